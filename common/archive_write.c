@@ -1,0 +1,151 @@
+/* Writing mongodump --archive streams that mongorestore accepts: header,
+ * prelude, one data segment per run of documents of a namespace, and an EOF
+ * block with the recomputed CRC-64 when the namespace ends. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remodel/crc64.h"
+#include "writer_impl.h"
+
+typedef struct {
+    int fd;
+    rm_outstream_t *out;
+    rm_ns_t *cur; /* namespace whose segment is open */
+} archw_t;
+
+static const uint8_t magic[4] = {0x6d, 0xe2, 0x99, 0x81};
+static const uint8_t terminator[4] = {0xff, 0xff, 0xff, 0xff};
+
+static bool
+put_bson (archw_t *a, const bson_t *b, bson_error_t *err)
+{
+    return rm_outstream_write (a->out, bson_get_data (b), b->len, err);
+}
+
+static bool
+put_ns_header (archw_t *a, const rm_ns_t *ns, bool eof, bson_error_t *err)
+{
+    bson_t h;
+    bool ok;
+    bson_init (&h);
+    BSON_APPEND_UTF8 (&h, "db", ns->db);
+    BSON_APPEND_UTF8 (&h, "collection", ns->is_oplog ? "oplog" : ns->data_coll);
+    BSON_APPEND_BOOL (&h, "EOF", eof);
+    BSON_APPEND_INT64 (&h, "CRC", eof ? (int64_t) ns->crc : 0);
+    ok = put_bson (a, &h, err);
+    bson_destroy (&h);
+    return ok;
+}
+
+static bool
+archw_open (rm_writer_t *w, bson_error_t *err)
+{
+    archw_t *a = bson_malloc0 (sizeof *a);
+    const rm_dump_info_t *info = w->info;
+    bson_t h;
+    bool ok;
+
+    w->impl = a;
+    if (w->to_stdout) {
+        a->fd = STDOUT_FILENO;
+    } else {
+        a->fd = open (w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (a->fd < 0) {
+            rm_error_set (err, RM_ERR_IO, "%s: cannot create: %s", w->tmp, strerror (errno));
+            return false;
+        }
+    }
+    a->out = rm_outstream_new (a->fd, w->to_stdout ? "<stdout>" : w->dst, &w->opts.compress, err);
+    if (!a->out)
+        return false;
+
+    bson_init (&h);
+    BSON_APPEND_INT32 (&h, "concurrent_collections",
+                       info->concurrent_collections > 0 ? info->concurrent_collections : 4);
+    BSON_APPEND_UTF8 (&h, "version", "0.1");
+    BSON_APPEND_UTF8 (&h, "server_version",
+                      info->server_version ? info->server_version : RM_DEFAULT_SERVER_VERSION);
+    BSON_APPEND_UTF8 (&h, "tool_version", RM_TOOL_VERSION);
+    ok = rm_outstream_write (a->out, magic, 4, err) && put_bson (a, &h, err);
+    bson_destroy (&h);
+
+    for (size_t i = 0; ok && i < info->n_ns; i++) {
+        const rm_ns_t *ns = info->ns[i];
+        bson_t e;
+        bson_init (&e);
+        BSON_APPEND_UTF8 (&e, "db", ns->db);
+        BSON_APPEND_UTF8 (&e, "collection", ns->coll);
+        bson_append_utf8 (&e, "metadata", -1, ns->metadata ? ns->metadata : "",
+                          ns->metadata ? (int) ns->metadata_len : 0);
+        BSON_APPEND_INT32 (&e, "size", 0);
+        if (ns->has_type)
+            BSON_APPEND_UTF8 (&e, "type", ns->type);
+        ok = put_bson (a, &e, err);
+        bson_destroy (&e);
+    }
+    return ok && rm_outstream_write (a->out, terminator, 4, err);
+}
+
+static bool
+archw_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    archw_t *a = w->impl;
+    if (a->cur != ns) {
+        if (a->cur && !rm_outstream_write (a->out, terminator, 4, err))
+            return false;
+        if (!put_ns_header (a, ns, false, err))
+            return false;
+        a->cur = ns;
+    }
+    ns->crc = rm_crc64_update (ns->crc, doc, len);
+    return rm_outstream_write (a->out, doc, len, err);
+}
+
+static bool
+archw_ns_end (rm_writer_t *w, rm_ns_t *ns, bson_error_t *err)
+{
+    archw_t *a = w->impl;
+    if (a->cur && !rm_outstream_write (a->out, terminator, 4, err))
+        return false;
+    a->cur = NULL;
+    /* Empty collections and views still get a (zero-document) segment. */
+    if (ns->docs == 0 &&
+        !(put_ns_header (a, ns, false, err) && rm_outstream_write (a->out, terminator, 4, err)))
+        return false;
+    return put_ns_header (a, ns, true, err) && rm_outstream_write (a->out, terminator, 4, err);
+}
+
+static bool
+archw_finish (rm_writer_t *w, bson_error_t *err)
+{
+    archw_t *a = w->impl;
+    if (!rm_outstream_finish (a->out, err))
+        return false;
+    if (!w->to_stdout) {
+        if (fsync (a->fd) != 0 || close (a->fd) != 0) {
+            rm_error_set (err, RM_ERR_IO, "%s: cannot close: %s", w->dst, strerror (errno));
+            a->fd = -1;
+            return false;
+        }
+        a->fd = -1;
+    }
+    return true;
+}
+
+static void
+archw_destroy (rm_writer_t *w)
+{
+    archw_t *a = w->impl;
+    if (!a)
+        return;
+    rm_outstream_destroy (a->out);
+    if (!w->to_stdout && a->fd >= 0)
+        close (a->fd);
+    bson_free (a);
+    w->impl = NULL;
+}
+
+const rm_writer_ops_t rm_archive_writer_ops = {archw_open, archw_doc, archw_ns_end,
+                                               archw_finish, archw_destroy};

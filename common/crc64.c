@@ -1,0 +1,225 @@
+/* CRC-64/XZ (Go's crc64.ECMA): reflected polynomial 0xC96C5795D7870F42,
+ * register preset to all ones, result inverted. Two implementations:
+ *
+ *   rm_crc64_update_table  portable slicing-by-8 (eight 256-entry tables);
+ *   rm_crc64_update        carry-less multiplication (PCLMULQDQ) on x86-64
+ *                          CPUs that have it, for inputs of 64 bytes or more;
+ *                          everything else goes to the table version.
+ *
+ * Both take and return a finished CRC (0 for "nothing yet") and invert on the
+ * way in and out, so update (update (0, a), b) == update (0, a || b). The
+ * internal *_raw functions work on the bare register (no inversion). */
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "remodel/crc64.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define RM_CRC64_HAVE_PCLMUL 1
+#include <immintrin.h>
+#endif
+
+/* The reflected polynomial: bit i holds the coefficient of x^(63-i) of
+ * P(x) - x^64, where P(x) = x^64 + x^62 + x^57 + ... + 1 (ECMA-182, normal
+ * form 0x42F0E1EBA9EA3693). */
+#define POLY UINT64_C(0xC96C5795D7870F42)
+
+/* Inputs shorter than this go to the table: the vector setup and the final
+ * reduction cost about as much as a few table steps. */
+#define PCLMUL_MIN_LEN 64
+
+static uint64_t tab[8][256];
+#ifdef RM_CRC64_HAVE_PCLMUL
+static bool have_pclmul;
+#endif
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void
+crc64_init (void)
+{
+    for (unsigned i = 0; i < 256; i++) {
+        uint64_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ POLY : c >> 1;
+        tab[0][i] = c;
+    }
+    /* tab[k][i]: byte i followed by k zero bytes. */
+    for (unsigned i = 0; i < 256; i++)
+        for (int k = 1; k < 8; k++)
+            tab[k][i] = (tab[k - 1][i] >> 8) ^ tab[0][tab[k - 1][i] & 0xff];
+#ifdef RM_CRC64_HAVE_PCLMUL
+    __builtin_cpu_init ();
+    have_pclmul = __builtin_cpu_supports ("pclmul") && __builtin_cpu_supports ("sse4.1");
+#endif
+}
+
+static inline uint64_t
+load_le64 (const unsigned char *p)
+{
+    uint64_t v;
+    memcpy (&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64 (v);
+#endif
+    return v;
+}
+
+static uint64_t
+crc64_raw_table (uint64_t reg, const unsigned char *p, size_t len)
+{
+    while (len >= 8) {
+        reg ^= load_le64 (p);
+        reg = tab[7][reg & 0xff] ^ tab[6][(reg >> 8) & 0xff] ^ tab[5][(reg >> 16) & 0xff] ^
+              tab[4][(reg >> 24) & 0xff] ^ tab[3][(reg >> 32) & 0xff] ^
+              tab[2][(reg >> 40) & 0xff] ^ tab[1][(reg >> 48) & 0xff] ^ tab[0][reg >> 56];
+        p += 8;
+        len -= 8;
+    }
+    while (len--)
+        reg = tab[0][(reg ^ *p++) & 0xff] ^ (reg >> 8);
+    return reg;
+}
+
+uint64_t
+rm_crc64_update_table (uint64_t crc, const void *buf, size_t len)
+{
+    pthread_once (&init_once, crc64_init);
+    if (len == 0)
+        return crc;
+    return ~crc64_raw_table (~crc, buf, len);
+}
+
+#ifdef RM_CRC64_HAVE_PCLMUL
+/* Folding with carry-less multiplication.
+ *
+ * Conventions. A CRC is a remainder of polynomials over GF(2). This CRC is
+ * "reflected": the first bit of the message is bit 0 of its first byte, and
+ * it is the highest-degree coefficient. A 16-byte block loaded little-endian
+ * into an xmm register is therefore the 128-bit integer whose bit k is the
+ * coefficient of x^(127-k); a 64-bit value (a register half, a constant)
+ * likewise holds in bit i the coefficient of x^(63-i). With that reading the
+ * low qword of a block is its high-degree half.
+ *
+ * PCLMULQDQ on two such 64-bit values A, B gives a 127-bit product whose bit
+ * k holds the coefficient of x^(126-k) of A*B. Read as a 128-bit block (bit k
+ * = x^(127-k)) that is A*B*x: every reflected product carries one extra
+ * factor of x, which the constants below absorb by using x^(n-1) where the
+ * algebra asks for x^n.
+ *
+ * The register. The table code keeps R = (I*x^N + M(x)) * x^64 mod P for an
+ * N-bit message M and preset I, i.e. the preset is XORed onto the first 64
+ * message bits. Here the preset (~crc) is XORed into the low qword of the
+ * first block, then the algorithm keeps 128-bit values S whose sum is
+ * congruent to the message so far modulo P; only at the end is S*x^64 mod P
+ * computed.
+ *
+ * Folding. When D more bits of message arrive, M becomes M*x^D + B. Write
+ * S = H*x^64 + L (H = low qword, L = high qword). Then
+ *     S*x^D = H*x^(D+64) + L*x^D
+ *           == H*(x^(D+63) mod P)*x + L*(x^(D-1) mod P)*x   (mod P)
+ * and both products have degree <= 127, so one PCLMULQDQ each, XORed
+ * together and with the new block B, gives the new S in 128 bits:
+ *     D = 128 (next block):        x^191 mod P, x^127 mod P
+ *     D = 512 (four lanes of 128): x^575 mod P, x^511 mod P
+ * Four independent lanes hide the multiplier latency; they are merged by
+ * folding one into the next with D = 128.
+ *
+ * Reduction. With everything folded into one S, the CRC register is
+ *     S*x^64 mod P = (H*x^128 + L*x^64) mod P.
+ * H*x^128 == H*(x^127 mod P)*x: one PCLMULQDQ, plus L moved to the
+ * high-degree half, gives T = Th*x^64 + Tl (degree < 128) with the same
+ * remainder. Barrett reduction then finds T mod P without division: with
+ * mu = floor(x^128 / P) = x^64 + mu' (mu' of degree < 64, precomputed),
+ *     Q = floor(Th*x^64 / P) = floor(Th*mu / x^64) = Th + floor(Th*mu' / x^64)
+ * (exact because Th*x^128 = Th*mu*P + Th*(x^128 mod P) and the last term
+ * divided by P has degree below 64, which dividing by x^64 drops), and
+ *     T mod P = Tl + (Q*P mod x^64) = Tl + (Q*(P - x^64) mod x^64).
+ * floor(Th*mu'/x^64) is the top half of the product (bits 0..62 of the
+ * PCLMULQDQ result, shifted up by one for the extra x); Q*(P - x^64) mod x^64
+ * is its bottom half (bits 63..126, shifted down by 63).
+ *
+ * The constants are reflected like the data (bit i = x^(63-i)); they were
+ * computed by long division of x^n by P (and x^128 by P for mu) and checked
+ * by the unit tests against the table code and a bit-at-a-time reference. */
+#define K_127 UINT64_C(0xDABE95AFC7875F40) /* x^127 mod P */
+#define K_191 UINT64_C(0xE05DD497CA393AE4) /* x^191 mod P */
+#define K_511 UINT64_C(0x081F6054A7842DF4) /* x^511 mod P */
+#define K_575 UINT64_C(0x6AE3EFBB9DD441F3) /* x^575 mod P */
+#define K_MU UINT64_C(0x4E1F23360B94B1EA)  /* floor(x^128 / P) - x^64 */
+
+__attribute__ ((target ("pclmul,sse4.1"))) static inline __m128i
+fold (__m128i s, __m128i k)
+{
+    /* low qword * low constant, high qword * high constant */
+    return _mm_xor_si128 (_mm_clmulepi64_si128 (s, k, 0x00), _mm_clmulepi64_si128 (s, k, 0x11));
+}
+
+#define LOADU(p) _mm_loadu_si128 ((const __m128i *) (const void *) (p))
+
+/* Runs the register over len bytes, len a multiple of 16 and >= 64. */
+__attribute__ ((target ("pclmul,sse4.1"))) static uint64_t
+crc64_raw_pclmul (uint64_t reg, const unsigned char *p, size_t len)
+{
+    const __m128i k512 = _mm_set_epi64x ((int64_t) K_511, (int64_t) K_575);
+    const __m128i k128 = _mm_set_epi64x ((int64_t) K_127, (int64_t) K_191);
+    __m128i x0, x1, x2, x3, s, t, prod;
+    uint64_t th, tl, q, lo, hi;
+
+    x0 = _mm_xor_si128 (LOADU (p), _mm_cvtsi64_si128 ((int64_t) reg));
+    x1 = LOADU (p + 16);
+    x2 = LOADU (p + 32);
+    x3 = LOADU (p + 48);
+    p += 64;
+    len -= 64;
+    while (len >= 64) {
+        x0 = _mm_xor_si128 (fold (x0, k512), LOADU (p));
+        x1 = _mm_xor_si128 (fold (x1, k512), LOADU (p + 16));
+        x2 = _mm_xor_si128 (fold (x2, k512), LOADU (p + 32));
+        x3 = _mm_xor_si128 (fold (x3, k512), LOADU (p + 48));
+        p += 64;
+        len -= 64;
+    }
+    s = _mm_xor_si128 (fold (x0, k128), x1);
+    s = _mm_xor_si128 (fold (s, k128), x2);
+    s = _mm_xor_si128 (fold (s, k128), x3);
+    while (len >= 16) {
+        s = _mm_xor_si128 (fold (s, k128), LOADU (p));
+        p += 16;
+        len -= 16;
+    }
+
+    /* T = H*(x^127 mod P)*x + L*x^64 */
+    t = _mm_xor_si128 (_mm_clmulepi64_si128 (s, _mm_cvtsi64_si128 ((int64_t) K_127), 0x00),
+                       _mm_srli_si128 (s, 8));
+    th = (uint64_t) _mm_cvtsi128_si64 (t);
+    tl = (uint64_t) _mm_extract_epi64 (t, 1);
+
+    /* Q = Th + floor(Th*mu' / x^64) */
+    prod = _mm_clmulepi64_si128 (_mm_cvtsi64_si128 ((int64_t) th),
+                                 _mm_cvtsi64_si128 ((int64_t) K_MU), 0x00);
+    q = th ^ ((uint64_t) _mm_cvtsi128_si64 (prod) << 1);
+
+    /* T mod P = Tl + (Q*(P - x^64) mod x^64) */
+    prod = _mm_clmulepi64_si128 (_mm_cvtsi64_si128 ((int64_t) q),
+                                 _mm_cvtsi64_si128 ((int64_t) POLY), 0x00);
+    lo = (uint64_t) _mm_cvtsi128_si64 (prod);
+    hi = (uint64_t) _mm_extract_epi64 (prod, 1);
+    return tl ^ ((hi << 1) | (lo >> 63));
+}
+#endif
+
+uint64_t
+rm_crc64_update (uint64_t crc, const void *buf, size_t len)
+{
+    pthread_once (&init_once, crc64_init);
+#ifdef RM_CRC64_HAVE_PCLMUL
+    if (len >= PCLMUL_MIN_LEN && have_pclmul) {
+        const unsigned char *p = buf;
+        size_t blocks = len & ~(size_t) 15;
+        uint64_t reg = crc64_raw_pclmul (~crc, p, blocks);
+        return ~crc64_raw_table (reg, p + blocks, len - blocks);
+    }
+#endif
+    return rm_crc64_update_table (crc, buf, len);
+}

@@ -1,0 +1,227 @@
+/* Writing directory dumps as mongodump lays them out: <db>/<escaped
+ * coll>.bson and .metadata.json, oplog.bson and prelude.json at the top,
+ * optionally each file gzipped (oplog.bson keeps its name). */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remodel/nsname.h"
+#include "writer_impl.h"
+
+typedef struct {
+    int fd;
+    rm_outstream_t *out;
+} dfile_t;
+
+struct rm_dirw {
+    char *root;
+    rm_dump_info_t *info;
+    bool gzip_files;
+    rm_compress_t c;
+    dfile_t *files; /* per namespace index */
+};
+
+static bool
+make_dir (const char *path, bson_error_t *err)
+{
+    if (mkdir (path, 0755) != 0 && errno != EEXIST) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot create the directory: %s", path, strerror (errno));
+        return false;
+    }
+    return true;
+}
+
+/* The path of a namespace's file; kind is ".bson" or ".metadata.json". */
+static char *
+ns_path (rm_dirw_t *d, const rm_ns_t *ns, const char *kind)
+{
+    char *esc, *path;
+    const char *gz = d->gzip_files ? ".gz" : "";
+    if (ns->is_oplog)
+        return bson_strdup_printf ("%s/oplog.bson", d->root);
+    esc = rm_nsname_escape (strcmp (kind, ".bson") == 0 ? ns->data_coll : ns->coll);
+    path = bson_strdup_printf ("%s/%s/%s%s%s", d->root, ns->db, esc, kind, gz);
+    bson_free (esc);
+    return path;
+}
+
+static bool
+open_file (rm_dirw_t *d, dfile_t *f, const char *path, bson_error_t *err)
+{
+    rm_compress_t c = d->c;
+    f->fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (f->fd < 0) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot create: %s", path, strerror (errno));
+        return false;
+    }
+    if (!d->gzip_files)
+        c.codec = RM_CODEC_NONE;
+    f->out = rm_outstream_new (f->fd, path, &c, err);
+    return f->out != NULL;
+}
+
+static bool
+close_file (dfile_t *f, bson_error_t *err)
+{
+    bool ok = true;
+    if (f->out)
+        ok = rm_outstream_finish (f->out, err);
+    rm_outstream_destroy (f->out);
+    f->out = NULL;
+    if (f->fd >= 0 && close (f->fd) != 0 && ok) {
+        rm_error_set (err, RM_ERR_IO, "close failed: %s", strerror (errno));
+        ok = false;
+    }
+    f->fd = -1;
+    return ok;
+}
+
+static bool
+write_text (rm_dirw_t *d, const char *path, const char *text, size_t len, bson_error_t *err)
+{
+    dfile_t f = {-1, NULL};
+    bool ok = open_file (d, &f, path, err) && rm_outstream_write (f.out, text, len, err);
+    return close_file (&f, err) && ok;
+}
+
+rm_dirw_t *
+rm_dirw_new (const char *root, rm_dump_info_t *info, bool gzip_files, const rm_compress_t *c,
+             bson_error_t *err)
+{
+    rm_dirw_t *d = bson_malloc0 (sizeof *d);
+    bool ok;
+
+    d->root = bson_strdup (root);
+    d->info = info;
+    d->gzip_files = gzip_files;
+    d->c = *c;
+    d->files = bson_malloc (info->n_ns * sizeof *d->files + 1);
+    for (size_t i = 0; i < info->n_ns; i++)
+        d->files[i] = (dfile_t){-1, NULL};
+    ok = make_dir (root, err);
+    for (size_t i = 0; ok && i < info->n_ns; i++) {
+        rm_ns_t *ns = info->ns[i];
+        char *dir, *path;
+        if (ns->is_oplog)
+            continue;
+        dir = bson_strdup_printf ("%s/%s", root, ns->db);
+        ok = make_dir (dir, err);
+        bson_free (dir);
+        /* An empty metadata string (users, roles) is no metadata file. */
+        if (ok && ns->metadata && ns->metadata_len > 0) {
+            path = ns_path (d, ns, ".metadata.json");
+            ok = write_text (d, path, ns->metadata, ns->metadata_len, err);
+            bson_free (path);
+        }
+    }
+    if (ok && info->server_version) {
+        char *path = bson_strdup_printf ("%s/prelude.json%s", root, gzip_files ? ".gz" : "");
+        char *json = bson_strdup_printf ("{\"ServerVersion\":\"%s\",\"ToolVersion\":\"%s\"}",
+                                         info->server_version, RM_TOOL_VERSION);
+        ok = write_text (d, path, json, strlen (json), err);
+        bson_free (json);
+        bson_free (path);
+    }
+    if (!ok) {
+        rm_dirw_destroy (d);
+        return NULL;
+    }
+    return d;
+}
+
+bool
+rm_dirw_doc (rm_dirw_t *d, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    dfile_t *f = &d->files[ns->index];
+    if (!f->out) {
+        char *path = ns_path (d, ns, ".bson");
+        bool ok = open_file (d, f, path, err);
+        bson_free (path);
+        if (!ok)
+            return false;
+    }
+    return rm_outstream_write (f->out, doc, len, err);
+}
+
+bool
+rm_dirw_ns_end (rm_dirw_t *d, rm_ns_t *ns, bson_error_t *err)
+{
+    dfile_t *f = &d->files[ns->index];
+    /* Views have only their metadata; empty collections an empty .bson. */
+    if (!f->out && !ns->is_view) {
+        char *path = ns_path (d, ns, ".bson");
+        bool ok = open_file (d, f, path, err);
+        bson_free (path);
+        if (!ok)
+            return false;
+    }
+    return close_file (f, err);
+}
+
+bool
+rm_dirw_finish (rm_dirw_t *d, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t i = 0; i < d->info->n_ns; i++)
+        ok = close_file (&d->files[i], err) && ok;
+    return ok;
+}
+
+void
+rm_dirw_destroy (rm_dirw_t *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->info->n_ns; i++)
+        close_file (&d->files[i], NULL);
+    bson_free (d->files);
+    bson_free (d->root);
+    bson_free (d);
+}
+
+/* ---- the writer for directory destinations ---- */
+
+static bool
+dirw_open (rm_writer_t *w, bson_error_t *err)
+{
+    if (w->opts.compress.codec == RM_CODEC_ZSTD) {
+        rm_error_set (err, RM_ERR_USAGE,
+                      "%s: a directory dump can be gzipped per file (--compress gzip), not zstd: "
+                      "mongorestore reads only gzip",
+                      w->dst);
+        return false;
+    }
+    w->impl = rm_dirw_new (w->tmp, w->info, w->opts.compress.codec == RM_CODEC_GZIP,
+                           &w->opts.compress, err);
+    return w->impl != NULL;
+}
+
+static bool
+dirw_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    return rm_dirw_doc (w->impl, ns, doc, len, err);
+}
+
+static bool
+dirw_ns_end (rm_writer_t *w, rm_ns_t *ns, bson_error_t *err)
+{
+    return rm_dirw_ns_end (w->impl, ns, err);
+}
+
+static bool
+dirw_finish (rm_writer_t *w, bson_error_t *err)
+{
+    return rm_dirw_finish (w->impl, err);
+}
+
+static void
+dirw_destroy (rm_writer_t *w)
+{
+    rm_dirw_destroy (w->impl);
+    w->impl = NULL;
+}
+
+const rm_writer_ops_t rm_dir_writer_ops = {dirw_open, dirw_doc, dirw_ns_end, dirw_finish,
+                                           dirw_destroy};

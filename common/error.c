@@ -1,0 +1,84 @@
+/* Filling bson_error_t values, and the interrupt flag long loops check. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "remodel/error.h"
+
+volatile int rm_interrupted;
+
+static void
+fill (bson_error_t *err, rm_errcode_t code, const char *fmt, va_list ap)
+{
+    if (!err)
+        return;
+    err->domain = RM_ERROR_DOMAIN;
+    err->code = code;
+    vsnprintf (err->message, sizeof err->message, fmt, ap);
+}
+
+void
+rm_error_set (bson_error_t *err, rm_errcode_t code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    fill (err, code, fmt, ap);
+    va_end (ap);
+}
+
+void
+rm_error_doc (bson_error_t *err, rm_errcode_t code, const char *file, const char *ns,
+              uint64_t ordinal, uint64_t offset, const char *fmt, ...)
+{
+    char reason[sizeof err->message];
+    va_list ap;
+
+    if (!err)
+        return;
+    va_start (ap, fmt);
+    vsnprintf (reason, sizeof reason, fmt, ap);
+    va_end (ap);
+    if (ns && *ns)
+        rm_error_set (err, code, "%s: %s: document %llu at byte %llu: %s", file, ns,
+                      (unsigned long long) ordinal, (unsigned long long) offset, reason);
+    else
+        rm_error_set (err, code, "%s: document %llu at byte %llu: %s", file,
+                      (unsigned long long) ordinal, (unsigned long long) offset, reason);
+}
+
+void
+rm_error_prefix (bson_error_t *err, const char *fmt, ...)
+{
+    char prefix[256], old[sizeof err->message];
+    va_list ap;
+
+    if (!err)
+        return;
+    va_start (ap, fmt);
+    vsnprintf (prefix, sizeof prefix, fmt, ap);
+    va_end (ap);
+    memcpy (old, err->message, sizeof old);
+    snprintf (err->message, sizeof err->message, "%s: %s", prefix, old);
+}
+
+static void
+on_signal (int sig)
+{
+    rm_interrupted = sig;
+}
+
+/* No SA_RESTART: a blocking read or write returns EINTR, so the loop around
+ * it sees the flag and unwinds through the normal error path. */
+void
+rm_signals_install (void)
+{
+    struct sigaction sa;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset (&sa.sa_mask);
+    sigaction (SIGINT, &sa, NULL);
+    sigaction (SIGTERM, &sa, NULL);
+    sigaction (SIGHUP, &sa, NULL);
+    signal (SIGPIPE, SIG_IGN);
+}

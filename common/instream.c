@@ -1,0 +1,311 @@
+/* Input streams: raw bytes from a file or a callback, decompressed when the
+ * first bytes say gzip or zstd, handed out through a window that grows to
+ * hold the largest document asked for. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include "remodel/stream.h"
+
+#define RAW_CAP (1u << 20)   /* compressed input is read 1 MiB at a time */
+#define WINDOW_CAP (4u << 20)
+
+struct rm_instream {
+    char *name;
+    int fd;
+    bool own_fd;
+    rm_raw_read_fn read;
+    void *ctx;
+    uint64_t raw_pos, raw_size;
+    rm_codec_t codec;
+
+    uint8_t *raw; /* compressed bytes not yet decompressed */
+    size_t raw_off, raw_len;
+    bool raw_eof;
+
+    uint8_t *buf; /* decompressed window: buf[start..end) */
+    size_t cap, start, end;
+    uint64_t offset; /* stream offset of buf[start] */
+    bool eof;
+
+    z_stream z;
+    bool z_open;
+    ZSTD_DStream *zd;
+    bool frame_open; /* a gzip member or zstd frame has started, not ended */
+};
+
+const char *
+rm_codec_name (rm_codec_t c)
+{
+    switch (c) {
+    case RM_CODEC_GZIP: return "gzip";
+    case RM_CODEC_ZSTD: return "zstd";
+    default: return "none";
+    }
+}
+
+static ssize_t
+fd_read (void *ctx, void *buf, size_t len, bson_error_t *err)
+{
+    rm_instream_t *s = ctx;
+    for (;;) {
+        ssize_t r = read (s->fd, buf, len);
+        if (r >= 0)
+            return r;
+        if (errno == EINTR && !rm_interrupted)
+            continue;
+        if (rm_interrupted) {
+            rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+            return -1;
+        }
+        rm_error_set (err, RM_ERR_IO, "%s: read failed: %s", s->name, strerror (errno));
+        return -1;
+    }
+}
+
+static rm_instream_t *
+stream_new (const char *name)
+{
+    rm_instream_t *s = bson_malloc0 (sizeof *s);
+    s->name = bson_strdup (name);
+    s->fd = -1;
+    s->cap = WINDOW_CAP;
+    s->buf = bson_malloc (s->cap);
+    return s;
+}
+
+rm_instream_t *
+rm_instream_open (const char *path, bson_error_t *err)
+{
+    rm_instream_t *s;
+    struct stat st;
+    int fd;
+
+    if (strcmp (path, "-") == 0) {
+        fd = STDIN_FILENO;
+    } else {
+        fd = open (path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            rm_error_set (err, RM_ERR_IO, "%s: cannot open: %s", path, strerror (errno));
+            return NULL;
+        }
+    }
+    s = stream_new (strcmp (path, "-") == 0 ? "<stdin>" : path);
+    s->fd = fd;
+    s->own_fd = fd != STDIN_FILENO;
+    s->read = fd_read;
+    s->ctx = s;
+    if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode)) {
+        s->raw_size = (uint64_t) st.st_size;
+        posix_fadvise (fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
+    return s;
+}
+
+rm_instream_t *
+rm_instream_new (rm_raw_read_fn read_fn, void *ctx, const char *name, uint64_t raw_size)
+{
+    rm_instream_t *s = stream_new (name);
+    s->read = read_fn;
+    s->ctx = ctx;
+    s->raw_size = raw_size;
+    return s;
+}
+
+/* Reads more compressed bytes; false on error. Sets raw_eof at the end. */
+static bool
+raw_refill (rm_instream_t *s, bson_error_t *err)
+{
+    ssize_t r;
+    if (s->raw_off > 0) {
+        memmove (s->raw, s->raw + s->raw_off, s->raw_len - s->raw_off);
+        s->raw_len -= s->raw_off;
+        s->raw_off = 0;
+    }
+    r = s->read (s->ctx, s->raw + s->raw_len, RAW_CAP - s->raw_len, err);
+    if (r < 0)
+        return false;
+    if (r == 0)
+        s->raw_eof = true;
+    s->raw_len += (size_t) r;
+    s->raw_pos += (uint64_t) r;
+    return true;
+}
+
+/* Looks at the first bytes to pick the codec. Whatever was read for that
+ * stays in raw and is consumed by the codec (or copied out for none). */
+static bool
+detect (rm_instream_t *s, bson_error_t *err)
+{
+    s->raw = bson_malloc (RAW_CAP);
+    while (s->raw_len < 4 && !s->raw_eof)
+        if (!raw_refill (s, err))
+            return false;
+    if (s->raw_len >= 2 && s->raw[0] == 0x1f && s->raw[1] == 0x8b) {
+        s->codec = RM_CODEC_GZIP;
+    } else if (s->raw_len >= 4 && s->raw[0] == 0x28 && s->raw[1] == 0xb5 &&
+               s->raw[2] == 0x2f && s->raw[3] == 0xfd) {
+        s->codec = RM_CODEC_ZSTD;
+        s->zd = ZSTD_createDStream ();
+        ZSTD_initDStream (s->zd);
+    } else {
+        s->codec = RM_CODEC_NONE;
+        memcpy (s->buf, s->raw, s->raw_len);
+        s->end = s->raw_len;
+        s->raw_len = 0;
+        if (s->raw_eof)
+            s->eof = true;
+        return true;
+    }
+    if (s->codec == RM_CODEC_GZIP) {
+        memset (&s->z, 0, sizeof s->z);
+        if (inflateInit2 (&s->z, 16 + MAX_WBITS) != Z_OK) {
+            rm_error_set (err, RM_ERR_NOMEM, "%s: cannot start gzip", s->name);
+            return false;
+        }
+        s->z_open = true;
+    }
+    return true;
+}
+
+static uint64_t
+compressed_pos (const rm_instream_t *s)
+{
+    return s->raw_pos - (s->raw_len - s->raw_off);
+}
+
+/* Decompresses (or reads) more bytes into buf[end..cap). */
+static bool
+produce (rm_instream_t *s, bson_error_t *err)
+{
+    if (s->codec == RM_CODEC_NONE) {
+        ssize_t r = s->read (s->ctx, s->buf + s->end, s->cap - s->end, err);
+        if (r < 0)
+            return false;
+        if (r == 0)
+            s->eof = true;
+        s->end += (size_t) r;
+        s->raw_pos += (uint64_t) r;
+        return true;
+    }
+
+    if (s->raw_off == s->raw_len) {
+        if (s->raw_eof) {
+            if (s->frame_open) {
+                rm_error_set (err, RM_ERR_FORMAT,
+                              "%s: truncated %s stream: it ends at compressed byte %llu "
+                              "inside a %s",
+                              s->name, rm_codec_name (s->codec),
+                              (unsigned long long) s->raw_pos,
+                              s->codec == RM_CODEC_GZIP ? "member" : "frame");
+                return false;
+            }
+            s->eof = true;
+            return true;
+        }
+        if (!raw_refill (s, err))
+            return false;
+        return true;
+    }
+
+    if (s->codec == RM_CODEC_GZIP) {
+        int zr;
+        s->z.next_in = s->raw + s->raw_off;
+        s->z.avail_in = (uInt) (s->raw_len - s->raw_off);
+        s->z.next_out = s->buf + s->end;
+        s->z.avail_out = (uInt) (s->cap - s->end);
+        s->frame_open = true;
+        zr = inflate (&s->z, Z_NO_FLUSH);
+        s->raw_off = s->raw_len - s->z.avail_in;
+        s->end = s->cap - s->z.avail_out;
+        if (zr == Z_STREAM_END) {
+            /* Concatenated members are one stream to every gzip reader. */
+            s->frame_open = false;
+            inflateReset (&s->z);
+        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            rm_error_set (err, RM_ERR_FORMAT, "%s: corrupt gzip data near compressed byte %llu: %s",
+                          s->name, (unsigned long long) compressed_pos (s),
+                          s->z.msg ? s->z.msg : "inflate failed");
+            return false;
+        }
+        return true;
+    } else {
+        ZSTD_inBuffer in = {s->raw, s->raw_len, s->raw_off};
+        ZSTD_outBuffer out = {s->buf, s->cap, s->end};
+        size_t zr = ZSTD_decompressStream (s->zd, &out, &in);
+        s->raw_off = in.pos;
+        s->end = out.pos;
+        if (ZSTD_isError (zr)) {
+            rm_error_set (err, RM_ERR_FORMAT, "%s: corrupt zstd data near compressed byte %llu: %s",
+                          s->name, (unsigned long long) compressed_pos (s),
+                          ZSTD_getErrorName (zr));
+            return false;
+        }
+        s->frame_open = zr != 0;
+        return true;
+    }
+}
+
+ssize_t
+rm_instream_fill (rm_instream_t *s, size_t need, const uint8_t **data, bson_error_t *err)
+{
+    if (!s->raw && !s->eof && !detect (s, err))
+        return -1;
+    if (s->end - s->start < need && !s->eof) {
+        if (s->cap - s->start < need) {
+            /* Slide the window to the front, and grow it for a big document. */
+            memmove (s->buf, s->buf + s->start, s->end - s->start);
+            s->end -= s->start;
+            s->start = 0;
+            if (s->cap < need) {
+                s->cap = need + (need >> 3);
+                s->buf = bson_realloc (s->buf, s->cap);
+            }
+        }
+        while (s->end - s->start < need && !s->eof) {
+            if (rm_interrupted) {
+                rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+                return -1;
+            }
+            if (!produce (s, err))
+                return -1;
+        }
+    }
+    *data = s->buf + s->start;
+    return (ssize_t) (s->end - s->start);
+}
+
+void
+rm_instream_skip (rm_instream_t *s, size_t n)
+{
+    s->start += n;
+    s->offset += n;
+}
+
+uint64_t rm_instream_offset (const rm_instream_t *s) { return s->offset; }
+uint64_t rm_instream_raw_pos (const rm_instream_t *s) { return s->raw_pos; }
+uint64_t rm_instream_raw_size (const rm_instream_t *s) { return s->raw_size; }
+rm_codec_t rm_instream_codec (const rm_instream_t *s) { return s->codec; }
+const char *rm_instream_name (const rm_instream_t *s) { return s->name; }
+
+void
+rm_instream_close (rm_instream_t *s)
+{
+    if (!s)
+        return;
+    if (s->own_fd)
+        close (s->fd);
+    if (s->z_open)
+        inflateEnd (&s->z);
+    ZSTD_freeDStream (s->zd);
+    bson_free (s->raw);
+    bson_free (s->buf);
+    bson_free (s->name);
+    bson_free (s);
+}

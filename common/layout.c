@@ -1,0 +1,167 @@
+/* File naming of directory dumps, shared by the directory and tar readers:
+ * <db>/<escaped coll>.bson[.gz] beside <escaped coll>.metadata.json[.gz]. */
+#include <string.h>
+
+#include "metadata.h"
+#include "reader_impl.h"
+#include "remodel/nsname.h"
+
+static bool
+ends_with (const char *s, const char *suffix, size_t *stem_len)
+{
+    size_t n = strlen (s), m = strlen (suffix);
+    if (n <= m || strcmp (s + n - m, suffix) != 0)
+        return false;
+    *stem_len = n - m;
+    return true;
+}
+
+rm_file_kind_t
+rm_layout_classify (const char *name, char **stem)
+{
+    size_t n;
+    *stem = NULL;
+    if (ends_with (name, ".metadata.json", &n) || ends_with (name, ".metadata.json.gz", &n)) {
+        *stem = bson_strndup (name, n);
+        return RM_FILE_METADATA;
+    }
+    if (ends_with (name, ".bson", &n) || ends_with (name, ".bson.gz", &n)) {
+        *stem = bson_strndup (name, n);
+        return RM_FILE_BSON;
+    }
+    return RM_FILE_OTHER;
+}
+
+static void
+apply_metadata (rm_ns_t *ns, const char *json, size_t len)
+{
+    rm_metadata_t m;
+    rm_ns_set_metadata (ns, json, len);
+    rm_metadata_read (json, len, &m);
+    bson_free (ns->type);
+    if (m.type) {
+        ns->type = bson_strdup (m.type);
+    } else {
+        ns->type = bson_strdup (m.is_view ? "view" : m.is_timeseries ? "timeseries" : "collection");
+    }
+    ns->has_type = true;
+    ns->is_view = m.is_view;
+    rm_metadata_clear (&m);
+}
+
+rm_ns_t *
+rm_layout_add_metadata (rm_dump_info_t *info, const char *db, const char *stem,
+                        const char *json, size_t len, bson_error_t *err)
+{
+    rm_metadata_t m;
+    char *coll;
+    rm_ns_t *ns;
+
+    rm_metadata_read (json, len, &m);
+    if (m.collection_name) {
+        coll = bson_strdup (m.collection_name);
+    } else {
+        coll = rm_nsname_is_hashed (stem) ? NULL : rm_nsname_unescape (stem);
+        if (!coll) {
+            rm_error_set (err, RM_ERR_FORMAT,
+                          "%s/%s.metadata.json: cannot tell the collection's name (a bad "
+                          "escape or a hashed long name without collectionName)",
+                          db, stem);
+            rm_metadata_clear (&m);
+            return NULL;
+        }
+    }
+    rm_metadata_clear (&m);
+    ns = rm_dump_info_find (info, db, coll);
+    if (!ns)
+        ns = rm_dump_info_add (info, db, coll);
+    bson_free (coll);
+    apply_metadata (ns, json, len);
+    return ns;
+}
+
+rm_ns_t *
+rm_layout_ns_for_bson (rm_dump_info_t *info, const char *db, const char *stem,
+                       bson_error_t *err)
+{
+    rm_ns_t *ns;
+    char *coll = NULL;
+
+    /* A hashed stem is matched through the metadata's escaped name. */
+    for (size_t i = 0; i < info->n_ns; i++) {
+        rm_ns_t *c = info->ns[i];
+        char *esc;
+        if (strcmp (c->db, db) != 0)
+            continue;
+        esc = rm_nsname_escape (c->coll);
+        if (strcmp (esc, stem) == 0) {
+            bson_free (esc);
+            return c;
+        }
+        bson_free (esc);
+    }
+    if (strncmp (stem, "system.buckets.", 15) == 0) {
+        char *base = rm_nsname_unescape (stem + 15);
+        ns = base ? rm_dump_info_find (info, db, base) : NULL;
+        bson_free (base);
+        if (ns && strcmp (ns->type, "timeseries") == 0) {
+            bson_free (ns->data_coll);
+            ns->data_coll = bson_strdup_printf ("system.buckets.%s", ns->coll);
+            return ns;
+        }
+    }
+    if (!rm_nsname_is_hashed (stem))
+        coll = rm_nsname_unescape (stem);
+    if (!coll) {
+        rm_error_set (err, RM_ERR_FORMAT,
+                      "%s/%s.bson: cannot tell the collection's name (a bad escape, or a "
+                      "hashed long name with no metadata file giving collectionName)",
+                      db, stem);
+        return NULL;
+    }
+    ns = rm_dump_info_find (info, db, coll);
+    if (!ns)
+        ns = rm_dump_info_add (info, db, coll);
+    bson_free (coll);
+    return ns;
+}
+
+void
+rm_layout_read_prelude (rm_dump_info_t *info, const char *json, size_t len)
+{
+    bson_t *b = bson_new_from_json ((const uint8_t *) json, (ssize_t) len, NULL);
+    bson_iter_t it;
+    if (!b)
+        return;
+    if (bson_iter_init_find (&it, b, "ServerVersion") && BSON_ITER_HOLDS_UTF8 (&it)) {
+        bson_free (info->server_version);
+        info->server_version = bson_strdup (bson_iter_utf8 (&it, NULL));
+    }
+    if (bson_iter_init_find (&it, b, "ToolVersion") && BSON_ITER_HOLDS_UTF8 (&it)) {
+        bson_free (info->tool_version);
+        info->tool_version = bson_strdup (bson_iter_utf8 (&it, NULL));
+    }
+    bson_destroy (b);
+}
+
+char *
+rm_layout_slurp (rm_instream_t *s, size_t *len, bson_error_t *err)
+{
+    const size_t limit = 64u << 20;
+    const uint8_t *p;
+    ssize_t n = rm_instream_fill (s, limit + 1, &p, err);
+    char *text;
+
+    if (n < 0)
+        return NULL;
+    if ((size_t) n > limit) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: larger than 64 MiB: not a metadata file",
+                      rm_instream_name (s));
+        return NULL;
+    }
+    text = bson_malloc ((size_t) n + 1);
+    memcpy (text, p, (size_t) n);
+    text[n] = '\0';
+    *len = (size_t) n;
+    return text;
+}

@@ -1,0 +1,22 @@
+/* What the core needs to know from a collection's metadata JSON. The text
+ * itself is always passed through verbatim; this only reads it. */
+#ifndef REMODEL_METADATA_H
+#define REMODEL_METADATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    bool parsed;            /* false: not valid Extended JSON (kept verbatim) */
+    char *collection_name;  /* "collectionName", or NULL */
+    char *type;             /* "type", or NULL */
+    bool is_view;           /* type "view" or options.viewOn */
+    bool is_timeseries;     /* type "timeseries" or options.timeseries */
+    char **index_names;
+    size_t n_indexes;
+} rm_metadata_t;
+
+void rm_metadata_read (const char *json, size_t len, rm_metadata_t *out);
+void rm_metadata_clear (rm_metadata_t *m);
+
+#endif

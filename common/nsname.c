@@ -1,0 +1,147 @@
+/* Collection names in mongodump file names.
+ *
+ * mongodump (mongodump/prepare.go, outputPath) names a collection's files
+ * url.QueryEscape(name), and when that is longer than 238 bytes it keeps the
+ * first 208 bytes of the escaped form, cut blindly (the cut may fall inside
+ * a %XX sequence, leaving "%" or "%C" before the delimiter), then "%24" and
+ * the unpadded base64url SHA-1 of the raw name: 208 + 3 + 27 = 238 bytes.
+ * mongorestore reverses the escaping with url.QueryUnescape ('+' is a space)
+ * and takes hashed names from the metadata's collectionName. */
+#include <bson/bson.h>
+#include <string.h>
+
+#include "remodel/nsname.h"
+
+#define HASHED_PREFIX 208
+#define HASH_CHARS 27 /* base64 of 20 bytes, no padding */
+
+static bool
+is_kept (unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '_' || c == '.' || c == '~';
+}
+
+static bool
+is_base64url (unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '_';
+}
+
+static int
+hex_value (unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* Unpadded base64url of 20 bytes: 27 characters and a NUL into out. */
+static void
+base64url_sha1 (const unsigned char in[20], char out[HASH_CHARS + 1])
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t o = 0;
+    int i;
+
+    for (i = 0; i + 3 <= 20; i += 3) {
+        uint32_t v = (uint32_t) in[i] << 16 | (uint32_t) in[i + 1] << 8 | in[i + 2];
+        out[o++] = alphabet[(v >> 18) & 63];
+        out[o++] = alphabet[(v >> 12) & 63];
+        out[o++] = alphabet[(v >> 6) & 63];
+        out[o++] = alphabet[v & 63];
+    }
+    /* two bytes left: 16 bits in three characters, the last 2 bits zero */
+    {
+        uint32_t v = (uint32_t) in[18] << 16 | (uint32_t) in[19] << 8;
+        out[o++] = alphabet[(v >> 18) & 63];
+        out[o++] = alphabet[(v >> 12) & 63];
+        out[o++] = alphabet[(v >> 6) & 63];
+    }
+    out[o] = '\0';
+}
+
+char *
+rm_nsname_escape (const char *coll)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    const unsigned char *s = (const unsigned char *) coll;
+    size_t raw_len = strlen (coll), len = 0, o = 0;
+    char *out;
+
+    for (size_t i = 0; i < raw_len; i++)
+        len += (is_kept (s[i]) || s[i] == ' ') ? 1 : 3;
+
+    out = bson_malloc (len + 1);
+    for (size_t i = 0; i < raw_len; i++) {
+        if (is_kept (s[i])) {
+            out[o++] = (char) s[i];
+        } else if (s[i] == ' ') {
+            out[o++] = '+';
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[s[i] >> 4];
+            out[o++] = hex[s[i] & 15];
+        }
+    }
+    out[o] = '\0';
+
+    if (len > RM_NSNAME_MAX_ESCAPED) {
+        unsigned char digest[20];
+        rm_sha1 (coll, raw_len, digest);
+        /* out has more than 238 bytes: room for 208 + 3 + 27 + NUL */
+        memcpy (out + HASHED_PREFIX, "%24", 3);
+        base64url_sha1 (digest, out + HASHED_PREFIX + 3);
+    }
+    return out;
+}
+
+char *
+rm_nsname_unescape (const char *stem)
+{
+    const unsigned char *s = (const unsigned char *) stem;
+    size_t len = strlen (stem), o = 0;
+    char *out = bson_malloc (len + 1);
+
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '%') {
+            int hi = i + 2 < len ? hex_value (s[i + 1]) : -1;
+            int lo = i + 2 < len ? hex_value (s[i + 2]) : -1;
+            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+                /* truncated, not hex, or %00 (a C string cannot hold it,
+                 * and collection names never contain NUL) */
+                bson_free (out);
+                return NULL;
+            }
+            out[o++] = (char) (hi << 4 | lo);
+            i += 2;
+        } else if (s[i] == '+') {
+            out[o++] = ' ';
+        } else {
+            out[o++] = (char) s[i];
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+bool
+rm_nsname_is_hashed (const char *stem)
+{
+    const unsigned char *s = (const unsigned char *) stem;
+
+    if (strlen (stem) != HASHED_PREFIX + 3 + HASH_CHARS)
+        return false;
+    if (memcmp (s + HASHED_PREFIX, "%24", 3) != 0)
+        return false;
+    for (size_t i = HASHED_PREFIX + 3; i < HASHED_PREFIX + 3 + HASH_CHARS; i++)
+        if (!is_base64url (s[i]))
+            return false;
+    return true;
+}

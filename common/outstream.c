@@ -1,0 +1,210 @@
+/* Output streams: bytes buffered in large blocks and compressed (gzip or
+ * zstd with worker threads) on their way to a file descriptor. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include "remodel/stream.h"
+
+#define OUT_CAP (1u << 20)
+
+struct rm_outstream {
+    int fd;
+    char *name;
+    rm_compress_t c;
+    uint8_t *buf; /* bytes ready for the fd */
+    size_t len;
+    uint64_t bytes_in;
+    z_stream z;
+    bool z_open;
+    ZSTD_CCtx *zc;
+};
+
+bool
+rm_compress_parse (const char *text, rm_compress_t *out, bson_error_t *err)
+{
+    const char *colon = strchr (text, ':');
+    size_t n = colon ? (size_t) (colon - text) : strlen (text);
+    char *end;
+    long level = 0;
+
+    memset (out, 0, sizeof *out);
+    if (n == 4 && strncmp (text, "zstd", 4) == 0)
+        out->codec = RM_CODEC_ZSTD;
+    else if (n == 4 && strncmp (text, "gzip", 4) == 0)
+        out->codec = RM_CODEC_GZIP;
+    else if (n == 4 && strncmp (text, "none", 4) == 0 && !colon)
+        out->codec = RM_CODEC_NONE;
+    else {
+        rm_error_set (err, RM_ERR_USAGE,
+                      "--compress: unknown \"%s\" (use zstd[:LEVEL], gzip[:LEVEL] or none)", text);
+        return false;
+    }
+    if (colon) {
+        errno = 0;
+        level = strtol (colon + 1, &end, 10);
+        if (errno || *end || end == colon + 1 ||
+            (out->codec == RM_CODEC_GZIP && (level < 1 || level > 9)) ||
+            (out->codec == RM_CODEC_ZSTD && (level < 1 || level > ZSTD_maxCLevel ()))) {
+            rm_error_set (err, RM_ERR_USAGE, "--compress: bad level in \"%s\" (gzip 1-9, zstd 1-%d)",
+                          text, ZSTD_maxCLevel ());
+            return false;
+        }
+    }
+    out->level = (int) level;
+    return true;
+}
+
+static bool
+write_all (rm_outstream_t *s, const uint8_t *p, size_t n, bson_error_t *err)
+{
+    while (n > 0) {
+        ssize_t w = write (s->fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR && !rm_interrupted)
+                continue;
+            if (rm_interrupted)
+                rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+            else
+                rm_error_set (err, RM_ERR_IO, "%s: write failed: %s", s->name, strerror (errno));
+            return false;
+        }
+        p += w;
+        n -= (size_t) w;
+    }
+    return true;
+}
+
+static bool
+flush_buf (rm_outstream_t *s, bson_error_t *err)
+{
+    bool ok = write_all (s, s->buf, s->len, err);
+    s->len = 0;
+    return ok;
+}
+
+rm_outstream_t *
+rm_outstream_new (int fd, const char *name, const rm_compress_t *c, bson_error_t *err)
+{
+    rm_outstream_t *s = bson_malloc0 (sizeof *s);
+    s->fd = fd;
+    s->name = bson_strdup (name);
+    s->c = *c;
+    s->buf = bson_malloc (OUT_CAP);
+    if (c->codec == RM_CODEC_GZIP) {
+        int level = c->level ? c->level : 6;
+        if (deflateInit2 (&s->z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            rm_error_set (err, RM_ERR_NOMEM, "%s: cannot start gzip", name);
+            rm_outstream_destroy (s);
+            return NULL;
+        }
+        s->z_open = true;
+    } else if (c->codec == RM_CODEC_ZSTD) {
+        int threads = c->threads > 0 ? c->threads : (int) sysconf (_SC_NPROCESSORS_ONLN);
+        s->zc = ZSTD_createCCtx ();
+        ZSTD_CCtx_setParameter (s->zc, ZSTD_c_compressionLevel, c->level ? c->level : 3);
+        ZSTD_CCtx_setParameter (s->zc, ZSTD_c_checksumFlag, 1);
+        /* Workers compress while this thread parses; 1 core: stay inline. */
+        if (threads > 1)
+            ZSTD_CCtx_setParameter (s->zc, ZSTD_c_nbWorkers, threads);
+    }
+    return s;
+}
+
+static bool
+gzip_run (rm_outstream_t *s, const void *buf, size_t len, int flush, bson_error_t *err)
+{
+    int zr;
+    s->z.next_in = (Bytef *) buf;
+    s->z.avail_in = (uInt) len;
+    do {
+        if (s->len == OUT_CAP && !flush_buf (s, err))
+            return false;
+        s->z.next_out = s->buf + s->len;
+        s->z.avail_out = (uInt) (OUT_CAP - s->len);
+        zr = deflate (&s->z, flush);
+        s->len = OUT_CAP - s->z.avail_out;
+        if (zr == Z_STREAM_ERROR) {
+            rm_error_set (err, RM_ERR_IO, "%s: gzip compression failed", s->name);
+            return false;
+        }
+    } while (s->z.avail_in > 0 || (flush == Z_FINISH && zr != Z_STREAM_END) ||
+             s->z.avail_out == 0);
+    return true;
+}
+
+static bool
+zstd_run (rm_outstream_t *s, const void *buf, size_t len, ZSTD_EndDirective mode,
+          bson_error_t *err)
+{
+    ZSTD_inBuffer in = {buf, len, 0};
+    size_t left;
+    do {
+        ZSTD_outBuffer out;
+        if (s->len == OUT_CAP && !flush_buf (s, err))
+            return false;
+        out.dst = s->buf;
+        out.size = OUT_CAP;
+        out.pos = s->len;
+        left = ZSTD_compressStream2 (s->zc, &out, &in, mode);
+        s->len = out.pos;
+        if (ZSTD_isError (left)) {
+            rm_error_set (err, RM_ERR_IO, "%s: zstd compression failed: %s", s->name,
+                          ZSTD_getErrorName (left));
+            return false;
+        }
+    } while (in.pos < in.size || (mode == ZSTD_e_end && left != 0));
+    return true;
+}
+
+bool
+rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t *err)
+{
+    s->bytes_in += len;
+    switch (s->c.codec) {
+    case RM_CODEC_GZIP:
+        return gzip_run (s, buf, len, Z_NO_FLUSH, err);
+    case RM_CODEC_ZSTD:
+        return zstd_run (s, buf, len, ZSTD_e_continue, err);
+    default:
+        if (s->len + len > OUT_CAP) {
+            if (!flush_buf (s, err))
+                return false;
+            if (len >= OUT_CAP)
+                return write_all (s, buf, len, err);
+        }
+        memcpy (s->buf + s->len, buf, len);
+        s->len += len;
+        return true;
+    }
+}
+
+bool
+rm_outstream_finish (rm_outstream_t *s, bson_error_t *err)
+{
+    if (s->c.codec == RM_CODEC_GZIP && !gzip_run (s, NULL, 0, Z_FINISH, err))
+        return false;
+    if (s->c.codec == RM_CODEC_ZSTD && !zstd_run (s, NULL, 0, ZSTD_e_end, err))
+        return false;
+    return flush_buf (s, err);
+}
+
+uint64_t rm_outstream_bytes_in (const rm_outstream_t *s) { return s->bytes_in; }
+
+void
+rm_outstream_destroy (rm_outstream_t *s)
+{
+    if (!s)
+        return;
+    if (s->z_open)
+        deflateEnd (&s->z);
+    ZSTD_freeCCtx (s->zc);
+    bson_free (s->buf);
+    bson_free (s->name);
+    bson_free (s);
+}

@@ -1,0 +1,177 @@
+/* Opening any dump: the format is told by the bytes, never by the name. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader_impl.h"
+#include "remodel/bsoncheck.h"
+
+static const uint8_t archive_magic[4] = {0x6d, 0xe2, 0x99, 0x81};
+
+/* Compressions libarchive reads that our instream does not: a file that
+ * starts with one of these is taken for a compressed tar. */
+static bool
+other_compression (const uint8_t *p, ssize_t n)
+{
+    return (n >= 6 && memcmp (p, "\xfd" "7zXZ\0", 6) == 0) ||
+           (n >= 3 && memcmp (p, "BZh", 3) == 0) ||
+           (n >= 4 && memcmp (p, "\x04\x22\x4d\x18", 4) == 0) ||
+           (n >= 4 && memcmp (p, "\x89LZO", 4) == 0);
+}
+
+rm_reader_t *
+rm_reader_open (const char *path, const rm_read_opts_t *opts, bson_error_t *err)
+{
+    rm_reader_t *r = bson_malloc0 (sizeof *r);
+    rm_instream_t *s = NULL;
+    struct stat st;
+    const uint8_t *p;
+    ssize_t n;
+    bool ok;
+
+    r->path = bson_strdup (strcmp (path, "-") == 0 ? "<stdin>" : path);
+    r->quarantine_fd = -1;
+    if (opts)
+        r->opts = *opts;
+    rm_dump_info_init (&r->info);
+
+    if (strcmp (path, "-") != 0 && stat (path, &st) == 0 && S_ISDIR (st.st_mode)) {
+        ok = rm_dir_reader_init (r, err);
+    } else {
+        s = rm_instream_open (path, err);
+        if (!s)
+            goto fail;
+        n = rm_instream_fill (s, 512, &p, err);
+        if (n < 0) {
+            rm_instream_close (s);
+            goto fail;
+        }
+        if (n >= 4 && memcmp (p, archive_magic, 4) == 0) {
+            ok = rm_archive_reader_init (r, s, err);
+        } else if ((n >= 262 && memcmp (p + 257, "ustar", 5) == 0) ||
+                   (rm_instream_codec (s) == RM_CODEC_NONE && other_compression (p, n))) {
+            rm_instream_close (s);
+            if (strcmp (path, "-") == 0) {
+                rm_error_set (err, RM_ERR_UNSUPPORTED,
+                              "<stdin>: a tar archive must be read from a file, not standard input");
+                goto fail;
+            }
+            ok = rm_tar_reader_init (r, err);
+        } else {
+            ok = rm_bson_reader_init (r, s, err);
+        }
+    }
+    if (!ok)
+        goto fail;
+
+    if (r->opts.skip_invalid && r->opts.quarantine) {
+        r->quarantine_fd = open (r->opts.quarantine, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (r->quarantine_fd < 0) {
+            rm_error_set (err, RM_ERR_IO, "%s: cannot create the quarantine file: %s",
+                          r->opts.quarantine, strerror (errno));
+            rm_reader_close (r);
+            return NULL;
+        }
+    }
+    return r;
+
+fail:
+    rm_dump_info_destroy (&r->info);
+    bson_free (r->path);
+    bson_free (r);
+    return NULL;
+}
+
+const rm_dump_info_t *
+rm_reader_info (const rm_reader_t *r)
+{
+    return &r->info;
+}
+
+int
+rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
+{
+    return r->ops->next (r, item, err);
+}
+
+void
+rm_reader_progress (const rm_reader_t *r, uint64_t *done, uint64_t *total)
+{
+    r->ops->progress (r, done, total);
+}
+
+uint64_t
+rm_reader_skipped (const rm_reader_t *r)
+{
+    return r->skipped;
+}
+
+void
+rm_reader_close (rm_reader_t *r)
+{
+    if (!r)
+        return;
+    if (r->ops)
+        r->ops->close (r);
+    if (r->quarantine_fd >= 0)
+        close (r->quarantine_fd);
+    rm_dump_info_destroy (&r->info);
+    bson_free (r->path);
+    bson_free (r);
+}
+
+static bool
+quarantine (rm_reader_t *r, const rm_frame_t *f, bson_error_t *err)
+{
+    const uint8_t *p = f->data;
+    size_t n = f->len;
+    if (r->quarantine_fd < 0)
+        return true;
+    while (n > 0) {
+        ssize_t w = write (r->quarantine_fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            rm_error_set (err, RM_ERR_IO, "%s: write failed: %s", r->opts.quarantine,
+                          strerror (errno));
+            return false;
+        }
+        p += w;
+        n -= (size_t) w;
+    }
+    return true;
+}
+
+rm_frame_kind_t
+rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max_len,
+                 rm_frame_t *f, bson_error_t *err)
+{
+    char name[512];
+    rm_frame_kind_t k;
+
+    for (;;) {
+        k = rm_frame_next (s, max_len, !r->opts.no_check, f, err);
+        if (k != RM_FRAME_ERROR)
+            break;
+        if (f->reason[0] == '\0') /* I/O or decompression: err is set */
+            return k;
+        if (f->resumable && r->opts.skip_invalid) {
+            if (!quarantine (r, f, err))
+                return RM_FRAME_ERROR;
+            ns->invalid++;
+            r->skipped++;
+            continue;
+        }
+        rm_error_doc (err, RM_ERR_FORMAT, rm_instream_name (s), ns ? rm_ns_name (ns, name, sizeof name) : NULL,
+                      (ns ? ns->docs + ns->invalid : 0) + 1, f->offset, "%s",
+                      f->reason);
+        return RM_FRAME_ERROR;
+    }
+    if (k == RM_FRAME_DOC && ns) {
+        ns->docs++;
+        ns->bytes += f->len;
+    }
+    return k;
+}

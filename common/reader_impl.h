@@ -1,0 +1,56 @@
+/* Internals shared by the format readers (archive, directory, tar, bson). */
+#ifndef REMODEL_READER_IMPL_H
+#define REMODEL_READER_IMPL_H
+
+#include "remodel/dump.h"
+
+typedef struct {
+    int (*next) (rm_reader_t *r, rm_item_t *item, bson_error_t *err);
+    void (*progress) (const rm_reader_t *r, uint64_t *done, uint64_t *total);
+    void (*close) (rm_reader_t *r);
+} rm_reader_ops_t;
+
+struct rm_reader {
+    const rm_reader_ops_t *ops;
+    void *impl;
+    char *path;
+    rm_dump_info_t info;
+    rm_read_opts_t opts;
+    uint64_t skipped;
+    int quarantine_fd;
+};
+
+/* Each format's opener fills r->info and r->ops/impl; false on error. The
+ * instream s has been opened on the file (NULL for a directory) and is owned
+ * by the format from then on. */
+bool rm_archive_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err);
+bool rm_bson_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err);
+bool rm_dir_reader_init (rm_reader_t *r, bson_error_t *err);
+bool rm_tar_reader_init (rm_reader_t *r, bson_error_t *err);
+
+/* The next valid document of ns on s: a frame from rm_frame_next, with bad
+ * documents set aside when --skip-invalid allows it and every other error
+ * given the file, namespace, ordinal and offset. Updates ns's counts. */
+rm_frame_kind_t rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns,
+                                 uint32_t max_len, rm_frame_t *f, bson_error_t *err);
+
+/* Directory dumps and tars share their file naming. */
+typedef enum { RM_FILE_OTHER = 0, RM_FILE_BSON, RM_FILE_METADATA } rm_file_kind_t;
+/* Classifies a file name inside a db directory; *stem gets the collection
+ * part (bson_free it). */
+rm_file_kind_t rm_layout_classify (const char *name, char **stem);
+
+/* Adds the namespace a metadata file describes (real name from
+ * collectionName when present). */
+rm_ns_t *rm_layout_add_metadata (rm_dump_info_t *info, const char *db, const char *stem,
+                                 const char *json, size_t len, bson_error_t *err);
+/* Finds or adds the namespace a .bson file holds: pairs system.buckets.X
+ * with the time-series X. Returns NULL (err set) for a bad name. */
+rm_ns_t *rm_layout_ns_for_bson (rm_dump_info_t *info, const char *db, const char *stem,
+                                bson_error_t *err);
+/* Reads a whole small file (metadata, prelude) from s. bson_free it. */
+char *rm_layout_slurp (rm_instream_t *s, size_t *len, bson_error_t *err);
+/* Reads a prelude.json text into info's versions. */
+void rm_layout_read_prelude (rm_dump_info_t *info, const char *json, size_t len);
+
+#endif

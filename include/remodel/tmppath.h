@@ -1,0 +1,30 @@
+/* Atomic output: temporary files and directories beside the destination,
+ * renamed into place on success and removed on failure or on a signal. */
+#ifndef REMODEL_TMPPATH_H
+#define REMODEL_TMPPATH_H
+
+#include <stdbool.h>
+#include "remodel/error.h"
+
+/* A new unique temporary name beside dst ("DIR/.NAME.remodel-PID-N"),
+ * registered for removal at exit. bson_free the result. */
+char *rm_tmppath_new (const char *dst);
+
+/* Refuses an existing dst unless force (then it is replaced on commit). */
+bool rm_tmppath_check_dst (const char *dst, bool force, bson_error_t *err);
+
+/* Renames tmp onto dst (replacing a file or a directory when force) and
+ * forgets tmp. */
+bool rm_tmppath_commit (const char *tmp, const char *dst, bool force,
+                        bson_error_t *err);
+
+/* Removes tmp (a file or a whole directory) and forgets it. */
+void rm_tmppath_remove (const char *tmp);
+
+/* Removes every registered path still there: at exit and after a signal. */
+void rm_tmppath_remove_all (void);
+
+/* Recursively removes a directory tree. */
+bool rm_rmtree (const char *path);
+
+#endif

@@ -1,0 +1,47 @@
+/* remodel: moves MongoDB dumps between schema designs. This file only
+ * dispatches to the commands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "remodel/tmppath.h"
+#include "tool.h"
+
+static const char usage[] =
+    "usage: remodel COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  inspect SRC        namespaces, counts, indexes and integrity of a dump\n"
+    "  convert SRC DST    copy a dump into another format or compression\n"
+    "  cat SRC            a dump as a plain archive on standard output\n"
+    "\n"
+    "remodel COMMAND --help tells more. SRC and DST: mongodump archives (plain,\n"
+    "gzip, zstd), dump directories, tars of them, .bson files, - for stdin/stdout.\n";
+
+int
+main (int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*fn) (int, char **);
+    } commands[] = {{"inspect", cmd_inspect}, {"convert", cmd_convert}, {"cat", cmd_cat}};
+    int rc;
+
+    if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ||
+        strcmp (argv[1], "help") == 0) {
+        fputs (usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp (argv[1], "--version") == 0) {
+        printf ("remodel 0.1.0\n");
+        return 0;
+    }
+    rm_signals_install ();
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp (argv[1], commands[i].name) == 0) {
+            rc = commands[i].fn (argc - 1, argv + 1);
+            rm_tmppath_remove_all ();
+            return rc;
+        }
+    fprintf (stderr, "remodel: error: unknown command \"%s\"\n%s", argv[1], usage);
+    return 2;
+}

@@ -1,0 +1,53 @@
+/* The remodel command: shared declarations of its small parts. */
+#ifndef REMODEL_TOOL_H
+#define REMODEL_TOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "remodel/dump.h"
+
+/* Options every command that reads or writes a dump understands. */
+typedef struct {
+    bool quiet;
+    bool force;
+    bool json;
+    rm_read_opts_t read;
+    rm_write_opts_t write;
+    char *skip_invalid_to; /* quarantine path given with --skip-invalid=FILE */
+} tool_opts_t;
+
+/* Commands: each returns the process exit status. */
+int cmd_inspect (int argc, char **argv);
+int cmd_convert (int argc, char **argv);
+int cmd_cat (int argc, char **argv);
+
+/* Messages (tool_msgs.c): printed once, at the top. */
+void tool_error (const bson_error_t *err);
+void tool_errorf (const char *fmt, ...) BSON_GNUC_PRINTF (1, 2);
+void tool_note (bool quiet, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+
+/* Options (tool_getparam.c). Parses the shared options out of argv into o;
+ * leaves the positional arguments in pos[]. Returns false after printing an
+ * error, or with *help set when --help was asked. */
+typedef struct {
+    const char *usage;   /* the command's usage text */
+    bool reads;          /* takes --skip-invalid */
+    bool writes;         /* takes --format, --compress, --force */
+    bool json;           /* takes --json */
+    int min_pos, max_pos;
+} tool_cmd_t;
+bool tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o,
+                    char **pos, int *n_pos, bool *help);
+
+/* Progress meter (tool_progress.c): on a terminal unless --quiet. */
+typedef struct tool_progress tool_progress_t;
+tool_progress_t *tool_progress_new (bool quiet, const char *label);
+/* Called per document; redraws at most a few times a second. */
+void tool_progress_tick (tool_progress_t *p, rm_reader_t *r, uint64_t docs);
+void tool_progress_done (tool_progress_t *p);
+
+/* The copy loop shared by convert and cat (tool_copy.c). */
+int tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label);
+
+#endif

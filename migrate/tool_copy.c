@@ -1,0 +1,75 @@
+/* Copying a dump from one format to another: the identity transform, and
+ * the loop every later transform grows from. */
+#include <stdio.h>
+
+#include "tool.h"
+
+int
+tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
+{
+    bson_error_t err;
+    rm_reader_t *r;
+    rm_writer_t *w = NULL;
+    rm_dump_info_t out;
+    tool_progress_t *prog;
+    rm_item_t item;
+    uint64_t docs = 0, bytes = 0;
+    int rc;
+
+    r = rm_reader_open (src, &o->read, &err);
+    if (!r) {
+        tool_error (&err);
+        return 1;
+    }
+    /* The writer counts into its own copy of the namespace list. */
+    rm_dump_info_copy (&out, rm_reader_info (r));
+    rm_write_opts_resolve (&o->write, dst);
+    w = rm_writer_open (dst, &o->write, &out, &err);
+    if (!w) {
+        tool_error (&err);
+        rm_dump_info_destroy (&out);
+        rm_reader_close (r);
+        return 1;
+    }
+    prog = tool_progress_new (o->quiet, label);
+    while ((rc = rm_reader_next (r, &item, &err)) > 0) {
+        rm_ns_t *ns = out.ns[item.ns->index];
+        if (item.kind == RM_ITEM_DOC) {
+            if (!rm_writer_doc (w, ns, item.doc, item.len, &err)) {
+                rc = -1;
+                break;
+            }
+            docs++;
+            bytes += item.len;
+            tool_progress_tick (prog, r, docs);
+        } else if (!rm_writer_ns_end (w, ns, &err)) {
+            rc = -1;
+            break;
+        }
+    }
+    tool_progress_done (prog);
+    if (rc == 0 && !rm_writer_commit (w, &err))
+        rc = -1;
+    if (rc < 0) {
+        rm_writer_abort (w);
+        tool_error (&err);
+    } else {
+        if (rm_reader_skipped (r) > 0)
+            tool_note (false, "%llu invalid document(s) set aside%s%s",
+                       (unsigned long long) rm_reader_skipped (r),
+                       o->read.quarantine ? " in " : " (not written anywhere: give "
+                                                     "--skip-invalid=FILE to keep them)",
+                       o->read.quarantine ? o->read.quarantine : "");
+        if (dst[0] != '-' || dst[1] != '\0')
+            tool_note (o->quiet,
+                       "wrote %s (%s, compression %s): %zu namespace(s), %llu document(s), "
+                       "%llu bytes of BSON",
+                       dst, rm_format_name (o->write.format),
+                       rm_codec_name (o->write.compress.codec), out.n_ns,
+                       (unsigned long long) docs, (unsigned long long) bytes);
+    }
+    rm_writer_destroy (w);
+    rm_dump_info_destroy (&out);
+    rm_reader_close (r);
+    return rc < 0 ? 1 : 0;
+}

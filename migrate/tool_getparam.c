@@ -1,0 +1,102 @@
+/* Command-line options shared by the commands, named like mongodump's and
+ * mongorestore's where they have one. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tool.h"
+
+enum { OPT_FORMAT = 256, OPT_COMPRESS, OPT_FORCE, OPT_QUIET, OPT_JSON, OPT_SKIP, OPT_HELP,
+       OPT_THREADS };
+
+bool
+tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, char **pos,
+               int *n_pos, bool *help)
+{
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"compress", required_argument, NULL, OPT_COMPRESS},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"force", no_argument, NULL, OPT_FORCE},
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"skip-invalid", optional_argument, NULL, OPT_SKIP},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    bson_error_t err;
+    int c, threads = 0;
+
+    memset (o, 0, sizeof *o);
+    *help = false;
+    *n_pos = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, "qfh", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_FORMAT:
+            if (!cmd->writes || !rm_format_parse (optarg, &o->write.format)) {
+                tool_errorf ("--format: unknown format \"%s\" (archive, dir, tar or bson)", optarg);
+                return false;
+            }
+            break;
+        case OPT_COMPRESS:
+            if (!cmd->writes) {
+                tool_errorf ("--compress: this command writes nothing");
+                return false;
+            }
+            if (!rm_compress_parse (optarg, &o->write.compress, &err)) {
+                tool_error (&err);
+                return false;
+            }
+            o->write.compress_set = true;
+            break;
+        case OPT_THREADS:
+            if (sscanf (optarg, "%d", &threads) != 1 || threads < 1 || threads > 256) {
+                tool_errorf ("--threads: expected a number from 1 to 256, got \"%s\"", optarg);
+                return false;
+            }
+            break;
+        case 'f':
+        case OPT_FORCE:
+            o->force = o->write.force = true;
+            break;
+        case 'q':
+        case OPT_QUIET:
+            o->quiet = true;
+            break;
+        case OPT_JSON:
+            if (!cmd->json) {
+                tool_errorf ("--json: not an option of this command");
+                return false;
+            }
+            o->json = true;
+            break;
+        case OPT_SKIP:
+            o->read.skip_invalid = true;
+            o->read.quarantine = optarg;
+            break;
+        case 'h':
+        case OPT_HELP:
+            *help = true;
+            fputs (cmd->usage, stdout);
+            return false;
+        default:
+            tool_errorf ("unknown option \"%s\" (see --help)", argv[optind - 1]);
+            return false;
+        }
+    }
+    o->write.compress.threads = threads;
+    for (int i = optind; i < argc; i++) {
+        if (*n_pos >= cmd->max_pos) {
+            tool_errorf ("too many arguments (see --help)");
+            return false;
+        }
+        pos[(*n_pos)++] = argv[i];
+    }
+    if (*n_pos < cmd->min_pos) {
+        tool_errorf ("missing arguments\n%s", cmd->usage);
+        return false;
+    }
+    return true;
+}

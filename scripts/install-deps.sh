@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages remodel builds and tests with, only those missing.
+# Called by the Makefile before every build, so a fresh machine needs nothing by hand.
+set -eu
+
+packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev zstd gzip"
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "remodel: missing system packages:$missing" >&2
+    echo "remodel: install them with: sudo apt-get install -y$missing" >&2
+    exit 1
+fi
+echo "remodel: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null || true
+apt-get install -y -q $missing >/dev/null

@@ -1,0 +1,20 @@
+# Source after tests/peers/install.sh: points the tests at the cached peers.
+#   BSONDUMP MONGORESTORE MONGODUMP FERRETDB  absolute paths of the programs
+#   PEERS_SERVER                              tests/peers/server.sh
+#   REMODEL_PEERS                             the cache directory
+# and puts the cache's bin/ first on PATH.
+REMODEL_PEERS=${REMODEL_PEERS:-$HOME/.cache/remodel-peers}
+case $REMODEL_PEERS in /*) ;; *) REMODEL_PEERS=$PWD/$REMODEL_PEERS ;; esac
+export REMODEL_PEERS
+export BSONDUMP=$REMODEL_PEERS/bin/bsondump
+export MONGORESTORE=$REMODEL_PEERS/bin/mongorestore
+export MONGODUMP=$REMODEL_PEERS/bin/mongodump
+export FERRETDB=$REMODEL_PEERS/bin/ferretdb
+PEERS_SERVER=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/server.sh
+export PEERS_SERVER
+case ":$PATH:" in
+    *":$REMODEL_PEERS/bin:"*) ;;
+    *) export PATH="$REMODEL_PEERS/bin:$PATH" ;;
+esac
+# Optional (install.sh only warns when it cannot install it).
+if [ -x "$REMODEL_PEERS/bin/mongosh" ]; then export MONGOSH=$REMODEL_PEERS/bin/mongosh; fi

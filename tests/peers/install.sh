@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Builds and caches the peer tools the tests compare remodel against:
+#   bsondump, mongorestore, mongodump  (mongo-tools, built from Go source)
+#   ferretdb                           (FerretDB v1, SQLite backend: a MongoDB
+#                                       wire-compatible server, no service needed)
+#   mongosh                            (optional, from npm; failures only warn)
+# The Go programs are built from Go modules fetched through the Go module
+# proxy, with the machine's Go toolchain; nothing else is downloaded.
+#
+#   tests/peers/install.sh          # idempotent; near-instant once cached
+#
+# Cache: ${REMODEL_PEERS:-$HOME/.cache/remodel-peers} (bin/ holds the programs).
+# A build is redone only when its pins (this script, go/*/go.mod, go.sum) or
+# the Go version change. Go's own module and build caches are used as usual.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CACHE=${REMODEL_PEERS:-$HOME/.cache/remodel-peers}
+
+# --- pins -------------------------------------------------------------------
+# mongo-tools has no semver tags (r100.x / 100.x), so it is pinned by
+# pseudo-version: commit 8876412689777b31b1d9b0686805e7881ccd84a2,
+# `git describe` 100.12.2-5-g887641268 (2025-07-15). Its module hashes are
+# pinned in go/mongo-tools/go.sum (the checksum database has no record of
+# this module, so go.sum is the only verification and must stay complete).
+MONGO_TOOLS_VERSION=v0.0.0-20250715155915-887641268977
+MONGO_TOOLS_DESCRIBE=100.12.2-5-g887641268
+MONGO_TOOLS_COMMIT=8876412689777b31b1d9b0686805e7881ccd84a2
+# FerretDB v1.24.0 is the last v1 release (v2 needs PostgreSQL with the
+# DocumentDB extension). It is built from a copy of its module source so the
+# version files it embeds can be written (its main package panics without
+# them when it is the main module).
+FERRETDB_VERSION=v1.24.0
+FERRETDB_COMMIT=7d9c7b9922555c1c8b64fe1ac596f4c1efb570ce
+# FerretDB v1.24.0 reports MongoDB 7.0.42. mongorestore sends the insert
+# option bypassEmptyTsReplacement to 7.0.13 and later, and FerretDB v1 rejects
+# it ("unknown field"), so nothing restores. Reporting 7.0.12 (same 7.0
+# feature set, before that backport) makes mongorestore use its plain path.
+FERRETDB_REPORTED_MONGODB=7.0.12
+# Optional shell, from npm (its dependencies are resolved at install time).
+MONGOSH_VERSION=2.12.0
+
+die() { echo "install.sh: $*" >&2; exit 1; }
+say() { echo "install.sh: $*"; }
+
+GO=${GO:-}
+if [ -z "$GO" ]; then
+    if [ -x /usr/local/go/bin/go ]; then GO=/usr/local/go/bin/go
+    else GO=$(command -v go) || die "no Go toolchain (looked for /usr/local/go/bin/go and go on PATH)"
+    fi
+fi
+
+grep -q "github.com/mongodb/mongo-tools $MONGO_TOOLS_VERSION" "$HERE/go/mongo-tools/go.mod" ||
+    die "go/mongo-tools/go.mod does not pin mongo-tools $MONGO_TOOLS_VERSION"
+grep -q "github.com/FerretDB/FerretDB $FERRETDB_VERSION" "$HERE/go/ferretdb/go.mod" ||
+    die "go/ferretdb/go.mod does not pin FerretDB $FERRETDB_VERSION"
+
+mkdir -p "$CACHE/bin" "$CACHE/stamps"
+CACHE=$(cd "$CACHE" && pwd)
+
+# One install at a time per cache (test runs may start together).
+exec 9>"$CACHE/.lock"
+flock -w 900 9 || die "timed out waiting for another install.sh on $CACHE"
+
+# Go settings for every build: only the local toolchain (no toolchain
+# downloads), module files read-only (go.sum must already be complete),
+# pure-Go static binaries (no C compiler needed), no VCS stamping.
+export GOTOOLCHAIN=local GOWORK=off CGO_ENABLED=0
+export GOFLAGS="-mod=readonly -buildvcs=false"
+
+GO_VERSION=$("$GO" env GOVERSION) || die "$GO does not run"
+
+# stamp NAME FILES...: a key for the inputs of one build.
+stamp_key() {
+    { echo "$GO_VERSION"; cat "$HERE/install.sh" "$@"; } | sha256sum | cut -d' ' -f1
+}
+# fresh NAME KEY BINARIES...: true when NAME was built from KEY and all exist.
+fresh() {
+    local name=$1 key=$2; shift 2
+    [ -f "$CACHE/stamps/$name" ] && [ "$(cat "$CACHE/stamps/$name")" == "$key" ] || return 1
+    local b; for b in "$@"; do [ -x "$CACHE/bin/$b" ] || return 1; done
+}
+
+# --- mongo-tools --------------------------------------------------------------
+mt_key=$(stamp_key "$HERE/go/mongo-tools/go.mod" "$HERE/go/mongo-tools/go.sum")
+if fresh mongo-tools "$mt_key" bsondump mongorestore mongodump; then
+    say "mongo-tools $MONGO_TOOLS_DESCRIBE: cached"
+else
+    say "mongo-tools $MONGO_TOOLS_DESCRIBE: building with $GO_VERSION (takes about a minute)"
+    rm -f "$CACHE/stamps/mongo-tools"
+    tmp=$(mktemp -d "$CACHE/build.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    ldflags="-X main.VersionStr=$MONGO_TOOLS_DESCRIBE -X main.GitCommit=$MONGO_TOOLS_COMMIT"
+    for tool in bsondump mongorestore mongodump; do
+        "$GO" -C "$HERE/go/mongo-tools" build -trimpath -ldflags "$ldflags" \
+            -o "$tmp/$tool" "github.com/mongodb/mongo-tools/$tool/main" ||
+            die "building $tool (mongo-tools $MONGO_TOOLS_VERSION) failed"
+        "$tmp/$tool" --version >/dev/null || die "built $tool does not run"
+    done
+    for tool in bsondump mongorestore mongodump; do mv -f "$tmp/$tool" "$CACHE/bin/$tool"; done
+    rm -rf "$tmp"; trap - EXIT
+    echo "$mt_key" >"$CACHE/stamps/mongo-tools"
+    say "mongo-tools: built $CACHE/bin/{bsondump,mongorestore,mongodump}"
+fi
+
+# --- FerretDB ---------------------------------------------------------------
+fd_key=$(stamp_key "$HERE/go/ferretdb/go.mod" "$HERE/go/ferretdb/go.sum")
+if fresh ferretdb "$fd_key" ferretdb; then
+    say "FerretDB $FERRETDB_VERSION: cached"
+else
+    say "FerretDB $FERRETDB_VERSION: building with $GO_VERSION (takes about a minute)"
+    rm -f "$CACHE/stamps/ferretdb"
+    # Download (verified against go/ferretdb/go.sum) and find the module source.
+    json=$("$GO" -C "$HERE/go/ferretdb" mod download -json github.com/FerretDB/FerretDB) ||
+        die "downloading FerretDB $FERRETDB_VERSION failed: $json"
+    src=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+    [ -n "$src" ] && [ -f "$src/go.mod" ] || die "FerretDB module source not found: $json"
+    tmp=$(mktemp -d "$CACHE/build.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    cp -R "$src" "$tmp/src"
+    chmod -R u+w "$tmp/src"
+    echo "$FERRETDB_VERSION" >"$tmp/src/build/version/version.txt"
+    echo "$FERRETDB_COMMIT" >"$tmp/src/build/version/commit.txt"
+    echo "remodel-tests" >"$tmp/src/build/version/package.txt"
+    echo "$FERRETDB_REPORTED_MONGODB" >"$tmp/src/build/version/mongodb.txt"
+    # Built as its own main module, with its own go.mod and go.sum.
+    "$GO" -C "$tmp/src" build -trimpath -o "$tmp/ferretdb" ./cmd/ferretdb ||
+        die "building FerretDB $FERRETDB_VERSION failed"
+    "$tmp/ferretdb" --version >/dev/null || die "built ferretdb does not run"
+    mv -f "$tmp/ferretdb" "$CACHE/bin/ferretdb"
+    rm -rf "$tmp"; trap - EXIT
+    echo "$fd_key" >"$CACHE/stamps/ferretdb"
+    say "FerretDB: built $CACHE/bin/ferretdb"
+fi
+
+# --- mongosh (optional) -------------------------------------------------------
+# A convenience shell for poking at a test server; no suite needs it, so a
+# failure here only warns. Skip it with REMODEL_PEERS_MONGOSH=0. Install
+# scripts are not run (they only build optional native add-ons).
+if [ "${REMODEL_PEERS_MONGOSH:-1}" == 0 ]; then
+    say "mongosh: skipped (REMODEL_PEERS_MONGOSH=0)"
+elif ! command -v npm >/dev/null; then
+    say "mongosh: skipped (no npm)"
+else
+    ms_key=$(echo "mongosh@$MONGOSH_VERSION $(node --version 2>/dev/null)" | sha256sum | cut -d' ' -f1)
+    if fresh mongosh "$ms_key" mongosh; then
+        say "mongosh $MONGOSH_VERSION: cached"
+    else
+        say "mongosh $MONGOSH_VERSION: installing with npm (optional; about 30 s)"
+        rm -f "$CACHE/stamps/mongosh" "$CACHE/bin/mongosh"
+        tmp=$(mktemp -d "$CACHE/build.XXXXXX")
+        trap 'rm -rf "$tmp"' EXIT
+        if timeout 600 npm install --prefix "$tmp" --no-audit --no-fund --no-save \
+                --ignore-scripts --loglevel=error "mongosh@$MONGOSH_VERSION" >"$tmp/npm.log" 2>&1 &&
+            [ -x "$tmp/node_modules/.bin/mongosh" ]; then
+            rm -rf "$CACHE/mongosh"
+            mkdir "$CACHE/mongosh"
+            mv "$tmp/node_modules" "$CACHE/mongosh/node_modules"
+            ln -s ../mongosh/node_modules/.bin/mongosh "$CACHE/bin/mongosh"
+            if "$CACHE/bin/mongosh" --version >/dev/null 2>&1; then
+                echo "$ms_key" >"$CACHE/stamps/mongosh"
+                say "mongosh: installed $CACHE/bin/mongosh"
+            else
+                rm -f "$CACHE/bin/mongosh"
+                say "mongosh: WARNING: installed but does not run; skipped"
+            fi
+        else
+            say "mongosh: WARNING: npm install failed (optional, skipped):"
+            tail -n 10 "$tmp/npm.log" | sed 's/^/    /'
+        fi
+        rm -rf "$tmp"; trap - EXIT
+    fi
+fi
+
+say "peers ready in $CACHE/bin"

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# A throwaway MongoDB wire-compatible server (FerretDB, SQLite backend) for
+# tests, one per directory:
+#
+#   tests/peers/server.sh start DIR   start it with its data in DIR/data,
+#                                     listening on 127.0.0.1 on a free port;
+#                                     waits until it accepts connections, then
+#                                     writes the URI to DIR/uri and prints it
+#   tests/peers/server.sh stop DIR    stop it and wait until it is gone
+#
+# Files in DIR: pid, uri, log (the server's log), watchdog.pid, data/.
+# Safety net: a watchdog stops the server when the process that started it
+# ends (by default the caller of "start", i.e. its parent process; set
+# REMODEL_SERVER_OWNER=PID to choose another, or 0 for none). Always call
+# "stop" anyway, e.g. from an EXIT trap.
+#
+# Environment: FERRETDB (the binary; default from the peers cache),
+# PEERS_SERVER_WAIT (seconds to wait for startup, default 30).
+set -u
+
+die() { echo "server.sh: $*" >&2; exit 1; }
+
+usage() { die "usage: server.sh start|stop DIR"; }
+[ $# -eq 2 ] || usage
+cmd=$1
+case $cmd in
+    start) mkdir -p "$2" || die "cannot create $2" ;;
+    stop) [ -d "$2" ] || exit 0 ;;  # nothing was started there
+    *) usage ;;
+esac
+dir=$(cd "$2" && pwd)
+FERRETDB=${FERRETDB:-${REMODEL_PEERS:-$HOME/.cache/remodel-peers}/bin/ferretdb}
+WAIT=${PEERS_SERVER_WAIT:-30}
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+    local st
+    [ -n "${1:-}" ] && [ "$1" -gt 0 ] 2>/dev/null || return 1
+    kill -0 "$1" 2>/dev/null || return 1
+    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+    [ "$st" != Z ]
+}
+
+# gone PID SECONDS: waits (bounded) until PID has exited.
+gone() {
+    local i
+    for ((i = 0; i < $2 * 10; i++)); do
+        alive "$1" || return 0
+        sleep 0.1
+    done
+    ! alive "$1"
+}
+
+# terminate PID: TERM, then KILL after 10 s.
+terminate() {
+    alive "$1" || return 0
+    kill -TERM "$1" 2>/dev/null
+    gone "$1" 10 && return 0
+    kill -KILL "$1" 2>/dev/null
+    gone "$1" 5
+}
+
+stop() {
+    local pid wd
+    pid=$(cat "$dir/pid" 2>/dev/null)
+    wd=$(cat "$dir/watchdog.pid" 2>/dev/null)
+    if [ -n "$pid" ]; then
+        terminate "$pid" || die "could not stop server pid $pid"
+    fi
+    # The watchdog ends by itself within a second of the server.
+    if [ -n "$wd" ] && ! gone "$wd" 3; then
+        kill -TERM "$wd" 2>/dev/null
+        gone "$wd" 2
+    fi
+    rm -f "$dir/pid" "$dir/watchdog.pid" "$dir/uri"
+}
+
+start() {
+    local pid owner port i
+    [ -x "$FERRETDB" ] || die "no server binary at $FERRETDB (run tests/peers/install.sh)"
+    if pid=$(cat "$dir/pid" 2>/dev/null) && alive "$pid"; then
+        die "a server is already running for $dir (pid $pid)"
+    fi
+    rm -f "$dir/pid" "$dir/watchdog.pid" "$dir/uri" "$dir/log"
+    mkdir -p "$dir/data" || die "cannot create $dir/data"
+
+    # Port 0: the kernel picks a free port; the log says which.
+    "$FERRETDB" --handler=sqlite --sqlite-url="file:$dir/data/" \
+        --state-dir="$dir" --listen-addr=127.0.0.1:0 --debug-addr=- \
+        --telemetry=disable --log-level=info \
+        </dev/null >"$dir/log" 2>&1 &
+    pid=$!
+    echo "$pid" >"$dir/pid"
+
+    owner=${REMODEL_SERVER_OWNER:-$PPID}
+    if [ "$owner" != 0 ]; then
+        (
+            trap '' INT HUP
+            while alive "$pid"; do
+                if ! alive "$owner"; then terminate "$pid"; break; fi
+                sleep 1
+            done
+        ) </dev/null >/dev/null 2>&1 &
+        echo $! >"$dir/watchdog.pid"
+    fi
+
+    port=
+    for ((i = 0; i < WAIT * 10; i++)); do
+        if ! alive "$pid"; then
+            echo "server.sh: server exited during startup; log:" >&2
+            tail -n 30 "$dir/log" >&2
+            stop
+            exit 1
+        fi
+        [ -n "$port" ] ||
+            port=$(sed -n 's/.*Listening on TCP 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$dir/log" | head -n 1)
+        if [ -n "$port" ] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "mongodb://127.0.0.1:$port/" >"$dir/uri"
+            cat "$dir/uri"
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "server.sh: server not accepting connections after ${WAIT}s; log:" >&2
+    tail -n 30 "$dir/log" >&2
+    stop
+    exit 1
+}
+
+case $cmd in
+    start) start ;;
+    stop) stop ;;
+esac
