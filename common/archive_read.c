@@ -191,7 +191,6 @@ archive_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
             uint32_t max = a->cur->is_oplog ? RM_BSON_MAX_OPLOG_SIZE : RM_BSON_MAX_SIZE;
             k = rm_reader_frame (r, a->s, a->cur, max, &f, err);
             if (k == RM_FRAME_DOC) {
-                a->cur->crc = rm_crc64_update (a->cur->crc, f.data, f.len);
                 item->kind = RM_ITEM_DOC;
                 item->ns = a->cur;
                 item->doc = f.data;

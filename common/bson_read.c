@@ -29,7 +29,6 @@ bson_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
         return 0;
     k = rm_reader_frame (r, b->s, b->ns, RM_BSON_MAX_OPLOG_SIZE, &f, err);
     if (k == RM_FRAME_DOC) {
-        b->ns->crc = rm_crc64_update (b->ns->crc, f.data, f.len);
         item->kind = RM_ITEM_DOC;
         item->ns = b->ns;
         item->doc = f.data;

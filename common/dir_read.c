@@ -155,6 +155,8 @@ scan_db (rm_reader_t *r, dirdump_t *d, const char *dir, const char *db, bson_err
             break;
         }
         add_file_size (d, path);
+        if (strlen (names[i]) > 3 && strcmp (names[i] + strlen (names[i]) - 3, ".gz") == 0)
+            r->info.gzip_files = true;
         d->data_path[ns->index] = path;
     }
     free_list (names, n);

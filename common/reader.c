@@ -7,6 +7,7 @@
 
 #include "reader_impl.h"
 #include "remodel/bsoncheck.h"
+#include "remodel/crc64.h"
 
 static const uint8_t archive_magic[4] = {0x6d, 0xe2, 0x99, 0x81};
 
@@ -21,67 +22,105 @@ other_compression (const uint8_t *p, ssize_t n)
            (n >= 4 && memcmp (p, "\x89LZO", 4) == 0);
 }
 
-rm_reader_t *
-rm_reader_open (const char *path, const rm_read_opts_t *opts, bson_error_t *err)
+static bool
+open_quarantine (rm_reader_t *r, bson_error_t *err)
+{
+    if (!r->opts.skip_invalid || !r->opts.quarantine)
+        return true;
+    r->quarantine_fd = open (r->opts.quarantine, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (r->quarantine_fd < 0) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot create the quarantine file: %s",
+                      r->opts.quarantine, strerror (errno));
+        return false;
+    }
+    return true;
+}
+
+static rm_reader_t *
+reader_new (const char *name, const rm_read_opts_t *opts)
 {
     rm_reader_t *r = bson_malloc0 (sizeof *r);
-    rm_instream_t *s = NULL;
-    struct stat st;
-    const uint8_t *p;
-    ssize_t n;
-    bool ok;
-
-    r->path = bson_strdup (strcmp (path, "-") == 0 ? "<stdin>" : path);
+    r->path = bson_strdup (name);
     r->quarantine_fd = -1;
     if (opts)
         r->opts = *opts;
     rm_dump_info_init (&r->info);
-
-    if (strcmp (path, "-") != 0 && stat (path, &st) == 0 && S_ISDIR (st.st_mode)) {
-        ok = rm_dir_reader_init (r, err);
-    } else {
-        s = rm_instream_open (path, err);
-        if (!s)
-            goto fail;
-        n = rm_instream_fill (s, 512, &p, err);
-        if (n < 0) {
-            rm_instream_close (s);
-            goto fail;
-        }
-        if (n >= 4 && memcmp (p, archive_magic, 4) == 0) {
-            ok = rm_archive_reader_init (r, s, err);
-        } else if ((n >= 262 && memcmp (p + 257, "ustar", 5) == 0) ||
-                   (rm_instream_codec (s) == RM_CODEC_NONE && other_compression (p, n))) {
-            rm_instream_close (s);
-            if (strcmp (path, "-") == 0) {
-                rm_error_set (err, RM_ERR_UNSUPPORTED,
-                              "<stdin>: a tar archive must be read from a file, not standard input");
-                goto fail;
-            }
-            ok = rm_tar_reader_init (r, err);
-        } else {
-            ok = rm_bson_reader_init (r, s, err);
-        }
-    }
-    if (!ok)
-        goto fail;
-
-    if (r->opts.skip_invalid && r->opts.quarantine) {
-        r->quarantine_fd = open (r->opts.quarantine, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (r->quarantine_fd < 0) {
-            rm_error_set (err, RM_ERR_IO, "%s: cannot create the quarantine file: %s",
-                          r->opts.quarantine, strerror (errno));
-            rm_reader_close (r);
-            return NULL;
-        }
-    }
     return r;
+}
 
-fail:
+static void
+reader_free (rm_reader_t *r)
+{
     rm_dump_info_destroy (&r->info);
     bson_free (r->path);
     bson_free (r);
-    return NULL;
+}
+
+/* Picks the reader for a stream by its first (decompressed) bytes. tar_ok:
+ * the stream is a file that the tar reader can open again by path. */
+static bool
+init_by_content (rm_reader_t *r, rm_instream_t *s, bool tar_ok, bson_error_t *err)
+{
+    const uint8_t *p;
+    ssize_t n = rm_instream_fill (s, 512, &p, err);
+
+    if (n < 0) {
+        rm_instream_close (s);
+        return false;
+    }
+    if (n >= 4 && memcmp (p, archive_magic, 4) == 0)
+        return rm_archive_reader_init (r, s, err);
+    if ((n >= 262 && memcmp (p + 257, "ustar", 5) == 0) ||
+        (rm_instream_codec (s) == RM_CODEC_NONE && other_compression (p, n))) {
+        rm_instream_close (s);
+        if (!tar_ok) {
+            rm_error_set (err, RM_ERR_UNSUPPORTED,
+                          "%s: a tar archive must be read from a file, not a stream", r->path);
+            return false;
+        }
+        return rm_tar_reader_init (r, err);
+    }
+    return rm_bson_reader_init (r, s, err);
+}
+
+rm_reader_t *
+rm_reader_open (const char *path, const rm_read_opts_t *opts, bson_error_t *err)
+{
+    bool is_stdin = strcmp (path, "-") == 0;
+    rm_reader_t *r = reader_new (is_stdin ? "<stdin>" : path, opts);
+    struct stat st;
+    bool ok;
+
+    if (!is_stdin && stat (path, &st) == 0 && S_ISDIR (st.st_mode)) {
+        ok = rm_dir_reader_init (r, err);
+    } else {
+        rm_instream_t *s = rm_instream_open (path, err);
+        ok = s && init_by_content (r, s, !is_stdin, err);
+    }
+    if (!ok) {
+        reader_free (r);
+        return NULL;
+    }
+    if (!open_quarantine (r, err)) {
+        rm_reader_close (r);
+        return NULL;
+    }
+    return r;
+}
+
+rm_reader_t *
+rm_reader_open_stream (rm_instream_t *s, const rm_read_opts_t *opts, bson_error_t *err)
+{
+    rm_reader_t *r = reader_new (rm_instream_name (s), opts);
+    if (!init_by_content (r, s, false, err)) {
+        reader_free (r);
+        return NULL;
+    }
+    if (!open_quarantine (r, err)) {
+        rm_reader_close (r);
+        return NULL;
+    }
+    return r;
 }
 
 const rm_dump_info_t *
@@ -172,6 +211,7 @@ rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max_len
     if (k == RM_FRAME_DOC && ns) {
         ns->docs++;
         ns->bytes += f->len;
+        ns->crc = rm_crc64_update (ns->crc, f->data, f->len);
     }
     return k;
 }

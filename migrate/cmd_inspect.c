@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "metadata.h"
+#include "remodel/nsname.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -51,7 +52,7 @@ print_json (const rm_dump_info_t *info, const char *src, const char *problem, ui
         const rm_ns_t *ns = info->ns[i];
         rm_metadata_t m;
         bson_t e, ix;
-        char key[16];
+        char key[16], hex[48];
         const char *k;
 
         bson_uint32_to_string ((uint32_t) i, &k, key, sizeof key);
@@ -65,6 +66,16 @@ print_json (const rm_dump_info_t *info, const char *src, const char *problem, ui
         BSON_APPEND_INT64 (&e, "bytes", (int64_t) ns->bytes);
         if (ns->invalid)
             BSON_APPEND_INT64 (&e, "invalid", (int64_t) ns->invalid);
+        /* Fingerprints: equal CRCs mean the same documents in the same order. */
+        snprintf (hex, sizeof hex, "%016llx", (unsigned long long) ns->crc);
+        BSON_APPEND_UTF8 (&e, "crc", hex);
+        if (ns->metadata_len > 0) {
+            unsigned char sha[20];
+            rm_sha1 (ns->metadata, ns->metadata_len, sha);
+            for (int j = 0; j < 20; j++)
+                snprintf (hex + 2 * j, 3, "%02x", sha[j]);
+            BSON_APPEND_UTF8 (&e, "metadataSha1", hex);
+        }
         if (info->format == RM_FORMAT_ARCHIVE)
             BSON_APPEND_BOOL (&e, "crcVerified", ns->crc_checked);
         rm_metadata_read (ns->metadata, ns->metadata_len, &m);

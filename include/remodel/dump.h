@@ -42,7 +42,7 @@ typedef struct {
     /* Counted while the dump is read or written. */
     uint64_t docs;
     uint64_t bytes;
-    uint64_t crc;      /* CRC-64 of the documents so far */
+    uint64_t crc;      /* CRC-64 of the documents so far, in stream order */
     uint64_t invalid;  /* bad documents set aside (--skip-invalid) */
     bool crc_checked;  /* an archive EOF block carried a CRC that matched */
     bool ended;
@@ -97,6 +97,10 @@ typedef struct {
 /* Opens any dump: "-" is standard input (an archive or .bson stream). */
 rm_reader_t *rm_reader_open (const char *path, const rm_read_opts_t *opts,
                              bson_error_t *err);
+/* Reads an archive or .bson stream from s (taken over, closed with the
+ * reader): for callers with their own byte source. */
+rm_reader_t *rm_reader_open_stream (rm_instream_t *s, const rm_read_opts_t *opts,
+                                    bson_error_t *err);
 const rm_dump_info_t *rm_reader_info (const rm_reader_t *r);
 /* 1: an item; 0: the end (every namespace ended); -1: error. */
 int rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err);
