@@ -110,7 +110,7 @@ scan_db (rm_reader_t *r, dirdump_t *d, const char *dir, const char *db, bson_err
             char *json;
             path = bson_strdup_printf ("%s/%s", dir, names[i]);
             json = slurp_path (path, &len, err);
-            ok = json && rm_layout_add_metadata (&r->info, db, stem, json, len, err);
+            ok = json && rm_layout_add_metadata (&r->info, dir, db, stem, json, len, err);
             bson_free (json);
             bson_free (path);
         } else if (strcmp (names[i], "prelude.json") == 0 || strcmp (names[i], "prelude.json.gz") == 0) {
@@ -139,7 +139,7 @@ scan_db (rm_reader_t *r, dirdump_t *d, const char *dir, const char *db, bson_err
             bson_free (stem);
             continue;
         }
-        ns = rm_layout_ns_for_bson (&r->info, db, stem, err);
+        ns = rm_layout_ns_for_bson (&r->info, dir, db, stem, err);
         bson_free (stem);
         if (!ns) {
             bson_free (path);

@@ -50,8 +50,8 @@ apply_metadata (rm_ns_t *ns, const char *json, size_t len)
 }
 
 rm_ns_t *
-rm_layout_add_metadata (rm_dump_info_t *info, const char *db, const char *stem,
-                        const char *json, size_t len, bson_error_t *err)
+rm_layout_add_metadata (rm_dump_info_t *info, const char *where, const char *db,
+                        const char *stem, const char *json, size_t len, bson_error_t *err)
 {
     rm_metadata_t m;
     char *coll;
@@ -66,7 +66,7 @@ rm_layout_add_metadata (rm_dump_info_t *info, const char *db, const char *stem,
             rm_error_set (err, RM_ERR_FORMAT,
                           "%s/%s.metadata.json: cannot tell the collection's name (a bad "
                           "escape or a hashed long name without collectionName)",
-                          db, stem);
+                          where, stem);
             rm_metadata_clear (&m);
             return NULL;
         }
@@ -81,8 +81,8 @@ rm_layout_add_metadata (rm_dump_info_t *info, const char *db, const char *stem,
 }
 
 rm_ns_t *
-rm_layout_ns_for_bson (rm_dump_info_t *info, const char *db, const char *stem,
-                       bson_error_t *err)
+rm_layout_ns_for_bson (rm_dump_info_t *info, const char *where, const char *db,
+                       const char *stem, bson_error_t *err)
 {
     rm_ns_t *ns;
     char *coll = NULL;
@@ -116,7 +116,7 @@ rm_layout_ns_for_bson (rm_dump_info_t *info, const char *db, const char *stem,
         rm_error_set (err, RM_ERR_FORMAT,
                       "%s/%s.bson: cannot tell the collection's name (a bad escape, or a "
                       "hashed long name with no metadata file giving collectionName)",
-                      db, stem);
+                      where, stem);
         return NULL;
     }
     ns = rm_dump_info_find (info, db, coll);

@@ -151,7 +151,7 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
         if (kind == RM_FILE_METADATA && t->root && strcmp (root, t->root) == 0) {
             size_t len;
             char *json = read_member_text (a, label, &len, err);
-            ok = json && rm_layout_add_metadata (&r->info, db, stem, json, len, err);
+            ok = json && rm_layout_add_metadata (&r->info, r->path, db, stem, json, len, err);
             bson_free (json);
         } else if (kind == RM_FILE_BSON && t->root && strcmp (root, t->root) == 0) {
             bson = bson_realloc (bson, (n_bson + 1) * sizeof *bson);
@@ -176,7 +176,7 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
     /* Data members are matched once every metadata file has been seen. */
     for (size_t i = 0; i < n_bson; i++) {
         if (ok) {
-            rm_ns_t *ns = rm_layout_ns_for_bson (&r->info, bson[i].db, bson[i].stem, err);
+            rm_ns_t *ns = rm_layout_ns_for_bson (&r->info, r->path, bson[i].db, bson[i].stem, err);
             ok = ns != NULL;
             if (ok) {
                 t->members = bson_realloc (t->members, (t->n_members + 1) * sizeof *t->members);
