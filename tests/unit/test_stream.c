@@ -1,0 +1,264 @@
+/* Streams split at every byte boundary read exactly like whole ones; the
+ * format and compression are told by content; options parse. */
+#include <stdlib.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "remodel/crc64.h"
+#include "remodel/dump.h"
+#include "test.h"
+
+#define FIX "../shared/fixtures/mongo-tools/"
+
+typedef struct {
+    const uint8_t *data;
+    size_t len, pos;
+    size_t split;  /* first read ends here */
+    size_t chunk;  /* then at most this many bytes per read; 0: no limit */
+} src_t;
+
+static ssize_t
+src_read (void *ctx, void *buf, size_t len, bson_error_t *err)
+{
+    src_t *s = ctx;
+    size_t n = s->len - s->pos;
+    if (s->pos < s->split && n > s->split - s->pos)
+        n = s->split - s->pos;
+    if (s->chunk && n > s->chunk)
+        n = s->chunk;
+    if (n > len)
+        n = len;
+    memcpy (buf, s->data + s->pos, n);
+    s->pos += n;
+    return (ssize_t) n;
+}
+
+static uint8_t *
+slurp (const char *path, size_t *len)
+{
+    FILE *f = fopen (path, "rb");
+    uint8_t *p;
+    if (!f)
+        return NULL;
+    fseek (f, 0, SEEK_END);
+    *len = (size_t) ftell (f);
+    fseek (f, 0, SEEK_SET);
+    p = malloc (*len + 1);
+    if (fread (p, 1, *len, f) != *len) {
+        free (p);
+        p = NULL;
+    }
+    fclose (f);
+    return p;
+}
+
+/* Reads a whole dump from src and folds every item into one fingerprint:
+ * namespace, kind and bytes of each item in order. "" on error. */
+static void
+fingerprint (src_t *src, char *out, size_t outlen)
+{
+    bson_error_t err;
+    rm_instream_t *s = rm_instream_new (src_read, src, "test", src->len);
+    rm_reader_t *r = rm_reader_open_stream (s, NULL, &err);
+    rm_item_t item;
+    uint64_t crc = 0, items = 0;
+    int rc;
+
+    out[0] = '\0';
+    if (!r) {
+        snprintf (out, outlen, "open: %s", err.message);
+        return;
+    }
+    while ((rc = rm_reader_next (r, &item, &err)) > 0) {
+        uint32_t tag[2] = {(uint32_t) item.ns->index, (uint32_t) item.kind};
+        crc = rm_crc64_update (crc, tag, sizeof tag);
+        if (item.kind == RM_ITEM_DOC)
+            crc = rm_crc64_update (crc, item.doc, item.len);
+        items++;
+    }
+    if (rc < 0)
+        snprintf (out, outlen, "error: %s", err.message);
+    else
+        snprintf (out, outlen, "%s %zu ns %llu items %016llx",
+                  rm_format_name (rm_reader_info (r)->format), rm_reader_info (r)->n_ns,
+                  (unsigned long long) items, (unsigned long long) crc);
+    rm_reader_close (r);
+}
+
+static uint8_t *
+gzip_bytes (const uint8_t *in, size_t len, size_t *out_len)
+{
+    z_stream z;
+    uint8_t *out = malloc (len + 1024);
+    memset (&z, 0, sizeof z);
+    deflateInit2 (&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    z.next_in = (Bytef *) in;
+    z.avail_in = (uInt) len;
+    z.next_out = out;
+    z.avail_out = (uInt) (len + 1024);
+    deflate (&z, Z_FINISH);
+    *out_len = z.total_out;
+    deflateEnd (&z);
+    return out;
+}
+
+static uint8_t *
+zstd_bytes (const uint8_t *in, size_t len, size_t *out_len)
+{
+    size_t cap = ZSTD_compressBound (len);
+    uint8_t *out = malloc (cap);
+    *out_len = ZSTD_compress (out, cap, in, len, 3);
+    return out;
+}
+
+/* Every split point, and reads of 1 and 7 bytes, give the whole-read
+ * fingerprint. */
+static void
+check_splits (const uint8_t *data, size_t len, const char *want_format)
+{
+    char whole[256], got[256];
+    src_t src = {data, len, 0, len, 0};
+    size_t bad = 0;
+
+    fingerprint (&src, whole, sizeof whole);
+    T_CHECK (strncmp (whole, want_format, strlen (want_format)) == 0);
+    if (strncmp (whole, want_format, strlen (want_format)) != 0)
+        fprintf (stderr, "  whole read: %s\n", whole);
+    for (size_t split = 0; split <= len; split++) {
+        src = (src_t){data, len, 0, split, 0};
+        fingerprint (&src, got, sizeof got);
+        if (strcmp (got, whole) != 0 && bad++ < 3)
+            fprintf (stderr, "  split at %zu: %s\n", split, got);
+    }
+    for (size_t chunk = 1; chunk <= 7; chunk += 6) {
+        src = (src_t){data, len, 0, 0, chunk};
+        fingerprint (&src, got, sizeof got);
+        if (strcmp (got, whole) != 0 && bad++ < 3)
+            fprintf (stderr, "  %zu-byte reads: %s\n", chunk, got);
+    }
+    T_CHECK (bad == 0);
+}
+
+static void
+run_file (const char *path, const char *want_format)
+{
+    size_t len, glen, zlen;
+    uint8_t *data = slurp (path, &len), *g, *z;
+    T_CHECK (data != NULL);
+    if (!data)
+        return;
+    g = gzip_bytes (data, len, &glen);
+    z = zstd_bytes (data, len, &zlen);
+    check_splits (data, len, want_format);
+    check_splits (g, glen, want_format);
+    check_splits (z, zlen, want_format);
+    free (data);
+    free (g);
+    free (z);
+}
+
+static void
+test_archive_split_everywhere (void)
+{
+    run_file (FIX "mongorestore/testdata/dump-w-oplog.archive", "archive 3 ns 47 items");
+    run_file (FIX "mongorestore/testdata/test.bar.archive", "archive 2 ns 4 items");
+}
+
+static void
+test_bson_split_everywhere (void)
+{
+    run_file (FIX "bsondump/testdata/all_types.bson", "bson 1 ns 21 items");
+    run_file (FIX "bsondump/testdata/deep_nested.bson", "bson 1 ns 2 items");
+}
+
+static void
+test_truncation_found_at_every_length (void)
+{
+    /* Every proper prefix of an archive is an error, never a silent end. */
+    size_t len;
+    uint8_t *data = slurp (FIX "mongorestore/testdata/dump-w-oplog.archive", &len);
+    size_t silent = 0;
+    char got[256];
+    T_CHECK (data != NULL);
+    for (size_t cut = 4; data && cut < len; cut++) {
+        src_t src = {data, cut, 0, cut, 0};
+        fingerprint (&src, got, sizeof got);
+        if (strncmp (got, "error: ", 7) != 0 && strncmp (got, "open: ", 6) != 0 && silent++ < 3)
+            fprintf (stderr, "  prefix of %zu bytes read as: %s\n", cut, got);
+    }
+    T_CHECK (silent == 0);
+    free (data);
+}
+
+static void
+test_compress_parse (void)
+{
+    rm_compress_t c;
+    bson_error_t err;
+    T_CHECK (rm_compress_parse ("zstd", &c, &err) && c.codec == RM_CODEC_ZSTD && c.level == 0);
+    T_CHECK (rm_compress_parse ("zstd:19", &c, &err) && c.level == 19);
+    T_CHECK (rm_compress_parse ("gzip:1", &c, &err) && c.codec == RM_CODEC_GZIP && c.level == 1);
+    T_CHECK (rm_compress_parse ("none", &c, &err) && c.codec == RM_CODEC_NONE);
+    T_CHECK (!rm_compress_parse ("gzip:10", &c, &err));
+    T_CHECK (strstr (err.message, "bad level") != NULL);
+    T_CHECK (!rm_compress_parse ("zstd:x", &c, &err));
+    T_CHECK (!rm_compress_parse ("brotli", &c, &err));
+    T_CHECK (strstr (err.message, "unknown \"brotli\"") != NULL);
+}
+
+static void
+test_destination_names (void)
+{
+    static const struct {
+        const char *dst;
+        rm_format_t f;
+        rm_codec_t c;
+    } cases[] = {
+        {"x.archive", RM_FORMAT_ARCHIVE, RM_CODEC_NONE},
+        {"x.archive.gz", RM_FORMAT_ARCHIVE, RM_CODEC_GZIP},
+        {"x.archive.zst", RM_FORMAT_ARCHIVE, RM_CODEC_ZSTD},
+        {"x.tar", RM_FORMAT_TAR, RM_CODEC_NONE},
+        {"x.tar.zst", RM_FORMAT_TAR, RM_CODEC_ZSTD},
+        {"x.tgz", RM_FORMAT_TAR, RM_CODEC_GZIP},
+        {"x.bson", RM_FORMAT_BSON, RM_CODEC_NONE},
+        {"x.bson.gz", RM_FORMAT_BSON, RM_CODEC_GZIP},
+        {"-", RM_FORMAT_ARCHIVE, RM_CODEC_NONE},
+        {"out", RM_FORMAT_DIR, RM_CODEC_NONE},
+        {"out.gz.d", RM_FORMAT_DIR, RM_CODEC_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rm_write_opts_t o;
+        memset (&o, 0, sizeof o);
+        rm_write_opts_resolve (&o, cases[i].dst);
+        if (o.format != cases[i].f || o.compress.codec != cases[i].c) {
+            fprintf (stderr, "  %s: got %s/%s\n", cases[i].dst, rm_format_name (o.format),
+                     rm_codec_name (o.compress.codec));
+            T_CHECK (0);
+        }
+    }
+}
+
+static void
+test_error_doc_format (void)
+{
+    bson_error_t err;
+    rm_error_doc (&err, RM_ERR_FORMAT, "a.bson", "db.c", 3, 164, "truncated: %s", "x");
+    T_CHECK_STR (err.message, "a.bson: db.c: document 3 at byte 164: truncated: x");
+    T_CHECK (err.domain == RM_ERROR_DOMAIN && err.code == RM_ERR_FORMAT);
+    rm_error_doc (&err, RM_ERR_FORMAT, "a.bson", NULL, 1, 0, "bad");
+    T_CHECK_STR (err.message, "a.bson: document 1 at byte 0: bad");
+    rm_error_prefix (&err, "archive header");
+    T_CHECK_STR (err.message, "archive header: a.bson: document 1 at byte 0: bad");
+}
+
+int
+main (void)
+{
+    T_RUN (test_archive_split_everywhere);
+    T_RUN (test_bson_split_everywhere);
+    T_RUN (test_truncation_found_at_every_length);
+    T_RUN (test_compress_parse);
+    T_RUN (test_destination_names);
+    T_RUN (test_error_doc_format);
+    return t_done ();
+}
