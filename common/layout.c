@@ -25,7 +25,9 @@ rm_layout_classify (const char *name, char **stem)
         *stem = bson_strndup (name, n);
         return RM_FILE_METADATA;
     }
-    if (ends_with (name, ".bson", &n) || ends_with (name, ".bson.gz", &n)) {
+    /* .bson.zst is not mongodump's, but remodel writes it for single files. */
+    if (ends_with (name, ".bson", &n) || ends_with (name, ".bson.gz", &n) ||
+        ends_with (name, ".bson.zst", &n)) {
         *stem = bson_strndup (name, n);
         return RM_FILE_BSON;
     }
