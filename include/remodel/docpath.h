@@ -1,0 +1,62 @@
+/* Dotted paths in BSON documents: reading them as $lookup does, and
+ * editing documents (set, unset, rename) by copying their bytes into a new
+ * document, never through a tree. */
+#ifndef REMODEL_DOCPATH_H
+#define REMODEL_DOCPATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bson/bson.h>
+
+#include "remodel/error.h"
+
+#define RM_PATH_MAX_PARTS 32
+
+typedef struct {
+    char *text;                    /* "a.b.c" */
+    char *parts[RM_PATH_MAX_PARTS]; /* pointers into a private copy */
+    size_t n;
+} rm_path_t;
+
+/* Parses a dotted path; rejects "", empty components, and a leading '$'. */
+bool rm_path_parse (rm_path_t *p, const char *text, bson_error_t *err);
+void rm_path_destroy (rm_path_t *p);
+
+/* Called for each value found; return false to stop. */
+typedef bool (*rm_path_visit_fn) (const bson_iter_t *value, void *ctx);
+
+/* Visits the values at path in doc the way $lookup resolves a path:
+ * through arrays of documents (a.x over {a:[{x:1},{x:2}]} gives 1 and 2), a
+ * numeric component also indexing an array. When the value at the end is
+ * an array, expand_leaf_array visits its elements (and also the array
+ * itself when also_whole is true: the foreign side of $lookup). Returns the
+ * number of values visited; 0 means missing. */
+size_t rm_path_visit (const uint8_t *doc, size_t len, const rm_path_t *p,
+                      bool expand_leaf_array, bool also_whole, rm_path_visit_fn fn, void *ctx);
+
+/* The single value at a path without walking arrays (a plain lookup of
+ * nested documents, numeric components indexing arrays): false if missing. */
+bool rm_path_get (const uint8_t *doc, size_t len, const rm_path_t *p, bson_iter_t *out);
+
+/* Edits: each copies doc into out (initialized by the caller with
+ * bson_init or bson_reinit) with one change, keeping every other field in
+ * its place and order.
+ * set: replaces the value at path where it is, or appends it at the end of
+ *   the innermost existing document, creating missing parent documents
+ *   (appended at the end of their parent). Fails with err when a parent on
+ *   the path exists and is not a document (as $set does).
+ * unset: removes the field at path if present; like $unset it does not walk
+ *   into arrays (a numeric component indexes one).
+ * rename: moves the value from one path to another (as $rename: the new
+ *   field takes the place of an existing one of that name, else goes at the
+ *   end of its parent). */
+bool rm_doc_set (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
+                 const bson_value_t *value, bson_error_t *err);
+bool rm_doc_unset (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
+                   bool *changed, bson_error_t *err);
+bool rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *from,
+                    const rm_path_t *to, bool *changed, bson_error_t *err);
+
+#endif

@@ -1,0 +1,47 @@
+/* BSON values as MongoDB compares them (shared/reference/mongodb-semantics.md):
+ * the sort order across types, and a canonical byte encoding of join keys
+ * so that $lookup equality is memcmp equality. */
+#ifndef REMODEL_VALUE_H
+#define REMODEL_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bson/bson.h>
+
+/* A growable byte buffer, reused across documents (no per-document malloc
+ * once it has grown). */
+typedef struct {
+    uint8_t *data;
+    size_t len, cap;
+} rm_buf_t;
+
+void rm_buf_init (rm_buf_t *b);
+void rm_buf_reset (rm_buf_t *b); /* len = 0, keeps the memory */
+void rm_buf_append (rm_buf_t *b, const void *p, size_t n);
+void rm_buf_destroy (rm_buf_t *b);
+
+/* MongoDB's comparison of two values: <0, 0, >0. Numbers by value across
+ * int32/int64/double/decimal128 (NaN equal to NaN, below all numbers; -0 ==
+ * 0), strings and symbols by bytes, documents field by field (type order,
+ * then name, then value, as the server does), arrays element by element,
+ * then BinData, ObjectId, bool, date (signed), timestamp, regex, MaxKey. A
+ * NULL iterator means "missing" and compares as null. */
+int rm_value_compare (const bson_iter_t *a, const bson_iter_t *b);
+
+/* The canonical type class of a value in the sort order (MinKey lowest). */
+int rm_value_canonical_type (bson_type_t t);
+
+/* Appends the canonical key of a value to out: two values have equal keys
+ * exactly when $lookup finds them equal (1 == 1.0 == NumberLong(1) ==
+ * NumberDecimal("1"); null == missing; documents and arrays by full value,
+ * recursively canonical). A NULL iterator encodes "missing" (== null). The
+ * memcmp order of keys is a total order consistent with that equality, but
+ * not MongoDB's sort order: use rm_value_compare for sorting. */
+void rm_key_append (rm_buf_t *out, const bson_iter_t *it);
+
+/* A 64-bit hash of a key's bytes, for hash joins. */
+uint64_t rm_key_hash (const uint8_t *key, size_t len);
+
+#endif
