@@ -133,6 +133,7 @@ parse_ns_header (rm_reader_t *r, const rm_frame_t *f, const char **db, const cha
     bson_t b;
     bson_iter_t it;
     int seen = 0;
+    const char *extra = NULL;
 
     bson_init_static (&b, f->data, f->len);
     bson_iter_init (&it, &b);
@@ -146,12 +147,16 @@ parse_ns_header (rm_reader_t *r, const rm_frame_t *f, const char **db, const cha
             *eof = bson_iter_bool (&it), seen |= 4;
         else if (strcmp (k, "CRC") == 0 && BSON_ITER_HOLDS_INT64 (&it))
             *crc = bson_iter_int64 (&it), seen |= 8;
-        else {
-            rm_error_set (err, RM_ERR_FORMAT,
-                          "%s: bad namespace header at byte %llu: unexpected field \"%s\"",
-                          r->path, (unsigned long long) f->offset, k);
-            return false;
-        }
+        else if (!extra)
+            extra = k;
+    }
+    if (extra) {
+        /* mongorestore refuses any other key; name the namespace if known. */
+        rm_error_set (err, RM_ERR_FORMAT,
+                      "%s: %s%s%s: bad namespace header at byte %llu: unexpected field \"%s\"",
+                      r->path, (seen & 1) ? *db : "?", ".", (seen & 2) ? *coll : "?",
+                      (unsigned long long) f->offset, extra);
+        return false;
     }
     if (seen != 15) {
         rm_error_set (err, RM_ERR_FORMAT,

@@ -174,10 +174,16 @@ detect (rm_instream_t *s, bson_error_t *err)
     return true;
 }
 
-static uint64_t
-compressed_pos (const rm_instream_t *s)
+/* The codecs do not say where in their input they failed: name the span of
+ * compressed bytes handed to them. */
+static void
+corrupt (rm_instream_t *s, bson_error_t *err, const char *why)
 {
-    return s->raw_pos - (s->raw_len - s->raw_off);
+    rm_error_set (err, RM_ERR_FORMAT,
+                  "%s: corrupt %s data in compressed bytes %llu..%llu: %s", s->name,
+                  rm_codec_name (s->codec),
+                  (unsigned long long) (s->raw_pos - (s->raw_len - s->raw_off)),
+                  (unsigned long long) s->raw_pos, why);
 }
 
 /* Decompresses (or reads) more bytes into buf[end..cap). */
@@ -229,9 +235,7 @@ produce (rm_instream_t *s, bson_error_t *err)
             s->frame_open = false;
             inflateReset (&s->z);
         } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            rm_error_set (err, RM_ERR_FORMAT, "%s: corrupt gzip data near compressed byte %llu: %s",
-                          s->name, (unsigned long long) compressed_pos (s),
-                          s->z.msg ? s->z.msg : "inflate failed");
+            corrupt (s, err, s->z.msg ? s->z.msg : "inflate failed");
             return false;
         }
         return true;
@@ -239,14 +243,12 @@ produce (rm_instream_t *s, bson_error_t *err)
         ZSTD_inBuffer in = {s->raw, s->raw_len, s->raw_off};
         ZSTD_outBuffer out = {s->buf, s->cap, s->end};
         size_t zr = ZSTD_decompressStream (s->zd, &out, &in);
-        s->raw_off = in.pos;
-        s->end = out.pos;
         if (ZSTD_isError (zr)) {
-            rm_error_set (err, RM_ERR_FORMAT, "%s: corrupt zstd data near compressed byte %llu: %s",
-                          s->name, (unsigned long long) compressed_pos (s),
-                          ZSTD_getErrorName (zr));
+            corrupt (s, err, ZSTD_getErrorName (zr));
             return false;
         }
+        s->raw_off = in.pos;
+        s->end = out.pos;
         s->frame_open = zr != 0;
         return true;
     }

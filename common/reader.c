@@ -22,11 +22,11 @@ other_compression (const uint8_t *p, ssize_t n)
            (n >= 4 && memcmp (p, "\x89LZO", 4) == 0);
 }
 
+/* Opened at the first bad document, so that a run refused before reading
+ * (an existing destination, a bad option) leaves the file alone. */
 static bool
 open_quarantine (rm_reader_t *r, bson_error_t *err)
 {
-    if (!r->opts.skip_invalid || !r->opts.quarantine)
-        return true;
     r->quarantine_fd = open (r->opts.quarantine, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (r->quarantine_fd < 0) {
         rm_error_set (err, RM_ERR_IO, "%s: cannot create the quarantine file: %s",
@@ -101,10 +101,6 @@ rm_reader_open (const char *path, const rm_read_opts_t *opts, bson_error_t *err)
         reader_free (r);
         return NULL;
     }
-    if (!open_quarantine (r, err)) {
-        rm_reader_close (r);
-        return NULL;
-    }
     return r;
 }
 
@@ -114,10 +110,6 @@ rm_reader_open_stream (rm_instream_t *s, const rm_read_opts_t *opts, bson_error_
     rm_reader_t *r = reader_new (rm_instream_name (s), opts);
     if (!init_by_content (r, s, false, err)) {
         reader_free (r);
-        return NULL;
-    }
-    if (!open_quarantine (r, err)) {
-        rm_reader_close (r);
         return NULL;
     }
     return r;
@@ -166,8 +158,10 @@ quarantine (rm_reader_t *r, const rm_frame_t *f, bson_error_t *err)
 {
     const uint8_t *p = f->data;
     size_t n = f->len;
-    if (r->quarantine_fd < 0)
+    if (!r->opts.quarantine)
         return true;
+    if (r->quarantine_fd < 0 && !open_quarantine (r, err))
+        return false;
     while (n > 0) {
         ssize_t w = write (r->quarantine_fd, p, n);
         if (w < 0 && errno == EINTR)

@@ -56,11 +56,25 @@ bool
 rm_tmppath_check_dst (const char *dst, bool force, bson_error_t *err)
 {
     struct stat st;
+    char *copy, *dir;
+    bool ok = true;
+
     if (lstat (dst, &st) == 0 && !force) {
         rm_error_set (err, RM_ERR_EXISTS, "%s: already exists (use --force to replace it)", dst);
         return false;
     }
-    return true;
+    /* Say it here, about dst, rather than later about a temporary name. */
+    copy = bson_strdup (dst);
+    dir = dirname (copy);
+    if (stat (dir, &st) != 0 || !S_ISDIR (st.st_mode)) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot write there: %s is not a directory", dst, dir);
+        ok = false;
+    } else if (access (dir, W_OK | X_OK) != 0) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot write into %s: %s", dst, dir, strerror (errno));
+        ok = false;
+    }
+    bson_free (copy);
+    return ok;
 }
 
 bool

@@ -162,7 +162,7 @@ cmd_inspect (int argc, char **argv)
     r = rm_reader_open (pos[0], &o.read, &err);
     if (!r) {
         tool_error (&err);
-        return 1;
+        return tool_exit_status (&err);
     }
     prog = tool_progress_new (o.quiet, "inspect");
     while ((rc = rm_reader_next (r, &item, &err)) > 0)
@@ -176,5 +176,5 @@ cmd_inspect (int argc, char **argv)
     if (rc < 0)
         tool_error (&err);
     rm_reader_close (r);
-    return rc < 0 ? 1 : 0;
+    return rc < 0 ? tool_exit_status (&err) : 0;
 }

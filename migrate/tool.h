@@ -24,6 +24,8 @@ int cmd_cat (int argc, char **argv);
 
 /* Messages (tool_msgs.c): printed once, at the top. */
 void tool_error (const bson_error_t *err);
+/* The exit status for an error: 2 for usage, 130 after Ctrl-C, else 1. */
+int tool_exit_status (const bson_error_t *err);
 void tool_errorf (const char *fmt, ...) BSON_GNUC_PRINTF (1, 2);
 void tool_note (bool quiet, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
 

@@ -19,7 +19,7 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
     r = rm_reader_open (src, &o->read, &err);
     if (!r) {
         tool_error (&err);
-        return 1;
+        return tool_exit_status (&err);
     }
     /* The writer counts into its own copy of the namespace list. */
     rm_dump_info_copy (&out, rm_reader_info (r));
@@ -29,7 +29,7 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
         tool_error (&err);
         rm_dump_info_destroy (&out);
         rm_reader_close (r);
-        return 1;
+        return tool_exit_status (&err);
     }
     prog = tool_progress_new (o->quiet, label);
     while ((rc = rm_reader_next (r, &item, &err)) > 0) {
@@ -53,6 +53,7 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
     if (rc < 0) {
         rm_writer_abort (w);
         tool_error (&err);
+        rc = tool_exit_status (&err);
     } else {
         if (rm_reader_skipped (r) > 0)
             tool_note (false, "%llu invalid document(s) set aside%s%s",
@@ -71,5 +72,5 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
     rm_writer_destroy (w);
     rm_dump_info_destroy (&out);
     rm_reader_close (r);
-    return rc < 0 ? 1 : 0;
+    return rc;
 }

@@ -32,7 +32,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
     *n_pos = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, "qfh", longopts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, ":qfh", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_FORMAT:
             if (!cmd->writes || !rm_format_parse (optarg, &o->write.format)) {
@@ -81,8 +81,18 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
             *help = true;
             fputs (cmd->usage, stdout);
             return false;
+        case ':':
+            /* optopt is a short option's letter, or a long option's code. */
+            if (optopt > 0 && optopt < 256)
+                tool_errorf ("option \"-%c\" needs a value (see --help)", optopt);
+            else
+                tool_errorf ("option \"%s\" needs a value (see --help)", argv[optind - 1]);
+            return false;
         default:
-            tool_errorf ("unknown option \"%s\" (see --help)", argv[optind - 1]);
+            if (optopt > 0 && optopt < 256)
+                tool_errorf ("unknown option \"-%c\" (see --help)", optopt);
+            else
+                tool_errorf ("unknown option \"%s\" (see --help)", argv[optind - 1]);
             return false;
         }
     }

@@ -10,6 +10,16 @@ tool_error (const bson_error_t *err)
     fprintf (stderr, "remodel: error: %s\n", err->message);
 }
 
+int
+tool_exit_status (const bson_error_t *err)
+{
+    if (err->domain == RM_ERROR_DOMAIN && err->code == RM_ERR_USAGE)
+        return 2;
+    if (err->domain == RM_ERROR_DOMAIN && err->code == RM_ERR_INTERRUPTED)
+        return 130;
+    return 1;
+}
+
 void
 tool_errorf (const char *fmt, ...)
 {
