@@ -134,3 +134,39 @@ PY
 expect_eq "archive from a pipe" "$(fingerprint "$T/stdin.archive.zst")" "$(fingerprint "$TD/dump-w-oplog.archive")"
 gzip -c "$MT/bsondump/testdata/all_types.bson" | "$REMODEL" convert -q - "$T/stdin.bson"
 check "gzip .bson from a pipe" cmp "$T/stdin.bson" "$MT/bsondump/testdata/all_types.bson"
+
+# Tars made by the system's tar, in formats our writer does not produce.
+mkdir -p "$T/ext" && cp -r "$ROOT/dumps/sample" "$T/ext/sample"
+tar -C "$T/ext" -cJf "$T/ext.tar.xz" sample
+tar -C "$T/ext" -cjf "$T/ext.tar.bz2" sample
+tar -C "$T/ext/sample" -czf "$T/ext-noroot.tgz" .
+want=$(fingerprint "$ROOT/dumps/sample")
+for t in ext.tar.xz ext.tar.bz2 ext-noroot.tgz; do
+    expect_eq "tar made by tar(1): $t" "$(fingerprint "$T/$t")" "$want"
+done
+
+# Views: only metadata in a directory, a zero-document segment in an archive.
+mkdir -p "$T/viewdump/shop"
+printf '%s' '{"options":{"viewOn":"orders","pipeline":[{"$match":{"status":"A"}}]},"indexes":[],"collectionName":"active","type":"view"}' >"$T/viewdump/shop/active.metadata.json"
+printf '%s' '{"indexes":[{"v":{"$numberInt":"2"},"key":{"_id":{"$numberInt":"1"}},"name":"_id_"}],"collectionName":"orders"}' >"$T/viewdump/shop/orders.metadata.json"
+cp "$MT/bsondump/testdata/sample.bson" "$T/viewdump/shop/orders.bson"
+"$REMODEL" convert -q "$T/viewdump" "$T/view.archive"
+prelude=$(python3 - "$T/view.archive" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+p = 4 + struct.unpack('<i', d[4:8])[0]
+out = []
+while struct.unpack('<i', d[p:p+4])[0] != -1:
+    n = struct.unpack('<i', d[p:p+4])[0]
+    doc = d[p:p+n]; p += n
+    coll = doc.split(b'collection\x00')[1][4:].split(b'\x00')[0].decode()
+    typ = doc.split(b'type\x00')[1][4:].split(b'\x00')[0].decode()
+    out.append(coll + ':' + typ)
+print(' '.join(out))
+PY
+)
+expect_eq "a view is typed view in the archive prelude" "$prelude" "active:view orders:collection"
+"$REMODEL" convert -q "$T/view.archive" "$T/viewback"
+check "a view has only its metadata in a directory" test -f "$T/viewback/shop/active.metadata.json" -a ! -e "$T/viewback/shop/active.bson"
+check "the view's metadata is kept byte for byte" cmp "$T/viewdump/shop/active.metadata.json" "$T/viewback/shop/active.metadata.json"
+expect_eq "views survive the round trip" "$(fingerprint "$T/viewback")" "$(fingerprint "$T/viewdump")"
