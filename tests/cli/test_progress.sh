@@ -23,7 +23,7 @@ python3 "$T/feed.py" "$T/r.bson" | "$REMODEL" convert - "$T/out3.bson" 2>"$T/err
 expect_eq "no meter when stderr is not a terminal" "$(grep -c 'docs/s' "$T/err3")" 0
 # With a known size the meter shows a percentage and an ETA.
 python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read() * 150)' "$T/r.bson" "$T/big.bson"
-script -qec "$REMODEL convert --compress gzip:1 $T/big.bson $T/big.bson.gz" /dev/null >"$T/tty4" 2>&1
+script -qec "$REMODEL convert --compress gzip:6 $T/big.bson $T/big.bson.gz" /dev/null >"$T/tty4" 2>&1
 if grep -a -q "ETA" "$T/tty4"; then pass "ETA when the size is known"
 else fail "ETA when the size is known" "$(tr '\r' '\n' <"$T/tty4" | tail -3)"; fi
 
