@@ -1,0 +1,973 @@
+/* Dotted paths over raw BSON: reading them as MongoDB's query matcher does
+ * (the foreign side of $lookup), and $set, $unset and $rename as the update
+ * operators do, by copying byte ranges, never through a tree.
+ *
+ * Reading (rm_path_visit), after src/mongo/db/matcher/path.cpp:
+ *  - documents are walked by field name (the first field of that name);
+ *  - an array met before the path ends is walked element by element: each
+ *    document element is searched for the rest of the path; other elements
+ *    are skipped, so an array directly inside an array is not entered
+ *    (a.x finds nothing in {a: [[{x: 1}]]});
+ *  - a numeric component after an array does both things, in this order,
+ *    for each element: a document element is searched for a field of that
+ *    name ("0"), then the element at that position stands for the
+ *    component. So a.0 over {a: [{"0": 5}]} gives 5, then {"0": 5}; and an
+ *    array at that position is walked in turn (a.0.x over {a: [[{x: 1}]]}
+ *    gives 1). The component must be written as the array key is: "01"
+ *    never indexes. MongoDB's own localField walk (document_path_support)
+ *    indexes only; one walk here serves both sides;
+ *  - an array the path ends on, found by name, gives its elements
+ *    (expand_leaf_array), then itself (also_whole). An array the path ends
+ *    on by position (a.0 over {a: [[1, 2]]}) is one value on the foreign
+ *    side (also_whole: [1, 2], as the matcher) and its elements on the
+ *    local side (expand alone: 1 and 2, as document_path_support).
+ *
+ * Editing, after src/mongo/db/update (path_support.cpp, rename_node.cpp):
+ *  - a numeric component indexes an array and is read as the update system
+ *    reads it: any digits ("01" is 1). Arrays are never walked implicitly;
+ *  - $set creates missing documents, and pads an array with nulls up to a
+ *    position past its end (at most 1,500,000 nulls, MongoDB's limit); it
+ *    fails on a scalar, or on a name applied to an array, on the way;
+ *  - $unset removes a field, sets an array element to null (the array keeps
+ *    its length), and ignores a path that does not lead anywhere;
+ *  - $rename is $set of the value at the new place then removal of the old
+ *    one; a missing source is a no-op, and neither path may go through an
+ *    array.
+ *  - A top-level _id the edit creates goes first: stored documents begin
+ *    with _id.
+ * Untouched elements are copied as bytes. bson_append_iter is not a copy
+ * for that purpose: it re-encodes values and sorts regex options. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remodel/docpath.h"
+
+/* MongoDB's kMaxPaddingAllowed: $set pads an array with at most this many
+ * nulls. */
+#define MAX_BACKFILL 1500000u
+
+/* ------------------------------------------------------------------ paths */
+
+static bool
+path_error (rm_path_t *p, bson_error_t *err, rm_errcode_t code, const char *text,
+            const char *fmt, ...) BSON_GNUC_PRINTF (5, 6);
+
+static bool
+path_error (rm_path_t *p, bson_error_t *err, rm_errcode_t code, const char *text,
+            const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+
+    va_start (ap, fmt);
+    vsnprintf (why, sizeof why, fmt, ap);
+    va_end (ap);
+    rm_error_set (err, code, "invalid path \"%s\": %s", text, why);
+    rm_path_destroy (p);
+    return false;
+}
+
+bool
+rm_path_parse (rm_path_t *p, const char *text, bson_error_t *err)
+{
+    size_t len, n = 1;
+    char *copy, *s;
+
+    memset (p, 0, sizeof *p);
+    if (!text || !*text)
+        return path_error (p, err, RM_ERR_USAGE, "", "empty");
+    len = strlen (text);
+    if (text[0] == '.')
+        return path_error (p, err, RM_ERR_USAGE, text, "starts with '.'");
+    if (text[len - 1] == '.')
+        return path_error (p, err, RM_ERR_USAGE, text, "ends with '.'");
+    if (strstr (text, ".."))
+        return path_error (p, err, RM_ERR_USAGE, text, "empty field name between dots");
+    for (s = strchr (text, '.'); s; s = strchr (s + 1, '.'))
+        n++;
+    if (n > RM_PATH_MAX_PARTS)
+        return path_error (p, err, RM_ERR_USAGE, text, "%zu parts, more than %d", n,
+                           RM_PATH_MAX_PARTS);
+
+    /* One allocation: the text, then a copy cut at the dots for parts[]. */
+    p->text = malloc (2 * (len + 1));
+    if (!p->text)
+        return path_error (p, err, RM_ERR_NOMEM, text, "out of memory");
+    memcpy (p->text, text, len + 1);
+    copy = p->text + len + 1;
+    memcpy (copy, text, len + 1);
+    for (s = copy;; s++) {
+        p->parts[p->n++] = s;
+        s = strchr (s, '.');
+        if (!s)
+            break;
+        *s = '\0';
+    }
+    /* $-names are operators ($, $[], $[id]) or not storable; none is a path
+     * this code can follow. */
+    for (size_t i = 0; i < p->n; i++)
+        if (p->parts[i][0] == '$')
+            return path_error (p, err, RM_ERR_USAGE, text, "field name \"%s\" starts with '$'",
+                               p->parts[i]);
+    return true;
+}
+
+void
+rm_path_destroy (rm_path_t *p)
+{
+    if (!p)
+        return;
+    free (p->text);
+    memset (p, 0, sizeof *p);
+}
+
+/* The first parts+1 components of p as text, for messages. */
+static int
+prefix_len (const rm_path_t *p, size_t parts)
+{
+    return (int) (p->parts[parts] - p->parts[0] + (ptrdiff_t) strlen (p->parts[parts]));
+}
+
+/* Any digits, as the update system reads an array position ("01" is 1). */
+static bool
+index_loose (const char *s, uint32_t *out)
+{
+    uint64_t v = 0;
+
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        v = v * 10 + (uint64_t) (*s - '0');
+        if (v > UINT32_MAX)
+            return false;
+    }
+    *out = (uint32_t) v;
+    return true;
+}
+
+/* The way array keys are written ("0", "17", never "017"): the matcher
+ * compares the component with the key as text. */
+static bool
+index_strict (const char *s, uint32_t *out)
+{
+    if (s[0] == '0' && s[1])
+        return false;
+    return index_loose (s, out);
+}
+
+/* ------------------------------------------------------------ containers */
+
+/* A document or array as bytes: where its fields are copied from. */
+typedef struct {
+    const uint8_t *data;
+    uint32_t len;
+    bool is_array;
+} box_t;
+
+static bool
+box_of (const bson_iter_t *it, box_t *b)
+{
+    if (BSON_ITER_HOLDS_DOCUMENT (it))
+        bson_iter_document (it, &b->len, &b->data);
+    else if (BSON_ITER_HOLDS_ARRAY (it))
+        bson_iter_array (it, &b->len, &b->data);
+    else
+        return false;
+    b->is_array = BSON_ITER_HOLDS_ARRAY (it);
+    return true;
+}
+
+/* One element of a container and its byte range in it. */
+typedef struct {
+    bson_iter_t it;
+    uint32_t start, end;
+    uint32_t count; /* elements before it; all of them when not found */
+} hit_t;
+
+/* The element a component names in a container: the first field of that
+ * name in a document, the element at that position in an array (the
+ * update system's reading of the number). 1 found, 0 not, -1 bad bytes.
+ * libbson has no accessor for where an element ends; next_off, in the
+ * public struct, is where the iterator itself goes next. */
+static int
+find_in (const box_t *b, const char *name, hit_t *h)
+{
+    bson_iter_t it;
+    uint32_t idx = 0, pos = 0, end = 4;
+    bool by_index = b->is_array && index_loose (name, &idx);
+
+    if (!bson_iter_init_from_data (&it, b->data, b->len))
+        return -1;
+    while (bson_iter_next (&it)) {
+        if (b->is_array ? by_index && pos == idx : strcmp (bson_iter_key (&it), name) == 0) {
+            h->it = it;
+            h->start = bson_iter_offset (&it);
+            h->end = it.next_off;
+            h->count = pos;
+            return 1;
+        }
+        end = it.next_off;
+        pos++;
+    }
+    h->count = pos;
+    /* the iterator stops at the end or at bad bytes: only the end is at
+     * the terminating NUL */
+    return end == b->len - 1 ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+bool
+rm_path_get (const uint8_t *doc, size_t len, const rm_path_t *p, bson_iter_t *out)
+{
+    bson_iter_t it;
+
+    if (!doc || !p || !p->n || !bson_iter_init_from_data (&it, doc, len) ||
+        !bson_iter_find (&it, p->parts[0]))
+        return false;
+    for (size_t i = 1; i < p->n; i++) {
+        bson_iter_t child;
+        uint32_t idx;
+
+        if (!(BSON_ITER_HOLDS_DOCUMENT (&it) || BSON_ITER_HOLDS_ARRAY (&it)) ||
+            !bson_iter_recurse (&it, &child))
+            return false;
+        if (BSON_ITER_HOLDS_ARRAY (&it)) {
+            if (!index_strict (p->parts[i], &idx))
+                return false;
+            do {
+                if (!bson_iter_next (&child))
+                    return false;
+            } while (idx--);
+        } else if (!bson_iter_find (&child, p->parts[i])) {
+            return false;
+        }
+        it = child;
+    }
+    *out = it;
+    return true;
+}
+
+typedef struct {
+    const rm_path_t *p;
+    bool expand, whole;
+    rm_path_visit_fn fn;
+    void *ctx;
+    size_t count;
+    bool stop;
+} visit_t;
+
+static void
+emit (visit_t *v, const bson_iter_t *it)
+{
+    if (v->stop)
+        return;
+    v->count++;
+    if (v->fn && !v->fn (it, v->ctx))
+        v->stop = true;
+}
+
+static void
+emit_elements (visit_t *v, const bson_iter_t *arr)
+{
+    bson_iter_t el;
+
+    if (!bson_iter_recurse (arr, &el))
+        return;
+    while (!v->stop && bson_iter_next (&el))
+        emit (v, &el);
+}
+
+/* The value the path ends on, found by name. */
+static void
+emit_named (visit_t *v, const bson_iter_t *it)
+{
+    if (v->expand && BSON_ITER_HOLDS_ARRAY (it)) {
+        emit_elements (v, it);
+        if (v->whole)
+            emit (v, it);
+    } else {
+        emit (v, it);
+    }
+}
+
+/* The value the path ends on, an array element picked by position. */
+static void
+emit_positional (visit_t *v, const bson_iter_t *it)
+{
+    if (v->expand && !v->whole && BSON_ITER_HOLDS_ARRAY (it))
+        emit_elements (v, it);
+    else
+        emit (v, it);
+}
+
+static void visit_array (visit_t *v, const bson_iter_t *arr, size_t i);
+
+/* parts[i] in a document. */
+static void
+visit_doc (visit_t *v, const uint8_t *data, size_t len, size_t i)
+{
+    bson_iter_t it;
+    box_t b;
+
+    if (v->stop || !bson_iter_init_from_data (&it, data, len) || !bson_iter_find (&it, v->p->parts[i]))
+        return;
+    if (i + 1 == v->p->n)
+        emit_named (v, &it);
+    else if (BSON_ITER_HOLDS_DOCUMENT (&it) && box_of (&it, &b))
+        visit_doc (v, b.data, b.len, i + 1);
+    else if (BSON_ITER_HOLDS_ARRAY (&it))
+        visit_array (v, &it, i + 1);
+}
+
+/* parts[i] applied to each element of an array the path goes through. */
+static void
+visit_array (visit_t *v, const bson_iter_t *arr, size_t i)
+{
+    bool last = i + 1 == v->p->n;
+    uint32_t idx = 0, pos = 0;
+    bool by_index = index_strict (v->p->parts[i], &idx);
+    bson_iter_t el;
+    box_t b;
+
+    if (!bson_iter_recurse (arr, &el))
+        return;
+    while (!v->stop && bson_iter_next (&el)) {
+        bool here = by_index && pos == idx;
+
+        pos++;
+        if (BSON_ITER_HOLDS_DOCUMENT (&el) && box_of (&el, &b)) {
+            visit_doc (v, b.data, b.len, i);
+            if (here && last)
+                emit (v, &el);
+            else if (here)
+                visit_doc (v, b.data, b.len, i + 1);
+        } else if (here) {
+            if (last)
+                emit_positional (v, &el);
+            else if (BSON_ITER_HOLDS_ARRAY (&el))
+                visit_array (v, &el, i + 1);
+        }
+    }
+}
+
+size_t
+rm_path_visit (const uint8_t *doc, size_t len, const rm_path_t *p, bool expand_leaf_array,
+               bool also_whole, rm_path_visit_fn fn, void *ctx)
+{
+    visit_t v = {p, expand_leaf_array, also_whole, fn, ctx, 0, false};
+
+    if (!doc || !p || !p->n)
+        return 0;
+    visit_doc (&v, doc, len, 0);
+    return v.count;
+}
+
+/* ------------------------------------------------------ values in messages */
+
+typedef struct {
+    char *s;
+    size_t cap, len;
+    bool full;
+} text_t;
+
+static void put (text_t *t, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+
+static void
+put (text_t *t, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (t->full)
+        return;
+    va_start (ap, fmt);
+    n = vsnprintf (t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end (ap);
+    if (n < 0 || (size_t) n >= t->cap - t->len) {
+        t->full = true;
+        t->len = t->cap - 1;
+    } else {
+        t->len += (size_t) n;
+    }
+}
+
+static void
+put_double (text_t *t, double d)
+{
+    char buf[40];
+
+    /* the shortest form that reads back, with ".0" on whole numbers as the
+     * shell prints them */
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf (buf, sizeof buf, "%.*g", prec, d);
+        if (strtod (buf, NULL) == d || d != d)
+            break;
+    }
+    put (t, "%s%s", buf, strpbrk (buf, ".eni") ? "" : ".0");
+}
+
+/* A value as the mongo shell shows it, roughly; cut short in depth. */
+static void
+put_value (text_t *t, const bson_iter_t *it, int depth)
+{
+    uint32_t n, a, b;
+    const char *s, *opts;
+    char hex[25];
+
+    switch (bson_iter_type (it)) {
+    case BSON_TYPE_DOUBLE:
+        put_double (t, bson_iter_double (it));
+        break;
+    case BSON_TYPE_UTF8:
+        s = bson_iter_utf8 (it, &n);
+        put (t, "\"%.*s\"", (int) n, s);
+        break;
+    case BSON_TYPE_DOCUMENT:
+    case BSON_TYPE_ARRAY: {
+        bool arr = BSON_ITER_HOLDS_ARRAY (it), first = true;
+        bson_iter_t c;
+
+        put (t, "%s", arr ? "[" : "{");
+        if (depth >= 3) {
+            put (t, " ... ");
+        } else if (bson_iter_recurse (it, &c)) {
+            while (!t->full && bson_iter_next (&c)) {
+                put (t, first ? " " : ", ");
+                first = false;
+                if (!arr)
+                    put (t, "%s: ", bson_iter_key (&c));
+                put_value (t, &c, depth + 1);
+            }
+            if (!first)
+                put (t, " ");
+        }
+        put (t, "%s", arr ? "]" : "}");
+        break;
+    }
+    case BSON_TYPE_BINARY: {
+        bson_subtype_t sub;
+        const uint8_t *bin;
+
+        bson_iter_binary (it, &sub, &n, &bin);
+        put (t, "BinData(%d, ", (int) sub);
+        for (uint32_t i = 0; i < n && i < 16; i++)
+            put (t, "%02X", bin[i]);
+        put (t, "%s)", n > 16 ? "..." : "");
+        break;
+    }
+    case BSON_TYPE_UNDEFINED:
+        put (t, "undefined");
+        break;
+    case BSON_TYPE_OID:
+        bson_oid_to_string (bson_iter_oid (it), hex);
+        put (t, "ObjectId('%s')", hex);
+        break;
+    case BSON_TYPE_BOOL:
+        put (t, "%s", bson_iter_bool (it) ? "true" : "false");
+        break;
+    case BSON_TYPE_DATE_TIME:
+        put (t, "new Date(%lld)", (long long) bson_iter_date_time (it));
+        break;
+    case BSON_TYPE_NULL:
+        put (t, "null");
+        break;
+    case BSON_TYPE_REGEX:
+        s = bson_iter_regex (it, &opts);
+        put (t, "/%s/%s", s, opts);
+        break;
+    case BSON_TYPE_DBPOINTER: {
+        const bson_oid_t *oid;
+
+        bson_iter_dbpointer (it, &n, &s, &oid);
+        bson_oid_to_string (oid, hex);
+        put (t, "DBPointer('%.*s', ObjectId('%s'))", (int) n, s, hex);
+        break;
+    }
+    case BSON_TYPE_CODE:
+        s = bson_iter_code (it, &n);
+        put (t, "%.*s", (int) n, s);
+        break;
+    case BSON_TYPE_SYMBOL:
+        s = bson_iter_symbol (it, &n);
+        put (t, "%.*s", (int) n, s);
+        break;
+    case BSON_TYPE_CODEWSCOPE: {
+        const uint8_t *scope;
+
+        s = bson_iter_codewscope (it, &n, &a, &scope);
+        put (t, "%.*s", (int) n, s);
+        break;
+    }
+    case BSON_TYPE_INT32:
+        put (t, "%d", bson_iter_int32 (it));
+        break;
+    case BSON_TYPE_TIMESTAMP:
+        bson_iter_timestamp (it, &a, &b);
+        put (t, "Timestamp(%u, %u)", a, b);
+        break;
+    case BSON_TYPE_INT64:
+        put (t, "%lld", (long long) bson_iter_int64 (it));
+        break;
+    case BSON_TYPE_DECIMAL128: {
+        bson_decimal128_t dec;
+        char str[BSON_DECIMAL128_STRING];
+
+        bson_iter_decimal128 (it, &dec);
+        bson_decimal128_to_string (&dec, str);
+        put (t, "NumberDecimal(\"%s\")", str);
+        break;
+    }
+    case BSON_TYPE_MAXKEY:
+        put (t, "MaxKey");
+        break;
+    case BSON_TYPE_MINKEY:
+        put (t, "MinKey");
+        break;
+    default:
+        put (t, "?");
+        break;
+    }
+}
+
+/* "{key: value}", as MongoDB names the element in its messages. */
+static const char *
+show_element (char *buf, size_t cap, const bson_iter_t *it)
+{
+    text_t t = {buf, cap, 0, false};
+
+    buf[0] = '\0';
+    put (&t, "{%s: ", bson_iter_key (it));
+    put_value (&t, it, 0);
+    put (&t, "}");
+    if (t.full && cap > 4)
+        memcpy (buf + cap - 4, "...", 4);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- editing */
+
+typedef struct {
+    const rm_path_t *p;
+    const bson_value_t *value; /* set: the new value; or, for rename, */
+    uint8_t raw_type;          /* the moved element's value bytes */
+    const uint8_t *raw;
+    uint32_t raw_len;
+    bool changed;
+    char what[256]; /* 'set "a.b"', for messages */
+    bson_error_t *err;
+    uint8_t *scratch; /* framing for bson_concat, reused */
+    size_t scratch_cap;
+} edit_t;
+
+static bool edit_fail (edit_t *e, rm_errcode_t code, const char *fmt, ...) BSON_GNUC_PRINTF (3, 4);
+
+static bool
+edit_fail (edit_t *e, rm_errcode_t code, const char *fmt, ...)
+{
+    char why[400];
+    va_list ap;
+
+    va_start (ap, fmt);
+    vsnprintf (why, sizeof why, fmt, ap);
+    va_end (ap);
+    rm_error_set (e->err, code, "cannot %s: %s", e->what, why);
+    return false;
+}
+
+static bool
+too_large (edit_t *e)
+{
+    return edit_fail (e, RM_ERR_FORMAT, "the result would exceed the largest BSON document");
+}
+
+static bool
+bad_bytes (edit_t *e)
+{
+    return edit_fail (e, RM_ERR_FORMAT, "the document is not valid BSON");
+}
+
+static bool
+cannot_create (edit_t *e, const char *name, const bson_iter_t *in)
+{
+    char shown[160];
+    return edit_fail (e, RM_ERR_USAGE, "cannot create field '%s' in element %s", name,
+                      show_element (shown, sizeof shown, in));
+}
+
+/* libbson takes foreign bytes only as a whole document (bson_concat), so
+ * they are framed as one in the scratch buffer: whole elements (key NULL),
+ * or one value under a new key (type, key). */
+static bool
+append_bytes (edit_t *e, bson_t *out, uint8_t type, const char *key, const uint8_t *body,
+              size_t body_len)
+{
+    size_t key_len = key ? strlen (key) + 1 : 0;
+    size_t need = 4 + (key ? 1 : 0) + key_len + body_len + 1, o = 4;
+    uint32_t le;
+    bson_t view;
+
+    if (!key && !body_len)
+        return true;
+    if (need > INT32_MAX)
+        return too_large (e);
+    if (need > e->scratch_cap) {
+        uint8_t *grown = realloc (e->scratch, need);
+        if (!grown)
+            return edit_fail (e, RM_ERR_NOMEM, "out of memory");
+        e->scratch = grown;
+        e->scratch_cap = need;
+    }
+    le = BSON_UINT32_TO_LE ((uint32_t) need);
+    memcpy (e->scratch, &le, 4);
+    if (key) {
+        e->scratch[o++] = type;
+        memcpy (e->scratch + o, key, key_len);
+        o += key_len;
+    }
+    memcpy (e->scratch + o, body, body_len);
+    e->scratch[need - 1] = '\0';
+    if (!bson_init_static (&view, e->scratch, need) || !bson_concat (out, &view))
+        return too_large (e);
+    return true;
+}
+
+/* Elements [from, to) of a container, as they are. */
+static bool
+copy_run (edit_t *e, bson_t *out, const box_t *b, uint32_t from, uint32_t to)
+{
+    return append_bytes (e, out, 0, NULL, b->data + from, to - from);
+}
+
+static bool
+put_new_value (edit_t *e, bson_t *out, const char *key)
+{
+    if (e->value)
+        return bson_append_value (out, key, -1, e->value) ||
+               edit_fail (e, RM_ERR_USAGE, "cannot append a value of type 0x%02x",
+                          (unsigned) e->value->value_type);
+    return append_bytes (e, out, e->raw_type, key, e->raw, e->raw_len);
+}
+
+/* The missing rest of the path, from part d under key: documents down to
+ * the value. */
+static bool
+create (edit_t *e, bson_t *out, const char *key, size_t d)
+{
+    bson_t child;
+    bool ok;
+
+    if (d + 1 == e->p->n)
+        return put_new_value (e, out, key);
+    if (!bson_append_document_begin (out, key, -1, &child))
+        return too_large (e);
+    ok = create (e, &child, e->p->parts[d + 1], d + 1);
+    if (!bson_append_document_end (out, &child) && ok)
+        ok = too_large (e);
+    return ok;
+}
+
+static bool set_in (edit_t *e, bson_t *out, const box_t *b, const bson_iter_t *self, size_t d);
+static bool unset_in (edit_t *e, bson_t *out, const box_t *b, size_t d);
+
+/* Rewrites the container element it (inner) under its own key. */
+static bool
+descend (edit_t *e, bson_t *out, const bson_iter_t *it, const box_t *inner, size_t d, bool unset)
+{
+    const char *key = bson_iter_key (it);
+    bson_t child;
+    bool ok, ended;
+
+    ok = inner->is_array ? bson_append_array_begin (out, key, -1, &child)
+                         : bson_append_document_begin (out, key, -1, &child);
+    if (!ok)
+        return too_large (e);
+    ok = unset ? unset_in (e, &child, inner, d) : set_in (e, &child, inner, it, d);
+    ended = inner->is_array ? bson_append_array_end (out, &child)
+                            : bson_append_document_end (out, &child);
+    if (!ended && ok)
+        ok = too_large (e);
+    return ok;
+}
+
+/* Copies container b (the value of self; NULL at the top) with parts[d..]
+ * set. Errors are found before this level writes anything. */
+static bool
+set_in (edit_t *e, bson_t *out, const box_t *b, const bson_iter_t *self, size_t d)
+{
+    const char *name = e->p->parts[d];
+    bool last = d + 1 == e->p->n;
+    uint32_t idx = 0;
+    box_t inner;
+    hit_t h;
+    int found;
+
+    if (b->is_array && !index_loose (name, &idx))
+        return cannot_create (e, name, self);
+    found = find_in (b, name, &h);
+    if (found < 0)
+        return bad_bytes (e);
+    if (found) {
+        if (!last && !box_of (&h.it, &inner))
+            return cannot_create (e, e->p->parts[d + 1], &h.it);
+        if (!copy_run (e, out, b, 4, h.start))
+            return false;
+        if (last ? !put_new_value (e, out, bson_iter_key (&h.it))
+                 : !descend (e, out, &h.it, &inner, d + 1, false))
+            return false;
+        return copy_run (e, out, b, h.end, b->len - 1);
+    }
+    if (b->is_array) {
+        char buf[16];
+        const char *key;
+
+        if (idx - h.count > MAX_BACKFILL)
+            return edit_fail (e, RM_ERR_USAGE,
+                              "position %u is past the end of an array of %u: can't backfill "
+                              "more than %u elements",
+                              idx, h.count, MAX_BACKFILL);
+        if (!copy_run (e, out, b, 4, b->len - 1))
+            return false;
+        for (uint32_t i = h.count; i < idx; i++) {
+            bson_uint32_to_string (i, &key, buf, sizeof buf);
+            if (!bson_append_null (out, key, -1))
+                return too_large (e);
+        }
+        bson_uint32_to_string (idx, &key, buf, sizeof buf);
+        return create (e, out, key, d);
+    }
+    if (!self && strcmp (name, "_id") == 0)
+        return create (e, out, name, d) && copy_run (e, out, b, 4, b->len - 1);
+    return copy_run (e, out, b, 4, b->len - 1) && create (e, out, name, d);
+}
+
+/* Copies container b with parts[d..] removed, if they lead anywhere. */
+static bool
+unset_in (edit_t *e, bson_t *out, const box_t *b, size_t d)
+{
+    const char *name = e->p->parts[d];
+    uint32_t idx;
+    box_t inner;
+    hit_t h;
+    int found = 0;
+
+    if (!b->is_array || index_loose (name, &idx))
+        found = find_in (b, name, &h);
+    if (found < 0)
+        return bad_bytes (e);
+    if (!found)
+        return copy_run (e, out, b, 4, b->len - 1);
+    if (!copy_run (e, out, b, 4, h.start))
+        return false;
+    if (d + 1 == e->p->n) {
+        /* an array keeps its positions: the element becomes null */
+        e->changed = true;
+        if (b->is_array && !bson_append_null (out, bson_iter_key (&h.it), -1))
+            return too_large (e);
+    } else if (box_of (&h.it, &inner)) {
+        if (!descend (e, out, &h.it, &inner, d + 1, true))
+            return false;
+    } else if (!copy_run (e, out, b, h.start, h.end)) {
+        return false;
+    }
+    return copy_run (e, out, b, h.end, b->len - 1);
+}
+
+static bool
+edit_start (edit_t *e, const uint8_t *doc, size_t len, const rm_path_t *p, bson_error_t *err,
+            box_t *root)
+{
+    memset (e, 0, sizeof *e);
+    e->p = p;
+    e->err = err;
+    root->data = doc;
+    root->len = (uint32_t) len;
+    root->is_array = false;
+    if (!p || !p->n) {
+        rm_error_set (err, RM_ERR_USAGE, "empty path");
+        return false;
+    }
+    if (!doc || len < 5 || len > INT32_MAX) {
+        rm_error_set (err, RM_ERR_FORMAT, "not a BSON document (%zu bytes)", len);
+        return false;
+    }
+    return true;
+}
+
+/* On failure out is left empty: half an edit is not a document to keep. */
+static bool
+edit_end (edit_t *e, bson_t *out, bool ok)
+{
+    free (e->scratch);
+    e->scratch = NULL;
+    if (!ok)
+        bson_reinit (out);
+    return ok;
+}
+
+bool
+rm_doc_set (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
+            const bson_value_t *value, bson_error_t *err)
+{
+    edit_t e;
+    box_t root;
+
+    if (!edit_start (&e, doc, len, p, err, &root))
+        return false;
+    snprintf (e.what, sizeof e.what, "set \"%s\"", p->text);
+    if (!value)
+        return edit_fail (&e, RM_ERR_USAGE, "no value");
+    e.value = value;
+    return edit_end (&e, out, set_in (&e, out, &root, NULL, 0));
+}
+
+bool
+rm_doc_unset (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p, bool *changed,
+              bson_error_t *err)
+{
+    edit_t e;
+    box_t root;
+    bool ok;
+
+    if (changed)
+        *changed = false;
+    if (!edit_start (&e, doc, len, p, err, &root))
+        return false;
+    snprintf (e.what, sizeof e.what, "unset \"%s\"", p->text);
+    ok = edit_end (&e, out, unset_in (&e, out, &root, 0));
+    if (changed)
+        *changed = ok && e.changed;
+    return ok;
+}
+
+/* How far a path leads in a document, read as the update system does. */
+typedef enum {
+    WALK_FOUND,   /* every part exists */
+    WALK_MISSING, /* parts[depth] does not exist */
+    WALK_BLOCKED, /* parts[depth] would go through a scalar, or name an array's field */
+} walk_end_t;
+
+typedef struct {
+    walk_end_t end;
+    size_t depth;       /* parts that exist */
+    hit_t last;         /* the deepest of them (depth > 0) */
+    const uint8_t *raw; /* its bytes */
+    int array_at;       /* the first part before the last that is an array, or -1 */
+} walk_t;
+
+static int
+walk (const box_t *root, const rm_path_t *p, walk_t *w)
+{
+    box_t b = *root;
+    uint32_t idx;
+    int found;
+
+    memset (w, 0, sizeof *w);
+    w->array_at = -1;
+    for (size_t i = 0; i < p->n; i++) {
+        if ((i > 0 && !box_of (&w->last.it, &b)) ||
+            (b.is_array && !index_loose (p->parts[i], &idx))) {
+            w->end = WALK_BLOCKED;
+            return 0;
+        }
+        found = find_in (&b, p->parts[i], &w->last);
+        if (found <= 0) {
+            w->end = WALK_MISSING;
+            return found;
+        }
+        w->raw = b.data + w->last.start;
+        w->depth = i + 1;
+        if (w->array_at < 0 && i + 1 < p->n && BSON_ITER_HOLDS_ARRAY (&w->last.it))
+            w->array_at = (int) i;
+    }
+    w->end = WALK_FOUND;
+    return 0;
+}
+
+static bool
+same_parts (const rm_path_t *a, const rm_path_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp (a->parts[i], b->parts[i]) != 0)
+            return false;
+    return true;
+}
+
+bool
+rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *from,
+               const rm_path_t *to, bool *changed, bson_error_t *err)
+{
+    edit_t e;
+    box_t root, moved;
+    walk_t src, dst;
+    bson_t tmp;
+    bool ok;
+
+    if (changed)
+        *changed = false;
+    if (!edit_start (&e, doc, len, from, err, &root))
+        return false;
+    if (!to || !to->n) {
+        rm_error_set (err, RM_ERR_USAGE, "empty path");
+        return false;
+    }
+    snprintf (e.what, sizeof e.what, "rename \"%s\" to \"%s\"", from->text, to->text);
+
+    if (from->n == to->n && same_parts (from, to, from->n))
+        return edit_fail (&e, RM_ERR_USAGE, "the source and target must differ");
+    if (same_parts (from, to, from->n < to->n ? from->n : to->n))
+        return edit_fail (&e, RM_ERR_USAGE, "the source and target are on the same path");
+
+    if (walk (&root, from, &src) < 0 || walk (&root, to, &dst) < 0)
+        return bad_bytes (&e);
+    if (src.end == WALK_BLOCKED) {
+        char shown[160];
+        return edit_fail (&e, RM_ERR_USAGE,
+                          "cannot use the part (%s of %s) to traverse the element (%s)",
+                          from->parts[src.depth], from->text,
+                          show_element (shown, sizeof shown, &src.last.it));
+    }
+    if (src.end == WALK_MISSING) {
+        /* nothing to move: the document as it is */
+        ok = copy_run (&e, out, &root, 4, root.len - 1);
+        return edit_end (&e, out, ok);
+    }
+    if (src.array_at >= 0)
+        return edit_fail (&e, RM_ERR_USAGE,
+                          "the source field cannot be an array element (\"%.*s\" is an array)",
+                          prefix_len (from, (size_t) src.array_at), from->text);
+    /* Where the target does not exist, the deepest part that does is a
+     * parent too: it may not be an array either. */
+    if (dst.array_at >= 0)
+        return edit_fail (&e, RM_ERR_USAGE,
+                          "the destination field cannot be an array element (\"%.*s\" is an "
+                          "array)",
+                          prefix_len (to, (size_t) dst.array_at), to->text);
+    if (dst.end == WALK_BLOCKED)
+        return cannot_create (&e, to->parts[dst.depth], &dst.last.it);
+
+    /* $set the value at the target, then remove the source (as MongoDB
+     * does): the target keeps its place when it exists. */
+    moved.data = src.raw;
+    moved.len = src.last.end - src.last.start;
+    e.raw_type = (uint8_t) bson_iter_type (&src.last.it);
+    e.raw = moved.data + 1 + bson_iter_key_len (&src.last.it) + 1;
+    e.raw_len = moved.len - (uint32_t) (e.raw - moved.data);
+    e.p = to;
+    bson_init (&tmp);
+    ok = set_in (&e, &tmp, &root, NULL, 0);
+    if (ok) {
+        box_t mid = {bson_get_data (&tmp), tmp.len, false};
+        e.p = from;
+        ok = unset_in (&e, out, &mid, 0);
+    }
+    bson_destroy (&tmp);
+    ok = edit_end (&e, out, ok);
+    if (changed)
+        *changed = ok;
+    return ok;
+}
