@@ -1,49 +1,594 @@
-/* Validation of one untrusted BSON document.
+/* Validation of one untrusted BSON document: one forward pass, no
+ * allocation, and a reason that names the rule, the value and the field.
  *
- * The frame (length prefix, terminator) is checked here so the reason can be
- * precise; the element walk (types, lengths, nesting, UTF-8) is libbson's
- * bson_validate, which also reports the offset where it stopped. */
+ * libbson's bson_validate was used here before. Besides its vague reasons
+ * ("corrupt BSON"), the installed 1.23 misses whole classes of bad input:
+ * it accepts invalid UTF-8 in string values (its visitor stops without
+ * recording an error), skips nested documents whose header is bad, stops
+ * checking a document after a code-with-scope element, never checks that a
+ * code-with-scope's code ends with 0x00, and recurses without a bound. The
+ * differences are listed and tested in tests/unit/test_bsoncheck.c.
+ *
+ * The walk leans on one invariant: the last byte of every container on the
+ * stack is 0x00 (checked before the container is entered). So a scan for
+ * the 0x00 ending a key or a regex cstring, or a UTF-8 sequence running
+ * into the end of a string (whose last byte is checked first), stops at
+ * that byte at the latest and never reads past the container. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <bson/bson.h>
-
 #include "remodel/bsoncheck.h"
 
-static bool
-fault (rm_bson_fault_t *f, size_t offset, const char *reason)
+/* Levels of documents and arrays below the top-level document: libbson
+ * 2.x's bound, and the depth of mongo-tools' deep_nested.bson, which
+ * bsondump must read. (The server stores at most 100 levels.) It also
+ * bounds the frame stack below, 4 KB. */
+#define MAX_DEPTH 500
+
+/* Marks the place of the quoted field path in a reason's format. */
+#define F "\x01"
+
+/* Rendered length of one key in a field path, before "..." */
+#define KEY_MAX 40
+
+#define HI8 0x8080808080808080ull
+
+/* A container being walked, as offsets in the document; the type byte of
+ * the element holding it is just before its key. */
+typedef struct {
+    uint32_t key; /* key of the element holding it (0 for the top) */
+    uint32_t end; /* its final 0x00 */
+} frame_t;
+
+typedef struct {
+    const uint8_t *doc;
+    rm_bson_fault_t *fault;
+    frame_t st[MAX_DEPTH + 1]; /* st[0] is the top-level document */
+} walk_t;
+
+static inline uint32_t
+rd32 (const uint8_t *p)
 {
-    if (f) {
-        f->offset = offset;
-        snprintf (f->reason, sizeof f->reason, "%s", reason);
+    return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
+           (uint32_t) p[3] << 24;
+}
+
+/* Little-endian 8-byte load, so byte i is always bits 8i..8i+7. */
+static inline uint64_t
+rd64 (const uint8_t *p)
+{
+    uint64_t v;
+    memcpy (&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64 (v);
+#endif
+    return v;
+}
+
+/* Index of the lowest byte with its high bit set; m != 0, m & ~HI8 == 0. */
+static inline size_t
+first_byte (uint64_t m)
+{
+#if defined(__GNUC__)
+    return (size_t) __builtin_ctzll (m) >> 3;
+#else
+    size_t i = 0;
+    while (!(m & 0x80))
+        m >>= 8, i++;
+    return i;
+#endif
+}
+
+/* Length of the valid UTF-8 sequence at p (p[0] >= 0x80), 0 if invalid.
+ * Unicode's table 3-7: no overlong forms (C0, C1, E0 80-9F, F0 80-8F),
+ * no surrogates (ED A0-BF), nothing above U+10FFFF (F4 90+, F5-FF). A
+ * continuation byte is never 0x00, so this stops at a terminating 0x00. */
+static inline size_t
+utf8_seq (const uint8_t *p)
+{
+    uint8_t c = p[0], lo = 0x80, hi = 0xBF;
+
+    if (c < 0xC2)
+        return 0;
+    if (c < 0xE0)
+        return (p[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c < 0xF0) {
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+        if (p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80)
+            return 0;
+        return 3;
     }
+    if (c < 0xF5) {
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+        if (p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80)
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+/* Checks the UTF-8 of a string value [p, lim), where *lim is 0x00. NUL
+ * bytes are allowed (strings are length-prefixed). Returns NULL if valid,
+ * else the first byte of the first bad sequence. ASCII goes 32, then 8
+ * bytes at a time; a short tail is one masked load when 8 bytes are
+ * readable. */
+static inline const uint8_t *
+utf8_value (const uint8_t *p, const uint8_t *lim, const uint8_t *safe8)
+{
+    for (;;) {
+        size_t n;
+        while (lim - p >= 32) {
+            if ((rd64 (p) | rd64 (p + 8) | rd64 (p + 16) | rd64 (p + 24)) & HI8)
+                break;
+            p += 32;
+        }
+        while (lim - p >= 8) {
+            uint64_t m = rd64 (p) & HI8;
+            if (m) {
+                p += first_byte (m);
+                goto multibyte;
+            }
+            p += 8;
+        }
+        if (p >= lim)
+            return NULL;
+        if (p <= safe8) {
+            uint64_t m = rd64 (p) & HI8 & ((1ull << (8 * (lim - p))) - 1);
+            if (!m)
+                return NULL;
+            p += first_byte (m);
+        } else {
+            while (p < lim && *p < 0x80)
+                p++;
+            if (p >= lim)
+                return NULL;
+        }
+multibyte:
+        if (!(n = utf8_seq (p)))
+            return p;
+        p += n;
+    }
+}
+
+/* Scans a cstring (key or regex part) to its 0x00, which exists by the
+ * container's end at the latest. Returns the 0x00, or NULL with *bad at the
+ * first byte of invalid UTF-8. */
+static inline const uint8_t *
+cstring (const uint8_t *p, const uint8_t *safe8, const uint8_t **bad)
+{
+    for (;;) {
+        size_t n;
+        if (p <= safe8) {
+            uint64_t v = rd64 (p);
+            /* High bit of the lowest byte that is 0x00 or >= 0x80; bytes
+             * above it may be flagged wrongly (borrows), never below. */
+            uint64_t m = (((v - 0x0101010101010101ull) & ~v) | v) & HI8;
+            if (!m) {
+                p += 8;
+                continue;
+            }
+            p += first_byte (m);
+        } else {
+            while (*p && *p < 0x80)
+                p++;
+        }
+        if (!*p)
+            return p;
+        if (!(n = utf8_seq (p))) {
+            *bad = p;
+            return NULL;
+        }
+        p += n;
+    }
+}
+
+static const char *
+type_name (uint8_t t)
+{
+    switch (t) {
+    case 0x01: return "double";
+    case 0x02: return "string";
+    case 0x03: return "document";
+    case 0x04: return "array";
+    case 0x05: return "binary";
+    case 0x07: return "ObjectId";
+    case 0x08: return "bool";
+    case 0x09: return "date";
+    case 0x0B: return "regex";
+    case 0x0C: return "DBPointer";
+    case 0x0D: return "code";
+    case 0x0E: return "symbol";
+    case 0x0F: return "code with scope";
+    case 0x10: return "int32";
+    case 0x11: return "timestamp";
+    case 0x12: return "int64";
+    case 0x13: return "decimal128";
+    default: return "value";
+    }
+}
+
+/* Renders a key for a message into out (NULL: only measure): printable
+ * ASCII and valid UTF-8 as is, '"' and '\' escaped, other bytes as \xNN,
+ * and "..." after KEY_MAX characters. The key ends with 0x00. */
+static size_t
+render_key (const uint8_t *k, char *out)
+{
+    size_t n = 0;
+
+    while (*k) {
+        char unit[5];
+        size_t u, adv = 1;
+        uint8_t c = *k;
+
+        if (c == '"' || c == '\\') {
+            unit[0] = '\\', unit[1] = (char) c, u = 2;
+        } else if (c >= 0x20 && c < 0x7F) {
+            unit[0] = (char) c, u = 1;
+        } else if (c >= 0x80 && (adv = utf8_seq (k)) != 0) {
+            memcpy (unit, k, adv), u = adv;
+        } else {
+            snprintf (unit, sizeof unit, "\\x%02x", c), u = 4, adv = 1;
+        }
+        if (n + u > KEY_MAX) {
+            if (out)
+                memcpy (out + n, "...", 3);
+            return n + 3;
+        }
+        if (out)
+            memcpy (out + n, unit, u);
+        n += u;
+        k += adv;
+    }
+    return n;
+}
+
+/* Writes the dotted path of the containers' keys and then key (if any) to
+ * out, in at most budget characters: when too long, the first key, "...",
+ * and as many of the last keys as fit. */
+static void
+render_path (const walk_t *w, int depth, const uint8_t *key, char *out, size_t budget)
+{
+#define K(i) ((i) < (size_t) depth ? w->doc + w->st[(i) + 1].key : key)
+    uint8_t len[MAX_DEPTH + 1]; /* a rendered key is at most KEY_MAX + 3 */
+    size_t n = (size_t) depth + (key != NULL), total, o = 0, from = 1, i;
+
+    out[0] = '\0';
+    if (!n)
+        return;
+    for (total = n - 1, i = 0; i < n; i++)
+        total += len[i] = (uint8_t) render_key (K (i), NULL);
+    if (total > budget) {
+        /* first "..." k[from] "." ... k[n-1] */
+        size_t tail = len[n - 1];
+        for (from = n - 1; from > 1 && len[0] + 3 + tail + 1 + len[from - 1] <= budget; from--)
+            tail += 1 + len[from - 1];
+        if (len[0] + 3 + tail > budget || from == 0) {
+            if ((size_t) len[n - 1] + 3 > budget)
+                return; /* not reached: every reason leaves room for 46 */
+            memcpy (out, "...", 3), o = 3;
+            render_key (K (n - 1), out + o), o += len[n - 1];
+            out[o] = '\0';
+            return;
+        }
+    }
+    render_key (K (0), out), o = len[0];
+    if (from > 1)
+        memcpy (out + o, "...", 3), o += 3;
+    for (i = from; i < n; i++) {
+        if (from == 1 || i > from)
+            out[o++] = '.';
+        render_key (K (i), out + o), o += len[i];
+    }
+    out[o] = '\0';
+#undef K
+}
+
+/* Fills the fault: offset of at, and the reason from fmt where F stands for
+ * the quoted path of the containers' keys and key. Returns false. */
+static bool __attribute__ ((format (printf, 5, 6)))
+fail (const walk_t *w, int depth, const uint8_t *at, const uint8_t *key, const char *fmt, ...)
+{
+    rm_bson_fault_t *f = w->fault;
+    char msg[sizeof f->reason], path[sizeof f->reason];
+    char *mark;
+    size_t fixed;
+    va_list ap;
+
+    if (!f)
+        return false;
+    f->offset = (size_t) (at - w->doc);
+    va_start (ap, fmt);
+    vsnprintf (msg, sizeof msg, fmt, ap);
+    va_end (ap);
+    if (!(mark = strchr (msg, F[0]))) {
+        memcpy (f->reason, msg, sizeof msg);
+        return false;
+    }
+    *mark = '\0';
+    fixed = strlen (msg) + strlen (mark + 1) + 2;
+    render_path (w, depth, key, path,
+                 fixed < sizeof f->reason - 1 ? sizeof f->reason - 1 - fixed : 0);
+    snprintf (f->reason, sizeof f->reason, "%s\"%s\"%s", msg, path, mark + 1);
     return false;
+}
+
+#define FAIL(at, key, ...) fail (&w, depth, (at), (key), __VA_ARGS__)
+#define OF_ITS (depth && doc[w.st[depth].key - 1] == 0x04 ? "array" : "document")
+
+static bool
+known_type (uint8_t t)
+{
+    return (t >= 0x01 && t <= 0x13) || t == 0x7F || t == 0xFF;
+}
+
+/* A key that is not terminated or not UTF-8; unless the type byte before
+ * it is already wrong: that comes first in the document. */
+static bool
+key_fault (const walk_t *w, int depth, const uint8_t *el, const uint8_t *end,
+           const uint8_t *bad)
+{
+    const uint8_t *key = el + 1;
+    bool terminated = memchr (key, 0, (size_t) (end - key)) != NULL;
+
+    if (!known_type (*el)) {
+        if (terminated)
+            return fail (w, depth, el, key, "unknown element type 0x%02x for field " F, *el);
+        if (depth)
+            return fail (w, depth, el, NULL, "unknown element type 0x%02x in " F, *el);
+        return fail (w, depth, el, NULL, "unknown element type 0x%02x", *el);
+    }
+    if (bad)
+        return fail (w, depth, bad, key, "invalid UTF-8 in field name " F);
+    if (depth)
+        return fail (w, depth, el, NULL, "field name not terminated in " F);
+    return fail (w, depth, el, NULL, "field name not terminated");
 }
 
 bool
 rm_bson_check (const uint8_t *doc, size_t len, rm_bson_fault_t *f)
 {
-    bson_t b;
-    bson_error_t err;
-    size_t offset = 0;
+    walk_t w;
+    const uint8_t *p, *end, *bad, *safe8;
+    int depth = 0;
     int32_t declared;
 
+    w.doc = doc;
+    w.fault = f;
     if (len < 5)
-        return fault (f, 0, "document shorter than 5 bytes");
-    memcpy (&declared, doc, 4);
-    declared = BSON_UINT32_FROM_LE (declared);
-    if (declared < 5 || (size_t) declared != len)
-        return fault (f, 0, "bad document length");
-    if (doc[len - 1] != 0)
-        return fault (f, len - 1, "document does not end with 0x00");
-    if (!bson_init_static (&b, doc, len))
-        return fault (f, 0, "bad document length");
-    /* Strings may hold NUL bytes (they are length-prefixed); keys may not,
-     * and the walk rejects those as corrupt. */
-    if (bson_validate (&b, BSON_VALIDATE_UTF8 | BSON_VALIDATE_UTF8_ALLOW_NULL, &offset))
-        return true;
-    if (!bson_validate_with_error (&b, BSON_VALIDATE_UTF8 | BSON_VALIDATE_UTF8_ALLOW_NULL,
-                                   &err))
-        return fault (f, offset, err.message);
-    return fault (f, offset, "invalid BSON");
+        return FAIL (doc, NULL, "document of %zu bytes is shorter than 5", len);
+    declared = (int32_t) rd32 (doc);
+    if (declared < 5)
+        return FAIL (doc, NULL, "document length %d is below 5", declared);
+    if ((size_t) declared != len)
+        return FAIL (doc, NULL, "document length %d does not match the %zu bytes given",
+                     declared, len);
+    if (doc[len - 1])
+        return FAIL (doc + len - 1, NULL, "document does not end with 0x00");
+
+    /* Every scan starts past byte 4: below 8 bytes, no 8-byte loads. */
+    safe8 = len >= 8 ? doc + len - 8 : doc;
+    p = doc + 4;
+    end = doc + len - 1;
+    w.st[0].key = 0;
+    w.st[0].end = (uint32_t) (len - 1);
+
+    for (;;) {
+        const uint8_t *el = p, *key, *v, *q;
+        size_t avail;
+        int32_t l;
+        uint8_t t = *p;
+
+        if (!t) {
+            if (p != end) {
+                if (!depth)
+                    return FAIL (p, NULL, "0x00 end marker before the end of the document");
+                return FAIL (p, NULL, "0x00 end marker before the end of %s " F,
+                             OF_ITS);
+            }
+            if (!depth)
+                return true;
+            p = end + 1;
+            end = doc + w.st[--depth].end;
+            continue;
+        }
+
+        key = p + 1;
+        bad = NULL;
+        q = cstring (key, safe8, &bad);
+        if (!q || q >= end)
+            return key_fault (&w, depth, el, end, bad);
+        v = q + 1;
+        avail = (size_t) (end - v); /* bytes for the value, before the 0x00 */
+
+        switch (t) {
+        case 0x01: /* double */
+        case 0x09: /* UTC datetime */
+        case 0x11: /* timestamp */
+        case 0x12: /* int64 */
+            if (avail < 8)
+                goto past;
+            p = v + 8;
+            break;
+        case 0x07: /* ObjectId */
+            if (avail < 12)
+                goto past;
+            p = v + 12;
+            break;
+        case 0x10: /* int32 */
+            if (avail < 4)
+                goto past;
+            p = v + 4;
+            break;
+        case 0x13: /* decimal128 */
+            if (avail < 16)
+                goto past;
+            p = v + 16;
+            break;
+        case 0x06: /* undefined (deprecated) */
+        case 0x0A: /* null */
+        case 0x7F: /* max key */
+        case 0xFF: /* min key */
+            p = v;
+            break;
+        case 0x08: /* bool */
+            if (avail < 1)
+                goto past;
+            if (*v > 1)
+                return FAIL (v, key, "bool value 0x%02x of field " F " is not 0x00 or 0x01",
+                             *v);
+            p = v + 1;
+            break;
+
+        case 0x02: /* string */
+        case 0x0D: /* JavaScript code */
+        case 0x0E: /* symbol (deprecated) */
+        case 0x0C: /* DBPointer (deprecated): string, then an ObjectId */
+            if (avail < 4)
+                goto past;
+            l = (int32_t) rd32 (v);
+            if (l < 1)
+                return FAIL (v, key, "%s length %d for field " F " is below 1",
+                             t == 0x0C ? "DBPointer namespace" : type_name (t), l);
+            if ((size_t) l > avail - 4)
+                return FAIL (v, key, "%s length %d for field " F
+                             " runs past the end of its %s",
+                             t == 0x0C ? "DBPointer namespace" : type_name (t), l, OF_ITS);
+            if (v[4 + l - 1])
+                return FAIL (v + 4 + l - 1, key, "%s of field " F " does not end with 0x00",
+                             t == 0x0C ? "DBPointer namespace" : type_name (t));
+            if ((bad = utf8_value (v + 4, v + 4 + l - 1, safe8)))
+                return FAIL (bad, key, "invalid UTF-8 in the %s of field " F,
+                             t == 0x02   ? "value"
+                             : t == 0x0C ? "DBPointer namespace"
+                                         : type_name (t));
+            p = v + 4 + l;
+            if (t == 0x0C) {
+                if (avail - 4 - (size_t) l < 12)
+                    return FAIL (p, key, "DBPointer value of field " F
+                                 " runs past the end of its %s", OF_ITS);
+                p += 12;
+            }
+            break;
+
+        case 0x03: /* document */
+        case 0x04: /* array */
+            if (avail < 4)
+                goto past;
+            l = (int32_t) rd32 (v);
+            if (l < 5)
+                return FAIL (v, key, "%s " F " length %d is below 5",
+                             t == 0x03 ? "nested document" : "array", l);
+            if ((size_t) l > avail)
+                return FAIL (v, key, "%s " F " length %d runs past the end of its %s",
+                             t == 0x03 ? "nested document" : "array", l, OF_ITS);
+            if (v[l - 1])
+                return FAIL (v + l - 1, key, "%s " F " does not end with 0x00",
+                             t == 0x03 ? "nested document" : "array");
+            if (depth == MAX_DEPTH)
+                return FAIL (el, key, "nesting deeper than %d levels at field " F,
+                             MAX_DEPTH);
+            end = v + l - 1;
+            depth++;
+            w.st[depth].key = (uint32_t) (key - doc);
+            w.st[depth].end = (uint32_t) (end - doc);
+            p = v + 4;
+            break;
+
+        case 0x05: /* binary: length, subtype, bytes */
+            if (avail < 5)
+                goto past;
+            l = (int32_t) rd32 (v);
+            if (l < 0)
+                return FAIL (v, key, "binary length %d for field " F " is negative", l);
+            if ((size_t) l > avail - 5)
+                return FAIL (v, key, "binary length %d for field " F
+                             " runs past the end of its %s", l, OF_ITS);
+            /* The old binary subtype repeats the length inside. */
+            if (v[4] == 0x02) {
+                int32_t inner;
+                if (l < 4)
+                    return FAIL (v, key, "old binary (subtype 2) length %d for field " F
+                                 " is below 4", l);
+                inner = (int32_t) rd32 (v + 5);
+                if (inner != l - 4)
+                    return FAIL (v + 5, key, "old binary (subtype 2) inner length %d for "
+                                 "field " F " is not %d", inner, l - 4);
+            }
+            p = v + 5 + l;
+            break;
+
+        case 0x0B: /* regex: pattern and options, two cstrings */
+            if (!(q = cstring (v, safe8, &bad)))
+                return FAIL (bad, key, "invalid UTF-8 in the regex of field " F);
+            if (q >= end)
+                return FAIL (v, key, "regex pattern of field " F
+                             " runs past the end of its %s", OF_ITS);
+            v = q + 1;
+            if (!(q = cstring (v, safe8, &bad)))
+                return FAIL (bad, key, "invalid UTF-8 in the regex options of field " F);
+            if (q >= end)
+                return FAIL (v, key, "regex options of field " F
+                             " runs past the end of its %s", OF_ITS);
+            p = q + 1;
+            break;
+
+        case 0x0F: { /* code with scope: total length, string, document */
+            const uint8_t *s;
+            int32_t ls, lscope;
+
+            if (avail < 4)
+                goto past;
+            l = (int32_t) rd32 (v);
+            if (l < 14)
+                return FAIL (v, key, "code with scope length %d for field " F
+                             " is below 14", l);
+            if ((size_t) l > avail)
+                return FAIL (v, key, "code with scope length %d for field " F
+                             " runs past the end of its %s", l, OF_ITS);
+            ls = (int32_t) rd32 (v + 4);
+            if (ls < 1)
+                return FAIL (v + 4, key, "code length %d for field " F " is below 1", ls);
+            if (ls > l - 13) /* the scope takes 5 bytes at least */
+                return FAIL (v + 4, key, "code length %d for field " F
+                             " runs past the end of its code with scope", ls);
+            if (v[8 + ls - 1])
+                return FAIL (v + 8 + ls - 1, key, "code of field " F
+                             " does not end with 0x00");
+            if ((bad = utf8_value (v + 8, v + 8 + ls - 1, safe8)))
+                return FAIL (bad, key, "invalid UTF-8 in the code of field " F);
+            s = v + 8 + ls;
+            lscope = (int32_t) rd32 (s);
+            if (lscope != l - 8 - ls)
+                return FAIL (s, key, "scope length %d for field " F " does not match the "
+                             "%d bytes left in its code with scope", lscope, l - 8 - ls);
+            if (s[lscope - 1])
+                return FAIL (s + lscope - 1, key, "scope of field " F
+                             " does not end with 0x00");
+            if (depth == MAX_DEPTH)
+                return FAIL (el, key, "nesting deeper than %d levels at field " F,
+                             MAX_DEPTH);
+            end = s + lscope - 1;
+            depth++;
+            w.st[depth].key = (uint32_t) (key - doc);
+            w.st[depth].end = (uint32_t) (end - doc);
+            p = s + 4;
+            break;
+        }
+
+        default:
+            return FAIL (el, key, "unknown element type 0x%02x for field " F, t);
+        }
+        continue;
+
+past:
+        return FAIL (v, key, "%s value of field " F " runs past the end of its %s",
+                     type_name (t), OF_ITS);
+    }
 }

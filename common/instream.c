@@ -297,6 +297,13 @@ rm_codec_t rm_instream_codec (const rm_instream_t *s) { return s->codec; }
 const char *rm_instream_name (const rm_instream_t *s) { return s->name; }
 
 void
+rm_instream_rename (rm_instream_t *s, const char *name)
+{
+    bson_free (s->name);
+    s->name = bson_strdup (name);
+}
+
+void
 rm_instream_close (rm_instream_t *s)
 {
     if (!s)

@@ -13,6 +13,8 @@ static const char usage[] =
     "  inspect SRC        namespaces, counts, indexes and integrity of a dump\n"
     "  convert SRC DST    copy a dump into another format or compression\n"
     "  cat SRC            a dump as a plain archive on standard output\n"
+    "  run PLAN --from SRC --to DST   apply a plan's schema steps to a dump\n"
+    "  check PLAN [--against SRC]     validate a plan without running it\n"
     "\n"
     "remodel COMMAND --help tells more. SRC and DST: mongodump archives (plain,\n"
     "gzip, zstd), dump directories, tars of them, .bson files, - for stdin/stdout.\n";
@@ -23,7 +25,8 @@ main (int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn) (int, char **);
-    } commands[] = {{"inspect", cmd_inspect}, {"convert", cmd_convert}, {"cat", cmd_cat}};
+    } commands[] = {{"inspect", cmd_inspect}, {"convert", cmd_convert}, {"cat", cmd_cat},
+                    {"run", cmd_run}, {"check", cmd_check}};
     int rc;
 
     if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ||

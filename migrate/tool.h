@@ -14,13 +14,18 @@ typedef struct {
     bool json;
     rm_read_opts_t read;
     rm_write_opts_t write;
-    char *skip_invalid_to; /* quarantine path given with --skip-invalid=FILE */
+    /* remodel run and check */
+    const char *from, *to, *tmpdir, *stats_json, *against;
+    size_t memory;
+    bool dry_run;
 } tool_opts_t;
 
 /* Commands: each returns the process exit status. */
 int cmd_inspect (int argc, char **argv);
 int cmd_convert (int argc, char **argv);
 int cmd_cat (int argc, char **argv);
+int cmd_run (int argc, char **argv);
+int cmd_check (int argc, char **argv);
 
 /* Messages (tool_msgs.c): printed once, at the top. */
 void tool_error (const bson_error_t *err);
@@ -37,6 +42,8 @@ typedef struct {
     bool reads;          /* takes --skip-invalid */
     bool writes;         /* takes --format, --compress, --force */
     bool json;           /* takes --json */
+    bool runs;           /* takes --from, --to, --memory, --tmp, --dry-run, --stats-json */
+    bool checks;         /* takes --against */
     int min_pos, max_pos;
 } tool_cmd_t;
 bool tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o,

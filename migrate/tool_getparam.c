@@ -2,12 +2,52 @@
  * mongorestore's where they have one. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tool.h"
 
 enum { OPT_FORMAT = 256, OPT_COMPRESS, OPT_FORCE, OPT_QUIET, OPT_JSON, OPT_SKIP, OPT_HELP,
-       OPT_THREADS };
+       OPT_THREADS, OPT_FROM, OPT_TO, OPT_MEMORY, OPT_TMP, OPT_DRY_RUN, OPT_STATS_JSON,
+       OPT_AGAINST };
+
+/* "512M", "64M", "1G", "100K" or bytes. */
+static bool
+parse_size (const char *text, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull (text, &end, 10);
+    unsigned long long mult = 1;
+    if (end == text)
+        return false;
+    switch (*end) {
+    case 'k': case 'K': mult = 1ull << 10; end++; break;
+    case 'm': case 'M': mult = 1ull << 20; end++; break;
+    case 'g': case 'G': mult = 1ull << 30; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || v == 0)
+        return false;
+    *out = (size_t) (v * mult);
+    return true;
+}
+
+/* Options only some commands take. */
+static bool
+allowed (const tool_cmd_t *cmd, int c)
+{
+    switch (c) {
+    case OPT_FROM: case OPT_TO: case OPT_MEMORY: case OPT_TMP: case OPT_DRY_RUN:
+    case OPT_STATS_JSON:
+        return cmd->runs;
+    case OPT_AGAINST:
+        return cmd->checks;
+    default:
+        return true;
+    }
+}
 
 bool
 tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, char **pos,
@@ -22,6 +62,13 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         {"json", no_argument, NULL, OPT_JSON},
         {"skip-invalid", optional_argument, NULL, OPT_SKIP},
         {"help", no_argument, NULL, OPT_HELP},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},
+        {"memory", required_argument, NULL, OPT_MEMORY},
+        {"tmp", required_argument, NULL, OPT_TMP},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"stats-json", required_argument, NULL, OPT_STATS_JSON},
+        {"against", required_argument, NULL, OPT_AGAINST},
         {NULL, 0, NULL, 0},
     };
     bson_error_t err;
@@ -33,7 +80,23 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
     optind = 1;
     opterr = 0;
     while ((c = getopt_long (argc, argv, ":qfh", longopts, NULL)) != -1) {
+        if (!allowed (cmd, c)) {
+            tool_errorf ("option \"%s\" is not one of this command's (see --help)", argv[optind - 1]);
+            return false;
+        }
         switch (c) {
+        case OPT_FROM: o->from = optarg; break;
+        case OPT_TO: o->to = optarg; break;
+        case OPT_TMP: o->tmpdir = optarg; break;
+        case OPT_DRY_RUN: o->dry_run = true; break;
+        case OPT_STATS_JSON: o->stats_json = optarg; break;
+        case OPT_AGAINST: o->against = optarg; break;
+        case OPT_MEMORY:
+            if (!parse_size (optarg, &o->memory) || o->memory < 1024) {
+                tool_errorf ("--memory: expected a size of at least 1K, like 64M or 2G, got \"%s\"", optarg);
+                return false;
+            }
+            break;
         case OPT_FORMAT:
             if (!cmd->writes || !rm_format_parse (optarg, &o->write.format)) {
                 tool_errorf ("--format: unknown format \"%s\" (archive, dir, tar or bson)", optarg);

@@ -49,6 +49,8 @@ uint64_t rm_instream_raw_pos (const rm_instream_t *s);
 uint64_t rm_instream_raw_size (const rm_instream_t *s);
 
 rm_codec_t rm_instream_codec (const rm_instream_t *s);
+/* Changes the name used in messages. */
+void rm_instream_rename (rm_instream_t *s, const char *name);
 const char *rm_instream_name (const rm_instream_t *s);
 void rm_instream_close (rm_instream_t *s);
 

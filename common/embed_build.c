@@ -1,0 +1,474 @@
+/* What both embed joins share: join keys, the order of a parent's
+ * children, and building the parent (and its overflow) from them.
+ *
+ * Where fields go: `as` replaces a field of that name where it stands, or
+ * is appended at the end of the parent; `countAs` likewise, after `as`; on
+ * overflow (onOverflow "outlier") the parent also gets
+ * hasExtra<As> = true (the seeds' outlier pattern: hasExtraReviews), and the
+ * rest go to the overflow namespace as pages {_id, parent_id, page, <as>},
+ * page 2 onward (page 1 is the parent's own array). */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "docbuf.h"
+#include "embed_join.h"
+#include "remodel/bsoncheck.h"
+
+/* ---- keys ---- */
+
+typedef struct {
+    rm_buf_t *keys;
+    rm_buf_t one;
+    size_t n;
+    bool distinct;
+} keyctx_t;
+
+static bool
+add_key (const bson_iter_t *value, void *ctx)
+{
+    keyctx_t *k = ctx;
+    uint32_t len;
+    rm_buf_reset (&k->one);
+    rm_key_append (&k->one, value);
+    if (k->distinct) {
+        /* Few keys per document: a linear scan beats a set. */
+        size_t off = 0;
+        for (size_t i = 0; i < k->n; i++) {
+            uint32_t l;
+            memcpy (&l, k->keys->data + off, 4);
+            if (l == k->one.len && !memcmp (k->keys->data + off + 4, k->one.data, l))
+                return true;
+            off += 4 + l;
+        }
+    }
+    len = (uint32_t) k->one.len;
+    rm_buf_append (k->keys, &len, 4);
+    rm_buf_append (k->keys, k->one.data, k->one.len);
+    k->n++;
+    return true;
+}
+
+static size_t
+keys_of (const rm_path_t *path, bool foreign, const uint8_t *doc, uint32_t len, rm_buf_t *keys)
+{
+    keyctx_t k = {keys, {NULL, 0, 0}, 0, true};
+    rm_buf_reset (keys);
+    rm_path_visit (doc, len, path, true, foreign, add_key, &k);
+    if (k.n == 0)
+        add_key (NULL, &k); /* missing, null or [] act as null */
+    rm_buf_destroy (&k.one);
+    return k.n;
+}
+
+size_t
+rm_embed_local_keys (const rm_embed_t *spec, const uint8_t *doc, uint32_t len, rm_buf_t *keys)
+{
+    return keys_of (&spec->local, false, doc, len, keys);
+}
+
+size_t
+rm_embed_foreign_keys (const rm_embed_t *spec, const uint8_t *doc, uint32_t len, rm_buf_t *keys)
+{
+    return keys_of (&spec->foreign, true, doc, len, keys);
+}
+
+/* ---- order ---- */
+
+/* The value a sort key sees: an array sorts by its smallest element
+ * ascending and its largest descending; an empty array below null. */
+typedef struct {
+    bson_iter_t it;
+    int rank; /* 0: missing/null, 1: a value in it, -1: empty array */
+} sortval_t;
+
+static void
+sort_value (const rm_sortkey_t *k, const rm_child_t *c, sortval_t *v)
+{
+    bson_iter_t arr, e;
+    v->rank = 0;
+    if (!rm_path_get (c->doc, c->len, &k->path, &v->it) || BSON_ITER_HOLDS_NULL (&v->it))
+        return;
+    v->rank = 1;
+    if (!BSON_ITER_HOLDS_ARRAY (&v->it))
+        return;
+    arr = v->it;
+    v->rank = -1;
+    bson_iter_recurse (&arr, &e);
+    while (bson_iter_next (&e))
+        if (v->rank == -1 || rm_value_compare (&e, &v->it) * k->dir < 0) {
+            v->it = e;
+            v->rank = 1;
+        }
+}
+
+typedef struct {
+    const rm_embed_t *spec;
+    bool by_slot;
+} orderctx_t;
+
+static int
+child_cmp (const void *pa, const void *pb, void *arg)
+{
+    const orderctx_t *o = arg;
+    const rm_embed_t *spec = o->spec;
+    const rm_child_t *a = pa, *b = pb;
+
+    if (spec->sort.n == 0 && o->by_slot && a->slot != b->slot)
+        return a->slot < b->slot ? -1 : 1;
+    if (spec->sort.n > 0) {
+        for (size_t i = 0; i < spec->sort.n; i++) {
+            const rm_sortkey_t *k = &spec->sort.keys[i];
+            sortval_t va, vb;
+            int c;
+            sort_value (k, a, &va);
+            sort_value (k, b, &vb);
+            if (va.rank == -1 || vb.rank == -1)
+                c = va.rank == vb.rank ? 0 : va.rank == -1 ? -1 : 1;
+            else
+                c = rm_value_compare (va.rank ? &va.it : NULL, vb.rank ? &vb.it : NULL);
+            if (c)
+                return c * k->dir;
+        }
+    } else {
+        bson_t da, db;
+        bson_iter_t ia, ib;
+        bool ha, hb;
+        int c;
+        bson_init_static (&da, a->doc, a->len);
+        bson_init_static (&db, b->doc, b->len);
+        ha = bson_iter_init_find (&ia, &da, "_id");
+        hb = bson_iter_init_find (&ib, &db, "_id");
+        c = rm_value_compare (ha ? &ia : NULL, hb ? &ib : NULL);
+        if (c)
+            return c;
+    }
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+void
+rm_embed_order (const rm_embed_t *spec, rm_child_t *c, size_t n, bool by_slot)
+{
+    orderctx_t o = {spec, by_slot};
+    if (n > 1)
+        qsort_r (c, n, sizeof *c, child_cmp, &o);
+}
+
+/* ---- building ---- */
+
+struct rm_embed_out {
+    rm_engine_t *e;
+    const rm_step_t *s;
+    const rm_embed_t *spec;
+    rm_ens_t *into, *overflow;
+    rm_store_t *next, *next_overflow;
+    char flag[300];          /* hasExtra<As> */
+    rm_buf_t items;          /* projected children, back to back */
+    size_t *item_off;
+    size_t item_cap;
+    rm_buf_t arr, doc, key;
+};
+
+rm_embed_out_t *
+rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+{
+    rm_embed_out_t *o = bson_malloc0 (sizeof *o);
+    o->e = e;
+    o->s = s;
+    o->spec = &s->u.embed;
+    o->into = rm_engine_find (e, &o->spec->into);
+    snprintf (o->flag, sizeof o->flag, "hasExtra%c%s", toupper ((unsigned char) o->spec->as[0]),
+              o->spec->as + 1);
+    o->next = rm_engine_store_new (e, o->into, err);
+    if (!o->next) {
+        rm_embed_out_destroy (o);
+        return NULL;
+    }
+    if (o->spec->on_overflow == RM_OVERFLOW_OUTLIER) {
+        o->overflow = rm_engine_find (e, &o->spec->overflow_to);
+        o->next_overflow = rm_engine_store_new (e, o->overflow, err);
+        if (!o->next_overflow) {
+            rm_embed_out_destroy (o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+static bool
+projected (const rm_embed_t *spec, const char *key)
+{
+    bson_iter_t it;
+    if (!bson_iter_init_find (&it, spec->project, key))
+        return !spec->project_inclusive && false;
+    return BSON_ITER_HOLDS_BOOL (&it) ? bson_iter_bool (&it) : bson_iter_as_int64 (&it) != 0;
+}
+
+/* Appends one child, projected, as a whole document to o->items. */
+static void
+add_item (rm_embed_out_t *o, const rm_child_t *c)
+{
+    const rm_embed_t *spec = o->spec;
+    size_t start;
+    bson_t d;
+    bson_iter_t it;
+
+    start = rm_docbuf_begin (&o->items);
+    bson_init_static (&d, c->doc, c->len);
+    bson_iter_init (&it, &d);
+    while (bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        bool keep = true;
+        if (spec->project) {
+            bson_iter_t p;
+            bool listed = bson_iter_init_find (&p, spec->project, k);
+            if (spec->project_inclusive)
+                keep = listed ? projected (spec, k) : !strcmp (k, "_id");
+            else
+                keep = !(listed && !projected (spec, k));
+            if (!strcmp (k, "_id") && listed && !projected (spec, k))
+                keep = false;
+        }
+        if (keep)
+            rm_docbuf_copy (&o->items, &it);
+    }
+    rm_docbuf_end (&o->items, start);
+}
+
+/* The array of items [from, to) into o->arr as a BSON array body. */
+static void
+build_array (rm_embed_out_t *o, size_t from, size_t to)
+{
+    size_t start;
+    rm_buf_reset (&o->arr);
+    start = rm_docbuf_begin (&o->arr);
+    for (size_t i = from; i < to; i++) {
+        char key[24];
+        snprintf (key, sizeof key, "%zu", i - from);
+        rm_docbuf_key (&o->arr, BSON_TYPE_DOCUMENT, key);
+        rm_buf_append (&o->arr, o->items.data + o->item_off[i], o->item_off[i + 1] - o->item_off[i]);
+    }
+    rm_docbuf_end (&o->arr, start);
+}
+
+static void
+append_count (rm_buf_t *b, const char *key, uint64_t n)
+{
+    if (n <= INT32_MAX) {
+        int32_t v = (int32_t) BSON_UINT32_TO_LE ((uint32_t) n);
+        rm_docbuf_key (b, BSON_TYPE_INT32, key);
+        rm_buf_append (b, &v, 4);
+    } else {
+        int64_t v = (int64_t) BSON_UINT64_TO_LE (n);
+        rm_docbuf_key (b, BSON_TYPE_INT64, key);
+        rm_buf_append (b, &v, 8);
+    }
+}
+
+/* The parent with o->arr as `as`, the count and the flag, into o->doc. */
+static void
+build_parent (rm_embed_out_t *o, const uint8_t *doc, uint32_t len, uint64_t total, bool flag)
+{
+    const rm_embed_t *spec = o->spec;
+    bool wrote_as = false, wrote_count = !spec->count_as, wrote_flag = !flag;
+    bson_t d;
+    bson_iter_t it;
+    size_t start;
+
+    rm_buf_reset (&o->doc);
+    start = rm_docbuf_begin (&o->doc);
+    bson_init_static (&d, doc, len);
+    bson_iter_init (&it, &d);
+    while (bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        if (!strcmp (k, spec->as)) {
+            rm_docbuf_key (&o->doc, BSON_TYPE_ARRAY, spec->as);
+            rm_buf_append (&o->doc, o->arr.data, o->arr.len);
+            wrote_as = true;
+        } else if (spec->count_as && !strcmp (k, spec->count_as)) {
+            append_count (&o->doc, spec->count_as, total);
+            wrote_count = true;
+        } else if (!strcmp (k, o->flag)) {
+            if (flag) {
+                rm_docbuf_key (&o->doc, BSON_TYPE_BOOL, o->flag);
+                rm_buf_append (&o->doc, "\x01", 1);
+                wrote_flag = true;
+            }
+        } else {
+            rm_docbuf_copy (&o->doc, &it);
+        }
+    }
+    if (!wrote_as) {
+        rm_docbuf_key (&o->doc, BSON_TYPE_ARRAY, spec->as);
+        rm_buf_append (&o->doc, o->arr.data, o->arr.len);
+    }
+    if (!wrote_count)
+        append_count (&o->doc, spec->count_as, total);
+    if (!wrote_flag) {
+        rm_docbuf_key (&o->doc, BSON_TYPE_BOOL, o->flag);
+        rm_buf_append (&o->doc, "\x01", 1);
+    }
+    rm_docbuf_end (&o->doc, start);
+}
+
+/* Overflow pages for items [from, to): at most maxItems per page and
+ * under 16 MiB each. */
+static bool
+write_overflow (rm_embed_out_t *o, const bson_iter_t *parent_id, size_t from, size_t to,
+                bson_error_t *err)
+{
+    int32_t page = 2;
+    while (from < to) {
+        size_t end = from, bytes = 0, start;
+        uint64_t h;
+        uint8_t oid[12];
+        while (end < to && (!o->spec->max_items || end - from < (size_t) o->spec->max_items) &&
+               (end == from || bytes + (o->item_off[end + 1] - o->item_off[end]) + 64 <
+                                   RM_BSON_MAX_SIZE - 4096)) {
+            bytes += o->item_off[end + 1] - o->item_off[end] + 16;
+            end++;
+        }
+        build_array (o, from, end);
+        /* A deterministic _id: the parent's, the field and the page. */
+        rm_buf_reset (&o->key);
+        rm_key_append (&o->key, parent_id);
+        rm_buf_append (&o->key, o->spec->as, strlen (o->spec->as));
+        rm_buf_append (&o->key, &page, 4);
+        h = rm_key_hash (o->key.data, o->key.len);
+        if (BSON_ITER_HOLDS_OID (parent_id))
+            memcpy (oid, bson_iter_oid (parent_id)->bytes, 4);
+        else
+            memset (oid, 0, 4);
+        for (int b = 0; b < 8; b++)
+            oid[4 + b] = (uint8_t) (h >> (56 - 8 * b));
+        rm_buf_reset (&o->doc);
+        start = rm_docbuf_begin (&o->doc);
+        rm_docbuf_key (&o->doc, BSON_TYPE_OID, "_id");
+        rm_buf_append (&o->doc, oid, 12);
+        rm_docbuf_copy_as (&o->doc, "parent_id", parent_id);
+        append_count (&o->doc, "page", (uint64_t) page);
+        rm_docbuf_key (&o->doc, BSON_TYPE_ARRAY, o->spec->as);
+        rm_buf_append (&o->doc, o->arr.data, o->arr.len);
+        rm_docbuf_end (&o->doc, start);
+        if (!rm_store_add (o->next_overflow, o->doc.data, (uint32_t) o->doc.len, err))
+            return false;
+        o->overflow->stats->overflow++;
+        page++;
+        from = end;
+    }
+    return true;
+}
+
+bool
+rm_embed_out_parent (rm_embed_out_t *o, const uint8_t *doc, uint32_t len,
+                     const rm_child_t *children, size_t n, bson_error_t *err)
+{
+    const rm_embed_t *spec = o->spec;
+    size_t use = n, k;
+    bool outlier = spec->on_overflow == RM_OVERFLOW_OUTLIER;
+    bson_t d;
+    bson_iter_t parent_id;
+
+    if (spec->limit && use > (size_t) spec->limit)
+        use = (size_t) spec->limit;
+    if (use + 1 > o->item_cap) {
+        o->item_cap = (use + 1) * 2;
+        o->item_off = bson_realloc (o->item_off, o->item_cap * sizeof *o->item_off);
+    }
+    rm_buf_reset (&o->items);
+    for (size_t i = 0; i < use; i++) {
+        o->item_off[i] = o->items.len;
+        add_item (o, &children[i]);
+    }
+    o->item_off[use] = o->items.len;
+
+    k = use;
+    if (spec->max_items && k > (size_t) spec->max_items) {
+        if (!outlier) {
+            char *id = rm_doc_id_json (doc, len);
+            rm_error_set (err, RM_ERR_FORMAT,
+                          "%s: parent %s has %zu matching children, more than maxItems %lld "
+                          "(onOverflow \"outlier\" moves the rest aside)",
+                          o->into->stats->name, id, use, (long long) spec->max_items);
+            bson_free (id);
+            return false;
+        }
+        k = (size_t) spec->max_items;
+    }
+    build_array (o, 0, k);
+    build_parent (o, doc, len, n, k < use);
+    if (o->doc.len > RM_BSON_MAX_SIZE) {
+        size_t lo = 0, hi = k;
+        if (!outlier) {
+            char *id = rm_doc_id_json (doc, len);
+            rm_error_set (err, RM_ERR_FORMAT,
+                          "%s: parent %s with its %zu children would be %zu bytes, over the "
+                          "16 MiB document limit (onOverflow \"outlier\" moves the rest aside)",
+                          o->into->stats->name, id, k, o->doc.len);
+            bson_free (id);
+            return false;
+        }
+        /* The most children that fit: a binary search on the count. */
+        while (lo < hi) {
+            size_t mid = (lo + hi + 1) / 2;
+            build_array (o, 0, mid);
+            build_parent (o, doc, len, n, true);
+            if (o->doc.len <= RM_BSON_MAX_SIZE)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        k = lo;
+        build_array (o, 0, k);
+        build_parent (o, doc, len, n, true);
+        if (o->doc.len > RM_BSON_MAX_SIZE) {
+            char *id = rm_doc_id_json (doc, len);
+            rm_error_set (err, RM_ERR_FORMAT, "%s: parent %s is over 16 MiB even without children",
+                          o->into->stats->name, id);
+            bson_free (id);
+            return false;
+        }
+    }
+    o->into->stats->embedded += k;
+    if (!rm_store_add (o->next, o->doc.data, (uint32_t) o->doc.len, err))
+        return false;
+    if (k < use) {
+        bson_init_static (&d, doc, len);
+        if (!bson_iter_init_find (&parent_id, &d, "_id")) {
+            rm_error_set (err, RM_ERR_FORMAT, "%s: a parent without _id cannot have overflow",
+                          o->into->stats->name);
+            return false;
+        }
+        if (!write_overflow (o, &parent_id, k, use, err))
+            return false;
+    }
+    return true;
+}
+
+bool
+rm_embed_out_finish (rm_embed_out_t *o, bson_error_t *err)
+{
+    rm_store_t *next = o->next, *next_overflow = o->next_overflow;
+    o->next = o->next_overflow = NULL;
+    if (!rm_engine_store_swap (o->into, next, err)) {
+        rm_store_destroy (next_overflow);
+        return false;
+    }
+    return !next_overflow || rm_engine_store_swap (o->overflow, next_overflow, err);
+}
+
+void
+rm_embed_out_destroy (rm_embed_out_t *o)
+{
+    if (!o)
+        return;
+    rm_store_destroy (o->next);
+    rm_store_destroy (o->next_overflow);
+    rm_buf_destroy (&o->items);
+    rm_buf_destroy (&o->arr);
+    rm_buf_destroy (&o->doc);
+    rm_buf_destroy (&o->key);
+    bson_free (o->item_off);
+    bson_free (o);
+}

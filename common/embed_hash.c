@@ -1,0 +1,224 @@
+/* embed when the children fit in memory: one pass over `from` builds a
+ * hash table from join key to children, one pass over `into` looks each
+ * parent's keys up. */
+#include <string.h>
+
+#include "embed_join.h"
+
+typedef struct {
+    size_t off;       /* in the arena */
+    uint32_t len;
+    bool matched;
+    uint64_t seen;    /* the last parent that took it, to take it once */
+} crec_t;
+
+typedef struct {
+    uint64_t hash;
+    size_t key_off;   /* in the key arena */
+    uint32_t key_len;
+    size_t head, tail; /* node list of children with this key, in order */
+    bool used;
+} slot_t;
+
+typedef struct {
+    size_t child;
+    size_t next;
+} node_t;
+
+#define NIL ((size_t) -1)
+
+typedef struct {
+    rm_buf_t arena, keys, tmp;
+    crec_t *c;
+    size_t n, cap;
+    slot_t *slots;
+    size_t n_slots, used;
+    node_t *nodes;
+    size_t n_nodes, nodes_cap;
+} table_t;
+
+static slot_t *
+slot_find (table_t *t, const uint8_t *key, uint32_t len, uint64_t h, bool create)
+{
+    size_t mask = t->n_slots - 1, i = (size_t) h & mask;
+    for (;;) {
+        slot_t *s = &t->slots[i];
+        if (!s->used) {
+            if (!create)
+                return NULL;
+            s->used = true;
+            s->hash = h;
+            s->key_off = t->keys.len;
+            s->key_len = len;
+            s->head = s->tail = NIL;
+            rm_buf_append (&t->keys, key, len);
+            t->used++;
+            return s;
+        }
+        if (s->hash == h && s->key_len == len && !memcmp (t->keys.data + s->key_off, key, len))
+            return s;
+        i = (i + 1) & mask;
+    }
+}
+
+static void
+grow (table_t *t)
+{
+    slot_t *old = t->slots;
+    size_t n_old = t->n_slots;
+    t->n_slots = n_old ? n_old * 2 : 1024;
+    t->slots = bson_malloc0 (t->n_slots * sizeof *t->slots);
+    for (size_t i = 0; i < n_old; i++)
+        if (old[i].used) {
+            size_t mask = t->n_slots - 1, j = (size_t) old[i].hash & mask;
+            while (t->slots[j].used)
+                j = (j + 1) & mask;
+            t->slots[j] = old[i];
+        }
+    bson_free (old);
+}
+
+static void
+add_child_key (table_t *t, size_t child, const uint8_t *key, uint32_t len)
+{
+    uint64_t h = rm_key_hash (key, len);
+    slot_t *s;
+    if ((t->used + 1) * 4 > t->n_slots * 3)
+        grow (t);
+    s = slot_find (t, key, len, h, true);
+    if (t->n_nodes == t->nodes_cap) {
+        t->nodes_cap = t->nodes_cap ? t->nodes_cap * 2 : 1024;
+        t->nodes = bson_realloc (t->nodes, t->nodes_cap * sizeof *t->nodes);
+    }
+    t->nodes[t->n_nodes] = (node_t){child, NIL};
+    if (s->tail == NIL)
+        s->head = t->n_nodes;
+    else
+        t->nodes[s->tail].next = t->n_nodes;
+    s->tail = t->n_nodes++;
+}
+
+static bool
+load_children (table_t *t, const rm_embed_t *spec, rm_ens_t *from, bson_error_t *err)
+{
+    rm_instream_t *in = rm_store_open (from->store, err);
+    rm_frame_t f;
+    int rc;
+    if (!in)
+        return false;
+    while ((rc = rm_store_next (in, &f, err)) > 0) {
+        size_t nk, off = 0;
+        if (t->n == t->cap) {
+            t->cap = t->cap ? t->cap * 2 : 1024;
+            t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
+        }
+        t->c[t->n] = (crec_t){t->arena.len, f.len, false, 0};
+        rm_buf_append (&t->arena, f.data, f.len);
+        nk = rm_embed_foreign_keys (spec, f.data, f.len, &t->tmp);
+        for (size_t k = 0; k < nk; k++) {
+            uint32_t len;
+            memcpy (&len, t->tmp.data + off, 4);
+            add_child_key (t, t->n, t->tmp.data + off + 4, len);
+            off += 4 + len;
+        }
+        t->n++;
+    }
+    rm_instream_close (in);
+    return rc == 0;
+}
+
+static bool
+join_parents (table_t *t, rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+{
+    const rm_embed_t *spec = &s->u.embed;
+    rm_ens_t *into = rm_engine_find (e, &spec->into);
+    rm_embed_out_t *o = rm_embed_out_new (e, s, err);
+    rm_instream_t *in = o ? rm_store_open (into->store, err) : NULL;
+    rm_buf_t lkeys;
+    rm_child_t *cand = NULL;
+    size_t cand_cap = 0;
+    uint64_t parent = 0;
+    rm_frame_t f;
+    int rc = -1;
+
+    rm_buf_init (&lkeys);
+    while (in && (rc = rm_store_next (in, &f, err)) > 0) {
+        size_t nk = rm_embed_local_keys (spec, f.data, f.len, &lkeys), off = 0, n = 0;
+        parent++;
+        for (uint32_t k = 0; k < nk; k++) {
+            uint32_t len;
+            slot_t *sl;
+            memcpy (&len, lkeys.data + off, 4);
+            sl = t->n_slots ? slot_find (t, lkeys.data + off + 4, len,
+                                         rm_key_hash (lkeys.data + off + 4, len), false)
+                            : NULL;
+            off += 4 + len;
+            for (size_t nd = sl ? sl->head : NIL; nd != NIL; nd = t->nodes[nd].next) {
+                crec_t *c = &t->c[t->nodes[nd].child];
+                if (c->seen == parent)
+                    continue; /* each child once per parent, as $lookup */
+                c->seen = parent;
+                c->matched = true;
+                if (n == cand_cap) {
+                    cand_cap = cand_cap ? cand_cap * 2 : 64;
+                    cand = bson_realloc (cand, cand_cap * sizeof *cand);
+                }
+                cand[n++] = (rm_child_t){t->arena.data + c->off, c->len, k, t->nodes[nd].child};
+            }
+        }
+        rm_embed_order (spec, cand, n, nk > 1);
+        if (!rm_embed_out_parent (o, f.data, f.len, cand, n, err)) {
+            rc = -1;
+            break;
+        }
+    }
+    rm_instream_close (in);
+    rm_buf_destroy (&lkeys);
+    bson_free (cand);
+    if (rc == 0 && rm_embed_out_finish (o, err)) {
+        rm_embed_out_destroy (o);
+        return true;
+    }
+    rm_embed_out_destroy (o);
+    return false;
+}
+
+/* `from` keeps its unmatched children (all of them with keepSource). */
+static bool
+write_children (table_t *t, rm_engine_t *e, const rm_embed_t *spec, rm_ens_t *from,
+                bson_error_t *err)
+{
+    rm_store_t *next = rm_engine_store_new (e, from, err);
+    if (!next)
+        return false;
+    for (size_t i = 0; i < t->n; i++) {
+        if (!t->c[i].matched)
+            from->stats->orphans++;
+        if ((spec->keep_source || !t->c[i].matched) &&
+            !rm_store_add (next, t->arena.data + t->c[i].off, t->c[i].len, err)) {
+            rm_store_destroy (next);
+            return false;
+        }
+    }
+    return rm_engine_store_swap (from, next, err);
+}
+
+bool
+rm_embed_hash_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+{
+    const rm_embed_t *spec = &s->u.embed;
+    rm_ens_t *from = rm_engine_find (e, &spec->from);
+    table_t t;
+    bool ok;
+
+    memset (&t, 0, sizeof t);
+    ok = load_children (&t, spec, from, err) && join_parents (&t, e, s, err) &&
+         write_children (&t, e, spec, from, err);
+    rm_buf_destroy (&t.arena);
+    rm_buf_destroy (&t.keys);
+    rm_buf_destroy (&t.tmp);
+    bson_free (t.c);
+    bson_free (t.slots);
+    bson_free (t.nodes);
+    return ok;
+}

@@ -1,0 +1,306 @@
+/* embed in bounded memory, when the children do not fit: external sorts
+ * instead of a hash table.
+ *   1. children -> sorter by (join key): [child seq][child bytes]
+ *   2. parents' local keys -> sorter by (join key): [parent seq][slot]
+ *   3. merging the two by key gives (parent, slot, child) matches ->
+ *      sorter by [parent seq][slot][child seq], and the matched child
+ *      seqs -> sorter by [child seq]
+ *   4. parents in order, each with its matches from 3
+ *   5. children in order, dropping the matched ones (unless keepSource).
+ * Memory: the sorters' budgets, plus the children of one join key (step 3)
+ * and of one parent (step 4), which a 16 MiB parent bounds in practice. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "embed_join.h"
+#include "remodel/sorter.h"
+
+static void
+put_be64 (uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t) (v >> (56 - 8 * i));
+}
+
+static uint64_t
+get_be64 (const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+typedef struct {
+    rm_engine_t *e;
+    const rm_step_t *s;
+    const rm_embed_t *spec;
+    rm_ens_t *from, *into;
+    size_t budget; /* per sorter */
+    rm_sorter_t *children, *requests, *matches, *matched;
+    rm_buf_t keys, rec;
+} job_t;
+
+static bool
+feed (job_t *j, rm_ens_t *ns, bool foreign, bson_error_t *err)
+{
+    rm_instream_t *in = rm_store_open (ns->store, err);
+    rm_sorter_t *dst = foreign ? j->children : j->requests;
+    rm_frame_t f;
+    uint64_t seq = 0;
+    int rc;
+
+    if (!in)
+        return false;
+    while ((rc = rm_store_next (in, &f, err)) > 0) {
+        size_t nk = foreign ? rm_embed_foreign_keys (j->spec, f.data, f.len, &j->keys)
+                            : rm_embed_local_keys (j->spec, f.data, f.len, &j->keys);
+        size_t off = 0;
+        for (uint32_t k = 0; k < nk; k++) {
+            uint32_t len;
+            uint8_t head[12];
+            memcpy (&len, j->keys.data + off, 4);
+            put_be64 (head, seq);
+            rm_buf_reset (&j->rec);
+            rm_buf_append (&j->rec, head, 8);
+            if (foreign) {
+                rm_buf_append (&j->rec, f.data, f.len);
+            } else {
+                uint32_t slot = BSON_UINT32_TO_BE (k);
+                rm_buf_append (&j->rec, &slot, 4);
+            }
+            if (!rm_sorter_add (dst, j->keys.data + off + 4, len, j->rec.data, j->rec.len, err)) {
+                rm_instream_close (in);
+                return false;
+            }
+            off += 4 + len;
+        }
+        seq++;
+    }
+    rm_instream_close (in);
+    return rc == 0 && rm_sorter_finish (dst, err);
+}
+
+static int
+keycmp (const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+    int c = memcmp (a, b, al < bl ? al : bl);
+    return c ? c : (al < bl ? -1 : al > bl);
+}
+
+/* Step 3: the merge join of children and requests by key. */
+static bool
+join (job_t *j, bson_error_t *err)
+{
+    const uint8_t *ck, *cv, *rk, *rv;
+    size_t ckl = 0, cvl = 0, rkl = 0, rvl = 0;
+    int crc = rm_sorter_next (j->children, &ck, &ckl, &cv, &cvl, err);
+    int rrc = rm_sorter_next (j->requests, &rk, &rkl, &rv, &rvl, err);
+    rm_buf_t group, gkey;       /* the children of the current key */
+    size_t *goff = NULL, gn = 0, gcap = 0;
+    bool ok = true;
+
+    rm_buf_init (&group);
+    rm_buf_init (&gkey);
+    while (ok && crc > 0 && rrc > 0) {
+        int c = keycmp (ck, ckl, rk, rkl);
+        if (c < 0) {
+            crc = rm_sorter_next (j->children, &ck, &ckl, &cv, &cvl, err);
+            continue;
+        }
+        if (c > 0) {
+            rrc = rm_sorter_next (j->requests, &rk, &rkl, &rv, &rvl, err);
+            continue;
+        }
+        /* Gather this key's children, then pair them with its requests. */
+        rm_buf_reset (&group);
+        rm_buf_reset (&gkey);
+        rm_buf_append (&gkey, ck, ckl);
+        gn = 0;
+        while (crc > 0 && keycmp (ck, ckl, gkey.data, gkey.len) == 0) {
+            if (gn + 1 >= gcap) {
+                gcap = gcap ? gcap * 2 : 64;
+                goff = bson_realloc (goff, gcap * sizeof *goff);
+            }
+            goff[gn++] = group.len;
+            rm_buf_append (&group, cv, cvl);
+            crc = rm_sorter_next (j->children, &ck, &ckl, &cv, &cvl, err);
+        }
+        goff[gn] = group.len;
+        while (ok && rrc > 0 && keycmp (rk, rkl, gkey.data, gkey.len) == 0) {
+            for (size_t i = 0; ok && i < gn; i++) {
+                const uint8_t *child = group.data + goff[i];
+                uint8_t key[20];
+                memcpy (key, rv, 12);          /* parent seq, slot */
+                memcpy (key + 12, child, 8);   /* child seq */
+                ok = rm_sorter_add (j->matches, key, 20, child + 8, goff[i + 1] - goff[i] - 8, err) &&
+                     rm_sorter_add (j->matched, child, 8, NULL, 0, err);
+            }
+            rrc = rm_sorter_next (j->requests, &rk, &rkl, &rv, &rvl, err);
+        }
+    }
+    rm_buf_destroy (&group);
+    rm_buf_destroy (&gkey);
+    bson_free (goff);
+    if (crc < 0 || rrc < 0)
+        ok = false;
+    return ok && rm_sorter_finish (j->matches, err) && rm_sorter_finish (j->matched, err);
+}
+
+static int
+by_seq_slot (const void *pa, const void *pb)
+{
+    const rm_child_t *a = pa, *b = pb;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+/* A child matched through several of a parent's keys is taken once, under
+ * its first key (as the hash join does). */
+static size_t
+once_each (rm_child_t *c, size_t n)
+{
+    size_t w = 0;
+    if (n < 2)
+        return n;
+    qsort (c, n, sizeof *c, by_seq_slot);
+    for (size_t i = 0; i < n; i++)
+        if (w == 0 || c[w - 1].seq != c[i].seq)
+            c[w++] = c[i];
+    return w;
+}
+
+/* Step 4: each parent with its matches. */
+static bool
+assemble (job_t *j, bson_error_t *err)
+{
+    rm_embed_out_t *o = rm_embed_out_new (j->e, j->s, err);
+    rm_instream_t *in = o ? rm_store_open (j->into->store, err) : NULL;
+    const uint8_t *mk = NULL, *mv = NULL;
+    size_t mkl = 0, mvl = 0;
+    int mrc = in ? rm_sorter_next (j->matches, &mk, &mkl, &mv, &mvl, err) : -1;
+    rm_buf_t docs;
+    size_t *off = NULL, cap = 0;
+    rm_child_t *cand = NULL;
+    uint64_t pseq = 0;
+    rm_frame_t f;
+    int rc = -1;
+    bool ok = in != NULL && mrc >= 0;
+
+    rm_buf_init (&docs);
+    while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
+        size_t n = 0, nk = rm_embed_local_keys (j->spec, f.data, f.len, &j->keys);
+        rm_buf_reset (&docs);
+        while (mrc > 0 && get_be64 (mk) == pseq) {
+            uint64_t cseq = get_be64 (mk + 12);
+            uint32_t slot;
+            memcpy (&slot, mk + 8, 4);
+            {
+                if (n + 1 >= cap) {
+                    cap = cap ? cap * 2 : 64;
+                    cand = bson_realloc (cand, cap * sizeof *cand);
+                    off = bson_realloc (off, cap * sizeof *off);
+                }
+                off[n] = docs.len;
+                rm_buf_append (&docs, mv, mvl);
+                cand[n].len = (uint32_t) mvl;
+                cand[n].slot = BSON_UINT32_FROM_BE (slot);
+                cand[n].seq = cseq;
+                n++;
+            }
+            mrc = rm_sorter_next (j->matches, &mk, &mkl, &mv, &mvl, err);
+        }
+        if (mrc < 0) {
+            ok = false;
+            break;
+        }
+        for (size_t i = 0; i < n; i++)
+            cand[i].doc = docs.data + off[i];
+        n = once_each (cand, n);
+        rm_embed_order (j->spec, cand, n, nk > 1);
+        ok = rm_embed_out_parent (o, f.data, f.len, cand, n, err);
+        pseq++;
+    }
+    if (rc < 0)
+        ok = false;
+    rm_instream_close (in);
+    rm_buf_destroy (&docs);
+    bson_free (off);
+    bson_free (cand);
+    ok = ok && rm_embed_out_finish (o, err);
+    rm_embed_out_destroy (o);
+    return ok;
+}
+
+/* Step 5: `from` keeps the children no parent took (all with keepSource). */
+static bool
+leftovers (job_t *j, bson_error_t *err)
+{
+    rm_store_t *next = rm_engine_store_new (j->e, j->from, err);
+    rm_instream_t *in = next ? rm_store_open (j->from->store, err) : NULL;
+    const uint8_t *mk = NULL, *mv;
+    size_t mkl = 0, mvl;
+    int mrc = in ? rm_sorter_next (j->matched, &mk, &mkl, &mv, &mvl, err) : -1;
+    uint64_t seq = 0;
+    rm_frame_t f;
+    int rc = -1;
+    bool ok = in != NULL && mrc >= 0;
+
+    while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
+        bool matched = false;
+        while (mrc > 0 && get_be64 (mk) <= seq) {
+            matched |= get_be64 (mk) == seq;
+            mrc = rm_sorter_next (j->matched, &mk, &mkl, &mv, &mvl, err);
+        }
+        if (mrc < 0)
+            ok = false;
+        if (!matched)
+            j->from->stats->orphans++;
+        if (ok && (j->spec->keep_source || !matched))
+            ok = rm_store_add (next, f.data, f.len, err);
+        seq++;
+    }
+    if (rc < 0)
+        ok = false;
+    rm_instream_close (in);
+    if (!ok) {
+        rm_store_destroy (next);
+        return false;
+    }
+    return rm_engine_store_swap (j->from, next, err);
+}
+
+bool
+rm_embed_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+{
+    job_t j;
+    bool ok;
+
+    memset (&j, 0, sizeof j);
+    j.e = e;
+    j.s = s;
+    j.spec = &s->u.embed;
+    j.from = rm_engine_find (e, &j.spec->from);
+    j.into = rm_engine_find (e, &j.spec->into);
+    /* Two sorters are filled at a time at most: half the budget each. */
+    j.budget = e->opts.memory / 2;
+    j.children = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
+    j.requests = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
+    j.matches = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
+    j.matched = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
+    rm_buf_init (&j.keys);
+    rm_buf_init (&j.rec);
+    ok = feed (&j, j.from, true, err) && feed (&j, j.into, false, err) && join (&j, err);
+    rm_sorter_destroy (j.children);
+    rm_sorter_destroy (j.requests);
+    j.children = j.requests = NULL;
+    ok = ok && assemble (&j, err) && leftovers (&j, err);
+    rm_sorter_destroy (j.children);
+    rm_sorter_destroy (j.requests);
+    rm_sorter_destroy (j.matches);
+    rm_sorter_destroy (j.matched);
+    rm_buf_destroy (&j.keys);
+    rm_buf_destroy (&j.rec);
+    return ok;
+}

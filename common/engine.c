@@ -1,0 +1,289 @@
+/* Running a plan (see remodel/engine.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_impl.h"
+#include "remodel/bsoncheck.h"
+
+#define DEFAULT_MEMORY ((size_t) 512 << 20)
+
+rm_engine_t *
+rm_engine_new (const rm_plan_t *plan, const rm_engine_opts_t *opts)
+{
+    rm_engine_t *e = bson_malloc0 (sizeof *e);
+    e->plan = plan;
+    if (opts)
+        e->opts = *opts;
+    if (e->opts.memory == 0)
+        e->opts.memory = DEFAULT_MEMORY;
+    return e;
+}
+
+rm_ens_t *
+rm_engine_find (rm_engine_t *e, const rm_nsref_t *ref)
+{
+    for (size_t i = 0; i < e->n_ns; i++)
+        if (!strcmp (e->ns[i].out->db, ref->db) && !strcmp (e->ns[i].out->coll, ref->coll))
+            return &e->ns[i];
+    return NULL;
+}
+
+/* Metadata for a namespace a step creates: the _id index, and an index on
+ * the parent reference, which the seeds advise and mongorestore builds. */
+static char *
+created_metadata (const char *coll, const char *indexed_field)
+{
+    const char *id_index =
+        "{\"v\":{\"$numberInt\":\"2\"},\"key\":{\"_id\":{\"$numberInt\":\"1\"}},\"name\":\"_id_\"}";
+    if (indexed_field)
+        return bson_strdup_printf (
+            "{\"indexes\":[%s,{\"v\":{\"$numberInt\":\"2\"},\"key\":{\"%s\":{\"$numberInt\":"
+            "\"1\"}},\"name\":\"%s_1\"}],\"collectionName\":\"%s\",\"type\":\"collection\"}",
+            id_index, indexed_field, indexed_field, coll);
+    return bson_strdup_printf ("{\"indexes\":[%s],\"collectionName\":\"%s\",\"type\":\"collection\"}",
+                               id_index, coll);
+}
+
+static void
+add_created (rm_dump_info_t *out, const rm_nsref_t *ref, const char *indexed_field)
+{
+    rm_ns_t *ns = rm_dump_info_add (out, ref->db, ref->coll);
+    char *meta = created_metadata (ref->coll, indexed_field);
+    rm_ns_set_metadata (ns, meta, strlen (meta));
+    bson_free (ns->type);
+    ns->type = bson_strdup ("collection");
+    ns->has_type = true;
+    bson_free (meta);
+}
+
+bool
+rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out,
+                   bson_error_t *err)
+{
+    if (!rm_plan_check_against (e->plan, in, err))
+        return false;
+    rm_dump_info_copy (out, in);
+    for (size_t i = 0; i < e->plan->n; i++) {
+        const rm_step_t *s = &e->plan->steps[i];
+        if (s->kind == RM_STEP_EXTRACT)
+            add_created (out, &s->u.extract.to,
+                         s->u.extract.style == RM_STYLE_CHILD_REFS ? NULL : s->u.extract.parent_field);
+        if (s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
+            add_created (out, &s->u.embed.overflow_to, "parent_id");
+    }
+    /* The oplog stays the last namespace of the output. */
+    for (size_t i = 0; i + 1 < out->n_ns; i++)
+        if (out->ns[i]->is_oplog) {
+            rm_ns_t *oplog = out->ns[i];
+            memmove (&out->ns[i], &out->ns[i + 1], (out->n_ns - i - 1) * sizeof *out->ns);
+            out->ns[out->n_ns - 1] = oplog;
+            for (size_t j = 0; j < out->n_ns; j++)
+                out->ns[j]->index = j;
+            break;
+        }
+
+    e->out = out;
+    e->n_ns = out->n_ns;
+    e->ns = bson_malloc0 (e->n_ns * sizeof *e->ns);
+    e->stats = bson_malloc0 (e->n_ns * sizeof *e->stats);
+    for (size_t i = 0; i < e->n_ns; i++) {
+        e->ns[i].out = out->ns[i];
+        e->ns[i].stats = &e->stats[i];
+        e->ns[i].stats->name = bson_strdup_printf ("%s.%s", out->ns[i]->db, out->ns[i]->coll);
+        e->ns[i].stats->created = !rm_dump_info_find (in, out->ns[i]->db, out->ns[i]->coll);
+    }
+    for (size_t i = 0; i < e->plan->n; i++) {
+        const rm_nsref_t *refs[4];
+        size_t n = rm_step_outputs (&e->plan->steps[i], refs, 4);
+        for (size_t j = 0; j < n; j++)
+            rm_engine_find (e, refs[j])->stats->touched = true;
+    }
+    return true;
+}
+
+rm_store_t *
+rm_engine_store_new (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err)
+{
+    return rm_store_new (e->opts.tmpdir, ns->stats->name, err);
+}
+
+bool
+rm_engine_store_swap (rm_ens_t *ns, rm_store_t *next, bson_error_t *err)
+{
+    if (!rm_store_seal (next, err)) {
+        rm_store_destroy (next);
+        return false;
+    }
+    rm_store_destroy (ns->store);
+    ns->store = next;
+    return true;
+}
+
+int
+rm_store_next (rm_instream_t *s, rm_frame_t *f, bson_error_t *err)
+{
+    rm_frame_kind_t k = rm_frame_next (s, RM_BSON_MAX_OPLOG_SIZE, false, f, err);
+    if (k == RM_FRAME_DOC)
+        return 1;
+    if (k == RM_FRAME_END)
+        return 0;
+    if (k != RM_FRAME_ERROR || f->reason[0])
+        rm_error_set (err, RM_ERR_IO, "%s: damaged temporary store: %s", rm_instream_name (s),
+                      f->reason[0] ? f->reason : "unexpected terminator");
+    return -1;
+}
+
+char *
+rm_doc_id_json (const uint8_t *doc, uint32_t len)
+{
+    bson_t b, tmp;
+    bson_iter_t it;
+    char *json, *out;
+    if (!bson_init_static (&b, doc, len) || !bson_iter_init_find (&it, &b, "_id"))
+        return bson_strdup ("(no _id)");
+    bson_init (&tmp);
+    bson_append_iter (&tmp, "_id", 3, &it);
+    json = bson_as_relaxed_extended_json (&tmp, NULL);
+    out = bson_strdup (json ? json : "?");
+    bson_free (json);
+    bson_destroy (&tmp);
+    return out;
+}
+
+static bool
+run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+{
+    bool ok;
+    switch (s->kind) {
+    case RM_STEP_EMBED: ok = rm_step_embed_run (e, s, err); break;
+    case RM_STEP_EXTRACT: ok = rm_step_extract_run (e, s, err); break;
+    default: ok = rm_step_fields_run (e, s, err); break;
+    }
+    if (!ok && err->message[0] && strncmp (err->message, "step ", 5) != 0)
+        rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
+    return ok;
+}
+
+/* Touched namespaces go to stores; the rest streams straight through. */
+static int
+run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bson_error_t *err)
+{
+    rm_item_t item;
+    uint64_t docs = 0;
+    int rc;
+
+    for (size_t i = 0; i < e->n_ns; i++)
+        if (e->ns[i].stats->touched && !(e->ns[i].store = rm_engine_store_new (e, &e->ns[i], err)))
+            return -1;
+    while ((rc = rm_reader_next (r, &item, err)) > 0) {
+        rm_ens_t *ns = &e->ns[map[item.ns->index]];
+        if (item.kind == RM_ITEM_DOC) {
+            ns->stats->docs_in++;
+            if (e->opts.progress)
+                e->opts.progress (e->opts.progress_ctx, ++docs);
+            if (ns->stats->touched) {
+                if (!rm_store_add (ns->store, item.doc, item.len, err))
+                    return -1;
+            } else {
+                ns->stats->docs_out++;
+                if (w && !rm_writer_doc (w, ns->out, item.doc, item.len, err))
+                    return -1;
+            }
+        } else if (!ns->stats->touched && w && !rm_writer_ns_end (w, ns->out, err)) {
+            return -1;
+        }
+    }
+    if (rc < 0)
+        return -1;
+    for (size_t i = 0; i < e->n_ns; i++)
+        if (e->ns[i].store && !rm_store_seal (e->ns[i].store, err))
+            return -1;
+    return 0;
+}
+
+/* The transformed namespaces, in the output's order. */
+static bool
+write_result (rm_engine_t *e, rm_writer_t *w, bson_error_t *err)
+{
+    int rc;
+
+    for (size_t i = 0; i < e->n_ns; i++) {
+        rm_ens_t *ns = &e->ns[i];
+        rm_instream_t *s;
+        rm_frame_t f;
+        if (!ns->stats->touched)
+            continue;
+        s = rm_store_open (ns->store, err);
+        if (!s)
+            return false;
+        while ((rc = rm_store_next (s, &f, err)) > 0) {
+            if (f.len > RM_BSON_MAX_SIZE && !ns->out->is_oplog) {
+                char *id = rm_doc_id_json (f.data, f.len);
+                rm_error_set (err, RM_ERR_FORMAT, "%s: document %s would be %u bytes, over the "
+                              "16 MiB limit", ns->stats->name, id, f.len);
+                bson_free (id);
+                rc = -1;
+                break;
+            }
+            ns->stats->docs_out++;
+            if (w && !rm_writer_doc (w, ns->out, f.data, f.len, err)) {
+                rc = -1;
+                break;
+            }
+        }
+        rm_instream_close (s);
+        if (rc < 0 || (w && !rm_writer_ns_end (w, ns->out, err)))
+            return false;
+        rm_store_destroy (ns->store);
+        ns->store = NULL;
+    }
+    return true;
+}
+
+bool
+rm_engine_run (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, bson_error_t *err)
+{
+    const rm_dump_info_t *in = rm_reader_info (r);
+    size_t *map = bson_malloc0 ((in->n_ns + 1) * sizeof *map);
+    int rc;
+
+    /* Reader namespace -> engine namespace, once, not per document. */
+    for (size_t i = 0; i < in->n_ns; i++)
+        map[i] = rm_dump_info_find (e->out, in->ns[i]->db, in->ns[i]->coll)->index;
+    rc = run_input (e, r, w, map, err);
+    bson_free (map);
+    if (rc < 0)
+        return false;
+
+    for (size_t i = 0; i < e->plan->n; i++)
+        if (!run_step (e, &e->plan->steps[i], err))
+            return false;
+    return write_result (e, w, err);
+}
+
+size_t
+rm_engine_stats (const rm_engine_t *e, const rm_ns_stats_t **stats)
+{
+    *stats = e->stats;
+    return e->n_ns;
+}
+
+bool
+rm_engine_spilled (const rm_engine_t *e)
+{
+    return e->spilled;
+}
+
+void
+rm_engine_destroy (rm_engine_t *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->n_ns; i++) {
+        rm_store_destroy (e->ns[i].store);
+        bson_free (e->stats[i].name);
+    }
+    bson_free (e->ns);
+    bson_free (e->stats);
+    bson_free (e);
+}

@@ -1,0 +1,697 @@
+/* Parsing and checking plans. Every error names the step (1-based), its
+ * operation, the key and the reason, so a plan can be fixed before any
+ * data is read. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "remodel/plan.h"
+
+static const char *kind_names[] = {"embed", "extract", "set", "unset", "rename", "version"};
+
+const char *
+rm_step_kind_name (rm_step_kind_t k)
+{
+    return kind_names[k];
+}
+
+/* The keys each operation takes; a '*' marks the required ones. */
+static const char *const op_keys[][14] = {
+    [RM_STEP_EMBED] = {"*from", "*into", "*localField", "*foreignField", "*as", "project", "sort",
+                       "limit", "countAs", "keepSource", "maxItems", "onOverflow", "overflowTo",
+                       NULL},
+    [RM_STEP_EXTRACT] = {"*from", "*path", "*to", "*style", "parentField", "ordinalField", NULL},
+    [RM_STEP_SET] = {"*in", "*fields", NULL},
+    [RM_STEP_UNSET] = {"*in", "*fields", NULL},
+    [RM_STEP_RENAME] = {"*in", "*fields", NULL},
+    [RM_STEP_VERSION] = {"*in", "field", "*value", NULL},
+};
+
+typedef struct {
+    bson_error_t *err;
+    size_t index;
+    const char *op;
+} ctx_t;
+
+static bool BSON_GNUC_PRINTF (3, 4)
+fail (ctx_t *c, const char *key, const char *fmt, ...)
+{
+    char why[400];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (why, sizeof why, fmt, ap);
+    va_end (ap);
+    if (key)
+        rm_error_set (c->err, RM_ERR_USAGE, "plan: step %zu (%s): \"%s\": %s", c->index, c->op,
+                      key, why);
+    else
+        rm_error_set (c->err, RM_ERR_USAGE, "plan: step %zu (%s): %s", c->index, c->op, why);
+    return false;
+}
+
+static const char *
+type_name (bson_type_t t)
+{
+    switch (t) {
+    case BSON_TYPE_UTF8: return "a string";
+    case BSON_TYPE_DOCUMENT: return "a document";
+    case BSON_TYPE_ARRAY: return "an array";
+    case BSON_TYPE_BOOL: return "a boolean";
+    case BSON_TYPE_NULL: return "null";
+    case BSON_TYPE_INT32:
+    case BSON_TYPE_INT64:
+    case BSON_TYPE_DOUBLE:
+    case BSON_TYPE_DECIMAL128: return "a number";
+    default: return "another type";
+    }
+}
+
+static bool
+get_string (ctx_t *c, const bson_iter_t *it, const char **out)
+{
+    if (!BSON_ITER_HOLDS_UTF8 (it))
+        return fail (c, bson_iter_key (it), "must be a string, not %s",
+                     type_name (bson_iter_type (it)));
+    *out = bson_iter_utf8 (it, NULL);
+    if (!**out)
+        return fail (c, bson_iter_key (it), "must not be empty");
+    return true;
+}
+
+static bool
+get_int (ctx_t *c, const bson_iter_t *it, int64_t min, int64_t *out)
+{
+    if (!BSON_ITER_HOLDS_INT32 (it) && !BSON_ITER_HOLDS_INT64 (it) &&
+        !(BSON_ITER_HOLDS_DOUBLE (it) && bson_iter_double (it) == (double) (int64_t) bson_iter_double (it)))
+        return fail (c, bson_iter_key (it), "must be a whole number, not %s",
+                     type_name (bson_iter_type (it)));
+    *out = bson_iter_as_int64 (it);
+    if (*out < min)
+        return fail (c, bson_iter_key (it), "must be at least %lld", (long long) min);
+    return true;
+}
+
+static bool
+get_bool (ctx_t *c, const bson_iter_t *it, bool *out)
+{
+    if (!BSON_ITER_HOLDS_BOOL (it))
+        return fail (c, bson_iter_key (it), "must be true or false, not %s",
+                     type_name (bson_iter_type (it)));
+    *out = bson_iter_bool (it);
+    return true;
+}
+
+static bool
+get_ns (ctx_t *c, const bson_iter_t *it, rm_nsref_t *ns)
+{
+    const char *text, *dot;
+    if (!get_string (c, it, &text))
+        return false;
+    dot = strchr (text, '.');
+    if (!dot || dot == text || !dot[1])
+        return fail (c, bson_iter_key (it), "\"%s\" is not a namespace (db.collection)", text);
+    ns->text = bson_strdup (text);
+    ns->db = bson_strndup (text, (size_t) (dot - text));
+    ns->coll = bson_strdup (dot + 1);
+    return true;
+}
+
+static bool
+get_path (ctx_t *c, const bson_iter_t *it, rm_path_t *p)
+{
+    const char *text;
+    bson_error_t perr;
+    if (!get_string (c, it, &text))
+        return false;
+    if (!rm_path_parse (p, text, &perr))
+        return fail (c, bson_iter_key (it), "%s", perr.message);
+    return true;
+}
+
+static bool
+get_field_name (ctx_t *c, const bson_iter_t *it, char **out)
+{
+    const char *text;
+    if (!get_string (c, it, &text))
+        return false;
+    if (strchr (text, '.') || text[0] == '$')
+        return fail (c, bson_iter_key (it), "\"%s\" must be a plain field name (no dots, no $)",
+                     text);
+    *out = bson_strdup (text);
+    return true;
+}
+
+static void
+nsref_clear (rm_nsref_t *ns)
+{
+    bson_free (ns->db);
+    bson_free (ns->coll);
+    bson_free (ns->text);
+    memset (ns, 0, sizeof *ns);
+}
+
+static bool
+parse_sort (ctx_t *c, const bson_iter_t *it, rm_sortspec_t *s)
+{
+    bson_iter_t sub;
+    if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
+        return fail (c, "sort", "must be a document like {\"field\": 1, \"other\": -1}");
+    while (bson_iter_next (&sub)) {
+        int64_t dir = BSON_ITER_HOLDS_NUMBER (&sub) ? bson_iter_as_int64 (&sub) : 0;
+        bson_error_t perr;
+        rm_sortkey_t *k;
+        if (dir != 1 && dir != -1)
+            return fail (c, "sort", "the direction of \"%s\" must be 1 or -1", bson_iter_key (&sub));
+        s->keys = bson_realloc (s->keys, (s->n + 1) * sizeof *s->keys);
+        k = &s->keys[s->n];
+        memset (k, 0, sizeof *k);
+        if (!rm_path_parse (&k->path, bson_iter_key (&sub), &perr))
+            return fail (c, "sort", "%s", perr.message);
+        k->dir = (int) dir;
+        s->n++;
+    }
+    if (s->n == 0)
+        return fail (c, "sort", "must name at least one field");
+    return true;
+}
+
+static bool
+parse_project (ctx_t *c, const bson_iter_t *it, rm_embed_t *e)
+{
+    bson_iter_t sub;
+    uint32_t len;
+    const uint8_t *data;
+    int mode = -1; /* 1 inclusion, 0 exclusion */
+
+    if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
+        return fail (c, "project", "must be a document like {\"name\": 1} or {\"secret\": 0}");
+    while (bson_iter_next (&sub)) {
+        const char *k = bson_iter_key (&sub);
+        int v;
+        if (strchr (k, '.') || k[0] == '$')
+            return fail (c, "project", "\"%s\": only top-level field names can be projected", k);
+        if (BSON_ITER_HOLDS_BOOL (&sub))
+            v = bson_iter_bool (&sub);
+        else if (BSON_ITER_HOLDS_NUMBER (&sub))
+            v = bson_iter_as_int64 (&sub) != 0;
+        else
+            return fail (c, "project", "\"%s\": only 1/true (include) or 0/false (exclude) are supported", k);
+        /* _id may be excluded in an inclusion projection, as in $project. */
+        if (strcmp (k, "_id") == 0 && v == 0)
+            continue;
+        if (mode >= 0 && mode != v)
+            return fail (c, "project", "mixes inclusion and exclusion (only _id may be excluded "
+                         "from an inclusion)");
+        mode = v;
+    }
+    bson_iter_document (it, &len, &data);
+    e->project = bson_new_from_data (data, len);
+    e->project_inclusive = mode != 0;
+    return true;
+}
+
+static bool
+parse_embed (ctx_t *c, bson_iter_t *it, rm_embed_t *e)
+{
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "from")) ok = get_ns (c, it, &e->from);
+        else if (!strcmp (k, "into")) ok = get_ns (c, it, &e->into);
+        else if (!strcmp (k, "localField")) ok = get_path (c, it, &e->local);
+        else if (!strcmp (k, "foreignField")) ok = get_path (c, it, &e->foreign);
+        else if (!strcmp (k, "as")) ok = get_field_name (c, it, &e->as);
+        else if (!strcmp (k, "project")) ok = parse_project (c, it, e);
+        else if (!strcmp (k, "sort")) ok = parse_sort (c, it, &e->sort);
+        else if (!strcmp (k, "limit")) ok = get_int (c, it, 1, &e->limit);
+        else if (!strcmp (k, "countAs")) ok = get_field_name (c, it, &e->count_as);
+        else if (!strcmp (k, "keepSource")) ok = get_bool (c, it, &e->keep_source);
+        else if (!strcmp (k, "maxItems")) ok = get_int (c, it, 1, &e->max_items);
+        else if (!strcmp (k, "overflowTo")) ok = get_ns (c, it, &e->overflow_to);
+        else if (!strcmp (k, "onOverflow")) {
+            const char *v;
+            ok = get_string (c, it, &v);
+            if (ok && !strcmp (v, "error")) e->on_overflow = RM_OVERFLOW_ERROR;
+            else if (ok && !strcmp (v, "outlier")) e->on_overflow = RM_OVERFLOW_OUTLIER;
+            else if (ok) ok = fail (c, k, "must be \"error\" or \"outlier\", not \"%s\"", v);
+        }
+        if (!ok)
+            return false;
+    }
+    if (e->count_as && e->as && !strcmp (e->count_as, e->as))
+        return fail (c, "countAs", "must differ from \"as\"");
+    if (e->limit && e->keep_source == false)
+        return fail (c, "limit", "the subset pattern keeps the full set in \"from\": "
+                     "set \"keepSource\": true (children beyond the limit would be lost)");
+    if (e->overflow_to.text && e->on_overflow != RM_OVERFLOW_OUTLIER)
+        return fail (c, "overflowTo", "only applies with \"onOverflow\": \"outlier\"");
+    if (e->on_overflow == RM_OVERFLOW_OUTLIER && !e->overflow_to.text && e->into.text) {
+        e->overflow_to.db = bson_strdup (e->into.db);
+        /* The seeds' outlier pattern: products -> products_reviews_overflow. */
+        e->overflow_to.coll = bson_strdup_printf ("%s_%s_overflow", e->into.coll, e->as ? e->as : "items");
+        e->overflow_to.text = bson_strdup_printf ("%s.%s", e->overflow_to.db, e->overflow_to.coll);
+    }
+    if (e->from.text && e->into.text && !strcmp (e->from.text, e->into.text))
+        return fail (c, "into", "must differ from \"from\" (%s)", e->from.text);
+    return true;
+}
+
+static bool
+parse_extract (ctx_t *c, bson_iter_t *it, rm_extract_t *x)
+{
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "from")) ok = get_ns (c, it, &x->from);
+        else if (!strcmp (k, "to")) ok = get_ns (c, it, &x->to);
+        else if (!strcmp (k, "path")) ok = get_path (c, it, &x->path);
+        else if (!strcmp (k, "parentField")) ok = get_field_name (c, it, &x->parent_field);
+        else if (!strcmp (k, "ordinalField")) ok = get_field_name (c, it, &x->ordinal_field);
+        else if (!strcmp (k, "style")) {
+            const char *v;
+            ok = get_string (c, it, &v);
+            if (ok && !strcmp (v, "parentRef")) x->style = RM_STYLE_PARENT_REF;
+            else if (ok && !strcmp (v, "childRefs")) x->style = RM_STYLE_CHILD_REFS;
+            else if (ok && !strcmp (v, "both")) x->style = RM_STYLE_BOTH;
+            else if (ok) ok = fail (c, k, "must be \"parentRef\", \"childRefs\" or \"both\", not \"%s\"", v);
+        }
+        if (!ok)
+            return false;
+    }
+    if (!x->parent_field)
+        x->parent_field = bson_strdup ("parent_id");
+    if (x->from.text && x->to.text && !strcmp (x->from.text, x->to.text))
+        return fail (c, "to", "must differ from \"from\" (%s)", x->from.text);
+    if (x->ordinal_field && !strcmp (x->ordinal_field, x->parent_field))
+        return fail (c, "ordinalField", "must differ from \"parentField\"");
+    return true;
+}
+
+static void
+fields_add (rm_fields_t *f)
+{
+    f->paths = bson_realloc (f->paths, (f->n + 1) * sizeof *f->paths);
+    f->to = bson_realloc (f->to, (f->n + 1) * sizeof *f->to);
+    f->values = bson_realloc (f->values, (f->n + 1) * sizeof *f->values);
+    memset (&f->paths[f->n], 0, sizeof *f->paths);
+    memset (&f->to[f->n], 0, sizeof *f->to);
+    memset (&f->values[f->n], 0, sizeof *f->values);
+    f->n++;
+}
+
+/* Two paths conflict when one is a prefix of the other (as in an update). */
+static bool
+paths_conflict (const rm_path_t *a, const rm_path_t *b)
+{
+    size_t n = a->n < b->n ? a->n : b->n;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp (a->parts[i], b->parts[i]) != 0)
+            return false;
+    return true;
+}
+
+static bool
+parse_fields (ctx_t *c, rm_step_kind_t kind, bson_iter_t *it, rm_fields_t *f)
+{
+    bson_error_t perr;
+    bool has_field = false;
+
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        if (!strcmp (k, "in")) {
+            if (!get_ns (c, it, &f->in))
+                return false;
+        } else if (kind == RM_STEP_VERSION && !strcmp (k, "field")) {
+            fields_add (f);
+            if (!get_path (c, it, &f->paths[0]))
+                return false;
+            has_field = true;
+        } else if (kind == RM_STEP_VERSION && !strcmp (k, "value")) {
+            if (f->n == 0)
+                fields_add (f);
+            bson_value_copy (bson_iter_value (it), &f->values[0]);
+        } else if (!strcmp (k, "fields") && kind == RM_STEP_UNSET) {
+            bson_iter_t sub;
+            if (!BSON_ITER_HOLDS_ARRAY (it) || !bson_iter_recurse (it, &sub))
+                return fail (c, k, "must be an array of field paths");
+            while (bson_iter_next (&sub)) {
+                fields_add (f);
+                if (!get_path (c, &sub, &f->paths[f->n - 1]))
+                    return fail (c, k, "element %s: %s", bson_iter_key (&sub), "must be a field path");
+            }
+        } else if (!strcmp (k, "fields") && kind != RM_STEP_VERSION) {
+            bson_iter_t sub;
+            if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
+                return fail (c, k, "must be a document of %s",
+                             kind == RM_STEP_SET ? "{\"path\": value}" : "{\"old.path\": \"new.path\"}");
+            while (bson_iter_next (&sub)) {
+                fields_add (f);
+                if (!rm_path_parse (&f->paths[f->n - 1], bson_iter_key (&sub), &perr))
+                    return fail (c, k, "%s", perr.message);
+                if (kind == RM_STEP_SET) {
+                    bson_value_copy (bson_iter_value (&sub), &f->values[f->n - 1]);
+                } else {
+                    const char *to;
+                    if (!BSON_ITER_HOLDS_UTF8 (&sub))
+                        return fail (c, k, "the new name of \"%s\" must be a string", bson_iter_key (&sub));
+                    to = bson_iter_utf8 (&sub, NULL);
+                    if (!rm_path_parse (&f->to[f->n - 1], to, &perr))
+                        return fail (c, k, "%s", perr.message);
+                    if (paths_conflict (&f->paths[f->n - 1], &f->to[f->n - 1]))
+                        return fail (c, k, "cannot rename \"%s\" to \"%s\": one contains the other",
+                                     bson_iter_key (&sub), to);
+                }
+            }
+        } else {
+            return fail (c, k, "unknown key");
+        }
+    }
+    if (kind == RM_STEP_VERSION && !has_field) {
+        if (f->n == 0)
+            fields_add (f);
+        rm_path_parse (&f->paths[0], "schemaVersion", &perr);
+    }
+    if (kind != RM_STEP_VERSION && f->n == 0 && f->in.text)
+        return fail (c, "fields", "names no field");
+    for (size_t i = 0; i < f->n; i++)
+        for (size_t j = i + 1; j < f->n; j++)
+            if (paths_conflict (&f->paths[i], &f->paths[j]))
+                return fail (c, "fields", "\"%s\" and \"%s\" overlap", f->paths[i].text,
+                             f->paths[j].text);
+    return true;
+}
+
+static bool
+check_keys (ctx_t *c, rm_step_kind_t kind, const bson_t *body)
+{
+    bson_iter_t it;
+    char allowed[400] = "";
+
+    for (size_t i = 0; op_keys[kind][i]; i++) {
+        const char *k = op_keys[kind][i] + (op_keys[kind][i][0] == '*');
+        if (i)
+            strncat (allowed, ", ", sizeof allowed - strlen (allowed) - 1);
+        strncat (allowed, k, sizeof allowed - strlen (allowed) - 1);
+    }
+    bson_iter_init (&it, body);
+    while (bson_iter_next (&it)) {
+        bool known = false;
+        for (size_t i = 0; op_keys[kind][i] && !known; i++)
+            known = !strcmp (bson_iter_key (&it), op_keys[kind][i] + (op_keys[kind][i][0] == '*'));
+        if (!known)
+            return fail (c, bson_iter_key (&it), "unknown key (%s takes %s)", c->op, allowed);
+    }
+    for (size_t i = 0; op_keys[kind][i]; i++)
+        if (op_keys[kind][i][0] == '*' && !bson_has_field (body, op_keys[kind][i] + 1))
+            return fail (c, op_keys[kind][i] + 1, "missing (required)");
+    return true;
+}
+
+bool
+rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
+{
+    bson_error_t jerr;
+    bson_t *doc;
+    bson_iter_t it, steps;
+    bool ok = true, has_version = false, has_steps = false;
+
+    memset (plan, 0, sizeof *plan);
+    doc = bson_new_from_json ((const uint8_t *) json, (ssize_t) len, &jerr);
+    if (!doc) {
+        rm_error_set (err, RM_ERR_USAGE, "plan: not valid JSON: %s", jerr.message);
+        return false;
+    }
+    bson_iter_init (&it, doc);
+    while (ok && bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        if (!strcmp (k, "remodel")) {
+            has_version = true;
+            if (!BSON_ITER_HOLDS_NUMBER (&it) || bson_iter_as_int64 (&it) != 1) {
+                rm_error_set (err, RM_ERR_USAGE, "plan: \"remodel\" must be 1 (the plan format's version)");
+                ok = false;
+            }
+        } else if (!strcmp (k, "steps")) {
+            has_steps = true;
+            if (!BSON_ITER_HOLDS_ARRAY (&it)) {
+                rm_error_set (err, RM_ERR_USAGE, "plan: \"steps\" must be an array");
+                ok = false;
+            } else {
+                steps = it;
+            }
+        } else {
+            rm_error_set (err, RM_ERR_USAGE, "plan: unknown top-level key \"%s\" (a plan has "
+                          "\"remodel\" and \"steps\")", k);
+            ok = false;
+        }
+    }
+    if (ok && !has_version) {
+        rm_error_set (err, RM_ERR_USAGE, "plan: missing \"remodel\": 1");
+        ok = false;
+    }
+    if (ok && !has_steps) {
+        rm_error_set (err, RM_ERR_USAGE, "plan: missing \"steps\"");
+        ok = false;
+    }
+    if (ok) {
+        bson_iter_t s;
+        bson_iter_recurse (&steps, &s);
+        while (ok && bson_iter_next (&s)) {
+            ctx_t c = {err, plan->n + 1, "?"};
+            bson_iter_t body;
+            rm_step_t *st;
+            uint32_t blen;
+            const uint8_t *bdata;
+            bson_t b;
+            int kind = -1;
+
+            plan->steps = bson_realloc (plan->steps, (plan->n + 1) * sizeof *plan->steps);
+            st = &plan->steps[plan->n++];
+            memset (st, 0, sizeof *st);
+            st->index = c.index;
+            if (!BSON_ITER_HOLDS_DOCUMENT (&s) || !bson_iter_recurse (&s, &body) ||
+                !bson_iter_next (&body)) {
+                ok = fail (&c, NULL, "a step is a document with one operation, like {\"embed\": {...}}");
+                break;
+            }
+            for (int i = 0; i < 6; i++)
+                if (!strcmp (bson_iter_key (&body), kind_names[i]))
+                    kind = i;
+            if (kind < 0) {
+                c.op = bson_iter_key (&body);
+                ok = fail (&c, NULL, "unknown operation (embed, extract, set, unset, rename, version)");
+                break;
+            }
+            st->kind = (rm_step_kind_t) kind;
+            st->op = kind_names[kind];
+            c.op = st->op;
+            if (!BSON_ITER_HOLDS_DOCUMENT (&body)) {
+                ok = fail (&c, NULL, "the operation's value must be a document");
+                break;
+            }
+            bson_iter_document (&body, &blen, &bdata);
+            bson_init_static (&b, bdata, blen);
+            if (bson_iter_next (&body)) {
+                ok = fail (&c, bson_iter_key (&body), "a step holds exactly one operation");
+                break;
+            }
+            ok = check_keys (&c, st->kind, &b);
+            if (ok) {
+                bson_iter_t fields;
+                bson_iter_init (&fields, &b);
+                switch (st->kind) {
+                case RM_STEP_EMBED: ok = parse_embed (&c, &fields, &st->u.embed); break;
+                case RM_STEP_EXTRACT: ok = parse_extract (&c, &fields, &st->u.extract); break;
+                default: ok = parse_fields (&c, st->kind, &fields, &st->u.fields); break;
+                }
+            }
+        }
+        if (ok && plan->n == 0) {
+            rm_error_set (err, RM_ERR_USAGE, "plan: \"steps\" is empty");
+            ok = false;
+        }
+    }
+    bson_destroy (doc);
+    if (!ok)
+        rm_plan_destroy (plan);
+    return ok;
+}
+
+bool
+rm_plan_load (rm_plan_t *plan, const char *path, bson_error_t *err)
+{
+    FILE *f = fopen (path, "rb");
+    char *text;
+    long len;
+    bool ok;
+
+    memset (plan, 0, sizeof *plan);
+    if (!f) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot open the plan: %s", path, strerror (errno));
+        return false;
+    }
+    fseek (f, 0, SEEK_END);
+    len = ftell (f);
+    fseek (f, 0, SEEK_SET);
+    if (len < 0 || len > (16 << 20)) {
+        fclose (f);
+        rm_error_set (err, RM_ERR_USAGE, "%s: not a plan (larger than 16 MiB)", path);
+        return false;
+    }
+    text = bson_malloc ((size_t) len + 1);
+    if (fread (text, 1, (size_t) len, f) != (size_t) len) {
+        fclose (f);
+        bson_free (text);
+        rm_error_set (err, RM_ERR_IO, "%s: cannot read the plan", path);
+        return false;
+    }
+    fclose (f);
+    ok = rm_plan_parse (plan, text, (size_t) len, err);
+    if (!ok)
+        rm_error_prefix (err, "%s", path);
+    bson_free (text);
+    return ok;
+}
+
+size_t
+rm_step_inputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
+{
+    size_t n = 0;
+    switch (s->kind) {
+    case RM_STEP_EMBED:
+        out[n++] = &s->u.embed.from;
+        out[n++] = &s->u.embed.into;
+        break;
+    case RM_STEP_EXTRACT:
+        out[n++] = &s->u.extract.from;
+        break;
+    default:
+        out[n++] = &s->u.fields.in;
+        break;
+    }
+    (void) max;
+    return n;
+}
+
+size_t
+rm_step_outputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
+{
+    size_t n = rm_step_inputs (s, out, max);
+    if (s->kind == RM_STEP_EXTRACT)
+        out[n++] = &s->u.extract.to;
+    if (s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
+        out[n++] = &s->u.embed.overflow_to;
+    return n;
+}
+
+/* A name list that tracks what exists as the steps run. */
+typedef struct {
+    char **names;
+    size_t n;
+} names_t;
+
+static bool
+names_has (const names_t *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp (l->names[i], name))
+            return true;
+    return false;
+}
+
+static void
+names_add (names_t *l, const char *name)
+{
+    l->names = bson_realloc (l->names, (l->n + 1) * sizeof *l->names);
+    l->names[l->n++] = bson_strdup (name);
+}
+
+bool
+rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info, bson_error_t *err)
+{
+    names_t have = {NULL, 0};
+    bool ok = true;
+
+    for (size_t i = 0; i < info->n_ns; i++) {
+        char *name = bson_strdup_printf ("%s.%s", info->ns[i]->db, info->ns[i]->coll);
+        names_add (&have, name);
+        bson_free (name);
+    }
+    for (size_t i = 0; ok && i < plan->n; i++) {
+        const rm_step_t *s = &plan->steps[i];
+        const rm_nsref_t *refs[4];
+        size_t n = rm_step_inputs (s, refs, 4);
+        ctx_t c = {err, s->index, s->op};
+        for (size_t j = 0; ok && j < n; j++)
+            if (!names_has (&have, refs[j]->text))
+                ok = fail (&c, NULL, "namespace %s is not in the input (nor made by an earlier step)",
+                           refs[j]->text);
+        if (ok && s->kind == RM_STEP_EXTRACT) {
+            if (names_has (&have, s->u.extract.to.text))
+                ok = fail (&c, "to", "namespace %s already exists", s->u.extract.to.text);
+            else
+                names_add (&have, s->u.extract.to.text);
+        }
+        if (ok && s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER) {
+            if (names_has (&have, s->u.embed.overflow_to.text))
+                ok = fail (&c, "overflowTo", "namespace %s already exists", s->u.embed.overflow_to.text);
+            else
+                names_add (&have, s->u.embed.overflow_to.text);
+        }
+    }
+    for (size_t i = 0; i < have.n; i++)
+        bson_free (have.names[i]);
+    bson_free (have.names);
+    return ok;
+}
+
+static void
+fields_clear (rm_fields_t *f)
+{
+    nsref_clear (&f->in);
+    for (size_t i = 0; i < f->n; i++) {
+        rm_path_destroy (&f->paths[i]);
+        rm_path_destroy (&f->to[i]);
+        if (f->values[i].value_type)
+            bson_value_destroy (&f->values[i]);
+    }
+    bson_free (f->paths);
+    bson_free (f->to);
+    bson_free (f->values);
+}
+
+void
+rm_plan_destroy (rm_plan_t *plan)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        rm_step_t *s = &plan->steps[i];
+        switch (s->kind) {
+        case RM_STEP_EMBED:
+            nsref_clear (&s->u.embed.from);
+            nsref_clear (&s->u.embed.into);
+            nsref_clear (&s->u.embed.overflow_to);
+            rm_path_destroy (&s->u.embed.local);
+            rm_path_destroy (&s->u.embed.foreign);
+            bson_free (s->u.embed.as);
+            bson_free (s->u.embed.count_as);
+            if (s->u.embed.project)
+                bson_destroy (s->u.embed.project);
+            for (size_t j = 0; j < s->u.embed.sort.n; j++)
+                rm_path_destroy (&s->u.embed.sort.keys[j].path);
+            bson_free (s->u.embed.sort.keys);
+            break;
+        case RM_STEP_EXTRACT:
+            nsref_clear (&s->u.extract.from);
+            nsref_clear (&s->u.extract.to);
+            rm_path_destroy (&s->u.extract.path);
+            bson_free (s->u.extract.parent_field);
+            bson_free (s->u.extract.ordinal_field);
+            break;
+        default:
+            fields_clear (&s->u.fields);
+            break;
+        }
+    }
+    bson_free (plan->steps);
+    memset (plan, 0, sizeof *plan);
+}

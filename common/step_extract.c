@@ -1,0 +1,198 @@
+/* extract: the inverse of embed. Each element of the array at `path`
+ * becomes a document of `to`; the parent keeps a reference list, or loses
+ * the array (parentRef), or both.
+ *
+ * A child document is {_id, <the element's fields>, <parentField>,
+ * <ordinalField>}: its own _id when the element has one, else an ObjectId
+ * derived from the parent's _id, the path and the position, so the same
+ * input always gives the same ids (the online mode relies on it). A
+ * scalar element becomes {_id, value: <element>, ...}. */
+#include <string.h>
+
+#include "docbuf.h"
+#include "engine_impl.h"
+
+typedef struct {
+    rm_buf_t child, key;
+    bson_t ids, parent;
+} scratch_t;
+
+/* The deterministic _id of element i of the array at path in a parent. */
+static void
+generated_id (scratch_t *sc, const bson_iter_t *parent_id, const char *path, uint32_t i,
+              uint8_t oid[12])
+{
+    uint64_t h;
+    rm_buf_reset (&sc->key);
+    rm_key_append (&sc->key, parent_id);
+    rm_buf_append (&sc->key, path, strlen (path) + 1);
+    rm_buf_append (&sc->key, &i, sizeof i);
+    h = rm_key_hash (sc->key.data, sc->key.len);
+    /* The parent's creation time first, so children sort near it. */
+    if (BSON_ITER_HOLDS_OID (parent_id))
+        memcpy (oid, bson_iter_oid (parent_id)->bytes, 4);
+    else
+        memset (oid, 0, 4);
+    for (int b = 0; b < 8; b++)
+        oid[4 + b] = (uint8_t) (h >> (56 - 8 * b));
+}
+
+static bool
+build_child (scratch_t *sc, const rm_extract_t *x, const bson_iter_t *parent_id,
+             const bson_iter_t *elem, uint32_t i, bson_error_t *err)
+{
+    size_t start;
+    bson_iter_t f, id;
+    bool has_id = false;
+
+    rm_buf_reset (&sc->child);
+    start = rm_docbuf_begin (&sc->child);
+    if (BSON_ITER_HOLDS_DOCUMENT (elem) && bson_iter_recurse (elem, &id) && bson_iter_find (&id, "_id")) {
+        rm_docbuf_copy (&sc->child, &id);
+        has_id = true;
+    }
+    if (!has_id) {
+        uint8_t oid[12];
+        generated_id (sc, parent_id, x->path.text, i, oid);
+        rm_docbuf_key (&sc->child, BSON_TYPE_OID, "_id");
+        rm_buf_append (&sc->child, oid, 12);
+    }
+    if (BSON_ITER_HOLDS_DOCUMENT (elem)) {
+        bson_iter_recurse (elem, &f);
+        while (bson_iter_next (&f)) {
+            const char *k = bson_iter_key (&f);
+            if (!strcmp (k, "_id"))
+                continue;
+            if ((x->style != RM_STYLE_CHILD_REFS && !strcmp (k, x->parent_field)) ||
+                (x->ordinal_field && !strcmp (k, x->ordinal_field))) {
+                rm_error_set (err, RM_ERR_USAGE,
+                              "element %u already has a field \"%s\": choose another "
+                              "parentField or ordinalField", i, k);
+                return false;
+            }
+            rm_docbuf_copy (&sc->child, &f);
+        }
+    } else {
+        rm_docbuf_copy_as (&sc->child, "value", elem);
+    }
+    if (x->style != RM_STYLE_CHILD_REFS)
+        rm_docbuf_copy_as (&sc->child, x->parent_field, parent_id);
+    if (x->ordinal_field) {
+        int32_t v = (int32_t) BSON_UINT32_TO_LE (i);
+        rm_docbuf_key (&sc->child, BSON_TYPE_INT32, x->ordinal_field);
+        rm_buf_append (&sc->child, &v, 4);
+    }
+    rm_docbuf_end (&sc->child, start);
+    return true;
+}
+
+/* Extracts one parent into children; out and out_len get the parent to keep. */
+static bool
+extract_one (scratch_t *sc, const rm_extract_t *x, rm_ens_t *to, rm_store_t *children,
+             const uint8_t *doc,
+             uint32_t len, const uint8_t **out, size_t *out_len, bson_error_t *err)
+{
+    bson_t b;
+    bson_iter_t parent_id, arr, elem;
+    uint32_t i = 0;
+    char key[16];
+    const char *k;
+
+    *out = doc;
+    *out_len = len;
+    bson_init_static (&b, doc, len);
+    if (!bson_iter_init_find (&parent_id, &b, "_id")) {
+        rm_error_set (err, RM_ERR_FORMAT, "a document without _id");
+        return false;
+    }
+    if (!rm_path_get (doc, len, &x->path, &arr) || BSON_ITER_HOLDS_NULL (&arr))
+        return true; /* nothing to extract: the parent stays as it is */
+    if (!BSON_ITER_HOLDS_ARRAY (&arr)) {
+        rm_error_set (err, RM_ERR_FORMAT, "\"%s\" holds a %s, not an array", x->path.text,
+                      BSON_ITER_HOLDS_DOCUMENT (&arr) ? "document" : "scalar");
+        return false;
+    }
+    bson_reinit (&sc->ids);
+    bson_iter_recurse (&arr, &elem);
+    while (bson_iter_next (&elem)) {
+        bson_iter_t child_it, cid;
+        bson_t child;
+        if (!build_child (sc, x, &parent_id, &elem, i, err) ||
+            !rm_store_add (children, sc->child.data, (uint32_t) sc->child.len, err))
+            return false;
+        bson_init_static (&child, sc->child.data, sc->child.len);
+        bson_iter_init (&child_it, &child);
+        bson_iter_next (&child_it); /* _id is the child's first field */
+        cid = child_it;
+        bson_uint32_to_string (i, &k, key, sizeof key);
+        bson_append_iter (&sc->ids, k, -1, &cid);
+        to->stats->extracted++;
+        i++;
+    }
+    bson_reinit (&sc->parent);
+    if (x->style == RM_STYLE_PARENT_REF) {
+        bool changed;
+        if (!rm_doc_unset (&sc->parent, doc, len, &x->path, &changed, err))
+            return false;
+    } else {
+        bson_value_t v;
+        v.value_type = BSON_TYPE_ARRAY;
+        v.value.v_doc.data = (uint8_t *) bson_get_data (&sc->ids);
+        v.value.v_doc.data_len = sc->ids.len;
+        if (!rm_doc_set (&sc->parent, doc, len, &x->path, &v, err))
+            return false;
+    }
+    *out = bson_get_data (&sc->parent);
+    *out_len = sc->parent.len;
+    return true;
+}
+
+bool
+rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+{
+    const rm_extract_t *x = &s->u.extract;
+    rm_ens_t *from = rm_engine_find (e, &x->from), *to = rm_engine_find (e, &x->to);
+    rm_store_t *next = rm_engine_store_new (e, from, err);
+    rm_store_t *children = next ? rm_engine_store_new (e, to, err) : NULL;
+    rm_instream_t *in = NULL;
+    scratch_t sc;
+    rm_frame_t fr;
+    bool ok = children != NULL;
+    int rc = 0;
+
+    rm_buf_init (&sc.child);
+    rm_buf_init (&sc.key);
+    bson_init (&sc.ids);
+    bson_init (&sc.parent);
+    if (ok)
+        ok = (in = rm_store_open (from->store, err)) != NULL;
+    while (ok && (rc = rm_store_next (in, &fr, err)) > 0) {
+        const uint8_t *out;
+        size_t out_len;
+        ok = extract_one (&sc, x, to, children, fr.data, fr.len, &out, &out_len, err);
+        if (!ok) {
+            char *id = rm_doc_id_json (fr.data, fr.len);
+            rm_error_prefix (err, "%s: document %s", from->stats->name, id);
+            bson_free (id);
+            break;
+        }
+        ok = rm_store_add (next, out, (uint32_t) out_len, err);
+    }
+    if (rc < 0)
+        ok = false;
+    rm_instream_close (in);
+    rm_buf_destroy (&sc.child);
+    rm_buf_destroy (&sc.key);
+    bson_destroy (&sc.ids);
+    bson_destroy (&sc.parent);
+    if (!ok) {
+        rm_store_destroy (next);
+        rm_store_destroy (children);
+        return false;
+    }
+    if (!rm_engine_store_swap (from, next, err)) {
+        rm_store_destroy (children);
+        return false;
+    }
+    return rm_engine_store_swap (to, children, err);
+}

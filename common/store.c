@@ -1,0 +1,92 @@
+/* Stores: temporary zstd files of framed BSON, removed on destroy, at exit
+ * and on signals (they are registered with rm_tmppath). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remodel/tmppath.h"
+#include "store.h"
+
+struct rm_store {
+    char *path;
+    char *label;
+    int fd;
+    rm_outstream_t *out;
+    uint64_t count, bytes;
+};
+
+rm_store_t *
+rm_store_new (const char *tmpdir, const char *label, bson_error_t *err)
+{
+    rm_store_t *s = bson_malloc0 (sizeof *s);
+    /* Level 1: the store is read back soon; speed beats ratio. */
+    rm_compress_t c = {RM_CODEC_ZSTD, 1, 1};
+    char *base = bson_strdup_printf ("%s/remodel-store", tmpdir && *tmpdir ? tmpdir
+                                     : getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
+
+    s->path = rm_tmppath_new (base);
+    bson_free (base);
+    s->label = bson_strdup (label);
+    s->fd = open (s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (s->fd < 0) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot create a temporary file (--tmp): %s", s->path,
+                      strerror (errno));
+        rm_store_destroy (s);
+        return NULL;
+    }
+    s->out = rm_outstream_new (s->fd, s->path, &c, err);
+    if (!s->out) {
+        rm_store_destroy (s);
+        return NULL;
+    }
+    return s;
+}
+
+bool
+rm_store_add (rm_store_t *s, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    s->count++;
+    s->bytes += len;
+    return rm_outstream_write (s->out, doc, len, err);
+}
+
+bool
+rm_store_seal (rm_store_t *s, bson_error_t *err)
+{
+    bool ok = true;
+    if (s->out) {
+        ok = rm_outstream_finish (s->out, err);
+        rm_outstream_destroy (s->out);
+        s->out = NULL;
+    }
+    return ok;
+}
+
+rm_instream_t *
+rm_store_open (rm_store_t *s, bson_error_t *err)
+{
+    rm_instream_t *in = rm_instream_open (s->path, err);
+    if (in)
+        rm_instream_rename (in, s->label);
+    return in;
+}
+
+uint64_t rm_store_count (const rm_store_t *s) { return s->count; }
+uint64_t rm_store_bytes (const rm_store_t *s) { return s->bytes; }
+const char *rm_store_label (const rm_store_t *s) { return s->label; }
+
+void
+rm_store_destroy (rm_store_t *s)
+{
+    if (!s)
+        return;
+    rm_outstream_destroy (s->out);
+    if (s->fd >= 0)
+        close (s->fd);
+    rm_tmppath_remove (s->path);
+    bson_free (s->path);
+    bson_free (s->label);
+    bson_free (s);
+}

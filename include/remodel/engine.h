@@ -1,0 +1,52 @@
+/* The transform engine: runs a plan over a dump. Namespaces no step
+ * touches stream straight from the reader to the writer, byte for byte;
+ * touched ones are parked in compressed temporary stores, transformed step
+ * by step, and written at the end. Joins work in memory when their smaller
+ * side fits the budget, and through external sorts when it does not. */
+#ifndef REMODEL_ENGINE_H
+#define REMODEL_ENGINE_H
+
+#include "remodel/dump.h"
+#include "remodel/plan.h"
+
+typedef struct {
+    size_t memory;      /* budget for in-memory joins, bytes (0: 512 MiB) */
+    const char *tmpdir; /* stores and spill files (NULL: $TMPDIR or /tmp) */
+    /* Called for every document read from the source (may be NULL). */
+    void (*progress) (void *ctx, uint64_t docs);
+    void *progress_ctx;
+} rm_engine_opts_t;
+
+typedef struct {
+    char *name;         /* db.collection */
+    bool touched;       /* some step reads or writes it */
+    bool created;       /* made by a step */
+    uint64_t docs_in;   /* read from the source */
+    uint64_t docs_out;  /* written */
+    uint64_t embedded;  /* children embedded into its documents */
+    uint64_t orphans;   /* its documents that matched no parent (embed from) */
+    uint64_t overflow;  /* documents written to it as outlier overflow */
+    uint64_t extracted; /* documents made from array elements (extract to) */
+} rm_ns_stats_t;
+
+typedef struct rm_engine rm_engine_t;
+
+rm_engine_t *rm_engine_new (const rm_plan_t *plan, const rm_engine_opts_t *opts);
+
+/* Fills out with the namespaces the result will have: the input's, in
+ * order, plus those steps create (with metadata that indexes their parent
+ * reference). Checks the plan against the input first. */
+bool rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out,
+                        bson_error_t *err);
+
+/* Reads r to its end and writes the result to w (opened on the out list of
+ * rm_engine_prepare), or only counts when w is NULL. */
+bool rm_engine_run (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, bson_error_t *err);
+
+size_t rm_engine_stats (const rm_engine_t *e, const rm_ns_stats_t **stats);
+/* Whether some join went through the external sort. */
+bool rm_engine_spilled (const rm_engine_t *e);
+
+void rm_engine_destroy (rm_engine_t *e);
+
+#endif

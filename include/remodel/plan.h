@@ -1,0 +1,110 @@
+/* The plan: {"remodel": 1, "steps": [{"<op>": {...}}, ...]}, a JSON file
+ * whose literal values are MongoDB Extended JSON. It is parsed and checked
+ * completely before any data is read. */
+#ifndef REMODEL_PLAN_H
+#define REMODEL_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bson/bson.h>
+
+#include "remodel/docpath.h"
+#include "remodel/dump.h"
+
+typedef enum {
+    RM_STEP_EMBED,
+    RM_STEP_EXTRACT,
+    RM_STEP_SET,
+    RM_STEP_UNSET,
+    RM_STEP_RENAME,
+    RM_STEP_VERSION,
+} rm_step_kind_t;
+
+/* "db.collection", split at the first dot. */
+typedef struct {
+    char *db;
+    char *coll;
+    char *text;
+} rm_nsref_t;
+
+typedef struct {
+    rm_path_t path;
+    int dir; /* 1 or -1 */
+} rm_sortkey_t;
+
+typedef struct {
+    rm_sortkey_t *keys;
+    size_t n;
+} rm_sortspec_t;
+
+typedef enum { RM_OVERFLOW_ERROR, RM_OVERFLOW_OUTLIER } rm_overflow_t;
+typedef enum { RM_STYLE_PARENT_REF, RM_STYLE_CHILD_REFS, RM_STYLE_BOTH } rm_style_t;
+
+typedef struct {
+    rm_nsref_t from, into;
+    rm_path_t local, foreign;
+    char *as;
+    bson_t *project;        /* NULL: whole child documents */
+    bool project_inclusive;
+    rm_sortspec_t sort;     /* n == 0: child _id ascending */
+    int64_t limit;          /* 0: no limit */
+    char *count_as;         /* NULL: no count */
+    bool keep_source;
+    int64_t max_items;      /* 0: only the 16 MiB document limit */
+    rm_overflow_t on_overflow;
+    rm_nsref_t overflow_to; /* outlier documents go here */
+} rm_embed_t;
+
+typedef struct {
+    rm_nsref_t from, to;
+    rm_path_t path;
+    rm_style_t style;
+    char *parent_field;
+    char *ordinal_field;    /* NULL: none */
+} rm_extract_t;
+
+typedef struct {
+    rm_nsref_t in;
+    size_t n;
+    rm_path_t *paths;       /* set, unset, rename (from), version (1 path) */
+    rm_path_t *to;          /* rename: the new paths */
+    bson_value_t *values;   /* set, version (1 value) */
+} rm_fields_t;
+
+typedef struct {
+    rm_step_kind_t kind;
+    size_t index;           /* 1-based, for messages */
+    const char *op;
+    union {
+        rm_embed_t embed;
+        rm_extract_t extract;
+        rm_fields_t fields;
+    } u;
+} rm_step_t;
+
+typedef struct {
+    rm_step_t *steps;
+    size_t n;
+} rm_plan_t;
+
+const char *rm_step_kind_name (rm_step_kind_t k);
+
+/* Parses and checks a plan (keys, types, values); errors name the step's
+ * index, its operation, the key and the reason. */
+bool rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err);
+bool rm_plan_load (rm_plan_t *plan, const char *path, bson_error_t *err);
+
+/* Checks the plan against a dump's namespaces: every namespace a step reads
+ * exists (in the dump or made by an earlier step), and no step creates a
+ * namespace that already exists. */
+bool rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info,
+                            bson_error_t *err);
+
+/* The namespaces a step reads, and those it writes (new or changed). */
+size_t rm_step_inputs (const rm_step_t *s, const rm_nsref_t **out, size_t max);
+size_t rm_step_outputs (const rm_step_t *s, const rm_nsref_t **out, size_t max);
+
+void rm_plan_destroy (rm_plan_t *plan);
+
+#endif

@@ -1,0 +1,210 @@
+/* remodel run PLAN --from SRC --to DST, and remodel check PLAN. */
+#include <stdio.h>
+#include <string.h>
+
+#include "remodel/engine.h"
+#include "tool.h"
+
+static const char run_usage[] =
+    "usage: remodel run PLAN --from SRC --to DST [options]\n"
+    "\n"
+    "Runs the plan's steps over the dump SRC and writes the result to DST (any\n"
+    "format convert writes). Namespaces no step touches are copied byte for byte.\n"
+    "\n"
+    "  --from SRC            the input dump (any format remodel reads, - for stdin)\n"
+    "  --to DST              the output (format from its name, or --format)\n"
+    "  --format, --compress, --threads, --force, --skip-invalid   as in convert\n"
+    "  --memory SIZE         budget for joins held in memory (default 512M); past\n"
+    "                        it, joins go through external sorts on disk\n"
+    "  --tmp DIR             where temporary stores and sort runs go (default\n"
+    "                        $TMPDIR or /tmp); removed on success, error or signal\n"
+    "  --dry-run             check and run everything, count, write nothing\n"
+    "  --stats-json FILE     write the per-namespace summary as JSON to FILE\n"
+    "  --quiet, -q           no progress or summary\n"
+    "\n"
+    "example: remodel run embed-tasks.json --from dumps/sample --to /tmp/out.archive.zst\n";
+
+static const char check_usage[] =
+    "usage: remodel check PLAN [--against SRC]\n"
+    "\n"
+    "Checks a plan without running it: its keys, types and values, and with\n"
+    "--against that every namespace it reads exists in SRC (or is made by an\n"
+    "earlier step) and that no step creates one that already exists.\n"
+    "\n"
+    "example: remodel check embed-tasks.json --against dumps/sample\n";
+
+typedef struct {
+    tool_progress_t *prog;
+    rm_reader_t *r;
+} progress_ctx_t;
+
+static void
+on_progress (void *ctx, uint64_t docs)
+{
+    progress_ctx_t *p = ctx;
+    tool_progress_tick (p->prog, p->r, docs);
+}
+
+static bool
+write_stats_json (const char *path, const rm_ns_stats_t *st, size_t n, bool spilled,
+                  bson_error_t *err)
+{
+    bson_t doc, arr;
+    char *json;
+    FILE *f;
+    bson_init (&doc);
+    BSON_APPEND_ARRAY_BEGIN (&doc, "namespaces", &arr);
+    for (size_t i = 0; i < n; i++) {
+        bson_t e;
+        char key[16];
+        const char *k;
+        bson_uint32_to_string ((uint32_t) i, &k, key, sizeof key);
+        bson_append_document_begin (&arr, k, -1, &e);
+        BSON_APPEND_UTF8 (&e, "ns", st[i].name);
+        BSON_APPEND_BOOL (&e, "changed", st[i].touched);
+        BSON_APPEND_BOOL (&e, "created", st[i].created);
+        BSON_APPEND_INT64 (&e, "in", (int64_t) st[i].docs_in);
+        BSON_APPEND_INT64 (&e, "out", (int64_t) st[i].docs_out);
+        BSON_APPEND_INT64 (&e, "embedded", (int64_t) st[i].embedded);
+        BSON_APPEND_INT64 (&e, "orphans", (int64_t) st[i].orphans);
+        BSON_APPEND_INT64 (&e, "overflow", (int64_t) st[i].overflow);
+        BSON_APPEND_INT64 (&e, "extracted", (int64_t) st[i].extracted);
+        bson_append_document_end (&arr, &e);
+    }
+    bson_append_array_end (&doc, &arr);
+    BSON_APPEND_BOOL (&doc, "spilled", spilled);
+    json = bson_as_relaxed_extended_json (&doc, NULL);
+    bson_destroy (&doc);
+    f = fopen (path, "w");
+    if (!f || fprintf (f, "%s\n", json) < 0 || fclose (f) != 0) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot write the stats", path);
+        bson_free (json);
+        return false;
+    }
+    bson_free (json);
+    return true;
+}
+
+static void
+print_summary (const rm_ns_stats_t *st, size_t n)
+{
+    fprintf (stderr, "%-36s %10s %10s %10s %9s %9s %10s\n", "NAMESPACE", "IN", "OUT", "EMBEDDED",
+             "ORPHANS", "OVERFLOW", "EXTRACTED");
+    for (size_t i = 0; i < n; i++)
+        fprintf (stderr, "%-36s %10llu %10llu %10llu %9llu %9llu %10llu%s\n", st[i].name,
+                 (unsigned long long) st[i].docs_in, (unsigned long long) st[i].docs_out,
+                 (unsigned long long) st[i].embedded, (unsigned long long) st[i].orphans,
+                 (unsigned long long) st[i].overflow, (unsigned long long) st[i].extracted,
+                 st[i].created ? "  (new)" : st[i].touched ? "" : "  (unchanged)");
+}
+
+int
+cmd_run (int argc, char **argv)
+{
+    static const tool_cmd_t cmd = {run_usage, true, true, false, true, false, 1, 1};
+    tool_opts_t o;
+    char *pos[1];
+    int n, status = 0;
+    bool help, ok;
+    bson_error_t err;
+    rm_plan_t plan;
+    rm_reader_t *r = NULL;
+    rm_writer_t *w = NULL;
+    rm_engine_t *e = NULL;
+    rm_dump_info_t out;
+    rm_engine_opts_t eo;
+    progress_ctx_t pc = {NULL, NULL};
+
+    if (!tool_getparam (&cmd, argc, argv, &o, pos, &n, &help))
+        return help ? 0 : 2;
+    if (!o.from || (!o.to && !o.dry_run)) {
+        tool_errorf ("run needs --from SRC and --to DST (or --dry-run)");
+        return 2;
+    }
+    rm_dump_info_init (&out);
+    if (!rm_plan_load (&plan, pos[0], &err)) {
+        tool_error (&err);
+        return tool_exit_status (&err);
+    }
+    r = rm_reader_open (o.from, &o.read, &err);
+    ok = r != NULL;
+    memset (&eo, 0, sizeof eo);
+    eo.memory = o.memory;
+    eo.tmpdir = o.tmpdir;
+    eo.progress = on_progress;
+    eo.progress_ctx = &pc;
+    if (ok) {
+        e = rm_engine_new (&plan, &eo);
+        ok = rm_engine_prepare (e, rm_reader_info (r), &out, &err);
+    }
+    if (ok && !o.dry_run) {
+        rm_write_opts_resolve (&o.write, o.to);
+        w = rm_writer_open (o.to, &o.write, &out, &err);
+        ok = w != NULL;
+    }
+    if (ok) {
+        pc.prog = tool_progress_new (o.quiet, "run");
+        pc.r = r;
+        ok = rm_engine_run (e, r, w, &err);
+        tool_progress_done (pc.prog);
+    }
+    if (ok && w)
+        ok = rm_writer_commit (w, &err);
+    if (ok) {
+        const rm_ns_stats_t *st;
+        size_t ns = rm_engine_stats (e, &st);
+        if (!o.quiet)
+            print_summary (st, ns);
+        if (rm_reader_skipped (r) > 0)
+            tool_note (false, "%llu invalid document(s) set aside",
+                       (unsigned long long) rm_reader_skipped (r));
+        if (o.stats_json)
+            ok = write_stats_json (o.stats_json, st, ns, rm_engine_spilled (e), &err);
+        if (ok && !o.quiet)
+            tool_note (false, o.dry_run ? "dry run: nothing written" : "wrote %s", o.to);
+    }
+    if (!ok) {
+        rm_writer_abort (w);
+        tool_error (&err);
+        status = tool_exit_status (&err);
+    }
+    rm_writer_destroy (w);
+    rm_engine_destroy (e);
+    rm_reader_close (r);
+    rm_dump_info_destroy (&out);
+    rm_plan_destroy (&plan);
+    return status;
+}
+
+int
+cmd_check (int argc, char **argv)
+{
+    static const tool_cmd_t cmd = {check_usage, false, false, false, false, true, 1, 1};
+    tool_opts_t o;
+    char *pos[1];
+    int n;
+    bool help;
+    bson_error_t err;
+    rm_plan_t plan;
+
+    if (!tool_getparam (&cmd, argc, argv, &o, pos, &n, &help))
+        return help ? 0 : 2;
+    if (!rm_plan_load (&plan, pos[0], &err)) {
+        tool_error (&err);
+        return tool_exit_status (&err);
+    }
+    if (o.against) {
+        rm_reader_t *r = rm_reader_open (o.against, NULL, &err);
+        bool ok = r && rm_plan_check_against (&plan, rm_reader_info (r), &err);
+        rm_reader_close (r);
+        if (!ok) {
+            tool_error (&err);
+            rm_plan_destroy (&plan);
+            return tool_exit_status (&err);
+        }
+    }
+    printf ("%s: %zu step(s), valid%s%s\n", pos[0], plan.n, o.against ? " against " : "",
+            o.against ? o.against : "");
+    rm_plan_destroy (&plan);
+    return 0;
+}
