@@ -172,4 +172,14 @@ else
     fi
 fi
 
+# --- pymongo (its bson package: the golden-test harness decodes with it) -----
+PYMONGO_VERSION=4.10.1
+if python3 -c "import bson, pymongo, sys; sys.exit(pymongo.version != '$PYMONGO_VERSION')" 2>/dev/null; then
+    say "pymongo $PYMONGO_VERSION: installed"
+else
+    say "pymongo $PYMONGO_VERSION: installing with pip"
+    python3 -m pip install --quiet --disable-pip-version-check "pymongo==$PYMONGO_VERSION" >/dev/null 2>&1 ||
+        python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "pymongo==$PYMONGO_VERSION"
+fi
+
 say "peers ready in $CACHE/bin"
