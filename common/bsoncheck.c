@@ -6,8 +6,9 @@
  * it accepts invalid UTF-8 in string values (its visitor stops without
  * recording an error), skips nested documents whose header is bad, stops
  * checking a document after a code-with-scope element, never checks that a
- * code-with-scope's code ends with 0x00, and recurses without a bound. The
- * differences are listed and tested in tests/unit/test_bsoncheck.c.
+ * code-with-scope's code ends with 0x00, and recurses without a bound; and
+ * its UTF-8 check takes C0 80, an overlong NUL, for valid. The differences
+ * are listed and tested in tests/unit/test_bsoncheck.c.
  *
  * The walk leans on one invariant: the last byte of every container on the
  * stack is 0x00 (checked before the container is entered). So a scan for
@@ -154,6 +155,9 @@ multibyte:
         if (!(n = utf8_seq (p)))
             return p;
         p += n;
+        /* Non-ASCII text: stay here while it lasts (*lim is 0x00). */
+        if (*p >= 0x80)
+            goto multibyte;
     }
 }
 

@@ -104,9 +104,11 @@ wait_gone() {
 # Document 1: the key "b" (element at byte 32) runs on over its NUL (0x01)
 # to byte 36, so the string length read at byte 37 is nonsense.
 bad_input bad_cstring "$BD/bad_cstring.bson" out.bson \
-    "document 1 at byte 0: corrupt BSON" "(at byte 37 of the document)"
+    "document 1 at byte 0: string length 541655040 for field" "runs past the end of its document" \
+    "(at byte 37 of the document)"
 # Document 1: element type 0xaa at byte 21.
-bad_input bad_type "$BD/bad_type.bson" out.bson "document 1 at byte 0: corrupt BSON"
+bad_input bad_type "$BD/bad_type.bson" out.bson \
+    "document 1 at byte 0: unknown element type 0xaa for field \"a\" (at byte 21 of the document)"
 # 177 bytes: the third document (48 bytes at 164) has only 13.
 bad_input partial_file "$BD/partial_file.bson" out.bson \
     "document 3 at byte 164: truncated" "length is 48 bytes but the input ends after 13"
@@ -177,7 +179,7 @@ bad_input flipped-byte-crc "$D/flip.archive" out.archive \
 cp "$A" "$D/fliptype.archive" && chmod u+w "$D/fliptype.archive"
 poke "$D/fliptype.archive" 975 ee
 bad_input flipped-type-byte "$D/fliptype.archive" out.archive \
-    "test.foo: document 5 at byte 954: corrupt BSON"
+    "test.foo: document 5 at byte 954: unknown element type 0xee for field \"a\" (at byte 21 of the document)"
 
 # Bad magic: 6c e2 99 81 is no archive; as a .bson it is a huge length.
 cp "$A" "$D/badmagic.archive" && chmod u+w "$D/badmagic.archive"
