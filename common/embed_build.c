@@ -50,8 +50,9 @@ add_key (const bson_iter_t *value, void *ctx)
     return true;
 }
 
-static size_t
-keys_of (const rm_path_t *path, bool foreign, const uint8_t *doc, uint32_t len, rm_buf_t *keys)
+size_t
+rm_join_keys (const rm_path_t *path, bool foreign, const uint8_t *doc, uint32_t len,
+              rm_buf_t *keys)
 {
     keyctx_t k = {keys, {NULL, 0, 0}, 0, true};
     rm_buf_reset (keys);
@@ -60,18 +61,6 @@ keys_of (const rm_path_t *path, bool foreign, const uint8_t *doc, uint32_t len, 
         add_key (NULL, &k); /* missing, null or [] act as null */
     rm_buf_destroy (&k.one);
     return k.n;
-}
-
-size_t
-rm_embed_local_keys (const rm_embed_t *spec, const uint8_t *doc, uint32_t len, rm_buf_t *keys)
-{
-    return keys_of (&spec->local, false, doc, len, keys);
-}
-
-size_t
-rm_embed_foreign_keys (const rm_embed_t *spec, const uint8_t *doc, uint32_t len, rm_buf_t *keys)
-{
-    return keys_of (&spec->foreign, true, doc, len, keys);
 }
 
 /* ---- order ---- */

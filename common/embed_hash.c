@@ -114,7 +114,7 @@ load_children (table_t *t, const rm_embed_t *spec, rm_ens_t *from, bson_error_t 
         }
         t->c[t->n] = (crec_t){t->arena.len, f.len, false, 0};
         rm_buf_append (&t->arena, f.data, f.len);
-        nk = rm_embed_foreign_keys (spec, f.data, f.len, &t->tmp);
+        nk = rm_join_keys (&spec->foreign, true, f.data, f.len, &t->tmp);
         for (size_t k = 0; k < nk; k++) {
             uint32_t len;
             memcpy (&len, t->tmp.data + off, 4);
@@ -143,7 +143,7 @@ join_parents (table_t *t, rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 
     rm_buf_init (&lkeys);
     while (in && (rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk = rm_embed_local_keys (spec, f.data, f.len, &lkeys), off = 0, n = 0;
+        size_t nk = rm_join_keys (&spec->local, false, f.data, f.len, &lkeys), off = 0, n = 0;
         parent++;
         for (uint32_t k = 0; k < nk; k++) {
             uint32_t len;

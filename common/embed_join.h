@@ -21,15 +21,13 @@ typedef struct {
  * by _id ascending. Ties keep their order in `from`. */
 void rm_embed_order (const rm_embed_t *spec, rm_child_t *c, size_t n, bool by_slot);
 
-/* Appends the canonical keys of a parent's localField to keys (each key
- * length-prefixed by a uint32), in the order of the values; none (missing,
- * null, empty array) gives the single null key. Returns the count. */
-size_t rm_embed_local_keys (const rm_embed_t *spec, const uint8_t *doc, uint32_t len,
-                            rm_buf_t *keys);
-/* The same for a child's foreignField, distinct keys only (an array also
- * matches as a whole). */
-size_t rm_embed_foreign_keys (const rm_embed_t *spec, const uint8_t *doc, uint32_t len,
-                              rm_buf_t *keys);
+/* Appends the canonical join keys of the value(s) at path to keys (each
+ * framed by a uint32 length), distinct, in the order of the values: the
+ * local side (foreign false) expands an array into its elements; the
+ * foreign side also matches an array as a whole. Missing, null or an empty
+ * array give the single null key. Returns the count. */
+size_t rm_join_keys (const rm_path_t *path, bool foreign, const uint8_t *doc, uint32_t len,
+                     rm_buf_t *keys);
 
 /* Builds the parent with its children (from the assembler) and writes it,
  * the overflow documents and the counts. */

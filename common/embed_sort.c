@@ -53,8 +53,8 @@ feed (job_t *j, rm_ens_t *ns, bool foreign, bson_error_t *err)
     if (!in)
         return false;
     while ((rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk = foreign ? rm_embed_foreign_keys (j->spec, f.data, f.len, &j->keys)
-                            : rm_embed_local_keys (j->spec, f.data, f.len, &j->keys);
+        size_t nk = foreign ? rm_join_keys (&j->spec->foreign, true, f.data, f.len, &j->keys)
+                            : rm_join_keys (&j->spec->local, false, f.data, f.len, &j->keys);
         size_t off = 0;
         for (uint32_t k = 0; k < nk; k++) {
             uint32_t len;
@@ -190,7 +190,7 @@ assemble (job_t *j, bson_error_t *err)
 
     rm_buf_init (&docs);
     while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
-        size_t n = 0, nk = rm_embed_local_keys (j->spec, f.data, f.len, &j->keys);
+        size_t n = 0, nk = rm_join_keys (&j->spec->local, false, f.data, f.len, &j->keys);
         rm_buf_reset (&docs);
         while (mrc > 0 && get_be64 (mk) == pseq) {
             uint64_t cseq = get_be64 (mk + 12);

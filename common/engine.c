@@ -97,6 +97,9 @@ rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out
         size_t n = rm_step_outputs (&e->plan->steps[i], refs, 4);
         for (size_t j = 0; j < n; j++)
             rm_engine_find (e, refs[j])->stats->touched = true;
+        n = rm_step_inputs (&e->plan->steps[i], refs, 4);
+        for (size_t j = 0; j < n; j++)
+            rm_engine_find (e, refs[j])->read = true;
     }
     return true;
 }
@@ -157,6 +160,7 @@ run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     switch (s->kind) {
     case RM_STEP_EMBED: ok = rm_step_embed_run (e, s, err); break;
     case RM_STEP_EXTRACT: ok = rm_step_extract_run (e, s, err); break;
+    case RM_STEP_DENORMALIZE: ok = rm_step_denorm_run (e, s, err); break;
     default: ok = rm_step_fields_run (e, s, err); break;
     }
     if (!ok && err->message[0] && strncmp (err->message, "step ", 5) != 0)
@@ -172,8 +176,11 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
     uint64_t docs = 0;
     int rc;
 
+    /* A namespace only read (denormalize's from) is both stored for the
+     * step and copied through unchanged. */
     for (size_t i = 0; i < e->n_ns; i++)
-        if (e->ns[i].stats->touched && !(e->ns[i].store = rm_engine_store_new (e, &e->ns[i], err)))
+        if ((e->ns[i].stats->touched || e->ns[i].read) &&
+            !(e->ns[i].store = rm_engine_store_new (e, &e->ns[i], err)))
             return -1;
     while ((rc = rm_reader_next (r, &item, err)) > 0) {
         rm_ens_t *ns = &e->ns[map[item.ns->index]];
@@ -181,10 +188,9 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
             ns->stats->docs_in++;
             if (e->opts.progress)
                 e->opts.progress (e->opts.progress_ctx, ++docs);
-            if (ns->stats->touched) {
-                if (!rm_store_add (ns->store, item.doc, item.len, err))
-                    return -1;
-            } else {
+            if (ns->store && !rm_store_add (ns->store, item.doc, item.len, err))
+                return -1;
+            if (!ns->stats->touched) {
                 ns->stats->docs_out++;
                 if (w && !rm_writer_doc (w, ns->out, item.doc, item.len, err))
                     return -1;

@@ -9,7 +9,8 @@
 typedef struct {
     rm_ns_stats_t *stats; /* into rm_engine_t.stats */
     rm_ns_t *out;       /* the namespace in the output list */
-    rm_store_t *store;  /* its documents so far, when touched */
+    rm_store_t *store;  /* its documents so far, when a step reads it */
+    bool read;          /* some step reads it (it may be only read) */
 } rm_ens_t;
 
 struct rm_engine {
@@ -37,5 +38,6 @@ char *rm_doc_id_json (const uint8_t *doc, uint32_t len);
 bool rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+bool rm_step_denorm_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 
 #endif

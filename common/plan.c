@@ -8,7 +8,8 @@
 
 #include "remodel/plan.h"
 
-static const char *kind_names[] = {"embed", "extract", "set", "unset", "rename", "version"};
+static const char *kind_names[] = {"embed", "extract", "set", "unset", "rename", "version",
+                                   "denormalize"};
 
 const char *
 rm_step_kind_name (rm_step_kind_t k)
@@ -26,6 +27,8 @@ static const char *const op_keys[][14] = {
     [RM_STEP_UNSET] = {"*in", "*fields", NULL},
     [RM_STEP_RENAME] = {"*in", "*fields", NULL},
     [RM_STEP_VERSION] = {"*in", "field", "*value", NULL},
+    [RM_STEP_DENORMALIZE] = {"*in", "*from", "*localField", "foreignField", "*fields", "onMissing",
+                             NULL},
 };
 
 typedef struct {
@@ -288,6 +291,80 @@ parse_extract (ctx_t *c, bson_iter_t *it, rm_extract_t *x)
     return true;
 }
 
+static bool
+denorm_add (ctx_t *c, rm_denorm_t *d, const char *target, const char *source)
+{
+    bson_error_t perr;
+    if (!*target || strchr (target, '.') || target[0] == '$')
+        return fail (c, "fields", "\"%s\" must be a plain field name (no dots, no $)", target);
+    for (size_t i = 0; i < d->n; i++)
+        if (!strcmp (d->targets[i], target))
+            return fail (c, "fields", "\"%s\" is named twice", target);
+    d->targets = bson_realloc (d->targets, (d->n + 1) * sizeof *d->targets);
+    d->sources = bson_realloc (d->sources, (d->n + 1) * sizeof *d->sources);
+    d->targets[d->n] = bson_strdup (target);
+    memset (&d->sources[d->n], 0, sizeof *d->sources);
+    d->n++;
+    if (source[0] == '$')
+        source++; /* {"name": "$name"} reads like an aggregation expression */
+    if (!rm_path_parse (&d->sources[d->n - 1], source, &perr))
+        return fail (c, "fields", "%s", perr.message);
+    return true;
+}
+
+static bool
+parse_denorm (ctx_t *c, bson_iter_t *it, rm_denorm_t *d)
+{
+    bson_error_t perr;
+    bool has_foreign = false;
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "in")) ok = get_ns (c, it, &d->in);
+        else if (!strcmp (k, "from")) ok = get_ns (c, it, &d->from);
+        else if (!strcmp (k, "localField")) ok = get_path (c, it, &d->local);
+        else if (!strcmp (k, "foreignField")) ok = get_path (c, it, &d->foreign), has_foreign = true;
+        else if (!strcmp (k, "onMissing")) {
+            const char *v;
+            ok = get_string (c, it, &v);
+            if (ok && !strcmp (v, "keep")) d->on_missing = RM_MISSING_KEEP;
+            else if (ok && !strcmp (v, "null")) d->on_missing = RM_MISSING_NULL;
+            else if (ok && !strcmp (v, "error")) d->on_missing = RM_MISSING_ERROR;
+            else if (ok) ok = fail (c, k, "must be \"keep\", \"null\" or \"error\", not \"%s\"", v);
+        } else if (!strcmp (k, "fields")) {
+            bson_iter_t sub;
+            if (BSON_ITER_HOLDS_DOCUMENT (it) && bson_iter_recurse (it, &sub)) {
+                while (ok && bson_iter_next (&sub)) {
+                    if (!BSON_ITER_HOLDS_UTF8 (&sub))
+                        return fail (c, k, "the source of \"%s\" must be a field path string",
+                                     bson_iter_key (&sub));
+                    ok = denorm_add (c, d, bson_iter_key (&sub), bson_iter_utf8 (&sub, NULL));
+                }
+            } else if (BSON_ITER_HOLDS_ARRAY (it) && bson_iter_recurse (it, &sub)) {
+                while (ok && bson_iter_next (&sub)) {
+                    if (!BSON_ITER_HOLDS_UTF8 (&sub))
+                        return fail (c, k, "must list field names (strings)");
+                    ok = denorm_add (c, d, bson_iter_utf8 (&sub, NULL), bson_iter_utf8 (&sub, NULL));
+                }
+            } else {
+                return fail (c, k, "must be {\"target\": \"source.path\"} or [\"name\", ...]");
+            }
+            if (ok && d->n == 0)
+                return fail (c, k, "names no field");
+        }
+        if (!ok)
+            return false;
+    }
+    if (!has_foreign)
+        rm_path_parse (&d->foreign, "_id", &perr);
+    for (size_t i = 0; i < d->n; i++)
+        if (!strcmp (d->targets[i], "id") || (d->local.n == 1 && !strcmp (d->targets[i], d->local.parts[0])))
+            return fail (c, "fields", "\"%s\" would overwrite the reference itself", d->targets[i]);
+    if (d->in.text && d->from.text && !strcmp (d->in.text, d->from.text))
+        return fail (c, "from", "must differ from \"in\" (%s)", d->in.text);
+    return true;
+}
+
 static void
 fields_add (rm_fields_t *f)
 {
@@ -474,12 +551,13 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                 ok = fail (&c, NULL, "a step is a document with one operation, like {\"embed\": {...}}");
                 break;
             }
-            for (int i = 0; i < 6; i++)
+            for (int i = 0; i < RM_STEP_N_KINDS; i++)
                 if (!strcmp (bson_iter_key (&body), kind_names[i]))
                     kind = i;
             if (kind < 0) {
                 c.op = bson_iter_key (&body);
-                ok = fail (&c, NULL, "unknown operation (embed, extract, set, unset, rename, version)");
+                ok = fail (&c, NULL, "unknown operation (embed, extract, denormalize, set, unset, "
+                           "rename, version)");
                 break;
             }
             st->kind = (rm_step_kind_t) kind;
@@ -502,6 +580,7 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                 switch (st->kind) {
                 case RM_STEP_EMBED: ok = parse_embed (&c, &fields, &st->u.embed); break;
                 case RM_STEP_EXTRACT: ok = parse_extract (&c, &fields, &st->u.extract); break;
+                case RM_STEP_DENORMALIZE: ok = parse_denorm (&c, &fields, &st->u.denorm); break;
                 default: ok = parse_fields (&c, st->kind, &fields, &st->u.fields); break;
                 }
             }
@@ -565,6 +644,10 @@ rm_step_inputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
     case RM_STEP_EXTRACT:
         out[n++] = &s->u.extract.from;
         break;
+    case RM_STEP_DENORMALIZE:
+        out[n++] = &s->u.denorm.in;
+        out[n++] = &s->u.denorm.from;
+        break;
     default:
         out[n++] = &s->u.fields.in;
         break;
@@ -576,7 +659,12 @@ rm_step_inputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
 size_t
 rm_step_outputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
 {
-    size_t n = rm_step_inputs (s, out, max);
+    size_t n;
+    if (s->kind == RM_STEP_DENORMALIZE) { /* from is only read */
+        out[0] = &s->u.denorm.in;
+        return 1;
+    }
+    n = rm_step_inputs (s, out, max);
     if (s->kind == RM_STEP_EXTRACT)
         out[n++] = &s->u.extract.to;
     if (s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
@@ -679,6 +767,18 @@ rm_plan_destroy (rm_plan_t *plan)
             for (size_t j = 0; j < s->u.embed.sort.n; j++)
                 rm_path_destroy (&s->u.embed.sort.keys[j].path);
             bson_free (s->u.embed.sort.keys);
+            break;
+        case RM_STEP_DENORMALIZE:
+            nsref_clear (&s->u.denorm.in);
+            nsref_clear (&s->u.denorm.from);
+            rm_path_destroy (&s->u.denorm.local);
+            rm_path_destroy (&s->u.denorm.foreign);
+            for (size_t j = 0; j < s->u.denorm.n; j++) {
+                bson_free (s->u.denorm.targets[j]);
+                rm_path_destroy (&s->u.denorm.sources[j]);
+            }
+            bson_free (s->u.denorm.targets);
+            bson_free (s->u.denorm.sources);
             break;
         case RM_STEP_EXTRACT:
             nsref_clear (&s->u.extract.from);

@@ -19,6 +19,8 @@ typedef enum {
     RM_STEP_UNSET,
     RM_STEP_RENAME,
     RM_STEP_VERSION,
+    RM_STEP_DENORMALIZE,
+    RM_STEP_N_KINDS
 } rm_step_kind_t;
 
 /* "db.collection", split at the first dot. */
@@ -72,6 +74,17 @@ typedef struct {
     bson_value_t *values;   /* set, version (1 value) */
 } rm_fields_t;
 
+typedef enum { RM_MISSING_KEEP, RM_MISSING_NULL, RM_MISSING_ERROR } rm_on_missing_t;
+
+typedef struct {
+    rm_nsref_t in, from;
+    rm_path_t local, foreign;
+    size_t n;
+    char **targets;         /* field names written into `in` */
+    rm_path_t *sources;     /* paths read from the matched `from` document */
+    rm_on_missing_t on_missing;
+} rm_denorm_t;
+
 typedef struct {
     rm_step_kind_t kind;
     size_t index;           /* 1-based, for messages */
@@ -80,6 +93,7 @@ typedef struct {
         rm_embed_t embed;
         rm_extract_t extract;
         rm_fields_t fields;
+        rm_denorm_t denorm;
     } u;
 } rm_step_t;
 

@@ -1,0 +1,44 @@
+/* denormalize (the extended-reference pattern): copies fields of the
+ * referenced document of `from` into the documents of `in`. Three shapes of
+ * reference, told apart by the data:
+ *   scalar      {product_id: 7}            -> {product_id: 7, product_name: ...}
+ *               (the copies go beside the reference, in the same document)
+ *   array       {parts: [7, 8]}            -> {parts: [{id: 7, name: ...}, {id: 8, ...}]}
+ *   in elements {parts: [{id: 7, qty: 2}]} with localField "parts.id"
+ *                                          -> {parts: [{id: 7, qty: 2, name: ...}]}
+ * Re-running refreshes the copies in place of the old ones, so a second run
+ * over its own output gives the same bytes. When several documents of
+ * `from` match a reference, the first in `from`'s order is used. */
+#ifndef REMODEL_DENORM_H
+#define REMODEL_DENORM_H
+
+#include "embed_join.h"
+#include "engine_impl.h"
+
+#define RM_DENORM_NO_REF UINT32_MAX
+
+/* The references of one document, in order: each a canonical key framed by
+ * a uint32 length (RM_DENORM_NO_REF for an element without one). */
+typedef struct {
+    rm_buf_t keys;
+    size_t n;
+} rm_refs_t;
+
+/* The copied values of one matched document of `from`: {target: value}
+ * for each target whose source exists, into out (reset first). */
+void rm_denorm_values (const rm_denorm_t *d, const uint8_t *doc, uint32_t len, rm_buf_t *out);
+
+/* Finds a document's references and rewrites it given, per reference
+ * slot, the copied values (a BSON document) or NULL when nothing matched. */
+typedef struct rm_denorm_apply rm_denorm_apply_t;
+rm_denorm_apply_t *rm_denorm_apply_new (const rm_denorm_t *d);
+void rm_denorm_refs (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len, rm_refs_t *refs);
+bool rm_denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
+                      const uint8_t *const *values, const uint8_t **out, size_t *out_len,
+                      bson_error_t *err);
+void rm_denorm_apply_destroy (rm_denorm_apply_t *a);
+
+bool rm_denorm_hash_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+bool rm_denorm_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+
+#endif

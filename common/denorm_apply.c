@@ -1,0 +1,278 @@
+/* Finding references and writing the copies for denormalize (denorm.h). */
+#include <string.h>
+
+#include "denorm.h"
+#include "docbuf.h"
+
+typedef enum { SHAPE_NONE, SHAPE_SCALAR, SHAPE_ARRAY, SHAPE_ELEMENTS } shape_t;
+
+struct rm_denorm_apply {
+    const rm_denorm_t *d;
+    rm_path_t prefix;        /* localField without its last part (n == 0: top) */
+    const char *last;        /* localField's last part */
+    rm_path_t *target_paths; /* prefix + target, for the scalar shape */
+    rm_buf_t arr, one;
+    bson_t buf[2];
+};
+
+rm_denorm_apply_t *
+rm_denorm_apply_new (const rm_denorm_t *d)
+{
+    rm_denorm_apply_t *a = bson_malloc0 (sizeof *a);
+    char *prefix = bson_strdup (d->local.text);
+    char *dot = strrchr (prefix, '.');
+    a->d = d;
+    a->last = d->local.parts[d->local.n - 1];
+    if (dot) {
+        *dot = '\0';
+        rm_path_parse (&a->prefix, prefix, NULL);
+    }
+    a->target_paths = bson_malloc0 (d->n * sizeof *a->target_paths);
+    for (size_t i = 0; i < d->n; i++) {
+        char *t = dot ? bson_strdup_printf ("%s.%s", prefix, d->targets[i]) : bson_strdup (d->targets[i]);
+        rm_path_parse (&a->target_paths[i], t, NULL);
+        bson_free (t);
+    }
+    bson_free (prefix);
+    bson_init (&a->buf[0]);
+    bson_init (&a->buf[1]);
+    return a;
+}
+
+void
+rm_denorm_apply_destroy (rm_denorm_apply_t *a)
+{
+    if (!a)
+        return;
+    if (a->prefix.n)
+        rm_path_destroy (&a->prefix);
+    for (size_t i = 0; i < a->d->n; i++)
+        rm_path_destroy (&a->target_paths[i]);
+    bson_free (a->target_paths);
+    rm_buf_destroy (&a->arr);
+    rm_buf_destroy (&a->one);
+    bson_destroy (&a->buf[0]);
+    bson_destroy (&a->buf[1]);
+    bson_free (a);
+}
+
+static shape_t
+shape_of (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len, bson_iter_t *it)
+{
+    if (a->prefix.n && rm_path_get (doc, len, &a->prefix, it) && BSON_ITER_HOLDS_ARRAY (it))
+        return SHAPE_ELEMENTS;
+    if (!rm_path_get (doc, len, &a->d->local, it) || BSON_ITER_HOLDS_NULL (it))
+        return SHAPE_NONE;
+    return BSON_ITER_HOLDS_ARRAY (it) ? SHAPE_ARRAY : SHAPE_SCALAR;
+}
+
+/* The reference inside an array element, if any. */
+static bool
+element_ref (rm_denorm_apply_t *a, shape_t shape, const bson_iter_t *elem, bson_iter_t *ref)
+{
+    bson_iter_t sub;
+    if (shape == SHAPE_ARRAY && !BSON_ITER_HOLDS_DOCUMENT (elem)) {
+        *ref = *elem;
+        return true;
+    }
+    if (!BSON_ITER_HOLDS_DOCUMENT (elem) || !bson_iter_recurse (elem, &sub))
+        return false;
+    return bson_iter_find (&sub, shape == SHAPE_ARRAY ? "id" : a->last) && (*ref = sub, true);
+}
+
+static void
+add_ref (rm_refs_t *refs, const bson_iter_t *ref, rm_buf_t *one)
+{
+    uint32_t l;
+    if (!ref) {
+        l = RM_DENORM_NO_REF;
+        rm_buf_append (&refs->keys, &l, 4);
+    } else {
+        rm_buf_reset (one);
+        rm_key_append (one, ref);
+        l = (uint32_t) one->len;
+        rm_buf_append (&refs->keys, &l, 4);
+        rm_buf_append (&refs->keys, one->data, one->len);
+    }
+    refs->n++;
+}
+
+void
+rm_denorm_refs (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len, rm_refs_t *refs)
+{
+    bson_iter_t it, elem, ref;
+    shape_t shape = shape_of (a, doc, len, &it);
+
+    rm_buf_reset (&refs->keys);
+    refs->n = 0;
+    if (shape == SHAPE_SCALAR) {
+        add_ref (refs, &it, &a->one);
+    } else if (shape != SHAPE_NONE) {
+        bson_iter_recurse (&it, &elem);
+        while (bson_iter_next (&elem))
+            add_ref (refs, element_ref (a, shape, &elem, &ref) ? &ref : NULL, &a->one);
+    }
+}
+
+void
+rm_denorm_values (const rm_denorm_t *d, const uint8_t *doc, uint32_t len, rm_buf_t *out)
+{
+    size_t start;
+    rm_buf_reset (out);
+    start = rm_docbuf_begin (out);
+    for (size_t i = 0; i < d->n; i++) {
+        bson_iter_t v;
+        if (rm_path_get (doc, len, &d->sources[i], &v))
+            rm_docbuf_copy_as (out, d->targets[i], &v);
+    }
+    rm_docbuf_end (out, start);
+}
+
+static bool
+is_target (const rm_denorm_t *d, const char *key)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (!strcmp (d->targets[i], key))
+            return true;
+    return false;
+}
+
+static bool
+missing (rm_denorm_apply_t *a, const bson_iter_t *ref, bson_error_t *err)
+{
+    bson_t tmp;
+    char *json;
+    bson_init (&tmp);
+    bson_append_iter (&tmp, "ref", 3, ref);
+    json = bson_as_relaxed_extended_json (&tmp, NULL);
+    rm_error_set (err, RM_ERR_FORMAT, "no document of %s has %s equal to %s (onMissing \"error\")",
+                  a->d->from.text, a->d->foreign.text, json ? json : "?");
+    bson_free (json);
+    bson_destroy (&tmp);
+    return false;
+}
+
+/* Appends the copies (or nulls) for one reference to b. */
+static void
+append_copies (rm_denorm_apply_t *a, rm_buf_t *b, const uint8_t *values)
+{
+    for (size_t i = 0; i < a->d->n; i++) {
+        bson_t v;
+        bson_iter_t it;
+        if (values) {
+            uint32_t l;
+            memcpy (&l, values, 4);
+            bson_init_static (&v, values, BSON_UINT32_FROM_LE (l));
+            if (bson_iter_init_find (&it, &v, a->d->targets[i]))
+                rm_docbuf_copy (b, &it);
+        } else {
+            rm_docbuf_key (b, BSON_TYPE_NULL, a->d->targets[i]);
+        }
+    }
+}
+
+/* The new array for the array and in-elements shapes, into a->arr. */
+static bool
+build_array (rm_denorm_apply_t *a, shape_t shape, const bson_iter_t *arr,
+             const uint8_t *const *values, bson_error_t *err)
+{
+    const rm_denorm_t *d = a->d;
+    bson_iter_t elem, ref;
+    size_t start = (rm_buf_reset (&a->arr), rm_docbuf_begin (&a->arr));
+    uint32_t i = 0;
+
+    bson_iter_recurse (arr, &elem);
+    for (; bson_iter_next (&elem); i++) {
+        char key[16];
+        const uint8_t *v = values[i];
+        bool has_ref = element_ref (a, shape, &elem, &ref);
+        size_t es;
+        bson_iter_t f;
+
+        snprintf (key, sizeof key, "%u", i);
+        if (!has_ref || (!v && d->on_missing == RM_MISSING_KEEP && BSON_ITER_HOLDS_DOCUMENT (&elem))) {
+            rm_docbuf_copy_as (&a->arr, key, &elem); /* left as it is */
+            continue;
+        }
+        if (!v && d->on_missing == RM_MISSING_ERROR)
+            return missing (a, &ref, err);
+        rm_docbuf_key (&a->arr, BSON_TYPE_DOCUMENT, key);
+        es = rm_docbuf_begin (&a->arr);
+        if (BSON_ITER_HOLDS_DOCUMENT (&elem)) {
+            /* Its own fields stay where they are; old copies are replaced. */
+            bson_iter_recurse (&elem, &f);
+            while (bson_iter_next (&f))
+                if (!is_target (d, bson_iter_key (&f)))
+                    rm_docbuf_copy (&a->arr, &f);
+        } else {
+            rm_docbuf_copy_as (&a->arr, "id", &elem);
+        }
+        if (v || d->on_missing == RM_MISSING_NULL)
+            append_copies (a, &a->arr, v);
+        rm_docbuf_end (&a->arr, es);
+    }
+    rm_docbuf_end (&a->arr, start);
+    return true;
+}
+
+bool
+rm_denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
+                 const uint8_t *const *values, const uint8_t **out, size_t *out_len,
+                 bson_error_t *err)
+{
+    const rm_denorm_t *d = a->d;
+    bson_iter_t it;
+    shape_t shape = shape_of (a, doc, len, &it);
+    const uint8_t *cur = doc;
+    size_t cur_len = len;
+
+    *out = doc;
+    *out_len = len;
+    if (shape == SHAPE_NONE)
+        return true;
+    if (shape == SHAPE_SCALAR) {
+        const uint8_t *v = values[0];
+        if (!v && d->on_missing == RM_MISSING_ERROR)
+            return missing (a, &it, err);
+        if (!v && d->on_missing == RM_MISSING_KEEP)
+            return true;
+        /* Each set reads the last result: alternate the two buffers. */
+        for (size_t i = 0, writes = 0; i < d->n; i++) {
+            bson_value_t val;
+            bson_t vd;
+            bson_iter_t vi;
+            bson_t *dst = &a->buf[writes & 1];
+            if (v) {
+                uint32_t l;
+                memcpy (&l, v, 4);
+                bson_init_static (&vd, v, BSON_UINT32_FROM_LE (l));
+                if (!bson_iter_init_find (&vi, &vd, d->targets[i]))
+                    continue;
+                val = *bson_iter_value (&vi);
+            } else {
+                val.value_type = BSON_TYPE_NULL;
+            }
+            bson_reinit (dst);
+            if (!rm_doc_set (dst, cur, cur_len, &a->target_paths[i], &val, err))
+                return false;
+            writes++;
+            cur = bson_get_data (dst);
+            cur_len = dst->len;
+        }
+    } else {
+        bson_value_t val;
+        if (!build_array (a, shape, &it, values, err))
+            return false;
+        val.value_type = BSON_TYPE_ARRAY;
+        val.value.v_doc.data = a->arr.data;
+        val.value.v_doc.data_len = (uint32_t) a->arr.len;
+        bson_reinit (&a->buf[0]);
+        if (!rm_doc_set (&a->buf[0], doc, len, shape == SHAPE_ARRAY ? &d->local : &a->prefix, &val, err))
+            return false;
+        cur = bson_get_data (&a->buf[0]);
+        cur_len = a->buf[0].len;
+    }
+    *out = cur;
+    *out_len = cur_len;
+    return true;
+}

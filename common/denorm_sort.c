@@ -1,0 +1,241 @@
+/* denormalize in bounded memory: the referenced side sorted by join key,
+ * the references sorted by join key, merged, and the matches sorted back
+ * into document order:
+ *   1. from -> sorter by key: [seq][copied values]
+ *   2. in's references -> sorter by key: [doc seq][slot]
+ *   3. merge: the first document of each key (stable sort: the first in
+ *      from's order, as the hash join takes) -> sorter by [doc seq][slot]
+ *   4. in, in order, each document with its slots' values. */
+#include <string.h>
+
+#include "denorm.h"
+#include "remodel/sorter.h"
+
+static void
+be64 (uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t) (v >> (56 - 8 * i));
+}
+
+static uint64_t
+get64 (const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static int
+keycmp (const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+    int c = memcmp (a, b, al < bl ? al : bl);
+    return c ? c : (al < bl ? -1 : al > bl);
+}
+
+typedef struct {
+    rm_engine_t *e;
+    const rm_denorm_t *d;
+    rm_ens_t *in, *from;
+    rm_denorm_apply_t *a;
+    rm_sorter_t *source, *refs, *matches;
+    rm_buf_t keys, vals, rec;
+    rm_refs_t r;
+} djob_t;
+
+static bool
+feed_source (djob_t *j, bson_error_t *err)
+{
+    rm_instream_t *in = rm_store_open (j->from->store, err);
+    rm_frame_t f;
+    uint64_t seq = 0;
+    int rc;
+    if (!in)
+        return false;
+    while ((rc = rm_store_next (in, &f, err)) > 0) {
+        size_t nk = rm_join_keys (&j->d->foreign, true, f.data, f.len, &j->keys), off = 0;
+        uint8_t head[8];
+        rm_denorm_values (j->d, f.data, f.len, &j->vals);
+        be64 (head, seq++);
+        rm_buf_reset (&j->rec);
+        rm_buf_append (&j->rec, head, 8);
+        rm_buf_append (&j->rec, j->vals.data, j->vals.len);
+        for (size_t k = 0; k < nk; k++) {
+            uint32_t len;
+            memcpy (&len, j->keys.data + off, 4);
+            if (!rm_sorter_add (j->source, j->keys.data + off + 4, len, j->rec.data, j->rec.len, err)) {
+                rm_instream_close (in);
+                return false;
+            }
+            off += 4 + len;
+        }
+    }
+    rm_instream_close (in);
+    return rc == 0 && rm_sorter_finish (j->source, err);
+}
+
+static bool
+feed_refs (djob_t *j, bson_error_t *err)
+{
+    rm_instream_t *in = rm_store_open (j->in->store, err);
+    rm_frame_t f;
+    uint64_t seq = 0;
+    int rc;
+    if (!in)
+        return false;
+    while ((rc = rm_store_next (in, &f, err)) > 0) {
+        size_t off = 0;
+        rm_denorm_refs (j->a, f.data, f.len, &j->r);
+        for (uint32_t i = 0; i < j->r.n; i++) {
+            uint32_t len, slot = BSON_UINT32_TO_BE (i);
+            uint8_t v[12];
+            memcpy (&len, j->r.keys.data + off, 4);
+            if (len == RM_DENORM_NO_REF) {
+                off += 4;
+                continue;
+            }
+            be64 (v, seq);
+            memcpy (v + 8, &slot, 4);
+            if (!rm_sorter_add (j->refs, j->r.keys.data + off + 4, len, v, 12, err)) {
+                rm_instream_close (in);
+                return false;
+            }
+            off += 4 + len;
+        }
+        seq++;
+    }
+    rm_instream_close (in);
+    return rc == 0 && rm_sorter_finish (j->refs, err);
+}
+
+static bool
+merge (djob_t *j, bson_error_t *err)
+{
+    const uint8_t *sk, *sv, *rk, *rv;
+    size_t skl = 0, svl = 0, rkl = 0, rvl = 0;
+    int src = rm_sorter_next (j->source, &sk, &skl, &sv, &svl, err);
+    int rrc = rm_sorter_next (j->refs, &rk, &rkl, &rv, &rvl, err);
+    rm_buf_t key;
+    bool ok = true;
+
+    rm_buf_init (&key);
+    while (ok && src > 0 && rrc > 0) {
+        int c = keycmp (sk, skl, rk, rkl);
+        if (c < 0) {
+            src = rm_sorter_next (j->source, &sk, &skl, &sv, &svl, err);
+        } else if (c > 0) {
+            rrc = rm_sorter_next (j->refs, &rk, &rkl, &rv, &rvl, err);
+        } else {
+            /* The first record of the key is the first document in from. */
+            rm_buf_reset (&key);
+            rm_buf_append (&key, sk, skl);
+            rm_buf_reset (&j->vals);
+            rm_buf_append (&j->vals, sv + 8, svl - 8);
+            while (ok && rrc > 0 && keycmp (rk, rkl, key.data, key.len) == 0) {
+                ok = rm_sorter_add (j->matches, rv, 12, j->vals.data, j->vals.len, err);
+                rrc = rm_sorter_next (j->refs, &rk, &rkl, &rv, &rvl, err);
+            }
+            while (src > 0 && keycmp (sk, skl, key.data, key.len) == 0)
+                src = rm_sorter_next (j->source, &sk, &skl, &sv, &svl, err);
+        }
+    }
+    rm_buf_destroy (&key);
+    return ok && src >= 0 && rrc >= 0 && rm_sorter_finish (j->matches, err);
+}
+
+static bool
+assemble (djob_t *j, bson_error_t *err)
+{
+    rm_store_t *next = rm_engine_store_new (j->e, j->in, err);
+    rm_instream_t *in = next ? rm_store_open (j->in->store, err) : NULL;
+    const uint8_t *mk = NULL, *mv = NULL;
+    size_t mkl = 0, mvl = 0;
+    int mrc = in ? rm_sorter_next (j->matches, &mk, &mkl, &mv, &mvl, err) : -1;
+    const uint8_t **values = NULL;
+    size_t *voff = NULL, cap = 0;
+    rm_buf_t held;
+    uint64_t seq = 0;
+    rm_frame_t f;
+    int rc = 0;
+    bool ok = in && mrc >= 0;
+
+    rm_buf_init (&held);
+    while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
+        const uint8_t *out;
+        size_t out_len;
+        rm_denorm_refs (j->a, f.data, f.len, &j->r);
+        if (j->r.n + 1 > cap) {
+            cap = (j->r.n + 1) * 2;
+            values = bson_realloc (values, cap * sizeof *values);
+            voff = bson_realloc (voff, cap * sizeof *voff);
+        }
+        for (size_t i = 0; i < j->r.n; i++)
+            voff[i] = SIZE_MAX;
+        rm_buf_reset (&held);
+        while (mrc > 0 && get64 (mk) == seq) {
+            uint32_t slot;
+            memcpy (&slot, mk + 8, 4);
+            slot = BSON_UINT32_FROM_BE (slot);
+            if (slot < j->r.n) {
+                voff[slot] = held.len;
+                rm_buf_append (&held, mv, mvl);
+            }
+            mrc = rm_sorter_next (j->matches, &mk, &mkl, &mv, &mvl, err);
+        }
+        if (mrc < 0) {
+            ok = false;
+            break;
+        }
+        for (size_t i = 0; i < j->r.n; i++)
+            values[i] = voff[i] == SIZE_MAX ? NULL : held.data + voff[i];
+        ok = rm_denorm_apply (j->a, f.data, f.len, values, &out, &out_len, err);
+        if (!ok) {
+            char *id = rm_doc_id_json (f.data, f.len);
+            rm_error_prefix (err, "%s: document %s", j->in->stats->name, id);
+            bson_free (id);
+            break;
+        }
+        ok = rm_store_add (next, out, (uint32_t) out_len, err);
+        seq++;
+    }
+    if (rc < 0)
+        ok = false;
+    rm_instream_close (in);
+    rm_buf_destroy (&held);
+    bson_free (values);
+    bson_free (voff);
+    if (!ok) {
+        rm_store_destroy (next);
+        return false;
+    }
+    return rm_engine_store_swap (j->in, next, err);
+}
+
+bool
+rm_denorm_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+{
+    djob_t j;
+    bool ok;
+    size_t budget = e->opts.memory / 2;
+
+    memset (&j, 0, sizeof j);
+    j.e = e;
+    j.d = &s->u.denorm;
+    j.in = rm_engine_find (e, &j.d->in);
+    j.from = rm_engine_find (e, &j.d->from);
+    j.a = rm_denorm_apply_new (j.d);
+    j.source = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
+    j.refs = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
+    j.matches = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
+    ok = feed_source (&j, err) && feed_refs (&j, err) && merge (&j, err) && assemble (&j, err);
+    rm_sorter_destroy (j.source);
+    rm_sorter_destroy (j.refs);
+    rm_sorter_destroy (j.matches);
+    rm_denorm_apply_destroy (j.a);
+    rm_buf_destroy (&j.keys);
+    rm_buf_destroy (&j.vals);
+    rm_buf_destroy (&j.rec);
+    rm_buf_destroy (&j.r.keys);
+    return ok;
+}
