@@ -93,7 +93,7 @@ sort_value (const rm_sortkey_t *k, const rm_child_t *c, sortval_t *v)
 }
 
 typedef struct {
-    const rm_embed_t *spec;
+    const rm_join_t *j;
     bool by_slot;
 } orderctx_t;
 
@@ -101,14 +101,15 @@ static int
 child_cmp (const void *pa, const void *pb, void *arg)
 {
     const orderctx_t *o = arg;
-    const rm_embed_t *spec = o->spec;
+    const rm_sortspec_t *sort = o->j->sort;
     const rm_child_t *a = pa, *b = pb;
+    bool sorted = sort && sort->n > 0;
 
-    if (spec->sort.n == 0 && o->by_slot && a->slot != b->slot)
+    if (!sorted && o->j->order_by_id && o->by_slot && a->slot != b->slot)
         return a->slot < b->slot ? -1 : 1;
-    if (spec->sort.n > 0) {
-        for (size_t i = 0; i < spec->sort.n; i++) {
-            const rm_sortkey_t *k = &spec->sort.keys[i];
+    if (sorted) {
+        for (size_t i = 0; i < sort->n; i++) {
+            const rm_sortkey_t *k = &sort->keys[i];
             sortval_t va, vb;
             int c;
             sort_value (k, a, &va);
@@ -120,7 +121,7 @@ child_cmp (const void *pa, const void *pb, void *arg)
             if (c)
                 return c * k->dir;
         }
-    } else {
+    } else if (o->j->order_by_id) {
         bson_t da, db;
         bson_iter_t ia, ib;
         bool ha, hb;
@@ -137,9 +138,9 @@ child_cmp (const void *pa, const void *pb, void *arg)
 }
 
 void
-rm_embed_order (const rm_embed_t *spec, rm_child_t *c, size_t n, bool by_slot)
+rm_join_order (const rm_join_t *j, rm_child_t *c, size_t n, bool by_slot)
 {
-    orderctx_t o = {spec, by_slot};
+    orderctx_t o = {j, by_slot};
     if (n > 1)
         qsort_r (c, n, sizeof *c, child_cmp, &o);
 }

@@ -15,11 +15,33 @@ typedef struct {
     uint64_t seq;  /* position of the child in `from` */
 } rm_child_t;
 
-/* Puts a parent's children (each once) in embed's order: the plan's sort
- * when given; else, when localField held several keys (an array of
- * references), the order of that array, each key's children by _id; else
- * by _id ascending. Ties keep their order in `from`. */
-void rm_embed_order (const rm_embed_t *spec, rm_child_t *c, size_t n, bool by_slot);
+/* A join of the documents of `into` (parents) with those of `from`
+ * (children) by $lookup equality, handing each parent in order, with its
+ * matching children each once and in order, to a consumer: embed builds
+ * the parent's array, summarize its computed fields. */
+typedef struct {
+    const rm_path_t *local, *foreign;
+    const rm_sortspec_t *sort; /* the children's order; n == 0: see order_by_id */
+    bool order_by_id;          /* without sort: by _id (embed), else from's order */
+    bool rewrite_from;         /* from loses the matched children... */
+    bool keep_source;          /* ...unless this */
+    const rm_nsref_t *from, *into;
+    bool (*parent) (void *ctx, const uint8_t *doc, uint32_t len, rm_child_t *c, size_t n,
+                    bson_error_t *err);
+    bool (*finish) (void *ctx, bson_error_t *err);
+    void *ctx;
+} rm_join_t;
+
+/* Puts a parent's children (each once) in order: the join's sort when
+ * given; else, with order_by_id, when localField held several keys (an
+ * array of references) the order of that array, each key's children by
+ * _id, or by _id ascending; else their order in `from`. Ties keep their
+ * order in `from`. */
+void rm_join_order (const rm_join_t *j, rm_child_t *c, size_t n, bool by_slot);
+
+/* Runs the join: the hash table when the children fit in --memory, the
+ * external sort-merge otherwise (both give the same result). */
+bool rm_join_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);
 
 /* Appends the canonical join keys of the value(s) at path to keys (each
  * framed by a uint32 length), distinct, in the order of the values: the
@@ -39,7 +61,7 @@ bool rm_embed_out_parent (rm_embed_out_t *o, const uint8_t *doc, uint32_t len,
 bool rm_embed_out_finish (rm_embed_out_t *o, bson_error_t *err);
 void rm_embed_out_destroy (rm_embed_out_t *o);
 
-bool rm_embed_hash_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
-bool rm_embed_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+bool rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);
+bool rm_join_sort_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);
 
 #endif

@@ -1,5 +1,5 @@
-/* embed in bounded memory, when the children do not fit: external sorts
- * instead of a hash table.
+/* The join in bounded memory, when the children do not fit: external
+ * sorts instead of a hash table.
  *   1. children -> sorter by (join key): [child seq][child bytes]
  *   2. parents' local keys -> sorter by (join key): [parent seq][slot]
  *   3. merging the two by key gives (parent, slot, child) matches ->
@@ -33,8 +33,7 @@ get_be64 (const uint8_t *p)
 
 typedef struct {
     rm_engine_t *e;
-    const rm_step_t *s;
-    const rm_embed_t *spec;
+    const rm_join_t *spec;
     rm_ens_t *from, *into;
     size_t budget; /* per sorter */
     rm_sorter_t *children, *requests, *matches, *matched;
@@ -53,8 +52,8 @@ feed (job_t *j, rm_ens_t *ns, bool foreign, bson_error_t *err)
     if (!in)
         return false;
     while ((rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk = foreign ? rm_join_keys (&j->spec->foreign, true, f.data, f.len, &j->keys)
-                            : rm_join_keys (&j->spec->local, false, f.data, f.len, &j->keys);
+        size_t nk = foreign ? rm_join_keys (j->spec->foreign, true, f.data, f.len, &j->keys)
+                            : rm_join_keys (j->spec->local, false, f.data, f.len, &j->keys);
         size_t off = 0;
         for (uint32_t k = 0; k < nk; k++) {
             uint32_t len;
@@ -175,8 +174,7 @@ once_each (rm_child_t *c, size_t n)
 static bool
 assemble (job_t *j, bson_error_t *err)
 {
-    rm_embed_out_t *o = rm_embed_out_new (j->e, j->s, err);
-    rm_instream_t *in = o ? rm_store_open (j->into->store, err) : NULL;
+    rm_instream_t *in = rm_store_open (j->into->store, err);
     const uint8_t *mk = NULL, *mv = NULL;
     size_t mkl = 0, mvl = 0;
     int mrc = in ? rm_sorter_next (j->matches, &mk, &mkl, &mv, &mvl, err) : -1;
@@ -190,7 +188,7 @@ assemble (job_t *j, bson_error_t *err)
 
     rm_buf_init (&docs);
     while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
-        size_t n = 0, nk = rm_join_keys (&j->spec->local, false, f.data, f.len, &j->keys);
+        size_t n = 0, nk = rm_join_keys (j->spec->local, false, f.data, f.len, &j->keys);
         rm_buf_reset (&docs);
         while (mrc > 0 && get_be64 (mk) == pseq) {
             uint64_t cseq = get_be64 (mk + 12);
@@ -218,8 +216,8 @@ assemble (job_t *j, bson_error_t *err)
         for (size_t i = 0; i < n; i++)
             cand[i].doc = docs.data + off[i];
         n = once_each (cand, n);
-        rm_embed_order (j->spec, cand, n, nk > 1);
-        ok = rm_embed_out_parent (o, f.data, f.len, cand, n, err);
+        rm_join_order (j->spec, cand, n, nk > 1);
+        ok = j->spec->parent (j->spec->ctx, f.data, f.len, cand, n, err);
         pseq++;
     }
     if (rc < 0)
@@ -228,17 +226,16 @@ assemble (job_t *j, bson_error_t *err)
     rm_buf_destroy (&docs);
     bson_free (off);
     bson_free (cand);
-    ok = ok && rm_embed_out_finish (o, err);
-    rm_embed_out_destroy (o);
-    return ok;
+    return ok && j->spec->finish (j->spec->ctx, err);
 }
 
-/* Step 5: `from` keeps the children no parent took (all with keepSource). */
+/* Step 5: `from` keeps the children no parent took (all with keepSource);
+ * for a join that only reads `from`, the orphans are just counted. */
 static bool
 leftovers (job_t *j, bson_error_t *err)
 {
-    rm_store_t *next = rm_engine_store_new (j->e, j->from, err);
-    rm_instream_t *in = next ? rm_store_open (j->from->store, err) : NULL;
+    rm_store_t *next = j->spec->rewrite_from ? rm_engine_store_new (j->e, j->from, err) : NULL;
+    rm_instream_t *in = next || !j->spec->rewrite_from ? rm_store_open (j->from->store, err) : NULL;
     const uint8_t *mk = NULL, *mv;
     size_t mkl = 0, mvl;
     int mrc = in ? rm_sorter_next (j->matched, &mk, &mkl, &mv, &mvl, err) : -1;
@@ -257,7 +254,7 @@ leftovers (job_t *j, bson_error_t *err)
             ok = false;
         if (!matched)
             j->from->stats->orphans++;
-        if (ok && (j->spec->keep_source || !matched))
+        if (ok && next && (j->spec->keep_source || !matched))
             ok = rm_store_add (next, f.data, f.len, err);
         seq++;
     }
@@ -268,21 +265,20 @@ leftovers (job_t *j, bson_error_t *err)
         rm_store_destroy (next);
         return false;
     }
-    return rm_engine_store_swap (j->from, next, err);
+    return !next || rm_engine_store_swap (j->from, next, err);
 }
 
 bool
-rm_embed_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+rm_join_sort_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
 {
     job_t j;
     bool ok;
 
     memset (&j, 0, sizeof j);
     j.e = e;
-    j.s = s;
-    j.spec = &s->u.embed;
-    j.from = rm_engine_find (e, &j.spec->from);
-    j.into = rm_engine_find (e, &j.spec->into);
+    j.spec = spec;
+    j.from = rm_engine_find (e, spec->from);
+    j.into = rm_engine_find (e, spec->into);
     /* Two sorters are filled at a time at most: half the budget each. */
     j.budget = e->opts.memory / 2;
     j.children = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);

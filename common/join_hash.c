@@ -1,4 +1,4 @@
-/* embed when the children fit in memory: one pass over `from` builds a
+/* The join when the children fit in memory: one pass over `from` builds a
  * hash table from join key to children, one pass over `into` looks each
  * parent's keys up. */
 #include <string.h>
@@ -99,7 +99,7 @@ add_child_key (table_t *t, size_t child, const uint8_t *key, uint32_t len)
 }
 
 static bool
-load_children (table_t *t, const rm_embed_t *spec, rm_ens_t *from, bson_error_t *err)
+load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err)
 {
     rm_instream_t *in = rm_store_open (from->store, err);
     rm_frame_t f;
@@ -114,7 +114,7 @@ load_children (table_t *t, const rm_embed_t *spec, rm_ens_t *from, bson_error_t 
         }
         t->c[t->n] = (crec_t){t->arena.len, f.len, false, 0};
         rm_buf_append (&t->arena, f.data, f.len);
-        nk = rm_join_keys (&spec->foreign, true, f.data, f.len, &t->tmp);
+        nk = rm_join_keys (j->foreign, true, f.data, f.len, &t->tmp);
         for (size_t k = 0; k < nk; k++) {
             uint32_t len;
             memcpy (&len, t->tmp.data + off, 4);
@@ -128,12 +128,10 @@ load_children (table_t *t, const rm_embed_t *spec, rm_ens_t *from, bson_error_t 
 }
 
 static bool
-join_parents (table_t *t, rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
 {
-    const rm_embed_t *spec = &s->u.embed;
-    rm_ens_t *into = rm_engine_find (e, &spec->into);
-    rm_embed_out_t *o = rm_embed_out_new (e, s, err);
-    rm_instream_t *in = o ? rm_store_open (into->store, err) : NULL;
+    rm_ens_t *into = rm_engine_find (e, j->into);
+    rm_instream_t *in = rm_store_open (into->store, err);
     rm_buf_t lkeys;
     rm_child_t *cand = NULL;
     size_t cand_cap = 0;
@@ -143,7 +141,7 @@ join_parents (table_t *t, rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 
     rm_buf_init (&lkeys);
     while (in && (rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk = rm_join_keys (&spec->local, false, f.data, f.len, &lkeys), off = 0, n = 0;
+        size_t nk = rm_join_keys (j->local, false, f.data, f.len, &lkeys), off = 0, n = 0;
         parent++;
         for (uint32_t k = 0; k < nk; k++) {
             uint32_t len;
@@ -166,8 +164,8 @@ join_parents (table_t *t, rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
                 cand[n++] = (rm_child_t){t->arena.data + c->off, c->len, k, t->nodes[nd].child};
             }
         }
-        rm_embed_order (spec, cand, n, nk > 1);
-        if (!rm_embed_out_parent (o, f.data, f.len, cand, n, err)) {
+        rm_join_order (j, cand, n, nk > 1);
+        if (!j->parent (j->ctx, f.data, f.len, cand, n, err)) {
             rc = -1;
             break;
         }
@@ -175,17 +173,12 @@ join_parents (table_t *t, rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     rm_instream_close (in);
     rm_buf_destroy (&lkeys);
     bson_free (cand);
-    if (rc == 0 && rm_embed_out_finish (o, err)) {
-        rm_embed_out_destroy (o);
-        return true;
-    }
-    rm_embed_out_destroy (o);
-    return false;
+    return rc == 0 && j->finish (j->ctx, err);
 }
 
 /* `from` keeps its unmatched children (all of them with keepSource). */
 static bool
-write_children (table_t *t, rm_engine_t *e, const rm_embed_t *spec, rm_ens_t *from,
+write_children (table_t *t, rm_engine_t *e, const rm_join_t *j, rm_ens_t *from,
                 bson_error_t *err)
 {
     rm_store_t *next = rm_engine_store_new (e, from, err);
@@ -194,7 +187,7 @@ write_children (table_t *t, rm_engine_t *e, const rm_embed_t *spec, rm_ens_t *fr
     for (size_t i = 0; i < t->n; i++) {
         if (!t->c[i].matched)
             from->stats->orphans++;
-        if ((spec->keep_source || !t->c[i].matched) &&
+        if ((j->keep_source || !t->c[i].matched) &&
             !rm_store_add (next, t->arena.data + t->c[i].off, t->c[i].len, err)) {
             rm_store_destroy (next);
             return false;
@@ -204,16 +197,19 @@ write_children (table_t *t, rm_engine_t *e, const rm_embed_t *spec, rm_ens_t *fr
 }
 
 bool
-rm_embed_hash_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
 {
-    const rm_embed_t *spec = &s->u.embed;
-    rm_ens_t *from = rm_engine_find (e, &spec->from);
+    rm_ens_t *from = rm_engine_find (e, j->from);
     table_t t;
     bool ok;
 
     memset (&t, 0, sizeof t);
-    ok = load_children (&t, spec, from, err) && join_parents (&t, e, s, err) &&
-         write_children (&t, e, spec, from, err);
+    ok = load_children (&t, j, from, err) && join_parents (&t, e, j, err);
+    if (ok && j->rewrite_from)
+        ok = write_children (&t, e, j, from, err);
+    else if (ok)
+        for (size_t i = 0; i < t.n; i++)
+            from->stats->orphans += !t.c[i].matched;
     rm_buf_destroy (&t.arena);
     rm_buf_destroy (&t.keys);
     rm_buf_destroy (&t.tmp);
