@@ -114,9 +114,17 @@ child_cmp (const void *pa, const void *pb, void *arg)
             int c;
             sort_value (k, a, &va);
             sort_value (k, b, &vb);
-            if (va.rank == -1 || vb.rank == -1)
-                c = va.rank == vb.rank ? 0 : va.rank == -1 ? -1 : 1;
-            else
+            if (va.rank == -1 || vb.rank == -1) {
+                /* [] sorts above MinKey and below null and everything else. */
+                const sortval_t *other = va.rank == -1 ? &vb : &va;
+                int sign = va.rank == -1 ? 1 : -1;
+                if (va.rank == vb.rank)
+                    c = 0;
+                else if (other->rank == 1 && BSON_ITER_HOLDS_MINKEY (&other->it))
+                    c = sign;
+                else
+                    c = -sign;
+            } else
                 c = rm_value_compare (va.rank ? &va.it : NULL, vb.rank ? &vb.it : NULL);
             if (c)
                 return c * k->dir;

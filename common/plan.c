@@ -210,7 +210,8 @@ parse_project (ctx_t *c, const bson_iter_t *it, rm_embed_t *e)
     }
     bson_iter_document (it, &len, &data);
     e->project = bson_new_from_data (data, len);
-    e->project_inclusive = mode != 0;
+    /* {"_id": 0} alone is an exclusion, as in $project. */
+    e->project_inclusive = mode == 1;
     return true;
 }
 
@@ -400,7 +401,8 @@ parse_fields (ctx_t *c, rm_step_kind_t kind, bson_iter_t *it, rm_fields_t *f)
             if (!get_ns (c, it, &f->in))
                 return false;
         } else if (kind == RM_STEP_VERSION && !strcmp (k, "field")) {
-            fields_add (f);
+            if (f->n == 0)
+                fields_add (f);
             if (!get_path (c, it, &f->paths[0]))
                 return false;
             has_field = true;
@@ -485,6 +487,72 @@ check_keys (ctx_t *c, rm_step_kind_t kind, const bson_t *body)
     return true;
 }
 
+/* Skips a JSON string starting at its opening quote; returns the index
+ * after the closing quote. */
+static size_t
+skip_string (const char *s, size_t i, size_t len)
+{
+    for (i++; i < len; i++) {
+        if (s[i] == '\\')
+            i++;
+        else if (s[i] == '"')
+            return i + 1;
+    }
+    return len;
+}
+
+/* When the whole plan does not parse, finds which step holds the bad
+ * literal: the steps array's elements are cut out by bracket matching and
+ * parsed one by one. Returns the 1-based step, 0 if not found. */
+static size_t
+locate_bad_step (const char *s, size_t len, char *op, size_t op_len, bson_error_t *why)
+{
+    const char *key = strstr (s, "\"steps\"");
+    size_t i, step = 0;
+    if (!key)
+        return 0;
+    i = (size_t) (key - s) + 7;
+    while (i < len && s[i] != '[')
+        i++;
+    for (i++; i < len;) {
+        size_t start, depth = 0;
+        while (i < len && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t' || s[i] == ','))
+            i++;
+        if (i >= len || s[i] == ']')
+            return 0;
+        start = i;
+        do {
+            if (s[i] == '"') {
+                i = skip_string (s, i, len);
+                continue;
+            }
+            if (s[i] == '{' || s[i] == '[')
+                depth++;
+            else if (s[i] == '}' || s[i] == ']')
+                depth--;
+            i++;
+        } while (i < len && depth > 0);
+        step++;
+        {
+            char *wrapped = bson_strdup_printf ("{\"s\": %.*s}", (int) (i - start), s + start);
+            bson_t *b = bson_new_from_json ((const uint8_t *) wrapped, -1, why);
+            bson_free (wrapped);
+            if (b) {
+                bson_destroy (b);
+                continue;
+            }
+            /* The operation: the step's first key. */
+            {
+                const char *q = memchr (s + start, '"', i - start);
+                const char *q2 = q ? memchr (q + 1, '"', (size_t) (s + i - q - 1)) : NULL;
+                snprintf (op, op_len, "%.*s", q && q2 ? (int) (q2 - q - 1) : 1, q && q2 ? q + 1 : "?");
+            }
+            return step;
+        }
+    }
+    return 0;
+}
+
 bool
 rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
 {
@@ -496,7 +564,14 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
     memset (plan, 0, sizeof *plan);
     doc = bson_new_from_json ((const uint8_t *) json, (ssize_t) len, &jerr);
     if (!doc) {
-        rm_error_set (err, RM_ERR_USAGE, "plan: not valid JSON: %s", jerr.message);
+        char op[64];
+        bson_error_t why;
+        size_t step = locate_bad_step (json, len, op, sizeof op, &why);
+        if (step)
+            rm_error_set (err, RM_ERR_USAGE, "plan: step %zu (%s): not valid Extended JSON: %s", step,
+                          op, why.message);
+        else
+            rm_error_set (err, RM_ERR_USAGE, "plan: not valid JSON: %s", jerr.message);
         return false;
     }
     bson_iter_init (&it, doc);
@@ -672,6 +747,18 @@ rm_step_outputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
     return n;
 }
 
+/* The plan key that names a step's i-th input (as rm_step_inputs lists). */
+static const char *
+input_key (const rm_step_t *s, size_t i)
+{
+    switch (s->kind) {
+    case RM_STEP_EMBED: return i == 0 ? "from" : "into";
+    case RM_STEP_EXTRACT: return "from";
+    case RM_STEP_DENORMALIZE: return i == 0 ? "in" : "from";
+    default: return "in";
+    }
+}
+
 /* A name list that tracks what exists as the steps run. */
 typedef struct {
     char **names;
@@ -712,7 +799,8 @@ rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info, bson_e
         ctx_t c = {err, s->index, s->op};
         for (size_t j = 0; ok && j < n; j++)
             if (!names_has (&have, refs[j]->text))
-                ok = fail (&c, NULL, "namespace %s is not in the input (nor made by an earlier step)",
+                ok = fail (&c, input_key (s, j),
+                           "namespace %s is not in the input (nor made by an earlier step)",
                            refs[j]->text);
         if (ok && s->kind == RM_STEP_EXTRACT) {
             if (names_has (&have, s->u.extract.to.text))

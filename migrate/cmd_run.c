@@ -136,6 +136,8 @@ cmd_run (int argc, char **argv)
     if (ok) {
         e = rm_engine_new (&plan, &eo);
         ok = rm_engine_prepare (e, rm_reader_info (r), &out, &err);
+        if (!ok)
+            rm_error_prefix (&err, "%s", pos[0]);
     }
     if (ok && !o.dry_run) {
         rm_write_opts_resolve (&o.write, o.to);
@@ -196,6 +198,8 @@ cmd_check (int argc, char **argv)
     if (o.against) {
         rm_reader_t *r = rm_reader_open (o.against, NULL, &err);
         bool ok = r && rm_plan_check_against (&plan, rm_reader_info (r), &err);
+        if (r && !ok)
+            rm_error_prefix (&err, "%s", pos[0]);
         rm_reader_close (r);
         if (!ok) {
             tool_error (&err);
