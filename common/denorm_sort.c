@@ -10,29 +10,7 @@
 
 #include "denorm.h"
 #include "remodel/sorter.h"
-
-static void
-be64 (uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t) (v >> (56 - 8 * i));
-}
-
-static uint64_t
-get64 (const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static int
-keycmp (const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
-{
-    int c = memcmp (a, b, al < bl ? al : bl);
-    return c ? c : (al < bl ? -1 : al > bl);
-}
+#include "sortkey.h"
 
 typedef struct {
     rm_engine_t *e;
@@ -57,7 +35,7 @@ feed_source (djob_t *j, bson_error_t *err)
         size_t nk = rm_join_keys (&j->d->foreign, true, f.data, f.len, &j->keys), off = 0;
         uint8_t head[8];
         rm_denorm_values (j->d, f.data, f.len, &j->vals);
-        be64 (head, seq++);
+        rm_put_be64 (head, seq++);
         rm_buf_reset (&j->rec);
         rm_buf_append (&j->rec, head, 8);
         rm_buf_append (&j->rec, j->vals.data, j->vals.len);
@@ -95,7 +73,7 @@ feed_refs (djob_t *j, bson_error_t *err)
                 off += 4;
                 continue;
             }
-            be64 (v, seq);
+            rm_put_be64 (v, seq);
             memcpy (v + 8, &slot, 4);
             if (!rm_sorter_add (j->refs, j->r.keys.data + off + 4, len, v, 12, err)) {
                 rm_instream_close (in);
@@ -121,7 +99,7 @@ merge (djob_t *j, bson_error_t *err)
 
     rm_buf_init (&key);
     while (ok && src > 0 && rrc > 0) {
-        int c = keycmp (sk, skl, rk, rkl);
+        int c = rm_keycmp (sk, skl, rk, rkl);
         if (c < 0) {
             src = rm_sorter_next (j->source, &sk, &skl, &sv, &svl, err);
         } else if (c > 0) {
@@ -132,11 +110,11 @@ merge (djob_t *j, bson_error_t *err)
             rm_buf_append (&key, sk, skl);
             rm_buf_reset (&j->vals);
             rm_buf_append (&j->vals, sv + 8, svl - 8);
-            while (ok && rrc > 0 && keycmp (rk, rkl, key.data, key.len) == 0) {
+            while (ok && rrc > 0 && rm_keycmp (rk, rkl, key.data, key.len) == 0) {
                 ok = rm_sorter_add (j->matches, rv, 12, j->vals.data, j->vals.len, err);
                 rrc = rm_sorter_next (j->refs, &rk, &rkl, &rv, &rvl, err);
             }
-            while (src > 0 && keycmp (sk, skl, key.data, key.len) == 0)
+            while (src > 0 && rm_keycmp (sk, skl, key.data, key.len) == 0)
                 src = rm_sorter_next (j->source, &sk, &skl, &sv, &svl, err);
         }
     }
@@ -173,7 +151,7 @@ assemble (djob_t *j, bson_error_t *err)
         for (size_t i = 0; i < j->r.n; i++)
             voff[i] = SIZE_MAX;
         rm_buf_reset (&held);
-        while (mrc > 0 && get64 (mk) == seq) {
+        while (mrc > 0 && rm_get_be64 (mk) == seq) {
             uint32_t slot;
             memcpy (&slot, mk + 8, 4);
             slot = BSON_UINT32_FROM_BE (slot);

@@ -61,3 +61,22 @@ rm_docbuf_end (rm_buf_t *b, size_t start)
     len = BSON_UINT32_TO_LE ((uint32_t) (b->len - start));
     memcpy (b->data + start, &len, 4);
 }
+
+void
+rm_derived_oid (rm_buf_t *scratch, const bson_iter_t *parent_id, const char *tag, uint32_t n,
+                uint8_t oid[12])
+{
+    uint64_t h;
+    rm_buf_reset (scratch);
+    rm_key_append (scratch, parent_id);
+    rm_buf_append (scratch, tag, strlen (tag) + 1);
+    rm_buf_append (scratch, &n, sizeof n);
+    h = rm_key_hash (scratch->data, scratch->len);
+    /* The parent's creation time first, so derived documents sort near it. */
+    if (BSON_ITER_HOLDS_OID (parent_id))
+        memcpy (oid, bson_iter_oid (parent_id)->bytes, 4);
+    else
+        memset (oid, 0, 4);
+    for (int b = 0; b < 8; b++)
+        oid[4 + b] = (uint8_t) (h >> (56 - 8 * b));
+}

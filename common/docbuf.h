@@ -20,6 +20,12 @@ void rm_docbuf_append_all (rm_buf_t *b, const bson_t *src);
 void rm_docbuf_key (rm_buf_t *b, bson_type_t type, const char *key);
 /* Ends the document begun at start: terminator and length. */
 void rm_docbuf_end (rm_buf_t *b, size_t start);
+/* A deterministic ObjectId for a document a step derives from a parent:
+ * the parent's creation time (when its _id is an ObjectId, else 0), then a
+ * hash of the parent's _id, a tag and a number. The same input always
+ * gives the same id (the online mode relies on it). scratch is reused. */
+void rm_derived_oid (rm_buf_t *scratch, const bson_iter_t *parent_id, const char *tag,
+                     uint32_t n, uint8_t oid[12]);
 /* The raw bytes of the value at it (after the key). */
 const uint8_t *rm_iter_value_bytes (const bson_iter_t *it, uint32_t *len);
 

@@ -319,7 +319,6 @@ write_overflow (rm_embed_out_t *o, const bson_iter_t *parent_id, size_t from, si
     int32_t page = 2;
     while (from < to) {
         size_t end = from, bytes = 0, start;
-        uint64_t h;
         uint8_t oid[12];
         while (end < to && (!o->spec->max_items || end - from < (size_t) o->spec->max_items) &&
                (end == from || bytes + (o->item_off[end + 1] - o->item_off[end]) + 64 <
@@ -328,18 +327,7 @@ write_overflow (rm_embed_out_t *o, const bson_iter_t *parent_id, size_t from, si
             end++;
         }
         build_array (o, from, end);
-        /* A deterministic _id: the parent's, the field and the page. */
-        rm_buf_reset (&o->key);
-        rm_key_append (&o->key, parent_id);
-        rm_buf_append (&o->key, o->spec->as, strlen (o->spec->as));
-        rm_buf_append (&o->key, &page, 4);
-        h = rm_key_hash (o->key.data, o->key.len);
-        if (BSON_ITER_HOLDS_OID (parent_id))
-            memcpy (oid, bson_iter_oid (parent_id)->bytes, 4);
-        else
-            memset (oid, 0, 4);
-        for (int b = 0; b < 8; b++)
-            oid[4 + b] = (uint8_t) (h >> (56 - 8 * b));
+        rm_derived_oid (&o->key, parent_id, o->spec->as, (uint32_t) page, oid);
         rm_buf_reset (&o->doc);
         start = rm_docbuf_begin (&o->doc);
         rm_docbuf_key (&o->doc, BSON_TYPE_OID, "_id");

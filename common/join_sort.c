@@ -14,22 +14,7 @@
 
 #include "embed_join.h"
 #include "remodel/sorter.h"
-
-static void
-put_be64 (uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t) (v >> (56 - 8 * i));
-}
-
-static uint64_t
-get_be64 (const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = (v << 8) | p[i];
-    return v;
-}
+#include "sortkey.h"
 
 typedef struct {
     rm_engine_t *e;
@@ -59,7 +44,7 @@ feed (job_t *j, rm_ens_t *ns, bool foreign, bson_error_t *err)
             uint32_t len;
             uint8_t head[12];
             memcpy (&len, j->keys.data + off, 4);
-            put_be64 (head, seq);
+            rm_put_be64 (head, seq);
             rm_buf_reset (&j->rec);
             rm_buf_append (&j->rec, head, 8);
             if (foreign) {
@@ -80,13 +65,6 @@ feed (job_t *j, rm_ens_t *ns, bool foreign, bson_error_t *err)
     return rc == 0 && rm_sorter_finish (dst, err);
 }
 
-static int
-keycmp (const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
-{
-    int c = memcmp (a, b, al < bl ? al : bl);
-    return c ? c : (al < bl ? -1 : al > bl);
-}
-
 /* Step 3: the merge join of children and requests by key. */
 static bool
 join (job_t *j, bson_error_t *err)
@@ -102,7 +80,7 @@ join (job_t *j, bson_error_t *err)
     rm_buf_init (&group);
     rm_buf_init (&gkey);
     while (ok && crc > 0 && rrc > 0) {
-        int c = keycmp (ck, ckl, rk, rkl);
+        int c = rm_keycmp (ck, ckl, rk, rkl);
         if (c < 0) {
             crc = rm_sorter_next (j->children, &ck, &ckl, &cv, &cvl, err);
             continue;
@@ -116,7 +94,7 @@ join (job_t *j, bson_error_t *err)
         rm_buf_reset (&gkey);
         rm_buf_append (&gkey, ck, ckl);
         gn = 0;
-        while (crc > 0 && keycmp (ck, ckl, gkey.data, gkey.len) == 0) {
+        while (crc > 0 && rm_keycmp (ck, ckl, gkey.data, gkey.len) == 0) {
             if (gn + 1 >= gcap) {
                 gcap = gcap ? gcap * 2 : 64;
                 goff = bson_realloc (goff, gcap * sizeof *goff);
@@ -126,7 +104,7 @@ join (job_t *j, bson_error_t *err)
             crc = rm_sorter_next (j->children, &ck, &ckl, &cv, &cvl, err);
         }
         goff[gn] = group.len;
-        while (ok && rrc > 0 && keycmp (rk, rkl, gkey.data, gkey.len) == 0) {
+        while (ok && rrc > 0 && rm_keycmp (rk, rkl, gkey.data, gkey.len) == 0) {
             for (size_t i = 0; ok && i < gn; i++) {
                 const uint8_t *child = group.data + goff[i];
                 uint8_t key[20];
@@ -190,8 +168,8 @@ assemble (job_t *j, bson_error_t *err)
     while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
         size_t n = 0, nk = rm_join_keys (j->spec->local, false, f.data, f.len, &j->keys);
         rm_buf_reset (&docs);
-        while (mrc > 0 && get_be64 (mk) == pseq) {
-            uint64_t cseq = get_be64 (mk + 12);
+        while (mrc > 0 && rm_get_be64 (mk) == pseq) {
+            uint64_t cseq = rm_get_be64 (mk + 12);
             uint32_t slot;
             memcpy (&slot, mk + 8, 4);
             {
@@ -246,8 +224,8 @@ leftovers (job_t *j, bson_error_t *err)
 
     while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
         bool matched = false;
-        while (mrc > 0 && get_be64 (mk) <= seq) {
-            matched |= get_be64 (mk) == seq;
+        while (mrc > 0 && rm_get_be64 (mk) <= seq) {
+            matched |= rm_get_be64 (mk) == seq;
             mrc = rm_sorter_next (j->matched, &mk, &mkl, &mv, &mvl, err);
         }
         if (mrc < 0)

@@ -17,26 +17,6 @@ typedef struct {
     bson_t ids, parent;
 } scratch_t;
 
-/* The deterministic _id of element i of the array at path in a parent. */
-static void
-generated_id (scratch_t *sc, const bson_iter_t *parent_id, const char *path, uint32_t i,
-              uint8_t oid[12])
-{
-    uint64_t h;
-    rm_buf_reset (&sc->key);
-    rm_key_append (&sc->key, parent_id);
-    rm_buf_append (&sc->key, path, strlen (path) + 1);
-    rm_buf_append (&sc->key, &i, sizeof i);
-    h = rm_key_hash (sc->key.data, sc->key.len);
-    /* The parent's creation time first, so children sort near it. */
-    if (BSON_ITER_HOLDS_OID (parent_id))
-        memcpy (oid, bson_iter_oid (parent_id)->bytes, 4);
-    else
-        memset (oid, 0, 4);
-    for (int b = 0; b < 8; b++)
-        oid[4 + b] = (uint8_t) (h >> (56 - 8 * b));
-}
-
 static bool
 build_child (scratch_t *sc, const rm_extract_t *x, const bson_iter_t *parent_id,
              const bson_iter_t *elem, uint32_t i, bson_error_t *err)
@@ -53,7 +33,7 @@ build_child (scratch_t *sc, const rm_extract_t *x, const bson_iter_t *parent_id,
     }
     if (!has_id) {
         uint8_t oid[12];
-        generated_id (sc, parent_id, x->path.text, i, oid);
+        rm_derived_oid (&sc->key, parent_id, x->path.text, i, oid);
         rm_docbuf_key (&sc->child, BSON_TYPE_OID, "_id");
         rm_buf_append (&sc->child, oid, 12);
     }
