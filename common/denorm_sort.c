@@ -195,7 +195,7 @@ rm_denorm_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     djob_t j;
     bool ok;
-    size_t budget = e->opts.memory / 2;
+    size_t budget = rm_engine_sort_budget (e);
 
     memset (&j, 0, sizeof j);
     j.e = e;

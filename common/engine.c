@@ -19,6 +19,13 @@ rm_engine_new (const rm_plan_t *plan, const rm_engine_opts_t *opts)
     return e;
 }
 
+size_t
+rm_engine_sort_budget (const rm_engine_t *e)
+{
+    size_t half = e->opts.memory / 2;
+    return half < (64u << 10) ? (64u << 10) : half;
+}
+
 rm_ens_t *
 rm_engine_find (rm_engine_t *e, const rm_nsref_t *ref)
 {

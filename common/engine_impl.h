@@ -24,6 +24,10 @@ struct rm_engine {
 };
 
 rm_ens_t *rm_engine_find (rm_engine_t *e, const rm_nsref_t *ref);
+/* The budget of each of a sort-merge's sorters: half of --memory, but
+ * never below 64 KiB, so that a tiny budget spills runs of a sensible size
+ * rather than one file per record. */
+size_t rm_engine_sort_budget (const rm_engine_t *e);
 /* A new, empty store labelled for ns. */
 rm_store_t *rm_engine_store_new (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err);
 /* Seals next and makes it ns's documents, dropping the old store. */

@@ -258,7 +258,7 @@ rm_join_sort_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     j.from = rm_engine_find (e, spec->from);
     j.into = rm_engine_find (e, spec->into);
     /* Two sorters are filled at a time at most: half the budget each. */
-    j.budget = e->opts.memory / 2;
+    j.budget = rm_engine_sort_budget (e);
     j.children = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
     j.requests = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
     j.matches = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);

@@ -1,0 +1,12 @@
+#!/usr/bin/env python3
+"""Writes a directory dump from Extended JSON: mkdump.py DIR '{"db.coll": [docs], ...}'"""
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True  # nothing written into the tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rmlib  # noqa: E402
+
+spec = json.loads(sys.argv[2], object_pairs_hook=rmlib.collections.OrderedDict)
+rmlib.write_dump(sys.argv[1], {ns: [rmlib.ext(d) for d in docs] for ns, docs in spec.items()})
