@@ -11,7 +11,7 @@ WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -
 # Recursive (=) so pkg-config runs only after the deps step installed it all.
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude -Icommon \
              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS) $(EXTRA_CFLAGS)
-LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread $(LDFLAGS) $(EXTRA_LDFLAGS)
+LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 LIB_SRC  = $(wildcard common/*.c)
 CLI_SRC  = $(wildcard migrate/*.c)

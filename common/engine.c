@@ -168,6 +168,7 @@ run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     case RM_STEP_EMBED: ok = rm_step_embed_run (e, s, err); break;
     case RM_STEP_EXTRACT: ok = rm_step_extract_run (e, s, err); break;
     case RM_STEP_DENORMALIZE: ok = rm_step_denorm_run (e, s, err); break;
+    case RM_STEP_SUMMARIZE: ok = rm_step_summarize_run (e, s, err); break;
     default: ok = rm_step_fields_run (e, s, err); break;
     }
     if (!ok && err->message[0] && strncmp (err->message, "step ", 5) != 0)

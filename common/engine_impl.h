@@ -43,5 +43,6 @@ bool rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_denorm_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+bool rm_step_summarize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 
 #endif

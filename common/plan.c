@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "remodel/accum.h"
 #include "remodel/plan.h"
 
 static const char *kind_names[] = {"embed", "extract", "set", "unset", "rename", "version",
-                                   "denormalize"};
+                                   "denormalize", "summarize"};
 
 const char *
 rm_step_kind_name (rm_step_kind_t k)
@@ -27,6 +28,8 @@ static const char *const op_keys[][14] = {
     [RM_STEP_UNSET] = {"*in", "*fields", NULL},
     [RM_STEP_RENAME] = {"*in", "*fields", NULL},
     [RM_STEP_VERSION] = {"*in", "field", "*value", NULL},
+    [RM_STEP_SUMMARIZE] = {"*into", "*from", "*localField", "*foreignField", "as", "sort", "*fields",
+                           NULL},
     [RM_STEP_DENORMALIZE] = {"*in", "*from", "*localField", "foreignField", "*fields", "onMissing",
                              NULL},
 };
@@ -366,6 +369,47 @@ parse_denorm (ctx_t *c, bson_iter_t *it, rm_denorm_t *d)
     return true;
 }
 
+static bool
+parse_summarize (ctx_t *c, bson_iter_t *it, rm_summarize_t *m)
+{
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "into")) ok = get_ns (c, it, &m->into);
+        else if (!strcmp (k, "from")) ok = get_ns (c, it, &m->from);
+        else if (!strcmp (k, "localField")) ok = get_path (c, it, &m->local);
+        else if (!strcmp (k, "foreignField")) ok = get_path (c, it, &m->foreign);
+        else if (!strcmp (k, "as")) ok = get_field_name (c, it, &m->as);
+        else if (!strcmp (k, "sort")) ok = parse_sort (c, it, &m->sort);
+        else if (!strcmp (k, "fields")) {
+            bson_iter_t sub;
+            if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
+                return fail (c, k, "must be a document {\"name\": {\"$sum\": \"$qty\"}, ...}");
+            while (bson_iter_next (&sub)) {
+                const char *name = bson_iter_key (&sub);
+                bson_error_t aerr;
+                rm_acc_spec_t *acc;
+                if (!*name || strchr (name, '.') || name[0] == '$')
+                    return fail (c, k, "\"%s\" must be a plain field name (no dots, no $)", name);
+                acc = rm_acc_spec_parse (&sub, &aerr);
+                if (!acc)
+                    return fail (c, k, "\"%s\": %s", name, aerr.message);
+                m->names = bson_realloc (m->names, (m->n + 1) * sizeof *m->names);
+                m->accs = bson_realloc (m->accs, (m->n + 1) * sizeof *m->accs);
+                m->names[m->n] = bson_strdup (name);
+                m->accs[m->n++] = acc;
+            }
+            if (m->n == 0)
+                return fail (c, k, "names no field");
+        }
+        if (!ok)
+            return false;
+    }
+    if (m->into.text && m->from.text && !strcmp (m->into.text, m->from.text))
+        return fail (c, "into", "must differ from \"from\" (%s)", m->from.text);
+    return true;
+}
+
 static void
 fields_add (rm_fields_t *f)
 {
@@ -631,8 +675,8 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                     kind = i;
             if (kind < 0) {
                 c.op = bson_iter_key (&body);
-                ok = fail (&c, NULL, "unknown operation (embed, extract, denormalize, set, unset, "
-                           "rename, version)");
+                ok = fail (&c, NULL, "unknown operation (embed, extract, denormalize, summarize, "
+                           "set, unset, rename, version)");
                 break;
             }
             st->kind = (rm_step_kind_t) kind;
@@ -656,6 +700,7 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                 case RM_STEP_EMBED: ok = parse_embed (&c, &fields, &st->u.embed); break;
                 case RM_STEP_EXTRACT: ok = parse_extract (&c, &fields, &st->u.extract); break;
                 case RM_STEP_DENORMALIZE: ok = parse_denorm (&c, &fields, &st->u.denorm); break;
+                case RM_STEP_SUMMARIZE: ok = parse_summarize (&c, &fields, &st->u.summarize); break;
                 default: ok = parse_fields (&c, st->kind, &fields, &st->u.fields); break;
                 }
             }
@@ -723,6 +768,10 @@ rm_step_inputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
         out[n++] = &s->u.denorm.in;
         out[n++] = &s->u.denorm.from;
         break;
+    case RM_STEP_SUMMARIZE:
+        out[n++] = &s->u.summarize.into;
+        out[n++] = &s->u.summarize.from;
+        break;
     default:
         out[n++] = &s->u.fields.in;
         break;
@@ -735,8 +784,8 @@ size_t
 rm_step_outputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
 {
     size_t n;
-    if (s->kind == RM_STEP_DENORMALIZE) { /* from is only read */
-        out[0] = &s->u.denorm.in;
+    if (s->kind == RM_STEP_DENORMALIZE || s->kind == RM_STEP_SUMMARIZE) { /* from is only read */
+        out[0] = s->kind == RM_STEP_DENORMALIZE ? &s->u.denorm.in : &s->u.summarize.into;
         return 1;
     }
     n = rm_step_inputs (s, out, max);
@@ -755,6 +804,7 @@ input_key (const rm_step_t *s, size_t i)
     case RM_STEP_EMBED: return i == 0 ? "from" : "into";
     case RM_STEP_EXTRACT: return "from";
     case RM_STEP_DENORMALIZE: return i == 0 ? "in" : "from";
+    case RM_STEP_SUMMARIZE: return i == 0 ? "into" : "from";
     default: return "in";
     }
 }
@@ -855,6 +905,22 @@ rm_plan_destroy (rm_plan_t *plan)
             for (size_t j = 0; j < s->u.embed.sort.n; j++)
                 rm_path_destroy (&s->u.embed.sort.keys[j].path);
             bson_free (s->u.embed.sort.keys);
+            break;
+        case RM_STEP_SUMMARIZE:
+            nsref_clear (&s->u.summarize.into);
+            nsref_clear (&s->u.summarize.from);
+            rm_path_destroy (&s->u.summarize.local);
+            rm_path_destroy (&s->u.summarize.foreign);
+            bson_free (s->u.summarize.as);
+            for (size_t j = 0; j < s->u.summarize.sort.n; j++)
+                rm_path_destroy (&s->u.summarize.sort.keys[j].path);
+            bson_free (s->u.summarize.sort.keys);
+            for (size_t j = 0; j < s->u.summarize.n; j++) {
+                bson_free (s->u.summarize.names[j]);
+                rm_acc_spec_destroy (s->u.summarize.accs[j]);
+            }
+            bson_free (s->u.summarize.names);
+            bson_free (s->u.summarize.accs);
             break;
         case RM_STEP_DENORMALIZE:
             nsref_clear (&s->u.denorm.in);

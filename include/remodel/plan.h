@@ -20,6 +20,7 @@ typedef enum {
     RM_STEP_RENAME,
     RM_STEP_VERSION,
     RM_STEP_DENORMALIZE,
+    RM_STEP_SUMMARIZE,
     RM_STEP_N_KINDS
 } rm_step_kind_t;
 
@@ -85,6 +86,18 @@ typedef struct {
     rm_on_missing_t on_missing;
 } rm_denorm_t;
 
+typedef struct rm_acc_spec rm_acc_spec_t;
+
+typedef struct {
+    rm_nsref_t into, from;
+    rm_path_t local, foreign;
+    char *as;               /* NULL: the results are top-level fields */
+    rm_sortspec_t sort;     /* the order children are fed in ($first, $last) */
+    size_t n;
+    char **names;
+    rm_acc_spec_t **accs;
+} rm_summarize_t;
+
 typedef struct {
     rm_step_kind_t kind;
     size_t index;           /* 1-based, for messages */
@@ -94,6 +107,7 @@ typedef struct {
         rm_extract_t extract;
         rm_fields_t fields;
         rm_denorm_t denorm;
+        rm_summarize_t summarize;
     } u;
 } rm_step_t;
 
