@@ -13,6 +13,7 @@ struct rm_denorm_apply {
     rm_path_t *target_paths; /* prefix + target, for the scalar shape */
     rm_buf_t arr, one;
     bson_t buf[2];
+    uint8_t *done;           /* per target: written in this element */
 };
 
 rm_denorm_apply_t *
@@ -28,6 +29,7 @@ rm_denorm_apply_new (const rm_denorm_t *d)
         rm_path_parse (&a->prefix, prefix, NULL);
     }
     a->target_paths = bson_malloc0 (d->n * sizeof *a->target_paths);
+    a->done = bson_malloc0 (d->n);
     for (size_t i = 0; i < d->n; i++) {
         char *t = dot ? bson_strdup_printf ("%s.%s", prefix, d->targets[i]) : bson_strdup (d->targets[i]);
         rm_path_parse (&a->target_paths[i], t, NULL);
@@ -49,6 +51,7 @@ rm_denorm_apply_destroy (rm_denorm_apply_t *a)
     for (size_t i = 0; i < a->d->n; i++)
         rm_path_destroy (&a->target_paths[i]);
     bson_free (a->target_paths);
+    bson_free (a->done);
     rm_buf_destroy (&a->arr);
     rm_buf_destroy (&a->one);
     bson_destroy (&a->buf[0]);
@@ -129,15 +132,6 @@ rm_denorm_values (const rm_denorm_t *d, const uint8_t *doc, uint32_t len, rm_buf
 }
 
 static bool
-is_target (const rm_denorm_t *d, const char *key)
-{
-    for (size_t i = 0; i < d->n; i++)
-        if (!strcmp (d->targets[i], key))
-            return true;
-    return false;
-}
-
-static bool
 missing (rm_denorm_apply_t *a, const bson_iter_t *ref, bson_error_t *err)
 {
     bson_t tmp;
@@ -152,23 +146,33 @@ missing (rm_denorm_apply_t *a, const bson_iter_t *ref, bson_error_t *err)
     return false;
 }
 
-/* Appends the copies (or nulls) for one reference to b. */
-static void
-append_copies (rm_denorm_apply_t *a, rm_buf_t *b, const uint8_t *values)
+/* Writes target i's copy (or null when nothing matched) to b; false when
+ * the matched document has no such source field. */
+static bool
+put_copy (rm_denorm_apply_t *a, rm_buf_t *b, const uint8_t *values, size_t i)
 {
-    for (size_t i = 0; i < a->d->n; i++) {
-        bson_t v;
-        bson_iter_t it;
-        if (values) {
-            uint32_t l;
-            memcpy (&l, values, 4);
-            bson_init_static (&v, values, BSON_UINT32_FROM_LE (l));
-            if (bson_iter_init_find (&it, &v, a->d->targets[i]))
-                rm_docbuf_copy (b, &it);
-        } else {
-            rm_docbuf_key (b, BSON_TYPE_NULL, a->d->targets[i]);
-        }
+    bson_t v;
+    bson_iter_t it;
+    uint32_t l;
+    if (!values) {
+        rm_docbuf_key (b, BSON_TYPE_NULL, a->d->targets[i]);
+        return true;
     }
+    memcpy (&l, values, 4);
+    bson_init_static (&v, values, BSON_UINT32_FROM_LE (l));
+    if (!bson_iter_init_find (&it, &v, a->d->targets[i]))
+        return false;
+    rm_docbuf_copy (b, &it);
+    return true;
+}
+
+static size_t
+target_index (const rm_denorm_t *d, const char *key)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (!strcmp (d->targets[i], key))
+            return i;
+    return SIZE_MAX;
 }
 
 /* The new array for the array and in-elements shapes, into a->arr. */
@@ -190,7 +194,7 @@ build_array (rm_denorm_apply_t *a, shape_t shape, const bson_iter_t *arr,
         bson_iter_t f;
 
         snprintf (key, sizeof key, "%u", i);
-        if (!has_ref || (!v && d->on_missing == RM_MISSING_KEEP && BSON_ITER_HOLDS_DOCUMENT (&elem))) {
+        if (!has_ref || (!v && d->on_missing == RM_MISSING_KEEP)) {
             rm_docbuf_copy_as (&a->arr, key, &elem); /* left as it is */
             continue;
         }
@@ -198,17 +202,24 @@ build_array (rm_denorm_apply_t *a, shape_t shape, const bson_iter_t *arr,
             return missing (a, &ref, err);
         rm_docbuf_key (&a->arr, BSON_TYPE_DOCUMENT, key);
         es = rm_docbuf_begin (&a->arr);
+        memset (a->done, 0, d->n);
         if (BSON_ITER_HOLDS_DOCUMENT (&elem)) {
-            /* Its own fields stay where they are; old copies are replaced. */
+            /* Its own fields stay where they are; old copies are refreshed
+             * where they stand (kept when the source lacks the field). */
             bson_iter_recurse (&elem, &f);
-            while (bson_iter_next (&f))
-                if (!is_target (d, bson_iter_key (&f)))
+            while (bson_iter_next (&f)) {
+                size_t t = target_index (d, bson_iter_key (&f));
+                if (t == SIZE_MAX || !put_copy (a, &a->arr, v, t))
                     rm_docbuf_copy (&a->arr, &f);
+                if (t != SIZE_MAX)
+                    a->done[t] = 1;
+            }
         } else {
             rm_docbuf_copy_as (&a->arr, "id", &elem);
         }
-        if (v || d->on_missing == RM_MISSING_NULL)
-            append_copies (a, &a->arr, v);
+        for (size_t t = 0; t < d->n; t++)
+            if (!a->done[t])
+                put_copy (a, &a->arr, v, t);
         rm_docbuf_end (&a->arr, es);
     }
     rm_docbuf_end (&a->arr, start);
