@@ -163,4 +163,9 @@ if [ -n "$seen" ]; then
     expect_eq "SIGTERM: no temporary output beside the destination" "$(ls -A "$T" | grep -c -- '\.remodel-')" 0
 fi
 tmp_empty "SIGTERM: --tmp left empty"
+
+# --- denormalize and summarize: re-runs give the same bytes, generated data,
+# $group number rules, 20000-document groups spilling under --memory 1K (the
+# JSON cases cases/denormalize.json and cases/summarize.json run above) ------
+py "denormalize/summarize properties" "$TD/denorm_props.py" "$T/w" 30
 exit 0
