@@ -51,16 +51,45 @@ created_metadata (const char *coll, const char *indexed_field)
                                id_index, coll);
 }
 
+/* The variant for bucketize's buckets: one compound index on the meta
+ * fields and the window start, the time-series query's shape. */
+static char *
+bucket_metadata (const char *coll, const rm_bucketize_t *b)
+{
+    char *key = bson_strdup (""), *name = bson_strdup (""), *out, *t;
+    for (size_t i = 0; i <= b->n_meta; i++) {
+        const char *f = i < b->n_meta ? b->meta[i] : "start";
+        t = bson_strdup_printf ("%s%s\"%s\":{\"$numberInt\":\"1\"}", key, i ? "," : "", f);
+        bson_free (key);
+        key = t;
+        t = bson_strdup_printf ("%s%s%s_1", name, i ? "_" : "", f);
+        bson_free (name);
+        name = t;
+    }
+    out = bson_strdup_printf (
+        "{\"indexes\":[{\"v\":{\"$numberInt\":\"2\"},\"key\":{\"_id\":{\"$numberInt\":\"1\"}},"
+        "\"name\":\"_id_\"},{\"v\":{\"$numberInt\":\"2\"},\"key\":{%s},\"name\":\"%s\"}],"
+        "\"collectionName\":\"%s\",\"type\":\"collection\"}", key, name, coll);
+    bson_free (key);
+    bson_free (name);
+    return out;
+}
+
 static void
-add_created (rm_dump_info_t *out, const rm_nsref_t *ref, const char *indexed_field)
+add_created_meta (rm_dump_info_t *out, const rm_nsref_t *ref, char *meta)
 {
     rm_ns_t *ns = rm_dump_info_add (out, ref->db, ref->coll);
-    char *meta = created_metadata (ref->coll, indexed_field);
     rm_ns_set_metadata (ns, meta, strlen (meta));
     bson_free (ns->type);
     ns->type = bson_strdup ("collection");
     ns->has_type = true;
     bson_free (meta);
+}
+
+static void
+add_created (rm_dump_info_t *out, const rm_nsref_t *ref, const char *indexed_field)
+{
+    add_created_meta (out, ref, created_metadata (ref->coll, indexed_field));
 }
 
 bool
@@ -77,6 +106,14 @@ rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out
                          s->u.extract.style == RM_STYLE_CHILD_REFS ? NULL : s->u.extract.parent_field);
         if (s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
             add_created (out, &s->u.embed.overflow_to, "parent_id");
+        if (s->kind == RM_STEP_BUCKETIZE) {
+            add_created_meta (out, &s->u.bucketize.to,
+                              bucket_metadata (s->u.bucketize.to.coll, &s->u.bucketize));
+            if (s->u.bucketize.invalid_to.text)
+                add_created (out, &s->u.bucketize.invalid_to, NULL);
+        }
+        if (s->kind == RM_STEP_UNBUCKETIZE)
+            add_created (out, &s->u.unbucketize.to, NULL);
     }
     /* The oplog stays the last namespace of the output. */
     for (size_t i = 0; i + 1 < out->n_ns; i++)
@@ -169,6 +206,8 @@ run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     case RM_STEP_EXTRACT: ok = rm_step_extract_run (e, s, err); break;
     case RM_STEP_DENORMALIZE: ok = rm_step_denorm_run (e, s, err); break;
     case RM_STEP_SUMMARIZE: ok = rm_step_summarize_run (e, s, err); break;
+    case RM_STEP_BUCKETIZE: ok = rm_step_bucketize_run (e, s, err); break;
+    case RM_STEP_UNBUCKETIZE: ok = rm_step_unbucketize_run (e, s, err); break;
     default: ok = rm_step_fields_run (e, s, err); break;
     }
     if (!ok && err->message[0] && strncmp (err->message, "step ", 5) != 0)

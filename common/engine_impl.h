@@ -44,5 +44,7 @@ bool rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 bool rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_denorm_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_summarize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+bool rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+bool rm_step_unbucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 
 #endif

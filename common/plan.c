@@ -10,7 +10,7 @@
 #include "remodel/plan.h"
 
 static const char *kind_names[] = {"embed", "extract", "set", "unset", "rename", "version",
-                                   "denormalize", "summarize"};
+                                   "denormalize", "summarize", "bucketize", "unbucketize"};
 
 const char *
 rm_step_kind_name (rm_step_kind_t k)
@@ -32,6 +32,9 @@ static const char *const op_keys[][14] = {
                            NULL},
     [RM_STEP_DENORMALIZE] = {"*in", "*from", "*localField", "foreignField", "*fields", "onMissing",
                              NULL},
+    [RM_STEP_BUCKETIZE] = {"*from", "*to", "*timeField", "*metaField", "granularity", "spanSeconds",
+                           "maxCount", "as", "stats", "keepSource", "onInvalid", NULL},
+    [RM_STEP_UNBUCKETIZE] = {"*from", "*to", "*timeField", "*metaField", "as", NULL},
 };
 
 typedef struct {
@@ -531,6 +534,190 @@ check_keys (ctx_t *c, rm_step_kind_t kind, const bson_t *body)
     return true;
 }
 
+/* metaField: a field name or a list of distinct names. */
+static bool
+get_meta (ctx_t *c, const bson_iter_t *it, size_t *n, char ***names)
+{
+    bson_iter_t sub;
+    if (BSON_ITER_HOLDS_UTF8 (it)) {
+        *names = bson_malloc0 (sizeof **names);
+        *n = 1;
+        return get_field_name (c, it, &(*names)[0]);
+    }
+    if (!BSON_ITER_HOLDS_ARRAY (it) || !bson_iter_recurse (it, &sub))
+        return fail (c, "metaField", "must be a field name or a list of field names, not %s",
+                     type_name (bson_iter_type (it)));
+    while (bson_iter_next (&sub)) {
+        const char *name = BSON_ITER_HOLDS_UTF8 (&sub) ? bson_iter_utf8 (&sub, NULL) : NULL;
+        if (!name)
+            return fail (c, "metaField", "must list field names (strings)");
+        if (!*name || strchr (name, '.') || name[0] == '$')
+            return fail (c, "metaField", "\"%s\" must be a plain field name (no dots, no $)", name);
+        *names = bson_realloc (*names, (*n + 1) * sizeof **names);
+        (*names)[(*n)++] = bson_strdup (name);
+        for (size_t i = 0; i + 1 < *n; i++)
+            if (!strcmp ((*names)[i], name))
+                return fail (c, "metaField", "\"%s\" is named twice", name);
+    }
+    if (*n == 0)
+        return fail (c, "metaField", "names no field");
+    return true;
+}
+
+/* The bucket's own fields: a meta field or "as" of the same name would
+ * make a document with two fields of one name. */
+static const char *const bucket_fields[] = {"_id", "start", "end", "count", "metaPositions",
+                                            "stats", NULL};
+
+static bool
+check_bucket_names (ctx_t *c, const char *time_field, size_t n_meta, char **meta, const char *as)
+{
+    for (size_t i = 0; i < n_meta; i++) {
+        for (size_t j = 0; bucket_fields[j]; j++)
+            if (!strcmp (meta[i], bucket_fields[j]))
+                return fail (c, "metaField", "\"%s\" is a field of the bucket itself", meta[i]);
+        if (time_field && !strcmp (meta[i], time_field))
+            return fail (c, "metaField", "\"%s\" is also the timeField", meta[i]);
+        if (!strcmp (meta[i], as))
+            return fail (c, "metaField", "\"%s\" is also \"as\"", meta[i]);
+    }
+    for (size_t j = 0; bucket_fields[j]; j++)
+        if (!strcmp (as, bucket_fields[j]))
+            return fail (c, "as", "\"%s\" is a field of the bucket itself", as);
+    return true;
+}
+
+static bool
+parse_bucket_stats (ctx_t *c, const bson_iter_t *it, rm_bucketize_t *b)
+{
+    static const char *const stat_names[] = {"count", "min", "max", "sum", "avg"};
+    bson_iter_t sub, list;
+    if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
+        return fail (c, "stats", "must be a document like {\"value\": [\"min\", \"max\"]}");
+    while (bson_iter_next (&sub)) {
+        const char *f = bson_iter_key (&sub);
+        rm_bstat_t *st;
+        if (!*f || strchr (f, '.') || f[0] == '$')
+            return fail (c, "stats", "\"%s\" must be a plain field name (no dots, no $)", f);
+        b->stats = bson_realloc (b->stats, (b->n_stats + 1) * sizeof *b->stats);
+        st = &b->stats[b->n_stats++];
+        memset (st, 0, sizeof *st);
+        st->field = bson_strdup (f);
+        if (!BSON_ITER_HOLDS_ARRAY (&sub) || !bson_iter_recurse (&sub, &list))
+            return fail (c, "stats", "\"%s\": must be a list of statistics (count, min, max, sum, avg)", f);
+        while (bson_iter_next (&list)) {
+            const char *v = BSON_ITER_HOLDS_UTF8 (&list) ? bson_iter_utf8 (&list, NULL) : "";
+            int k = -1;
+            for (int i = 0; i < 5; i++)
+                if (!strcmp (v, stat_names[i]))
+                    k = i;
+            if (k < 0)
+                return fail (c, "stats", "\"%s\": unknown statistic \"%s\" (count, min, max, sum, avg)",
+                             f, v);
+            for (size_t i = 0; i < st->n; i++)
+                if (st->kinds[i] == (rm_bstat_kind_t) k)
+                    return fail (c, "stats", "\"%s\": \"%s\" is named twice", f, v);
+            st->kinds = bson_realloc (st->kinds, (st->n + 1) * sizeof *st->kinds);
+            st->kinds[st->n++] = (rm_bstat_kind_t) k;
+        }
+        if (st->n == 0)
+            return fail (c, "stats", "\"%s\": names no statistic", f);
+    }
+    if (b->n_stats == 0)
+        return fail (c, "stats", "names no field");
+    return true;
+}
+
+static bool
+parse_bucketize (ctx_t *c, bson_iter_t *it, rm_bucketize_t *b)
+{
+    bool has_gran = false, has_span = false;
+    b->max_count = 1000;
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "from")) ok = get_ns (c, it, &b->from);
+        else if (!strcmp (k, "to")) ok = get_ns (c, it, &b->to);
+        else if (!strcmp (k, "timeField")) ok = get_field_name (c, it, &b->time_field);
+        else if (!strcmp (k, "metaField")) ok = get_meta (c, it, &b->n_meta, &b->meta);
+        else if (!strcmp (k, "as")) ok = get_field_name (c, it, &b->as);
+        else if (!strcmp (k, "maxCount")) ok = get_int (c, it, 1, &b->max_count);
+        else if (!strcmp (k, "keepSource")) ok = get_bool (c, it, &b->keep_source);
+        else if (!strcmp (k, "stats")) ok = parse_bucket_stats (c, it, b);
+        else if (!strcmp (k, "spanSeconds")) ok = get_int (c, it, 1, &b->span), has_span = true;
+        else if (!strcmp (k, "granularity")) {
+            const char *v;
+            has_gran = true;
+            ok = get_string (c, it, &v);
+            if (ok && !strcmp (v, "seconds")) b->span = 1;
+            else if (ok && !strcmp (v, "minutes")) b->span = 60;
+            else if (ok && !strcmp (v, "hours")) b->span = 3600;
+            else if (ok && !strcmp (v, "days")) b->span = 86400;
+            else if (ok) ok = fail (c, k, "must be \"seconds\", \"minutes\", \"hours\" or \"days\", not \"%s\"", v);
+        } else if (!strcmp (k, "onInvalid")) {
+            bson_iter_t sub;
+            if (BSON_ITER_HOLDS_UTF8 (it) && !strcmp (bson_iter_utf8 (it, NULL), "error"))
+                ;
+            else if (BSON_ITER_HOLDS_DOCUMENT (it) && bson_iter_recurse (it, &sub) &&
+                     bson_iter_next (&sub) && !strcmp (bson_iter_key (&sub), "to")) {
+                bson_iter_t rest = sub;
+                if (bson_iter_next (&rest))
+                    return fail (c, k, "unknown key \"%s\" (onInvalid takes \"to\")", bson_iter_key (&rest));
+                const char *text = BSON_ITER_HOLDS_UTF8 (&sub) ? bson_iter_utf8 (&sub, NULL) : "";
+                const char *dot = strchr (text, '.');
+                if (!dot || dot == text || !dot[1])
+                    return fail (c, k, "\"to\": \"%s\" is not a namespace (db.collection)", text);
+                b->invalid_to.text = bson_strdup (text);
+                b->invalid_to.db = bson_strndup (text, (size_t) (dot - text));
+                b->invalid_to.coll = bson_strdup (dot + 1);
+            } else
+                ok = fail (c, k, "must be \"error\" or {\"to\": \"db.collection\"}");
+        }
+        if (!ok)
+            return false;
+    }
+    if (has_gran == has_span)
+        return fail (c, has_gran ? "spanSeconds" : "granularity",
+                     has_gran ? "give either \"granularity\" or \"spanSeconds\", not both"
+                              : "missing (give \"granularity\" or \"spanSeconds\")");
+    if (b->span > INT64_MAX / 1000)
+        return fail (c, "spanSeconds", "is too large");
+    if (!b->as)
+        b->as = bson_strdup ("measurements");
+    if (!check_bucket_names (c, b->time_field, b->n_meta, b->meta, b->as))
+        return false;
+    if (!strcmp (b->from.text, b->to.text))
+        return fail (c, "to", "must differ from \"from\" (%s)", b->from.text);
+    if (b->invalid_to.text && (!strcmp (b->invalid_to.text, b->from.text) ||
+                               !strcmp (b->invalid_to.text, b->to.text)))
+        return fail (c, "onInvalid", "its namespace must differ from \"from\" and \"to\" (%s)",
+                     b->invalid_to.text);
+    return true;
+}
+
+static bool
+parse_unbucketize (ctx_t *c, bson_iter_t *it, rm_unbucketize_t *u)
+{
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "from")) ok = get_ns (c, it, &u->from);
+        else if (!strcmp (k, "to")) ok = get_ns (c, it, &u->to);
+        else if (!strcmp (k, "timeField")) ok = get_field_name (c, it, &u->time_field);
+        else if (!strcmp (k, "metaField")) ok = get_meta (c, it, &u->n_meta, &u->meta);
+        else if (!strcmp (k, "as")) ok = get_field_name (c, it, &u->as);
+        if (!ok)
+            return false;
+    }
+    if (!u->as)
+        u->as = bson_strdup ("measurements");
+    if (!check_bucket_names (c, u->time_field, u->n_meta, u->meta, u->as))
+        return false;
+    if (!strcmp (u->from.text, u->to.text))
+        return fail (c, "to", "must be a new namespace, not \"from\" (%s)", u->from.text);
+    return true;
+}
+
 /* Skips a JSON string starting at its opening quote; returns the index
  * after the closing quote. */
 static size_t
@@ -676,7 +863,7 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
             if (kind < 0) {
                 c.op = bson_iter_key (&body);
                 ok = fail (&c, NULL, "unknown operation (embed, extract, denormalize, summarize, "
-                           "set, unset, rename, version)");
+                           "set, unset, rename, version, bucketize, unbucketize)");
                 break;
             }
             st->kind = (rm_step_kind_t) kind;
@@ -701,6 +888,8 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                 case RM_STEP_EXTRACT: ok = parse_extract (&c, &fields, &st->u.extract); break;
                 case RM_STEP_DENORMALIZE: ok = parse_denorm (&c, &fields, &st->u.denorm); break;
                 case RM_STEP_SUMMARIZE: ok = parse_summarize (&c, &fields, &st->u.summarize); break;
+                case RM_STEP_BUCKETIZE: ok = parse_bucketize (&c, &fields, &st->u.bucketize); break;
+                case RM_STEP_UNBUCKETIZE: ok = parse_unbucketize (&c, &fields, &st->u.unbucketize); break;
                 default: ok = parse_fields (&c, st->kind, &fields, &st->u.fields); break;
                 }
             }
@@ -772,6 +961,12 @@ rm_step_inputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
         out[n++] = &s->u.summarize.into;
         out[n++] = &s->u.summarize.from;
         break;
+    case RM_STEP_BUCKETIZE:
+        out[n++] = &s->u.bucketize.from;
+        break;
+    case RM_STEP_UNBUCKETIZE:
+        out[n++] = &s->u.unbucketize.from;
+        break;
     default:
         out[n++] = &s->u.fields.in;
         break;
@@ -788,7 +983,16 @@ rm_step_outputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
         out[0] = s->kind == RM_STEP_DENORMALIZE ? &s->u.denorm.in : &s->u.summarize.into;
         return 1;
     }
+    if (s->kind == RM_STEP_UNBUCKETIZE) { /* from is only read */
+        out[0] = &s->u.unbucketize.to;
+        return 1;
+    }
     n = rm_step_inputs (s, out, max);
+    if (s->kind == RM_STEP_BUCKETIZE) {
+        out[n++] = &s->u.bucketize.to;
+        if (s->u.bucketize.invalid_to.text)
+            out[n++] = &s->u.bucketize.invalid_to;
+    }
     if (s->kind == RM_STEP_EXTRACT)
         out[n++] = &s->u.extract.to;
     if (s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
@@ -805,6 +1009,8 @@ input_key (const rm_step_t *s, size_t i)
     case RM_STEP_EXTRACT: return "from";
     case RM_STEP_DENORMALIZE: return i == 0 ? "in" : "from";
     case RM_STEP_SUMMARIZE: return i == 0 ? "into" : "from";
+    case RM_STEP_BUCKETIZE:
+    case RM_STEP_UNBUCKETIZE: return "from";
     default: return "in";
     }
 }
@@ -863,6 +1069,19 @@ rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info, bson_e
                 ok = fail (&c, "overflowTo", "namespace %s already exists", s->u.embed.overflow_to.text);
             else
                 names_add (&have, s->u.embed.overflow_to.text);
+        }
+        if (ok && (s->kind == RM_STEP_BUCKETIZE || s->kind == RM_STEP_UNBUCKETIZE)) {
+            const rm_nsref_t *to = s->kind == RM_STEP_BUCKETIZE ? &s->u.bucketize.to : &s->u.unbucketize.to;
+            if (names_has (&have, to->text))
+                ok = fail (&c, "to", "namespace %s already exists", to->text);
+            else
+                names_add (&have, to->text);
+        }
+        if (ok && s->kind == RM_STEP_BUCKETIZE && s->u.bucketize.invalid_to.text) {
+            if (names_has (&have, s->u.bucketize.invalid_to.text))
+                ok = fail (&c, "onInvalid", "namespace %s already exists", s->u.bucketize.invalid_to.text);
+            else
+                names_add (&have, s->u.bucketize.invalid_to.text);
         }
     }
     for (size_t i = 0; i < have.n; i++)
@@ -933,6 +1152,30 @@ rm_plan_destroy (rm_plan_t *plan)
             }
             bson_free (s->u.denorm.targets);
             bson_free (s->u.denorm.sources);
+            break;
+        case RM_STEP_BUCKETIZE:
+            nsref_clear (&s->u.bucketize.from);
+            nsref_clear (&s->u.bucketize.to);
+            nsref_clear (&s->u.bucketize.invalid_to);
+            bson_free (s->u.bucketize.time_field);
+            bson_free (s->u.bucketize.as);
+            for (size_t j = 0; j < s->u.bucketize.n_meta; j++)
+                bson_free (s->u.bucketize.meta[j]);
+            bson_free (s->u.bucketize.meta);
+            for (size_t j = 0; j < s->u.bucketize.n_stats; j++) {
+                bson_free (s->u.bucketize.stats[j].field);
+                bson_free (s->u.bucketize.stats[j].kinds);
+            }
+            bson_free (s->u.bucketize.stats);
+            break;
+        case RM_STEP_UNBUCKETIZE:
+            nsref_clear (&s->u.unbucketize.from);
+            nsref_clear (&s->u.unbucketize.to);
+            bson_free (s->u.unbucketize.time_field);
+            bson_free (s->u.unbucketize.as);
+            for (size_t j = 0; j < s->u.unbucketize.n_meta; j++)
+                bson_free (s->u.unbucketize.meta[j]);
+            bson_free (s->u.unbucketize.meta);
             break;
         case RM_STEP_EXTRACT:
             nsref_clear (&s->u.extract.from);

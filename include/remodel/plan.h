@@ -21,6 +21,8 @@ typedef enum {
     RM_STEP_VERSION,
     RM_STEP_DENORMALIZE,
     RM_STEP_SUMMARIZE,
+    RM_STEP_BUCKETIZE,
+    RM_STEP_UNBUCKETIZE,
     RM_STEP_N_KINDS
 } rm_step_kind_t;
 
@@ -98,6 +100,37 @@ typedef struct {
     rm_acc_spec_t **accs;
 } rm_summarize_t;
 
+/* bucketize's statistics of one measurement field. */
+typedef enum { RM_BSTAT_COUNT, RM_BSTAT_MIN, RM_BSTAT_MAX, RM_BSTAT_SUM, RM_BSTAT_AVG } rm_bstat_kind_t;
+
+typedef struct {
+    char *field;            /* a top-level field of the measurements */
+    size_t n;
+    rm_bstat_kind_t *kinds; /* in the order requested */
+} rm_bstat_t;
+
+typedef struct {
+    rm_nsref_t from, to;
+    rm_nsref_t invalid_to;  /* text NULL: onInvalid "error" */
+    char *time_field;
+    size_t n_meta;
+    char **meta;            /* metaField, in its order */
+    int64_t span;           /* the window, in seconds */
+    int64_t max_count;
+    char *as;
+    size_t n_stats;
+    rm_bstat_t *stats;
+    bool keep_source;
+} rm_bucketize_t;
+
+typedef struct {
+    rm_nsref_t from, to;
+    char *time_field;
+    size_t n_meta;
+    char **meta;
+    char *as;
+} rm_unbucketize_t;
+
 typedef struct {
     rm_step_kind_t kind;
     size_t index;           /* 1-based, for messages */
@@ -108,6 +141,8 @@ typedef struct {
         rm_fields_t fields;
         rm_denorm_t denorm;
         rm_summarize_t summarize;
+        rm_bucketize_t bucketize;
+        rm_unbucketize_t unbucketize;
     } u;
 } rm_step_t;
 

@@ -168,4 +168,8 @@ tmp_empty "SIGTERM: --tmp left empty"
 # $group number rules, 20000-document groups spilling under --memory 1K (the
 # JSON cases cases/denormalize.json and cases/summarize.json run above) ------
 py "denormalize/summarize properties" "$TD/denorm_props.py" "$T/w" 30
+
+# --- bucketize / unbucketize: round trips, --memory 1K, fixtures untouched ---
+# (tests/transforms/cases/bucket.json runs with the json cases above)
+py "bucket properties" "$TD/bucket_props.py" "$T/w" 40
 exit 0

@@ -1,0 +1,549 @@
+/* bucketize: time-series readings into buckets (the seeds' bucket pattern).
+ *
+ * One pass over `from` feeds an external sort (bounded memory) keyed by
+ *   [meta key length, big-endian][meta key][window start][time][_id]
+ * where the meta key is, per meta field, its canonical key (rm_key_append)
+ * then its exact type and value bytes: readings share a bucket only when
+ * their meta values are the very same BSON values, so unbucketize can
+ * restore every reading byte for byte (1 and 1.0 are neighbours, not one
+ * bucket). Window start and time are signed milliseconds with the sign bit
+ * flipped, so memcmp orders them; the _id is a tiny document {"": _id}
+ * compared with rm_value_compare (MongoDB order) by a custom comparator.
+ * Equal keys keep input order (the sorter is stable).
+ *
+ * The sorted records then stream out: a bucket is cut when (meta, window)
+ * changes or when it holds maxCount readings, so memory holds one bucket. */
+#include <string.h>
+
+#include "docbuf.h"
+#include "engine_impl.h"
+#include "remodel/accum.h"
+#include "remodel/sorter.h"
+#include "sortkey.h"
+
+#define SIGN_FLIP 0x8000000000000000ULL
+
+/* bson_iter_t asks for 128-byte alignment but its sizeof is not a multiple
+ * of it, so arrays of it hold misaligned elements: each gets a slot. */
+typedef struct {
+    bson_iter_t it;
+} slot_t;
+
+/* One reading's top-level fields of interest, found in one scan. */
+typedef struct {
+    slot_t *meta;       /* n_meta */
+    bool *has_meta;
+    int32_t *pos;       /* each meta field's index among the top-level fields */
+    bson_iter_t time, id;
+    bool has_time, has_id;
+    bool last_is_positions; /* its measurement would end with a field _metaPositions */
+} scan_t;
+
+typedef struct {
+    rm_engine_t *e;
+    const rm_bucketize_t *b;
+    rm_ens_t *from, *to, *bad;
+    rm_sorter_t *sorter;
+    rm_store_t *buckets, *invalid;
+    rm_buf_t key, mkey, meas, first, doc, hkey;
+    scan_t sc;
+    int32_t *first_pos;
+    uint32_t count;     /* readings in the open bucket */
+    uint32_t index;     /* the open bucket's index within its window */
+    int64_t start;
+    rm_buf_t group;     /* the open bucket's [meta key][window] prefix */
+    rm_acc_t **sum, **avg; /* per stats field, NULL when not asked */
+    rm_acc_spec_t **specs;
+    bson_t stats;
+    uint64_t readings;
+} job_t;
+
+static void
+scan (job_t *j, const uint8_t *doc, uint32_t len)
+{
+    const rm_bucketize_t *b = j->b;
+    scan_t *s = &j->sc;
+    bson_t d;
+    bson_iter_t it;
+    int32_t idx = 0;
+
+    s->has_time = s->has_id = s->last_is_positions = false;
+    memset (s->has_meta, 0, b->n_meta * sizeof *s->has_meta);
+    bson_init_static (&d, doc, len);
+    if (!bson_iter_init (&it, &d))
+        return;
+    while (bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        bool meta = false;
+        for (size_t m = 0; m < b->n_meta; m++)
+            if (!s->has_meta[m] && !strcmp (k, b->meta[m])) {
+                s->meta[m].it = it;
+                s->has_meta[m] = true;
+                s->pos[m] = idx;
+                meta = true;
+                break;
+            }
+        if (!meta && !s->has_time && !strcmp (k, b->time_field)) {
+            s->time = it;
+            s->has_time = true;
+        }
+        if (!s->has_id && !strcmp (k, "_id")) {
+            s->id = it;
+            s->has_id = true;
+        }
+        /* The measurement's last field: the reading's last non-meta one. */
+        if (!meta)
+            s->last_is_positions = !strcmp (k, "_metaPositions");
+        idx++;
+    }
+}
+
+/* floor(t / span) * span and its end, or false when out of int64's range. */
+static bool
+window_of (int64_t t, int64_t span_ms, int64_t *start)
+{
+    int64_t q = t / span_ms, end;
+    if (t % span_ms < 0)
+        q--;
+    return !__builtin_mul_overflow (q, span_ms, start) &&
+           !__builtin_add_overflow (*start, span_ms, &end);
+}
+
+static bool
+invalid (job_t *j, const uint8_t *doc, uint32_t len, const char *why, bson_error_t *err)
+{
+    char *id;
+    if (j->invalid)
+        return rm_store_add (j->invalid, doc, len, err);
+    id = rm_doc_id_json (doc, len);
+    rm_error_set (err, RM_ERR_FORMAT, "%s: document %s: %s", j->from->stats->name, id, why);
+    bson_free (id);
+    return false;
+}
+
+static bool
+feed_one (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    const rm_bucketize_t *b = j->b;
+    int64_t t, start;
+    uint8_t be[16];
+    uint32_t mlen;
+    size_t st;
+    char why[300];
+
+    scan (j, doc, len);
+    for (size_t m = 0; m < b->n_meta; m++)
+        if (!j->sc.has_meta[m]) {
+            snprintf (why, sizeof why, "the meta field \"%s\" is missing", b->meta[m]);
+            return invalid (j, doc, len, why, err);
+        }
+    if (!j->sc.has_time) {
+        snprintf (why, sizeof why, "the time field \"%s\" is missing", b->time_field);
+        return invalid (j, doc, len, why, err);
+    }
+    if (!BSON_ITER_HOLDS_DATE_TIME (&j->sc.time)) {
+        snprintf (why, sizeof why, "the time field \"%s\" is not a date", b->time_field);
+        return invalid (j, doc, len, why, err);
+    }
+    t = bson_iter_date_time (&j->sc.time);
+    if (!window_of (t, b->span * 1000, &start))
+        return invalid (j, doc, len, "the time's window is outside the dates BSON can hold", err);
+
+    rm_buf_reset (&j->mkey);
+    for (size_t m = 0; m < b->n_meta; m++) {
+        uint32_t vlen;
+        const uint8_t *v = rm_iter_value_bytes (&j->sc.meta[m].it, &vlen);
+        uint8_t type = (uint8_t) bson_iter_type (&j->sc.meta[m].it);
+        rm_key_append (&j->mkey, &j->sc.meta[m].it);
+        rm_buf_append (&j->mkey, &type, 1);
+        rm_buf_append (&j->mkey, v, vlen);
+    }
+    rm_buf_reset (&j->key);
+    mlen = BSON_UINT32_TO_BE ((uint32_t) j->mkey.len);
+    rm_buf_append (&j->key, &mlen, 4);
+    rm_buf_append (&j->key, j->mkey.data, j->mkey.len);
+    rm_put_be64 (be, (uint64_t) start ^ SIGN_FLIP);
+    rm_put_be64 (be + 8, (uint64_t) t ^ SIGN_FLIP);
+    rm_buf_append (&j->key, be, 16);
+    st = rm_docbuf_begin (&j->key);
+    if (j->sc.has_id)
+        rm_docbuf_copy_as (&j->key, "", &j->sc.id);
+    rm_docbuf_end (&j->key, st);
+    j->readings++;
+    return rm_sorter_add (j->sorter, j->key.data, j->key.len, doc, len, err);
+}
+
+/* The end of a key's memcmp part: [len][meta key][window][time]. */
+static size_t
+prefix_len (const uint8_t *k)
+{
+    uint32_t m;
+    memcpy (&m, k, 4);
+    return 4 + BSON_UINT32_FROM_BE (m) + 16;
+}
+
+static int
+key_cmp (const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, void *ctx)
+{
+    size_t pa = prefix_len (a), pb = prefix_len (b);
+    bson_t da, db;
+    bson_iter_t ia, ib;
+    bool ha, hb;
+    int c = rm_keycmp (a, pa, b, pb);
+    (void) ctx;
+    if (c)
+        return c;
+    ha = bson_init_static (&da, a + pa, alen - pa) && bson_iter_init (&ia, &da) && bson_iter_next (&ia);
+    hb = bson_init_static (&db, b + pb, blen - pb) && bson_iter_init (&ib, &db) && bson_iter_next (&ib);
+    return rm_value_compare (ha ? &ia : NULL, hb ? &ib : NULL);
+}
+
+static void
+put_i32 (rm_buf_t *b, const char *key, int32_t v)
+{
+    uint32_t le = BSON_UINT32_TO_LE ((uint32_t) v);
+    rm_docbuf_key (b, BSON_TYPE_INT32, key);
+    rm_buf_append (b, &le, 4);
+}
+
+static void
+put_date (rm_buf_t *b, const char *key, int64_t v)
+{
+    uint64_t le = BSON_UINT64_TO_LE ((uint64_t) v);
+    rm_docbuf_key (b, BSON_TYPE_DATE_TIME, key);
+    rm_buf_append (b, &le, 8);
+}
+
+static void
+put_positions (rm_buf_t *b, const char *key, const int32_t *pos, size_t n)
+{
+    size_t st;
+    char idx[16];
+    const char *k;
+    rm_docbuf_key (b, BSON_TYPE_ARRAY, key);
+    st = rm_docbuf_begin (b);
+    for (size_t i = 0; i < n; i++) {
+        bson_uint32_to_string ((uint32_t) i, &k, idx, sizeof idx);
+        put_i32 (b, k, pos[i]);
+    }
+    rm_docbuf_end (b, st);
+}
+
+/* Appends the reading, less its meta fields, to the open bucket's array. */
+static void
+add_measurement (job_t *j, const uint8_t *doc, uint32_t len)
+{
+    const rm_bucketize_t *b = j->b;
+    bson_t d;
+    bson_iter_t it;
+    char idx[16];
+    const char *k;
+    size_t st;
+    int32_t n = 0;
+    bool differ = false;
+
+    scan (j, doc, len);
+    if (j->count == 0) {
+        rm_buf_reset (&j->first);
+        rm_buf_append (&j->first, doc, len);
+        memcpy (j->first_pos, j->sc.pos, b->n_meta * sizeof *j->first_pos);
+    }
+    for (size_t m = 0; m < b->n_meta; m++)
+        differ |= j->sc.pos[m] != j->first_pos[m];
+    bson_uint32_to_string (j->count, &k, idx, sizeof idx);
+    rm_docbuf_key (&j->meas, BSON_TYPE_DOCUMENT, k);
+    st = rm_docbuf_begin (&j->meas);
+    bson_init_static (&d, doc, len);
+    bson_iter_init (&it, &d);
+    while (bson_iter_next (&it)) {
+        bool meta = false;
+        for (size_t m = 0; m < b->n_meta && !meta; m++)
+            meta = j->sc.pos[m] == n;
+        if (!meta)
+            rm_docbuf_copy (&j->meas, &it);
+        n++;
+    }
+    /* A measurement that would end with a field of its own named
+     * _metaPositions gets ours after it, so that unbucketize removes only
+     * the one bucketize added. */
+    if (differ || j->sc.last_is_positions)
+        put_positions (&j->meas, "_metaPositions", j->sc.pos, b->n_meta);
+    rm_docbuf_end (&j->meas, st);
+    j->count++;
+}
+
+static bool
+is_number (const bson_iter_t *it)
+{
+    bson_type_t t = bson_iter_type (it);
+    return t == BSON_TYPE_INT32 || t == BSON_TYPE_INT64 || t == BSON_TYPE_DOUBLE ||
+           t == BSON_TYPE_DECIMAL128;
+}
+
+/* stats: {<field>: {<stat>: value, ...}} over the bucket's measurements
+ * (arr: the array document), numbers only. */
+static bool
+build_stats (job_t *j, const uint8_t *arr, uint32_t arr_len, bson_error_t *err)
+{
+    const rm_bucketize_t *b = j->b;
+    bson_reinit (&j->stats);
+    for (size_t f = 0; f < b->n_stats; f++) {
+        const rm_bstat_t *st = &b->stats[f];
+        bson_t a, child;
+        bson_iter_t el, min, max;
+        int32_t count = 0;
+        uint64_t seq = 0;
+
+        if (j->sum[f])
+            rm_acc_reset (j->sum[f]);
+        if (j->avg[f])
+            rm_acc_reset (j->avg[f]);
+        bson_init_static (&a, arr, arr_len);
+        bson_iter_init (&el, &a);
+        while (bson_iter_next (&el)) {
+            const uint8_t *m;
+            uint32_t mlen;
+            bson_t md;
+            bson_iter_t v;
+            bson_iter_document (&el, &mlen, &m);
+            bson_init_static (&md, m, mlen);
+            if (!bson_iter_init_find (&v, &md, st->field) || !is_number (&v))
+                continue;
+            if (count == 0 || rm_value_compare (&v, &min) < 0)
+                min = v;
+            if (count == 0 || rm_value_compare (&v, &max) > 0)
+                max = v;
+            count++;
+            if ((j->sum[f] && !rm_acc_add (j->sum[f], m, mlen, seq, err)) ||
+                (j->avg[f] && !rm_acc_add (j->avg[f], m, mlen, seq, err)))
+                return false;
+            seq++;
+        }
+        bson_append_document_begin (&j->stats, st->field, -1, &child);
+        for (size_t i = 0; i < st->n; i++) {
+            static const char *const names[] = {"count", "min", "max", "sum", "avg"};
+            const char *name = names[st->kinds[i]];
+            if (st->kinds[i] == RM_BSTAT_COUNT)
+                bson_append_int32 (&child, name, -1, count);
+            else if (count == 0)
+                bson_append_null (&child, name, -1);
+            else if (st->kinds[i] == RM_BSTAT_MIN)
+                bson_append_iter (&child, name, -1, &min);
+            else if (st->kinds[i] == RM_BSTAT_MAX)
+                bson_append_iter (&child, name, -1, &max);
+            else if (!rm_acc_finish (st->kinds[i] == RM_BSTAT_SUM ? j->sum[f] : j->avg[f], &child,
+                                     name, err))
+                return false;
+        }
+        bson_append_document_end (&j->stats, &child);
+    }
+    return true;
+}
+
+static bool
+flush (job_t *j, bson_error_t *err)
+{
+    const rm_bucketize_t *b = j->b;
+    uint8_t oid[12], be[12];
+    uint64_t h;
+    uint32_t secs, mlen;
+    size_t st, arr;
+
+    if (j->count == 0)
+        return true;
+    /* _id: the window start in seconds (0 before 1970), then a hash of
+     * (meta key, window start, index within the window). */
+    memcpy (&mlen, j->group.data, 4);
+    mlen = BSON_UINT32_FROM_BE (mlen);
+    rm_buf_reset (&j->hkey);
+    rm_buf_append (&j->hkey, j->group.data + 4, mlen);
+    rm_put_be64 (be, (uint64_t) j->start);
+    be[8] = (uint8_t) (j->index >> 24);
+    be[9] = (uint8_t) (j->index >> 16);
+    be[10] = (uint8_t) (j->index >> 8);
+    be[11] = (uint8_t) j->index;
+    rm_buf_append (&j->hkey, be, 12);
+    h = rm_key_hash (j->hkey.data, j->hkey.len);
+    secs = j->start < 0 ? 0 : j->start / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t) (j->start / 1000);
+    oid[0] = (uint8_t) (secs >> 24);
+    oid[1] = (uint8_t) (secs >> 16);
+    oid[2] = (uint8_t) (secs >> 8);
+    oid[3] = (uint8_t) secs;
+    for (int i = 0; i < 8; i++)
+        oid[4 + i] = (uint8_t) (h >> (56 - 8 * i));
+
+    rm_buf_reset (&j->doc);
+    st = rm_docbuf_begin (&j->doc);
+    rm_docbuf_key (&j->doc, BSON_TYPE_OID, "_id");
+    rm_buf_append (&j->doc, oid, 12);
+    scan (j, j->first.data, (uint32_t) j->first.len);
+    for (size_t m = 0; m < b->n_meta; m++)
+        rm_docbuf_copy (&j->doc, &j->sc.meta[m].it);
+    put_date (&j->doc, "start", j->start);
+    put_date (&j->doc, "end", j->start + b->span * 1000);
+    put_i32 (&j->doc, "count", (int32_t) j->count);
+    put_positions (&j->doc, "metaPositions", j->first_pos, b->n_meta);
+    rm_docbuf_key (&j->doc, BSON_TYPE_ARRAY, b->as);
+    arr = rm_docbuf_begin (&j->doc);
+    rm_buf_append (&j->doc, j->meas.data, j->meas.len);
+    rm_docbuf_end (&j->doc, arr);
+    if (b->n_stats) {
+        if (!build_stats (j, j->doc.data + arr, (uint32_t) (j->doc.len - arr), err))
+            return false;
+        rm_docbuf_key (&j->doc, BSON_TYPE_DOCUMENT, "stats");
+        rm_buf_append (&j->doc, bson_get_data (&j->stats), j->stats.len);
+    }
+    rm_docbuf_end (&j->doc, st);
+    j->to->stats->extracted += j->count;
+    j->count = 0;
+    rm_buf_reset (&j->meas);
+    return rm_store_add (j->buckets, j->doc.data + st, (uint32_t) (j->doc.len - st), err);
+}
+
+static bool
+feed (job_t *j, bson_error_t *err)
+{
+    rm_instream_t *in = rm_store_open (j->from->store, err);
+    rm_frame_t f;
+    int rc = -1;
+    if (!in)
+        return false;
+    while ((rc = rm_store_next (in, &f, err)) > 0)
+        if (!feed_one (j, f.data, f.len, err)) {
+            rc = -1;
+            break;
+        }
+    rm_instream_close (in);
+    return rc == 0 && rm_sorter_finish (j->sorter, err);
+}
+
+static bool
+drain (job_t *j, bson_error_t *err)
+{
+    const uint8_t *k, *v;
+    size_t kl, vl;
+    int rc;
+    while ((rc = rm_sorter_next (j->sorter, &k, &kl, &v, &vl, err)) > 0) {
+        size_t gl = prefix_len (k) - 8; /* [len][meta key][window] */
+        bool same = j->count && j->group.len == gl && !memcmp (j->group.data, k, gl);
+        if (!same || j->count == (uint64_t) j->b->max_count) {
+            if (!flush (j, err))
+                return false;
+            if (same) {
+                j->index++;
+            } else {
+                rm_buf_reset (&j->group);
+                rm_buf_append (&j->group, k, gl);
+                j->start = (int64_t) (rm_get_be64 (k + gl - 8) ^ SIGN_FLIP);
+                j->index = 0;
+            }
+        }
+        add_measurement (j, v, (uint32_t) vl);
+    }
+    return rc == 0 && flush (j, err);
+}
+
+bool
+rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+{
+    const rm_bucketize_t *b = &s->u.bucketize;
+    job_t j;
+    bool ok = true;
+
+    memset (&j, 0, sizeof j);
+    j.e = e;
+    j.b = b;
+    j.from = rm_engine_find (e, &b->from);
+    j.to = rm_engine_find (e, &b->to);
+    j.bad = b->invalid_to.text ? rm_engine_find (e, &b->invalid_to) : NULL;
+    rm_buf_init (&j.key);
+    rm_buf_init (&j.mkey);
+    rm_buf_init (&j.meas);
+    rm_buf_init (&j.first);
+    rm_buf_init (&j.doc);
+    rm_buf_init (&j.hkey);
+    rm_buf_init (&j.group);
+    bson_init (&j.stats);
+    j.sc.meta = bson_aligned_alloc0 (BSON_ALIGNOF (slot_t), b->n_meta * sizeof (slot_t));
+    j.sc.has_meta = bson_malloc0 (b->n_meta * sizeof *j.sc.has_meta);
+    j.sc.pos = bson_malloc0 (b->n_meta * sizeof *j.sc.pos);
+    j.first_pos = bson_malloc0 (b->n_meta * sizeof *j.first_pos);
+    j.sum = bson_malloc0 ((b->n_stats + 1) * sizeof *j.sum);
+    j.avg = bson_malloc0 ((b->n_stats + 1) * sizeof *j.avg);
+    j.specs = bson_malloc0 ((2 * b->n_stats + 1) * sizeof *j.specs);
+    /* $sum and $avg as $group computes them, over "$<field>". */
+    for (size_t f = 0; ok && f < b->n_stats; f++)
+        for (size_t i = 0; ok && i < b->stats[f].n; i++) {
+            rm_bstat_kind_t k = b->stats[f].kinds[i];
+            bson_t spec, acc;
+            bson_iter_t it;
+            char *path;
+            if (k != RM_BSTAT_SUM && k != RM_BSTAT_AVG)
+                continue;
+            path = bson_strdup_printf ("$%s", b->stats[f].field);
+            bson_init (&spec);
+            bson_append_document_begin (&spec, "a", 1, &acc);
+            bson_append_utf8 (&acc, k == RM_BSTAT_SUM ? "$sum" : "$avg", 4, path, -1);
+            bson_append_document_end (&spec, &acc);
+            bson_iter_init_find (&it, &spec, "a");
+            j.specs[2 * f + (k == RM_BSTAT_AVG)] = rm_acc_spec_parse (&it, err);
+            ok = j.specs[2 * f + (k == RM_BSTAT_AVG)] != NULL;
+            if (ok && k == RM_BSTAT_SUM)
+                j.sum[f] = rm_acc_new (j.specs[2 * f]);
+            else if (ok)
+                j.avg[f] = rm_acc_new (j.specs[2 * f + 1]);
+            bson_destroy (&spec);
+            bson_free (path);
+        }
+
+    if (ok)
+        ok = (j.sorter = rm_sorter_new (rm_engine_sort_budget (e), e->opts.tmpdir, key_cmp, NULL)) &&
+             (j.buckets = rm_engine_store_new (e, j.to, err)) &&
+             (!j.bad || (j.invalid = rm_engine_store_new (e, j.bad, err)));
+    ok = ok && feed (&j, err) && drain (&j, err);
+    if (ok && j.sorter && rm_sorter_spilled_runs (j.sorter))
+        e->spilled = true;
+    if (ok && !b->keep_source) {
+        /* Every reading left `from`: bucketized, or moved to onInvalid's namespace. */
+        rm_store_t *empty = rm_engine_store_new (e, j.from, err);
+        ok = empty && rm_engine_store_swap (j.from, empty, err);
+    }
+    if (ok && j.invalid) {
+        ok = rm_engine_store_swap (j.bad, j.invalid, err);
+        j.invalid = NULL;
+    }
+    if (ok) {
+        ok = rm_engine_store_swap (j.to, j.buckets, err);
+        j.buckets = NULL;
+    }
+    rm_store_destroy (j.buckets);
+    rm_store_destroy (j.invalid);
+    if (j.sorter)
+        rm_sorter_destroy (j.sorter);
+    for (size_t f = 0; f < b->n_stats; f++) {
+        if (j.sum[f])
+            rm_acc_destroy (j.sum[f]);
+        if (j.avg[f])
+            rm_acc_destroy (j.avg[f]);
+        if (j.specs[2 * f])
+            rm_acc_spec_destroy (j.specs[2 * f]);
+        if (j.specs[2 * f + 1])
+            rm_acc_spec_destroy (j.specs[2 * f + 1]);
+    }
+    bson_free (j.sum);
+    bson_free (j.avg);
+    bson_free (j.specs);
+    bson_free (j.sc.meta);
+    bson_free (j.sc.has_meta);
+    bson_free (j.sc.pos);
+    bson_free (j.first_pos);
+    bson_destroy (&j.stats);
+    rm_buf_destroy (&j.key);
+    rm_buf_destroy (&j.mkey);
+    rm_buf_destroy (&j.meas);
+    rm_buf_destroy (&j.first);
+    rm_buf_destroy (&j.doc);
+    rm_buf_destroy (&j.hkey);
+    rm_buf_destroy (&j.group);
+    return ok;
+}
