@@ -172,4 +172,16 @@ py "denormalize/summarize properties" "$TD/denorm_props.py" "$T/w" 30
 # --- bucketize / unbucketize: round trips, --memory 1K, fixtures untouched ---
 # (tests/transforms/cases/bucket.json runs with the json cases above)
 py "bucket properties" "$TD/bucket_props.py" "$T/w" 40
+# --- the real time-series archive: untouched namespaces pass through ---------
+ts_arch=$MT/mongorestore/testdata/timeseries_tests/dump.archive
+printf '%s' '{"remodel": 1, "steps": [{"version": {"in": "admin.system.version", "value": 2}}]}' >"$T/ts-plan.json"
+"$REMODEL" run "$T/ts-plan.json" --from "$ts_arch" --to "$T/ts-run.archive" --quiet
+"$REMODEL" convert --quiet "$ts_arch" "$T/ts-conv.archive"
+ts_fp() { "$REMODEL" inspect --json --quiet "$1" | python3 -c '
+import json, sys
+for n in json.load(sys.stdin)["namespaces"]:
+    if n["db"] == "timeseries_test" or n["collection"] == "system.views":
+        print(n["db"], n["collection"], n.get("dataCollection"), n["documents"], n["crc"], n.get("metadataSha1"))'; }
+expect_eq "time-series archive: untouched namespaces byte-identical after run" "$(ts_fp "$T/ts-run.archive")" "$(ts_fp "$ts_arch")"
+expect_eq "time-series archive: run and convert agree on untouched namespaces" "$(ts_fp "$T/ts-run.archive")" "$(ts_fp "$T/ts-conv.archive")"
 exit 0
