@@ -33,43 +33,7 @@
 #include "remodel/accum.h"
 #include "remodel/value.h"
 
-/* The modules below have no header of their own (they serve only this
- * file): their functions are declared here and in their files. */
-
-/* common/accum_expr.c */
-typedef struct rm_acc_expr rm_acc_expr_t;
-rm_acc_expr_t *rm_acc_expr_parse (const bson_iter_t *it, bson_error_t *err);
-void rm_acc_expr_destroy (rm_acc_expr_t *e);
-bool rm_acc_expr_literal (const rm_acc_expr_t *e, bson_iter_t *out);
-bool rm_acc_expr_eval (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t len,
-                       bson_t *scratch, bson_iter_t *out);
-bool rm_acc_expr_append (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t len, bson_t *dst,
-                         const char *key, int keylen, bool null_if_missing);
-
-/* common/accum_dec.c */
-void rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b);
-void rm_acc_dec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t n);
-void rm_acc_dec_from_double (bson_decimal128_t *r, double d);
-
-/* common/accum_topn.c */
-typedef struct rm_acc_topn_spec rm_acc_topn_spec_t;
-typedef struct rm_acc_topn rm_acc_topn_t;
-rm_acc_topn_spec_t *rm_acc_topn_spec_parse (const bson_iter_t *arg, bool bottom, bson_error_t *err);
-void rm_acc_topn_spec_destroy (rm_acc_topn_spec_t *s);
-rm_acc_topn_t *rm_acc_topn_new (const rm_acc_topn_spec_t *s);
-void rm_acc_topn_reset (rm_acc_topn_t *t);
-bool rm_acc_topn_add (rm_acc_topn_t *t, const uint8_t *doc, uint32_t len, uint64_t seq,
-                      bson_error_t *err);
-bool rm_acc_topn_finish (rm_acc_topn_t *t, bson_t *out, const char *name, bson_error_t *err);
-void rm_acc_topn_destroy (rm_acc_topn_t *t);
-
-/* common/accum_set.c */
-typedef struct rm_acc_set rm_acc_set_t;
-rm_acc_set_t *rm_acc_set_new (void);
-void rm_acc_set_reset (rm_acc_set_t *s);
-bool rm_acc_set_add (rm_acc_set_t *s, const bson_iter_t *v, bson_error_t *err);
-bool rm_acc_set_finish (rm_acc_set_t *s, bson_t *out, const char *name, bson_error_t *err);
-void rm_acc_set_destroy (rm_acc_set_t *s);
+#include "accum_impl.h"
 
 /* Numeric types from narrowest to widest, as the server widens them. */
 typedef enum { T_INT32, T_INT64, T_DOUBLE, T_DECIMAL } numtype_t;

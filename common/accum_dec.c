@@ -18,12 +18,7 @@
 
 #include <bson/bson.h>
 
-/* Declared where they are used (common/accum.c, the unit test); no header
- * of their own, as they serve only the accumulators. */
-void rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b);
-void rm_acc_dec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t n);
-void rm_acc_dec_from_double (bson_decimal128_t *r, double d);
-void rm_acc_dec_from_int64 (bson_decimal128_t *r, int64_t v);
+#include "accum_impl.h"
 
 #define DEC_DIGITS 34
 #define DEC_EMIN (-6176) /* exponent of the coefficient's last digit */

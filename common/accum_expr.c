@@ -21,17 +21,7 @@
 #include "remodel/docpath.h"
 #include "remodel/error.h"
 
-typedef struct rm_acc_expr rm_acc_expr_t;
-
-/* Shared with common/accum.c, which declares them likewise. */
-rm_acc_expr_t *rm_acc_expr_parse (const bson_iter_t *it, bson_error_t *err);
-rm_acc_expr_t *rm_acc_expr_path (const char *dotted, bson_error_t *err);
-void rm_acc_expr_destroy (rm_acc_expr_t *e);
-bool rm_acc_expr_literal (const rm_acc_expr_t *e, bson_iter_t *out);
-bool rm_acc_expr_eval (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t len,
-                       bson_t *scratch, bson_iter_t *out);
-bool rm_acc_expr_append (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t len, bson_t *dst,
-                         const char *key, int keylen, bool null_if_missing);
+#include "accum_impl.h"
 
 /* The server's limit on nesting in a document is 100 levels too. */
 #define EXPR_MAX_DEPTH 100

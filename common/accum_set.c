@@ -14,13 +14,7 @@
 #include "remodel/error.h"
 #include "remodel/value.h"
 
-/* Used by common/accum.c, which declares them likewise. */
-typedef struct rm_acc_set rm_acc_set_t;
-rm_acc_set_t *rm_acc_set_new (void);
-void rm_acc_set_reset (rm_acc_set_t *s);
-bool rm_acc_set_add (rm_acc_set_t *s, const bson_iter_t *v, bson_error_t *err);
-bool rm_acc_set_finish (rm_acc_set_t *s, bson_t *out, const char *name, bson_error_t *err);
-void rm_acc_set_destroy (rm_acc_set_t *s);
+#include "accum_impl.h"
 
 typedef struct {
     size_t off, len; /* the key in the arena */

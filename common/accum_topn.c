@@ -25,27 +25,7 @@
 #include "remodel/error.h"
 #include "remodel/value.h"
 
-/* common/accum_expr.c */
-typedef struct rm_acc_expr rm_acc_expr_t;
-rm_acc_expr_t *rm_acc_expr_parse (const bson_iter_t *it, bson_error_t *err);
-rm_acc_expr_t *rm_acc_expr_path (const char *dotted, bson_error_t *err);
-void rm_acc_expr_destroy (rm_acc_expr_t *e);
-bool rm_acc_expr_eval (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t len,
-                       bson_t *scratch, bson_iter_t *out);
-bool rm_acc_expr_append (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t len, bson_t *dst,
-                         const char *key, int keylen, bool null_if_missing);
-
-/* Used by common/accum.c, which declares them likewise. */
-typedef struct rm_acc_topn_spec rm_acc_topn_spec_t;
-typedef struct rm_acc_topn rm_acc_topn_t;
-rm_acc_topn_spec_t *rm_acc_topn_spec_parse (const bson_iter_t *arg, bool bottom, bson_error_t *err);
-void rm_acc_topn_spec_destroy (rm_acc_topn_spec_t *s);
-rm_acc_topn_t *rm_acc_topn_new (const rm_acc_topn_spec_t *s);
-void rm_acc_topn_reset (rm_acc_topn_t *t);
-bool rm_acc_topn_add (rm_acc_topn_t *t, const uint8_t *doc, uint32_t len, uint64_t seq,
-                      bson_error_t *err);
-bool rm_acc_topn_finish (rm_acc_topn_t *t, bson_t *out, const char *name, bson_error_t *err);
-void rm_acc_topn_destroy (rm_acc_topn_t *t);
+#include "accum_impl.h"
 
 /* More sort keys than this would be unusual. */
 #define TOPN_MAX_KEYS 32

@@ -1,0 +1,50 @@
+/* Internals shared by the accumulator files: expressions
+ * (accum_expr.c), decimal128 arithmetic (accum_dec.c), $topN/$bottomN
+ * (accum_topn.c) and $addToSet (accum_set.c), all used by accum.c. */
+#ifndef REMODEL_ACCUM_IMPL_H
+#define REMODEL_ACCUM_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bson/bson.h>
+
+/* accum_expr.c: a path ("$a.b"), $$ROOT, a literal, or a document/array
+ * of those. */
+typedef struct rm_acc_expr rm_acc_expr_t;
+rm_acc_expr_t *rm_acc_expr_parse (const bson_iter_t *it, bson_error_t *err);
+rm_acc_expr_t *rm_acc_expr_path (const char *dotted, bson_error_t *err);
+void rm_acc_expr_destroy (rm_acc_expr_t *e);
+bool rm_acc_expr_literal (const rm_acc_expr_t *e, bson_iter_t *out);
+bool rm_acc_expr_eval (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t len,
+                       bson_t *scratch, bson_iter_t *out);
+bool rm_acc_expr_append (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t len, bson_t *dst,
+                         const char *key, int keylen, bool null_if_missing);
+
+/* accum_dec.c: exact decimal128 arithmetic (IEEE 754-2008, 34 digits). */
+void rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b);
+void rm_acc_dec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t n);
+void rm_acc_dec_from_double (bson_decimal128_t *r, double d);
+void rm_acc_dec_from_int64 (bson_decimal128_t *r, int64_t v);
+
+/* accum_topn.c */
+typedef struct rm_acc_topn_spec rm_acc_topn_spec_t;
+typedef struct rm_acc_topn rm_acc_topn_t;
+rm_acc_topn_spec_t *rm_acc_topn_spec_parse (const bson_iter_t *arg, bool bottom, bson_error_t *err);
+void rm_acc_topn_spec_destroy (rm_acc_topn_spec_t *s);
+rm_acc_topn_t *rm_acc_topn_new (const rm_acc_topn_spec_t *s);
+void rm_acc_topn_reset (rm_acc_topn_t *t);
+bool rm_acc_topn_add (rm_acc_topn_t *t, const uint8_t *doc, uint32_t len, uint64_t seq,
+                      bson_error_t *err);
+bool rm_acc_topn_finish (rm_acc_topn_t *t, bson_t *out, const char *name, bson_error_t *err);
+void rm_acc_topn_destroy (rm_acc_topn_t *t);
+
+/* accum_set.c */
+typedef struct rm_acc_set rm_acc_set_t;
+rm_acc_set_t *rm_acc_set_new (void);
+void rm_acc_set_reset (rm_acc_set_t *s);
+bool rm_acc_set_add (rm_acc_set_t *s, const bson_iter_t *v, bson_error_t *err);
+bool rm_acc_set_finish (rm_acc_set_t *s, bson_t *out, const char *name, bson_error_t *err);
+void rm_acc_set_destroy (rm_acc_set_t *s);
+
+#endif
