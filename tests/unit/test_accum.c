@@ -7,14 +7,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "accum_impl.h" /* the decimal arithmetic of common/accum_dec.c */
 #include "remodel/accum.h"
 #include "test.h"
-
-/* The decimal arithmetic of common/accum_dec.c (no public header). */
-void rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b);
-void rm_acc_dec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t n);
-void rm_acc_dec_from_double (bson_decimal128_t *r, double d);
-void rm_acc_dec_from_int64 (bson_decimal128_t *r, int64_t v);
 
 #define MAX_DOCS 12
 
