@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "metadata.h"
+#include "remodel/metadata.h"
 #include "reader_impl.h"
 #include "remodel/bsoncheck.h"
 #include "remodel/crc64.h"

@@ -2,7 +2,7 @@
  * <db>/<escaped coll>.bson[.gz] beside <escaped coll>.metadata.json[.gz]. */
 #include <string.h>
 
-#include "metadata.h"
+#include "remodel/metadata.h"
 #include "reader_impl.h"
 #include "remodel/nsname.h"
 

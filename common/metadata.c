@@ -3,7 +3,7 @@
 
 #include <bson/bson.h>
 
-#include "metadata.h"
+#include "remodel/metadata.h"
 
 void
 rm_metadata_read (const char *json, size_t len, rm_metadata_t *out)

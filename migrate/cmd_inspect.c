@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "metadata.h"
+#include "remodel/metadata.h"
 #include "remodel/nsname.h"
 #include "tool.h"
 
