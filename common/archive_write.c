@@ -99,7 +99,8 @@ archw_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_e
             return false;
         a->cur = ns;
     }
-    ns->crc = rm_crc64_update (ns->crc, doc, len);
+    if (!ns->crc_given)
+        ns->crc = rm_crc64_update (ns->crc, doc, len);
     return rm_outstream_write (a->out, doc, len, err);
 }
 

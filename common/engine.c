@@ -226,6 +226,8 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
     /* A namespace only read (denormalize's from) is both stored for the
      * step and copied through unchanged. */
     for (size_t i = 0; i < e->n_ns; i++)
+        e->ns[i].out->crc_given = !e->ns[i].stats->touched;
+    for (size_t i = 0; i < e->n_ns; i++)
         if ((e->ns[i].stats->touched || e->ns[i].read) &&
             !(e->ns[i].store = rm_engine_store_new (e, &e->ns[i], err)))
             return -1;
@@ -242,8 +244,11 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
                 if (w && !rm_writer_doc (w, ns->out, item.doc, item.len, err))
                     return -1;
             }
-        } else if (!ns->stats->touched && w && !rm_writer_ns_end (w, ns->out, err)) {
-            return -1;
+        } else if (!ns->stats->touched && w) {
+            /* An untouched namespace is the reader's documents, unchanged. */
+            ns->out->crc = item.ns->crc;
+            if (!rm_writer_ns_end (w, ns->out, err))
+                return -1;
         }
     }
     if (rc < 0)

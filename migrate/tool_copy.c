@@ -24,6 +24,10 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
     /* The writer counts into its own copy of the namespace list. */
     rm_dump_info_copy (&out, rm_reader_info (r));
     rm_write_opts_resolve (&o->write, dst);
+    /* Every namespace is copied unchanged: the archive writer can take the
+     * reader's CRC of the same documents instead of computing it again. */
+    for (size_t i = 0; i < out.n_ns; i++)
+        out.ns[i]->crc_given = true;
     w = rm_writer_open (dst, &o->write, &out, &err);
     if (!w) {
         tool_error (&err);
@@ -42,9 +46,12 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
             docs++;
             bytes += item.len;
             tool_progress_tick (prog, r, docs);
-        } else if (!rm_writer_ns_end (w, ns, &err)) {
-            rc = -1;
-            break;
+        } else {
+            ns->crc = item.ns->crc;
+            if (!rm_writer_ns_end (w, ns, &err)) {
+                rc = -1;
+                break;
+            }
         }
     }
     tool_progress_done (prog);

@@ -44,6 +44,9 @@ typedef struct {
     uint64_t bytes;
     uint64_t crc;      /* CRC-64 of the documents so far, in stream order */
     uint64_t invalid;  /* bad documents set aside (--skip-invalid) */
+    bool crc_given;    /* writers: the caller copies the documents of a
+                          source namespace unchanged and sets crc (the
+                          reader's) before ending it, so no second pass */
     bool crc_checked;  /* an archive EOF block carried a CRC that matched */
     bool ended;
     size_t index;      /* position in rm_dump_info_t.ns */
