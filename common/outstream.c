@@ -9,6 +9,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "gzip_parallel.h"
 #include "remodel/stream.h"
 
 #define OUT_CAP (1u << 20)
@@ -22,6 +23,7 @@ struct rm_outstream {
     uint64_t bytes_in;
     z_stream z;
     bool z_open;
+    rm_pgzip_t *pgz; /* gzip on several cores */
     ZSTD_CCtx *zc;
 };
 
@@ -88,6 +90,12 @@ flush_buf (rm_outstream_t *s, bson_error_t *err)
     return ok;
 }
 
+static bool
+emit_member (void *ctx, const uint8_t *data, size_t len, bson_error_t *err)
+{
+    return write_all (ctx, data, len, err);
+}
+
 rm_outstream_t *
 rm_outstream_new (int fd, const char *name, const rm_compress_t *c, bson_error_t *err)
 {
@@ -98,6 +106,11 @@ rm_outstream_new (int fd, const char *name, const rm_compress_t *c, bson_error_t
     s->buf = bson_malloc (OUT_CAP);
     if (c->codec == RM_CODEC_GZIP) {
         int level = c->level ? c->level : 6;
+        int threads = c->threads > 0 ? c->threads : (int) sysconf (_SC_NPROCESSORS_ONLN);
+        if (threads > 1) {
+            s->pgz = rm_pgzip_new (level, threads, emit_member, s);
+            return s;
+        }
         if (deflateInit2 (&s->z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
             rm_error_set (err, RM_ERR_NOMEM, "%s: cannot start gzip", name);
             rm_outstream_destroy (s);
@@ -168,6 +181,8 @@ rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t
     s->bytes_in += len;
     switch (s->c.codec) {
     case RM_CODEC_GZIP:
+        if (s->pgz)
+            return rm_pgzip_write (s->pgz, buf, len, err);
         return gzip_run (s, buf, len, Z_NO_FLUSH, err);
     case RM_CODEC_ZSTD:
         return zstd_run (s, buf, len, ZSTD_e_continue, err);
@@ -187,6 +202,8 @@ rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t
 bool
 rm_outstream_finish (rm_outstream_t *s, bson_error_t *err)
 {
+    if (s->pgz)
+        return rm_pgzip_finish (s->pgz, err) && flush_buf (s, err);
     if (s->c.codec == RM_CODEC_GZIP && !gzip_run (s, NULL, 0, Z_FINISH, err))
         return false;
     if (s->c.codec == RM_CODEC_ZSTD && !zstd_run (s, NULL, 0, ZSTD_e_end, err))
@@ -203,6 +220,7 @@ rm_outstream_destroy (rm_outstream_t *s)
         return;
     if (s->z_open)
         deflateEnd (&s->z);
+    rm_pgzip_destroy (s->pgz);
     ZSTD_freeCCtx (s->zc);
     bson_free (s->buf);
     bson_free (s->name);

@@ -36,8 +36,10 @@ rm_write_opts_resolve (rm_write_opts_t *o, const char *dst)
             o->format = RM_FORMAT_DIR;
     }
     if (!o->compress_set) {
+        int threads = o->compress.threads; /* --threads holds without --compress */
         memset (&o->compress, 0, sizeof o->compress);
         o->compress.codec = o->format == RM_FORMAT_DIR ? RM_CODEC_NONE : by_name;
+        o->compress.threads = threads;
         o->compress_set = true;
     }
     bson_free (base);
