@@ -3,7 +3,8 @@
 # Called by the Makefile before every build, so a fresh machine needs nothing by hand.
 set -eu
 
-packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev zstd gzip"
+# zstd, gzip, xz-utils, bzip2, bsdutils (script) and python3 are used by the tests.
+packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev zstd gzip xz-utils bzip2 bsdutils python3 python3-pip"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -51,8 +51,8 @@ if [ -n "$sanbuild" ]; then
     done
 fi
 
-passed=$(paste -sd+ "$log/passes" 2>/dev/null | bc)
-failed=$(paste -sd+ "$log/fails" 2>/dev/null | bc)
+passed=$(awk '{ n += $1 } END { print n + 0 }' "$log/passes" 2>/dev/null)
+failed=$(awk '{ n += $1 } END { print n + 0 }' "$log/fails" 2>/dev/null)
 passed=${passed:-0}; failed=${failed:-0}
 echo
 echo "$passed passed, $failed failed"
