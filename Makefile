@@ -5,7 +5,10 @@
 CC      ?= cc
 PREFIX  ?= /usr/local
 BUILD   ?= build
-PKGS     = libbson-1.0 libmongoc-1.0 libarchive libzstd zlib
+# The offline tool needs no driver: libmongoc stays out of its link, since
+# its load-time init leaves /dev/shm/mongoc-PID counters behind when a
+# process dies, and a later process given the same PID then warns on stderr.
+PKGS     = libbson-1.0 libarchive libzstd zlib
 OPT     ?= -O2 -g
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -Wstrict-prototypes
 # Recursive (=) so pkg-config runs only after the deps step installed it all.
