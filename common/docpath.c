@@ -203,7 +203,9 @@ find_in (const box_t *b, const char *name, hit_t *h)
     if (!bson_iter_init_from_data (&it, b->data, b->len))
         return -1;
     while (bson_iter_next (&it)) {
-        if (b->is_array ? by_index && pos == idx : strcmp (bson_iter_key (&it), name) == 0) {
+        const char *key = bson_iter_key (&it);
+        /* the first byte settles most comparisons without a call */
+        if (b->is_array ? by_index && pos == idx : key[0] == name[0] && strcmp (key, name) == 0) {
             h->it = it;
             h->start = bson_iter_offset (&it);
             h->end = it.next_off;
@@ -558,11 +560,21 @@ typedef struct {
     const uint8_t *raw;
     uint32_t raw_len;
     bool changed;
-    char what[256]; /* 'set "a.b"', for messages */
+    /* What is done, for messages: op "set" and op_path "a.b" (and for
+     * rename op_to), formatted only when an edit fails. */
+    const char *op;
+    const rm_path_t *op_path, *op_to;
     bson_error_t *err;
-    uint8_t *scratch; /* framing for bson_concat, reused */
+    uint8_t *scratch; /* framing for bson_concat */
     size_t scratch_cap;
 } edit_t;
+
+/* The framing buffer outlives an edit, so that rewriting millions of
+ * documents does not allocate for each; a huge one is given back. */
+#define SCRATCH_KEEP (1u << 20)
+static __thread uint8_t *kept_scratch;
+static __thread size_t kept_scratch_cap;
+static __thread bson_t *kept_tmp; /* rename's half-way document */
 
 static bool edit_fail (edit_t *e, rm_errcode_t code, const char *fmt, ...) BSON_GNUC_PRINTF (3, 4);
 
@@ -575,7 +587,11 @@ edit_fail (edit_t *e, rm_errcode_t code, const char *fmt, ...)
     va_start (ap, fmt);
     vsnprintf (why, sizeof why, fmt, ap);
     va_end (ap);
-    rm_error_set (e->err, code, "cannot %s: %s", e->what, why);
+    if (e->op_to)
+        rm_error_set (e->err, code, "cannot %s \"%s\" to \"%s\": %s", e->op, e->op_path->text,
+                      e->op_to->text, why);
+    else
+        rm_error_set (e->err, code, "cannot %s \"%s\": %s", e->op, e->op_path->text, why);
     return false;
 }
 
@@ -615,6 +631,14 @@ append_bytes (edit_t *e, bson_t *out, uint8_t type, const char *key, const uint8
         return true;
     if (need > INT32_MAX)
         return too_large (e);
+    if (!e->scratch && kept_scratch) {
+        /* adopted here, not at the start, so every edit that holds it
+         * ends in edit_end */
+        e->scratch = kept_scratch;
+        e->scratch_cap = kept_scratch_cap;
+        kept_scratch = NULL;
+        kept_scratch_cap = 0;
+    }
     if (need > e->scratch_cap) {
         uint8_t *grown = realloc (e->scratch, need);
         if (!grown)
@@ -783,6 +807,7 @@ edit_start (edit_t *e, const uint8_t *doc, size_t len, const rm_path_t *p, bson_
 {
     memset (e, 0, sizeof *e);
     e->p = p;
+    e->op_path = p;
     e->err = err;
     root->data = doc;
     root->len = (uint32_t) len;
@@ -802,7 +827,12 @@ edit_start (edit_t *e, const uint8_t *doc, size_t len, const rm_path_t *p, bson_
 static bool
 edit_end (edit_t *e, bson_t *out, bool ok)
 {
-    free (e->scratch);
+    if (e->scratch && e->scratch_cap <= SCRATCH_KEEP && !kept_scratch) {
+        kept_scratch = e->scratch;
+        kept_scratch_cap = e->scratch_cap;
+    } else {
+        free (e->scratch);
+    }
     e->scratch = NULL;
     if (!ok)
         bson_reinit (out);
@@ -818,7 +848,7 @@ rm_doc_set (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
 
     if (!edit_start (&e, doc, len, p, err, &root))
         return false;
-    snprintf (e.what, sizeof e.what, "set \"%s\"", p->text);
+    e.op = "set";
     if (!value)
         return edit_fail (&e, RM_ERR_USAGE, "no value");
     e.value = value;
@@ -837,7 +867,7 @@ rm_doc_unset (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p, b
         *changed = false;
     if (!edit_start (&e, doc, len, p, err, &root))
         return false;
-    snprintf (e.what, sizeof e.what, "unset \"%s\"", p->text);
+    e.op = "unset";
     ok = edit_end (&e, out, unset_in (&e, out, &root, 0));
     if (changed)
         *changed = ok && e.changed;
@@ -904,7 +934,7 @@ rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *fro
     edit_t e;
     box_t root, moved;
     walk_t src, dst;
-    bson_t tmp;
+    bson_t *tmp;
     bool ok;
 
     if (changed)
@@ -915,7 +945,8 @@ rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *fro
         rm_error_set (err, RM_ERR_USAGE, "empty path");
         return false;
     }
-    snprintf (e.what, sizeof e.what, "rename \"%s\" to \"%s\"", from->text, to->text);
+    e.op = "rename";
+    e.op_to = to;
 
     if (from->n == to->n && same_parts (from, to, from->n))
         return edit_fail (&e, RM_ERR_USAGE, "the source and target must differ");
@@ -958,14 +989,20 @@ rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *fro
     e.raw = moved.data + 1 + bson_iter_key_len (&src.last.it) + 1;
     e.raw_len = moved.len - (uint32_t) (e.raw - moved.data);
     e.p = to;
-    bson_init (&tmp);
-    ok = set_in (&e, &tmp, &root, NULL, 0);
+    tmp = kept_tmp ? kept_tmp : bson_new ();
+    kept_tmp = NULL;
+    ok = set_in (&e, tmp, &root, NULL, 0);
     if (ok) {
-        box_t mid = {bson_get_data (&tmp), tmp.len, false};
+        box_t mid = {bson_get_data (tmp), tmp->len, false};
         e.p = from;
         ok = unset_in (&e, out, &mid, 0);
     }
-    bson_destroy (&tmp);
+    if (tmp->len <= SCRATCH_KEEP) {
+        bson_reinit (tmp); /* keeps its buffer */
+        kept_tmp = tmp;
+    } else {
+        bson_destroy (tmp);
+    }
     ok = edit_end (&e, out, ok);
     if (changed)
         *changed = ok;

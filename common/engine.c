@@ -197,8 +197,8 @@ rm_doc_id_json (const uint8_t *doc, uint32_t len)
     return out;
 }
 
-static bool
-run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+bool
+rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     bool ok;
     switch (s->kind) {
@@ -259,9 +259,24 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
     return 0;
 }
 
+bool
+rm_engine_emit (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, const uint8_t *doc, uint32_t len,
+                bson_error_t *err)
+{
+    if (len > RM_BSON_MAX_SIZE && !ns->out->is_oplog) {
+        char *id = rm_doc_id_json (doc, len);
+        rm_error_set (err, RM_ERR_FORMAT, "%s: document %s would be %u bytes, over the "
+                      "16 MiB limit", ns->stats->name, id, len);
+        bson_free (id);
+        return false;
+    }
+    ns->stats->docs_out++;
+    return !w || rm_writer_doc (w, ns->out, doc, len, err);
+}
+
 /* The transformed namespaces, in the output's order. */
-static bool
-write_result (rm_engine_t *e, rm_writer_t *w, bson_error_t *err)
+bool
+rm_engine_write_stores (rm_engine_t *e, rm_writer_t *w, const bool *only, bson_error_t *err)
 {
     int rc;
 
@@ -269,26 +284,16 @@ write_result (rm_engine_t *e, rm_writer_t *w, bson_error_t *err)
         rm_ens_t *ns = &e->ns[i];
         rm_instream_t *s;
         rm_frame_t f;
-        if (!ns->stats->touched)
+        if (!ns->stats->touched || (only && !only[i]))
             continue;
         s = rm_store_open (ns->store, err);
         if (!s)
             return false;
-        while ((rc = rm_store_next (s, &f, err)) > 0) {
-            if (f.len > RM_BSON_MAX_SIZE && !ns->out->is_oplog) {
-                char *id = rm_doc_id_json (f.data, f.len);
-                rm_error_set (err, RM_ERR_FORMAT, "%s: document %s would be %u bytes, over the "
-                              "16 MiB limit", ns->stats->name, id, f.len);
-                bson_free (id);
+        while ((rc = rm_store_next (s, &f, err)) > 0)
+            if (!rm_engine_emit (e, w, ns, f.data, f.len, err)) {
                 rc = -1;
                 break;
             }
-            ns->stats->docs_out++;
-            if (w && !rm_writer_doc (w, ns->out, f.data, f.len, err)) {
-                rc = -1;
-                break;
-            }
-        }
         rm_instream_close (s);
         if (rc < 0 || (w && !rm_writer_ns_end (w, ns->out, err)))
             return false;
@@ -303,20 +308,21 @@ rm_engine_run (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, bson_error_t *err
 {
     const rm_dump_info_t *in = rm_reader_info (r);
     size_t *map = bson_malloc0 ((in->n_ns + 1) * sizeof *map);
-    int rc;
+    bool ok = true;
 
     /* Reader namespace -> engine namespace, once, not per document. */
     for (size_t i = 0; i < in->n_ns; i++)
         map[i] = rm_dump_info_find (e->out, in->ns[i]->db, in->ns[i]->coll)->index;
-    rc = run_input (e, r, w, map, err);
+    if (!e->opts.batch && rm_engine_can_stream (e->plan)) {
+        ok = rm_engine_stream (e, r, w, map, err);
+    } else {
+        ok = run_input (e, r, w, map, err) == 0;
+        for (size_t i = 0; ok && i < e->plan->n; i++)
+            ok = rm_engine_run_step (e, &e->plan->steps[i], err);
+        ok = ok && rm_engine_write_stores (e, w, NULL, err);
+    }
     bson_free (map);
-    if (rc < 0)
-        return false;
-
-    for (size_t i = 0; i < e->plan->n; i++)
-        if (!run_step (e, &e->plan->steps[i], err))
-            return false;
-    return write_result (e, w, err);
+    return ok;
 }
 
 size_t
@@ -337,6 +343,7 @@ rm_engine_destroy (rm_engine_t *e)
 {
     if (!e)
         return;
+    rm_engine_stages_destroy (e);
     for (size_t i = 0; i < e->n_ns; i++) {
         rm_store_destroy (e->ns[i].store);
         bson_free (e->stats[i].name);

@@ -13,6 +13,8 @@ typedef struct {
     bool read;          /* some step reads it (it may be only read) */
 } rm_ens_t;
 
+typedef struct rm_stage rm_stage_t;
+
 struct rm_engine {
     const rm_plan_t *plan;
     rm_engine_opts_t opts;
@@ -21,6 +23,7 @@ struct rm_engine {
     rm_ns_stats_t *stats;
     size_t n_ns;
     bool spilled;
+    rm_stage_t *stages; /* the one-pass path's per-step state */
 };
 
 rm_ens_t *rm_engine_find (rm_engine_t *e, const rm_nsref_t *ref);
@@ -33,11 +36,52 @@ rm_store_t *rm_engine_store_new (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err
 /* Seals next and makes it ns's documents, dropping the old store. */
 bool rm_engine_store_swap (rm_ens_t *ns, rm_store_t *next, bson_error_t *err);
 
+/* Runs one step store to store, its errors prefixed with the step. */
+bool rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+/* Writes one result document of ns (w NULL: counts it only), refusing one
+ * over the 16 MiB limit. */
+bool rm_engine_emit (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, const uint8_t *doc,
+                     uint32_t len, bson_error_t *err);
+/* Writes and ends the touched namespaces whose documents are in stores
+ * (only those with only[i] set, when only is not NULL). */
+bool rm_engine_write_stores (rm_engine_t *e, rm_writer_t *w, const bool *only, bson_error_t *err);
+
+/* The one-pass path (engine_stream.c): whether a plan can take it, and the
+ * run. map: reader namespace index -> engine namespace index. */
+bool rm_engine_can_stream (const rm_plan_t *plan);
+bool rm_engine_stream (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map,
+                       bson_error_t *err);
+void rm_engine_stages_destroy (rm_engine_t *e);
+
 /* Reads the next document of a store's stream: 1, 0 at the end, -1. */
 int rm_store_next (rm_instream_t *s, rm_frame_t *f, bson_error_t *err);
 
 /* "{_id: ...}" of a document as relaxed JSON, for messages. bson_free it. */
 char *rm_doc_id_json (const uint8_t *doc, uint32_t len);
+
+/* Per-document forms of the streaming steps, shared by the batch runs
+ * (store to store) and the one-pass path (engine_stream.c). */
+typedef struct {
+    bson_t buf[2];
+} rm_fields_scratch_t;
+void rm_fields_scratch_init (rm_fields_scratch_t *sc);
+void rm_fields_scratch_destroy (rm_fields_scratch_t *sc);
+/* Applies a field step to one document; out lives until the next call. */
+bool rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
+                      const uint8_t *doc, size_t len, const uint8_t **out, size_t *out_len,
+                      bson_error_t *err);
+
+/* Takes a document (valid only during the call). */
+typedef bool (*rm_emit_fn) (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err);
+
+typedef struct rm_extractor rm_extractor_t;
+rm_extractor_t *rm_extractor_new (const rm_step_t *s);
+/* Extracts one parent of `from`: its children go to emit, the parent to
+ * keep to out (valid until the next call). */
+bool rm_extractor_apply (rm_extractor_t *x, rm_ens_t *from, rm_ens_t *to, const uint8_t *doc,
+                         uint32_t len, rm_emit_fn emit, void *ctx, const uint8_t **out,
+                         size_t *out_len, bson_error_t *err);
+void rm_extractor_destroy (rm_extractor_t *x);
 
 bool rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);

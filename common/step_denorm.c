@@ -61,9 +61,126 @@ dgrow (dtable_t *t)
     bson_free (old);
 }
 
+struct rm_denorm_table {
+    const rm_denorm_t *d;
+    dtable_t t;
+    rm_denorm_apply_t *apply;
+    rm_refs_t refs;
+    const uint8_t **values;
+    size_t values_cap;
+    uint64_t docs, bytes; /* of `from`, for the memory estimate */
+};
+
+rm_denorm_table_t *
+rm_denorm_table_new (const rm_step_t *s)
+{
+    rm_denorm_table_t *dt = bson_malloc0 (sizeof *dt);
+    dt->d = &s->u.denorm;
+    dt->apply = rm_denorm_apply_new (dt->d);
+    dgrow (&dt->t);
+    return dt;
+}
+
+void
+rm_denorm_table_destroy (rm_denorm_table_t *dt)
+{
+    if (!dt)
+        return;
+    rm_denorm_apply_destroy (dt->apply);
+    rm_buf_destroy (&dt->refs.keys);
+    rm_buf_destroy (&dt->t.keys);
+    rm_buf_destroy (&dt->t.vals);
+    rm_buf_destroy (&dt->t.tmp);
+    rm_buf_destroy (&dt->t.one);
+    bson_free (dt->t.slots);
+    bson_free (dt->values);
+    bson_free (dt);
+}
+
+/* The one estimate of a table's memory, used in both engine modes so
+ * they agree on which way a join goes. */
+static uint64_t
+need (uint64_t bytes, uint64_t docs)
+{
+    return bytes + docs * PER_DOC_OVERHEAD;
+}
+
+uint64_t
+rm_denorm_table_need (const rm_denorm_table_t *dt)
+{
+    return need (dt->bytes, dt->docs);
+}
+
 /* key -> copied values of the first document of `from` with that key. */
+void
+rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t doc_len)
+{
+    dtable_t *t = &dt->t;
+    size_t nk = rm_join_keys (&dt->d->foreign, true, doc, doc_len, &t->tmp), off = 0;
+    bool values_made = false;
+    size_t val_off = 0;
+
+    dt->docs++;
+    dt->bytes += doc_len;
+    for (size_t k = 0; k < nk; k++) {
+        uint32_t len;
+        bool fresh;
+        dslot_t *s;
+        memcpy (&len, t->tmp.data + off, 4);
+        if ((t->used + 1) * 4 > t->n_slots * 3)
+            dgrow (t);
+        s = dfind (t, t->tmp.data + off + 4, len, &fresh);
+        if (fresh) {
+            if (!values_made) {
+                rm_denorm_values (dt->d, doc, doc_len, &t->one);
+                val_off = t->vals.len;
+                rm_buf_append (&t->vals, t->one.data, t->one.len);
+                values_made = true;
+            }
+            s->val_off = val_off;
+        }
+        off += 4 + len;
+    }
+}
+
+bool
+rm_denorm_table_apply (rm_denorm_table_t *dt, const char *ns_name, const uint8_t *doc,
+                       uint32_t len, const uint8_t **out, size_t *out_len, bson_error_t *err)
+{
+    rm_refs_t *refs = &dt->refs;
+    size_t off = 0;
+
+    rm_denorm_refs (dt->apply, doc, len, refs);
+    if (refs->n > dt->values_cap) {
+        dt->values_cap = refs->n * 2;
+        dt->values = bson_realloc (dt->values, dt->values_cap * sizeof *dt->values);
+    }
+    for (size_t i = 0; i < refs->n; i++) {
+        uint32_t klen;
+        dslot_t *sl;
+        memcpy (&klen, refs->keys.data + off, 4);
+        dt->values[i] = NULL;
+        if (klen == RM_DENORM_NO_REF) {
+            off += 4;
+            continue;
+        }
+        sl = dfind (&dt->t, refs->keys.data + off + 4, klen, NULL);
+        if (sl)
+            dt->values[i] = dt->t.vals.data + sl->val_off;
+        off += 4 + klen;
+    }
+    if (rm_denorm_apply (dt->apply, doc, len, dt->values, out, out_len, err))
+        return true;
+    {
+        char *id = rm_doc_id_json (doc, len);
+        rm_error_prefix (err, "%s: document %s", ns_name, id);
+        bson_free (id);
+    }
+    return false;
+}
+
 static bool
-load (dtable_t *t, const rm_denorm_t *d, rm_ens_t *from, bson_error_t *err)
+load (rm_denorm_table_t *dt, rm_ens_t *from, bson_error_t *err)
 {
     rm_instream_t *in = rm_store_open (from->store, err);
     rm_frame_t f;
@@ -71,30 +188,8 @@ load (dtable_t *t, const rm_denorm_t *d, rm_ens_t *from, bson_error_t *err)
 
     if (!in)
         return false;
-    while ((rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk = rm_join_keys (&d->foreign, true, f.data, f.len, &t->tmp), off = 0;
-        bool values_made = false;
-        size_t val_off = 0;
-        for (size_t k = 0; k < nk; k++) {
-            uint32_t len;
-            bool fresh;
-            dslot_t *s;
-            memcpy (&len, t->tmp.data + off, 4);
-            if ((t->used + 1) * 4 > t->n_slots * 3)
-                dgrow (t);
-            s = dfind (t, t->tmp.data + off + 4, len, &fresh);
-            if (fresh) {
-                if (!values_made) {
-                    rm_denorm_values (d, f.data, f.len, &t->one);
-                    val_off = t->vals.len;
-                    rm_buf_append (&t->vals, t->one.data, t->one.len);
-                    values_made = true;
-                }
-                s->val_off = val_off;
-            }
-            off += 4 + len;
-        }
-    }
+    while ((rc = rm_store_next (in, &f, err)) > 0)
+        rm_denorm_table_add (dt, f.data, f.len);
     rm_instream_close (in);
     return rc == 0;
 }
@@ -104,64 +199,25 @@ rm_denorm_hash_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     const rm_denorm_t *d = &s->u.denorm;
     rm_ens_t *in = rm_engine_find (e, &d->in), *from = rm_engine_find (e, &d->from);
-    rm_denorm_apply_t *a = rm_denorm_apply_new (d);
+    rm_denorm_table_t *dt = rm_denorm_table_new (s);
     rm_store_t *next = NULL;
     rm_instream_t *is = NULL;
-    const uint8_t **values = NULL;
-    size_t values_cap = 0;
-    rm_refs_t refs;
-    dtable_t t;
     rm_frame_t f;
     bool ok;
     int rc = 0;
 
-    memset (&t, 0, sizeof t);
-    memset (&refs, 0, sizeof refs);
-    dgrow (&t);
-    ok = load (&t, d, from, err) && (next = rm_engine_store_new (e, in, err)) &&
+    ok = load (dt, from, err) && (next = rm_engine_store_new (e, in, err)) &&
          (is = rm_store_open (in->store, err));
     while (ok && (rc = rm_store_next (is, &f, err)) > 0) {
         const uint8_t *out;
-        size_t out_len, off = 0;
-        rm_denorm_refs (a, f.data, f.len, &refs);
-        if (refs.n > values_cap) {
-            values_cap = refs.n * 2;
-            values = bson_realloc (values, values_cap * sizeof *values);
-        }
-        for (size_t i = 0; i < refs.n; i++) {
-            uint32_t len;
-            dslot_t *sl;
-            memcpy (&len, refs.keys.data + off, 4);
-            values[i] = NULL;
-            if (len == RM_DENORM_NO_REF) {
-                off += 4;
-                continue;
-            }
-            sl = dfind (&t, refs.keys.data + off + 4, len, NULL);
-            if (sl)
-                values[i] = t.vals.data + sl->val_off;
-            off += 4 + len;
-        }
-        ok = rm_denorm_apply (a, f.data, f.len, values, &out, &out_len, err);
-        if (!ok) {
-            char *id = rm_doc_id_json (f.data, f.len);
-            rm_error_prefix (err, "%s: document %s", in->stats->name, id);
-            bson_free (id);
-            break;
-        }
-        ok = rm_store_add (next, out, (uint32_t) out_len, err);
+        size_t out_len;
+        ok = rm_denorm_table_apply (dt, in->stats->name, f.data, f.len, &out, &out_len, err) &&
+             rm_store_add (next, out, (uint32_t) out_len, err);
     }
     if (rc < 0)
         ok = false;
     rm_instream_close (is);
-    rm_denorm_apply_destroy (a);
-    rm_buf_destroy (&refs.keys);
-    rm_buf_destroy (&t.keys);
-    rm_buf_destroy (&t.vals);
-    rm_buf_destroy (&t.tmp);
-    rm_buf_destroy (&t.one);
-    bson_free (t.slots);
-    bson_free (values);
+    rm_denorm_table_destroy (dt);
     if (!ok) {
         rm_store_destroy (next);
         return false;
@@ -173,8 +229,7 @@ bool
 rm_step_denorm_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     rm_ens_t *from = rm_engine_find (e, &s->u.denorm.from);
-    uint64_t need = rm_store_bytes (from->store) + rm_store_count (from->store) * PER_DOC_OVERHEAD;
-    if (need <= e->opts.memory)
+    if (need (rm_store_bytes (from->store), rm_store_count (from->store)) <= e->opts.memory)
         return rm_denorm_hash_run (e, s, err);
     e->spilled = true;
     return rm_denorm_sort_run (e, s, err);

@@ -12,13 +12,38 @@
 #include "docbuf.h"
 #include "engine_impl.h"
 
-typedef struct {
+struct rm_extractor {
+    const rm_extract_t *x;
     rm_buf_t child, key;
     bson_t ids, parent;
-} scratch_t;
+};
+
+rm_extractor_t *
+rm_extractor_new (const rm_step_t *s)
+{
+    rm_extractor_t *sc = bson_malloc0 (sizeof *sc);
+    sc->x = &s->u.extract;
+    rm_buf_init (&sc->child);
+    rm_buf_init (&sc->key);
+    bson_init (&sc->ids);
+    bson_init (&sc->parent);
+    return sc;
+}
+
+void
+rm_extractor_destroy (rm_extractor_t *sc)
+{
+    if (!sc)
+        return;
+    rm_buf_destroy (&sc->child);
+    rm_buf_destroy (&sc->key);
+    bson_destroy (&sc->ids);
+    bson_destroy (&sc->parent);
+    bson_free (sc);
+}
 
 static bool
-build_child (scratch_t *sc, const rm_extract_t *x, const bson_iter_t *parent_id,
+build_child (rm_extractor_t *sc, const rm_extract_t *x, const bson_iter_t *parent_id,
              const bson_iter_t *elem, uint32_t i, bson_error_t *err)
 {
     size_t start;
@@ -66,17 +91,19 @@ build_child (scratch_t *sc, const rm_extract_t *x, const bson_iter_t *parent_id,
     return true;
 }
 
-/* Extracts one parent into children; out and out_len get the parent to keep. */
+/* Extracts one parent: each child goes to emit (its bytes live until the
+ * next child), and out/out_len get the parent to keep. */
 static bool
-extract_one (scratch_t *sc, const rm_extract_t *x, rm_ens_t *to, rm_store_t *children,
-             const uint8_t *doc,
-             uint32_t len, const uint8_t **out, size_t *out_len, bson_error_t *err)
+extract_one (rm_extractor_t *sc, rm_ens_t *to, const uint8_t *doc, uint32_t len,
+             rm_emit_fn emit, void *ctx, const uint8_t **out, size_t *out_len,
+             bson_error_t *err)
 {
     bson_t b;
     bson_iter_t parent_id, arr, elem;
     uint32_t i = 0;
     char key[16];
     const char *k;
+    const rm_extract_t *x = sc->x;
 
     *out = doc;
     *out_len = len;
@@ -98,7 +125,7 @@ extract_one (scratch_t *sc, const rm_extract_t *x, rm_ens_t *to, rm_store_t *chi
         bson_iter_t child_it, cid;
         bson_t child;
         if (!build_child (sc, x, &parent_id, &elem, i, err) ||
-            !rm_store_add (children, sc->child.data, (uint32_t) sc->child.len, err))
+            !emit (ctx, sc->child.data, (uint32_t) sc->child.len, err))
             return false;
         bson_init_static (&child, sc->child.data, sc->child.len);
         bson_iter_init (&child_it, &child);
@@ -128,43 +155,52 @@ extract_one (scratch_t *sc, const rm_extract_t *x, rm_ens_t *to, rm_store_t *chi
 }
 
 bool
+rm_extractor_apply (rm_extractor_t *sc, rm_ens_t *from, rm_ens_t *to, const uint8_t *doc,
+                    uint32_t len, rm_emit_fn emit, void *ctx, const uint8_t **out,
+                    size_t *out_len, bson_error_t *err)
+{
+    if (extract_one (sc, to, doc, len, emit, ctx, out, out_len, err))
+        return true;
+    {
+        char *id = rm_doc_id_json (doc, len);
+        rm_error_prefix (err, "%s: document %s", from->stats->name, id);
+        bson_free (id);
+    }
+    return false;
+}
+
+static bool
+store_child (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    return rm_store_add (ctx, doc, len, err);
+}
+
+bool
 rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     const rm_extract_t *x = &s->u.extract;
     rm_ens_t *from = rm_engine_find (e, &x->from), *to = rm_engine_find (e, &x->to);
     rm_store_t *next = rm_engine_store_new (e, from, err);
     rm_store_t *children = next ? rm_engine_store_new (e, to, err) : NULL;
+    rm_extractor_t *sc = rm_extractor_new (s);
     rm_instream_t *in = NULL;
-    scratch_t sc;
     rm_frame_t fr;
     bool ok = children != NULL;
     int rc = 0;
 
-    rm_buf_init (&sc.child);
-    rm_buf_init (&sc.key);
-    bson_init (&sc.ids);
-    bson_init (&sc.parent);
     if (ok)
         ok = (in = rm_store_open (from->store, err)) != NULL;
     while (ok && (rc = rm_store_next (in, &fr, err)) > 0) {
         const uint8_t *out;
         size_t out_len;
-        ok = extract_one (&sc, x, to, children, fr.data, fr.len, &out, &out_len, err);
-        if (!ok) {
-            char *id = rm_doc_id_json (fr.data, fr.len);
-            rm_error_prefix (err, "%s: document %s", from->stats->name, id);
-            bson_free (id);
-            break;
-        }
-        ok = rm_store_add (next, out, (uint32_t) out_len, err);
+        ok = rm_extractor_apply (sc, from, to, fr.data, fr.len, store_child, children, &out,
+                                 &out_len, err) &&
+             rm_store_add (next, out, (uint32_t) out_len, err);
     }
     if (rc < 0)
         ok = false;
     rm_instream_close (in);
-    rm_buf_destroy (&sc.child);
-    rm_buf_destroy (&sc.key);
-    bson_destroy (&sc.ids);
-    bson_destroy (&sc.parent);
+    rm_extractor_destroy (sc);
     if (!ok) {
         rm_store_destroy (next);
         rm_store_destroy (children);

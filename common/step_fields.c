@@ -3,14 +3,64 @@
  * through two buffers reused for every document. */
 #include "engine_impl.h"
 
+void
+rm_fields_scratch_init (rm_fields_scratch_t *sc)
+{
+    bson_init (&sc->buf[0]);
+    bson_init (&sc->buf[1]);
+}
+
+void
+rm_fields_scratch_destroy (rm_fields_scratch_t *sc)
+{
+    bson_destroy (&sc->buf[0]);
+    bson_destroy (&sc->buf[1]);
+}
+
+bool
+rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
+                 const uint8_t *doc, size_t len, const uint8_t **out, size_t *out_len,
+                 bson_error_t *err)
+{
+    const rm_fields_t *f = &s->u.fields;
+
+    for (size_t i = 0; i < f->n; i++) {
+        bson_t *b = &sc->buf[i & 1];
+        bool changed = false, ok;
+        bson_reinit (b);
+        switch (s->kind) {
+        case RM_STEP_SET:
+        case RM_STEP_VERSION:
+            ok = rm_doc_set (b, doc, len, &f->paths[i], &f->values[i], err);
+            break;
+        case RM_STEP_UNSET:
+            ok = rm_doc_unset (b, doc, len, &f->paths[i], &changed, err);
+            break;
+        default:
+            ok = rm_doc_rename (b, doc, len, &f->paths[i], &f->to[i], &changed, err);
+            break;
+        }
+        if (!ok) {
+            char *id = rm_doc_id_json (doc, (uint32_t) len);
+            rm_error_prefix (err, "%s: document %s", ns_name, id);
+            bson_free (id);
+            return false;
+        }
+        doc = bson_get_data (b);
+        len = b->len;
+    }
+    *out = doc;
+    *out_len = len;
+    return true;
+}
+
 bool
 rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
-    const rm_fields_t *f = &s->u.fields;
-    rm_ens_t *ns = rm_engine_find (e, &f->in);
+    rm_ens_t *ns = rm_engine_find (e, &s->u.fields.in);
     rm_store_t *next = rm_engine_store_new (e, ns, err);
     rm_instream_t *in;
-    bson_t buf[2];
+    rm_fields_scratch_t sc;
     rm_frame_t fr;
     bool ok = true;
     int rc = 0;
@@ -22,43 +72,16 @@ rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         rm_store_destroy (next);
         return false;
     }
-    bson_init (&buf[0]);
-    bson_init (&buf[1]);
+    rm_fields_scratch_init (&sc);
     while (ok && (rc = rm_store_next (in, &fr, err)) > 0) {
-        const uint8_t *doc = fr.data;
-        size_t len = fr.len;
-        for (size_t i = 0; ok && i < f->n; i++) {
-            bson_t *out = &buf[i & 1];
-            bool changed = false;
-            bson_reinit (out);
-            switch (s->kind) {
-            case RM_STEP_SET:
-            case RM_STEP_VERSION:
-                ok = rm_doc_set (out, doc, len, &f->paths[i], &f->values[i], err);
-                break;
-            case RM_STEP_UNSET:
-                ok = rm_doc_unset (out, doc, len, &f->paths[i], &changed, err);
-                break;
-            default:
-                ok = rm_doc_rename (out, doc, len, &f->paths[i], &f->to[i], &changed, err);
-                break;
-            }
-            if (!ok) {
-                char *id = rm_doc_id_json (doc, (uint32_t) len);
-                rm_error_prefix (err, "%s: document %s", ns->stats->name, id);
-                bson_free (id);
-                break;
-            }
-            doc = bson_get_data (out);
-            len = out->len;
-        }
-        if (ok)
-            ok = rm_store_add (next, doc, (uint32_t) len, err);
+        const uint8_t *doc;
+        size_t len;
+        ok = rm_fields_apply (&sc, s, ns->stats->name, fr.data, fr.len, &doc, &len, err) &&
+             rm_store_add (next, doc, (uint32_t) len, err);
     }
     if (rc < 0)
         ok = false;
-    bson_destroy (&buf[0]);
-    bson_destroy (&buf[1]);
+    rm_fields_scratch_destroy (&sc);
     rm_instream_close (in);
     if (!ok) {
         rm_store_destroy (next);

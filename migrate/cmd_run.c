@@ -19,6 +19,9 @@ static const char run_usage[] =
     "  --tmp DIR             where temporary stores and sort runs go (default\n"
     "                        $TMPDIR or /tmp); removed on success, error or signal\n"
     "  --dry-run             check and run everything, count, write nothing\n"
+    "  --batch               run every step store to store, as plans with joins\n"
+    "                        do, even when the plan could go in one pass (slower;\n"
+    "                        the same output, for comparison)\n"
     "  --stats-json FILE     write the per-namespace summary as JSON to FILE\n"
     "  --quiet, -q           no progress or summary\n"
     "\n"
@@ -131,6 +134,7 @@ cmd_run (int argc, char **argv)
     memset (&eo, 0, sizeof eo);
     eo.memory = o.memory;
     eo.tmpdir = o.tmpdir;
+    eo.batch = o.batch;
     eo.progress = on_progress;
     eo.progress_ctx = &pc;
     if (ok) {

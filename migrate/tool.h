@@ -18,6 +18,7 @@ typedef struct {
     const char *from, *to, *tmpdir, *stats_json, *against;
     size_t memory;
     bool dry_run;
+    bool batch;          /* every step store to store (--batch) */
 } tool_opts_t;
 
 /* Commands: each returns the process exit status. */

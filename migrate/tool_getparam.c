@@ -8,7 +8,7 @@
 #include "tool.h"
 
 enum { OPT_FORMAT = 256, OPT_COMPRESS, OPT_FORCE, OPT_QUIET, OPT_JSON, OPT_SKIP, OPT_HELP,
-       OPT_THREADS, OPT_FROM, OPT_TO, OPT_MEMORY, OPT_TMP, OPT_DRY_RUN, OPT_STATS_JSON,
+       OPT_THREADS, OPT_FROM, OPT_TO, OPT_MEMORY, OPT_TMP, OPT_DRY_RUN, OPT_STATS_JSON, OPT_BATCH,
        OPT_AGAINST };
 
 /* "512M", "64M", "1G", "100K" or bytes. */
@@ -40,7 +40,7 @@ allowed (const tool_cmd_t *cmd, int c)
 {
     switch (c) {
     case OPT_FROM: case OPT_TO: case OPT_MEMORY: case OPT_TMP: case OPT_DRY_RUN:
-    case OPT_STATS_JSON:
+    case OPT_STATS_JSON: case OPT_BATCH:
         return cmd->runs;
     case OPT_AGAINST:
         return cmd->checks;
@@ -68,6 +68,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         {"tmp", required_argument, NULL, OPT_TMP},
         {"dry-run", no_argument, NULL, OPT_DRY_RUN},
         {"stats-json", required_argument, NULL, OPT_STATS_JSON},
+        {"batch", no_argument, NULL, OPT_BATCH},
         {"against", required_argument, NULL, OPT_AGAINST},
         {NULL, 0, NULL, 0},
     };
@@ -89,6 +90,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         case OPT_TO: o->to = optarg; break;
         case OPT_TMP: o->tmpdir = optarg; break;
         case OPT_DRY_RUN: o->dry_run = true; break;
+        case OPT_BATCH: o->batch = true; break;
         case OPT_STATS_JSON: o->stats_json = optarg; break;
         case OPT_AGAINST: o->against = optarg; break;
         case OPT_MEMORY:

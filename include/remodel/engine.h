@@ -1,8 +1,11 @@
 /* The transform engine: runs a plan over a dump. Namespaces no step
- * touches stream straight from the reader to the writer, byte for byte;
- * touched ones are parked in compressed temporary stores, transformed step
- * by step, and written at the end. Joins work in memory when their smaller
- * side fits the budget, and through external sorts when it does not. */
+ * touches stream straight from the reader to the writer, byte for byte.
+ * Plans of per-document steps (field steps, extract, denormalize) run in
+ * the same single pass, each document through its steps and out; other
+ * plans park the touched namespaces in compressed temporary stores,
+ * transform them step by step and write them at the end. Joins work in
+ * memory when their smaller side fits the budget, and through external
+ * sorts when it does not. Both paths give the same bytes. */
 #ifndef REMODEL_ENGINE_H
 #define REMODEL_ENGINE_H
 
@@ -12,6 +15,7 @@
 typedef struct {
     size_t memory;      /* budget for in-memory joins, bytes (0: 512 MiB) */
     const char *tmpdir; /* stores and spill files (NULL: $TMPDIR or /tmp) */
+    bool batch;         /* never the one-pass path (for comparison) */
     /* Called for every document read from the source (may be NULL). */
     void (*progress) (void *ctx, uint64_t docs);
     void *progress_ctx;

@@ -169,6 +169,10 @@ tmp_empty "SIGTERM: --tmp left empty"
 # JSON cases cases/denormalize.json and cases/summarize.json run above) ------
 py "denormalize/summarize properties" "$TD/denorm_props.py" "$T/w" 30
 
+# --- the one-pass path (field steps, extract, denormalize while reading) ----
+# equals --memory 1K and --batch byte for byte, whatever the segment order
+py "one-pass properties" "$TD/stream_props.py" "$T/w" 20
+
 # --- bucketize / unbucketize: round trips, --memory 1K, fixtures untouched ---
 # (tests/transforms/cases/bucket.json runs with the json cases above)
 py "bucket properties" "$TD/bucket_props.py" "$T/w" 40
