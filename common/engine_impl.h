@@ -83,6 +83,13 @@ bool rm_extractor_apply (rm_extractor_t *x, rm_ens_t *from, rm_ens_t *to, const 
                          size_t *out_len, bson_error_t *err);
 void rm_extractor_destroy (rm_extractor_t *x);
 
+typedef struct rm_unbucketizer rm_unbucketizer_t;
+rm_unbucketizer_t *rm_unbucketizer_new (const rm_step_t *s, rm_ens_t *to);
+/* Turns one bucket of `from` into its readings, each given to emit. */
+bool rm_unbucketizer_apply (rm_unbucketizer_t *j, rm_ens_t *from, const uint8_t *doc,
+                            uint32_t len, rm_emit_fn emit, void *ctx, bson_error_t *err);
+void rm_unbucketizer_destroy (rm_unbucketizer_t *j);
+
 bool rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);

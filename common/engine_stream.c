@@ -1,6 +1,6 @@
 /* The engine's one-pass path: plans made only of per-document steps
- * (set, unset, rename, version, extract, and denormalize whose `from` no
- * step changes) run while the source is read. Each document goes through
+ * (set, unset, rename, version, extract, unbucketize, and denormalize
+ * whose `from` no step changes) run while the source is read. Each document goes through
  * its steps in plan order and straight to the writer, with no temporary
  * store in between.
  *
@@ -21,13 +21,14 @@ typedef enum { STAGE_READY, STAGE_WAITING, STAGE_DEFERRED } stage_state_t;
 
 struct rm_stage {
     const rm_step_t *s;
-    rm_ens_t *in;   /* the namespace whose documents the step changes */
-    rm_ens_t *to;   /* extract: the namespace it creates */
+    rm_ens_t *in;   /* the namespace whose documents the step takes */
+    rm_ens_t *to;   /* extract, unbucketize: the namespace it creates */
     rm_ens_t *from; /* denormalize: the namespace it copies from */
     stage_state_t state;
     rm_store_t *waiting;
     rm_fields_scratch_t fields;
     rm_extractor_t *x;
+    rm_unbucketizer_t *ub;
     rm_denorm_table_t *table;
 };
 
@@ -40,6 +41,12 @@ typedef struct {
 
 static bool feed (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, size_t first, const uint8_t *doc,
                   uint32_t len, bson_error_t *err);
+
+static bool
+is_field_step (rm_step_kind_t k)
+{
+    return k == RM_STEP_SET || k == RM_STEP_UNSET || k == RM_STEP_RENAME || k == RM_STEP_VERSION;
+}
 
 static bool
 is_output (const rm_plan_t *plan, const rm_nsref_t *ref)
@@ -65,6 +72,7 @@ rm_engine_can_stream (const rm_plan_t *plan)
         case RM_STEP_RENAME:
         case RM_STEP_VERSION:
         case RM_STEP_EXTRACT:
+        case RM_STEP_UNBUCKETIZE:
             break;
         case RM_STEP_DENORMALIZE:
             /* The table is built from the source's own documents. */
@@ -92,6 +100,11 @@ stages_new (rm_engine_t *e)
             st->to = rm_engine_find (e, &s->u.extract.to);
             st->x = rm_extractor_new (s);
             break;
+        case RM_STEP_UNBUCKETIZE:
+            st->in = rm_engine_find (e, &s->u.unbucketize.from);
+            st->to = rm_engine_find (e, &s->u.unbucketize.to);
+            st->ub = rm_unbucketizer_new (s, st->to);
+            break;
         case RM_STEP_DENORMALIZE:
             st->in = rm_engine_find (e, &s->u.denorm.in);
             st->from = rm_engine_find (e, &s->u.denorm.from);
@@ -115,8 +128,9 @@ rm_engine_stages_destroy (rm_engine_t *e)
         rm_stage_t *st = &e->stages[i];
         rm_store_destroy (st->waiting);
         rm_extractor_destroy (st->x);
+        rm_unbucketizer_destroy (st->ub);
         rm_denorm_table_destroy (st->table);
-        if (st->s->kind != RM_STEP_EXTRACT && st->s->kind != RM_STEP_DENORMALIZE)
+        if (is_field_step (st->s->kind))
             rm_fields_scratch_destroy (&st->fields);
     }
     bson_free (e->stages);
@@ -162,6 +176,15 @@ feed (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, size_t first, const uint8_t 
             if (!rm_extractor_apply (st->x, ns, st->to, doc, len, feed_child, &child, &out,
                                      &out_len, err))
                 return step_error (st, err);
+            break;
+        }
+        case RM_STEP_UNBUCKETIZE: {
+            /* the buckets stay as they are */
+            feed_t child = {e, w, st->to, i + 1};
+            if (!rm_unbucketizer_apply (st->ub, ns, doc, len, feed_child, &child, err))
+                return step_error (st, err);
+            out = doc;
+            out_len = len;
             break;
         }
         case RM_STEP_DENORMALIZE:
@@ -288,8 +311,9 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *
             if (ns->store)
                 ok = fill_tables (e, ns, item.doc, item.len, err);
             if (ok)
-                ok = ns->stats->touched ? feed (e, w, ns, 0, item.doc, item.len, err)
-                                        : rm_engine_emit (e, w, ns, item.doc, item.len, err);
+                ok = ns->stats->touched || ns->read
+                         ? feed (e, w, ns, 0, item.doc, item.len, err)
+                         : rm_engine_emit (e, w, ns, item.doc, item.len, err);
             continue;
         }
         if (!ns->stats->touched && w) {

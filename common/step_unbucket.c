@@ -14,14 +14,16 @@ typedef struct {
     bson_iter_t it;
 } slot_t;
 
-typedef struct {
+struct rm_unbucketizer {
     const rm_unbucketize_t *u;
     rm_buf_t doc;
     slot_t *meta;          /* the bucket's meta fields */
     int32_t *bucket_pos, *pos;
-    rm_store_t *out;
     rm_ens_t *to;
-} job_t;
+    rm_emit_fn emit;       /* where the readings go */
+    void *ctx;
+};
+typedef rm_unbucketizer_t job_t;
 
 /* An array of n int32 positions into pos. */
 static bool
@@ -107,7 +109,7 @@ restore (job_t *j, const bson_iter_t *m, bson_error_t *err)
         return false;
     }
     j->to->stats->extracted++;
-    return rm_store_add (j->out, j->doc.data + st, (uint32_t) (j->doc.len - st), err);
+    return j->emit (j->ctx, j->doc.data + st, (uint32_t) (j->doc.len - st), err);
 }
 
 static bool
@@ -159,42 +161,77 @@ one_bucket (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
     return true;
 }
 
+rm_unbucketizer_t *
+rm_unbucketizer_new (const rm_step_t *s, rm_ens_t *to)
+{
+    const rm_unbucketize_t *u = &s->u.unbucketize;
+    job_t *j = bson_malloc0 (sizeof *j);
+
+    j->u = u;
+    j->to = to;
+    rm_buf_init (&j->doc);
+    j->meta = bson_aligned_alloc0 (BSON_ALIGNOF (slot_t), u->n_meta * sizeof (slot_t));
+    j->bucket_pos = bson_malloc0 (u->n_meta * sizeof *j->bucket_pos);
+    j->pos = bson_malloc0 (u->n_meta * sizeof *j->pos);
+    return j;
+}
+
+void
+rm_unbucketizer_destroy (rm_unbucketizer_t *j)
+{
+    if (!j)
+        return;
+    rm_buf_destroy (&j->doc);
+    bson_free (j->meta);
+    bson_free (j->bucket_pos);
+    bson_free (j->pos);
+    bson_free (j);
+}
+
+bool
+rm_unbucketizer_apply (rm_unbucketizer_t *j, rm_ens_t *from, const uint8_t *doc, uint32_t len,
+                       rm_emit_fn emit, void *ctx, bson_error_t *err)
+{
+    j->emit = emit;
+    j->ctx = ctx;
+    if (one_bucket (j, doc, len, err))
+        return true;
+    {
+        char *id = rm_doc_id_json (doc, len);
+        rm_error_prefix (err, "%s: bucket %s", from->stats->name, id);
+        bson_free (id);
+    }
+    return false;
+}
+
+static bool
+store_reading (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    return rm_store_add (ctx, doc, len, err);
+}
+
 bool
 rm_step_unbucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
-    const rm_unbucketize_t *u = &s->u.unbucketize;
-    rm_ens_t *from = rm_engine_find (e, &u->from);
+    rm_ens_t *from = rm_engine_find (e, &s->u.unbucketize.from);
+    rm_ens_t *to = rm_engine_find (e, &s->u.unbucketize.to);
+    rm_unbucketizer_t *j = rm_unbucketizer_new (s, to);
+    rm_store_t *out;
     rm_instream_t *in = NULL;
     rm_frame_t f;
-    job_t j;
     int rc = -1;
     bool ok;
 
-    memset (&j, 0, sizeof j);
-    j.u = u;
-    j.to = rm_engine_find (e, &u->to);
-    rm_buf_init (&j.doc);
-    j.meta = bson_aligned_alloc0 (BSON_ALIGNOF (slot_t), u->n_meta * sizeof (slot_t));
-    j.bucket_pos = bson_malloc0 (u->n_meta * sizeof *j.bucket_pos);
-    j.pos = bson_malloc0 (u->n_meta * sizeof *j.pos);
-    ok = (j.out = rm_engine_store_new (e, j.to, err)) && (in = rm_store_open (from->store, err));
+    ok = (out = rm_engine_store_new (e, to, err)) && (in = rm_store_open (from->store, err));
     while (ok && (rc = rm_store_next (in, &f, err)) > 0)
-        if (!one_bucket (&j, f.data, f.len, err)) {
-            char *id = rm_doc_id_json (f.data, f.len);
-            rm_error_prefix (err, "%s: bucket %s", from->stats->name, id);
-            bson_free (id);
-            ok = false;
-        }
+        ok = rm_unbucketizer_apply (j, from, f.data, f.len, store_reading, out, err);
     if (rc < 0)
         ok = false;
     rm_instream_close (in);
     if (ok)
-        ok = rm_engine_store_swap (j.to, j.out, err);
+        ok = rm_engine_store_swap (to, out, err);
     else
-        rm_store_destroy (j.out);
-    rm_buf_destroy (&j.doc);
-    bson_free (j.meta);
-    bson_free (j.bucket_pos);
-    bson_free (j.pos);
+        rm_store_destroy (out);
+    rm_unbucketizer_destroy (j);
     return ok;
 }

@@ -10,6 +10,9 @@ the documents reaching it back and lets them through, in order, when `from`
 ends; past --memory it defers to the store-to-store sort-merge. Whatever the
 path, the result must be the batch path's (`--batch`) byte for byte.
 
+Then unbucketize (with field steps before and after it) over buckets made
+by bucketize, one pass against --batch.
+
 For each seed: generated namespaces t.items (references to t.refs, arrays
 to extract), t.refs (the referenced side, with duplicate keys) and t.other
 (untouched), written as archives whose segments come in three orders
@@ -23,6 +26,7 @@ with the right document counts. Errors too: a document that fails a step
 gives the same message on both paths.
 """
 
+import datetime
 import json
 import os
 import random
@@ -213,6 +217,56 @@ def main():
                 problems.insert(0, "plan: " + json.dumps(plan))
             rep.result("one pass = --memory 1K = --batch, byte for byte (seed %d, %s)"
                        % (seed, label), problems)
+
+    # unbucketize: buckets made by bucketize, then read back in one pass,
+    # alone or with field steps before (on the buckets) and after (on the
+    # readings).
+    for seed in range(1, seeds // 2 + 1):
+        rng = random.Random(1000 + seed)
+        readings = [bson.encode({"_id": i, "ts": datetime.datetime.fromtimestamp(
+                        rng.randrange(0, 40000), datetime.timezone.utc),
+                        "sensor": rng.randrange(4), "temp": rng.randrange(-20, 40)})
+                    for i in range(rng.randrange(10, 200))]
+        src = os.path.join(work, "readings.archive")
+        write_archive(src, [("t.readings", readings), ("t.other", [])], [("t.readings", 0, len(readings))])
+        bplan = os.path.join(work, "bplan.json")
+        with open(bplan, "w") as f:
+            json.dump({"remodel": 1, "steps": [{"bucketize": {
+                "from": "t.readings", "to": "t.buckets", "timeField": "ts", "metaField": "sensor",
+                "granularity": "hours", "maxCount": rng.randrange(2, 30)}}]}, f)
+        buckets = os.path.join(work, "buckets.archive")
+        rmlib.fresh(buckets)
+        r = rmlib.run_remodel(["run", "-q", bplan, "--from", src, "--to", buckets])
+        steps = []
+        if rng.random() < 0.5:
+            steps.append({"set": {"in": "t.buckets", "fields": {"checked": True}}})
+        steps.append({"unbucketize": {"from": "t.buckets", "to": "t.back", "timeField": "ts",
+                                      "metaField": "sensor"}})
+        if rng.random() < 0.5:
+            steps.append({"rename": {"in": "t.back", "fields": {"temp": "celsius"}}})
+        plan = {"remodel": 1, "steps": steps}
+        with open(plan_path, "w") as f:
+            json.dump(plan, f)
+        problems = [] if r.rc == 0 else ["bucketize: exit %d: %s" % (r.rc, r.err)]
+        outs = {}
+        for name, extra in (("one-pass", []), ("batch", ["--batch"])):
+            if problems:
+                break
+            r, out, st = run(work, plan_path, buckets, name, extra)
+            if r.rc != 0:
+                problems.append("%s: exit %d: %s" % (name, r.rc, r.err.strip()))
+            else:
+                outs[name] = (rmlib.read_dir(out)[0], st)
+        if not problems:
+            problems = rmlib.bson_bytes_equal(outs["batch"][0], outs["one-pass"][0])
+            if outs["batch"][1] != outs["one-pass"][1]:
+                problems.append("--stats-json differs")
+            if len(outs["batch"][0].get("t.back", [])) != len(readings):
+                problems.append("t.back: %d readings out of %d" %
+                                (len(outs["batch"][0].get("t.back", [])), len(readings)))
+        if problems:
+            problems.insert(0, "plan: " + json.dumps(plan))
+        rep.result("unbucketize in one pass = --batch, byte for byte (seed %d)" % seed, problems)
 
     # A step error names the same document and step on both paths.
     namespaces = [("t.items", [bson.encode({"_id": 1, "tags": 5})]),
