@@ -6,6 +6,9 @@
 #                  (default ${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench)
 #   BENCH_OUT=F    the report (default BENCHMARKS.md)
 #   BENCH_PYTHON=0 skip the by-hand Python scripts; BENCH_PROFILE=0 skip perf
+#   BENCH_REPEAT=N runs of each short measurement, the fastest counts (default 3)
+#   BENCH_OUTDIR=D where outputs are written (default a tmpfs, /dev/shm, when it
+#                  has room: see "method" in the report)
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +20,7 @@ OUT=${BENCH_OUT:-$ROOT/BENCHMARKS.md}
 PLANS=$ROOT/scripts/bench
 TIME=/usr/bin/time
 log() { printf 'bench: %s\n' "$*" >&2; }
-trap 'log "interrupted"; rm -rf "$WORK"; exit 0' INT TERM
+trap 'log "interrupted"; rm -rf "$WORK" "$SPILL"; exit 0' INT TERM
 
 [ -x "$R" ] && [ -x "$GEN" ] || { log "build $R and $GEN first (make all)"; exit 0; }
 [ -x "$TIME" ] || { log "/usr/bin/time (GNU time) is needed: apt-get install time"; exit 0; }
@@ -38,13 +41,31 @@ fi
 [ -f "$CACHE/docs" ] || "$R" inspect --json "$A" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(n["documents"] for n in d["namespaces"]))' > "$CACHE/docs"
 [ -f "$CACHE/bkdocs" ] || "$R" inspect --json "$BK" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(n["documents"] for n in d["namespaces"]))' > "$CACHE/bkdocs"
 
-# Outputs go beside the inputs (same disk) in a scratch dir removed after each measurement.
-WORK=$CACHE/work.$$
-mkdir -p "$WORK"
-export TMPDIR=$WORK
+# Outputs go to a tmpfs when there is one with room for two copies of the
+# dump: disk writeback (and remodel's fsync before its rename, which cat does
+# not do) then stays out of every figure, which measure work, not the disk.
+# Temporary stores and sort runs stay on the disk beside the inputs.
+OUTBASE=${BENCH_OUTDIR:-}
+if [ -z "$OUTBASE" ]; then
+    OUTBASE=$CACHE
+    shm_free=$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2 { print $4 * 1024 }')
+    [ -n "$shm_free" ] && [ "$shm_free" -gt $(( $(stat -c %s "$A") * 3 )) ] && OUTBASE=/dev/shm
+fi
+WORK=$OUTBASE/remodel-bench-work.$$
+SPILL=$CACHE/tmp.$$
+mkdir -p "$WORK" "$SPILL"
+export TMPDIR=$SPILL
+REPEAT=${BENCH_REPEAT:-3}
 RES=$CACHE/results.tsv.$$
 : > "$RES"
 size() { stat -c %s "$1"; }
+
+# best KIND NAME ...: measure, REPEAT times (the report keeps the fastest run
+# and the largest peak RSS)
+best() {
+    local i
+    for ((i = 0; i < REPEAT; i++)); do measure "$@"; done
+}
 
 # measure KIND NAME INPUT_BYTES INPUT_DOCS MEMORY CMD...   (CMD run through bash -c)
 measure() {
@@ -71,15 +92,14 @@ if command -v pigz >/dev/null; then GZ=pigz; else GZ=gzip; fi
 
 # ---- floors (I/O and compression), read once first so every run sees a warm cache
 cat "$A" "$Z" "$G" "$BK" > /dev/null
-# cat is short and sensitive to writeback: three runs, the fastest counts
-for i in 1 2 3; do measure floor cat "$AB" "$DOCS" "" "cat '$A' > '$WORK/out.archive'"; done
-measure floor cat-bucketized "$BKB" "$BKDOCS" "" "cat '$BK' > '$WORK/out.archive'"
-measure floor zstd "$ZB" "$DOCS" "" "zstd -q -dc '$Z' | zstd -q -3 -T0 > '$WORK/out.archive.zst'"
+best floor cat "$AB" "$DOCS" "" "cat '$A' > '$WORK/out.archive'"
+best floor cat-bucketized "$BKB" "$BKDOCS" "" "cat '$BK' > '$WORK/out.archive'"
+best floor zstd "$ZB" "$DOCS" "" "zstd -q -dc '$Z' | zstd -q -3 -T0 > '$WORK/out.archive.zst'"
 measure floor gzip "$GB" "$DOCS" "" "$GZ -dc '$G' | $GZ -6 > '$WORK/out.archive.gz'"
 
 # ---- convert
-measure remodel convert-plain "$AB" "$DOCS" "" "'$R' convert -q '$A' '$WORK/out.archive'"
-measure remodel convert-zstd "$ZB" "$DOCS" "" "'$R' convert -q '$Z' '$WORK/out.archive.zst'"
+best remodel convert-plain "$AB" "$DOCS" "" "'$R' convert -q '$A' '$WORK/out.archive'"
+best remodel convert-zstd "$ZB" "$DOCS" "" "'$R' convert -q '$Z' '$WORK/out.archive.zst'"
 measure remodel convert-gzip "$AB" "$DOCS" "" "'$R' convert -q '$A' '$WORK/out.archive.gz'"
 
 # ---- plan steps, plain archive in and out, default --memory (512M) and 64M
@@ -87,7 +107,7 @@ for step in extract field denormalize unbucketize embed summarize bucketize; do
     in=$A b=$AB n=$DOCS
     [ $step = unbucketize ] && in=$BK b=$BKB n=$BKDOCS
     for mem in 512M 64M; do
-        measure remodel "$step" "$b" "$n" "$mem" \
+        best remodel "$step" "$b" "$n" "$mem" \
             "'$R' run -q '$PLANS/$step.json' --from '$in' --to '$WORK/out.archive' --memory $mem --stats-json '$WORK/stats.json'"
     done
 done
@@ -143,12 +163,12 @@ if [ "${BENCH_PROFILE:-1}" != 0 ]; then
 fi
 
 # ---- report
-MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/{print $2}') GiB RAM, $(df -h "$CACHE" | awk 'NR==2{print $1}') ($(stat -f -c %T "$CACHE"))"
-python3 "$PLANS/report.py" "$RES" --out "$OUT" --scale "$SCALE" --machine "$MACHINE" \
+MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/{print $2}') GiB RAM, inputs and temporary files on $(df -h "$CACHE" | awk 'NR==2{print $1}') ($(stat -f -c %T "$CACHE")), outputs on $(df -h "$OUTBASE" | awk 'NR==2{print $1}') ($(stat -f -c %T "$OUTBASE"))"
+python3 "$PLANS/report.py" "$RES" --out "$OUT" --scale "$SCALE" --machine "$MACHINE" --repeat "$REPEAT" \
     --command "make bench SCALE=$SCALE" --cache "$CACHE" --profile "$PROF" --notes "$PLANS/notes.md" \
     || log "report failed; raw results in $RES"
 python3 "$PLANS/report.py" "$RES" --scale "$SCALE" --table-only >&2 || true
-rm -rf "$WORK" "$PROF"
+rm -rf "$WORK" "$SPILL" "$PROF"
 mv "$RES" "$CACHE/last-results.tsv" 2>/dev/null
 log "wrote $OUT (raw: $CACHE/last-results.tsv)"
 exit 0
