@@ -130,6 +130,7 @@ rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out
     e->n_ns = out->n_ns;
     e->ns = bson_malloc0 (e->n_ns * sizeof *e->ns);
     e->stats = bson_malloc0 (e->n_ns * sizeof *e->stats);
+    e->sinks = bson_malloc0 (e->n_ns * sizeof *e->sinks);
     for (size_t i = 0; i < e->n_ns; i++) {
         e->ns[i].out = out->ns[i];
         e->ns[i].stats = &e->stats[i];
@@ -139,18 +140,46 @@ rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out
     for (size_t i = 0; i < e->plan->n; i++) {
         const rm_nsref_t *refs[4];
         size_t n = rm_step_outputs (&e->plan->steps[i], refs, 4);
-        for (size_t j = 0; j < n; j++)
+        for (size_t j = 0; j < n; j++) {
             rm_engine_find (e, refs[j])->stats->touched = true;
+            rm_engine_find (e, refs[j])->last_step = i + 1;
+        }
         n = rm_step_inputs (&e->plan->steps[i], refs, 4);
-        for (size_t j = 0; j < n; j++)
+        for (size_t j = 0; j < n; j++) {
             rm_engine_find (e, refs[j])->read = true;
+            rm_engine_find (e, refs[j])->last_step = i + 1;
+        }
     }
     return true;
+}
+
+typedef struct rm_sink_ctx sink_ctx_t;
+
+static bool
+sink_add (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    sink_ctx_t *c = ctx;
+    return rm_engine_emit (c->e, c->e->w, c->ns, doc, len, err);
+}
+
+static bool
+sink_seal (void *ctx, bson_error_t *err)
+{
+    sink_ctx_t *c = ctx;
+    c->ns->written = true;
+    return !c->e->w || rm_writer_ns_end (c->e->w, c->ns->out, err);
 }
 
 rm_store_t *
 rm_engine_store_new (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err)
 {
+    static const rm_store_sink_t sink = {sink_add, sink_seal};
+    if (e->step && e->step == ns->last_step && !ns->written) {
+        sink_ctx_t *c = &e->sinks[ns->out->index];
+        c->e = e;
+        c->ns = ns;
+        return rm_store_new_sink (ns->stats->name, &sink, c);
+    }
     return rm_store_new (e->opts.tmpdir, ns->stats->name, err);
 }
 
@@ -201,6 +230,7 @@ bool
 rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     bool ok;
+    e->step = s->index;
     switch (s->kind) {
     case RM_STEP_EMBED: ok = rm_step_embed_run (e, s, err); break;
     case RM_STEP_EXTRACT: ok = rm_step_extract_run (e, s, err); break;
@@ -210,6 +240,7 @@ rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     case RM_STEP_UNBUCKETIZE: ok = rm_step_unbucketize_run (e, s, err); break;
     default: ok = rm_step_fields_run (e, s, err); break;
     }
+    e->step = 0;
     if (!ok && err->message[0] && strncmp (err->message, "step ", 5) != 0)
         rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
     return ok;
@@ -284,7 +315,7 @@ rm_engine_write_stores (rm_engine_t *e, rm_writer_t *w, const bool *only, bson_e
         rm_ens_t *ns = &e->ns[i];
         rm_instream_t *s;
         rm_frame_t f;
-        if (!ns->stats->touched || (only && !only[i]))
+        if (!ns->stats->touched || ns->written || (only && !only[i]))
             continue;
         s = rm_store_open (ns->store, err);
         if (!s)
@@ -310,6 +341,7 @@ rm_engine_run (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, bson_error_t *err
     size_t *map = bson_malloc0 ((in->n_ns + 1) * sizeof *map);
     bool ok = true;
 
+    e->w = w;
     /* Reader namespace -> engine namespace, once, not per document. */
     for (size_t i = 0; i < in->n_ns; i++)
         map[i] = rm_dump_info_find (e->out, in->ns[i]->db, in->ns[i]->coll)->index;
@@ -350,5 +382,6 @@ rm_engine_destroy (rm_engine_t *e)
     }
     bson_free (e->ns);
     bson_free (e->stats);
+    bson_free (e->sinks);
     bson_free (e);
 }

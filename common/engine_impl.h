@@ -11,9 +11,17 @@ typedef struct {
     rm_ns_t *out;       /* the namespace in the output list */
     rm_store_t *store;  /* its documents so far, when a step reads it */
     bool read;          /* some step reads it (it may be only read) */
+    size_t last_step;   /* 1 + index of the last step that reads or writes it */
+    bool written;       /* its result went straight to the writer */
 } rm_ens_t;
 
 typedef struct rm_stage rm_stage_t;
+
+/* What a sink store (rm_engine_store_new) writes to. */
+struct rm_sink_ctx {
+    struct rm_engine *e;
+    rm_ens_t *ns;
+};
 
 struct rm_engine {
     const rm_plan_t *plan;
@@ -24,6 +32,9 @@ struct rm_engine {
     size_t n_ns;
     bool spilled;
     rm_stage_t *stages; /* the one-pass path's per-step state */
+    rm_writer_t *w;     /* the output while running (NULL: count only) */
+    struct rm_sink_ctx *sinks; /* per namespace, for rm_engine_store_new */
+    size_t step;        /* 1 + index of the step running, 0 between steps */
 };
 
 rm_ens_t *rm_engine_find (rm_engine_t *e, const rm_nsref_t *ref);
@@ -31,7 +42,9 @@ rm_ens_t *rm_engine_find (rm_engine_t *e, const rm_nsref_t *ref);
  * never below 64 KiB, so that a tiny budget spills runs of a sensible size
  * rather than one file per record. */
 size_t rm_engine_sort_budget (const rm_engine_t *e);
-/* A new, empty store labelled for ns. */
+/* A new, empty store labelled for ns, for the step running to fill. When
+ * that is the last step to touch ns, a sink that writes the documents
+ * straight out instead (no later step needs them back). */
 rm_store_t *rm_engine_store_new (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err);
 /* Seals next and makes it ns's documents, dropping the old store. */
 bool rm_engine_store_swap (rm_ens_t *ns, rm_store_t *next, bson_error_t *err);

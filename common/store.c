@@ -1,5 +1,6 @@
 /* Stores: temporary zstd files of framed BSON, removed on destroy, at exit
- * and on signals (they are registered with rm_tmppath). */
+ * and on signals (they are registered with rm_tmppath); or sinks, which
+ * hand every document on and keep nothing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -15,7 +16,20 @@ struct rm_store {
     int fd;
     rm_outstream_t *out;
     uint64_t count, bytes;
+    rm_store_sink_t sink; /* a sink: add and seal go here, no file */
+    void *sink_ctx;
 };
+
+rm_store_t *
+rm_store_new_sink (const char *label, const rm_store_sink_t *sink, void *ctx)
+{
+    rm_store_t *s = bson_malloc0 (sizeof *s);
+    s->label = bson_strdup (label);
+    s->fd = -1;
+    s->sink = *sink;
+    s->sink_ctx = ctx;
+    return s;
+}
 
 rm_store_t *
 rm_store_new (const char *tmpdir, const char *label, bson_error_t *err)
@@ -49,6 +63,8 @@ rm_store_add (rm_store_t *s, const uint8_t *doc, uint32_t len, bson_error_t *err
 {
     s->count++;
     s->bytes += len;
+    if (s->sink.add)
+        return s->sink.add (s->sink_ctx, doc, len, err);
     return rm_outstream_write (s->out, doc, len, err);
 }
 
@@ -56,6 +72,11 @@ bool
 rm_store_seal (rm_store_t *s, bson_error_t *err)
 {
     bool ok = true;
+    if (s->sink.seal) {
+        ok = s->sink.seal (s->sink_ctx, err);
+        s->sink.seal = NULL;
+        s->sink.add = NULL;
+    }
     if (s->out) {
         ok = rm_outstream_finish (s->out, err);
         rm_outstream_destroy (s->out);
@@ -67,7 +88,13 @@ rm_store_seal (rm_store_t *s, bson_error_t *err)
 rm_instream_t *
 rm_store_open (rm_store_t *s, bson_error_t *err)
 {
-    rm_instream_t *in = rm_instream_open (s->path, err);
+    rm_instream_t *in;
+    if (!s->path) {
+        rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: documents already written out, not kept",
+                      s->label);
+        return NULL;
+    }
+    in = rm_instream_open (s->path, err);
     if (in)
         rm_instream_rename (in, s->label);
     return in;
@@ -85,7 +112,8 @@ rm_store_destroy (rm_store_t *s)
     rm_outstream_destroy (s->out);
     if (s->fd >= 0)
         close (s->fd);
-    rm_tmppath_remove (s->path);
+    if (s->path)
+        rm_tmppath_remove (s->path);
     bson_free (s->path);
     bson_free (s->label);
     bson_free (s);

@@ -9,6 +9,15 @@
 typedef struct rm_store rm_store_t;
 
 rm_store_t *rm_store_new (const char *tmpdir, const char *label, bson_error_t *err);
+
+/* A sink looks like a store to the steps but keeps nothing: each document
+ * goes to add as it comes, and seal is called once at the end. It cannot
+ * be opened for reading. */
+typedef struct {
+    bool (*add) (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err);
+    bool (*seal) (void *ctx, bson_error_t *err);
+} rm_store_sink_t;
+rm_store_t *rm_store_new_sink (const char *label, const rm_store_sink_t *sink, void *ctx);
 bool rm_store_add (rm_store_t *s, const uint8_t *doc, uint32_t len, bson_error_t *err);
 /* Ends writing; the store can then be read. */
 bool rm_store_seal (rm_store_t *s, bson_error_t *err);
