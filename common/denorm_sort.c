@@ -169,9 +169,7 @@ assemble (djob_t *j, bson_error_t *err)
             values[i] = voff[i] == SIZE_MAX ? NULL : held.data + voff[i];
         ok = rm_denorm_apply (j->a, f.data, f.len, values, &out, &out_len, err);
         if (!ok) {
-            char *id = rm_doc_id_json (f.data, f.len);
-            rm_error_prefix (err, "%s: document %s", j->in->stats->name, id);
-            bson_free (id);
+            rm_doc_error (err, j->in->stats->name, "document", f.data, f.len);
             break;
         }
         ok = rm_store_add (next, out, (uint32_t) out_len, err);

@@ -227,6 +227,22 @@ rm_doc_id_json (const uint8_t *doc, uint32_t len)
 }
 
 bool
+rm_doc_error (bson_error_t *err, const char *ns_name, const char *what, const uint8_t *doc,
+              uint32_t len)
+{
+    char *id = rm_doc_id_json (doc, len);
+    rm_error_prefix (err, "%s: %s %s", ns_name, what, id);
+    bson_free (id);
+    return false;
+}
+
+bool
+rm_store_emit (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    return rm_store_add (ctx, doc, len, err);
+}
+
+bool
 rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     bool ok;

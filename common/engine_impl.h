@@ -71,6 +71,10 @@ int rm_store_next (rm_instream_t *s, rm_frame_t *f, bson_error_t *err);
 
 /* "{_id: ...}" of a document as relaxed JSON, for messages. bson_free it. */
 char *rm_doc_id_json (const uint8_t *doc, uint32_t len);
+/* Prefixes err with "<ns_name>: <what> <_id>" (what: "document", "bucket")
+ * and returns false, for a step that failed on one document. */
+bool rm_doc_error (bson_error_t *err, const char *ns_name, const char *what, const uint8_t *doc,
+                   uint32_t len);
 
 /* Per-document forms of the streaming steps, shared by the batch runs
  * (store to store) and the one-pass path (engine_stream.c). */
@@ -86,6 +90,8 @@ bool rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *n
 
 /* Takes a document (valid only during the call). */
 typedef bool (*rm_emit_fn) (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err);
+/* An rm_emit_fn adding to the store ctx. */
+bool rm_store_emit (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err);
 
 typedef struct rm_extractor rm_extractor_t;
 rm_extractor_t *rm_extractor_new (const rm_step_t *s);

@@ -169,14 +169,8 @@ rm_denorm_table_apply (rm_denorm_table_t *dt, const char *ns_name, const uint8_t
             dt->values[i] = dt->t.vals.data + sl->val_off;
         off += 4 + klen;
     }
-    if (rm_denorm_apply (dt->apply, doc, len, dt->values, out, out_len, err))
-        return true;
-    {
-        char *id = rm_doc_id_json (doc, len);
-        rm_error_prefix (err, "%s: document %s", ns_name, id);
-        bson_free (id);
-    }
-    return false;
+    return rm_denorm_apply (dt->apply, doc, len, dt->values, out, out_len, err) ||
+           rm_doc_error (err, ns_name, "document", doc, len);
 }
 
 static bool

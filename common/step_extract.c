@@ -159,20 +159,8 @@ rm_extractor_apply (rm_extractor_t *sc, rm_ens_t *from, rm_ens_t *to, const uint
                     uint32_t len, rm_emit_fn emit, void *ctx, const uint8_t **out,
                     size_t *out_len, bson_error_t *err)
 {
-    if (extract_one (sc, to, doc, len, emit, ctx, out, out_len, err))
-        return true;
-    {
-        char *id = rm_doc_id_json (doc, len);
-        rm_error_prefix (err, "%s: document %s", from->stats->name, id);
-        bson_free (id);
-    }
-    return false;
-}
-
-static bool
-store_child (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
-{
-    return rm_store_add (ctx, doc, len, err);
+    return extract_one (sc, to, doc, len, emit, ctx, out, out_len, err) ||
+           rm_doc_error (err, from->stats->name, "document", doc, len);
 }
 
 bool
@@ -193,7 +181,7 @@ rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     while (ok && (rc = rm_store_next (in, &fr, err)) > 0) {
         const uint8_t *out;
         size_t out_len;
-        ok = rm_extractor_apply (sc, from, to, fr.data, fr.len, store_child, children, &out,
+        ok = rm_extractor_apply (sc, from, to, fr.data, fr.len, rm_store_emit, children, &out,
                                  &out_len, err) &&
              rm_store_add (next, out, (uint32_t) out_len, err);
     }

@@ -40,12 +40,8 @@ rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_nam
             ok = rm_doc_rename (b, doc, len, &f->paths[i], &f->to[i], &changed, err);
             break;
         }
-        if (!ok) {
-            char *id = rm_doc_id_json (doc, (uint32_t) len);
-            rm_error_prefix (err, "%s: document %s", ns_name, id);
-            bson_free (id);
-            return false;
-        }
+        if (!ok)
+            return rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
         doc = bson_get_data (b);
         len = b->len;
     }

@@ -194,20 +194,7 @@ rm_unbucketizer_apply (rm_unbucketizer_t *j, rm_ens_t *from, const uint8_t *doc,
 {
     j->emit = emit;
     j->ctx = ctx;
-    if (one_bucket (j, doc, len, err))
-        return true;
-    {
-        char *id = rm_doc_id_json (doc, len);
-        rm_error_prefix (err, "%s: bucket %s", from->stats->name, id);
-        bson_free (id);
-    }
-    return false;
-}
-
-static bool
-store_reading (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
-{
-    return rm_store_add (ctx, doc, len, err);
+    return one_bucket (j, doc, len, err) || rm_doc_error (err, from->stats->name, "bucket", doc, len);
 }
 
 bool
@@ -224,7 +211,7 @@ rm_step_unbucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 
     ok = (out = rm_engine_store_new (e, to, err)) && (in = rm_store_open (from->store, err));
     while (ok && (rc = rm_store_next (in, &f, err)) > 0)
-        ok = rm_unbucketizer_apply (j, from, f.data, f.len, store_reading, out, err);
+        ok = rm_unbucketizer_apply (j, from, f.data, f.len, rm_store_emit, out, err);
     if (rc < 0)
         ok = false;
     rm_instream_close (in);
