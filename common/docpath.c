@@ -611,7 +611,7 @@ static bool
 cannot_create (edit_t *e, const char *name, const bson_iter_t *in)
 {
     char shown[160];
-    return edit_fail (e, RM_ERR_USAGE, "cannot create field '%s' in element %s", name,
+    return edit_fail (e, RM_ERR_DATA, "cannot create field '%s' in element %s", name,
                       show_element (shown, sizeof shown, in));
 }
 
@@ -750,7 +750,7 @@ set_in (edit_t *e, bson_t *out, const box_t *b, const bson_iter_t *self, size_t 
         const char *key;
 
         if (idx - h.count > MAX_BACKFILL)
-            return edit_fail (e, RM_ERR_USAGE,
+            return edit_fail (e, RM_ERR_DATA,
                               "position %u is past the end of an array of %u: can't backfill "
                               "more than %u elements",
                               idx, h.count, MAX_BACKFILL);
@@ -957,7 +957,7 @@ rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *fro
         return bad_bytes (&e);
     if (src.end == WALK_BLOCKED) {
         char shown[160];
-        return edit_fail (&e, RM_ERR_USAGE,
+        return edit_fail (&e, RM_ERR_DATA,
                           "cannot use the part (%s of %s) to traverse the element (%s)",
                           from->parts[src.depth], from->text,
                           show_element (shown, sizeof shown, &src.last.it));
@@ -968,13 +968,13 @@ rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *fro
         return edit_end (&e, out, ok);
     }
     if (src.array_at >= 0)
-        return edit_fail (&e, RM_ERR_USAGE,
+        return edit_fail (&e, RM_ERR_DATA,
                           "the source field cannot be an array element (\"%.*s\" is an array)",
                           prefix_len (from, (size_t) src.array_at), from->text);
     /* Where the target does not exist, the deepest part that does is a
      * parent too: it may not be an array either. */
     if (dst.array_at >= 0)
-        return edit_fail (&e, RM_ERR_USAGE,
+        return edit_fail (&e, RM_ERR_DATA,
                           "the destination field cannot be an array element (\"%.*s\" is an "
                           "array)",
                           prefix_len (to, (size_t) dst.array_at), to->text);

@@ -70,7 +70,7 @@ build_child (rm_extractor_t *sc, const rm_extract_t *x, const bson_iter_t *paren
                 continue;
             if ((x->style != RM_STYLE_CHILD_REFS && !strcmp (k, x->parent_field)) ||
                 (x->ordinal_field && !strcmp (k, x->ordinal_field))) {
-                rm_error_set (err, RM_ERR_USAGE,
+                rm_error_set (err, RM_ERR_DATA,
                               "element %u already has a field \"%s\": choose another "
                               "parentField or ordinalField", i, k);
                 return false;

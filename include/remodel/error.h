@@ -17,6 +17,9 @@ typedef enum {
     RM_ERR_NOMEM,
     RM_ERR_INTERRUPTED, /* SIGINT or SIGTERM arrived */
     RM_ERR_UNSUPPORTED, /* valid input this build cannot handle */
+    RM_ERR_DATA,        /* a valid document the plan cannot apply to (a field
+                           in the way, an array where a path goes through):
+                           exit status 1, unlike a usage error's 2 */
 } rm_errcode_t;
 
 /* Fills err (which may be NULL) with the RM_ERROR_DOMAIN domain. */
