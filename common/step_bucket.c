@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "docbuf.h"
+#include "remodel/bsoncheck.h"
 #include "engine_impl.h"
 #include "remodel/accum.h"
 #include "remodel/sorter.h"
@@ -417,6 +418,29 @@ feed (job_t *j, bson_error_t *err)
     return rc == 0 && rm_sorter_finish (j->sorter, err);
 }
 
+/* What a bucket holds besides its measurements, at most: _id, start, end,
+ * count, metaPositions and the array's key, the meta fields (no larger
+ * than the first reading) and the stats (each a number of 16 bytes or
+ * less under a short key). */
+static size_t
+bucket_room (const rm_bucketize_t *b, size_t first_len)
+{
+    size_t n = 256 + strlen (b->as) + first_len + b->n_meta * 16;
+    for (size_t i = 0; i < b->n_stats; i++)
+        n += 16 + strlen (b->stats[i].field) + b->stats[i].n * (8 + 16);
+    return n;
+}
+
+/* Whether a measurement of len bytes still fits in the open bucket under
+ * the 16 MiB document limit (its key and the _metaPositions it may carry
+ * included). */
+static bool
+fits (const job_t *j, size_t len)
+{
+    size_t add = 16 + len + 32 + j->b->n_meta * 8;
+    return j->meas.len + add + bucket_room (j->b, j->first.len) <= RM_BSON_MAX_SIZE;
+}
+
 static bool
 drain (job_t *j, bson_error_t *err)
 {
@@ -426,7 +450,9 @@ drain (job_t *j, bson_error_t *err)
     while ((rc = rm_sorter_next (j->sorter, &k, &kl, &v, &vl, err)) > 0) {
         size_t gl = prefix_len (k) - 8; /* [len][meta key][window] */
         bool same = j->count && j->group.len == gl && !memcmp (j->group.data, k, gl);
-        if (!same || j->count == (uint64_t) j->b->max_count) {
+        /* A full window continues in further buckets: past maxCount, or
+         * when the next reading would take the bucket over 16 MiB. */
+        if (!same || j->count == (uint64_t) j->b->max_count || !fits (j, vl)) {
             if (!flush (j, err))
                 return false;
             if (same) {

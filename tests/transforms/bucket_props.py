@@ -8,7 +8,9 @@
     before 1970);
   - every bucket holds 1..maxCount readings of one (meta, window), sorted by
     time, readings inside [start, end), count == len(measurements);
-  - --memory 1K gives byte-identical output to the default.
+  - --memory 1K gives byte-identical output to the default;
+  - no bucket passes 16 MiB: readings of megabytes cut a window into
+    several buckets before maxCount.
 
 Then the real time-series fixtures of mongo-tools pass through `remodel run`
 untouched (byte-identical .bson and metadata) when no step names them.
@@ -87,6 +89,8 @@ def check_buckets(buckets, metas, span, max_count):
     p = []
     seen = set()
     for raw in buckets:
+        if len(raw) > 16 * 1024 * 1024:
+            p.append("a bucket of %d bytes, over 16 MiB" % len(raw))
         b = bson.decode(raw, codec_options=bson.codec_options.CodecOptions(
             datetime_conversion=bson.codec_options.DatetimeConversion.DATETIME_MS))
         keys = list(b.keys())
@@ -109,8 +113,25 @@ def check_buckets(buckets, metas, span, max_count):
     return p[:5]
 
 
-def prop_roundtrip(seed, work, n=None):
-    plan, docs, metas, span, max_count = gen(seed, n)
+def prop_big(seed):
+    """Readings of 1.5 to 3.5 MB in one series and one window: past 16 MiB a
+    window continues in further buckets before maxCount (1000) is reached."""
+    rnd = random.Random(seed)
+    docs = []
+    for i in range(14):
+        body = "x" * rnd.randrange(1500000, 3500000)
+        docs.append(bson.encode(SON([("_id", i), ("ts", DatetimeMS(1776000000000 + i * 1000)),
+                                     ("sensor", "big"), ("value", i), ("blob", body)])))
+    plan = {"remodel": 1, "steps": [
+        {"bucketize": {"from": "t.r", "to": "t.b", "timeField": "ts", "metaField": "sensor",
+                       "granularity": "hours", "maxCount": 1000,
+                       "stats": {"value": ["count", "min", "max", "sum", "avg"]}}},
+        {"unbucketize": {"from": "t.b", "to": "t.back", "timeField": "ts", "metaField": "sensor"}}]}
+    return plan, docs, ["sensor"], 3600, 1000
+
+
+def prop_roundtrip(seed, work, n=None, case=None):
+    plan, docs, metas, span, max_count = case or gen(seed, n)
     src = os.path.join(work, "bin")
     rmlib.fresh(src)
     rmlib.write_dump(src, {"t.r": docs})
@@ -142,6 +163,9 @@ def prop_roundtrip(seed, work, n=None):
     if nss.get("t.r"):
         p.append("t.r not empty after bucketize")
     p += check_buckets(nss.get("t.b", []), metas, span, max_count)
+    if case and len(nss.get("t.b", [])) < 3:
+        p.append("%d buckets for 14 readings of 1.5-3.5 MB: the 16 MiB limit did not cut them"
+                 % len(nss.get("t.b", [])))
     cmp = filecmp.dircmp(outs[0], outs[1])
     diffs = []
 
@@ -228,6 +252,12 @@ def main():
     name = "property: 20000 readings spill under --memory 1K and still round-trip, same bytes"
     try:
         rep.result(name, prop_roundtrip(1000, work, 20000))
+    except Exception:
+        import traceback
+        rep.bad(name, traceback.format_exc())
+    name = "property: a window whose readings pass 16 MiB continues in further buckets, each under 16 MiB, and round-trips"
+    try:
+        rep.result(name, prop_roundtrip(7, work, case=prop_big(7)))
     except Exception:
         import traceback
         rep.bad(name, traceback.format_exc())
