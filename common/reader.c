@@ -1,6 +1,7 @@
 /* Opening any dump: the format is told by the bytes, never by the name. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include "reader_impl.h"
 #include "remodel/bsoncheck.h"
 #include "remodel/crc64.h"
+#include "remodel/tmppath.h"
 
 static const uint8_t archive_magic[4] = {0x6d, 0xe2, 0x99, 0x81};
 
@@ -20,6 +22,23 @@ other_compression (const uint8_t *p, ssize_t n)
            (n >= 3 && memcmp (p, "BZh", 3) == 0) ||
            (n >= 4 && memcmp (p, "\x04\x22\x4d\x18", 4) == 0) ||
            (n >= 4 && memcmp (p, "\x89LZO", 4) == 0);
+}
+
+static bool
+write_all (int fd, const char *name, const uint8_t *p, size_t n, bson_error_t *err)
+{
+    while (n > 0) {
+        ssize_t w = write (fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            rm_error_set (err, RM_ERR_IO, "%s: write failed: %s", name, strerror (errno));
+            return false;
+        }
+        p += w;
+        n -= (size_t) w;
+    }
+    return true;
 }
 
 /* Opened at the first bad document, so that a run refused before reading
@@ -51,9 +70,47 @@ reader_new (const char *name, const rm_read_opts_t *opts)
 static void
 reader_free (rm_reader_t *r)
 {
+    if (r->spool)
+        rm_tmppath_remove (r->spool);
+    bson_free (r->spool);
     rm_dump_info_destroy (&r->info);
     bson_free (r->path);
     bson_free (r);
+}
+
+/* A tar is read in several passes (its metadata may follow its data), so
+ * one that arrives on a stream is first copied to a temporary file, as
+ * the stream gives it (gzip and zstd already undone). */
+static bool
+spool (rm_reader_t *r, rm_instream_t *s, bson_error_t *err)
+{
+    const char *dir = r->opts.tmpdir && *r->opts.tmpdir ? r->opts.tmpdir
+                      : getenv ("TMPDIR") && *getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp";
+    char *base = bson_strdup_printf ("%s/remodel-stdin.tar", dir);
+    const uint8_t *p;
+    ssize_t n;
+    int fd;
+
+    r->spool = rm_tmppath_new (base);
+    bson_free (base);
+    fd = open (r->spool, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot create a temporary copy of the tar: %s",
+                      r->spool, strerror (errno));
+        return false;
+    }
+    while ((n = rm_instream_fill (s, 1 << 20, &p, err)) > 0) {
+        if (!write_all (fd, r->spool, p, (size_t) n, err)) {
+            close (fd);
+            return false;
+        }
+        rm_instream_skip (s, (size_t) n);
+    }
+    if (close (fd) != 0 && n == 0) {
+        rm_error_set (err, RM_ERR_IO, "%s: %s", r->spool, strerror (errno));
+        return false;
+    }
+    return n == 0;
 }
 
 /* Picks the reader for a stream by its first (decompressed) bytes. tar_ok:
@@ -72,13 +129,9 @@ init_by_content (rm_reader_t *r, rm_instream_t *s, bool tar_ok, bson_error_t *er
         return rm_archive_reader_init (r, s, err);
     if ((n >= 262 && memcmp (p + 257, "ustar", 5) == 0) ||
         (rm_instream_codec (s) == RM_CODEC_NONE && other_compression (p, n))) {
+        bool ok = tar_ok || spool (r, s, err);
         rm_instream_close (s);
-        if (!tar_ok) {
-            rm_error_set (err, RM_ERR_UNSUPPORTED,
-                          "%s: a tar archive must be read from a file, not a stream", r->path);
-            return false;
-        }
-        return rm_tar_reader_init (r, err);
+        return ok && rm_tar_reader_init (r, err);
     }
     return rm_bson_reader_init (r, s, err);
 }
@@ -148,33 +201,17 @@ rm_reader_close (rm_reader_t *r)
         r->ops->close (r);
     if (r->quarantine_fd >= 0)
         close (r->quarantine_fd);
-    rm_dump_info_destroy (&r->info);
-    bson_free (r->path);
-    bson_free (r);
+    reader_free (r);
 }
 
 static bool
 quarantine (rm_reader_t *r, const rm_frame_t *f, bson_error_t *err)
 {
-    const uint8_t *p = f->data;
-    size_t n = f->len;
     if (!r->opts.quarantine)
         return true;
     if (r->quarantine_fd < 0 && !open_quarantine (r, err))
         return false;
-    while (n > 0) {
-        ssize_t w = write (r->quarantine_fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            rm_error_set (err, RM_ERR_IO, "%s: write failed: %s", r->opts.quarantine,
-                          strerror (errno));
-            return false;
-        }
-        p += w;
-        n -= (size_t) w;
-    }
-    return true;
+    return write_all (r->quarantine_fd, r->opts.quarantine, f->data, f->len, err);
 }
 
 rm_frame_kind_t

@@ -13,7 +13,8 @@ typedef struct {
 struct rm_reader {
     const rm_reader_ops_t *ops;
     void *impl;
-    char *path;
+    char *path;        /* the name in messages ("<stdin>" for standard input) */
+    char *spool;       /* a tar read from standard input, copied here */
     rm_dump_info_t info;
     rm_read_opts_t opts;
     uint64_t skipped;
@@ -27,6 +28,13 @@ bool rm_archive_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err
 bool rm_bson_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err);
 bool rm_dir_reader_init (rm_reader_t *r, bson_error_t *err);
 bool rm_tar_reader_init (rm_reader_t *r, bson_error_t *err);
+
+/* The file a reader that needs several passes opens. */
+static inline const char *
+rm_reader_file (const rm_reader_t *r)
+{
+    return r->spool ? r->spool : r->path;
+}
 
 /* The next valid document of ns on s: a frame from rm_frame_next, with bad
  * documents set aside when --skip-invalid allows it and every other error

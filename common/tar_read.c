@@ -4,7 +4,8 @@
  * A first pass reads the small files (metadata, prelude) and lists the .bson
  * members, so every namespace is known before the first document, as the
  * archive format's prelude needs. A second pass streams the documents; the
- * oplog, wherever it sits in the tar, is streamed last by a third. */
+ * oplog, wherever it sits in the tar, is streamed last by a third. A tar
+ * on standard input is first copied to a temporary file (reader.c). */
 #include <archive.h>
 #include <archive_entry.h>
 #include <stdio.h>
@@ -39,13 +40,13 @@ typedef struct {
 } tar_t;
 
 static struct archive *
-tar_open (const char *path, bson_error_t *err)
+tar_open (const rm_reader_t *r, bson_error_t *err)
 {
     struct archive *a = archive_read_new ();
     archive_read_support_filter_all (a);
     archive_read_support_format_all (a);
-    if (archive_read_open_filename (a, path, 1 << 20) != ARCHIVE_OK) {
-        rm_error_set (err, RM_ERR_FORMAT, "%s: cannot read as a tar: %s", path,
+    if (archive_read_open_filename (a, rm_reader_file (r), 1 << 20) != ARCHIVE_OK) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: cannot read as a tar: %s", r->path,
                       archive_error_string (a));
         archive_read_free (a);
         return NULL;
@@ -103,7 +104,7 @@ typedef struct {
 static bool
 first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
 {
-    struct archive *a = tar_open (r->path, err);
+    struct archive *a = tar_open (r, err);
     struct archive_entry *e;
     pending_t *bson = NULL;
     size_t n_bson = 0;
@@ -267,7 +268,7 @@ tar_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
         switch (t->stage) {
         case STAGE_DATA:
         case STAGE_OPLOG:
-            if (!t->a && !(t->a = tar_open (r->path, err)))
+            if (!t->a && !(t->a = tar_open (r, err)))
                 return -1;
             {
                 struct archive_entry *e;
@@ -346,7 +347,7 @@ rm_tar_reader_init (rm_reader_t *r, bson_error_t *err)
     r->impl = t;
     r->ops = &tar_ops;
     r->info.format = RM_FORMAT_TAR;
-    if (stat (r->path, &st) == 0)
+    if (stat (rm_reader_file (r), &st) == 0)
         t->raw_size = (uint64_t) st.st_size;
     if (!first_pass (r, t, err)) {
         tar_close (r);

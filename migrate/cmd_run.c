@@ -129,6 +129,7 @@ cmd_run (int argc, char **argv)
         tool_error (&err);
         return tool_exit_status (&err);
     }
+    o.read.tmpdir = o.tmpdir; /* a tar on stdin is copied there first */
     r = rm_reader_open (o.from, &o.read, &err);
     ok = r != NULL;
     memset (&eo, 0, sizeof eo);

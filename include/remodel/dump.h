@@ -85,6 +85,8 @@ typedef struct {
     bool skip_invalid;      /* set bad documents aside instead of failing */
     const char *quarantine; /* where they go (a .bson file); NULL: none */
     bool no_check;          /* trust the bytes (benchmarks only) */
+    const char *tmpdir;     /* where a tar on standard input is copied before
+                               it is read (NULL: $TMPDIR or /tmp) */
 } rm_read_opts_t;
 
 typedef enum { RM_ITEM_DOC = 1, RM_ITEM_NS_END } rm_item_kind_t;

@@ -144,6 +144,22 @@ want=$(fingerprint "$ROOT/dumps/sample")
 for t in ext.tar.xz ext.tar.bz2 ext-noroot.tgz; do
     expect_eq "tar made by tar(1): $t" "$(fingerprint "$T/$t")" "$want"
 done
+# A tar on standard input is copied to a temporary file under $TMPDIR (it is
+# read in several passes) and gives what the file gives; the copy is gone
+# afterwards, on success and on error.
+mkdir -p "$T/spool"
+tar -C "$T/ext" -cf "$T/ext.tar" sample
+for t in ext.tar ext.tar.xz ext-noroot.tgz; do
+    rm -f "$T/stdin-tar.archive"
+    TMPDIR=$T/spool "$REMODEL" convert -q - "$T/stdin-tar.archive" <"$T/$t"
+    expect_eq "tar on standard input: $t" "$(fingerprint "$T/stdin-tar.archive")" "$want"
+done
+head -c 20000 "$T/ext.tar" | TMPDIR=$T/spool "$REMODEL" convert -q - "$T/stdin-cut.archive" 2>"$T/stdin-cut.err"
+st=$?
+expect_eq "truncated tar on standard input: exit status 1" "$st" 1
+check "truncated tar on standard input: the message names <stdin>" grep -q '^remodel: error: <stdin>: ' "$T/stdin-cut.err"
+check "truncated tar on standard input: no output" test ! -e "$T/stdin-cut.archive"
+expect_eq "tar on standard input: no temporary copy left" "$(ls -A "$T/spool")" ""
 
 # Views: only metadata in a directory, a zero-document segment in an archive.
 mkdir -p "$T/viewdump/shop"
