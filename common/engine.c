@@ -159,7 +159,7 @@ static bool
 sink_add (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     sink_ctx_t *c = ctx;
-    return rm_engine_emit (c->e, c->e->w, c->ns, doc, len, err);
+    return rm_engine_emit (c->e, c->ns, doc, len, err);
 }
 
 static bool
@@ -307,8 +307,7 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
 }
 
 bool
-rm_engine_emit (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, const uint8_t *doc, uint32_t len,
-                bson_error_t *err)
+rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     if (len > RM_BSON_MAX_SIZE && !ns->out->is_oplog) {
         char *id = rm_doc_id_json (doc, len);
@@ -318,12 +317,12 @@ rm_engine_emit (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, const uint8_t *doc
         return false;
     }
     ns->stats->docs_out++;
-    return !w || rm_writer_doc (w, ns->out, doc, len, err);
+    return !e->w || rm_writer_doc (e->w, ns->out, doc, len, err);
 }
 
 /* The transformed namespaces, in the output's order. */
 bool
-rm_engine_write_stores (rm_engine_t *e, rm_writer_t *w, const bool *only, bson_error_t *err)
+rm_engine_write_stores (rm_engine_t *e, const bool *only, bson_error_t *err)
 {
     int rc;
 
@@ -337,12 +336,12 @@ rm_engine_write_stores (rm_engine_t *e, rm_writer_t *w, const bool *only, bson_e
         if (!s)
             return false;
         while ((rc = rm_store_next (s, &f, err)) > 0)
-            if (!rm_engine_emit (e, w, ns, f.data, f.len, err)) {
+            if (!rm_engine_emit (e, ns, f.data, f.len, err)) {
                 rc = -1;
                 break;
             }
         rm_instream_close (s);
-        if (rc < 0 || (w && !rm_writer_ns_end (w, ns->out, err)))
+        if (rc < 0 || (e->w && !rm_writer_ns_end (e->w, ns->out, err)))
             return false;
         rm_store_destroy (ns->store);
         ns->store = NULL;
@@ -362,12 +361,12 @@ rm_engine_run (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, bson_error_t *err
     for (size_t i = 0; i < in->n_ns; i++)
         map[i] = rm_dump_info_find (e->out, in->ns[i]->db, in->ns[i]->coll)->index;
     if (!e->opts.batch && rm_engine_can_stream (e->plan)) {
-        ok = rm_engine_stream (e, r, w, map, err);
+        ok = rm_engine_stream (e, r, map, err);
     } else {
         ok = run_input (e, r, w, map, err) == 0;
         for (size_t i = 0; ok && i < e->plan->n; i++)
             ok = rm_engine_run_step (e, &e->plan->steps[i], err);
-        ok = ok && rm_engine_write_stores (e, w, NULL, err);
+        ok = ok && rm_engine_write_stores (e, NULL, err);
     }
     bson_free (map);
     return ok;

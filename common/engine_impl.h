@@ -51,19 +51,18 @@ bool rm_engine_store_swap (rm_ens_t *ns, rm_store_t *next, bson_error_t *err);
 
 /* Runs one step store to store, its errors prefixed with the step. */
 bool rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
-/* Writes one result document of ns (w NULL: counts it only), refusing one
- * over the 16 MiB limit. */
-bool rm_engine_emit (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, const uint8_t *doc,
-                     uint32_t len, bson_error_t *err);
+/* Writes one result document of ns (no writer: counts it only), refusing
+ * one over the 16 MiB limit. */
+bool rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len,
+                     bson_error_t *err);
 /* Writes and ends the touched namespaces whose documents are in stores
  * (only those with only[i] set, when only is not NULL). */
-bool rm_engine_write_stores (rm_engine_t *e, rm_writer_t *w, const bool *only, bson_error_t *err);
+bool rm_engine_write_stores (rm_engine_t *e, const bool *only, bson_error_t *err);
 
 /* The one-pass path (engine_stream.c): whether a plan can take it, and the
  * run. map: reader namespace index -> engine namespace index. */
 bool rm_engine_can_stream (const rm_plan_t *plan);
-bool rm_engine_stream (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map,
-                       bson_error_t *err);
+bool rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_t *err);
 void rm_engine_stages_destroy (rm_engine_t *e);
 
 /* Reads the next document of a store's stream: 1, 0 at the end, -1. */

@@ -34,13 +34,12 @@ struct rm_stage {
 
 typedef struct {
     rm_engine_t *e;
-    rm_writer_t *w;
     rm_ens_t *ns;
     size_t next; /* the first stage still to apply */
 } feed_t;
 
-static bool feed (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, size_t first, const uint8_t *doc,
-                  uint32_t len, bson_error_t *err);
+static bool feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t len,
+                  bson_error_t *err);
 
 static bool
 is_field_step (rm_step_kind_t k)
@@ -149,14 +148,14 @@ static bool
 feed_child (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     feed_t *f = ctx;
-    return feed (f->e, f->w, f->ns, f->next, doc, len, err);
+    return feed (f->e, f->ns, f->next, doc, len, err);
 }
 
 /* Takes one document of ns through the stages from `first` on and writes
  * it, or parks it before a stage that cannot apply yet. */
 static bool
-feed (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, size_t first, const uint8_t *doc,
-      uint32_t len, bson_error_t *err)
+feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t len,
+      bson_error_t *err)
 {
     for (size_t i = first; i < e->plan->n; i++) {
         rm_stage_t *st = &e->stages[i];
@@ -172,7 +171,7 @@ feed (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, size_t first, const uint8_t 
         }
         switch (st->s->kind) {
         case RM_STEP_EXTRACT: {
-            feed_t child = {e, w, st->to, i + 1};
+            feed_t child = {e, st->to, i + 1};
             if (!rm_extractor_apply (st->x, ns, st->to, doc, len, feed_child, &child, &out,
                                      &out_len, err))
                 return step_error (st, err);
@@ -180,7 +179,7 @@ feed (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, size_t first, const uint8_t 
         }
         case RM_STEP_UNBUCKETIZE: {
             /* the buckets stay as they are */
-            feed_t child = {e, w, st->to, i + 1};
+            feed_t child = {e, st->to, i + 1};
             if (!rm_unbucketizer_apply (st->ub, ns, doc, len, feed_child, &child, err))
                 return step_error (st, err);
             out = doc;
@@ -200,13 +199,13 @@ feed (rm_engine_t *e, rm_writer_t *w, rm_ens_t *ns, size_t first, const uint8_t 
         doc = out;
         len = (uint32_t) out_len;
     }
-    return rm_engine_emit (e, w, ns, doc, len, err);
+    return rm_engine_emit (e, ns, doc, len, err);
 }
 
 /* `from` of a waiting denormalize has been read whole: the documents that
  * waited go through, in their order, and the rest follow directly. */
 static bool
-release (rm_engine_t *e, rm_writer_t *w, size_t i, bson_error_t *err)
+release (rm_engine_t *e, size_t i, bson_error_t *err)
 {
     rm_stage_t *st = &e->stages[i];
     rm_instream_t *in;
@@ -219,7 +218,7 @@ release (rm_engine_t *e, rm_writer_t *w, size_t i, bson_error_t *err)
     if (!rm_store_seal (st->waiting, err) || !(in = rm_store_open (st->waiting, err)))
         return false;
     while ((rc = rm_store_next (in, &f, err)) > 0)
-        if (!feed (e, w, st->in, i, f.data, f.len, err)) {
+        if (!feed (e, st->in, i, f.data, f.len, err)) {
             rc = -1;
             break;
         }
@@ -282,8 +281,7 @@ run_deferred (rm_engine_t *e, bool *held, bson_error_t *err)
 }
 
 bool
-rm_engine_stream (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map,
-                  bson_error_t *err)
+rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_t *err)
 {
     bool *held = bson_malloc0 (e->n_ns * sizeof *held);
     rm_item_t item;
@@ -312,29 +310,29 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *
                 ok = fill_tables (e, ns, item.doc, item.len, err);
             if (ok)
                 ok = ns->stats->touched || ns->read
-                         ? feed (e, w, ns, 0, item.doc, item.len, err)
-                         : rm_engine_emit (e, w, ns, item.doc, item.len, err);
+                         ? feed (e, ns, 0, item.doc, item.len, err)
+                         : rm_engine_emit (e, ns, item.doc, item.len, err);
             continue;
         }
-        if (!ns->stats->touched && w) {
+        if (!ns->stats->touched && e->w) {
             ns->out->crc = item.ns->crc;
-            ok = rm_writer_ns_end (w, ns->out, err);
+            ok = rm_writer_ns_end (e->w, ns->out, err);
         }
         if (ns->store)
             ok = ok && rm_store_seal (ns->store, err);
         for (size_t i = 0; ok && i < e->plan->n; i++)
             if (e->stages[i].from == ns && e->stages[i].state == STAGE_WAITING)
-                ok = release (e, w, i, err);
+                ok = release (e, i, err);
     }
     if (ok && rc < 0)
         ok = false;
     ok = ok && run_deferred (e, held, err);
     /* Namespaces written during the pass end now: extract's children and
      * released documents may come until the very end. */
-    for (size_t i = 0; ok && w && i < e->n_ns; i++)
+    for (size_t i = 0; ok && e->w && i < e->n_ns; i++)
         if (e->ns[i].stats->touched && !held[i])
-            ok = rm_writer_ns_end (w, e->ns[i].out, err);
-    ok = ok && rm_engine_write_stores (e, w, held, err);
+            ok = rm_writer_ns_end (e->w, e->ns[i].out, err);
+    ok = ok && rm_engine_write_stores (e, held, err);
     rm_engine_stages_destroy (e);
     bson_free (held);
     return ok;
