@@ -88,7 +88,8 @@ rm_engine_can_stream (const rm_plan_t *plan)
 static void
 stages_new (rm_engine_t *e)
 {
-    e->stages = bson_malloc0 (e->plan->n * sizeof *e->stages);
+    /* stages hold bson_t's, which libbson declares 128-byte aligned */
+    e->stages = bson_aligned_alloc0 (BSON_ALIGNOF (rm_stage_t), e->plan->n * sizeof *e->stages);
     for (size_t i = 0; i < e->plan->n; i++) {
         rm_stage_t *st = &e->stages[i];
         const rm_step_t *s = &e->plan->steps[i];

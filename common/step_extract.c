@@ -21,7 +21,8 @@ struct rm_extractor {
 rm_extractor_t *
 rm_extractor_new (const rm_step_t *s)
 {
-    rm_extractor_t *sc = bson_malloc0 (sizeof *sc);
+    /* it holds bson_t's, which libbson declares 128-byte aligned */
+    rm_extractor_t *sc = bson_aligned_alloc0 (BSON_ALIGNOF (rm_extractor_t), sizeof *sc);
     sc->x = &s->u.extract;
     rm_buf_init (&sc->child);
     rm_buf_init (&sc->key);
