@@ -20,70 +20,29 @@
 
 #include "accum_impl.h"
 #include "bignum.h"
+#include "dec128.h"
 
 #define DEC_DIGITS 34
 #define DEC_EMIN (-6176) /* exponent of the coefficient's last digit */
 #define DEC_EMAX 6111
-#define DEC_BIAS 6176
 
 #define SIGN_BIT (1ULL << 63)
 #define INF_BITS 0x7800000000000000ULL
 #define NAN_BITS 0x7c00000000000000ULL
 #define SNAN_BIT 0x0200000000000000ULL
 
-/* 10^34 - 1 and 10^33 - 1 (the largest NaN payload), high and low words. */
-#define COEF_MAX_HI 0x0001ed09bead87c0ULL
-#define COEF_MAX_LO 0x378d8e63ffffffffULL
+/* 10^33 - 1, the largest NaN payload, high and low words. */
 #define PAYLOAD_MAX_HI 0x0000314dc6448d93ULL
 #define PAYLOAD_MAX_LO 0x38c15b09ffffffffULL
 
 /* ---- packing */
-
-typedef enum { DEC_FINITE, DEC_INF, DEC_NAN } dec_kind_t;
-
-typedef struct {
-    dec_kind_t kind;
-    bool neg;
-    int32_t exp;
-    uint64_t hi, lo; /* the coefficient, at most 10^34 - 1 */
-} dec_t;
-
-static void
-dec_unpack (const bson_decimal128_t *d, dec_t *x)
-{
-    uint64_t h = d->high;
-
-    x->neg = (h & SIGN_BIT) != 0;
-    x->hi = x->lo = 0;
-    x->exp = 0;
-    if (((h >> 61) & 3) == 3) {
-        unsigned g = (unsigned) ((h >> 58) & 0x1f);
-        if (g == 0x1f) {
-            x->kind = DEC_NAN;
-        } else if (g == 0x1e) {
-            x->kind = DEC_INF;
-        } else {
-            /* The large-coefficient form always encodes more than 34
-             * digits: a non-canonical zero, as the standard reads it. */
-            x->kind = DEC_FINITE;
-            x->exp = (int32_t) ((h >> 47) & 0x3fff) - DEC_BIAS;
-        }
-        return;
-    }
-    x->kind = DEC_FINITE;
-    x->exp = (int32_t) ((h >> 49) & 0x3fff) - DEC_BIAS;
-    x->hi = h & ((1ULL << 49) - 1);
-    x->lo = d->low;
-    if (x->hi > COEF_MAX_HI || (x->hi == COEF_MAX_HI && x->lo > COEF_MAX_LO))
-        x->hi = x->lo = 0; /* non-canonical: zero */
-}
 
 static void
 dec_pack (bson_decimal128_t *r, bool neg, int64_t exp, const rm_big_t *c)
 {
     uint64_t lo, hi;
     rm_big_get (c, &hi, &lo);
-    r->high = (neg ? SIGN_BIT : 0) | ((uint64_t) (exp + DEC_BIAS) << 49) | hi;
+    r->high = (neg ? SIGN_BIT : 0) | ((uint64_t) (exp + RM_DEC_BIAS) << 49) | hi;
     r->low = lo;
 }
 
@@ -160,23 +119,23 @@ dec_round_pack (bson_decimal128_t *r, bool neg, rm_big_t *c, int64_t exp, bool s
 void
 rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b)
 {
-    dec_t x, y, t;
+    rm_dec_t x, y, t;
     rm_big_t cx, cy;
     int64_t d, exp;
     bool neg;
 
-    dec_unpack (a, &x);
-    dec_unpack (b, &y);
-    if (x.kind == DEC_NAN || y.kind == DEC_NAN) {
-        dec_quiet (r, x.kind == DEC_NAN ? a : b);
+    rm_dec_unpack (a, &x);
+    rm_dec_unpack (b, &y);
+    if (x.kind == RM_DEC_NAN || y.kind == RM_DEC_NAN) {
+        dec_quiet (r, x.kind == RM_DEC_NAN ? a : b);
         return;
     }
-    if (x.kind == DEC_INF || y.kind == DEC_INF) {
-        if (x.kind == DEC_INF && y.kind == DEC_INF && x.neg != y.neg) {
+    if (x.kind == RM_DEC_INF || y.kind == RM_DEC_INF) {
+        if (x.kind == RM_DEC_INF && y.kind == RM_DEC_INF && x.neg != y.neg) {
             r->high = NAN_BITS; /* Infinity - Infinity */
             r->low = 0;
         } else {
-            dec_inf (r, x.kind == DEC_INF ? x.neg : y.neg);
+            dec_inf (r, x.kind == RM_DEC_INF ? x.neg : y.neg);
         }
         return;
     }
@@ -222,19 +181,19 @@ rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_dec
 void
 rm_acc_dec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t n)
 {
-    dec_t x;
+    rm_dec_t x;
     rm_big_t c;
     unsigned dn, dc, k;
     uint64_t rem, un;
     int64_t exp;
 
     BSON_ASSERT (n > 0);
-    dec_unpack (a, &x);
-    if (x.kind == DEC_NAN) {
+    rm_dec_unpack (a, &x);
+    if (x.kind == RM_DEC_NAN) {
         dec_quiet (r, a);
         return;
     }
-    if (x.kind == DEC_INF) {
+    if (x.kind == RM_DEC_INF) {
         dec_inf (r, x.neg);
         return;
     }

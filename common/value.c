@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "bignum.h"
+#include "dec128.h"
 #include "remodel/value.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -205,42 +206,27 @@ num_from_double (num_t *n, double d)
         n->neg = false;
 }
 
-/* IEEE 754-2008 decimal128, binary integer decimal encoding (what BSON
- * stores): sign bit, a 5-bit combination field telling NaN and infinity
- * apart, a 14-bit exponent biased by 6176, a coefficient of up to 113
- * bits. A coefficient above 10^34 - 1 is non-canonical and reads as zero,
- * as the standard (and libbson's to_string) says; that includes every
- * coefficient of the "11" form, which starts at 2^113. */
+/* A decimal c * 10^q as dec128.h reads it (a non-canonical coefficient is
+ * zero). */
 static void
 num_from_decimal (num_t *n, const bson_decimal128_t *dec)
 {
-    const uint64_t max_hi = UINT64_C (0x1ed09bead87c0); /* 10^34 - 1 */
-    const uint64_t max_lo = UINT64_C (0x378d8e63ffffffff);
-    uint64_t hi = dec->high, lo = dec->low;
-    unsigned comb = (unsigned) (hi >> 58 & 0x1f);
-    int exp;
+    rm_dec_t x;
 
-    n->neg = hi >> 63;
-    if (comb == 0x1f) {
+    rm_dec_unpack (dec, &x);
+    n->neg = x.neg;
+    if (x.kind == RM_DEC_NAN) {
         n->kind = NUM_NAN;
         return;
     }
-    if (comb == 0x1e) {
+    if (x.kind == RM_DEC_INF) {
         n->kind = n->neg ? NUM_NEG_INF : NUM_POS_INF;
         return;
     }
     n->kind = NUM_FINITE;
-    if ((hi >> 61 & 3) == 3) {
-        exp = (int) (hi >> 47 & 0x3fff);
-        n->hi = n->lo = 0;
-    } else {
-        exp = (int) (hi >> 49 & 0x3fff);
-        n->hi = hi & ((UINT64_C (1) << 49) - 1);
-        n->lo = lo;
-        if (n->hi > max_hi || (n->hi == max_hi && n->lo > max_lo))
-            n->hi = n->lo = 0;
-    }
-    n->e2 = n->e5 = exp - 6176;
+    n->hi = x.hi;
+    n->lo = x.lo;
+    n->e2 = n->e5 = x.exp;
     if (n->hi == 0 && n->lo == 0)
         n->neg = false;
 }
