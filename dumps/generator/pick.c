@@ -15,30 +15,27 @@
 bool
 gen_picker_init (gen_picker_t *picker, uint32_t n, bson_error_t *error)
 {
-   picker->n = n;
-   picker->total = 0;
-   picker->cum = calloc (n ? n : 1, sizeof *picker->cum);
-   if (!picker->cum) {
-      bson_set_error (error,
-                      GEN_ERROR_DOMAIN,
-                      ENOMEM,
-                      "out of memory for %u weights",
-                      (unsigned) n);
-      return false;
-   }
-   return true;
+    picker->n = n;
+    picker->total = 0;
+    picker->cum = calloc (n ? n : 1, sizeof *picker->cum);
+    if (!picker->cum) {
+        bson_set_error (error, GEN_ERROR_DOMAIN, ENOMEM, "out of memory for %u weights",
+                        (unsigned) n);
+        return false;
+    }
+    return true;
 }
 
 void
 gen_picker_finish (gen_picker_t *picker)
 {
-   uint64_t sum = 0;
+    uint64_t sum = 0;
 
-   for (uint32_t i = 0; i < picker->n; i++) {
-      sum += picker->cum[i];
-      picker->cum[i] = sum;
-   }
-   picker->total = sum;
+    for (uint32_t i = 0; i < picker->n; i++) {
+        sum += picker->cum[i];
+        picker->cum[i] = sum;
+    }
+    picker->total = sum;
 }
 
 /* Returns the first index whose running sum exceeds a uniform draw in
@@ -46,25 +43,25 @@ gen_picker_finish (gen_picker_t *picker)
 uint32_t
 gen_picker_pick (const gen_picker_t *picker, gen_rng_t *rng)
 {
-   const uint64_t u = gen_rng_below64 (rng, picker->total);
-   uint32_t lo = 0;
-   uint32_t hi = picker->n - 1;
+    const uint64_t u = gen_rng_below64 (rng, picker->total);
+    uint32_t lo = 0;
+    uint32_t hi = picker->n - 1;
 
-   while (lo < hi) {
-      const uint32_t mid = lo + (hi - lo) / 2;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
 
-      if (picker->cum[mid] > u) {
-         hi = mid;
-      } else {
-         lo = mid + 1;
-      }
-   }
-   return lo;
+        if (picker->cum[mid] > u) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return lo;
 }
 
 void
 gen_picker_destroy (gen_picker_t *picker)
 {
-   free (picker->cum);
-   memset (picker, 0, sizeof *picker);
+    free (picker->cum);
+    memset (picker, 0, sizeof *picker);
 }
