@@ -44,6 +44,16 @@ uint64_t gen_rng_below64 (gen_rng_t *rng, uint64_t n);
 int32_t gen_rng_between (gen_rng_t *rng, int32_t lo, int32_t hi);
 bool gen_rng_percent (gen_rng_t *rng, uint32_t percent);
 
+/* ---- oid.c: reproducible ObjectIds ---------------------------------------- */
+
+typedef struct {
+    uint64_t process; /* 40-bit "process unique" part, from seed and namespace */
+    uint32_t counter; /* 24-bit counter start */
+} gen_idgen_t;
+
+void gen_idgen_init (gen_idgen_t *idgen, uint64_t seed, const char *ns);
+void gen_idgen_oid (const gen_idgen_t *idgen, uint64_t index, int64_t unix_secs, bson_oid_t *oid);
+
 /* ---- pick.c: weighted choice among n items -------------------------------- */
 
 typedef struct {
@@ -56,16 +66,15 @@ bool gen_picker_init (gen_picker_t *picker, uint32_t n, bson_error_t *error);
 void gen_picker_finish (gen_picker_t *picker);
 uint32_t gen_picker_pick (const gen_picker_t *picker, gen_rng_t *rng);
 void gen_picker_destroy (gen_picker_t *picker);
-
-/* ---- oid.c: reproducible ObjectIds ---------------------------------------- */
-
-typedef struct {
-    uint64_t process; /* 40-bit "process unique" part, from seed and namespace */
-    uint32_t counter; /* 24-bit counter start */
-} gen_idgen_t;
-
-void gen_idgen_init (gen_idgen_t *idgen, uint64_t seed, const char *ns);
-void gen_idgen_oid (const gen_idgen_t *idgen, uint64_t index, int64_t unix_secs, bson_oid_t *oid);
+/* Time of a collection's document i of n, in seconds: what its _id holds. */
+typedef int64_t (*gen_secs_fn) (uint64_t i, uint64_t n);
+/* An array of k distinct documents of another collection, drawn with
+ * picker (one weight per document there): their _ids, as ids makes them at
+ * the times secs gives. k is at most GEN_MAX_PICKS, and well below the
+ * number of documents: picks are redrawn until distinct. */
+#define GEN_MAX_PICKS 64
+void gen_append_picked_ids (bson_t *doc, const char *key, const gen_picker_t *picker,
+                            gen_rng_t *rng, uint32_t k, const gen_idgen_t *ids, gen_secs_fn secs);
 
 /* ---- text.c: bounded string building and filler text ---------------------- */
 
@@ -129,6 +138,10 @@ typedef struct {
     bool unique;
 } gen_index_t;
 
+/* One collection being written: <db>/<name>.bson, documents back to back,
+ * then <name>.metadata.json. It holds the document being built and the
+ * namespace's own PRNG stream and ObjectId generator, both named after
+ * "db.name", so that no dataset shifts another's draws. */
 typedef struct {
     char *db;
     char *name;
@@ -139,14 +152,24 @@ typedef struct {
     size_t len;
     uint64_t docs;
     uint64_t bytes;
+    bson_t doc;
+    gen_rng_t rng;
+    gen_idgen_t ids;
 } gen_coll_t;
 
+/* Creates the file; false on error. Either way, gen_coll_close ends coll. */
 bool gen_coll_open (gen_coll_t *coll, const gen_ctx_t *ctx, const char *db, const char *name,
                     bson_error_t *error);
-bool gen_coll_write (gen_coll_t *coll, const bson_t *doc, bson_error_t *error);
-bool gen_coll_finish (gen_coll_t *coll, gen_ctx_t *ctx, const gen_index_t *indexes,
-                      size_t n_indexes, bson_error_t *error);
-void gen_coll_cleanup (gen_coll_t *coll);
+/* Starts the collection's document number index, made at unix_secs: coll's
+ * doc, emptied, with the _id its ObjectId generator gives. Returns doc. */
+bson_t *gen_coll_doc (gen_coll_t *coll, uint64_t index, int64_t unix_secs);
+/* Writes the document started by gen_coll_doc. */
+bool gen_coll_write (gen_coll_t *coll, bson_error_t *error);
+/* If ok (nothing failed so far), writes the rest of the file and the
+ * metadata with these secondary indexes; then frees coll. Returns whether
+ * everything succeeded. */
+bool gen_coll_close (gen_coll_t *coll, gen_ctx_t *ctx, bool ok, const gen_index_t *indexes,
+                     size_t n_indexes, bson_error_t *error);
 
 char *gen_metadata_json (const gen_ctx_t *ctx, const char *db, const char *coll,
                          const gen_index_t *indexes, size_t n_indexes);
@@ -159,6 +182,13 @@ bool gen_write_file (const char *path, const char *text, bson_error_t *error);
 void gen_append_utf8 (bson_t *doc, const char *key, const char *value);
 
 void gen_append_cents_decimal (bson_t *doc, const char *key, uint64_t cents);
+/* The text built in buf (it may hold any byte but NUL). */
+void gen_append_buf (bson_t *doc, const char *key, const gen_buf_t *buf);
+/* An array of n words drawn from list. */
+void gen_append_picks (bson_t *doc, const char *key, const gen_list_t *list, uint32_t n,
+                       gen_rng_t *rng);
+/* The key of array element i, "0", "1", ..., written into buf. */
+const char *gen_array_key (uint32_t i, char buf[16]);
 
 /* ---- datasets: one file each ------------------------------------------------ */
 

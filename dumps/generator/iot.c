@@ -115,11 +115,9 @@ gen_iot (gen_ctx_t *ctx, bson_error_t *error)
     const size_t n_sensors = (size_t) (SENSORS_PER_SCALE * ctx->scale);
     const uint64_t n = READINGS_PER_SCALE * ctx->scale;
     sensor_t *heap;
-    gen_idgen_t ids;
-    gen_rng_t rng;
     gen_coll_t coll;
-    bson_t doc;
-    bool ok = true;
+    gen_rng_t *rng = &coll.rng;
+    bool ok;
 
     heap = calloc (n_sensors, sizeof *heap);
     if (!heap) {
@@ -127,52 +125,38 @@ gen_iot (gen_ctx_t *ctx, bson_error_t *error)
                         n_sensors);
         return false;
     }
-    gen_rng_init (&rng, ctx->seed, "iot.readings");
-    gen_idgen_init (&ids, ctx->seed, "iot.readings");
+    ok = gen_coll_open (&coll, ctx, "iot", "readings", error);
 
     /* Start times are staggered over the first minute, then the array is
      * turned into a heap. */
     for (size_t i = 0; i < n_sensors; i++) {
         heap[i].id = (uint32_t) i;
-        heap[i].next_ms = READINGS_FROM * 1000 + gen_rng_below (&rng, PERIOD_MS);
-        heap[i].base = gen_rng_between (&rng, 150, 280);
+        heap[i].next_ms = READINGS_FROM * 1000 + gen_rng_below (rng, PERIOD_MS);
+        heap[i].base = gen_rng_between (rng, 150, 280);
         heap[i].temp = heap[i].base;
-        heap[i].humidity = gen_rng_between (&rng, 300, 700);
-        heap[i].battery = gen_rng_between (&rng, 60, 100);
+        heap[i].humidity = gen_rng_between (rng, 300, 700);
+        heap[i].battery = gen_rng_between (rng, 60, 100);
     }
     for (size_t i = n_sensors / 2; i-- > 0;) {
         heap_sift_down (heap, n_sensors, i);
     }
 
-    if (!gen_coll_open (&coll, ctx, "iot", "readings", error)) {
-        gen_coll_cleanup (&coll);
-        free (heap);
-        return false;
-    }
-    bson_init (&doc);
-
     for (uint64_t i = 0; i < n && ok; i++) {
         sensor_t *s = &heap[0];
-        bson_oid_t oid;
+        bson_t *doc = gen_coll_doc (&coll, i, s->next_ms / 1000);
 
-        bson_reinit (&doc);
-        gen_idgen_oid (&ids, i, s->next_ms / 1000, &oid);
-        BSON_APPEND_OID (&doc, "_id", &oid);
-        append_reading (&doc, s, &rng);
-        ok = gen_coll_write (&coll, &doc, error);
+        append_reading (doc, s, rng);
+        ok = gen_coll_write (&coll, error);
 
         /* Next report: a minute give or take 15 s; one time in fifty the
          * sensor drops out for 5 to 20 minutes. */
-        s->next_ms += PERIOD_MS + gen_rng_between (&rng, -15000, 15000);
-        if (gen_rng_percent (&rng, 2)) {
-            s->next_ms += (int64_t) gen_rng_between (&rng, 5, 20) * PERIOD_MS;
+        s->next_ms += PERIOD_MS + gen_rng_between (rng, -15000, 15000);
+        if (gen_rng_percent (rng, 2)) {
+            s->next_ms += (int64_t) gen_rng_between (rng, 5, 20) * PERIOD_MS;
         }
         heap_sift_down (heap, n_sensors, 0);
     }
-
-    bson_destroy (&doc);
-    ok = ok && gen_coll_finish (&coll, ctx, indexes, GEN_COUNT (indexes), error);
-    gen_coll_cleanup (&coll);
+    ok = gen_coll_close (&coll, ctx, ok, indexes, GEN_COUNT (indexes), error);
     free (heap);
     return ok;
 }

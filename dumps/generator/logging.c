@@ -27,31 +27,19 @@ host_secs (uint64_t i, uint64_t n)
 }
 
 static bool
-write_hosts (gen_ctx_t *ctx, uint64_t n, const gen_idgen_t *ids, bson_error_t *error)
+write_hosts (gen_ctx_t *ctx, uint64_t n, bson_error_t *error)
 {
     static const gen_index_t indexes[] = {{{"ipaddr"}, {1}, true}};
     const uint64_t n_names = gen_list_host_names.n;
     char text_s[96];
     gen_buf_t text;
-    gen_rng_t rng;
     gen_coll_t coll;
-    bson_t doc;
-    bool ok = true;
+    gen_rng_t *rng = &coll.rng;
+    bool ok = gen_coll_open (&coll, ctx, "logging", "hosts", error);
 
-    gen_rng_init (&rng, ctx->seed, "logging.hosts");
     gen_buf_init (&text, text_s, sizeof text_s);
-    if (!gen_coll_open (&coll, ctx, "logging", "hosts", error)) {
-        gen_coll_cleanup (&coll);
-        return false;
-    }
-    bson_init (&doc);
-
     for (uint64_t i = 0; i < n && ok; i++) {
-        bson_oid_t oid;
-
-        bson_reinit (&doc);
-        gen_idgen_oid (ids, i, host_secs (i, n), &oid);
-        BSON_APPEND_OID (&doc, "_id", &oid);
+        bson_t *doc = gen_coll_doc (&coll, i, host_secs (i, n));
 
         /* goofy.example.com, then goofy2.example.com when names run out. */
         gen_buf_reset (&text);
@@ -60,28 +48,24 @@ write_hosts (gen_ctx_t *ctx, uint64_t n, const gen_idgen_t *ids, bson_error_t *e
             gen_buf_printf (&text, "%u", (unsigned) (i / n_names + 1));
         }
         gen_buf_put (&text, ".example.com");
-        bson_append_utf8 (&doc, "name", -1, text.data, (int) text.len);
+        gen_append_buf (doc, "name", &text);
 
         /* Unique addresses in 10.0.0.0/8, never .0 or .255. */
         gen_buf_reset (&text);
         gen_buf_printf (&text, "10.%u.%u.%u", (unsigned) (i / (254 * 256) % 256),
                         (unsigned) (i / 254 % 256), (unsigned) (i % 254 + 1));
-        bson_append_utf8 (&doc, "ipaddr", -1, text.data, (int) text.len);
+        gen_append_buf (doc, "ipaddr", &text);
 
-        gen_append_utf8 (&doc, "os", gen_list_pick (&gen_list_os, &rng));
-        gen_append_utf8 (&doc, "datacenter", gen_list_pick (&gen_list_datacenters, &rng));
+        gen_append_utf8 (doc, "os", gen_list_pick (&gen_list_os, rng));
+        gen_append_utf8 (doc, "datacenter", gen_list_pick (&gen_list_datacenters, rng));
         /* 4 GiB to 512 GiB: does not fit an int32, as in serverStatus output. */
-        BSON_APPEND_INT64 (&doc, "ram_bytes", INT64_C (4) << (30 + gen_rng_below (&rng, 8)));
-        if (gen_rng_percent (&rng, 5)) {
-            BSON_APPEND_BOOL (&doc, "decommissioned", true);
+        BSON_APPEND_INT64 (doc, "ram_bytes", INT64_C (4) << (30 + gen_rng_below (rng, 8)));
+        if (gen_rng_percent (rng, 5)) {
+            BSON_APPEND_BOOL (doc, "decommissioned", true);
         }
-        ok = gen_coll_write (&coll, &doc, error);
+        ok = gen_coll_write (&coll, error);
     }
-
-    bson_destroy (&doc);
-    ok = ok && gen_coll_finish (&coll, ctx, indexes, GEN_COUNT (indexes), error);
-    gen_coll_cleanup (&coll);
-    return ok;
+    return gen_coll_close (&coll, ctx, ok, indexes, GEN_COUNT (indexes), error);
 }
 
 /* One log line and its severity. pid is -1 for kernel messages, which carry
@@ -140,7 +124,7 @@ format_message (gen_buf_t *text, gen_rng_t *rng, int32_t *pid)
 }
 
 static bool
-write_logmsg (gen_ctx_t *ctx, uint64_t n_hosts, const gen_idgen_t *host_ids, bson_error_t *error)
+write_logmsg (gen_ctx_t *ctx, uint64_t n_hosts, bson_error_t *error)
 {
     static const gen_index_t indexes[] = {{{"host", "time"}, {1, -1}, false}};
     const uint64_t n = LOGMSG_PER_SCALE * ctx->scale;
@@ -148,12 +132,11 @@ write_logmsg (gen_ctx_t *ctx, uint64_t n_hosts, const gen_idgen_t *host_ids, bso
     char text_s[160];
     gen_buf_t text;
     gen_picker_t hosts;
-    gen_idgen_t ids;
-    gen_rng_t rng;
+    gen_idgen_t host_ids;
     gen_coll_t coll;
-    bson_t doc;
+    gen_rng_t *rng = &coll.rng;
     int64_t clock_ms = LOGMSG_FROM * 1000;
-    bool ok = true;
+    bool ok;
 
     if (!gen_picker_init (&hosts, (uint32_t) n_hosts, error)) {
         return false;
@@ -163,43 +146,32 @@ write_logmsg (gen_ctx_t *ctx, uint64_t n_hosts, const gen_idgen_t *host_ids, bso
     }
     gen_picker_finish (&hosts);
 
-    gen_rng_init (&rng, ctx->seed, "logging.logmsg");
-    gen_idgen_init (&ids, ctx->seed, "logging.logmsg");
+    gen_idgen_init (&host_ids, ctx->seed, "logging.hosts");
     gen_buf_init (&text, text_s, sizeof text_s);
-    if (!gen_coll_open (&coll, ctx, "logging", "logmsg", error)) {
-        gen_coll_cleanup (&coll);
-        gen_picker_destroy (&hosts);
-        return false;
-    }
-    bson_init (&doc);
-
+    ok = gen_coll_open (&coll, ctx, "logging", "logmsg", error);
     for (uint64_t i = 0; i < n && ok; i++) {
-        const uint32_t host = gen_picker_pick (&hosts, &rng);
+        const uint32_t host = gen_picker_pick (&hosts, rng);
         const char *severity;
         int32_t pid;
+        bson_t *doc;
         bson_oid_t oid;
 
-        clock_ms += (int64_t) gen_rng_below64 (&rng, (uint64_t) step_ms * 2 + 1);
+        clock_ms += (int64_t) gen_rng_below64 (rng, (uint64_t) step_ms * 2 + 1);
         gen_buf_reset (&text);
-        severity = format_message (&text, &rng, &pid);
+        severity = format_message (&text, rng, &pid);
 
-        bson_reinit (&doc);
-        gen_idgen_oid (&ids, i, clock_ms / 1000, &oid);
-        BSON_APPEND_OID (&doc, "_id", &oid);
-        BSON_APPEND_DATE_TIME (&doc, "time", clock_ms);
-        bson_append_utf8 (&doc, "message", -1, text.data, (int) text.len);
-        gen_idgen_oid (host_ids, host, host_secs (host, n_hosts), &oid);
-        BSON_APPEND_OID (&doc, "host", &oid);
-        gen_append_utf8 (&doc, "severity", severity);
+        doc = gen_coll_doc (&coll, i, clock_ms / 1000);
+        BSON_APPEND_DATE_TIME (doc, "time", clock_ms);
+        gen_append_buf (doc, "message", &text);
+        gen_idgen_oid (&host_ids, host, host_secs (host, n_hosts), &oid);
+        BSON_APPEND_OID (doc, "host", &oid);
+        gen_append_utf8 (doc, "severity", severity);
         if (pid >= 0) {
-            BSON_APPEND_INT32 (&doc, "pid", pid);
+            BSON_APPEND_INT32 (doc, "pid", pid);
         }
-        ok = gen_coll_write (&coll, &doc, error);
+        ok = gen_coll_write (&coll, error);
     }
-
-    bson_destroy (&doc);
-    ok = ok && gen_coll_finish (&coll, ctx, indexes, GEN_COUNT (indexes), error);
-    gen_coll_cleanup (&coll);
+    ok = gen_coll_close (&coll, ctx, ok, indexes, GEN_COUNT (indexes), error);
     gen_picker_destroy (&hosts);
     return ok;
 }
@@ -208,9 +180,6 @@ bool
 gen_logging (gen_ctx_t *ctx, bson_error_t *error)
 {
     const uint64_t n_hosts = HOSTS_PER_SCALE * ctx->scale;
-    gen_idgen_t host_ids;
 
-    gen_idgen_init (&host_ids, ctx->seed, "logging.hosts");
-    return write_hosts (ctx, n_hosts, &host_ids, error) &&
-           write_logmsg (ctx, n_hosts, &host_ids, error);
+    return write_hosts (ctx, n_hosts, error) && write_logmsg (ctx, n_hosts, error);
 }

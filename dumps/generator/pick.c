@@ -5,7 +5,8 @@
  *
  * Usage: gen_picker_init, store each item's weight in cum[i], call
  * gen_picker_finish (turns weights into running sums), then pick by binary
- * search. Weight 0 means the item is never picked.
+ * search. Weight 0 means the item is never picked. gen_append_picked_ids
+ * draws a document's array of distinct references to another collection.
  */
 #include "gen.h"
 
@@ -64,4 +65,32 @@ gen_picker_destroy (gen_picker_t *picker)
 {
     free (picker->cum);
     memset (picker, 0, sizeof *picker);
+}
+
+void
+gen_append_picked_ids (bson_t *doc, const char *key, const gen_picker_t *picker,
+                       gen_rng_t *rng, uint32_t k, const gen_idgen_t *ids, gen_secs_fn secs)
+{
+    uint32_t chosen[GEN_MAX_PICKS];
+    char keybuf[16];
+    bson_t arr;
+
+    BSON_ASSERT (k <= GEN_MAX_PICKS);
+    bson_append_array_begin (doc, key, -1, &arr);
+    for (uint32_t p = 0; p < k; p++) {
+        const char *elem_key = gen_array_key (p, keybuf);
+        bson_oid_t oid;
+        bool dup;
+
+        do {
+            chosen[p] = gen_picker_pick (picker, rng);
+            dup = false;
+            for (uint32_t q = 0; q < p && !dup; q++) {
+                dup = chosen[q] == chosen[p];
+            }
+        } while (dup);
+        gen_idgen_oid (ids, chosen[p], secs (chosen[p], picker->n), &oid);
+        BSON_APPEND_OID (&arr, elem_key, &oid);
+    }
+    bson_append_array_end (doc, &arr);
 }
