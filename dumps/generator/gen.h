@@ -174,6 +174,9 @@ bool gen_coll_close (gen_coll_t *coll, gen_ctx_t *ctx, bool ok, const gen_index_
 char *gen_metadata_json (const gen_ctx_t *ctx, const char *db, const char *coll,
                          const gen_index_t *indexes, size_t n_indexes);
 bool gen_write_file (const char *path, const char *text, bson_error_t *error);
+/* Sets error to "<what> <path>: <strerror (errno)>", errno as its code;
+ * returns false. */
+bool gen_errno_error (bson_error_t *error, const char *what, const char *path);
 
 /* ---- bson helpers (out.c) --------------------------------------------------- */
 

@@ -89,9 +89,7 @@ remove_tree (const char *path, bson_error_t *error)
         return true;
     }
     if (nftw (path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
-        bson_set_error (error, GEN_ERROR_DOMAIN, (uint32_t) errno, "cannot remove %s: %s", path,
-                        strerror (errno));
-        return false;
+        return gen_errno_error (error, "cannot remove", path);
     }
     return true;
 }
@@ -124,9 +122,7 @@ check_replaceable (const char *dir, bson_error_t *error)
     ok = path_exists (prelude) || rmdir (dir) == 0;
     bson_free (prelude);
     if (!ok) {
-        bson_set_error (error,
-                        GEN_ERROR_DOMAIN,
-                        EEXIST,
+        bson_set_error (error, GEN_ERROR_DOMAIN, EEXIST,
                         "%s is not empty and holds no prelude.json: it does not "
                         "look like a dump; not replacing it",
                         dir);
@@ -141,9 +137,7 @@ generate (gen_ctx_t *ctx, bson_error_t *error)
     bool ok;
 
     if (mkdir (ctx->root, 0777) != 0) {
-        bson_set_error (error, GEN_ERROR_DOMAIN, (uint32_t) errno, "cannot create directory %s: %s",
-                        ctx->root, strerror (errno));
-        return false;
+        return gen_errno_error (error, "cannot create directory", ctx->root);
     }
     for (size_t i = 0; i < GEN_COUNT (datasets); i++) {
         if (!datasets[i](ctx, error)) {
@@ -298,11 +292,7 @@ main (int argc, char **argv)
         fprintf (stderr,
                  "remodel-gen: wrote %s: %" PRIu64 " documents, %" PRIu64
                  " bytes of BSON (seed %" PRIu64 ", scale %" PRIu64 ")\n",
-                 out,
-                 ctx.total_docs,
-                 ctx.total_bytes,
-                 ctx.seed,
-                 ctx.scale);
+                 out, ctx.total_docs, ctx.total_bytes, ctx.seed, ctx.scale);
     }
     bson_free (tmp);
     return 0;

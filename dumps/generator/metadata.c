@@ -7,7 +7,6 @@
  */
 #include "gen.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -111,20 +110,15 @@ gen_write_file (const char *path, const char *text, bson_error_t *error)
     FILE *fp = fopen (path, "wb");
 
     if (!fp) {
-        bson_set_error (error, GEN_ERROR_DOMAIN, (uint32_t) errno, "cannot create %s: %s", path,
-                        strerror (errno));
-        return false;
+        return gen_errno_error (error, "cannot create", path);
     }
     if (fwrite (text, 1, len, fp) != len) {
-        bson_set_error (error, GEN_ERROR_DOMAIN, (uint32_t) errno, "cannot write %s: %s", path,
-                        strerror (errno));
+        gen_errno_error (error, "cannot write", path);
         fclose (fp);
         return false;
     }
     if (fclose (fp) != 0) {
-        bson_set_error (error, GEN_ERROR_DOMAIN, (uint32_t) errno, "cannot write %s: %s", path,
-                        strerror (errno));
-        return false;
+        return gen_errno_error (error, "cannot write", path);
     }
     return true;
 }

@@ -19,8 +19,8 @@
 
 #define GEN_OUT_BUF_SIZE ((size_t) 4 << 20)
 
-static bool
-set_errno_error (bson_error_t *error, const char *what, const char *path)
+bool
+gen_errno_error (bson_error_t *error, const char *what, const char *path)
 {
     bson_set_error (error, GEN_ERROR_DOMAIN, (uint32_t) errno, "%s %s: %s", what, path,
                     strerror (errno));
@@ -41,7 +41,7 @@ gen_coll_open (gen_coll_t *coll, const gen_ctx_t *ctx, const char *db, const cha
     bson_free (ns);
     /* The database folder is shared by its collections: EEXIST is fine. */
     if (mkdir (dir, 0777) != 0 && errno != EEXIST) {
-        set_errno_error (error, "cannot create directory", dir);
+        gen_errno_error (error, "cannot create directory", dir);
         bson_free (dir);
         return false;
     }
@@ -54,7 +54,7 @@ gen_coll_open (gen_coll_t *coll, const gen_ctx_t *ctx, const char *db, const cha
     coll->buf = bson_malloc (GEN_OUT_BUF_SIZE);
     coll->fp = fopen (coll->bson_path, "wb");
     if (!coll->fp) {
-        return set_errno_error (error, "cannot create", coll->bson_path);
+        return gen_errno_error (error, "cannot create", coll->bson_path);
     }
     return true;
 }
@@ -74,7 +74,7 @@ static bool
 flush_buffer (gen_coll_t *coll, bson_error_t *error)
 {
     if (coll->len > 0 && fwrite (coll->buf, 1, coll->len, coll->fp) != coll->len) {
-        return set_errno_error (error, "cannot write", coll->bson_path);
+        return gen_errno_error (error, "cannot write", coll->bson_path);
     }
     coll->len = 0;
     return true;
@@ -92,7 +92,7 @@ gen_coll_write (gen_coll_t *coll, bson_error_t *error)
     if (len > GEN_OUT_BUF_SIZE) {
         /* Never happens with these datasets; kept so the function is total. */
         if (fwrite (data, 1, len, coll->fp) != len) {
-            return set_errno_error (error, "cannot write", coll->bson_path);
+            return gen_errno_error (error, "cannot write", coll->bson_path);
         }
     } else {
         memcpy (coll->buf + coll->len, data, len);
@@ -118,7 +118,7 @@ finish (gen_coll_t *coll, gen_ctx_t *ctx, const gen_index_t *indexes, size_t n_i
     coll->fp = NULL;
     /* fclose reports write errors that buffering delayed (disk full). */
     if (fclose (fp) != 0) {
-        return set_errno_error (error, "cannot write", coll->bson_path);
+        return gen_errno_error (error, "cannot write", coll->bson_path);
     }
 
     json = gen_metadata_json (ctx, coll->db, coll->name, indexes, n_indexes);
