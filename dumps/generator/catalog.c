@@ -122,6 +122,13 @@ parts_per_product (gen_rng_t *rng)
                                      : (uint32_t) gen_rng_between (rng, 21, 60);
 }
 
+/* A tenth of the parts are common ones, in many products. */
+static uint64_t
+part_weight (uint32_t i, uint64_t salt)
+{
+    return gen_mix64 (salt + i) % 10 == 0 ? 25 : 1;
+}
+
 static bool
 write_products (gen_ctx_t *ctx, uint64_t n_parts, bson_error_t *error)
 {
@@ -136,13 +143,9 @@ write_products (gen_ctx_t *ctx, uint64_t n_parts, bson_error_t *error)
     gen_rng_t *rng = &coll.rng;
     bool ok;
 
-    if (!gen_picker_init (&parts, (uint32_t) n_parts, error)) {
+    if (!gen_picker_init (&parts, (uint32_t) n_parts, part_weight, salt, error)) {
         return false;
     }
-    for (uint32_t i = 0; i < parts.n; i++) {
-        parts.cum[i] = gen_mix64 (salt + i) % 10 == 0 ? 25 : 1;
-    }
-    gen_picker_finish (&parts);
 
     gen_idgen_init (&part_ids, ctx->seed, "catalog.parts");
     gen_buf_init (&text, text_s, sizeof text_s);

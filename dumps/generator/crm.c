@@ -134,6 +134,16 @@ write_people (gen_ctx_t *ctx, uint64_t n, bson_error_t *error)
     return gen_coll_close (&coll, ctx, ok, NULL, 0, error);
 }
 
+/* Owners are skewed: one in eight people gets nothing, the rest between
+ * 1 and 19 shares. Deleted people keep their shares (orphan tasks). */
+static uint64_t
+owner_weight (uint32_t i, uint64_t salt)
+{
+    const uint64_t h = gen_mix64 (salt + i);
+
+    return h % 8 == 0 ? 0 : 1 + (h >> 8) % 19;
+}
+
 static bool
 write_tasks (gen_ctx_t *ctx, uint64_t n_people, bson_error_t *error)
 {
@@ -150,17 +160,9 @@ write_tasks (gen_ctx_t *ctx, uint64_t n_people, bson_error_t *error)
     int64_t clock_ms = TASKS_FROM * 1000;
     bool ok;
 
-    /* Owners are skewed: one in eight people gets nothing, the rest between
-     * 1 and 19 shares. Deleted people keep their shares (orphan tasks). */
-    if (!gen_picker_init (&owners, (uint32_t) n_people, error)) {
+    if (!gen_picker_init (&owners, (uint32_t) n_people, owner_weight, salt, error)) {
         return false;
     }
-    for (uint32_t i = 0; i < owners.n; i++) {
-        const uint64_t h = gen_mix64 (salt + i);
-
-        owners.cum[i] = h % 8 == 0 ? 0 : 1 + (h >> 8) % 19;
-    }
-    gen_picker_finish (&owners);
 
     gen_idgen_init (&people_ids, ctx->seed, "crm.people");
     gen_buf_init (&text, text_s, sizeof text_s);

@@ -57,13 +57,16 @@ void gen_idgen_oid (const gen_idgen_t *idgen, uint64_t index, int64_t unix_secs,
 /* ---- pick.c: weighted choice among n items -------------------------------- */
 
 typedef struct {
-    uint64_t *cum; /* weights, then running sums after gen_picker_finish */
+    uint64_t *cum; /* running sums of the weights */
     uint32_t n;
     uint64_t total;
 } gen_picker_t;
 
-bool gen_picker_init (gen_picker_t *picker, uint32_t n, bson_error_t *error);
-void gen_picker_finish (gen_picker_t *picker);
+/* The weight of item i (0: never picked); salt is the caller's, for a
+ * hash that gives each item its own. */
+typedef uint64_t (*gen_weight_fn) (uint32_t i, uint64_t salt);
+bool gen_picker_init (gen_picker_t *picker, uint32_t n, gen_weight_fn weight, uint64_t salt,
+                      bson_error_t *error);
 uint32_t gen_picker_pick (const gen_picker_t *picker, gen_rng_t *rng);
 void gen_picker_destroy (gen_picker_t *picker);
 /* Time of a collection's document i of n, in seconds: what its _id holds. */

@@ -123,6 +123,13 @@ format_message (gen_buf_t *text, gen_rng_t *rng, int32_t *pid)
     }
 }
 
+/* Zipf's law: weight 1/rank. */
+static uint64_t
+host_weight (uint32_t i, uint64_t salt)
+{
+    return (UINT64_C (1) << 20) / (i + 1);
+}
+
 static bool
 write_logmsg (gen_ctx_t *ctx, uint64_t n_hosts, bson_error_t *error)
 {
@@ -138,13 +145,9 @@ write_logmsg (gen_ctx_t *ctx, uint64_t n_hosts, bson_error_t *error)
     int64_t clock_ms = LOGMSG_FROM * 1000;
     bool ok;
 
-    if (!gen_picker_init (&hosts, (uint32_t) n_hosts, error)) {
+    if (!gen_picker_init (&hosts, (uint32_t) n_hosts, host_weight, 0, error)) {
         return false;
     }
-    for (uint32_t i = 0; i < hosts.n; i++) {
-        hosts.cum[i] = (UINT64_C (1) << 20) / (i + 1);
-    }
-    gen_picker_finish (&hosts);
 
     gen_idgen_init (&host_ids, ctx->seed, "logging.hosts");
     gen_buf_init (&text, text_s, sizeof text_s);

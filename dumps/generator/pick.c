@@ -3,10 +3,10 @@
  * messages, a few posts draw most comments, some people own no tasks), and a
  * uniform pick would hide exactly the cases later transforms must handle.
  *
- * Usage: gen_picker_init, store each item's weight in cum[i], call
- * gen_picker_finish (turns weights into running sums), then pick by binary
- * search. Weight 0 means the item is never picked. gen_append_picked_ids
- * draws a document's array of distinct references to another collection.
+ * gen_picker_init takes each item's weight and keeps running sums; a pick is
+ * a binary search in them. Weight 0 means the item is never picked.
+ * gen_append_picked_ids draws a document's array of distinct references to
+ * another collection.
  */
 #include "gen.h"
 
@@ -14,8 +14,11 @@
 #include <string.h>
 
 bool
-gen_picker_init (gen_picker_t *picker, uint32_t n, bson_error_t *error)
+gen_picker_init (gen_picker_t *picker, uint32_t n, gen_weight_fn weight, uint64_t salt,
+                 bson_error_t *error)
 {
+    uint64_t sum = 0;
+
     picker->n = n;
     picker->total = 0;
     picker->cum = calloc (n ? n : 1, sizeof *picker->cum);
@@ -24,19 +27,12 @@ gen_picker_init (gen_picker_t *picker, uint32_t n, bson_error_t *error)
                         (unsigned) n);
         return false;
     }
-    return true;
-}
-
-void
-gen_picker_finish (gen_picker_t *picker)
-{
-    uint64_t sum = 0;
-
-    for (uint32_t i = 0; i < picker->n; i++) {
-        sum += picker->cum[i];
+    for (uint32_t i = 0; i < n; i++) {
+        sum += weight (i, salt);
         picker->cum[i] = sum;
     }
     picker->total = sum;
+    return true;
 }
 
 /* Returns the first index whose running sum exceeds a uniform draw in

@@ -121,6 +121,22 @@ append_emails (bson_t *doc, gen_rng_t *rng, const char *local, uint64_t i)
     bson_append_array_end (doc, &arr);
 }
 
+/* Popular courses (one in seven) get 30 shares, new ones (one in ten)
+ * none yet, the rest 1 to 10. */
+static uint64_t
+course_weight (uint32_t i, uint64_t salt)
+{
+    const uint64_t h = gen_mix64 (salt + i);
+
+    if (h % 7 == 0) {
+        return 30;
+    }
+    if ((h >> 8) % 10 == 0) {
+        return 0;
+    }
+    return 1 + (h >> 16) % 10;
+}
+
 static bool
 write_students (gen_ctx_t *ctx, uint64_t n_courses, bson_error_t *error)
 {
@@ -135,23 +151,9 @@ write_students (gen_ctx_t *ctx, uint64_t n_courses, bson_error_t *error)
     gen_rng_t *rng = &coll.rng;
     bool ok;
 
-    /* Popular courses (one in seven) get 30 shares, new ones (one in ten)
-     * none yet, the rest 1 to 10. */
-    if (!gen_picker_init (&courses, (uint32_t) n_courses, error)) {
+    if (!gen_picker_init (&courses, (uint32_t) n_courses, course_weight, salt, error)) {
         return false;
     }
-    for (uint32_t i = 0; i < courses.n; i++) {
-        const uint64_t h = gen_mix64 (salt + i);
-
-        if (h % 7 == 0) {
-            courses.cum[i] = 30;
-        } else if ((h >> 8) % 10 == 0) {
-            courses.cum[i] = 0;
-        } else {
-            courses.cum[i] = 1 + (h >> 16) % 10;
-        }
-    }
-    gen_picker_finish (&courses);
 
     gen_idgen_init (&course_ids, ctx->seed, "school.courses");
     gen_buf_init (&name, name_s, sizeof name_s);
