@@ -8,7 +8,7 @@
  * exact). The unit test checks them against GCC's _Decimal128 where the
  * compiler has it, which is that same Intel library in libgcc.
  *
- * Coefficients are held in a small fixed-size big integer: the widest
+ * Coefficients are held in bignum.h's fixed-size big integer: the widest
  * number met is an exact double (53 bits times 5^1074, about 2,550 bits).
  * None of this allocates. */
 #include <math.h>
@@ -19,320 +19,30 @@
 #include <bson/bson.h>
 
 #include "accum_impl.h"
+#include "bignum.h"
+#include "dec128.h"
 
 #define DEC_DIGITS 34
 #define DEC_EMIN (-6176) /* exponent of the coefficient's last digit */
 #define DEC_EMAX 6111
-#define DEC_BIAS 6176
 
 #define SIGN_BIT (1ULL << 63)
 #define INF_BITS 0x7800000000000000ULL
 #define NAN_BITS 0x7c00000000000000ULL
 #define SNAN_BIT 0x0200000000000000ULL
 
-/* 10^34 - 1 and 10^33 - 1 (the largest NaN payload), high and low words. */
-#define COEF_MAX_HI 0x0001ed09bead87c0ULL
-#define COEF_MAX_LO 0x378d8e63ffffffffULL
+/* 10^33 - 1, the largest NaN payload, high and low words. */
 #define PAYLOAD_MAX_HI 0x0000314dc6448d93ULL
 #define PAYLOAD_MAX_LO 0x38c15b09ffffffffULL
 
-/* ---- a small unsigned big integer: 32-bit limbs, least significant first */
-
-#define BIG_LIMBS 84 /* 2,688 bits */
-
-typedef struct {
-    uint32_t w[BIG_LIMBS];
-    size_t n; /* limbs in use; no leading zero limb; 0 for zero */
-} big_t;
-
-static void
-big_trim (big_t *x)
-{
-    while (x->n && !x->w[x->n - 1])
-        x->n--;
-}
-
-static void
-big_set (big_t *x, uint64_t hi, uint64_t lo)
-{
-    x->w[0] = (uint32_t) lo;
-    x->w[1] = (uint32_t) (lo >> 32);
-    x->w[2] = (uint32_t) hi;
-    x->w[3] = (uint32_t) (hi >> 32);
-    x->n = 4;
-    big_trim (x);
-}
-
-static bool
-big_is_zero (const big_t *x)
-{
-    return x->n == 0;
-}
-
-static void
-big_mul_small (big_t *x, uint32_t m)
-{
-    uint64_t carry = 0;
-    for (size_t i = 0; i < x->n; i++) {
-        uint64_t t = (uint64_t) x->w[i] * m + carry;
-        x->w[i] = (uint32_t) t;
-        carry = t >> 32;
-    }
-    if (carry) {
-        BSON_ASSERT (x->n < BIG_LIMBS);
-        x->w[x->n++] = (uint32_t) carry;
-    }
-}
-
-static void
-big_add_small (big_t *x, uint32_t v)
-{
-    uint64_t carry = v;
-    for (size_t i = 0; carry && i < x->n; i++) {
-        uint64_t t = (uint64_t) x->w[i] + carry;
-        x->w[i] = (uint32_t) t;
-        carry = t >> 32;
-    }
-    if (carry) {
-        BSON_ASSERT (x->n < BIG_LIMBS);
-        x->w[x->n++] = (uint32_t) carry;
-    }
-}
-
-/* Divides in place; returns the remainder. */
-static uint32_t
-big_divmod_small (big_t *x, uint32_t d)
-{
-    uint64_t rem = 0;
-    for (size_t i = x->n; i-- > 0;) {
-        uint64_t cur = (rem << 32) | x->w[i];
-        x->w[i] = (uint32_t) (cur / d);
-        rem = cur % d;
-    }
-    big_trim (x);
-    return (uint32_t) rem;
-}
-
-static uint32_t
-big_mod_small (const big_t *x, uint32_t d)
-{
-    uint64_t rem = 0;
-    for (size_t i = x->n; i-- > 0;)
-        rem = ((rem << 32) | x->w[i]) % d;
-    return (uint32_t) rem;
-}
-
-static const uint32_t pow10_32[10] = {1,      10,      100,      1000,      10000,
-                                      100000, 1000000, 10000000, 100000000, 1000000000};
-
-static void
-big_mul_pow10 (big_t *x, unsigned k)
-{
-    for (; k >= 9; k -= 9)
-        big_mul_small (x, pow10_32[9]);
-    if (k)
-        big_mul_small (x, pow10_32[k]);
-}
-
-static void
-big_mul_pow5 (big_t *x, unsigned k)
-{
-    for (; k >= 13; k -= 13)
-        big_mul_small (x, 1220703125u); /* 5^13 */
-    for (; k; k--)
-        big_mul_small (x, 5);
-}
-
-/* Divides by 10^k; true if the remainder was not zero. */
-static bool
-big_div_pow10 (big_t *x, unsigned k)
-{
-    bool rest = false;
-    for (; k >= 9; k -= 9)
-        rest |= big_divmod_small (x, pow10_32[9]) != 0;
-    if (k)
-        rest |= big_divmod_small (x, pow10_32[k]) != 0;
-    return rest;
-}
-
-static void
-big_shl (big_t *x, unsigned k)
-{
-    size_t limbs = k / 32, n = x->n;
-    unsigned bits = k % 32;
-
-    if (!n)
-        return;
-    BSON_ASSERT (n + limbs + 1 <= BIG_LIMBS);
-    x->w[n + limbs] = 0;
-    for (size_t i = n; i-- > 0;) {
-        uint64_t v = (uint64_t) x->w[i] << bits;
-        x->w[i + limbs + 1] |= (uint32_t) (v >> 32);
-        x->w[i + limbs] = (uint32_t) v;
-    }
-    memset (x->w, 0, limbs * sizeof x->w[0]);
-    x->n = n + limbs + 1;
-    big_trim (x);
-}
-
-static int
-big_cmp (const big_t *a, const big_t *b)
-{
-    if (a->n != b->n)
-        return a->n < b->n ? -1 : 1;
-    for (size_t i = a->n; i-- > 0;)
-        if (a->w[i] != b->w[i])
-            return a->w[i] < b->w[i] ? -1 : 1;
-    return 0;
-}
-
-/* a += b */
-static void
-big_add (big_t *a, const big_t *b)
-{
-    uint64_t carry = 0;
-    size_t n = a->n > b->n ? a->n : b->n;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t t = carry + (i < a->n ? a->w[i] : 0) + (i < b->n ? b->w[i] : 0);
-        a->w[i] = (uint32_t) t;
-        carry = t >> 32;
-    }
-    a->n = n;
-    if (carry) {
-        BSON_ASSERT (n < BIG_LIMBS);
-        a->w[a->n++] = (uint32_t) carry;
-    }
-}
-
-/* a -= b, with a >= b */
-static void
-big_sub (big_t *a, const big_t *b)
-{
-    int64_t borrow = 0;
-    for (size_t i = 0; i < a->n; i++) {
-        int64_t t = (int64_t) a->w[i] - (i < b->n ? b->w[i] : 0) - borrow;
-        borrow = t < 0;
-        a->w[i] = (uint32_t) (t + (borrow ? (int64_t) 1 << 32 : 0));
-    }
-    big_trim (a);
-}
-
-static size_t
-big_bitlen (const big_t *x)
-{
-    size_t bits;
-    uint32_t top;
-    if (!x->n)
-        return 0;
-    top = x->w[x->n - 1];
-    bits = (x->n - 1) * 32;
-    while (top) {
-        bits++;
-        top >>= 1;
-    }
-    return bits;
-}
-
-/* The number of decimal digits (1 for zero). */
-static unsigned
-big_digits (const big_t *x)
-{
-    big_t p;
-    unsigned d;
-    size_t bits = big_bitlen (x);
-
-    if (bits <= 32) {
-        uint32_t v = x->n ? x->w[0] : 0;
-        for (d = 1; d < 10 && v >= pow10_32[d]; d++)
-            ;
-        return d;
-    }
-    /* 2^(bits-1) <= x, so x has at least floor((bits-1) log10 2) + 1 digits
-     * (0.30102 is below log10 2, so this never overshoots); count up from
-     * there by comparing with powers of ten (at most twice). */
-    d = (unsigned) ((bits - 1) * 30102 / 100000) + 1;
-    big_set (&p, 0, 1);
-    big_mul_pow10 (&p, d);
-    while (big_cmp (x, &p) >= 0) {
-        big_mul_small (&p, 10);
-        d++;
-    }
-    return d;
-}
-
-/* Divides by d (below 2^63), one bit at a time: only $avg's final division
- * by its count comes here, once per group. Returns the remainder. */
-static uint64_t
-big_divmod_u64 (big_t *x, uint64_t d)
-{
-    uint64_t rem = 0;
-    for (size_t i = big_bitlen (x); i-- > 0;) {
-        uint32_t *w = &x->w[i / 32], bit = 1u << (i % 32);
-        rem = (rem << 1) | ((*w & bit) != 0);
-        *w &= ~bit;
-        if (rem >= d) {
-            rem -= d;
-            *w |= bit;
-        }
-    }
-    big_trim (x);
-    return rem;
-}
-
 /* ---- packing */
 
-typedef enum { DEC_FINITE, DEC_INF, DEC_NAN } dec_kind_t;
-
-typedef struct {
-    dec_kind_t kind;
-    bool neg;
-    int32_t exp;
-    uint64_t hi, lo; /* the coefficient, at most 10^34 - 1 */
-} dec_t;
-
 static void
-dec_unpack (const bson_decimal128_t *d, dec_t *x)
+dec_pack (bson_decimal128_t *r, bool neg, int64_t exp, const rm_big_t *c)
 {
-    uint64_t h = d->high;
-
-    x->neg = (h & SIGN_BIT) != 0;
-    x->hi = x->lo = 0;
-    x->exp = 0;
-    if (((h >> 61) & 3) == 3) {
-        unsigned g = (unsigned) ((h >> 58) & 0x1f);
-        if (g == 0x1f) {
-            x->kind = DEC_NAN;
-        } else if (g == 0x1e) {
-            x->kind = DEC_INF;
-        } else {
-            /* The large-coefficient form always encodes more than 34
-             * digits: a non-canonical zero, as the standard reads it. */
-            x->kind = DEC_FINITE;
-            x->exp = (int32_t) ((h >> 47) & 0x3fff) - DEC_BIAS;
-        }
-        return;
-    }
-    x->kind = DEC_FINITE;
-    x->exp = (int32_t) ((h >> 49) & 0x3fff) - DEC_BIAS;
-    x->hi = h & ((1ULL << 49) - 1);
-    x->lo = d->low;
-    if (x->hi > COEF_MAX_HI || (x->hi == COEF_MAX_HI && x->lo > COEF_MAX_LO))
-        x->hi = x->lo = 0; /* non-canonical: zero */
-}
-
-static void
-dec_pack (bson_decimal128_t *r, bool neg, int64_t exp, const big_t *c)
-{
-    uint64_t lo = 0, hi = 0;
-    if (c->n > 0)
-        lo = c->w[0];
-    if (c->n > 1)
-        lo |= (uint64_t) c->w[1] << 32;
-    if (c->n > 2)
-        hi = c->w[2];
-    if (c->n > 3)
-        hi |= (uint64_t) c->w[3] << 32;
-    r->high = (neg ? SIGN_BIT : 0) | ((uint64_t) (exp + DEC_BIAS) << 49) | hi;
+    uint64_t lo, hi;
+    rm_big_get (c, &hi, &lo);
+    r->high = (neg ? SIGN_BIT : 0) | ((uint64_t) (exp + RM_DEC_BIAS) << 49) | hi;
     r->low = lo;
 }
 
@@ -359,9 +69,9 @@ dec_quiet (bson_decimal128_t *r, const bson_decimal128_t *nan)
  * and packs it. sticky: a nonzero remainder lies below c's last digit
  * (callers that pass it leave c at least 35 digits). */
 static void
-dec_round_pack (bson_decimal128_t *r, bool neg, big_t *c, int64_t exp, bool sticky)
+dec_round_pack (bson_decimal128_t *r, bool neg, rm_big_t *c, int64_t exp, bool sticky)
 {
-    unsigned nd = big_digits (c);
+    unsigned nd = rm_big_digits (c);
     int64_t drop = nd > DEC_DIGITS ? (int64_t) nd - DEC_DIGITS : 0;
 
     /* Below the smallest exponent the result is subnormal: fewer digits. */
@@ -372,18 +82,18 @@ dec_round_pack (bson_decimal128_t *r, bool neg, big_t *c, int64_t exp, bool stic
         bool rest = sticky;
         if (drop > (int64_t) nd) {
             /* Every digit goes and c < 10^(drop-1): below half a unit. */
-            rest |= !big_is_zero (c);
-            c->n = 0;
+            rest |= !rm_big_is_zero (c);
+            rm_big_set (c, 0, 0);
             digit = 0;
         } else {
-            rest |= big_div_pow10 (c, (unsigned) drop - 1);
-            digit = big_divmod_small (c, 10);
+            rest |= rm_big_div_pow10 (c, (unsigned) drop - 1);
+            digit = rm_big_divmod_small (c, 10);
         }
         if (digit > 5 || (digit == 5 && (rest || (c->n && (c->w[0] & 1)))))
-            big_add_small (c, 1);
+            rm_big_add_small (c, 1);
         exp += drop;
-        if (big_digits (c) > DEC_DIGITS) { /* 99...9 rounded up to 10^34 */
-            big_divmod_small (c, 10);
+        if (rm_big_digits (c) > DEC_DIGITS) { /* 99...9 rounded up to 10^34 */
+            rm_big_divmod_small (c, 10);
             exp++;
         }
     }
@@ -391,10 +101,10 @@ dec_round_pack (bson_decimal128_t *r, bool neg, big_t *c, int64_t exp, bool stic
         /* Too large an exponent: pad the coefficient with zeros if there is
          * room (a clamped result), else the result overflows. */
         int64_t pad = exp - DEC_EMAX;
-        if (big_is_zero (c)) {
+        if (rm_big_is_zero (c)) {
             exp = DEC_EMAX;
-        } else if ((int64_t) big_digits (c) + pad <= DEC_DIGITS) {
-            big_mul_pow10 (c, (unsigned) pad);
+        } else if ((int64_t) rm_big_digits (c) + pad <= DEC_DIGITS) {
+            rm_big_mul_pow10 (c, (unsigned) pad);
             exp = DEC_EMAX;
         } else {
             dec_inf (r, neg);
@@ -409,23 +119,23 @@ dec_round_pack (bson_decimal128_t *r, bool neg, big_t *c, int64_t exp, bool stic
 void
 rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b)
 {
-    dec_t x, y, t;
-    big_t cx, cy;
+    rm_dec_t x, y, t;
+    rm_big_t cx, cy;
     int64_t d, exp;
     bool neg;
 
-    dec_unpack (a, &x);
-    dec_unpack (b, &y);
-    if (x.kind == DEC_NAN || y.kind == DEC_NAN) {
-        dec_quiet (r, x.kind == DEC_NAN ? a : b);
+    rm_dec_unpack (a, &x);
+    rm_dec_unpack (b, &y);
+    if (x.kind == RM_DEC_NAN || y.kind == RM_DEC_NAN) {
+        dec_quiet (r, x.kind == RM_DEC_NAN ? a : b);
         return;
     }
-    if (x.kind == DEC_INF || y.kind == DEC_INF) {
-        if (x.kind == DEC_INF && y.kind == DEC_INF && x.neg != y.neg) {
+    if (x.kind == RM_DEC_INF || y.kind == RM_DEC_INF) {
+        if (x.kind == RM_DEC_INF && y.kind == RM_DEC_INF && x.neg != y.neg) {
             r->high = NAN_BITS; /* Infinity - Infinity */
             r->low = 0;
         } else {
-            dec_inf (r, x.kind == DEC_INF ? x.neg : y.neg);
+            dec_inf (r, x.kind == RM_DEC_INF ? x.neg : y.neg);
         }
         return;
     }
@@ -434,33 +144,33 @@ rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_dec
         x = y;
         y = t;
     }
-    big_set (&cx, x.hi, x.lo);
-    big_set (&cy, y.hi, y.lo);
+    rm_big_set (&cx, x.hi, x.lo);
+    rm_big_set (&cy, y.hi, y.lo);
     d = (int64_t) x.exp - y.exp;
     exp = y.exp;
-    if (d > 72 && !big_is_zero (&cx)) {
+    if (d > 72 && !rm_big_is_zero (&cx)) {
         /* y is below a tenth of a unit of x's 37th digit below its last:
          * what it does to the rounding, a 1 there does too, and the sum is
          * rounded anyway (it has more than 34 digits). */
-        big_mul_pow10 (&cx, 37);
+        rm_big_mul_pow10 (&cx, 37);
         exp = x.exp - 37;
-        if (!big_is_zero (&cy))
-            big_set (&cy, 0, 1);
+        if (!rm_big_is_zero (&cy))
+            rm_big_set (&cy, 0, 1);
     } else if (d > 72) {
-        big_set (&cx, 0, 0); /* a zero with a far larger exponent */
+        rm_big_set (&cx, 0, 0); /* a zero with a far larger exponent */
     } else {
-        big_mul_pow10 (&cx, (unsigned) d);
+        rm_big_mul_pow10 (&cx, (unsigned) d);
     }
     if (x.neg == y.neg) {
-        big_add (&cx, &cy);
+        rm_big_add (&cx, &cy);
         neg = x.neg;
     } else {
-        int c = big_cmp (&cx, &cy);
+        int c = rm_big_cmp (&cx, &cy);
         if (c >= 0) {
-            big_sub (&cx, &cy);
+            rm_big_sub (&cx, &cy);
             neg = c > 0 && x.neg; /* an exact zero is +0 when rounding to nearest */
         } else {
-            big_sub (&cy, &cx);
+            rm_big_sub (&cy, &cx);
             cx = cy;
             neg = y.neg;
         }
@@ -471,42 +181,42 @@ rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_dec
 void
 rm_acc_dec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t n)
 {
-    dec_t x;
-    big_t c;
+    rm_dec_t x;
+    rm_big_t c;
     unsigned dn, dc, k;
     uint64_t rem, un;
     int64_t exp;
 
     BSON_ASSERT (n > 0);
-    dec_unpack (a, &x);
-    if (x.kind == DEC_NAN) {
+    rm_dec_unpack (a, &x);
+    if (x.kind == RM_DEC_NAN) {
         dec_quiet (r, a);
         return;
     }
-    if (x.kind == DEC_INF) {
+    if (x.kind == RM_DEC_INF) {
         dec_inf (r, x.neg);
         return;
     }
-    big_set (&c, x.hi, x.lo);
-    if (big_is_zero (&c)) { /* 0 / n keeps the dividend's exponent */
+    rm_big_set (&c, x.hi, x.lo);
+    if (rm_big_is_zero (&c)) { /* 0 / n keeps the dividend's exponent */
         dec_pack (r, x.neg, x.exp, &c);
         return;
     }
     un = (uint64_t) n;
     for (dn = 1; dn < 20 && un / 10 >= 1; dn++)
         un /= 10;
-    dc = big_digits (&c);
+    dc = rm_big_digits (&c);
     /* Scale so that the quotient has at least 35 digits: 34 and a rounding
      * digit, the remainder deciding the rest. */
     k = 35 + dn > dc ? 35 + dn - dc : 0;
-    big_mul_pow10 (&c, k);
-    rem = big_divmod_u64 (&c, (uint64_t) n);
+    rm_big_mul_pow10 (&c, k);
+    rem = rm_big_divmod_u64 (&c, (uint64_t) n);
     exp = (int64_t) x.exp - k;
     if (rem == 0) {
         /* Exact: the preferred exponent is the dividend's, so drop the
          * trailing zeros that scaling put there. */
-        while (k > 0 && big_mod_small (&c, 10) == 0) {
-            big_divmod_small (&c, 10);
+        while (k > 0 && rm_big_mod_small (&c, 10) == 0) {
+            rm_big_divmod_small (&c, 10);
             k--;
             exp++;
         }
@@ -521,7 +231,7 @@ rm_acc_dec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t 
 void
 rm_acc_dec_from_double (bson_decimal128_t *r, double d)
 {
-    big_t c;
+    rm_big_t c;
     int e2;
     uint64_t bits, mant;
     bool neg = signbit (d) != 0;
@@ -536,7 +246,7 @@ rm_acc_dec_from_double (bson_decimal128_t *r, double d)
         return;
     }
     if (d == 0) {
-        big_set (&c, 0, 0);
+        rm_big_set (&c, 0, 0);
         dec_pack (r, neg, 0, &c);
         return;
     }
@@ -554,12 +264,12 @@ rm_acc_dec_from_double (bson_decimal128_t *r, double d)
         mant >>= 1;
         e2++;
     }
-    big_set (&c, 0, mant);
+    rm_big_set (&c, 0, mant);
     if (e2 >= 0) {
-        big_shl (&c, (unsigned) e2);
+        rm_big_shl (&c, (unsigned) e2);
         dec_round_pack (r, neg, &c, 0, false);
     } else {
-        big_mul_pow5 (&c, (unsigned) -e2); /* mant / 2^k = mant * 5^k / 10^k */
+        rm_big_mul_pow5 (&c, (unsigned) -e2); /* mant / 2^k = mant * 5^k / 10^k */
         dec_round_pack (r, neg, &c, e2, false);
     }
 }
@@ -567,8 +277,8 @@ rm_acc_dec_from_double (bson_decimal128_t *r, double d)
 void
 rm_acc_dec_from_int64 (bson_decimal128_t *r, int64_t v)
 {
-    big_t c;
+    rm_big_t c;
     uint64_t u = v < 0 ? 0 - (uint64_t) v : (uint64_t) v;
-    big_set (&c, 0, u);
+    rm_big_set (&c, 0, u);
     dec_pack (r, v < 0, 0, &c);
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "denorm.h"
-#include "remodel/sorter.h"
+#include "sort_feed.h"
 #include "sortkey.h"
 
 typedef struct {
@@ -18,73 +18,32 @@ typedef struct {
     rm_ens_t *in, *from;
     rm_denorm_apply_t *a;
     rm_sorter_t *source, *refs, *matches;
-    rm_buf_t keys, vals, rec;
+    rm_buf_t keys, vals;
     rm_refs_t r;
 } djob_t;
 
-static bool
-feed_source (djob_t *j, bson_error_t *err)
+_Static_assert (RM_DENORM_NO_REF == RM_SORT_NO_KEY, "a reference without a key adds nothing");
+
+/* Step 1: each document of from under its keys, with its copied values. */
+static void
+source_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
-    rm_instream_t *in = rm_store_open (j->from->store, err);
-    rm_frame_t f;
-    uint64_t seq = 0;
-    int rc;
-    if (!in)
-        return false;
-    while ((rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk = rm_join_keys (&j->d->foreign, true, f.data, f.len, &j->keys), off = 0;
-        uint8_t head[8];
-        rm_denorm_values (j->d, f.data, f.len, &j->vals);
-        rm_put_be64 (head, seq++);
-        rm_buf_reset (&j->rec);
-        rm_buf_append (&j->rec, head, 8);
-        rm_buf_append (&j->rec, j->vals.data, j->vals.len);
-        for (size_t k = 0; k < nk; k++) {
-            uint32_t len;
-            memcpy (&len, j->keys.data + off, 4);
-            if (!rm_sorter_add (j->source, j->keys.data + off + 4, len, j->rec.data, j->rec.len, err)) {
-                rm_instream_close (in);
-                return false;
-            }
-            off += 4 + len;
-        }
-    }
-    rm_instream_close (in);
-    return rc == 0 && rm_sorter_finish (j->source, err);
+    djob_t *j = ctx;
+    out->n = rm_join_keys (&j->d->foreign, true, doc, len, &j->keys);
+    out->keys = &j->keys;
+    rm_denorm_values (j->d, doc, len, &j->vals);
+    out->payload = j->vals.data;
+    out->payload_len = j->vals.len;
 }
 
-static bool
-feed_refs (djob_t *j, bson_error_t *err)
+/* Step 2: each reference of each document of in, with its slot. */
+static void
+ref_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
-    rm_instream_t *in = rm_store_open (j->in->store, err);
-    rm_frame_t f;
-    uint64_t seq = 0;
-    int rc;
-    if (!in)
-        return false;
-    while ((rc = rm_store_next (in, &f, err)) > 0) {
-        size_t off = 0;
-        rm_denorm_refs (j->a, f.data, f.len, &j->r);
-        for (uint32_t i = 0; i < j->r.n; i++) {
-            uint32_t len, slot = BSON_UINT32_TO_BE (i);
-            uint8_t v[12];
-            memcpy (&len, j->r.keys.data + off, 4);
-            if (len == RM_DENORM_NO_REF) {
-                off += 4;
-                continue;
-            }
-            rm_put_be64 (v, seq);
-            memcpy (v + 8, &slot, 4);
-            if (!rm_sorter_add (j->refs, j->r.keys.data + off + 4, len, v, 12, err)) {
-                rm_instream_close (in);
-                return false;
-            }
-            off += 4 + len;
-        }
-        seq++;
-    }
-    rm_instream_close (in);
-    return rc == 0 && rm_sorter_finish (j->refs, err);
+    djob_t *j = ctx;
+    rm_denorm_refs (j->a, doc, len, &j->r);
+    out->n = j->r.n;
+    out->keys = &j->r.keys;
 }
 
 static bool
@@ -204,14 +163,15 @@ rm_denorm_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     j.source = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
     j.refs = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
     j.matches = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
-    ok = feed_source (&j, err) && feed_refs (&j, err) && merge (&j, err) && assemble (&j, err);
+    ok = rm_sort_feed (j.from->store, j.source, source_doc, &j, err) &&
+         rm_sort_feed (j.in->store, j.refs, ref_doc, &j, err) && merge (&j, err) &&
+         assemble (&j, err);
     rm_sorter_destroy (j.source);
     rm_sorter_destroy (j.refs);
     rm_sorter_destroy (j.matches);
     rm_denorm_apply_destroy (j.a);
     rm_buf_destroy (&j.keys);
     rm_buf_destroy (&j.vals);
-    rm_buf_destroy (&j.rec);
     rm_buf_destroy (&j.r.keys);
     return ok;
 }

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 
 #include "reader_impl.h"
-#include "remodel/bsoncheck.h"
 
 typedef struct {
     char **data_path;  /* per namespace index: its .bson file or NULL */
@@ -187,8 +186,6 @@ dir_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
     while (d->next_ns < r->info.n_ns) {
         rm_ns_t *ns = r->info.ns[d->next_ns];
         const char *path = d->data_path[d->next_ns];
-        rm_frame_t f;
-        rm_frame_kind_t k;
 
         if (path && !d->s) {
             d->s = rm_instream_open (path, err);
@@ -196,35 +193,15 @@ dir_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
                 return -1;
         }
         if (d->s) {
-            uint32_t max = ns->is_oplog ? RM_BSON_MAX_OPLOG_SIZE : RM_BSON_MAX_SIZE;
-            k = rm_reader_frame (r, d->s, ns, max, &f, err);
-            if (k == RM_FRAME_DOC) {
-                item->kind = RM_ITEM_DOC;
-                item->ns = ns;
-                item->doc = f.data;
-                item->len = f.len;
-                item->ordinal = ns->docs + ns->invalid;
-                return 1;
-            }
-            if (k == RM_FRAME_TERMINATOR) {
-                char name[512];
-                rm_error_doc (err, RM_ERR_FORMAT, path, rm_ns_name (ns, name, sizeof name),
-                              ns->docs + ns->invalid + 1, f.offset, "bad document length -1");
-                return -1;
-            }
-            if (k == RM_FRAME_ERROR)
-                return -1;
+            int rc = rm_layout_next_doc (r, d->s, ns, item, err);
+            if (rc != 0)
+                return rc;
             d->done_bytes += rm_instream_raw_pos (d->s);
             rm_instream_close (d->s);
             d->s = NULL;
         }
-        ns->ended = true;
         d->next_ns++;
-        item->kind = RM_ITEM_NS_END;
-        item->ns = ns;
-        item->doc = NULL;
-        item->len = 0;
-        return 1;
+        return rm_layout_end_ns (ns, item);
     }
     return 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "embed_join.h"
+#include "keytab.h"
 
 typedef struct {
     size_t off;       /* in the arena */
@@ -12,13 +13,10 @@ typedef struct {
     uint64_t seen;    /* the last parent that took it, to take it once */
 } crec_t;
 
+/* A key's children: a list of nodes, in from's order. */
 typedef struct {
-    uint64_t hash;
-    size_t key_off;   /* in the key arena */
-    uint32_t key_len;
-    size_t head, tail; /* node list of children with this key, in order */
-    bool used;
-} slot_t;
+    size_t head, tail;
+} klist_t;
 
 typedef struct {
     size_t child;
@@ -28,74 +26,31 @@ typedef struct {
 #define NIL ((size_t) -1)
 
 typedef struct {
-    rm_buf_t arena, keys, tmp;
+    rm_buf_t arena, tmp;
     crec_t *c;
     size_t n, cap;
-    slot_t *slots;
-    size_t n_slots, used;
+    rm_keytab_t keys; /* join key -> klist_t */
     node_t *nodes;
     size_t n_nodes, nodes_cap;
 } table_t;
 
-static slot_t *
-slot_find (table_t *t, const uint8_t *key, uint32_t len, uint64_t h, bool create)
-{
-    size_t mask = t->n_slots - 1, i = (size_t) h & mask;
-    for (;;) {
-        slot_t *s = &t->slots[i];
-        if (!s->used) {
-            if (!create)
-                return NULL;
-            s->used = true;
-            s->hash = h;
-            s->key_off = t->keys.len;
-            s->key_len = len;
-            s->head = s->tail = NIL;
-            rm_buf_append (&t->keys, key, len);
-            t->used++;
-            return s;
-        }
-        if (s->hash == h && s->key_len == len && !memcmp (t->keys.data + s->key_off, key, len))
-            return s;
-        i = (i + 1) & mask;
-    }
-}
-
-static void
-grow (table_t *t)
-{
-    slot_t *old = t->slots;
-    size_t n_old = t->n_slots;
-    t->n_slots = n_old ? n_old * 2 : 1024;
-    t->slots = bson_malloc0 (t->n_slots * sizeof *t->slots);
-    for (size_t i = 0; i < n_old; i++)
-        if (old[i].used) {
-            size_t mask = t->n_slots - 1, j = (size_t) old[i].hash & mask;
-            while (t->slots[j].used)
-                j = (j + 1) & mask;
-            t->slots[j] = old[i];
-        }
-    bson_free (old);
-}
-
 static void
 add_child_key (table_t *t, size_t child, const uint8_t *key, uint32_t len)
 {
-    uint64_t h = rm_key_hash (key, len);
-    slot_t *s;
-    if ((t->used + 1) * 4 > t->n_slots * 3)
-        grow (t);
-    s = slot_find (t, key, len, h, true);
+    bool fresh;
+    klist_t *l = rm_keytab_add (&t->keys, key, len, &fresh);
+    if (fresh)
+        l->head = l->tail = NIL;
     if (t->n_nodes == t->nodes_cap) {
         t->nodes_cap = t->nodes_cap ? t->nodes_cap * 2 : 1024;
         t->nodes = bson_realloc (t->nodes, t->nodes_cap * sizeof *t->nodes);
     }
     t->nodes[t->n_nodes] = (node_t){child, NIL};
-    if (s->tail == NIL)
-        s->head = t->n_nodes;
+    if (l->tail == NIL)
+        l->head = t->n_nodes;
     else
-        t->nodes[s->tail].next = t->n_nodes;
-    s->tail = t->n_nodes++;
+        t->nodes[l->tail].next = t->n_nodes;
+    l->tail = t->n_nodes++;
 }
 
 static bool
@@ -145,13 +100,11 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
         parent++;
         for (uint32_t k = 0; k < nk; k++) {
             uint32_t len;
-            slot_t *sl;
+            const klist_t *l;
             memcpy (&len, lkeys.data + off, 4);
-            sl = t->n_slots ? slot_find (t, lkeys.data + off + 4, len,
-                                         rm_key_hash (lkeys.data + off + 4, len), false)
-                            : NULL;
+            l = rm_keytab_find (&t->keys, lkeys.data + off + 4, len);
             off += 4 + len;
-            for (size_t nd = sl ? sl->head : NIL; nd != NIL; nd = t->nodes[nd].next) {
+            for (size_t nd = l ? l->head : NIL; nd != NIL; nd = t->nodes[nd].next) {
                 crec_t *c = &t->c[t->nodes[nd].child];
                 if (c->seen == parent)
                     continue; /* each child once per parent, as $lookup */
@@ -204,6 +157,7 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
     bool ok;
 
     memset (&t, 0, sizeof t);
+    rm_keytab_init (&t.keys, sizeof (klist_t));
     ok = load_children (&t, j, from, err) && join_parents (&t, e, j, err);
     if (ok && j->rewrite_from)
         ok = write_children (&t, e, j, from, err);
@@ -211,10 +165,9 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
         for (size_t i = 0; i < t.n; i++)
             from->stats->orphans += !t.c[i].matched;
     rm_buf_destroy (&t.arena);
-    rm_buf_destroy (&t.keys);
     rm_buf_destroy (&t.tmp);
+    rm_keytab_destroy (&t.keys);
     bson_free (t.c);
-    bson_free (t.slots);
     bson_free (t.nodes);
     return ok;
 }

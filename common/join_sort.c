@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "embed_join.h"
-#include "remodel/sorter.h"
+#include "sort_feed.h"
 #include "sortkey.h"
 
 typedef struct {
@@ -22,47 +22,27 @@ typedef struct {
     rm_ens_t *from, *into;
     size_t budget; /* per sorter */
     rm_sorter_t *children, *requests, *matches, *matched;
-    rm_buf_t keys, rec;
+    rm_buf_t keys;
 } job_t;
 
-static bool
-feed (job_t *j, rm_ens_t *ns, bool foreign, bson_error_t *err)
+/* Step 1: each child under its keys, whole. */
+static void
+child_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
-    rm_instream_t *in = rm_store_open (ns->store, err);
-    rm_sorter_t *dst = foreign ? j->children : j->requests;
-    rm_frame_t f;
-    uint64_t seq = 0;
-    int rc;
+    job_t *j = ctx;
+    out->n = rm_join_keys (j->spec->foreign, true, doc, len, &j->keys);
+    out->keys = &j->keys;
+    out->payload = doc;
+    out->payload_len = len;
+}
 
-    if (!in)
-        return false;
-    while ((rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk = foreign ? rm_join_keys (j->spec->foreign, true, f.data, f.len, &j->keys)
-                            : rm_join_keys (j->spec->local, false, f.data, f.len, &j->keys);
-        size_t off = 0;
-        for (uint32_t k = 0; k < nk; k++) {
-            uint32_t len;
-            uint8_t head[12];
-            memcpy (&len, j->keys.data + off, 4);
-            rm_put_be64 (head, seq);
-            rm_buf_reset (&j->rec);
-            rm_buf_append (&j->rec, head, 8);
-            if (foreign) {
-                rm_buf_append (&j->rec, f.data, f.len);
-            } else {
-                uint32_t slot = BSON_UINT32_TO_BE (k);
-                rm_buf_append (&j->rec, &slot, 4);
-            }
-            if (!rm_sorter_add (dst, j->keys.data + off + 4, len, j->rec.data, j->rec.len, err)) {
-                rm_instream_close (in);
-                return false;
-            }
-            off += 4 + len;
-        }
-        seq++;
-    }
-    rm_instream_close (in);
-    return rc == 0 && rm_sorter_finish (dst, err);
+/* Step 2: each parent's local keys, with their slots. */
+static void
+request_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
+{
+    job_t *j = ctx;
+    out->n = rm_join_keys (j->spec->local, false, doc, len, &j->keys);
+    out->keys = &j->keys;
 }
 
 /* Step 3: the merge join of children and requests by key. */
@@ -264,8 +244,8 @@ rm_join_sort_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     j.matches = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
     j.matched = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
     rm_buf_init (&j.keys);
-    rm_buf_init (&j.rec);
-    ok = feed (&j, j.from, true, err) && feed (&j, j.into, false, err) && join (&j, err);
+    ok = rm_sort_feed (j.from->store, j.children, child_doc, &j, err) &&
+         rm_sort_feed (j.into->store, j.requests, request_doc, &j, err) && join (&j, err);
     rm_sorter_destroy (j.children);
     rm_sorter_destroy (j.requests);
     j.children = j.requests = NULL;
@@ -275,6 +255,5 @@ rm_join_sort_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     rm_sorter_destroy (j.matches);
     rm_sorter_destroy (j.matched);
     rm_buf_destroy (&j.keys);
-    rm_buf_destroy (&j.rec);
     return ok;
 }

@@ -1,7 +1,9 @@
 /* File naming of directory dumps, shared by the directory and tar readers:
- * <db>/<escaped coll>.bson[.gz] beside <escaped coll>.metadata.json[.gz]. */
+ * <db>/<escaped coll>.bson[.gz] beside <escaped coll>.metadata.json[.gz];
+ * and the reading of one such .bson file, which is the same in both. */
 #include <string.h>
 
+#include "remodel/bsoncheck.h"
 #include "remodel/metadata.h"
 #include "reader_impl.h"
 #include "remodel/nsname.h"
@@ -166,4 +168,40 @@ rm_layout_slurp (rm_instream_t *s, size_t *len, bson_error_t *err)
     text[n] = '\0';
     *len = (size_t) n;
     return text;
+}
+
+int
+rm_layout_next_doc (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, rm_item_t *item,
+                    bson_error_t *err)
+{
+    uint32_t max = ns->is_oplog ? RM_BSON_MAX_OPLOG_SIZE : RM_BSON_MAX_SIZE;
+    rm_frame_t f;
+    rm_frame_kind_t k = rm_reader_frame (r, s, ns, max, &f, err);
+
+    if (k == RM_FRAME_DOC) {
+        item->kind = RM_ITEM_DOC;
+        item->ns = ns;
+        item->doc = f.data;
+        item->len = f.len;
+        item->ordinal = ns->docs + ns->invalid;
+        return 1;
+    }
+    if (k == RM_FRAME_TERMINATOR) {
+        char name[512];
+        rm_error_doc (err, RM_ERR_FORMAT, rm_instream_name (s), rm_ns_name (ns, name, sizeof name),
+                      ns->docs + ns->invalid + 1, f.offset, "bad document length -1");
+        return -1;
+    }
+    return k == RM_FRAME_ERROR ? -1 : 0;
+}
+
+int
+rm_layout_end_ns (rm_ns_t *ns, rm_item_t *item)
+{
+    ns->ended = true;
+    item->kind = RM_ITEM_NS_END;
+    item->ns = ns;
+    item->doc = NULL;
+    item->len = 0;
+    return 1;
 }

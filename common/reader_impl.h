@@ -61,5 +61,12 @@ rm_ns_t *rm_layout_ns_for_bson (rm_dump_info_t *info, const char *where, const c
 char *rm_layout_slurp (rm_instream_t *s, size_t *len, bson_error_t *err);
 /* Reads a prelude.json text into info's versions. */
 void rm_layout_read_prelude (rm_dump_info_t *info, const char *json, size_t len);
+/* The next document of ns's .bson file (a directory's file, a tar's
+ * member) on s, into item: 1, or 0 at the end of the file, or -1 (err
+ * set). An archive's -1 terminator has no place in a .bson file. */
+int rm_layout_next_doc (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, rm_item_t *item,
+                        bson_error_t *err);
+/* Marks ns ended and makes item say so; returns 1, as a next op does. */
+int rm_layout_end_ns (rm_ns_t *ns, rm_item_t *item);
 
 #endif

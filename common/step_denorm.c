@@ -4,62 +4,14 @@
 #include <string.h>
 
 #include "denorm.h"
+#include "keytab.h"
 
 #define PER_DOC_OVERHEAD 100
 
 typedef struct {
-    uint64_t hash;
-    size_t key_off, val_off;
-    uint32_t key_len;
-    bool used;
-} dslot_t;
-
-typedef struct {
-    rm_buf_t keys, vals, tmp, one;
-    dslot_t *slots;
-    size_t n_slots, used;
+    rm_keytab_t keys; /* join key -> offset of its copied values in vals */
+    rm_buf_t vals, tmp, one;
 } dtable_t;
-
-static dslot_t *
-dfind (dtable_t *t, const uint8_t *key, uint32_t len, bool *fresh)
-{
-    uint64_t h = rm_key_hash (key, len);
-    size_t mask = t->n_slots - 1, i = (size_t) h & mask;
-    for (;; i = (i + 1) & mask) {
-        dslot_t *s = &t->slots[i];
-        if (!s->used) {
-            if (fresh) {
-                *s = (dslot_t){h, t->keys.len, 0, len, true};
-                rm_buf_append (&t->keys, key, len);
-                t->used++;
-                *fresh = true;
-            }
-            return fresh ? s : NULL;
-        }
-        if (s->hash == h && s->key_len == len && !memcmp (t->keys.data + s->key_off, key, len)) {
-            if (fresh)
-                *fresh = false;
-            return s;
-        }
-    }
-}
-
-static void
-dgrow (dtable_t *t)
-{
-    dslot_t *old = t->slots;
-    size_t n_old = t->n_slots;
-    t->n_slots = n_old ? n_old * 2 : 1024;
-    t->slots = bson_malloc0 (t->n_slots * sizeof *t->slots);
-    for (size_t i = 0; i < n_old; i++)
-        if (old[i].used) {
-            size_t j = (size_t) old[i].hash & (t->n_slots - 1);
-            while (t->slots[j].used)
-                j = (j + 1) & (t->n_slots - 1);
-            t->slots[j] = old[i];
-        }
-    bson_free (old);
-}
 
 struct rm_denorm_table {
     const rm_denorm_t *d;
@@ -77,7 +29,7 @@ rm_denorm_table_new (const rm_step_t *s)
     rm_denorm_table_t *dt = bson_malloc0 (sizeof *dt);
     dt->d = &s->u.denorm;
     dt->apply = rm_denorm_apply_new (dt->d);
-    dgrow (&dt->t);
+    rm_keytab_init (&dt->t.keys, sizeof (size_t));
     return dt;
 }
 
@@ -88,11 +40,10 @@ rm_denorm_table_destroy (rm_denorm_table_t *dt)
         return;
     rm_denorm_apply_destroy (dt->apply);
     rm_buf_destroy (&dt->refs.keys);
-    rm_buf_destroy (&dt->t.keys);
+    rm_keytab_destroy (&dt->t.keys);
     rm_buf_destroy (&dt->t.vals);
     rm_buf_destroy (&dt->t.tmp);
     rm_buf_destroy (&dt->t.one);
-    bson_free (dt->t.slots);
     bson_free (dt->values);
     bson_free (dt);
 }
@@ -125,11 +76,9 @@ rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t doc_len
     for (size_t k = 0; k < nk; k++) {
         uint32_t len;
         bool fresh;
-        dslot_t *s;
+        size_t *slot_val;
         memcpy (&len, t->tmp.data + off, 4);
-        if ((t->used + 1) * 4 > t->n_slots * 3)
-            dgrow (t);
-        s = dfind (t, t->tmp.data + off + 4, len, &fresh);
+        slot_val = rm_keytab_add (&t->keys, t->tmp.data + off + 4, len, &fresh);
         if (fresh) {
             if (!values_made) {
                 rm_denorm_values (dt->d, doc, doc_len, &t->one);
@@ -137,7 +86,7 @@ rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t doc_len
                 rm_buf_append (&t->vals, t->one.data, t->one.len);
                 values_made = true;
             }
-            s->val_off = val_off;
+            *slot_val = val_off;
         }
         off += 4 + len;
     }
@@ -157,16 +106,16 @@ rm_denorm_table_apply (rm_denorm_table_t *dt, const char *ns_name, const uint8_t
     }
     for (size_t i = 0; i < refs->n; i++) {
         uint32_t klen;
-        dslot_t *sl;
+        const size_t *val_off;
         memcpy (&klen, refs->keys.data + off, 4);
         dt->values[i] = NULL;
         if (klen == RM_DENORM_NO_REF) {
             off += 4;
             continue;
         }
-        sl = dfind (&dt->t, refs->keys.data + off + 4, klen, NULL);
-        if (sl)
-            dt->values[i] = dt->t.vals.data + sl->val_off;
+        val_off = rm_keytab_find (&dt->t.keys, refs->keys.data + off + 4, klen);
+        if (val_off)
+            dt->values[i] = dt->t.vals.data + *val_off;
         off += 4 + klen;
     }
     return rm_denorm_apply (dt->apply, doc, len, dt->values, out, out_len, err) ||

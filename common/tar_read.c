@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 
 #include "reader_impl.h"
-#include "remodel/bsoncheck.h"
 
 typedef struct {
     struct archive *a;
@@ -221,17 +220,6 @@ find_member (tar_t *t, const char *path)
 }
 
 static int
-emit_end (rm_ns_t *ns, rm_item_t *item)
-{
-    ns->ended = true;
-    item->kind = RM_ITEM_NS_END;
-    item->ns = ns;
-    item->doc = NULL;
-    item->len = 0;
-    return 1;
-}
-
-static int
 tar_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
 {
     tar_t *t = r->impl;
@@ -239,30 +227,13 @@ tar_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
     for (;;) {
         if (t->cur) {
             rm_ns_t *ns = t->cur->ns;
-            uint32_t max = ns->is_oplog ? RM_BSON_MAX_OPLOG_SIZE : RM_BSON_MAX_SIZE;
-            rm_frame_t f;
-            rm_frame_kind_t k = rm_reader_frame (r, t->s, ns, max, &f, err);
-            if (k == RM_FRAME_DOC) {
-                item->kind = RM_ITEM_DOC;
-                item->ns = ns;
-                item->doc = f.data;
-                item->len = f.len;
-                item->ordinal = ns->docs + ns->invalid;
-                return 1;
-            }
-            if (k == RM_FRAME_TERMINATOR) {
-                char name[512];
-                rm_error_doc (err, RM_ERR_FORMAT, rm_instream_name (t->s),
-                              rm_ns_name (ns, name, sizeof name), ns->docs + ns->invalid + 1,
-                              f.offset, "bad document length -1");
-                return -1;
-            }
-            if (k == RM_FRAME_ERROR)
-                return -1;
+            int rc = rm_layout_next_doc (r, t->s, ns, item, err);
+            if (rc != 0)
+                return rc;
             rm_instream_close (t->s);
             t->s = NULL;
             t->cur = NULL;
-            return emit_end (ns, item);
+            return rm_layout_end_ns (ns, item);
         }
 
         switch (t->stage) {
@@ -301,13 +272,13 @@ tar_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
             while (t->next_end < r->info.n_ns) {
                 rm_ns_t *ns = r->info.ns[t->next_end++];
                 if (!ns->ended && !ns->is_oplog)
-                    return emit_end (ns, item);
+                    return rm_layout_end_ns (ns, item);
             }
             t->stage = t->oplog ? STAGE_OPLOG : STAGE_DONE;
             continue;
         default:
             if (t->oplog && !t->oplog->ended) /* an oplog member with no data */
-                return emit_end (t->oplog, item);
+                return rm_layout_end_ns (t->oplog, item);
             return 0;
         }
     }

@@ -32,6 +32,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "bignum.h"
+#include "dec128.h"
 #include "remodel/value.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -148,189 +150,6 @@ cmp_bytes (const void *a, size_t alen, const void *b, size_t blen)
     return (alen > blen) - (alen < blen);
 }
 
-/* ---- Big integers ------------------------------------------------------
- * Just enough unsigned arithmetic for exact comparisons: little-endian
- * 32-bit limbs, n of them in use (no leading zero limbs; zero has n = 0).
- * 48 limbs (1536 bits) hold the largest operands num_cmp_magnitude can
- * build (about 900 bits); the asserts guard that reasoning. */
-#define BIG_LIMBS 48
-
-typedef struct {
-    uint32_t w[BIG_LIMBS];
-    int n;
-} big_t;
-
-static void
-big_trim (big_t *x)
-{
-    while (x->n > 0 && x->w[x->n - 1] == 0)
-        x->n--;
-}
-
-static void
-big_set (big_t *x, uint64_t hi, uint64_t lo)
-{
-    x->w[0] = (uint32_t) lo;
-    x->w[1] = (uint32_t) (lo >> 32);
-    x->w[2] = (uint32_t) hi;
-    x->w[3] = (uint32_t) (hi >> 32);
-    x->n = 4;
-    big_trim (x);
-}
-
-/* The low 128 bits. */
-static void
-big_get (const big_t *x, uint64_t *hi, uint64_t *lo)
-{
-    uint32_t w[4] = {0, 0, 0, 0};
-    for (int i = 0; i < x->n && i < 4; i++)
-        w[i] = x->w[i];
-    *lo = (uint64_t) w[1] << 32 | w[0];
-    *hi = (uint64_t) w[3] << 32 | w[2];
-}
-
-static void
-big_mul_small (big_t *x, uint32_t m)
-{
-    uint64_t carry = 0;
-    for (int i = 0; i < x->n; i++) {
-        uint64_t t = (uint64_t) x->w[i] * m + carry;
-        x->w[i] = (uint32_t) t;
-        carry = t >> 32;
-    }
-    if (carry) {
-        BSON_ASSERT (x->n < BIG_LIMBS);
-        x->w[x->n++] = (uint32_t) carry;
-    }
-}
-
-static void
-big_mul_pow5 (big_t *x, unsigned k)
-{
-    static const uint32_t pow5[14] = {1,       5,        25,        125,      625,
-                                      3125,    15625,    78125,     390625,   1953125,
-                                      9765625, 48828125, 244140625, 1220703125};
-    for (; k >= 13; k -= 13)
-        big_mul_small (x, pow5[13]);
-    if (k)
-        big_mul_small (x, pow5[k]);
-}
-
-/* x /= d; returns the remainder. */
-static uint32_t
-big_divmod_small (big_t *x, uint32_t d)
-{
-    uint64_t r = 0;
-    for (int i = x->n - 1; i >= 0; i--) {
-        uint64_t t = r << 32 | x->w[i];
-        x->w[i] = (uint32_t) (t / d);
-        r = t % d;
-    }
-    big_trim (x);
-    return (uint32_t) r;
-}
-
-static uint32_t
-big_mod_small (const big_t *x, uint32_t d)
-{
-    uint64_t r = 0;
-    for (int i = x->n - 1; i >= 0; i--)
-        r = (r << 32 | x->w[i]) % d;
-    return (uint32_t) r;
-}
-
-static void
-big_shl (big_t *x, unsigned k)
-{
-    unsigned limbs = k / 32, bits = k % 32;
-
-    if (x->n == 0)
-        return;
-    BSON_ASSERT ((unsigned) x->n + limbs + 1 <= BIG_LIMBS);
-    if (bits) {
-        uint32_t carry = 0;
-        for (int i = 0; i < x->n; i++) {
-            uint32_t w = x->w[i];
-            x->w[i] = w << bits | carry;
-            carry = w >> (32 - bits);
-        }
-        if (carry)
-            x->w[x->n++] = carry;
-    }
-    if (limbs) {
-        memmove (x->w + limbs, x->w, (size_t) x->n * sizeof x->w[0]);
-        memset (x->w, 0, limbs * sizeof x->w[0]);
-        x->n += (int) limbs;
-    }
-}
-
-static void
-big_shr (big_t *x, unsigned k)
-{
-    unsigned limbs = k / 32, bits = k % 32;
-
-    if (limbs >= (unsigned) x->n) {
-        x->n = 0;
-        return;
-    }
-    if (limbs) {
-        memmove (x->w, x->w + limbs, (size_t) (x->n - (int) limbs) * sizeof x->w[0]);
-        x->n -= (int) limbs;
-    }
-    if (bits) {
-        for (int i = 0; i < x->n; i++) {
-            uint32_t next = i + 1 < x->n ? x->w[i + 1] : 0;
-            x->w[i] = x->w[i] >> bits | next << (32 - bits);
-        }
-    }
-    big_trim (x);
-}
-
-static unsigned
-bitlen32 (uint32_t w)
-{
-    unsigned n = 0;
-    while (w) {
-        w >>= 1;
-        n++;
-    }
-    return n;
-}
-
-static unsigned
-big_bitlen (const big_t *x)
-{
-    return x->n ? (unsigned) (x->n - 1) * 32 + bitlen32 (x->w[x->n - 1]) : 0;
-}
-
-/* Trailing zero bits of a nonzero x. */
-static unsigned
-big_ctz (const big_t *x)
-{
-    unsigned n = 0;
-    int i = 0;
-    uint32_t w;
-
-    while (x->w[i] == 0) {
-        i++;
-        n += 32;
-    }
-    for (w = x->w[i]; !(w & 1); w >>= 1)
-        n++;
-    return n;
-}
-
-static int
-big_cmp (const big_t *a, const big_t *b)
-{
-    if (a->n != b->n)
-        return a->n > b->n ? 1 : -1;
-    for (int i = a->n - 1; i >= 0; i--)
-        if (a->w[i] != b->w[i])
-            return a->w[i] > b->w[i] ? 1 : -1;
-    return 0;
-}
-
 /* ---- Numbers -----------------------------------------------------------
  * A number, exactly: kind, sign and |value| = (hi:lo) * 2^e2 * 5^e5. An
  * integer has e2 = e5 = 0; a double m * 2^e has e2 = e, e5 = 0; a decimal
@@ -387,42 +206,27 @@ num_from_double (num_t *n, double d)
         n->neg = false;
 }
 
-/* IEEE 754-2008 decimal128, binary integer decimal encoding (what BSON
- * stores): sign bit, a 5-bit combination field telling NaN and infinity
- * apart, a 14-bit exponent biased by 6176, a coefficient of up to 113
- * bits. A coefficient above 10^34 - 1 is non-canonical and reads as zero,
- * as the standard (and libbson's to_string) says; that includes every
- * coefficient of the "11" form, which starts at 2^113. */
+/* A decimal c * 10^q as dec128.h reads it (a non-canonical coefficient is
+ * zero). */
 static void
 num_from_decimal (num_t *n, const bson_decimal128_t *dec)
 {
-    const uint64_t max_hi = UINT64_C (0x1ed09bead87c0); /* 10^34 - 1 */
-    const uint64_t max_lo = UINT64_C (0x378d8e63ffffffff);
-    uint64_t hi = dec->high, lo = dec->low;
-    unsigned comb = (unsigned) (hi >> 58 & 0x1f);
-    int exp;
+    rm_dec_t x;
 
-    n->neg = hi >> 63;
-    if (comb == 0x1f) {
+    rm_dec_unpack (dec, &x);
+    n->neg = x.neg;
+    if (x.kind == RM_DEC_NAN) {
         n->kind = NUM_NAN;
         return;
     }
-    if (comb == 0x1e) {
+    if (x.kind == RM_DEC_INF) {
         n->kind = n->neg ? NUM_NEG_INF : NUM_POS_INF;
         return;
     }
     n->kind = NUM_FINITE;
-    if ((hi >> 61 & 3) == 3) {
-        exp = (int) (hi >> 47 & 0x3fff);
-        n->hi = n->lo = 0;
-    } else {
-        exp = (int) (hi >> 49 & 0x3fff);
-        n->hi = hi & ((UINT64_C (1) << 49) - 1);
-        n->lo = lo;
-        if (n->hi > max_hi || (n->hi == max_hi && n->lo > max_lo))
-            n->hi = n->lo = 0;
-    }
-    n->e2 = n->e5 = exp - 6176;
+    n->hi = x.hi;
+    n->lo = x.lo;
+    n->e2 = n->e5 = x.exp;
     if (n->hi == 0 && n->lo == 0)
         n->neg = false;
 }
@@ -454,9 +258,9 @@ num_from_iter (num_t *n, const bson_iter_t *it, bson_type_t t)
 static unsigned
 u128_bitlen (uint64_t hi, uint64_t lo)
 {
-    big_t x;
-    big_set (&x, hi, lo);
-    return big_bitlen (&x);
+    rm_big_t x;
+    rm_big_set (&x, hi, lo);
+    return rm_big_bitlen (&x);
 }
 
 /* |x| against |y|, both finite and nonzero. Kept out of line: its big
@@ -464,7 +268,7 @@ u128_bitlen (uint64_t hi, uint64_t lo)
 static RM_NOINLINE int
 num_cmp_magnitude (const num_t *x, const num_t *y)
 {
-    big_t l, r;
+    rm_big_t l, r;
     int32_t d2, d5;
 
     /* log2 |x| lies in [lx - 1, lx): far apart, the estimate decides. The
@@ -482,19 +286,19 @@ num_cmp_magnitude (const num_t *x, const num_t *y)
      * decimal or an integer scales one side only; against a double, the
      * decimal exponent is within [-360, 310] (doubles lie within
      * [2^-1074, 2^1024)), so 5^|q| has at most about 840 bits. */
-    big_set (&l, x->hi, x->lo);
-    big_set (&r, y->hi, y->lo);
+    rm_big_set (&l, x->hi, x->lo);
+    rm_big_set (&r, y->hi, y->lo);
     d2 = x->e2 - y->e2;
     d5 = x->e5 - y->e5;
     if (d2 > 0)
-        big_shl (&l, (unsigned) d2);
+        rm_big_shl (&l, (unsigned) d2);
     else
-        big_shl (&r, (unsigned) -d2);
+        rm_big_shl (&r, (unsigned) -d2);
     if (d5 > 0)
-        big_mul_pow5 (&l, (unsigned) d5);
+        rm_big_mul_pow5 (&l, (unsigned) d5);
     else
-        big_mul_pow5 (&r, (unsigned) -d5);
-    return big_cmp (&l, &r);
+        rm_big_mul_pow5 (&r, (unsigned) -d5);
+    return rm_big_cmp (&l, &r);
 }
 
 /* NaN < -Inf < negatives < zero < positives < +Inf */
@@ -865,9 +669,9 @@ pow2 (int e)
  * c * 5^q has at most 53 bits once its factors 2 are out). The exponents
  * reached (from -48 to 135) are all in a double's normal range. */
 static bool
-decimal_as_double (const big_t *c, int32_t q, double *d)
+decimal_as_double (const rm_big_t *c, int32_t q, double *d)
 {
-    big_t t = *c;
+    rm_big_t t = *c;
     unsigned tz;
     int32_t e2 = q;
     uint64_t hi, lo;
@@ -876,19 +680,19 @@ decimal_as_double (const big_t *c, int32_t q, double *d)
         if (q < -48) /* 5^49 > 2^113 > c */
             return false;
         for (int32_t i = 0; i < -q; i++)
-            if (big_divmod_small (&t, 5) != 0)
+            if (rm_big_divmod_small (&t, 5) != 0)
                 return false;
     } else {
         if (q > 22) /* 5^23 > 2^53 */
             return false;
-        big_mul_pow5 (&t, (unsigned) q);
+        rm_big_mul_pow5 (&t, (unsigned) q);
     }
-    tz = big_ctz (&t);
-    big_shr (&t, tz);
+    tz = rm_big_ctz (&t);
+    rm_big_shr (&t, tz);
     e2 += (int32_t) tz;
-    if (big_bitlen (&t) > 53)
+    if (rm_big_bitlen (&t) > 53)
         return false;
-    big_get (&t, &hi, &lo);
+    rm_big_get (&t, &hi, &lo);
     *d = (double) lo * pow2 (e2);
     return true;
 }
@@ -898,7 +702,7 @@ key_decimal (rm_buf_t *out, const bson_iter_t *it)
 {
     bson_decimal128_t dec;
     num_t n;
-    big_t c;
+    rm_big_t c;
     int32_t q;
     uint64_t hi, lo;
     double d;
@@ -925,20 +729,20 @@ key_decimal (rm_buf_t *out, const bson_iter_t *it)
 
     /* One representation per value: no trailing zeros in the coefficient.
      * Then the value is an integer exactly when q >= 0. */
-    big_set (&c, n.hi, n.lo);
+    rm_big_set (&c, n.hi, n.lo);
     q = n.e5;
-    while (big_mod_small (&c, 10) == 0) {
-        big_divmod_small (&c, 10);
+    while (rm_big_mod_small (&c, 10) == 0) {
+        rm_big_divmod_small (&c, 10);
         q++;
     }
 
     /* 10^19 > 2^63: an integer with q > 18 is out of int64's range. */
     if (q >= 0 && q <= 18) {
-        big_t v = c;
+        rm_big_t v = c;
         for (int32_t i = 0; i < q; i++)
-            big_mul_small (&v, 10);
-        if (big_bitlen (&v) <= 64) {
-            big_get (&v, &hi, &lo);
+            rm_big_mul_small (&v, 10);
+        if (rm_big_bitlen (&v) <= 64) {
+            rm_big_get (&v, &hi, &lo);
             if (lo < UINT64_C (1) << 63) {
                 key_int64 (out, n.neg ? -(int64_t) lo : (int64_t) lo);
                 return;
@@ -953,7 +757,7 @@ key_decimal (rm_buf_t *out, const bson_iter_t *it)
         key_double (out, n.neg ? -d : d);
         return;
     }
-    big_get (&c, &hi, &lo);
+    rm_big_get (&c, &hi, &lo);
     put_u8 (out, KEY_NUMBER);
     put_u8 (out, NUM_KEY_DECIMAL);
     put_u8 (out, n.neg ? 1 : 0);

@@ -27,14 +27,14 @@
 static int64_t
 person_secs (uint64_t i, uint64_t n)
 {
-   return PEOPLE_FROM + (int64_t) (i * (uint64_t) PEOPLE_SPAN / n);
+    return PEOPLE_FROM + (int64_t) (i * (uint64_t) PEOPLE_SPAN / n);
 }
 
 /* Deleted people are skipped when writing "people" but still own tasks. */
 static bool
 person_deleted (uint64_t i)
 {
-   return i % 50 == 17;
+    return i % 50 == 17;
 }
 
 /* SSNs are unique while there are fewer than 8 million people: the index
@@ -43,237 +43,180 @@ person_deleted (uint64_t i)
 static void
 format_ssn (gen_buf_t *buf, gen_rng_t *rng, uint64_t i, uint64_t offset)
 {
-   const uint64_t x = (i * UINT64_C (1000003) + offset) % UINT64_C (7999200);
-   const int32_t group = gen_rng_between (rng, 1, 99);
+    const uint64_t x = (i * UINT64_C (1000003) + offset) % UINT64_C (7999200);
+    const int32_t group = gen_rng_between (rng, 1, 99);
 
-   gen_buf_printf (buf,
-                   "%03u-%02d-%04u",
-                   (unsigned) (100 + x % 800),
-                   group,
-                   (unsigned) (1 + x / 800));
+    gen_buf_printf (buf, "%03u-%02d-%04u", (unsigned) (100 + x % 800), group,
+                    (unsigned) (1 + x / 800));
 }
 
 static void
 append_address (bson_t *addresses, uint32_t idx, gen_rng_t *rng)
 {
-   char keybuf[16];
-   const char *key;
-   char street[96];
-   gen_buf_t buf;
-   bson_t addr;
+    /* One draw per statement: C leaves argument evaluation order open. */
+    const int32_t number = gen_rng_between (rng, 1, 999);
+    char street[96], keybuf[16];
+    gen_buf_t buf;
+    bson_t addr;
 
-   bson_uint32_to_string (idx, &key, keybuf, sizeof keybuf);
-   /* One draw per statement: C leaves argument evaluation order open. */
-   const int32_t number = gen_rng_between (rng, 1, 999);
+    gen_buf_init (&buf, street, sizeof street);
+    gen_buf_printf (&buf, "%d %s", number, gen_list_pick (&gen_list_streets, rng));
 
-   gen_buf_init (&buf, street, sizeof street);
-   gen_buf_printf (&buf, "%d %s", number, gen_list_pick (&gen_list_streets, rng));
-
-   bson_append_document_begin (addresses, key, -1, &addr);
-   bson_append_utf8 (&addr, "street", -1, buf.data, (int) buf.len);
-   gen_append_utf8 (&addr, "city", gen_list_pick (&gen_list_cities, rng));
-   gen_append_utf8 (&addr, "cc", gen_rng_percent (rng, 70) ? "USA" : "DEU");
-   if (gen_rng_percent (rng, 30)) {
-      gen_append_utf8 (&addr, "zip", gen_rng_percent (rng, 50) ? "04524" : "10115");
-   }
-   bson_append_document_end (addresses, &addr);
+    bson_append_document_begin (addresses, gen_array_key (idx, keybuf), -1, &addr);
+    gen_append_buf (&addr, "street", &buf);
+    gen_append_utf8 (&addr, "city", gen_list_pick (&gen_list_cities, rng));
+    gen_append_utf8 (&addr, "cc", gen_rng_percent (rng, 70) ? "USA" : "DEU");
+    if (gen_rng_percent (rng, 30)) {
+        gen_append_utf8 (&addr, "zip", gen_rng_percent (rng, 50) ? "04524" : "10115");
+    }
+    bson_append_document_end (addresses, &addr);
 }
 
 static bool
-write_people (gen_ctx_t *ctx,
-              uint64_t n,
-              const gen_idgen_t *ids,
-              bson_error_t *error)
+write_people (gen_ctx_t *ctx, uint64_t n, bson_error_t *error)
 {
-   const uint64_t ssn_offset = gen_hash_str (ctx->seed, "crm.ssn") % UINT64_C (7999200);
-   char name_s[128], local_s[128], text_s[192];
-   gen_buf_t name, local, text;
-   gen_rng_t rng;
-   gen_coll_t coll;
-   bson_t doc;
-   bool ok = true;
+    const uint64_t ssn_offset = gen_hash_str (ctx->seed, "crm.ssn") % UINT64_C (7999200);
+    char name_s[128], local_s[128], text_s[192];
+    gen_buf_t name, local, text;
+    gen_coll_t coll;
+    gen_rng_t *rng = &coll.rng;
+    bool ok = gen_coll_open (&coll, ctx, "crm", "people", error);
 
-   gen_rng_init (&rng, ctx->seed, "crm.people");
-   gen_buf_init (&name, name_s, sizeof name_s);
-   gen_buf_init (&local, local_s, sizeof local_s);
-   gen_buf_init (&text, text_s, sizeof text_s);
-   if (!gen_coll_open (&coll, ctx, "crm", "people", error)) {
-      gen_coll_cleanup (&coll);
-      return false;
-   }
-   bson_init (&doc);
+    gen_buf_init (&name, name_s, sizeof name_s);
+    gen_buf_init (&local, local_s, sizeof local_s);
+    gen_buf_init (&text, text_s, sizeof text_s);
+    for (uint64_t i = 0; i < n && ok; i++) {
+        bson_t *doc, addresses;
+        uint32_t n_addr;
 
-   for (uint64_t i = 0; i < n && ok; i++) {
-      bson_oid_t oid;
-      bson_t addresses;
-      uint32_t n_addr;
+        if (person_deleted (i)) {
+            continue;
+        }
+        gen_buf_reset (&name);
+        gen_buf_reset (&local);
+        gen_person_name (rng, &name, &local);
+        n_addr = gen_rng_below (rng, 10) == 0 ? 0 : gen_rng_between (rng, 1, 3);
 
-      if (person_deleted (i)) {
-         continue;
-      }
-      gen_buf_reset (&name);
-      gen_buf_reset (&local);
-      gen_person_name (&rng, &name, &local);
-      n_addr = gen_rng_below (&rng, 10) == 0 ? 0 : gen_rng_between (&rng, 1, 3);
+        doc = gen_coll_doc (&coll, i, person_secs (i, n));
+        gen_append_buf (doc, "name", &name);
 
-      bson_reinit (&doc);
-      gen_idgen_oid (ids, i, person_secs (i, n), &oid);
-      BSON_APPEND_OID (&doc, "_id", &oid);
-      bson_append_utf8 (&doc, "name", -1, name.data, (int) name.len);
+        gen_buf_reset (&text);
+        format_ssn (&text, rng, i, ssn_offset);
+        gen_append_buf (doc, "ssn", &text);
 
-      gen_buf_reset (&text);
-      format_ssn (&text, &rng, i, ssn_offset);
-      bson_append_utf8 (&doc, "ssn", -1, text.data, (int) text.len);
+        /* Born 1950 .. 1999. */
+        BSON_APPEND_DATE_TIME (doc, "birthdate",
+                               (INT64_C (-7305) + gen_rng_below (rng, 18262)) * GEN_DAY_MS);
 
-      BSON_APPEND_DATE_TIME (&doc,
-                             "birthdate",
-                             (INT64_C (-7305) + gen_rng_below (&rng, 18262)) *
-                                GEN_DAY_MS); /* 1950 .. 1999 */
+        if (gen_rng_percent (rng, 85)) {
+            gen_buf_reset (&text);
+            gen_buf_printf (&text, "%s%u@%s", local.data, (unsigned) (i % 1000),
+                            gen_list_pick (&gen_list_mail_domains, rng));
+            gen_append_buf (doc, "email", &text);
+        }
+        if (gen_rng_percent (rng, 12)) {
+            BSON_APPEND_NULL (doc, "phone");
+        } else {
+            gen_buf_reset (&text);
+            gen_buf_printf (&text, "+1-555-%04u", (unsigned) gen_rng_below (rng, 10000));
+            gen_append_buf (doc, "phone", &text);
+        }
 
-      if (gen_rng_percent (&rng, 85)) {
-         gen_buf_reset (&text);
-         gen_buf_printf (&text,
-                         "%s%u@%s",
-                         local.data,
-                         (unsigned) (i % 1000),
-                         gen_list_pick (&gen_list_mail_domains, &rng));
-         bson_append_utf8 (&doc, "email", -1, text.data, (int) text.len);
-      }
-      if (gen_rng_percent (&rng, 12)) {
-         BSON_APPEND_NULL (&doc, "phone");
-      } else {
-         gen_buf_reset (&text);
-         gen_buf_printf (&text,
-                         "+1-555-%04u",
-                         (unsigned) gen_rng_below (&rng, 10000));
-         bson_append_utf8 (&doc, "phone", -1, text.data, (int) text.len);
-      }
+        bson_append_array_begin (doc, "addresses", -1, &addresses);
+        for (uint32_t a = 0; a < n_addr; a++) {
+            append_address (&addresses, a, rng);
+        }
+        bson_append_array_end (doc, &addresses);
 
-      bson_append_array_begin (&doc, "addresses", -1, &addresses);
-      for (uint32_t a = 0; a < n_addr; a++) {
-         append_address (&addresses, a, &rng);
-      }
-      bson_append_array_end (&doc, &addresses);
+        BSON_APPEND_BOOL (doc, "active", gen_rng_percent (rng, 90));
+        ok = gen_coll_write (&coll, error);
+    }
+    return gen_coll_close (&coll, ctx, ok, NULL, 0, error);
+}
 
-      BSON_APPEND_BOOL (&doc, "active", gen_rng_percent (&rng, 90));
-      ok = gen_coll_write (&coll, &doc, error);
-   }
+/* Owners are skewed: one in eight people gets nothing, the rest between
+ * 1 and 19 shares. Deleted people keep their shares (orphan tasks). */
+static uint64_t
+owner_weight (uint32_t i, uint64_t salt)
+{
+    const uint64_t h = gen_mix64 (salt + i);
 
-   bson_destroy (&doc);
-   ok = ok && gen_coll_finish (&coll, ctx, NULL, 0, error);
-   gen_coll_cleanup (&coll);
-   return ok;
+    return h % 8 == 0 ? 0 : 1 + (h >> 8) % 19;
 }
 
 static bool
-write_tasks (gen_ctx_t *ctx,
-             uint64_t n_people,
-             const gen_idgen_t *people_ids,
-             bson_error_t *error)
+write_tasks (gen_ctx_t *ctx, uint64_t n_people, bson_error_t *error)
 {
-   static const gen_index_t indexes[] = {{{"owner"}, {1}, false}};
-   const uint64_t n = TASKS_PER_SCALE * ctx->scale;
-   const uint64_t salt = gen_hash_str (ctx->seed, "crm.people.weight");
-   const int64_t step_ms = TASKS_SPAN_MS / (int64_t) n;
-   char text_s[192];
-   gen_buf_t text;
-   gen_picker_t owners;
-   gen_idgen_t ids;
-   gen_rng_t rng;
-   gen_coll_t coll;
-   bson_t doc;
-   int64_t clock_ms = TASKS_FROM * 1000;
-   bool ok = true;
+    static const gen_index_t indexes[] = {{{"owner"}, {1}, false}};
+    const uint64_t n = TASKS_PER_SCALE * ctx->scale;
+    const uint64_t salt = gen_hash_str (ctx->seed, "crm.people.weight");
+    const int64_t step_ms = TASKS_SPAN_MS / (int64_t) n;
+    char text_s[192];
+    gen_buf_t text;
+    gen_picker_t owners;
+    gen_idgen_t people_ids;
+    gen_coll_t coll;
+    gen_rng_t *rng = &coll.rng;
+    int64_t clock_ms = TASKS_FROM * 1000;
+    bool ok;
 
-   /* Owners are skewed: one in eight people gets nothing, the rest between
-    * 1 and 19 shares. Deleted people keep their shares (orphan tasks). */
-   if (!gen_picker_init (&owners, (uint32_t) n_people, error)) {
-      return false;
-   }
-   for (uint32_t i = 0; i < owners.n; i++) {
-      const uint64_t h = gen_mix64 (salt + i);
+    if (!gen_picker_init (&owners, (uint32_t) n_people, owner_weight, salt, error)) {
+        return false;
+    }
 
-      owners.cum[i] = h % 8 == 0 ? 0 : 1 + (h >> 8) % 19;
-   }
-   gen_picker_finish (&owners);
+    gen_idgen_init (&people_ids, ctx->seed, "crm.people");
+    gen_buf_init (&text, text_s, sizeof text_s);
+    ok = gen_coll_open (&coll, ctx, "crm", "tasks", error);
+    for (uint64_t i = 0; i < n && ok; i++) {
+        const uint32_t owner = gen_picker_pick (&owners, rng);
+        bson_t *doc;
+        bson_oid_t oid;
 
-   gen_rng_init (&rng, ctx->seed, "crm.tasks");
-   gen_idgen_init (&ids, ctx->seed, "crm.tasks");
-   gen_buf_init (&text, text_s, sizeof text_s);
-   if (!gen_coll_open (&coll, ctx, "crm", "tasks", error)) {
-      gen_coll_cleanup (&coll);
-      gen_picker_destroy (&owners);
-      return false;
-   }
-   bson_init (&doc);
+        /* Tasks arrive in time order at irregular intervals. */
+        clock_ms += (int64_t) gen_rng_below64 (rng, (uint64_t) step_ms * 2 + 1);
 
-   for (uint64_t i = 0; i < n && ok; i++) {
-      const uint32_t owner = gen_picker_pick (&owners, &rng);
-      bson_oid_t oid;
+        doc = gen_coll_doc (&coll, i, clock_ms / 1000);
+        gen_buf_reset (&text);
+        gen_buf_put (&text, gen_list_pick (&gen_list_task_verbs, rng));
+        gen_buf_putc (&text, ' ');
+        gen_buf_put (&text, gen_list_pick (&gen_list_task_objects, rng));
+        if (gen_rng_percent (rng, 25)) {
+            gen_buf_printf (&text, " #%u", (unsigned) gen_rng_between (rng, 100, 9999));
+        }
+        gen_append_buf (doc, "description", &text);
 
-      /* Tasks arrive in time order at irregular intervals. */
-      clock_ms += (int64_t) gen_rng_below64 (&rng, (uint64_t) step_ms * 2 + 1);
+        if (gen_rng_percent (rng, 5)) {
+            BSON_APPEND_NULL (doc, "due_date");
+        } else {
+            /* Due dates are whole days, like ISODate("2014-04-01"). */
+            const int64_t day = clock_ms / GEN_DAY_MS + gen_rng_between (rng, 1, 45);
 
-      bson_reinit (&doc);
-      gen_idgen_oid (&ids, i, clock_ms / 1000, &oid);
-      BSON_APPEND_OID (&doc, "_id", &oid);
+            BSON_APPEND_DATE_TIME (doc, "due_date", day * GEN_DAY_MS);
+        }
 
-      gen_buf_reset (&text);
-      gen_buf_put (&text, gen_list_pick (&gen_list_task_verbs, &rng));
-      gen_buf_putc (&text, ' ');
-      gen_buf_put (&text, gen_list_pick (&gen_list_task_objects, &rng));
-      if (gen_rng_percent (&rng, 25)) {
-         gen_buf_printf (&text, " #%u", (unsigned) gen_rng_between (&rng, 100, 9999));
-      }
-      bson_append_utf8 (&doc, "description", -1, text.data, (int) text.len);
+        gen_idgen_oid (&people_ids, owner, person_secs (owner, n_people), &oid);
+        BSON_APPEND_OID (doc, "owner", &oid);
 
-      if (gen_rng_percent (&rng, 5)) {
-         BSON_APPEND_NULL (&doc, "due_date");
-      } else {
-         /* Due dates are whole days, like ISODate("2014-04-01"). */
-         const int64_t day = clock_ms / GEN_DAY_MS + gen_rng_between (&rng, 1, 45);
+        if (gen_rng_percent (rng, 80)) {
+            BSON_APPEND_INT32 (doc, "priority", gen_rng_between (rng, 1, 4));
+        }
+        BSON_APPEND_BOOL (doc, "done", gen_rng_percent (rng, 40));
+        if (gen_rng_percent (rng, 40)) {
+            const uint32_t n_tags = gen_rng_between (rng, 1, 3);
 
-         BSON_APPEND_DATE_TIME (&doc, "due_date", day * GEN_DAY_MS);
-      }
-
-      gen_idgen_oid (people_ids, owner, person_secs (owner, n_people), &oid);
-      BSON_APPEND_OID (&doc, "owner", &oid);
-
-      if (gen_rng_percent (&rng, 80)) {
-         BSON_APPEND_INT32 (&doc, "priority", gen_rng_between (&rng, 1, 4));
-      }
-      BSON_APPEND_BOOL (&doc, "done", gen_rng_percent (&rng, 40));
-      if (gen_rng_percent (&rng, 40)) {
-         const uint32_t n_tags = gen_rng_between (&rng, 1, 3);
-         bson_t tags;
-
-         bson_append_array_begin (&doc, "tags", -1, &tags);
-         for (uint32_t t = 0; t < n_tags; t++) {
-            char keybuf[16];
-            const char *key;
-
-            bson_uint32_to_string (t, &key, keybuf, sizeof keybuf);
-            gen_append_utf8 (&tags, key, gen_list_pick (&gen_list_tags, &rng));
-         }
-         bson_append_array_end (&doc, &tags);
-      }
-      ok = gen_coll_write (&coll, &doc, error);
-   }
-
-   bson_destroy (&doc);
-   ok = ok && gen_coll_finish (&coll, ctx, indexes, GEN_COUNT (indexes), error);
-   gen_coll_cleanup (&coll);
-   gen_picker_destroy (&owners);
-   return ok;
+            gen_append_picks (doc, "tags", &gen_list_tags, n_tags, rng);
+        }
+        ok = gen_coll_write (&coll, error);
+    }
+    ok = gen_coll_close (&coll, ctx, ok, indexes, GEN_COUNT (indexes), error);
+    gen_picker_destroy (&owners);
+    return ok;
 }
 
 bool
 gen_crm (gen_ctx_t *ctx, bson_error_t *error)
 {
-   const uint64_t n_people = PEOPLE_PER_SCALE * ctx->scale;
-   gen_idgen_t people_ids;
+    const uint64_t n_people = PEOPLE_PER_SCALE * ctx->scale;
 
-   gen_idgen_init (&people_ids, ctx->seed, "crm.people");
-   return write_people (ctx, n_people, &people_ids, error) &&
-          write_tasks (ctx, n_people, &people_ids, error);
+    return write_people (ctx, n_people, error) && write_tasks (ctx, n_people, error);
 }

@@ -22,3 +22,23 @@ expect_eq() {
 
 # run_rm ARGS...: runs remodel --quiet, output in $T/out, $T/err, status in $rc.
 run_rm() { "$REMODEL" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+
+# use_peers NAME: the peer tools (tests/peers/install.sh): $BSONDUMP,
+# $MONGORESTORE, $MONGODUMP, $FERRETDB, $PEERS, $SERVER, and $SRV, a
+# server's directory, stopped on exit. Fails NAME and returns 1 when a
+# tool is missing.
+use_peers() {
+    local missing= b
+    PEERS=$ROOT/tests/peers
+    [ -n "${BSONDUMP:-}" ] || . "$PEERS/env.sh"
+    SERVER=${PEERS_SERVER:-$PEERS/server.sh}
+    SRV=$T/server
+    trap '"$SERVER" stop "$SRV" >/dev/null 2>&1; rm -rf "$T"' EXIT
+    for b in "$BSONDUMP" "$MONGORESTORE" "$MONGODUMP" "$FERRETDB"; do
+        [ -x "$b" ] || missing="$missing $b"
+    done
+    if [ -n "$missing" ]; then
+        fail "$1" "not installed:$missing (run tests/peers/install.sh)"
+        return 1
+    fi
+}

@@ -10,20 +10,7 @@
 # Run from the repo root: REMODEL=build/remodel bash tests/cli/test_judges.sh
 . "$(dirname "$0")/lib.sh"
 
-PEERS=$ROOT/tests/peers
-[ -n "${BSONDUMP:-}" ] || . "$PEERS/env.sh"
-SERVER=${PEERS_SERVER:-$PEERS/server.sh}
-SRV=$T/server
-trap '"$SERVER" stop "$SRV" >/dev/null 2>&1; rm -rf "$T"' EXIT
-
-missing=
-for b in "$BSONDUMP" "$MONGORESTORE" "$MONGODUMP" "$FERRETDB"; do
-    [ -x "$b" ] || missing="$missing $b"
-done
-if [ -n "$missing" ]; then
-    fail judges-peers-installed "not installed:$missing (run tests/peers/install.sh)"
-    exit 0
-fi
+use_peers judges-peers-installed || exit 0
 
 ATLAS=$FIX/atlas-sample/dump
 A1=$MT/mongorestore/testdata/test.bar.archive

@@ -4,20 +4,7 @@
 # trip through FerretDB keeps every document. Other suites rely on them.
 . "$(dirname "$0")/lib.sh"
 
-PEERS=$ROOT/tests/peers
-[ -n "${BSONDUMP:-}" ] || . "$PEERS/env.sh"
-SERVER=${PEERS_SERVER:-$PEERS/server.sh}
-SRV=$T/server
-trap '"$SERVER" stop "$SRV" >/dev/null 2>&1; rm -rf "$T"' EXIT
-
-missing=
-for b in "$BSONDUMP" "$MONGORESTORE" "$MONGODUMP" "$FERRETDB"; do
-    [ -x "$b" ] || missing="$missing $b"
-done
-if [ -n "$missing" ]; then
-    fail peers-installed "not installed:$missing (run tests/peers/install.sh)"
-    exit 0
-fi
+use_peers peers-installed || exit 0
 pass peers-installed
 
 # same_json A B: the two files hold the same JSON documents, line by line.

@@ -101,34 +101,36 @@ class Gen(object):
             d[name] = self.value(depth)
         return d
 
+    def numeric_uid(self, k):
+        """The next id as the number type k names (i32, i64, dbl), else None."""
+        if k == "i32":
+            return self.num
+        if k == "i64":
+            return Int64(self.num)
+        if k == "dbl":
+            return self.num + 0.5
+        return None
+
     def uid(self):
         """A unique id: int32, int64, double, string, ObjectId (or a document)."""
         k = self.r.choice(["i32", "i64", "dbl", "str", "oid", "oid", "doc"])
         self.num += 1
-        if k == "i32":
-            return self.num
-        if k == "i64":
-            return Int64(self.num)
-        if k == "dbl":
-            return self.num + 0.5
         if k == "str":
             return "id-%d-%s" % (self.num, self.text())
         if k == "doc":
             return SON([("k", self.num), ("s", "x")])
-        return ObjectId(struct.pack(">I", 1600000000 + self.num) + bytes(self.r.getrandbits(8) for _ in range(8)))
+        if k == "oid":
+            return ObjectId(struct.pack(">I", 1600000000 + self.num) + bytes(self.r.getrandbits(8) for _ in range(8)))
+        return self.numeric_uid(k)
 
     def sortable_uid(self):
         k = self.r.choice(["i32", "i64", "dbl", "str", "oid"])
         self.num += 1
-        if k == "i32":
-            return self.num
-        if k == "i64":
-            return Int64(self.num)
-        if k == "dbl":
-            return self.num + 0.5
         if k == "str":
             return "c%d%s" % (self.r.randint(0, 99), self.text())
-        return ObjectId(bytes(self.r.getrandbits(8) for _ in range(12)))
+        if k == "oid":
+            return ObjectId(bytes(self.r.getrandbits(8) for _ in range(12)))
+        return self.numeric_uid(k)
 
 
 def mongo_key(v):

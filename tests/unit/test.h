@@ -3,6 +3,7 @@
 #ifndef REMODEL_TEST_H
 #define REMODEL_TEST_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +50,16 @@ static int
 t_done (void)
 {
     return t_failed ? 1 : 0;
+}
+
+/* xorshift64*: random test data from a fixed seed, so failures reproduce. */
+static inline uint64_t
+t_xorshift (uint64_t *state)
+{
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * UINT64_C (0x2545F4914F6CDD1D);
 }
 
 #endif

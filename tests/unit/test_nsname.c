@@ -20,10 +20,7 @@ static uint64_t rng_state = UINT64_C(0x2545F4914F6CDD1D);
 static uint64_t
 rng (void)
 {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * UINT64_C(0x2545F4914F6CDD1D);
+    return t_xorshift (&rng_state);
 }
 
 static char *

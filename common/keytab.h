@@ -1,0 +1,29 @@
+/* A hash table from join keys (canonical key bytes, remodel/value.h) to a
+ * small fixed-size payload, for the hash joins: embed's and summarize's
+ * (join_hash.c) and denormalize's (step_denorm.c). Open addressing with
+ * linear probing; the keys are copied back to back into one buffer, and
+ * each slot holds a key's hash, its place in that buffer and the payload,
+ * so a lookup allocates nothing. Internal. */
+#ifndef REMODEL_KEYTAB_H
+#define REMODEL_KEYTAB_H
+
+#include "remodel/value.h"
+
+typedef struct {
+    rm_buf_t keys;  /* the keys' bytes */
+    uint8_t *slots; /* n_slots of stride bytes each: a slot, then its payload */
+    size_t stride, n_slots, used;
+} rm_keytab_t;
+
+/* An empty table whose payloads are payload_size bytes, aligned for 8-byte
+ * fields. It takes no memory until the first key. */
+void rm_keytab_init (rm_keytab_t *t, size_t payload_size);
+/* The payload of key, or NULL if the table does not hold it. */
+void *rm_keytab_find (const rm_keytab_t *t, const uint8_t *key, uint32_t len);
+/* The payload of key, adding the key with an all-zero payload if the table
+ * does not hold it yet (*fresh says which). The pointer lasts until the
+ * next add. */
+void *rm_keytab_add (rm_keytab_t *t, const uint8_t *key, uint32_t len, bool *fresh);
+void rm_keytab_destroy (rm_keytab_t *t);
+
+#endif
