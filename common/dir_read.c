@@ -215,6 +215,7 @@ dir_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
             if (k == RM_FRAME_ERROR)
                 return -1;
             d->done_bytes += rm_instream_raw_pos (d->s);
+            rm_reader_crc_flush (r);
             rm_instream_close (d->s);
             d->s = NULL;
         }

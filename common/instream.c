@@ -283,6 +283,13 @@ rm_instream_fill (rm_instream_t *s, size_t need, const uint8_t **data, bson_erro
     return (ssize_t) (s->end - s->start);
 }
 
+size_t
+rm_instream_window (const rm_instream_t *s, const uint8_t **data)
+{
+    *data = s->buf + s->start;
+    return s->end - s->start;
+}
+
 void
 rm_instream_skip (rm_instream_t *s, size_t n)
 {

@@ -258,6 +258,7 @@ tar_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
             }
             if (k == RM_FRAME_ERROR)
                 return -1;
+            rm_reader_crc_flush (r);
             rm_instream_close (t->s);
             t->s = NULL;
             t->cur = NULL;

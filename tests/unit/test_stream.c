@@ -306,6 +306,151 @@ test_error_doc_format (void)
     T_CHECK_STR (err.message, "archive header: a.bson: document 1 at byte 0: bad");
 }
 
+/* A growing byte buffer for archives built in memory. */
+typedef struct {
+    uint8_t *p;
+    size_t len, cap;
+} bytes_t;
+
+static void
+put (bytes_t *b, const void *data, size_t n)
+{
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2;
+        b->p = realloc (b->p, b->cap);
+    }
+    memcpy (b->p + b->len, data, n);
+    b->len += n;
+}
+
+static void
+put_doc (bytes_t *b, const bson_t *d)
+{
+    put (b, bson_get_data (d), d->len);
+}
+
+static void
+put_terminator (bytes_t *b)
+{
+    put (b, "\xff\xff\xff\xff", 4);
+}
+
+static void
+put_ns_header (bytes_t *b, const char *coll, bool eof, uint64_t crc)
+{
+    bson_t h = BSON_INITIALIZER;
+    BSON_APPEND_UTF8 (&h, "db", "t");
+    BSON_APPEND_UTF8 (&h, "collection", coll);
+    BSON_APPEND_BOOL (&h, "EOF", eof);
+    BSON_APPEND_INT64 (&h, "CRC", (int64_t) crc);
+    put_doc (b, &h);
+    bson_destroy (&h);
+}
+
+/* An archive of about 14 MiB, more than the instream's window holds: two
+ * namespaces in alternating segments of small documents, with a few of
+ * 1-3 MiB that make the window grow. want[] gets each namespace's CRC,
+ * computed one document at a time with the table version. */
+static bytes_t
+big_archive (uint64_t want[2])
+{
+    static const char *colls[2] = {"a", "b"};
+    bytes_t b = {0};
+    bson_t d = BSON_INITIALIZER;
+    char *pad = malloc (3u << 20);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+
+    memset (pad, 'x', 3u << 20);
+    put (&b, "\x6d\xe2\x99\x81", 4);
+    BSON_APPEND_UTF8 (&d, "server_version", "7.0.0");
+    put_doc (&b, &d);
+    bson_reinit (&d);
+    for (int i = 0; i < 2; i++) {
+        BSON_APPEND_UTF8 (&d, "db", "t");
+        BSON_APPEND_UTF8 (&d, "collection", colls[i]);
+        BSON_APPEND_UTF8 (&d, "metadata", "");
+        put_doc (&b, &d);
+        bson_reinit (&d);
+    }
+    put_terminator (&b);
+    want[0] = want[1] = 0;
+    for (int seg = 0; seg < 40; seg++) {
+        int ns = seg & 1;
+        put_ns_header (&b, colls[ns], false, 0);
+        for (int i = 0; i < 2000; i++) {
+            size_t n;
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            n = (x % 300) + ((seg % 13 == 5 && i == 700) ? (x % (3u << 20)) : 0);
+            BSON_APPEND_INT64 (&d, "i", (int64_t) x);
+            bson_append_utf8 (&d, "s", 1, pad, (int) n);
+            want[ns] = rm_crc64_update_table (want[ns], bson_get_data (&d), d.len);
+            put_doc (&b, &d);
+            bson_reinit (&d);
+        }
+        put_terminator (&b);
+    }
+    for (int ns = 0; ns < 2; ns++) {
+        put_ns_header (&b, colls[ns], true, want[ns]);
+        put_terminator (&b);
+    }
+    bson_destroy (&d);
+    free (pad);
+    return b;
+}
+
+/* Reads the archive in reads of `chunk` bytes; got[] receives each
+ * namespace's CRC as seen at its end. Returns the error text or "". */
+static void
+read_crcs (const bytes_t *b, size_t chunk, uint64_t got[2], char *msg, size_t msglen)
+{
+    src_t src = {b->p, b->len, 0, 0, chunk};
+    bson_error_t err;
+    rm_instream_t *s = rm_instream_new (src_read, &src, "big", b->len);
+    rm_reader_t *r = rm_reader_open_stream (s, NULL, &err);
+    rm_item_t item;
+    int rc;
+
+    msg[0] = '\0';
+    got[0] = got[1] = 0;
+    if (!r) {
+        snprintf (msg, msglen, "open: %s", err.message);
+        return;
+    }
+    while ((rc = rm_reader_next (r, &item, &err)) > 0)
+        if (item.kind == RM_ITEM_NS_END)
+            got[item.ns->index] = item.ns->crc;
+    if (rc < 0)
+        snprintf (msg, msglen, "%s", err.message);
+    rm_reader_close (r);
+}
+
+/* The reader sums runs of documents into the CRC in one call: the runs
+ * must end before the window slides or grows, whatever the read sizes. */
+static void
+test_crc_runs_across_window_moves (void)
+{
+    uint64_t want[2], got[2];
+    bytes_t b = big_archive (want);
+    static const size_t chunks[] = {0, 4093, 65536, 1000003};
+    char msg[512];
+    size_t at;
+
+    T_CHECK (b.len > (12u << 20));
+    for (size_t i = 0; i < sizeof chunks / sizeof *chunks; i++) {
+        read_crcs (&b, chunks[i], got, msg, sizeof msg);
+        if (msg[0])
+            fprintf (stderr, "  %zu-byte reads: %s\n", chunks[i], msg);
+        T_CHECK (msg[0] == '\0' && got[0] == want[0] && got[1] == want[1]);
+    }
+    /* One changed bit in the last EOF block's CRC is found. */
+    at = b.len - 4 - 5; /* the CRC int64 ends one byte before the document */
+    b.p[at] ^= 1;
+    read_crcs (&b, 0, got, msg, sizeof msg);
+    T_CHECK (strstr (msg, "t.b: CRC mismatch") != NULL);
+    b.p[at] ^= 1;
+    free (b.p);
+}
+
 int
 main (void)
 {
@@ -316,5 +461,6 @@ main (void)
     T_RUN (test_destination_names);
     T_RUN (test_error_doc_format);
     T_RUN (test_parallel_gzip);
+    T_RUN (test_crc_runs_across_window_moves);
     return t_done ();
 }
