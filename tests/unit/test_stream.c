@@ -1,5 +1,6 @@
 /* Streams split at every byte boundary read exactly like whole ones; the
  * format and compression are told by content; options parse. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -451,6 +452,106 @@ test_crc_runs_across_window_moves (void)
     free (b.p);
 }
 
+/* Pieces of 1 byte to 3 MiB, so that some writes fill buffers and some
+ * bypass them. */
+static size_t
+piece_len (uint64_t *x)
+{
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+    switch (*x % 8) {
+    case 0: return (size_t) (*x >> 8) % (3u << 20);
+    case 1: return 1;
+    default: return (size_t) (*x >> 8) % 5000;
+    }
+}
+
+/* Six files written at once through outstreams (more than the write
+ * thread's spare buffers), with pieces of every size: each file holds
+ * exactly its bytes, in order. */
+static void
+test_write_thread_many_files (void)
+{
+    enum { FILES = 6, TOTAL = 24u << 20 };
+    char paths[FILES][64];
+    int fds[FILES];
+    rm_outstream_t *out[FILES];
+    size_t written[FILES] = {0};
+    uint8_t *data = malloc (TOTAL);
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    rm_compress_t none = {RM_CODEC_NONE, 0, 0};
+    bson_error_t err;
+    bool ok = true;
+
+    for (size_t i = 0; i < TOTAL; i++)
+        data[i] = (uint8_t) (i * 2654435761u >> 13);
+    for (int f = 0; f < FILES; f++) {
+        snprintf (paths[f], sizeof paths[f], "/tmp/remodel-test-wt-XXXXXX");
+        fds[f] = mkstemp (paths[f]);
+        out[f] = rm_outstream_new (fds[f], paths[f], &none, &err);
+    }
+    for (int round = 0; ok && round < 400; round++) {
+        int f = (int) (x % FILES);
+        size_t n = piece_len (&x);
+        if (written[f] + n > TOTAL)
+            continue;
+        ok = rm_outstream_write (out[f], data + written[f], n, &err);
+        written[f] += n;
+    }
+    for (int f = 0; f < FILES; f++) {
+        const uint8_t *p;
+        rm_instream_t *in;
+        ok = rm_outstream_finish (out[f], &err) && ok;
+        rm_outstream_destroy (out[f]);
+        close (fds[f]);
+        in = rm_instream_open (paths[f], &err);
+        T_CHECK (in && rm_instream_fill (in, TOTAL + 1, &p, &err) == (ssize_t) written[f] &&
+                 memcmp (p, data, written[f]) == 0);
+        rm_instream_close (in);
+        unlink (paths[f]);
+    }
+    T_CHECK (ok);
+    free (data);
+}
+
+/* A write the thread fails (a regular file opened read-only) is told by a
+ * later write or the finish, with the stream's name; destroying a stream
+ * with writes still queued leaks nothing (the sanitizer build checks). */
+static void
+test_write_thread_errors (void)
+{
+    char path[] = "/tmp/remodel-test-wt-XXXXXX";
+    int fd = mkstemp (path);
+    int ro = open (path, O_RDONLY);
+    rm_compress_t none = {RM_CODEC_NONE, 0, 0};
+    uint8_t *chunk = calloc (1, 100000);
+    bson_error_t err;
+    rm_outstream_t *o = rm_outstream_new (ro, "the-output", &none, &err);
+    bool ok = true;
+    int writes = 0;
+
+    memset (&err, 0, sizeof err);
+    while (ok && writes < 1000) {
+        ok = rm_outstream_write (o, chunk, 100000, &err);
+        writes++;
+    }
+    if (ok)
+        ok = rm_outstream_finish (o, &err);
+    T_CHECK (!ok);
+    T_CHECK (strstr (err.message, "the-output: write failed: Bad file descriptor") != NULL);
+    T_CHECK (err.code == RM_ERR_IO);
+    rm_outstream_destroy (o);
+
+    /* 30 MB queued, then destroyed without a finish */
+    o = rm_outstream_new (fd, path, &none, &err);
+    for (int i = 0; i < 300; i++)
+        rm_outstream_write (o, chunk, 100000, &err);
+    rm_outstream_destroy (o);
+    close (ro);
+    close (fd);
+    unlink (path);
+    free (chunk);
+}
+
 int
 main (void)
 {
@@ -462,5 +563,7 @@ main (void)
     T_RUN (test_error_doc_format);
     T_RUN (test_parallel_gzip);
     T_RUN (test_crc_runs_across_window_moves);
+    T_RUN (test_write_thread_many_files);
+    T_RUN (test_write_thread_errors);
     return t_done ();
 }
