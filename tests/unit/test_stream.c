@@ -381,7 +381,8 @@ big_archive (uint64_t want[2])
         for (int i = 0; i < 2000; i++) {
             size_t n;
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            n = (x % 300) + ((seg % 13 == 5 && i == 700) ? (x % (3u << 20)) : 0);
+            n = (x % 300) + ((seg % 13 == 5 && i == 700) ? (x % (3u << 20)) : 0) +
+                (i % 97 == 0 ? (x % (200u << 10)) : 0);
             BSON_APPEND_INT64 (&d, "i", (int64_t) x);
             bson_append_utf8 (&d, "s", 1, pad, (int) n);
             want[ns] = rm_crc64_update_table (want[ns], bson_get_data (&d), d.len);
@@ -552,6 +553,103 @@ test_write_thread_errors (void)
     free (chunk);
 }
 
+static bool
+write_file (const char *path, const uint8_t *p, size_t n)
+{
+    FILE *f = fopen (path, "wb");
+    bool ok = f && fwrite (p, 1, n, f) == n;
+    if (f)
+        ok = fclose (f) == 0 && ok;
+    return ok;
+}
+
+/* Reads the dump at path to its end: each namespace's CRC at its end, the
+ * error text ("" if none), and whether progress ended at the file's size. */
+static void
+read_path (const char *path, uint64_t got[2], char *msg, size_t msglen, bool *progress_done)
+{
+    bson_error_t err;
+    rm_reader_t *r = rm_reader_open (path, NULL, &err);
+    rm_item_t item;
+    uint64_t done = 0, total = 0;
+    int rc;
+
+    msg[0] = '\0';
+    got[0] = got[1] = 0;
+    *progress_done = false;
+    if (!r) {
+        snprintf (msg, msglen, "open: %s", err.message);
+        return;
+    }
+    while ((rc = rm_reader_next (r, &item, &err)) > 0)
+        if (item.kind == RM_ITEM_NS_END)
+            got[item.ns->index] = item.ns->crc;
+    if (rc < 0)
+        snprintf (msg, msglen, "%s", err.message);
+    rm_reader_progress (r, &done, &total);
+    *progress_done = total > 0 && done == total;
+    rm_reader_close (r);
+}
+
+/* Files big enough for the read-ahead thread, plain and compressed: the
+ * same documents and CRCs as in memory; cut or damaged compressed files
+ * fail with the codec's error. */
+static void
+test_read_ahead (void)
+{
+    uint64_t want[2], got[2];
+    bytes_t b = big_archive (want);
+    size_t glen, zlen;
+    uint8_t *g = gzip_bytes (b.p, b.len, &glen), *z = zstd_bytes (b.p, b.len, &zlen);
+    char path[] = "/tmp/remodel-test-ra-XXXXXX", msg[512];
+    int fd = mkstemp (path);
+    bool done;
+
+    close (fd);
+    T_CHECK (write_file (path, b.p, b.len));
+    read_path (path, got, msg, sizeof msg, &done);
+    T_CHECK (msg[0] == '\0' && got[0] == want[0] && got[1] == want[1] && done);
+    if (msg[0])
+        fprintf (stderr, "  plain: %s\n", msg);
+
+    T_CHECK (write_file (path, g, glen));
+    read_path (path, got, msg, sizeof msg, &done);
+    T_CHECK (msg[0] == '\0' && got[0] == want[0] && got[1] == want[1] && done);
+    if (msg[0])
+        fprintf (stderr, "  gzip: %s\n", msg);
+
+    T_CHECK (write_file (path, z, zlen));
+    read_path (path, got, msg, sizeof msg, &done);
+    T_CHECK (msg[0] == '\0' && got[0] == want[0] && got[1] == want[1] && done);
+    if (msg[0])
+        fprintf (stderr, "  zstd: %s\n", msg);
+
+    T_CHECK (write_file (path, z, zlen * 3 / 4));
+    read_path (path, got, msg, sizeof msg, &done);
+    T_CHECK (strstr (msg, "truncated zstd stream") != NULL);
+    T_CHECK (write_file (path, g, glen * 3 / 4));
+    read_path (path, got, msg, sizeof msg, &done);
+    T_CHECK (strstr (msg, "truncated gzip stream") != NULL);
+    g[glen / 2] ^= 0x55;
+    T_CHECK (write_file (path, g, glen));
+    read_path (path, got, msg, sizeof msg, &done);
+    T_CHECK (msg[0] != '\0');
+
+    /* Closed before the end, with the thread still reading. */
+    T_CHECK (write_file (path, b.p, b.len));
+    {
+        bson_error_t err;
+        rm_reader_t *r = rm_reader_open (path, NULL, &err);
+        rm_item_t item;
+        T_CHECK (r && rm_reader_next (r, &item, &err) == 1);
+        rm_reader_close (r);
+    }
+    unlink (path);
+    free (g);
+    free (z);
+    free (b.p);
+}
+
 int
 main (void)
 {
@@ -565,5 +663,6 @@ main (void)
     T_RUN (test_crc_runs_across_window_moves);
     T_RUN (test_write_thread_many_files);
     T_RUN (test_write_thread_errors);
+    T_RUN (test_read_ahead);
     return t_done ();
 }
