@@ -289,15 +289,13 @@ rm_instream_fill (rm_instream_t *s, size_t need, const uint8_t **data, bson_erro
 size_t
 rm_instream_window (const rm_instream_t *s, const uint8_t **data)
 {
-    *data = s->win + s->start;
-    return s->end - s->start;
+    return rm_instream_peek (s, data);
 }
 
 void
 rm_instream_skip (rm_instream_t *s, size_t n)
 {
-    s->start += n;
-    s->offset += n;
+    rm_instream_advance (s, n);
 }
 
 uint64_t rm_instream_offset (const rm_instream_t *s) { return s->offset; }

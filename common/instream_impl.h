@@ -46,6 +46,22 @@ struct rm_instream {
     rm_readahead_t *ra;
 };
 
+/* rm_instream_window and rm_instream_skip without a call, for the
+ * per-document paths (framing, the reader's CRC runs). */
+static inline size_t
+rm_instream_peek (const rm_instream_t *s, const uint8_t **data)
+{
+    *data = s->win + s->start;
+    return s->end - s->start;
+}
+
+static inline void
+rm_instream_advance (rm_instream_t *s, size_t n)
+{
+    s->start += n;
+    s->offset += n;
+}
+
 /* Decompresses (or reads) more bytes into out[*end..cap), moving *end; sets
  * *eof at the end of the stream. false with err set on an error (bytes
  * added by the failing call are not to be used). */

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "instream_impl.h"
 #include "reader_impl.h"
 #include "remodel/bsoncheck.h"
 #include "remodel/crc64.h"
@@ -200,7 +201,7 @@ static bool
 next_frame_in_window (rm_instream_t *s)
 {
     const uint8_t *p;
-    size_t n = rm_instream_window (s, &p);
+    size_t n = rm_instream_peek (s, &p);
     uint32_t len;
 
     if (n < 4)
