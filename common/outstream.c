@@ -15,6 +15,9 @@
 #include "write_thread.h"
 
 #define OUT_CAP RM_WSINK_BUF
+/* zstd input gathered before one ZSTD_compressStream2 call: with workers,
+ * each call takes a lock, too dear once per small document. */
+#define ZIN_CAP (256u << 10)
 
 struct rm_outstream {
     int fd;
@@ -29,6 +32,8 @@ struct rm_outstream {
     bool z_open;
     rm_pgzip_t *pgz; /* gzip on several cores */
     ZSTD_CCtx *zc;
+    uint8_t *zin; /* zstd input not yet handed to the codec */
+    size_t zin_len;
 };
 
 bool
@@ -152,6 +157,7 @@ rm_outstream_new (int fd, const char *name, const rm_compress_t *c, bson_error_t
     } else if (c->codec == RM_CODEC_ZSTD) {
         int threads = c->threads > 0 ? c->threads : (int) sysconf (_SC_NPROCESSORS_ONLN);
         s->zc = ZSTD_createCCtx ();
+        s->zin = bson_malloc (ZIN_CAP);
         ZSTD_CCtx_setParameter (s->zc, ZSTD_c_compressionLevel, c->level ? c->level : 3);
         ZSTD_CCtx_setParameter (s->zc, ZSTD_c_checksumFlag, 1);
         /* Workers compress while this thread parses; 1 core: stay inline. */
@@ -207,6 +213,23 @@ zstd_run (rm_outstream_t *s, const void *buf, size_t len, ZSTD_EndDirective mode
     return true;
 }
 
+/* The codec's output does not depend on how its input is cut, so small
+ * writes are gathered and large ones go straight in, without a copy. */
+static bool
+zstd_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t *err)
+{
+    if (s->zin_len + len > ZIN_CAP) {
+        if (s->zin_len > 0 && !zstd_run (s, s->zin, s->zin_len, ZSTD_e_continue, err))
+            return false;
+        s->zin_len = 0;
+        if (len >= ZIN_CAP)
+            return zstd_run (s, buf, len, ZSTD_e_continue, err);
+    }
+    memcpy (s->zin + s->zin_len, buf, len);
+    s->zin_len += len;
+    return true;
+}
+
 bool
 rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t *err)
 {
@@ -220,7 +243,7 @@ rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t
             return rm_pgzip_write (s->pgz, buf, len, err);
         return gzip_run (s, buf, len, Z_NO_FLUSH, err);
     case RM_CODEC_ZSTD:
-        return zstd_run (s, buf, len, ZSTD_e_continue, err);
+        return zstd_write (s, buf, len, err);
     default:
         if (s->len + len > OUT_CAP) {
             if (!flush_buf (s, err))
@@ -251,8 +274,12 @@ rm_outstream_finish (rm_outstream_t *s, bson_error_t *err)
         return rm_pgzip_finish (s->pgz, err) && flush_last (s, err);
     if (s->c.codec == RM_CODEC_GZIP && !gzip_run (s, NULL, 0, Z_FINISH, err))
         return false;
-    if (s->c.codec == RM_CODEC_ZSTD && !zstd_run (s, NULL, 0, ZSTD_e_end, err))
-        return false;
+    if (s->c.codec == RM_CODEC_ZSTD) {
+        bool ok = zstd_run (s, s->zin, s->zin_len, ZSTD_e_end, err);
+        s->zin_len = 0;
+        if (!ok)
+            return false;
+    }
     return flush_last (s, err);
 }
 
@@ -267,6 +294,7 @@ rm_outstream_destroy (rm_outstream_t *s)
         deflateEnd (&s->z);
     rm_pgzip_destroy (s->pgz);
     ZSTD_freeCCtx (s->zc);
+    bson_free (s->zin);
     if (s->sink)
         rm_wsink_destroy (s->sink); /* owns buf */
     else
