@@ -1,6 +1,7 @@
 /* Input streams: raw bytes from a file or a callback, decompressed when the
  * first bytes say gzip or zstd, handed out through a window that grows to
- * hold the largest document asked for. */
+ * hold the largest document asked for. Big files are read and decompressed
+ * ahead by a thread (read_ahead.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* Output streams: bytes buffered in large blocks and compressed (gzip or
- * zstd with worker threads) on their way to a file descriptor. */
+ * zstd with worker threads) on their way to a file descriptor; for regular
+ * files the write() calls themselves are done by a thread (write_thread.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +132,6 @@ rm_outstream_new (int fd, const char *name, const rm_compress_t *c, bson_error_t
     s->fd = fd;
     s->name = bson_strdup (name);
     s->c = *c;
-    s->buf = NULL;
     /* Not pipes or terminals: a write there may block for good, and must
      * stay where SIGINT interrupts it. */
     if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode)) {
