@@ -271,6 +271,7 @@ archive_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
                 a->cur = ns;
                 continue;
             }
+            rm_reader_crc_flush (r);
             /* Documents set aside by --skip-invalid leave the CRC unverifiable. */
             if (ns->invalid == 0 && (uint64_t) crc != ns->crc) {
                 rm_error_set (err, RM_ERR_CRC,

@@ -1,10 +1,14 @@
 /* CRC-64/XZ (Go's crc64.ECMA): reflected polynomial 0xC96C5795D7870F42,
- * register preset to all ones, result inverted. Two implementations:
+ * register preset to all ones, result inverted. Three implementations:
  *
- *   rm_crc64_update_table  portable slicing-by-8 (eight 256-entry tables);
- *   rm_crc64_update        carry-less multiplication (PCLMULQDQ) on x86-64
- *                          CPUs that have it, for inputs of 64 bytes or more;
- *                          everything else goes to the table version.
+ *   rm_crc64_update_table   portable slicing-by-8 (eight 256-entry tables);
+ *   rm_crc64_update_clmul   carry-less multiplication (PCLMULQDQ) on x86-64
+ *                           CPUs that have it, for inputs of 64 bytes or
+ *                           more; everything else goes to the table version;
+ *   rm_crc64_update         the same on 256-bit registers (VPCLMULQDQ with
+ *                           AVX2), twice the bytes per instruction, for
+ *                           inputs of 256 bytes or more on CPUs that have
+ *                           it; else as rm_crc64_update_clmul.
  *
  * Both take and return a finished CRC (0 for "nothing yet") and invert on the
  * way in and out, so update (update (0, a), b) == update (0, a || b). The
@@ -28,10 +32,11 @@
 /* Inputs shorter than this go to the table: the vector setup and the final
  * reduction cost about as much as a few table steps. */
 #define PCLMUL_MIN_LEN 64
+#define VPCLMUL_MIN_LEN 256
 
 static uint64_t tab[8][256];
 #ifdef RM_CRC64_HAVE_PCLMUL
-static bool have_pclmul;
+static bool have_pclmul, have_vpclmul;
 #endif
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
@@ -51,6 +56,8 @@ crc64_init (void)
 #ifdef RM_CRC64_HAVE_PCLMUL
     __builtin_cpu_init ();
     have_pclmul = __builtin_cpu_supports ("pclmul") && __builtin_cpu_supports ("sse4.1");
+    have_vpclmul = have_pclmul && __builtin_cpu_supports ("avx2") &&
+                   __builtin_cpu_supports ("vpclmulqdq");
 #endif
 }
 
@@ -123,7 +130,11 @@ rm_crc64_update_table (uint64_t crc, const void *buf, size_t len)
  *     D = 128 (next block):        x^191 mod P, x^127 mod P
  *     D = 512 (four lanes of 128): x^575 mod P, x^511 mod P
  * Four independent lanes hide the multiplier latency; they are merged by
- * folding one into the next with D = 128.
+ * folding one into the next with D = 128. The 256-bit version holds two
+ * lanes per register and keeps four registers, eight lanes of 128 bits:
+ *     D = 1024 (eight lanes):       x^1087 mod P, x^1023 mod P
+ *     D = 256 (one register):       x^319 mod P, x^255 mod P
+ * and ends in one 128-bit lane, reduced as below.
  *
  * Reduction. With everything folded into one S, the CRC register is
  *     S*x^64 mod P = (H*x^128 + L*x^64) mod P.
@@ -147,6 +158,10 @@ rm_crc64_update_table (uint64_t crc, const void *buf, size_t len)
 #define K_511 UINT64_C(0x081F6054A7842DF4) /* x^511 mod P */
 #define K_575 UINT64_C(0x6AE3EFBB9DD441F3) /* x^575 mod P */
 #define K_MU UINT64_C(0x4E1F23360B94B1EA)  /* floor(x^128 / P) - x^64 */
+#define K_255 UINT64_C(0x3BE653A30FE1AF51)  /* x^255 mod P */
+#define K_319 UINT64_C(0x60095B008A9EFA44)  /* x^319 mod P */
+#define K_1023 UINT64_C(0xD7D86B2AF73DE740) /* x^1023 mod P */
+#define K_1087 UINT64_C(0x8757D71D4FCC1000) /* x^1087 mod P */
 
 __attribute__ ((target ("pclmul,sse4.1"))) static inline __m128i
 fold (__m128i s, __m128i k)
@@ -157,32 +172,15 @@ fold (__m128i s, __m128i k)
 
 #define LOADU(p) _mm_loadu_si128 ((const __m128i *) (const void *) (p))
 
-/* Runs the register over len bytes, len a multiple of 16 and >= 64. */
-__attribute__ ((target ("pclmul,sse4.1"))) static uint64_t
-crc64_raw_pclmul (uint64_t reg, const unsigned char *p, size_t len)
+/* Folds the 16-byte blocks of p (len a multiple of 16) into s, then
+ * reduces s to the CRC register. */
+__attribute__ ((target ("pclmul,sse4.1"))) static inline uint64_t
+fold_tail (__m128i s, const unsigned char *p, size_t len)
 {
-    const __m128i k512 = _mm_set_epi64x ((int64_t) K_511, (int64_t) K_575);
     const __m128i k128 = _mm_set_epi64x ((int64_t) K_127, (int64_t) K_191);
-    __m128i x0, x1, x2, x3, s, t, prod;
+    __m128i t, prod;
     uint64_t th, tl, q, lo, hi;
 
-    x0 = _mm_xor_si128 (LOADU (p), _mm_cvtsi64_si128 ((int64_t) reg));
-    x1 = LOADU (p + 16);
-    x2 = LOADU (p + 32);
-    x3 = LOADU (p + 48);
-    p += 64;
-    len -= 64;
-    while (len >= 64) {
-        x0 = _mm_xor_si128 (fold (x0, k512), LOADU (p));
-        x1 = _mm_xor_si128 (fold (x1, k512), LOADU (p + 16));
-        x2 = _mm_xor_si128 (fold (x2, k512), LOADU (p + 32));
-        x3 = _mm_xor_si128 (fold (x3, k512), LOADU (p + 48));
-        p += 64;
-        len -= 64;
-    }
-    s = _mm_xor_si128 (fold (x0, k128), x1);
-    s = _mm_xor_si128 (fold (s, k128), x2);
-    s = _mm_xor_si128 (fold (s, k128), x3);
     while (len >= 16) {
         s = _mm_xor_si128 (fold (s, k128), LOADU (p));
         p += 16;
@@ -207,10 +205,104 @@ crc64_raw_pclmul (uint64_t reg, const unsigned char *p, size_t len)
     hi = (uint64_t) _mm_extract_epi64 (prod, 1);
     return tl ^ ((hi << 1) | (lo >> 63));
 }
+
+/* Runs the register over len bytes, len a multiple of 16 and >= 64. */
+__attribute__ ((target ("pclmul,sse4.1"))) static uint64_t
+crc64_raw_pclmul (uint64_t reg, const unsigned char *p, size_t len)
+{
+    const __m128i k512 = _mm_set_epi64x ((int64_t) K_511, (int64_t) K_575);
+    const __m128i k128 = _mm_set_epi64x ((int64_t) K_127, (int64_t) K_191);
+    __m128i x0, x1, x2, x3, s;
+
+    x0 = _mm_xor_si128 (LOADU (p), _mm_cvtsi64_si128 ((int64_t) reg));
+    x1 = LOADU (p + 16);
+    x2 = LOADU (p + 32);
+    x3 = LOADU (p + 48);
+    p += 64;
+    len -= 64;
+    while (len >= 64) {
+        x0 = _mm_xor_si128 (fold (x0, k512), LOADU (p));
+        x1 = _mm_xor_si128 (fold (x1, k512), LOADU (p + 16));
+        x2 = _mm_xor_si128 (fold (x2, k512), LOADU (p + 32));
+        x3 = _mm_xor_si128 (fold (x3, k512), LOADU (p + 48));
+        p += 64;
+        len -= 64;
+    }
+    s = _mm_xor_si128 (fold (x0, k128), x1);
+    s = _mm_xor_si128 (fold (s, k128), x2);
+    s = _mm_xor_si128 (fold (s, k128), x3);
+    return fold_tail (s, p, len);
+}
+
+#define VPCLMUL_TARGET "avx2,vpclmulqdq,pclmul,sse4.1"
+
+__attribute__ ((target (VPCLMUL_TARGET))) static inline __m256i
+fold256 (__m256i s, __m256i k)
+{
+    return _mm256_xor_si256 (_mm256_clmulepi64_epi128 (s, k, 0x00),
+                             _mm256_clmulepi64_epi128 (s, k, 0x11));
+}
+
+#define LOADU256(p) _mm256_loadu_si256 ((const __m256i *) (const void *) (p))
+
+/* As crc64_raw_pclmul with two lanes per register: len a multiple of 16
+ * and >= 128. */
+__attribute__ ((target (VPCLMUL_TARGET))) static uint64_t
+crc64_raw_vpclmul (uint64_t reg, const unsigned char *p, size_t len)
+{
+    const __m256i k1024 = _mm256_set_epi64x ((int64_t) K_1023, (int64_t) K_1087,
+                                             (int64_t) K_1023, (int64_t) K_1087);
+    const __m256i k256 = _mm256_set_epi64x ((int64_t) K_255, (int64_t) K_319, (int64_t) K_255,
+                                            (int64_t) K_319);
+    const __m128i k128 = _mm_set_epi64x ((int64_t) K_127, (int64_t) K_191);
+    __m256i y0, y1, y2, y3, y;
+
+    y0 = _mm256_xor_si256 (LOADU256 (p), _mm256_set_epi64x (0, 0, 0, (int64_t) reg));
+    y1 = LOADU256 (p + 32);
+    y2 = LOADU256 (p + 64);
+    y3 = LOADU256 (p + 96);
+    p += 128;
+    len -= 128;
+    while (len >= 128) {
+        y0 = _mm256_xor_si256 (fold256 (y0, k1024), LOADU256 (p));
+        y1 = _mm256_xor_si256 (fold256 (y1, k1024), LOADU256 (p + 32));
+        y2 = _mm256_xor_si256 (fold256 (y2, k1024), LOADU256 (p + 64));
+        y3 = _mm256_xor_si256 (fold256 (y3, k1024), LOADU256 (p + 96));
+        p += 128;
+        len -= 128;
+    }
+    y = _mm256_xor_si256 (fold256 (y0, k256), y1);
+    y = _mm256_xor_si256 (fold256 (y, k256), y2);
+    y = _mm256_xor_si256 (fold256 (y, k256), y3);
+    while (len >= 32) {
+        y = _mm256_xor_si256 (fold256 (y, k256), LOADU256 (p));
+        p += 32;
+        len -= 32;
+    }
+    /* The low lane is the earlier 16 bytes: fold it into the high one. */
+    return fold_tail (_mm_xor_si128 (fold (_mm256_castsi256_si128 (y), k128),
+                                     _mm256_extracti128_si256 (y, 1)),
+                      p, len);
+}
 #endif
 
 uint64_t
 rm_crc64_update (uint64_t crc, const void *buf, size_t len)
+{
+    pthread_once (&init_once, crc64_init);
+#ifdef RM_CRC64_HAVE_PCLMUL
+    if (len >= VPCLMUL_MIN_LEN && have_vpclmul) {
+        const unsigned char *p = buf;
+        size_t blocks = len & ~(size_t) 15;
+        uint64_t reg = crc64_raw_vpclmul (~crc, p, blocks);
+        return ~crc64_raw_table (reg, p + blocks, len - blocks);
+    }
+#endif
+    return rm_crc64_update_clmul (crc, buf, len);
+}
+
+uint64_t
+rm_crc64_update_clmul (uint64_t crc, const void *buf, size_t len)
 {
     pthread_once (&init_once, crc64_init);
 #ifdef RM_CRC64_HAVE_PCLMUL

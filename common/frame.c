@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "instream_impl.h"
 #include "remodel/bsoncheck.h"
-#include "remodel/stream.h"
 
 static rm_frame_kind_t BSON_GNUC_PRINTF (3, 4)
 bad (rm_frame_t *f, size_t fault_offset, const char *fmt, ...)
@@ -29,8 +29,11 @@ rm_frame_next (rm_instream_t *s, uint32_t max_len, bool check, rm_frame_t *f,
     f->reason[0] = '\0';
     f->fault_offset = 0;
     f->resumable = false;
-    n = rm_instream_fill (s, 4, &p, err);
-    f->offset = rm_instream_offset (s);
+    /* Most documents lie whole in the window already: no fill call. */
+    n = (ssize_t) rm_instream_peek (s, &p);
+    if (n < 4)
+        n = rm_instream_fill (s, 4, &p, err);
+    f->offset = s->offset;
     if (n < 0)
         return RM_FRAME_ERROR;
     if (n == 0)
@@ -41,14 +44,15 @@ rm_frame_next (rm_instream_t *s, uint32_t max_len, bool check, rm_frame_t *f,
     memcpy (&len, p, 4);
     len = BSON_UINT32_FROM_LE (len);
     if (len == 0xFFFFFFFFu) {
-        rm_instream_skip (s, 4);
+        rm_instream_advance (s, 4);
         return RM_FRAME_TERMINATOR;
     }
     if (len < 5)
         return bad (f, 0, "bad document length %u (the minimum is 5)", len);
     if (len > max_len)
         return bad (f, 0, "bad document length %u (the limit is %u)", len, max_len);
-    n = rm_instream_fill (s, len, &p, err);
+    if ((size_t) n < len)
+        n = rm_instream_fill (s, len, &p, err);
     if (n < 0)
         return RM_FRAME_ERROR;
     if ((size_t) n < len)
@@ -65,12 +69,12 @@ rm_frame_next (rm_instream_t *s, uint32_t max_len, bool check, rm_frame_t *f,
             f->data = p;
             f->len = len;
             f->resumable = true;
-            rm_instream_skip (s, len);
+            rm_instream_advance (s, len);
             return RM_FRAME_ERROR;
         }
     }
     f->data = p;
     f->len = len;
-    rm_instream_skip (s, len);
+    rm_instream_advance (s, len);
     return RM_FRAME_DOC;
 }

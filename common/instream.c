@@ -1,6 +1,7 @@
 /* Input streams: raw bytes from a file or a callback, decompressed when the
  * first bytes say gzip or zstd, handed out through a window that grows to
- * hold the largest document asked for. */
+ * hold the largest document asked for. Big files are read and decompressed
+ * ahead by a thread (read_ahead.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,37 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
-#include <zstd.h>
-
-#include "remodel/stream.h"
+#include "instream_impl.h"
 
 #define RAW_CAP (1u << 20)   /* compressed input is read 1 MiB at a time */
 #define WINDOW_CAP (4u << 20)
-
-struct rm_instream {
-    char *name;
-    int fd;
-    bool own_fd;
-    rm_raw_read_fn read;
-    void *ctx;
-    uint64_t raw_pos, raw_size;
-    rm_codec_t codec;
-
-    uint8_t *raw; /* compressed bytes not yet decompressed */
-    size_t raw_off, raw_len;
-    bool raw_eof;
-
-    uint8_t *buf; /* decompressed window: buf[start..end) */
-    size_t cap, start, end;
-    uint64_t offset; /* stream offset of buf[start] */
-    bool eof;
-
-    z_stream z;
-    bool z_open;
-    ZSTD_DStream *zd;
-    bool frame_open; /* a gzip member or zstd frame has started, not ended */
-};
+/* Streams of at least this many bytes read ahead in a thread; smaller ones
+ * (metadata, the tests' thousands of tiny files) never start one. */
+#define READ_AHEAD_MIN (8u << 20)
 
 const char *
 rm_codec_name (rm_codec_t c)
@@ -64,7 +41,7 @@ fd_read (void *ctx, void *buf, size_t len, bson_error_t *err)
             rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
             return -1;
         }
-        rm_error_set (err, RM_ERR_IO, "%s: read failed: %s", s->name, strerror (errno));
+        rm_error_set (err, RM_ERR_IO, "%s: read failed: %s", s->msg_name, strerror (errno));
         return -1;
     }
 }
@@ -74,9 +51,11 @@ stream_new (const char *name)
 {
     rm_instream_t *s = bson_malloc0 (sizeof *s);
     s->name = bson_strdup (name);
+    s->msg_name = s->name;
     s->fd = -1;
     s->cap = WINDOW_CAP;
     s->buf = bson_malloc (s->cap);
+    s->win = s->buf;
     return s;
 }
 
@@ -102,6 +81,7 @@ rm_instream_open (const char *path, bson_error_t *err)
     s->read = fd_read;
     s->ctx = s;
     if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode)) {
+        s->regular = true;
         s->raw_size = (uint64_t) st.st_size;
         posix_fadvise (fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
@@ -158,6 +138,7 @@ detect (rm_instream_t *s, bson_error_t *err)
         s->codec = RM_CODEC_NONE;
         memcpy (s->buf, s->raw, s->raw_len);
         s->end = s->raw_len;
+        s->produced = s->raw_len;
         s->raw_len = 0;
         if (s->raw_eof)
             s->eof = true;
@@ -166,7 +147,7 @@ detect (rm_instream_t *s, bson_error_t *err)
     if (s->codec == RM_CODEC_GZIP) {
         memset (&s->z, 0, sizeof s->z);
         if (inflateInit2 (&s->z, 16 + MAX_WBITS) != Z_OK) {
-            rm_error_set (err, RM_ERR_NOMEM, "%s: cannot start gzip", s->name);
+            rm_error_set (err, RM_ERR_NOMEM, "%s: cannot start gzip", s->msg_name);
             return false;
         }
         s->z_open = true;
@@ -180,23 +161,23 @@ static void
 corrupt (rm_instream_t *s, bson_error_t *err, const char *why)
 {
     rm_error_set (err, RM_ERR_FORMAT,
-                  "%s: corrupt %s data in compressed bytes %llu..%llu: %s", s->name,
+                  "%s: corrupt %s data in compressed bytes %llu..%llu: %s", s->msg_name,
                   rm_codec_name (s->codec),
                   (unsigned long long) (s->raw_pos - (s->raw_len - s->raw_off)),
                   (unsigned long long) s->raw_pos, why);
 }
 
-/* Decompresses (or reads) more bytes into buf[end..cap). */
-static bool
-produce (rm_instream_t *s, bson_error_t *err)
+bool
+rm_instream_produce (rm_instream_t *s, uint8_t *out, size_t *end, size_t cap, bool *eof,
+                     bson_error_t *err)
 {
     if (s->codec == RM_CODEC_NONE) {
-        ssize_t r = s->read (s->ctx, s->buf + s->end, s->cap - s->end, err);
+        ssize_t r = s->read (s->ctx, out + *end, cap - *end, err);
         if (r < 0)
             return false;
         if (r == 0)
-            s->eof = true;
-        s->end += (size_t) r;
+            *eof = true;
+        *end += (size_t) r;
         s->raw_pos += (uint64_t) r;
         return true;
     }
@@ -207,12 +188,12 @@ produce (rm_instream_t *s, bson_error_t *err)
                 rm_error_set (err, RM_ERR_FORMAT,
                               "%s: truncated %s stream: it ends at compressed byte %llu "
                               "inside a %s",
-                              s->name, rm_codec_name (s->codec),
+                              s->msg_name, rm_codec_name (s->codec),
                               (unsigned long long) s->raw_pos,
                               s->codec == RM_CODEC_GZIP ? "member" : "frame");
                 return false;
             }
-            s->eof = true;
+            *eof = true;
             return true;
         }
         if (!raw_refill (s, err))
@@ -224,12 +205,12 @@ produce (rm_instream_t *s, bson_error_t *err)
         int zr;
         s->z.next_in = s->raw + s->raw_off;
         s->z.avail_in = (uInt) (s->raw_len - s->raw_off);
-        s->z.next_out = s->buf + s->end;
-        s->z.avail_out = (uInt) (s->cap - s->end);
+        s->z.next_out = out + *end;
+        s->z.avail_out = (uInt) (cap - *end);
         s->frame_open = true;
         zr = inflate (&s->z, Z_NO_FLUSH);
         s->raw_off = s->raw_len - s->z.avail_in;
-        s->end = s->cap - s->z.avail_out;
+        *end = cap - s->z.avail_out;
         if (zr == Z_STREAM_END) {
             /* Concatenated members are one stream to every gzip reader. */
             s->frame_open = false;
@@ -241,17 +222,42 @@ produce (rm_instream_t *s, bson_error_t *err)
         return true;
     } else {
         ZSTD_inBuffer in = {s->raw, s->raw_len, s->raw_off};
-        ZSTD_outBuffer out = {s->buf, s->cap, s->end};
-        size_t zr = ZSTD_decompressStream (s->zd, &out, &in);
+        ZSTD_outBuffer o = {out, cap, *end};
+        size_t zr = ZSTD_decompressStream (s->zd, &o, &in);
         if (ZSTD_isError (zr)) {
             corrupt (s, err, ZSTD_getErrorName (zr));
             return false;
         }
         s->raw_off = in.pos;
-        s->end = out.pos;
+        *end = o.pos;
         s->frame_open = zr != 0;
         return true;
     }
+}
+
+void
+rm_instream_make_room (rm_instream_t *s, size_t need)
+{
+    if (s->cap - s->start >= need)
+        return;
+    /* Slide the window to the front, and grow it for a big document. */
+    memmove (s->buf, s->buf + s->start, s->end - s->start);
+    s->end -= s->start;
+    s->start = 0;
+    if (s->cap < need) {
+        s->cap = need + (need >> 3);
+        s->buf = bson_realloc (s->buf, s->cap);
+    }
+    s->win = s->buf;
+}
+
+/* A thread pays for itself on big streams from regular files only: a read
+ * from a pipe may block for good, where SIGINT must still reach it. */
+static bool
+wants_read_ahead (const rm_instream_t *s)
+{
+    return s->regular && !s->ra &&
+           (s->raw_size >= READ_AHEAD_MIN || s->produced >= READ_AHEAD_MIN);
 }
 
 ssize_t
@@ -260,38 +266,46 @@ rm_instream_fill (rm_instream_t *s, size_t need, const uint8_t **data, bson_erro
     if (!s->raw && !s->eof && !detect (s, err))
         return -1;
     if (s->end - s->start < need && !s->eof) {
-        if (s->cap - s->start < need) {
-            /* Slide the window to the front, and grow it for a big document. */
-            memmove (s->buf, s->buf + s->start, s->end - s->start);
-            s->end -= s->start;
-            s->start = 0;
-            if (s->cap < need) {
-                s->cap = need + (need >> 3);
-                s->buf = bson_realloc (s->buf, s->cap);
-            }
+        if (s->ra || (wants_read_ahead (s) && rm_readahead_start (s))) {
+            ssize_t n = rm_readahead_fill (s, need, err);
+            *data = s->win + s->start;
+            return n;
         }
+        rm_instream_make_room (s, need);
         while (s->end - s->start < need && !s->eof) {
+            size_t before = s->end;
             if (rm_interrupted) {
                 rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
                 return -1;
             }
-            if (!produce (s, err))
+            if (!rm_instream_produce (s, s->buf, &s->end, s->cap, &s->eof, err))
                 return -1;
+            s->produced += s->end - before;
         }
     }
-    *data = s->buf + s->start;
+    *data = s->win + s->start;
     return (ssize_t) (s->end - s->start);
+}
+
+size_t
+rm_instream_window (const rm_instream_t *s, const uint8_t **data)
+{
+    return rm_instream_peek (s, data);
 }
 
 void
 rm_instream_skip (rm_instream_t *s, size_t n)
 {
-    s->start += n;
-    s->offset += n;
+    rm_instream_advance (s, n);
 }
 
 uint64_t rm_instream_offset (const rm_instream_t *s) { return s->offset; }
-uint64_t rm_instream_raw_pos (const rm_instream_t *s) { return s->raw_pos; }
+uint64_t
+rm_instream_raw_pos (const rm_instream_t *s)
+{
+    return s->ra ? rm_readahead_raw_pos (s) : s->raw_pos;
+}
+
 uint64_t rm_instream_raw_size (const rm_instream_t *s) { return s->raw_size; }
 rm_codec_t rm_instream_codec (const rm_instream_t *s) { return s->codec; }
 const char *rm_instream_name (const rm_instream_t *s) { return s->name; }
@@ -299,8 +313,11 @@ const char *rm_instream_name (const rm_instream_t *s) { return s->name; }
 void
 rm_instream_rename (rm_instream_t *s, const char *name)
 {
+    bool msgs = s->msg_name == s->name; /* not while a thread has its copy */
     bson_free (s->name);
     s->name = bson_strdup (name);
+    if (msgs)
+        s->msg_name = s->name;
 }
 
 void
@@ -308,6 +325,7 @@ rm_instream_close (rm_instream_t *s)
 {
     if (!s)
         return;
+    rm_readahead_stop (s); /* before the fd and the codec it uses go */
     if (s->own_fd)
         close (s->fd);
     if (s->z_open)

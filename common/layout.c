@@ -192,7 +192,11 @@ rm_layout_next_doc (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, rm_item_t *it
                       ns->docs + ns->invalid + 1, f.offset, "bad document length -1");
         return -1;
     }
-    return k == RM_FRAME_ERROR ? -1 : 0;
+    if (k == RM_FRAME_ERROR)
+        return -1;
+    /* the member's last documents are CRC'd before its stream goes */
+    rm_reader_crc_flush (r);
+    return 0;
 }
 
 int

@@ -1,9 +1,11 @@
 /* Output streams: bytes buffered in large blocks and compressed (gzip or
- * zstd with worker threads) on their way to a file descriptor. */
+ * zstd with worker threads) on their way to a file descriptor; for regular
+ * files the write() calls themselves are done by a thread (write_thread.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -11,8 +13,12 @@
 
 #include "gzip_parallel.h"
 #include "remodel/stream.h"
+#include "write_thread.h"
 
-#define OUT_CAP (1u << 20)
+#define OUT_CAP RM_WSINK_BUF
+/* zstd input gathered before one ZSTD_compressStream2 call: with workers,
+ * each call takes a lock, too dear once per small document. */
+#define ZIN_CAP (256u << 10)
 
 struct rm_outstream {
     int fd;
@@ -20,11 +26,15 @@ struct rm_outstream {
     rm_compress_t c;
     uint8_t *buf; /* bytes ready for the fd */
     size_t len;
+    rm_wsink_t *sink; /* regular files: buf is the sink's, written by its thread */
+    const atomic_int *sink_error;
     uint64_t bytes_in;
     z_stream z;
     bool z_open;
     rm_pgzip_t *pgz; /* gzip on several cores */
     ZSTD_CCtx *zc;
+    uint8_t *zin; /* zstd input not yet handed to the codec */
+    size_t zin_len;
 };
 
 bool
@@ -82,12 +92,29 @@ write_all (rm_outstream_t *s, const uint8_t *p, size_t n, bson_error_t *err)
     return true;
 }
 
+/* Hands the buffer to the write thread (or writes it, without one). */
 static bool
 flush_buf (rm_outstream_t *s, bson_error_t *err)
 {
-    bool ok = write_all (s, s->buf, s->len, err);
+    bool ok;
+    if (!s->sink) {
+        ok = write_all (s, s->buf, s->len, err);
+    } else {
+        ok = rm_wsink_submit (s->sink, s->len, err);
+        s->buf = rm_wsink_buf (s->sink);
+    }
     s->len = 0;
     return ok;
+}
+
+/* Writes bytes from this thread, after whatever the write thread still
+ * holds: for large writes (no copy into a buffer) and the last bytes. */
+static bool
+write_direct (rm_outstream_t *s, const uint8_t *p, size_t n, bson_error_t *err)
+{
+    if (s->sink && !rm_wsink_drain (s->sink, err))
+        return false;
+    return write_all (s, p, n, err);
 }
 
 static bool
@@ -100,10 +127,20 @@ rm_outstream_t *
 rm_outstream_new (int fd, const char *name, const rm_compress_t *c, bson_error_t *err)
 {
     rm_outstream_t *s = bson_malloc0 (sizeof *s);
+    struct stat st;
+
     s->fd = fd;
     s->name = bson_strdup (name);
     s->c = *c;
-    s->buf = bson_malloc (OUT_CAP);
+    /* Not pipes or terminals: a write there may block for good, and must
+     * stay where SIGINT interrupts it. */
+    if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode)) {
+        s->sink = rm_wsink_new (fd, name);
+        s->sink_error = rm_wsink_status (s->sink);
+        s->buf = rm_wsink_buf (s->sink);
+    } else {
+        s->buf = bson_malloc (OUT_CAP);
+    }
     if (c->codec == RM_CODEC_GZIP) {
         int level = c->level ? c->level : 6;
         int threads = c->threads > 0 ? c->threads : (int) sysconf (_SC_NPROCESSORS_ONLN);
@@ -120,6 +157,7 @@ rm_outstream_new (int fd, const char *name, const rm_compress_t *c, bson_error_t
     } else if (c->codec == RM_CODEC_ZSTD) {
         int threads = c->threads > 0 ? c->threads : (int) sysconf (_SC_NPROCESSORS_ONLN);
         s->zc = ZSTD_createCCtx ();
+        s->zin = bson_malloc (ZIN_CAP);
         ZSTD_CCtx_setParameter (s->zc, ZSTD_c_compressionLevel, c->level ? c->level : 3);
         ZSTD_CCtx_setParameter (s->zc, ZSTD_c_checksumFlag, 1);
         /* Workers compress while this thread parses; 1 core: stay inline. */
@@ -175,9 +213,29 @@ zstd_run (rm_outstream_t *s, const void *buf, size_t len, ZSTD_EndDirective mode
     return true;
 }
 
+/* The codec's output does not depend on how its input is cut, so small
+ * writes are gathered and large ones go straight in, without a copy. */
+static bool
+zstd_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t *err)
+{
+    if (s->zin_len + len > ZIN_CAP) {
+        if (s->zin_len > 0 && !zstd_run (s, s->zin, s->zin_len, ZSTD_e_continue, err))
+            return false;
+        s->zin_len = 0;
+        if (len >= ZIN_CAP)
+            return zstd_run (s, buf, len, ZSTD_e_continue, err);
+    }
+    memcpy (s->zin + s->zin_len, buf, len);
+    s->zin_len += len;
+    return true;
+}
+
 bool
 rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t *err)
 {
+    /* A write the thread failed is told by the next call. */
+    if (s->sink_error && atomic_load_explicit (s->sink_error, memory_order_relaxed) != 0)
+        return rm_wsink_drain (s->sink, err);
     s->bytes_in += len;
     switch (s->c.codec) {
     case RM_CODEC_GZIP:
@@ -185,13 +243,13 @@ rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t
             return rm_pgzip_write (s->pgz, buf, len, err);
         return gzip_run (s, buf, len, Z_NO_FLUSH, err);
     case RM_CODEC_ZSTD:
-        return zstd_run (s, buf, len, ZSTD_e_continue, err);
+        return zstd_write (s, buf, len, err);
     default:
         if (s->len + len > OUT_CAP) {
             if (!flush_buf (s, err))
                 return false;
             if (len >= OUT_CAP)
-                return write_all (s, buf, len, err);
+                return write_direct (s, buf, len, err);
         }
         memcpy (s->buf + s->len, buf, len);
         s->len += len;
@@ -199,16 +257,30 @@ rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t
     }
 }
 
+/* The last bytes, written here once the thread is done: a small file
+ * never wakes the thread. */
+static bool
+flush_last (rm_outstream_t *s, bson_error_t *err)
+{
+    bool ok = write_direct (s, s->buf, s->len, err);
+    s->len = 0;
+    return ok;
+}
+
 bool
 rm_outstream_finish (rm_outstream_t *s, bson_error_t *err)
 {
     if (s->pgz)
-        return rm_pgzip_finish (s->pgz, err) && flush_buf (s, err);
+        return rm_pgzip_finish (s->pgz, err) && flush_last (s, err);
     if (s->c.codec == RM_CODEC_GZIP && !gzip_run (s, NULL, 0, Z_FINISH, err))
         return false;
-    if (s->c.codec == RM_CODEC_ZSTD && !zstd_run (s, NULL, 0, ZSTD_e_end, err))
-        return false;
-    return flush_buf (s, err);
+    if (s->c.codec == RM_CODEC_ZSTD) {
+        bool ok = zstd_run (s, s->zin, s->zin_len, ZSTD_e_end, err);
+        s->zin_len = 0;
+        if (!ok)
+            return false;
+    }
+    return flush_last (s, err);
 }
 
 uint64_t rm_outstream_bytes_in (const rm_outstream_t *s) { return s->bytes_in; }
@@ -222,7 +294,11 @@ rm_outstream_destroy (rm_outstream_t *s)
         deflateEnd (&s->z);
     rm_pgzip_destroy (s->pgz);
     ZSTD_freeCCtx (s->zc);
-    bson_free (s->buf);
+    bson_free (s->zin);
+    if (s->sink)
+        rm_wsink_destroy (s->sink); /* owns buf */
+    else
+        bson_free (s->buf);
     bson_free (s->name);
     bson_free (s);
 }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "instream_impl.h"
 #include "reader_impl.h"
 #include "remodel/bsoncheck.h"
 #include "remodel/crc64.h"
@@ -177,7 +178,12 @@ rm_reader_info (const rm_reader_t *r)
 int
 rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
 {
-    return r->ops->next (r, item, err);
+    int rc = r->ops->next (r, item, err);
+    /* The caller may read item->ns->crc at a namespace's end; at the end or
+     * on an error it may print every namespace's. */
+    if (rc != 1 || item->kind != RM_ITEM_DOC)
+        rm_reader_crc_flush (r);
+    return rc;
 }
 
 void
@@ -197,6 +203,7 @@ rm_reader_close (rm_reader_t *r)
 {
     if (!r)
         return;
+    rm_reader_crc_flush (r);
     if (r->ops)
         r->ops->close (r);
     if (r->quarantine_fd >= 0)
@@ -214,6 +221,49 @@ quarantine (rm_reader_t *r, const rm_frame_t *f, bson_error_t *err)
     return write_all (r->quarantine_fd, r->opts.quarantine, f->data, f->len, err);
 }
 
+void
+rm_reader_crc_flush (rm_reader_t *r)
+{
+    rm_crc_run_t *run = &r->crc_run;
+    if (run->len > 0)
+        run->ns->crc = rm_crc64_update (run->ns->crc, run->start, run->len);
+    run->len = 0;
+    run->ns = NULL;
+    run->s = NULL;
+}
+
+/* True when the next frame on s lies whole in the window already, so that
+ * reading it cannot move the bytes of the pending run. */
+static bool
+next_frame_in_window (rm_instream_t *s)
+{
+    const uint8_t *p;
+    size_t n = rm_instream_peek (s, &p);
+    uint32_t len;
+
+    if (n < 4)
+        return false;
+    memcpy (&len, p, 4);
+    len = BSON_UINT32_FROM_LE (len);
+    return len == 0xFFFFFFFFu || len <= n;
+}
+
+/* Extends the pending run with the document f, or starts a new run. */
+static void
+crc_run_add (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, const rm_frame_t *f)
+{
+    rm_crc_run_t *run = &r->crc_run;
+    if (run->len > 0 && run->ns == ns && run->s == s && run->start + run->len == f->data) {
+        run->len += f->len;
+        return;
+    }
+    rm_reader_crc_flush (r);
+    run->ns = ns;
+    run->s = s;
+    run->start = f->data;
+    run->len = f->len;
+}
+
 rm_frame_kind_t
 rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max_len,
                  rm_frame_t *f, bson_error_t *err)
@@ -222,6 +272,8 @@ rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max_len
     rm_frame_kind_t k;
 
     for (;;) {
+        if (r->crc_run.len > 0 && (r->crc_run.s != s || !next_frame_in_window (s)))
+            rm_reader_crc_flush (r); /* the window may move or be freed */
         k = rm_frame_next (s, max_len, !r->opts.no_check, f, err);
         if (k != RM_FRAME_ERROR)
             break;
@@ -242,7 +294,7 @@ rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max_len
     if (k == RM_FRAME_DOC && ns) {
         ns->docs++;
         ns->bytes += f->len;
-        ns->crc = rm_crc64_update (ns->crc, f->data, f->len);
+        crc_run_add (r, s, ns, f);
     }
     return k;
 }

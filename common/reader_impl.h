@@ -10,6 +10,16 @@ typedef struct {
     void (*close) (rm_reader_t *r);
 } rm_reader_ops_t;
 
+/* Documents of one namespace that lie one after another in a stream's
+ * window, not yet added to the namespace's CRC: one CRC call over the run
+ * costs far less than one per (small) document. */
+typedef struct {
+    rm_ns_t *ns;
+    rm_instream_t *s;
+    const uint8_t *start;
+    size_t len;
+} rm_crc_run_t;
+
 struct rm_reader {
     const rm_reader_ops_t *ops;
     void *impl;
@@ -19,6 +29,7 @@ struct rm_reader {
     rm_read_opts_t opts;
     uint64_t skipped;
     int quarantine_fd;
+    rm_crc_run_t crc_run;
 };
 
 /* Each format's opener fills r->info and r->ops/impl; false on error. The
@@ -41,6 +52,11 @@ rm_reader_file (const rm_reader_t *r)
  * given the file, namespace, ordinal and offset. Updates ns's counts. */
 rm_frame_kind_t rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns,
                                  uint32_t max_len, rm_frame_t *f, bson_error_t *err);
+
+/* Adds the pending run of documents to its namespace's CRC. Called before
+ * anything reads ns->crc and before the run's stream is closed;
+ * rm_reader_frame and rm_reader_next call it whenever needed otherwise. */
+void rm_reader_crc_flush (rm_reader_t *r);
 
 /* Directory dumps and tars share their file naming. */
 typedef enum { RM_FILE_OTHER = 0, RM_FILE_BSON, RM_FILE_METADATA } rm_file_kind_t;

@@ -53,8 +53,15 @@ bool tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o
 /* Progress meter (tool_progress.c): on a terminal unless --quiet. */
 typedef struct tool_progress tool_progress_t;
 tool_progress_t *tool_progress_new (bool quiet, const char *label);
-/* Called per document; redraws at most a few times a second. */
-void tool_progress_tick (tool_progress_t *p, rm_reader_t *r, uint64_t docs);
+/* Redraws, at most 4 times a second. */
+void tool_progress_draw (tool_progress_t *p, rm_reader_t *r, uint64_t docs);
+/* Called per document: only every 4096th goes on to look at the clock. */
+static inline void
+tool_progress_tick (tool_progress_t *p, rm_reader_t *r, uint64_t docs)
+{
+    if ((docs & 4095) == 0)
+        tool_progress_draw (p, r, docs);
+}
 void tool_progress_done (tool_progress_t *p);
 
 /* The copy loop shared by convert and cat (tool_copy.c). */

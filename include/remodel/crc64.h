@@ -9,6 +9,11 @@
  * returned is the finished CRC of everything so far (like zlib's crc32). */
 uint64_t rm_crc64_update (uint64_t crc, const void *buf, size_t len);
 
+/* The 128-bit carry-less multiply version alone (the table version on CPUs
+ * without it): what rm_crc64_update does on CPUs without 256-bit
+ * VPCLMULQDQ, and an oracle for it. */
+uint64_t rm_crc64_update_clmul (uint64_t crc, const void *buf, size_t len);
+
 /* The portable table-driven version, kept as the oracle for faster ones. */
 uint64_t rm_crc64_update_table (uint64_t crc, const void *buf, size_t len);
 

@@ -38,6 +38,11 @@ rm_instream_t *rm_instream_new (rm_raw_read_fn read, void *ctx, const char *name
 ssize_t rm_instream_fill (rm_instream_t *s, size_t need, const uint8_t **data,
                           bson_error_t *err);
 
+/* The bytes already in the window, without reading more: sets *data and
+ * returns the count. A fill asking for no more than that many bytes keeps
+ * the window where it is, so pointers into it stay valid. */
+size_t rm_instream_window (const rm_instream_t *s, const uint8_t **data);
+
 /* Consumes n bytes of the window. */
 void rm_instream_skip (rm_instream_t *s, size_t n);
 

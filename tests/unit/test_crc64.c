@@ -1,4 +1,5 @@
-/* CRC-64/XZ: the table and PCLMUL versions against a bit-at-a-time
+/* CRC-64/XZ: the table, PCLMUL and 256-bit VPCLMUL versions (the last two
+ * where the CPU has them) against a bit-at-a-time
  * reference, and against CRCs that mongodump wrote into real archives.
  * Run from the repository root (fixtures in ../shared/fixtures). */
 #include <bson/bson.h>
@@ -72,6 +73,7 @@ test_check_value (void)
     const char *s = "123456789";
     T_CHECK (rm_crc64_update_table (0, s, 9) == UINT64_C(0x995DC9BBDF1939FA));
     T_CHECK (rm_crc64_update (0, s, 9) == UINT64_C(0x995DC9BBDF1939FA));
+    T_CHECK (rm_crc64_update_clmul (0, s, 9) == UINT64_C(0x995DC9BBDF1939FA));
     T_CHECK (ref_crc64 (0, s, 9) == UINT64_C(0x995DC9BBDF1939FA));
 }
 
@@ -98,15 +100,18 @@ test_constant_buffers (void)
         T_CHECK (rm_crc64_update (0, zeros, n) == ref_crc64 (0, zeros, n));
         T_CHECK (rm_crc64_update (0, ff, n) == ref_crc64 (0, ff, n));
         T_CHECK (rm_crc64_update_table (0, ff, n) == ref_crc64 (0, ff, n));
+        T_CHECK (rm_crc64_update_clmul (0, zeros, n) == ref_crc64 (0, zeros, n));
+        T_CHECK (rm_crc64_update_clmul (0, ff, n) == ref_crc64 (0, ff, n));
     }
 }
 
-/* Every length 0..1024 at every alignment 0..15, from a zero and from a
- * random starting CRC. */
+/* Every length 0..1200 at every alignment 0..15, from a zero and from a
+ * random starting CRC: every tail after the 128-, 64-, 32- and 16-byte
+ * rounds of the vector versions. */
 static void
 test_lengths_alignments (void)
 {
-    enum { MAXLEN = 1024 };
+    enum { MAXLEN = 1200 };
     unsigned char *buf = malloc (MAXLEN + 16);
     int bad = 0;
 
@@ -118,12 +123,14 @@ test_lengths_alignments (void)
             uint64_t want = ref_crc64 (start, p, n);
             uint64_t t = rm_crc64_update_table (start, p, n);
             uint64_t f = rm_crc64_update (start, p, n);
-            if (t != want || f != want) {
+            uint64_t c = rm_crc64_update_clmul (start, p, n);
+            if (t != want || f != want || c != want) {
                 if (bad++ < 5)
                     fprintf (stderr,
                              "  align %zu len %zu start %016" PRIx64 ": ref %016" PRIx64
-                             " table %016" PRIx64 " fast %016" PRIx64 "\n",
-                             align, n, start, want, t, f);
+                             " table %016" PRIx64 " fast %016" PRIx64 " clmul %016" PRIx64
+                             "\n",
+                             align, n, start, want, t, f, c);
             }
         }
     T_CHECK (bad == 0);
@@ -141,9 +148,13 @@ test_large (void)
         uint64_t want = ref_crc64 (0, buf + off, n - off);
         T_CHECK (rm_crc64_update_table (0, buf + off, n - off) == want);
         T_CHECK (rm_crc64_update (0, buf + off, n - off) == want);
+        T_CHECK (rm_crc64_update_clmul (0, buf + off, n - off) == want);
     }
-    for (size_t len = 4096; len < 4096 + 80; len++)
-        T_CHECK (rm_crc64_update (0, buf + 3, len) == ref_crc64 (0, buf + 3, len));
+    for (size_t len = 4096; len < 4096 + 160; len++) {
+        uint64_t want = ref_crc64 (0, buf + 3, len);
+        T_CHECK (rm_crc64_update (0, buf + 3, len) == want);
+        T_CHECK (rm_crc64_update_clmul (0, buf + 3, len) == want);
+    }
     free (buf);
 }
 
@@ -165,7 +176,8 @@ test_chunked (void)
         uint64_t b = rm_crc64_update_table (rm_crc64_update_table (0, p, cut), p + cut, LEN - cut);
         uint64_t c = rm_crc64_update_table (rm_crc64_update (0, p, cut), p + cut, LEN - cut);
         uint64_t d = rm_crc64_update (rm_crc64_update_table (0, p, cut), p + cut, LEN - cut);
-        if (a != whole || b != whole || c != whole || d != whole) {
+        uint64_t e = rm_crc64_update (rm_crc64_update_clmul (0, p, cut), p + cut, LEN - cut);
+        if (a != whole || b != whole || c != whole || d != whole || e != whole) {
             if (bad++ < 5)
                 fprintf (stderr, "  split at %zu differs\n", cut);
         }

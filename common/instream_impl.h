@@ -1,0 +1,87 @@
+/* Internals shared by the instream (instream.c) and its read-ahead thread
+ * (read_ahead.c). */
+#ifndef REMODEL_INSTREAM_IMPL_H
+#define REMODEL_INSTREAM_IMPL_H
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include "remodel/stream.h"
+
+typedef struct rm_readahead rm_readahead_t;
+
+/* Once the read-ahead thread runs, it owns the source and codec fields
+ * (fd to frame_open) and the main thread owns the window fields. */
+struct rm_instream {
+    char *name;
+    const char *msg_name; /* the name in read and codec errors: name, or the
+                             read-ahead's own copy once it runs */
+    int fd;
+    bool own_fd;
+    bool regular;         /* a regular file: reads never block for long */
+    rm_raw_read_fn read;
+    void *ctx;
+    uint64_t raw_pos, raw_size;
+    rm_codec_t codec;
+
+    uint8_t *raw; /* compressed bytes not yet decompressed */
+    size_t raw_off, raw_len;
+    bool raw_eof;
+
+    z_stream z;
+    bool z_open;
+    ZSTD_DStream *zd;
+    bool frame_open; /* a gzip member or zstd frame has started, not ended */
+
+    /* The window: win[start..end), win being buf, or a chunk of the
+     * read-ahead. buf grows to hold the largest document asked for. */
+    uint8_t *win;
+    size_t start, end;
+    uint8_t *buf;
+    size_t cap;
+    uint64_t offset;   /* stream offset of win[start] */
+    uint64_t produced; /* bytes decompressed (or read) without the thread */
+    bool eof;
+
+    rm_readahead_t *ra;
+};
+
+/* rm_instream_window and rm_instream_skip without a call, for the
+ * per-document paths (framing, the reader's CRC runs). */
+static inline size_t
+rm_instream_peek (const rm_instream_t *s, const uint8_t **data)
+{
+    *data = s->win + s->start;
+    return s->end - s->start;
+}
+
+static inline void
+rm_instream_advance (rm_instream_t *s, size_t n)
+{
+    s->start += n;
+    s->offset += n;
+}
+
+/* Decompresses (or reads) more bytes into out[*end..cap), moving *end; sets
+ * *eof at the end of the stream. false with err set on an error (bytes
+ * added by the failing call are not to be used). */
+bool rm_instream_produce (rm_instream_t *s, uint8_t *out, size_t *end, size_t cap, bool *eof,
+                          bson_error_t *err);
+
+/* Makes room for need bytes in buf: slides the window to its front and
+ * grows buf. The window must be in buf. */
+void rm_instream_make_room (rm_instream_t *s, size_t need);
+
+/* ---- read_ahead.c ---- */
+
+/* Starts a thread that reads (and decompresses) ahead into a few chunks;
+ * false if none could be had (reading goes on without one). */
+bool rm_readahead_start (rm_instream_t *s);
+/* rm_instream_fill's work once the thread runs. */
+ssize_t rm_readahead_fill (rm_instream_t *s, size_t need, bson_error_t *err);
+/* Raw bytes behind the chunks handed out so far. */
+uint64_t rm_readahead_raw_pos (const rm_instream_t *s);
+/* Stops the thread and frees the chunks. */
+void rm_readahead_stop (rm_instream_t *s);
+
+#endif

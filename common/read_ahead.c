@@ -1,0 +1,296 @@
+/* Reading ahead: a thread per big input stream reads (and decompresses)
+ * into a few chunks while the main thread parses the one before.
+ *
+ * The window moves into the chunks without a copy. Each chunk keeps HEAD
+ * bytes of room in front of its data: when the window runs out, the bytes
+ * left in it (the start of a document) are copied there, just before the
+ * next chunk's data, and the window becomes that chunk. Only when the bytes
+ * left exceed that room, or a document spans more than one chunk, is the
+ * document gathered into the stream's own buffer (buf) as without a thread;
+ * the rest of the chunk it ends in is "behind" and is taken up afterwards.
+ *
+ * The thread owns the source and codec from its start to its join. A read
+ * or codec error ends its chunks: the main thread reports it when the bytes
+ * before it are used up, as a stream without a thread would. */
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#include "instream_impl.h"
+
+#define CHUNK (1u << 20)
+#define HEAD (64u << 10)
+#define N_CHUNKS 4
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t len;       /* bytes at mem + HEAD */
+    uint64_t raw_pos; /* the source's position after them */
+    bool last;        /* nothing follows: the end, or failed */
+    bool failed;
+    bson_error_t err;
+    uint8_t mem[];    /* HEAD bytes of room, then CHUNK bytes */
+} chunk_t;
+
+struct rm_readahead {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cond; /* a chunk got ready or free, or stop */
+    chunk_t *all[N_CHUNKS];
+    chunk_t *ready, *ready_tail;
+    chunk_t *free_list;
+    bool stop;
+    char *name; /* the thread's copy, for its messages */
+
+    /* The main thread's side. */
+    chunk_t *cur;      /* the chunk the window is in, or NULL (in buf) */
+    chunk_t *behind;   /* a chunk partly gathered into buf */
+    size_t behind_pos; /* where its untaken bytes start in mem */
+    bool done;         /* the last chunk has been taken */
+    bool failed;
+    bson_error_t err;
+    uint64_t raw_pos;  /* of the chunks taken */
+};
+
+/* Fills one chunk: as many bytes as fit, unless the stream ends first. */
+static void
+produce_chunk (rm_instream_t *s, chunk_t *c)
+{
+    size_t end = HEAD;
+    bool eof = false;
+    c->failed = false;
+    while (end < HEAD + CHUNK && !eof) {
+        size_t before = end;
+        if (!rm_instream_produce (s, c->mem, &end, HEAD + CHUNK, &eof, &c->err)) {
+            c->failed = true;
+            end = before; /* what the failing call gave is not to be used */
+            break;
+        }
+    }
+    c->len = end - HEAD;
+    c->raw_pos = s->raw_pos;
+    c->last = eof || c->failed;
+}
+
+static void *
+thread_main (void *arg)
+{
+    rm_instream_t *s = arg;
+    rm_readahead_t *ra = s->ra;
+    bool last = false;
+
+    while (!last) {
+        chunk_t *c;
+        pthread_mutex_lock (&ra->mu);
+        while (!ra->free_list && !ra->stop)
+            pthread_cond_wait (&ra->cond, &ra->mu);
+        if (ra->stop) {
+            pthread_mutex_unlock (&ra->mu);
+            break;
+        }
+        c = ra->free_list;
+        ra->free_list = c->next;
+        pthread_mutex_unlock (&ra->mu);
+
+        produce_chunk (s, c);
+        last = c->last;
+
+        pthread_mutex_lock (&ra->mu);
+        c->next = NULL;
+        if (ra->ready_tail)
+            ra->ready_tail->next = c;
+        else
+            ra->ready = c;
+        ra->ready_tail = c;
+        pthread_cond_broadcast (&ra->cond);
+        pthread_mutex_unlock (&ra->mu);
+    }
+    return NULL;
+}
+
+bool
+rm_readahead_start (rm_instream_t *s)
+{
+    rm_readahead_t *ra = bson_malloc0 (sizeof *ra);
+    sigset_t all, old;
+    int rc;
+
+    pthread_mutex_init (&ra->mu, NULL);
+    pthread_cond_init (&ra->cond, NULL);
+    for (int i = 0; i < N_CHUNKS; i++) {
+        ra->all[i] = bson_malloc (sizeof (chunk_t) + HEAD + CHUNK);
+        ra->all[i]->next = ra->free_list;
+        ra->free_list = ra->all[i];
+    }
+    ra->name = bson_strdup (s->name);
+    ra->raw_pos = s->raw_pos;
+    s->ra = ra;
+    s->msg_name = ra->name;
+    /* Signals stay with the main thread, whose reads they interrupt. */
+    sigfillset (&all);
+    pthread_sigmask (SIG_SETMASK, &all, &old);
+    rc = pthread_create (&ra->thread, NULL, thread_main, s);
+    pthread_sigmask (SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        s->ra = NULL;
+        s->msg_name = s->name;
+        for (int i = 0; i < N_CHUNKS; i++)
+            bson_free (ra->all[i]);
+        bson_free (ra->name);
+        pthread_cond_destroy (&ra->cond);
+        pthread_mutex_destroy (&ra->mu);
+        bson_free (ra);
+        return false;
+    }
+    return true;
+}
+
+/* Gives a chunk back to the thread. */
+static void
+release (rm_readahead_t *ra, chunk_t *c)
+{
+    pthread_mutex_lock (&ra->mu);
+    c->next = ra->free_list;
+    ra->free_list = c;
+    pthread_cond_broadcast (&ra->cond);
+    pthread_mutex_unlock (&ra->mu);
+}
+
+/* The next bytes of the stream: the rest of the chunk behind, or the next
+ * ready chunk (waiting for it). NULL once the last chunk has been taken. */
+static chunk_t *
+next_chunk (rm_readahead_t *ra, size_t *pos)
+{
+    chunk_t *c;
+    if (ra->behind) {
+        c = ra->behind;
+        ra->behind = NULL;
+        *pos = ra->behind_pos;
+        return c;
+    }
+    if (ra->done)
+        return NULL;
+    pthread_mutex_lock (&ra->mu);
+    while (!ra->ready)
+        pthread_cond_wait (&ra->cond, &ra->mu);
+    c = ra->ready;
+    ra->ready = c->next;
+    if (!ra->ready)
+        ra->ready_tail = NULL;
+    pthread_mutex_unlock (&ra->mu);
+    *pos = HEAD;
+    ra->raw_pos = c->raw_pos;
+    if (c->last) {
+        ra->done = true;
+        ra->failed = c->failed;
+        if (c->failed)
+            ra->err = c->err;
+    }
+    return c;
+}
+
+/* Moves the window into buf (if it is in a chunk) with room for need. */
+static void
+window_to_buf (rm_instream_t *s, size_t need)
+{
+    rm_readahead_t *ra = s->ra;
+    size_t avail = s->end - s->start;
+    if (ra->cur) {
+        if (s->cap < need) {
+            s->cap = need + (need >> 3);
+            s->buf = bson_realloc (s->buf, s->cap);
+        }
+        memcpy (s->buf, s->win + s->start, avail);
+        release (ra, ra->cur);
+        ra->cur = NULL;
+        s->win = s->buf;
+        s->start = 0;
+        s->end = avail;
+        return;
+    }
+    rm_instream_make_room (s, need);
+}
+
+ssize_t
+rm_readahead_fill (rm_instream_t *s, size_t need, bson_error_t *err)
+{
+    rm_readahead_t *ra = s->ra;
+
+    while (s->end - s->start < need) {
+        size_t avail = s->end - s->start, pos, len, take;
+        chunk_t *c;
+
+        if (rm_interrupted) {
+            rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+            return -1;
+        }
+        c = next_chunk (ra, &pos);
+        if (!c) {
+            if (ra->failed) {
+                if (err)
+                    *err = ra->err;
+                return -1;
+            }
+            s->eof = true;
+            break;
+        }
+        len = HEAD + c->len - pos;
+        if (len == 0) {
+            release (ra, c);
+            continue;
+        }
+        if (avail <= pos && avail + len >= need) {
+            /* The common case: the window moves into the chunk, the bytes
+             * left in it copied into the room in front. */
+            memcpy (c->mem + pos - avail, s->win + s->start, avail);
+            if (ra->cur)
+                release (ra, ra->cur);
+            ra->cur = c;
+            s->win = c->mem;
+            s->start = pos - avail;
+            s->end = pos + len;
+            continue;
+        }
+        /* A document too big for the room or the chunk: gather it in buf. */
+        window_to_buf (s, need);
+        take = need - avail < len ? need - avail : len;
+        memcpy (s->buf + s->end, c->mem + pos, take);
+        s->end += take;
+        if (take < len) {
+            ra->behind = c;
+            ra->behind_pos = pos + take;
+        } else {
+            release (ra, c);
+        }
+    }
+    return (ssize_t) (s->end - s->start);
+}
+
+uint64_t
+rm_readahead_raw_pos (const rm_instream_t *s)
+{
+    return s->ra->raw_pos;
+}
+
+void
+rm_readahead_stop (rm_instream_t *s)
+{
+    rm_readahead_t *ra = s->ra;
+    if (!ra)
+        return;
+    pthread_mutex_lock (&ra->mu);
+    ra->stop = true;
+    pthread_cond_broadcast (&ra->cond);
+    pthread_mutex_unlock (&ra->mu);
+    pthread_join (ra->thread, NULL);
+    for (int i = 0; i < N_CHUNKS; i++)
+        bson_free (ra->all[i]);
+    bson_free (ra->name);
+    pthread_cond_destroy (&ra->cond);
+    pthread_mutex_destroy (&ra->mu);
+    bson_free (ra);
+    s->ra = NULL;
+    s->msg_name = s->name;
+    s->win = s->buf; /* the chunks are gone: nothing is in the window */
+    s->start = s->end = 0;
+}

@@ -1,0 +1,289 @@
+/* One writer thread shared by every outstream on a regular file.
+ *
+ * Each sink owns the one buffer it fills; a full buffer joins a FIFO queue
+ * and the sink takes a free one in exchange. Buffers in existence are capped
+ * at one per sink plus SPARE, so memory is what the outstreams used before
+ * (one buffer each) plus a few MiB in flight, however many files a directory
+ * dump has open at once. The thread starts with the first full buffer and is
+ * joined when the last sink goes away: no thread outlives the streams, and
+ * small files (metadata, the tests' tiny dumps) never start one.
+ *
+ * The thread blocks every signal, so SIGINT still interrupts the main
+ * thread's reads as before. Only regular files come here: a write to a pipe
+ * may block for good, and the main thread must stay interruptible.
+ *
+ * A failed write is kept in its sink (the errno) and reported by the sink's
+ * next call; the sink's later buffers are dropped, not written. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "write_thread.h"
+
+/* Buffers in flight beyond the one each sink fills: a stream that produces
+ * faster than the disk takes runs this far ahead, then waits. */
+#define SPARE 3
+
+typedef struct wbuf {
+    struct wbuf *next;
+    rm_wsink_t *sink;
+    size_t len;
+    uint8_t data[];
+} wbuf_t;
+
+struct rm_wsink {
+    int fd;
+    char *name;
+    wbuf_t *cur;
+    size_t in_flight; /* buffers queued or being written */
+    atomic_int error; /* errno of the first failed write; 0: none */
+};
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t work; /* a buffer was queued, or stop was set */
+    pthread_cond_t done; /* a buffer was written (or dropped) */
+    wbuf_t *head, *tail; /* the queue */
+    wbuf_t *free_list;
+    size_t n_bufs;       /* buffers in existence */
+    size_t n_sinks;
+    bool running, stop;
+    pthread_t thread;
+} wt = {.mu = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+
+/* 0 or the errno of the failure. Signals are blocked in the thread, so
+ * EINTR only comes from elsewhere and is simply retried. */
+static int
+write_bytes (int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write (fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        p += w;
+        n -= (size_t) w;
+    }
+    return 0;
+}
+
+static void
+put_free (wbuf_t *b)
+{
+    b->next = wt.free_list;
+    wt.free_list = b;
+}
+
+/* A buffer for a sink, with wt.mu held: a free one, a new one while under
+ * the cap, else the next one the thread finishes. */
+static wbuf_t *
+take_buf (void)
+{
+    for (;;) {
+        wbuf_t *b = wt.free_list;
+        if (b) {
+            wt.free_list = b->next;
+            return b;
+        }
+        if (wt.n_bufs < wt.n_sinks + SPARE) {
+            wt.n_bufs++;
+            return bson_malloc (sizeof *b + RM_WSINK_BUF);
+        }
+        pthread_cond_wait (&wt.done, &wt.mu);
+    }
+}
+
+/* Frees free buffers beyond the cap (all of them once no sink is left). */
+static void
+trim_free (void)
+{
+    size_t keep = wt.n_sinks ? wt.n_sinks + SPARE : 0;
+    while (wt.free_list && wt.n_bufs > keep) {
+        wbuf_t *b = wt.free_list;
+        wt.free_list = b->next;
+        wt.n_bufs--;
+        bson_free (b);
+    }
+}
+
+static void *
+thread_main (void *arg)
+{
+    (void) arg;
+    pthread_mutex_lock (&wt.mu);
+    for (;;) {
+        wbuf_t *b;
+        int e = 0;
+        while (!wt.head && !wt.stop)
+            pthread_cond_wait (&wt.work, &wt.mu);
+        if (!wt.head)
+            break;
+        b = wt.head;
+        wt.head = b->next;
+        if (!wt.head)
+            wt.tail = NULL;
+        /* The sink cannot go away meanwhile: destroy waits for in_flight. */
+        if (atomic_load (&b->sink->error) == 0) {
+            pthread_mutex_unlock (&wt.mu);
+            e = write_bytes (b->sink->fd, b->data, b->len);
+            pthread_mutex_lock (&wt.mu);
+        }
+        if (e)
+            atomic_store (&b->sink->error, e);
+        b->sink->in_flight--;
+        put_free (b);
+        pthread_cond_broadcast (&wt.done);
+    }
+    pthread_mutex_unlock (&wt.mu);
+    return NULL;
+}
+
+/* With wt.mu held. The thread inherits a mask that blocks every signal. */
+static bool
+start_thread (void)
+{
+    sigset_t all, old;
+    int rc;
+    sigfillset (&all);
+    pthread_sigmask (SIG_SETMASK, &all, &old);
+    rc = pthread_create (&wt.thread, NULL, thread_main, NULL);
+    pthread_sigmask (SIG_SETMASK, &old, NULL);
+    wt.running = rc == 0;
+    return wt.running;
+}
+
+static bool
+report (rm_wsink_t *k, int e, bson_error_t *err)
+{
+    rm_error_set (err, RM_ERR_IO, "%s: write failed: %s", k->name, strerror (e));
+    return false;
+}
+
+rm_wsink_t *
+rm_wsink_new (int fd, const char *name)
+{
+    rm_wsink_t *k = bson_malloc0 (sizeof *k);
+    k->fd = fd;
+    k->name = bson_strdup (name);
+    atomic_init (&k->error, 0);
+    pthread_mutex_lock (&wt.mu);
+    wt.n_sinks++;
+    k->cur = take_buf (); /* the cap just grew by one: this never waits */
+    pthread_mutex_unlock (&wt.mu);
+    return k;
+}
+
+uint8_t *
+rm_wsink_buf (rm_wsink_t *k)
+{
+    return k->cur->data;
+}
+
+const atomic_int *
+rm_wsink_status (const rm_wsink_t *k)
+{
+    return &k->error;
+}
+
+bool
+rm_wsink_submit (rm_wsink_t *k, size_t len, bson_error_t *err)
+{
+    int e = atomic_load (&k->error);
+    if (e)
+        return report (k, e, err);
+    if (len == 0)
+        return true;
+    pthread_mutex_lock (&wt.mu);
+    if (!wt.running && !start_thread ()) {
+        /* No thread to be had: write here, as without one. */
+        pthread_mutex_unlock (&wt.mu);
+        e = write_bytes (k->fd, k->cur->data, len);
+        return e ? report (k, e, err) : true;
+    }
+    k->cur->sink = k;
+    k->cur->len = len;
+    k->cur->next = NULL;
+    if (wt.tail)
+        wt.tail->next = k->cur;
+    else
+        wt.head = k->cur;
+    wt.tail = k->cur;
+    k->in_flight++;
+    pthread_cond_signal (&wt.work);
+    k->cur = take_buf ();
+    pthread_mutex_unlock (&wt.mu);
+    return true;
+}
+
+bool
+rm_wsink_drain (rm_wsink_t *k, bson_error_t *err)
+{
+    int e;
+    pthread_mutex_lock (&wt.mu);
+    while (k->in_flight > 0)
+        pthread_cond_wait (&wt.done, &wt.mu);
+    pthread_mutex_unlock (&wt.mu);
+    e = atomic_load (&k->error);
+    return e ? report (k, e, err) : true;
+}
+
+/* Takes the sink's buffers the thread has not started out of the queue. */
+static void
+drop_queued (rm_wsink_t *k)
+{
+    wbuf_t **pp = &wt.head;
+    wt.tail = NULL;
+    while (*pp) {
+        wbuf_t *b = *pp;
+        if (b->sink == k) {
+            *pp = b->next;
+            k->in_flight--;
+            put_free (b);
+        } else {
+            wt.tail = b;
+            pp = &b->next;
+        }
+    }
+}
+
+/* With wt.mu held and no sink left: stops the thread and waits for it.
+ * A sink made meanwhile may have queued buffers: the thread runs again. */
+static void
+stop_thread (void)
+{
+    pthread_t t = wt.thread;
+    wt.stop = true;
+    pthread_cond_signal (&wt.work);
+    pthread_mutex_unlock (&wt.mu);
+    pthread_join (t, NULL);
+    pthread_mutex_lock (&wt.mu);
+    wt.running = false;
+    wt.stop = false;
+    if (wt.head)
+        start_thread ();
+}
+
+void
+rm_wsink_destroy (rm_wsink_t *k)
+{
+    if (!k)
+        return;
+    pthread_mutex_lock (&wt.mu);
+    drop_queued (k);
+    while (k->in_flight > 0)
+        pthread_cond_wait (&wt.done, &wt.mu);
+    put_free (k->cur);
+    pthread_cond_broadcast (&wt.done); /* other sinks may wait for a buffer */
+    wt.n_sinks--;
+    if (wt.n_sinks == 0 && wt.running)
+        stop_thread ();
+    trim_free ();
+    pthread_mutex_unlock (&wt.mu);
+    bson_free (k->name);
+    bson_free (k);
+}
