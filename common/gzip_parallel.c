@@ -1,7 +1,9 @@
-/* Parallel gzip members (see gzip_parallel.h). Up to `threads` blocks are
- * in flight, each on a thread of its own; the oldest is joined and written
- * before a new one starts, so output order is input order and memory is
- * bounded by threads x (block + its compressed bound). */
+/* Parallel gzip members (see gzip_parallel.h). Up to `threads` + 1 blocks
+ * are in flight, each on a thread of its own; the oldest is joined and
+ * written before a new one starts, so output order is input order and
+ * memory is bounded by (threads + 1) x (block + its compressed bound). The
+ * one slot more than threads is the block being filled: while the caller
+ * fills it, `threads` members still compress, and no core waits for it. */
 #include <pthread.h>
 #include <string.h>
 
@@ -21,7 +23,7 @@ typedef struct {
 
 struct rm_pgzip {
     job_t *jobs;
-    int n;            /* slots (threads) */
+    int n;            /* slots (threads + 1) */
     int head, busy;   /* oldest job in flight, how many are */
     int level;
     uint64_t members;
@@ -57,7 +59,7 @@ rm_pgzip_new (int level, int threads, rm_pgzip_emit_fn emit, void *ctx)
     z_stream probe;
     uLong bound;
 
-    z->n = threads < 1 ? 1 : threads;
+    z->n = (threads < 1 ? 1 : threads) + 1;
     z->level = level;
     z->emit = emit;
     z->ctx = ctx;
