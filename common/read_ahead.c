@@ -108,6 +108,18 @@ thread_main (void *arg)
     return NULL;
 }
 
+/* Frees what rm_readahead_start made, once no thread uses it. */
+static void
+ra_free (rm_readahead_t *ra)
+{
+    for (int i = 0; i < N_CHUNKS; i++)
+        bson_free (ra->all[i]);
+    bson_free (ra->name);
+    pthread_cond_destroy (&ra->cond);
+    pthread_mutex_destroy (&ra->mu);
+    bson_free (ra);
+}
+
 bool
 rm_readahead_start (rm_instream_t *s)
 {
@@ -134,12 +146,7 @@ rm_readahead_start (rm_instream_t *s)
     if (rc != 0) {
         s->ra = NULL;
         s->msg_name = s->name;
-        for (int i = 0; i < N_CHUNKS; i++)
-            bson_free (ra->all[i]);
-        bson_free (ra->name);
-        pthread_cond_destroy (&ra->cond);
-        pthread_mutex_destroy (&ra->mu);
-        bson_free (ra);
+        ra_free (ra);
         return false;
     }
     return true;
@@ -283,12 +290,7 @@ rm_readahead_stop (rm_instream_t *s)
     pthread_cond_broadcast (&ra->cond);
     pthread_mutex_unlock (&ra->mu);
     pthread_join (ra->thread, NULL);
-    for (int i = 0; i < N_CHUNKS; i++)
-        bson_free (ra->all[i]);
-    bson_free (ra->name);
-    pthread_cond_destroy (&ra->cond);
-    pthread_mutex_destroy (&ra->mu);
-    bson_free (ra);
+    ra_free (ra);
     s->ra = NULL;
     s->msg_name = s->name;
     s->win = s->buf; /* the chunks are gone: nothing is in the window */
