@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "remodel/bsoncheck.h"
 
 /* Levels of documents and arrays below the top-level document: libbson
@@ -53,18 +54,6 @@ rd32 (const uint8_t *p)
 {
     return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
            (uint32_t) p[3] << 24;
-}
-
-/* Little-endian 8-byte load, so byte i is always bits 8i..8i+7. */
-static inline uint64_t
-rd64 (const uint8_t *p)
-{
-    uint64_t v;
-    memcpy (&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64 (v);
-#endif
-    return v;
 }
 
 /* Index of the lowest byte with its high bit set; m != 0, m & ~HI8 == 0. */
@@ -126,12 +115,13 @@ utf8_value (const uint8_t *p, const uint8_t *lim, const uint8_t *safe8)
     for (;;) {
         size_t n;
         while (lim - p >= 32) {
-            if ((rd64 (p) | rd64 (p + 8) | rd64 (p + 16) | rd64 (p + 24)) & HI8)
+            if ((rm_load_le64 (p) | rm_load_le64 (p + 8) | rm_load_le64 (p + 16) |
+                 rm_load_le64 (p + 24)) & HI8)
                 break;
             p += 32;
         }
         while (lim - p >= 8) {
-            uint64_t m = rd64 (p) & HI8;
+            uint64_t m = rm_load_le64 (p) & HI8;
             if (m) {
                 p += first_byte (m);
                 goto multibyte;
@@ -141,7 +131,7 @@ utf8_value (const uint8_t *p, const uint8_t *lim, const uint8_t *safe8)
         if (p >= lim)
             return NULL;
         if (p <= safe8) {
-            uint64_t m = rd64 (p) & HI8 & ((1ull << (8 * (lim - p))) - 1);
+            uint64_t m = rm_load_le64 (p) & HI8 & ((1ull << (8 * (lim - p))) - 1);
             if (!m)
                 return NULL;
             p += first_byte (m);
@@ -170,7 +160,7 @@ cstring (const uint8_t *p, const uint8_t *safe8, const uint8_t **bad)
     for (;;) {
         size_t n;
         if (p <= safe8) {
-            uint64_t v = rd64 (p);
+            uint64_t v = rm_load_le64 (p);
             /* High bit of the lowest byte that is 0x00 or >= 0x80; bytes
              * above it may be flagged wrongly (borrows), never below. */
             uint64_t m = (((v - 0x0101010101010101ull) & ~v) | v) & HI8;

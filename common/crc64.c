@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "remodel/crc64.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -61,22 +62,11 @@ crc64_init (void)
 #endif
 }
 
-static inline uint64_t
-load_le64 (const unsigned char *p)
-{
-    uint64_t v;
-    memcpy (&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64 (v);
-#endif
-    return v;
-}
-
 static uint64_t
 crc64_raw_table (uint64_t reg, const unsigned char *p, size_t len)
 {
     while (len >= 8) {
-        reg ^= load_le64 (p);
+        reg ^= rm_load_le64 (p);
         reg = tab[7][reg & 0xff] ^ tab[6][(reg >> 8) & 0xff] ^ tab[5][(reg >> 16) & 0xff] ^
               tab[4][(reg >> 24) & 0xff] ^ tab[3][(reg >> 32) & 0xff] ^
               tab[2][(reg >> 40) & 0xff] ^ tab[1][(reg >> 48) & 0xff] ^ tab[0][reg >> 56];
