@@ -24,23 +24,17 @@ rm_buf_reset (rm_buf_t *b)
 }
 
 void
-rm_buf_append (rm_buf_t *b, const void *p, size_t n)
+rm_buf_grow (rm_buf_t *b, size_t n)
 {
-    /* memcpy with a NULL source is undefined even for 0 bytes. */
-    if (n == 0)
-        return;
+    size_t cap = b->cap ? b->cap : RM_BUF_MIN_CAP;
+
     BSON_ASSERT (n <= SIZE_MAX - b->len);
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : RM_BUF_MIN_CAP;
-        while (cap < b->len + n) {
-            BSON_ASSERT (cap <= SIZE_MAX / 2);
-            cap *= 2;
-        }
-        b->data = bson_realloc (b->data, cap);
-        b->cap = cap;
+    while (cap < b->len + n) {
+        BSON_ASSERT (cap <= SIZE_MAX / 2);
+        cap *= 2;
     }
-    memcpy (b->data + b->len, p, n);
-    b->len += n;
+    b->data = bson_realloc (b->data, cap);
+    b->cap = cap;
 }
 
 void

@@ -12,7 +12,7 @@ struct rm_denorm_apply {
     const char *last;        /* localField's last part */
     rm_path_t *target_paths; /* prefix + target, for the scalar shape */
     rm_buf_t arr, one;
-    bson_t buf[2];
+    rm_buf_t buf[2];
     uint8_t *done;           /* per target: written in this element */
 };
 
@@ -36,8 +36,8 @@ rm_denorm_apply_new (const rm_denorm_t *d)
         bson_free (t);
     }
     bson_free (prefix);
-    bson_init (&a->buf[0]);
-    bson_init (&a->buf[1]);
+    rm_buf_init (&a->buf[0]);
+    rm_buf_init (&a->buf[1]);
     return a;
 }
 
@@ -54,8 +54,8 @@ rm_denorm_apply_destroy (rm_denorm_apply_t *a)
     bson_free (a->done);
     rm_buf_destroy (&a->arr);
     rm_buf_destroy (&a->one);
-    bson_destroy (&a->buf[0]);
-    bson_destroy (&a->buf[1]);
+    rm_buf_destroy (&a->buf[0]);
+    rm_buf_destroy (&a->buf[1]);
     bson_free (a);
 }
 
@@ -249,38 +249,34 @@ rm_denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
             return true;
         /* Each set reads the last result: alternate the two buffers. */
         for (size_t i = 0, writes = 0; i < d->n; i++) {
-            bson_value_t val;
+            rm_raw_value_t val = {BSON_TYPE_NULL, NULL, 0};
             bson_t vd;
             bson_iter_t vi;
-            bson_t *dst = &a->buf[writes & 1];
+            rm_buf_t *dst = &a->buf[writes & 1];
             if (v) {
                 uint32_t l;
                 memcpy (&l, v, 4);
                 bson_init_static (&vd, v, BSON_UINT32_FROM_LE (l));
                 if (!bson_iter_init_find (&vi, &vd, d->targets[i]))
                     continue;
-                val = *bson_iter_value (&vi);
-            } else {
-                val.value_type = BSON_TYPE_NULL;
+                rm_raw_value_of (&vi, &val);
             }
-            bson_reinit (dst);
             if (!rm_doc_set (dst, cur, cur_len, &a->target_paths[i], &val, err))
                 return false;
             writes++;
-            cur = bson_get_data (dst);
+            cur = dst->data;
             cur_len = dst->len;
         }
     } else {
-        bson_value_t val;
+        rm_raw_value_t val;
         if (!build_array (a, shape, &it, values, err))
             return false;
-        val.value_type = BSON_TYPE_ARRAY;
-        val.value.v_doc.data = a->arr.data;
-        val.value.v_doc.data_len = (uint32_t) a->arr.len;
-        bson_reinit (&a->buf[0]);
+        val.type = BSON_TYPE_ARRAY;
+        val.data = a->arr.data;
+        val.len = (uint32_t) a->arr.len;
         if (!rm_doc_set (&a->buf[0], doc, len, shape == SHAPE_ARRAY ? &d->local : &a->prefix, &val, err))
             return false;
-        cur = bson_get_data (&a->buf[0]);
+        cur = a->buf[0].data;
         cur_len = a->buf[0].len;
     }
     *out = cur;

@@ -35,14 +35,18 @@
  *    array.
  *  - A top-level _id the edit creates goes first: stored documents begin
  *    with _id.
- * Untouched elements are copied as bytes. bson_append_iter is not a copy
- * for that purpose: it re-encodes values and sorts regex options. */
+ * Untouched elements are copied as bytes, and edits write raw bytes: no
+ * libbson builder, so an edit costs a walk of the fields on the path and
+ * a few memcpy. (bson_append_iter would not do anyway: it re-encodes
+ * values and sorts regex options.) */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "remodel/docpath.h"
+
+#include "docbuf.h"
 
 /* MongoDB's kMaxPaddingAllowed: $set pads an array with at most this many
  * nulls. */
@@ -99,10 +103,12 @@ rm_path_parse (rm_path_t *p, const char *text, bson_error_t *err)
     copy = p->text + len + 1;
     memcpy (copy, text, len + 1);
     for (s = copy;; s++) {
-        p->parts[p->n++] = s;
-        s = strchr (s, '.');
-        if (!s)
+        char *dot = strchr (s, '.');
+        p->parts[p->n] = s;
+        p->lens[p->n++] = (uint32_t) (dot ? (size_t) (dot - s) : strlen (s));
+        if (!dot)
             break;
+        s = dot;
         *s = '\0';
     }
     /* $-names are operators ($, $[], $[id]) or not storable; none is a path
@@ -181,44 +187,193 @@ box_of (const bson_iter_t *it, box_t *b)
     return true;
 }
 
-/* One element of a container and its byte range in it. */
+/* One element of a container, found by walking its bytes (no iterator:
+ * edits run on every document of a collection, and libbson's iterator
+ * decodes every value it passes). */
 typedef struct {
-    bson_iter_t it;
-    uint32_t start, end;
-    uint32_t count; /* elements before it; all of them when not found */
+    const uint8_t *in; /* the container's bytes */
+    uint32_t in_len;
+    uint32_t start;    /* the type byte */
+    uint32_t value;    /* the value's first byte */
+    uint32_t end;      /* just past the value */
+    uint32_t count;    /* elements before it; all of them when not found */
+    uint8_t type;
 } hit_t;
+
+static uint32_t
+load_le32 (const uint8_t *p)
+{
+    uint32_t v;
+    memcpy (&v, p, 4);
+    return BSON_UINT32_FROM_LE (v);
+}
+
+/* The size of a value of type t starting at v, where at most room bytes
+ * remain before the container's terminator; false if it does not fit or t
+ * is no BSON type. Sizes of nested values are read, not checked inside. */
+static bool
+value_size (uint8_t t, const uint8_t *v, uint32_t room, uint32_t *size)
+{
+    const uint8_t *nul;
+    uint64_t n;
+
+    switch (t) {
+    case BSON_TYPE_UNDEFINED: case BSON_TYPE_NULL: case BSON_TYPE_MINKEY: case BSON_TYPE_MAXKEY:
+        n = 0;
+        break;
+    case BSON_TYPE_BOOL:
+        n = 1;
+        break;
+    case BSON_TYPE_INT32:
+        n = 4;
+        break;
+    case BSON_TYPE_DOUBLE: case BSON_TYPE_DATE_TIME: case BSON_TYPE_TIMESTAMP: case BSON_TYPE_INT64:
+        n = 8;
+        break;
+    case BSON_TYPE_OID:
+        n = 12;
+        break;
+    case BSON_TYPE_DECIMAL128:
+        n = 16;
+        break;
+    case BSON_TYPE_UTF8: case BSON_TYPE_CODE: case BSON_TYPE_SYMBOL:
+        n = room < 4 ? 5 + (uint64_t) room : 4 + (uint64_t) load_le32 (v);
+        break;
+    case BSON_TYPE_BINARY:
+        n = room < 4 ? 5 + (uint64_t) room : 5 + (uint64_t) load_le32 (v);
+        break;
+    case BSON_TYPE_DBPOINTER:
+        n = room < 4 ? 5 + (uint64_t) room : 16 + (uint64_t) load_le32 (v);
+        break;
+    case BSON_TYPE_DOCUMENT: case BSON_TYPE_ARRAY: case BSON_TYPE_CODEWSCOPE:
+        n = room < 4 ? 5 + (uint64_t) room : load_le32 (v);
+        break;
+    case BSON_TYPE_REGEX: /* two C strings */
+        nul = memchr (v, 0, room);
+        if (!nul)
+            return false;
+        n = (uint64_t) (nul + 1 - v);
+        nul = memchr (nul + 1, 0, room - (uint32_t) n);
+        if (!nul)
+            return false;
+        n = (uint64_t) (nul + 1 - v);
+        break;
+    default:
+        return false;
+    }
+    if (n > room)
+        return false;
+    *size = (uint32_t) n;
+    return true;
+}
+
+/* Fills h with the element at pos of b; false on bad bytes. */
+static bool
+element_at (const box_t *b, uint32_t pos, hit_t *h)
+{
+    uint32_t last = b->len - 1, size; /* the terminator */
+    const uint8_t *nul;
+
+    if (pos + 1 >= last)
+        return false;
+    /* Keys are short: a plain loop beats a call to memchr. It stops at the
+     * container's terminating NUL at the latest (find_in checked it). */
+    for (nul = b->data + pos + 1; *nul; nul++)
+        ;
+    if (nul == b->data + last)
+        return false;
+    h->in = b->data;
+    h->in_len = b->len;
+    h->start = pos;
+    h->type = b->data[pos];
+    h->value = (uint32_t) (nul + 1 - b->data);
+    if (!value_size (h->type, nul + 1, last - h->value, &size))
+        return false;
+    h->end = h->value + size;
+    return true;
+}
+
+static const char *
+hit_key (const hit_t *h)
+{
+    return (const char *) h->in + h->start + 1;
+}
+
+/* The value of a document or array element as a container. */
+static bool
+hit_box (const hit_t *h, box_t *b)
+{
+    if (h->type != BSON_TYPE_DOCUMENT && h->type != BSON_TYPE_ARRAY)
+        return false;
+    b->data = h->in + h->value;
+    b->len = h->end - h->value;
+    b->is_array = h->type == BSON_TYPE_ARRAY;
+    return b->len >= 5;
+}
+
+/* An iterator on the element, for messages (show_element). */
+static bool
+hit_iter (const hit_t *h, bson_iter_t *it)
+{
+    return bson_iter_init_from_data_at_offset (it, h->in, h->in_len, h->start,
+                                               h->value - h->start - 2);
+}
 
 /* The element a component names in a container: the first field of that
  * name in a document, the element at that position in an array (the
- * update system's reading of the number). 1 found, 0 not, -1 bad bytes.
- * libbson has no accessor for where an element ends; next_off, in the
- * public struct, is where the iterator itself goes next. */
+ * update system's reading of the number). 1 found, 0 not, -1 bad bytes. */
 static int
-find_in (const box_t *b, const char *name, hit_t *h)
+find_in (const box_t *b, const char *name, uint32_t name_len, hit_t *h)
 {
-    bson_iter_t it;
-    uint32_t idx = 0, pos = 0, end = 4;
+    uint32_t idx = 0, pos = 4, n = 0;
     bool by_index = b->is_array && index_loose (name, &idx);
 
-    if (!bson_iter_init_from_data (&it, b->data, b->len))
+    if (b->len < 5 || load_le32 (b->data) != b->len || b->data[b->len - 1] != 0)
         return -1;
-    while (bson_iter_next (&it)) {
-        const char *key = bson_iter_key (&it);
-        /* the first byte settles most comparisons without a call */
-        if (b->is_array ? by_index && pos == idx : key[0] == name[0] && strcmp (key, name) == 0) {
-            h->it = it;
-            h->start = bson_iter_offset (&it);
-            h->end = it.next_off;
-            h->count = pos;
+    while (pos < b->len - 1) {
+        if (!element_at (b, pos, h))
+            return -1;
+        if (b->is_array ? by_index && n == idx
+                        : h->value - h->start - 2 == name_len &&
+                              memcmp (hit_key (h), name, name_len) == 0) {
+            h->count = n;
             return 1;
         }
-        end = it.next_off;
-        pos++;
+        pos = h->end;
+        n++;
     }
-    h->count = pos;
-    /* the iterator stops at the end or at bad bytes: only the end is at
-     * the terminating NUL */
-    return end == b->len - 1 ? 0 : -1;
+    h->count = n;
+    return 0;
+}
+
+/* The first fields named a->parts[0] and b->parts[0] in document d, in one
+ * scan: bit 1 set when a is found (hits[0]), bit 2 when b is (hits[1]);
+ * -1 on bad bytes. */
+static int
+find_pair (const box_t *d, const rm_path_t *a, const rm_path_t *b, hit_t hits[2])
+{
+    uint32_t pos = 4;
+    int found = 0;
+    hit_t h;
+
+    if (d->len < 5 || load_le32 (d->data) != d->len || d->data[d->len - 1] != 0)
+        return -1;
+    while (pos < d->len - 1 && found != 3) {
+        uint32_t key_len;
+        if (!element_at (d, pos, &h))
+            return -1;
+        key_len = h.value - h.start - 2;
+        if (!(found & 1) && key_len == a->lens[0] && memcmp (hit_key (&h), a->parts[0], key_len) == 0) {
+            hits[0] = h;
+            found |= 1;
+        } else if (!(found & 2) && key_len == b->lens[0] &&
+                   memcmp (hit_key (&h), b->parts[0], key_len) == 0) {
+            hits[1] = h;
+            found |= 2;
+        }
+        pos = h.end;
+    }
+    return found;
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -553,28 +708,35 @@ show_element (char *buf, size_t cap, const bson_iter_t *it)
 
 /* ---------------------------------------------------------------- editing */
 
+bool
+rm_raw_value_of (const bson_iter_t *it, rm_raw_value_t *v)
+{
+    v->type = (uint8_t) bson_iter_type (it);
+    v->data = rm_iter_value_bytes (it, &v->len);
+    return true;
+}
+
+void
+rm_raw_value_encode (bson_t *holder, const bson_value_t *value, rm_raw_value_t *v)
+{
+    bson_iter_t it;
+    uint32_t at = holder->len - 1; /* where the element will start */
+
+    BSON_ASSERT (bson_append_value (holder, "", 0, value));
+    BSON_ASSERT (bson_iter_init_from_data_at_offset (&it, bson_get_data (holder), holder->len, at, 0));
+    rm_raw_value_of (&it, v);
+}
+
 typedef struct {
     const rm_path_t *p;
-    const bson_value_t *value; /* set: the new value; or, for rename, */
-    uint8_t raw_type;          /* the moved element's value bytes */
-    const uint8_t *raw;
-    uint32_t raw_len;
+    rm_raw_value_t value; /* set: the new value; rename: the moved one */
     bool changed;
     /* What is done, for messages: op "set" and op_path "a.b" (and for
      * rename op_to), formatted only when an edit fails. */
     const char *op;
     const rm_path_t *op_path, *op_to;
     bson_error_t *err;
-    uint8_t *scratch; /* framing for bson_concat */
-    size_t scratch_cap;
 } edit_t;
-
-/* The framing buffer outlives an edit, so that rewriting millions of
- * documents does not allocate for each; a huge one is given back. */
-#define SCRATCH_KEEP (1u << 20)
-static __thread uint8_t *kept_scratch;
-static __thread size_t kept_scratch_cap;
-static __thread bson_t *kept_tmp; /* rename's half-way document */
 
 static bool edit_fail (edit_t *e, rm_errcode_t code, const char *fmt, ...) BSON_GNUC_PRINTF (3, 4);
 
@@ -596,132 +758,90 @@ edit_fail (edit_t *e, rm_errcode_t code, const char *fmt, ...)
 }
 
 static bool
-too_large (edit_t *e)
-{
-    return edit_fail (e, RM_ERR_FORMAT, "the result would exceed the largest BSON document");
-}
-
-static bool
 bad_bytes (edit_t *e)
 {
     return edit_fail (e, RM_ERR_FORMAT, "the document is not valid BSON");
 }
 
 static bool
-cannot_create (edit_t *e, const char *name, const bson_iter_t *in)
+cannot_create (edit_t *e, const char *name, const hit_t *in)
 {
     char shown[160];
+    bson_iter_t it;
+
+    if (!hit_iter (in, &it))
+        return bad_bytes (e);
     return edit_fail (e, RM_ERR_DATA, "cannot create field '%s' in element %s", name,
-                      show_element (shown, sizeof shown, in));
+                      show_element (shown, sizeof shown, &it));
 }
 
-/* libbson takes foreign bytes only as a whole document (bson_concat), so
- * they are framed as one in the scratch buffer: whole elements (key NULL),
- * or one value under a new key (type, key). */
 static bool
-append_bytes (edit_t *e, bson_t *out, uint8_t type, const char *key, const uint8_t *body,
-              size_t body_len)
+is_id (const char *name, uint32_t len)
 {
-    size_t key_len = key ? strlen (key) + 1 : 0;
-    size_t need = 4 + (key ? 1 : 0) + key_len + body_len + 1, o = 4;
-    uint32_t le;
-    bson_t view;
+    return len == 3 && memcmp (name, "_id", 3) == 0;
+}
 
-    if (!key && !body_len)
-        return true;
-    if (need > INT32_MAX)
-        return too_large (e);
-    if (!e->scratch && kept_scratch) {
-        /* adopted here, not at the start, so every edit that holds it
-         * ends in edit_end */
-        e->scratch = kept_scratch;
-        e->scratch_cap = kept_scratch_cap;
-        kept_scratch = NULL;
-        kept_scratch_cap = 0;
-    }
-    if (need > e->scratch_cap) {
-        uint8_t *grown = realloc (e->scratch, need);
-        if (!grown)
-            return edit_fail (e, RM_ERR_NOMEM, "out of memory");
-        e->scratch = grown;
-        e->scratch_cap = need;
-    }
-    le = BSON_UINT32_TO_LE ((uint32_t) need);
-    memcpy (e->scratch, &le, 4);
-    if (key) {
-        e->scratch[o++] = type;
-        memcpy (e->scratch + o, key, key_len);
-        o += key_len;
-    }
-    memcpy (e->scratch + o, body, body_len);
-    e->scratch[need - 1] = '\0';
-    if (!bson_init_static (&view, e->scratch, need) || !bson_concat (out, &view))
-        return too_large (e);
-    return true;
+/* The output is written as raw bytes into an rm_buf_t; nested documents
+ * get their length when they end (rm_docbuf_end). */
+static void
+put_key (rm_buf_t *out, uint8_t type, const char *key, size_t key_len)
+{
+    rm_buf_append (out, &type, 1);
+    rm_buf_append (out, key, key_len + 1);
 }
 
 /* Elements [from, to) of a container, as they are. */
-static bool
-copy_run (edit_t *e, bson_t *out, const box_t *b, uint32_t from, uint32_t to)
+static void
+copy_run (rm_buf_t *out, const box_t *b, uint32_t from, uint32_t to)
 {
-    return append_bytes (e, out, 0, NULL, b->data + from, to - from);
+    rm_buf_append (out, b->data + from, to - from);
 }
 
-static bool
-put_new_value (edit_t *e, bson_t *out, const char *key)
+static void
+put_new_value (edit_t *e, rm_buf_t *out, const char *key, size_t key_len)
 {
-    if (e->value)
-        return bson_append_value (out, key, -1, e->value) ||
-               edit_fail (e, RM_ERR_USAGE, "cannot append a value of type 0x%02x",
-                          (unsigned) e->value->value_type);
-    return append_bytes (e, out, e->raw_type, key, e->raw, e->raw_len);
+    put_key (out, e->value.type, key, key_len);
+    rm_buf_append (out, e->value.data, e->value.len);
 }
 
 /* The missing rest of the path, from part d under key: documents down to
  * the value. */
-static bool
-create (edit_t *e, bson_t *out, const char *key, size_t d)
+static void
+create (edit_t *e, rm_buf_t *out, const char *key, size_t d)
 {
-    bson_t child;
-    bool ok;
+    size_t start;
 
-    if (d + 1 == e->p->n)
-        return put_new_value (e, out, key);
-    if (!bson_append_document_begin (out, key, -1, &child))
-        return too_large (e);
-    ok = create (e, &child, e->p->parts[d + 1], d + 1);
-    if (!bson_append_document_end (out, &child) && ok)
-        ok = too_large (e);
-    return ok;
+    if (d + 1 == e->p->n) {
+        put_new_value (e, out, key, strlen (key));
+        return;
+    }
+    put_key (out, BSON_TYPE_DOCUMENT, key, strlen (key));
+    start = rm_docbuf_begin (out);
+    create (e, out, e->p->parts[d + 1], d + 1);
+    rm_docbuf_end (out, start);
 }
 
-static bool set_in (edit_t *e, bson_t *out, const box_t *b, const bson_iter_t *self, size_t d);
-static bool unset_in (edit_t *e, bson_t *out, const box_t *b, size_t d);
+static bool set_in (edit_t *e, rm_buf_t *out, const box_t *b, const hit_t *self, size_t d);
+static bool unset_in (edit_t *e, rm_buf_t *out, const box_t *b, size_t d);
 
-/* Rewrites the container element it (inner) under its own key. */
+/* Rewrites the container element h (inner) under its own key. */
 static bool
-descend (edit_t *e, bson_t *out, const bson_iter_t *it, const box_t *inner, size_t d, bool unset)
+descend (edit_t *e, rm_buf_t *out, const hit_t *h, const box_t *inner, size_t d, bool unset)
 {
-    const char *key = bson_iter_key (it);
-    bson_t child;
-    bool ok, ended;
+    size_t start;
+    bool ok;
 
-    ok = inner->is_array ? bson_append_array_begin (out, key, -1, &child)
-                         : bson_append_document_begin (out, key, -1, &child);
-    if (!ok)
-        return too_large (e);
-    ok = unset ? unset_in (e, &child, inner, d) : set_in (e, &child, inner, it, d);
-    ended = inner->is_array ? bson_append_array_end (out, &child)
-                            : bson_append_document_end (out, &child);
-    if (!ended && ok)
-        ok = too_large (e);
+    put_key (out, h->type, hit_key (h), h->value - h->start - 2);
+    start = rm_docbuf_begin (out);
+    ok = unset ? unset_in (e, out, inner, d) : set_in (e, out, inner, h, d);
+    rm_docbuf_end (out, start);
     return ok;
 }
 
 /* Copies container b (the value of self; NULL at the top) with parts[d..]
  * set. Errors are found before this level writes anything. */
 static bool
-set_in (edit_t *e, bson_t *out, const box_t *b, const bson_iter_t *self, size_t d)
+set_in (edit_t *e, rm_buf_t *out, const box_t *b, const hit_t *self, size_t d)
 {
     const char *name = e->p->parts[d];
     bool last = d + 1 == e->p->n;
@@ -732,18 +852,19 @@ set_in (edit_t *e, bson_t *out, const box_t *b, const bson_iter_t *self, size_t 
 
     if (b->is_array && !index_loose (name, &idx))
         return cannot_create (e, name, self);
-    found = find_in (b, name, &h);
+    found = find_in (b, name, e->p->lens[d], &h);
     if (found < 0)
         return bad_bytes (e);
     if (found) {
-        if (!last && !box_of (&h.it, &inner))
-            return cannot_create (e, e->p->parts[d + 1], &h.it);
-        if (!copy_run (e, out, b, 4, h.start))
+        if (!last && !hit_box (&h, &inner))
+            return cannot_create (e, e->p->parts[d + 1], &h);
+        copy_run (out, b, 4, h.start);
+        if (last)
+            put_new_value (e, out, hit_key (&h), h.value - h.start - 2);
+        else if (!descend (e, out, &h, &inner, d + 1, false))
             return false;
-        if (last ? !put_new_value (e, out, bson_iter_key (&h.it))
-                 : !descend (e, out, &h.it, &inner, d + 1, false))
-            return false;
-        return copy_run (e, out, b, h.end, b->len - 1);
+        copy_run (out, b, h.end, b->len - 1);
+        return true;
     }
     if (b->is_array) {
         char buf[16];
@@ -754,24 +875,28 @@ set_in (edit_t *e, bson_t *out, const box_t *b, const bson_iter_t *self, size_t 
                               "position %u is past the end of an array of %u: can't backfill "
                               "more than %u elements",
                               idx, h.count, MAX_BACKFILL);
-        if (!copy_run (e, out, b, 4, b->len - 1))
-            return false;
+        copy_run (out, b, 4, b->len - 1);
         for (uint32_t i = h.count; i < idx; i++) {
-            bson_uint32_to_string (i, &key, buf, sizeof buf);
-            if (!bson_append_null (out, key, -1))
-                return too_large (e);
+            size_t n = bson_uint32_to_string (i, &key, buf, sizeof buf);
+            put_key (out, BSON_TYPE_NULL, key, n);
         }
         bson_uint32_to_string (idx, &key, buf, sizeof buf);
-        return create (e, out, key, d);
+        create (e, out, key, d);
+        return true;
     }
-    if (!self && strcmp (name, "_id") == 0)
-        return create (e, out, name, d) && copy_run (e, out, b, 4, b->len - 1);
-    return copy_run (e, out, b, 4, b->len - 1) && create (e, out, name, d);
+    if (!self && is_id (name, e->p->lens[d])) {
+        create (e, out, name, d);
+        copy_run (out, b, 4, b->len - 1);
+    } else {
+        copy_run (out, b, 4, b->len - 1);
+        create (e, out, name, d);
+    }
+    return true;
 }
 
 /* Copies container b with parts[d..] removed, if they lead anywhere. */
 static bool
-unset_in (edit_t *e, bson_t *out, const box_t *b, size_t d)
+unset_in (edit_t *e, rm_buf_t *out, const box_t *b, size_t d)
 {
     const char *name = e->p->parts[d];
     uint32_t idx;
@@ -780,30 +905,32 @@ unset_in (edit_t *e, bson_t *out, const box_t *b, size_t d)
     int found = 0;
 
     if (!b->is_array || index_loose (name, &idx))
-        found = find_in (b, name, &h);
+        found = find_in (b, name, e->p->lens[d], &h);
     if (found < 0)
         return bad_bytes (e);
-    if (!found)
-        return copy_run (e, out, b, 4, b->len - 1);
-    if (!copy_run (e, out, b, 4, h.start))
-        return false;
+    if (!found) {
+        copy_run (out, b, 4, b->len - 1);
+        return true;
+    }
+    copy_run (out, b, 4, h.start);
     if (d + 1 == e->p->n) {
         /* an array keeps its positions: the element becomes null */
         e->changed = true;
-        if (b->is_array && !bson_append_null (out, bson_iter_key (&h.it), -1))
-            return too_large (e);
-    } else if (box_of (&h.it, &inner)) {
-        if (!descend (e, out, &h.it, &inner, d + 1, true))
+        if (b->is_array)
+            put_key (out, BSON_TYPE_NULL, hit_key (&h), h.value - h.start - 2);
+    } else if (hit_box (&h, &inner)) {
+        if (!descend (e, out, &h, &inner, d + 1, true))
             return false;
-    } else if (!copy_run (e, out, b, h.start, h.end)) {
-        return false;
+    } else {
+        copy_run (out, b, h.start, h.end);
     }
-    return copy_run (e, out, b, h.end, b->len - 1);
+    copy_run (out, b, h.end, b->len - 1);
+    return true;
 }
 
 static bool
-edit_start (edit_t *e, const uint8_t *doc, size_t len, const rm_path_t *p, bson_error_t *err,
-            box_t *root)
+edit_start (edit_t *e, rm_buf_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
+            bson_error_t *err, box_t *root)
 {
     memset (e, 0, sizeof *e);
     e->p = p;
@@ -812,6 +939,7 @@ edit_start (edit_t *e, const uint8_t *doc, size_t len, const rm_path_t *p, bson_
     root->data = doc;
     root->len = (uint32_t) len;
     root->is_array = false;
+    rm_buf_reset (out);
     if (!p || !p->n) {
         rm_error_set (err, RM_ERR_USAGE, "empty path");
         return false;
@@ -823,40 +951,49 @@ edit_start (edit_t *e, const uint8_t *doc, size_t len, const rm_path_t *p, bson_
     return true;
 }
 
-/* On failure out is left empty: half an edit is not a document to keep. */
+/* Ends the document begun at start in out, or empties out on failure. */
 static bool
-edit_end (edit_t *e, bson_t *out, bool ok)
+edit_finish (edit_t *e, rm_buf_t *out, size_t start, bool ok)
 {
-    if (e->scratch && e->scratch_cap <= SCRATCH_KEEP && !kept_scratch) {
-        kept_scratch = e->scratch;
-        kept_scratch_cap = e->scratch_cap;
-    } else {
-        free (e->scratch);
+    if (ok && out->len - start + 1 > INT32_MAX)
+        ok = edit_fail (e, RM_ERR_FORMAT, "the result would exceed the largest BSON document");
+    if (!ok) {
+        rm_buf_reset (out);
+        return false;
     }
-    e->scratch = NULL;
-    if (!ok)
-        bson_reinit (out);
-    return ok;
+    rm_docbuf_end (out, start);
+    return true;
+}
+
+/* Runs one edit of the root into out as a whole document. On failure out
+ * is left empty: half an edit is not a document to keep. */
+static bool
+edit_root (edit_t *e, rm_buf_t *out, const box_t *root, bool unset)
+{
+    size_t start = rm_docbuf_begin (out);
+    bool ok = unset ? unset_in (e, out, root, 0) : set_in (e, out, root, NULL, 0);
+
+    return edit_finish (e, out, start, ok);
 }
 
 bool
-rm_doc_set (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
-            const bson_value_t *value, bson_error_t *err)
+rm_doc_set (rm_buf_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
+            const rm_raw_value_t *value, bson_error_t *err)
 {
     edit_t e;
     box_t root;
 
-    if (!edit_start (&e, doc, len, p, err, &root))
+    if (!edit_start (&e, out, doc, len, p, err, &root))
         return false;
     e.op = "set";
     if (!value)
         return edit_fail (&e, RM_ERR_USAGE, "no value");
-    e.value = value;
-    return edit_end (&e, out, set_in (&e, out, &root, NULL, 0));
+    e.value = *value;
+    return edit_root (&e, out, &root, false);
 }
 
 bool
-rm_doc_unset (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p, bool *changed,
+rm_doc_unset (rm_buf_t *out, const uint8_t *doc, size_t len, const rm_path_t *p, bool *changed,
               bson_error_t *err)
 {
     edit_t e;
@@ -865,10 +1002,10 @@ rm_doc_unset (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p, b
 
     if (changed)
         *changed = false;
-    if (!edit_start (&e, doc, len, p, err, &root))
+    if (!edit_start (&e, out, doc, len, p, err, &root))
         return false;
     e.op = "unset";
-    ok = edit_end (&e, out, unset_in (&e, out, &root, 0));
+    ok = edit_root (&e, out, &root, true);
     if (changed)
         *changed = ok && e.changed;
     return ok;
@@ -883,10 +1020,9 @@ typedef enum {
 
 typedef struct {
     walk_end_t end;
-    size_t depth;       /* parts that exist */
-    hit_t last;         /* the deepest of them (depth > 0) */
-    const uint8_t *raw; /* its bytes */
-    int array_at;       /* the first part before the last that is an array, or -1 */
+    size_t depth; /* parts that exist */
+    hit_t last;   /* the deepest of them (depth > 0) */
+    int array_at; /* the first part before the last that is an array, or -1 */
 } walk_t;
 
 static int
@@ -899,19 +1035,18 @@ walk (const box_t *root, const rm_path_t *p, walk_t *w)
     memset (w, 0, sizeof *w);
     w->array_at = -1;
     for (size_t i = 0; i < p->n; i++) {
-        if ((i > 0 && !box_of (&w->last.it, &b)) ||
+        if ((i > 0 && !hit_box (&w->last, &b)) ||
             (b.is_array && !index_loose (p->parts[i], &idx))) {
             w->end = WALK_BLOCKED;
             return 0;
         }
-        found = find_in (&b, p->parts[i], &w->last);
+        found = find_in (&b, p->parts[i], p->lens[i], &w->last);
         if (found <= 0) {
             w->end = WALK_MISSING;
             return found;
         }
-        w->raw = b.data + w->last.start;
         w->depth = i + 1;
-        if (w->array_at < 0 && i + 1 < p->n && BSON_ITER_HOLDS_ARRAY (&w->last.it))
+        if (w->array_at < 0 && i + 1 < p->n && w->last.type == BSON_TYPE_ARRAY)
             w->array_at = (int) i;
     }
     w->end = WALK_FOUND;
@@ -922,24 +1057,60 @@ static bool
 same_parts (const rm_path_t *a, const rm_path_t *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (strcmp (a->parts[i], b->parts[i]) != 0)
+        if (a->lens[i] != b->lens[i] || memcmp (a->parts[i], b->parts[i], a->lens[i]) != 0)
             return false;
     return true;
 }
 
+/* rename between two top-level fields in one copy: the same result as
+ * the set then unset below, without the half-way document. */
+static bool
+rename_top (edit_t *e, rm_buf_t *out, const box_t *root, const hit_t *src, const hit_t *dst,
+            const char *to, uint32_t to_len)
+{
+    size_t start = rm_docbuf_begin (out);
+
+    if (dst) {
+        /* the target's value replaced where it stands, the source gone */
+        const hit_t *first = src->start < dst->start ? src : dst;
+        const hit_t *second = first == src ? dst : src;
+        copy_run (out, root, 4, first->start);
+        if (first == dst)
+            put_new_value (e, out, to, dst->value - dst->start - 2);
+        copy_run (out, root, first->end, second->start);
+        if (second == dst)
+            put_new_value (e, out, to, dst->value - dst->start - 2);
+        copy_run (out, root, second->end, root->len - 1);
+    } else {
+        bool id_first = is_id (to, to_len); /* stored documents begin with _id */
+        if (id_first)
+            put_new_value (e, out, to, to_len);
+        copy_run (out, root, 4, src->start);
+        copy_run (out, root, src->end, root->len - 1);
+        if (!id_first)
+            put_new_value (e, out, to, to_len);
+    }
+    return edit_finish (e, out, start, true);
+}
+
+/* rename's half-way document (the value set at the target), kept between
+ * documents so that renaming millions of them does not allocate for each;
+ * a huge one is given back. */
+#define MID_KEEP (1u << 20)
+static __thread rm_buf_t kept_mid;
+
 bool
-rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *from,
+rm_doc_rename (rm_buf_t *out, const uint8_t *doc, size_t len, const rm_path_t *from,
                const rm_path_t *to, bool *changed, bson_error_t *err)
 {
     edit_t e;
-    box_t root, moved;
+    box_t root, mid;
     walk_t src, dst;
-    bson_t *tmp;
     bool ok;
 
     if (changed)
         *changed = false;
-    if (!edit_start (&e, doc, len, from, err, &root))
+    if (!edit_start (&e, out, doc, len, from, err, &root))
         return false;
     if (!to || !to->n) {
         rm_error_set (err, RM_ERR_USAGE, "empty path");
@@ -953,19 +1124,41 @@ rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *fro
     if (same_parts (from, to, from->n < to->n ? from->n : to->n))
         return edit_fail (&e, RM_ERR_USAGE, "the source and target are on the same path");
 
+    if (from->n == 1 && to->n == 1) {
+        /* top-level fields: one scan finds both, nothing else can block */
+        hit_t hits[2];
+        int found = find_pair (&root, from, to, hits);
+        if (found < 0)
+            return bad_bytes (&e);
+        if (!(found & 1)) {
+            rm_buf_append (out, doc, len);
+            return true;
+        }
+        e.value.type = hits[0].type;
+        e.value.data = hits[0].in + hits[0].value;
+        e.value.len = hits[0].end - hits[0].value;
+        ok = rename_top (&e, out, &root, &hits[0], found & 2 ? &hits[1] : NULL, to->parts[0],
+                         to->lens[0]);
+        if (changed)
+            *changed = ok;
+        return ok;
+    }
     if (walk (&root, from, &src) < 0 || walk (&root, to, &dst) < 0)
         return bad_bytes (&e);
     if (src.end == WALK_BLOCKED) {
         char shown[160];
+        bson_iter_t it;
+        if (!hit_iter (&src.last, &it))
+            return bad_bytes (&e);
         return edit_fail (&e, RM_ERR_DATA,
                           "cannot use the part (%s of %s) to traverse the element (%s)",
                           from->parts[src.depth], from->text,
-                          show_element (shown, sizeof shown, &src.last.it));
+                          show_element (shown, sizeof shown, &it));
     }
     if (src.end == WALK_MISSING) {
         /* nothing to move: the document as it is */
-        ok = copy_run (&e, out, &root, 4, root.len - 1);
-        return edit_end (&e, out, ok);
+        rm_buf_append (out, doc, len);
+        return true;
     }
     if (src.array_at >= 0)
         return edit_fail (&e, RM_ERR_DATA,
@@ -979,31 +1172,26 @@ rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *fro
                           "array)",
                           prefix_len (to, (size_t) dst.array_at), to->text);
     if (dst.end == WALK_BLOCKED)
-        return cannot_create (&e, to->parts[dst.depth], &dst.last.it);
+        return cannot_create (&e, to->parts[dst.depth], &dst.last);
 
     /* $set the value at the target, then remove the source (as MongoDB
      * does): the target keeps its place when it exists. */
-    moved.data = src.raw;
-    moved.len = src.last.end - src.last.start;
-    e.raw_type = (uint8_t) bson_iter_type (&src.last.it);
-    e.raw = moved.data + 1 + bson_iter_key_len (&src.last.it) + 1;
-    e.raw_len = moved.len - (uint32_t) (e.raw - moved.data);
+    e.value.type = src.last.type;
+    e.value.data = src.last.in + src.last.value;
+    e.value.len = src.last.end - src.last.value;
     e.p = to;
-    tmp = kept_tmp ? kept_tmp : bson_new ();
-    kept_tmp = NULL;
-    ok = set_in (&e, tmp, &root, NULL, 0);
+    ok = edit_root (&e, &kept_mid, &root, false);
     if (ok) {
-        box_t mid = {bson_get_data (tmp), tmp->len, false};
+        mid.data = kept_mid.data;
+        mid.len = (uint32_t) kept_mid.len;
+        mid.is_array = false;
         e.p = from;
-        ok = unset_in (&e, out, &mid, 0);
+        ok = edit_root (&e, out, &mid, true);
     }
-    if (tmp->len <= SCRATCH_KEEP) {
-        bson_reinit (tmp); /* keeps its buffer */
-        kept_tmp = tmp;
-    } else {
-        bson_destroy (tmp);
-    }
-    ok = edit_end (&e, out, ok);
+    if (kept_mid.cap > MID_KEEP)
+        rm_buf_destroy (&kept_mid);
+    else
+        rm_buf_reset (&kept_mid);
     if (changed)
         *changed = ok;
     return ok;

@@ -78,7 +78,7 @@ bool rm_doc_error (bson_error_t *err, const char *ns_name, const char *what, con
 /* Per-document forms of the streaming steps, shared by the batch runs
  * (store to store) and the one-pass path (engine_stream.c). */
 typedef struct {
-    bson_t buf[2];
+    rm_buf_t buf[2];
 } rm_fields_scratch_t;
 void rm_fields_scratch_init (rm_fields_scratch_t *sc);
 void rm_fields_scratch_destroy (rm_fields_scratch_t *sc);

@@ -425,6 +425,27 @@ fields_add (rm_fields_t *f)
     f->n++;
 }
 
+/* The values as the edits take them (encoded once, not per document). */
+static void
+fields_encode (rm_fields_t *f)
+{
+    f->raw_holder = bson_new ();
+    f->raw = bson_malloc0 ((f->n ? f->n : 1) * sizeof *f->raw);
+    for (size_t i = 0; i < f->n; i++)
+        if (f->values[i].value_type)
+            bson_append_value (f->raw_holder, "", 0, &f->values[i]);
+    /* pointed at only now: appending may move the holder's bytes */
+    for (size_t i = 0, at = 4; i < f->n; i++) {
+        bson_iter_t it;
+        if (!f->values[i].value_type)
+            continue;
+        BSON_ASSERT (bson_iter_init_from_data_at_offset (&it, bson_get_data (f->raw_holder),
+                                                          f->raw_holder->len, (uint32_t) at, 0));
+        rm_raw_value_of (&it, &f->raw[i]);
+        at = it.next_off;
+    }
+}
+
 /* Two paths conflict when one is a prefix of the other (as in an update). */
 static bool
 paths_conflict (const rm_path_t *a, const rm_path_t *b)
@@ -498,6 +519,7 @@ parse_fields (ctx_t *c, rm_step_kind_t kind, bson_iter_t *it, rm_fields_t *f)
             fields_add (f);
         rm_path_parse (&f->paths[0], "schemaVersion", &perr);
     }
+    fields_encode (f);
     if (kind != RM_STEP_VERSION && f->n == 0 && f->in.text)
         return fail (c, "fields", "names no field");
     for (size_t i = 0; i < f->n; i++)
@@ -1103,6 +1125,9 @@ fields_clear (rm_fields_t *f)
     bson_free (f->paths);
     bson_free (f->to);
     bson_free (f->values);
+    bson_free (f->raw);
+    if (f->raw_holder)
+        bson_destroy (f->raw_holder);
 }
 
 void

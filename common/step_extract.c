@@ -14,20 +14,18 @@
 
 struct rm_extractor {
     const rm_extract_t *x;
-    rm_buf_t child, key;
-    bson_t ids, parent;
+    rm_buf_t child, key, ids, parent;
 };
 
 rm_extractor_t *
 rm_extractor_new (const rm_step_t *s)
 {
-    /* it holds bson_t's, which libbson declares 128-byte aligned */
-    rm_extractor_t *sc = bson_aligned_alloc0 (BSON_ALIGNOF (rm_extractor_t), sizeof *sc);
+    rm_extractor_t *sc = bson_malloc0 (sizeof *sc);
     sc->x = &s->u.extract;
     rm_buf_init (&sc->child);
     rm_buf_init (&sc->key);
-    bson_init (&sc->ids);
-    bson_init (&sc->parent);
+    rm_buf_init (&sc->ids);
+    rm_buf_init (&sc->parent);
     return sc;
 }
 
@@ -38,8 +36,8 @@ rm_extractor_destroy (rm_extractor_t *sc)
         return;
     rm_buf_destroy (&sc->child);
     rm_buf_destroy (&sc->key);
-    bson_destroy (&sc->ids);
-    bson_destroy (&sc->parent);
+    rm_buf_destroy (&sc->ids);
+    rm_buf_destroy (&sc->parent);
     bson_free (sc);
 }
 
@@ -102,6 +100,7 @@ extract_one (rm_extractor_t *sc, rm_ens_t *to, const uint8_t *doc, uint32_t len,
     bson_t b;
     bson_iter_t parent_id, arr, elem;
     uint32_t i = 0;
+    size_t ids_start;
     char key[16];
     const char *k;
     const rm_extract_t *x = sc->x;
@@ -120,37 +119,32 @@ extract_one (rm_extractor_t *sc, rm_ens_t *to, const uint8_t *doc, uint32_t len,
                       BSON_ITER_HOLDS_DOCUMENT (&arr) ? "document" : "scalar");
         return false;
     }
-    bson_reinit (&sc->ids);
+    rm_buf_reset (&sc->ids);
+    ids_start = rm_docbuf_begin (&sc->ids);
     bson_iter_recurse (&arr, &elem);
     while (bson_iter_next (&elem)) {
-        bson_iter_t child_it, cid;
-        bson_t child;
+        bson_iter_t child_it;
         if (!build_child (sc, x, &parent_id, &elem, i, err) ||
             !emit (ctx, sc->child.data, (uint32_t) sc->child.len, err))
             return false;
-        bson_init_static (&child, sc->child.data, sc->child.len);
-        bson_iter_init (&child_it, &child);
+        bson_iter_init_from_data (&child_it, sc->child.data, sc->child.len);
         bson_iter_next (&child_it); /* _id is the child's first field */
-        cid = child_it;
         bson_uint32_to_string (i, &k, key, sizeof key);
-        bson_append_iter (&sc->ids, k, -1, &cid);
+        rm_docbuf_copy_as (&sc->ids, k, &child_it);
         to->stats->extracted++;
         i++;
     }
-    bson_reinit (&sc->parent);
+    rm_docbuf_end (&sc->ids, ids_start);
     if (x->style == RM_STYLE_PARENT_REF) {
         bool changed;
         if (!rm_doc_unset (&sc->parent, doc, len, &x->path, &changed, err))
             return false;
     } else {
-        bson_value_t v;
-        v.value_type = BSON_TYPE_ARRAY;
-        v.value.v_doc.data = (uint8_t *) bson_get_data (&sc->ids);
-        v.value.v_doc.data_len = sc->ids.len;
+        rm_raw_value_t v = {BSON_TYPE_ARRAY, sc->ids.data, (uint32_t) sc->ids.len};
         if (!rm_doc_set (&sc->parent, doc, len, &x->path, &v, err))
             return false;
     }
-    *out = bson_get_data (&sc->parent);
+    *out = sc->parent.data;
     *out_len = sc->parent.len;
     return true;
 }

@@ -1,20 +1,20 @@
 /* Field steps for schema evolution: set, unset, rename, version. Each
  * document is rewritten by copying its bytes with the changes (docpath),
- * through two buffers reused for every document. */
+ * through two byte buffers reused for every document. */
 #include "engine_impl.h"
 
 void
 rm_fields_scratch_init (rm_fields_scratch_t *sc)
 {
-    bson_init (&sc->buf[0]);
-    bson_init (&sc->buf[1]);
+    rm_buf_init (&sc->buf[0]);
+    rm_buf_init (&sc->buf[1]);
 }
 
 void
 rm_fields_scratch_destroy (rm_fields_scratch_t *sc)
 {
-    bson_destroy (&sc->buf[0]);
-    bson_destroy (&sc->buf[1]);
+    rm_buf_destroy (&sc->buf[0]);
+    rm_buf_destroy (&sc->buf[1]);
 }
 
 bool
@@ -25,13 +25,12 @@ rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_nam
     const rm_fields_t *f = &s->u.fields;
 
     for (size_t i = 0; i < f->n; i++) {
-        bson_t *b = &sc->buf[i & 1];
+        rm_buf_t *b = &sc->buf[i & 1];
         bool changed = false, ok;
-        bson_reinit (b);
         switch (s->kind) {
         case RM_STEP_SET:
         case RM_STEP_VERSION:
-            ok = rm_doc_set (b, doc, len, &f->paths[i], &f->values[i], err);
+            ok = rm_doc_set (b, doc, len, &f->paths[i], &f->raw[i], err);
             break;
         case RM_STEP_UNSET:
             ok = rm_doc_unset (b, doc, len, &f->paths[i], &changed, err);
@@ -42,7 +41,7 @@ rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_nam
         }
         if (!ok)
             return rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
-        doc = bson_get_data (b);
+        doc = b->data;
         len = b->len;
     }
     *out = doc;

@@ -11,12 +11,14 @@
 #include <bson/bson.h>
 
 #include "remodel/error.h"
+#include "remodel/value.h"
 
 #define RM_PATH_MAX_PARTS 32
 
 typedef struct {
     char *text;                    /* "a.b.c" */
     char *parts[RM_PATH_MAX_PARTS]; /* pointers into a private copy */
+    uint32_t lens[RM_PATH_MAX_PARTS]; /* their lengths */
     size_t n;
 } rm_path_t;
 
@@ -40,9 +42,22 @@ size_t rm_path_visit (const uint8_t *doc, size_t len, const rm_path_t *p,
  * nested documents, numeric components indexing arrays): false if missing. */
 bool rm_path_get (const uint8_t *doc, size_t len, const rm_path_t *p, bson_iter_t *out);
 
-/* Edits: each copies doc into out (initialized by the caller with
- * bson_init or bson_reinit) with one change, keeping every other field in
- * its place and order.
+/* A value as BSON stores it: its type and the bytes after the key. */
+typedef struct {
+    uint8_t type;
+    const uint8_t *data;
+    uint32_t len;
+} rm_raw_value_t;
+
+/* The value at it, pointing into the iterated document. */
+bool rm_raw_value_of (const bson_iter_t *it, rm_raw_value_t *v);
+/* Appends value to holder (under an empty key) and points v at its bytes
+ * there: valid until holder changes again. */
+void rm_raw_value_encode (bson_t *holder, const bson_value_t *value, rm_raw_value_t *v);
+
+/* Edits: each writes into out (emptied first) a copy of doc with one
+ * change, keeping every other field in its place and order and every
+ * untouched element byte for byte; on failure out is left empty.
  * set: replaces the value at path where it is, or appends it at the end of
  *   the innermost existing document, creating missing parent documents
  *   (appended at the end of their parent). Fails with err when a parent on
@@ -52,11 +67,11 @@ bool rm_path_get (const uint8_t *doc, size_t len, const rm_path_t *p, bson_iter_
  * rename: moves the value from one path to another (as $rename: the new
  *   field takes the place of an existing one of that name, else goes at the
  *   end of its parent). */
-bool rm_doc_set (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
-                 const bson_value_t *value, bson_error_t *err);
-bool rm_doc_unset (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
+bool rm_doc_set (rm_buf_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
+                 const rm_raw_value_t *value, bson_error_t *err);
+bool rm_doc_unset (rm_buf_t *out, const uint8_t *doc, size_t len, const rm_path_t *p,
                    bool *changed, bson_error_t *err);
-bool rm_doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *from,
+bool rm_doc_rename (rm_buf_t *out, const uint8_t *doc, size_t len, const rm_path_t *from,
                     const rm_path_t *to, bool *changed, bson_error_t *err);
 
 #endif

@@ -75,6 +75,8 @@ typedef struct {
     rm_path_t *paths;       /* set, unset, rename (from), version (1 path) */
     rm_path_t *to;          /* rename: the new paths */
     bson_value_t *values;   /* set, version (1 value) */
+    rm_raw_value_t *raw;    /* the values as bytes, for the edits */
+    bson_t *raw_holder;     /* where those bytes are */
 } rm_fields_t;
 
 typedef enum { RM_MISSING_KEEP, RM_MISSING_NULL, RM_MISSING_ERROR } rm_on_missing_t;

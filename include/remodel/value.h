@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <bson/bson.h>
 
@@ -19,8 +20,22 @@ typedef struct {
 
 void rm_buf_init (rm_buf_t *b);
 void rm_buf_reset (rm_buf_t *b); /* len = 0, keeps the memory */
-void rm_buf_append (rm_buf_t *b, const void *p, size_t n);
 void rm_buf_destroy (rm_buf_t *b);
+/* Makes room for n more bytes. */
+void rm_buf_grow (rm_buf_t *b, size_t n);
+
+/* Inline: document edits append a few short pieces per document. */
+static inline void
+rm_buf_append (rm_buf_t *b, const void *p, size_t n)
+{
+    /* memcpy with a NULL source is undefined even for 0 bytes. */
+    if (n == 0)
+        return;
+    if (n > b->cap - b->len)
+        rm_buf_grow (b, n);
+    memcpy (b->data + b->len, p, n);
+    b->len += n;
+}
 
 /* MongoDB's comparison of two values: <0, 0, >0. Numbers by value across
  * int32/int64/double/decimal128 (NaN equal to NaN, below all numbers; -0 ==

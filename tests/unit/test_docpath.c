@@ -13,6 +13,52 @@
 /* ------------------------------------------------------------- helpers */
 
 /* JSON written with ' for " (tables stay readable). */
+/* The edits write raw bytes into an rm_buf_t; the checks below read them
+ * through a bson_t. These wrappers make out a view of the result (an empty
+ * document after a failure, when the edit must have left nothing). */
+static rm_buf_t edit_out;
+
+static bool
+view_result (bson_t *out, bool ok)
+{
+    if (!ok) {
+        T_CHECK (edit_out.len == 0);
+        bson_init (out);
+        return false;
+    }
+    T_CHECK (bson_init_static (out, edit_out.data, edit_out.len));
+    return true;
+}
+
+static bool
+doc_set (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p, const bson_value_t *v,
+         bson_error_t *err)
+{
+    bson_t holder = BSON_INITIALIZER;
+    rm_raw_value_t raw;
+    bool ok;
+
+    if (v)
+        rm_raw_value_encode (&holder, v, &raw);
+    ok = rm_doc_set (&edit_out, doc, len, p, v ? &raw : NULL, err);
+    bson_destroy (&holder);
+    return view_result (out, ok);
+}
+
+static bool
+doc_unset (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *p, bool *changed,
+           bson_error_t *err)
+{
+    return view_result (out, rm_doc_unset (&edit_out, doc, len, p, changed, err));
+}
+
+static bool
+doc_rename (bson_t *out, const uint8_t *doc, size_t len, const rm_path_t *from,
+            const rm_path_t *to, bool *changed, bson_error_t *err)
+{
+    return view_result (out, rm_doc_rename (&edit_out, doc, len, from, to, changed, err));
+}
+
 static bson_t *
 J (const char *json)
 {
@@ -384,7 +430,7 @@ check_set (const char *doc_json, const char *path, const char *value_json, const
     snprintf (what, sizeof what, "set %s = %s in %s", path, value_json, doc_json);
     bson_init (&out);
     if (v && parse (&p, path)) {
-        bool ok = rm_doc_set (&out, bson_get_data (doc), doc->len, &p, v, &err);
+        bool ok = doc_set (&out, bson_get_data (doc), doc->len, &p, v, &err);
         if (error) {
             T_CHECK (!ok);
             if (!ok) {
@@ -485,7 +531,7 @@ test_set_backfill_limit (void)
 
     bson_init (&out);
     if (parse (&p, "arr.1500000")) {
-        T_CHECK (rm_doc_set (&out, bson_get_data (doc), doc->len, &p, v, &err));
+        T_CHECK (doc_set (&out, bson_get_data (doc), doc->len, &p, v, &err));
         T_CHECK (bson_iter_init_find (&it, &out, "arr") && bson_iter_recurse (&it, &arr));
         while (bson_iter_next (&arr))
             n++;
@@ -535,7 +581,7 @@ test_unset (void)
         snprintf (what, sizeof what, "unset %s in %s", cases[i].path, cases[i].doc);
         bson_init (&out);
         if (parse (&p, cases[i].path)) {
-            if (!rm_doc_unset (&out, bson_get_data (doc), doc->len, &p, &changed, &err)) {
+            if (!doc_unset (&out, bson_get_data (doc), doc->len, &p, &changed, &err)) {
                 fprintf (stderr, "  %s: %s\n", what, err.message);
                 t_fail_checks++;
             } else {
@@ -565,7 +611,7 @@ check_rename (const char *doc_json, const char *from, const char *to, const char
     bson_init (&out);
     if (parse (&pf, from)) {
         if (parse (&pt, to)) {
-            bool ok = rm_doc_rename (&out, bson_get_data (doc), doc->len, &pf, &pt, &changed, &err);
+            bool ok = doc_rename (&out, bson_get_data (doc), doc->len, &pf, &pt, &changed, &err);
             if (error) {
                 T_CHECK (!ok);
                 if (!ok) {
@@ -712,7 +758,7 @@ test_untouched_bytes (void)
     /* a new field: exactly the input's bytes, then it */
     bson_init (&out);
     if (parse (&p, "zz")) {
-        T_CHECK (rm_doc_set (&out, bson_get_data (src), src->len, &p, v, &err));
+        T_CHECK (doc_set (&out, bson_get_data (src), src->len, &p, v, &err));
         bson_copy_to (src, &expect);
         bson_append_utf8 (&expect, "zz", 2, "new", 3);
         T_CHECK (bson_equal (&out, &expect));
@@ -723,34 +769,34 @@ test_untouched_bytes (void)
     /* a replaced field, a nested edit, a removal, renames */
     bson_reinit (&out);
     if (parse (&p, "i32")) {
-        T_CHECK (rm_doc_set (&out, bson_get_data (src), src->len, &p, v, &err));
+        T_CHECK (doc_set (&out, bson_get_data (src), src->len, &p, v, &err));
         check_untouched (src, &out, "i32", "set i32");
         T_CHECK (bson_iter_init_find (&it, &out, "i32") && BSON_ITER_HOLDS_UTF8 (&it));
         rm_path_destroy (&p);
     }
     bson_reinit (&out);
     if (parse (&p, "doc.k.1.z")) {
-        T_CHECK (rm_doc_set (&out, bson_get_data (src), src->len, &p, v, &err));
+        T_CHECK (doc_set (&out, bson_get_data (src), src->len, &p, v, &err));
         check_untouched (src, &out, "doc", "set doc.k.1.z");
         rm_path_destroy (&p);
     }
     bson_reinit (&out);
     if (parse (&p, "str")) {
-        T_CHECK (rm_doc_unset (&out, bson_get_data (src), src->len, &p, &changed, &err));
+        T_CHECK (doc_unset (&out, bson_get_data (src), src->len, &p, &changed, &err));
         T_CHECK (changed && !bson_has_field (&out, "str"));
         check_untouched (src, &out, "str", "unset str");
         rm_path_destroy (&p);
     }
     bson_reinit (&out);
     if (parse (&p, "nothing")) {
-        T_CHECK (rm_doc_unset (&out, bson_get_data (src), src->len, &p, &changed, &err));
+        T_CHECK (doc_unset (&out, bson_get_data (src), src->len, &p, &changed, &err));
         T_CHECK (!changed && bson_equal (&out, src));
         rm_path_destroy (&p);
     }
     bson_reinit (&out);
     if (parse (&p, "rx") && parse (&q, "moved")) {
         /* the moved value keeps its bytes too */
-        T_CHECK (rm_doc_rename (&out, bson_get_data (src), src->len, &p, &q, &changed, &err));
+        T_CHECK (doc_rename (&out, bson_get_data (src), src->len, &p, &q, &changed, &err));
         check_untouched (src, &out, "rx", "rename rx");
         T_CHECK (elem_bytes (src, "rx", &a, &na) && elem_bytes (&out, "moved", &b, &nb));
         T_CHECK (nb == na + 3 && a[0] == b[0] && memcmp (a + 4, b + 7, na - 4) == 0);
@@ -759,7 +805,7 @@ test_untouched_bytes (void)
     }
     bson_reinit (&out);
     if (parse (&p, "bin2") && parse (&q, "doc.bin2")) {
-        T_CHECK (rm_doc_rename (&out, bson_get_data (src), src->len, &p, &q, &changed, &err));
+        T_CHECK (doc_rename (&out, bson_get_data (src), src->len, &p, &q, &changed, &err));
         check_untouched2 (src, &out, "doc", "bin2", "rename bin2 into doc");
         T_CHECK (!bson_has_field (&out, "bin2") && bson_has_field (&out, "doc.bin2"));
         rm_path_destroy (&p);
@@ -777,7 +823,7 @@ test_untouched_bytes (void)
         if (parse (&p, "x.copy")) {
             bson_t *one = bson_new ();
             bson_iter_t x, c;
-            T_CHECK (rm_doc_set (&out, bson_get_data (src), src->len, &p, bson_iter_value (&it),
+            T_CHECK (doc_set (&out, bson_get_data (src), src->len, &p, bson_iter_value (&it),
                                  &err));
             T_CHECK (bson_iter_init_find (&x, &out, "x") && bson_iter_recurse (&x, &c) &&
                      bson_iter_find (&c, "copy"));
@@ -879,14 +925,14 @@ test_deep (void)
     bson_init (&out);
     deep_path (path, sizeof path, 10, "v");
     if (parse (&p, path)) {
-        T_CHECK (rm_doc_unset (&out, bson_get_data (d), d->len, &p, &changed, &err) && changed);
+        T_CHECK (doc_unset (&out, bson_get_data (d), d->len, &p, &changed, &err) && changed);
         deep_json (want, sizeof want, "", "", NULL);
         T_CHECK (same_doc (&out, want, "deep unset"));
 
         deep_path (path, sizeof path, 10, "w");
         if (parse (&q, path)) {
             bson_reinit (&out);
-            T_CHECK (rm_doc_rename (&out, bson_get_data (d), d->len, &p, &q, &changed, &err));
+            T_CHECK (doc_rename (&out, bson_get_data (d), d->len, &p, &q, &changed, &err));
             deep_json (want, sizeof want, "", ",'w':1", NULL);
             T_CHECK (same_doc (&out, want, "deep rename"));
             rm_path_destroy (&q);
@@ -894,7 +940,7 @@ test_deep (void)
         deep_path (path, sizeof path, 3, "w");
         if (parse (&q, path)) {
             bson_reinit (&out);
-            T_CHECK (rm_doc_rename (&out, bson_get_data (d), d->len, &p, &q, &changed, &err));
+            T_CHECK (doc_rename (&out, bson_get_data (d), d->len, &p, &q, &changed, &err));
             deep_json (want, sizeof want, "", "", NULL);
             {
                 /* 'w' at the end of l2: after its 'y':2 */
@@ -950,16 +996,16 @@ test_bad_bytes (void)
         bson_t *holder;
 
         v = value_of ("1", &holder);
-        T_CHECK (!rm_doc_set (&out, bad, doc->len, &p, v, &err));
+        T_CHECK (!doc_set (&out, bad, doc->len, &p, v, &err));
         T_CHECK (err.code == RM_ERR_FORMAT);
         T_CHECK_STR (err.message, "cannot set \"a.b\": the document is not valid BSON");
         T_CHECK (out.len == 5);
-        T_CHECK (!rm_doc_unset (&out, bad, doc->len, &p, &changed, &err));
+        T_CHECK (!doc_unset (&out, bad, doc->len, &p, &changed, &err));
         T_CHECK (rm_path_visit (bad, doc->len, &p, true, true, NULL, NULL) == 0);
         T_CHECK (!rm_path_get (bad, doc->len, &p, &it));
         /* a length that does not match */
-        T_CHECK (!rm_doc_set (&out, bson_get_data (doc), doc->len - 1, &p, v, &err));
-        T_CHECK (!rm_doc_set (&out, bson_get_data (doc), 3, &p, v, &err));
+        T_CHECK (!doc_set (&out, bson_get_data (doc), doc->len - 1, &p, v, &err));
+        T_CHECK (!doc_set (&out, bson_get_data (doc), 3, &p, v, &err));
         T_CHECK_STR (err.message, "not a BSON document (3 bytes)");
         bson_destroy (holder);
         rm_path_destroy (&p);
@@ -967,6 +1013,99 @@ test_bad_bytes (void)
     bson_destroy (&out);
     bson_free (bad);
     bson_destroy (doc);
+}
+
+/* A random document over a few names (repeats included, as BSON allows),
+ * with nested documents and arrays, for the differential test below. */
+static void
+random_doc (bson_t *b, uint64_t *rng, int depth)
+{
+    static const char *names[] = {"a", "b", "c", "_id", "ab"};
+    int n = (int) (t_xorshift (rng) % 6);
+
+    for (int i = 0; i < n; i++) {
+        const char *k = names[t_xorshift (rng) % 5];
+        bson_t child;
+        switch (t_xorshift (rng) % 5) {
+        case 0:
+            BSON_APPEND_INT32 (b, k, (int32_t) (t_xorshift (rng) % 100));
+            break;
+        case 1:
+            BSON_APPEND_UTF8 (b, k, t_xorshift (rng) % 2 ? "text" : "");
+            break;
+        case 2:
+            if (depth < 2) {
+                BSON_APPEND_DOCUMENT_BEGIN (b, k, &child);
+                random_doc (&child, rng, depth + 1);
+                bson_append_document_end (b, &child);
+                break;
+            }
+            /* fall through */
+        case 3:
+            BSON_APPEND_ARRAY_BEGIN (b, k, &child);
+            BSON_APPEND_INT32 (&child, "0", 7);
+            bson_append_array_end (b, &child);
+            break;
+        default:
+            BSON_APPEND_NULL (b, k);
+            break;
+        }
+    }
+}
+
+/* rename takes a shortcut for two top-level fields (one scan, one copy):
+ * it must equal its definition, $set of the source's value at the target
+ * then $unset of the source, on random documents, for every pair of
+ * names, and also for dotted paths (which go the long way). */
+static void
+test_rename_is_set_then_unset (void)
+{
+    static const char *paths[] = {"a", "b", "c", "_id", "ab", "a.b", "c.a", "b.c.a"};
+    size_t np = sizeof paths / sizeof *paths;
+    uint64_t rng = 42;
+    rm_buf_t got, mid, want;
+    int compared = 0, differ = 0;
+
+    rm_buf_init (&got);
+    rm_buf_init (&mid);
+    rm_buf_init (&want);
+    for (int round = 0; round < 400; round++) {
+        bson_t doc = BSON_INITIALIZER;
+        random_doc (&doc, &rng, 0);
+        for (size_t i = 0; i < np; i++)
+            for (size_t j = 0; j < np; j++) {
+                rm_path_t from, to;
+                bson_error_t err;
+                bson_iter_t at;
+                rm_raw_value_t v;
+                bool changed, ok;
+
+                if (i == j || !rm_path_parse (&from, paths[i], &err))
+                    continue;
+                T_CHECK (rm_path_parse (&to, paths[j], &err));
+                ok = rm_doc_rename (&got, bson_get_data (&doc), doc.len, &from, &to, &changed, &err);
+                if (ok && rm_path_get (bson_get_data (&doc), doc.len, &from, &at) && changed) {
+                    /* the definition, through the general set and unset */
+                    rm_raw_value_of (&at, &v);
+                    T_CHECK (rm_doc_set (&mid, bson_get_data (&doc), doc.len, &to, &v, &err));
+                    T_CHECK (rm_doc_unset (&want, mid.data, mid.len, &from, NULL, &err));
+                    if (got.len != want.len || memcmp (got.data, want.data, got.len) != 0)
+                        differ++; /* counted: one line for the lot, not thousands */
+                    compared++;
+                } else if (ok) {
+                    T_CHECK (!changed);
+                    T_CHECK (got.len == doc.len && memcmp (got.data, bson_get_data (&doc), doc.len) == 0);
+                }
+                rm_path_destroy (&from);
+                rm_path_destroy (&to);
+            }
+        bson_destroy (&doc);
+    }
+    T_CHECK (differ == 0);
+    T_CHECK (compared > 1000);
+    rm_buf_destroy (&got);
+    rm_buf_destroy (&mid);
+    rm_buf_destroy (&want);
 }
 
 int
@@ -979,6 +1118,7 @@ main (void)
     T_RUN (test_set_backfill_limit);
     T_RUN (test_unset);
     T_RUN (test_rename);
+    T_RUN (test_rename_is_set_then_unset);
     T_RUN (test_untouched_bytes);
     T_RUN (test_deep);
     T_RUN (test_bad_bytes);
