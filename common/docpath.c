@@ -381,32 +381,21 @@ find_pair (const box_t *d, const rm_path_t *a, const rm_path_t *b, hit_t hits[2]
 bool
 rm_path_get (const uint8_t *doc, size_t len, const rm_path_t *p, bson_iter_t *out)
 {
-    bson_iter_t it;
+    box_t b = {doc, (uint32_t) len, false};
+    uint32_t idx;
+    hit_t h;
 
-    if (!doc || !p || !p->n || !bson_iter_init_from_data (&it, doc, len) ||
-        !bson_iter_find (&it, p->parts[0]))
+    if (!doc || !p || !p->n || len > INT32_MAX)
         return false;
-    for (size_t i = 1; i < p->n; i++) {
-        bson_iter_t child;
-        uint32_t idx;
-
-        if (!(BSON_ITER_HOLDS_DOCUMENT (&it) || BSON_ITER_HOLDS_ARRAY (&it)) ||
-            !bson_iter_recurse (&it, &child))
+    for (size_t i = 0; i < p->n; i++) {
+        if (i > 0 && !hit_box (&h, &b))
             return false;
-        if (BSON_ITER_HOLDS_ARRAY (&it)) {
-            if (!index_strict (p->parts[i], &idx))
-                return false;
-            do {
-                if (!bson_iter_next (&child))
-                    return false;
-            } while (idx--);
-        } else if (!bson_iter_find (&child, p->parts[i])) {
+        if (b.is_array && !index_strict (p->parts[i], &idx))
             return false;
-        }
-        it = child;
+        if (find_in (&b, p->parts[i], p->lens[i], &h) <= 0)
+            return false;
     }
-    *out = it;
-    return true;
+    return hit_iter (&h, out);
 }
 
 typedef struct {
