@@ -105,6 +105,7 @@ rm_bson_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err)
     rm_file_kind_t kind = RM_FILE_OTHER;
 
     b->s = s;
+    rm_instream_expect_frames (s);
     r->impl = b;
     r->ops = &bson_ops;
     r->info.format = RM_FORMAT_BSON;

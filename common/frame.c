@@ -29,6 +29,7 @@ rm_frame_next (rm_instream_t *s, uint32_t max_len, bool check, rm_frame_t *f,
     f->reason[0] = '\0';
     f->fault_offset = 0;
     f->resumable = false;
+    s->frame_at = s->offset; /* a boundary: the read-ahead may start here */
     /* Most documents lie whole in the window already: no fill call. */
     n = (ssize_t) rm_instream_peek (s, &p);
     if (n < 4)
@@ -60,6 +61,9 @@ rm_frame_next (rm_instream_t *s, uint32_t max_len, bool check, rm_frame_t *f,
                     "truncated: the document's length is %u bytes but the input "
                     "ends after %zd",
                     len, n);
+    /* checked already by the read-ahead thread, on the other core? */
+    if (check && f->offset >= s->checked_from && f->offset + len <= s->checked_end)
+        check = false;
     if (check) {
         rm_bson_fault_t fault;
         if (!rm_bson_check (p, len, &fault)) {

@@ -252,11 +252,14 @@ rm_instream_make_room (rm_instream_t *s, size_t need)
 }
 
 /* A thread pays for itself on big streams from regular files only: a read
- * from a pipe may block for good, where SIGINT must still reach it. */
+ * from a pipe may block for good, where SIGINT must still reach it. Not on
+ * the first fill: the reader looks at the first bytes to learn the format,
+ * and the thread starts later, at a document boundary, so that it can
+ * check documents ahead (rm_instream_expect_frames). */
 static bool
 wants_read_ahead (const rm_instream_t *s)
 {
-    return s->regular && !s->ra &&
+    return s->regular && !s->ra && s->produced > 0 &&
            (s->raw_size >= READ_AHEAD_MIN || s->produced >= READ_AHEAD_MIN);
 }
 
@@ -297,6 +300,13 @@ void
 rm_instream_skip (rm_instream_t *s, size_t n)
 {
     rm_instream_advance (s, n);
+}
+
+void
+rm_instream_expect_frames (rm_instream_t *s)
+{
+    s->frames = true;
+    s->frame_at = s->offset;
 }
 
 uint64_t rm_instream_offset (const rm_instream_t *s) { return s->offset; }

@@ -40,6 +40,11 @@ struct rm_instream {
     uint8_t *buf;
     size_t cap;
     uint64_t offset;   /* stream offset of win[start] */
+    /* Documents checked ahead by the read-ahead thread: those within
+     * [checked_from, checked_end) need no check on the main thread. */
+    bool frames;         /* rm_instream_expect_frames was called */
+    uint64_t frame_at;   /* where the frame rm_frame_next reads begins */
+    uint64_t checked_from, checked_end;
     uint64_t produced; /* bytes decompressed (or read) without the thread */
     bool eof;
 

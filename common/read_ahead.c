@@ -11,12 +11,23 @@
  *
  * The thread owns the source and codec from its start to its join. A read
  * or codec error ends its chunks: the main thread reports it when the bytes
- * before it are used up, as a stream without a thread would. */
+ * before it are used up, as a stream without a thread would.
+ *
+ * On a stream of documents (rm_instream_expect_frames), when the thread
+ * starts at a document boundary, it also checks each chunk's documents
+ * (rm_bson_check) before handing the chunk over, walking the same lengths
+ * the main thread's framing will walk from the same place: each chunk
+ * carries how far the documents are known good, and rm_frame_next skips
+ * the check below that. At the first document that fails (or a length the
+ * main thread would refuse) the checking stops for good, so the main
+ * thread checks that document itself and reports it as it always has. */
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 
 #include "instream_impl.h"
+#include "remodel/bsoncheck.h"
+#include "remodel/value.h"
 
 #define CHUNK (1u << 20)
 #define HEAD (64u << 10)
@@ -28,6 +39,7 @@ typedef struct chunk {
     uint64_t raw_pos; /* the source's position after them */
     bool last;        /* nothing follows: the end, or failed */
     bool failed;
+    uint64_t checked_end; /* documents up to this stream offset are good */
     bson_error_t err;
     uint8_t mem[];    /* HEAD bytes of room, then CHUNK bytes */
 } chunk_t;
@@ -41,6 +53,12 @@ struct rm_readahead {
     chunk_t *free_list;
     bool stop;
     char *name; /* the thread's copy, for its messages */
+
+    /* The checker (thread side). */
+    bool chk_on;         /* in step with the documents */
+    uint64_t chk_base;   /* stream offset of the next chunk's first byte */
+    uint64_t chk_end;    /* the documents before this offset are good */
+    rm_buf_t chk_carry;  /* a document begun in an earlier chunk */
 
     /* The main thread's side. */
     chunk_t *cur;      /* the chunk the window is in, or NULL (in buf) */
@@ -72,6 +90,86 @@ produce_chunk (rm_instream_t *s, chunk_t *c)
     c->last = eof || c->failed;
 }
 
+/* How many bytes the frame begun in carry takes in all: 4 while its
+ * length is not known (or for a terminator), else the document's length;
+ * 0 for a length the main thread refuses. */
+static size_t
+carry_need (const rm_buf_t *carry)
+{
+    uint32_t len;
+
+    if (carry->len < 4)
+        return 4;
+    memcpy (&len, carry->data, 4);
+    len = BSON_UINT32_FROM_LE (len);
+    if (len == 0xFFFFFFFFu)
+        return 4;
+    if (len < 5 || len > RM_BSON_MAX_OPLOG_SIZE)
+        return 0;
+    return len;
+}
+
+/* One whole frame (a terminator or a document): false if it is not good. */
+static bool
+frame_good (const uint8_t *p, size_t len)
+{
+    rm_bson_fault_t fault;
+    return len == 4 || rm_bson_check (p, len, &fault);
+}
+
+/* Checks the frames in p[0..n), the stream's next bytes, continuing the
+ * frame carried over from the bytes before; ra->chk_end moves past each
+ * good one. */
+static void
+check_bytes (rm_readahead_t *ra, const uint8_t *p, size_t n)
+{
+    uint64_t base = ra->chk_base;
+    size_t i = 0;
+
+    ra->chk_base += n;
+    while (ra->chk_on && ra->chk_carry.len > 0 && i < n) {
+        size_t need = carry_need (&ra->chk_carry), take;
+        if (need == 0) {
+            ra->chk_on = false;
+            break;
+        }
+        take = need - ra->chk_carry.len < n - i ? need - ra->chk_carry.len : n - i;
+        rm_buf_append (&ra->chk_carry, p + i, take);
+        i += take;
+        if (ra->chk_carry.len < need || carry_need (&ra->chk_carry) != need)
+            continue; /* more to come, or only the length is known now */
+        if (!frame_good (ra->chk_carry.data, need)) {
+            ra->chk_on = false;
+            break;
+        }
+        ra->chk_end = base + i;
+        rm_buf_reset (&ra->chk_carry);
+    }
+    while (ra->chk_on && i < n) {
+        uint32_t len;
+        if (n - i < 4) {
+            rm_buf_append (&ra->chk_carry, p + i, n - i);
+            break;
+        }
+        memcpy (&len, p + i, 4);
+        len = BSON_UINT32_FROM_LE (len);
+        if (len == 0xFFFFFFFFu) {
+            len = 4;
+        } else if (len < 5 || len > RM_BSON_MAX_OPLOG_SIZE) {
+            ra->chk_on = false;
+            break;
+        } else if (len > n - i) {
+            rm_buf_append (&ra->chk_carry, p + i, n - i);
+            break;
+        } else if (!frame_good (p + i, len)) {
+            ra->chk_on = false;
+            break;
+        }
+        i += len;
+        ra->chk_end = base + i;
+    }
+}
+
 static void *
 thread_main (void *arg)
 {
@@ -93,6 +191,8 @@ thread_main (void *arg)
         pthread_mutex_unlock (&ra->mu);
 
         produce_chunk (s, c);
+        check_bytes (ra, c->mem + HEAD, c->len);
+        c->checked_end = ra->chk_end;
         last = c->last;
 
         pthread_mutex_lock (&ra->mu);
@@ -114,6 +214,7 @@ ra_free (rm_readahead_t *ra)
 {
     for (int i = 0; i < N_CHUNKS; i++)
         bson_free (ra->all[i]);
+    rm_buf_destroy (&ra->chk_carry);
     bson_free (ra->name);
     pthread_cond_destroy (&ra->cond);
     pthread_mutex_destroy (&ra->mu);
@@ -136,6 +237,17 @@ rm_readahead_start (rm_instream_t *s)
     }
     ra->name = bson_strdup (s->name);
     ra->raw_pos = s->raw_pos;
+    /* The checker can start only where the main thread stands at a
+     * document boundary. The window holds the bytes produced before the
+     * thread (less than the document asked for): the checker takes them
+     * first, and the chunks start after them. */
+    ra->chk_base = s->offset;
+    if (s->frames && s->frame_at == s->offset) {
+        ra->chk_on = true;
+        ra->chk_end = s->offset;
+        s->checked_from = s->offset;
+    }
+    check_bytes (ra, s->win + s->start, s->end - s->start);
     s->ra = ra;
     s->msg_name = ra->name;
     /* Signals stay with the main thread, whose reads they interrupt. */
@@ -166,7 +278,7 @@ release (rm_readahead_t *ra, chunk_t *c)
 /* The next bytes of the stream: the rest of the chunk behind, or the next
  * ready chunk (waiting for it). NULL once the last chunk has been taken. */
 static chunk_t *
-next_chunk (rm_readahead_t *ra, size_t *pos)
+next_chunk (rm_instream_t *s, rm_readahead_t *ra, size_t *pos)
 {
     chunk_t *c;
     if (ra->behind) {
@@ -187,6 +299,7 @@ next_chunk (rm_readahead_t *ra, size_t *pos)
     pthread_mutex_unlock (&ra->mu);
     *pos = HEAD;
     ra->raw_pos = c->raw_pos;
+    s->checked_end = c->checked_end;
     if (c->last) {
         ra->done = true;
         ra->failed = c->failed;
@@ -231,7 +344,7 @@ rm_readahead_fill (rm_instream_t *s, size_t need, bson_error_t *err)
             rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
             return -1;
         }
-        c = next_chunk (ra, &pos);
+        c = next_chunk (s, ra, &pos);
         if (!c) {
             if (ra->failed) {
                 if (err)
@@ -293,6 +406,7 @@ rm_readahead_stop (rm_instream_t *s)
     ra_free (ra);
     s->ra = NULL;
     s->msg_name = s->name;
+    s->checked_end = 0;
     s->win = s->buf; /* the chunks are gone: nothing is in the window */
     s->start = s->end = 0;
 }

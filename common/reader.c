@@ -279,7 +279,9 @@ rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max_len
             break;
         if (f->reason[0] == '\0') /* I/O or decompression: err is set */
             return k;
-        if (f->resumable && r->opts.skip_invalid) {
+        /* Only a collection's documents can be set aside: a bad archive
+         * header, prelude or segment header is the dump's own structure. */
+        if (f->resumable && r->opts.skip_invalid && ns) {
             if (!quarantine (r, f, err))
                 return RM_FRAME_ERROR;
             ns->invalid++;

@@ -78,6 +78,14 @@ typedef struct {
                             (data, len set): reading may go on after it */
 } rm_frame_t;
 
+/* Declares that from the current position on the stream is a sequence of
+ * length-prefixed documents and 0xFFFFFFFF terminators (a mongodump
+ * archive after its magic, a .bson file), read with rm_frame_next. The
+ * read-ahead thread, if one starts at a document boundary, then checks the
+ * documents ahead of the main thread (the second core), and rm_frame_next
+ * does not check them again. */
+void rm_instream_expect_frames (rm_instream_t *s);
+
 /* Reads the next length-prefixed document, checking it fully
  * (rm_bson_check) unless `check` is false. Documents longer than max_len
  * are refused. On RM_FRAME_ERROR, err is set for I/O or decompression

@@ -173,6 +173,12 @@ py "denormalize/summarize properties" "$TD/denorm_props.py" "$T/w" 30
 # equals --memory 1K and --batch byte for byte, whatever the segment order
 py "one-pass properties" "$TD/stream_props.py" "$T/w" 20
 
+# --- documents checked ahead on the read-ahead thread: a big file gives the
+# same outputs, messages and set-aside documents as the same bytes on stdin
+mkdir -p "$T/ca"
+py "check-ahead" "$TD/check_ahead.py" "$T/ca"
+rm -rf "$T/ca"
+
 # --- bucketize / unbucketize: round trips, --memory 1K, fixtures untouched ---
 # (tests/transforms/cases/bucket.json runs with the json cases above)
 py "bucket properties" "$TD/bucket_props.py" "$T/w" 40
