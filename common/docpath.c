@@ -46,6 +46,7 @@
 
 #include "remodel/docpath.h"
 
+#include "bsonwalk.h"
 #include "docbuf.h"
 
 /* MongoDB's kMaxPaddingAllowed: $set pads an array with at most this many
@@ -187,9 +188,7 @@ box_of (const bson_iter_t *it, box_t *b)
     return true;
 }
 
-/* One element of a container, found by walking its bytes (no iterator:
- * edits run on every document of a collection, and libbson's iterator
- * decodes every value it passes). */
+/* One element of a container, found by walking its bytes (bsonwalk.h). */
 typedef struct {
     const uint8_t *in; /* the container's bytes */
     uint32_t in_len;
@@ -200,97 +199,15 @@ typedef struct {
     uint8_t type;
 } hit_t;
 
-static uint32_t
-load_le32 (const uint8_t *p)
+static void
+hit_from (hit_t *h, const box_t *b, const rm_elem_t *e)
 {
-    uint32_t v;
-    memcpy (&v, p, 4);
-    return BSON_UINT32_FROM_LE (v);
-}
-
-/* The size of a value of type t starting at v, where at most room bytes
- * remain before the container's terminator; false if it does not fit or t
- * is no BSON type. Sizes of nested values are read, not checked inside. */
-static bool
-value_size (uint8_t t, const uint8_t *v, uint32_t room, uint32_t *size)
-{
-    const uint8_t *nul;
-    uint64_t n;
-
-    switch (t) {
-    case BSON_TYPE_UNDEFINED: case BSON_TYPE_NULL: case BSON_TYPE_MINKEY: case BSON_TYPE_MAXKEY:
-        n = 0;
-        break;
-    case BSON_TYPE_BOOL:
-        n = 1;
-        break;
-    case BSON_TYPE_INT32:
-        n = 4;
-        break;
-    case BSON_TYPE_DOUBLE: case BSON_TYPE_DATE_TIME: case BSON_TYPE_TIMESTAMP: case BSON_TYPE_INT64:
-        n = 8;
-        break;
-    case BSON_TYPE_OID:
-        n = 12;
-        break;
-    case BSON_TYPE_DECIMAL128:
-        n = 16;
-        break;
-    case BSON_TYPE_UTF8: case BSON_TYPE_CODE: case BSON_TYPE_SYMBOL:
-        n = room < 4 ? 5 + (uint64_t) room : 4 + (uint64_t) load_le32 (v);
-        break;
-    case BSON_TYPE_BINARY:
-        n = room < 4 ? 5 + (uint64_t) room : 5 + (uint64_t) load_le32 (v);
-        break;
-    case BSON_TYPE_DBPOINTER:
-        n = room < 4 ? 5 + (uint64_t) room : 16 + (uint64_t) load_le32 (v);
-        break;
-    case BSON_TYPE_DOCUMENT: case BSON_TYPE_ARRAY: case BSON_TYPE_CODEWSCOPE:
-        n = room < 4 ? 5 + (uint64_t) room : load_le32 (v);
-        break;
-    case BSON_TYPE_REGEX: /* two C strings */
-        nul = memchr (v, 0, room);
-        if (!nul)
-            return false;
-        n = (uint64_t) (nul + 1 - v);
-        nul = memchr (nul + 1, 0, room - (uint32_t) n);
-        if (!nul)
-            return false;
-        n = (uint64_t) (nul + 1 - v);
-        break;
-    default:
-        return false;
-    }
-    if (n > room)
-        return false;
-    *size = (uint32_t) n;
-    return true;
-}
-
-/* Fills h with the element at pos of b; false on bad bytes. */
-static bool
-element_at (const box_t *b, uint32_t pos, hit_t *h)
-{
-    uint32_t last = b->len - 1, size; /* the terminator */
-    const uint8_t *nul;
-
-    if (pos + 1 >= last)
-        return false;
-    /* Keys are short: a plain loop beats a call to memchr. It stops at the
-     * container's terminating NUL at the latest (find_in checked it). */
-    for (nul = b->data + pos + 1; *nul; nul++)
-        ;
-    if (nul == b->data + last)
-        return false;
     h->in = b->data;
     h->in_len = b->len;
-    h->start = pos;
-    h->type = b->data[pos];
-    h->value = (uint32_t) (nul + 1 - b->data);
-    if (!value_size (h->type, nul + 1, last - h->value, &size))
-        return false;
-    h->end = h->value + size;
-    return true;
+    h->start = e->start;
+    h->value = e->value;
+    h->end = e->end;
+    h->type = e->type;
 }
 
 static const char *
@@ -325,25 +242,24 @@ hit_iter (const hit_t *h, bson_iter_t *it)
 static int
 find_in (const box_t *b, const char *name, uint32_t name_len, hit_t *h)
 {
-    uint32_t idx = 0, pos = 4, n = 0;
+    uint32_t idx = 0, n = 0;
     bool by_index = b->is_array && index_loose (name, &idx);
+    rm_walk_t w;
+    rm_elem_t e;
+    int rc;
 
-    if (b->len < 5 || load_le32 (b->data) != b->len || b->data[b->len - 1] != 0)
+    if (!rm_walk_init (&w, b->data, b->len))
         return -1;
-    while (pos < b->len - 1) {
-        if (!element_at (b, pos, h))
-            return -1;
-        if (b->is_array ? by_index && n == idx
-                        : h->value - h->start - 2 == name_len &&
-                              memcmp (hit_key (h), name, name_len) == 0) {
+    while ((rc = rm_walk_next (&w, &e)) > 0) {
+        if (b->is_array ? by_index && n == idx : rm_elem_key_is (&w, &e, name, name_len)) {
+            hit_from (h, b, &e);
             h->count = n;
             return 1;
         }
-        pos = h->end;
         n++;
     }
     h->count = n;
-    return 0;
+    return rc;
 }
 
 /* The first fields named a->parts[0] and b->parts[0] in document d, in one
@@ -352,26 +268,22 @@ find_in (const box_t *b, const char *name, uint32_t name_len, hit_t *h)
 static int
 find_pair (const box_t *d, const rm_path_t *a, const rm_path_t *b, hit_t hits[2])
 {
-    uint32_t pos = 4;
-    int found = 0;
-    hit_t h;
+    int found = 0, rc;
+    rm_walk_t w;
+    rm_elem_t e;
 
-    if (d->len < 5 || load_le32 (d->data) != d->len || d->data[d->len - 1] != 0)
+    if (!rm_walk_init (&w, d->data, d->len))
         return -1;
-    while (pos < d->len - 1 && found != 3) {
-        uint32_t key_len;
-        if (!element_at (d, pos, &h))
+    while (found != 3 && (rc = rm_walk_next (&w, &e)) != 0) {
+        if (rc < 0)
             return -1;
-        key_len = h.value - h.start - 2;
-        if (!(found & 1) && key_len == a->lens[0] && memcmp (hit_key (&h), a->parts[0], key_len) == 0) {
-            hits[0] = h;
+        if (!(found & 1) && rm_elem_key_is (&w, &e, a->parts[0], a->lens[0])) {
+            hit_from (&hits[0], d, &e);
             found |= 1;
-        } else if (!(found & 2) && key_len == b->lens[0] &&
-                   memcmp (hit_key (&h), b->parts[0], key_len) == 0) {
-            hits[1] = h;
+        } else if (!(found & 2) && rm_elem_key_is (&w, &e, b->parts[0], b->lens[0])) {
+            hit_from (&hits[1], d, &e);
             found |= 2;
         }
-        pos = h.end;
     }
     return found;
 }

@@ -5,19 +5,17 @@
  * field `_metaPositions`, which is then dropped), bytes copied as they are. */
 #include <string.h>
 
+#include "bsonwalk.h"
 #include "docbuf.h"
 #include "engine_impl.h"
 
-/* bson_iter_t asks for 128-byte alignment but its sizeof is not a multiple
- * of it, so arrays of it hold misaligned elements: each gets a slot. */
-typedef struct {
-    bson_iter_t it;
-} slot_t;
-
 struct rm_unbucketizer {
     const rm_unbucketize_t *u;
+    size_t *meta_len;      /* strlen of each meta field's name */
+    size_t time_len, as_len;
     rm_buf_t doc;
-    slot_t *meta;          /* the bucket's meta fields */
+    rm_elem_t *meta;       /* the bucket's meta fields */
+    bool *has_meta;
     int32_t *bucket_pos, *pos;
     rm_ens_t *to;
     rm_emit_fn emit;       /* where the readings go */
@@ -27,44 +25,57 @@ typedef rm_unbucketizer_t job_t;
 
 /* An array of n int32 positions into pos. */
 static bool
-read_positions (const bson_iter_t *it, size_t n, int32_t *pos)
+read_positions (const rm_walk_t *in, const rm_elem_t *e, size_t n, int32_t *pos)
 {
-    bson_iter_t a;
+    rm_walk_t a;
+    rm_elem_t x;
     size_t i = 0;
-    if (!BSON_ITER_HOLDS_ARRAY (it) || !bson_iter_recurse (it, &a))
+    int rc;
+
+    if (e->type != BSON_TYPE_ARRAY || !rm_walk_into (&a, in, e))
         return false;
-    while (bson_iter_next (&a)) {
-        if (i == n || !BSON_ITER_HOLDS_INT32 (&a))
+    while ((rc = rm_walk_next (&a, &x)) > 0) {
+        if (i == n || x.type != BSON_TYPE_INT32)
             return false;
-        pos[i++] = bson_iter_int32 (&a);
+        pos[i++] = (int32_t) rm_walk_le32 (a.data + x.value);
     }
-    return i == n;
+    return rc == 0 && i == n;
 }
 
+/* Restores one measurement m of the array walked by arr, in the bucket
+ * walked by bucket. */
 static bool
-restore (job_t *j, const bson_iter_t *m, bson_error_t *err)
+restore (job_t *j, const rm_walk_t *bucket, const rm_walk_t *arr, const rm_elem_t *m,
+         bson_error_t *err)
 {
     const rm_unbucketize_t *u = j->u;
-    bson_iter_t f, last;
+    const char *mkey = rm_elem_key (arr, m);
+    rm_walk_t f;
+    rm_elem_t e, last;
     uint32_t nf = 0, emitted = 0;
     int32_t p = 0;
     bool has_last = false, has_time = false;
     size_t st;
+    int rc;
 
-    if (!BSON_ITER_HOLDS_DOCUMENT (m) || !bson_iter_recurse (m, &f)) {
-        rm_error_set (err, RM_ERR_FORMAT, "measurement %s is not a document", bson_iter_key (m));
+    if (m->type != BSON_TYPE_DOCUMENT || !rm_walk_into (&f, arr, m)) {
+        rm_error_set (err, RM_ERR_FORMAT, "measurement %s is not a document", mkey);
         return false;
     }
-    while (bson_iter_next (&f)) {
-        last = f;
+    while ((rc = rm_walk_next (&f, &e)) > 0) {
+        last = e;
         has_last = true;
         nf++;
     }
+    if (rc < 0) {
+        rm_error_set (err, RM_ERR_FORMAT, "measurement %s is not valid BSON", mkey);
+        return false;
+    }
     memcpy (j->pos, j->bucket_pos, u->n_meta * sizeof *j->pos);
-    if (has_last && !strcmp (bson_iter_key (&last), "_metaPositions")) {
-        if (!read_positions (&last, u->n_meta, j->pos)) {
+    if (has_last && rm_elem_key_is (&f, &last, "_metaPositions", 14)) {
+        if (!read_positions (&f, &last, u->n_meta, j->pos)) {
             rm_error_set (err, RM_ERR_FORMAT, "measurement %s: \"_metaPositions\" is not %zu int32s",
-                          bson_iter_key (m), u->n_meta);
+                          mkey, u->n_meta);
             return false;
         }
         nf--;
@@ -75,21 +86,22 @@ restore (job_t *j, const bson_iter_t *m, bson_error_t *err)
         for (size_t k = 0; ok && k < i; k++)
             ok = j->pos[k] != j->pos[i];
         if (!ok) {
-            rm_error_set (err, RM_ERR_FORMAT, "measurement %s: bad meta position %d",
-                          bson_iter_key (m), (int) j->pos[i]);
+            rm_error_set (err, RM_ERR_FORMAT, "measurement %s: bad meta position %d", mkey,
+                          (int) j->pos[i]);
             return false;
         }
     }
     rm_buf_reset (&j->doc);
     st = rm_docbuf_begin (&j->doc);
-    bson_iter_recurse (m, &f);
+    rm_walk_into (&f, arr, m);
     for (uint32_t i = 0; i <= nf; i++) {
         bool more = true;
         while (more) { /* the meta fields that stood here */
             more = false;
             for (size_t k = 0; k < u->n_meta; k++)
                 if (j->pos[k] == p) {
-                    rm_docbuf_copy (&j->doc, &j->meta[k].it);
+                    const rm_elem_t *x = &j->meta[k];
+                    rm_buf_append (&j->doc, bucket->data + x->start, x->end - x->start);
                     p++;
                     emitted++;
                     more = true;
@@ -97,14 +109,14 @@ restore (job_t *j, const bson_iter_t *m, bson_error_t *err)
         }
         if (i == nf)
             break;
-        bson_iter_next (&f);
-        has_time |= !strcmp (bson_iter_key (&f), u->time_field);
-        rm_docbuf_copy (&j->doc, &f);
+        rm_walk_next (&f, &e);
+        has_time |= rm_elem_key_is (&f, &e, u->time_field, j->time_len);
+        rm_buf_append (&j->doc, f.data + e.start, e.end - e.start);
         p++;
     }
     rm_docbuf_end (&j->doc, st);
     if (emitted != u->n_meta || !has_time) {
-        rm_error_set (err, RM_ERR_FORMAT, "measurement %s: %s", bson_iter_key (m),
+        rm_error_set (err, RM_ERR_FORMAT, "measurement %s: %s", mkey,
                       has_time ? "bad meta positions" : "no time field");
         return false;
     }
@@ -116,34 +128,41 @@ static bool
 one_bucket (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     const rm_unbucketize_t *u = j->u;
-    bson_t b;
-    bson_iter_t it, arr, m;
+    rm_walk_t w, arr;
+    rm_elem_t e, arr_e, m;
     bool has_pos = false, has_arr = false;
+    int rc;
 
-    for (size_t k = 0; k < u->n_meta; k++)
-        memset (&j->meta[k].it, 0, sizeof j->meta[k].it);
-    bson_init_static (&b, doc, len);
-    bson_iter_init (&it, &b);
-    while (bson_iter_next (&it)) {
-        const char *k = bson_iter_key (&it);
+    memset (j->has_meta, 0, u->n_meta * sizeof *j->has_meta);
+    if (!rm_walk_init (&w, doc, len)) {
+        rm_error_set (err, RM_ERR_FORMAT, "the bucket is not valid BSON");
+        return false;
+    }
+    while ((rc = rm_walk_next (&w, &e)) > 0) {
         for (size_t i = 0; i < u->n_meta; i++)
-            if (!j->meta[i].it.raw && !strcmp (k, u->meta[i]))
-                j->meta[i].it = it;
-        if (!has_pos && !strcmp (k, "metaPositions")) {
-            if (!read_positions (&it, u->n_meta, j->bucket_pos)) {
+            if (!j->has_meta[i] && rm_elem_key_is (&w, &e, u->meta[i], j->meta_len[i])) {
+                j->meta[i] = e;
+                j->has_meta[i] = true;
+            }
+        if (!has_pos && rm_elem_key_is (&w, &e, "metaPositions", 13)) {
+            if (!read_positions (&w, &e, u->n_meta, j->bucket_pos)) {
                 rm_error_set (err, RM_ERR_FORMAT, "\"metaPositions\" is not an array of %zu int32s",
                               u->n_meta);
                 return false;
             }
             has_pos = true;
         }
-        if (!has_arr && !strcmp (k, u->as)) {
-            arr = it;
+        if (!has_arr && rm_elem_key_is (&w, &e, u->as, j->as_len)) {
+            arr_e = e;
             has_arr = true;
         }
     }
+    if (rc < 0) {
+        rm_error_set (err, RM_ERR_FORMAT, "the bucket is not valid BSON");
+        return false;
+    }
     for (size_t i = 0; i < u->n_meta; i++)
-        if (!j->meta[i].it.raw) {
+        if (!j->has_meta[i]) {
             rm_error_set (err, RM_ERR_FORMAT, "the bucket has no meta field \"%s\"", u->meta[i]);
             return false;
         }
@@ -151,13 +170,17 @@ one_bucket (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
         rm_error_set (err, RM_ERR_FORMAT, "the bucket has no \"metaPositions\"");
         return false;
     }
-    if (!has_arr || !BSON_ITER_HOLDS_ARRAY (&arr) || !bson_iter_recurse (&arr, &m)) {
+    if (!has_arr || arr_e.type != BSON_TYPE_ARRAY || !rm_walk_into (&arr, &w, &arr_e)) {
         rm_error_set (err, RM_ERR_FORMAT, "the bucket has no array \"%s\"", u->as);
         return false;
     }
-    while (bson_iter_next (&m))
-        if (!restore (j, &m, err))
+    while ((rc = rm_walk_next (&arr, &m)) > 0)
+        if (!restore (j, &w, &arr, &m, err))
             return false;
+    if (rc < 0) {
+        rm_error_set (err, RM_ERR_FORMAT, "the array \"%s\" is not valid BSON", u->as);
+        return false;
+    }
     return true;
 }
 
@@ -170,9 +193,15 @@ rm_unbucketizer_new (const rm_step_t *s, rm_ens_t *to)
     j->u = u;
     j->to = to;
     rm_buf_init (&j->doc);
-    j->meta = bson_aligned_alloc0 (BSON_ALIGNOF (slot_t), u->n_meta * sizeof (slot_t));
-    j->bucket_pos = bson_malloc0 (u->n_meta * sizeof *j->bucket_pos);
-    j->pos = bson_malloc0 (u->n_meta * sizeof *j->pos);
+    j->meta = bson_malloc0 ((u->n_meta + 1) * sizeof *j->meta);
+    j->has_meta = bson_malloc0 ((u->n_meta + 1) * sizeof *j->has_meta);
+    j->meta_len = bson_malloc0 ((u->n_meta + 1) * sizeof *j->meta_len);
+    for (size_t i = 0; i < u->n_meta; i++)
+        j->meta_len[i] = strlen (u->meta[i]);
+    j->time_len = strlen (u->time_field);
+    j->as_len = strlen (u->as);
+    j->bucket_pos = bson_malloc0 ((u->n_meta + 1) * sizeof *j->bucket_pos);
+    j->pos = bson_malloc0 ((u->n_meta + 1) * sizeof *j->pos);
     return j;
 }
 
@@ -183,6 +212,8 @@ rm_unbucketizer_destroy (rm_unbucketizer_t *j)
         return;
     rm_buf_destroy (&j->doc);
     bson_free (j->meta);
+    bson_free (j->has_meta);
+    bson_free (j->meta_len);
     bson_free (j->bucket_pos);
     bson_free (j->pos);
     bson_free (j);

@@ -1031,7 +1031,8 @@ random_doc (bson_t *b, uint64_t *rng, int depth)
             BSON_APPEND_INT32 (b, k, (int32_t) (t_xorshift (rng) % 100));
             break;
         case 1:
-            BSON_APPEND_UTF8 (b, k, t_xorshift (rng) % 2 ? "text" : "");
+            /* lengths given: libbson reads a 1-byte "" past its end */
+            bson_append_utf8 (b, k, -1, "text", t_xorshift (rng) % 2 ? 4 : 0);
             break;
         case 2:
             if (depth < 2) {

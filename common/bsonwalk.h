@@ -1,0 +1,162 @@
+/* Walking the elements of a BSON document (or array) over its raw bytes.
+ *
+ * libbson's iterator decodes each value it passes and is called once per
+ * element; the per-document steps (field edits, $lookup paths, unbucketize)
+ * only need where each element's key and value lie, so they walk here,
+ * inline. Every size is bounded by the container, so bad bytes give -1
+ * rather than a read out of bounds, but nested values are not checked:
+ * documents are checked once when read (rm_bson_check). */
+#ifndef REMODEL_BSONWALK_H
+#define REMODEL_BSONWALK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <bson/bson.h>
+
+typedef struct {
+    const uint8_t *data; /* the container, length prefix included */
+    uint32_t len;
+    uint32_t pos;        /* the next element's type byte */
+} rm_walk_t;
+
+typedef struct {
+    uint8_t type;
+    uint32_t start;      /* offsets in the container: the type byte, */
+    uint32_t value;      /* the value, */
+    uint32_t end;        /* and just past it */
+} rm_elem_t;
+
+static inline uint32_t
+rm_walk_le32 (const uint8_t *p)
+{
+    uint32_t v;
+    memcpy (&v, p, 4);
+    return BSON_UINT32_FROM_LE (v);
+}
+
+/* Starts a walk of the container data[0..len): false unless its length
+ * prefix says len and it ends with its terminating NUL. */
+static inline bool
+rm_walk_init (rm_walk_t *w, const uint8_t *data, uint32_t len)
+{
+    w->data = data;
+    w->len = len;
+    w->pos = 4;
+    return len >= 5 && rm_walk_le32 (data) == len && data[len - 1] == 0;
+}
+
+/* The size of a value of type t at v with room bytes left before the
+ * container's terminator; false if it does not fit or t is no type. */
+static inline bool
+rm_walk_value_size (uint8_t t, const uint8_t *v, uint32_t room, uint32_t *size)
+{
+    const uint8_t *nul;
+    uint64_t n;
+
+    switch (t) {
+    case BSON_TYPE_UNDEFINED: case BSON_TYPE_NULL: case BSON_TYPE_MINKEY: case BSON_TYPE_MAXKEY:
+        n = 0;
+        break;
+    case BSON_TYPE_BOOL:
+        n = 1;
+        break;
+    case BSON_TYPE_INT32:
+        n = 4;
+        break;
+    case BSON_TYPE_DOUBLE: case BSON_TYPE_DATE_TIME: case BSON_TYPE_TIMESTAMP: case BSON_TYPE_INT64:
+        n = 8;
+        break;
+    case BSON_TYPE_OID:
+        n = 12;
+        break;
+    case BSON_TYPE_DECIMAL128:
+        n = 16;
+        break;
+    case BSON_TYPE_UTF8: case BSON_TYPE_CODE: case BSON_TYPE_SYMBOL:
+        n = room < 4 ? (uint64_t) room + 1 : 4 + (uint64_t) rm_walk_le32 (v);
+        break;
+    case BSON_TYPE_BINARY:
+        n = room < 4 ? (uint64_t) room + 1 : 5 + (uint64_t) rm_walk_le32 (v);
+        break;
+    case BSON_TYPE_DBPOINTER:
+        n = room < 4 ? (uint64_t) room + 1 : 16 + (uint64_t) rm_walk_le32 (v);
+        break;
+    case BSON_TYPE_DOCUMENT: case BSON_TYPE_ARRAY: case BSON_TYPE_CODEWSCOPE:
+        n = room < 4 ? (uint64_t) room + 1 : rm_walk_le32 (v);
+        break;
+    case BSON_TYPE_REGEX: /* two C strings */
+        nul = memchr (v, 0, room);
+        if (!nul)
+            return false;
+        n = (uint64_t) (nul + 1 - v);
+        nul = memchr (nul + 1, 0, room - (uint32_t) n);
+        if (!nul)
+            return false;
+        n = (uint64_t) (nul + 1 - v);
+        break;
+    default:
+        return false;
+    }
+    if (n > room)
+        return false;
+    *size = (uint32_t) n;
+    return true;
+}
+
+/* The next element: 1, 0 at the end, -1 on bad bytes. */
+static inline int
+rm_walk_next (rm_walk_t *w, rm_elem_t *e)
+{
+    const uint8_t *d = w->data, *nul;
+    uint32_t last = w->len - 1, size; /* the terminator */
+
+    if (w->pos >= last)
+        return 0;
+    /* Keys are short: a plain loop beats a call to memchr. It stops at the
+     * container's terminating NUL at the latest (rm_walk_init saw it). */
+    for (nul = d + w->pos + 1; *nul; nul++)
+        ;
+    if (nul == d + last)
+        return -1;
+    e->type = d[w->pos];
+    e->start = w->pos;
+    e->value = (uint32_t) (nul + 1 - d);
+    if (!rm_walk_value_size (e->type, nul + 1, last - e->value, &size))
+        return -1;
+    e->end = e->value + size;
+    w->pos = e->end;
+    return 1;
+}
+
+static inline const char *
+rm_elem_key (const rm_walk_t *w, const rm_elem_t *e)
+{
+    return (const char *) w->data + e->start + 1;
+}
+
+static inline uint32_t
+rm_elem_key_len (const rm_elem_t *e)
+{
+    return e->value - e->start - 2;
+}
+
+/* Whether the element's key is name (name_len bytes). */
+static inline bool
+rm_elem_key_is (const rm_walk_t *w, const rm_elem_t *e, const char *name, size_t name_len)
+{
+    return rm_elem_key_len (e) == name_len && memcmp (rm_elem_key (w, e), name, name_len) == 0;
+}
+
+/* A walk of the value of a document or array element; false if it is
+ * neither, or its bytes are bad. */
+static inline bool
+rm_walk_into (rm_walk_t *child, const rm_walk_t *w, const rm_elem_t *e)
+{
+    if (e->type != BSON_TYPE_DOCUMENT && e->type != BSON_TYPE_ARRAY)
+        return false;
+    return rm_walk_init (child, w->data + e->value, e->end - e->value);
+}
+
+#endif
