@@ -601,26 +601,29 @@ test_good_documents (void)
     }
 }
 
+/* Sequences at the edges of UTF-8: valid, overlong, surrogates, above
+ * U+10FFFF, bytes that never occur, truncated, cut by ASCII. */
+static const struct {
+    const char *s;
+    bool valid;
+} seqs[] = {
+    {"\x7f", true},           {"\xc2\x80", true},         {"\xdf\xbf", true},
+    {"\xe0\xa0\x80", true},   {"\xed\x9f\xbf", true},     {"\xee\x80\x80", true},
+    {"\xef\xbf\xbf", true},   {"\xf0\x90\x80\x80", true}, {"\xf4\x8f\xbf\xbf", true},
+    {"\xc0\x80", false},      {"\xc0\xaf", false},        {"\xc1\xbf", false},
+    {"\xe0\x80\x80", false},  {"\xe0\x9f\xbf", false},    {"\xed\xa0\x80", false},
+    {"\xed\xbf\xbf", false},  {"\xf0\x80\x80\x80", false}, {"\xf0\x8f\xbf\xbf", false},
+    {"\xf4\x90\x80\x80", false}, {"\xf5\x80\x80\x80", false}, {"\xf8\x88\x80\x80\x80", false},
+    {"\xfe", false},          {"\xff", false},            {"\x80", false},
+    {"\xbf", false},          {"\xc2", false},            {"\xe0\xa0", false},
+    {"\xf0\x90\x80", false},  {"\xc2\x41", false},        {"\xe1\x80\x41", false},
+};
+
 /* UTF-8 edge sequences inside a string value, against libbson's own
  * bson_utf8_validate (NULs allowed): the same verdict but for C0 80. */
 static void
 test_utf8_sequences (void)
 {
-    static const struct {
-        const char *s;
-        bool valid;
-    } seqs[] = {
-        {"\x7f", true},           {"\xc2\x80", true},         {"\xdf\xbf", true},
-        {"\xe0\xa0\x80", true},   {"\xed\x9f\xbf", true},     {"\xee\x80\x80", true},
-        {"\xef\xbf\xbf", true},   {"\xf0\x90\x80\x80", true}, {"\xf4\x8f\xbf\xbf", true},
-        {"\xc0\x80", false},      {"\xc0\xaf", false},        {"\xc1\xbf", false},
-        {"\xe0\x80\x80", false},  {"\xe0\x9f\xbf", false},    {"\xed\xa0\x80", false},
-        {"\xed\xbf\xbf", false},  {"\xf0\x80\x80\x80", false}, {"\xf0\x8f\xbf\xbf", false},
-        {"\xf4\x90\x80\x80", false}, {"\xf5\x80\x80\x80", false}, {"\xf8\x88\x80\x80\x80", false},
-        {"\xfe", false},          {"\xff", false},            {"\x80", false},
-        {"\xbf", false},          {"\xc2", false},            {"\xe0\xa0", false},
-        {"\xf0\x90\x80", false},  {"\xc2\x41", false},        {"\xe1\x80\x41", false},
-    };
     for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
         /* at the start, in the middle and at the end of a long ASCII run,
          * so both the word-at-a-time path and the byte tail see it */
@@ -831,6 +834,25 @@ typedef struct {
     size_t cases, valid, differ, by_gap[N_GAPS], bad;
 } tally_t;
 
+/* The scans of every instruction set the machine has (the scalar ones
+ * everywhere) must give rm_bson_check's verdict, reason and offset. */
+static bool
+same_on_every_isa (const uint8_t *d, size_t len, bool ok, const rm_bson_fault_t *f)
+{
+    bool same = true;
+    for (int isa = RM_BSON_ISA_SCALAR; isa <= RM_BSON_ISA_BEST; isa++) {
+        rm_bson_fault_t g;
+        bool o = rm_bson_check_isa (d, len, &g, (rm_bson_isa_t) isa);
+        if (o != ok || (!ok && (g.offset != f->offset || strcmp (g.reason, f->reason) != 0))) {
+            fprintf (stderr, "  isa %d: %s at %zu, default: %s at %zu\n", isa,
+                     o ? "valid" : g.reason, o ? 0 : g.offset, ok ? "valid" : f->reason,
+                     ok ? 0 : f->offset);
+            same = false;
+        }
+    }
+    return same;
+}
+
 static void
 compare (const uint8_t *in, size_t len, tally_t *t)
 {
@@ -841,7 +863,7 @@ compare (const uint8_t *in, size_t len, tally_t *t)
     bool ok = rm_bson_check (d, len, &f);
     bool ref = ref_doc (d, len, 0, &gaps);
     bool lb = libbson_ok (d, len);
-    bool fine = ok == ref;
+    bool fine = ok == ref && same_on_every_isa (d, len, ok, &f);
 
     t->cases++;
     t->valid += ok;
