@@ -17,9 +17,10 @@
  * that byte at the latest and never reads past the container.
  *
  * The scans over keys and text come in a portable version (8 bytes at a
- * time) and, on x86-64, in 16- and 32-byte windows of SSE2, or AVX2 where
- * the CPU has it; rm_bson_check_isa picks one, and the tests hold every
- * one to the same verdict, reason and offset. */
+ * time) and, on x86-64, in 16- and 32-byte windows of SSE2 with a DFA for
+ * text that is not ASCII, the long runs with AVX2 and BMI2 where the CPU
+ * has them; rm_bson_check_isa picks one, and the tests hold every one to
+ * the same verdict, reason and offset. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -221,26 +222,30 @@ stop16 (const uint8_t *p, const uint8_t *tail)
                one, _mm_loadu_si128 ((const __m128i *) (const void *) tail))) >> (p - tail);
 }
 
-/* Bit i set if byte p[i] is >= 0x80, for the 32 bytes from p. */
+/* Bit i set if byte p[i] is >= 0x80, for the 16 bytes from p. */
+static inline uint32_t
+high16_at (const uint8_t *p)
+{
+    return (uint32_t) _mm_movemask_epi8 (_mm_loadu_si128 ((const __m128i *) (const void *) p));
+}
+
+/* The same for the 32 bytes from p. */
 static inline uint32_t
 high32_at (const uint8_t *p)
 {
-    return (uint32_t) _mm_movemask_epi8 (_mm_loadu_si128 ((const __m128i *) (const void *) p)) |
-           (uint32_t) _mm_movemask_epi8 (
-               _mm_loadu_si128 ((const __m128i *) (const void *) (p + 16))) << 16;
+    return high16_at (p) | high16_at (p + 16) << 16;
 }
 
-static inline __attribute__ ((target ("avx2"))) uint32_t
-high32_at_avx2 (const uint8_t *p)
+/* Skips 32-byte blocks of ASCII while more than 32 bytes are left before
+ * lim: the bulk of long strings, out of line, so that the walk itself
+ * stays the same code on every x86-64. */
+static __attribute__ ((target ("avx2"), noinline)) const uint8_t *
+ascii_blocks_avx2 (const uint8_t *p, const uint8_t *lim)
 {
-    return (uint32_t) _mm256_movemask_epi8 (
-        _mm256_loadu_si256 ((const __m256i *) (const void *) p));
-}
-
-INLINE uint32_t
-high32_isa (const uint8_t *p, int isa)
-{
-    return isa == RM_BSON_ISA_AVX2 ? high32_at_avx2 (p) : high32_at (p);
+    while (lim - p > 32 &&
+           !_mm256_movemask_epi8 (_mm256_loadu_si256 ((const __m256i *) (const void *) p)))
+        p += 32;
+    return p;
 }
 
 /* The first byte >= 0x80 in [p, lim), or lim; *lim is 0x00 and inside
@@ -256,33 +261,128 @@ skip_ascii (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32, int isa
 
     if (__builtin_expect (n <= 32, 1)) {
         if (__builtin_expect (p <= tail32, 1))
-            m = high32_isa (p, isa);
+            m = high32_at (p);
         else
-            m = high32_isa (tail32, isa) >> (p - tail32);
+            m = high32_at (tail32) >> (p - tail32);
         m &= (uint32_t) ((1ull << n) - 1);
         return m ? p + __builtin_ctz (m) : lim;
     }
+    if (isa == RM_BSON_ISA_AVX2 && n > 128) {
+        p = ascii_blocks_avx2 (p, lim);
+        n = (size_t) (lim - p);
+    }
     for (; n > 32; p += 32, n -= 32)
-        if ((m = high32_isa (p, isa)))
+        if ((m = high32_at (p)))
             return p + __builtin_ctz (m);
-    m = high32_isa (lim - 32, isa) >> (32 - n);
+    m = high32_at (lim - 32) >> (32 - n);
     return m ? p + __builtin_ctz (m) : lim;
 }
 
-/* utf8_value_scalar with 32-byte scans over ASCII. */
+/* Text that is not ASCII goes through a DFA with no branch per byte: in
+ * text mixing 1-, 2- and 3-byte characters, utf8_seq's branches on the
+ * lead byte are a coin toss each. Each state is a shift, a multiple of 6;
+ * the row of a byte holds, at bits [s, s + 6), the state after that byte
+ * in state s, so a step is one load (independent of the state) and one
+ * shift. The states: at a character boundary (ACC); owing 1, 2 or 3
+ * continuation bytes (C1-C3); after E0, ED, F0 or F4, whose second byte
+ * has a narrower range (Unicode's table 3-7); and ERR, which stays. */
+enum { ACC = 0, C1 = 6, C2 = 12, C3 = 18, SE0 = 24, SED = 30, SF0 = 36, SF4 = 42, ERR = 48 };
+
+#define ROW(acc, c1, c2, c3, e0, ed, f0, f4)                                                 \
+    ((uint64_t) (acc) << ACC | (uint64_t) (c1) << C1 | (uint64_t) (c2) << C2 |               \
+     (uint64_t) (c3) << C3 | (uint64_t) (e0) << SE0 | (uint64_t) (ed) << SED |               \
+     (uint64_t) (f0) << SF0 | (uint64_t) (f4) << SF4 | (uint64_t) ERR << ERR)
+#define LEAD(next) ROW (next, ERR, ERR, ERR, ERR, ERR, ERR, ERR)
+
+static const uint64_t utf8_rows[256] = {
+    [0x00 ... 0x7F] = LEAD (ACC),
+    [0x80 ... 0x8F] = ROW (ERR, ACC, C1, C2, ERR, C1, ERR, C2),
+    [0x90 ... 0x9F] = ROW (ERR, ACC, C1, C2, ERR, C1, C2, ERR),
+    [0xA0 ... 0xBF] = ROW (ERR, ACC, C1, C2, C1, ERR, C2, ERR),
+    [0xC0 ... 0xC1] = LEAD (ERR), /* overlong */
+    [0xC2 ... 0xDF] = LEAD (C1),
+    [0xE0] = LEAD (SE0),
+    [0xE1 ... 0xEC] = LEAD (C2),
+    [0xED] = LEAD (SED),
+    [0xEE ... 0xEF] = LEAD (C2),
+    [0xF0] = LEAD (SF0),
+    [0xF1 ... 0xF3] = LEAD (C3),
+    [0xF4] = LEAD (SF4),
+    [0xF5 ... 0xFF] = LEAD (ERR), /* above U+10FFFF */
+};
+
+/* The first byte of the first invalid sequence in [p, lim), which starts
+ * at a character boundary: where the DFA found a fault, utf8_seq gives
+ * its place. */
+static const uint8_t *
+first_bad (const uint8_t *p, const uint8_t *lim)
+{
+    while (p < lim) {
+        size_t n = *p < 0x80 ? 1 : utf8_seq (p);
+        if (!n)
+            return p;
+        p += n;
+    }
+    return NULL; /* not reached: the DFA and utf8_seq agree */
+}
+
+/* Runs the DFA from p (a byte >= 0x80), 16 bytes at a time, to lim or to
+ * a character boundary followed by 16 bytes of ASCII, and returns that
+ * place; NULL if the text is not UTF-8. Out of line: most strings never
+ * get here. */
+INLINE const uint8_t *
+text_run_body (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32)
+{
+    const uint8_t *tail = tail32 + 16;
+    uint64_t s = ACC;
+
+    for (;;) {
+        if (lim - p >= 16) {
+            /* unrolled: the shifts are the only chain */
+#pragma GCC unroll 16
+            for (size_t i = 0; i < 16; i++)
+                s = utf8_rows[p[i]] >> (s & 63);
+            p += 16;
+        } else {
+            while (p < lim)
+                s = utf8_rows[*p++] >> (s & 63);
+        }
+        if (p == lim || (s & 63) == ERR)
+            break;
+        if ((s & 63) == ACC && !(p <= tail ? high16_at (p) : high16_at (tail) >> (p - tail)))
+            break;
+    }
+    return (s & 63) == ACC ? p : NULL;
+}
+
+static __attribute__ ((noinline)) const uint8_t *
+text_run (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32)
+{
+    return text_run_body (p, lim, tail32);
+}
+
+/* With BMI2 a shift by a register is one cycle (shrx). */
+static __attribute__ ((target ("bmi2"), noinline)) const uint8_t *
+text_run_bmi2 (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32)
+{
+    return text_run_body (p, lim, tail32);
+}
+
+/* utf8_value_scalar with 32-byte scans over ASCII and the DFA over the
+ * rest. */
 INLINE const uint8_t *
 utf8_value_x86 (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32, int isa)
 {
     for (;;) {
-        size_t n;
+        const uint8_t *run;
+
         if ((p = skip_ascii (p, lim, tail32, isa)) == lim)
             return NULL;
-        /* Non-ASCII text: stay here while it lasts (*lim is 0x00). */
-        do {
-            if (!(n = utf8_seq (p)))
-                return p;
-            p += n;
-        } while (*p >= 0x80);
+        run = p;
+        p = isa == RM_BSON_ISA_AVX2 ? text_run_bmi2 (p, lim, tail32)
+                                    : text_run (p, lim, tail32);
+        if (!p)
+            return first_bad (run, lim);
     }
 }
 
@@ -294,7 +394,7 @@ utf8_value_x86 (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32, int
 INLINE const uint8_t *
 key_end (const uint8_t *p, unsigned m)
 {
-    switch (__builtin_ctz (m)) {
+    switch (__builtin_ctz (m) & 15) { /* the & drops the range check */
     case 0: return p;
     case 1: return p + 1;
     case 2: return p + 2;
@@ -618,8 +718,6 @@ walk (const uint8_t *doc, size_t len, rm_bson_fault_t *f, int isa)
             break;
         case 0x06: /* undefined (deprecated) */
         case 0x0A: /* null */
-        case 0x7F: /* max key */
-        case 0xFF: /* min key */
             p = v;
             break;
         case 0x08: /* bool */
@@ -768,6 +866,11 @@ walk (const uint8_t *doc, size_t len, rm_bson_fault_t *f, int isa)
         }
 
         default:
+            /* Out here, the jump table of the switch spans 0x01-0x13. */
+            if (t == 0x7F || t == 0xFF) { /* max key, min key */
+                p = v;
+                break;
+            }
             return FAIL (el, key, "unknown element type 0x%02x for field " F, t);
         }
         continue;
@@ -793,7 +896,10 @@ check_sse2 (const uint8_t *doc, size_t len, rm_bson_fault_t *f)
     return walk (doc, len, f, RM_BSON_ISA_SSE2);
 }
 
-static __attribute__ ((target ("avx2"))) bool
+/* The walk of check_sse2, compiled alike (an AVX2 build of all of it ran
+ * slower), but long ASCII goes to ascii_blocks_avx2 and non-ASCII text to
+ * text_run_bmi2. */
+static bool
 check_avx2 (const uint8_t *doc, size_t len, rm_bson_fault_t *f)
 {
     return walk (doc, len, f, RM_BSON_ISA_AVX2);
@@ -805,7 +911,8 @@ rm_bson_check_isa (const uint8_t *doc, size_t len, rm_bson_fault_t *f, rm_bson_i
 {
 #ifdef HAVE_X86
     if (len >= 32) {
-        if (isa >= RM_BSON_ISA_AVX2 && __builtin_cpu_supports ("avx2"))
+        if (isa >= RM_BSON_ISA_AVX2 && __builtin_cpu_supports ("avx2") &&
+            __builtin_cpu_supports ("bmi2"))
             return check_avx2 (doc, len, f);
         if (isa >= RM_BSON_ISA_SSE2)
             return check_sse2 (doc, len, f);

@@ -22,7 +22,7 @@ bool rm_bson_check (const uint8_t *doc, size_t len, rm_bson_fault_t *fault);
 typedef enum {
     RM_BSON_ISA_SCALAR, /* portable, 8 bytes at a time */
     RM_BSON_ISA_SSE2,   /* x86-64: 16- and 32-byte windows */
-    RM_BSON_ISA_AVX2,   /* the 32-byte windows in one load */
+    RM_BSON_ISA_AVX2,   /* and AVX2 and BMI2 for long text */
     RM_BSON_ISA_BEST = RM_BSON_ISA_AVX2
 } rm_bson_isa_t;
 
