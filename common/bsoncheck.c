@@ -236,45 +236,51 @@ high32_at (const uint8_t *p)
     return high16_at (p) | high16_at (p + 16) << 16;
 }
 
-/* Skips 32-byte blocks of ASCII while more than 32 bytes are left before
- * lim: the bulk of long strings, out of line, so that the walk itself
- * stays the same code on every x86-64. */
-static __attribute__ ((target ("avx2"), noinline)) const uint8_t *
-ascii_blocks_avx2 (const uint8_t *p, const uint8_t *lim)
+/* skip_ascii for more than 32 bytes: 32 at a time, then the window
+ * ending at lim. Out of line, as is everything that few strings need: a
+ * call inside the walk's loop would cost every string register moves. */
+static __attribute__ ((noinline)) const uint8_t *
+ascii_long (const uint8_t *p, const uint8_t *lim)
 {
-    while (lim - p > 32 &&
-           !_mm256_movemask_epi8 (_mm256_loadu_si256 ((const __m256i *) (const void *) p)))
-        p += 32;
-    return p;
+    uint32_t m;
+    for (; lim - p > 32; p += 32)
+        if ((m = high32_at (p)))
+            return p + __builtin_ctz (m);
+    m = high32_at (lim - 32) >> (32 - (lim - p));
+    return m ? p + __builtin_ctz (m) : lim;
+}
+
+static __attribute__ ((target ("avx2"), noinline)) const uint8_t *
+ascii_long_avx2 (const uint8_t *p, const uint8_t *lim)
+{
+    uint32_t m;
+    for (; lim - p > 32; p += 32)
+        if ((m = (uint32_t) _mm256_movemask_epi8 (
+                 _mm256_loadu_si256 ((const __m256i *) (const void *) p))))
+            return p + __builtin_ctz (m);
+    m = (uint32_t) _mm256_movemask_epi8 (
+            _mm256_loadu_si256 ((const __m256i *) (const void *) (lim - 32))) >>
+        (32 - (lim - p));
+    return m ? p + __builtin_ctz (m) : lim;
 }
 
 /* The first byte >= 0x80 in [p, lim), or lim; *lim is 0x00 and inside
  * the document, whose last 32-byte window is tail32. Nearly every string
  * is at most 32 bytes: one window for those, masked to the length, with
- * no loop and no branch on the length to mispredict. Longer ones go 32
- * bytes at a time and end with the window ending at lim. */
+ * no loop and no branch on the length to mispredict. */
 INLINE const uint8_t *
 skip_ascii (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32, int isa)
 {
     size_t n = (size_t) (lim - p);
     uint32_t m;
 
-    if (__builtin_expect (n <= 32, 1)) {
-        if (__builtin_expect (p <= tail32, 1))
-            m = high32_at (p);
-        else
-            m = high32_at (tail32) >> (p - tail32);
-        m &= (uint32_t) ((1ull << n) - 1);
-        return m ? p + __builtin_ctz (m) : lim;
-    }
-    if (isa == RM_BSON_ISA_AVX2 && n > 128) {
-        p = ascii_blocks_avx2 (p, lim);
-        n = (size_t) (lim - p);
-    }
-    for (; n > 32; p += 32, n -= 32)
-        if ((m = high32_at (p)))
-            return p + __builtin_ctz (m);
-    m = high32_at (lim - 32) >> (32 - n);
+    if (__builtin_expect (n > 32, 0))
+        return isa == RM_BSON_ISA_AVX2 ? ascii_long_avx2 (p, lim) : ascii_long (p, lim);
+    if (__builtin_expect (p <= tail32, 1))
+        m = high32_at (p);
+    else
+        m = high32_at (tail32) >> (p - tail32);
+    m &= (uint32_t) ((1ull << n) - 1);
     return m ? p + __builtin_ctz (m) : lim;
 }
 
@@ -328,10 +334,9 @@ first_bad (const uint8_t *p, const uint8_t *lim)
 
 /* Runs the DFA from p (a byte >= 0x80), 16 bytes at a time, to lim or to
  * a character boundary followed by 16 bytes of ASCII, and returns that
- * place; NULL if the text is not UTF-8. Out of line: most strings never
- * get here. */
+ * place; NULL if the text is not UTF-8. */
 INLINE const uint8_t *
-text_run_body (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32)
+dfa_run (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32)
 {
     const uint8_t *tail = tail32 + 16;
     uint64_t s = ACC;
@@ -355,35 +360,42 @@ text_run_body (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32)
     return (s & 63) == ACC ? p : NULL;
 }
 
-static __attribute__ ((noinline)) const uint8_t *
-text_run (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32)
+/* The rest of a text from its first byte >= 0x80: the DFA and ASCII
+ * scans by turns. Returns NULL if valid, else the first bad byte. */
+INLINE const uint8_t *
+text_rest (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32, int isa)
 {
-    return text_run_body (p, lim, tail32);
+    for (;;) {
+        const uint8_t *run = p;
+        if (!(p = dfa_run (p, lim, tail32)))
+            return first_bad (run, lim);
+        if (p == lim || (p = skip_ascii (p, lim, tail32, isa)) == lim)
+            return NULL;
+    }
+}
+
+static __attribute__ ((noinline)) const uint8_t *
+text_rest_sse2 (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32)
+{
+    return text_rest (p, lim, tail32, RM_BSON_ISA_SSE2);
 }
 
 /* With BMI2 a shift by a register is one cycle (shrx). */
 static __attribute__ ((target ("bmi2"), noinline)) const uint8_t *
-text_run_bmi2 (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32)
+text_rest_bmi2 (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32)
 {
-    return text_run_body (p, lim, tail32);
+    return text_rest (p, lim, tail32, RM_BSON_ISA_AVX2);
 }
 
 /* utf8_value_scalar with 32-byte scans over ASCII and the DFA over the
- * rest. */
+ * rest, out of line. */
 INLINE const uint8_t *
 utf8_value_x86 (const uint8_t *p, const uint8_t *lim, const uint8_t *tail32, int isa)
 {
-    for (;;) {
-        const uint8_t *run;
-
-        if ((p = skip_ascii (p, lim, tail32, isa)) == lim)
-            return NULL;
-        run = p;
-        p = isa == RM_BSON_ISA_AVX2 ? text_run_bmi2 (p, lim, tail32)
-                                    : text_run (p, lim, tail32);
-        if (!p)
-            return first_bad (run, lim);
-    }
+    if (__builtin_expect ((p = skip_ascii (p, lim, tail32, isa)) == lim, 1))
+        return NULL;
+    return isa == RM_BSON_ISA_AVX2 ? text_rest_bmi2 (p, lim, tail32)
+                                   : text_rest_sse2 (p, lim, tail32);
 }
 
 /* p plus the offset of the 0x00 (lowest set bit of m, below 16). A jump
@@ -897,8 +909,8 @@ check_sse2 (const uint8_t *doc, size_t len, rm_bson_fault_t *f)
 }
 
 /* The walk of check_sse2, compiled alike (an AVX2 build of all of it ran
- * slower), but long ASCII goes to ascii_blocks_avx2 and non-ASCII text to
- * text_run_bmi2. */
+ * slower), but long ASCII goes to ascii_long_avx2 and non-ASCII text to
+ * text_rest_bmi2. */
 static bool
 check_avx2 (const uint8_t *doc, size_t len, rm_bson_fault_t *f)
 {
