@@ -458,7 +458,7 @@ cstring_x86 (const uint8_t *p, const uint8_t *tail, const uint8_t **bad)
 
 /* The byte scans of one walk: bounds for the loads past a position. */
 typedef struct {
-    const uint8_t *safe8; /* the last 8-byte load (scalar) */
+    const uint8_t *safe8;  /* the last 8-byte load (scalar) */
     const uint8_t *tail;   /* the last 16-byte window (x86) */
     const uint8_t *tail32; /* the last 32-byte window (x86) */
 } reach_t;
