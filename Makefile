@@ -54,6 +54,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libremodel.a $(HEADERS)
 
 unit: $(UNIT_BIN)
 
+# make build/bench_bsoncheck; build/bench_bsoncheck ARCHIVE [ROUNDS]
+$(BUILD)/bench_bsoncheck: tests/bench/bench_bsoncheck.c $(BUILD)/libremodel.a $(HEADERS)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libremodel.a $(LIBS_ALL)
+
 # Everything: unit tests, command-line and fixture tests, peer-tool tests,
 # then the unit and fixture tests again under ASan and UBSan.
 check: all unit

@@ -601,26 +601,29 @@ test_good_documents (void)
     }
 }
 
+/* Sequences at the edges of UTF-8: valid, overlong, surrogates, above
+ * U+10FFFF, bytes that never occur, truncated, cut by ASCII. */
+static const struct {
+    const char *s;
+    bool valid;
+} seqs[] = {
+    {"\x7f", true},           {"\xc2\x80", true},         {"\xdf\xbf", true},
+    {"\xe0\xa0\x80", true},   {"\xed\x9f\xbf", true},     {"\xee\x80\x80", true},
+    {"\xef\xbf\xbf", true},   {"\xf0\x90\x80\x80", true}, {"\xf4\x8f\xbf\xbf", true},
+    {"\xc0\x80", false},      {"\xc0\xaf", false},        {"\xc1\xbf", false},
+    {"\xe0\x80\x80", false},  {"\xe0\x9f\xbf", false},    {"\xed\xa0\x80", false},
+    {"\xed\xbf\xbf", false},  {"\xf0\x80\x80\x80", false}, {"\xf0\x8f\xbf\xbf", false},
+    {"\xf4\x90\x80\x80", false}, {"\xf5\x80\x80\x80", false}, {"\xf8\x88\x80\x80\x80", false},
+    {"\xfe", false},          {"\xff", false},            {"\x80", false},
+    {"\xbf", false},          {"\xc2", false},            {"\xe0\xa0", false},
+    {"\xf0\x90\x80", false},  {"\xc2\x41", false},        {"\xe1\x80\x41", false},
+};
+
 /* UTF-8 edge sequences inside a string value, against libbson's own
  * bson_utf8_validate (NULs allowed): the same verdict but for C0 80. */
 static void
 test_utf8_sequences (void)
 {
-    static const struct {
-        const char *s;
-        bool valid;
-    } seqs[] = {
-        {"\x7f", true},           {"\xc2\x80", true},         {"\xdf\xbf", true},
-        {"\xe0\xa0\x80", true},   {"\xed\x9f\xbf", true},     {"\xee\x80\x80", true},
-        {"\xef\xbf\xbf", true},   {"\xf0\x90\x80\x80", true}, {"\xf4\x8f\xbf\xbf", true},
-        {"\xc0\x80", false},      {"\xc0\xaf", false},        {"\xc1\xbf", false},
-        {"\xe0\x80\x80", false},  {"\xe0\x9f\xbf", false},    {"\xed\xa0\x80", false},
-        {"\xed\xbf\xbf", false},  {"\xf0\x80\x80\x80", false}, {"\xf0\x8f\xbf\xbf", false},
-        {"\xf4\x90\x80\x80", false}, {"\xf5\x80\x80\x80", false}, {"\xf8\x88\x80\x80\x80", false},
-        {"\xfe", false},          {"\xff", false},            {"\x80", false},
-        {"\xbf", false},          {"\xc2", false},            {"\xe0\xa0", false},
-        {"\xf0\x90\x80", false},  {"\xc2\x41", false},        {"\xe1\x80\x41", false},
-    };
     for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
         /* at the start, in the middle and at the end of a long ASCII run,
          * so both the word-at-a-time path and the byte tail see it */
@@ -831,6 +834,25 @@ typedef struct {
     size_t cases, valid, differ, by_gap[N_GAPS], bad;
 } tally_t;
 
+/* The scans of every instruction set the machine has (the scalar ones
+ * everywhere) must give rm_bson_check's verdict, reason and offset. */
+static bool
+same_on_every_isa (const uint8_t *d, size_t len, bool ok, const rm_bson_fault_t *f)
+{
+    bool same = true;
+    for (int isa = RM_BSON_ISA_SCALAR; isa <= RM_BSON_ISA_BEST; isa++) {
+        rm_bson_fault_t g;
+        bool o = rm_bson_check_isa (d, len, &g, (rm_bson_isa_t) isa);
+        if (o != ok || (!ok && (g.offset != f->offset || strcmp (g.reason, f->reason) != 0))) {
+            fprintf (stderr, "  isa %d: %s at %zu, default: %s at %zu\n", isa,
+                     o ? "valid" : g.reason, o ? 0 : g.offset, ok ? "valid" : f->reason,
+                     ok ? 0 : f->offset);
+            same = false;
+        }
+    }
+    return same;
+}
+
 static void
 compare (const uint8_t *in, size_t len, tally_t *t)
 {
@@ -841,7 +863,7 @@ compare (const uint8_t *in, size_t len, tally_t *t)
     bool ok = rm_bson_check (d, len, &f);
     bool ref = ref_doc (d, len, 0, &gaps);
     bool lb = libbson_ok (d, len);
-    bool fine = ok == ref;
+    bool fine = ok == ref && same_on_every_isa (d, len, ok, &f);
 
     t->cases++;
     t->valid += ok;
@@ -926,6 +948,35 @@ length_fields (const uint8_t *doc, size_t len, size_t base, size_t *out, size_t 
     return n;
 }
 
+/* Valid documents with long keys and long strings of ASCII and mixed
+ * text, so that mutations land at every place of the scans' windows. */
+static void
+add_text_seeds (void)
+{
+    static const char *const chars[] = {"a", "b", "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80"};
+    char text[400], key[80];
+
+    for (int d = 0; d < 24; d++) {
+        bson_t b;
+        bson_init (&b);
+        for (int e = 0; e < 3; e++) {
+            size_t n = 1 + rnd (d < 12 ? 140 : 330), kn = 1 + rnd (70), i = 0;
+            bool ascii = rnd (2);
+            while (i + 4 < n) {
+                const char *c = chars[ascii ? rnd (2) : rnd (5)];
+                memcpy (text + i, c, strlen (c)), i += strlen (c);
+            }
+            memset (key, 'k', kn), key[kn] = 0;
+            key[rnd (kn)] = (char) ('0' + e);
+            if (e == 2 && !ascii)
+                memcpy (key + kn / 2 - (kn >= 2), "\xc3\xa9", kn >= 2 ? 2 : 0);
+            bson_append_utf8 (&b, key, -1, text, (int) i);
+        }
+        add_seed (bson_get_data (&b), b.len);
+        bson_destroy (&b);
+    }
+}
+
 /* Valid documents with every type, built with libbson. */
 static void
 add_built_seeds (void)
@@ -978,6 +1029,7 @@ add_built_seeds (void)
         bson_destroy (&b);
     }
     bson_destroy (&scope);
+    add_text_seeds ();
 }
 
 static void
@@ -1073,6 +1125,118 @@ test_differential_mutations (void)
     T_CHECK (t.cases > 200000);
 }
 
+/* ---------------------------------------------------------------------
+ * UTF-8 at the edges of the scans' windows and blocks */
+
+/* Fills t[0, n) with text: ASCII (mode 0), or ASCII mixed with NULs and
+ * 2-, 3- and 4-byte characters, a character cut short at the end. */
+static void
+filler (uint8_t *t, size_t n, int mode)
+{
+    static const char *const chars[] = {"a", "Z", "\0", "\xc3\xa9", "\xe4\xb8\xad",
+                                        "\xef\xbf\xbf", "\xf0\x9f\x98\x80"};
+    size_t i = 0;
+    while (i < n) {
+        size_t c = mode == 0 ? 0 : rnd (sizeof chars / sizeof chars[0]);
+        size_t k = c == 2 ? 1 : strlen (chars[c]);
+        memcpy (t + i, chars[c], k < n - i ? k : n - i);
+        i += k;
+    }
+}
+
+/* Puts text t[0, n) into a document as kind 0: a string value, 1: a key,
+ * 2: a regex pattern, 3: a code-with-scope's code; then trail more bytes
+ * (a null element with a long key), so that the text ends at every
+ * distance from the document's end. Returns the offset of the text. */
+static size_t
+text_doc (uint8_t *doc, size_t *len, const uint8_t *t, size_t n, int kind, size_t trail)
+{
+    size_t o = 4, at;
+
+    switch (kind) {
+    case 0:
+    case 3:
+        doc[o++] = kind == 0 ? 0x02 : 0x0F;
+        memcpy (doc + o, "s\0", 2), o += 2;
+        if (kind == 3)
+            put32 (doc + o, (uint32_t) (4 + 4 + n + 1 + 5)), o += 4;
+        put32 (doc + o, (uint32_t) (n + 1)), o += 4;
+        at = o;
+        memcpy (doc + o, t, n), o += n;
+        doc[o++] = 0;
+        if (kind == 3)
+            memcpy (doc + o, "\x05\0\0\0\0", 5), o += 5;
+        break;
+    case 1:
+        doc[o++] = 0x0A;
+        at = o;
+        memcpy (doc + o, t, n), o += n;
+        doc[o++] = 0;
+        break;
+    default:
+        doc[o++] = 0x0B;
+        memcpy (doc + o, "r\0", 2), o += 2;
+        at = o;
+        memcpy (doc + o, t, n), o += n;
+        doc[o++] = 0;
+        memcpy (doc + o, "i\0", 2), o += 2;
+        break;
+    }
+    if (trail) {
+        doc[o++] = 0x0A;
+        memset (doc + o, 'k', trail - 1), o += trail - 1;
+        doc[o++] = 0;
+    }
+    doc[o++] = 0;
+    put32 (doc, (uint32_t) o);
+    *len = o;
+    return at;
+}
+
+/* Every sequence above at every position of texts whose lengths straddle
+ * 16, 32, 64 and 128 bytes (cut short where it runs past the end), in
+ * values, keys, regexes and code, in ASCII or in mixed text, at several
+ * distances from the document's end: every instruction set's scans, the
+ * strict reference and libbson give the same verdicts, and in ASCII a
+ * bad sequence is reported where it starts. */
+static void
+test_utf8_boundaries (void)
+{
+    static const size_t lens[] = {1,  2,  3,  5,  7,  8,  9,  15, 16, 17, 18, 19, 20,
+                                  30, 31, 32, 33, 34, 35, 47, 48, 49, 62, 63, 64, 65,
+                                  66, 67, 95, 96, 97, 126, 127, 128, 129, 130, 131};
+    static const size_t trails[] = {0, 3, 17, 40};
+    static uint8_t doc[512];
+    uint8_t t[160];
+    tally_t tally = {0};
+    size_t offsets = 0;
+
+    rng_state = 1234;
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        size_t n = lens[li];
+        for (size_t at = 0; at < n; at++) {
+            for (size_t c = 0; c < 4 * sizeof seqs / sizeof seqs[0]; c++) {
+                size_t i = c / 4, k = strlen (seqs[i].s), len, base;
+                int kind = (int) (c % 4), mode = (int) ((at + c) % 3 == 0);
+                size_t trail = trails[(at + i) % 4];
+                filler (t, n, mode);
+                memcpy (t + at, seqs[i].s, k < n - at ? k : n - at);
+                base = text_doc (doc, &len, t, n, kind, trail);
+                compare (doc, len, &tally);
+                /* in ASCII, the first bad byte is the sequence's start */
+                if (mode == 0 && !(seqs[i].valid && k <= n - at)) {
+                    rm_bson_fault_t f;
+                    T_CHECK (!rm_bson_check (doc, len, &f) && f.offset == base + at);
+                    offsets++;
+                }
+            }
+        }
+    }
+    report ("UTF-8 at window edges", &tally);
+    printf ("  %zu bad-sequence offsets checked\n", offsets);
+    T_CHECK (tally.bad == 0);
+}
+
 static void
 test_differential_random (void)
 {
@@ -1119,5 +1283,6 @@ main (void)
     T_RUN (test_libbson_differences);
     T_RUN (test_differential_mutations);
     T_RUN (test_differential_random);
+    T_RUN (test_utf8_boundaries);
     return t_done ();
 }
