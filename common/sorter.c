@@ -1,22 +1,27 @@
 /* External stable sort of (key, value) records in bounded memory.
  *
  * Records are copied into large arenas (no allocation per record) and
- * indexed by 24-byte entries. When the records and their index outgrow the
- * budget, the index is sorted and the run is spilled, as it is, to a
- * registered temporary file. finish spills the last run too, merges
+ * indexed by 24-byte entries. When the records and their index outgrow
+ * half the budget, the run is handed to a thread that sorts the index and
+ * spills the run, as it is, to a registered temporary file, while the next
+ * run fills the other half (the caller's thread goes on parsing, on the
+ * second core, instead of waiting for the sort and the writes). Runs are
+ * listed in the order they were started, each after the one before it is
+ * done. finish spills the last run too (and waits for it), merges
  * neighbouring runs in passes of at most FAN-IN files until one pass is
  * left, and next() pulls that last pass through a binary heap. When
  * nothing was spilled, next() walks the sorted index in place.
  *
  * Memory. The budget counts each record's key and value bytes plus its
- * 24-byte index entry, so a budget of B holds about B / (24 + record size)
- * records: for 16-byte keys and 32-byte values a third of the budget is
- * index. Not counted, on top of it: arena chunks are budget/16 (64 KiB to
- * 4 MiB), so up to one chunk is partly filled and each full one may end
+ * 24-byte index entry, so a run of B/2 holds about B / 2 / (24 + record
+ * size) records: for 16-byte keys and 32-byte values a third of it is
+ * index; the run filling and the run flushing together stay within B.
+ * Not counted, on top of it: arena chunks are budget/16 (64 KiB to 4 MiB),
+ * so up to one chunk per run is partly filled and each full one may end
  * with a few bytes no record fitted in; index capacity beyond the entries
  * in use (reserved by doubling, but pages never touched are not resident);
- * a 256 KiB staging buffer while spilling. A record larger than the budget
- * is still copied in, as a run of its own. The arenas are freed before the
+ * two 256 KiB staging buffers while spilling. A record larger than half
+ * the budget is still copied in, as a run of its own. The arenas are freed before the
  * merge, which then holds a 256 KiB record buffer per open run (it grows to
  * the run's largest record); the fan-in is budget / 1 MiB, kept between 8
  * and 64, so that the readers fit the budget with room to spare (only
@@ -35,6 +40,7 @@
  * without it, summarize and bucketize alike). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -98,7 +104,7 @@ typedef struct {
 } merge_t;
 
 typedef struct { /* one run being written */
-    rm_sorter_t *s;
+    uint8_t *stage; /* STAGE_CAP bytes, the writer's own */
     int fd;
     char *path;
     size_t stage_len, max_record;
@@ -107,8 +113,22 @@ typedef struct { /* one run being written */
 
 typedef enum { ST_ADDING, ST_MEMORY, ST_MERGE, ST_FAILED } state_t;
 
+/* A run sorted and written on a thread of its own while the next one
+ * fills: `run` holds its arenas and index, and just what the sort and the
+ * writer read (cmp, ctx, chunks, idx, n). Paths are created and removed
+ * on the sorter's thread only (rm_tmppath is not thread-safe). */
+typedef struct {
+    struct rm_sorter *run;
+    writer_t w;
+    uint8_t *stage;
+    pthread_t thread;
+    bool busy, ok;
+    bson_error_t error;
+} flush_t;
+
 struct rm_sorter {
     size_t budget, used, fan_in;
+    size_t limit; /* of the run filling: half the budget, the other half may be flushing */
     char *spill_template; /* "TMPDIR/remodel-spill", for rm_tmppath_new */
     rm_key_cmp_fn cmp;
     void *ctx;
@@ -126,6 +146,7 @@ struct rm_sorter {
     size_t n_runs, runs_cap;
     uint8_t *stage; /* records gathered into large writes */
     merge_t merge;
+    flush_t flush;
 
     uint64_t count, spilled_bytes;
     size_t spilled_runs;
@@ -334,7 +355,7 @@ intro_sort (const rm_sorter_t *s, entry_t *v, size_t n, unsigned depth)
 }
 
 static bool
-sort_index (rm_sorter_t *s, bson_error_t *err)
+sort_index (const rm_sorter_t *s, bson_error_t *err)
 {
     unsigned depth = 0;
     for (size_t n = s->n; n > 1; n >>= 1)
@@ -461,9 +482,9 @@ static bool
 writer_open (rm_sorter_t *s, writer_t *w, bson_error_t *err)
 {
     memset (w, 0, sizeof *w);
-    w->s = s;
     if (!s->stage)
         s->stage = bson_malloc (STAGE_CAP);
+    w->stage = s->stage;
     w->path = rm_tmppath_new (s->spill_template);
     w->fd = open (w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (w->fd < 0) {
@@ -491,7 +512,7 @@ writer_flush_stage (writer_t *w, bson_error_t *err)
 {
     size_t n = w->stage_len;
     w->stage_len = 0;
-    return n == 0 || writer_write (w, w->s->stage, n, err);
+    return n == 0 || writer_write (w, w->stage, n, err);
 }
 
 /* Small pieces are gathered into large writes; large ones are written
@@ -501,7 +522,7 @@ writer_bytes (writer_t *w, const uint8_t *p, size_t n, bson_error_t *err)
 {
     if (n <= STAGE_CAP - w->stage_len) {
         if (n)
-            memcpy (w->s->stage + w->stage_len, p, n);
+            memcpy (w->stage + w->stage_len, p, n);
         w->stage_len += n;
         return true;
     }
@@ -509,7 +530,7 @@ writer_bytes (writer_t *w, const uint8_t *p, size_t n, bson_error_t *err)
         return false;
     if (n >= STAGE_CAP / 2)
         return writer_write (w, p, n, err);
-    memcpy (w->s->stage, p, n);
+    memcpy (w->stage, p, n);
     w->stage_len = n;
     return true;
 }
@@ -522,7 +543,7 @@ writer_put (writer_t *w, size_t klen, size_t vlen, const uint8_t *kv, bson_error
     size_t h;
 
     if (HDR_MAX + klen + vlen <= STAGE_CAP - w->stage_len) { /* the common case, one copy */
-        uint8_t *p = w->s->stage + w->stage_len;
+        uint8_t *p = w->stage + w->stage_len;
         h = put_varint (p, (uint32_t) klen);
         h += put_varint (p + h, (uint32_t) vlen);
         memcpy (p + h, kv, klen + vlen);
@@ -583,33 +604,142 @@ run_push (rm_sorter_t *s, const writer_t *w)
     s->n_runs++;
 }
 
-/* Sorts what is buffered, writes it as the next run and empties the arenas. */
+/* Sorts r's index and writes its records to w, then closes w (not
+ * removing its path on error: that is the sorter's thread's to do). */
+static bool
+write_run (const rm_sorter_t *r, writer_t *w, bson_error_t *err)
+{
+    if (!sort_index (r, err))
+        return false;
+    for (size_t i = 0; i < r->n; i++) {
+        const entry_t *e = &r->idx[i];
+        if ((i % CHECK_EVERY == 0 && interrupted (err)) ||
+            !writer_put (w, e->klen, e->vlen, entry_key (r, e), err))
+            return false;
+    }
+    return writer_close (w, err);
+}
+
+static void *
+flush_main (void *arg)
+{
+    flush_t *f = arg;
+    f->ok = write_run (f->run, &f->w, &f->error);
+    if (f->w.fd >= 0)
+        close (f->w.fd);
+    f->w.fd = -1;
+    return NULL;
+}
+
+/* The flushed run's standard chunks go back to the spares. */
+static void
+flush_recycle (rm_sorter_t *s)
+{
+    rm_sorter_t *r = s->flush.run;
+    for (size_t i = 0; r && i < r->n_chunks; i++) {
+        if (r->chunks[i].cap != s->chunk_size) {
+            bson_free (r->chunks[i].data);
+            continue;
+        }
+        s->spare = bson_realloc (s->spare, (s->n_spare + 1) * sizeof *s->spare);
+        s->spare[s->n_spare++] = r->chunks[i].data;
+    }
+    if (r)
+        r->n_chunks = r->n = 0;
+}
+
+/* Waits for the run being flushed, if any, and lists it. */
+static bool
+flush_wait (rm_sorter_t *s, bson_error_t *err)
+{
+    flush_t *f = &s->flush;
+    if (!f->busy)
+        return true;
+    pthread_join (f->thread, NULL);
+    f->busy = false;
+    flush_recycle (s);
+    if (!f->ok) {
+        writer_abort (&f->w);
+        *err = f->error;
+        return false;
+    }
+    run_push (s, &f->w);
+    s->spilled_runs++;
+    s->spilled_bytes += f->w.bytes + TRAILER;
+    return true;
+}
+
+/* Hands what is buffered to a thread that sorts and writes it as the next
+ * run (after the one before it is done: runs stay in insertion order), and
+ * gives the arenas the flushed run's arrays back, empty. */
 static bool
 spill (rm_sorter_t *s, bson_error_t *err)
 {
-    writer_t w;
+    flush_t *f = &s->flush;
+    rm_sorter_t *r;
+    chunk_t *chunks;
+    entry_t *idx;
+    size_t chunks_cap, idx_cap;
 
-    if (interrupted (err) || !sort_index (s, err))
+    if (interrupted (err) || !flush_wait (s, err))
         return false;
-    if (!writer_open (s, &w, err))
+    if (!f->run) {
+        f->run = bson_malloc0 (sizeof *f->run);
+        f->stage = bson_malloc (STAGE_CAP);
+    }
+    if (!writer_open (s, &f->w, err))
         return false;
-    for (size_t i = 0; i < s->n; i++) {
-        const entry_t *e = &s->idx[i];
-        if ((i % CHECK_EVERY == 0 && interrupted (err)) ||
-            !writer_put (&w, e->klen, e->vlen, entry_key (s, e), err)) {
-            writer_abort (&w);
+    f->w.stage = f->stage;
+    r = f->run;
+    chunks = r->chunks;
+    chunks_cap = r->chunks_cap;
+    idx = r->idx;
+    idx_cap = r->idx_cap;
+    r->cmp = s->cmp;
+    r->ctx = s->ctx;
+    r->chunks = s->chunks;
+    r->n_chunks = s->n_chunks;
+    r->chunks_cap = s->chunks_cap;
+    r->idx = s->idx;
+    r->n = s->n;
+    r->idx_cap = s->idx_cap;
+    s->chunks = chunks;
+    s->chunks_cap = chunks_cap;
+    s->idx = idx;
+    s->idx_cap = idx_cap;
+    s->n_chunks = s->n = 0;
+    s->used = 0;
+    f->busy = true;
+    if (pthread_create (&f->thread, NULL, flush_main, f) != 0) {
+        f->busy = false;
+        flush_main (f); /* no thread: here, then */
+        flush_recycle (s);
+        if (!f->ok) {
+            writer_abort (&f->w);
+            *err = f->error;
             return false;
         }
+        run_push (s, &f->w);
+        s->spilled_runs++;
+        s->spilled_bytes += f->w.bytes + TRAILER;
     }
-    if (!writer_close (&w, err)) {
-        writer_abort (&w);
-        return false;
-    }
-    run_push (s, &w);
-    s->spilled_runs++;
-    s->spilled_bytes += w.bytes + TRAILER;
-    arena_reset (s, false);
     return true;
+}
+
+/* Frees the flush's arrays and buffer (after flush_wait). */
+static void
+flush_free (rm_sorter_t *s)
+{
+    rm_sorter_t *r = s->flush.run;
+    if (!r)
+        return;
+    flush_recycle (s);
+    bson_free (r->chunks);
+    bson_free (r->idx);
+    bson_free (r);
+    bson_free (s->flush.stage);
+    s->flush.run = NULL;
+    s->flush.stage = NULL;
 }
 
 /* ---- spill files: reading ---- */
@@ -966,6 +1096,7 @@ rm_sorter_new (size_t memory, const char *tmpdir, rm_key_cmp_fn cmp, void *ctx)
     s->spill_template = bson_strdup_printf ("%s/remodel-spill", dir);
     bson_free (dir);
     s->budget = memory;
+    s->limit = memory / 2;
     s->cmp = cmp;
     s->ctx = ctx;
     s->chunk_size = memory / 16;
@@ -1003,7 +1134,7 @@ rm_sorter_add (rm_sorter_t *s, const void *key, size_t klen, const void *val, si
     cost = rec + sizeof (entry_t);
     /* A record larger than the budget still goes in: alone, as its own run.
      * The chunk numbers must fit the index entries too. */
-    if (s->n > 0 && (s->used >= s->budget || cost > s->budget - s->used ||
+    if (s->n > 0 && (s->used >= s->limit || cost > s->limit - s->used ||
                      s->n_chunks == UINT32_MAX))
         if (!spill (s, &e))
             return fail (s, &e, err);
@@ -1031,22 +1162,36 @@ rm_sorter_add (rm_sorter_t *s, const void *key, size_t klen, const void *val, si
 }
 
 bool
+rm_sorter_sync (rm_sorter_t *s, bson_error_t *err)
+{
+    bson_error_t e;
+
+    if (!usable (s, ST_ADDING, "rm_sorter_sync", err))
+        return false;
+    if (!flush_wait (s, &e))
+        return fail (s, &e, err);
+    return true;
+}
+
+bool
 rm_sorter_finish (rm_sorter_t *s, bson_error_t *err)
 {
     bson_error_t e;
 
     if (!usable (s, ST_ADDING, "rm_sorter_finish", err))
         return false;
-    if (interrupted (&e))
+    if (interrupted (&e) || !flush_wait (s, &e))
         return fail (s, &e, err);
     if (s->n_runs == 0) {
+        flush_free (s);
         if (!sort_index (s, &e))
             return fail (s, &e, err);
         s->state = ST_MEMORY;
         return true;
     }
-    if (s->n > 0 && !spill (s, &e))
+    if (s->n > 0 && (!spill (s, &e) || !flush_wait (s, &e)))
         return fail (s, &e, err);
+    flush_free (s);
     arena_reset (s, true); /* everything is on disk: the memory goes to the readers */
     while (s->n_runs > s->fan_in)
         if (!merge_pass (s, &e))
@@ -1123,6 +1268,12 @@ rm_sorter_destroy (rm_sorter_t *s)
 {
     if (!s)
         return;
+    if (s->flush.busy) {
+        pthread_join (s->flush.thread, NULL);
+        s->flush.busy = false;
+        writer_abort (&s->flush.w);
+    }
+    flush_free (s);
     merge_close (&s->merge);
     for (size_t i = 0; i < s->n_runs; i++)
         if (s->runs[i].path) {

@@ -28,6 +28,10 @@ rm_sorter_t *rm_sorter_new (size_t memory, const char *tmpdir, rm_key_cmp_fn cmp
 bool rm_sorter_add (rm_sorter_t *s, const void *key, size_t klen, const void *val,
                     size_t vlen, bson_error_t *err);
 
+/* Waits for the run being sorted and written in the background, if any:
+ * then every spill file so far is complete (tests damage them). */
+bool rm_sorter_sync (rm_sorter_t *s, bson_error_t *err);
+
 /* No more records: prepares the merge. */
 bool rm_sorter_finish (rm_sorter_t *s, bson_error_t *err);
 

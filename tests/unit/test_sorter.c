@@ -533,6 +533,8 @@ damaged_case (const rec_t *r, size_t n, size_t budget, void (*how) (int fd, off_
     DIR *d;
     int rc = -1, damaged = 0;
 
+    T_CHECK (rm_sorter_sync (s, &err)); /* the last run is whole */
+
     d = opendir (dir);
     while (d && (e = readdir (d))) {
         char path[4096];
