@@ -9,7 +9,8 @@
  * listed in the order they were started, each after the one before it is
  * done. finish spills the last run too (and waits for it), merges
  * neighbouring runs in passes of at most FAN-IN files until one pass is
- * left, and next() pulls that last pass through a binary heap. When
+ * left, and a thread pulls that last pass through a binary heap into
+ * blocks that next() hands out, one block ahead of the caller. When
  * nothing was spilled, next() walks the sorted index in place.
  *
  * Memory. The budget counts each record's key and value bytes plus its
@@ -85,6 +86,7 @@ typedef struct { /* one run read back */
     run_t *run;
     int fd;
     uint64_t unread; /* record bytes still in the file */
+    bool unlink_only; /* at the end, only unlink: the path is forgotten on the sorter's thread */
     uint64_t crc;    /* of the record bytes read so far */
     uint8_t *buf;    /* [pos, len) read, not parsed yet */
     size_t cap, pos, len;
@@ -112,6 +114,34 @@ typedef struct { /* one run being written */
 } writer_t;
 
 typedef enum { ST_ADDING, ST_MEMORY, ST_MERGE, ST_FAILED } state_t;
+
+/* The final merge runs on a thread of its own, a block of records ahead
+ * of the caller, who meanwhile works on the records before (a join builds
+ * its documents while the next ones are merged). Blocks hold records as
+ * [klen: u32][vlen: u32][key][value]; the caller reads one while the other
+ * fills. */
+#define PUMP_CAP ((size_t) 256 << 10)
+
+typedef struct {
+    uint8_t *data;
+    size_t cap, len;
+    bool full; /* filled, not yet read through: the caller's */
+    bool last; /* nothing comes after it */
+} block_t;
+
+typedef struct {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    block_t b[2];
+    bool started, stop;
+    bool failed;        /* with error, set before the last block is full */
+    bson_error_t error;
+    /* the caller's side */
+    int use;            /* the block read */
+    size_t pos;         /* in it */
+    bool holding, ended;
+} pump_t;
 
 /* A run sorted and written on a thread of its own while the next one
  * fills: `run` holds its arenas and index, and just what the sort and the
@@ -147,6 +177,7 @@ struct rm_sorter {
     uint8_t *stage; /* records gathered into large writes */
     merge_t merge;
     flush_t flush;
+    pump_t pump;
 
     uint64_t count, spilled_bytes;
     size_t spilled_runs;
@@ -752,6 +783,10 @@ reader_close (reader_t *r, bool remove)
     if (r->fd >= 0)
         close (r->fd);
     r->fd = -1;
+    if (remove && r->run && r->run->path && r->unlink_only) {
+        unlink (r->run->path); /* the disk back now; rm_sorter_destroy forgets the path */
+        return;
+    }
     if (remove && r->run && r->run->path) { /* read to the end: give the disk back now */
         rm_tmppath_remove (r->run->path);
         bson_free (r->run->path);
@@ -1077,6 +1112,163 @@ merge_pass (rm_sorter_t *s, bson_error_t *err)
     return ok;
 }
 
+/* ---- the final merge, a block ahead ---- */
+
+static void *
+pump_main (void *arg)
+{
+    rm_sorter_t *s = arg;
+    pump_t *p = &s->pump;
+    reader_t *r = NULL;
+    bson_error_t e;
+    int cur = 0, rc = 1;
+    bool have = false; /* r is a record not yet copied */
+
+    for (;;) {
+        block_t *b = &p->b[cur];
+        bool end;
+
+        pthread_mutex_lock (&p->mu);
+        while (b->full && !p->stop)
+            pthread_cond_wait (&p->cv, &p->mu);
+        end = p->stop;
+        pthread_mutex_unlock (&p->mu);
+        if (end)
+            return NULL;
+        b->len = 0;
+        if (interrupted (&e))
+            rc = -1;
+        while (rc > 0) {
+            size_t need;
+            if (!have) {
+                rc = merge_next (s, &s->merge, &r, &e);
+                if (rc <= 0)
+                    break;
+                have = true;
+            }
+            need = 8 + r->klen + r->vlen;
+            if (b->len + need > b->cap) {
+                if (b->len > 0)
+                    break; /* full: r goes first into the next block */
+                b->cap = need;
+                b->data = bson_realloc (b->data, need);
+            }
+            {
+                uint32_t kl = (uint32_t) r->klen, vl = (uint32_t) r->vlen;
+                memcpy (b->data + b->len, &kl, 4);
+                memcpy (b->data + b->len + 4, &vl, 4);
+                memcpy (b->data + b->len + 8, r->key, kl + vl); /* the value follows the key */
+            }
+            b->len += need;
+            have = false;
+        }
+        end = rc <= 0;
+        pthread_mutex_lock (&p->mu);
+        if (rc < 0) {
+            p->failed = true;
+            p->error = e;
+        }
+        b->last = end;
+        b->full = true;
+        pthread_cond_broadcast (&p->cv);
+        pthread_mutex_unlock (&p->mu);
+        if (end)
+            return NULL;
+        cur ^= 1;
+    }
+}
+
+/* Starts the thread on the final merge; false: none, merge here. */
+static bool
+pump_start (rm_sorter_t *s)
+{
+    pump_t *p = &s->pump;
+    memset (p, 0, sizeof *p);
+    for (size_t i = 0; i < s->merge.n; i++)
+        s->merge.src[i].unlink_only = true;
+    for (int i = 0; i < 2; i++) {
+        p->b[i].cap = PUMP_CAP;
+        p->b[i].data = bson_malloc (PUMP_CAP);
+    }
+    pthread_mutex_init (&p->mu, NULL);
+    pthread_cond_init (&p->cv, NULL);
+    if (pthread_create (&p->thread, NULL, pump_main, s) == 0) {
+        p->started = true;
+        return true;
+    }
+    pthread_mutex_destroy (&p->mu);
+    pthread_cond_destroy (&p->cv);
+    for (int i = 0; i < 2; i++)
+        bson_free (p->b[i].data);
+    for (size_t i = 0; i < s->merge.n; i++)
+        s->merge.src[i].unlink_only = false;
+    memset (p, 0, sizeof *p);
+    return false;
+}
+
+/* The next record from the blocks: 1, 0 at the end, -1 on error. */
+static int
+pump_next (rm_sorter_t *s, const uint8_t **key, size_t *klen, const uint8_t **val,
+           size_t *vlen, bson_error_t *err)
+{
+    pump_t *p = &s->pump;
+    block_t *b = &p->b[p->use];
+    uint32_t kl, vl;
+
+    if (!p->ended && (!p->holding || p->pos == b->len)) {
+        if (p->holding && b->last) {
+            p->ended = true;
+        } else {
+            pthread_mutex_lock (&p->mu);
+            if (p->holding) { /* read through: the thread's again */
+                b->full = false;
+                p->use ^= 1;
+                b = &p->b[p->use];
+                pthread_cond_broadcast (&p->cv);
+            }
+            while (!b->full)
+                pthread_cond_wait (&p->cv, &p->mu);
+            pthread_mutex_unlock (&p->mu);
+            p->holding = true;
+            p->pos = 0;
+            p->ended = b->len == 0; /* only the last block can be empty */
+        }
+    }
+    if (p->ended) {
+        if (!p->failed)
+            return 0;
+        *err = p->error;
+        return -1;
+    }
+    memcpy (&kl, b->data + p->pos, 4);
+    memcpy (&vl, b->data + p->pos + 4, 4);
+    *key = b->data + p->pos + 8;
+    *klen = kl;
+    *val = *key + kl;
+    *vlen = vl;
+    p->pos += 8 + (size_t) kl + vl;
+    return 1;
+}
+
+/* Stops the thread (where it is) and frees the blocks. */
+static void
+pump_stop (rm_sorter_t *s)
+{
+    pump_t *p = &s->pump;
+    if (!p->started)
+        return;
+    pthread_mutex_lock (&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast (&p->cv);
+    pthread_mutex_unlock (&p->mu);
+    pthread_join (p->thread, NULL);
+    pthread_mutex_destroy (&p->mu);
+    pthread_cond_destroy (&p->cv);
+    for (int i = 0; i < 2; i++)
+        bson_free (p->b[i].data);
+    memset (p, 0, sizeof *p);
+}
+
 /* ---- the interface ---- */
 
 rm_sorter_t *
@@ -1200,6 +1392,7 @@ rm_sorter_finish (rm_sorter_t *s, bson_error_t *err)
     s->stage = NULL;
     if (!merge_open (s, &s->merge, s->runs, s->n_runs, &e))
         return fail (s, &e, err);
+    pump_start (s);
     s->state = ST_MERGE;
     return true;
 }
@@ -1228,6 +1421,12 @@ rm_sorter_next (rm_sorter_t *s, const uint8_t **key, size_t *klen, const uint8_t
         *val = *key + ent->klen;
         *vlen = ent->vlen;
         return 1;
+    }
+    if (s->pump.started) {
+        rc = pump_next (s, key, klen, val, vlen, &e);
+        if (rc < 0)
+            fail (s, &e, err);
+        return rc;
     }
     rc = merge_next (s, &s->merge, &r, &e);
     if (rc < 0) {
@@ -1274,6 +1473,7 @@ rm_sorter_destroy (rm_sorter_t *s)
         writer_abort (&s->flush.w);
     }
     flush_free (s);
+    pump_stop (s);
     merge_close (&s->merge);
     for (size_t i = 0; i < s->n_runs; i++)
         if (s->runs[i].path) {
