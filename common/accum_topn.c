@@ -18,7 +18,14 @@
  * For $bottomN it means the earliest of tied documents stay: [5(A), 5(B),
  * 5(C)] gives [A, B] for n 2, and [5(A), 5(B), 7(C)] gives [B, C] (the
  * server evicts the earliest of the tied lowest). Results come in sort
- * order, ties in input order. */
+ * order, ties in input order.
+ *
+ * The output is evaluated when the group finishes, for the entries left,
+ * from a copy of their documents (when a document enters, the one it
+ * evicts would have been evaluated for nothing: in a group whose documents
+ * come in sortBy order every one enters). Documents over RAW_MAX bytes are
+ * evaluated as they enter instead, so that n entries never hold n large
+ * documents. */
 #include <string.h>
 
 #include "remodel/docpath.h"
@@ -29,6 +36,8 @@
 
 /* More sort keys than this would be unusual. */
 #define TOPN_MAX_KEYS 32
+/* The largest document an entry keeps a copy of. */
+#define RAW_MAX ((uint32_t) 16 << 10)
 
 struct rm_acc_topn_spec {
     bool bottom;
@@ -170,7 +179,8 @@ fail:
 /* ---- the heap */
 
 typedef struct {
-    bson_t *b; /* {"0": key0, ..., "o": output} */
+    bson_t *b;    /* {"0": key0, ...}, then "o": output when raw is empty */
+    rm_buf_t raw; /* the document, for its output at finish, or empty */
     uint64_t seq;
 } entry_t;
 
@@ -179,6 +189,7 @@ struct rm_acc_topn {
     entry_t *e;     /* a heap: the entry to evict first on top */
     size_t size, cap;
     bson_t *cand;   /* the document being considered */
+    rm_buf_t cand_raw;
     bson_t *scratch;
 };
 
@@ -188,6 +199,7 @@ rm_acc_topn_new (const rm_acc_topn_spec_t *s)
     rm_acc_topn_t *t = bson_malloc0 (sizeof *t);
     t->spec = s;
     t->cand = bson_new ();
+    rm_buf_init (&t->cand_raw);
     t->scratch = bson_new ();
     return t;
 }
@@ -204,11 +216,14 @@ rm_acc_topn_destroy (rm_acc_topn_t *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->cap; i++)
+    for (size_t i = 0; i < t->cap; i++) {
         if (t->e[i].b)
             bson_destroy (t->e[i].b);
+        rm_buf_destroy (&t->e[i].raw);
+    }
     bson_free (t->e);
     bson_destroy (t->cand);
+    rm_buf_destroy (&t->cand_raw);
     bson_destroy (t->scratch);
     bson_free (t);
 }
@@ -330,8 +345,13 @@ rm_acc_topn_add (rm_acc_topn_t *t, const uint8_t *doc, uint32_t len, uint64_t se
         if (s->bottom ? c >= 0 : c <= 0)
             return true;
     }
-    /* The output is evaluated only for documents that enter. */
-    rm_acc_expr_append (s->output, doc, len, t->cand, "o", 1, true);
+    /* The output: at finish from a copy, or now for a large document
+     * (only ever for documents that enter). */
+    rm_buf_reset (&t->cand_raw);
+    if (len <= RAW_MAX)
+        rm_buf_append (&t->cand_raw, doc, len);
+    else
+        rm_acc_expr_append (s->output, doc, len, t->cand, "o", 1, true);
 
     if (full) {
         at = 0;
@@ -340,6 +360,8 @@ rm_acc_topn_add (rm_acc_topn_t *t, const uint8_t *doc, uint32_t len, uint64_t se
             size_t cap = t->cap ? t->cap * 2 : 4;
             t->e = bson_realloc (t->e, cap * sizeof *t->e);
             memset (t->e + t->cap, 0, (cap - t->cap) * sizeof *t->e);
+            for (size_t i = t->cap; i < cap; i++)
+                rm_buf_init (&t->e[i].raw);
             t->cap = cap;
         }
         at = t->size++;
@@ -350,6 +372,11 @@ rm_acc_topn_add (rm_acc_topn_t *t, const uint8_t *doc, uint32_t len, uint64_t se
     t->e[at].b = t->cand;
     t->e[at].seq = seq;
     t->cand = spare ? spare : bson_new ();
+    {
+        rm_buf_t r = t->e[at].raw;
+        t->e[at].raw = t->cand_raw;
+        t->cand_raw = r;
+    }
     if (full)
         sift_down (t, 0, t->size);
     else
@@ -375,8 +402,15 @@ rm_acc_topn_finish (rm_acc_topn_t *t, bson_t *out, const char *name, bson_error_
         char buf[16];
         const char *key;
         size_t kl = bson_uint32_to_string ((uint32_t) i, &key, buf, sizeof buf);
+        const bson_t *src = t->e[at].b;
         bson_iter_t o;
-        if (bson_iter_init_find (&o, t->e[at].b, "o"))
+        if (t->e[at].raw.len) {
+            bson_reinit (t->scratch);
+            rm_acc_expr_append (t->spec->output, t->e[at].raw.data, (uint32_t) t->e[at].raw.len,
+                                t->scratch, "o", 1, true);
+            src = t->scratch;
+        }
+        if (bson_iter_init_find (&o, src, "o"))
             ok = ok && bson_append_iter (&arr, key, (int) kl, &o);
     }
     ok = bson_append_array_end (out, &arr) && ok;

@@ -187,13 +187,33 @@ assemble (job_t *j, bson_error_t *err)
     return ok && j->spec->finish (j->spec->ctx, err);
 }
 
-/* Step 5: `from` keeps the children no parent took (all with keepSource);
- * for a join that only reads `from`, the orphans are just counted. */
+/* Step 5 for a join that only reads `from`: the orphans are the children
+ * less the distinct matched ones, counted without reading `from` again. */
+static bool
+count_orphans (job_t *j, bson_error_t *err)
+{
+    const uint8_t *mk, *mv;
+    size_t mkl, mvl;
+    uint64_t matched = 0, last = 0;
+    int rc;
+
+    while ((rc = rm_sorter_next (j->matched, &mk, &mkl, &mv, &mvl, err)) > 0) {
+        uint64_t seq = rm_get_be64 (mk);
+        matched += matched == 0 || seq != last;
+        last = seq;
+    }
+    if (rc < 0)
+        return false;
+    j->from->stats->orphans += rm_store_count (j->from->store) - matched;
+    return true;
+}
+
+/* Step 5: `from` keeps the children no parent took (all with keepSource). */
 static bool
 leftovers (job_t *j, bson_error_t *err)
 {
-    rm_store_t *next = j->spec->rewrite_from ? rm_engine_store_new (j->e, j->from, err) : NULL;
-    rm_instream_t *in = next || !j->spec->rewrite_from ? rm_store_open (j->from->store, err) : NULL;
+    rm_store_t *next = rm_engine_store_new (j->e, j->from, err);
+    rm_instream_t *in = next ? rm_store_open (j->from->store, err) : NULL;
     const uint8_t *mk = NULL, *mv;
     size_t mkl = 0, mvl;
     int mrc = in ? rm_sorter_next (j->matched, &mk, &mkl, &mv, &mvl, err) : -1;
@@ -249,7 +269,8 @@ rm_join_sort_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     rm_sorter_destroy (j.children);
     rm_sorter_destroy (j.requests);
     j.children = j.requests = NULL;
-    ok = ok && assemble (&j, err) && leftovers (&j, err);
+    ok = ok && assemble (&j, err) &&
+         (spec->rewrite_from ? leftovers (&j, err) : count_orphans (&j, err));
     rm_sorter_destroy (j.children);
     rm_sorter_destroy (j.requests);
     rm_sorter_destroy (j.matches);

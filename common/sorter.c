@@ -1,57 +1,61 @@
 /* External stable sort of (key, value) records in bounded memory.
  *
  * Records are copied into large arenas (no allocation per record) and
- * indexed by 24-byte entries. When the records and their index outgrow the
- * budget, the index is sorted and the run is spilled, zstd-compressed, to
- * a registered temporary file. finish spills the last run too, merges
+ * indexed by 24-byte entries. When the records and their index outgrow
+ * half the budget, the run is handed to a thread that sorts the index and
+ * spills the run, as it is, to a registered temporary file, while the next
+ * run fills the other half (the caller's thread goes on parsing, on the
+ * second core, instead of waiting for the sort and the writes). Runs are
+ * listed in the order they were started, each after the one before it is
+ * done. finish spills the last run too (and waits for it), merges
  * neighbouring runs in passes of at most FAN-IN files until one pass is
- * left, and next() pulls that last pass through a binary heap. When
+ * left, and a thread pulls that last pass through a binary heap into
+ * blocks that next() hands out, one block ahead of the caller. When
  * nothing was spilled, next() walks the sorted index in place.
  *
  * Memory. The budget counts each record's key and value bytes plus its
- * 24-byte index entry, so a budget of B holds about B / (24 + record size)
- * records: for 16-byte keys and 32-byte values a third of the budget is
- * index. Not counted, on top of it: arena chunks are budget/16 (64 KiB to
- * 4 MiB), so up to one chunk is partly filled and each full one may end
+ * 24-byte index entry, so a run of B/2 holds about B / 2 / (24 + record
+ * size) records: for 16-byte keys and 32-byte values a third of it is
+ * index; the run filling and the run flushing together stay within B.
+ * Not counted, on top of it: arena chunks are budget/16 (64 KiB to 4 MiB),
+ * so up to one chunk per run is partly filled and each full one may end
  * with a few bytes no record fitted in; index capacity beyond the entries
  * in use (reserved by doubling, but pages never touched are not resident);
- * the zstd compressor (about 1 MiB at level 1 with a 128 KiB window) and
- * its 256 + 128 KiB buffers while spilling. A record larger than the
- * budget is still copied in, as a run of its own. The arenas are freed
- * before the merge, which then holds about 1 MiB per open run (a decoder
- * with its 128 KiB window, 64 KiB of compressed input and a 256 KiB record
- * buffer that grows to the run's largest record); the fan-in is budget /
- * 1 MiB, kept between 8 and 64, so that the readers fit the budget too
- * (only budgets under 8 MiB are exceeded, by at most 8 MiB). Measured:
- * 10 million 48-byte records with a 64 MiB budget peak at 70 MB RSS.
+ * two 256 KiB staging buffers while spilling. A record larger than half
+ * the budget is still copied in, as a run of its own. The arenas are freed before the
+ * merge, which then holds a 256 KiB record buffer per open run (it grows to
+ * the run's largest record); the fan-in is budget / 1 MiB, kept between 8
+ * and 64, so that the readers fit the budget with room to spare (only
+ * budgets under 2 MiB are exceeded, by at most 2 MiB).
  *
  * Stability. Within a run, ties are broken by where the record sits in the
  * arenas (chunk, then offset), which is insertion order. Across runs, ties
  * go to the earlier run; runs are spilled in insertion order and merge
  * passes only ever merge neighbours, so run order stays insertion order.
  *
- * Spill file format: one zstd frame (with its checksum) of records, each a
- * LEB128 key length, a LEB128 value length, the key, the value. */
+ * Spill file format: records, each a LEB128 key length, a LEB128 value
+ * length, the key, the value; then the CRC-64 of those bytes, 8 bytes
+ * little-endian. Not compressed: spill files live for seconds, mostly in
+ * the page cache, where zstd at level 1 cost far more CPU than the bytes it
+ * saved (a spilled embed at --scale 1200 went from 6.2 to 4.4 s of CPU
+ * without it, summarize and bucketize alike). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <zstd.h>
-
+#include "remodel/crc64.h"
 #include "remodel/sorter.h"
 #include "remodel/tmppath.h"
 
 #define CHUNK_MIN ((size_t) 64 << 10)
 #define CHUNK_MAX ((size_t) 4 << 20)
 #define STAGE_CAP ((size_t) 256 << 10) /* framed records waiting for the compressor */
-#define READ_IN_CAP ((size_t) 64 << 10) /* compressed bytes per read() */
-#define READ_BUF_CAP ((size_t) 256 << 10) /* decompressed records a reader parses */
-/* Level 1: spill files live for seconds, so speed beats ratio. A 128 KiB
- * window keeps each decoder near 600 KiB, which is what bounds a merge. */
-#define SPILL_LEVEL 1
-#define SPILL_WINDOW_LOG 17
+#define READ_BUF_CAP ((size_t) 256 << 10) /* records a reader parses */
+#define TRAILER 8 /* the CRC-64 after the records */
 #define READER_COST ((size_t) 1 << 20)
 #define FAN_IN_MIN 8
 #define FAN_IN_MAX 64
@@ -74,17 +78,17 @@ typedef struct {
 typedef struct {
     char *path; /* NULL once read to the end and removed */
     uint64_t records;
+    uint64_t bytes;    /* of records, without the trailer */
     size_t max_record; /* framed: a damaged length cannot make a reader grow past it */
 } run_t;
 
 typedef struct { /* one run read back */
     run_t *run;
     int fd;
-    ZSTD_DCtx *dctx;
-    uint8_t *in;
-    ZSTD_inBuffer zin;
-    bool eof, frame_done;
-    uint8_t *buf; /* decompressed; [pos, len) not parsed yet */
+    uint64_t unread; /* record bytes still in the file */
+    bool unlink_only; /* at the end, only unlink: the path is forgotten on the sorter's thread */
+    uint64_t crc;    /* of the record bytes read so far */
+    uint8_t *buf;    /* [pos, len) read, not parsed yet */
     size_t cap, pos, len;
     uint64_t left; /* records still to come */
     size_t max_record;
@@ -102,17 +106,59 @@ typedef struct {
 } merge_t;
 
 typedef struct { /* one run being written */
-    rm_sorter_t *s;
+    uint8_t *stage; /* STAGE_CAP bytes, the writer's own */
     int fd;
     char *path;
     size_t stage_len, max_record;
-    uint64_t records, bytes;
+    uint64_t records, bytes, crc;
 } writer_t;
 
 typedef enum { ST_ADDING, ST_MEMORY, ST_MERGE, ST_FAILED } state_t;
 
+/* The final merge runs on a thread of its own, a block of records ahead
+ * of the caller, who meanwhile works on the records before (a join builds
+ * its documents while the next ones are merged). Blocks hold records as
+ * [klen: u32][vlen: u32][key][value]; the caller reads one while the other
+ * fills. */
+#define PUMP_CAP ((size_t) 256 << 10)
+
+typedef struct {
+    uint8_t *data;
+    size_t cap, len;
+    bool full; /* filled, not yet read through: the caller's */
+    bool last; /* nothing comes after it */
+} block_t;
+
+typedef struct {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    block_t b[2];
+    bool started, stop;
+    bool failed;        /* with error, set before the last block is full */
+    bson_error_t error;
+    /* the caller's side */
+    int use;            /* the block read */
+    size_t pos;         /* in it */
+    bool holding, ended;
+} pump_t;
+
+/* A run sorted and written on a thread of its own while the next one
+ * fills: `run` holds its arenas and index, and just what the sort and the
+ * writer read (cmp, ctx, chunks, idx, n). Paths are created and removed
+ * on the sorter's thread only (rm_tmppath is not thread-safe). */
+typedef struct {
+    struct rm_sorter *run;
+    writer_t w;
+    uint8_t *stage;
+    pthread_t thread;
+    bool busy, ok;
+    bson_error_t error;
+} flush_t;
+
 struct rm_sorter {
     size_t budget, used, fan_in;
+    size_t limit; /* of the run filling: half the budget, the other half may be flushing */
     char *spill_template; /* "TMPDIR/remodel-spill", for rm_tmppath_new */
     rm_key_cmp_fn cmp;
     void *ctx;
@@ -128,10 +174,10 @@ struct rm_sorter {
 
     run_t *runs;
     size_t n_runs, runs_cap;
-    ZSTD_CCtx *cctx;
-    uint8_t *stage, *zout;
-    size_t zout_cap;
+    uint8_t *stage; /* records gathered into large writes */
     merge_t merge;
+    flush_t flush;
+    pump_t pump;
 
     uint64_t count, spilled_bytes;
     size_t spilled_runs;
@@ -340,7 +386,7 @@ intro_sort (const rm_sorter_t *s, entry_t *v, size_t n, unsigned depth)
 }
 
 static bool
-sort_index (rm_sorter_t *s, bson_error_t *err)
+sort_index (const rm_sorter_t *s, bson_error_t *err)
 {
     unsigned depth = 0;
     for (size_t n = s->n; n > 1; n >>= 1)
@@ -467,22 +513,9 @@ static bool
 writer_open (rm_sorter_t *s, writer_t *w, bson_error_t *err)
 {
     memset (w, 0, sizeof *w);
-    w->s = s;
-    if (!s->cctx) {
-        s->cctx = ZSTD_createCCtx ();
-        if (!s->cctx) {
-            rm_error_set (err, RM_ERR_NOMEM, "sorter: cannot start zstd");
-            return false;
-        }
-        ZSTD_CCtx_setParameter (s->cctx, ZSTD_c_compressionLevel, SPILL_LEVEL);
-        ZSTD_CCtx_setParameter (s->cctx, ZSTD_c_windowLog, SPILL_WINDOW_LOG);
-        ZSTD_CCtx_setParameter (s->cctx, ZSTD_c_checksumFlag, 1);
+    if (!s->stage)
         s->stage = bson_malloc (STAGE_CAP);
-        s->zout_cap = ZSTD_CStreamOutSize ();
-        s->zout = bson_malloc (s->zout_cap);
-    }
-    /* A frame left half-written by an earlier failure must not leak in. */
-    ZSTD_CCtx_reset (s->cctx, ZSTD_reset_session_only);
+    w->stage = s->stage;
     w->path = rm_tmppath_new (s->spill_template);
     w->fd = open (w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (w->fd < 0) {
@@ -496,23 +529,13 @@ writer_open (rm_sorter_t *s, writer_t *w, bson_error_t *err)
     return true;
 }
 
+/* Record bytes to the file, into the CRC. */
 static bool
-writer_compress (writer_t *w, const void *p, size_t n, ZSTD_EndDirective mode, bson_error_t *err)
+writer_write (writer_t *w, const uint8_t *p, size_t n, bson_error_t *err)
 {
-    ZSTD_inBuffer in = {p, n, 0};
-    for (;;) {
-        ZSTD_outBuffer out = {w->s->zout, w->s->zout_cap, 0};
-        size_t left = ZSTD_compressStream2 (w->s->cctx, &out, &in, mode);
-        if (ZSTD_isError (left)) {
-            rm_error_set (err, RM_ERR_IO, "%s: zstd: %s", w->path, ZSTD_getErrorName (left));
-            return false;
-        }
-        if (out.pos && !write_all (w->fd, w->path, w->s->zout, out.pos, err))
-            return false;
-        w->bytes += out.pos;
-        if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
-            return true;
-    }
+    w->crc = rm_crc64_update (w->crc, p, n);
+    w->bytes += n;
+    return write_all (w->fd, w->path, p, n, err);
 }
 
 static bool
@@ -520,25 +543,25 @@ writer_flush_stage (writer_t *w, bson_error_t *err)
 {
     size_t n = w->stage_len;
     w->stage_len = 0;
-    return n == 0 || writer_compress (w, w->s->stage, n, ZSTD_e_continue, err);
+    return n == 0 || writer_write (w, w->stage, n, err);
 }
 
-/* Small pieces are gathered so the compressor sees large inputs; large
- * ones go to it straight from where they are. */
+/* Small pieces are gathered into large writes; large ones are written
+ * straight from where they are. */
 static bool
 writer_bytes (writer_t *w, const uint8_t *p, size_t n, bson_error_t *err)
 {
     if (n <= STAGE_CAP - w->stage_len) {
         if (n)
-            memcpy (w->s->stage + w->stage_len, p, n);
+            memcpy (w->stage + w->stage_len, p, n);
         w->stage_len += n;
         return true;
     }
     if (!writer_flush_stage (w, err))
         return false;
     if (n >= STAGE_CAP / 2)
-        return writer_compress (w, p, n, ZSTD_e_continue, err);
-    memcpy (w->s->stage, p, n);
+        return writer_write (w, p, n, err);
+    memcpy (w->stage, p, n);
     w->stage_len = n;
     return true;
 }
@@ -551,7 +574,7 @@ writer_put (writer_t *w, size_t klen, size_t vlen, const uint8_t *kv, bson_error
     size_t h;
 
     if (HDR_MAX + klen + vlen <= STAGE_CAP - w->stage_len) { /* the common case, one copy */
-        uint8_t *p = w->s->stage + w->stage_len;
+        uint8_t *p = w->stage + w->stage_len;
         h = put_varint (p, (uint32_t) klen);
         h += put_varint (p + h, (uint32_t) vlen);
         memcpy (p + h, kv, klen + vlen);
@@ -571,7 +594,11 @@ writer_put (writer_t *w, size_t klen, size_t vlen, const uint8_t *kv, bson_error
 static bool
 writer_close (writer_t *w, bson_error_t *err)
 {
-    bool ok = writer_flush_stage (w, err) && writer_compress (w, NULL, 0, ZSTD_e_end, err);
+    uint8_t crc[TRAILER];
+    bool ok = writer_flush_stage (w, err);
+    for (int i = 0; i < TRAILER; i++)
+        crc[i] = (uint8_t) (w->crc >> (8 * i));
+    ok = ok && write_all (w->fd, w->path, crc, TRAILER, err);
     if (close (w->fd) != 0 && ok) { /* NFS and quotas may report ENOSPC only here */
         rm_error_set (err, RM_ERR_IO, "%s: cannot write sort spill file: %s", w->path,
                       strerror (errno));
@@ -603,37 +630,147 @@ run_push (rm_sorter_t *s, const writer_t *w)
     }
     s->runs[s->n_runs].path = w->path;
     s->runs[s->n_runs].records = w->records;
+    s->runs[s->n_runs].bytes = w->bytes;
     s->runs[s->n_runs].max_record = w->max_record;
     s->n_runs++;
 }
 
-/* Sorts what is buffered, writes it as the next run and empties the arenas. */
+/* Sorts r's index and writes its records to w, then closes w (not
+ * removing its path on error: that is the sorter's thread's to do). */
+static bool
+write_run (const rm_sorter_t *r, writer_t *w, bson_error_t *err)
+{
+    if (!sort_index (r, err))
+        return false;
+    for (size_t i = 0; i < r->n; i++) {
+        const entry_t *e = &r->idx[i];
+        if ((i % CHECK_EVERY == 0 && interrupted (err)) ||
+            !writer_put (w, e->klen, e->vlen, entry_key (r, e), err))
+            return false;
+    }
+    return writer_close (w, err);
+}
+
+static void *
+flush_main (void *arg)
+{
+    flush_t *f = arg;
+    f->ok = write_run (f->run, &f->w, &f->error);
+    if (f->w.fd >= 0)
+        close (f->w.fd);
+    f->w.fd = -1;
+    return NULL;
+}
+
+/* The flushed run's standard chunks go back to the spares. */
+static void
+flush_recycle (rm_sorter_t *s)
+{
+    rm_sorter_t *r = s->flush.run;
+    for (size_t i = 0; r && i < r->n_chunks; i++) {
+        if (r->chunks[i].cap != s->chunk_size) {
+            bson_free (r->chunks[i].data);
+            continue;
+        }
+        s->spare = bson_realloc (s->spare, (s->n_spare + 1) * sizeof *s->spare);
+        s->spare[s->n_spare++] = r->chunks[i].data;
+    }
+    if (r)
+        r->n_chunks = r->n = 0;
+}
+
+/* Waits for the run being flushed, if any, and lists it. */
+static bool
+flush_wait (rm_sorter_t *s, bson_error_t *err)
+{
+    flush_t *f = &s->flush;
+    if (!f->busy)
+        return true;
+    pthread_join (f->thread, NULL);
+    f->busy = false;
+    flush_recycle (s);
+    if (!f->ok) {
+        writer_abort (&f->w);
+        *err = f->error;
+        return false;
+    }
+    run_push (s, &f->w);
+    s->spilled_runs++;
+    s->spilled_bytes += f->w.bytes + TRAILER;
+    return true;
+}
+
+/* Hands what is buffered to a thread that sorts and writes it as the next
+ * run (after the one before it is done: runs stay in insertion order), and
+ * gives the arenas the flushed run's arrays back, empty. */
 static bool
 spill (rm_sorter_t *s, bson_error_t *err)
 {
-    writer_t w;
+    flush_t *f = &s->flush;
+    rm_sorter_t *r;
+    chunk_t *chunks;
+    entry_t *idx;
+    size_t chunks_cap, idx_cap;
 
-    if (interrupted (err) || !sort_index (s, err))
+    if (interrupted (err) || !flush_wait (s, err))
         return false;
-    if (!writer_open (s, &w, err))
+    if (!f->run) {
+        f->run = bson_malloc0 (sizeof *f->run);
+        f->stage = bson_malloc (STAGE_CAP);
+    }
+    if (!writer_open (s, &f->w, err))
         return false;
-    for (size_t i = 0; i < s->n; i++) {
-        const entry_t *e = &s->idx[i];
-        if ((i % CHECK_EVERY == 0 && interrupted (err)) ||
-            !writer_put (&w, e->klen, e->vlen, entry_key (s, e), err)) {
-            writer_abort (&w);
+    f->w.stage = f->stage;
+    r = f->run;
+    chunks = r->chunks;
+    chunks_cap = r->chunks_cap;
+    idx = r->idx;
+    idx_cap = r->idx_cap;
+    r->cmp = s->cmp;
+    r->ctx = s->ctx;
+    r->chunks = s->chunks;
+    r->n_chunks = s->n_chunks;
+    r->chunks_cap = s->chunks_cap;
+    r->idx = s->idx;
+    r->n = s->n;
+    r->idx_cap = s->idx_cap;
+    s->chunks = chunks;
+    s->chunks_cap = chunks_cap;
+    s->idx = idx;
+    s->idx_cap = idx_cap;
+    s->n_chunks = s->n = 0;
+    s->used = 0;
+    f->busy = true;
+    if (pthread_create (&f->thread, NULL, flush_main, f) != 0) {
+        f->busy = false;
+        flush_main (f); /* no thread: here, then */
+        flush_recycle (s);
+        if (!f->ok) {
+            writer_abort (&f->w);
+            *err = f->error;
             return false;
         }
+        run_push (s, &f->w);
+        s->spilled_runs++;
+        s->spilled_bytes += f->w.bytes + TRAILER;
     }
-    if (!writer_close (&w, err)) {
-        writer_abort (&w);
-        return false;
-    }
-    run_push (s, &w);
-    s->spilled_runs++;
-    s->spilled_bytes += w.bytes;
-    arena_reset (s, false);
     return true;
+}
+
+/* Frees the flush's arrays and buffer (after flush_wait). */
+static void
+flush_free (rm_sorter_t *s)
+{
+    rm_sorter_t *r = s->flush.run;
+    if (!r)
+        return;
+    flush_recycle (s);
+    bson_free (r->chunks);
+    bson_free (r->idx);
+    bson_free (r);
+    bson_free (s->flush.stage);
+    s->flush.run = NULL;
+    s->flush.stage = NULL;
 }
 
 /* ---- spill files: reading ---- */
@@ -641,47 +778,20 @@ spill (rm_sorter_t *s, bson_error_t *err)
 static void
 reader_close (reader_t *r, bool remove)
 {
-    if (r->dctx)
-        ZSTD_freeDCtx (r->dctx);
-    r->dctx = NULL;
-    bson_free (r->in);
     bson_free (r->buf);
-    r->in = r->buf = NULL;
+    r->buf = NULL;
     if (r->fd >= 0)
         close (r->fd);
     r->fd = -1;
+    if (remove && r->run && r->run->path && r->unlink_only) {
+        unlink (r->run->path); /* the disk back now; rm_sorter_destroy forgets the path */
+        return;
+    }
     if (remove && r->run && r->run->path) { /* read to the end: give the disk back now */
         rm_tmppath_remove (r->run->path);
         bson_free (r->run->path);
         r->run->path = NULL;
     }
-}
-
-static bool
-reader_open (reader_t *r, run_t *run, bson_error_t *err)
-{
-    memset (r, 0, sizeof *r);
-    r->run = run;
-    r->left = run->records;
-    r->max_record = run->max_record;
-    r->fd = open (run->path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0) {
-        rm_error_set (err, RM_ERR_IO, "%s: cannot open sort spill file: %s", run->path,
-                      strerror (errno));
-        return false;
-    }
-    r->dctx = ZSTD_createDCtx ();
-    if (!r->dctx) {
-        rm_error_set (err, RM_ERR_NOMEM, "sorter: cannot start zstd");
-        return false;
-    }
-    /* We wrote these files: a larger window means a damaged one, and
-     * accepting it would break the merge's memory bound. */
-    ZSTD_DCtx_setParameter (r->dctx, ZSTD_d_windowLogMax, SPILL_WINDOW_LOG);
-    r->in = bson_malloc (READ_IN_CAP);
-    r->cap = READ_BUF_CAP;
-    r->buf = bson_malloc (r->cap);
-    return true;
 }
 
 static int
@@ -694,14 +804,61 @@ reader_corrupt (reader_t *r, const char *what, bson_error_t *err)
     return -1;
 }
 
-/* Decompresses until need bytes are unparsed or the run ends; returns the
- * unparsed bytes (fewer than need only at the end), -1 on error. */
+static bool
+reader_open (reader_t *r, run_t *run, bson_error_t *err)
+{
+    struct stat st;
+
+    memset (r, 0, sizeof *r);
+    r->run = run;
+    r->left = run->records;
+    r->unread = run->bytes;
+    r->max_record = run->max_record;
+    r->fd = open (run->path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0 || fstat (r->fd, &st) != 0) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot open sort spill file: %s", run->path,
+                      strerror (errno));
+        return false;
+    }
+    /* A file of another size than was written is damaged: say so before a
+     * record is handed out. */
+    if ((uint64_t) st.st_size != run->bytes + TRAILER) {
+        reader_corrupt (r, (uint64_t) st.st_size < run->bytes + TRAILER ? "truncated"
+                                                                           : "longer than was written",
+                        err);
+        return false;
+    }
+    r->cap = READ_BUF_CAP;
+    r->buf = bson_malloc (r->cap);
+    return true;
+}
+
+/* read(2) of up to len bytes: how many came, 0 at the end, -1 on error. */
+static ssize_t
+reader_read (reader_t *r, uint8_t *p, size_t len, bson_error_t *err)
+{
+    for (;;) {
+        ssize_t n = read (r->fd, p, len);
+        if (n >= 0)
+            return n;
+        if (errno == EINTR && !rm_interrupted)
+            continue;
+        if (!interrupted (err))
+            rm_error_set (err, RM_ERR_IO, "%s: cannot read sort spill file: %s", r->run->path,
+                          strerror (errno));
+        return -1;
+    }
+}
+
+/* Reads until need bytes are unparsed or the records end; returns the
+ * unparsed bytes (fewer than need only at the end), -1 on error. The
+ * trailer is not read here. */
 static ssize_t
 reader_fill (reader_t *r, size_t need, bson_error_t *err)
 {
-    while (r->len - r->pos < need) {
-        ZSTD_outBuffer out;
-        size_t ret;
+    while (r->len - r->pos < need && r->unread > 0) {
+        size_t want;
+        ssize_t n;
 
         if (r->cap - r->pos < need || r->len == r->cap) {
             memmove (r->buf, r->buf + r->pos, r->len - r->pos);
@@ -712,39 +869,41 @@ reader_fill (reader_t *r, size_t need, bson_error_t *err)
                 r->buf = bson_realloc (r->buf, r->cap);
             }
         }
-        if (r->zin.pos == r->zin.size && !r->eof) {
-            ssize_t n;
-            for (;;) {
-                n = read (r->fd, r->in, READ_IN_CAP);
-                if (n >= 0)
-                    break;
-                if (errno == EINTR && !rm_interrupted)
-                    continue;
-                if (!interrupted (err))
-                    rm_error_set (err, RM_ERR_IO, "%s: cannot read sort spill file: %s",
-                                  r->run->path, strerror (errno));
-                return -1;
-            }
-            r->zin.src = r->in;
-            r->zin.size = (size_t) n;
-            r->zin.pos = 0;
-            r->eof = n == 0;
-        }
-        out.dst = r->buf;
-        out.size = r->cap;
-        out.pos = r->len;
-        ret = ZSTD_decompressStream (r->dctx, &out, &r->zin);
-        if (ZSTD_isError (ret))
-            return reader_corrupt (r, ZSTD_getErrorName (ret), err);
-        if (ret == 0) /* the frame is whole and its checksum matched */
-            r->frame_done = true;
-        /* At the end of the file the decoder may still flush what it holds;
-         * no progress then means the data is over. */
-        if (out.pos == r->len && r->eof && r->zin.pos == r->zin.size)
-            break;
-        r->len = out.pos;
+        want = r->cap - r->len;
+        if (want > r->unread)
+            want = (size_t) r->unread;
+        n = reader_read (r, r->buf + r->len, want, err);
+        if (n < 0)
+            return -1;
+        if (n == 0) /* the size was checked at open: shrunk since */
+            return reader_corrupt (r, "truncated", err);
+        r->crc = rm_crc64_update (r->crc, r->buf + r->len, (size_t) n);
+        r->len += (size_t) n;
+        r->unread -= (uint64_t) n;
     }
     return (ssize_t) (r->len - r->pos < need ? r->len - r->pos : need);
+}
+
+/* After the last record: nothing may be left over, and the CRC must match. */
+static int
+reader_end (reader_t *r, bson_error_t *err)
+{
+    uint8_t t[TRAILER];
+    uint64_t crc = 0;
+    ssize_t n;
+
+    if (r->len > r->pos || r->unread > 0)
+        return reader_corrupt (r, "more records than were written", err);
+    n = reader_read (r, t, TRAILER, err);
+    if (n < 0)
+        return -1;
+    if (n < TRAILER)
+        return reader_corrupt (r, "truncated", err);
+    for (int i = 0; i < TRAILER; i++)
+        crc |= (uint64_t) t[i] << (8 * i);
+    if (crc != r->crc)
+        return reader_corrupt (r, "checksum mismatch", err);
+    return 0;
 }
 
 /* 1: the next record is in r->key...; 0: the run is over; -1: error. */
@@ -755,18 +914,8 @@ reader_next (reader_t *r, bson_error_t *err)
     size_t h, hk, need;
     ssize_t avail;
 
-    if (r->left == 0) {
-        /* Read on to the end of the frame, so that the checksum is checked
-         * and nothing is left over. */
-        avail = reader_fill (r, 1, err);
-        if (avail < 0)
-            return -1;
-        if (avail > 0)
-            return reader_corrupt (r, "more records than were written", err);
-        if (!r->frame_done)
-            return reader_corrupt (r, "truncated", err);
-        return 0;
-    }
+    if (r->left == 0)
+        return reader_end (r, err);
     avail = reader_fill (r, HDR_MAX, err);
     if (avail < 0)
         return -1;
@@ -921,6 +1070,7 @@ merge_group (rm_sorter_t *s, run_t *runs, size_t n, run_t *out, bson_error_t *er
     }
     out->path = w.path;
     out->records = w.records;
+    out->bytes = w.bytes;
     out->max_record = w.max_record;
     return true;
 }
@@ -962,6 +1112,163 @@ merge_pass (rm_sorter_t *s, bson_error_t *err)
     return ok;
 }
 
+/* ---- the final merge, a block ahead ---- */
+
+static void *
+pump_main (void *arg)
+{
+    rm_sorter_t *s = arg;
+    pump_t *p = &s->pump;
+    reader_t *r = NULL;
+    bson_error_t e;
+    int cur = 0, rc = 1;
+    bool have = false; /* r is a record not yet copied */
+
+    for (;;) {
+        block_t *b = &p->b[cur];
+        bool end;
+
+        pthread_mutex_lock (&p->mu);
+        while (b->full && !p->stop)
+            pthread_cond_wait (&p->cv, &p->mu);
+        end = p->stop;
+        pthread_mutex_unlock (&p->mu);
+        if (end)
+            return NULL;
+        b->len = 0;
+        if (interrupted (&e))
+            rc = -1;
+        while (rc > 0) {
+            size_t need;
+            if (!have) {
+                rc = merge_next (s, &s->merge, &r, &e);
+                if (rc <= 0)
+                    break;
+                have = true;
+            }
+            need = 8 + r->klen + r->vlen;
+            if (b->len + need > b->cap) {
+                if (b->len > 0)
+                    break; /* full: r goes first into the next block */
+                b->cap = need;
+                b->data = bson_realloc (b->data, need);
+            }
+            {
+                uint32_t kl = (uint32_t) r->klen, vl = (uint32_t) r->vlen;
+                memcpy (b->data + b->len, &kl, 4);
+                memcpy (b->data + b->len + 4, &vl, 4);
+                memcpy (b->data + b->len + 8, r->key, kl + vl); /* the value follows the key */
+            }
+            b->len += need;
+            have = false;
+        }
+        end = rc <= 0;
+        pthread_mutex_lock (&p->mu);
+        if (rc < 0) {
+            p->failed = true;
+            p->error = e;
+        }
+        b->last = end;
+        b->full = true;
+        pthread_cond_broadcast (&p->cv);
+        pthread_mutex_unlock (&p->mu);
+        if (end)
+            return NULL;
+        cur ^= 1;
+    }
+}
+
+/* Starts the thread on the final merge; false: none, merge here. */
+static bool
+pump_start (rm_sorter_t *s)
+{
+    pump_t *p = &s->pump;
+    memset (p, 0, sizeof *p);
+    for (size_t i = 0; i < s->merge.n; i++)
+        s->merge.src[i].unlink_only = true;
+    for (int i = 0; i < 2; i++) {
+        p->b[i].cap = PUMP_CAP;
+        p->b[i].data = bson_malloc (PUMP_CAP);
+    }
+    pthread_mutex_init (&p->mu, NULL);
+    pthread_cond_init (&p->cv, NULL);
+    if (pthread_create (&p->thread, NULL, pump_main, s) == 0) {
+        p->started = true;
+        return true;
+    }
+    pthread_mutex_destroy (&p->mu);
+    pthread_cond_destroy (&p->cv);
+    for (int i = 0; i < 2; i++)
+        bson_free (p->b[i].data);
+    for (size_t i = 0; i < s->merge.n; i++)
+        s->merge.src[i].unlink_only = false;
+    memset (p, 0, sizeof *p);
+    return false;
+}
+
+/* The next record from the blocks: 1, 0 at the end, -1 on error. */
+static int
+pump_next (rm_sorter_t *s, const uint8_t **key, size_t *klen, const uint8_t **val,
+           size_t *vlen, bson_error_t *err)
+{
+    pump_t *p = &s->pump;
+    block_t *b = &p->b[p->use];
+    uint32_t kl, vl;
+
+    if (!p->ended && (!p->holding || p->pos == b->len)) {
+        if (p->holding && b->last) {
+            p->ended = true;
+        } else {
+            pthread_mutex_lock (&p->mu);
+            if (p->holding) { /* read through: the thread's again */
+                b->full = false;
+                p->use ^= 1;
+                b = &p->b[p->use];
+                pthread_cond_broadcast (&p->cv);
+            }
+            while (!b->full)
+                pthread_cond_wait (&p->cv, &p->mu);
+            pthread_mutex_unlock (&p->mu);
+            p->holding = true;
+            p->pos = 0;
+            p->ended = b->len == 0; /* only the last block can be empty */
+        }
+    }
+    if (p->ended) {
+        if (!p->failed)
+            return 0;
+        *err = p->error;
+        return -1;
+    }
+    memcpy (&kl, b->data + p->pos, 4);
+    memcpy (&vl, b->data + p->pos + 4, 4);
+    *key = b->data + p->pos + 8;
+    *klen = kl;
+    *val = *key + kl;
+    *vlen = vl;
+    p->pos += 8 + (size_t) kl + vl;
+    return 1;
+}
+
+/* Stops the thread (where it is) and frees the blocks. */
+static void
+pump_stop (rm_sorter_t *s)
+{
+    pump_t *p = &s->pump;
+    if (!p->started)
+        return;
+    pthread_mutex_lock (&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast (&p->cv);
+    pthread_mutex_unlock (&p->mu);
+    pthread_join (p->thread, NULL);
+    pthread_mutex_destroy (&p->mu);
+    pthread_cond_destroy (&p->cv);
+    for (int i = 0; i < 2; i++)
+        bson_free (p->b[i].data);
+    memset (p, 0, sizeof *p);
+}
+
 /* ---- the interface ---- */
 
 rm_sorter_t *
@@ -981,6 +1288,7 @@ rm_sorter_new (size_t memory, const char *tmpdir, rm_key_cmp_fn cmp, void *ctx)
     s->spill_template = bson_strdup_printf ("%s/remodel-spill", dir);
     bson_free (dir);
     s->budget = memory;
+    s->limit = memory / 2;
     s->cmp = cmp;
     s->ctx = ctx;
     s->chunk_size = memory / 16;
@@ -1018,7 +1326,7 @@ rm_sorter_add (rm_sorter_t *s, const void *key, size_t klen, const void *val, si
     cost = rec + sizeof (entry_t);
     /* A record larger than the budget still goes in: alone, as its own run.
      * The chunk numbers must fit the index entries too. */
-    if (s->n > 0 && (s->used >= s->budget || cost > s->budget - s->used ||
+    if (s->n > 0 && (s->used >= s->limit || cost > s->limit - s->used ||
                      s->n_chunks == UINT32_MAX))
         if (!spill (s, &e))
             return fail (s, &e, err);
@@ -1046,33 +1354,45 @@ rm_sorter_add (rm_sorter_t *s, const void *key, size_t klen, const void *val, si
 }
 
 bool
+rm_sorter_sync (rm_sorter_t *s, bson_error_t *err)
+{
+    bson_error_t e;
+
+    if (!usable (s, ST_ADDING, "rm_sorter_sync", err))
+        return false;
+    if (!flush_wait (s, &e))
+        return fail (s, &e, err);
+    return true;
+}
+
+bool
 rm_sorter_finish (rm_sorter_t *s, bson_error_t *err)
 {
     bson_error_t e;
 
     if (!usable (s, ST_ADDING, "rm_sorter_finish", err))
         return false;
-    if (interrupted (&e))
+    if (interrupted (&e) || !flush_wait (s, &e))
         return fail (s, &e, err);
     if (s->n_runs == 0) {
+        flush_free (s);
         if (!sort_index (s, &e))
             return fail (s, &e, err);
         s->state = ST_MEMORY;
         return true;
     }
-    if (s->n > 0 && !spill (s, &e))
+    if (s->n > 0 && (!spill (s, &e) || !flush_wait (s, &e)))
         return fail (s, &e, err);
+    flush_free (s);
     arena_reset (s, true); /* everything is on disk: the memory goes to the readers */
     while (s->n_runs > s->fan_in)
         if (!merge_pass (s, &e))
             return fail (s, &e, err);
-    ZSTD_freeCCtx (s->cctx);
-    s->cctx = NULL;
     bson_free (s->stage);
-    bson_free (s->zout);
-    s->stage = s->zout = NULL;
+    s->stage = NULL;
     if (!merge_open (s, &s->merge, s->runs, s->n_runs, &e))
         return fail (s, &e, err);
+    pump_start (s);
     s->state = ST_MERGE;
     return true;
 }
@@ -1101,6 +1421,12 @@ rm_sorter_next (rm_sorter_t *s, const uint8_t **key, size_t *klen, const uint8_t
         *val = *key + ent->klen;
         *vlen = ent->vlen;
         return 1;
+    }
+    if (s->pump.started) {
+        rc = pump_next (s, key, klen, val, vlen, &e);
+        if (rc < 0)
+            fail (s, &e, err);
+        return rc;
     }
     rc = merge_next (s, &s->merge, &r, &e);
     if (rc < 0) {
@@ -1141,6 +1467,13 @@ rm_sorter_destroy (rm_sorter_t *s)
 {
     if (!s)
         return;
+    if (s->flush.busy) {
+        pthread_join (s->flush.thread, NULL);
+        s->flush.busy = false;
+        writer_abort (&s->flush.w);
+    }
+    flush_free (s);
+    pump_stop (s);
     merge_close (&s->merge);
     for (size_t i = 0; i < s->n_runs; i++)
         if (s->runs[i].path) {
@@ -1149,9 +1482,7 @@ rm_sorter_destroy (rm_sorter_t *s)
         }
     bson_free (s->runs);
     arena_reset (s, true);
-    ZSTD_freeCCtx (s->cctx);
     bson_free (s->stage);
-    bson_free (s->zout);
     bson_free (s->spill_template);
     bson_free (s);
 }

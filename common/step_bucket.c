@@ -11,6 +11,11 @@
  * compared with rm_value_compare (MongoDB order) by a custom comparator.
  * Equal keys keep input order (the sorter is stable).
  *
+ * The record's value is [scan head][reading]: the head, what scan found
+ * that the bucket needs (each meta field's position, whether the reading
+ * ends with a _metaPositions), so that the reading is not scanned again
+ * when it comes back out.
+ *
  * The sorted records then stream out: a bucket is cut when (meta, window)
  * changes or when it holds maxCount readings, so memory holds one bucket. */
 #include <string.h>
@@ -46,7 +51,7 @@ typedef struct {
     rm_ens_t *from, *to, *bad;
     rm_sorter_t *sorter;
     rm_store_t *buckets, *invalid;
-    rm_buf_t key, mkey, meas, first, doc, hkey;
+    rm_buf_t key, mkey, meas, first, doc, hkey, val;
     scan_t sc;
     int32_t *first_pos;
     uint32_t count;     /* readings in the open bucket */
@@ -171,7 +176,11 @@ feed_one (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
         rm_docbuf_copy_as (&j->key, "", &j->sc.id);
     rm_docbuf_end (&j->key, st);
     j->readings++;
-    return rm_sorter_add (j->sorter, j->key.data, j->key.len, doc, len, err);
+    rm_buf_reset (&j->val);
+    rm_buf_append (&j->val, j->sc.pos, b->n_meta * sizeof *j->sc.pos);
+    rm_buf_append (&j->val, &j->sc.last_is_positions, 1);
+    rm_buf_append (&j->val, doc, len);
+    return rm_sorter_add (j->sorter, j->key.data, j->key.len, j->val.data, j->val.len, err);
 }
 
 /* The end of a key's memcmp part: [len][meta key][window][time]. */
@@ -230,10 +239,21 @@ put_positions (rm_buf_t *b, const char *key, const int32_t *pos, size_t n)
     rm_docbuf_end (b, st);
 }
 
-/* Appends the reading, less its meta fields, to the open bucket's array. */
-static void
-add_measurement (job_t *j, const uint8_t *doc, uint32_t len)
+/* The bytes of a record's value before its reading. */
+static size_t
+head_len (const job_t *j)
 {
+    return j->b->n_meta * sizeof (int32_t) + 1;
+}
+
+/* Appends the reading, less its meta fields, to the open bucket's array:
+ * val is the record's value, [scan head][reading]. */
+static void
+add_measurement (job_t *j, const uint8_t *val, uint32_t vlen)
+{
+    size_t hl = head_len (j);
+    const uint8_t *doc = val + hl;
+    uint32_t len = vlen - (uint32_t) hl;
     const rm_bucketize_t *b = j->b;
     bson_t d;
     bson_iter_t it;
@@ -243,7 +263,8 @@ add_measurement (job_t *j, const uint8_t *doc, uint32_t len)
     int32_t n = 0;
     bool differ = false;
 
-    scan (j, doc, len);
+    memcpy (j->sc.pos, val, hl - 1);
+    j->sc.last_is_positions = val[hl - 1] != 0;
     if (j->count == 0) {
         rm_buf_reset (&j->first);
         rm_buf_append (&j->first, doc, len);
@@ -452,7 +473,7 @@ drain (job_t *j, bson_error_t *err)
         bool same = j->count && j->group.len == gl && !memcmp (j->group.data, k, gl);
         /* A full window continues in further buckets: past maxCount, or
          * when the next reading would take the bucket over 16 MiB. */
-        if (!same || j->count == (uint64_t) j->b->max_count || !fits (j, vl)) {
+        if (!same || j->count == (uint64_t) j->b->max_count || !fits (j, vl - head_len (j))) {
             if (!flush (j, err))
                 return false;
             if (same) {
@@ -488,6 +509,7 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     rm_buf_init (&j.first);
     rm_buf_init (&j.doc);
     rm_buf_init (&j.hkey);
+    rm_buf_init (&j.val);
     rm_buf_init (&j.group);
     bson_init (&j.stats);
     j.sc.meta = bson_aligned_alloc0 (BSON_ALIGNOF (slot_t), b->n_meta * sizeof (slot_t));
@@ -570,6 +592,7 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     rm_buf_destroy (&j.first);
     rm_buf_destroy (&j.doc);
     rm_buf_destroy (&j.hkey);
+    rm_buf_destroy (&j.val);
     rm_buf_destroy (&j.group);
     return ok;
 }

@@ -1,7 +1,7 @@
 /* External sort of (key, value) records in bounded memory: records are
  * kept in memory up to a budget, then sorted runs are spilled to
- * zstd-compressed files under a temporary directory and merged. Used by
- * joins and groupings whose sides do not fit in memory. */
+ * checksummed (uncompressed) files under a temporary directory and merged.
+ * Used by joins and groupings whose sides do not fit in memory. */
 #ifndef REMODEL_SORTER_H
 #define REMODEL_SORTER_H
 
@@ -28,6 +28,10 @@ rm_sorter_t *rm_sorter_new (size_t memory, const char *tmpdir, rm_key_cmp_fn cmp
 bool rm_sorter_add (rm_sorter_t *s, const void *key, size_t klen, const void *val,
                     size_t vlen, bson_error_t *err);
 
+/* Waits for the run being sorted and written in the background, if any:
+ * then every spill file so far is complete (tests damage them). */
+bool rm_sorter_sync (rm_sorter_t *s, bson_error_t *err);
+
 /* No more records: prepares the merge. */
 bool rm_sorter_finish (rm_sorter_t *s, bson_error_t *err);
 
@@ -38,7 +42,7 @@ int rm_sorter_next (rm_sorter_t *s, const uint8_t **key, size_t *klen, const uin
                     size_t *vlen, bson_error_t *err);
 
 uint64_t rm_sorter_count (const rm_sorter_t *s);
-/* How many runs went to disk, and their compressed bytes (0: all in memory). */
+/* How many runs went to disk, and their bytes (0: all in memory). */
 size_t rm_sorter_spilled_runs (const rm_sorter_t *s);
 uint64_t rm_sorter_spilled_bytes (const rm_sorter_t *s);
 

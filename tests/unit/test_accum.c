@@ -538,7 +538,10 @@ test_top_bottom_many (void)
 {
     enum { N = 2000 };
     static ks_t docs[N], sorted[N];
+    static char pad[20000];
     const int64_t ns[] = {1, 2, 7, 100, 1999, 2000, 5000};
+
+    memset (pad, 'x', sizeof pad - 1);
 
     for (int bottom = 0; bottom < 2; bottom++) {
         for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
@@ -572,6 +575,10 @@ test_top_bottom_many (void)
                 docs[i].seq = i;
                 BSON_APPEND_INT32 (&d, "k", docs[i].key);
                 BSON_APPEND_INT32 (&d, "i", (int32_t) i);
+                /* Every third one over 16 KiB: its output is evaluated as
+                 * it enters, the others' at finish. */
+                if (i % 3 == 0)
+                    BSON_APPEND_UTF8 (&d, "pad", pad);
                 T_CHECK (rm_acc_add (a, bson_get_data (&d), d.len, i, &err));
                 bson_destroy (&d);
             }
