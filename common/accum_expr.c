@@ -206,12 +206,10 @@ static pfind_t
 path_find (const rm_path_t *p, size_t from, const uint8_t *doc, uint32_t len, bson_iter_t *out,
            size_t *next)
 {
-    bson_iter_t it, child;
+    bson_iter_t it;
 
-    if (!bson_iter_init_from_data (&it, doc, len))
-        return P_MISSING;
     for (size_t i = from;; i++) {
-        if (!bson_iter_find (&it, p->parts[i]))
+        if (!rm_doc_field (doc, len, p->parts[i], p->lens[i], &it))
             return P_MISSING;
         if (i + 1 == p->n) {
             *out = it;
@@ -222,9 +220,9 @@ path_find (const rm_path_t *p, size_t from, const uint8_t *doc, uint32_t len, bs
             *next = i + 1;
             return P_ARRAY;
         }
-        if (!BSON_ITER_HOLDS_DOCUMENT (&it) || !bson_iter_recurse (&it, &child))
+        if (!BSON_ITER_HOLDS_DOCUMENT (&it))
             return P_MISSING;
-        it = child;
+        bson_iter_document (&it, &len, &doc);
     }
 }
 

@@ -291,6 +291,16 @@ find_pair (const box_t *d, const rm_path_t *a, const rm_path_t *b, hit_t hits[2]
 /* ---------------------------------------------------------------- reading */
 
 bool
+rm_doc_field (const uint8_t *doc, size_t len, const char *name, size_t name_len, bson_iter_t *out)
+{
+    box_t b = {doc, (uint32_t) len, false};
+    hit_t h;
+
+    return doc && len <= INT32_MAX && find_in (&b, name, (uint32_t) name_len, &h) > 0 &&
+           hit_iter (&h, out);
+}
+
+bool
 rm_path_get (const uint8_t *doc, size_t len, const rm_path_t *p, bson_iter_t *out)
 {
     box_t b = {doc, (uint32_t) len, false};
@@ -372,7 +382,7 @@ visit_doc (visit_t *v, const uint8_t *data, size_t len, size_t i)
     bson_iter_t it;
     box_t b;
 
-    if (v->stop || !bson_iter_init_from_data (&it, data, len) || !bson_iter_find (&it, v->p->parts[i]))
+    if (v->stop || !rm_doc_field (data, len, v->p->parts[i], v->p->lens[i], &it))
         return;
     if (i + 1 == v->p->n)
         emit_named (v, &it);

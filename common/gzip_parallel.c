@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "gzip_parallel.h"
+#include "thread.h"
 
 #define BLOCK (1u << 20)
 
@@ -106,7 +107,7 @@ launch (rm_pgzip_t *z, bson_error_t *err)
 {
     job_t *j = filling (z);
     j->running = true;
-    if (pthread_create (&j->thread, NULL, compress_job, j) != 0) {
+    if (rm_thread_start (&j->thread, compress_job, j) != 0) {
         /* No thread to be had: compress here instead. */
         compress_job (j);
         j->running = false;

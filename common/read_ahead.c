@@ -22,10 +22,10 @@
  * main thread would refuse) the checking stops for good, so the main
  * thread checks that document itself and reports it as it always has. */
 #include <pthread.h>
-#include <signal.h>
 #include <string.h>
 
 #include "instream_impl.h"
+#include "thread.h"
 #include "remodel/bsoncheck.h"
 #include "remodel/value.h"
 
@@ -225,8 +225,6 @@ bool
 rm_readahead_start (rm_instream_t *s)
 {
     rm_readahead_t *ra = bson_malloc0 (sizeof *ra);
-    sigset_t all, old;
-    int rc;
 
     pthread_mutex_init (&ra->mu, NULL);
     pthread_cond_init (&ra->cond, NULL);
@@ -250,12 +248,7 @@ rm_readahead_start (rm_instream_t *s)
     check_bytes (ra, s->win + s->start, s->end - s->start);
     s->ra = ra;
     s->msg_name = ra->name;
-    /* Signals stay with the main thread, whose reads they interrupt. */
-    sigfillset (&all);
-    pthread_sigmask (SIG_SETMASK, &all, &old);
-    rc = pthread_create (&ra->thread, NULL, thread_main, s);
-    pthread_sigmask (SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
+    if (rm_thread_start (&ra->thread, thread_main, s) != 0) {
         s->ra = NULL;
         s->msg_name = s->name;
         ra_free (ra);

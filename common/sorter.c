@@ -50,6 +50,7 @@
 #include "remodel/crc64.h"
 #include "remodel/sorter.h"
 #include "remodel/tmppath.h"
+#include "thread.h"
 
 #define CHUNK_MIN ((size_t) 64 << 10)
 #define CHUNK_MAX ((size_t) 4 << 20)
@@ -741,7 +742,7 @@ spill (rm_sorter_t *s, bson_error_t *err)
     s->n_chunks = s->n = 0;
     s->used = 0;
     f->busy = true;
-    if (pthread_create (&f->thread, NULL, flush_main, f) != 0) {
+    if (rm_thread_start (&f->thread, flush_main, f) != 0) {
         f->busy = false;
         flush_main (f); /* no thread: here, then */
         flush_recycle (s);
@@ -1192,7 +1193,7 @@ pump_start (rm_sorter_t *s)
     }
     pthread_mutex_init (&p->mu, NULL);
     pthread_cond_init (&p->cv, NULL);
-    if (pthread_create (&p->thread, NULL, pump_main, s) == 0) {
+    if (rm_thread_start (&p->thread, pump_main, s) == 0) {
         p->started = true;
         return true;
     }

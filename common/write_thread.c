@@ -16,11 +16,11 @@
  * next call; the sink's later buffers are dropped, not written. */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "thread.h"
 #include "write_thread.h"
 
 /* Buffers in flight beyond the one each sink fills: a stream that produces
@@ -143,17 +143,11 @@ thread_main (void *arg)
     return NULL;
 }
 
-/* With wt.mu held. The thread inherits a mask that blocks every signal. */
+/* With wt.mu held. */
 static bool
 start_thread (void)
 {
-    sigset_t all, old;
-    int rc;
-    sigfillset (&all);
-    pthread_sigmask (SIG_SETMASK, &all, &old);
-    rc = pthread_create (&wt.thread, NULL, thread_main, NULL);
-    pthread_sigmask (SIG_SETMASK, &old, NULL);
-    wt.running = rc == 0;
+    wt.running = rm_thread_start (&wt.thread, thread_main, NULL) == 0;
     return wt.running;
 }
 

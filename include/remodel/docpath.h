@@ -38,6 +38,12 @@ typedef bool (*rm_path_visit_fn) (const bson_iter_t *value, void *ctx);
 size_t rm_path_visit (const uint8_t *doc, size_t len, const rm_path_t *p,
                       bool expand_leaf_array, bool also_whole, rm_path_visit_fn fn, void *ctx);
 
+/* The first field named name (name_len bytes) of doc, found by walking
+ * its raw bytes (libbson's bson_iter_find decodes every field it passes):
+ * false if there is none. */
+bool rm_doc_field (const uint8_t *doc, size_t len, const char *name, size_t name_len,
+                   bson_iter_t *out);
+
 /* The single value at a path without walking arrays (a plain lookup of
  * nested documents, numeric components indexing arrays): false if missing. */
 bool rm_path_get (const uint8_t *doc, size_t len, const rm_path_t *p, bson_iter_t *out);
