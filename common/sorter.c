@@ -680,15 +680,13 @@ flush_recycle (rm_sorter_t *s)
         r->n_chunks = r->n = 0;
 }
 
-/* Waits for the run being flushed, if any, and lists it. */
+/* After a flush has run (on its thread or here): the arrays back to the
+ * arenas, and the run on the list, or its error. */
 static bool
-flush_wait (rm_sorter_t *s, bson_error_t *err)
+flush_done (rm_sorter_t *s, bson_error_t *err)
 {
     flush_t *f = &s->flush;
-    if (!f->busy)
-        return true;
-    pthread_join (f->thread, NULL);
-    f->busy = false;
+
     flush_recycle (s);
     if (!f->ok) {
         writer_abort (&f->w);
@@ -699,6 +697,18 @@ flush_wait (rm_sorter_t *s, bson_error_t *err)
     s->spilled_runs++;
     s->spilled_bytes += f->w.bytes + TRAILER;
     return true;
+}
+
+/* Waits for the run being flushed, if any, and lists it. */
+static bool
+flush_wait (rm_sorter_t *s, bson_error_t *err)
+{
+    flush_t *f = &s->flush;
+    if (!f->busy)
+        return true;
+    pthread_join (f->thread, NULL);
+    f->busy = false;
+    return flush_done (s, err);
 }
 
 /* Hands what is buffered to a thread that sorts and writes it as the next
@@ -745,15 +755,7 @@ spill (rm_sorter_t *s, bson_error_t *err)
     if (rm_thread_start (&f->thread, flush_main, f) != 0) {
         f->busy = false;
         flush_main (f); /* no thread: here, then */
-        flush_recycle (s);
-        if (!f->ok) {
-            writer_abort (&f->w);
-            *err = f->error;
-            return false;
-        }
-        run_push (s, &f->w);
-        s->spilled_runs++;
-        s->spilled_bytes += f->w.bytes + TRAILER;
+        return flush_done (s, err);
     }
     return true;
 }
