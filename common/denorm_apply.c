@@ -1,6 +1,7 @@
 /* Finding references and writing the copies for denormalize (denorm.h). */
 #include <string.h>
 
+#include "bsonwalk.h"
 #include "denorm.h"
 #include "docbuf.h"
 
@@ -146,21 +147,25 @@ missing (rm_denorm_apply_t *a, const bson_iter_t *ref, bson_error_t *err)
     return false;
 }
 
+/* Target i's copy in values, the copies kept for one document of `from`
+ * ({target: value, ...}): false when that document lacked the field. */
+static bool
+copied_value (const rm_denorm_t *d, const uint8_t *values, size_t i, bson_iter_t *it)
+{
+    return rm_doc_field (values, rm_walk_le32 (values), d->targets[i], strlen (d->targets[i]), it);
+}
+
 /* Writes target i's copy (or null when nothing matched) to b; false when
  * the matched document has no such source field. */
 static bool
 put_copy (rm_denorm_apply_t *a, rm_buf_t *b, const uint8_t *values, size_t i)
 {
-    bson_t v;
     bson_iter_t it;
-    uint32_t l;
     if (!values) {
         rm_docbuf_key (b, BSON_TYPE_NULL, a->d->targets[i]);
         return true;
     }
-    memcpy (&l, values, 4);
-    bson_init_static (&v, values, BSON_UINT32_FROM_LE (l));
-    if (!bson_iter_init_find (&it, &v, a->d->targets[i]))
+    if (!copied_value (a->d, values, i, &it))
         return false;
     rm_docbuf_copy (b, &it);
     return true;
@@ -250,14 +255,10 @@ rm_denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
         /* Each set reads the last result: alternate the two buffers. */
         for (size_t i = 0, writes = 0; i < d->n; i++) {
             rm_raw_value_t val = {BSON_TYPE_NULL, NULL, 0};
-            bson_t vd;
             bson_iter_t vi;
             rm_buf_t *dst = &a->buf[writes & 1];
             if (v) {
-                uint32_t l;
-                memcpy (&l, v, 4);
-                bson_init_static (&vd, v, BSON_UINT32_FROM_LE (l));
-                if (!bson_iter_init_find (&vi, &vd, d->targets[i]))
+                if (!copied_value (d, v, i, &vi))
                     continue;
                 rm_raw_value_of (&vi, &val);
             }

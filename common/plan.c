@@ -429,21 +429,18 @@ fields_add (rm_fields_t *f)
 static void
 fields_encode (rm_fields_t *f)
 {
+    bson_iter_t it;
+
     f->raw_holder = bson_new ();
     f->raw = bson_malloc0 ((f->n ? f->n : 1) * sizeof *f->raw);
     for (size_t i = 0; i < f->n; i++)
         if (f->values[i].value_type)
             bson_append_value (f->raw_holder, "", 0, &f->values[i]);
     /* pointed at only now: appending may move the holder's bytes */
-    for (size_t i = 0, at = 4; i < f->n; i++) {
-        bson_iter_t it;
-        if (!f->values[i].value_type)
-            continue;
-        BSON_ASSERT (bson_iter_init_from_data_at_offset (&it, bson_get_data (f->raw_holder),
-                                                          f->raw_holder->len, (uint32_t) at, 0));
-        rm_raw_value_of (&it, &f->raw[i]);
-        at = it.next_off;
-    }
+    bson_iter_init (&it, f->raw_holder);
+    for (size_t i = 0; i < f->n; i++)
+        if (f->values[i].value_type && bson_iter_next (&it))
+            rm_raw_value_of (&it, &f->raw[i]);
 }
 
 /* Two paths conflict when one is a prefix of the other (as in an update). */

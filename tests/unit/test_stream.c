@@ -402,6 +402,21 @@ big_archive (uint64_t want[2])
 
 /* Reads the archive in reads of `chunk` bytes; got[] receives each
  * namespace's CRC as seen at its end. Returns the error text or "". */
+/* Reads r to the end: each namespace's CRC into got, or the error into msg. */
+static void
+drain_crcs (rm_reader_t *r, uint64_t got[2], char *msg, size_t msglen)
+{
+    bson_error_t err;
+    rm_item_t item;
+    int rc;
+
+    while ((rc = rm_reader_next (r, &item, &err)) > 0)
+        if (item.kind == RM_ITEM_NS_END)
+            got[item.ns->index] = item.ns->crc;
+    if (rc < 0)
+        snprintf (msg, msglen, "%s", err.message);
+}
+
 static void
 read_crcs (const bytes_t *b, size_t chunk, uint64_t got[2], char *msg, size_t msglen)
 {
@@ -409,8 +424,6 @@ read_crcs (const bytes_t *b, size_t chunk, uint64_t got[2], char *msg, size_t ms
     bson_error_t err;
     rm_instream_t *s = rm_instream_new (src_read, &src, "big", b->len);
     rm_reader_t *r = rm_reader_open_stream (s, NULL, &err);
-    rm_item_t item;
-    int rc;
 
     msg[0] = '\0';
     got[0] = got[1] = 0;
@@ -418,11 +431,7 @@ read_crcs (const bytes_t *b, size_t chunk, uint64_t got[2], char *msg, size_t ms
         snprintf (msg, msglen, "open: %s", err.message);
         return;
     }
-    while ((rc = rm_reader_next (r, &item, &err)) > 0)
-        if (item.kind == RM_ITEM_NS_END)
-            got[item.ns->index] = item.ns->crc;
-    if (rc < 0)
-        snprintf (msg, msglen, "%s", err.message);
+    drain_crcs (r, got, msg, msglen);
     rm_reader_close (r);
 }
 
@@ -570,9 +579,7 @@ read_path (const char *path, uint64_t got[2], char *msg, size_t msglen, bool *pr
 {
     bson_error_t err;
     rm_reader_t *r = rm_reader_open (path, NULL, &err);
-    rm_item_t item;
     uint64_t done = 0, total = 0;
-    int rc;
 
     msg[0] = '\0';
     got[0] = got[1] = 0;
@@ -581,11 +588,7 @@ read_path (const char *path, uint64_t got[2], char *msg, size_t msglen, bool *pr
         snprintf (msg, msglen, "open: %s", err.message);
         return;
     }
-    while ((rc = rm_reader_next (r, &item, &err)) > 0)
-        if (item.kind == RM_ITEM_NS_END)
-            got[item.ns->index] = item.ns->crc;
-    if (rc < 0)
-        snprintf (msg, msglen, "%s", err.message);
+    drain_crcs (r, got, msg, msglen);
     rm_reader_progress (r, &done, &total);
     *progress_done = total > 0 && done == total;
     rm_reader_close (r);
