@@ -4,7 +4,8 @@
  * so that a busy machine slows all alike, and prints the best rate of
  * each. The convert path adds I/O, framing and CRCs around the same
  * calls; this isolates the walk. Built with -DBENCH_OLD, it also times
- * old_rm_bson_check, a previous version linked in for comparison.
+ * old_rm_bson_check: an object built by hand from an earlier bsoncheck.c
+ * with the function renamed, linked in for comparison.
  *
  * usage: bench_bsoncheck ARCHIVE [ROUNDS] */
 #include <stdio.h>
