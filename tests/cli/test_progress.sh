@@ -21,9 +21,11 @@ script -qec "python3 $T/feed.py $T/r.bson | $REMODEL convert --quiet - $T/out2.b
 expect_eq "--quiet prints nothing" "$(wc -c <"$T/tty2")" 0
 python3 "$T/feed.py" "$T/r.bson" | "$REMODEL" convert - "$T/out3.bson" 2>"$T/err3"
 expect_eq "no meter when stderr is not a terminal" "$(grep -c 'docs/s' "$T/err3")" 0
-# With a known size the meter shows a percentage and an ETA.
-python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read() * 150)' "$T/r.bson" "$T/big.bson"
-script -qec "$REMODEL convert --compress gzip:6 $T/big.bson $T/big.bson.gz" /dev/null >"$T/tty4" 2>&1
+# With a known size the meter shows a percentage and an ETA. The meter
+# draws at most 4 times a second, so the copy must last well over 0.25 s on
+# any machine: 41 MB through one gzip -9 thread takes seconds.
+python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read() * 300)' "$T/r.bson" "$T/big.bson"
+script -qec "$REMODEL convert --compress gzip:9 --threads 1 $T/big.bson $T/big.bson.gz" /dev/null >"$T/tty4" 2>&1
 if grep -a -q "ETA" "$T/tty4"; then pass "ETA when the size is known"
 else fail "ETA when the size is known" "$(tr '\r' '\n' <"$T/tty4" | tail -3)"; fi
 
