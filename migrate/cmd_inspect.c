@@ -106,23 +106,30 @@ print_table (const rm_dump_info_t *info, const char *src, const char *problem, u
 {
     uint64_t docs = 0, bytes = 0;
 
-    printf ("%s: %s", src, rm_format_name (info->format));
+    tool_put_cell (stdout, src, 0);
+    printf (": %s", rm_format_name (info->format));
     if (info->format == RM_FORMAT_DIR)
         printf (info->gzip_files ? ", gzip per file" : "");
     else if (info->codec != RM_CODEC_NONE)
         printf (", %s", rm_codec_name (info->codec));
-    if (info->server_version)
-        printf (", server %s", info->server_version);
+    if (info->server_version) {
+        fputs (", server ", stdout);
+        tool_put_cell (stdout, info->server_version, 0);
+    }
     printf ("\n\n%-40s %-11s %10s %12s  %s\n", "NAMESPACE", "TYPE", "DOCUMENTS", "BYTES", "INDEXES");
     for (size_t i = 0; i < info->n_ns; i++) {
         const rm_ns_t *ns = info->ns[i];
         rm_metadata_t m;
         char name[512];
         rm_metadata_read (ns->metadata, ns->metadata_len, &m);
-        printf ("%-40s %-11s %10llu %12llu  ", rm_ns_name (ns, name, sizeof name), ns_type (ns),
-                (unsigned long long) ns->docs, (unsigned long long) ns->bytes);
-        for (size_t j = 0; j < m.n_indexes; j++)
-            printf ("%s%s", j ? ", " : "", m.index_names[j]);
+        tool_put_cell (stdout, rm_ns_name (ns, name, sizeof name), 40);
+        putchar (' ');
+        tool_put_cell (stdout, ns_type (ns), 11);
+        printf (" %10llu %12llu  ", (unsigned long long) ns->docs, (unsigned long long) ns->bytes);
+        for (size_t j = 0; j < m.n_indexes; j++) {
+            fputs (j ? ", " : "", stdout);
+            tool_put_cell (stdout, m.index_names[j], 0);
+        }
         if (!m.parsed && ns->metadata_len > 0)
             printf ("(metadata is not valid JSON: kept verbatim)");
         if (ns->invalid)
@@ -139,8 +146,11 @@ print_table (const rm_dump_info_t *info, const char *src, const char *problem, u
     printf ("\n");
     if (skipped)
         printf ("%llu invalid document(s) set aside\n", (unsigned long long) skipped);
-    if (problem)
-        printf ("problem: %s\n", problem);
+    if (problem) {
+        fputs ("problem: ", stdout);
+        tool_put_cell (stdout, problem, 0);
+        putchar ('\n');
+    }
 }
 
 int
@@ -159,6 +169,16 @@ cmd_inspect (int argc, char **argv)
 
     if (!tool_getparam (&cmd, argc, argv, &o, pos, &n, &help))
         return help ? 0 : 2;
+    {
+        const tool_path_t paths[] = {
+            {pos[0], "the source", false, false},
+            {o.read.quarantine, "--skip-invalid", true, false},
+        };
+        if (!tool_paths_check (paths, 2, &err)) {
+            tool_error (&err);
+            return tool_exit_status (&err);
+        }
+    }
     r = rm_reader_open (pos[0], &o.read, &err);
     if (!r) {
         tool_error (&err);

@@ -1,8 +1,10 @@
 /* remodel run PLAN --from SRC --to DST, and remodel check PLAN. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "remodel/engine.h"
+#include "remodel/tmppath.h"
 #include "tool.h"
 
 static const char run_usage[] =
@@ -53,8 +55,9 @@ write_stats_json (const char *path, const rm_ns_stats_t *st, size_t n, bool spil
                   bson_error_t *err)
 {
     bson_t doc, arr;
-    char *json;
+    char *json, *tmp;
     FILE *f;
+    bool ok;
     bson_init (&doc);
     BSON_APPEND_ARRAY_BEGIN (&doc, "namespaces", &arr);
     for (size_t i = 0; i < n; i++) {
@@ -78,27 +81,38 @@ write_stats_json (const char *path, const rm_ns_stats_t *st, size_t n, bool spil
     BSON_APPEND_BOOL (&doc, "spilled", spilled);
     json = bson_as_relaxed_extended_json (&doc, NULL);
     bson_destroy (&doc);
-    f = fopen (path, "w");
-    if (!f || fprintf (f, "%s\n", json) < 0 || fclose (f) != 0) {
-        rm_error_set (err, RM_ERR_IO, "%s: cannot write the stats", path);
-        bson_free (json);
-        return false;
-    }
+    /* Like every output: written under a temporary name, renamed when whole. */
+    tmp = rm_tmppath_new (path);
+    f = fopen (tmp, "w");
+    ok = f && fprintf (f, "%s\n", json) >= 0;
+    if (f && fclose (f) != 0)
+        ok = false;
+    if (!ok)
+        rm_error_set (err, RM_ERR_IO, "%s: cannot write the stats: %s", path, strerror (errno));
+    else
+        ok = rm_tmppath_commit (tmp, path, true, err);
+    if (!ok)
+        rm_tmppath_remove (tmp);
+    bson_free (tmp);
     bson_free (json);
-    return true;
+    return ok;
 }
 
+/* The summary goes to standard error beside the progress meter, except for a
+ * dry run, whose result it is: there it goes to standard output. */
 static void
-print_summary (const rm_ns_stats_t *st, size_t n)
+print_summary (FILE *f, const rm_ns_stats_t *st, size_t n)
 {
-    fprintf (stderr, "%-36s %10s %10s %10s %9s %9s %10s\n", "NAMESPACE", "IN", "OUT", "EMBEDDED",
+    fprintf (f, "%-36s %10s %10s %10s %9s %9s %10s\n", "NAMESPACE", "IN", "OUT", "EMBEDDED",
              "ORPHANS", "OVERFLOW", "EXTRACTED");
-    for (size_t i = 0; i < n; i++)
-        fprintf (stderr, "%-36s %10llu %10llu %10llu %9llu %9llu %10llu%s\n", st[i].name,
+    for (size_t i = 0; i < n; i++) {
+        tool_put_cell (f, st[i].name, 36);
+        fprintf (f, " %10llu %10llu %10llu %9llu %9llu %10llu%s\n",
                  (unsigned long long) st[i].docs_in, (unsigned long long) st[i].docs_out,
                  (unsigned long long) st[i].embedded, (unsigned long long) st[i].orphans,
                  (unsigned long long) st[i].overflow, (unsigned long long) st[i].extracted,
                  st[i].created ? "  (new)" : st[i].touched ? "" : "  (unchanged)");
+    }
 }
 
 int
@@ -124,6 +138,21 @@ cmd_run (int argc, char **argv)
         tool_errorf ("run needs --from SRC and --to DST (or --dry-run)");
         return 2;
     }
+    if (!o.dry_run)
+        rm_write_opts_resolve (&o.write, o.to);
+    {
+        const tool_path_t paths[] = {
+            {pos[0], "the plan", false, false},
+            {o.from, "the source", false, false},
+            {o.dry_run ? NULL : o.to, "the destination", true, o.write.format == RM_FORMAT_DIR},
+            {o.stats_json, "--stats-json", true, false},
+            {o.read.quarantine, "--skip-invalid", true, false},
+        };
+        if (!tool_paths_check (paths, 5, &err)) {
+            tool_error (&err);
+            return tool_exit_status (&err);
+        }
+    }
     rm_dump_info_init (&out);
     if (!rm_plan_load (&plan, pos[0], &err)) {
         tool_error (&err);
@@ -145,7 +174,6 @@ cmd_run (int argc, char **argv)
             rm_error_prefix (&err, "%s", pos[0]);
     }
     if (ok && !o.dry_run) {
-        rm_write_opts_resolve (&o.write, o.to);
         w = rm_writer_open (o.to, &o.write, &out, &err);
         ok = w != NULL;
     }
@@ -161,7 +189,7 @@ cmd_run (int argc, char **argv)
         const rm_ns_stats_t *st;
         size_t ns = rm_engine_stats (e, &st);
         if (!o.quiet)
-            print_summary (st, ns);
+            print_summary (o.dry_run ? stdout : stderr, st, ns);
         if (rm_reader_skipped (r) > 0)
             tool_note (false, "%llu invalid document(s) set aside",
                        (unsigned long long) rm_reader_skipped (r));

@@ -41,7 +41,7 @@ main (int argc, char **argv)
     rm_signals_install ();
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp (argv[1], commands[i].name) == 0) {
-            rc = commands[i].fn (argc - 1, argv + 1);
+            rc = tool_stdout_close (commands[i].fn (argc - 1, argv + 1));
             rm_tmppath_remove_all ();
             return rc;
         }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "remodel/dump.h"
 
@@ -34,6 +35,18 @@ void tool_error (const bson_error_t *err);
 int tool_exit_status (const bson_error_t *err);
 void tool_errorf (const char *fmt, ...) BSON_GNUC_PRINTF (1, 2);
 void tool_note (bool quiet, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+/* Writes n bytes of text to f with control bytes and bytes that are not
+ * UTF-8 shown as \xNN: for anything that came from the input. */
+void tool_put_text (FILE *f, const char *text, size_t n);
+/* tool_put_text, then spaces up to width columns: a table cell. */
+void tool_put_cell (FILE *f, const char *text, int width);
+/* The status a command ends with when its reader downstream went away: as if
+ * SIGPIPE had ended it, like cat (128 + 13). */
+#define TOOL_EXIT_PIPE 141
+/* Flushes standard output and reports a failed write (a full disk, a closed
+ * descriptor) once; a closed pipe ends quietly with TOOL_EXIT_PIPE. Returns
+ * the command's final status given the one it had. */
+int tool_stdout_close (int status);
 
 /* Options (tool_getparam.c). Parses the shared options out of argv into o;
  * leaves the positional arguments in pos[]. Returns false after printing an
@@ -63,6 +76,19 @@ tool_progress_tick (tool_progress_t *p, rm_reader_t *r, uint64_t docs)
         tool_progress_draw (p, r, docs);
 }
 void tool_progress_done (tool_progress_t *p);
+
+/* Paths a command reads and writes (tool_paths.c). */
+#define TOOL_PATHS_MAX 8
+typedef struct {
+    const char *path;   /* NULL or "-": not a file, skipped */
+    const char *role;   /* for the message: "the source", "--stats-json", ... */
+    bool output;        /* written (or replaced) by the command */
+    bool dir;           /* an output written as a directory */
+} tool_path_t;
+/* Refuses (RM_ERR_USAGE) an output that is the same file as another path,
+ * lies inside a directory read or written, or is a directory holding an
+ * input. Call before anything is opened. */
+bool tool_paths_check (const tool_path_t *paths, size_t n, bson_error_t *err);
 
 /* The copy loop shared by convert and cat (tool_copy.c). */
 int tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label);

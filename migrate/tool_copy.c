@@ -16,6 +16,18 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
     uint64_t docs = 0, bytes = 0;
     int rc;
 
+    rm_write_opts_resolve (&o->write, dst);
+    {
+        const tool_path_t paths[] = {
+            {src, "the source", false, false},
+            {dst, "the destination", true, o->write.format == RM_FORMAT_DIR},
+            {o->read.quarantine, "--skip-invalid", true, false},
+        };
+        if (!tool_paths_check (paths, 3, &err)) {
+            tool_error (&err);
+            return tool_exit_status (&err);
+        }
+    }
     r = rm_reader_open (src, &o->read, &err);
     if (!r) {
         tool_error (&err);
@@ -23,7 +35,6 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
     }
     /* The writer counts into its own copy of the namespace list. */
     rm_dump_info_copy (&out, rm_reader_info (r));
-    rm_write_opts_resolve (&o->write, dst);
     /* Every namespace is copied unchanged: the archive writer can take the
      * reader's CRC of the same documents instead of computing it again. */
     for (size_t i = 0; i < out.n_ns; i++)

@@ -1,6 +1,8 @@
 /* Command-line options shared by the commands, named like mongodump's and
  * mongorestore's where they have one. */
 #include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,26 +13,52 @@ enum { OPT_FORMAT = 256, OPT_COMPRESS, OPT_FORCE, OPT_QUIET, OPT_JSON, OPT_SKIP,
        OPT_THREADS, OPT_FROM, OPT_TO, OPT_MEMORY, OPT_TMP, OPT_DRY_RUN, OPT_STATS_JSON, OPT_BATCH,
        OPT_AGAINST };
 
-/* "512M", "64M", "1G", "100K" or bytes. */
+/* "512M", "64M", "1G", "100K" or bytes: digits only (strtoull alone would
+ * take "-5M" as a huge number, i.e. no limit), a unit, at most SIZE_MAX. */
 static bool
 parse_size (const char *text, size_t *out)
 {
-    char *end;
-    unsigned long long v = strtoull (text, &end, 10);
-    unsigned long long mult = 1;
-    if (end == text)
+    unsigned long long v = 0, mult = 1;
+    const char *p = text;
+
+    if (*p < '0' || *p > '9')
         return false;
-    switch (*end) {
-    case 'k': case 'K': mult = 1ull << 10; end++; break;
-    case 'm': case 'M': mult = 1ull << 20; end++; break;
-    case 'g': case 'G': mult = 1ull << 30; end++; break;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (ULLONG_MAX - (unsigned) (*p - '0')) / 10)
+            return false;
+        v = v * 10 + (unsigned) (*p - '0');
+    }
+    switch (*p) {
+    case 'k': case 'K': mult = 1ull << 10; p++; break;
+    case 'm': case 'M': mult = 1ull << 20; p++; break;
+    case 'g': case 'G': mult = 1ull << 30; p++; break;
+    case 't': case 'T': mult = 1ull << 40; p++; break;
     default: break;
     }
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end || v == 0)
+    if (*p == 'B' || *p == 'b')
+        p++;
+    if (*p || v == 0 || v > SIZE_MAX / mult)
         return false;
     *out = (size_t) (v * mult);
+    return true;
+}
+
+/* A decimal integer from lo to hi, nothing else. */
+static bool
+parse_int (const char *text, int lo, int hi, int *out)
+{
+    long v = 0;
+    const char *p = text;
+    if (*p < '0' || *p > '9')
+        return false;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (*p - '0');
+        if (v > hi)
+            return false;
+    }
+    if (*p || v < lo)
+        return false;
+    *out = (int) v;
     return true;
 }
 
@@ -95,7 +123,8 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         case OPT_AGAINST: o->against = optarg; break;
         case OPT_MEMORY:
             if (!parse_size (optarg, &o->memory) || o->memory < 1024) {
-                tool_errorf ("--memory: expected a size of at least 1K, like 64M or 2G, got \"%s\"", optarg);
+                tool_errorf ("--memory: expected a positive size of at least 1K, like 64M or 2G, got \"%s\"",
+                             optarg);
                 return false;
             }
             break;
@@ -117,7 +146,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
             o->write.compress_set = true;
             break;
         case OPT_THREADS:
-            if (sscanf (optarg, "%d", &threads) != 1 || threads < 1 || threads > 256) {
+            if (!parse_int (optarg, 1, 256, &threads)) {
                 tool_errorf ("--threads: expected a number from 1 to 256, got \"%s\"", optarg);
                 return false;
             }
@@ -170,7 +199,8 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         pos[(*n_pos)++] = argv[i];
     }
     if (*n_pos < cmd->min_pos) {
-        tool_errorf ("missing arguments\n%s", cmd->usage);
+        tool_errorf ("missing arguments (see --help)");
+        fputs (cmd->usage, stderr);
         return false;
     }
     return true;

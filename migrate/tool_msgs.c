@@ -1,13 +1,107 @@
-/* Messages to the user, on standard error. */
+/* Messages to the user, on standard error, and what reaches standard output.
+ * Names and values in a message may come from the input (a crafted dump can
+ * hold any byte), so every message goes out through tool_put_text, which
+ * shows control bytes and bytes that are not UTF-8 as \xNN: one message is
+ * one line, and nothing from a dump can drive the terminal. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tool.h"
+
+/* Length of the UTF-8 sequence at s (at most n bytes left) if it is a valid
+ * one and no C1 control (U+0080..U+009F, which some terminals obey); else 0. */
+static size_t
+utf8_printable_len (const unsigned char *s, size_t n)
+{
+    size_t len;
+    uint32_t cp, min;
+
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+        len = 2; cp = s[0] & 0x1F; min = 0x80;
+    } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        len = 3; cp = s[0] & 0x0F; min = 0x800;
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        len = 4; cp = s[0] & 0x07; min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp <= 0x9F)
+        return 0;
+    return len;
+}
+
+void
+tool_put_text (FILE *f, const char *text, size_t n)
+{
+    const unsigned char *s = (const unsigned char *) text;
+    size_t i = 0;
+
+    while (i < n) {
+        size_t run = i, len;
+        /* Printable ASCII goes out in runs. */
+        while (run < n && s[run] >= 0x20 && s[run] < 0x7F)
+            run++;
+        if (run > i)
+            fwrite (s + i, 1, run - i, f);
+        i = run;
+        if (i >= n)
+            break;
+        if (s[i] >= 0x80 && (len = utf8_printable_len (s + i, n - i)) > 0) {
+            fwrite (s + i, 1, len, f);
+            i += len;
+        } else {
+            fprintf (f, "\\x%02x", s[i]);
+            i++;
+        }
+    }
+}
+
+/* "remodel: " PREFIX, the formatted text escaped, a newline. */
+static void
+put_message (const char *prefix, const char *fmt, va_list ap)
+{
+    char small[1024], *text = small;
+    va_list again;
+    int n;
+
+    va_copy (again, ap);
+    n = vsnprintf (small, sizeof small, fmt, ap);
+    if (n >= (int) sizeof small) {
+        text = bson_malloc ((size_t) n + 1);
+        vsnprintf (text, (size_t) n + 1, fmt, again);
+    }
+    va_end (again);
+    fputs ("remodel: ", stderr);
+    fputs (prefix, stderr);
+    if (n > 0)
+        tool_put_text (stderr, text, (size_t) n);
+    fputc ('\n', stderr);
+    if (text != small)
+        bson_free (text);
+}
+
+void
+tool_errorf (const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    put_message ("error: ", fmt, ap);
+    va_end (ap);
+}
 
 void
 tool_error (const bson_error_t *err)
 {
-    fprintf (stderr, "remodel: error: %s\n", err->message);
+    tool_errorf ("%s", err->message);
 }
 
 int
@@ -21,25 +115,46 @@ tool_exit_status (const bson_error_t *err)
 }
 
 void
-tool_errorf (const char *fmt, ...)
-{
-    va_list ap;
-    fputs ("remodel: error: ", stderr);
-    va_start (ap, fmt);
-    vfprintf (stderr, fmt, ap);
-    va_end (ap);
-    fputc ('\n', stderr);
-}
-
-void
 tool_note (bool quiet, const char *fmt, ...)
 {
     va_list ap;
     if (quiet)
         return;
-    fputs ("remodel: ", stderr);
     va_start (ap, fmt);
-    vfprintf (stderr, fmt, ap);
+    put_message ("", fmt, ap);
     va_end (ap);
-    fputc ('\n', stderr);
+}
+
+int
+tool_stdout_close (int status)
+{
+    int saved;
+
+    /* fflush writes what is still buffered; an earlier failed write left
+     * the stream's error flag, and errno from that write if nothing since
+     * has changed it. */
+    errno = 0;
+    if (fflush (stdout) == 0 && !ferror (stdout))
+        return status;
+    saved = errno;
+    if (saved == EPIPE) /* the reader downstream has gone: end quietly, as cat does */
+        return status ? status : TOOL_EXIT_PIPE;
+    tool_errorf ("standard output: write failed: %s",
+                 saved ? strerror (saved) : "the stream reported an error");
+    return status ? status : 1;
+}
+
+void
+tool_put_cell (FILE *f, const char *text, int width)
+{
+    long before = ftell (f), after;
+    size_t n = strlen (text);
+    int used;
+
+    tool_put_text (f, text, n);
+    /* ftell fails on a terminal or a pipe: then count the bytes given. */
+    after = ftell (f);
+    used = (before >= 0 && after >= before) ? (int) (after - before) : (int) n;
+    for (; used < width; used++)
+        fputc (' ', f);
 }

@@ -20,6 +20,14 @@ expect_eq() {
     if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got [$2] want [$3]"; fi
 }
 
+# expect_message NAME STRING...: stderr holds every STRING (any number of lines).
+expect_message() {
+    local n=$1 s missing=""; shift
+    for s in "$@"; do grep -qF -- "$s" "$T/err" || missing="$missing [$s]"; done
+    if [ -z "$missing" ]; then pass "$n"
+    else fail "$n" "missing$missing in: $(head -c 600 "$T/err")"; fi
+}
+
 # run_rm ARGS...: runs remodel --quiet, output in $T/out, $T/err, status in $rc.
 run_rm() { "$REMODEL" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
 

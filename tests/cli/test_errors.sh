@@ -46,13 +46,6 @@ expect_one_error() {
     else fail "$n-message" "missing$missing in: $(head -c 600 "$T/err")"; fi
 }
 
-# expect_message NAME STRING...: stderr holds every STRING (any number of lines).
-expect_message() {
-    local n=$1 s missing=""; shift
-    for s in "$@"; do grep -qF -- "$s" "$T/err" || missing="$missing [$s]"; done
-    if [ -z "$missing" ]; then pass "$n"
-    else fail "$n" "missing$missing in: $(head -c 600 "$T/err")"; fi
-}
 
 # expect_nothing_written NAME: $W is empty and no temporary name is left in $T.
 expect_nothing_written() {
