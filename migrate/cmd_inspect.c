@@ -156,7 +156,7 @@ print_table (const rm_dump_info_t *info, const char *src, const char *problem, u
 int
 cmd_inspect (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {usage, true, false, true, false, false, 1, 1};
+    static const tool_cmd_t cmd = {usage, true, false, true, false, false, 1, 1, false};
     tool_opts_t o;
     char *pos[1];
     int n, rc;

@@ -15,6 +15,7 @@ static const char usage[] =
     "  cat SRC            a dump as a plain archive on standard output\n"
     "  run PLAN --from SRC --to DST   apply a plan's schema steps to a dump\n"
     "  check PLAN [--against SRC]     validate a plan without running it\n"
+    "  show SRC [--ns NS]             documents as Extended JSON, one per line\n"
     "\n"
     "remodel COMMAND --help tells more. SRC and DST: mongodump archives (plain,\n"
     "gzip, zstd), dump directories, tars of them, .bson files, - for stdin/stdout.\n";
@@ -26,7 +27,7 @@ main (int argc, char **argv)
         const char *name;
         int (*fn) (int, char **);
     } commands[] = {{"inspect", cmd_inspect}, {"convert", cmd_convert}, {"cat", cmd_cat},
-                    {"run", cmd_run}, {"check", cmd_check}};
+                    {"run", cmd_run}, {"check", cmd_check}, {"show", cmd_show}};
     int rc;
 
     if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ||

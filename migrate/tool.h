@@ -20,6 +20,12 @@ typedef struct {
     size_t memory;
     bool dry_run;
     bool batch;          /* every step store to store (--batch) */
+    /* remodel show */
+    const char *show_ns[16];
+    size_t n_show_ns;
+    uint64_t show_skip, show_limit;   /* limit UINT64_MAX unless given */
+    const char *show_id;
+    bool show_canonical, show_pretty;
 } tool_opts_t;
 
 /* Commands: each returns the process exit status. */
@@ -28,6 +34,7 @@ int cmd_convert (int argc, char **argv);
 int cmd_cat (int argc, char **argv);
 int cmd_run (int argc, char **argv);
 int cmd_check (int argc, char **argv);
+int cmd_show (int argc, char **argv);
 
 /* Messages (tool_msgs.c): printed once, at the top. */
 void tool_error (const bson_error_t *err);
@@ -59,6 +66,7 @@ typedef struct {
     bool runs;           /* takes --from, --to, --memory, --tmp, --dry-run, --stats-json */
     bool checks;         /* takes --against */
     int min_pos, max_pos;
+    bool shows;          /* takes --ns, --skip, --limit, --id, --canonical, --pretty */
 } tool_cmd_t;
 bool tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o,
                     char **pos, int *n_pos, bool *help);

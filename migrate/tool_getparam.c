@@ -11,7 +11,7 @@
 
 enum { OPT_FORMAT = 256, OPT_COMPRESS, OPT_FORCE, OPT_QUIET, OPT_JSON, OPT_SKIP, OPT_HELP,
        OPT_THREADS, OPT_FROM, OPT_TO, OPT_MEMORY, OPT_TMP, OPT_DRY_RUN, OPT_STATS_JSON, OPT_BATCH,
-       OPT_AGAINST };
+       OPT_AGAINST, OPT_NS, OPT_SKIP_N, OPT_LIMIT, OPT_ID, OPT_CANONICAL, OPT_PRETTY };
 
 /* "512M", "64M", "1G", "100K" or bytes: digits only (strtoull alone would
  * take "-5M" as a huge number, i.e. no limit), a unit, at most SIZE_MAX. */
@@ -62,6 +62,23 @@ parse_int (const char *text, int lo, int hi, int *out)
     return true;
 }
 
+/* A count of documents: digits only, 0 allowed. */
+static bool
+parse_count (const char *text, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = text;
+    if (*p < '0' || *p > '9')
+        return false;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - (unsigned) (*p - '0')) / 10)
+            return false;
+        v = v * 10 + (unsigned) (*p - '0');
+    }
+    *out = v;
+    return *p == '\0';
+}
+
 /* Options only some commands take. */
 static bool
 allowed (const tool_cmd_t *cmd, int c)
@@ -72,6 +89,8 @@ allowed (const tool_cmd_t *cmd, int c)
         return cmd->runs;
     case OPT_AGAINST:
         return cmd->checks;
+    case OPT_NS: case OPT_SKIP_N: case OPT_LIMIT: case OPT_ID: case OPT_CANONICAL: case OPT_PRETTY:
+        return cmd->shows;
     default:
         return true;
     }
@@ -98,12 +117,19 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         {"stats-json", required_argument, NULL, OPT_STATS_JSON},
         {"batch", no_argument, NULL, OPT_BATCH},
         {"against", required_argument, NULL, OPT_AGAINST},
+        {"ns", required_argument, NULL, OPT_NS},
+        {"skip", required_argument, NULL, OPT_SKIP_N},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {"id", required_argument, NULL, OPT_ID},
+        {"canonical", no_argument, NULL, OPT_CANONICAL},
+        {"pretty", no_argument, NULL, OPT_PRETTY},
         {NULL, 0, NULL, 0},
     };
     bson_error_t err;
     int c, threads = 0;
 
     memset (o, 0, sizeof *o);
+    o->show_limit = UINT64_MAX;
     *help = false;
     *n_pos = 0;
     optind = 1;
@@ -121,6 +147,24 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         case OPT_BATCH: o->batch = true; break;
         case OPT_STATS_JSON: o->stats_json = optarg; break;
         case OPT_AGAINST: o->against = optarg; break;
+        case OPT_ID: o->show_id = optarg; break;
+        case OPT_CANONICAL: o->show_canonical = true; break;
+        case OPT_PRETTY: o->show_pretty = true; break;
+        case OPT_NS:
+            if (o->n_show_ns == sizeof o->show_ns / sizeof *o->show_ns) {
+                tool_errorf ("--ns: at most %zu of them", sizeof o->show_ns / sizeof *o->show_ns);
+                return false;
+            }
+            o->show_ns[o->n_show_ns++] = optarg;
+            break;
+        case OPT_SKIP_N:
+        case OPT_LIMIT:
+            if (!parse_count (optarg, c == OPT_SKIP_N ? &o->show_skip : &o->show_limit)) {
+                tool_errorf ("%s: expected a number of documents, got \"%s\"",
+                             c == OPT_SKIP_N ? "--skip" : "--limit", optarg);
+                return false;
+            }
+            break;
         case OPT_MEMORY:
             if (!parse_size (optarg, &o->memory) || o->memory < 1024) {
                 tool_errorf ("--memory: expected a positive size of at least 1K, like 64M or 2G, got \"%s\"",

@@ -1,5 +1,5 @@
 # Source after tests/peers/install.sh: points the tests at the cached peers.
-#   BSONDUMP MONGORESTORE MONGODUMP FERRETDB  absolute paths of the programs
+#   BSONDUMP MONGORESTORE MONGODUMP MONGOEXPORT FERRETDB  absolute paths of the programs
 #   PEERS_SERVER                              tests/peers/server.sh
 #   REMODEL_PEERS                             the cache directory
 # and puts the cache's bin/ first on PATH.
@@ -9,6 +9,7 @@ export REMODEL_PEERS
 export BSONDUMP=$REMODEL_PEERS/bin/bsondump
 export MONGORESTORE=$REMODEL_PEERS/bin/mongorestore
 export MONGODUMP=$REMODEL_PEERS/bin/mongodump
+export MONGOEXPORT=$REMODEL_PEERS/bin/mongoexport
 export FERRETDB=$REMODEL_PEERS/bin/ferretdb
 PEERS_SERVER=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/server.sh
 export PEERS_SERVER

@@ -7,6 +7,7 @@ go 1.24
 tool (
 	github.com/mongodb/mongo-tools/bsondump/main
 	github.com/mongodb/mongo-tools/mongodump/main
+	github.com/mongodb/mongo-tools/mongoexport/main
 	github.com/mongodb/mongo-tools/mongorestore/main
 )
 
