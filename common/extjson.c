@@ -476,6 +476,13 @@ indent (rm_buf_t *out, const uint8_t *json, size_t n)
 }
 
 void
+rm_extjson_value (rm_buf_t *out, const bson_iter_t *it, rm_extjson_mode_t mode)
+{
+    bson_iter_t copy = *it;
+    put_value (out, &copy, mode);
+}
+
+void
 rm_extjson_doc (rm_buf_t *out, const uint8_t *doc, size_t len, rm_extjson_mode_t mode, bool pretty)
 {
     static __thread rm_buf_t compact; /* reused: no allocation per document */

@@ -156,7 +156,7 @@ print_table (const rm_dump_info_t *info, const char *src, const char *problem, u
 int
 cmd_inspect (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {usage, true, false, true, false, false, 1, 1, false};
+    static const tool_cmd_t cmd = {.usage = usage, .reads = true, .json = true, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
     int n, rc;

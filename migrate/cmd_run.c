@@ -118,7 +118,7 @@ print_summary (FILE *f, const rm_ns_stats_t *st, size_t n)
 int
 cmd_run (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {run_usage, true, true, false, true, false, 1, 1, false};
+    static const tool_cmd_t cmd = {.usage = run_usage, .reads = true, .writes = true, .runs = true, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
     int n, status = 0;
@@ -214,7 +214,7 @@ cmd_run (int argc, char **argv)
 int
 cmd_check (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {check_usage, false, false, false, false, true, 1, 1, false};
+    static const tool_cmd_t cmd = {.usage = check_usage, .checks = true, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
     int n;

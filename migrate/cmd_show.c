@@ -92,7 +92,7 @@ select_namespaces (const rm_dump_info_t *info, const tool_opts_t *o, ns_state_t 
 int
 cmd_show (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {usage, true, false, false, false, false, 1, 1, true};
+    static const tool_cmd_t cmd = {.usage = usage, .reads = true, .min_pos = 1, .max_pos = 1, .shows = true};
     tool_opts_t o;
     char *pos[1], name[512];
     int n, rc = 0;

@@ -16,6 +16,7 @@ static const char usage[] =
     "  run PLAN --from SRC --to DST   apply a plan's schema steps to a dump\n"
     "  check PLAN [--against SRC]     validate a plan without running it\n"
     "  show SRC [--ns NS]             documents as Extended JSON, one per line\n"
+    "  diff A B                       compare two dumps, document by document\n"
     "\n"
     "remodel COMMAND --help tells more. SRC and DST: mongodump archives (plain,\n"
     "gzip, zstd), dump directories, tars of them, .bson files, - for stdin/stdout.\n";
@@ -27,7 +28,8 @@ main (int argc, char **argv)
         const char *name;
         int (*fn) (int, char **);
     } commands[] = {{"inspect", cmd_inspect}, {"convert", cmd_convert}, {"cat", cmd_cat},
-                    {"run", cmd_run}, {"check", cmd_check}, {"show", cmd_show}};
+                    {"run", cmd_run}, {"check", cmd_check}, {"show", cmd_show},
+                    {"diff", cmd_diff}};
     int rc;
 
     if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ||

@@ -35,6 +35,7 @@ int cmd_cat (int argc, char **argv);
 int cmd_run (int argc, char **argv);
 int cmd_check (int argc, char **argv);
 int cmd_show (int argc, char **argv);
+int cmd_diff (int argc, char **argv);
 
 /* Messages (tool_msgs.c): printed once, at the top. */
 void tool_error (const bson_error_t *err);
@@ -67,6 +68,7 @@ typedef struct {
     bool checks;         /* takes --against */
     int min_pos, max_pos;
     bool shows;          /* takes --ns, --skip, --limit, --id, --canonical, --pretty */
+    bool sorts;          /* takes --memory and --tmp (without the rest of runs') */
 } tool_cmd_t;
 bool tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o,
                     char **pos, int *n_pos, bool *help);

@@ -84,7 +84,9 @@ static bool
 allowed (const tool_cmd_t *cmd, int c)
 {
     switch (c) {
-    case OPT_FROM: case OPT_TO: case OPT_MEMORY: case OPT_TMP: case OPT_DRY_RUN:
+    case OPT_MEMORY: case OPT_TMP:
+        return cmd->runs || cmd->sorts;
+    case OPT_FROM: case OPT_TO: case OPT_DRY_RUN:
     case OPT_STATS_JSON: case OPT_BATCH:
         return cmd->runs;
     case OPT_AGAINST:

@@ -21,6 +21,9 @@ typedef enum {
 void rm_extjson_doc (rm_buf_t *out, const uint8_t *doc, size_t len, rm_extjson_mode_t mode,
                      bool pretty);
 
+/* Appends the Extended JSON of the value at it. */
+void rm_extjson_value (rm_buf_t *out, const bson_iter_t *it, rm_extjson_mode_t mode);
+
 /* Appends a double as the Go driver formats it ("1.0", "1E+06", "NaN"). */
 void rm_extjson_double (rm_buf_t *out, double d);
 
