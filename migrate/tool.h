@@ -44,9 +44,11 @@ int tool_exit_status (const bson_error_t *err);
 void tool_errorf (const char *fmt, ...) BSON_GNUC_PRINTF (1, 2);
 void tool_note (bool quiet, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
 /* Writes n bytes of text to f with control bytes and bytes that are not
- * UTF-8 shown as \xNN: for anything that came from the input. */
-void tool_put_text (FILE *f, const char *text, size_t n);
-/* tool_put_text, then spaces up to width columns: a table cell. */
+ * UTF-8 shown as \xNN: for anything that came from the input. Returns the
+ * columns it took (a UTF-8 character counts one). */
+size_t tool_put_text (FILE *f, const char *text, size_t n);
+/* tool_put_text, then spaces up to width columns: a table cell that stays
+ * aligned with non-ASCII names (db1.cafés). */
 void tool_put_cell (FILE *f, const char *text, int width);
 /* The status a command ends with when its reader downstream went away: as if
  * SIGPIPE had ended it, like cat (128 + 13). */

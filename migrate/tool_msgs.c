@@ -39,11 +39,11 @@ utf8_printable_len (const unsigned char *s, size_t n)
     return len;
 }
 
-void
+size_t
 tool_put_text (FILE *f, const char *text, size_t n)
 {
     const unsigned char *s = (const unsigned char *) text;
-    size_t i = 0;
+    size_t i = 0, columns = 0;
 
     while (i < n) {
         size_t run = i, len;
@@ -52,17 +52,21 @@ tool_put_text (FILE *f, const char *text, size_t n)
             run++;
         if (run > i)
             fwrite (s + i, 1, run - i, f);
+        columns += run - i;
         i = run;
         if (i >= n)
             break;
         if (s[i] >= 0x80 && (len = utf8_printable_len (s + i, n - i)) > 0) {
             fwrite (s + i, 1, len, f);
             i += len;
+            columns++; /* one character, one column (wide CJK aside) */
         } else {
             fprintf (f, "\\x%02x", s[i]);
             i++;
+            columns += 4;
         }
     }
+    return columns;
 }
 
 /* "remodel: " PREFIX, the formatted text escaped, a newline. */
@@ -147,14 +151,7 @@ tool_stdout_close (int status)
 void
 tool_put_cell (FILE *f, const char *text, int width)
 {
-    long before = ftell (f), after;
-    size_t n = strlen (text);
-    int used;
-
-    tool_put_text (f, text, n);
-    /* ftell fails on a terminal or a pipe: then count the bytes given. */
-    after = ftell (f);
-    used = (before >= 0 && after >= before) ? (int) (after - before) : (int) n;
-    for (; used < width; used++)
+    size_t used = tool_put_text (f, text, strlen (text));
+    for (; (int) used < width; used++)
         fputc (' ', f);
 }

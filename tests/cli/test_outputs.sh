@@ -131,3 +131,13 @@ for n in 0 -1 2x 257 99999999999; do
     run_rm convert "$W/t.bson" "$T/th.bson" --threads "$n"
     expect_eq "--threads $n refused (exit 2)" "$rc:$(test -e "$T/th.bson" && echo written)" "2:"
 done
+
+# --- inspect's table stays aligned with non-ASCII names --------------------------
+mkdir -p "$T/al/db1"
+cp "$W/t.bson" "$T/al/db1/cafés.bson"; cp "$W/t.bson" "$T/al/db1/cafes.bson"; cp "$W/t.bson" "$T/al/db1/日本.bson"
+"$REMODEL" inspect "$T/al" >"$T/al.out"
+expect_eq "inspect: the TYPE column starts at one character position on every row" \
+    "$(python3 -c '
+import sys
+rows = [l for l in open(sys.argv[1], encoding="utf-8") if "collection" in l or l.startswith("NAMESPACE")]
+print(len(rows), sorted({l.index("collection") if "collection" in l else l.index("TYPE") for l in rows}))' "$T/al.out")" "4 [41]"
