@@ -27,7 +27,12 @@ static const char run_usage[] =
     "  --stats-json FILE     write the per-namespace summary as JSON to FILE\n"
     "  --quiet, -q           no progress or summary\n"
     "\n"
-    "example: remodel run embed-tasks.json --from dumps/sample --to /tmp/out.archive.zst\n";
+    "PLAN is JSON: {\"remodel\": 1, \"steps\": [{\"<operation>\": {...}}, ...]} with the\n"
+    "operations embed, extract, denormalize, summarize, bucketize, unbucketize,\n"
+    "set, unset, rename and version; README.md (\"Plans\") documents each key.\n"
+    "remodel check PLAN --against SRC validates one without running it.\n"
+    "\n"
+    "example: remodel run dumps/plans/embed-tasks.json --from dumps/sample --to /tmp/out.archive.zst\n";
 
 static const char check_usage[] =
     "usage: remodel check PLAN [--against SRC]\n"
@@ -35,8 +40,13 @@ static const char check_usage[] =
     "Checks a plan without running it: its keys, types and values, and with\n"
     "--against that every namespace it reads exists in SRC (or is made by an\n"
     "earlier step) and that no step creates one that already exists.\n"
+    "Operations: embed, extract, denormalize, summarize, bucketize,\n"
+    "unbucketize, set, unset, rename, version (README.md, \"Plans\").\n"
     "\n"
-    "example: remodel check embed-tasks.json --against dumps/sample\n";
+    "  --against SRC   also check the plan against the namespaces of a dump\n"
+    "  --help, -h      this text\n"
+    "\n"
+    "example: remodel check dumps/plans/embed-tasks.json --against dumps/sample\n";
 
 typedef struct {
     tool_progress_t *prog;
