@@ -4,6 +4,9 @@
  * shows control bytes and bytes that are not UTF-8 as \xNN: one message is
  * one line, and nothing from a dump can drive the terminal. */
 #include <errno.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +132,15 @@ tool_note (bool quiet, const char *fmt, ...)
     va_end (ap);
 }
 
+static bool
+stdout_reader_gone (void)
+{
+    struct stat st;
+    struct pollfd p = {.fd = STDOUT_FILENO, .events = POLLOUT};
+    return fstat (STDOUT_FILENO, &st) == 0 && S_ISFIFO (st.st_mode) && poll (&p, 1, 0) == 1 &&
+           (p.revents & POLLERR);
+}
+
 int
 tool_stdout_close (int status)
 {
@@ -141,6 +153,10 @@ tool_stdout_close (int status)
     if (fflush (stdout) == 0 && !ferror (stdout))
         return status;
     saved = errno;
+    /* errno of the failed write may be gone by now: a pipe whose reader
+     * has closed it polls as an error. */
+    if (saved != EPIPE && stdout_reader_gone ())
+        saved = EPIPE;
     if (saved == EPIPE) /* the reader downstream has gone: end quietly, as cat does */
         return status ? status : TOOL_EXIT_PIPE;
     tool_errorf ("standard output: write failed: %s",

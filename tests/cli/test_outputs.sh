@@ -149,3 +149,11 @@ parser=$(echo '{"remodel": 1, "steps": [{"frob": {}}]}' >"$T/frob.json"; "$REMOD
          sed 's/.*unknown operation (//; s/)$//' | tr ',' '\n' | tr -d ' ' | sort -u)
 expect_eq "run --help lists exactly the operations the parser knows" "$(echo $ops)" "$(echo $parser)"
 expect_eq "check --help lists --against" "$("$REMODEL" check --help | grep -c -- '--against SRC ')" 1
+
+# --- a reader that goes away mid-stream ------------------------------------------
+"$REMODEL" show "$ROOT/dumps/sample" 2>"$T/err" | head -c 100 >/dev/null
+expect_eq "show | head -c 100: exit 141, nothing on stderr" "${PIPESTATUS[0]}:$(wc -c <"$T/err")" "141:0"
+"$REMODEL" inspect --json "$ROOT/dumps/sample" 2>"$T/err" | head -c 10 >/dev/null
+st=${PIPESTATUS[0]}
+# inspect's JSON may fit in the pipe before head exits: then 0; never an error.
+case $st in 0|141) pass "inspect --json | head: quiet (exit $st)" ;; *) fail "inspect --json | head: quiet" "exit $st: $(cat "$T/err")" ;; esac
