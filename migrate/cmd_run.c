@@ -1,6 +1,7 @@
 /* remodel run PLAN --from SRC --to DST, and remodel check PLAN. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "remodel/engine.h"
@@ -25,6 +26,8 @@ static const char run_usage[] =
     "                        do, even when the plan could go in one pass (slower;\n"
     "                        the same output, for comparison)\n"
     "  --stats-json FILE     write the per-namespace summary as JSON to FILE\n"
+    "  --preview N           write nothing; print N documents of each namespace\n"
+    "                        the plan touches, before and after it\n"
     "  --quiet, -q           no progress or summary\n"
     "\n"
     "PLAN is JSON: {\"remodel\": 1, \"steps\": [{\"<operation>\": {...}}, ...]} with the\n"
@@ -141,9 +144,26 @@ cmd_run (int argc, char **argv)
     rm_dump_info_t out;
     rm_engine_opts_t eo;
     progress_ctx_t pc = {NULL, NULL};
+    char *preview_to = NULL;
 
     if (!tool_getparam (&cmd, argc, argv, &o, pos, &n, &help))
         return help ? 0 : 2;
+    if (o.preview && (o.to || o.dry_run || strcmp (o.from ? o.from : "", "-") == 0)) {
+        tool_errorf ("--preview writes nothing and reads the source twice: no --to, --dry-run "
+                     "or standard input with it");
+        return 2;
+    }
+    if (o.preview) {
+        /* The result goes to a temporary archive, read back, then removed. */
+        char *where = bson_strdup_printf ("%s/preview.archive", o.tmpdir ? o.tmpdir
+                                          : getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
+        preview_to = rm_tmppath_new (where);
+        bson_free (where);
+        o.to = preview_to;
+        o.write.format = RM_FORMAT_ARCHIVE;
+        o.write.compress.codec = RM_CODEC_NONE;
+        o.write.compress_set = true;
+    }
     if (!o.from || (!o.to && !o.dry_run)) {
         tool_errorf ("run needs --from SRC and --to DST (or --dry-run)");
         return 2;
@@ -200,13 +220,16 @@ cmd_run (int argc, char **argv)
         size_t ns = rm_engine_stats (e, &st);
         if (!o.quiet)
             print_summary (o.dry_run ? stdout : stderr, st, ns);
+        if (o.preview)
+            ok = tool_preview (o.from, preview_to, st, ns, o.preview, &err);
         if (rm_reader_skipped (r) > 0)
             tool_note (false, "%llu invalid document(s) set aside",
                        (unsigned long long) rm_reader_skipped (r));
         if (o.stats_json)
             ok = write_stats_json (o.stats_json, st, ns, rm_engine_spilled (e), &err);
         if (ok && !o.quiet)
-            tool_note (false, o.dry_run ? "dry run: nothing written" : "wrote %s", o.to);
+            tool_note (false, o.dry_run || o.preview ? "%s: nothing written" : "wrote %s",
+                       o.dry_run ? "dry run" : o.preview ? "preview" : o.to);
     }
     if (!ok) {
         rm_writer_abort (w);
@@ -218,6 +241,10 @@ cmd_run (int argc, char **argv)
     rm_reader_close (r);
     rm_dump_info_destroy (&out);
     rm_plan_destroy (&plan);
+    if (preview_to) {
+        rm_tmppath_remove (preview_to);
+        bson_free (preview_to);
+    }
     return status;
 }
 

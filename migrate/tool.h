@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "remodel/dump.h"
+#include "remodel/engine.h"
 
 /* Options every command that reads or writes a dump understands. */
 typedef struct {
@@ -20,6 +21,7 @@ typedef struct {
     size_t memory;
     bool dry_run;
     bool batch;          /* every step store to store (--batch) */
+    uint64_t preview;    /* --preview N: documents shown before and after */
     /* remodel show */
     const char *show_ns[16];
     size_t n_show_ns;
@@ -101,6 +103,12 @@ typedef struct {
  * lies inside a directory read or written, or is a directory holding an
  * input. Call before anything is opened. */
 bool tool_paths_check (const tool_path_t *paths, size_t n, bson_error_t *err);
+
+/* run --preview (tool_preview.c): prints up to n documents of each
+ * namespace touched or created (per the run's stats) from src, then the
+ * same _ids (or a new namespace's first n) from result. */
+bool tool_preview (const char *src, const char *result, const rm_ns_stats_t *st, size_t n_st,
+                   uint64_t n, bson_error_t *err);
 
 /* The copy loop shared by convert and cat (tool_copy.c). */
 int tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label);

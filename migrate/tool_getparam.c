@@ -11,7 +11,8 @@
 
 enum { OPT_FORMAT = 256, OPT_COMPRESS, OPT_FORCE, OPT_QUIET, OPT_JSON, OPT_SKIP, OPT_HELP,
        OPT_THREADS, OPT_FROM, OPT_TO, OPT_MEMORY, OPT_TMP, OPT_DRY_RUN, OPT_STATS_JSON, OPT_BATCH,
-       OPT_AGAINST, OPT_NS, OPT_SKIP_N, OPT_LIMIT, OPT_ID, OPT_CANONICAL, OPT_PRETTY };
+       OPT_AGAINST, OPT_NS, OPT_SKIP_N, OPT_LIMIT, OPT_ID, OPT_CANONICAL, OPT_PRETTY,
+       OPT_PREVIEW };
 
 /* "512M", "64M", "1G", "100K" or bytes: digits only (strtoull alone would
  * take "-5M" as a huge number, i.e. no limit), a unit, at most SIZE_MAX. */
@@ -86,7 +87,7 @@ allowed (const tool_cmd_t *cmd, int c)
     switch (c) {
     case OPT_MEMORY: case OPT_TMP:
         return cmd->runs || cmd->sorts;
-    case OPT_FROM: case OPT_TO: case OPT_DRY_RUN:
+    case OPT_FROM: case OPT_TO: case OPT_DRY_RUN: case OPT_PREVIEW:
     case OPT_STATS_JSON: case OPT_BATCH:
         return cmd->runs;
     case OPT_AGAINST:
@@ -125,6 +126,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         {"id", required_argument, NULL, OPT_ID},
         {"canonical", no_argument, NULL, OPT_CANONICAL},
         {"pretty", no_argument, NULL, OPT_PRETTY},
+        {"preview", required_argument, NULL, OPT_PREVIEW},
         {NULL, 0, NULL, 0},
     };
     bson_error_t err;
@@ -158,6 +160,13 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
                 return false;
             }
             o->show_ns[o->n_show_ns++] = optarg;
+            break;
+        case OPT_PREVIEW:
+            if (!parse_count (optarg, &o->preview) || o->preview == 0) {
+                tool_errorf ("--preview: expected a number of documents (1 or more), got \"%s\"",
+                             optarg);
+                return false;
+            }
             break;
         case OPT_SKIP_N:
         case OPT_LIMIT:
