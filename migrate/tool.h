@@ -59,6 +59,8 @@ void tool_put_cell (FILE *f, const char *text, int width);
  * descriptor) once; a closed pipe ends quietly with TOOL_EXIT_PIPE. Returns
  * the command's final status given the one it had. */
 int tool_stdout_close (int status);
+/* Standard output is a pipe whose reader has gone. */
+bool tool_stdout_gone (void);
 
 /* Options (tool_getparam.c). Parses the shared options out of argv into o;
  * leaves the positional arguments in pos[]. Returns false after printing an

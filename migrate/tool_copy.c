@@ -1,6 +1,7 @@
 /* Copying a dump from one format to another: the identity transform, and
  * the loop every later transform grows from. */
 #include <stdio.h>
+#include <string.h>
 
 #include "tool.h"
 
@@ -70,8 +71,12 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
         rc = -1;
     if (rc < 0) {
         rm_writer_abort (w);
-        tool_error (&err);
-        rc = tool_exit_status (&err);
+        if (strcmp (dst, "-") == 0 && tool_stdout_gone ()) {
+            rc = TOOL_EXIT_PIPE; /* `remodel cat X | head`: end quietly, as cat does */
+        } else {
+            tool_error (&err);
+            rc = tool_exit_status (&err);
+        }
     } else {
         if (rm_reader_skipped (r) > 0)
             tool_note (false, "%llu invalid document(s) set aside%s%s",

@@ -132,8 +132,8 @@ tool_note (bool quiet, const char *fmt, ...)
     va_end (ap);
 }
 
-static bool
-stdout_reader_gone (void)
+bool
+tool_stdout_gone (void)
 {
     struct stat st;
     struct pollfd p = {.fd = STDOUT_FILENO, .events = POLLOUT};
@@ -155,7 +155,7 @@ tool_stdout_close (int status)
     saved = errno;
     /* errno of the failed write may be gone by now: a pipe whose reader
      * has closed it polls as an error. */
-    if (saved != EPIPE && stdout_reader_gone ())
+    if (saved != EPIPE && tool_stdout_gone ())
         saved = EPIPE;
     if (saved == EPIPE) /* the reader downstream has gone: end quietly, as cat does */
         return status ? status : TOOL_EXIT_PIPE;

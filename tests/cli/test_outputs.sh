@@ -157,3 +157,7 @@ expect_eq "show | head -c 100: exit 141, nothing on stderr" "${PIPESTATUS[0]}:$(
 st=${PIPESTATUS[0]}
 # inspect's JSON may fit in the pipe before head exits: then 0; never an error.
 case $st in 0|141) pass "inspect --json | head: quiet (exit $st)" ;; *) fail "inspect --json | head: quiet" "exit $st: $(cat "$T/err")" ;; esac
+for args in "cat $ROOT/dumps/sample" "cat $ROOT/dumps/sample --compress zstd" "convert $ROOT/dumps/sample.archive.gz -"; do
+    "$REMODEL" $args 2>"$T/err" | head -c 100 >/dev/null
+    expect_eq "${args%% *} ... | head -c 100: exit 141, nothing on stderr" "${PIPESTATUS[0]}:$(wc -c <"$T/err")" "141:0"
+done
