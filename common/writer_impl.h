@@ -42,9 +42,10 @@ bool rm_dirw_ns_end (rm_dirw_t *d, rm_ns_t *ns, bson_error_t *err);
 bool rm_dirw_finish (rm_dirw_t *d, bson_error_t *err);
 void rm_dirw_destroy (rm_dirw_t *d);
 
-/* The server version written when the source did not say (mongorestore
- * needs one it can parse). */
-#define RM_DEFAULT_SERVER_VERSION "7.0.0"
+/* The server version an archive's prelude gets when the source did not say:
+ * mongo-tools' own word for it (mongodump writes it when it cannot tell,
+ * mongorestore accepts it), not an invented version. */
+#define RM_DEFAULT_SERVER_VERSION "unknown"
 #define RM_TOOL_VERSION "remodel 0.1.0"
 
 #endif

@@ -335,3 +335,15 @@ EOF
     dump_db "rt_$d"
     compare_back "rt-$d" "rt_" $(echo "$NSS" | grep "^sample_$d\.")
 done
+
+# --- a source without a server version --------------------------------------------
+# A .bson file says nothing of its server: the archive's prelude says
+# "unknown" (mongo-tools' word for it), never an invented version, and
+# mongorestore takes it.
+"$REMODEL" convert -q "$MT/bsondump/testdata/sample.bson" "$T/nover.archive"
+expect_eq "no server version: the prelude says unknown" \
+    "$(python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); print(b"\x02server_version\x00\x08\x00\x00\x00unknown\x00" in d, b"7.0.0" in d)' "$T/nover.archive")" "True False"
+expect_eq "no server version: inspect shows none invented" \
+    "$("$REMODEL" inspect --json "$T/nover.archive" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("serverVersion"))')" "unknown"
+"$MONGORESTORE" --uri "$uri" --archive="$T/nover.archive" --nsFrom 'testdata.*' --nsTo 'nover.*' >"$T/nover.log" 2>&1
+expect_eq "no server version: mongorestore restores it" "$?:$(grep -c '4 document(s) restored successfully' "$T/nover.log")" "0:1"
