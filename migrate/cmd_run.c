@@ -183,8 +183,14 @@ cmd_run (int argc, char **argv)
             return tool_exit_status (&err);
         }
     }
+    if ((!o.dry_run && !o.preview && strcmp (o.to, "-") != 0 && !tool_make_parents (o.to, &err)) ||
+        (o.stats_json && !tool_make_parents (o.stats_json, &err))) {
+        tool_error (&err);
+        return tool_exit_status (&err);
+    }
     rm_dump_info_init (&out);
     if (!rm_plan_load (&plan, pos[0], &err)) {
+        tool_remove_made_parents ();
         tool_error (&err);
         return tool_exit_status (&err);
     }
@@ -245,6 +251,10 @@ cmd_run (int argc, char **argv)
         rm_tmppath_remove (preview_to);
         bson_free (preview_to);
     }
+    if (status == 0)
+        tool_keep_made_parents ();
+    else
+        tool_remove_made_parents ();
     return status;
 }
 

@@ -112,6 +112,13 @@ bool tool_paths_check (const tool_path_t *paths, size_t n, bson_error_t *err);
 bool tool_preview (const char *src, const char *result, const rm_ns_stats_t *st, size_t n_st,
                    uint64_t n, bson_error_t *err);
 
+/* Creates the missing parent directories of an output, as mongodump does
+ * for --out; tool_remove_made_parents undoes it after a failure (removing
+ * only those still empty), tool_keep_made_parents after success. */
+bool tool_make_parents (const char *path, bson_error_t *err);
+void tool_remove_made_parents (void);
+void tool_keep_made_parents (void);
+
 /* The copy loop shared by convert and cat (tool_copy.c). */
 int tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label);
 

@@ -29,9 +29,14 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
             return tool_exit_status (&err);
         }
     }
+    if (strcmp (dst, "-") != 0 && !tool_make_parents (dst, &err)) {
+        tool_error (&err);
+        return tool_exit_status (&err);
+    }
     r = rm_reader_open (src, &o->read, &err);
     if (!r) {
         tool_error (&err);
+        tool_remove_made_parents ();
         return tool_exit_status (&err);
     }
     /* The writer counts into its own copy of the namespace list. */
@@ -43,6 +48,7 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
     w = rm_writer_open (dst, &o->write, &out, &err);
     if (!w) {
         tool_error (&err);
+        tool_remove_made_parents ();
         rm_dump_info_destroy (&out);
         rm_reader_close (r);
         return tool_exit_status (&err);
@@ -95,5 +101,9 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
     rm_writer_destroy (w);
     rm_dump_info_destroy (&out);
     rm_reader_close (r);
+    if (rc == 0)
+        tool_keep_made_parents ();
+    else
+        tool_remove_made_parents ();
     return rc;
 }

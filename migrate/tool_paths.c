@@ -100,3 +100,70 @@ tool_paths_check (const tool_path_t *paths, size_t n, bson_error_t *err)
         bson_free (canon[i]);
     return ok;
 }
+
+/* Directories tool_make_parents created, deepest last, for undoing. */
+static char *made[64];
+static size_t n_made;
+
+bool
+tool_make_parents (const char *path, bson_error_t *err)
+{
+    char *copy = bson_strdup (path), *dir;
+    size_t len = strlen (copy);
+    struct stat st;
+
+    while (len > 1 && copy[len - 1] == '/') /* "out/": the directory out itself */
+        copy[--len] = '\0';
+    dir = dirname (copy);
+    if (stat (dir, &st) == 0) {
+        bson_free (copy);
+        return true;
+    }
+    /* Each missing component, from the top down. */
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char saved = *p;
+        *p = '\0';
+        if (stat (dir, &st) != 0) {
+            if (mkdir (dir, 0777) != 0) {
+                rm_error_set (err, RM_ERR_IO, "%s: cannot create the directory %s: %s", path, dir,
+                              strerror (errno));
+                *p = saved;
+                bson_free (copy);
+                tool_remove_made_parents ();
+                return false;
+            }
+            if (n_made < sizeof made / sizeof *made)
+                made[n_made++] = bson_strdup (dir);
+        } else if (!S_ISDIR (st.st_mode)) {
+            rm_error_set (err, RM_ERR_IO, "%s: cannot write there: %s is not a directory", path, dir);
+            *p = saved;
+            bson_free (copy);
+            tool_remove_made_parents ();
+            return false;
+        }
+        *p = saved;
+        if (saved == '\0')
+            break;
+    }
+    bson_free (copy);
+    return true;
+}
+
+void
+tool_remove_made_parents (void)
+{
+    while (n_made > 0) {
+        char *d = made[--n_made];
+        rmdir (d); /* only if empty: anything else there stays */
+        bson_free (d);
+    }
+}
+
+void
+tool_keep_made_parents (void)
+{
+    while (n_made > 0)
+        bson_free (made[--n_made]);
+}

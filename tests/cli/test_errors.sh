@@ -294,18 +294,22 @@ check dst-dir-force-replaced diff -r "$W/dd" "$T/ref-dir"
 expect_eq dst-dir-force-only-dd "$(ls -A "$W")" dd
 expect_eq dst-dir-force-no-temp "$(temps "$W")" ""
 
-# A destination in a directory that does not exist: the message names the
-# destination, not the temporary name it would have been written under.
+# A destination under a file (its parent cannot be made): the message names
+# the destination, not the temporary name it would have been written under.
+# (A missing parent directory is made, as mongodump --out does:
+# test_outputs.sh.)
 fresh_w
-run_rm convert "$A" "$W/nodir/x.archive"
-expect_failed dst-missing-parent
-expect_one_error dst-missing-parent "$W/nodir/x.archive"
+touch "$W/afile"
+run_rm convert "$A" "$W/afile/x.archive"
+expect_failed dst-parent-is-a-file
+expect_one_error dst-parent-is-a-file "$W/afile/x.archive"
 if grep -qF ".remodel-" "$T/err"; then
-    fail dst-missing-parent-no-temp-name "the message shows the temporary name: $(head -1 "$T/err")"
+    fail dst-parent-is-a-file-no-temp-name "the message shows the temporary name: $(head -1 "$T/err")"
 else
-    pass dst-missing-parent-no-temp-name
+    pass dst-parent-is-a-file-no-temp-name
 fi
-expect_nothing_written dst-missing-parent
+rm -f "$W/afile"
+expect_nothing_written dst-parent-is-a-file
 
 # ============================================================================
 # 6. Ctrl-C while reading a pipe that stalls after 2000 bytes (inside the

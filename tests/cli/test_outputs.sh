@@ -161,3 +161,17 @@ for args in "cat $ROOT/dumps/sample" "cat $ROOT/dumps/sample --compress zstd" "c
     "$REMODEL" $args 2>"$T/err" | head -c 100 >/dev/null
     expect_eq "${args%% *} ... | head -c 100: exit 141, nothing on stderr" "${PIPESTATUS[0]}:$(wc -c <"$T/err")" "141:0"
 done
+
+# --- missing parent directories are made, as mongodump --out makes them -----------
+mkdir "$T/mp"
+run_rm convert -q "$ROOT/dumps/sample" "$T/mp/a/b/c/out.archive"
+expect_eq "convert into a missing a/b/c/: exit 0, written" "$rc:$(test -f "$T/mp/a/b/c/out.archive" && echo yes)" "0:yes"
+run_rm run "$PLAN" --from "$ROOT/dumps/sample" --to "$T/mp/o/p/" -q --stats-json "$T/mp/s/t.json"
+expect_eq "run into missing o/p/ with stats in missing s/: both written" \
+    "$rc:$(test -f "$T/mp/o/p/crm/people.bson" && test -f "$T/mp/s/t.json" && echo yes)" "0:yes"
+run_rm convert -q "$MT/bsondump/testdata/partial_file.bson" "$T/mp/x/y/out.bson"
+expect_eq "a failed convert leaves no directory it made" "$rc:$(ls "$T/mp" | tr '\n' ' ')" "1:a o s "
+touch "$T/mp/f"
+run_rm convert -q "$ROOT/dumps/sample" "$T/mp/f/x.archive"
+expect_eq "a parent that is a file: exit 1" "$rc" 1
+expect_message "a parent that is a file: says so" "is not a directory"
