@@ -8,6 +8,7 @@
 
 #include "instream_impl.h"
 #include "reader_impl.h"
+#include "remodel/nsselect.h"
 #include "remodel/bsoncheck.h"
 #include "remodel/crc64.h"
 #include "remodel/tmppath.h"
@@ -74,6 +75,7 @@ reader_free (rm_reader_t *r)
     if (r->spool)
         rm_tmppath_remove (r->spool);
     bson_free (r->spool);
+    rm_reader_select_destroy (r);
     rm_dump_info_destroy (&r->info);
     bson_free (r->path);
     bson_free (r);
@@ -151,6 +153,8 @@ rm_reader_open (const char *path, const rm_read_opts_t *opts, bson_error_t *err)
         rm_instream_t *s = rm_instream_open (path, err);
         ok = s && init_by_content (r, s, !is_stdin, err);
     }
+    if (ok && !rm_nsselect_empty (r->opts.select))
+        ok = rm_reader_select_init (r, err);
     if (!ok) {
         reader_free (r);
         return NULL;
@@ -162,7 +166,8 @@ rm_reader_t *
 rm_reader_open_stream (rm_instream_t *s, const rm_read_opts_t *opts, bson_error_t *err)
 {
     rm_reader_t *r = reader_new (rm_instream_name (s), opts);
-    if (!init_by_content (r, s, false, err)) {
+    if (!init_by_content (r, s, false, err) ||
+        (!rm_nsselect_empty (r->opts.select) && !rm_reader_select_init (r, err))) {
         reader_free (r);
         return NULL;
     }
@@ -172,18 +177,28 @@ rm_reader_open_stream (rm_instream_t *s, const rm_read_opts_t *opts, bson_error_
 const rm_dump_info_t *
 rm_reader_info (const rm_reader_t *r)
 {
-    return &r->info;
+    return r->viewing ? &r->view : &r->info;
 }
 
 int
 rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
 {
-    int rc = r->ops->next (r, item, err);
-    /* The caller may read item->ns->crc at a namespace's end; at the end or
-     * on an error it may print every namespace's. */
-    if (rc != 1 || item->kind != RM_ITEM_DOC)
-        rm_reader_crc_flush (r);
-    return rc;
+    for (;;) {
+        int rc = r->ops->next (r, item, err);
+        /* The caller may read item->ns->crc at a namespace's end; at the end
+         * or on an error it may print every namespace's. */
+        if (rc != 1 || item->kind != RM_ITEM_DOC)
+            rm_reader_crc_flush (r);
+        if (!r->viewing)
+            return rc;
+        if (rc != 1) {
+            rm_reader_select_sync (r);
+            return rc;
+        }
+        rc = rm_reader_select_item (r, item, err);
+        if (rc != 0)
+            return rc;
+    }
 }
 
 void

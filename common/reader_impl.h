@@ -30,7 +30,21 @@ struct rm_reader {
     uint64_t skipped;
     int quarantine_fd;
     rm_crc_run_t crc_run;
+    /* --nsInclude/--nsExclude/--nsFrom (reader_select.c): callers see
+     * view, the selected namespaces under their new names; map takes an
+     * index of info to one of view (or (size_t) -1: not selected). */
+    bool viewing;
+    rm_dump_info_t view;
+    size_t *map, n_map;
 };
+
+bool rm_reader_select_init (rm_reader_t *r, bson_error_t *err);
+/* Maps an item onto the view: 1, or 0 when its namespace is not selected,
+ * -1 on error. */
+int rm_reader_select_item (rm_reader_t *r, rm_item_t *item, bson_error_t *err);
+/* Copies the counts (documents, CRC, ...) into the view. */
+void rm_reader_select_sync (rm_reader_t *r);
+void rm_reader_select_destroy (rm_reader_t *r);
 
 /* Each format's opener fills r->info and r->ops/impl; false on error. The
  * instream s has been opened on the file (NULL for a directory) and is owned

@@ -12,6 +12,7 @@
 /* Options every command that reads or writes a dump understands. */
 typedef struct {
     bool quiet;
+    bool verbose;        /* -v: what each namespace held */
     bool force;
     bool json;
     rm_read_opts_t read;

@@ -90,6 +90,12 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
                        o->read.quarantine ? " in " : " (not written anywhere: give "
                                                      "--skip-invalid=FILE to keep them)",
                        o->read.quarantine ? o->read.quarantine : "");
+        if (o->verbose) /* as mongodump says "done dumping db.coll (N documents)" */
+            for (size_t i = 0; i < out.n_ns; i++) {
+                char name[512];
+                tool_note (false, "%s: %llu document(s)", rm_ns_name (out.ns[i], name, sizeof name),
+                           (unsigned long long) out.ns[i]->docs);
+            }
         if (dst[0] != '-' || dst[1] != '\0')
             tool_note (o->quiet,
                        "wrote %s (%s, compression %s): %zu namespace(s), %llu document(s), "

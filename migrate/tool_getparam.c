@@ -7,12 +7,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "remodel/nsselect.h"
 #include "tool.h"
 
 enum { OPT_FORMAT = 256, OPT_COMPRESS, OPT_FORCE, OPT_QUIET, OPT_JSON, OPT_SKIP, OPT_HELP,
        OPT_THREADS, OPT_FROM, OPT_TO, OPT_MEMORY, OPT_TMP, OPT_DRY_RUN, OPT_STATS_JSON, OPT_BATCH,
        OPT_AGAINST, OPT_NS, OPT_SKIP_N, OPT_LIMIT, OPT_ID, OPT_CANONICAL, OPT_PRETTY,
-       OPT_PREVIEW };
+       OPT_PREVIEW, OPT_NS_INCLUDE, OPT_NS_EXCLUDE, OPT_NS_FROM, OPT_NS_TO, OPT_GZIP, OPT_VERBOSE };
+
+/* The namespace selection of this process: one command runs per process;
+ * freed at exit. */
+static rm_nsselect_t *selection;
+
+static void
+free_selection (void)
+{
+    rm_nsselect_destroy (selection);
+    selection = NULL;
+}
+
+static rm_nsselect_t *
+get_selection (void)
+{
+    if (!selection) {
+        selection = rm_nsselect_new ();
+        atexit (free_selection);
+    }
+    return selection;
+}
 
 /* "512M", "64M", "1G", "100K" or bytes: digits only (strtoull alone would
  * take "-5M" as a huge number, i.e. no limit), a unit, at most SIZE_MAX. */
@@ -92,6 +114,10 @@ allowed (const tool_cmd_t *cmd, int c)
         return cmd->runs;
     case OPT_AGAINST:
         return cmd->checks;
+    case OPT_NS_INCLUDE: case OPT_NS_EXCLUDE: case OPT_NS_FROM: case OPT_NS_TO:
+        return cmd->reads;
+    case OPT_GZIP:
+        return cmd->writes;
     case OPT_NS: case OPT_SKIP_N: case OPT_LIMIT: case OPT_ID: case OPT_CANONICAL: case OPT_PRETTY:
         return cmd->shows;
     default:
@@ -127,10 +153,18 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         {"canonical", no_argument, NULL, OPT_CANONICAL},
         {"pretty", no_argument, NULL, OPT_PRETTY},
         {"preview", required_argument, NULL, OPT_PREVIEW},
+        {"nsInclude", required_argument, NULL, OPT_NS_INCLUDE},
+        {"nsExclude", required_argument, NULL, OPT_NS_EXCLUDE},
+        {"nsFrom", required_argument, NULL, OPT_NS_FROM},
+        {"nsTo", required_argument, NULL, OPT_NS_TO},
+        {"gzip", no_argument, NULL, OPT_GZIP},
+        {"verbose", no_argument, NULL, OPT_VERBOSE},
         {NULL, 0, NULL, 0},
     };
     bson_error_t err;
     int c, threads = 0;
+    const char *ns_from[64], *ns_to[64];
+    size_t n_from = 0, n_to = 0;
 
     memset (o, 0, sizeof *o);
     o->show_limit = UINT64_MAX;
@@ -138,7 +172,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
     *n_pos = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, ":qfh", longopts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, ":qfhv", longopts, NULL)) != -1) {
         if (!allowed (cmd, c)) {
             tool_errorf ("option \"%s\" is not one of this command's (see --help)", argv[optind - 1]);
             return false;
@@ -160,6 +194,37 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
                 return false;
             }
             o->show_ns[o->n_show_ns++] = optarg;
+            break;
+        case OPT_NS_INCLUDE:
+        case OPT_NS_EXCLUDE:
+            if (!(c == OPT_NS_INCLUDE ? rm_nsselect_include : rm_nsselect_exclude) (get_selection (),
+                                                                                 optarg, &err)) {
+                tool_error (&err);
+                return false;
+            }
+            o->read.select = get_selection ();
+            break;
+        case OPT_NS_FROM:
+        case OPT_NS_TO:
+            if ((c == OPT_NS_FROM ? n_from : n_to) == 64) {
+                tool_errorf ("--nsFrom/--nsTo: at most 64 of them");
+                return false;
+            }
+            if (c == OPT_NS_FROM)
+                ns_from[n_from++] = optarg;
+            else
+                ns_to[n_to++] = optarg;
+            break;
+        case OPT_GZIP: /* mongodump's and mongorestore's name for it */
+            if (!rm_compress_parse ("gzip", &o->write.compress, &err)) {
+                tool_error (&err);
+                return false;
+            }
+            o->write.compress_set = true;
+            break;
+        case 'v':
+        case OPT_VERBOSE:
+            o->verbose = true;
             break;
         case OPT_PREVIEW:
             if (!parse_count (optarg, &o->preview) || o->preview == 0) {
@@ -245,6 +310,17 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
             return false;
         }
     }
+    if (n_from != n_to) {
+        tool_errorf ("--nsFrom and --nsTo come in pairs: %zu --nsFrom, %zu --nsTo", n_from, n_to);
+        return false;
+    }
+    for (size_t i = 0; i < n_from; i++)
+        if (!rm_nsselect_rename (get_selection (), ns_from[i], ns_to[i], &err)) {
+            tool_error (&err);
+            return false;
+        }
+    if (n_from)
+        o->read.select = get_selection ();
     o->write.compress.threads = threads;
     for (int i = optind; i < argc; i++) {
         if (*n_pos >= cmd->max_pos) {

@@ -87,6 +87,8 @@ typedef struct {
     bool no_check;          /* trust the bytes (benchmarks only) */
     const char *tmpdir;     /* where a tar on standard input is copied before
                                it is read (NULL: $TMPDIR or /tmp) */
+    const struct rm_nsselect *select; /* --nsInclude/--nsExclude/--nsFrom/--nsTo:
+                               only these namespaces, renamed (NULL: all) */
 } rm_read_opts_t;
 
 typedef enum { RM_ITEM_DOC = 1, RM_ITEM_NS_END } rm_item_kind_t;
