@@ -82,9 +82,12 @@ get_string (ctx_t *c, const bson_iter_t *it, const char **out)
     if (!BSON_ITER_HOLDS_UTF8 (it))
         return fail (c, bson_iter_key (it), "must be a string, not %s",
                      type_name (bson_iter_type (it)));
-    *out = bson_iter_utf8 (it, NULL);
-    if (!**out)
+    uint32_t len;
+    *out = bson_iter_utf8 (it, &len);
+    if (!**out && len == 0)
         return fail (c, bson_iter_key (it), "must not be empty");
+    if (strlen (*out) != len)
+        return fail (c, bson_iter_key (it), "must not hold a NUL byte");
     return true;
 }
 
@@ -454,6 +457,55 @@ paths_conflict (const rm_path_t *a, const rm_path_t *b)
     return true;
 }
 
+/* Part by part, a prefix first: then a path and every path it is a prefix
+ * of stand together, and a conflict is always between neighbours. */
+static int
+path_order (const void *x, const void *y)
+{
+    const rm_path_t *a = *(const rm_path_t *const *) x, *b = *(const rm_path_t *const *) y;
+    size_t n = a->n < b->n ? a->n : b->n;
+    for (size_t i = 0; i < n; i++) {
+        int c = strcmp (a->parts[i], b->parts[i]);
+        if (c)
+            return c;
+    }
+    return (a->n > b->n) - (a->n < b->n);
+}
+
+/* Every path the step writes or removes (for rename, the old and the new
+ * paths together, as $rename takes them): none may be _id or under it
+ * (the update operators refuse to change _id), and no two may overlap.
+ * Sorted, so that 200,000 fields take n log n, not n^2. */
+static bool
+check_paths (ctx_t *c, rm_step_kind_t kind, const rm_fields_t *f)
+{
+    size_t n = kind == RM_STEP_RENAME ? 2 * f->n : f->n;
+    const rm_path_t **all = bson_malloc ((n ? n : 1) * sizeof *all);
+    bool ok = true;
+
+    for (size_t i = 0; i < f->n; i++) {
+        all[i] = &f->paths[i];
+        if (kind == RM_STEP_RENAME)
+            all[f->n + i] = &f->to[i];
+    }
+    for (size_t i = 0; ok && i < n; i++)
+        if (all[i]->n > 0 && strcmp (all[i]->parts[0], "_id") == 0)
+            ok = fail (c, kind == RM_STEP_VERSION ? "field" : "fields",
+                       "\"%s\": _id cannot be changed (MongoDB's update operators refuse it)",
+                       all[i]->text);
+    if (ok)
+        qsort (all, n, sizeof *all, path_order);
+    for (size_t i = 0; ok && i + 1 < n; i++)
+        if (paths_conflict (all[i], all[i + 1]))
+            ok = fail (c, "fields", kind == RM_STEP_RENAME
+                       ? "\"%s\" and \"%s\" overlap (as $rename refuses: to swap, rename through a "
+                         "third name in separate steps)"
+                       : "\"%s\" and \"%s\" overlap",
+                       all[i]->text, all[i + 1]->text);
+    bson_free (all);
+    return ok;
+}
+
 static bool
 parse_fields (ctx_t *c, rm_step_kind_t kind, bson_iter_t *it, rm_fields_t *f)
 {
@@ -499,7 +551,11 @@ parse_fields (ctx_t *c, rm_step_kind_t kind, bson_iter_t *it, rm_fields_t *f)
                     const char *to;
                     if (!BSON_ITER_HOLDS_UTF8 (&sub))
                         return fail (c, k, "the new name of \"%s\" must be a string", bson_iter_key (&sub));
-                    to = bson_iter_utf8 (&sub, NULL);
+                    uint32_t to_len;
+                    to = bson_iter_utf8 (&sub, &to_len);
+                    if (strlen (to) != to_len)
+                        return fail (c, k, "the new name of \"%s\" must not hold a NUL byte",
+                                     bson_iter_key (&sub));
                     if (!rm_path_parse (&f->to[f->n - 1], to, &perr))
                         return fail (c, k, "%s", perr.message);
                     if (paths_conflict (&f->paths[f->n - 1], &f->to[f->n - 1]))
@@ -519,12 +575,7 @@ parse_fields (ctx_t *c, rm_step_kind_t kind, bson_iter_t *it, rm_fields_t *f)
     fields_encode (f);
     if (kind != RM_STEP_VERSION && f->n == 0 && f->in.text)
         return fail (c, "fields", "names no field");
-    for (size_t i = 0; i < f->n; i++)
-        for (size_t j = i + 1; j < f->n; j++)
-            if (paths_conflict (&f->paths[i], &f->paths[j]))
-                return fail (c, "fields", "\"%s\" and \"%s\" overlap", f->paths[i].text,
-                             f->paths[j].text);
-    return true;
+    return check_paths (c, kind, f);
 }
 
 static bool
@@ -751,13 +802,83 @@ skip_string (const char *s, size_t i, size_t len)
     return len;
 }
 
+static int
+key_order (const void *x, const void *y)
+{
+    return strcmp (*(const char *const *) x, *(const char *const *) y);
+}
+
+/* A key given twice in the document at it or in any document inside it
+ * (JSON allows it, libbson keeps both, and which one counts would be a
+ * guess). Writes the dotted path of the first such key to path; sorts the
+ * keys of each document, so a large "fields" costs n log n. */
+static bool
+has_duplicate_key (bson_iter_t *it, char *path, size_t path_len)
+{
+    const char **keys = NULL;
+    size_t n = 0, cap = 0;
+    bool dup = false;
+    bson_iter_t walk = *it;
+
+    while (!dup && bson_iter_next (&walk)) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            keys = bson_realloc (keys, cap * sizeof *keys);
+        }
+        keys[n++] = bson_iter_key (&walk);
+        if (BSON_ITER_HOLDS_DOCUMENT (&walk) || BSON_ITER_HOLDS_ARRAY (&walk)) {
+            bson_iter_t sub;
+            char inner[256] = "";
+            if (bson_iter_recurse (&walk, &sub) && has_duplicate_key (&sub, inner, sizeof inner)) {
+                snprintf (path, path_len, "%s.%s", bson_iter_key (&walk), inner);
+                dup = true;
+            }
+        }
+    }
+    if (!dup && n > 1) {
+        qsort (keys, n, sizeof *keys, key_order);
+        for (size_t i = 0; i + 1 < n && !dup; i++)
+            if (strcmp (keys[i], keys[i + 1]) == 0) {
+                snprintf (path, path_len, "%s", keys[i]);
+                dup = true;
+            }
+    }
+    bson_free (keys);
+    return dup;
+}
+
+/* The end of the JSON object that starts the text (after leading blanks):
+ * what follows it must be blank, or the plan file holds more than a plan. */
+static size_t
+object_end (const char *s, size_t len)
+{
+    size_t i = 0, depth = 0;
+    while (i < len && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
+        i++;
+    do {
+        if (i >= len)
+            return len;
+        if (s[i] == '"') {
+            i = skip_string (s, i, len);
+            continue;
+        }
+        if (s[i] == '{' || s[i] == '[')
+            depth++;
+        else if (s[i] == '}' || s[i] == ']')
+            depth--;
+        i++;
+    } while (depth > 0);
+    return i;
+}
+
 /* When the whole plan does not parse, finds which step holds the bad
  * literal: the steps array's elements are cut out by bracket matching and
  * parsed one by one. Returns the 1-based step, 0 if not found. */
 static size_t
 locate_bad_step (const char *s, size_t len, char *op, size_t op_len, bson_error_t *why)
 {
-    const char *key = strstr (s, "\"steps\"");
+    /* s need not end with a NUL (a plan given as bytes): search within len. */
+    const char *key = memmem (s, len, "\"steps\"", 7);
     size_t i, step = 0;
     if (!key)
         return 0;
@@ -812,6 +933,16 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
     bool ok = true, has_version = false, has_steps = false;
 
     memset (plan, 0, sizeof *plan);
+    {
+        /* Said before parsing: libbson would only call the rest a bad token. */
+        size_t end = object_end (json, len);
+        for (size_t i = end; i < len; i++)
+            if (json[i] != ' ' && json[i] != '\n' && json[i] != '\r' && json[i] != '\t') {
+                rm_error_set (err, RM_ERR_USAGE, "plan: something follows the plan's closing brace "
+                              "at byte %zu (a plan file holds one JSON object)", i);
+                return false;
+            }
+    }
     doc = bson_new_from_json ((const uint8_t *) json, (ssize_t) len, &jerr);
     if (!doc) {
         char op[64];
@@ -825,11 +956,42 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
         return false;
     }
     bson_iter_init (&it, doc);
+    {
+        /* Duplicates at the top, or inside one step (named by its number). */
+        bson_iter_t top = it, steps_it, one;
+        char path[300] = "";
+        size_t step = 0;
+        if (ok && bson_iter_find (&top, "steps") && BSON_ITER_HOLDS_ARRAY (&top) &&
+            bson_iter_recurse (&top, &steps_it)) {
+            while (ok && bson_iter_next (&steps_it)) {
+                step++;
+                if ((BSON_ITER_HOLDS_DOCUMENT (&steps_it)) && bson_iter_recurse (&steps_it, &one) &&
+                    has_duplicate_key (&one, path, sizeof path)) {
+                    bson_iter_t op;
+                    const char *name = bson_iter_recurse (&steps_it, &op) && bson_iter_next (&op)
+                                           ? bson_iter_key (&op) : "?";
+                    const char *dot = strchr (path, '.');
+                    rm_error_set (err, RM_ERR_USAGE, "plan: step %zu (%s): \"%s\": given twice", step,
+                                  name, dot ? dot + 1 : path);
+                    ok = false;
+                }
+            }
+        }
+        top = it;
+        if (ok && has_duplicate_key (&top, path, sizeof path) && !strchr (path, '.')) {
+            rm_error_set (err, RM_ERR_USAGE, "plan: \"%s\": given twice", path);
+            ok = false;
+        }
+    }
     while (ok && bson_iter_next (&it)) {
         const char *k = bson_iter_key (&it);
         if (!strcmp (k, "remodel")) {
             has_version = true;
-            if (!BSON_ITER_HOLDS_NUMBER (&it) || bson_iter_as_int64 (&it) != 1) {
+            /* Exactly 1: 1.5 is not the format's version 1. */
+            if (!(BSON_ITER_HOLDS_INT32 (&it) || BSON_ITER_HOLDS_INT64 (&it) ||
+                  BSON_ITER_HOLDS_DOUBLE (&it)) ||
+                (BSON_ITER_HOLDS_DOUBLE (&it) ? bson_iter_double (&it) != 1.0
+                                              : bson_iter_as_int64 (&it) != 1)) {
                 rm_error_set (err, RM_ERR_USAGE, "plan: \"remodel\" must be 1 (the plan format's version)");
                 ok = false;
             }
@@ -953,6 +1115,7 @@ rm_plan_load (rm_plan_t *plan, const char *path, bson_error_t *err)
         return false;
     }
     fclose (f);
+    text[len] = '\0';
     ok = rm_plan_parse (plan, text, (size_t) len, err);
     if (!ok)
         rm_error_prefix (err, "%s", path);

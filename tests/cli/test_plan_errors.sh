@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Malformed and wrong plans: each is refused by `check` and by `run`
+# (exit 2) with one error line naming the step and key, before anything is
+# read or written. Run under the sanitizer build too (REMODEL_SANITIZE=1):
+# a sanitizer report would add lines and fail the one-line checks.
+#   REMODEL=build/remodel bash tests/cli/test_plan_errors.sh
+. "$(dirname "$0")/lib.sh"
+
+S=$ROOT/dumps/sample
+GOOD='{"remodel": 1, "steps": [{"set": {"in": "crm.people", "fields": {"x": 1}}}]}'
+
+# refused NAME PLAN-TEXT STRING...: check and run --dry-run both exit 2 with
+# one line holding every STRING.
+refused() {
+    local n=$1 text=$2 cmd; shift 2
+    printf '%s' "$text" >"$T/plan.json"
+    for cmd in check run; do
+        if [ $cmd == check ]; then run_rm check "$T/plan.json"
+        else run_rm run "$T/plan.json" --from "$S" --to "$T/out.archive"; fi
+        expect_eq "$n ($cmd): exit 2" "$rc" 2
+        expect_one_line "$n ($cmd)" "$@"
+    done
+    expect_eq "$n: nothing written" "$(ls "$T" | grep -c out.archive)" 0
+}
+expect_one_line() {
+    local n=$1 s missing=""; shift
+    for s in "$@"; do grep -qF -- "$s" "$T/err" || missing="$missing [$s]"; done
+    if [ "$(wc -l <"$T/err")" -eq 1 ] && [ -z "$missing" ]; then pass "$n: one line naming it"
+    else fail "$n: one line naming it" "missing$missing in: $(head -c 400 "$T/err")"; fi
+}
+
+# --- text that is not a plan --------------------------------------------------
+refused "empty file" "" "not valid JSON"
+refused "blank file" "   
+" "not valid JSON"
+refused "cut after the steps' bracket" '{"remodel": 1, "steps": [' "not valid JSON"
+for cut in 1 10 25 40 60 75; do
+    refused "cut at byte $cut" "${GOOD:0:$cut}" "plan"
+done
+refused "a second object after the plan" "$GOOD{\"remodel\": 1}" "follows the plan's closing brace"
+refused "text after the plan" "$GOOD x" "follows the plan's closing brace"
+refused "bad UTF-8 in a string" "$(printf '{"remodel": 1, "steps": [{"set": {"in": "crm.people", "fields": {"x": "\xff\xfe"}}}]}')" "plan"
+refused "deep nesting" "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"crm.people\", \"fields\": {\"x\": $(printf '[%.0s' $(seq 1 2000))$(printf ']%.0s' $(seq 1 2000))}}}]}" "plan"
+refused "a bad literal in step 2" '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}, {"set": {"in": "a.b", "fields": {"y": {"$oid": "zz"}}}}]}' \
+    "step 2 (set)" "not valid Extended JSON"
+
+# --- plans that parse but are wrong ----------------------------------------------
+refused "remodel 1.5" '{"remodel": 1.5, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}' '"remodel" must be 1'
+refused "remodel \"1\"" '{"remodel": "1", "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}' '"remodel" must be 1'
+refused "a top-level key twice" '{"remodel": 1, "remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}' '"remodel": given twice'
+refused "a step's key twice" '{"remodel": 1, "steps": [{"set": {"in": "a.b", "in": "c.d", "fields": {"x": 1}}}]}' 'step 1 (set): "in": given twice'
+refused "a field twice" '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"x": 1, "x": 2}}}]}' 'step 1 (set): "fields.x": given twice'
+refused "a key twice deep in step 2" '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}, {"summarize": {"into": "a.b", "from": "a.c", "localField": "_id", "foreignField": "p", "fields": {"n": {"$topN": {"n": 1, "n": 2, "sortBy": {"t": 1}, "output": "$t"}}}}}]}' \
+    'step 2 (summarize): "fields.n.$topN.n": given twice'
+refused "a NUL in a namespace" '{"remodel": 1, "steps": [{"set": {"in": "crm\u0000x.people", "fields": {"x": 1}}}]}' 'step 1 (set): "in": must not hold a NUL byte'
+refused "a NUL in a rename target" '{"remodel": 1, "steps": [{"rename": {"in": "a.b", "fields": {"x": "y\u0000z"}}}]}' 'step 1 (rename): "fields"' "NUL"
+refused "set _id" '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"_id": 1}}}]}' 'step 1 (set): "fields": "_id": _id cannot be changed'
+refused "set _id.x" '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"_id.x": 1}}}]}' '"_id.x": _id cannot be changed'
+refused "unset _id" '{"remodel": 1, "steps": [{"unset": {"in": "a.b", "fields": ["_id"]}}]}' 'step 1 (unset)' "_id cannot be changed"
+refused "rename _id" '{"remodel": 1, "steps": [{"rename": {"in": "a.b", "fields": {"_id": "id"}}}]}' 'step 1 (rename)' "_id cannot be changed"
+refused "rename to _id" '{"remodel": 1, "steps": [{"rename": {"in": "a.b", "fields": {"id": "_id"}}}]}' 'step 1 (rename)' "_id cannot be changed"
+refused "version into _id" '{"remodel": 1, "steps": [{"version": {"in": "a.b", "field": "_id", "value": 2}}]}' 'step 1 (version): "field"' "_id cannot be changed"
+refused "rename swap" '{"remodel": 1, "steps": [{"rename": {"in": "crm.people", "fields": {"name": "email", "email": "name"}}}]}' 'step 1 (rename): "fields": "email" and "email" overlap'
+refused "rename two into one" '{"remodel": 1, "steps": [{"rename": {"in": "a.b", "fields": {"x": "z", "y": "z"}}}]}' '"z" and "z" overlap'
+refused "rename into a field being renamed" '{"remodel": 1, "steps": [{"rename": {"in": "a.b", "fields": {"x": "y.z", "y": "w"}}}]}' '"y" and "y.z" overlap'
+refused "set overlapping" '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"a.b": 1, "a": 2}}}]}' '"a" and "a.b" overlap'
+
+# The swap the user meant, through a third name in separate steps: it runs.
+cat >"$T/swap.json" <<'PLAN'
+{"remodel": 1, "steps": [{"rename": {"in": "crm.people", "fields": {"name": "tmp_name"}}},
+                         {"rename": {"in": "crm.people", "fields": {"email": "name"}}},
+                         {"rename": {"in": "crm.people", "fields": {"tmp_name": "email"}}}]}
+PLAN
+run_rm run "$T/swap.json" --from "$S" --to "$T/swap.archive" -q
+expect_eq "a swap in three steps runs" "$rc" 0
+expect_eq "a swap in three steps: the values swapped" \
+    "$("$REMODEL" show "$T/swap.archive" --ns crm.people --limit 1 | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["email"], "/", d["name"])')" \
+    "$("$REMODEL" show "$S" --ns crm.people --limit 1 | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["name"], "/", d["email"])')"
+
+# 200,000 set fields check (in n log n: this suite would time out at n^2), and
+# one overlap among them is found.
+python3 - "$T" <<'PY'
+import json, sys
+f = {"f%d" % i: i for i in range(200000)}
+json.dump({"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": f}}]}, open(sys.argv[1] + "/big.json", "w"))
+f["f123456.x"] = 1
+json.dump({"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": f}}]}, open(sys.argv[1] + "/bigbad.json", "w"))
+PY
+run_rm check "$T/big.json"
+expect_eq "200,000 set fields: valid" "$rc:$(cat "$T/out")" "0:$T/big.json: 1 step(s), valid"
+run_rm check "$T/bigbad.json"
+expect_eq "200,000 set fields, one overlapping: refused" "$rc" 2
+expect_one_line "200,000 set fields, one overlapping" '"f123456" and "f123456.x" overlap'
