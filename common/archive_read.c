@@ -89,10 +89,16 @@ read_prelude (rm_reader_t *r, archive_t *a, bson_error_t *err)
             const char *k = bson_iter_key (&it);
             if (!BSON_ITER_HOLDS_UTF8 (&it))
                 continue;
-            if (strcmp (k, "db") == 0)
-                db = bson_iter_utf8 (&it, NULL);
-            else if (strcmp (k, "collection") == 0)
-                coll = bson_iter_utf8 (&it, NULL);
+            if (strcmp (k, "db") == 0 || strcmp (k, "collection") == 0) {
+                uint32_t n;
+                const char *v = bson_iter_utf8 (&it, &n);
+                if (strlen (v) != n) { /* a NUL inside: no name holds one */
+                    rm_error_set (err, RM_ERR_FORMAT, "%s: prelude entry at byte %llu: a %s name "
+                                  "holding a NUL byte", r->path, (unsigned long long) f.offset, k);
+                    return false;
+                }
+                *(k[0] == 'd' ? &db : &coll) = v;
+            }
             else if (strcmp (k, "metadata") == 0)
                 meta = bson_iter_utf8 (&it, &meta_len);
             else if (strcmp (k, "type") == 0)

@@ -130,6 +130,15 @@ rm_bson_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err)
         bson_free (db);
         db = bson_strdup ("test");
     }
+    /* The database is only guessed from the parent directory's name, which
+     * may hold what MongoDB refuses in one (/tmp/dump.2024/c.bson): such
+     * characters become '_' (and the name is cut to 63 bytes), where a
+     * name a dump itself gives is refused instead. */
+    for (char *p = db; *p; p++)
+        if (strchr ("/\\. \"$", *p))
+            *p = '_';
+    if (strlen (db) > 63)
+        db[63] = '\0';
     coll = rm_nsname_unescape (stem);
     b->ns = rm_dump_info_add (&r->info, db, coll ? coll : stem);
     if (dir && kind == RM_FILE_BSON) {

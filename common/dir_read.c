@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "reader_impl.h"
+#include "remodel/tmppath.h"
 
 typedef struct {
     char **data_path;  /* per namespace index: its .bson file or NULL */
@@ -37,13 +38,18 @@ list_dir (const char *path, size_t *n, bson_error_t *err)
         return NULL;
     }
     while ((e = readdir (d))) {
-        if (e->d_name[0] == '.')
+        /* Not "." and "..", nor remodel's own temporary names; other names
+         * starting with a dot are collections ("..%2Fx.bson" is mongodump's
+         * file for the collection "../x"). */
+        if (strcmp (e->d_name, ".") == 0 || strcmp (e->d_name, "..") == 0 ||
+            rm_tmppath_is_temporary (e->d_name))
             continue;
         names = bson_realloc (names, (*n + 1) * sizeof *names);
         names[(*n)++] = bson_strdup (e->d_name);
     }
     closedir (d);
-    qsort (names, *n, sizeof *names, cmp_str);
+    if (*n > 1) /* an empty directory has no list to sort (qsort of NULL is undefined) */
+        qsort (names, *n, sizeof *names, cmp_str);
     return names;
 }
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "remodel/metadata.h"
 #include "remodel/nsname.h"
 #include "writer_impl.h"
 
@@ -33,17 +34,20 @@ make_dir (const char *path, bson_error_t *err)
     return true;
 }
 
-/* The path of a namespace's file; kind is ".bson" or ".metadata.json". */
+/* The path of a namespace's file; kind is ".bson" or ".metadata.json".
+ * Built by rm_nsname_file only, which cannot name a path outside root. */
 static char *
-ns_path (rm_dirw_t *d, const rm_ns_t *ns, const char *kind)
+ns_path (rm_dirw_t *d, const rm_ns_t *ns, const char *kind, bson_error_t *err)
 {
-    char *esc, *path;
-    const char *gz = d->gzip_files ? ".gz" : "";
+    char suffix[32], why[160], name[512], *path;
     if (ns->is_oplog)
         return bson_strdup_printf ("%s/oplog.bson", d->root);
-    esc = rm_nsname_escape (strcmp (kind, ".bson") == 0 ? ns->data_coll : ns->coll);
-    path = bson_strdup_printf ("%s/%s/%s%s%s", d->root, ns->db, esc, kind, gz);
-    bson_free (esc);
+    snprintf (suffix, sizeof suffix, "%s%s", kind, d->gzip_files ? ".gz" : "");
+    path = rm_nsname_file (d->root, ns->db, strcmp (kind, ".bson") == 0 ? ns->data_coll : ns->coll,
+                           suffix, why, sizeof why);
+    if (!path)
+        rm_error_set (err, RM_ERR_FORMAT, "namespace \"%s\" cannot be written: %s",
+                      rm_ns_name (ns, name, sizeof name), why);
     return path;
 }
 
@@ -86,6 +90,40 @@ write_text (rm_dirw_t *d, const char *path, const char *text, size_t len, bson_e
     return close_file (&f, err) && ok;
 }
 
+/* The metadata as written: verbatim, except that collectionName must
+ * name the collection when its files are named by a hash (a long name)
+ * or when it names another (after --nsTo): readers, remodel's and
+ * mongorestore's, take the name from there. */
+static bool
+write_metadata (rm_dirw_t *d, const rm_ns_t *ns, bson_error_t *err)
+{
+    char *path = ns_path (d, ns, ".metadata.json", err), *esc, *fixed = NULL, name[512];
+    rm_metadata_t m;
+    bool need, ok;
+    /* A long name needs a metadata file even when the source had none. */
+    const char *text = ns->metadata && ns->metadata_len ? ns->metadata : "{}";
+    size_t len = ns->metadata && ns->metadata_len ? ns->metadata_len : 2;
+
+    if (!path)
+        return false;
+    esc = rm_nsname_escape (ns->coll);
+    rm_metadata_read (text, len, &m);
+    need = m.collection_name ? strcmp (m.collection_name, ns->coll) != 0 : rm_nsname_is_hashed (esc);
+    rm_metadata_clear (&m);
+    bson_free (esc);
+    if (need && !(fixed = rm_metadata_with_name (text, len, ns->coll, &len))) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: %s: its long name needs collectionName in the "
+                      "metadata, which is not a JSON object", path, rm_ns_name (ns, name, sizeof name));
+        bson_free (path);
+        return false;
+    }
+    ok = write_text (d, path, fixed ? fixed : text, len, err);
+    bson_free (fixed);
+    bson_free (path);
+    return ok;
+}
+
+
 rm_dirw_t *
 rm_dirw_new (const char *root, rm_dump_info_t *info, bool gzip_files, const rm_compress_t *c,
              bson_error_t *err)
@@ -104,17 +142,27 @@ rm_dirw_new (const char *root, rm_dump_info_t *info, bool gzip_files, const rm_c
     for (size_t i = 0; ok && i < info->n_ns; i++) {
         rm_ns_t *ns = info->ns[i];
         char *dir, *path;
+        bool has_metadata = ns->metadata && ns->metadata_len > 0;
         if (ns->is_oplog)
             continue;
-        dir = bson_strdup_printf ("%s/%s", root, ns->db);
-        ok = make_dir (dir, err);
-        bson_free (dir);
-        /* An empty metadata string (users, roles) is no metadata file. */
-        if (ok && ns->metadata && ns->metadata_len > 0) {
-            path = ns_path (d, ns, ".metadata.json");
-            ok = write_text (d, path, ns->metadata, ns->metadata_len, err);
-            bson_free (path);
+        /* Every name is checked before its directory is made. */
+        path = ns_path (d, ns, ".bson", err);
+        ok = path != NULL;
+        bson_free (path);
+        if (ok) {
+            dir = bson_strdup_printf ("%s/%s", root, ns->db);
+            ok = make_dir (dir, err);
+            bson_free (dir);
         }
+        /* An empty metadata string (users, roles) is no metadata file,
+         * unless a long name needs one to carry collectionName. */
+        if (ok && !has_metadata) {
+            char *esc = rm_nsname_escape (ns->coll);
+            has_metadata = rm_nsname_is_hashed (esc);
+            bson_free (esc);
+        }
+        if (ok && has_metadata)
+            ok = write_metadata (d, ns, err);
     }
     if (ok && info->server_version) {
         char *path = bson_strdup_printf ("%s/prelude.json%s", root, gzip_files ? ".gz" : "");
@@ -136,8 +184,8 @@ rm_dirw_doc (rm_dirw_t *d, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_e
 {
     dfile_t *f = &d->files[ns->index];
     if (!f->out) {
-        char *path = ns_path (d, ns, ".bson");
-        bool ok = open_file (d, f, path, err);
+        char *path = ns_path (d, ns, ".bson", err);
+        bool ok = path && open_file (d, f, path, err);
         bson_free (path);
         if (!ok)
             return false;
@@ -151,8 +199,8 @@ rm_dirw_ns_end (rm_dirw_t *d, rm_ns_t *ns, bson_error_t *err)
     dfile_t *f = &d->files[ns->index];
     /* Views have only their metadata; empty collections an empty .bson. */
     if (!f->out && !ns->is_view) {
-        char *path = ns_path (d, ns, ".bson");
-        bool ok = open_file (d, f, path, err);
+        char *path = ns_path (d, ns, ".bson", err);
+        bool ok = path && open_file (d, f, path, err);
         bson_free (path);
         if (!ok)
             return false;

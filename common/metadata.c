@@ -60,3 +60,98 @@ rm_metadata_clear (rm_metadata_t *m)
     bson_free (m->type);
     memset (m, 0, sizeof *m);
 }
+
+/* The index after the JSON string starting at s[i] ('"'). */
+static size_t
+string_end (const char *s, size_t i, size_t len)
+{
+    for (i++; i < len; i++) {
+        if (s[i] == '\\')
+            i++;
+        else if (s[i] == '"')
+            return i + 1;
+    }
+    return len;
+}
+
+static void
+append_json_string (bson_string_t *out, const char *text)
+{
+    char *esc = bson_utf8_escape_for_json (text, -1);
+    bson_string_append_c (out, '"');
+    bson_string_append (out, esc ? esc : "");
+    bson_string_append_c (out, '"');
+    bson_free (esc);
+}
+
+char *
+rm_metadata_with_name (const char *json, size_t len, const char *coll, size_t *out_len)
+{
+    size_t i = 0, close = 0, key_at = 0, value_at = 0, value_end = 0;
+    int depth = 0;
+    bool found = false, expect_key = false, any_key = false;
+    bson_string_t *out;
+
+    while (i < len && (json[i] == ' ' || json[i] == '\n' || json[i] == '\r' || json[i] == '\t'))
+        i++;
+    if (i >= len || json[i] != '{')
+        return NULL;
+    /* One scan at the top level: keys, the value after "collectionName",
+     * and the closing brace. */
+    for (; i < len; i++) {
+        char c = json[i];
+        if (c == '"') {
+            size_t end = string_end (json, i, len);
+            if (depth == 1 && expect_key) {
+                any_key = true;
+                if (end - i == 16 && memcmp (json + i, "\"collectionName\"", 16) == 0) {
+                    size_t v = end;
+                    while (v < len && json[v] != ':')
+                        v++;
+                    for (v++; v < len && (json[v] == ' ' || json[v] == '\n' || json[v] == '\r' ||
+                                          json[v] == '\t'); v++)
+                        ;
+                    if (v < len && json[v] == '"' && !found) {
+                        found = true;
+                        key_at = i;
+                        value_at = v;
+                        value_end = string_end (json, v, len);
+                    }
+                }
+                expect_key = false;
+            }
+            i = end - 1;
+        } else if (c == '{' || c == '[') {
+            if (++depth == 1)
+                expect_key = true;
+        } else if (c == '}' || c == ']') {
+            if (--depth == 0) {
+                close = i;
+                break;
+            }
+        } else if (c == ',' && depth == 1) {
+            expect_key = true;
+        }
+    }
+    if (depth != 0 || close == 0)
+        return NULL;
+    (void) key_at;
+    out = bson_string_new (NULL);
+    if (found) {
+        bson_string_append_printf (out, "%.*s", (int) value_at, json);
+        append_json_string (out, coll);
+        bson_string_append_printf (out, "%.*s", (int) (len - value_end), json + value_end);
+    } else {
+        size_t before = close;
+        /* after the last key's value, before blanks and the brace */
+        while (before > 0 && (json[before - 1] == ' ' || json[before - 1] == '\n' ||
+                              json[before - 1] == '\r' || json[before - 1] == '\t'))
+            before--;
+        bson_string_append_printf (out, "%.*s", (int) before, json);
+        bson_string_append (out, any_key ? ",\"collectionName\":" : "\"collectionName\":");
+        append_json_string (out, coll);
+        bson_string_append_printf (out, "%.*s", (int) (len - before), json + before);
+    }
+    *out_len = out->len;
+    return bson_string_free (out, false);
+}

@@ -8,6 +8,7 @@
  * mongorestore reverses the escaping with url.QueryUnescape ('+' is a space)
  * and takes hashed names from the metadata's collectionName. */
 #include <bson/bson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "remodel/nsname.h"
@@ -144,4 +145,44 @@ rm_nsname_is_hashed (const char *stem)
         if (!is_base64url (s[i]))
             return false;
     return true;
+}
+
+bool
+rm_nsname_check (const char *db, const char *coll, char *why, size_t why_len)
+{
+    size_t n = strlen (db);
+    if (n == 0) {
+        snprintf (why, why_len, "an empty database name");
+        return false;
+    }
+    if (n >= 64) {
+        snprintf (why, why_len, "a database name of %zu bytes (MongoDB allows 63)", n);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strchr ("/\\. \"$", db[i])) {
+            snprintf (why, why_len, "a database name holding '%c' (MongoDB refuses / \\ . space \" $)",
+                      db[i]);
+            return false;
+        }
+    if (!coll || !*coll) {
+        snprintf (why, why_len, "an empty collection name");
+        return false;
+    }
+    return true;
+}
+
+char *
+rm_nsname_file (const char *root, const char *db, const char *coll, const char *suffix, char *why,
+                size_t why_len)
+{
+    char *esc, *path;
+    if (!rm_nsname_check (db, coll, why, why_len))
+        return NULL;
+    esc = rm_nsname_escape (coll);
+    /* Escaping keeps only A-Z a-z 0-9 - _ . ~ and %XX: no '/'. A name of
+     * dots alone is one file name ("...bson"), never "..". */
+    path = bson_strdup_printf ("%s/%s/%s%s", root, db, esc, suffix);
+    bson_free (esc);
+    return path;
 }

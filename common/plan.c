@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "remodel/accum.h"
+#include "remodel/nsname.h"
 #include "remodel/plan.h"
 
 static const char *kind_names[] = {"embed", "extract", "set", "unset", "rename", "version",
@@ -126,6 +127,11 @@ get_ns (ctx_t *c, const bson_iter_t *it, rm_nsref_t *ns)
     ns->text = bson_strdup (text);
     ns->db = bson_strndup (text, (size_t) (dot - text));
     ns->coll = bson_strdup (dot + 1);
+    {
+        char why[160];
+        if (!rm_nsname_check (ns->db, ns->coll, why, sizeof why))
+            return fail (c, bson_iter_key (it), "\"%s\": %s", text, why);
+    }
     return true;
 }
 
@@ -419,9 +425,13 @@ parse_summarize (ctx_t *c, bson_iter_t *it, rm_summarize_t *m)
 static void
 fields_add (rm_fields_t *f)
 {
-    f->paths = bson_realloc (f->paths, (f->n + 1) * sizeof *f->paths);
-    f->to = bson_realloc (f->to, (f->n + 1) * sizeof *f->to);
-    f->values = bson_realloc (f->values, (f->n + 1) * sizeof *f->values);
+    /* Doubling: a step of 200,000 fields must not copy its arrays each time. */
+    if (f->n == f->cap) {
+        f->cap = f->cap ? 2 * f->cap : 8;
+        f->paths = bson_realloc (f->paths, f->cap * sizeof *f->paths);
+        f->to = bson_realloc (f->to, f->cap * sizeof *f->to);
+        f->values = bson_realloc (f->values, f->cap * sizeof *f->values);
+    }
     memset (&f->paths[f->n], 0, sizeof *f->paths);
     memset (&f->to[f->n], 0, sizeof *f->to);
     memset (&f->values[f->n], 0, sizeof *f->values);

@@ -8,6 +8,7 @@
 
 #include "instream_impl.h"
 #include "reader_impl.h"
+#include "remodel/nsname.h"
 #include "remodel/nsselect.h"
 #include "remodel/bsoncheck.h"
 #include "remodel/crc64.h"
@@ -139,6 +140,25 @@ init_by_content (rm_reader_t *r, rm_instream_t *s, bool tar_ok, bson_error_t *er
     return rm_bson_reader_init (r, s, err);
 }
 
+/* Every namespace a dump names must be one MongoDB allows: a name that
+ * breaks the rules ("..", "a/b", an empty one) is refused here, naming the
+ * input, before anything can be written under it. */
+static bool
+check_names (rm_reader_t *r, bson_error_t *err)
+{
+    const rm_dump_info_t *info = rm_reader_info (r); /* after --nsFrom/--nsTo */
+    for (size_t i = 0; i < info->n_ns; i++) {
+        const rm_ns_t *ns = info->ns[i];
+        char why[160];
+        if (ns->is_oplog || rm_nsname_check (ns->db, ns->coll, why, sizeof why))
+            continue;
+        rm_error_set (err, RM_ERR_FORMAT, "%s: namespace with database \"%s\" and collection \"%s\": %s",
+                      r->path, ns->db, ns->coll, why);
+        return false;
+    }
+    return true;
+}
+
 rm_reader_t *
 rm_reader_open (const char *path, const rm_read_opts_t *opts, bson_error_t *err)
 {
@@ -155,8 +175,12 @@ rm_reader_open (const char *path, const rm_read_opts_t *opts, bson_error_t *err)
     }
     if (ok && !rm_nsselect_empty (r->opts.select))
         ok = rm_reader_select_init (r, err);
+    ok = ok && check_names (r, err);
     if (!ok) {
-        reader_free (r);
+        if (r->ops) /* the format opened, then a check failed: close it whole */
+            rm_reader_close (r);
+        else
+            reader_free (r);
         return NULL;
     }
     return r;
@@ -167,8 +191,12 @@ rm_reader_open_stream (rm_instream_t *s, const rm_read_opts_t *opts, bson_error_
 {
     rm_reader_t *r = reader_new (rm_instream_name (s), opts);
     if (!init_by_content (r, s, false, err) ||
-        (!rm_nsselect_empty (r->opts.select) && !rm_reader_select_init (r, err))) {
-        reader_free (r);
+        (!rm_nsselect_empty (r->opts.select) && !rm_reader_select_init (r, err)) ||
+        !check_names (r, err)) {
+        if (r->ops) /* the format opened, then a check failed: close it whole */
+            rm_reader_close (r);
+        else
+            reader_free (r);
         return NULL;
     }
     return r;

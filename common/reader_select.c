@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "reader_impl.h"
+#include "remodel/nsname.h"
 #include "remodel/nsselect.h"
 
 #define UNSELECTED ((size_t) -1)
@@ -14,7 +15,7 @@ static bool
 extend (rm_reader_t *r, bson_error_t *err)
 {
     const rm_dump_info_t *src = &r->info;
-    char name[512];
+    char name[512], why[160];
 
     if (r->n_map >= src->n_ns)
         return true;
@@ -39,6 +40,12 @@ extend (rm_reader_t *r, bson_error_t *err)
                 return false;
             }
             *dot = '\0';
+            if (!rm_nsname_check (renamed, dot + 1, why, sizeof why)) {
+                rm_error_set (err, RM_ERR_USAGE, "--nsTo makes database \"%s\" (collection \"%s\") of %s: %s",
+                              renamed, dot + 1, name, why);
+                bson_free (renamed);
+                return false;
+            }
             if (rm_dump_info_find (&r->view, renamed, dot + 1)) {
                 rm_error_set (err, RM_ERR_USAGE, "--nsTo renames two namespaces to %s.%s", renamed,
                               dot + 1);

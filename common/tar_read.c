@@ -65,6 +65,24 @@ member_read (void *ctx, void *buf, size_t len, bson_error_t *err)
     return (ssize_t) n;
 }
 
+/* An absolute member path, or one with a ".." component. */
+static bool
+climbs (const char *path)
+{
+    if (path[0] == '/')
+        return true;
+    for (const char *p = path; *p;) {
+        const char *end = strchr (p, '/');
+        size_t n = end ? (size_t) (end - p) : strlen (p);
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return true;
+        p += n + (end != NULL);
+        if (!end)
+            break;
+    }
+    return false;
+}
+
 /* Splits a member path "ROOT/db/file" at its last two components. */
 static bool
 split_member (const char *path, char **root, char **db, char **file)
@@ -123,6 +141,13 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
             continue;
         if (strncmp (path, "./", 2) == 0)
             path += 2;
+        if (climbs (path)) {
+            rm_error_set (err, RM_ERR_FORMAT, "%s: member \"%s\": an absolute path or one that "
+                          "climbs with \"..\" (refused: a dump's files stay inside it)", r->path,
+                          path);
+            ok = false;
+            break;
+        }
         base = strrchr (path, '/') ? strrchr (path, '/') + 1 : path;
         label = bson_strdup_printf ("%s:%s", r->path, archive_entry_pathname (e));
         if (strcmp (base, "oplog.bson") == 0 || strcmp (base, "prelude.json") == 0 ||

@@ -114,7 +114,8 @@ add_tree (struct archive *a, const char *path, const char *name, bson_error_t *e
         names[n++] = bson_strdup (e->d_name);
     }
     closedir (d);
-    qsort (names, n, sizeof *names, cmp_str);
+    if (n > 1) /* an empty directory (a dump of no namespace) has no list: qsort (NULL) is undefined */
+        qsort (names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
         char *child = bson_strdup_printf ("%s/%s", path, names[i]);
         char *child_name = bson_strdup_printf ("%s/%s", name, names[i]);

@@ -53,6 +53,28 @@ rm_tmppath_new (const char *dst)
 }
 
 bool
+rm_tmppath_is_temporary (const char *base)
+{
+    const char *tag = strstr (base, ".remodel-");
+    const char *p;
+    if (base[0] != '.' || !tag)
+        return false;
+    /* the last ".remodel-" followed by digits, '-', digits to the end */
+    for (const char *t = tag; (t = strstr (t + 1, ".remodel-"));)
+        tag = t;
+    p = tag + 9;
+    if (*p < '0' || *p > '9')
+        return false;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (*p++ != '-' || *p < '0' || *p > '9')
+        return false;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return *p == '\0';
+}
+
+bool
 rm_tmppath_check_dst (const char *dst, bool force, bson_error_t *err)
 {
     struct stat st;

@@ -19,4 +19,11 @@ typedef struct {
 void rm_metadata_read (const char *json, size_t len, rm_metadata_t *out);
 void rm_metadata_clear (rm_metadata_t *m);
 
+/* The metadata text with its top-level "collectionName" set to coll:
+ * replaced where it stands, or added before the closing brace; every other
+ * byte kept. For the directory layout, which names a long collection's
+ * files by a hash and needs the real name here (and after a rename, the
+ * new one). NULL when the text is not a JSON object. bson_free it. */
+char *rm_metadata_with_name (const char *json, size_t len, const char *coll, size_t *out_len);
+
 #endif

@@ -23,6 +23,22 @@ char *rm_nsname_unescape (const char *stem);
  * of base64url). */
 bool rm_nsname_is_hashed (const char *stem);
 
+/* MongoDB's rules for names, as the server enforces them: a database name
+ * is not empty, under 64 bytes, and has none of / \ . space " $ (nor NUL);
+ * a collection name is not empty. Checked on every namespace read from a
+ * dump and named in a plan; a name that breaks them is an error, never a
+ * path. why gets the reason. The oplog (db "") is not checked. */
+bool rm_nsname_check (const char *db, const char *coll, char *why, size_t why_len);
+
+/* The path of a namespace's file inside a directory dump: root/db/ESCAPED
+ * suffix, where ESCAPED is rm_nsname_escape (coll). Every file a dump is
+ * written to is named here, and only here: db is checked again (a name
+ * that breaks the rules could climb out of root with "..", "/"), and the
+ * escaped collection name holds no '/', so the path is always inside
+ * root. NULL (and why) for a name that cannot be written. */
+char *rm_nsname_file (const char *root, const char *db, const char *coll, const char *suffix,
+                      char *why, size_t why_len);
+
 /* SHA-1 of len bytes, used by the long-name form. */
 void rm_sha1 (const void *data, size_t len, unsigned char out[20]);
 

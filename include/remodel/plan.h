@@ -71,7 +71,7 @@ typedef struct {
 
 typedef struct {
     rm_nsref_t in;
-    size_t n;
+    size_t n, cap;        /* cap: room allocated (grown by doubling) */
     rm_path_t *paths;       /* set, unset, rename (from), version (1 path) */
     rm_path_t *to;          /* rename: the new paths */
     bson_value_t *values;   /* set, version (1 value) */

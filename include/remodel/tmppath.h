@@ -10,6 +10,10 @@
  * registered for removal at exit. bson_free the result. */
 char *rm_tmppath_new (const char *dst);
 
+/* True for a name rm_tmppath_new makes (".NAME.remodel-PID-N"), so that
+ * readers of a directory pass over remodel's own temporary files. */
+bool rm_tmppath_is_temporary (const char *base);
+
 /* Refuses an existing dst unless force (then it is replaced on commit). */
 bool rm_tmppath_check_dst (const char *dst, bool force, bson_error_t *err);
 
