@@ -27,7 +27,11 @@ bson_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
 
     if (b->done)
         return 0;
-    k = rm_reader_frame (r, b->s, b->ns, RM_BSON_MAX_OPLOG_SIZE, &f, err);
+    /* The server's limit, as for every other input; only an oplog (a file
+     * named oplog.bson) may hold entries up to 16 KiB over it. */
+    k = rm_reader_frame (r, b->s, b->ns,
+                         strcmp (b->ns->coll, "oplog") == 0 ? RM_BSON_MAX_OPLOG_SIZE : RM_BSON_MAX_SIZE,
+                         &f, err);
     if (k == RM_FRAME_DOC) {
         item->kind = RM_ITEM_DOC;
         item->ns = b->ns;

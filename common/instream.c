@@ -129,8 +129,12 @@ detect (rm_instream_t *s, bson_error_t *err)
             return false;
     if (s->raw_len >= 2 && s->raw[0] == 0x1f && s->raw[1] == 0x8b) {
         s->codec = RM_CODEC_GZIP;
-    } else if (s->raw_len >= 4 && s->raw[0] == 0x28 && s->raw[1] == 0xb5 &&
-               s->raw[2] == 0x2f && s->raw[3] == 0xfd) {
+    } else if (s->raw_len >= 4 && ((s->raw[0] == 0x28 && s->raw[1] == 0xb5 && s->raw[2] == 0x2f &&
+                                    s->raw[3] == 0xfd) ||
+                                   /* a skippable frame (0x184D2A50..5F) first, as pzstd
+                                    * writes: the decoder passes over it */
+                                   ((s->raw[0] & 0xf0) == 0x50 && s->raw[1] == 0x2a &&
+                                    s->raw[2] == 0x4d && s->raw[3] == 0x18))) {
         s->codec = RM_CODEC_ZSTD;
         s->zd = ZSTD_createDStream ();
         ZSTD_initDStream (s->zd);

@@ -196,6 +196,17 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
         rm_error_set (err, RM_ERR_FORMAT, "%s: %s", r->path, archive_error_string (a));
         ok = false;
     }
+    /* libarchive takes the end of the input for the end of the tar, even
+     * between two members. A whole tar ends with two zero blocks: after
+     * them, the position read is 1024 bytes past where the last "header"
+     * (the first zero block) began. Anything short of that is a cut. */
+    if (ok && archive_filter_bytes (a, 0) < archive_read_header_position (a) + 1024) {
+        rm_error_set (err, RM_ERR_FORMAT,
+                      "%s: truncated tar: it ends at byte %lld without the end-of-archive "
+                      "blocks (two 512-byte zero blocks)",
+                      r->path, (long long) archive_filter_bytes (a, 0));
+        ok = false;
+    }
     archive_read_free (a);
 
     /* Data members are matched once every metadata file has been seen. */

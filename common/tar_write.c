@@ -78,12 +78,21 @@ add_file (struct archive *a, const char *path, const char *name, const struct st
     {
         char *buf = bson_malloc (1 << 20);
         ssize_t n;
-        while (ok && (n = read (fd, buf, 1 << 20)) > 0)
-            if (archive_write_data (a, buf, (size_t) n) != n) {
+        /* The whole tar is compressed here, at the end: a signal must stop
+         * it like any other writing (one look per MiB). */
+        while (ok && (n = read (fd, buf, 1 << 20)) > 0) {
+            if (rm_interrupted) {
+                rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+                ok = false;
+            } else if (archive_write_data (a, buf, (size_t) n) != n) {
                 rm_error_set (err, RM_ERR_IO, "%s: %s", name, archive_error_string (a));
                 ok = false;
             }
-        if (ok && n < 0) {
+        }
+        if (ok && n < 0 && rm_interrupted) {
+            rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+            ok = false;
+        } else if (ok && n < 0) {
             rm_error_set (err, RM_ERR_IO, "%s: read failed: %s", path, strerror (errno));
             ok = false;
         }

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,45 @@ rm_tmppath_is_temporary (const char *base)
     while (*p >= '0' && *p <= '9')
         p++;
     return *p == '\0';
+}
+
+/* The PID in a temporary name, or 0. */
+static long
+pid_of (const char *base)
+{
+    const char *tag = strstr (base, ".remodel-");
+    for (const char *t = tag; t && (t = strstr (t + 1, ".remodel-"));)
+        tag = t;
+    return tag ? strtol (tag + 9, NULL, 10) : 0;
+}
+
+size_t
+rm_tmppath_sweep (const char *dir)
+{
+    DIR *d = opendir (dir);
+    struct dirent *e;
+    size_t removed = 0;
+
+    if (!d)
+        return 0;
+    while ((e = readdir (d))) {
+        long pid;
+        char *path;
+        if (!rm_tmppath_is_temporary (e->d_name))
+            continue;
+        pid = pid_of (e->d_name);
+        /* Ours, or a process that is still there (kill says so, or that we
+         * may not signal it): not to be touched. Only a PID no process has
+         * is proof that the file is left over. */
+        if (pid <= 0 || pid == (long) getpid () || kill ((pid_t) pid, 0) == 0 || errno != ESRCH)
+            continue;
+        path = bson_strdup_printf ("%s/%s", dir, e->d_name);
+        if (rm_rmtree (path))
+            removed++;
+        bson_free (path);
+    }
+    closedir (d);
+    return removed;
 }
 
 bool

@@ -183,6 +183,7 @@ cmd_run (int argc, char **argv)
             return tool_exit_status (&err);
         }
     }
+    tool_sweep (o.dry_run || o.preview ? NULL : o.to, o.tmpdir, o.quiet);
     if ((!o.dry_run && !o.preview && strcmp (o.to, "-") != 0 && !tool_make_parents (o.to, &err)) ||
         (o.stats_json && !tool_make_parents (o.stats_json, &err))) {
         tool_error (&err);

@@ -120,6 +120,10 @@ bool tool_make_parents (const char *path, bson_error_t *err);
 void tool_remove_made_parents (void);
 void tool_keep_made_parents (void);
 
+/* Removes what killed remodel runs left beside dst and in the temporary
+ * directory (tmpdir, else $TMPDIR or /tmp), with a note unless quiet. */
+void tool_sweep (const char *dst, const char *tmpdir, bool quiet);
+
 /* The copy loop shared by convert and cat (tool_copy.c). */
 int tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label);
 

@@ -29,6 +29,7 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
             return tool_exit_status (&err);
         }
     }
+    tool_sweep (dst, NULL, o->quiet);
     if (strcmp (dst, "-") != 0 && !tool_make_parents (dst, &err)) {
         tool_error (&err);
         return tool_exit_status (&err);

@@ -3,7 +3,7 @@
 # Called by the Makefile before every build, so a fresh machine needs nothing by hand.
 set -eu
 
-# zstd, gzip, xz-utils, bzip2, bsdutils (script) and python3 are used by the tests.
+# zstd (and its pzstd), gzip, xz-utils, bzip2, bsdutils (script) and python3 are used by the tests.
 packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev zstd gzip xz-utils bzip2 bsdutils python3 python3-pip"
 missing=""
 for p in $packages; do

@@ -14,6 +14,13 @@ char *rm_tmppath_new (const char *dst);
  * readers of a directory pass over remodel's own temporary files. */
 bool rm_tmppath_is_temporary (const char *base);
 
+/* Removes from dir the temporary files and directories of remodel
+ * processes that are gone (killed with SIGKILL, or a machine that
+ * stopped): names rm_tmppath_new made whose PID no process has now.
+ * Returns how many it removed. A PID that a live process has (even another
+ * program, after reuse) keeps its files: never a live run's. */
+size_t rm_tmppath_sweep (const char *dir);
+
 /* Refuses an existing dst unless force (then it is replaced on commit). */
 bool rm_tmppath_check_dst (const char *dst, bool force, bson_error_t *err);
 
