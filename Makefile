@@ -27,7 +27,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps check check-unit check-sanitize demo install clean bench dumps
+.PHONY: all deps check check-unit check-sanitize demo install clean bench dumps fuzz fuzz-seeds replays
 
 all: $(BUILD)/remodel $(BUILD)/remodel-gen
 
@@ -58,12 +58,43 @@ unit: $(UNIT_BIN)
 $(BUILD)/bench_bsoncheck: tests/bench/bench_bsoncheck.c $(BUILD)/libremodel.a $(HEADERS)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libremodel.a $(LIBS_ALL)
 
+# Fuzz harnesses (tests/fuzz/): one per parser, each a LLVMFuzzerTestOneInput.
+# A corpus is NAME:HARNESS; the reader harness runs over four corpora.
+FUZZ_HARNESSES = reader dir plan metadata
+FUZZ_CORPORA   = archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata
+FUZZ_SECONDS  ?= 60
+REPLAY_BIN     = $(FUZZ_HARNESSES:%=$(BUILD)/fuzz-replay/%)
+
+# The replay drivers: each harness linked with tests/fuzz/replay.c (no
+# libFuzzer needed), built under ASan and UBSan by `make check`.
+$(BUILD)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libremodel.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/fuzz -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/replay.c $(BUILD)/libremodel.a $(LIBS_ALL)
+
+replays: $(REPLAY_BIN)
+
+# make fuzz [FUZZ_SECONDS=N]: libFuzzer (clang from Debian, installed by
+# scripts/install-deps.sh --fuzz) on every corpus for N seconds each; new
+# inputs are added to tests/fuzz/corpus/NAME, crashes saved in
+# tests/fuzz/crashes/NAME (commit both: the replay in make check runs them).
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
+	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libremodel.a
+	@for h in $(FUZZ_HARNESSES); do \
+	    clang -std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Icommon -Itests/fuzz \
+	        $$(pkg-config --cflags $(PKGS)) -o build/fuzz/fuzz_$$h tests/fuzz/fuzz_$$h.c build/fuzz/libremodel.a \
+	        $$(pkg-config --libs $(PKGS)) -lpthread -lm || exit 1; \
+	done
+	@scripts/fuzz.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_CORPORA)
+
 # Everything: unit tests, command-line and fixture tests, peer-tool tests,
-# then the unit and fixture tests again under ASan and UBSan.
+# then the unit and fixture tests again under ASan and UBSan, and the fuzz
+# corpus and crash inputs replayed under them.
 check: all unit
 	@$(MAKE) --no-print-directory BUILD=build/sanitize \
 	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
-	    build/sanitize/remodel unit
+	    build/sanitize/remodel unit replays
 	@tests/run.sh $(BUILD) build/sanitize
 
 demo: all

@@ -74,13 +74,31 @@ string_end (const char *s, size_t i, size_t len)
     return len;
 }
 
+/* Growing text, with lengths: the metadata may hold any byte, NUL too. */
+typedef struct {
+    char *p;
+    size_t len, cap;
+} text_t;
+
 static void
-append_json_string (bson_string_t *out, const char *text)
+put (text_t *t, const char *s, size_t n)
+{
+    if (t->len + n + 1 > t->cap) {
+        t->cap = 2 * (t->len + n + 1);
+        t->p = bson_realloc (t->p, t->cap);
+    }
+    memcpy (t->p + t->len, s, n);
+    t->len += n;
+    t->p[t->len] = '\0';
+}
+
+static void
+put_json_string (text_t *t, const char *text)
 {
     char *esc = bson_utf8_escape_for_json (text, -1);
-    bson_string_append_c (out, '"');
-    bson_string_append (out, esc ? esc : "");
-    bson_string_append_c (out, '"');
+    put (t, "\"", 1);
+    put (t, esc ? esc : "", esc ? strlen (esc) : 0);
+    put (t, "\"", 1);
     bson_free (esc);
 }
 
@@ -90,7 +108,7 @@ rm_metadata_with_name (const char *json, size_t len, const char *coll, size_t *o
     size_t i = 0, close = 0, key_at = 0, value_at = 0, value_end = 0;
     int depth = 0;
     bool found = false, expect_key = false, any_key = false;
-    bson_string_t *out;
+    text_t out = {NULL, 0, 0};
 
     while (i < len && (json[i] == ' ' || json[i] == '\n' || json[i] == '\r' || json[i] == '\t'))
         i++;
@@ -136,22 +154,21 @@ rm_metadata_with_name (const char *json, size_t len, const char *coll, size_t *o
     if (depth != 0 || close == 0)
         return NULL;
     (void) key_at;
-    out = bson_string_new (NULL);
     if (found) {
-        bson_string_append_printf (out, "%.*s", (int) value_at, json);
-        append_json_string (out, coll);
-        bson_string_append_printf (out, "%.*s", (int) (len - value_end), json + value_end);
+        put (&out, json, value_at);
+        put_json_string (&out, coll);
+        put (&out, json + value_end, len - value_end);
     } else {
         size_t before = close;
         /* after the last key's value, before blanks and the brace */
         while (before > 0 && (json[before - 1] == ' ' || json[before - 1] == '\n' ||
                               json[before - 1] == '\r' || json[before - 1] == '\t'))
             before--;
-        bson_string_append_printf (out, "%.*s", (int) before, json);
-        bson_string_append (out, any_key ? ",\"collectionName\":" : "\"collectionName\":");
-        append_json_string (out, coll);
-        bson_string_append_printf (out, "%.*s", (int) (len - before), json + before);
+        put (&out, json, before);
+        put (&out, any_key ? ",\"collectionName\":" : "\"collectionName\":", any_key ? 18 : 17);
+        put_json_string (&out, coll);
+        put (&out, json + before, len - before);
     }
-    *out_len = out->len;
-    return bson_string_free (out, false);
+    *out_len = out.len;
+    return out.p;
 }

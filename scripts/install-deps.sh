@@ -5,6 +5,8 @@ set -eu
 
 # zstd (and its pzstd), gzip, xz-utils, bzip2, bsdutils (script) and python3 are used by the tests.
 packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev zstd gzip xz-utils bzip2 bsdutils python3 python3-pip"
+# make fuzz also needs clang (its libFuzzer runtime comes with it); make check does not.
+[ "${1:-}" == --fuzz ] && packages="$packages clang"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

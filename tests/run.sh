@@ -53,6 +53,16 @@ if [ -n "$sanbuild" ]; then
     done
 fi
 
+# The fuzz corpus and every saved crash input, replayed under ASan and UBSan
+# (corpus NAME runs through the harness after the colon; see the Makefile).
+if [ -n "$sanbuild" ]; then
+    for pair in archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata; do
+        name=${pair%%:*} harness=${pair#*:}
+        [ -x "$sanbuild/fuzz-replay/$harness" ] && run_suite "asan+ubsan fuzz replay $name" \
+            "$sanbuild/fuzz-replay/$harness" "$name" tests/fuzz/corpus/"$name" tests/fuzz/crashes/"$name"
+    done
+fi
+
 passed=$(awk '{ n += $1 } END { print n + 0 }' "$log/passes" 2>/dev/null)
 failed=$(awk '{ n += $1 } END { print n + 0 }' "$log/fails" 2>/dev/null)
 passed=${passed:-0}; failed=${failed:-0}
