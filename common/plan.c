@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "remodel/accum.h"
@@ -881,11 +882,35 @@ object_end (const char *s, size_t len)
     return i;
 }
 
+/* The N of libbson's "position N" in a parse error, or -1. */
+static long
+parse_position (const char *message)
+{
+    const char *p = strstr (message, "position ");
+    return p ? strtol (p + 9, NULL, 10) : -1;
+}
+
+/* "line L column C" (from 1) of byte at in the text, as editors count. */
+static void
+line_column (const char *s, size_t at, char *out, size_t out_len)
+{
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < at; i++) {
+        if (s[i] == '\n') {
+            line++;
+            col = 1;
+        } else if (((unsigned char) s[i] & 0xC0) != 0x80) { /* characters, not UTF-8 bytes */
+            col++;
+        }
+    }
+    snprintf (out, out_len, "line %zu column %zu", line, col);
+}
+
 /* When the whole plan does not parse, finds which step holds the bad
  * literal: the steps array's elements are cut out by bracket matching and
  * parsed one by one. Returns the 1-based step, 0 if not found. */
 static size_t
-locate_bad_step (const char *s, size_t len, char *op, size_t op_len, bson_error_t *why)
+locate_bad_step (const char *s, size_t len, char *op, size_t op_len, size_t *at, bson_error_t *why)
 {
     /* s need not end with a NUL (a plan given as bytes): search within len. */
     const char *key = memmem (s, len, "\"steps\"", 7);
@@ -928,6 +953,7 @@ locate_bad_step (const char *s, size_t len, char *op, size_t op_len, bson_error_
                 const char *q2 = q ? memchr (q + 1, '"', (size_t) (s + i - q - 1)) : NULL;
                 snprintf (op, op_len, "%.*s", q && q2 ? (int) (q2 - q - 1) : 1, q && q2 ? q + 1 : "?");
             }
+            *at = start;
             return step;
         }
     }
@@ -948,8 +974,10 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
         size_t end = object_end (json, len);
         for (size_t i = end; i < len; i++)
             if (json[i] != ' ' && json[i] != '\n' && json[i] != '\r' && json[i] != '\t') {
-                rm_error_set (err, RM_ERR_USAGE, "plan: something follows the plan's closing brace "
-                              "at byte %zu (a plan file holds one JSON object)", i);
+                char where[64];
+                line_column (json, i, where, sizeof where);
+                rm_error_set (err, RM_ERR_USAGE, "plan: %s: something follows the plan's closing "
+                              "brace (a plan file holds one JSON object)", where);
                 return false;
             }
     }
@@ -957,12 +985,18 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
     if (!doc) {
         char op[64];
         bson_error_t why;
-        size_t step = locate_bad_step (json, len, op, sizeof op, &why);
+        size_t start = 0, step = locate_bad_step (json, len, op, sizeof op, &start, &why);
+        char where[64];
+        /* libbson says "position N" in the text it parsed: the step wrapped
+         * in {"s": ...} (6 bytes before it), or the whole plan. */
+        long pos = parse_position (step ? why.message : jerr.message);
+        size_t at = step ? (pos >= 6 ? start + (size_t) pos - 6 : start) : (pos >= 0 ? (size_t) pos : len);
+        line_column (json, at < len ? at : len, where, sizeof where);
         if (step)
-            rm_error_set (err, RM_ERR_USAGE, "plan: step %zu (%s): not valid Extended JSON: %s", step,
-                          op, why.message);
+            rm_error_set (err, RM_ERR_USAGE, "plan: step %zu (%s), %s: not valid Extended JSON: %s", step,
+                          op, where, why.message);
         else
-            rm_error_set (err, RM_ERR_USAGE, "plan: not valid JSON: %s", jerr.message);
+            rm_error_set (err, RM_ERR_USAGE, "plan: %s: not valid JSON: %s", where, jerr.message);
         return false;
     }
     bson_iter_init (&it, doc);

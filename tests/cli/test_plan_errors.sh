@@ -37,8 +37,8 @@ refused "cut after the steps' bracket" '{"remodel": 1, "steps": [' "not valid JS
 for cut in 1 10 25 40 60 75; do
     refused "cut at byte $cut" "${GOOD:0:$cut}" "plan"
 done
-refused "a second object after the plan" "$GOOD{\"remodel\": 1}" "follows the plan's closing brace"
-refused "text after the plan" "$GOOD x" "follows the plan's closing brace"
+refused "a second object after the plan" "$GOOD{\"remodel\": 1}" "something follows the plan's closing brace"
+refused "text after the plan" "$GOOD x" "something follows the plan's closing brace"
 refused "bad UTF-8 in a string" "$(printf '{"remodel": 1, "steps": [{"set": {"in": "crm.people", "fields": {"x": "\xff\xfe"}}}]}')" "plan"
 refused "deep nesting" "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"crm.people\", \"fields\": {\"x\": $(printf '[%.0s' $(seq 1 2000))$(printf ']%.0s' $(seq 1 2000))}}}]}" "plan"
 refused "a bad literal in step 2" '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}, {"set": {"in": "a.b", "fields": {"y": {"$oid": "zz"}}}}]}' \
@@ -91,3 +91,17 @@ expect_eq "200,000 set fields: valid" "$rc:$(cat "$T/out")" "0:$T/big.json: 1 st
 run_rm check "$T/bigbad.json"
 expect_eq "200,000 set fields, one overlapping: refused" "$rc" 2
 expect_one_line "200,000 set fields, one overlapping" '"f123456" and "f123456.x" overlap'
+
+# Where: the line and column in the plan file, as an editor counts them.
+printf '{"remodel": 1,\n  "steps": [\n    {"set": {"in": "a.b", "fields": {"x": 1,}}}\n  ]}\n' >"$T/lc.json"
+run_rm check "$T/lc.json"
+expect_one_line "a trailing comma: its line and column" 'step 1 (set), line 3 column 45: not valid Extended JSON'
+printf '{"remodel": 1,\n  "steps": [\n    {"set": {"in": "a.b" "fields": {"x": 1}}}\n  ]}\n' >"$T/lc.json"
+run_rm check "$T/lc.json"
+expect_one_line "a missing comma: its line and column" 'step 1 (set), line 3 column 26'
+printf '{"remodel": 1,\n "stéps": [\n' >"$T/lc.json"
+run_rm check "$T/lc.json"
+expect_one_line "cut short: where it ends" 'plan: line 3 column 1: not valid JSON'
+printf '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}\n\n  x\n' >"$T/lc.json"
+run_rm check "$T/lc.json"
+expect_one_line "text after the plan: where" 'plan: line 3 column 3: something follows'
