@@ -117,13 +117,19 @@ rm_dump_info_copy (rm_dump_info_t *dst, const rm_dump_info_t *src)
         rm_ns_t *d = rm_dump_info_add (dst, s->db, s->coll);
         bson_free (d->data_coll);
         d->data_coll = bson_strdup (s->data_coll);
-        bson_free (d->type);
-        d->type = bson_strdup (s->type);
-        d->has_type = s->has_type;
-        d->is_oplog = s->is_oplog;
-        d->is_view = s->is_view;
-        rm_ns_set_metadata (d, s->metadata, s->metadata_len);
+        rm_ns_copy_kind (d, s);
     }
+}
+
+void
+rm_ns_copy_kind (rm_ns_t *d, const rm_ns_t *s)
+{
+    bson_free (d->type);
+    d->type = bson_strdup (s->type);
+    d->has_type = s->has_type;
+    d->is_oplog = s->is_oplog;
+    d->is_view = s->is_view;
+    rm_ns_set_metadata (d, s->metadata, s->metadata_len);
 }
 
 const char *

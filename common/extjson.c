@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "remodel/extjson.h"
+#include "remodel/utf8.h"
 
 static void
 put (rm_buf_t *out, const char *s)
@@ -32,34 +33,6 @@ put_fmt (rm_buf_t *out, const char *fmt, ...)
     n = vsnprintf (tmp, sizeof tmp, fmt, ap);
     va_end (ap);
     rm_buf_append (out, tmp, (size_t) n);
-}
-
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t
-utf8_len (const uint8_t *s, size_t n, uint32_t *cp)
-{
-    size_t len;
-    uint32_t c, min;
-    if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-        len = 2; c = s[0] & 0x1F; min = 0x80;
-    } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-        len = 3; c = s[0] & 0x0F; min = 0x800;
-    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-        len = 4; c = s[0] & 0x07; min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    *cp = c;
-    return len;
 }
 
 /* A JSON string: '"' and '\' escaped, \n \r \t \b \f, other bytes below
@@ -104,7 +77,7 @@ put_string (rm_buf_t *out, const char *str, size_t n)
             start = ++i;
             continue;
         }
-        len = utf8_len (s + i, n - i, &cp);
+        len = rm_utf8_decode (s + i, n - i, &cp);
         if (len == 0) {
             rm_buf_append (out, s + start, i - start);
             put (out, "\\ufffd");

@@ -3,6 +3,7 @@
 
 #include <bson/bson.h>
 
+#include "jsonscan.h"
 #include "remodel/metadata.h"
 
 void
@@ -61,18 +62,6 @@ rm_metadata_clear (rm_metadata_t *m)
     memset (m, 0, sizeof *m);
 }
 
-/* The index after the JSON string starting at s[i] ('"'). */
-static size_t
-string_end (const char *s, size_t i, size_t len)
-{
-    for (i++; i < len; i++) {
-        if (s[i] == '\\')
-            i++;
-        else if (s[i] == '"')
-            return i + 1;
-    }
-    return len;
-}
 
 /* Growing text, with lengths: the metadata may hold any byte, NUL too. */
 typedef struct {
@@ -119,7 +108,7 @@ rm_metadata_with_name (const char *json, size_t len, const char *coll, size_t *o
     for (; i < len; i++) {
         char c = json[i];
         if (c == '"') {
-            size_t end = string_end (json, i, len);
+            size_t end = rm_json_string_end (json, i, len);
             if (depth == 1 && expect_key) {
                 any_key = true;
                 if (end - i == 16 && memcmp (json + i, "\"collectionName\"", 16) == 0) {
@@ -133,7 +122,7 @@ rm_metadata_with_name (const char *json, size_t len, const char *coll, size_t *o
                         found = true;
                         key_at = i;
                         value_at = v;
-                        value_end = string_end (json, v, len);
+                        value_end = rm_json_string_end (json, v, len);
                     }
                 }
                 expect_key = false;

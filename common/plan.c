@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonscan.h"
 #include "remodel/accum.h"
 #include "remodel/nsname.h"
 #include "remodel/plan.h"
@@ -801,17 +802,6 @@ parse_unbucketize (ctx_t *c, bson_iter_t *it, rm_unbucketize_t *u)
 
 /* Skips a JSON string starting at its opening quote; returns the index
  * after the closing quote. */
-static size_t
-skip_string (const char *s, size_t i, size_t len)
-{
-    for (i++; i < len; i++) {
-        if (s[i] == '\\')
-            i++;
-        else if (s[i] == '"')
-            return i + 1;
-    }
-    return len;
-}
 
 static int
 key_order (const void *x, const void *y)
@@ -863,23 +853,10 @@ has_duplicate_key (bson_iter_t *it, char *path, size_t path_len)
 static size_t
 object_end (const char *s, size_t len)
 {
-    size_t i = 0, depth = 0;
+    size_t i = 0;
     while (i < len && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
         i++;
-    do {
-        if (i >= len)
-            return len;
-        if (s[i] == '"') {
-            i = skip_string (s, i, len);
-            continue;
-        }
-        if (s[i] == '{' || s[i] == '[')
-            depth++;
-        else if (s[i] == '}' || s[i] == ']')
-            depth--;
-        i++;
-    } while (depth > 0);
-    return i;
+    return rm_json_value_end (s, i, len);
 }
 
 /* The N of libbson's "position N" in a parse error, or -1. */
@@ -921,23 +898,13 @@ locate_bad_step (const char *s, size_t len, char *op, size_t op_len, size_t *at,
     while (i < len && s[i] != '[')
         i++;
     for (i++; i < len;) {
-        size_t start, depth = 0;
+        size_t start;
         while (i < len && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t' || s[i] == ','))
             i++;
         if (i >= len || s[i] == ']')
             return 0;
         start = i;
-        do {
-            if (s[i] == '"') {
-                i = skip_string (s, i, len);
-                continue;
-            }
-            if (s[i] == '{' || s[i] == '[')
-                depth++;
-            else if (s[i] == '}' || s[i] == ']')
-                depth--;
-            i++;
-        } while (i < len && depth > 0);
+        i = rm_json_value_end (s, i, len);
         step++;
         {
             char *wrapped = bson_strdup_printf ("{\"s\": %.*s}", (int) (i - start), s + start);

@@ -65,12 +65,7 @@ extend (rm_reader_t *r, bson_error_t *err)
             bson_free (d->data_coll);
             d->data_coll = bson_strdup (s->data_coll);
         }
-        bson_free (d->type);
-        d->type = bson_strdup (s->type);
-        d->has_type = s->has_type;
-        d->is_oplog = s->is_oplog;
-        d->is_view = s->is_view;
-        rm_ns_set_metadata (d, s->metadata, s->metadata_len);
+        rm_ns_copy_kind (d, s);
         r->map[i] = d->index;
     }
     return true;

@@ -159,7 +159,7 @@ cmd_inspect (int argc, char **argv)
     static const tool_cmd_t cmd = {.usage = usage, .reads = true, .json = true, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
-    int n, rc;
+    int n, rc, status;
     bool help;
     bson_error_t err;
     rm_reader_t *r;
@@ -169,21 +169,8 @@ cmd_inspect (int argc, char **argv)
 
     if (!tool_getparam (&cmd, argc, argv, &o, pos, &n, &help))
         return help ? 0 : 2;
-    {
-        const tool_path_t paths[] = {
-            {pos[0], "the source", false, false},
-            {o.read.quarantine, "--skip-invalid", true, false},
-        };
-        if (!tool_paths_check (paths, 2, &err)) {
-            tool_error (&err);
-            return tool_exit_status (&err);
-        }
-    }
-    r = rm_reader_open (pos[0], &o.read, &err);
-    if (!r) {
-        tool_error (&err);
-        return tool_exit_status (&err);
-    }
+    if (!(r = tool_open_source (pos[0], &o, &status)))
+        return status;
     prog = tool_progress_new (o.quiet, "inspect");
     while ((rc = rm_reader_next (r, &item, &err)) > 0)
         if (item.kind == RM_ITEM_DOC)

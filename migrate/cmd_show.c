@@ -95,7 +95,7 @@ cmd_show (int argc, char **argv)
     static const tool_cmd_t cmd = {.usage = usage, .reads = true, .min_pos = 1, .max_pos = 1, .shows = true};
     tool_opts_t o;
     char *pos[1], name[512];
-    int n, rc = 0;
+    int n, rc = 0, status;
     bool help, headers;
     bson_error_t err;
     rm_reader_t *r;
@@ -116,21 +116,8 @@ cmd_show (int argc, char **argv)
         rm_buf_destroy (&want_id);
         return tool_exit_status (&err);
     }
-    {
-        const tool_path_t paths[] = {
-            {pos[0], "the source", false, false},
-            {o.read.quarantine, "--skip-invalid", true, false},
-        };
-        if (!tool_paths_check (paths, 2, &err)) {
-            tool_error (&err);
-            return tool_exit_status (&err);
-        }
-    }
-    r = rm_reader_open (pos[0], &o.read, &err);
-    if (!r) {
-        tool_error (&err);
-        return tool_exit_status (&err);
-    }
+    if (!(r = tool_open_source (pos[0], &o, &status)))
+        return status;
     info = rm_reader_info (r);
     st = bson_malloc0 ((info->n_ns + 1) * sizeof *st);
     if (!select_namespaces (info, &o, st, &n_selected, &err)) {

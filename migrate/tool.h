@@ -113,6 +113,11 @@ bool tool_paths_check (const tool_path_t *paths, size_t n, bson_error_t *err);
 bool tool_preview (const char *src, const char *result, const rm_ns_stats_t *st, size_t n_st,
                    uint64_t n, bson_error_t *err);
 
+/* For the commands that only read (inspect, show): checks the source and
+ * --skip-invalid's file against each other and opens the source; NULL after
+ * printing the error, with the exit status in *status. */
+rm_reader_t *tool_open_source (const char *src, tool_opts_t *o, int *status);
+
 /* Creates the missing parent directories of an output, as mongodump does
  * for --out; tool_remove_made_parents undoes it after a failure (removing
  * only those still empty), tool_keep_made_parents after success. */

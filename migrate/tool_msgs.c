@@ -11,35 +11,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "remodel/utf8.h"
 #include "tool.h"
 
-/* Length of the UTF-8 sequence at s (at most n bytes left) if it is a valid
- * one and no C1 control (U+0080..U+009F, which some terminals obey); else 0. */
+/* The length of the UTF-8 character at s if it is valid and no C1 control
+ * (U+0080..U+009F, which some terminals obey); else 0. */
 static size_t
 utf8_printable_len (const unsigned char *s, size_t n)
 {
-    size_t len;
-    uint32_t cp, min;
-
-    if (s[0] >= 0xC2 && s[0] <= 0xDF) {
-        len = 2; cp = s[0] & 0x1F; min = 0x80;
-    } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-        len = 3; cp = s[0] & 0x0F; min = 0x800;
-    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-        len = 4; cp = s[0] & 0x07; min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp <= 0x9F)
-        return 0;
-    return len;
+    uint32_t cp;
+    size_t len = rm_utf8_decode (s, n, &cp);
+    return len && cp > 0x9F ? len : 0;
 }
 
 size_t

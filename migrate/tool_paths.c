@@ -201,3 +201,22 @@ tool_sweep (const char *dst, const char *tmpdir, bool quiet)
     }
     bson_free (parent);
 }
+
+rm_reader_t *
+tool_open_source (const char *src, tool_opts_t *o, int *status)
+{
+    const tool_path_t paths[] = {
+        {src, "the source", false, false},
+        {o->read.quarantine, "--skip-invalid", true, false},
+    };
+    bson_error_t err;
+    rm_reader_t *r = NULL;
+
+    if (tool_paths_check (paths, 2, &err))
+        r = rm_reader_open (src, &o->read, &err);
+    if (!r) {
+        tool_error (&err);
+        *status = tool_exit_status (&err);
+    }
+    return r;
+}

@@ -76,6 +76,9 @@ void rm_dump_info_copy (rm_dump_info_t *dst, const rm_dump_info_t *src);
 /* "db.coll", or "oplog" for the oplog; into buf. */
 const char *rm_ns_name (const rm_ns_t *ns, char *buf, size_t len);
 void rm_ns_set_metadata (rm_ns_t *ns, const char *json, size_t len);
+/* Copies what a namespace is (type, view, oplog, metadata) from s to d;
+ * not its names or counts. */
+void rm_ns_copy_kind (rm_ns_t *d, const rm_ns_t *s);
 
 /* ---- reading ---- */
 
