@@ -1,6 +1,13 @@
 /* Output streams: bytes buffered in large blocks and compressed (gzip or
  * zstd with worker threads) on their way to a file descriptor; for regular
- * files the write() calls themselves are done by a thread (write_thread.c). */
+ * files the write() calls themselves are done by a thread (write_thread.c).
+ *
+ * Every byte any writer produces passes here (the tar writer's too, from
+ * libarchive's filters), so this is where SIGINT and SIGTERM are heard on
+ * the way out: once the flag is up, every write and finish fails with
+ * RM_ERR_INTERRUPTED, whatever the input side is doing. Before this, only
+ * the readers looked at the flag, and a tar compressed from its staged
+ * files after the last read ran to the end and exited 0. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,11 +79,25 @@ rm_compress_parse (const char *text, rm_compress_t *out, bson_error_t *err)
     return true;
 }
 
+/* false, err set, once a signal has come: one load of a flag nothing
+ * else writes, cheap enough for every call. */
+static bool
+stopped (bson_error_t *err)
+{
+    if (!rm_interrupted)
+        return false;
+    rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+    return true;
+}
+
 static bool
 write_all (rm_outstream_t *s, const uint8_t *p, size_t n, bson_error_t *err)
 {
     while (n > 0) {
-        ssize_t w = write (s->fd, p, n);
+        ssize_t w;
+        if (stopped (err))
+            return false;
+        w = write (s->fd, p, n);
         if (w < 0) {
             if (errno == EINTR && !rm_interrupted)
                 continue;
@@ -174,7 +195,7 @@ gzip_run (rm_outstream_t *s, const void *buf, size_t len, int flush, bson_error_
     s->z.next_in = (Bytef *) buf;
     s->z.avail_in = (uInt) len;
     do {
-        if (s->len == OUT_CAP && !flush_buf (s, err))
+        if (stopped (err) || (s->len == OUT_CAP && !flush_buf (s, err)))
             return false;
         s->z.next_out = s->buf + s->len;
         s->z.avail_out = (uInt) (OUT_CAP - s->len);
@@ -197,7 +218,7 @@ zstd_run (rm_outstream_t *s, const void *buf, size_t len, ZSTD_EndDirective mode
     size_t left;
     do {
         ZSTD_outBuffer out;
-        if (s->len == OUT_CAP && !flush_buf (s, err))
+        if (stopped (err) || (s->len == OUT_CAP && !flush_buf (s, err)))
             return false;
         out.dst = s->buf;
         out.size = OUT_CAP;
@@ -233,6 +254,8 @@ zstd_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t *err)
 bool
 rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t *err)
 {
+    if (stopped (err))
+        return false;
     /* A write the thread failed is told by the next call. */
     if (s->sink_error && atomic_load_explicit (s->sink_error, memory_order_relaxed) != 0)
         return rm_wsink_drain (s->sink, err);
@@ -270,6 +293,8 @@ flush_last (rm_outstream_t *s, bson_error_t *err)
 bool
 rm_outstream_finish (rm_outstream_t *s, bson_error_t *err)
 {
+    if (stopped (err))
+        return false;
     if (s->pgz)
         return rm_pgzip_finish (s->pgz, err) && flush_last (s, err);
     if (s->c.codec == RM_CODEC_GZIP && !gzip_run (s, NULL, 0, Z_FINISH, err))
