@@ -78,12 +78,21 @@ add_file (struct archive *a, const char *path, const char *name, const struct st
     {
         char *buf = bson_malloc (1 << 20);
         ssize_t n;
-        while (ok && (n = read (fd, buf, 1 << 20)) > 0)
-            if (archive_write_data (a, buf, (size_t) n) != n) {
+        /* The whole tar is compressed here, at the end: a signal must stop
+         * it like any other writing (one look per MiB). */
+        while (ok && (n = read (fd, buf, 1 << 20)) > 0) {
+            if (rm_interrupted) {
+                rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+                ok = false;
+            } else if (archive_write_data (a, buf, (size_t) n) != n) {
                 rm_error_set (err, RM_ERR_IO, "%s: %s", name, archive_error_string (a));
                 ok = false;
             }
-        if (ok && n < 0) {
+        }
+        if (ok && n < 0 && rm_interrupted) {
+            rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+            ok = false;
+        } else if (ok && n < 0) {
             rm_error_set (err, RM_ERR_IO, "%s: read failed: %s", path, strerror (errno));
             ok = false;
         }
@@ -145,8 +154,10 @@ add_tree (struct archive *a, const char *path, const char *name, bson_error_t *e
 }
 
 /* libarchive's output, after its filter, goes through an outstream like
- * every writer's: the stream stops on SIGINT/SIGTERM (libarchive's own fd
- * writer would compress to the end). */
+ * every writer's, so the stream's stop on SIGINT/SIGTERM holds here too
+ * (libarchive's own fd writer knows nothing of it). The look per MiB in
+ * add_file only shortens the wait when the filter emits little: a
+ * compressor at a high level on very redundant data. */
 typedef struct {
     rm_outstream_t *s;
     bool failed;

@@ -35,7 +35,8 @@ PY
 # from its staged files at the end; "stdout", bytes on the pipe its
 # standard output goes to), it ends within 10 s with 130 and leaves nothing
 # in $W (nor in $W/tmp, its --tmp). With --feed after WAIT, the command's
-# standard input is the trickling feeder.
+# standard input is the trickling feeder. $AFTER: seconds more before the
+# signal (0 unless set).
 stopped() {
     local n=$1 sig=$2 wait=$3 pid i gone="" feeder="" reader="" out=/dev/null seen=""; shift 3
     rm -rf "$W"; mkdir -p "$W/tmp"
@@ -66,6 +67,7 @@ stopped() {
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.02
     done
+    sleep "${AFTER:-0}"
     kill -"$sig" "$pid" 2>/dev/null
     for i in $(seq 1 200); do
         kill -0 "$pid" 2>/dev/null || { gone=1; break; }
@@ -113,6 +115,14 @@ for out in o.tar.gz o.tar.zst; do
         --threads 1
     stopped "packing $out at the end (INT)" INT file "$REMODEL" convert -q "$T/rnd.archive" "$W/$out" --compress "$codec" \
         --threads 1
+done
+# zstd with workers at a high level: the codec's calls wait for whole jobs,
+# which must stay small enough for the signal to be heard (default jobs of
+# 32 MiB at level 19 kept it unheard for over a minute, once the input was
+# read: hence the second's wait).
+for out in o.archive.zst o.bson.zst; do
+    AFTER=1.5 stopped "zstd:19 on two workers, $out (TERM)" TERM temp "$REMODEL" convert -q "$T/rnd.archive" "$W/$out" \
+        --compress zstd:19 --threads 2
 done
 # The commands of the report: from a regular file, at the default level.
 stopped "convert big.archive o.tar.gz, packing (TERM)" TERM file "$REMODEL" convert -q "$T/rnd.archive" "$W/o.tar.gz"
