@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "remodel/bsoncheck.h"
 #include "remodel/crc64.h"
 #include "writer_impl.h"
 
@@ -92,6 +93,19 @@ static bool
 archw_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     archw_t *a = w->impl;
+    /* mongorestore's archive parser takes documents up to 16 MiB, the
+     * oplog's too (an oplog entry may reach 16 MiB + 16 KiB: a directory
+     * holds those). */
+    if (len > RM_BSON_MAX_SIZE) {
+        char name[512];
+        rm_error_set (err, RM_ERR_DATA,
+                      "%s: %s: document %llu is %u bytes, over the limit of an archive (%u, "
+                      "the most mongorestore reads from one; a directory or a tar holds oplog "
+                      "entries up to %u)",
+                      w->dst, rm_ns_name (ns, name, sizeof name), (unsigned long long) ns->docs + 1,
+                      len, RM_BSON_MAX_SIZE, RM_BSON_MAX_OPLOG_SIZE);
+        return false;
+    }
     if (a->cur != ns) {
         if (a->cur && !rm_outstream_write (a->out, terminator, 4, err))
             return false;

@@ -6,12 +6,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "remodel/bsoncheck.h"
 #include "writer_impl.h"
 
 typedef struct {
     int fd;
     rm_outstream_t *out;
+    uint32_t max; /* the largest document the file may hold */
 } bsonw_t;
+
+/* Whether path's file name is oplog.bson (.gz, .zst). */
+static bool
+is_oplog_name (const char *path)
+{
+    const char *base = strrchr (path, '/');
+    base = base ? base + 1 : path;
+    return strcmp (base, "oplog.bson") == 0 || strcmp (base, "oplog.bson.gz") == 0 ||
+           strcmp (base, "oplog.bson.zst") == 0;
+}
 
 static bool
 bsonw_open (rm_writer_t *w, bson_error_t *err)
@@ -22,6 +34,9 @@ bsonw_open (rm_writer_t *w, bson_error_t *err)
 
     w->impl = b;
     b->fd = -1;
+    /* What reading the file back allows: a .bson file is read with the
+     * 16 MiB limit unless it is named oplog.bson (bson_read.c). */
+    b->max = !w->to_stdout && is_oplog_name (w->dst) ? RM_BSON_MAX_OPLOG_SIZE : RM_BSON_MAX_SIZE;
     /* A .bson file holds one collection: refuse to merge several. */
     for (size_t i = 0; i < w->info->n_ns; i++) {
         char name[256];
@@ -58,6 +73,16 @@ static bool
 bsonw_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     bsonw_t *b = w->impl;
+    if (len > b->max) {
+        char name[512];
+        rm_error_set (err, RM_ERR_DATA,
+                      "%s: %s: document %llu is %u bytes, over the limit of a .bson file (%u%s)",
+                      w->dst, rm_ns_name (ns, name, sizeof name), (unsigned long long) ns->docs + 1,
+                      len, b->max,
+                      b->max < RM_BSON_MAX_OPLOG_SIZE ? "; only one named oplog.bson holds "
+                                                        "oplog entries up to 16 MiB + 16 KiB" : "");
+        return false;
+    }
     return rm_outstream_write (b->out, doc, len, err);
 }
 

@@ -1281,11 +1281,7 @@ rm_sorter_new (size_t memory, const char *tmpdir, rm_key_cmp_fn cmp, void *ctx)
     size_t len;
     char *dir;
 
-    if (!tmpdir || !*tmpdir)
-        tmpdir = getenv ("TMPDIR");
-    if (!tmpdir || !*tmpdir)
-        tmpdir = "/tmp";
-    dir = bson_strdup (tmpdir);
+    dir = bson_strdup (rm_tmpdir (tmpdir));
     for (len = strlen (dir); len > 1 && dir[len - 1] == '/'; len--)
         dir[len - 1] = '\0';
     s->spill_template = bson_strdup_printf ("%s/remodel-spill", dir);

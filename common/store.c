@@ -47,8 +47,7 @@ rm_store_new (const char *tmpdir, const char *label, bson_error_t *err)
 {
     rm_store_t *s = bson_malloc0 (sizeof *s);
     rm_compress_t c = {RM_CODEC_NONE, 0, 0};
-    char *base = bson_strdup_printf ("%s/remodel-store", tmpdir && *tmpdir ? tmpdir
-                                     : getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
+    char *base = bson_strdup_printf ("%s/remodel-store", rm_tmpdir (tmpdir));
 
     s->path = rm_tmppath_new (base);
     bson_free (base);

@@ -153,10 +153,35 @@ add_tree (struct archive *a, const char *path, const char *name, bson_error_t *e
     return ok;
 }
 
+/* libarchive's output, after its filter, goes through an outstream like
+ * every writer's, so the stream's stop on SIGINT/SIGTERM holds here too
+ * (libarchive's own fd writer knows nothing of it). The look per MiB in
+ * add_file only shortens the wait when the filter emits little: a
+ * compressor at a high level on very redundant data. */
+typedef struct {
+    rm_outstream_t *s;
+    bool failed;
+    bson_error_t err;
+} tar_out_t;
+
+static la_ssize_t
+put_block (struct archive *a, void *ctx, const void *buf, size_t len)
+{
+    tar_out_t *o = ctx;
+    if (!rm_outstream_write (o->s, buf, len, &o->err)) {
+        o->failed = true;
+        archive_set_error (a, EIO, "%s", o->err.message);
+        return -1;
+    }
+    return (la_ssize_t) len;
+}
+
 static bool
 tarw_finish (rm_writer_t *w, bson_error_t *err)
 {
     tarw_t *t = w->impl;
+    rm_compress_t none = {RM_CODEC_NONE, 0, 0};
+    tar_out_t out = {NULL, false, {0}};
     struct archive *a;
     char opt[64];
     bool ok;
@@ -179,10 +204,14 @@ tarw_finish (rm_writer_t *w, bson_error_t *err)
     }
     archive_write_set_bytes_in_last_block (a, 1);
     fd = open (w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 || archive_write_open_fd (a, fd) != ARCHIVE_OK) {
-        rm_error_set (err, RM_ERR_IO, "%s: cannot create: %s", w->tmp,
-                      fd < 0 ? strerror (errno) : archive_error_string (a));
+    if (fd >= 0)
+        out.s = rm_outstream_new (fd, w->dst, &none, err);
+    if (fd < 0 || !out.s || archive_write_open2 (a, &out, NULL, put_block, NULL, NULL) != ARCHIVE_OK) {
+        if (fd < 0 || out.s)
+            rm_error_set (err, RM_ERR_IO, "%s: cannot create: %s", w->tmp,
+                          fd < 0 ? strerror (errno) : archive_error_string (a));
         archive_write_free (a);
+        rm_outstream_destroy (out.s);
         if (fd >= 0)
             close (fd);
         return false;
@@ -193,6 +222,14 @@ tarw_finish (rm_writer_t *w, bson_error_t *err)
         ok = false;
     }
     archive_write_free (a);
+    /* The stream's own error (a signal, a full disk) says more than
+     * libarchive's "write failed". */
+    if (out.failed) {
+        *err = out.err;
+        ok = false;
+    }
+    ok = ok && rm_outstream_finish (out.s, err);
+    rm_outstream_destroy (out.s);
     if (ok && fsync (fd) != 0) {
         rm_error_set (err, RM_ERR_IO, "%s: %s", w->dst, strerror (errno));
         ok = false;

@@ -5,6 +5,7 @@
  * and end here). */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -60,9 +61,12 @@ rm_tmppath_is_temporary (const char *base)
     const char *p;
     if (base[0] != '.' || !tag)
         return false;
-    /* the last ".remodel-" followed by digits, '-', digits to the end */
+    /* the last ".remodel-" followed by digits, '-', digits to the end,
+     * after a NAME of at least one byte */
     for (const char *t = tag; (t = strstr (t + 1, ".remodel-"));)
         tag = t;
+    if (tag < base + 2)
+        return false;
     p = tag + 9;
     if (*p < '0' || *p > '9')
         return false;
@@ -75,14 +79,89 @@ rm_tmppath_is_temporary (const char *base)
     return *p == '\0';
 }
 
-/* The PID in a temporary name, or 0. */
+const char *
+rm_tmpdir (const char *tmpdir)
+{
+    const char *env = getenv ("TMPDIR");
+    if (tmpdir && *tmpdir)
+        return tmpdir;
+    return env && *env ? env : "/tmp";
+}
+
+/* The PID in a temporary name (one rm_tmppath_is_temporary accepts), or 0
+ * when it is not one a process can have. */
 static long
 pid_of (const char *base)
 {
     const char *tag = strstr (base, ".remodel-");
+    long pid;
     for (const char *t = tag; t && (t = strstr (t + 1, ".remodel-"));)
         tag = t;
-    return tag ? strtol (tag + 9, NULL, 10) : 0;
+    if (!tag)
+        return 0;
+    errno = 0;
+    pid = strtol (tag + 9, NULL, 10);
+    return errno || pid <= 0 || pid > INT_MAX ? 0 : pid;
+}
+
+/* When process pid started, in seconds since the epoch, from /proc: its
+ * start in clock ticks after boot (the 22nd field of /proc/PID/stat, the
+ * first ones after the command name in parentheses) plus the boot time
+ * (btime in /proc/stat). -1 when /proc cannot say. */
+static double
+started_at (long pid)
+{
+    char path[64], buf[1024], *p;
+    unsigned long long ticks = 0, btime = 0;
+    long hz = sysconf (_SC_CLK_TCK);
+    FILE *f;
+    size_t n;
+    int field;
+
+    snprintf (path, sizeof path, "/proc/%ld/stat", pid);
+    if (!(f = fopen (path, "r")))
+        return -1;
+    n = fread (buf, 1, sizeof buf - 1, f);
+    fclose (f);
+    buf[n] = '\0';
+    /* The command name may hold spaces and ')': the fields start after the
+     * last ')', with field 3 (the state). */
+    if (!(p = strrchr (buf, ')')))
+        return -1;
+    for (field = 2; field < 22 && p; field++)
+        p = strchr (p + 1, ' ');
+    if (!p || sscanf (p + 1, "%llu", &ticks) != 1)
+        return -1;
+    if (!(f = fopen ("/proc/stat", "r")))
+        return -1;
+    while (fgets (buf, sizeof buf, f))
+        if (sscanf (buf, "btime %llu", &btime) == 1)
+            break;
+    fclose (f);
+    if (btime == 0 || hz <= 0)
+        return -1;
+    return (double) btime + (double) ticks / (double) hz;
+}
+
+/* How much earlier than the process a file must have last changed for the
+ * process not to be its maker: the boot time /proc gives is whole seconds
+ * and moves when the clock is set, so a live run's own file is never
+ * taken for older than its run. */
+#define REUSE_MARGIN 60
+
+bool
+rm_tmppath_owner_gone (long pid, time_t changed)
+{
+    double start;
+    if (pid <= 0 || pid == (long) getpid ())
+        return false;
+    if (kill ((pid_t) pid, 0) != 0 && errno == ESRCH)
+        return true; /* no process has that PID */
+    /* A process has it (kill succeeded, or we may not signal it). If it
+     * started well after the file last changed, it cannot have made the
+     * file: the PID was reused, and the maker is gone. */
+    start = started_at (pid);
+    return start > 0 && start > (double) changed + REUSE_MARGIN;
 }
 
 size_t
@@ -95,23 +174,62 @@ rm_tmppath_sweep (const char *dir)
     if (!d)
         return 0;
     while ((e = readdir (d))) {
-        long pid;
+        struct stat st;
         char *path;
         if (!rm_tmppath_is_temporary (e->d_name))
             continue;
-        pid = pid_of (e->d_name);
-        /* Ours, or a process that is still there (kill says so, or that we
-         * may not signal it): not to be touched. Only a PID no process has
-         * is proof that the file is left over. */
-        if (pid <= 0 || pid == (long) getpid () || kill ((pid_t) pid, 0) == 0 || errno != ESRCH)
-            continue;
         path = bson_strdup_printf ("%s/%s", dir, e->d_name);
-        if (rm_rmtree (path))
+        /* The later of the last write and the last change of the inode (a
+         * rename sets it: a directory moved aside by a commit is new). */
+        if (lstat (path, &st) == 0 &&
+            rm_tmppath_owner_gone (pid_of (e->d_name),
+                                   st.st_ctime > st.st_mtime ? st.st_ctime : st.st_mtime) &&
+            rm_rmtree (path))
             removed++;
         bson_free (path);
     }
     closedir (d);
     return removed;
+}
+
+/* The directory path lands in (for "out/" the parent of out). */
+static char *
+parent_of (const char *path)
+{
+    char *copy = bson_strdup (path), *dir;
+    size_t len = strlen (copy);
+    while (len > 1 && copy[len - 1] == '/')
+        copy[--len] = '\0';
+    dir = bson_strdup (dirname (copy));
+    bson_free (copy);
+    return dir;
+}
+
+size_t
+rm_tmppath_sweep_for (const char *dst, const char *tmpdir, char *where, size_t where_len)
+{
+    const char *dirs[2];
+    char *parent = dst && *dst && strcmp (dst, "-") != 0 ? parent_of (dst) : NULL;
+    struct stat a, b;
+    size_t n = 0, total = 0;
+
+    if (where_len)
+        where[0] = '\0';
+    dirs[n++] = rm_tmpdir (tmpdir);
+    /* Once for one directory, however it is spelled. */
+    if (parent && !(stat (parent, &a) == 0 && stat (dirs[0], &b) == 0 && a.st_dev == b.st_dev &&
+                    a.st_ino == b.st_ino))
+        dirs[n++] = parent;
+    for (size_t i = 0; i < n; i++) {
+        size_t removed = rm_tmppath_sweep (dirs[i]);
+        if (removed && where_len) {
+            size_t used = strlen (where);
+            snprintf (where + used, where_len - used, "%s%s", used ? " and " : "", dirs[i]);
+        }
+        total += removed;
+    }
+    bson_free (parent);
+    return total;
 }
 
 bool

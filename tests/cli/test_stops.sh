@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Hard stops and cut inputs: SIGTERM and SIGINT stop every output format
-# (while reading, and while a tar is compressed at the end) with exit 130
-# and no output left; after SIGKILL the next run removes what the killed one
-# left (and only that); a tar cut anywhere, even between members, is
-# truncated; the 16 MiB document limit holds on every input; pzstd's
-# multi-frame zstd is read.
+# (archive, directory, tar, .bson, each plain, gzip, zstd; standard output)
+# while reading, and a tar while it is packed at the end, with exit 130 and
+# no output left; after SIGKILL the next run removes what the killed one
+# left (and only that: remodel's exact names, beside its destination and in
+# its --tmp, whose PID no process has), with one note; a tar cut anywhere,
+# even between members, is truncated; one document limit, 16 MiB (oplog
+# entries 16 MiB + 16 KiB, not in an archive), on every input and writer;
+# pzstd's skippable and multiple frames are read.
 #   REMODEL=build/remodel bash tests/cli/test_stops.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -26,28 +29,45 @@ except BrokenPipeError:
     pass
 PY
 
-# stopped NAME SIGNAL ARGS...: started in the background, signalled once its
-# temporary output exists (plus a moment), it ends within 10 s with 130 and
-# leaves nothing in $W.
-# With --feed first, the command's standard input is the trickling feeder.
+# stopped NAME SIGNAL WAIT ARGS...: started in the background, signalled as
+# soon as its output shows (WAIT: "temp", any temporary name in $W; "file",
+# a temporary regular file there, which a tar only gets when it is packed
+# from its staged files at the end; "stdout", bytes on the pipe its
+# standard output goes to), it ends within 10 s with 130 and leaves nothing
+# in $W (nor in $W/tmp, its --tmp). With --feed after WAIT, the command's
+# standard input is the trickling feeder. $AFTER: seconds more before the
+# signal (0 unless set).
 stopped() {
-    local n=$1 sig=$2 pid i gone="" feeder=""; shift 2
-    rm -rf "$W"; mkdir "$W"
+    local n=$1 sig=$2 wait=$3 pid i gone="" feeder="" reader="" out=/dev/null seen=""; shift 3
+    rm -rf "$W"; mkdir -p "$W/tmp"
+    rm -f "$T/fifo" "$T/ofifo" "$T/stdout.bytes"
+    if [ "$wait" == stdout ]; then
+        mkfifo "$T/ofifo"
+        cat "$T/ofifo" >"$T/stdout.bytes" &
+        reader=$!
+        out=$T/ofifo
+    fi
     if [ "$1" == --feed ]; then
         shift
-        rm -f "$T/fifo"; mkfifo "$T/fifo"
+        mkfifo "$T/fifo"
         python3 "$T/feed.py" "$T/big.archive" >"$T/fifo" &
         feeder=$!
-        "$@" <"$T/fifo" 2>"$T/err" &
+        "$@" <"$T/fifo" >"$out" 2>"$T/err" &
     else
-        "$@" 2>"$T/err" &
+        "$@" >"$out" 2>"$T/err" &
     fi
     pid=$!
-    for i in $(seq 1 200); do
-        ls -A "$W" | grep -q 'remodel-' && break
-        sleep 0.05
+    for i in $(seq 1 1000); do
+        case $wait in
+        temp) ls -A "$W" | grep -q 'remodel-' && seen=1 ;;
+        file) [ -n "$(find "$W" -maxdepth 1 -type f -name '.*.remodel-*')" ] && seen=1 ;;
+        stdout) [ -s "$T/stdout.bytes" ] && seen=1 ;;
+        esac
+        [ -n "$seen" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.02
     done
-    sleep 0.3
+    sleep "${AFTER:-0}"
     kill -"$sig" "$pid" 2>/dev/null
     for i in $(seq 1 200); do
         kill -0 "$pid" 2>/dev/null || { gone=1; break; }
@@ -56,56 +76,104 @@ stopped() {
     [ -z "$gone" ] && kill -KILL "$pid" 2>/dev/null
     wait "$pid"; rc=$?
     [ -n "$feeder" ] && { kill "$feeder" 2>/dev/null; wait "$feeder" 2>/dev/null; }
+    [ -n "$reader" ] && wait "$reader" 2>/dev/null
+    expect_eq "$n: its output showed before the signal" "$seen" 1
     expect_eq "$n: ends within 10 s of SIG$sig" "$gone" 1
     expect_eq "$n: exit 130" "$rc" 130
-    expect_eq "$n: nothing left" "$(ls -A "$W")" ""
+    expect_eq "$n: says interrupted" "$(cat "$T/err")" "remodel: error: interrupted"
+    expect_eq "$n: nothing left" "$(ls -A "$W" "$W/tmp" | grep -v -e '^$' -e ':$' -e '^tmp$')" ""
 }
-for out in o.archive o.archive.gz o.archive.zst odir odir-gz o.tar o.tar.gz o.tar.zst o.bson o.bson.gz; do
+# Every output format, while the (trickled) input is read.
+for out in o.archive o.archive.gz o.archive.zst odir odir-gz o.tar o.tar.gz o.tar.zst o.bson o.bson.gz o.bson.zst; do
     args=("$W/$out")
     [ "$out" == odir-gz ] && args=("$W/$out" --compress gzip)
-    stopped "reading, writing $out (TERM)" TERM --feed "$REMODEL" convert -q - "${args[@]}"
+    stopped "reading, writing $out (TERM)" TERM temp --feed "$REMODEL" convert -q - "${args[@]}"
 done
-stopped "reading, writing o.tar.gz (INT)" INT --feed "$REMODEL" convert -q - "$W/o.tar.gz"
-# A tar is compressed at the end, from its staged files: stop it there
-# (documents of random text, which compress slowly at the top levels).
-python3 - "$T/rnd/db" <<'PY'
+for out in o.tar.gz o.archive.zst odir; do
+    stopped "reading, writing $out (INT)" INT temp --feed "$REMODEL" convert -q - "$W/$out"
+done
+# Standard output: an archive, plain and compressed, into a pipe.
+stopped "reading, writing an archive to stdout (TERM)" TERM stdout --feed "$REMODEL" convert -q - -
+stopped "reading, writing an archive to stdout (INT)" INT stdout --feed "$REMODEL" convert -q - -
+stopped "reading, writing a gzip archive to stdout (TERM)" TERM stdout --feed "$REMODEL" convert -q - - --compress gzip
+stopped "reading, writing a .bson stream to stdout (TERM)" TERM stdout --feed "$REMODEL" convert -q - - --format bson
+# A tar is packed and compressed at the end, from its staged files, after the
+# last read (the input side, the only one that heard signals before, is done
+# then): stop it there. Documents of random text compress slowly enough at
+# the top levels; the signal comes once the tar file itself exists.
+python3 - "$T/rnd/db" <<'PY2'
 import bson, os, sys
 os.makedirs(sys.argv[1], exist_ok=True)
 with open(sys.argv[1] + "/r.bson", "wb") as f:
     for i in range(20000):
         f.write(bson.encode({"_id": i, "t": os.urandom(1500).hex()}))
-PY
+PY2
 "$REMODEL" convert -q "$T/rnd" "$T/rnd.archive"
 for out in o.tar.gz o.tar.zst; do
     codec=gzip:9; [ "$out" == o.tar.zst ] && codec=zstd:19
-    stopped "compressing $out at the end (TERM)" TERM "$REMODEL" convert -q "$T/rnd.archive" "$W/$out" --compress "$codec" \
+    stopped "packing $out at the end (TERM)" TERM file "$REMODEL" convert -q "$T/rnd.archive" "$W/$out" --compress "$codec" \
+        --threads 1
+    stopped "packing $out at the end (INT)" INT file "$REMODEL" convert -q "$T/rnd.archive" "$W/$out" --compress "$codec" \
         --threads 1
 done
+# zstd with workers at a high level: the codec's calls wait for whole jobs,
+# which must stay small enough for the signal to be heard (default jobs of
+# 32 MiB at level 19 kept it unheard for over a minute, once the input was
+# read: hence the second's wait).
+for out in o.archive.zst o.bson.zst; do
+    AFTER=1.5 stopped "zstd:19 on two workers, $out (TERM)" TERM temp "$REMODEL" convert -q "$T/rnd.archive" "$W/$out" \
+        --compress zstd:19 --threads 2
+done
+# The commands of the report: from a regular file, at the default level.
+stopped "convert big.archive o.tar.gz, packing (TERM)" TERM file "$REMODEL" convert -q "$T/rnd.archive" "$W/o.tar.gz"
 echo '{"remodel": 1, "steps": [{"set": {"in": "db.c", "fields": {"x": 1}}}]}' >"$T/set.json"
-stopped "run --to o.tar.gz (TERM)" TERM "$REMODEL" run -q "$T/set.json" --from "$T/big.archive" --to "$W/o.tar.gz" --tmp "$W"
+echo '{"remodel": 1, "steps": [{"set": {"in": "db.r", "fields": {"x": 1}}}]}' >"$T/setr.json"
+stopped "run --to o.tar.gz, packing (TERM)" TERM file "$REMODEL" run -q "$T/setr.json" --from "$T/rnd.archive" --to "$W/o.tar.gz" --tmp "$W/tmp"
+stopped "run --to o.tar.gz, reading (TERM)" TERM temp --feed "$REMODEL" run -q "$T/set.json" --from - --to "$W/o.tar.gz" --tmp "$W/tmp"
+stopped "run --to o.bson.zst, reading (INT)" INT temp --feed "$REMODEL" run -q "$T/set.json" --from - --to "$W/o.bson.zst" --tmp "$W/tmp"
 
 # --- after SIGKILL, the next run sweeps -------------------------------------------
-rm -rf "$W"; mkdir -p "$W/tmp"
-rm -f "$T/fifo"; mkfifo "$T/fifo"
-python3 "$T/feed.py" "$T/big.archive" >"$T/fifo" &
-feeder=$!
-"$REMODEL" run -q "$T/set.json" --from - --to "$W/o.archive" --tmp "$W/tmp" --batch <"$T/fifo" &
-pid=$!
-for i in $(seq 1 200); do ls -A "$W/tmp" | grep -q remodel- && break; sleep 0.05; done
-sleep 0.2
-kill -KILL "$pid"; wait "$pid" 2>/dev/null
-kill "$feeder" 2>/dev/null; wait "$feeder" 2>/dev/null
+# killed NAME ARGS...: started on the trickled input, killed with SIGKILL
+# once it has a temporary name in $W or $W/tmp; $pid is its PID.
+killed() {
+    local i; shift
+    rm -f "$T/fifo"; mkfifo "$T/fifo"
+    python3 "$T/feed.py" "$T/big.archive" >"$T/fifo" &
+    feeder=$!
+    "$@" <"$T/fifo" 2>/dev/null &
+    pid=$!
+    for i in $(seq 1 500); do (ls -A "$W"; ls -A "$W/tmp") | grep -q "remodel-$pid-" && break; sleep 0.02; done
+    sleep 0.2
+    kill -KILL "$pid"; wait "$pid" 2>/dev/null
+    kill "$feeder" 2>/dev/null; wait "$feeder" 2>/dev/null
+}
+rm -rf "$W"; mkdir -p "$W/tmp" "$W/other"
+killed run "$REMODEL" run -q "$T/set.json" --from - --to "$W/o.archive" --tmp "$W/tmp" --batch
 left=$( (ls -A "$W"; ls -A "$W/tmp") | grep -c "remodel-$pid-")
 [ "$left" -ge 2 ] && pass "SIGKILL leaves its temporary files ($left)" || fail "SIGKILL leaves its temporary files" "$(ls -A "$W" "$W/tmp")"
+# A PID no process has (a child reaped), in names that are not remodel's exact
+# pattern, and in a directory the next run neither writes to nor uses: kept.
+sh -c 'exit 0' & dead=$!; wait $dead
+touch "$W/.x.remodel-$dead-1.bak" "$W/x.remodel-$dead-1" "$W/.remodel-$dead-1" "$W/other/.o.archive.remodel-$dead-0"
 # A name whose PID is alive (this shell's) is not another run's leftover.
 touch "$W/.keep.remodel-$$-0" "$W/tmp/.remodel-store.remodel-$$-7"
 "$REMODEL" run "$T/set.json" --from "$ROOT/dumps/sample" --to "$W/o2.archive" --tmp "$W/tmp" --nsInclude 'crm.*' 2>"$T/err" >/dev/null
 expect_eq "the next run: its own error (the plan's namespace is excluded)" "$(grep -c 'db.c is not in the input' "$T/err")" 1
 expect_eq "the next run: the killed run's files are gone" "$( (ls -A "$W"; ls -A "$W/tmp") | grep -c "remodel-$pid-")" 0
-expect_eq "the next run: says so, for both places" "$(grep -c 'temporary file(s) left in .* by remodel runs that were killed' "$T/err")" 2
+expect_eq "the next run: says so, once, with the count" \
+    "$(grep -c "^remodel: removed $left stale temporary file(s) of killed remodel runs from $W/tmp and $W\$" "$T/err")" 1
 expect_eq "a live PID's files stay" "$(ls -A "$W" "$W/tmp" | grep -c "remodel-$$-")" 2
-"$REMODEL" convert -q "$ROOT/dumps/sample" "$W/o3.archive" 2>"$T/err"
-expect_eq "--quiet: no note" "$(wc -c <"$T/err")" 0
+expect_eq "names not of remodel's pattern stay" "$(ls -A "$W" | grep -c "remodel-$dead-")" 3
+expect_eq "another directory is not swept" "$(ls -A "$W/other")" ".o.archive.remodel-$dead-0"
+# A tar's staging directory, from a convert killed while reading.
+killed convert env TMPDIR="$W/tmp" "$REMODEL" convert -q - "$W/o.tar"
+expect_eq "SIGKILL while writing a tar leaves its staging directory" "$(find "$W" -maxdepth 1 -type d -name ".o.tar.remodel-$pid-*" | wc -l)" 1
+touch "$W/.o3.archive.remodel-$dead-0"
+TMPDIR=$W/tmp "$REMODEL" convert -q "$ROOT/dumps/sample" "$W/o3.archive" 2>"$T/err"
+expect_eq "--quiet: swept, no note" "$(wc -c <"$T/err"):$(ls -A "$W" | grep -c -e "remodel-$dead-0" -e "remodel-$pid-")" "0:0"
+touch "$W/.o4.archive.remodel-$dead-0"
+TMPDIR=$W/tmp "$REMODEL" convert "$ROOT/dumps/sample" "$W/o4.archive" 2>"$T/err" >/dev/null
+expect_eq "convert: says so" "$(grep -c "^remodel: removed 1 stale temporary file(s) of killed remodel runs from $W\$" "$T/err")" 1
 
 # --- a tar cut anywhere ------------------------------------------------------------
 "$REMODEL" convert -q "$ROOT/dumps/sample" "$T/s.tar"
@@ -173,6 +241,80 @@ expect_eq "16 MiB + 1 in a tar: refused" "$rc" 1
 run_rm inspect "$T/lim/op/oplog.bson"
 expect_eq "an oplog entry 100 bytes over 16 MiB: read (the oplog's 16 KiB margin)" "$rc" 0
 
+# Both sides of the limit on every input: a directory (plain and gzip), a
+# tar, standard input; the oplog's own limit, 16 MiB + 16 KiB, in a .bson
+# file and a directory. What is read is written, and the output reads back.
+python3 - "$T/lim" <<'PY'
+import bson, gzip, io, os, sys, tarfile
+lim, M = sys.argv[1], 16 * 1024 * 1024
+def doc(n):
+    d = bson.encode({"_id": 1, "x": "a" * (n - 22)}); assert len(d) == n, len(d); return d
+for name, n in (("dmax", M), ("dover", M + 1)):
+    os.makedirs("%s/%s/db" % (lim, name)); open("%s/%s/db/c.bson" % (lim, name), "wb").write(doc(n))
+    os.makedirs("%s/%s-gz/db" % (lim, name)); open("%s/%s-gz/db/c.bson.gz" % (lim, name), "wb").write(gzip.compress(doc(n), 1))
+    with tarfile.open("%s/%s.tar" % (lim, name), "w") as t:
+        d = doc(n); i = tarfile.TarInfo("dump/db/c.bson"); i.size = len(d); t.addfile(i, io.BytesIO(d))
+for name, n in (("omax", M + 16 * 1024), ("oover", M + 16 * 1024 + 1)):
+    os.makedirs("%s/%s" % (lim, name)); open("%s/%s/oplog.bson" % (lim, name), "wb").write(doc(n))
+# run's output: {"y": 1} added to a document of 16 MiB - 7 makes exactly
+# 16 MiB; to one of 16 MiB - 6, one byte more.
+for name, n in (("g0", M - 7), ("g1", M - 6)):
+    os.makedirs("%s/%s/db" % (lim, name)); open("%s/%s/db/c.bson" % (lim, name), "wb").write(doc(n))
+PY
+for src in dmax dmax-gz dmax.tar; do
+    rm -rf "$T/lim/out"; run_rm convert -q "$T/lim/$src" "$T/lim/out"
+    expect_eq "16 MiB in $src: converts" "$rc" 0
+    run_rm inspect "$T/lim/out"
+    expect_eq "16 MiB in $src: the output inspects" "$rc" 0
+done
+for src in dover dover-gz dover.tar; do
+    rm -rf "$T/lim/out"; run_rm convert -q "$T/lim/$src" "$T/lim/out"
+    expect_eq "16 MiB + 1 in $src: refused, nothing written" "$rc:$(ls -A "$T/lim" | grep -c -e '^out$' -e 'remodel-')" "1:0"
+    expect_message "16 MiB + 1 in $src: says the limit" "document 1 at byte 0: bad document length 16777217 (the limit is 16777216)"
+done
+run_rm convert -q - "$T/lim/stdin.bson" <"$T/lim/max/c.bson"
+expect_eq "16 MiB on standard input: converts" "$rc" 0
+run_rm convert -q - "$T/lim/stdin2.bson" <"$T/lim/over/c.bson"
+expect_eq "16 MiB + 1 on standard input: refused" "$rc:$(test -e "$T/lim/stdin2.bson" && echo written)" "1:"
+run_rm inspect "$T/lim/omax/oplog.bson"
+expect_eq "an oplog entry of 16 MiB + 16 KiB in oplog.bson: read" "$rc" 0
+run_rm inspect "$T/lim/omax"
+expect_eq "an oplog entry of 16 MiB + 16 KiB in a directory: read" "$rc" 0
+for src in oover/oplog.bson oover; do
+    run_rm inspect "$T/lim/$src"
+    expect_eq "an oplog entry of 16 MiB + 16 KiB + 1 ($src): refused" "$rc" 1
+    expect_message "an oplog entry of 16 MiB + 16 KiB + 1 ($src): says the limit" "bad document length 16793601 (the limit is 16793600)"
+done
+# Writers: nothing is written past what its reader (and mongorestore) reads.
+echo '{"remodel": 1, "steps": [{"set": {"in": "db.c", "fields": {"y": 1}}}]}' >"$T/sety.json"
+for out in o.archive odir o.tar o.bson; do
+    rm -rf "$W"; mkdir "$W"
+    run_rm run -q "$T/sety.json" --from "$T/lim/g0" --to "$W/$out"
+    expect_eq "run writing a 16 MiB document to $out: exit 0" "$rc" 0
+    run_rm inspect "$W/$out"
+    expect_eq "run writing a 16 MiB document to $out: the output inspects" "$rc" 0
+    rm -rf "$W"; mkdir "$W"
+    run_rm run -q "$T/sety.json" --from "$T/lim/g1" --to "$W/$out"
+    expect_eq "run growing a document to 16 MiB + 1 in $out: refused, nothing written" "$rc:$(ls -A "$W")" "1:"
+    expect_message "run growing a document to 16 MiB + 1 in $out: says so" "would be 16777217 bytes, over the 16 MiB limit"
+done
+for out in odir o.tar oplog.bson; do
+    rm -rf "$W"; mkdir "$W"
+    run_rm convert -q "$T/lim/omax" "$W/$out"
+    expect_eq "an oplog entry of 16 MiB + 16 KiB to $out: written" "$rc" 0
+    run_rm inspect "$W/$out"
+    expect_eq "an oplog entry of 16 MiB + 16 KiB to $out: the output inspects" "$rc" 0
+done
+for out in o.archive x.bson; do
+    rm -rf "$W"; mkdir "$W"
+    run_rm convert -q "$T/lim/omax" "$W/$out"
+    expect_eq "an oplog entry of 16 MiB + 16 KiB to $out: refused, nothing written" "$rc:$(ls -A "$W")" "1:"
+    expect_message "an oplog entry of 16 MiB + 16 KiB to $out: says the limit" \
+        "$W/$out: oplog: document 1 is 16793600 bytes, over the limit of"
+done
+run_rm convert -q "$T/lim/omax" -
+expect_eq "an oplog entry of 16 MiB + 16 KiB to an archive on stdout: refused" "$rc" 1
+
 # --- pzstd: skippable frames and several zstd frames --------------------------------------
 if command -v pzstd >/dev/null; then
     pzstd -q -p 2 -f "$T/big.archive" -o "$T/big.archive.pzst"
@@ -189,3 +331,48 @@ if command -v pzstd >/dev/null; then
 else
     fail "pzstd installed" "pzstd not found (Debian package zstd)"
 fi
+
+# Hand-made frame sequences: skippable frames (the first and the last magic
+# of their range, empty or not) first, between and after zstd frames: the
+# same documents as the plain file, from a file and from standard input.
+# Cut inside a skippable frame, or bytes after the last frame that are no
+# frame: errors.
+"$REMODEL" convert -q "$ROOT/dumps/sample" "$T/sf.archive"
+"$REMODEL" convert -q "$ROOT/dumps/sample" "$T/sf.tar"
+cp "$ROOT/dumps/sample/crm/people.bson" "$T/people.bson"
+python3 - "$T" <<'PY'
+import struct, subprocess, sys
+t = sys.argv[1]
+def z(b): return subprocess.run(["zstd", "-q", "-c", "-3"], input=b, capture_output=True, check=True).stdout
+def skip(n, payload): return struct.pack("<II", 0x184D2A50 + n, len(payload)) + payload
+for name in ("sf.archive", "sf.tar", "people.bson"):
+    data = open("%s/%s" % (t, name), "rb").read()
+    h = len(data) // 3
+    seqs = {
+        "lead": skip(0, b"\0\0\0\0") + z(data[:h]) + skip(15, b"between") + skip(7, b"") +
+                z(data[h:2 * h]) + z(data[2 * h:]) + skip(15, b"end"),
+        "mid": z(data[:h]) + skip(3, b"x" * 1000) + z(data[h:]),
+        "cut": skip(0, b"abc") + z(data) + struct.pack("<II", 0x184D2A50, 100) + b"abc",
+        "junk": skip(0, b"abc") + z(data) + b"garbage!",
+    }
+    for k, v in seqs.items():
+        open("%s/%s.%s.zst" % (t, name, k), "wb").write(v)
+PY
+crcs() { python3 -c 'import json,sys; print([n["crc"] for n in json.load(sys.stdin)["namespaces"]])'; }
+for name in sf.archive sf.tar people.bson; do
+    want=$("$REMODEL" inspect --json "$T/$name" | crcs)
+    for k in lead mid; do
+        expect_eq "$name, frames $k: the same documents" "$("$REMODEL" inspect --json "$T/$name.$k.zst" | crcs)" "$want"
+    done
+    expect_eq "$name, frames lead, on standard input: the same documents" \
+        "$("$REMODEL" inspect --json - <"$T/$name.lead.zst" | crcs)" "$want"
+    # (A tar's zstd is libarchive's to decode: its own words.)
+    run_rm inspect "$T/$name.cut.zst"
+    expect_eq "$name, cut in a skippable frame: exit 1" "$rc" 1
+    [ "$name" == sf.tar ] || expect_message "$name, cut in a skippable frame: truncated" "truncated zstd stream"
+    run_rm inspect "$T/$name.junk.zst"
+    expect_eq "$name, bytes after the last frame: exit 1" "$rc" 1
+    [ "$name" == sf.tar ] || expect_message "$name, bytes after the last frame: corrupt" "corrupt zstd data"
+done
+run_rm convert -q "$T/people.bson.lead.zst" "$T/people2.bson"
+check "people.bson, frames lead: converts byte for byte" cmp -s "$T/people2.bson" "$T/people.bson"

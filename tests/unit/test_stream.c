@@ -1,6 +1,7 @@
 /* Streams split at every byte boundary read exactly like whole ones; the
  * format and compression are told by content; options parse. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -562,6 +563,39 @@ test_write_thread_errors (void)
     free (chunk);
 }
 
+/* Once SIGINT/SIGTERM has come, an outstream takes nothing more and
+ * finishes nothing, in every codec: every writer (the tar's too) stops
+ * there, whether or not its input side is still reading. */
+static void
+test_outstream_stops_on_signal (void)
+{
+    static const rm_codec_t codecs[] = {RM_CODEC_NONE, RM_CODEC_GZIP, RM_CODEC_ZSTD};
+    uint8_t chunk[4096] = {1};
+
+    for (size_t i = 0; i < 3; i++) {
+        for (int threads = 1; threads <= 2; threads++) {
+            char path[] = "/tmp/remodel-test-sig-XXXXXX";
+            int fd = mkstemp (path);
+            rm_compress_t c = {codecs[i], 0, threads};
+            bson_error_t err;
+            rm_outstream_t *o = rm_outstream_new (fd, path, &c, &err);
+
+            memset (&err, 0, sizeof err);
+            T_CHECK (o && rm_outstream_write (o, chunk, sizeof chunk, &err));
+            rm_interrupted = SIGTERM;
+            T_CHECK (!rm_outstream_write (o, chunk, sizeof chunk, &err));
+            T_CHECK (err.code == RM_ERR_INTERRUPTED);
+            memset (&err, 0, sizeof err);
+            T_CHECK (!rm_outstream_finish (o, &err));
+            T_CHECK (err.code == RM_ERR_INTERRUPTED);
+            rm_interrupted = 0;
+            rm_outstream_destroy (o);
+            close (fd);
+            unlink (path);
+        }
+    }
+}
+
 static bool
 write_file (const char *path, const uint8_t *p, size_t n)
 {
@@ -666,6 +700,7 @@ main (void)
     T_RUN (test_crc_runs_across_window_moves);
     T_RUN (test_write_thread_many_files);
     T_RUN (test_write_thread_errors);
+    T_RUN (test_outstream_stops_on_signal);
     T_RUN (test_read_ahead);
     return t_done ();
 }
