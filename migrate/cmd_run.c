@@ -155,8 +155,7 @@ cmd_run (int argc, char **argv)
     }
     if (o.preview) {
         /* The result goes to a temporary archive, read back, then removed. */
-        char *where = bson_strdup_printf ("%s/preview.archive", o.tmpdir ? o.tmpdir
-                                          : getenv ("TMPDIR") ? getenv ("TMPDIR") : "/tmp");
+        char *where = bson_strdup_printf ("%s/preview.archive", rm_tmpdir (o.tmpdir));
         preview_to = rm_tmppath_new (where);
         bson_free (where);
         o.to = preview_to;

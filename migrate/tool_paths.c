@@ -169,37 +169,14 @@ tool_keep_made_parents (void)
         bson_free (made[--n_made]);
 }
 
-/* The directory an output lands in (for "out/" the parent of out). */
-static char *
-parent_of (const char *path)
-{
-    char *copy = bson_strdup (path), *dir;
-    size_t len = strlen (copy);
-    while (len > 1 && copy[len - 1] == '/')
-        copy[--len] = '\0';
-    dir = bson_strdup (dirname (copy));
-    bson_free (copy);
-    return dir;
-}
-
 void
 tool_sweep (const char *dst, const char *tmpdir, bool quiet)
 {
-    const char *dirs[2];
-    char *parent = dst && strcmp (dst, "-") != 0 ? parent_of (dst) : NULL;
-    size_t n = 0;
-
-    dirs[n++] = tmpdir && *tmpdir ? tmpdir : getenv ("TMPDIR") && *getenv ("TMPDIR") ? getenv ("TMPDIR")
-                                                                                     : "/tmp";
-    if (parent && strcmp (parent, dirs[0]) != 0)
-        dirs[n++] = parent;
-    for (size_t i = 0; i < n; i++) {
-        size_t removed = rm_tmppath_sweep (dirs[i]);
-        if (removed)
-            tool_note (quiet, "removed %zu temporary file(s) left in %s by remodel runs that "
-                       "were killed", removed, dirs[i]);
-    }
-    bson_free (parent);
+    char where[2 * PATH_MAX + 8];
+    size_t n = rm_tmppath_sweep_for (dst, tmpdir, where, sizeof where);
+    if (n)
+        tool_note (quiet, "removed %zu stale temporary file(s) of killed remodel runs from %s", n,
+                   where);
 }
 
 rm_reader_t *
