@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "reader_impl.h"
+#include "remodel/nsname.h"
 #include "remodel/bsoncheck.h"
 #include "remodel/crc64.h"
 
@@ -55,6 +56,28 @@ read_header (rm_reader_t *r, archive_t *a, bson_error_t *err)
     return true;
 }
 
+/* A BSON string may hold NUL bytes, which no database or collection name
+ * does (MongoDB refuses them) and which C strings would silently cut: a
+ * name "db\0../x" must not pass as "db". The message shows the whole name,
+ * its NULs as \x00. */
+static bool
+names_without_nul (const rm_reader_t *r, const char *db, uint32_t db_len, const char *coll,
+                   uint32_t coll_len, bson_error_t *err)
+{
+    bool db_nul = strlen (db) != db_len, coll_nul = strlen (coll) != coll_len;
+    char *d, *c;
+    if (!db_nul && !coll_nul)
+        return true;
+    d = rm_nsname_show (db, db_len);
+    c = rm_nsname_show (coll, coll_len);
+    rm_error_set (err, RM_ERR_FORMAT,
+                  "%s: namespace with database \"%s\" and collection \"%s\": a %s name holding a "
+                  "NUL byte", r->path, d, c, db_nul ? "database" : "collection");
+    bson_free (d);
+    bson_free (c);
+    return false;
+}
+
 static bool
 read_prelude (rm_reader_t *r, archive_t *a, bson_error_t *err)
 {
@@ -66,7 +89,7 @@ read_prelude (rm_reader_t *r, archive_t *a, bson_error_t *err)
         bson_t b;
         bson_iter_t it;
         const char *db = NULL, *coll = NULL, *meta = NULL, *type = NULL;
-        uint32_t meta_len = 0;
+        uint32_t meta_len = 0, db_len = 0, coll_len = 0;
         rm_ns_t *ns;
 
         switch (rm_reader_frame (r, a->s, NULL, RM_BSON_MAX_SIZE, &f, err)) {
@@ -89,16 +112,8 @@ read_prelude (rm_reader_t *r, archive_t *a, bson_error_t *err)
             const char *k = bson_iter_key (&it);
             if (!BSON_ITER_HOLDS_UTF8 (&it))
                 continue;
-            if (strcmp (k, "db") == 0 || strcmp (k, "collection") == 0) {
-                uint32_t n;
-                const char *v = bson_iter_utf8 (&it, &n);
-                if (strlen (v) != n) { /* a NUL inside: no name holds one */
-                    rm_error_set (err, RM_ERR_FORMAT, "%s: prelude entry at byte %llu: a %s name "
-                                  "holding a NUL byte", r->path, (unsigned long long) f.offset, k);
-                    return false;
-                }
-                *(k[0] == 'd' ? &db : &coll) = v;
-            }
+            if (strcmp (k, "db") == 0 || strcmp (k, "collection") == 0)
+                *(k[0] == 'd' ? &db : &coll) = bson_iter_utf8 (&it, k[0] == 'd' ? &db_len : &coll_len);
             else if (strcmp (k, "metadata") == 0)
                 meta = bson_iter_utf8 (&it, &meta_len);
             else if (strcmp (k, "type") == 0)
@@ -110,6 +125,8 @@ read_prelude (rm_reader_t *r, archive_t *a, bson_error_t *err)
                           (unsigned long long) f.offset);
             return false;
         }
+        if (!names_without_nul (r, db, db_len, coll, coll_len, err))
+            return false;
         if (rm_dump_info_find (&r->info, db, coll)) {
             rm_error_set (err, RM_ERR_FORMAT, "%s: prelude names %s.%s twice", r->path, db, coll);
             return false;
@@ -140,15 +157,16 @@ parse_ns_header (rm_reader_t *r, const rm_frame_t *f, const char **db, const cha
     bson_iter_t it;
     int seen = 0;
     const char *extra = NULL;
+    uint32_t db_len = 0, coll_len = 0;
 
     bson_init_static (&b, f->data, f->len);
     bson_iter_init (&it, &b);
     while (bson_iter_next (&it)) {
         const char *k = bson_iter_key (&it);
         if (strcmp (k, "db") == 0 && BSON_ITER_HOLDS_UTF8 (&it))
-            *db = bson_iter_utf8 (&it, NULL), seen |= 1;
+            *db = bson_iter_utf8 (&it, &db_len), seen |= 1;
         else if (strcmp (k, "collection") == 0 && BSON_ITER_HOLDS_UTF8 (&it))
-            *coll = bson_iter_utf8 (&it, NULL), seen |= 2;
+            *coll = bson_iter_utf8 (&it, &coll_len), seen |= 2;
         else if (strcmp (k, "EOF") == 0 && BSON_ITER_HOLDS_BOOL (&it))
             *eof = bson_iter_bool (&it), seen |= 4;
         else if (strcmp (k, "CRC") == 0 && BSON_ITER_HOLDS_INT64 (&it))
@@ -171,7 +189,8 @@ parse_ns_header (rm_reader_t *r, const rm_frame_t *f, const char **db, const cha
                       r->path, (unsigned long long) f->offset);
         return false;
     }
-    return true;
+    /* "db\0x" must not pass for the prelude's "db". */
+    return names_without_nul (r, *db, db_len, *coll, coll_len, err);
 }
 
 static rm_ns_t *

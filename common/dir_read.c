@@ -247,11 +247,23 @@ rm_dir_reader_init (rm_reader_t *r, bson_error_t *err)
 
     if (has_dump_files (root)) {
         /* The directory of one database: its name is the database's. */
-        char *copy = bson_strdup (root);
+        char *copy = bson_strdup (root), *db;
         size_t len = strlen (copy);
         while (len > 1 && copy[len - 1] == '/')
             copy[--len] = '\0';
-        ok = scan_db (r, d, root, basename (copy), err);
+        db = basename (copy);
+        /* "." or "..": the name is the real directory's ("remodel inspect ."
+         * inside dump/crm reads crm), not a database named "." (refused). */
+        if (strcmp (db, ".") == 0 || strcmp (db, "..") == 0) {
+            char *real = realpath (root, NULL);
+            if (real) {
+                bson_free (copy);
+                copy = bson_strdup (real);
+                free (real);
+                db = basename (copy);
+            }
+        }
+        ok = scan_db (r, d, root, db, err);
         bson_free (copy);
     } else {
         size_t n;

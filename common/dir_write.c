@@ -35,7 +35,8 @@ make_dir (const char *path, bson_error_t *err)
 }
 
 /* The path of a namespace's file; kind is ".bson" or ".metadata.json".
- * Built by rm_nsname_file only, which cannot name a path outside root. */
+ * Built by rm_nsname_file only, which cannot name a path outside root (its
+ * directory by rm_nsname_dir); the oplog and prelude.json have fixed names. */
 static char *
 ns_path (rm_dirw_t *d, const rm_ns_t *ns, const char *kind, bson_error_t *err)
 {
@@ -150,8 +151,9 @@ rm_dirw_new (const char *root, rm_dump_info_t *info, bool gzip_files, const rm_c
         ok = path != NULL;
         bson_free (path);
         if (ok) {
-            dir = bson_strdup_printf ("%s/%s", root, ns->db);
-            ok = make_dir (dir, err);
+            char why[160];
+            dir = rm_nsname_dir (root, ns->db, why, sizeof why);
+            ok = dir && make_dir (dir, err);
             bson_free (dir);
         }
         /* An empty metadata string (users, roles) is no metadata file,

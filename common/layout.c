@@ -12,7 +12,10 @@ static bool
 ends_with (const char *s, const char *suffix, size_t *stem_len)
 {
     size_t n = strlen (s), m = strlen (suffix);
-    if (n <= m || strcmp (s + n - m, suffix) != 0)
+    /* An empty stem (".bson") is the file of a collection named "": kept,
+     * so that the name check refuses it instead of the data being passed
+     * over. */
+    if (n < m || strcmp (s + n - m, suffix) != 0)
         return false;
     *stem_len = n - m;
     return true;
@@ -34,6 +37,30 @@ rm_layout_classify (const char *name, char **stem)
         return RM_FILE_BSON;
     }
     return RM_FILE_OTHER;
+}
+
+/* The collection a file stem names: its unescaped form. NULL and an error
+ * for a bad %XX or a %00 (no collection name holds a NUL byte); a hashed
+ * stem must be named by its metadata. file is the file's path for the
+ * message. */
+static char *
+coll_of_stem (const char *file, const char *db, const char *stem, bson_error_t *err)
+{
+    size_t len;
+    char *coll = rm_nsname_is_hashed (stem) ? NULL : rm_nsname_unescape_len (stem, &len);
+    if (coll && strlen (coll) != len) {
+        char *shown = rm_nsname_show (coll, len);
+        rm_error_set (err, RM_ERR_FORMAT, "%s: namespace with database \"%s\" and collection "
+                      "\"%s\": a collection name holding a NUL byte", file, db, shown);
+        bson_free (shown);
+        bson_free (coll);
+        return NULL;
+    }
+    if (!coll)
+        rm_error_set (err, RM_ERR_FORMAT,
+                      "%s: cannot tell the collection's name (a bad escape, or a hashed long "
+                      "name with no metadata file giving collectionName)", file);
+    return coll;
 }
 
 static void
@@ -62,15 +89,22 @@ rm_layout_add_metadata (rm_dump_info_t *info, const char *where, const char *db,
     rm_ns_t *ns;
 
     rm_metadata_read (json, len, &m);
+    if (m.collection_name && strlen (m.collection_name) != m.collection_name_len) {
+        char *shown = rm_nsname_show (m.collection_name, m.collection_name_len);
+        rm_error_set (err, RM_ERR_FORMAT, "%s/%s.metadata.json: namespace with database \"%s\" "
+                      "and collection \"%s\": a collection name holding a NUL byte (its "
+                      "collectionName)", where, stem, db, shown);
+        bson_free (shown);
+        rm_metadata_clear (&m);
+        return NULL;
+    }
     if (m.collection_name) {
         coll = bson_strdup (m.collection_name);
     } else {
-        coll = rm_nsname_is_hashed (stem) ? NULL : rm_nsname_unescape (stem);
+        char *file = bson_strdup_printf ("%s/%s.metadata.json", where, stem);
+        coll = coll_of_stem (file, db, stem, err);
+        bson_free (file);
         if (!coll) {
-            rm_error_set (err, RM_ERR_FORMAT,
-                          "%s/%s.metadata.json: cannot tell the collection's name (a bad "
-                          "escape or a hashed long name without collectionName)",
-                          where, stem);
             rm_metadata_clear (&m);
             return NULL;
         }
@@ -114,15 +148,13 @@ rm_layout_ns_for_bson (rm_dump_info_t *info, const char *where, const char *db,
             return ns;
         }
     }
-    if (!rm_nsname_is_hashed (stem))
-        coll = rm_nsname_unescape (stem);
-    if (!coll) {
-        rm_error_set (err, RM_ERR_FORMAT,
-                      "%s/%s.bson: cannot tell the collection's name (a bad escape, or a "
-                      "hashed long name with no metadata file giving collectionName)",
-                      where, stem);
-        return NULL;
+    {
+        char *file = bson_strdup_printf ("%s/%s.bson", where, stem);
+        coll = coll_of_stem (file, db, stem, err);
+        bson_free (file);
     }
+    if (!coll)
+        return NULL;
     ns = rm_dump_info_find (info, db, coll);
     if (!ns)
         ns = rm_dump_info_add (info, db, coll);

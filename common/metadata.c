@@ -19,8 +19,13 @@ rm_metadata_read (const char *json, size_t len, rm_metadata_t *out)
     if (!b)
         return;
     out->parsed = true;
-    if (bson_iter_init_find (&it, b, "collectionName") && BSON_ITER_HOLDS_UTF8 (&it))
-        out->collection_name = bson_strdup (bson_iter_utf8 (&it, NULL));
+    if (bson_iter_init_find (&it, b, "collectionName") && BSON_ITER_HOLDS_UTF8 (&it)) {
+        uint32_t n;
+        const char *v = bson_iter_utf8 (&it, &n);
+        out->collection_name = bson_malloc ((size_t) n + 1);
+        memcpy (out->collection_name, v, (size_t) n + 1);
+        out->collection_name_len = n;
+    }
     if (bson_iter_init_find (&it, b, "type") && BSON_ITER_HOLDS_UTF8 (&it))
         out->type = bson_strdup (bson_iter_utf8 (&it, NULL));
     if (bson_iter_init_find (&it, b, "options") && BSON_ITER_HOLDS_DOCUMENT (&it) &&

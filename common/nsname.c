@@ -104,7 +104,7 @@ rm_nsname_escape (const char *coll)
 }
 
 char *
-rm_nsname_unescape (const char *stem)
+rm_nsname_unescape_len (const char *stem, size_t *out_len)
 {
     const unsigned char *s = (const unsigned char *) stem;
     size_t len = strlen (stem), o = 0;
@@ -114,9 +114,7 @@ rm_nsname_unescape (const char *stem)
         if (s[i] == '%') {
             int hi = i + 2 < len ? hex_value (s[i + 1]) : -1;
             int lo = i + 2 < len ? hex_value (s[i + 2]) : -1;
-            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-                /* truncated, not hex, or %00 (a C string cannot hold it,
-                 * and collection names never contain NUL) */
+            if (hi < 0 || lo < 0) { /* truncated or not hex */
                 bson_free (out);
                 return NULL;
             }
@@ -129,6 +127,19 @@ rm_nsname_unescape (const char *stem)
         }
     }
     out[o] = '\0';
+    *out_len = o;
+    return out;
+}
+
+char *
+rm_nsname_unescape (const char *stem)
+{
+    size_t len;
+    char *out = rm_nsname_unescape_len (stem, &len);
+    if (out && strlen (out) != len) { /* %00: collection names never hold NUL */
+        bson_free (out);
+        return NULL;
+    }
     return out;
 }
 
@@ -179,10 +190,45 @@ rm_nsname_file (const char *root, const char *db, const char *coll, const char *
     char *esc, *path;
     if (!rm_nsname_check (db, coll, why, why_len))
         return NULL;
-    esc = rm_nsname_escape (coll);
     /* Escaping keeps only A-Z a-z 0-9 - _ . ~ and %XX: no '/'. A name of
-     * dots alone is one file name ("...bson"), never "..". */
+     * dots alone stays a file name only with a suffix after it ("...bson"):
+     * without one, "." and ".." would name directories. */
+    if (!suffix || !*suffix) {
+        snprintf (why, why_len, "no file suffix (a dump file is .bson or .metadata.json)");
+        return NULL;
+    }
+    esc = rm_nsname_escape (coll);
     path = bson_strdup_printf ("%s/%s/%s%s", root, db, esc, suffix);
     bson_free (esc);
     return path;
+}
+
+char *
+rm_nsname_dir (const char *root, const char *db, char *why, size_t why_len)
+{
+    /* A checked database name holds no '/' and no '.': one component,
+     * never "." or "..". The collection is only there to pass the check. */
+    if (!rm_nsname_check (db, "-", why, why_len))
+        return NULL;
+    return bson_strdup_printf ("%s/%s", root, db);
+}
+
+char *
+rm_nsname_show (const char *name, size_t len)
+{
+    size_t nuls = 0, o = 0;
+    char *out;
+    for (size_t i = 0; i < len; i++)
+        nuls += name[i] == '\0';
+    out = bson_malloc (len + 3 * nuls + 1);
+    for (size_t i = 0; i < len; i++) {
+        if (name[i] == '\0') {
+            memcpy (out + o, "\\x00", 4);
+            o += 4;
+        } else {
+            out[o++] = name[i];
+        }
+    }
+    out[o] = '\0';
+    return out;
 }

@@ -115,7 +115,7 @@ read_member_text (struct archive *a, const char *label, size_t *len, bson_error_
 }
 
 typedef struct {
-    char *db, *stem, *member;
+    char *db, *stem, *member, *where;
 } pending_t;
 
 static bool
@@ -176,13 +176,16 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
         if (kind == RM_FILE_METADATA && t->root && strcmp (root, t->root) == 0) {
             size_t len;
             char *json = read_member_text (a, label, &len, err);
-            ok = json && rm_layout_add_metadata (&r->info, r->path, db, stem, json, len, err);
+            char *where = bson_strdup_printf ("%s:%s%s", r->path, root, db);
+            ok = json && rm_layout_add_metadata (&r->info, where, db, stem, json, len, err);
+            bson_free (where);
             bson_free (json);
         } else if (kind == RM_FILE_BSON && t->root && strcmp (root, t->root) == 0) {
             bson = bson_realloc (bson, (n_bson + 1) * sizeof *bson);
             bson[n_bson].db = db;
             bson[n_bson].stem = stem;
             bson[n_bson].member = bson_strdup (archive_entry_pathname (e));
+            bson[n_bson].where = bson_strdup_printf ("%s:%s%s", r->path, root, db);
             n_bson++;
             db = stem = NULL;
         }
@@ -212,7 +215,8 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
     /* Data members are matched once every metadata file has been seen. */
     for (size_t i = 0; i < n_bson; i++) {
         if (ok) {
-            rm_ns_t *ns = rm_layout_ns_for_bson (&r->info, r->path, bson[i].db, bson[i].stem, err);
+            rm_ns_t *ns = rm_layout_ns_for_bson (&r->info, bson[i].where, bson[i].db,
+                                                 bson[i].stem, err);
             ok = ns != NULL;
             if (ok) {
                 t->members = bson_realloc (t->members, (t->n_members + 1) * sizeof *t->members);
@@ -223,6 +227,7 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
             }
         }
         bson_free (bson[i].db);
+        bson_free (bson[i].where);
         bson_free (bson[i].stem);
         bson_free (bson[i].member);
     }

@@ -9,6 +9,8 @@
 typedef struct {
     bool parsed;            /* false: not valid Extended JSON (kept verbatim) */
     char *collection_name;  /* "collectionName", or NULL */
+    size_t collection_name_len; /* its bytes: more than strlen when it holds a
+                                   NUL ("\u0000"), which no name may */
     char *type;             /* "type", or NULL */
     bool is_view;           /* type "view" or options.viewOn */
     bool is_timeseries;     /* type "timeseries" or options.timeseries */

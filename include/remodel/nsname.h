@@ -15,9 +15,13 @@
 char *rm_nsname_escape (const char *coll);
 
 /* Reverses the query escaping of a file stem. Returns a new string, or NULL
- * when the stem holds a bad %XX sequence. A hashed long name cannot be
+ * when the stem holds a bad %XX sequence or %00. A hashed long name cannot be
  * reversed: its real name comes from the metadata's collectionName. */
 char *rm_nsname_unescape (const char *stem);
+
+/* The same, keeping a %00 as a NUL byte in the result (of *len bytes), so
+ * that a reader can refuse the name and show it. */
+char *rm_nsname_unescape_len (const char *stem, size_t *len);
 
 /* True when the stem has the hashed long-name form (ends in %24 + 27 chars
  * of base64url). */
@@ -38,6 +42,15 @@ bool rm_nsname_check (const char *db, const char *coll, char *why, size_t why_le
  * root. NULL (and why) for a name that cannot be written. */
 char *rm_nsname_file (const char *root, const char *db, const char *coll, const char *suffix,
                       char *why, size_t why_len);
+
+/* The directory root/db that holds a database's files, under the same
+ * check: the only other path a dump writer builds from a name. */
+char *rm_nsname_dir (const char *root, const char *db, char *why, size_t why_len);
+
+/* A name of len bytes (it may hold NUL bytes, which a C string cannot
+ * carry) as text for a message: each NUL becomes the four characters \x00,
+ * as the message printer shows other control bytes. bson_free it. */
+char *rm_nsname_show (const char *name, size_t len);
 
 /* SHA-1 of len bytes, used by the long-name form. */
 void rm_sha1 (const void *data, size_t len, unsigned char out[20]);
