@@ -98,6 +98,13 @@ rm_layout_add_metadata (rm_dump_info_t *info, const char *where, const char *db,
         rm_metadata_clear (&m);
         return NULL;
     }
+    if (m.collection_name && !*m.collection_name) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s/%s.metadata.json: namespace with database \"%s\" "
+                      "and collection \"\": an empty collection name (its collectionName)",
+                      where, stem, db);
+        rm_metadata_clear (&m);
+        return NULL;
+    }
     if (m.collection_name) {
         coll = bson_strdup (m.collection_name);
     } else {

@@ -144,7 +144,7 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
         if (climbs (path)) {
             rm_error_set (err, RM_ERR_FORMAT, "%s: member \"%s\": an absolute path or one that "
                           "climbs with \"..\" (refused: a dump's files stay inside it)", r->path,
-                          path);
+                          archive_entry_pathname (e));
             ok = false;
             break;
         }
@@ -196,7 +196,11 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
         bson_free (stem);
     }
     if (ok && rc != ARCHIVE_EOF) {
-        rm_error_set (err, RM_ERR_FORMAT, "%s: %s", r->path, archive_error_string (a));
+        /* libarchive's "Truncated input file" (a cut inside a member) is
+         * worded as the other formats' truncations are. */
+        const char *why = archive_error_string (a);
+        rm_error_set (err, RM_ERR_FORMAT, "%s: %s%s", r->path,
+                      why && strstr (why, "runcated") ? "truncated tar: " : "", why ? why : "unreadable");
         ok = false;
     }
     /* libarchive takes the end of the input for the end of the tar, even
