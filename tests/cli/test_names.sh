@@ -39,6 +39,8 @@ refused() {
     if [ "$(wc -l <"$T/err")" -eq 1 ] && [ -z "$missing" ]; then pass "$n: one line naming it"
     else fail "$n: one line naming it" "missing$missing in: $(head -c 300 "$T/err")"; fi
     expect_eq "$n: nothing written anywhere" "$(tree_of)" "$BEFORE"
+    # after a failure, the next check starts from the same empty tree
+    [ "$(tree_of)" == "$BEFORE" ] || { rm -rf "$T/w"; mkdir -p "$DST"; }
 }
 
 # colls_of DUMP: the [(db, collection)] list inspect reads from DUMP.
@@ -167,19 +169,21 @@ for ns in '../x.addresses' 'a/b.addresses' 'a b.addresses'; do
 done
 
 # --- collection names that look like paths are legal: written escaped, inside ------------
-inside() { # NAME: nothing in $T/w outside the destination's directory
+inside() { # NAME OUT: nothing in $T/w but the destination OUT, nothing at $T/escaped
     local outside
     outside=$(cd "$T/w" && find . | grep -v '^\./x/box/a/b/c' | sort)
-    expect_eq "$1: nothing outside the destination" "$outside" "$(echo "$BEFORE" | grep -v '^\./x/box/a/b/c')"
+    expect_eq "$1: nothing outside the destination" "$outside:$(ls -A "$DST"):$(ls -d "$T"/escaped* 2>/dev/null)" \
+        "$(echo "$BEFORE" | grep -v '^\./x/box/a/b/c'):$2:"
 }
-for coll in '../../x' 'a/b' '..' '.' '/etc/passwd' '../../../../../../../../../../tmp/x' 'sp ace+%' $'\x01\n'; do
+UP=$(printf '../%.0s' $(seq 1 40))   # from anywhere under $T, to /
+for coll in '../../x' 'a/b' '..' '.' '/etc/passwd' "$UP$T/escaped" 'sp ace+%' $'\x01\n'; do
     $CRAFT archive "$T/in/c.archive" db "$coll"
     want=$(python3 -c 'import sys; print([("db", sys.argv[1])])' "$coll")
     for out in dir out.tar out.tar.zst out.archive out.bson; do
         rm -rf "${DST:?}"/*
         run_rm convert -q "$T/in/c.archive" "$DST/$out"
         expect_eq "collection [$coll] -> $out: exit 0" "$rc" 0
-        inside "collection [$coll] -> $out"
+        inside "collection [$coll] -> $out" "$out"
         [ "$out" = out.bson ] && continue
         expect_eq "collection [$coll] -> $out: read back under the same name" "$(colls_of "$DST/$out")" "$want"
     done
@@ -196,7 +200,7 @@ for coll in '../../x' 'a/b' '..' '.' '/etc/passwd' '../../../../../../../../../.
         rm -rf "${DST:?}"/*
         run_rm run -q "$T/in/set.json" --from "$T/in/c.archive" --to "$DST/$out"
         expect_eq "run: collection [$coll] -> $out: exit 0" "$rc" 0
-        inside "run: collection [$coll] -> $out"
+        inside "run: collection [$coll] -> $out" "$out"
         expect_eq "run: collection [$coll] -> $out: read back, the step applied" \
             "$(colls_of "$DST/$out"):$("$REMODEL" show "$DST/$out" | tr '\n' ' ')" "$want:{\"_id\":1,\"v\":2} {\"_id\":2,\"v\":2} "
     done
