@@ -300,3 +300,19 @@ for f in whole ended; do
     expect_eq "tar $f (both end blocks): read whole" "$rc:$(colls_of "$DST/$f.archive")" "0:[('db', 'a'), ('db', 'b')]"
 done
 rm -rf "${DST:?}"/*
+
+# --- mongorestore reads the long name back from remodel's directory --------------------
+# Its --dryRun says which namespace each file would restore to: the real
+# 300-byte name, taken from the collectionName remodel wrote.
+if use_peers names-peers; then
+    if uri=$(REMODEL_SERVER_OWNER=$$ "$SERVER" start "$SRV" 2>"$T/err"); then
+        "$REMODEL" convert -q "$T/in/long.archive" "$DST/mr"
+        "$MONGORESTORE" --uri "$uri" --dryRun -v "$DST/mr" >"$T/mr.log" 2>&1
+        expect_eq "mongorestore --dryRun: the long name restores to itself" \
+            "$(grep -o "found collection long\.[^ ]* bson to restore to long\.[^ ]*" "$T/mr.log")" \
+            "found collection long.$C300 bson to restore to long.$C300"
+        "$SERVER" stop "$SRV" >/dev/null 2>&1
+    else
+        fail "mongorestore --dryRun: server start" "$(cat "$T/err")"
+    fi
+fi
