@@ -33,30 +33,16 @@ import urllib.parse
 
 import bson
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rmlib  # noqa: E402
+
 DOCS = [bson.encode({"_id": 1}), bson.encode({"_id": 2})]
 
 
-def crc64(data, crc=0):
-    """CRC-64/XZ (ECMA-182, reflected), the CRC mongodump writes."""
-    table = crc64.table
-    crc ^= 0xFFFFFFFFFFFFFFFF
-    for b in data:
-        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFFFFFFFFFF
-
-
-def _table():
-    poly = 0xC96C5795D7870F42
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ poly if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-crc64.table = _table()
+def crc64(data):
+    """CRC-64/XZ, the CRC mongodump writes (rmlib's)."""
+    return rmlib.crc64(0, data)
 
 
 def cstr(s):

@@ -359,3 +359,21 @@ def fresh(path):
     shutil.rmtree(path, ignore_errors=True)
     if os.path.lexists(path):
         os.remove(path)
+
+
+# CRC-64/XZ (ECMA-182, reflected), the CRC mongodump writes per namespace.
+POLY = 0xC96C5795D7870F42
+TABLE = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ POLY if c & 1 else c >> 1
+    TABLE.append(c)
+
+
+def crc64(crc, data):
+    """CRC-64/XZ continued over data (crc: a finished value, 0 to start)."""
+    reg = crc ^ 0xFFFFFFFFFFFFFFFF
+    for b in data:
+        reg = TABLE[(reg ^ b) & 0xFF] ^ (reg >> 8)
+    return reg ^ 0xFFFFFFFFFFFFFFFF
