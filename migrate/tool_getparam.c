@@ -1,7 +1,6 @@
 /* Command-line options shared by the commands, named like mongodump's and
  * mongorestore's where they have one. */
 #include <getopt.h>
-#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,21 +35,34 @@ get_selection (void)
     return selection;
 }
 
-/* "512M", "64M", "1G", "100K" or bytes: digits only (strtoull alone would
- * take "-5M" as a huge number, i.e. no limit), a unit, at most SIZE_MAX. */
+/* The decimal digits at *p (at least one, no sign: strtoull would take
+ * "-5M" as a huge number, i.e. no limit) into *v, *p moved past them;
+ * false when there are none or they pass 2^64 - 1. */
+static bool
+parse_digits (const char **p, uint64_t *v)
+{
+    const char *s = *p;
+    *v = 0;
+    if (*s < '0' || *s > '9')
+        return false;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        if (*v > (UINT64_MAX - (unsigned) (*s - '0')) / 10)
+            return false;
+        *v = *v * 10 + (unsigned) (*s - '0');
+    }
+    *p = s;
+    return true;
+}
+
+/* "512M", "64M", "1G", "100K" or bytes: digits, a unit, at most SIZE_MAX. */
 static bool
 parse_size (const char *text, size_t *out)
 {
-    unsigned long long v = 0, mult = 1;
+    uint64_t v, mult = 1;
     const char *p = text;
 
-    if (*p < '0' || *p > '9')
+    if (!parse_digits (&p, &v))
         return false;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (v > (ULLONG_MAX - (unsigned) (*p - '0')) / 10)
-            return false;
-        v = v * 10 + (unsigned) (*p - '0');
-    }
     switch (*p) {
     case 'k': case 'K': mult = 1ull << 10; p++; break;
     case 'm': case 'M': mult = 1ull << 20; p++; break;
@@ -70,16 +82,8 @@ parse_size (const char *text, size_t *out)
 static bool
 parse_int (const char *text, int lo, int hi, int *out)
 {
-    long v = 0;
-    const char *p = text;
-    if (*p < '0' || *p > '9')
-        return false;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        v = v * 10 + (*p - '0');
-        if (v > hi)
-            return false;
-    }
-    if (*p || v < lo)
+    uint64_t v;
+    if (!parse_digits (&text, &v) || *text || v < (uint64_t) lo || v > (uint64_t) hi)
         return false;
     *out = (int) v;
     return true;
@@ -89,17 +93,7 @@ parse_int (const char *text, int lo, int hi, int *out)
 static bool
 parse_count (const char *text, uint64_t *out)
 {
-    uint64_t v = 0;
-    const char *p = text;
-    if (*p < '0' || *p > '9')
-        return false;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (v > (UINT64_MAX - (unsigned) (*p - '0')) / 10)
-            return false;
-        v = v * 10 + (unsigned) (*p - '0');
-    }
-    *out = v;
-    return *p == '\0';
+    return parse_digits (&text, out) && *text == '\0';
 }
 
 /* Options only some commands take. */
