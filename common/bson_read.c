@@ -107,6 +107,7 @@ rm_bson_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err)
     bsonfile_t *b = bson_malloc0 (sizeof *b);
     char *stem = NULL, *dir = NULL, *db = NULL, *coll;
     rm_file_kind_t kind = RM_FILE_OTHER;
+    bool ok = true;
 
     b->s = s;
     rm_instream_expect_frames (s);
@@ -152,7 +153,12 @@ rm_bson_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err)
             rm_metadata_t m;
             rm_ns_set_metadata (b->ns, meta, len);
             rm_metadata_read (meta, len, &m);
-            if (m.collection_name) {
+            {
+                char *file = bson_strdup_printf ("%s/%s.metadata.json", dir, stem);
+                ok = rm_metadata_check_name (&m, file, db, err);
+                bson_free (file);
+            }
+            if (ok && m.collection_name) {
                 bson_free (b->ns->coll);
                 b->ns->coll = bson_strdup (m.collection_name);
             }
@@ -166,6 +172,5 @@ rm_bson_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err)
     bson_free (stem);
     bson_free (dir);
     bson_free (db);
-    (void) err;
-    return true;
+    return ok;
 }

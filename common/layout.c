@@ -89,21 +89,14 @@ rm_layout_add_metadata (rm_dump_info_t *info, const char *where, const char *db,
     rm_ns_t *ns;
 
     rm_metadata_read (json, len, &m);
-    if (m.collection_name && strlen (m.collection_name) != m.collection_name_len) {
-        char *shown = rm_nsname_show (m.collection_name, m.collection_name_len);
-        rm_error_set (err, RM_ERR_FORMAT, "%s/%s.metadata.json: namespace with database \"%s\" "
-                      "and collection \"%s\": a collection name holding a NUL byte (its "
-                      "collectionName)", where, stem, db, shown);
-        bson_free (shown);
-        rm_metadata_clear (&m);
-        return NULL;
-    }
-    if (m.collection_name && !*m.collection_name) {
-        rm_error_set (err, RM_ERR_FORMAT, "%s/%s.metadata.json: namespace with database \"%s\" "
-                      "and collection \"\": an empty collection name (its collectionName)",
-                      where, stem, db);
-        rm_metadata_clear (&m);
-        return NULL;
+    {
+        char *file = bson_strdup_printf ("%s/%s.metadata.json", where, stem);
+        bool ok = rm_metadata_check_name (&m, file, db, err);
+        bson_free (file);
+        if (!ok) {
+            rm_metadata_clear (&m);
+            return NULL;
+        }
     }
     if (m.collection_name) {
         coll = bson_strdup (m.collection_name);

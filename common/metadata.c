@@ -5,6 +5,7 @@
 
 #include "jsonscan.h"
 #include "remodel/metadata.h"
+#include "remodel/nsname.h"
 
 void
 rm_metadata_read (const char *json, size_t len, rm_metadata_t *out)
@@ -165,4 +166,21 @@ rm_metadata_with_name (const char *json, size_t len, const char *coll, size_t *o
     }
     *out_len = out.len;
     return out.p;
+}
+
+bool
+rm_metadata_check_name (const rm_metadata_t *m, const char *file, const char *db,
+                        bson_error_t *err)
+{
+    char *shown;
+    if (!m->collection_name || (*m->collection_name &&
+                                strlen (m->collection_name) == m->collection_name_len))
+        return true;
+    shown = rm_nsname_show (m->collection_name, m->collection_name_len);
+    rm_error_set (err, RM_ERR_FORMAT, "%s: namespace with database \"%s\" and collection "
+                  "\"%s\": %s (its collectionName)", file, db, shown,
+                  *m->collection_name ? "a collection name holding a NUL byte"
+                                      : "an empty collection name");
+    bson_free (shown);
+    return false;
 }

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "remodel/error.h"
+
 typedef struct {
     bool parsed;            /* false: not valid Extended JSON (kept verbatim) */
     char *collection_name;  /* "collectionName", or NULL */
@@ -20,6 +22,11 @@ typedef struct {
 
 void rm_metadata_read (const char *json, size_t len, rm_metadata_t *out);
 void rm_metadata_clear (rm_metadata_t *m);
+
+/* Refuses a collectionName no collection may have (empty, or holding a
+ * NUL), naming FILE and the database. True when there is none. */
+bool rm_metadata_check_name (const rm_metadata_t *m, const char *file, const char *db,
+                             bson_error_t *err);
 
 /* The metadata text with its top-level "collectionName" set to coll:
  * replaced where it stands, or added before the closing brace; every other

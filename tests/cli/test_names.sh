@@ -109,6 +109,10 @@ $CRAFT dir "$T/in/metanul" db c '{"collectionName": "c\u0000/../../x", "indexes"
 refused "dir: collectionName with a NUL" 1 "metanul/db/c.metadata.json" 'collection "c\x00/../../x"' "NUL" -- convert "$T/in/metanul" "$DST/out.tar"
 $CRAFT dir "$T/in/metaempty" db "$HST" '{"collectionName": "", "indexes": []}'
 refused "dir: an empty collectionName" 1 "metaempty" "empty collection name" -- convert "$T/in/metaempty" "$DST/dir"
+# ... and so is the one beside a single .bson file read on its own.
+refused "single .bson: its side metadata's collectionName with a NUL" 1 "metanul/db/c.metadata.json" 'collection "c\x00/../../x"' "NUL" -- convert "$T/in/metanul/db/c.bson" "$DST/out.tar"
+$CRAFT dir "$T/in/metaempty1" db c '{"collectionName": "", "indexes": []}'
+refused "single .bson: its side metadata's empty collectionName" 1 "metaempty1/db/c.metadata.json" "empty collection name" -- convert "$T/in/metaempty1/db/c.bson" "$DST/dir"
 # A single database's directory named by "." takes its real name.
 mkdir -p "$T/in/one/crm"; cp "$ROOT/dumps/sample/crm/tasks.bson" "$T/in/one/crm/"
 expect_eq "dir: a database's directory given as . reads as its real name" \
