@@ -11,6 +11,7 @@
  * O(1) and, once the table has grown, adding allocates nothing. */
 #include <string.h>
 
+#include "remodel/bsoncheck.h"
 #include "remodel/error.h"
 #include "remodel/value.h"
 
@@ -128,8 +129,12 @@ rm_acc_set_add (rm_acc_set_t *s, const bson_iter_t *v, bson_error_t *err)
         return false;
     }
     kl = bson_uint32_to_string ((uint32_t) s->n, &ik, buf, sizeof buf);
-    if (!bson_append_iter (s->values, ik, (int) kl, v)) {
-        rm_error_set (err, RM_ERR_FORMAT, "$addToSet: the set of values is too large");
+    /* The set only grows: once past 16 MiB it can never fit in a document,
+     * so it stops here rather than growing to 2 GiB. */
+    if (!bson_append_iter (s->values, ik, (int) kl, v) || s->values->len > RM_BSON_MAX_SIZE) {
+        rm_error_set (err, RM_ERR_FORMAT,
+                      "$addToSet: the %zu distinct values pass 16 MiB: the result could not fit "
+                      "in a document", s->n + 1);
         return false;
     }
     if (s->n == s->cap) {

@@ -25,7 +25,9 @@
  * evicts would have been evaluated for nothing: in a group whose documents
  * come in sortBy order every one enters). Documents over RAW_MAX bytes are
  * evaluated as they enter instead, so that n entries never hold n large
- * documents. */
+ * documents; and once a group's entries hold more than STATE_MAX, every
+ * copy is evaluated at once and later entries as they enter, and past
+ * STATE_MAX again the group is refused. */
 #include <string.h>
 
 #include "remodel/docpath.h"
@@ -38,6 +40,13 @@
 #define TOPN_MAX_KEYS 32
 /* The largest document an entry keeps a copy of. */
 #define RAW_MAX ((uint32_t) 16 << 10)
+/* What one group's entries may hold, their bookkeeping included (a libbson
+ * document struct, the entry), before the copies give way to evaluated
+ * outputs, and then before the group is refused: its result has to fit in
+ * a 16 MiB document anyway, and this keeps n = 10^6 from holding a
+ * million documents (the server stops a group's $topN at 100 MB). */
+#define STATE_MAX ((size_t) 32 << 20)
+#define ENTRY_OVERHEAD (sizeof (entry_t) + 160)
 
 struct rm_acc_topn_spec {
     bool bottom;
@@ -191,6 +200,8 @@ struct rm_acc_topn {
     bson_t *cand;   /* the document being considered */
     rm_buf_t cand_raw;
     bson_t *scratch;
+    size_t bytes;   /* what the entries hold (entry_cost) */
+    bool eager;     /* outputs evaluated as documents enter */
 };
 
 rm_acc_topn_t *
@@ -209,6 +220,43 @@ void
 rm_acc_topn_reset (rm_acc_topn_t *t)
 {
     t->size = 0;
+    t->bytes = 0;
+    t->eager = false;
+}
+
+static size_t
+entry_cost (const entry_t *e)
+{
+    return ENTRY_OVERHEAD + e->b->len + e->raw.len;
+}
+
+/* Past STATE_MAX: the copies give way to their outputs, for good in this
+ * group; still past it, the group is refused. */
+static bool
+shrink (rm_acc_topn_t *t, bson_error_t *err)
+{
+    if (!t->eager) {
+        t->eager = true;
+        t->bytes = 0;
+        for (size_t i = 0; i < t->size; i++) {
+            entry_t *e = &t->e[i];
+            if (e->raw.len) {
+                rm_acc_expr_append (t->spec->output, e->raw.data, (uint32_t) e->raw.len, e->b, "o",
+                                    1, true);
+                rm_buf_destroy (&e->raw);
+                rm_buf_init (&e->raw);
+            }
+            t->bytes += entry_cost (e);
+        }
+    }
+    if (t->bytes <= STATE_MAX)
+        return true;
+    rm_error_set (err, RM_ERR_FORMAT,
+                  "%s: the %zu documents kept for one group hold over %zu MiB (n is %lld): "
+                  "the result could not fit in a 16 MiB document; lower n or output less",
+                  t->spec->bottom ? "$bottomN" : "$topN", t->size, STATE_MAX >> 20,
+                  (long long) t->spec->n);
+    return false;
 }
 
 void
@@ -348,13 +396,14 @@ rm_acc_topn_add (rm_acc_topn_t *t, const uint8_t *doc, uint32_t len, uint64_t se
     /* The output: at finish from a copy, or now for a large document
      * (only ever for documents that enter). */
     rm_buf_reset (&t->cand_raw);
-    if (len <= RAW_MAX)
+    if (len <= RAW_MAX && !t->eager)
         rm_buf_append (&t->cand_raw, doc, len);
     else
         rm_acc_expr_append (s->output, doc, len, t->cand, "o", 1, true);
 
     if (full) {
         at = 0;
+        t->bytes -= entry_cost (&t->e[0]);
     } else {
         if (t->size == t->cap) {
             size_t cap = t->cap ? t->cap * 2 : 4;
@@ -377,11 +426,12 @@ rm_acc_topn_add (rm_acc_topn_t *t, const uint8_t *doc, uint32_t len, uint64_t se
         t->e[at].raw = t->cand_raw;
         t->cand_raw = r;
     }
+    t->bytes += entry_cost (&t->e[at]);
     if (full)
         sift_down (t, 0, t->size);
     else
         sift_up (t, at);
-    return true;
+    return t->bytes <= STATE_MAX || shrink (t, err);
 }
 
 bool

@@ -92,20 +92,13 @@ sort_value (const rm_sortkey_t *k, const rm_child_t *c, sortval_t *v)
         }
 }
 
-typedef struct {
-    const rm_join_t *j;
-    bool by_slot;
-} orderctx_t;
-
-static int
-child_cmp (const void *pa, const void *pb, void *arg)
+int
+rm_join_child_cmp (const rm_join_t *j, bool by_slot, const rm_child_t *a, const rm_child_t *b)
 {
-    const orderctx_t *o = arg;
-    const rm_sortspec_t *sort = o->j->sort;
-    const rm_child_t *a = pa, *b = pb;
+    const rm_sortspec_t *sort = j->sort;
     bool sorted = sort && sort->n > 0;
 
-    if (!sorted && o->j->order_by_id && o->by_slot && a->slot != b->slot)
+    if (!sorted && j->order_by_id && by_slot && a->slot != b->slot)
         return a->slot < b->slot ? -1 : 1;
     if (sorted) {
         for (size_t i = 0; i < sort->n; i++) {
@@ -129,7 +122,7 @@ child_cmp (const void *pa, const void *pb, void *arg)
             if (c)
                 return c * k->dir;
         }
-    } else if (o->j->order_by_id) {
+    } else if (j->order_by_id) {
         bson_t da, db;
         bson_iter_t ia, ib;
         bool ha, hb;
@@ -145,6 +138,18 @@ child_cmp (const void *pa, const void *pb, void *arg)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+typedef struct {
+    const rm_join_t *j;
+    bool by_slot;
+} orderctx_t;
+
+static int
+order_cmp (const void *a, const void *b, void *arg)
+{
+    const orderctx_t *o = arg;
+    return rm_join_child_cmp (o->j, o->by_slot, a, b);
+}
+
 void
 rm_join_order (const rm_join_t *j, rm_child_t *c, size_t n, bool by_slot)
 {
@@ -153,10 +158,10 @@ rm_join_order (const rm_join_t *j, rm_child_t *c, size_t n, bool by_slot)
     /* Children mostly come in order already (from's order is often _id
      * order): n - 1 comparisons then, not a sort's n log n. The order is
      * total (seq breaks ties), so a sorted array is what qsort gives. */
-    while (i < n && child_cmp (&c[i - 1], &c[i], &o) < 0)
+    while (i < n && rm_join_child_cmp (j, by_slot, &c[i - 1], &c[i]) < 0)
         i++;
     if (i < n)
-        qsort_r (c, n, sizeof *c, child_cmp, &o);
+        qsort_r (c, n, sizeof *c, order_cmp, &o);
 }
 
 /* ---- building ---- */
@@ -168,7 +173,20 @@ struct rm_embed_out {
     rm_ens_t *into, *overflow;
     rm_store_t *next, *next_overflow;
     char flag[300];          /* hasExtra<As> */
-    rm_buf_t items;          /* projected children, back to back */
+    /* The parent being built. Its items (projected children, back to back)
+     * are [0, k) for its own array once that is settled (`closed`), and
+     * [k, n) for the overflow page being filled: at most one document's
+     * worth of each, however many children the parent has. */
+    const uint8_t *pdoc;
+    uint32_t plen;
+    uint64_t total;          /* matching children (countAs) */
+    size_t taken;            /* of them, within `limit` */
+    size_t n, k;
+    bool closed;
+    int32_t page;            /* the next overflow page's number */
+    size_t too_many;         /* without outlier: children past maxItems... */
+    size_t too_big, big_bytes; /* ...or past 16 MiB: the error at end */
+    rm_buf_t items;
     size_t *item_off;
     size_t item_cap;
     rm_buf_t arr, doc, key;
@@ -178,6 +196,7 @@ struct rm_embed_out {
     bool *proj_keep;
     size_t n_proj;
 };
+
 
 static bool
 projected (const rm_embed_t *spec, const char *key)
@@ -343,131 +362,234 @@ build_parent (rm_embed_out_t *o, const uint8_t *doc, uint32_t len, uint64_t tota
     rm_docbuf_end (&o->doc, start);
 }
 
-/* Overflow pages for items [from, to): at most maxItems per page and
- * under 16 MiB each. */
+/* Whether the parent with items [0, k) (and the flag) fits in 16 MiB;
+ * leaves it in o->doc. */
 static bool
-write_overflow (rm_embed_out_t *o, const bson_iter_t *parent_id, size_t from, size_t to,
-                bson_error_t *err)
+parent_fits (rm_embed_out_t *o, size_t k, bool flag)
 {
-    int32_t page = 2;
-    while (from < to) {
-        size_t end = from, bytes = 0, start;
-        uint8_t oid[12];
-        while (end < to && (!o->spec->max_items || end - from < (size_t) o->spec->max_items) &&
-               (end == from || bytes + (o->item_off[end + 1] - o->item_off[end]) + 64 <
-                                   RM_BSON_MAX_SIZE - 4096)) {
-            bytes += o->item_off[end + 1] - o->item_off[end] + 16;
-            end++;
-        }
-        build_array (o, from, end);
-        rm_derived_oid (&o->key, parent_id, o->spec->as, (uint32_t) page, oid);
-        rm_buf_reset (&o->doc);
-        start = rm_docbuf_begin (&o->doc);
-        rm_docbuf_key (&o->doc, BSON_TYPE_OID, "_id");
-        rm_buf_append (&o->doc, oid, 12);
-        rm_docbuf_copy_as (&o->doc, "parent_id", parent_id);
-        append_count (&o->doc, "page", (uint64_t) page);
-        rm_docbuf_key (&o->doc, BSON_TYPE_ARRAY, o->spec->as);
-        rm_buf_append (&o->doc, o->arr.data, o->arr.len);
-        rm_docbuf_end (&o->doc, start);
-        if (!rm_store_add (o->next_overflow, o->doc.data, (uint32_t) o->doc.len, err))
-            return false;
-        o->overflow->stats->overflow++;
-        page++;
-        from = end;
-    }
-    return true;
+    build_array (o, 0, k);
+    build_parent (o, o->pdoc, o->plen, o->total, flag);
+    return o->doc.len <= RM_BSON_MAX_SIZE;
 }
 
-bool
-rm_embed_out_parent (rm_embed_out_t *o, const uint8_t *doc, uint32_t len,
-                     const rm_child_t *children, size_t n, bson_error_t *err)
+/* Settles the parent's array (onOverflow "outlier"): the most of its first
+ * `cap` items that fit in 16 MiB with the flag, by a binary search on the
+ * count; the items after them start the overflow pages. */
+static bool
+settle (rm_embed_out_t *o, size_t cap, bson_error_t *err)
 {
-    const rm_embed_t *spec = o->spec;
-    size_t use = n, k;
-    bool outlier = spec->on_overflow == RM_OVERFLOW_OUTLIER;
-    bson_t d;
-    bson_iter_t parent_id;
-
-    if (spec->limit && use > (size_t) spec->limit)
-        use = (size_t) spec->limit;
-    if (use + 1 > o->item_cap) {
-        o->item_cap = (use + 1) * 2;
-        o->item_off = bson_realloc (o->item_off, o->item_cap * sizeof *o->item_off);
-    }
-    rm_buf_reset (&o->items);
-    for (size_t i = 0; i < use; i++) {
-        o->item_off[i] = o->items.len;
-        add_item (o, &children[i]);
-    }
-    o->item_off[use] = o->items.len;
-
-    k = use;
-    if (spec->max_items && k > (size_t) spec->max_items) {
-        if (!outlier) {
-            char *id = rm_doc_id_json (doc, len);
-            rm_error_set (err, RM_ERR_FORMAT,
-                          "%s: parent %s has %zu matching children, more than maxItems %lld "
-                          "(onOverflow \"outlier\" moves the rest aside)",
-                          o->into->stats->name, id, use, (long long) spec->max_items);
-            bson_free (id);
-            return false;
-        }
-        k = (size_t) spec->max_items;
-    }
-    build_array (o, 0, k);
-    build_parent (o, doc, len, n, k < use);
-    if (o->doc.len > RM_BSON_MAX_SIZE) {
-        size_t lo = 0, hi = k;
-        if (!outlier) {
-            char *id = rm_doc_id_json (doc, len);
-            rm_error_set (err, RM_ERR_FORMAT,
-                          "%s: parent %s with its %zu children would be %zu bytes, over the "
-                          "16 MiB document limit (onOverflow \"outlier\" moves the rest aside)",
-                          o->into->stats->name, id, k, o->doc.len);
-            bson_free (id);
-            return false;
-        }
-        /* The most children that fit: a binary search on the count. */
+    size_t lo = 0, hi = cap;
+    if (!parent_fits (o, cap, true)) {
+        hi = cap - 1;
         while (lo < hi) {
             size_t mid = (lo + hi + 1) / 2;
-            build_array (o, 0, mid);
-            build_parent (o, doc, len, n, true);
-            if (o->doc.len <= RM_BSON_MAX_SIZE)
+            if (parent_fits (o, mid, true))
                 lo = mid;
             else
                 hi = mid - 1;
         }
-        k = lo;
-        build_array (o, 0, k);
-        build_parent (o, doc, len, n, true);
-        if (o->doc.len > RM_BSON_MAX_SIZE) {
-            char *id = rm_doc_id_json (doc, len);
+        if (lo == 0 && !parent_fits (o, 0, true)) {
+            char *id = rm_doc_id_json (o->pdoc, o->plen);
             rm_error_set (err, RM_ERR_FORMAT, "%s: parent %s is over 16 MiB even without children",
                           o->into->stats->name, id);
             bson_free (id);
             return false;
         }
+        cap = lo;
     }
-    o->into->stats->embedded += k;
-    if (!rm_store_add (o->next, o->doc.data, (uint32_t) o->doc.len, err))
+    o->k = cap;
+    o->closed = true;
+    return true;
+}
+
+/* Where the overflow page starting at item `from` ends: at most maxItems
+ * items and under 16 MiB. */
+static size_t
+page_end (const rm_embed_out_t *o, size_t from)
+{
+    size_t end = from, bytes = 0;
+    while (end < o->n && (!o->spec->max_items || end - from < (size_t) o->spec->max_items) &&
+           (end == from ||
+            bytes + (o->item_off[end + 1] - o->item_off[end]) + 64 < RM_BSON_MAX_SIZE - 4096)) {
+        bytes += o->item_off[end + 1] - o->item_off[end] + 16;
+        end++;
+    }
+    return end;
+}
+
+/* One overflow page {_id, parent_id, page, <as>} of items [from, to). */
+static bool
+write_page (rm_embed_out_t *o, size_t from, size_t to, bson_error_t *err)
+{
+    bson_t d;
+    bson_iter_t parent_id;
+    uint8_t oid[12];
+    size_t start;
+
+    bson_init_static (&d, o->pdoc, o->plen);
+    if (!bson_iter_init_find (&parent_id, &d, "_id")) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: a parent without _id cannot have overflow",
+                      o->into->stats->name);
         return false;
-    if (k < use) {
-        bson_init_static (&d, doc, len);
-        if (!bson_iter_init_find (&parent_id, &d, "_id")) {
-            rm_error_set (err, RM_ERR_FORMAT, "%s: a parent without _id cannot have overflow",
-                          o->into->stats->name);
+    }
+    build_array (o, from, to);
+    rm_derived_oid (&o->key, &parent_id, o->spec->as, (uint32_t) o->page, oid);
+    rm_buf_reset (&o->doc);
+    start = rm_docbuf_begin (&o->doc);
+    rm_docbuf_key (&o->doc, BSON_TYPE_OID, "_id");
+    rm_buf_append (&o->doc, oid, 12);
+    rm_docbuf_copy_as (&o->doc, "parent_id", &parent_id);
+    append_count (&o->doc, "page", (uint64_t) o->page);
+    rm_docbuf_key (&o->doc, BSON_TYPE_ARRAY, o->spec->as);
+    rm_buf_append (&o->doc, o->arr.data, o->arr.len);
+    rm_docbuf_end (&o->doc, start);
+    if (!rm_store_add (o->next_overflow, o->doc.data, (uint32_t) o->doc.len, err))
+        return false;
+    o->overflow->stats->overflow++;
+    o->page++;
+    return true;
+}
+
+/* Writes the overflow pages that are full (all of them when `all`) and
+ * lets go of their items. */
+static bool
+flush_pages (rm_embed_out_t *o, bool all, bson_error_t *err)
+{
+    while (o->k < o->n) {
+        size_t end = page_end (o, o->k), cut, moved;
+        if (end == o->n && !all)
+            return true; /* the page may take more */
+        if (!write_page (o, o->k, end, err))
             return false;
-        }
-        if (!write_overflow (o, &parent_id, k, use, err))
-            return false;
+        cut = o->item_off[end] - o->item_off[o->k];
+        moved = o->n - end;
+        memmove (o->items.data + o->item_off[o->k], o->items.data + o->item_off[end],
+                 o->items.len - o->item_off[end]);
+        o->items.len -= cut;
+        for (size_t i = 0; i <= moved; i++)
+            o->item_off[o->k + i] = o->item_off[end + i] - cut;
+        o->n -= end - o->k;
     }
     return true;
 }
 
 bool
-rm_embed_out_finish (rm_embed_out_t *o, bson_error_t *err)
+rm_embed_out_begin (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
+    rm_embed_out_t *o = ctx;
+    (void) err;
+    o->pdoc = doc;
+    o->plen = len;
+    o->total = 0;
+    o->taken = o->n = o->k = 0;
+    o->closed = false;
+    o->page = 2;
+    o->too_many = o->too_big = o->big_bytes = 0;
+    rm_buf_reset (&o->items);
+    return true;
+}
+
+bool
+rm_embed_out_child (void *ctx, const rm_child_t *c, bson_error_t *err)
+{
+    rm_embed_out_t *o = ctx;
+    const rm_embed_t *spec = o->spec;
+    bool outlier = spec->on_overflow == RM_OVERFLOW_OUTLIER;
+
+    o->total++;
+    if (spec->limit && o->taken >= (size_t) spec->limit)
+        return true;
+    o->taken++;
+    if (o->too_many || o->too_big)
+        return true; /* an error at end: only counting now */
+    if (o->n + 2 > o->item_cap) {
+        o->item_cap = (o->n + 2) * 2;
+        o->item_off = bson_realloc (o->item_off, o->item_cap * sizeof *o->item_off);
+    }
+    o->item_off[o->n] = o->items.len;
+    add_item (o, c);
+    o->item_off[++o->n] = o->items.len;
+    if (!o->closed) {
+        if (spec->max_items && o->n > (size_t) spec->max_items) {
+            if (!outlier) {
+                o->too_many = 1;
+                rm_buf_reset (&o->items);
+                return true;
+            }
+            if (!settle (o, (size_t) spec->max_items, err))
+                return false;
+        } else if (o->items.len > RM_BSON_MAX_SIZE) {
+            /* The array alone no longer fits in a document. */
+            if (!outlier) {
+                o->too_big = o->n;
+                o->big_bytes = o->items.len;
+                rm_buf_reset (&o->items);
+                return true;
+            }
+            if (!settle (o, o->n, err))
+                return false;
+        }
+    }
+    return !o->closed || flush_pages (o, false, err);
+}
+
+bool
+rm_embed_out_end (void *ctx, bson_error_t *err)
+{
+    rm_embed_out_t *o = ctx;
+    bool outlier = o->spec->on_overflow == RM_OVERFLOW_OUTLIER;
+
+    if (o->too_many) {
+        char *id = rm_doc_id_json (o->pdoc, o->plen);
+        rm_error_set (err, RM_ERR_FORMAT,
+                      "%s: parent %s has %zu matching children, more than maxItems %lld "
+                      "(onOverflow \"outlier\" moves the rest aside)",
+                      o->into->stats->name, id, o->taken, (long long) o->spec->max_items);
+        bson_free (id);
+        return false;
+    }
+    if (o->too_big) {
+        char *id = rm_doc_id_json (o->pdoc, o->plen);
+        rm_error_set (err, RM_ERR_FORMAT,
+                      "%s: parent %s with its %zu children would be over the 16 MiB document "
+                      "limit (its first %zu alone make %zu bytes; onOverflow \"outlier\" moves "
+                      "the rest aside)",
+                      o->into->stats->name, id, o->taken, o->too_big, o->big_bytes);
+        bson_free (id);
+        return false;
+    }
+    if (!o->closed) {
+        if (parent_fits (o, o->n, false)) {
+            o->k = o->n;
+        } else if (!outlier) {
+            char *id = rm_doc_id_json (o->pdoc, o->plen);
+            rm_error_set (err, RM_ERR_FORMAT,
+                          "%s: parent %s with its %zu children would be %zu bytes, over the "
+                          "16 MiB document limit (onOverflow \"outlier\" moves the rest aside)",
+                          o->into->stats->name, id, o->n, o->doc.len);
+            bson_free (id);
+            return false;
+        } else if (!settle (o, o->n, err)) {
+            return false;
+        }
+    }
+    /* Settled earlier, the count may since have grown a width. */
+    if (o->closed && !parent_fits (o, o->k, true)) {
+        char *id = rm_doc_id_json (o->pdoc, o->plen);
+        rm_error_set (err, RM_ERR_FORMAT, "%s: parent %s with %zu children is over 16 MiB",
+                      o->into->stats->name, id, o->k);
+        bson_free (id);
+        return false;
+    }
+    o->into->stats->embedded += o->k;
+    return rm_store_add (o->next, o->doc.data, (uint32_t) o->doc.len, err) &&
+           flush_pages (o, true, err);
+}
+
+bool
+rm_embed_out_finish (void *ctx, bson_error_t *err)
+{
+    rm_embed_out_t *o = ctx;
     rm_store_t *next = o->next, *next_overflow = o->next_overflow;
     o->next = o->next_overflow = NULL;
     if (!rm_engine_store_swap (o->into, next, err)) {

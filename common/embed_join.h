@@ -16,9 +16,14 @@ typedef struct {
 } rm_child_t;
 
 /* A join of the documents of `into` (parents) with those of `from`
- * (children) by $lookup equality, handing each parent in order, with its
- * matching children each once and in order, to a consumer: embed builds
- * the parent's array, summarize its computed fields. */
+ * (children) by $lookup equality, handing each parent in order to a
+ * consumer (embed builds the parent's array, summarize its computed
+ * fields): begin with the parent, child for each of its matching children,
+ * each once and in order, then end. The consumer sees one child at a time
+ * and keeps what it needs: a parent's children are never all held at once
+ * (a key may have millions), so its memory is its own business (embed
+ * holds at most one document's worth, summarize its accumulators). The
+ * parent's bytes stay valid until end; a child's only during its call. */
 typedef struct {
     const rm_path_t *local, *foreign;
     const rm_sortspec_t *sort; /* the children's order; n == 0: see order_by_id */
@@ -26,17 +31,21 @@ typedef struct {
     bool rewrite_from;         /* from loses the matched children... */
     bool keep_source;          /* ...unless this */
     const rm_nsref_t *from, *into;
-    bool (*parent) (void *ctx, const uint8_t *doc, uint32_t len, rm_child_t *c, size_t n,
-                    bson_error_t *err);
+    bool (*begin) (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err);
+    bool (*child) (void *ctx, const rm_child_t *c, bson_error_t *err);
+    bool (*end) (void *ctx, bson_error_t *err);
     bool (*finish) (void *ctx, bson_error_t *err);
     void *ctx;
 } rm_join_t;
 
-/* Puts a parent's children (each once) in order: the join's sort when
- * given; else, with order_by_id, when localField held several keys (an
- * array of references) the order of that array, each key's children by
- * _id, or by _id ascending; else their order in `from`. Ties keep their
- * order in `from`. */
+/* The order of a parent's children: the join's sort when given; else,
+ * with order_by_id, when localField held several keys (by_slot: an array
+ * of references) the order of that array, each key's children by _id, or
+ * by _id ascending; else their order in `from`. Ties keep their order in
+ * `from` (seq), so the order is total. */
+int rm_join_child_cmp (const rm_join_t *j, bool by_slot, const rm_child_t *a,
+                       const rm_child_t *b);
+/* Sorts n children (each once) in that order. */
 void rm_join_order (const rm_join_t *j, rm_child_t *c, size_t n, bool by_slot);
 
 /* Runs the join: the hash table when the children fit in --memory, the
@@ -51,14 +60,15 @@ bool rm_join_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);
 size_t rm_join_keys (const rm_path_t *path, bool foreign, const uint8_t *doc, uint32_t len,
                      rm_buf_t *keys);
 
-/* Builds the parent with its children (from the assembler) and writes it,
- * the overflow documents and the counts. */
+/* Builds each parent with its children, as the join hands them on, and
+ * writes it, the overflow pages and the counts: the join's consumer. */
 typedef struct rm_embed_out rm_embed_out_t;
 rm_embed_out_t *rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
-bool rm_embed_out_parent (rm_embed_out_t *o, const uint8_t *doc, uint32_t len,
-                          const rm_child_t *children, size_t n, bson_error_t *err);
+bool rm_embed_out_begin (void *o, const uint8_t *doc, uint32_t len, bson_error_t *err);
+bool rm_embed_out_child (void *o, const rm_child_t *c, bson_error_t *err);
+bool rm_embed_out_end (void *o, bson_error_t *err);
 /* Seals and swaps the parent and overflow stores in. */
-bool rm_embed_out_finish (rm_embed_out_t *o, bson_error_t *err);
+bool rm_embed_out_finish (void *o, bson_error_t *err);
 void rm_embed_out_destroy (rm_embed_out_t *o);
 
 bool rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);

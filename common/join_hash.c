@@ -118,7 +118,14 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
             }
         }
         rm_join_order (j, cand, n, nk > 1);
-        if (!j->parent (j->ctx, f.data, f.len, cand, n, err)) {
+        if (!j->begin (j->ctx, f.data, f.len, err)) {
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < n && rc > 0; i++)
+            if (!j->child (j->ctx, &cand[i], err))
+                rc = -1;
+        if (rc < 0 || !j->end (j->ctx, err)) {
             rc = -1;
             break;
         }

@@ -13,18 +13,21 @@
 
 /* What one document gives the sorter: n keys in keys, each framed by a
  * uint32 length, and what each key's record carries after the document's
- * seq: payload, or (payload NULL) the key's slot number. */
+ * seq: payload, or (payload NULL) the key's slot number, or (slot true)
+ * the slot number and then payload. */
 typedef struct {
     const rm_buf_t *keys;
     size_t n;
     const uint8_t *payload;
     size_t payload_len;
+    bool slot;
 } rm_sort_doc_t;
 
 typedef void (*rm_sort_doc_fn) (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out);
 
 /* Adds every document of store, the nth with seq n, to dst: one record per
- * key, [seq: be64][payload] or [seq: be64][slot: be32], sorted by the key;
+ * key, [seq: be64][payload], [seq: be64][slot: be32] or [seq: be64][slot:
+ * be32][payload], sorted by the key;
  * then finishes dst. */
 bool rm_sort_feed (rm_store_t *store, rm_sorter_t *dst, rm_sort_doc_fn fn, void *ctx,
                    bson_error_t *err);

@@ -19,6 +19,8 @@ typedef struct {
     rm_acc_t **accs;
     bson_t results;
     rm_buf_t doc;
+    const uint8_t *pdoc; /* the parent being summarized */
+    uint32_t plen;
 } sum_t;
 
 static bool
@@ -50,7 +52,31 @@ append_as (sum_t *s)
 }
 
 static bool
-on_parent (void *ctx, const uint8_t *doc, uint32_t len, rm_child_t *c, size_t n, bson_error_t *err)
+on_begin (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    sum_t *s = ctx;
+    (void) err;
+    s->pdoc = doc;
+    s->plen = len;
+    for (size_t a = 0; a < s->m->n; a++)
+        rm_acc_reset (s->accs[a]);
+    return true;
+}
+
+static bool
+on_child (void *ctx, const rm_child_t *c, bson_error_t *err)
+{
+    sum_t *s = ctx;
+    for (size_t a = 0; a < s->m->n; a++)
+        if (!rm_acc_add (s->accs[a], c->doc, c->len, c->seq, err)) {
+            rm_error_prefix (err, "\"%s\"", s->m->names[a]);
+            return false;
+        }
+    return true;
+}
+
+static bool
+on_end (void *ctx, bson_error_t *err)
 {
     sum_t *s = ctx;
     const rm_summarize_t *m = s->m;
@@ -60,19 +86,14 @@ on_parent (void *ctx, const uint8_t *doc, uint32_t len, rm_child_t *c, size_t n,
     size_t start;
 
     bson_reinit (&s->results);
-    for (size_t a = 0; a < m->n; a++) {
-        rm_acc_reset (s->accs[a]);
-        for (size_t i = 0; i < n; i++)
-            if (!rm_acc_add (s->accs[a], c[i].doc, c[i].len, c[i].seq, err))
-                return false;
+    for (size_t a = 0; a < m->n; a++)
         if (!rm_acc_finish (s->accs[a], &s->results, m->names[a], err))
             return false;
-    }
 
     rm_buf_reset (&s->doc);
     start = rm_docbuf_begin (&s->doc);
     written = m->as ? NULL : bson_malloc0 (m->n * sizeof *written);
-    bson_init_static (&d, doc, len);
+    bson_init_static (&d, s->pdoc, s->plen);
     bson_iter_init (&it, &d);
     while (bson_iter_next (&it)) {
         const char *k = bson_iter_key (&it);
@@ -114,7 +135,7 @@ rm_step_summarize_run (rm_engine_t *e, const rm_step_t *st, bson_error_t *err)
     const rm_summarize_t *m = &st->u.summarize;
     sum_t s;
     rm_join_t j = {&m->local, &m->foreign, &m->sort, false, false, false,
-                   &m->from, &m->into, on_parent, on_finish, &s};
+                   &m->from, &m->into, on_begin, on_child, on_end, on_finish, &s};
     bool ok;
 
     memset (&s, 0, sizeof s);
