@@ -31,7 +31,11 @@ void rm_denorm_values (const rm_denorm_t *d, const uint8_t *doc, uint32_t len, r
 /* Finds a document's references and rewrites it given, per reference
  * slot, the copied values (a BSON document) or NULL when nothing matched. */
 typedef struct rm_denorm_apply rm_denorm_apply_t;
-rm_denorm_apply_t *rm_denorm_apply_new (const rm_denorm_t *d);
+/* run: the step's probes and counts (references looked up, missed), or
+ * NULL. */
+rm_denorm_apply_t *rm_denorm_apply_new (const rm_denorm_t *d, rm_step_run_t *run);
+/* Shows a document of `from` to the step's probes. */
+void rm_denorm_probe_from (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len);
 void rm_denorm_refs (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len, rm_refs_t *refs);
 bool rm_denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
                       const uint8_t *const *values, const uint8_t **out, size_t *out_len,
@@ -41,7 +45,7 @@ void rm_denorm_apply_destroy (rm_denorm_apply_t *a);
 /* The hash join's table: key -> copied values of the first document of
  * `from` with that key (only the copies are kept, not whole documents). */
 typedef struct rm_denorm_table rm_denorm_table_t;
-rm_denorm_table_t *rm_denorm_table_new (const rm_step_t *s);
+rm_denorm_table_t *rm_denorm_table_new (const rm_step_t *s, rm_step_run_t *run);
 void rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t len);
 /* Memory the table is reckoned to need for the documents added so far. */
 uint64_t rm_denorm_table_need (const rm_denorm_table_t *dt);

@@ -9,6 +9,7 @@ typedef enum { SHAPE_NONE, SHAPE_SCALAR, SHAPE_ARRAY, SHAPE_ELEMENTS } shape_t;
 
 struct rm_denorm_apply {
     const rm_denorm_t *d;
+    rm_step_run_t *run;      /* probes and counts (NULL: none) */
     rm_path_t prefix;        /* localField without its last part (n == 0: top) */
     const char *last;        /* localField's last part */
     rm_path_t *target_paths; /* prefix + target, for the scalar shape */
@@ -18,12 +19,13 @@ struct rm_denorm_apply {
 };
 
 rm_denorm_apply_t *
-rm_denorm_apply_new (const rm_denorm_t *d)
+rm_denorm_apply_new (const rm_denorm_t *d, rm_step_run_t *run)
 {
     rm_denorm_apply_t *a = bson_malloc0 (sizeof *a);
     char *prefix = bson_strdup (d->local.text);
     char *dot = strrchr (prefix, '.');
     a->d = d;
+    a->run = run;
     a->last = d->local.parts[d->local.n - 1];
     if (dot) {
         *dot = '\0';
@@ -119,6 +121,24 @@ rm_denorm_refs (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len, rm_refs_
 }
 
 void
+rm_denorm_probe_from (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len)
+{
+    /* probes 1 on: foreignField, then the copied fields (engine_checks.c) */
+    for (size_t i = 1; a->run && i < a->run->n_probes; i++)
+        rm_probe_doc (&a->run->probes[i], doc, len);
+}
+
+/* One reference looked up, for the counts. */
+static void
+looked_up (rm_denorm_apply_t *a, const uint8_t *v)
+{
+    if (!a->run)
+        return;
+    a->run->lookups++;
+    a->run->missed += v == NULL;
+}
+
+void
 rm_denorm_values (const rm_denorm_t *d, const uint8_t *doc, uint32_t len, rm_buf_t *out)
 {
     size_t start;
@@ -199,6 +219,8 @@ build_array (rm_denorm_apply_t *a, shape_t shape, const bson_iter_t *arr,
         bson_iter_t f;
 
         snprintf (key, sizeof key, "%u", i);
+        if (has_ref)
+            looked_up (a, v);
         if (!has_ref || (!v && d->on_missing == RM_MISSING_KEEP)) {
             rm_docbuf_copy_as (&a->arr, key, &elem); /* left as it is */
             continue;
@@ -244,10 +266,13 @@ rm_denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
 
     *out = doc;
     *out_len = len;
+    if (a->run && a->run->n_probes)
+        rm_probe_doc (&a->run->probes[0], doc, len); /* localField */
     if (shape == SHAPE_NONE)
         return true;
     if (shape == SHAPE_SCALAR) {
         const uint8_t *v = values[0];
+        looked_up (a, v);
         if (!v && d->on_missing == RM_MISSING_ERROR)
             return missing (a, &it, err);
         if (!v && d->on_missing == RM_MISSING_KEEP)

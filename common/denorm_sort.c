@@ -29,6 +29,7 @@ static void
 source_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
     djob_t *j = ctx;
+    rm_denorm_probe_from (j->a, doc, len);
     out->n = rm_join_keys (&j->d->foreign, true, doc, len, &j->keys);
     out->keys = &j->keys;
     rm_denorm_values (j->d, doc, len, &j->vals);
@@ -159,7 +160,7 @@ rm_denorm_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     j.d = &s->u.denorm;
     j.in = rm_engine_find (e, &j.d->in);
     j.from = rm_engine_find (e, &j.d->from);
-    j.a = rm_denorm_apply_new (j.d);
+    j.a = rm_denorm_apply_new (j.d, rm_engine_step_run (e, s));
     j.source = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
     j.refs = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
     j.matches = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);

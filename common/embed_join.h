@@ -36,6 +36,9 @@ typedef struct {
     bool (*end) (void *ctx, bson_error_t *err);
     bool (*finish) (void *ctx, bson_error_t *err);
     void *ctx;
+    /* Set by rm_join_run: the step's probes of localField and foreignField
+     * (NULL: none), shown each parent and each child once. */
+    rm_probe_t *probe_local, *probe_foreign;
 } rm_join_t;
 
 /* The order of a parent's children: the join's sort when given; else,

@@ -128,6 +128,7 @@ rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out
 
     e->out = out;
     e->n_ns = out->n_ns;
+    rm_engine_runs_init (e);
     e->ns = bson_malloc0 (e->n_ns * sizeof *e->ns);
     e->stats = bson_malloc0 (e->n_ns * sizeof *e->stats);
     e->sinks = bson_malloc0 (e->n_ns * sizeof *e->sinks);
@@ -259,7 +260,7 @@ rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     e->step = 0;
     if (!ok && err->message[0] && strncmp (err->message, "step ", 5) != 0)
         rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
-    return ok;
+    return ok && rm_engine_check_step (e, s, err);
 }
 
 /* Touched namespaces go to stores; the rest streams straight through. */
@@ -391,6 +392,7 @@ rm_engine_destroy (rm_engine_t *e)
     if (!e)
         return;
     rm_engine_stages_destroy (e);
+    rm_engine_runs_destroy (e);
     for (size_t i = 0; i < e->n_ns; i++) {
         rm_store_destroy (e->ns[i].store);
         bson_free (e->stats[i].name);

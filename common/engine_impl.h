@@ -2,6 +2,7 @@
 #ifndef REMODEL_ENGINE_IMPL_H
 #define REMODEL_ENGINE_IMPL_H
 
+#include "probe.h"
 #include "remodel/engine.h"
 #include "remodel/value.h"
 #include "store.h"
@@ -16,6 +17,20 @@ typedef struct {
 } rm_ens_t;
 
 typedef struct rm_stage rm_stage_t;
+
+/* What one step saw, for the checks once it has run (engine_checks.c). */
+typedef struct {
+    rm_probe_t *probes;    /* the fields it names (none with allowMissing) */
+    size_t n_probes;
+    uint64_t parents;      /* embed, summarize: documents of `into`... */
+    uint64_t children;     /* ...of `from`... */
+    uint64_t matched;      /* ...and of them, those some parent took */
+    uint64_t lookups;      /* denormalize: references looked up... */
+    uint64_t missed;       /* ...that found nothing */
+    uint64_t readings;     /* bucketize: readings... */
+    uint64_t invalid;      /* ...sent to onInvalid */
+    bool checked;          /* rm_engine_check_step ran */
+} rm_step_run_t;
 
 /* What a sink store (rm_engine_store_new) writes to. */
 struct rm_sink_ctx {
@@ -35,7 +50,21 @@ struct rm_engine {
     rm_writer_t *w;     /* the output while running (NULL: count only) */
     struct rm_sink_ctx *sinks; /* per namespace, for rm_engine_store_new */
     size_t step;        /* 1 + index of the step running, 0 between steps */
+    rm_step_run_t *runs; /* per step */
+    char **warnings;
+    size_t n_warnings;
 };
+
+void rm_engine_runs_init (rm_engine_t *e);
+void rm_engine_runs_destroy (rm_engine_t *e);
+rm_step_run_t *rm_engine_step_run (rm_engine_t *e, const rm_step_t *s);
+/* The step's ith probe (in the order engine_checks.c lists them), or NULL
+ * when it has none (allowMissing). */
+rm_probe_t *rm_engine_probe (rm_engine_t *e, const rm_step_t *s, size_t i);
+/* The checks once a step has run: fields in no document, joins matching
+ * nothing (errors, prefixed with the step), mostly-missed lookups and
+ * mostly-invalid readings (warnings). */
+bool rm_engine_check_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 
 rm_ens_t *rm_engine_find (rm_engine_t *e, const rm_nsref_t *ref);
 /* The budget of each of a sort-merge's sorters: half of --memory, but
@@ -93,7 +122,7 @@ typedef bool (*rm_emit_fn) (void *ctx, const uint8_t *doc, uint32_t len, bson_er
 bool rm_store_emit (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err);
 
 typedef struct rm_extractor rm_extractor_t;
-rm_extractor_t *rm_extractor_new (const rm_step_t *s);
+rm_extractor_t *rm_extractor_new (const rm_step_t *s, rm_probe_t *probe);
 /* Extracts one parent of `from`: its children go to emit, the parent to
  * keep to out (valid until the next call). */
 bool rm_extractor_apply (rm_extractor_t *x, rm_ens_t *from, rm_ens_t *to, const uint8_t *doc,

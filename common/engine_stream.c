@@ -98,7 +98,7 @@ stages_new (rm_engine_t *e)
         case RM_STEP_EXTRACT:
             st->in = rm_engine_find (e, &s->u.extract.from);
             st->to = rm_engine_find (e, &s->u.extract.to);
-            st->x = rm_extractor_new (s);
+            st->x = rm_extractor_new (s, rm_engine_probe (e, s, 0));
             break;
         case RM_STEP_UNBUCKETIZE:
             st->in = rm_engine_find (e, &s->u.unbucketize.from);
@@ -108,7 +108,7 @@ stages_new (rm_engine_t *e)
         case RM_STEP_DENORMALIZE:
             st->in = rm_engine_find (e, &s->u.denorm.in);
             st->from = rm_engine_find (e, &s->u.denorm.from);
-            st->table = rm_denorm_table_new (s);
+            st->table = rm_denorm_table_new (s, rm_engine_step_run (e, s));
             st->state = STAGE_WAITING;
             break;
         default:
@@ -242,6 +242,10 @@ fill_tables (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bso
             continue;
         rm_denorm_table_add (st->table, doc, len);
         if (rm_denorm_table_need (st->table) > e->opts.memory) {
+            /* The sort-merge reads `from` whole again: its probes start over. */
+            rm_step_run_t *run = rm_engine_step_run (e, st->s);
+            for (size_t p = 1; p < run->n_probes; p++)
+                run->probes[p].docs = 0;
             st->state = STAGE_DEFERRED;
             rm_denorm_table_destroy (st->table);
             st->table = NULL;
@@ -334,6 +338,8 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
         if (e->ns[i].stats->touched && !held[i])
             ok = rm_writer_ns_end (e->w, e->ns[i].out, err);
     ok = ok && rm_engine_write_stores (e, held, err);
+    for (size_t i = 0; ok && i < e->plan->n; i++)
+        ok = rm_engine_check_step (e, &e->plan->steps[i], err);
     rm_engine_stages_destroy (e);
     bson_free (held);
     return ok;

@@ -7,13 +7,26 @@
 #define PER_CHILD_OVERHEAD 100
 
 bool
-rm_join_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
+rm_join_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
 {
-    rm_ens_t *from = rm_engine_find (e, j->from);
-    uint64_t need = rm_store_bytes (from->store) + rm_store_count (from->store) * PER_CHILD_OVERHEAD;
+    const rm_step_t *s = &e->plan->steps[e->step - 1];
+    rm_step_run_t *run = rm_engine_step_run (e, s);
+    rm_ens_t *from = rm_engine_find (e, spec->from), *into = rm_engine_find (e, spec->into);
+    uint64_t children = rm_store_count (from->store), orphans = from->stats->orphans;
+    uint64_t need = rm_store_bytes (from->store) + children * PER_CHILD_OVERHEAD;
+    rm_join_t j = *spec;
+    bool ok;
 
-    if (need <= e->opts.memory)
-        return rm_join_hash_run (e, j, err);
-    e->spilled = true;
-    return rm_join_sort_run (e, j, err);
+    j.probe_local = rm_engine_probe (e, s, 0);
+    j.probe_foreign = rm_engine_probe (e, s, 1);
+    if (need <= e->opts.memory) {
+        ok = rm_join_hash_run (e, &j, err);
+    } else {
+        e->spilled = true;
+        ok = rm_join_sort_run (e, &j, err);
+    }
+    run->parents += rm_store_count (into->store);
+    run->children += children;
+    run->matched += children - (from->stats->orphans - orphans);
+    return ok;
 }

@@ -67,6 +67,7 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
             t->cap = t->cap ? t->cap * 2 : 1024;
             t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
         }
+        rm_probe_doc (j->probe_foreign, f.data, f.len);
         t->c[t->n] = (crec_t){t->arena.len, f.len, false, 0};
         rm_buf_append (&t->arena, f.data, f.len);
         nk = rm_join_keys (j->foreign, true, f.data, f.len, &t->tmp);
@@ -97,6 +98,7 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
     rm_buf_init (&lkeys);
     while (in && (rc = rm_store_next (in, &f, err)) > 0) {
         size_t nk = rm_join_keys (j->local, false, f.data, f.len, &lkeys), off = 0, n = 0;
+        rm_probe_doc (j->probe_local, f.data, f.len);
         parent++;
         for (uint32_t k = 0; k < nk; k++) {
             uint32_t len;

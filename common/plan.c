@@ -602,9 +602,10 @@ check_keys (ctx_t *c, rm_step_kind_t kind, const bson_t *body)
             strncat (allowed, ", ", sizeof allowed - strlen (allowed) - 1);
         strncat (allowed, k, sizeof allowed - strlen (allowed) - 1);
     }
+    strncat (allowed, ", allowMissing", sizeof allowed - strlen (allowed) - 1);
     bson_iter_init (&it, body);
     while (bson_iter_next (&it)) {
-        bool known = false;
+        bool known = !strcmp (bson_iter_key (&it), "allowMissing");
         for (size_t i = 0; op_keys[kind][i] && !known; i++)
             known = !strcmp (bson_iter_key (&it), op_keys[kind][i] + (op_keys[kind][i][0] == '*'));
         if (!known)
@@ -1073,17 +1074,26 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
             }
             ok = check_keys (&c, st->kind, &b);
             if (ok) {
+                /* allowMissing is every step's: read here, hidden from the
+                 * operation's own parser. */
                 bson_iter_t fields;
-                bson_iter_init (&fields, &b);
-                switch (st->kind) {
+                bson_t rest;
+                if (bson_iter_init_find (&fields, &b, "allowMissing"))
+                    ok = get_bool (&c, &fields, &st->allow_missing);
+                bson_init (&rest);
+                bson_copy_to_excluding_noinit (&b, &rest, "allowMissing", NULL);
+                bson_iter_init (&fields, &rest);
+                switch (ok ? st->kind : RM_STEP_N_KINDS) {
                 case RM_STEP_EMBED: ok = parse_embed (&c, &fields, &st->u.embed); break;
                 case RM_STEP_EXTRACT: ok = parse_extract (&c, &fields, &st->u.extract); break;
                 case RM_STEP_DENORMALIZE: ok = parse_denorm (&c, &fields, &st->u.denorm); break;
                 case RM_STEP_SUMMARIZE: ok = parse_summarize (&c, &fields, &st->u.summarize); break;
                 case RM_STEP_BUCKETIZE: ok = parse_bucketize (&c, &fields, &st->u.bucketize); break;
                 case RM_STEP_UNBUCKETIZE: ok = parse_unbucketize (&c, &fields, &st->u.unbucketize); break;
+                case RM_STEP_N_KINDS: break;
                 default: ok = parse_fields (&c, st->kind, &fields, &st->u.fields); break;
                 }
+                bson_destroy (&rest);
             }
         }
         if (ok && plan->n == 0) {

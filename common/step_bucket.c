@@ -48,6 +48,7 @@ typedef struct {
 typedef struct {
     rm_engine_t *e;
     const rm_bucketize_t *b;
+    rm_step_run_t *run; /* probes and counts for the checks after the step */
     rm_ens_t *from, *to, *bad;
     rm_sorter_t *sorter;
     rm_store_t *buckets, *invalid;
@@ -119,8 +120,10 @@ static bool
 invalid (job_t *j, const uint8_t *doc, uint32_t len, const char *why, bson_error_t *err)
 {
     char *id;
-    if (j->invalid)
+    if (j->invalid) {
+        j->run->invalid++;
         return rm_store_add (j->invalid, doc, len, err);
+    }
     id = rm_doc_id_json (doc, len);
     rm_error_set (err, RM_ERR_FORMAT, "%s: document %s: %s", j->from->stats->name, id, why);
     bson_free (id);
@@ -137,6 +140,9 @@ feed_one (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
     size_t st;
     char why[300];
 
+    j->run->readings++;
+    for (size_t p = 0; p < j->run->n_probes; p++)
+        rm_probe_doc (&j->run->probes[p], doc, len);
     scan (j, doc, len);
     for (size_t m = 0; m < b->n_meta; m++)
         if (!j->sc.has_meta[m]) {
@@ -500,6 +506,7 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     memset (&j, 0, sizeof j);
     j.e = e;
     j.b = b;
+    j.run = rm_engine_step_run (e, s);
     j.from = rm_engine_find (e, &b->from);
     j.to = rm_engine_find (e, &b->to);
     j.bad = b->invalid_to.text ? rm_engine_find (e, &b->invalid_to) : NULL;

@@ -24,11 +24,11 @@ struct rm_denorm_table {
 };
 
 rm_denorm_table_t *
-rm_denorm_table_new (const rm_step_t *s)
+rm_denorm_table_new (const rm_step_t *s, rm_step_run_t *run)
 {
     rm_denorm_table_t *dt = bson_malloc0 (sizeof *dt);
     dt->d = &s->u.denorm;
-    dt->apply = rm_denorm_apply_new (dt->d);
+    dt->apply = rm_denorm_apply_new (dt->d, run);
     rm_keytab_init (&dt->t.keys, sizeof (size_t));
     return dt;
 }
@@ -71,6 +71,7 @@ rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t doc_len
     bool values_made = false;
     size_t val_off = 0;
 
+    rm_denorm_probe_from (dt->apply, doc, doc_len);
     dt->docs++;
     dt->bytes += doc_len;
     for (size_t k = 0; k < nk; k++) {
@@ -142,7 +143,7 @@ rm_denorm_hash_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     const rm_denorm_t *d = &s->u.denorm;
     rm_ens_t *in = rm_engine_find (e, &d->in), *from = rm_engine_find (e, &d->from);
-    rm_denorm_table_t *dt = rm_denorm_table_new (s);
+    rm_denorm_table_t *dt = rm_denorm_table_new (s, rm_engine_step_run (e, s));
     rm_store_t *next = NULL;
     rm_instream_t *is = NULL;
     rm_frame_t f;

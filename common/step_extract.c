@@ -14,14 +14,16 @@
 
 struct rm_extractor {
     const rm_extract_t *x;
+    rm_probe_t *probe; /* of path */
     rm_buf_t child, key, ids, parent;
 };
 
 rm_extractor_t *
-rm_extractor_new (const rm_step_t *s)
+rm_extractor_new (const rm_step_t *s, rm_probe_t *probe)
 {
     rm_extractor_t *sc = bson_malloc0 (sizeof *sc);
     sc->x = &s->u.extract;
+    sc->probe = probe;
     rm_buf_init (&sc->child);
     rm_buf_init (&sc->key);
     rm_buf_init (&sc->ids);
@@ -154,6 +156,7 @@ rm_extractor_apply (rm_extractor_t *sc, rm_ens_t *from, rm_ens_t *to, const uint
                     uint32_t len, rm_emit_fn emit, void *ctx, const uint8_t **out,
                     size_t *out_len, bson_error_t *err)
 {
+    rm_probe_doc (sc->probe, doc, len);
     return extract_one (sc, to, doc, len, emit, ctx, out, out_len, err) ||
            rm_doc_error (err, from->stats->name, "document", doc, len);
 }
@@ -165,7 +168,7 @@ rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     rm_ens_t *from = rm_engine_find (e, &x->from), *to = rm_engine_find (e, &x->to);
     rm_store_t *next = rm_engine_store_new (e, from, err);
     rm_store_t *children = next ? rm_engine_store_new (e, to, err) : NULL;
-    rm_extractor_t *sc = rm_extractor_new (s);
+    rm_extractor_t *sc = rm_extractor_new (s, rm_engine_probe (e, s, 0));
     rm_instream_t *in = NULL;
     rm_frame_t fr;
     bool ok = children != NULL;

@@ -134,8 +134,9 @@ rm_step_summarize_run (rm_engine_t *e, const rm_step_t *st, bson_error_t *err)
 {
     const rm_summarize_t *m = &st->u.summarize;
     sum_t s;
-    rm_join_t j = {&m->local, &m->foreign, &m->sort, false, false, false,
-                   &m->from, &m->into, on_begin, on_child, on_end, on_finish, &s};
+    rm_join_t j = {.local = &m->local, .foreign = &m->foreign, .sort = &m->sort,
+                   .from = &m->from, .into = &m->into, .begin = on_begin, .child = on_child,
+                   .end = on_end, .finish = on_finish, .ctx = &s};
     bool ok;
 
     memset (&s, 0, sizeof s);

@@ -26,6 +26,8 @@ static const char run_usage[] =
     "                        do, even when the plan could go in one pass (slower;\n"
     "                        the same output, for comparison)\n"
     "  --stats-json FILE     write the per-namespace summary as JSON to FILE\n"
+    "  --allow-missing       let every step name a field no document has, or join\n"
+    "                        nothing (by default an error: a misspelling)\n"
     "  --preview N           write nothing; print N documents of each namespace\n"
     "                        the plan touches, before and after it\n"
     "  --quiet, -q           no progress or summary\n"
@@ -38,16 +40,24 @@ static const char run_usage[] =
     "example: remodel run dumps/plans/embed-tasks.json --from dumps/sample --to /tmp/out.archive.zst\n";
 
 static const char check_usage[] =
-    "usage: remodel check PLAN [--against SRC]\n"
+    "usage: remodel check PLAN [--against SRC] [options]\n"
     "\n"
-    "Checks a plan without running it: its keys, types and values, and with\n"
-    "--against that every namespace it reads exists in SRC (or is made by an\n"
-    "earlier step) and that no step creates one that already exists.\n"
+    "Checks a plan without writing anything: its keys, types and values; with\n"
+    "--against, that every namespace it reads exists in SRC (or is made by an\n"
+    "earlier step) and that no step creates one that already exists, then it\n"
+    "runs the plan over SRC writing nothing, as run --dry-run does, to find\n"
+    "what only the data shows: a field no document has (a misspelling: the\n"
+    "closest names that occur are suggested), a join in which nothing\n"
+    "matches, lookups that mostly miss, readings that mostly go to onInvalid.\n"
     "Operations: embed, extract, denormalize, summarize, bucketize,\n"
     "unbucketize, set, unset, rename, version (README.md, \"Plans\").\n"
     "\n"
-    "  --against SRC   also check the plan against the namespaces of a dump\n"
-    "  --help, -h      this text\n"
+    "  --against SRC     also check the plan against a dump, reading it whole\n"
+    "  --allow-missing   fields no document has and joins matching nothing are\n"
+    "                    fine (as \"allowMissing\": true on every step)\n"
+    "  --memory SIZE, --tmp DIR   as in run\n"
+    "  --quiet, -q       no progress\n"
+    "  --help, -h        this text\n"
     "\n"
     "example: remodel check dumps/plans/embed-tasks.json --against dumps/sample\n";
 
@@ -64,9 +74,13 @@ on_progress (void *ctx, uint64_t docs)
 }
 
 static bool
-write_stats_json (const char *path, const rm_ns_stats_t *st, size_t n, bool spilled,
-                  bson_error_t *err)
+write_stats_json (const char *path, const rm_engine_t *e, bson_error_t *err)
 {
+    const rm_ns_stats_t *st;
+    size_t n = rm_engine_stats (e, &st);
+    char *const *warnings;
+    size_t n_warnings = rm_engine_warnings (e, &warnings);
+    bool spilled = rm_engine_spilled (e);
     bson_t doc, arr;
     char *json, *tmp;
     FILE *f;
@@ -74,24 +88,34 @@ write_stats_json (const char *path, const rm_ns_stats_t *st, size_t n, bool spil
     bson_init (&doc);
     BSON_APPEND_ARRAY_BEGIN (&doc, "namespaces", &arr);
     for (size_t i = 0; i < n; i++) {
-        bson_t e;
+        bson_t d;
         char key[16];
         const char *k;
         bson_uint32_to_string ((uint32_t) i, &k, key, sizeof key);
-        bson_append_document_begin (&arr, k, -1, &e);
-        BSON_APPEND_UTF8 (&e, "ns", st[i].name);
-        BSON_APPEND_BOOL (&e, "changed", st[i].touched);
-        BSON_APPEND_BOOL (&e, "created", st[i].created);
-        BSON_APPEND_INT64 (&e, "in", (int64_t) st[i].docs_in);
-        BSON_APPEND_INT64 (&e, "out", (int64_t) st[i].docs_out);
-        BSON_APPEND_INT64 (&e, "embedded", (int64_t) st[i].embedded);
-        BSON_APPEND_INT64 (&e, "orphans", (int64_t) st[i].orphans);
-        BSON_APPEND_INT64 (&e, "overflow", (int64_t) st[i].overflow);
-        BSON_APPEND_INT64 (&e, "extracted", (int64_t) st[i].extracted);
-        bson_append_document_end (&arr, &e);
+        bson_append_document_begin (&arr, k, -1, &d);
+        BSON_APPEND_UTF8 (&d, "ns", st[i].name);
+        BSON_APPEND_BOOL (&d, "changed", st[i].touched);
+        BSON_APPEND_BOOL (&d, "created", st[i].created);
+        BSON_APPEND_INT64 (&d, "in", (int64_t) st[i].docs_in);
+        BSON_APPEND_INT64 (&d, "out", (int64_t) st[i].docs_out);
+        BSON_APPEND_INT64 (&d, "embedded", (int64_t) st[i].embedded);
+        BSON_APPEND_INT64 (&d, "orphans", (int64_t) st[i].orphans);
+        BSON_APPEND_INT64 (&d, "overflow", (int64_t) st[i].overflow);
+        BSON_APPEND_INT64 (&d, "extracted", (int64_t) st[i].extracted);
+        BSON_APPEND_INT64 (&d, "missed", (int64_t) st[i].missed);
+        BSON_APPEND_INT64 (&d, "invalid", (int64_t) st[i].invalid);
+        bson_append_document_end (&arr, &d);
     }
     bson_append_array_end (&doc, &arr);
     BSON_APPEND_BOOL (&doc, "spilled", spilled);
+    BSON_APPEND_ARRAY_BEGIN (&doc, "warnings", &arr);
+    for (size_t i = 0; i < n_warnings; i++) {
+        char key[16];
+        const char *k;
+        bson_uint32_to_string ((uint32_t) i, &k, key, sizeof key);
+        BSON_APPEND_UTF8 (&arr, k, warnings[i]);
+    }
+    bson_append_array_end (&doc, &arr);
     json = bson_as_relaxed_extended_json (&doc, NULL);
     bson_destroy (&doc);
     /* Like every output: written under a temporary name, renamed when whole. */
@@ -112,20 +136,33 @@ write_stats_json (const char *path, const rm_ns_stats_t *st, size_t n, bool spil
 }
 
 /* The summary goes to standard error beside the progress meter, except for a
- * dry run, whose result it is: there it goes to standard output. */
+ * dry run, whose result it is: there it goes to standard output. The
+ * columns are explained in README.md ("The summary"). */
 static void
 print_summary (FILE *f, const rm_ns_stats_t *st, size_t n)
 {
-    fprintf (f, "%-36s %10s %10s %10s %9s %9s %10s\n", "NAMESPACE", "IN", "OUT", "EMBEDDED",
-             "ORPHANS", "OVERFLOW", "EXTRACTED");
+    fprintf (f, "%-36s %10s %10s %10s %9s %9s %10s %9s %9s\n", "NAMESPACE", "IN", "OUT",
+             "EMBEDDED", "ORPHANS", "OVERFLOW", "EXTRACTED", "MISSED", "INVALID");
     for (size_t i = 0; i < n; i++) {
         tool_put_cell (f, st[i].name, 36);
-        fprintf (f, " %10llu %10llu %10llu %9llu %9llu %10llu%s\n",
+        fprintf (f, " %10llu %10llu %10llu %9llu %9llu %10llu %9llu %9llu%s\n",
                  (unsigned long long) st[i].docs_in, (unsigned long long) st[i].docs_out,
                  (unsigned long long) st[i].embedded, (unsigned long long) st[i].orphans,
                  (unsigned long long) st[i].overflow, (unsigned long long) st[i].extracted,
+                 (unsigned long long) st[i].missed, (unsigned long long) st[i].invalid,
                  st[i].created ? "  (new)" : st[i].touched ? "" : "  (unchanged)");
     }
+}
+
+/* Warnings come after the summary and even with --quiet: they are about
+ * the data the run wrote. */
+static void
+print_warnings (const rm_engine_t *e)
+{
+    char *const *w;
+    size_t n = rm_engine_warnings (e, &w);
+    for (size_t i = 0; i < n; i++)
+        tool_warn ("%s", w[i]);
 }
 
 int
@@ -201,6 +238,7 @@ cmd_run (int argc, char **argv)
     eo.memory = o.memory;
     eo.tmpdir = o.tmpdir;
     eo.batch = o.batch;
+    eo.allow_missing = o.allow_missing;
     eo.progress = on_progress;
     eo.progress_ctx = &pc;
     if (ok) {
@@ -226,13 +264,14 @@ cmd_run (int argc, char **argv)
         size_t ns = rm_engine_stats (e, &st);
         if (!o.quiet)
             print_summary (o.dry_run ? stdout : stderr, st, ns);
+        print_warnings (e);
         if (o.preview)
             ok = tool_preview (o.from, preview_to, st, ns, o.preview, &err);
         if (rm_reader_skipped (r) > 0)
             tool_note (false, "%llu invalid document(s) set aside",
                        (unsigned long long) rm_reader_skipped (r));
         if (o.stats_json)
-            ok = write_stats_json (o.stats_json, st, ns, rm_engine_spilled (e), &err);
+            ok = write_stats_json (o.stats_json, e, &err);
         if (ok && !o.quiet)
             tool_note (false, o.dry_run || o.preview ? "%s: nothing written" : "wrote %s",
                        o.dry_run ? "dry run" : o.preview ? "preview" : o.to);
@@ -258,10 +297,47 @@ cmd_run (int argc, char **argv)
     return status;
 }
 
+/* check --against: the plan run over SRC, nothing written (the engine's
+ * checks are what only the data shows). */
+static bool
+check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
+{
+    rm_reader_t *r = rm_reader_open (o->against, NULL, err);
+    rm_engine_opts_t eo;
+    rm_engine_t *e = NULL;
+    rm_dump_info_t out;
+    progress_ctx_t pc = {NULL, r};
+    bool ok = r && rm_plan_check_against (plan, rm_reader_info (r), err);
+
+    rm_dump_info_init (&out);
+    memset (&eo, 0, sizeof eo);
+    eo.memory = o->memory;
+    eo.tmpdir = o->tmpdir;
+    eo.allow_missing = o->allow_missing;
+    eo.progress = on_progress;
+    eo.progress_ctx = &pc;
+    if (ok) {
+        e = rm_engine_new (plan, &eo);
+        ok = rm_engine_prepare (e, rm_reader_info (r), &out, err);
+    }
+    if (ok) {
+        pc.prog = tool_progress_new (o->quiet, "check");
+        ok = rm_engine_run (e, r, NULL, err);
+        tool_progress_done (pc.prog);
+    }
+    if (ok)
+        print_warnings (e);
+    rm_engine_destroy (e);
+    rm_dump_info_destroy (&out);
+    rm_reader_close (r);
+    return ok;
+}
+
 int
 cmd_check (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = check_usage, .checks = true, .min_pos = 1, .max_pos = 1};
+    static const tool_cmd_t cmd = {.usage = check_usage, .checks = true, .sorts = true,
+                                   .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
     int n;
@@ -275,17 +351,11 @@ cmd_check (int argc, char **argv)
         tool_error (&err);
         return tool_exit_status (&err);
     }
-    if (o.against) {
-        rm_reader_t *r = rm_reader_open (o.against, NULL, &err);
-        bool ok = r && rm_plan_check_against (&plan, rm_reader_info (r), &err);
-        if (r && !ok)
-            rm_error_prefix (&err, "%s", pos[0]);
-        rm_reader_close (r);
-        if (!ok) {
-            tool_error (&err);
-            rm_plan_destroy (&plan);
-            return tool_exit_status (&err);
-        }
+    if (o.against && !check_against (&plan, &o, &err)) {
+        rm_error_prefix (&err, "%s", pos[0]);
+        tool_error (&err);
+        rm_plan_destroy (&plan);
+        return tool_exit_status (&err);
     }
     printf ("%s: %zu step(s), valid%s%s\n", pos[0], plan.n, o.against ? " against " : "",
             o.against ? o.against : "");

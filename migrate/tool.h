@@ -22,6 +22,7 @@ typedef struct {
     size_t memory;
     bool dry_run;
     bool batch;          /* every step store to store (--batch) */
+    bool allow_missing;  /* --allow-missing: every step as with "allowMissing" */
     uint64_t preview;    /* --preview N: documents shown before and after */
     /* remodel show */
     const char *show_ns[16];
@@ -46,6 +47,8 @@ void tool_error (const bson_error_t *err);
 int tool_exit_status (const bson_error_t *err);
 void tool_errorf (const char *fmt, ...) BSON_GNUC_PRINTF (1, 2);
 void tool_note (bool quiet, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+/* "remodel: warning: ...", printed even with --quiet. */
+void tool_warn (const char *fmt, ...) BSON_GNUC_PRINTF (1, 2);
 /* Writes n bytes of text to f with control bytes and bytes that are not
  * UTF-8 shown as \xNN: for anything that came from the input. Returns the
  * columns it took (a UTF-8 character counts one). */
@@ -72,7 +75,7 @@ typedef struct {
     bool writes;         /* takes --format, --compress, --force */
     bool json;           /* takes --json */
     bool runs;           /* takes --from, --to, --memory, --tmp, --dry-run, --stats-json */
-    bool checks;         /* takes --against */
+    bool checks;         /* takes --against, --allow-missing */
     int min_pos, max_pos;
     bool shows;          /* takes --ns, --skip, --limit, --id, --canonical, --pretty */
     bool sorts;          /* takes --memory and --tmp (without the rest of runs') */

@@ -12,7 +12,8 @@
 enum { OPT_FORMAT = 256, OPT_COMPRESS, OPT_FORCE, OPT_QUIET, OPT_JSON, OPT_SKIP, OPT_HELP,
        OPT_THREADS, OPT_FROM, OPT_TO, OPT_MEMORY, OPT_TMP, OPT_DRY_RUN, OPT_STATS_JSON, OPT_BATCH,
        OPT_AGAINST, OPT_NS, OPT_SKIP_N, OPT_LIMIT, OPT_ID, OPT_CANONICAL, OPT_PRETTY,
-       OPT_PREVIEW, OPT_NS_INCLUDE, OPT_NS_EXCLUDE, OPT_NS_FROM, OPT_NS_TO, OPT_GZIP, OPT_VERBOSE };
+       OPT_PREVIEW, OPT_NS_INCLUDE, OPT_NS_EXCLUDE, OPT_NS_FROM, OPT_NS_TO, OPT_GZIP, OPT_VERBOSE,
+       OPT_ALLOW_MISSING };
 
 /* The namespace selection of this process: one command runs per process;
  * freed at exit. */
@@ -108,6 +109,8 @@ allowed (const tool_cmd_t *cmd, int c)
         return cmd->runs;
     case OPT_AGAINST:
         return cmd->checks;
+    case OPT_ALLOW_MISSING:
+        return cmd->runs || cmd->checks;
     case OPT_NS_INCLUDE: case OPT_NS_EXCLUDE: case OPT_NS_FROM: case OPT_NS_TO:
         return cmd->reads;
     case OPT_GZIP:
@@ -153,6 +156,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         {"nsTo", required_argument, NULL, OPT_NS_TO},
         {"gzip", no_argument, NULL, OPT_GZIP},
         {"verbose", no_argument, NULL, OPT_VERBOSE},
+        {"allow-missing", no_argument, NULL, OPT_ALLOW_MISSING},
         {NULL, 0, NULL, 0},
     };
     bson_error_t err;
@@ -179,6 +183,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         case OPT_BATCH: o->batch = true; break;
         case OPT_STATS_JSON: o->stats_json = optarg; break;
         case OPT_AGAINST: o->against = optarg; break;
+        case OPT_ALLOW_MISSING: o->allow_missing = true; break;
         case OPT_ID: o->show_id = optarg; break;
         case OPT_CANONICAL: o->show_canonical = true; break;
         case OPT_PRETTY: o->show_pretty = true; break;

@@ -114,6 +114,15 @@ tool_note (bool quiet, const char *fmt, ...)
     va_end (ap);
 }
 
+void
+tool_warn (const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    put_message ("warning: ", fmt, ap);
+    va_end (ap);
+}
+
 bool
 tool_stdout_gone (void)
 {

@@ -16,6 +16,7 @@ typedef struct {
     size_t memory;      /* budget for in-memory joins, bytes (0: 512 MiB) */
     const char *tmpdir; /* stores and spill files (NULL: $TMPDIR or /tmp) */
     bool batch;         /* never the one-pass path (for comparison) */
+    bool allow_missing; /* every step as with "allowMissing": true */
     /* Called for every document read from the source (may be NULL). */
     void (*progress) (void *ctx, uint64_t docs);
     void *progress_ctx;
@@ -31,6 +32,8 @@ typedef struct {
     uint64_t orphans;   /* its documents that matched no parent (embed from) */
     uint64_t overflow;  /* documents written to it as outlier overflow */
     uint64_t extracted; /* documents made from array elements (extract to) */
+    uint64_t missed;    /* references of its documents a denormalize did not find */
+    uint64_t invalid;   /* its readings a bucketize sent to onInvalid */
 } rm_ns_stats_t;
 
 typedef struct rm_engine rm_engine_t;
@@ -48,6 +51,9 @@ bool rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t
 bool rm_engine_run (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, bson_error_t *err);
 
 size_t rm_engine_stats (const rm_engine_t *e, const rm_ns_stats_t **stats);
+/* Warnings for the user, one line each ("step 2 (denormalize): 480 of the
+ * 500 references ... found nothing ..."), for the tool to print. */
+size_t rm_engine_warnings (const rm_engine_t *e, char *const **out);
 /* Whether some join went through the external sort. */
 bool rm_engine_spilled (const rm_engine_t *e);
 

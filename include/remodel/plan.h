@@ -137,6 +137,7 @@ typedef struct {
     rm_step_kind_t kind;
     size_t index;           /* 1-based, for messages */
     const char *op;
+    bool allow_missing;     /* "allowMissing": fields in no document are fine */
     union {
         rm_embed_t embed;
         rm_extract_t extract;

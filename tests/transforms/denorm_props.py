@@ -61,6 +61,7 @@ import json
 import math
 import os
 import random
+import re
 import struct
 import sys
 import time
@@ -93,10 +94,39 @@ def write_plan(work, plan, name="plan.json"):
     return path
 
 
-def run(planf, src, out, tmp, extra=(), stats=None):
-    """One remodel run to a directory; returns (namespaces, stats json, problems)."""
+WARNING = re.compile(r"^remodel: warning: step \d+ \(denormalize\): (\d+) of the (\d+) "
+                     r"references in (\S+) found nothing in ")
+
+
+def check_misses(err, sj, misses):
+    """misses {ns: (lookups, missed)} from the model: --stats-json counts the
+    missed references, and the run warns exactly where most of them missed
+    (README: "Mistakes the data shows")."""
+    p, warned = [], {}
+    for line in err.splitlines():
+        m = WARNING.match(line)
+        if m:
+            warned[m.group(3)] = (int(m.group(2)), int(m.group(1)))
+        elif line.strip():
+            p.append("--quiet run wrote to stderr: %s" % line[:400])
+    want = {ns: lm for ns, lm in misses.items() if lm[0] and lm[1] * 2 > lm[0]}
+    if warned != want:
+        p.append("warnings %r, want %r (model: %r)" % (warned, want, misses))
+    got = {n["ns"]: n.get("missed") for n in (sj or {}).get("namespaces", []) if n["ns"] in misses}
+    if sj is not None and got != {ns: lm[1] for ns, lm in misses.items()}:
+        p.append("--stats-json missed %r, model %r" % (got, misses))
+    return p
+
+
+def run(planf, src, out, tmp, extra=(), stats=None, misses=None, warnings=()):
+    """One remodel run to a directory; returns (namespaces, stats json, problems).
+    With misses (see check_misses), its warnings and counts are checked, and
+    --allow-missing lets a step whose lookups all miss run (as generated data
+    may have it). warnings: substrings of the warning lines a case expects."""
     rmlib.fresh(out)
     args = ["run", planf, "--from", src, "--to", out, "--quiet", "--tmp", tmp]
+    if misses is not None:
+        args.append("--allow-missing")
     if stats:
         rmlib.fresh(stats)
         args += ["--stats-json", stats]
@@ -108,23 +138,28 @@ def run(planf, src, out, tmp, extra=(), stats=None):
     if r.rc != 0:
         p.append("run %s: status %d: %s" % (" ".join(extra) or "(default memory)", r.rc, r.err[:800]))
         return None, None, p
-    if r.err.strip():
-        p.append("--quiet run wrote to stderr: %s" % r.err[:400])
     nss = rmlib.read_dir(out)[0]
     sj = None
     if stats:
         with open(stats) as f:
             sj = json.load(f)
+    if misses is not None:
+        p += check_misses(r.err, sj, misses)
+    else:
+        extra_lines = [l for l in r.err.splitlines()
+                       if l.strip() and not any(w in l for w in warnings)]
+        if extra_lines:
+            p.append("--quiet run wrote to stderr: %s" % "\n".join(extra_lines)[:400])
     return nss, sj, p
 
 
-def run_both(work, plan, src, tmp, tag):
+def run_both(work, plan, src, tmp, tag, misses=None):
     """Default memory and --memory 1K: (namespaces, {variant: stats}, problems)."""
     planf = write_plan(work, plan, "plan-%s.json" % tag)
     a, sa, p = run(planf, src, os.path.join(work, "o-%s" % tag), tmp,
-                   stats=os.path.join(work, "s-%s.json" % tag))
+                   stats=os.path.join(work, "s-%s.json" % tag), misses=misses)
     b, sb, q = run(planf, src, os.path.join(work, "o-%s-1k" % tag), tmp, ["--memory", "1K"],
-                   stats=os.path.join(work, "s-%s-1k.json" % tag))
+                   stats=os.path.join(work, "s-%s-1k.json" % tag), misses=misses)
     p += q
     if a is not None and b is not None:
         for d in rmlib.bson_bytes_equal(a, b):
@@ -132,12 +167,13 @@ def run_both(work, plan, src, tmp, tag):
     return a, {"default": sa, "1K": sb}, p
 
 
-def rerun_check(work, plan, first_out, tmp, first_nss, tag):
+def rerun_check(work, plan, first_out, tmp, first_nss, tag, misses=None, warnings=()):
     """The plan again over its own output: same bytes, in memory and spilling."""
     planf = write_plan(work, plan, "plan-%s-again.json" % tag)
     p = []
     for extra in ([], ["--memory", "1K"]):
-        again, _, q = run(planf, first_out, os.path.join(work, "o-%s-again" % tag), tmp, extra)
+        again, _, q = run(planf, first_out, os.path.join(work, "o-%s-again" % tag), tmp, extra,
+                          misses=misses, warnings=warnings)
         p += q
         if again is not None:
             for d in rmlib.bson_bytes_equal(first_nss, again):
@@ -216,9 +252,10 @@ def rerun_cases(work, rep):
                 plan = case.get("plan_text") or case["plan"]
                 planf = write_plan(work, plan)
                 first_out = os.path.join(work, "o-first")
-                first, _, p = run(planf, src, first_out, tmp)
+                warnings = case.get("warnings", [])
+                first, _, p = run(planf, src, first_out, tmp, warnings=warnings)
                 if first is not None:
-                    p += rerun_check(work, plan, first_out, tmp, first, "case")
+                    p += rerun_check(work, plan, first_out, tmp, first, "case", warnings=warnings)
                 rep.result(name, p)
             except Exception:
                 import traceback
@@ -397,6 +434,12 @@ def prop_denorm(seed, work):
             return pool.spell(r.choice(pool.base))
         return pool.unmatched()
 
+    misses = {"t.docs": [0, 0], "t.arrs": [0, 0], "t.elems": [0, 0]}
+
+    def count_lookup(ns, hit):
+        misses[ns][0] += 1
+        misses[ns][1] += hit is None
+
     on_missing = r.choice(["keep", "null"])
     docs, want_docs = [], []
     for i in range(r.randint(0, 40)):
@@ -414,6 +457,7 @@ def prop_denorm(seed, work):
         docs.append(d)
         w = SON(d.items())
         hit = first.get(norm_key(ref))
+        count_lookup("t.docs", hit)
         if hit is not None or on_missing == "null":
             for t, v in copies(hit):
                 set_field(w, t, v)
@@ -445,6 +489,7 @@ def prop_denorm(seed, work):
         for _ in range(r.randint(0, 6)):
             ref = ref_value()
             hit = first.get(norm_key(ref))
+            count_lookup("t.arrs", hit)
             if r.random() < 0.3:  # already {id, ...}
                 e = stale_element([("id", ref)])
                 rs.append(e)
@@ -467,6 +512,7 @@ def prop_denorm(seed, work):
             e = stale_element([("q", j), ("id", ref)] if r.random() < 0.3 else [("id", ref), ("q", j)])
             items.append(e)
             w_items.append(refresh(e, first.get(norm_key(ref)), elem_missing))
+            count_lookup("t.elems", first.get(norm_key(ref)))
         elems.append(SON([("_id", "e%d" % i), ("items", items)]))
         want_elems.append(SON([("_id", "e%d" % i), ("items", w_items)]))
 
@@ -482,13 +528,14 @@ def prop_denorm(seed, work):
                          "fields": fields, "onMissing": arr_missing}},
         {"denormalize": {"in": "t.elems", "from": "t.refs", "localField": "items.id", "foreignField": "k",
                          "fields": fields, "onMissing": elem_missing}}]}
-    out, _, p = run_both(work, plan, src, tmp, "dn")
+    out, _, p = run_both(work, plan, src, tmp, "dn", {ns: tuple(lm) for ns, lm in misses.items()})
     if out is not None:
         p += compare_docs("t.refs", refs, out.get("t.refs", []))
         p += compare_docs("t.docs", want_docs, out.get("t.docs", []))
         p += compare_docs("t.arrs", want_arrs, out.get("t.arrs", []))
         p += compare_docs("t.elems", want_elems, out.get("t.elems", []))
-        p += rerun_check(work, plan, os.path.join(work, "o-dn"), tmp, out, "dn")
+        p += rerun_check(work, plan, os.path.join(work, "o-dn"), tmp, out, "dn",
+                         {ns: tuple(lm) for ns, lm in misses.items()})
     return p
 
 

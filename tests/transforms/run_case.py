@@ -153,8 +153,15 @@ def run_case(case, work, rep):
         if r.rc != 0:
             problems.append("%s: remodel run failed, status %d: %s" % (vname, r.rc, r.err[:800]))
             continue
-        if r.err.strip():
-            problems.append("%s: --quiet run wrote to stderr: %s" % (vname, r.err[:600]))
+        # --quiet leaves only the warnings, which the case lists (substrings).
+        lines = [l for l in r.err.splitlines() if l.strip()]
+        want = case.get("warnings", [])
+        for w in want:
+            if sum(w in l for l in lines) != 1:
+                problems.append("%s: want one warning with %r, stderr: %s" % (vname, w, r.err[:600]))
+        extra = [l for l in lines if not any(w in l for w in want)]
+        if extra:
+            problems.append("%s: --quiet run wrote to stderr: %s" % (vname, "\n".join(extra)[:600]))
         try:
             if vname == "archive":
                 outputs[vname] = rmlib.read_archive(out)
