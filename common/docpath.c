@@ -409,7 +409,15 @@ visit_array (visit_t *v, const bson_iter_t *arr, size_t i)
 
         pos++;
         if (BSON_ITER_HOLDS_DOCUMENT (&el) && box_of (&el, &b)) {
+            size_t before = v->count;
             visit_doc (v, b.data, b.len, i);
+            /* The foreign side reads the path as a query does ({"a.x":
+             * null} matches {a: [{x: 1}, {y: 2}]}): an element document
+             * in which the rest of the path finds nothing is a null. The
+             * local side does not: there only a path that finds nothing at
+             * all is null (MongoDB's lookup_equijoin_semantics cases). */
+            if (v->whole && v->count == before)
+                emit (v, NULL);
             if (here && last)
                 emit (v, &el);
             else if (here)

@@ -40,6 +40,7 @@ mkdir -p "$T/w" "$T/tmp"
 # --- 1, 2, 4: golden cases, edge cases, field steps, plan validation -------
 py "json cases" "$TD/run_case.py" "$T/w" "$TD"/cases/*.json
 py "every BSON type" "$TD/types_case.py" "$T/w"
+py "\$lookup semantics (MongoDB's own cases)" "$TD/lookup_semantics.py" "$T/w"
 
 # --- 3: round-trip properties over generated data ---------------------------
 py "properties" "$TD/props.py" "$T/w" 30
