@@ -75,10 +75,19 @@ bucket_metadata (const char *coll, const rm_bucketize_t *b)
     return out;
 }
 
+/* An empty namespace of the input that a step fills keeps its metadata
+ * (bucketize then unbucketize gives back the options, indexes and uuid as
+ * they were); a new one gets meta. */
 static void
-add_created_meta (rm_dump_info_t *out, const rm_nsref_t *ref, char *meta)
+add_created_meta (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
+                  char *meta)
 {
-    rm_ns_t *ns = rm_dump_info_add (out, ref->db, ref->coll);
+    rm_ns_t *ns;
+    if (rm_dump_info_find (in, ref->db, ref->coll)) {
+        bson_free (meta);
+        return;
+    }
+    ns = rm_dump_info_add (out, ref->db, ref->coll);
     rm_ns_set_metadata (ns, meta, strlen (meta));
     bson_free (ns->type);
     ns->type = bson_strdup ("collection");
@@ -87,9 +96,10 @@ add_created_meta (rm_dump_info_t *out, const rm_nsref_t *ref, char *meta)
 }
 
 static void
-add_created (rm_dump_info_t *out, const rm_nsref_t *ref, const char *indexed_field)
+add_created (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
+             const char *indexed_field)
 {
-    add_created_meta (out, ref, created_metadata (ref->coll, indexed_field));
+    add_created_meta (out, in, ref, created_metadata (ref->coll, indexed_field));
 }
 
 bool
@@ -102,18 +112,18 @@ rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out
     for (size_t i = 0; i < e->plan->n; i++) {
         const rm_step_t *s = &e->plan->steps[i];
         if (s->kind == RM_STEP_EXTRACT)
-            add_created (out, &s->u.extract.to,
+            add_created (out, in, &s->u.extract.to,
                          s->u.extract.style == RM_STYLE_CHILD_REFS ? NULL : s->u.extract.parent_field);
         if (s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
-            add_created (out, &s->u.embed.overflow_to, "parent_id");
+            add_created (out, in, &s->u.embed.overflow_to, "parent_id");
         if (s->kind == RM_STEP_BUCKETIZE) {
-            add_created_meta (out, &s->u.bucketize.to,
+            add_created_meta (out, in, &s->u.bucketize.to,
                               bucket_metadata (s->u.bucketize.to.coll, &s->u.bucketize));
             if (s->u.bucketize.invalid_to.text)
-                add_created (out, &s->u.bucketize.invalid_to, NULL);
+                add_created (out, in, &s->u.bucketize.invalid_to, NULL);
         }
         if (s->kind == RM_STEP_UNBUCKETIZE)
-            add_created (out, &s->u.unbucketize.to, NULL);
+            add_created (out, in, &s->u.unbucketize.to, NULL);
     }
     /* The oplog stays the last namespace of the output. */
     for (size_t i = 0; i + 1 < out->n_ns; i++)
@@ -243,10 +253,49 @@ rm_store_emit (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
     return rm_store_add (ctx, doc, len, err);
 }
 
+/* A step writes only to a new namespace or an empty one (plan.h). */
+static bool
+targets_empty (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+{
+    const rm_nsref_t *made[4];
+    const char *keys[4];
+    size_t n = rm_step_creates (s, made, keys, 4);
+    for (size_t j = 0; j < n; j++) {
+        rm_ens_t *ns = rm_engine_find (e, made[j]);
+        uint64_t docs = ns->store ? rm_store_count (ns->store) : 0;
+        if (docs) {
+            rm_error_set (err, RM_ERR_USAGE,
+                          "step %zu (%s): \"%s\": namespace %s already exists and holds %llu "
+                          "document(s) (a step writes only to a new or an empty namespace)",
+                          s->index, s->op, keys[j], made[j]->text, (unsigned long long) docs);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether a step fills a namespace the input has (then the plan runs store
+ * to store, where the step can see that it is empty). */
+static bool
+fills_input_namespace (rm_engine_t *e)
+{
+    for (size_t i = 0; i < e->plan->n; i++) {
+        const rm_nsref_t *made[4];
+        const char *keys[4];
+        size_t n = rm_step_creates (&e->plan->steps[i], made, keys, 4);
+        for (size_t j = 0; j < n; j++)
+            if (!rm_engine_find (e, made[j])->stats->created)
+                return true;
+    }
+    return false;
+}
+
 bool
 rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     bool ok;
+    if (!targets_empty (e, s, err))
+        return false;
     e->step = s->index;
     switch (s->kind) {
     case RM_STEP_EMBED: ok = rm_step_embed_run (e, s, err); break;
@@ -361,7 +410,7 @@ rm_engine_run (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, bson_error_t *err
     /* Reader namespace -> engine namespace, once, not per document. */
     for (size_t i = 0; i < in->n_ns; i++)
         map[i] = rm_dump_info_find (e->out, in->ns[i]->db, in->ns[i]->coll)->index;
-    if (!e->opts.batch && rm_engine_can_stream (e->plan)) {
+    if (!e->opts.batch && rm_engine_can_stream (e->plan) && !fills_input_namespace (e)) {
         ok = rm_engine_stream (e, r, map, err);
     } else {
         ok = run_input (e, r, w, map, err) == 0;

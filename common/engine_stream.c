@@ -71,7 +71,12 @@ rm_engine_can_stream (const rm_plan_t *plan)
         case RM_STEP_RENAME:
         case RM_STEP_VERSION:
         case RM_STEP_EXTRACT:
+            break;
         case RM_STEP_UNBUCKETIZE:
+            /* Emptying the buckets, or bringing back onInvalid's readings,
+             * is store to store. */
+            if (!s->u.unbucketize.keep_source || s->u.unbucketize.invalid_to.text)
+                return false;
             break;
         case RM_STEP_DENORMALIZE:
             /* The table is built from the source's own documents. */

@@ -37,7 +37,8 @@ static const char *const op_keys[][14] = {
                              NULL},
     [RM_STEP_BUCKETIZE] = {"*from", "*to", "*timeField", "*metaField", "granularity", "spanSeconds",
                            "maxCount", "as", "stats", "keepSource", "onInvalid", NULL},
-    [RM_STEP_UNBUCKETIZE] = {"*from", "*to", "*timeField", "*metaField", "as", NULL},
+    [RM_STEP_UNBUCKETIZE] = {"*from", "*to", "*timeField", "*metaField", "granularity", "spanSeconds",
+                             "maxCount", "as", "stats", "keepSource", "onInvalid", NULL},
 };
 
 typedef struct {
@@ -712,10 +713,11 @@ parse_bucket_stats (ctx_t *c, const bson_iter_t *it, rm_bucketize_t *b)
 }
 
 static bool
-parse_bucketize (ctx_t *c, bson_iter_t *it, rm_bucketize_t *b)
+parse_bucket_keys (ctx_t *c, bson_iter_t *it, rm_bucketize_t *b, bool reverse)
 {
     bool has_gran = false, has_span = false;
-    b->max_count = 1000;
+    b->max_count = reverse ? 0 : 1000;
+    b->keep_source = reverse;
     while (bson_iter_next (it)) {
         const char *k = bson_iter_key (it);
         bool ok = true;
@@ -759,10 +761,10 @@ parse_bucketize (ctx_t *c, bson_iter_t *it, rm_bucketize_t *b)
         if (!ok)
             return false;
     }
-    if (has_gran == has_span)
-        return fail (c, has_gran ? "spanSeconds" : "granularity",
-                     has_gran ? "give either \"granularity\" or \"spanSeconds\", not both"
-                              : "missing (give \"granularity\" or \"spanSeconds\")");
+    if (has_gran && has_span)
+        return fail (c, "spanSeconds", "give either \"granularity\" or \"spanSeconds\", not both");
+    if (!has_gran && !has_span && !reverse)
+        return fail (c, "granularity", "missing (give \"granularity\" or \"spanSeconds\")");
     if (b->span > INT64_MAX / 1000)
         return fail (c, "spanSeconds", "is too large");
     if (!b->as)
@@ -779,26 +781,16 @@ parse_bucketize (ctx_t *c, bson_iter_t *it, rm_bucketize_t *b)
 }
 
 static bool
+parse_bucketize (ctx_t *c, bson_iter_t *it, rm_bucketize_t *b)
+{
+    return parse_bucket_keys (c, it, b, false);
+}
+
+/* The same keys, read as the bucketize being reversed (plan.h). */
+static bool
 parse_unbucketize (ctx_t *c, bson_iter_t *it, rm_unbucketize_t *u)
 {
-    while (bson_iter_next (it)) {
-        const char *k = bson_iter_key (it);
-        bool ok = true;
-        if (!strcmp (k, "from")) ok = get_ns (c, it, &u->from);
-        else if (!strcmp (k, "to")) ok = get_ns (c, it, &u->to);
-        else if (!strcmp (k, "timeField")) ok = get_field_name (c, it, &u->time_field);
-        else if (!strcmp (k, "metaField")) ok = get_meta (c, it, &u->n_meta, &u->meta);
-        else if (!strcmp (k, "as")) ok = get_field_name (c, it, &u->as);
-        if (!ok)
-            return false;
-    }
-    if (!u->as)
-        u->as = bson_strdup ("measurements");
-    if (!check_bucket_names (c, u->time_field, u->n_meta, u->meta, u->as))
-        return false;
-    if (!strcmp (u->from.text, u->to.text))
-        return fail (c, "to", "must be a new namespace, not \"from\" (%s)", u->from.text);
-    return true;
+    return parse_bucket_keys (c, it, u, true);
 }
 
 /* Skips a JSON string starting at its opening quote; returns the index
@@ -1169,6 +1161,8 @@ rm_step_inputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
         break;
     case RM_STEP_UNBUCKETIZE:
         out[n++] = &s->u.unbucketize.from;
+        if (s->u.unbucketize.invalid_to.text)
+            out[n++] = &s->u.unbucketize.invalid_to; /* its set-aside readings come back */
         break;
     default:
         out[n++] = &s->u.fields.in;
@@ -1186,9 +1180,9 @@ rm_step_outputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
         out[0] = s->kind == RM_STEP_DENORMALIZE ? &s->u.denorm.in : &s->u.summarize.into;
         return 1;
     }
-    if (s->kind == RM_STEP_UNBUCKETIZE) { /* from is only read */
+    if (s->kind == RM_STEP_UNBUCKETIZE) { /* from is emptied unless keepSource */
         out[0] = &s->u.unbucketize.to;
-        return 1;
+        return s->u.unbucketize.keep_source ? 1 : 1 + rm_step_inputs (s, out + 1, max - 1);
     }
     n = rm_step_inputs (s, out, max);
     if (s->kind == RM_STEP_BUCKETIZE) {
@@ -1212,8 +1206,8 @@ input_key (const rm_step_t *s, size_t i)
     case RM_STEP_EXTRACT: return "from";
     case RM_STEP_DENORMALIZE: return i == 0 ? "in" : "from";
     case RM_STEP_SUMMARIZE: return i == 0 ? "into" : "from";
-    case RM_STEP_BUCKETIZE:
-    case RM_STEP_UNBUCKETIZE: return "from";
+    case RM_STEP_BUCKETIZE: return "from";
+    case RM_STEP_UNBUCKETIZE: return i == 0 ? "from" : "onInvalid";
     default: return "in";
     }
 }
@@ -1234,6 +1228,51 @@ names_has (const names_t *l, const char *name)
 }
 
 static void
+names_remove (names_t *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp (l->names[i], name)) {
+            bson_free (l->names[i]);
+            l->names[i--] = l->names[--l->n];
+        }
+}
+
+static void
+names_clear (names_t *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        bson_free (l->names[i]);
+    bson_free (l->names);
+}
+
+size_t
+rm_step_creates (const rm_step_t *s, const rm_nsref_t **out, const char **keys, size_t max)
+{
+    size_t n = 0;
+    (void) max;
+    if (s->kind == RM_STEP_EXTRACT)
+        keys[n] = "to", out[n++] = &s->u.extract.to;
+    if (s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
+        keys[n] = "overflowTo", out[n++] = &s->u.embed.overflow_to;
+    if (s->kind == RM_STEP_BUCKETIZE || s->kind == RM_STEP_UNBUCKETIZE)
+        keys[n] = "to", out[n++] = &s->u.bucketize.to;
+    if (s->kind == RM_STEP_BUCKETIZE && s->u.bucketize.invalid_to.text)
+        keys[n] = "onInvalid", out[n++] = &s->u.bucketize.invalid_to;
+    return n;
+}
+
+size_t
+rm_step_empties (const rm_step_t *s, const rm_nsref_t **out, size_t max)
+{
+    if ((s->kind != RM_STEP_BUCKETIZE && s->kind != RM_STEP_UNBUCKETIZE) ||
+        s->u.bucketize.keep_source)
+        return 0;
+    /* bucketize empties from; unbucketize also onInvalid's namespace */
+    return s->kind == RM_STEP_BUCKETIZE ? (out[0] = &s->u.bucketize.from, 1)
+                                        : rm_step_inputs (s, out, max);
+}
+
+static void
 names_add (names_t *l, const char *name)
 {
     l->names = bson_realloc (l->names, (l->n + 1) * sizeof *l->names);
@@ -1243,7 +1282,8 @@ names_add (names_t *l, const char *name)
 bool
 rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info, bson_error_t *err)
 {
-    names_t have = {NULL, 0};
+    names_t have = {NULL, 0}, made = {NULL, 0}, emptied = {NULL, 0};
+    const char *keys[4];
     bool ok = true;
 
     for (size_t i = 0; i < info->n_ns; i++) {
@@ -1261,32 +1301,24 @@ rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info, bson_e
                 ok = fail (&c, input_key (s, j),
                            "namespace %s is not in the input (nor made by an earlier step)",
                            refs[j]->text);
-        if (ok && s->kind == RM_STEP_EXTRACT) {
-            if (names_has (&have, s->u.extract.to.text))
-                ok = fail (&c, "to", "namespace %s already exists", s->u.extract.to.text);
-            else
-                names_add (&have, s->u.extract.to.text);
+        /* A step creates a namespace that does not exist, or one that is
+         * empty: in the input (checked when the step runs), or emptied by
+         * an earlier step (bucketize, unbucketize without keepSource). */
+        n = ok ? rm_step_creates (s, refs, keys, 4) : 0;
+        for (size_t j = 0; ok && j < n; j++) {
+            if (names_has (&made, refs[j]->text) && !names_has (&emptied, refs[j]->text))
+                ok = fail (&c, keys[j], "namespace %s already exists (made by an earlier step)",
+                           refs[j]->text);
+            names_add (&have, refs[j]->text);
+            names_add (&made, refs[j]->text);
+            names_remove (&emptied, refs[j]->text);
         }
-        if (ok && s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER) {
-            if (names_has (&have, s->u.embed.overflow_to.text))
-                ok = fail (&c, "overflowTo", "namespace %s already exists", s->u.embed.overflow_to.text);
-            else
-                names_add (&have, s->u.embed.overflow_to.text);
-        }
-        if (ok && (s->kind == RM_STEP_BUCKETIZE || s->kind == RM_STEP_UNBUCKETIZE)) {
-            const rm_nsref_t *to = s->kind == RM_STEP_BUCKETIZE ? &s->u.bucketize.to : &s->u.unbucketize.to;
-            if (names_has (&have, to->text))
-                ok = fail (&c, "to", "namespace %s already exists", to->text);
-            else
-                names_add (&have, to->text);
-        }
-        if (ok && s->kind == RM_STEP_BUCKETIZE && s->u.bucketize.invalid_to.text) {
-            if (names_has (&have, s->u.bucketize.invalid_to.text))
-                ok = fail (&c, "onInvalid", "namespace %s already exists", s->u.bucketize.invalid_to.text);
-            else
-                names_add (&have, s->u.bucketize.invalid_to.text);
-        }
+        n = ok ? rm_step_empties (s, refs, 4) : 0;
+        for (size_t j = 0; j < n; j++)
+            names_add (&emptied, refs[j]->text);
     }
+    names_clear (&made);
+    names_clear (&emptied);
     for (size_t i = 0; i < have.n; i++)
         bson_free (have.names[i]);
     bson_free (have.names);
@@ -1360,6 +1392,7 @@ rm_plan_destroy (rm_plan_t *plan)
             bson_free (s->u.denorm.sources);
             break;
         case RM_STEP_BUCKETIZE:
+        case RM_STEP_UNBUCKETIZE: /* the same struct */
             nsref_clear (&s->u.bucketize.from);
             nsref_clear (&s->u.bucketize.to);
             nsref_clear (&s->u.bucketize.invalid_to);
@@ -1373,15 +1406,6 @@ rm_plan_destroy (rm_plan_t *plan)
                 bson_free (s->u.bucketize.stats[j].kinds);
             }
             bson_free (s->u.bucketize.stats);
-            break;
-        case RM_STEP_UNBUCKETIZE:
-            nsref_clear (&s->u.unbucketize.from);
-            nsref_clear (&s->u.unbucketize.to);
-            bson_free (s->u.unbucketize.time_field);
-            bson_free (s->u.unbucketize.as);
-            for (size_t j = 0; j < s->u.unbucketize.n_meta; j++)
-                bson_free (s->u.unbucketize.meta[j]);
-            bson_free (s->u.unbucketize.meta);
             break;
         case RM_STEP_EXTRACT:
             nsref_clear (&s->u.extract.from);

@@ -3,6 +3,7 @@
  * the measurement's fields with the bucket's meta values put back at the
  * positions recorded in `metaPositions` (or in the measurement's own last
  * field `_metaPositions`, which is then dropped), bytes copied as they are. */
+#include <stdio.h>
 #include <string.h>
 
 #include "bsonwalk.h"
@@ -124,6 +125,60 @@ restore (job_t *j, const rm_walk_t *bucket, const rm_walk_t *arr, const rm_elem_
     return j->emit (j->ctx, j->doc.data + st, (uint32_t) (j->doc.len - st), err);
 }
 
+static const char *const stat_names[] = {"count", "min", "max", "sum", "avg"};
+
+/* The keys of the bucketize being reversed, when given, must describe the
+ * bucket: its window (start aligned, end - start the span), its count
+ * within maxCount, and each statistic asked for present. */
+static bool
+agree (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    const rm_unbucketize_t *u = j->u;
+    bson_t b;
+    bson_iter_t it, end;
+
+    bson_init_static (&b, doc, len);
+    if (u->span) {
+        int64_t span = u->span * 1000, start, stop, q;
+        if (!bson_iter_init_find (&it, &b, "start") || !BSON_ITER_HOLDS_DATE_TIME (&it) ||
+            !bson_iter_init_find (&end, &b, "end") || !BSON_ITER_HOLDS_DATE_TIME (&end)) {
+            rm_error_set (err, RM_ERR_FORMAT, "the bucket has no dates \"start\" and \"end\" "
+                          "(the plan gives its window)");
+            return false;
+        }
+        start = bson_iter_date_time (&it);
+        stop = bson_iter_date_time (&end);
+        q = start / span - (start % span < 0);
+        if (q * span != start || stop - start != span) {
+            rm_error_set (err, RM_ERR_FORMAT,
+                          "its window (%lld ms from %lld) is not the plan's window of %lld s "
+                          "(granularity or spanSeconds)", (long long) (stop - start),
+                          (long long) start, (long long) u->span);
+            return false;
+        }
+    }
+    if (u->max_count) {
+        if (!bson_iter_init_find (&it, &b, "count") || !BSON_ITER_HOLDS_INT32 (&it) ||
+            bson_iter_int32 (&it) > u->max_count) {
+            rm_error_set (err, RM_ERR_FORMAT, "its count is not an int32 of at most maxCount %lld",
+                          (long long) u->max_count);
+            return false;
+        }
+    }
+    for (size_t f = 0; f < u->n_stats; f++)
+        for (size_t k = 0; k < u->stats[f].n; k++) {
+            char path[400];
+            snprintf (path, sizeof path, "stats.%s.%s", u->stats[f].field,
+                      stat_names[u->stats[f].kinds[k]]);
+            if (!bson_iter_init (&it, &b) || !bson_iter_find_descendant (&it, path, &end)) {
+                rm_error_set (err, RM_ERR_FORMAT, "the bucket has no \"%s\" (the plan's stats)",
+                              path);
+                return false;
+            }
+        }
+    return true;
+}
+
 static bool
 one_bucket (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
@@ -134,6 +189,8 @@ one_bucket (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
     int rc;
 
     memset (j->has_meta, 0, u->n_meta * sizeof *j->has_meta);
+    if (!agree (j, doc, len, err))
+        return false;
     if (!rm_walk_init (&w, doc, len)) {
         rm_error_set (err, RM_ERR_FORMAT, "the bucket is not valid BSON");
         return false;
@@ -228,11 +285,34 @@ rm_unbucketizer_apply (rm_unbucketizer_t *j, rm_ens_t *from, const uint8_t *doc,
     return one_bucket (j, doc, len, err) || rm_doc_error (err, from->stats->name, "bucket", doc, len);
 }
 
+/* Adds every document of ns's store to out. */
+static bool
+copy_store (rm_ens_t *ns, rm_store_t *out, bson_error_t *err)
+{
+    rm_instream_t *in = rm_store_open (ns->store, err);
+    rm_frame_t f;
+    int rc = -1;
+    while (in && (rc = rm_store_next (in, &f, err)) > 0)
+        if (!rm_store_add (out, f.data, f.len, err))
+            rc = -1;
+    rm_instream_close (in);
+    return rc == 0;
+}
+
+/* Leaves ns empty (its metadata stays: a later step or run may fill it). */
+static bool
+empty (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err)
+{
+    rm_store_t *none = rm_engine_store_new (e, ns, err);
+    return none && rm_engine_store_swap (ns, none, err);
+}
+
 bool
 rm_step_unbucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
-    rm_ens_t *from = rm_engine_find (e, &s->u.unbucketize.from);
-    rm_ens_t *to = rm_engine_find (e, &s->u.unbucketize.to);
+    const rm_unbucketize_t *u = &s->u.unbucketize;
+    rm_ens_t *from = rm_engine_find (e, &u->from), *to = rm_engine_find (e, &u->to);
+    rm_ens_t *aside = u->invalid_to.text ? rm_engine_find (e, &u->invalid_to) : NULL;
     rm_unbucketizer_t *j = rm_unbucketizer_new (s, to);
     rm_store_t *out;
     rm_instream_t *in = NULL;
@@ -246,10 +326,15 @@ rm_step_unbucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     if (rc < 0)
         ok = false;
     rm_instream_close (in);
+    /* The readings bucketize set aside come back after the others. */
+    if (ok && aside)
+        ok = copy_store (aside, out, err);
     if (ok)
         ok = rm_engine_store_swap (to, out, err);
     else
         rm_store_destroy (out);
     rm_unbucketizer_destroy (j);
+    if (ok && !u->keep_source)
+        ok = empty (e, from, err) && (!aside || empty (e, aside, err));
     return ok;
 }

@@ -125,13 +125,12 @@ typedef struct {
     bool keep_source;
 } rm_bucketize_t;
 
-typedef struct {
-    rm_nsref_t from, to;
-    char *time_field;
-    size_t n_meta;
-    char **meta;
-    char *as;
-} rm_unbucketize_t;
+/* unbucketize takes the keys of the bucketize it reverses: from (the
+ * buckets), to (the readings), timeField, metaField, as; granularity or
+ * spanSeconds (span 0: not given), maxCount (0: not given) and stats are
+ * checked against each bucket; keepSource (default true here: the buckets
+ * stay) and onInvalid's namespace, whose set-aside readings come back too. */
+typedef rm_bucketize_t rm_unbucketize_t;
 
 typedef struct {
     rm_step_kind_t kind;
@@ -163,13 +162,20 @@ bool rm_plan_load (rm_plan_t *plan, const char *path, bson_error_t *err);
 
 /* Checks the plan against a dump's namespaces: every namespace a step reads
  * exists (in the dump or made by an earlier step), and no step creates a
- * namespace that already exists. */
+ * namespace an earlier step made and did not empty (one in the dump must
+ * be empty when the step runs: the engine checks). */
 bool rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info,
                             bson_error_t *err);
 
 /* The namespaces a step reads, and those it writes (new or changed). */
 size_t rm_step_inputs (const rm_step_t *s, const rm_nsref_t **out, size_t max);
 size_t rm_step_outputs (const rm_step_t *s, const rm_nsref_t **out, size_t max);
+/* Those it creates, with the plan key naming each: a namespace that does
+ * not exist, or an empty one (which keeps its metadata); and those it
+ * leaves empty (bucketize, unbucketize without keepSource). */
+size_t rm_step_creates (const rm_step_t *s, const rm_nsref_t **out, const char **keys,
+                        size_t max);
+size_t rm_step_empties (const rm_step_t *s, const rm_nsref_t **out, size_t max);
 
 void rm_plan_destroy (rm_plan_t *plan);
 
