@@ -3,7 +3,9 @@
 #   bsondump, mongorestore, mongodump, mongoexport  (mongo-tools, built from Go source)
 #   ferretdb                           (FerretDB v1, SQLite backend: a MongoDB
 #                                       wire-compatible server, no service needed)
-#   mongosh                            (optional, from npm; failures only warn)
+#   mongosh, mongosh1                  (optional, from npm; failures only warn)
+#   mongo-java-server                  (the second test server, in memory: its
+#                                       jars from Maven, java/Launcher.java)
 # The Go programs are built from Go modules fetched through the Go module
 # proxy, with the machine's Go toolchain; nothing else is downloaded.
 #
@@ -37,8 +39,10 @@ FERRETDB_COMMIT=7d9c7b9922555c1c8b64fe1ac596f4c1efb570ce
 # it ("unknown field"), so nothing restores. Reporting 7.0.12 (same 7.0
 # feature set, before that backport) makes mongorestore use its plain path.
 FERRETDB_REPORTED_MONGODB=7.0.12
-# Optional shell, from npm (its dependencies are resolved at install time).
+# Optional shells, from npm (their dependencies are resolved at install
+# time): 2.x, and 1.10.6, the last that talks to wire version 7.
 MONGOSH_VERSION=2.12.0
+MONGOSH1_VERSION=1.10.6
 
 die() { echo "install.sh: $*" >&2; exit 1; }
 say() { echo "install.sh: $*"; }
@@ -134,42 +138,85 @@ else
 fi
 
 # --- mongosh (optional) -------------------------------------------------------
-# A convenience shell for poking at a test server; no suite needs it, so a
-# failure here only warns. Skip it with REMODEL_PEERS_MONGOSH=0. Install
+# A shell for poking at a test server, and the judge of the scripts remodel
+# will compile; a failure here only warns. Two: mongosh 2.x for FerretDB and
+# real servers, 1.10.6 for mongo-java-server (it reports wire version 7,
+# which 2.x refuses). Skip both with REMODEL_PEERS_MONGOSH=0. Install
 # scripts are not run (they only build optional native add-ons).
+# install_mongosh NAME VERSION: $CACHE/NAME/node_modules, linked as bin/NAME.
+install_mongosh() {
+    local name=$1 version=$2 key tmp
+    key=$(echo "mongosh@$version $(node --version 2>/dev/null)" | sha256sum | cut -d' ' -f1)
+    if fresh "$name" "$key" "$name"; then
+        say "$name $version: cached"
+        return 0
+    fi
+    say "$name $version: installing with npm (optional; about 30 s)"
+    rm -f "$CACHE/stamps/$name" "$CACHE/bin/$name"
+    tmp=$(mktemp -d "$CACHE/build.XXXXXX")
+    if timeout 600 npm install --prefix "$tmp" --no-audit --no-fund --no-save \
+            --ignore-scripts --loglevel=error "mongosh@$version" >"$tmp/npm.log" 2>&1 &&
+        [ -x "$tmp/node_modules/.bin/mongosh" ]; then
+        rm -rf "${CACHE:?}/$name"
+        mkdir "$CACHE/$name"
+        mv "$tmp/node_modules" "$CACHE/$name/node_modules"
+        ln -s "../$name/node_modules/.bin/mongosh" "$CACHE/bin/$name"
+        if "$CACHE/bin/$name" --version >/dev/null 2>&1; then
+            echo "$key" >"$CACHE/stamps/$name"
+            say "$name: installed $CACHE/bin/$name"
+        else
+            rm -f "$CACHE/bin/$name"
+            say "$name: WARNING: installed but does not run; skipped"
+        fi
+    else
+        say "$name: WARNING: npm install failed (optional, skipped):"
+        tail -n 10 "$tmp/npm.log" | sed 's/^/    /'
+    fi
+    rm -rf "$tmp"
+}
 if [ "${REMODEL_PEERS_MONGOSH:-1}" == 0 ]; then
     say "mongosh: skipped (REMODEL_PEERS_MONGOSH=0)"
 elif ! command -v npm >/dev/null; then
     say "mongosh: skipped (no npm)"
 else
-    ms_key=$(echo "mongosh@$MONGOSH_VERSION $(node --version 2>/dev/null)" | sha256sum | cut -d' ' -f1)
-    if fresh mongosh "$ms_key" mongosh; then
-        say "mongosh $MONGOSH_VERSION: cached"
-    else
-        say "mongosh $MONGOSH_VERSION: installing with npm (optional; about 30 s)"
-        rm -f "$CACHE/stamps/mongosh" "$CACHE/bin/mongosh"
-        tmp=$(mktemp -d "$CACHE/build.XXXXXX")
-        trap 'rm -rf "$tmp"' EXIT
-        if timeout 600 npm install --prefix "$tmp" --no-audit --no-fund --no-save \
-                --ignore-scripts --loglevel=error "mongosh@$MONGOSH_VERSION" >"$tmp/npm.log" 2>&1 &&
-            [ -x "$tmp/node_modules/.bin/mongosh" ]; then
-            rm -rf "$CACHE/mongosh"
-            mkdir "$CACHE/mongosh"
-            mv "$tmp/node_modules" "$CACHE/mongosh/node_modules"
-            ln -s ../mongosh/node_modules/.bin/mongosh "$CACHE/bin/mongosh"
-            if "$CACHE/bin/mongosh" --version >/dev/null 2>&1; then
-                echo "$ms_key" >"$CACHE/stamps/mongosh"
-                say "mongosh: installed $CACHE/bin/mongosh"
-            else
-                rm -f "$CACHE/bin/mongosh"
-                say "mongosh: WARNING: installed but does not run; skipped"
-            fi
-        else
-            say "mongosh: WARNING: npm install failed (optional, skipped):"
-            tail -n 10 "$tmp/npm.log" | sed 's/^/    /'
-        fi
-        rm -rf "$tmp"; trap - EXIT
-    fi
+    install_mongosh mongosh "$MONGOSH_VERSION"
+    install_mongosh mongosh1 "$MONGOSH1_VERSION"
+fi
+
+# --- mongo-java-server --------------------------------------------------------
+# The second, independent server (in-memory): Maven fetches the jars pinned
+# in java/pom.xml by name; java/Launcher.java is compiled against them.
+# bin/mongo-java-server [PORT] [--oplog] runs it (tests/peers/server.sh).
+command -v mvn >/dev/null && command -v javac >/dev/null ||
+    die "mongo-java-server needs mvn and javac (Debian: maven, default-jdk-headless)"
+mj_key=$({ javac -version 2>&1; cat "$HERE/java/pom.xml" "$HERE/java/Launcher.java"; } |
+    sha256sum | cut -d' ' -f1)
+if fresh mongo-java-server "$mj_key" mongo-java-server; then
+    say "mongo-java-server: cached"
+else
+    say "mongo-java-server: fetching with Maven and compiling the launcher"
+    rm -f "$CACHE/stamps/mongo-java-server" "$CACHE/bin/mongo-java-server"
+    tmp=$(mktemp -d "$CACHE/build.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+    timeout 600 mvn -q -B -f "$HERE/java/pom.xml" dependency:copy-dependencies \
+        -DoutputDirectory="$tmp/lib" >"$tmp/mvn.log" 2>&1 ||
+        { tail -n 20 "$tmp/mvn.log" >&2; die "Maven could not fetch mongo-java-server"; }
+    mkdir "$tmp/classes"
+    javac -cp "$tmp/lib/*" -d "$tmp/classes" "$HERE/java/Launcher.java" ||
+        die "compiling java/Launcher.java failed"
+    rm -rf "$CACHE/mongo-java-server"
+    mkdir "$CACHE/mongo-java-server"
+    mv "$tmp/lib" "$tmp/classes" "$CACHE/mongo-java-server/"
+    cat >"$CACHE/bin/mongo-java-server" <<'LAUNCH'
+#!/bin/sh
+# mongo-java-server on 127.0.0.1 (tests/peers/java/Launcher.java).
+here=$(cd "$(dirname "$0")/../mongo-java-server" && pwd)
+exec java -Xss4m -cp "$here/lib/*:$here/classes" Launcher "$@"
+LAUNCH
+    chmod +x "$CACHE/bin/mongo-java-server"
+    rm -rf "$tmp"; trap - EXIT
+    echo "$mj_key" >"$CACHE/stamps/mongo-java-server"
+    say "mongo-java-server: installed $CACHE/bin/mongo-java-server"
 fi
 
 # --- pymongo (its bson package: the golden-test harness decodes with it) -----

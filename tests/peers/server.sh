@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# A throwaway MongoDB wire-compatible server (FerretDB, SQLite backend) for
-# tests, one per directory:
+# A throwaway MongoDB wire-compatible server for tests, one per directory:
+# FerretDB (SQLite backend, data in DIR/data), or mongo-java-server (in
+# memory), two independent implementations.
 #
-#   tests/peers/server.sh start DIR   start it with its data in DIR/data,
-#                                     listening on 127.0.0.1 on a free port;
-#                                     waits until it accepts connections, then
-#                                     writes the URI to DIR/uri and prints it
+#   tests/peers/server.sh start DIR [ferretdb|java]
+#                                     start it (default ferretdb), listening
+#                                     on 127.0.0.1 on a free port; waits until
+#                                     it accepts connections, then writes the
+#                                     URI to DIR/uri and prints it
 #   tests/peers/server.sh stop DIR    stop it and wait until it is gone
 #
 # Files in DIR: pid, uri, log (the server's log), watchdog.pid, data/.
@@ -20,9 +22,11 @@ set -u
 
 die() { echo "server.sh: $*" >&2; exit 1; }
 
-usage() { die "usage: server.sh start|stop DIR"; }
-[ $# -eq 2 ] || usage
+usage() { die "usage: server.sh start DIR [ferretdb|java] | stop DIR"; }
+[ $# -eq 2 ] || { [ $# -eq 3 ] && [ "$1" == start ]; } || usage
 cmd=$1
+kind=${3:-ferretdb}
+case $kind in ferretdb | java) ;; *) usage ;; esac
 case $cmd in
     start) mkdir -p "$2" || die "cannot create $2" ;;
     stop) [ -d "$2" ] || exit 0 ;;  # nothing was started there
@@ -30,6 +34,7 @@ case $cmd in
 esac
 dir=$(cd "$2" && pwd)
 FERRETDB=${FERRETDB:-${REMODEL_PEERS:-$HOME/.cache/remodel-peers}/bin/ferretdb}
+MONGO_JAVA_SERVER=${MONGO_JAVA_SERVER:-${REMODEL_PEERS:-$HOME/.cache/remodel-peers}/bin/mongo-java-server}
 WAIT=${PEERS_SERVER_WAIT:-30}
 
 # alive PID: the process exists and is not a zombie.
@@ -77,19 +82,27 @@ stop() {
 
 start() {
     local pid owner port i
-    [ -x "$FERRETDB" ] || die "no server binary at $FERRETDB (run tests/peers/install.sh)"
+    local bin=$FERRETDB
+    [ "$kind" == java ] && bin=$MONGO_JAVA_SERVER
+    [ -x "$bin" ] || die "no server binary at $bin (run tests/peers/install.sh)"
     if pid=$(cat "$dir/pid" 2>/dev/null) && alive "$pid"; then
         die "a server is already running for $dir (pid $pid)"
     fi
     rm -f "$dir/pid" "$dir/watchdog.pid" "$dir/uri" "$dir/log"
     mkdir -p "$dir/data" || die "cannot create $dir/data"
 
-    # Port 0: the kernel picks a free port; the log says which.
-    "$FERRETDB" --handler=sqlite --sqlite-url="file:$dir/data/" \
-        --state-dir="$dir" --listen-addr=127.0.0.1:0 --debug-addr=- \
-        --telemetry=disable --log-level=info \
-        </dev/null >"$dir/log" 2>&1 &
+    # Port 0: the kernel picks a free port; the log says which (both say
+    # "Listening on TCP 127.0.0.1:PORT").
+    if [ "$kind" == java ]; then
+        "$MONGO_JAVA_SERVER" 0 </dev/null >"$dir/log" 2>&1 &
+    else
+        "$FERRETDB" --handler=sqlite --sqlite-url="file:$dir/data/" \
+            --state-dir="$dir" --listen-addr=127.0.0.1:0 --debug-addr=- \
+            --telemetry=disable --log-level=info \
+            </dev/null >"$dir/log" 2>&1 &
+    fi
     pid=$!
+    echo "$kind" >"$dir/kind"
     echo "$pid" >"$dir/pid"
 
     owner=${REMODEL_SERVER_OWNER:-$PPID}
