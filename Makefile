@@ -12,15 +12,19 @@ PKGS     = libbson-1.0 libarchive libzstd zlib
 OPT     ?= -O2 -g
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -Wstrict-prototypes
 # Recursive (=) so pkg-config runs only after the deps step installed it all.
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude -Icommon \
+# The core's layers, each a folder of common/ (README.md, "Layout"); their
+# private headers are included by bare name.
+CORE_DIRS = base bson dump sort accum engine
+CORE_INC  = $(CORE_DIRS:%=-Icommon/%)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude $(CORE_INC) \
              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS) $(EXTRA_CFLAGS)
 LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDFLAGS) $(EXTRA_LDFLAGS)
 
-LIB_SRC  = $(wildcard common/*.c)
+LIB_SRC  = $(wildcard common/*/*.c)
 CLI_SRC  = $(wildcard migrate/*.c)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 GEN_SRC  = $(wildcard dumps/generator/*.c)
-HEADERS  = $(wildcard include/remodel/*.h common/*.h migrate/*.h tests/unit/*.h)
+HEADERS  = $(wildcard include/remodel/*.h common/*/*.h migrate/*.h tests/unit/*.h)
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -82,7 +86,7 @@ fuzz:
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
 	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libremodel.a
 	@for h in $(FUZZ_HARNESSES); do \
-	    clang -std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Icommon -Itests/fuzz \
+	    clang -std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude $(CORE_INC) -Itests/fuzz \
 	        $$(pkg-config --cflags $(PKGS)) -o build/fuzz/fuzz_$$h tests/fuzz/fuzz_$$h.c build/fuzz/libremodel.a \
 	        $$(pkg-config --libs $(PKGS)) -lpthread -lm || exit 1; \
 	done

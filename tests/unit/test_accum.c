@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "accum_impl.h" /* the decimal arithmetic of common/accum_dec.c */
+#include "accum_impl.h" /* the decimal arithmetic of common/accum/accum_dec.c */
 #include "remodel/accum.h"
 #include "test.h"
 
