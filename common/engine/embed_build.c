@@ -8,6 +8,7 @@
  * rest go to the overflow namespace as pages {_id, parent_id, page, <as>},
  * page 2 onward (page 1 is the parent's own array). */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +373,20 @@ parent_fits (rm_embed_out_t *o, size_t k, bool flag)
     return o->doc.len <= RM_BSON_MAX_SIZE;
 }
 
+/* Fails the parent being built: "<ns>: parent <_id> <what>". */
+static bool BSON_GNUC_PRINTF (3, 4)
+parent_fail (rm_embed_out_t *o, bson_error_t *err, const char *fmt, ...)
+{
+    char what[400], *id = rm_doc_id_json (o->pdoc, o->plen);
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (what, sizeof what, fmt, ap);
+    va_end (ap);
+    rm_error_set (err, RM_ERR_FORMAT, "%s: parent %s %s", o->into->stats->name, id, what);
+    bson_free (id);
+    return false;
+}
+
 /* Settles the parent's array (onOverflow "outlier"): the most of its first
  * `cap` items that fit in 16 MiB with the flag, by a binary search on the
  * count; the items after them start the overflow pages. */
@@ -388,13 +403,8 @@ settle (rm_embed_out_t *o, size_t cap, bson_error_t *err)
             else
                 hi = mid - 1;
         }
-        if (lo == 0 && !parent_fits (o, 0, true)) {
-            char *id = rm_doc_id_json (o->pdoc, o->plen);
-            rm_error_set (err, RM_ERR_FORMAT, "%s: parent %s is over 16 MiB even without children",
-                          o->into->stats->name, id);
-            bson_free (id);
-            return false;
-        }
+        if (lo == 0 && !parent_fits (o, 0, true))
+            return parent_fail (o, err, "is over 16 MiB even without children");
         cap = lo;
     }
     o->k = cap;
@@ -539,48 +549,27 @@ rm_embed_out_end (void *ctx, bson_error_t *err)
     rm_embed_out_t *o = ctx;
     bool outlier = o->spec->on_overflow == RM_OVERFLOW_OUTLIER;
 
-    if (o->too_many) {
-        char *id = rm_doc_id_json (o->pdoc, o->plen);
-        rm_error_set (err, RM_ERR_FORMAT,
-                      "%s: parent %s has %zu matching children, more than maxItems %lld "
-                      "(onOverflow \"outlier\" moves the rest aside)",
-                      o->into->stats->name, id, o->taken, (long long) o->spec->max_items);
-        bson_free (id);
-        return false;
-    }
-    if (o->too_big) {
-        char *id = rm_doc_id_json (o->pdoc, o->plen);
-        rm_error_set (err, RM_ERR_FORMAT,
-                      "%s: parent %s with its %zu children would be over the 16 MiB document "
-                      "limit (its first %zu alone make %zu bytes; onOverflow \"outlier\" moves "
-                      "the rest aside)",
-                      o->into->stats->name, id, o->taken, o->too_big, o->big_bytes);
-        bson_free (id);
-        return false;
-    }
+    if (o->too_many)
+        return parent_fail (o, err, "has %zu matching children, more than maxItems %lld "
+                            "(onOverflow \"outlier\" moves the rest aside)",
+                            o->taken, (long long) o->spec->max_items);
+    if (o->too_big)
+        return parent_fail (o, err, "with its %zu children would be over the 16 MiB document "
+                            "limit (its first %zu alone make %zu bytes; onOverflow \"outlier\" "
+                            "moves the rest aside)", o->taken, o->too_big, o->big_bytes);
     if (!o->closed) {
-        if (parent_fits (o, o->n, false)) {
+        if (parent_fits (o, o->n, false))
             o->k = o->n;
-        } else if (!outlier) {
-            char *id = rm_doc_id_json (o->pdoc, o->plen);
-            rm_error_set (err, RM_ERR_FORMAT,
-                          "%s: parent %s with its %zu children would be %zu bytes, over the "
-                          "16 MiB document limit (onOverflow \"outlier\" moves the rest aside)",
-                          o->into->stats->name, id, o->n, o->doc.len);
-            bson_free (id);
+        else if (!outlier)
+            return parent_fail (o, err, "with its %zu children would be %zu bytes, over the "
+                                "16 MiB document limit (onOverflow \"outlier\" moves the rest "
+                                "aside)", o->n, o->doc.len);
+        else if (!settle (o, o->n, err))
             return false;
-        } else if (!settle (o, o->n, err)) {
-            return false;
-        }
     }
     /* Settled earlier, the count may since have grown a width. */
-    if (o->closed && !parent_fits (o, o->k, true)) {
-        char *id = rm_doc_id_json (o->pdoc, o->plen);
-        rm_error_set (err, RM_ERR_FORMAT, "%s: parent %s with %zu children is over 16 MiB",
-                      o->into->stats->name, id, o->k);
-        bson_free (id);
-        return false;
-    }
+    if (o->closed && !parent_fits (o, o->k, true))
+        return parent_fail (o, err, "with %zu children is over 16 MiB", o->k);
     o->into->stats->embedded += o->k;
     return rm_store_add (o->next, o->doc.data, (uint32_t) o->doc.len, err) &&
            flush_pages (o, true, err);
