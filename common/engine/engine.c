@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "engine_impl.h"
+#include "step_class.h"
 #include "remodel/bsoncheck.h"
 
 #define DEFAULT_MEMORY ((size_t) 512 << 20)
@@ -297,15 +298,7 @@ rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     if (!targets_empty (e, s, err))
         return false;
     e->step = s->index;
-    switch (s->kind) {
-    case RM_STEP_EMBED: ok = rm_step_embed_run (e, s, err); break;
-    case RM_STEP_EXTRACT: ok = rm_step_extract_run (e, s, err); break;
-    case RM_STEP_DENORMALIZE: ok = rm_step_denorm_run (e, s, err); break;
-    case RM_STEP_SUMMARIZE: ok = rm_step_summarize_run (e, s, err); break;
-    case RM_STEP_BUCKETIZE: ok = rm_step_bucketize_run (e, s, err); break;
-    case RM_STEP_UNBUCKETIZE: ok = rm_step_unbucketize_run (e, s, err); break;
-    default: ok = rm_step_fields_run (e, s, err); break;
-    }
+    ok = rm_step_classes[s->kind].run (e, s, err);
     e->step = 0;
     if (!ok && err->message[0] && strncmp (err->message, "step ", 5) != 0)
         rm_error_prefix (err, "step %zu (%s)", s->index, s->op);

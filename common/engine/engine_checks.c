@@ -113,7 +113,6 @@ join_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run,
             const rm_nsref_t *from, const rm_nsref_t *into, const rm_path_t *local,
             const rm_path_t *foreign, bson_error_t *err)
 {
-    (void) e;
     if (run->matched || !run->children || !run->parents || s->allow_missing || e->opts.allow_missing)
         return true;
     rm_error_set (err, RM_ERR_FORMAT,

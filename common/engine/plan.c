@@ -11,41 +11,20 @@
 #include "remodel/accum.h"
 #include "remodel/nsname.h"
 #include "remodel/plan.h"
-
-static const char *kind_names[] = {"embed", "extract", "set", "unset", "rename", "version",
-                                   "denormalize", "summarize", "bucketize", "unbucketize"};
+#include "step_class.h"
 
 const char *
 rm_step_kind_name (rm_step_kind_t k)
 {
-    return kind_names[k];
+    return rm_step_classes[k].name;
 }
 
-/* The keys each operation takes; a '*' marks the required ones. */
-static const char *const op_keys[][14] = {
-    [RM_STEP_EMBED] = {"*from", "*into", "*localField", "*foreignField", "*as", "project", "sort",
-                       "limit", "countAs", "keepSource", "maxItems", "onOverflow", "overflowTo",
-                       NULL},
-    [RM_STEP_EXTRACT] = {"*from", "*path", "*to", "*style", "parentField", "ordinalField", NULL},
-    [RM_STEP_SET] = {"*in", "*fields", NULL},
-    [RM_STEP_UNSET] = {"*in", "*fields", NULL},
-    [RM_STEP_RENAME] = {"*in", "*fields", NULL},
-    [RM_STEP_VERSION] = {"*in", "field", "*value", NULL},
-    [RM_STEP_SUMMARIZE] = {"*into", "*from", "*localField", "*foreignField", "as", "sort", "*fields",
-                           NULL},
-    [RM_STEP_DENORMALIZE] = {"*in", "*from", "*localField", "foreignField", "*fields", "onMissing",
-                             NULL},
-    [RM_STEP_BUCKETIZE] = {"*from", "*to", "*timeField", "*metaField", "granularity", "spanSeconds",
-                           "maxCount", "as", "stats", "keepSource", "onInvalid", NULL},
-    [RM_STEP_UNBUCKETIZE] = {"*from", "*to", "*timeField", "*metaField", "granularity", "spanSeconds",
-                             "maxCount", "as", "stats", "keepSource", "onInvalid", NULL},
-};
-
-typedef struct {
+struct rm_plan_ctx {
     bson_error_t *err;
     size_t index;
     const char *op;
-} ctx_t;
+};
+typedef rm_plan_ctx_t ctx_t;
 
 static bool BSON_GNUC_PRINTF (3, 4)
 fail (ctx_t *c, const char *key, const char *fmt, ...)
@@ -597,8 +576,8 @@ check_keys (ctx_t *c, rm_step_kind_t kind, const bson_t *body)
     bson_iter_t it;
     char allowed[400] = "";
 
-    for (size_t i = 0; op_keys[kind][i]; i++) {
-        const char *k = op_keys[kind][i] + (op_keys[kind][i][0] == '*');
+    for (size_t i = 0; rm_step_classes[kind].keys[i]; i++) {
+        const char *k = rm_step_classes[kind].keys[i] + (rm_step_classes[kind].keys[i][0] == '*');
         if (i)
             strncat (allowed, ", ", sizeof allowed - strlen (allowed) - 1);
         strncat (allowed, k, sizeof allowed - strlen (allowed) - 1);
@@ -607,14 +586,14 @@ check_keys (ctx_t *c, rm_step_kind_t kind, const bson_t *body)
     bson_iter_init (&it, body);
     while (bson_iter_next (&it)) {
         bool known = !strcmp (bson_iter_key (&it), "allowMissing");
-        for (size_t i = 0; op_keys[kind][i] && !known; i++)
-            known = !strcmp (bson_iter_key (&it), op_keys[kind][i] + (op_keys[kind][i][0] == '*'));
+        for (size_t i = 0; rm_step_classes[kind].keys[i] && !known; i++)
+            known = !strcmp (bson_iter_key (&it), rm_step_classes[kind].keys[i] + (rm_step_classes[kind].keys[i][0] == '*'));
         if (!known)
             return fail (c, bson_iter_key (&it), "unknown key (%s takes %s)", c->op, allowed);
     }
-    for (size_t i = 0; op_keys[kind][i]; i++)
-        if (op_keys[kind][i][0] == '*' && !bson_has_field (body, op_keys[kind][i] + 1))
-            return fail (c, op_keys[kind][i] + 1, "missing (required)");
+    for (size_t i = 0; rm_step_classes[kind].keys[i]; i++)
+        if (rm_step_classes[kind].keys[i][0] == '*' && !bson_has_field (body, rm_step_classes[kind].keys[i] + 1))
+            return fail (c, rm_step_classes[kind].keys[i] + 1, "missing (required)");
     return true;
 }
 
@@ -792,6 +771,15 @@ parse_unbucketize (ctx_t *c, bson_iter_t *it, rm_unbucketize_t *u)
 {
     return parse_bucket_keys (c, it, u, true);
 }
+
+/* The table's entry points (step_class.h). */
+bool rm_plan_parse_embed (ctx_t *c, bson_iter_t *it, rm_step_t *s) { return parse_embed (c, it, &s->u.embed); }
+bool rm_plan_parse_extract (ctx_t *c, bson_iter_t *it, rm_step_t *s) { return parse_extract (c, it, &s->u.extract); }
+bool rm_plan_parse_fields (ctx_t *c, bson_iter_t *it, rm_step_t *s) { return parse_fields (c, s->kind, it, &s->u.fields); }
+bool rm_plan_parse_denorm (ctx_t *c, bson_iter_t *it, rm_step_t *s) { return parse_denorm (c, it, &s->u.denorm); }
+bool rm_plan_parse_summarize (ctx_t *c, bson_iter_t *it, rm_step_t *s) { return parse_summarize (c, it, &s->u.summarize); }
+bool rm_plan_parse_bucketize (ctx_t *c, bson_iter_t *it, rm_step_t *s) { return parse_bucketize (c, it, &s->u.bucketize); }
+bool rm_plan_parse_unbucketize (ctx_t *c, bson_iter_t *it, rm_step_t *s) { return parse_unbucketize (c, it, &s->u.unbucketize); }
 
 /* Skips a JSON string starting at its opening quote; returns the index
  * after the closing quote. */
@@ -1043,7 +1031,7 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                 break;
             }
             for (int i = 0; i < RM_STEP_N_KINDS; i++)
-                if (!strcmp (bson_iter_key (&body), kind_names[i]))
+                if (!strcmp (bson_iter_key (&body), rm_step_classes[i].name))
                     kind = i;
             if (kind < 0) {
                 c.op = bson_iter_key (&body);
@@ -1052,7 +1040,7 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                 break;
             }
             st->kind = (rm_step_kind_t) kind;
-            st->op = kind_names[kind];
+            st->op = rm_step_classes[kind].name;
             c.op = st->op;
             if (!BSON_ITER_HOLDS_DOCUMENT (&body)) {
                 ok = fail (&c, NULL, "the operation's value must be a document");
@@ -1075,16 +1063,8 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                 bson_init (&rest);
                 bson_copy_to_excluding_noinit (&b, &rest, "allowMissing", NULL);
                 bson_iter_init (&fields, &rest);
-                switch (ok ? st->kind : RM_STEP_N_KINDS) {
-                case RM_STEP_EMBED: ok = parse_embed (&c, &fields, &st->u.embed); break;
-                case RM_STEP_EXTRACT: ok = parse_extract (&c, &fields, &st->u.extract); break;
-                case RM_STEP_DENORMALIZE: ok = parse_denorm (&c, &fields, &st->u.denorm); break;
-                case RM_STEP_SUMMARIZE: ok = parse_summarize (&c, &fields, &st->u.summarize); break;
-                case RM_STEP_BUCKETIZE: ok = parse_bucketize (&c, &fields, &st->u.bucketize); break;
-                case RM_STEP_UNBUCKETIZE: ok = parse_unbucketize (&c, &fields, &st->u.unbucketize); break;
-                case RM_STEP_N_KINDS: break;
-                default: ok = parse_fields (&c, st->kind, &fields, &st->u.fields); break;
-                }
+                if (ok)
+                    ok = rm_step_classes[st->kind].parse (&c, &fields, st);
                 bson_destroy (&rest);
             }
         }
@@ -1325,9 +1305,10 @@ rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info, bson_e
     return ok;
 }
 
-static void
-fields_clear (rm_fields_t *f)
+void
+rm_plan_clear_fields (rm_step_t *s)
 {
+    rm_fields_t *f = &s->u.fields;
     nsref_clear (&f->in);
     for (size_t i = 0; i < f->n; i++) {
         rm_path_destroy (&f->paths[i]);
@@ -1343,82 +1324,102 @@ fields_clear (rm_fields_t *f)
         bson_destroy (f->raw_holder);
 }
 
+static void
+sortspec_clear (rm_sortspec_t *sort)
+{
+    for (size_t j = 0; j < sort->n; j++)
+        rm_path_destroy (&sort->keys[j].path);
+    bson_free (sort->keys);
+}
+
+void
+rm_plan_clear_embed (rm_step_t *s)
+{
+    rm_embed_t *e = &s->u.embed;
+    nsref_clear (&e->from);
+    nsref_clear (&e->into);
+    nsref_clear (&e->overflow_to);
+    rm_path_destroy (&e->local);
+    rm_path_destroy (&e->foreign);
+    bson_free (e->as);
+    bson_free (e->count_as);
+    if (e->project)
+        bson_destroy (e->project);
+    sortspec_clear (&e->sort);
+}
+
+void
+rm_plan_clear_summarize (rm_step_t *s)
+{
+    rm_summarize_t *m = &s->u.summarize;
+    nsref_clear (&m->into);
+    nsref_clear (&m->from);
+    rm_path_destroy (&m->local);
+    rm_path_destroy (&m->foreign);
+    bson_free (m->as);
+    sortspec_clear (&m->sort);
+    for (size_t j = 0; j < m->n; j++) {
+        bson_free (m->names[j]);
+        rm_acc_spec_destroy (m->accs[j]);
+    }
+    bson_free (m->names);
+    bson_free (m->accs);
+}
+
+void
+rm_plan_clear_denorm (rm_step_t *s)
+{
+    rm_denorm_t *d = &s->u.denorm;
+    nsref_clear (&d->in);
+    nsref_clear (&d->from);
+    rm_path_destroy (&d->local);
+    rm_path_destroy (&d->foreign);
+    for (size_t j = 0; j < d->n; j++) {
+        bson_free (d->targets[j]);
+        rm_path_destroy (&d->sources[j]);
+    }
+    bson_free (d->targets);
+    bson_free (d->sources);
+}
+
+/* bucketize and unbucketize: the same struct */
+void
+rm_plan_clear_bucket (rm_step_t *s)
+{
+    rm_bucketize_t *b = &s->u.bucketize;
+    nsref_clear (&b->from);
+    nsref_clear (&b->to);
+    nsref_clear (&b->invalid_to);
+    bson_free (b->time_field);
+    bson_free (b->as);
+    for (size_t j = 0; j < b->n_meta; j++)
+        bson_free (b->meta[j]);
+    bson_free (b->meta);
+    for (size_t j = 0; j < b->n_stats; j++) {
+        bson_free (b->stats[j].field);
+        bson_free (b->stats[j].kinds);
+    }
+    bson_free (b->stats);
+}
+
+void
+rm_plan_clear_extract (rm_step_t *s)
+{
+    rm_extract_t *x = &s->u.extract;
+    nsref_clear (&x->from);
+    nsref_clear (&x->to);
+    rm_path_destroy (&x->path);
+    bson_free (x->parent_field);
+    bson_free (x->ordinal_field);
+}
+
 void
 rm_plan_destroy (rm_plan_t *plan)
 {
-    for (size_t i = 0; i < plan->n; i++) {
-        rm_step_t *s = &plan->steps[i];
-        switch (s->kind) {
-        case RM_STEP_EMBED:
-            nsref_clear (&s->u.embed.from);
-            nsref_clear (&s->u.embed.into);
-            nsref_clear (&s->u.embed.overflow_to);
-            rm_path_destroy (&s->u.embed.local);
-            rm_path_destroy (&s->u.embed.foreign);
-            bson_free (s->u.embed.as);
-            bson_free (s->u.embed.count_as);
-            if (s->u.embed.project)
-                bson_destroy (s->u.embed.project);
-            for (size_t j = 0; j < s->u.embed.sort.n; j++)
-                rm_path_destroy (&s->u.embed.sort.keys[j].path);
-            bson_free (s->u.embed.sort.keys);
-            break;
-        case RM_STEP_SUMMARIZE:
-            nsref_clear (&s->u.summarize.into);
-            nsref_clear (&s->u.summarize.from);
-            rm_path_destroy (&s->u.summarize.local);
-            rm_path_destroy (&s->u.summarize.foreign);
-            bson_free (s->u.summarize.as);
-            for (size_t j = 0; j < s->u.summarize.sort.n; j++)
-                rm_path_destroy (&s->u.summarize.sort.keys[j].path);
-            bson_free (s->u.summarize.sort.keys);
-            for (size_t j = 0; j < s->u.summarize.n; j++) {
-                bson_free (s->u.summarize.names[j]);
-                rm_acc_spec_destroy (s->u.summarize.accs[j]);
-            }
-            bson_free (s->u.summarize.names);
-            bson_free (s->u.summarize.accs);
-            break;
-        case RM_STEP_DENORMALIZE:
-            nsref_clear (&s->u.denorm.in);
-            nsref_clear (&s->u.denorm.from);
-            rm_path_destroy (&s->u.denorm.local);
-            rm_path_destroy (&s->u.denorm.foreign);
-            for (size_t j = 0; j < s->u.denorm.n; j++) {
-                bson_free (s->u.denorm.targets[j]);
-                rm_path_destroy (&s->u.denorm.sources[j]);
-            }
-            bson_free (s->u.denorm.targets);
-            bson_free (s->u.denorm.sources);
-            break;
-        case RM_STEP_BUCKETIZE:
-        case RM_STEP_UNBUCKETIZE: /* the same struct */
-            nsref_clear (&s->u.bucketize.from);
-            nsref_clear (&s->u.bucketize.to);
-            nsref_clear (&s->u.bucketize.invalid_to);
-            bson_free (s->u.bucketize.time_field);
-            bson_free (s->u.bucketize.as);
-            for (size_t j = 0; j < s->u.bucketize.n_meta; j++)
-                bson_free (s->u.bucketize.meta[j]);
-            bson_free (s->u.bucketize.meta);
-            for (size_t j = 0; j < s->u.bucketize.n_stats; j++) {
-                bson_free (s->u.bucketize.stats[j].field);
-                bson_free (s->u.bucketize.stats[j].kinds);
-            }
-            bson_free (s->u.bucketize.stats);
-            break;
-        case RM_STEP_EXTRACT:
-            nsref_clear (&s->u.extract.from);
-            nsref_clear (&s->u.extract.to);
-            rm_path_destroy (&s->u.extract.path);
-            bson_free (s->u.extract.parent_field);
-            bson_free (s->u.extract.ordinal_field);
-            break;
-        default:
-            fields_clear (&s->u.fields);
-            break;
-        }
-    }
+    /* A step that failed to parse has its kind (or none yet: zeroed, and
+     * clearing zeroes frees nothing). */
+    for (size_t i = 0; i < plan->n; i++)
+        rm_step_classes[plan->steps[i].kind].clear (&plan->steps[i]);
     bson_free (plan->steps);
     memset (plan, 0, sizeof *plan);
 }
