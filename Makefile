@@ -21,19 +21,22 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude $(CORE_INC) \
 LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 LIB_SRC  = $(wildcard common/*/*.c)
+# The online companion: the only program that links libmongoc.
+ONLINE_SRC = $(wildcard shell-ext/*.c)
 CLI_SRC  = $(wildcard migrate/*.c)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 GEN_SRC  = $(wildcard dumps/generator/*.c)
-HEADERS  = $(wildcard include/remodel/*.h common/*/*.h migrate/*.h tests/unit/*.h)
+HEADERS  = $(wildcard include/remodel/*.h common/*/*.h migrate/*.h shell-ext/*.h tests/unit/*.h)
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
+ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps check check-unit check-sanitize demo install clean bench dumps fuzz fuzz-seeds replays
+.PHONY: all deps check check-unit check-sanitize demo install clean bench dumps fuzz fuzz-seeds replays online-crashes
 
-all: $(BUILD)/remodel $(BUILD)/remodel-gen
+all: $(BUILD)/remodel $(BUILD)/remodel-gen $(BUILD)/remodel-online
 
 deps:
 	@scripts/install-deps.sh
@@ -48,6 +51,13 @@ $(BUILD)/libremodel.a: $(LIB_OBJ)
 
 $(BUILD)/remodel: $(CLI_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libremodel.a $(LIBS_ALL)
+
+$(BUILD)/shell-ext/%.o: shell-ext/%.c $(HEADERS) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags libmongoc-1.0) -c $< -o $@
+
+$(BUILD)/remodel-online: $(ONLINE_OBJ) $(BUILD)/libremodel.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(ONLINE_OBJ) $(BUILD)/libremodel.a $(shell pkg-config --libs libmongoc-1.0) $(LIBS_ALL)
 
 $(BUILD)/remodel-gen: $(GEN_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(GEN_OBJ) $(BUILD)/libremodel.a $(LIBS_ALL)
@@ -101,6 +111,11 @@ check: all unit
 	    build/sanitize/remodel unit replays
 	@tests/run.sh $(BUILD) build/sanitize
 
+# The online mode's kill -9 campaign: many random kills per server (make
+# check replays four).
+online-crashes: all
+	@REMODEL=$(BUILD)/remodel REMODEL_ONLINE_CRASHES=$${CRASHES:-50} bash tests/cli/test_online.sh
+
 demo: all
 	@scripts/demo.sh $(BUILD)
 
@@ -113,6 +128,7 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/remodel
 	install -m 755 $(BUILD)/remodel $(DESTDIR)$(PREFIX)/bin/remodel
+	install -m 755 $(BUILD)/remodel-online $(DESTDIR)$(PREFIX)/bin/remodel-online
 	install -m 644 $(BUILD)/libremodel.a $(DESTDIR)$(PREFIX)/lib/libremodel.a
 	install -m 644 include/remodel/*.h $(DESTDIR)$(PREFIX)/include/remodel/
 

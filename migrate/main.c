@@ -1,7 +1,10 @@
 /* remodel: moves MongoDB dumps between schema designs. This file only
  * dispatches to the commands. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "remodel/tmppath.h"
 #include "tool.h"
@@ -17,9 +20,34 @@ static const char usage[] =
     "  check PLAN [--against SRC]     validate a plan without running it\n"
     "  show SRC [--ns NS]             documents as Extended JSON, one per line\n"
     "  diff A B                       compare two dumps, document by document\n"
+    "  online run|status PLAN --uri URI   apply a plan to a live server (the\n"
+    "                     companion remodel-online, installed beside remodel)\n"
     "\n"
     "remodel COMMAND --help tells more. SRC and DST: mongodump archives (plain,\n"
     "gzip, zstd), dump directories, tars of them, .bson files, - for stdin/stdout.\n";
+
+/* `remodel online ...` is the companion remodel-online found beside this
+ * program (as git finds its subcommands): the offline commands never link
+ * nor load libmongoc. */
+static int
+run_online (char **argv)
+{
+    char self[PATH_MAX], *slash;
+    ssize_t n = readlink ("/proc/self/exe", self, sizeof self - 32);
+    if (n <= 0) {
+        fprintf (stderr, "remodel: error: online: cannot find this program's directory: %s\n",
+                 strerror (errno));
+        return 1;
+    }
+    self[n] = '\0';
+    slash = strrchr (self, '/');
+    strcpy (slash ? slash + 1 : self, "remodel-online");
+    argv[0] = self;
+    execv (self, argv);
+    fprintf (stderr, "remodel: error: online: cannot run %s: %s (it is built and installed "
+             "beside remodel: make, make install)\n", self, strerror (errno));
+    return 1;
+}
 
 int
 main (int argc, char **argv)
@@ -41,6 +69,8 @@ main (int argc, char **argv)
         printf ("remodel 0.1.0\n");
         return 0;
     }
+    if (strcmp (argv[1], "online") == 0)
+        return run_online (argv + 1);
     rm_signals_install ();
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp (argv[1], commands[i].name) == 0) {

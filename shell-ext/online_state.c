@@ -1,0 +1,329 @@
+/* What a run keeps on the server, in the state database (--state-db,
+ * default "remodel"), so that it survives a crash and two runs stay apart:
+ *   plans       {_id: <plan name>, digest}: the plan a name was started
+ *               with; another plan under that name is refused (--restart)
+ *   leases      {_id: <plan name>, owner, expires}: one run of a plan at a
+ *               time; renewed every batch, taken over once expired
+ *   checkpoints {_id: "<plan name>:<step>", digest, step, op, ns, last,
+ *               seen, changed, done, updated, tool}: written only after a
+ *               batch's writes were acknowledged */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "online.h"
+#include "remodel/crc64.h"
+
+/* How long a lease lasts without renewal: a crashed run's is taken over
+ * after this. */
+#define LEASE_MS 30000
+
+static mongoc_collection_t *
+state (online_t *on, const char *coll)
+{
+    return online_collection (on, on->o->state_db, coll);
+}
+
+static int64_t
+now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool
+online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
+{
+    FILE *f;
+    char buf[65536];
+    size_t n;
+    uint64_t crc = 0;
+    const char *base = strrchr (o->plan_path, '/');
+
+    on->o = o;
+    if (!rm_plan_load (&on->plan, o->plan_path, err))
+        return false;
+    f = fopen (o->plan_path, "rb");
+    while (f && (n = fread (buf, 1, sizeof buf, f)) > 0)
+        crc = rm_crc64_update (crc, buf, n);
+    if (f)
+        fclose (f);
+    snprintf (on->digest, sizeof on->digest, "%016llx", (unsigned long long) crc);
+    snprintf (on->name, sizeof on->name, "%s", base ? base + 1 : on->o->plan_path);
+    {
+        char host[64] = "?";
+        gethostname (host, sizeof host - 1);
+        snprintf (on->owner, sizeof on->owner, "%s:%ld:%lld", host, (long) getpid (),
+                  (long long) now_ms ());
+    }
+    return true;
+}
+
+bool
+online_lease_take (online_t *on, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "leases");
+    bson_t *filter, *update, reply;
+    bson_error_t why;
+    bool ok;
+    int64_t now = now_ms ();
+
+    /* Free (none, or expired), or already ours. Held by another: the
+     * upsert meets its _id and fails with a duplicate key. */
+    filter = BCON_NEW ("_id", BCON_UTF8 (on->name), "$or", "[",
+                       "{", "expires", "{", "$lt", BCON_DATE_TIME (now), "}", "}",
+                       "{", "owner", BCON_UTF8 (on->owner), "}", "]");
+    update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (on->owner), "expires",
+                       BCON_DATE_TIME (now + LEASE_MS), "digest", BCON_UTF8 (on->digest), "}");
+    {
+        bson_t opts = BSON_INITIALIZER;
+        BSON_APPEND_BOOL (&opts, "upsert", true);
+        ok = mongoc_collection_update_one (c, filter, update, &opts, &reply, &why);
+        bson_destroy (&opts);
+    }
+    bson_destroy (&reply);
+    bson_destroy (filter);
+    bson_destroy (update);
+    if (!ok && why.code == 11000) {
+        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
+        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+        const bson_t *doc;
+        bson_iter_t it;
+        const char *holder = "another run";
+        int64_t left = 0;
+        if (mongoc_cursor_next (cur, &doc)) {
+            if (bson_iter_init_find (&it, doc, "owner") && BSON_ITER_HOLDS_UTF8 (&it))
+                holder = bson_iter_utf8 (&it, NULL);
+            if (bson_iter_init_find (&it, doc, "expires") && BSON_ITER_HOLDS_DATE_TIME (&it))
+                left = bson_iter_date_time (&it) - now;
+        }
+        rm_error_set (err, RM_ERR_USAGE,
+                      "%s: plan %s is being run by %s (its lease expires in %lld s unless "
+                      "renewed)", on->where, on->name, holder, (long long) (left / 1000));
+        mongoc_cursor_destroy (cur);
+        bson_destroy (q);
+        mongoc_collection_destroy (c);
+        return false;
+    }
+    mongoc_collection_destroy (c);
+    return ok || online_fail (on, err, &why, "taking the lease");
+}
+
+bool
+online_lease_renew (online_t *on, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "leases");
+    bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (on->name), "owner", BCON_UTF8 (on->owner));
+    bson_t *update = BCON_NEW ("$set", "{", "expires", BCON_DATE_TIME (now_ms () + LEASE_MS), "}");
+    bson_t reply;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = mongoc_collection_update_one (c, filter, update, NULL, &reply, &why);
+    int32_t matched = ok && bson_iter_init_find (&it, &reply, "matchedCount")
+                          ? bson_iter_int32 (&it) : 0;
+
+    bson_destroy (&reply);
+    bson_destroy (filter);
+    bson_destroy (update);
+    mongoc_collection_destroy (c);
+    if (!ok)
+        return online_fail (on, err, &why, "renewing the lease");
+    if (matched != 1) {
+        /* It expired and another run took it: that run goes on, this one
+         * stops before writing anything more. */
+        rm_error_set (err, RM_ERR_IO, "%s: plan %s: this run lost its lease to another; "
+                      "stopping (its checkpoint stands)", on->where, on->name);
+        return false;
+    }
+    return true;
+}
+
+void
+online_lease_drop (online_t *on)
+{
+    mongoc_collection_t *c = state (on, "leases");
+    bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (on->name), "owner", BCON_UTF8 (on->owner));
+    mongoc_collection_delete_one (c, filter, NULL, NULL, NULL);
+    bson_destroy (filter);
+    mongoc_collection_destroy (c);
+}
+
+bool
+online_plan_record (online_t *on, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "plans");
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+    const bson_t *doc;
+    bson_iter_t it;
+    bson_error_t why;
+    char was[32] = "";
+    bool ok = true;
+
+    if (mongoc_cursor_next (cur, &doc) && bson_iter_init_find (&it, doc, "digest") &&
+        BSON_ITER_HOLDS_UTF8 (&it))
+        snprintf (was, sizeof was, "%s", bson_iter_utf8 (&it, NULL));
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading the plan's record");
+    mongoc_cursor_destroy (cur);
+    if (ok && *was && strcmp (was, on->digest) != 0 && !on->o->restart) {
+        rm_error_set (err, RM_ERR_USAGE,
+                      "plan %s changed since its run began (digest %s, now %s): --restart "
+                      "starts it over (its checkpoints are forgotten; what it wrote stays)",
+                      on->name, was, on->digest);
+        ok = false;
+    }
+    if (ok && (strcmp (was, on->digest) != 0 || on->o->restart)) {
+        mongoc_collection_t *cp = state (on, "checkpoints");
+        char prefix[300];
+        bson_t *del, *set, opts = BSON_INITIALIZER;
+        snprintf (prefix, sizeof prefix, "^%s:", on->name);
+        del = BCON_NEW ("_id", "{", "$regex", BCON_UTF8 (prefix), "}");
+        ok = mongoc_collection_delete_many (cp, del, NULL, NULL, &why) ||
+             online_fail (on, err, &why, "forgetting the old checkpoints");
+        bson_destroy (del);
+        mongoc_collection_destroy (cp);
+        set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->digest), "}");
+        BSON_APPEND_BOOL (&opts, "upsert", true);
+        ok = ok && (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||
+                    online_fail (on, err, &why, "recording the plan"));
+        bson_destroy (&opts);
+        bson_destroy (set);
+    }
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+static void
+checkpoint_id (online_t *on, const rm_step_t *s, char *buf, size_t cap)
+{
+    snprintf (buf, cap, "%s:%zu", on->name, s->index);
+}
+
+bool
+online_checkpoint_read (online_t *on, const rm_step_t *s, bson_t *last, bool *done,
+                        int64_t *seen, int64_t *changed, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "checkpoints");
+    char id[300];
+    bson_t *q;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = true;
+
+    checkpoint_id (on, s, id, sizeof id);
+    q = BCON_NEW ("_id", BCON_UTF8 (id));
+    cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+    *done = false;
+    *seen = *changed = 0;
+    if (mongoc_cursor_next (cur, &doc)) {
+        if (bson_iter_init_find (&it, doc, "last"))
+            bson_append_iter (last, "last", 4, &it);
+        if (bson_iter_init_find (&it, doc, "done"))
+            *done = bson_iter_as_bool (&it);
+        if (bson_iter_init_find (&it, doc, "seen"))
+            *seen = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "changed"))
+            *changed = bson_iter_as_int64 (&it);
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading a checkpoint");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_checkpoint_write (online_t *on, const rm_step_t *s, const bson_value_t *last,
+                         int64_t seen, int64_t changed, bool done, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "checkpoints");
+    const rm_nsref_t *ns[4];
+    char id[300];
+    bson_t *q, set, inner, opts = BSON_INITIALIZER;
+    bson_error_t why;
+    bool ok;
+
+    rm_step_inputs (s, ns, 4);
+    checkpoint_id (on, s, id, sizeof id);
+    q = BCON_NEW ("_id", BCON_UTF8 (id));
+    bson_init (&set);
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
+    BSON_APPEND_UTF8 (&inner, "digest", on->digest);
+    BSON_APPEND_INT64 (&inner, "step", (int64_t) s->index);
+    BSON_APPEND_UTF8 (&inner, "op", s->op);
+    BSON_APPEND_UTF8 (&inner, "ns", ns[0]->text);
+    if (last)
+        BSON_APPEND_VALUE (&inner, "last", last);
+    BSON_APPEND_INT64 (&inner, "seen", seen);
+    BSON_APPEND_INT64 (&inner, "changed", changed);
+    BSON_APPEND_BOOL (&inner, "done", done);
+    BSON_APPEND_DATE_TIME (&inner, "updated", now_ms ());
+    BSON_APPEND_UTF8 (&inner, "tool", "remodel 0.1.0");
+    bson_append_document_end (&set, &inner);
+    BSON_APPEND_BOOL (&opts, "upsert", true);
+    /* Only the lease holder writes: renewing it checks it is still ours. */
+    ok = online_lease_renew (on, err) &&
+         (mongoc_collection_update_one (c, q, &set, &opts, NULL, &why) ||
+          online_fail (on, err, &why, "writing a checkpoint"));
+    bson_destroy (&opts);
+    bson_destroy (&set);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+int
+online_status (online_t *on, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "checkpoints");
+    char prefix[300];
+    bson_t *q, *opts;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    int rows = 0;
+
+    snprintf (prefix, sizeof prefix, "^%s:", on->name);
+    q = BCON_NEW ("_id", "{", "$regex", BCON_UTF8 (prefix), "}");
+    opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "}");
+    cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
+    printf ("%-5s %-12s %-36s %-8s %10s %10s\n", "STEP", "OPERATION", "NAMESPACE", "STATUS",
+            "SEEN", "CHANGED");
+    while (mongoc_cursor_next (cur, &doc)) {
+        bson_iter_t it;
+        const char *op = "?", *ns = "?";
+        int64_t step = 0, seen = 0, changed = 0;
+        bool done = false;
+        if (bson_iter_init_find (&it, doc, "step")) step = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "op") && BSON_ITER_HOLDS_UTF8 (&it)) op = bson_iter_utf8 (&it, NULL);
+        if (bson_iter_init_find (&it, doc, "ns") && BSON_ITER_HOLDS_UTF8 (&it)) ns = bson_iter_utf8 (&it, NULL);
+        if (bson_iter_init_find (&it, doc, "seen")) seen = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "changed")) changed = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "done")) done = bson_iter_as_bool (&it);
+        printf ("%-5lld %-12s %-36s %-8s %10lld %10lld\n", (long long) step, op, ns,
+                done ? "done" : "running", (long long) seen, (long long) changed);
+        rows++;
+    }
+    if (mongoc_cursor_error (cur, &why)) {
+        mongoc_cursor_destroy (cur);
+        bson_destroy (q);
+        bson_destroy (opts);
+        mongoc_collection_destroy (c);
+        online_fail (on, err, &why, "reading the checkpoints");
+        return -1;
+    }
+    mongoc_cursor_destroy (cur);
+    bson_destroy (q);
+    bson_destroy (opts);
+    mongoc_collection_destroy (c);
+    if (!rows)
+        printf ("(plan %s has not run on %s)\n", on->name, on->where);
+    return rows;
+}
