@@ -85,8 +85,12 @@ transform (stepjob_t *j, const bson_t *cur, bson_t *out, bool *changed, bson_err
     if (!rm_docstep_apply (j->d, j->ns->text, bson_get_data (cur), cur->len, &o, &olen, err))
         return false;
     *changed = olen != cur->len || memcmp (o, bson_get_data (cur), olen) != 0;
-    return !*changed || bson_init_static (out, o, olen) || (rm_error_set (err, RM_ERR_FORMAT,
-                                                                          "bad result"), false);
+    if (*changed && !bson_init_static (out, o, olen)) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: a step made a document libbson refuses",
+                      j->ns->text);
+        return false;
+    }
+    return true;
 }
 
 /* The one document whose conditional replace matched nothing: it changed
