@@ -7,7 +7,11 @@
  *  - an array met before the path ends is walked element by element: each
  *    document element is searched for the rest of the path; other elements
  *    are skipped, so an array directly inside an array is not entered
- *    (a.x finds nothing in {a: [[{x: 1}]]});
+ *    (a.x finds nothing in {a: [[{x: 1}]]}). On the foreign side
+ *    (also_whole) an element the rest of the path finds nothing in gives
+ *    a missing value instead, as the matcher reads {"a.x": null}: a
+ *    document without it, and since SERVER-36681 a scalar or an inner
+ *    array (under a field name; under an array index only a document);
  *  - a numeric component after an array does both things, in this order,
  *    for each element: a document element is searched for a field of that
  *    name ("0"), then the element at that position stands for the
@@ -427,6 +431,14 @@ visit_array (visit_t *v, const bson_iter_t *arr, size_t i)
                 emit_positional (v, &el);
             else if (BSON_ITER_HOLDS_ARRAY (&el))
                 visit_array (v, &el, i + 1);
+        } else if (v->whole && !by_index) {
+            /* A scalar or an inner array, which a field name cannot enter:
+             * the path is missing there, so a null too, the server's rule
+             * since SERVER-36681 ({"a.b": null} matches {a: [5, {b: 5}]}
+             * and {a: [1]}; servers before it skipped such elements). Left
+             * as before under an array index (a.0.x), where no test of the
+             * server's says what it does. */
+            emit (v, NULL);
         }
     }
 }

@@ -34,10 +34,12 @@ typedef bool (*rm_path_visit_fn) (const bson_iter_t *value, void *ctx);
  * numeric component also indexing an array. When the value at the end is
  * an array, expand_leaf_array visits its elements (and also the array
  * itself when also_whole is true: the foreign side of $lookup). On that
- * foreign side an array element document where the rest of the path finds
- * nothing is visited as a missing value (value NULL), as a query's
- * {"a.x": null} matches {a: [{x: 1}, {y: 2}]}. Returns the number of
- * values visited; 0 means missing. */
+ * foreign side each element of an array the path goes through that the
+ * rest of the path finds nothing in (a document without it, a scalar, an
+ * array it does not enter) is visited as a missing value (value NULL), as
+ * a query's {"a.x": null} matches {a: [{x: 1}, {y: 2}]} and, since
+ * SERVER-36681, {a: [5, {x: 1}]}. Returns the number of values visited;
+ * 0 means missing. */
 size_t rm_path_visit (const uint8_t *doc, size_t len, const rm_path_t *p,
                       bool expand_leaf_array, bool also_whole, rm_path_visit_fn fn, void *ctx);
 

@@ -1,25 +1,51 @@
 """$lookup's localField/foreignField matching, case by case as MongoDB's own
 test of it states the server's answers (jstests/aggregation/sources/lookup/
-lookup_equijoin_semantics_lib.js, read for its facts: the documents and the
-ids each case expects; transcribed here as data). Every case comes in both
-directions, as there: the documents on the local side against one foreign
-document, and on the foreign side under one local document.
+lookup_equijoin_semantics.js and the lib it became, lookup_equijoin_
+semantics_lib.js, read for their facts: the documents and the ids each case
+expects; transcribed here as data). Every case comes in both directions:
+the documents on the local side against one foreign document, and on the
+foreign side under one local document.
 
   REMODEL=build/remodel python3 lookup_semantics.py WORKDIR
 
 Each case runs as an embed (local = into, foreign = from, keepSource) in
 memory and through the external sort (--memory 1K), and as a summarize
 ($addToSet of the children's _id); the matched ids must be exactly the
-server's, each foreign document at most once per local one.
+server's, each foreign document at most once per local one. Where the same
+key code serves denormalize (its lookup of a scalar reference among the
+foreign keys), the case also runs as denormalize: a local scalar against
+each foreign document (one step per foreign namespace), and the local
+documents holding a top-level scalar against the foreign one.
 
-Where the server's answer depends on the engine or version, the case
+Where the server's answer depends on its version or engine, the case
 follows ../shared/reference/mongodb-semantics.md and the README's "Join
-keys" (MongoDB 5.0+; the slot-based engine's answer), and says so:
-  - undefined matches only undefined (SBE); the classic engine refuses a
-    local undefined (BadValue) instead;
+keys" (MongoDB 5.0+), and says so in its name ("[version: ...]"):
+  - SERVER-36681 (servers at feature compatibility version 9.0; the lib's
+    current expectations): a local null or missing matches a foreign
+    document whose path crosses an array the rest of the path finds
+    nothing in, {a: []}, {a: [1]}, {a: [[]]}, {a: [5, {b: 5}]} for "a.b".
+    Servers before it (the older test: "missing on a path" L [0..8],
+    "scalars on a path" L [0, 1, 3, 4, 6, 7], "an empty array on a path"
+    L without 30..34) skipped such elements. remodel follows the newer
+    rule: it is the reference's (null matches missing, a path that finds
+    nothing is missing), and it is one server's behaviour throughout
+    rather than the older rule for some shapes and the newer for others;
+  - undefined matches only undefined (MongoDB 8.0; the lib's slot-based
+    engine). The older test, on the classic engine, matched a foreign
+    undefined as null ([0, 1, 2, 3] there) and refused a local undefined
+    (BadValue);
   - "a.0.x" against a local null: the collection-scan joins (NLJ, HJ)
     also match {a: [{x: 1}, {y: 1}]} and {a: [{x: [1, 2]}]} (SERVER-64221),
-    the index joins do not; remodel scans, so it gives the scan's answer.
+    the index joins do not; remodel scans, so it gives the scan's answer;
+  - a foreign collection that does not exist: the server gives every local
+    document an empty array; remodel refuses a namespace the input lacks
+    (a misspelt "from" must not empty data), so the case runs with an
+    empty foreign namespace instead, and checks the refusal separately.
+Cases marked "[derived]" are not in the server's test: the direction it
+left out ("empty arrays and missing on a deep path" under one local), and
+the SERVER-36681 query tests' documents (dotted_path_in_null.js,
+arrayfind5) read as $lookup's foreign side, their answers derived from the
+rules the transcribed cases show.
 """
 
 import datetime
@@ -64,6 +90,56 @@ class Undefined(object):
         return "undefined"
 
 
+def _value_size(t, raw, at):
+    """Bytes of a BSON value of type t starting at raw[at]."""
+    fixed = {0x01: 8, 0x06: 0, 0x07: 12, 0x08: 1, 0x09: 8, 0x0A: 0, 0x10: 4, 0x11: 8,
+             0x12: 8, 0x13: 16, 0xFF: 0, 0x7F: 0}
+    if t in fixed:
+        return fixed[t]
+    if t in (0x02, 0x0D, 0x0E):
+        return 4 + struct.unpack_from("<i", raw, at)[0]
+    if t in (0x03, 0x04, 0x0F):
+        return struct.unpack_from("<i", raw, at)[0]
+    if t == 0x05:
+        return 5 + struct.unpack_from("<i", raw, at)[0]
+    if t == 0x0B:
+        end = raw.index(b"\x00", at)
+        return raw.index(b"\x00", end + 1) + 1 - at
+    if t == 0x0C:
+        return 4 + struct.unpack_from("<i", raw, at)[0] + 12
+    raise ValueError("BSON type 0x%02x" % t)
+
+
+def _patch_undefined(raw, start, path):
+    """Turns the null at path (keys) of the document at raw[start] into an
+    undefined: the same length, only the type byte differs."""
+    at = start + 4
+    while raw[at] != 0:
+        t = raw[at]
+        end = raw.index(b"\x00", at + 1)
+        key = raw[at + 1:end].decode()
+        if key == path[0]:
+            if len(path) == 1:
+                assert t == 0x0A
+                raw[at] = 0x06
+                return
+            return _patch_undefined(raw, end + 1, path[1:])
+        at = end + 1 + _value_size(t, raw, end + 1)
+    raise KeyError(path)
+
+
+def _undefined_paths(v, path, out):
+    """v with each Undefined as None; the paths of those in out."""
+    if isinstance(v, Undefined):
+        out.append(path)
+        return None
+    if isinstance(v, list):
+        return [_undefined_paths(e, path + [str(i)], out) for i, e in enumerate(v)]
+    if isinstance(v, (dict, SON)) and not isinstance(v, DBRef):
+        return SON((k, _undefined_paths(e, path + [k], out)) for k, e in v.items())
+    return v
+
+
 def encode(doc):
     rx = [(k, v) for k, v in doc.items() if isinstance(v, Rx)]
     if rx:
@@ -75,22 +151,11 @@ def encode(doc):
         raw += b"\x00"
         raw[0:4] = struct.pack("<i", len(raw))
         return RawBSONDocument(bytes(raw))
-    marks = [k for k, v in doc.items() if isinstance(v, Undefined)]
-    arr_marks = [k for k, v in doc.items() if isinstance(v, list) and any(isinstance(e, Undefined) for e in v)]
-    plain = SON((k, None if isinstance(v, Undefined) else
-                 [None if isinstance(e, Undefined) else e for e in v] if k in arr_marks else v)
-                for k, v in doc.items())
+    marks = []
+    plain = _undefined_paths(doc, [], marks)
     raw = bytearray(bson.encode(plain))
-    for k in marks:
-        at = raw.index(b"\x0a" + k.encode() + b"\x00")
-        raw[at] = 0x06
-    for k in arr_marks:
-        # the array's own elements: its index keys in order
-        start = raw.index(b"\x04" + k.encode() + b"\x00") + len(k) + 2
-        for i, e in enumerate(doc[k]):
-            if isinstance(e, Undefined):
-                at = raw.index(b"\x0a" + str(i).encode() + b"\x00", start)
-                raw[at] = 0x06
+    for path in marks:
+        _patch_undefined(raw, 0, path)
     return RawBSONDocument(bytes(raw))
 
 
@@ -119,10 +184,25 @@ group("null and missing", null_docs,
       ("L", "a", D(0, b=None), "b", [0, 1, 2]),
       ("F", "a", D(0, no_b=1), "b", [0, 1, 2, 10]),
       ("L", "a", D(0, no_b=1), "b", [0, 1, 2]))
+# The older test's documents for the same case: {a: {x: undefined}} where
+# the lib has false, 0, {} and "" (the same answers).
+old_null_docs = [D(0, no_a=1), D(1, a=None), D(2, a=[None, 1]), D(10, a=[]), D(20, a=1),
+                 D(21, a={"x": None}), D(22, a=[[None, 1], 2]), D(23, a={"x": Undefined()})]
+group("null and missing (the older test's documents)", old_null_docs,
+      ("F", "a", D(0, b=None), "b", [0, 1, 2, 10]),
+      ("L", "a", D(0, b=None), "b", [0, 1, 2]),
+      ("F", "a", D(0, no_b=1), "b", [0, 1, 2, 10]),
+      ("L", "a", D(0, no_b=1), "b", [0, 1, 2]))
 
 undef_docs = [D(0, no_a=1), D(1, a=None), D(2, a=[]), D(3, a=[None, 1]), D(10, a=1),
               D(11, a=[[None, 1], 2])]
-group("undefined (SBE: only undefined matches it)", undef_docs,
+group("undefined [version: 8.0 and the slot-based engine: only undefined matches it; "
+      "the older classic test matched F [0, 1, 2, 3] and refused L]", undef_docs,
+      ("F", "a", D(0, b=Undefined()), "b", []),
+      ("L", "a", D(0, b=Undefined()), "b", []))
+old_undef_docs = [D(0, no_a=1), D(1, a=None), D(2, a=[]), D(3, a=[None, 1]), D(10, a=1),
+                  D(11, a={"x": None}), D(12, a=[[None, 1], 2]), D(13, a={"x": Undefined()})]
+group("undefined, the older test's documents [version: as above]", old_undef_docs,
       ("F", "a", D(0, b=Undefined()), "b", []),
       ("L", "a", D(0, b=Undefined()), "b", []))
 group("undefined against undefined (SBE)", [D(0, a=Undefined()), D(1, a=[Undefined(), 1])],
@@ -214,7 +294,7 @@ miss_docs = [D(0, a={"no_x": 1}), D(1, a={"no_x": [1, 2]}), D(2, a=[{"no_x": 1},
              D(6, a=[X(None), X(1)]), D(7, a=[X(None), X([1])]), D(8, no_a=1), D(9, a=[1]),
              D(10, a=[]), D(11, a=[[1]]), D(12, a=[[]]), D(20, a={"x": 2, "y": 1}),
              D(21, a=[X(2), X(3)])]
-group("missing on a path", miss_docs,
+group("missing on a path [version: SERVER-36681; before it L [0..8]]", miss_docs,
       ("F", "a.x", D(0, b=None), "b", [0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 12]),
       ("L", "a.x", D(0, b=None), "b", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
       ("F", "a.x", D(0, no_b=1), "b", [0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 12]),
@@ -222,7 +302,7 @@ group("missing on a path", miss_docs,
 
 sc_docs = [D(0, a=1), D(1, no_a=1), D(2, a=[1]), D(3, a={"b": 1}), D(4, a={"no_b": 1}),
            D(5, a={"b": [1]}), D(6, a=[{"b": {"no_c": 1}}, 1]), D(7, a={"b": [{"no_c": 1}, 1]})]
-group("scalars on a path", sc_docs,
+group("scalars on a path [version: SERVER-36681; before it L [0, 1, 3, 4, 6, 7]]", sc_docs,
       ("F", "a.b.c", D(0, b=None), "b", [0, 1, 2, 3, 4, 5, 6, 7]),
       ("L", "a.b.c", D(0, b=None), "b", [0, 1, 2, 3, 4, 5, 6, 7]))
 
@@ -244,6 +324,12 @@ deep_empty = [D(0, a={"b": C([])}), D(1, a={"b": [C([]), C([])]}),
 group("empty arrays and missing on a deep path", deep_empty,
       ("F", "a.b.c", D(0, b=None), "b", [0, 1, 2, 3, 4]),
       ("F", "a.b.c", D(0, b=[]), "b", [5, 6, 7, 8, 9]))
+# [derived] The direction the server's test leaves out: a local null, or
+# [] (which acts as null there), matches the documents where a branch of
+# "a.b.c" is missing; a c of [] or [[]] is a value, not missing.
+group("empty arrays and missing on a deep path, under one local [derived]", deep_empty,
+      ("L", "a.b.c", D(0, b=None), "b", [2, 4, 7, 9]),
+      ("L", "a.b.c", D(0, b=[]), "b", [2, 4, 7, 9]))
 
 pempty = [D(0, a={"x": [[]], "y": 1}), D(1, a=[X([[]])]), D(2, a=[X([[]]), X(1)]),
           D(3, a=[X([[]]), X(None)]), D(4, a=[X([[]]), {"no_x": 1}]), D(5, a=X([[], 1])),
@@ -255,7 +341,7 @@ pempty = [D(0, a={"x": [[]], "y": 1}), D(1, a=[X([[]])]), D(2, a=[X([[]]), X(1)]
           D(40, a=X(1)), D(41, a=X([[[], 1], 2])), D(42, a=X([1, 2])), D(43, a=X([[None, 1], 2])),
           D(44, a=[X(1)]), D(45, a=[X([[[], 1], 2])]), D(46, a=[X([1, 2])]),
           D(47, a=[X([[None, 1], 2])])]
-group("an empty array on a path", pempty,
+group("an empty array on a path [version: SERVER-36681; before it L without 30..34]", pempty,
       ("F", "a.x", D(0, b=[]), "b", [0, 1, 2, 3, 4, 5]),
       ("L", "a.x", D(0, b=[]), "b", [3, 4, 12, 13, 20, 21, 22, 23, 30, 31, 32, 33, 34]),
       ("F", "a.x", D(0, b=[[], 42]), "b", [0, 1, 2, 3, 4, 5]),
@@ -275,6 +361,32 @@ group("a path with a numeric component, to null (SERVER-64221: the scan joins' a
       ("F", "a.0.x", D(0, b=None), "b", [0, 1, 2, 3, 4, 5]),
       ("L", "a.0.x", D(0, b=None), "b", [0, 1, 2, 3, 4, 5, 10, 11]))
 
+# [derived] SERVER-36681's own query tests, {"a.b": null} after the fix,
+# as the foreign side of a $lookup from a local null (dotted_path_in_null:
+# [2, 3, 4, 5], where servers before it gave [2, 4]; arrayfind5: both
+# documents, where servers before it gave only the first). On the local
+# side (F) a path is null only when it finds nothing at all.
+dpn_docs = [D(1, a=[{"b": 5}]), D(2, a=[{}]), D(3, a=[]), D(4, a=[{}, {"b": 5}]),
+            D(5, a=[5, {"b": 5}])]
+group("SERVER-36681's documents [derived; version: before it L [2, 4]]", dpn_docs,
+      ("F", "a.b", D(0, x=None), "x", [2, 3]),
+      ("L", "a.b", D(0, x=None), "x", [2, 3, 4, 5]),
+      ("F", "a.b", D(0, x=5), "x", [1, 4, 5]),
+      ("L", "a.b", D(0, x=5), "x", [1, 4, 5]))
+af5_docs = [D(1, a=[{}, {"b": 1}]), D(2, a=[5, {"b": 1}])]
+group("arrayfind5's documents [derived; version: before SERVER-36681 L [1]]", af5_docs,
+      ("F", "a.b", D(0, x=None), "x", []),
+      ("L", "a.b", D(0, x=None), "x", [1, 2]),
+      ("F", "a.b", D(0, x=1), "x", [1, 2]),
+      ("L", "a.b", D(0, x=1), "x", [1, 2]))
+
+# A foreign collection that does not exist (the lib's last case): every one
+# of 10 local documents gets an empty array. Run with an empty foreign
+# namespace; the missing one is refused (checked in main).
+group("no foreign documents [version: the server's is a collection that does not exist]",
+      [D(i, a=1) for i in range(10)],
+      ("F", "a", None, "b", []))
+
 
 def run(args):
     r = rmlib.run_remodel(args)
@@ -291,6 +403,75 @@ def matched(out, local_ns):
     return res
 
 
+def top_scalar(doc, field):
+    """The value of a top-level field that denormalize reads as one scalar
+    reference (not dotted, present, neither null nor an array), or None."""
+    if "." in field or field not in doc:
+        return None
+    v = doc[field]
+    return None if v is None or isinstance(v, list) else v
+
+
+def run_denorm(work, n, direction, local, lf, foreign, ff, want):
+    """Denormalize where its lookup is $lookup's: the problems found."""
+    src = os.path.join(work, "dn%d" % n)
+    out = os.path.join(work, "dn%d-out" % n)
+    rmlib.fresh(src)
+    rmlib.fresh(out)
+    if direction == "L":
+        # one step per foreign document, each from its own namespace: the
+        # local reference gets h<i> = that document's _id when it matches
+        nss = {"t.local": [encode(d) for d in local]}
+        steps = []
+        for i, f in enumerate(foreign):
+            nss["t.f%d" % i] = [encode(f)]
+            steps.append({"denormalize": {"in": "t.local", "from": "t.f%d" % i, "localField": lf,
+                                          "foreignField": ff, "fields": {"h%d" % i: "_id"}}})
+    else:
+        nss = {"t.local": [encode(d) for d in local], "t.foreign": [encode(d) for d in foreign]}
+        steps = [{"denormalize": {"in": "t.local", "from": "t.foreign", "localField": lf,
+                                  "foreignField": ff, "fields": {"h": "_id"}}}]
+    rmlib.write_dump(src, nss)
+    plan = os.path.join(work, "plan-dn.json")
+    with open(plan, "w") as f:
+        json.dump({"remodel": 1, "steps": steps}, f)
+    rc, err = run(["run", "-q", "--allow-missing", plan, "--from", src, "--to", out])
+    if rc != 0:
+        return ["denormalize: exit %d: %s" % (rc, err.strip()[:300])]
+    docs = [bson.decode(raw) if isinstance(raw, (bytes, bytearray)) else dict(raw)
+            for raw in rmlib.read_dir(out)[0]["t.local"]]
+    if direction == "L":
+        got = sorted((docs[0]["h%d" % i] for i in range(len(foreign)) if "h%d" % i in docs[0]), key=repr)
+        exp = sorted(want, key=repr)
+    else:
+        got = sorted((d["_id"] for d in docs if "h" in d), key=repr)
+        eligible = [d["_id"] for d in local if top_scalar(d, lf) is not None]
+        exp = sorted((i for i in want if i in eligible), key=repr)
+    return [] if got == exp else ["denormalize: matched %r, MongoDB %r" % (got, exp)]
+
+
+def absent_from_refused(work, rep):
+    """The server's nonexistent foreign collection: remodel refuses it."""
+    src = os.path.join(work, "absent")
+    rmlib.fresh(src)
+    rmlib.write_dump(src, {"t.local": [D(i, a=1) for i in range(10)]})
+    plan = os.path.join(work, "plan-absent.json")
+    with open(plan, "w") as f:
+        json.dump({"remodel": 1, "steps": [{"embed": {"from": "t.nothere", "into": "t.local",
+                                                        "localField": "a", "foreignField": "b",
+                                                        "as": "m"}}]}, f)
+    out = os.path.join(work, "absent-out")
+    rmlib.fresh(out)
+    rc, err = run(["run", "-q", "--allow-missing", plan, "--from", src, "--to", out])
+    problems = []
+    if rc != 2 or "namespace t.nothere is not in the input" not in err:
+        problems.append("exit %d: %s" % (rc, err.strip()[:300]))
+    if os.path.exists(out):
+        problems.append("an output was left")
+    rep.result("$lookup semantics: a foreign namespace the input lacks is refused (exit 2), "
+               "not read as empty", problems)
+
+
 def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
@@ -300,10 +481,10 @@ def main():
         for direction, docs_field, record, rec_field, want in runs:
             n += 1
             if direction == "F":
-                local, lf, foreign, ff = docs, docs_field, [record], rec_field
+                local, lf, foreign, ff = docs, docs_field, [record] if record else [], rec_field
             else:
                 local, lf, foreign, ff = [record], rec_field, docs, docs_field
-            rec_value = {k: v for k, v in record.items() if k != "_id"}
+            rec_value = {k: v for k, v in (record or {}).items() if k != "_id"}
             name = "$lookup semantics: %s: %s %r = %s %r of %s -> %s" % (
                 gname, "local" if direction == "F" else "foreign", docs_field,
                 "foreign" if direction == "F" else "local", rec_field, rec_value,
@@ -334,6 +515,8 @@ def main():
                     problems.append("%s: exit %d: %s" % (label, rc, err.strip()[:300]))
                     continue
                 got = matched(out, "t.local")
+                if len(got) != len(local):
+                    problems.append("%s: %d local documents out of %d" % (label, len(got), len(local)))
                 for lid, ids in got.items():
                     if len(ids) != len(set(map(repr, ids))):
                         problems.append("%s: local %r got a foreign document twice: %r" % (label, lid, ids))
@@ -343,7 +526,14 @@ def main():
                     ids = sorted(next(iter(got.values())), key=repr)
                 if ids != sorted(want, key=repr):
                     problems.append("%s: matched %r, MongoDB %r" % (label, ids, sorted(want, key=repr)))
-            rep.result(name, problems)
+            if foreign and ((direction == "L" and top_scalar(record, rec_field) is not None)
+                            or (direction == "F" and any(top_scalar(d, lf) is not None for d in local))):
+                label = " (+ denormalize)"
+                problems += run_denorm(work, n, direction, local, lf, foreign, ff, want)
+            else:
+                label = ""
+            rep.result(name + label, problems)
+    absent_from_refused(work, rep)
     return 1 if rep.failed else 0
 
 

@@ -256,7 +256,10 @@ collect (const bson_iter_t *value, void *ctx)
     const char *key;
 
     bson_uint32_to_string (c->n++, &key, buf, sizeof buf);
-    T_CHECK (bson_append_value (c->arr, key, -1, bson_iter_value ((bson_iter_t *) value)));
+    if (!value) /* missing (the foreign side): shown as MinKey */
+        T_CHECK (bson_append_minkey (c->arr, key, -1));
+    else
+        T_CHECK (bson_append_value (c->arr, key, -1, bson_iter_value ((bson_iter_t *) value)));
     return !(c->stop_after && c->n >= c->stop_after);
 }
 
@@ -301,11 +304,26 @@ test_visit (void)
         {"{'a':[]}", "a", EW, "{'v':[[]]}"},
         {"{'a':[{'b':[{'c':1},{'c':[2]}]},{'b':{'c':3}}]}", "a.b.c", E, "{'v':[1,2,3]}"},
         {"{'a':[{'x':1},5,{'y':2},{'x':null}]}", "a.x", E, "{'v':[1,null]}"},
-        /* arrays directly in arrays are not entered, nor expanded */
-        {"{'a':[[{'x':1}],{'x':2}]}", "a.x", EW, "{'v':[2]}"},
+        /* arrays directly in arrays are not entered, nor expanded (on
+         * the foreign side the path is missing there) */
+        {"{'a':[[{'x':1}],{'x':2}]}", "a.x", E, "{'v':[2]}"},
+        {"{'a':[[{'x':1}],{'x':2}]}", "a.x", EW, "{'v':[{'$minKey':1},2]}"},
         {"{'a':[1,[2,3]]}", "a", EW, "{'v':[1,[2,3],[1,[2,3]]]}"},
         {"{'a':[1,[2,3]]}", "a", E, "{'v':[1,[2,3]]}"},
         {"{'a':[1,{'b':2},[{'b':3}]]}", "a.b", E, "{'v':[2]}"},
+        /* the foreign side: an element the rest of the path finds
+         * nothing in is missing (MinKey here), a document without it
+         * always, a scalar since SERVER-36681; the local side skips them */
+        {"{'a':[{'x':1},5,{'y':2},{'x':null}]}", "a.x", EW,
+         "{'v':[1,{'$minKey':1},{'$minKey':1},null]}"},
+        {"{'a':[5,{'b':5}]}", "a.b", EW, "{'v':[{'$minKey':1},5]}"},
+        {"{'a':[5,{'b':5}]}", "a.b", E, "{'v':[5]}"},
+        {"{'a':[1]}", "a.x", EW, "{'v':[{'$minKey':1}]}"},
+        {"{'a':[]}", "a.x", EW, "{'v':[]}"},
+        {"{'a':{'b':[{'c':1},7]}}", "a.b.c", EW, "{'v':[1,{'$minKey':1}]}"},
+        /* under an array index only a document element is (SERVER-64221) */
+        {"{'a':[{'x':1},{'y':1}]}", "a.0.x", EW, "{'v':[{'$minKey':1},1,{'$minKey':1}]}"},
+        {"{'a':[{'x':1},5]}", "a.0.x", EW, "{'v':[{'$minKey':1},1]}"},
         /* a numeric component indexes... */
         {"{'a':[{'x':1},{'x':2}]}", "a.0.x", E, "{'v':[1]}"},
         {"{'a':[{'x':1},{'x':2}]}", "a.1", N, "{'v':[{'x':2}]}"},
