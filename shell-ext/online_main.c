@@ -14,12 +14,17 @@ static const char usage[] =
     "Applies a plan to a live MongoDB server in batches, in _id order, with a\n"
     "checkpoint after each batch: run it again after a crash and it goes on\n"
     "where it stopped; a second run of the same plan at once is refused (a\n"
-    "lease). The steps that rewrite one document at a time in place run so far:\n"
-    "set, unset, rename, version (the same code as remodel run, so the same\n"
-    "documents). The originals of the documents changed are kept in the state\n"
-    "database (backup.PLAN.STEP).\n"
+    "lease). Each batch is transformed by the same engine as remodel run, so\n"
+    "the same documents. Side by side (the default), a step writes its results\n"
+    "to new collections COLL.remodel.PLAN.STEP beside the sources, which stay\n"
+    "untouched; with --in-place, a backfill (denormalize, summarize, set, unset,\n"
+    "rename, version) rewrites the documents themselves, keeping the originals\n"
+    "of those it changes in the state database (backup.PLAN.STEP).\n"
     "\n"
     "  --uri URI          the server (mongodb://...; credentials are never printed)\n"
+    "  --in-place         backfill the namespaces themselves (see above)\n"
+    "  --create-indexes   create the index a join fetches its partners by when\n"
+    "                     missing (otherwise the run is refused, naming it)\n"
     "  --batch-size N     documents per batch (default 1000)\n"
     "  --pause-ms MS      pause between batches (default 0)\n"
     "  --max-rate N       at most N documents read per second (default: no limit)\n"
@@ -63,7 +68,8 @@ driver_log (mongoc_log_level_t level, const char *domain, const char *message, v
 int
 main (int argc, char **argv)
 {
-    enum { O_URI = 256, O_BATCH, O_PAUSE, O_RATE, O_STATE, O_DRY, O_RESTART, O_HELP };
+    enum { O_URI = 256, O_BATCH, O_PAUSE, O_RATE, O_STATE, O_DRY, O_RESTART, O_INPLACE,
+           O_INDEXES, O_HELP };
     static const struct option longopts[] = {
         {"uri", required_argument, NULL, O_URI},
         {"batch-size", required_argument, NULL, O_BATCH},
@@ -72,6 +78,8 @@ main (int argc, char **argv)
         {"state-db", required_argument, NULL, O_STATE},
         {"dry-run", no_argument, NULL, O_DRY},
         {"restart", no_argument, NULL, O_RESTART},
+        {"in-place", no_argument, NULL, O_INPLACE},
+        {"create-indexes", no_argument, NULL, O_INDEXES},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
@@ -97,6 +105,8 @@ main (int argc, char **argv)
         case O_STATE: o.state_db = optarg; break;
         case O_DRY: o.dry_run = true; break;
         case O_RESTART: o.restart = true; break;
+        case O_INPLACE: o.in_place = true; break;
+        case O_INDEXES: o.create_indexes = true; break;
         case 'q': o.quiet = true; break;
         case 'h':
         case O_HELP: fputs (usage, stdout); return 0;

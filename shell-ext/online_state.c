@@ -4,9 +4,10 @@
  *               with; another plan under that name is refused (--restart)
  *   leases      {_id: <plan name>, owner, expires}: one run of a plan at a
  *               time; renewed every batch, taken over once expired
- *   checkpoints {_id: "<plan name>:<step>", digest, step, op, ns, last,
- *               seen, changed, done, updated, tool}: written only after a
- *               batch's writes were acknowledged */
+ *   checkpoints {_id: "<plan name>:<step>" (":<step>/<pass>" for a step's
+ *               second pass), digest, step, pass, op, ns, last, seen,
+ *               changed, done, updated, tool}: written only after a batch's
+ *               writes were acknowledged */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -198,13 +199,16 @@ online_plan_record (online_t *on, bson_error_t *err)
 }
 
 static void
-checkpoint_id (online_t *on, const rm_step_t *s, char *buf, size_t cap)
+checkpoint_id (online_t *on, const rm_step_t *s, size_t p, char *buf, size_t cap)
 {
-    snprintf (buf, cap, "%s:%zu", on->name, s->index);
+    if (p == 0)
+        snprintf (buf, cap, "%s:%zu", on->name, s->index);
+    else
+        snprintf (buf, cap, "%s:%zu/%zu", on->name, s->index, p + 1);
 }
 
 bool
-online_checkpoint_read (online_t *on, const rm_step_t *s, bson_t *last, bool *done,
+online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last, bool *done,
                         int64_t *seen, int64_t *changed, bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "checkpoints");
@@ -216,7 +220,7 @@ online_checkpoint_read (online_t *on, const rm_step_t *s, bson_t *last, bool *do
     bson_error_t why;
     bool ok = true;
 
-    checkpoint_id (on, s, id, sizeof id);
+    checkpoint_id (on, s, p, id, sizeof id);
     q = BCON_NEW ("_id", BCON_UTF8 (id));
     cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
     *done = false;
@@ -240,25 +244,25 @@ online_checkpoint_read (online_t *on, const rm_step_t *s, bson_t *last, bool *do
 }
 
 bool
-online_checkpoint_write (online_t *on, const rm_step_t *s, const bson_value_t *last,
-                         int64_t seen, int64_t changed, bool done, bson_error_t *err)
+online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const char *ns,
+                         const bson_value_t *last, int64_t seen, int64_t changed, bool done,
+                         bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "checkpoints");
-    const rm_nsref_t *ns[4];
     char id[300];
     bson_t *q, set, inner, opts = BSON_INITIALIZER;
     bson_error_t why;
     bool ok;
 
-    rm_step_inputs (s, ns, 4);
-    checkpoint_id (on, s, id, sizeof id);
+    checkpoint_id (on, s, p, id, sizeof id);
     q = BCON_NEW ("_id", BCON_UTF8 (id));
     bson_init (&set);
     BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
     BSON_APPEND_UTF8 (&inner, "digest", on->digest);
     BSON_APPEND_INT64 (&inner, "step", (int64_t) s->index);
+    BSON_APPEND_INT64 (&inner, "pass", (int64_t) p + 1);
     BSON_APPEND_UTF8 (&inner, "op", s->op);
-    BSON_APPEND_UTF8 (&inner, "ns", ns[0]->text);
+    BSON_APPEND_UTF8 (&inner, "ns", ns);
     if (last)
         BSON_APPEND_VALUE (&inner, "last", last);
     BSON_APPEND_INT64 (&inner, "seen", seen);
@@ -292,22 +296,28 @@ online_status (online_t *on, bson_error_t *err)
 
     snprintf (prefix, sizeof prefix, "^%s:", on->name);
     q = BCON_NEW ("_id", "{", "$regex", BCON_UTF8 (prefix), "}");
-    opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "}");
+    opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "pass", BCON_INT32 (1), "}");
     cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
     printf ("%-5s %-12s %-36s %-8s %10s %10s\n", "STEP", "OPERATION", "NAMESPACE", "STATUS",
             "SEEN", "CHANGED");
     while (mongoc_cursor_next (cur, &doc)) {
         bson_iter_t it;
         const char *op = "?", *ns = "?";
-        int64_t step = 0, seen = 0, changed = 0;
+        int64_t step = 0, pass = 1, seen = 0, changed = 0;
+        char opname[64];
         bool done = false;
         if (bson_iter_init_find (&it, doc, "step")) step = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "pass")) pass = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "op") && BSON_ITER_HOLDS_UTF8 (&it)) op = bson_iter_utf8 (&it, NULL);
         if (bson_iter_init_find (&it, doc, "ns") && BSON_ITER_HOLDS_UTF8 (&it)) ns = bson_iter_utf8 (&it, NULL);
         if (bson_iter_init_find (&it, doc, "seen")) seen = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "changed")) changed = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "done")) done = bson_iter_as_bool (&it);
-        printf ("%-5lld %-12s %-36s %-8s %10lld %10lld\n", (long long) step, op, ns,
+        if (pass > 1)
+            snprintf (opname, sizeof opname, "%s/%lld", op, (long long) pass);
+        else
+            snprintf (opname, sizeof opname, "%s", op);
+        printf ("%-5lld %-12s %-36s %-8s %10lld %10lld\n", (long long) step, opname, ns,
                 done ? "done" : "running", (long long) seen, (long long) changed);
         rows++;
     }

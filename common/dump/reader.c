@@ -202,6 +202,15 @@ rm_reader_open_stream (rm_instream_t *s, const rm_read_opts_t *opts, bson_error_
     return r;
 }
 
+rm_reader_t *
+rm_reader_open_memory (const char *name, const rm_dump_info_t *info, const uint8_t *const *docs,
+                       const size_t *lens)
+{
+    rm_reader_t *r = reader_new (name, NULL);
+    rm_mem_reader_init (r, info, docs, lens);
+    return r;
+}
+
 const rm_dump_info_t *
 rm_reader_info (const rm_reader_t *r)
 {

@@ -53,6 +53,8 @@ bool rm_archive_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err
 bool rm_bson_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err);
 bool rm_dir_reader_init (rm_reader_t *r, bson_error_t *err);
 bool rm_tar_reader_init (rm_reader_t *r, bson_error_t *err);
+bool rm_mem_reader_init (rm_reader_t *r, const rm_dump_info_t *info, const uint8_t *const *docs,
+                         const size_t *lens);
 
 /* The file a reader that needs several passes opens. */
 static inline const char *

@@ -297,7 +297,7 @@ rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     bool ok;
     if (!targets_empty (e, s, err))
         return false;
-    e->step = s->index;
+    e->step = (size_t) (s - e->plan->steps) + 1; /* its position: see rm_engine_step_run */
     ok = rm_step_classes[s->kind].run (e, s, err);
     e->step = 0;
     if (!ok && err->message[0] && strncmp (err->message, "step ", 5) != 0)

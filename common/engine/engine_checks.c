@@ -85,7 +85,9 @@ rm_engine_runs_destroy (rm_engine_t *e)
 rm_step_run_t *
 rm_engine_step_run (rm_engine_t *e, const rm_step_t *s)
 {
-    return &e->runs[s->index - 1];
+    /* By position in the engine's plan, not s->index: a plan of one step
+     * taken from a longer one (remodel/batchstep.h) keeps its number. */
+    return &e->runs[s - e->plan->steps];
 }
 
 rm_probe_t *

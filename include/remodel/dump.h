@@ -111,6 +111,12 @@ rm_reader_t *rm_reader_open (const char *path, const rm_read_opts_t *opts,
  * reader): for callers with their own byte source. */
 rm_reader_t *rm_reader_open_stream (rm_instream_t *s, const rm_read_opts_t *opts,
                                     bson_error_t *err);
+/* Reads documents held in memory (the online companion's batches): the
+ * namespaces of info (copied), the ith one's documents one after another
+ * in docs[i], lens[i] bytes (kept by pointer until the reader closes);
+ * name is the source in messages. */
+rm_reader_t *rm_reader_open_memory (const char *name, const rm_dump_info_t *info,
+                                    const uint8_t *const *docs, const size_t *lens);
 const rm_dump_info_t *rm_reader_info (const rm_reader_t *r);
 /* 1: an item; 0: the end (every namespace ended); -1: error. */
 int rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err);
@@ -143,6 +149,11 @@ rm_writer_t *rm_writer_open (const char *dst, const rm_write_opts_t *opts,
 bool rm_writer_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len,
                     bson_error_t *err);
 bool rm_writer_ns_end (rm_writer_t *w, rm_ns_t *ns, bson_error_t *err);
+/* A writer that gives each document to fn instead of writing a dump (the
+ * online companion's batches); ns is one of info's. */
+typedef bool (*rm_writer_fn) (void *ctx, const rm_ns_t *ns, const uint8_t *doc, uint32_t len,
+                              bson_error_t *err);
+rm_writer_t *rm_writer_open_fn (rm_dump_info_t *info, rm_writer_fn fn, void *ctx);
 /* Ends every namespace not yet ended, flushes, renames into place. */
 bool rm_writer_commit (rm_writer_t *w, bson_error_t *err);
 /* Removes everything written. Safe after a failed call. */

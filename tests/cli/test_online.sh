@@ -63,9 +63,9 @@ print(c.remodel[sys.argv[2]].count_documents({}))' "$uri" "$1"
 
 for kind in ferretdb java; do
     restore $kind || { fail "$kind: restore"; continue; }
-    run_rm online run "$T/plan.json" --uri "$uri" --batch-size 30
+    run_rm online run --in-place "$T/plan.json" --uri "$uri" --batch-size 30
     expect_eq "$kind: online run: exit 0, one line per step" "$rc:$(grep -c '^remodel: step [1-4] ' "$T/err")" "0:4"
-    expect_message "$kind: online run: counts what it read and changed" \
+    expect_message "$kind: online run --in-place: counts what it read and changed" \
         "remodel: step 1 (rename) crm.people: 98 read, 98 changed" \
         "remodel: step 4 (unset) crm.tasks: 1000 read, 1000 changed"
     dump "$T/$kind-1.archive"
@@ -76,7 +76,7 @@ for kind in ferretdb java; do
     expect_eq "$kind: status: every step done, with its counts" \
         "$(awk 'NR > 1 { print $1, $2, $3, $4, $5, $6 }' "$T/out" | tr '\n' '|')" \
         "1 rename crm.people done 98 98|2 set crm.people done 98 98|3 version crm.people done 98 98|4 unset crm.tasks done 1000 1000|"
-    run_rm online run -q "$T/plan.json" --uri "$uri"
+    run_rm online run -q --in-place "$T/plan.json" --uri "$uri"
     dump "$T/$kind-2.archive"
     expect_eq "$kind: a second run does nothing: exit 0, silent" "$rc:$(cat "$T/err")" "0:"
     same_as "$kind: a second run does nothing: the same documents" "$T/$kind-2.archive" "$T/$kind-1.archive"
@@ -84,10 +84,10 @@ for kind in ferretdb java; do
     # A changed plan is refused, then started over with --restart.
     mkdir -p "$T/c"
     sed 's/"basic"/"gold"/' "$T/plan.json" >"$T/c/plan.json"
-    run_rm online run -q "$T/c/plan.json" --uri "$uri"
+    run_rm online run -q --in-place "$T/c/plan.json" --uri "$uri"
     expect_eq "$kind: a changed plan under the same name: refused (exit 2)" "$rc" 2
     expect_message "$kind: ... saying so" "plan plan.json changed since its run began" "--restart starts it over"
-    run_rm online run -q --restart "$T/c/plan.json" --uri "$uri"
+    run_rm online run -q --in-place --restart "$T/c/plan.json" --uri "$uri"
     expect_eq "$kind: --restart runs it" "$rc:$(cat "$T/err")" "0:"
     expect_eq "$kind: ... and its set took" "$(python3 -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1]); print(c.crm.people.count_documents({"tier": "gold"}))' "$uri")" 98
@@ -95,7 +95,7 @@ c = pymongo.MongoClient(sys.argv[1]); print(c.crm.people.count_documents({"tier"
     # --dry-run on fresh data: counts, writes nothing, keeps no state.
     restore $kind
     dump "$T/$kind-before.archive"
-    run_rm online run --dry-run "$T/plan.json" --uri "$uri"
+    run_rm online run --in-place --dry-run "$T/plan.json" --uri "$uri"
     expect_eq "$kind: --dry-run: exit 0, says what it would change" \
         "$rc:$(grep -c 'would change' "$T/err")" "0:4"
     dump "$T/$kind-after.archive"
@@ -105,7 +105,7 @@ c = pymongo.MongoClient(sys.argv[1]); print(c.crm.people.count_documents({"tier"
     # kill -9 at random moments, then a rerun: the same result.
     for ((i = 1; i <= CRASHES; i++)); do
         restore $kind
-        "$REMODEL" online run -q "$T/plan.json" --uri "$uri" --batch-size 7 --pause-ms 10 >/dev/null 2>&1 &
+        "$REMODEL" online run -q --in-place "$T/plan.json" --uri "$uri" --batch-size 7 --pause-ms 10 >/dev/null 2>&1 &
         pid=$!
         sleep "0.$(printf '%02d' $((RANDOM % 90 + 5)))"
         kill -9 $pid 2>/dev/null
@@ -117,7 +117,7 @@ c = pymongo.MongoClient(sys.argv[1]); print(c.remodel.checkpoints.count_document
         python3 -c 'import pymongo, sys, datetime
 c = pymongo.MongoClient(sys.argv[1])
 c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1, 1)}})' "$uri"
-        run_rm online run -q "$T/plan.json" --uri "$uri"
+        run_rm online run -q --in-place "$T/plan.json" --uri "$uri"
         dump "$T/$kind-crash.archive"
         expect_eq "$kind: killed (-9) at a random moment ($i), then run again: exit 0" "$rc:$(cat "$T/err")" "0:"
         same_as "$kind: killed at a random moment ($i), then run again: remodel run's documents" "$T/$kind-crash.archive"
@@ -125,10 +125,10 @@ c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1,
 
     # A second run at once is refused by the lease.
     restore $kind
-    "$REMODEL" online run -q "$T/plan.json" --uri "$uri" --batch-size 5 --pause-ms 200 >/dev/null 2>&1 &
+    "$REMODEL" online run -q --in-place "$T/plan.json" --uri "$uri" --batch-size 5 --pause-ms 200 >/dev/null 2>&1 &
     pid=$!
     for ((w = 0; w < 100; w++)); do [ "$(state_count leases)" == 1 ] && break; sleep 0.1; done
-    run_rm online run -q "$T/plan.json" --uri "$uri"
+    run_rm online run -q --in-place "$T/plan.json" --uri "$uri"
     expect_eq "$kind: a concurrent run of the plan: refused (exit 2)" "$rc" 2
     expect_message "$kind: ... naming the run that holds it" "plan plan.json is being run by"
     kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
@@ -136,11 +136,11 @@ done
 
 # Errors: unsupported steps, bad URIs, unreachable servers; never a password.
 echo '{"remodel": 1, "steps": [{"set": {"in": "crm.people", "fields": {"a": 1}}}, {"embed": {"from": "crm.tasks", "into": "crm.people", "localField": "_id", "foreignField": "owner", "as": "tasks"}}]}' >"$T/embed.json"
-run_rm online run "$T/embed.json" --uri "$uri"
-expect_eq "a plan with a step the online mode does not run: refused before anything (exit 2)" \
+run_rm online run --in-place "$T/embed.json" --uri "$uri"
+expect_eq "--in-place with a step that makes new documents: refused before anything (exit 2)" \
     "$rc:$(python3 -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1]); print(c.crm.people.count_documents({"a": 1}))' "$uri")" "2:0"
-expect_message "... naming the step" "step 2 (embed): the online mode runs set, unset, rename and version so far"
+expect_message "... naming the step" "step 2 (embed): --in-place takes denormalize, summarize, set, unset, rename and version"
 run_rm online run "$T/plan.json" --uri "not a uri"
 expect_eq "a bad --uri: exit 2" "$rc:$(grep -c . "$T/err")" "2:1"
 run_rm online run "$T/plan.json" --uri "mongodb://ann:s3cr3tpw@127.0.0.1:1/"

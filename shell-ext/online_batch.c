@@ -1,0 +1,199 @@
+/* A batch of one pass (online_batch.h): a range of the driving collection
+ * in _id order, the join partners of its documents, and the engine's
+ * results for them. */
+#include <string.h>
+
+#include "online_batch.h"
+#include "remodel/docpath.h"
+
+void
+online_docs_init (online_docs_t *d)
+{
+    memset (d, 0, sizeof *d);
+    rm_buf_init (&d->bytes);
+}
+
+void
+online_docs_reset (online_docs_t *d)
+{
+    rm_buf_reset (&d->bytes);
+    d->n = 0;
+}
+
+void
+online_docs_destroy (online_docs_t *d)
+{
+    rm_buf_destroy (&d->bytes);
+    bson_free (d->docs);
+}
+
+void
+online_docs_add (online_docs_t *d, const uint8_t *doc, uint32_t len, int keep)
+{
+    if (d->n == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 256;
+        d->docs = bson_realloc (d->docs, d->cap * sizeof *d->docs);
+    }
+    d->docs[d->n++] = (online_doc_t){d->bytes.len, len, keep};
+    rm_buf_append (&d->bytes, doc, len);
+}
+
+static bool
+raw_id (const uint8_t *doc, uint32_t len, rm_raw_value_t *v)
+{
+    bson_iter_t it;
+    return rm_doc_field (doc, len, "_id", 3, &it) && rm_raw_value_of (&it, v);
+}
+
+bool
+online_same_id (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
+{
+    rm_raw_value_t x, y;
+    return raw_id (a, alen, &x) && raw_id (b, blen, &y) && x.type == y.type && x.len == y.len &&
+           memcmp (x.data, y.data, x.len) == 0;
+}
+
+bool
+online_id_filter (const uint8_t *doc, uint32_t len, bson_t *sel)
+{
+    bson_iter_t it;
+    bson_init (sel);
+    return rm_doc_field (doc, len, "_id", 3, &it) && bson_append_iter (sel, "_id", 3, &it);
+}
+
+static bool
+read_into (online_job_t *j, const bson_t *filter, const bson_t *opts, online_docs_t *in,
+           bson_t *last, const char *what, bson_error_t *err)
+{
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (j->drive, filter, opts, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+
+    while (mongoc_cursor_next (cur, &doc)) {
+        online_docs_add (in, bson_get_data (doc), doc->len, -1);
+        if (last) {
+            bson_iter_t id;
+            bson_reinit (last);
+            if (bson_iter_init_find (&id, doc, "_id"))
+                bson_append_iter (last, "last", 4, &id);
+        }
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (j->on, err, &why, what);
+    mongoc_cursor_destroy (cur);
+    return ok;
+}
+
+int64_t
+online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err)
+{
+    bson_t filter = BSON_INITIALIZER, sub, *opts;
+    bson_iter_t lit;
+    bool ok;
+
+    online_docs_reset (in);
+    if (bson_iter_init_find (&lit, last, "last")) {
+        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &sub);
+        bson_append_iter (&sub, "$gt", 3, &lit);
+        bson_append_document_end (&filter, &sub);
+    }
+    opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "limit",
+                     BCON_INT64 (j->on->o->batch_size));
+    ok = read_into (j, &filter, opts, in, last, "reading a batch", err);
+    bson_destroy (opts);
+    bson_destroy (&filter);
+    return ok ? (int64_t) in->n : -1;
+}
+
+int
+online_batch_reread (online_job_t *j, const bson_iter_t *id, online_docs_t *in, bson_error_t *err)
+{
+    bson_t filter = BSON_INITIALIZER;
+    bool ok;
+    online_docs_reset (in);
+    bson_append_iter (&filter, "_id", 3, id);
+    ok = read_into (j, &filter, NULL, in, NULL, "reading a document again", err);
+    bson_destroy (&filter);
+    return ok ? in->n > 0 : -1;
+}
+
+/* The values of the driving documents' key, as $lookup takes them: each
+ * element of an array and the array itself (the partners' field may hold
+ * either), null for a missing one (which matches null and missing). */
+typedef struct {
+    bson_t *arr;
+    uint32_t n;
+} keys_t;
+
+static bool
+add_key (const bson_iter_t *v, void *ctx)
+{
+    keys_t *k = ctx;
+    char key[16];
+    const char *kp;
+    size_t kl = bson_uint32_to_string (k->n++, &kp, key, sizeof key);
+    if (v)
+        bson_append_iter (k->arr, kp, (int) kl, v);
+    else
+        bson_append_null (k->arr, kp, (int) kl);
+    return true;
+}
+
+static bool
+fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
+{
+    bson_t filter = BSON_INITIALIZER, cond, arr;
+    keys_t k = {&arr, 0};
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+
+    BSON_APPEND_DOCUMENT_BEGIN (&filter, j->p->partner_key->text, &cond);
+    BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
+    for (size_t i = 0; i < in->n; i++)
+        if (rm_path_visit (online_doc_bytes (in, i), in->docs[i].len, j->p->drive_key, true, true,
+                           add_key, &k) == 0)
+            add_key (NULL, &k);
+    bson_append_array_end (&cond, &arr);
+    bson_append_document_end (&filter, &cond);
+    cur = mongoc_collection_find_with_opts (j->partner, &filter, NULL, NULL);
+    while (mongoc_cursor_next (cur, &doc))
+        rm_batchstep_add (j->engine, (size_t) j->p->partner, bson_get_data (doc), doc->len);
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (j->on, err, &why, "fetching a batch's partners");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (&filter);
+    return ok;
+}
+
+typedef struct {
+    const online_pass_t *p;
+    online_docs_t *out;
+} collect_t;
+
+static bool
+collect (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    collect_t *c = ctx;
+    for (size_t k = 0; k < c->p->n_keep; k++)
+        if (strcmp (ns, c->p->keep[k]->text) == 0) {
+            online_docs_add (c->out, doc, len, (int) k);
+            break;
+        }
+    return true;
+}
+
+bool
+online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs_t *out,
+                      bson_error_t *err)
+{
+    collect_t c = {j->p, out};
+    online_docs_reset (out);
+    for (size_t i = 0; i < in->n; i++)
+        rm_batchstep_add (j->engine, j->p->drive, online_doc_bytes (in, i), in->docs[i].len);
+    if (j->p->partner >= 0 && in->n && !fetch_partners (j, in, err))
+        return false;
+    return rm_batchstep_run (j->engine, collect, &c, err);
+}

@@ -1,0 +1,52 @@
+/* Where each namespace's documents are as a plan runs side by side
+ * (online.h): a step reads its inputs where the steps before it left them
+ * and writes its outputs to new collections of its own, so no collection
+ * is ever read and rewritten by one step, a replayed batch only upserts
+ * the same documents again, and the sources stay as they were. */
+#include <stdio.h>
+#include <string.h>
+
+#include "online.h"
+
+const char *
+online_name_now (const online_t *on, const rm_nsref_t *ref)
+{
+    for (size_t i = on->n_names; i-- > 0;)
+        if (strcmp (on->names[i].ns, ref->text) == 0)
+            return on->names[i].coll;
+    return ref->coll;
+}
+
+void
+online_name_target (const online_t *on, const rm_step_t *s, const rm_nsref_t *ref, char *buf,
+                    size_t cap)
+{
+    char plan[256];
+    size_t n;
+    snprintf (plan, sizeof plan, "%s", on->name);
+    n = strlen (plan);
+    if (n > 5 && strcmp (plan + n - 5, ".json") == 0)
+        plan[n - 5] = '\0';
+    snprintf (buf, cap, "%s.remodel.%s.%zu", ref->coll, plan, s->index);
+}
+
+void
+online_name_move (online_t *on, const rm_nsref_t *ref, const char *coll)
+{
+    on->names = bson_realloc (on->names, (on->n_names + 1) * sizeof *on->names);
+    on->names[on->n_names].ns = bson_strdup (ref->text);
+    on->names[on->n_names].coll = bson_strdup (coll);
+    on->n_names++;
+}
+
+void
+online_names_destroy (online_t *on)
+{
+    for (size_t i = 0; i < on->n_names; i++) {
+        bson_free (on->names[i].ns);
+        bson_free (on->names[i].coll);
+    }
+    bson_free (on->names);
+    on->names = NULL;
+    on->n_names = 0;
+}
