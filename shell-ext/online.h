@@ -22,7 +22,19 @@ typedef struct {
     bool dry_run, restart, quiet;
     bool in_place;          /* --in-place: backfill the namespaces themselves */
     bool create_indexes;    /* --create-indexes: make the join indexes missing */
+    mongoc_write_concern_t *write_concern; /* --write-concern (NULL: the URI's) */
+    int64_t batch_time_ms;  /* --batch-time: batches sized to take about this */
+    bool log_json;          /* --log-format json: a line per batch */
+    int64_t retry_for_ms;   /* --retry-for: transient errors retried this long */
+    bool writes_stopped;    /* finalize --writes-stopped */
+    bool block_writes;      /* finalize --block-writes */
 } online_opts_t;
+
+typedef enum {
+    ONLINE_RUN,             /* apply the plan, resumable */
+    ONLINE_VERIFY,          /* recompute and compare, write nothing */
+    ONLINE_SYNC             /* recompute and write what differs */
+} online_mode_t;
 
 /* A namespace's documents are, after the steps so far, in this collection
  * of its database: its own, or a step's target (side by side). */
@@ -53,13 +65,15 @@ typedef struct {
     char owner[128];        /* this run, in the lease */
     online_name_t *names;   /* where each namespace is now (online_names.c) */
     size_t n_names;
+    bool transient;         /* the last driver error may pass: retry */
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
 bool online_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
 void online_close (online_t *on);
 mongoc_collection_t *online_collection (online_t *on, const char *db, const char *coll);
-/* A driver error as ours, naming what was being done and where. */
+/* A driver error as ours, naming what was being done and where; notes in
+ * on->transient whether it is one to retry (network, failover, shutdown). */
 bool online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what);
 
 /* online_state.c: the plan's record, the lease, checkpoints. */
@@ -67,9 +81,19 @@ bool online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err);
 bool online_lease_take (online_t *on, bson_error_t *err);
 bool online_lease_renew (online_t *on, bson_error_t *err);
 void online_lease_drop (online_t *on);
-/* The plan's record: refuses a changed plan unless restart (which forgets
- * the old checkpoints). */
+/* The plan's record {_id: name, digest, inPlace, paused, finalized}:
+ * refuses a changed plan, or one started in the other mode, unless restart
+ * (which forgets the old checkpoints). */
 bool online_plan_record (online_t *on, bson_error_t *err);
+/* verify, sync, finalize, rollback: the plan has run, as it is now, in the
+ * mode given. */
+bool online_plan_check (online_t *on, bson_error_t *err);
+/* pause, resume: the running process sees it at its next batch. */
+bool online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err);
+bool online_plan_paused (online_t *on, bool *paused, bson_error_t *err);
+bool online_plan_finalized (online_t *on, bool *finalized, bson_error_t *err);
+/* Forgets the plan's record and checkpoints (rollback). */
+bool online_plan_forget (online_t *on, bson_error_t *err);
 /* The checkpoint of pass p of step s: its last _id copied into last as
  * "last" (nothing when none), *done when finished. */
 bool online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last, bool *done,
@@ -89,8 +113,11 @@ size_t online_step_passes (const rm_step_t *s, bool in_place, online_pass_t *out
 /* online_names.c: where namespaces are as the plan goes. The collection
  * holding ref's documents now. */
 const char *online_name_now (const online_t *on, const rm_nsref_t *ref);
+/* The plan's name for collection names: its file's, without .json, dots
+ * made underscores. */
+void online_plan_stem (const online_t *on, char *buf, size_t cap);
 /* The collection a side-by-side step writes output ref to:
- * "<coll>.remodel.<plan>.<step>", beside its source until finalize. */
+ * "<coll>_remodel_<plan>_<step>", beside its source until finalize. */
 void online_name_target (const online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
                          char *buf, size_t cap);
 /* From now on ref's documents are in coll. */
@@ -103,7 +130,18 @@ void online_names_destroy (online_t *on);
 bool online_index_check (online_t *on, const char *db, const char *coll, const char *key,
                          bool create, bson_error_t *err);
 
-/* online_run.c */
-bool online_run (online_t *on, bson_error_t *err);
+/* online_run.c: run, verify or sync the plan. Returns the results found
+ * not as they should be (verify, sync; 0 for run), -1 on error. */
+int64_t online_apply (online_t *on, online_mode_t mode, bson_error_t *err);
+/* The collection each namespace ends in once every step has run (side by
+ * side), without running anything: on->names. */
+bool online_names_of_plan (online_t *on, bson_error_t *err);
+/* The namespaces a step writes side by side (its targets). */
+size_t online_step_targets (const rm_step_t *s, const online_pass_t *passes, size_t np,
+                            const rm_nsref_t **out);
+
+/* online_finalize.c: the switch to the new design, and back. */
+bool online_finalize (online_t *on, bson_error_t *err);
+bool online_rollback (online_t *on, bson_error_t *err);
 
 #endif

@@ -99,7 +99,7 @@ online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_
         bson_append_document_end (&filter, &sub);
     }
     opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "limit",
-                     BCON_INT64 (j->on->o->batch_size));
+                     BCON_INT64 (j->batch_size));
     ok = read_into (j, &filter, opts, in, last, "reading a batch", err);
     bson_destroy (opts);
     bson_destroy (&filter);

@@ -28,6 +28,7 @@ typedef struct {
     mongoc_collection_t *drive;   /* where the driving documents are now */
     mongoc_collection_t *partner; /* where the partners are now (NULL: none) */
     rm_batchstep_t *engine;
+    int64_t batch_size;           /* this batch's (--batch-time adjusts it) */
     int64_t seen, written;
 } online_job_t;
 
@@ -60,5 +61,43 @@ bool online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs
 bool online_same_id (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen);
 /* {_id: <doc's _id>} into sel (false: no _id). */
 bool online_id_filter (const uint8_t *doc, uint32_t len, bson_t *sel);
+
+/* online_write.c: statements for one collection, sent in commands of a
+ * few dozen (FerretDB 1.x stops answering an update command of about a
+ * hundred). */
+typedef struct {
+    online_job_t *j;
+    mongoc_collection_t *coll;
+    mongoc_bulk_operation_t *b;
+    size_t n;
+    const char *what;       /* for errors: "writing results", ... */
+    int64_t matched;
+} online_writes_t;
+
+void online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
+                         const char *what);
+/* replaceOne({_id}, doc, {upsert: true}). */
+bool online_writes_upsert (online_writes_t *w, const uint8_t *doc, uint32_t len, bson_error_t *err);
+bool online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err);
+bool online_writes_flush (online_writes_t *w, bson_error_t *err);
+/* Side by side: out's documents upserted into targets[keep], flushed. */
+bool online_side_write (online_writes_t *targets, const online_docs_t *out, bson_error_t *err);
+
+/* In place: the backups, then the conditional replaces, of in's documents
+ * that out changes (redone alone when the application got there first). */
+typedef struct {
+    online_job_t *j;
+    mongoc_collection_t *backup;
+    online_docs_t again, again_out; /* a document read again, its result */
+} online_inplace_t;
+bool online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const online_docs_t *out,
+                           bson_error_t *err);
+
+/* The result for in's ith document among out's, found by _id, from *at on
+ * (results mostly come in the input's order); -1: none. */
+ssize_t online_result_of (const online_docs_t *in, size_t i, const online_docs_t *out, size_t *at);
+bool online_same_doc (const online_docs_t *a, size_t i, const online_docs_t *b, size_t k);
+/* How many of in's documents out changes. */
+int64_t online_would_change (const online_docs_t *in, const online_docs_t *out);
 
 #endif

@@ -4,9 +4,28 @@
 
 #include "online.h"
 
+/* Errors that pass: the network, a server that is not (yet) primary or
+ * is shutting down, a failover. The server's codes (error_codes.yml):
+ * HostUnreachable 6, HostNotFound 7, NetworkTimeout 89, ShutdownInProgress
+ * 91, PrimarySteppedDown 189, SocketException 9001, NotWritablePrimary
+ * 10107, InterruptedAtShutdown 11600, InterruptedDueToReplStateChange
+ * 11602, NotPrimaryNoSecondaryOk 13435, NotPrimaryOrSecondary 13436. */
+static bool
+is_transient (const bson_error_t *why)
+{
+    static const uint32_t codes[] = {6, 7, 89, 91, 189, 9001, 10107, 11600, 11602, 13435, 13436};
+    if (why->domain == MONGOC_ERROR_STREAM || why->domain == MONGOC_ERROR_SERVER_SELECTION)
+        return true;
+    for (size_t i = 0; i < sizeof codes / sizeof *codes; i++)
+        if (why->code == codes[i])
+            return true;
+    return false;
+}
+
 bool
 online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what)
 {
+    on->transient = is_transient (why);
     rm_error_set (err, RM_ERR_IO, "%s: %s: %s", on->where, what, why->message);
     return false;
 }

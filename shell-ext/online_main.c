@@ -9,28 +9,50 @@
 
 static const char usage[] =
     "usage: remodel online run PLAN --uri URI [options]\n"
-    "       remodel online status PLAN --uri URI [--state-db DB]\n"
+    "       remodel online status|pause|resume PLAN --uri URI\n"
+    "       remodel online verify|sync PLAN --uri URI [--in-place]\n"
+    "       remodel online finalize PLAN --uri URI --block-writes|--writes-stopped\n"
+    "       remodel online rollback PLAN --uri URI [--in-place]\n"
     "\n"
     "Applies a plan to a live MongoDB server in batches, in _id order, with a\n"
     "checkpoint after each batch: run it again after a crash and it goes on\n"
     "where it stopped; a second run of the same plan at once is refused (a\n"
     "lease). Each batch is transformed by the same engine as remodel run, so\n"
     "the same documents. Side by side (the default), a step writes its results\n"
-    "to new collections COLL.remodel.PLAN.STEP beside the sources, which stay\n"
-    "untouched; with --in-place, a backfill (denormalize, summarize, set, unset,\n"
-    "rename, version) rewrites the documents themselves, keeping the originals\n"
-    "of those it changes in the state database (backup.PLAN.STEP).\n"
+    "to new collections COLL_remodel_PLAN_STEP beside the sources, which stay\n"
+    "untouched until finalize; with --in-place, a backfill (denormalize,\n"
+    "summarize, set, unset, rename, version) rewrites the documents themselves,\n"
+    "keeping what it replaced in the state database (backup.PLAN.STEP).\n"
+    "\n"
+    "  status             each step's progress\n"
+    "  pause, resume      the running process waits at its next batch, or goes on\n"
+    "  verify             recompute every range from the sources as they are now\n"
+    "                     and compare with the results; exit 1 if any differ\n"
+    "  sync               the same, writing what differs (run it while the\n"
+    "                     application writes; repeated syncs converge)\n"
+    "  finalize           side by side: a last sync and verify, then the results\n"
+    "                     renamed over the sources (kept as COLL_remodel_backup_PLAN)\n"
+    "  rollback           in place: the replaced documents back, where unchanged\n"
+    "                     since; side by side: the results dropped (after finalize:\n"
+    "                     the originals renamed back first)\n"
     "\n"
     "  --uri URI          the server (mongodb://...; credentials are never printed)\n"
     "  --in-place         backfill the namespaces themselves (see above)\n"
     "  --create-indexes   create the index a join fetches its partners by when\n"
     "                     missing (otherwise the run is refused, naming it)\n"
     "  --batch-size N     documents per batch (default 1000)\n"
+    "  --batch-time MS    size batches to take about MS each (from --batch-size)\n"
     "  --pause-ms MS      pause between batches (default 0)\n"
     "  --max-rate N       at most N documents read per second (default: no limit)\n"
+    "  --write-concern W  the writes' w: a number or majority (default: the URI's)\n"
+    "  --retry-for S      retry network errors, failovers and restarts with backoff\n"
+    "                     for up to S seconds (default 600), then stop\n"
+    "  --log-format F     text (default) or json: one line per batch on stderr\n"
     "  --state-db DB      where checkpoints, the lease and backups live (default remodel)\n"
     "  --dry-run          read and compute, count, write nothing (no state either)\n"
     "  --restart          start a plan over that changed since its run began\n"
+    "  --block-writes     finalize: block writes with setUserWriteBlockMode (6.0+)\n"
+    "  --writes-stopped   finalize: the application's writes have stopped\n"
     "  --quiet, -q        no progress\n";
 
 static int
@@ -69,7 +91,7 @@ int
 main (int argc, char **argv)
 {
     enum { O_URI = 256, O_BATCH, O_PAUSE, O_RATE, O_STATE, O_DRY, O_RESTART, O_INPLACE,
-           O_INDEXES, O_HELP };
+           O_INDEXES, O_WC, O_BTIME, O_LOG, O_RETRY, O_STOPPED, O_BLOCK, O_HELP };
     static const struct option longopts[] = {
         {"uri", required_argument, NULL, O_URI},
         {"batch-size", required_argument, NULL, O_BATCH},
@@ -80,11 +102,21 @@ main (int argc, char **argv)
         {"restart", no_argument, NULL, O_RESTART},
         {"in-place", no_argument, NULL, O_INPLACE},
         {"create-indexes", no_argument, NULL, O_INDEXES},
+        {"write-concern", required_argument, NULL, O_WC},
+        {"batch-time", required_argument, NULL, O_BTIME},
+        {"log-format", required_argument, NULL, O_LOG},
+        {"retry-for", required_argument, NULL, O_RETRY},
+        {"writes-stopped", no_argument, NULL, O_STOPPED},
+        {"block-writes", no_argument, NULL, O_BLOCK},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
-    online_opts_t o = {.state_db = "remodel", .batch_size = 1000};
+    static const char *const commands[] = {"run", "status", "verify", "sync", "finalize",
+                                           "rollback", "pause", "resume", NULL};
+    online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000};
+    int64_t n;
+    bool known = false;
     online_t on;
     bson_error_t err;
     const char *cmd;
@@ -95,7 +127,9 @@ main (int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     cmd = argv[1];
-    if (strcmp (cmd, "run") != 0 && strcmp (cmd, "status") != 0)
+    for (size_t i = 0; commands[i]; i++)
+        known |= strcmp (cmd, commands[i]) == 0;
+    if (!known)
         return fail_usage ("unknown command \"%s\"", cmd);
     optind = 2;
     opterr = 0;
@@ -107,6 +141,32 @@ main (int argc, char **argv)
         case O_RESTART: o.restart = true; break;
         case O_INPLACE: o.in_place = true; break;
         case O_INDEXES: o.create_indexes = true; break;
+        case O_STOPPED: o.writes_stopped = true; break;
+        case O_BLOCK: o.block_writes = true; break;
+        case O_WC:
+            if (!o.write_concern)
+                o.write_concern = mongoc_write_concern_new ();
+            if (!strcmp (optarg, "majority"))
+                mongoc_write_concern_set_wmajority (o.write_concern, 0);
+            else if (parse_count (optarg, &n) && n < 100)
+                mongoc_write_concern_set_w (o.write_concern, (int32_t) n);
+            else
+                return fail_usage ("--write-concern: \"%s\" is not a number or majority", optarg);
+            break;
+        case O_BTIME:
+            if (!parse_count (optarg, &o.batch_time_ms) || o.batch_time_ms < 1)
+                return fail_usage ("--batch-time: \"%s\" is not a count of milliseconds", optarg);
+            break;
+        case O_RETRY:
+            if (!parse_count (optarg, &n))
+                return fail_usage ("--retry-for: \"%s\" is not a count of seconds", optarg);
+            o.retry_for_ms = n * 1000;
+            break;
+        case O_LOG:
+            if (strcmp (optarg, "json") && strcmp (optarg, "text"))
+                return fail_usage ("--log-format: \"%s\" is not text or json", optarg);
+            o.log_json = !strcmp (optarg, "json");
+            break;
         case 'q': o.quiet = true; break;
         case 'h':
         case O_HELP: fputs (usage, stdout); return 0;
@@ -139,15 +199,38 @@ main (int argc, char **argv)
         rc = err.code == RM_ERR_USAGE ? 2 : 1;
     } else if (!strcmp (cmd, "status")) {
         rc = online_status (&on, &err) < 0 ? 1 : 0;
+    } else if (!strcmp (cmd, "pause") || !strcmp (cmd, "resume")) {
+        rc = online_plan_set (&on, "paused", !strcmp (cmd, "pause"), &err) ? 0 : 1;
+        if (!rc && !o.quiet)
+            fprintf (stderr, "remodel: plan %s %s\n", on.name,
+                     !strcmp (cmd, "pause") ? "paused (a run waits at its next batch)" : "resumed");
+    } else if (!strcmp (cmd, "verify") || !strcmp (cmd, "sync")) {
+        bool sync = !strcmp (cmd, "sync");
+        n = online_apply (&on, sync ? ONLINE_SYNC : ONLINE_VERIFY, &err);
+        rc = n < 0 ? 1 : (!sync && n > 0) ? 1 : 0;
+        if (n == 0 && !o.quiet)
+            fprintf (stderr, "remodel: %s: plan %s: every result as the sources make it\n", cmd,
+                     on.name);
+        else if (n > 0 && !o.quiet)
+            fprintf (stderr, "remodel: %s: plan %s: %lld result(s) %s\n", cmd, on.name,
+                     (long long) n, sync ? "rewritten or removed" : "differ");
+        if (!sync && n > 0)
+            err.code = 0; /* said above; no error line */
+    } else if (!strcmp (cmd, "finalize")) {
+        rc = online_finalize (&on, &err) ? 0 : 1;
+    } else if (!strcmp (cmd, "rollback")) {
+        rc = online_rollback (&on, &err) ? 0 : 1;
     } else {
-        rc = online_run (&on, &err) ? 0 : 1;
+        rc = online_apply (&on, ONLINE_RUN, &err) < 0 ? 1 : 0;
     }
     /* A refusal (a plan or option at fault) is 2, as for remodel run. */
     if (rc && (err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED))
         rc = 2;
-    if (rc)
+    if (rc && err.code)
         fprintf (stderr, "remodel: error: %s\n", err.message);
     online_close (&on);
+    if (o.write_concern)
+        mongoc_write_concern_destroy (o.write_concern);
     mongoc_cleanup ();
     return rc;
 }

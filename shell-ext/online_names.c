@@ -18,16 +18,27 @@ online_name_now (const online_t *on, const rm_nsref_t *ref)
 }
 
 void
+online_plan_stem (const online_t *on, char *buf, size_t cap)
+{
+    size_t n;
+    snprintf (buf, cap, "%s", on->name);
+    n = strlen (buf);
+    if (n > 5 && strcmp (buf + n - 5, ".json") == 0)
+        buf[n - 5] = '\0';
+    for (char *p = buf; *p; p++)
+        if (*p == '.')
+            *p = '_';
+}
+
+/* No dot of our own in the names: FerretDB 1.x renames no collection
+ * whose name has one (finalize renames these). */
+void
 online_name_target (const online_t *on, const rm_step_t *s, const rm_nsref_t *ref, char *buf,
                     size_t cap)
 {
     char plan[256];
-    size_t n;
-    snprintf (plan, sizeof plan, "%s", on->name);
-    n = strlen (plan);
-    if (n > 5 && strcmp (plan + n - 5, ".json") == 0)
-        plan[n - 5] = '\0';
-    snprintf (buf, cap, "%s.remodel.%s.%zu", ref->coll, plan, s->index);
+    online_plan_stem (on, plan, sizeof plan);
+    snprintf (buf, cap, "%s_remodel_%s_%zu", ref->coll, plan, s->index);
 }
 
 void

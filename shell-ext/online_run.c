@@ -1,30 +1,29 @@
-/* online run (online.h): each step of the plan over the server, pass by
- * pass (online_passes.c), range by range in _id order, resumable.
+/* online run, verify and sync (online.h): each step of the plan over the
+ * server, pass by pass (online_passes.c), range by range in _id order.
  *
- * A batch: read up to --batch-size documents of the driving collection
- * after the checkpoint's _id, fetch their join partners, let the engine
- * compute what the step makes of them (online_batch.c), write that, then
- * the checkpoint. Side by side (the default) the results are upserted by
- * _id into the step's own new collections (online_names.c), so a batch
- * replayed after a crash writes the same documents again and nothing
- * twice. In place (--in-place, backfills) the originals of the documents
- * that change are saved first (the first original of each kept: a
- * $setOnInsert), then each is replaced on condition that it is still the
- * document read (a filter on all its fields): one the application changed
- * in between is read again and recomputed, never overwritten stale. */
+ * run: a batch reads up to --batch-size documents of the driving
+ * collection after the checkpoint's _id, fetches their join partners, lets
+ * the engine compute what the step makes of them (online_batch.c), writes
+ * that (online_write.c), then the checkpoint. Side by side (the default)
+ * the results are upserted by _id into the step's own new collections
+ * (online_names.c), so a batch replayed after a crash writes the same
+ * documents again and nothing twice; in place (--in-place, backfills) the
+ * documents that change are replaced on condition, their backups first.
+ *
+ * verify recomputes every range from the sources as they are now and
+ * compares: side by side, each result with the target's document of that
+ * _id, then the target for documents no range makes (a source deleted
+ * since); in place, each document with what the step makes of it. sync
+ * does the same and writes what differs. Neither uses the checkpoints. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "online_batch.h"
-
-/* A document read again because it changed under us is recomputed at most
- * this many times before the run stops naming it. */
-#define RETRIES 5
-/* Write commands carry at most this many statements: FerretDB 1.x (SQLite)
- * stops answering an update command of about a hundred (sixty is fine). */
-#define WRITE_CHUNK 50
+#include "remodel/crc64.h"
+#include "remodel/docpath.h"
 
 static void
 sleep_ms (int64_t ms)
@@ -40,274 +39,6 @@ mono_ms (void)
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
     return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Statements of one collection gathered into commands of WRITE_CHUNK. */
-typedef struct {
-    online_job_t *j;
-    mongoc_collection_t *coll;
-    mongoc_bulk_operation_t *b;
-    size_t n;
-    const char *what;
-    int64_t matched;
-} writes_t;
-
-static bool
-writes_flush (writes_t *w, bson_error_t *err)
-{
-    bson_t reply;
-    bson_error_t why;
-    bson_iter_t it;
-    bool ok;
-    if (!w->b)
-        return true;
-    ok = mongoc_bulk_operation_execute (w->b, &reply, &why) != 0;
-    if (!ok)
-        online_fail (w->j->on, err, &why, w->what);
-    else if (bson_iter_init_find (&it, &reply, "nMatched"))
-        w->matched += bson_iter_as_int64 (&it);
-    bson_destroy (&reply);
-    mongoc_bulk_operation_destroy (w->b);
-    w->b = NULL;
-    w->n = 0;
-    return ok;
-}
-
-static mongoc_bulk_operation_t *
-writes_next (writes_t *w, bson_error_t *err)
-{
-    if (w->n == WRITE_CHUNK && !writes_flush (w, err))
-        return NULL;
-    if (!w->b) {
-        bson_t opts = BSON_INITIALIZER;
-        BSON_APPEND_BOOL (&opts, "ordered", false);
-        w->b = mongoc_collection_create_bulk_operation_with_opts (w->coll, &opts);
-        bson_destroy (&opts);
-    }
-    w->n++;
-    return w->b;
-}
-
-/* replaceOne({_id}, doc, {upsert: true}). */
-static bool
-writes_upsert (writes_t *w, const uint8_t *doc, uint32_t len, bson_error_t *err)
-{
-    mongoc_bulk_operation_t *b = writes_next (w, err);
-    bson_t sel, d, opts = BSON_INITIALIZER;
-    bson_error_t why;
-    bool ok;
-    if (!b)
-        return false;
-    if (!online_id_filter (doc, len, &sel) || !bson_init_static (&d, doc, len)) {
-        rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): a result without _id",
-                      w->j->on->where, w->j->s->index, w->j->s->op);
-        bson_destroy (&sel);
-        return false;
-    }
-    BSON_APPEND_BOOL (&opts, "upsert", true);
-    ok = mongoc_bulk_operation_replace_one_with_opts (b, &sel, &d, &opts, &why) ||
-         online_fail (w->j->on, err, &why, w->what);
-    bson_destroy (&opts);
-    bson_destroy (&sel);
-    return ok;
-}
-
-/* ---- side by side ---- */
-
-typedef struct {
-    online_job_t *j;
-    writes_t targets[4]; /* per keep[] */
-} side_t;
-
-static bool
-side_write (side_t *sb, const online_docs_t *out, bson_error_t *err)
-{
-    bool ok = true;
-    for (size_t i = 0; ok && i < out->n; i++)
-        ok = writes_upsert (&sb->targets[out->docs[i].keep], online_doc_bytes (out, i),
-                            out->docs[i].len, err);
-    for (size_t k = 0; ok && k < sb->j->p->n_keep; k++)
-        ok = writes_flush (&sb->targets[k], err);
-    return ok;
-}
-
-/* ---- in place ---- */
-
-/* {$setOnInsert: doc without _id}: the backup keeps the first original. */
-static void
-set_on_insert (const uint8_t *doc, uint32_t len, bson_t *u)
-{
-    bson_t inner;
-    bson_iter_t it;
-    bson_init (u);
-    BSON_APPEND_DOCUMENT_BEGIN (u, "$setOnInsert", &inner);
-    if (bson_iter_init_from_data (&it, doc, len))
-        while (bson_iter_next (&it))
-            if (strcmp (bson_iter_key (&it), "_id") != 0)
-                bson_append_iter (&inner, bson_iter_key (&it), -1, &it);
-    bson_append_document_end (u, &inner);
-}
-
-/* The result for in's ith document among out's, found by _id; from *at on
- * (results mostly come in the input's order). */
-static ssize_t
-result_of (const online_docs_t *in, size_t i, const online_docs_t *out, size_t *at)
-{
-    for (size_t k = 0; k < out->n; k++) {
-        size_t r = (*at + k) % out->n;
-        if (online_same_id (online_doc_bytes (in, i), in->docs[i].len, online_doc_bytes (out, r),
-                            out->docs[r].len)) {
-            *at = r + 1;
-            return (ssize_t) r;
-        }
-    }
-    return -1;
-}
-
-static bool
-same_bytes (const online_docs_t *a, size_t i, const online_docs_t *b, size_t k)
-{
-    return a->docs[i].len == b->docs[k].len &&
-           memcmp (online_doc_bytes (a, i), online_doc_bytes (b, k), a->docs[i].len) == 0;
-}
-
-typedef struct {
-    online_job_t *j;
-    mongoc_collection_t *backup;
-    online_docs_t again, again_out; /* a document read again, its result */
-} inplace_t;
-
-/* The document whose conditional replace matched nothing: it changed or
- * went since it was read. Read it again and redo it. */
-static bool
-redo (inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *err)
-{
-    online_job_t *j = ip->j;
-    bson_iter_t id;
-    bson_error_t why;
-
-    if (!rm_doc_field (orig, olen, "_id", 3, &id))
-        return true;
-    for (int attempt = 0; attempt < RETRIES; attempt++) {
-        int rc = online_batch_reread (j, &id, &ip->again, err);
-        ssize_t r;
-        size_t at = 0;
-        bson_t cur, want, reply;
-        bson_iter_t it;
-        bool done;
-        if (rc <= 0)
-            return rc == 0; /* gone: nothing to do */
-        if (!online_batch_compute (j, &ip->again, &ip->again_out, err))
-            return false;
-        r = result_of (&ip->again, 0, &ip->again_out, &at);
-        if (r < 0 || same_bytes (&ip->again, 0, &ip->again_out, (size_t) r))
-            return true; /* already what the step makes of it */
-        /* Saved first, as in a batch: a first write of this document. */
-        {
-            bson_t sel, u, up = BSON_INITIALIZER;
-            online_id_filter (online_doc_bytes (&ip->again, 0), ip->again.docs[0].len, &sel);
-            set_on_insert (online_doc_bytes (&ip->again, 0), ip->again.docs[0].len, &u);
-            BSON_APPEND_BOOL (&up, "upsert", true);
-            done = mongoc_collection_update_one (ip->backup, &sel, &u, &up, NULL, &why);
-            bson_destroy (&sel);
-            bson_destroy (&u);
-            bson_destroy (&up);
-            if (!done)
-                return online_fail (j->on, err, &why, "saving an original");
-        }
-        bson_init_static (&cur, online_doc_bytes (&ip->again, 0), ip->again.docs[0].len);
-        bson_init_static (&want, online_doc_bytes (&ip->again_out, (size_t) r),
-                          ip->again_out.docs[r].len);
-        if (!mongoc_collection_replace_one (j->drive, &cur, &want, NULL, &reply, &why)) {
-            bson_destroy (&reply);
-            return online_fail (j->on, err, &why, "replacing a document");
-        }
-        done = bson_iter_init_find (&it, &reply, "matchedCount") && bson_iter_as_int64 (&it) == 1;
-        bson_destroy (&reply);
-        if (done)
-            return true;
-    }
-    {
-        bson_t sel;
-        char *text;
-        online_id_filter (orig, olen, &sel);
-        text = bson_as_relaxed_extended_json (&sel, NULL);
-        rm_error_set (err, RM_ERR_IO, "%s: %s: document %s keeps changing under the run "
-                      "(%d attempts); stopping (the checkpoint stands)", j->on->where,
-                      j->in[j->p->drive]->text, text, RETRIES);
-        bson_free (text);
-        bson_destroy (&sel);
-    }
-    return false;
-}
-
-static bool
-inplace_write (inplace_t *ip, const online_docs_t *in, const online_docs_t *out, bson_error_t *err)
-{
-    online_job_t *j = ip->j;
-    writes_t save = {j, ip->backup, NULL, 0, "saving the originals", 0};
-    writes_t repl = {j, j->drive, NULL, 0, "replacing documents", 0};
-    size_t at = 0, changed = 0;
-    bool ok = true;
-
-    /* The originals first (a crash between the two keeps them), then the
-     * documents, each in commands of WRITE_CHUNK. */
-    for (int pass = 0; ok && pass < 2; pass++) {
-        for (size_t i = 0; ok && i < in->n; i++) {
-            ssize_t r = result_of (in, i, out, &at);
-            const uint8_t *doc = online_doc_bytes (in, i);
-            uint32_t len = in->docs[i].len;
-            mongoc_bulk_operation_t *b;
-            bson_t sel, u, opts = BSON_INITIALIZER;
-            bson_error_t why;
-            if (r < 0 || same_bytes (in, i, out, (size_t) r))
-                continue;
-            changed += pass;
-            if (!(b = writes_next (pass ? &repl : &save, err)))
-                return false;
-            if (pass) {
-                bson_t want;
-                bson_init_static (&sel, doc, len);
-                bson_init_static (&want, online_doc_bytes (out, (size_t) r), out->docs[r].len);
-                ok = mongoc_bulk_operation_replace_one_with_opts (b, &sel, &want, NULL, &why);
-            } else {
-                online_id_filter (doc, len, &sel);
-                set_on_insert (doc, len, &u);
-                BSON_APPEND_BOOL (&opts, "upsert", true);
-                ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, &opts, &why);
-                bson_destroy (&sel);
-                bson_destroy (&u);
-            }
-            bson_destroy (&opts);
-            if (!ok)
-                online_fail (j->on, err, &why, "queueing a write");
-        }
-        ok = ok && writes_flush (pass ? &repl : &save, err);
-    }
-    j->written += (int64_t) changed;
-    /* Some changed in between: each is checked and redone alone. */
-    at = 0;
-    for (size_t i = 0; ok && repl.matched < (int64_t) changed && i < in->n; i++) {
-        ssize_t r = result_of (in, i, out, &at);
-        if (r >= 0 && !same_bytes (in, i, out, (size_t) r))
-            ok = redo (ip, online_doc_bytes (in, i), in->docs[i].len, err);
-    }
-    return ok;
-}
-
-/* Counts what a dry run would change or write. */
-static int64_t
-would_write (const online_docs_t *in, const online_docs_t *out, bool in_place)
-{
-    size_t at = 0;
-    int64_t n = 0;
-    if (!in_place)
-        return (int64_t) out->n;
-    for (size_t i = 0; i < in->n; i++) {
-        ssize_t r = result_of (in, i, out, &at);
-        n += r >= 0 && !same_bytes (in, i, out, (size_t) r);
-    }
-    return n;
 }
 
 /* ---- a pass, a step, the plan ---- */
@@ -326,29 +57,298 @@ create_collection (online_t *on, const char *db, const char *coll, bson_error_t 
     return ok;
 }
 
+/* The _ids a step's ranges made for one target, as 64-bit hashes (8 bytes
+ * a document): what is in the target and not here, no range makes. */
+typedef struct {
+    const char *ns;
+    uint64_t *h;
+    size_t n, cap;
+} idset_t;
+
+static uint64_t
+id_hash (const uint8_t *doc, uint32_t len)
+{
+    bson_iter_t it;
+    rm_raw_value_t v;
+    uint64_t h;
+    if (!rm_doc_field (doc, len, "_id", 3, &it) || !rm_raw_value_of (&it, &v))
+        return 0;
+    h = rm_crc64_update (0, &v.type, 1);
+    return rm_crc64_update (h, v.data, v.len);
+}
+
+static void
+idset_add (idset_t *s, uint64_t h)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 1024;
+        s->h = bson_realloc (s->h, s->cap * sizeof *s->h);
+    }
+    s->h[s->n++] = h;
+}
+
+static int
+cmp_u64 (const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+    return x < y ? -1 : x > y;
+}
+
 static bool
-run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, bson_error_t *err)
+idset_has (const idset_t *s, uint64_t h)
+{
+    return s->n && bsearch (&h, s->h, s->n, sizeof h, cmp_u64) != NULL;
+}
+
+/* What a pass does with its batches. */
+typedef struct {
+    online_mode_t mode;
+    online_writes_t targets[4];   /* side by side: per keep[] */
+    idset_t *sets[4];             /* verify, sync: per keep[] */
+    online_inplace_t ip;          /* in place */
+    online_docs_t found;          /* verify, sync: the targets' documents */
+    int64_t differ;               /* verify, sync: results not as they should be */
+    int reported;
+} passrun_t;
+
+/* Reports a range that differs (the first few, then a count at the end). */
+#define REPORT_MAX 10
+
+static void
+report_range (online_job_t *j, passrun_t *pr, const bson_t *before, int64_t n, const char *what)
+{
+    bson_iter_t it;
+    char *from = NULL;
+    if (pr->reported++ >= REPORT_MAX || (pr->mode == ONLINE_SYNC && j->on->o->quiet))
+        return;
+    if (bson_iter_init_find (&it, before, "last")) {
+        bson_t tmp = BSON_INITIALIZER;
+        bson_append_iter (&tmp, "_id", 3, &it);
+        from = bson_as_relaxed_extended_json (&tmp, NULL);
+        bson_destroy (&tmp);
+    }
+    fprintf (stderr, "remodel: %s: step %zu (%s) %s: the range after %s: %lld %s\n",
+             pr->mode == ONLINE_SYNC ? "sync" : "verify", j->s->index, j->s->op,
+             j->in[j->p->drive]->text, from ? from : "the start", (long long) n, what);
+    bson_free (from);
+}
+
+/* Verify or sync one batch side by side: its results against the
+ * targets' documents of the same _ids. */
+static bool
+check_side (online_job_t *j, passrun_t *pr, const online_docs_t *out, const bson_t *before,
+            bson_error_t *err)
+{
+    int64_t differ = 0;
+    for (size_t k = 0; k < j->p->n_keep; k++) {
+        online_writes_t *w = &pr->targets[k];
+        bson_t filter = BSON_INITIALIZER, cond, arr;
+        mongoc_cursor_t *cur;
+        const bson_t *doc;
+        bson_error_t why;
+        uint32_t n = 0;
+        size_t at = 0;
+        bool ok = true;
+
+        online_docs_reset (&pr->found);
+        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
+        BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
+        for (size_t i = 0; i < out->n; i++) {
+            bson_iter_t id;
+            char key[16];
+            const char *kp;
+            if (out->docs[i].keep != (int) k ||
+                !rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &id))
+                continue;
+            size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+            bson_append_iter (&arr, kp, (int) kl, &id);
+            idset_add (pr->sets[k], id_hash (online_doc_bytes (out, i), out->docs[i].len));
+        }
+        bson_append_array_end (&cond, &arr);
+        bson_append_document_end (&filter, &cond);
+        if (n == 0) {
+            bson_destroy (&filter);
+            continue;
+        }
+        cur = mongoc_collection_find_with_opts (w->coll, &filter, NULL, NULL);
+        while (mongoc_cursor_next (cur, &doc))
+            online_docs_add (&pr->found, bson_get_data (doc), doc->len, (int) k);
+        if (mongoc_cursor_error (cur, &why))
+            ok = online_fail (j->on, err, &why, "reading a target");
+        mongoc_cursor_destroy (cur);
+        bson_destroy (&filter);
+        for (size_t i = 0; ok && i < out->n; i++) {
+            ssize_t r;
+            if (out->docs[i].keep != (int) k)
+                continue;
+            r = online_result_of (out, i, &pr->found, &at);
+            if (r >= 0 && online_same_doc (out, i, &pr->found, (size_t) r))
+                continue;
+            differ++;
+            if (pr->mode == ONLINE_SYNC)
+                ok = online_writes_upsert (w, online_doc_bytes (out, i), out->docs[i].len, err);
+        }
+        if (!ok || !online_writes_flush (w, err))
+            return false;
+    }
+    if (differ)
+        report_range (j, pr, before, differ, "results missing or different in the target");
+    pr->differ += differ;
+    return true;
+}
+
+/* Sleeps while the plan is paused (remodel online pause), renewing the
+ * lease; says so once. */
+static bool
+wait_while_paused (online_t *on, bson_error_t *err)
+{
+    bool paused, said = false;
+    for (;;) {
+        if (!online_plan_paused (on, &paused, err))
+            return false;
+        if (!paused)
+            break;
+        if (!said && !on->o->quiet)
+            fprintf (stderr, "%sremodel: plan %s paused (remodel online resume goes on)\n",
+                     isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", on->name);
+        said = true;
+        if (!online_lease_renew (on, err))
+            return false;
+        sleep_ms (1000);
+    }
+    if (said && !on->o->quiet)
+        fprintf (stderr, "remodel: plan %s resumed\n", on->name);
+    return true;
+}
+
+static void
+log_batch (online_job_t *j, int64_t n, int64_t ms, int64_t t0)
+{
+    const online_opts_t *o = j->on->o;
+    int64_t all = mono_ms () - t0;
+    if (o->log_json) {
+        fprintf (stderr, "{\"plan\":\"%s\",\"step\":%zu,\"op\":\"%s\",\"pass\":%zu,\"ns\":\"%s\","
+                 "\"batch\":%lld,\"ms\":%lld,\"read\":%lld,\"written\":%lld,\"rate\":%lld}\n",
+                 j->on->name, j->s->index, j->s->op, j->index + 1, j->in[j->p->drive]->text,
+                 (long long) n, (long long) ms, (long long) j->seen, (long long) j->written,
+                 (long long) (all > 0 ? j->seen * 1000 / all : 0));
+    } else if (!o->quiet && isatty (STDERR_FILENO)) {
+        fprintf (stderr, "\rremodel: step %zu (%s) %s: %lld read, %lld written, %lld/s ",
+                 j->s->index, j->s->op, j->in[j->p->drive]->text, (long long) j->seen,
+                 (long long) j->written, (long long) (all > 0 ? j->seen * 1000 / all : 0));
+    }
+}
+
+/* --batch-time: the next batch sized to take about that long, changing
+ * by at most a factor of two at a time. */
+static void
+size_batch (online_job_t *j, int64_t n, int64_t ms)
+{
+    int64_t want = j->on->o->batch_time_ms, next;
+    if (want <= 0 || n < j->batch_size)
+        return;
+    next = ms > 0 ? j->batch_size * want / ms : j->batch_size * 2;
+    if (next > j->batch_size * 2)
+        next = j->batch_size * 2;
+    if (next < j->batch_size / 2)
+        next = j->batch_size / 2;
+    j->batch_size = next < 1 ? 1 : next > 100000 ? 100000 : next;
+}
+
+/* One batch: read, compute, and what the mode does with it. Returns the
+ * documents read (0: the end), -1. */
+static int64_t
+one_batch (online_job_t *j, passrun_t *pr, bson_t *last, online_docs_t *in, online_docs_t *out,
+           bson_error_t *err)
+{
+    const online_opts_t *o = j->on->o;
+    bson_t before;
+    int64_t n;
+    bool ok;
+
+    bson_copy_to (last, &before);
+    n = online_batch_read (j, last, in, err);
+    ok = n >= 0;
+    if (ok && n > 0)
+        ok = online_batch_compute (j, in, out, err);
+    if (ok && n > 0) {
+        if (pr->mode == ONLINE_RUN && o->dry_run) {
+            j->written += o->in_place ? online_would_change (in, out) : (int64_t) out->n;
+        } else if (pr->mode == ONLINE_RUN) {
+            if (o->in_place) {
+                ok = online_inplace_write (&pr->ip, in, out, err);
+            } else {
+                ok = online_side_write (pr->targets, out, err);
+                j->written += (int64_t) out->n;
+            }
+        } else if (o->in_place) {
+            int64_t differ = online_would_change (in, out);
+            if (differ)
+                report_range (j, pr, &before, differ, "documents not as the step makes them");
+            pr->differ += differ;
+            if (differ && pr->mode == ONLINE_SYNC)
+                ok = online_inplace_write (&pr->ip, in, out, err);
+        } else {
+            ok = check_side (j, pr, out, &before, err);
+        }
+    }
+    if (!ok) {
+        /* The range is done again from where it began. */
+        bson_reinit (last);
+        bson_concat (last, &before);
+    }
+    bson_destroy (&before);
+    return ok ? n : -1;
+}
+
+/* Runs f again after a transient error (network, a primary stepping
+ * down, a server shutting down or restarting), with backoff, for up to
+ * --retry-for; then gives up with the error. */
+static bool
+transient_wait (online_t *on, int64_t *since, int *tries, const bson_error_t *err)
+{
+    int64_t now = mono_ms (), wait;
+    if (!on->transient)
+        return false;
+    on->transient = false;
+    if (!*since)
+        *since = now;
+    if (now - *since >= on->o->retry_for_ms)
+        return false;
+    wait = 250LL << (*tries < 5 ? *tries : 5);
+    (*tries)++;
+    if (!on->o->quiet)
+        fprintf (stderr, "%sremodel: %s; retrying in %lld ms\n",
+                 isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", err->message,
+                 (long long) wait);
+    sleep_ms (wait);
+    return true;
+}
+
+static bool
+run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, online_mode_t mode,
+          idset_t *sets, size_t n_sets, passrun_t *pr, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
+    bool state = mode != ONLINE_VERIFY && !o->dry_run;
+    bool checkpoints = mode == ONLINE_RUN && !o->dry_run;
     online_job_t j;
-    side_t sb;
-    inplace_t ip;
     online_docs_t in, out;
     bson_t last = BSON_INITIALIZER;
     bool done = false, ok = true;
-    int64_t t0 = mono_ms (), n = 0;
+    int64_t t0 = mono_ms (), n = 0, since = 0;
+    int tries = 0;
     const char *drive_ns;
 
     memset (&j, 0, sizeof j);
-    memset (&sb, 0, sizeof sb);
-    memset (&ip, 0, sizeof ip);
     j.on = on;
     j.s = s;
     j.p = p;
     j.index = pi;
+    j.batch_size = o->batch_size;
     rm_step_inputs (s, j.in, 4);
     drive_ns = j.in[p->drive]->text;
-    if (!o->dry_run)
+    if (checkpoints)
         ok = online_checkpoint_read (on, s, pi, &last, &done, &j.seen, &j.written, err);
     if (ok && done) {
         if (!o->quiet)
@@ -359,85 +359,154 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, b
     }
     online_docs_init (&in);
     online_docs_init (&out);
-    online_docs_init (&ip.again);
-    online_docs_init (&ip.again_out);
     j.drive = online_collection (on, j.in[p->drive]->db, online_name_now (on, j.in[p->drive]));
     if (p->partner >= 0)
-        j.partner = online_collection (on, j.in[p->partner]->db, online_name_now (on, j.in[p->partner]));
+        j.partner = online_collection (on, j.in[p->partner]->db,
+                                       online_name_now (on, j.in[p->partner]));
     j.engine = rm_batchstep_new (s, NULL);
-    sb.j = ip.j = &j;
+    pr->ip.j = &j;
     if (o->in_place) {
         char backup[400];
         snprintf (backup, sizeof backup, "backup.%s.%zu", on->name, s->index);
-        ip.backup = online_collection (on, o->state_db, backup);
+        pr->ip.backup = online_collection (on, o->state_db, backup);
     } else {
         for (size_t k = 0; k < p->n_keep; k++) {
             char target[400];
             online_name_target (on, s, p->keep[k], target, sizeof target);
-            sb.targets[k] = (writes_t){&j, online_collection (on, p->keep[k]->db, target), NULL,
-                                       0, "writing results", 0};
+            online_writes_init (&pr->targets[k], &j,
+                                online_collection (on, p->keep[k]->db, target), "writing results");
+            for (size_t m = 0; m < n_sets; m++)
+                if (!strcmp (sets[m].ns, p->keep[k]->text))
+                    pr->sets[k] = &sets[m];
         }
     }
-    while (ok && (n = online_batch_read (&j, &last, &in, err)) > 0) {
-        bson_iter_t it;
-        j.seen += n;
-        ok = online_batch_compute (&j, &in, &out, err);
-        if (ok && o->dry_run)
-            j.written += would_write (&in, &out, o->in_place);
-        else if (ok && o->in_place)
-            ok = inplace_write (&ip, &in, &out, err);
-        else if (ok) {
-            ok = side_write (&sb, &out, err);
-            j.written += (int64_t) out.n;
+    while (ok) {
+        int64_t b0 = mono_ms (), ms;
+        if (state && !wait_while_paused (on, err)) {
+            if (transient_wait (on, &since, &tries, err))
+                continue;
+            ok = false;
+            break;
         }
-        if (ok && !o->dry_run)
-            ok = online_checkpoint_write (on, s, pi, drive_ns,
-                                          bson_iter_init_find (&it, &last, "last")
-                                              ? bson_iter_value (&it) : NULL,
-                                          j.seen, j.written, false, err);
-        if (ok && !o->quiet && isatty (STDERR_FILENO))
-            fprintf (stderr, "\rremodel: step %zu (%s) %s: %lld read, %lld written", s->index,
-                     s->op, drive_ns, (long long) j.seen, (long long) j.written);
+        n = one_batch (&j, pr, &last, &in, &out, err);
+        if (n < 0) {
+            if (transient_wait (on, &since, &tries, err))
+                continue;
+            ok = false;
+            break;
+        }
+        since = 0;
+        tries = 0;
+        if (n == 0)
+            break;
+        j.seen += n;
+        if (checkpoints) {
+            bson_iter_t it;
+            while (!(ok = online_checkpoint_write (on, s, pi, drive_ns,
+                                                   bson_iter_init_find (&it, &last, "last")
+                                                       ? bson_iter_value (&it) : NULL,
+                                                   j.seen, j.written, false, err)) &&
+                   transient_wait (on, &since, &tries, err))
+                ;
+            since = 0;
+            tries = 0;
+        }
+        ms = mono_ms () - b0;
+        log_batch (&j, n, ms, t0);
+        size_batch (&j, n, ms);
         if (o->max_rate > 0)
             sleep_ms (t0 + j.seen * 1000 / o->max_rate - mono_ms ());
         sleep_ms (o->pause_ms);
     }
-    if (n < 0)
-        ok = false;
-    if (ok && !o->dry_run) {
+    if (ok && checkpoints) {
         bson_iter_t it;
-        ok = online_checkpoint_write (on, s, pi, drive_ns,
-                                      bson_iter_init_find (&it, &last, "last")
-                                          ? bson_iter_value (&it) : NULL,
-                                      j.seen, j.written, true, err);
+        while (!(ok = online_checkpoint_write (on, s, pi, drive_ns,
+                                               bson_iter_init_find (&it, &last, "last")
+                                                   ? bson_iter_value (&it) : NULL,
+                                               j.seen, j.written, true, err)) &&
+               transient_wait (on, &since, &tries, err))
+            ;
     }
-    if (ok && !o->quiet)
+    if (ok && !o->quiet && mode == ONLINE_RUN)
         fprintf (stderr, "%sremodel: step %zu (%s) %s: %lld read, %lld %s\n",
-                 j.seen && isatty (STDERR_FILENO) ? "\r" : "", s->index, s->op, drive_ns,
-                 (long long) j.seen, (long long) j.written,
+                 j.seen && isatty (STDERR_FILENO) && !o->log_json ? "\r" : "", s->index, s->op,
+                 drive_ns, (long long) j.seen, (long long) j.written,
                  o->dry_run ? (o->in_place ? "would change" : "would write")
                             : (o->in_place ? "changed" : "written"));
+    else if (ok && !o->quiet && isatty (STDERR_FILENO) && !o->log_json)
+        fprintf (stderr, "\n");
     for (size_t k = 0; k < 4; k++)
-        if (sb.targets[k].coll)
-            mongoc_collection_destroy (sb.targets[k].coll);
-    if (ip.backup)
-        mongoc_collection_destroy (ip.backup);
+        if (pr->targets[k].coll)
+            mongoc_collection_destroy (pr->targets[k].coll);
+    if (pr->ip.backup)
+        mongoc_collection_destroy (pr->ip.backup);
     if (j.partner)
         mongoc_collection_destroy (j.partner);
     mongoc_collection_destroy (j.drive);
     rm_batchstep_destroy (j.engine);
     online_docs_destroy (&in);
     online_docs_destroy (&out);
-    online_docs_destroy (&ip.again);
-    online_docs_destroy (&ip.again_out);
     bson_destroy (&last);
+    return ok;
+}
+
+/* Verify, sync: the documents of a target that no range of the step made
+ * (their sources deleted since, or written by someone else). */
+static bool
+check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, idset_t *set,
+              online_mode_t mode, int64_t *differ, bson_error_t *err)
+{
+    char name[400];
+    mongoc_collection_t *c;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
+    bson_t filter = BSON_INITIALIZER;
+    bson_error_t why;
+    online_job_t j;
+    online_pass_t p;
+    online_writes_t del;
+    int64_t extra = 0;
+    bool ok = true;
+
+    memset (&j, 0, sizeof j);
+    memset (&p, 0, sizeof p);
+    j.on = on;
+    j.s = s;
+    j.p = &p;
+    qsort (set->h, set->n, sizeof *set->h, cmp_u64);
+    online_name_target (on, s, ref, name, sizeof name);
+    c = online_collection (on, ref->db, name);
+    online_writes_init (&del, &j, c, "removing documents no range makes");
+    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    while (ok && mongoc_cursor_next (cur, &doc)) {
+        bson_iter_t id;
+        if (idset_has (set, id_hash (bson_get_data (doc), doc->len)) ||
+            !bson_iter_init_find (&id, doc, "_id"))
+            continue;
+        extra++;
+        if (mode == ONLINE_SYNC)
+            ok = online_writes_delete (&del, &id, err);
+    }
+    if (ok && mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading a target");
+    mongoc_cursor_destroy (cur);
+    ok = ok && online_writes_flush (&del, err);
+    if (ok && extra && !(mode == ONLINE_SYNC && on->o->quiet))
+        fprintf (stderr, "remodel: %s: step %zu (%s) %s: %lld documents in %s.%s that no range "
+                 "makes (their sources are gone)%s\n", mode == ONLINE_SYNC ? "sync" : "verify",
+                 s->index, s->op, ref->text, (long long) extra, ref->db, name,
+                 mode == ONLINE_SYNC ? ": removed" : "");
+    *differ += extra;
+    bson_destroy (opts);
+    mongoc_collection_destroy (c);
     return ok;
 }
 
 /* The namespaces a step gives new contents side by side: what its passes
  * write, and what it empties. */
-static size_t
-step_targets (const rm_step_t *s, const online_pass_t *passes, size_t np, const rm_nsref_t **out)
+size_t
+online_step_targets (const rm_step_t *s, const online_pass_t *passes, size_t np, const rm_nsref_t **out)
 {
     size_t n = 0, ne;
     const rm_nsref_t *emptied[4];
@@ -445,7 +514,7 @@ step_targets (const rm_step_t *s, const online_pass_t *passes, size_t np, const 
         for (size_t k = 0; k < passes[i].n_keep; k++) {
             bool seen = false;
             for (size_t m = 0; m < n; m++)
-                seen |= out[m] == passes[i].keep[k] || !strcmp (out[m]->text, passes[i].keep[k]->text);
+                seen |= !strcmp (out[m]->text, passes[i].keep[k]->text);
             if (!seen)
                 out[n++] = passes[i].keep[k];
         }
@@ -461,16 +530,25 @@ step_targets (const rm_step_t *s, const online_pass_t *passes, size_t np, const 
 }
 
 static bool
-run_step (online_t *on, const rm_step_t *s, bson_error_t *err)
+create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, size_t nt,
+                bson_error_t *err)
 {
-    online_pass_t passes[2];
-    const rm_nsref_t *targets[8];
-    size_t np = online_step_passes (s, on->o->in_place, passes, err);
-    size_t nt = on->o->in_place ? 0 : step_targets (s, passes, np, targets);
+    bool ok = true;
+    for (size_t t = 0; ok && t < nt; t++) {
+        char name[400];
+        online_name_target (on, s, targets[t], name, sizeof name);
+        ok = create_collection (on, targets[t]->db, name, err);
+    }
+    return ok;
+}
+
+/* The indexes the joins need, before anything is written. */
+static bool
+check_indexes (online_t *on, const rm_step_t *s, const online_pass_t *passes, size_t np,
+               bson_error_t *err)
+{
     const rm_nsref_t *in[4];
     bool ok = true;
-
-    /* The indexes the joins need, before anything is written. */
     rm_step_inputs (s, in, 4);
     for (size_t i = 0; ok && i < np; i++) {
         const rm_nsref_t *pr;
@@ -485,13 +563,45 @@ run_step (online_t *on, const rm_step_t *s, bson_error_t *err)
         if (!ok && err->code == RM_ERR_USAGE)
             rm_error_prefix (err, "%s: step %zu (%s)", on->where, s->index, s->op);
     }
-    for (size_t t = 0; ok && !on->o->dry_run && t < nt; t++) {
-        char name[400];
-        online_name_target (on, s, targets[t], name, sizeof name);
-        ok = create_collection (on, targets[t]->db, name, err);
+    return ok;
+}
+
+static bool
+run_step (online_t *on, const rm_step_t *s, online_mode_t mode, int64_t *differ, bson_error_t *err)
+{
+    online_pass_t passes[2];
+    const rm_nsref_t *targets[8];
+    size_t np = online_step_passes (s, on->o->in_place, passes, err);
+    size_t nt = on->o->in_place ? 0 : online_step_targets (s, passes, np, targets);
+    idset_t sets[8];
+    bool ok = check_indexes (on, s, passes, np, err);
+
+    memset (sets, 0, sizeof sets);
+    for (size_t t = 0; t < nt; t++)
+        sets[t].ns = targets[t]->text;
+    if (ok && mode != ONLINE_VERIFY && !on->o->dry_run)
+        ok = create_targets (on, s, targets, nt, err);
+    for (size_t i = 0; ok && i < np; i++) {
+        passrun_t pr;
+        memset (&pr, 0, sizeof pr);
+        pr.mode = mode;
+        online_docs_init (&pr.found);
+        online_docs_init (&pr.ip.again);
+        online_docs_init (&pr.ip.again_out);
+        ok = run_pass (on, s, &passes[i], i, mode, sets, nt, &pr, err);
+        *differ += pr.differ;
+        if (pr.reported > REPORT_MAX && !(mode == ONLINE_SYNC && on->o->quiet))
+            fprintf (stderr, "remodel: %s: step %zu (%s): %d more ranges differ\n",
+                     mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
+                     pr.reported - REPORT_MAX);
+        online_docs_destroy (&pr.found);
+        online_docs_destroy (&pr.ip.again);
+        online_docs_destroy (&pr.ip.again_out);
     }
-    for (size_t i = 0; ok && i < np; i++)
-        ok = run_pass (on, s, &passes[i], i, err);
+    for (size_t t = 0; ok && mode != ONLINE_RUN && t < nt; t++)
+        ok = check_extras (on, s, targets[t], &sets[t], mode, differ, err);
+    for (size_t t = 0; t < nt; t++)
+        bson_free (sets[t].h);
     /* The next steps read this one's results. */
     for (size_t t = 0; ok && t < nt; t++) {
         char name[400];
@@ -501,24 +611,50 @@ run_step (online_t *on, const rm_step_t *s, bson_error_t *err)
     return ok;
 }
 
-bool
-online_run (online_t *on, bson_error_t *err)
+int64_t
+online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
 {
-    bool ok = true;
+    bool ok = true, lease = mode != ONLINE_VERIFY && !on->o->dry_run;
+    int64_t differ = 0;
+
     /* Refused whole before anything is written. */
     for (size_t i = 0; i < on->plan.n; i++) {
         online_pass_t passes[2];
         if (!online_step_passes (&on->plan.steps[i], on->o->in_place, passes, err)) {
             rm_error_prefix (err, "%s", on->o->plan_path);
-            return false;
+            return -1;
         }
     }
-    if (!on->o->dry_run)
-        ok = online_lease_take (on, err) && online_plan_record (on, err);
+    if (lease)
+        ok = online_lease_take (on, err) &&
+             (mode == ONLINE_RUN ? online_plan_record (on, err) : online_plan_check (on, err));
+    else if (mode == ONLINE_VERIFY)
+        ok = online_plan_check (on, err);
     for (size_t i = 0; ok && i < on->plan.n; i++)
-        ok = run_step (on, &on->plan.steps[i], err);
-    if (!on->o->dry_run)
+        ok = run_step (on, &on->plan.steps[i], mode, &differ, err);
+    if (lease)
         online_lease_drop (on);
     online_names_destroy (on);
-    return ok;
+    return ok ? differ : -1;
+}
+
+bool
+online_names_of_plan (online_t *on, bson_error_t *err)
+{
+    online_names_destroy (on);
+    for (size_t i = 0; i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        online_pass_t passes[2];
+        const rm_nsref_t *targets[8];
+        size_t np = online_step_passes (s, false, passes, err), nt;
+        if (!np)
+            return false;
+        nt = online_step_targets (s, passes, np, targets);
+        for (size_t t = 0; t < nt; t++) {
+            char name[400];
+            online_name_target (on, s, targets[t], name, sizeof name);
+            online_name_move (on, targets[t], name);
+        }
+    }
+    return true;
 }

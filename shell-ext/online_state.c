@@ -1,7 +1,8 @@
 /* What a run keeps on the server, in the state database (--state-db,
  * default "remodel"), so that it survives a crash and two runs stay apart:
- *   plans       {_id: <plan name>, digest}: the plan a name was started
- *               with; another plan under that name is refused (--restart)
+ *   plans       {_id: <plan name>, digest, inPlace, paused, finalized}: the
+ *               plan a name was started with (another plan under that name
+ *               is refused unless --restart), its mode, pause, finalize
  *   leases      {_id: <plan name>, owner, expires}: one run of a plan at a
  *               time; renewed every batch, taken over once expired
  *   checkpoints {_id: "<plan name>:<step>" (":<step>/<pass>" for a step's
@@ -151,8 +152,15 @@ online_lease_drop (online_t *on)
     mongoc_collection_destroy (c);
 }
 
-bool
-online_plan_record (online_t *on, bson_error_t *err)
+/* What the plan's record says. */
+typedef struct {
+    bool found;
+    char digest[32];
+    bool in_place, paused, finalized;
+} record_t;
+
+static bool
+record_read (online_t *on, record_t *r, bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "plans");
     bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
@@ -160,40 +168,167 @@ online_plan_record (online_t *on, bson_error_t *err)
     const bson_t *doc;
     bson_iter_t it;
     bson_error_t why;
-    char was[32] = "";
     bool ok = true;
 
-    if (mongoc_cursor_next (cur, &doc) && bson_iter_init_find (&it, doc, "digest") &&
-        BSON_ITER_HOLDS_UTF8 (&it))
-        snprintf (was, sizeof was, "%s", bson_iter_utf8 (&it, NULL));
+    memset (r, 0, sizeof *r);
+    if (mongoc_cursor_next (cur, &doc)) {
+        r->found = true;
+        if (bson_iter_init_find (&it, doc, "digest") && BSON_ITER_HOLDS_UTF8 (&it))
+            snprintf (r->digest, sizeof r->digest, "%s", bson_iter_utf8 (&it, NULL));
+        if (bson_iter_init_find (&it, doc, "inPlace"))
+            r->in_place = bson_iter_as_bool (&it);
+        if (bson_iter_init_find (&it, doc, "paused"))
+            r->paused = bson_iter_as_bool (&it);
+        if (bson_iter_init_find (&it, doc, "finalized"))
+            r->finalized = bson_iter_as_bool (&it);
+    }
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading the plan's record");
     mongoc_cursor_destroy (cur);
-    if (ok && *was && strcmp (was, on->digest) != 0 && !on->o->restart) {
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+static const char *
+mode_name (bool in_place)
+{
+    return in_place ? "in place (--in-place)" : "side by side";
+}
+
+bool
+online_plan_record (online_t *on, bson_error_t *err)
+{
+    record_t r;
+    bool ok = record_read (on, &r, err);
+
+    if (ok && r.found && strcmp (r.digest, on->digest) != 0 && !on->o->restart) {
         rm_error_set (err, RM_ERR_USAGE,
                       "plan %s changed since its run began (digest %s, now %s): --restart "
                       "starts it over (its checkpoints are forgotten; what it wrote stays)",
-                      on->name, was, on->digest);
-        ok = false;
+                      on->name, r.digest, on->digest);
+        return false;
     }
-    if (ok && (strcmp (was, on->digest) != 0 || on->o->restart)) {
-        mongoc_collection_t *cp = state (on, "checkpoints");
+    if (ok && r.found && r.in_place != on->o->in_place && !on->o->restart) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s was started %s, not %s: run it as it began, "
+                      "or --restart", on->name, mode_name (r.in_place), mode_name (on->o->in_place));
+        return false;
+    }
+    if (ok && r.finalized) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized: rollback first to run it again",
+                      on->name);
+        return false;
+    }
+    if (ok && (!r.found || strcmp (r.digest, on->digest) != 0 || on->o->restart)) {
+        mongoc_collection_t *c = state (on, "plans"), *cp = state (on, "checkpoints");
+        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
         char prefix[300];
         bson_t *del, *set, opts = BSON_INITIALIZER;
+        bson_error_t why;
         snprintf (prefix, sizeof prefix, "^%s:", on->name);
         del = BCON_NEW ("_id", "{", "$regex", BCON_UTF8 (prefix), "}");
         ok = mongoc_collection_delete_many (cp, del, NULL, NULL, &why) ||
              online_fail (on, err, &why, "forgetting the old checkpoints");
-        bson_destroy (del);
-        mongoc_collection_destroy (cp);
-        set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->digest), "}");
+        set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->digest), "inPlace",
+                        BCON_BOOL (on->o->in_place), "}");
         BSON_APPEND_BOOL (&opts, "upsert", true);
         ok = ok && (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||
                     online_fail (on, err, &why, "recording the plan"));
         bson_destroy (&opts);
         bson_destroy (set);
+        bson_destroy (del);
+        bson_destroy (q);
+        mongoc_collection_destroy (cp);
+        mongoc_collection_destroy (c);
     }
+    return ok;
+}
+
+bool
+online_plan_check (online_t *on, bson_error_t *err)
+{
+    record_t r;
+    if (!record_read (on, &r, err))
+        return false;
+    if (!r.found) {
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here (remodel online run first)",
+                      on->where, on->name);
+        return false;
+    }
+    if (strcmp (r.digest, on->digest) != 0) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s changed since its run began (digest %s, now %s)",
+                      on->name, r.digest, on->digest);
+        return false;
+    }
+    if (r.in_place != on->o->in_place) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s runs %s, not %s", on->name,
+                      mode_name (r.in_place), mode_name (on->o->in_place));
+        return false;
+    }
+    return true;
+}
+
+bool
+online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "plans");
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
+    bson_t *set = BCON_NEW ("$set", "{", field, BCON_BOOL (value), "}");
+    bson_t reply;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = mongoc_collection_update_one (c, q, set, NULL, &reply, &why) ||
+              online_fail (on, err, &why, "updating the plan's record");
+    if (ok && !(bson_iter_init_find (&it, &reply, "matchedCount") && bson_iter_as_int64 (&it) == 1)) {
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here", on->where, on->name);
+        ok = false;
+    }
+    bson_destroy (&reply);
+    bson_destroy (set);
     bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_plan_paused (online_t *on, bool *paused, bson_error_t *err)
+{
+    record_t r;
+    *paused = false;
+    if (!record_read (on, &r, err))
+        return false;
+    *paused = r.paused;
+    return true;
+}
+
+bool
+online_plan_finalized (online_t *on, bool *finalized, bson_error_t *err)
+{
+    record_t r;
+    *finalized = false;
+    if (!record_read (on, &r, err))
+        return false;
+    *finalized = r.finalized;
+    return true;
+}
+
+bool
+online_plan_forget (online_t *on, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "plans"), *cp = state (on, "checkpoints");
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
+    char prefix[300];
+    bson_t *del;
+    bson_error_t why;
+    bool ok;
+    snprintf (prefix, sizeof prefix, "^%s:", on->name);
+    del = BCON_NEW ("_id", "{", "$regex", BCON_UTF8 (prefix), "}");
+    ok = (mongoc_collection_delete_many (cp, del, NULL, NULL, &why) &&
+          mongoc_collection_delete_one (c, q, NULL, NULL, &why)) ||
+         online_fail (on, err, &why, "forgetting the plan's state");
+    bson_destroy (del);
+    bson_destroy (q);
+    mongoc_collection_destroy (cp);
     mongoc_collection_destroy (c);
     return ok;
 }

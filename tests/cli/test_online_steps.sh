@@ -127,7 +127,7 @@ for kind in ferretdb java; do
     online embed-tasks
     expect_eq "$kind: a join without its index: refused (exit 2), nothing written" \
         "$rc:$(python3 -c 'import pymongo, sys
-print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people.remodel.embed-tasks.1"))' "$uri")" "2:0"
+print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people_remodel_embed-tasks_1"))' "$uri")" "2:0"
     expect_message "$kind: ... naming the index to create" \
         'step 1 (embed): crm.tasks has no index on "owner"' \
         'db.getSiblingDB("crm").getCollection("tasks").createIndex({"owner": 1})'
@@ -135,34 +135,34 @@ print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people
     online embed-tasks --create-indexes --batch-size 7
     expect_eq "$kind: embed (parent references), side by side: exit 0" "$rc:$(cat "$T/err")" "0:"
     same "$kind: embed: people with their tasks, the orphan tasks left, as remodel run" embed-tasks \
-        crm.people=people.remodel.embed-tasks.1 crm.tasks=tasks.remodel.embed-tasks.1
+        crm.people=people_remodel_embed-tasks_1 crm.tasks=tasks_remodel_embed-tasks_1
     if [ $kind == java ]; then
         online embed-parts --batch-size 9
         same "$kind: embed (child references, keepSource): as remodel run" embed-parts \
-            catalog.products=products.remodel.embed-parts.1
+            catalog.products=products_remodel_embed-parts_1
     fi
     online outlier --create-indexes --batch-size 6
     same "$kind: embed with outlier overflow and countAs: posts, orphans, overflow pages as remodel run" outlier \
-        blog.posts=posts.remodel.outlier.1 blog.comments=comments.remodel.outlier.1 \
-        blog.posts_comments_overflow=posts_comments_overflow.remodel.outlier.1
+        blog.posts=posts_remodel_outlier_1 blog.comments=comments_remodel_outlier_1 \
+        blog.posts_comments_overflow=posts_comments_overflow_remodel_outlier_1
     online students --create-indexes --batch-size 25
     same "$kind: embed of shared children (many-to-many by an array of ids): as remodel run" students \
-        school.students=students.remodel.students.1
+        school.students=students_remodel_students_1
     online evolve --batch-size 11
     same "$kind: extract, then field steps reading its result: as remodel run" evolve \
-        crm.people=people.remodel.evolve.4 crm.addresses=addresses.remodel.evolve.3
+        crm.people=people_remodel_evolve_4 crm.addresses=addresses_remodel_evolve_3
     online denorm --batch-size 100
     same "$kind: denormalize, side by side: as remodel run" denorm \
-        logging.logmsg=logmsg.remodel.denorm.1
+        logging.logmsg=logmsg_remodel_denorm_1
     online summary --create-indexes --batch-size 3
     same "$kind: summarize (\$count, \$max, \$addToSet, \$topN), side by side: as remodel run" summary \
-        logging.hosts=hosts.remodel.summary.1
+        logging.hosts=hosts_remodel_summary_1
     online unbucket --batch-size 5
     same "$kind: unbucketize (keepSource false): the readings back, the buckets emptied, as remodel run" unbucket \
-        iot.readings2=readings2.remodel.unbucket.1 iot.buckets=buckets.remodel.unbucket.1
+        iot.readings2=readings2_remodel_unbucket_1 iot.buckets=buckets_remodel_unbucket_1
     online atlas --create-indexes --batch-size 40
     same "$kind: the Atlas sample's customers with their accounts (accounts.account_id): as remodel run" atlas \
-        sample_analytics.customers=customers.remodel.atlas.1
+        sample_analytics.customers=customers_remodel_atlas_1
     "$MONGODUMP" --uri "$uri" --archive="$T/$kind-after.archive" --quiet
     same_sources=$(python3 - "$T/$kind-sources.archive" "$T/$kind-after.archive" <<'PYEOF'
 import sys, rmlib
@@ -187,9 +187,9 @@ PYEOF
     # kill -9 at random moments, then a rerun: the same result.
     for ((i = 1; i <= CRASHES; i++)); do
         case $((i % 3)) in
-        0) p=outlier map="blog.posts=posts.remodel.crash$i.1 blog.comments=comments.remodel.crash$i.1 blog.posts_comments_overflow=posts_comments_overflow.remodel.crash$i.1" ;;
-        1) p=embed-tasks map="crm.people=people.remodel.crash$i.1 crm.tasks=tasks.remodel.crash$i.1" ;;
-        2) p=evolve map="crm.people=people.remodel.crash$i.4 crm.addresses=addresses.remodel.crash$i.3" ;;
+        0) p=outlier map="blog.posts=posts_remodel_crash$i_1 blog.comments=comments_remodel_crash$i_1 blog.posts_comments_overflow=posts_comments_overflow_remodel_crash$i_1" ;;
+        1) p=embed-tasks map="crm.people=people_remodel_crash$i_1 crm.tasks=tasks_remodel_crash$i_1" ;;
+        2) p=evolve map="crm.people=people_remodel_crash$i_4 crm.addresses=addresses_remodel_crash$i_3" ;;
         esac
         cp "$T/plans/$p.json" "$T/plans/crash$i.json"
         "$REMODEL" online run -q "$T/plans/crash$i.json" --uri "$uri" --batch-size 3 --pause-ms 5 >/dev/null 2>&1 &

@@ -36,6 +36,9 @@ dir=$(cd "$2" && pwd)
 FERRETDB=${FERRETDB:-${REMODEL_PEERS:-$HOME/.cache/remodel-peers}/bin/ferretdb}
 MONGO_JAVA_SERVER=${MONGO_JAVA_SERVER:-${REMODEL_PEERS:-$HOME/.cache/remodel-peers}/bin/mongo-java-server}
 WAIT=${PEERS_SERVER_WAIT:-30}
+# A fixed port (0: any free one), to start a stopped server again where its
+# clients look for it (FerretDB keeps its data in DIR/data across restarts).
+PORT=${PEERS_SERVER_PORT:-0}
 
 # alive PID: the process exists and is not a zombie.
 alive() {
@@ -94,10 +97,10 @@ start() {
     # Port 0: the kernel picks a free port; the log says which (both say
     # "Listening on TCP 127.0.0.1:PORT").
     if [ "$kind" == java ]; then
-        "$MONGO_JAVA_SERVER" 0 </dev/null >"$dir/log" 2>&1 &
+        "$MONGO_JAVA_SERVER" "$PORT" </dev/null >"$dir/log" 2>&1 &
     else
         "$FERRETDB" --handler=sqlite --sqlite-url="file:$dir/data/" \
-            --state-dir="$dir" --listen-addr=127.0.0.1:0 --debug-addr=- \
+            --state-dir="$dir" --listen-addr="127.0.0.1:$PORT" --debug-addr=- \
             --telemetry=disable --log-level=info \
             </dev/null >"$dir/log" 2>&1 &
     fi

@@ -1,0 +1,362 @@
+/* finalize and rollback (online.h).
+ *
+ * finalize switches the application's collections to the new design: with
+ * the application's writes stopped (--block-writes asks the server, where
+ * it has setUserWriteBlockMode: MongoDB 6.0+; --writes-stopped is the
+ * operator's word for it), a last sync, then a verify that must find
+ * nothing, then for each namespace the plan changed its collection is
+ * renamed to COLL_remodel_backup_PLAN and the plan's result renamed to
+ * COLL (renameCollection without dropTarget: nothing is ever dropped by a
+ * rename). Intermediate results (a namespace two steps changed) go.
+ *
+ * rollback undoes what the plan did: in place, each document the plan
+ * changed gets back the version it replaced, unless it changed since
+ * remodel wrote it (those are listed and left); side by side, the results
+ * are dropped, and after finalize the backups are renamed back first. */
+#include <stdio.h>
+#include <string.h>
+
+#include "online_batch.h"
+#include "remodel/crc64.h"
+
+static void
+backup_name (const online_t *on, const char *coll, char *buf, size_t cap)
+{
+    char stem[256];
+    online_plan_stem (on, stem, sizeof stem);
+    snprintf (buf, cap, "%s_remodel_backup_%s", coll, stem);
+}
+
+static bool
+exists (online_t *on, const char *db, const char *coll, bool *yes, bson_error_t *err)
+{
+    mongoc_database_t *d = mongoc_client_get_database (on->client, db);
+    bson_t opts = BSON_INITIALIZER, f;
+    bson_error_t why;
+    char **names;
+    BSON_APPEND_DOCUMENT_BEGIN (&opts, "filter", &f);
+    BSON_APPEND_UTF8 (&f, "name", coll);
+    bson_append_document_end (&opts, &f);
+    names = mongoc_database_get_collection_names_with_opts (d, &opts, &why);
+    bson_destroy (&opts);
+    mongoc_database_destroy (d);
+    if (!names)
+        return online_fail (on, err, &why, "listing collections");
+    *yes = false;
+    for (char **n = names; *n; n++)
+        *yes |= strcmp (*n, coll) == 0;
+    bson_strfreev (names);
+    return true;
+}
+
+static bool
+rename_coll (online_t *on, const char *db, const char *from, const char *to, bson_error_t *err)
+{
+    char a[600], b[600];
+    bson_t *cmd;
+    bson_error_t why;
+    bool ok;
+    snprintf (a, sizeof a, "%s.%s", db, from);
+    snprintf (b, sizeof b, "%s.%s", db, to);
+    cmd = BCON_NEW ("renameCollection", BCON_UTF8 (a), "to", BCON_UTF8 (b));
+    ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, NULL, &why);
+    bson_destroy (cmd);
+    if (!ok) {
+        char what[1300];
+        snprintf (what, sizeof what, "renaming %s to %s", a, b);
+        return online_fail (on, err, &why, what);
+    }
+    if (!on->o->quiet)
+        fprintf (stderr, "remodel: renamed %s to %s\n", a, b);
+    return true;
+}
+
+static bool
+drop_coll (online_t *on, const char *db, const char *coll, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    bson_error_t why;
+    bool ok = mongoc_collection_drop (c, &why) || why.code == 26 /* not there */ ||
+              strstr (why.message, "ns not found") || online_fail (on, err, &why, "dropping a collection");
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+static bool
+block_writes (online_t *on, bool on_, bson_error_t *err)
+{
+    bson_t *cmd = BCON_NEW ("setUserWriteBlockMode", BCON_INT32 (1), "global", BCON_BOOL (on_));
+    bson_error_t why;
+    bool ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, NULL, &why);
+    bson_destroy (cmd);
+    if (!ok && on_) {
+        rm_error_set (err, RM_ERR_UNSUPPORTED,
+                      "%s: --block-writes: the server refuses setUserWriteBlockMode (MongoDB 6.0 "
+                      "and later have it): %s; stop the application's writes yourself and give "
+                      "--writes-stopped", on->where, why.message);
+        return false;
+    }
+    return true;
+}
+
+/* The namespaces whose collection the plan replaces, with the collection
+ * holding each one's result (on->names, last entry per namespace). */
+static size_t
+final_moves (online_t *on, const online_name_t **out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = on->n_names; i-- > 0;) {
+        bool seen = false;
+        for (size_t k = 0; k < n; k++)
+            seen |= strcmp (out[k]->ns, on->names[i].ns) == 0;
+        if (!seen && n < cap)
+            out[n++] = &on->names[i];
+    }
+    return n;
+}
+
+static void
+split_ns (const char *ns, char *db, size_t cap, const char **coll)
+{
+    const char *dot = strchr (ns, '.');
+    snprintf (db, cap, "%.*s", (int) (dot - ns), ns);
+    *coll = dot + 1;
+}
+
+bool
+online_finalize (online_t *on, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    const online_name_t *moves[64];
+    size_t n;
+    int64_t differ;
+    bool ok, finalized, blocked = false;
+
+    if (o->in_place) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: its documents are already the "
+                      "new design; nothing to finalize (rollback undoes it)", on->name);
+        return false;
+    }
+    if (!o->writes_stopped && !o->block_writes) {
+        rm_error_set (err, RM_ERR_USAGE, "finalize switches the application to the new "
+                      "collections, so its writes to the sources must have stopped: give "
+                      "--block-writes (MongoDB 6.0+) or, once they have, --writes-stopped");
+        return false;
+    }
+    if (!online_plan_check (on, err) || !online_plan_finalized (on, &finalized, err))
+        return false;
+    if (finalized) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->name);
+        return false;
+    }
+    if (o->block_writes) {
+        if (!block_writes (on, true, err))
+            return false;
+        blocked = true;
+    }
+    /* A last sync, then a verify that must find nothing. */
+    ok = online_apply (on, ONLINE_SYNC, err) >= 0;
+    if (ok && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
+        if (differ > 0)
+            rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds %lld "
+                          "results that differ (are the application's writes stopped?); "
+                          "nothing renamed", on->where, on->name, (long long) differ);
+        ok = false;
+    }
+    ok = ok && online_lease_take (on, err) && online_names_of_plan (on, err);
+    n = ok ? final_moves (on, moves, 64) : 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        char db[128], backup[400];
+        const char *coll;
+        bool there;
+        split_ns (moves[i]->ns, db, sizeof db, &coll);
+        backup_name (on, coll, backup, sizeof backup);
+        ok = exists (on, db, coll, &there, err);
+        if (ok && there)
+            ok = rename_coll (on, db, coll, backup, err);
+        ok = ok && rename_coll (on, db, moves[i]->coll, coll, err);
+    }
+    /* Results of earlier steps that a later one replaced. */
+    for (size_t i = 0; ok && i < on->n_names; i++) {
+        bool final = false;
+        char db[128];
+        const char *coll;
+        for (size_t k = 0; k < n; k++)
+            final |= moves[k] == &on->names[i];
+        split_ns (on->names[i].ns, db, sizeof db, &coll);
+        if (!final)
+            ok = drop_coll (on, db, on->names[i].coll, err);
+    }
+    ok = ok && online_plan_set (on, "finalized", true, err);
+    if (blocked)
+        block_writes (on, false, err);
+    online_lease_drop (on);
+    online_names_destroy (on);
+    if (ok && !o->quiet)
+        fprintf (stderr, "remodel: plan %s finalized: %zu collection(s) switched; the originals "
+                 "are kept as COLL_remodel_backup_* (remodel online rollback swaps them back)\n",
+                 on->name, n);
+    return ok;
+}
+
+/* Whether every version of a document remodel read (the backup's "read")
+ * was the original or one remodel wrote ("wrote_all"): otherwise the
+ * application changed it in between, and restoring the original would
+ * lose that change. */
+static bool
+only_ours (const bson_t *backup, int64_t original)
+{
+    bson_iter_t r, w, a, b;
+    if (!bson_iter_init_find (&r, backup, "read") || !BSON_ITER_HOLDS_ARRAY (&r) ||
+        !bson_iter_recurse (&r, &a))
+        return true;
+    while (bson_iter_next (&a)) {
+        int64_t v = bson_iter_as_int64 (&a);
+        bool known = v == original;
+        if (!known && bson_iter_init_find (&w, backup, "wrote_all") && bson_iter_recurse (&w, &b))
+            while (!known && bson_iter_next (&b))
+                known = bson_iter_as_int64 (&b) == v;
+        if (!known)
+            return false;
+    }
+    return true;
+}
+
+/* In place: step by step from the last, each backup restored where the
+ * document is still what remodel wrote (only_ours). */
+static bool
+rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t i = on->plan.n; ok && i-- > 0;) {
+        const rm_step_t *s = &on->plan.steps[i];
+        const rm_nsref_t *in[4];
+        char bname[400];
+        mongoc_collection_t *b, *c;
+        mongoc_cursor_t *cur;
+        const bson_t *bd;
+        bson_t filter = BSON_INITIALIZER;
+        bson_error_t why;
+        int64_t restored = 0, kept = 0;
+
+        rm_step_inputs (s, in, 4);
+        snprintf (bname, sizeof bname, "backup.%s.%zu", on->name, s->index);
+        b = online_collection (on, on->o->state_db, bname);
+        c = online_collection (on, in[0]->db, in[0]->coll);
+        cur = mongoc_collection_find_with_opts (b, &filter, NULL, NULL);
+        while (ok && mongoc_cursor_next (cur, &bd)) {
+            bson_iter_t it, id;
+            int64_t wrote = 0;
+            const uint8_t *data;
+            uint32_t len;
+            bson_t orig, q = BSON_INITIALIZER, reply;
+            mongoc_cursor_t *cc;
+            const bson_t *now;
+            bool same = false;
+
+            if (!bson_iter_init_find (&id, bd, "_id") || !bson_iter_init_find (&it, bd, "doc") ||
+                !BSON_ITER_HOLDS_DOCUMENT (&it))
+                continue;
+            bson_iter_document (&it, &len, &data);
+            bson_init_static (&orig, data, len);
+            if (bson_iter_init_find (&it, bd, "wrote"))
+                wrote = bson_iter_as_int64 (&it);
+            bson_append_iter (&q, "_id", 3, &id);
+            cc = mongoc_collection_find_with_opts (c, &q, NULL, NULL);
+            if (mongoc_cursor_next (cc, &now) &&
+                (int64_t) rm_crc64_update (0, bson_get_data (now), now->len) == wrote &&
+                only_ours (bd, (int64_t) rm_crc64_update (0, data, len))) {
+                /* Still what remodel wrote: back, on that condition. */
+                ok = mongoc_collection_replace_one (c, now, &orig, NULL, &reply, &why) ||
+                     online_fail (on, err, &why, "restoring a document");
+                same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
+                       bson_iter_as_int64 (&it) == 1;
+                bson_destroy (&reply);
+            }
+            if (ok && mongoc_cursor_error (cc, &why))
+                ok = online_fail (on, err, &why, "reading a document");
+            mongoc_cursor_destroy (cc);
+            if (ok && same) {
+                restored++;
+                ok = mongoc_collection_delete_one (b, &q, NULL, NULL, &why) ||
+                     online_fail (on, err, &why, "removing a restored backup");
+            } else if (ok) {
+                char *text = bson_as_relaxed_extended_json (&q, NULL);
+                if (kept++ < 10)
+                    fprintf (stderr, "remodel: rollback: step %zu (%s) %s: document %s changed "
+                             "since remodel wrote it (or is gone): left as it is; its earlier "
+                             "version stays in %s.%s\n", s->index, s->op, in[0]->text, text,
+                             on->o->state_db, bname);
+                bson_free (text);
+            }
+            bson_destroy (&q);
+        }
+        if (ok && mongoc_cursor_error (cur, &why))
+            ok = online_fail (on, err, &why, "reading the backups");
+        mongoc_cursor_destroy (cur);
+        if (ok && !on->o->quiet)
+            fprintf (stderr, "remodel: rollback: step %zu (%s) %s: %lld restored, %lld left\n",
+                     s->index, s->op, in[0]->text, (long long) restored, (long long) kept);
+        *left += kept;
+        mongoc_collection_destroy (b);
+        mongoc_collection_destroy (c);
+    }
+    return ok;
+}
+
+bool
+online_rollback (online_t *on, bson_error_t *err)
+{
+    int64_t left = 0;
+    bool ok, finalized;
+
+    ok = online_plan_check (on, err) && online_plan_finalized (on, &finalized, err) &&
+         online_lease_take (on, err);
+    if (!ok)
+        return false;
+    if (on->o->in_place) {
+        ok = rollback_in_place (on, &left, err);
+    } else if (finalized) {
+        const online_name_t *moves[64];
+        size_t n;
+        ok = online_names_of_plan (on, err);
+        n = ok ? final_moves (on, moves, 64) : 0;
+        for (size_t i = 0; ok && i < n; i++) {
+            char db[128], backup[400];
+            const char *coll;
+            bool there;
+            split_ns (moves[i]->ns, db, sizeof db, &coll);
+            backup_name (on, coll, backup, sizeof backup);
+            ok = rename_coll (on, db, coll, moves[i]->coll, err) &&
+                 exists (on, db, backup, &there, err) &&
+                 (!there || rename_coll (on, db, backup, coll, err));
+        }
+        ok = ok && online_plan_set (on, "finalized", false, err);
+        if (ok && !on->o->quiet)
+            fprintf (stderr, "remodel: plan %s: the original collections are back; the results "
+                     "stay beside them (rollback again drops them)\n", on->name);
+        online_lease_drop (on);
+        online_names_destroy (on);
+        return ok;
+    } else {
+        ok = online_names_of_plan (on, err);
+        for (size_t i = 0; ok && i < on->n_names; i++) {
+            char db[128];
+            const char *coll;
+            split_ns (on->names[i].ns, db, sizeof db, &coll);
+            ok = drop_coll (on, db, on->names[i].coll, err);
+            if (ok && !on->o->quiet)
+                fprintf (stderr, "remodel: rollback: dropped %s.%s\n", db, on->names[i].coll);
+        }
+        online_names_destroy (on);
+    }
+    if (ok && left) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld documents changed since remodel "
+                      "wrote them and were left as they are (listed above)", on->where, on->name,
+                      (long long) left);
+        ok = false;
+    }
+    ok = ok && online_plan_forget (on, err);
+    online_lease_drop (on);
+    return ok;
+}

@@ -1,0 +1,302 @@
+/* Writing a batch's results (online_batch.h).
+ *
+ * Side by side: each result upserted by _id into its target, so a batch
+ * written twice leaves the same documents.
+ *
+ * In place: for each document that changes, first its backup (the
+ * original, and checksums of what remodel read and wrote: backup_update),
+ * then the replacement, on condition that the document is still the one
+ * read (a filter on all its fields): one the application changed in
+ * between is read again and recomputed, never overwritten stale. */
+#include <stdio.h>
+#include <string.h>
+
+#include "online_batch.h"
+#include "remodel/crc64.h"
+#include "remodel/docpath.h"
+
+/* A document read again because it changed under us is recomputed at most
+ * this many times before the run stops naming it. */
+#define RETRIES 5
+/* Write commands carry at most this many statements: FerretDB 1.x (SQLite)
+ * stops answering an update command of about a hundred (sixty is fine). */
+#define WRITE_CHUNK 50
+
+void
+online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
+                    const char *what)
+{
+    memset (w, 0, sizeof *w);
+    w->j = j;
+    w->coll = coll;
+    w->what = what;
+}
+
+bool
+online_writes_flush (online_writes_t *w, bson_error_t *err)
+{
+    bson_t reply;
+    bson_error_t why;
+    bson_iter_t it;
+    bool ok;
+    if (!w->b)
+        return true;
+    ok = mongoc_bulk_operation_execute (w->b, &reply, &why) != 0;
+    if (!ok)
+        online_fail (w->j->on, err, &why, w->what);
+    else if (bson_iter_init_find (&it, &reply, "nMatched"))
+        w->matched += bson_iter_as_int64 (&it);
+    bson_destroy (&reply);
+    mongoc_bulk_operation_destroy (w->b);
+    w->b = NULL;
+    w->n = 0;
+    return ok;
+}
+
+static mongoc_bulk_operation_t *
+writes_next (online_writes_t *w, bson_error_t *err)
+{
+    if (w->n == WRITE_CHUNK && !online_writes_flush (w, err))
+        return NULL;
+    if (!w->b) {
+        bson_t opts = BSON_INITIALIZER;
+        const online_opts_t *o = w->j->on->o;
+        BSON_APPEND_BOOL (&opts, "ordered", false);
+        w->b = mongoc_collection_create_bulk_operation_with_opts (w->coll, &opts);
+        if (o->write_concern)
+            mongoc_bulk_operation_set_write_concern (w->b, o->write_concern);
+        bson_destroy (&opts);
+    }
+    w->n++;
+    return w->b;
+}
+
+bool
+online_writes_upsert (online_writes_t *w, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    mongoc_bulk_operation_t *b = writes_next (w, err);
+    bson_t sel, d, opts = BSON_INITIALIZER;
+    bson_error_t why;
+    bool ok;
+    if (!b)
+        return false;
+    if (!online_id_filter (doc, len, &sel) || !bson_init_static (&d, doc, len)) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): a result without _id",
+                      w->j->on->where, w->j->s->index, w->j->s->op);
+        bson_destroy (&sel);
+        bson_destroy (&opts);
+        return false;
+    }
+    BSON_APPEND_BOOL (&opts, "upsert", true);
+    ok = mongoc_bulk_operation_replace_one_with_opts (b, &sel, &d, &opts, &why) ||
+         online_fail (w->j->on, err, &why, w->what);
+    bson_destroy (&opts);
+    bson_destroy (&sel);
+    return ok;
+}
+
+bool
+online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err)
+{
+    mongoc_bulk_operation_t *b = writes_next (w, err);
+    bson_t sel = BSON_INITIALIZER;
+    bson_error_t why;
+    bool ok;
+    if (!b)
+        return false;
+    bson_append_iter (&sel, "_id", 3, id);
+    ok = mongoc_bulk_operation_remove_one_with_opts (b, &sel, NULL, &why) ||
+         online_fail (w->j->on, err, &why, w->what);
+    bson_destroy (&sel);
+    return ok;
+}
+
+bool
+online_side_write (online_writes_t *targets, const online_docs_t *out, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < out->n; i++)
+        ok = online_writes_upsert (&targets[out->docs[i].keep], online_doc_bytes (out, i),
+                                   out->docs[i].len, err);
+    for (size_t k = 0; ok && k < targets[0].j->p->n_keep; k++)
+        ok = online_writes_flush (&targets[k], err);
+    return ok;
+}
+
+ssize_t
+online_result_of (const online_docs_t *in, size_t i, const online_docs_t *out, size_t *at)
+{
+    for (size_t k = 0; k < out->n; k++) {
+        size_t r = (*at + k) % out->n;
+        if (online_same_id (online_doc_bytes (in, i), in->docs[i].len, online_doc_bytes (out, r),
+                            out->docs[r].len)) {
+            *at = r + 1;
+            return (ssize_t) r;
+        }
+    }
+    return -1;
+}
+
+bool
+online_same_doc (const online_docs_t *a, size_t i, const online_docs_t *b, size_t k)
+{
+    return a->docs[i].len == b->docs[k].len &&
+           memcmp (online_doc_bytes (a, i), online_doc_bytes (b, k), a->docs[i].len) == 0;
+}
+
+int64_t
+online_would_change (const online_docs_t *in, const online_docs_t *out)
+{
+    size_t at = 0;
+    int64_t n = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        ssize_t r = online_result_of (in, i, out, &at);
+        n += r >= 0 && !online_same_doc (in, i, out, (size_t) r);
+    }
+    return n;
+}
+
+/* The backup of one document, upserted by _id: {$setOnInsert: {doc: <the
+ * document as first read>}, $set: {wrote: <CRC-64 of its replacement>},
+ * $addToSet: {read: <CRC-64 of the document as read now>, wrote_all:
+ * <the replacement's>}}. rollback restores doc where the document is
+ * still what remodel last wrote and every version remodel read of it was
+ * the original or one it wrote: no change of the application's is lost. */
+static void
+backup_update (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen, bson_t *sel,
+               bson_t *u)
+{
+    bson_t inner, d;
+    int64_t wrote = (int64_t) rm_crc64_update (0, want, wlen);
+    online_id_filter (doc, len, sel);
+    bson_init (u);
+    BSON_APPEND_DOCUMENT_BEGIN (u, "$setOnInsert", &inner);
+    if (bson_init_static (&d, doc, len))
+        BSON_APPEND_DOCUMENT (&inner, "doc", &d);
+    bson_append_document_end (u, &inner);
+    BSON_APPEND_DOCUMENT_BEGIN (u, "$set", &inner);
+    BSON_APPEND_INT64 (&inner, "wrote", wrote);
+    bson_append_document_end (u, &inner);
+    BSON_APPEND_DOCUMENT_BEGIN (u, "$addToSet", &inner);
+    BSON_APPEND_INT64 (&inner, "read", (int64_t) rm_crc64_update (0, doc, len));
+    BSON_APPEND_INT64 (&inner, "wrote_all", wrote);
+    bson_append_document_end (u, &inner);
+}
+
+/* The document whose conditional replace matched nothing: it changed or
+ * went since it was read. Read it again and redo it. */
+static bool
+redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *err)
+{
+    online_job_t *j = ip->j;
+    bson_iter_t id;
+    bson_error_t why;
+
+    if (!rm_doc_field (orig, olen, "_id", 3, &id))
+        return true;
+    for (int attempt = 0; attempt < RETRIES; attempt++) {
+        int rc = online_batch_reread (j, &id, &ip->again, err);
+        ssize_t r;
+        size_t at = 0;
+        bson_t cur, want, reply, sel, u, up = BSON_INITIALIZER;
+        bson_iter_t it;
+        bool done;
+        if (rc <= 0)
+            return rc == 0; /* gone: nothing to do */
+        if (!online_batch_compute (j, &ip->again, &ip->again_out, err))
+            return false;
+        r = online_result_of (&ip->again, 0, &ip->again_out, &at);
+        if (r < 0 || online_same_doc (&ip->again, 0, &ip->again_out, (size_t) r))
+            return true; /* already what the step makes of it */
+        backup_update (online_doc_bytes (&ip->again, 0), ip->again.docs[0].len,
+                       online_doc_bytes (&ip->again_out, (size_t) r), ip->again_out.docs[r].len,
+                       &sel, &u);
+        BSON_APPEND_BOOL (&up, "upsert", true);
+        done = mongoc_collection_update_one (ip->backup, &sel, &u, &up, NULL, &why);
+        bson_destroy (&sel);
+        bson_destroy (&u);
+        bson_destroy (&up);
+        if (!done)
+            return online_fail (j->on, err, &why, "saving an original");
+        bson_init_static (&cur, online_doc_bytes (&ip->again, 0), ip->again.docs[0].len);
+        bson_init_static (&want, online_doc_bytes (&ip->again_out, (size_t) r),
+                          ip->again_out.docs[r].len);
+        if (!mongoc_collection_replace_one (j->drive, &cur, &want, NULL, &reply, &why)) {
+            bson_destroy (&reply);
+            return online_fail (j->on, err, &why, "replacing a document");
+        }
+        done = bson_iter_init_find (&it, &reply, "matchedCount") && bson_iter_as_int64 (&it) == 1;
+        bson_destroy (&reply);
+        if (done)
+            return true;
+    }
+    {
+        bson_t sel;
+        char *text;
+        online_id_filter (orig, olen, &sel);
+        text = bson_as_relaxed_extended_json (&sel, NULL);
+        rm_error_set (err, RM_ERR_IO, "%s: %s: document %s keeps changing under the run "
+                      "(%d attempts); stopping (the checkpoint stands)", j->on->where,
+                      j->in[j->p->drive]->text, text, RETRIES);
+        bson_free (text);
+        bson_destroy (&sel);
+    }
+    return false;
+}
+
+bool
+online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const online_docs_t *out,
+                      bson_error_t *err)
+{
+    online_job_t *j = ip->j;
+    online_writes_t save, repl;
+    size_t at = 0, changed = 0;
+    bool ok = true;
+
+    online_writes_init (&save, j, ip->backup, "saving the originals");
+    online_writes_init (&repl, j, j->drive, "replacing documents");
+    /* The originals first (a crash between the two keeps them), then the
+     * documents, each in commands of WRITE_CHUNK. */
+    for (int pass = 0; ok && pass < 2; pass++) {
+        for (size_t i = 0; ok && i < in->n; i++) {
+            ssize_t r = online_result_of (in, i, out, &at);
+            const uint8_t *doc = online_doc_bytes (in, i);
+            uint32_t len = in->docs[i].len;
+            mongoc_bulk_operation_t *b;
+            bson_t sel, u, want, opts = BSON_INITIALIZER;
+            bson_error_t why;
+            if (r < 0 || online_same_doc (in, i, out, (size_t) r))
+                continue;
+            changed += pass;
+            if (!(b = writes_next (pass ? &repl : &save, err))) {
+                bson_destroy (&opts);
+                return false;
+            }
+            if (pass) {
+                bson_init_static (&sel, doc, len);
+                bson_init_static (&want, online_doc_bytes (out, (size_t) r), out->docs[r].len);
+                ok = mongoc_bulk_operation_replace_one_with_opts (b, &sel, &want, NULL, &why);
+            } else {
+                backup_update (doc, len, online_doc_bytes (out, (size_t) r), out->docs[r].len,
+                               &sel, &u);
+                BSON_APPEND_BOOL (&opts, "upsert", true);
+                ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, &opts, &why);
+                bson_destroy (&sel);
+                bson_destroy (&u);
+            }
+            bson_destroy (&opts);
+            if (!ok)
+                online_fail (j->on, err, &why, "queueing a write");
+        }
+        ok = ok && online_writes_flush (pass ? &repl : &save, err);
+    }
+    j->written += (int64_t) changed;
+    /* Some changed in between: each is checked and redone alone. */
+    at = 0;
+    for (size_t i = 0; ok && repl.matched < (int64_t) changed && i < in->n; i++) {
+        ssize_t r = online_result_of (in, i, out, &at);
+        if (r >= 0 && !online_same_doc (in, i, out, (size_t) r))
+            ok = redo (ip, online_doc_bytes (in, i), in->docs[i].len, err);
+    }
+    return ok;
+}

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# remodel online verify, sync, finalize, rollback, pause/resume, JSON logs,
+# --batch-time, retries across a server restart, on FerretDB and on
+# mongo-java-server:
+# - an application writer updates, inserts and deletes sources during a
+#   side-by-side run: after it stops, verify finds the stale results, sync
+#   rewrites them, verify passes, and the results equal `remodel run` on a
+#   dump taken after the writer stopped;
+# - a tampered target and a stray document: verify exit 1, sync fixes;
+# - finalize refused without the writes stopped; with them, the results
+#   replace the sources, which stay as backups; rollback swaps them back
+#   byte for byte, a second rollback drops the results and the state;
+# - --in-place backfill then rollback: the originals back byte for byte,
+#   except a document the application changed since, which is listed and
+#   left; stale denormalized copies found by verify, refreshed by sync;
+# - pause from another process holds a run, resume lets it finish;
+# - --log-format json: one JSON line per batch; --batch-time grows batches;
+# - FerretDB stopped mid-run and started again: the run retries, finishes,
+#   and equals remodel run (mongo-java-server keeps no data across a
+#   restart, so only FerretDB).
+#   REMODEL=build/remodel bash tests/cli/test_online_ops.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+S=$ROOT/dumps/sample
+trap 'for d in ferretdb java restart; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+export ROOT PYTHONPATH=$ROOT/tests/transforms
+
+mkdir -p "$T/plans"
+cat >"$T/plans/embed.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"embed": {"from": "crm.tasks", "into": "crm.people", "localField": "_id", "foreignField": "owner",
+             "as": "tasks", "project": {"owner": 0}, "sort": {"due_date": 1}}}]}
+EOF
+cat >"$T/plans/backfill.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"denormalize": {"in": "logging.logmsg", "from": "logging.hosts", "localField": "host",
+                   "fields": {"host_ip": "ipaddr"}}},
+  {"summarize": {"into": "logging.hosts", "from": "logging.logmsg", "localField": "_id",
+                 "foreignField": "host",
+                 "fields": {"messages": {"$count": {}}, "first_seen": {"$min": "$time"}}}}]}
+EOF
+
+# same NAME OFFLINE NS=COLL...: the server's collections are OFFLINE's.
+same() {
+    local name=$1 offline=$2; shift 2
+    if python3 "$ROOT/tests/transforms/online_same.py" "$uri" "$offline" "$@" >"$T/same" 2>&1; then
+        pass "$name"
+    else
+        fail "$name" "$(cat "$T/same")"
+    fi
+}
+online() { run_rm online "$1" -q "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
+pyq() { python3 -c "import pymongo, sys
+db = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
+$1" "$uri"; }
+# start KIND [PORT [DIR]]: a server of that kind in $T/DIR (default KIND).
+start() {
+    local dir=$T/${3:-$1}
+    "$SERVER" stop "$dir" >/dev/null 2>&1
+    uri=$(REMODEL_SERVER_OWNER=$$ PEERS_SERVER_PORT=${2:-0} "$SERVER" start "$dir" "$1" 2>"$T/err") ||
+        { fail "$1: start" "$(cat "$T/err")"; return 1; }
+}
+
+for kind in ferretdb java; do
+    start $kind || continue
+    "$MONGORESTORE" --uri "$uri" --dir "$S" --nsInclude 'crm.*' --nsInclude 'logging.*' \
+        --noIndexRestore --quiet
+    "$MONGODUMP" --uri "$uri" --db crm --archive="$T/$kind-crm0.archive" --quiet
+
+    # An application writes while the plan runs.
+    rm -f "$T/stop"
+    python3 "$ROOT/tests/transforms/online_writer.py" "$uri" "$T/stop" 7 >"$T/writer" 2>&1 &
+    writer=$!
+    sleep 0.5
+    online run embed --create-indexes --batch-size 5 --pause-ms 20
+    expect_eq "$kind: a run while the application writes: exit 0" "$rc:$(cat "$T/err")" "0:"
+    touch "$T/stop"
+    wait $writer
+    expect_eq "$kind: the writer updated, inserted and deleted during the run" \
+        "$(awk '{ print ($2 > 0 && $4 > 0 && $6 > 0) }' "$T/writer")" 1
+    online verify embed
+    expect_eq "$kind: verify after the writes: exit 1" "$rc" 1
+    expect_message "$kind: ... naming the ranges that differ" "verify: step 1 (embed) crm.people: the range after"
+    online sync embed
+    expect_eq "$kind: sync: exit 0" "$rc:$(cat "$T/err")" "0:"
+    online verify embed
+    expect_eq "$kind: verify after sync: exit 0, nothing said" "$rc:$(cat "$T/err")" "0:"
+    "$MONGODUMP" --uri "$uri" --db crm --archive="$T/$kind-crm1.archive" --quiet
+    "$REMODEL" run -q "$T/plans/embed.json" --from "$T/$kind-crm1.archive" --to "$T/$kind-embed1.archive"
+    same "$kind: after sync, the results are remodel run's on a dump taken after the writer stopped" \
+        "$T/$kind-embed1.archive" crm.people=people_remodel_embed_1 crm.tasks=tasks_remodel_embed_1
+
+    # A tampered result and a stray document.
+    pyq 'db.crm["people_remodel_embed_1"].update_one({}, {"$set": {"tasks": []}})
+db.crm["tasks_remodel_embed_1"].insert_one({"stray": True})'
+    online verify embed
+    expect_eq "$kind: a tampered result and a stray document: verify exit 1" "$rc" 1
+    expect_message "$kind: ... the stray named as made by no range" "1 documents in crm.tasks_remodel_embed_1 that no range makes"
+    online sync embed
+    online verify embed
+    expect_eq "$kind: ... sync puts them right" "$rc:$(cat "$T/err")" "0:"
+    same "$kind: ... the results are remodel run's again" \
+        "$T/$kind-embed1.archive" crm.people=people_remodel_embed_1 crm.tasks=tasks_remodel_embed_1
+
+    # finalize, rollback.
+    online finalize embed
+    expect_eq "$kind: finalize without the writes stopped: refused (exit 2)" "$rc" 2
+    expect_message "$kind: ... saying what to give" "--block-writes (MongoDB 6.0+) or, once they have, --writes-stopped"
+    online finalize embed --block-writes
+    expect_eq "$kind: finalize --block-writes on a server without setUserWriteBlockMode: refused (exit 2)" "$rc" 2
+    expect_message "$kind: ... saying so" "the server refuses setUserWriteBlockMode"
+    online finalize embed --writes-stopped
+    expect_eq "$kind: finalize --writes-stopped: exit 0" "$rc" 0
+    same "$kind: after finalize, crm.people and crm.tasks are the new design" \
+        "$T/$kind-embed1.archive" crm.people=people crm.tasks=tasks
+    same "$kind: ... the originals kept beside them" \
+        "$T/$kind-crm1.archive" crm.people=people_remodel_backup_embed crm.tasks=tasks_remodel_backup_embed
+    online run embed
+    expect_eq "$kind: a finalized plan is not run again: exit 2" "$rc" 2
+    online rollback embed
+    expect_eq "$kind: rollback after finalize: exit 0" "$rc" 0
+    same "$kind: ... the original collections back, byte for byte" \
+        "$T/$kind-crm1.archive" crm.people=people crm.tasks=tasks
+    online rollback embed
+    expect_eq "$kind: rollback again: the results dropped, the state forgotten" \
+        "$rc:$(pyq 'print(sorted(db.crm.list_collection_names()), db.remodel.plans.count_documents({}), db.remodel.checkpoints.count_documents({}))')" \
+        "0:['people', 'tasks'] 0 0"
+
+    # In place: a backfill, stale copies, rollback.
+    "$MONGODUMP" --uri "$uri" --db logging --archive="$T/$kind-log0.archive" --quiet
+    "$REMODEL" run -q "$T/plans/backfill.json" --from "$T/$kind-log0.archive" --to "$T/$kind-backfill.archive"
+    online run backfill --in-place --create-indexes --batch-size 64
+    same "$kind: --in-place backfill: as remodel run" "$T/$kind-backfill.archive" \
+        logging.logmsg=logmsg logging.hosts=hosts
+    online verify backfill
+    expect_eq "$kind: verify of an in-place plan without --in-place: refused (exit 2)" "$rc" 2
+    pyq 'db.logging.hosts.update_one({"name": "goofy.example.com"}, {"$set": {"ipaddr": "10.9.9.9"}})'
+    online verify backfill --in-place
+    expect_eq "$kind: a host's address changed: verify --in-place finds the stale copies (exit 1)" "$rc" 1
+    online sync backfill --in-place
+    online verify backfill --in-place
+    expect_eq "$kind: ... sync --in-place refreshes them: verify exit 0" "$rc:$(cat "$T/err")" "0:"
+    "$MONGODUMP" --uri "$uri" --db logging --archive="$T/$kind-log1.archive" --quiet
+    "$REMODEL" run -q "$T/plans/backfill.json" --from "$T/$kind-log1.archive" --to "$T/$kind-backfill1.archive"
+    same "$kind: ... the copies are remodel run's on the changed data" "$T/$kind-backfill1.archive" \
+        logging.logmsg=logmsg logging.hosts=hosts
+    pyq 'db.logging.hosts.update_one({"name": "goofy.example.com"}, {"$set": {"ipaddr": "10.0.0.1"}})
+m = db.logging.logmsg.find_one(sort=[("_id", 1)])
+db.logging.logmsg.update_one({"_id": m["_id"]}, {"$set": {"severity": "edited"}})
+print(m["_id"])' >"$T/edited"
+    online rollback backfill --in-place
+    expect_eq "$kind: rollback --in-place with one document changed since: exit 1" "$rc" 1
+    expect_message "$kind: ... that document listed, left as it is" \
+        "document { \"_id\" : { \"\$oid\" : \"$(cat "$T/edited")\" } } changed since remodel wrote it"
+    "$MONGODUMP" --uri "$uri" --db logging --archive="$T/$kind-log2.archive" --quiet
+    expect_eq "$kind: ... every other document back byte for byte" "$(python3 - "$T/$kind-log0.archive" "$T/$kind-log2.archive" <<'PYEOF'
+import sys, bson, rmlib
+a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
+def by_id(docs): return {repr(bson.decode(bytes(d))["_id"]): bytes(d) for d in docs}
+hosts = by_id(a["logging.hosts"]) == by_id(b["logging.hosts"])
+x, y = by_id(a["logging.logmsg"]), by_id(b["logging.logmsg"])
+print(hosts, len(x) == len(y), sum(x[k] != y.get(k) for k in x))
+PYEOF
+)" "True True 1"
+
+    # pause from another process, then resume.
+    pyq 'db.crm.drop_collection("people_remodel_embed_1"); db.crm.drop_collection("tasks_remodel_embed_1")'
+    cp "$T/plans/embed.json" "$T/plans/paused.json"
+    "$REMODEL" online run -q "$T/plans/paused.json" --uri "$uri" --batch-size 4 --pause-ms 30 >"$T/run.out" 2>"$T/run.err" &
+    pid=$!
+    for ((w = 0; w < 100; w++)); do [ "$(pyq 'print(db.remodel.checkpoints.count_documents({"_id": {"$regex": "^paused"}}))')" != 0 ] && break; sleep 0.1; done
+    online pause paused
+    expect_eq "$kind: pause: exit 0" "$rc" 0
+    sleep 1
+    a=$(pyq 'print(db.remodel.checkpoints.find_one({"_id": "paused.json:1"})["seen"])')
+    sleep 1.5
+    b=$(pyq 'print(db.remodel.checkpoints.find_one({"_id": "paused.json:1"})["seen"])')
+    expect_eq "$kind: a paused run reads nothing more" "$a" "$b"
+    online resume paused
+    wait $pid
+    expect_eq "$kind: resumed, the run finishes: exit 0" "$?" 0
+    same "$kind: ... with remodel run's result" "$T/$kind-embed1.archive" \
+        crm.people=people_remodel_paused_1 crm.tasks=tasks_remodel_paused_1
+
+    # --log-format json and --batch-time.
+    cp "$T/plans/embed.json" "$T/plans/logged.json"
+    run_rm online run "$T/plans/logged.json" --uri "$uri" --log-format json --batch-size 4 --batch-time 2000
+    expect_eq "$kind: --log-format json --batch-time: every batch a JSON line; batches grow from 4" \
+        "$rc:$(python3 -c 'import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+print(all({"step", "op", "pass", "ns", "batch", "ms", "read", "written", "rate"} <= set(l) for l in lines),
+      max(l["batch"] for l in lines) > 4, lines[-1]["read"] == 1000 - 0 or lines[-1]["ns"])' "$T/err")" \
+        "0:True True crm.tasks"
+    same "$kind: ... with remodel run's result" "$T/$kind-embed1.archive" \
+        crm.people=people_remodel_logged_1 crm.tasks=tasks_remodel_logged_1
+    "$SERVER" stop "$T/$kind" >/dev/null 2>&1
+done
+
+# A server restart in the middle of a run (FerretDB keeps its data).
+start ferretdb 0 restart && {
+    port=${uri##*:}; port=${port%/}
+    "$MONGORESTORE" --uri "$uri" --dir "$S" --nsInclude 'crm.*' --noIndexRestore --quiet
+    "$REMODEL" run -q "$T/plans/embed.json" --from "$S" --to "$T/embed0.archive"
+    "$REMODEL" online run "$T/plans/embed.json" --uri "$uri" --create-indexes --batch-size 3 \
+        --pause-ms 10 --retry-for 60 >"$T/run.out" 2>"$T/run.err" &
+    pid=$!
+    sleep 1
+    "$SERVER" stop "$T/restart" >/dev/null 2>&1
+    sleep 3
+    start ferretdb "$port" restart
+    wait $pid
+    expect_eq "ferretdb stopped for 3 s and started again mid-run: the run retries and finishes (exit 0)" \
+        "$?:$(grep -c 'retrying in' "$T/run.err" | awk '{ print ($1 > 0) }')" "0:1"
+    same "ferretdb restarted mid-run: remodel run's result" "$T/embed0.archive" \
+        crm.people=people_remodel_embed_1 crm.tasks=tasks_remodel_embed_1
+    "$SERVER" stop "$T/restart" >/dev/null 2>&1
+    run_rm online run "$T/plans/embed.json" --uri "$uri" --retry-for 2
+    expect_eq "a server that stays down: the run gives up after --retry-for, exit 1" "$rc" 1
+}
