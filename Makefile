@@ -34,7 +34,7 @@ UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps check check-unit check-sanitize demo install clean bench dumps fuzz fuzz-seeds replays online-crashes
+.PHONY: all deps check check-unit check-sanitize demo demo-online install clean bench dumps fuzz fuzz-seeds replays online-crashes
 
 all: $(BUILD)/remodel $(BUILD)/remodel-gen $(BUILD)/remodel-online
 
@@ -118,6 +118,10 @@ online-crashes: all
 
 demo: all
 	@scripts/demo.sh $(BUILD)
+
+# The online companion end to end against a throwaway local FerretDB.
+demo-online: all
+	@scripts/demo_online.sh $(BUILD)
 
 dumps: $(BUILD)/remodel-gen $(BUILD)/remodel
 	@scripts/make-dumps.sh $(BUILD)

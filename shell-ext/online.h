@@ -92,6 +92,8 @@ bool online_plan_check (online_t *on, bson_error_t *err);
 bool online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err);
 bool online_plan_paused (online_t *on, bool *paused, bson_error_t *err);
 bool online_plan_finalized (online_t *on, bool *finalized, bson_error_t *err);
+/* The last run's error, for status (NULL: clears it); best effort. */
+bool online_plan_note_error (online_t *on, const char *message);
 /* Forgets the plan's record and checkpoints (rollback). */
 bool online_plan_forget (online_t *on, bson_error_t *err);
 /* The checkpoint of pass p of step s: its last _id copied into last as
@@ -100,9 +102,9 @@ bool online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t 
                              int64_t *seen, int64_t *changed, bson_error_t *err);
 /* Written only by the lease holder (it renews the lease first). ns: the
  * namespace the pass reads. */
-bool online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const char *ns,
-                              const bson_value_t *last, int64_t seen, int64_t changed, bool done,
-                              bson_error_t *err);
+bool online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
+                              const char *coll, const bson_value_t *last, int64_t seen,
+                              int64_t changed, bool done, bson_error_t *err);
 int online_status (online_t *on, bson_error_t *err);
 
 /* online_passes.c: how each step runs online. The passes of step s (0:

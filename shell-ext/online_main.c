@@ -118,7 +118,7 @@ main (int argc, char **argv)
     int64_t n;
     bool known = false;
     online_t on;
-    bson_error_t err;
+    bson_error_t err = {0};
     const char *cmd;
     int c, rc;
 
@@ -222,6 +222,9 @@ main (int argc, char **argv)
         rc = online_rollback (&on, &err) ? 0 : 1;
     } else {
         rc = online_apply (&on, ONLINE_RUN, &err) < 0 ? 1 : 0;
+        /* For status: what stopped the run, or that it went through. */
+        if (!o.dry_run && err.code != RM_ERR_USAGE && err.code != RM_ERR_UNSUPPORTED)
+            online_plan_note_error (&on, rc ? err.message : NULL);
     }
     /* A refusal (a plan or option at fault) is 2, as for remodel run. */
     if (rc && (err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED))

@@ -338,7 +338,7 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
     bool done = false, ok = true;
     int64_t t0 = mono_ms (), n = 0, since = 0;
     int tries = 0;
-    const char *drive_ns;
+    const char *drive_ns, *drive_coll;
 
     memset (&j, 0, sizeof j);
     j.on = on;
@@ -348,6 +348,7 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
     j.batch_size = o->batch_size;
     rm_step_inputs (s, j.in, 4);
     drive_ns = j.in[p->drive]->text;
+    drive_coll = online_name_now (on, j.in[p->drive]);
     if (checkpoints)
         ok = online_checkpoint_read (on, s, pi, &last, &done, &j.seen, &j.written, err);
     if (ok && done) {
@@ -402,7 +403,7 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
         j.seen += n;
         if (checkpoints) {
             bson_iter_t it;
-            while (!(ok = online_checkpoint_write (on, s, pi, drive_ns,
+            while (!(ok = online_checkpoint_write (on, s, pi, j.in[p->drive], drive_coll,
                                                    bson_iter_init_find (&it, &last, "last")
                                                        ? bson_iter_value (&it) : NULL,
                                                    j.seen, j.written, false, err)) &&
@@ -420,7 +421,7 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
     }
     if (ok && checkpoints) {
         bson_iter_t it;
-        while (!(ok = online_checkpoint_write (on, s, pi, drive_ns,
+        while (!(ok = online_checkpoint_write (on, s, pi, j.in[p->drive], drive_coll,
                                                bson_iter_init_find (&it, &last, "last")
                                                    ? bson_iter_value (&it) : NULL,
                                                j.seen, j.written, true, err)) &&

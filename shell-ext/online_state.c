@@ -157,6 +157,7 @@ typedef struct {
     bool found;
     char digest[32];
     bool in_place, paused, finalized;
+    char error[512];        /* the last run's error, "" when none */
 } record_t;
 
 static bool
@@ -181,6 +182,8 @@ record_read (online_t *on, record_t *r, bson_error_t *err)
             r->paused = bson_iter_as_bool (&it);
         if (bson_iter_init_find (&it, doc, "finalized"))
             r->finalized = bson_iter_as_bool (&it);
+        if (bson_iter_init_find (&it, doc, "error") && BSON_ITER_HOLDS_UTF8 (&it))
+            snprintf (r->error, sizeof r->error, "%s", bson_iter_utf8 (&it, NULL));
     }
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading the plan's record");
@@ -379,9 +382,9 @@ online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last
 }
 
 bool
-online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const char *ns,
-                         const bson_value_t *last, int64_t seen, int64_t changed, bool done,
-                         bson_error_t *err)
+online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
+                         const char *coll, const bson_value_t *last, int64_t seen,
+                         int64_t changed, bool done, bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "checkpoints");
     char id[300];
@@ -397,7 +400,9 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const char 
     BSON_APPEND_INT64 (&inner, "step", (int64_t) s->index);
     BSON_APPEND_INT64 (&inner, "pass", (int64_t) p + 1);
     BSON_APPEND_UTF8 (&inner, "op", s->op);
-    BSON_APPEND_UTF8 (&inner, "ns", ns);
+    BSON_APPEND_UTF8 (&inner, "ns", ns->text);
+    BSON_APPEND_UTF8 (&inner, "db", ns->db);
+    BSON_APPEND_UTF8 (&inner, "coll", coll);
     if (last)
         BSON_APPEND_VALUE (&inner, "last", last);
     BSON_APPEND_INT64 (&inner, "seen", seen);
@@ -405,6 +410,9 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const char 
     BSON_APPEND_BOOL (&inner, "done", done);
     BSON_APPEND_DATE_TIME (&inner, "updated", now_ms ());
     BSON_APPEND_UTF8 (&inner, "tool", "remodel 0.1.0");
+    bson_append_document_end (&set, &inner);
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "$setOnInsert", &inner);
+    BSON_APPEND_DATE_TIME (&inner, "started", now_ms ());
     bson_append_document_end (&set, &inner);
     BSON_APPEND_BOOL (&opts, "upsert", true);
     /* Only the lease holder writes: renewing it checks it is still ours. */
@@ -418,42 +426,102 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const char 
     return ok;
 }
 
+/* A step's driving collection now, for the ETA: estimatedDocumentCount
+ * (the server's count from metadata, not a scan); -1 when unknown. */
+static int64_t
+estimated (online_t *on, const char *db, const char *coll)
+{
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    int64_t n = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, NULL);
+    mongoc_collection_destroy (c);
+    return n;
+}
+
+static void
+print_duration (char *buf, size_t cap, int64_t s)
+{
+    if (s < 0)
+        snprintf (buf, cap, "-");
+    else if (s < 120)
+        snprintf (buf, cap, "%llds", (long long) s);
+    else if (s < 7200)
+        snprintf (buf, cap, "%lldm", (long long) (s / 60));
+    else
+        snprintf (buf, cap, "%lldh%02lldm", (long long) (s / 3600), (long long) (s / 60 % 60));
+}
+
 int
 online_status (online_t *on, bson_error_t *err)
 {
-    mongoc_collection_t *c = state (on, "checkpoints");
+    mongoc_collection_t *c = state (on, "checkpoints"), *l = state (on, "leases");
     char prefix[300];
-    bson_t *q, *opts;
+    bson_t *q, *opts, *lq;
     mongoc_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
+    record_t r;
+    const char *holder = NULL;
+    int64_t expires = 0, now = now_ms ();
     int rows = 0;
+
+    if (!record_read (on, &r, err))
+        return -1;
+    lq = BCON_NEW ("_id", BCON_UTF8 (on->name));
+    cur = mongoc_collection_find_with_opts (l, lq, NULL, NULL);
+    {
+        static char owner[200];
+        bson_iter_t it;
+        if (mongoc_cursor_next (cur, &doc)) {
+            if (bson_iter_init_find (&it, doc, "owner") && BSON_ITER_HOLDS_UTF8 (&it)) {
+                snprintf (owner, sizeof owner, "%s", bson_iter_utf8 (&it, NULL));
+                holder = owner;
+            }
+            if (bson_iter_init_find (&it, doc, "expires") && BSON_ITER_HOLDS_DATE_TIME (&it))
+                expires = bson_iter_date_time (&it);
+        }
+    }
+    mongoc_cursor_destroy (cur);
+    bson_destroy (lq);
+    mongoc_collection_destroy (l);
+    if (holder && expires < now)
+        holder = NULL; /* expired: whoever held it is gone */
 
     snprintf (prefix, sizeof prefix, "^%s:", on->name);
     q = BCON_NEW ("_id", "{", "$regex", BCON_UTF8 (prefix), "}");
     opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "pass", BCON_INT32 (1), "}");
     cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
-    printf ("%-5s %-12s %-36s %-8s %10s %10s\n", "STEP", "OPERATION", "NAMESPACE", "STATUS",
-            "SEEN", "CHANGED");
+    printf ("%-5s %-14s %-30s %-8s %10s %10s %8s %8s\n", "STEP", "OPERATION", "NAMESPACE",
+            "STATUS", "READ", "WRITTEN", "RATE/S", "ETA");
     while (mongoc_cursor_next (cur, &doc)) {
         bson_iter_t it;
-        const char *op = "?", *ns = "?";
-        int64_t step = 0, pass = 1, seen = 0, changed = 0;
-        char opname[64];
+        const char *op = "?", *ns = "?", *db = NULL, *coll = NULL, *st;
+        int64_t step = 0, pass = 1, seen = 0, changed = 0, started = 0, updated = 0, rate = 0;
+        int64_t total, eta = -1;
+        char opname[64], etab[32];
         bool done = false;
         if (bson_iter_init_find (&it, doc, "step")) step = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "pass")) pass = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "op") && BSON_ITER_HOLDS_UTF8 (&it)) op = bson_iter_utf8 (&it, NULL);
         if (bson_iter_init_find (&it, doc, "ns") && BSON_ITER_HOLDS_UTF8 (&it)) ns = bson_iter_utf8 (&it, NULL);
+        if (bson_iter_init_find (&it, doc, "db") && BSON_ITER_HOLDS_UTF8 (&it)) db = bson_iter_utf8 (&it, NULL);
+        if (bson_iter_init_find (&it, doc, "coll") && BSON_ITER_HOLDS_UTF8 (&it)) coll = bson_iter_utf8 (&it, NULL);
         if (bson_iter_init_find (&it, doc, "seen")) seen = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "changed")) changed = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "done")) done = bson_iter_as_bool (&it);
+        if (bson_iter_init_find (&it, doc, "started") && BSON_ITER_HOLDS_DATE_TIME (&it)) started = bson_iter_date_time (&it);
+        if (bson_iter_init_find (&it, doc, "updated") && BSON_ITER_HOLDS_DATE_TIME (&it)) updated = bson_iter_date_time (&it);
+        if (updated > started && started)
+            rate = seen * 1000 / (updated - started);
+        if (!done && rate > 0 && db && coll && (total = estimated (on, db, coll)) >= 0)
+            eta = total > seen ? (total - seen) / rate : 0;
+        print_duration (etab, sizeof etab, done ? -1 : eta);
         if (pass > 1)
             snprintf (opname, sizeof opname, "%s/%lld", op, (long long) pass);
         else
             snprintf (opname, sizeof opname, "%s", op);
-        printf ("%-5lld %-12s %-36s %-8s %10lld %10lld\n", (long long) step, opname, ns,
-                done ? "done" : "running", (long long) seen, (long long) changed);
+        st = done ? "done" : r.paused ? "paused" : holder ? "running" : "stopped";
+        printf ("%-5lld %-14s %-30s %-8s %10lld %10lld %8lld %8s\n", (long long) step, opname, ns,
+                st, (long long) seen, (long long) changed, (long long) rate, etab);
         rows++;
     }
     if (mongoc_cursor_error (cur, &why)) {
@@ -470,5 +538,28 @@ online_status (online_t *on, bson_error_t *err)
     mongoc_collection_destroy (c);
     if (!rows)
         printf ("(plan %s has not run on %s)\n", on->name, on->where);
+    if (r.found)
+        printf ("mode: %s%s%s\n", r.in_place ? "in place" : "side by side",
+                r.paused ? "; paused (remodel online resume)" : "",
+                r.finalized ? "; finalized" : "");
+    if (holder)
+        printf ("lease: held by %s, for %lld s more unless renewed\n", holder,
+                (long long) ((expires - now) / 1000));
+    if (*r.error)
+        printf ("last error: %s\n", r.error);
     return rows;
+}
+
+bool
+online_plan_note_error (online_t *on, const char *message)
+{
+    mongoc_collection_t *c = state (on, "plans");
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
+    bson_t *set = message ? BCON_NEW ("$set", "{", "error", BCON_UTF8 (message), "}")
+                          : BCON_NEW ("$unset", "{", "error", BCON_UTF8 (""), "}");
+    bool ok = mongoc_collection_update_one (c, q, set, NULL, NULL, NULL);
+    bson_destroy (set);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
 }
