@@ -189,7 +189,7 @@ done
 
 # ---- the report
 MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/{print $2}') GiB RAM"
-python3 - "$RES" "$OUT" "$SCALE" "$MACHINE" "$("$MONGORESTORE" --version | head -n1)" "$INPLACE_SCALE" <<'PYEOF'
+python3 - "$RES" "$OUT" "$SCALE" "$MACHINE" "mongorestore $("$MONGORESTORE" --version | head -n1 | sed "s/.*version: //")" "$INPLACE_SCALE" <<'PYEOF'
 import sys, time
 res, out, scale, machine, mrversion, iscale = sys.argv[1:7]
 rows = [l.rstrip("\n").split("\t") for l in open(res) if l.strip()]
