@@ -129,6 +129,11 @@ dumps: $(BUILD)/remodel-gen $(BUILD)/remodel
 bench: all
 	@scripts/bench.sh $(BUILD)
 
+# The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode").
+.PHONY: bench-online
+bench-online: all
+	@scripts/bench_online.sh $(BUILD)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/remodel
 	install -m 755 $(BUILD)/remodel $(DESTDIR)$(PREFIX)/bin/remodel
