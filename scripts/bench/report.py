@@ -201,7 +201,16 @@ def main():
         doc += ["## Profile of the main miss (raw)", "",
                 f"Main miss (lowest achieved/target): {LABEL.get(w['name'], w['name'])}, --memory {w['mem']}." if w else "",
                 "", "```", open(o.profile).read().rstrip(), "```", ""]
-    open(o.out, "w").write("\n".join(doc))
+    # The online mode's section is scripts/bench_online.sh's: kept as it is.
+    text = "\n".join(doc)
+    try:
+        old = open(o.out).read()
+    except OSError:
+        old = ""
+    at = old.find("\n## Online mode\n")
+    if at >= 0:
+        text = text.rstrip("\n") + "\n" + old[at:]
+    open(o.out, "w").write(text)
 
 if __name__ == "__main__":
     main()
