@@ -115,6 +115,7 @@ check: all unit
 # check replays four).
 online-crashes: all
 	@REMODEL=$(BUILD)/remodel REMODEL_ONLINE_CRASHES=$${CRASHES:-50} bash tests/cli/test_online.sh
+	@REMODEL=$(BUILD)/remodel REMODEL_ONLINE_CRASHES=$${CRASHES:-50} bash tests/cli/test_online_steps.sh
 
 demo: all
 	@scripts/demo.sh $(BUILD)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,6 +44,11 @@ run_online (char **argv)
     slash = strrchr (self, '/');
     strcpy (slash ? slash + 1 : self, "remodel-online");
     argv[0] = self;
+    /* Debian's libmongoc keeps its counters in /dev/shm/mongoc-PID, made
+     * before main and left behind by a process that is killed; a later
+     * process given that PID warns about it. The counters are of no use
+     * to remodel: kept in memory instead. */
+    setenv ("MONGOC_DISABLE_SHM", "1", 0);
     execv (self, argv);
     fprintf (stderr, "remodel: error: online: cannot run %s: %s (it is built and installed "
              "beside remodel: make, make install)\n", self, strerror (errno));

@@ -47,6 +47,8 @@ typedef struct {
  * by range, and the outputs of the engine that pass writes. */
 typedef struct {
     size_t drive;           /* input number (rm_step_inputs' order) */
+    const char *series;     /* read series by series of this field (bucketize's
+                               metaField) rather than in _id ranges */
     int partner;            /* input number of the join partners, -1: none */
     const rm_path_t *drive_key;   /* the values looked up... */
     const rm_path_t *partner_key; /* ...among the partners' (with $in) */

@@ -3,8 +3,11 @@
  * results for them. */
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "online_batch.h"
 #include "remodel/docpath.h"
+#include "remodel/value.h"
 
 void
 online_docs_init (online_docs_t *d)
@@ -85,25 +88,180 @@ read_into (online_job_t *j, const bson_t *filter, const bson_t *opts, online_doc
     return ok;
 }
 
+static int
+cmp_values (const void *a, const void *b)
+{
+    return rm_value_compare ((const bson_iter_t *) a, (const bson_iter_t *) b);
+}
+
+/* The series' values: distinct, null first (it also finds the readings
+ * without the field), in MongoDB's order. */
+static bool
+series_load (online_job_t *j, bson_error_t *err)
+{
+    bson_t *cmd = BCON_NEW ("distinct", BCON_UTF8 (mongoc_collection_get_name (j->drive)), "key",
+                            BCON_UTF8 (j->p->series));
+    bson_t reply;
+    bson_iter_t it, arr;
+    bson_error_t why;
+    bool ok;
+    int64_t docs;
+    size_t cap = 16;
+
+    ok = mongoc_collection_command_simple (j->drive, cmd, NULL, &reply, &why);
+    bson_destroy (cmd);
+    if (!ok) {
+        bson_destroy (&reply);
+        return online_fail (j->on, err, &why, "listing the series (distinct)");
+    }
+    j->series = bson_new ();
+    bson_copy_to_excluding_noinit (&reply, j->series, "ok", NULL);
+    bson_destroy (&reply);
+    j->values = bson_malloc (cap * sizeof *j->values);
+    /* null first: the lowest value, and the one the absent field reads as */
+    {
+        static const uint8_t null_doc[] = {8, 0, 0, 0, 10, 0, 0, 0};
+        bson_iter_init_from_data (&j->values[0], null_doc, sizeof null_doc);
+        bson_iter_next (&j->values[0]);
+        j->n_values = 1;
+    }
+    if (bson_iter_init_find (&it, j->series, "values") && bson_iter_recurse (&it, &arr))
+        while (bson_iter_next (&arr)) {
+            if (BSON_ITER_HOLDS_NULL (&arr))
+                continue;
+            if (j->n_values == cap)
+                j->values = bson_realloc (j->values, (cap *= 2) * sizeof *j->values);
+            j->values[j->n_values++] = arr;
+        }
+    qsort (j->values + 1, j->n_values - 1, sizeof *j->values, cmp_values);
+    /* About --batch-size readings a batch, from the average series. */
+    docs = mongoc_collection_estimated_document_count (j->drive, NULL, NULL, NULL, NULL);
+    j->per_batch = docs > 0 ? (size_t) (j->batch_size * (int64_t) j->n_values / docs) : 1;
+    if (j->per_batch < 1)
+        j->per_batch = 1;
+    return true;
+}
+
+void
+online_job_destroy_series (online_job_t *j)
+{
+    if (j->series)
+        bson_destroy (j->series);
+    bson_free (j->values);
+    j->series = NULL;
+    j->values = NULL;
+}
+
+/* The first value after last's "last" (0 without one): the values are in
+ * order, null first. Found again at each batch, so that a batch retried
+ * after an error starts where its checkpoint says. */
+static size_t
+series_after (const online_job_t *j, const bson_t *last)
+{
+    bson_iter_t lit;
+    size_t lo = 0, hi = j->n_values;
+    if (!bson_iter_init_find (&lit, last, "last"))
+        return 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rm_value_compare (&j->values[mid], &lit) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int64_t
+series_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err)
+{
+    online_docs_reset (in);
+    if (!j->series && !series_load (j, err))
+        return -1;
+    /* A series may have no readings (null: none lacks the field; or they
+     * were deleted since): read on until some come or the values end. */
+    for (size_t at = series_after (j, last); at < j->n_values; at = series_after (j, last)) {
+        bson_t filter = BSON_INITIALIZER, cond, arr;
+        size_t end = at + j->per_batch < j->n_values ? at + j->per_batch : j->n_values;
+        uint32_t n = 0;
+        bool ok;
+
+        BSON_APPEND_DOCUMENT_BEGIN (&filter, j->p->series, &cond);
+        BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
+        for (size_t i = at; i < end; i++) {
+            char key[16];
+            const char *kp;
+            size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+            bson_append_iter (&arr, kp, (int) kl, &j->values[i]);
+        }
+        bson_append_array_end (&cond, &arr);
+        bson_append_document_end (&filter, &cond);
+        ok = read_into (j, &filter, NULL, in, NULL, "reading a batch of series", err);
+        bson_destroy (&filter);
+        if (!ok)
+            return -1;
+        bson_reinit (last);
+        bson_append_iter (last, "last", 4, &j->values[end - 1]);
+        if (in->n)
+            return (int64_t) in->n;
+    }
+    return 0;
+}
+
+/* One cursor a pass, over the rest of the driving collection in _id
+ * order, read --batch-size documents a batch: a query per batch would make
+ * the server find (and FerretDB sort) the rest again each time. It is
+ * opened after the checkpoint's _id, and again after any error. */
 int64_t
 online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err)
 {
-    bson_t filter = BSON_INITIALIZER, sub, *opts;
-    bson_iter_t lit;
-    bool ok;
+    const bson_t *doc;
+    bson_error_t why;
 
+    if (j->p->series)
+        return series_read (j, last, in, err);
     online_docs_reset (in);
-    if (bson_iter_init_find (&lit, last, "last")) {
-        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &sub);
-        bson_append_iter (&sub, "$gt", 3, &lit);
-        bson_append_document_end (&filter, &sub);
+    if (j->ended)
+        return 0;
+    if (!j->cursor) {
+        bson_t filter = BSON_INITIALIZER, sub, *opts;
+        bson_iter_t lit;
+        if (bson_iter_init_find (&lit, last, "last")) {
+            BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &sub);
+            bson_append_iter (&sub, "$gt", 3, &lit);
+            bson_append_document_end (&filter, &sub);
+        }
+        opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "batchSize",
+                         BCON_INT32 ((int32_t) (j->batch_size < 100000 ? j->batch_size : 100000)));
+        j->cursor = mongoc_collection_find_with_opts (j->drive, &filter, opts, NULL);
+        bson_destroy (opts);
+        bson_destroy (&filter);
     }
-    opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "limit",
-                     BCON_INT64 (j->batch_size));
-    ok = read_into (j, &filter, opts, in, last, "reading a batch", err);
-    bson_destroy (opts);
-    bson_destroy (&filter);
-    return ok ? (int64_t) in->n : -1;
+    while ((int64_t) in->n < j->batch_size && mongoc_cursor_next (j->cursor, &doc)) {
+        bson_iter_t id;
+        online_docs_add (in, bson_get_data (doc), doc->len, -1);
+        bson_reinit (last);
+        if (bson_iter_init_find (&id, doc, "_id"))
+            bson_append_iter (last, "last", 4, &id);
+    }
+    if (mongoc_cursor_error (j->cursor, &why)) {
+        online_batch_close (j);
+        online_fail (j->on, err, &why, "reading a batch");
+        return -1;
+    }
+    if ((int64_t) in->n < j->batch_size) {
+        online_batch_close (j);
+        j->ended = true;
+    }
+    return (int64_t) in->n;
+}
+
+void
+online_batch_close (online_job_t *j)
+{
+    if (j->cursor)
+        mongoc_cursor_destroy (j->cursor);
+    j->cursor = NULL;
 }
 
 int

@@ -29,9 +29,18 @@ typedef struct {
     mongoc_collection_t *partner; /* where the partners are now (NULL: none) */
     rm_batchstep_t *engine;
     int64_t batch_size;           /* this batch's (--batch-time adjusts it) */
+    /* A pass read by series (online_pass_t.series): the series' values in
+     * MongoDB's order, those after the checkpoint's, and how many a batch
+     * takes. */
+    bson_t *series;
+    bson_iter_t *values;
+    size_t n_values, per_batch;
+    mongoc_cursor_t *cursor;      /* the pass's reading, between batches */
+    bool ended;                   /* it reached the end */
     int64_t seen, written;
 } online_job_t;
 
+void online_job_destroy_series (online_job_t *j);
 void online_docs_init (online_docs_t *d);
 void online_docs_reset (online_docs_t *d);
 void online_docs_destroy (online_docs_t *d);
@@ -44,8 +53,13 @@ online_doc_bytes (const online_docs_t *d, size_t i)
 
 /* Reads the next range of the driving collection after last's "last"
  * value (all of it from the start when last has none) into in: returns
- * the documents read (0: the end), -1 on error. last gets the new end. */
+ * the documents read (0: the end), -1 on error. last gets the new end.
+ * For a pass read by series, a range is every document of the next few
+ * values of the series field, and "last" the last value read. */
 int64_t online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err);
+
+/* Closes the pass's cursor (the next read opens one after "last"). */
+void online_batch_close (online_job_t *j);
 
 /* Reads the document with in's _id again into in (emptied first):
  * 1, 0 when it is gone, -1. */
@@ -61,6 +75,20 @@ bool online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs
 bool online_same_id (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen);
 /* {_id: <doc's _id>} into sel (false: no _id). */
 bool online_id_filter (const uint8_t *doc, uint32_t len, bson_t *sel);
+
+/* online_idset.c: a set of _id hashes. */
+typedef struct {
+    const char *ns;         /* the namespace whose results these are */
+    uint64_t *slots;        /* 0: empty */
+    size_t n, cap;
+} online_idset_t;
+
+/* A hash of a document's _id (type and bytes), never 0. */
+uint64_t online_id_hash (const uint8_t *doc, uint32_t len);
+bool online_idset_has (const online_idset_t *s, uint64_t h);
+/* false when h was there already. */
+bool online_idset_add (online_idset_t *s, uint64_t h);
+void online_idset_destroy (online_idset_t *s);
 
 /* online_write.c: statements for one collection, sent in commands of a
  * few dozen (FerretDB 1.x stops answering an update command of about a
@@ -80,7 +108,8 @@ void online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_
 bool online_writes_upsert (online_writes_t *w, const uint8_t *doc, uint32_t len, bson_error_t *err);
 bool online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err);
 bool online_writes_flush (online_writes_t *w, bson_error_t *err);
-/* Side by side: out's documents upserted into targets[keep], flushed. */
+/* Side by side: out's documents into targets[keep]: inserted, or upserted
+ * where their _id is there already. */
 bool online_side_write (online_writes_t *targets, const online_docs_t *out, bson_error_t *err);
 
 /* In place: the backups, then the conditional replaces, of in's documents
@@ -99,5 +128,38 @@ ssize_t online_result_of (const online_docs_t *in, size_t i, const online_docs_t
 bool online_same_doc (const online_docs_t *a, size_t i, const online_docs_t *b, size_t k);
 /* How many of in's documents out changes. */
 int64_t online_would_change (const online_docs_t *in, const online_docs_t *out);
+
+/* What a pass does with its batches. */
+typedef struct {
+    online_mode_t mode;
+    online_writes_t targets[4];   /* side by side: per keep[] */
+    online_idset_t *sets[4];      /* per keep[]: the _ids of the step's results */
+    online_inplace_t ip;          /* in place */
+    online_docs_t found;          /* verify, sync: the targets' documents */
+    int64_t differ;               /* verify, sync: results not as they should be */
+    int reported;
+} online_passrun_t;
+
+/* Reports a range that differs: the first ONLINE_REPORT_MAX of a pass,
+ * then a count. */
+#define ONLINE_REPORT_MAX 10
+
+/* online_verify.c */
+/* "remodel: verify: step ... the range after {_id}: N <what>" */
+void online_report_range (online_job_t *j, online_passrun_t *pr, const bson_t *before, int64_t n,
+                          const char *what);
+/* Verify or sync one batch side by side: its results against the targets'
+ * documents of the same _ids (sync rewrites those that differ). */
+bool online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
+                        const bson_t *before, bson_error_t *err);
+/* Run side by side: no two results of a target with one _id (an error
+ * naming both). */
+bool online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
+                          bson_error_t *err);
+/* Verify, sync: the documents of the step's target for ref that no range
+ * made (sync removes them); counted into *differ. */
+bool online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
+                          online_idset_t *set, online_mode_t mode, int64_t *differ,
+                          bson_error_t *err);
 
 #endif

@@ -9,11 +9,16 @@
  * HostUnreachable 6, HostNotFound 7, NetworkTimeout 89, ShutdownInProgress
  * 91, PrimarySteppedDown 189, SocketException 9001, NotWritablePrimary
  * 10107, InterruptedAtShutdown 11600, InterruptedDueToReplStateChange
- * 11602, NotPrimaryNoSecondaryOk 13435, NotPrimaryOrSecondary 13436. */
+ * 11602, NotPrimaryNoSecondaryOk 13435, NotPrimaryOrSecondary 13436; and
+ * MaxTimeMSExpired 50 and ExceededTimeLimit 262, which remodel never asks
+ * for (it sets no maxTimeMS): FerretDB answers an operation cut short by
+ * its shutdown with 50; CursorNotFound 43, a pass's cursor that timed
+ * out while the run was paused (it is opened again). */
 static bool
 is_transient (const bson_error_t *why)
 {
-    static const uint32_t codes[] = {6, 7, 89, 91, 189, 9001, 10107, 11600, 11602, 13435, 13436};
+    static const uint32_t codes[] = {6,    7,     43,    50,    89,    91,    189,
+                                     262, 9001, 10107, 11600, 11602, 13435, 13436};
     if (why->domain == MONGOC_ERROR_STREAM || why->domain == MONGOC_ERROR_SERVER_SELECTION)
         return true;
     for (size_t i = 0; i < sizeof codes / sizeof *codes; i++)

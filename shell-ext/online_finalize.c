@@ -123,6 +123,31 @@ split_ns (const char *ns, char *db, size_t cap, const char **coll)
     *coll = dot + 1;
 }
 
+/* The switch, and back: each namespace's collection to its backup name and
+ * the plan's result to the namespace's name; back, the other way round (a
+ * namespace the plan created has no backup). */
+static bool
+switch_collections (online_t *on, const online_name_t **moves, size_t n, bool back,
+                    bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++) {
+        char db[128], backup[400];
+        const char *coll, *result = moves[i]->coll;
+        bool there;
+        split_ns (moves[i]->ns, db, sizeof db, &coll);
+        backup_name (on, coll, backup, sizeof backup);
+        if (back)
+            ok = rename_coll (on, db, coll, result, err) && exists (on, db, backup, &there, err) &&
+                 (!there || rename_coll (on, db, backup, coll, err));
+        else
+            ok = exists (on, db, coll, &there, err) &&
+                 (!there || rename_coll (on, db, coll, backup, err)) &&
+                 rename_coll (on, db, result, coll, err);
+    }
+    return ok;
+}
+
 bool
 online_finalize (online_t *on, bson_error_t *err)
 {
@@ -165,17 +190,7 @@ online_finalize (online_t *on, bson_error_t *err)
     }
     ok = ok && online_lease_take (on, err) && online_names_of_plan (on, err);
     n = ok ? final_moves (on, moves, 64) : 0;
-    for (size_t i = 0; ok && i < n; i++) {
-        char db[128], backup[400];
-        const char *coll;
-        bool there;
-        split_ns (moves[i]->ns, db, sizeof db, &coll);
-        backup_name (on, coll, backup, sizeof backup);
-        ok = exists (on, db, coll, &there, err);
-        if (ok && there)
-            ok = rename_coll (on, db, coll, backup, err);
-        ok = ok && rename_coll (on, db, moves[i]->coll, coll, err);
-    }
+    ok = ok && switch_collections (on, moves, n, false, err);
     /* Results of earlier steps that a later one replaced. */
     for (size_t i = 0; ok && i < on->n_names; i++) {
         bool final = false;
@@ -321,16 +336,7 @@ online_rollback (online_t *on, bson_error_t *err)
         size_t n;
         ok = online_names_of_plan (on, err);
         n = ok ? final_moves (on, moves, 64) : 0;
-        for (size_t i = 0; ok && i < n; i++) {
-            char db[128], backup[400];
-            const char *coll;
-            bool there;
-            split_ns (moves[i]->ns, db, sizeof db, &coll);
-            backup_name (on, coll, backup, sizeof backup);
-            ok = rename_coll (on, db, coll, moves[i]->coll, err) &&
-                 exists (on, db, backup, &there, err) &&
-                 (!there || rename_coll (on, db, backup, coll, err));
-        }
+        ok = ok && switch_collections (on, moves, n, true, err);
         ok = ok && online_plan_set (on, "finalized", false, err);
         if (ok && !on->o->quiet)
             fprintf (stderr, "remodel: plan %s: the original collections are back; the results "

@@ -36,7 +36,8 @@ static const char usage[] =
     "                     since; side by side: the results dropped (after finalize:\n"
     "                     the originals renamed back first)\n"
     "\n"
-    "  --uri URI          the server (mongodb://...; credentials are never printed)\n"
+    "  --uri URI          the server (mongodb://...; default: $MONGODB_URI, which\n"
+    "                     keeps credentials off the command line; never printed)\n"
     "  --in-place         backfill the namespaces themselves (see above)\n"
     "  --create-indexes   create the index a join fetches its partners by when\n"
     "                     missing (otherwise the run is refused, naming it)\n"
@@ -189,8 +190,12 @@ main (int argc, char **argv)
     if (optind != argc - 1)
         return fail_usage ("%s takes one plan file", cmd);
     o.plan_path = argv[optind];
+    /* The environment keeps credentials off the command line (and out of
+     * ps). */
     if (!o.uri)
-        return fail_usage ("%s needs --uri", cmd);
+        o.uri = getenv ("MONGODB_URI");
+    if (!o.uri || !*o.uri)
+        return fail_usage ("%s needs --uri (or MONGODB_URI in the environment)", cmd);
 
     mongoc_log_set_handler (driver_log, NULL);
     mongoc_init ();

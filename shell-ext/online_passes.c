@@ -88,9 +88,20 @@ online_step_passes (const rm_step_t *s, bool in_place, online_pass_t *out, bson_
         out[1].keep[out[1].n_keep++] = &u->to;
         return 2;
     }
-    case RM_STEP_BUCKETIZE:
-        return refuse (s, err, "bucketize runs offline only so far (a bucket needs every "
-                               "reading of its series in one batch)");
+    case RM_STEP_BUCKETIZE: {
+        const rm_bucketize_t *b = &s->u.bucketize;
+        /* A bucket needs every reading of its series in one batch: the
+         * readings are read series by series of the metaField. */
+        if (b->n_meta != 1)
+            return refuse (s, err, "bucketize by several metaFields runs offline only (the "
+                                   "online mode reads the readings series by series of one "
+                                   "field)");
+        out[0].series = b->meta[0];
+        out[0].keep[out[0].n_keep++] = &b->to;
+        if (b->invalid_to.text)
+            out[0].keep[out[0].n_keep++] = &b->invalid_to;
+        return 1;
+    }
     default:
         return refuse (s, err, "not a step the online mode knows");
     }

@@ -22,8 +22,6 @@
 #include <unistd.h>
 
 #include "online_batch.h"
-#include "remodel/crc64.h"
-#include "remodel/docpath.h"
 
 static void
 sleep_ms (int64_t ms)
@@ -55,146 +53,6 @@ create_collection (online_t *on, const char *db, const char *coll, bson_error_t 
     bson_destroy (cmd);
     mongoc_database_destroy (d);
     return ok;
-}
-
-/* The _ids a step's ranges made for one target, as 64-bit hashes (8 bytes
- * a document): what is in the target and not here, no range makes. */
-typedef struct {
-    const char *ns;
-    uint64_t *h;
-    size_t n, cap;
-} idset_t;
-
-static uint64_t
-id_hash (const uint8_t *doc, uint32_t len)
-{
-    bson_iter_t it;
-    rm_raw_value_t v;
-    uint64_t h;
-    if (!rm_doc_field (doc, len, "_id", 3, &it) || !rm_raw_value_of (&it, &v))
-        return 0;
-    h = rm_crc64_update (0, &v.type, 1);
-    return rm_crc64_update (h, v.data, v.len);
-}
-
-static void
-idset_add (idset_t *s, uint64_t h)
-{
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 1024;
-        s->h = bson_realloc (s->h, s->cap * sizeof *s->h);
-    }
-    s->h[s->n++] = h;
-}
-
-static int
-cmp_u64 (const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-    return x < y ? -1 : x > y;
-}
-
-static bool
-idset_has (const idset_t *s, uint64_t h)
-{
-    return s->n && bsearch (&h, s->h, s->n, sizeof h, cmp_u64) != NULL;
-}
-
-/* What a pass does with its batches. */
-typedef struct {
-    online_mode_t mode;
-    online_writes_t targets[4];   /* side by side: per keep[] */
-    idset_t *sets[4];             /* verify, sync: per keep[] */
-    online_inplace_t ip;          /* in place */
-    online_docs_t found;          /* verify, sync: the targets' documents */
-    int64_t differ;               /* verify, sync: results not as they should be */
-    int reported;
-} passrun_t;
-
-/* Reports a range that differs (the first few, then a count at the end). */
-#define REPORT_MAX 10
-
-static void
-report_range (online_job_t *j, passrun_t *pr, const bson_t *before, int64_t n, const char *what)
-{
-    bson_iter_t it;
-    char *from = NULL;
-    if (pr->reported++ >= REPORT_MAX || (pr->mode == ONLINE_SYNC && j->on->o->quiet))
-        return;
-    if (bson_iter_init_find (&it, before, "last")) {
-        bson_t tmp = BSON_INITIALIZER;
-        bson_append_iter (&tmp, "_id", 3, &it);
-        from = bson_as_relaxed_extended_json (&tmp, NULL);
-        bson_destroy (&tmp);
-    }
-    fprintf (stderr, "remodel: %s: step %zu (%s) %s: the range after %s: %lld %s\n",
-             pr->mode == ONLINE_SYNC ? "sync" : "verify", j->s->index, j->s->op,
-             j->in[j->p->drive]->text, from ? from : "the start", (long long) n, what);
-    bson_free (from);
-}
-
-/* Verify or sync one batch side by side: its results against the
- * targets' documents of the same _ids. */
-static bool
-check_side (online_job_t *j, passrun_t *pr, const online_docs_t *out, const bson_t *before,
-            bson_error_t *err)
-{
-    int64_t differ = 0;
-    for (size_t k = 0; k < j->p->n_keep; k++) {
-        online_writes_t *w = &pr->targets[k];
-        bson_t filter = BSON_INITIALIZER, cond, arr;
-        mongoc_cursor_t *cur;
-        const bson_t *doc;
-        bson_error_t why;
-        uint32_t n = 0;
-        size_t at = 0;
-        bool ok = true;
-
-        online_docs_reset (&pr->found);
-        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
-        BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
-        for (size_t i = 0; i < out->n; i++) {
-            bson_iter_t id;
-            char key[16];
-            const char *kp;
-            if (out->docs[i].keep != (int) k ||
-                !rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &id))
-                continue;
-            size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
-            bson_append_iter (&arr, kp, (int) kl, &id);
-            idset_add (pr->sets[k], id_hash (online_doc_bytes (out, i), out->docs[i].len));
-        }
-        bson_append_array_end (&cond, &arr);
-        bson_append_document_end (&filter, &cond);
-        if (n == 0) {
-            bson_destroy (&filter);
-            continue;
-        }
-        cur = mongoc_collection_find_with_opts (w->coll, &filter, NULL, NULL);
-        while (mongoc_cursor_next (cur, &doc))
-            online_docs_add (&pr->found, bson_get_data (doc), doc->len, (int) k);
-        if (mongoc_cursor_error (cur, &why))
-            ok = online_fail (j->on, err, &why, "reading a target");
-        mongoc_cursor_destroy (cur);
-        bson_destroy (&filter);
-        for (size_t i = 0; ok && i < out->n; i++) {
-            ssize_t r;
-            if (out->docs[i].keep != (int) k)
-                continue;
-            r = online_result_of (out, i, &pr->found, &at);
-            if (r >= 0 && online_same_doc (out, i, &pr->found, (size_t) r))
-                continue;
-            differ++;
-            if (pr->mode == ONLINE_SYNC)
-                ok = online_writes_upsert (w, online_doc_bytes (out, i), out->docs[i].len, err);
-        }
-        if (!ok || !online_writes_flush (w, err))
-            return false;
-    }
-    if (differ)
-        report_range (j, pr, before, differ, "results missing or different in the target");
-    pr->differ += differ;
-    return true;
 }
 
 /* Sleeps while the plan is paused (remodel online pause), renewing the
@@ -258,7 +116,7 @@ size_batch (online_job_t *j, int64_t n, int64_t ms)
 /* One batch: read, compute, and what the mode does with it. Returns the
  * documents read (0: the end), -1. */
 static int64_t
-one_batch (online_job_t *j, passrun_t *pr, bson_t *last, online_docs_t *in, online_docs_t *out,
+one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *in, online_docs_t *out,
            bson_error_t *err)
 {
     const online_opts_t *o = j->on->o;
@@ -278,24 +136,30 @@ one_batch (online_job_t *j, passrun_t *pr, bson_t *last, online_docs_t *in, onli
             if (o->in_place) {
                 ok = online_inplace_write (&pr->ip, in, out, err);
             } else {
-                ok = online_side_write (pr->targets, out, err);
-                j->written += (int64_t) out->n;
+                ok = online_check_unique (j, pr, out, err) && online_side_write (pr->targets, out, err);
+                for (size_t i = 0; ok && i < out->n; i++)
+                    online_idset_add (pr->sets[out->docs[i].keep],
+                                      online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
+                if (ok)
+                    j->written += (int64_t) out->n;
             }
         } else if (o->in_place) {
             int64_t differ = online_would_change (in, out);
             if (differ)
-                report_range (j, pr, &before, differ, "documents not as the step makes them");
+                online_report_range (j, pr, &before, differ, "documents not as the step makes them");
             pr->differ += differ;
             if (differ && pr->mode == ONLINE_SYNC)
                 ok = online_inplace_write (&pr->ip, in, out, err);
         } else {
-            ok = check_side (j, pr, out, &before, err);
+            ok = online_check_side (j, pr, out, &before, err);
         }
     }
     if (!ok) {
         /* The range is done again from where it began. */
         bson_reinit (last);
         bson_concat (last, &before);
+        online_batch_close (j);
+        j->ended = false;
     }
     bson_destroy (&before);
     return ok ? n : -1;
@@ -327,7 +191,7 @@ transient_wait (online_t *on, int64_t *since, int *tries, const bson_error_t *er
 
 static bool
 run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, online_mode_t mode,
-          idset_t *sets, size_t n_sets, passrun_t *pr, bson_error_t *err)
+          online_idset_t *sets, size_t n_sets, online_passrun_t *pr, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
     bool state = mode != ONLINE_VERIFY && !o->dry_run;
@@ -445,62 +309,11 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
         mongoc_collection_destroy (j.partner);
     mongoc_collection_destroy (j.drive);
     rm_batchstep_destroy (j.engine);
+    online_batch_close (&j);
+    online_job_destroy_series (&j);
     online_docs_destroy (&in);
     online_docs_destroy (&out);
     bson_destroy (&last);
-    return ok;
-}
-
-/* Verify, sync: the documents of a target that no range of the step made
- * (their sources deleted since, or written by someone else). */
-static bool
-check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, idset_t *set,
-              online_mode_t mode, int64_t *differ, bson_error_t *err)
-{
-    char name[400];
-    mongoc_collection_t *c;
-    mongoc_cursor_t *cur;
-    const bson_t *doc;
-    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
-    bson_t filter = BSON_INITIALIZER;
-    bson_error_t why;
-    online_job_t j;
-    online_pass_t p;
-    online_writes_t del;
-    int64_t extra = 0;
-    bool ok = true;
-
-    memset (&j, 0, sizeof j);
-    memset (&p, 0, sizeof p);
-    j.on = on;
-    j.s = s;
-    j.p = &p;
-    qsort (set->h, set->n, sizeof *set->h, cmp_u64);
-    online_name_target (on, s, ref, name, sizeof name);
-    c = online_collection (on, ref->db, name);
-    online_writes_init (&del, &j, c, "removing documents no range makes");
-    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
-    while (ok && mongoc_cursor_next (cur, &doc)) {
-        bson_iter_t id;
-        if (idset_has (set, id_hash (bson_get_data (doc), doc->len)) ||
-            !bson_iter_init_find (&id, doc, "_id"))
-            continue;
-        extra++;
-        if (mode == ONLINE_SYNC)
-            ok = online_writes_delete (&del, &id, err);
-    }
-    if (ok && mongoc_cursor_error (cur, &why))
-        ok = online_fail (on, err, &why, "reading a target");
-    mongoc_cursor_destroy (cur);
-    ok = ok && online_writes_flush (&del, err);
-    if (ok && extra && !(mode == ONLINE_SYNC && on->o->quiet))
-        fprintf (stderr, "remodel: %s: step %zu (%s) %s: %lld documents in %s.%s that no range "
-                 "makes (their sources are gone)%s\n", mode == ONLINE_SYNC ? "sync" : "verify",
-                 s->index, s->op, ref->text, (long long) extra, ref->db, name,
-                 mode == ONLINE_SYNC ? ": removed" : "");
-    *differ += extra;
-    bson_destroy (opts);
-    mongoc_collection_destroy (c);
     return ok;
 }
 
@@ -574,7 +387,7 @@ run_step (online_t *on, const rm_step_t *s, online_mode_t mode, int64_t *differ,
     const rm_nsref_t *targets[8];
     size_t np = online_step_passes (s, on->o->in_place, passes, err);
     size_t nt = on->o->in_place ? 0 : online_step_targets (s, passes, np, targets);
-    idset_t sets[8];
+    online_idset_t sets[8];
     bool ok = check_indexes (on, s, passes, np, err);
 
     memset (sets, 0, sizeof sets);
@@ -583,7 +396,7 @@ run_step (online_t *on, const rm_step_t *s, online_mode_t mode, int64_t *differ,
     if (ok && mode != ONLINE_VERIFY && !on->o->dry_run)
         ok = create_targets (on, s, targets, nt, err);
     for (size_t i = 0; ok && i < np; i++) {
-        passrun_t pr;
+        online_passrun_t pr;
         memset (&pr, 0, sizeof pr);
         pr.mode = mode;
         online_docs_init (&pr.found);
@@ -591,18 +404,18 @@ run_step (online_t *on, const rm_step_t *s, online_mode_t mode, int64_t *differ,
         online_docs_init (&pr.ip.again_out);
         ok = run_pass (on, s, &passes[i], i, mode, sets, nt, &pr, err);
         *differ += pr.differ;
-        if (pr.reported > REPORT_MAX && !(mode == ONLINE_SYNC && on->o->quiet))
+        if (pr.reported > ONLINE_REPORT_MAX && !(mode == ONLINE_SYNC && on->o->quiet))
             fprintf (stderr, "remodel: %s: step %zu (%s): %d more ranges differ\n",
                      mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
-                     pr.reported - REPORT_MAX);
+                     pr.reported - ONLINE_REPORT_MAX);
         online_docs_destroy (&pr.found);
         online_docs_destroy (&pr.ip.again);
         online_docs_destroy (&pr.ip.again_out);
     }
     for (size_t t = 0; ok && mode != ONLINE_RUN && t < nt; t++)
-        ok = check_extras (on, s, targets[t], &sets[t], mode, differ, err);
+        ok = online_check_extras (on, s, targets[t], &sets[t], mode, differ, err);
     for (size_t t = 0; t < nt; t++)
-        bson_free (sets[t].h);
+        online_idset_destroy (&sets[t]);
     /* The next steps read this one's results. */
     for (size_t t = 0; ok && t < nt; t++) {
         char name[400];

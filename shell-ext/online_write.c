@@ -1,13 +1,16 @@
 /* Writing a batch's results (online_batch.h).
  *
- * Side by side: each result upserted by _id into its target, so a batch
- * written twice leaves the same documents.
+ * Side by side: each result inserted into its target, or upserted by _id
+ * where it is there already, so a batch written twice leaves the same
+ * documents.
  *
  * In place: for each document that changes, first its backup (the
  * original, and checksums of what remodel read and wrote: backup_update),
- * then the replacement, on condition that the document is still the one
- * read (a filter on all its fields): one the application changed in
- * between is read again and recomputed, never overwritten stale. */
+ * then $set/$unset of the fields that change (field_update; a replacement
+ * where those would not give the same bytes), on condition that the
+ * document is still the one read (a filter on all its fields): one the
+ * application changed in between is read again and recomputed, never
+ * overwritten stale. */
 #include <stdio.h>
 #include <string.h>
 
@@ -111,15 +114,77 @@ online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *e
     return ok;
 }
 
+/* Inserts of side-by-side results go this many a command: inserting into
+ * a new collection is the fast way (on FerretDB 1.x a hundred times faster
+ * than upserts, which it answers by scanning: BENCHMARKS.md). */
+#define INSERT_CHUNK 1000
+
+/* Inserts the documents of out whose keep is k, idx[from..to), into
+ * w's collection; those whose _id is there already (a batch replayed
+ * after a crash, a result sync rewrites) are upserted instead. */
+static bool
+insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t from,
+              size_t to, bson_error_t *err)
+{
+    bson_t opts = BSON_INITIALIZER, reply, d;
+    bson_error_t why;
+    bson_iter_t it, e;
+    mongoc_bulk_operation_t *b;
+    bool ok = true;
+
+    BSON_APPEND_BOOL (&opts, "ordered", false);
+    b = mongoc_collection_create_bulk_operation_with_opts (w->coll, &opts);
+    bson_destroy (&opts);
+    if (w->j->on->o->write_concern)
+        mongoc_bulk_operation_set_write_concern (b, w->j->on->o->write_concern);
+    for (size_t i = from; ok && i < to; i++)
+        ok = bson_init_static (&d, online_doc_bytes (out, idx[i]), out->docs[idx[i]].len) &&
+             mongoc_bulk_operation_insert_with_opts (b, &d, NULL, &why);
+    if (!ok) {
+        mongoc_bulk_operation_destroy (b);
+        return online_fail (w->j->on, err, &why, "queueing results");
+    }
+    if (!mongoc_bulk_operation_execute (b, &reply, &why)) {
+        /* Only duplicate keys are expected; each such result is upserted. */
+        bool dups_only = bson_iter_init_find (&it, &reply, "writeErrors") &&
+                         bson_iter_recurse (&it, &e);
+        while (dups_only && ok && bson_iter_next (&e)) {
+            bson_iter_t f, g;
+            int64_t at = -1, code = 0;
+            if (bson_iter_recurse (&e, &f) && bson_iter_find (&f, "index"))
+                at = bson_iter_as_int64 (&f);
+            if (bson_iter_recurse (&e, &g) && bson_iter_find (&g, "code"))
+                code = bson_iter_as_int64 (&g);
+            if (code != 11000 || at < 0 || from + (size_t) at >= to)
+                dups_only = false;
+            else
+                ok = online_writes_upsert (w, online_doc_bytes (out, idx[from + at]),
+                                           out->docs[idx[from + at]].len, err);
+        }
+        if (ok && !dups_only)
+            ok = online_fail (w->j->on, err, &why, w->what);
+        ok = ok && online_writes_flush (w, err);
+    }
+    bson_destroy (&reply);
+    mongoc_bulk_operation_destroy (b);
+    return ok;
+}
+
 bool
 online_side_write (online_writes_t *targets, const online_docs_t *out, bson_error_t *err)
 {
+    size_t *idx = bson_malloc ((out->n + 1) * sizeof *idx);
     bool ok = true;
-    for (size_t i = 0; ok && i < out->n; i++)
-        ok = online_writes_upsert (&targets[out->docs[i].keep], online_doc_bytes (out, i),
-                                   out->docs[i].len, err);
-    for (size_t k = 0; ok && k < targets[0].j->p->n_keep; k++)
-        ok = online_writes_flush (&targets[k], err);
+    for (size_t k = 0; ok && k < targets[0].j->p->n_keep; k++) {
+        size_t n = 0;
+        for (size_t i = 0; i < out->n; i++)
+            if (out->docs[i].keep == (int) k)
+                idx[n++] = i;
+        for (size_t from = 0; ok && from < n; from += INSERT_CHUNK)
+            ok = insert_chunk (&targets[k], out, idx, from,
+                               from + INSERT_CHUNK < n ? from + INSERT_CHUNK : n, err);
+    }
+    bson_free (idx);
     return ok;
 }
 
@@ -183,6 +248,130 @@ backup_update (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t w
     bson_append_document_end (u, &inner);
 }
 
+/* Whether a field name can stand as a path in $set or $unset. */
+static bool
+plain_name (const char *k)
+{
+    return *k && *k != '$' && !strchr (k, '.');
+}
+
+/* Beyond this many top-level fields the checks below (quadratic) are not
+ * worth it: the document is replaced. */
+#define FIELD_UPDATE_MAX 64
+
+static bool
+find_raw (const uint8_t *doc, uint32_t len, const char *k, rm_raw_value_t *v)
+{
+    bson_iter_t it;
+    return bson_iter_init_from_data (&it, doc, len) && bson_iter_find (&it, k) &&
+           rm_raw_value_of (&it, v);
+}
+
+/* Whether want keeps doc's fields in doc's order, with new ones only after
+ * them, in lexicographic order (MongoDB 5.0+ appends several new fields
+ * in that order, older servers and the test servers in the order given:
+ * then both agree), every name one $set can take. */
+static bool
+reachable (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen)
+{
+    bson_iter_t a, b;
+    const char *last_new = NULL;
+    rm_raw_value_t v;
+    size_t n = 0;
+
+    if (!bson_iter_init_from_data (&a, doc, len) || !bson_iter_init_from_data (&b, want, wlen))
+        return false;
+    while (bson_iter_next (&b)) {
+        const char *k = bson_iter_key (&b);
+        if (++n > FIELD_UPDATE_MAX)
+            return false;
+        if (!find_raw (doc, len, k, &v)) {
+            if (!plain_name (k) || (last_new && strcmp (last_new, k) >= 0))
+                return false;
+            last_new = k;
+            continue;
+        }
+        if (last_new)
+            return false; /* an old field after a new one: it moved */
+        /* doc's next field that want keeps must be this one */
+        for (;;) {
+            if (!bson_iter_next (&a))
+                return false;
+            if (strcmp (bson_iter_key (&a), k) == 0)
+                break;
+            if (find_raw (want, wlen, bson_iter_key (&a), &v))
+                return false; /* kept, but later in want: moved */
+        }
+    }
+    return true;
+}
+
+/* The update that makes want of doc by $set and $unset of top-level fields
+ * ({$set: {<changed or new>}, $unset: {<gone>}}) into u, when the server
+ * gives exactly want's bytes by it (reachable); false otherwise, and the
+ * caller replaces the document. Either way the write is conditional on
+ * the document as read. */
+static bool
+field_update (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen, bson_t *u)
+{
+    bson_iter_t it;
+    bson_t set, unset;
+    rm_raw_value_t ov, wv;
+    size_t n_set = 0, n_unset = 0;
+    bool ok = true;
+
+    if (!reachable (doc, len, want, wlen))
+        return false;
+    bson_init (&set);
+    bson_init (&unset);
+    bson_iter_init_from_data (&it, want, wlen);
+    while (ok && bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        if (find_raw (doc, len, k, &ov) && rm_raw_value_of (&it, &wv) && ov.type == wv.type &&
+            ov.len == wv.len && memcmp (ov.data, wv.data, ov.len) == 0)
+            continue;
+        ok = plain_name (k) && bson_append_iter (&set, k, -1, &it);
+        n_set++;
+    }
+    bson_iter_init_from_data (&it, doc, len);
+    while (ok && bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        if (find_raw (want, wlen, k, &wv))
+            continue;
+        ok = plain_name (k) && BSON_APPEND_UTF8 (&unset, k, "");
+        n_unset++;
+    }
+    ok = ok && (n_set || n_unset);
+    if (ok) {
+        bson_init (u);
+        if (n_set)
+            BSON_APPEND_DOCUMENT (u, "$set", &set);
+        if (n_unset)
+            BSON_APPEND_DOCUMENT (u, "$unset", &unset);
+    }
+    bson_destroy (&set);
+    bson_destroy (&unset);
+    return ok;
+}
+
+/* The conditional write of want over doc: an update of the fields that
+ * change where it can be, else a replacement. */
+static bool
+queue_write (mongoc_bulk_operation_t *b, const uint8_t *doc, uint32_t len, const uint8_t *want,
+             uint32_t wlen, bson_error_t *why)
+{
+    bson_t sel, w, u;
+    bool ok;
+    bson_init_static (&sel, doc, len);
+    if (field_update (doc, len, want, wlen, &u)) {
+        ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, NULL, why);
+        bson_destroy (&u);
+        return ok;
+    }
+    bson_init_static (&w, want, wlen);
+    return mongoc_bulk_operation_replace_one_with_opts (b, &sel, &w, NULL, why);
+}
+
 /* The document whose conditional replace matched nothing: it changed or
  * went since it was read. Read it again and redo it. */
 static bool
@@ -221,7 +410,13 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         bson_init_static (&cur, online_doc_bytes (&ip->again, 0), ip->again.docs[0].len);
         bson_init_static (&want, online_doc_bytes (&ip->again_out, (size_t) r),
                           ip->again_out.docs[r].len);
-        if (!mongoc_collection_replace_one (j->drive, &cur, &want, NULL, &reply, &why)) {
+        if (field_update (bson_get_data (&cur), cur.len, bson_get_data (&want), want.len, &u)) {
+            done = mongoc_collection_update_one (j->drive, &cur, &u, NULL, &reply, &why);
+            bson_destroy (&u);
+        } else {
+            done = mongoc_collection_replace_one (j->drive, &cur, &want, NULL, &reply, &why);
+        }
+        if (!done) {
             bson_destroy (&reply);
             return online_fail (j->on, err, &why, "replacing a document");
         }
@@ -263,7 +458,7 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
             const uint8_t *doc = online_doc_bytes (in, i);
             uint32_t len = in->docs[i].len;
             mongoc_bulk_operation_t *b;
-            bson_t sel, u, want, opts = BSON_INITIALIZER;
+            bson_t sel, u, opts = BSON_INITIALIZER;
             bson_error_t why;
             if (r < 0 || online_same_doc (in, i, out, (size_t) r))
                 continue;
@@ -273,9 +468,8 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
                 return false;
             }
             if (pass) {
-                bson_init_static (&sel, doc, len);
-                bson_init_static (&want, online_doc_bytes (out, (size_t) r), out->docs[r].len);
-                ok = mongoc_bulk_operation_replace_one_with_opts (b, &sel, &want, NULL, &why);
+                ok = queue_write (b, doc, len, online_doc_bytes (out, (size_t) r),
+                                  out->docs[r].len, &why);
             } else {
                 backup_update (doc, len, online_doc_bytes (out, (size_t) r), out->docs[r].len,
                                &sel, &u);

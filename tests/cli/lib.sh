@@ -50,3 +50,39 @@ use_peers() {
         return 1
     fi
 }
+
+# The servers the online suites run on: FerretDB and mongo-java-server,
+# started here on loopback, or, when REMODEL_TEST_URI is set, that real
+# deployment instead (kind "external"; each suite drops the databases it
+# uses there first: point it at a test deployment only).
+online_kinds() {
+    if [ -n "${REMODEL_TEST_URI:-}" ]; then echo external; else echo ferretdb java; fi
+}
+# online_start KIND DIR [PORT]: a server of that kind in DIR (on PORT when
+# given; FerretDB keeps the data of an earlier start there), its URI in
+# $uri; for "external", REMODEL_TEST_URI with the suites' databases dropped.
+online_start() {
+    if [ "$1" == external ]; then
+        uri=$REMODEL_TEST_URI
+        python3 -c 'import pymongo, sys
+c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=10000)
+for db in ("crm", "blog", "catalog", "school", "logging", "iot", "iotx", "sample_analytics", "dup", "remodel"):
+    c.drop_database(db)' "$uri" 2>"$T/err" || { fail "external: reach $uri" "$(cat "$T/err")"; return 1; }
+        return 0
+    fi
+    "$SERVER" stop "$2" >/dev/null 2>&1
+    uri=$(REMODEL_SERVER_OWNER=$$ PEERS_SERVER_PORT=${3:-0} "$SERVER" start "$2" "$1" 2>"$T/err") ||
+        { fail "$1: start" "$(cat "$T/err")"; return 1; }
+}
+
+# online_same NAME OFFLINE NS=COLL...: the server's ($uri) collections are
+# the OFFLINE archive's namespaces, document for document, byte for byte
+# (tests/transforms/online_same.py).
+online_same() {
+    local name=$1 offline=$2; shift 2
+    if python3 "$ROOT/tests/transforms/online_same.py" "$uri" "$offline" "$@" >"$T/same" 2>&1; then
+        pass "$name"
+    else
+        fail "$name" "$(cat "$T/same")"
+    fi
+}

@@ -5,7 +5,8 @@
 # byte (tests/transforms/online_same.py). Side by side (embed with child
 # and parent references, with keepSource and with outlier overflow;
 # extract; field steps reading an earlier step's result; denormalize;
-# summarize; unbucketize; the Atlas sample's customers.accounts ->
+# summarize; bucketize, series by series; unbucketize; the Atlas sample's
+# customers.accounts ->
 # accounts.account_id) and in place (a denormalize and summarize backfill);
 # a join without its index is refused naming the createIndex to run;
 # kill -9 at random moments during side-by-side runs, then a rerun, gives
@@ -20,17 +21,8 @@ CRASHES=${REMODEL_ONLINE_CRASHES:-4}
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 
 mkdir -p "$T/plans"
-cat >"$T/plans/embed-tasks.json" <<'EOF'
-{"remodel": 1, "steps": [
-  {"embed": {"from": "crm.tasks", "into": "crm.people", "localField": "_id", "foreignField": "owner",
-             "as": "tasks", "project": {"owner": 0}, "sort": {"due_date": 1}}}]}
-EOF
-cat >"$T/plans/embed-parts.json" <<'EOF'
-{"remodel": 1, "steps": [
-  {"embed": {"from": "catalog.parts", "into": "catalog.products", "localField": "parts",
-             "foreignField": "_id", "as": "parts", "project": {"name": 1, "partno": 1, "price": 1},
-             "keepSource": true}}]}
-EOF
+cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/embed-tasks.json"
+cp "$ROOT/dumps/plans/embed-parts.json" "$T/plans/embed-parts.json"
 cat >"$T/plans/outlier.json" <<'EOF'
 {"remodel": 1, "steps": [
   {"embed": {"from": "blog.comments", "into": "blog.posts", "localField": "_id",
@@ -64,23 +56,33 @@ cat >"$T/plans/students.json" <<'EOF'
   {"embed": {"from": "school.courses", "into": "school.students", "localField": "courses",
              "foreignField": "_id", "as": "courses", "project": {"code": 1, "title": 1}}}]}
 EOF
-cat >"$T/plans/backfill.json" <<'EOF'
-{"remodel": 1, "steps": [
-  {"denormalize": {"in": "logging.logmsg", "from": "logging.hosts", "localField": "host",
-                   "fields": {"host_ip": "ipaddr"}}},
-  {"summarize": {"into": "logging.hosts", "from": "logging.logmsg", "localField": "_id",
-                 "foreignField": "host",
-                 "fields": {"messages": {"$count": {}}, "first_seen": {"$min": "$time"}}}}]}
-EOF
+cp "$ROOT/dumps/plans/backfill-logging.json" "$T/plans/backfill.json"
 cat >"$T/plans/bucket.json" <<'EOF'
 {"remodel": 1, "steps": [
   {"bucketize": {"from": "iot.readings", "to": "iot.buckets", "timeField": "ts",
                  "metaField": "sensor_id", "granularity": "hours"}}]}
 EOF
+cat >"$T/plans/buckets2.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"bucketize": {"from": "iotx.readings", "to": "iotx.buckets2", "timeField": "ts",
+                 "metaField": "sensor_id", "spanSeconds": 7200, "maxCount": 7,
+                 "stats": {"temperature": ["count", "min", "max", "avg"]},
+                 "keepSource": true, "onInvalid": {"to": "iotx.bad"}}}]}
+EOF
+cat >"$T/plans/bucket-multi.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"bucketize": {"from": "iot.readings", "to": "iot.buckets3", "timeField": "ts",
+                 "metaField": ["sensor_id", "unit"], "granularity": "hours"}}]}
+EOF
 cat >"$T/plans/unbucket.json" <<'EOF'
 {"remodel": 1, "steps": [
   {"unbucketize": {"from": "iot.buckets", "to": "iot.readings2", "timeField": "ts",
                    "metaField": "sensor_id", "granularity": "hours", "keepSource": false}}]}
+EOF
+cat >"$T/plans/dup.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"extract": {"from": "dup.x", "path": "items", "to": "dup.items", "style": "parentRef",
+               "parentField": "x_id"}}]}
 EOF
 cat >"$T/plans/atlas.json" <<'EOF'
 {"remodel": 1, "steps": [
@@ -90,7 +92,7 @@ cat >"$T/plans/atlas.json" <<'EOF'
 EOF
 
 # The offline results, the reference.
-for p in embed-tasks embed-parts outlier evolve denorm summary students backfill; do
+for p in embed-tasks embed-parts outlier evolve denorm summary students backfill bucket; do
     "$REMODEL" run -q "$T/plans/$p.json" --from "$S" --to "$T/$p.archive" ||
         fail "offline $p"
 done
@@ -99,20 +101,11 @@ done
 "$REMODEL" run -q "$T/plans/atlas.json" --from "$ATLAS" --to "$T/atlas.archive"
 
 # same NAME PLAN NS=COLL...: the server's collections are PLAN's offline result.
-same() {
-    local name=$1 plan=$2; shift 2
-    if python3 "$ROOT/tests/transforms/online_same.py" "$uri" "$T/$plan.archive" "$@" >"$T/same" 2>&1; then
-        pass "$name"
-    else
-        fail "$name" "$(cat "$T/same")"
-    fi
-}
+same() { online_same "$1" "$T/$2.archive" "${@:3}"; }
 online() { run_rm online run -q "$T/plans/$1.json" --uri "$uri" "${@:2}"; }
 
-for kind in ferretdb java; do
-    "$SERVER" stop "$T/$kind" >/dev/null 2>&1
-    uri=$(REMODEL_SERVER_OWNER=$$ "$SERVER" start "$T/$kind" "$kind" 2>"$T/err") ||
-        { fail "$kind: start" "$(cat "$T/err")"; continue; }
+for kind in $(online_kinds); do
+    online_start "$kind" "$T/$kind" || continue
     # FerretDB 1.x has no decimal128: catalog.parts (prices) is not restored there.
     exclude=()
     [ $kind == ferretdb ] && exclude=(--nsExclude catalog.parts)
@@ -136,7 +129,7 @@ print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people
     expect_eq "$kind: embed (parent references), side by side: exit 0" "$rc:$(cat "$T/err")" "0:"
     same "$kind: embed: people with their tasks, the orphan tasks left, as remodel run" embed-tasks \
         crm.people=people_remodel_embed-tasks_1 crm.tasks=tasks_remodel_embed-tasks_1
-    if [ $kind == java ]; then
+    if [ $kind != ferretdb ]; then
         online embed-parts --batch-size 9
         same "$kind: embed (child references, keepSource): as remodel run" embed-parts \
             catalog.products=products_remodel_embed-parts_1
@@ -163,12 +156,23 @@ print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people
     online atlas --create-indexes --batch-size 40
     same "$kind: the Atlas sample's customers with their accounts (accounts.account_id): as remodel run" atlas \
         sample_analytics.customers=customers_remodel_atlas_1
+    # Two results with one _id: an error naming both, never an overwrite.
+    python3 -c 'import pymongo, sys
+db = pymongo.MongoClient(sys.argv[1]).dup
+db.x.insert_many([{"_id": 1, "items": [{"_id": 5, "v": 1}]}, {"_id": 2, "items": [{"_id": 6}]},
+                  {"_id": 3, "items": [{"_id": 5, "v": 2}]}])' "$uri"
+    online dup --batch-size 2
+    expect_eq "$kind: two results with one _id: exit 1, one line" "$rc:$(grep -c . "$T/err")" "1:1"
+    expect_message "$kind: ... naming both" \
+        'step 1 (extract): two results for dup.items with one _id ({ "_id" : 5, "v" : 1, "x_id" : 1 } and { "_id" : 5, "v" : 2, "x_id" : 3 })'
+    expect_eq "$kind: ... the first not overwritten" "$(python3 -c 'import pymongo, sys
+print(pymongo.MongoClient(sys.argv[1]).dup["items_remodel_dup_1"].find_one({"_id": 5})["v"])' "$uri")" 1
     "$MONGODUMP" --uri "$uri" --archive="$T/$kind-after.archive" --quiet
     same_sources=$(python3 - "$T/$kind-sources.archive" "$T/$kind-after.archive" <<'PYEOF'
 import sys, rmlib
 a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
 print(all(sorted(map(bytes, a[ns])) == sorted(map(bytes, b.get(ns, []))) for ns in a
-          if not ns.startswith("remodel.")))
+          if not ns.startswith(("remodel.", "dup.", "iotx."))))
 PYEOF
 )
     expect_eq "$kind: side by side: every source collection as it was" "$same_sources" True
@@ -180,30 +184,55 @@ PYEOF
         logging.logmsg=logmsg logging.hosts=hosts
     online backfill --in-place
     expect_eq "$kind: --in-place run again: nothing to do" "$rc:$(cat "$T/err")" "0:"
-    run_rm online run "$T/plans/bucket.json" --uri "$uri"
-    expect_eq "$kind: bucketize online: refused (exit 2), saying why" \
-        "$rc:$(grep -c 'bucketize runs offline only so far' "$T/err")" "2:1"
+    online bucket --batch-size 200
+    same "$kind: bucketize (series by series of the metaField), side by side: as remodel run" bucket \
+        iot.buckets=buckets_remodel_bucket_1 iot.readings=readings_remodel_bucket_1
+    # The readings again, with some a bucket cannot take (no time, a string).
+    python3 -c 'import pymongo, sys
+c = pymongo.MongoClient(sys.argv[1])
+docs = list(c.iot.readings.find())
+docs += [{"_id": "bad%d" % i, "sensor_id": "s%d" % (i % 3), "ts": "yesterday" if i % 2 else None,
+          "temperature": i} for i in range(7)]
+c.iotx.readings.insert_many(docs)' "$uri"
+    "$MONGODUMP" --uri "$uri" --db iotx --archive="$T/$kind-iotx.archive" --quiet
+    "$REMODEL" run -q "$T/plans/buckets2.json" --from "$T/$kind-iotx.archive" --to "$T/buckets2.archive"
+    online buckets2 --batch-size 150
+    same "$kind: bucketize with stats, maxCount and onInvalid: as remodel run" buckets2 \
+        iotx.buckets2=buckets2_remodel_buckets2_1 iotx.bad=bad_remodel_buckets2_1
+    run_rm online run "$T/plans/bucket-multi.json" --uri "$uri"
+    expect_eq "$kind: bucketize by several metaFields online: refused (exit 2), saying why" \
+        "$rc:$(grep -c 'bucketize by several metaFields runs offline only' "$T/err")" "2:1"
 
-    # kill -9 at random moments, then a rerun: the same result.
+    # kill -9 at random moments, then a rerun: the same result. The step
+    # kinds take turns (make online-crashes CRASHES=N runs more).
     for ((i = 1; i <= CRASHES; i++)); do
-        case $((i % 3)) in
-        0) p=outlier map="blog.posts=posts_remodel_crash$i_1 blog.comments=comments_remodel_crash$i_1 blog.posts_comments_overflow=posts_comments_overflow_remodel_crash$i_1" ;;
-        1) p=embed-tasks map="crm.people=people_remodel_crash$i_1 crm.tasks=tasks_remodel_crash$i_1" ;;
-        2) p=evolve map="crm.people=people_remodel_crash$i_4 crm.addresses=addresses_remodel_crash$i_3" ;;
+        mode=() ex=()
+        case $((i % 6)) in
+        1) p=embed-tasks db=crm map="crm.people=people_remodel_crash${i}_1 crm.tasks=tasks_remodel_crash${i}_1" ;;
+        2) p=evolve db=crm map="crm.people=people_remodel_crash${i}_4 crm.addresses=addresses_remodel_crash${i}_3" ;;
+        3) p=bucket db=iot ex=(--excludeCollection buckets) map="iot.buckets=buckets_remodel_crash${i}_1 iot.readings=readings_remodel_crash${i}_1" ;;
+        4) p=summary db=logging map="logging.hosts=hosts_remodel_crash${i}_1" ;;
+        5) p=backfill db=logging map="logging.logmsg=logmsg logging.hosts=hosts" mode=(--in-place) ;;
+        0) p=outlier db=blog map="blog.posts=posts_remodel_crash${i}_1 blog.comments=comments_remodel_crash${i}_1 blog.posts_comments_overflow=posts_comments_overflow_remodel_crash${i}_1" ;;
         esac
+        # The reference: remodel run on the data as it is now.
+        "$MONGODUMP" --uri "$uri" --db $db "${ex[@]}" --archive="$T/ref-src.archive" --quiet
+        "$REMODEL" run -q "$T/plans/$p.json" --from "$T/ref-src.archive" --to "$T/ref.archive" --force
         cp "$T/plans/$p.json" "$T/plans/crash$i.json"
-        "$REMODEL" online run -q "$T/plans/crash$i.json" --uri "$uri" --batch-size 3 --pause-ms 5 >/dev/null 2>&1 &
+        "$REMODEL" online run -q "${mode[@]}" "$T/plans/crash$i.json" --uri "$uri" --batch-size 3 --pause-ms 5 >/dev/null 2>&1 &
         pid=$!
         sleep "0.$(printf '%02d' $((RANDOM % 90 + 5)))"
         kill -9 $pid 2>/dev/null
         wait $pid 2>/dev/null
+        expect_eq "$kind: $p killed (-9) ($i): no driver counters left in /dev/shm" \
+            "$(ls /dev/shm/mongoc-$pid 2>/dev/null | wc -l)" 0
         python3 -c 'import pymongo, sys, datetime
 c = pymongo.MongoClient(sys.argv[1])
 c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1, 1)}})' "$uri"
-        online crash$i
+        online crash$i "${mode[@]}"
         expect_eq "$kind: $p killed (-9) at a random moment ($i), then run again: exit 0" "$rc:$(cat "$T/err")" "0:"
         # shellcheck disable=SC2086
-        same "$kind: $p killed at a random moment ($i), then run again: remodel run's documents" $p $map
+        same "$kind: $p killed at a random moment ($i), then run again: remodel run's documents" ref $map
     done
     "$SERVER" stop "$T/$kind" >/dev/null 2>&1
 done

@@ -1,0 +1,209 @@
+/* Checking results against what the sources make of them (online.h):
+ * verify and sync compare each batch's results with the targets' documents
+ * of the same _ids, then look for documents no range makes; run checks
+ * that no two results of a target share an _id. */
+#include <stdio.h>
+#include <string.h>
+
+#include "online_batch.h"
+#include "remodel/docpath.h"
+
+/* Reports a range that differs (the first few, then a count at the end). */
+
+void
+online_report_range (online_job_t *j, online_passrun_t *pr, const bson_t *before, int64_t n, const char *what)
+{
+    bson_iter_t it;
+    char *from = NULL;
+    if (pr->reported++ >= ONLINE_REPORT_MAX || (pr->mode == ONLINE_SYNC && j->on->o->quiet))
+        return;
+    if (bson_iter_init_find (&it, before, "last")) {
+        bson_t tmp = BSON_INITIALIZER;
+        bson_append_iter (&tmp, "_id", 3, &it);
+        from = bson_as_relaxed_extended_json (&tmp, NULL);
+        bson_destroy (&tmp);
+    }
+    fprintf (stderr, "remodel: %s: step %zu (%s) %s: the range after %s: %lld %s\n",
+             pr->mode == ONLINE_SYNC ? "sync" : "verify", j->s->index, j->s->op,
+             j->in[j->p->drive]->text, from ? from : "the start", (long long) n, what);
+    bson_free (from);
+}
+
+/* Verify or sync one batch side by side: its results against the
+ * targets' documents of the same _ids. */
+bool
+online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *out, const bson_t *before,
+            bson_error_t *err)
+{
+    int64_t differ = 0;
+    for (size_t k = 0; k < j->p->n_keep; k++) {
+        online_writes_t *w = &pr->targets[k];
+        bson_t filter = BSON_INITIALIZER, cond, arr;
+        mongoc_cursor_t *cur;
+        const bson_t *doc;
+        bson_error_t why;
+        uint32_t n = 0;
+        size_t at = 0;
+        bool ok = true;
+
+        online_docs_reset (&pr->found);
+        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
+        BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
+        for (size_t i = 0; i < out->n; i++) {
+            bson_iter_t id;
+            char key[16];
+            const char *kp;
+            if (out->docs[i].keep != (int) k ||
+                !rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &id))
+                continue;
+            size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+            bson_append_iter (&arr, kp, (int) kl, &id);
+            online_idset_add (pr->sets[k], online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
+        }
+        bson_append_array_end (&cond, &arr);
+        bson_append_document_end (&filter, &cond);
+        if (n == 0) {
+            bson_destroy (&filter);
+            continue;
+        }
+        cur = mongoc_collection_find_with_opts (w->coll, &filter, NULL, NULL);
+        while (mongoc_cursor_next (cur, &doc))
+            online_docs_add (&pr->found, bson_get_data (doc), doc->len, (int) k);
+        if (mongoc_cursor_error (cur, &why))
+            ok = online_fail (j->on, err, &why, "reading a target");
+        mongoc_cursor_destroy (cur);
+        bson_destroy (&filter);
+        for (size_t i = 0; ok && i < out->n; i++) {
+            ssize_t r;
+            if (out->docs[i].keep != (int) k)
+                continue;
+            r = online_result_of (out, i, &pr->found, &at);
+            if (r >= 0 && online_same_doc (out, i, &pr->found, (size_t) r))
+                continue;
+            differ++;
+            if (pr->mode == ONLINE_SYNC)
+                ok = online_writes_upsert (w, online_doc_bytes (out, i), out->docs[i].len, err);
+        }
+        if (!ok || !online_writes_flush (w, err))
+            return false;
+    }
+    if (differ)
+        online_report_range (j, pr, before, differ, "results missing or different in the target");
+    pr->differ += differ;
+    return true;
+}
+
+/* A result's JSON for a message, cut to a line's worth. */
+static void
+doc_text (const uint8_t *doc, uint32_t len, char *buf, size_t cap)
+{
+    bson_t b;
+    char *json = bson_init_static (&b, doc, len) ? bson_as_relaxed_extended_json (&b, NULL) : NULL;
+    snprintf (buf, cap, "%s", json ? json : "?");
+    if (json && strlen (json) >= cap && cap > 4)
+        strcpy (buf + cap - 4, "...");
+    bson_free (json);
+}
+
+/* Run, side by side: two results for one target with one _id would
+ * overwrite each other. Checked before a batch is written, against the
+ * step's results so far and within the batch: an error naming both. */
+bool
+online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t *out, bson_error_t *err)
+{
+    online_idset_t batch;
+    bool ok = true;
+
+    memset (&batch, 0, sizeof batch);
+    for (size_t i = 0; ok && i < out->n; i++) {
+        int k = out->docs[i].keep;
+        const uint8_t *doc = online_doc_bytes (out, i);
+        uint64_t h = online_id_hash (doc, out->docs[i].len);
+        char a[240], b[240] = "";
+        bool dup = false;
+
+        if (!online_idset_add (&batch, h ^ ((uint64_t) k * 0x9e3779b97f4a7c15ULL)))
+            for (size_t e = 0; !dup && e < i; e++)
+                if (out->docs[e].keep == k &&
+                    online_same_id (online_doc_bytes (out, e), out->docs[e].len, doc, out->docs[i].len)) {
+                    dup = true;
+                    doc_text (online_doc_bytes (out, e), out->docs[e].len, b, sizeof b);
+                }
+        if (!dup && online_idset_has (pr->sets[k], h)) {
+            /* Confirmed by the target's document (a hash may collide). */
+            bson_t q;
+            mongoc_cursor_t *cur;
+            const bson_t *found;
+            online_id_filter (doc, out->docs[i].len, &q);
+            cur = mongoc_collection_find_with_opts (pr->targets[k].coll, &q, NULL, NULL);
+            if (mongoc_cursor_next (cur, &found)) {
+                dup = true;
+                doc_text (bson_get_data (found), found->len, b, sizeof b);
+            }
+            mongoc_cursor_destroy (cur);
+            bson_destroy (&q);
+        }
+        if (dup) {
+            doc_text (doc, out->docs[i].len, a, sizeof a);
+            rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
+                          "(%s and %s): stopping before either overwrites the other",
+                          j->on->where, j->s->index, j->s->op, j->p->keep[k]->text, b, a);
+            ok = false;
+        }
+    }
+    online_idset_destroy (&batch);
+    return ok;
+}
+
+/* Verify, sync: the documents of a target that no range of the step made
+ * (their sources deleted since, or written by someone else). */
+bool
+online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, online_idset_t *set,
+              online_mode_t mode, int64_t *differ, bson_error_t *err)
+{
+    char name[400];
+    mongoc_collection_t *c;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
+    bson_t filter = BSON_INITIALIZER;
+    bson_error_t why;
+    online_job_t j;
+    online_pass_t p;
+    online_writes_t del;
+    int64_t extra = 0;
+    bool ok = true;
+
+    memset (&j, 0, sizeof j);
+    memset (&p, 0, sizeof p);
+    j.on = on;
+    j.s = s;
+    j.p = &p;
+    online_name_target (on, s, ref, name, sizeof name);
+    c = online_collection (on, ref->db, name);
+    online_writes_init (&del, &j, c, "removing documents no range makes");
+    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    while (ok && mongoc_cursor_next (cur, &doc)) {
+        bson_iter_t id;
+        if (online_idset_has (set, online_id_hash (bson_get_data (doc), doc->len)) ||
+            !bson_iter_init_find (&id, doc, "_id"))
+            continue;
+        extra++;
+        if (mode == ONLINE_SYNC)
+            ok = online_writes_delete (&del, &id, err);
+    }
+    if (ok && mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading a target");
+    mongoc_cursor_destroy (cur);
+    ok = ok && online_writes_flush (&del, err);
+    if (ok && extra && !(mode == ONLINE_SYNC && on->o->quiet))
+        fprintf (stderr, "remodel: %s: step %zu (%s) %s: %lld documents in %s.%s that no range "
+                 "makes (their sources are gone)%s\n", mode == ONLINE_SYNC ? "sync" : "verify",
+                 s->index, s->op, ref->text, (long long) extra, ref->db, name,
+                 mode == ONLINE_SYNC ? ": removed" : "");
+    *differ += extra;
+    bson_destroy (opts);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
