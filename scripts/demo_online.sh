@@ -25,7 +25,7 @@ $1" "$uri"; }
 
 say "a throwaway FerretDB on $uri, given the sample's crm database"
 "$MONGORESTORE" --uri "$uri" --dir dumps/sample --nsInclude 'crm.*' --noIndexRestore --quiet
-run cat "$plan"
+echo "# the plan, dumps/plans/embed-tasks.json:"; cat "$plan"
 say "the join needs an index on crm.tasks.owner: refused, naming it"
 run "$rm_" online run "$plan" --uri "$uri" || true
 say "run, killed with SIGKILL after a second"
@@ -35,7 +35,7 @@ pid=$!
 sleep 1
 kill -9 $pid
 wait $pid 2>/dev/null || true
-echo "\$ kill -9 $pid"
+echo "# (kill -9 after a second)"
 run "$rm_" online status "$plan" --uri "$uri"
 say "run again: it goes on from the checkpoint (once the dead run's 30 s lease expires)"
 mongo 'import datetime; db.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1, 1)}})'

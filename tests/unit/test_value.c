@@ -64,6 +64,43 @@ describe (const bson_iter_t *it, char *buf, size_t len)
     return buf;
 }
 
+/* An array's JSON as a document's, {"0": a, "1": b, ...}: libbson 1.23
+ * (Debian's) fails now and then, in about one process of sixty, to parse
+ * $code or $dbPointer as an element of an array ("Error storing Javascript
+ * code"), never as a field of a document. Splits at the top-level commas. */
+static void
+array_as_document (const char *json, char *out, size_t cap)
+{
+    size_t o = 0, n = 0;
+    int depth = 0;
+    bool in_string = false;
+    o += (size_t) snprintf (out + o, cap - o, "{\"%zu\": ", n++);
+    for (const char *p = json + 1; *p && o + 16 < cap; p++) {
+        if (in_string) {
+            out[o++] = *p;
+            if (*p == '\\' && p[1])
+                out[o++] = *++p;
+            else if (*p == '"')
+                in_string = false;
+            continue;
+        }
+        if (*p == '"')
+            in_string = true;
+        else if (*p == '[' || *p == '{')
+            depth++;
+        else if ((*p == ']' || *p == '}') && depth > 0)
+            depth--;
+        else if (*p == ']' && depth == 0)
+            break;
+        else if (*p == ',' && depth == 0) {
+            o += (size_t) snprintf (out + o, cap - o, ", \"%zu\": ", n++);
+            continue;
+        }
+        out[o++] = *p;
+    }
+    snprintf (out + o, cap - o, "}");
+}
+
 /* Parses "{"v": JSON}" into doc and points it at v. */
 static bool
 parse_value (const char *json, bson_t *doc, bson_iter_t *it)
@@ -331,7 +368,9 @@ test_order_table (void)
     for (size_t g = 0; g < N_GROUPS; g++) {
         bson_t doc;
         bson_iter_t gi, vi;
-        if (!parse_value (order_table[g], &doc, &gi) || !bson_iter_recurse (&gi, &vi)) {
+        char as_doc[900];
+        array_as_document (order_table[g], as_doc, sizeof as_doc);
+        if (!parse_value (as_doc, &doc, &gi) || !bson_iter_recurse (&gi, &vi)) {
             T_CHECK (!"table line parses");
             continue;
         }
