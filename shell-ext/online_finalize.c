@@ -14,7 +14,9 @@
  * remodel wrote it (those are listed and left); side by side, the results
  * are dropped, and after finalize the backups are renamed back first. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "online_batch.h"
 #include "remodel/crc64.h"
@@ -148,14 +150,122 @@ switch_collections (online_t *on, const online_name_t **moves, size_t n, bool ba
     return ok;
 }
 
+/* An order-independent checksum of a collection: how many documents, and
+ * the sum of their CRC-64s. */
+typedef struct {
+    char ns[300];
+    int64_t docs;
+    uint64_t sum;
+} sums_t;
+
+static bool
+checksum (online_t *on, const char *db, const char *coll, sums_t *out, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    bson_t filter = BSON_INITIALIZER;
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &filter, NULL, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+    out->docs = 0;
+    out->sum = 0;
+    while (mongoc_cursor_next (cur, &doc)) {
+        out->docs++;
+        out->sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading a collection for its checksum");
+    mongoc_cursor_destroy (cur);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+/* The checksums of the collections finalize renames (those that exist),
+ * into sums (n of them). */
+static bool
+checksum_sources (online_t *on, sums_t *sums, size_t *n, bson_error_t *err)
+{
+    const online_name_t *moves[64];
+    size_t m;
+    bool ok = online_names_of_plan (on, err);
+    *n = 0;
+    m = ok ? final_moves (on, moves, 64) : 0;
+    for (size_t i = 0; ok && i < m; i++) {
+        char db[128];
+        const char *coll;
+        bool there;
+        split_ns (moves[i]->ns, db, sizeof db, &coll);
+        ok = exists (on, db, coll, &there, err);
+        if (ok && there) {
+            snprintf (sums[*n].ns, sizeof sums[*n].ns, "%s", moves[i]->ns);
+            ok = checksum (on, db, coll, &sums[(*n)++], err);
+        }
+    }
+    online_names_destroy (on);
+    return ok;
+}
+
+/* After the renames: each original, now under its backup name, compared
+ * with its checksum from before the last sync. A write that slipped in
+ * after that sync is in the original but maybe not in the result. */
+static bool
+check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
+{
+    size_t changed = 0;
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++) {
+        char db[128], backup[400];
+        const char *coll;
+        sums_t now;
+        split_ns (before[i].ns, db, sizeof db, &coll);
+        backup_name (on, coll, backup, sizeof backup);
+        ok = checksum (on, db, backup, &now, err);
+        if (ok && (now.docs != before[i].docs || now.sum != before[i].sum)) {
+            changed++;
+            fprintf (stderr, "remodel: finalize: %s changed after the last sync (%lld documents "
+                     "then, %lld now in %s.%s)\n", before[i].ns, (long long) before[i].docs,
+                     (long long) now.docs, db, backup);
+        }
+    }
+    if (ok && changed) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %zu original(s) changed between the last "
+                      "sync and the switch, so the results may miss those writes: remodel online "
+                      "rollback swaps the originals back; then sync and finalize again, with the "
+                      "writes stopped", on->where, on->name, changed);
+        return false;
+    }
+    if (ok && !on->o->quiet)
+        fprintf (stderr, "remodel: finalize: the originals did not change from the last sync to "
+                 "the switch (%zu checked)\n", n);
+    return ok;
+}
+
+/* A pause before the renames (REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS, for
+ * the tests: a write can then be made to slip in). */
+static void
+pause_before_switch (void)
+{
+    const char *ms = getenv ("REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS");
+    if (ms && *ms) {
+        long v = strtol (ms, NULL, 10);
+        struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
+        if (v > 0) {
+            fprintf (stderr, "remodel: finalize: pausing %ld ms before the switch "
+                     "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)\n", v);
+            nanosleep (&ts, NULL);
+        }
+    }
+}
+
 bool
 online_finalize (online_t *on, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
     const online_name_t *moves[64];
-    size_t n;
+    static sums_t sums[64];
+    size_t n, n_sums = 0;
     int64_t differ;
-    bool ok, finalized, blocked = false;
+    bool ok, finalized, blocked = false, switched = false;
 
     if (o->in_place) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: its documents are already the "
@@ -179,8 +289,10 @@ online_finalize (online_t *on, bson_error_t *err)
             return false;
         blocked = true;
     }
-    /* A last sync, then a verify that must find nothing. */
-    ok = online_apply (on, ONLINE_SYNC, err) >= 0;
+    /* The originals' checksums, then a last sync, then a verify that must
+     * find nothing; after the renames the originals are checked against
+     * those checksums. */
+    ok = checksum_sources (on, sums, &n_sums, err) && online_apply (on, ONLINE_SYNC, err) >= 0;
     if (ok && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
         if (differ > 0)
             rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds %lld "
@@ -188,6 +300,8 @@ online_finalize (online_t *on, bson_error_t *err)
                           "nothing renamed", on->where, on->name, (long long) differ);
         ok = false;
     }
+    if (ok)
+        pause_before_switch ();
     ok = ok && online_lease_take (on, err) && online_names_of_plan (on, err);
     n = ok ? final_moves (on, moves, 64) : 0;
     ok = ok && switch_collections (on, moves, n, false, err);
@@ -203,11 +317,13 @@ online_finalize (online_t *on, bson_error_t *err)
             ok = drop_coll (on, db, on->names[i].coll, err);
     }
     ok = ok && online_plan_set (on, "finalized", true, err);
+    switched = ok;
     if (blocked)
         block_writes (on, false, err);
     online_lease_drop (on);
     online_names_destroy (on);
-    if (ok && !o->quiet)
+    ok = ok && check_backups (on, sums, n_sums, err);
+    if (switched && !o->quiet)
         fprintf (stderr, "remodel: plan %s finalized: %zu collection(s) switched; the originals "
                  "are kept as COLL_remodel_backup_* (remodel online rollback swaps them back)\n",
                  on->name, n);

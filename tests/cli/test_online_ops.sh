@@ -87,8 +87,10 @@ db.crm["tasks_remodel_embed_1"].insert_one({"stray": True})'
         expect_eq "$kind: finalize --block-writes on a server without setUserWriteBlockMode: refused (exit 2)" "$rc" 2
         expect_message "$kind: ... saying so" "the server refuses setUserWriteBlockMode"
     fi
-    online finalize embed --writes-stopped
+    run_rm online finalize "$T/plans/embed.json" --uri "$uri" --writes-stopped
     expect_eq "$kind: finalize --writes-stopped: exit 0" "$rc" 0
+    expect_message "$kind: ... the originals checked after the switch" \
+        "remodel: finalize: the originals did not change from the last sync to the switch (2 checked)"
     same "$kind: after finalize, crm.people and crm.tasks are the new design" \
         "$T/$kind-embed1.archive" crm.people=people crm.tasks=tasks
     same "$kind: ... the originals kept beside them" \
@@ -103,6 +105,22 @@ db.crm["tasks_remodel_embed_1"].insert_one({"stray": True})'
     expect_eq "$kind: rollback again: the results dropped, the state forgotten" \
         "$rc:$(pyq 'print(sorted(db.crm.list_collection_names()), db.remodel.plans.count_documents({}), db.remodel.checkpoints.count_documents({}))')" \
         "0:['people', 'tasks'] 0 0"
+
+    # A write that slips in after finalize's last sync, before the switch:
+    # reported after the renames (exit 1), and rollback swaps back.
+    online run embed
+    REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=4000 "$REMODEL" online finalize -q "$T/plans/embed.json" \
+        --uri "$uri" --writes-stopped >/dev/null 2>"$T/fin.err" &
+    pid=$!
+    for ((w = 0; w < 200; w++)); do grep -q "pausing" "$T/fin.err" && break; sleep 0.1; done
+    pyq 'db.crm.tasks.insert_one({"_id": "slipped in", "owner": db.crm.people.find_one()["_id"]})'
+    wait $pid
+    expect_eq "$kind: a write after finalize's last sync: exit 1, reported" \
+        "$?:$(grep -c 'crm.tasks changed after the last sync' "$T/fin.err"):$(grep -c 'changed between the last sync and the switch' "$T/fin.err")" "1:1:1"
+    online rollback embed
+    expect_eq "$kind: ... rollback swaps the originals back" "$rc:$(pyq 'print(db.crm.tasks.count_documents({"_id": "slipped in"}))')" "0:1"
+    pyq 'db.crm.tasks.delete_one({"_id": "slipped in"})'
+    online rollback embed
 
     # In place: a backfill, stale copies, rollback.
     "$MONGODUMP" --uri "$uri" --db logging --archive="$T/$kind-log0.archive" --quiet
