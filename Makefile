@@ -133,6 +133,7 @@ bench: all
 # The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode").
 .PHONY: bench-online
 bench-online: all
+	@tests/peers/install.sh >/dev/null
 	@scripts/bench_online.sh $(BUILD)
 
 install: all

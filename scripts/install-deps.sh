@@ -4,8 +4,9 @@
 set -eu
 
 # zstd (and its pzstd), gzip, xz-utils, bzip2, bsdutils (script) and python3 are used by the tests;
-# maven and a JDK fetch and run the second test server (tests/peers/install.sh).
-packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev zstd gzip xz-utils bzip2 bsdutils python3 python3-pip maven openjdk-17-jdk-headless"
+# maven and a JDK fetch and run the second test server (tests/peers/install.sh);
+# time (GNU time) measures make bench and make bench-online.
+packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev zstd gzip xz-utils bzip2 bsdutils python3 python3-pip maven openjdk-17-jdk-headless time"
 # make fuzz also needs clang (its libFuzzer runtime comes with it); make check does not.
 [ "${1:-}" == --fuzz ] && packages="$packages clang"
 missing=""
