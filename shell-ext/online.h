@@ -12,6 +12,12 @@
 #include "remodel/error.h"
 #include "remodel/plan.h"
 
+/* A MongoDB server version, as --server-version says it ("5.0", "4.2"):
+ * what compile.h may use. */
+typedef struct {
+    int major, minor;
+} compile_version_t;
+
 typedef struct {
     const char *plan_path;
     const char *uri;
@@ -28,6 +34,9 @@ typedef struct {
     int64_t retry_for_ms;   /* --retry-for: transient errors retried this long */
     bool writes_stopped;    /* finalize --writes-stopped */
     bool block_writes;      /* finalize --block-writes */
+    bool server_side;       /* run --server-side: compiled pipelines (compile.h) */
+    compile_version_t server_version; /* --server-version */
+    bool server_version_given;
 } online_opts_t;
 
 typedef enum {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile.h"
 #include "online.h"
 
 static const char usage[] =
@@ -13,6 +14,7 @@ static const char usage[] =
     "       remodel online verify|sync PLAN --uri URI [--in-place]\n"
     "       remodel online finalize PLAN --uri URI --block-writes|--writes-stopped\n"
     "       remodel online rollback PLAN --uri URI [--in-place]\n"
+    "       remodel compile PLAN [--format pipeline|mongosh] [--server-version V]\n"
     "\n"
     "Applies a plan to a live MongoDB server in batches, in _id order, with a\n"
     "checkpoint after each batch: run it again after a crash and it goes on\n"
@@ -54,6 +56,15 @@ static const char usage[] =
     "  --restart          start a plan over that changed since its run began\n"
     "  --block-writes     finalize: block writes with setUserWriteBlockMode (6.0+)\n"
     "  --writes-stopped   finalize: the application's writes have stopped\n"
+    "  --server-side      run: each step as the server's aggregation pipelines\n"
+    "                     (remodel compile), range by range with the same\n"
+    "                     checkpoints and lease; a step no pipeline expresses\n"
+    "                     runs client-side\n"
+    "  --server-version V compile, --server-side: the stages and operators of\n"
+    "                     MongoDB V only (compile: default 5.0; --server-side:\n"
+    "                     the server's own version)\n"
+    "  --format F         compile: pipeline (default; Extended JSON) or mongosh\n"
+    "                     (a script that runs them range by range, resumable)\n"
     "  --quiet, -q        no progress\n";
 
 static int
@@ -63,6 +74,45 @@ fail_usage (const char *fmt, const char *arg)
     fprintf (stderr, fmt, arg);
     fprintf (stderr, " (remodel online --help)\n");
     return 2;
+}
+
+/* remodel compile: no server needed. The pipelines (or the script) on
+ * standard output; the steps no pipeline expresses named on standard
+ * error, exit 0 (they run client-side), unless the script needs them. */
+static int
+compile_command (online_opts_t *o, const char *format)
+{
+    online_t on;
+    compile_plan_t c;
+    bson_error_t err = {0};
+    char *text = NULL;
+    int rc = 0;
+
+    if (!o->server_version_given)
+        compile_version_parse ("5.0", &o->server_version);
+    memset (&on, 0, sizeof on);
+    if (!online_plan_load (&on, o, &err) || !compile_plan (&on, o->server_version, &c, &err)) {
+        fprintf (stderr, "remodel: error: %s\n", err.message);
+        rm_plan_destroy (&on.plan);
+        return err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED ? 2 : 1;
+    }
+    for (size_t i = 0; i < c.n && !o->quiet; i++)
+        if (!c.steps[i].n_passes)
+            fprintf (stderr, "remodel: compile: step %zu (%s) runs client-side: %s\n",
+                     c.steps[i].s->index, c.steps[i].s->op, c.steps[i].reason);
+    text = !strcmp (format, "mongosh") ? compile_print_mongosh (&on, &c, &err)
+                                        : compile_print_pipelines (&on, &c);
+    if (text) {
+        fputs (text, stdout);
+        bson_free (text);
+    } else {
+        fprintf (stderr, "remodel: error: %s\n", err.message);
+        rc = err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED ? 2 : 1;
+    }
+    compile_plan_destroy (&c);
+    online_names_destroy (&on);
+    rm_plan_destroy (&on.plan);
+    return rc;
 }
 
 static bool
@@ -92,7 +142,8 @@ int
 main (int argc, char **argv)
 {
     enum { O_URI = 256, O_BATCH, O_PAUSE, O_RATE, O_STATE, O_DRY, O_RESTART, O_INPLACE,
-           O_INDEXES, O_WC, O_BTIME, O_LOG, O_RETRY, O_STOPPED, O_BLOCK, O_HELP };
+           O_INDEXES, O_WC, O_BTIME, O_LOG, O_RETRY, O_STOPPED, O_BLOCK, O_HELP, O_FORMAT,
+           O_SVERSION, O_SERVERSIDE };
     static const struct option longopts[] = {
         {"uri", required_argument, NULL, O_URI},
         {"batch-size", required_argument, NULL, O_BATCH},
@@ -109,14 +160,18 @@ main (int argc, char **argv)
         {"retry-for", required_argument, NULL, O_RETRY},
         {"writes-stopped", no_argument, NULL, O_STOPPED},
         {"block-writes", no_argument, NULL, O_BLOCK},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"server-version", required_argument, NULL, O_SVERSION},
+        {"server-side", no_argument, NULL, O_SERVERSIDE},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
     static const char *const commands[] = {"run", "status", "verify", "sync", "finalize",
-                                           "rollback", "pause", "resume", NULL};
+                                           "rollback", "pause", "resume", "compile", NULL};
     online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000};
     int64_t n;
+    const char *format = "pipeline";
     bool known = false;
     online_t on;
     bson_error_t err = {0};
@@ -144,6 +199,18 @@ main (int argc, char **argv)
         case O_INDEXES: o.create_indexes = true; break;
         case O_STOPPED: o.writes_stopped = true; break;
         case O_BLOCK: o.block_writes = true; break;
+        case O_SERVERSIDE: o.server_side = true; break;
+        case O_FORMAT:
+            if (strcmp (optarg, "pipeline") && strcmp (optarg, "mongosh"))
+                return fail_usage ("--format: \"%s\" is not pipeline or mongosh", optarg);
+            format = optarg;
+            break;
+        case O_SVERSION:
+            if (!compile_version_parse (optarg, &o.server_version))
+                return fail_usage ("--server-version: \"%s\" is not a MongoDB version like 5.0 "
+                                   "(3.6 or later)", optarg);
+            o.server_version_given = true;
+            break;
         case O_WC:
             if (!o.write_concern)
                 o.write_concern = mongoc_write_concern_new ();
@@ -190,6 +257,8 @@ main (int argc, char **argv)
     if (optind != argc - 1)
         return fail_usage ("%s takes one plan file", cmd);
     o.plan_path = argv[optind];
+    if (!strcmp (cmd, "compile"))
+        return compile_command (&o, format);
     /* The environment keeps credentials off the command line (and out of
      * ps). */
     if (!o.uri)

@@ -395,6 +395,14 @@ parse_summarize (ctx_t *c, bson_iter_t *it, rm_summarize_t *m)
             }
             if (m->n == 0)
                 return fail (c, k, "names no field");
+            {
+                uint32_t flen;
+                const uint8_t *fdata;
+                bson_iter_document (it, &flen, &fdata);
+                if (m->exprs)
+                    bson_destroy (m->exprs);
+                m->exprs = bson_new_from_data (fdata, flen);
+            }
         }
         if (!ok)
             return false;
@@ -1364,6 +1372,8 @@ rm_plan_clear_summarize (rm_step_t *s)
     }
     bson_free (m->names);
     bson_free (m->accs);
+    if (m->exprs)
+        bson_destroy (m->exprs);
 }
 
 void

@@ -100,6 +100,7 @@ typedef struct {
     size_t n;
     char **names;
     rm_acc_spec_t **accs;
+    bson_t *exprs;          /* "fields" as the plan wrote it (for compile) */
 } rm_summarize_t;
 
 /* bucketize's statistics of one measurement field. */

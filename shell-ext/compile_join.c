@@ -1,0 +1,648 @@
+/* The joins as pipelines: embed, summarize, denormalize (compile.h).
+ *
+ * Embed and summarize share one shape, chosen because every server since
+ * 3.6 runs it (mongo-java-server too), where $lookup's sub-pipelines and
+ * $sortArray are newer: $lookup the children with localField/foreignField
+ * (the same matching the engine reproduces), $unwind them with their
+ * position in the $lookup's array (from's order: the tie-break), $sort
+ * the rows by parent, then by the children's order, $group them back into
+ * one parent with its children pushed or accumulated in that order, and
+ * put the result where the step puts it: $addFields replaces a field
+ * where it stands, else appends it, as the engine does. */
+#include <stdio.h>
+#include <string.h>
+
+#include "compile_stage.h"
+
+static bool
+same_db (compile_step_t *st, const rm_nsref_t *a, const rm_nsref_t *b)
+{
+    if (!strcmp (a->db, b->db))
+        return true;
+    compile_refuse (st, "%s and %s are in different databases, and $lookup joins collections "
+                        "of one database", a->text, b->text);
+    return false;
+}
+
+/* Parents together, then the children in the step's order, ties in
+ * from's order. by_pos: the order of the parent's array of references,
+ * then the child's _id (embed without sort). */
+static void
+append_sort (bson_t *p, const rm_sortspec_t *sort, bool by_pos)
+{
+    cs_stage_t s;
+    cs_begin (p, &s, "$sort");
+    BSON_APPEND_INT32 (&s.body, "_id", 1);
+    for (size_t i = 0; sort && i < sort->n; i++) {
+        char *k = bson_strdup_printf ("__rm.%s", sort->keys[i].path.text);
+        BSON_APPEND_INT32 (&s.body, k, sort->keys[i].dir);
+        bson_free (k);
+    }
+    if (by_pos) {
+        BSON_APPEND_INT32 (&s.body, "__rm_pos", 1);
+        BSON_APPEND_INT32 (&s.body, "__rm._id", 1);
+    }
+    BSON_APPEND_INT32 (&s.body, "__rm_i", 1);
+    cs_end (&s);
+}
+
+/* ---- embed ---- */
+
+/* The child as it goes into the array: whole, or its top-level fields
+ * filtered by the projection, in the child's own order (as $project
+ * keeps them). */
+static void
+append_child (bson_t *doc, const char *key, const rm_embed_t *e)
+{
+    bson_t names, *expr;
+    bson_iter_t it;
+    bool id_seen = false;
+    uint32_t n = 0;
+
+    if (!e->project) {
+        BSON_APPEND_UTF8 (doc, key, "$__rm");
+        return;
+    }
+    bson_init (&names);
+    bson_iter_init (&it, e->project);
+    while (bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        bool on = BSON_ITER_HOLDS_BOOL (&it) ? bson_iter_bool (&it) : bson_iter_as_int64 (&it) != 0;
+        char idx[16];
+        id_seen |= !strcmp (k, "_id");
+        if (on != e->project_inclusive)
+            continue;
+        snprintf (idx, sizeof idx, "%u", n++);
+        BSON_APPEND_UTF8 (&names, idx, k);
+    }
+    if (e->project_inclusive && !id_seen) {
+        char idx[16];
+        snprintf (idx, sizeof idx, "%u", n++);
+        BSON_APPEND_UTF8 (&names, idx, "_id"); /* included unless excluded */
+    }
+    if (e->project_inclusive)
+        expr = BCON_NEW ("$arrayToObject", "{", "$filter", "{", "input", "{", "$objectToArray",
+                         BCON_UTF8 ("$__rm"), "}", "cond", "{", "$in", "[", BCON_UTF8 ("$$this.k"),
+                         BCON_ARRAY (&names), "]", "}", "}", "}");
+    else
+        expr = BCON_NEW ("$arrayToObject", "{", "$filter", "{", "input", "{", "$objectToArray",
+                         BCON_UTF8 ("$__rm"), "}", "cond", "{", "$eq", "[", "{", "$in", "[",
+                         BCON_UTF8 ("$$this.k"), BCON_ARRAY (&names), "]", "}", BCON_BOOL (false),
+                         "]", "}", "}", "}");
+    BSON_APPEND_DOCUMENT (doc, key, expr);
+    bson_destroy (expr);
+    bson_destroy (&names);
+}
+
+static void
+embed_parents (online_t *on, const rm_embed_t *e, bson_t *p)
+{
+    cs_stage_t s;
+    bson_t push, cond, arr, *e2;
+    bool by_pos = e->sort.n == 0;
+    static const char *const scratch[] = {"__rm", "__rm_i", "__rm_pos", "__rm_kids"};
+
+    cs_lookup (p, online_name_now (on, &e->from), e->local.text, e->foreign.text);
+    cs_unwind (p);
+    if (by_pos) {
+        /* Child referencing: the order of the parent's array of
+         * references (a scalar reference: one position for all). */
+        char *l = cs_ref (NULL, e->local.text), *f = cs_ref ("__rm", e->foreign.text);
+        cs_append (p, BCON_NEW ("$addFields", "{", "__rm_pos", "{", "$cond", "[", "{", "$isArray",
+                                BCON_UTF8 (l), "}", "{", "$indexOfArray", "[", BCON_UTF8 (l),
+                                BCON_UTF8 (f), "]", "}", BCON_INT32 (0), "]", "}", "}"));
+        bson_free (l);
+        bson_free (f);
+    }
+    append_sort (p, &e->sort, by_pos);
+
+    cs_begin (p, &s, "$group");
+    BSON_APPEND_UTF8 (&s.body, "_id", "$_id");
+    e2 = BCON_NEW ("$first", BCON_UTF8 ("$$ROOT"));
+    BSON_APPEND_DOCUMENT (&s.body, "__rm_doc", e2);
+    bson_destroy (e2);
+    BSON_APPEND_DOCUMENT_BEGIN (&s.body, "__rm_kids", &push);
+    BSON_APPEND_DOCUMENT_BEGIN (&push, "$push", &cond);
+    BSON_APPEND_ARRAY_BEGIN (&cond, "$cond", &arr);
+    cs_append_no_child (&arr, "0");
+    BSON_APPEND_NULL (&arr, "1");
+    append_child (&arr, "2", e);
+    bson_append_array_end (&cond, &arr);
+    bson_append_document_end (&push, &cond);
+    bson_append_document_end (&s.body, &push);
+    cs_end (&s);
+
+    /* A parent with no child pushed one null: filtered out (a child is
+     * never null). */
+    cs_append (p, BCON_NEW ("$replaceRoot", "{", "newRoot", "{", "$mergeObjects", "[",
+                            BCON_UTF8 ("$__rm_doc"), "{", "__rm_kids", "{", "$filter", "{",
+                            "input", BCON_UTF8 ("$__rm_kids"), "cond", "{", "$ne", "[",
+                            BCON_UTF8 ("$$this"), BCON_NULL, "]", "}", "}", "}", "}", "]", "}",
+                            "}"));
+    cs_begin (p, &s, "$addFields");
+    if (e->limit > 0) {
+        bson_t *sl = BCON_NEW ("$slice", "[", BCON_UTF8 ("$__rm_kids"),
+                               BCON_INT32 ((int32_t) (e->limit > INT32_MAX ? INT32_MAX : e->limit)),
+                               "]");
+        BSON_APPEND_DOCUMENT (&s.body, e->as, sl);
+        bson_destroy (sl);
+    } else {
+        BSON_APPEND_UTF8 (&s.body, e->as, "$__rm_kids");
+    }
+    if (e->count_as) {
+        bson_t *sz = BCON_NEW ("$size", BCON_UTF8 ("$__rm_kids"));
+        BSON_APPEND_DOCUMENT (&s.body, e->count_as, sz);
+        bson_destroy (sz);
+    }
+    cs_end (&s);
+    cs_drop (p, scratch, 4);
+}
+
+/* The children no parent takes stay in from: each child with the parents
+ * that could take it ($lookup the other way), kept when there is none. */
+static void
+embed_orphans (online_t *on, const rm_embed_t *e, bson_t *p)
+{
+    static const char *const scratch[] = {"__rm"};
+    cs_lookup (p, online_name_now (on, &e->into), e->foreign.text, e->local.text);
+    cs_append (p, BCON_NEW ("$match", "{", "__rm", "{", "$size", BCON_INT32 (0), "}", "}"));
+    cs_drop (p, scratch, 1);
+}
+
+bool
+compile_embed (online_t *on, compile_version_t v, compile_step_t *st)
+{
+    const rm_embed_t *e = &st->s->u.embed;
+    (void) v;
+    if (!same_db (st, &e->into, &e->from))
+        return true;
+    if (e->max_items > 0 || e->on_overflow == RM_OVERFLOW_OUTLIER)
+        return compile_refuse (st, "maxItems and onOverflow: a pipeline cannot stop at a parent "
+                                   "past maxItems, and the outlier pages' _ids are deterministic "
+                                   "ObjectIds (a hash of the parent's _id and the page) that no "
+                                   "expression computes");
+    if (strchr (e->as, '.') || (e->count_as && strchr (e->count_as, '.')))
+        return compile_refuse (st, "\"as\" or \"countAs\" with a dot: $addFields would set it in "
+                                   "every element of an array on the way");
+    if (cs_reserved (e->as) || (e->count_as && cs_reserved (e->count_as)))
+        return compile_refuse (st, "\"as\" or \"countAs\" starts with __rm, the compiled "
+                                   "pipelines' scratch fields");
+    embed_parents (on, e, &st->passes[0].pipeline);
+    if (st->n_passes > 1)
+        embed_orphans (on, e, &st->passes[1].pipeline);
+    if (e->sort.n)
+        compile_note (st, "children that tie on \"sort\" keep from's order as the $lookup "
+                          "returns it (the order the server finds them by foreignField's index: "
+                          "for a collection restored from a dump, the dump's order)");
+    if (st->n_passes > 1) {
+        compile_guard (on, st, &e->from, e->foreign.text);
+        compile_note (st, "the orphans (children no parent takes) are found by the $lookup the "
+                          "other way, which agrees with the step's join except where a child's "
+                          "foreignField holds an array: remodel online --server-side first "
+                          "looks for one and runs the step client-side if it finds one; the "
+                          "script stops there");
+    }
+    compile_note (st, "a parent past 16 MiB stops the step in both: the engine names it; the "
+                      "server's $merge fails (BSONObjectTooLarge), keeping the ranges before");
+    return true;
+}
+
+/* ---- summarize ---- */
+
+/* expr with its field paths read from the child (the row's __rm):
+ * "$a.b" -> "$__rm.a.b", "$$ROOT" -> "$__rm"; {$literal: ...} kept. */
+static void
+rewrite (bson_t *out, const char *key, bson_iter_t *it)
+{
+    if (BSON_ITER_HOLDS_UTF8 (it)) {
+        const char *s = bson_iter_utf8 (it, NULL);
+        char *r = NULL;
+        if (s[0] == '$' && s[1] != '$')
+            r = bson_strdup_printf ("$__rm.%s", s + 1);
+        else if (!strncmp (s, "$$ROOT", 6) || !strncmp (s, "$$CURRENT", 9))
+            r = bson_strdup_printf ("$__rm%s", s + (s[2] == 'R' ? 6 : 9));
+        BSON_APPEND_UTF8 (out, key, r ? r : s);
+        bson_free (r);
+    } else if (BSON_ITER_HOLDS_DOCUMENT (it) || BSON_ITER_HOLDS_ARRAY (it)) {
+        bson_iter_t sub;
+        bson_t child;
+        bool arr = BSON_ITER_HOLDS_ARRAY (it);
+        if (bson_iter_recurse (it, &sub) && bson_iter_next (&sub) &&
+            !strcmp (bson_iter_key (&sub), "$literal")) {
+            bson_append_iter (out, key, -1, it);
+            return;
+        }
+        if (arr)
+            BSON_APPEND_ARRAY_BEGIN (out, key, &child);
+        else
+            BSON_APPEND_DOCUMENT_BEGIN (out, key, &child);
+        bson_iter_recurse (it, &sub);
+        while (bson_iter_next (&sub))
+            rewrite (&child, bson_iter_key (&sub), &sub);
+        if (arr)
+            bson_append_array_end (out, &child);
+        else
+            bson_append_document_end (out, &child);
+    } else {
+        bson_append_iter (out, key, -1, it);
+    }
+}
+
+/* Appends key: {$cond: [<no child>, null, expr read from the child]}: the
+ * row of a parent with no child feeds nothing but a null, which $sum,
+ * $avg, $min and $max ignore, and $first/$last give for an empty group. */
+static void
+append_from_child (bson_t *doc, const char *key, bson_iter_t *expr, bool null_for_missing)
+{
+    bson_t c, arr;
+    BSON_APPEND_DOCUMENT_BEGIN (doc, key, &c);
+    BSON_APPEND_ARRAY_BEGIN (&c, "$cond", &arr);
+    cs_append_no_child (&arr, "0");
+    BSON_APPEND_NULL (&arr, "1");
+    if (null_for_missing) {
+        /* $topN keeps a missing output as null; $push would skip it. */
+        bson_t inull, iarr;
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, "2", &inull);
+        BSON_APPEND_ARRAY_BEGIN (&inull, "$ifNull", &iarr);
+        rewrite (&iarr, "0", expr);
+        BSON_APPEND_NULL (&iarr, "1");
+        bson_append_array_end (&inull, &iarr);
+        bson_append_document_end (&arr, &inull);
+    } else {
+        rewrite (&arr, "2", expr);
+    }
+    bson_append_array_end (&c, &arr);
+    bson_append_document_end (doc, &c);
+}
+
+typedef struct {
+    const char *op;       /* the accumulator's name */
+    bool empty_array;     /* an empty group gives [] */
+    int64_t slice;        /* the $topN fallback: keep this many (negative: the last) */
+} acc_out_t;
+
+/* The $sortBy of a $topN/$bottomN, read from the child. */
+static void
+append_sort_by (bson_t *doc, bson_iter_t *sort_by)
+{
+    bson_t sb;
+    bson_iter_t k;
+    BSON_APPEND_DOCUMENT_BEGIN (doc, "sortBy", &sb);
+    bson_iter_recurse (sort_by, &k);
+    while (bson_iter_next (&k)) {
+        char *key = bson_strdup_printf ("__rm.%s", bson_iter_key (&k));
+        bson_append_iter (&sb, key, -1, &k);
+        bson_free (key);
+    }
+    bson_append_document_end (doc, &sb);
+}
+
+/* The accumulator of result i in the $group, and what to do with its value. */
+static void
+append_accumulator (bson_t *group, const char *key, bson_iter_t *acc, bool native_top,
+                    acc_out_t *out)
+{
+    bson_iter_t a;
+    bson_t body;
+    bson_iter_recurse (acc, &a);
+    bson_iter_next (&a);
+    out->op = bson_iter_key (&a);
+    out->empty_array = !strcmp (out->op, "$addToSet");
+    out->slice = 0;
+    BSON_APPEND_DOCUMENT_BEGIN (group, key, &body);
+    if (!strcmp (out->op, "$count")) {
+        bson_t c, arr;
+        BSON_APPEND_DOCUMENT_BEGIN (&body, "$sum", &c);
+        BSON_APPEND_ARRAY_BEGIN (&c, "$cond", &arr);
+        cs_append_no_child (&arr, "0");
+        BSON_APPEND_INT32 (&arr, "1", 0);
+        BSON_APPEND_INT32 (&arr, "2", 1);
+        bson_append_array_end (&c, &arr);
+        bson_append_document_end (&body, &c);
+    } else if (!strcmp (out->op, "$topN") || !strcmp (out->op, "$bottomN")) {
+        bson_iter_t n, sort_by, output;
+        bson_iter_recurse (&a, &n);
+        bson_iter_find (&n, "n");
+        bson_iter_recurse (&a, &sort_by);
+        bson_iter_find (&sort_by, "sortBy");
+        bson_iter_recurse (&a, &output);
+        bson_iter_find (&output, "output");
+        out->empty_array = true;
+        if (native_top) {
+            bson_t t;
+            BSON_APPEND_DOCUMENT_BEGIN (&body, out->op, &t);
+            bson_append_iter (&t, "n", 1, &n);
+            append_sort_by (&t, &sort_by);
+            append_from_child (&t, "output", &output, false);
+            bson_append_document_end (&body, &t);
+        } else {
+            /* Below 5.2: the rows come sorted by sortBy (summarize_sort),
+             * all pushed, then sliced. */
+            int64_t k = bson_iter_as_int64 (&n);
+            out->slice = !strcmp (out->op, "$topN") ? k : -k;
+            append_from_child (&body, "$push", &output, true);
+        }
+    } else {
+        append_from_child (&body, out->op, &a, false);
+    }
+    bson_append_document_end (group, &body);
+}
+
+/* Which accumulators order matters to, for the $topN fallback. */
+static bool
+find_op (const rm_summarize_t *m, const char *op, bson_iter_t *found)
+{
+    bson_iter_t f, a;
+    size_t n = 0;
+    bson_iter_init (&f, m->exprs);
+    while (bson_iter_next (&f)) {
+        bson_iter_recurse (&f, &a);
+        if (bson_iter_next (&a) && !strcmp (bson_iter_key (&a), op)) {
+            if (found)
+                *found = a;
+            n++;
+        }
+    }
+    return n > 0;
+}
+
+bool
+compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
+{
+    const rm_summarize_t *m = &st->s->u.summarize;
+    bson_t *p = &st->passes[0].pipeline;
+    bool native_top = COMPILE_V (v) >= COMPILE_VERSION (5, 2);
+    bool top = find_op (m, "$topN", NULL) || find_op (m, "$bottomN", NULL);
+    rm_sortspec_t fallback = {NULL, 0};
+    acc_out_t outs[64];
+    cs_stage_t s;
+    bson_iter_t f;
+    size_t i;
+    static const char *const scratch[] = {"__rm", "__rm_i", "__rm_n", "__rm_f"};
+
+    if (!same_db (st, &m->into, &m->from))
+        return true;
+    if (m->n > 64)
+        return compile_refuse (st, "more than 64 fields: compile them in two steps");
+    if (m->as && cs_reserved (m->as))
+        return compile_refuse (st, "\"as\" starts with __rm, the compiled pipelines' scratch fields");
+    for (i = 0; i < m->n; i++)
+        if (cs_reserved (m->names[i]))
+            return compile_refuse (st, "field \"%s\" starts with __rm, the compiled pipelines' "
+                                       "scratch fields", m->names[i]);
+    if (top && !native_top) {
+        /* $topN and $bottomN are MongoDB 5.2's: below, the rows are sorted
+         * by the one sortBy and pushed, which leaves no order for $first,
+         * $last or another $topN. */
+        bson_iter_t t, sb, k;
+        size_t n_top = 0;
+        bson_iter_init (&f, m->exprs);
+        while (bson_iter_next (&f)) {
+            bson_iter_t a;
+            bson_iter_recurse (&f, &a);
+            bson_iter_next (&a);
+            n_top += !strcmp (bson_iter_key (&a), "$topN") || !strcmp (bson_iter_key (&a), "$bottomN");
+        }
+        if (n_top > 1 || find_op (m, "$first", NULL) || find_op (m, "$last", NULL) || m->sort.n)
+            return compile_refuse (st, "$topN and $bottomN need MongoDB 5.2 (--server-version "
+                                       "5.2): below it, compile sorts the children by one "
+                                       "sortBy and slices, which leaves no order for \"sort\", "
+                                       "$first, $last or a second $topN/$bottomN");
+        if (!find_op (m, "$topN", &t))
+            find_op (m, "$bottomN", &t);
+        bson_iter_recurse (&t, &sb);
+        bson_iter_find (&sb, "sortBy");
+        bson_iter_recurse (&sb, &k);
+        while (bson_iter_next (&k)) {
+            fallback.keys = bson_realloc (fallback.keys, (fallback.n + 1) * sizeof *fallback.keys);
+            memset (&fallback.keys[fallback.n], 0, sizeof *fallback.keys);
+            rm_path_parse (&fallback.keys[fallback.n].path, bson_iter_key (&k), NULL);
+            fallback.keys[fallback.n].dir = bson_iter_as_int64 (&k) < 0 ? -1 : 1;
+            fallback.n++;
+        }
+        compile_note (st, "$topN/$bottomN below MongoDB 5.2: the children sorted by sortBy "
+                          "(ties in from's order), pushed and sliced");
+    }
+
+    cs_lookup (p, online_name_now (on, &m->from), m->local.text, m->foreign.text);
+    cs_unwind (p);
+    append_sort (p, fallback.n ? &fallback : &m->sort, false);
+    for (i = 0; i < fallback.n; i++)
+        rm_path_destroy (&fallback.keys[i].path);
+    bson_free (fallback.keys);
+
+    cs_begin (p, &s, "$group");
+    BSON_APPEND_UTF8 (&s.body, "_id", "$_id");
+    {
+        bson_t *first = BCON_NEW ("$first", BCON_UTF8 ("$$ROOT"));
+        bson_t *count = BCON_NEW ("$sum", "{", "$cond", "[", "{", "$eq", "[", BCON_UTF8 ("$__rm_i"),
+                                  BCON_NULL, "]", "}", BCON_INT32 (0), BCON_INT32 (1), "]", "}");
+        BSON_APPEND_DOCUMENT (&s.body, "__rm_doc", first);
+        BSON_APPEND_DOCUMENT (&s.body, "__rm_n", count);
+        bson_destroy (first);
+        bson_destroy (count);
+    }
+    bson_iter_init (&f, m->exprs);
+    for (i = 0; bson_iter_next (&f); i++) {
+        char key[32];
+        snprintf (key, sizeof key, "__rm_f%zu", i);
+        append_accumulator (&s.body, key, &f, native_top, &outs[i]);
+    }
+    cs_end (&s);
+
+    /* The parent back, with its results under __rm_f: an empty group's
+     * arrays are [] (its row pushed a null), the $topN fallback sliced. */
+    {
+        bson_t stage, rr, mo, arr, res;
+        char key[16];
+        snprintf (key, sizeof key, "%u", bson_count_keys (p));
+        BSON_APPEND_DOCUMENT_BEGIN (p, key, &stage);
+        BSON_APPEND_DOCUMENT_BEGIN (&stage, "$replaceRoot", &rr);
+        BSON_APPEND_DOCUMENT_BEGIN (&rr, "newRoot", &mo);
+        BSON_APPEND_ARRAY_BEGIN (&mo, "$mergeObjects", &arr);
+        BSON_APPEND_UTF8 (&arr, "0", "$__rm_doc");
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, "1", &res);
+        for (size_t k = 0; k < m->n; k++) {
+            char name[32], ref[40];
+            bson_t *val;
+            snprintf (name, sizeof name, "__rm_f%zu", k);
+            snprintf (ref, sizeof ref, "$__rm_f%zu", k);
+            if (!outs[k].empty_array) {
+                BSON_APPEND_UTF8 (&res, name, ref);
+                continue;
+            }
+            if (outs[k].slice)
+                val = BCON_NEW ("$cond", "[", "{", "$eq", "[", BCON_UTF8 ("$__rm_n"), BCON_INT32 (0),
+                                "]", "}", "[", "]", "{", "$slice", "[", BCON_UTF8 (ref),
+                                BCON_INT32 ((int32_t) outs[k].slice), "]", "}", "]");
+            else
+                val = BCON_NEW ("$cond", "[", "{", "$eq", "[", BCON_UTF8 ("$__rm_n"), BCON_INT32 (0),
+                                "]", "}", "[", "]", BCON_UTF8 (ref), "]");
+            BSON_APPEND_DOCUMENT (&res, name, val);
+            bson_destroy (val);
+        }
+        bson_append_document_end (&arr, &res);
+        bson_append_array_end (&mo, &arr);
+        bson_append_document_end (&rr, &mo);
+        bson_append_document_end (&stage, &rr);
+        bson_append_document_end (p, &stage);
+    }
+    /* The results where the step puts them. */
+    cs_begin (p, &s, "$addFields");
+    if (m->as) {
+        bson_t mo, arr, obj;
+        BSON_APPEND_DOCUMENT_BEGIN (&s.body, m->as, &mo);
+        BSON_APPEND_ARRAY_BEGIN (&mo, "$mergeObjects", &arr);
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, "0", &obj);
+        for (size_t k = 0; k < m->n; k++) {
+            char ref[40];
+            snprintf (ref, sizeof ref, "$__rm_f%zu", k);
+            BSON_APPEND_UTF8 (&obj, m->names[k], ref);
+        }
+        bson_append_document_end (&arr, &obj);
+        bson_append_array_end (&mo, &arr);
+        bson_append_document_end (&s.body, &mo);
+    } else {
+        for (size_t k = 0; k < m->n; k++) {
+            char ref[40];
+            snprintf (ref, sizeof ref, "$__rm_f%zu", k);
+            BSON_APPEND_UTF8 (&s.body, m->names[k], ref);
+        }
+    }
+    cs_end (&s);
+    {
+        const char *drop[4 + 64];
+        char names[64][32];
+        size_t nd = 0;
+        for (size_t k = 0; k < 3; k++)
+            drop[nd++] = scratch[k];
+        for (size_t k = 0; k < m->n; k++) {
+            snprintf (names[k], sizeof names[k], "__rm_f%zu", k);
+            drop[nd++] = names[k];
+        }
+        cs_drop (p, drop, nd);
+    }
+    if (find_op (m, "$addToSet", NULL))
+        compile_note (st, "$addToSet: MongoDB leaves the order of a set's elements unspecified; "
+                          "the server's order may differ from remodel run's");
+    if (top && native_top)
+        compile_note (st, "$topN/$bottomN: children that tie on sortBy come in the server's "
+                          "order, which MongoDB leaves unspecified (remodel run keeps from's)");
+    return true;
+}
+
+/* ---- denormalize ---- */
+
+bool
+compile_denormalize (online_t *on, compile_version_t v, compile_step_t *st)
+{
+    const rm_denorm_t *d = &st->s->u.denorm;
+    bson_t *p = &st->passes[0].pipeline;
+    cs_stage_t s;
+    static const char *const scratch[] = {"__rm"};
+    char *local = cs_ref (NULL, d->local.text);
+    (void) v;
+
+    if (!same_db (st, &d->in, &d->from)) {
+        bson_free (local);
+        return true;
+    }
+    if (!cs_top_level (&d->local)) {
+        bson_free (local);
+        return compile_refuse (st, "localField \"%s\" is a dotted path: its copies go beside "
+                                   "it, inside the sub-document or in every element of an "
+                                   "array there, which compile does not express yet",
+                               d->local.text);
+    }
+    if (d->on_missing == RM_MISSING_ERROR) {
+        bson_free (local);
+        return compile_refuse (st, "onMissing \"error\": a pipeline cannot stop at a document");
+    }
+    for (size_t i = 0; i < d->n; i++)
+        if (cs_reserved (d->targets[i])) {
+            bson_free (local);
+            return compile_refuse (st, "field \"%s\" starts with __rm, the compiled pipelines' "
+                                       "scratch fields", d->targets[i]);
+        }
+
+    cs_lookup (p, online_name_now (on, &d->from), d->local.text, d->foreign.text);
+    /* The first match in from's order; missing when none. */
+    cs_append (p, BCON_NEW ("$addFields", "{", "__rm", "{", "$arrayElemAt", "[",
+                            BCON_UTF8 ("$__rm"), BCON_INT32 (0), "]", "}", "}"));
+    cs_begin (p, &s, "$addFields");
+    for (size_t i = 0; i < d->n; i++) {
+        /* target = a scalar reference (not missing, null or an array) ?
+         *            (matched ? (source there ? copy : as it is)
+         *                     : (onMissing null ? null : as it is))
+         *          : as it is
+         * "as it is" reads the target itself: missing leaves it missing. */
+        char *src = cs_ref ("__rm", d->sources[i].text);
+        char *keep = cs_ref (NULL, d->targets[i]);
+        bson_t c, arr, scalar, sarr, ne, nearr, ifn, ifarr, notarr, narr, isa, copy, carr, m, marr;
+        BSON_APPEND_DOCUMENT_BEGIN (&s.body, d->targets[i], &c);
+        BSON_APPEND_ARRAY_BEGIN (&c, "$cond", &arr);
+        /* 0: a scalar reference */
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, "0", &scalar);
+        BSON_APPEND_ARRAY_BEGIN (&scalar, "$and", &sarr);
+        BSON_APPEND_DOCUMENT_BEGIN (&sarr, "0", &ne);
+        BSON_APPEND_ARRAY_BEGIN (&ne, "$ne", &nearr);
+        BSON_APPEND_DOCUMENT_BEGIN (&nearr, "0", &ifn);
+        BSON_APPEND_ARRAY_BEGIN (&ifn, "$ifNull", &ifarr);
+        BSON_APPEND_UTF8 (&ifarr, "0", local);
+        BSON_APPEND_NULL (&ifarr, "1");
+        bson_append_array_end (&ifn, &ifarr);
+        bson_append_document_end (&nearr, &ifn);
+        BSON_APPEND_NULL (&nearr, "1");
+        bson_append_array_end (&ne, &nearr);
+        bson_append_document_end (&sarr, &ne);
+        BSON_APPEND_DOCUMENT_BEGIN (&sarr, "1", &notarr);
+        BSON_APPEND_ARRAY_BEGIN (&notarr, "$eq", &narr);
+        BSON_APPEND_DOCUMENT_BEGIN (&narr, "0", &isa);
+        BSON_APPEND_UTF8 (&isa, "$isArray", local);
+        bson_append_document_end (&narr, &isa);
+        BSON_APPEND_BOOL (&narr, "1", false);
+        bson_append_array_end (&notarr, &narr);
+        bson_append_document_end (&sarr, &notarr);
+        bson_append_array_end (&scalar, &sarr);
+        bson_append_document_end (&arr, &scalar);
+        /* 1: matched ? ... : ... */
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, "1", &m);
+        BSON_APPEND_ARRAY_BEGIN (&m, "$cond", &marr);
+        cs_append_has (&marr, "0", "$__rm");
+        BSON_APPEND_DOCUMENT_BEGIN (&marr, "1", &copy);
+        BSON_APPEND_ARRAY_BEGIN (&copy, "$cond", &carr);
+        cs_append_has (&carr, "0", src);
+        BSON_APPEND_UTF8 (&carr, "1", src);
+        BSON_APPEND_UTF8 (&carr, "2", keep);
+        bson_append_array_end (&copy, &carr);
+        bson_append_document_end (&marr, &copy);
+        if (d->on_missing == RM_MISSING_NULL)
+            BSON_APPEND_NULL (&marr, "2");
+        else
+            BSON_APPEND_UTF8 (&marr, "2", keep);
+        bson_append_array_end (&m, &marr);
+        bson_append_document_end (&arr, &m);
+        /* 2: not a scalar reference */
+        BSON_APPEND_UTF8 (&arr, "2", keep);
+        bson_append_array_end (&c, &arr);
+        bson_append_document_end (&s.body, &c);
+        bson_free (src);
+        bson_free (keep);
+    }
+    cs_end (&s);
+    cs_drop (p, scratch, 1);
+    bson_free (local);
+    /* The array shapes (references in an array, a reference in each
+     * element) are the step's too, but not this pipeline's: a server
+     * holding one runs the step client-side (online_server.c). */
+    compile_guard (on, st, &d->in, d->local.text);
+    compile_note (st, "a document whose localField holds an array (of references, or of "
+                      "elements holding them) is left as it is by this pipeline, where the step "
+                      "rewrites the array: remodel online --server-side first looks for one "
+                      "({\"%s\": {\"$type\": \"array\"}}) and runs the step client-side if "
+                      "it finds one; the script stops there", d->local.text);
+    compile_note (st, "when several documents of from match, the first the $lookup returns is "
+                      "copied (for a collection restored from a dump: the dump's order, as "
+                      "remodel run)");
+    return true;
+}
