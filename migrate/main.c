@@ -23,6 +23,8 @@ static const char usage[] =
     "  diff A B                       compare two dumps, document by document\n"
     "  online run|status PLAN --uri URI   apply a plan to a live server (the\n"
     "                     companion remodel-online, installed beside remodel)\n"
+    "  compile PLAN [--format pipeline|mongosh]   the plan as aggregation\n"
+    "                     pipelines, or a mongosh script running them\n"
     "\n"
     "remodel COMMAND --help tells more. SRC and DST: mongodump archives (plain,\n"
     "gzip, zstd), dump directories, tars of them, .bson files, - for stdin/stdout.\n";
@@ -77,6 +79,9 @@ main (int argc, char **argv)
     }
     if (strcmp (argv[1], "online") == 0)
         return run_online (argv + 1);
+    /* compile is the companion's too (it knows the online names). */
+    if (strcmp (argv[1], "compile") == 0)
+        return run_online (argv);
     rm_signals_install ();
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp (argv[1], commands[i].name) == 0) {

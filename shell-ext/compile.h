@@ -30,6 +30,8 @@ typedef struct {
     size_t pass;            /* 0-based, as online_step_passes numbers them */
     const rm_nsref_t *drive; /* the namespace read range by range */
     char coll[400];         /* the collection that holds it when the step runs */
+    const rm_nsref_t *out;  /* the namespace it writes... */
+    char target[400];       /* ...to this collection of out's database ($merge) */
     bson_t pipeline;        /* the stages after the range's $match, $merge last */
 } compile_pass_t;
 
@@ -86,5 +88,16 @@ size_t compile_stage_names (const bson_t *pipeline, const char **names, size_t n
  * as a mongosh script (compile_mongosh.c). */
 char *compile_print_pipelines (online_t *on, const compile_plan_t *c);
 char *compile_print_mongosh (online_t *on, const compile_plan_t *c, bson_error_t *err);
+
+/* online_server.c: remodel online run --server-side. The server's version
+ * (buildInfo), whether it has every stage c uses (a clear refusal naming
+ * the one it lacks), and one step's pass run range by range. */
+bool online_server_version (online_t *on, compile_version_t *v, bson_error_t *err);
+bool online_server_check (online_t *on, const compile_plan_t *c, bson_error_t *err);
+/* Whether the step's pipelines are exact for the data (its guard finds
+ * nothing); *exact false: it runs client-side (said on stderr). */
+bool online_server_exact (online_t *on, const compile_step_t *st, bool *exact, bson_error_t *err);
+bool online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t *cp,
+                         bson_error_t *err);
 
 #endif

@@ -109,11 +109,12 @@ compile_stage_names (const bson_t *pipeline, const char **names, size_t n, size_
  * attempt at the same range wrote (a $merge that failed part way keeps
  * what it wrote: running the range again completes it). */
 static void
-append_merge (online_t *on, const rm_step_t *s, const rm_nsref_t *target, bson_t *pipeline)
+append_merge (online_t *on, const rm_step_t *s, const rm_nsref_t *target, compile_pass_t *cp)
 {
-    char key[16], coll[400];
-    bson_t stage, merge, into;
-    online_name_target (on, s, target, coll, sizeof coll);
+    char key[16], *coll = cp->target;
+    bson_t stage, merge, into, *pipeline = &cp->pipeline;
+    cp->out = target;
+    online_name_target (on, s, target, cp->target, sizeof cp->target);
     snprintf (key, sizeof key, "%u", bson_count_keys (pipeline));
     BSON_APPEND_DOCUMENT_BEGIN (pipeline, key, &stage);
     BSON_APPEND_DOCUMENT_BEGIN (&stage, "$merge", &merge);
@@ -173,7 +174,7 @@ compile_step (online_t *on, compile_version_t v, compile_step_t *st)
         return compile_refuse (st, "not a step the compiler knows");
     }
     for (size_t i = 0; i < st->n_passes; i++)
-        append_merge (on, s, passes[i].keep[0], &st->passes[i].pipeline);
+        append_merge (on, s, passes[i].keep[0], &st->passes[i]);
     return true;
 }
 

@@ -153,6 +153,15 @@ bool online_names_of_plan (online_t *on, bson_error_t *err);
 size_t online_step_targets (const rm_step_t *s, const online_pass_t *passes, size_t np,
                             const rm_nsref_t **out);
 
+/* Shared by the runners (online_run.c, online_server.c). */
+void online_sleep_ms (int64_t ms);
+int64_t online_mono_ms (void);
+/* Sleeps while the plan is paused, renewing the lease. */
+bool online_wait_while_paused (online_t *on, bson_error_t *err);
+/* After a transient error (network, failover, shutdown): waits with
+ * backoff and returns true to try again, for up to --retry-for. */
+bool online_transient_wait (online_t *on, int64_t *since, int *tries, const bson_error_t *err);
+
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);
 bool online_rollback (online_t *on, bson_error_t *err);

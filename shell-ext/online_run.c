@@ -21,18 +21,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compile.h"
 #include "online_batch.h"
 
-static void
-sleep_ms (int64_t ms)
+void
+online_sleep_ms (int64_t ms)
 {
     struct timespec ts = {(time_t) (ms / 1000), (long) (ms % 1000) * 1000000L};
     if (ms > 0)
         nanosleep (&ts, NULL);
 }
 
-static int64_t
-mono_ms (void)
+int64_t
+online_mono_ms (void)
 {
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
@@ -57,8 +58,8 @@ create_collection (online_t *on, const char *db, const char *coll, bson_error_t 
 
 /* Sleeps while the plan is paused (remodel online pause), renewing the
  * lease; says so once. */
-static bool
-wait_while_paused (online_t *on, bson_error_t *err)
+bool
+online_wait_while_paused (online_t *on, bson_error_t *err)
 {
     bool paused, said = false;
     for (;;) {
@@ -72,7 +73,7 @@ wait_while_paused (online_t *on, bson_error_t *err)
         said = true;
         if (!online_lease_renew (on, err))
             return false;
-        sleep_ms (1000);
+        online_sleep_ms (1000);
     }
     if (said && !on->o->quiet)
         fprintf (stderr, "remodel: plan %s resumed\n", on->name);
@@ -83,7 +84,7 @@ static void
 log_batch (online_job_t *j, int64_t n, int64_t ms, int64_t t0)
 {
     const online_opts_t *o = j->on->o;
-    int64_t all = mono_ms () - t0;
+    int64_t all = online_mono_ms () - t0;
     if (o->log_json) {
         fprintf (stderr, "{\"plan\":\"%s\",\"step\":%zu,\"op\":\"%s\",\"pass\":%zu,\"ns\":\"%s\","
                  "\"batch\":%lld,\"ms\":%lld,\"read\":%lld,\"written\":%lld,\"rate\":%lld}\n",
@@ -168,10 +169,10 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
 /* Runs f again after a transient error (network, a primary stepping
  * down, a server shutting down or restarting), with backoff, for up to
  * --retry-for; then gives up with the error. */
-static bool
-transient_wait (online_t *on, int64_t *since, int *tries, const bson_error_t *err)
+bool
+online_transient_wait (online_t *on, int64_t *since, int *tries, const bson_error_t *err)
 {
-    int64_t now = mono_ms (), wait;
+    int64_t now = online_mono_ms (), wait;
     if (!on->transient)
         return false;
     on->transient = false;
@@ -185,7 +186,7 @@ transient_wait (online_t *on, int64_t *since, int *tries, const bson_error_t *er
         fprintf (stderr, "%sremodel: %s; retrying in %lld ms\n",
                  isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", err->message,
                  (long long) wait);
-    sleep_ms (wait);
+    online_sleep_ms (wait);
     return true;
 }
 
@@ -200,7 +201,7 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
     online_docs_t in, out;
     bson_t last = BSON_INITIALIZER;
     bool done = false, ok = true;
-    int64_t t0 = mono_ms (), n = 0, since = 0;
+    int64_t t0 = online_mono_ms (), n = 0, since = 0;
     int tries = 0;
     const char *drive_ns, *drive_coll;
 
@@ -246,16 +247,16 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
         }
     }
     while (ok) {
-        int64_t b0 = mono_ms (), ms;
-        if (state && !wait_while_paused (on, err)) {
-            if (transient_wait (on, &since, &tries, err))
+        int64_t b0 = online_mono_ms (), ms;
+        if (state && !online_wait_while_paused (on, err)) {
+            if (online_transient_wait (on, &since, &tries, err))
                 continue;
             ok = false;
             break;
         }
         n = one_batch (&j, pr, &last, &in, &out, err);
         if (n < 0) {
-            if (transient_wait (on, &since, &tries, err))
+            if (online_transient_wait (on, &since, &tries, err))
                 continue;
             ok = false;
             break;
@@ -271,17 +272,17 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
                                                    bson_iter_init_find (&it, &last, "last")
                                                        ? bson_iter_value (&it) : NULL,
                                                    j.seen, j.written, false, err)) &&
-                   transient_wait (on, &since, &tries, err))
+                   online_transient_wait (on, &since, &tries, err))
                 ;
             since = 0;
             tries = 0;
         }
-        ms = mono_ms () - b0;
+        ms = online_mono_ms () - b0;
         log_batch (&j, n, ms, t0);
         size_batch (&j, n, ms);
         if (o->max_rate > 0)
-            sleep_ms (t0 + j.seen * 1000 / o->max_rate - mono_ms ());
-        sleep_ms (o->pause_ms);
+            online_sleep_ms (t0 + j.seen * 1000 / o->max_rate - online_mono_ms ());
+        online_sleep_ms (o->pause_ms);
     }
     if (ok && checkpoints) {
         bson_iter_t it;
@@ -289,7 +290,7 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
                                                bson_iter_init_find (&it, &last, "last")
                                                    ? bson_iter_value (&it) : NULL,
                                                j.seen, j.written, true, err)) &&
-               transient_wait (on, &since, &tries, err))
+               online_transient_wait (on, &since, &tries, err))
             ;
     }
     if (ok && !o->quiet && mode == ONLINE_RUN)
@@ -381,7 +382,8 @@ check_indexes (online_t *on, const rm_step_t *s, const online_pass_t *passes, si
 }
 
 static bool
-run_step (online_t *on, const rm_step_t *s, online_mode_t mode, int64_t *differ, bson_error_t *err)
+run_step (online_t *on, const rm_step_t *s, const compile_step_t *cs, online_mode_t mode,
+          int64_t *differ, bson_error_t *err)
 {
     online_pass_t passes[2];
     const rm_nsref_t *targets[8];
@@ -395,6 +397,19 @@ run_step (online_t *on, const rm_step_t *s, online_mode_t mode, int64_t *differ,
         sets[t].ns = targets[t]->text;
     if (ok && mode != ONLINE_VERIFY && !on->o->dry_run)
         ok = create_targets (on, s, targets, nt, err);
+    /* --server-side: the compiled pipelines, when they are exact for the
+     * data there; otherwise this step runs client-side. */
+    if (ok && cs && cs->n_passes && mode == ONLINE_RUN) {
+        bool exact;
+        ok = online_server_exact (on, cs, &exact, err);
+        for (size_t i = 0; ok && exact && i < cs->n_passes; i++)
+            ok = online_server_pass (on, cs, &cs->passes[i], err);
+        if (ok && exact)
+            np = 0;
+    } else if (ok && cs && !cs->n_passes && mode == ONLINE_RUN && !on->o->quiet) {
+        fprintf (stderr, "remodel: step %zu (%s) runs client-side: %s\n", s->index, s->op,
+                 cs->reason);
+    }
     for (size_t i = 0; ok && i < np; i++) {
         online_passrun_t pr;
         memset (&pr, 0, sizeof pr);
@@ -430,6 +445,8 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
 {
     bool ok = true, lease = mode != ONLINE_VERIFY && !on->o->dry_run;
     int64_t differ = 0;
+    compile_plan_t compiled = {0};
+    bool server = on->o->server_side && mode == ONLINE_RUN;
 
     /* Refused whole before anything is written. */
     for (size_t i = 0; i < on->plan.n; i++) {
@@ -439,16 +456,36 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
             return -1;
         }
     }
+    if (server) {
+        /* The pipelines for this server's version, checked against the
+         * stages it has, before anything is written. */
+        compile_version_t v = on->o->server_version;
+        if (on->o->in_place || on->o->dry_run) {
+            rm_error_set (err, RM_ERR_USAGE, "--server-side runs side by side and writes: "
+                          "without --%s (client-side mode has it)",
+                          on->o->in_place ? "in-place" : "dry-run");
+            return -1;
+        }
+        ok = (on->o->server_version_given || online_server_version (on, &v, err)) &&
+             compile_plan (on, v, &compiled, err) && online_server_check (on, &compiled, err);
+        online_names_destroy (on);
+        if (!ok) {
+            compile_plan_destroy (&compiled);
+            return -1;
+        }
+    }
     if (lease)
         ok = online_lease_take (on, err) &&
              (mode == ONLINE_RUN ? online_plan_record (on, err) : online_plan_check (on, err));
     else if (mode == ONLINE_VERIFY)
         ok = online_plan_check (on, err);
     for (size_t i = 0; ok && i < on->plan.n; i++)
-        ok = run_step (on, &on->plan.steps[i], mode, &differ, err);
+        ok = run_step (on, &on->plan.steps[i], server ? &compiled.steps[i] : NULL, mode, &differ,
+                       err);
     if (lease)
         online_lease_drop (on);
     online_names_destroy (on);
+    compile_plan_destroy (&compiled);
     return ok ? differ : -1;
 }
 

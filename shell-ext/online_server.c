@@ -1,0 +1,326 @@
+/* remodel online run --server-side (compile.h): each compiled pass runs on
+ * the server, range by range over the driving collection's _id, as
+ *   [{$match: {_id: {$gt: <checkpoint>, $lte: <the range's last _id>}}},
+ *    <the step's stages>, {$merge: <its target>}]
+ * with the client-side runner's checkpoints (one per pass, written after
+ * each range's $merge is acknowledged), lease, pause, retries and status.
+ * A range replayed after a crash merges the same documents again. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compile.h"
+
+bool
+online_server_version (online_t *on, compile_version_t *v, bson_error_t *err)
+{
+    bson_t *cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
+    bson_t reply;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &why);
+
+    bson_destroy (cmd);
+    if (!ok) {
+        bson_destroy (&reply);
+        return online_fail (on, err, &why, "asking the server's version (buildInfo)");
+    }
+    ok = bson_iter_init_find (&it, &reply, "version") && BSON_ITER_HOLDS_UTF8 (&it) &&
+         compile_version_parse (bson_iter_utf8 (&it, NULL), v);
+    if (!ok)
+        rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: the server's buildInfo names no version "
+                      "remodel reads: give --server-version", on->where);
+    bson_destroy (&reply);
+    return ok;
+}
+
+/* The smallest pipeline using the stage, to see whether the server has it. */
+static bson_t *
+probe_stage (online_t *on, const char *stage)
+{
+    if (!strcmp (stage, "$lookup"))
+        return BCON_NEW ("0", "{", "$lookup", "{", "from", BCON_UTF8 ("probe"), "localField",
+                         BCON_UTF8 ("a"), "foreignField", BCON_UTF8 ("a"), "as", BCON_UTF8 ("b"),
+                         "}", "}");
+    if (!strcmp (stage, "$unwind"))
+        return BCON_NEW ("0", "{", "$unwind", "{", "path", BCON_UTF8 ("$a"), "includeArrayIndex",
+                         BCON_UTF8 ("i"), "preserveNullAndEmptyArrays", BCON_BOOL (true), "}", "}");
+    if (!strcmp (stage, "$sort"))
+        return BCON_NEW ("0", "{", "$sort", "{", "a", BCON_INT32 (1), "}", "}");
+    if (!strcmp (stage, "$group"))
+        return BCON_NEW ("0", "{", "$group", "{", "_id", BCON_UTF8 ("$a"), "}", "}");
+    if (!strcmp (stage, "$replaceRoot"))
+        return BCON_NEW ("0", "{", "$replaceRoot", "{", "newRoot", BCON_UTF8 ("$$ROOT"), "}", "}");
+    if (!strcmp (stage, "$addFields"))
+        return BCON_NEW ("0", "{", "$addFields", "{", "a", BCON_INT32 (1), "}", "}");
+    if (!strcmp (stage, "$project"))
+        return BCON_NEW ("0", "{", "$project", "{", "a", BCON_INT32 (0), "}", "}");
+    if (!strcmp (stage, "$merge"))
+        return BCON_NEW ("0", "{", "$merge", "{", "into", "{", "db", BCON_UTF8 (on->o->state_db),
+                         "coll", BCON_UTF8 ("probe_merge"), "}", "on", BCON_UTF8 ("_id"),
+                         "whenMatched", BCON_UTF8 ("replace"), "whenNotMatched",
+                         BCON_UTF8 ("insert"), "}", "}");
+    return BCON_NEW ("0", "{", "$match", "{", "}", "}");
+}
+
+bool
+online_server_check (online_t *on, const compile_plan_t *c, bson_error_t *err)
+{
+    const char *names[32];
+    size_t n = 0;
+    mongoc_collection_t *probe = online_collection (on, on->o->state_db, "probe");
+    bool ok = true;
+
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t p = 0; p < c->steps[i].n_passes; p++)
+            n = compile_stage_names (&c->steps[i].passes[p].pipeline, names, n, 32);
+    for (size_t k = 0; ok && k < n; k++) {
+        bson_t *pipeline = probe_stage (on, names[k]);
+        bson_t opts = BSON_INITIALIZER;
+        mongoc_cursor_t *cur;
+        const bson_t *doc;
+        bson_error_t why;
+        BSON_APPEND_BOOL (&opts, "allowDiskUse", true);
+        cur = mongoc_collection_aggregate (probe, MONGOC_QUERY_NONE, pipeline, &opts, NULL);
+        while (mongoc_cursor_next (cur, &doc))
+            ;
+        if (mongoc_cursor_error (cur, &why)) {
+            ok = online_fail (on, err, &why, "trying a stage");
+            if (!on->transient) {
+                const char *who = "";
+                for (size_t i = 0; i < c->n && !*who; i++)
+                    for (size_t p = 0; p < c->steps[i].n_passes; p++) {
+                        const char *used[32];
+                        size_t m = compile_stage_names (&c->steps[i].passes[p].pipeline, used, 0, 32);
+                        for (size_t u = 0; u < m; u++)
+                            if (!strcmp (used[u], names[k]))
+                                who = c->steps[i].s->op;
+                    }
+                rm_error_set (err, RM_ERR_UNSUPPORTED,
+                              "%s: the server has no aggregation stage %s, which the compiled "
+                              "pipelines need (%s; the server said: %s): run without "
+                              "--server-side (client-side mode runs every step)",
+                              on->where, names[k], who, why.message);
+            }
+        }
+        mongoc_cursor_destroy (cur);
+        bson_destroy (&opts);
+        bson_destroy (pipeline);
+    }
+    mongoc_collection_destroy (probe);
+    return ok;
+}
+
+bool
+online_server_exact (online_t *on, const compile_step_t *st, bool *exact, bson_error_t *err)
+{
+    mongoc_collection_t *c;
+    bson_t *filter, *opts;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+
+    *exact = true;
+    if (!st->guard_ns)
+        return true;
+    c = online_collection (on, st->guard_ns->db, st->guard_coll);
+    filter = BCON_NEW (st->guard_field, "{", "$type", BCON_INT32 (4), "}");
+    opts = BCON_NEW ("limit", BCON_INT64 (1), "projection", "{", "_id", BCON_INT32 (1), "}");
+    cur = mongoc_collection_find_with_opts (c, filter, opts, NULL);
+    if (mongoc_cursor_next (cur, &doc)) {
+        char *id = bson_as_relaxed_extended_json (doc, NULL);
+        *exact = false;
+        if (!on->o->quiet)
+            fprintf (stderr, "remodel: step %zu (%s): %s has a document whose \"%s\" holds an "
+                     "array (%s), for which the compiled pipeline is not exact: this step runs "
+                     "client-side\n", st->s->index, st->s->op, st->guard_ns->text,
+                     st->guard_field, id);
+        bson_free (id);
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "looking for arrays the pipelines do not take");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (filter);
+    bson_destroy (opts);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+/* The next range: up to batch _ids after last; its last _id into hi.
+ * Returns how many (0: the end), -1 on error. */
+static int64_t
+next_range (online_t *on, mongoc_collection_t *drive, const bson_t *last, int64_t batch,
+            bson_t *hi, bson_error_t *err)
+{
+    bson_t filter = BSON_INITIALIZER, inner;
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
+                             BCON_INT32 (1), "}", "limit", BCON_INT64 (batch));
+    bson_iter_t it;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    int64_t n = 0;
+
+    if (bson_iter_init_find (&it, last, "last")) {
+        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &inner);
+        BSON_APPEND_VALUE (&inner, "$gt", bson_iter_value (&it));
+        bson_append_document_end (&filter, &inner);
+    }
+    cur = mongoc_collection_find_with_opts (drive, &filter, opts, NULL);
+    while (mongoc_cursor_next (cur, &doc)) {
+        if (bson_iter_init_find (&it, doc, "_id")) {
+            bson_reinit (hi);
+            BSON_APPEND_VALUE (hi, "last", bson_iter_value (&it));
+        }
+        n++;
+    }
+    if (mongoc_cursor_error (cur, &why))
+        n = online_fail (on, err, &why, "reading the next range's _ids") ? 0 : -1;
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    bson_destroy (&filter);
+    return n;
+}
+
+/* Runs the range (last, hi] through the pipeline; counts what its target
+ * holds of the range then. */
+static bool
+run_range (online_t *on, const compile_pass_t *cp, mongoc_collection_t *drive,
+           mongoc_collection_t *target, const bson_t *last, const bson_t *hi, int64_t *written,
+           bson_error_t *err)
+{
+    bson_t pipeline = BSON_INITIALIZER, stage = BSON_INITIALIZER, opts = BSON_INITIALIZER;
+    bson_t *range;
+    bson_iter_t a, b, it;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    bool has_a = bson_iter_init_find (&a, last, "last");
+    bool ok = true;
+    int64_t n;
+
+    bson_iter_init_find (&b, hi, "last");
+    compile_range_stage (&stage, has_a ? bson_iter_value (&a) : NULL, bson_iter_value (&b));
+    BSON_APPEND_DOCUMENT (&pipeline, "0", &stage);
+    bson_iter_init (&it, &cp->pipeline);
+    for (uint32_t i = 1; bson_iter_next (&it); i++) {
+        char key[16];
+        snprintf (key, sizeof key, "%u", i);
+        bson_append_iter (&pipeline, key, -1, &it);
+    }
+    BSON_APPEND_BOOL (&opts, "allowDiskUse", true);
+    if (on->o->write_concern)
+        mongoc_write_concern_append (on->o->write_concern, &opts);
+    cur = mongoc_collection_aggregate (drive, MONGOC_QUERY_NONE, &pipeline, &opts, NULL);
+    while (mongoc_cursor_next (cur, &doc))
+        ;
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "running a range's pipeline");
+    mongoc_cursor_destroy (cur);
+    /* What the range made in the target (documents of its _ids: every
+     * compiled pass keeps the _ids it reads). */
+    if (ok) {
+        bson_iter_t m;
+        bson_iter_init_find (&m, &stage, "$match");
+        bson_iter_recurse (&m, &it);
+        range = bson_new ();
+        while (bson_iter_next (&it))
+            bson_append_iter (range, bson_iter_key (&it), -1, &it);
+        n = mongoc_collection_count_documents (target, range, NULL, NULL, NULL, &why);
+        if (n < 0)
+            ok = online_fail (on, err, &why, "counting a range's results");
+        else
+            *written += n;
+        bson_destroy (range);
+    }
+    bson_destroy (&opts);
+    bson_destroy (&stage);
+    bson_destroy (&pipeline);
+    return ok;
+}
+
+bool
+online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t *cp,
+                    bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    const rm_step_t *s = st->s;
+    mongoc_collection_t *drive = online_collection (on, cp->drive->db, cp->coll);
+    mongoc_collection_t *target = online_collection (on, cp->out->db, cp->target);
+    bson_t last = BSON_INITIALIZER, hi = BSON_INITIALIZER;
+    int64_t seen = 0, written = 0, since = 0, t0 = online_mono_ms ();
+    int tries = 0;
+    bool done = false, ok, tty = isatty (STDERR_FILENO) && !o->log_json && !o->quiet;
+
+    ok = online_checkpoint_read (on, s, cp->pass, &last, &done, &seen, &written, err);
+    if (ok && done) {
+        if (!o->quiet)
+            fprintf (stderr, "remodel: step %zu (%s) %s: done before\n", s->index, s->op,
+                     cp->drive->text);
+        goto out;
+    }
+    while (ok) {
+        int64_t b0 = online_mono_ms (), n, w = 0;
+        bson_iter_t it;
+        if (!online_wait_while_paused (on, err) ||
+            (n = next_range (on, drive, &last, o->batch_size, &hi, err)) < 0 ||
+            (n > 0 && !run_range (on, cp, drive, target, &last, &hi, &w, err))) {
+            if (online_transient_wait (on, &since, &tries, err))
+                continue;
+            ok = false;
+            break;
+        }
+        since = 0;
+        tries = 0;
+        if (n == 0)
+            break;
+        seen += n;
+        written += w;
+        bson_iter_init_find (&it, &hi, "last");
+        while (!(ok = online_checkpoint_write (on, s, cp->pass, cp->drive, cp->coll,
+                                               bson_iter_value (&it), seen, written, false, err)) &&
+               online_transient_wait (on, &since, &tries, err))
+            ;
+        if (!ok)
+            break;
+        bson_reinit (&last);
+        bson_concat (&last, &hi);
+        {
+            int64_t now = online_mono_ms (), all = now - t0;
+            if (o->log_json)
+                fprintf (stderr, "{\"plan\":\"%s\",\"step\":%zu,\"op\":\"%s\",\"pass\":%zu,"
+                         "\"ns\":\"%s\",\"serverSide\":true,\"batch\":%lld,\"ms\":%lld,"
+                         "\"read\":%lld,\"written\":%lld,\"rate\":%lld}\n",
+                         on->name, s->index, s->op, cp->pass + 1, cp->drive->text, (long long) n,
+                         (long long) (now - b0), (long long) seen, (long long) written,
+                         (long long) (all > 0 ? seen * 1000 / all : 0));
+            else if (tty)
+                fprintf (stderr, "\rremodel: step %zu (%s) %s: %lld read, %lld written, %lld/s "
+                         "(server-side) ", s->index, s->op, cp->drive->text, (long long) seen,
+                         (long long) written, (long long) (all > 0 ? seen * 1000 / all : 0));
+        }
+        if (o->max_rate > 0)
+            online_sleep_ms (t0 + seen * 1000 / o->max_rate - online_mono_ms ());
+        online_sleep_ms (o->pause_ms);
+    }
+    if (ok) {
+        bson_iter_t it;
+        bool has = bson_iter_init_find (&it, &last, "last");
+        while (!(ok = online_checkpoint_write (on, s, cp->pass, cp->drive, cp->coll,
+                                               has ? bson_iter_value (&it) : NULL, seen, written,
+                                               true, err)) &&
+               online_transient_wait (on, &since, &tries, err))
+            ;
+    }
+    if (ok && !o->quiet)
+        fprintf (stderr, "%sremodel: step %zu (%s) %s: %lld read, %lld written (server-side)\n",
+                 tty && seen ? "\r" : "", s->index, s->op, cp->drive->text, (long long) seen,
+                 (long long) written);
+out:
+    bson_destroy (&last);
+    bson_destroy (&hi);
+    mongoc_collection_destroy (target);
+    mongoc_collection_destroy (drive);
+    return ok;
+}
