@@ -215,8 +215,15 @@ run_range (online_t *on, const compile_pass_t *cp, mongoc_collection_t *drive,
     cur = mongoc_collection_aggregate (drive, MONGOC_QUERY_NONE, &pipeline, &opts, NULL);
     while (mongoc_cursor_next (cur, &doc))
         ;
-    if (mongoc_cursor_error (cur, &why))
+    if (mongoc_cursor_error (cur, &why)) {
         ok = online_fail (on, err, &why, "running a range's pipeline");
+        if (!on->transient) {
+            size_t l = strlen (err->message);
+            snprintf (err->message + l, sizeof err->message - l,
+                      " (an operator this server lacks? --server-version compiles for an older "
+                      "one; client-side mode runs every step)");
+        }
+    }
     mongoc_cursor_destroy (cur);
     /* What the range made in the target (documents of its _ids: every
      * compiled pass keeps the _ids it reads). */

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# remodel compile and remodel online run --server-side (issue 13):
+# - compile's output: the pipelines of each step ending in $merge into the
+#   step's side-by-side target, the steps no pipeline expresses named with
+#   the reason, --server-version choosing $topN or its 4.0 equivalent;
+# - on mongo-java-server (wire version 7, with $lookup and $merge, without
+#   $topN): `online run --server-side --server-version 4.0` of each plan
+#   leaves documents equal, byte for byte, to `remodel run`'s on the same
+#   dump (tests/transforms/online_same.py), and `online verify` (the
+#   client-side engine recomputing every range) agrees; a step that is not
+#   a pipeline, or data a pipeline is not exact for, runs client-side;
+# - the generated mongosh script, run by the real mongosh 1.10.6, killed
+#   with SIGKILL mid-run and run again, gives the same documents and leaves
+#   the same checkpoints `online status` reads;
+# - FerretDB, without $lookup and $merge: --server-side is refused naming
+#   the missing stage, before anything is written.
+#   REMODEL=build/remodel bash tests/cli/test_compile.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+S=$ROOT/dumps/sample
+trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+export PYTHONPATH=$ROOT/tests/transforms
+MONGOSH1=${MONGOSH1:-}
+
+mkdir -p "$T/plans"
+cp "$ROOT"/dumps/plans/*.json "$T/plans/"
+cat >"$T/plans/students.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"embed": {"from": "school.courses", "into": "school.students", "localField": "courses",
+             "foreignField": "_id", "as": "courses", "project": {"code": 1, "title": 1}, "countAs": "n"}}]}
+EOF
+cat >"$T/plans/subset.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"embed": {"from": "blog.comments", "into": "blog.posts", "localField": "_id",
+             "foreignField": "post_id", "as": "recent", "sort": {"ts": -1}, "limit": 3,
+             "countAs": "n_comments", "keepSource": true}}]}
+EOF
+cat >"$T/plans/summary.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"summarize": {"into": "logging.hosts", "from": "logging.logmsg", "localField": "_id",
+                 "foreignField": "host", "as": "stats",
+                 "fields": {"messages": {"$count": {}}, "last_seen": {"$max": "$time"},
+                            "first": {"$min": "$time"}, "avg_pid": {"$avg": "$pid"},
+                            "sum_pid": {"$sum": "$pid"},
+                            "recent": {"$topN": {"n": 3, "sortBy": {"time": -1},
+                                                 "output": {"time": "$time", "message": "$message"}}}}}}]}
+EOF
+cat >"$T/plans/ordered.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"summarize": {"into": "logging.hosts", "from": "logging.logmsg", "localField": "_id",
+                 "foreignField": "host", "sort": {"time": 1},
+                 "fields": {"firstmsg": {"$first": "$message"}, "lastmsg": {"$last": "$message"},
+                            "recent": {"$topN": {"n": 3, "sortBy": {"time": -1}, "output": "$message"}}}}}]}
+EOF
+cat >"$T/plans/fields.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"rename": {"in": "crm.people", "fields": {"name": "fullName", "nosuch": "other"}}},
+  {"set": {"in": "crm.people", "fields": {"verified": false, "ssn": {"$numberLong": "7"}}}},
+  {"unset": {"in": "crm.people", "fields": ["addresses"]}},
+  {"version": {"in": "crm.people", "value": 2}}]}
+EOF
+# courses is an array of references: the pipeline is not exact there.
+cat >"$T/plans/guard.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"denormalize": {"in": "school.students", "from": "school.courses", "localField": "courses",
+                   "fields": {"title": "title"}}}]}
+EOF
+
+# compile NAME PLAN ARGS...: the output in $T/c.json, stderr in $T/err.
+compile() { local n=$1; shift; "$REMODEL" compile "$@" >"$T/c.json" 2>"$T/err"; rc=$?; }
+# jq-like reads of the compile output.
+cj() { python3 -c "import json,sys; c=json.load(open('$T/c.json')); print($1)"; }
+
+# ---- compile's output, no server ----
+compile c1 "$T/plans/embed-tasks.json"
+expect_eq "compile: embed exits 0" "$rc" 0
+expect_eq "compile: embed is two pipelines (parents, then the orphans)" \
+    "$(cj "[ (p['aggregate']['coll'], len(p['pipeline'])) for p in c['steps'][0]['passes'] ]")" \
+    "[('people', 8), ('tasks', 4)]"
+expect_eq "compile: each pipeline ends in \$merge into the step's target, replacing by _id" \
+    "$(cj "[ p['pipeline'][-1]['\$merge'] for p in c['steps'][0]['passes'] ]")" \
+    "[{'into': {'db': 'crm', 'coll': 'people_remodel_embed-tasks_1'}, 'on': '_id', 'whenMatched': 'replace', 'whenNotMatched': 'insert'}, {'into': {'db': 'crm', 'coll': 'tasks_remodel_embed-tasks_1'}, 'on': '_id', 'whenMatched': 'replace', 'whenNotMatched': 'insert'}]"
+expect_eq "compile: the results map" "$(cj "c['results']['crm.people']['coll'], c['serverVersion']")" \
+    "people_remodel_embed-tasks_1 5.0"
+
+compile c2 "$T/plans/evolve-people.json"
+expect_eq "compile: a plan with a step no pipeline expresses exits 0" "$rc" 0
+expect_message "compile: extract named with the reason" \
+    "remodel: compile: step 1 (extract) runs client-side: an element without an _id of its own gets a deterministic ObjectId"
+expect_eq "compile: extract client-side, the field steps server-side, reading extract's result" \
+    "$(cj "[ (s['op'], s['serverSide'], s['passes'][0]['aggregate']['coll'] if s['serverSide'] else '') for s in c['steps'] ]")" \
+    "[('extract', False, ''), ('rename', True, 'people_remodel_evolve-people_1'), ('version', True, 'people_remodel_evolve-people_2')]"
+
+compile c3 "$T/plans/summary.json" --server-version 4.0
+expect_eq "compile --server-version 4.0: \$topN becomes \$sort + \$push + \$slice" \
+    "$(grep -c '"\$topN"' "$T/c.json"):$(grep -c '"\$push"' "$T/c.json"):$(grep -c '"\$slice"' "$T/c.json")" "0:1:1"
+compile c4 "$T/plans/summary.json" --server-version 5.2
+expect_eq "compile --server-version 5.2: \$topN itself" "$(grep -c '"\$topN"' "$T/c.json")" 1
+compile c5 "$T/plans/ordered.json" --server-version 4.0
+expect_message "compile 4.0: \$topN beside \$first/\$last named, with the version that has it" \
+    "step 1 (summarize) runs client-side: \$topN and \$bottomN need MongoDB 5.2"
+compile c6 "$T/plans/ordered.json" --server-version 5.2.1
+expect_eq "compile 5.2.1: the same plan compiles" "$(cj "c['steps'][0]['serverSide']")" True
+compile c7 "$T/plans/embed-tasks.json" --server-version five
+expect_eq "compile: a bad --server-version exits 2" "$rc" 2
+expect_message "compile: a bad --server-version named" "--server-version: \"five\" is not a MongoDB version"
+compile c8 "$T/plans/embed-tasks.json" --format yaml
+expect_eq "compile: an unknown --format exits 2" "$rc" 2
+
+# ---- mongo-java-server: --server-side equals remodel run ----
+online_start java "$T/java" || exit 0
+"$MONGORESTORE" --uri "$uri" --dir "$S" >"$T/restore" 2>&1 ||
+    { fail "java: restore the sample" "$(tail -3 "$T/restore")"; exit 0; }
+
+# pairs PLAN: "ns=coll" for each namespace the plan changes (compile's results).
+pairs() {
+    "$REMODEL" compile "$1" --server-version 4.0 2>/dev/null |
+        python3 -c "import json,sys; c=json.load(sys.stdin); print(' '.join(k + '=' + v['coll'] for k, v in c['results'].items()))"
+}
+
+for p in embed-tasks embed-parts students subset backfill-logging summary fields evolve-people guard; do
+    plan=$T/plans/$p.json
+    "$REMODEL" run "$plan" --from "$S" --to "$T/off-$p.archive" -q -f 2>"$T/err" ||
+        { fail "java $p: remodel run" "$(cat "$T/err")"; continue; }
+    run_rm online run "$plan" --uri "$uri" --server-side --server-version 4.0 --create-indexes
+    expect_eq "java $p: online run --server-side exits 0" "$rc" 0
+    case $p in
+    evolve-people)
+        expect_message "java $p: extract runs client-side, the rest server-side" \
+            "step 1 (extract) runs client-side" "step 2 (rename) crm.people: 98 read, 98 written (server-side)" ;;
+    guard)
+        expect_message "java $p: an array reference seen, the step runs client-side" \
+            "school.students has a document whose \"courses\" holds an array" \
+            "step 1 (denormalize) school.students: 300 read, 300 written" ;;
+    *)
+        expect_message "java $p: every step server-side" "(server-side)"
+        if grep -q "runs client-side" "$T/err"; then fail "java $p: nothing client-side" "$(cat "$T/err")"; else pass "java $p: nothing client-side"; fi ;;
+    esac
+    # shellcheck disable=SC2046
+    online_same "java $p: the server's results are remodel run's, byte for byte" "$T/off-$p.archive" $(pairs "$plan")
+    run_rm online verify "$plan" --uri "$uri"
+    expect_eq "java $p: online verify (the engine recomputing) agrees" "$rc" 0
+done
+
+# A second run goes on from the checkpoints: every pass done before.
+run_rm online run "$T/plans/embed-tasks.json" --uri "$uri" --server-side --server-version 4.0
+expect_message "java: a second run finds every pass done" \
+    "step 1 (embed) crm.people: done before" "step 1 (embed) crm.tasks: done before"
+run_rm online status "$T/plans/backfill-logging.json" --uri "$uri"
+expect_eq "java: status reads the server-side checkpoints" \
+    "$(awk '$1 ~ /^[0-9]/ {print $1, $2, $4, $5, $6}' "$T/out" | tr '\n' ';')" \
+    "1 denormalize done 1200 1200;2 summarize done 20 20;"
+
+# The server lacks an operator the version asked for: the range's error says so.
+run_rm online run "$T/plans/ordered.json" --uri "$uri" --server-side --server-version 5.2
+expect_eq "java: \$topN compiled for 5.2 on a server without it: exit 1" "$rc" 1
+expect_message "java: the operator the server lacks is named" "\$topN"
+
+# ---- the mongosh script, killed and run again ----
+if [ -n "$MONGOSH1" ] && [ -x "$MONGOSH1" ]; then
+    plan=$T/plans/backfill-logging.json
+    "$REMODEL" compile "$plan" --format mongosh --server-version 4.0 >"$T/script.js" 2>"$T/err"
+    expect_eq "script: compiled" "$?" 0
+    "$REMODEL" online rollback "$plan" --uri "$uri" -q >/dev/null 2>&1 # the results dropped
+    python3 -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); c.remodel.plans.delete_many({}); c.remodel.checkpoints.delete_many({}); c.remodel.leases.delete_many({})' "$uri"
+    "$MONGOSH1" --quiet "$uri" --eval 'var batchSize = 25, pauseMs = 150, owner = "script-test"' \
+        "$T/script.js" >"$T/s1" 2>&1 &
+    pid=$!
+    sleep 4
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    done_before=$(python3 -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); d = c.remodel.checkpoints.find_one({"_id": "backfill-logging.json:1"}) or {}; print(d.get("done"), d.get("seen", 0) > 0)' "$uri")
+    expect_eq "script: killed mid-run, with a checkpoint part way" "$done_before" "False True"
+    "$MONGOSH1" --quiet "$uri" --eval 'var batchSize = 100, owner = "script-test"' "$T/script.js" >"$T/s2" 2>&1
+    expect_eq "script: run again, it finishes" "$?" 0
+    if grep -q "step 1 (denormalize) logging.logmsg: 1200 read, 1200 written (done)" "$T/s2" &&
+        ! grep -q "logging.logmsg: 25 read" "$T/s2"; then
+        pass "script: the second run went on from the checkpoint"
+    else fail "script: the second run went on from the checkpoint" "$(head -5 "$T/s2")"; fi
+    # shellcheck disable=SC2046
+    online_same "script: the results are remodel run's, byte for byte" "$T/off-backfill-logging.archive" $(pairs "$plan")
+    run_rm online status "$plan" --uri "$uri"
+    expect_eq "script: online status reads its checkpoints" \
+        "$(awk '$1 ~ /^[0-9]/ {print $1, $2, $4, $5}' "$T/out" | tr '\n' ';')" "1 denormalize done 1200;2 summarize done 20;"
+    run_rm online verify "$plan" --uri "$uri"
+    expect_eq "script: online verify agrees" "$rc" 0
+    "$REMODEL" compile "$T/plans/evolve-people.json" --format mongosh >"$T/script2.js" 2>/dev/null
+    "$MONGOSH1" --quiet "$uri" "$T/script2.js" >"$T/s3" 2>&1
+    expect_eq "script: a plan with a client-side step is refused (exit 2)" "$?" 2
+    if grep -q "step 1 (extract) runs client-side" "$T/s3" && grep -q "remodel online run --server-side" "$T/s3"; then
+        pass "script: the refusal names the step and what runs it"
+    else fail "script: the refusal names the step and what runs it" "$(cat "$T/s3")"; fi
+else
+    fail "script: mongosh 1.10.6 is not installed (tests/peers/install.sh)"
+fi
+"$SERVER" stop "$T/java" >/dev/null 2>&1
+
+# ---- FerretDB: no $lookup, no $merge ----
+online_start ferretdb "$T/ferretdb" || exit 0
+"$MONGORESTORE" --uri "$uri" --dir "$S" --nsInclude 'crm.*' --noIndexRestore >"$T/restore" 2>&1 ||
+    { fail "ferretdb: restore crm" "$(tail -3 "$T/restore")"; exit 0; }
+run_rm online run "$T/plans/embed-tasks.json" --uri "$uri" --server-side --create-indexes
+expect_eq "ferretdb: --server-side refused (exit 2)" "$rc" 2
+expect_message "ferretdb: the missing stage named, and the way out" \
+    "the server has no aggregation stage \$lookup" "run without --server-side"
+run_rm online run "$T/plans/fields.json" --uri "$uri" --server-side
+expect_message "ferretdb: a plan of field steps needs \$merge: named" "the server has no aggregation stage \$merge"
+expect_eq "ferretdb: nothing written" \
+    "$(python3 -c 'import pymongo, sys; print(sorted(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names()))' "$uri")" \
+    "['people', 'tasks']"
+run_rm online run "$T/plans/fields.json" --uri "$uri"
+expect_eq "ferretdb: the same plan client-side runs" "$rc" 0
