@@ -131,7 +131,12 @@ bench: all
 	@scripts/bench.sh $(BUILD)
 
 # The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode").
-.PHONY: bench-online
+.PHONY: bench-online bench-server-side
+# --server-side against client-side online mode (BENCHMARKS.md, "Server-side mode").
+bench-server-side: all
+	@tests/peers/install.sh >/dev/null
+	@scripts/bench_server_side.sh $(BUILD)
+
 bench-online: all
 	@tests/peers/install.sh >/dev/null
 	@scripts/bench_online.sh $(BUILD)
