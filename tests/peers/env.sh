@@ -23,3 +23,5 @@ esac
 # (2.x) and MONGOSH1 (1.10.6, for mongo-java-server's wire version 7).
 if [ -x "$REMODEL_PEERS/bin/mongosh" ]; then export MONGOSH=$REMODEL_PEERS/bin/mongosh; fi
 if [ -x "$REMODEL_PEERS/bin/mongosh1" ]; then export MONGOSH1=$REMODEL_PEERS/bin/mongosh1; fi
+# mingo for the compile differential (tests/transforms/compile_same.py).
+if [ -d "$REMODEL_PEERS/mingo/node_modules/mingo" ]; then export MINGO_DIR=$REMODEL_PEERS/mingo; fi

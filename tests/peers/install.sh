@@ -229,4 +229,33 @@ else
         python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "pymongo==$PYMONGO_VERSION"
 fi
 
+# --- mingo (the differential test of remodel compile's pipelines) -----------
+# An independent implementation of the aggregation language, with the bson
+# package for Extended JSON, pinned in mingo/package.json; installed with npm
+# into $CACHE/mingo (tests/transforms/compile_same.py runs it with Node).
+mg_key=$({ node --version 2>/dev/null; cat "$HERE/mingo/package.json"; } | sha256sum | cut -d' ' -f1)
+if [ -f "$CACHE/stamps/mingo" ] && [ "$(cat "$CACHE/stamps/mingo")" == "$mg_key" ] &&
+    [ -d "$CACHE/mingo/node_modules/mingo" ]; then
+    say "mingo: cached"
+elif ! command -v npm >/dev/null; then
+    say "mingo: WARNING: no npm; skipped"
+else
+    say "mingo: installing with npm"
+    rm -f "$CACHE/stamps/mingo"
+    tmp=$(mktemp -d "$CACHE/build.XXXXXX")
+    cp "$HERE/mingo/package.json" "$tmp/"
+    if timeout 600 npm install --prefix "$tmp" --no-audit --no-fund --ignore-scripts \
+            --loglevel=error >"$tmp/npm.log" 2>&1 && [ -d "$tmp/node_modules/mingo" ]; then
+        rm -rf "${CACHE:?}/mingo"
+        mkdir "$CACHE/mingo"
+        mv "$tmp/node_modules" "$CACHE/mingo/node_modules"
+        echo "$mg_key" >"$CACHE/stamps/mingo"
+        say "mingo: installed $CACHE/mingo"
+    else
+        say "mingo: WARNING: npm install failed:"
+        tail -n 10 "$tmp/npm.log" | sed 's/^/    /'
+    fi
+    rm -rf "$tmp"
+fi
+
 say "peers ready in $CACHE/bin"
