@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "online.h"
+#include "remodel/value.h"
 
 #define COMPILE_VERSION(a, b) ((a) * 100 + (b))
 #define COMPILE_V(v) COMPILE_VERSION ((v).major, (v).minor)
@@ -85,7 +86,12 @@ void compile_range_stage (bson_t *stage, const bson_value_t *after, const bson_v
 size_t compile_stage_names (const bson_t *pipeline, const char **names, size_t n, size_t max);
 
 /* compile_print.c: the plan's pipelines as one Extended JSON document, and
- * as a mongosh script (compile_mongosh.c). */
+ * as a mongosh script (compile_mongosh.c); the JSON text both write: s as
+ * it is, s as a quoted string, a pipeline as [stage, ...] a stage a line
+ * (canonical Extended JSON). */
+void compile_put (rm_buf_t *b, const char *s);
+void compile_put_str (rm_buf_t *b, const char *s);
+void compile_put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent);
 char *compile_print_pipelines (online_t *on, const compile_plan_t *c);
 char *compile_print_mongosh (online_t *on, const compile_plan_t *c, bson_error_t *err);
 

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "compile.h"
-#include "remodel/value.h"
 
 static const char runner[] =
     "\n"
@@ -166,26 +165,6 @@ static const char runner[] =
     "state.leases.deleteOne({_id: PLAN.name, owner: opt.owner});\n"
     "print(`remodel: plan ${PLAN.name}: every step ran server-side`);\n";
 
-static void
-put (rm_buf_t *b, const char *s)
-{
-    rm_buf_append (b, s, strlen (s));
-}
-
-/* A JS string literal (JSON's quoting is JavaScript's). */
-static void
-put_str (rm_buf_t *b, const char *s)
-{
-    bson_t d = BSON_INITIALIZER;
-    char *j, *v;
-    BSON_APPEND_UTF8 (&d, "s", s);
-    j = bson_as_relaxed_extended_json (&d, NULL);
-    v = strchr (j, ':') + 2;
-    rm_buf_append (b, v, strlen (v) - 2);
-    bson_free (j);
-    bson_destroy (&d);
-}
-
 char *
 compile_print_mongosh (online_t *on, const compile_plan_t *c, bson_error_t *err)
 {
@@ -194,12 +173,12 @@ compile_print_mongosh (online_t *on, const compile_plan_t *c, bson_error_t *err)
     (void) err;
 
     rm_buf_init (&b);
-    put (&b, "// remodel: plan ");
-    put (&b, on->name);
+    compile_put (&b, "// remodel: plan ");
+    compile_put (&b, on->name);
     snprintf (line, sizeof line, ", compiled for MongoDB %d.%d (remodel compile --format mongosh)\n",
               c->version.major, c->version.minor);
-    put (&b, line);
-    put (&b, "//\n"
+    compile_put (&b, line);
+    compile_put (&b, "//\n"
              "// Runs each step's aggregation pipelines on the server, range by range\n"
              "// over _id, each ending in a $merge into the step's own new collection\n"
              "// (COLL_remodel_PLAN_STEP, beside its source): the sources stay as they\n"
@@ -216,71 +195,56 @@ compile_print_mongosh (online_t *on, const compile_plan_t *c, bson_error_t *err)
              "// shards, and $merge into a sharded target needs \"on\" fields that\n"
              "// include its shard key, with a unique index (the targets here merge on\n"
              "// _id: shard them by _id, or leave them unsharded).\n\n");
-    put (&b, "const PLAN = {name: ");
-    put_str (&b, on->name);
-    put (&b, ", digest: ");
-    put_str (&b, on->digest);
-    put (&b, ", steps: [");
+    compile_put (&b, "const PLAN = {name: ");
+    compile_put_str (&b, on->name);
+    compile_put (&b, ", digest: ");
+    compile_put_str (&b, on->digest);
+    compile_put (&b, ", steps: [");
     for (size_t i = 0; i < c->n; i++) {
         const compile_step_t *st = &c->steps[i];
         snprintf (line, sizeof line, "%s\n  {step: %zu, op: ", i ? "," : "", st->s->index);
-        put (&b, line);
-        put_str (&b, st->s->op);
+        compile_put (&b, line);
+        compile_put_str (&b, st->s->op);
         if (!st->n_passes) {
-            put (&b, ", serverSide: false, reason: ");
-            put_str (&b, st->reason);
-            put (&b, ", passes: []}");
+            compile_put (&b, ", serverSide: false, reason: ");
+            compile_put_str (&b, st->reason);
+            compile_put (&b, ", passes: []}");
             continue;
         }
-        put (&b, ", serverSide: true,");
+        compile_put (&b, ", serverSide: true,");
         for (size_t k = 0; k < st->n_notes; k++) {
-            put (&b, k ? "\n   // " : "\n   // notes: ");
-            put (&b, st->notes[k]);
+            compile_put (&b, k ? "\n   // " : "\n   // notes: ");
+            compile_put (&b, st->notes[k]);
         }
         if (st->guard_ns) {
-            put (&b, "\n   guard: {ns: ");
-            put_str (&b, st->guard_ns->text);
-            put (&b, ", db: ");
-            put_str (&b, st->guard_ns->db);
-            put (&b, ", coll: ");
-            put_str (&b, st->guard_coll);
-            put (&b, ", field: ");
-            put_str (&b, st->guard_field);
-            put (&b, "},");
+            compile_put (&b, "\n   guard: {ns: ");
+            compile_put_str (&b, st->guard_ns->text);
+            compile_put (&b, ", db: ");
+            compile_put_str (&b, st->guard_ns->db);
+            compile_put (&b, ", coll: ");
+            compile_put_str (&b, st->guard_coll);
+            compile_put (&b, ", field: ");
+            compile_put_str (&b, st->guard_field);
+            compile_put (&b, "},");
         }
-        put (&b, "\n   passes: [");
+        compile_put (&b, "\n   passes: [");
         for (size_t p = 0; p < st->n_passes; p++) {
             const compile_pass_t *cp = &st->passes[p];
-            bson_iter_t it;
-            bool first = true;
             snprintf (line, sizeof line, "%s\n    {pass: %zu, ns: ", p ? "," : "", cp->pass + 1);
-            put (&b, line);
-            put_str (&b, cp->drive->text);
-            put (&b, ", aggregate: {db: ");
-            put_str (&b, cp->drive->db);
-            put (&b, ", coll: ");
-            put_str (&b, cp->coll);
-            put (&b, "},\n     pipeline: EJSON.deserialize([");
-            bson_iter_init (&it, &cp->pipeline);
-            while (bson_iter_next (&it)) {
-                uint32_t len;
-                const uint8_t *data;
-                bson_t stage;
-                char *j;
-                bson_iter_document (&it, &len, &data);
-                bson_init_static (&stage, data, len);
-                j = bson_as_canonical_extended_json (&stage, NULL);
-                put (&b, first ? "\n      " : ",\n      ");
-                put (&b, j);
-                bson_free (j);
-                first = false;
-            }
-            put (&b, "])}");
+            compile_put (&b, line);
+            compile_put_str (&b, cp->drive->text);
+            compile_put (&b, ", aggregate: {db: ");
+            compile_put_str (&b, cp->drive->db);
+            compile_put (&b, ", coll: ");
+            compile_put_str (&b, cp->coll);
+            compile_put (&b, "},\n     pipeline: EJSON.deserialize(");
+            compile_put_pipeline (&b, &cp->pipeline, "      ");
+            compile_put (&b, ")}");
         }
-        put (&b, "]}");
+        compile_put (&b, "]}");
     }
-    put (&b, "]};\n");
-    put (&b, runner);
+    compile_put (&b, "]};\n");
+    compile_put (&b, runner);
     rm_buf_append (&b, "", 1);
     return (char *) b.data;
 }

@@ -16,9 +16,8 @@
 #include "compile.h"
 #include "remodel/value.h"
 
-/* s as a JSON string (quoted, escaped), appended to b. */
-static void
-put_str (rm_buf_t *b, const char *s)
+void
+compile_put_str (rm_buf_t *b, const char *s)
 {
     bson_t d = BSON_INITIALIZER;
     char *j, *v;
@@ -31,8 +30,8 @@ put_str (rm_buf_t *b, const char *s)
     bson_destroy (&d);
 }
 
-static void
-put (rm_buf_t *b, const char *s)
+void
+compile_put (rm_buf_t *b, const char *s)
 {
     rm_buf_append (b, s, strlen (s));
 }
@@ -41,26 +40,26 @@ static void
 put_json (rm_buf_t *b, const bson_t *doc)
 {
     char *j = bson_as_canonical_extended_json (doc, NULL);
-    put (b, j);
+    compile_put (b, j);
     bson_free (j);
 }
 
 static void
 put_ns (rm_buf_t *b, const char *db, const char *coll)
 {
-    put (b, "{\"db\": ");
-    put_str (b, db);
-    put (b, ", \"coll\": ");
-    put_str (b, coll);
-    put (b, "}");
+    compile_put (b, "{\"db\": ");
+    compile_put_str (b, db);
+    compile_put (b, ", \"coll\": ");
+    compile_put_str (b, coll);
+    compile_put (b, "}");
 }
 
-static void
-put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent)
+void
+compile_put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent)
 {
     bson_iter_t it;
     bool first = true;
-    put (b, "[");
+    compile_put (b, "[");
     bson_iter_init (&it, pipeline);
     while (bson_iter_next (&it)) {
         uint32_t len;
@@ -68,12 +67,12 @@ put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent)
         bson_t stage;
         bson_iter_document (&it, &len, &data);
         bson_init_static (&stage, data, len);
-        put (b, first ? "\n" : ",\n");
-        put (b, indent);
+        compile_put (b, first ? "\n" : ",\n");
+        compile_put (b, indent);
         put_json (b, &stage);
         first = false;
     }
-    put (b, "]");
+    compile_put (b, "]");
 }
 
 char *
@@ -84,46 +83,46 @@ compile_print_pipelines (online_t *on, const compile_plan_t *c)
     bool first_result = true;
 
     rm_buf_init (&b);
-    put (&b, "{\"remodel\": 1, \"plan\": ");
-    put_str (&b, on->name);
+    compile_put (&b, "{\"remodel\": 1, \"plan\": ");
+    compile_put_str (&b, on->name);
     snprintf (num, sizeof num, ", \"serverVersion\": \"%d.%d\",\n \"steps\": [", c->version.major,
               c->version.minor);
-    put (&b, num);
+    compile_put (&b, num);
     for (size_t i = 0; i < c->n; i++) {
         const compile_step_t *st = &c->steps[i];
         snprintf (num, sizeof num, "%s\n  {\"step\": %zu, \"op\": ", i ? "," : "", st->s->index);
-        put (&b, num);
-        put_str (&b, st->s->op);
+        compile_put (&b, num);
+        compile_put_str (&b, st->s->op);
         if (!st->n_passes) {
-            put (&b, ", \"serverSide\": false, \"reason\": ");
-            put_str (&b, st->reason);
-            put (&b, "}");
+            compile_put (&b, ", \"serverSide\": false, \"reason\": ");
+            compile_put_str (&b, st->reason);
+            compile_put (&b, "}");
             continue;
         }
-        put (&b, ", \"serverSide\": true, \"passes\": [");
+        compile_put (&b, ", \"serverSide\": true, \"passes\": [");
         for (size_t p = 0; p < st->n_passes; p++) {
             const compile_pass_t *cp = &st->passes[p];
             snprintf (num, sizeof num, "%s\n   {\"pass\": %zu, \"ns\": ", p ? "," : "", cp->pass + 1);
-            put (&b, num);
-            put_str (&b, cp->drive->text);
-            put (&b, ", \"aggregate\": ");
+            compile_put (&b, num);
+            compile_put_str (&b, cp->drive->text);
+            compile_put (&b, ", \"aggregate\": ");
             put_ns (&b, cp->drive->db, cp->coll);
-            put (&b, ",\n    \"pipeline\": ");
-            put_pipeline (&b, &cp->pipeline, "     ");
-            put (&b, "}");
+            compile_put (&b, ",\n    \"pipeline\": ");
+            compile_put_pipeline (&b, &cp->pipeline, "     ");
+            compile_put (&b, "}");
         }
-        put (&b, "]");
+        compile_put (&b, "]");
         if (st->n_notes) {
-            put (&b, ",\n   \"notes\": [");
+            compile_put (&b, ",\n   \"notes\": [");
             for (size_t k = 0; k < st->n_notes; k++) {
-                put (&b, k ? ",\n     " : "");
-                put_str (&b, st->notes[k]);
+                compile_put (&b, k ? ",\n     " : "");
+                compile_put_str (&b, st->notes[k]);
             }
-            put (&b, "]");
+            compile_put (&b, "]");
         }
-        put (&b, "}");
+        compile_put (&b, "}");
     }
-    put (&b, "],\n \"results\": {");
+    compile_put (&b, "],\n \"results\": {");
     /* Each namespace's last collection (online_names.c keeps every move). */
     for (size_t i = 0; i < on->n_names; i++) {
         bool later = false;
@@ -133,10 +132,10 @@ compile_print_pipelines (online_t *on, const compile_plan_t *c)
             later |= !strcmp (on->names[k].ns, on->names[i].ns);
         if (later)
             continue;
-        put (&b, first_result ? "" : ",\n   ");
+        compile_put (&b, first_result ? "" : ",\n   ");
         first_result = false;
-        put_str (&b, on->names[i].ns);
-        put (&b, ": ");
+        compile_put_str (&b, on->names[i].ns);
+        compile_put (&b, ": ");
         ref.text = on->names[i].ns;
         dot = strchr (ref.text, '.');
         {
@@ -146,7 +145,7 @@ compile_print_pipelines (online_t *on, const compile_plan_t *c)
             put_ns (&b, db, on->names[i].coll);
         }
     }
-    put (&b, "}}\n");
+    compile_put (&b, "}}\n");
     rm_buf_append (&b, "", 1);
     return (char *) b.data;
 }

@@ -23,48 +23,7 @@ export PYTHONPATH=$ROOT/tests/transforms
 MONGOSH1=${MONGOSH1:-}
 
 mkdir -p "$T/plans"
-cp "$ROOT"/dumps/plans/*.json "$T/plans/"
-cat >"$T/plans/students.json" <<'EOF'
-{"remodel": 1, "steps": [
-  {"embed": {"from": "school.courses", "into": "school.students", "localField": "courses",
-             "foreignField": "_id", "as": "courses", "project": {"code": 1, "title": 1}, "countAs": "n"}}]}
-EOF
-cat >"$T/plans/subset.json" <<'EOF'
-{"remodel": 1, "steps": [
-  {"embed": {"from": "blog.comments", "into": "blog.posts", "localField": "_id",
-             "foreignField": "post_id", "as": "recent", "sort": {"ts": -1}, "limit": 3,
-             "countAs": "n_comments", "keepSource": true}}]}
-EOF
-cat >"$T/plans/summary.json" <<'EOF'
-{"remodel": 1, "steps": [
-  {"summarize": {"into": "logging.hosts", "from": "logging.logmsg", "localField": "_id",
-                 "foreignField": "host", "as": "stats",
-                 "fields": {"messages": {"$count": {}}, "last_seen": {"$max": "$time"},
-                            "first": {"$min": "$time"}, "avg_pid": {"$avg": "$pid"},
-                            "sum_pid": {"$sum": "$pid"},
-                            "recent": {"$topN": {"n": 3, "sortBy": {"time": -1},
-                                                 "output": {"time": "$time", "message": "$message"}}}}}}]}
-EOF
-cat >"$T/plans/ordered.json" <<'EOF'
-{"remodel": 1, "steps": [
-  {"summarize": {"into": "logging.hosts", "from": "logging.logmsg", "localField": "_id",
-                 "foreignField": "host", "sort": {"time": 1},
-                 "fields": {"firstmsg": {"$first": "$message"}, "lastmsg": {"$last": "$message"},
-                            "recent": {"$topN": {"n": 3, "sortBy": {"time": -1}, "output": "$message"}}}}}]}
-EOF
-cat >"$T/plans/fields.json" <<'EOF'
-{"remodel": 1, "steps": [
-  {"rename": {"in": "crm.people", "fields": {"name": "fullName", "nosuch": "other"}}},
-  {"set": {"in": "crm.people", "fields": {"verified": false, "ssn": {"$numberLong": "7"}}}},
-  {"unset": {"in": "crm.people", "fields": ["addresses"]}},
-  {"version": {"in": "crm.people", "value": 2}}]}
-EOF
-# courses is an array of references: the pipeline is not exact there.
-cat >"$T/plans/guard.json" <<'EOF'
-{"remodel": 1, "steps": [
-  {"denormalize": {"in": "school.students", "from": "school.courses", "localField": "courses",
-                   "fields": {"title": "title"}}}]}
-EOF
+cp "$ROOT"/dumps/plans/*.json "$ROOT"/tests/transforms/cases/compile/*.json "$T/plans/"
 
 # compile NAME PLAN ARGS...: the output in $T/c.json, stderr in $T/err.
 compile() { local n=$1; shift; "$REMODEL" compile "$@" >"$T/c.json" 2>"$T/err"; rc=$?; }

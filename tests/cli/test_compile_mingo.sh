@@ -17,44 +17,7 @@ if [ -z "${MINGO_DIR:-}" ] || ! command -v node >/dev/null; then
     exit 0
 fi
 mkdir -p "$T/plans"
-cp "$ROOT"/dumps/plans/*.json "$T/plans/"
-cat >"$T/plans/students.json" <<'P'
-{"remodel": 1, "steps": [
-  {"embed": {"from": "school.courses", "into": "school.students", "localField": "courses",
-             "foreignField": "_id", "as": "courses", "project": {"code": 1, "title": 1}, "countAs": "n"}}]}
-P
-cat >"$T/plans/subset.json" <<'P'
-{"remodel": 1, "steps": [
-  {"embed": {"from": "blog.comments", "into": "blog.posts", "localField": "_id",
-             "foreignField": "post_id", "as": "recent", "sort": {"ts": -1}, "limit": 3,
-             "countAs": "n_comments", "keepSource": true}}]}
-P
-cat >"$T/plans/summary.json" <<'P'
-{"remodel": 1, "steps": [
-  {"summarize": {"into": "logging.hosts", "from": "logging.logmsg", "localField": "_id",
-                 "foreignField": "host", "as": "stats",
-                 "fields": {"messages": {"$count": {}}, "last_seen": {"$max": "$time"},
-                            "first": {"$min": "$time"}, "avg_pid": {"$avg": "$pid"},
-                            "sum_pid": {"$sum": "$pid"},
-                            "recent": {"$topN": {"n": 3, "sortBy": {"time": -1},
-                                                 "output": {"time": "$time", "message": "$message"}}}}}}]}
-P
-cat >"$T/plans/ordered.json" <<'P'
-{"remodel": 1, "steps": [
-  {"summarize": {"into": "logging.hosts", "from": "logging.logmsg", "localField": "_id",
-                 "foreignField": "host", "sort": {"time": 1},
-                 "fields": {"messages": {"$count": {}}, "firstmsg": {"$first": "$message"},
-                            "lastmsg": {"$last": "$message"},
-                            "recent": {"$topN": {"n": 3, "sortBy": {"time": -1}, "output": "$message"}},
-                            "oldest": {"$bottomN": {"n": 2, "sortBy": {"time": -1}, "output": "$time"}}}}}]}
-P
-cat >"$T/plans/fields.json" <<'P'
-{"remodel": 1, "steps": [
-  {"rename": {"in": "crm.people", "fields": {"name": "fullName", "nosuch": "other"}}},
-  {"set": {"in": "crm.people", "fields": {"verified": false, "ssn": {"$numberLong": "7"}}}},
-  {"unset": {"in": "crm.people", "fields": ["addresses"]}},
-  {"version": {"in": "crm.people", "value": 2}}]}
-P
+cp "$ROOT"/dumps/plans/*.json "$ROOT"/tests/transforms/cases/compile/*.json "$T/plans/"
 for p in embed-tasks embed-parts students subset backfill-logging summary fields; do
     python3 "$ROOT/tests/transforms/compile_same.py" "$REMODEL" "$MINGO_DIR" "$T/plans/$p.json" "$S" \
         "$p (4.0)" --server-version 4.0
@@ -66,14 +29,7 @@ done
 # The Atlas sample: customers.accounts -> accounts.account_id, child referencing.
 ATLAS=$ROOT/../shared/fixtures/atlas-sample/dump
 if [ -d "$ATLAS/sample_analytics" ]; then
-    cat >"$T/plans/atlas.json" <<'P'
-{"remodel": 1, "steps": [
-  {"embed": {"from": "sample_analytics.accounts", "into": "sample_analytics.customers",
-             "localField": "accounts", "foreignField": "account_id", "as": "accounts",
-             "project": {"_id": 0, "account_id": 1, "limit": 1, "products": 1}, "keepSource": true}}]}
-P
-    mkdir -p "$T/atlas"
-    "$REMODEL" convert "$ATLAS" "$T/atlas.archive" --nsInclude 'sample_analytics.accounts' \
+        "$REMODEL" convert "$ATLAS" "$T/atlas.archive" --nsInclude 'sample_analytics.accounts' \
         --nsInclude 'sample_analytics.customers' -q
     python3 "$ROOT/tests/transforms/compile_same.py" "$REMODEL" "$MINGO_DIR" "$T/plans/atlas.json" \
         "$T/atlas.archive" "atlas customers.accounts (5.0)"

@@ -91,4 +91,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (subprocess.CalledProcessError, OSError, ValueError) as e:
+        print("FAIL mingo %s: %s" % (sys.argv[5] if len(sys.argv) > 5 else "?", e))
+        sys.exit(1)
