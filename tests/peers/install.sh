@@ -232,7 +232,8 @@ fi
 # --- mingo (the differential test of remodel compile's pipelines) -----------
 # An independent implementation of the aggregation language, with the bson
 # package for Extended JSON, pinned in mingo/package.json; installed with npm
-# into $CACHE/mingo (tests/transforms/compile_same.py runs it with Node).
+# into $CACHE/mingo (tests/transforms/mingo_same.py runs it with Node:
+# tests/cli/test_compile_mingo.sh; optional here: a failure only warns).
 mg_key=$({ node --version 2>/dev/null; cat "$HERE/mingo/package.json"; } | sha256sum | cut -d' ' -f1)
 if [ -f "$CACHE/stamps/mingo" ] && [ "$(cat "$CACHE/stamps/mingo")" == "$mg_key" ] &&
     [ -d "$CACHE/mingo/node_modules/mingo" ]; then
