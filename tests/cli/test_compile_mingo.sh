@@ -17,9 +17,9 @@
 #     cannot keep int32, int64 and double apart as MongoDB's $group and
 #     arithmetic do (https://www.mongodb.com/docs/manual/reference/operator/aggregation/sum/);
 #     the types are compared byte for byte on a server by test_compile.sh;
-#   - the others, found by the probes at the end (each checked to still
-#     hold, so a mingo upgrade that fixes one is noticed), which no case on
-#     the sample data reaches: see "departures" below.
+#   - the others, each named (with the MongoDB page) in the lines of the
+#     cases that meet it ("edge data" below) or checked to be still there by
+#     the probes at the end, when no case meets it.
 #   REMODEL=build/remodel bash tests/cli/test_compile_mingo.sh
 . "$(dirname "$0")/lib.sh"
 export PYTHONDONTWRITEBYTECODE=1
@@ -130,3 +130,88 @@ else
     fail "mingo harness: compile's output with the embed's sort turned around FAILs" \
         "exit $mrc: $(cat "$T/mut") $(head -c 600 "$T/muterr")"
 fi
+
+# --- edge data: numbers of three types as references, null and missing -------
+# Parents with int32, int64, double and string _ids; children referencing
+# them by other number types (MongoDB matches numbers by value), by null, by
+# nothing; sort keys and accumulated values mixing types, null and missing.
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/edge" "$(cat <<'EDGE'
+{"edge.parents": [
+  {"_id": {"$numberInt": "1"}, "name": "one"},
+  {"_id": {"$numberLong": "2"}, "name": "two", "n": "stale"},
+  {"_id": {"$numberDouble": "3.0"}, "name": "three"},
+  {"_id": "4", "name": "four (a string)"},
+  {"_id": {"$numberDouble": "5.5"}, "name": "none"}],
+ "edge.kids": [
+  {"_id": 10, "owner": {"$numberInt": "1"}, "k": "b", "v": {"$numberInt": "7"}},
+  {"_id": 11, "owner": {"$numberLong": "1"}, "k": null, "v": {"$numberDouble": "0.5"}},
+  {"_id": 12, "owner": {"$numberDouble": "1.0"}, "v": {"$numberLong": "9"}},
+  {"_id": 13, "owner": 1, "k": {"$numberDouble": "2.5"}, "v": "not a number"},
+  {"_id": 14, "owner": 1, "k": {"$numberLong": "2"}, "v": null},
+  {"_id": 15, "owner": 1, "k": {"$date": "2020-01-01T00:00:00Z"}},
+  {"_id": 16, "owner": 1, "k": "a", "v": {"$numberInt": "7"}},
+  {"_id": 17, "owner": {"$numberDouble": "2.0"}, "k": 1, "v": {"$numberInt": "2147483647"}},
+  {"_id": 18, "owner": 2, "k": 1, "v": {"$numberInt": "1"}, "d": {"$numberDecimal": "0.1"}},
+  {"_id": 19, "owner": 3, "k": "z", "v": 1.25, "d": {"$numberDecimal": "1.25"}},
+  {"_id": 20, "owner": 4, "k": "orphan: int 4 is not the string 4"},
+  {"_id": 21, "owner": "4", "k": "x"},
+  {"_id": 22, "k": "orphan: no owner"},
+  {"_id": 23, "owner": null, "k": "orphan: null owner"},
+  {"_id": 24, "owner": 99, "k": "orphan"}],
+ "edge.notes": [
+  {"_id": 1, "parent": {"$numberLong": "1"}, "text": "x"},
+  {"_id": 2, "parent": 2.0, "text": "y"},
+  {"_id": 3, "parent": "4"},
+  {"_id": 4, "parent": 42, "text": "missing"},
+  {"_id": 5, "text": "no parent"},
+  {"_id": 6, "parent": null, "pname": "old"}]}
+EDGE
+)" 2>"$T/err" || fail "mingo edge: write the edge dump" "$(cat "$T/err")"
+for v in 4.0 5.2; do same "mingo-edge-embed (edge)" "$T/plans/mingo-edge-embed.json" "$T/edge" "$v"; done
+for v in 4.0 5.2; do same "mingo-edge-summary (edge)" "$T/plans/mingo-edge-summary.json" "$T/edge" "$v"; done
+# Cases that meet a departure of mingo from MongoDB: run and compared as
+# strictly as the rest; their lines name the departure and the MongoDB page.
+#   - an expression object ({k: "$k", v: "$v"}) whose expression is missing:
+#     MongoDB leaves the field out (the object's fields are the expressions
+#     that give a value), mingo writes null. compile's denormalize tests
+#     "is there a value" with {$objectToArray: {v: EXPR}}, so with mingo a
+#     reference that finds nothing (onMissing null) looks found;
+#   - $addToSet of a missing value: MongoDB adds nothing, mingo adds null;
+#   - Decimal128: MongoDB's $sum and $avg add decimals (into a decimal);
+#     to mingo a bson Decimal128 is no number, so they skip it.
+same "mingo-edge-denorm (edge)" "$T/plans/mingo-edge-denorm.json" "$T/edge" 5.0 \
+    "mingo departs: an expression object's missing field becomes null, MongoDB leaves it out: https://www.mongodb.com/docs/manual/meta/aggregation-quick-reference/#expression-objects"
+for v in 4.0 5.2; do
+    same "mingo-edge-missing (edge)" "$T/plans/mingo-edge-missing.json" "$T/edge" "$v" \
+        "mingo departs: \$addToSet adds null for a missing value, and an expression object's missing field becomes null; MongoDB adds nothing and leaves it out: https://www.mongodb.com/docs/manual/reference/operator/aggregation/addToSet/"
+done
+same "mingo-edge-decimal (edge)" "$T/plans/mingo-edge-decimal.json" "$T/edge" 5.0 \
+    "mingo departs: Decimal128 is no number to \$sum and \$avg, MongoDB adds it: https://www.mongodb.com/docs/manual/reference/operator/aggregation/sum/"
+
+# --- departures no case reaches, each checked to be still there ----------------
+# MongoDB's order across types and of documents and arrays
+# (https://www.mongodb.com/docs/manual/reference/bson-type-comparison-order/):
+# ObjectId < Boolean < Date; documents compare field by field in their
+# order; a descending sort on an array uses its largest element. Document
+# equality keeps field order ({a:1, b:2} is not {b:2, a:1}: $eq, $addToSet,
+# $group keys). The compiled pipelines sort, $min/$max and compare only the
+# plan's own keys, which on the data above never mix these types.
+NODE_PATH=$MINGO_DIR/node_modules node -e '
+const mingo = require("mingo"); const { ObjectId } = require("bson");
+const oid = new ObjectId("5d6b0a00f9d66379a18df98c");
+const ids = (docs, st) => JSON.stringify(mingo.aggregate(docs, st).map((d) => d._id));
+const probes = [
+  ["ObjectId sorts after Boolean and Date (MongoDB: ObjectId < Boolean < Date)",
+   ids([{_id: 1, a: new Date(0)}, {_id: 2, a: true}, {_id: 3, a: oid}], [{$sort: {a: 1}}]), "[2,1,3]"],
+  ["documents compare by sorted field names (MongoDB: field by field in order)",
+   ids([{_id: 1, a: {b: 2, a: 1}}, {_id: 2, a: {a: 2, b: 1}}], [{$sort: {a: 1}}]), "[1,2]"],
+  ["a descending sort on arrays uses their smallest element (MongoDB: the largest)",
+   ids([{_id: 1, a: [1, 9]}, {_id: 2, a: [3, 4]}, {_id: 3, a: 2}], [{$sort: {a: -1}}]), "[2,3,1]"],
+  ["documents with the same fields in another order are equal ($eq, $addToSet, $group)",
+   JSON.stringify(mingo.aggregate([{x: {a: 1, b: 2}}, {x: {b: 2, a: 1}}],
+     [{$group: {_id: null, s: {$addToSet: "$x"}}}])[0].s.length), "1"],
+];
+for (const [what, got, known] of probes)
+  console.log(got === known ? `PASS mingo departure still there: ${what}` :
+    `FAIL mingo departure gone or changed (update this test): ${what}: got ${got}, knew ${known}`);
+' 2>"$T/err" || fail "mingo departure probes" "$(cat "$T/err")"

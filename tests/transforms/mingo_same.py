@@ -150,6 +150,23 @@ def integer_like_names(v, out):
             integer_like_names(x, out)
 
 
+def id_key(v):
+    """A key for an _id, its numbers by value (mingo gives an int64 2 or a
+    double 2.0 back as 2): the same key exactly when first_difference finds
+    the two equal."""
+    def norm(x):
+        n = number(x)
+        if n is not None:
+            d = Decimal(n) if not isinstance(n, Decimal) else n
+            return {"$number": "NaN" if d.is_nan() else str(d.normalize() if d else Decimal(0))}
+        if isinstance(x, dict):
+            return SON((k, norm(y)) for k, y in x.items())
+        if isinstance(x, list):
+            return [norm(y) for y in x]
+        return x
+    return canon(norm(v))
+
+
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, **kw)
 
@@ -253,8 +270,8 @@ def compare(a, name, tmp):
         coll = "%s.%s" % (where["db"], where["coll"])
         want = offline.get(ns, [])
         have = store.get(coll, [])
-        wmap = {canon(d["_id"]): d for d in want}
-        hmap = {canon(d.get("_id")): d for d in have}
+        wmap = {id_key(d["_id"]): d for d in want}
+        hmap = {id_key(d.get("_id")): d for d in have}
         label = "%s: %s (%d documents; %s)" % (name, ns, len(want), DEPARTURE)
         problems = []
         if len(wmap) != len(want) or len(hmap) != len(have):
