@@ -10,7 +10,7 @@
  *
  * Every pipeline is safe to run again over the same range: its documents
  * keep their _ids (parents, children, copies) and $merge replaces by _id.
- * The range is a $match on _id put first (compile_range_stage). */
+ * The range is a $match of its _ids put first (compile_range_stage). */
 #ifndef REMODEL_COMPILE_H
 #define REMODEL_COMPILE_H
 
@@ -77,9 +77,11 @@ void compile_note (compile_step_t *st, const char *fmt, ...) BSON_GNUC_PRINTF (2
  * field (checked before running: online_server.c, the script). */
 void compile_guard (online_t *on, compile_step_t *st, const rm_nsref_t *ns, const char *field);
 
-/* The range's first stage: {$match: {_id: {$gt: after, $lte: upto}}}
- * (either bound NULL: open). */
-void compile_range_stage (bson_t *stage, const bson_value_t *after, const bson_value_t *upto);
+/* The range's first stage: {$match: {_id: {$in: [its _ids]}}}. Not
+ * {$gt: A, $lte: B}: a query's comparison keeps to the bound's type (an
+ * _id of another type between A and B in the sort order would be left
+ * out), where $in names each one, through the _id index. */
+void compile_range_stage (bson_t *stage, const bson_t *ids);
 
 /* The stage names a pipeline uses ("$lookup", ...), appended to names
  * (distinct), for checking a server has them. */

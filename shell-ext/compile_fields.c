@@ -67,7 +67,7 @@ compile_fields (online_t *on, compile_version_t v, compile_step_t *st)
             cs_begin (p, &stage, "$addFields");
             BSON_APPEND_DOCUMENT_BEGIN (&stage.body, f->to[i].text, &c);
             BSON_APPEND_ARRAY_BEGIN (&c, "$cond", &arr);
-            cs_append_has (&arr, "0", from);
+            cs_append_has_field (&arr, "0", "$$ROOT", f->paths[i].text);
             BSON_APPEND_UTF8 (&arr, "1", from);
             BSON_APPEND_UTF8 (&arr, "2", to);
             bson_append_array_end (&c, &arr);

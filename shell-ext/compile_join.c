@@ -393,7 +393,7 @@ compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
     if (top && !native_top) {
         /* $topN and $bottomN are MongoDB 5.2's: below, the rows are sorted
          * by the one sortBy and pushed, which leaves no order for $first,
-         * $last or another $topN. */
+         * $last, $addToSet or another $topN. */
         bson_iter_t t, sb, k;
         size_t n_top = 0;
         bson_iter_init (&f, m->exprs);
@@ -403,11 +403,13 @@ compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
             bson_iter_next (&a);
             n_top += !strcmp (bson_iter_key (&a), "$topN") || !strcmp (bson_iter_key (&a), "$bottomN");
         }
-        if (n_top > 1 || find_op (m, "$first", NULL) || find_op (m, "$last", NULL) || m->sort.n)
+        if (n_top > 1 || find_op (m, "$first", NULL) || find_op (m, "$last", NULL) ||
+            find_op (m, "$addToSet", NULL) || m->sort.n)
             return compile_refuse (st, "$topN and $bottomN need MongoDB 5.2 (--server-version "
                                        "5.2): below it, compile sorts the children by one "
                                        "sortBy and slices, which leaves no order for \"sort\", "
-                                       "$first, $last or a second $topN/$bottomN");
+                                       "$first, $last, $addToSet (which keeps the order it "
+                                       "meets values in) or a second $topN/$bottomN");
         if (!find_op (m, "$topN", &t))
             find_op (m, "$bottomN", &t);
         bson_iter_recurse (&t, &sb);
@@ -539,7 +541,7 @@ compile_denormalize (online_t *on, compile_version_t v, compile_step_t *st)
     const rm_denorm_t *d = &st->s->u.denorm;
     bson_t *p = &st->passes[0].pipeline;
     cs_stage_t s;
-    static const char *const scratch[] = {"__rm"};
+    static const char *const scratch[] = {"__rm", "__rm_n"};
     char *local = cs_ref (NULL, d->local.text);
     (void) v;
 
@@ -566,9 +568,10 @@ compile_denormalize (online_t *on, compile_version_t v, compile_step_t *st)
         }
 
     cs_lookup (p, online_name_now (on, &d->from), d->local.text, d->foreign.text);
-    /* The first match in from's order; missing when none. */
-    cs_append (p, BCON_NEW ("$addFields", "{", "__rm", "{", "$arrayElemAt", "[",
-                            BCON_UTF8 ("$__rm"), BCON_INT32 (0), "]", "}", "}"));
+    /* How many matched, and the first in from's order. */
+    cs_append (p, BCON_NEW ("$addFields", "{", "__rm_n", "{", "$size", BCON_UTF8 ("$__rm"), "}",
+                            "__rm", "{", "$arrayElemAt", "[", BCON_UTF8 ("$__rm"), BCON_INT32 (0),
+                            "]", "}", "}"));
     cs_begin (p, &s, "$addFields");
     for (size_t i = 0; i < d->n; i++) {
         /* target = a scalar reference (not missing, null or an array) ?
@@ -608,10 +611,14 @@ compile_denormalize (online_t *on, compile_version_t v, compile_step_t *st)
         /* 1: matched ? ... : ... */
         BSON_APPEND_DOCUMENT_BEGIN (&arr, "1", &m);
         BSON_APPEND_ARRAY_BEGIN (&m, "$cond", &marr);
-        cs_append_has (&marr, "0", "$__rm");
+        {
+            bson_t *matched = BCON_NEW ("$gt", "[", BCON_UTF8 ("$__rm_n"), BCON_INT32 (0), "]");
+            BSON_APPEND_DOCUMENT (&marr, "0", matched);
+            bson_destroy (matched);
+        }
         BSON_APPEND_DOCUMENT_BEGIN (&marr, "1", &copy);
         BSON_APPEND_ARRAY_BEGIN (&copy, "$cond", &carr);
-        cs_append_has (&carr, "0", src);
+        cs_append_has_field (&carr, "0", "$__rm", d->sources[i].text);
         BSON_APPEND_UTF8 (&carr, "1", src);
         BSON_APPEND_UTF8 (&carr, "2", keep);
         bson_append_array_end (&copy, &carr);
@@ -630,7 +637,7 @@ compile_denormalize (online_t *on, compile_version_t v, compile_step_t *st)
         bson_free (keep);
     }
     cs_end (&s);
-    cs_drop (p, scratch, 1);
+    cs_drop (p, scratch, 2);
     bson_free (local);
     /* The array shapes (references in an array, a reference in each
      * element) are the step's too, but not this pipeline's: a server

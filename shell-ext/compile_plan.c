@@ -70,18 +70,13 @@ compile_guard (online_t *on, compile_step_t *st, const rm_nsref_t *ns, const cha
 }
 
 void
-compile_range_stage (bson_t *stage, const bson_value_t *after, const bson_value_t *upto)
+compile_range_stage (bson_t *stage, const bson_t *ids)
 {
     bson_t match, id;
     BSON_APPEND_DOCUMENT_BEGIN (stage, "$match", &match);
-    if (after || upto) {
-        BSON_APPEND_DOCUMENT_BEGIN (&match, "_id", &id);
-        if (after)
-            BSON_APPEND_VALUE (&id, "$gt", after);
-        if (upto)
-            BSON_APPEND_VALUE (&id, "$lte", upto);
-        bson_append_document_end (&match, &id);
-    }
+    BSON_APPEND_DOCUMENT_BEGIN (&match, "_id", &id);
+    BSON_APPEND_ARRAY (&id, "$in", ids);
+    bson_append_document_end (&match, &id);
     bson_append_document_end (stage, &match);
 }
 

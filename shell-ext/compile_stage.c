@@ -72,6 +72,24 @@ cs_append_has (bson_t *doc, const char *key, const char *expr)
 }
 
 void
+cs_append_has_field (bson_t *doc, const char *key, const char *base, const char *path)
+{
+    bson_t *e;
+    char *full;
+    if (strchr (path, '.')) {
+        full = bson_strdup_printf ("%s.%s", base, path);
+        cs_append_has (doc, key, full);
+        bson_free (full);
+        return;
+    }
+    e = BCON_NEW ("$in", "[", BCON_UTF8 (path), "{", "$map", "{", "input", "{", "$ifNull", "[", "{",
+                  "$objectToArray", BCON_UTF8 (base), "}", "[", "]", "]", "}", "as", BCON_UTF8 ("f"),
+                  "in", BCON_UTF8 ("$$f.k"), "}", "}", "]");
+    BSON_APPEND_DOCUMENT (doc, key, e);
+    bson_destroy (e);
+}
+
+void
 cs_append_no_child (bson_t *doc, const char *key)
 {
     bson_t *e = BCON_NEW ("$eq", "[", BCON_UTF8 ("$__rm_i"), BCON_NULL, "]");

@@ -37,6 +37,10 @@ void cs_drop (bson_t *pipeline, const char *const *names, size_t n);
  * {$objectToArray: {v: expr}} has one element or none ($type would say
  * "missing", but not every server has it). */
 void cs_append_has (bson_t *doc, const char *key, const char *expr);
+/* Appends key: <whether the document base ("$__rm") has the field path>:
+ * a top-level one among its field names, exactly; a dotted one as
+ * cs_append_has. */
+void cs_append_has_field (bson_t *doc, const char *key, const char *base, const char *path);
 /* Appends key: {$eq: ["$__rm_i", null]}: the row of a parent with no child. */
 void cs_append_no_child (bson_t *doc, const char *key);
 /* Whether a plan's path names a top-level field. */

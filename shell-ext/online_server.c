@@ -147,61 +147,70 @@ online_server_exact (online_t *on, const compile_step_t *st, bool *exact, bson_e
     return ok;
 }
 
-/* The next range: up to batch _ids after last; its last _id into hi.
- * Returns how many (0: the end), -1 on error. */
-static int64_t
-next_range (online_t *on, mongoc_collection_t *drive, const bson_t *last, int64_t batch,
-            bson_t *hi, bson_error_t *err)
+/* The _ids of the driving collection after last (none: from the start),
+ * in _id order, through one cursor for the whole pass, as the client-side
+ * runner reads; opened again after an error. */
+static mongoc_cursor_t *
+open_ids (mongoc_collection_t *drive, const bson_t *last, int64_t batch)
 {
     bson_t filter = BSON_INITIALIZER, inner;
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
-                             BCON_INT32 (1), "}", "limit", BCON_INT64 (batch));
+                             BCON_INT32 (1), "}", "batchSize", BCON_INT64 (batch));
     bson_iter_t it;
     mongoc_cursor_t *cur;
-    const bson_t *doc;
-    bson_error_t why;
-    int64_t n = 0;
-
     if (bson_iter_init_find (&it, last, "last")) {
         BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &inner);
         BSON_APPEND_VALUE (&inner, "$gt", bson_iter_value (&it));
         bson_append_document_end (&filter, &inner);
     }
     cur = mongoc_collection_find_with_opts (drive, &filter, opts, NULL);
-    while (mongoc_cursor_next (cur, &doc)) {
-        if (bson_iter_init_find (&it, doc, "_id")) {
-            bson_reinit (hi);
-            BSON_APPEND_VALUE (hi, "last", bson_iter_value (&it));
-        }
-        n++;
-    }
-    if (mongoc_cursor_error (cur, &why))
-        n = online_fail (on, err, &why, "reading the next range's _ids") ? 0 : -1;
-    mongoc_cursor_destroy (cur);
     bson_destroy (opts);
     bson_destroy (&filter);
+    return cur;
+}
+
+/* The next range: up to batch _ids into ids (an array), the last of them
+ * into hi as "last". Returns how many (0: the end), -1 on error. */
+static int64_t
+next_range (online_t *on, mongoc_cursor_t *cur, int64_t batch, bson_t *ids, bson_t *hi,
+            bson_error_t *err)
+{
+    const bson_t *doc;
+    bson_iter_t it;
+    bson_error_t why;
+    int64_t n = 0;
+
+    bson_reinit (ids);
+    while (n < batch && mongoc_cursor_more (cur) && mongoc_cursor_next (cur, &doc)) {
+        char key[24];
+        if (!bson_iter_init_find (&it, doc, "_id"))
+            continue;
+        snprintf (key, sizeof key, "%lld", (long long) n++);
+        BSON_APPEND_VALUE (ids, key, bson_iter_value (&it));
+        bson_reinit (hi);
+        BSON_APPEND_VALUE (hi, "last", bson_iter_value (&it));
+    }
+    if (mongoc_cursor_error (cur, &why))
+        return online_fail (on, err, &why, "reading the next range's _ids") ? 0 : -1;
     return n;
 }
 
-/* Runs the range (last, hi] through the pipeline; counts what its target
- * holds of the range then. */
+/* Runs the range's _ids through the pipeline; counts what its target
+ * holds of them then (every compiled pass keeps the _ids it reads). */
 static bool
 run_range (online_t *on, const compile_pass_t *cp, mongoc_collection_t *drive,
-           mongoc_collection_t *target, const bson_t *last, const bson_t *hi, int64_t *written,
-           bson_error_t *err)
+           mongoc_collection_t *target, const bson_t *ids, int64_t *written, bson_error_t *err)
 {
     bson_t pipeline = BSON_INITIALIZER, stage = BSON_INITIALIZER, opts = BSON_INITIALIZER;
-    bson_t *range;
-    bson_iter_t a, b, it;
+    bson_t filter = BSON_INITIALIZER, in;
+    bson_iter_t it;
     mongoc_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
-    bool has_a = bson_iter_init_find (&a, last, "last");
     bool ok = true;
     int64_t n;
 
-    bson_iter_init_find (&b, hi, "last");
-    compile_range_stage (&stage, has_a ? bson_iter_value (&a) : NULL, bson_iter_value (&b));
+    compile_range_stage (&stage, ids);
     BSON_APPEND_DOCUMENT (&pipeline, "0", &stage);
     bson_iter_init (&it, &cp->pipeline);
     for (uint32_t i = 1; bson_iter_next (&it); i++) {
@@ -225,22 +234,17 @@ run_range (online_t *on, const compile_pass_t *cp, mongoc_collection_t *drive,
         }
     }
     mongoc_cursor_destroy (cur);
-    /* What the range made in the target (documents of its _ids: every
-     * compiled pass keeps the _ids it reads). */
     if (ok) {
-        bson_iter_t m;
-        bson_iter_init_find (&m, &stage, "$match");
-        bson_iter_recurse (&m, &it);
-        range = bson_new ();
-        while (bson_iter_next (&it))
-            bson_append_iter (range, bson_iter_key (&it), -1, &it);
-        n = mongoc_collection_count_documents (target, range, NULL, NULL, NULL, &why);
+        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &in);
+        BSON_APPEND_ARRAY (&in, "$in", ids);
+        bson_append_document_end (&filter, &in);
+        n = mongoc_collection_count_documents (target, &filter, NULL, NULL, NULL, &why);
         if (n < 0)
             ok = online_fail (on, err, &why, "counting a range's results");
         else
             *written += n;
-        bson_destroy (range);
     }
+    bson_destroy (&filter);
     bson_destroy (&opts);
     bson_destroy (&stage);
     bson_destroy (&pipeline);
@@ -255,7 +259,8 @@ online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t
     const rm_step_t *s = st->s;
     mongoc_collection_t *drive = online_collection (on, cp->drive->db, cp->coll);
     mongoc_collection_t *target = online_collection (on, cp->out->db, cp->target);
-    bson_t last = BSON_INITIALIZER, hi = BSON_INITIALIZER;
+    bson_t last = BSON_INITIALIZER, hi = BSON_INITIALIZER, ids = BSON_INITIALIZER;
+    mongoc_cursor_t *cur = NULL;
     int64_t seen = 0, written = 0, since = 0, t0 = online_mono_ms ();
     int tries = 0;
     bool done = false, ok, tty = isatty (STDERR_FILENO) && !o->log_json && !o->quiet;
@@ -270,9 +275,14 @@ online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t
     while (ok) {
         int64_t b0 = online_mono_ms (), n, w = 0;
         bson_iter_t it;
+        if (!cur)
+            cur = open_ids (drive, &last, o->batch_size);
         if (!online_wait_while_paused (on, err) ||
-            (n = next_range (on, drive, &last, o->batch_size, &hi, err)) < 0 ||
-            (n > 0 && !run_range (on, cp, drive, target, &last, &hi, &w, err))) {
+            (n = next_range (on, cur, o->batch_size, &ids, &hi, err)) < 0 ||
+            (n > 0 && !run_range (on, cp, drive, target, &ids, &w, err))) {
+            /* The range again, from the checkpoint. */
+            mongoc_cursor_destroy (cur);
+            cur = NULL;
             if (online_transient_wait (on, &since, &tries, err))
                 continue;
             ok = false;
@@ -325,6 +335,9 @@ online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t
                  tty && seen ? "\r" : "", s->index, s->op, cp->drive->text, (long long) seen,
                  (long long) written);
 out:
+    if (cur)
+        mongoc_cursor_destroy (cur);
+    bson_destroy (&ids);
     bson_destroy (&last);
     bson_destroy (&hi);
     mongoc_collection_destroy (target);

@@ -101,6 +101,22 @@ for p in embed-tasks embed-parts students subset backfill-logging summary fields
     expect_eq "java $p: online verify (the engine recomputing) agrees" "$rc" 0
 done
 
+# Edge data (tests/transforms/cases/compile/data/edge.json): _ids of int32,
+# int64, double and string in one collection (a range spans types: {$gt,
+# $lte} on _id would keep to one type, so ranges name their _ids), numbers
+# of other types as references, null and missing ones.
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/edge" "$(cat "$ROOT/tests/transforms/cases/compile/data/edge.json")"
+"$MONGORESTORE" --uri "$uri" --dir "$T/edge" --quiet 2>"$T/err" || fail "java: restore the edge data" "$(cat "$T/err")"
+for p in mingo-edge-embed mingo-edge-denorm; do
+    plan=$ROOT/tests/transforms/cases/compile/$p.json
+    "$REMODEL" run "$plan" --from "$T/edge" --to "$T/off-$p.archive" -q -f 2>"$T/err" ||
+        { fail "java $p: remodel run" "$(cat "$T/err")"; continue; }
+    run_rm online run "$plan" --uri "$uri" --server-side --server-version 4.0 --create-indexes --batch-size 2
+    expect_eq "java $p: --server-side in ranges of 2 _ids of mixed types exits 0" "$rc" 0
+    # shellcheck disable=SC2046
+    online_same "java $p: the server's results are remodel run's, byte for byte" "$T/off-$p.archive" $(pairs "$plan")
+done
+
 # A second run goes on from the checkpoints: every pass done before.
 run_rm online run "$T/plans/embed-tasks.json" --uri "$uri" --server-side --server-version 4.0
 expect_message "java: a second run finds every pass done" \
