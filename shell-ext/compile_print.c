@@ -10,7 +10,7 @@
  *    "results": {NS: {"db", "coll"}}}
  *
  * A pipeline is the whole step over its collection; run range by range,
- * each range's {$match: {_id: {$gt: A, $lte: B}}} goes first. */
+ * each range's {$match: {_id: {$in: [its _ids]}}} goes first. */
 #include <string.h>
 
 #include "compile.h"
