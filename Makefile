@@ -111,11 +111,12 @@ check: all unit
 	    build/sanitize/remodel unit replays
 	@tests/run.sh $(BUILD) build/sanitize
 
-# The online mode's kill -9 campaign: many random kills per server (make
-# check replays four).
+# The online mode's kill -9 campaign: many random kills per server, client-
+# and server-side (make check replays four, and three server-side).
 online-crashes: all
 	@REMODEL=$(BUILD)/remodel REMODEL_ONLINE_CRASHES=$${CRASHES:-50} bash tests/cli/test_online.sh
 	@REMODEL=$(BUILD)/remodel REMODEL_ONLINE_CRASHES=$${CRASHES:-50} bash tests/cli/test_online_steps.sh
+	@REMODEL=$(BUILD)/remodel REMODEL_ONLINE_CRASHES=$${CRASHES:-50} bash tests/cli/test_compile.sh
 
 demo: all
 	@scripts/demo.sh $(BUILD)

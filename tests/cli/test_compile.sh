@@ -126,6 +126,32 @@ expect_eq "java: status reads the server-side checkpoints" \
     "$(awk '$1 ~ /^[0-9]/ {print $1, $2, $4, $5, $6}' "$T/out" | tr '\n' ';')" \
     "1 denormalize done 1200 1200;2 summarize done 20 20;"
 
+# kill -9 at random moments during --server-side runs, then a rerun: the
+# same documents (make online-crashes CRASHES=N runs more).
+CRASHES=${REMODEL_ONLINE_CRASHES:-3}
+for ((i = 1; i <= CRASHES; i++)); do
+    case $((i % 3)) in
+    1) p=embed-tasks ;;
+    2) p=backfill-logging ;;
+    0) p=students ;;
+    esac
+    cp "$T/plans/$p.json" "$T/plans/crash$i.json"
+    "$REMODEL" online run -q "$T/plans/crash$i.json" --uri "$uri" --server-side --server-version 4.0 \
+        --batch-size 3 --pause-ms 20 >/dev/null 2>&1 &
+    pid=$!
+    sleep "$((RANDOM % 2)).$(printf '%02d' $((RANDOM % 90 + 5)))"
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    python3 -c 'import pymongo, sys, datetime
+c = pymongo.MongoClient(sys.argv[1])
+c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1, 1)}})' "$uri"
+    run_rm online run "$T/plans/crash$i.json" --uri "$uri" --server-side --server-version 4.0
+    expect_eq "java: $p --server-side killed (-9) at a random moment ($i), then run again: exit 0" "$rc" 0
+    # shellcheck disable=SC2046
+    online_same "java: $p killed ($i), then run again: remodel run's documents" "$T/off-$p.archive" \
+        $(pairs "$T/plans/crash$i.json")
+done
+
 # The server lacks an operator the version asked for: the range's error says so.
 run_rm online run "$T/plans/ordered.json" --uri "$uri" --server-side --server-version 5.2
 expect_eq "java: \$topN compiled for 5.2 on a server without it: exit 1" "$rc" 1
