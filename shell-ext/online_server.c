@@ -63,6 +63,82 @@ probe_stage (online_t *on, const char *stage)
     return BCON_NEW ("0", "{", "$match", "{", "}", "}");
 }
 
+/* The shard key of db.coll from config.collections (a sharded cluster's
+ * mongos; elsewhere nothing is found): false when not sharded. */
+static bool
+shard_key (online_t *on, const char *db, const char *coll, bson_t *key)
+{
+    mongoc_collection_t *c = online_collection (on, "config", "collections");
+    char *id = bson_strdup_printf ("%s.%s", db, coll);
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (id));
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+    const bson_t *doc;
+    bson_iter_t it;
+    bool sharded = false;
+    if (mongoc_cursor_next (cur, &doc) && bson_iter_init_find (&it, doc, "key") &&
+        BSON_ITER_HOLDS_DOCUMENT (&it) &&
+        !(bson_iter_init_find (&it, doc, "dropped") && bson_iter_as_bool (&it))) {
+        uint32_t len;
+        const uint8_t *data;
+        bson_t found;
+        bson_iter_init_find (&it, doc, "key");
+        bson_iter_document (&it, &len, &data);
+        bson_init_static (&found, data, len);
+        bson_copy_to (&found, key);
+        sharded = true;
+    }
+    mongoc_cursor_destroy (cur); /* an error (no config database): not sharded */
+    bson_destroy (q);
+    bson_free (id);
+    mongoc_collection_destroy (c);
+    return sharded;
+}
+
+/* On a sharded cluster: $merge on _id needs _id to hold the target's shard
+ * key; a sharded $lookup "from" needs 5.1. What the cluster says decides;
+ * elsewhere this finds nothing. */
+static bool
+check_sharding (online_t *on, const compile_plan_t *c, bson_error_t *err)
+{
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t p = 0; p < c->steps[i].n_passes; p++) {
+            const compile_pass_t *cp = &c->steps[i].passes[p];
+            bson_t key;
+            bson_iter_t it, st, body;
+            if (shard_key (on, cp->out->db, cp->target, &key)) {
+                bool only_id = bson_iter_init (&it, &key);
+                while (only_id && bson_iter_next (&it))
+                    only_id = !strcmp (bson_iter_key (&it), "_id");
+                bson_destroy (&key);
+                if (!only_id) {
+                    rm_error_set (err, RM_ERR_UNSUPPORTED,
+                                  "%s: step %zu (%s): %s.%s is sharded by a key other than _id, "
+                                  "and the compiled $merge replaces by _id, which must hold the "
+                                  "shard key: shard it by _id, or drop it and let the run create "
+                                  "it unsharded", on->where, c->steps[i].s->index,
+                                  c->steps[i].s->op, cp->out->db, cp->target);
+                    return false;
+                }
+            }
+            bson_iter_init (&it, &cp->pipeline);
+            while (bson_iter_next (&it))
+                if (bson_iter_recurse (&it, &st) && bson_iter_find (&st, "$lookup") &&
+                    bson_iter_recurse (&st, &body) && bson_iter_find (&body, "from") &&
+                    COMPILE_V (c->version) < COMPILE_VERSION (5, 1) &&
+                    shard_key (on, cp->drive->db, bson_iter_utf8 (&body, NULL), &key)) {
+                    bson_destroy (&key);
+                    rm_error_set (err, RM_ERR_UNSUPPORTED,
+                                  "%s: step %zu (%s): %s.%s is sharded, and $lookup reads a "
+                                  "sharded collection from MongoDB 5.1 (the server is %d.%d)",
+                                  on->where, c->steps[i].s->index, c->steps[i].s->op,
+                                  cp->drive->db, bson_iter_utf8 (&body, NULL), c->version.major,
+                                  c->version.minor);
+                    return false;
+                }
+        }
+    return true;
+}
+
 bool
 online_server_check (online_t *on, const compile_plan_t *c, bson_error_t *err)
 {
@@ -108,7 +184,7 @@ online_server_check (online_t *on, const compile_plan_t *c, bson_error_t *err)
         bson_destroy (pipeline);
     }
     mongoc_collection_destroy (probe);
-    return ok;
+    return ok && check_sharding (on, c, err);
 }
 
 bool
