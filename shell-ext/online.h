@@ -162,6 +162,12 @@ bool online_wait_while_paused (online_t *on, bson_error_t *err);
  * backoff and returns true to try again, for up to --retry-for. */
 bool online_transient_wait (online_t *on, int64_t *since, int *tries, const bson_error_t *err);
 
+/* online_checkpoint_write, retried after transient errors (the lease
+ * renewed each time); last: {"last": <_id>} or empty. */
+bool online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
+                             const char *coll, const bson_t *last, int64_t seen, int64_t changed,
+                             bool done, bson_error_t *err);
+
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);
 bool online_rollback (online_t *on, bson_error_t *err);

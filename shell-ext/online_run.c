@@ -190,6 +190,21 @@ online_transient_wait (online_t *on, int64_t *since, int *tries, const bson_erro
     return true;
 }
 
+bool
+online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
+                        const char *coll, const bson_t *last, int64_t seen, int64_t changed,
+                        bool done, bson_error_t *err)
+{
+    int64_t since = 0;
+    int tries = 0;
+    bson_iter_t it;
+    const bson_value_t *v = bson_iter_init_find (&it, last, "last") ? bson_iter_value (&it) : NULL;
+    while (!online_checkpoint_write (on, s, p, ns, coll, v, seen, changed, done, err))
+        if (!online_transient_wait (on, &since, &tries, err))
+            return false;
+    return true;
+}
+
 static bool
 run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, online_mode_t mode,
           online_idset_t *sets, size_t n_sets, online_passrun_t *pr, bson_error_t *err)
@@ -266,17 +281,9 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
         if (n == 0)
             break;
         j.seen += n;
-        if (checkpoints) {
-            bson_iter_t it;
-            while (!(ok = online_checkpoint_write (on, s, pi, j.in[p->drive], drive_coll,
-                                                   bson_iter_init_find (&it, &last, "last")
-                                                       ? bson_iter_value (&it) : NULL,
-                                                   j.seen, j.written, false, err)) &&
-                   online_transient_wait (on, &since, &tries, err))
-                ;
-            since = 0;
-            tries = 0;
-        }
+        if (checkpoints)
+            ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
+                                         j.written, false, err);
         ms = online_mono_ms () - b0;
         log_batch (&j, n, ms, t0);
         size_batch (&j, n, ms);
@@ -284,15 +291,9 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
             online_sleep_ms (t0 + j.seen * 1000 / o->max_rate - online_mono_ms ());
         online_sleep_ms (o->pause_ms);
     }
-    if (ok && checkpoints) {
-        bson_iter_t it;
-        while (!(ok = online_checkpoint_write (on, s, pi, j.in[p->drive], drive_coll,
-                                               bson_iter_init_find (&it, &last, "last")
-                                                   ? bson_iter_value (&it) : NULL,
-                                               j.seen, j.written, true, err)) &&
-               online_transient_wait (on, &since, &tries, err))
-            ;
-    }
+    if (ok && checkpoints)
+        ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
+                                     j.written, true, err);
     if (ok && !o->quiet && mode == ONLINE_RUN)
         fprintf (stderr, "%sremodel: step %zu (%s) %s: %lld read, %lld %s\n",
                  j.seen && isatty (STDERR_FILENO) && !o->log_json ? "\r" : "", s->index, s->op,

@@ -350,7 +350,6 @@ online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t
     }
     while (ok) {
         int64_t b0 = online_mono_ms (), n, w = 0;
-        bson_iter_t it;
         if (!cur)
             cur = open_ids (drive, &last, o->batch_size);
         if (!online_wait_while_paused (on, err) ||
@@ -370,12 +369,8 @@ online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t
             break;
         seen += n;
         written += w;
-        bson_iter_init_find (&it, &hi, "last");
-        while (!(ok = online_checkpoint_write (on, s, cp->pass, cp->drive, cp->coll,
-                                               bson_iter_value (&it), seen, written, false, err)) &&
-               online_transient_wait (on, &since, &tries, err))
-            ;
-        if (!ok)
+        if (!(ok = online_checkpoint_save (on, s, cp->pass, cp->drive, cp->coll, &hi, seen,
+                                           written, false, err)))
             break;
         bson_reinit (&last);
         bson_concat (&last, &hi);
@@ -397,15 +392,9 @@ online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t
             online_sleep_ms (t0 + seen * 1000 / o->max_rate - online_mono_ms ());
         online_sleep_ms (o->pause_ms);
     }
-    if (ok) {
-        bson_iter_t it;
-        bool has = bson_iter_init_find (&it, &last, "last");
-        while (!(ok = online_checkpoint_write (on, s, cp->pass, cp->drive, cp->coll,
-                                               has ? bson_iter_value (&it) : NULL, seen, written,
-                                               true, err)) &&
-               online_transient_wait (on, &since, &tries, err))
-            ;
-    }
+    if (ok)
+        ok = online_checkpoint_save (on, s, cp->pass, cp->drive, cp->coll, &last, seen, written,
+                                     true, err);
     if (ok && !o->quiet)
         fprintf (stderr, "%sremodel: step %zu (%s) %s: %lld read, %lld written (server-side)\n",
                  tty && seen ? "\r" : "", s->index, s->op, cp->drive->text, (long long) seen,
