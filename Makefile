@@ -14,7 +14,7 @@ WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -
 # Recursive (=) so pkg-config runs only after the deps step installed it all.
 # The core's layers, each a folder of common/ (README.md, "Layout"); their
 # private headers are included by bare name.
-CORE_DIRS = base bson dump sort accum engine
+CORE_DIRS = base bson dump sort accum engine analyze
 CORE_INC  = $(CORE_DIRS:%=-Icommon/%)
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude $(CORE_INC) \
              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS) $(EXTRA_CFLAGS)

@@ -21,6 +21,7 @@ static const char usage[] =
     "  check PLAN [--against SRC]     validate a plan without running it\n"
     "  show SRC [--ns NS]             documents as Extended JSON, one per line\n"
     "  diff A B                       compare two dumps, document by document\n"
+    "  analyze SRC                    relationships, cardinalities and sizes\n"
     "  online run|status PLAN --uri URI   apply a plan to a live server (the\n"
     "                     companion remodel-online, installed beside remodel)\n"
     "  compile PLAN [--format pipeline|mongosh]   the plan as aggregation\n"
@@ -65,7 +66,7 @@ main (int argc, char **argv)
         int (*fn) (int, char **);
     } commands[] = {{"inspect", cmd_inspect}, {"convert", cmd_convert}, {"cat", cmd_cat},
                     {"run", cmd_run}, {"check", cmd_check}, {"show", cmd_show},
-                    {"diff", cmd_diff}};
+                    {"diff", cmd_diff}, {"analyze", cmd_analyze}};
     int rc;
 
     if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ||

@@ -1,0 +1,241 @@
+/* remodel analyze, the first pass (remodel/analyze.h): each collection's
+ * documents, sizes and fields, and the join keys of every field that could
+ * hold references; then the relationships (analyze_relate.c). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze_int.h"
+#include "remodel/nsselect.h"
+
+rm_field_t *
+rm_collection_field (rm_collection_t *c, const char *path, bool in_array)
+{
+    rm_field_t *f;
+    for (size_t i = 0; i < c->n_fields; i++)
+        if (!strcmp (c->fields[i].path, path))
+            return &c->fields[i];
+    if (c->n_fields == RM_ANALYZE_MAX_PATHS) {
+        c->fields_capped = true;
+        return NULL;
+    }
+    c->fields = bson_realloc (c->fields, (c->n_fields + 1) * sizeof *c->fields);
+    f = &c->fields[c->n_fields++];
+    memset (f, 0, sizeof *f);
+    f->path = bson_strdup (path);
+    f->in_array = in_array;
+    f->last_doc = UINT64_MAX;
+    return f;
+}
+
+/* Values a reference can be: ids, codes, numbers that are whole. */
+static bool
+key_like (const bson_iter_t *v)
+{
+    switch (bson_iter_type (v)) {
+    case BSON_TYPE_OID:
+    case BSON_TYPE_INT32:
+    case BSON_TYPE_INT64:
+    case BSON_TYPE_BINARY:
+        return true;
+    case BSON_TYPE_UTF8: {
+        uint32_t n;
+        bson_iter_utf8 (v, &n);
+        return n <= RM_ANALYZE_KEY_MAX_STRING;
+    }
+    case BSON_TYPE_DOUBLE: {
+        double d = bson_iter_double (v);
+        return d == (double) (int64_t) d;
+    }
+    default:
+        return false;
+    }
+}
+
+/* A number, or a string of up to 3 bytes: values any collection of
+ * integer or short ids holds by chance. */
+static bool
+small_value (const bson_iter_t *v)
+{
+    uint32_t n;
+    if (BSON_ITER_HOLDS_UTF8 (v)) {
+        bson_iter_utf8 (v, &n);
+        return n <= 3;
+    }
+    return !BSON_ITER_HOLDS_OID (v) && !BSON_ITER_HOLDS_BINARY (v);
+}
+
+static void
+add_scalar (rm_field_t *f, const bson_iter_t *v)
+{
+    if (f->not_key)
+        return;
+    if (BSON_ITER_HOLDS_NULL (v))
+        return;
+    if (!key_like (v)) {
+        f->not_key = true;
+        rm_keymap_destroy (&f->keys);
+        return;
+    }
+    rm_keymap_add (&f->keys, rm_analyze_key (v), 1);
+    f->values++;
+    if (small_value (v))
+        f->small++;
+}
+
+static void walk (rm_collection_t *c, uint64_t seq, const char *prefix, bson_iter_t *it, int depth,
+                  bool in_array);
+
+static void
+add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, int depth,
+           bool in_array)
+{
+    rm_field_t *f = rm_collection_field (c, path, in_array);
+    bson_iter_t sub;
+    if (!f)
+        return;
+    if (f->last_doc != seq) {
+        f->last_doc = seq;
+        f->docs++;
+    }
+    f->types[bson_iter_type (v)]++;
+    if (BSON_ITER_HOLDS_DOCUMENT (v) && depth < RM_ANALYZE_MAX_DEPTH && bson_iter_recurse (v, &sub)) {
+        walk (c, seq, path, &sub, depth + 1, in_array);
+    } else if (BSON_ITER_HOLDS_ARRAY (v) && bson_iter_recurse (v, &sub)) {
+        uint64_t n = 0;
+        f->arrays++;
+        if (!f->lengths)
+            f->lengths = bson_malloc0 (sizeof *f->lengths);
+        while (bson_iter_next (&sub)) {
+            bson_iter_t el;
+            n++;
+            /* Documents in an array: their fields are path.field;
+             * scalars are values of the path itself. */
+            if (BSON_ITER_HOLDS_DOCUMENT (&sub) && depth < RM_ANALYZE_MAX_DEPTH &&
+                bson_iter_recurse (&sub, &el))
+                walk (c, seq, path, &el, depth + 1, true);
+            else if (!BSON_ITER_HOLDS_ARRAY (&sub) && !BSON_ITER_HOLDS_DOCUMENT (&sub))
+                add_scalar (f, &sub);
+        }
+        rm_dist_add (f->lengths, n);
+    } else {
+        add_scalar (f, v);
+    }
+}
+
+static void
+walk (rm_collection_t *c, uint64_t seq, const char *prefix, bson_iter_t *it, int depth,
+      bool in_array)
+{
+    char path[512];
+    while (bson_iter_next (it)) {
+        if (prefix)
+            snprintf (path, sizeof path, "%s.%s", prefix, bson_iter_key (it));
+        else
+            snprintf (path, sizeof path, "%s", bson_iter_key (it));
+        add_value (c, seq, path, it, depth, in_array);
+    }
+}
+
+void
+rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_t len)
+{
+    bson_t d;
+    bson_iter_t it;
+    c->docs++;
+    c->bytes += len;
+    if (len > c->max_size)
+        c->max_size = len;
+    rm_dist_add (&c->sizes, len);
+    if (bson_init_static (&d, doc, len) && bson_iter_init (&it, &d))
+        walk (c, seq, NULL, &it, 0, false);
+}
+
+static rm_collection_t *
+collection_of (rm_analysis_t *a, const rm_ns_t *ns)
+{
+    char name[512];
+    rm_ns_name (ns, name, sizeof name);
+    for (size_t i = 0; i < a->n_cols; i++)
+        if (!strcmp (a->cols[i].ns, name))
+            return &a->cols[i];
+    return NULL;
+}
+
+rm_analysis_t *
+rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
+{
+    rm_read_opts_t ro = {0};
+    rm_reader_t *r;
+    rm_analysis_t *a;
+    const rm_dump_info_t *info;
+    rm_item_t item;
+    int rc;
+    uint64_t seq = 0;
+
+    ro.select = opts->select;
+    r = rm_reader_open (src, &ro, err);
+    if (!r)
+        return NULL;
+    a = bson_malloc0 (sizeof *a);
+    a->src = bson_strdup (src);
+    info = rm_reader_info (r);
+    a->cols = bson_malloc0 ((info->n_ns ? info->n_ns : 1) * sizeof *a->cols);
+    for (size_t i = 0; i < info->n_ns; i++) {
+        const rm_ns_t *ns = info->ns[i];
+        rm_collection_t *c;
+        char name[512];
+        if (ns->is_oplog || ns->is_view)
+            continue;
+        c = &a->cols[a->n_cols++];
+        rm_ns_name (ns, name, sizeof name);
+        c->ns = bson_strdup (name);
+        c->db = bson_strdup (ns->db);
+        c->coll = bson_strdup (ns->coll);
+        c->metadata = ns->metadata ? bson_strndup (ns->metadata, ns->metadata_len) : NULL;
+    }
+    while ((rc = rm_reader_next (r, &item, err)) == 1) {
+        rm_collection_t *c;
+        if (item.kind != RM_ITEM_DOC || !(c = collection_of (a, item.ns)))
+            continue;
+        rm_collection_add (c, ++seq, item.doc, item.len);
+        if (opts->progress && (seq & 0xffff) == 0) {
+            uint64_t done, total;
+            rm_reader_progress (r, &done, &total);
+            fprintf (stderr, "\rremodel: analyze: %llu documents, %llu MB read ",
+                     (unsigned long long) seq, (unsigned long long) (done >> 20));
+        }
+    }
+    if (opts->progress && seq > 0xffff)
+        fprintf (stderr, "\n");
+    rm_reader_close (r);
+    if (rc < 0 || !rm_analyze_relate (a, &ro, err)) {
+        rm_analysis_destroy (a);
+        return NULL;
+    }
+    return a;
+}
+
+void
+rm_analysis_destroy (rm_analysis_t *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->n_cols; i++) {
+        rm_collection_t *c = &a->cols[i];
+        for (size_t k = 0; k < c->n_fields; k++) {
+            bson_free (c->fields[k].path);
+            bson_free (c->fields[k].lengths);
+            rm_keymap_destroy (&c->fields[k].keys);
+        }
+        bson_free (c->fields);
+        bson_free (c->ns);
+        bson_free (c->db);
+        bson_free (c->coll);
+        bson_free ((char *) c->metadata);
+    }
+    bson_free (a->cols);
+    bson_free (a->rels);
+    bson_free (a->src);
+    bson_free (a);
+}

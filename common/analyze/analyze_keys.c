@@ -1,0 +1,132 @@
+/* Distributions and join-key maps for the analysis (analyze_int.h). */
+#include <math.h>
+#include <string.h>
+
+#include "analyze_int.h"
+#include "remodel/crc64.h"
+#include "remodel/value.h"
+
+void
+rm_dist_add (rm_dist_t *d, uint64_t v)
+{
+    if (d->n == 0 || v < d->min)
+        d->min = v;
+    if (v > d->max)
+        d->max = v;
+    d->n++;
+    d->sum += v;
+    if (v <= 4096) {
+        d->exact[v]++;
+    } else {
+        size_t b = (size_t) (16.0 * log2 ((double) v));
+        d->log[b < 1024 ? b : 1023]++;
+    }
+}
+
+uint64_t
+rm_dist_quantile (const rm_dist_t *d, double q)
+{
+    uint64_t want, seen = 0;
+    if (d->n == 0)
+        return 0;
+    want = (uint64_t) ceil (q * (double) d->n);
+    if (want < 1)
+        want = 1;
+    for (uint64_t v = 0; v <= 4096; v++) {
+        seen += d->exact[v];
+        if (seen >= want)
+            return v;
+    }
+    for (size_t b = 0; b < 1024; b++) {
+        seen += d->log[b];
+        if (seen >= want) {
+            uint64_t v = (uint64_t) exp2 ((double) (b + 1) / 16.0);
+            return v > d->max ? d->max : v;
+        }
+    }
+    return d->max;
+}
+
+const char *
+rm_class_name (rm_class_t c)
+{
+    static const char *const names[] = {"one-to-one", "one-to-few", "one-to-many",
+                                        "one-to-squillions"};
+    return names[c];
+}
+
+rm_class_t
+rm_class_of (const rm_dist_t *children)
+{
+    uint64_t p99 = rm_dist_quantile (children, 0.99);
+    if (children->max <= 1)
+        return RM_CLASS_ONE_TO_ONE;
+    if (p99 <= RM_ANALYZE_FEW)
+        return RM_CLASS_ONE_TO_FEW;
+    if (p99 <= RM_ANALYZE_MANY)
+        return RM_CLASS_ONE_TO_MANY;
+    return RM_CLASS_ONE_TO_SQUILLIONS;
+}
+
+uint64_t
+rm_analyze_key (const bson_iter_t *value)
+{
+    rm_buf_t b;
+    uint64_t h;
+    rm_buf_init (&b);
+    rm_key_append (&b, value);
+    h = rm_crc64_update (0, b.data, b.len);
+    rm_buf_destroy (&b);
+    return h ? h : 1;
+}
+
+static size_t
+slot (const rm_keymap_t *m, uint64_t key)
+{
+    size_t i = (size_t) (key * 0x9E3779B97F4A7C15ULL) & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+void
+rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
+{
+    size_t i;
+    if ((m->n + 1) * 4 > m->cap * 3) {
+        rm_keymap_t g = {NULL, NULL, 0, m->cap ? m->cap * 2 : 64};
+        g.keys = bson_malloc0 (g.cap * sizeof *g.keys);
+        g.counts = bson_malloc0 (g.cap * sizeof *g.counts);
+        for (size_t k = 0; k < m->cap; k++)
+            if (m->keys[k]) {
+                size_t j = slot (&g, m->keys[k]);
+                g.keys[j] = m->keys[k];
+                g.counts[j] = m->counts[k];
+                g.n++;
+            }
+        rm_keymap_destroy (m);
+        *m = g;
+    }
+    i = slot (m, key);
+    if (!m->keys[i]) {
+        m->keys[i] = key;
+        m->n++;
+    }
+    m->counts[i] += times;
+}
+
+uint64_t
+rm_keymap_get (const rm_keymap_t *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    return m->counts[slot (m, key)];
+}
+
+void
+rm_keymap_destroy (rm_keymap_t *m)
+{
+    bson_free (m->keys);
+    bson_free (m->counts);
+    memset (m, 0, sizeof *m);
+}

@@ -1,0 +1,137 @@
+/* The analysis as one BSON document (remodel/analyze.h), the fields of
+ * README's "remodel analyze --json". */
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze_int.h"
+
+static const char *
+type_name (int t)
+{
+    switch (t) {
+    case BSON_TYPE_DOUBLE: return "double";
+    case BSON_TYPE_UTF8: return "string";
+    case BSON_TYPE_DOCUMENT: return "object";
+    case BSON_TYPE_ARRAY: return "array";
+    case BSON_TYPE_BINARY: return "binData";
+    case BSON_TYPE_UNDEFINED: return "undefined";
+    case BSON_TYPE_OID: return "objectId";
+    case BSON_TYPE_BOOL: return "bool";
+    case BSON_TYPE_DATE_TIME: return "date";
+    case BSON_TYPE_NULL: return "null";
+    case BSON_TYPE_REGEX: return "regex";
+    case BSON_TYPE_DBPOINTER: return "dbPointer";
+    case BSON_TYPE_CODE: return "javascript";
+    case BSON_TYPE_SYMBOL: return "symbol";
+    case BSON_TYPE_CODEWSCOPE: return "javascriptWithScope";
+    case BSON_TYPE_INT32: return "int";
+    case BSON_TYPE_TIMESTAMP: return "timestamp";
+    case BSON_TYPE_INT64: return "long";
+    case BSON_TYPE_DECIMAL128: return "decimal";
+    case BSON_TYPE_MAXKEY: return "maxKey";
+    case BSON_TYPE_MINKEY: return "minKey";
+    default: return "unknown";
+    }
+}
+
+static void
+append_dist (bson_t *out, const char *key, const rm_dist_t *d)
+{
+    bson_t s;
+    BSON_APPEND_DOCUMENT_BEGIN (out, key, &s);
+    BSON_APPEND_INT64 (&s, "min", (int64_t) d->min);
+    BSON_APPEND_INT64 (&s, "p50", (int64_t) rm_dist_quantile (d, 0.5));
+    BSON_APPEND_INT64 (&s, "p99", (int64_t) rm_dist_quantile (d, 0.99));
+    BSON_APPEND_INT64 (&s, "max", (int64_t) d->max);
+    bson_append_document_end (out, &s);
+}
+
+static void
+append_collection (bson_t *out, const rm_collection_t *c)
+{
+    bson_t fields, f;
+    BSON_APPEND_UTF8 (out, "ns", c->ns);
+    BSON_APPEND_INT64 (out, "documents", (int64_t) c->docs);
+    BSON_APPEND_INT64 (out, "bytes", (int64_t) c->bytes);
+    BSON_APPEND_INT64 (out, "avgSize", c->docs ? (int64_t) (c->bytes / c->docs) : 0);
+    BSON_APPEND_INT64 (out, "p99Size", (int64_t) rm_dist_quantile (&c->sizes, 0.99));
+    BSON_APPEND_INT64 (out, "maxSize", (int64_t) c->max_size);
+    BSON_APPEND_DOUBLE (out, "maxOf16MiB", (double) c->max_size / (16.0 * 1024 * 1024));
+    BSON_APPEND_ARRAY_BEGIN (out, "fields", &fields);
+    for (size_t i = 0; i < c->n_fields; i++) {
+        const rm_field_t *x = &c->fields[i];
+        char key[16];
+        bson_t types;
+        snprintf (key, sizeof key, "%zu", i);
+        BSON_APPEND_DOCUMENT_BEGIN (&fields, key, &f);
+        BSON_APPEND_UTF8 (&f, "path", x->path);
+        BSON_APPEND_INT64 (&f, "documents", (int64_t) x->docs);
+        BSON_APPEND_DOUBLE (&f, "presence", c->docs ? (double) x->docs / (double) c->docs : 0);
+        BSON_APPEND_DOCUMENT_BEGIN (&f, "types", &types);
+        for (int t = 0; t < 256; t++)
+            if (x->types[t])
+                BSON_APPEND_INT64 (&types, type_name (t), (int64_t) x->types[t]);
+        bson_append_document_end (&f, &types);
+        if (x->lengths) {
+            BSON_APPEND_INT64 (&f, "arrays", (int64_t) x->arrays);
+            append_dist (&f, "arrayLengths", x->lengths);
+        }
+        bson_append_document_end (&fields, &f);
+    }
+    bson_append_array_end (out, &fields);
+    BSON_APPEND_BOOL (out, "fieldsCapped", c->fields_capped);
+}
+
+static void
+append_relation (bson_t *out, const rm_analysis_t *a, const rm_relation_t *r)
+{
+    const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
+    BSON_APPEND_UTF8 (out, "from", from->ns);
+    BSON_APPEND_UTF8 (out, "field", from->fields[r->field].path);
+    BSON_APPEND_UTF8 (out, "to", to->ns);
+    BSON_APPEND_UTF8 (out, "key", to->fields[r->key].path);
+    BSON_APPEND_UTF8 (out, "direction", r->child_refs ? "childRefs" : "parentRef");
+    BSON_APPEND_UTF8 (out, "parent", r->child_refs ? from->ns : to->ns);
+    BSON_APPEND_UTF8 (out, "child", r->child_refs ? to->ns : from->ns);
+    BSON_APPEND_BOOL (out, "twoWay", r->two_way);
+    BSON_APPEND_INT64 (out, "keyDuplicates",
+                       (int64_t) (to->fields[r->key].values - to->fields[r->key].keys.n));
+    BSON_APPEND_INT64 (out, "references", (int64_t) r->refs);
+    BSON_APPEND_INT64 (out, "matched", (int64_t) r->matched);
+    BSON_APPEND_DOUBLE (out, "matchRate", r->refs ? (double) r->matched / (double) r->refs : 0);
+    BSON_APPEND_INT64 (out, "orphanReferences", (int64_t) r->orphans);
+    BSON_APPEND_INT64 (out, "parents", (int64_t) r->children.n);
+    BSON_APPEND_INT64 (out, "parentsWithNone", (int64_t) r->parents_none);
+    append_dist (out, "childrenPerParent", &r->children);
+    BSON_APPEND_INT64 (out, "sharedChildren", (int64_t) r->shared);
+    BSON_APPEND_INT64 (out, "childrenNeverReferenced",
+                       (int64_t) (to->fields[r->key].keys.n - r->distinct_matched));
+    BSON_APPEND_BOOL (out, "manyToMany", r->shared > 0);
+    BSON_APPEND_UTF8 (out, "class", rm_class_name (rm_class_of (&r->children)));
+    BSON_APPEND_BOOL (out, "indexed", r->indexed);
+}
+
+void
+rm_analysis_report (const rm_analysis_t *a, bson_t *out)
+{
+    bson_t arr, e;
+    BSON_APPEND_UTF8 (out, "source", a->src);
+    BSON_APPEND_ARRAY_BEGIN (out, "collections", &arr);
+    for (size_t i = 0; i < a->n_cols; i++) {
+        char key[16];
+        snprintf (key, sizeof key, "%zu", i);
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, key, &e);
+        append_collection (&e, &a->cols[i]);
+        bson_append_document_end (&arr, &e);
+    }
+    bson_append_array_end (out, &arr);
+    BSON_APPEND_ARRAY_BEGIN (out, "relationships", &arr);
+    for (size_t i = 0; i < a->n_rels; i++) {
+        char key[16];
+        snprintf (key, sizeof key, "%zu", i);
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, key, &e);
+        append_relation (&e, a, &a->rels[i]);
+        bson_append_document_end (&arr, &e);
+    }
+    bson_append_array_end (out, &arr);
+}

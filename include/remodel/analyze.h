@@ -1,0 +1,62 @@
+/* remodel analyze: what a dump's data says about its design. Per
+ * collection: documents, sizes, fields (nested paths too) with their
+ * presence and BSON types, arrays with their lengths. Between collections:
+ * the relationships the values show (a field whose values are found among
+ * another collection's _id, or among the values of a field unique there,
+ * matched as $lookup matches: 1, NumberLong(1) and 1.0 are one key), each
+ * with its direction, children per parent, orphans, shared children and
+ * the cardinality class of the seeds' rules of thumb.
+ *
+ * Two passes over the dump: the first counts and collects the join keys of
+ * every candidate field, the second measures the relationships held in
+ * arrays, per document. */
+#ifndef REMODEL_ANALYZE_H
+#define REMODEL_ANALYZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bson/bson.h>
+
+#include "remodel/dump.h"
+#include "remodel/error.h"
+
+/* A distribution of counts: exact quantiles (the values are kept in a
+ * table of exact counts up to 4096, in 1/16-octave buckets above). */
+typedef struct {
+    uint64_t n, min, max, sum;
+    uint64_t exact[4097];   /* exact[v]: how many were v (v <= 4096) */
+    uint64_t log[1024];     /* above 4096: bucket 16*log2(v) */
+} rm_dist_t;
+
+void rm_dist_add (rm_dist_t *d, uint64_t v);
+/* The q-quantile (0..1) as MongoDB users read p50/p99: the smallest value
+ * with at least q of the values at or below it (0 when empty). */
+uint64_t rm_dist_quantile (const rm_dist_t *d, double q);
+
+typedef enum {
+    RM_CLASS_ONE_TO_ONE, RM_CLASS_ONE_TO_FEW, RM_CLASS_ONE_TO_MANY, RM_CLASS_ONE_TO_SQUILLIONS
+} rm_class_t;
+
+/* The thresholds (README, "remodel analyze"): children per parent at the
+ * 99th percentile; one-to-one when no parent has more than one. */
+#define RM_ANALYZE_FEW  10   /* a few: embed them */
+#define RM_ANALYZE_MANY 200  /* rule 4: past a couple of hundred, don't embed */
+
+const char *rm_class_name (rm_class_t c);
+rm_class_t rm_class_of (const rm_dist_t *children);
+
+typedef struct rm_analysis rm_analysis_t;
+
+typedef struct {
+    const struct rm_nsselect *select; /* --ns: the collections analyzed (NULL: all) */
+    bool progress;                    /* a meter on stderr */
+} rm_analyze_opts_t;
+
+rm_analysis_t *rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err);
+/* The report as a BSON document ("collections", "relationships"), the
+ * fields of README's "remodel analyze --json". */
+void rm_analysis_report (const rm_analysis_t *a, bson_t *out);
+void rm_analysis_destroy (rm_analysis_t *a);
+
+#endif

@@ -1,0 +1,206 @@
+/* remodel analyze SRC: what the data says about its design (remodel/analyze.h):
+ * each collection's documents, sizes, fields and arrays, and the
+ * relationships between collections, with their cardinality class. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remodel/analyze.h"
+#include "remodel/nsselect.h"
+#include "tool.h"
+
+static const char usage[] =
+    "usage: remodel analyze SRC [--ns PATTERN]... [--json]\n"
+    "\n"
+    "Reads a dump (twice when a relationship is held in arrays) and reports, per\n"
+    "collection, documents, sizes (average, p99, largest, and how close to\n"
+    "16 MiB), fields with their presence and BSON types, arrays with their\n"
+    "lengths; then the relationships between collections that the values show:\n"
+    "a field whose values are found among another collection's _id or a field\n"
+    "unique there (matched as $lookup matches), its direction, children per\n"
+    "parent, orphans, shared children and its class (one-to-one, one-to-few,\n"
+    "one-to-many, one-to-squillions).\n"
+    "\n"
+    "  --ns PATTERN   only the collections the pattern matches (as --nsInclude;\n"
+    "                 repeatable)\n"
+    "  --json         one JSON document (README: remodel analyze --json)\n"
+    "  --quiet, -q    no progress meter\n"
+    "  --help, -h     this text\n"
+    "\n"
+    "example: remodel analyze dumps/sample\n";
+
+static int64_t
+get_i (const bson_t *d, const char *path)
+{
+    bson_iter_t it, f;
+    return bson_iter_init (&it, d) && bson_iter_find_descendant (&it, path, &f) ? bson_iter_as_int64 (&f) : 0;
+}
+
+static double
+get_d (const bson_t *d, const char *path)
+{
+    bson_iter_t it, f;
+    return bson_iter_init (&it, d) && bson_iter_find_descendant (&it, path, &f) ? bson_iter_as_double (&f) : 0;
+}
+
+static const char *
+get_s (const bson_t *d, const char *path)
+{
+    bson_iter_t it, f;
+    return bson_iter_init (&it, d) && bson_iter_find_descendant (&it, path, &f) &&
+                   BSON_ITER_HOLDS_UTF8 (&f) ? bson_iter_utf8 (&f, NULL) : "";
+}
+
+static bool
+get_b (const bson_t *d, const char *path)
+{
+    bson_iter_t it, f;
+    return bson_iter_init (&it, d) && bson_iter_find_descendant (&it, path, &f) && bson_iter_as_bool (&f);
+}
+
+/* Each element of the report's array key, as a document. */
+static bool
+next_doc (bson_iter_t *arr, bson_t *out)
+{
+    uint32_t len;
+    const uint8_t *data;
+    while (bson_iter_next (arr))
+        if (BSON_ITER_HOLDS_DOCUMENT (arr)) {
+            bson_iter_document (arr, &len, &data);
+            return bson_init_static (out, data, len);
+        }
+    return false;
+}
+
+static void
+print_text (const bson_t *r)
+{
+    bson_iter_t it, arr, fit, farr;
+    bson_t c, f, rel;
+    size_t n = 0;
+
+    printf ("%s\n\n", get_s (r, "source"));
+    printf ("%-36s %10s %9s %9s %9s %9s\n", "COLLECTION", "DOCUMENTS", "AVG SIZE", "P99 SIZE",
+            "MAX SIZE", "OF 16 MiB");
+    bson_iter_init_find (&it, r, "collections");
+    bson_iter_recurse (&it, &arr);
+    while (next_doc (&arr, &c)) {
+        tool_put_cell (stdout, get_s (&c, "ns"), 36);
+        printf (" %10lld %9lld %9lld %9lld %8.2f%%\n", (long long) get_i (&c, "documents"),
+                (long long) get_i (&c, "avgSize"), (long long) get_i (&c, "p99Size"),
+                (long long) get_i (&c, "maxSize"), 100.0 * get_d (&c, "maxOf16MiB"));
+    }
+    printf ("\n%-44s %9s %5s %5s %5s %6s\n", "ARRAY", "DOCUMENTS", "MIN", "P50", "P99", "MAX");
+    bson_iter_init_find (&it, r, "collections");
+    bson_iter_recurse (&it, &arr);
+    while (next_doc (&arr, &c)) {
+        bson_iter_init_find (&fit, &c, "fields");
+        bson_iter_recurse (&fit, &farr);
+        while (next_doc (&farr, &f)) {
+            char name[600];
+            if (!get_i (&f, "arrays"))
+                continue;
+            snprintf (name, sizeof name, "%s.%s", get_s (&c, "ns"), get_s (&f, "path"));
+            tool_put_cell (stdout, name, 44);
+            printf (" %9lld %5lld %5lld %5lld %6lld\n", (long long) get_i (&f, "arrays"),
+                    (long long) get_i (&f, "arrayLengths.min"), (long long) get_i (&f, "arrayLengths.p50"),
+                    (long long) get_i (&f, "arrayLengths.p99"), (long long) get_i (&f, "arrayLengths.max"));
+        }
+    }
+    printf ("\nRELATIONSHIPS\n");
+    bson_iter_init_find (&it, r, "relationships");
+    bson_iter_recurse (&it, &arr);
+    while (next_doc (&arr, &rel)) {
+        bool child = !strcmp (get_s (&rel, "direction"), "childRefs");
+        n++;
+        printf ("%s.%s -> %s.%s: %s, %s%s%s\n", get_s (&rel, "from"), get_s (&rel, "field"),
+                get_s (&rel, "to"), get_s (&rel, "key"),
+                child ? "child references in an array of the parent" : "parent reference from the many side",
+                get_s (&rel, "class"), get_b (&rel, "manyToMany") ? " (many-to-many: children shared)" : "",
+                get_b (&rel, "twoWay") ? " (two-way)" : "");
+        printf ("  %lld of %lld references found (%.1f%%), %lld orphan reference(s); children per "
+                "parent (%s) min %lld p50 %lld p99 %lld max %lld, %lld of %lld parent(s) with none",
+                (long long) get_i (&rel, "matched"), (long long) get_i (&rel, "references"),
+                100.0 * get_d (&rel, "matchRate"), (long long) get_i (&rel, "orphanReferences"),
+                get_s (&rel, "parent"), (long long) get_i (&rel, "childrenPerParent.min"),
+                (long long) get_i (&rel, "childrenPerParent.p50"),
+                (long long) get_i (&rel, "childrenPerParent.p99"),
+                (long long) get_i (&rel, "childrenPerParent.max"),
+                (long long) get_i (&rel, "parentsWithNone"), (long long) get_i (&rel, "parents"));
+        if (child)
+            printf (", %lld child(ren) referenced more than once", (long long) get_i (&rel, "sharedChildren"));
+        printf ("; %s.%s %s\n", get_s (&rel, "from"), get_s (&rel, "field"),
+                get_b (&rel, "indexed") ? "indexed" : "not indexed in the dump's metadata");
+    }
+    if (!n)
+        printf ("(none found)\n");
+}
+
+int
+cmd_analyze (int argc, char **argv)
+{
+    rm_analyze_opts_t o = {0};
+    rm_nsselect_t *sel = NULL;
+    const char *src = NULL;
+    bool json = false, quiet = false;
+    bson_error_t err = {0};
+    rm_analysis_t *a;
+    bson_t report;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!strcmp (arg, "--help") || !strcmp (arg, "-h")) {
+            fputs (usage, stdout);
+            return 0;
+        } else if (!strcmp (arg, "--json")) {
+            json = true;
+        } else if (!strcmp (arg, "--quiet") || !strcmp (arg, "-q")) {
+            quiet = true;
+        } else if (!strcmp (arg, "--ns") || !strncmp (arg, "--ns=", 5)) {
+            const char *p = arg[4] == '=' ? arg + 5 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!p) {
+                tool_errorf ("analyze: --ns needs a pattern (remodel analyze --help)");
+                return 2;
+            }
+            if (!sel)
+                sel = rm_nsselect_new ();
+            if (!rm_nsselect_include (sel, p, &err)) {
+                tool_error (&err);
+                rm_nsselect_destroy (sel);
+                return 2;
+            }
+        } else if (arg[0] == '-' && arg[1]) {
+            tool_errorf ("analyze: unknown option \"%s\" (remodel analyze --help)", arg);
+            return 2;
+        } else if (!src) {
+            src = arg;
+        } else {
+            tool_errorf ("analyze: one source only (remodel analyze --help)");
+            return 2;
+        }
+    }
+    if (!src) {
+        fputs (usage, stderr);
+        return 2;
+    }
+    o.select = sel;
+    o.progress = !quiet && isatty (STDERR_FILENO);
+    a = rm_analyze (src, &o, &err);
+    rm_nsselect_destroy (sel);
+    if (!a) {
+        tool_error (&err);
+        return tool_exit_status (&err);
+    }
+    bson_init (&report);
+    rm_analysis_report (a, &report);
+    if (json) {
+        char *j = bson_as_relaxed_extended_json (&report, NULL);
+        printf ("%s\n", j);
+        bson_free (j);
+    } else {
+        print_text (&report);
+    }
+    bson_destroy (&report);
+    rm_analysis_destroy (a);
+    return 0;
+}

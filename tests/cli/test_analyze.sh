@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# remodel analyze: the relationships and cardinalities the data shows.
+# - the sample (dumps/README.md says what the generator wrote): exactly its
+#   five relationships, with their direction, class, orphans, parents with
+#   none, children nobody references, and nothing else; the same ones in a
+#   dump generated at another scale and seed;
+# - the Atlas sample: customers.accounts -> accounts.account_id found as
+#   child references, one-to-few; nothing across databases;
+# - keys matched as $lookup matches them: 1, NumberLong(1), 1.0 are one key;
+# - small numbers that fall among another collection's integer ids by
+#   chance are no relationship;
+# - collection sizes, field presence and types, array lengths, --json, --ns,
+#   and a source that cannot be read.
+#   REMODEL=build/remodel bash tests/cli/test_analyze.sh
+. "$(dirname "$0")/lib.sh"
+S=$ROOT/dumps/sample
+ATLAS=$ROOT/../shared/fixtures/atlas-sample/dump
+GEN=$(dirname "$REMODEL")/remodel-gen
+
+# rels SRC [ARGS]: one line per relationship, sorted.
+rels() {
+    "$REMODEL" analyze "$@" --json -q | python3 -c '
+import json, sys
+for r in sorted(json.load(sys.stdin)["relationships"], key=lambda r: (r["from"], r["field"])):
+    print("%s.%s -> %s.%s %s %s%s orphans=%d none=%d unreferenced=%d" % (
+        r["from"], r["field"], r["to"], r["key"], r["direction"], r["class"],
+        " many-to-many" if r["manyToMany"] else "", r["orphanReferences"], r["parentsWithNone"],
+        r["childrenNeverReferenced"]))'
+}
+
+expect_eq "sample: the generator's five relationships, and nothing else" "$(rels "$S")" \
+"blog.comments.post_id -> blog.posts._id parentRef one-to-many orphans=0 none=19 unreferenced=19
+catalog.products.parts -> catalog.parts._id childRefs one-to-many many-to-many orphans=0 none=0 unreferenced=147
+crm.tasks.owner -> crm.people._id parentRef one-to-many orphans=16 none=11 unreferenced=11
+logging.logmsg.host -> logging.hosts._id parentRef one-to-squillions orphans=0 none=0 unreferenced=0
+school.students.courses -> school.courses._id childRefs one-to-few many-to-many orphans=0 none=23 unreferenced=4"
+
+run_rm analyze "$S"
+expect_eq "sample: exit 0" "$rc" 0
+expect_message_out() { if grep -qF -- "$2" "$T/out"; then pass "$1"; else fail "$1" "missing [$2] in $(head -c 400 "$T/out")"; fi; }
+expect_message_out "sample: the text report names the relationship and its numbers" \
+    "crm.tasks.owner -> crm.people._id: parent reference from the many side, one-to-many"
+expect_message_out "sample: children per parent" \
+    "984 of 1000 references found (98.4%), 16 orphan reference(s); children per parent (crm.people) min 0"
+expect_message_out "sample: array lengths (3 to 58 parts per product)" \
+    "catalog.products.parts                              60     3"
+
+# The same relationships at another scale and seed.
+if [ -x "$GEN" ]; then
+    "$GEN" --out "$T/gen" --scale 3 --seed 7 --force >/dev/null
+    expect_eq "generated (scale 3, seed 7): the same relationships, directions and no others" \
+        "$(rels "$T/gen" | cut -d' ' -f1-4)" \
+"blog.comments.post_id -> blog.posts._id parentRef
+catalog.products.parts -> catalog.parts._id childRefs
+crm.tasks.owner -> crm.people._id parentRef
+logging.logmsg.host -> logging.hosts._id parentRef
+school.students.courses -> school.courses._id childRefs"
+else
+    fail "generated: $GEN missing (make all)"
+fi
+
+# The Atlas sample.
+expect_eq "atlas: customers.accounts -> accounts.account_id, child references, one-to-few; nothing across databases" \
+    "$(rels "$ATLAS" | cut -d' ' -f1-5)" \
+    "sample_analytics.customers.accounts -> sample_analytics.accounts.account_id childRefs one-to-few"
+expect_eq "atlas --ns: only the collections asked" \
+    "$("$REMODEL" analyze "$ATLAS" --ns 'sample_analytics.*' --json -q | python3 -c 'import json,sys; print([c["ns"] for c in json.load(sys.stdin)["collections"]])')" \
+    "['sample_analytics.accounts', 'sample_analytics.customers']"
+expect_eq "atlas --json: account_id's presence and type, accounts' lengths" \
+    "$("$REMODEL" analyze "$ATLAS" --ns 'sample_analytics.*' --json -q | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+f = {(c["ns"], x["path"]): x for c in r["collections"] for x in c["fields"]}
+a = f[("sample_analytics.accounts", "account_id")]
+b = f[("sample_analytics.customers", "accounts")]
+print(a["presence"], a["types"], b["arrays"], b["arrayLengths"])')" \
+    "1.0 {'int': 1746} 500 {'min': 1, 'p50': 3, 'p99': 6, 'max': 6}"
+
+# Numbers of three types are one key, as in $lookup.
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/mixed" '{
+ "shop.products": [{"_id": {"$numberInt": "1"}}, {"_id": {"$numberLong": "2"}}, {"_id": {"$numberDouble": "3.0"}},
+                   {"_id": {"$numberInt": "4"}}, {"_id": {"$numberInt": "5"}}],
+ "shop.orders": [{"_id": 10, "product": {"$numberLong": "1"}}, {"_id": 11, "product": {"$numberDouble": "2.0"}},
+                 {"_id": 12, "product": {"$numberInt": "3"}}, {"_id": 13, "product": {"$numberDouble": "4.0"}},
+                 {"_id": 14, "product": {"$numberLong": "1"}}]}'
+expect_eq "mixed numeric types: 1, NumberLong(1), 1.0 are one key" "$(rels "$T/mixed")" \
+    "shop.orders.product -> shop.products._id parentRef one-to-few orphans=0 none=1 unreferenced=1"
+
+# Small numbers among integer ids by chance: no relationship.
+python3 - "$T/chance.json" <<'PY'
+import json, random, sys
+random.seed(3)
+spec = {"inv.items": [{"_id": i, "sku": "SKU-%05d" % i} for i in range(1, 401)],
+        "inv.moves": [{"_id": 1000 + i, "qty": random.randint(1, 40), "sku": "SKU-%05d" % random.randint(1, 400)}
+                      for i in range(300)]}
+json.dump(spec, open(sys.argv[1], "w"))
+PY
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/chance" "$(cat "$T/chance.json")"
+expect_eq "chance: qty (1..40) is no reference to items' integer _ids; sku is one, to a unique field" \
+    "$(rels "$T/chance" | cut -d' ' -f1-4)" "inv.moves.sku -> inv.items.sku parentRef"
+
+# A source that cannot be read: one error line, exit 1.
+run_rm analyze "$T/nothing-here"
+expect_eq "missing source: exit 1" "$rc" 1
+expect_eq "missing source: one error line naming it" \
+    "$(wc -l <"$T/err"):$(grep -c "nothing-here" "$T/err")" "1:1"
+run_rm analyze "$S" --bogus
+expect_eq "unknown option: exit 2" "$rc" 2
