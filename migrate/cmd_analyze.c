@@ -1,6 +1,7 @@
 /* remodel analyze SRC: what the data says about its design (remodel/analyze.h):
  * each collection's documents, sizes, fields and arrays, and the
  * relationships between collections, with their cardinality class. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,7 +11,7 @@
 #include "tool.h"
 
 static const char usage[] =
-    "usage: remodel analyze SRC [--ns PATTERN]... [--json]\n"
+    "usage: remodel analyze SRC [--ns PATTERN]... [--json] [--plan-out FILE]\n"
     "\n"
     "Reads a dump (twice when a relationship is held in arrays) and reports, per\n"
     "collection, documents, sizes (average, p99, largest, and how close to\n"
@@ -24,6 +25,8 @@ static const char usage[] =
     "  --ns PATTERN   only the collections the pattern matches (as --nsInclude;\n"
     "                 repeatable)\n"
     "  --json         one JSON document (README: remodel analyze --json)\n"
+    "  --plan-out FILE  the recommended steps as a plan remodel check and run\n"
+    "                 take, each with a \"why\"\n"
     "  --quiet, -q    no progress meter\n"
     "  --help, -h     this text\n"
     "\n"
@@ -134,6 +137,55 @@ print_text (const bson_t *r)
     }
     if (!n)
         printf ("(none found)\n");
+    printf ("\nRECOMMENDATIONS\n");
+    bson_iter_init_find (&it, r, "recommendations");
+    bson_iter_recurse (&it, &arr);
+    while (next_doc (&arr, &rel))
+        printf ("%s: %s\n  %s\n  rule: %s\n  depends on: %s\n", get_s (&rel, "relationship"),
+                get_s (&rel, "pattern"), get_s (&rel, "why"), get_s (&rel, "rule"),
+                get_s (&rel, "dependsOn"));
+}
+
+/* The recommended steps as a plan file, written whole or not at all. */
+static bool
+write_plan (const rm_analysis_t *a, const char *path, bson_error_t *err)
+{
+    bson_t steps = BSON_INITIALIZER;
+    bson_iter_t it;
+    char *tmp = bson_strdup_printf ("%s.tmp-%ld", path, (long) getpid ());
+    FILE *f = fopen (tmp, "w");
+    bool ok = f != NULL, first = true;
+
+    {
+        bson_t recs = BSON_INITIALIZER;
+        rm_analysis_recommend (a, &recs, &steps);
+        bson_destroy (&recs);
+    }
+    if (ok) {
+        fprintf (f, "{\"remodel\": 1, \"steps\": [");
+        bson_iter_init (&it, &steps);
+        while (bson_iter_next (&it)) {
+            uint32_t len;
+            const uint8_t *data;
+            bson_t step;
+            char *j;
+            bson_iter_document (&it, &len, &data);
+            bson_init_static (&step, data, len);
+            j = bson_as_canonical_extended_json (&step, NULL);
+            fprintf (f, "%s\n  %s", first ? "" : ",", j);
+            bson_free (j);
+            first = false;
+        }
+        fprintf (f, "\n]}\n");
+        ok = fclose (f) == 0 && rename (tmp, path) == 0;
+    }
+    if (!ok) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot write the plan: %s", path, strerror (errno));
+        unlink (tmp);
+    }
+    bson_free (tmp);
+    bson_destroy (&steps);
+    return ok;
 }
 
 int
@@ -141,7 +193,7 @@ cmd_analyze (int argc, char **argv)
 {
     rm_analyze_opts_t o = {0};
     rm_nsselect_t *sel = NULL;
-    const char *src = NULL;
+    const char *src = NULL, *plan_out = NULL;
     bool json = false, quiet = false;
     bson_error_t err = {0};
     rm_analysis_t *a;
@@ -167,6 +219,12 @@ cmd_analyze (int argc, char **argv)
             if (!rm_nsselect_include (sel, p, &err)) {
                 tool_error (&err);
                 rm_nsselect_destroy (sel);
+                return 2;
+            }
+        } else if (!strcmp (arg, "--plan-out") || !strncmp (arg, "--plan-out=", 11)) {
+            plan_out = arg[10] == '=' ? arg + 11 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!plan_out) {
+                tool_errorf ("analyze: --plan-out needs a file (remodel analyze --help)");
                 return 2;
             }
         } else if (arg[0] == '-' && arg[1]) {
@@ -201,6 +259,11 @@ cmd_analyze (int argc, char **argv)
         print_text (&report);
     }
     bson_destroy (&report);
+    if (plan_out && !write_plan (a, plan_out, &err)) {
+        tool_error (&err);
+        rm_analysis_destroy (a);
+        return 1;
+    }
     rm_analysis_destroy (a);
     return 0;
 }

@@ -92,8 +92,12 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
 {
     rm_field_t *f = rm_collection_field (c, path, in_array);
     bson_iter_t sub;
+    size_t fi;
     if (!f)
         return;
+    /* c->fields grows while the fields below are walked: f is found again
+     * by its index after each walk. */
+    fi = (size_t) (f - c->fields);
     if (f->last_doc != seq) {
         f->last_doc = seq;
         f->docs++;
@@ -115,9 +119,9 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
                 bson_iter_recurse (&sub, &el))
                 walk (c, seq, path, &el, depth + 1, true);
             else if (!BSON_ITER_HOLDS_ARRAY (&sub) && !BSON_ITER_HOLDS_DOCUMENT (&sub))
-                add_scalar (f, &sub);
+                add_scalar (&c->fields[fi], &sub);
         }
-        rm_dist_add (f->lengths, n);
+        rm_dist_add (c->fields[fi].lengths, n);
     } else {
         add_scalar (f, v);
     }

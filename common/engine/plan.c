@@ -590,10 +590,11 @@ check_keys (ctx_t *c, rm_step_kind_t kind, const bson_t *body)
             strncat (allowed, ", ", sizeof allowed - strlen (allowed) - 1);
         strncat (allowed, k, sizeof allowed - strlen (allowed) - 1);
     }
-    strncat (allowed, ", allowMissing", sizeof allowed - strlen (allowed) - 1);
+    strncat (allowed, ", allowMissing, why", sizeof allowed - strlen (allowed) - 1);
     bson_iter_init (&it, body);
     while (bson_iter_next (&it)) {
-        bool known = !strcmp (bson_iter_key (&it), "allowMissing");
+        bool known = !strcmp (bson_iter_key (&it), "allowMissing") ||
+                     (!strcmp (bson_iter_key (&it), "why") && BSON_ITER_HOLDS_UTF8 (&it));
         for (size_t i = 0; rm_step_classes[kind].keys[i] && !known; i++)
             known = !strcmp (bson_iter_key (&it), rm_step_classes[kind].keys[i] + (rm_step_classes[kind].keys[i][0] == '*'));
         if (!known)
@@ -1063,13 +1064,14 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
             ok = check_keys (&c, st->kind, &b);
             if (ok) {
                 /* allowMissing is every step's: read here, hidden from the
-                 * operation's own parser. */
+                 * operation's own parser; so is "why", a comment (remodel
+                 * analyze --plan-out says there why it chose the step). */
                 bson_iter_t fields;
                 bson_t rest;
                 if (bson_iter_init_find (&fields, &b, "allowMissing"))
                     ok = get_bool (&c, &fields, &st->allow_missing);
                 bson_init (&rest);
-                bson_copy_to_excluding_noinit (&b, &rest, "allowMissing", NULL);
+                bson_copy_to_excluding_noinit (&b, &rest, "allowMissing", "why", NULL);
                 bson_iter_init (&fields, &rest);
                 if (ok)
                     ok = rm_step_classes[st->kind].parse (&c, &fields, st);

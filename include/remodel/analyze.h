@@ -57,6 +57,11 @@ rm_analysis_t *rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_
 /* The report as a BSON document ("collections", "relationships"), the
  * fields of README's "remodel analyze --json". */
 void rm_analysis_report (const rm_analysis_t *a, bson_t *out);
+/* Per relationship, the pattern its numbers recommend, with the rule
+ * behind it (appended to recs, an array); and where that is a step remodel
+ * runs, the step (appended to steps, a plan's "steps" array; NULL: none),
+ * each with a "why" the plan parser passes over. */
+void rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps);
 void rm_analysis_destroy (rm_analysis_t *a);
 
 #endif

@@ -106,3 +106,32 @@ expect_eq "missing source: one error line naming it" \
     "$(wc -l <"$T/err"):$(grep -c "nothing-here" "$T/err")" "1:1"
 run_rm analyze "$S" --bogus
 expect_eq "unknown option: exit 2" "$rc" 2
+
+# --plan-out: the recommended steps as a plan check and run take; on the
+# Atlas sample, its result is a hand-written embed's.
+run_rm analyze "$ATLAS" --ns 'sample_analytics.*' --plan-out "$T/atlas-plan.json" -q
+expect_eq "atlas --plan-out: exit 0" "$rc" 0
+expect_message_out "atlas: the recommendation, its rule and what it depends on" \
+    "sample_analytics.customers.accounts -> sample_analytics.accounts.account_id: embed"
+run_rm check "$T/atlas-plan.json" --against "$ATLAS"
+expect_eq "atlas plan: remodel check --against accepts it" "$rc" 0
+cat >"$T/hand.json" <<'P'
+{"remodel": 1, "steps": [
+  {"embed": {"from": "sample_analytics.accounts", "into": "sample_analytics.customers",
+             "localField": "accounts", "foreignField": "account_id", "as": "accounts", "keepSource": true}}]}
+P
+"$REMODEL" run "$T/atlas-plan.json" --from "$ATLAS" --to "$T/planned.archive" -q 2>"$T/err" ||
+    fail "atlas plan: remodel run" "$(cat "$T/err")"
+"$REMODEL" run "$T/hand.json" --from "$ATLAS" --to "$T/hand.archive" -q 2>"$T/err" ||
+    fail "atlas hand plan: remodel run" "$(cat "$T/err")"
+run_rm diff "$T/planned.archive" "$T/hand.archive" -q
+expect_eq "atlas plan: its result is the hand-written embed's (remodel diff: identical)" "$rc" 0
+run_rm analyze "$S" --plan-out "$T/sample-plan.json" -q
+expect_eq "sample --plan-out: one step per recommendation that is a step, each with a why" \
+    "$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print([(list(s)[0], s[list(s)[0]]["into"], bool(s[list(s)[0]]["why"])) for s in p["steps"]])' "$T/sample-plan.json")" \
+    "[('embed', 'blog.posts', True), ('embed', 'crm.people', True), ('summarize', 'logging.hosts', True), ('embed', 'school.students', True)]"
+run_rm check "$T/sample-plan.json" --against "$S"
+expect_eq "sample plan: remodel check --against accepts it" "$rc:$(cat "$T/out")" \
+    "0:$T/sample-plan.json: 4 step(s), valid against $S"
+run_rm run "$T/sample-plan.json" --from "$S" --to "$T/sample-out.archive" -q
+expect_eq "sample plan: remodel run runs it" "$rc" 0

@@ -1,0 +1,140 @@
+/* What the numbers recommend (remodel/analyze.h): per relationship, the
+ * pattern the seeds' rules of thumb give for its class, with the numbers
+ * and the rule behind it, what it depends on that a dump cannot show, and,
+ * where the pattern is a step remodel runs, that step for --plan-out. */
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze_int.h"
+
+/* A date field of the children in (nearly) every one: the order of a
+ * subset (the newest first). */
+static const char *
+date_field (const rm_collection_t *c)
+{
+    for (size_t i = 0; i < c->n_fields; i++) {
+        const rm_field_t *f = &c->fields[i];
+        if (!strchr (f->path, '.') && f->types[BSON_TYPE_DATE_TIME] * 10 >= c->docs * 9)
+            return f->path;
+    }
+    return NULL;
+}
+
+static void
+append_join (bson_t *step, const rm_analysis_t *a, const rm_relation_t *r, const char **as)
+{
+    const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
+    const char *field = from->fields[r->field].path, *key = to->fields[r->key].path;
+    /* parentRef: from (children) -> to (parents); childRefs: from (parents) -> to (children). */
+    BSON_APPEND_UTF8 (step, "from", r->child_refs ? to->ns : from->ns);
+    BSON_APPEND_UTF8 (step, "into", r->child_refs ? from->ns : to->ns);
+    BSON_APPEND_UTF8 (step, "localField", r->child_refs ? field : key);
+    BSON_APPEND_UTF8 (step, "foreignField", r->child_refs ? key : field);
+    *as = r->child_refs ? field : from->coll;
+}
+
+void
+rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
+{
+    uint32_t nr = 0, ns = 0;
+    for (size_t i = 0; i < a->n_rels; i++) {
+        const rm_relation_t *r = &a->rels[i];
+        const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
+        rm_class_t cls = rm_class_of (&r->children);
+        uint64_t p99 = rm_dist_quantile (&r->children, 0.99);
+        const char *child = r->child_refs ? to->ns : from->ns;
+        const char *parent = r->child_refs ? from->ns : to->ns;
+        const char *pattern, *rule;
+        char why[1200], name[600], key[16];
+        bson_t rec, step, body;
+        const char *as = NULL;
+        bool has_step = true;
+
+        snprintf (name, sizeof name, "%s.%s -> %s.%s", from->ns, from->fields[r->field].path,
+                  to->ns, to->fields[r->key].path);
+        if (cls <= RM_CLASS_ONE_TO_FEW) {
+            pattern = "embed";
+            rule = "rules-of-thumb-part1.txt, one-to-few: embed; schema-design-rules-and-patterns.txt, "
+                   "rule 1: favor embedding unless there is a compelling reason not to";
+            snprintf (why, sizeof why, "%s: %s children per parent (p99 %llu, max %llu), so %s's "
+                      "documents go into %s's%s", name, rm_class_name (cls),
+                      (unsigned long long) p99, (unsigned long long) r->children.max, child, parent,
+                      r->shared ? "; children shared by several parents stay in their collection too "
+                                  "(keepSource)" : "");
+        } else if (cls == RM_CLASS_ONE_TO_MANY && !r->child_refs) {
+            pattern = "subset with count";
+            rule = "schema-design-rules-and-patterns.txt, rule 4 (a couple of hundred on the many "
+                   "side is the limit for embedding) and the subset pattern";
+            snprintf (why, sizeof why, "%s: one-to-many (p99 %llu, max %llu children per parent): "
+                      "all of them would make %s's documents grow with %s; the newest few embedded, "
+                      "with the count, and the rest referenced", name, (unsigned long long) p99,
+                      (unsigned long long) r->children.max, parent, child);
+        } else if (cls == RM_CLASS_ONE_TO_SQUILLIONS && !r->child_refs) {
+            pattern = "computed summary";
+            rule = "rules-of-thumb-part1.txt, one-to-squillions: keep the parent reference; the "
+                   "computed pattern for what the parent shows of them";
+            snprintf (why, sizeof why, "%s: one-to-squillions (p99 %llu, max %llu children per "
+                      "parent): keep referencing from %s, and keep a count of them in %s", name,
+                      (unsigned long long) p99, (unsigned long long) r->children.max, child, parent);
+        } else {
+            pattern = "keep referencing";
+            rule = "schema-design-rules-and-patterns.txt, rule 4: more than a few thousand "
+                   "references is too many for an array; a couple of hundred embedded too many";
+            snprintf (why, sizeof why, "%s: %s held as an array of references (p99 %llu, max %llu): "
+                      "past what embedding takes, within what an array of references does", name,
+                      rm_class_name (cls), (unsigned long long) p99,
+                      (unsigned long long) r->children.max);
+            has_step = false;
+        }
+        snprintf (key, sizeof key, "%u", nr++);
+        BSON_APPEND_DOCUMENT_BEGIN (recs, key, &rec);
+        BSON_APPEND_UTF8 (&rec, "relationship", name);
+        BSON_APPEND_UTF8 (&rec, "pattern", pattern);
+        BSON_APPEND_UTF8 (&rec, "why", why);
+        BSON_APPEND_UTF8 (&rec, "rule", rule);
+        BSON_APPEND_UTF8 (&rec, "dependsOn",
+                          "whether the children are read or updated on their own, and the "
+                          "read-to-write ratio: a dump cannot show them");
+        bson_append_document_end (recs, &rec);
+        if (!has_step || !steps)
+            continue;
+        snprintf (key, sizeof key, "%u", ns++);
+        BSON_APPEND_DOCUMENT_BEGIN (steps, key, &step);
+        if (!strcmp (pattern, "computed summary")) {
+            bson_t fields, cnt, empty;
+            char n[300];
+            BSON_APPEND_DOCUMENT_BEGIN (&step, "summarize", &body);
+            append_join (&body, a, r, &as);
+            snprintf (n, sizeof n, "%s_count", as);
+            BSON_APPEND_DOCUMENT_BEGIN (&body, "fields", &fields);
+            BSON_APPEND_DOCUMENT_BEGIN (&fields, n, &cnt);
+            BSON_APPEND_DOCUMENT_BEGIN (&cnt, "$count", &empty);
+            bson_append_document_end (&cnt, &empty);
+            bson_append_document_end (&fields, &cnt);
+            bson_append_document_end (&body, &fields);
+        } else {
+            BSON_APPEND_DOCUMENT_BEGIN (&step, "embed", &body);
+            append_join (&body, a, r, &as);
+            BSON_APPEND_UTF8 (&body, "as", as);
+            if (!strcmp (pattern, "subset with count")) {
+                const char *d = date_field (&a->cols[r->child_refs ? r->to : r->from]);
+                char n[300];
+                if (d) {
+                    bson_t sort;
+                    BSON_APPEND_DOCUMENT_BEGIN (&body, "sort", &sort);
+                    BSON_APPEND_INT32 (&sort, d, -1);
+                    bson_append_document_end (&body, &sort);
+                }
+                BSON_APPEND_INT32 (&body, "limit", RM_ANALYZE_FEW);
+                snprintf (n, sizeof n, "%s_count", as);
+                BSON_APPEND_UTF8 (&body, "countAs", n);
+                BSON_APPEND_BOOL (&body, "keepSource", true);
+            } else if (r->shared) {
+                BSON_APPEND_BOOL (&body, "keepSource", true);
+            }
+        }
+        BSON_APPEND_UTF8 (&body, "why", why);
+        bson_append_document_end (&step, &body);
+        bson_append_document_end (steps, &step);
+    }
+}
