@@ -137,6 +137,18 @@ print_text (const bson_t *r)
     }
     if (!n)
         printf ("(none found)\n");
+    printf ("\nCHECKS\n");
+    n = 0;
+    bson_iter_init_find (&it, r, "checks");
+    bson_iter_recurse (&it, &arr);
+    while (next_doc (&arr, &rel)) {
+        n++;
+        printf ("%s %s%s%s: %s\n  rule: %s\n", get_s (&rel, "check"), get_s (&rel, "ns"),
+                *get_s (&rel, "field") ? "." : "", get_s (&rel, "field"), get_s (&rel, "finding"),
+                get_s (&rel, "rule"));
+    }
+    if (!n)
+        printf ("(nothing found)\n");
     printf ("\nRECOMMENDATIONS\n");
     bson_iter_init_find (&it, r, "recommendations");
     bson_iter_recurse (&it, &arr);

@@ -102,6 +102,13 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
         f->last_doc = seq;
         f->docs++;
     }
+    if (BSON_ITER_HOLDS_DATE_TIME (v)) {
+        int64_t t = bson_iter_date_time (v);
+        if (!f->types[BSON_TYPE_DATE_TIME] || t < f->date_min)
+            f->date_min = t;
+        if (!f->types[BSON_TYPE_DATE_TIME] || t > f->date_max)
+            f->date_max = t;
+    }
     f->types[bson_iter_type (v)]++;
     if (BSON_ITER_HOLDS_DOCUMENT (v) && depth < RM_ANALYZE_MAX_DEPTH && bson_iter_recurse (v, &sub)) {
         walk (c, seq, path, &sub, depth + 1, in_array);
@@ -115,6 +122,13 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
             n++;
             /* Documents in an array: their fields are path.field;
              * scalars are values of the path itself. */
+            if (BSON_ITER_HOLDS_DOCUMENT (&sub)) {
+                bson_iter_t id = sub;
+                c->fields[fi].elem_docs++;
+                if (bson_iter_recurse (&sub, &id) &&
+                    (bson_iter_find (&id, "_id") || (bson_iter_recurse (&sub, &id) && bson_iter_find (&id, "id"))))
+                    c->fields[fi].elem_ids++;
+            }
             if (BSON_ITER_HOLDS_DOCUMENT (&sub) && depth < RM_ANALYZE_MAX_DEPTH &&
                 bson_iter_recurse (&sub, &el))
                 walk (c, seq, path, &el, depth + 1, true);

@@ -37,6 +37,8 @@ typedef struct {
     rm_keymap_t keys;
     uint64_t values;        /* scalar occurrences keyed */
     uint64_t small;         /* of them numbers or strings of up to 3 bytes */
+    int64_t date_min, date_max; /* its dates (types[BSON_TYPE_DATE_TIME] of them) */
+    uint64_t elem_docs, elem_ids; /* array elements that are documents, with an _id or id */
 } rm_field_t;
 
 typedef struct {
@@ -75,6 +77,11 @@ struct rm_analysis {
 rm_field_t *rm_collection_field (rm_collection_t *c, const char *path, bool in_array);
 /* Pass 1 for one document. */
 void rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_t len);
+/* Whether an index of the collection's metadata starts with path (_id
+ * always does). */
+bool rm_analyze_indexed (const rm_collection_t *c, const char *path);
+/* The checks of analyze_checks.c (appended to out, an array). */
+void rm_analysis_checks (const rm_analysis_t *a, bson_t *out);
 /* Finds the relationships (pass 2 over src for those held in arrays). */
 bool rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
 

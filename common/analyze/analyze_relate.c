@@ -41,12 +41,13 @@ holds_refs (const rm_field_t *f)
     return !f->not_key && f->values > 0 && strcmp (f->path, "_id") != 0;
 }
 
-/* Whether an index of the collection's metadata starts with path. */
-static bool
-indexed (const rm_collection_t *c, const char *path)
+bool
+rm_analyze_indexed (const rm_collection_t *c, const char *path)
 {
     char *needle;
     bool found;
+    if (!strcmp (path, "_id"))
+        return true;
     if (!c->metadata)
         return false;
     needle = bson_strdup_printf ("\"key\":{\"%s\":", path);
@@ -73,7 +74,7 @@ measure (rm_analysis_t *a, rm_relation_t *r)
             r->shared++;
     }
     r->orphans = r->refs - r->matched;
-    r->indexed = indexed (&a->cols[r->from], f->path);
+    r->indexed = rm_analyze_indexed (&a->cols[r->from], f->path);
     if (r->child_refs)
         return; /* children per parent: the second pass */
     for (size_t i = 0; i < k->keys.cap; i++) {

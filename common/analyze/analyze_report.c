@@ -134,6 +134,9 @@ rm_analysis_report (const rm_analysis_t *a, bson_t *out)
         bson_append_document_end (&arr, &e);
     }
     bson_append_array_end (out, &arr);
+    BSON_APPEND_ARRAY_BEGIN (out, "checks", &arr);
+    rm_analysis_checks (a, &arr);
+    bson_append_array_end (out, &arr);
     BSON_APPEND_ARRAY_BEGIN (out, "recommendations", &arr);
     rm_analysis_recommend (a, &arr, NULL);
     bson_append_array_end (out, &arr);

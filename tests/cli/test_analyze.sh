@@ -135,3 +135,31 @@ expect_eq "sample plan: remodel check --against accepts it" "$rc:$(cat "$T/out")
     "0:$T/sample-plan.json: 4 step(s), valid against $S"
 run_rm run "$T/sample-plan.json" --from "$S" --to "$T/sample-out.archive" -q
 expect_eq "sample plan: remodel run runs it" "$rc" 0
+
+# Checks, each with its rule.
+checks() {
+    "$REMODEL" analyze "$@" --json -q | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["checks"]:
+    print(c["check"], c["ns"], c.get("field", "-"), "|", c["finding"])'
+}
+expect_eq "sample checks: iot.readings a bucket candidate (8 series, hours), nothing else" "$(checks "$S")" \
+    "bucketCandidate iot.readings ts | 1600 documents of 86 bytes on average, dated by \"ts\", in 8 series of \"sensor_id\": bucketize with metaField \"sensor_id\", granularity \"hours\" (about 49 readings a bucket)"
+expect_eq "atlas checks: accounts.account_id, by which customers' references are looked up, has no index" \
+    "$(checks "$ATLAS" | cut -d'|' -f1)" "missingIndex sample_analytics.accounts account_id "
+python3 - "$T/shapes.json" <<'PY'
+import json, sys
+spec = {"big.posts": [{"_id": i, "comments": [{"who": "w%d" % k, "text": "t"} for k in range(300 if i == 0 else 3)]}
+                      for i in range(5)],
+        "ent.orders": [{"_id": i, "items": [{"_id": 100 * i + k, "sku": "x", "qty": k} for k in range(3)]}
+                       for i in range(5)]}
+json.dump(spec, open(sys.argv[1], "w"))
+PY
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/shapes" "$(cat "$T/shapes.json")"
+expect_eq "shapes: 300 embedded comments (rule 4), items with ids of their own (extract)" \
+    "$(checks "$T/shapes" | cut -d'|' -f1)" \
+"unboundedArray big.posts comments 
+extractCandidate ent.orders items "
+run_rm analyze "$S"
+expect_message_out "sample: the text report's checks name the rule" \
+    "rule: embed-vs-reference-patterns.txt, the bucket pattern: group time-series data into buckets to reduce document count"

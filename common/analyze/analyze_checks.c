@@ -1,0 +1,140 @@
+/* The checks of remodel analyze (remodel/analyze.h), each with the rule
+ * behind it: arrays that grow without bound, references without an index,
+ * documents (or embeddings) near 16 MiB, time series of tiny documents
+ * (bucket candidates, with the window their timestamps suggest), and
+ * arrays of objects that look like entities of their own. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze_int.h"
+
+#define MIB (1024.0 * 1024.0)
+#define RULE4 "schema-design-rules-and-patterns.txt, rule 4: arrays should not grow without bound " \
+              "(more than a couple of hundred embedded, more than a few thousand references)"
+#define RULE16 "document-schema-guidelines.txt: a single MongoDB document cannot exceed 16MB"
+
+static void
+check (bson_t *out, uint32_t *n, const char *kind, const char *ns, const char *field,
+       const char *rule, const char *fmt, ...) BSON_GNUC_PRINTF (7, 8);
+
+static void
+check (bson_t *out, uint32_t *n, const char *kind, const char *ns, const char *field,
+       const char *rule, const char *fmt, ...)
+{
+    char key[16], what[600];
+    bson_t c;
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (what, sizeof what, fmt, ap);
+    va_end (ap);
+    snprintf (key, sizeof key, "%u", (*n)++);
+    BSON_APPEND_DOCUMENT_BEGIN (out, key, &c);
+    BSON_APPEND_UTF8 (&c, "check", kind);
+    BSON_APPEND_UTF8 (&c, "ns", ns);
+    if (field)
+        BSON_APPEND_UTF8 (&c, "field", field);
+    BSON_APPEND_UTF8 (&c, "finding", what);
+    BSON_APPEND_UTF8 (&c, "rule", rule);
+    bson_append_document_end (out, &c);
+}
+
+/* Many small documents with a date and a field naming few series. */
+static void
+bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, bson_t *out, uint32_t *n)
+{
+    const rm_field_t *time = NULL, *series = NULL;
+    static const struct { const char *name; double s; } windows[] = {
+        {"seconds", 1}, {"minutes", 60}, {"hours", 3600}, {"days", 86400}};
+    double interval, per = 0;
+    const char *window = "days";
+
+    if (c->docs < 500 || c->bytes / c->docs > 256)
+        return;
+    for (size_t i = 0; i < a->n_rels; i++)
+        if (&a->cols[a->rels[i].from] == c || &a->cols[a->rels[i].to] == c)
+            return; /* the relationship's recommendation speaks for it */
+    for (size_t i = 0; i < c->n_fields; i++) {
+        const rm_field_t *f = &c->fields[i];
+        if (strchr (f->path, '.') || f->in_array || f->arrays)
+            continue;
+        if (!time && f->types[BSON_TYPE_DATE_TIME] * 100 >= c->docs * 95)
+            time = f;
+        else if (strcmp (f->path, "_id") && !f->not_key && f->values * 100 >= c->docs * 95 &&
+                 f->keys.n >= 2 && f->keys.n * 20 <= c->docs &&
+                 (!series || (f->types[BSON_TYPE_UTF8] && !series->types[BSON_TYPE_UTF8]) ||
+                  (!!f->types[BSON_TYPE_UTF8] == !!series->types[BSON_TYPE_UTF8] &&
+                   f->keys.n < series->keys.n)))
+            series = f;
+    }
+    if (!time || !series)
+        return;
+    /* The window: the widest that keeps a bucket within 1,000 readings
+     * (bucketize's maxCount), from a series' average interval. */
+    interval = (double) (time->date_max - time->date_min) / 1000.0 /
+               ((double) c->docs / (double) series->keys.n);
+    for (size_t w = 0; w < 4 && interval > 0; w++)
+        if (windows[w].s / interval <= 1000) {
+            window = windows[w].name;
+            per = windows[w].s / interval;
+        }
+    check (out, n, "bucketCandidate", c->ns, time->path,
+           "embed-vs-reference-patterns.txt, the bucket pattern: group time-series data into "
+           "buckets to reduce document count",
+           "%llu documents of %llu bytes on average, dated by \"%s\", in %llu series of \"%s\": "
+           "bucketize with metaField \"%s\", granularity \"%s\" (about %.0f readings a bucket)",
+           (unsigned long long) c->docs, (unsigned long long) (c->bytes / c->docs), time->path,
+           (unsigned long long) series->keys.n, series->path, series->path, window, per);
+}
+
+void
+rm_analysis_checks (const rm_analysis_t *a, bson_t *out)
+{
+    uint32_t n = 0;
+    for (size_t ci = 0; ci < a->n_cols; ci++) {
+        const rm_collection_t *c = &a->cols[ci];
+        if (c->max_size >= 8 * MIB)
+            check (out, &n, "nearSizeLimit", c->ns, NULL, RULE16,
+                   "its largest document is %.1f MiB, %.0f%% of 16 MiB", c->max_size / MIB,
+                   100.0 * c->max_size / (16 * MIB));
+        for (size_t i = 0; i < c->n_fields; i++) {
+            const rm_field_t *f = &c->fields[i];
+            bool objects = f->elem_docs > 0;
+            if (!f->lengths)
+                continue;
+            if (f->lengths->max > (objects ? RM_ANALYZE_MANY : 2000))
+                check (out, &n, "unboundedArray", c->ns, f->path, RULE4,
+                       "an array of %s up to %llu long (p99 %llu)",
+                       objects ? "embedded documents" : "values", (unsigned long long) f->lengths->max,
+                       (unsigned long long) rm_dist_quantile (f->lengths, 0.99));
+            if (objects && f->elem_ids * 10 >= f->elem_docs * 9)
+                check (out, &n, "extractCandidate", c->ns, f->path,
+                       "embed-vs-reference-patterns.txt: entities read or updated on their own "
+                       "are referenced, not embedded",
+                       "%llu of its %llu embedded documents carry an _id (or id) of their own, "
+                       "like entities of their own: extract them if they are read on their own",
+                       (unsigned long long) f->elem_ids, (unsigned long long) f->elem_docs);
+        }
+        bucket_candidate (a, c, out, &n);
+    }
+    for (size_t i = 0; i < a->n_rels; i++) {
+        const rm_relation_t *r = &a->rels[i];
+        const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
+        const rm_collection_t *parent = r->child_refs ? from : to, *child = r->child_refs ? to : from;
+        /* The field a join reads the other side by. */
+        const rm_collection_t *ic = r->child_refs ? to : from;
+        const char *ifield = r->child_refs ? to->fields[r->key].path : from->fields[r->field].path;
+        double projected = (double) parent->max_size + (double) r->children.max * (double) child->max_size;
+        if (!rm_analyze_indexed (ic, ifield))
+            check (out, &n, "missingIndex", ic->ns, ifield,
+                   "embed-vs-reference-patterns.txt, mistake 3: missing indexes on foreign key fields",
+                   "no index in the dump's metadata, and the join %s.%s -> %s.%s looks "
+                   "documents up by it", from->ns, from->fields[r->field].path, to->ns,
+                   to->fields[r->key].path);
+        if (projected >= 16 * MIB)
+            check (out, &n, "embeddingTooLarge", parent->ns, NULL, RULE16,
+                   "embedding %s into it could make a document of up to %.1f MiB (its largest "
+                   "document with the most children, each as large as the largest child)",
+                   child->ns, projected / MIB);
+    }
+}
