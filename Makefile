@@ -132,7 +132,11 @@ bench: all
 	@scripts/bench.sh $(BUILD)
 
 # The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode").
-.PHONY: bench-online bench-server-side
+.PHONY: bench-online bench-server-side bench-analyze
+# remodel analyze's MB/s next to remodel inspect's (BENCHMARKS.md, "remodel analyze").
+bench-analyze: all
+	@scripts/bench_analyze.sh $(BUILD)
+
 # --server-side against client-side online mode (BENCHMARKS.md, "Server-side mode").
 bench-server-side: all
 	@tests/peers/install.sh >/dev/null

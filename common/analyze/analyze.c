@@ -66,7 +66,7 @@ small_value (const bson_iter_t *v)
 }
 
 static void
-add_scalar (rm_field_t *f, const bson_iter_t *v)
+add_scalar (rm_field_t *f, const bson_iter_t *v, rm_buf_t *scratch)
 {
     if (f->not_key)
         return;
@@ -77,7 +77,7 @@ add_scalar (rm_field_t *f, const bson_iter_t *v)
         rm_keymap_destroy (&f->keys);
         return;
     }
-    rm_keymap_add (&f->keys, rm_analyze_key (v), 1);
+    rm_keymap_add (&f->keys, rm_analyze_key (v, scratch), 1);
     f->values++;
     if (small_value (v))
         f->small++;
@@ -133,25 +133,30 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
                 bson_iter_recurse (&sub, &el))
                 walk (c, seq, path, &el, depth + 1, true);
             else if (!BSON_ITER_HOLDS_ARRAY (&sub) && !BSON_ITER_HOLDS_DOCUMENT (&sub))
-                add_scalar (&c->fields[fi], &sub);
+                add_scalar (&c->fields[fi], &sub, &c->scratch);
         }
         rm_dist_add (c->fields[fi].lengths, n);
     } else {
-        add_scalar (f, v);
+        add_scalar (f, v, &c->scratch);
     }
 }
 
+/* The fields of a document under prefix (c->path holds it, plen bytes:
+ * the path of each field is built in place, not copied). */
 static void
 walk (rm_collection_t *c, uint64_t seq, const char *prefix, bson_iter_t *it, int depth,
       bool in_array)
 {
-    char path[512];
+    size_t plen = prefix ? strlen (prefix) : 0;
     while (bson_iter_next (it)) {
-        if (prefix)
-            snprintf (path, sizeof path, "%s.%s", prefix, bson_iter_key (it));
-        else
-            snprintf (path, sizeof path, "%s", bson_iter_key (it));
-        add_value (c, seq, path, it, depth, in_array);
+        uint32_t klen = bson_iter_key_len (it);
+        if (plen + 1 + klen + 1 > sizeof c->path)
+            continue; /* a path past 510 bytes: not analyzed */
+        if (plen)
+            c->path[plen] = '.';
+        memcpy (c->path + plen + (plen ? 1 : 0), bson_iter_key (it), klen + 1);
+        add_value (c, seq, c->path, it, depth, in_array);
+        c->path[plen] = '\0';
     }
 }
 
@@ -167,6 +172,7 @@ rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_
     rm_dist_add (&c->sizes, len);
     if (bson_init_static (&d, doc, len) && bson_iter_init (&it, &d))
         walk (c, seq, NULL, &it, 0, false);
+    c->path[0] = '\0';
 }
 
 static rm_collection_t *
@@ -247,6 +253,7 @@ rm_analysis_destroy (rm_analysis_t *a)
             rm_keymap_destroy (&c->fields[k].keys);
         }
         bson_free (c->fields);
+        rm_buf_destroy (&c->scratch);
         bson_free (c->ns);
         bson_free (c->db);
         bson_free (c->coll);

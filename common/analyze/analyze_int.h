@@ -5,6 +5,7 @@
 
 #include "remodel/analyze.h"
 #include "remodel/docpath.h"
+#include "remodel/value.h"
 
 /* Join keys (hashes of $lookup's canonical key bytes) and how often each
  * occurred: open addressing, grown by doubling. */
@@ -17,8 +18,9 @@ typedef struct {
 void rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times);
 uint64_t rm_keymap_get (const rm_keymap_t *m, uint64_t key);
 void rm_keymap_destroy (rm_keymap_t *m);
-/* The key of a value as $lookup matches it. */
-uint64_t rm_analyze_key (const bson_iter_t *value);
+/* The key of a value as $lookup matches it; scratch holds its bytes (reused:
+ * no allocation per value once grown). */
+uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
 
 #define RM_ANALYZE_MAX_PATHS 256
 #define RM_ANALYZE_MAX_DEPTH 6
@@ -49,6 +51,8 @@ typedef struct {
     rm_field_t *fields;
     size_t n_fields;
     bool fields_capped;
+    rm_buf_t scratch;       /* key bytes, reused */
+    char path[512];         /* the path being walked, built in place */
 } rm_collection_t;
 
 /* One relationship: from.field's values found among to.key's. */

@@ -69,14 +69,12 @@ rm_class_of (const rm_dist_t *children)
 }
 
 uint64_t
-rm_analyze_key (const bson_iter_t *value)
+rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch)
 {
-    rm_buf_t b;
     uint64_t h;
-    rm_buf_init (&b);
-    rm_key_append (&b, value);
-    h = rm_crc64_update (0, b.data, b.len);
-    rm_buf_destroy (&b);
+    rm_buf_reset (scratch);
+    rm_key_append (scratch, value);
+    h = rm_crc64_update (0, scratch->data, scratch->len);
     return h ? h : 1;
 }
 

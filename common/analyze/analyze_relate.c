@@ -90,6 +90,7 @@ measure (rm_analysis_t *a, rm_relation_t *r)
 typedef struct {
     const rm_keymap_t *target;
     uint64_t n;
+    rm_buf_t *scratch;
 } countctx_t;
 
 static bool
@@ -97,7 +98,7 @@ count_found (const bson_iter_t *v, void *ctx)
 {
     countctx_t *c = ctx;
     if (v && !BSON_ITER_HOLDS_NULL (v) && !BSON_ITER_HOLDS_ARRAY (v) &&
-        rm_keymap_get (c->target, rm_analyze_key (v)))
+        rm_keymap_get (c->target, rm_analyze_key (v, c->scratch)))
         c->n++;
     return true;
 }
@@ -109,6 +110,7 @@ second_pass (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
 {
     rm_path_t *paths;
     rm_reader_t *r;
+    rm_buf_t scratch;
     rm_item_t item;
     int rc;
     bool any = false;
@@ -121,6 +123,7 @@ second_pass (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
     for (size_t i = 0; i < a->n_rels; i++)
         if (a->rels[i].child_refs)
             rm_path_parse (&paths[i], a->cols[a->rels[i].from].fields[a->rels[i].field].path, NULL);
+    rm_buf_init (&scratch);
     r = rm_reader_open (a->src, ro, err);
     while (r && (rc = rm_reader_next (r, &item, err)) == 1) {
         char name[512];
@@ -134,6 +137,7 @@ second_pass (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
                 continue;
             c.target = &a->cols[rel->to].fields[rel->key].keys;
             c.n = 0;
+            c.scratch = &scratch;
             rm_path_visit (item.doc, item.len, &paths[i], true, false, count_found, &c);
             rm_dist_add (&rel->children, c.n);
             rel->parents_none += c.n == 0;
@@ -143,6 +147,7 @@ second_pass (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
         if (a->rels[i].child_refs)
             rm_path_destroy (&paths[i]);
     bson_free (paths);
+    rm_buf_destroy (&scratch);
     if (!r)
         return false;
     rm_reader_close (r);
