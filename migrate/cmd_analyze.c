@@ -11,7 +11,7 @@
 #include "tool.h"
 
 static const char usage[] =
-    "usage: remodel analyze SRC [--ns PATTERN]... [--json] [--plan-out FILE]\n"
+    "usage: remodel analyze SRC [--ns PATTERN]... [--json] [--plan-out FILE] [--hints FILE]\n"
     "\n"
     "Reads a dump (twice when a relationship is held in arrays) and reports, per\n"
     "collection, documents, sizes (average, p99, largest, and how close to\n"
@@ -27,6 +27,8 @@ static const char usage[] =
     "  --json         one JSON document (README: remodel analyze --json)\n"
     "  --plan-out FILE  the recommended steps as a plan remodel check and run\n"
     "                 take, each with a \"why\"\n"
+    "  --hints FILE   what the dump cannot show (JSON: readTogether [[ns, ns]],\n"
+    "                 readAlone [ns], updatedAlone [ns], readWriteRatio {ns: n})\n"
     "  --quiet, -q    no progress meter\n"
     "  --help, -h     this text\n"
     "\n"
@@ -205,7 +207,9 @@ cmd_analyze (int argc, char **argv)
 {
     rm_analyze_opts_t o = {0};
     rm_nsselect_t *sel = NULL;
-    const char *src = NULL, *plan_out = NULL;
+    const char *src = NULL, *plan_out = NULL, *hints_path = NULL;
+    bson_t hints;
+    bool have_hints = false;
     bool json = false, quiet = false;
     bson_error_t err = {0};
     rm_analysis_t *a;
@@ -239,6 +243,12 @@ cmd_analyze (int argc, char **argv)
                 tool_errorf ("analyze: --plan-out needs a file (remodel analyze --help)");
                 return 2;
             }
+        } else if (!strcmp (arg, "--hints") || !strncmp (arg, "--hints=", 8)) {
+            hints_path = arg[7] == '=' ? arg + 8 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!hints_path) {
+                tool_errorf ("analyze: --hints needs a file (remodel analyze --help)");
+                return 2;
+            }
         } else if (arg[0] == '-' && arg[1]) {
             tool_errorf ("analyze: unknown option \"%s\" (remodel analyze --help)", arg);
             return 2;
@@ -253,10 +263,29 @@ cmd_analyze (int argc, char **argv)
         fputs (usage, stderr);
         return 2;
     }
+    if (hints_path) {
+        bson_json_reader_t *jr = bson_json_reader_new_from_file (hints_path, &err);
+        int got = jr ? bson_json_reader_read (jr, (bson_init (&hints), &hints), &err) : -1;
+        if (jr)
+            bson_json_reader_destroy (jr);
+        if (got != 1 || !rm_analyze_hints_check (&hints, &err)) {
+            if (got == 0)
+                rm_error_set (&err, RM_ERR_USAGE, "holds no JSON document");
+            tool_errorf ("%s: %s", hints_path, err.message);
+            if (jr || got >= 0)
+                bson_destroy (&hints);
+            rm_nsselect_destroy (sel);
+            return 2;
+        }
+        have_hints = true;
+        o.hints = &hints;
+    }
     o.select = sel;
     o.progress = !quiet && isatty (STDERR_FILENO);
     a = rm_analyze (src, &o, &err);
     rm_nsselect_destroy (sel);
+    if (have_hints)
+        bson_destroy (&hints);
     if (!a) {
         tool_error (&err);
         return tool_exit_status (&err);

@@ -203,6 +203,7 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
         return NULL;
     a = bson_malloc0 (sizeof *a);
     a->src = bson_strdup (src);
+    a->hints = opts->hints ? bson_copy (opts->hints) : NULL;
     info = rm_reader_info (r);
     a->cols = bson_malloc0 ((info->n_ns ? info->n_ns : 1) * sizeof *a->cols);
     for (size_t i = 0; i < info->n_ns; i++) {
@@ -262,5 +263,7 @@ rm_analysis_destroy (rm_analysis_t *a)
     bson_free (a->cols);
     bson_free (a->rels);
     bson_free (a->src);
+    if (a->hints)
+        bson_destroy (a->hints);
     bson_free (a);
 }

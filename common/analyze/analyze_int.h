@@ -72,6 +72,7 @@ typedef struct {
 
 struct rm_analysis {
     char *src;
+    bson_t *hints;          /* NULL: none */
     rm_collection_t *cols;
     size_t n_cols;
     rm_relation_t *rels;
@@ -81,6 +82,11 @@ struct rm_analysis {
 rm_field_t *rm_collection_field (rm_collection_t *c, const char *path, bool in_array);
 /* Pass 1 for one document. */
 void rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_t len);
+/* analyze_hints.c: whether hints[key] lists ns; whether a readTogether
+ * group holds both; ns's readWriteRatio. */
+bool rm_hints_lists (const bson_t *hints, const char *key, const char *ns);
+bool rm_hints_together (const bson_t *hints, const char *a, const char *b);
+bool rm_hints_ratio (const bson_t *hints, const char *ns, double *ratio);
 /* Whether an index of the collection's metadata starts with path (_id
  * always does). */
 bool rm_analyze_indexed (const rm_collection_t *c, const char *path);

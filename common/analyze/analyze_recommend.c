@@ -45,7 +45,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
         const char *child = r->child_refs ? to->ns : from->ns;
         const char *parent = r->child_refs ? from->ns : to->ns;
         const char *pattern, *rule;
-        char why[1200], name[600], key[16];
+        char why[1600], name[600], key[16], depends[300];
         bson_t rec, step, body;
         const char *as = NULL;
         bool has_step = true;
@@ -86,6 +86,36 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                       (unsigned long long) r->children.max);
             has_step = false;
         }
+        /* What the hints settle. */
+        {
+            const bson_t *h = a->hints;
+            bool alone = rm_hints_lists (h, "readAlone", child) || rm_hints_lists (h, "updatedAlone", child);
+            bool together = rm_hints_together (h, parent, child);
+            double ratio = 0;
+            bool has_ratio = rm_hints_ratio (h, parent, &ratio);
+            size_t l = strlen (why);
+            depends[0] = '\0';
+            if (!strcmp (pattern, "embed") && alone) {
+                pattern = "keep referencing";
+                rule = "schema-design-rules-and-patterns.txt, rule 2: needing to access an object on "
+                       "its own is a compelling reason not to embed it";
+                snprintf (why + l, sizeof why - l, "; but the hints say %s is read or updated on its "
+                          "own, so it keeps its collection and %s keeps referencing it", child, parent);
+                has_step = false;
+            } else if (!strcmp (pattern, "computed summary") && has_ratio && ratio < 1) {
+                pattern = "keep referencing";
+                rule = "rules-of-thumb-part1.txt, rule five: consider the read-to-write ratio with "
+                       "denormalization";
+                snprintf (why + l, sizeof why - l, "; but the hints give %s a read-to-write ratio of "
+                          "%g: a count kept in it would be rewritten more often than read", parent, ratio);
+                has_step = false;
+            }
+            if (alone || together || has_ratio)
+                snprintf (depends, sizeof depends, "settled by the hints:%s%s%s%s%s", 
+                          together ? " read together" : "", together && (alone || has_ratio) ? ";" : "",
+                          alone ? " the children are read or updated on their own" : "",
+                          alone && has_ratio ? ";" : "", has_ratio ? " the parent's read-to-write ratio" : "");
+        }
         snprintf (key, sizeof key, "%u", nr++);
         BSON_APPEND_DOCUMENT_BEGIN (recs, key, &rec);
         BSON_APPEND_UTF8 (&rec, "relationship", name);
@@ -93,8 +123,10 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
         BSON_APPEND_UTF8 (&rec, "why", why);
         BSON_APPEND_UTF8 (&rec, "rule", rule);
         BSON_APPEND_UTF8 (&rec, "dependsOn",
-                          "whether the children are read or updated on their own, and the "
-                          "read-to-write ratio: a dump cannot show them");
+                          depends[0] ? depends
+                                     : "whether the children are read or updated on their own, and "
+                                       "the read-to-write ratio: a dump cannot show them (--hints "
+                                       "says)");
         bson_append_document_end (recs, &rec);
         if (!has_step || !steps)
             continue;

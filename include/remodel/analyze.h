@@ -51,7 +51,15 @@ typedef struct rm_analysis rm_analysis_t;
 typedef struct {
     const struct rm_nsselect *select; /* --ns: the collections analyzed (NULL: all) */
     bool progress;                    /* a meter on stderr */
+    /* --hints: what a dump cannot show (NULL: none), checked by
+     * rm_analyze_hints_check: {"readTogether": [[ns, ns], ...],
+     * "readAlone": [ns, ...], "updatedAlone": [ns, ...],
+     * "readWriteRatio": {ns: number, ...}} */
+    const bson_t *hints;
 } rm_analyze_opts_t;
+
+/* Checks a hints document's keys and types; errors name the key. */
+bool rm_analyze_hints_check (const bson_t *hints, bson_error_t *err);
 
 rm_analysis_t *rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err);
 /* The report as a BSON document ("collections", "relationships"), the

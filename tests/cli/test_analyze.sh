@@ -163,3 +163,31 @@ extractCandidate ent.orders items "
 run_rm analyze "$S"
 expect_message_out "sample: the text report's checks name the rule" \
     "rule: embed-vs-reference-patterns.txt, the bucket pattern: group time-series data into buckets to reduce document count"
+
+# --hints settle what the dump cannot show.
+echo '{"readAlone": ["school.courses"], "readTogether": [["crm.people", "crm.tasks"]], "readWriteRatio": {"logging.hosts": 0.2}}' >"$T/hints.json"
+recs() {
+    "$REMODEL" analyze "$@" --json -q | python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["recommendations"]:
+    print(r["relationship"].split(" ")[0], "|", r["pattern"], "|", r["dependsOn"].split(":")[0])'
+}
+expect_eq "hints: courses read on their own are not embedded (rule 2); a write-heavy parent keeps no count (rule five); read together settles the subset" \
+    "$(recs "$S" --hints "$T/hints.json")" \
+"blog.comments.post_id | subset with count | whether the children are read or updated on their own, and the read-to-write ratio
+catalog.products.parts | keep referencing | whether the children are read or updated on their own, and the read-to-write ratio
+crm.tasks.owner | subset with count | settled by the hints
+logging.logmsg.host | keep referencing | settled by the hints
+school.students.courses | keep referencing | settled by the hints"
+run_rm analyze "$S" --hints "$T/hints.json" --plan-out "$T/hinted.json" -q
+expect_eq "hints: --plan-out follows them (two subsets, no summarize, no courses embedded)" \
+    "$(python3 -c 'import json,sys; print([s["embed"]["into"] for s in json.load(open(sys.argv[1]))["steps"]])' "$T/hinted.json")" \
+    "['blog.posts', 'crm.people']"
+echo '{"readAlone": "crm.tasks"}' >"$T/bad-hints.json"
+run_rm analyze "$S" --hints "$T/bad-hints.json"
+expect_eq "bad hints: exit 2" "$rc" 2
+expect_message "bad hints: the file and the key named" \
+    "$T/bad-hints.json: hints: \"readAlone\": must be an array of namespaces"
+echo '{"readAlone": [' >"$T/broken-hints.json"
+run_rm analyze "$S" --hints "$T/broken-hints.json"
+expect_eq "hints that are not JSON: exit 2, one line naming the file" "$rc:$(wc -l <"$T/err"):$(grep -c broken-hints "$T/err")" "2:1:1"

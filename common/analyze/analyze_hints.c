@@ -1,0 +1,96 @@
+/* --hints: what a dump cannot show, told by the people who run the
+ * application (remodel/analyze.h): which collections are read together,
+ * which are read or updated on their own, read-to-write ratios. They
+ * settle what a recommendation depends on (analyze_recommend.c). */
+#include <string.h>
+
+#include "analyze_int.h"
+
+static bool
+all_strings (const bson_iter_t *arr)
+{
+    bson_iter_t e;
+    if (!BSON_ITER_HOLDS_ARRAY (arr) || !bson_iter_recurse (arr, &e))
+        return false;
+    while (bson_iter_next (&e))
+        if (!BSON_ITER_HOLDS_UTF8 (&e))
+            return false;
+    return true;
+}
+
+bool
+rm_analyze_hints_check (const bson_t *hints, bson_error_t *err)
+{
+    bson_iter_t it, e;
+    bson_iter_init (&it, hints);
+    while (bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        bool ok;
+        if (!strcmp (k, "readAlone") || !strcmp (k, "updatedAlone")) {
+            ok = all_strings (&it);
+        } else if (!strcmp (k, "readTogether")) {
+            ok = BSON_ITER_HOLDS_ARRAY (&it) && bson_iter_recurse (&it, &e);
+            while (ok && bson_iter_next (&e))
+                ok = all_strings (&e);
+        } else if (!strcmp (k, "readWriteRatio")) {
+            ok = BSON_ITER_HOLDS_DOCUMENT (&it) && bson_iter_recurse (&it, &e);
+            while (ok && bson_iter_next (&e))
+                ok = BSON_ITER_HOLDS_NUMBER (&e);
+        } else {
+            rm_error_set (err, RM_ERR_USAGE, "hints: \"%s\": unknown key (hints take readTogether, "
+                          "readAlone, updatedAlone, readWriteRatio)", k);
+            return false;
+        }
+        if (!ok) {
+            rm_error_set (err, RM_ERR_USAGE, "hints: \"%s\": must be %s", k,
+                          !strcmp (k, "readTogether") ? "an array of arrays of namespaces"
+                          : !strcmp (k, "readWriteRatio") ? "a document {namespace: number}"
+                                                          : "an array of namespaces");
+            return false;
+        }
+    }
+    return true;
+}
+
+bool
+rm_hints_lists (const bson_t *hints, const char *key, const char *ns)
+{
+    bson_iter_t it, e;
+    if (!hints || !bson_iter_init_find (&it, hints, key) || !bson_iter_recurse (&it, &e))
+        return false;
+    while (bson_iter_next (&e))
+        if (BSON_ITER_HOLDS_UTF8 (&e) && !strcmp (bson_iter_utf8 (&e, NULL), ns))
+            return true;
+    return false;
+}
+
+bool
+rm_hints_together (const bson_t *hints, const char *a, const char *b)
+{
+    bson_iter_t it, g, e;
+    if (!hints || !bson_iter_init_find (&it, hints, "readTogether") || !bson_iter_recurse (&it, &g))
+        return false;
+    while (bson_iter_next (&g)) {
+        bool has_a = false, has_b = false;
+        if (!bson_iter_recurse (&g, &e))
+            continue;
+        while (bson_iter_next (&e)) {
+            has_a |= !strcmp (bson_iter_utf8 (&e, NULL), a);
+            has_b |= !strcmp (bson_iter_utf8 (&e, NULL), b);
+        }
+        if (has_a && has_b)
+            return true;
+    }
+    return false;
+}
+
+bool
+rm_hints_ratio (const bson_t *hints, const char *ns, double *ratio)
+{
+    bson_iter_t it, e;
+    if (!hints || !bson_iter_init_find (&it, hints, "readWriteRatio") || !bson_iter_recurse (&it, &e) ||
+        !bson_iter_find (&e, ns))
+        return false;
+    *ratio = bson_iter_as_double (&e);
+    return true;
+}
