@@ -16,6 +16,7 @@
 S=$ROOT/dumps/sample
 ATLAS=$ROOT/../shared/fixtures/atlas-sample/dump
 GEN=$(dirname "$REMODEL")/remodel-gen
+[ -x "$GEN" ] || GEN=$ROOT/build/remodel-gen   # the sanitizer build has none
 
 # rels SRC [ARGS]: one line per relationship, sorted.
 rels() {
