@@ -8,19 +8,33 @@
 #include "analyze_int.h"
 #include "remodel/nsselect.h"
 
+static uint32_t
+path_hash (const char *path)
+{
+    uint32_t h = 2166136261u;
+    for (; *path; path++)
+        h = (h ^ (uint8_t) *path) * 16777619u;
+    return h;
+}
+
+/* A path's statistics, found through c->slots (no string compared but
+ * the one the hash leads to). */
 rm_field_t *
 rm_collection_field (rm_collection_t *c, const char *path, bool in_array)
 {
+    size_t cap = sizeof c->slots / sizeof c->slots[0];
+    size_t i = path_hash (path) & (cap - 1);
     rm_field_t *f;
-    for (size_t i = 0; i < c->n_fields; i++)
-        if (!strcmp (c->fields[i].path, path))
-            return &c->fields[i];
+    for (; c->slots[i]; i = (i + 1) & (cap - 1))
+        if (!strcmp (c->fields[c->slots[i] - 1].path, path))
+            return &c->fields[c->slots[i] - 1];
     if (c->n_fields == RM_ANALYZE_MAX_PATHS) {
         c->fields_capped = true;
         return NULL;
     }
     c->fields = bson_realloc (c->fields, (c->n_fields + 1) * sizeof *c->fields);
     f = &c->fields[c->n_fields++];
+    c->slots[i] = (uint16_t) c->n_fields;
     memset (f, 0, sizeof *f);
     f->path = bson_strdup (path);
     f->in_array = in_array;
@@ -175,17 +189,6 @@ rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_
     c->path[0] = '\0';
 }
 
-static rm_collection_t *
-collection_of (rm_analysis_t *a, const rm_ns_t *ns)
-{
-    char name[512];
-    rm_ns_name (ns, name, sizeof name);
-    for (size_t i = 0; i < a->n_cols; i++)
-        if (!strcmp (a->cols[i].ns, name))
-            return &a->cols[i];
-    return NULL;
-}
-
 rm_analysis_t *
 rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
 {
@@ -196,6 +199,7 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
     rm_item_t item;
     int rc;
     uint64_t seq = 0;
+    rm_collection_t **by_ns;
 
     ro.select = opts->select;
     r = rm_reader_open (src, &ro, err);
@@ -206,6 +210,9 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
     a->hints = opts->hints ? bson_copy (opts->hints) : NULL;
     info = rm_reader_info (r);
     a->cols = bson_malloc0 ((info->n_ns ? info->n_ns : 1) * sizeof *a->cols);
+    /* The collection of each namespace, by its index: no name formatted per
+     * document. */
+    by_ns = bson_malloc0 ((info->n_ns ? info->n_ns : 1) * sizeof *by_ns);
     for (size_t i = 0; i < info->n_ns; i++) {
         const rm_ns_t *ns = info->ns[i];
         rm_collection_t *c;
@@ -213,6 +220,7 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
         if (ns->is_oplog || ns->is_view)
             continue;
         c = &a->cols[a->n_cols++];
+        by_ns[i] = c;
         rm_ns_name (ns, name, sizeof name);
         c->ns = bson_strdup (name);
         c->db = bson_strdup (ns->db);
@@ -221,7 +229,7 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
     }
     while ((rc = rm_reader_next (r, &item, err)) == 1) {
         rm_collection_t *c;
-        if (item.kind != RM_ITEM_DOC || !(c = collection_of (a, item.ns)))
+        if (item.kind != RM_ITEM_DOC || item.ns->index >= info->n_ns || !(c = by_ns[item.ns->index]))
             continue;
         rm_collection_add (c, ++seq, item.doc, item.len);
         if (opts->progress && (seq & 0xffff) == 0) {
@@ -234,6 +242,7 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
     if (opts->progress && seq > 0xffff)
         fprintf (stderr, "\n");
     rm_reader_close (r);
+    bson_free (by_ns);
     if (rc < 0 || !rm_analyze_relate (a, &ro, err)) {
         rm_analysis_destroy (a);
         return NULL;

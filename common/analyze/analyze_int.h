@@ -51,6 +51,7 @@ typedef struct {
     rm_field_t *fields;
     size_t n_fields;
     bool fields_capped;
+    uint16_t slots[RM_ANALYZE_MAX_PATHS * 2]; /* fields by a hash of their path: index + 1 */
     rm_buf_t scratch;       /* key bytes, reused */
     char path[512];         /* the path being walked, built in place */
 } rm_collection_t;
