@@ -3,6 +3,7 @@
  * relationships between collections, with their cardinality class. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,12 +49,33 @@ get_d (const bson_t *d, const char *path)
     return bson_iter_init (&it, d) && bson_iter_find_descendant (&it, path, &f) ? bson_iter_as_double (&f) : 0;
 }
 
+/* s as tool_put_text shows it (control bytes and bytes that are not UTF-8
+ * as \xNN), in a ring of buffers: the names a dump holds cannot drive the
+ * terminal through the text report. */
+static const char *
+shown (const char *s)
+{
+    static char *ring[16];
+    static int k;
+    size_t n;
+    FILE *m;
+    k = (k + 1) % 16;
+    free (ring[k]);
+    ring[k] = NULL;
+    m = open_memstream (&ring[k], &n);
+    if (!m)
+        return "?";
+    tool_put_text (m, s, strlen (s));
+    fclose (m);
+    return ring[k];
+}
+
 static const char *
 get_s (const bson_t *d, const char *path)
 {
     bson_iter_t it, f;
-    return bson_iter_init (&it, d) && bson_iter_find_descendant (&it, path, &f) &&
-                   BSON_ITER_HOLDS_UTF8 (&f) ? bson_iter_utf8 (&f, NULL) : "";
+    return shown (bson_iter_init (&it, d) && bson_iter_find_descendant (&it, path, &f) &&
+                          BSON_ITER_HOLDS_UTF8 (&f) ? bson_iter_utf8 (&f, NULL) : "");
 }
 
 static bool

@@ -178,7 +178,7 @@ compile_print_mongosh (online_t *on, const compile_plan_t *c, bson_error_t *err)
 
     rm_buf_init (&b);
     compile_put (&b, "// remodel: plan ");
-    compile_put (&b, on->name);
+    compile_put_str (&b, on->name); /* quoted: a name cannot end the comment */
     snprintf (line, sizeof line, ", compiled for MongoDB %d.%d (remodel compile --format mongosh)\n",
               c->version.major, c->version.minor);
     compile_put (&b, line);
@@ -216,9 +216,15 @@ compile_print_mongosh (online_t *on, const compile_plan_t *c, bson_error_t *err)
             continue;
         }
         compile_put (&b, ", serverSide: true,");
-        for (size_t k = 0; k < st->n_notes; k++) {
-            compile_put (&b, k ? "\n   // " : "\n   // notes: ");
-            compile_put (&b, st->notes[k]);
+        /* Notes quote the plan's names: JSON strings, never comment text a
+         * newline in a name could end. */
+        if (st->n_notes) {
+            compile_put (&b, "\n   notes: [");
+            for (size_t k = 0; k < st->n_notes; k++) {
+                compile_put (&b, k ? ",\n           " : "");
+                compile_put_str (&b, st->notes[k]);
+            }
+            compile_put (&b, "],");
         }
         if (st->guard_ns) {
             compile_put (&b, "\n   guard: {ns: ");

@@ -192,3 +192,10 @@ expect_message "bad hints: the file and the key named" \
 echo '{"readAlone": [' >"$T/broken-hints.json"
 run_rm analyze "$S" --hints "$T/broken-hints.json"
 expect_eq "hints that are not JSON: exit 2, one line naming the file" "$rc:$(wc -l <"$T/err"):$(grep -c broken-hints "$T/err")" "2:1:1"
+
+# Names from the dump cannot drive the terminal: control bytes shown as \xNN.
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/evil" '{"d.p": [{"_id": 1}, {"_id": 2}],
+ "d.c": [{"_id": 10, "o\u001b]0;pwn\u0007": 1}, {"_id": 11, "o\u001b]0;pwn\u0007": 2}, {"_id": 12, "o\u001b]0;pwn\u0007": 1}]}'
+run_rm analyze "$T/evil" -q
+expect_eq "escape bytes in field names: none reach the text report, each shown as \\xNN" \
+    "$(tr -d '\n' <"$T/out" | grep -c $'\x1b'):$(grep -c 'd.c.o\\x1b\]0;pwn\\x07 -> d.p._id' "$T/out")" "0:4"
