@@ -243,6 +243,9 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
         fprintf (stderr, "\n");
     rm_reader_close (r);
     bson_free (by_ns);
+    for (size_t i = 0; i < a->n_cols; i++)
+        for (size_t k = 0; k < a->cols[i].n_fields; k++)
+            a->cols[i].fields[k].distinct = a->cols[i].fields[k].keys.n;
     if (rc < 0 || !rm_analyze_relate (a, &ro, err)) {
         rm_analysis_destroy (a);
         return NULL;

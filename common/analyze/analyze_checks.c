@@ -61,10 +61,10 @@ bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, bson_t *out,
         if (!time && f->types[BSON_TYPE_DATE_TIME] * 100 >= c->docs * 95)
             time = f;
         else if (strcmp (f->path, "_id") && !f->not_key && f->values * 100 >= c->docs * 95 &&
-                 f->keys.n >= 2 && f->keys.n * 20 <= c->docs &&
+                 f->distinct >= 2 && f->distinct * 20 <= c->docs &&
                  (!series || (f->types[BSON_TYPE_UTF8] && !series->types[BSON_TYPE_UTF8]) ||
                   (!!f->types[BSON_TYPE_UTF8] == !!series->types[BSON_TYPE_UTF8] &&
-                   f->keys.n < series->keys.n)))
+                   f->distinct < series->distinct)))
             series = f;
     }
     if (!time || !series)
@@ -72,7 +72,7 @@ bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, bson_t *out,
     /* The window: the widest that keeps a bucket within 1,000 readings
      * (bucketize's maxCount), from a series' average interval. */
     interval = (double) (time->date_max - time->date_min) / 1000.0 /
-               ((double) c->docs / (double) series->keys.n);
+               ((double) c->docs / (double) series->distinct);
     for (size_t w = 0; w < 4 && interval > 0; w++)
         if (windows[w].s / interval <= 1000) {
             window = windows[w].name;
@@ -84,7 +84,7 @@ bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, bson_t *out,
            "%llu documents of %llu bytes on average, dated by \"%s\", in %llu series of \"%s\": "
            "bucketize with metaField \"%s\", granularity \"%s\" (about %.0f readings a bucket)",
            (unsigned long long) c->docs, (unsigned long long) (c->bytes / c->docs), time->path,
-           (unsigned long long) series->keys.n, series->path, series->path, window, per);
+           (unsigned long long) series->distinct, series->path, series->path, window, per);
 }
 
 void

@@ -36,7 +36,8 @@ typedef struct {
     bool in_array;          /* reached through an array: several per document */
     bool keyed;             /* its scalar values' keys are kept */
     bool not_key;           /* a value no reference has (long text, a date...) */
-    rm_keymap_t keys;
+    rm_keymap_t keys;       /* in memory; spilled past --memory (analyze_spill.c) */
+    uint64_t distinct;      /* distinct keys, once pass 1 is over */
     uint64_t values;        /* scalar occurrences keyed */
     uint64_t small;         /* of them numbers or strings of up to 3 bytes */
     int64_t date_min, date_max; /* its dates (types[BSON_TYPE_DATE_TIME] of them) */

@@ -26,13 +26,13 @@ static bool
 is_target (const rm_collection_t *c, const rm_field_t *f)
 {
     if (!strcmp (f->path, "_id"))
-        return f->keys.n > 0;
+        return f->distinct > 0;
     /* A top-level field, never an array, in (almost) every document, with
      * (almost) no value twice: real data has the odd duplicate (the Atlas
      * sample's accounts.account_id has one), which a $lookup then matches
      * twice; the report counts them (keyDuplicates). */
     return !strchr (f->path, '.') && !f->in_array && !f->arrays && !f->not_key && c->docs > 1 &&
-           f->values * 100 >= c->docs * 99 && f->keys.n * 100 >= f->values * 99;
+           f->values * 100 >= c->docs * 99 && f->distinct * 100 >= f->values * 99;
 }
 
 static bool
@@ -186,7 +186,7 @@ rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
                     if (rate < MIN_MATCH_RATE || distinct < MIN_DISTINCT || rate <= best_rate)
                         continue;
                     if (f->small * 2 > f->values &&
-                        (double) distinct < MIN_SMALL_COVERAGE * (double) k->keys.n)
+                        (double) distinct < MIN_SMALL_COVERAGE * (double) k->distinct)
                         continue;
                     best_rate = rate;
                     best.from = ci;

@@ -95,7 +95,7 @@ append_relation (bson_t *out, const rm_analysis_t *a, const rm_relation_t *r)
     BSON_APPEND_UTF8 (out, "child", r->child_refs ? to->ns : from->ns);
     BSON_APPEND_BOOL (out, "twoWay", r->two_way);
     BSON_APPEND_INT64 (out, "keyDuplicates",
-                       (int64_t) (to->fields[r->key].values - to->fields[r->key].keys.n));
+                       (int64_t) (to->fields[r->key].values - to->fields[r->key].distinct));
     BSON_APPEND_INT64 (out, "references", (int64_t) r->refs);
     BSON_APPEND_INT64 (out, "matched", (int64_t) r->matched);
     BSON_APPEND_DOUBLE (out, "matchRate", r->refs ? (double) r->matched / (double) r->refs : 0);
@@ -105,7 +105,7 @@ append_relation (bson_t *out, const rm_analysis_t *a, const rm_relation_t *r)
     append_dist (out, "childrenPerParent", &r->children);
     BSON_APPEND_INT64 (out, "sharedChildren", (int64_t) r->shared);
     BSON_APPEND_INT64 (out, "childrenNeverReferenced",
-                       (int64_t) (to->fields[r->key].keys.n - r->distinct_matched));
+                       (int64_t) (to->fields[r->key].distinct - r->distinct_matched));
     BSON_APPEND_BOOL (out, "manyToMany", r->shared > 0);
     BSON_APPEND_UTF8 (out, "class", rm_class_name (rm_class_of (&r->children)));
     BSON_APPEND_BOOL (out, "indexed", r->indexed);
