@@ -9,10 +9,12 @@
 
 #include "remodel/analyze.h"
 #include "remodel/nsselect.h"
+#include "remodel/tmppath.h"
 #include "tool.h"
 
 static const char usage[] =
     "usage: remodel analyze SRC [--ns PATTERN]... [--json] [--plan-out FILE] [--hints FILE]\n"
+    "                        [--memory SIZE] [--tmp DIR]\n"
     "\n"
     "Reads a dump (twice when a relationship is held in arrays) and reports, per\n"
     "collection, documents, sizes (average, p99, largest, and how close to\n"
@@ -30,7 +32,10 @@ static const char usage[] =
     "                 take, each with a \"why\"\n"
     "  --hints FILE   what the dump cannot show (JSON: readTogether [[ns, ns]],\n"
     "                 readAlone [ns], updatedAlone [ns], readWriteRatio {ns: n})\n"
-    "  --quiet, -q    no progress meter\n"
+    "  --memory SIZE  budget for the join keys (default 512M); past half of it\n"
+    "                 they spill to sorted files and the report is the same\n"
+    "  --tmp DIR      where they spill (default $TMPDIR or /tmp)\n"
+    "  --quiet, -q    no progress meter, no note of spilling\n"
     "  --help, -h     this text\n"
     "\n"
     "example: remodel analyze dumps/sample\n";
@@ -224,6 +229,45 @@ write_plan (const rm_analysis_t *a, const char *path, bson_error_t *err)
     return ok;
 }
 
+/* "--name VALUE" or "--name=VALUE" at argv[*i]: the value (*i moved past
+ * it); NULL when argv[*i] is another option, or (*missing set) this one
+ * without a value. */
+static const char *
+opt_value (int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    size_t n = strlen (name);
+    if (strncmp (argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n])
+        return NULL;
+    if (*i + 1 < argc)
+        return argv[++*i];
+    *missing = true;
+    return NULL;
+}
+
+/* The meter of each pass over the dump. */
+typedef struct {
+    tool_progress_t *meter;
+    int pass;
+    bool quiet;
+} meter_t;
+
+static void
+progress (void *ctx, int pass, rm_reader_t *r, uint64_t docs)
+{
+    meter_t *m = ctx;
+    if (m->pass != pass) {
+        if (m->meter)
+            tool_progress_done (m->meter);
+        m->meter = tool_progress_new (m->quiet, pass == 1 ? "analyze" : "analyze (pass 2)");
+        m->pass = pass;
+    }
+    tool_progress_draw (m->meter, r, docs);
+}
+
 int
 cmd_analyze (int argc, char **argv)
 {
@@ -236,9 +280,14 @@ cmd_analyze (int argc, char **argv)
     bson_error_t err = {0};
     rm_analysis_t *a;
     bson_t report;
+    meter_t meter = {NULL, 0, false};
+    const char *memory_arg = "512M";
+    size_t runs;
+    uint64_t spilled;
 
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
+        const char *arg = argv[i], *v;
+        bool missing = false;
         if (!strcmp (arg, "--help") || !strcmp (arg, "-h")) {
             fputs (usage, stdout);
             return 0;
@@ -246,38 +295,40 @@ cmd_analyze (int argc, char **argv)
             json = true;
         } else if (!strcmp (arg, "--quiet") || !strcmp (arg, "-q")) {
             quiet = true;
-        } else if (!strcmp (arg, "--ns") || !strncmp (arg, "--ns=", 5)) {
-            const char *p = arg[4] == '=' ? arg + 5 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!p) {
-                tool_errorf ("analyze: --ns needs a pattern (remodel analyze --help)");
-                return 2;
-            }
+        } else if ((v = opt_value (argc, argv, &i, "--ns", &missing))) {
             if (!sel)
                 sel = rm_nsselect_new ();
-            if (!rm_nsselect_include (sel, p, &err)) {
+            if (!rm_nsselect_include (sel, v, &err)) {
                 tool_error (&err);
                 rm_nsselect_destroy (sel);
                 return 2;
             }
-        } else if (!strcmp (arg, "--plan-out") || !strncmp (arg, "--plan-out=", 11)) {
-            plan_out = arg[10] == '=' ? arg + 11 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!plan_out) {
-                tool_errorf ("analyze: --plan-out needs a file (remodel analyze --help)");
+        } else if ((v = opt_value (argc, argv, &i, "--plan-out", &missing))) {
+            plan_out = v;
+        } else if ((v = opt_value (argc, argv, &i, "--hints", &missing))) {
+            hints_path = v;
+        } else if ((v = opt_value (argc, argv, &i, "--tmp", &missing))) {
+            o.tmpdir = v;
+        } else if ((v = opt_value (argc, argv, &i, "--memory", &missing))) {
+            memory_arg = v;
+            if (!tool_parse_size (v, &o.memory) || o.memory < 1024) {
+                tool_errorf ("analyze: --memory: expected a size of at least 1K, like 64M or 2G, got \"%s\"", v);
+                rm_nsselect_destroy (sel);
                 return 2;
             }
-        } else if (!strcmp (arg, "--hints") || !strncmp (arg, "--hints=", 8)) {
-            hints_path = arg[7] == '=' ? arg + 8 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!hints_path) {
-                tool_errorf ("analyze: --hints needs a file (remodel analyze --help)");
-                return 2;
-            }
+        } else if (missing) {
+            tool_errorf ("analyze: %s needs a value (remodel analyze --help)", arg);
+            rm_nsselect_destroy (sel);
+            return 2;
         } else if (arg[0] == '-' && arg[1]) {
             tool_errorf ("analyze: unknown option \"%s\" (remodel analyze --help)", arg);
+            rm_nsselect_destroy (sel);
             return 2;
         } else if (!src) {
             src = arg;
         } else {
             tool_errorf ("analyze: one source only (remodel analyze --help)");
+            rm_nsselect_destroy (sel);
             return 2;
         }
     }
@@ -303,8 +354,12 @@ cmd_analyze (int argc, char **argv)
         o.hints = &hints;
     }
     o.select = sel;
-    o.progress = !quiet && isatty (STDERR_FILENO);
+    meter.quiet = quiet;
+    o.progress = progress;
+    o.progress_ctx = &meter;
     a = rm_analyze (src, &o, &err);
+    if (meter.meter)
+        tool_progress_done (meter.meter);
     rm_nsselect_destroy (sel);
     if (have_hints)
         bson_destroy (&hints);
@@ -312,6 +367,11 @@ cmd_analyze (int argc, char **argv)
         tool_error (&err);
         return tool_exit_status (&err);
     }
+    /* Not in the report: it is the same either way. */
+    if (rm_analysis_spilled (a, &runs, &spilled) && !quiet)
+        fprintf (stderr, "remodel: analyze: the join keys passed half of --memory %s: %zu sorted run(s), "
+                 "%.1f MB, spilled under %s\n", memory_arg,
+                 runs, (double) spilled / 1e6, rm_tmpdir (o.tmpdir));
     bson_init (&report);
     rm_analysis_report (a, &report);
     if (json) {

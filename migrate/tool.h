@@ -84,6 +84,9 @@ typedef struct {
 bool tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o,
                     char **pos, int *n_pos, bool *help);
 
+/* "512M", "64M", "1G", "100K" or bytes (tool_getparam.c). */
+bool tool_parse_size (const char *text, size_t *out);
+
 /* Progress meter (tool_progress.c): on a terminal unless --quiet. */
 typedef struct tool_progress tool_progress_t;
 tool_progress_t *tool_progress_new (bool quiet, const char *label);

@@ -56,8 +56,8 @@ parse_digits (const char **p, uint64_t *v)
 }
 
 /* "512M", "64M", "1G", "100K" or bytes: digits, a unit, at most SIZE_MAX. */
-static bool
-parse_size (const char *text, size_t *out)
+bool
+tool_parse_size (const char *text, size_t *out)
 {
     uint64_t v, mult = 1;
     const char *p = text;
@@ -241,7 +241,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
             }
             break;
         case OPT_MEMORY:
-            if (!parse_size (optarg, &o->memory) || o->memory < 1024) {
+            if (!tool_parse_size (optarg, &o->memory) || o->memory < 1024) {
                 tool_errorf ("--memory: expected a positive size of at least 1K, like 64M or 2G, got \"%s\"",
                              optarg);
                 return false;

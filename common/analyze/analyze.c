@@ -80,7 +80,7 @@ small_value (const bson_iter_t *v)
 }
 
 static void
-add_scalar (rm_field_t *f, const bson_iter_t *v, rm_buf_t *scratch)
+add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
 {
     if (f->not_key)
         return;
@@ -88,10 +88,11 @@ add_scalar (rm_field_t *f, const bson_iter_t *v, rm_buf_t *scratch)
         return;
     if (!key_like (v)) {
         f->not_key = true;
+        c->key_bytes -= RM_KEYMAP_BYTES (&f->keys);
         rm_keymap_destroy (&f->keys);
         return;
     }
-    rm_keymap_add (&f->keys, rm_analyze_key (v, scratch), 1);
+    c->key_bytes += rm_keymap_add (&f->keys, rm_analyze_key (v, &c->scratch), 1);
     f->values++;
     if (small_value (v))
         f->small++;
@@ -147,11 +148,11 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
                 bson_iter_recurse (&sub, &el))
                 walk (c, seq, path, &el, depth + 1, true);
             else if (!BSON_ITER_HOLDS_ARRAY (&sub) && !BSON_ITER_HOLDS_DOCUMENT (&sub))
-                add_scalar (&c->fields[fi], &sub, &c->scratch);
+                add_scalar (c, &c->fields[fi], &sub);
         }
         rm_dist_add (c->fields[fi].lengths, n);
     } else {
-        add_scalar (f, v, &c->scratch);
+        add_scalar (c, f, v);
     }
 }
 
@@ -208,6 +209,8 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
     a = bson_malloc0 (sizeof *a);
     a->src = bson_strdup (src);
     a->hints = opts->hints ? bson_copy (opts->hints) : NULL;
+    a->memory = opts->memory ? opts->memory : (size_t) 512 << 20;
+    a->tmpdir = opts->tmpdir;
     info = rm_reader_info (r);
     a->cols = bson_malloc0 ((info->n_ns ? info->n_ns : 1) * sizeof *a->cols);
     /* The collection of each namespace, by its index: no name formatted per
@@ -229,28 +232,46 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
     }
     while ((rc = rm_reader_next (r, &item, err)) == 1) {
         rm_collection_t *c;
+        size_t before;
         if (item.kind != RM_ITEM_DOC || item.ns->index >= info->n_ns || !(c = by_ns[item.ns->index]))
             continue;
+        before = c->key_bytes;
         rm_collection_add (c, ++seq, item.doc, item.len);
-        if (opts->progress && (seq & 0xffff) == 0) {
-            uint64_t done, total;
-            rm_reader_progress (r, &done, &total);
-            fprintf (stderr, "\rremodel: analyze: %llu documents, %llu MB read ",
-                     (unsigned long long) seq, (unsigned long long) (done >> 20));
+        a->key_bytes += c->key_bytes - before;
+        /* Half the budget for the key tables, half for the sorter they
+         * spill to. */
+        if (a->key_bytes > a->memory / 2 && !rm_analyze_spill_keys (a, err)) {
+            rc = -1;
+            break;
         }
+        if (opts->progress && (seq & 4095) == 0)
+            opts->progress (opts->progress_ctx, 1, r, seq);
     }
-    if (opts->progress && seq > 0xffff)
-        fprintf (stderr, "\n");
     rm_reader_close (r);
     bson_free (by_ns);
-    for (size_t i = 0; i < a->n_cols; i++)
-        for (size_t k = 0; k < a->cols[i].n_fields; k++)
-            a->cols[i].fields[k].distinct = a->cols[i].fields[k].keys.n;
+    if (rc == 0 && a->spill) {
+        if (!rm_analyze_spill_merge (a, err))
+            rc = -1;
+    } else {
+        for (size_t i = 0; i < a->n_cols; i++)
+            for (size_t k = 0; k < a->cols[i].n_fields; k++)
+                a->cols[i].fields[k].distinct = a->cols[i].fields[k].keys.n;
+    }
+    a->progress = opts->progress;
+    a->progress_ctx = opts->progress_ctx;
     if (rc < 0 || !rm_analyze_relate (a, &ro, err)) {
         rm_analysis_destroy (a);
         return NULL;
     }
     return a;
+}
+
+bool
+rm_analysis_spilled (const rm_analysis_t *a, size_t *runs, uint64_t *bytes)
+{
+    *runs = a->spilled_runs;
+    *bytes = a->spilled_bytes;
+    return a->merged != NULL;
 }
 
 void
@@ -272,6 +293,7 @@ rm_analysis_destroy (rm_analysis_t *a)
         bson_free (c->coll);
         bson_free ((char *) c->metadata);
     }
+    rm_analyze_spill_destroy (a);
     bson_free (a->cols);
     bson_free (a->rels);
     bson_free (a->src);

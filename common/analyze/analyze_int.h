@@ -3,6 +3,8 @@
 #ifndef REMODEL_ANALYZE_INT_H
 #define REMODEL_ANALYZE_INT_H
 
+#include <stdio.h>
+
 #include "remodel/analyze.h"
 #include "remodel/docpath.h"
 #include "remodel/value.h"
@@ -15,7 +17,9 @@ typedef struct {
     size_t n, cap;
 } rm_keymap_t;
 
-void rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times);
+/* Returns how many bytes the table grew by (0 but when it doubles). */
+size_t rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times);
+#define RM_KEYMAP_BYTES(m) ((m)->cap * 2 * sizeof (uint64_t))
 uint64_t rm_keymap_get (const rm_keymap_t *m, uint64_t key);
 void rm_keymap_destroy (rm_keymap_t *m);
 /* The key of a value as $lookup matches it; scratch holds its bytes (reused:
@@ -44,6 +48,10 @@ typedef struct {
     uint64_t elem_docs, elem_ids; /* array elements that are documents, with an _id or id */
 } rm_field_t;
 
+/* A field's number among all the analysis's fields (collection, then
+ * field): the spilled keys carry it. */
+#define RM_FIELD_GID(ci, fi) ((uint32_t) ((ci) * RM_ANALYZE_MAX_PATHS + (fi)))
+
 typedef struct {
     char *ns, *db, *coll;
     const char *metadata;   /* the dump's metadata text (NULL: none) */
@@ -54,8 +62,18 @@ typedef struct {
     bool fields_capped;
     uint16_t slots[RM_ANALYZE_MAX_PATHS * 2]; /* fields by a hash of their path: index + 1 */
     rm_buf_t scratch;       /* key bytes, reused */
+    size_t key_bytes;       /* its fields' key tables' bytes */
     char path[512];         /* the path being walked, built in place */
 } rm_collection_t;
+
+/* A candidate: from.field's keys against to.key's (the same database),
+ * what they share. */
+typedef struct {
+    size_t from, field, to, key;
+    uint64_t matched;       /* from.field's occurrences found */
+    uint64_t distinct;      /* its distinct keys found */
+    uint64_t repeated;      /* of them, those occurring more than once */
+} rm_pair_t;
 
 /* One relationship: from.field's values found among to.key's. */
 typedef struct {
@@ -79,6 +97,19 @@ struct rm_analysis {
     size_t n_cols;
     rm_relation_t *rels;
     size_t n_rels;
+    /* Bounded memory (analyze_spill.c): past half of memory the key tables
+     * go to an external sorter, and every question about keys is answered
+     * from their merge, in key order, instead. */
+    size_t memory;
+    const char *tmpdir;
+    size_t key_bytes;       /* all key tables' bytes now */
+    struct rm_sorter *spill;   /* NULL: nothing spilled */
+    char *merged_path;      /* the spilled keys merged: (key, field, count) */
+    FILE *merged;
+    size_t spilled_runs;
+    uint64_t spilled_bytes;
+    void (*progress) (void *ctx, int pass, rm_reader_t *r, uint64_t docs);
+    void *progress_ctx;
 };
 
 rm_field_t *rm_collection_field (rm_collection_t *c, const char *path, bool in_array);
@@ -94,6 +125,21 @@ bool rm_hints_ratio (const bson_t *hints, const char *ns, double *ratio);
 bool rm_analyze_indexed (const rm_collection_t *c, const char *path);
 /* The checks of analyze_checks.c (appended to out, an array). */
 void rm_analysis_checks (const rm_analysis_t *a, bson_t *out);
+/* analyze_spill.c. Sends every key table to the sorter (and frees them). */
+bool rm_analyze_spill_keys (rm_analysis_t *a, bson_error_t *err);
+/* After pass 1: the rest too, then merges them into a->merged and sets
+ * each field's distinct count. */
+bool rm_analyze_spill_merge (rm_analysis_t *a, bson_error_t *err);
+/* What the candidates share, from the merged keys (pairs sorted by from's
+ * and to's field numbers). */
+bool rm_analyze_spill_pairs (rm_analysis_t *a, rm_pair_t *pairs, size_t n, bson_error_t *err);
+/* Children per parent of the parent-reference relationships. */
+bool rm_analyze_spill_parents (rm_analysis_t *a, bson_error_t *err);
+/* Children per parent of the child-reference relationships: pass 2, its
+ * references joined to the children's keys by sorting. */
+bool rm_analyze_spill_child_refs (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
+void rm_analyze_spill_destroy (rm_analysis_t *a);
+
 /* Finds the relationships (pass 2 over src for those held in arrays). */
 bool rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
 

@@ -7,20 +7,28 @@
 #include "remodel/value.h"
 
 void
-rm_dist_add (rm_dist_t *d, uint64_t v)
+rm_dist_add_n (rm_dist_t *d, uint64_t v, uint64_t times)
 {
+    if (!times)
+        return;
     if (d->n == 0 || v < d->min)
         d->min = v;
     if (v > d->max)
         d->max = v;
-    d->n++;
-    d->sum += v;
+    d->n += times;
+    d->sum += v * times;
     if (v <= 4096) {
-        d->exact[v]++;
+        d->exact[v] += times;
     } else {
         size_t b = (size_t) (16.0 * log2 ((double) v));
-        d->log[b < 1024 ? b : 1023]++;
+        d->log[b < 1024 ? b : 1023] += times;
     }
+}
+
+void
+rm_dist_add (rm_dist_t *d, uint64_t v)
+{
+    rm_dist_add_n (d, v, 1);
 }
 
 uint64_t
@@ -87,10 +95,10 @@ slot (const rm_keymap_t *m, uint64_t key)
     return i;
 }
 
-void
+size_t
 rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
 {
-    size_t i;
+    size_t i, grew = 0;
     if ((m->n + 1) * 4 > m->cap * 3) {
         rm_keymap_t g = {NULL, NULL, 0, m->cap ? m->cap * 2 : 64};
         g.keys = bson_malloc0 (g.cap * sizeof *g.keys);
@@ -102,6 +110,7 @@ rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
                 g.counts[j] = m->counts[k];
                 g.n++;
             }
+        grew = RM_KEYMAP_BYTES (&g) - RM_KEYMAP_BYTES (m);
         rm_keymap_destroy (m);
         *m = g;
     }
@@ -111,6 +120,7 @@ rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
         m->n++;
     }
     m->counts[i] += times;
+    return grew;
 }
 
 uint64_t

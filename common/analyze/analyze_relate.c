@@ -22,17 +22,29 @@
  * reference at least this share of the target's keys. */
 #define MIN_SMALL_COVERAGE 0.2
 
+/* A field another's values could be references to, but for the count of
+ * its distinct values, known only once the keys are merged: _id, or a
+ * top-level field, never an array, in (almost) every document. */
+static bool
+target_shaped (const rm_collection_t *c, const rm_field_t *f)
+{
+    if (f->not_key)
+        return false;
+    if (!strcmp (f->path, "_id"))
+        return f->values > 0;
+    return !strchr (f->path, '.') && !f->in_array && !f->arrays && c->docs > 1 &&
+           f->values * 100 >= c->docs * 99;
+}
+
+/* And with (almost) no value twice: real data has the odd duplicate (the
+ * Atlas sample's accounts.account_id has one), which a $lookup then
+ * matches twice; the report counts them (keyDuplicates). */
 static bool
 is_target (const rm_collection_t *c, const rm_field_t *f)
 {
     if (!strcmp (f->path, "_id"))
         return f->distinct > 0;
-    /* A top-level field, never an array, in (almost) every document, with
-     * (almost) no value twice: real data has the odd duplicate (the Atlas
-     * sample's accounts.account_id has one), which a $lookup then matches
-     * twice; the report counts them (keyDuplicates). */
-    return !strchr (f->path, '.') && !f->in_array && !f->arrays && !f->not_key && c->docs > 1 &&
-           f->values * 100 >= c->docs * 99 && f->distinct * 100 >= f->values * 99;
+    return target_shaped (c, f) && f->distinct * 100 >= f->values * 99;
 }
 
 static bool
@@ -61,22 +73,13 @@ rm_analyze_indexed (const rm_collection_t *c, const char *path)
     return found;
 }
 
+/* Children per parent of a parent reference: for each of the parent's
+ * keys, how often the children's field holds it. */
 static void
-measure (rm_analysis_t *a, rm_relation_t *r)
+count_parents (rm_analysis_t *a, rm_relation_t *r)
 {
     rm_field_t *f = &a->cols[r->from].fields[r->field];
     rm_field_t *k = &a->cols[r->to].fields[r->key];
-    for (size_t i = 0; i < f->keys.cap; i++) {
-        uint64_t n = f->keys.counts[i];
-        if (!f->keys.keys[i] || !rm_keymap_get (&k->keys, f->keys.keys[i]))
-            continue;
-        if (r->child_refs && n > 1)
-            r->shared++;
-    }
-    r->orphans = r->refs - r->matched;
-    r->indexed = rm_analyze_indexed (&a->cols[r->from], f->path);
-    if (r->child_refs)
-        return; /* children per parent: the second pass */
     for (size_t i = 0; i < k->keys.cap; i++) {
         uint64_t n;
         if (!k->keys.keys[i])
@@ -106,19 +109,15 @@ count_found (const bson_iter_t *v, void *ctx)
 /* Children per parent of the child-reference relationships: each parent
  * document's references found. */
 static bool
-second_pass (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
+count_child_refs (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
 {
     rm_path_t *paths;
     rm_reader_t *r;
     rm_buf_t scratch;
     rm_item_t item;
     int rc;
-    bool any = false;
+    uint64_t seq = 0;
 
-    for (size_t i = 0; i < a->n_rels; i++)
-        any |= a->rels[i].child_refs;
-    if (!any)
-        return true;
     paths = bson_malloc0 (a->n_rels * sizeof *paths);
     for (size_t i = 0; i < a->n_rels; i++)
         if (a->rels[i].child_refs)
@@ -129,6 +128,8 @@ second_pass (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
         char name[512];
         if (item.kind != RM_ITEM_DOC)
             continue;
+        if (a->progress && (++seq & 4095) == 0)
+            a->progress (a->progress_ctx, 2, r, seq);
         rm_ns_name (item.ns, name, sizeof name);
         for (size_t i = 0; i < a->n_rels; i++) {
             rm_relation_t *rel = &a->rels[i];
@@ -154,62 +155,132 @@ second_pass (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
     return rc == 0;
 }
 
-bool
-rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
+/* Every field that holds key-like values against every target-shaped
+ * field of the other collections of its database, in field-number order
+ * (rm_analyze_spill_pairs looks them up by it). */
+static rm_pair_t *
+candidates (rm_analysis_t *a, size_t *n)
 {
-    for (size_t ci = 0; ci < a->n_cols; ci++) {
-        rm_collection_t *c = &a->cols[ci];
-        for (size_t fi = 0; fi < c->n_fields; fi++) {
-            rm_field_t *f = &c->fields[fi];
-            rm_relation_t best;
-            double best_rate = 0;
-            if (!holds_refs (f))
+    rm_pair_t *p = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (size_t ci = 0; ci < a->n_cols; ci++)
+        for (size_t fi = 0; fi < a->cols[ci].n_fields; fi++) {
+            if (!holds_refs (&a->cols[ci].fields[fi]))
                 continue;
-            memset (&best, 0, sizeof best);
             for (size_t ti = 0; ti < a->n_cols; ti++) {
                 rm_collection_t *t = &a->cols[ti];
                 /* $lookup joins collections of one database. */
-                if (ti == ci || strcmp (t->db, c->db) != 0)
+                if (ti == ci || strcmp (t->db, a->cols[ci].db) != 0)
                     continue;
                 for (size_t ki = 0; ki < t->n_fields; ki++) {
-                    rm_field_t *k = &t->fields[ki];
-                    uint64_t matched = 0, distinct = 0;
-                    double rate;
-                    if (!is_target (t, k))
+                    if (!target_shaped (t, &t->fields[ki]))
                         continue;
-                    for (size_t i = 0; i < f->keys.cap; i++)
-                        if (f->keys.keys[i] && rm_keymap_get (&k->keys, f->keys.keys[i])) {
-                            matched += f->keys.counts[i];
-                            distinct++;
-                        }
-                    rate = (double) matched / (double) f->values;
-                    if (rate < MIN_MATCH_RATE || distinct < MIN_DISTINCT || rate <= best_rate)
-                        continue;
-                    if (f->small * 2 > f->values &&
-                        (double) distinct < MIN_SMALL_COVERAGE * (double) k->distinct)
-                        continue;
-                    best_rate = rate;
-                    best.from = ci;
-                    best.field = fi;
-                    best.to = ti;
-                    best.key = ki;
-                    best.refs = f->values;
-                    best.matched = matched;
-                    best.distinct_matched = distinct;
-                    best.child_refs = f->arrays > 0 || f->in_array;
+                    if (*n == cap) {
+                        cap = cap ? cap * 2 : 64;
+                        p = bson_realloc (p, cap * sizeof *p);
+                    }
+                    memset (&p[*n], 0, sizeof *p);
+                    p[*n].from = ci;
+                    p[*n].field = fi;
+                    p[*n].to = ti;
+                    p[*n].key = ki;
+                    (*n)++;
                 }
             }
-            if (best_rate > 0) {
-                a->rels = bson_realloc (a->rels, (a->n_rels + 1) * sizeof *a->rels);
-                a->rels[a->n_rels++] = best;
+        }
+    return p;
+}
+
+/* What a candidate's keys share, from the key tables in memory. */
+static void
+share_in_memory (rm_analysis_t *a, rm_pair_t *p)
+{
+    const rm_keymap_t *f = &a->cols[p->from].fields[p->field].keys;
+    const rm_keymap_t *k = &a->cols[p->to].fields[p->key].keys;
+    for (size_t i = 0; i < f->cap; i++)
+        if (f->keys[i] && rm_keymap_get (k, f->keys[i])) {
+            p->matched += f->counts[i];
+            p->distinct++;
+            p->repeated += f->counts[i] > 1;
+        }
+}
+
+/* Whether a candidate is the relationship its numbers say. */
+static bool
+related (const rm_analysis_t *a, const rm_pair_t *p, double *rate)
+{
+    const rm_field_t *f = &a->cols[p->from].fields[p->field];
+    const rm_collection_t *t = &a->cols[p->to];
+    const rm_field_t *k = &t->fields[p->key];
+    if (!is_target (t, k))
+        return false;
+    *rate = (double) p->matched / (double) f->values;
+    if (*rate < MIN_MATCH_RATE || p->distinct < MIN_DISTINCT)
+        return false;
+    return !(f->small * 2 > f->values &&
+             (double) p->distinct < MIN_SMALL_COVERAGE * (double) k->distinct);
+}
+
+bool
+rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
+{
+    size_t n;
+    rm_pair_t *pairs = candidates (a, &n);
+    bool spilled = a->merged != NULL, any_child_refs = false;
+
+    if (spilled && !rm_analyze_spill_pairs (a, pairs, n, err)) {
+        bson_free (pairs);
+        return false;
+    }
+    /* Each field's best target, if any: the highest match rate, the first
+     * of equal ones. */
+    for (size_t i = 0; i < n;) {
+        size_t end = i, best = n;
+        double best_rate = 0, rate;
+        while (end < n && pairs[end].from == pairs[i].from && pairs[end].field == pairs[i].field)
+            end++;
+        for (; i < end; i++) {
+            if (!spilled)
+                share_in_memory (a, &pairs[i]);
+            if (related (a, &pairs[i], &rate) && rate > best_rate) {
+                best_rate = rate;
+                best = i;
             }
         }
+        if (best < n) {
+            const rm_pair_t *p = &pairs[best];
+            const rm_field_t *f = &a->cols[p->from].fields[p->field];
+            rm_relation_t *r;
+            a->rels = bson_realloc (a->rels, (a->n_rels + 1) * sizeof *a->rels);
+            r = &a->rels[a->n_rels++];
+            memset (r, 0, sizeof *r);
+            r->from = p->from;
+            r->field = p->field;
+            r->to = p->to;
+            r->key = p->key;
+            r->refs = f->values;
+            r->matched = p->matched;
+            r->distinct_matched = p->distinct;
+            r->child_refs = f->arrays > 0 || f->in_array;
+            r->shared = r->child_refs ? p->repeated : 0;
+            r->orphans = r->refs - r->matched;
+            r->indexed = rm_analyze_indexed (&a->cols[r->from], f->path);
+        }
     }
+    bson_free (pairs);
     for (size_t i = 0; i < a->n_rels; i++) {
-        measure (a, &a->rels[i]);
+        rm_relation_t *r = &a->rels[i];
+        any_child_refs |= r->child_refs;
         for (size_t k = 0; k < a->n_rels; k++)
-            if (k != i && a->rels[k].from == a->rels[i].to && a->rels[k].to == a->rels[i].from)
-                a->rels[i].two_way = true;
+            if (k != i && a->rels[k].from == r->to && a->rels[k].to == r->from)
+                r->two_way = true;
+        if (!spilled && !r->child_refs)
+            count_parents (a, r);
     }
-    return second_pass (a, ro, err);
+    if (spilled && !rm_analyze_spill_parents (a, err))
+        return false;
+    if (!any_child_refs)
+        return true;
+    return spilled ? rm_analyze_spill_child_refs (a, ro, err) : count_child_refs (a, ro, err);
 }

@@ -30,6 +30,8 @@ typedef struct {
 } rm_dist_t;
 
 void rm_dist_add (rm_dist_t *d, uint64_t v);
+/* times values of v at once. */
+void rm_dist_add_n (rm_dist_t *d, uint64_t v, uint64_t times);
 /* The q-quantile (0..1) as MongoDB users read p50/p99: the smallest value
  * with at least q of the values at or below it (0 when empty). */
 uint64_t rm_dist_quantile (const rm_dist_t *d, double q);
@@ -50,7 +52,16 @@ typedef struct rm_analysis rm_analysis_t;
 
 typedef struct {
     const struct rm_nsselect *select; /* --ns: the collections analyzed (NULL: all) */
-    bool progress;                    /* a meter on stderr */
+    /* Called every 4096 documents of each pass over the dump (1, then 2
+     * where child references need it) with the reader: a meter's numbers
+     * (NULL: none). */
+    void (*progress) (void *ctx, int pass, rm_reader_t *r, uint64_t docs);
+    void *progress_ctx;
+    /* --memory: the budget for what grows with the data, the join keys;
+     * past half of it they spill under tmpdir (NULL: $TMPDIR or /tmp) and
+     * the report is the same, computed by sorting. 0: 512 MiB. */
+    size_t memory;
+    const char *tmpdir;
     /* --hints: what a dump cannot show (NULL: none), checked by
      * rm_analyze_hints_check: {"readTogether": [[ns, ns], ...],
      * "readAlone": [ns, ...], "updatedAlone": [ns, ...],
@@ -70,6 +81,8 @@ void rm_analysis_report (const rm_analysis_t *a, bson_t *out);
  * runs, the step (appended to steps, a plan's "steps" array; NULL: none),
  * each with a "why" the plan parser passes over. */
 void rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps);
+/* Whether the join keys spilled, and how much went to disk. */
+bool rm_analysis_spilled (const rm_analysis_t *a, size_t *runs, uint64_t *bytes);
 void rm_analysis_destroy (rm_analysis_t *a);
 
 #endif

@@ -1,0 +1,421 @@
+/* The analysis in bounded memory (remodel/analyze.h, --memory): the join
+ * keys are what grows with the data, so past half the budget every key
+ * table goes to an external sorter as (key, field, count) records and is
+ * freed. After pass 1 the records are merged in key order into one file of
+ * (key, field, total) entries: the keys of all fields side by side, a group
+ * per key. Every question the relationships ask of the key tables (how many
+ * distinct keys, which are found in another field, how often) is then
+ * answered by reading the groups in order, and children per parent of
+ * child references by sorting pass 2's references by key, joining them
+ * with the groups and sorting the matches by document. The answers are the
+ * in-memory ones exactly: the same 64-bit keys, counted the same way. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze_int.h"
+#include "remodel/sorter.h"
+#include "remodel/tmppath.h"
+#include "sortkey.h"
+
+/* One entry of the merged file: a field's key and how often it occurred. */
+typedef struct {
+    uint64_t key, count;
+    uint32_t gid; /* RM_FIELD_GID */
+    uint32_t pad;
+} entry_t;
+
+/* The entries of one key, read from the merged file in order. */
+typedef struct {
+    FILE *f;
+    entry_t next;  /* the first entry of the group after this one */
+    bool has_next, eof;
+    uint64_t key;
+    entry_t *e;
+    size_t n, cap;
+} groups_t;
+
+static rm_field_t *
+field_of (rm_analysis_t *a, uint32_t gid)
+{
+    return &a->cols[gid / RM_ANALYZE_MAX_PATHS].fields[gid % RM_ANALYZE_MAX_PATHS];
+}
+
+static void
+io_error (rm_analysis_t *a, const char *what, bson_error_t *err)
+{
+    rm_error_set (err, RM_ERR_IO, "analyze: %s the spilled join keys (%s): %s", what,
+                  a->merged_path ? a->merged_path : rm_tmpdir (a->tmpdir), strerror (errno));
+}
+
+bool
+rm_analyze_spill_keys (rm_analysis_t *a, bson_error_t *err)
+{
+    uint8_t k[12], v[8];
+    if (!a->spill && !(a->spill = rm_sorter_new (a->memory / 2, a->tmpdir, NULL, NULL))) {
+        rm_error_set (err, RM_ERR_IO, "analyze: cannot start a sort under %s", rm_tmpdir (a->tmpdir));
+        return false;
+    }
+    for (size_t ci = 0; ci < a->n_cols; ci++) {
+        rm_collection_t *c = &a->cols[ci];
+        for (size_t fi = 0; fi < c->n_fields; fi++) {
+            rm_keymap_t *m = &c->fields[fi].keys;
+            for (size_t i = 0; i < m->cap; i++) {
+                if (!m->keys[i])
+                    continue;
+                rm_put_be64 (k, m->keys[i]);
+                k[8] = (uint8_t) (RM_FIELD_GID (ci, fi) >> 24);
+                k[9] = (uint8_t) (RM_FIELD_GID (ci, fi) >> 16);
+                k[10] = (uint8_t) (RM_FIELD_GID (ci, fi) >> 8);
+                k[11] = (uint8_t) RM_FIELD_GID (ci, fi);
+                rm_put_be64 (v, m->counts[i]);
+                if (!rm_sorter_add (a->spill, k, sizeof k, v, sizeof v, err))
+                    return false;
+            }
+            rm_keymap_destroy (m);
+        }
+        c->key_bytes = 0;
+    }
+    a->key_bytes = 0;
+    return true;
+}
+
+static bool
+put_entry (rm_analysis_t *a, const entry_t *e, bson_error_t *err)
+{
+    rm_field_t *f = field_of (a, e->gid);
+    /* A field found to hold text or dates after some of its keys spilled:
+     * in memory its table was dropped then, so here too. */
+    if (f->not_key)
+        return true;
+    f->distinct++;
+    if (fwrite (e, sizeof *e, 1, a->merged) != 1) {
+        io_error (a, "writing", err);
+        return false;
+    }
+    return true;
+}
+
+bool
+rm_analyze_spill_merge (rm_analysis_t *a, bson_error_t *err)
+{
+    const uint8_t *k, *v;
+    size_t kl, vl;
+    entry_t cur = {0};
+    bool have = false;
+    int rc;
+    char *tmpl;
+
+    if (!rm_analyze_spill_keys (a, err) || !rm_sorter_finish (a->spill, err))
+        return false;
+    tmpl = bson_strdup_printf ("%s/remodel-analyze-keys", rm_tmpdir (a->tmpdir));
+    a->merged_path = rm_tmppath_new (tmpl);
+    bson_free (tmpl);
+    if (!(a->merged = fopen (a->merged_path, "w+b"))) {
+        io_error (a, "creating a file for", err);
+        return false;
+    }
+    while ((rc = rm_sorter_next (a->spill, &k, &kl, &v, &vl, err)) == 1) {
+        uint64_t key = rm_get_be64 (k);
+        uint32_t gid = (uint32_t) k[8] << 24 | (uint32_t) k[9] << 16 | (uint32_t) k[10] << 8 | k[11];
+        if (have && cur.key == key && cur.gid == gid) {
+            cur.count += rm_get_be64 (v);
+            continue;
+        }
+        if (have && !put_entry (a, &cur, err))
+            return false;
+        cur.key = key;
+        cur.gid = gid;
+        cur.count = rm_get_be64 (v);
+        have = true;
+    }
+    if (rc < 0 || (have && !put_entry (a, &cur, err)))
+        return false;
+    a->spilled_runs = rm_sorter_spilled_runs (a->spill);
+    a->spilled_bytes = rm_sorter_spilled_bytes (a->spill) + (uint64_t) ftell (a->merged);
+    rm_sorter_destroy (a->spill);
+    a->spill = NULL;
+    if (fflush (a->merged) != 0) {
+        io_error (a, "writing", err);
+        return false;
+    }
+    return true;
+}
+
+static void
+groups_open (rm_analysis_t *a, groups_t *g)
+{
+    memset (g, 0, sizeof *g);
+    g->f = a->merged;
+    rewind (g->f);
+}
+
+/* The next group: 1, 0 at the end, -1 on an error. */
+static int
+groups_next (rm_analysis_t *a, groups_t *g, bson_error_t *err)
+{
+    g->n = 0;
+    if (!g->has_next) {
+        if (g->eof || fread (&g->next, sizeof g->next, 1, g->f) != 1)
+            goto end;
+        g->has_next = true;
+    }
+    g->key = g->next.key;
+    for (;;) {
+        if (g->n == g->cap) {
+            g->cap = g->cap ? g->cap * 2 : 16;
+            g->e = bson_realloc (g->e, g->cap * sizeof *g->e);
+        }
+        g->e[g->n++] = g->next;
+        if (fread (&g->next, sizeof g->next, 1, g->f) != 1) {
+            g->has_next = false;
+            g->eof = true;
+            break;
+        }
+        if (g->next.key != g->key)
+            break;
+    }
+    return 1;
+end:
+    g->eof = true;
+    if (ferror (g->f)) {
+        io_error (a, "reading", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The count of field gid in the group (0: the key is not among its keys). */
+static uint64_t
+group_count (const groups_t *g, uint32_t gid)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (g->e[i].gid == gid)
+            return g->e[i].count;
+    return 0;
+}
+
+static int
+pair_cmp (const void *key, const void *elem)
+{
+    const uint32_t *want = key;
+    const rm_pair_t *p = elem;
+    uint32_t f = RM_FIELD_GID (p->from, p->field), t = RM_FIELD_GID (p->to, p->key);
+    if (want[0] != f)
+        return want[0] < f ? -1 : 1;
+    return want[1] < t ? -1 : want[1] > t;
+}
+
+bool
+rm_analyze_spill_pairs (rm_analysis_t *a, rm_pair_t *pairs, size_t n, bson_error_t *err)
+{
+    groups_t g;
+    int rc;
+    groups_open (a, &g);
+    while ((rc = groups_next (a, &g, err)) == 1) {
+        /* Few fields share a key: each against each. */
+        for (size_t i = 0; i < g.n && n; i++)
+            for (size_t j = 0; j < g.n; j++) {
+                uint32_t want[2] = {g.e[i].gid, g.e[j].gid};
+                rm_pair_t *p = bsearch (want, pairs, n, sizeof *pairs, pair_cmp);
+                if (!p)
+                    continue;
+                p->matched += g.e[i].count;
+                p->distinct++;
+                p->repeated += g.e[i].count > 1;
+            }
+    }
+    bson_free (g.e);
+    return rc == 0;
+}
+
+bool
+rm_analyze_spill_parents (rm_analysis_t *a, bson_error_t *err)
+{
+    groups_t g;
+    int rc;
+    groups_open (a, &g);
+    while ((rc = groups_next (a, &g, err)) == 1)
+        for (size_t i = 0; i < a->n_rels; i++) {
+            rm_relation_t *r = &a->rels[i];
+            uint64_t n;
+            if (r->child_refs || !group_count (&g, RM_FIELD_GID (r->to, r->key)))
+                continue;
+            n = group_count (&g, RM_FIELD_GID (r->from, r->field));
+            rm_dist_add (&r->children, n);
+            r->parents_none += n == 0;
+        }
+    bson_free (g.e);
+    return rc == 0;
+}
+
+typedef struct {
+    rm_sorter_t *refs;
+    uint32_t rel;
+    uint64_t seq;
+    rm_buf_t *scratch;
+    bson_error_t *err;
+    bool failed;
+} emit_t;
+
+/* Each reference of a parent: [key][relationship][document], sorted. */
+static bool
+emit_ref (const bson_iter_t *v, void *ctx)
+{
+    emit_t *e = ctx;
+    uint8_t k[20];
+    if (!v || BSON_ITER_HOLDS_NULL (v) || BSON_ITER_HOLDS_ARRAY (v))
+        return true;
+    rm_put_be64 (k, rm_analyze_key (v, e->scratch));
+    k[8] = (uint8_t) (e->rel >> 24);
+    k[9] = (uint8_t) (e->rel >> 16);
+    k[10] = (uint8_t) (e->rel >> 8);
+    k[11] = (uint8_t) e->rel;
+    rm_put_be64 (k + 12, e->seq);
+    if (!rm_sorter_add (e->refs, k, sizeof k, NULL, 0, e->err)) {
+        e->failed = true;
+        return false;
+    }
+    return true;
+}
+
+/* Pass 2: the references of every parent document into refs. */
+static bool
+read_refs (rm_analysis_t *a, const rm_read_opts_t *ro, rm_sorter_t *refs, bson_error_t *err)
+{
+    rm_path_t *paths = bson_malloc0 (a->n_rels * sizeof *paths);
+    rm_buf_t scratch;
+    rm_reader_t *r;
+    rm_item_t item;
+    emit_t e = {refs, 0, 0, &scratch, err, false};
+    int rc = -1;
+
+    for (size_t i = 0; i < a->n_rels; i++)
+        if (a->rels[i].child_refs)
+            rm_path_parse (&paths[i], a->cols[a->rels[i].from].fields[a->rels[i].field].path, NULL);
+    rm_buf_init (&scratch);
+    r = rm_reader_open (a->src, ro, err);
+    while (r && (rc = rm_reader_next (r, &item, err)) == 1) {
+        char name[512];
+        if (item.kind != RM_ITEM_DOC)
+            continue;
+        e.seq++;
+        if (a->progress && (e.seq & 4095) == 0)
+            a->progress (a->progress_ctx, 2, r, e.seq);
+        rm_ns_name (item.ns, name, sizeof name);
+        for (size_t i = 0; i < a->n_rels && !e.failed; i++) {
+            if (!a->rels[i].child_refs || strcmp (a->cols[a->rels[i].from].ns, name) != 0)
+                continue;
+            e.rel = (uint32_t) i;
+            rm_path_visit (item.doc, item.len, &paths[i], true, false, emit_ref, &e);
+        }
+        if (e.failed) {
+            rc = -1;
+            break;
+        }
+    }
+    if (r)
+        rm_reader_close (r);
+    for (size_t i = 0; i < a->n_rels; i++)
+        if (a->rels[i].child_refs)
+            rm_path_destroy (&paths[i]);
+    bson_free (paths);
+    rm_buf_destroy (&scratch);
+    return rc == 0;
+}
+
+/* The references found among their children's keys, as [relationship]
+ * [document] records into found. */
+static bool
+join_refs (rm_analysis_t *a, rm_sorter_t *refs, rm_sorter_t *found, bson_error_t *err)
+{
+    groups_t g;
+    const uint8_t *k, *v;
+    size_t kl, vl;
+    int rc, grc = 1;
+    bool ok = true;
+
+    groups_open (a, &g);
+    grc = groups_next (a, &g, err);
+    while (ok && grc >= 0 && (rc = rm_sorter_next (refs, &k, &kl, &v, &vl, err)) == 1) {
+        uint64_t key = rm_get_be64 (k);
+        uint32_t rel = (uint32_t) k[8] << 24 | (uint32_t) k[9] << 16 | (uint32_t) k[10] << 8 | k[11];
+        const rm_relation_t *r = &a->rels[rel];
+        while (grc == 1 && g.key < key)
+            grc = groups_next (a, &g, err);
+        if (grc == 1 && g.key == key && group_count (&g, RM_FIELD_GID (r->to, r->key)))
+            ok = rm_sorter_add (found, k + 8, 12, NULL, 0, err);
+    }
+    bson_free (g.e);
+    return ok && grc >= 0 && rc == 0;
+}
+
+bool
+rm_analyze_spill_child_refs (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
+{
+    rm_sorter_t *refs = rm_sorter_new (a->memory / 2, a->tmpdir, NULL, NULL);
+    rm_sorter_t *found = rm_sorter_new (a->memory / 2, a->tmpdir, NULL, NULL);
+    uint64_t *with = bson_malloc0 ((a->n_rels ? a->n_rels : 1) * sizeof *with);
+    const uint8_t *k, *v;
+    size_t kl, vl;
+    uint32_t rel = 0;
+    uint64_t seq = 0, n = 0;
+    int rc = -1;
+    bool ok = refs && found && read_refs (a, ro, refs, err) && rm_sorter_finish (refs, err) &&
+              join_refs (a, refs, found, err) && rm_sorter_finish (found, err);
+
+    /* Runs of one (relationship, document): that parent's children found. */
+    while (ok && (rc = rm_sorter_next (found, &k, &kl, &v, &vl, err)) == 1) {
+        uint32_t r = (uint32_t) k[0] << 24 | (uint32_t) k[1] << 16 | (uint32_t) k[2] << 8 | k[3];
+        uint64_t s = rm_get_be64 (k + 4);
+        if (n && (r != rel || s != seq)) {
+            rm_dist_add (&a->rels[rel].children, n);
+            with[rel]++;
+            n = 0;
+        }
+        rel = r;
+        seq = s;
+        n++;
+    }
+    if (ok && rc == 0 && n) {
+        rm_dist_add (&a->rels[rel].children, n);
+        with[rel]++;
+    }
+    ok = ok && rc == 0;
+    /* Every other parent document: none found. */
+    for (size_t i = 0; ok && i < a->n_rels; i++) {
+        rm_relation_t *r = &a->rels[i];
+        if (!r->child_refs)
+            continue;
+        r->parents_none = a->cols[r->from].docs - with[i];
+        rm_dist_add_n (&r->children, 0, r->parents_none);
+    }
+    if (refs) {
+        a->spilled_runs += rm_sorter_spilled_runs (refs);
+        a->spilled_bytes += rm_sorter_spilled_bytes (refs);
+    }
+    if (found) {
+        a->spilled_runs += rm_sorter_spilled_runs (found);
+        a->spilled_bytes += rm_sorter_spilled_bytes (found);
+    }
+    if (!refs || !found)
+        rm_error_set (err, RM_ERR_IO, "analyze: cannot start a sort under %s", rm_tmpdir (a->tmpdir));
+    rm_sorter_destroy (refs);
+    rm_sorter_destroy (found);
+    bson_free (with);
+    return ok;
+}
+
+void
+rm_analyze_spill_destroy (rm_analysis_t *a)
+{
+    rm_sorter_destroy (a->spill);
+    a->spill = NULL;
+    if (a->merged)
+        fclose (a->merged);
+    a->merged = NULL;
+    if (a->merged_path)
+        rm_tmppath_remove (a->merged_path);
+    bson_free (a->merged_path);
+    a->merged_path = NULL;
+}
