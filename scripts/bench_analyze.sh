@@ -1,39 +1,67 @@
 #!/usr/bin/env bash
-# make bench-analyze: remodel analyze's throughput on a generated dump, next
-# to remodel inspect (reading and validating every byte: the floor), best
-# of three runs each; writes the table into BENCHMARKS.md between the
-# "analyze" markers.   scripts/bench_analyze.sh [BUILD]   SCALE=N (default 100)
+# make bench-analyze: remodel analyze's throughput and peak memory on the
+# benchmark dump (make bench's, remodel-gen --scale 1200 --seed 1, shared
+# cache), next to remodel inspect (reading and validating every byte: the
+# floor); analyze with its default --memory and with budgets small enough
+# to spill its join keys. Best of three runs each (peak RSS: the largest);
+# writes the table into BENCHMARKS.md between the "analyze" markers.
+#   scripts/bench_analyze.sh [BUILD]   SCALE=N (default 1200)
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 R=$BUILD/remodel GEN=$BUILD/remodel-gen
-SCALE=${SCALE:-100}
-CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench}
+SCALE=${SCALE:-1200}
+CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench}/scale-$SCALE
 OUT=${BENCH_OUT:-$ROOT/BENCHMARKS.md}
-d=$CACHE/analyze-scale-$SCALE
+TIME=/usr/bin/time
+[ -x "$TIME" ] || { echo "bench-analyze: /usr/bin/time (GNU time) is needed: apt-get install time" >&2; exit 1; }
+d=$CACHE/dump
 if [ ! -f "$d/prelude.json" ]; then
     mkdir -p "$CACHE"
     "$GEN" --out "$d" --scale "$SCALE" --seed 1 --force >/dev/null || exit 1
 fi
+cat "$d"/*/* >/dev/null   # into the page cache, as for make bench
 bytes=$("$R" inspect --json "$d" -q | python3 -c 'import json,sys; print(sum(n["bytes"] for n in json.load(sys.stdin)["namespaces"]))')
-best() { # COMMAND...: the best wall time of three, in seconds
-    local b= t0 t1 t i
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+# run NAME COMMAND...: "NAME SECONDS PEAK_KB SPILLED" (best wall time of
+# three, largest peak RSS; SPILLED from analyze's note on stderr).
+run() {
+    local name=$1 b= m=0 t k i spilled=-
+    shift
     for i in 1 2 3; do
-        t0=$EPOCHREALTIME; "$@" >/dev/null 2>&1 || return 1; t1=$EPOCHREALTIME
-        t=$(python3 -c "print($t1 - $t0)")
-        b=$(python3 -c "print(min(x for x in ($t, ${b:-$t})))")
+        "$TIME" -f '%e %M' -o "$WORK/time" "$@" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err" >&2; return 1; }
+        read -r t k <"$WORK/time"
+        b=$(python3 -c "print(min($t, ${b:-$t}))")
+        [ "$k" -gt "$m" ] && m=$k
     done
-    echo "$b"
+    if grep -q "spilled under" "$WORK/err"; then
+        spilled=$(sed -n 's/.*: \([0-9]*\) sorted run(s), \([0-9.]*\) MB, spilled.*/\1 runs, \2 MB/p' "$WORK/err")
+    fi
+    echo "$name|$b|$m|$spilled"
 }
-ti=$(best "$R" inspect "$d" -q) && ta=$(best "$R" analyze "$d" -q) || { echo "bench-analyze: a run failed" >&2; exit 1; }
-table=$(python3 - "$bytes" "$ti" "$ta" "$SCALE" <<'PY'
+{
+    run inspect "$R" inspect "$d" -q &&
+    run "analyze" "$R" analyze "$d" &&
+    run "analyze --memory 64M" "$R" analyze "$d" --memory 64M --tmp "$WORK" &&
+    run "analyze --memory 16M" "$R" analyze "$d" --memory 16M --tmp "$WORK"
+} >"$WORK/rows" || { echo "bench-analyze: a run failed" >&2; exit 1; }
+# The report is the same whatever the budget: the benchmark checks it too.
+"$R" analyze "$d" --json -q >"$WORK/a.json" && "$R" analyze "$d" --json -q --memory 16M --tmp "$WORK" >"$WORK/b.json" &&
+    cmp -s "$WORK/a.json" "$WORK/b.json" || { echo "bench-analyze: the report under --memory 16M differs" >&2; exit 1; }
+table=$(python3 - "$bytes" "$SCALE" "$WORK/rows" <<'PY'
 import sys
-b, ti, ta, sc = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-print("(scale %s dump: %.0f MB of BSON, best of three, `make bench-analyze`)\n" % (sc, b / 1e6))
-print("| command | seconds | MB/s |\n|---|---:|---:|")
-print("| `remodel inspect` (read and validate: the floor) | %.2f | %.0f |" % (ti, b / 1e6 / ti))
-print("| `remodel analyze` (two passes: the relationships held in arrays) | %.2f | %.0f |" % (ta, b / 1e6 / ta))
+b, sc = int(sys.argv[1]), sys.argv[2]
+rows = [l.rstrip("\n").split("|") for l in open(sys.argv[3])]
+print("(the benchmark dump: remodel-gen --scale %s --seed 1, %.0f MB of BSON; best of three, "
+      "`make bench-analyze`; the report under every budget is the same, byte for byte)\n" % (sc, b / 1e6))
+print("| command | seconds | MB/s | peak RSS MB | join keys spilled |\n|---|---:|---:|---:|---|")
+what = {"inspect": "`remodel inspect` (read and validate: the floor)"}
+for name, t, kb, sp in rows:
+    label = what.get(name, "`remodel %s` (two passes: relationships held in arrays)" % name)
+    print("| %s | %.2f | %.0f | %.0f | %s |" % (label, float(t), b / 1e6 / float(t), int(kb) / 1024,
+                                             sp if name != "inspect" else "—"))
 PY
 )
 echo "$table"

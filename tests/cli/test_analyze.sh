@@ -199,3 +199,56 @@ python3 "$ROOT/tests/transforms/mkdump.py" "$T/evil" '{"d.p": [{"_id": 1}, {"_id
 run_rm analyze "$T/evil" -q
 expect_eq "escape bytes in field names: none reach the text report, each shown as \\xNN" \
     "$(tr -d '\n' <"$T/out" | grep -c $'\x1b'):$(grep -c 'd.c.o\\x1b\]0;pwn\\x07 -> d.p._id' "$T/out")" "0:4"
+
+# --memory: past half the budget the join keys spill to sorted files, and
+# the report is the same, byte for byte: every dump above, the Atlas sample
+# at 1M (the issue's budget), the others at budgets that make them spill
+# many times.
+same_spilled() { # NAME SRC MEMORY [ARGS]: the JSON and text reports, and the plan
+    local name=$1 src=$2 mem=$3
+    shift 3
+    mkdir -p "$T/spill"
+    "$REMODEL" analyze "$src" --json -q "$@" --plan-out "$T/plan-mem.json" >"$T/mem.json" 2>"$T/mem.err"
+    "$REMODEL" analyze "$src" --json "$@" --memory "$mem" --tmp "$T/spill" --plan-out "$T/plan-spill.json" \
+        >"$T/spill.json" 2>"$T/spill.err"
+    "$REMODEL" analyze "$src" -q "$@" >"$T/mem.txt" 2>&1
+    "$REMODEL" analyze "$src" -q "$@" --memory "$mem" --tmp "$T/spill" >"$T/spill.txt" 2>&1
+    if ! grep -q "the join keys passed half of --memory $mem: [1-9][0-9]* sorted run(s)" "$T/spill.err"; then
+        fail "$name: --memory $mem spills" "$(cat "$T/spill.err")"
+    elif [ ! -s "$T/mem.json" ] || ! cmp -s "$T/mem.json" "$T/spill.json"; then
+        fail "$name: the same JSON report in memory and spilled at $mem" \
+            "$(diff <(tr ',' '\n' <"$T/mem.json") <(tr ',' '\n' <"$T/spill.json") | head -8)"
+    elif ! cmp -s "$T/mem.txt" "$T/spill.txt" || ! cmp -s "$T/plan-mem.json" "$T/plan-spill.json"; then
+        fail "$name: the same text report and plan at $mem" "$(diff "$T/mem.txt" "$T/spill.txt" | head -5)"
+    elif [ -n "$(ls -A "$T/spill")" ]; then
+        fail "$name: no spill file left behind" "$(ls -A "$T/spill")"
+    else
+        pass "$name: --memory $mem spilled, and the JSON and text reports and the plan are the same as in memory"
+    fi
+}
+same_spilled "Atlas sample" "$ATLAS" 1M
+same_spilled "sample" "$S" 100K
+same_spilled "sample with hints" "$S" 64K --hints "$T/hints.json"
+[ -x "$GEN" ] && same_spilled "generated (scale 3, seed 7)" "$T/gen" 16K
+same_spilled "mixed numeric keys" "$T/mixed" 1K
+same_spilled "chance matches" "$T/chance" 1K
+same_spilled "shapes" "$T/shapes" 1K
+# A field whose keys spill, then turns out to hold a date: in memory its
+# key table is dropped then; spilled, its spilled keys are passed over too.
+python3 - "$T/late.json" <<'PY'
+import json, sys
+docs = [{"_id": i, "ref": i % 500} for i in range(3000)]
+docs.append({"_id": 3000, "ref": {"$date": "2024-01-01T00:00:00Z"}})
+json.dump({"l.c": docs, "l.p": [{"_id": i} for i in range(500)],
+           "l.k": [{"_id": i, "pref": i % 500} for i in range(2000)]}, open(sys.argv[1], "w"))
+PY
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/late" "@$T/late.json"
+same_spilled "a key field found to hold a date after its keys spilled" "$T/late" 1K
+expect_eq "late: only l.k.pref -> l.p._id (l.c.ref holds a date: no references)" \
+    "$(rels "$T/late" --memory 1K | cut -d' ' -f1-5)" "l.k.pref -> l.p._id parentRef one-to-few"
+
+run_rm analyze "$S" --memory 4K --tmp "$T/no-such-dir"
+expect_eq "--tmp that cannot be written: exit 1, one line naming the directory" \
+    "$rc:$(wc -l <"$T/err"):$(grep -c "no-such-dir" "$T/err")" "1:1:1"
+run_rm analyze "$S" --memory lots
+expect_eq "--memory that is not a size: exit 2" "$rc:$(grep -c 'expected a size of at least 1K, like 64M or 2G, got "lots"' "$T/err")" "2:1"
