@@ -32,8 +32,8 @@ static const char usage[] =
     "                 take, each with a \"why\"\n"
     "  --hints FILE   what the dump cannot show (JSON: readTogether [[ns, ns]],\n"
     "                 readAlone [ns], updatedAlone [ns], readWriteRatio {ns: n})\n"
-    "  --memory SIZE  budget for the join keys (default 512M); past half of it\n"
-    "                 they spill to sorted files and the report is the same\n"
+    "  --memory SIZE  budget for the join keys and their sorts (default 512M);\n"
+    "                 past it they spill to sorted files: the same report\n"
     "  --tmp DIR      where they spill (default $TMPDIR or /tmp)\n"
     "  --quiet, -q    no progress meter, no note of spilling\n"
     "  --help, -h     this text\n"
@@ -369,7 +369,7 @@ cmd_analyze (int argc, char **argv)
     }
     /* Not in the report: it is the same either way. */
     if (rm_analysis_spilled (a, &runs, &spilled) && !quiet)
-        fprintf (stderr, "remodel: analyze: the join keys passed half of --memory %s: %zu sorted run(s), "
+        fprintf (stderr, "remodel: analyze: the join keys outgrew --memory %s: %zu sorted run(s), "
                  "%.1f MB, spilled under %s\n", memory_arg,
                  runs, (double) spilled / 1e6, rm_tmpdir (o.tmpdir));
     bson_init (&report);

@@ -239,8 +239,10 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
         rm_collection_add (c, ++seq, item.doc, item.len);
         a->key_bytes += c->key_bytes - before;
         /* Half the budget for the key tables, half for the sorter they
-         * spill to. */
-        if (a->key_bytes > a->memory / 2 && !rm_analyze_spill_keys (a, err)) {
+         * spill to; a table that doubles holds its old slots and twice as
+         * many new ones at once, so the tables spill at a sixth: at most
+         * half the budget even then. */
+        if (a->key_bytes > a->memory / 6 && !rm_analyze_spill_keys (a, err)) {
             rc = -1;
             break;
         }

@@ -97,7 +97,7 @@ struct rm_analysis {
     size_t n_cols;
     rm_relation_t *rels;
     size_t n_rels;
-    /* Bounded memory (analyze_spill.c): past half of memory the key tables
+    /* Bounded memory (analyze_spill.c): past a sixth of memory the key tables
      * go to an external sorter, and every question about keys is answered
      * from their merge, in key order, instead. */
     size_t memory;

@@ -1,5 +1,5 @@
 /* The analysis in bounded memory (remodel/analyze.h, --memory): the join
- * keys are what grows with the data, so past half the budget every key
+ * keys are what grows with the data, so past a sixth of the budget every key
  * table goes to an external sorter as (key, field, count) records and is
  * freed. After pass 1 the records are merged in key order into one file of
  * (key, field, total) entries: the keys of all fields side by side, a group

@@ -57,9 +57,10 @@ typedef struct {
      * (NULL: none). */
     void (*progress) (void *ctx, int pass, rm_reader_t *r, uint64_t docs);
     void *progress_ctx;
-    /* --memory: the budget for what grows with the data, the join keys;
-     * past half of it they spill under tmpdir (NULL: $TMPDIR or /tmp) and
-     * the report is the same, computed by sorting. 0: 512 MiB. */
+    /* --memory: the budget for what grows with the data, the join keys
+     * and their sorts; past a sixth of it the key tables spill to a sort
+     * under tmpdir (NULL: $TMPDIR or /tmp) and the report is the same,
+     * computed by sorting. 0: 512 MiB. */
     size_t memory;
     const char *tmpdir;
     /* --hints: what a dump cannot show (NULL: none), checked by
