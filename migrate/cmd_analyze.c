@@ -354,6 +354,8 @@ cmd_analyze (int argc, char **argv)
         o.hints = &hints;
     }
     o.select = sel;
+    /* What a killed analyze spilled there is of no use to anyone now. */
+    tool_sweep (NULL, o.tmpdir, quiet);
     meter.quiet = quiet;
     o.progress = progress;
     o.progress_ctx = &meter;

@@ -256,9 +256,9 @@ expect_eq "--memory that is not a size: exit 2" "$rc:$(grep -c 'expected a size 
 # The meter on a terminal: bytes, the percentage and an ETA. It draws at
 # most 4 times a second, so the run must last well over 0.25 s: 41 MB of
 # readings with their keys spilled every few kilobytes takes seconds.
+"$REMODEL" convert -q "$S/iot/readings.bson" "$T/r.bson"
+python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read() * 300)' "$T/r.bson" "$T/big.bson"
 if command -v script >/dev/null; then
-    "$REMODEL" convert -q "$S/iot/readings.bson" "$T/r.bson"
-    python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read() * 300)' "$T/r.bson" "$T/big.bson"
     script -qec "$REMODEL analyze $T/big.bson --memory 64K --tmp $T/spill" /dev/null >"$T/tty" 2>&1
     if tr '\r' '\n' <"$T/tty" | grep -a -q "^analyze: .* MB / 41.7 MB ([0-9]*%) .* ETA [0-9]*:[0-9][0-9]"; then
         pass "the meter on a terminal: MB read of 41.7, the percentage and an ETA"
@@ -267,4 +267,20 @@ if command -v script >/dev/null; then
     fi
     script -qec "$REMODEL analyze $T/big.bson -q --memory 64K --tmp $T/spill" /dev/null >"$T/tty2" 2>&1
     expect_eq "-q: no meter on a terminal" "$(grep -a -c 'ETA' "$T/tty2")" 0
+fi
+
+# Killed with SIGKILL while spilling, analyze leaves its sorted runs; the
+# next analyze with the same --tmp removes them, and says so.
+mkdir -p "$T/killed"
+"$REMODEL" analyze "$T/big.bson" -q --memory 16K --tmp "$T/killed" >/dev/null 2>&1 &
+pid=$!
+for i in $(seq 1 100); do [ -n "$(ls -A "$T/killed")" ] && break; sleep 0.05; done
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+left=$(ls -A "$T/killed" | wc -l)
+run_rm analyze "$S" --tmp "$T/killed"
+if [ "$left" -gt 0 ] && [ -z "$(ls -A "$T/killed")" ] &&
+    grep -q "removed $left stale temporary file(s) of killed remodel runs from $T/killed" "$T/err"; then
+    pass "a killed analyze's $left spill file(s) removed by the next one, which says so"
+else
+    fail "a killed analyze's spill files removed by the next one" "left $left, now $(ls -A "$T/killed" | wc -l): $(cat "$T/err")"
 fi
