@@ -125,6 +125,13 @@ bool rm_hints_ratio (const bson_t *hints, const char *ns, double *ratio);
 bool rm_analyze_indexed (const rm_collection_t *c, const char *path);
 /* The checks of analyze_checks.c (appended to out, an array). */
 void rm_analysis_checks (const rm_analysis_t *a, bson_t *out);
+/* Pass 2: fn for each document of the parent side of each child-reference
+ * relationship, with the path of its references (seq: the document's
+ * number in the pass). */
+typedef bool (*rm_parent_fn) (void *ctx, size_t rel, const uint8_t *doc, uint32_t len,
+                              const rm_path_t *path, uint64_t seq, bson_error_t *err);
+bool rm_analyze_each_parent (rm_analysis_t *a, const rm_read_opts_t *ro, rm_parent_fn fn, void *ctx,
+                             bson_error_t *err);
 /* analyze_spill.c. Sends every key table to the sorter (and frees them). */
 bool rm_analyze_spill_keys (rm_analysis_t *a, bson_error_t *err);
 /* After pass 1: the rest too, then merges them into a->merged and sets

@@ -90,10 +90,65 @@ count_parents (rm_analysis_t *a, rm_relation_t *r)
     }
 }
 
+bool
+rm_analyze_each_parent (rm_analysis_t *a, const rm_read_opts_t *ro, rm_parent_fn fn, void *ctx,
+                        bson_error_t *err)
+{
+    rm_path_t *paths = bson_malloc0 ((a->n_rels ? a->n_rels : 1) * sizeof *paths);
+    size_t *col_of = NULL; /* by the namespace's index: its collection + 1 (0: none) */
+    const rm_dump_info_t *info;
+    rm_reader_t *r;
+    rm_item_t item;
+    int rc = -1;
+    uint64_t seq = 0;
+
+    for (size_t i = 0; i < a->n_rels; i++)
+        if (a->rels[i].child_refs)
+            rm_path_parse (&paths[i], a->cols[a->rels[i].from].fields[a->rels[i].field].path, NULL);
+    r = rm_reader_open (a->src, ro, err);
+    if (r) {
+        info = rm_reader_info (r);
+        col_of = bson_malloc0 ((info->n_ns ? info->n_ns : 1) * sizeof *col_of);
+        for (size_t i = 0; i < info->n_ns; i++) {
+            char name[512];
+            rm_ns_name (info->ns[i], name, sizeof name);
+            for (size_t c = 0; c < a->n_cols; c++)
+                if (!strcmp (a->cols[c].ns, name))
+                    col_of[i] = c + 1;
+        }
+    }
+    while (r && (rc = rm_reader_next (r, &item, err)) == 1) {
+        size_t c;
+        if (item.kind != RM_ITEM_DOC)
+            continue;
+        if (a->progress && (++seq & 4095) == 0)
+            a->progress (a->progress_ctx, 2, r, seq);
+        if (item.ns->index >= info->n_ns || !(c = col_of[item.ns->index]))
+            continue;
+        for (size_t i = 0; i < a->n_rels; i++)
+            if (a->rels[i].child_refs && a->rels[i].from == c - 1 &&
+                !fn (ctx, i, item.doc, item.len, &paths[i], seq, err)) {
+                rc = -1;
+                break;
+            }
+        if (rc < 0)
+            break;
+    }
+    if (r)
+        rm_reader_close (r);
+    for (size_t i = 0; i < a->n_rels; i++)
+        if (a->rels[i].child_refs)
+            rm_path_destroy (&paths[i]);
+    bson_free (paths);
+    bson_free (col_of);
+    return rc == 0;
+}
+
 typedef struct {
+    rm_analysis_t *a;
     const rm_keymap_t *target;
     uint64_t n;
-    rm_buf_t *scratch;
+    rm_buf_t scratch;
 } countctx_t;
 
 static bool
@@ -101,58 +156,37 @@ count_found (const bson_iter_t *v, void *ctx)
 {
     countctx_t *c = ctx;
     if (v && !BSON_ITER_HOLDS_NULL (v) && !BSON_ITER_HOLDS_ARRAY (v) &&
-        rm_keymap_get (c->target, rm_analyze_key (v, c->scratch)))
+        rm_keymap_get (c->target, rm_analyze_key (v, &c->scratch)))
         c->n++;
     return true;
 }
 
-/* Children per parent of the child-reference relationships: each parent
- * document's references found. */
+/* One parent document's references found among its children's keys. */
+static bool
+count_parent (void *ctx, size_t rel, const uint8_t *doc, uint32_t len, const rm_path_t *path,
+              uint64_t seq, bson_error_t *err)
+{
+    countctx_t *c = ctx;
+    rm_relation_t *r = &c->a->rels[rel];
+    c->target = &c->a->cols[r->to].fields[r->key].keys;
+    c->n = 0;
+    rm_path_visit (doc, len, path, true, false, count_found, c);
+    rm_dist_add (&r->children, c->n);
+    r->parents_none += c->n == 0;
+    return true;
+}
+
+/* Children per parent of the child-reference relationships, the key
+ * tables in memory. */
 static bool
 count_child_refs (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
 {
-    rm_path_t *paths;
-    rm_reader_t *r;
-    rm_buf_t scratch;
-    rm_item_t item;
-    int rc;
-    uint64_t seq = 0;
-
-    paths = bson_malloc0 (a->n_rels * sizeof *paths);
-    for (size_t i = 0; i < a->n_rels; i++)
-        if (a->rels[i].child_refs)
-            rm_path_parse (&paths[i], a->cols[a->rels[i].from].fields[a->rels[i].field].path, NULL);
-    rm_buf_init (&scratch);
-    r = rm_reader_open (a->src, ro, err);
-    while (r && (rc = rm_reader_next (r, &item, err)) == 1) {
-        char name[512];
-        if (item.kind != RM_ITEM_DOC)
-            continue;
-        if (a->progress && (++seq & 4095) == 0)
-            a->progress (a->progress_ctx, 2, r, seq);
-        rm_ns_name (item.ns, name, sizeof name);
-        for (size_t i = 0; i < a->n_rels; i++) {
-            rm_relation_t *rel = &a->rels[i];
-            countctx_t c;
-            if (!rel->child_refs || strcmp (a->cols[rel->from].ns, name) != 0)
-                continue;
-            c.target = &a->cols[rel->to].fields[rel->key].keys;
-            c.n = 0;
-            c.scratch = &scratch;
-            rm_path_visit (item.doc, item.len, &paths[i], true, false, count_found, &c);
-            rm_dist_add (&rel->children, c.n);
-            rel->parents_none += c.n == 0;
-        }
-    }
-    for (size_t i = 0; i < a->n_rels; i++)
-        if (a->rels[i].child_refs)
-            rm_path_destroy (&paths[i]);
-    bson_free (paths);
-    rm_buf_destroy (&scratch);
-    if (!r)
-        return false;
-    rm_reader_close (r);
-    return rc == 0;
+    countctx_t c = {a, NULL, 0, {0}};
+    bool ok;
+    rm_buf_init (&c.scratch);
+    ok = rm_analyze_each_parent (a, ro, count_parent, &c, err);
+    rm_buf_destroy (&c.scratch);
+    return ok;
 }
 
 /* Every field that holds key-like values against every target-shaped

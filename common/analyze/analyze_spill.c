@@ -253,7 +253,7 @@ typedef struct {
     rm_sorter_t *refs;
     uint32_t rel;
     uint64_t seq;
-    rm_buf_t *scratch;
+    rm_buf_t scratch;
     bson_error_t *err;
     bool failed;
 } emit_t;
@@ -266,7 +266,7 @@ emit_ref (const bson_iter_t *v, void *ctx)
     uint8_t k[20];
     if (!v || BSON_ITER_HOLDS_NULL (v) || BSON_ITER_HOLDS_ARRAY (v))
         return true;
-    rm_put_be64 (k, rm_analyze_key (v, e->scratch));
+    rm_put_be64 (k, rm_analyze_key (v, &e->scratch));
     k[8] = (uint8_t) (e->rel >> 24);
     k[9] = (uint8_t) (e->rel >> 16);
     k[10] = (uint8_t) (e->rel >> 8);
@@ -279,49 +279,28 @@ emit_ref (const bson_iter_t *v, void *ctx)
     return true;
 }
 
+static bool
+emit_parent (void *ctx, size_t rel, const uint8_t *doc, uint32_t len, const rm_path_t *path,
+             uint64_t seq, bson_error_t *err)
+{
+    emit_t *e = ctx;
+    e->rel = (uint32_t) rel;
+    e->seq = seq;
+    e->err = err;
+    rm_path_visit (doc, len, path, true, false, emit_ref, e);
+    return !e->failed;
+}
+
 /* Pass 2: the references of every parent document into refs. */
 static bool
 read_refs (rm_analysis_t *a, const rm_read_opts_t *ro, rm_sorter_t *refs, bson_error_t *err)
 {
-    rm_path_t *paths = bson_malloc0 (a->n_rels * sizeof *paths);
-    rm_buf_t scratch;
-    rm_reader_t *r;
-    rm_item_t item;
-    emit_t e = {refs, 0, 0, &scratch, err, false};
-    int rc = -1;
-
-    for (size_t i = 0; i < a->n_rels; i++)
-        if (a->rels[i].child_refs)
-            rm_path_parse (&paths[i], a->cols[a->rels[i].from].fields[a->rels[i].field].path, NULL);
-    rm_buf_init (&scratch);
-    r = rm_reader_open (a->src, ro, err);
-    while (r && (rc = rm_reader_next (r, &item, err)) == 1) {
-        char name[512];
-        if (item.kind != RM_ITEM_DOC)
-            continue;
-        e.seq++;
-        if (a->progress && (e.seq & 4095) == 0)
-            a->progress (a->progress_ctx, 2, r, e.seq);
-        rm_ns_name (item.ns, name, sizeof name);
-        for (size_t i = 0; i < a->n_rels && !e.failed; i++) {
-            if (!a->rels[i].child_refs || strcmp (a->cols[a->rels[i].from].ns, name) != 0)
-                continue;
-            e.rel = (uint32_t) i;
-            rm_path_visit (item.doc, item.len, &paths[i], true, false, emit_ref, &e);
-        }
-        if (e.failed) {
-            rc = -1;
-            break;
-        }
-    }
-    if (r)
-        rm_reader_close (r);
-    for (size_t i = 0; i < a->n_rels; i++)
-        if (a->rels[i].child_refs)
-            rm_path_destroy (&paths[i]);
-    bson_free (paths);
-    rm_buf_destroy (&scratch);
-    return rc == 0;
+    emit_t e = {refs, 0, 0, {0}, err, false};
+    bool ok;
+    rm_buf_init (&e.scratch);
+    ok = rm_analyze_each_parent (a, ro, emit_parent, &e, err);
+    rm_buf_destroy (&e.scratch);
+    return ok;
 }
 
 /* The references found among their children's keys, as [relationship]
