@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze_int.h"
+#include "analyze_patterns.h"
 
 #define MIB (1024.0 * 1024.0)
 #define RULE4 "schema-design-rules-and-patterns.txt, rule 4: arrays should not grow without bound " \
@@ -39,52 +39,20 @@ check (bson_t *out, uint32_t *n, const char *kind, const char *ns, const char *f
     bson_append_document_end (out, &c);
 }
 
-/* Many small documents with a date and a field naming few series. */
+/* Many small documents with a date and a field naming few series
+ * (rm_bucket_candidate says which, and the window). */
 static void
 bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, bson_t *out, uint32_t *n)
 {
-    const rm_field_t *time = NULL, *series = NULL;
-    static const struct { const char *name; double s; } windows[] = {
-        {"seconds", 1}, {"minutes", 60}, {"hours", 3600}, {"days", 86400}};
-    double interval, per = 0;
-    const char *window = "days";
-
-    if (c->docs < 500 || c->bytes / c->docs > 256)
+    rm_bucket_cand_t b;
+    if (!rm_bucket_candidate (a, c, &b))
         return;
-    for (size_t i = 0; i < a->n_rels; i++)
-        if (&a->cols[a->rels[i].from] == c || &a->cols[a->rels[i].to] == c)
-            return; /* the relationship's recommendation speaks for it */
-    for (size_t i = 0; i < c->n_fields; i++) {
-        const rm_field_t *f = &c->fields[i];
-        if (strchr (f->path, '.') || f->in_array || f->arrays)
-            continue;
-        if (!time && f->types[BSON_TYPE_DATE_TIME] * 100 >= c->docs * 95)
-            time = f;
-        else if (strcmp (f->path, "_id") && !f->not_key && f->values * 100 >= c->docs * 95 &&
-                 f->distinct >= 2 && f->distinct * 20 <= c->docs &&
-                 (!series || (f->types[BSON_TYPE_UTF8] && !series->types[BSON_TYPE_UTF8]) ||
-                  (!!f->types[BSON_TYPE_UTF8] == !!series->types[BSON_TYPE_UTF8] &&
-                   f->distinct < series->distinct)))
-            series = f;
-    }
-    if (!time || !series)
-        return;
-    /* The window: the widest that keeps a bucket within 1,000 readings
-     * (bucketize's maxCount), from a series' average interval. */
-    interval = (double) (time->date_max - time->date_min) / 1000.0 /
-               ((double) c->docs / (double) series->distinct);
-    for (size_t w = 0; w < 4 && interval > 0; w++)
-        if (windows[w].s / interval <= 1000) {
-            window = windows[w].name;
-            per = windows[w].s / interval;
-        }
-    check (out, n, "bucketCandidate", c->ns, time->path,
-           "embed-vs-reference-patterns.txt, the bucket pattern: group time-series data into "
-           "buckets to reduce document count",
+    check (out, n, "bucketCandidate", c->ns, b.time->path, RM_RULE_BUCKET,
            "%llu documents of %llu bytes on average, dated by \"%s\", in %llu series of \"%s\": "
            "bucketize with metaField \"%s\", granularity \"%s\" (about %.0f readings a bucket)",
-           (unsigned long long) c->docs, (unsigned long long) (c->bytes / c->docs), time->path,
-           (unsigned long long) series->distinct, series->path, series->path, window, per);
+           (unsigned long long) c->docs, (unsigned long long) (c->bytes / c->docs), b.time->path,
+           (unsigned long long) b.series->distinct, b.series->path, b.series->path, b.granularity,
+           b.per_bucket);
 }
 
 void
@@ -107,10 +75,8 @@ rm_analysis_checks (const rm_analysis_t *a, bson_t *out)
                        "an array of %s up to %llu long (p99 %llu)",
                        objects ? "embedded documents" : "values", (unsigned long long) f->lengths->max,
                        (unsigned long long) rm_dist_quantile (f->lengths, 0.99));
-            if (objects && f->elem_ids * 10 >= f->elem_docs * 9)
-                check (out, &n, "extractCandidate", c->ns, f->path,
-                       "embed-vs-reference-patterns.txt: entities read or updated on their own "
-                       "are referenced, not embedded",
+            if (rm_extract_candidate (f))
+                check (out, &n, "extractCandidate", c->ns, f->path, RM_RULE_EXTRACT,
                        "%llu of its %llu embedded documents carry an _id (or id) of their own, "
                        "like entities of their own: extract them if they are read on their own",
                        (unsigned long long) f->elem_ids, (unsigned long long) f->elem_docs);
