@@ -1,11 +1,74 @@
 /* What the numbers recommend (remodel/analyze.h): per relationship, the
- * pattern the seeds' rules of thumb give for its class, with the numbers
- * and the rule behind it, what it depends on that a dump cannot show, and,
- * where the pattern is a step remodel runs, that step for --plan-out. */
+ * pattern the seeds' rules of thumb give for its class (or the outlier
+ * pattern, when only a few parents pass rule 4), with the numbers and the
+ * rule behind it, what it depends on that a dump cannot show, and, where
+ * the pattern is a step remodel runs, that step for --plan-out; then the
+ * extended references (analyze_extref.c) and the per-collection patterns
+ * (analyze_recommend_coll.c). */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze_int.h"
+#include "analyze_patterns.h"
+
+void
+rm_rec_append (rm_recout_t *o, const char *name, const char *ns, const char *field,
+               const char *pattern, const char *why, const char *rule, const char *depends)
+{
+    char key[16];
+    bson_t rec;
+    snprintf (key, sizeof key, "%u", o->n_recs++);
+    BSON_APPEND_DOCUMENT_BEGIN (o->recs, key, &rec);
+    BSON_APPEND_UTF8 (&rec, "relationship", name);
+    if (ns)
+        BSON_APPEND_UTF8 (&rec, "ns", ns);
+    if (field)
+        BSON_APPEND_UTF8 (&rec, "field", field);
+    BSON_APPEND_UTF8 (&rec, "pattern", pattern);
+    BSON_APPEND_UTF8 (&rec, "why", why);
+    BSON_APPEND_UTF8 (&rec, "rule", rule);
+    BSON_APPEND_UTF8 (&rec, "dependsOn", depends);
+    bson_append_document_end (o->recs, &rec);
+}
+
+bool
+rm_rec_step_begin (rm_recout_t *o, const char *op, bson_t *step, bson_t *body)
+{
+    char key[16];
+    if (!o->steps)
+        return false;
+    snprintf (key, sizeof key, "%u", o->n_steps++);
+    BSON_APPEND_DOCUMENT_BEGIN (o->steps, key, step);
+    BSON_APPEND_DOCUMENT_BEGIN (step, op, body);
+    return true;
+}
+
+void
+rm_rec_step_end (rm_recout_t *o, bson_t *step, bson_t *body, const char *why)
+{
+    BSON_APPEND_UTF8 (body, "why", why);
+    bson_append_document_end (step, body);
+    bson_append_document_end (o->steps, step);
+}
+
+/* How many parents have more than v children (v within the exact table). */
+static uint64_t
+parents_above (const rm_dist_t *d, uint64_t v)
+{
+    uint64_t n = d->n;
+    for (uint64_t i = 0; i <= v && i <= 4096; i++)
+        n -= d->exact[i];
+    return n;
+}
+
+/* The outlier pattern's maxItems: the p99 rounded up to ten, at least a
+ * few, so that 99% of the parents keep all their children embedded. */
+static uint64_t
+outlier_max_items (uint64_t p99)
+{
+    uint64_t n = (p99 + 9) / 10 * 10;
+    return n < RM_ANALYZE_FEW ? RM_ANALYZE_FEW : n;
+}
 
 /* A date field of the children in (nearly) every one: the order of a
  * subset (the newest first). */
@@ -36,23 +99,48 @@ append_join (bson_t *step, const rm_analysis_t *a, const rm_relation_t *r, const
 void
 rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
 {
-    uint32_t nr = 0, ns = 0;
+    rm_recout_t o = {recs, steps, 0, 0};
     for (size_t i = 0; i < a->n_rels; i++) {
         const rm_relation_t *r = &a->rels[i];
         const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
         rm_class_t cls = rm_class_of (&r->children);
         uint64_t p99 = rm_dist_quantile (&r->children, 0.99);
+        uint64_t max_items = outlier_max_items (p99);
         const char *child = r->child_refs ? to->ns : from->ns;
         const char *parent = r->child_refs ? from->ns : to->ns;
         const char *pattern, *rule;
-        char why[1600], name[600], key[16], depends[300];
-        bson_t rec, step, body;
+        char why[1600], name[600], depends[300];
+        bson_t step, body;
         const char *as = NULL;
         bool has_step = true;
+        double ratio = 0;
+        bool has_ratio = rm_hints_ratio (a->hints, parent, &ratio);
 
         snprintf (name, sizeof name, "%s.%s -> %s.%s", from->ns, from->fields[r->field].path,
                   to->ns, to->fields[r->key].path);
-        if (cls <= RM_CLASS_ONE_TO_FEW) {
+        if (r->children.max > RM_ANALYZE_MANY && p99 <= RM_ANALYZE_MANY) {
+            /* The typical parent is within what embedding takes, a few are
+             * far past it: embedding everything would follow the few. */
+            const rm_collection_t *pc = r->child_refs ? from : to;
+            const char *as_name = r->child_refs ? from->fields[r->field].path : from->coll;
+            pattern = "outlier";
+            rule = "embed-vs-reference-patterns.txt, the outlier pattern: handle the rare case where a "
+                   "document would grow unbounded by splitting overflow to a separate collection; "
+                   "schema-design-rules-and-patterns.txt, rule 4: more than a couple of hundred "
+                   "documents on the many side, don't embed them";
+            snprintf (why, sizeof why, "%s: %s by the p99 (p50 %llu, p99 %llu children per parent) "
+                      "but %llu parent(s) have more than %llu, up to %llu: past rule 4's couple of "
+                      "hundred. Each parent in %s keeps up to %llu of %s's documents (the p99 rounded "
+                      "up to ten) with hasExtra%c%s set when it has more, and the rest go to %s.%s_%s_overflow "
+                      "in pages%s", name, rm_class_name (cls),
+                      (unsigned long long) rm_dist_quantile (&r->children, 0.5),
+                      (unsigned long long) p99, (unsigned long long) parents_above (&r->children, max_items),
+                      (unsigned long long) max_items, (unsigned long long) r->children.max, parent,
+                      (unsigned long long) max_items, child, toupper ((unsigned char) as_name[0]),
+                      as_name + 1, pc->db, pc->coll, as_name,
+                      r->shared ? "; children shared by several parents stay in their collection too "
+                                  "(keepSource)" : "");
+        } else if (cls <= RM_CLASS_ONE_TO_FEW) {
             pattern = "embed";
             rule = "rules-of-thumb-part1.txt, one-to-few: embed; schema-design-rules-and-patterns.txt, "
                    "rule 1: favor embedding unless there is a compelling reason not to";
@@ -91,11 +179,9 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
             const bson_t *h = a->hints;
             bool alone = rm_hints_lists (h, "readAlone", child) || rm_hints_lists (h, "updatedAlone", child);
             bool together = rm_hints_together (h, parent, child);
-            double ratio = 0;
-            bool has_ratio = rm_hints_ratio (h, parent, &ratio);
             size_t l = strlen (why);
             depends[0] = '\0';
-            if (!strcmp (pattern, "embed") && alone) {
+            if ((!strcmp (pattern, "embed") || !strcmp (pattern, "outlier")) && alone) {
                 pattern = "keep referencing";
                 rule = "schema-design-rules-and-patterns.txt, rule 2: needing to access an object on "
                        "its own is a compelling reason not to embed it";
@@ -111,31 +197,18 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                 has_step = false;
             }
             if (alone || together || has_ratio)
-                snprintf (depends, sizeof depends, "settled by the hints:%s%s%s%s%s", 
+                snprintf (depends, sizeof depends, "settled by the hints:%s%s%s%s%s",
                           together ? " read together" : "", together && (alone || has_ratio) ? ";" : "",
                           alone ? " the children are read or updated on their own" : "",
                           alone && has_ratio ? ";" : "", has_ratio ? " the parent's read-to-write ratio" : "");
         }
-        snprintf (key, sizeof key, "%u", nr++);
-        BSON_APPEND_DOCUMENT_BEGIN (recs, key, &rec);
-        BSON_APPEND_UTF8 (&rec, "relationship", name);
-        BSON_APPEND_UTF8 (&rec, "pattern", pattern);
-        BSON_APPEND_UTF8 (&rec, "why", why);
-        BSON_APPEND_UTF8 (&rec, "rule", rule);
-        BSON_APPEND_UTF8 (&rec, "dependsOn",
-                          depends[0] ? depends
-                                     : "whether the children are read or updated on their own, and "
-                                       "the read-to-write ratio: a dump cannot show them (--hints "
-                                       "says)");
-        bson_append_document_end (recs, &rec);
-        if (!has_step || !steps)
-            continue;
-        snprintf (key, sizeof key, "%u", ns++);
-        BSON_APPEND_DOCUMENT_BEGIN (steps, key, &step);
-        if (!strcmp (pattern, "computed summary")) {
+        rm_rec_append (&o, name, NULL, NULL, pattern, why, rule,
+                       depends[0] ? depends
+                                  : "whether the children are read or updated on their own, and "
+                                    "the read-to-write ratio: a dump cannot show them (--hints says)");
+        if (has_step && !strcmp (pattern, "computed summary") && rm_rec_step_begin (&o, "summarize", &step, &body)) {
             bson_t fields, cnt, empty;
             char n[300];
-            BSON_APPEND_DOCUMENT_BEGIN (&step, "summarize", &body);
             append_join (&body, a, r, &as);
             snprintf (n, sizeof n, "%s_count", as);
             BSON_APPEND_DOCUMENT_BEGIN (&body, "fields", &fields);
@@ -144,8 +217,8 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
             bson_append_document_end (&cnt, &empty);
             bson_append_document_end (&fields, &cnt);
             bson_append_document_end (&body, &fields);
-        } else {
-            BSON_APPEND_DOCUMENT_BEGIN (&step, "embed", &body);
+            rm_rec_step_end (&o, &step, &body, why);
+        } else if (has_step && rm_rec_step_begin (&o, "embed", &step, &body)) {
             append_join (&body, a, r, &as);
             BSON_APPEND_UTF8 (&body, "as", as);
             if (!strcmp (pattern, "subset with count")) {
@@ -161,12 +234,21 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                 snprintf (n, sizeof n, "%s_count", as);
                 BSON_APPEND_UTF8 (&body, "countAs", n);
                 BSON_APPEND_BOOL (&body, "keepSource", true);
-            } else if (r->shared) {
-                BSON_APPEND_BOOL (&body, "keepSource", true);
+            } else {
+                if (!strcmp (pattern, "outlier")) {
+                    BSON_APPEND_INT32 (&body, "maxItems", (int32_t) max_items);
+                    BSON_APPEND_UTF8 (&body, "onOverflow", "outlier");
+                }
+                if (r->shared)
+                    BSON_APPEND_BOOL (&body, "keepSource", true);
             }
+            rm_rec_step_end (&o, &step, &body, why);
         }
-        BSON_APPEND_UTF8 (&body, "why", why);
-        bson_append_document_end (&step, &body);
-        bson_append_document_end (steps, &step);
+        /* Children that stay in their collection may carry a copy of what
+         * identifies their parent (rule five permitting). */
+        if (!r->child_refs && strcmp (pattern, "embed") && strcmp (pattern, "outlier") &&
+            !(has_ratio && ratio < 1))
+            rm_recommend_extref (a, r, &o);
     }
+    rm_recommend_collections (a, &o);
 }

@@ -128,12 +128,16 @@ P
 run_rm diff "$T/planned.archive" "$T/hand.archive" -q
 expect_eq "atlas plan: its result is the hand-written embed's (remodel diff: identical)" "$rc" 0
 run_rm analyze "$S" --plan-out "$T/sample-plan.json" -q
-expect_eq "sample --plan-out: one step per recommendation that is a step, each with a why" \
-    "$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print([(list(s)[0], s[list(s)[0]]["into"], bool(s[list(s)[0]]["why"])) for s in p["steps"]])' "$T/sample-plan.json")" \
-    "[('embed', 'blog.posts', True), ('embed', 'crm.people', True), ('summarize', 'logging.hosts', True), ('embed', 'school.students', True)]"
+# steps PLAN: each step's operation and the namespace it writes (into, in or to).
+steps() {
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); print([(op, b.get("into", b.get("in", b.get("to"))), bool(b["why"])) for s in p["steps"] for op, b in s.items()])' "$1"
+}
+expect_eq "sample --plan-out: one step per recommendation that is a step (the extended references and the bucket too), each with a why" \
+    "$(steps "$T/sample-plan.json")" \
+    "[('embed', 'blog.posts', True), ('denormalize', 'blog.comments', True), ('embed', 'crm.people', True), ('denormalize', 'crm.tasks', True), ('summarize', 'logging.hosts', True), ('denormalize', 'logging.logmsg', True), ('embed', 'school.students', True), ('bucketize', 'iot.readings_buckets', True)]"
 run_rm check "$T/sample-plan.json" --against "$S"
 expect_eq "sample plan: remodel check --against accepts it" "$rc:$(cat "$T/out")" \
-    "0:$T/sample-plan.json: 4 step(s), valid against $S"
+    "0:$T/sample-plan.json: 8 step(s), valid against $S"
 run_rm run "$T/sample-plan.json" --from "$S" --to "$T/sample-out.archive" -q
 expect_eq "sample plan: remodel run runs it" "$rc" 0
 
@@ -176,14 +180,17 @@ for r in json.load(sys.stdin)["recommendations"]:
 expect_eq "hints: courses read on their own are not embedded (rule 2); a write-heavy parent keeps no count (rule five); read together settles the subset" \
     "$(recs "$S" --hints "$T/hints.json")" \
 "blog.comments.post_id | subset with count | whether the children are read or updated on their own, and the read-to-write ratio
+blog.comments.post_id | extended reference | whether \"title\", \"author\" rarely change and the children are read without their parent
 catalog.products.parts | keep referencing | whether the children are read or updated on their own, and the read-to-write ratio
 crm.tasks.owner | subset with count | settled by the hints
+crm.tasks.owner | extended reference | whether \"name\", \"ssn\" rarely change and the children are read without their parent
 logging.logmsg.host | keep referencing | settled by the hints
-school.students.courses | keep referencing | settled by the hints"
+school.students.courses | keep referencing | settled by the hints
+iot.readings | bucket | whether the readings are read by series and time range rather than one by one, and arrive in time order"
 run_rm analyze "$S" --hints "$T/hints.json" --plan-out "$T/hinted.json" -q
-expect_eq "hints: --plan-out follows them (two subsets, no summarize, no courses embedded)" \
-    "$(python3 -c 'import json,sys; print([s["embed"]["into"] for s in json.load(open(sys.argv[1]))["steps"]])' "$T/hinted.json")" \
-    "['blog.posts', 'crm.people']"
+expect_eq "hints: --plan-out follows them (two subsets, no summarize, no courses embedded, no copies of a write-heavy host)" \
+    "$(steps "$T/hinted.json" | tr -d "()'" )" \
+    "[embed, blog.posts, True, denormalize, blog.comments, True, embed, crm.people, True, denormalize, crm.tasks, True, bucketize, iot.readings_buckets, True]"
 echo '{"readAlone": "crm.tasks"}' >"$T/bad-hints.json"
 run_rm analyze "$S" --hints "$T/bad-hints.json"
 expect_eq "bad hints: exit 2" "$rc" 2
