@@ -83,8 +83,8 @@ rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t
               "a lookup in %s; the fields that identify a parent, nearly one value each, are copied "
               "into each child: %s", name, child->ns, parent->ns, numbers);
     if (alone || has_ratio)
-        snprintf (depends, sizeof depends, "settled by the hints:%s%s%s; whether %s rarely change%s "
-                  "a dump cannot show (--hints does not say)",
+        snprintf (depends, sizeof depends, "settled by the hints:%s%s%s; still open: whether %s "
+                  "rarely change%s (a dump cannot show it)",
                   alone ? " the children are read or updated on their own" : "",
                   alone && has_ratio ? ";" : "",
                   has_ratio ? " the parent's read-to-write ratio" : "", list, n > 1 ? "" : "s");

@@ -1,20 +1,27 @@
 /* --hints: what a dump cannot show, told by the people who run the
  * application (remodel/analyze.h): which collections are read together,
- * which are read or updated on their own, read-to-write ratios. They
- * settle what a recommendation depends on (analyze_recommend.c). */
+ * which are read or updated on their own (a collection "db.coll", or the
+ * elements of an array "db.coll.path"), read-to-write ratios. They settle
+ * what a recommendation depends on (analyze_recommend.c,
+ * analyze_extref.c, analyze_recommend_coll.c). */
 #include <string.h>
 
 #include "analyze_int.h"
 
+/* An array of names, each "db.coll" or longer ("db.coll.path"): a name
+ * without a database could match nothing, silently. */
 static bool
-all_strings (const bson_iter_t *arr)
+all_names (const bson_iter_t *arr)
 {
     bson_iter_t e;
     if (!BSON_ITER_HOLDS_ARRAY (arr) || !bson_iter_recurse (arr, &e))
         return false;
-    while (bson_iter_next (&e))
-        if (!BSON_ITER_HOLDS_UTF8 (&e))
+    while (bson_iter_next (&e)) {
+        const char *s = BSON_ITER_HOLDS_UTF8 (&e) ? bson_iter_utf8 (&e, NULL) : NULL;
+        const char *dot = s ? strchr (s, '.') : NULL;
+        if (!dot || dot == s || !dot[1])
             return false;
+    }
     return true;
 }
 
@@ -27,11 +34,11 @@ rm_analyze_hints_check (const bson_t *hints, bson_error_t *err)
         const char *k = bson_iter_key (&it);
         bool ok;
         if (!strcmp (k, "readAlone") || !strcmp (k, "updatedAlone")) {
-            ok = all_strings (&it);
+            ok = all_names (&it);
         } else if (!strcmp (k, "readTogether")) {
             ok = BSON_ITER_HOLDS_ARRAY (&it) && bson_iter_recurse (&it, &e);
             while (ok && bson_iter_next (&e))
-                ok = all_strings (&e);
+                ok = all_names (&e);
         } else if (!strcmp (k, "readWriteRatio")) {
             ok = BSON_ITER_HOLDS_DOCUMENT (&it) && bson_iter_recurse (&it, &e);
             while (ok && bson_iter_next (&e))
@@ -43,9 +50,10 @@ rm_analyze_hints_check (const bson_t *hints, bson_error_t *err)
         }
         if (!ok) {
             rm_error_set (err, RM_ERR_USAGE, "hints: \"%s\": must be %s", k,
-                          !strcmp (k, "readTogether") ? "an array of arrays of namespaces"
+                          !strcmp (k, "readTogether") ? "an array of arrays of namespaces (db.coll)"
                           : !strcmp (k, "readWriteRatio") ? "a document {namespace: number}"
-                                                          : "an array of namespaces");
+                                                          : "an array of namespaces (db.coll, or db.coll.path for the "
+                                                            "elements of an array)");
             return false;
         }
     }

@@ -128,16 +128,16 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                    "document would grow unbounded by splitting overflow to a separate collection; "
                    "schema-design-rules-and-patterns.txt, rule 4: more than a couple of hundred "
                    "documents on the many side, don't embed them";
-            snprintf (why, sizeof why, "%s: %s by the p99 (p50 %llu, p99 %llu children per parent) "
-                      "but %llu parent(s) have more than %llu, up to %llu: past rule 4's couple of "
-                      "hundred. Each parent in %s keeps up to %llu of %s's documents (the p99 rounded "
-                      "up to ten) with hasExtra%c%s set when it has more, and the rest go to %s.%s_%s_overflow "
-                      "in pages%s", name, rm_class_name (cls),
+            snprintf (why, sizeof why, "%s: %s by the p99 (p50 %llu, p99 %llu children per parent), "
+                      "but the largest parent has %llu, past rule 4's couple of hundred: each parent "
+                      "in %s keeps up to %llu of %s's documents (the p99 rounded up to ten), and the "
+                      "%llu parent(s) with more get hasExtra%c%s and page the rest into "
+                      "%s.%s_%s_overflow%s", name, rm_class_name (cls),
                       (unsigned long long) rm_dist_quantile (&r->children, 0.5),
-                      (unsigned long long) p99, (unsigned long long) parents_above (&r->children, max_items),
-                      (unsigned long long) max_items, (unsigned long long) r->children.max, parent,
-                      (unsigned long long) max_items, child, toupper ((unsigned char) as_name[0]),
-                      as_name + 1, pc->db, pc->coll, as_name,
+                      (unsigned long long) p99, (unsigned long long) r->children.max, parent,
+                      (unsigned long long) max_items, child,
+                      (unsigned long long) parents_above (&r->children, max_items),
+                      toupper ((unsigned char) as_name[0]), as_name + 1, pc->db, pc->coll, as_name,
                       r->shared ? "; children shared by several parents stay in their collection too "
                                   "(keepSource)" : "");
         } else if (cls <= RM_CLASS_ONE_TO_FEW) {

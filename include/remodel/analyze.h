@@ -66,7 +66,8 @@ typedef struct {
     /* --hints: what a dump cannot show (NULL: none), checked by
      * rm_analyze_hints_check: {"readTogether": [[ns, ns], ...],
      * "readAlone": [ns, ...], "updatedAlone": [ns, ...],
-     * "readWriteRatio": {ns: number, ...}} */
+     * "readWriteRatio": {ns: number, ...}}; readAlone and updatedAlone
+     * may name an array's elements as "db.coll.path". */
     const bson_t *hints;
 } rm_analyze_opts_t;
 
@@ -77,10 +78,13 @@ rm_analysis_t *rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_
 /* The report as a BSON document ("collections", "relationships"), the
  * fields of README's "remodel analyze --json". */
 void rm_analysis_report (const rm_analysis_t *a, bson_t *out);
-/* Per relationship, the pattern its numbers recommend, with the rule
- * behind it (appended to recs, an array); and where that is a step remodel
- * runs, the step (appended to steps, a plan's "steps" array; NULL: none),
- * each with a "why" the plan parser passes over. */
+/* Per relationship, the pattern its numbers recommend (embed, outlier,
+ * subset with count, computed summary, keep referencing; an extended
+ * reference besides where the children stay in their collection), then
+ * per collection bucket and extract, each with the rule behind it
+ * (appended to recs, an array); and where that is a step remodel runs,
+ * the step (appended to steps, a plan's "steps" array; NULL: none), each
+ * with a "why" the plan parser passes over. */
 void rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps);
 /* Whether the join keys spilled, and how much went to disk. */
 bool rm_analysis_spilled (const rm_analysis_t *a, size_t *runs, uint64_t *bytes);
