@@ -3,10 +3,10 @@
 # crafted for it, where it must fire and where it must not; each fired
 # plan passes remodel check --against the dump, remodel run executes it,
 # and its result is checked against the crafted data:
-# - outlier: a few parents past rule 4's couple of hundred children, most
-#   with few: embed with maxItems (the p99 rounded up to ten) and
-#   onOverflow "outlier"; the overflow holds exactly the children past
-#   maxItems of the big parents;
+# - outlier (by parent and by child references): a few parents past rule
+#   4's couple of hundred children, most with few: embed with maxItems (the
+#   p99 rounded up to ten) and onOverflow "outlier"; the overflow holds
+#   exactly the children past maxItems of the big parents;
 # - extended reference: the parent's identifying strings (at most two)
 #   copied into children that stay in their collection (denormalize); not
 #   where nothing identifies the parent, not into embedded children, not
@@ -142,6 +142,40 @@ PY
 outlier_case outlier 7 260 333
 # One-to-many by the p99 (a subset today): maxItems the p99 rounded up.
 outlier_case outlier-many 23 240 1200 205
+
+# By child references, children shared (keepSource): 300 products with 1
+# to 6 parts each, two with 400.
+python3 - "$T/refs.json" <<'PY'
+import json, random, sys
+random.seed(2)
+parts = [{"_id": "Q%04d" % i, "w": i} for i in range(3000)]
+prods = [{"_id": 100000 + i, "parts": ["Q%04d" % q for q in random.sample(range(3000), 400 if i in (5, 77) else random.randint(1, 6))]}
+         for i in range(300)]
+json.dump({"c.parts": parts, "c.products": prods}, open(sys.argv[1], "w"))
+PY
+python3 "$MKDUMP" "$T/refs" "@$T/refs.json"
+read -r RMAXI ROVER <<<"$(python3 - "$T/refs.json" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+per = sorted(len(p["parts"]) for p in d["c.products"])
+m = max(10, -(-per[math.ceil(0.99 * len(per)) - 1] // 10) * 10)
+print(m, sum(v - m for v in per if v > m))
+PY
+)"
+has "outlier by child references: recommended, shared children kept" "$(rec "$T/refs" outlier)" \
+    "hasExtraParts and page the rest into c.products_parts_overflow; children shared by several parents stay in their collection too (keepSource)"
+run_rm analyze "$T/refs" --plan-out "$T/refs-plan.json" -q
+expect_eq "outlier by child references: the plan's step" "$(step "$T/refs-plan.json" embed)" \
+    "{\"as\": \"parts\", \"foreignField\": \"_id\", \"from\": \"c.parts\", \"into\": \"c.products\", \"keepSource\": true, \"localField\": \"parts\", \"maxItems\": $RMAXI, \"onOverflow\": \"outlier\"}"
+plan_runs "outlier by child references" "$T/refs-plan.json" "$T/refs" "$T/refs-out.archive"
+expect_eq "outlier by child references: $ROVER parts paged out, every part still in c.parts" \
+    "$(python3 - "$T/refs-out.archive" <<'PY'
+import bson, sys
+import rmlib
+nss, _ = rmlib.read_archive(sys.argv[1])
+print(sum(len(bson.decode(x)["parts"]) for x in nss["c.products_parts_overflow"]), len(nss["c.parts"]))
+PY
+)" "$ROVER 3000"
 
 # Not an outlier: the largest parents within rule 4 (190): embed them all.
 mkreviews "$T/few.json" 7 150 190
