@@ -51,9 +51,10 @@ rm_analyze_hints_check (const bson_t *hints, bson_error_t *err)
         if (!ok) {
             rm_error_set (err, RM_ERR_USAGE, "hints: \"%s\": must be %s", k,
                           !strcmp (k, "readTogether") ? "an array of arrays of namespaces (db.coll)"
-                          : !strcmp (k, "readWriteRatio") ? "a document {namespace: number}"
-                                                          : "an array of namespaces (db.coll, or db.coll.path for the "
-                                                            "elements of an array)");
+                          : !strcmp (k, "readWriteRatio")
+                              ? "a document {namespace: number}"
+                              : "an array of namespaces (db.coll, or db.coll.path for the elements "
+                                "of an array)");
             return false;
         }
     }

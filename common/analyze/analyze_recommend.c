@@ -206,7 +206,8 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                        depends[0] ? depends
                                   : "whether the children are read or updated on their own, and "
                                     "the read-to-write ratio: a dump cannot show them (--hints says)");
-        if (has_step && !strcmp (pattern, "computed summary") && rm_rec_step_begin (&o, "summarize", &step, &body)) {
+        if (has_step && !strcmp (pattern, "computed summary") &&
+            rm_rec_step_begin (&o, "summarize", &step, &body)) {
             bson_t fields, cnt, empty;
             char n[300];
             append_join (&body, a, r, &as);
