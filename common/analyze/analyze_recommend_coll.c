@@ -92,7 +92,7 @@ element_has (const rm_collection_t *c, const char *path, const char *name)
 static void
 extract (const rm_analysis_t *a, const rm_collection_t *c, const rm_field_t *f, rm_recout_t *o)
 {
-    char name[600], why[1600], to[300], parent_field[300];
+    char name[600], why[1600], to[300], parent_field[300], ordinal[300];
     bson_t step, body;
     bool alone;
 
@@ -107,6 +107,11 @@ extract (const rm_analysis_t *a, const rm_collection_t *c, const rm_field_t *f, 
     snprintf (parent_field, sizeof parent_field, "%s", "parent_id");
     if (element_has (c, f->path, parent_field))
         snprintf (parent_field, sizeof parent_field, "%s_parent_id", c->coll);
+    /* The element's place in its array, so that the array's order is
+     * kept (and the move can be undone by an embed sorted by it). */
+    snprintf (ordinal, sizeof ordinal, "%s", "position");
+    if (element_has (c, f->path, ordinal))
+        snprintf (ordinal, sizeof ordinal, "%s_position", c->coll);
     snprintf (why, sizeof why, "%s: %llu of its %llu embedded documents carry an _id (or id) of "
               "their own (arrays of %llu to %llu, p50 %llu), like entities of their own",
               name, (unsigned long long) f->elem_ids, (unsigned long long) f->elem_docs,
@@ -125,7 +130,8 @@ extract (const rm_analysis_t *a, const rm_collection_t *c, const rm_field_t *f, 
     {
         size_t l = strlen (why);
         snprintf (why + l, sizeof why - l, ", and the hints say they are read or updated on their "
-                  "own: they go to %s, each with its parent's _id in \"%s\"", to, parent_field);
+                  "own: they go to %s, each with its parent's _id in \"%s\" and its place in the array in "
+                  "\"%s\"", to, parent_field, ordinal);
     }
     rm_rec_append (o, name, c->ns, f->path, "extract", why,
                    RM_RULE_EXTRACT "; schema-design-rules-and-patterns.txt, rule 2: needing to "
@@ -138,6 +144,7 @@ extract (const rm_analysis_t *a, const rm_collection_t *c, const rm_field_t *f, 
     BSON_APPEND_UTF8 (&body, "to", to);
     BSON_APPEND_UTF8 (&body, "style", "parentRef");
     BSON_APPEND_UTF8 (&body, "parentField", parent_field);
+    BSON_APPEND_UTF8 (&body, "ordinalField", ordinal);
     rm_rec_step_end (o, &step, &body, why);
 }
 

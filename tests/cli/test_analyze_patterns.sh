@@ -372,16 +372,16 @@ has "extract: with readAlone shop.orders.items, settled by the hints" \
     "settled by the hints: the elements are read or updated on their own"
 run_rm analyze "$T/extract" --hints "$T/items-alone.json" --plan-out "$T/extract-plan.json" -q
 expect_eq "extract: the plan's extract step" "$(step "$T/extract-plan.json" extract)" \
-    '{"from": "shop.orders", "parentField": "parent_id", "path": "items", "style": "parentRef", "to": "shop.orders_items"}'
+    '{"from": "shop.orders", "ordinalField": "position", "parentField": "parent_id", "path": "items", "style": "parentRef", "to": "shop.orders_items"}'
 plan_runs "extract" "$T/extract-plan.json" "$T/extract" "$T/extract-out.archive"
-expect_eq "extract: shop.orders_items holds the $NITEMS elements, each with its own _id and its order's in parent_id; the orders lose items" \
+expect_eq "extract: shop.orders_items holds the $NITEMS elements, each with its own _id, its order's in parent_id and its place in position; the orders lose items" \
     "$(python3 - "$T/extract.json" "$T/extract-out.archive" <<'PY'
 import bson, json, sys
 import rmlib
 d = json.load(open(sys.argv[1]))
-want = sorted((it["_id"], it["sku"], it["qty"], o["_id"]) for o in d["shop.orders"] for it in o["items"])
+want = sorted((it["_id"], it["sku"], it["qty"], o["_id"], k) for o in d["shop.orders"] for k, it in enumerate(o["items"]))
 nss, _ = rmlib.read_archive(sys.argv[2])
-got = sorted((x["_id"], x["sku"], x["qty"], x["parent_id"]) for x in map(bson.decode, nss["shop.orders_items"]))
+got = sorted((x["_id"], x["sku"], x["qty"], x["parent_id"], x["position"]) for x in map(bson.decode, nss["shop.orders_items"]))
 print(len(got), got == want, sum(1 for o in map(bson.decode, nss["shop.orders"]) if "items" in o))
 PY
 )" "$NITEMS True 0"
