@@ -18,9 +18,32 @@ unit (const char *granularity)
                                               : "day";
 }
 
+#define BUCKET_MAX_STATS 4
+
+/* The readings' measurements: top-level numbers in (nearly) every reading,
+ * whose min, max and average a bucket keeps (the computed pattern: what
+ * a query of a window would otherwise compute from every reading). */
+static size_t
+measurements (const rm_collection_t *c, const rm_bucket_cand_t *b, const rm_field_t **out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_fields && n < BUCKET_MAX_STATS; i++) {
+        const rm_field_t *f = &c->fields[i];
+        uint64_t numbers = f->types[BSON_TYPE_INT32] + f->types[BSON_TYPE_INT64] +
+                           f->types[BSON_TYPE_DOUBLE] + f->types[BSON_TYPE_DECIMAL128];
+        if (f == b->time || f == b->series || !strcmp (f->path, "_id") || strchr (f->path, '.') ||
+            f->in_array || f->arrays || numbers * 100 < c->docs * 95)
+            continue;
+        out[n++] = f;
+    }
+    return n;
+}
+
 static void
 bucket (const rm_analysis_t *a, const rm_collection_t *c, rm_recout_t *o)
 {
+    const rm_field_t *stats[BUCKET_MAX_STATS];
+    size_t n_stats;
     rm_bucket_cand_t b;
     bool alone = rm_hints_lists (a->hints, "readAlone", c->ns) ||
                  rm_hints_lists (a->hints, "updatedAlone", c->ns);
@@ -42,6 +65,14 @@ bucket (const rm_analysis_t *a, const rm_collection_t *c, rm_recout_t *o)
               unit (b.granularity), b.per_bucket,
               RM_BUCKET_MAX_COUNT, to,
               b.per_bucket > 1 ? (double) c->docs / b.per_bucket : (double) c->docs);
+    l = strlen (why);
+    n_stats = measurements (c, &b, stats);
+    for (size_t i = 0; i < n_stats; i++) {
+        l = strlen (why);
+        snprintf (why + l, sizeof why - l, "%s\"%s\"%s", i ? (i + 1 == n_stats ? " and " : ", ")
+                  : "; each bucket keeps the min, max and average of ", stats[i]->path,
+                  i + 1 == n_stats ? " (numbers in nearly every reading)" : "");
+    }
     l = strlen (why);
     if (!b.complete)
         snprintf (why + l, sizeof why - l, "; readings without a date or a \"%s\" go to %s as they are",
@@ -68,6 +99,18 @@ bucket (const rm_analysis_t *a, const rm_collection_t *c, rm_recout_t *o)
     BSON_APPEND_UTF8 (&body, "metaField", b.series->path);
     BSON_APPEND_UTF8 (&body, "granularity", b.granularity);
     BSON_APPEND_INT32 (&body, "maxCount", RM_BUCKET_MAX_COUNT);
+    if (n_stats) {
+        bson_t sub, list;
+        BSON_APPEND_DOCUMENT_BEGIN (&body, "stats", &sub);
+        for (size_t i = 0; i < n_stats; i++) {
+            BSON_APPEND_ARRAY_BEGIN (&sub, stats[i]->path, &list);
+            BSON_APPEND_UTF8 (&list, "0", "min");
+            BSON_APPEND_UTF8 (&list, "1", "max");
+            BSON_APPEND_UTF8 (&list, "2", "avg");
+            bson_append_array_end (&sub, &list);
+        }
+        bson_append_document_end (&body, &sub);
+    }
     if (!b.complete) {
         bson_t sub;
         BSON_APPEND_DOCUMENT_BEGIN (&body, "onInvalid", &sub);

@@ -320,7 +320,8 @@ has "bucket: the rule names the article" "$got" "embed-vs-reference-patterns.txt
 has "bucket: the reading without a meter is set aside" "$got" "readings without a date or a \"meter\" go to power.readings_invalid"
 run_rm analyze "$T/bucket" --plan-out "$T/bucket-plan.json" -q
 expect_eq "bucket: the plan's bucketize step ($GRAN)" "$(step "$T/bucket-plan.json" bucketize)" \
-    "{\"from\": \"power.readings\", \"granularity\": \"$GRAN\", \"maxCount\": 1000, \"metaField\": \"meter\", \"onInvalid\": {\"to\": \"power.readings_invalid\"}, \"timeField\": \"at\", \"to\": \"power.readings_buckets\"}"
+    "{\"from\": \"power.readings\", \"granularity\": \"$GRAN\", \"maxCount\": 1000, \"metaField\": \"meter\", \"onInvalid\": {\"to\": \"power.readings_invalid\"}, \"stats\": {\"kwh\": [\"min\", \"max\", \"avg\"]}, \"timeField\": \"at\", \"to\": \"power.readings_buckets\"}"
+has "bucket: the why names the statistics kept" "$got" "each bucket keeps the min, max and average of \"kwh\""
 plan_runs "bucket" "$T/bucket-plan.json" "$T/bucket" "$T/bucket-out.archive"
 expect_eq "bucket: $NBUCKETS buckets holding the $NVALID readings with a meter, the other one set aside" \
     "$(python3 - "$T/bucket-out.archive" <<'PY'
@@ -331,6 +332,19 @@ b = [bson.decode(x) for x in nss["power.readings_buckets"]]
 print(len(b), sum(x["count"] for x in b), len(nss.get("power.readings_invalid", [])), len(nss.get("power.readings", [])))
 PY
 )" "$NBUCKETS $NVALID $((NDOCS - NVALID)) 0"
+expect_eq "bucket: each bucket's kwh min, max and avg are its readings'" \
+    "$(python3 - "$T/bucket-out.archive" <<'PY'
+import bson, sys
+import rmlib
+nss, _ = rmlib.read_archive(sys.argv[1])
+bad = 0
+for x in map(bson.decode, nss["power.readings_buckets"]):
+    v = [m["kwh"] for m in x["measurements"]]
+    s = x["stats"]["kwh"]
+    bad += (s["min"], s["max"]) != (min(v), max(v)) or abs(s["avg"] - sum(v) / len(v)) > 1e-9
+print(bad)
+PY
+)" "0"
 expect_eq "bucket: the check reports the same window" \
     "$("$REMODEL" analyze "$T/bucket" --json -q | python3 -c 'import json,sys; print([c["finding"].split("granularity ")[1].split(" ")[0] for c in json.load(sys.stdin)["checks"] if c["check"] == "bucketCandidate"])')" \
     "['\"$GRAN\"']"
