@@ -84,7 +84,7 @@ date_field (const rm_collection_t *c)
 }
 
 static void
-append_join (bson_t *step, const rm_analysis_t *a, const rm_relation_t *r, const char **as)
+append_join (bson_t *step, const rm_analysis_t *a, const rm_relation_t *r, char *as, size_t as_len)
 {
     const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
     const char *field = from->fields[r->field].path, *key = to->fields[r->key].path;
@@ -93,7 +93,25 @@ append_join (bson_t *step, const rm_analysis_t *a, const rm_relation_t *r, const
     BSON_APPEND_UTF8 (step, "into", r->child_refs ? from->ns : to->ns);
     BSON_APPEND_UTF8 (step, "localField", r->child_refs ? field : key);
     BSON_APPEND_UTF8 (step, "foreignField", r->child_refs ? key : field);
-    *as = r->child_refs ? field : from->coll;
+    /* The embedded array: in place of an array of references; else named
+     * after the children's collection (references inside array elements,
+     * lines.part, and parent references), as a plain field name. */
+    snprintf (as, as_len, "%s", r->child_refs && !strchr (field, '.') ? field
+                                : r->child_refs ? to->coll : from->coll);
+    for (char *p = as; *p; p++)
+        if (*p == '.' || (p == as && *p == '$'))
+            *p = '_';
+}
+
+/* Child references the extended reference can carry copies beside: an
+ * array of plain references (parts: [7, 8]) or a reference inside array
+ * elements (parts.id), never documents denormalize would take for its own
+ * {id, ...} elements. */
+static bool
+extref_array (const rm_analysis_t *a, const rm_relation_t *r)
+{
+    const rm_field_t *f = &a->cols[r->from].fields[r->field];
+    return f->in_array || (f->arrays && !f->elem_docs && !strchr (f->path, '.'));
 }
 
 void
@@ -111,7 +129,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
         const char *pattern, *rule;
         char why[1600], name[600], depends[300];
         bson_t step, body;
-        const char *as = NULL;
+        char as[300];
         bool has_step = true;
         double ratio = 0;
         bool has_ratio = rm_hints_ratio (a->hints, parent, &ratio);
@@ -210,7 +228,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
             rm_rec_step_begin (&o, "summarize", &step, &body)) {
             bson_t fields, cnt, empty;
             char n[300];
-            append_join (&body, a, r, &as);
+            append_join (&body, a, r, as, sizeof as);
             snprintf (n, sizeof n, "%s_count", as);
             BSON_APPEND_DOCUMENT_BEGIN (&body, "fields", &fields);
             BSON_APPEND_DOCUMENT_BEGIN (&fields, n, &cnt);
@@ -220,7 +238,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
             bson_append_document_end (&body, &fields);
             rm_rec_step_end (&o, &step, &body, why);
         } else if (has_step && rm_rec_step_begin (&o, "embed", &step, &body)) {
-            append_join (&body, a, r, &as);
+            append_join (&body, a, r, as, sizeof as);
             BSON_APPEND_UTF8 (&body, "as", as);
             if (!strcmp (pattern, "subset with count")) {
                 const char *d = date_field (&a->cols[r->child_refs ? r->to : r->from]);
@@ -246,9 +264,10 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
             rm_rec_step_end (&o, &step, &body, why);
         }
         /* Children that stay in their collection may carry a copy of what
-         * identifies their parent (rule five permitting). */
-        if (!r->child_refs && strcmp (pattern, "embed") && strcmp (pattern, "outlier") &&
-            !(has_ratio && ratio < 1))
+         * identifies their parent, and references that stay references a
+         * copy of what identifies their child (rule five permitting). */
+        if (strcmp (pattern, "embed") && strcmp (pattern, "outlier") &&
+            (!r->child_refs || extref_array (a, r)))
             rm_recommend_extref (a, r, &o);
     }
     rm_recommend_collections (a, &o);

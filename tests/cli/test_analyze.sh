@@ -134,10 +134,10 @@ steps() {
 }
 expect_eq "sample --plan-out: one step per recommendation that is a step (the extended references and the bucket too), each with a why" \
     "$(steps "$T/sample-plan.json")" \
-    "[('embed', 'blog.posts', True), ('denormalize', 'blog.comments', True), ('embed', 'crm.people', True), ('denormalize', 'crm.tasks', True), ('summarize', 'logging.hosts', True), ('denormalize', 'logging.logmsg', True), ('embed', 'school.students', True), ('bucketize', 'iot.readings_buckets', True)]"
+    "[('embed', 'blog.posts', True), ('denormalize', 'blog.comments', True), ('denormalize', 'catalog.products', True), ('embed', 'crm.people', True), ('denormalize', 'crm.tasks', True), ('summarize', 'logging.hosts', True), ('denormalize', 'logging.logmsg', True), ('embed', 'school.students', True), ('bucketize', 'iot.readings_buckets', True)]"
 run_rm check "$T/sample-plan.json" --against "$S"
 expect_eq "sample plan: remodel check --against accepts it" "$rc:$(cat "$T/out")" \
-    "0:$T/sample-plan.json: 8 step(s), valid against $S"
+    "0:$T/sample-plan.json: 9 step(s), valid against $S"
 run_rm run "$T/sample-plan.json" --from "$S" --to "$T/sample-out.archive" -q
 expect_eq "sample plan: remodel run runs it" "$rc" 0
 
@@ -180,17 +180,19 @@ for r in json.load(sys.stdin)["recommendations"]:
 expect_eq "hints: courses read on their own are not embedded (rule 2); a write-heavy parent keeps no count (rule five); read together settles the subset" \
     "$(recs "$S" --hints "$T/hints.json")" \
 "blog.comments.post_id | subset with count | whether the children are read or updated on their own, and the read-to-write ratio
-blog.comments.post_id | extended reference | whether \"title\", \"author\" rarely change and the children are read without their parent
+blog.comments.post_id | extended reference | whether \"title\", \"author\" rarely change and blog.comments is read without blog.posts
 catalog.products.parts | keep referencing | whether the children are read or updated on their own, and the read-to-write ratio
+catalog.products.parts | extended reference | whether \"partno\" rarely changes and catalog.products is read without catalog.parts
 crm.tasks.owner | subset with count | settled by the hints
-crm.tasks.owner | extended reference | whether \"name\", \"ssn\" rarely change and the children are read without their parent
+crm.tasks.owner | extended reference | whether \"name\", \"ssn\" rarely change and crm.tasks is read without crm.people
 logging.logmsg.host | keep referencing | settled by the hints
 school.students.courses | keep referencing | settled by the hints
+school.students.courses | extended reference | whether \"code\" rarely changes and school.students is read without school.courses
 iot.readings | bucket | whether the readings are read by series and time range rather than one by one, and arrive in time order"
 run_rm analyze "$S" --hints "$T/hints.json" --plan-out "$T/hinted.json" -q
-expect_eq "hints: --plan-out follows them (two subsets, no summarize, no courses embedded, no copies of a write-heavy host)" \
+expect_eq "hints: --plan-out follows them (two subsets, no summarize, no courses embedded but their names beside the students' references, no copies of a write-heavy host)" \
     "$(steps "$T/hinted.json" | tr -d "()'" )" \
-    "[embed, blog.posts, True, denormalize, blog.comments, True, embed, crm.people, True, denormalize, crm.tasks, True, bucketize, iot.readings_buckets, True]"
+    "[embed, blog.posts, True, denormalize, blog.comments, True, denormalize, catalog.products, True, embed, crm.people, True, denormalize, crm.tasks, True, denormalize, school.students, True, bucketize, iot.readings_buckets, True]"
 echo '{"readAlone": "crm.tasks"}' >"$T/bad-hints.json"
 run_rm analyze "$S" --hints "$T/bad-hints.json"
 expect_eq "bad hints: exit 2" "$rc" 2
