@@ -64,10 +64,7 @@ rm_analyze_spill_keys (rm_analysis_t *a, bson_error_t *err)
                 if (!m->keys[i])
                     continue;
                 rm_put_be64 (k, m->keys[i]);
-                k[8] = (uint8_t) (RM_FIELD_GID (ci, fi) >> 24);
-                k[9] = (uint8_t) (RM_FIELD_GID (ci, fi) >> 16);
-                k[10] = (uint8_t) (RM_FIELD_GID (ci, fi) >> 8);
-                k[11] = (uint8_t) RM_FIELD_GID (ci, fi);
+                rm_put_be32 (k + 8, RM_FIELD_GID (ci, fi));
                 rm_put_be64 (v, m->counts[i]);
                 if (!rm_sorter_add (a->spill, k, sizeof k, v, sizeof v, err))
                     return false;
@@ -117,7 +114,7 @@ rm_analyze_spill_merge (rm_analysis_t *a, bson_error_t *err)
     }
     while ((rc = rm_sorter_next (a->spill, &k, &kl, &v, &vl, err)) == 1) {
         uint64_t key = rm_get_be64 (k);
-        uint32_t gid = (uint32_t) k[8] << 24 | (uint32_t) k[9] << 16 | (uint32_t) k[10] << 8 | k[11];
+        uint32_t gid = rm_get_be32 (k + 8);
         if (have && cur.key == key && cur.gid == gid) {
             cur.count += rm_get_be64 (v);
             continue;
@@ -267,10 +264,7 @@ emit_ref (const bson_iter_t *v, void *ctx)
     if (!v || BSON_ITER_HOLDS_NULL (v) || BSON_ITER_HOLDS_ARRAY (v))
         return true;
     rm_put_be64 (k, rm_analyze_key (v, &e->scratch));
-    k[8] = (uint8_t) (e->rel >> 24);
-    k[9] = (uint8_t) (e->rel >> 16);
-    k[10] = (uint8_t) (e->rel >> 8);
-    k[11] = (uint8_t) e->rel;
+    rm_put_be32 (k + 8, e->rel);
     rm_put_be64 (k + 12, e->seq);
     if (!rm_sorter_add (e->refs, k, sizeof k, NULL, 0, e->err)) {
         e->failed = true;
@@ -318,7 +312,7 @@ join_refs (rm_analysis_t *a, rm_sorter_t *refs, rm_sorter_t *found, bson_error_t
     grc = groups_next (a, &g, err);
     while (ok && grc >= 0 && (rc = rm_sorter_next (refs, &k, &kl, &v, &vl, err)) == 1) {
         uint64_t key = rm_get_be64 (k);
-        uint32_t rel = (uint32_t) k[8] << 24 | (uint32_t) k[9] << 16 | (uint32_t) k[10] << 8 | k[11];
+        uint32_t rel = rm_get_be32 (k + 8);
         const rm_relation_t *r = &a->rels[rel];
         while (grc == 1 && g.key < key)
             grc = groups_next (a, &g, err);
@@ -345,7 +339,7 @@ rm_analyze_spill_child_refs (rm_analysis_t *a, const rm_read_opts_t *ro, bson_er
 
     /* Runs of one (relationship, document): that parent's children found. */
     while (ok && (rc = rm_sorter_next (found, &k, &kl, &v, &vl, err)) == 1) {
-        uint32_t r = (uint32_t) k[0] << 24 | (uint32_t) k[1] << 16 | (uint32_t) k[2] << 8 | k[3];
+        uint32_t r = rm_get_be32 (k);
         uint64_t s = rm_get_be64 (k + 4);
         if (n && (r != rel || s != seq)) {
             rm_dist_add (&a->rels[rel].children, n);
