@@ -5,35 +5,6 @@
 
 #include "analyze_int.h"
 
-static const char *
-type_name (int t)
-{
-    switch (t) {
-    case BSON_TYPE_DOUBLE: return "double";
-    case BSON_TYPE_UTF8: return "string";
-    case BSON_TYPE_DOCUMENT: return "object";
-    case BSON_TYPE_ARRAY: return "array";
-    case BSON_TYPE_BINARY: return "binData";
-    case BSON_TYPE_UNDEFINED: return "undefined";
-    case BSON_TYPE_OID: return "objectId";
-    case BSON_TYPE_BOOL: return "bool";
-    case BSON_TYPE_DATE_TIME: return "date";
-    case BSON_TYPE_NULL: return "null";
-    case BSON_TYPE_REGEX: return "regex";
-    case BSON_TYPE_DBPOINTER: return "dbPointer";
-    case BSON_TYPE_CODE: return "javascript";
-    case BSON_TYPE_SYMBOL: return "symbol";
-    case BSON_TYPE_CODEWSCOPE: return "javascriptWithScope";
-    case BSON_TYPE_INT32: return "int";
-    case BSON_TYPE_TIMESTAMP: return "timestamp";
-    case BSON_TYPE_INT64: return "long";
-    case BSON_TYPE_DECIMAL128: return "decimal";
-    case BSON_TYPE_MAXKEY: return "maxKey";
-    case BSON_TYPE_MINKEY: return "minKey";
-    default: return "unknown";
-    }
-}
-
 static void
 append_dist (bson_t *out, const char *key, const rm_dist_t *d)
 {
@@ -70,7 +41,7 @@ append_collection (bson_t *out, const rm_collection_t *c)
         BSON_APPEND_DOCUMENT_BEGIN (&f, "types", &types);
         for (int t = 0; t < 256; t++)
             if (x->types[t])
-                BSON_APPEND_INT64 (&types, type_name (t), (int64_t) x->types[t]);
+                BSON_APPEND_INT64 (&types, rm_value_type_name ((bson_type_t) t), (int64_t) x->types[t]);
         bson_append_document_end (&f, &types);
         if (x->lengths) {
             BSON_APPEND_INT64 (&f, "arrays", (int64_t) x->arrays);

@@ -47,6 +47,8 @@ int rm_value_compare (const bson_iter_t *a, const bson_iter_t *b);
 
 /* The canonical type class of a value in the sort order (MinKey lowest). */
 int rm_value_canonical_type (bson_type_t t);
+/* A BSON type's $type alias ("objectId", "string", "minKey"). */
+const char *rm_value_type_name (bson_type_t t);
 
 /* Appends the canonical key of a value to out: two values have equal keys
  * exactly when $lookup finds them equal (1 == 1.0 == NumberLong(1) ==
