@@ -5,8 +5,12 @@ set -eu
 
 # zstd (and its pzstd), gzip, xz-utils, bzip2, bsdutils (script) and python3 are used by the tests;
 # maven and a JDK fetch and run the second test server (tests/peers/install.sh);
-# time (GNU time) measures make bench and make bench-online.
-packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev zstd gzip xz-utils bzip2 bsdutils python3 python3-pip maven openjdk-17-jdk-headless time"
+# time (GNU time) measures make bench and make bench-online; faketime runs a client of
+# the online lease's test with its clock an hour off.
+packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev zstd gzip xz-utils bzip2 bsdutils python3 python3-pip maven openjdk-17-jdk-headless time faketime"
+# gdb stops a process at a chosen call for the online switch's kill matrix
+# (tests/peers/killat.sh, tests/cli/test_online_switch.sh).
+packages="$packages gdb"
 # make fuzz also needs clang (its libFuzzer runtime comes with it); make check does not.
 [ "${1:-}" == --fuzz ] && packages="$packages clang"
 missing=""

@@ -65,15 +65,21 @@ typedef struct {
     size_t n_keep;
 } online_pass_t;
 
+typedef struct online_lease online_lease_t;
+
 /* A connection and what a run keeps of its plan. */
 typedef struct {
     mongoc_client_t *client;
     char where[300];        /* host:port list, never the credentials */
     const online_opts_t *o;
     rm_plan_t plan;
-    char name[256];         /* the plan's name: its file's base name */
+    char name[256];         /* the plan's name for people: its file's base name */
+    char path[4096];        /* the plan file's full path */
+    char id[96];            /* the plan's identity on the server (online_names.c) */
     char digest[17];        /* CRC-64 of the plan's bytes, hex */
     char owner[128];        /* this run, in the lease */
+    online_lease_t *lease;  /* held (online_lease.c), or NULL */
+    int64_t epoch;          /* the lease's epoch while held: the fencing token */
     online_name_t *names;   /* where each namespace is now (online_names.c) */
     size_t n_names;
     bool transient;         /* the last driver error may pass: retry */
@@ -87,11 +93,42 @@ mongoc_collection_t *online_collection (online_t *on, const char *db, const char
  * on->transient whether it is one to retry (network, failover, shutdown). */
 bool online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what);
 
-/* online_state.c: the plan's record, the lease, checkpoints. */
-bool online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err);
+/* online_lease.c: one run of a plan at a time, fenced. Takes the lease
+ * (a no-op when this process holds it already) and keeps it renewed from
+ * a thread of its own until dropped. */
 bool online_lease_take (online_t *on, bson_error_t *err);
-bool online_lease_renew (online_t *on, bson_error_t *err);
+/* Before every write: false once the lease is lost or not renewed in
+ * time, so a run that lost it writes nothing more. */
+bool online_lease_check (online_t *on, bson_error_t *err);
 void online_lease_drop (online_t *on);
+/* The server's clock (hello's localTime), which judges expiry. */
+bool online_server_now (online_t *on, int64_t *now, bson_error_t *err);
+/* Who holds the lease now ("" when nobody), for how long, its epoch;
+ * *gone: a process of this host that is no more. */
+bool online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left, int64_t *epoch,
+                          bool *gone, bson_error_t *err);
+
+/* online_state.c: the plan's record, checkpoints. */
+bool online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err);
+/* What the plan's record says. */
+typedef struct {
+    bool found;
+    char digest[32];
+    bool in_place, paused, finalized;
+    char error[512];        /* the last run's error, "" when none */
+    bool switching;         /* a switch's journal is there (online_switch.c) */
+    char direction[16];     /* "finalize" or "rollback": who wrote it last */
+    int64_t renamed, renames;
+} online_record_t;
+bool online_plan_read (online_t *on, online_record_t *r, bson_error_t *err);
+/* The state database's document coll {_id: id} into doc (initialized
+ * here; empty and *found false when there is none). */
+bool online_state_get (online_t *on, const char *coll, const char *id, bson_t *doc, bool *found,
+                       const char *what, bson_error_t *err);
+/* An update of the plan's record, by the lease's holder only. */
+bool online_plan_update (online_t *on, const bson_t *update, bson_error_t *err);
+/* run, verify, sync: refused while a switch is journaled or finalized. */
+bool online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *err);
 /* The plan's record {_id: name, digest, inPlace, paused, finalized}:
  * refuses a changed plan, or one started in the other mode, unless restart
  * (which forgets the old checkpoints). */
@@ -103,7 +140,8 @@ bool online_plan_check (online_t *on, bson_error_t *err);
 bool online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err);
 bool online_plan_paused (online_t *on, bool *paused, bson_error_t *err);
 bool online_plan_finalized (online_t *on, bool *finalized, bson_error_t *err);
-/* The last run's error, for status (NULL: clears it); best effort. */
+/* The last run's error, for status (NULL: clears it); best effort, and
+ * only while this run holds its lease. */
 bool online_plan_note_error (online_t *on, const char *message);
 /* Forgets the plan's record and checkpoints (rollback). */
 bool online_plan_forget (online_t *on, bson_error_t *err);
@@ -123,16 +161,21 @@ int online_status (online_t *on, bson_error_t *err);
 size_t online_step_passes (const rm_step_t *s, bool in_place, online_pass_t *out,
                            bson_error_t *err);
 
-/* online_names.c: where namespaces are as the plan goes. The collection
- * holding ref's documents now. */
+/* online_names.c: the plan's identity, and where namespaces are as the
+ * plan goes. on->id from on->path: "<stem>_<hash>", the file's name
+ * without .json (bytes other than letters, digits, - and _ made _), and
+ * 12 hex digits of the SHA-1 of its full path. */
+void online_plan_identify (online_t *on);
+/* The collection holding ref's documents now. */
 const char *online_name_now (const online_t *on, const rm_nsref_t *ref);
-/* The plan's name for collection names: its file's, without .json, dots
- * made underscores. */
-void online_plan_stem (const online_t *on, char *buf, size_t cap);
 /* The collection a side-by-side step writes output ref to:
- * "<coll>_remodel_<plan>_<step>", beside its source until finalize. */
+ * "<coll>_remodel_<id>_<step>", beside its source until finalize. */
 void online_name_target (const online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
                          char *buf, size_t cap);
+/* Where finalize keeps coll's original: "<coll>_remodel_<id>_backup". */
+void online_name_backup (const online_t *on, const char *coll, char *buf, size_t cap);
+/* In place, step s's backups in the state database: "backup.<id>.<step>". */
+void online_name_inplace_backup (const online_t *on, const rm_step_t *s, char *buf, size_t cap);
 /* From now on ref's documents are in coll. */
 void online_name_move (online_t *on, const rm_nsref_t *ref, const char *coll);
 void online_names_destroy (online_t *on);
@@ -167,6 +210,30 @@ bool online_transient_wait (online_t *on, int64_t *since, int *tries, const bson
 bool online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
                              const char *coll, const bson_t *last, int64_t seen, int64_t changed,
                              bool done, bson_error_t *err);
+
+/* online_range.c: resuming after a checkpoint's _id. Appends to filter
+ * the condition "every _id after last in MongoDB's sort order", of any
+ * type ({$gt: last} alone keeps to last's type); false when it does not fit. */
+bool online_range_after (const bson_iter_t *last, bson_t *filter);
+/* Read through that filter, id sorts before last after all (a MinKey, a
+ * symbol: types no $type alias names): the reader skips it. Such _ids come
+ * first in _id order, so only those before the first kept need asking. */
+bool online_range_before (const bson_iter_t *id, const bson_iter_t *last);
+
+/* online_switch.c: the journaled switch (renames) between the designs.
+ * forward: finalize's renames, begun or completed, then the plan marked
+ * finalized and the intermediate results dropped; *n_switched the
+ * namespaces switched. back: rollback's, from any point of a switch or
+ * after it; *undone false when nothing was switched (no backup is there
+ * either: the results may go). */
+bool online_switch_forward (online_t *on, size_t *n_switched, bson_error_t *err);
+bool online_switch_back (online_t *on, bool *undone, bson_error_t *err);
+bool online_switch_rename (online_t *on, const char *db, const char *from, const char *to,
+                           bson_error_t *err);
+bool online_switch_note (online_t *on, const bson_t *update, bson_error_t *err);
+bool online_coll_exists (online_t *on, const char *db, const char *coll, bool *yes,
+                         bson_error_t *err);
+bool online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *err);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);

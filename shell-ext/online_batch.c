@@ -211,12 +211,15 @@ series_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err
 /* One cursor a pass, over the rest of the driving collection in _id
  * order, read --batch-size documents a batch: a query per batch would make
  * the server find (and FerretDB sort) the rest again each time. It is
- * opened after the checkpoint's _id, and again after any error. */
+ * opened after the checkpoint's _id (online_range_after: of any type), and
+ * again after any error. */
 int64_t
 online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err)
 {
     const bson_t *doc;
     bson_error_t why;
+    bson_iter_t lit;
+    bool skipping = false;
 
     if (j->p->series)
         return series_read (j, last, in, err);
@@ -224,12 +227,16 @@ online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_
     if (j->ended)
         return 0;
     if (!j->cursor) {
-        bson_t filter = BSON_INITIALIZER, sub, *opts;
-        bson_iter_t lit;
+        bson_t filter = BSON_INITIALIZER, *opts;
+        /* After the checkpoint's _id in MongoDB's order, of any type. */
         if (bson_iter_init_find (&lit, last, "last")) {
-            BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &sub);
-            bson_append_iter (&sub, "$gt", 3, &lit);
-            bson_append_document_end (&filter, &sub);
+            if (!online_range_after (&lit, &filter)) {
+                bson_destroy (&filter);
+                rm_error_set (err, RM_ERR_DATA, "%s: the checkpoint's _id makes too large a "
+                              "query", j->on->where);
+                return -1;
+            }
+            skipping = true;
         }
         opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "batchSize",
                          BCON_INT32 ((int32_t) (j->batch_size < 100000 ? j->batch_size : 100000)));
@@ -239,9 +246,17 @@ online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_
     }
     while ((int64_t) in->n < j->batch_size && mongoc_cursor_next (j->cursor, &doc)) {
         bson_iter_t id;
+        bool has_id = bson_iter_init_find (&id, doc, "_id");
+        /* What the filter lets through from before the checkpoint comes
+         * first; lit stays valid until last is rewritten below. */
+        if (skipping) {
+            if (has_id && online_range_before (&id, &lit))
+                continue;
+            skipping = false;
+        }
         online_docs_add (in, bson_get_data (doc), doc->len, -1);
         bson_reinit (last);
-        if (bson_iter_init_find (&id, doc, "_id"))
+        if (has_id)
             bson_append_iter (last, "last", 4, &id);
     }
     if (mongoc_cursor_error (j->cursor, &why)) {

@@ -104,13 +104,21 @@ typedef struct {
 
 void online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
                          const char *what);
-/* replaceOne({_id}, doc, {upsert: true}). */
-bool online_writes_upsert (online_writes_t *w, const uint8_t *doc, uint32_t len, bson_error_t *err);
 bool online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err);
 bool online_writes_flush (online_writes_t *w, bson_error_t *err);
-/* Side by side: out's documents into targets[keep]: inserted, or upserted
- * where their _id is there already. */
+/* Side by side: out's documents into targets[keep]: inserted, or
+ * rewritten (online_side_rewrite) where their _id is there already. A
+ * result over 16 MiB is refused by _id before any is written. */
 bool online_side_write (online_writes_t *targets, const online_docs_t *out, bson_error_t *err);
+/* Side by side: out's documents idx[0..n) into w's collection, where their
+ * _id may be there already: deleted, then inserted. Not a replace:
+ * mongo-java-server keeps the stored document's field order on a replace
+ * (a field a source gained lands last), so the result would never be the
+ * bytes written and sync would rewrite it forever. Only remodel writes
+ * these collections; a stop between the two leaves the result missing,
+ * which the batch's replay or the next sync writes. */
+bool online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
+                          bson_error_t *err);
 
 /* In place: the backups, then the conditional replaces, of in's documents
  * that out changes (redone alone when the application got there first). */
@@ -161,5 +169,13 @@ bool online_check_unique (online_job_t *j, online_passrun_t *pr, const online_do
 bool online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
                           online_idset_t *set, online_mode_t mode, int64_t *differ,
                           bson_error_t *err);
+
+/* online_json.c: appends s as a JSON string (quotes, backslashes and
+ * control bytes escaped, UTF-8 kept), for --log-format json lines. */
+void online_json_string (rm_buf_t *out, const char *s);
+/* A --log-format json line for a batch of step s's pass (from 0) over ns. */
+void online_json_batch (const online_t *on, const rm_step_t *s, size_t pass, const char *ns,
+                        bool server_side, int64_t n, int64_t ms, int64_t seen, int64_t written,
+                        int64_t rate);
 
 #endif

@@ -1,8 +1,13 @@
 /* Connecting, and driver errors in remodel's words (online.h). */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "online.h"
+
+/* The password, so that no driver message can echo it (online_fail). */
+static char secret[256];
 
 /* Errors that pass: the network, a server that is not (yet) primary or
  * is shutting down, a failover. The server's codes (error_codes.yml):
@@ -27,30 +32,136 @@ is_transient (const bson_error_t *why)
     return false;
 }
 
+/* A driver message with the password, should it quote it, masked. */
+static void
+masked (const char *message, char *buf, size_t cap)
+{
+    size_t n = strlen (secret);
+    const char *at;
+    bson_strncpy (buf, message, cap);
+    if (n < 3) /* a shorter one is in every message: not worth masking */
+        return;
+    while ((at = strstr (buf, secret)) != NULL) {
+        memset ((char *) at, '*', 3);
+        memmove ((char *) at + 3, at + n, strlen (at + n) + 1);
+    }
+}
+
 bool
 online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what)
 {
+    char message[sizeof why->message];
     on->transient = is_transient (why);
-    rm_error_set (err, RM_ERR_IO, "%s: %s: %s", on->where, what, why->message);
+    masked (why->message, message, sizeof message);
+    rm_error_set (err, RM_ERR_IO, "%s: %s: %s", on->where, what, message);
     return false;
+}
+
+/* Whether s[0..n) holds one of the characters a user name or password
+ * must percent-encode, or a '%' that starts no escape. */
+static bool
+needs_escape (const char *s, size_t n, bool colon_ok)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == ':' && colon_ok) {
+            colon_ok = false; /* the one between user name and password */
+            continue;
+        }
+        if (strchr (":/?#[]@", s[i]))
+            return true;
+        if (s[i] == '%' && !(i + 2 < n && isxdigit ((unsigned char) s[i + 1]) &&
+                             isxdigit ((unsigned char) s[i + 2])))
+            return true;
+    }
+    return false;
+}
+
+/* Whether the option at k ("name=value", up to '&') may hold an '@': in
+ * its value, and only for the options whose values can (an application
+ * name, a file, a replica set...). Anywhere else it is the sign of a
+ * password whose '/' ended the host list early, its remainder and the
+ * real hosts left among the options. */
+static bool
+option_may_hold_at (const char *k)
+{
+    static const char *const may[] = {"appname", "replicaset", "authsource",
+                                      "authmechanismproperties", "tlscafile",
+                                      "tlscertificatekeyfile", "tlscertificatekeyfilepassword",
+                                      "sslcertificateauthorityfile", "sslclientcertificatekeyfile",
+                                      "sslclientcertificatekeypassword"};
+    size_t kl = strcspn (k, "=&"), vl = strcspn (k, "&");
+    if (!memchr (k, '@', vl))
+        return true;
+    if (k[kl] != '=' || memchr (k, '@', kl))
+        return false;
+    for (size_t i = 0; i < sizeof may / sizeof *may; i++)
+        if (strlen (may[i]) == kl && strncasecmp (k, may[i], kl) == 0)
+            return true;
+    return false;
+}
+
+/* Before the driver parses the URI: a user name or password with an
+ * unescaped '@', ':', '/' or '%' makes it cut the credentials in the
+ * wrong place (the driver splits at the first '@' and ends the host list
+ * at the first '/'), and the rest of the password would become a host
+ * name, a port or a database, and be printed as where the error was.
+ * Refused whole, quoting none of it. */
+static bool
+credentials_escaped (const char *uri)
+{
+    const char *rest = strstr (uri, "://"), *slash, *at, *q;
+    size_t auth;
+
+    if (!rest)
+        return true; /* not a connection string: the driver says so */
+    rest += 3;
+    slash = strchr (rest, '/');
+    auth = slash ? (size_t) (slash - rest) : strlen (rest);
+    at = memchr (rest, '@', auth);
+    /* user:password@hosts: one '@', the credentials escaped */
+    if (at && (memchr (at + 1, '@', auth - (size_t) (at - rest) - 1) ||
+               needs_escape (rest, (size_t) (at - rest), true)))
+        return false;
+    /* A '/' in the password ends the host list early: the password's
+     * remainder and the hosts then follow in the database name (which
+     * holds no '@') or among the options. */
+    if (slash) {
+        q = strchr (slash, '?');
+        at = strchr (slash, '@');
+        if (at && (!q || at < q))
+            return false;
+        for (const char *k = q; k && *k; k = strchr (k + 1, '&'))
+            if (!option_may_hold_at (k + 1))
+                return false;
+    }
+    return true;
 }
 
 bool
 online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
 {
     bson_error_t why;
-    mongoc_uri_t *uri = mongoc_uri_new_with_error (o->uri, &why);
+    mongoc_uri_t *uri;
     const mongoc_host_list_t *h;
     bson_t ping = BSON_INITIALIZER;
     size_t at = 0;
     bool ok;
 
     on->o = o;
+    if (!credentials_escaped (o->uri)) {
+        rm_error_set (err, RM_ERR_USAGE, "--uri: not a MongoDB connection string: a user name "
+                      "or password must percent-encode '@', ':', '/', '?', '#', '[', ']' and '%%' "
+                      "(an '@' is %%40, a '/' %%2F)");
+        return false;
+    }
+    uri = mongoc_uri_new_with_error (o->uri, &why);
     if (!uri) {
         /* The driver's message can quote the URI: not ours to print. */
         rm_error_set (err, RM_ERR_USAGE, "--uri: not a MongoDB connection string");
         return false;
     }
+    if (mongoc_uri_get_password (uri))
+        bson_strncpy (secret, mongoc_uri_get_password (uri), sizeof secret);
     for (h = mongoc_uri_get_hosts (uri); h && at < sizeof on->where - 1; h = h->next)
         at += (size_t) snprintf (on->where + at, sizeof on->where - at, "%s%s", at ? "," : "",
                                  h->host_and_port);
@@ -59,13 +170,17 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
     /* Fail fast when nothing answers: the retry policy is the run's. */
     if (!mongoc_uri_has_option (uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS))
         mongoc_uri_set_option_as_int32 (uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, 5000);
+    /* The URI's own appName stands (setting a second one is an error). */
+    if (!mongoc_uri_get_appname (uri))
+        mongoc_uri_set_appname (uri, "remodel-online");
     on->client = mongoc_client_new_from_uri_with_error (uri, &why);
     mongoc_uri_destroy (uri);
     if (!on->client) {
-        rm_error_set (err, RM_ERR_USAGE, "--uri: %s", why.message);
+        char message[sizeof why.message];
+        masked (why.message, message, sizeof message);
+        rm_error_set (err, RM_ERR_USAGE, "--uri: %s", message);
         return false;
     }
-    mongoc_client_set_appname (on->client, "remodel-online");
     BSON_APPEND_INT32 (&ping, "ping", 1);
     ok = mongoc_client_command_simple (on->client, "admin", &ping, NULL, NULL, &why);
     bson_destroy (&ping);
@@ -75,6 +190,9 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
 void
 online_close (online_t *on)
 {
+    /* A lease still held (an early return) is released, not left to
+     * expire. */
+    online_lease_drop (on);
     if (on->client)
         mongoc_client_destroy (on->client);
     on->client = NULL;

@@ -4,15 +4,18 @@
  * the application's writes stopped (--block-writes asks the server, where
  * it has setUserWriteBlockMode: MongoDB 6.0+; --writes-stopped is the
  * operator's word for it), a last sync, then a verify that must find
- * nothing, then for each namespace the plan changed its collection is
- * renamed to COLL_remodel_backup_PLAN and the plan's result renamed to
- * COLL (renameCollection without dropTarget: nothing is ever dropped by a
- * rename). Intermediate results (a namespace two steps changed) go.
+ * nothing, then the switch (online_switch.c): for each namespace the plan
+ * changed, its collection renamed to COLL_remodel_ID_backup and the plan's
+ * result to COLL. It holds the plan's lease from the start to the end, so
+ * no run, sync or rollback comes in between. Run again after an
+ * interruption, it completes the switch the journal records (no sync: the
+ * one before the journal was written passed).
  *
  * rollback undoes what the plan did: in place, each document the plan
  * changed gets back the version it replaced, unless it changed since
- * remodel wrote it (those are listed and left); side by side, the results
- * are dropped, and after finalize the backups are renamed back first. */
+ * remodel wrote it (those are listed and left); side by side, a switch
+ * (finished or not) is undone rename by rename, and with none the results
+ * are dropped and the plan forgotten. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,69 +23,7 @@
 
 #include "online_batch.h"
 #include "remodel/crc64.h"
-
-static void
-backup_name (const online_t *on, const char *coll, char *buf, size_t cap)
-{
-    char stem[256];
-    online_plan_stem (on, stem, sizeof stem);
-    snprintf (buf, cap, "%s_remodel_backup_%s", coll, stem);
-}
-
-static bool
-exists (online_t *on, const char *db, const char *coll, bool *yes, bson_error_t *err)
-{
-    mongoc_database_t *d = mongoc_client_get_database (on->client, db);
-    bson_t opts = BSON_INITIALIZER, f;
-    bson_error_t why;
-    char **names;
-    BSON_APPEND_DOCUMENT_BEGIN (&opts, "filter", &f);
-    BSON_APPEND_UTF8 (&f, "name", coll);
-    bson_append_document_end (&opts, &f);
-    names = mongoc_database_get_collection_names_with_opts (d, &opts, &why);
-    bson_destroy (&opts);
-    mongoc_database_destroy (d);
-    if (!names)
-        return online_fail (on, err, &why, "listing collections");
-    *yes = false;
-    for (char **n = names; *n; n++)
-        *yes |= strcmp (*n, coll) == 0;
-    bson_strfreev (names);
-    return true;
-}
-
-static bool
-rename_coll (online_t *on, const char *db, const char *from, const char *to, bson_error_t *err)
-{
-    char a[600], b[600];
-    bson_t *cmd;
-    bson_error_t why;
-    bool ok;
-    snprintf (a, sizeof a, "%s.%s", db, from);
-    snprintf (b, sizeof b, "%s.%s", db, to);
-    cmd = BCON_NEW ("renameCollection", BCON_UTF8 (a), "to", BCON_UTF8 (b));
-    ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, NULL, &why);
-    bson_destroy (cmd);
-    if (!ok) {
-        char what[1300];
-        snprintf (what, sizeof what, "renaming %s to %s", a, b);
-        return online_fail (on, err, &why, what);
-    }
-    if (!on->o->quiet)
-        fprintf (stderr, "remodel: renamed %s to %s\n", a, b);
-    return true;
-}
-
-static bool
-drop_coll (online_t *on, const char *db, const char *coll, bson_error_t *err)
-{
-    mongoc_collection_t *c = online_collection (on, db, coll);
-    bson_error_t why;
-    bool ok = mongoc_collection_drop (c, &why) || why.code == 26 /* not there */ ||
-              strstr (why.message, "ns not found") || online_fail (on, err, &why, "dropping a collection");
-    mongoc_collection_destroy (c);
-    return ok;
-}
+#include "remodel/docpath.h"
 
 static bool
 block_writes (online_t *on, bool on_, bson_error_t *err)
@@ -101,53 +42,12 @@ block_writes (online_t *on, bool on_, bson_error_t *err)
     return true;
 }
 
-/* The namespaces whose collection the plan replaces, with the collection
- * holding each one's result (on->names, last entry per namespace). */
-static size_t
-final_moves (online_t *on, const online_name_t **out, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = on->n_names; i-- > 0;) {
-        bool seen = false;
-        for (size_t k = 0; k < n; k++)
-            seen |= strcmp (out[k]->ns, on->names[i].ns) == 0;
-        if (!seen && n < cap)
-            out[n++] = &on->names[i];
-    }
-    return n;
-}
-
 static void
 split_ns (const char *ns, char *db, size_t cap, const char **coll)
 {
     const char *dot = strchr (ns, '.');
     snprintf (db, cap, "%.*s", (int) (dot - ns), ns);
     *coll = dot + 1;
-}
-
-/* The switch, and back: each namespace's collection to its backup name and
- * the plan's result to the namespace's name; back, the other way round (a
- * namespace the plan created has no backup). */
-static bool
-switch_collections (online_t *on, const online_name_t **moves, size_t n, bool back,
-                    bson_error_t *err)
-{
-    bool ok = true;
-    for (size_t i = 0; ok && i < n; i++) {
-        char db[128], backup[400];
-        const char *coll, *result = moves[i]->coll;
-        bool there;
-        split_ns (moves[i]->ns, db, sizeof db, &coll);
-        backup_name (on, coll, backup, sizeof backup);
-        if (back)
-            ok = rename_coll (on, db, coll, result, err) && exists (on, db, backup, &there, err) &&
-                 (!there || rename_coll (on, db, backup, coll, err));
-        else
-            ok = exists (on, db, coll, &there, err) &&
-                 (!there || rename_coll (on, db, coll, backup, err)) &&
-                 rename_coll (on, db, result, coll, err);
-    }
-    return ok;
 }
 
 /* An order-independent checksum of a collection: how many documents, and
@@ -185,19 +85,20 @@ checksum (online_t *on, const char *db, const char *coll, sums_t *out, bson_erro
 static bool
 checksum_sources (online_t *on, sums_t *sums, size_t *n, bson_error_t *err)
 {
-    const online_name_t *moves[64];
-    size_t m;
     bool ok = online_names_of_plan (on, err);
     *n = 0;
-    m = ok ? final_moves (on, moves, 64) : 0;
-    for (size_t i = 0; ok && i < m; i++) {
+    for (size_t i = 0; ok && i < on->n_names && *n < 64; i++) {
         char db[128];
         const char *coll;
-        bool there;
-        split_ns (moves[i]->ns, db, sizeof db, &coll);
-        ok = exists (on, db, coll, &there, err);
+        bool there, seen = false;
+        for (size_t k = 0; k < *n; k++)
+            seen |= strcmp (sums[k].ns, on->names[i].ns) == 0;
+        if (seen)
+            continue;
+        split_ns (on->names[i].ns, db, sizeof db, &coll);
+        ok = online_coll_exists (on, db, coll, &there, err);
         if (ok && there) {
-            snprintf (sums[*n].ns, sizeof sums[*n].ns, "%s", moves[i]->ns);
+            snprintf (sums[*n].ns, sizeof sums[*n].ns, "%s", on->names[i].ns);
             ok = checksum (on, db, coll, &sums[(*n)++], err);
         }
     }
@@ -218,7 +119,7 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
         const char *coll;
         sums_t now;
         split_ns (before[i].ns, db, sizeof db, &coll);
-        backup_name (on, coll, backup, sizeof backup);
+        online_name_backup (on, coll, backup, sizeof backup);
         ok = checksum (on, db, backup, &now, err);
         if (ok && (now.docs != before[i].docs || now.sum != before[i].sum)) {
             changed++;
@@ -261,11 +162,11 @@ bool
 online_finalize (online_t *on, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
-    const online_name_t *moves[64];
     static sums_t sums[64];
-    size_t n, n_sums = 0;
+    size_t n = 0, n_sums = 0;
     int64_t differ;
-    bool ok, finalized, blocked = false, switched = false;
+    online_record_t r;
+    bool ok, blocked = false, switched = false;
 
     if (o->in_place) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: its documents are already the "
@@ -278,55 +179,43 @@ online_finalize (online_t *on, bson_error_t *err)
                       "--block-writes (MongoDB 6.0+) or, once they have, --writes-stopped");
         return false;
     }
-    if (!online_plan_check (on, err) || !online_plan_finalized (on, &finalized, err))
+    /* The lease for the whole of it: no rollback, run or sync between the
+     * last sync and the switch. */
+    if (!online_plan_check (on, err) || !online_lease_take (on, err))
         return false;
-    if (finalized) {
+    ok = online_plan_read (on, &r, err);
+    if (ok && r.finalized && !r.switching) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->name);
-        return false;
-    }
-    if (o->block_writes) {
-        if (!block_writes (on, true, err))
-            return false;
-        blocked = true;
-    }
-    /* The originals' checksums, then a last sync, then a verify that must
-     * find nothing; after the renames the originals are checked against
-     * those checksums. */
-    ok = checksum_sources (on, sums, &n_sums, err) && online_apply (on, ONLINE_SYNC, err) >= 0;
-    if (ok && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
-        if (differ > 0)
-            rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds %lld "
-                          "results that differ (are the application's writes stopped?); "
-                          "nothing renamed", on->where, on->name, (long long) differ);
         ok = false;
     }
-    if (ok)
-        pause_before_switch ();
-    ok = ok && online_lease_take (on, err) && online_names_of_plan (on, err);
-    n = ok ? final_moves (on, moves, 64) : 0;
-    ok = ok && switch_collections (on, moves, n, false, err);
-    /* Results of earlier steps that a later one replaced. */
-    for (size_t i = 0; ok && i < on->n_names; i++) {
-        bool final = false;
-        char db[128];
-        const char *coll;
-        for (size_t k = 0; k < n; k++)
-            final |= moves[k] == &on->names[i];
-        split_ns (on->names[i].ns, db, sizeof db, &coll);
-        if (!final)
-            ok = drop_coll (on, db, on->names[i].coll, err);
+    if (ok && o->block_writes)
+        ok = blocked = block_writes (on, true, err);
+    /* Not begun: the originals' checksums, then a last sync, then a verify
+     * that must find nothing; after the renames the originals are checked
+     * against those checksums. Begun: the journal's switch completed. */
+    if (ok && !r.switching) {
+        ok = checksum_sources (on, sums, &n_sums, err) && online_apply (on, ONLINE_SYNC, err) >= 0;
+        if (ok && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
+            if (differ > 0)
+                rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
+                              "%lld results that differ (are the application's writes "
+                              "stopped?); nothing renamed", on->where, on->name,
+                              (long long) differ);
+            ok = false;
+        }
+        if (ok)
+            pause_before_switch ();
     }
-    ok = ok && online_plan_set (on, "finalized", true, err);
+    ok = ok && online_switch_forward (on, &n, err);
     switched = ok;
     if (blocked)
         block_writes (on, false, err);
     online_lease_drop (on);
-    online_names_destroy (on);
     ok = ok && check_backups (on, sums, n_sums, err);
     if (switched && !o->quiet)
         fprintf (stderr, "remodel: plan %s finalized: %zu collection(s) switched; the originals "
-                 "are kept as COLL_remodel_backup_* (remodel online rollback swaps them back)\n",
-                 on->name, n);
+                 "are kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)\n",
+                 on->name, n, on->id);
     return ok;
 }
 
@@ -353,6 +242,31 @@ only_ours (const bson_t *backup, int64_t original)
     return true;
 }
 
+/* Whether a and b hold the same fields with the same values, in any
+ * order. A replace on MongoDB stores the replacement as given, so a
+ * restored document is its original byte for byte; mongo-java-server's
+ * keeps the stored document's field order, so there the original's
+ * fields and values come back in the order remodel's version had. */
+static bool
+same_fields (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
+{
+    bson_iter_t ia, ib;
+    size_t na = 0, nb = 0;
+    if (!bson_iter_init_from_data (&ia, a, alen) || !bson_iter_init_from_data (&ib, b, blen))
+        return false;
+    while (bson_iter_next (&ib))
+        nb++;
+    while (bson_iter_next (&ia)) {
+        rm_raw_value_t va, vb;
+        na++;
+        if (!bson_iter_init_from_data (&ib, b, blen) || !bson_iter_find (&ib, bson_iter_key (&ia)) ||
+            !rm_raw_value_of (&ia, &va) || !rm_raw_value_of (&ib, &vb) || va.type != vb.type ||
+            va.len != vb.len || memcmp (va.data, vb.data, va.len) != 0)
+            return false;
+    }
+    return na == nb;
+}
+
 /* In place: step by step from the last, each backup restored where the
  * document is still what remodel wrote (only_ours). */
 static bool
@@ -371,7 +285,7 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
         int64_t restored = 0, kept = 0;
 
         rm_step_inputs (s, in, 4);
-        snprintf (bname, sizeof bname, "backup.%s.%zu", on->name, s->index);
+        online_name_inplace_backup (on, s, bname, sizeof bname);
         b = online_collection (on, on->o->state_db, bname);
         c = online_collection (on, in[0]->db, in[0]->coll);
         cur = mongoc_collection_find_with_opts (b, &filter, NULL, NULL);
@@ -380,9 +294,9 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
             int64_t wrote = 0;
             const uint8_t *data;
             uint32_t len;
-            bson_t orig, q = BSON_INITIALIZER, reply;
+            bson_t orig, q = BSON_INITIALIZER, reply = BSON_INITIALIZER;
             mongoc_cursor_t *cc;
-            const bson_t *now;
+            const bson_t *now = NULL;
             bool same = false;
 
             if (!bson_iter_init_find (&id, bd, "_id") || !bson_iter_init_find (&it, bd, "doc") ||
@@ -394,12 +308,18 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
                 wrote = bson_iter_as_int64 (&it);
             bson_append_iter (&q, "_id", 3, &id);
             cc = mongoc_collection_find_with_opts (c, &q, NULL, NULL);
-            if (mongoc_cursor_next (cc, &now) &&
-                (int64_t) rm_crc64_update (0, bson_get_data (now), now->len) == wrote &&
-                only_ours (bd, (int64_t) rm_crc64_update (0, data, len))) {
+            if (mongoc_cursor_next (cc, &now) && now->len == len &&
+                same_fields (bson_get_data (now), now->len, data, len)) {
+                /* The original already: restored by a rollback killed
+                 * before it removed the backup (or written so by the
+                 * application: either way nothing to restore). */
+                same = true;
+            } else if (now && (int64_t) rm_crc64_update (0, bson_get_data (now), now->len) == wrote &&
+                       only_ours (bd, (int64_t) rm_crc64_update (0, data, len))) {
                 /* Still what remodel wrote: back, on that condition. */
-                ok = mongoc_collection_replace_one (c, now, &orig, NULL, &reply, &why) ||
-                     online_fail (on, err, &why, "restoring a document");
+                ok = online_lease_check (on, err) &&
+                     (mongoc_collection_replace_one (c, now, &orig, NULL, &reply, &why) ||
+                      online_fail (on, err, &why, "restoring a document"));
                 same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
                        bson_iter_as_int64 (&it) == 1;
                 bson_destroy (&reply);
@@ -409,8 +329,9 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
             mongoc_cursor_destroy (cc);
             if (ok && same) {
                 restored++;
-                ok = mongoc_collection_delete_one (b, &q, NULL, NULL, &why) ||
-                     online_fail (on, err, &why, "removing a restored backup");
+                ok = online_lease_check (on, err) &&
+                     (mongoc_collection_delete_one (b, &q, NULL, NULL, &why) ||
+                      online_fail (on, err, &why, "removing a restored backup"));
             } else if (ok) {
                 char *text = bson_as_relaxed_extended_json (&q, NULL);
                 if (kept++ < 10)
@@ -439,34 +360,30 @@ bool
 online_rollback (online_t *on, bson_error_t *err)
 {
     int64_t left = 0;
-    bool ok, finalized;
+    bool ok, undone = false;
 
-    ok = online_plan_check (on, err) && online_plan_finalized (on, &finalized, err) &&
-         online_lease_take (on, err);
+    /* The lease for the whole of it: refused while finalize holds it. */
+    ok = online_plan_check (on, err) && online_lease_take (on, err);
     if (!ok)
         return false;
     if (on->o->in_place) {
         ok = rollback_in_place (on, &left, err);
-    } else if (finalized) {
-        const online_name_t *moves[64];
-        size_t n;
-        ok = online_names_of_plan (on, err);
-        n = ok ? final_moves (on, moves, 64) : 0;
-        ok = ok && switch_collections (on, moves, n, true, err);
-        ok = ok && online_plan_set (on, "finalized", false, err);
-        if (ok && !on->o->quiet)
-            fprintf (stderr, "remodel: plan %s: the original collections are back; the results "
-                     "stay beside them (rollback again drops them)\n", on->name);
-        online_lease_drop (on);
-        online_names_destroy (on);
-        return ok;
     } else {
-        ok = online_names_of_plan (on, err);
+        ok = online_switch_back (on, &undone, err);
+        if (ok && undone) {
+            if (!on->o->quiet)
+                fprintf (stderr, "remodel: plan %s: the original collections are back; the "
+                         "results stay beside them (rollback again drops them)\n", on->name);
+            online_lease_drop (on);
+            return true;
+        }
+        /* Nothing switched, no backup anywhere: the results go. */
+        ok = ok && online_names_of_plan (on, err);
         for (size_t i = 0; ok && i < on->n_names; i++) {
             char db[128];
             const char *coll;
             split_ns (on->names[i].ns, db, sizeof db, &coll);
-            ok = drop_coll (on, db, on->names[i].coll, err);
+            ok = online_coll_drop (on, db, on->names[i].coll, err);
             if (ok && !on->o->quiet)
                 fprintf (stderr, "remodel: rollback: dropped %s.%s\n", db, on->names[i].coll);
         }

@@ -1,6 +1,8 @@
 /* The index a join's partners are fetched by (online.h). Without one,
  * every batch's $in would scan the whole collection: the run is refused
- * with the command that makes it, unless --create-indexes. */
+ * with the command that makes it, unless --create-indexes. A dry run
+ * creates nothing: it refuses as the run would, or says what it would
+ * create. */
 #include <stdio.h>
 #include <string.h>
 
@@ -45,7 +47,13 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
         ok = online_fail (on, err, &why, "listing indexes");
     mongoc_cursor_destroy (cur);
     if (ok && !found) {
-        if (create) {
+        if (create && on->o->dry_run) {
+            /* A dry run writes nothing: it says what a run would make. */
+            if (!on->o->quiet)
+                fprintf (stderr, "remodel: dry run: %s.%s has no index on \"%s\", by which the "
+                         "join fetches its documents: a run would create it (--create-indexes); "
+                         "this one fetches them without\n", db, coll, key);
+        } else if (create) {
             char name[300];
             bson_t *cmd;
             snprintf (name, sizeof name, "%s_1", key);

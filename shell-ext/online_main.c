@@ -259,6 +259,11 @@ main (int argc, char **argv)
     o.plan_path = argv[optind];
     if (!strcmp (cmd, "compile"))
         return compile_command (&o, format);
+    /* These write only state or switch collections: a dry run of them
+     * would still write, so there is none. */
+    if (o.dry_run && (!strcmp (cmd, "finalize") || !strcmp (cmd, "rollback") ||
+                      !strcmp (cmd, "pause") || !strcmp (cmd, "resume")))
+        return fail_usage ("--dry-run: %s has no dry run (run, verify and sync have)", cmd);
     /* The environment keeps credentials off the command line (and out of
      * ps). */
     if (!o.uri)
@@ -287,7 +292,9 @@ main (int argc, char **argv)
                      on.name);
         else if (n > 0 && !o.quiet)
             fprintf (stderr, "remodel: %s: plan %s: %lld result(s) %s\n", cmd, on.name,
-                     (long long) n, sync ? "rewritten or removed" : "differ");
+                     (long long) n,
+                     !sync ? "differ" : o.dry_run ? "would be rewritten or removed"
+                                                  : "rewritten or removed");
         if (!sync && n > 0)
             err.code = 0; /* said above; no error line */
     } else if (!strcmp (cmd, "finalize")) {
@@ -296,9 +303,6 @@ main (int argc, char **argv)
         rc = online_rollback (&on, &err) ? 0 : 1;
     } else {
         rc = online_apply (&on, ONLINE_RUN, &err) < 0 ? 1 : 0;
-        /* For status: what stopped the run, or that it went through. */
-        if (!o.dry_run && err.code != RM_ERR_USAGE && err.code != RM_ERR_UNSUPPORTED)
-            online_plan_note_error (&on, rc ? err.message : NULL);
     }
     /* A refusal (a plan or option at fault) is 2, as for remodel run. */
     if (rc && (err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED))

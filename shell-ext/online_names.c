@@ -1,5 +1,5 @@
-/* Where each namespace's documents are as a plan runs side by side
- * (online.h): a step reads its inputs where the steps before it left them
+/* The plan's identity on the server, and where each namespace's documents
+ * are as a plan runs side by side (online.h): a step reads its inputs where the steps before it left them
  * and writes its outputs to new collections of its own, so no collection
  * is ever read and rewritten by one step, a replayed batch only upserts
  * the same documents again, and the sources stay as they were. */
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "online.h"
+#include "remodel/nsname.h"
 
 const char *
 online_name_now (const online_t *on, const rm_nsref_t *ref)
@@ -18,27 +19,56 @@ online_name_now (const online_t *on, const rm_nsref_t *ref)
 }
 
 void
-online_plan_stem (const online_t *on, char *buf, size_t cap)
+online_plan_identify (online_t *on)
 {
-    size_t n;
-    snprintf (buf, cap, "%s", on->name);
-    n = strlen (buf);
-    if (n > 5 && strcmp (buf + n - 5, ".json") == 0)
-        buf[n - 5] = '\0';
-    for (char *p = buf; *p; p++)
-        if (*p == '.')
-            *p = '_';
+    const char *base = strrchr (on->path, '/');
+    unsigned char sha[20];
+    size_t n, at;
+
+    base = base ? base + 1 : on->path;
+    n = strlen (base);
+    if (n > 5 && strcmp (base + n - 5, ".json") == 0)
+        n -= 5;
+    /* Short enough that COLL_remodel_ID_STEP fits a namespace for any
+     * reasonable COLL; no dot (FerretDB 1.x renames no collection whose
+     * name has one), no regex or path metacharacter, no ':' or '#' (the
+     * checkpoints' and fences' separators). */
+    if (n > 40)
+        n = 40;
+    for (at = 0; at < n; at++) {
+        unsigned char c = (unsigned char) base[at];
+        on->id[at] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                             c == '-' || c == '_'
+                         ? (char) c
+                         : '_';
+    }
+    /* The full path makes the name unique: v1.2.json and v1_2.json, or
+     * a.json in two folders, share the stem but not the hash. */
+    rm_sha1 (on->path, strlen (on->path), sha);
+    snprintf (on->id + at, sizeof on->id - at, "_%02x%02x%02x%02x%02x%02x", sha[0], sha[1], sha[2],
+              sha[3], sha[4], sha[5]);
 }
 
-/* No dot of our own in the names: FerretDB 1.x renames no collection
- * whose name has one (finalize renames these). */
+/* The step number last: a backup name ends in "_backup", a result's in
+ * digits, and the id is the same length of hex in both, so no plan's
+ * result is another's (or its own) backup. */
 void
 online_name_target (const online_t *on, const rm_step_t *s, const rm_nsref_t *ref, char *buf,
                     size_t cap)
 {
-    char plan[256];
-    online_plan_stem (on, plan, sizeof plan);
-    snprintf (buf, cap, "%s_remodel_%s_%zu", ref->coll, plan, s->index);
+    snprintf (buf, cap, "%s_remodel_%s_%zu", ref->coll, on->id, s->index);
+}
+
+void
+online_name_backup (const online_t *on, const char *coll, char *buf, size_t cap)
+{
+    snprintf (buf, cap, "%s_remodel_%s_backup", coll, on->id);
+}
+
+void
+online_name_inplace_backup (const online_t *on, const rm_step_t *s, char *buf, size_t cap)
+{
+    snprintf (buf, cap, "backup.%s.%zu", on->id, s->index);
 }
 
 void

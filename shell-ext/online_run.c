@@ -48,9 +48,10 @@ create_collection (online_t *on, const char *db, const char *coll, bson_error_t 
     mongoc_database_t *d = mongoc_client_get_database (on->client, db);
     bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (coll));
     bson_error_t why;
-    bool ok = mongoc_database_command_simple (d, cmd, NULL, NULL, &why) ||
-              why.code == 48 /* NamespaceExists: made by an earlier attempt */ ||
-              online_fail (on, err, &why, "creating a target collection");
+    bool ok = online_lease_check (on, err) &&
+              (mongoc_database_command_simple (d, cmd, NULL, NULL, &why) ||
+               why.code == 48 /* NamespaceExists: made by an earlier attempt */ ||
+               online_fail (on, err, &why, "creating a target collection"));
     bson_destroy (cmd);
     mongoc_database_destroy (d);
     return ok;
@@ -71,7 +72,7 @@ online_wait_while_paused (online_t *on, bson_error_t *err)
             fprintf (stderr, "%sremodel: plan %s paused (remodel online resume goes on)\n",
                      isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", on->name);
         said = true;
-        if (!online_lease_renew (on, err))
+        if (!online_lease_check (on, err))
             return false;
         online_sleep_ms (1000);
     }
@@ -86,11 +87,8 @@ log_batch (online_job_t *j, int64_t n, int64_t ms, int64_t t0)
     const online_opts_t *o = j->on->o;
     int64_t all = online_mono_ms () - t0;
     if (o->log_json) {
-        fprintf (stderr, "{\"plan\":\"%s\",\"step\":%zu,\"op\":\"%s\",\"pass\":%zu,\"ns\":\"%s\","
-                 "\"batch\":%lld,\"ms\":%lld,\"read\":%lld,\"written\":%lld,\"rate\":%lld}\n",
-                 j->on->name, j->s->index, j->s->op, j->index + 1, j->in[j->p->drive]->text,
-                 (long long) n, (long long) ms, (long long) j->seen, (long long) j->written,
-                 (long long) (all > 0 ? j->seen * 1000 / all : 0));
+        online_json_batch (j->on, j->s, j->index, j->in[j->p->drive]->text, false, n, ms,
+                           j->seen, j->written, all > 0 ? j->seen * 1000 / all : 0);
     } else if (!o->quiet && isatty (STDERR_FILENO)) {
         fprintf (stderr, "\rremodel: step %zu (%s) %s: %lld read, %lld written, %lld/s ",
                  j->s->index, j->s->op, j->in[j->p->drive]->text, (long long) j->seen,
@@ -115,7 +113,8 @@ size_batch (online_job_t *j, int64_t n, int64_t ms)
 }
 
 /* One batch: read, compute, and what the mode does with it. Returns the
- * documents read (0: the end), -1. */
+ * documents read (0: the end), -1. A dry run (run or sync) computes and
+ * counts and writes nothing. */
 static int64_t
 one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *in, online_docs_t *out,
            bson_error_t *err)
@@ -137,6 +136,9 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
             if (o->in_place) {
                 ok = online_inplace_write (&pr->ip, in, out, err);
             } else {
+                /* The _ids join the step's set only once their batch is
+                 * written: a batch retried after an error is checked
+                 * against the batches before it, never against itself. */
                 ok = online_check_unique (j, pr, out, err) && online_side_write (pr->targets, out, err);
                 for (size_t i = 0; ok && i < out->n; i++)
                     online_idset_add (pr->sets[out->docs[i].keep],
@@ -149,7 +151,7 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
             if (differ)
                 online_report_range (j, pr, &before, differ, "documents not as the step makes them");
             pr->differ += differ;
-            if (differ && pr->mode == ONLINE_SYNC)
+            if (differ && pr->mode == ONLINE_SYNC && !o->dry_run)
                 ok = online_inplace_write (&pr->ip, in, out, err);
         } else {
             ok = online_check_side (j, pr, out, &before, err);
@@ -161,6 +163,13 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
         bson_concat (last, &before);
         online_batch_close (j);
         j->ended = false;
+        /* An error while the engine held documents (fetching the
+         * partners, reading a changed document again) leaves them in it:
+         * the retried batch would add them a second time, and every
+         * result would come out twice (a false "two results with one
+         * _id"). A new engine starts empty. */
+        rm_batchstep_destroy (j->engine);
+        j->engine = rm_batchstep_new (j->s, NULL);
     }
     bson_destroy (&before);
     return ok ? n : -1;
@@ -248,7 +257,7 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
     pr->ip.j = &j;
     if (o->in_place) {
         char backup[400];
-        snprintf (backup, sizeof backup, "backup.%s.%zu", on->name, s->index);
+        online_name_inplace_backup (on, s, backup, sizeof backup);
         pr->ip.backup = online_collection (on, o->state_db, backup);
     } else {
         for (size_t k = 0; k < p->n_keep; k++) {
@@ -358,24 +367,66 @@ create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, si
     return ok;
 }
 
-/* The indexes the joins need, before anything is written. */
+/* A dry run writes no step's results, so a later step's input that an
+ * earlier step makes (side by side) is not there unless a real run made
+ * it: said once per namespace, and read as it is (nothing when absent). */
+static void
+dry_run_note (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, const rm_nsref_t **said,
+              size_t *n_said)
+{
+    const char *now = online_name_now (on, ref);
+    mongoc_database_t *d;
+    char **names;
+    bool there = false;
+
+    if (!strcmp (now, ref->coll) || on->o->quiet)
+        return;
+    for (size_t i = 0; i < *n_said; i++)
+        if (said[i] == ref)
+            return;
+    said[(*n_said)++] = ref;
+    d = mongoc_client_get_database (on->client, ref->db);
+    names = mongoc_database_get_collection_names_with_opts (d, NULL, NULL);
+    for (size_t i = 0; names && names[i]; i++)
+        there |= !strcmp (names[i], now);
+    bson_strfreev (names);
+    mongoc_database_destroy (d);
+    fprintf (stderr, "remodel: step %zu (%s): dry run: %s is an earlier step's result (%s.%s), "
+             "which a dry run does not write: %s\n", s->index, s->op, ref->text, ref->db, now,
+             there ? "read as an earlier run left it" : "not there, so read as empty");
+}
+
+/* The indexes the joins need, before anything is written. A dry run
+ * creates none: it refuses as a run would, or says what a run would
+ * create (online_index_check). */
 static bool
 check_indexes (online_t *on, const rm_step_t *s, const online_pass_t *passes, size_t np,
                bson_error_t *err)
 {
-    const rm_nsref_t *in[4];
+    const rm_nsref_t *in[4], *said[8];
+    size_t n_said = 0;
     bool ok = true;
     rm_step_inputs (s, in, 4);
     for (size_t i = 0; ok && i < np; i++) {
         const rm_nsref_t *pr;
         const char *now;
+        bool made;
+        if (on->o->dry_run)
+            dry_run_note (on, s, in[passes[i].drive], said, &n_said);
         if (passes[i].partner < 0)
             continue;
         pr = in[passes[i].partner];
         now = online_name_now (on, pr);
+        made = strcmp (now, pr->coll) != 0;
+        if (made && on->o->dry_run) {
+            /* A run makes this one's index itself, after the earlier step
+             * made the collection. */
+            dry_run_note (on, s, pr, said, &n_said);
+            continue;
+        }
         /* A collection remodel made itself gets its index without asking. */
         ok = online_index_check (on, pr->db, now, passes[i].partner_key->text,
-                                 on->o->create_indexes || strcmp (now, pr->coll) != 0, err);
+                                 on->o->create_indexes || made, err);
         if (!ok && err->code == RM_ERR_USAGE)
             rm_error_prefix (err, "%s: step %zu (%s)", on->where, s->index, s->op);
     }
@@ -444,7 +495,7 @@ run_step (online_t *on, const rm_step_t *s, const compile_step_t *cs, online_mod
 int64_t
 online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
 {
-    bool ok = true, lease = mode != ONLINE_VERIFY && !on->o->dry_run;
+    bool ok = true, lease = mode != ONLINE_VERIFY && !on->o->dry_run, took;
     int64_t differ = 0;
     compile_plan_t compiled = {0};
     bool server = on->o->server_side && mode == ONLINE_RUN;
@@ -475,15 +526,27 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
             return -1;
         }
     }
+    /* finalize holds the lease already, for its sync and verify. */
+    took = lease && !on->lease;
     if (lease)
         ok = online_lease_take (on, err) &&
              (mode == ONLINE_RUN ? online_plan_record (on, err) : online_plan_check (on, err));
     else if (mode == ONLINE_VERIFY)
         ok = online_plan_check (on, err);
+    /* Nothing to recompute once the results are the live collections, or
+     * half of them are. */
+    if (ok && mode != ONLINE_RUN) {
+        online_record_t r;
+        ok = online_plan_read (on, &r, err) && online_plan_unswitched (on, &r, err);
+    }
     for (size_t i = 0; ok && i < on->plan.n; i++)
         ok = run_step (on, &on->plan.steps[i], server ? &compiled.steps[i] : NULL, mode, &differ,
                        err);
-    if (lease)
+    /* For status: what stopped the run, or that it went through; written
+     * while the lease is held (a run that lost it writes nothing). */
+    if (took && mode == ONLINE_RUN && err->code != RM_ERR_USAGE && err->code != RM_ERR_UNSUPPORTED)
+        online_plan_note_error (on, ok ? NULL : err->message);
+    if (took)
         online_lease_drop (on);
     online_names_destroy (on);
     compile_plan_destroy (&compiled);

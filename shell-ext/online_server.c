@@ -1,6 +1,6 @@
 /* remodel online run --server-side (compile.h): each compiled pass runs on
  * the server, range by range over the driving collection's _id, as
- *   [{$match: {_id: {$gt: <checkpoint>, $lte: <the range's last _id>}}},
+ *   [{$match: {_id: {$in: <the range's _ids, read in order after the checkpoint>}}},
  *    <the step's stages>, {$merge: <its target>}]
  * with the client-side runner's checkpoints (one per pass, written after
  * each range's $merge is acknowledged), lease, pause, retries and status.
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "online_batch.h"
 
 bool
 online_server_version (online_t *on, compile_version_t *v, bson_error_t *err)
@@ -225,42 +226,50 @@ online_server_exact (online_t *on, const compile_step_t *st, bool *exact, bson_e
 
 /* The _ids of the driving collection after last (none: from the start),
  * in _id order, through one cursor for the whole pass, as the client-side
- * runner reads; opened again after an error. */
+ * runner reads; opened again after an error. After last of any type
+ * (online_range_after); NULL when its filter does not fit. */
 static mongoc_cursor_t *
-open_ids (mongoc_collection_t *drive, const bson_t *last, int64_t batch)
+open_ids (online_t *on, mongoc_collection_t *drive, const bson_t *last, int64_t batch,
+          bson_error_t *err)
 {
-    bson_t filter = BSON_INITIALIZER, inner;
+    bson_t filter = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
                              BCON_INT32 (1), "}", "batchSize", BCON_INT64 (batch));
     bson_iter_t it;
-    mongoc_cursor_t *cur;
-    if (bson_iter_init_find (&it, last, "last")) {
-        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &inner);
-        BSON_APPEND_VALUE (&inner, "$gt", bson_iter_value (&it));
-        bson_append_document_end (&filter, &inner);
-    }
-    cur = mongoc_collection_find_with_opts (drive, &filter, opts, NULL);
+    mongoc_cursor_t *cur = NULL;
+    if (bson_iter_init_find (&it, last, "last") && !online_range_after (&it, &filter))
+        rm_error_set (err, RM_ERR_DATA, "%s: the checkpoint's _id makes too large a query",
+                      on->where);
+    else
+        cur = mongoc_collection_find_with_opts (drive, &filter, opts, NULL);
     bson_destroy (opts);
     bson_destroy (&filter);
     return cur;
 }
 
 /* The next range: up to batch _ids into ids (an array), the last of them
- * into hi as "last". Returns how many (0: the end), -1 on error. */
+ * into hi as "last". after: the checkpoint the cursor was just opened
+ * after ({"last": <_id>}), whose filter may let through a few _ids before
+ * it (online_range_before), first: skipped; NULL once a range was read.
+ * Returns how many (0: the end), -1 on error. */
 static int64_t
-next_range (online_t *on, mongoc_cursor_t *cur, int64_t batch, bson_t *ids, bson_t *hi,
-            bson_error_t *err)
+next_range (online_t *on, mongoc_cursor_t *cur, int64_t batch, const bson_t *after, bson_t *ids,
+            bson_t *hi, bson_error_t *err)
 {
     const bson_t *doc;
-    bson_iter_t it;
+    bson_iter_t it, lit;
     bson_error_t why;
     int64_t n = 0;
+    bool skipping = after && bson_iter_init_find (&lit, after, "last");
 
     bson_reinit (ids);
     while (n < batch && mongoc_cursor_more (cur) && mongoc_cursor_next (cur, &doc)) {
         char key[24];
         if (!bson_iter_init_find (&it, doc, "_id"))
             continue;
+        if (skipping && online_range_before (&it, &lit))
+            continue;
+        skipping = false;
         snprintf (key, sizeof key, "%lld", (long long) n++);
         BSON_APPEND_VALUE (ids, key, bson_iter_value (&it));
         bson_reinit (hi);
@@ -297,6 +306,13 @@ run_range (online_t *on, const compile_pass_t *cp, mongoc_collection_t *drive,
     BSON_APPEND_BOOL (&opts, "allowDiskUse", true);
     if (on->o->write_concern)
         mongoc_write_concern_append (on->o->write_concern, &opts);
+    /* The range's $merge is a write: only while the lease is ours. */
+    if (!online_lease_check (on, err)) {
+        bson_destroy (&opts);
+        bson_destroy (&pipeline);
+        bson_destroy (&stage);
+        return false;
+    }
     cur = mongoc_collection_aggregate (drive, MONGOC_QUERY_NONE, &pipeline, &opts, NULL);
     while (mongoc_cursor_next (cur, &doc))
         ;
@@ -350,10 +366,13 @@ online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t
     }
     while (ok) {
         int64_t b0 = online_mono_ms (), n, w = 0;
-        if (!cur)
-            cur = open_ids (drive, &last, o->batch_size);
+        bool opened = !cur;
+        if (!cur && !(cur = open_ids (on, drive, &last, o->batch_size, err))) {
+            ok = false;
+            break;
+        }
         if (!online_wait_while_paused (on, err) ||
-            (n = next_range (on, cur, o->batch_size, &ids, &hi, err)) < 0 ||
+            (n = next_range (on, cur, o->batch_size, opened ? &last : NULL, &ids, &hi, err)) < 0 ||
             (n > 0 && !run_range (on, cp, drive, target, &ids, &w, err))) {
             /* The range again, from the checkpoint. */
             mongoc_cursor_destroy (cur);
@@ -377,12 +396,8 @@ online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t
         {
             int64_t now = online_mono_ms (), all = now - t0;
             if (o->log_json)
-                fprintf (stderr, "{\"plan\":\"%s\",\"step\":%zu,\"op\":\"%s\",\"pass\":%zu,"
-                         "\"ns\":\"%s\",\"serverSide\":true,\"batch\":%lld,\"ms\":%lld,"
-                         "\"read\":%lld,\"written\":%lld,\"rate\":%lld}\n",
-                         on->name, s->index, s->op, cp->pass + 1, cp->drive->text, (long long) n,
-                         (long long) (now - b0), (long long) seen, (long long) written,
-                         (long long) (all > 0 ? seen * 1000 / all : 0));
+                online_json_batch (on, s, cp->pass, cp->drive->text, true, n, now - b0, seen,
+                                   written, all > 0 ? seen * 1000 / all : 0);
             else if (tty)
                 fprintf (stderr, "\rremodel: step %zu (%s) %s: %lld read, %lld written, %lld/s "
                          "(server-side) ", s->index, s->op, cp->drive->text, (long long) seen,

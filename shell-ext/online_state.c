@@ -1,25 +1,28 @@
 /* What a run keeps on the server, in the state database (--state-db,
- * default "remodel"), so that it survives a crash and two runs stay apart:
- *   plans       {_id: <plan name>, digest, inPlace, paused, finalized}: the
- *               plan a name was started with (another plan under that name
- *               is refused unless --restart), its mode, pause, finalize
- *   leases      {_id: <plan name>, owner, expires}: one run of a plan at a
- *               time; renewed every batch, taken over once expired
- *   checkpoints {_id: "<plan name>:<step>" (":<step>/<pass>" for a step's
- *               second pass), digest, step, pass, op, ns, last, seen,
- *               changed, done, updated, tool}: written only after a batch's
- *               writes were acknowledged */
+ * default "remodel"), so that it survives a crash and two runs stay apart.
+ * A plan is known by its id (online_names.c: its file's name and a hash of
+ * its full path), never by a pattern:
+ *   plans       {_id: <plan id>, name, path, digest, inPlace, paused,
+ *               finalized, switch}: the plan the id was started with
+ *               (another is refused unless --restart), its mode, pause,
+ *               finalize, and an interrupted switch's journal
+ *               (online_switch.c)
+ *   leases, fences: online_lease.c
+ *   checkpoints {_id: "<plan id>:<step>" (":<step>/<pass>" for a step's
+ *               second pass), plan, epoch, digest, step, pass, op, ns,
+ *               last, seen, changed, done, updated, tool}: written only
+ *               after a batch's writes were acknowledged, and only over
+ *               a checkpoint of the same or an older lease epoch */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "online.h"
 #include "remodel/crc64.h"
-
-/* How long a lease lasts without renewal: a crashed run's is taken over
- * after this. */
-#define LEASE_MS 30000
+#include "remodel/value.h"
 
 static mongoc_collection_t *
 state (online_t *on, const char *coll)
@@ -54,6 +57,9 @@ online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
         fclose (f);
     snprintf (on->digest, sizeof on->digest, "%016llx", (unsigned long long) crc);
     snprintf (on->name, sizeof on->name, "%s", base ? base + 1 : on->o->plan_path);
+    if (!realpath (o->plan_path, on->path))
+        snprintf (on->path, sizeof on->path, "%s", o->plan_path);
+    online_plan_identify (on);
     {
         char host[64] = "?";
         gethostname (host, sizeof host - 1);
@@ -64,132 +70,59 @@ online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
 }
 
 bool
-online_lease_take (online_t *on, bson_error_t *err)
+online_state_get (online_t *on, const char *coll, const char *id, bson_t *doc, bool *found,
+                  const char *what, bson_error_t *err)
 {
-    mongoc_collection_t *c = state (on, "leases");
-    bson_t *filter, *update, reply;
-    bson_error_t why;
-    bool ok;
-    int64_t now = now_ms ();
-
-    /* Free (none, or expired), or already ours. Held by another: the
-     * upsert meets its _id and fails with a duplicate key. */
-    filter = BCON_NEW ("_id", BCON_UTF8 (on->name), "$or", "[",
-                       "{", "expires", "{", "$lt", BCON_DATE_TIME (now), "}", "}",
-                       "{", "owner", BCON_UTF8 (on->owner), "}", "]");
-    update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (on->owner), "expires",
-                       BCON_DATE_TIME (now + LEASE_MS), "digest", BCON_UTF8 (on->digest), "}");
-    {
-        bson_t opts = BSON_INITIALIZER;
-        BSON_APPEND_BOOL (&opts, "upsert", true);
-        ok = mongoc_collection_update_one (c, filter, update, &opts, &reply, &why);
-        bson_destroy (&opts);
-    }
-    bson_destroy (&reply);
-    bson_destroy (filter);
-    bson_destroy (update);
-    if (!ok && why.code == 11000) {
-        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
-        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
-        const bson_t *doc;
-        bson_iter_t it;
-        const char *holder = "another run";
-        int64_t left = 0;
-        if (mongoc_cursor_next (cur, &doc)) {
-            if (bson_iter_init_find (&it, doc, "owner") && BSON_ITER_HOLDS_UTF8 (&it))
-                holder = bson_iter_utf8 (&it, NULL);
-            if (bson_iter_init_find (&it, doc, "expires") && BSON_ITER_HOLDS_DATE_TIME (&it))
-                left = bson_iter_date_time (&it) - now;
-        }
-        rm_error_set (err, RM_ERR_USAGE,
-                      "%s: plan %s is being run by %s (its lease expires in %lld s unless "
-                      "renewed)", on->where, on->name, holder, (long long) (left / 1000));
-        mongoc_cursor_destroy (cur);
-        bson_destroy (q);
-        mongoc_collection_destroy (c);
-        return false;
-    }
-    mongoc_collection_destroy (c);
-    return ok || online_fail (on, err, &why, "taking the lease");
-}
-
-bool
-online_lease_renew (online_t *on, bson_error_t *err)
-{
-    mongoc_collection_t *c = state (on, "leases");
-    bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (on->name), "owner", BCON_UTF8 (on->owner));
-    bson_t *update = BCON_NEW ("$set", "{", "expires", BCON_DATE_TIME (now_ms () + LEASE_MS), "}");
-    bson_t reply;
-    bson_iter_t it;
-    bson_error_t why;
-    bool ok = mongoc_collection_update_one (c, filter, update, NULL, &reply, &why);
-    int32_t matched = ok && bson_iter_init_find (&it, &reply, "matchedCount")
-                          ? bson_iter_int32 (&it) : 0;
-
-    bson_destroy (&reply);
-    bson_destroy (filter);
-    bson_destroy (update);
-    mongoc_collection_destroy (c);
-    if (!ok)
-        return online_fail (on, err, &why, "renewing the lease");
-    if (matched != 1) {
-        /* It expired and another run took it: that run goes on, this one
-         * stops before writing anything more. */
-        rm_error_set (err, RM_ERR_IO, "%s: plan %s: this run lost its lease to another; "
-                      "stopping (its checkpoint stands)", on->where, on->name);
-        return false;
-    }
-    return true;
-}
-
-void
-online_lease_drop (online_t *on)
-{
-    mongoc_collection_t *c = state (on, "leases");
-    bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (on->name), "owner", BCON_UTF8 (on->owner));
-    mongoc_collection_delete_one (c, filter, NULL, NULL, NULL);
-    bson_destroy (filter);
-    mongoc_collection_destroy (c);
-}
-
-/* What the plan's record says. */
-typedef struct {
-    bool found;
-    char digest[32];
-    bool in_place, paused, finalized;
-    char error[512];        /* the last run's error, "" when none */
-} record_t;
-
-static bool
-record_read (online_t *on, record_t *r, bson_error_t *err)
-{
-    mongoc_collection_t *c = state (on, "plans");
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
+    mongoc_collection_t *c = state (on, coll);
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (id));
     mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
-    const bson_t *doc;
-    bson_iter_t it;
+    const bson_t *d;
     bson_error_t why;
     bool ok = true;
 
-    memset (r, 0, sizeof *r);
-    if (mongoc_cursor_next (cur, &doc)) {
-        r->found = true;
-        if (bson_iter_init_find (&it, doc, "digest") && BSON_ITER_HOLDS_UTF8 (&it))
-            snprintf (r->digest, sizeof r->digest, "%s", bson_iter_utf8 (&it, NULL));
-        if (bson_iter_init_find (&it, doc, "inPlace"))
-            r->in_place = bson_iter_as_bool (&it);
-        if (bson_iter_init_find (&it, doc, "paused"))
-            r->paused = bson_iter_as_bool (&it);
-        if (bson_iter_init_find (&it, doc, "finalized"))
-            r->finalized = bson_iter_as_bool (&it);
-        if (bson_iter_init_find (&it, doc, "error") && BSON_ITER_HOLDS_UTF8 (&it))
-            snprintf (r->error, sizeof r->error, "%s", bson_iter_utf8 (&it, NULL));
-    }
+    bson_init (doc);
+    *found = mongoc_cursor_next (cur, &d);
+    if (*found)
+        bson_concat (doc, d);
     if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (on, err, &why, "reading the plan's record");
+        ok = online_fail (on, err, &why, what);
     mongoc_cursor_destroy (cur);
     bson_destroy (q);
     mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_plan_read (online_t *on, online_record_t *r, bson_error_t *err)
+{
+    bson_t doc;
+    bson_iter_t it, sw;
+    bool ok = online_state_get (on, "plans", on->id, &doc, &r->found, "reading the plan's record",
+                                err);
+
+    memset (r, 0, sizeof *r);
+    r->found = ok && !bson_empty (&doc);
+    if (bson_iter_init_find (&it, &doc, "digest") && BSON_ITER_HOLDS_UTF8 (&it))
+        snprintf (r->digest, sizeof r->digest, "%s", bson_iter_utf8 (&it, NULL));
+    if (bson_iter_init_find (&it, &doc, "inPlace"))
+        r->in_place = bson_iter_as_bool (&it);
+    if (bson_iter_init_find (&it, &doc, "paused"))
+        r->paused = bson_iter_as_bool (&it);
+    if (bson_iter_init_find (&it, &doc, "finalized"))
+        r->finalized = bson_iter_as_bool (&it);
+    if (bson_iter_init_find (&it, &doc, "error") && BSON_ITER_HOLDS_UTF8 (&it))
+        snprintf (r->error, sizeof r->error, "%s", bson_iter_utf8 (&it, NULL));
+    if (bson_iter_init_find (&it, &doc, "switch") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
+        r->switching = true;
+        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "direction") &&
+            BSON_ITER_HOLDS_UTF8 (&sw))
+            snprintf (r->direction, sizeof r->direction, "%s", bson_iter_utf8 (&sw, NULL));
+        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "renamed"))
+            r->renamed = bson_iter_as_int64 (&sw);
+        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "renames"))
+            r->renames = bson_iter_as_int64 (&sw);
+    }
+    bson_destroy (&doc);
     return ok;
 }
 
@@ -202,8 +135,8 @@ mode_name (bool in_place)
 bool
 online_plan_record (online_t *on, bson_error_t *err)
 {
-    record_t r;
-    bool ok = record_read (on, &r, err);
+    online_record_t r;
+    bool ok = online_plan_read (on, &r, err);
 
     if (ok && r.found && strcmp (r.digest, on->digest) != 0 && !on->o->restart) {
         rm_error_set (err, RM_ERR_USAGE,
@@ -217,23 +150,19 @@ online_plan_record (online_t *on, bson_error_t *err)
                       "or --restart", on->name, mode_name (r.in_place), mode_name (on->o->in_place));
         return false;
     }
-    if (ok && r.finalized) {
-        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized: rollback first to run it again",
-                      on->name);
+    if (ok && !online_plan_unswitched (on, &r, err))
         return false;
-    }
     if (ok && (!r.found || strcmp (r.digest, on->digest) != 0 || on->o->restart)) {
         mongoc_collection_t *c = state (on, "plans"), *cp = state (on, "checkpoints");
-        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
-        char prefix[300];
-        bson_t *del, *set, opts = BSON_INITIALIZER;
+        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->id));
+        bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->id)), *set, opts = BSON_INITIALIZER;
         bson_error_t why;
-        snprintf (prefix, sizeof prefix, "^%s:", on->name);
-        del = BCON_NEW ("_id", "{", "$regex", BCON_UTF8 (prefix), "}");
-        ok = mongoc_collection_delete_many (cp, del, NULL, NULL, &why) ||
-             online_fail (on, err, &why, "forgetting the old checkpoints");
+        ok = online_lease_check (on, err) &&
+             (mongoc_collection_delete_many (cp, del, NULL, NULL, &why) ||
+              online_fail (on, err, &why, "forgetting the old checkpoints"));
         set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->digest), "inPlace",
-                        BCON_BOOL (on->o->in_place), "}");
+                        BCON_BOOL (on->o->in_place), "name", BCON_UTF8 (on->name), "path",
+                        BCON_UTF8 (on->path), "}");
         BSON_APPEND_BOOL (&opts, "upsert", true);
         ok = ok && (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||
                     online_fail (on, err, &why, "recording the plan"));
@@ -248,10 +177,28 @@ online_plan_record (online_t *on, bson_error_t *err)
 }
 
 bool
+online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *err)
+{
+    if (r->switching) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s: a %s of its collections was interrupted: "
+                      "remodel online finalize completes it, remodel online rollback undoes it",
+                      on->name, r->direction);
+        return false;
+    }
+    if (r->finalized) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized (its results are the live "
+                      "collections): remodel online rollback first to run, verify or sync it "
+                      "again", on->name);
+        return false;
+    }
+    return true;
+}
+
+bool
 online_plan_check (online_t *on, bson_error_t *err)
 {
-    record_t r;
-    if (!record_read (on, &r, err))
+    online_record_t r;
+    if (!online_plan_read (on, &r, err))
         return false;
     if (!r.found) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here (remodel online run first)",
@@ -272,33 +219,42 @@ online_plan_check (online_t *on, bson_error_t *err)
 }
 
 bool
-online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err)
+online_plan_update (online_t *on, const bson_t *update, bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "plans");
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
-    bson_t *set = BCON_NEW ("$set", "{", field, BCON_BOOL (value), "}");
-    bson_t reply;
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->id));
+    bson_t reply = BSON_INITIALIZER;
     bson_iter_t it;
     bson_error_t why;
-    bool ok = mongoc_collection_update_one (c, q, set, NULL, &reply, &why) ||
-              online_fail (on, err, &why, "updating the plan's record");
+    /* The holder of a lease writes only while it holds it. */
+    bool ok = online_lease_check (on, err) &&
+              (mongoc_collection_update_one (c, q, update, NULL, &reply, &why) ||
+               online_fail (on, err, &why, "updating the plan's record"));
     if (ok && !(bson_iter_init_find (&it, &reply, "matchedCount") && bson_iter_as_int64 (&it) == 1)) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here", on->where, on->name);
         ok = false;
     }
     bson_destroy (&reply);
-    bson_destroy (set);
     bson_destroy (q);
     mongoc_collection_destroy (c);
     return ok;
 }
 
 bool
+online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err)
+{
+    bson_t *set = BCON_NEW ("$set", "{", field, BCON_BOOL (value), "}");
+    bool ok = online_plan_update (on, set, err);
+    bson_destroy (set);
+    return ok;
+}
+
+bool
 online_plan_paused (online_t *on, bool *paused, bson_error_t *err)
 {
-    record_t r;
+    online_record_t r;
     *paused = false;
-    if (!record_read (on, &r, err))
+    if (!online_plan_read (on, &r, err))
         return false;
     *paused = r.paused;
     return true;
@@ -307,9 +263,9 @@ online_plan_paused (online_t *on, bool *paused, bson_error_t *err)
 bool
 online_plan_finalized (online_t *on, bool *finalized, bson_error_t *err)
 {
-    record_t r;
+    online_record_t r;
     *finalized = false;
-    if (!record_read (on, &r, err))
+    if (!online_plan_read (on, &r, err))
         return false;
     *finalized = r.finalized;
     return true;
@@ -319,16 +275,14 @@ bool
 online_plan_forget (online_t *on, bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "plans"), *cp = state (on, "checkpoints");
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
-    char prefix[300];
-    bson_t *del;
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->id));
+    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->id));
     bson_error_t why;
-    bool ok;
-    snprintf (prefix, sizeof prefix, "^%s:", on->name);
-    del = BCON_NEW ("_id", "{", "$regex", BCON_UTF8 (prefix), "}");
-    ok = (mongoc_collection_delete_many (cp, del, NULL, NULL, &why) &&
-          mongoc_collection_delete_one (c, q, NULL, NULL, &why)) ||
-         online_fail (on, err, &why, "forgetting the plan's state");
+    /* The lease and its fences stay: the next run's epoch is higher. */
+    bool ok = online_lease_check (on, err) &&
+              ((mongoc_collection_delete_many (cp, del, NULL, NULL, &why) &&
+                mongoc_collection_delete_one (c, q, NULL, NULL, &why)) ||
+               online_fail (on, err, &why, "forgetting the plan's state"));
     bson_destroy (del);
     bson_destroy (q);
     mongoc_collection_destroy (cp);
@@ -340,9 +294,9 @@ static void
 checkpoint_id (online_t *on, const rm_step_t *s, size_t p, char *buf, size_t cap)
 {
     if (p == 0)
-        snprintf (buf, cap, "%s:%zu", on->name, s->index);
+        snprintf (buf, cap, "%s:%zu", on->id, s->index);
     else
-        snprintf (buf, cap, "%s:%zu/%zu", on->name, s->index, p + 1);
+        snprintf (buf, cap, "%s:%zu/%zu", on->id, s->index, p + 1);
 }
 
 bool
@@ -393,9 +347,15 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
     bool ok;
 
     checkpoint_id (on, s, p, id, sizeof id);
-    q = BCON_NEW ("_id", BCON_UTF8 (id));
+    /* Fenced: never over a checkpoint a newer lease epoch wrote (that
+     * upsert meets the _id and fails with a duplicate key). */
+    q = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lte",
+                  BCON_INT64 (on->epoch), "}", "}", "{", "epoch", "{", "$exists", BCON_BOOL (false),
+                  "}", "}", "]");
     bson_init (&set);
     BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
+    BSON_APPEND_UTF8 (&inner, "plan", on->id);
+    BSON_APPEND_INT64 (&inner, "epoch", on->epoch);
     BSON_APPEND_UTF8 (&inner, "digest", on->digest);
     BSON_APPEND_INT64 (&inner, "step", (int64_t) s->index);
     BSON_APPEND_INT64 (&inner, "pass", (int64_t) p + 1);
@@ -403,8 +363,12 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
     BSON_APPEND_UTF8 (&inner, "ns", ns->text);
     BSON_APPEND_UTF8 (&inner, "db", ns->db);
     BSON_APPEND_UTF8 (&inner, "coll", coll);
-    if (last)
+    if (last) {
         BSON_APPEND_VALUE (&inner, "last", last);
+        /* The type bracket too: a resume goes on through the later ones
+         * (online_range.c). */
+        BSON_APPEND_UTF8 (&inner, "lastType", rm_value_type_name (last->value_type));
+    }
     BSON_APPEND_INT64 (&inner, "seen", seen);
     BSON_APPEND_INT64 (&inner, "changed", changed);
     BSON_APPEND_BOOL (&inner, "done", done);
@@ -415,10 +379,13 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
     BSON_APPEND_DATE_TIME (&inner, "started", now_ms ());
     bson_append_document_end (&set, &inner);
     BSON_APPEND_BOOL (&opts, "upsert", true);
-    /* Only the lease holder writes: renewing it checks it is still ours. */
-    ok = online_lease_renew (on, err) &&
+    /* Only the lease holder writes. */
+    ok = online_lease_check (on, err) &&
          (mongoc_collection_update_one (c, q, &set, &opts, NULL, &why) ||
-          online_fail (on, err, &why, "writing a checkpoint"));
+          (why.code == 11000
+               ? (rm_error_set (err, RM_ERR_IO, "%s: plan %s: a newer run wrote this checkpoint; "
+                                "this one lost its lease and stops", on->where, on->name), false)
+               : online_fail (on, err, &why, "writing a checkpoint")));
     bson_destroy (&opts);
     bson_destroy (&set);
     bson_destroy (q);
@@ -453,41 +420,23 @@ print_duration (char *buf, size_t cap, int64_t s)
 int
 online_status (online_t *on, bson_error_t *err)
 {
-    mongoc_collection_t *c = state (on, "checkpoints"), *l = state (on, "leases");
-    char prefix[300];
-    bson_t *q, *opts, *lq;
+    mongoc_collection_t *c = state (on, "checkpoints");
+    bson_t *q, *opts;
     mongoc_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
-    record_t r;
-    const char *holder = NULL;
-    int64_t expires = 0, now = now_ms ();
+    online_record_t r;
+    char holder[200];
+    int64_t left = 0, epoch = 0;
+    bool gone = false;
     int rows = 0;
 
-    if (!record_read (on, &r, err))
+    if (!online_plan_read (on, &r, err) ||
+        !online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, err)) {
+        mongoc_collection_destroy (c);
         return -1;
-    lq = BCON_NEW ("_id", BCON_UTF8 (on->name));
-    cur = mongoc_collection_find_with_opts (l, lq, NULL, NULL);
-    {
-        static char owner[200];
-        bson_iter_t it;
-        if (mongoc_cursor_next (cur, &doc)) {
-            if (bson_iter_init_find (&it, doc, "owner") && BSON_ITER_HOLDS_UTF8 (&it)) {
-                snprintf (owner, sizeof owner, "%s", bson_iter_utf8 (&it, NULL));
-                holder = owner;
-            }
-            if (bson_iter_init_find (&it, doc, "expires") && BSON_ITER_HOLDS_DATE_TIME (&it))
-                expires = bson_iter_date_time (&it);
-        }
     }
-    mongoc_cursor_destroy (cur);
-    bson_destroy (lq);
-    mongoc_collection_destroy (l);
-    if (holder && expires < now)
-        holder = NULL; /* expired: whoever held it is gone */
-
-    snprintf (prefix, sizeof prefix, "^%s:", on->name);
-    q = BCON_NEW ("_id", "{", "$regex", BCON_UTF8 (prefix), "}");
+    q = BCON_NEW ("plan", BCON_UTF8 (on->id));
     opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "pass", BCON_INT32 (1), "}");
     cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
     printf ("%-5s %-14s %-30s %-8s %10s %10s %8s %8s\n", "STEP", "OPERATION", "NAMESPACE",
@@ -519,7 +468,7 @@ online_status (online_t *on, bson_error_t *err)
             snprintf (opname, sizeof opname, "%s/%lld", op, (long long) pass);
         else
             snprintf (opname, sizeof opname, "%s", op);
-        st = done ? "done" : r.paused ? "paused" : holder ? "running" : "stopped";
+        st = done ? "done" : r.paused ? "paused" : *holder && !gone ? "running" : "stopped";
         printf ("%-5lld %-14s %-30s %-8s %10lld %10lld %8lld %8s\n", (long long) step, opname, ns,
                 st, (long long) seen, (long long) changed, (long long) rate, etab);
         rows++;
@@ -539,12 +488,20 @@ online_status (online_t *on, bson_error_t *err)
     if (!rows)
         printf ("(plan %s has not run on %s)\n", on->name, on->where);
     if (r.found)
+        printf ("plan: %s (id %s)\n", on->path, on->id);
+    if (r.found)
         printf ("mode: %s%s%s\n", r.in_place ? "in place" : "side by side",
                 r.paused ? "; paused (remodel online resume)" : "",
                 r.finalized ? "; finalized" : "");
-    if (holder)
-        printf ("lease: held by %s, for %lld s more unless renewed\n", holder,
-                (long long) ((expires - now) / 1000));
+    if (r.switching) {
+        printf ("switch: the %s of the collections was interrupted after %lld of %lld renames\n",
+                r.direction, (long long) r.renamed, (long long) r.renames);
+        printf ("  remodel online finalize %s --writes-stopped completes it; remodel online "
+                "rollback %s undoes it\n", on->o->plan_path, on->o->plan_path);
+    }
+    if (*holder)
+        printf ("lease: held by %s (epoch %lld), for %lld s more unless renewed\n", holder,
+                (long long) epoch, (long long) ((left + 999) / 1000));
     if (*r.error)
         printf ("last error: %s\n", r.error);
     return rows;
@@ -553,8 +510,11 @@ online_status (online_t *on, bson_error_t *err)
 bool
 online_plan_note_error (online_t *on, const char *message)
 {
+    bson_error_t lost;
+    if (!on->lease || !online_lease_check (on, &lost))
+        return false;
     mongoc_collection_t *c = state (on, "plans");
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->name));
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->id));
     bson_t *set = message ? BCON_NEW ("$set", "{", "error", BCON_UTF8 (message), "}")
                           : BCON_NEW ("$unset", "{", "error", BCON_UTF8 (""), "}");
     bool ok = mongoc_collection_update_one (c, q, set, NULL, NULL, NULL);

@@ -36,6 +36,9 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
             bson_error_t *err)
 {
     int64_t differ = 0;
+    /* sync: the results that differ, rewritten together after the check */
+    bool rewrite = pr->mode == ONLINE_SYNC && !j->on->o->dry_run;
+    size_t *redo = rewrite ? bson_malloc ((out->n + 1) * sizeof *redo) : NULL;
     for (size_t k = 0; k < j->p->n_keep; k++) {
         online_writes_t *w = &pr->targets[k];
         bson_t filter = BSON_INITIALIZER, cond, arr;
@@ -43,7 +46,7 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
         const bson_t *doc;
         bson_error_t why;
         uint32_t n = 0;
-        size_t at = 0;
+        size_t at = 0, nr = 0;
         bool ok = true;
 
         online_docs_reset (&pr->found);
@@ -81,12 +84,15 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
             if (r >= 0 && online_same_doc (out, i, &pr->found, (size_t) r))
                 continue;
             differ++;
-            if (pr->mode == ONLINE_SYNC)
-                ok = online_writes_upsert (w, online_doc_bytes (out, i), out->docs[i].len, err);
+            if (rewrite)
+                redo[nr++] = i;
         }
-        if (!ok || !online_writes_flush (w, err))
+        if (!ok || (nr && !online_side_rewrite (w, out, redo, nr, err))) {
+            bson_free (redo);
             return false;
+        }
     }
+    bson_free (redo);
     if (differ)
         online_report_range (j, pr, before, differ, "results missing or different in the target");
     pr->differ += differ;
@@ -189,7 +195,7 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
             !bson_iter_init_find (&id, doc, "_id"))
             continue;
         extra++;
-        if (mode == ONLINE_SYNC)
+        if (mode == ONLINE_SYNC && !on->o->dry_run)
             ok = online_writes_delete (&del, &id, err);
     }
     if (ok && mongoc_cursor_error (cur, &why))
@@ -200,7 +206,7 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
         fprintf (stderr, "remodel: %s: step %zu (%s) %s: %lld documents in %s.%s that no range "
                  "makes (their sources are gone)%s\n", mode == ONLINE_SYNC ? "sync" : "verify",
                  s->index, s->op, ref->text, (long long) extra, ref->db, name,
-                 mode == ONLINE_SYNC ? ": removed" : "");
+                 mode != ONLINE_SYNC ? "" : on->o->dry_run ? ": a sync would remove them" : ": removed");
     *differ += extra;
     bson_destroy (opts);
     mongoc_collection_destroy (c);

@@ -1,8 +1,8 @@
 /* Writing a batch's results (online_batch.h).
  *
- * Side by side: each result inserted into its target, or upserted by _id
- * where it is there already, so a batch written twice leaves the same
- * documents.
+ * Side by side: each result inserted into its target, or deleted and
+ * inserted again where its _id is there already (online_side_rewrite), so
+ * a batch written twice leaves the same documents, byte for byte.
  *
  * In place: for each document that changes, first its backup (the
  * original, and checksums of what remodel read and wrote: backup_update),
@@ -44,6 +44,13 @@ online_writes_flush (online_writes_t *w, bson_error_t *err)
     bool ok;
     if (!w->b)
         return true;
+    /* Fenced: a run that lost its lease sends nothing more. */
+    if (!online_lease_check (w->j->on, err)) {
+        mongoc_bulk_operation_destroy (w->b);
+        w->b = NULL;
+        w->n = 0;
+        return false;
+    }
     ok = mongoc_bulk_operation_execute (w->b, &reply, &why) != 0;
     if (!ok)
         online_fail (w->j->on, err, &why, w->what);
@@ -75,39 +82,19 @@ writes_next (online_writes_t *w, bson_error_t *err)
 }
 
 bool
-online_writes_upsert (online_writes_t *w, const uint8_t *doc, uint32_t len, bson_error_t *err)
-{
-    mongoc_bulk_operation_t *b = writes_next (w, err);
-    bson_t sel, d, opts = BSON_INITIALIZER;
-    bson_error_t why;
-    bool ok;
-    if (!b)
-        return false;
-    if (!online_id_filter (doc, len, &sel) || !bson_init_static (&d, doc, len)) {
-        rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): a result without _id",
-                      w->j->on->where, w->j->s->index, w->j->s->op);
-        bson_destroy (&sel);
-        bson_destroy (&opts);
-        return false;
-    }
-    BSON_APPEND_BOOL (&opts, "upsert", true);
-    ok = mongoc_bulk_operation_replace_one_with_opts (b, &sel, &d, &opts, &why) ||
-         online_fail (w->j->on, err, &why, w->what);
-    bson_destroy (&opts);
-    bson_destroy (&sel);
-    return ok;
-}
-
-bool
 online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err)
 {
     mongoc_bulk_operation_t *b = writes_next (w, err);
-    bson_t sel = BSON_INITIALIZER;
+    bson_t sel = BSON_INITIALIZER, eq;
     bson_error_t why;
     bool ok;
     if (!b)
         return false;
-    bson_append_iter (&sel, "_id", 3, id);
+    /* {$eq: id}: an _id that is a document such as {$gt: 1} is a value
+     * here, not an operator. */
+    BSON_APPEND_DOCUMENT_BEGIN (&sel, "_id", &eq);
+    bson_append_iter (&eq, "$eq", 3, id);
+    bson_append_document_end (&sel, &eq);
     ok = mongoc_bulk_operation_remove_one_with_opts (b, &sel, NULL, &why) ||
          online_fail (w->j->on, err, &why, w->what);
     bson_destroy (&sel);
@@ -119,12 +106,74 @@ online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *e
  * than upserts, which it answers by scanning: BENCHMARKS.md). */
 #define INSERT_CHUNK 1000
 
+/* The most a document can hold (MongoDB's BSONObjectMaxUserSize). A
+ * larger one is refused here, before anything of its batch is written:
+ * servers answer it with an error no retry mends, or (mongo-java-server)
+ * by dropping the connection, which would look transient. */
+#define DOC_MAX 16777216
+
+/* The error for a document of the step too large to store, naming its
+ * namespace and _id; not one to retry. */
+static bool
+too_large (online_job_t *j, const char *ns, const uint8_t *doc, uint32_t len, const char *what,
+           uint64_t size, bson_error_t *err)
+{
+    bson_t sel;
+    char *id;
+    online_id_filter (doc, len, &sel);
+    id = bson_as_relaxed_extended_json (&sel, NULL);
+    rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): %s document %s: %s would be %llu "
+                  "bytes, over the %d a document can hold (16 MiB); nothing of its batch was "
+                  "written", j->on->where, j->s->index, j->s->op, ns, id ? id : "?", what,
+                  (unsigned long long) size, DOC_MAX);
+    bson_free (id);
+    bson_destroy (&sel);
+    j->on->transient = false;
+    return false;
+}
+
+/* Side by side: every result of the batch fits in a document. */
+static bool
+results_fit (online_job_t *j, const online_docs_t *out, bson_error_t *err)
+{
+    for (size_t i = 0; i < out->n; i++)
+        if (out->docs[i].len > DOC_MAX && out->docs[i].keep >= 0)
+            return too_large (j, j->p->keep[out->docs[i].keep]->text, online_doc_bytes (out, i),
+                              out->docs[i].len, "the result", out->docs[i].len, err);
+    return true;
+}
+
+static bool insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx,
+                          size_t from, size_t to, bool rewrite_dups, bson_error_t *err);
+
+bool
+online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
+                     bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t i = 0; i < n; i++)
+        if (out->docs[idx[i]].len > DOC_MAX) /* refused before any is deleted */
+            return too_large (w->j, w->j->p->keep[out->docs[idx[i]].keep]->text,
+                              online_doc_bytes (out, idx[i]), out->docs[idx[i]].len, "the result",
+                              out->docs[idx[i]].len, err);
+    for (size_t i = 0; ok && i < n; i++) {
+        bson_iter_t id;
+        if (rm_doc_field (online_doc_bytes (out, idx[i]), out->docs[idx[i]].len, "_id", 3, &id))
+            ok = online_writes_delete (w, &id, err);
+    }
+    ok = ok && online_writes_flush (w, err);
+    for (size_t from = 0; ok && from < n; from += INSERT_CHUNK)
+        ok = insert_chunk (w, out, idx, from, from + INSERT_CHUNK < n ? from + INSERT_CHUNK : n,
+                           false, err);
+    return ok;
+}
+
 /* Inserts the documents of out whose keep is k, idx[from..to), into
  * w's collection; those whose _id is there already (a batch replayed
- * after a crash, a result sync rewrites) are upserted instead. */
+ * after a crash) are rewritten (online_side_rewrite) when rewrite_dups. */
 static bool
 insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t from,
-              size_t to, bson_error_t *err)
+              size_t to, bool rewrite_dups, bson_error_t *err)
 {
     bson_t opts = BSON_INITIALIZER, reply, d;
     bson_error_t why;
@@ -144,26 +193,32 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
         mongoc_bulk_operation_destroy (b);
         return online_fail (w->j->on, err, &why, "queueing results");
     }
+    if (!online_lease_check (w->j->on, err)) {
+        mongoc_bulk_operation_destroy (b);
+        return false;
+    }
     if (!mongoc_bulk_operation_execute (b, &reply, &why)) {
-        /* Only duplicate keys are expected; each such result is upserted. */
-        bool dups_only = bson_iter_init_find (&it, &reply, "writeErrors") &&
+        /* Only duplicate keys are expected; those results are rewritten. */
+        bool dups_only = rewrite_dups && bson_iter_init_find (&it, &reply, "writeErrors") &&
                          bson_iter_recurse (&it, &e);
-        while (dups_only && ok && bson_iter_next (&e)) {
+        size_t *dups = dups_only ? bson_malloc ((to - from) * sizeof *dups) : NULL, nd = 0;
+        while (dups_only && bson_iter_next (&e)) {
             bson_iter_t f, g;
             int64_t at = -1, code = 0;
             if (bson_iter_recurse (&e, &f) && bson_iter_find (&f, "index"))
                 at = bson_iter_as_int64 (&f);
             if (bson_iter_recurse (&e, &g) && bson_iter_find (&g, "code"))
                 code = bson_iter_as_int64 (&g);
-            if (code != 11000 || at < 0 || from + (size_t) at >= to)
+            if (code != 11000 || at < 0 || from + (size_t) at >= to || nd == to - from)
                 dups_only = false;
             else
-                ok = online_writes_upsert (w, online_doc_bytes (out, idx[from + at]),
-                                           out->docs[idx[from + at]].len, err);
+                dups[nd++] = idx[from + (size_t) at];
         }
-        if (ok && !dups_only)
+        if (dups_only)
+            ok = online_side_rewrite (w, out, dups, nd, err);
+        else
             ok = online_fail (w->j->on, err, &why, w->what);
-        ok = ok && online_writes_flush (w, err);
+        bson_free (dups);
     }
     bson_destroy (&reply);
     mongoc_bulk_operation_destroy (b);
@@ -173,8 +228,9 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
 bool
 online_side_write (online_writes_t *targets, const online_docs_t *out, bson_error_t *err)
 {
-    size_t *idx = bson_malloc ((out->n + 1) * sizeof *idx);
-    bool ok = true;
+    size_t *idx;
+    bool ok = results_fit (targets[0].j, out, err);
+    idx = ok ? bson_malloc ((out->n + 1) * sizeof *idx) : NULL;
     for (size_t k = 0; ok && k < targets[0].j->p->n_keep; k++) {
         size_t n = 0;
         for (size_t i = 0; i < out->n; i++)
@@ -182,7 +238,7 @@ online_side_write (online_writes_t *targets, const online_docs_t *out, bson_erro
                 idx[n++] = i;
         for (size_t from = 0; ok && from < n; from += INSERT_CHUNK)
             ok = insert_chunk (&targets[k], out, idx, from,
-                               from + INSERT_CHUNK < n ? from + INSERT_CHUNK : n, err);
+                               from + INSERT_CHUNK < n ? from + INSERT_CHUNK : n, true, err);
     }
     bson_free (idx);
     return ok;
@@ -372,6 +428,37 @@ queue_write (mongoc_bulk_operation_t *b, const uint8_t *doc, uint32_t len, const
     return mongoc_bulk_operation_replace_one_with_opts (b, &sel, &w, NULL, why);
 }
 
+/* Room in a backup for the checksums later versions add ($addToSet of
+ * read and wrote_all: 11 bytes each), a dozen of each. */
+#define BACKUP_ROOM 264
+
+/* The size of a document's backup (backup_update): {_id, doc: <the
+ * original>, wrote, read: [crc], wrote_all: [crc]}, and BACKUP_ROOM. */
+static uint64_t
+backup_size (const uint8_t *doc, uint32_t len)
+{
+    bson_iter_t it;
+    rm_raw_value_t v;
+    uint64_t id = rm_doc_field (doc, len, "_id", 3, &it) && rm_raw_value_of (&it, &v) ? v.len : 0;
+    return 4 + (1 + 4 + id) + (1 + 4 + (uint64_t) len) + (1 + 6 + 8) + (1 + 5 + 4 + 11 + 1) +
+           (1 + 10 + 4 + 11 + 1) + 1 + BACKUP_ROOM;
+}
+
+/* In place: the document doc becomes want, after its backup; both must
+ * fit in a document, checked before anything of the batch is written. */
+static bool
+inplace_fits (online_job_t *j, const uint8_t *doc, uint32_t len, uint32_t wlen, bson_error_t *err)
+{
+    const char *ns = j->in[j->p->drive]->text;
+    uint64_t backup = backup_size (doc, len);
+    if (wlen > DOC_MAX)
+        return too_large (j, ns, doc, len, "the document as the step makes it", wlen, err);
+    if (backup > DOC_MAX)
+        return too_large (j, ns, doc, len, "its backup (the original and checksums, in the state "
+                          "database)", backup, err);
+    return true;
+}
+
 /* The document whose conditional replace matched nothing: it changed or
  * went since it was read. Read it again and redo it. */
 static bool
@@ -397,10 +484,20 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         r = online_result_of (&ip->again, 0, &ip->again_out, &at);
         if (r < 0 || online_same_doc (&ip->again, 0, &ip->again_out, (size_t) r))
             return true; /* already what the step makes of it */
+        if (!inplace_fits (j, online_doc_bytes (&ip->again, 0), ip->again.docs[0].len,
+                           ip->again_out.docs[r].len, err))
+            return false;
         backup_update (online_doc_bytes (&ip->again, 0), ip->again.docs[0].len,
                        online_doc_bytes (&ip->again_out, (size_t) r), ip->again_out.docs[r].len,
                        &sel, &u);
         BSON_APPEND_BOOL (&up, "upsert", true);
+        done = online_lease_check (j->on, err);
+        if (!done) {
+            bson_destroy (&sel);
+            bson_destroy (&u);
+            bson_destroy (&up);
+            return false;
+        }
         done = mongoc_collection_update_one (ip->backup, &sel, &u, &up, NULL, &why);
         bson_destroy (&sel);
         bson_destroy (&u);
@@ -410,6 +507,8 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         bson_init_static (&cur, online_doc_bytes (&ip->again, 0), ip->again.docs[0].len);
         bson_init_static (&want, online_doc_bytes (&ip->again_out, (size_t) r),
                           ip->again_out.docs[r].len);
+        if (!online_lease_check (j->on, err))
+            return false;
         if (field_update (bson_get_data (&cur), cur.len, bson_get_data (&want), want.len, &u)) {
             done = mongoc_collection_update_one (j->drive, &cur, &u, NULL, &reply, &why);
             bson_destroy (&u);
@@ -448,6 +547,13 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
     size_t at = 0, changed = 0;
     bool ok = true;
 
+    for (size_t i = 0; i < in->n; i++) {
+        ssize_t r = online_result_of (in, i, out, &at);
+        if (r >= 0 && !online_same_doc (in, i, out, (size_t) r) &&
+            !inplace_fits (j, online_doc_bytes (in, i), in->docs[i].len, out->docs[r].len, err))
+            return false;
+    }
+    at = 0;
     online_writes_init (&save, j, ip->backup, "saving the originals");
     online_writes_init (&repl, j, j->drive, "replacing documents");
     /* The originals first (a crash between the two keeps them), then the
