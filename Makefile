@@ -34,7 +34,7 @@ UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps check check-unit check-sanitize demo demo-online install clean bench dumps fuzz fuzz-seeds replays online-crashes
+.PHONY: all deps check check-unit check-sanitize demo demo-online install clean bench dumps fuzz fuzz-seeds replays online-crashes online-lease-campaign
 
 all: $(BUILD)/remodel $(BUILD)/remodel-gen $(BUILD)/remodel-online
 
@@ -117,6 +117,21 @@ online-crashes: all
 	@REMODEL=$(BUILD)/remodel REMODEL_ONLINE_CRASHES=$${CRASHES:-50} bash tests/cli/test_online.sh
 	@REMODEL=$(BUILD)/remodel REMODEL_ONLINE_CRASHES=$${CRASHES:-50} bash tests/cli/test_online_steps.sh
 	@REMODEL=$(BUILD)/remodel REMODEL_ONLINE_CRASHES=$${CRASHES:-50} bash tests/cli/test_compile.sh
+
+# The switch's kill matrix in full (tests/cli/test_online_switch.sh): finalize
+# and rollback killed at every rename and state write of two plans on both
+# servers, FerretDB stopped at each, in place at more points (make check
+# replays a part of it). Fails when any check does.
+.PHONY: online-switch-matrix
+online-switch-matrix: all
+	@REMODEL=$(BUILD)/remodel REMODEL_SWITCH_MATRIX=full bash tests/cli/test_online_switch.sh | tee $(BUILD)/online-switch-matrix.log
+	@! grep -q '^FAIL ' $(BUILD)/online-switch-matrix.log
+
+# The online lease's campaign: on each server, 20 runs racing for an
+# expired lease and 10 holders stalled by SIGSTOP past it (make check runs
+# 5 and 4).
+online-lease-campaign: all
+	@REMODEL=$(BUILD)/remodel REMODEL_LEASE_TRIES=$${TRIES:-20} REMODEL_LEASE_STALLS=$${STALLS:-10} bash tests/cli/test_online_lease.sh
 
 demo: all
 	@scripts/demo.sh $(BUILD)

@@ -86,3 +86,15 @@ online_same() {
         fail "$name" "$(cat "$T/same")"
     fi
 }
+
+# plan_id PLAN: the plan's id on the server (shell-ext/online_names.c): its
+# file's name without .json, at most 40 bytes, each byte other than a
+# letter, digit, - or _ made _, then _ and 12 hex digits of the SHA-1 of
+# its full path. Results are COLL_remodel_ID_STEP, backups COLL_remodel_ID_backup.
+plan_id() {
+    python3 -c 'import hashlib, os, re, sys
+p = os.path.realpath(sys.argv[1]).encode()
+b = os.path.basename(p)
+b = b[:-5] if len(b) > 5 and b.endswith(b".json") else b
+print(re.sub(rb"[^A-Za-z0-9_-]", b"_", b[:40]).decode() + "_" + hashlib.sha1(p).hexdigest()[:12])' "$1"
+}

@@ -28,6 +28,7 @@ cp "$ROOT"/dumps/plans/*.json "$ROOT"/tests/transforms/cases/compile/*.json "$T/
 # compile NAME PLAN ARGS...: the output in $T/c.json, stderr in $T/err.
 compile() { local n=$1; shift; "$REMODEL" compile "$@" >"$T/c.json" 2>"$T/err"; rc=$?; }
 # jq-like reads of the compile output.
+pid() { plan_id "$T/plans/$1.json"; }
 cj() { python3 -c "import json,sys; c=json.load(open('$T/c.json')); print($1)"; }
 
 # ---- compile's output, no server ----
@@ -38,9 +39,9 @@ expect_eq "compile: embed is two pipelines (parents, then the orphans)" \
     "[('people', 8), ('tasks', 4)]"
 expect_eq "compile: each pipeline ends in \$merge into the step's target, replacing by _id" \
     "$(cj "[ p['pipeline'][-1]['\$merge'] for p in c['steps'][0]['passes'] ]")" \
-    "[{'into': {'db': 'crm', 'coll': 'people_remodel_embed-tasks_1'}, 'on': '_id', 'whenMatched': 'replace', 'whenNotMatched': 'insert'}, {'into': {'db': 'crm', 'coll': 'tasks_remodel_embed-tasks_1'}, 'on': '_id', 'whenMatched': 'replace', 'whenNotMatched': 'insert'}]"
+    "[{'into': {'db': 'crm', 'coll': 'people_remodel_$(pid embed-tasks)_1'}, 'on': '_id', 'whenMatched': 'replace', 'whenNotMatched': 'insert'}, {'into': {'db': 'crm', 'coll': 'tasks_remodel_$(pid embed-tasks)_1'}, 'on': '_id', 'whenMatched': 'replace', 'whenNotMatched': 'insert'}]"
 expect_eq "compile: the results map" "$(cj "c['results']['crm.people']['coll'], c['serverVersion']")" \
-    "people_remodel_embed-tasks_1 5.0"
+    "people_remodel_$(pid embed-tasks)_1 5.0"
 
 compile c2 "$T/plans/evolve-people.json"
 expect_eq "compile: a plan with a step no pipeline expresses exits 0" "$rc" 0
@@ -48,7 +49,7 @@ expect_message "compile: extract named with the reason" \
     "remodel: compile: step 1 (extract) runs client-side: an element without an _id of its own gets a deterministic ObjectId"
 expect_eq "compile: extract client-side, the field steps server-side, reading extract's result" \
     "$(cj "[ (s['op'], s['serverSide'], s['passes'][0]['aggregate']['coll'] if s['serverSide'] else '') for s in c['steps'] ]")" \
-    "[('extract', False, ''), ('rename', True, 'people_remodel_evolve-people_1'), ('version', True, 'people_remodel_evolve-people_2')]"
+    "[('extract', False, ''), ('rename', True, 'people_remodel_$(pid evolve-people)_1'), ('version', True, 'people_remodel_$(pid evolve-people)_2')]"
 
 compile c3 "$T/plans/summary.json" --server-version 4.0
 expect_eq "compile --server-version 4.0: \$topN becomes \$sort + \$push + \$slice" \
@@ -170,7 +171,7 @@ if [ -n "$MONGOSH1" ] && [ -x "$MONGOSH1" ]; then
     sleep 4
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
-    done_before=$(python3 -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); d = c.remodel.checkpoints.find_one({"_id": "backfill-logging.json:1"}) or {}; print(d.get("done"), d.get("seen", 0) > 0)' "$uri")
+    done_before=$(python3 -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); d = c.remodel.checkpoints.find_one({"_id": "'"$(pid backfill-logging)"':1"}) or {}; print(d.get("done"), d.get("seen", 0) > 0)' "$uri")
     expect_eq "script: killed mid-run, with a checkpoint part way" "$done_before" "False True"
     "$MONGOSH1" --quiet "$uri" --eval 'var batchSize = 100, owner = "script-test"' "$T/script.js" >"$T/s2" 2>&1
     expect_eq "script: run again, it finishes" "$?" 0

@@ -70,7 +70,7 @@ for kind in $(online_kinds); do
     dump "$T/$kind-1.archive"
     same_as "$kind: the server's documents are remodel run's, byte for byte" "$T/$kind-1.archive"
     expect_eq "$kind: the originals kept in the state database" \
-        "$(state_count backup.plan.json.1):$(state_count backup.plan.json.4)" "98:1000"
+        "$(state_count "backup.$(plan_id "$T/plan.json").1"):$(state_count "backup.$(plan_id "$T/plan.json").4")" "98:1000"
     run_rm online status "$T/plan.json" --uri "$uri"
     expect_eq "$kind: status: every step done, with its counts" \
         "$(awk '/^[0-9]/ { print $1, $2, $3, $4, $5, $6 } /^mode:/ { print }' "$T/out" | tr '\n' '|')" \
@@ -81,15 +81,17 @@ for kind in $(online_kinds); do
     same_as "$kind: a second run does nothing: the same documents" "$T/$kind-2.archive" "$T/$kind-1.archive"
 
     # A changed plan is refused, then started over with --restart.
-    mkdir -p "$T/c"
-    sed 's/"basic"/"gold"/' "$T/plan.json" >"$T/c/plan.json"
-    run_rm online run -q --in-place "$T/c/plan.json" --uri "$uri"
+    # (a plan is known by its file's full path: the same file, edited)
+    cp "$T/plan.json" "$T/plan.orig"
+    sed 's/"basic"/"gold"/' "$T/plan.orig" >"$T/plan.json"
+    run_rm online run -q --in-place "$T/plan.json" --uri "$uri"
     expect_eq "$kind: a changed plan under the same name: refused (exit 2)" "$rc" 2
     expect_message "$kind: ... saying so" "plan plan.json changed since its run began" "--restart starts it over"
-    run_rm online run -q --in-place --restart "$T/c/plan.json" --uri "$uri"
+    run_rm online run -q --in-place --restart "$T/plan.json" --uri "$uri"
     expect_eq "$kind: --restart runs it" "$rc:$(cat "$T/err")" "0:"
     expect_eq "$kind: ... and its set took" "$(python3 -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1]); print(c.crm.people.count_documents({"tier": "gold"}))' "$uri")" 98
+    cp "$T/plan.orig" "$T/plan.json"
 
     # --dry-run on fresh data: counts, writes nothing, keeps no state.
     restore $kind

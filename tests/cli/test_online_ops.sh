@@ -31,6 +31,7 @@ cp "$ROOT/dumps/plans/backfill-logging.json" "$T/plans/backfill.json"
 
 same() { online_same "$@"; }
 online() { run_rm online "$1" -q "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
+pid() { plan_id "$T/plans/$1.json"; }
 pyq() { python3 -c "import pymongo, sys
 db = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
 $1" "$uri"; }
@@ -64,19 +65,19 @@ for kind in $(online_kinds); do
     "$MONGODUMP" --uri "$uri" --db crm --archive="$T/$kind-crm1.archive" --quiet
     "$REMODEL" run -q "$T/plans/embed.json" --from "$T/$kind-crm1.archive" --to "$T/$kind-embed1.archive"
     same "$kind: after sync, the results are remodel run's on a dump taken after the writer stopped" \
-        "$T/$kind-embed1.archive" crm.people=people_remodel_embed_1 crm.tasks=tasks_remodel_embed_1
+        "$T/$kind-embed1.archive" crm.people=people_remodel_$(pid embed)_1 crm.tasks=tasks_remodel_$(pid embed)_1
 
     # A tampered result and a stray document.
-    pyq 'db.crm["people_remodel_embed_1"].update_one({}, {"$set": {"tasks": []}})
-db.crm["tasks_remodel_embed_1"].insert_one({"stray": True})'
+    pyq 'db.crm["people_remodel_'"$(pid embed)"'_1"].update_one({}, {"$set": {"tasks": []}})
+db.crm["tasks_remodel_'"$(pid embed)"'_1"].insert_one({"stray": True})'
     online verify embed
     expect_eq "$kind: a tampered result and a stray document: verify exit 1" "$rc" 1
-    expect_message "$kind: ... the stray named as made by no range" "1 documents in crm.tasks_remodel_embed_1 that no range makes"
+    expect_message "$kind: ... the stray named as made by no range" "1 documents in crm.tasks_remodel_$(pid embed)_1 that no range makes"
     online sync embed
     online verify embed
     expect_eq "$kind: ... sync puts them right" "$rc:$(cat "$T/err")" "0:"
     same "$kind: ... the results are remodel run's again" \
-        "$T/$kind-embed1.archive" crm.people=people_remodel_embed_1 crm.tasks=tasks_remodel_embed_1
+        "$T/$kind-embed1.archive" crm.people=people_remodel_$(pid embed)_1 crm.tasks=tasks_remodel_$(pid embed)_1
 
     # finalize, rollback.
     online finalize embed
@@ -94,7 +95,7 @@ db.crm["tasks_remodel_embed_1"].insert_one({"stray": True})'
     same "$kind: after finalize, crm.people and crm.tasks are the new design" \
         "$T/$kind-embed1.archive" crm.people=people crm.tasks=tasks
     same "$kind: ... the originals kept beside them" \
-        "$T/$kind-crm1.archive" crm.people=people_remodel_backup_embed crm.tasks=tasks_remodel_backup_embed
+        "$T/$kind-crm1.archive" crm.people=people_remodel_$(pid embed)_backup crm.tasks=tasks_remodel_$(pid embed)_backup
     online run embed
     expect_eq "$kind: a finalized plan is not run again: exit 2" "$rc" 2
     online rollback embed
@@ -160,7 +161,7 @@ PYEOF
 )" "True True 1"
 
     # pause from another process, then resume.
-    pyq 'db.crm.drop_collection("people_remodel_embed_1"); db.crm.drop_collection("tasks_remodel_embed_1")'
+    pyq 'db.crm.drop_collection("people_remodel_'"$(pid embed)"'_1"); db.crm.drop_collection("tasks_remodel_'"$(pid embed)"'_1")'
     cp "$T/plans/embed.json" "$T/plans/paused.json"
     "$REMODEL" online run -q "$T/plans/paused.json" --uri "$uri" --batch-size 4 --pause-ms 30 >"$T/run.out" 2>"$T/run.err" &
     pid=$!
@@ -168,15 +169,15 @@ PYEOF
     online pause paused
     expect_eq "$kind: pause: exit 0" "$rc" 0
     sleep 1
-    a=$(pyq 'print(db.remodel.checkpoints.find_one({"_id": "paused.json:1"})["seen"])')
+    a=$(pyq 'print(db.remodel.checkpoints.find_one({"_id": "'"$(pid paused)"':1"})["seen"])')
     sleep 1.5
-    b=$(pyq 'print(db.remodel.checkpoints.find_one({"_id": "paused.json:1"})["seen"])')
+    b=$(pyq 'print(db.remodel.checkpoints.find_one({"_id": "'"$(pid paused)"':1"})["seen"])')
     expect_eq "$kind: a paused run reads nothing more" "$a" "$b"
     online resume paused
     wait $pid
     expect_eq "$kind: resumed, the run finishes: exit 0" "$?" 0
     same "$kind: ... with remodel run's result" "$T/$kind-embed1.archive" \
-        crm.people=people_remodel_paused_1 crm.tasks=tasks_remodel_paused_1
+        crm.people=people_remodel_$(pid paused)_1 crm.tasks=tasks_remodel_$(pid paused)_1
 
     # --log-format json and --batch-time.
     cp "$T/plans/embed.json" "$T/plans/logged.json"
@@ -188,13 +189,13 @@ print(all({"step", "op", "pass", "ns", "batch", "ms", "read", "written", "rate"}
       max(l["batch"] for l in lines) > 4, lines[-1]["read"] == 1000 - 0 or lines[-1]["ns"])' "$T/err")" \
         "0:True True crm.tasks"
     same "$kind: ... with remodel run's result" "$T/$kind-embed1.archive" \
-        crm.people=people_remodel_logged_1 crm.tasks=tasks_remodel_logged_1
+        crm.people=people_remodel_$(pid logged)_1 crm.tasks=tasks_remodel_$(pid logged)_1
     # --write-concern reaches the writes; a bad one is refused.
     cp "$T/plans/embed.json" "$T/plans/wc.json"
     online run wc --write-concern majority
     expect_eq "$kind: --write-concern majority: exit 0" "$rc:$(cat "$T/err")" "0:"
     same "$kind: ... with remodel run's result" "$T/$kind-embed1.archive" \
-        crm.people=people_remodel_wc_1 crm.tasks=tasks_remodel_wc_1
+        crm.people=people_remodel_$(pid wc)_1 crm.tasks=tasks_remodel_$(pid wc)_1
     online run wc --write-concern most
     expect_eq "$kind: --write-concern most: refused (exit 2), one line" "$rc:$(grep -c . "$T/err")" "2:1"
     "$SERVER" stop "$T/$kind" >/dev/null 2>&1
@@ -218,7 +219,7 @@ done
         "$rrc:$(grep -c 'retrying in' "$T/run.err" | awk '{ print ($1 > 0) }')" "0:1"
     [ $rrc == 0 ] || tail -n 3 "$T/run.err" >&2
     same "ferretdb restarted mid-run: remodel run's result" "$T/embed0.archive" \
-        crm.people=people_remodel_embed_1 crm.tasks=tasks_remodel_embed_1
+        crm.people=people_remodel_$(pid embed)_1 crm.tasks=tasks_remodel_$(pid embed)_1
     "$SERVER" stop "$T/restart" >/dev/null 2>&1
     run_rm online run "$T/plans/embed.json" --uri "$uri" --retry-for 2
     expect_eq "a server that stays down: the run gives up after --retry-for, exit 1" "$rc" 1

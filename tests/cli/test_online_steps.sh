@@ -103,6 +103,7 @@ done
 # same NAME PLAN NS=COLL...: the server's collections are PLAN's offline result.
 same() { online_same "$1" "$T/$2.archive" "${@:3}"; }
 online() { run_rm online run -q "$T/plans/$1.json" --uri "$uri" "${@:2}"; }
+pid() { plan_id "$T/plans/$1.json"; }
 
 for kind in $(online_kinds); do
     online_start "$kind" "$T/$kind" || continue
@@ -120,7 +121,7 @@ for kind in $(online_kinds); do
     online embed-tasks
     expect_eq "$kind: a join without its index: refused (exit 2), nothing written" \
         "$rc:$(python3 -c 'import pymongo, sys
-print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people_remodel_embed-tasks_1"))' "$uri")" "2:0"
+print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people_remodel_'"$(pid embed-tasks)"'_1"))' "$uri")" "2:0"
     expect_message "$kind: ... naming the index to create" \
         'step 1 (embed): crm.tasks has no index on "owner"' \
         'db.getSiblingDB("crm").getCollection("tasks").createIndex({"owner": 1})'
@@ -128,34 +129,34 @@ print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people
     online embed-tasks --create-indexes --batch-size 7
     expect_eq "$kind: embed (parent references), side by side: exit 0" "$rc:$(cat "$T/err")" "0:"
     same "$kind: embed: people with their tasks, the orphan tasks left, as remodel run" embed-tasks \
-        crm.people=people_remodel_embed-tasks_1 crm.tasks=tasks_remodel_embed-tasks_1
+        crm.people=people_remodel_$(pid embed-tasks)_1 crm.tasks=tasks_remodel_$(pid embed-tasks)_1
     if [ $kind != ferretdb ]; then
         online embed-parts --batch-size 9
         same "$kind: embed (child references, keepSource): as remodel run" embed-parts \
-            catalog.products=products_remodel_embed-parts_1
+            catalog.products=products_remodel_$(pid embed-parts)_1
     fi
     online outlier --create-indexes --batch-size 6
     same "$kind: embed with outlier overflow and countAs: posts, orphans, overflow pages as remodel run" outlier \
-        blog.posts=posts_remodel_outlier_1 blog.comments=comments_remodel_outlier_1 \
-        blog.posts_comments_overflow=posts_comments_overflow_remodel_outlier_1
+        blog.posts=posts_remodel_$(pid outlier)_1 blog.comments=comments_remodel_$(pid outlier)_1 \
+        blog.posts_comments_overflow=posts_comments_overflow_remodel_$(pid outlier)_1
     online students --create-indexes --batch-size 25
     same "$kind: embed of shared children (many-to-many by an array of ids): as remodel run" students \
-        school.students=students_remodel_students_1
+        school.students=students_remodel_$(pid students)_1
     online evolve --batch-size 11
     same "$kind: extract, then field steps reading its result: as remodel run" evolve \
-        crm.people=people_remodel_evolve_4 crm.addresses=addresses_remodel_evolve_3
+        crm.people=people_remodel_$(pid evolve)_4 crm.addresses=addresses_remodel_$(pid evolve)_3
     online denorm --batch-size 100
     same "$kind: denormalize, side by side: as remodel run" denorm \
-        logging.logmsg=logmsg_remodel_denorm_1
+        logging.logmsg=logmsg_remodel_$(pid denorm)_1
     online summary --create-indexes --batch-size 3
     same "$kind: summarize (\$count, \$max, \$addToSet, \$topN), side by side: as remodel run" summary \
-        logging.hosts=hosts_remodel_summary_1
+        logging.hosts=hosts_remodel_$(pid summary)_1
     online unbucket --batch-size 5
     same "$kind: unbucketize (keepSource false): the readings back, the buckets emptied, as remodel run" unbucket \
-        iot.readings2=readings2_remodel_unbucket_1 iot.buckets=buckets_remodel_unbucket_1
+        iot.readings2=readings2_remodel_$(pid unbucket)_1 iot.buckets=buckets_remodel_$(pid unbucket)_1
     online atlas --create-indexes --batch-size 40
     same "$kind: the Atlas sample's customers with their accounts (accounts.account_id): as remodel run" atlas \
-        sample_analytics.customers=customers_remodel_atlas_1
+        sample_analytics.customers=customers_remodel_$(pid atlas)_1
     # Two results with one _id: an error naming both, never an overwrite.
     python3 -c 'import pymongo, sys
 db = pymongo.MongoClient(sys.argv[1]).dup
@@ -166,7 +167,7 @@ db.x.insert_many([{"_id": 1, "items": [{"_id": 5, "v": 1}]}, {"_id": 2, "items":
     expect_message "$kind: ... naming both" \
         'step 1 (extract): two results for dup.items with one _id ({ "_id" : 5, "v" : 1, "x_id" : 1 } and { "_id" : 5, "v" : 2, "x_id" : 3 })'
     expect_eq "$kind: ... the first not overwritten" "$(python3 -c 'import pymongo, sys
-print(pymongo.MongoClient(sys.argv[1]).dup["items_remodel_dup_1"].find_one({"_id": 5})["v"])' "$uri")" 1
+print(pymongo.MongoClient(sys.argv[1]).dup["items_remodel_'"$(pid dup)"'_1"].find_one({"_id": 5})["v"])' "$uri")" 1
     "$MONGODUMP" --uri "$uri" --archive="$T/$kind-after.archive" --quiet
     same_sources=$(python3 - "$T/$kind-sources.archive" "$T/$kind-after.archive" <<'PYEOF'
 import sys, rmlib
@@ -186,7 +187,7 @@ PYEOF
     expect_eq "$kind: --in-place run again: nothing to do" "$rc:$(cat "$T/err")" "0:"
     online bucket --batch-size 200
     same "$kind: bucketize (series by series of the metaField), side by side: as remodel run" bucket \
-        iot.buckets=buckets_remodel_bucket_1 iot.readings=readings_remodel_bucket_1
+        iot.buckets=buckets_remodel_$(pid bucket)_1 iot.readings=readings_remodel_$(pid bucket)_1
     # The readings again, with some a bucket cannot take (no time, a string).
     python3 -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1])
@@ -198,7 +199,7 @@ c.iotx.readings.insert_many(docs)' "$uri"
     "$REMODEL" run -q "$T/plans/buckets2.json" --from "$T/$kind-iotx.archive" --to "$T/buckets2.archive"
     online buckets2 --batch-size 150
     same "$kind: bucketize with stats, maxCount and onInvalid: as remodel run" buckets2 \
-        iotx.buckets2=buckets2_remodel_buckets2_1 iotx.bad=bad_remodel_buckets2_1
+        iotx.buckets2=buckets2_remodel_$(pid buckets2)_1 iotx.bad=bad_remodel_$(pid buckets2)_1
     run_rm online run "$T/plans/bucket-multi.json" --uri "$uri"
     expect_eq "$kind: bucketize by several metaFields online: refused (exit 2), saying why" \
         "$rc:$(grep -c 'bucketize by several metaFields runs offline only' "$T/err")" "2:1"
@@ -208,12 +209,12 @@ c.iotx.readings.insert_many(docs)' "$uri"
     for ((i = 1; i <= CRASHES; i++)); do
         mode=() ex=()
         case $((i % 6)) in
-        1) p=embed-tasks db=crm map="crm.people=people_remodel_crash${i}_1 crm.tasks=tasks_remodel_crash${i}_1" ;;
-        2) p=evolve db=crm map="crm.people=people_remodel_crash${i}_4 crm.addresses=addresses_remodel_crash${i}_3" ;;
-        3) p=bucket db=iot ex=(--excludeCollection buckets) map="iot.buckets=buckets_remodel_crash${i}_1 iot.readings=readings_remodel_crash${i}_1" ;;
-        4) p=summary db=logging map="logging.hosts=hosts_remodel_crash${i}_1" ;;
+        1) p=embed-tasks db=crm map="crm.people=people_remodel_$(pid crash${i})_1 crm.tasks=tasks_remodel_$(pid crash${i})_1" ;;
+        2) p=evolve db=crm map="crm.people=people_remodel_$(pid crash${i})_4 crm.addresses=addresses_remodel_$(pid crash${i})_3" ;;
+        3) p=bucket db=iot ex=(--excludeCollection buckets) map="iot.buckets=buckets_remodel_$(pid crash${i})_1 iot.readings=readings_remodel_$(pid crash${i})_1" ;;
+        4) p=summary db=logging map="logging.hosts=hosts_remodel_$(pid crash${i})_1" ;;
         5) p=backfill db=logging map="logging.logmsg=logmsg logging.hosts=hosts" mode=(--in-place) ;;
-        0) p=outlier db=blog map="blog.posts=posts_remodel_crash${i}_1 blog.comments=comments_remodel_crash${i}_1 blog.posts_comments_overflow=posts_comments_overflow_remodel_crash${i}_1" ;;
+        0) p=outlier db=blog map="blog.posts=posts_remodel_$(pid crash${i})_1 blog.comments=comments_remodel_$(pid crash${i})_1 blog.posts_comments_overflow=posts_comments_overflow_remodel_$(pid crash${i})_1" ;;
         esac
         # The reference: remodel run on the data as it is now.
         "$MONGODUMP" --uri "$uri" --db $db "${ex[@]}" --archive="$T/ref-src.archive" --quiet
