@@ -98,6 +98,12 @@ db.crm["tasks_remodel_'"$(pid embed)"'_1"].insert_one({"stray": True})'
         "$T/$kind-crm1.archive" crm.people=people_remodel_$(pid embed)_backup crm.tasks=tasks_remodel_$(pid embed)_backup
     online run embed
     expect_eq "$kind: a finalized plan is not run again: exit 2" "$rc" 2
+    for c in sync verify; do
+        online $c embed
+        expect_eq "$kind: $c after finalize: refused (exit 2), saying it is finalized, no result recreated" \
+            "$rc:$(grep -c 'plan embed.json is finalized' "$T/err"):$(pyq 'print(sorted(n for n in db.crm.list_collection_names() if n.endswith("_1")))')" \
+            "2:1:[]"
+    done
     online rollback embed
     expect_eq "$kind: rollback after finalize: exit 0" "$rc" 0
     same "$kind: ... the original collections back, byte for byte" \
@@ -110,10 +116,17 @@ db.crm["tasks_remodel_'"$(pid embed)"'_1"].insert_one({"stray": True})'
     # A write that slips in after finalize's last sync, before the switch:
     # reported after the renames (exit 1), and rollback swaps back.
     online run embed
-    REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=4000 "$REMODEL" online finalize -q "$T/plans/embed.json" \
+    REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=6000 "$REMODEL" online finalize -q "$T/plans/embed.json" \
         --uri "$uri" --writes-stopped >/dev/null 2>"$T/fin.err" &
     pid=$!
     for ((w = 0; w < 200; w++)); do grep -q "pausing" "$T/fin.err" && break; sleep 0.1; done
+    # finalize holds the plan's lease from its sync to its end: a rollback
+    # (or a sync) in its window is refused and changes nothing.
+    online rollback embed
+    expect_eq "$kind: rollback while finalize is between its sync and its switch: refused (exit 2), naming the holder" \
+        "$rc:$(grep -c 'is being run by' "$T/err")" "2:1"
+    online sync embed
+    expect_eq "$kind: ... sync too" "$rc:$(grep -c 'is being run by' "$T/err")" "2:1"
     pyq 'db.crm.tasks.insert_one({"_id": "slipped in", "owner": db.crm.people.find_one()["_id"]})'
     wait $pid
     expect_eq "$kind: a write after finalize's last sync: exit 1, reported" \
