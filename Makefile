@@ -1,6 +1,8 @@
-# remodel: make builds build/remodel; make check runs every test; make demo
-# runs the main job on the shipped sample dump. Missing Debian packages are
-# installed first by scripts/install-deps.sh.
+# remodel: make builds build/remodel (and build/remodel-online where
+# libmongoc is installed); make check runs every test; make demo runs the
+# main job on the shipped sample dump. make deps installs the missing Debian
+# packages (scripts/install-deps.sh); check, demo and demo-online call it
+# first, a plain make does not.
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -27,6 +29,9 @@ CLI_SRC  = $(wildcard migrate/*.c)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 GEN_SRC  = $(wildcard dumps/generator/*.c)
 HEADERS  = $(wildcard include/remodel/*.h common/*/*.h migrate/*.h shell-ext/*.h tests/unit/*.h)
+# Each object's headers, as the compiler found them (-MMD): a header's
+# change rebuilds what includes it, and only that.
+DEPFLAGS = -MMD -MP
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -34,16 +39,28 @@ UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps check check-unit check-sanitize demo demo-online install clean bench dumps fuzz fuzz-seeds replays online-crashes online-lease-campaign
+.PHONY: FORCE all deps unit check check-unit check-cli check-online demo demo-online install uninstall \
+        clean bench dumps fuzz replays online-crashes online-lease-campaign online-switch-matrix \
+        bench-online bench-server-side bench-analyze
 
-all: $(BUILD)/remodel $(BUILD)/remodel-gen $(BUILD)/remodel-online
+# The online companion is the only program that needs libmongoc: without
+# it the rest builds, and make says what is missing.
+HAVE_MONGOC = $(shell pkg-config --exists libmongoc-1.0 && echo yes)
+ONLINE_BIN  = $(if $(HAVE_MONGOC),$(BUILD)/remodel-online,online-missing)
+
+all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN)
+
+FORCE:
+
+online-missing:
+	@echo "make: libmongoc-1.0 not found (pkg-config): build/remodel-online, the online companion, not built; make deps installs it (libmongoc-dev)" >&2
 
 deps:
 	@scripts/install-deps.sh
 
-$(BUILD)/%.o: %.c $(HEADERS) | deps
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libremodel.a: $(LIB_OBJ)
 	@rm -f $@
@@ -52,9 +69,9 @@ $(BUILD)/libremodel.a: $(LIB_OBJ)
 $(BUILD)/remodel: $(CLI_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libremodel.a $(LIBS_ALL)
 
-$(BUILD)/shell-ext/%.o: shell-ext/%.c $(HEADERS) | deps
+$(BUILD)/shell-ext/%.o: shell-ext/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags libmongoc-1.0) -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) $(shell pkg-config --cflags libmongoc-1.0) -c $< -o $@
 
 $(BUILD)/remodel-online: $(ONLINE_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(ONLINE_OBJ) $(BUILD)/libremodel.a $(shell pkg-config --libs libmongoc-1.0) $(LIBS_ALL)
@@ -62,15 +79,25 @@ $(BUILD)/remodel-online: $(ONLINE_OBJ) $(BUILD)/libremodel.a
 $(BUILD)/remodel-gen: $(GEN_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(GEN_OBJ) $(BUILD)/libremodel.a $(LIBS_ALL)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libremodel.a $(HEADERS)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libremodel.a $(LIBS_ALL)
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(BUILD)/libremodel.a $(LIBS_ALL)
+
+# pkg-config's description of the installed library and headers (the
+# library is static only, so what it links is required outright), made
+# anew each time: it holds PREFIX.
+$(BUILD)/remodel.pc: FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	    'Name: remodel' 'Description: MongoDB schema migrations over mongodump output (the core of remodel)' \
+	    'Version: 0.1' 'Requires: $(PKGS)' 'Libs: -L$${libdir} -lremodel -lpthread -lm' \
+	    'Cflags: -I$${includedir}' >$@
 
 unit: $(UNIT_BIN)
 
 # make build/bench_bsoncheck; build/bench_bsoncheck ARCHIVE [ROUNDS]
-$(BUILD)/bench_bsoncheck: tests/bench/bench_bsoncheck.c $(BUILD)/libremodel.a $(HEADERS)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/libremodel.a $(LIBS_ALL)
+$(BUILD)/bench_bsoncheck: tests/bench/bench_bsoncheck.c $(BUILD)/libremodel.a
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(BUILD)/libremodel.a $(LIBS_ALL)
 
 # Fuzz harnesses (tests/fuzz/): one per parser, each a LLVMFuzzerTestOneInput.
 # A corpus is NAME:HARNESS; the reader harness runs over four corpora.
@@ -105,11 +132,28 @@ fuzz:
 # Everything: unit tests, command-line and fixture tests, peer-tool tests,
 # then the unit and fixture tests again under ASan and UBSan, and the fuzz
 # corpus and crash inputs replayed under them.
-check: all unit
+# make check T=NAME runs only the suites whose name holds NAME (T=online:
+# every test_online*); check-unit, check-cli and check-online run a part.
+check: deps
+	@$(MAKE) --no-print-directory all unit
 	@$(MAKE) --no-print-directory BUILD=build/sanitize \
 	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    build/sanitize/remodel unit replays
-	@tests/run.sh $(BUILD) build/sanitize
+	@RUN_ONLY="$(T)" tests/run.sh $(BUILD) build/sanitize
+
+check-unit: deps
+	@$(MAKE) --no-print-directory all unit
+	@RUN_PARTS=unit RUN_ONLY="$(T)" tests/run.sh $(BUILD)
+
+check-cli: deps
+	@$(MAKE) --no-print-directory all
+	@RUN_PARTS=cli RUN_ONLY="$(T)" tests/run.sh $(BUILD)
+
+# The suites that start a server (tests/cli/test_online*, test_compile*,
+# test_servers).
+check-online: deps
+	@$(MAKE) --no-print-directory all
+	@RUN_PARTS=online RUN_ONLY="$(T)" tests/run.sh $(BUILD)
 
 # The online mode's kill -9 campaign: many random kills per server, client-
 # and server-side (make check replays four, and three server-side).
@@ -122,7 +166,6 @@ online-crashes: all
 # and rollback killed at every rename and state write of two plans on both
 # servers, FerretDB stopped at each, in place at more points (make check
 # replays a part of it). Fails when any check does.
-.PHONY: online-switch-matrix
 online-switch-matrix: all
 	@REMODEL=$(BUILD)/remodel REMODEL_SWITCH_MATRIX=full bash tests/cli/test_online_switch.sh | tee $(BUILD)/online-switch-matrix.log
 	@! grep -q '^FAIL ' $(BUILD)/online-switch-matrix.log
@@ -133,11 +176,13 @@ online-switch-matrix: all
 online-lease-campaign: all
 	@REMODEL=$(BUILD)/remodel REMODEL_LEASE_TRIES=$${TRIES:-20} REMODEL_LEASE_STALLS=$${STALLS:-10} bash tests/cli/test_online_lease.sh
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh $(BUILD)
 
 # The online companion end to end against a throwaway local FerretDB.
-demo-online: all
+demo-online: deps
+	@$(MAKE) --no-print-directory all
 	@scripts/demo_online.sh $(BUILD)
 
 dumps: $(BUILD)/remodel-gen $(BUILD)/remodel
@@ -147,7 +192,6 @@ bench: all
 	@scripts/bench.sh $(BUILD)
 
 # The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode").
-.PHONY: bench-online bench-server-side bench-analyze
 # remodel analyze's MB/s next to remodel inspect's (BENCHMARKS.md, "remodel analyze").
 bench-analyze: all
 	@scripts/bench_analyze.sh $(BUILD)
@@ -161,12 +205,26 @@ bench-online: all
 	@tests/peers/install.sh >/dev/null
 	@scripts/bench_online.sh $(BUILD)
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/remodel
+PUBLIC_HEADERS = $(notdir $(wildcard include/remodel/*.h))
+
+install: all $(BUILD)/remodel.pc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/remodel
 	install -m 755 $(BUILD)/remodel $(DESTDIR)$(PREFIX)/bin/remodel
-	install -m 755 $(BUILD)/remodel-online $(DESTDIR)$(PREFIX)/bin/remodel-online
+	$(if $(HAVE_MONGOC),install -m 755 $(BUILD)/remodel-online $(DESTDIR)$(PREFIX)/bin/remodel-online)
 	install -m 644 $(BUILD)/libremodel.a $(DESTDIR)$(PREFIX)/lib/libremodel.a
+	install -m 644 $(BUILD)/remodel.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/remodel.pc
 	install -m 644 include/remodel/*.h $(DESTDIR)$(PREFIX)/include/remodel/
+
+# What install put there, and nothing else (the include folder only once
+# empty).
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/remodel $(DESTDIR)$(PREFIX)/bin/remodel-online \
+	    $(DESTDIR)$(PREFIX)/lib/libremodel.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/remodel.pc \
+	    $(PUBLIC_HEADERS:%=$(DESTDIR)$(PREFIX)/include/remodel/%)
+	-rmdir $(DESTDIR)$(PREFIX)/include/remodel 2>/dev/null
 
 clean:
 	rm -rf build
+
+# The headers each object and program was built from (DEPFLAGS).
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

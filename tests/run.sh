@@ -3,6 +3,9 @@
 #   tests/run.sh BUILD [SANITIZE_BUILD]
 # Unit suites are programs in BUILD/tests; command-line suites are
 # tests/cli/*.sh, run with REMODEL=BUILD/remodel. Each prints PASS/FAIL lines.
+# RUN_PARTS (default all): unit, cli (every command-line suite) or online
+# (those that start a server: test_online*, test_compile*, test_servers).
+# RUN_ONLY: only the suites whose name holds it (make check T=NAME).
 set -u
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -10,7 +13,21 @@ sanbuild=${2:-}
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
+parts=${RUN_PARTS:-all}
+only=${RUN_ONLY:-}
 suites=0
+# wanted PART NAME: whether the suite NAME of PART is to run.
+wanted() {
+    case $parts in
+        all) ;;
+        unit) [ "$1" == unit ] || return 1 ;;
+        cli) [ "$1" == cli ] || return 1 ;;
+        online) [ "$1" == cli ] || return 1
+                case $2 in test_online* | test_compile* | test_servers) ;; *) return 1 ;; esac ;;
+        *) echo "tests/run.sh: RUN_PARTS is unit, cli or online, not $parts" >&2; exit 2 ;;
+    esac
+    [ -z "$only" ] || [[ $2 == *"$only"* ]]
+}
 run_suite() { # NAME COMMAND...
     local name=$1; shift
     suites=$((suites + 1))
@@ -30,27 +47,28 @@ run_suite() { # NAME COMMAND...
 }
 
 # Peer tools (bsondump, mongorestore, a server) are installed once and cached.
-if [ -x tests/peers/install.sh ]; then
+if [ "$parts" != unit ] && [ -x tests/peers/install.sh ]; then
     tests/peers/install.sh >"$log/peers" 2>&1 || { echo "peer install failed:"; tail -30 "$log/peers"; }
     [ -f tests/peers/env.sh ] && . tests/peers/env.sh
 fi
 
 for t in "$build"/tests/test_*; do
-    [ -x "$t" ] && run_suite "unit $(basename "$t")" "$t"
+    [ -x "$t" ] && wanted unit "$(basename "$t")" && run_suite "unit $(basename "$t")" "$t"
 done
 for t in tests/cli/test_*.sh; do
-    [ -f "$t" ] && run_suite "cli $(basename "$t" .sh)" env REMODEL="$build/remodel" bash "$t"
+    [ -f "$t" ] && wanted cli "$(basename "$t" .sh)" &&
+        run_suite "cli $(basename "$t" .sh)" env REMODEL="$build/remodel" bash "$t"
 done
 if [ -n "$sanbuild" ]; then
     for t in "$sanbuild"/tests/test_*; do
-        [ -x "$t" ] && run_suite "asan+ubsan unit $(basename "$t")" "$t"
+        [ -x "$t" ] && wanted unit "$(basename "$t")" && run_suite "asan+ubsan unit $(basename "$t")" "$t"
     done
     for t in tests/cli/test_fixtures.sh tests/cli/test_errors.sh tests/cli/test_transforms.sh \
              tests/cli/test_names.sh tests/cli/test_plan_errors.sh tests/cli/test_outputs.sh \
              tests/cli/test_diff.sh tests/cli/test_preview.sh tests/cli/test_stops.sh \
              tests/cli/test_memory.sh tests/cli/test_checks.sh tests/cli/test_roundtrip.sh \
              tests/cli/test_analyze.sh tests/cli/test_analyze_patterns.sh; do
-        [ -f "$t" ] && run_suite "asan+ubsan cli $(basename "$t" .sh)" \
+        [ -f "$t" ] && wanted cli "$(basename "$t" .sh)" && run_suite "asan+ubsan cli $(basename "$t" .sh)" \
             env REMODEL="$sanbuild/remodel" REMODEL_SANITIZE=1 bash "$t"
     done
 fi
@@ -60,11 +78,12 @@ fi
 if [ -n "$sanbuild" ]; then
     for pair in archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata; do
         name=${pair%%:*} harness=${pair#*:}
-        [ -x "$sanbuild/fuzz-replay/$harness" ] && run_suite "asan+ubsan fuzz replay $name" \
+        [ -x "$sanbuild/fuzz-replay/$harness" ] && wanted unit "fuzz_$name" && run_suite "asan+ubsan fuzz replay $name" \
             "$sanbuild/fuzz-replay/$harness" "$name" tests/fuzz/corpus/"$name" tests/fuzz/crashes/"$name"
     done
 fi
 
+[ $suites -gt 0 ] || echo "tests/run.sh: no suite of part $parts matches '$only'" >&2
 passed=$(awk '{ n += $1 } END { print n + 0 }' "$log/passes" 2>/dev/null)
 failed=$(awk '{ n += $1 } END { print n + 0 }' "$log/fails" 2>/dev/null)
 passed=${passed:-0}; failed=${failed:-0}

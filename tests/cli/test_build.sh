@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The build as a user or a packager meets it (issue 22, "Build"), on the
+# build directory that holds $REMODEL (already built: nothing recompiles):
+#  - a plain make runs no installer;
+#  - a header's change rebuilds what includes it, not everything (-MMD);
+#  - make install DESTDIR=... PREFIX=/usr puts the commands, the library,
+#    the headers and remodel.pc there; a program built with pkg-config's
+#    flags from that remodel.pc links and computes the CRC-64 check value;
+#    make uninstall leaves no file behind;
+#  - without libmongoc, make builds the rest and names what it left out.
+#   REMODEL=build/remodel bash tests/cli/test_build.sh
+. "$(dirname "$0")/lib.sh"
+B=$(dirname "$REMODEL")
+B=${B#"$ROOT"/} # as make names it there: the objects' .d files say build/...
+mk() { make --no-print-directory -C "$ROOT" BUILD="$B" "$@"; }
+
+out=$(mk -n all 2>&1)
+expect_eq "make -n all: up to date, no installer run" \
+    "$(grep -c 'install-deps' <<<"$out"):$(grep -c '^cc ' <<<"$out")" "0:0"
+
+# -W: as if the header had just changed.
+out=$(mk -n -W include/remodel/crc64.h all 2>&1)
+objs=$(cd "$ROOT" && find "$B/common" "$B/migrate" -name "*.o" | wc -l)
+n=$(grep -c '^cc .* -c ' <<<"$out")
+expect_eq "crc64.h changed: crc64.c recompiled, not every object ($n of $objs)" \
+    "$(grep -c 'common/base/crc64.c' <<<"$out"):$([ "$n" -gt 0 ] && [ "$n" -lt "$objs" ] && echo fewer)" "1:fewer"
+
+D=$T/dest
+mk -s install DESTDIR="$D" PREFIX=/usr >"$T/out" 2>"$T/err"
+expect_eq "make install DESTDIR PREFIX=/usr: exit 0" "$?" 0
+want="bin/remodel bin/remodel-online lib/libremodel.a lib/pkgconfig/remodel.pc"
+for h in "$ROOT"/include/remodel/*.h; do want="$want include/remodel/$(basename "$h")"; done
+got=$(cd "$D/usr" && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ')
+expect_eq "... the commands, the library, remodel.pc and every public header, nothing else" \
+    "$got" "$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ')"
+expect_eq "... remodel.pc names PREFIX" "$(grep -c '^prefix=/usr$' "$D/usr/lib/pkgconfig/remodel.pc")" 1
+cat >"$T/crc.c" <<'EOF'
+#include <stdio.h>
+#include <remodel/crc64.h>
+int main (void)
+{
+    printf ("%016llx\n", (unsigned long long) rm_crc64_update (0, "123456789", 9));
+    return 0;
+}
+EOF
+flags=$(PKG_CONFIG_SYSROOT_DIR=$D PKG_CONFIG_PATH=$D/usr/lib/pkgconfig pkg-config --cflags --libs remodel)
+# shellcheck disable=SC2086
+cc -o "$T/crc" "$T/crc.c" $flags 2>"$T/err"
+expect_eq "a program built with pkg-config --cflags --libs remodel: links, gives the CRC-64 check value" \
+    "$("$T/crc" 2>&1)" "995dc9bbdf1939fa"
+mk -s uninstall DESTDIR="$D" PREFIX=/usr >"$T/out" 2>"$T/err"
+expect_eq "make uninstall: exit 0, no file left" "$?:$(find "$D" -type f | wc -l)" "0:0"
+
+out=$(mk HAVE_MONGOC= all 2>&1)
+expect_eq "without libmongoc: make exits 0, saying what it left out" \
+    "$?:$(grep -c 'libmongoc-1.0 not found (pkg-config): build/remodel-online, the online companion, not built' <<<"$out")" "0:1"
