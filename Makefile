@@ -14,11 +14,16 @@ PKGS     = libbson-1.0 libarchive libzstd zlib
 OPT     ?= -O2 -g
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -Wstrict-prototypes
 # Recursive (=) so pkg-config runs only after the deps step installed it all.
-# The core's layers, each a folder of common/ (README.md, "Layout"); their
-# private headers are included by bare name.
+# The core's layers, each a folder of common/ (README.md, "Layout"), lowest
+# first; their private headers are included by bare name. A layer sees its
+# own and those of the layers below it, never one above (the compiler
+# refuses the leak); the programs see only include/ and their own folder;
+# the unit tests see every layer (they test the internals).
 CORE_DIRS = base bson dump sort accum engine analyze
 CORE_INC  = $(CORE_DIRS:%=-Icommon/%)
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude $(CORE_INC) \
+layers_upto = $(if $(filter $(1),$(firstword $(2))),-Icommon/$(1),-Icommon/$(firstword $(2)) $(call layers_upto,$(1),$(wordlist 2,99,$(2))))
+$(foreach L,$(CORE_DIRS),$(eval $(BUILD)/common/$(L)/%.o: LAYER_INC = $(call layers_upto,$(L),$(CORE_DIRS))))
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude $(LAYER_INC) \
              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS) $(EXTRA_CFLAGS)
 LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDFLAGS) $(EXTRA_LDFLAGS)
 
@@ -79,6 +84,7 @@ $(BUILD)/remodel-online: $(ONLINE_OBJ) $(BUILD)/libremodel.a
 $(BUILD)/remodel-gen: $(GEN_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(GEN_OBJ) $(BUILD)/libremodel.a $(LIBS_ALL)
 
+$(BUILD)/tests/%: LAYER_INC = $(CORE_INC)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(BUILD)/libremodel.a $(LIBS_ALL)

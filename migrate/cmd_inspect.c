@@ -5,6 +5,7 @@
 
 #include "remodel/metadata.h"
 #include "remodel/nsname.h"
+#include "remodel/sha1.h"
 #include "tool.h"
 
 static const char usage[] =

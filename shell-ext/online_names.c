@@ -8,6 +8,7 @@
 
 #include "online.h"
 #include "remodel/nsname.h"
+#include "remodel/sha1.h"
 
 const char *
 online_name_now (const online_t *on, const rm_nsref_t *ref)

@@ -4,7 +4,9 @@
  * everything built on bson_malloc does. */
 #include <string.h>
 
-#include "remodel/value.h"
+#include <bson/bson.h>
+
+#include "remodel/buf.h"
 
 /* The first allocation: large enough for most join keys at once. */
 #define RM_BUF_MIN_CAP 64

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "remodel/nsname.h"
+#include "remodel/sha1.h"
 
 static inline uint32_t
 rol32 (uint32_t v, int n)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "remodel/nsname.h"
+#include "remodel/sha1.h"
 
 #define HASHED_PREFIX 208
 #define HASH_CHARS 27 /* base64 of 20 bytes, no padding */

@@ -207,20 +207,6 @@ rm_engine_store_swap (rm_ens_t *ns, rm_store_t *next, bson_error_t *err)
     return true;
 }
 
-int
-rm_store_next (rm_instream_t *s, rm_frame_t *f, bson_error_t *err)
-{
-    rm_frame_kind_t k = rm_frame_next (s, RM_BSON_MAX_OPLOG_SIZE, false, f, err);
-    if (k == RM_FRAME_DOC)
-        return 1;
-    if (k == RM_FRAME_END)
-        return 0;
-    if (k != RM_FRAME_ERROR || f->reason[0])
-        rm_error_set (err, RM_ERR_IO, "%s: damaged temporary store: %s", rm_instream_name (s),
-                      f->reason[0] ? f->reason : "unexpected terminator");
-    return -1;
-}
-
 char *
 rm_doc_id_json (const uint8_t *doc, uint32_t len)
 {

@@ -94,9 +94,6 @@ bool rm_engine_can_stream (const rm_plan_t *plan);
 bool rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_t *err);
 void rm_engine_stages_destroy (rm_engine_t *e);
 
-/* Reads the next document of a store's stream: 1, 0 at the end, -1. */
-int rm_store_next (rm_instream_t *s, rm_frame_t *f, bson_error_t *err);
-
 /* "{_id: ...}" of a document as relaxed JSON, for messages. bson_free it. */
 char *rm_doc_id_json (const uint8_t *doc, uint32_t len);
 /* Prefixes err with "<ns_name>: <what> <_id>" (what: "document", "bucket")

@@ -4,8 +4,9 @@
 #ifndef REMODEL_SORT_FEED_H
 #define REMODEL_SORT_FEED_H
 
-#include "engine_impl.h"
+#include "remodel/buf.h"
 #include "remodel/sorter.h"
+#include "store.h"
 
 /* A framed key of this length is a slot without a key: it takes a slot
  * number but adds no record. */

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "remodel/bsoncheck.h"
+#include "remodel/error.h"
 #include "remodel/tmppath.h"
 #include "store.h"
 
@@ -150,4 +152,18 @@ rm_store_destroy (rm_store_t *s)
     bson_free (s->path);
     bson_free (s->label);
     bson_free (s);
+}
+
+int
+rm_store_next (rm_instream_t *s, rm_frame_t *f, bson_error_t *err)
+{
+    rm_frame_kind_t k = rm_frame_next (s, RM_BSON_MAX_OPLOG_SIZE, false, f, err);
+    if (k == RM_FRAME_DOC)
+        return 1;
+    if (k == RM_FRAME_END)
+        return 0;
+    if (k != RM_FRAME_ERROR || f->reason[0])
+        rm_error_set (err, RM_ERR_IO, "%s: damaged temporary store: %s", rm_instream_name (s),
+                      f->reason[0] ? f->reason : "unexpected terminator");
+    return -1;
 }

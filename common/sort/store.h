@@ -24,6 +24,9 @@ bool rm_store_seal (rm_store_t *s, bson_error_t *err);
 /* A new reader over the documents (rm_frame_next with check = false: they
  * were checked when they entered). */
 rm_instream_t *rm_store_open (rm_store_t *s, bson_error_t *err);
+/* The next document of a reader rm_store_open made: 1, 0 at the end, -1
+ * (a damaged temporary file, named). */
+int rm_store_next (rm_instream_t *s, rm_frame_t *f, bson_error_t *err);
 uint64_t rm_store_count (const rm_store_t *s);
 uint64_t rm_store_bytes (const rm_store_t *s);
 const char *rm_store_label (const rm_store_t *s);

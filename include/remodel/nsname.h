@@ -52,7 +52,4 @@ char *rm_nsname_dir (const char *root, const char *db, char *why, size_t why_len
  * as the message printer shows other control bytes. bson_free it. */
 char *rm_nsname_show (const char *name, size_t len);
 
-/* SHA-1 of len bytes, used by the long-name form. */
-void rm_sha1 (const void *data, size_t len, unsigned char out[20]);
-
 #endif

@@ -54,3 +54,14 @@ expect_eq "make uninstall: exit 0, no file left" "$?:$(find "$D" -type f | wc -l
 out=$(mk HAVE_MONGOC= all 2>&1)
 expect_eq "without libmongoc: make exits 0, saying what it left out" \
     "$?:$(grep -c 'libmongoc-1.0 not found (pkg-config): build/remodel-online, the online companion, not built' <<<"$out")" "0:1"
+
+# Layers: a file of common/sort compiled as make compiles one, but
+# including the engine's private header (a layer above): refused.
+cmd=$(mk -n -B "$B/common/sort/store.o" 2>/dev/null | grep '^cc .* -c common/sort/store.c' |
+    sed 's/ -MMD -MP//; s/ -o .*//')
+printf '#include "engine_impl.h"\nint x;\n' >"$T/leak.c"
+printf '#include "sortkey.h"\n#include "bytes.h"\nint x;\n' >"$T/fine.c"
+leak=$(cd "$ROOT" && eval "${cmd/common\/sort\/store.c/$T/leak.c} -o $T/leak.o" 2>&1)
+fine=$(cd "$ROOT" && eval "${cmd/common\/sort\/store.c/$T/fine.c} -I$ROOT/common/sort -o $T/fine.o" 2>&1; echo "rc=$?")
+expect_eq "a sort file including the engine's private header: refused by the compiler; its own layer's and base's found" \
+    "$(grep -c 'engine_impl.h: No such file' <<<"$leak"):$(tail -n 1 <<<"$fine")" "1:rc=0"

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "remodel/nsname.h"
+#include "remodel/sha1.h"
 #include "test.h"
 
 #define TESTDATA "../shared/fixtures/mongo-tools/mongorestore/testdata/"
