@@ -1,5 +1,6 @@
 /* remodel-online: the online companion's commands (online.h). Reached as
  * `remodel online COMMAND ...`; errors are printed once, here. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +22,11 @@ static const char usage[] =
     "where it stopped; a second run of the same plan at once is refused (a\n"
     "lease). Each batch is transformed by the same engine as remodel run, so\n"
     "the same documents. Side by side (the default), a step writes its results\n"
-    "to new collections COLL_remodel_PLAN_STEP beside the sources, which stay\n"
+    "to new collections COLL_remodel_ID_STEP beside the sources (ID: the plan's\n"
+    "id, its file's name and a digest of its path; status prints it), which stay\n"
     "untouched until finalize; with --in-place, a backfill (denormalize,\n"
     "summarize, set, unset, rename, version) rewrites the documents themselves,\n"
-    "keeping what it replaced in the state database (backup.PLAN.STEP).\n"
+    "keeping what it replaced in the state database (backup.ID.STEP).\n"
     "\n"
     "  status             each step's progress\n"
     "  pause, resume      the running process waits at its next batch, or goes on\n"
@@ -33,10 +35,11 @@ static const char usage[] =
     "  sync               the same, writing what differs (run it while the\n"
     "                     application writes; repeated syncs converge)\n"
     "  finalize           side by side: a last sync and verify, then the results\n"
-    "                     renamed over the sources (kept as COLL_remodel_backup_PLAN)\n"
+    "                     renamed over the sources (kept as COLL_remodel_ID_backup);\n"
+    "                     run again after an interruption, it completes the switch\n"
     "  rollback           in place: the replaced documents back, where unchanged\n"
-    "                     since; side by side: the results dropped (after finalize:\n"
-    "                     the originals renamed back first)\n"
+    "                     since; side by side: a switch (finished or interrupted)\n"
+    "                     undone rename by rename, or with none the results dropped\n"
     "\n"
     "  --uri URI          the server (mongodb://...; default: $MONGODB_URI, which\n"
     "                     keeps credentials off the command line; never printed)\n"
@@ -65,7 +68,9 @@ static const char usage[] =
     "                     the server's own version)\n"
     "  --format F         compile: pipeline (default; Extended JSON) or mongosh\n"
     "                     (a script that runs them range by range, resumable)\n"
-    "  --quiet, -q        no progress\n";
+    "  --quiet, -q        no progress\n"
+    "\n"
+    "An option a command does not take is refused (exit 2), naming both.\n";
 
 static int
 fail_usage (const char *fmt, const char *arg)
@@ -115,6 +120,8 @@ compile_command (online_opts_t *o, const char *format)
     return rc;
 }
 
+/* A count: digits only, and no more than an int64_t holds (strtoll
+ * saturates at LLONG_MAX with ERANGE, which is refused, not taken). */
 static bool
 parse_count (const char *s, int64_t *out)
 {
@@ -122,10 +129,26 @@ parse_count (const char *s, int64_t *out)
     long long v;
     if (!s || !*s || strspn (s, "0123456789") != strlen (s))
         return false;
+    errno = 0;
     v = strtoll (s, &end, 10);
+    if (errno == ERANGE || *end)
+        return false;
     *out = v;
-    return v >= 0 && !*end;
+    return true;
 }
+
+/* The commands, as bits, and which of them each option is for: an option
+ * given to a command that does not take it is refused, naming both. */
+enum {
+    C_RUN = 1 << 0, C_STATUS = 1 << 1, C_VERIFY = 1 << 2, C_SYNC = 1 << 3,
+    C_FINALIZE = 1 << 4, C_ROLLBACK = 1 << 5, C_PAUSE = 1 << 6, C_RESUME = 1 << 7,
+    C_COMPILE = 1 << 8,
+    C_SERVER = C_RUN | C_STATUS | C_VERIFY | C_SYNC | C_FINALIZE | C_ROLLBACK | C_PAUSE | C_RESUME,
+    /* what reads the sources in batches: finalize's last sync too */
+    C_BATCHES = C_RUN | C_VERIFY | C_SYNC | C_FINALIZE,
+};
+static const char *const commands[] = {"run", "status", "verify", "sync", "finalize",
+                                       "rollback", "pause", "resume", "compile", NULL};
 
 /* The driver's own log: errors reach us as values and are printed once;
  * its warnings (a server without endSessions, as mongo-java-server) are
@@ -145,6 +168,7 @@ main (int argc, char **argv)
            O_INDEXES, O_WC, O_BTIME, O_LOG, O_RETRY, O_STOPPED, O_BLOCK, O_HELP, O_FORMAT,
            O_SVERSION, O_SERVERSIDE };
     static const struct option longopts[] = {
+        /* Keep in step with takes[] below. */
         {"uri", required_argument, NULL, O_URI},
         {"batch-size", required_argument, NULL, O_BATCH},
         {"pause-ms", required_argument, NULL, O_PAUSE},
@@ -167,8 +191,32 @@ main (int argc, char **argv)
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
     };
-    static const char *const commands[] = {"run", "status", "verify", "sync", "finalize",
-                                           "rollback", "pause", "resume", "compile", NULL};
+    /* Which commands take each option (by longopts' order; --dry-run is
+     * taken by all to refuse it with its own reason below). */
+    static const int takes[] = {
+        C_SERVER,                        /* --uri */
+        C_BATCHES,                       /* --batch-size */
+        C_BATCHES,                       /* --pause-ms */
+        C_BATCHES,                       /* --max-rate */
+        C_SERVER,                        /* --state-db */
+        C_SERVER,                        /* --dry-run */
+        C_RUN | C_VERIFY | C_SYNC,       /* --restart */
+        C_SERVER,                        /* --in-place */
+        C_BATCHES,                       /* --create-indexes */
+        C_RUN | C_SYNC | C_FINALIZE | C_ROLLBACK, /* --write-concern */
+        C_BATCHES,                       /* --batch-time */
+        C_BATCHES,                       /* --log-format */
+        C_SERVER,                        /* --retry-for */
+        C_FINALIZE,                      /* --writes-stopped */
+        C_FINALIZE,                      /* --block-writes */
+        C_COMPILE,                       /* --format */
+        C_RUN | C_COMPILE,               /* --server-version */
+        C_RUN,                           /* --server-side */
+        C_SERVER | C_COMPILE,            /* --quiet */
+        C_SERVER | C_COMPILE,            /* --help */
+    };
+    _Static_assert (sizeof takes / sizeof takes[0] + 1 == sizeof longopts / sizeof longopts[0],
+                    "an option without its commands");
     online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000};
     int64_t n;
     const char *format = "pipeline";
@@ -176,7 +224,7 @@ main (int argc, char **argv)
     online_t on;
     bson_error_t err = {0};
     const char *cmd;
-    int c, rc;
+    int c, rc, idx, cmd_bit = 0;
 
     if (argc < 2 || !strcmp (argv[1], "--help") || !strcmp (argv[1], "-h")) {
         fputs (usage, argc < 2 ? stderr : stdout);
@@ -184,12 +232,24 @@ main (int argc, char **argv)
     }
     cmd = argv[1];
     for (size_t i = 0; commands[i]; i++)
-        known |= strcmp (cmd, commands[i]) == 0;
+        if (strcmp (cmd, commands[i]) == 0) {
+            known = true;
+            cmd_bit = 1 << i;
+        }
     if (!known)
         return fail_usage ("unknown command \"%s\"", cmd);
     optind = 2;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, ":qh", longopts, NULL)) != -1) {
+    while ((idx = -1, c = getopt_long (argc, argv, ":qh", longopts, &idx)) != -1) {
+        /* -q and -h are --quiet and --help. */
+        for (size_t i = 0; idx < 0 && (c == 'q' || c == 'h') && longopts[i].name; i++)
+            if (longopts[i].val == (c == 'q' ? 'q' : O_HELP))
+                idx = (int) i;
+        if (idx >= 0 && !(takes[idx] & cmd_bit)) {
+            fprintf (stderr, "remodel: error: online: %s does not take --%s (remodel online "
+                     "--help)\n", cmd, longopts[idx].name);
+            return 2;
+        }
         switch (c) {
         case O_URI: o.uri = optarg; break;
         case O_STATE: o.state_db = optarg; break;
@@ -226,7 +286,7 @@ main (int argc, char **argv)
                 return fail_usage ("--batch-time: \"%s\" is not a count of milliseconds", optarg);
             break;
         case O_RETRY:
-            if (!parse_count (optarg, &n))
+            if (!parse_count (optarg, &n) || n > INT64_MAX / 1000)
                 return fail_usage ("--retry-for: \"%s\" is not a count of seconds", optarg);
             o.retry_for_ms = n * 1000;
             break;

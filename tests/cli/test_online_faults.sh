@@ -18,8 +18,33 @@
 # - the server gone (a proxy drops every connection) while a batch's join
 #   partners are fetched: the run retries that batch and finishes with
 #   remodel run's documents (the retried batch once, not twice).
+# And with no server: an option a command does not take is refused naming
+# both (a flag meant for one command never silently ignored by another);
+# a count past 64 bits is refused, not wrapped.
 #   REMODEL=build/remodel bash tests/cli/test_online_faults.sh
 . "$(dirname "$0")/lib.sh"
+
+# refused NAME WANT ARGS...: remodel ARGS exits 2 with the one line WANT.
+refused() {
+    local n=$1 want=$2
+    shift 2
+    run_rm "$@"
+    expect_eq "$n: exit 2, one line naming it" "$rc:$(cat "$T/err")" "2:remodel: error: online: $want (remodel online --help)"
+}
+echo '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}' >"$T/p.json"
+refused "status --batch-size" "status does not take --batch-size" online status "$T/p.json" --uri mongodb://127.0.0.1:1/ --batch-size 5
+refused "rollback --writes-stopped" "rollback does not take --writes-stopped" online rollback "$T/p.json" --writes-stopped
+refused "finalize --server-side" "finalize does not take --server-side" online finalize "$T/p.json" --writes-stopped --server-side
+refused "pause --restart" "pause does not take --restart" online pause "$T/p.json" --restart
+refused "compile --uri" "compile does not take --uri" compile "$T/p.json" --uri mongodb://127.0.0.1:1/
+refused "run --format" "run does not take --format" online run "$T/p.json" --format mongosh
+refused "--batch-size past 64 bits" '--batch-size: "99999999999999999999" is not a count of at least 1' \
+    online run "$T/p.json" --batch-size 99999999999999999999
+refused "--retry-for past 64 bits of milliseconds" '--retry-for: "9223372036854776" is not a count of seconds' \
+    online run "$T/p.json" --retry-for 9223372036854776
+run_rm compile "$T/p.json" -q --server-version 6.0
+expect_eq "compile -q --server-version: taken (exit 0)" "$rc" 0
+
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 proxy=
@@ -267,7 +292,7 @@ db.crm.people.update_one({"_id": p["_id"]}, {"$set": {"gained": 1}})'
     run_rm online sync "$T/plans/e13.json" --uri "$uri" --dry-run
     expect_message "$kind: ... and says what it would do" "1 result(s) would be rewritten or removed"
     for c in finalize rollback pause resume; do
-        run_rm online "$c" "$T/plans/e13.json" --uri "$uri" --dry-run --writes-stopped
+        run_rm online "$c" "$T/plans/e13.json" --uri "$uri" --dry-run $([ $c == finalize ] && echo --writes-stopped)
         expect_eq "$kind: $c --dry-run: refused, there is none (exit 2, one line)" \
             "$rc:$(grep -c . "$T/err"):$(grep -c "has no dry run" "$T/err")" "2:1:1"
     done
