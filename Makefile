@@ -44,7 +44,7 @@ UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps unit check check-unit check-cli check-online demo demo-online install uninstall \
+.PHONY: FORCE all deps unit check check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-switch-matrix \
         bench-online bench-server-side bench-analyze
 
@@ -211,22 +211,40 @@ bench-online: all
 	@tests/peers/install.sh >/dev/null
 	@scripts/bench_online.sh $(BUILD)
 
+# The man pages, from docs/*.md by scripts/md2man.awk (POSIX awk: no pandoc).
+MAN_PAGES = $(BUILD)/man/remodel.1 $(BUILD)/man/remodel-online.1 $(BUILD)/man/remodel-plan.5
+
+man: $(MAN_PAGES)
+
+$(BUILD)/man/%.1: docs/%.1.md scripts/md2man.awk
+	@mkdir -p $(dir $@)
+	awk -f scripts/md2man.awk $< >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/man/%.5: docs/%.5.md scripts/md2man.awk
+	@mkdir -p $(dir $@)
+	awk -f scripts/md2man.awk $< >$@.tmp && mv $@.tmp $@
+
 PUBLIC_HEADERS = $(notdir $(wildcard include/remodel/*.h))
 
-install: all $(BUILD)/remodel.pc
+install: all $(BUILD)/remodel.pc $(MAN_PAGES)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/remodel
 	install -m 755 $(BUILD)/remodel $(DESTDIR)$(PREFIX)/bin/remodel
 	$(if $(HAVE_MONGOC),install -m 755 $(BUILD)/remodel-online $(DESTDIR)$(PREFIX)/bin/remodel-online)
 	install -m 644 $(BUILD)/libremodel.a $(DESTDIR)$(PREFIX)/lib/libremodel.a
 	install -m 644 $(BUILD)/remodel.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/remodel.pc
 	install -m 644 include/remodel/*.h $(DESTDIR)$(PREFIX)/include/remodel/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 644 $(BUILD)/man/remodel.1 $(BUILD)/man/remodel-online.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(BUILD)/man/remodel-plan.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 
 # What install put there, and nothing else (the include folder only once
 # empty).
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/remodel $(DESTDIR)$(PREFIX)/bin/remodel-online \
 	    $(DESTDIR)$(PREFIX)/lib/libremodel.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/remodel.pc \
-	    $(PUBLIC_HEADERS:%=$(DESTDIR)$(PREFIX)/include/remodel/%)
+	    $(PUBLIC_HEADERS:%=$(DESTDIR)$(PREFIX)/include/remodel/%) \
+	    $(DESTDIR)$(PREFIX)/share/man/man1/remodel.1 $(DESTDIR)$(PREFIX)/share/man/man1/remodel-online.1 \
+	    $(DESTDIR)$(PREFIX)/share/man/man5/remodel-plan.5
 	-rmdir $(DESTDIR)$(PREFIX)/include/remodel 2>/dev/null
 
 clean:

@@ -4,7 +4,7 @@
 #  - a plain make runs no installer;
 #  - a header's change rebuilds what includes it, not everything (-MMD);
 #  - make install DESTDIR=... PREFIX=/usr puts the commands, the library,
-#    the headers and remodel.pc there; a program built with pkg-config's
+#    the headers, the man pages and remodel.pc there; a program built with pkg-config's
 #    flags from that remodel.pc links and computes the CRC-64 check value;
 #    make uninstall leaves no file behind;
 #  - without libmongoc, make builds the rest and names what it left out.
@@ -28,11 +28,12 @@ expect_eq "crc64.h changed: crc64.c recompiled, not every object ($n of $objs)" 
 D=$T/dest
 mk -s install DESTDIR="$D" PREFIX=/usr >"$T/out" 2>"$T/err"
 expect_eq "make install DESTDIR PREFIX=/usr: exit 0" "$?" 0
-want="bin/remodel bin/remodel-online lib/libremodel.a lib/pkgconfig/remodel.pc"
+want="bin/remodel bin/remodel-online lib/libremodel.a lib/pkgconfig/remodel.pc
+share/man/man1/remodel.1 share/man/man1/remodel-online.1 share/man/man5/remodel-plan.5"
 for h in "$ROOT"/include/remodel/*.h; do want="$want include/remodel/$(basename "$h")"; done
 got=$(cd "$D/usr" && find . -type f | sed 's|^\./||' | sort | tr '\n' ' ')
-expect_eq "... the commands, the library, remodel.pc and every public header, nothing else" \
-    "$got" "$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ')"
+expect_eq "... the commands, the library, remodel.pc, the man pages and every public header, nothing else" \
+    "$got" "$(tr ' \n' '\n\n' <<<"$want" | grep . | sort | tr '\n' ' ')"
 expect_eq "... remodel.pc names PREFIX" "$(grep -c '^prefix=/usr$' "$D/usr/lib/pkgconfig/remodel.pc")" 1
 cat >"$T/crc.c" <<'EOF'
 #include <stdio.h>
