@@ -17,7 +17,9 @@
  * when it comes back out.
  *
  * The sorted records then stream out: a bucket is cut when (meta, window)
- * changes or when it holds maxCount readings, so memory holds one bucket. */
+ * changes or when it holds maxCount readings, so memory holds one bucket.
+ *
+ * Its keys in a plan are read in step_bucket_parse.c. */
 #include <string.h>
 
 #include "docbuf.h"

@@ -1,14 +1,27 @@
 /* The steps in one table (step_table.c): what the plan parser and the
  * engine know of each operation, found by its rm_step_kind_t rather than
- * by name. Adding a step: its kind (plan.h), its row in the table, its
- * parse and clear (plan.c) and its run (its step_*.c). */
+ * by name. Adding a step touches:
+ *   - plan.h: its kind in rm_step_kind_t and its struct in rm_step_t's
+ *     union;
+ *   - step_table.c: its row (name, keys, parse, clear, run);
+ *   - its own step_*.c: its parse and clear (declared below, written with
+ *     the shared readers of plan_parse.h) and its run (declared in
+ *     engine_impl.h); the parsing goes in a sibling step_*_parse.c if the
+ *     step's file would pass ~700 lines;
+ *   - plan.c: the namespaces it reads, writes, creates and empties
+ *     (rm_step_inputs, rm_step_outputs, rm_step_creates, rm_step_empties,
+ *     input_key) and its name in the "unknown operation" message;
+ *   - where they apply, the probes after it (engine_checks.c), the
+ *     one-pass path (engine_stream.c) and, outside the core, how it runs
+ *     online and compiles (shell-ext/online_passes.c, compile_plan.c). */
 #ifndef REMODEL_STEP_CLASS_H
 #define REMODEL_STEP_CLASS_H
 
 #include "remodel/engine.h"
 #include "remodel/plan.h"
 
-/* plan.c's parsing state: the step being read, for its messages. */
+/* The parsing state: the step being read, for its messages (defined in
+ * plan_parse.h). */
 typedef struct rm_plan_ctx rm_plan_ctx_t;
 
 typedef struct {

@@ -5,6 +5,7 @@
 
 #include "denorm.h"
 #include "keytab.h"
+#include "plan_parse.h"
 
 #define PER_DOC_OVERHEAD 100
 
@@ -177,4 +178,101 @@ rm_step_denorm_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         return rm_denorm_hash_run (e, s, err);
     e->spilled = true;
     return rm_denorm_sort_run (e, s, err);
+}
+
+/* The step in a plan (step_class.h): its keys read, then freed. */
+
+static bool
+denorm_add (rm_plan_ctx_t *c, rm_denorm_t *d, const char *target, const char *source)
+{
+    bson_error_t perr;
+    if (!*target || strchr (target, '.') || target[0] == '$')
+        return rm_plan_fail (c, "fields", "\"%s\" must be a plain field name (no dots, no $)",
+                             target);
+    for (size_t i = 0; i < d->n; i++)
+        if (!strcmp (d->targets[i], target))
+            return rm_plan_fail (c, "fields", "\"%s\" is named twice", target);
+    d->targets = bson_realloc (d->targets, (d->n + 1) * sizeof *d->targets);
+    d->sources = bson_realloc (d->sources, (d->n + 1) * sizeof *d->sources);
+    d->targets[d->n] = bson_strdup (target);
+    memset (&d->sources[d->n], 0, sizeof *d->sources);
+    d->n++;
+    if (source[0] == '$')
+        source++; /* {"name": "$name"} reads like an aggregation expression */
+    if (!rm_path_parse (&d->sources[d->n - 1], source, &perr))
+        return rm_plan_fail (c, "fields", "%s", perr.message);
+    return true;
+}
+
+bool
+rm_plan_parse_denorm (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
+{
+    rm_denorm_t *d = &s->u.denorm;
+    bson_error_t perr;
+    bool has_foreign = false;
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "in")) ok = rm_plan_get_ns (c, it, &d->in);
+        else if (!strcmp (k, "from")) ok = rm_plan_get_ns (c, it, &d->from);
+        else if (!strcmp (k, "localField")) ok = rm_plan_get_path (c, it, &d->local);
+        else if (!strcmp (k, "foreignField")) ok = rm_plan_get_path (c, it, &d->foreign), has_foreign = true;
+        else if (!strcmp (k, "onMissing")) {
+            const char *v;
+            ok = rm_plan_get_string (c, it, &v);
+            if (ok && !strcmp (v, "keep")) d->on_missing = RM_MISSING_KEEP;
+            else if (ok && !strcmp (v, "null")) d->on_missing = RM_MISSING_NULL;
+            else if (ok && !strcmp (v, "error")) d->on_missing = RM_MISSING_ERROR;
+            else if (ok) ok = rm_plan_fail (c, k, "must be \"keep\", \"null\" or \"error\", not \"%s\"", v);
+        } else if (!strcmp (k, "fields")) {
+            bson_iter_t sub;
+            if (BSON_ITER_HOLDS_DOCUMENT (it) && bson_iter_recurse (it, &sub)) {
+                while (ok && bson_iter_next (&sub)) {
+                    if (!BSON_ITER_HOLDS_UTF8 (&sub))
+                        return rm_plan_fail (c, k,
+                                             "the source of \"%s\" must be a field path string",
+                                             bson_iter_key (&sub));
+                    ok = denorm_add (c, d, bson_iter_key (&sub), bson_iter_utf8 (&sub, NULL));
+                }
+            } else if (BSON_ITER_HOLDS_ARRAY (it) && bson_iter_recurse (it, &sub)) {
+                while (ok && bson_iter_next (&sub)) {
+                    if (!BSON_ITER_HOLDS_UTF8 (&sub))
+                        return rm_plan_fail (c, k, "must list field names (strings)");
+                    ok = denorm_add (c, d, bson_iter_utf8 (&sub, NULL), bson_iter_utf8 (&sub, NULL));
+                }
+            } else {
+                return rm_plan_fail (c, k,
+                                     "must be {\"target\": \"source.path\"} or [\"name\", ...]");
+            }
+            if (ok && d->n == 0)
+                return rm_plan_fail (c, k, "names no field");
+        }
+        if (!ok)
+            return false;
+    }
+    if (!has_foreign)
+        rm_path_parse (&d->foreign, "_id", &perr);
+    for (size_t i = 0; i < d->n; i++)
+        if (!strcmp (d->targets[i], "id") || (d->local.n == 1 && !strcmp (d->targets[i], d->local.parts[0])))
+            return rm_plan_fail (c, "fields", "\"%s\" would overwrite the reference itself",
+                                 d->targets[i]);
+    if (d->in.text && d->from.text && !strcmp (d->in.text, d->from.text))
+        return rm_plan_fail (c, "from", "must differ from \"in\" (%s)", d->in.text);
+    return true;
+}
+
+void
+rm_plan_clear_denorm (rm_step_t *s)
+{
+    rm_denorm_t *d = &s->u.denorm;
+    rm_plan_nsref_clear (&d->in);
+    rm_plan_nsref_clear (&d->from);
+    rm_path_destroy (&d->local);
+    rm_path_destroy (&d->foreign);
+    for (size_t j = 0; j < d->n; j++) {
+        bson_free (d->targets[j]);
+        rm_path_destroy (&d->sources[j]);
+    }
+    bson_free (d->targets);
+    bson_free (d->sources);
 }

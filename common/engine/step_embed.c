@@ -1,7 +1,11 @@
 /* embed: children of `from` whose foreignField equals a parent's
  * localField go into the parent's array `as` (see embed_build.c for where
- * fields go and embed_join.h for the order). */
+ * fields go and embed_join.h for the order). Its keys in a plan are read
+ * at the end of this file. */
+#include <string.h>
+
 #include "embed_join.h"
+#include "plan_parse.h"
 
 bool
 rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
@@ -16,4 +20,109 @@ rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     bool ok = o && rm_join_run (e, &j, err);
     rm_embed_out_destroy (o);
     return ok;
+}
+
+/* The step in a plan (step_class.h): its keys read, then freed. */
+
+static bool
+parse_project (rm_plan_ctx_t *c, const bson_iter_t *it, rm_embed_t *e)
+{
+    bson_iter_t sub;
+    uint32_t len;
+    const uint8_t *data;
+    int mode = -1; /* 1 inclusion, 0 exclusion */
+
+    if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
+        return rm_plan_fail (c, "project",
+                             "must be a document like {\"name\": 1} or {\"secret\": 0}");
+    while (bson_iter_next (&sub)) {
+        const char *k = bson_iter_key (&sub);
+        int v;
+        if (strchr (k, '.') || k[0] == '$')
+            return rm_plan_fail (c, "project",
+                                 "\"%s\": only top-level field names can be projected", k);
+        if (BSON_ITER_HOLDS_BOOL (&sub))
+            v = bson_iter_bool (&sub);
+        else if (BSON_ITER_HOLDS_NUMBER (&sub))
+            v = bson_iter_as_int64 (&sub) != 0;
+        else
+            return rm_plan_fail (c, "project", "\"%s\": only 1/true (include) or 0/false (exclude) are supported", k);
+        /* _id may be excluded in an inclusion projection, as in $project. */
+        if (strcmp (k, "_id") == 0 && v == 0)
+            continue;
+        if (mode >= 0 && mode != v)
+            return rm_plan_fail (c, "project",
+                                 "mixes inclusion and exclusion (only _id may be excluded "
+                                 "from an inclusion)");
+        mode = v;
+    }
+    bson_iter_document (it, &len, &data);
+    e->project = bson_new_from_data (data, len);
+    /* {"_id": 0} alone is an exclusion, as in $project. */
+    e->project_inclusive = mode == 1;
+    return true;
+}
+
+bool
+rm_plan_parse_embed (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
+{
+    rm_embed_t *e = &s->u.embed;
+
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "from")) ok = rm_plan_get_ns (c, it, &e->from);
+        else if (!strcmp (k, "into")) ok = rm_plan_get_ns (c, it, &e->into);
+        else if (!strcmp (k, "localField")) ok = rm_plan_get_path (c, it, &e->local);
+        else if (!strcmp (k, "foreignField")) ok = rm_plan_get_path (c, it, &e->foreign);
+        else if (!strcmp (k, "as")) ok = rm_plan_get_field_name (c, it, &e->as);
+        else if (!strcmp (k, "project")) ok = parse_project (c, it, e);
+        else if (!strcmp (k, "sort")) ok = rm_plan_parse_sort (c, it, &e->sort);
+        else if (!strcmp (k, "limit")) ok = rm_plan_get_int (c, it, 1, &e->limit);
+        else if (!strcmp (k, "countAs")) ok = rm_plan_get_field_name (c, it, &e->count_as);
+        else if (!strcmp (k, "keepSource")) ok = rm_plan_get_bool (c, it, &e->keep_source);
+        else if (!strcmp (k, "maxItems")) ok = rm_plan_get_int (c, it, 1, &e->max_items);
+        else if (!strcmp (k, "overflowTo")) ok = rm_plan_get_ns (c, it, &e->overflow_to);
+        else if (!strcmp (k, "onOverflow")) {
+            const char *v;
+            ok = rm_plan_get_string (c, it, &v);
+            if (ok && !strcmp (v, "error")) e->on_overflow = RM_OVERFLOW_ERROR;
+            else if (ok && !strcmp (v, "outlier")) e->on_overflow = RM_OVERFLOW_OUTLIER;
+            else if (ok) ok = rm_plan_fail (c, k, "must be \"error\" or \"outlier\", not \"%s\"", v);
+        }
+        if (!ok)
+            return false;
+    }
+    if (e->count_as && e->as && !strcmp (e->count_as, e->as))
+        return rm_plan_fail (c, "countAs", "must differ from \"as\"");
+    if (e->limit && e->keep_source == false)
+        return rm_plan_fail (c, "limit", "the subset pattern keeps the full set in \"from\": "
+                             "set \"keepSource\": true (children beyond the limit would be lost)");
+    if (e->overflow_to.text && e->on_overflow != RM_OVERFLOW_OUTLIER)
+        return rm_plan_fail (c, "overflowTo", "only applies with \"onOverflow\": \"outlier\"");
+    if (e->on_overflow == RM_OVERFLOW_OUTLIER && !e->overflow_to.text && e->into.text) {
+        e->overflow_to.db = bson_strdup (e->into.db);
+        /* The seeds' outlier pattern: products -> products_reviews_overflow. */
+        e->overflow_to.coll = bson_strdup_printf ("%s_%s_overflow", e->into.coll, e->as ? e->as : "items");
+        e->overflow_to.text = bson_strdup_printf ("%s.%s", e->overflow_to.db, e->overflow_to.coll);
+    }
+    if (e->from.text && e->into.text && !strcmp (e->from.text, e->into.text))
+        return rm_plan_fail (c, "into", "must differ from \"from\" (%s)", e->from.text);
+    return true;
+}
+
+void
+rm_plan_clear_embed (rm_step_t *s)
+{
+    rm_embed_t *e = &s->u.embed;
+    rm_plan_nsref_clear (&e->from);
+    rm_plan_nsref_clear (&e->into);
+    rm_plan_nsref_clear (&e->overflow_to);
+    rm_path_destroy (&e->local);
+    rm_path_destroy (&e->foreign);
+    bson_free (e->as);
+    bson_free (e->count_as);
+    if (e->project)
+        bson_destroy (e->project);
+    rm_plan_sortspec_clear (&e->sort);
 }

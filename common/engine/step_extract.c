@@ -11,6 +11,7 @@
 
 #include "docbuf.h"
 #include "engine_impl.h"
+#include "plan_parse.h"
 
 struct rm_extractor {
     const rm_extract_t *x;
@@ -197,4 +198,50 @@ rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         return false;
     }
     return rm_engine_store_swap (to, children, err);
+}
+
+/* The step in a plan (step_class.h): its keys read, then freed. */
+
+bool
+rm_plan_parse_extract (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
+{
+    rm_extract_t *x = &s->u.extract;
+
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "from")) ok = rm_plan_get_ns (c, it, &x->from);
+        else if (!strcmp (k, "to")) ok = rm_plan_get_ns (c, it, &x->to);
+        else if (!strcmp (k, "path")) ok = rm_plan_get_path (c, it, &x->path);
+        else if (!strcmp (k, "parentField")) ok = rm_plan_get_field_name (c, it, &x->parent_field);
+        else if (!strcmp (k, "ordinalField")) ok = rm_plan_get_field_name (c, it, &x->ordinal_field);
+        else if (!strcmp (k, "style")) {
+            const char *v;
+            ok = rm_plan_get_string (c, it, &v);
+            if (ok && !strcmp (v, "parentRef")) x->style = RM_STYLE_PARENT_REF;
+            else if (ok && !strcmp (v, "childRefs")) x->style = RM_STYLE_CHILD_REFS;
+            else if (ok && !strcmp (v, "both")) x->style = RM_STYLE_BOTH;
+            else if (ok) ok = rm_plan_fail (c, k, "must be \"parentRef\", \"childRefs\" or \"both\", not \"%s\"", v);
+        }
+        if (!ok)
+            return false;
+    }
+    if (!x->parent_field)
+        x->parent_field = bson_strdup ("parent_id");
+    if (x->from.text && x->to.text && !strcmp (x->from.text, x->to.text))
+        return rm_plan_fail (c, "to", "must differ from \"from\" (%s)", x->from.text);
+    if (x->ordinal_field && !strcmp (x->ordinal_field, x->parent_field))
+        return rm_plan_fail (c, "ordinalField", "must differ from \"parentField\"");
+    return true;
+}
+
+void
+rm_plan_clear_extract (rm_step_t *s)
+{
+    rm_extract_t *x = &s->u.extract;
+    rm_plan_nsref_clear (&x->from);
+    rm_plan_nsref_clear (&x->to);
+    rm_path_destroy (&x->path);
+    bson_free (x->parent_field);
+    bson_free (x->ordinal_field);
 }

@@ -1,7 +1,12 @@
 /* Field steps for schema evolution: set, unset, rename, version. Each
  * document is rewritten by copying its bytes with the changes (docpath),
- * through two byte buffers reused for every document. */
+ * through two byte buffers reused for every document. Their keys in a
+ * plan are read at the end of this file. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "engine_impl.h"
+#include "plan_parse.h"
 
 void
 rm_fields_scratch_init (rm_fields_scratch_t *sc)
@@ -83,4 +88,195 @@ rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         return false;
     }
     return rm_engine_store_swap (ns, next, err);
+}
+
+/* The steps in a plan (step_class.h): their keys read, then freed. */
+
+static void
+fields_add (rm_fields_t *f)
+{
+    /* Doubling: a step of 200,000 fields must not copy its arrays each time. */
+    if (f->n == f->cap) {
+        f->cap = f->cap ? 2 * f->cap : 8;
+        f->paths = bson_realloc (f->paths, f->cap * sizeof *f->paths);
+        f->to = bson_realloc (f->to, f->cap * sizeof *f->to);
+        f->values = bson_realloc (f->values, f->cap * sizeof *f->values);
+    }
+    memset (&f->paths[f->n], 0, sizeof *f->paths);
+    memset (&f->to[f->n], 0, sizeof *f->to);
+    memset (&f->values[f->n], 0, sizeof *f->values);
+    f->n++;
+}
+
+/* The values as the edits take them (encoded once, not per document). */
+static void
+fields_encode (rm_fields_t *f)
+{
+    bson_iter_t it;
+
+    f->raw_holder = bson_new ();
+    f->raw = bson_malloc0 ((f->n ? f->n : 1) * sizeof *f->raw);
+    for (size_t i = 0; i < f->n; i++)
+        if (f->values[i].value_type)
+            bson_append_value (f->raw_holder, "", 0, &f->values[i]);
+    /* pointed at only now: appending may move the holder's bytes */
+    bson_iter_init (&it, f->raw_holder);
+    for (size_t i = 0; i < f->n; i++)
+        if (f->values[i].value_type && bson_iter_next (&it))
+            rm_raw_value_of (&it, &f->raw[i]);
+}
+
+/* Two paths conflict when one is a prefix of the other (as in an update). */
+static bool
+paths_conflict (const rm_path_t *a, const rm_path_t *b)
+{
+    size_t n = a->n < b->n ? a->n : b->n;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp (a->parts[i], b->parts[i]) != 0)
+            return false;
+    return true;
+}
+
+/* Part by part, a prefix first: then a path and every path it is a prefix
+ * of stand together, and a conflict is always between neighbours. */
+static int
+path_order (const void *x, const void *y)
+{
+    const rm_path_t *a = *(const rm_path_t *const *) x, *b = *(const rm_path_t *const *) y;
+    size_t n = a->n < b->n ? a->n : b->n;
+    for (size_t i = 0; i < n; i++) {
+        int c = strcmp (a->parts[i], b->parts[i]);
+        if (c)
+            return c;
+    }
+    return (a->n > b->n) - (a->n < b->n);
+}
+
+/* Every path the step writes or removes (for rename, the old and the new
+ * paths together, as $rename takes them): none may be _id or under it
+ * (the update operators refuse to change _id), and no two may overlap.
+ * Sorted, so that 200,000 fields take n log n, not n^2. */
+static bool
+check_paths (rm_plan_ctx_t *c, rm_step_kind_t kind, const rm_fields_t *f)
+{
+    size_t n = kind == RM_STEP_RENAME ? 2 * f->n : f->n;
+    const rm_path_t **all = bson_malloc ((n ? n : 1) * sizeof *all);
+    bool ok = true;
+
+    for (size_t i = 0; i < f->n; i++) {
+        all[i] = &f->paths[i];
+        if (kind == RM_STEP_RENAME)
+            all[f->n + i] = &f->to[i];
+    }
+    for (size_t i = 0; ok && i < n; i++)
+        if (all[i]->n > 0 && strcmp (all[i]->parts[0], "_id") == 0)
+            ok = rm_plan_fail (c, kind == RM_STEP_VERSION ? "field" : "fields",
+                               "\"%s\": _id cannot be changed (MongoDB's update operators refuse it)",
+                               all[i]->text);
+    if (ok)
+        qsort (all, n, sizeof *all, path_order);
+    for (size_t i = 0; ok && i + 1 < n; i++)
+        if (paths_conflict (all[i], all[i + 1]))
+            ok = rm_plan_fail (c, "fields", kind == RM_STEP_RENAME
+                               ? "\"%s\" and \"%s\" overlap (as $rename refuses: to swap, rename through a "
+                                 "third name in separate steps)"
+                               : "\"%s\" and \"%s\" overlap",
+                               all[i]->text, all[i + 1]->text);
+    bson_free (all);
+    return ok;
+}
+
+bool
+rm_plan_parse_fields (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
+{
+    rm_step_kind_t kind = s->kind;
+    rm_fields_t *f = &s->u.fields;
+    bson_error_t perr;
+    bool has_field = false;
+
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        if (!strcmp (k, "in")) {
+            if (!rm_plan_get_ns (c, it, &f->in))
+                return false;
+        } else if (kind == RM_STEP_VERSION && !strcmp (k, "field")) {
+            if (f->n == 0)
+                fields_add (f);
+            if (!rm_plan_get_path (c, it, &f->paths[0]))
+                return false;
+            has_field = true;
+        } else if (kind == RM_STEP_VERSION && !strcmp (k, "value")) {
+            if (f->n == 0)
+                fields_add (f);
+            bson_value_copy (bson_iter_value (it), &f->values[0]);
+        } else if (!strcmp (k, "fields") && kind == RM_STEP_UNSET) {
+            bson_iter_t sub;
+            if (!BSON_ITER_HOLDS_ARRAY (it) || !bson_iter_recurse (it, &sub))
+                return rm_plan_fail (c, k, "must be an array of field paths");
+            while (bson_iter_next (&sub)) {
+                fields_add (f);
+                if (!rm_plan_get_path (c, &sub, &f->paths[f->n - 1]))
+                    return rm_plan_fail (c, k, "element %s: %s", bson_iter_key (&sub), "must be a field path");
+            }
+        } else if (!strcmp (k, "fields") && kind != RM_STEP_VERSION) {
+            bson_iter_t sub;
+            if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
+                return rm_plan_fail (c, k, "must be a document of %s",
+                                     kind == RM_STEP_SET ? "{\"path\": value}" : "{\"old.path\": \"new.path\"}");
+            while (bson_iter_next (&sub)) {
+                fields_add (f);
+                if (!rm_path_parse (&f->paths[f->n - 1], bson_iter_key (&sub), &perr))
+                    return rm_plan_fail (c, k, "%s", perr.message);
+                if (kind == RM_STEP_SET) {
+                    bson_value_copy (bson_iter_value (&sub), &f->values[f->n - 1]);
+                } else {
+                    const char *to;
+                    if (!BSON_ITER_HOLDS_UTF8 (&sub))
+                        return rm_plan_fail (c, k, "the new name of \"%s\" must be a string", bson_iter_key (&sub));
+                    uint32_t to_len;
+                    to = bson_iter_utf8 (&sub, &to_len);
+                    if (strlen (to) != to_len)
+                        return rm_plan_fail (c, k,
+                                             "the new name of \"%s\" must not hold a NUL byte",
+                                             bson_iter_key (&sub));
+                    if (!rm_path_parse (&f->to[f->n - 1], to, &perr))
+                        return rm_plan_fail (c, k, "%s", perr.message);
+                    if (paths_conflict (&f->paths[f->n - 1], &f->to[f->n - 1]))
+                        return rm_plan_fail (c, k,
+                                             "cannot rename \"%s\" to \"%s\": one contains the other",
+                                             bson_iter_key (&sub), to);
+                }
+            }
+        } else {
+            return rm_plan_fail (c, k, "unknown key");
+        }
+    }
+    if (kind == RM_STEP_VERSION && !has_field) {
+        if (f->n == 0)
+            fields_add (f);
+        rm_path_parse (&f->paths[0], "schemaVersion", &perr);
+    }
+    fields_encode (f);
+    if (kind != RM_STEP_VERSION && f->n == 0 && f->in.text)
+        return rm_plan_fail (c, "fields", "names no field");
+    return check_paths (c, kind, f);
+}
+
+void
+rm_plan_clear_fields (rm_step_t *s)
+{
+    rm_fields_t *f = &s->u.fields;
+    rm_plan_nsref_clear (&f->in);
+    for (size_t i = 0; i < f->n; i++) {
+        rm_path_destroy (&f->paths[i]);
+        rm_path_destroy (&f->to[i]);
+        if (f->values[i].value_type)
+            bson_value_destroy (&f->values[i]);
+    }
+    bson_free (f->paths);
+    bson_free (f->to);
+    bson_free (f->values);
+    bson_free (f->raw);
+    if (f->raw_holder)
+        bson_destroy (f->raw_holder);
 }

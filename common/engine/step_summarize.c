@@ -9,6 +9,7 @@
 
 #include "docbuf.h"
 #include "embed_join.h"
+#include "plan_parse.h"
 #include "remodel/accum.h"
 
 typedef struct {
@@ -156,4 +157,79 @@ rm_step_summarize_run (rm_engine_t *e, const rm_step_t *st, bson_error_t *err)
     bson_destroy (&s.results);
     rm_buf_destroy (&s.doc);
     return ok;
+}
+
+/* The step in a plan (step_class.h): its keys read, then freed. */
+
+bool
+rm_plan_parse_summarize (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
+{
+    rm_summarize_t *m = &s->u.summarize;
+
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "into")) ok = rm_plan_get_ns (c, it, &m->into);
+        else if (!strcmp (k, "from")) ok = rm_plan_get_ns (c, it, &m->from);
+        else if (!strcmp (k, "localField")) ok = rm_plan_get_path (c, it, &m->local);
+        else if (!strcmp (k, "foreignField")) ok = rm_plan_get_path (c, it, &m->foreign);
+        else if (!strcmp (k, "as")) ok = rm_plan_get_field_name (c, it, &m->as);
+        else if (!strcmp (k, "sort")) ok = rm_plan_parse_sort (c, it, &m->sort);
+        else if (!strcmp (k, "fields")) {
+            bson_iter_t sub;
+            if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
+                return rm_plan_fail (c, k,
+                                     "must be a document {\"name\": {\"$sum\": \"$qty\"}, ...}");
+            while (bson_iter_next (&sub)) {
+                const char *name = bson_iter_key (&sub);
+                bson_error_t aerr;
+                rm_acc_spec_t *acc;
+                if (!*name || strchr (name, '.') || name[0] == '$')
+                    return rm_plan_fail (c, k, "\"%s\" must be a plain field name (no dots, no $)",
+                                         name);
+                acc = rm_acc_spec_parse (&sub, &aerr);
+                if (!acc)
+                    return rm_plan_fail (c, k, "\"%s\": %s", name, aerr.message);
+                m->names = bson_realloc (m->names, (m->n + 1) * sizeof *m->names);
+                m->accs = bson_realloc (m->accs, (m->n + 1) * sizeof *m->accs);
+                m->names[m->n] = bson_strdup (name);
+                m->accs[m->n++] = acc;
+            }
+            if (m->n == 0)
+                return rm_plan_fail (c, k, "names no field");
+            {
+                uint32_t flen;
+                const uint8_t *fdata;
+                bson_iter_document (it, &flen, &fdata);
+                if (m->exprs)
+                    bson_destroy (m->exprs);
+                m->exprs = bson_new_from_data (fdata, flen);
+            }
+        }
+        if (!ok)
+            return false;
+    }
+    if (m->into.text && m->from.text && !strcmp (m->into.text, m->from.text))
+        return rm_plan_fail (c, "into", "must differ from \"from\" (%s)", m->from.text);
+    return true;
+}
+
+void
+rm_plan_clear_summarize (rm_step_t *s)
+{
+    rm_summarize_t *m = &s->u.summarize;
+    rm_plan_nsref_clear (&m->into);
+    rm_plan_nsref_clear (&m->from);
+    rm_path_destroy (&m->local);
+    rm_path_destroy (&m->foreign);
+    bson_free (m->as);
+    rm_plan_sortspec_clear (&m->sort);
+    for (size_t j = 0; j < m->n; j++) {
+        bson_free (m->names[j]);
+        rm_acc_spec_destroy (m->accs[j]);
+    }
+    bson_free (m->names);
+    bson_free (m->accs);
+    if (m->exprs)
+        bson_destroy (m->exprs);
 }

@@ -2,7 +2,8 @@
  * readings in `to`, in bucket order then measurement order; each reading is
  * the measurement's fields with the bucket's meta values put back at the
  * positions recorded in `metaPositions` (or in the measurement's own last
- * field `_metaPositions`, which is then dropped), bytes copied as they are. */
+ * field `_metaPositions`, which is then dropped), bytes copied as they are.
+ * Its keys in a plan (bucketize's) are read in step_bucket_parse.c. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,0 +1,210 @@
+/* bucketize and unbucketize in a plan (step_class.h): their keys read,
+ * then freed. Both take the same keys into the same struct (plan.h):
+ * unbucketize reads them as the bucketize it reverses. Their runs are in
+ * step_bucket.c and step_unbucket.c. */
+#include <string.h>
+
+#include "plan_parse.h"
+
+/* metaField: a field name or a list of distinct names. */
+static bool
+get_meta (rm_plan_ctx_t *c, const bson_iter_t *it, size_t *n, char ***names)
+{
+    bson_iter_t sub;
+    if (BSON_ITER_HOLDS_UTF8 (it)) {
+        *names = bson_malloc0 (sizeof **names);
+        *n = 1;
+        return rm_plan_get_field_name (c, it, &(*names)[0]);
+    }
+    if (!BSON_ITER_HOLDS_ARRAY (it) || !bson_iter_recurse (it, &sub))
+        return rm_plan_fail (c, "metaField",
+                             "must be a field name or a list of field names, not %s",
+                             rm_plan_type_name (bson_iter_type (it)));
+    while (bson_iter_next (&sub)) {
+        const char *name = BSON_ITER_HOLDS_UTF8 (&sub) ? bson_iter_utf8 (&sub, NULL) : NULL;
+        if (!name)
+            return rm_plan_fail (c, "metaField", "must list field names (strings)");
+        if (!*name || strchr (name, '.') || name[0] == '$')
+            return rm_plan_fail (c, "metaField",
+                                 "\"%s\" must be a plain field name (no dots, no $)", name);
+        *names = bson_realloc (*names, (*n + 1) * sizeof **names);
+        (*names)[(*n)++] = bson_strdup (name);
+        for (size_t i = 0; i + 1 < *n; i++)
+            if (!strcmp ((*names)[i], name))
+                return rm_plan_fail (c, "metaField", "\"%s\" is named twice", name);
+    }
+    if (*n == 0)
+        return rm_plan_fail (c, "metaField", "names no field");
+    return true;
+}
+
+/* The bucket's own fields: a meta field or "as" of the same name would
+ * make a document with two fields of one name. */
+static const char *const bucket_fields[] = {"_id", "start", "end", "count", "metaPositions",
+                                            "stats", NULL};
+
+static bool
+check_bucket_names (rm_plan_ctx_t *c, const char *time_field, size_t n_meta, char **meta,
+                    const char *as)
+{
+    for (size_t i = 0; i < n_meta; i++) {
+        for (size_t j = 0; bucket_fields[j]; j++)
+            if (!strcmp (meta[i], bucket_fields[j]))
+                return rm_plan_fail (c, "metaField", "\"%s\" is a field of the bucket itself",
+                                     meta[i]);
+        if (time_field && !strcmp (meta[i], time_field))
+            return rm_plan_fail (c, "metaField", "\"%s\" is also the timeField", meta[i]);
+        if (!strcmp (meta[i], as))
+            return rm_plan_fail (c, "metaField", "\"%s\" is also \"as\"", meta[i]);
+    }
+    for (size_t j = 0; bucket_fields[j]; j++)
+        if (!strcmp (as, bucket_fields[j]))
+            return rm_plan_fail (c, "as", "\"%s\" is a field of the bucket itself", as);
+    return true;
+}
+
+static bool
+parse_bucket_stats (rm_plan_ctx_t *c, const bson_iter_t *it, rm_bucketize_t *b)
+{
+    static const char *const stat_names[] = {"count", "min", "max", "sum", "avg"};
+    bson_iter_t sub, list;
+    if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
+        return rm_plan_fail (c, "stats", "must be a document like {\"value\": [\"min\", \"max\"]}");
+    while (bson_iter_next (&sub)) {
+        const char *f = bson_iter_key (&sub);
+        rm_bstat_t *st;
+        if (!*f || strchr (f, '.') || f[0] == '$')
+            return rm_plan_fail (c, "stats", "\"%s\" must be a plain field name (no dots, no $)",
+                                 f);
+        b->stats = bson_realloc (b->stats, (b->n_stats + 1) * sizeof *b->stats);
+        st = &b->stats[b->n_stats++];
+        memset (st, 0, sizeof *st);
+        st->field = bson_strdup (f);
+        if (!BSON_ITER_HOLDS_ARRAY (&sub) || !bson_iter_recurse (&sub, &list))
+            return rm_plan_fail (c, "stats", "\"%s\": must be a list of statistics (count, min, max, sum, avg)", f);
+        while (bson_iter_next (&list)) {
+            const char *v = BSON_ITER_HOLDS_UTF8 (&list) ? bson_iter_utf8 (&list, NULL) : "";
+            int k = -1;
+            for (int i = 0; i < 5; i++)
+                if (!strcmp (v, stat_names[i]))
+                    k = i;
+            if (k < 0)
+                return rm_plan_fail (c, "stats", "\"%s\": unknown statistic \"%s\" (count, min, max, sum, avg)",
+                                     f, v);
+            for (size_t i = 0; i < st->n; i++)
+                if (st->kinds[i] == (rm_bstat_kind_t) k)
+                    return rm_plan_fail (c, "stats", "\"%s\": \"%s\" is named twice", f, v);
+            st->kinds = bson_realloc (st->kinds, (st->n + 1) * sizeof *st->kinds);
+            st->kinds[st->n++] = (rm_bstat_kind_t) k;
+        }
+        if (st->n == 0)
+            return rm_plan_fail (c, "stats", "\"%s\": names no statistic", f);
+    }
+    if (b->n_stats == 0)
+        return rm_plan_fail (c, "stats", "names no field");
+    return true;
+}
+
+static bool
+parse_bucket_keys (rm_plan_ctx_t *c, bson_iter_t *it, rm_bucketize_t *b, bool reverse)
+{
+    bool has_gran = false, has_span = false;
+    b->max_count = reverse ? 0 : 1000;
+    b->keep_source = reverse;
+    while (bson_iter_next (it)) {
+        const char *k = bson_iter_key (it);
+        bool ok = true;
+        if (!strcmp (k, "from")) ok = rm_plan_get_ns (c, it, &b->from);
+        else if (!strcmp (k, "to")) ok = rm_plan_get_ns (c, it, &b->to);
+        else if (!strcmp (k, "timeField")) ok = rm_plan_get_field_name (c, it, &b->time_field);
+        else if (!strcmp (k, "metaField")) ok = get_meta (c, it, &b->n_meta, &b->meta);
+        else if (!strcmp (k, "as")) ok = rm_plan_get_field_name (c, it, &b->as);
+        else if (!strcmp (k, "maxCount")) ok = rm_plan_get_int (c, it, 1, &b->max_count);
+        else if (!strcmp (k, "keepSource")) ok = rm_plan_get_bool (c, it, &b->keep_source);
+        else if (!strcmp (k, "stats")) ok = parse_bucket_stats (c, it, b);
+        else if (!strcmp (k, "spanSeconds")) ok = rm_plan_get_int (c, it, 1, &b->span), has_span = true;
+        else if (!strcmp (k, "granularity")) {
+            const char *v;
+            has_gran = true;
+            ok = rm_plan_get_string (c, it, &v);
+            if (ok && !strcmp (v, "seconds")) b->span = 1;
+            else if (ok && !strcmp (v, "minutes")) b->span = 60;
+            else if (ok && !strcmp (v, "hours")) b->span = 3600;
+            else if (ok && !strcmp (v, "days")) b->span = 86400;
+            else if (ok) ok = rm_plan_fail (c, k, "must be \"seconds\", \"minutes\", \"hours\" or \"days\", not \"%s\"", v);
+        } else if (!strcmp (k, "onInvalid")) {
+            bson_iter_t sub;
+            if (BSON_ITER_HOLDS_UTF8 (it) && !strcmp (bson_iter_utf8 (it, NULL), "error"))
+                ;
+            else if (BSON_ITER_HOLDS_DOCUMENT (it) && bson_iter_recurse (it, &sub) &&
+                     bson_iter_next (&sub) && !strcmp (bson_iter_key (&sub), "to")) {
+                bson_iter_t rest = sub;
+                if (bson_iter_next (&rest))
+                    return rm_plan_fail (c, k, "unknown key \"%s\" (onInvalid takes \"to\")", bson_iter_key (&rest));
+                const char *text = BSON_ITER_HOLDS_UTF8 (&sub) ? bson_iter_utf8 (&sub, NULL) : "";
+                const char *dot = strchr (text, '.');
+                if (!dot || dot == text || !dot[1])
+                    return rm_plan_fail (c, k, "\"to\": \"%s\" is not a namespace (db.collection)",
+                                         text);
+                b->invalid_to.text = bson_strdup (text);
+                b->invalid_to.db = bson_strndup (text, (size_t) (dot - text));
+                b->invalid_to.coll = bson_strdup (dot + 1);
+            } else
+                ok = rm_plan_fail (c, k, "must be \"error\" or {\"to\": \"db.collection\"}");
+        }
+        if (!ok)
+            return false;
+    }
+    if (has_gran && has_span)
+        return rm_plan_fail (c, "spanSeconds",
+                             "give either \"granularity\" or \"spanSeconds\", not both");
+    if (!has_gran && !has_span && !reverse)
+        return rm_plan_fail (c, "granularity", "missing (give \"granularity\" or \"spanSeconds\")");
+    if (b->span > INT64_MAX / 1000)
+        return rm_plan_fail (c, "spanSeconds", "is too large");
+    if (!b->as)
+        b->as = bson_strdup ("measurements");
+    if (!check_bucket_names (c, b->time_field, b->n_meta, b->meta, b->as))
+        return false;
+    if (!strcmp (b->from.text, b->to.text))
+        return rm_plan_fail (c, "to", "must differ from \"from\" (%s)", b->from.text);
+    if (b->invalid_to.text && (!strcmp (b->invalid_to.text, b->from.text) ||
+                               !strcmp (b->invalid_to.text, b->to.text)))
+        return rm_plan_fail (c, "onInvalid",
+                             "its namespace must differ from \"from\" and \"to\" (%s)",
+                             b->invalid_to.text);
+    return true;
+}
+
+bool
+rm_plan_parse_bucketize (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
+{
+    return parse_bucket_keys (c, it, &s->u.bucketize, false);
+}
+
+/* The same keys, read as the bucketize being reversed (plan.h). */
+bool
+rm_plan_parse_unbucketize (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
+{
+    return parse_bucket_keys (c, it, &s->u.unbucketize, true);
+}
+
+/* bucketize and unbucketize: the same struct */
+void
+rm_plan_clear_bucket (rm_step_t *s)
+{
+    rm_bucketize_t *b = &s->u.bucketize;
+    rm_plan_nsref_clear (&b->from);
+    rm_plan_nsref_clear (&b->to);
+    rm_plan_nsref_clear (&b->invalid_to);
+    bson_free (b->time_field);
+    bson_free (b->as);
+    for (size_t j = 0; j < b->n_meta; j++)
+        bson_free (b->meta[j]);
+    bson_free (b->meta);
+    for (size_t j = 0; j < b->n_stats; j++) {
+        bson_free (b->stats[j].field);
+        bson_free (b->stats[j].kinds);
+    }
+    bson_free (b->stats);
+}
