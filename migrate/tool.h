@@ -73,13 +73,14 @@ bool tool_stdout_gone (void);
 typedef struct {
     const char *usage;   /* the command's usage text */
     bool reads;          /* takes --skip-invalid */
-    bool writes;         /* takes --format, --compress, --force */
+    bool writes;         /* takes --format, --compress, --threads, --force */
     bool json;           /* takes --json */
     bool runs;           /* takes --from, --to, --memory, --tmp, --dry-run, --stats-json */
     bool checks;         /* takes --against, --allow-missing */
     int min_pos, max_pos;
     bool shows;          /* takes --ns, --skip, --limit, --id, --canonical, --pretty */
     bool sorts;          /* takes --memory and --tmp (without the rest of runs') */
+    bool copies;         /* takes --verbose (a line per namespace copied) */
 } tool_cmd_t;
 bool tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o,
                     char **pos, int *n_pos, bool *help);

@@ -117,7 +117,15 @@ allowed (const tool_cmd_t *cmd, int c)
         return cmd->writes;
     case OPT_NS: case OPT_SKIP_N: case OPT_LIMIT: case OPT_ID: case OPT_CANONICAL: case OPT_PRETTY:
         return cmd->shows;
-    default:
+    case OPT_SKIP:
+        return cmd->reads;
+    case OPT_FORMAT: case OPT_COMPRESS: case OPT_THREADS: case OPT_FORCE: case 'f':
+        return cmd->writes;
+    case OPT_JSON:
+        return cmd->json;
+    case OPT_VERBOSE: case 'v':
+        return cmd->copies;
+    default: /* --quiet, --help and what getopt itself refuses */
         return true;
     }
 }
@@ -160,7 +168,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         {NULL, 0, NULL, 0},
     };
     bson_error_t err;
-    int c, threads = 0;
+    int c, li, threads = 0;
     const char *ns_from[64], *ns_to[64];
     size_t n_from = 0, n_to = 0;
 
@@ -170,9 +178,14 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
     *n_pos = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, ":qfhv", longopts, NULL)) != -1) {
+    while ((li = -1, c = getopt_long (argc, argv, ":qfhv", longopts, &li)) != -1) {
         if (!allowed (cmd, c)) {
-            tool_errorf ("option \"%s\" is not one of this command's (see --help)", argv[optind - 1]);
+            /* Named as given: argv[optind - 1] is the value of "--threads 3". */
+            if (li >= 0)
+                tool_errorf ("option \"--%s\" is not one of this command's (see --help)",
+                             longopts[li].name);
+            else
+                tool_errorf ("option \"-%c\" is not one of this command's (see --help)", c);
             return false;
         }
         switch (c) {

@@ -374,6 +374,15 @@ if grep -qF "unknown option" "$T/err"; then
 else
     pass option-missing-argument-not-unknown
 fi
+# An option a command does not take is refused, named as given (the
+# option, not its value), never silently ignored.
+usage inspect-threads '"--threads" is not one of this command'"'"'s' -- inspect "$A" --threads 3
+usage inspect-force '"-f" is not one of this command'"'"'s' -- inspect -f "$A"
+usage show-format '"--format" is not one of this command'"'"'s' -- show "$A" --format archive
+usage diff-skip-invalid '"--skip-invalid" is not one of this command'"'"'s' -- diff "$A" "$A" --skip-invalid
+usage run-verbose '"-v" is not one of this command'"'"'s' -- run plan.json -v --from "$A" --to out.archive
+usage check-compress '"--compress" is not one of this command'"'"'s' -- check plan.json --compress zstd
+usage show-json '"--json" is not one of this command'"'"'s' -- show "$A" --json
 usage convert-missing-arguments "missing arguments" -- convert "$A"
 usage inspect-missing-arguments "missing arguments" -- inspect
 usage too-many-arguments "too many arguments" -- convert "$A" a.archive b.archive
