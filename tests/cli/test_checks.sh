@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mistakes the data shows (README): a field a step names that no document
+# Mistakes the data shows (docs/commands.md): a field a step names that no document
 # has, a join in which nothing matches, lookups that mostly miss, readings
 # that mostly go to onInvalid. On the real Atlas sample and crafted dumps,
 # through run (one pass and batch) and check --against.

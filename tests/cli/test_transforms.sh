@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Transforms against the README's spec ("remodel run", "remodel check",
-# "Plans", "embed", "extract", "Field steps"): the seeds' examples as golden
+# Transforms against the spec (docs/commands.md: "remodel run", "remodel check";
+# docs/plans.md: "Plans", "embed", "extract", "Field steps"): the seeds' examples as golden
 # cases, $lookup edge cases, every BSON type byte for byte, round-trip
 # properties over generated data, plan validation, --dry-run, --stats-json
 # and temporary files. Expected outputs are written by hand in

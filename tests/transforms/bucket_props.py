@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bucketize / unbucketize properties over generated readings (README,
+"""bucketize / unbucketize properties over generated readings (docs/plans.md,
 "bucketize and unbucketize"), one PASS/FAIL line per seed:
 
   - unbucketize(bucketize(x)) == x as a multiset of documents, byte for byte

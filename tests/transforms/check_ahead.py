@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Documents checked ahead on the read-ahead thread (README, "Performance").
+"""Documents checked ahead on the read-ahead thread (docs/performance.md).
 One PASS/FAIL line per check.
 
     REMODEL=build/remodel python3 tests/transforms/check_ahead.py WORKDIR

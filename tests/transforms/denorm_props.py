@@ -4,7 +4,7 @@ One PASS/FAIL line per check.
 
     REMODEL=build/remodel python3 tests/transforms/denorm_props.py WORKDIR [SEEDS]
 
-1. Re-runs (README, denormalize: "a second run over its own output gives the
+1. Re-runs (docs/plans.md, denormalize: "a second run over its own output gives the
    same bytes"; summarize: "a re-run refreshes the values in place and gives
    the same bytes"): every case of cases/denormalize.json and
    cases/summarize.json marked "rerun": true runs once on its input, then its
@@ -16,13 +16,13 @@ One PASS/FAIL line per check.
    where they stand, missing ones appended); keys mixing int32, int64, double,
    decimal128, strings and ObjectIds matched by value; several `from`
    documents per key (the first in from's order wins). The expected output is
-   computed here from the README's rules; default memory and --memory 1K give
+   computed here from docs/plans.md's rules; default memory and --memory 1K give
    the same bytes; a second run gives the same bytes again.
 3. summarize numbers over generated data: groups mixing int32, int64,
    double, decimal128, strings, booleans, arrays, nulls and missing values;
    $count, $sum (path and literal), $avg, $min, $max (numbers and null, and
    numbers/strings/booleans), $first/$last under a step `sort`, $topN,
-   $bottomN and $addToSet (as a set: the README gives no order) computed here
+   $bottomN and $addToSet (as a set: docs/plans.md gives no order) computed here
    following $group (reference/mongodb-semantics.md):
      $sum: int32 while the total fits, then int64, then double; any double
        makes a double; any decimal128 a decimal128 (34-digit decimal
@@ -33,7 +33,7 @@ One PASS/FAIL line per check.
        that no summation order or compensation changes a bit. When a group's
        running int32/int64 total overflows part-way but the final total fits,
        MongoDB (which widens on the final total) and a "sticky" reading of
-       the README ("until it overflows, then int64") differ: both are
+       docs/plans.md ("until it overflows, then int64") differ: both are
        accepted there, and counted.
      $avg: the server's double-double total (its rounded part, which is not
        always the double nearest the exact total when int64 values pass 2^53)
@@ -101,7 +101,7 @@ WARNING = re.compile(r"^remodel: warning: step \d+ \(denormalize\): (\d+) of the
 def check_misses(err, sj, misses):
     """misses {ns: (lookups, missed)} from the model: --stats-json counts the
     missed references, and the run warns exactly where most of them missed
-    (README: "Mistakes the data shows")."""
+    (docs/commands.md: "Mistakes the data shows")."""
     p, warned = [], {}
     for line in err.splitlines():
         m = WARNING.match(line)
@@ -474,7 +474,7 @@ def prop_denorm(seed, work):
         return e
 
     def refresh(e, hit, miss):
-        """README: copies refreshed where they stand, missing ones appended;
+        """docs/plans.md: copies refreshed where they stand, missing ones appended;
         an unmatched reference: kept as it was, or its targets null."""
         w = SON(e.items())
         if hit is not None or miss == "null":
@@ -575,7 +575,7 @@ def gen_other(r):
 
 class AnyCohort(Decimal128):
     """An expected decimal128 whose value counts but not its exponent: a
-    group mixing doubles and decimal128s. The README says only "decimal128";
+    group mixing doubles and decimal128s. docs/plans.md says only "decimal128";
     the server converts the double-double total of the non-decimal inputs
     with 34 significant digits (trailing zeros), remodel converts it exactly
     with the fewest digits, and adding each double exactly (this model) can
@@ -655,7 +655,7 @@ def model_sum(vals):
             return Int64(t)
         return dd_of(nums)
     want = final(widest, total)
-    # the README's "until it overflows, then int64, then double", read as sticky
+    # docs/plans.md's "until it overflows, then int64, then double", read as sticky
     kind, run_total, dbl = widest, 0, False
     for v in nums:
         run_total += int(v)
@@ -818,7 +818,7 @@ def prop_summarize(seed, work):
     if out is not None:
         p += compare_docs("t.c", children, out.get("t.c", []))
         got = out.get("t.p", [])
-        # a group whose int total overflowed part-way: either reading of the README
+        # a group whose int total overflowed part-way: either reading of docs/plans.md
         for g, alt in alts.items():
             if g < len(got) and enc(dec_doc(got[g]).get("s")) == enc(alt):
                 want[g]["s"] = alt

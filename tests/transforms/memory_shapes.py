@@ -1,4 +1,4 @@
-"""The README's memory promise, for the join shapes that used to break it
+"""The memory promise (docs/commands.md, "How a plan runs"), for the join shapes that used to break it
 (issue 10, item 17): under --memory M a run's peak resident memory stays
 under M plus a fixed allowance, whatever the data's shape. Each shape runs
 at --memory 4M with children several times the allowance, so a run that
@@ -39,7 +39,7 @@ MEMORY = 4 << 20
 # What a run may hold beyond --memory: the program and its libraries, the
 # write and read buffers, and at most a few documents' worth for the step
 # (an embedded array being built and one overflow page, or $topN's 32 MiB
-# of kept documents). README: "Memory".
+# of kept documents). docs/commands.md, "How a plan runs".
 ALLOWANCE = 96 << 20
 
 FAILED = []

@@ -4,11 +4,11 @@
 A. extract style "both" then embed back (localField = the array, foreignField
    "_id", as = the array, project parentField away) gives the input back byte
    for byte, when every element is a document whose first field is its own
-   unique _id (README, "Round trips").
+   unique _id (docs/plans.md, "Round trips").
 B. embed (sort {_id: 1}, parentField projected away) then extract parentRef
    with an ordinalField gives the original children back (as a set; each one
    with parentField = its parent's _id and the ordinal appended at the end,
-   README "A child is {_id, <the element's fields>, <parentField>,
+   docs/plans.md "A child is {_id, <the element's fields>, <parentField>,
    <ordinalField>}"); parents come back byte for byte; orphans stay, in order.
 
 Each seed runs with the default memory and with --memory 1K (external sorts):

@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """Runs the README's shell examples as a user would from a clone.
 
-    readme_examples.py REMODEL README
+    readme_examples.py [--root DIR] [--least N] REMODEL README
     readme_examples.py --bare REMODEL PAGE.md
 
---bare (the man pages' EXAMPLES, docs/*.md): each line of a ``` block
+README is README.md or one of the topic documents in docs/ (docs/plans.md,
+...): --root names the repository root the commands run from (default: the
+file's directory), --least the fewest examples that must run for the last
+line to say PASS (default 20). Examples are named "README example: ..."
+for README.md, "docs/NAME.md example: ..." for another file.
+
+--bare (the man pages' EXAMPLES, docs/*.[0-9].md): each line of a ``` block
 that starts with "remodel " (or "VAR=... remodel ") is a command, with no
 output shown; remodel online, a command with a server address, or one
 piped into a peer tool that needs one, is skipped.
@@ -27,10 +33,24 @@ import tempfile
 bare = sys.argv[1] == "--bare"
 if bare:
     del sys.argv[1]
+root, least = None, 1 if bare else 20
+while sys.argv[1] in ("--root", "--least"):
+    if sys.argv[1] == "--root":
+        root = os.path.abspath(sys.argv[2])
+    else:
+        least = int(sys.argv[2])
+    del sys.argv[1:3]
 remodel, readme = os.path.abspath(sys.argv[1]), sys.argv[2]
-root = os.path.dirname(os.path.abspath(readme))
+if root is None:
+    root = os.path.dirname(os.path.abspath(readme))
+    if bare:
+        root = os.path.dirname(root)  # docs/ -> the repository
 if bare:
-    root = os.path.dirname(root)  # docs/ -> the repository
+    label = os.path.basename(readme)
+else:
+    label = os.path.relpath(os.path.abspath(readme), root)
+    if label == "README.md":
+        label = "README"
 SKIP = re.compile(r"mongodb://|^make |build/bench|~/.cache|\| *mongo(restore|sh)")
 BARE = re.compile(r"^([A-Z_]+=\S* )*remodel ")
 
@@ -89,8 +109,7 @@ try:
             continue
         cmd = cmd.replace("/tmp/", work + "/")
         shown = [s.replace("/tmp/", work + "/").rstrip() for s in shown]
-        name = ("%s example: " % (os.path.basename(readme) if bare else "README")) + \
-            cmd.replace(work + "/", "/tmp/")[:90]
+        name = ("%s example: " % label) + cmd.replace(work + "/", "/tmp/")[:90]
         p = subprocess.run(["bash", "-c", cmd], cwd=root, env=env,
                            capture_output=True, text=True, errors="replace", timeout=300)
         ran += 1
@@ -107,8 +126,6 @@ try:
             sys.stderr.write("missing: %r\nprinted: %r\n" % (missing[:3], printed[:8]))
             continue
         print("PASS " + name)
-    least = 1 if bare else 20
-    print(("PASS" if ran >= least else "FAIL") + " %s examples run: %d" % (
-        os.path.basename(readme) if bare else "README", ran))
+    print(("PASS" if ran >= least else "FAIL") + " %s examples run: %d" % (label, ran))
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

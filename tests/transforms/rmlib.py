@@ -3,7 +3,7 @@ comparing documents byte for byte (so field order and types count).
 
 Documents in the JSON cases are MongoDB Extended JSON (canonical or relaxed:
 `1` is an int32, `{"$numberLong": "1"}` an int64, `1.0` a double). Two
-placeholders may stand for values the README leaves to remodel:
+placeholders may stand for values docs/plans.md leaves to remodel:
   {"$anyOid": "label"}                   any ObjectId; the same label must be the
                                          same value everywhere in the case
   {"$anyOid": "label", "$time": N}       ... whose first 4 bytes are the seconds N

@@ -179,7 +179,7 @@ def run_case(case, work, rep):
         return
 
     nss, metas = outputs["dir"]
-    # the documents, as the README says
+    # the documents, as docs/plans.md says
     exp = {ns: [rmlib.ext(d) for d in docs] for ns, docs in case["expect"].items()}
     b = rmlib.Bindings()
     if not case.get("partial"):

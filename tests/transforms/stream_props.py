@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The one-pass path (README, "How a plan runs") against the batch path.
+"""The one-pass path (docs/commands.md, "How a plan runs") against the batch path.
 One PASS/FAIL line per check.
 
     REMODEL=build/remodel python3 tests/transforms/stream_props.py WORKDIR [SEEDS]

@@ -4,7 +4,7 @@
 pymongo cannot write some types back as they were (undefined becomes null,
 DBPointer a DBRef document, symbol a string, regex options get sorted), so
 these documents are built from raw bytes, and the expected outputs too: the
-README says documents are carried byte for byte, embedded children
+docs (docs/commands.md, docs/plans.md) say documents are carried byte for byte, embedded children
 included, and only the named fields change.
 
     REMODEL=build/remodel python3 tests/transforms/types_case.py WORKDIR
