@@ -27,7 +27,7 @@ static const char usage[] =
     "\n"
     "  --ns PATTERN   only the collections the pattern matches (as --nsInclude;\n"
     "                 repeatable)\n"
-    "  --json         one JSON document (README: remodel analyze --json)\n"
+    "  --json         one JSON document (docs/analyze.md: --json)\n"
     "  --plan-out FILE  the recommended steps as a plan remodel check and run\n"
     "                 take, each with a \"why\"\n"
     "  --hints FILE   what the dump cannot show (JSON: readTogether [[ns, ns]],\n"

@@ -34,7 +34,8 @@ static const char run_usage[] =
     "\n"
     "PLAN is JSON: {\"remodel\": 1, \"steps\": [{\"<operation>\": {...}}, ...]} with the\n"
     "operations embed, extract, denormalize, summarize, bucketize, unbucketize,\n"
-    "set, unset, rename and version; README.md (\"Plans\") documents each key.\n"
+    "set, unset, rename and version; remodel-plan(5) (docs/plans.md) documents\n"
+    "each key.\n"
     "remodel check PLAN --against SRC validates one without running it.\n"
     "\n"
     "example: remodel run dumps/plans/embed-tasks.json --from dumps/sample --to /tmp/out.archive.zst\n";
@@ -50,7 +51,7 @@ static const char check_usage[] =
     "closest names that occur are suggested), a join in which nothing\n"
     "matches, lookups that mostly miss, readings that mostly go to onInvalid.\n"
     "Operations: embed, extract, denormalize, summarize, bucketize,\n"
-    "unbucketize, set, unset, rename, version (README.md, \"Plans\").\n"
+    "unbucketize, set, unset, rename, version (remodel-plan(5), docs/plans.md).\n"
     "\n"
     "  --against SRC     also check the plan against a dump, reading it whole\n"
     "  --allow-missing   fields no document has and joins matching nothing are\n"
@@ -137,7 +138,7 @@ write_stats_json (const char *path, const rm_engine_t *e, bson_error_t *err)
 
 /* The summary goes to standard error beside the progress meter, except for a
  * dry run, whose result it is: there it goes to standard output. The
- * columns are explained in README.md ("The summary"). */
+ * columns are explained in docs/commands.md (remodel run). */
 static void
 print_summary (FILE *f, const rm_ns_stats_t *st, size_t n)
 {

@@ -1,6 +1,6 @@
 /* Building pipeline stages for the compilers (compile_*.c). The names the
  * pipelines use for their own scratch fields all start with "__rm": a
- * document's own field of such a name would be overwritten (README). */
+ * document's own field of such a name would be overwritten (docs/compile.md). */
 #ifndef REMODEL_COMPILE_STAGE_H
 #define REMODEL_COMPILE_STAGE_H
 

@@ -1,5 +1,5 @@
 /* The analysis as one BSON document (remodel/analyze.h), the fields of
- * README's "remodel analyze --json". */
+ * docs/analyze.md's "remodel analyze --json". */
 #include <stdio.h>
 #include <string.h>
 

@@ -40,7 +40,7 @@ typedef enum {
     RM_CLASS_ONE_TO_ONE, RM_CLASS_ONE_TO_FEW, RM_CLASS_ONE_TO_MANY, RM_CLASS_ONE_TO_SQUILLIONS
 } rm_class_t;
 
-/* The thresholds (README, "remodel analyze"): children per parent at the
+/* The thresholds (docs/analyze.md): children per parent at the
  * 99th percentile; one-to-one when no parent has more than one. */
 #define RM_ANALYZE_FEW  10   /* a few: embed them */
 #define RM_ANALYZE_MANY 200  /* rule 4: past a couple of hundred, don't embed */
@@ -76,7 +76,7 @@ bool rm_analyze_hints_check (const bson_t *hints, bson_error_t *err);
 
 rm_analysis_t *rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err);
 /* The report as a BSON document ("collections", "relationships"), the
- * fields of README's "remodel analyze --json". */
+ * fields of docs/analyze.md's "remodel analyze --json". */
 void rm_analysis_report (const rm_analysis_t *a, bson_t *out);
 /* Per relationship, the pattern its numbers recommend (embed, outlier,
  * subset with count, computed summary, keep referencing; an extended

@@ -143,7 +143,7 @@ rows = [l for l in open(sys.argv[1], encoding="utf-8") if "collection" in l or l
 print(len(rows), sorted({l.index("collection") if "collection" in l else l.index("TYPE") for l in rows}))' "$T/al.out")" "4 [41]"
 
 # --- --help names what the plan parser takes ---------------------------------------
-ops=$("$REMODEL" run --help | tr ',;.' '   ' | awk '/operations/,/README/' | tr ' ' '\n' |
+ops=$("$REMODEL" run --help | tr ',;.' '   ' | awk '/operations/,/remodel-plan/' | tr ' ' '\n' |
       grep -E '^(embed|extract|denormalize|summarize|bucketize|unbucketize|set|unset|rename|version|[a-z]+ize)$' | sort -u)
 parser=$(echo '{"remodel": 1, "steps": [{"frob": {}}]}' >"$T/frob.json"; "$REMODEL" check "$T/frob.json" 2>&1 |
          sed 's/.*unknown operation (//; s/)$//' | tr ',' '\n' | tr -d ' ' | sort -u)
