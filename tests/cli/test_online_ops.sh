@@ -116,10 +116,13 @@ db.crm["tasks_remodel_'"$(pid embed)"'_1"].insert_one({"stray": True})'
     # A write that slips in after finalize's last sync, before the switch:
     # reported after the renames (exit 1), and rollback swaps back.
     online run embed
-    REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=6000 "$REMODEL" online finalize -q "$T/plans/embed.json" \
+    # The pause is long enough for the three commands below on a loaded
+    # machine; finalize's sync and verify before it may take a while there.
+    REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=15000 "$REMODEL" online finalize -q "$T/plans/embed.json" \
         --uri "$uri" --writes-stopped >/dev/null 2>"$T/fin.err" &
     pid=$!
-    for ((w = 0; w < 200; w++)); do grep -q "pausing" "$T/fin.err" && break; sleep 0.1; done
+    for ((w = 0; w < 1800; w++)); do grep -q "pausing" "$T/fin.err" && break; sleep 0.1; done
+    expect_eq "$kind: finalize reached its pause before the switch" "$(grep -c pausing "$T/fin.err")" 1
     # finalize holds the plan's lease from its sync to its end: a rollback
     # (or a sync) in its window is refused and changes nothing.
     online rollback embed
