@@ -5,6 +5,7 @@
  * plan_parse.c). Every error names the step (1-based), its operation, the
  * key and the reason, so a plan can be fixed before any data is read. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,80 +385,71 @@ rm_plan_load (rm_plan_t *plan, const char *path, bson_error_t *err)
     return ok;
 }
 
+void
+rm_step_refs_add (rm_step_refs_t *l, const rm_nsref_t *ns, const char *key)
+{
+    /* A kind that needs more grows at[] (step_class.h). */
+    BSON_ASSERT (l->n < sizeof l->at / sizeof l->at[0]);
+    l->at[l->n].ns = ns;
+    l->at[l->n++].key = key;
+}
+
+void
+rm_step_ns_make (rm_step_ns_t *ns, const rm_nsref_t *ref, const char *key)
+{
+    rm_step_refs_add (&ns->writes, ref, key);
+    rm_step_refs_add (&ns->creates, ref, key);
+}
+
+/* What the step's row says of its namespaces. */
+static void
+step_ns (const rm_step_t *s, rm_step_ns_t *ns)
+{
+    memset (ns, 0, sizeof *ns);
+    rm_step_classes[s->kind].ns (s, ns);
+}
+
+/* One role of them (the member of rm_step_ns_t at `role`), and its keys if
+ * asked, into the caller's arrays. */
+static size_t
+step_refs (const rm_step_t *s, size_t role, const rm_nsref_t **out, const char **keys,
+           size_t max)
+{
+    rm_step_ns_t ns;
+    const rm_step_refs_t *l = (const rm_step_refs_t *) ((const char *) &ns + role);
+    size_t n;
+    step_ns (s, &ns);
+    n = l->n < max ? l->n : max;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = l->at[i].ns;
+        if (keys)
+            keys[i] = l->at[i].key;
+    }
+    return n;
+}
+
 size_t
 rm_step_inputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
 {
-    size_t n = 0;
-    switch (s->kind) {
-    case RM_STEP_EMBED:
-        out[n++] = &s->u.embed.from;
-        out[n++] = &s->u.embed.into;
-        break;
-    case RM_STEP_EXTRACT:
-        out[n++] = &s->u.extract.from;
-        break;
-    case RM_STEP_DENORMALIZE:
-        out[n++] = &s->u.denorm.in;
-        out[n++] = &s->u.denorm.from;
-        break;
-    case RM_STEP_SUMMARIZE:
-        out[n++] = &s->u.summarize.into;
-        out[n++] = &s->u.summarize.from;
-        break;
-    case RM_STEP_BUCKETIZE:
-        out[n++] = &s->u.bucketize.from;
-        break;
-    case RM_STEP_UNBUCKETIZE:
-        out[n++] = &s->u.unbucketize.from;
-        if (s->u.unbucketize.invalid_to.text)
-            out[n++] = &s->u.unbucketize.invalid_to; /* its set-aside readings come back */
-        break;
-    default:
-        out[n++] = &s->u.fields.in;
-        break;
-    }
-    (void) max;
-    return n;
+    return step_refs (s, offsetof (rm_step_ns_t, reads), out, NULL, max);
 }
 
 size_t
 rm_step_outputs (const rm_step_t *s, const rm_nsref_t **out, size_t max)
 {
-    size_t n;
-    if (s->kind == RM_STEP_DENORMALIZE || s->kind == RM_STEP_SUMMARIZE) { /* from is only read */
-        out[0] = s->kind == RM_STEP_DENORMALIZE ? &s->u.denorm.in : &s->u.summarize.into;
-        return 1;
-    }
-    if (s->kind == RM_STEP_UNBUCKETIZE) { /* from is emptied unless keepSource */
-        out[0] = &s->u.unbucketize.to;
-        return s->u.unbucketize.keep_source ? 1 : 1 + rm_step_inputs (s, out + 1, max - 1);
-    }
-    n = rm_step_inputs (s, out, max);
-    if (s->kind == RM_STEP_BUCKETIZE) {
-        out[n++] = &s->u.bucketize.to;
-        if (s->u.bucketize.invalid_to.text)
-            out[n++] = &s->u.bucketize.invalid_to;
-    }
-    if (s->kind == RM_STEP_EXTRACT)
-        out[n++] = &s->u.extract.to;
-    if (s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
-        out[n++] = &s->u.embed.overflow_to;
-    return n;
+    return step_refs (s, offsetof (rm_step_ns_t, writes), out, NULL, max);
 }
 
-/* The plan key that names a step's i-th input (as rm_step_inputs lists). */
-static const char *
-input_key (const rm_step_t *s, size_t i)
+size_t
+rm_step_creates (const rm_step_t *s, const rm_nsref_t **out, const char **keys, size_t max)
 {
-    switch (s->kind) {
-    case RM_STEP_EMBED: return i == 0 ? "from" : "into";
-    case RM_STEP_EXTRACT: return "from";
-    case RM_STEP_DENORMALIZE: return i == 0 ? "in" : "from";
-    case RM_STEP_SUMMARIZE: return i == 0 ? "into" : "from";
-    case RM_STEP_BUCKETIZE: return "from";
-    case RM_STEP_UNBUCKETIZE: return i == 0 ? "from" : "onInvalid";
-    default: return "in";
-    }
+    return step_refs (s, offsetof (rm_step_ns_t, creates), out, keys, max);
+}
+
+size_t
+rm_step_empties (const rm_step_t *s, const rm_nsref_t **out, size_t max)
+{
+    return step_refs (s, offsetof (rm_step_ns_t, empties), out, NULL, max);
 }
 
 /* A name list that tracks what exists as the steps run. */
@@ -493,33 +485,6 @@ names_clear (names_t *l)
     bson_free (l->names);
 }
 
-size_t
-rm_step_creates (const rm_step_t *s, const rm_nsref_t **out, const char **keys, size_t max)
-{
-    size_t n = 0;
-    (void) max;
-    if (s->kind == RM_STEP_EXTRACT)
-        keys[n] = "to", out[n++] = &s->u.extract.to;
-    if (s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
-        keys[n] = "overflowTo", out[n++] = &s->u.embed.overflow_to;
-    if (s->kind == RM_STEP_BUCKETIZE || s->kind == RM_STEP_UNBUCKETIZE)
-        keys[n] = "to", out[n++] = &s->u.bucketize.to;
-    if (s->kind == RM_STEP_BUCKETIZE && s->u.bucketize.invalid_to.text)
-        keys[n] = "onInvalid", out[n++] = &s->u.bucketize.invalid_to;
-    return n;
-}
-
-size_t
-rm_step_empties (const rm_step_t *s, const rm_nsref_t **out, size_t max)
-{
-    if ((s->kind != RM_STEP_BUCKETIZE && s->kind != RM_STEP_UNBUCKETIZE) ||
-        s->u.bucketize.keep_source)
-        return 0;
-    /* bucketize empties from; unbucketize also onInvalid's namespace */
-    return s->kind == RM_STEP_BUCKETIZE ? (out[0] = &s->u.bucketize.from, 1)
-                                        : rm_step_inputs (s, out, max);
-}
-
 static void
 names_add (names_t *l, const char *name)
 {
@@ -531,7 +496,6 @@ bool
 rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info, bson_error_t *err)
 {
     names_t have = {NULL, 0}, made = {NULL, 0}, emptied = {NULL, 0};
-    const char *keys[4];
     bool ok = true;
 
     for (size_t i = 0; i < info->n_ns; i++) {
@@ -541,30 +505,32 @@ rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info, bson_e
     }
     for (size_t i = 0; ok && i < plan->n; i++) {
         const rm_step_t *s = &plan->steps[i];
-        const rm_nsref_t *refs[4];
-        size_t n = rm_step_inputs (s, refs, 4);
+        rm_step_ns_t ns;
+        const rm_step_ref_t *r;
         rm_plan_ctx_t c = {err, s->index, s->op};
-        for (size_t j = 0; ok && j < n; j++)
-            if (!names_has (&have, refs[j]->text))
-                ok = rm_plan_fail (&c, input_key (s, j),
+        step_ns (s, &ns);
+        for (size_t j = 0; ok && j < ns.reads.n; j++) {
+            r = &ns.reads.at[j];
+            if (!names_has (&have, r->ns->text))
+                ok = rm_plan_fail (&c, r->key,
                                    "namespace %s is not in the input (nor made by an earlier step)",
-                                   refs[j]->text);
+                                   r->ns->text);
+        }
         /* A step creates a namespace that does not exist, or one that is
          * empty: in the input (checked when the step runs), or emptied by
          * an earlier step (bucketize, unbucketize without keepSource). */
-        n = ok ? rm_step_creates (s, refs, keys, 4) : 0;
-        for (size_t j = 0; ok && j < n; j++) {
-            if (names_has (&made, refs[j]->text) && !names_has (&emptied, refs[j]->text))
-                ok = rm_plan_fail (&c, keys[j],
+        for (size_t j = 0; ok && j < ns.creates.n; j++) {
+            r = &ns.creates.at[j];
+            if (names_has (&made, r->ns->text) && !names_has (&emptied, r->ns->text))
+                ok = rm_plan_fail (&c, r->key,
                                    "namespace %s already exists (made by an earlier step)",
-                                   refs[j]->text);
-            names_add (&have, refs[j]->text);
-            names_add (&made, refs[j]->text);
-            names_remove (&emptied, refs[j]->text);
+                                   r->ns->text);
+            names_add (&have, r->ns->text);
+            names_add (&made, r->ns->text);
+            names_remove (&emptied, r->ns->text);
         }
-        n = ok ? rm_step_empties (s, refs, 4) : 0;
-        for (size_t j = 0; j < n; j++)
-            names_add (&emptied, refs[j]->text);
+        for (size_t j = 0; ok && j < ns.empties.n; j++)
+            names_add (&emptied, ns.empties.at[j].ns->text);
     }
     names_clear (&made);
     names_clear (&emptied);

@@ -1,7 +1,7 @@
 /* bucketize and unbucketize in a plan (step_class.h): their keys read,
- * then freed. Both take the same keys into the same struct (plan.h):
- * unbucketize reads them as the bucketize it reverses. Their runs are in
- * step_bucket.c and step_unbucket.c. */
+ * then freed; their namespaces, for plan.c. Both take the same keys into
+ * the same struct (plan.h): unbucketize reads them as the bucketize it
+ * reverses. Their runs are in step_bucket.c and step_unbucket.c. */
 #include <string.h>
 
 #include "plan_parse.h"
@@ -207,4 +207,36 @@ rm_plan_clear_bucket (rm_step_t *s)
         bson_free (b->stats[j].kinds);
     }
     bson_free (b->stats);
+}
+
+/* from is read, written and, without keepSource, emptied; to and
+ * onInvalid's namespace are made. */
+void
+rm_plan_ns_bucketize (const rm_step_t *s, rm_step_ns_t *ns)
+{
+    const rm_bucketize_t *b = &s->u.bucketize;
+    rm_step_refs_add (&ns->reads, &b->from, "from");
+    ns->writes = ns->reads;
+    rm_step_ns_make (ns, &b->to, "to");
+    if (b->invalid_to.text)
+        rm_step_ns_make (ns, &b->invalid_to, "onInvalid");
+    if (!b->keep_source)
+        ns->empties = ns->reads;
+}
+
+/* from is read, and onInvalid's namespace, whose set-aside readings come
+ * back; to is made; without keepSource both are written and emptied. */
+void
+rm_plan_ns_unbucketize (const rm_step_t *s, rm_step_ns_t *ns)
+{
+    const rm_unbucketize_t *u = &s->u.unbucketize;
+    rm_step_refs_add (&ns->reads, &u->from, "from");
+    if (u->invalid_to.text)
+        rm_step_refs_add (&ns->reads, &u->invalid_to, "onInvalid");
+    rm_step_ns_make (ns, &u->to, "to");
+    if (!u->keep_source) {
+        for (size_t i = 0; i < ns->reads.n; i++)
+            rm_step_refs_add (&ns->writes, ns->reads.at[i].ns, ns->reads.at[i].key);
+        ns->empties = ns->reads;
+    }
 }

@@ -3,14 +3,12 @@
  * by name. Adding a step touches:
  *   - plan.h: its kind in rm_step_kind_t and its struct in rm_step_t's
  *     union;
- *   - step_table.c: its row (name, keys, parse, clear, run);
- *   - its own step_*.c: its parse and clear (declared below, written with
- *     the shared readers of plan_parse.h) and its run (declared in
- *     engine_impl.h); the parsing goes in a sibling step_*_parse.c if the
- *     step's file would pass ~700 lines;
- *   - plan.c: the namespaces it reads, writes, creates and empties
- *     (rm_step_inputs, rm_step_outputs, rm_step_creates, rm_step_empties,
- *     input_key) and its name in the "unknown operation" message;
+ *   - step_table.c: its row (name, keys, parse, clear, ns, run);
+ *   - its own step_*.c: its parse, clear and ns (declared below; parse
+ *     written with the shared readers of plan_parse.h) and its run
+ *     (declared in engine_impl.h); the parsing goes in a sibling
+ *     step_*_parse.c if the step's file would pass ~700 lines;
+ *   - plan.c: its name in the "unknown operation" message;
  *   - where they apply, the probes after it (engine_checks.c), the
  *     one-pass path (engine_stream.c) and, outside the core, how it runs
  *     online and compiles (shell-ext/online_passes.c, compile_plan.c). */
@@ -24,6 +22,25 @@
  * plan_parse.h). */
 typedef struct rm_plan_ctx rm_plan_ctx_t;
 
+/* A namespace a step names, with the plan key that names it. */
+typedef struct {
+    const rm_nsref_t *ns;
+    const char *key;
+} rm_step_ref_t;
+
+/* Those of one role, in order (a step names at most three). */
+typedef struct {
+    rm_step_ref_t at[3];
+    size_t n;
+} rm_step_refs_t;
+
+/* What a parsed step does to namespaces (plan.h's rm_step_inputs,
+ * rm_step_outputs, rm_step_creates, rm_step_empties): those it reads,
+ * writes (new or changed), creates (absent or empty) and leaves empty. */
+typedef struct {
+    rm_step_refs_t reads, writes, creates, empties;
+} rm_step_ns_t;
+
 typedef struct {
     const char *name;       /* the operation's name in a plan */
     const char *keys[14];   /* the keys it takes; '*' marks the required ones */
@@ -31,11 +48,20 @@ typedef struct {
     bool (*parse) (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
     /* Frees what parse allocated. */
     void (*clear) (rm_step_t *s);
+    /* Fills a zeroed `ns` with the namespaces of a parsed step. */
+    void (*ns) (const rm_step_t *s, rm_step_ns_t *ns);
     /* Runs the step store to store (engine.c prefixes its errors). */
     bool (*run) (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 } rm_step_class_t;
 
-extern const rm_step_class_t rm_step_classes[RM_STEP_N_KINDS];
+/* One row per kind: unsized here so that step_table.c's _Static_assert
+ * sees how many rows it has. */
+extern const rm_step_class_t rm_step_classes[];
+
+/* For the ns functions: appends a namespace to a role; adds one the step
+ * makes (writes and creates). */
+void rm_step_refs_add (rm_step_refs_t *l, const rm_nsref_t *ns, const char *key);
+void rm_step_ns_make (rm_step_ns_t *ns, const rm_nsref_t *ref, const char *key);
 
 bool rm_plan_parse_embed (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
 bool rm_plan_parse_extract (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
@@ -50,5 +76,12 @@ void rm_plan_clear_fields (rm_step_t *s);
 void rm_plan_clear_denorm (rm_step_t *s);
 void rm_plan_clear_summarize (rm_step_t *s);
 void rm_plan_clear_bucket (rm_step_t *s);
+void rm_plan_ns_embed (const rm_step_t *s, rm_step_ns_t *ns);
+void rm_plan_ns_extract (const rm_step_t *s, rm_step_ns_t *ns);
+void rm_plan_ns_fields (const rm_step_t *s, rm_step_ns_t *ns);
+void rm_plan_ns_denorm (const rm_step_t *s, rm_step_ns_t *ns);
+void rm_plan_ns_summarize (const rm_step_t *s, rm_step_ns_t *ns);
+void rm_plan_ns_bucketize (const rm_step_t *s, rm_step_ns_t *ns);
+void rm_plan_ns_unbucketize (const rm_step_t *s, rm_step_ns_t *ns);
 
 #endif

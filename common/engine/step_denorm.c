@@ -180,7 +180,8 @@ rm_step_denorm_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     return rm_denorm_sort_run (e, s, err);
 }
 
-/* The step in a plan (step_class.h): its keys read, then freed. */
+/* The step in a plan (step_class.h): its keys read, then freed; its
+ * namespaces, for plan.c. */
 
 static bool
 denorm_add (rm_plan_ctx_t *c, rm_denorm_t *d, const char *target, const char *source)
@@ -275,4 +276,13 @@ rm_plan_clear_denorm (rm_step_t *s)
     }
     bson_free (d->targets);
     bson_free (d->sources);
+}
+
+/* in is read and written; from is only read. */
+void
+rm_plan_ns_denorm (const rm_step_t *s, rm_step_ns_t *ns)
+{
+    rm_step_refs_add (&ns->reads, &s->u.denorm.in, "in");
+    rm_step_refs_add (&ns->reads, &s->u.denorm.from, "from");
+    rm_step_refs_add (&ns->writes, &s->u.denorm.in, "in");
 }

@@ -22,7 +22,8 @@ rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     return ok;
 }
 
-/* The step in a plan (step_class.h): its keys read, then freed. */
+/* The step in a plan (step_class.h): its keys read, then freed; its
+ * namespaces, for plan.c. */
 
 static bool
 parse_project (rm_plan_ctx_t *c, const bson_iter_t *it, rm_embed_t *e)
@@ -125,4 +126,16 @@ rm_plan_clear_embed (rm_step_t *s)
     if (e->project)
         bson_destroy (e->project);
     rm_plan_sortspec_clear (&e->sort);
+}
+
+/* from and into are read and written; the outliers' namespace is made. */
+void
+rm_plan_ns_embed (const rm_step_t *s, rm_step_ns_t *ns)
+{
+    const rm_embed_t *e = &s->u.embed;
+    rm_step_refs_add (&ns->reads, &e->from, "from");
+    rm_step_refs_add (&ns->reads, &e->into, "into");
+    ns->writes = ns->reads;
+    if (e->on_overflow == RM_OVERFLOW_OUTLIER)
+        rm_step_ns_make (ns, &e->overflow_to, "overflowTo");
 }

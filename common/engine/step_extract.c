@@ -200,7 +200,8 @@ rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     return rm_engine_store_swap (to, children, err);
 }
 
-/* The step in a plan (step_class.h): its keys read, then freed. */
+/* The step in a plan (step_class.h): its keys read, then freed; its
+ * namespaces, for plan.c. */
 
 bool
 rm_plan_parse_extract (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
@@ -244,4 +245,13 @@ rm_plan_clear_extract (rm_step_t *s)
     rm_path_destroy (&x->path);
     bson_free (x->parent_field);
     bson_free (x->ordinal_field);
+}
+
+/* from is read and written (its path removed); to is made. */
+void
+rm_plan_ns_extract (const rm_step_t *s, rm_step_ns_t *ns)
+{
+    rm_step_refs_add (&ns->reads, &s->u.extract.from, "from");
+    ns->writes = ns->reads;
+    rm_step_ns_make (ns, &s->u.extract.to, "to");
 }

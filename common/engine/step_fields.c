@@ -90,7 +90,8 @@ rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     return rm_engine_store_swap (ns, next, err);
 }
 
-/* The steps in a plan (step_class.h): their keys read, then freed. */
+/* The steps in a plan (step_class.h): their keys read, then freed; their
+ * namespaces, for plan.c. */
 
 static void
 fields_add (rm_fields_t *f)
@@ -279,4 +280,12 @@ rm_plan_clear_fields (rm_step_t *s)
     bson_free (f->raw);
     if (f->raw_holder)
         bson_destroy (f->raw_holder);
+}
+
+/* set, unset, rename, version: in is read and written. */
+void
+rm_plan_ns_fields (const rm_step_t *s, rm_step_ns_t *ns)
+{
+    rm_step_refs_add (&ns->reads, &s->u.fields.in, "in");
+    ns->writes = ns->reads;
 }

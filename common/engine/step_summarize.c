@@ -159,7 +159,8 @@ rm_step_summarize_run (rm_engine_t *e, const rm_step_t *st, bson_error_t *err)
     return ok;
 }
 
-/* The step in a plan (step_class.h): its keys read, then freed. */
+/* The step in a plan (step_class.h): its keys read, then freed; its
+ * namespaces, for plan.c. */
 
 bool
 rm_plan_parse_summarize (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
@@ -232,4 +233,13 @@ rm_plan_clear_summarize (rm_step_t *s)
     bson_free (m->accs);
     if (m->exprs)
         bson_destroy (m->exprs);
+}
+
+/* into is read and written; from is only read. */
+void
+rm_plan_ns_summarize (const rm_step_t *s, rm_step_ns_t *ns)
+{
+    rm_step_refs_add (&ns->reads, &s->u.summarize.into, "into");
+    rm_step_refs_add (&ns->reads, &s->u.summarize.from, "from");
+    rm_step_refs_add (&ns->writes, &s->u.summarize.into, "into");
 }
