@@ -13,7 +13,6 @@ BUILD   ?= build
 PKGS     = libbson-1.0 libarchive libzstd zlib
 OPT     ?= -O2 -g
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -Wstrict-prototypes
-# Recursive (=) so pkg-config runs only after the deps step installed it all.
 # The core's layers, each a folder of common/ (README.md, "Layout"), lowest
 # first; their private headers are included by bare name. A layer sees its
 # own and those of the layers below it, never one above (the compiler
@@ -23,6 +22,7 @@ CORE_DIRS = base bson dump sort accum engine analyze
 CORE_INC  = $(CORE_DIRS:%=-Icommon/%)
 layers_upto = $(if $(filter $(1),$(firstword $(2))),-Icommon/$(1),-Icommon/$(firstword $(2)) $(call layers_upto,$(1),$(wordlist 2,99,$(2))))
 $(foreach L,$(CORE_DIRS),$(eval $(BUILD)/common/$(L)/%.o: LAYER_INC = $(call layers_upto,$(L),$(CORE_DIRS))))
+# Recursive (=) so pkg-config runs only after the deps step installed it all.
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude $(LAYER_INC) \
              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS) $(EXTRA_CFLAGS)
 LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDFLAGS) $(EXTRA_LDFLAGS)
@@ -44,7 +44,7 @@ UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all deps unit check check-unit check-cli check-online demo demo-online install uninstall man \
+.PHONY: FORCE all online-missing deps unit check check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-switch-matrix \
         bench-online bench-server-side bench-analyze
 
