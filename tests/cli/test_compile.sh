@@ -168,7 +168,15 @@ if [ -n "$MONGOSH1" ] && [ -x "$MONGOSH1" ]; then
     "$MONGOSH1" --quiet "$uri" --eval 'var batchSize = 25, pauseMs = 150, owner = "script-test"' \
         "$T/script.js" >"$T/s1" 2>&1 &
     pid=$!
-    sleep 4
+    # Killed once its checkpoint is part way (mongosh may take seconds to
+    # start on a loaded machine: a fixed sleep killed it before any batch).
+    python3 -c 'import pymongo, sys, time
+c = pymongo.MongoClient(sys.argv[1])
+for _ in range(1200):
+    d = c.remodel.checkpoints.find_one({"_id": sys.argv[2] + ":1"}) or {}
+    if d.get("seen", 0) > 0 and not d.get("done"):
+        break
+    time.sleep(0.05)' "$uri" "$(pid backfill-logging)"
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
     done_before=$(python3 -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); d = c.remodel.checkpoints.find_one({"_id": "'"$(pid backfill-logging)"':1"}) or {}; print(d.get("done"), d.get("seen", 0) > 0)' "$uri")
