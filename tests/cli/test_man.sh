@@ -17,6 +17,7 @@
 B=$(dirname "$REMODEL")
 B=${B#"$ROOT"/}
 ONLINE=$(dirname "$REMODEL")/remodel-online
+export MONGOC_DISABLE_SHM=1 # as remodel sets it for remodel-online
 mk() { make --no-print-directory -C "$ROOT" BUILD="$B" "$@"; }
 
 if ! command -v groff >/dev/null; then

@@ -220,13 +220,14 @@ c.iotx.readings.insert_many(docs)' "$uri"
         "$MONGODUMP" --uri "$uri" --db $db "${ex[@]}" --archive="$T/ref-src.archive" --quiet
         "$REMODEL" run -q "$T/plans/$p.json" --from "$T/ref-src.archive" --to "$T/ref.archive" --force
         cp "$T/plans/$p.json" "$T/plans/crash$i.json"
+        touch "$T/started"
         "$REMODEL" online run -q "${mode[@]}" "$T/plans/crash$i.json" --uri "$uri" --batch-size 3 --pause-ms 5 >/dev/null 2>&1 &
         pid=$!
         sleep "0.$(printf '%02d' $((RANDOM % 90 + 5)))"
         kill -9 $pid 2>/dev/null
         wait $pid 2>/dev/null
         expect_eq "$kind: $p killed (-9) ($i): no driver counters left in /dev/shm" \
-            "$(ls /dev/shm/mongoc-$pid 2>/dev/null | wc -l)" 0
+            "$(find /dev/shm -maxdepth 1 -name "mongoc-$pid" -newer "$T/started" 2>/dev/null | wc -l)" 0
         python3 -c 'import pymongo, sys, datetime
 c = pymongo.MongoClient(sys.argv[1])
 c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1, 1)}})' "$uri"

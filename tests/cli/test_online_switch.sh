@@ -48,6 +48,10 @@ fi
 S=$ROOT/dumps/sample
 KILLAT=$ROOT/tests/peers/killat.sh
 ONLINE=$(dirname "$REMODEL")/remodel-online
+# remodel sets this before it execs remodel-online; run directly (and
+# killed), remodel-online would leave libmongoc's /dev/shm/mongoc-PID behind
+# (test_online_steps checks that a killed run leaves none).
+export MONGOC_DISABLE_SHM=1
 FULL=0
 [ "${REMODEL_SWITCH_MATRIX:-}" == full ] && FULL=1
 trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
