@@ -42,20 +42,6 @@ bool rm_denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
                       bson_error_t *err);
 void rm_denorm_apply_destroy (rm_denorm_apply_t *a);
 
-/* The hash join's table: key -> copied values of the first document of
- * `from` with that key (only the copies are kept, not whole documents). */
-typedef struct rm_denorm_table rm_denorm_table_t;
-rm_denorm_table_t *rm_denorm_table_new (const rm_step_t *s, rm_step_run_t *run);
-void rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t len);
-/* Memory the table is reckoned to need for the documents added so far. */
-uint64_t rm_denorm_table_need (const rm_denorm_table_t *dt);
-/* Rewrites one document of `in` (out lives until the next call); errors
- * are prefixed with ns_name and the document's _id. */
-bool rm_denorm_table_apply (rm_denorm_table_t *dt, const char *ns_name, const uint8_t *doc,
-                            uint32_t len, const uint8_t **out, size_t *out_len,
-                            bson_error_t *err);
-void rm_denorm_table_destroy (rm_denorm_table_t *dt);
-
 bool rm_denorm_hash_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_denorm_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 

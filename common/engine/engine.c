@@ -52,35 +52,11 @@ created_metadata (const char *coll, const char *indexed_field)
                                id_index, coll);
 }
 
-/* The variant for bucketize's buckets: one compound index on the meta
- * fields and the window start, the time-series query's shape. */
-static char *
-bucket_metadata (const char *coll, const rm_bucketize_t *b)
-{
-    char *key = bson_strdup (""), *name = bson_strdup (""), *out, *t;
-    for (size_t i = 0; i <= b->n_meta; i++) {
-        const char *f = i < b->n_meta ? b->meta[i] : "start";
-        t = bson_strdup_printf ("%s%s\"%s\":{\"$numberInt\":\"1\"}", key, i ? "," : "", f);
-        bson_free (key);
-        key = t;
-        t = bson_strdup_printf ("%s%s%s_1", name, i ? "_" : "", f);
-        bson_free (name);
-        name = t;
-    }
-    out = bson_strdup_printf (
-        "{\"indexes\":[{\"v\":{\"$numberInt\":\"2\"},\"key\":{\"_id\":{\"$numberInt\":\"1\"}},"
-        "\"name\":\"_id_\"},{\"v\":{\"$numberInt\":\"2\"},\"key\":{%s},\"name\":\"%s\"}],"
-        "\"collectionName\":\"%s\",\"type\":\"collection\"}", key, name, coll);
-    bson_free (key);
-    bson_free (name);
-    return out;
-}
-
 /* An empty namespace of the input that a step fills keeps its metadata
  * (bucketize then unbucketize gives back the options, indexes and uuid as
  * they were); a new one gets meta. */
-static void
-add_created_meta (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
+void
+rm_engine_add_created_meta (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
                   char *meta)
 {
     rm_ns_t *ns;
@@ -96,11 +72,11 @@ add_created_meta (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_
     bson_free (meta);
 }
 
-static void
-add_created (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
-             const char *indexed_field)
+void
+rm_engine_add_created (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
+                       const char *indexed_field)
 {
-    add_created_meta (out, in, ref, created_metadata (ref->coll, indexed_field));
+    rm_engine_add_created_meta (out, in, ref, created_metadata (ref->coll, indexed_field));
 }
 
 bool
@@ -112,19 +88,8 @@ rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out
     rm_dump_info_copy (out, in);
     for (size_t i = 0; i < e->plan->n; i++) {
         const rm_step_t *s = &e->plan->steps[i];
-        if (s->kind == RM_STEP_EXTRACT)
-            add_created (out, in, &s->u.extract.to,
-                         s->u.extract.style == RM_STYLE_CHILD_REFS ? NULL : s->u.extract.parent_field);
-        if (s->kind == RM_STEP_EMBED && s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
-            add_created (out, in, &s->u.embed.overflow_to, "parent_id");
-        if (s->kind == RM_STEP_BUCKETIZE) {
-            add_created_meta (out, in, &s->u.bucketize.to,
-                              bucket_metadata (s->u.bucketize.to.coll, &s->u.bucketize));
-            if (s->u.bucketize.invalid_to.text)
-                add_created (out, in, &s->u.bucketize.invalid_to, NULL);
-        }
-        if (s->kind == RM_STEP_UNBUCKETIZE)
-            add_created (out, in, &s->u.unbucketize.to, NULL);
+        if (rm_step_classes[s->kind].created)
+            rm_step_classes[s->kind].created (s, out, in);
     }
     /* The oplog stays the last namespace of the output. */
     for (size_t i = 0; i + 1 < out->n_ns; i++)

@@ -18,6 +18,7 @@ typedef struct {
 
 typedef struct rm_stage rm_stage_t;
 
+
 /* What one step saw, for the checks once it has run (engine_checks.c). */
 typedef struct {
     rm_probe_t *probes;    /* the fields it names (none with allowMissing) */
@@ -101,38 +102,65 @@ char *rm_doc_id_json (const uint8_t *doc, uint32_t len);
 bool rm_doc_error (bson_error_t *err, const char *ns_name, const char *what, const uint8_t *doc,
                    uint32_t len);
 
-/* Per-document forms of the streaming steps, shared by the batch runs
- * (store to store) and the one-pass path (engine_stream.c). */
-typedef struct {
-    rm_buf_t buf[2];
-} rm_fields_scratch_t;
-void rm_fields_scratch_init (rm_fields_scratch_t *sc);
-void rm_fields_scratch_destroy (rm_fields_scratch_t *sc);
-/* Applies a field step to one document; out lives until the next call. */
-bool rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
-                      const uint8_t *doc, size_t len, const uint8_t **out, size_t *out_len,
-                      bson_error_t *err);
-
 /* Takes a document (valid only during the call). */
 typedef bool (*rm_emit_fn) (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err);
 /* An rm_emit_fn adding to the store ctx. */
 bool rm_store_emit (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err);
 
-typedef struct rm_extractor rm_extractor_t;
-rm_extractor_t *rm_extractor_new (const rm_step_t *s, rm_probe_t *probe);
-/* Extracts one parent of `from`: its children go to emit, the parent to
- * keep to out (valid until the next call). */
-bool rm_extractor_apply (rm_extractor_t *x, rm_ens_t *from, rm_ens_t *to, const uint8_t *doc,
-                         uint32_t len, rm_emit_fn emit, void *ctx, const uint8_t **out,
-                         size_t *out_len, bson_error_t *err);
-void rm_extractor_destroy (rm_extractor_t *x);
+/* A step in the one-pass path (engine_stream.c), set up by its stage class
+ * (below) and fed the documents of `in` one at a time, in order. */
+typedef enum { RM_STAGE_READY, RM_STAGE_WAITING, RM_STAGE_DEFERRED } rm_stage_state_t;
+struct rm_stage {
+    const rm_step_t *s;
+    rm_ens_t *in;   /* the namespace whose documents the step takes */
+    rm_ens_t *to;   /* the namespace it makes from them (NULL: none) */
+    rm_ens_t *from; /* one it must have read whole first (NULL: none) */
+    rm_stage_state_t state;
+    rm_store_t *waiting; /* documents of `in` held until `from` ends */
+    void *data;     /* the step's own, from open to close */
+};
 
-typedef struct rm_unbucketizer rm_unbucketizer_t;
-rm_unbucketizer_t *rm_unbucketizer_new (const rm_step_t *s, rm_ens_t *to);
-/* Turns one bucket of `from` into its readings, each given to emit. */
-bool rm_unbucketizer_apply (rm_unbucketizer_t *j, rm_ens_t *from, const uint8_t *doc,
-                            uint32_t len, rm_emit_fn emit, void *ctx, bson_error_t *err);
-void rm_unbucketizer_destroy (rm_unbucketizer_t *j);
+/* How a step kind streams (its row's `stage`; NULL: it never does). */
+typedef struct {
+    /* Whether it can within this plan (NULL: always). */
+    bool (*can) (const rm_plan_t *plan, const rm_step_t *s);
+    /* Sets st->in, st->to, st->from and st->data (st->s is set). */
+    void (*open) (rm_engine_t *e, rm_stage_t *st);
+    /* One document of st->in: its result to *out (valid until the next
+     * call); documents it makes (of st->to) to emit. */
+    bool (*apply) (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
+                   const uint8_t **out, size_t *out_len, bson_error_t *err);
+    /* With `from`: takes one of its documents; returns the bytes st->data
+     * now needs (past --memory, the step is deferred to the batch path). */
+    uint64_t (*fill) (rm_stage_t *st, const uint8_t *doc, uint32_t len);
+    /* Frees st->data (which may be NULL). */
+    void (*close) (rm_stage_t *st);
+} rm_stage_class_t;
+
+/* Whether some step of plan writes ref (for a stage's `can`). */
+bool rm_plan_writes (const rm_plan_t *plan, const rm_nsref_t *ref);
+
+/* For the rows' checks (engine_checks.c): adds a probe of the field at path
+ * of ns, which the plan names by key, to the step's run; whether fields in
+ * no document are allowed (allowMissing on the step or the run); the check
+ * that a join matched something; a warning printed with the summary. */
+void rm_engine_add_probe (rm_step_run_t *run, const char *key, const char *path,
+                          const rm_nsref_t *ns);
+bool rm_engine_allows_missing (const rm_engine_t *e, const rm_step_t *s);
+bool rm_engine_join_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run,
+                           const rm_nsref_t *from, const rm_nsref_t *into, const rm_path_t *local,
+                           const rm_path_t *foreign, bson_error_t *err);
+void rm_engine_warn (rm_engine_t *e, const rm_step_t *s, const char *fmt, ...)
+    BSON_GNUC_PRINTF (3, 4);
+
+/* For the rows' `created` (engine.c): adds to out a namespace ref the step
+ * creates, with the metadata of a new collection (its _id index, and one
+ * on indexed_field unless NULL) or with meta (taken), unless the input in
+ * has it already (then its own metadata stays). */
+void rm_engine_add_created (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
+                            const char *indexed_field);
+void rm_engine_add_created_meta (rm_dump_info_t *out, const rm_dump_info_t *in,
+                                 const rm_nsref_t *ref, char *meta);
 
 bool rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);

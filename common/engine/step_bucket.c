@@ -25,6 +25,7 @@
 #include "docbuf.h"
 #include "remodel/bsoncheck.h"
 #include "engine_impl.h"
+#include "step_class.h"
 #include "remodel/accum.h"
 #include "remodel/sorter.h"
 #include "sortkey.h"
@@ -604,4 +605,65 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     rm_buf_destroy (&j.val);
     rm_buf_destroy (&j.group);
     return ok;
+}
+
+/* The variant for bucketize's buckets: one compound index on the meta
+ * fields and the window start, the time-series query's shape. */
+static char *
+bucket_metadata (const char *coll, const rm_bucketize_t *b)
+{
+    char *key = bson_strdup (""), *name = bson_strdup (""), *out, *t;
+    for (size_t i = 0; i <= b->n_meta; i++) {
+        const char *f = i < b->n_meta ? b->meta[i] : "start";
+        t = bson_strdup_printf ("%s%s\"%s\":{\"$numberInt\":\"1\"}", key, i ? "," : "", f);
+        bson_free (key);
+        key = t;
+        t = bson_strdup_printf ("%s%s%s_1", name, i ? "_" : "", f);
+        bson_free (name);
+        name = t;
+    }
+    out = bson_strdup_printf (
+        "{\"indexes\":[{\"v\":{\"$numberInt\":\"2\"},\"key\":{\"_id\":{\"$numberInt\":\"1\"}},"
+        "\"name\":\"_id_\"},{\"v\":{\"$numberInt\":\"2\"},\"key\":{%s},\"name\":\"%s\"}],"
+        "\"collectionName\":\"%s\",\"type\":\"collection\"}", key, name, coll);
+    bson_free (key);
+    bson_free (name);
+    return out;
+}
+
+void
+rm_bucketize_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in)
+{
+    const rm_bucketize_t *b = &s->u.bucketize;
+    rm_engine_add_created_meta (out, in, &b->to, bucket_metadata (b->to.coll, b));
+    if (b->invalid_to.text)
+        rm_engine_add_created (out, in, &b->invalid_to, NULL);
+}
+
+/* The checks once it has run (engine_checks.c): the fields it reads, and a
+ * warning when most readings went to onInvalid (a misread timeField). */
+void
+rm_bucketize_probes (const rm_step_t *s, rm_step_run_t *run)
+{
+    const rm_bucketize_t *b = &s->u.bucketize;
+    rm_engine_add_probe (run, "timeField", b->time_field, &b->from);
+    for (size_t i = 0; i < b->n_meta; i++)
+        rm_engine_add_probe (run, "metaField", b->meta[i], &b->from);
+    for (size_t i = 0; i < b->n_stats; i++)
+        rm_engine_add_probe (run, "stats", b->stats[i].field, &b->from);
+}
+
+bool
+rm_bucketize_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run,
+                    bson_error_t *err)
+{
+    const rm_bucketize_t *b = &s->u.bucketize;
+    (void) err;
+    rm_engine_find (e, &b->from)->stats->invalid += run->invalid;
+    if (run->invalid * 2 > run->readings)
+        rm_engine_warn (e, s, "%llu of the %llu readings of %s went to onInvalid (%s): check "
+                        "timeField \"%s\" and metaField", (unsigned long long) run->invalid,
+                        (unsigned long long) run->readings, b->from.text,
+                        b->invalid_to.text ? b->invalid_to.text : "error", b->time_field);
+    return true;
 }

@@ -15,7 +15,7 @@
 #ifndef REMODEL_STEP_CLASS_H
 #define REMODEL_STEP_CLASS_H
 
-#include "remodel/engine.h"
+#include "engine_impl.h"
 #include "remodel/plan.h"
 
 /* The parsing state: the step being read, for its messages (defined in
@@ -52,6 +52,22 @@ typedef struct {
     void (*ns) (const rm_step_t *s, rm_step_ns_t *ns);
     /* Runs the step store to store (engine.c prefixes its errors). */
     bool (*run) (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+    /* The rest may be NULL (none). The fields it reads, as probes added to
+     * run with rm_engine_add_probe, in the order its code asks for them
+     * (rm_engine_probe's i): engine_checks.c. */
+    void (*probes) (const rm_step_t *s, rm_step_run_t *run);
+    /* What it checks once it has run, from what it saw: an error, or
+     * warnings (rm_engine_warn) and its counts added to the namespaces'. */
+    bool (*check) (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run,
+                   bson_error_t *err);
+    /* Adds the namespaces it creates to out, with their metadata
+     * (rm_engine_add_created): engine.c's rm_engine_prepare. */
+    void (*created) (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
+    /* How it runs in the one-pass path (engine_stream.c); NULL: store to
+     * store only. */
+    const rm_stage_class_t *stage;
+    /* (Following the change log will add here which results a change to
+     * one source document affects.) */
 } rm_step_class_t;
 
 /* One row per kind: unsized here so that step_table.c's _Static_assert
@@ -83,5 +99,25 @@ void rm_plan_ns_denorm (const rm_step_t *s, rm_step_ns_t *ns);
 void rm_plan_ns_summarize (const rm_step_t *s, rm_step_ns_t *ns);
 void rm_plan_ns_bucketize (const rm_step_t *s, rm_step_ns_t *ns);
 void rm_plan_ns_unbucketize (const rm_step_t *s, rm_step_ns_t *ns);
+
+void rm_embed_probes (const rm_step_t *s, rm_step_run_t *run);
+void rm_extract_probes (const rm_step_t *s, rm_step_run_t *run);
+void rm_denorm_probes (const rm_step_t *s, rm_step_run_t *run);
+void rm_summarize_probes (const rm_step_t *s, rm_step_run_t *run);
+void rm_bucketize_probes (const rm_step_t *s, rm_step_run_t *run);
+bool rm_embed_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run,
+                     bson_error_t *err);
+bool rm_denorm_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run,
+                      bson_error_t *err);
+bool rm_summarize_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run,
+                         bson_error_t *err);
+bool rm_bucketize_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run,
+                         bson_error_t *err);
+void rm_embed_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
+void rm_extract_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
+void rm_bucketize_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
+void rm_unbucketize_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
+extern const rm_stage_class_t rm_fields_stage, rm_extract_stage, rm_denorm_stage,
+    rm_unbucketize_stage;
 
 #endif

@@ -14,7 +14,9 @@ typedef struct {
     rm_buf_t vals, tmp, one;
 } dtable_t;
 
-struct rm_denorm_table {
+/* The hash join's table: key -> copied values of the first document of
+ * `from` with that key (only the copies are kept, not whole documents). */
+typedef struct rm_denorm_table {
     const rm_denorm_t *d;
     dtable_t t;
     rm_denorm_apply_t *apply;
@@ -22,9 +24,9 @@ struct rm_denorm_table {
     const uint8_t **values;
     size_t values_cap;
     uint64_t docs, bytes; /* of `from`, for the memory estimate */
-};
+} rm_denorm_table_t;
 
-rm_denorm_table_t *
+static rm_denorm_table_t *
 rm_denorm_table_new (const rm_step_t *s, rm_step_run_t *run)
 {
     rm_denorm_table_t *dt = bson_malloc0 (sizeof *dt);
@@ -34,7 +36,7 @@ rm_denorm_table_new (const rm_step_t *s, rm_step_run_t *run)
     return dt;
 }
 
-void
+static void
 rm_denorm_table_destroy (rm_denorm_table_t *dt)
 {
     if (!dt)
@@ -57,14 +59,14 @@ need (uint64_t bytes, uint64_t docs)
     return bytes + docs * PER_DOC_OVERHEAD;
 }
 
-uint64_t
+static uint64_t
 rm_denorm_table_need (const rm_denorm_table_t *dt)
 {
     return need (dt->bytes, dt->docs);
 }
 
 /* key -> copied values of the first document of `from` with that key. */
-void
+static void
 rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t doc_len)
 {
     dtable_t *t = &dt->t;
@@ -94,7 +96,7 @@ rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t doc_len
     }
 }
 
-bool
+static bool
 rm_denorm_table_apply (rm_denorm_table_t *dt, const char *ns_name, const uint8_t *doc,
                        uint32_t len, const uint8_t **out, size_t *out_len, bson_error_t *err)
 {
@@ -178,6 +180,90 @@ rm_step_denorm_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         return rm_denorm_hash_run (e, s, err);
     e->spilled = true;
     return rm_denorm_sort_run (e, s, err);
+}
+
+/* The one-pass path (rm_stage_class_t), when no step changes `from`: the
+ * table fills while `from` is read (documents of `in` wait until it has
+ * been read whole: engine_stream.c), then each document of `in` is looked
+ * up as it comes. */
+static bool
+denorm_can (const rm_plan_t *plan, const rm_step_t *s)
+{
+    return !rm_plan_writes (plan, &s->u.denorm.from);
+}
+
+static void
+denorm_open (rm_engine_t *e, rm_stage_t *st)
+{
+    st->in = rm_engine_find (e, &st->s->u.denorm.in);
+    st->from = rm_engine_find (e, &st->s->u.denorm.from);
+    st->data = rm_denorm_table_new (st->s, rm_engine_step_run (e, st->s));
+}
+
+static uint64_t
+denorm_fill (rm_stage_t *st, const uint8_t *doc, uint32_t len)
+{
+    rm_denorm_table_add (st->data, doc, len);
+    return rm_denorm_table_need (st->data);
+}
+
+static bool
+denorm_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
+              const uint8_t **out, size_t *out_len, bson_error_t *err)
+{
+    (void) emit;
+    (void) ctx;
+    return rm_denorm_table_apply (st->data, st->in->stats->name, doc, len, out, out_len, err);
+}
+
+static void
+denorm_close (rm_stage_t *st)
+{
+    rm_denorm_table_destroy (st->data);
+}
+
+const rm_stage_class_t rm_denorm_stage = {.can = denorm_can,
+                                          .open = denorm_open,
+                                          .apply = denorm_apply,
+                                          .fill = denorm_fill,
+                                          .close = denorm_close};
+
+/* The checks once it has run (engine_checks.c): the fields it names; no
+ * lookup finding anything is refused (unless `from` is empty: nothing to
+ * find), most of them finding nothing is a warning (a few misses are the
+ * data's own: a deleted product). */
+void
+rm_denorm_probes (const rm_step_t *s, rm_step_run_t *run)
+{
+    const rm_denorm_t *d = &s->u.denorm;
+    rm_engine_add_probe (run, "localField", d->local.text, &d->in);
+    rm_engine_add_probe (run, "foreignField", d->foreign.text, &d->from);
+    for (size_t i = 0; i < d->n; i++)
+        rm_engine_add_probe (run, "fields", d->sources[i].text, &d->from);
+}
+
+bool
+rm_denorm_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run, bson_error_t *err)
+{
+    const rm_denorm_t *d = &s->u.denorm;
+    rm_engine_find (e, &d->in)->stats->missed += run->missed;
+    /* (probe 1, foreignField's, counted `from`'s documents) */
+    if (run->lookups && run->missed == run->lookups && !rm_engine_allows_missing (e, s) &&
+        run->n_probes > 1 && run->probes[1].docs > 0) {
+        rm_error_set (err, RM_ERR_FORMAT,
+                             "none of the %llu references in %s (localField \"%s\") is found in "
+                             "%s (foreignField \"%s\"): check the fields and their types (if "
+                             "that is expected, add \"allowMissing\": true to the step)",
+                             (unsigned long long) run->lookups, d->in.text, d->local.text,
+                             d->from.text, d->foreign.text);
+        return false;
+    }
+    if (run->missed * 2 > run->lookups)
+        rm_engine_warn (e, s, "%llu of the %llu references in %s found nothing in %s (localField "
+                        "\"%s\", foreignField \"%s\")", (unsigned long long) run->missed,
+                        (unsigned long long) run->lookups, d->in.text, d->from.text,
+                        d->local.text, d->foreign.text);
+    return true;
 }
 
 /* The step in a plan (step_class.h): its keys read, then freed; its

@@ -22,6 +22,31 @@ rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     return ok;
 }
 
+/* The checks once it has run (engine_checks.c): its key fields, and a
+ * join in which no child meets a parent (a misspelt key would otherwise
+ * leave every parent an empty array); the outliers' collection, indexed on
+ * their parent. */
+void
+rm_embed_probes (const rm_step_t *s, rm_step_run_t *run)
+{
+    rm_engine_add_probe (run, "localField", s->u.embed.local.text, &s->u.embed.into);
+    rm_engine_add_probe (run, "foreignField", s->u.embed.foreign.text, &s->u.embed.from);
+}
+
+bool
+rm_embed_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run, bson_error_t *err)
+{
+    const rm_embed_t *m = &s->u.embed;
+    return rm_engine_join_check (e, s, run, &m->from, &m->into, &m->local, &m->foreign, err);
+}
+
+void
+rm_embed_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in)
+{
+    if (s->u.embed.on_overflow == RM_OVERFLOW_OUTLIER)
+        rm_engine_add_created (out, in, &s->u.embed.overflow_to, "parent_id");
+}
+
 /* The step in a plan (step_class.h): its keys read, then freed; its
  * namespaces, for plan.c. */
 

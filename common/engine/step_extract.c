@@ -13,13 +13,14 @@
 #include "engine_impl.h"
 #include "plan_parse.h"
 
+typedef struct rm_extractor rm_extractor_t;
 struct rm_extractor {
     const rm_extract_t *x;
     rm_probe_t *probe; /* of path */
     rm_buf_t child, key, ids, parent;
 };
 
-rm_extractor_t *
+static rm_extractor_t *
 rm_extractor_new (const rm_step_t *s, rm_probe_t *probe)
 {
     rm_extractor_t *sc = bson_malloc0 (sizeof *sc);
@@ -32,7 +33,7 @@ rm_extractor_new (const rm_step_t *s, rm_probe_t *probe)
     return sc;
 }
 
-void
+static void
 rm_extractor_destroy (rm_extractor_t *sc)
 {
     if (!sc)
@@ -152,7 +153,7 @@ extract_one (rm_extractor_t *sc, rm_ens_t *to, const uint8_t *doc, uint32_t len,
     return true;
 }
 
-bool
+static bool
 rm_extractor_apply (rm_extractor_t *sc, rm_ens_t *from, rm_ens_t *to, const uint8_t *doc,
                     uint32_t len, rm_emit_fn emit, void *ctx, const uint8_t **out,
                     size_t *out_len, bson_error_t *err)
@@ -198,6 +199,48 @@ rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         return false;
     }
     return rm_engine_store_swap (to, children, err);
+}
+
+/* The one-pass path (rm_stage_class_t): each parent as it is read, its
+ * children going on through the later stages. */
+static void
+extract_open (rm_engine_t *e, rm_stage_t *st)
+{
+    st->in = rm_engine_find (e, &st->s->u.extract.from);
+    st->to = rm_engine_find (e, &st->s->u.extract.to);
+    st->data = rm_extractor_new (st->s, rm_engine_probe (e, st->s, 0));
+}
+
+static bool
+extract_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
+               const uint8_t **out, size_t *out_len, bson_error_t *err)
+{
+    return rm_extractor_apply (st->data, st->in, st->to, doc, len, emit, ctx, out, out_len, err);
+}
+
+static void
+extract_close (rm_stage_t *st)
+{
+    rm_extractor_destroy (st->data);
+}
+
+const rm_stage_class_t rm_extract_stage = {
+    .open = extract_open, .apply = extract_apply, .close = extract_close};
+
+/* The field it takes apart (rm_engine_probe's 0), and the children's
+ * collection with an index on their parent reference when they have one. */
+void
+rm_extract_probes (const rm_step_t *s, rm_step_run_t *run)
+{
+    rm_engine_add_probe (run, "path", s->u.extract.path.text, &s->u.extract.from);
+}
+
+void
+rm_extract_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in)
+{
+    const rm_extract_t *x = &s->u.extract;
+    rm_engine_add_created (out, in, &x->to,
+                           x->style == RM_STYLE_CHILD_REFS ? NULL : x->parent_field);
 }
 
 /* The step in a plan (step_class.h): its keys read, then freed; its

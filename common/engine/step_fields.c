@@ -8,21 +8,26 @@
 #include "engine_impl.h"
 #include "plan_parse.h"
 
-void
+/* The two buffers a document is rewritten through, back and forth. */
+typedef struct {
+    rm_buf_t buf[2];
+} rm_fields_scratch_t;
+
+static void
 rm_fields_scratch_init (rm_fields_scratch_t *sc)
 {
     rm_buf_init (&sc->buf[0]);
     rm_buf_init (&sc->buf[1]);
 }
 
-void
+static void
 rm_fields_scratch_destroy (rm_fields_scratch_t *sc)
 {
     rm_buf_destroy (&sc->buf[0]);
     rm_buf_destroy (&sc->buf[1]);
 }
 
-bool
+static bool
 rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
                  const uint8_t *doc, size_t len, const uint8_t **out, size_t *out_len,
                  bson_error_t *err)
@@ -89,6 +94,37 @@ rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     }
     return rm_engine_store_swap (ns, next, err);
 }
+
+/* The one-pass path (rm_stage_class_t): the same rewrite, document by
+ * document as the source is read. */
+static void
+fields_open (rm_engine_t *e, rm_stage_t *st)
+{
+    rm_fields_scratch_t *sc = bson_malloc (sizeof *sc);
+    rm_fields_scratch_init (sc);
+    st->in = rm_engine_find (e, &st->s->u.fields.in);
+    st->data = sc;
+}
+
+static bool
+fields_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
+              const uint8_t **out, size_t *out_len, bson_error_t *err)
+{
+    (void) emit;
+    (void) ctx;
+    return rm_fields_apply (st->data, st->s, st->in->stats->name, doc, len, out, out_len, err);
+}
+
+static void
+fields_close (rm_stage_t *st)
+{
+    if (st->data)
+        rm_fields_scratch_destroy (st->data);
+    bson_free (st->data);
+}
+
+const rm_stage_class_t rm_fields_stage = {
+    .open = fields_open, .apply = fields_apply, .close = fields_close};
 
 /* The steps in a plan (step_class.h): their keys read, then freed; their
  * namespaces, for plan.c. */

@@ -159,6 +159,22 @@ rm_step_summarize_run (rm_engine_t *e, const rm_step_t *st, bson_error_t *err)
     return ok;
 }
 
+/* The checks once it has run (engine_checks.c), as embed's. */
+void
+rm_summarize_probes (const rm_step_t *s, rm_step_run_t *run)
+{
+    rm_engine_add_probe (run, "localField", s->u.summarize.local.text, &s->u.summarize.into);
+    rm_engine_add_probe (run, "foreignField", s->u.summarize.foreign.text, &s->u.summarize.from);
+}
+
+bool
+rm_summarize_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run,
+                    bson_error_t *err)
+{
+    const rm_summarize_t *m = &s->u.summarize;
+    return rm_engine_join_check (e, s, run, &m->from, &m->into, &m->local, &m->foreign, err);
+}
+
 /* The step in a plan (step_class.h): its keys read, then freed; its
  * namespaces, for plan.c. */
 

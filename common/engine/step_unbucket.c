@@ -10,7 +10,9 @@
 #include "bsonwalk.h"
 #include "docbuf.h"
 #include "engine_impl.h"
+#include "step_class.h"
 
+typedef struct rm_unbucketizer rm_unbucketizer_t;
 struct rm_unbucketizer {
     const rm_unbucketize_t *u;
     size_t *meta_len;      /* strlen of each meta field's name */
@@ -242,7 +244,7 @@ one_bucket (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
     return true;
 }
 
-rm_unbucketizer_t *
+static rm_unbucketizer_t *
 rm_unbucketizer_new (const rm_step_t *s, rm_ens_t *to)
 {
     const rm_unbucketize_t *u = &s->u.unbucketize;
@@ -263,7 +265,7 @@ rm_unbucketizer_new (const rm_step_t *s, rm_ens_t *to)
     return j;
 }
 
-void
+static void
 rm_unbucketizer_destroy (rm_unbucketizer_t *j)
 {
     if (!j)
@@ -277,7 +279,7 @@ rm_unbucketizer_destroy (rm_unbucketizer_t *j)
     bson_free (j);
 }
 
-bool
+static bool
 rm_unbucketizer_apply (rm_unbucketizer_t *j, rm_ens_t *from, const uint8_t *doc, uint32_t len,
                        rm_emit_fn emit, void *ctx, bson_error_t *err)
 {
@@ -338,4 +340,49 @@ rm_step_unbucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     if (ok && !u->keep_source)
         ok = empty (e, from, err) && (!aside || empty (e, aside, err));
     return ok;
+}
+
+/* The one-pass path (rm_stage_class_t), when the buckets stay and no
+ * reading was set aside (emptying them, or bringing those back after the
+ * others, is store to store). */
+static bool
+unbucketize_can (const rm_plan_t *plan, const rm_step_t *s)
+{
+    (void) plan;
+    return s->u.unbucketize.keep_source && !s->u.unbucketize.invalid_to.text;
+}
+
+static void
+unbucketize_open (rm_engine_t *e, rm_stage_t *st)
+{
+    st->in = rm_engine_find (e, &st->s->u.unbucketize.from);
+    st->to = rm_engine_find (e, &st->s->u.unbucketize.to);
+    st->data = rm_unbucketizer_new (st->s, st->to);
+}
+
+static bool
+unbucketize_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
+                   const uint8_t **out, size_t *out_len, bson_error_t *err)
+{
+    /* the buckets stay as they are */
+    *out = doc;
+    *out_len = len;
+    return rm_unbucketizer_apply (st->data, st->in, doc, len, emit, ctx, err);
+}
+
+static void
+unbucketize_close (rm_stage_t *st)
+{
+    rm_unbucketizer_destroy (st->data);
+}
+
+const rm_stage_class_t rm_unbucketize_stage = {.can = unbucketize_can,
+                                               .open = unbucketize_open,
+                                               .apply = unbucketize_apply,
+                                               .close = unbucketize_close};
+
+void
+rm_unbucketize_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in)
+{
+    rm_engine_add_created (out, in, &s->u.unbucketize.to, NULL);
 }
