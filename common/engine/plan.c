@@ -11,12 +11,40 @@
 #include <string.h>
 
 #include "jsonscan.h"
+#include "probe.h"
 #include "plan_parse.h"
 
 const char *
 rm_step_kind_name (rm_step_kind_t k)
 {
     return rm_step_classes[k].name;
+}
+
+/* "embed, extract, ...": the operations, as the table lists them. */
+static void
+operation_list (char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < RM_STEP_N_KINDS && n < cap; k++)
+        n += (size_t) snprintf (buf + n, cap - n, "%s%s", k ? ", " : "", rm_step_classes[k].name);
+}
+
+/* The error for an operation no row names, with the closest one. */
+static bool
+unknown_operation (rm_plan_ctx_t *c, const char *op)
+{
+    char *names[RM_STEP_N_KINDS];
+    const char *close[1];
+    char list[256];
+
+    for (int k = 0; k < RM_STEP_N_KINDS; k++)
+        names[k] = (char *) rm_step_classes[k].name;
+    operation_list (list, sizeof list);
+    if (rm_closest_names (op, names, RM_STEP_N_KINDS, close, 1))
+        return rm_plan_fail (c, NULL, "unknown operation (%s): did you mean \"%s\"?", list,
+                             close[0]);
+    return rm_plan_fail (c, NULL, "unknown operation (%s)", list);
 }
 
 static bool
@@ -302,9 +330,7 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                     kind = i;
             if (kind < 0) {
                 c.op = bson_iter_key (&body);
-                ok = rm_plan_fail (&c, NULL,
-                                   "unknown operation (embed, extract, denormalize, summarize, "
-                                   "set, unset, rename, version, bucketize, unbucketize)");
+                ok = unknown_operation (&c, c.op);
                 break;
             }
             st->kind = (rm_step_kind_t) kind;
