@@ -27,7 +27,7 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude $(LAYER_INC) \
              $(shell pkg-config --cflags $(PKGS)) $(CFLAGS) $(EXTRA_CFLAGS)
 LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDFLAGS) $(EXTRA_LDFLAGS)
 
-LIB_SRC  = $(wildcard common/*/*.c)
+LIB_SRC  = $(wildcard common/*/*.c) $(if $(TOY),tests/toy/step_toy.c)
 # The online companion: the only program that links libmongoc.
 ONLINE_SRC = $(wildcard shell-ext/*.c)
 CLI_SRC  = $(wildcard migrate/*.c)
@@ -44,7 +44,7 @@ UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all online-missing deps unit check check-unit check-cli check-online demo demo-online install uninstall man \
+.PHONY: FORCE all online-missing deps unit toy check check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-switch-matrix \
         bench-online bench-server-side bench-analyze
 
@@ -85,6 +85,7 @@ $(BUILD)/remodel-gen: $(GEN_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(GEN_OBJ) $(BUILD)/libremodel.a $(LIBS_ALL)
 
 $(BUILD)/tests/%: LAYER_INC = $(CORE_INC)
+$(BUILD)/tests/toy/%.o: LAYER_INC = $(CORE_INC)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(BUILD)/libremodel.a $(LIBS_ALL)
@@ -100,6 +101,12 @@ $(BUILD)/remodel.pc: FORCE
 	    'Cflags: -I$${includedir}' >$@
 
 unit: $(UNIT_BIN)
+
+# The test build with a toy step (tests/toy/step_toy.c and its row, under
+# REMODEL_TOY_STEP) in build/toy: tests/cli/test_toy_step.sh.
+toy:
+	@$(MAKE) --no-print-directory BUILD=build/toy TOY=1 EXTRA_CFLAGS=-DREMODEL_TOY_STEP \
+	    build/toy/remodel $(if $(HAVE_MONGOC),build/toy/remodel-online)
 
 # make build/bench_bsoncheck; build/bench_bsoncheck ARCHIVE [ROUNDS]
 $(BUILD)/bench_bsoncheck: tests/bench/bench_bsoncheck.c $(BUILD)/libremodel.a

@@ -117,6 +117,12 @@ void rm_embed_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_in
 void rm_extract_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
 void rm_bucketize_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
 void rm_unbucketize_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
+#ifdef REMODEL_TOY_STEP
+bool rm_plan_parse_toy (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
+void rm_plan_clear_toy (rm_step_t *s);
+void rm_plan_ns_toy (const rm_step_t *s, rm_step_ns_t *ns);
+bool rm_step_toy_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+#endif
 extern const rm_stage_class_t rm_fields_stage, rm_extract_stage, rm_denorm_stage,
     rm_unbucketize_stage;
 

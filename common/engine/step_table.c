@@ -75,6 +75,16 @@ const rm_step_class_t rm_step_classes[] = {
                              .run = rm_step_unbucketize_run,
                              .created = rm_unbucketize_created,
                              .stage = &rm_unbucketize_stage},
+#ifdef REMODEL_TOY_STEP
+    /* The test build's toy (tests/toy/step_toy.c): shows that a row and a
+     * file are all a step needs. */
+    [RM_STEP_TOY] = {.name = "toy",
+                     .keys = {"*in", "*field", NULL},
+                     .parse = rm_plan_parse_toy,
+                     .clear = rm_plan_clear_toy,
+                     .ns = rm_plan_ns_toy,
+                     .run = rm_step_toy_run},
+#endif
 };
 
 /* A missing last row shrinks the table; a missing row before it is left

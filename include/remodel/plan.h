@@ -23,6 +23,9 @@ typedef enum {
     RM_STEP_SUMMARIZE,
     RM_STEP_BUCKETIZE,
     RM_STEP_UNBUCKETIZE,
+#ifdef REMODEL_TOY_STEP
+    RM_STEP_TOY, /* the test build's only: tests/toy/ (HACKING.md) */
+#endif
     RM_STEP_N_KINDS
 } rm_step_kind_t;
 
@@ -133,6 +136,14 @@ typedef struct {
  * stay) and onInvalid's namespace, whose set-aside readings come back too. */
 typedef rm_bucketize_t rm_unbucketize_t;
 
+#ifdef REMODEL_TOY_STEP
+/* tests/toy/step_toy.c: sets `field` of each document of `in` to "toy". */
+typedef struct {
+    rm_nsref_t in;
+    char *field;
+} rm_toy_t;
+#endif
+
 typedef struct {
     rm_step_kind_t kind;
     size_t index;           /* 1-based, for messages */
@@ -146,6 +157,9 @@ typedef struct {
         rm_summarize_t summarize;
         rm_bucketize_t bucketize;
         rm_unbucketize_t unbucketize;
+#ifdef REMODEL_TOY_STEP
+        rm_toy_t toy;
+#endif
     } u;
 } rm_step_t;
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A step is one file and one row: the test build (make toy) adds a toy step
+# kind, {"toy": {"in": NS, "field": NAME}} (tests/toy/step_toy.c and its
+# rows under REMODEL_TOY_STEP), and nothing else. The plan parser, check,
+# run (its batch path, since its row has no stage), the online mode (its
+# passes row) and compile (its row has no pipeline: refused with the
+# table's reason) pick it up from the tables alone; the ordinary build
+# knows no such operation.
+#   REMODEL=build/remodel bash tests/cli/test_toy_step.sh
+. "$(dirname "$0")/lib.sh"
+S=$ROOT/dumps/sample
+TOY=$ROOT/build/toy/remodel
+
+make -C "$ROOT" --no-print-directory toy >"$T/make" 2>&1 ||
+    { fail "make toy" "$(tail -20 "$T/make")"; exit 0; }
+pass "make toy: builds the test build with the toy step"
+
+cat >"$T/toy.json" <<'JSON'
+{"remodel": 1, "steps": [{"toy": {"in": "crm.people", "field": "kind"}}]}
+JSON
+cat >"$T/toy2.json" <<'JSON'
+{"remodel": 1, "steps": [{"set": {"in": "crm.people", "fields": {"a": 1}}},
+                         {"toy": {"in": "crm.people", "field": "a"}}]}
+JSON
+
+# The ordinary build: no such operation, and its list has none.
+run_rm check "$T/toy.json"
+expect_eq "ordinary build: toy is an unknown operation (exit 2)" "$rc" 2
+expect_message "ordinary build: ... listing the table's operations, without toy" \
+    "step 1 (toy): unknown operation (embed, extract, set, unset, rename, version, denormalize, summarize, bucketize, unbucketize)"
+
+# The parser: its keys from its row.
+REMODEL=$TOY
+run_rm check "$T/toy.json"
+expect_eq "toy build: check takes the toy step (exit 0)" "$rc:$(cat "$T/err")" "0:"
+echo '{"remodel": 1, "steps": [{"toi": {"in": "crm.people", "field": "kind"}}]}' >"$T/slip.json"
+run_rm check "$T/slip.json"
+expect_message "toy build: the operations listed include toy, and the closest is suggested" \
+    "unknown operation (embed, extract, set, unset, rename, version, denormalize, summarize, bucketize, unbucketize, toy): did you mean \"toy\"?"
+echo '{"remodel": 1, "steps": [{"toy": {"in": "crm.people"}}]}' >"$T/nofield.json"
+run_rm check "$T/nofield.json"
+expect_eq "toy build: a required key missing: exit 2" "$rc" 2
+expect_message "toy build: ... named" 'step 1 (toy): "field": missing (required)'
+echo '{"remodel": 1, "steps": [{"toy": {"in": "crm.people", "field": "k", "as": "x"}}]}' >"$T/extra.json"
+run_rm check "$T/extra.json"
+expect_message "toy build: a key not in its row refused" 'step 1 (toy): "as"'
+echo '{"remodel": 1, "steps": [{"toy": {"in": "crm.nobody", "field": "k"}}]}' >"$T/absent.json"
+run_rm check "$T/absent.json" --against "$S"
+expect_message "toy build: check --against finds the namespace its row reads absent" "crm.nobody"
+
+# run: every person has kind "toy"; every other namespace is as convert
+# writes it.
+run_rm run -q "$T/toy.json" --from "$S" --to "$T/toy.archive"
+expect_eq "toy build: run: exit 0" "$rc:$(cat "$T/err")" "0:"
+"$REMODEL" show "$T/toy.archive" --ns crm.people >"$T/people.json"
+expect_eq "toy build: run: every person, each with kind \"toy\" last" \
+    "$(python3 -c 'import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1])]
+print(len(docs), sum(list(d)[-1] == "kind" and d["kind"] == "toy" for d in docs))' "$T/people.json")" "98 98"
+"$REMODEL" convert -q "$S" "$T/sample.archive"
+"$REMODEL" diff "$T/sample.archive" "$T/toy.archive" >"$T/diff" 2>&1
+expect_eq "toy build: run changed crm.people's 98 documents and no other namespace" \
+    "$(awk '$2 == "differs" {print $1, $7}' "$T/diff") $(awk '$2 == "identical"' "$T/diff" | grep -c .)" \
+    "crm.people 98 10"
+# With a field step before it: no stage in its row, so the plan runs
+# store to store, and that is the same as --batch.
+run_rm run -q "$T/toy2.json" --from "$S" --to "$T/toy2.archive"
+"$REMODEL" run -q "$T/toy2.json" --from "$S" --to "$T/toy2b.archive" --batch
+check "toy build: set then toy: as --batch, byte for byte" cmp -s "$T/toy2.archive" "$T/toy2b.archive"
+expect_eq "toy build: set then toy: the toy's value wins" \
+    "$("$REMODEL" show "$T/toy2.archive" --ns crm.people --limit 1 | python3 -c 'import json, sys; print(json.load(sys.stdin)["a"])')" toy
