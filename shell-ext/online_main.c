@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
 #include "online.h"
 
 static const char usage[] =
@@ -88,15 +87,16 @@ static int
 compile_command (online_opts_t *o, const char *format)
 {
     online_t on;
-    compile_plan_t c;
+    rm_compile_plan_t c;
     bson_error_t err = {0};
     char *text = NULL;
     int rc = 0;
 
     if (!o->server_version_given)
-        compile_version_parse ("5.0", &o->server_version);
+        rm_compile_version_parse ("5.0", &o->server_version);
     memset (&on, 0, sizeof on);
-    if (!online_plan_load (&on, o, &err) || !compile_plan (&on, o->server_version, &c, &err)) {
+    if (!online_plan_load (&on, o, &err) ||
+        !rm_compile_plan (&on.plan, &on.names, o->server_version, &c, &err)) {
         fprintf (stderr, "remodel: error: %s\n", err.message);
         rm_plan_destroy (&on.plan);
         return err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED ? 2 : 1;
@@ -105,8 +105,8 @@ compile_command (online_opts_t *o, const char *format)
         if (!c.steps[i].n_passes)
             fprintf (stderr, "remodel: compile: step %zu (%s) runs client-side: %s\n",
                      c.steps[i].s->index, c.steps[i].s->op, c.steps[i].reason);
-    text = !strcmp (format, "mongosh") ? compile_print_mongosh (&on, &c, &err)
-                                        : compile_print_pipelines (&on, &c);
+    text = !strcmp (format, "mongosh") ? rm_compile_print_mongosh (&on.names, &c)
+                                        : rm_compile_print_pipelines (&on.names, &c);
     if (text) {
         fputs (text, stdout);
         bson_free (text);
@@ -114,8 +114,8 @@ compile_command (online_opts_t *o, const char *format)
         fprintf (stderr, "remodel: error: %s\n", err.message);
         rc = err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED ? 2 : 1;
     }
-    compile_plan_destroy (&c);
-    online_names_destroy (&on);
+    rm_compile_plan_destroy (&c);
+    rm_names_clear (&on.names);
     rm_plan_destroy (&on.plan);
     return rc;
 }
@@ -266,7 +266,7 @@ main (int argc, char **argv)
             format = optarg;
             break;
         case O_SVERSION:
-            if (!compile_version_parse (optarg, &o.server_version))
+            if (!rm_compile_version_parse (optarg, &o.server_version))
                 return fail_usage ("--server-version: \"%s\" is not a MongoDB version like 5.0 "
                                    "(3.6 or later)", optarg);
             o.server_version_given = true;
@@ -341,7 +341,7 @@ main (int argc, char **argv)
     } else if (!strcmp (cmd, "pause") || !strcmp (cmd, "resume")) {
         rc = online_plan_set (&on, "paused", !strcmp (cmd, "pause"), &err) ? 0 : 1;
         if (!rc && !o.quiet)
-            fprintf (stderr, "remodel: plan %s %s\n", on.name,
+            fprintf (stderr, "remodel: plan %s %s\n", on.names.name,
                      !strcmp (cmd, "pause") ? "paused (a run waits at its next batch)" : "resumed");
     } else if (!strcmp (cmd, "verify") || !strcmp (cmd, "sync")) {
         bool sync = !strcmp (cmd, "sync");
@@ -349,9 +349,9 @@ main (int argc, char **argv)
         rc = n < 0 ? 1 : (!sync && n > 0) ? 1 : 0;
         if (n == 0 && !o.quiet)
             fprintf (stderr, "remodel: %s: plan %s: every result as the sources make it\n", cmd,
-                     on.name);
+                     on.names.name);
         else if (n > 0 && !o.quiet)
-            fprintf (stderr, "remodel: %s: plan %s: %lld result(s) %s\n", cmd, on.name,
+            fprintf (stderr, "remodel: %s: plan %s: %lld result(s) %s\n", cmd, on.names.name,
                      (long long) n,
                      !sync ? "differ" : o.dry_run ? "would be rewritten or removed"
                                                   : "rewritten or removed");
