@@ -46,6 +46,7 @@ int cmd_check (int argc, char **argv);
 int cmd_show (int argc, char **argv);
 int cmd_diff (int argc, char **argv);
 int cmd_analyze (int argc, char **argv);
+int cmd_compile (int argc, char **argv);
 
 /* Messages (tool_msgs.c): printed once, at the top. */
 void tool_error (const bson_error_t *err);
