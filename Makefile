@@ -18,7 +18,7 @@ WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -
 # own and those of the layers below it, never one above (the compiler
 # refuses the leak); the programs see only include/ and their own folder;
 # the unit tests see every layer (they test the internals).
-CORE_DIRS = base bson dump sort accum engine analyze
+CORE_DIRS = base bson dump sort accum engine compile analyze
 CORE_INC  = $(CORE_DIRS:%=-Icommon/%)
 layers_upto = $(if $(filter $(1),$(firstword $(2))),-Icommon/$(1),-Icommon/$(firstword $(2)) $(call layers_upto,$(1),$(wordlist 2,99,$(2))))
 $(foreach L,$(CORE_DIRS),$(eval $(BUILD)/common/$(L)/%.o: LAYER_INC = $(call layers_upto,$(L),$(CORE_DIRS))))

@@ -66,7 +66,7 @@ main (int argc, char **argv)
         int (*fn) (int, char **);
     } commands[] = {{"inspect", cmd_inspect}, {"convert", cmd_convert}, {"cat", cmd_cat},
                     {"run", cmd_run}, {"check", cmd_check}, {"show", cmd_show},
-                    {"diff", cmd_diff}, {"analyze", cmd_analyze}};
+                    {"diff", cmd_diff}, {"analyze", cmd_analyze}, {"compile", cmd_compile}};
     int rc;
 
     if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 ||
@@ -80,9 +80,6 @@ main (int argc, char **argv)
     }
     if (strcmp (argv[1], "online") == 0)
         return run_online (argv + 1);
-    /* compile is the companion's too (it knows the online names). */
-    if (strcmp (argv[1], "compile") == 0)
-        return run_online (argv);
     rm_signals_install ();
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp (argv[1], commands[i].name) == 0) {

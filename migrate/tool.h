@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "remodel/compile.h"
 #include "remodel/dump.h"
 #include "remodel/engine.h"
 
@@ -30,6 +31,10 @@ typedef struct {
     uint64_t show_skip, show_limit;   /* limit UINT64_MAX unless given */
     const char *show_id;
     bool show_canonical, show_pretty;
+    /* remodel compile */
+    const char *compile_format;           /* --format pipeline|mongosh (NULL: pipeline) */
+    rm_compile_version_t server_version;  /* --server-version... */
+    bool server_version_given;            /* ...when given */
 } tool_opts_t;
 
 /* Commands: each returns the process exit status. */
@@ -41,6 +46,7 @@ int cmd_check (int argc, char **argv);
 int cmd_show (int argc, char **argv);
 int cmd_diff (int argc, char **argv);
 int cmd_analyze (int argc, char **argv);
+int cmd_compile (int argc, char **argv);
 
 /* Messages (tool_msgs.c): printed once, at the top. */
 void tool_error (const bson_error_t *err);
@@ -81,6 +87,7 @@ typedef struct {
     bool shows;          /* takes --ns, --skip, --limit, --id, --canonical, --pretty */
     bool sorts;          /* takes --memory and --tmp (without the rest of runs') */
     bool copies;         /* takes --verbose (a line per namespace copied) */
+    bool compiles;       /* takes --server-version, and --format pipeline|mongosh */
 } tool_cmd_t;
 bool tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o,
                     char **pos, int *n_pos, bool *help);

@@ -13,7 +13,7 @@ enum { OPT_FORMAT = 256, OPT_COMPRESS, OPT_FORCE, OPT_QUIET, OPT_JSON, OPT_SKIP,
        OPT_THREADS, OPT_FROM, OPT_TO, OPT_MEMORY, OPT_TMP, OPT_DRY_RUN, OPT_STATS_JSON, OPT_BATCH,
        OPT_AGAINST, OPT_NS, OPT_SKIP_N, OPT_LIMIT, OPT_ID, OPT_CANONICAL, OPT_PRETTY,
        OPT_PREVIEW, OPT_NS_INCLUDE, OPT_NS_EXCLUDE, OPT_NS_FROM, OPT_NS_TO, OPT_GZIP, OPT_VERBOSE,
-       OPT_ALLOW_MISSING };
+       OPT_ALLOW_MISSING, OPT_SERVER_VERSION };
 
 /* The namespace selection of this process: one command runs per process;
  * freed at exit. */
@@ -119,7 +119,11 @@ allowed (const tool_cmd_t *cmd, int c)
         return cmd->shows;
     case OPT_SKIP:
         return cmd->reads;
-    case OPT_FORMAT: case OPT_COMPRESS: case OPT_THREADS: case OPT_FORCE: case 'f':
+    case OPT_FORMAT:
+        return cmd->writes || cmd->compiles;
+    case OPT_SERVER_VERSION:
+        return cmd->compiles;
+    case OPT_COMPRESS: case OPT_THREADS: case OPT_FORCE: case 'f':
         return cmd->writes;
     case OPT_JSON:
         return cmd->json;
@@ -165,6 +169,7 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
         {"gzip", no_argument, NULL, OPT_GZIP},
         {"verbose", no_argument, NULL, OPT_VERBOSE},
         {"allow-missing", no_argument, NULL, OPT_ALLOW_MISSING},
+        {"server-version", required_argument, NULL, OPT_SERVER_VERSION},
         {NULL, 0, NULL, 0},
     };
     bson_error_t err;
@@ -261,10 +266,27 @@ tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o, cha
             }
             break;
         case OPT_FORMAT:
+            /* compile's formats are its output's, not a dump's */
+            if (cmd->compiles) {
+                if (strcmp (optarg, "pipeline") && strcmp (optarg, "mongosh")) {
+                    tool_errorf ("--format: \"%s\" is not pipeline or mongosh", optarg);
+                    return false;
+                }
+                o->compile_format = optarg;
+                break;
+            }
             if (!cmd->writes || !rm_format_parse (optarg, &o->write.format)) {
                 tool_errorf ("--format: unknown format \"%s\" (archive, dir, tar or bson)", optarg);
                 return false;
             }
+            break;
+        case OPT_SERVER_VERSION:
+            if (!rm_compile_version_parse (optarg, &o->server_version)) {
+                tool_errorf ("--server-version: \"%s\" is not a MongoDB version like 5.0 (3.6 "
+                             "or later)", optarg);
+                return false;
+            }
+            o->server_version_given = true;
             break;
         case OPT_COMPRESS:
             if (!cmd->writes) {

@@ -9,14 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "remodel/compile.h"
 #include "remodel/error.h"
+#include "remodel/names.h"
+#include "remodel/passes.h"
 #include "remodel/plan.h"
-
-/* A MongoDB server version, as --server-version says it ("5.0", "4.2"):
- * what compile.h may use. */
-typedef struct {
-    int major, minor;
-} compile_version_t;
 
 typedef struct {
     const char *plan_path;
@@ -34,8 +31,8 @@ typedef struct {
     int64_t retry_for_ms;   /* --retry-for: transient errors retried this long */
     bool writes_stopped;    /* finalize --writes-stopped */
     bool block_writes;      /* finalize --block-writes */
-    bool server_side;       /* run --server-side: compiled pipelines (compile.h) */
-    compile_version_t server_version; /* --server-version */
+    bool server_side;       /* run --server-side: compiled pipelines (remodel/compile.h) */
+    rm_compile_version_t server_version; /* --server-version */
     bool server_version_given;
 } online_opts_t;
 
@@ -45,26 +42,6 @@ typedef enum {
     ONLINE_SYNC             /* recompute and write what differs */
 } online_mode_t;
 
-/* A namespace's documents are, after the steps so far, in this collection
- * of its database: its own, or a step's target (side by side). */
-typedef struct {
-    char *ns;               /* "db.coll" as the plan names it */
-    char *coll;             /* the collection holding it now */
-} online_name_t;
-
-/* One pass of a step over the server: the input read in _id order, range
- * by range, and the outputs of the engine that pass writes. */
-typedef struct {
-    size_t drive;           /* input number (rm_step_inputs' order) */
-    const char *series;     /* read series by series of this field (bucketize's
-                               metaField) rather than in _id ranges */
-    int partner;            /* input number of the join partners, -1: none */
-    const rm_path_t *drive_key;   /* the values looked up... */
-    const rm_path_t *partner_key; /* ...among the partners' (with $in) */
-    const rm_nsref_t *keep[4];    /* the outputs this pass writes */
-    size_t n_keep;
-} online_pass_t;
-
 typedef struct online_lease online_lease_t;
 
 /* A connection and what a run keeps of its plan. */
@@ -73,15 +50,12 @@ typedef struct {
     char where[300];        /* host:port list, never the credentials */
     const online_opts_t *o;
     rm_plan_t plan;
-    char name[256];         /* the plan's name for people: its file's base name */
-    char path[4096];        /* the plan file's full path */
-    char id[96];            /* the plan's identity on the server (online_names.c) */
-    char digest[17];        /* CRC-64 of the plan's bytes, hex */
+    /* The plan's name, path, id and digest, and where each namespace is
+     * now (remodel/names.h). */
+    rm_names_t names;
     char owner[128];        /* this run, in the lease */
     online_lease_t *lease;  /* held (online_lease.c), or NULL */
     int64_t epoch;          /* the lease's epoch while held: the fencing token */
-    online_name_t *names;   /* where each namespace is now (online_names.c) */
-    size_t n_names;
     bool transient;         /* the last driver error may pass: retry */
 } online_t;
 
@@ -156,30 +130,6 @@ bool online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const 
                               int64_t changed, bool done, bson_error_t *err);
 int online_status (online_t *on, bson_error_t *err);
 
-/* online_passes.c: how each step runs online. The passes of step s (0:
- * it cannot run online, err says why); in_place: the --in-place form. */
-size_t online_step_passes (const rm_step_t *s, bool in_place, online_pass_t *out,
-                           bson_error_t *err);
-
-/* online_names.c: the plan's identity, and where namespaces are as the
- * plan goes. on->id from on->path: "<stem>_<hash>", the file's name
- * without .json (bytes other than letters, digits, - and _ made _), and
- * 12 hex digits of the SHA-1 of its full path. */
-void online_plan_identify (online_t *on);
-/* The collection holding ref's documents now. */
-const char *online_name_now (const online_t *on, const rm_nsref_t *ref);
-/* The collection a side-by-side step writes output ref to:
- * "<coll>_remodel_<id>_<step>", beside its source until finalize. */
-void online_name_target (const online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
-                         char *buf, size_t cap);
-/* Where finalize keeps coll's original: "<coll>_remodel_<id>_backup". */
-void online_name_backup (const online_t *on, const char *coll, char *buf, size_t cap);
-/* In place, step s's backups in the state database: "backup.<id>.<step>". */
-void online_name_inplace_backup (const online_t *on, const rm_step_t *s, char *buf, size_t cap);
-/* From now on ref's documents are in coll. */
-void online_name_move (online_t *on, const rm_nsref_t *ref, const char *coll);
-void online_names_destroy (online_t *on);
-
 /* online_index.c: partners are fetched by key with $in, which needs an
  * index on it. Checks db.coll has one that starts with key; without it,
  * refuses naming the createIndex to run, or creates it when create. */
@@ -189,12 +139,6 @@ bool online_index_check (online_t *on, const char *db, const char *coll, const c
 /* online_run.c: run, verify or sync the plan. Returns the results found
  * not as they should be (verify, sync; 0 for run), -1 on error. */
 int64_t online_apply (online_t *on, online_mode_t mode, bson_error_t *err);
-/* The collection each namespace ends in once every step has run (side by
- * side), without running anything: on->names. */
-bool online_names_of_plan (online_t *on, bson_error_t *err);
-/* The namespaces a step writes side by side (its targets). */
-size_t online_step_targets (const rm_step_t *s, const online_pass_t *passes, size_t np,
-                            const rm_nsref_t **out);
 
 /* Shared by the runners (online_run.c, online_server.c). */
 void online_sleep_ms (int64_t ms);
@@ -234,6 +178,19 @@ bool online_switch_note (online_t *on, const bson_t *update, bson_error_t *err);
 bool online_coll_exists (online_t *on, const char *db, const char *coll, bool *yes,
                          bson_error_t *err);
 bool online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *err);
+
+/* online_server.c: remodel online run --server-side, the plan compiled
+ * (remodel/compile.h). The server's version (buildInfo), whether it has
+ * every stage c uses (a clear refusal naming the one it lacks), and one
+ * step's pass run range by range. */
+bool online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err);
+bool online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err);
+/* Whether the step's pipelines are exact for the data (its guard finds
+ * nothing); *exact false: it runs client-side (said on stderr). */
+bool online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact,
+                          bson_error_t *err);
+bool online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_pass_t *cp,
+                         bson_error_t *err);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);

@@ -342,7 +342,7 @@ fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
 }
 
 typedef struct {
-    const online_pass_t *p;
+    const rm_pass_t *p;
     online_docs_t *out;
 } collect_t;
 

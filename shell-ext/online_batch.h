@@ -22,14 +22,14 @@ typedef struct {
 typedef struct {
     online_t *on;
     const rm_step_t *s;
-    const online_pass_t *p;
+    const rm_pass_t *p;
     size_t index;                 /* the pass's number in its step, from 0 */
     const rm_nsref_t *in[4];      /* the step's inputs */
     mongoc_collection_t *drive;   /* where the driving documents are now */
     mongoc_collection_t *partner; /* where the partners are now (NULL: none) */
     rm_batchstep_t *engine;
     int64_t batch_size;           /* this batch's (--batch-time adjusts it) */
-    /* A pass read by series (online_pass_t.series): the series' values in
+    /* A pass read by series (rm_pass_t.series): the series' values in
      * MongoDB's order, those after the checkpoint's, and how many a batch
      * takes. */
     bson_t *series;

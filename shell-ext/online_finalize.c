@@ -85,24 +85,24 @@ checksum (online_t *on, const char *db, const char *coll, sums_t *out, bson_erro
 static bool
 checksum_sources (online_t *on, sums_t *sums, size_t *n, bson_error_t *err)
 {
-    bool ok = online_names_of_plan (on, err);
+    bool ok = rm_names_of_plan (&on->names, &on->plan, err);
     *n = 0;
-    for (size_t i = 0; ok && i < on->n_names && *n < 64; i++) {
+    for (size_t i = 0; ok && i < on->names.n_moved && *n < 64; i++) {
         char db[128];
         const char *coll;
         bool there, seen = false;
         for (size_t k = 0; k < *n; k++)
-            seen |= strcmp (sums[k].ns, on->names[i].ns) == 0;
+            seen |= strcmp (sums[k].ns, on->names.moved[i].ns) == 0;
         if (seen)
             continue;
-        split_ns (on->names[i].ns, db, sizeof db, &coll);
+        split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
         ok = online_coll_exists (on, db, coll, &there, err);
         if (ok && there) {
-            snprintf (sums[*n].ns, sizeof sums[*n].ns, "%s", on->names[i].ns);
+            snprintf (sums[*n].ns, sizeof sums[*n].ns, "%s", on->names.moved[i].ns);
             ok = checksum (on, db, coll, &sums[(*n)++], err);
         }
     }
-    online_names_destroy (on);
+    rm_names_clear (&on->names);
     return ok;
 }
 
@@ -119,7 +119,7 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
         const char *coll;
         sums_t now;
         split_ns (before[i].ns, db, sizeof db, &coll);
-        online_name_backup (on, coll, backup, sizeof backup);
+        rm_name_backup (&on->names, coll, backup, sizeof backup);
         ok = checksum (on, db, backup, &now, err);
         if (ok && (now.docs != before[i].docs || now.sum != before[i].sum)) {
             changed++;
@@ -132,7 +132,7 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %zu original(s) changed between the last "
                       "sync and the switch, so the results may miss those writes: remodel online "
                       "rollback swaps the originals back; then sync and finalize again, with the "
-                      "writes stopped", on->where, on->name, changed);
+                      "writes stopped", on->where, on->names.name, changed);
         return false;
     }
     if (ok && !on->o->quiet)
@@ -170,7 +170,7 @@ online_finalize (online_t *on, bson_error_t *err)
 
     if (o->in_place) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: its documents are already the "
-                      "new design; nothing to finalize (rollback undoes it)", on->name);
+                      "new design; nothing to finalize (rollback undoes it)", on->names.name);
         return false;
     }
     if (!o->writes_stopped && !o->block_writes) {
@@ -185,7 +185,7 @@ online_finalize (online_t *on, bson_error_t *err)
         return false;
     ok = online_plan_read (on, &r, err);
     if (ok && r.finalized && !r.switching) {
-        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->name);
+        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->names.name);
         ok = false;
     }
     if (ok && o->block_writes)
@@ -199,7 +199,7 @@ online_finalize (online_t *on, bson_error_t *err)
             if (differ > 0)
                 rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
                               "%lld results that differ (are the application's writes "
-                              "stopped?); nothing renamed", on->where, on->name,
+                              "stopped?); nothing renamed", on->where, on->names.name,
                               (long long) differ);
             ok = false;
         }
@@ -215,7 +215,7 @@ online_finalize (online_t *on, bson_error_t *err)
     if (switched && !o->quiet)
         fprintf (stderr, "remodel: plan %s finalized: %zu collection(s) switched; the originals "
                  "are kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)\n",
-                 on->name, n, on->id);
+                 on->names.name, n, on->names.id);
     return ok;
 }
 
@@ -285,7 +285,7 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
         int64_t restored = 0, kept = 0;
 
         rm_step_inputs (s, in, 4);
-        online_name_inplace_backup (on, s, bname, sizeof bname);
+        rm_name_inplace_backup (&on->names, s, bname, sizeof bname);
         b = online_collection (on, on->o->state_db, bname);
         c = online_collection (on, in[0]->db, in[0]->coll);
         cur = mongoc_collection_find_with_opts (b, &filter, NULL, NULL);
@@ -373,25 +373,25 @@ online_rollback (online_t *on, bson_error_t *err)
         if (ok && undone) {
             if (!on->o->quiet)
                 fprintf (stderr, "remodel: plan %s: the original collections are back; the "
-                         "results stay beside them (rollback again drops them)\n", on->name);
+                         "results stay beside them (rollback again drops them)\n", on->names.name);
             online_lease_drop (on);
             return true;
         }
         /* Nothing switched, no backup anywhere: the results go. */
-        ok = ok && online_names_of_plan (on, err);
-        for (size_t i = 0; ok && i < on->n_names; i++) {
+        ok = ok && rm_names_of_plan (&on->names, &on->plan, err);
+        for (size_t i = 0; ok && i < on->names.n_moved; i++) {
             char db[128];
             const char *coll;
-            split_ns (on->names[i].ns, db, sizeof db, &coll);
-            ok = online_coll_drop (on, db, on->names[i].coll, err);
+            split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
+            ok = online_coll_drop (on, db, on->names.moved[i].coll, err);
             if (ok && !on->o->quiet)
-                fprintf (stderr, "remodel: rollback: dropped %s.%s\n", db, on->names[i].coll);
+                fprintf (stderr, "remodel: rollback: dropped %s.%s\n", db, on->names.moved[i].coll);
         }
-        online_names_destroy (on);
+        rm_names_clear (&on->names);
     }
     if (ok && left) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld documents changed since remodel "
-                      "wrote them and were left as they are (listed above)", on->where, on->name,
+                      "wrote them and were left as they are (listed above)", on->where, on->names.name,
                       (long long) left);
         ok = false;
     }

@@ -129,7 +129,7 @@ lease_read (online_t *on, lease_doc_t *l, bson_error_t *err)
 {
     bson_t doc;
     bson_iter_t it;
-    bool ok = online_state_get (on, "leases", on->id, &doc, &l->found, "reading the lease", err);
+    bool ok = online_state_get (on, "leases", on->names.id, &doc, &l->found, "reading the lease", err);
 
     *l->owner = '\0';
     l->epoch = l->expires = 0;
@@ -178,7 +178,7 @@ refuse_held (online_t *on, const char *holder, int64_t left, bson_error_t *err)
 {
     rm_error_set (err, RM_ERR_USAGE,
                   "%s: plan %s is being run by %s (its lease expires in %lld s unless renewed)",
-                  on->where, on->name, holder, (long long) (left > 0 ? (left + 999) / 1000 : 0));
+                  on->where, on->names.name, holder, (long long) (left > 0 ? (left + 999) / 1000 : 0));
     return false;
 }
 
@@ -283,8 +283,8 @@ fence_insert (online_t *on, int64_t next, int64_t now, bool *raced, bson_error_t
     bson_t *doc;
     bson_error_t why;
     bool ok;
-    snprintf (fid, sizeof fid, "%s#%lld", on->id, (long long) next);
-    doc = BCON_NEW ("_id", BCON_UTF8 (fid), "plan", BCON_UTF8 (on->id), "epoch", BCON_INT64 (next),
+    snprintf (fid, sizeof fid, "%s#%lld", on->names.id, (long long) next);
+    doc = BCON_NEW ("_id", BCON_UTF8 (fid), "plan", BCON_UTF8 (on->names.id), "epoch", BCON_INT64 (next),
                     "owner", BCON_UTF8 (on->owner), "at", BCON_DATE_TIME (now));
     ok = mongoc_collection_insert_one (c, doc, NULL, NULL, &why);
     *raced = !ok && why.code == 11000;
@@ -315,7 +315,7 @@ online_lease_take (online_t *on, bson_error_t *err)
         !holder_dead (cur.owner))
         return refuse_held (on, cur.owner, cur.expires - now, err);
     c = state (on, "fences");
-    if (!fence_newest (c, on->id, &newest, &newest_at, claimer, sizeof claimer, &why)) {
+    if (!fence_newest (c, on->names.id, &newest, &newest_at, claimer, sizeof claimer, &why)) {
         mongoc_collection_destroy (c);
         return online_fail (on, err, &why, "reading the lease's fences");
     }
@@ -343,13 +343,13 @@ online_lease_take (online_t *on, bson_error_t *err)
         return refuse_held (on, again.owner, again.expires - now, err);
     {
         mongoc_collection_t *lc = state (on, "leases");
-        bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (on->id), "$or", "[", "{", "epoch", "{", "$lt",
+        bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (on->names.id), "$or", "[", "{", "epoch", "{", "$lt",
                                    BCON_INT64 (next), "}", "}", "{", "epoch", "{", "$exists",
                                    BCON_BOOL (false), "}", "}", "]");
         bson_t *update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (on->owner), "epoch",
                                    BCON_INT64 (next), "expires",
                                    BCON_DATE_TIME (now + lease_ms ()), "digest",
-                                   BCON_UTF8 (on->digest), "plan", BCON_UTF8 (on->name), "}");
+                                   BCON_UTF8 (on->names.digest), "plan", BCON_UTF8 (on->names.name), "}");
         bson_t opts = BSON_INITIALIZER;
         bool ok;
         BSON_APPEND_BOOL (&opts, "upsert", true);
@@ -366,7 +366,7 @@ online_lease_take (online_t *on, bson_error_t *err)
     l = bson_malloc0 (sizeof *l);
     pthread_mutex_init (&l->mu, NULL);
     pthread_cond_init (&l->cv, NULL);
-    snprintf (l->id, sizeof l->id, "%s", on->id);
+    snprintf (l->id, sizeof l->id, "%s", on->names.id);
     snprintf (l->state_db, sizeof l->state_db, "%s", on->o->state_db);
     snprintf (l->owner, sizeof l->owner, "%s", on->owner);
     l->epoch = next;
@@ -404,13 +404,13 @@ online_lease_check (online_t *on, bson_error_t *err)
     if (lost) {
         rm_error_set (err, RM_ERR_IO, "%s: plan %s: this run lost its lease to another; "
                       "stopping before writing anything more (its checkpoint stands)",
-                      on->where, on->name);
+                      on->where, on->names.name);
         return false;
     }
     if (online_mono_ms () >= renewed + l->lease_ms - l->margin_ms) {
         rm_error_set (err, RM_ERR_IO, "%s: plan %s: the lease was not renewed for %lld s (the "
                       "server away, or this process stalled); stopping before writing anything "
-                      "more, since another run may take it over", on->where, on->name,
+                      "more, since another run may take it over", on->where, on->names.name,
                       (long long) ((online_mono_ms () - renewed) / 1000));
         return false;
     }
@@ -439,7 +439,7 @@ online_lease_drop (online_t *on)
      * run's is higher than any this one wrote under. */
     if (!lost) {
         c = state (on, "leases");
-        filter = BCON_NEW ("_id", BCON_UTF8 (on->id), "owner", BCON_UTF8 (on->owner), "epoch",
+        filter = BCON_NEW ("_id", BCON_UTF8 (on->names.id), "owner", BCON_UTF8 (on->owner), "epoch",
                            BCON_INT64 (l->epoch));
         update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (""), "expires", BCON_DATE_TIME (0),
                            "}");

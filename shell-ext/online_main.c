@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
 #include "online.h"
 
 static const char usage[] =
@@ -15,7 +14,6 @@ static const char usage[] =
     "       remodel online verify|sync PLAN --uri URI [--in-place]\n"
     "       remodel online finalize PLAN --uri URI --block-writes|--writes-stopped\n"
     "       remodel online rollback PLAN --uri URI [--in-place]\n"
-    "       remodel compile PLAN [--format pipeline|mongosh] [--server-version V]\n"
     "\n"
     "Applies a plan to a live MongoDB server in batches, in _id order, with a\n"
     "checkpoint after each batch: run it again after a crash and it goes on\n"
@@ -63,11 +61,8 @@ static const char usage[] =
     "                     (remodel compile), range by range with the same\n"
     "                     checkpoints and lease; a step no pipeline expresses\n"
     "                     runs client-side\n"
-    "  --server-version V compile, --server-side: the stages and operators of\n"
-    "                     MongoDB V only (compile: default 5.0; --server-side:\n"
-    "                     the server's own version)\n"
-    "  --format F         compile: pipeline (default; Extended JSON) or mongosh\n"
-    "                     (a script that runs them range by range, resumable)\n"
+    "  --server-version V --server-side: the stages and operators of MongoDB V\n"
+    "                     only (default: the server's own version)\n"
     "  --quiet, -q        no progress\n"
     "\n"
     "An option a command does not take is refused (exit 2), naming both.\n";
@@ -79,45 +74,6 @@ fail_usage (const char *fmt, const char *arg)
     fprintf (stderr, fmt, arg);
     fprintf (stderr, " (remodel online --help)\n");
     return 2;
-}
-
-/* remodel compile: no server needed. The pipelines (or the script) on
- * standard output; the steps no pipeline expresses named on standard
- * error, exit 0 (they run client-side), unless the script needs them. */
-static int
-compile_command (online_opts_t *o, const char *format)
-{
-    online_t on;
-    compile_plan_t c;
-    bson_error_t err = {0};
-    char *text = NULL;
-    int rc = 0;
-
-    if (!o->server_version_given)
-        compile_version_parse ("5.0", &o->server_version);
-    memset (&on, 0, sizeof on);
-    if (!online_plan_load (&on, o, &err) || !compile_plan (&on, o->server_version, &c, &err)) {
-        fprintf (stderr, "remodel: error: %s\n", err.message);
-        rm_plan_destroy (&on.plan);
-        return err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED ? 2 : 1;
-    }
-    for (size_t i = 0; i < c.n && !o->quiet; i++)
-        if (!c.steps[i].n_passes)
-            fprintf (stderr, "remodel: compile: step %zu (%s) runs client-side: %s\n",
-                     c.steps[i].s->index, c.steps[i].s->op, c.steps[i].reason);
-    text = !strcmp (format, "mongosh") ? compile_print_mongosh (&on, &c, &err)
-                                        : compile_print_pipelines (&on, &c);
-    if (text) {
-        fputs (text, stdout);
-        bson_free (text);
-    } else {
-        fprintf (stderr, "remodel: error: %s\n", err.message);
-        rc = err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED ? 2 : 1;
-    }
-    compile_plan_destroy (&c);
-    online_names_destroy (&on);
-    rm_plan_destroy (&on.plan);
-    return rc;
 }
 
 /* A count: digits only, and no more than an int64_t holds (strtoll
@@ -142,13 +98,12 @@ parse_count (const char *s, int64_t *out)
 enum {
     C_RUN = 1 << 0, C_STATUS = 1 << 1, C_VERIFY = 1 << 2, C_SYNC = 1 << 3,
     C_FINALIZE = 1 << 4, C_ROLLBACK = 1 << 5, C_PAUSE = 1 << 6, C_RESUME = 1 << 7,
-    C_COMPILE = 1 << 8,
     C_SERVER = C_RUN | C_STATUS | C_VERIFY | C_SYNC | C_FINALIZE | C_ROLLBACK | C_PAUSE | C_RESUME,
     /* what reads the sources in batches: finalize's last sync too */
     C_BATCHES = C_RUN | C_VERIFY | C_SYNC | C_FINALIZE,
 };
 static const char *const commands[] = {"run", "status", "verify", "sync", "finalize",
-                                       "rollback", "pause", "resume", "compile", NULL};
+                                       "rollback", "pause", "resume", NULL};
 
 /* The driver's own log: errors reach us as values and are printed once;
  * its warnings (a server without endSessions, as mongo-java-server) are
@@ -165,8 +120,8 @@ int
 main (int argc, char **argv)
 {
     enum { O_URI = 256, O_BATCH, O_PAUSE, O_RATE, O_STATE, O_DRY, O_RESTART, O_INPLACE,
-           O_INDEXES, O_WC, O_BTIME, O_LOG, O_RETRY, O_STOPPED, O_BLOCK, O_HELP, O_FORMAT,
-           O_SVERSION, O_SERVERSIDE };
+           O_INDEXES, O_WC, O_BTIME, O_LOG, O_RETRY, O_STOPPED, O_BLOCK, O_HELP, O_SVERSION,
+           O_SERVERSIDE };
     static const struct option longopts[] = {
         /* Keep in step with takes[] below. */
         {"uri", required_argument, NULL, O_URI},
@@ -184,7 +139,6 @@ main (int argc, char **argv)
         {"retry-for", required_argument, NULL, O_RETRY},
         {"writes-stopped", no_argument, NULL, O_STOPPED},
         {"block-writes", no_argument, NULL, O_BLOCK},
-        {"format", required_argument, NULL, O_FORMAT},
         {"server-version", required_argument, NULL, O_SVERSION},
         {"server-side", no_argument, NULL, O_SERVERSIDE},
         {"quiet", no_argument, NULL, 'q'},
@@ -209,17 +163,15 @@ main (int argc, char **argv)
         C_SERVER,                        /* --retry-for */
         C_FINALIZE,                      /* --writes-stopped */
         C_FINALIZE,                      /* --block-writes */
-        C_COMPILE,                       /* --format */
-        C_RUN | C_COMPILE,               /* --server-version */
+        C_RUN,                           /* --server-version */
         C_RUN,                           /* --server-side */
-        C_SERVER | C_COMPILE,            /* --quiet */
-        C_SERVER | C_COMPILE,            /* --help */
+        C_SERVER,                        /* --quiet */
+        C_SERVER,                        /* --help */
     };
     _Static_assert (sizeof takes / sizeof takes[0] + 1 == sizeof longopts / sizeof longopts[0],
                     "an option without its commands");
     online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000};
     int64_t n;
-    const char *format = "pipeline";
     bool known = false;
     online_t on;
     bson_error_t err = {0};
@@ -260,13 +212,8 @@ main (int argc, char **argv)
         case O_STOPPED: o.writes_stopped = true; break;
         case O_BLOCK: o.block_writes = true; break;
         case O_SERVERSIDE: o.server_side = true; break;
-        case O_FORMAT:
-            if (strcmp (optarg, "pipeline") && strcmp (optarg, "mongosh"))
-                return fail_usage ("--format: \"%s\" is not pipeline or mongosh", optarg);
-            format = optarg;
-            break;
         case O_SVERSION:
-            if (!compile_version_parse (optarg, &o.server_version))
+            if (!rm_compile_version_parse (optarg, &o.server_version))
                 return fail_usage ("--server-version: \"%s\" is not a MongoDB version like 5.0 "
                                    "(3.6 or later)", optarg);
             o.server_version_given = true;
@@ -317,8 +264,6 @@ main (int argc, char **argv)
     if (optind != argc - 1)
         return fail_usage ("%s takes one plan file", cmd);
     o.plan_path = argv[optind];
-    if (!strcmp (cmd, "compile"))
-        return compile_command (&o, format);
     /* These write only state or switch collections: a dry run of them
      * would still write, so there is none. */
     if (o.dry_run && (!strcmp (cmd, "finalize") || !strcmp (cmd, "rollback") ||
@@ -341,7 +286,7 @@ main (int argc, char **argv)
     } else if (!strcmp (cmd, "pause") || !strcmp (cmd, "resume")) {
         rc = online_plan_set (&on, "paused", !strcmp (cmd, "pause"), &err) ? 0 : 1;
         if (!rc && !o.quiet)
-            fprintf (stderr, "remodel: plan %s %s\n", on.name,
+            fprintf (stderr, "remodel: plan %s %s\n", on.names.name,
                      !strcmp (cmd, "pause") ? "paused (a run waits at its next batch)" : "resumed");
     } else if (!strcmp (cmd, "verify") || !strcmp (cmd, "sync")) {
         bool sync = !strcmp (cmd, "sync");
@@ -349,9 +294,9 @@ main (int argc, char **argv)
         rc = n < 0 ? 1 : (!sync && n > 0) ? 1 : 0;
         if (n == 0 && !o.quiet)
             fprintf (stderr, "remodel: %s: plan %s: every result as the sources make it\n", cmd,
-                     on.name);
+                     on.names.name);
         else if (n > 0 && !o.quiet)
-            fprintf (stderr, "remodel: %s: plan %s: %lld result(s) %s\n", cmd, on.name,
+            fprintf (stderr, "remodel: %s: plan %s: %lld result(s) %s\n", cmd, on.names.name,
                      (long long) n,
                      !sync ? "differ" : o.dry_run ? "would be rewritten or removed"
                                                   : "rewritten or removed");

@@ -1,12 +1,12 @@
 /* online run, verify and sync (online.h): each step of the plan over the
- * server, pass by pass (online_passes.c), range by range in _id order.
+ * server, pass by pass (remodel/passes.h), range by range in _id order.
  *
  * run: a batch reads up to --batch-size documents of the driving
  * collection after the checkpoint's _id, fetches their join partners, lets
  * the engine compute what the step makes of them (online_batch.c), writes
  * that (online_write.c), then the checkpoint. Side by side (the default)
  * the results are upserted by _id into the step's own new collections
- * (online_names.c), so a batch replayed after a crash writes the same
+ * (remodel/names.h), so a batch replayed after a crash writes the same
  * documents again and nothing twice; in place (--in-place, backfills) the
  * documents that change are replaced on condition, their backups first.
  *
@@ -21,7 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compile.h"
 #include "online_batch.h"
 
 void
@@ -70,14 +69,14 @@ online_wait_while_paused (online_t *on, bson_error_t *err)
             break;
         if (!said && !on->o->quiet)
             fprintf (stderr, "%sremodel: plan %s paused (remodel online resume goes on)\n",
-                     isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", on->name);
+                     isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", on->names.name);
         said = true;
         if (!online_lease_check (on, err))
             return false;
         online_sleep_ms (1000);
     }
     if (said && !on->o->quiet)
-        fprintf (stderr, "remodel: plan %s resumed\n", on->name);
+        fprintf (stderr, "remodel: plan %s resumed\n", on->names.name);
     return true;
 }
 
@@ -215,7 +214,7 @@ online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsr
 }
 
 static bool
-run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, online_mode_t mode,
+run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_mode_t mode,
           online_idset_t *sets, size_t n_sets, online_passrun_t *pr, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
@@ -237,7 +236,7 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
     j.batch_size = o->batch_size;
     rm_step_inputs (s, j.in, 4);
     drive_ns = j.in[p->drive]->text;
-    drive_coll = online_name_now (on, j.in[p->drive]);
+    drive_coll = rm_name_now (&on->names, j.in[p->drive]);
     if (checkpoints)
         ok = online_checkpoint_read (on, s, pi, &last, &done, &j.seen, &j.written, err);
     if (ok && done) {
@@ -249,20 +248,20 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
     }
     online_docs_init (&in);
     online_docs_init (&out);
-    j.drive = online_collection (on, j.in[p->drive]->db, online_name_now (on, j.in[p->drive]));
+    j.drive = online_collection (on, j.in[p->drive]->db, rm_name_now (&on->names, j.in[p->drive]));
     if (p->partner >= 0)
         j.partner = online_collection (on, j.in[p->partner]->db,
-                                       online_name_now (on, j.in[p->partner]));
+                                       rm_name_now (&on->names, j.in[p->partner]));
     j.engine = rm_batchstep_new (s, NULL);
     pr->ip.j = &j;
     if (o->in_place) {
         char backup[400];
-        online_name_inplace_backup (on, s, backup, sizeof backup);
+        rm_name_inplace_backup (&on->names, s, backup, sizeof backup);
         pr->ip.backup = online_collection (on, o->state_db, backup);
     } else {
         for (size_t k = 0; k < p->n_keep; k++) {
             char target[400];
-            online_name_target (on, s, p->keep[k], target, sizeof target);
+            rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
             online_writes_init (&pr->targets[k], &j,
                                 online_collection (on, p->keep[k]->db, target), "writing results");
             for (size_t m = 0; m < n_sets; m++)
@@ -328,32 +327,6 @@ run_pass (online_t *on, const rm_step_t *s, const online_pass_t *p, size_t pi, o
     return ok;
 }
 
-/* The namespaces a step gives new contents side by side: what its passes
- * write, and what it empties. */
-size_t
-online_step_targets (const rm_step_t *s, const online_pass_t *passes, size_t np, const rm_nsref_t **out)
-{
-    size_t n = 0, ne;
-    const rm_nsref_t *emptied[4];
-    for (size_t i = 0; i < np; i++)
-        for (size_t k = 0; k < passes[i].n_keep; k++) {
-            bool seen = false;
-            for (size_t m = 0; m < n; m++)
-                seen |= !strcmp (out[m]->text, passes[i].keep[k]->text);
-            if (!seen)
-                out[n++] = passes[i].keep[k];
-        }
-    ne = rm_step_empties (s, emptied, 4);
-    for (size_t i = 0; i < ne; i++) {
-        bool seen = false;
-        for (size_t m = 0; m < n; m++)
-            seen |= !strcmp (out[m]->text, emptied[i]->text);
-        if (!seen)
-            out[n++] = emptied[i];
-    }
-    return n;
-}
-
 static bool
 create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, size_t nt,
                 bson_error_t *err)
@@ -361,7 +334,7 @@ create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, si
     bool ok = true;
     for (size_t t = 0; ok && t < nt; t++) {
         char name[400];
-        online_name_target (on, s, targets[t], name, sizeof name);
+        rm_name_target (&on->names, s, targets[t], name, sizeof name);
         ok = create_collection (on, targets[t]->db, name, err);
     }
     return ok;
@@ -374,7 +347,7 @@ static void
 dry_run_note (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, const rm_nsref_t **said,
               size_t *n_said)
 {
-    const char *now = online_name_now (on, ref);
+    const char *now = rm_name_now (&on->names, ref);
     mongoc_database_t *d;
     char **names;
     bool there = false;
@@ -400,7 +373,7 @@ dry_run_note (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, const rm_
  * creates none: it refuses as a run would, or says what a run would
  * create (online_index_check). */
 static bool
-check_indexes (online_t *on, const rm_step_t *s, const online_pass_t *passes, size_t np,
+check_indexes (online_t *on, const rm_step_t *s, const rm_pass_t *passes, size_t np,
                bson_error_t *err)
 {
     const rm_nsref_t *in[4], *said[8];
@@ -416,7 +389,7 @@ check_indexes (online_t *on, const rm_step_t *s, const online_pass_t *passes, si
         if (passes[i].partner < 0)
             continue;
         pr = in[passes[i].partner];
-        now = online_name_now (on, pr);
+        now = rm_name_now (&on->names, pr);
         made = strcmp (now, pr->coll) != 0;
         if (made && on->o->dry_run) {
             /* A run makes this one's index itself, after the earlier step
@@ -434,13 +407,13 @@ check_indexes (online_t *on, const rm_step_t *s, const online_pass_t *passes, si
 }
 
 static bool
-run_step (online_t *on, const rm_step_t *s, const compile_step_t *cs, online_mode_t mode,
+run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_mode_t mode,
           int64_t *differ, bson_error_t *err)
 {
-    online_pass_t passes[2];
+    rm_pass_t passes[2];
     const rm_nsref_t *targets[8];
-    size_t np = online_step_passes (s, on->o->in_place, passes, err);
-    size_t nt = on->o->in_place ? 0 : online_step_targets (s, passes, np, targets);
+    size_t np = rm_step_passes (s, on->o->in_place, passes, err);
+    size_t nt = on->o->in_place ? 0 : rm_step_targets (s, passes, np, targets);
     online_idset_t sets[8];
     bool ok = check_indexes (on, s, passes, np, err);
 
@@ -484,11 +457,8 @@ run_step (online_t *on, const rm_step_t *s, const compile_step_t *cs, online_mod
     for (size_t t = 0; t < nt; t++)
         online_idset_destroy (&sets[t]);
     /* The next steps read this one's results. */
-    for (size_t t = 0; ok && t < nt; t++) {
-        char name[400];
-        online_name_target (on, s, targets[t], name, sizeof name);
-        online_name_move (on, targets[t], name);
-    }
+    if (ok)
+        rm_name_move_step (&on->names, s, targets, nt);
     return ok;
 }
 
@@ -497,13 +467,13 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
 {
     bool ok = true, lease = mode != ONLINE_VERIFY && !on->o->dry_run, took;
     int64_t differ = 0;
-    compile_plan_t compiled = {0};
+    rm_compile_plan_t compiled = {0};
     bool server = on->o->server_side && mode == ONLINE_RUN;
 
     /* Refused whole before anything is written. */
     for (size_t i = 0; i < on->plan.n; i++) {
-        online_pass_t passes[2];
-        if (!online_step_passes (&on->plan.steps[i], on->o->in_place, passes, err)) {
+        rm_pass_t passes[2];
+        if (!rm_step_passes (&on->plan.steps[i], on->o->in_place, passes, err)) {
             rm_error_prefix (err, "%s", on->o->plan_path);
             return -1;
         }
@@ -511,7 +481,7 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     if (server) {
         /* The pipelines for this server's version, checked against the
          * stages it has, before anything is written. */
-        compile_version_t v = on->o->server_version;
+        rm_compile_version_t v = on->o->server_version;
         if (on->o->in_place || on->o->dry_run) {
             rm_error_set (err, RM_ERR_USAGE, "--server-side runs side by side and writes: "
                           "without --%s (client-side mode has it)",
@@ -519,10 +489,10 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
             return -1;
         }
         ok = (on->o->server_version_given || online_server_version (on, &v, err)) &&
-             compile_plan (on, v, &compiled, err) && online_server_check (on, &compiled, err);
-        online_names_destroy (on);
+             rm_compile_plan (&on->plan, &on->names, v, &compiled, err) && online_server_check (on, &compiled, err);
+        rm_names_clear (&on->names);
         if (!ok) {
-            compile_plan_destroy (&compiled);
+            rm_compile_plan_destroy (&compiled);
             return -1;
         }
     }
@@ -548,28 +518,7 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
         online_plan_note_error (on, ok ? NULL : err->message);
     if (took)
         online_lease_drop (on);
-    online_names_destroy (on);
-    compile_plan_destroy (&compiled);
+    rm_names_clear (&on->names);
+    rm_compile_plan_destroy (&compiled);
     return ok ? differ : -1;
-}
-
-bool
-online_names_of_plan (online_t *on, bson_error_t *err)
-{
-    online_names_destroy (on);
-    for (size_t i = 0; i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
-        online_pass_t passes[2];
-        const rm_nsref_t *targets[8];
-        size_t np = online_step_passes (s, false, passes, err), nt;
-        if (!np)
-            return false;
-        nt = online_step_targets (s, passes, np, targets);
-        for (size_t t = 0; t < nt; t++) {
-            char name[400];
-            online_name_target (on, s, targets[t], name, sizeof name);
-            online_name_move (on, targets[t], name);
-        }
-    }
-    return true;
 }

@@ -1,4 +1,4 @@
-/* remodel online run --server-side (compile.h): each compiled pass runs on
+/* remodel online run --server-side (remodel/compile.h): each compiled pass runs on
  * the server, range by range over the driving collection's _id, as
  *   [{$match: {_id: {$in: <the range's _ids, read in order after the checkpoint>}}},
  *    <the step's stages>, {$merge: <its target>}]
@@ -9,11 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compile.h"
 #include "online_batch.h"
 
 bool
-online_server_version (online_t *on, compile_version_t *v, bson_error_t *err)
+online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
 {
     bson_t *cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
     bson_t reply;
@@ -27,7 +26,7 @@ online_server_version (online_t *on, compile_version_t *v, bson_error_t *err)
         return online_fail (on, err, &why, "asking the server's version (buildInfo)");
     }
     ok = bson_iter_init_find (&it, &reply, "version") && BSON_ITER_HOLDS_UTF8 (&it) &&
-         compile_version_parse (bson_iter_utf8 (&it, NULL), v);
+         rm_compile_version_parse (bson_iter_utf8 (&it, NULL), v);
     if (!ok)
         rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: the server's buildInfo names no version "
                       "remodel reads: give --server-version", on->where);
@@ -99,11 +98,11 @@ shard_key (online_t *on, const char *db, const char *coll, bson_t *key)
  * key; a sharded $lookup "from" needs 5.1. What the cluster says decides;
  * elsewhere this finds nothing. */
 static bool
-check_sharding (online_t *on, const compile_plan_t *c, bson_error_t *err)
+check_sharding (online_t *on, const rm_compile_plan_t *c, bson_error_t *err)
 {
     for (size_t i = 0; i < c->n; i++)
         for (size_t p = 0; p < c->steps[i].n_passes; p++) {
-            const compile_pass_t *cp = &c->steps[i].passes[p];
+            const rm_compile_pass_t *cp = &c->steps[i].passes[p];
             bson_t key;
             bson_iter_t it, st, body;
             if (shard_key (on, cp->out->db, cp->target, &key)) {
@@ -125,7 +124,7 @@ check_sharding (online_t *on, const compile_plan_t *c, bson_error_t *err)
             while (bson_iter_next (&it))
                 if (bson_iter_recurse (&it, &st) && bson_iter_find (&st, "$lookup") &&
                     bson_iter_recurse (&st, &body) && bson_iter_find (&body, "from") &&
-                    COMPILE_V (c->version) < COMPILE_VERSION (5, 1) &&
+                    RM_COMPILE_V (c->version) < RM_COMPILE_VERSION (5, 1) &&
                     shard_key (on, cp->drive->db, bson_iter_utf8 (&body, NULL), &key)) {
                     bson_destroy (&key);
                     rm_error_set (err, RM_ERR_UNSUPPORTED,
@@ -141,7 +140,7 @@ check_sharding (online_t *on, const compile_plan_t *c, bson_error_t *err)
 }
 
 bool
-online_server_check (online_t *on, const compile_plan_t *c, bson_error_t *err)
+online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err)
 {
     const char *names[32];
     size_t n = 0;
@@ -150,7 +149,7 @@ online_server_check (online_t *on, const compile_plan_t *c, bson_error_t *err)
 
     for (size_t i = 0; i < c->n; i++)
         for (size_t p = 0; p < c->steps[i].n_passes; p++)
-            n = compile_stage_names (&c->steps[i].passes[p].pipeline, names, n, 32);
+            n = rm_compile_stage_names (&c->steps[i].passes[p].pipeline, names, n, 32);
     for (size_t k = 0; ok && k < n; k++) {
         bson_t *pipeline = probe_stage (on, names[k]);
         bson_t opts = BSON_INITIALIZER;
@@ -168,7 +167,8 @@ online_server_check (online_t *on, const compile_plan_t *c, bson_error_t *err)
                 for (size_t i = 0; i < c->n && !*who; i++)
                     for (size_t p = 0; p < c->steps[i].n_passes; p++) {
                         const char *used[32];
-                        size_t m = compile_stage_names (&c->steps[i].passes[p].pipeline, used, 0, 32);
+                        size_t m =
+                            rm_compile_stage_names (&c->steps[i].passes[p].pipeline, used, 0, 32);
                         for (size_t u = 0; u < m; u++)
                             if (!strcmp (used[u], names[k]))
                                 who = c->steps[i].s->op;
@@ -189,7 +189,7 @@ online_server_check (online_t *on, const compile_plan_t *c, bson_error_t *err)
 }
 
 bool
-online_server_exact (online_t *on, const compile_step_t *st, bool *exact, bson_error_t *err)
+online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact, bson_error_t *err)
 {
     mongoc_collection_t *c;
     bson_t *filter, *opts;
@@ -283,7 +283,7 @@ next_range (online_t *on, mongoc_cursor_t *cur, int64_t batch, const bson_t *aft
 /* Runs the range's _ids through the pipeline; counts what its target
  * holds of them then (every compiled pass keeps the _ids it reads). */
 static bool
-run_range (online_t *on, const compile_pass_t *cp, mongoc_collection_t *drive,
+run_range (online_t *on, const rm_compile_pass_t *cp, mongoc_collection_t *drive,
            mongoc_collection_t *target, const bson_t *ids, int64_t *written, bson_error_t *err)
 {
     bson_t pipeline = BSON_INITIALIZER, stage = BSON_INITIALIZER, opts = BSON_INITIALIZER;
@@ -295,7 +295,7 @@ run_range (online_t *on, const compile_pass_t *cp, mongoc_collection_t *drive,
     bool ok = true;
     int64_t n;
 
-    compile_range_stage (&stage, ids);
+    rm_compile_range_stage (&stage, ids);
     BSON_APPEND_DOCUMENT (&pipeline, "0", &stage);
     bson_iter_init (&it, &cp->pipeline);
     for (uint32_t i = 1; bson_iter_next (&it); i++) {
@@ -344,7 +344,7 @@ run_range (online_t *on, const compile_pass_t *cp, mongoc_collection_t *drive,
 }
 
 bool
-online_server_pass (online_t *on, const compile_step_t *st, const compile_pass_t *cp,
+online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_pass_t *cp,
                     bson_error_t *err)
 {
     const online_opts_t *o = on->o;

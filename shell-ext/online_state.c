@@ -1,6 +1,6 @@
 /* What a run keeps on the server, in the state database (--state-db,
  * default "remodel"), so that it survives a crash and two runs stay apart.
- * A plan is known by its id (online_names.c: its file's name and a hash of
+ * A plan is known by its id (remodel/names.h: its file's name and a hash of
  * its full path), never by a pattern:
  *   plans       {_id: <plan id>, name, path, digest, inPlace, paused,
  *               finalized, switch}: the plan the id was started with
@@ -13,7 +13,6 @@
  *               last, seen, changed, done, updated, tool}: written only
  *               after a batch's writes were acknowledged, and only over
  *               a checkpoint of the same or an older lease epoch */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,6 @@
 #include <unistd.h>
 
 #include "online.h"
-#include "remodel/crc64.h"
 #include "remodel/value.h"
 
 static mongoc_collection_t *
@@ -41,25 +39,10 @@ now_ms (void)
 bool
 online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
 {
-    FILE *f;
-    char buf[65536];
-    size_t n;
-    uint64_t crc = 0;
-    const char *base = strrchr (o->plan_path, '/');
-
     on->o = o;
     if (!rm_plan_load (&on->plan, o->plan_path, err))
         return false;
-    f = fopen (o->plan_path, "rb");
-    while (f && (n = fread (buf, 1, sizeof buf, f)) > 0)
-        crc = rm_crc64_update (crc, buf, n);
-    if (f)
-        fclose (f);
-    snprintf (on->digest, sizeof on->digest, "%016llx", (unsigned long long) crc);
-    snprintf (on->name, sizeof on->name, "%s", base ? base + 1 : on->o->plan_path);
-    if (!realpath (o->plan_path, on->path))
-        snprintf (on->path, sizeof on->path, "%s", o->plan_path);
-    online_plan_identify (on);
+    rm_names_identify (&on->names, o->plan_path);
     {
         char host[64] = "?";
         gethostname (host, sizeof host - 1);
@@ -97,7 +80,7 @@ online_plan_read (online_t *on, online_record_t *r, bson_error_t *err)
 {
     bson_t doc;
     bson_iter_t it, sw;
-    bool ok = online_state_get (on, "plans", on->id, &doc, &r->found, "reading the plan's record",
+    bool ok = online_state_get (on, "plans", on->names.id, &doc, &r->found, "reading the plan's record",
                                 err);
 
     memset (r, 0, sizeof *r);
@@ -138,31 +121,31 @@ online_plan_record (online_t *on, bson_error_t *err)
     online_record_t r;
     bool ok = online_plan_read (on, &r, err);
 
-    if (ok && r.found && strcmp (r.digest, on->digest) != 0 && !on->o->restart) {
+    if (ok && r.found && strcmp (r.digest, on->names.digest) != 0 && !on->o->restart) {
         rm_error_set (err, RM_ERR_USAGE,
                       "plan %s changed since its run began (digest %s, now %s): --restart "
                       "starts it over (its checkpoints are forgotten; what it wrote stays)",
-                      on->name, r.digest, on->digest);
+                      on->names.name, r.digest, on->names.digest);
         return false;
     }
     if (ok && r.found && r.in_place != on->o->in_place && !on->o->restart) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s was started %s, not %s: run it as it began, "
-                      "or --restart", on->name, mode_name (r.in_place), mode_name (on->o->in_place));
+                      "or --restart", on->names.name, mode_name (r.in_place), mode_name (on->o->in_place));
         return false;
     }
     if (ok && !online_plan_unswitched (on, &r, err))
         return false;
-    if (ok && (!r.found || strcmp (r.digest, on->digest) != 0 || on->o->restart)) {
+    if (ok && (!r.found || strcmp (r.digest, on->names.digest) != 0 || on->o->restart)) {
         mongoc_collection_t *c = state (on, "plans"), *cp = state (on, "checkpoints");
-        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->id));
-        bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->id)), *set, opts = BSON_INITIALIZER;
+        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+        bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id)), *set, opts = BSON_INITIALIZER;
         bson_error_t why;
         ok = online_lease_check (on, err) &&
              (mongoc_collection_delete_many (cp, del, NULL, NULL, &why) ||
               online_fail (on, err, &why, "forgetting the old checkpoints"));
-        set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->digest), "inPlace",
-                        BCON_BOOL (on->o->in_place), "name", BCON_UTF8 (on->name), "path",
-                        BCON_UTF8 (on->path), "}");
+        set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->names.digest), "inPlace",
+                        BCON_BOOL (on->o->in_place), "name", BCON_UTF8 (on->names.name), "path",
+                        BCON_UTF8 (on->names.path), "}");
         BSON_APPEND_BOOL (&opts, "upsert", true);
         ok = ok && (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||
                     online_fail (on, err, &why, "recording the plan"));
@@ -182,13 +165,13 @@ online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *er
     if (r->switching) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s: a %s of its collections was interrupted: "
                       "remodel online finalize completes it, remodel online rollback undoes it",
-                      on->name, r->direction);
+                      on->names.name, r->direction);
         return false;
     }
     if (r->finalized) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized (its results are the live "
                       "collections): remodel online rollback first to run, verify or sync it "
-                      "again", on->name);
+                      "again", on->names.name);
         return false;
     }
     return true;
@@ -202,16 +185,16 @@ online_plan_check (online_t *on, bson_error_t *err)
         return false;
     if (!r.found) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here (remodel online run first)",
-                      on->where, on->name);
+                      on->where, on->names.name);
         return false;
     }
-    if (strcmp (r.digest, on->digest) != 0) {
+    if (strcmp (r.digest, on->names.digest) != 0) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s changed since its run began (digest %s, now %s)",
-                      on->name, r.digest, on->digest);
+                      on->names.name, r.digest, on->names.digest);
         return false;
     }
     if (r.in_place != on->o->in_place) {
-        rm_error_set (err, RM_ERR_USAGE, "plan %s runs %s, not %s", on->name,
+        rm_error_set (err, RM_ERR_USAGE, "plan %s runs %s, not %s", on->names.name,
                       mode_name (r.in_place), mode_name (on->o->in_place));
         return false;
     }
@@ -222,7 +205,7 @@ bool
 online_plan_update (online_t *on, const bson_t *update, bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "plans");
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->id));
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
     bson_t reply = BSON_INITIALIZER;
     bson_iter_t it;
     bson_error_t why;
@@ -231,7 +214,7 @@ online_plan_update (online_t *on, const bson_t *update, bson_error_t *err)
               (mongoc_collection_update_one (c, q, update, NULL, &reply, &why) ||
                online_fail (on, err, &why, "updating the plan's record"));
     if (ok && !(bson_iter_init_find (&it, &reply, "matchedCount") && bson_iter_as_int64 (&it) == 1)) {
-        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here", on->where, on->name);
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here", on->where, on->names.name);
         ok = false;
     }
     bson_destroy (&reply);
@@ -275,8 +258,8 @@ bool
 online_plan_forget (online_t *on, bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "plans"), *cp = state (on, "checkpoints");
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->id));
-    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->id));
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
     bson_error_t why;
     /* The lease and its fences stay: the next run's epoch is higher. */
     bool ok = online_lease_check (on, err) &&
@@ -294,9 +277,9 @@ static void
 checkpoint_id (online_t *on, const rm_step_t *s, size_t p, char *buf, size_t cap)
 {
     if (p == 0)
-        snprintf (buf, cap, "%s:%zu", on->id, s->index);
+        snprintf (buf, cap, "%s:%zu", on->names.id, s->index);
     else
-        snprintf (buf, cap, "%s:%zu/%zu", on->id, s->index, p + 1);
+        snprintf (buf, cap, "%s:%zu/%zu", on->names.id, s->index, p + 1);
 }
 
 bool
@@ -354,9 +337,9 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
                   "}", "}", "]");
     bson_init (&set);
     BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
-    BSON_APPEND_UTF8 (&inner, "plan", on->id);
+    BSON_APPEND_UTF8 (&inner, "plan", on->names.id);
     BSON_APPEND_INT64 (&inner, "epoch", on->epoch);
-    BSON_APPEND_UTF8 (&inner, "digest", on->digest);
+    BSON_APPEND_UTF8 (&inner, "digest", on->names.digest);
     BSON_APPEND_INT64 (&inner, "step", (int64_t) s->index);
     BSON_APPEND_INT64 (&inner, "pass", (int64_t) p + 1);
     BSON_APPEND_UTF8 (&inner, "op", s->op);
@@ -384,7 +367,7 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
          (mongoc_collection_update_one (c, q, &set, &opts, NULL, &why) ||
           (why.code == 11000
                ? (rm_error_set (err, RM_ERR_IO, "%s: plan %s: a newer run wrote this checkpoint; "
-                                "this one lost its lease and stops", on->where, on->name), false)
+                                "this one lost its lease and stops", on->where, on->names.name), false)
                : online_fail (on, err, &why, "writing a checkpoint")));
     bson_destroy (&opts);
     bson_destroy (&set);
@@ -436,7 +419,7 @@ online_status (online_t *on, bson_error_t *err)
         mongoc_collection_destroy (c);
         return -1;
     }
-    q = BCON_NEW ("plan", BCON_UTF8 (on->id));
+    q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
     opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "pass", BCON_INT32 (1), "}");
     cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
     printf ("%-5s %-14s %-30s %-8s %10s %10s %8s %8s\n", "STEP", "OPERATION", "NAMESPACE",
@@ -486,9 +469,9 @@ online_status (online_t *on, bson_error_t *err)
     bson_destroy (opts);
     mongoc_collection_destroy (c);
     if (!rows)
-        printf ("(plan %s has not run on %s)\n", on->name, on->where);
+        printf ("(plan %s has not run on %s)\n", on->names.name, on->where);
     if (r.found)
-        printf ("plan: %s (id %s)\n", on->path, on->id);
+        printf ("plan: %s (id %s)\n", on->names.path, on->names.id);
     if (r.found)
         printf ("mode: %s%s%s\n", r.in_place ? "in place" : "side by side",
                 r.paused ? "; paused (remodel online resume)" : "",
@@ -514,7 +497,7 @@ online_plan_note_error (online_t *on, const char *message)
     if (!on->lease || !online_lease_check (on, &lost))
         return false;
     mongoc_collection_t *c = state (on, "plans");
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->id));
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
     bson_t *set = message ? BCON_NEW ("$set", "{", "error", BCON_UTF8 (message), "}")
                           : BCON_NEW ("$unset", "{", "error", BCON_UTF8 (""), "}");
     bool ok = mongoc_collection_update_one (c, q, set, NULL, NULL, NULL);

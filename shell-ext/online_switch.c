@@ -136,42 +136,42 @@ static bool
 journal_plan (online_t *on, journal_t *j, bson_error_t *err)
 {
     memset (j, 0, sizeof *j);
-    if (!online_names_of_plan (on, err))
+    if (!rm_names_of_plan (&on->names, &on->plan, err))
         return false;
-    for (size_t i = on->n_names; i-- > 0;) {
+    for (size_t i = on->names.n_moved; i-- > 0;) {
         bool seen = false;
         for (size_t k = 0; k < j->n; k++)
-            seen |= strcmp (j->moves[k].ns, on->names[i].ns) == 0;
+            seen |= strcmp (j->moves[k].ns, on->names.moved[i].ns) == 0;
         if (seen) {
             char db[128];
             const char *coll;
-            split_ns (on->names[i].ns, db, sizeof db, &coll);
+            split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
             if (j->n_drops < MOVES_MAX) {
                 size_t dl = strlen (db);
                 memcpy (j->drops[j->n_drops], db, dl + 1);
                 snprintf (j->drops[j->n_drops] + dl + 1, sizeof j->drops[0] - dl - 1, "%s",
-                          on->names[i].coll);
+                          on->names.moved[i].coll);
                 j->n_drops++;
             }
             continue;
         }
         if (j->n == MOVES_MAX) {
             rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s changes more than %d namespaces",
-                          on->name, MOVES_MAX);
-            online_names_destroy (on);
+                          on->names.name, MOVES_MAX);
+            rm_names_clear (&on->names);
             return false;
         }
         {
             move_t *m = &j->moves[j->n++];
             const char *coll;
-            snprintf (m->ns, sizeof m->ns, "%s", on->names[i].ns);
+            snprintf (m->ns, sizeof m->ns, "%s", on->names.moved[i].ns);
             split_ns (m->ns, m->db, sizeof m->db, &coll);
             snprintf (m->coll, sizeof m->coll, "%s", coll);
-            snprintf (m->result, sizeof m->result, "%s", on->names[i].coll);
-            online_name_backup (on, coll, m->backup, sizeof m->backup);
+            snprintf (m->result, sizeof m->result, "%s", on->names.moved[i].coll);
+            rm_name_backup (&on->names, coll, m->backup, sizeof m->backup);
         }
     }
-    online_names_destroy (on);
+    rm_names_clear (&on->names);
     return true;
 }
 
@@ -242,7 +242,7 @@ journal_read (online_t *on, journal_t *j, bool *found, bson_error_t *err)
 {
     bson_t doc;
     bson_iter_t it, arr, e;
-    bool there, ok = online_state_get (on, "plans", on->id, &doc, &there,
+    bool there, ok = online_state_get (on, "plans", on->names.id, &doc, &there,
                                        "reading the switch's journal", err);
 
     memset (j, 0, sizeof *j);
@@ -313,7 +313,7 @@ observe (online_t *on, const move_t *m, at_t *at, bson_error_t *err)
                       "%s: plan %s: %s is in no state the switch leaves: %s.%s %s, %s.%s %s, "
                       "%s.%s %s (the namespace %s a collection before); nothing renamed: "
                       "put them back as they were, then run the command again",
-                      on->where, on->name, m->ns, m->db, m->coll, c ? "exists" : "is missing",
+                      on->where, on->names.name, m->ns, m->db, m->coll, c ? "exists" : "is missing",
                       m->db, m->result, r ? "exists" : "is missing", m->db, m->backup,
                       b ? "exists" : "is missing", m->original ? "had" : "had no");
         return false;
@@ -419,8 +419,8 @@ run_moves (online_t *on, const journal_t *j, bool back, bson_error_t *err)
 static void
 probe_names (online_t *on, const move_t *m, char *probe, char *probe2, size_t cap)
 {
-    snprintf (probe, cap, "%s_remodel_%s_probe", m->coll, on->id);
-    snprintf (probe2, cap, "%s_remodel_%s_probe2", m->coll, on->id);
+    snprintf (probe, cap, "%s_remodel_%s_probe", m->coll, on->names.id);
+    snprintf (probe2, cap, "%s_remodel_%s_probe2", m->coll, on->names.id);
 }
 
 /* What a finalize killed in its preflight left: dropped by the next
@@ -450,19 +450,19 @@ preflight (online_t *on, journal_t *j, bson_error_t *err)
         if (ok && !r) {
             rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: the result for %s (%s.%s) is not "
                           "there: remodel online run first; nothing renamed", on->where,
-                          on->name, m->ns, m->db, m->result);
+                          on->names.name, m->ns, m->db, m->result);
             return false;
         }
         if (ok && b) {
             rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: %s.%s, where finalize would keep the "
-                          "original %s, exists already; nothing renamed", on->where, on->name,
+                          "original %s, exists already; nothing renamed", on->where, on->names.name,
                           m->db, m->backup, m->ns);
             return false;
         }
         if (ok && strlen (m->db) + 1 + strlen (m->backup) > 255) {
             rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: %s.%s is longer than a namespace "
                           "may be (255 bytes): give the plan a shorter file name; nothing "
-                          "renamed", on->where, on->name, m->db, m->backup);
+                          "renamed", on->where, on->names.name, m->db, m->backup);
             return false;
         }
         j->renames += m->original ? 2 : 1;
@@ -481,7 +481,7 @@ preflight (online_t *on, journal_t *j, bson_error_t *err)
             bson_error_t ignored;
             rm_error_prefix (err, "%s: plan %s: the server refuses to rename a collection "
                              "named like %s.%s's (nothing of the plan renamed)", on->where,
-                             on->name, m->db, m->coll);
+                             on->names.name, m->db, m->coll);
             online_coll_drop (on, m->db, probe, &ignored);
             return false;
         }
@@ -549,7 +549,7 @@ online_switch_back (online_t *on, bool *undone, bson_error_t *err)
             if (ok && b) {
                 rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %s.%s holds an original, but the "
                               "plan is not finalized and no switch is journaled: nothing "
-                              "dropped; rename it back to %s.%s by hand", on->where, on->name,
+                              "dropped; rename it back to %s.%s by hand", on->where, on->names.name,
                               j->moves[i].db, j->moves[i].backup, j->moves[i].db,
                               j->moves[i].coll);
                 ok = false;

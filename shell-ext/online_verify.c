@@ -175,7 +175,7 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     bson_t filter = BSON_INITIALIZER;
     bson_error_t why;
     online_job_t j;
-    online_pass_t p;
+    rm_pass_t p;
     online_writes_t del;
     int64_t extra = 0;
     bool ok = true;
@@ -185,7 +185,7 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     j.on = on;
     j.s = s;
     j.p = &p;
-    online_name_target (on, s, ref, name, sizeof name);
+    rm_name_target (&on->names, s, ref, name, sizeof name);
     c = online_collection (on, ref->db, name);
     online_writes_init (&del, &j, c, "removing documents no range makes");
     cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);

@@ -9,9 +9,13 @@
  *     (declared in engine_impl.h); the parsing goes in a sibling
  *     step_*_parse.c if the step's file would pass ~700 lines;
  *   - plan.c: its name in the "unknown operation" message;
- *   - where they apply, the probes after it (engine_checks.c), the
- *     one-pass path (engine_stream.c) and, outside the core, how it runs
- *     online and compiles (shell-ext/online_passes.c, compile_plan.c). */
+ *   - where they apply, the probes after it (engine_checks.c) and the
+ *     one-pass path (engine_stream.c);
+ *   - how it runs online and compiles, in the compile layer above: its
+ *     row in common/compile/passes.c's table (its passes, whether
+ *     --in-place takes it) and in compile_table.c (its compiler, or why
+ *     no pipeline expresses it); both tables are checked against
+ *     RM_STEP_N_KINDS, and test_compile.c wants its passes and pipelines. */
 #ifndef REMODEL_STEP_CLASS_H
 #define REMODEL_STEP_CLASS_H
 

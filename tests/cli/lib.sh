@@ -87,7 +87,7 @@ online_same() {
     fi
 }
 
-# plan_id PLAN: the plan's id on the server (shell-ext/online_names.c): its
+# plan_id PLAN: the plan's id on the server (common/compile/names.c): its
 # file's name without .json, at most 40 bytes, each byte other than a
 # letter, digit, - or _ made _, then _ and 12 hex digits of the SHA-1 of
 # its full path. Results are COLL_remodel_ID_STEP, backups COLL_remodel_ID_backup.

@@ -7,7 +7,8 @@
 #    the headers, the man pages and remodel.pc there; a program built with pkg-config's
 #    flags from that remodel.pc links and computes the CRC-64 check value;
 #    make uninstall leaves no file behind;
-#  - without libmongoc, make builds the rest and names what it left out.
+#  - without libmongoc, make builds the rest and names what it left out;
+#    remodel (compile too) and the core name nothing of the driver.
 #   REMODEL=build/remodel bash tests/cli/test_build.sh
 . "$(dirname "$0")/lib.sh"
 B=$(dirname "$REMODEL")
@@ -66,3 +67,9 @@ leak=$(cd "$ROOT" && eval "${cmd/common\/sort\/store.c/$T/leak.c} -o $T/leak.o" 
 fine=$(cd "$ROOT" && eval "${cmd/common\/sort\/store.c/$T/fine.c} -I$ROOT/common/sort -o $T/fine.o" 2>&1; echo "rc=$?")
 expect_eq "a sort file including the engine's private header: refused by the compiler; its own layer's and base's found" \
     "$(grep -c 'engine_impl.h: No such file' <<<"$leak"):$(tail -n 1 <<<"$fine")" "1:rc=0"
+
+# remodel compile is the offline binary's (issue 22: plan in, pipelines
+# out): neither it nor the core (the compile layer included) names the
+# driver, so both build where libmongoc is not installed.
+expect_eq "remodel and the core: no libmongoc symbol, no mongoc header" \
+    "$(nm -u "$REMODEL" | grep -c 'mongoc_'):$(cd "$ROOT" && grep -l '#include <mongoc' common/*/*.[ch] migrate/*.[ch] include/remodel/*.h | wc -l)" "0:0"

@@ -126,11 +126,12 @@ n=$(options <"$T/online-help" | wc -l)
 missing=
 for o in $(options <"$T/online-help"); do grep -qxF -- "$o" "$T/ok" || missing="$missing $o"; done
 expect_eq "remodel-online(1): each of the $n options of remodel-online --help in bold in OPTIONS" \
-    "$([ "$n" -ge 20 ] && echo many):$missing" "many:"
-ocmds=$(grep -o 'remodel online [a-z|]*\|remodel compile' "$T/online-help" | sed 's/remodel online //; s/remodel //' | tr '|' '\n' | sort -u)
+    "$([ "$n" -ge 19 ] && echo many):$missing" "many:"
+# (remodel compile is remodel's own since issue 22: remodel(1) has it.)
+ocmds=$(grep -o 'remodel online [a-z|]*' "$T/online-help" | sed 's/remodel online //' | tr '|' '\n' | sort -u)
 missing=
 for c in $ocmds; do
-    [ "$c" == compile ] && h="remodel compile" || h="remodel online $c"
+    h="remodel online $c"
     [ -n "$(section "$O" "$h ")" ] || missing="$missing $c"
 done
 expect_eq "remodel-online(1): a section for each of its $(wc -w <<<"$ocmds" | tr -d ' ') commands" "$missing" ""

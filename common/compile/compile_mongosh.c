@@ -1,14 +1,14 @@
 /* remodel compile --format mongosh: a script that runs the compiled
  * pipelines in mongosh, range by range over _id, with the same state
  * documents as remodel online run (plans, leases, checkpoints in the state
- * database; online_state.c), so that it resumes after an interruption, and
+ * database; shell-ext/online_state.c), so that it resumes after an interruption, and
  * either can go on from the other's checkpoint. The plan's part is data
  * (the pipelines in canonical Extended JSON); the runner below is the same
  * for every plan. */
 #include <stdio.h>
 #include <string.h>
 
-#include "compile.h"
+#include "compile_impl.h"
 
 static const char runner[] =
     "\n"
@@ -278,19 +278,18 @@ static const char runner[] =
     "print(`remodel: plan ${PLAN.name}: every step ran server-side`);\n";
 
 char *
-compile_print_mongosh (online_t *on, const compile_plan_t *c, bson_error_t *err)
+rm_compile_print_mongosh (const rm_names_t *nm, const rm_compile_plan_t *c)
 {
     rm_buf_t b;
     char line[256];
-    (void) err;
 
     rm_buf_init (&b);
-    compile_put (&b, "// remodel: plan ");
-    compile_put_str (&b, on->name); /* quoted: a name cannot end the comment */
+    rm_compile_put (&b, "// remodel: plan ");
+    rm_compile_put_str (&b, nm->name); /* quoted: a name cannot end the comment */
     snprintf (line, sizeof line, ", compiled for MongoDB %d.%d (remodel compile --format mongosh)\n",
               c->version.major, c->version.minor);
-    compile_put (&b, line);
-    compile_put (&b, "//\n"
+    rm_compile_put (&b, line);
+    rm_compile_put (&b, "//\n"
              "// Runs each step's aggregation pipelines on the server, range by range\n"
              "// over _id, each ending in a $merge into the step's own new collection\n"
              "// (COLL_remodel_PLAN_STEP, beside its source): the sources stay as they\n"
@@ -307,66 +306,66 @@ compile_print_mongosh (online_t *on, const compile_plan_t *c, bson_error_t *err)
              "// shards, and $merge into a sharded target needs \"on\" fields that\n"
              "// include its shard key, with a unique index (the targets here merge on\n"
              "// _id: shard them by _id, or leave them unsharded).\n\n");
-    compile_put (&b, "const PLAN = {name: ");
-    compile_put_str (&b, on->name);
-    compile_put (&b, ", id: ");
-    compile_put_str (&b, on->id);
-    compile_put (&b, ", path: ");
-    compile_put_str (&b, on->path);
-    compile_put (&b, ", digest: ");
-    compile_put_str (&b, on->digest);
-    compile_put (&b, ", steps: [");
+    rm_compile_put (&b, "const PLAN = {name: ");
+    rm_compile_put_str (&b, nm->name);
+    rm_compile_put (&b, ", id: ");
+    rm_compile_put_str (&b, nm->id);
+    rm_compile_put (&b, ", path: ");
+    rm_compile_put_str (&b, nm->path);
+    rm_compile_put (&b, ", digest: ");
+    rm_compile_put_str (&b, nm->digest);
+    rm_compile_put (&b, ", steps: [");
     for (size_t i = 0; i < c->n; i++) {
-        const compile_step_t *st = &c->steps[i];
+        const rm_compile_step_t *st = &c->steps[i];
         snprintf (line, sizeof line, "%s\n  {step: %zu, op: ", i ? "," : "", st->s->index);
-        compile_put (&b, line);
-        compile_put_str (&b, st->s->op);
+        rm_compile_put (&b, line);
+        rm_compile_put_str (&b, st->s->op);
         if (!st->n_passes) {
-            compile_put (&b, ", serverSide: false, reason: ");
-            compile_put_str (&b, st->reason);
-            compile_put (&b, ", passes: []}");
+            rm_compile_put (&b, ", serverSide: false, reason: ");
+            rm_compile_put_str (&b, st->reason);
+            rm_compile_put (&b, ", passes: []}");
             continue;
         }
-        compile_put (&b, ", serverSide: true,");
+        rm_compile_put (&b, ", serverSide: true,");
         /* Notes quote the plan's names: JSON strings, never comment text a
          * newline in a name could end. */
         if (st->n_notes) {
-            compile_put (&b, "\n   notes: [");
+            rm_compile_put (&b, "\n   notes: [");
             for (size_t k = 0; k < st->n_notes; k++) {
-                compile_put (&b, k ? ",\n           " : "");
-                compile_put_str (&b, st->notes[k]);
+                rm_compile_put (&b, k ? ",\n           " : "");
+                rm_compile_put_str (&b, st->notes[k]);
             }
-            compile_put (&b, "],");
+            rm_compile_put (&b, "],");
         }
         if (st->guard_ns) {
-            compile_put (&b, "\n   guard: {ns: ");
-            compile_put_str (&b, st->guard_ns->text);
-            compile_put (&b, ", db: ");
-            compile_put_str (&b, st->guard_ns->db);
-            compile_put (&b, ", coll: ");
-            compile_put_str (&b, st->guard_coll);
-            compile_put (&b, ", field: ");
-            compile_put_str (&b, st->guard_field);
-            compile_put (&b, "},");
+            rm_compile_put (&b, "\n   guard: {ns: ");
+            rm_compile_put_str (&b, st->guard_ns->text);
+            rm_compile_put (&b, ", db: ");
+            rm_compile_put_str (&b, st->guard_ns->db);
+            rm_compile_put (&b, ", coll: ");
+            rm_compile_put_str (&b, st->guard_coll);
+            rm_compile_put (&b, ", field: ");
+            rm_compile_put_str (&b, st->guard_field);
+            rm_compile_put (&b, "},");
         }
-        compile_put (&b, "\n   passes: [");
+        rm_compile_put (&b, "\n   passes: [");
         for (size_t p = 0; p < st->n_passes; p++) {
-            const compile_pass_t *cp = &st->passes[p];
+            const rm_compile_pass_t *cp = &st->passes[p];
             snprintf (line, sizeof line, "%s\n    {pass: %zu, ns: ", p ? "," : "", cp->pass + 1);
-            compile_put (&b, line);
-            compile_put_str (&b, cp->drive->text);
-            compile_put (&b, ", aggregate: {db: ");
-            compile_put_str (&b, cp->drive->db);
-            compile_put (&b, ", coll: ");
-            compile_put_str (&b, cp->coll);
-            compile_put (&b, "},\n     pipeline: EJSON.deserialize(");
-            compile_put_pipeline (&b, &cp->pipeline, "      ");
-            compile_put (&b, ")}");
+            rm_compile_put (&b, line);
+            rm_compile_put_str (&b, cp->drive->text);
+            rm_compile_put (&b, ", aggregate: {db: ");
+            rm_compile_put_str (&b, cp->drive->db);
+            rm_compile_put (&b, ", coll: ");
+            rm_compile_put_str (&b, cp->coll);
+            rm_compile_put (&b, "},\n     pipeline: EJSON.deserialize(");
+            rm_compile_put_pipeline (&b, &cp->pipeline, "      ");
+            rm_compile_put (&b, ")}");
         }
-        compile_put (&b, "]}");
+        rm_compile_put (&b, "]}");
     }
-    compile_put (&b, "]};\n");
-    compile_put (&b, runner);
+    rm_compile_put (&b, "]};\n");
+    rm_compile_put (&b, runner);
     rm_buf_append (&b, "", 1);
     return (char *) b.data;
 }

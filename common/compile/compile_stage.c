@@ -5,7 +5,7 @@
 #include "compile_stage.h"
 
 void
-cs_begin (bson_t *pipeline, cs_stage_t *s, const char *op)
+rm_cs_begin (bson_t *pipeline, rm_cs_stage_t *s, const char *op)
 {
     char key[16];
     s->pipeline = pipeline;
@@ -15,14 +15,14 @@ cs_begin (bson_t *pipeline, cs_stage_t *s, const char *op)
 }
 
 void
-cs_end (cs_stage_t *s)
+rm_cs_end (rm_cs_stage_t *s)
 {
     bson_append_document_end (&s->stage, &s->body);
     bson_append_document_end (s->pipeline, &s->stage);
 }
 
 void
-cs_append (bson_t *pipeline, bson_t *stage)
+rm_cs_append (bson_t *pipeline, bson_t *stage)
 {
     char key[16];
     snprintf (key, sizeof key, "%u", bson_count_keys (pipeline));
@@ -31,39 +31,39 @@ cs_append (bson_t *pipeline, bson_t *stage)
 }
 
 char *
-cs_ref (const char *prefix, const char *path)
+rm_cs_ref (const char *prefix, const char *path)
 {
     return prefix ? bson_strdup_printf ("$%s.%s", prefix, path) : bson_strdup_printf ("$%s", path);
 }
 
 void
-cs_lookup (bson_t *pipeline, const char *from, const char *local, const char *foreign)
+rm_cs_lookup (bson_t *pipeline, const char *from, const char *local, const char *foreign)
 {
-    cs_append (pipeline, BCON_NEW ("$lookup", "{", "from", BCON_UTF8 (from), "localField",
+    rm_cs_append (pipeline, BCON_NEW ("$lookup", "{", "from", BCON_UTF8 (from), "localField",
                                    BCON_UTF8 (local), "foreignField", BCON_UTF8 (foreign), "as",
                                    BCON_UTF8 ("__rm"), "}"));
 }
 
 void
-cs_unwind (bson_t *pipeline)
+rm_cs_unwind (bson_t *pipeline)
 {
-    cs_append (pipeline, BCON_NEW ("$unwind", "{", "path", BCON_UTF8 ("$__rm"),
+    rm_cs_append (pipeline, BCON_NEW ("$unwind", "{", "path", BCON_UTF8 ("$__rm"),
                                    "includeArrayIndex", BCON_UTF8 ("__rm_i"),
                                    "preserveNullAndEmptyArrays", BCON_BOOL (true), "}"));
 }
 
 void
-cs_drop (bson_t *pipeline, const char *const *names, size_t n)
+rm_cs_drop (bson_t *pipeline, const char *const *names, size_t n)
 {
-    cs_stage_t s;
-    cs_begin (pipeline, &s, "$project");
+    rm_cs_stage_t s;
+    rm_cs_begin (pipeline, &s, "$project");
     for (size_t i = 0; i < n; i++)
         BSON_APPEND_INT32 (&s.body, names[i], 0);
-    cs_end (&s);
+    rm_cs_end (&s);
 }
 
 void
-cs_append_has (bson_t *doc, const char *key, const char *expr)
+rm_cs_append_has (bson_t *doc, const char *key, const char *expr)
 {
     bson_t *e = BCON_NEW ("$gt", "[", "{", "$size", "{", "$objectToArray", "{", "v",
                           BCON_UTF8 (expr), "}", "}", "}", BCON_INT32 (0), "]");
@@ -72,13 +72,13 @@ cs_append_has (bson_t *doc, const char *key, const char *expr)
 }
 
 void
-cs_append_has_field (bson_t *doc, const char *key, const char *base, const char *path)
+rm_cs_append_has_field (bson_t *doc, const char *key, const char *base, const char *path)
 {
     bson_t *e;
     char *full;
     if (strchr (path, '.')) {
         full = bson_strdup_printf ("%s.%s", base, path);
-        cs_append_has (doc, key, full);
+        rm_cs_append_has (doc, key, full);
         bson_free (full);
         return;
     }
@@ -90,7 +90,7 @@ cs_append_has_field (bson_t *doc, const char *key, const char *base, const char 
 }
 
 void
-cs_append_no_child (bson_t *doc, const char *key)
+rm_cs_append_no_child (bson_t *doc, const char *key)
 {
     bson_t *e = BCON_NEW ("$eq", "[", BCON_UTF8 ("$__rm_i"), BCON_NULL, "]");
     BSON_APPEND_DOCUMENT (doc, key, e);
@@ -98,13 +98,13 @@ cs_append_no_child (bson_t *doc, const char *key)
 }
 
 bool
-cs_top_level (const rm_path_t *p)
+rm_cs_top_level (const rm_path_t *p)
 {
     return p->n == 1;
 }
 
 bool
-cs_reserved (const char *name)
+rm_cs_reserved (const char *name)
 {
     return strncmp (name, "__rm", 4) == 0;
 }

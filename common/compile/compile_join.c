@@ -1,4 +1,4 @@
-/* The joins as pipelines: embed, summarize, denormalize (compile.h).
+/* The joins as pipelines: embed, summarize, denormalize (compile_impl.h).
  *
  * Embed and summarize share one shape, chosen because every server since
  * 3.6 runs it (mongo-java-server too), where $lookup's sub-pipelines and
@@ -15,11 +15,11 @@
 #include "compile_stage.h"
 
 static bool
-same_db (compile_step_t *st, const rm_nsref_t *a, const rm_nsref_t *b)
+same_db (rm_compile_step_t *st, const rm_nsref_t *a, const rm_nsref_t *b)
 {
     if (!strcmp (a->db, b->db))
         return true;
-    compile_refuse (st, "%s and %s are in different databases, and $lookup joins collections "
+    rm_compile_refuse (st, "%s and %s are in different databases, and $lookup joins collections "
                         "of one database", a->text, b->text);
     return false;
 }
@@ -30,8 +30,8 @@ same_db (compile_step_t *st, const rm_nsref_t *a, const rm_nsref_t *b)
 static void
 append_sort (bson_t *p, const rm_sortspec_t *sort, bool by_pos)
 {
-    cs_stage_t s;
-    cs_begin (p, &s, "$sort");
+    rm_cs_stage_t s;
+    rm_cs_begin (p, &s, "$sort");
     BSON_APPEND_INT32 (&s.body, "_id", 1);
     for (size_t i = 0; sort && i < sort->n; i++) {
         char *k = bson_strdup_printf ("__rm.%s", sort->keys[i].path.text);
@@ -43,7 +43,7 @@ append_sort (bson_t *p, const rm_sortspec_t *sort, bool by_pos)
         BSON_APPEND_INT32 (&s.body, "__rm._id", 1);
     }
     BSON_APPEND_INT32 (&s.body, "__rm_i", 1);
-    cs_end (&s);
+    rm_cs_end (&s);
 }
 
 /* ---- embed ---- */
@@ -95,20 +95,20 @@ append_child (bson_t *doc, const char *key, const rm_embed_t *e)
 }
 
 static void
-embed_parents (online_t *on, const rm_embed_t *e, bson_t *p)
+embed_parents (const rm_names_t *nm, const rm_embed_t *e, bson_t *p)
 {
-    cs_stage_t s;
+    rm_cs_stage_t s;
     bson_t push, cond, arr, *e2;
     bool by_pos = e->sort.n == 0;
     static const char *const scratch[] = {"__rm", "__rm_i", "__rm_pos", "__rm_kids"};
 
-    cs_lookup (p, online_name_now (on, &e->from), e->local.text, e->foreign.text);
-    cs_unwind (p);
+    rm_cs_lookup (p, rm_name_now (nm, &e->from), e->local.text, e->foreign.text);
+    rm_cs_unwind (p);
     if (by_pos) {
         /* Child referencing: the order of the parent's array of
          * references (a scalar reference: one position for all). */
-        char *l = cs_ref (NULL, e->local.text), *f = cs_ref ("__rm", e->foreign.text);
-        cs_append (p, BCON_NEW ("$addFields", "{", "__rm_pos", "{", "$cond", "[", "{", "$isArray",
+        char *l = rm_cs_ref (NULL, e->local.text), *f = rm_cs_ref ("__rm", e->foreign.text);
+        rm_cs_append (p, BCON_NEW ("$addFields", "{", "__rm_pos", "{", "$cond", "[", "{", "$isArray",
                                 BCON_UTF8 (l), "}", "{", "$indexOfArray", "[", BCON_UTF8 (l),
                                 BCON_UTF8 (f), "]", "}", BCON_INT32 (0), "]", "}", "}"));
         bson_free (l);
@@ -116,7 +116,7 @@ embed_parents (online_t *on, const rm_embed_t *e, bson_t *p)
     }
     append_sort (p, &e->sort, by_pos);
 
-    cs_begin (p, &s, "$group");
+    rm_cs_begin (p, &s, "$group");
     BSON_APPEND_UTF8 (&s.body, "_id", "$_id");
     e2 = BCON_NEW ("$first", BCON_UTF8 ("$$ROOT"));
     BSON_APPEND_DOCUMENT (&s.body, "__rm_doc", e2);
@@ -124,22 +124,22 @@ embed_parents (online_t *on, const rm_embed_t *e, bson_t *p)
     BSON_APPEND_DOCUMENT_BEGIN (&s.body, "__rm_kids", &push);
     BSON_APPEND_DOCUMENT_BEGIN (&push, "$push", &cond);
     BSON_APPEND_ARRAY_BEGIN (&cond, "$cond", &arr);
-    cs_append_no_child (&arr, "0");
+    rm_cs_append_no_child (&arr, "0");
     BSON_APPEND_NULL (&arr, "1");
     append_child (&arr, "2", e);
     bson_append_array_end (&cond, &arr);
     bson_append_document_end (&push, &cond);
     bson_append_document_end (&s.body, &push);
-    cs_end (&s);
+    rm_cs_end (&s);
 
     /* A parent with no child pushed one null: filtered out (a child is
      * never null). */
-    cs_append (p, BCON_NEW ("$replaceRoot", "{", "newRoot", "{", "$mergeObjects", "[",
+    rm_cs_append (p, BCON_NEW ("$replaceRoot", "{", "newRoot", "{", "$mergeObjects", "[",
                             BCON_UTF8 ("$__rm_doc"), "{", "__rm_kids", "{", "$filter", "{",
                             "input", BCON_UTF8 ("$__rm_kids"), "cond", "{", "$ne", "[",
                             BCON_UTF8 ("$$this"), BCON_NULL, "]", "}", "}", "}", "}", "]", "}",
                             "}"));
-    cs_begin (p, &s, "$addFields");
+    rm_cs_begin (p, &s, "$addFields");
     if (e->limit > 0) {
         bson_t *sl = BCON_NEW ("$slice", "[", BCON_UTF8 ("$__rm_kids"),
                                BCON_INT32 ((int32_t) (e->limit > INT32_MAX ? INT32_MAX : e->limit)),
@@ -154,55 +154,55 @@ embed_parents (online_t *on, const rm_embed_t *e, bson_t *p)
         BSON_APPEND_DOCUMENT (&s.body, e->count_as, sz);
         bson_destroy (sz);
     }
-    cs_end (&s);
-    cs_drop (p, scratch, 4);
+    rm_cs_end (&s);
+    rm_cs_drop (p, scratch, 4);
 }
 
 /* The children no parent takes stay in from: each child with the parents
  * that could take it ($lookup the other way), kept when there is none. */
 static void
-embed_orphans (online_t *on, const rm_embed_t *e, bson_t *p)
+embed_orphans (const rm_names_t *nm, const rm_embed_t *e, bson_t *p)
 {
     static const char *const scratch[] = {"__rm"};
-    cs_lookup (p, online_name_now (on, &e->into), e->foreign.text, e->local.text);
-    cs_append (p, BCON_NEW ("$match", "{", "__rm", "{", "$size", BCON_INT32 (0), "}", "}"));
-    cs_drop (p, scratch, 1);
+    rm_cs_lookup (p, rm_name_now (nm, &e->into), e->foreign.text, e->local.text);
+    rm_cs_append (p, BCON_NEW ("$match", "{", "__rm", "{", "$size", BCON_INT32 (0), "}", "}"));
+    rm_cs_drop (p, scratch, 1);
 }
 
 bool
-compile_embed (online_t *on, compile_version_t v, compile_step_t *st)
+rm_compile_embed (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st)
 {
     const rm_embed_t *e = &st->s->u.embed;
     (void) v;
     if (!same_db (st, &e->into, &e->from))
         return true;
     if (e->max_items > 0 || e->on_overflow == RM_OVERFLOW_OUTLIER)
-        return compile_refuse (st, "maxItems and onOverflow: a pipeline cannot stop at a parent "
+        return rm_compile_refuse (st, "maxItems and onOverflow: a pipeline cannot stop at a parent "
                                    "past maxItems, and the outlier pages' _ids are deterministic "
                                    "ObjectIds (a hash of the parent's _id and the page) that no "
                                    "expression computes");
     if (strchr (e->as, '.') || (e->count_as && strchr (e->count_as, '.')))
-        return compile_refuse (st, "\"as\" or \"countAs\" with a dot: $addFields would set it in "
+        return rm_compile_refuse (st, "\"as\" or \"countAs\" with a dot: $addFields would set it in "
                                    "every element of an array on the way");
-    if (cs_reserved (e->as) || (e->count_as && cs_reserved (e->count_as)))
-        return compile_refuse (st, "\"as\" or \"countAs\" starts with __rm, the compiled "
+    if (rm_cs_reserved (e->as) || (e->count_as && rm_cs_reserved (e->count_as)))
+        return rm_compile_refuse (st, "\"as\" or \"countAs\" starts with __rm, the compiled "
                                    "pipelines' scratch fields");
-    embed_parents (on, e, &st->passes[0].pipeline);
+    embed_parents (nm, e, &st->passes[0].pipeline);
     if (st->n_passes > 1)
-        embed_orphans (on, e, &st->passes[1].pipeline);
+        embed_orphans (nm, e, &st->passes[1].pipeline);
     if (e->sort.n)
-        compile_note (st, "children that tie on \"sort\" keep from's order as the $lookup "
+        rm_compile_note (st, "children that tie on \"sort\" keep from's order as the $lookup "
                           "returns it (the order the server finds them by foreignField's index: "
                           "for a collection restored from a dump, the dump's order)");
     if (st->n_passes > 1) {
-        compile_guard (on, st, &e->from, e->foreign.text);
-        compile_note (st, "the orphans (children no parent takes) are found by the $lookup the "
+        rm_compile_guard (nm, st, &e->from, e->foreign.text);
+        rm_compile_note (st, "the orphans (children no parent takes) are found by the $lookup the "
                           "other way, which agrees with the step's join except where a child's "
                           "foreignField holds an array: remodel online --server-side first "
                           "looks for one and runs the step client-side if it finds one; the "
                           "script stops there");
     }
-    compile_note (st, "a parent past 16 MiB stops the step in both: the engine names it; the "
+    rm_compile_note (st, "a parent past 16 MiB stops the step in both: the engine names it; the "
                       "server's $merge fails (BSONObjectTooLarge), keeping the ranges before");
     return true;
 }
@@ -257,7 +257,7 @@ append_from_child (bson_t *doc, const char *key, bson_iter_t *expr, bool null_fo
     bson_t c, arr;
     BSON_APPEND_DOCUMENT_BEGIN (doc, key, &c);
     BSON_APPEND_ARRAY_BEGIN (&c, "$cond", &arr);
-    cs_append_no_child (&arr, "0");
+    rm_cs_append_no_child (&arr, "0");
     BSON_APPEND_NULL (&arr, "1");
     if (null_for_missing) {
         /* $topN keeps a missing output as null; $push would skip it. */
@@ -314,7 +314,7 @@ append_accumulator (bson_t *group, const char *key, bson_iter_t *acc, bool nativ
         bson_t c, arr;
         BSON_APPEND_DOCUMENT_BEGIN (&body, "$sum", &c);
         BSON_APPEND_ARRAY_BEGIN (&c, "$cond", &arr);
-        cs_append_no_child (&arr, "0");
+        rm_cs_append_no_child (&arr, "0");
         BSON_APPEND_INT32 (&arr, "1", 0);
         BSON_APPEND_INT32 (&arr, "2", 1);
         bson_append_array_end (&c, &arr);
@@ -367,15 +367,15 @@ find_op (const rm_summarize_t *m, const char *op, bson_iter_t *found)
 }
 
 bool
-compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
+rm_compile_summarize (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st)
 {
     const rm_summarize_t *m = &st->s->u.summarize;
     bson_t *p = &st->passes[0].pipeline;
-    bool native_top = COMPILE_V (v) >= COMPILE_VERSION (5, 2);
+    bool native_top = RM_COMPILE_V (v) >= RM_COMPILE_VERSION (5, 2);
     bool top = find_op (m, "$topN", NULL) || find_op (m, "$bottomN", NULL);
     rm_sortspec_t fallback = {NULL, 0};
     acc_out_t outs[64];
-    cs_stage_t s;
+    rm_cs_stage_t s;
     bson_iter_t f;
     size_t i;
     static const char *const scratch[] = {"__rm", "__rm_i", "__rm_n", "__rm_f"};
@@ -383,12 +383,12 @@ compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
     if (!same_db (st, &m->into, &m->from))
         return true;
     if (m->n > 64)
-        return compile_refuse (st, "more than 64 fields: compile them in two steps");
-    if (m->as && cs_reserved (m->as))
-        return compile_refuse (st, "\"as\" starts with __rm, the compiled pipelines' scratch fields");
+        return rm_compile_refuse (st, "more than 64 fields: compile them in two steps");
+    if (m->as && rm_cs_reserved (m->as))
+        return rm_compile_refuse (st, "\"as\" starts with __rm, the compiled pipelines' scratch fields");
     for (i = 0; i < m->n; i++)
-        if (cs_reserved (m->names[i]))
-            return compile_refuse (st, "field \"%s\" starts with __rm, the compiled pipelines' "
+        if (rm_cs_reserved (m->names[i]))
+            return rm_compile_refuse (st, "field \"%s\" starts with __rm, the compiled pipelines' "
                                        "scratch fields", m->names[i]);
     if (top && !native_top) {
         /* $topN and $bottomN are MongoDB 5.2's: below, the rows are sorted
@@ -405,7 +405,7 @@ compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
         }
         if (n_top > 1 || find_op (m, "$first", NULL) || find_op (m, "$last", NULL) ||
             find_op (m, "$addToSet", NULL) || m->sort.n)
-            return compile_refuse (st, "$topN and $bottomN need MongoDB 5.2 (--server-version "
+            return rm_compile_refuse (st, "$topN and $bottomN need MongoDB 5.2 (--server-version "
                                        "5.2): below it, compile sorts the children by one "
                                        "sortBy and slices, which leaves no order for \"sort\", "
                                        "$first, $last, $addToSet (which keeps the order it "
@@ -422,18 +422,18 @@ compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
             fallback.keys[fallback.n].dir = bson_iter_as_int64 (&k) < 0 ? -1 : 1;
             fallback.n++;
         }
-        compile_note (st, "$topN/$bottomN below MongoDB 5.2: the children sorted by sortBy "
+        rm_compile_note (st, "$topN/$bottomN below MongoDB 5.2: the children sorted by sortBy "
                           "(ties in from's order), pushed and sliced");
     }
 
-    cs_lookup (p, online_name_now (on, &m->from), m->local.text, m->foreign.text);
-    cs_unwind (p);
+    rm_cs_lookup (p, rm_name_now (nm, &m->from), m->local.text, m->foreign.text);
+    rm_cs_unwind (p);
     append_sort (p, fallback.n ? &fallback : &m->sort, false);
     for (i = 0; i < fallback.n; i++)
         rm_path_destroy (&fallback.keys[i].path);
     bson_free (fallback.keys);
 
-    cs_begin (p, &s, "$group");
+    rm_cs_begin (p, &s, "$group");
     BSON_APPEND_UTF8 (&s.body, "_id", "$_id");
     {
         bson_t *first = BCON_NEW ("$first", BCON_UTF8 ("$$ROOT"));
@@ -450,7 +450,7 @@ compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
         snprintf (key, sizeof key, "__rm_f%zu", i);
         append_accumulator (&s.body, key, &f, native_top, &outs[i]);
     }
-    cs_end (&s);
+    rm_cs_end (&s);
 
     /* The parent back, with its results under __rm_f: an empty group's
      * arrays are [] (its row pushed a null), the $topN fallback sliced. */
@@ -490,7 +490,7 @@ compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
         bson_append_document_end (p, &stage);
     }
     /* The results where the step puts them. */
-    cs_begin (p, &s, "$addFields");
+    rm_cs_begin (p, &s, "$addFields");
     if (m->as) {
         bson_t mo, arr, obj;
         BSON_APPEND_DOCUMENT_BEGIN (&s.body, m->as, &mo);
@@ -511,7 +511,7 @@ compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
             BSON_APPEND_UTF8 (&s.body, m->names[k], ref);
         }
     }
-    cs_end (&s);
+    rm_cs_end (&s);
     {
         const char *drop[4 + 64];
         char names[64][32];
@@ -522,13 +522,13 @@ compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
             snprintf (names[k], sizeof names[k], "__rm_f%zu", k);
             drop[nd++] = names[k];
         }
-        cs_drop (p, drop, nd);
+        rm_cs_drop (p, drop, nd);
     }
     if (find_op (m, "$addToSet", NULL))
-        compile_note (st, "$addToSet: MongoDB leaves the order of a set's elements unspecified; "
+        rm_compile_note (st, "$addToSet: MongoDB leaves the order of a set's elements unspecified; "
                           "the server's order may differ from remodel run's");
     if (top && native_top)
-        compile_note (st, "$topN/$bottomN: children that tie on sortBy come in the server's "
+        rm_compile_note (st, "$topN/$bottomN: children that tie on sortBy come in the server's "
                           "order, which MongoDB leaves unspecified (remodel run keeps from's)");
     return true;
 }
@@ -536,51 +536,51 @@ compile_summarize (online_t *on, compile_version_t v, compile_step_t *st)
 /* ---- denormalize ---- */
 
 bool
-compile_denormalize (online_t *on, compile_version_t v, compile_step_t *st)
+rm_compile_denormalize (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st)
 {
     const rm_denorm_t *d = &st->s->u.denorm;
     bson_t *p = &st->passes[0].pipeline;
-    cs_stage_t s;
+    rm_cs_stage_t s;
     static const char *const scratch[] = {"__rm", "__rm_n"};
-    char *local = cs_ref (NULL, d->local.text);
+    char *local = rm_cs_ref (NULL, d->local.text);
     (void) v;
 
     if (!same_db (st, &d->in, &d->from)) {
         bson_free (local);
         return true;
     }
-    if (!cs_top_level (&d->local)) {
+    if (!rm_cs_top_level (&d->local)) {
         bson_free (local);
-        return compile_refuse (st, "localField \"%s\" is a dotted path: its copies go beside "
+        return rm_compile_refuse (st, "localField \"%s\" is a dotted path: its copies go beside "
                                    "it, inside the sub-document or in every element of an "
                                    "array there, which compile does not express yet",
                                d->local.text);
     }
     if (d->on_missing == RM_MISSING_ERROR) {
         bson_free (local);
-        return compile_refuse (st, "onMissing \"error\": a pipeline cannot stop at a document");
+        return rm_compile_refuse (st, "onMissing \"error\": a pipeline cannot stop at a document");
     }
     for (size_t i = 0; i < d->n; i++)
-        if (cs_reserved (d->targets[i])) {
+        if (rm_cs_reserved (d->targets[i])) {
             bson_free (local);
-            return compile_refuse (st, "field \"%s\" starts with __rm, the compiled pipelines' "
+            return rm_compile_refuse (st, "field \"%s\" starts with __rm, the compiled pipelines' "
                                        "scratch fields", d->targets[i]);
         }
 
-    cs_lookup (p, online_name_now (on, &d->from), d->local.text, d->foreign.text);
+    rm_cs_lookup (p, rm_name_now (nm, &d->from), d->local.text, d->foreign.text);
     /* How many matched, and the first in from's order. */
-    cs_append (p, BCON_NEW ("$addFields", "{", "__rm_n", "{", "$size", BCON_UTF8 ("$__rm"), "}",
+    rm_cs_append (p, BCON_NEW ("$addFields", "{", "__rm_n", "{", "$size", BCON_UTF8 ("$__rm"), "}",
                             "__rm", "{", "$arrayElemAt", "[", BCON_UTF8 ("$__rm"), BCON_INT32 (0),
                             "]", "}", "}"));
-    cs_begin (p, &s, "$addFields");
+    rm_cs_begin (p, &s, "$addFields");
     for (size_t i = 0; i < d->n; i++) {
         /* target = a scalar reference (not missing, null or an array) ?
          *            (matched ? (source there ? copy : as it is)
          *                     : (onMissing null ? null : as it is))
          *          : as it is
          * "as it is" reads the target itself: missing leaves it missing. */
-        char *src = cs_ref ("__rm", d->sources[i].text);
-        char *keep = cs_ref (NULL, d->targets[i]);
+        char *src = rm_cs_ref ("__rm", d->sources[i].text);
+        char *keep = rm_cs_ref (NULL, d->targets[i]);
         bson_t c, arr, scalar, sarr, ne, nearr, ifn, ifarr, notarr, narr, isa, copy, carr, m, marr;
         BSON_APPEND_DOCUMENT_BEGIN (&s.body, d->targets[i], &c);
         BSON_APPEND_ARRAY_BEGIN (&c, "$cond", &arr);
@@ -618,7 +618,7 @@ compile_denormalize (online_t *on, compile_version_t v, compile_step_t *st)
         }
         BSON_APPEND_DOCUMENT_BEGIN (&marr, "1", &copy);
         BSON_APPEND_ARRAY_BEGIN (&copy, "$cond", &carr);
-        cs_append_has_field (&carr, "0", "$__rm", d->sources[i].text);
+        rm_cs_append_has_field (&carr, "0", "$__rm", d->sources[i].text);
         BSON_APPEND_UTF8 (&carr, "1", src);
         BSON_APPEND_UTF8 (&carr, "2", keep);
         bson_append_array_end (&copy, &carr);
@@ -636,19 +636,19 @@ compile_denormalize (online_t *on, compile_version_t v, compile_step_t *st)
         bson_free (src);
         bson_free (keep);
     }
-    cs_end (&s);
-    cs_drop (p, scratch, 2);
+    rm_cs_end (&s);
+    rm_cs_drop (p, scratch, 2);
     bson_free (local);
     /* The array shapes (references in an array, a reference in each
      * element) are the step's too, but not this pipeline's: a server
      * holding one runs the step client-side (online_server.c). */
-    compile_guard (on, st, &d->in, d->local.text);
-    compile_note (st, "a document whose localField holds an array (of references, or of "
+    rm_compile_guard (nm, st, &d->in, d->local.text);
+    rm_compile_note (st, "a document whose localField holds an array (of references, or of "
                       "elements holding them) is left as it is by this pipeline, where the step "
                       "rewrites the array: remodel online --server-side first looks for one "
                       "({\"%s\": {\"$type\": \"array\"}}) and runs the step client-side if "
                       "it finds one; the script stops there", d->local.text);
-    compile_note (st, "when several documents of from match, the first the $lookup returns is "
+    rm_compile_note (st, "when several documents of from match, the first the $lookup returns is "
                       "copied (for a collection restored from a dump: the dump's order, as "
                       "remodel run)");
     return true;

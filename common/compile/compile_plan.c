@@ -1,17 +1,17 @@
-/* A plan compiled step by step (compile.h): each step's passes as
- * online_passes.c defines them, its pipelines from the compiler of its
- * kind, a $merge into its side-by-side targets, and the names moved on as
- * online_run.c moves them, so that a later step reads what this one wrote
- * whether it ran server-side or not. */
+/* A plan compiled step by step (remodel/compile.h): each step's passes as
+ * passes.c plans them, its pipelines from the compiler of its kind (the
+ * table in compile_table.c), a $merge into its side-by-side targets, and
+ * the names moved on as the online runner moves them, so that a later
+ * step reads what this one wrote whether it ran server-side or not. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile.h"
+#include "compile_impl.h"
 
 bool
-compile_version_parse (const char *text, compile_version_t *v)
+rm_compile_version_parse (const char *text, rm_compile_version_t *v)
 {
     char *end;
     long major = strtol (text, &end, 10), minor = 0;
@@ -38,7 +38,7 @@ compile_version_parse (const char *text, compile_version_t *v)
 }
 
 bool
-compile_refuse (compile_step_t *st, const char *fmt, ...)
+rm_compile_refuse (rm_compile_step_t *st, const char *fmt, ...)
 {
     va_list ap;
     va_start (ap, fmt);
@@ -51,10 +51,10 @@ compile_refuse (compile_step_t *st, const char *fmt, ...)
 }
 
 void
-compile_note (compile_step_t *st, const char *fmt, ...)
+rm_compile_note (rm_compile_step_t *st, const char *fmt, ...)
 {
     va_list ap;
-    if (st->n_notes == COMPILE_MAX_NOTES)
+    if (st->n_notes == RM_COMPILE_MAX_NOTES)
         return;
     va_start (ap, fmt);
     st->notes[st->n_notes++] = bson_strdupv_printf (fmt, ap);
@@ -62,15 +62,16 @@ compile_note (compile_step_t *st, const char *fmt, ...)
 }
 
 void
-compile_guard (online_t *on, compile_step_t *st, const rm_nsref_t *ns, const char *field)
+rm_compile_guard (const rm_names_t *nm, rm_compile_step_t *st, const rm_nsref_t *ns,
+                  const char *field)
 {
     st->guard_ns = ns;
     st->guard_field = field;
-    snprintf (st->guard_coll, sizeof st->guard_coll, "%s", online_name_now (on, ns));
+    snprintf (st->guard_coll, sizeof st->guard_coll, "%s", rm_name_now (nm, ns));
 }
 
 void
-compile_range_stage (bson_t *stage, const bson_t *ids)
+rm_compile_range_stage (bson_t *stage, const bson_t *ids)
 {
     bson_t match, id;
     BSON_APPEND_DOCUMENT_BEGIN (stage, "$match", &match);
@@ -81,7 +82,7 @@ compile_range_stage (bson_t *stage, const bson_t *ids)
 }
 
 size_t
-compile_stage_names (const bson_t *pipeline, const char **names, size_t n, size_t max)
+rm_compile_stage_names (const bson_t *pipeline, const char **names, size_t n, size_t max)
 {
     bson_iter_t it, st;
     if (!bson_iter_init (&it, pipeline))
@@ -104,12 +105,13 @@ compile_stage_names (const bson_t *pipeline, const char **names, size_t n, size_
  * attempt at the same range wrote (a $merge that failed part way keeps
  * what it wrote: running the range again completes it). */
 static void
-append_merge (online_t *on, const rm_step_t *s, const rm_nsref_t *target, compile_pass_t *cp)
+append_merge (const rm_names_t *nm, const rm_step_t *s, const rm_nsref_t *target,
+              rm_compile_pass_t *cp)
 {
     char key[16], *coll = cp->target;
     bson_t stage, merge, into, *pipeline = &cp->pipeline;
     cp->out = target;
-    online_name_target (on, s, target, cp->target, sizeof cp->target);
+    rm_name_target (nm, s, target, cp->target, sizeof cp->target);
     snprintf (key, sizeof key, "%u", bson_count_keys (pipeline));
     BSON_APPEND_DOCUMENT_BEGIN (pipeline, key, &stage);
     BSON_APPEND_DOCUMENT_BEGIN (&stage, "$merge", &merge);
@@ -125,87 +127,65 @@ append_merge (online_t *on, const rm_step_t *s, const rm_nsref_t *target, compil
 }
 
 static bool
-compile_step (online_t *on, compile_version_t v, compile_step_t *st)
+compile_step (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st,
+              const rm_pass_t *passes, size_t np)
 {
     const rm_step_t *s = st->s;
-    online_pass_t passes[2];
-    bson_error_t why;
-    size_t np = online_step_passes (s, false, passes, &why);
+    const rm_compile_kind_t *k =
+        (unsigned) s->kind < RM_STEP_N_KINDS ? &rm_compile_kinds[s->kind] : NULL;
 
-    if (!np)
-        return compile_refuse (st, "%s", why.message);
+    if (!k || (!k->compile && !k->refusal))
+        return rm_compile_refuse (st, "not a step the compiler knows");
+    if (!k->compile)
+        return rm_compile_refuse (st, "%s", k->refusal);
     for (size_t i = 0; i < np; i++) {
         const rm_nsref_t *in[4];
         rm_step_inputs (s, in, 4);
         st->passes[i].pass = i;
         st->passes[i].drive = in[passes[i].drive];
         snprintf (st->passes[i].coll, sizeof st->passes[i].coll, "%s",
-                  online_name_now (on, in[passes[i].drive]));
+                  rm_name_now (nm, in[passes[i].drive]));
         bson_init (&st->passes[i].pipeline);
     }
     st->n_passes = np;
-    switch (s->kind) {
-    case RM_STEP_EMBED: compile_embed (on, v, st); break;
-    case RM_STEP_SUMMARIZE: compile_summarize (on, v, st); break;
-    case RM_STEP_DENORMALIZE: compile_denormalize (on, v, st); break;
-    case RM_STEP_SET:
-    case RM_STEP_UNSET:
-    case RM_STEP_RENAME:
-    case RM_STEP_VERSION: compile_fields (on, v, st); break;
-    case RM_STEP_EXTRACT:
-        return compile_refuse (st, "an element without an _id of its own gets a deterministic "
-                                   "ObjectId (a hash of the parent's _id, the path and the "
-                                   "position), which no aggregation expression computes");
-    case RM_STEP_BUCKETIZE:
-        return compile_refuse (st, "a bucket's _id is a deterministic ObjectId (a hash of the "
-                                   "meta values and the window), and a bucket's size is cut at "
-                                   "16 MiB, neither of which an aggregation expression computes");
-    case RM_STEP_UNBUCKETIZE:
-        return compile_refuse (st, "a reading's meta fields go back to the positions "
-                                   "metaPositions records, and each bucket is checked against "
-                                   "the window and stats: no pipeline stage places fields by "
-                                   "position or stops on a bucket that disagrees");
-    default:
-        return compile_refuse (st, "not a step the compiler knows");
-    }
+    if (!k->compile (nm, v, st))
+        return false;
     for (size_t i = 0; i < st->n_passes; i++)
-        append_merge (on, s, passes[i].keep[0], &st->passes[i]);
+        append_merge (nm, s, passes[i].keep[0], &st->passes[i]);
     return true;
 }
 
 bool
-compile_plan (online_t *on, compile_version_t v, compile_plan_t *out, bson_error_t *err)
+rm_compile_plan (const rm_plan_t *plan, rm_names_t *nm, rm_compile_version_t v,
+                 rm_compile_plan_t *out, bson_error_t *err)
 {
     memset (out, 0, sizeof *out);
     out->version = v;
-    out->steps = bson_malloc0 ((on->plan.n ? on->plan.n : 1) * sizeof *out->steps);
-    online_names_destroy (on);
-    for (size_t i = 0; i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
-        compile_step_t *st = &out->steps[out->n++];
-        online_pass_t passes[2];
+    out->steps = bson_malloc0 ((plan->n ? plan->n : 1) * sizeof *out->steps);
+    rm_names_clear (nm);
+    for (size_t i = 0; i < plan->n; i++) {
+        const rm_step_t *s = &plan->steps[i];
+        rm_compile_step_t *st = &out->steps[out->n++];
+        rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *targets[8];
-        size_t np, nt;
         bson_error_t why;
+        size_t np = rm_step_passes (s, false, passes, &why);
 
         st->s = s;
-        if (!compile_step (on, v, st))
+        if (!np)
+            rm_compile_refuse (st, "%s", why.message);
+        else if (!compile_step (nm, v, st, passes, np))
             return false;
         /* The next steps read this one's results, wherever it runs. */
-        np = online_step_passes (s, false, passes, &why);
-        nt = np ? online_step_targets (s, passes, np, targets) : 0;
-        for (size_t t = 0; t < nt; t++) {
-            char name[400];
-            online_name_target (on, s, targets[t], name, sizeof name);
-            online_name_move (on, targets[t], name);
-        }
+        if (np)
+            rm_name_move_step (nm, s, targets, rm_step_targets (s, passes, np, targets));
     }
     (void) err;
     return true;
 }
 
 void
-compile_plan_destroy (compile_plan_t *c)
+rm_compile_plan_destroy (rm_compile_plan_t *c)
 {
     for (size_t i = 0; i < c->n; i++) {
         for (size_t p = 0; p < c->steps[i].n_passes; p++)

@@ -6,46 +6,46 @@
 
 #include <bson/bson.h>
 
-#include "compile.h"
+#include "compile_impl.h"
 
-/* Appends {op: <body>} to the pipeline: cs_begin, fill s->body, cs_end. */
+/* Appends {op: <body>} to the pipeline: rm_cs_begin, fill s->body, rm_cs_end. */
 typedef struct {
     bson_t *pipeline;
     bson_t stage, body;
-} cs_stage_t;
+} rm_cs_stage_t;
 
-void cs_begin (bson_t *pipeline, cs_stage_t *s, const char *op);
-void cs_end (cs_stage_t *s);
+void rm_cs_begin (bson_t *pipeline, rm_cs_stage_t *s, const char *op);
+void rm_cs_end (rm_cs_stage_t *s);
 /* Appends a whole stage made with BCON_NEW, and frees it. */
-void cs_append (bson_t *pipeline, bson_t *stage);
+void rm_cs_append (bson_t *pipeline, bson_t *stage);
 
 /* "$<prefix>.<path>" or "$<path>" (prefix NULL), to free. */
-char *cs_ref (const char *prefix, const char *path);
+char *rm_cs_ref (const char *prefix, const char *path);
 
 /* {$lookup: {from, localField, foreignField, as: "__rm"}} */
-void cs_lookup (bson_t *pipeline, const char *from, const char *local, const char *foreign);
+void rm_cs_lookup (bson_t *pipeline, const char *from, const char *local, const char *foreign);
 /* {$unwind: {path: "$__rm", includeArrayIndex: "__rm_i",
  * preserveNullAndEmptyArrays: true}}: one row per child, its position in
  * the $lookup's array (the tie-break: from's order), and one row with
  * __rm_i null for a parent with no child. */
-void cs_unwind (bson_t *pipeline);
+void rm_cs_unwind (bson_t *pipeline);
 /* {$project: {name: 0, ...}}: the scratch fields out again. */
-void cs_drop (bson_t *pipeline, const char *const *names, size_t n);
+void rm_cs_drop (bson_t *pipeline, const char *const *names, size_t n);
 
 /* Appends key: <whether expr has a value> (missing: false; null: true):
  * an object expression leaves out a field whose value is missing, so
  * {$objectToArray: {v: expr}} has one element or none ($type would say
  * "missing", but not every server has it). */
-void cs_append_has (bson_t *doc, const char *key, const char *expr);
+void rm_cs_append_has (bson_t *doc, const char *key, const char *expr);
 /* Appends key: <whether the document base ("$__rm") has the field path>:
  * a top-level one among its field names, exactly; a dotted one as
- * cs_append_has. */
-void cs_append_has_field (bson_t *doc, const char *key, const char *base, const char *path);
+ * rm_cs_append_has. */
+void rm_cs_append_has_field (bson_t *doc, const char *key, const char *base, const char *path);
 /* Appends key: {$eq: ["$__rm_i", null]}: the row of a parent with no child. */
-void cs_append_no_child (bson_t *doc, const char *key);
+void rm_cs_append_no_child (bson_t *doc, const char *key);
 /* Whether a plan's path names a top-level field. */
-bool cs_top_level (const rm_path_t *p);
+bool rm_cs_top_level (const rm_path_t *p);
 /* Whether a field name could collide with the scratch fields. */
-bool cs_reserved (const char *name);
+bool rm_cs_reserved (const char *name);
 
 #endif

@@ -1,0 +1,61 @@
+/* The compiler's insides (remodel/compile.h): the tables that say, per
+ * step kind, how a step runs in passes and what compiles it, and what the
+ * per-kind compilers share. The tables are the only place that names a
+ * kind; each is sized by its rows and checked against RM_STEP_N_KINDS. */
+#ifndef REMODEL_COMPILE_IMPL_H
+#define REMODEL_COMPILE_IMPL_H
+
+#include "remodel/buf.h"
+#include "remodel/compile.h"
+
+/* How a kind runs in passes (passes.c). */
+typedef struct {
+    /* Fills out (zeroed, partners -1) with the step's passes; 0 after
+     * rm_pass_refuse. */
+    size_t (*passes) (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+    /* Whether --in-place takes it (it rewrites documents where they are,
+     * rather than making new ones). */
+    bool in_place;
+} rm_pass_kind_t;
+
+extern const rm_pass_kind_t rm_pass_kinds[];
+
+/* The refusal of a step the online mode cannot run: 0 passes. */
+size_t rm_pass_refuse (const rm_step_t *s, bson_error_t *err, const char *why);
+
+/* How a kind compiles (compile_table.c): compile, filling st->passes
+ * (coll and pipeline, without the range and the $merge) or st->reason
+ * (rm_compile_refuse); or, compile NULL, not a pipeline, for `refusal`. */
+typedef bool (*rm_compile_fn) (const rm_names_t *nm, rm_compile_version_t v,
+                               rm_compile_step_t *st);
+typedef struct {
+    rm_compile_fn compile;
+    const char *refusal;
+} rm_compile_kind_t;
+
+extern const rm_compile_kind_t rm_compile_kinds[];
+
+/* The per-kind compilers (compile_join.c, compile_fields.c). */
+bool rm_compile_embed (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
+bool rm_compile_summarize (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
+bool rm_compile_denormalize (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
+bool rm_compile_set (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
+bool rm_compile_unset (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
+bool rm_compile_rename (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
+
+/* Says why st is not a pipeline (printf-style); returns true (not an error). */
+bool rm_compile_refuse (rm_compile_step_t *st, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+void rm_compile_note (rm_compile_step_t *st, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+/* The step's pipelines are exact unless a document of ns has an array at
+ * field (checked before running: the online runner, the script). */
+void rm_compile_guard (const rm_names_t *nm, rm_compile_step_t *st, const rm_nsref_t *ns,
+                       const char *field);
+
+/* The JSON text both printers write (compile_print.c): s as it is, s as a
+ * quoted string, a pipeline as [stage, ...] a stage a line (canonical
+ * Extended JSON). */
+void rm_compile_put (rm_buf_t *b, const char *s);
+void rm_compile_put_str (rm_buf_t *b, const char *s);
+void rm_compile_put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent);
+
+#endif

@@ -1,0 +1,168 @@
+/* How each step runs online (remodel/passes.h): which input a pass reads
+ * range by range, which partners it fetches for each range, and which of
+ * the engine's outputs it keeps. The transform itself is the engine's
+ * (remodel/batchstep.h); this only makes sure each batch holds everything
+ * its outputs depend on. One function per kind, found through the table
+ * at the end. */
+#include <string.h>
+
+#include "compile_impl.h"
+
+static bool
+same_ns (const rm_nsref_t *a, const rm_nsref_t *b)
+{
+    return strcmp (a->text, b->text) == 0;
+}
+
+size_t
+rm_pass_refuse (const rm_step_t *s, bson_error_t *err, const char *why)
+{
+    rm_error_set (err, RM_ERR_UNSUPPORTED, "step %zu (%s): %s", s->index, s->op, why);
+    return 0;
+}
+
+/* set, unset, rename, version: each document rewritten on its own. */
+static size_t
+passes_fields (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    out[0].keep[out[0].n_keep++] = &s->u.fields.in;
+    return 1;
+}
+
+static size_t
+passes_denormalize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_denorm_t *d = &s->u.denorm;
+    if (same_ns (&d->in, &d->from))
+        return rm_pass_refuse (s, err, "a namespace denormalized from itself runs offline only");
+    out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &d->local,
+                         .partner_key = &d->foreign, .keep = {&d->in}, .n_keep = 1};
+    return 1;
+}
+
+static size_t
+passes_summarize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_summarize_t *m = &s->u.summarize;
+    if (same_ns (&m->into, &m->from))
+        return rm_pass_refuse (s, err, "a namespace summarized from itself runs offline only");
+    out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->local,
+                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1};
+    return 1;
+}
+
+static size_t
+passes_embed (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_embed_t *m = &s->u.embed;
+    if (same_ns (&m->into, &m->from))
+        return rm_pass_refuse (s, err, "a namespace embedded into itself runs offline only");
+    /* The parents, each with every child it matches; then, when the
+     * matched children leave `from`, the children, each with every
+     * parent that could take it: those no parent takes stay. */
+    out[0] = (rm_pass_t){.drive = 1, .partner = 0, .drive_key = &m->local,
+                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1};
+    if (m->on_overflow == RM_OVERFLOW_OUTLIER)
+        out[0].keep[out[0].n_keep++] = &m->overflow_to;
+    if (m->keep_source)
+        return 1;
+    out[1] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->foreign,
+                         .partner_key = &m->local, .keep = {&m->from}, .n_keep = 1};
+    return 2;
+}
+
+static size_t
+passes_extract (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    out[0].keep[out[0].n_keep++] = &s->u.extract.from;
+    out[0].keep[out[0].n_keep++] = &s->u.extract.to;
+    return 1;
+}
+
+static size_t
+passes_unbucketize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_unbucketize_t *u = &s->u.unbucketize;
+    /* The buckets' readings, then those onInvalid set aside; emptied
+     * inputs (no keepSource) get no documents. */
+    out[0].keep[out[0].n_keep++] = &u->to;
+    if (!u->invalid_to.text)
+        return 1;
+    out[1].drive = 1;
+    out[1].keep[out[1].n_keep++] = &u->to;
+    return 2;
+}
+
+static size_t
+passes_bucketize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_bucketize_t *b = &s->u.bucketize;
+    /* A bucket needs every reading of its series in one batch: the
+     * readings are read series by series of the metaField. */
+    if (b->n_meta != 1)
+        return rm_pass_refuse (s, err, "bucketize by several metaFields runs offline only (the "
+                                       "online mode reads the readings series by series of one "
+                                       "field)");
+    out[0].series = b->meta[0];
+    out[0].keep[out[0].n_keep++] = &b->to;
+    if (b->invalid_to.text)
+        out[0].keep[out[0].n_keep++] = &b->invalid_to;
+    return 1;
+}
+
+/* Sized by its rows (see the assertion after it); a row left out before
+ * the last is zeroed, which test_compile.c's test_tables catches. */
+const rm_pass_kind_t rm_pass_kinds[] = {
+    [RM_STEP_EMBED] = {passes_embed, false},
+    [RM_STEP_EXTRACT] = {passes_extract, false},
+    [RM_STEP_SET] = {passes_fields, true},
+    [RM_STEP_UNSET] = {passes_fields, true},
+    [RM_STEP_RENAME] = {passes_fields, true},
+    [RM_STEP_VERSION] = {passes_fields, true},
+    [RM_STEP_DENORMALIZE] = {passes_denormalize, true},
+    [RM_STEP_SUMMARIZE] = {passes_summarize, true},
+    [RM_STEP_BUCKETIZE] = {passes_bucketize, false},
+    [RM_STEP_UNBUCKETIZE] = {passes_unbucketize, false},
+};
+_Static_assert (sizeof rm_pass_kinds / sizeof rm_pass_kinds[0] == RM_STEP_N_KINDS,
+                "one row per step kind (rm_step_kind_t)");
+
+size_t
+rm_step_passes (const rm_step_t *s, bool in_place, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_pass_kind_t *k = (unsigned) s->kind < RM_STEP_N_KINDS ? &rm_pass_kinds[s->kind] : NULL;
+    memset (out, 0, RM_MAX_PASSES * sizeof *out);
+    out[0].partner = out[1].partner = -1;
+    if (!k || !k->passes)
+        return rm_pass_refuse (s, err, "not a step the online mode knows");
+    if (in_place && !k->in_place)
+        return rm_pass_refuse (s, err, "--in-place takes denormalize, summarize, set, unset, "
+                                       "rename and version (the others make new documents: run "
+                                       "them side by side, without --in-place)");
+    return k->passes (s, out, err);
+}
+
+/* What the passes write, and what the step empties. */
+size_t
+rm_step_targets (const rm_step_t *s, const rm_pass_t *passes, size_t np, const rm_nsref_t **out)
+{
+    size_t n = 0, ne;
+    const rm_nsref_t *emptied[4];
+    for (size_t i = 0; i < np; i++)
+        for (size_t k = 0; k < passes[i].n_keep; k++) {
+            bool seen = false;
+            for (size_t m = 0; m < n; m++)
+                seen |= !strcmp (out[m]->text, passes[i].keep[k]->text);
+            if (!seen)
+                out[n++] = passes[i].keep[k];
+        }
+    ne = rm_step_empties (s, emptied, 4);
+    for (size_t i = 0; i < ne; i++) {
+        bool seen = false;
+        for (size_t m = 0; m < n; m++)
+            seen |= !strcmp (out[m]->text, emptied[i]->text);
+        if (!seen)
+            out[n++] = emptied[i];
+    }
+    return n;
+}

@@ -1,0 +1,40 @@
+/* How each step runs over a live server, range by range (the online
+ * runner, shell-ext/online_run.c, and the compiler, remodel/compile.h,
+ * both plan a step this way): which input a pass reads in _id order,
+ * which partners it fetches for each range, and which of the engine's
+ * outputs it keeps. Pure computation from the plan: no driver needed. */
+#ifndef REMODEL_PASSES_H
+#define REMODEL_PASSES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "remodel/error.h"
+#include "remodel/plan.h"
+
+/* One pass of a step: the input read in _id order, range by range, and
+ * the outputs of the engine that pass writes. */
+typedef struct {
+    size_t drive;           /* input number (rm_step_inputs' order) */
+    const char *series;     /* read series by series of this field (bucketize's
+                               metaField) rather than in _id ranges */
+    int partner;            /* input number of the join partners, -1: none */
+    const rm_path_t *drive_key;   /* the values looked up... */
+    const rm_path_t *partner_key; /* ...among the partners' (with $in) */
+    const rm_nsref_t *keep[4];    /* the outputs this pass writes */
+    size_t n_keep;
+} rm_pass_t;
+
+/* A step has at most this many passes. */
+#define RM_MAX_PASSES 2
+
+/* The passes of step s into out[RM_MAX_PASSES] (0: it cannot run online,
+ * err says why, RM_ERR_UNSUPPORTED); in_place: the --in-place form. */
+size_t rm_step_passes (const rm_step_t *s, bool in_place, rm_pass_t *out, bson_error_t *err);
+
+/* The namespaces a step gives new contents side by side (its targets):
+ * what its passes write, then what it empties, each once; at most 8. */
+size_t rm_step_targets (const rm_step_t *s, const rm_pass_t *passes, size_t np,
+                        const rm_nsref_t **out);
+
+#endif

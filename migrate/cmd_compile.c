@@ -1,0 +1,70 @@
+/* remodel compile PLAN: the plan as the server's aggregation pipelines
+ * (remodel/compile.h), or a mongosh script running them. Plan in,
+ * pipelines out: no server, no driver. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tool.h"
+
+static const char usage[] =
+    "usage: remodel compile PLAN [--format pipeline|mongosh] [--server-version V]\n"
+    "\n"
+    "Prints the plan as the server's aggregation pipelines, one per step and\n"
+    "pass, each ending in a $merge into the step's side-by-side result (the\n"
+    "names remodel online uses), or as a mongosh script that runs them range\n"
+    "by range, resumably, with the online mode's lease and checkpoints. Steps\n"
+    "no pipeline expresses are named on standard error (exit 0: remodel online\n"
+    "run --server-side runs them client-side). No server is needed.\n"
+    "\n"
+    "  --format F         pipeline (default; Extended JSON) or mongosh (a script\n"
+    "                     that runs them range by range, resumable)\n"
+    "  --server-version V the stages and operators of MongoDB V only (default\n"
+    "                     5.0; 3.6 or later)\n"
+    "  --quiet, -q        the steps that run client-side not named\n"
+    "  --help, -h         this text\n";
+
+int
+cmd_compile (int argc, char **argv)
+{
+    static const tool_cmd_t cmd = {.usage = usage, .compiles = true, .min_pos = 1, .max_pos = 1};
+    tool_opts_t o;
+    char *pos[1], *text;
+    int n;
+    bool help;
+    bson_error_t err;
+    rm_plan_t plan;
+    rm_names_t nm;
+    rm_compile_plan_t c;
+
+    if (!tool_getparam (&cmd, argc, argv, &o, pos, &n, &help))
+        return help ? 0 : 2;
+    if (!o.server_version_given)
+        rm_compile_version_parse ("5.0", &o.server_version);
+    if (!rm_plan_load (&plan, pos[0], &err)) {
+        tool_error (&err);
+        /* A plan at fault is a refusal, as remodel online says it. */
+        return err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED ? 2 : 1;
+    }
+    rm_names_identify (&nm, pos[0]);
+    /* A step no pipeline expresses is a reason (below), not an error. */
+    if (!rm_compile_plan (&plan, &nm, o.server_version, &c, &err)) {
+        tool_error (&err);
+        rm_compile_plan_destroy (&c);
+        rm_names_clear (&nm);
+        rm_plan_destroy (&plan);
+        return tool_exit_status (&err);
+    }
+    for (size_t i = 0; i < c.n && !o.quiet; i++)
+        if (!c.steps[i].n_passes)
+            fprintf (stderr, "remodel: compile: step %zu (%s) runs client-side: %s\n",
+                     c.steps[i].s->index, c.steps[i].s->op, c.steps[i].reason);
+    text = o.compile_format && !strcmp (o.compile_format, "mongosh")
+               ? rm_compile_print_mongosh (&nm, &c)
+               : rm_compile_print_pipelines (&nm, &c);
+    fputs (text, stdout);
+    bson_free (text);
+    rm_compile_plan_destroy (&c);
+    rm_names_clear (&nm);
+    rm_plan_destroy (&plan);
+    return 0;
+}

@@ -1,0 +1,577 @@
+/* remodel/compile.h, passes.h, names.h: the compiler, plan in, pipelines
+ * out. Each kind's passes, the names of its side-by-side results, its
+ * pipelines in exact canonical Extended JSON (as remodel compile prints a
+ * stage; these are the pipelines the shell suites run on mongo-java-server
+ * and mingo, pinned here so a change shows without a server), and the
+ * reasons a step is not a pipeline. The tables behind them must have a
+ * row for every kind. */
+#include <bson/bson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compile_impl.h"
+#include "remodel/sha1.h"
+#include "test.h"
+
+static bool
+parse (rm_plan_t *plan, const char *json)
+{
+    bson_error_t err;
+    bool ok = rm_plan_parse (plan, json, strlen (json), &err);
+    if (!ok)
+        fprintf (stderr, "  plan: %s\n", err.message);
+    T_CHECK (ok);
+    return ok;
+}
+
+/* Names as for a plan file /plans/<stem>.json that does not exist (the
+ * path is kept as given; the id then depends on nothing else). */
+static void
+names_for (rm_names_t *nm, const char *path)
+{
+    rm_names_identify (nm, path);
+}
+
+/* The stages of a pipeline as remodel compile prints them: one canonical
+ * Extended JSON document a line. */
+static char *
+stages (const bson_t *pipeline)
+{
+    rm_buf_t b;
+    rm_buf_init (&b);
+    rm_compile_put_pipeline (&b, pipeline, "");
+    rm_buf_append (&b, "", 1);
+    return (char *) b.data;
+}
+
+static void
+check_pipeline (const rm_compile_step_t *st, size_t pass, const char *want)
+{
+    char *got;
+    T_CHECK (pass < st->n_passes);
+    if (pass >= st->n_passes)
+        return;
+    got = stages (&st->passes[pass].pipeline);
+    T_CHECK_STR (got, want);
+    bson_free (got);
+}
+
+/* ---- the tables ---- */
+
+static void
+test_tables (void)
+{
+    for (int k = 0; k < RM_STEP_N_KINDS; k++) {
+        /* A pass planner each; a compiler or the reason there is none,
+         * never both. */
+        T_CHECK (rm_pass_kinds[k].passes != NULL);
+        T_CHECK ((rm_compile_kinds[k].compile != NULL) != (rm_compile_kinds[k].refusal != NULL));
+    }
+}
+
+/* ---- passes ---- */
+
+static const char all_kinds[] =
+    "{\"remodel\": 1, \"steps\": ["
+    "{\"embed\": {\"from\": \"crm.tasks\", \"into\": \"crm.people\", \"localField\": \"_id\","
+    " \"foreignField\": \"owner\", \"as\": \"tasks\"}},"
+    "{\"extract\": {\"from\": \"crm.people\", \"path\": \"addresses\", \"to\": \"crm.addresses\","
+    " \"style\": \"parentRef\", \"parentField\": \"person_id\"}},"
+    "{\"set\": {\"in\": \"crm.people\", \"fields\": {\"verified\": false}}},"
+    "{\"unset\": {\"in\": \"crm.people\", \"fields\": [\"ssn\"]}},"
+    "{\"rename\": {\"in\": \"crm.people\", \"fields\": {\"name\": \"fullName\"}}},"
+    "{\"version\": {\"in\": \"crm.people\", \"value\": 2}},"
+    "{\"denormalize\": {\"in\": \"logging.logmsg\", \"from\": \"logging.hosts\","
+    " \"localField\": \"host\", \"fields\": {\"host_ip\": \"ipaddr\"}}},"
+    "{\"summarize\": {\"into\": \"logging.hosts\", \"from\": \"logging.logmsg\","
+    " \"localField\": \"_id\", \"foreignField\": \"host\", \"fields\": {\"n\": {\"$count\": {}}}}},"
+    "{\"bucketize\": {\"from\": \"iot.readings\", \"to\": \"iot.buckets\", \"timeField\": \"ts\","
+    " \"metaField\": \"sensor\", \"granularity\": \"hours\"}},"
+    "{\"unbucketize\": {\"from\": \"iot.buckets\", \"to\": \"iot.readings2\", \"timeField\": \"ts\","
+    " \"metaField\": \"sensor\", \"granularity\": \"hours\"}}]}";
+
+/* "drive>partner:keep,keep" for each pass ('-': no partner). */
+static void
+check_passes (const rm_step_t *s, bool in_place, const char *want)
+{
+    rm_pass_t p[RM_MAX_PASSES];
+    bson_error_t err;
+    size_t np = rm_step_passes (s, in_place, p, &err);
+    char got[512] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < np; i++) {
+        at += (size_t) snprintf (got + at, sizeof got - at, "%s%zu>", i ? " " : "", p[i].drive);
+        at += (size_t) (p[i].partner < 0 ? snprintf (got + at, sizeof got - at, "-")
+                                         : snprintf (got + at, sizeof got - at, "%d", p[i].partner));
+        for (size_t k = 0; k < p[i].n_keep; k++)
+            at += (size_t) snprintf (got + at, sizeof got - at, "%c%s", k ? ',' : ':',
+                                     p[i].keep[k]->text);
+        if (p[i].series)
+            at += (size_t) snprintf (got + at, sizeof got - at, " by %s", p[i].series);
+    }
+    if (!np)
+        snprintf (got, sizeof got, "refused: %s", err.message);
+    T_CHECK_STR (got, want);
+}
+
+static void
+test_passes (void)
+{
+    rm_plan_t plan;
+    if (!parse (&plan, all_kinds))
+        return;
+    T_CHECK (plan.n == RM_STEP_N_KINDS);
+    /* The parents, with their children; then the children no parent takes. */
+    check_passes (&plan.steps[0], false, "1>0:crm.people 0>1:crm.tasks");
+    check_passes (&plan.steps[1], false, "0>-:crm.people,crm.addresses");
+    for (size_t i = 2; i < 6; i++) {
+        check_passes (&plan.steps[i], false, "0>-:crm.people");
+        check_passes (&plan.steps[i], true, "0>-:crm.people");
+    }
+    check_passes (&plan.steps[6], false, "0>1:logging.logmsg");
+    check_passes (&plan.steps[6], true, "0>1:logging.logmsg");
+    check_passes (&plan.steps[7], false, "0>1:logging.hosts");
+    check_passes (&plan.steps[8], false, "0>-:iot.buckets by sensor");
+    check_passes (&plan.steps[9], false, "0>-:iot.readings2");
+    /* Those that make new documents are not backfills. */
+    check_passes (&plan.steps[0], true,
+                  "refused: step 1 (embed): --in-place takes denormalize, summarize, set, unset, "
+                  "rename and version (the others make new documents: run them side by side, "
+                  "without --in-place)");
+    check_passes (&plan.steps[8], true,
+                  "refused: step 9 (bucketize): --in-place takes denormalize, summarize, set, "
+                  "unset, rename and version (the others make new documents: run them side by "
+                  "side, without --in-place)");
+    rm_plan_destroy (&plan);
+}
+
+static void
+test_passes_variants (void)
+{
+    rm_plan_t plan;
+    static const char json[] =
+        "{\"remodel\": 1, \"steps\": ["
+        "{\"embed\": {\"from\": \"crm.tasks\", \"into\": \"crm.people\", \"localField\": \"_id\","
+        " \"foreignField\": \"owner\", \"as\": \"tasks\", \"keepSource\": true}},"
+        "{\"denormalize\": {\"in\": \"crm.people\", \"from\": \"crm.bosses\","
+        " \"localField\": \"boss\", \"fields\": {\"boss_name\": \"name\"}}},"
+        "{\"bucketize\": {\"from\": \"iot.readings\", \"to\": \"iot.buckets\", \"timeField\": \"ts\","
+        " \"metaField\": [\"sensor\", \"site\"], \"granularity\": \"hours\"}},"
+        "{\"unbucketize\": {\"from\": \"iot.buckets\", \"to\": \"iot.readings2\","
+        " \"timeField\": \"ts\", \"metaField\": \"sensor\", \"granularity\": \"hours\","
+        " \"onInvalid\": {\"to\": \"iot.bad\"}}}]}";
+    if (!parse (&plan, json))
+        return;
+    /* keepSource: the children stay where they are, one pass. */
+    check_passes (&plan.steps[0], false, "1>0:crm.people");
+    /* The parser refuses a join of a namespace with itself; were one to
+     * come through, the passes would too (a step copied, not destroyed). */
+    {
+        rm_step_t self = plan.steps[1];
+        self.u.denorm.from = self.u.denorm.in;
+        check_passes (&self, false,
+                      "refused: step 2 (denormalize): a namespace denormalized from itself runs "
+                      "offline only");
+    }
+    check_passes (&plan.steps[2], false,
+                  "refused: step 3 (bucketize): bucketize by several metaFields runs offline only "
+                  "(the online mode reads the readings series by series of one field)");
+    /* The readings set aside come back after the others. */
+    check_passes (&plan.steps[3], false, "0>-:iot.readings2 1>-:iot.readings2");
+    rm_plan_destroy (&plan);
+}
+
+/* ---- names ---- */
+
+static void
+test_names (void)
+{
+    char dir[] = "/tmp/remodel-test-compile-XXXXXX", path[PATH_MAX], real[PATH_MAX], want[200],
+         buf[200];
+    unsigned char sha[20];
+    rm_names_t nm;
+    rm_plan_t plan;
+    bson_error_t err;
+    FILE *f;
+
+    T_CHECK (mkdtemp (dir) != NULL);
+    snprintf (path, sizeof path, "%s/v1.2 plan.json", dir);
+    f = fopen (path, "w");
+    T_CHECK (f != NULL);
+    if (!f)
+        return;
+    fputs (all_kinds, f);
+    fclose (f);
+    names_for (&nm, path);
+    /* The stem with the dot and space made _, then the hash of the full path. */
+    T_CHECK (realpath (path, real) != NULL);
+    rm_sha1 (real, strlen (real), sha);
+    snprintf (want, sizeof want, "v1_2_plan_%02x%02x%02x%02x%02x%02x", sha[0], sha[1], sha[2],
+              sha[3], sha[4], sha[5]);
+    T_CHECK_STR (nm.id, want);
+    T_CHECK_STR (nm.name, "v1.2 plan.json");
+    T_CHECK_STR (nm.path, real);
+    T_CHECK (strlen (nm.digest) == 16);
+    if (!parse (&plan, all_kinds))
+        return;
+    rm_name_target (&nm, &plan.steps[0], &plan.steps[0].u.embed.into, buf, sizeof buf);
+    snprintf (want, sizeof want, "people_remodel_%s_1", nm.id);
+    T_CHECK_STR (buf, want);
+    rm_name_backup (&nm, "people", buf, sizeof buf);
+    snprintf (want, sizeof want, "people_remodel_%s_backup", nm.id);
+    T_CHECK_STR (buf, want);
+    rm_name_inplace_backup (&nm, &plan.steps[6], buf, sizeof buf);
+    snprintf (want, sizeof want, "backup.%s.7", nm.id);
+    T_CHECK_STR (buf, want);
+
+    /* Side by side, each step reads where the one before left a namespace. */
+    T_CHECK_STR (rm_name_now (&nm, &plan.steps[2].u.fields.in), "people");
+    T_CHECK (rm_names_of_plan (&nm, &plan, &err));
+    snprintf (want, sizeof want, "people_remodel_%s_6", nm.id);
+    T_CHECK_STR (rm_name_now (&nm, &plan.steps[2].u.fields.in), want);
+    snprintf (want, sizeof want, "readings_remodel_%s_9", nm.id);
+    T_CHECK_STR (rm_name_now (&nm, &plan.steps[8].u.bucketize.from), want); /* emptied */
+    snprintf (want, sizeof want, "tasks_remodel_%s_1", nm.id);
+    T_CHECK_STR (rm_name_now (&nm, &plan.steps[0].u.embed.from), want);
+    rm_names_clear (&nm);
+    T_CHECK (nm.n_moved == 0);
+    T_CHECK_STR (rm_name_now (&nm, &plan.steps[2].u.fields.in), "people");
+
+    /* The same file's name in another folder: another id. */
+    {
+        rm_names_t other;
+        names_for (&other, "/elsewhere/v1.2 plan.json");
+        T_CHECK (strncmp (other.id, "v1_2_plan_", 10) == 0 && strcmp (other.id, nm.id) != 0);
+        T_CHECK_STR (other.path, "/elsewhere/v1.2 plan.json");
+    }
+    rm_plan_destroy (&plan);
+    unlink (path);
+    rmdir (dir);
+}
+
+/* ---- the compiler ---- */
+
+static void
+compile_json (const char *json, const char *version, rm_plan_t *plan, rm_names_t *nm,
+              rm_compile_plan_t *c)
+{
+    rm_compile_version_t v;
+    bson_error_t err;
+    T_CHECK (rm_compile_version_parse (version, &v));
+    memset (c, 0, sizeof *c);
+    if (!parse (plan, json))
+        return;
+    names_for (nm, "/plans/p.json");
+    T_CHECK (rm_compile_plan (plan, nm, v, c, &err));
+}
+
+static void
+compile_done (rm_plan_t *plan, rm_names_t *nm, rm_compile_plan_t *c)
+{
+    rm_compile_plan_destroy (c);
+    rm_names_clear (nm);
+    rm_plan_destroy (plan);
+}
+
+static void
+test_version_parse (void)
+{
+    rm_compile_version_t v;
+    T_CHECK (rm_compile_version_parse ("5.0", &v) && v.major == 5 && v.minor == 0);
+    T_CHECK (rm_compile_version_parse ("4.2", &v) && v.major == 4 && v.minor == 2);
+    T_CHECK (rm_compile_version_parse ("5.2.14", &v) && v.major == 5 && v.minor == 2);
+    T_CHECK (rm_compile_version_parse ("6", &v) && v.major == 6 && v.minor == 0);
+    T_CHECK (!rm_compile_version_parse ("five", &v));
+    T_CHECK (!rm_compile_version_parse ("2.6", &v));
+    T_CHECK (!rm_compile_version_parse ("5.", &v));
+    T_CHECK (!rm_compile_version_parse ("5.0.", &v));
+    T_CHECK (!rm_compile_version_parse ("5.0x", &v));
+}
+
+static void
+test_compile_fields (void)
+{
+    rm_plan_t plan;
+    rm_names_t nm;
+    rm_compile_plan_t c;
+    compile_json ("{\"remodel\": 1, \"steps\": ["
+                  "{\"set\": {\"in\": \"crm.people\", \"fields\": {\"ok\": false, "
+                  "\"n\": {\"$numberLong\": \"7\"}}}},"
+                  "{\"unset\": {\"in\": \"crm.people\", \"fields\": [\"ssn\", \"tmp\"]}},"
+                  "{\"rename\": {\"in\": \"crm.people\", \"fields\": {\"name\": \"fullName\"}}},"
+                  "{\"version\": {\"in\": \"crm.people\", \"value\": 2}}]}",
+                  "5.0", &plan, &nm, &c);
+    T_CHECK (c.n == 4);
+    if (c.n != 4)
+        return;
+    T_CHECK_STR (nm.id, "p_3bf20557b1d4");
+    /* Each step reads the collection the one before wrote. */
+    T_CHECK_STR (c.steps[0].passes[0].coll, "people");
+    T_CHECK_STR (c.steps[1].passes[0].coll, "people_remodel_p_3bf20557b1d4_1");
+    T_CHECK_STR (c.steps[3].passes[0].target, "people_remodel_p_3bf20557b1d4_4");
+    check_pipeline (&c.steps[0], 0,
+                    "[\n"
+                    "{ \"$addFields\" : { \"ok\" : { \"$literal\" : false }, \"n\" : { \"$literal\" : { \"$numberLong\" : \"7\" } } } },\n"
+                    "{ \"$merge\" : { \"into\" : { \"db\" : \"crm\", \"coll\" : \"people_remodel_p_3bf20557b1d4_1\" }, \"on\" : \"_id\", \"whenMatched\" : \"replace\", \"whenNotMatched\" : \"insert\" } }]");
+    check_pipeline (&c.steps[1], 0,
+                    "[\n"
+                    "{ \"$project\" : { \"ssn\" : { \"$numberInt\" : \"0\" }, \"tmp\" : { \"$numberInt\" : \"0\" } } },\n"
+                    "{ \"$merge\" : { \"into\" : { \"db\" : \"crm\", \"coll\" : \"people_remodel_p_3bf20557b1d4_2\" }, \"on\" : \"_id\", \"whenMatched\" : \"replace\", \"whenNotMatched\" : \"insert\" } }]");
+    check_pipeline (&c.steps[2], 0,
+                    "[\n"
+                    "{ \"$addFields\" : { \"fullName\" : { \"$cond\" : [ { \"$in\" : [ \"name\", { \"$map\" : { \"input\" : { \"$ifNull\" : [ { \"$objectToArray\" : \"$$ROOT\" }, [  ] ] }, \"as\" : \"f\", \"in\" : \"$$f.k\" } } ] }, \"$name\", \"$fullName\" ] } } },\n"
+                    "{ \"$project\" : { \"name\" : { \"$numberInt\" : \"0\" } } },\n"
+                    "{ \"$merge\" : { \"into\" : { \"db\" : \"crm\", \"coll\" : \"people_remodel_p_3bf20557b1d4_3\" }, \"on\" : \"_id\", \"whenMatched\" : \"replace\", \"whenNotMatched\" : \"insert\" } }]");
+    check_pipeline (&c.steps[3], 0,
+                    "[\n"
+                    "{ \"$addFields\" : { \"schemaVersion\" : { \"$literal\" : { \"$numberInt\" : \"2\" } } } },\n"
+                    "{ \"$merge\" : { \"into\" : { \"db\" : \"crm\", \"coll\" : \"people_remodel_p_3bf20557b1d4_4\" }, \"on\" : \"_id\", \"whenMatched\" : \"replace\", \"whenNotMatched\" : \"insert\" } }]");
+    compile_done (&plan, &nm, &c);
+}
+
+static void
+test_compile_embed (void)
+{
+    rm_plan_t plan;
+    rm_names_t nm;
+    rm_compile_plan_t c;
+    compile_json ("{\"remodel\": 1, \"steps\": ["
+                  "{\"embed\": {\"from\": \"crm.tasks\", \"into\": \"crm.people\", "
+                  "\"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"tasks\", "
+                  "\"sort\": {\"due\": 1}}}]}",
+                  "5.0", &plan, &nm, &c);
+    T_CHECK (c.n == 1 && c.steps[0].n_passes == 2);
+    if (c.n != 1 || c.steps[0].n_passes != 2)
+        return;
+    T_CHECK_STR (c.steps[0].passes[0].drive->text, "crm.people");
+    T_CHECK_STR (c.steps[0].passes[1].drive->text, "crm.tasks");
+    check_pipeline (&c.steps[0], 0,
+                    "[\n"
+                    "{ \"$lookup\" : { \"from\" : \"tasks\", \"localField\" : \"_id\", \"foreignField\" : \"owner\", \"as\" : \"__rm\" } },\n"
+                    "{ \"$unwind\" : { \"path\" : \"$__rm\", \"includeArrayIndex\" : \"__rm_i\", \"preserveNullAndEmptyArrays\" : true } },\n"
+                    "{ \"$sort\" : { \"_id\" : { \"$numberInt\" : \"1\" }, \"__rm.due\" : { \"$numberInt\" : \"1\" }, \"__rm_i\" : { \"$numberInt\" : \"1\" } } },\n"
+                    "{ \"$group\" : { \"_id\" : \"$_id\", \"__rm_doc\" : { \"$first\" : \"$$ROOT\" }, \"__rm_kids\" : { \"$push\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_i\", null ] }, null, \"$__rm\" ] } } } },\n"
+                    "{ \"$replaceRoot\" : { \"newRoot\" : { \"$mergeObjects\" : [ \"$__rm_doc\", { \"__rm_kids\" : { \"$filter\" : { \"input\" : \"$__rm_kids\", \"cond\" : { \"$ne\" : [ \"$$this\", null ] } } } } ] } } },\n"
+                    "{ \"$addFields\" : { \"tasks\" : \"$__rm_kids\" } },\n"
+                    "{ \"$project\" : { \"__rm\" : { \"$numberInt\" : \"0\" }, \"__rm_i\" : { \"$numberInt\" : \"0\" }, \"__rm_pos\" : { \"$numberInt\" : \"0\" }, \"__rm_kids\" : { \"$numberInt\" : \"0\" } } },\n"
+                    "{ \"$merge\" : { \"into\" : { \"db\" : \"crm\", \"coll\" : \"people_remodel_p_3bf20557b1d4_1\" }, \"on\" : \"_id\", \"whenMatched\" : \"replace\", \"whenNotMatched\" : \"insert\" } }]");
+    /* The orphans: looked up the other way, in the parents as they are
+     * before this step (this step's own result is another collection). */
+    check_pipeline (&c.steps[0], 1,
+                    "[\n"
+                    "{ \"$lookup\" : { \"from\" : \"people\", \"localField\" : \"owner\", \"foreignField\" : \"_id\", \"as\" : \"__rm\" } },\n"
+                    "{ \"$match\" : { \"__rm\" : { \"$size\" : { \"$numberInt\" : \"0\" } } } },\n"
+                    "{ \"$project\" : { \"__rm\" : { \"$numberInt\" : \"0\" } } },\n"
+                    "{ \"$merge\" : { \"into\" : { \"db\" : \"crm\", \"coll\" : \"tasks_remodel_p_3bf20557b1d4_1\" }, \"on\" : \"_id\", \"whenMatched\" : \"replace\", \"whenNotMatched\" : \"insert\" } }]");
+    /* Exact unless a child's foreignField holds an array. */
+    T_CHECK (c.steps[0].guard_ns == &plan.steps[0].u.embed.from);
+    T_CHECK_STR (c.steps[0].guard_coll, "tasks");
+    T_CHECK_STR (c.steps[0].guard_field, "owner");
+    T_CHECK (c.steps[0].n_notes == 3);
+    compile_done (&plan, &nm, &c);
+}
+
+static void
+test_compile_denormalize (void)
+{
+    rm_plan_t plan;
+    rm_names_t nm;
+    rm_compile_plan_t c;
+    compile_json ("{\"remodel\": 1, \"steps\": ["
+                  "{\"denormalize\": {\"in\": \"logging.logmsg\", \"from\": \"logging.hosts\","
+                  " \"localField\": \"host\", \"fields\": {\"host_ip\": \"ipaddr\"}}}]}",
+                  "5.0", &plan, &nm, &c);
+    T_CHECK (c.n == 1 && c.steps[0].n_passes == 1);
+    if (c.n != 1 || c.steps[0].n_passes != 1)
+        return;
+    check_pipeline (&c.steps[0], 0,
+                    "[\n"
+                    "{ \"$lookup\" : { \"from\" : \"hosts\", \"localField\" : \"host\", \"foreignField\" : \"_id\", \"as\" : \"__rm\" } },\n"
+                    "{ \"$addFields\" : { \"__rm_n\" : { \"$size\" : \"$__rm\" }, \"__rm\" : { \"$arrayElemAt\" : [ \"$__rm\", { \"$numberInt\" : \"0\" } ] } } },\n"
+                    "{ \"$addFields\" : { \"host_ip\" : { \"$cond\" : [ { \"$and\" : [ { \"$ne\" : [ { \"$ifNull\" : [ \"$host\", null ] }, null ] }, { \"$eq\" : [ { \"$isArray\" : \"$host\" }, false ] } ] }, { \"$cond\" : [ { \"$gt\" : [ \"$__rm_n\", { \"$numberInt\" : \"0\" } ] }, { \"$cond\" : [ { \"$in\" : [ \"ipaddr\", { \"$map\" : { \"input\" : { \"$ifNull\" : [ { \"$objectToArray\" : \"$__rm\" }, [  ] ] }, \"as\" : \"f\", \"in\" : \"$$f.k\" } } ] }, \"$__rm.ipaddr\", \"$host_ip\" ] }, \"$host_ip\" ] }, \"$host_ip\" ] } } },\n"
+                    "{ \"$project\" : { \"__rm\" : { \"$numberInt\" : \"0\" }, \"__rm_n\" : { \"$numberInt\" : \"0\" } } },\n"
+                    "{ \"$merge\" : { \"into\" : { \"db\" : \"logging\", \"coll\" : \"logmsg_remodel_p_3bf20557b1d4_1\" }, \"on\" : \"_id\", \"whenMatched\" : \"replace\", \"whenNotMatched\" : \"insert\" } }]");
+    T_CHECK_STR (c.steps[0].guard_field, "host");
+    compile_done (&plan, &nm, &c);
+}
+
+/* $topN as itself from 5.2; below, the rows sorted by its sortBy, pushed
+ * and sliced. */
+static void
+test_compile_summarize (void)
+{
+    static const char json[] =
+        "{\"remodel\": 1, \"steps\": ["
+        "{\"summarize\": {\"into\": \"logging.hosts\", \"from\": \"logging.logmsg\","
+        " \"localField\": \"_id\", \"foreignField\": \"host\", \"fields\": {"
+        "\"n\": {\"$count\": {}}, \"top\": {\"$topN\": {\"n\": 2, \"sortBy\": {\"time\": -1},"
+        " \"output\": \"$time\"}}}}}]}";
+    static const char *const want40 =
+        "[\n"
+        "{ \"$lookup\" : { \"from\" : \"logmsg\", \"localField\" : \"_id\", \"foreignField\" : \"host\", \"as\" : \"__rm\" } },\n"
+        "{ \"$unwind\" : { \"path\" : \"$__rm\", \"includeArrayIndex\" : \"__rm_i\", \"preserveNullAndEmptyArrays\" : true } },\n"
+        "{ \"$sort\" : { \"_id\" : { \"$numberInt\" : \"1\" }, \"__rm.time\" : { \"$numberInt\" : \"-1\" }, \"__rm_i\" : { \"$numberInt\" : \"1\" } } },\n"
+        "{ \"$group\" : { \"_id\" : \"$_id\", \"__rm_doc\" : { \"$first\" : \"$$ROOT\" }, \"__rm_n\" : { \"$sum\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_i\", null ] }, { \"$numberInt\" : \"0\" }, { \"$numberInt\" : \"1\" } ] } }, \"__rm_f0\" : { \"$sum\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_i\", null ] }, { \"$numberInt\" : \"0\" }, { \"$numberInt\" : \"1\" } ] } }, \"__rm_f1\" : { \"$push\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_i\", null ] }, null, { \"$ifNull\" : [ \"$__rm.time\", null ] } ] } } } },\n"
+        "{ \"$replaceRoot\" : { \"newRoot\" : { \"$mergeObjects\" : [ \"$__rm_doc\", { \"__rm_f0\" : \"$__rm_f0\", \"__rm_f1\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_n\", { \"$numberInt\" : \"0\" } ] }, [  ], { \"$slice\" : [ \"$__rm_f1\", { \"$numberInt\" : \"2\" } ] } ] } } ] } } },\n"
+        "{ \"$addFields\" : { \"n\" : \"$__rm_f0\", \"top\" : \"$__rm_f1\" } },\n"
+        "{ \"$project\" : { \"__rm\" : { \"$numberInt\" : \"0\" }, \"__rm_i\" : { \"$numberInt\" : \"0\" }, \"__rm_n\" : { \"$numberInt\" : \"0\" }, \"__rm_f0\" : { \"$numberInt\" : \"0\" }, \"__rm_f1\" : { \"$numberInt\" : \"0\" } } },\n"
+        "{ \"$merge\" : { \"into\" : { \"db\" : \"logging\", \"coll\" : \"hosts_remodel_p_3bf20557b1d4_1\" }, \"on\" : \"_id\", \"whenMatched\" : \"replace\", \"whenNotMatched\" : \"insert\" } }]";
+    rm_plan_t plan;
+    rm_names_t nm;
+    rm_compile_plan_t c;
+    char *got;
+
+    compile_json (json, "4.0", &plan, &nm, &c);
+    check_pipeline (&c.steps[0], 0, want40);
+    compile_done (&plan, &nm, &c);
+
+    compile_json (json, "5.2", &plan, &nm, &c);
+    T_CHECK (c.n == 1 && c.steps[0].n_passes == 1);
+    if (c.n == 1 && c.steps[0].n_passes == 1) {
+        got = stages (&c.steps[0].passes[0].pipeline);
+        T_CHECK (strstr (got, "\"__rm_f1\" : { \"$topN\" : { \"n\" : { \"$numberInt\" : \"2\" }, "
+                              "\"sortBy\" : { \"__rm.time\" : { \"$numberInt\" : \"-1\" } }, "
+                              "\"output\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_i\", null ] }, "
+                              "null, \"$__rm.time\" ] } } }") != NULL);
+        T_CHECK (strstr (got, "$slice") == NULL);
+        bson_free (got);
+    }
+    compile_done (&plan, &nm, &c);
+}
+
+static void
+check_reason (const char *json, const char *version, size_t step, const char *want)
+{
+    rm_plan_t plan;
+    rm_names_t nm;
+    rm_compile_plan_t c;
+    compile_json (json, version, &plan, &nm, &c);
+    T_CHECK (step < c.n);
+    if (step < c.n) {
+        T_CHECK (c.steps[step].n_passes == 0);
+        T_CHECK_STR (c.steps[step].reason, want);
+    }
+    compile_done (&plan, &nm, &c);
+}
+
+static void
+test_refusals (void)
+{
+    rm_plan_t plan;
+    rm_names_t nm;
+    rm_compile_plan_t c;
+
+    /* The kinds no pipeline computes, with the table's reason; the steps
+     * after them still compile, reading their results. */
+    compile_json (all_kinds, "5.0", &plan, &nm, &c);
+    T_CHECK (c.n == RM_STEP_N_KINDS);
+    for (size_t i = 0; i < c.n; i++) {
+        const rm_compile_kind_t *k = &rm_compile_kinds[plan.steps[i].kind];
+        if (k->refusal) {
+            T_CHECK (c.steps[i].n_passes == 0);
+            T_CHECK_STR (c.steps[i].reason, k->refusal);
+        } else {
+            T_CHECK (c.steps[i].n_passes > 0);
+        }
+    }
+    T_CHECK_STR (c.steps[2].passes[0].coll, "people_remodel_p_3bf20557b1d4_2");
+    compile_done (&plan, &nm, &c);
+
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"extract\": {\"from\": \"crm.people\","
+                  " \"path\": \"addresses\", \"to\": \"crm.addresses\", \"style\": \"parentRef\","
+                  " \"parentField\": \"person_id\"}}]}",
+                  "5.0", 0,
+                  "an element without an _id of its own gets a deterministic ObjectId (a hash of "
+                  "the parent's _id, the path and the position), which no aggregation expression "
+                  "computes");
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"crm.people\","
+                  " \"fields\": {\"a.b\": 1}}}]}",
+                  "5.0", 0,
+                  "\"a.b\" is a dotted path: through one, $addFields and $project reach into every "
+                  "element of an array on the way and replace a scalar in the way, where the step "
+                  "does not; compile takes top-level fields");
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"rename\": {\"in\": \"crm.people\","
+                  " \"fields\": {\"a\": \"__rm_x\"}}}]}",
+                  "5.0", 0,
+                  "a field starting with __rm, the compiled pipelines' scratch fields");
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"other.tasks\","
+                  " \"into\": \"crm.people\", \"localField\": \"_id\", \"foreignField\": \"owner\","
+                  " \"as\": \"tasks\"}}]}",
+                  "5.0", 0,
+                  "crm.people and other.tasks are in different databases, and $lookup joins "
+                  "collections of one database");
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"denormalize\": {\"in\": \"crm.tasks\","
+                  " \"from\": \"crm.people\", \"localField\": \"owner\", \"fields\": {\"who\": \"name\"},"
+                  " \"onMissing\": \"error\"}}]}",
+                  "5.0", 0, "onMissing \"error\": a pipeline cannot stop at a document");
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"summarize\": {\"into\": \"logging.hosts\","
+                  " \"from\": \"logging.logmsg\", \"localField\": \"_id\", \"foreignField\": \"host\","
+                  " \"fields\": {\"a\": {\"$first\": \"$time\"}, \"t\": {\"$topN\": {\"n\": 1,"
+                  " \"sortBy\": {\"time\": 1}, \"output\": \"$time\"}}}}}]}",
+                  "4.0", 0,
+                  "$topN and $bottomN need MongoDB 5.2 (--server-version 5.2): below it, compile "
+                  "sorts the children by one sortBy and slices, which leaves no order for "
+                  "\"sort\", $first, $last, $addToSet (which keeps the order it meets values in) "
+                  "or a second $topN/$bottomN");
+    /* A step the online mode cannot run: its passes' reason. */
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"bucketize\": {\"from\": \"iot.readings\","
+                  " \"to\": \"iot.buckets\", \"timeField\": \"ts\", \"metaField\": [\"a\", \"b\"],"
+                  " \"granularity\": \"hours\"}}]}",
+                  "5.0", 0,
+                  "step 1 (bucketize): bucketize by several metaFields runs offline only (the "
+                  "online mode reads the readings series by series of one field)");
+}
+
+/* The document remodel compile --format pipeline prints, whole. */
+static void
+test_print (void)
+{
+    rm_plan_t plan;
+    rm_names_t nm;
+    rm_compile_plan_t c;
+    char *text;
+    compile_json ("{\"remodel\": 1, \"steps\": ["
+                  "{\"extract\": {\"from\": \"crm.people\", \"path\": \"addresses\","
+                  " \"to\": \"crm.addresses\", \"style\": \"parentRef\", \"parentField\": \"pid\"}},"
+                  "{\"unset\": {\"in\": \"crm.people\", \"fields\": [\"ssn\"]}}]}",
+                  "4.2", &plan, &nm, &c);
+    text = rm_compile_print_pipelines (&nm, &c);
+    T_CHECK_STR (text,
+                 "{\"remodel\": 1, \"plan\": \"p.json\", \"serverVersion\": \"4.2\",\n"
+                 " \"steps\": [\n"
+                 "  {\"step\": 1, \"op\": \"extract\", \"serverSide\": false, \"reason\": \"an element without an _id of its own gets a deterministic ObjectId (a hash of the parent's _id, the path and the position), which no aggregation expression computes\"},\n"
+                 "  {\"step\": 2, \"op\": \"unset\", \"serverSide\": true, \"passes\": [\n"
+                 "   {\"pass\": 1, \"ns\": \"crm.people\", \"aggregate\": {\"db\": \"crm\", \"coll\": \"people_remodel_p_3bf20557b1d4_1\"},\n"
+                 "    \"pipeline\": [\n"
+                 "     { \"$project\" : { \"ssn\" : { \"$numberInt\" : \"0\" } } },\n"
+                 "     { \"$merge\" : { \"into\" : { \"db\" : \"crm\", \"coll\" : \"people_remodel_p_3bf20557b1d4_2\" }, \"on\" : \"_id\", \"whenMatched\" : \"replace\", \"whenNotMatched\" : \"insert\" } }]}]}],\n"
+                 " \"results\": {\"crm.addresses\": {\"db\": \"crm\", \"coll\": \"addresses_remodel_p_3bf20557b1d4_1\"},\n"
+                 "   \"crm.people\": {\"db\": \"crm\", \"coll\": \"people_remodel_p_3bf20557b1d4_2\"}}}\n");
+    bson_free (text);
+    text = rm_compile_print_mongosh (&nm, &c);
+    T_CHECK (strstr (text, "const PLAN = {name: \"p.json\", id: \"p_3bf20557b1d4\", path: "
+                           "\"/plans/p.json\", digest: \"0000000000000000\", steps: [\n"
+                           "  {step: 1, op: \"extract\", serverSide: false, reason: ") != NULL);
+    bson_free (text);
+    compile_done (&plan, &nm, &c);
+}
+
+int
+main (void)
+{
+    T_RUN (test_tables); /* first: a zeroed row can crash the others */
+    T_RUN (test_passes);
+    T_RUN (test_passes_variants);
+    T_RUN (test_names);
+    T_RUN (test_version_parse);
+    T_RUN (test_compile_fields);
+    T_RUN (test_compile_embed);
+    T_RUN (test_compile_denormalize);
+    T_RUN (test_compile_summarize);
+    T_RUN (test_refusals);
+    T_RUN (test_print);
+    return t_done ();
+}
