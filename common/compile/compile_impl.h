@@ -19,6 +19,9 @@ typedef struct {
 } rm_pass_kind_t;
 
 extern const rm_pass_kind_t rm_pass_kinds[];
+#ifdef REMODEL_TOY_STEP
+size_t rm_toy_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+#endif
 
 /* The refusal of a step the online mode cannot run: 0 passes. */
 size_t rm_pass_refuse (const rm_step_t *s, bson_error_t *err, const char *why);

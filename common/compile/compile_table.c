@@ -23,6 +23,9 @@ const rm_compile_kind_t rm_compile_kinds[] = {
                                    "metaPositions records, and each bucket is checked against "
                                    "the window and stats: no pipeline stage places fields by "
                                    "position or stops on a bucket that disagrees"},
+#ifdef REMODEL_TOY_STEP
+    [RM_STEP_TOY] = {NULL, "the test build's toy step has no pipeline"},
+#endif
 };
 _Static_assert (sizeof rm_compile_kinds / sizeof rm_compile_kinds[0] == RM_STEP_N_KINDS,
                 "one row per step kind (rm_step_kind_t)");

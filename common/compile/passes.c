@@ -123,6 +123,9 @@ const rm_pass_kind_t rm_pass_kinds[] = {
     [RM_STEP_SUMMARIZE] = {passes_summarize, true},
     [RM_STEP_BUCKETIZE] = {passes_bucketize, false},
     [RM_STEP_UNBUCKETIZE] = {passes_unbucketize, false},
+#ifdef REMODEL_TOY_STEP
+    [RM_STEP_TOY] = {rm_toy_passes, true}, /* tests/toy/step_toy.c */
+#endif
 };
 _Static_assert (sizeof rm_pass_kinds / sizeof rm_pass_kinds[0] == RM_STEP_N_KINDS,
                 "one row per step kind (rm_step_kind_t)");

@@ -69,3 +69,34 @@ run_rm run -q "$T/toy2.json" --from "$S" --to "$T/toy2.archive"
 check "toy build: set then toy: as --batch, byte for byte" cmp -s "$T/toy2.archive" "$T/toy2b.archive"
 expect_eq "toy build: set then toy: the toy's value wins" \
     "$("$REMODEL" show "$T/toy2.archive" --ns crm.people --limit 1 | python3 -c 'import json, sys; print(json.load(sys.stdin)["a"])')" toy
+
+# compile: the toy's row in the compiler's table has no pipeline, and says
+# why; the plan's document names it as client-side.
+run_rm compile "$T/toy.json"
+expect_eq "toy build: compile: exit 0 (a step without a pipeline runs client-side)" "$rc" 0
+expect_message "toy build: compile: ... with its row's reason" \
+    "step 1 (toy) runs client-side: the test build's toy step has no pipeline"
+expect_eq "toy build: compile: the document says so" \
+    "$(python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["steps"][0]
+print(s["op"], s["serverSide"])' "$T/out")" "toy False"
+
+# online: the toy's passes row (one pass over `in`, in place too) is all
+# the runner needs; the server's result is the offline one.
+use_peers "toy build: online" || exit 0
+export PYTHONPATH=$ROOT/tests/transforms
+trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+cp "$T/toy.json" "$T/toyin.json"
+for kind in $(online_kinds); do
+    online_start "$kind" "$T/$kind" || continue
+    "$MONGORESTORE" --uri "$uri" --dir "$S" --nsInclude crm.people --noIndexRestore --quiet
+    run_rm online run -q "$T/toy.json" --uri "$uri" --batch-size 9
+    expect_eq "toy build: $kind: online run, side by side: exit 0" "$rc:$(cat "$T/err")" "0:"
+    online_same "toy build: $kind: side by side: the documents remodel run makes" "$T/toy.archive" \
+        crm.people=people_remodel_$(plan_id "$T/toy.json")_1
+    run_rm online run -q "$T/toyin.json" --uri "$uri" --in-place --batch-size 9
+    expect_eq "toy build: $kind: online run --in-place: exit 0" "$rc:$(cat "$T/err")" "0:"
+    online_same "toy build: $kind: in place: the documents remodel run makes" "$T/toy.archive" \
+        crm.people=people
+    "$SERVER" stop "$T/$kind" >/dev/null 2>&1
+done

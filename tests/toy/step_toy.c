@@ -1,11 +1,14 @@
 /* A toy step, compiled only into the test build (make toy;
  * tests/cli/test_toy_step.sh): {"toy": {"in": NS, "field": NAME}} sets
  * NAME to "toy" in every document of NS. It exists to show that a step is
- * this file and its row (common/engine/step_table.c, under
- * REMODEL_TOY_STEP): the plan parser, check, run, the online mode and
- * compile pick it up, or refuse it, by the tables alone. */
+ * this file and its rows, under REMODEL_TOY_STEP: its row in the step
+ * table (common/engine/step_table.c) and, above the engine, in the online
+ * passes' and the compiler's (common/compile/passes.c, compile_table.c).
+ * The plan parser, check, run, the online mode and compile pick it up, or
+ * refuse it, by the tables alone. */
 #include <string.h>
 
+#include "compile_impl.h"
 #include "engine_impl.h"
 #include "plan_parse.h"
 
@@ -73,4 +76,14 @@ rm_step_toy_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         return false;
     }
     return rm_engine_store_swap (ns, next, err);
+}
+
+/* Online (remodel/passes.h): one pass over `in`, each document on its own,
+ * also in place. */
+size_t
+rm_toy_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    (void) err;
+    out[0].keep[out[0].n_keep++] = &s->u.toy.in;
+    return 1;
 }
