@@ -1,21 +1,22 @@
-/* The steps in one table (step_table.c): what the plan parser and the
- * engine know of each operation, found by its rm_step_kind_t rather than
- * by name. Adding a step touches:
+/* The steps in one table (step_table.c): everything the plan parser and
+ * the engine know of each operation, found by its rm_step_kind_t rather
+ * than by name. Nothing else in the core names a kind. Adding a step
+ * touches:
  *   - plan.h: its kind in rm_step_kind_t and its struct in rm_step_t's
  *     union;
- *   - step_table.c: its row (name, keys, parse, clear, ns, run);
- *   - its own step_*.c: its parse, clear and ns (declared below; parse
- *     written with the shared readers of plan_parse.h) and its run
- *     (declared in engine_impl.h); the parsing goes in a sibling
- *     step_*_parse.c if the step's file would pass ~700 lines;
- *   - plan.c: its name in the "unknown operation" message;
- *   - where they apply, the probes after it (engine_checks.c) and the
- *     one-pass path (engine_stream.c);
- *   - how it runs online and compiles, in the compile layer above: its
- *     row in common/compile/passes.c's table (its passes, whether
- *     --in-place takes it) and in compile_table.c (its compiler, or why
- *     no pipeline expresses it); both tables are checked against
- *     RM_STEP_N_KINDS, and test_compile.c wants its passes and pipelines. */
+ *   - its own step_*.c: parse (with plan_parse.h's readers), clear, ns,
+ *     run, and where they apply its probes, its check after running, the
+ *     namespaces it creates and its stage class for the one-pass path
+ *     (declared below); the parsing goes in a sibling step_*_parse.c if
+ *     the step's file would pass ~700 lines;
+ *   - step_table.c: its row pointing at them;
+ *   - above the engine, its rows in the compile layer's tables: passes.c
+ *     (how it runs online, and whether --in-place takes it) and
+ *     compile_table.c (its compiler, or why no pipeline expresses it).
+ * Each table is sized by its rows and checked against RM_STEP_N_KINDS, so
+ * a missing row fails the build; test_batchstep.c and test_compile.c fail
+ * on an empty one. tests/toy/step_toy.c is such a step, built only into
+ * the test build (make toy; tests/cli/test_toy_step.sh). */
 #ifndef REMODEL_STEP_CLASS_H
 #define REMODEL_STEP_CLASS_H
 
