@@ -4,6 +4,7 @@
  * (remodel/batchstep.h); this only makes sure each batch holds everything
  * its outputs depend on. One function per kind, found through the table
  * at the end. */
+#include <stdio.h>
 #include <string.h>
 
 #include "compile_impl.h"
@@ -138,10 +139,23 @@ rm_step_passes (const rm_step_t *s, bool in_place, rm_pass_t *out, bson_error_t 
     out[0].partner = out[1].partner = -1;
     if (!k || !k->passes)
         return rm_pass_refuse (s, err, "not a step the online mode knows");
-    if (in_place && !k->in_place)
-        return rm_pass_refuse (s, err, "--in-place takes denormalize, summarize, set, unset, "
-                                       "rename and version (the others make new documents: run "
-                                       "them side by side, without --in-place)");
+    if (in_place && !k->in_place) {
+        /* "--in-place takes a, b and c": the kinds whose row says so. */
+        char why[400];
+        int total = 0, m = 0;
+        size_t n = (size_t) snprintf (why, sizeof why, "--in-place takes");
+        for (int i = 0; i < RM_STEP_N_KINDS; i++)
+            total += rm_pass_kinds[i].in_place;
+        for (int i = 0; i < RM_STEP_N_KINDS && n < sizeof why; i++)
+            if (rm_pass_kinds[i].in_place)
+                n += (size_t) snprintf (why + n, sizeof why - n, "%s %s",
+                                        !m++ ? "" : m == total ? " and" : ",",
+                                        rm_step_kind_name ((rm_step_kind_t) i));
+        if (n < sizeof why)
+            snprintf (why + n, sizeof why - n, " (the others make new documents: run them side "
+                                               "by side, without --in-place)");
+        return rm_pass_refuse (s, err, why);
+    }
     return k->passes (s, out, err);
 }
 

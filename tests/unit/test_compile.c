@@ -138,12 +138,12 @@ test_passes (void)
     check_passes (&plan.steps[9], false, "0>-:iot.readings2");
     /* Those that make new documents are not backfills. */
     check_passes (&plan.steps[0], true,
-                  "refused: step 1 (embed): --in-place takes denormalize, summarize, set, unset, "
-                  "rename and version (the others make new documents: run them side by side, "
-                  "without --in-place)");
+                  "refused: step 1 (embed): --in-place takes set, unset, rename, version, "
+                  "denormalize and summarize (the others make new documents: run them side by "
+                  "side, without --in-place)");
     check_passes (&plan.steps[8], true,
-                  "refused: step 9 (bucketize): --in-place takes denormalize, summarize, set, "
-                  "unset, rename and version (the others make new documents: run them side by "
+                  "refused: step 9 (bucketize): --in-place takes set, unset, rename, version, "
+                  "denormalize and summarize (the others make new documents: run them side by "
                   "side, without --in-place)");
     rm_plan_destroy (&plan);
 }
