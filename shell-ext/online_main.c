@@ -123,9 +123,8 @@ compile_command (online_opts_t *o, bool mongosh)
     for (size_t i = 0; i < c.n && !o->quiet; i++)
         if (!c.steps[i].n_passes)
             note ("compile: ", "step %zu (%s) runs client-side: %s",
-                     c.steps[i].s->index, c.steps[i].s->op, c.steps[i].reason);
-    text = mongosh ? compile_print_mongosh (&on, &c, &err)
-                                        : compile_print_pipelines (&on, &c);
+                  c.steps[i].s->index, c.steps[i].s->op, c.steps[i].reason);
+    text = mongosh ? compile_print_mongosh (&on, &c, &err) : compile_print_pipelines (&on, &c);
     if (text) {
         fputs (text, stdout);
         bson_free (text);
