@@ -49,8 +49,9 @@ rm_cli_put_text (FILE *f, const char *text, size_t n)
     return columns;
 }
 
-void
-rm_cli_vmessage (const char *prefix, const char *fmt, va_list ap)
+/* The formatted text, escaped, on f. */
+static void
+put_formatted (FILE *f, const char *fmt, va_list ap)
 {
     char small[1024], *text = small;
     va_list again;
@@ -63,13 +64,30 @@ rm_cli_vmessage (const char *prefix, const char *fmt, va_list ap)
     else if (n >= (int) sizeof small)
         text = small, n = (int) sizeof small - 1; /* cut rather than lost */
     va_end (again);
-    fputs ("remodel: ", stderr);
-    fputs (prefix, stderr);
     if (n > 0)
-        rm_cli_put_text (stderr, text, (size_t) n);
-    fputc ('\n', stderr);
+        rm_cli_put_text (f, text, (size_t) n);
     if (text != small)
         free (text);
+}
+
+void
+rm_cli_vmessage (const char *prefix, const char *fmt, va_list ap)
+{
+    fputs ("remodel: ", stderr);
+    fputs (prefix, stderr);
+    put_formatted (stderr, fmt, ap);
+    fputc ('\n', stderr);
+}
+
+void
+rm_cli_line (FILE *f, const char *lead, const char *end, const char *fmt, ...)
+{
+    va_list ap;
+    fputs (lead, f);
+    va_start (ap, fmt);
+    put_formatted (f, fmt, ap);
+    va_end (ap);
+    fputs (end, f);
 }
 
 static void

@@ -138,6 +138,11 @@ size_t rm_cli_put_text (FILE *f, const char *text, size_t n);
 /* "remodel: " PREFIX and the formatted text, escaped, then a newline, on
  * standard error: every message of every program. */
 void rm_cli_vmessage (const char *prefix, const char *fmt, va_list ap);
+/* lead, the formatted text escaped, end, on f: a line that is not one
+ * message, as a progress meter redrawn after "\r" (lead) and left open
+ * (end ""), its own control bytes kept apart from what it shows. */
+void rm_cli_line (FILE *f, const char *lead, const char *end, const char *fmt, ...)
+    BSON_GNUC_PRINTF (4, 5);
 /* "remodel: error: MESSAGE", escaped: an error printed once, at the top. */
 void rm_cli_error (const bson_error_t *err);
 
