@@ -1,7 +1,8 @@
 /* The option layer (remodel/cli.h): exact names only, an abbreviation
  * refused with the nearest name, --opt=value and --opt value, a missing
  * value, an option refused for a command naming it, sizes, durations and
- * counts with their overflows, the exit-status map, the escaping. */
+ * counts with their overflows, the exit-status map, the escaping (of
+ * messages and of lines such as a progress meter's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,13 @@ test_exit_and_text (void)
     fclose (f);
     T_CHECK_STR (buf, "db.a\\x0ab\\x1b[2J caf\xc3\xa9 \\xc2\\x9b \\xff");
     T_CHECK (cols == 4 + 4 + 1 + 4 + 4 + 3 + 1 + 1 + 8 + 1 + 4);
+    free (buf);
+    /* A line's own \r and \n kept, what it shows escaped. */
+    buf = NULL;
+    f = open_memstream (&buf, &n);
+    rm_cli_line (f, "\r", "\n", "remodel: step 1 %s: %d read", "a.b\nc\r", 5);
+    fclose (f);
+    T_CHECK_STR (buf, "\rremodel: step 1 a.b\\x0ac\\x0d: 5 read\n");
     free (buf);
 }
 
