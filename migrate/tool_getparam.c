@@ -46,8 +46,9 @@ read_selection (const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *err)
         if (!rm_nsselect_exclude (get_selection (), v[RM_OPT_NS_EXCLUDE].all[i], err))
             return false;
     if (from->n_all != to->n_all) {
-        rm_error_set (err, RM_ERR_USAGE, "--nsFrom and --nsTo come in pairs: %zu --nsFrom, %zu --nsTo",
-                      from->n_all, to->n_all);
+        rm_error_set (err, RM_ERR_USAGE,
+                      "--nsFrom and --nsTo come in pairs: %zu --nsFrom, %zu --nsTo", from->n_all,
+                      to->n_all);
         return false;
     }
     for (size_t i = 0; i < from->n_all; i++)

@@ -99,7 +99,8 @@ unknown (rm_cmd_t cmd, const char *opt, size_t len, bson_error_t *err)
 static void
 not_taken (rm_cmd_t cmd, const char *opt, size_t len, bson_error_t *err)
 {
-    rm_error_set (err, RM_ERR_USAGE, "option \"%.*s\" is not one of remodel %s's (see remodel %s --help)",
+    rm_error_set (err, RM_ERR_USAGE,
+                  "option \"%.*s\" is not one of remodel %s's (see remodel %s --help)",
                   (int) (len < 100 ? len : 100), opt, rm_cli_command_name (cmd),
                   rm_cli_command_name (cmd));
 }
