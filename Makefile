@@ -14,11 +14,12 @@ PKGS     = libbson-1.0 libarchive libzstd zlib
 OPT     ?= -O2 -g
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -Wstrict-prototypes
 # The core's layers, each a folder of common/ (README.md, "Layout"), lowest
-# first; their private headers are included by bare name. A layer sees its
+# first (cli, the option layer, needs only base: it sits right above it);
+# their private headers are included by bare name. A layer sees its
 # own and those of the layers below it, never one above (the compiler
 # refuses the leak); the programs see only include/ and their own folder;
 # the unit tests see every layer (they test the internals).
-CORE_DIRS = base bson dump sort accum engine compile analyze
+CORE_DIRS = base cli bson dump sort accum engine compile analyze
 CORE_INC  = $(CORE_DIRS:%=-Icommon/%)
 layers_upto = $(if $(filter $(1),$(firstword $(2))),-Icommon/$(1),-Icommon/$(firstword $(2)) $(call layers_upto,$(1),$(wordlist 2,99,$(2))))
 $(foreach L,$(CORE_DIRS),$(eval $(BUILD)/common/$(L)/%.o: LAYER_INC = $(call layers_upto,$(L),$(CORE_DIRS))))

@@ -54,7 +54,7 @@ get_d (const bson_t *d, const char *path)
     return bson_iter_init (&it, d) && bson_iter_find_descendant (&it, path, &f) ? bson_iter_as_double (&f) : 0;
 }
 
-/* s as tool_put_text shows it (control bytes and bytes that are not UTF-8
+/* s as rm_cli_put_text shows it (control bytes and bytes that are not UTF-8
  * as \xNN), in a ring of buffers: the names a dump holds cannot drive the
  * terminal through the text report. */
 static const char *
@@ -70,7 +70,7 @@ shown (const char *s)
     m = open_memstream (&ring[k], &n);
     if (!m)
         return "?";
-    tool_put_text (m, s, strlen (s));
+    rm_cli_put_text (m, s, strlen (s));
     fclose (m);
     return ring[k];
 }
@@ -229,25 +229,6 @@ write_plan (const rm_analysis_t *a, const char *path, bson_error_t *err)
     return ok;
 }
 
-/* "--name VALUE" or "--name=VALUE" at argv[*i]: the value (*i moved past
- * it); NULL when argv[*i] is another option, or (*missing set) this one
- * without a value. */
-static const char *
-opt_value (int argc, char **argv, int *i, const char *name, bool *missing)
-{
-    size_t n = strlen (name);
-    if (strncmp (argv[*i], name, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n])
-        return NULL;
-    if (*i + 1 < argc)
-        return argv[++*i];
-    *missing = true;
-    return NULL;
-}
-
 /* The meter of each pass over the dump. */
 typedef struct {
     tool_progress_t *meter;
@@ -271,12 +252,17 @@ progress (void *ctx, int pass, rm_reader_t *r, uint64_t docs)
 int
 cmd_analyze (int argc, char **argv)
 {
+    static const tool_cmd_t cmd = {.usage = usage, .cmd = RM_CMD_ANALYZE, .min_pos = 1, .max_pos = 1};
+    tool_opts_t to;
+    char *pos[1];
+    int n_pos;
+    bool help;
     rm_analyze_opts_t o = {0};
     rm_nsselect_t *sel = NULL;
-    const char *src = NULL, *plan_out = NULL, *hints_path = NULL;
+    const char *src, *hints_path;
     bson_t hints;
     bool have_hints = false;
-    bool json = false, quiet = false;
+    bool json, quiet;
     bson_error_t err = {0};
     rm_analysis_t *a;
     bson_t report;
@@ -285,56 +271,26 @@ cmd_analyze (int argc, char **argv)
     size_t runs;
     uint64_t spilled;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v;
-        bool missing = false;
-        if (!strcmp (arg, "--help") || !strcmp (arg, "-h")) {
-            fputs (usage, stdout);
-            return 0;
-        } else if (!strcmp (arg, "--json")) {
-            json = true;
-        } else if (!strcmp (arg, "--quiet") || !strcmp (arg, "-q")) {
-            quiet = true;
-        } else if ((v = opt_value (argc, argv, &i, "--ns", &missing))) {
-            if (!sel)
-                sel = rm_nsselect_new ();
-            if (!rm_nsselect_include (sel, v, &err)) {
-                tool_error (&err);
-                rm_nsselect_destroy (sel);
-                return 2;
-            }
-        } else if ((v = opt_value (argc, argv, &i, "--plan-out", &missing))) {
-            plan_out = v;
-        } else if ((v = opt_value (argc, argv, &i, "--hints", &missing))) {
-            hints_path = v;
-        } else if ((v = opt_value (argc, argv, &i, "--tmp", &missing))) {
-            o.tmpdir = v;
-        } else if ((v = opt_value (argc, argv, &i, "--memory", &missing))) {
-            memory_arg = v;
-            if (!tool_parse_size (v, &o.memory) || o.memory < 1024) {
-                tool_errorf ("analyze: --memory: expected a size of at least 1K, like 64M or 2G, got \"%s\"", v);
-                rm_nsselect_destroy (sel);
-                return 2;
-            }
-        } else if (missing) {
-            tool_errorf ("analyze: %s needs a value (remodel analyze --help)", arg);
-            rm_nsselect_destroy (sel);
-            return 2;
-        } else if (arg[0] == '-' && arg[1]) {
-            tool_errorf ("analyze: unknown option \"%s\" (remodel analyze --help)", arg);
-            rm_nsselect_destroy (sel);
-            return 2;
-        } else if (!src) {
-            src = arg;
-        } else {
-            tool_errorf ("analyze: one source only (remodel analyze --help)");
+    if (!tool_getparam (&cmd, argc, argv, &to, pos, &n_pos, &help))
+        return help ? 0 : 2;
+    src = pos[0];
+    json = to.json;
+    quiet = to.quiet;
+    hints_path = to.hints;
+    o.tmpdir = to.tmpdir;
+    if (to.memory) {
+        o.memory = to.memory;
+        memory_arg = to.memory_text;
+    }
+    /* --ns: patterns, as --nsInclude's. */
+    for (size_t i = 0; i < to.n_ns; i++) {
+        if (!sel)
+            sel = rm_nsselect_new ();
+        if (!rm_nsselect_include (sel, to.ns[i], &err)) {
+            tool_error (&err);
             rm_nsselect_destroy (sel);
             return 2;
         }
-    }
-    if (!src) {
-        fputs (usage, stderr);
-        return 2;
     }
     if (hints_path) {
         bson_json_reader_t *jr = bson_json_reader_new_from_file (hints_path, &err);
@@ -367,7 +323,7 @@ cmd_analyze (int argc, char **argv)
         bson_destroy (&hints);
     if (!a) {
         tool_error (&err);
-        return tool_exit_status (&err);
+        return rm_cli_exit_status (&err);
     }
     /* Not in the report: it is the same either way. */
     if (rm_analysis_spilled (a, &runs, &spilled) && !quiet)
@@ -384,7 +340,7 @@ cmd_analyze (int argc, char **argv)
         print_text (&report);
     }
     bson_destroy (&report);
-    if (plan_out && !write_plan (a, plan_out, &err)) {
+    if (to.plan_out && !write_plan (a, to.plan_out, &err)) {
         tool_error (&err);
         rm_analysis_destroy (a);
         return 1;

@@ -26,7 +26,7 @@ static const char usage[] =
 int
 cmd_compile (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = usage, .compiles = true, .min_pos = 1, .max_pos = 1};
+    static const tool_cmd_t cmd = {.usage = usage, .cmd = RM_CMD_COMPILE, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1], *text;
     int n;
@@ -52,7 +52,7 @@ cmd_compile (int argc, char **argv)
         rm_compile_plan_destroy (&c);
         rm_names_clear (&nm);
         rm_plan_destroy (&plan);
-        return tool_exit_status (&err);
+        return rm_cli_exit_status (&err);
     }
     for (size_t i = 0; i < c.n && !o.quiet; i++)
         if (!c.steps[i].n_passes)

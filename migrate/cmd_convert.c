@@ -41,8 +41,7 @@ static const char cat_usage[] =
 int
 cmd_convert (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = convert_usage, .reads = true, .writes = true, .copies = true,
-                                   .min_pos = 2, .max_pos = 2};
+    static const tool_cmd_t cmd = {.usage = convert_usage, .cmd = RM_CMD_CONVERT, .min_pos = 2, .max_pos = 2};
     tool_opts_t o;
     char *pos[2];
     int n;
@@ -56,8 +55,7 @@ cmd_convert (int argc, char **argv)
 int
 cmd_cat (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = cat_usage, .reads = true, .writes = true, .copies = true,
-                                   .min_pos = 1, .max_pos = 1};
+    static const tool_cmd_t cmd = {.usage = cat_usage, .cmd = RM_CMD_CAT, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
     int n;

@@ -335,8 +335,7 @@ by_name (const void *x, const void *y)
 int
 cmd_diff (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = usage, .json = true, .sorts = true, .min_pos = 2,
-                                   .max_pos = 2};
+    static const tool_cmd_t cmd = {.usage = usage, .cmd = RM_CMD_DIFF, .min_pos = 2, .max_pos = 2};
     tool_opts_t o;
     char *pos[2], **meta = NULL;
     int n, status = 2;

@@ -157,7 +157,7 @@ print_table (const rm_dump_info_t *info, const char *src, const char *problem, u
 int
 cmd_inspect (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = usage, .reads = true, .json = true, .min_pos = 1, .max_pos = 1};
+    static const tool_cmd_t cmd = {.usage = usage, .cmd = RM_CMD_INSPECT, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
     int n, rc, status;
@@ -184,5 +184,5 @@ cmd_inspect (int argc, char **argv)
     if (rc < 0)
         tool_error (&err);
     rm_reader_close (r);
-    return rc < 0 ? tool_exit_status (&err) : 0;
+    return rc < 0 ? rm_cli_exit_status (&err) : 0;
 }

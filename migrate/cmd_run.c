@@ -169,7 +169,7 @@ print_warnings (const rm_engine_t *e)
 int
 cmd_run (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = run_usage, .reads = true, .writes = true, .runs = true, .min_pos = 1, .max_pos = 1};
+    static const tool_cmd_t cmd = {.usage = run_usage, .cmd = RM_CMD_RUN, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
     int n, status = 0;
@@ -217,20 +217,20 @@ cmd_run (int argc, char **argv)
         };
         if (!tool_paths_check (paths, 5, &err)) {
             tool_error (&err);
-            return tool_exit_status (&err);
+            return rm_cli_exit_status (&err);
         }
     }
     tool_sweep (o.dry_run || o.preview ? NULL : o.to, o.tmpdir, o.quiet);
     if ((!o.dry_run && !o.preview && strcmp (o.to, "-") != 0 && !tool_make_parents (o.to, &err)) ||
         (o.stats_json && !tool_make_parents (o.stats_json, &err))) {
         tool_error (&err);
-        return tool_exit_status (&err);
+        return rm_cli_exit_status (&err);
     }
     rm_dump_info_init (&out);
     if (!rm_plan_load (&plan, pos[0], &err)) {
         tool_remove_made_parents ();
         tool_error (&err);
-        return tool_exit_status (&err);
+        return rm_cli_exit_status (&err);
     }
     o.read.tmpdir = o.tmpdir; /* a tar on stdin is copied there first */
     r = rm_reader_open (o.from, &o.read, &err);
@@ -280,7 +280,7 @@ cmd_run (int argc, char **argv)
     if (!ok) {
         rm_writer_abort (w);
         tool_error (&err);
-        status = tool_exit_status (&err);
+        status = rm_cli_exit_status (&err);
     }
     rm_writer_destroy (w);
     rm_engine_destroy (e);
@@ -337,8 +337,7 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
 int
 cmd_check (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = check_usage, .checks = true, .sorts = true,
-                                   .min_pos = 1, .max_pos = 1};
+    static const tool_cmd_t cmd = {.usage = check_usage, .cmd = RM_CMD_CHECK, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
     int n;
@@ -350,13 +349,13 @@ cmd_check (int argc, char **argv)
         return help ? 0 : 2;
     if (!rm_plan_load (&plan, pos[0], &err)) {
         tool_error (&err);
-        return tool_exit_status (&err);
+        return rm_cli_exit_status (&err);
     }
     if (o.against && !check_against (&plan, &o, &err)) {
         rm_error_prefix (&err, "%s", pos[0]);
         tool_error (&err);
         rm_plan_destroy (&plan);
-        return tool_exit_status (&err);
+        return rm_cli_exit_status (&err);
     }
     printf ("%s: %zu step(s), valid%s%s\n", pos[0], plan.n, o.against ? " against " : "",
             o.against ? o.against : "");

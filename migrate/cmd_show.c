@@ -4,10 +4,11 @@
 #include <string.h>
 
 #include "remodel/extjson.h"
+#include "remodel/nsselect.h"
 #include "tool.h"
 
 static const char usage[] =
-    "usage: remodel show SRC [--ns NS]... [--limit N] [--skip N] [--id VALUE]\n"
+    "usage: remodel show SRC [--ns PATTERN]... [--limit N] [--skip N] [--id VALUE]\n"
     "                        [--canonical] [--pretty]\n"
     "\n"
     "Prints documents of SRC (any dump remodel reads) as MongoDB Extended JSON,\n"
@@ -15,7 +16,8 @@ static const char usage[] =
     "--canonical (as bsondump prints). With more than one namespace shown, each\n"
     "one's documents follow a line \"==> db.coll <==\".\n"
     "\n"
-    "  --ns NS          only this namespace (db.collection); may be repeated\n"
+    "  --ns PATTERN     only the namespaces it matches (db.collection, or with\n"
+    "                   * as --nsInclude: crm.*); repeatable\n"
     "  --skip N         leave out the first N documents of each namespace\n"
     "  --limit N        print at most N documents of each namespace\n"
     "  --id VALUE       only documents whose _id equals VALUE (Extended JSON:\n"
@@ -65,6 +67,9 @@ parse_id (const char *text, rm_buf_t *key, bson_error_t *err)
     return true;
 }
 
+/* --ns: patterns, as --nsInclude's and analyze's (a name without a star
+ * is itself); each must match a namespace of the dump, so a misspelled
+ * one is not silently nothing. */
 static bool
 select_namespaces (const rm_dump_info_t *info, const tool_opts_t *o, ns_state_t *st,
                    size_t *n_selected, bson_error_t *err)
@@ -72,15 +77,21 @@ select_namespaces (const rm_dump_info_t *info, const tool_opts_t *o, ns_state_t 
     char name[512];
     *n_selected = 0;
     for (size_t i = 0; i < info->n_ns; i++)
-        st[i].selected = o->n_show_ns == 0;
-    for (size_t j = 0; j < o->n_show_ns; j++) {
+        st[i].selected = o->n_ns == 0;
+    for (size_t j = 0; j < o->n_ns; j++) {
         bool found = false;
+        rm_nsselect_t *one = rm_nsselect_new ();
+        if (!rm_nsselect_include (one, o->ns[j], err)) {
+            rm_nsselect_destroy (one);
+            return false;
+        }
         for (size_t i = 0; i < info->n_ns; i++)
-            if (strcmp (rm_ns_name (info->ns[i], name, sizeof name), o->show_ns[j]) == 0)
+            if (rm_nsselect_wants (one, rm_ns_name (info->ns[i], name, sizeof name)))
                 st[i].selected = found = true;
+        rm_nsselect_destroy (one);
         if (!found) {
             rm_error_set (err, RM_ERR_USAGE, "--ns %s: no such namespace in the dump (%zu namespace(s): "
-                          "remodel inspect lists them)", o->show_ns[j], info->n_ns);
+                          "remodel inspect lists them)", o->ns[j], info->n_ns);
             return false;
         }
     }
@@ -92,7 +103,7 @@ select_namespaces (const rm_dump_info_t *info, const tool_opts_t *o, ns_state_t 
 int
 cmd_show (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = usage, .reads = true, .min_pos = 1, .max_pos = 1, .shows = true};
+    static const tool_cmd_t cmd = {.usage = usage, .cmd = RM_CMD_SHOW, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1], name[512];
     int n, rc = 0, status;
@@ -114,7 +125,7 @@ cmd_show (int argc, char **argv)
     if (o.show_id && !parse_id (o.show_id, &want_id, &err)) {
         tool_error (&err);
         rm_buf_destroy (&want_id);
-        return tool_exit_status (&err);
+        return rm_cli_exit_status (&err);
     }
     if (!(r = tool_open_source (pos[0], &o, &status)))
         return status;
@@ -122,7 +133,7 @@ cmd_show (int argc, char **argv)
     st = bson_malloc0 ((info->n_ns + 1) * sizeof *st);
     if (!select_namespaces (info, &o, st, &n_selected, &err)) {
         tool_error (&err);
-        rc = tool_exit_status (&err);
+        rc = rm_cli_exit_status (&err);
         goto done;
     }
     headers = n_selected > 1;
@@ -139,7 +150,7 @@ cmd_show (int argc, char **argv)
             continue;
         if (headers && item.ns != last) {
             fputs (last ? "\n==> " : "==> ", stdout);
-            tool_put_text (stdout, rm_ns_name (item.ns, name, sizeof name),
+            rm_cli_put_text (stdout, rm_ns_name (item.ns, name, sizeof name),
                            strlen (rm_ns_name (item.ns, name, sizeof name)));
             fputs (" <==\n", stdout);
             last = item.ns;
@@ -157,7 +168,7 @@ cmd_show (int argc, char **argv)
     }
     if (rc < 0) {
         tool_error (&err);
-        rc = tool_exit_status (&err);
+        rc = rm_cli_exit_status (&err);
     } else {
         rc = 0;
     }

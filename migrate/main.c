@@ -27,8 +27,9 @@ static const char usage[] =
     "  compile PLAN [--format pipeline|mongosh]   the plan as aggregation\n"
     "                     pipelines, or a mongosh script running them\n"
     "\n"
-    "remodel COMMAND --help tells more. SRC and DST: mongodump archives (plain,\n"
-    "gzip, zstd), dump directories, tars of them, .bson files, - for stdin/stdout.\n";
+    "remodel COMMAND --help tells more; options are named in full, never\n"
+    "abbreviated. SRC and DST: mongodump archives (plain, gzip, zstd), dump\n"
+    "directories, tars of them, .bson files, - for stdin/stdout.\n";
 
 /* `remodel online ...` is the companion remodel-online found beside this
  * program (as git finds its subcommands): the offline commands never link

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "remodel/cli.h"
 #include "remodel/compile.h"
 #include "remodel/dump.h"
 #include "remodel/engine.h"
@@ -21,16 +22,20 @@ typedef struct {
     /* remodel run and check */
     const char *from, *to, *tmpdir, *stats_json, *against;
     size_t memory;
+    const char *memory_text;  /* --memory as given */
     bool dry_run;
     bool batch;          /* every step store to store (--batch) */
     bool allow_missing;  /* --allow-missing: every step as with "allowMissing" */
     uint64_t preview;    /* --preview N: documents shown before and after */
+    /* remodel show, analyze: --ns patterns (nsselect.h), as given */
+    const char **ns;
+    size_t n_ns;
     /* remodel show */
-    const char *show_ns[16];
-    size_t n_show_ns;
     uint64_t show_skip, show_limit;   /* limit UINT64_MAX unless given */
     const char *show_id;
     bool show_canonical, show_pretty;
+    /* remodel analyze */
+    const char *plan_out, *hints;
     /* remodel compile */
     const char *compile_format;           /* --format pipeline|mongosh (NULL: pipeline) */
     rm_compile_version_t server_version;  /* --server-version... */
@@ -48,52 +53,35 @@ int cmd_diff (int argc, char **argv);
 int cmd_analyze (int argc, char **argv);
 int cmd_compile (int argc, char **argv);
 
-/* Messages (tool_msgs.c): printed once, at the top. */
+/* Messages (tool_msgs.c): printed once, at the top, escaped
+ * (rm_cli_put_text); the exit status is rm_cli_exit_status's. */
 void tool_error (const bson_error_t *err);
-/* The exit status for an error: 2 for usage, 130 after Ctrl-C, else 1. */
-int tool_exit_status (const bson_error_t *err);
 void tool_errorf (const char *fmt, ...) BSON_GNUC_PRINTF (1, 2);
 void tool_note (bool quiet, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
 /* "remodel: warning: ...", printed even with --quiet. */
 void tool_warn (const char *fmt, ...) BSON_GNUC_PRINTF (1, 2);
-/* Writes n bytes of text to f with control bytes and bytes that are not
- * UTF-8 shown as \xNN: for anything that came from the input. Returns the
- * columns it took (a UTF-8 character counts one). */
-size_t tool_put_text (FILE *f, const char *text, size_t n);
-/* tool_put_text, then spaces up to width columns: a table cell that stays
+/* rm_cli_put_text, then spaces up to width columns: a table cell that stays
  * aligned with non-ASCII names (db1.cafés). */
 void tool_put_cell (FILE *f, const char *text, int width);
-/* The status a command ends with when its reader downstream went away: as if
- * SIGPIPE had ended it, like cat (128 + 13). */
-#define TOOL_EXIT_PIPE 141
 /* Flushes standard output and reports a failed write (a full disk, a closed
- * descriptor) once; a closed pipe ends quietly with TOOL_EXIT_PIPE. Returns
+ * descriptor) once; a closed pipe ends quietly with RM_EXIT_PIPE, as if
+ * SIGPIPE had ended it, like cat. Returns
  * the command's final status given the one it had. */
 int tool_stdout_close (int status);
 /* Standard output is a pipe whose reader has gone. */
 bool tool_stdout_gone (void);
 
-/* Options (tool_getparam.c). Parses the shared options out of argv into o;
- * leaves the positional arguments in pos[]. Returns false after printing an
+/* Options (tool_getparam.c): the command's options, through the option
+ * layer (remodel/cli.h: which commands take each is its table's), into o;
+ * the positional arguments into pos[]. Returns false after printing an
  * error, or with *help set when --help was asked. */
 typedef struct {
     const char *usage;   /* the command's usage text */
-    bool reads;          /* takes --skip-invalid */
-    bool writes;         /* takes --format, --compress, --threads, --force */
-    bool json;           /* takes --json */
-    bool runs;           /* takes --from, --to, --memory, --tmp, --dry-run, --stats-json */
-    bool checks;         /* takes --against, --allow-missing */
+    rm_cmd_t cmd;
     int min_pos, max_pos;
-    bool shows;          /* takes --ns, --skip, --limit, --id, --canonical, --pretty */
-    bool sorts;          /* takes --memory and --tmp (without the rest of runs') */
-    bool copies;         /* takes --verbose (a line per namespace copied) */
-    bool compiles;       /* takes --server-version, and --format pipeline|mongosh */
 } tool_cmd_t;
 bool tool_getparam (const tool_cmd_t *cmd, int argc, char **argv, tool_opts_t *o,
                     char **pos, int *n_pos, bool *help);
-
-/* "512M", "64M", "1G", "100K" or bytes (tool_getparam.c). */
-bool tool_parse_size (const char *text, size_t *out);
 
 /* Progress meter (tool_progress.c): on a terminal unless --quiet. */
 typedef struct tool_progress tool_progress_t;

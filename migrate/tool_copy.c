@@ -26,19 +26,19 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
         };
         if (!tool_paths_check (paths, 3, &err)) {
             tool_error (&err);
-            return tool_exit_status (&err);
+            return rm_cli_exit_status (&err);
         }
     }
     tool_sweep (dst, NULL, o->quiet);
     if (strcmp (dst, "-") != 0 && !tool_make_parents (dst, &err)) {
         tool_error (&err);
-        return tool_exit_status (&err);
+        return rm_cli_exit_status (&err);
     }
     r = rm_reader_open (src, &o->read, &err);
     if (!r) {
         tool_error (&err);
         tool_remove_made_parents ();
-        return tool_exit_status (&err);
+        return rm_cli_exit_status (&err);
     }
     /* The writer counts into its own copy of the namespace list. */
     rm_dump_info_copy (&out, rm_reader_info (r));
@@ -52,7 +52,7 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
         tool_remove_made_parents ();
         rm_dump_info_destroy (&out);
         rm_reader_close (r);
-        return tool_exit_status (&err);
+        return rm_cli_exit_status (&err);
     }
     prog = tool_progress_new (o->quiet, label);
     while ((rc = rm_reader_next (r, &item, &err)) > 0) {
@@ -79,10 +79,10 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
     if (rc < 0) {
         rm_writer_abort (w);
         if (strcmp (dst, "-") == 0 && tool_stdout_gone ()) {
-            rc = TOOL_EXIT_PIPE; /* `remodel cat X | head`: end quietly, as cat does */
+            rc = RM_EXIT_PIPE; /* `remodel cat X | head`: end quietly, as cat does */
         } else {
             tool_error (&err);
-            rc = tool_exit_status (&err);
+            rc = rm_cli_exit_status (&err);
         }
     } else {
         if (rm_reader_skipped (r) > 0)

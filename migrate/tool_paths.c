@@ -193,7 +193,7 @@ tool_open_source (const char *src, tool_opts_t *o, int *status)
         r = rm_reader_open (src, &o->read, &err);
     if (!r) {
         tool_error (&err);
-        *status = tool_exit_status (&err);
+        *status = rm_cli_exit_status (&err);
     }
     return r;
 }

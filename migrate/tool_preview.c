@@ -20,7 +20,7 @@ static void
 print_header (const char *name, const char *when)
 {
     fputs ("==> ", stdout);
-    tool_put_text (stdout, name, strlen (name));
+    rm_cli_put_text (stdout, name, strlen (name));
     printf (": %s <==\n", when);
 }
 

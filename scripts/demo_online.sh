@@ -29,8 +29,8 @@ echo "# the plan, dumps/plans/embed-tasks.json:"; cat "$plan"
 say "the join needs an index on crm.tasks.owner: refused, naming it"
 run "$rm_" online run "$plan" --uri "$uri" || true
 say "run, killed with SIGKILL after a second"
-echo "\$ remodel online run embed-tasks.json --uri $uri --create-indexes --batch-size 10 --pause-ms 50 &"
-"$rm_" online run "$plan" --uri "$uri" --create-indexes --batch-size 10 --pause-ms 50 &
+echo "\$ remodel online run embed-tasks.json --uri $uri --create-indexes --batch-size 10 --pause 50ms &"
+"$rm_" online run "$plan" --uri "$uri" --create-indexes --batch-size 10 --pause 50ms &
 pid=$!
 sleep 1
 kill -9 $pid

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "online_batch.h"
+#include "remodel/cli.h"
 #include "remodel/crc64.h"
 #include "remodel/docpath.h"
 
@@ -123,9 +124,10 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
         ok = checksum (on, db, backup, &now, err);
         if (ok && (now.docs != before[i].docs || now.sum != before[i].sum)) {
             changed++;
-            fprintf (stderr, "remodel: finalize: %s changed after the last sync (%lld documents "
-                     "then, %lld now in %s.%s)\n", before[i].ns, (long long) before[i].docs,
-                     (long long) now.docs, db, backup);
+            rm_cli_line (stderr, "", "\n",
+                         "remodel: finalize: %s changed after the last sync (%lld documents then, "
+                         "%lld now in %s.%s)", before[i].ns, (long long) before[i].docs,
+                         (long long) now.docs, db, backup);
         }
     }
     if (ok && changed) {
@@ -136,8 +138,9 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
         return false;
     }
     if (ok && !on->o->quiet)
-        fprintf (stderr, "remodel: finalize: the originals did not change from the last sync to "
-                 "the switch (%zu checked)\n", n);
+        rm_cli_line (stderr, "", "\n",
+                     "remodel: finalize: the originals did not change from the last sync to the "
+                     "switch (%zu checked)", n);
     return ok;
 }
 
@@ -151,8 +154,8 @@ pause_before_switch (void)
         long v = strtol (ms, NULL, 10);
         struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
         if (v > 0) {
-            fprintf (stderr, "remodel: finalize: pausing %ld ms before the switch "
-                     "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)\n", v);
+            rm_cli_line (stderr, "", "\n", "remodel: finalize: pausing %ld ms before the switch "
+                         "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)", v);
             nanosleep (&ts, NULL);
         }
     }
@@ -213,9 +216,10 @@ online_finalize (online_t *on, bson_error_t *err)
     online_lease_drop (on);
     ok = ok && check_backups (on, sums, n_sums, err);
     if (switched && !o->quiet)
-        fprintf (stderr, "remodel: plan %s finalized: %zu collection(s) switched; the originals "
-                 "are kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)\n",
-                 on->names.name, n, on->names.id);
+        rm_cli_line (stderr, "", "\n",
+                     "remodel: plan %s finalized: %zu collection(s) switched; the originals are "
+                     "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
+                     on->names.name, n, on->names.id);
     return ok;
 }
 
@@ -335,10 +339,11 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
             } else if (ok) {
                 char *text = bson_as_relaxed_extended_json (&q, NULL);
                 if (kept++ < 10)
-                    fprintf (stderr, "remodel: rollback: step %zu (%s) %s: document %s changed "
-                             "since remodel wrote it (or is gone): left as it is; its earlier "
-                             "version stays in %s.%s\n", s->index, s->op, in[0]->text, text,
-                             on->o->state_db, bname);
+                    rm_cli_line (stderr, "", "\n",
+                                 "remodel: rollback: step %zu (%s) %s: document %s changed since "
+                                 "remodel wrote it (or is gone): left as it is; its earlier "
+                                 "version stays in %s.%s", s->index, s->op, in[0]->text, text,
+                                 on->o->state_db, bname);
                 bson_free (text);
             }
             bson_destroy (&q);
@@ -347,8 +352,9 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
             ok = online_fail (on, err, &why, "reading the backups");
         mongoc_cursor_destroy (cur);
         if (ok && !on->o->quiet)
-            fprintf (stderr, "remodel: rollback: step %zu (%s) %s: %lld restored, %lld left\n",
-                     s->index, s->op, in[0]->text, (long long) restored, (long long) kept);
+            rm_cli_line (stderr, "", "\n",
+                         "remodel: rollback: step %zu (%s) %s: %lld restored, %lld left", s->index,
+                         s->op, in[0]->text, (long long) restored, (long long) kept);
         *left += kept;
         mongoc_collection_destroy (b);
         mongoc_collection_destroy (c);
@@ -372,8 +378,9 @@ online_rollback (online_t *on, bson_error_t *err)
         ok = online_switch_back (on, &undone, err);
         if (ok && undone) {
             if (!on->o->quiet)
-                fprintf (stderr, "remodel: plan %s: the original collections are back; the "
-                         "results stay beside them (rollback again drops them)\n", on->names.name);
+                rm_cli_line (stderr, "", "\n",
+                             "remodel: plan %s: the original collections are back; the results "
+                             "stay beside them (rollback again drops them)", on->names.name);
             online_lease_drop (on);
             return true;
         }
@@ -385,7 +392,8 @@ online_rollback (online_t *on, bson_error_t *err)
             split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
             ok = online_coll_drop (on, db, on->names.moved[i].coll, err);
             if (ok && !on->o->quiet)
-                fprintf (stderr, "remodel: rollback: dropped %s.%s\n", db, on->names.moved[i].coll);
+                rm_cli_line (stderr, "", "\n", "remodel: rollback: dropped %s.%s", db,
+                             on->names.moved[i].coll);
         }
         rm_names_clear (&on->names);
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "online.h"
+#include "remodel/cli.h"
 
 /* Whether spec (an index's "key") starts with field. */
 static bool
@@ -50,9 +51,10 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
         if (create && on->o->dry_run) {
             /* A dry run writes nothing: it says what a run would make. */
             if (!on->o->quiet)
-                fprintf (stderr, "remodel: dry run: %s.%s has no index on \"%s\", by which the "
-                         "join fetches its documents: a run would create it (--create-indexes); "
-                         "this one fetches them without\n", db, coll, key);
+                rm_cli_line (stderr, "", "\n",
+                             "remodel: dry run: %s.%s has no index on \"%s\", by which the join "
+                             "fetches its documents: a run would create it (--create-indexes); "
+                             "this one fetches them without", db, coll, key);
         } else if (create) {
             char name[300];
             bson_t *cmd;

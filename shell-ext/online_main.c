@@ -1,11 +1,11 @@
 /* remodel-online: the online companion's commands (online.h). Reached as
  * `remodel online COMMAND ...`; errors are printed once, here. */
-#include <errno.h>
-#include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "remodel/cli.h"
 #include "online.h"
 
 static const char usage[] =
@@ -45,12 +45,13 @@ static const char usage[] =
     "  --create-indexes   create the index a join fetches its partners by when\n"
     "                     missing (otherwise the run is refused, naming it)\n"
     "  --batch-size N     documents per batch (default 1000)\n"
-    "  --batch-time MS    size batches to take about MS each (from --batch-size)\n"
-    "  --pause-ms MS      pause between batches (default 0)\n"
+    "  --batch-time D     size batches to take about D each (from --batch-size)\n"
+    "  --pause D          pause between batches (default 0; --pause-ms, its\n"
+    "                     older name, is taken too)\n"
     "  --max-rate N       at most N documents read per second (default: no limit)\n"
     "  --write-concern W  the writes' w: a number or majority (default: the URI's)\n"
-    "  --retry-for S      retry network errors, failovers and restarts with backoff\n"
-    "                     for up to S seconds (default 600), then stop\n"
+    "  --retry-for D      retry network errors, failovers and restarts with backoff\n"
+    "                     for up to D (default 10m), then stop\n"
     "  --log-format F     text (default) or json: one line per batch on stderr\n"
     "  --state-db DB      where checkpoints, the lease and backups live (default remodel)\n"
     "  --dry-run          read and compute, count, write nothing (no state either)\n"
@@ -65,45 +66,34 @@ static const char usage[] =
     "                     only (default: the server's own version)\n"
     "  --quiet, -q        no progress\n"
     "\n"
-    "An option a command does not take is refused (exit 2), naming both.\n";
+    "D, a duration: 50ms, 2s, 10m, 1h; a bare number counts milliseconds\n"
+    "(--retry-for: seconds), as these options always did. An option is named\n"
+    "in full (no abbreviation); one a command does not take is refused (exit 2),\n"
+    "naming both.\n";
 
+/* "remodel: PREFIX..." on standard error, escaped as every message is
+ * (remodel/cli.h): names from the plan or the server stay one line. */
+static void
+note (const char *prefix, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+static void
+note (const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    rm_cli_vmessage (prefix, fmt, ap);
+    va_end (ap);
+}
+
+/* A refusal of the command line: "remodel: error: online: ...", escaped
+ * (the plan's path or a value may hold any byte), exit 2. */
 static int
 fail_usage (const char *fmt, const char *arg)
 {
-    fprintf (stderr, "remodel: error: online: ");
-    fprintf (stderr, fmt, arg);
-    fprintf (stderr, " (remodel online --help)\n");
+    char text[1024];
+    snprintf (text, sizeof text, fmt, arg);
+    note ("error: online: ", "%s (remodel online --help)", text);
     return 2;
 }
-
-/* A count: digits only, and no more than an int64_t holds (strtoll
- * saturates at LLONG_MAX with ERANGE, which is refused, not taken). */
-static bool
-parse_count (const char *s, int64_t *out)
-{
-    char *end;
-    long long v;
-    if (!s || !*s || strspn (s, "0123456789") != strlen (s))
-        return false;
-    errno = 0;
-    v = strtoll (s, &end, 10);
-    if (errno == ERANGE || *end)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* The commands, as bits, and which of them each option is for: an option
- * given to a command that does not take it is refused, naming both. */
-enum {
-    C_RUN = 1 << 0, C_STATUS = 1 << 1, C_VERIFY = 1 << 2, C_SYNC = 1 << 3,
-    C_FINALIZE = 1 << 4, C_ROLLBACK = 1 << 5, C_PAUSE = 1 << 6, C_RESUME = 1 << 7,
-    C_SERVER = C_RUN | C_STATUS | C_VERIFY | C_SYNC | C_FINALIZE | C_ROLLBACK | C_PAUSE | C_RESUME,
-    /* what reads the sources in batches: finalize's last sync too */
-    C_BATCHES = C_RUN | C_VERIFY | C_SYNC | C_FINALIZE,
-};
-static const char *const commands[] = {"run", "status", "verify", "sync", "finalize",
-                                       "rollback", "pause", "resume", NULL};
 
 /* The driver's own log: errors reach us as values and are printed once;
  * its warnings (a server without endSessions, as mongo-java-server) are
@@ -116,154 +106,97 @@ driver_log (mongoc_log_level_t level, const char *domain, const char *message, v
         mongoc_log_default_handler (level, domain, message, NULL);
 }
 
+/* The options as the layer read them (remodel/cli.h, whose table says
+ * which command takes each), into o; false after printing a refusal. */
+static bool
+read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
+{
+    const char *wc = v[RM_OPT_WRITE_CONCERN].text;
+    uint64_t w;
+
+    o->uri = v[RM_OPT_URI].text;
+    if (v[RM_OPT_STATE_DB].given)
+        o->state_db = v[RM_OPT_STATE_DB].text;
+    if (v[RM_OPT_BATCH_SIZE].given)
+        o->batch_size = (int64_t) v[RM_OPT_BATCH_SIZE].n;
+    o->pause_ms = (int64_t) v[RM_OPT_PAUSE].n;
+    o->max_rate = (int64_t) v[RM_OPT_MAX_RATE].n;
+    o->batch_time_ms = (int64_t) v[RM_OPT_BATCH_TIME].n;
+    if (v[RM_OPT_RETRY_FOR].given)
+        o->retry_for_ms = (int64_t) v[RM_OPT_RETRY_FOR].n;
+    o->log_json = v[RM_OPT_LOG_FORMAT].given && v[RM_OPT_LOG_FORMAT].n == 1;
+    o->dry_run = v[RM_OPT_DRY_RUN].given;
+    o->restart = v[RM_OPT_RESTART].given;
+    o->in_place = v[RM_OPT_IN_PLACE].given;
+    o->create_indexes = v[RM_OPT_CREATE_INDEXES].given;
+    o->writes_stopped = v[RM_OPT_WRITES_STOPPED].given;
+    o->block_writes = v[RM_OPT_BLOCK_WRITES].given;
+    o->server_side = v[RM_OPT_SERVER_SIDE].given;
+    o->quiet = v[RM_OPT_QUIET].given;
+    if (v[RM_OPT_SERVER_VERSION].given) {
+        if (!rm_compile_version_parse (v[RM_OPT_SERVER_VERSION].text, &o->server_version)) {
+            rm_error_set (err, RM_ERR_USAGE, "--server-version: \"%s\" is not a MongoDB version "
+                          "like 5.0 (3.6 or later)", v[RM_OPT_SERVER_VERSION].text);
+            return false;
+        }
+        o->server_version_given = true;
+    }
+    if (wc) {
+        bool majority = !strcmp (wc, "majority");
+        if (!majority && !(rm_cli_parse_count (wc, &w) && w < 100)) {
+            rm_error_set (err, RM_ERR_USAGE, "--write-concern: expected a number (below 100) or "
+                          "majority, got \"%s\"", wc);
+            return false;
+        }
+        o->write_concern = mongoc_write_concern_new ();
+        if (majority)
+            mongoc_write_concern_set_wmajority (o->write_concern, 0);
+        else
+            mongoc_write_concern_set_w (o->write_concern, (int32_t) w);
+    }
+    return true;
+}
+
 int
 main (int argc, char **argv)
 {
-    enum { O_URI = 256, O_BATCH, O_PAUSE, O_RATE, O_STATE, O_DRY, O_RESTART, O_INPLACE,
-           O_INDEXES, O_WC, O_BTIME, O_LOG, O_RETRY, O_STOPPED, O_BLOCK, O_HELP, O_SVERSION,
-           O_SERVERSIDE };
-    static const struct option longopts[] = {
-        /* Keep in step with takes[] below. */
-        {"uri", required_argument, NULL, O_URI},
-        {"batch-size", required_argument, NULL, O_BATCH},
-        {"pause-ms", required_argument, NULL, O_PAUSE},
-        {"max-rate", required_argument, NULL, O_RATE},
-        {"state-db", required_argument, NULL, O_STATE},
-        {"dry-run", no_argument, NULL, O_DRY},
-        {"restart", no_argument, NULL, O_RESTART},
-        {"in-place", no_argument, NULL, O_INPLACE},
-        {"create-indexes", no_argument, NULL, O_INDEXES},
-        {"write-concern", required_argument, NULL, O_WC},
-        {"batch-time", required_argument, NULL, O_BTIME},
-        {"log-format", required_argument, NULL, O_LOG},
-        {"retry-for", required_argument, NULL, O_RETRY},
-        {"writes-stopped", no_argument, NULL, O_STOPPED},
-        {"block-writes", no_argument, NULL, O_BLOCK},
-        {"server-version", required_argument, NULL, O_SVERSION},
-        {"server-side", no_argument, NULL, O_SERVERSIDE},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, O_HELP},
-        {NULL, 0, NULL, 0},
-    };
-    /* Which commands take each option (by longopts' order; --dry-run is
-     * taken by all to refuse it with its own reason below). */
-    static const int takes[] = {
-        C_SERVER,                        /* --uri */
-        C_BATCHES,                       /* --batch-size */
-        C_BATCHES,                       /* --pause-ms */
-        C_BATCHES,                       /* --max-rate */
-        C_SERVER,                        /* --state-db */
-        C_SERVER,                        /* --dry-run */
-        C_RUN | C_VERIFY | C_SYNC,       /* --restart */
-        C_SERVER,                        /* --in-place */
-        C_BATCHES,                       /* --create-indexes */
-        C_RUN | C_SYNC | C_FINALIZE | C_ROLLBACK, /* --write-concern */
-        C_BATCHES,                       /* --batch-time */
-        C_BATCHES,                       /* --log-format */
-        C_SERVER,                        /* --retry-for */
-        C_FINALIZE,                      /* --writes-stopped */
-        C_FINALIZE,                      /* --block-writes */
-        C_RUN,                           /* --server-version */
-        C_RUN,                           /* --server-side */
-        C_SERVER,                        /* --quiet */
-        C_SERVER,                        /* --help */
-    };
-    _Static_assert (sizeof takes / sizeof takes[0] + 1 == sizeof longopts / sizeof longopts[0],
-                    "an option without its commands");
     online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000};
+    rm_cli_args_t args;
+    rm_cmd_t cmd_id;
+    char cmd_name[64];
     int64_t n;
-    bool known = false;
     online_t on;
     bson_error_t err = {0};
     const char *cmd;
-    int c, rc, idx, cmd_bit = 0;
+    int rc;
 
     if (argc < 2 || !strcmp (argv[1], "--help") || !strcmp (argv[1], "-h")) {
         fputs (usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     cmd = argv[1];
-    for (size_t i = 0; commands[i]; i++)
-        if (strcmp (cmd, commands[i]) == 0) {
-            known = true;
-            cmd_bit = 1 << i;
-        }
-    if (!known)
+    /* The option layer knows these as "online X" (compile is remodel's). */
+    snprintf (cmd_name, sizeof cmd_name, "online %s", cmd);
+    if (!rm_cli_command_find (cmd_name, &cmd_id))
         return fail_usage ("unknown command \"%s\"", cmd);
-    optind = 2;
-    opterr = 0;
-    while ((idx = -1, c = getopt_long (argc, argv, ":qh", longopts, &idx)) != -1) {
-        /* -q and -h are --quiet and --help. */
-        for (size_t i = 0; idx < 0 && (c == 'q' || c == 'h') && longopts[i].name; i++)
-            if (longopts[i].val == (c == 'q' ? 'q' : O_HELP))
-                idx = (int) i;
-        if (idx >= 0 && !(takes[idx] & cmd_bit)) {
-            fprintf (stderr, "remodel: error: online: %s does not take --%s (remodel online "
-                     "--help)\n", cmd, longopts[idx].name);
-            return 2;
-        }
-        switch (c) {
-        case O_URI: o.uri = optarg; break;
-        case O_STATE: o.state_db = optarg; break;
-        case O_DRY: o.dry_run = true; break;
-        case O_RESTART: o.restart = true; break;
-        case O_INPLACE: o.in_place = true; break;
-        case O_INDEXES: o.create_indexes = true; break;
-        case O_STOPPED: o.writes_stopped = true; break;
-        case O_BLOCK: o.block_writes = true; break;
-        case O_SERVERSIDE: o.server_side = true; break;
-        case O_SVERSION:
-            if (!rm_compile_version_parse (optarg, &o.server_version))
-                return fail_usage ("--server-version: \"%s\" is not a MongoDB version like 5.0 "
-                                   "(3.6 or later)", optarg);
-            o.server_version_given = true;
-            break;
-        case O_WC:
-            if (!o.write_concern)
-                o.write_concern = mongoc_write_concern_new ();
-            if (!strcmp (optarg, "majority"))
-                mongoc_write_concern_set_wmajority (o.write_concern, 0);
-            else if (parse_count (optarg, &n) && n < 100)
-                mongoc_write_concern_set_w (o.write_concern, (int32_t) n);
-            else
-                return fail_usage ("--write-concern: \"%s\" is not a number or majority", optarg);
-            break;
-        case O_BTIME:
-            if (!parse_count (optarg, &o.batch_time_ms) || o.batch_time_ms < 1)
-                return fail_usage ("--batch-time: \"%s\" is not a count of milliseconds", optarg);
-            break;
-        case O_RETRY:
-            if (!parse_count (optarg, &n) || n > INT64_MAX / 1000)
-                return fail_usage ("--retry-for: \"%s\" is not a count of seconds", optarg);
-            o.retry_for_ms = n * 1000;
-            break;
-        case O_LOG:
-            if (strcmp (optarg, "json") && strcmp (optarg, "text"))
-                return fail_usage ("--log-format: \"%s\" is not text or json", optarg);
-            o.log_json = !strcmp (optarg, "json");
-            break;
-        case 'q': o.quiet = true; break;
-        case 'h':
-        case O_HELP: fputs (usage, stdout); return 0;
-        case O_BATCH:
-            if (!parse_count (optarg, &o.batch_size) || o.batch_size < 1)
-                return fail_usage ("--batch-size: \"%s\" is not a count of at least 1", optarg);
-            break;
-        case O_PAUSE:
-            if (!parse_count (optarg, &o.pause_ms))
-                return fail_usage ("--pause-ms: \"%s\" is not a count of milliseconds", optarg);
-            break;
-        case O_RATE:
-            if (!parse_count (optarg, &o.max_rate))
-                return fail_usage ("--max-rate: \"%s\" is not a count of documents", optarg);
-            break;
-        case ':': return fail_usage ("option \"%s\" needs a value", argv[optind - 1]);
-        default: return fail_usage ("unknown option \"%s\"", argv[optind - 1]);
-        }
+    if (!rm_cli_parse (cmd_id, argc, argv, 2, &args, &err) || !read_opts (args.v, &o, &err)) {
+        rm_cli_error (&err);
+        rm_cli_args_destroy (&args);
+        if (o.write_concern)
+            mongoc_write_concern_destroy (o.write_concern);
+        return 2;
     }
-    if (optind != argc - 1)
+    if (args.v[RM_OPT_HELP].given) {
+        fputs (usage, stdout);
+        rm_cli_args_destroy (&args);
+        return 0;
+    }
+    if (args.n_pos != 1) {
+        rm_cli_args_destroy (&args);
         return fail_usage ("%s takes one plan file", cmd);
-    o.plan_path = argv[optind];
+    }
+    o.plan_path = args.pos[0];
+    rm_cli_args_destroy (&args); /* o keeps only argv's strings */
     /* These write only state or switch collections: a dry run of them
      * would still write, so there is none. */
     if (o.dry_run && (!strcmp (cmd, "finalize") || !strcmp (cmd, "rollback") ||
@@ -280,26 +213,24 @@ main (int argc, char **argv)
     mongoc_init ();
     memset (&on, 0, sizeof on);
     if (!online_plan_load (&on, &o, &err) || !online_connect (&on, &o, &err)) {
-        rc = err.code == RM_ERR_USAGE ? 2 : 1;
+        rc = 1; /* the status: rm_cli_exit_status's, below */
     } else if (!strcmp (cmd, "status")) {
         rc = online_status (&on, &err) < 0 ? 1 : 0;
     } else if (!strcmp (cmd, "pause") || !strcmp (cmd, "resume")) {
         rc = online_plan_set (&on, "paused", !strcmp (cmd, "pause"), &err) ? 0 : 1;
         if (!rc && !o.quiet)
-            fprintf (stderr, "remodel: plan %s %s\n", on.names.name,
-                     !strcmp (cmd, "pause") ? "paused (a run waits at its next batch)" : "resumed");
+            note ("", "plan %s %s", on.names.name,
+                  !strcmp (cmd, "pause") ? "paused (a run waits at its next batch)" : "resumed");
     } else if (!strcmp (cmd, "verify") || !strcmp (cmd, "sync")) {
         bool sync = !strcmp (cmd, "sync");
         n = online_apply (&on, sync ? ONLINE_SYNC : ONLINE_VERIFY, &err);
         rc = n < 0 ? 1 : (!sync && n > 0) ? 1 : 0;
         if (n == 0 && !o.quiet)
-            fprintf (stderr, "remodel: %s: plan %s: every result as the sources make it\n", cmd,
-                     on.names.name);
+            note ("", "%s: plan %s: every result as the sources make it", cmd, on.names.name);
         else if (n > 0 && !o.quiet)
-            fprintf (stderr, "remodel: %s: plan %s: %lld result(s) %s\n", cmd, on.names.name,
-                     (long long) n,
-                     !sync ? "differ" : o.dry_run ? "would be rewritten or removed"
-                                                  : "rewritten or removed");
+            note ("", "%s: plan %s: %lld result(s) %s", cmd, on.names.name, (long long) n,
+                  !sync ? "differ" : o.dry_run ? "would be rewritten or removed"
+                                               : "rewritten or removed");
         if (!sync && n > 0)
             err.code = 0; /* said above; no error line */
     } else if (!strcmp (cmd, "finalize")) {
@@ -309,11 +240,11 @@ main (int argc, char **argv)
     } else {
         rc = online_apply (&on, ONLINE_RUN, &err) < 0 ? 1 : 0;
     }
-    /* A refusal (a plan or option at fault) is 2, as for remodel run. */
-    if (rc && (err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED))
-        rc = 2;
-    if (rc && err.code)
-        fprintf (stderr, "remodel: error: %s\n", err.message);
+    /* The status by one map, as remodel's (a refusal 2); the error once. */
+    if (rc && err.code) {
+        rc = rm_cli_exit_status (&err);
+        rm_cli_error (&err);
+    }
     online_close (&on);
     if (o.write_concern)
         mongoc_write_concern_destroy (o.write_concern);

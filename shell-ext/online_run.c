@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "online_batch.h"
+#include "remodel/cli.h"
 
 void
 online_sleep_ms (int64_t ms)
@@ -68,15 +69,15 @@ online_wait_while_paused (online_t *on, bson_error_t *err)
         if (!paused)
             break;
         if (!said && !on->o->quiet)
-            fprintf (stderr, "%sremodel: plan %s paused (remodel online resume goes on)\n",
-                     isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", on->names.name);
+            rm_cli_line (stderr, isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", "\n",
+                         "remodel: plan %s paused (remodel online resume goes on)", on->names.name);
         said = true;
         if (!online_lease_check (on, err))
             return false;
         online_sleep_ms (1000);
     }
     if (said && !on->o->quiet)
-        fprintf (stderr, "remodel: plan %s resumed\n", on->names.name);
+        rm_cli_line (stderr, "", "\n", "remodel: plan %s resumed", on->names.name);
     return true;
 }
 
@@ -89,9 +90,10 @@ log_batch (online_job_t *j, int64_t n, int64_t ms, int64_t t0)
         online_json_batch (j->on, j->s, j->index, j->in[j->p->drive]->text, false, n, ms,
                            j->seen, j->written, all > 0 ? j->seen * 1000 / all : 0);
     } else if (!o->quiet && isatty (STDERR_FILENO)) {
-        fprintf (stderr, "\rremodel: step %zu (%s) %s: %lld read, %lld written, %lld/s ",
-                 j->s->index, j->s->op, j->in[j->p->drive]->text, (long long) j->seen,
-                 (long long) j->written, (long long) (all > 0 ? j->seen * 1000 / all : 0));
+        rm_cli_line (stderr, "\r", "",
+                     "remodel: step %zu (%s) %s: %lld read, %lld written, %lld/s ", j->s->index,
+                     j->s->op, j->in[j->p->drive]->text, (long long) j->seen,
+                     (long long) j->written, (long long) (all > 0 ? j->seen * 1000 / all : 0));
     }
 }
 
@@ -191,9 +193,8 @@ online_transient_wait (online_t *on, int64_t *since, int *tries, const bson_erro
     wait = 250LL << (*tries < 5 ? *tries : 5);
     (*tries)++;
     if (!on->o->quiet)
-        fprintf (stderr, "%sremodel: %s; retrying in %lld ms\n",
-                 isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", err->message,
-                 (long long) wait);
+        rm_cli_line (stderr, isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", "\n",
+                     "remodel: %s; retrying in %lld ms", err->message, (long long) wait);
     online_sleep_ms (wait);
     return true;
 }
@@ -241,8 +242,8 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         ok = online_checkpoint_read (on, s, pi, &last, &done, &j.seen, &j.written, err);
     if (ok && done) {
         if (!o->quiet)
-            fprintf (stderr, "remodel: step %zu (%s) %s: done before\n", s->index, s->op,
-                     drive_ns);
+            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
+                         s->op, drive_ns);
         bson_destroy (&last);
         return true;
     }
@@ -303,11 +304,11 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
                                      j.written, true, err);
     if (ok && !o->quiet && mode == ONLINE_RUN)
-        fprintf (stderr, "%sremodel: step %zu (%s) %s: %lld read, %lld %s\n",
-                 j.seen && isatty (STDERR_FILENO) && !o->log_json ? "\r" : "", s->index, s->op,
-                 drive_ns, (long long) j.seen, (long long) j.written,
-                 o->dry_run ? (o->in_place ? "would change" : "would write")
-                            : (o->in_place ? "changed" : "written"));
+        rm_cli_line (stderr, j.seen && isatty (STDERR_FILENO) && !o->log_json ? "\r" : "", "\n",
+                     "remodel: step %zu (%s) %s: %lld read, %lld %s", s->index, s->op, drive_ns,
+                     (long long) j.seen, (long long) j.written,
+                     o->dry_run ? (o->in_place ? "would change" : "would write")
+                                : (o->in_place ? "changed" : "written"));
     else if (ok && !o->quiet && isatty (STDERR_FILENO) && !o->log_json)
         fprintf (stderr, "\n");
     for (size_t k = 0; k < 4; k++)
@@ -364,9 +365,10 @@ dry_run_note (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, const rm_
         there |= !strcmp (names[i], now);
     bson_strfreev (names);
     mongoc_database_destroy (d);
-    fprintf (stderr, "remodel: step %zu (%s): dry run: %s is an earlier step's result (%s.%s), "
-             "which a dry run does not write: %s\n", s->index, s->op, ref->text, ref->db, now,
-             there ? "read as an earlier run left it" : "not there, so read as empty");
+    rm_cli_line (stderr, "", "\n",
+                 "remodel: step %zu (%s): dry run: %s is an earlier step's result (%s.%s), which "
+                 "a dry run does not write: %s", s->index, s->op, ref->text, ref->db, now,
+                 there ? "read as an earlier run left it" : "not there, so read as empty");
 }
 
 /* The indexes the joins need, before anything is written. A dry run
@@ -432,8 +434,8 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
         if (ok && exact)
             np = 0;
     } else if (ok && cs && !cs->n_passes && mode == ONLINE_RUN && !on->o->quiet) {
-        fprintf (stderr, "remodel: step %zu (%s) runs client-side: %s\n", s->index, s->op,
-                 cs->reason);
+        rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) runs client-side: %s", s->index,
+                     s->op, cs->reason);
     }
     for (size_t i = 0; ok && i < np; i++) {
         online_passrun_t pr;
@@ -445,9 +447,9 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
         ok = run_pass (on, s, &passes[i], i, mode, sets, nt, &pr, err);
         *differ += pr.differ;
         if (pr.reported > ONLINE_REPORT_MAX && !(mode == ONLINE_SYNC && on->o->quiet))
-            fprintf (stderr, "remodel: %s: step %zu (%s): %d more ranges differ\n",
-                     mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
-                     pr.reported - ONLINE_REPORT_MAX);
+            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s): %d more ranges differ",
+                         mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
+                         pr.reported - ONLINE_REPORT_MAX);
         online_docs_destroy (&pr.found);
         online_docs_destroy (&pr.ip.again);
         online_docs_destroy (&pr.ip.again_out);

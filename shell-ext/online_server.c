@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "online_batch.h"
+#include "remodel/cli.h"
 
 bool
 online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
@@ -209,10 +210,11 @@ online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact, bso
         char *id = bson_as_relaxed_extended_json (doc, NULL);
         *exact = false;
         if (!on->o->quiet)
-            fprintf (stderr, "remodel: step %zu (%s): %s has a document whose \"%s\" holds an "
-                     "array (%s), for which the compiled pipeline is not exact: this step runs "
-                     "client-side\n", st->s->index, st->s->op, st->guard_ns->text,
-                     st->guard_field, id);
+            rm_cli_line (stderr, "", "\n",
+                         "remodel: step %zu (%s): %s has a document whose \"%s\" holds an array "
+                         "(%s), for which the compiled pipeline is not exact: this step runs "
+                         "client-side", st->s->index, st->s->op, st->guard_ns->text,
+                         st->guard_field, id);
         bson_free (id);
     }
     if (mongoc_cursor_error (cur, &why))
@@ -360,8 +362,8 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
     ok = online_checkpoint_read (on, s, cp->pass, &last, &done, &seen, &written, err);
     if (ok && done) {
         if (!o->quiet)
-            fprintf (stderr, "remodel: step %zu (%s) %s: done before\n", s->index, s->op,
-                     cp->drive->text);
+            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
+                         s->op, cp->drive->text);
         goto out;
     }
     while (ok) {
@@ -399,9 +401,10 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
                 online_json_batch (on, s, cp->pass, cp->drive->text, true, n, now - b0, seen,
                                    written, all > 0 ? seen * 1000 / all : 0);
             else if (tty)
-                fprintf (stderr, "\rremodel: step %zu (%s) %s: %lld read, %lld written, %lld/s "
-                         "(server-side) ", s->index, s->op, cp->drive->text, (long long) seen,
-                         (long long) written, (long long) (all > 0 ? seen * 1000 / all : 0));
+                rm_cli_line (stderr, "\r", "",
+                             "remodel: step %zu (%s) %s: %lld read, %lld written, %lld/s "
+                             "(server-side) ", s->index, s->op, cp->drive->text, (long long) seen,
+                             (long long) written, (long long) (all > 0 ? seen * 1000 / all : 0));
         }
         if (o->max_rate > 0)
             online_sleep_ms (t0 + seen * 1000 / o->max_rate - online_mono_ms ());
@@ -411,9 +414,9 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
         ok = online_checkpoint_save (on, s, cp->pass, cp->drive, cp->coll, &last, seen, written,
                                      true, err);
     if (ok && !o->quiet)
-        fprintf (stderr, "%sremodel: step %zu (%s) %s: %lld read, %lld written (server-side)\n",
-                 tty && seen ? "\r" : "", s->index, s->op, cp->drive->text, (long long) seen,
-                 (long long) written);
+        rm_cli_line (stderr, tty && seen ? "\r" : "", "\n",
+                     "remodel: step %zu (%s) %s: %lld read, %lld written (server-side)", s->index,
+                     s->op, cp->drive->text, (long long) seen, (long long) written);
 out:
     if (cur)
         mongoc_cursor_destroy (cur);

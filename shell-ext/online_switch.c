@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "online.h"
+#include "remodel/cli.h"
 
 /* One namespace's switch. */
 typedef struct {
@@ -93,7 +94,7 @@ rename_coll (online_t *on, const char *db, const char *from, const char *to, boo
         return online_fail (on, err, &why, what);
     }
     if (say && !on->o->quiet)
-        fprintf (stderr, "remodel: renamed %s to %s\n", a, b);
+        rm_cli_line (stderr, "", "\n", "remodel: renamed %s to %s", a, b);
     return true;
 }
 
@@ -512,8 +513,8 @@ online_switch_forward (online_t *on, size_t *n_switched, bson_error_t *err)
     } else if (ok) {
         ok = journal_resume (on, j, "finalize", err);
         if (ok && !on->o->quiet)
-            fprintf (stderr, "remodel: finalize: completing the switch an earlier command "
-                     "began\n");
+            rm_cli_line (stderr, "", "\n",
+                         "remodel: finalize: completing the switch an earlier command began");
     }
     ok = ok && run_moves (on, j, false, err);
     /* Finalized before anything is dropped: the intermediates are what no

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "online_batch.h"
+#include "remodel/cli.h"
 #include "remodel/docpath.h"
 
 /* Reports a range that differs (the first few, then a count at the end). */
@@ -23,9 +24,9 @@ online_report_range (online_job_t *j, online_passrun_t *pr, const bson_t *before
         from = bson_as_relaxed_extended_json (&tmp, NULL);
         bson_destroy (&tmp);
     }
-    fprintf (stderr, "remodel: %s: step %zu (%s) %s: the range after %s: %lld %s\n",
-             pr->mode == ONLINE_SYNC ? "sync" : "verify", j->s->index, j->s->op,
-             j->in[j->p->drive]->text, from ? from : "the start", (long long) n, what);
+    rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: the range after %s: %lld %s",
+                 pr->mode == ONLINE_SYNC ? "sync" : "verify", j->s->index, j->s->op,
+                 j->in[j->p->drive]->text, from ? from : "the start", (long long) n, what);
     bson_free (from);
 }
 
@@ -203,10 +204,13 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     mongoc_cursor_destroy (cur);
     ok = ok && online_writes_flush (&del, err);
     if (ok && extra && !(mode == ONLINE_SYNC && on->o->quiet))
-        fprintf (stderr, "remodel: %s: step %zu (%s) %s: %lld documents in %s.%s that no range "
-                 "makes (their sources are gone)%s\n", mode == ONLINE_SYNC ? "sync" : "verify",
-                 s->index, s->op, ref->text, (long long) extra, ref->db, name,
-                 mode != ONLINE_SYNC ? "" : on->o->dry_run ? ": a sync would remove them" : ": removed");
+        rm_cli_line (stderr, "", "\n",
+                     "remodel: %s: step %zu (%s) %s: %lld documents in %s.%s that no range makes "
+                     "(their sources are gone)%s", mode == ONLINE_SYNC ? "sync" : "verify",
+                     s->index, s->op, ref->text, (long long) extra, ref->db, name,
+                     mode != ONLINE_SYNC ? ""
+                     : on->o->dry_run    ? ": a sync would remove them"
+                                         : ": removed");
     *differ += extra;
     bson_destroy (opts);
     mongoc_collection_destroy (c);

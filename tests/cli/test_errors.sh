@@ -375,14 +375,20 @@ else
     pass option-missing-argument-not-unknown
 fi
 # An option a command does not take is refused, named as given (the
-# option, not its value), never silently ignored.
-usage inspect-threads '"--threads" is not one of this command'"'"'s' -- inspect "$A" --threads 3
-usage inspect-force '"-f" is not one of this command'"'"'s' -- inspect -f "$A"
-usage show-format '"--format" is not one of this command'"'"'s' -- show "$A" --format archive
-usage diff-skip-invalid '"--skip-invalid" is not one of this command'"'"'s' -- diff "$A" "$A" --skip-invalid
-usage run-verbose '"-v" is not one of this command'"'"'s' -- run plan.json -v --from "$A" --to out.archive
-usage check-compress '"--compress" is not one of this command'"'"'s' -- check plan.json --compress zstd
-usage show-json '"--json" is not one of this command'"'"'s' -- show "$A" --json
+# option, not its value) with the command, never silently ignored.
+usage inspect-threads '"--threads" is not one of remodel inspect'"'"'s' -- inspect "$A" --threads 3
+usage inspect-force '"-f" is not one of remodel inspect'"'"'s' -- inspect -f "$A"
+usage show-format '"--format" is not one of remodel show'"'"'s' -- show "$A" --format archive
+usage diff-skip-invalid '"--skip-invalid" is not one of remodel diff'"'"'s' -- diff "$A" "$A" --skip-invalid
+usage run-verbose '"-v" is not one of remodel run'"'"'s' -- run plan.json -v --from "$A" --to out.archive
+usage check-compress '"--compress" is not one of remodel check'"'"'s' -- check plan.json --compress zstd
+usage show-json '"--json" is not one of remodel show'"'"'s' -- show "$A" --json
+# Exact names only (issue 25): getopt_long took an unambiguous prefix, so
+# --form was --format and a typo could mean another option; now refused,
+# naming the nearest option the command takes.
+usage abbreviated-option 'unknown option "--form" (did you mean "--format"?)' -- run plan.json --form dir --to x
+usage mistyped-option 'unknown option "--froce" (did you mean "--force"?)' -- convert "$A" out.archive --froce
+usage flag-with-value 'option "--force" takes no value' -- convert "$A" out.archive --force=yes
 usage convert-missing-arguments "missing arguments" -- convert "$A"
 usage inspect-missing-arguments "missing arguments" -- inspect
 usage too-many-arguments "too many arguments" -- convert "$A" a.archive b.archive

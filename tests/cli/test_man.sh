@@ -138,8 +138,9 @@ expect_eq "remodel-online(1): a section for each of its $(wc -w <<<"$ocmds" | tr
 
 # remodel-plan(5): the parser's step kinds and their keys, from the table.
 P=$T/remodel-plan.5.txt
-awk 'BEGIN { RS = "\\[RM_STEP_" } NR > 1 { s = $0; line = ""
+awk 'BEGIN { RS = "\\[RM_STEP_" } NR > 1 && !toy { s = $0; line = ""
         if (i = index(s, "};")) s = substr(s, 1, i)  # the table ends there
+        if (i = index(s, "#ifdef")) { s = substr(s, 1, i); toy = 1 }  # the test build has a toy after
         while (match(s, /"[^"]*"/)) { w = substr(s, RSTART + 1, RLENGTH - 2); sub(/^\*/, "", w)
             line = line " " w; s = substr(s, RSTART + RLENGTH) }
         sub(/^ /, "", line); if (line != "") print line }' "$ROOT/common/engine/step_table.c" >"$T/kinds"

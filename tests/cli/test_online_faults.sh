@@ -24,23 +24,27 @@
 #   REMODEL=build/remodel bash tests/cli/test_online_faults.sh
 . "$(dirname "$0")/lib.sh"
 
-# refused NAME WANT ARGS...: remodel ARGS exits 2 with the one line WANT.
+# refused NAME WANT ARGS...: remodel ARGS exits 2 with the one line
+# "remodel: error: WANT" (the option layer's words, as remodel's offline
+# commands say them).
 refused() {
     local n=$1 want=$2
     shift 2
     run_rm "$@"
-    expect_eq "$n: exit 2, one line naming it" "$rc:$(cat "$T/err")" "2:remodel: error: online: $want (remodel online --help)"
+    expect_eq "$n: exit 2, one line naming it" "$rc:$(cat "$T/err")" "2:remodel: error: $want"
 }
+not_its() { echo "option \"$2\" is not one of remodel $1's (see remodel $1 --help)"; }
 echo '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}' >"$T/p.json"
-refused "status --batch-size" "status does not take --batch-size" online status "$T/p.json" --uri mongodb://127.0.0.1:1/ --batch-size 5
-refused "rollback --writes-stopped" "rollback does not take --writes-stopped" online rollback "$T/p.json" --writes-stopped
-refused "finalize --server-side" "finalize does not take --server-side" online finalize "$T/p.json" --writes-stopped --server-side
-refused "pause --restart" "pause does not take --restart" online pause "$T/p.json" --restart
-refused "compile --uri" "compile does not take --uri" compile "$T/p.json" --uri mongodb://127.0.0.1:1/
-refused "run --format" "run does not take --format" online run "$T/p.json" --format mongosh
-refused "--batch-size past 64 bits" '--batch-size: "99999999999999999999" is not a count of at least 1' \
+refused "status --batch-size" "$(not_its "online status" --batch-size)" online status "$T/p.json" --uri mongodb://127.0.0.1:1/ --batch-size 5
+refused "rollback --writes-stopped" "$(not_its "online rollback" --writes-stopped)" online rollback "$T/p.json" --writes-stopped
+refused "finalize --server-side" "$(not_its "online finalize" --server-side)" online finalize "$T/p.json" --writes-stopped --server-side
+refused "pause --restart" "$(not_its "online pause" --restart)" online pause "$T/p.json" --restart
+refused "compile --uri" "$(not_its compile --uri)" compile "$T/p.json" --uri mongodb://127.0.0.1:1/
+refused "run --format" "$(not_its "online run" --format)" online run "$T/p.json" --format mongosh
+refused "--batch-size past 64 bits" '--batch-size: expected a number of documents (1 or more), got "99999999999999999999"' \
     online run "$T/p.json" --batch-size 99999999999999999999
-refused "--retry-for past 64 bits of milliseconds" '--retry-for: "9223372036854776" is not a count of seconds' \
+refused "--retry-for past 64 bits of milliseconds" \
+    '--retry-for: expected a duration like 50ms, 2s, 10m or 1h (a bare number: seconds), got "9223372036854776"' \
     online run "$T/p.json" --retry-for 9223372036854776
 run_rm compile "$T/p.json" -q --server-version 6.0
 expect_eq "compile -q --server-version: taken (exit 0)" "$rc" 0

@@ -121,7 +121,7 @@ expect_eq "closed pipe: three commands tried" "$(wc -l <"$T/pipe")" 3
 for m in -5M -1 0 0K 5x " 5M" 99999999999999999999 18014398509481984G 1023; do
     run_rm run "$PLAN" --from "$W/d" --dry-run -q --memory "$m"
     expect_eq "--memory $m refused (exit 2)" "$rc" 2
-    expect_message "--memory $m: says why" "--memory: expected a positive size"
+    expect_message "--memory $m: says why" "--memory: expected a size of at least 1K"
 done
 for m in 1K 64M 2G 1T; do
     run_rm run "$PLAN" --from "$W/d" --dry-run -q --memory "$m"
