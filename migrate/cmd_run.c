@@ -8,7 +8,8 @@
 #include "remodel/tmppath.h"
 #include "tool.h"
 
-static const char run_usage[] =
+/* The usages' "%s": the plan parser's operations, from its table. */
+static const char run_usage_fmt[] =
     "usage: remodel run PLAN --from SRC --to DST [options]\n"
     "\n"
     "Runs the plan's steps over the dump SRC and writes the result to DST (any\n"
@@ -32,15 +33,15 @@ static const char run_usage[] =
     "                        the plan touches, before and after it\n"
     "  --quiet, -q           no progress or summary\n"
     "\n"
-    "PLAN is JSON: {\"remodel\": 1, \"steps\": [{\"<operation>\": {...}}, ...]} with the\n"
-    "operations embed, extract, denormalize, summarize, bucketize, unbucketize,\n"
-    "set, unset, rename and version; remodel-plan(5) (docs/plans.md) documents\n"
-    "each key.\n"
+    "PLAN is JSON: {\"remodel\": 1, \"steps\": [{\"<operation>\": {...}}, ...]}, each\n"
+    "step one of the operations\n"
+    "%s\n"
+    "whose keys remodel-plan(5) (docs/plans.md) documents.\n"
     "remodel check PLAN --against SRC validates one without running it.\n"
     "\n"
     "example: remodel run dumps/plans/embed-tasks.json --from dumps/sample --to /tmp/out.archive.zst\n";
 
-static const char check_usage[] =
+static const char check_usage_fmt[] =
     "usage: remodel check PLAN [--against SRC] [options]\n"
     "\n"
     "Checks a plan without writing anything: its keys, types and values; with\n"
@@ -50,8 +51,8 @@ static const char check_usage[] =
     "what only the data shows: a field no document has (a misspelling: the\n"
     "closest names that occur are suggested), a join in which nothing\n"
     "matches, lookups that mostly miss, readings that mostly go to onInvalid.\n"
-    "Operations: embed, extract, denormalize, summarize, bucketize,\n"
-    "unbucketize, set, unset, rename, version (remodel-plan(5), docs/plans.md).\n"
+    "The operations (remodel-plan(5), docs/plans.md):\n"
+    "%s\n"
     "\n"
     "  --against SRC     also check the plan against a dump, reading it whole\n"
     "  --allow-missing   fields no document has and joins matching nothing are\n"
@@ -61,6 +62,34 @@ static const char check_usage[] =
     "  --help, -h        this text\n"
     "\n"
     "example: remodel check dumps/plans/embed-tasks.json --against dumps/sample\n";
+
+/* "  embed, extract, ...": every operation the plan parser knows, in its
+ * table's order, in lines of at most 78 columns. */
+static void
+operations (char *buf, size_t cap)
+{
+    size_t n = 0, col = 0;
+    for (int k = 0; k < RM_STEP_N_KINDS && n < cap; k++) {
+        const char *name = rm_step_kind_name ((rm_step_kind_t) k);
+        const char *sep = k + 1 < RM_STEP_N_KINDS ? "," : "";
+        if (col && col + 1 + strlen (name) + strlen (sep) > 78) {
+            n += (size_t) snprintf (buf + n, cap - n, "\n");
+            col = 0;
+        }
+        col += (size_t) snprintf (buf + n, cap - n, "%s%s%s", col ? " " : "  ", name, sep);
+        n += strlen (buf + n);
+    }
+}
+
+/* A usage with the operations in place of its "%s". */
+static const char *
+usage_with_operations (char *buf, size_t cap, const char *fmt)
+{
+    char ops[512];
+    operations (ops, sizeof ops);
+    snprintf (buf, cap, fmt, ops);
+    return buf;
+}
 
 typedef struct {
     tool_progress_t *prog;
@@ -169,7 +198,9 @@ print_warnings (const rm_engine_t *e)
 int
 cmd_run (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = run_usage, .cmd = RM_CMD_RUN, .min_pos = 1, .max_pos = 1};
+    static char usage[4096];
+    const tool_cmd_t cmd = {.usage = usage_with_operations (usage, sizeof usage, run_usage_fmt),
+                            .cmd = RM_CMD_RUN, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
     int n, status = 0;
@@ -337,7 +368,9 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
 int
 cmd_check (int argc, char **argv)
 {
-    static const tool_cmd_t cmd = {.usage = check_usage, .cmd = RM_CMD_CHECK, .min_pos = 1, .max_pos = 1};
+    static char usage[4096];
+    const tool_cmd_t cmd = {.usage = usage_with_operations (usage, sizeof usage, check_usage_fmt),
+                            .cmd = RM_CMD_CHECK, .min_pos = 1, .max_pos = 1};
     tool_opts_t o;
     char *pos[1];
     int n;

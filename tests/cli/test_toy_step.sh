@@ -48,6 +48,11 @@ echo '{"remodel": 1, "steps": [{"toy": {"in": "crm.nobody", "field": "k"}}]}' >"
 run_rm check "$T/absent.json" --against "$S"
 expect_message "toy build: check --against finds the namespace its row reads absent" "crm.nobody"
 
+# run --help and check --help list the table's operations.
+expect_eq "toy build: run --help and check --help list toy last" \
+    "$("$REMODEL" run --help | grep -c ' unbucketize, toy$'):$("$REMODEL" check --help | grep -c ' unbucketize, toy$')" "1:1"
+expect_eq "ordinary build: run --help lists no toy" "$("$ROOT/build/remodel" run --help | grep -c 'toy')" 0
+
 # run: every person has kind "toy"; every other namespace is as convert
 # writes it.
 run_rm run -q "$T/toy.json" --from "$S" --to "$T/toy.archive"
