@@ -65,12 +65,8 @@ read_compile_opts (const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *err)
 {
     o->compile_format = v[RM_OPT_FORMAT].text;
     if (v[RM_OPT_SERVER_VERSION].given) {
-        if (!rm_compile_version_parse (v[RM_OPT_SERVER_VERSION].text, &o->server_version)) {
-            rm_error_set (err, RM_ERR_USAGE,
-                          "--server-version: \"%s\" is not a MongoDB version like 5.0 (3.6 or "
-                          "later)", v[RM_OPT_SERVER_VERSION].text);
+        if (!rm_compile_version_option (v[RM_OPT_SERVER_VERSION].text, &o->server_version, err))
             return false;
-        }
         o->server_version_given = true;
     }
     return true;

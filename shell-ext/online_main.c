@@ -134,11 +134,8 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->server_side = v[RM_OPT_SERVER_SIDE].given;
     o->quiet = v[RM_OPT_QUIET].given;
     if (v[RM_OPT_SERVER_VERSION].given) {
-        if (!rm_compile_version_parse (v[RM_OPT_SERVER_VERSION].text, &o->server_version)) {
-            rm_error_set (err, RM_ERR_USAGE, "--server-version: \"%s\" is not a MongoDB version "
-                          "like 5.0 (3.6 or later)", v[RM_OPT_SERVER_VERSION].text);
+        if (!rm_compile_version_option (v[RM_OPT_SERVER_VERSION].text, &o->server_version, err))
             return false;
-        }
         o->server_version_given = true;
     }
     if (wc) {

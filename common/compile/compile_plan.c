@@ -38,6 +38,17 @@ rm_compile_version_parse (const char *text, rm_compile_version_t *v)
 }
 
 bool
+rm_compile_version_option (const char *text, rm_compile_version_t *v, bson_error_t *err)
+{
+    if (rm_compile_version_parse (text, v))
+        return true;
+    rm_error_set (err, RM_ERR_USAGE,
+                  "--server-version: \"%s\" is not a MongoDB version like 5.0 (3.6 or later)",
+                  text);
+    return false;
+}
+
+bool
 rm_compile_refuse (rm_compile_step_t *st, const char *fmt, ...)
 {
     va_list ap;

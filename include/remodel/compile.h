@@ -34,6 +34,9 @@ typedef struct {
 
 /* "5.0", "4.2", "5.2.1" (a patch number counts for nothing); 3.6 or later. */
 bool rm_compile_version_parse (const char *text, rm_compile_version_t *v);
+/* The same for the --server-version option of remodel compile and remodel
+ * online run, refused with RM_ERR_USAGE naming the option. */
+bool rm_compile_version_option (const char *text, rm_compile_version_t *v, bson_error_t *err);
 
 #define RM_COMPILE_MAX_NOTES 8
 
