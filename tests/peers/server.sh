@@ -3,11 +3,23 @@
 # FerretDB (SQLite backend, data in DIR/data), or mongo-java-server (in
 # memory), two independent implementations.
 #
-#   tests/peers/server.sh start DIR [ferretdb|java]
+#   tests/peers/server.sh start DIR [ferretdb|java] [changelog]
 #                                     start it (default ferretdb), listening
 #                                     on 127.0.0.1 on a free port; waits until
 #                                     it accepts connections, then writes the
 #                                     URI to DIR/uri and prints it
+#                                     changelog: with its change log, for the
+#                                     online mode's change capture (docs/
+#                                     online.md): FerretDB with
+#                                     --repl-set-name=rs0 and a capped
+#                                     local.oplog.rs created at once (oplog
+#                                     tailing; PEERS_OPLOG_BYTES, default 1 MiB,
+#                                     small so that a test can roll it over:
+#                                     FerretDB trims capped collections in the
+#                                     background, here every second, 10% of
+#                                     the entries at a time);
+#                                     mongo-java-server with --oplog (change
+#                                     streams, its oplog never rolls over)
 #   tests/peers/server.sh stop DIR    stop it and wait until it is gone
 #
 # Files in DIR: pid, uri, log (the server's log), watchdog.pid, data/.
@@ -22,11 +34,13 @@ set -u
 
 die() { echo "server.sh: $*" >&2; exit 1; }
 
-usage() { die "usage: server.sh start DIR [ferretdb|java] | stop DIR"; }
-[ $# -eq 2 ] || { [ $# -eq 3 ] && [ "$1" == start ]; } || usage
+usage() { die "usage: server.sh start DIR [ferretdb|java] [changelog] | stop DIR"; }
+[ $# -eq 2 ] || { [ $# -ge 3 ] && [ $# -le 4 ] && [ "$1" == start ]; } || usage
 cmd=$1
 kind=${3:-ferretdb}
+changelog=${4:-}
 case $kind in ferretdb | java) ;; *) usage ;; esac
+case $changelog in "" | changelog) ;; *) usage ;; esac
 case $cmd in
     start) mkdir -p "$2" || die "cannot create $2" ;;
     stop) [ -d "$2" ] || exit 0 ;;  # nothing was started there
@@ -83,6 +97,20 @@ stop() {
     rm -f "$dir/pid" "$dir/watchdog.pid" "$dir/uri"
 }
 
+# oplog PORT: FerretDB tails local.oplog.rs only when it exists and is
+# capped; it does not make one itself. Kept when there (a restart on the
+# same data).
+oplog() {
+    python3 - "$1" "${PEERS_OPLOG_BYTES:-1048576}" <<'PY' 2>>"$dir/log" ||
+import sys, pymongo
+c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1]), directConnection=True,
+                        serverSelectionTimeoutMS=10000)
+if "oplog.rs" not in c.local.list_collection_names():
+    c.local.create_collection("oplog.rs", capped=True, size=int(sys.argv[2]))
+PY
+        { echo "server.sh: could not create local.oplog.rs; log:" >&2; tail -n 5 "$dir/log" >&2; return 1; }
+}
+
 start() {
     local pid owner port i
     local bin=$FERRETDB
@@ -97,11 +125,12 @@ start() {
     # Port 0: the kernel picks a free port; the log says which (both say
     # "Listening on TCP 127.0.0.1:PORT").
     if [ "$kind" == java ]; then
-        "$MONGO_JAVA_SERVER" "$PORT" </dev/null >"$dir/log" 2>&1 &
+        "$MONGO_JAVA_SERVER" "$PORT" ${changelog:+--oplog} </dev/null >"$dir/log" 2>&1 &
     else
         "$FERRETDB" --handler=sqlite --sqlite-url="file:$dir/data/" \
             --state-dir="$dir" --listen-addr="127.0.0.1:$PORT" --debug-addr=- \
-            --telemetry=disable --log-level=info \
+            --telemetry=disable --log-level=info ${changelog:+--repl-set-name=rs0} \
+            ${changelog:+--test-capped-cleanup-interval=1s} \
             </dev/null >"$dir/log" 2>&1 &
     fi
     pid=$!
@@ -132,6 +161,10 @@ start() {
             port=$(sed -n 's/.*Listening on TCP 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$dir/log" | head -n 1)
         if [ -n "$port" ] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
             echo "mongodb://127.0.0.1:$port/" >"$dir/uri"
+            if [ -n "$changelog" ] && [ "$kind" == ferretdb ] && ! oplog "$port"; then
+                stop
+                exit 1
+            fi
             cat "$dir/uri"
             return 0
         fi
