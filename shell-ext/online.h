@@ -57,6 +57,9 @@ typedef struct {
     online_lease_t *lease;  /* held (online_lease.c), or NULL */
     int64_t epoch;          /* the lease's epoch while held: the fencing token */
     bool transient;         /* the last driver error may pass: retry */
+    /* run: documents this process read, and the plan's passes in all
+     * (checkpoints included), for capture none's cost of finalize. */
+    int64_t read_now, read_plan;
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
@@ -105,8 +108,9 @@ bool online_plan_update (online_t *on, const bson_t *update, bson_error_t *err);
 bool online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *err);
 /* The plan's record {_id: name, digest, inPlace, paused, finalized}:
  * refuses a changed plan, or one started in the other mode, unless restart
- * (which forgets the old checkpoints). */
-bool online_plan_record (online_t *on, bson_error_t *err);
+ * (which forgets the old checkpoints). *fresh: the plan begins (first run,
+ * --restart, a changed plan), so its change capture point is taken anew. */
+bool online_plan_record (online_t *on, bool *fresh, bson_error_t *err);
 /* verify, sync, finalize, rollback: the plan has run, as it is now, in the
  * mode given. */
 bool online_plan_check (online_t *on, bson_error_t *err);
@@ -191,6 +195,59 @@ bool online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact
                           bson_error_t *err);
 bool online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_pass_t *cp,
                          bson_error_t *err);
+
+/* online_capture.c: change capture, what the server offers to follow the
+ * application's writes (docs/online.md). */
+typedef enum {
+    ONLINE_CAPTURE_NONE,    /* a standalone server: full rescans */
+    ONLINE_CAPTURE_STREAM,  /* change streams */
+    ONLINE_CAPTURE_OPLOG    /* tailing local.oplog.rs */
+} online_capture_mode_t;
+
+/* A mode and a point in its log: a resume token (change streams), a
+ * Timestamp (an oplog entry's ts; a stream's cluster time, where the
+ * server gave one). */
+typedef struct {
+    online_capture_mode_t mode;
+    bson_t token;           /* empty: none */
+    bool has_ts;
+    uint32_t ts_t, ts_i;
+    bool sentinel;          /* token: the event of remodel's own write */
+    char db[128], coll[256]; /* the namespace the stream was opened on */
+} online_capture_t;
+
+void online_capture_init (online_capture_t *c);
+void online_capture_destroy (online_capture_t *c);
+const char *online_capture_name (online_capture_mode_t m);
+/* Which mode the server offers, and where its log stands when it says so
+ * (a stream's postBatchResumeToken and operationTime, the oplog's last
+ * ts): change streams on the plan's first source collection, else a capped
+ * local.oplog.rs, else none. Only network errors fail. */
+bool online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err);
+/* detect, then a point that is safe to follow from: a stream without
+ * tokens gets one from a sentinel write in the state database. Call it
+ * before the run reads any source document, by the lease's holder. */
+bool online_capture_start (online_t *on, online_capture_t *c, bson_error_t *err);
+/* The point in the plan's record (field capture), and back; load: false
+ * when the record has none. */
+bool online_capture_save (online_t *on, const online_capture_t *c, bson_error_t *err);
+bool online_capture_load (const bson_t *record, online_capture_t *c);
+/* *lost: the point is no longer in the log (the oplog's first ts is past
+ * it; the stream refuses to resume: ChangeStreamHistoryLost, or a token
+ * it no longer knows). */
+bool online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_error_t *err);
+/* For people: the point ({"_data": ...} or Timestamp(T, I)), and the
+ * mode's line after "capture: ", more (NULL: nothing) added inside its
+ * parentheses. */
+void online_capture_point (const online_capture_t *c, char *buf, size_t cap);
+void online_capture_describe (const online_capture_t *c, const char *more, char *buf, size_t cap);
+/* capture: none: finalize re-reads every source about this many times (a
+ * checksum, a sync, a verify, the checksum again after the renames). */
+#define ONLINE_FINALIZE_READS 4
+/* "finalize re-reads about N documents with writes stopped, about D at
+ * R/s" from what the plan's passes read (plan_read) and a rate (documents
+ * read per second; <= 0: unknown). */
+void online_capture_cost (int64_t plan_read, int64_t rate, char *buf, size_t cap);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);

@@ -240,7 +240,9 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     drive_coll = rm_name_now (&on->names, j.in[p->drive]);
     if (checkpoints)
         ok = online_checkpoint_read (on, s, pi, &last, &done, &j.seen, &j.written, err);
+    int64_t seen0 = j.seen;
     if (ok && done) {
+        on->read_plan += j.seen;
         if (!o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
                          s->op, drive_ns);
@@ -303,6 +305,10 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     if (ok && checkpoints)
         ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
                                      j.written, true, err);
+    if (ok) {
+        on->read_plan += j.seen;
+        on->read_now += j.seen - seen0;
+    }
     if (ok && !o->quiet && mode == ONLINE_RUN)
         rm_cli_line (stderr, j.seen && isatty (STDERR_FILENO) && !o->log_json ? "\r" : "", "\n",
                      "remodel: step %zu (%s) %s: %lld read, %lld %s", s->index, s->op, drive_ns,
@@ -464,14 +470,93 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
     return ok;
 }
 
+/* *none: no checkpoint of the plan is there, so nothing was copied. */
+static bool
+copied (online_t *on, bool *none, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, "checkpoints");
+    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    bson_t *opts = BCON_NEW ("limit", BCON_INT64 (1));
+    bson_error_t why;
+    int64_t n = mongoc_collection_count_documents (c, q, opts, NULL, NULL, &why);
+    bson_destroy (opts);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    *none = n == 0;
+    return n >= 0 || online_fail (on, err, &why, "reading the checkpoints");
+}
+
+/* run's first line: the capture mode, and its start point, taken now when
+ * the plan begins (fresh), kept from the record when a run resumes. A dry
+ * run records nothing, so it only says what the server offers. */
+static bool
+capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
+{
+    const char *none = "the cost of finalize is said when this run ends", *more = NULL;
+    char line[1200];
+    bool ok = true, recorded = false;
+
+    if (on->o->dry_run) {
+        ok = online_capture_detect (on, c, err);
+        more = "a dry run records no start point";
+    } else if (!fresh) {
+        bson_t doc;
+        bool found;
+        ok = online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+                               err);
+        recorded = ok && online_capture_load (&doc, c);
+        bson_destroy (&doc);
+        more = c->mode == ONLINE_CAPTURE_NONE ? none : "recorded when the plan's run began";
+        /* A run that stopped before its point was recorded stopped before
+         * it copied anything (no checkpoint): a point taken now is still
+         * before the copy. */
+        if (ok && !recorded)
+            ok = copied (on, &fresh, err);
+        if (ok && !recorded && !fresh) {
+            /* A run begun before remodel recorded a point: one taken now
+             * would miss what the copy so far did not see. */
+            ok = online_capture_detect (on, c, err);
+            more = "no start point: the run began before remodel recorded one; --restart "
+                   "records one";
+            bson_reinit (&c->token);
+            c->has_ts = false;
+        }
+    }
+    if (ok && fresh && !on->o->dry_run) {
+        ok = online_capture_start (on, c, err) && online_capture_save (on, c, err);
+        more = c->mode == ONLINE_CAPTURE_NONE ? none : "recorded now, before the copy";
+    }
+    if (ok && !on->o->quiet) {
+        online_capture_describe (c, more, line, sizeof line);
+        rm_cli_line (stderr, "", "\n", "remodel: capture: %s", line);
+    }
+    return ok;
+}
+
+/* capture none: what the cut-over will cost, from this run's own rate. */
+static void
+capture_end (online_t *on, const online_capture_t *c, int64_t ms)
+{
+    char cost[300];
+    if (c->mode != ONLINE_CAPTURE_NONE || on->o->quiet || on->o->dry_run)
+        return;
+    online_capture_cost (on->read_plan, ms > 0 && on->read_now > 0 ? on->read_now * 1000 / ms : 0,
+                         cost, sizeof cost);
+    rm_cli_line (stderr, "", "\n", "remodel: capture: none: %s%s", cost,
+                 on->read_now > 0 ? " (this run's rate)" : " (this run read nothing: no rate)");
+}
+
 int64_t
 online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
 {
     bool ok = true, lease = mode != ONLINE_VERIFY && !on->o->dry_run, took;
     int64_t differ = 0;
     rm_compile_plan_t compiled = {0};
-    bool server = on->o->server_side && mode == ONLINE_RUN;
+    bool server = on->o->server_side && mode == ONLINE_RUN, fresh = false;
+    online_capture_t capture;
+    int64_t t0 = 0;
 
+    online_capture_init (&capture);
     /* Refused whole before anything is written. */
     for (size_t i = 0; i < on->plan.n; i++) {
         rm_pass_t passes[2];
@@ -502,9 +587,13 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     took = lease && !on->lease;
     if (lease)
         ok = online_lease_take (on, err) &&
-             (mode == ONLINE_RUN ? online_plan_record (on, err) : online_plan_check (on, err));
+             (mode == ONLINE_RUN ? online_plan_record (on, &fresh, err) : online_plan_check (on, err));
     else if (mode == ONLINE_VERIFY)
         ok = online_plan_check (on, err);
+    /* Where the change log stands, before any source document is read. */
+    if (ok && mode == ONLINE_RUN)
+        ok = capture_begin (on, &capture, fresh, err);
+    t0 = online_mono_ms ();
     /* Nothing to recompute once the results are the live collections, or
      * half of them are. */
     if (ok && mode != ONLINE_RUN) {
@@ -514,6 +603,8 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     for (size_t i = 0; ok && i < on->plan.n; i++)
         ok = run_step (on, &on->plan.steps[i], server ? &compiled.steps[i] : NULL, mode, &differ,
                        err);
+    if (ok && mode == ONLINE_RUN)
+        capture_end (on, &capture, online_mono_ms () - t0);
     /* For status: what stopped the run, or that it went through; written
      * while the lease is held (a run that lost it writes nothing). */
     if (took && mode == ONLINE_RUN && err->code != RM_ERR_USAGE && err->code != RM_ERR_UNSUPPORTED)
@@ -522,5 +613,7 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
         online_lease_drop (on);
     rm_names_clear (&on->names);
     rm_compile_plan_destroy (&compiled);
+    if (mode == ONLINE_RUN)
+        online_capture_destroy (&capture);
     return ok ? differ : -1;
 }

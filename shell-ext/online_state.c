@@ -3,10 +3,12 @@
  * A plan is known by its id (remodel/names.h: its file's name and a hash of
  * its full path), never by a pattern:
  *   plans       {_id: <plan id>, name, path, digest, inPlace, paused,
- *               finalized, switch}: the plan the id was started with
- *               (another is refused unless --restart), its mode, pause,
- *               finalize, and an interrupted switch's journal
- *               (online_switch.c)
+ *               finalized, switch, capture}: the plan the id was started
+ *               with (another is refused unless --restart), its mode,
+ *               pause, finalize, an interrupted switch's journal
+ *               (online_switch.c), and the change log's start point
+ *               (online_capture.c)
+ *   capture     {_id}: a sentinel, for a moment (online_capture.c)
  *   leases, fences: online_lease.c
  *   checkpoints {_id: "<plan id>:<step>" (":<step>/<pass>" for a step's
  *               second pass), plan, epoch, digest, step, pass, op, ns,
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "online.h"
+#include "remodel/cli.h"
 #include "remodel/value.h"
 
 static mongoc_collection_t *
@@ -116,11 +119,12 @@ mode_name (bool in_place)
 }
 
 bool
-online_plan_record (online_t *on, bson_error_t *err)
+online_plan_record (online_t *on, bool *fresh, bson_error_t *err)
 {
     online_record_t r;
     bool ok = online_plan_read (on, &r, err);
 
+    *fresh = false;
     if (ok && r.found && strcmp (r.digest, on->names.digest) != 0 && !on->o->restart) {
         rm_error_set (err, RM_ERR_USAGE,
                       "plan %s changed since its run began (digest %s, now %s): --restart "
@@ -143,9 +147,13 @@ online_plan_record (online_t *on, bson_error_t *err)
         ok = online_lease_check (on, err) &&
              (mongoc_collection_delete_many (cp, del, NULL, NULL, &why) ||
               online_fail (on, err, &why, "forgetting the old checkpoints"));
+        /* The old start point goes with the old checkpoints: the run
+         * takes a new one (online_capture.c). */
         set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->names.digest), "inPlace",
                         BCON_BOOL (on->o->in_place), "name", BCON_UTF8 (on->names.name), "path",
-                        BCON_UTF8 (on->names.path), "}");
+                        BCON_UTF8 (on->names.path), "}", "$unset", "{", "capture",
+                        BCON_UTF8 (""), "}");
+        *fresh = true;
         BSON_APPEND_BOOL (&opts, "upsert", true);
         ok = ok && (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||
                     online_fail (on, err, &why, "recording the plan"));
@@ -400,6 +408,43 @@ print_duration (char *buf, size_t cap, int64_t s)
         snprintf (buf, cap, "%lldh%02lldm", (long long) (s / 3600), (long long) (s / 60 % 60));
 }
 
+/* The capture lines: the mode and its start point, or for none what
+ * finalize will cost at the rate the checkpoints show; then whether the
+ * point is still in the log. A failed check is said, not fatal: status
+ * shows what it can. */
+static void
+status_capture (online_t *on, int64_t seen, int64_t rate)
+{
+    online_capture_t c;
+    bson_t doc;
+    bson_error_t why;
+    bool found, lost;
+    char line[1200], more[300], point[400];
+
+    online_capture_init (&c);
+    if (!online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+                           &why)) {
+        rm_cli_line (stdout, "", "\n", "capture: not read: %s", why.message);
+    } else if (!online_capture_load (&doc, &c)) {
+        printf ("capture: no start point recorded (the run began before remodel recorded one; "
+                "--restart records one)\n");
+    } else {
+        if (c.mode == ONLINE_CAPTURE_NONE)
+            online_capture_cost (seen, rate, more, sizeof more);
+        online_capture_describe (&c, c.mode == ONLINE_CAPTURE_NONE ? more : NULL, line,
+                                 sizeof line);
+        rm_cli_line (stdout, "", "\n", "capture: %s", line);
+        online_capture_point (&c, point, sizeof point);
+        if (c.mode != ONLINE_CAPTURE_NONE && !online_capture_lost (on, &c, &lost, &why))
+            rm_cli_line (stdout, "", "\n", "history: not checked: %s", why.message);
+        else if (c.mode != ONLINE_CAPTURE_NONE && lost)
+            rm_cli_line (stdout, "", "\n", "history lost since %s: the next sync rescans "
+                         "everything", point);
+    }
+    bson_destroy (&doc);
+    online_capture_destroy (&c);
+}
+
 int
 online_status (online_t *on, bson_error_t *err)
 {
@@ -410,7 +455,7 @@ online_status (online_t *on, bson_error_t *err)
     bson_error_t why;
     online_record_t r;
     char holder[200];
-    int64_t left = 0, epoch = 0;
+    int64_t left = 0, epoch = 0, all_seen = 0, all_ms = 0;
     bool gone = false;
     int rows = 0;
 
@@ -444,6 +489,9 @@ online_status (online_t *on, bson_error_t *err)
         if (bson_iter_init_find (&it, doc, "updated") && BSON_ITER_HOLDS_DATE_TIME (&it)) updated = bson_iter_date_time (&it);
         if (updated > started && started)
             rate = seen * 1000 / (updated - started);
+        all_seen += seen;
+        if (updated > started && started)
+            all_ms += updated - started;
         if (!done && rate > 0 && db && coll && (total = estimated (on, db, coll)) >= 0)
             eta = total > seen ? (total - seen) / rate : 0;
         print_duration (etab, sizeof etab, done ? -1 : eta);
@@ -476,6 +524,8 @@ online_status (online_t *on, bson_error_t *err)
         printf ("mode: %s%s%s\n", r.in_place ? "in place" : "side by side",
                 r.paused ? "; paused (remodel online resume)" : "",
                 r.finalized ? "; finalized" : "");
+    if (r.found)
+        status_capture (on, all_seen, all_ms > 0 ? all_seen * 1000 / all_ms : 0);
     if (r.switching) {
         printf ("switch: the %s of the collections was interrupted after %lld of %lld renames\n",
                 r.direction, (long long) r.renamed, (long long) r.renames);
