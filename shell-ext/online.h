@@ -246,8 +246,9 @@ void online_capture_describe (const online_capture_t *c, const char *more, char 
 #define ONLINE_FINALIZE_READS 4
 /* "finalize re-reads about N documents with writes stopped, about D at
  * R/s" from what the plan's passes read (plan_read) and a rate (documents
- * read per second; <= 0: unknown). */
-void online_capture_cost (int64_t plan_read, int64_t rate, char *buf, size_t cap);
+ * read per second; <= 0: unknown); in place, where nothing is switched,
+ * what each sync and verify re-reads. */
+void online_capture_cost (int64_t plan_read, bool in_place, int64_t rate, char *buf, size_t cap);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);

@@ -231,6 +231,37 @@ online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
     return true;
 }
 
+/* The token of the event of the document oid in a getMore's reply, into
+ * token; false when that event is not in it. */
+static bool
+sentinel_event (const bson_t *reply, const bson_oid_t *oid, bson_t *token)
+{
+    bson_iter_t it, ev, e, k;
+    if (!bson_iter_init (&it, reply) ||
+        !bson_iter_find_descendant (&it, "cursor.nextBatch", &it) || !bson_iter_recurse (&it, &ev))
+        return false;
+    while (bson_iter_next (&ev)) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_t tok;
+        /* An insert's documentKey is right on every server. */
+        if (!bson_iter_recurse (&ev, &e) ||
+            !bson_iter_find_descendant (&e, "documentKey._id", &k) || !BSON_ITER_HOLDS_OID (&k) ||
+            bson_oid_compare (bson_iter_oid (&k), oid))
+            continue;
+        if (!bson_iter_recurse (&ev, &e) || !bson_iter_find (&e, "_id") ||
+            !BSON_ITER_HOLDS_DOCUMENT (&e))
+            return false;
+        bson_iter_document (&e, &len, &data);
+        if (!bson_init_static (&tok, data, len))
+            return false;
+        bson_reinit (token);
+        bson_concat (token, &tok);
+        return true;
+    }
+    return false;
+}
+
 /* The sentinel's event, on a server whose streams give no token but
  * their events' (see the top). Events of other writers to the state
  * database may come before it: any of them would do (an earlier point
@@ -244,7 +275,7 @@ sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
     bson_error_t why;
     bson_oid_t oid;
     mongoc_collection_t *coll;
-    bson_iter_t it, ev, k;
+    bson_iter_t it;
     int64_t id = 0;
     bool ok, seen = false;
 
@@ -269,26 +300,7 @@ sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
                          "maxTimeMS", BCON_INT32 (200));
         ok = mongoc_client_command_simple (on->client, sdb, more, NULL, &next, &why) ||
              online_fail (on, err, &why, "reading the change stream");
-        if (ok && bson_iter_init (&it, &next) &&
-            bson_iter_find_descendant (&it, "cursor.nextBatch", &it) && bson_iter_recurse (&it, &ev))
-            while (!seen && bson_iter_next (&ev)) {
-                bson_iter_t e;
-                if (!bson_iter_recurse (&ev, &e) || !bson_iter_find_descendant (&e, "documentKey._id", &k) ||
-                    !BSON_ITER_HOLDS_OID (&k) || bson_oid_compare (bson_iter_oid (&k), &oid))
-                    continue;
-                if (bson_iter_recurse (&ev, &e) && bson_iter_find (&e, "_id") &&
-                    BSON_ITER_HOLDS_DOCUMENT (&e)) {
-                    const uint8_t *data;
-                    uint32_t len;
-                    bson_t tok;
-                    bson_iter_document (&e, &len, &data);
-                    if (bson_init_static (&tok, data, len)) {
-                        bson_reinit (&c->token);
-                        bson_concat (&c->token, &tok);
-                        seen = true;
-                    }
-                }
-            }
+        seen = ok && sentinel_event (&next, &oid, &c->token);
         if (ok && bson_iter_init (&it, &next) && bson_iter_find_descendant (&it, "cursor.id", &it))
             id = bson_iter_as_int64 (&it);
         bson_destroy (&next);
@@ -320,7 +332,9 @@ online_capture_start (online_t *on, online_capture_t *c, bson_error_t *err)
 {
     if (!online_capture_detect (on, c, err))
         return false;
-    if (c->mode == ONLINE_CAPTURE_STREAM && bson_empty (&c->token))
+    /* A cluster time alone will do (startAtOperationTime): only a server
+     * that gives neither needs the sentinel. */
+    if (c->mode == ONLINE_CAPTURE_STREAM && bson_empty (&c->token) && !c->has_ts)
         return sentinel_point (on, c, err);
     if (c->mode == ONLINE_CAPTURE_OPLOG && !c->has_ts) {
         /* An empty oplog would give no point to compare its first entry
@@ -377,7 +391,8 @@ online_capture_load (const bson_t *record, online_capture_t *c)
     c->mode = !strcmp (mode, "changeStream") ? ONLINE_CAPTURE_STREAM
               : !strcmp (mode, "oplog")      ? ONLINE_CAPTURE_OPLOG
                                              : ONLINE_CAPTURE_NONE;
-    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "token") && BSON_ITER_HOLDS_DOCUMENT (&f)) {
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "token") &&
+        BSON_ITER_HOLDS_DOCUMENT (&f)) {
         const uint8_t *data;
         uint32_t len;
         bson_t tok;
@@ -385,7 +400,8 @@ online_capture_load (const bson_t *record, online_capture_t *c)
         if (bson_init_static (&tok, data, len))
             bson_concat (&c->token, &tok);
     }
-    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "ts") && BSON_ITER_HOLDS_TIMESTAMP (&f)) {
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "ts") &&
+        BSON_ITER_HOLDS_TIMESTAMP (&f)) {
         bson_iter_timestamp (&f, &c->ts_t, &c->ts_i);
         c->has_ts = true;
     }
@@ -424,7 +440,7 @@ online_capture_describe (const online_capture_t *c, const char *more, char *buf,
     online_capture_point (c, point, sizeof point);
     if (!more)
         more = "";
-    if (bson_empty (&c->token) && !c->has_ts)
+    if (c->mode != ONLINE_CAPTURE_NONE && bson_empty (&c->token) && !c->has_ts)
         snprintf (buf, cap, "%s (%s)", online_capture_name (c->mode), more);
     else if (c->mode == ONLINE_CAPTURE_STREAM)
         snprintf (buf, cap, "change streams (resume point %s%s%s%s)", point,
@@ -487,14 +503,16 @@ online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_e
 }
 
 void
-online_capture_cost (int64_t plan_read, int64_t rate, char *buf, size_t cap)
+online_capture_cost (int64_t plan_read, bool in_place, int64_t rate, char *buf, size_t cap)
 {
-    int64_t n = plan_read * ONLINE_FINALIZE_READS;
+    /* In place there is no switch: the cost is each sync's and verify's
+     * one rescan, made while the application writes. */
+    const char *who = in_place ? "each sync and verify re-reads" : "finalize re-reads";
+    const char *when = in_place ? "" : " with writes stopped";
+    int64_t n = plan_read * (in_place ? 1 : ONLINE_FINALIZE_READS);
     if (rate > 0)
-        snprintf (buf, cap, "finalize re-reads about %lld documents with writes stopped, about "
-                  "%llds at %lld/s", (long long) n, (long long) ((n + rate - 1) / rate),
-                  (long long) rate);
+        snprintf (buf, cap, "%s about %lld documents%s, about %llds at %lld/s", who,
+                  (long long) n, when, (long long) ((n + rate - 1) / rate), (long long) rate);
     else
-        snprintf (buf, cap, "finalize re-reads about %lld documents with writes stopped",
-                  (long long) n);
+        snprintf (buf, cap, "%s about %lld documents%s", who, (long long) n, when);
 }

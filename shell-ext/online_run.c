@@ -492,7 +492,9 @@ copied (online_t *on, bool *none, bson_error_t *err)
 static bool
 capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
 {
-    const char *none = "the cost of finalize is said when this run ends", *more = NULL;
+    const char *none = on->o->in_place ? "the cost of a rescan is said when this run ends"
+                                       : "the cost of finalize is said when this run ends";
+    const char *more = NULL;
     char line[1200];
     bool ok = true, recorded = false;
 
@@ -540,8 +542,9 @@ capture_end (online_t *on, const online_capture_t *c, int64_t ms)
     char cost[300];
     if (c->mode != ONLINE_CAPTURE_NONE || on->o->quiet || on->o->dry_run)
         return;
-    online_capture_cost (on->read_plan, ms > 0 && on->read_now > 0 ? on->read_now * 1000 / ms : 0,
-                         cost, sizeof cost);
+    online_capture_cost (on->read_plan, on->o->in_place,
+                         ms > 0 && on->read_now > 0 ? on->read_now * 1000 / ms : 0, cost,
+                         sizeof cost);
     rm_cli_line (stderr, "", "\n", "remodel: capture: none: %s%s", cost,
                  on->read_now > 0 ? " (this run's rate)" : " (this run read nothing: no rate)");
 }
@@ -587,7 +590,8 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     took = lease && !on->lease;
     if (lease)
         ok = online_lease_take (on, err) &&
-             (mode == ONLINE_RUN ? online_plan_record (on, &fresh, err) : online_plan_check (on, err));
+             (mode == ONLINE_RUN ? online_plan_record (on, &fresh, err)
+                                 : online_plan_check (on, err));
     else if (mode == ONLINE_VERIFY)
         ok = online_plan_check (on, err);
     /* Where the change log stands, before any source document is read. */

@@ -413,7 +413,7 @@ print_duration (char *buf, size_t cap, int64_t s)
  * point is still in the log. A failed check is said, not fatal: status
  * shows what it can. */
 static void
-status_capture (online_t *on, int64_t seen, int64_t rate)
+status_capture (online_t *on, const online_record_t *r, int64_t seen, int64_t rate)
 {
     online_capture_t c;
     bson_t doc;
@@ -430,7 +430,7 @@ status_capture (online_t *on, int64_t seen, int64_t rate)
                 "--restart records one)\n");
     } else {
         if (c.mode == ONLINE_CAPTURE_NONE)
-            online_capture_cost (seen, rate, more, sizeof more);
+            online_capture_cost (seen, r->in_place, rate, more, sizeof more);
         online_capture_describe (&c, c.mode == ONLINE_CAPTURE_NONE ? more : NULL, line,
                                  sizeof line);
         rm_cli_line (stdout, "", "\n", "capture: %s", line);
@@ -525,7 +525,7 @@ online_status (online_t *on, bson_error_t *err)
                 r.paused ? "; paused (remodel online resume)" : "",
                 r.finalized ? "; finalized" : "");
     if (r.found)
-        status_capture (on, all_seen, all_ms > 0 ? all_seen * 1000 / all_ms : 0);
+        status_capture (on, &r, all_seen, all_ms > 0 ? all_seen * 1000 / all_ms : 0);
     if (r.switching) {
         printf ("switch: the %s of the collections was interrupted after %lld of %lld renames\n",
                 r.direction, (long long) r.renamed, (long long) r.renames);

@@ -23,6 +23,11 @@ S=$ROOT/dumps/sample
 trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plan.json"
 P=$T/plan.json
+cat >"$T/backfill.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"denormalize": {"in": "crm.tasks", "from": "crm.people", "localField": "owner",
+                   "fields": {"owner_email": "email"}}}]}
+EOF
 
 # start KIND [changelog]: a fresh server holding the sample's crm.*; $uri.
 start() {
@@ -166,4 +171,12 @@ for kind in ferretdb java; do
     else fail "$kind, no change log: status says none, with the cost, exit 0" "rc $rc, got [$got]"; fi
     run_rm online run -q "$P" --uri "$uri"
     expect_eq "$kind, no change log: --quiet: nothing said" "$rc:$(cat "$T/err")" "0:"
+    # In place nothing is switched: the cost is each rescan's.
+    run_rm online run "$T/backfill.json" --uri "$uri" --in-place --create-indexes
+    expect_eq "$kind, no change log, in place: run's first line, exit 0" "$rc:$(head -n 1 "$T/err")" \
+        "0:remodel: capture: none (a standalone server: sync, verify and finalize rescan every collection; the cost of a rescan is said when this run ends)"
+    last=$(tail -n 1 "$T/err")
+    re="^remodel: capture: none: each sync and verify re-reads about 1000 documents, about [0-9]+s at [0-9]+/s \(this run's rate\)$"
+    if [[ $last =~ $re ]]; then pass "$kind, no change log, in place: the run ends with a rescan's cost"
+    else fail "$kind, no change log, in place: the run ends with a rescan's cost" "got [$last]"; fi
 done
