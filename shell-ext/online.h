@@ -57,9 +57,9 @@ typedef struct {
     online_lease_t *lease;  /* held (online_lease.c), or NULL */
     int64_t epoch;          /* the lease's epoch while held: the fencing token */
     bool transient;         /* the last driver error may pass: retry */
-    /* run: documents this process read, and the plan's passes in all
-     * (checkpoints included), for capture none's cost of finalize. */
-    int64_t read_now, read_plan;
+    /* run: documents this process read, for capture none's cost of
+     * finalize at this run's rate. */
+    int64_t read_now;
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
@@ -133,6 +133,9 @@ bool online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const 
                               const char *coll, const bson_value_t *last, int64_t seen,
                               int64_t changed, bool done, bson_error_t *err);
 int online_status (online_t *on, bson_error_t *err);
+/* What the plan's passes read in all, by their checkpoints, and at what
+ * rate (documents a second over the time they ran; 0: unknown). */
+bool online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error_t *err);
 
 /* online_index.c: partners are fetched by key with $in, which needs an
  * index on it. Checks db.coll has one that starts with key; without it,

@@ -4,19 +4,19 @@
  *
  * Three modes, tried in this order:
  *   change streams: a $changeStream aggregate opens on the first
- *     collection the plan reads (MongoDB replica sets and sharded clusters; mongo-java-server
- *     started with its oplog). The point is the stream's resume token: the
- *     first reply's postBatchResumeToken (MongoDB 4.0.7+), with the reply's
- *     operationTime as the cluster time (global: startAtOperationTime
- *     opens any database's stream there). A server that gives neither
- *     (mongo-java-server) gets a sentinel instead: a stream is opened on
- *     the state database's collection capture, remodel inserts a
- *     document of its own there,
- *     and the token of that insert's event is the point. Such a server's
- *     tokens are positions in its one oplog, not per stream, so a source
- *     collection's stream resumes from it; and since the sentinel is written
- *     before any source document is read, every write a read may have
- *     missed comes after it.
+ *     collection the plan reads (MongoDB replica sets and sharded
+ *     clusters; mongo-java-server started with its oplog). The point is
+ *     the stream's resume token: the first reply's postBatchResumeToken
+ *     (MongoDB 4.0.7+), with the reply's operationTime as the cluster time
+ *     (global: startAtOperationTime opens any collection's stream there).
+ *     A server that gives neither (mongo-java-server) gets a sentinel
+ *     instead: a stream is opened on the state database's collection
+ *     capture, remodel inserts a document of its own there, and the token
+ *     of that insert's event is the point. Such a server's tokens are
+ *     positions in its one oplog, not per stream, so a source collection's
+ *     stream resumes from it; and since the sentinel is written before any
+ *     source document is read, every write a read may have missed comes
+ *     after it.
  *   oplog: no change streams, but local.oplog.rs exists and is capped
  *     (FerretDB 1.18+ with --repl-set-name; old MongoDB). The point is its
  *     last entry's ts, taken after the plan's record was written (so the
@@ -115,7 +115,8 @@ network (const bson_error_t *why)
     return why->domain == MONGOC_ERROR_STREAM || why->domain == MONGOC_ERROR_SERVER_SELECTION;
 }
 
-static bool
+/* What a stream's first reply tells of where the log stands. */
+static void
 copy_point (online_capture_t *c, const bson_t *reply)
 {
     bson_iter_t it;
@@ -135,7 +136,6 @@ copy_point (online_capture_t *c, const bson_t *reply)
         bson_iter_timestamp (&it, &c->ts_t, &c->ts_i);
         c->has_ts = true;
     }
-    return !bson_empty (&c->token) || c->has_ts;
 }
 
 /* local.oplog.rs's first (dir 1) or last (dir -1) entry's ts; *found

@@ -242,7 +242,6 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         ok = online_checkpoint_read (on, s, pi, &last, &done, &j.seen, &j.written, err);
     int64_t seen0 = j.seen;
     if (ok && done) {
-        on->read_plan += j.seen;
         if (!o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
                          s->op, drive_ns);
@@ -305,10 +304,8 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     if (ok && checkpoints)
         ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
                                      j.written, true, err);
-    if (ok) {
-        on->read_plan += j.seen;
+    if (ok)
         on->read_now += j.seen - seen0;
-    }
     if (ok && !o->quiet && mode == ONLINE_RUN)
         rm_cli_line (stderr, j.seen && isatty (STDERR_FILENO) && !o->log_json ? "\r" : "", "\n",
                      "remodel: step %zu (%s) %s: %lld read, %lld %s", s->index, s->op, drive_ns,
@@ -535,18 +532,23 @@ capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
     return ok;
 }
 
-/* capture none: what the cut-over will cost, from this run's own rate. */
+/* capture none: what the cut-over will cost, from what the checkpoints
+ * say the plan read, at this run's own rate (or, when it read nothing
+ * itself, as a run done before or on the server's side, the checkpoints'). */
 static void
 capture_end (online_t *on, const online_capture_t *c, int64_t ms)
 {
     char cost[300];
-    if (c->mode != ONLINE_CAPTURE_NONE || on->o->quiet || on->o->dry_run)
+    int64_t seen, rate;
+    bson_error_t why;
+    if (c->mode != ONLINE_CAPTURE_NONE || on->o->quiet || on->o->dry_run ||
+        !online_checkpoint_totals (on, &seen, &rate, &why))
         return;
-    online_capture_cost (on->read_plan, on->o->in_place,
-                         ms > 0 && on->read_now > 0 ? on->read_now * 1000 / ms : 0, cost,
-                         sizeof cost);
-    rm_cli_line (stderr, "", "\n", "remodel: capture: none: %s%s", cost,
-                 on->read_now > 0 ? " (this run's rate)" : " (this run read nothing: no rate)");
+    if (on->read_now > 0 && ms > 0)
+        rate = on->read_now * 1000 / ms;
+    online_capture_cost (seen, on->o->in_place, rate, cost, sizeof cost);
+    rm_cli_line (stderr, "", "\n", "remodel: capture: none: %s (%s)", cost,
+                 on->read_now > 0 ? "this run's rate" : "the rate its checkpoints show");
 }
 
 int64_t

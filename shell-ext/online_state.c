@@ -408,13 +408,48 @@ print_duration (char *buf, size_t cap, int64_t s)
         snprintf (buf, cap, "%lldh%02lldm", (long long) (s / 3600), (long long) (s / 60 % 60));
 }
 
+bool
+online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "checkpoints");
+    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    bson_iter_t it;
+    int64_t ms = 0;
+    bool ok = true;
+
+    *seen = *rate = 0;
+    while (mongoc_cursor_next (cur, &doc)) {
+        int64_t started = 0, updated = 0;
+        if (bson_iter_init_find (&it, doc, "seen"))
+            *seen += bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "started") && BSON_ITER_HOLDS_DATE_TIME (&it))
+            started = bson_iter_date_time (&it);
+        if (bson_iter_init_find (&it, doc, "updated") && BSON_ITER_HOLDS_DATE_TIME (&it))
+            updated = bson_iter_date_time (&it);
+        if (started && updated > started)
+            ms += updated - started;
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading the checkpoints");
+    if (ms > 0)
+        *rate = *seen * 1000 / ms;
+    mongoc_cursor_destroy (cur);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
 /* The capture lines: the mode and its start point, or for none what
  * finalize will cost at the rate the checkpoints show; then whether the
  * point is still in the log. A failed check is said, not fatal: status
  * shows what it can. */
 static void
-status_capture (online_t *on, const online_record_t *r, int64_t seen, int64_t rate)
+status_capture (online_t *on, const online_record_t *r)
 {
+    int64_t seen = 0, rate = 0;
     online_capture_t c;
     bson_t doc;
     bson_error_t why;
@@ -426,10 +461,11 @@ status_capture (online_t *on, const online_record_t *r, int64_t seen, int64_t ra
                            &why)) {
         rm_cli_line (stdout, "", "\n", "capture: not read: %s", why.message);
     } else if (!online_capture_load (&doc, &c)) {
-        printf ("capture: no start point recorded (the run began before remodel recorded one; "
-                "--restart records one)\n");
+        printf ("capture: no start point recorded (a run records one before its copy begins; "
+                "one begun before remodel did needs --restart)\n");
     } else {
-        if (c.mode == ONLINE_CAPTURE_NONE)
+        *more = '\0';
+        if (c.mode == ONLINE_CAPTURE_NONE && online_checkpoint_totals (on, &seen, &rate, &why))
             online_capture_cost (seen, r->in_place, rate, more, sizeof more);
         online_capture_describe (&c, c.mode == ONLINE_CAPTURE_NONE ? more : NULL, line,
                                  sizeof line);
@@ -455,7 +491,7 @@ online_status (online_t *on, bson_error_t *err)
     bson_error_t why;
     online_record_t r;
     char holder[200];
-    int64_t left = 0, epoch = 0, all_seen = 0, all_ms = 0;
+    int64_t left = 0, epoch = 0;
     bool gone = false;
     int rows = 0;
 
@@ -489,9 +525,6 @@ online_status (online_t *on, bson_error_t *err)
         if (bson_iter_init_find (&it, doc, "updated") && BSON_ITER_HOLDS_DATE_TIME (&it)) updated = bson_iter_date_time (&it);
         if (updated > started && started)
             rate = seen * 1000 / (updated - started);
-        all_seen += seen;
-        if (updated > started && started)
-            all_ms += updated - started;
         if (!done && rate > 0 && db && coll && (total = estimated (on, db, coll)) >= 0)
             eta = total > seen ? (total - seen) / rate : 0;
         print_duration (etab, sizeof etab, done ? -1 : eta);
@@ -525,7 +558,7 @@ online_status (online_t *on, bson_error_t *err)
                 r.paused ? "; paused (remodel online resume)" : "",
                 r.finalized ? "; finalized" : "");
     if (r.found)
-        status_capture (on, &r, all_seen, all_ms > 0 ? all_seen * 1000 / all_ms : 0);
+        status_capture (on, &r);
     if (r.switching) {
         printf ("switch: the %s of the collections was interrupted after %lld of %lld renames\n",
                 r.direction, (long long) r.renamed, (long long) r.renames);

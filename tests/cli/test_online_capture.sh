@@ -171,6 +171,15 @@ for kind in ferretdb java; do
     else fail "$kind, no change log: status says none, with the cost, exit 0" "rc $rc, got [$got]"; fi
     run_rm online run -q "$P" --uri "$uri"
     expect_eq "$kind, no change log: --quiet: nothing said" "$rc:$(cat "$T/err")" "0:"
+    if [ $kind == java ]; then
+        # On the server's side the run reads nothing itself: its checkpoints count.
+        run_rm online run "$P" --uri "$uri" --server-side --restart
+        last=$(tail -n 1 "$T/err")
+        re="^remodel: capture: none: finalize re-reads about 4392 documents with writes stopped, about [0-9]+s at [0-9]+/s \(the rate its checkpoints show\)$"
+        if [ "$rc" == 0 ] && [[ $last =~ $re ]]; then
+            pass "$kind, no change log: --server-side: finalize's cost from the checkpoints"
+        else fail "$kind, no change log: --server-side: finalize's cost from the checkpoints" "rc $rc, got [$last]"; fi
+    fi
     # In place nothing is switched: the cost is each rescan's.
     run_rm online run "$T/backfill.json" --uri "$uri" --in-place --create-indexes
     expect_eq "$kind, no change log, in place: run's first line, exit 0" "$rc:$(head -n 1 "$T/err")" \
