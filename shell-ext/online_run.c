@@ -9,6 +9,9 @@
  * (remodel/names.h), so a batch replayed after a crash writes the same
  * documents again and nothing twice; in place (--in-place, backfills) the
  * documents that change are replaced on condition, their backups first.
+ * Before the first batch of a plan's first run, the change log's position
+ * is recorded (online_capture.c), so that every write the copy may miss is
+ * after it; run's first line says the mode.
  *
  * verify recomputes every range from the sources as they are now and
  * compares: side by side, each result with the target's document of that
@@ -225,7 +228,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     online_docs_t in, out;
     bson_t last = BSON_INITIALIZER;
     bool done = false, ok = true;
-    int64_t t0 = online_mono_ms (), n = 0, since = 0;
+    int64_t t0 = online_mono_ms (), n = 0, since = 0, seen0;
     int tries = 0;
     const char *drive_ns, *drive_coll;
 
@@ -240,7 +243,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     drive_coll = rm_name_now (&on->names, j.in[p->drive]);
     if (checkpoints)
         ok = online_checkpoint_read (on, s, pi, &last, &done, &j.seen, &j.written, err);
-    int64_t seen0 = j.seen;
+    seen0 = j.seen; /* what this process reads is counted from here */
     if (ok && done) {
         if (!o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
