@@ -58,9 +58,11 @@ use_peers() {
 online_kinds() {
     if [ -n "${REMODEL_TEST_URI:-}" ]; then echo external; else echo ferretdb java; fi
 }
-# online_start KIND DIR [PORT]: a server of that kind in DIR (on PORT when
-# given; FerretDB keeps the data of an earlier start there), its URI in
-# $uri; for "external", REMODEL_TEST_URI with the suites' databases dropped.
+# online_start KIND DIR [PORT] [changelog]: a server of that kind in DIR (on
+# PORT when given, 0 for any; FerretDB keeps the data of an earlier start
+# there), with its change log when "changelog" is given (tests/peers/
+# server.sh), its URI in $uri; for "external", REMODEL_TEST_URI with the
+# suites' databases dropped.
 online_start() {
     if [ "$1" == external ]; then
         uri=$REMODEL_TEST_URI
@@ -71,7 +73,7 @@ for db in ("crm", "blog", "catalog", "school", "logging", "iot", "iotx", "sample
         return 0
     fi
     "$SERVER" stop "$2" >/dev/null 2>&1
-    uri=$(REMODEL_SERVER_OWNER=$$ PEERS_SERVER_PORT=${3:-0} "$SERVER" start "$2" "$1" 2>"$T/err") ||
+    uri=$(REMODEL_SERVER_OWNER=$$ PEERS_SERVER_PORT=${3:-0} "$SERVER" start "$2" "$1" ${4:-} 2>"$T/err") ||
         { fail "$1: start" "$(cat "$T/err")"; return 1; }
 }
 

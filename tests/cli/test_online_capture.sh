@@ -34,8 +34,7 @@ start() {
     local dir=$T/srv-$1${2:+-log}
     "$SERVER" stop "$dir" >/dev/null 2>&1
     rm -rf "$dir"
-    uri=$(REMODEL_SERVER_OWNER=$$ "$SERVER" start "$dir" "$1" ${2:-} 2>"$T/err") ||
-        { fail "$1${2:+ $2}: start" "$(cat "$T/err")"; return 1; }
+    online_start "$1" "$dir" 0 ${2:-} || return 1
     "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
         --noIndexRestore --quiet
 }
