@@ -1,19 +1,19 @@
 /* The engine's one-pass path: plans made only of per-document steps
- * (those whose row has a stage class that can within the plan: set,
+ * (those whose row has a stage class that can run within the plan: set,
  * unset, rename, version, extract, unbucketize that keeps its buckets,
  * and denormalize whose `from` no step changes) run while the source is
- * read. Each document goes through
- * its steps in plan order and straight to the writer, with no temporary
- * store in between.
+ * read. Each document goes through its steps in plan order and straight
+ * to the writer, with no temporary store in between.
  *
  * A stage with a `from` (denormalize) can only apply once that namespace
- * has been read whole (an archive interleaves namespaces in any order). Until then
- * the documents reaching it wait, in order, in a store of their own, and
- * are let through when `from` ends; documents of one namespace therefore
- * come out in the same order as in the batch path, and the bytes are the
- * same. If `from` turns out too big for --memory, the step is deferred:
- * its waiting documents become the namespace's store and the rest of that
- * namespace's steps run in batch (the external sort-merge) after the pass. */
+ * has been read whole (an archive interleaves namespaces in any order).
+ * Until then the documents reaching it wait, in order, in a store of their
+ * own, and are let through when `from` ends; documents of one namespace
+ * therefore come out in the same order as in the batch path, and the
+ * bytes are the same. If `from` turns out too big for --memory, the step
+ * is deferred: its waiting documents become the namespace's store and the
+ * rest of that namespace's steps run in batch (the external sort-merge)
+ * after the pass. */
 #include <string.h>
 
 #include "engine_impl.h"
