@@ -101,7 +101,7 @@ for kind in ferretdb java; do
         sleep 0.1
     done
     "$REMODEL" online pause -q "$P" --uri "$uri"
-    for ((i = 0; i < 50; i++)); do grep -q 'paused (remodel online resume' "$T/err1" && break; sleep 0.1; done
+    for ((i = 0; i < 200; i++)); do grep -q 'paused (remodel online resume' "$T/err1" && break; sleep 0.1; done
     insert during-run
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
