@@ -44,6 +44,11 @@ typedef enum {
 
 typedef struct online_lease online_lease_t;
 
+/* What a sync from the change log did (online_follow.c). */
+typedef struct {
+    int64_t events, read, rewritten, removed, recomputed;
+} online_incr_stats_t;
+
 /* A connection and what a run keeps of its plan. */
 typedef struct {
     mongoc_client_t *client;
@@ -60,6 +65,11 @@ typedef struct {
     /* run: documents this process read, for capture none's cost of
      * finalize at this run's rate. */
     int64_t read_now;
+    /* The plan follows a change log (a point is recorded): partners'
+     * keys are noted as they are read (online_keys.c). */
+    bool follows;
+    bool following;         /* in `follow`: quiet rounds say nothing */
+    online_incr_stats_t incr; /* the last sync from the log */
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
@@ -252,6 +262,16 @@ void online_capture_describe (const online_capture_t *c, const char *more, char 
  * read per second; <= 0: unknown); in place, where nothing is switched,
  * what each sync and verify re-reads. */
 void online_capture_cost (int64_t plan_read, bool in_place, int64_t rate, char *buf, size_t cap);
+
+/* online_follow.c: a sync from the change log, when the plan's run
+ * recorded a point: the next point into next (saved by the caller once
+ * every step is synced, when *save), the steps from *first_full on left
+ * to rescan in full. on->follows false: no point, rescan everything. */
+bool online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bool *save,
+                         bson_error_t *err);
+/* remodel online follow: syncs from the log in rounds until a signal or
+ * finalize stops it. 0, -1. */
+int online_follow (online_t *on, bson_error_t *err);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);

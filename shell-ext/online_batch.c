@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "online_batch.h"
+#include "online_changes.h"
 #include "remodel/docpath.h"
 #include "remodel/value.h"
 
@@ -291,6 +291,48 @@ online_batch_reread (online_job_t *j, const bson_iter_t *id, online_docs_t *in, 
     return ok ? in->n > 0 : -1;
 }
 
+int64_t
+online_batch_read_ids (online_job_t *j, const bson_t *ids, online_docs_t *in, bson_error_t *err)
+{
+    bson_t filter = BSON_INITIALIZER, cond;
+    bool ok;
+    online_docs_reset (in);
+    BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
+    BSON_APPEND_ARRAY (&cond, "$in", ids);
+    bson_append_document_end (&filter, &cond);
+    ok = read_into (j, &filter, NULL, in, NULL, "reading changed documents", err);
+    bson_destroy (&filter);
+    return ok ? (int64_t) in->n : -1;
+}
+
+bool
+online_batch_ids_where (online_job_t *j, mongoc_collection_t *c, const char *path,
+                        const bson_t *values, online_batch_id_fn fn, void *ctx, bson_error_t *err)
+{
+    bson_t filter = BSON_INITIALIZER, cond;
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+
+    bson_append_document_begin (&filter, path, -1, &cond);
+    BSON_APPEND_ARRAY (&cond, "$in", values);
+    bson_append_document_end (&filter, &cond);
+    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    while (mongoc_cursor_next (cur, &doc)) {
+        bson_iter_t id;
+        if (bson_iter_init_find (&id, doc, "_id"))
+            fn (ctx, &id);
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (j->on, err, &why, "finding what a change affects");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    bson_destroy (&filter);
+    return ok;
+}
+
 /* The values of the driving documents' key, as $lookup takes them: each
  * element of an array and the array itself (the partners' field may hold
  * either), null for a missing one (which matches null and missing). */
@@ -332,10 +374,17 @@ fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
     bson_append_array_end (&cond, &arr);
     bson_append_document_end (&filter, &cond);
     cur = mongoc_collection_find_with_opts (j->partner, &filter, NULL, NULL);
-    while (mongoc_cursor_next (cur, &doc))
+    while (ok && mongoc_cursor_next (cur, &doc)) {
         rm_batchstep_add (j->engine, (size_t) j->p->partner, bson_get_data (doc), doc->len);
-    if (mongoc_cursor_error (cur, &why))
+        if (j->keys)
+            ok = online_keys_note (j->keys, bson_get_data (doc), doc->len, err);
+    }
+    if (ok && mongoc_cursor_error (cur, &why))
         ok = online_fail (j->on, err, &why, "fetching a batch's partners");
+    /* The keys are on the server before the batch's results and its
+     * checkpoint: a result is never there without them. */
+    if (ok && j->keys)
+        ok = online_keys_flush (j->keys, err);
     mongoc_cursor_destroy (cur);
     bson_destroy (&filter);
     return ok;

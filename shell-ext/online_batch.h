@@ -18,6 +18,9 @@ typedef struct {
     size_t n, cap;
 } online_docs_t;
 
+/* The join's key map (online_keys.c, online_changes.h). */
+typedef struct online_keys online_keys_t;
+
 /* What a pass works with: its step, its collections, the engine. */
 typedef struct {
     online_t *on;
@@ -36,6 +39,9 @@ typedef struct {
     bson_iter_t *values;
     size_t n_values, per_batch;
     mongoc_cursor_t *cursor;      /* the pass's reading, between batches */
+    /* While the plan follows a change log: the partners' keys are noted
+     * as they are fetched (NULL: not noted). */
+    online_keys_t *keys;
     bool ended;                   /* it reached the end */
     int64_t seen, written;
 } online_job_t;
@@ -57,6 +63,17 @@ online_doc_bytes (const online_docs_t *d, size_t i)
  * For a pass read by series, a range is every document of the next few
  * values of the series field, and "last" the last value read. */
 int64_t online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err);
+
+/* Reads the driving documents whose _id is among ids (an array) into in:
+ * how many, -1. */
+int64_t online_batch_read_ids (online_job_t *j, const bson_t *ids, online_docs_t *in,
+                               bson_error_t *err);
+/* Calls fn with the _id of each document of c whose path holds one of
+ * values (an array; {path: {$in: values}}). */
+typedef void (*online_batch_id_fn) (void *ctx, const bson_iter_t *id);
+bool online_batch_ids_where (online_job_t *j, mongoc_collection_t *c, const char *path,
+                             const bson_t *values, online_batch_id_fn fn, void *ctx,
+                             bson_error_t *err);
 
 /* Closes the pass's cursor (the next read opens one after "last"). */
 void online_batch_close (online_job_t *j);
@@ -99,11 +116,13 @@ typedef struct {
     mongoc_bulk_operation_t *b;
     size_t n;
     const char *what;       /* for errors: "writing results", ... */
-    int64_t matched;
+    int64_t matched, removed;
 } online_writes_t;
 
 void online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
                          const char *what);
+/* The bulk the next statement goes into (the last one sent when full). */
+mongoc_bulk_operation_t *online_writes_next (online_writes_t *w, bson_error_t *err);
 bool online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err);
 bool online_writes_flush (online_writes_t *w, bson_error_t *err);
 /* Side by side: out's documents into targets[keep]: inserted, or
@@ -146,6 +165,9 @@ typedef struct {
     online_docs_t found;          /* verify, sync: the targets' documents */
     int64_t differ;               /* verify, sync: results not as they should be */
     int reported;
+    /* sync from the change log: the _ids of results rewritten, noted
+     * under their namespace for the steps that read them (NULL: none). */
+    struct online_changes_s *changed;
 } online_passrun_t;
 
 /* Reports a range that differs: the first ONLINE_REPORT_MAX of a pass,

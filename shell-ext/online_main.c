@@ -11,7 +11,7 @@
 static const char usage[] =
     "usage: remodel online run PLAN --uri URI [options]\n"
     "       remodel online status|pause|resume PLAN --uri URI\n"
-    "       remodel online verify|sync PLAN --uri URI [--in-place]\n"
+    "       remodel online verify|sync|follow PLAN --uri URI [--in-place]\n"
     "       remodel online finalize PLAN --uri URI --block-writes|--writes-stopped\n"
     "       remodel online rollback PLAN --uri URI [--in-place]\n"
     "\n"
@@ -31,7 +31,11 @@ static const char usage[] =
     "  verify             recompute every range from the sources as they are now\n"
     "                     and compare with the results; exit 1 if any differ\n"
     "  sync               the same, writing what differs (run it while the\n"
-    "                     application writes; repeated syncs converge)\n"
+    "                     application writes; repeated syncs converge); where the\n"
+    "                     run recorded a point in the change log (status: capture),\n"
+    "                     only what the changes since then affect\n"
+    "  follow             sync from the change log in rounds (--pause between them,\n"
+    "                     default 1s) until stopped (Ctrl-C) or finalize takes over\n"
     "  finalize           side by side: a last sync and verify, then the results\n"
     "                     renamed over the sources (kept as COLL_remodel_ID_backup);\n"
     "                     run again after an interruption, it completes the switch\n"
@@ -197,6 +201,7 @@ main (int argc, char **argv)
     /* These write only state or switch collections: a dry run of them
      * would still write, so there is none. */
     if (o.dry_run && (!strcmp (cmd, "finalize") || !strcmp (cmd, "rollback") ||
+                      !strcmp (cmd, "follow") ||
                       !strcmp (cmd, "pause") || !strcmp (cmd, "resume")))
         return fail_usage ("--dry-run: %s has no dry run (run, verify and sync have)", cmd);
     /* The environment keeps credentials off the command line (and out of
@@ -230,6 +235,8 @@ main (int argc, char **argv)
                                                : "rewritten or removed");
         if (!sync && n > 0)
             err.code = 0; /* said above; no error line */
+    } else if (!strcmp (cmd, "follow")) {
+        rc = online_follow (&on, &err) < 0 ? 1 : 0;
     } else if (!strcmp (cmd, "finalize")) {
         rc = online_finalize (&on, &err) ? 0 : 1;
     } else if (!strcmp (cmd, "rollback")) {

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "online_batch.h"
+#include "online_changes.h"
 #include "remodel/cli.h"
 
 void
@@ -258,6 +258,10 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         j.partner = online_collection (on, j.in[p->partner]->db,
                                        rm_name_now (&on->names, j.in[p->partner]));
     j.engine = rm_batchstep_new (s, NULL);
+    /* While the plan follows a change log, what a partner was read with
+     * is kept (online_keys.c): a later change to it finds its old results. */
+    if (on->follows && p->partner >= 0 && state)
+        j.keys = online_keys_new (on, s, pi, p->partner_key);
     pr->ip.j = &j;
     if (o->in_place) {
         char backup[400];
@@ -326,6 +330,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         mongoc_collection_destroy (j.partner);
     mongoc_collection_destroy (j.drive);
     rm_batchstep_destroy (j.engine);
+    online_keys_destroy (j.keys);
     online_batch_close (&j);
     online_job_destroy_series (&j);
     online_docs_destroy (&in);
@@ -525,9 +530,13 @@ capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
         }
     }
     if (ok && fresh && !on->o->dry_run) {
-        ok = online_capture_start (on, c, err) && online_capture_save (on, c, err);
+        /* A key map of an earlier run of the plan is of results gone. */
+        ok = online_keys_drop_plan (on, err) && online_capture_start (on, c, err) &&
+             online_capture_save (on, c, err);
         more = c->mode == ONLINE_CAPTURE_NONE ? none : "recorded now, before the copy";
     }
+    on->follows = ok && !on->o->dry_run && c->mode != ONLINE_CAPTURE_NONE &&
+                  (!bson_empty (&c->token) || c->has_ts);
     if (ok && !on->o->quiet) {
         online_capture_describe (c, more, line, sizeof line);
         rm_cli_line (stderr, "", "\n", "remodel: capture: %s", line);
@@ -561,10 +570,13 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     int64_t differ = 0;
     rm_compile_plan_t compiled = {0};
     bool server = on->o->server_side && mode == ONLINE_RUN, fresh = false;
-    online_capture_t capture;
+    online_capture_t capture, next;
     int64_t t0 = 0;
+    size_t first = 0;
+    bool save = false;
 
     online_capture_init (&capture);
+    online_capture_init (&next);
     /* Refused whole before anything is written. */
     for (size_t i = 0; i < on->plan.n; i++) {
         rm_pass_t passes[2];
@@ -609,9 +621,18 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
         online_record_t r;
         ok = online_plan_read (on, &r, err) && online_plan_unswitched (on, &r, err);
     }
-    for (size_t i = 0; ok && i < on->plan.n; i++)
+    /* sync: from the change log where the run recorded a point; what it
+     * cannot follow is rescanned below. */
+    if (ok && mode == ONLINE_SYNC && !on->o->dry_run) {
+        ok = online_follow_sync (on, &first, &next, &save, err);
+        differ += on->incr.rewritten + on->incr.removed;
+    }
+    for (size_t i = first; ok && i < on->plan.n; i++)
         ok = run_step (on, &on->plan.steps[i], server ? &compiled.steps[i] : NULL, mode, &differ,
                        err);
+    /* The results now cover the log up to the next point. */
+    if (ok && save)
+        ok = online_capture_save (on, &next, err);
     if (ok && mode == ONLINE_RUN)
         capture_end (on, &capture, online_mono_ms () - t0);
     /* For status: what stopped the run, or that it went through; written
@@ -622,7 +643,7 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
         online_lease_drop (on);
     rm_names_clear (&on->names);
     rm_compile_plan_destroy (&compiled);
-    if (mode == ONLINE_RUN)
-        online_capture_destroy (&capture);
+    online_capture_destroy (&capture);
+    online_capture_destroy (&next);
     return ok ? differ : -1;
 }

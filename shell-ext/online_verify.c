@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online_batch.h"
+#include "online_changes.h"
 #include "remodel/cli.h"
 #include "remodel/docpath.h"
 
@@ -87,6 +87,11 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
             differ++;
             if (rewrite)
                 redo[nr++] = i;
+            if (rewrite && pr->changed) {
+                bson_iter_t id;
+                if (rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &id))
+                    online_changes_add (pr->changed, j->p->keep[k]->text, &id);
+            }
         }
         if (!ok || (nr && !online_side_rewrite (w, out, redo, nr, err))) {
             bson_free (redo);

@@ -56,6 +56,8 @@ online_writes_flush (online_writes_t *w, bson_error_t *err)
         online_fail (w->j->on, err, &why, w->what);
     else if (bson_iter_init_find (&it, &reply, "nMatched"))
         w->matched += bson_iter_as_int64 (&it);
+    if (ok && bson_iter_init_find (&it, &reply, "nRemoved"))
+        w->removed += bson_iter_as_int64 (&it);
     bson_destroy (&reply);
     mongoc_bulk_operation_destroy (w->b);
     w->b = NULL;
@@ -63,8 +65,8 @@ online_writes_flush (online_writes_t *w, bson_error_t *err)
     return ok;
 }
 
-static mongoc_bulk_operation_t *
-writes_next (online_writes_t *w, bson_error_t *err)
+mongoc_bulk_operation_t *
+online_writes_next (online_writes_t *w, bson_error_t *err)
 {
     if (w->n == WRITE_CHUNK && !online_writes_flush (w, err))
         return NULL;
@@ -84,7 +86,7 @@ writes_next (online_writes_t *w, bson_error_t *err)
 bool
 online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err)
 {
-    mongoc_bulk_operation_t *b = writes_next (w, err);
+    mongoc_bulk_operation_t *b = online_writes_next (w, err);
     bson_t sel = BSON_INITIALIZER, eq;
     bson_error_t why;
     bool ok;
@@ -569,7 +571,7 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
             if (r < 0 || online_same_doc (in, i, out, (size_t) r))
                 continue;
             changed += pass;
-            if (!(b = writes_next (pass ? &repl : &save, err))) {
+            if (!(b = online_writes_next (pass ? &repl : &save, err))) {
                 bson_destroy (&opts);
                 return false;
             }

@@ -10,8 +10,10 @@
 /* The online commands, and those of them that read the sources in
  * batches (finalize's last sync too). */
 #define ONLINE (C (ONLINE_RUN) | C (ONLINE_STATUS) | C (ONLINE_VERIFY) | C (ONLINE_SYNC) | \
-                C (ONLINE_FINALIZE) | C (ONLINE_ROLLBACK) | C (ONLINE_PAUSE) | C (ONLINE_RESUME))
-#define BATCHES (C (ONLINE_RUN) | C (ONLINE_VERIFY) | C (ONLINE_SYNC) | C (ONLINE_FINALIZE))
+                C (ONLINE_FINALIZE) | C (ONLINE_ROLLBACK) | C (ONLINE_PAUSE) | C (ONLINE_RESUME) | \
+                C (ONLINE_FOLLOW))
+#define BATCHES (C (ONLINE_RUN) | C (ONLINE_VERIFY) | C (ONLINE_SYNC) | C (ONLINE_FINALIZE) | \
+                 C (ONLINE_FOLLOW))
 #define ALL ((1u << RM_CMD_N) - 1)
 /* Offline: what reads a dump (and so selects and renames namespaces),
  * what writes one. */
@@ -91,7 +93,8 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_IN_PLACE, "in-place", RM_VAL_NONE, ONLINE)},
     {R (RM_OPT_CREATE_INDEXES, "create-indexes", RM_VAL_NONE, BATCHES)},
     {R (RM_OPT_WRITE_CONCERN, "write-concern", RM_VAL_STRING,
-        C (ONLINE_RUN) | C (ONLINE_SYNC) | C (ONLINE_FINALIZE) | C (ONLINE_ROLLBACK))},
+        C (ONLINE_RUN) | C (ONLINE_SYNC) | C (ONLINE_FINALIZE) | C (ONLINE_ROLLBACK) |
+        C (ONLINE_FOLLOW))},
     {R (RM_OPT_LOG_FORMAT, "log-format", RM_VAL_ENUM, BATCHES), .words = log_formats},
     /* Seconds when bare, as it always was. */
     {R (RM_OPT_RETRY_FOR, "retry-for", RM_VAL_DURATION, ONLINE), .max = INT64_MAX,
@@ -110,6 +113,7 @@ static const char *const command_names[RM_CMD_N] = {
     [RM_CMD_ONLINE_VERIFY] = "online verify", [RM_CMD_ONLINE_SYNC] = "online sync",
     [RM_CMD_ONLINE_FINALIZE] = "online finalize", [RM_CMD_ONLINE_ROLLBACK] = "online rollback",
     [RM_CMD_ONLINE_PAUSE] = "online pause", [RM_CMD_ONLINE_RESUME] = "online resume",
+    [RM_CMD_ONLINE_FOLLOW] = "online follow",
 };
 
 const char *

@@ -27,6 +27,7 @@ static size_t
 passes_fields (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
 {
     out[0].keep[out[0].n_keep++] = &s->u.fields.in;
+    out[0].by_id = true;
     return 1;
 }
 
@@ -37,7 +38,7 @@ passes_denormalize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     if (same_ns (&d->in, &d->from))
         return rm_pass_refuse (s, err, "a namespace denormalized from itself runs offline only");
     out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &d->local,
-                         .partner_key = &d->foreign, .keep = {&d->in}, .n_keep = 1};
+                         .partner_key = &d->foreign, .keep = {&d->in}, .n_keep = 1, .by_id = true};
     return 1;
 }
 
@@ -48,7 +49,7 @@ passes_summarize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     if (same_ns (&m->into, &m->from))
         return rm_pass_refuse (s, err, "a namespace summarized from itself runs offline only");
     out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->local,
-                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1};
+                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1, .by_id = true};
     return 1;
 }
 
@@ -62,13 +63,18 @@ passes_embed (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
      * matched children leave `from`, the children, each with every
      * parent that could take it: those no parent takes stay. */
     out[0] = (rm_pass_t){.drive = 1, .partner = 0, .drive_key = &m->local,
-                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1};
-    if (m->on_overflow == RM_OVERFLOW_OUTLIER)
+                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1,
+                         .by_id = true};
+    /* An outlier's overflow documents are new ones, not the parent's. */
+    if (m->on_overflow == RM_OVERFLOW_OUTLIER) {
         out[0].keep[out[0].n_keep++] = &m->overflow_to;
+        out[0].by_id = false;
+    }
     if (m->keep_source)
         return 1;
     out[1] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->foreign,
-                         .partner_key = &m->local, .keep = {&m->from}, .n_keep = 1};
+                         .partner_key = &m->local, .keep = {&m->from}, .n_keep = 1,
+                         .by_id = true};
     return 2;
 }
 

@@ -23,6 +23,10 @@ typedef struct {
     const rm_path_t *partner_key; /* ...among the partners' (with $in) */
     const rm_nsref_t *keep[4];    /* the outputs this pass writes */
     size_t n_keep;
+    /* Each result carries its driving document's _id, at most one per
+     * output: a driver's results are found by its _id, so following a
+     * change log recomputes a changed driver alone (shell-ext/online_incr.c). */
+    bool by_id;
 } rm_pass_t;
 
 /* A step has at most this many passes. */

@@ -1,0 +1,90 @@
+/* Following the change log (issue 23): what changed since a point
+ * (online_changes.c), the partners' keys as remodel last read them
+ * (online_keys.c), and the sync that recomputes only what those changes
+ * affect (online_incr.c), which `sync`, `follow` and `finalize` use. */
+#ifndef REMODEL_ONLINE_CHANGES_H
+#define REMODEL_ONLINE_CHANGES_H
+
+#include "online_batch.h"
+
+/* The _ids of one namespace that changed: each once, in the order first
+ * seen, as one-field documents {"": <_id>} one after another in bytes. */
+typedef struct {
+    char *ns;               /* "db.coll", as the plan names it */
+    rm_buf_t bytes;
+    uint32_t *at;           /* each _id's offset in bytes */
+    uint32_t n, cap;
+    uint64_t *hash;         /* an open-addressing table: hashes... */
+    uint32_t *slot;         /* ...and 1 + the _id's number (0: empty) */
+    size_t slots;
+} online_idlist_t;
+
+/* Empties l (kept: the count of _ids it is part of). */
+void online_idlist_clear (online_idlist_t *l, int64_t *kept);
+/* The ith _id of l. */
+bool online_idlist_get (const online_idlist_t *l, uint32_t i, bson_iter_t *id);
+
+/* At most this many _ids are kept for one sync: past it, recomputing
+ * them one by one costs more than a rescan, which is what follows. */
+#define ONLINE_CHANGES_MAX 1000000
+
+typedef struct online_changes_s {
+    online_idlist_t *lists;
+    size_t n, cap;
+    int64_t events;         /* read from the log */
+    int64_t kept;           /* _ids in all lists */
+    char rescan[300];       /* not "": why only a full rescan will do */
+} online_changes_t;
+
+void online_changes_init (online_changes_t *ch);
+void online_changes_destroy (online_changes_t *ch);
+/* ns's list (NULL when none and !create). */
+online_idlist_t *online_changes_list (online_changes_t *ch, const char *ns, bool create);
+/* Notes id under ns (once); past ONLINE_CHANGES_MAX, notes a rescan. */
+void online_changes_add (online_changes_t *ch, const char *ns, const bson_iter_t *id);
+/* A hash of a value (type and bytes), never 0. */
+uint64_t online_value_hash (const bson_iter_t *v);
+
+/* The namespaces the plan's log must be read for: every step's input that
+ * no earlier step made (those an earlier step makes change as remodel
+ * rewrites them, which it notes itself). "db.coll" each, at most cap. */
+size_t online_changes_sources (online_t *on, const char **out, size_t cap);
+
+/* Reads the log from point `from` on (up to `to`, where the mode can bound
+ * it; a stream is read until it is quiet: events after `to` are only read
+ * twice) into ch: every insert, update, replace and delete of nss. A drop
+ * or rename of one of them sets ch->rescan. */
+bool online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
+                          const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err);
+
+/* The key map (online_keys.c): for each join's partners, every key value
+ * remodel read them with, in the state database's collection keys.
+ * An update event carries the document as it is, not as it was: when a
+ * child moves to another parent, the map says which parent had it. Keys
+ * are only ever added (a partner read with key a, then b, was in results
+ * of both); a partner's entries go when the partner does. */
+online_keys_t *online_keys_new (online_t *on, const rm_step_t *s, size_t pass,
+                                const rm_path_t *key);
+void online_keys_destroy (online_keys_t *k);
+/* Queues partner doc's key values (as $lookup matches them). */
+bool online_keys_note (online_keys_t *k, const uint8_t *doc, uint32_t len, bson_error_t *err);
+bool online_keys_flush (online_keys_t *k, bson_error_t *err);
+/* Appends to arr (from *n on) every key value recorded for the partners
+ * ids (an array of _ids). */
+bool online_keys_old (online_keys_t *k, const bson_t *ids, bson_t *arr, uint32_t *n,
+                      bson_error_t *err);
+/* Forgets the entries of the partners ids (an array: those gone). */
+bool online_keys_forget (online_keys_t *k, const bson_t *ids, bson_error_t *err);
+/* Forgets the plan's whole map (--restart, rollback). */
+bool online_keys_drop_plan (online_t *on, bson_error_t *err);
+/* The key values of doc at key, as $lookup matches them, appended to arr. */
+void online_keys_values (const uint8_t *doc, uint32_t len, const rm_path_t *key, bson_t *arr,
+                         uint32_t *n);
+
+/* online_incr.c: sync from the log. *done false (with a line saying why)
+ * when only a full rescan will do, which the caller then runs; the point
+ * is saved by the caller once the plan's results cover it. */
+bool online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, bool *done,
+                       size_t *first_full, bson_error_t *err);
+
+#endif

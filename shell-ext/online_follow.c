@@ -1,0 +1,162 @@
+/* sync from the change log, and `remodel online follow` (online.h).
+ *
+ * A sync of a plan whose run recorded a point in the change log
+ * (online_capture.c):
+ *   1. takes the next point, before it reads anything;
+ *   2. reads what the log holds from the recorded point on (or, when the
+ *      point has rolled off the log, says so and rescans everything);
+ *   3. recomputes what those changes affect (online_incr.c);
+ *   4. records the next point, once the results cover it (the caller,
+ *      after any step it rescans in full).
+ * Killed at any point before 4, the next sync reads the same changes
+ * again: recomputing a result twice writes it once.
+ *
+ * follow is that sync in rounds, a pause between them, until a signal
+ * stops it (after the round it is in) or finalize asks for the lease; each
+ * round's figures go to the plan's record for status. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "online_changes.h"
+#include "remodel/cli.h"
+
+bool
+online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bool *save,
+                    bson_error_t *err)
+{
+    online_capture_t from;
+    online_changes_t ch;
+    online_incr_stats_t *st = &on->incr;
+    const char *nss[64];
+    char point[400];
+    bson_t doc;
+    bool found, recorded, lost = false, done = false, ok;
+    size_t nns;
+
+    *first_full = 0;
+    *save = false;
+    memset (st, 0, sizeof *st);
+    online_capture_init (&from);
+    online_changes_init (&ch);
+    ok = online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+                           err);
+    recorded = ok && online_capture_load (&doc, &from);
+    bson_destroy (&doc);
+    on->follows = recorded && from.mode != ONLINE_CAPTURE_NONE &&
+                  (!bson_empty (&from.token) || from.has_ts);
+    if (!ok || !on->follows)
+        goto done;
+    /* The next point first: whatever is written from here on is after it. */
+    ok = online_capture_start (on, next, err) && online_capture_lost (on, &from, &lost, err);
+    *save = ok;
+    online_capture_point (&from, point, sizeof point);
+    if (ok && lost) {
+        if (!on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: sync: history lost since %s (the change "
+                         "log no longer holds it): every step rescanned in full", point);
+        goto done;
+    }
+    nns = ok ? online_changes_sources (on, nss, 64) : 0;
+    ok = ok && online_changes_read (on, &from, next, nss, nns, &ch, err);
+    st->events = ch.events;
+    ok = ok && online_incr_sync (on, &ch, st, &done, first_full, err);
+    if (ok && !on->o->quiet && (st->events || !on->following))
+        rm_cli_line (stderr, "", "\n", "remodel: sync: change log: %lld events since %s: %lld "
+                     "documents recomputed, %lld read, %lld results rewritten, %lld removed%s",
+                     (long long) st->events, point, (long long) st->recomputed,
+                     (long long) st->read, (long long) st->rewritten, (long long) st->removed,
+                     done ? "" : "; the rest rescanned");
+done:
+    online_changes_destroy (&ch);
+    online_capture_destroy (&from);
+    return ok;
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_stop (int sig)
+{
+    stop_signal = sig;
+}
+
+/* The round's figures in the plan's record, for status. */
+static bool
+note_round (online_t *on, int64_t round, int64_t ms, bson_error_t *err)
+{
+    bson_t *upd = BCON_NEW ("$set", "{", "follow", "{", "round", BCON_INT64 (round), "at",
+                            BCON_DATE_TIME ((int64_t) time (NULL) * 1000), "events",
+                            BCON_INT64 (on->incr.events), "rewritten",
+                            BCON_INT64 (on->incr.rewritten + on->incr.removed), "lagMs",
+                            BCON_INT64 (ms), "pid", BCON_INT64 ((int64_t) getpid ()), "}", "}");
+    bool ok = online_plan_update (on, upd, err);
+    bson_destroy (upd);
+    return ok;
+}
+
+/* finalize asks a follower for the lease by setting handover in the
+ * plan's record. */
+static bool
+handover_asked (online_t *on, bool *asked, bson_error_t *err)
+{
+    bson_t doc;
+    bson_iter_t it;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    *asked = ok && bson_iter_init_find (&it, &doc, "handover") && bson_iter_as_bool (&it);
+    bson_destroy (&doc);
+    return ok;
+}
+
+int
+online_follow (online_t *on, bson_error_t *err)
+{
+    struct sigaction sa;
+    int64_t round = 0, since = 0, pause = on->o->pause_ms > 0 ? on->o->pause_ms : 1000;
+    int tries = 0;
+    bool ok, asked = false;
+
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigaction (SIGINT, &sa, NULL);
+    sigaction (SIGTERM, &sa, NULL);
+    ok = online_plan_check (on, err) && online_lease_take (on, err);
+    if (ok) {
+        bson_t *unset = BCON_NEW ("$unset", "{", "handover", BCON_BOOL (true), "}");
+        ok = online_plan_update (on, unset, err);
+        bson_destroy (unset);
+    }
+    on->following = true;
+    while (ok && !stop_signal && !asked) {
+        int64_t t0 = online_mono_ms ();
+        if (online_apply (on, ONLINE_SYNC, err) < 0) {
+            if (online_transient_wait (on, &since, &tries, err))
+                continue;
+            ok = false;
+            break;
+        }
+        since = 0;
+        tries = 0;
+        if (!on->follows) {
+            rm_error_set (err, RM_ERR_USAGE, "plan %s has no point in a change log to follow "
+                          "(status says its capture): sync rescans instead", on->names.name);
+            ok = false;
+            break;
+        }
+        ok = note_round (on, ++round, online_mono_ms () - t0, err) &&
+             handover_asked (on, &asked, err);
+        for (int64_t slept = 0; ok && !stop_signal && !asked && slept < pause; slept += 100)
+            online_sleep_ms (pause - slept < 100 ? pause - slept : 100);
+    }
+    if (ok && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: follow: plan %s: stopped after %lld rounds (%s)",
+                     on->names.name, (long long) round,
+                     asked ? "finalize asked for the lease"
+                     : stop_signal == SIGINT ? "interrupted" : "terminated");
+    if (on->lease)
+        online_lease_drop (on);
+    return ok ? 0 : -1;
+}

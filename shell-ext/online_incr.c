@@ -1,0 +1,334 @@
+/* Sync from the change log (online_changes.h): each step recomputes only
+ * the driving documents a change affects, by its passes
+ * (remodel/passes.h):
+ *   - a changed driving document: itself;
+ *   - a changed partner: the drivers its key matches now, and those its
+ *     key matched when remodel last read it (the key map, online_keys.c),
+ *     so a child moved to another parent changes both parents, a deleted
+ *     child its old parent, and a parent whose key changed re-homes its
+ *     children.
+ * Each affected driver is read again, the engine computes its results,
+ * and these are compared with the target's documents of the same _id:
+ * rewritten where they differ, removed where the driver makes none now
+ * (it is gone, or a parent took it). The _ids rewritten or removed are
+ * changes of that target for the steps after, which read it.
+ *
+ * This needs a pass whose results carry their driver's _id (rm_pass_t.
+ * by_id); a step with another pass (extract, bucketize, unbucketize,
+ * embed with outliers) and every step after it are rescanned in full, as
+ * is everything in place (the runner says so). */
+#include <stdio.h>
+#include <string.h>
+
+#include "online_changes.h"
+#include "remodel/cli.h"
+
+/* The _ids of lst from *at on, up to max, as an array in arr. */
+static uint32_t
+chunk (const online_idlist_t *l, uint32_t at, int64_t max, bson_t *arr)
+{
+    uint32_t n = 0;
+    bson_reinit (arr);
+    for (; at < l->n && (int64_t) n < max; at++) {
+        bson_iter_t id;
+        char key[16];
+        const char *kp;
+        size_t kl;
+        if (!online_idlist_get (l, at, &id))
+            continue;
+        kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+        bson_append_iter (arr, kp, (int) kl, &id);
+    }
+    return n;
+}
+
+typedef struct {
+    online_changes_t *ch;
+    const char *ns;
+} note_t;
+
+static void
+note_id (void *ctx, const bson_iter_t *id)
+{
+    note_t *n = ctx;
+    online_changes_add (n->ch, n->ns, id);
+}
+
+/* Adds to aff the drivers a change to the partners in pc affects: by
+ * their old keys (the map) and their keys now; forgets the map's entries
+ * of partners that are gone. */
+static bool
+partners_affect (online_job_t *j, const online_idlist_t *pc, online_changes_t *aff,
+                 int64_t *read, bson_error_t *err)
+{
+    bson_t ids = BSON_INITIALIZER;
+    note_t nt = {aff, "drivers"};
+    bool ok = true;
+
+    for (uint32_t at = 0; ok && at < pc->n;) {
+        uint32_t n = chunk (pc, at, j->batch_size, &ids), nk = 0;
+        bson_t keys = BSON_INITIALIZER, filter = BSON_INITIALIZER, cond;
+        online_idset_t there;
+        mongoc_cursor_t *cur;
+        const bson_t *doc;
+        bson_error_t why;
+        bson_iter_t it;
+
+        at += n;
+        memset (&there, 0, sizeof there);
+        ok = online_keys_old (j->keys, &ids, &keys, &nk, err);
+        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
+        BSON_APPEND_ARRAY (&cond, "$in", &ids);
+        bson_append_document_end (&filter, &cond);
+        cur = ok ? mongoc_collection_find_with_opts (j->partner, &filter, NULL, NULL) : NULL;
+        while (cur && mongoc_cursor_next (cur, &doc)) {
+            online_keys_values (bson_get_data (doc), doc->len, j->p->partner_key, &keys, &nk);
+            online_idset_add (&there, online_id_hash (bson_get_data (doc), doc->len));
+            (*read)++;
+        }
+        if (cur && mongoc_cursor_error (cur, &why))
+            ok = online_fail (j->on, err, &why, "reading changed partners");
+        if (cur)
+            mongoc_cursor_destroy (cur);
+        /* A partner gone is in no result from now on: its entries go
+         * once its old keys are taken. */
+        if (ok && bson_iter_init (&it, &ids)) {
+            bson_t gone = BSON_INITIALIZER;
+            uint32_t ng = 0;
+            while (bson_iter_next (&it))
+                if (!online_idset_has (&there, online_value_hash (&it))) {
+                    char key[16];
+                    const char *kp;
+                    size_t kl = bson_uint32_to_string (ng++, &kp, key, sizeof key);
+                    bson_append_iter (&gone, kp, (int) kl, &it);
+                }
+            if (ng)
+                ok = online_keys_forget (j->keys, &gone, err);
+            bson_destroy (&gone);
+        }
+        if (ok && nk)
+            ok = online_batch_ids_where (j, j->drive, j->p->drive_key->text, &keys, note_id, &nt,
+                                         err);
+        online_idset_destroy (&there);
+        bson_destroy (&filter);
+        bson_destroy (&keys);
+    }
+    bson_destroy (&ids);
+    return ok;
+}
+
+/* The _ids of ids whose driver made no result for output k (it is gone,
+ * or makes none now): removed from the target where they are there. */
+static bool
+remove_missing (online_job_t *j, online_passrun_t *pr, size_t k, const bson_t *ids,
+                const online_docs_t *out, online_changes_t *ch, int64_t *removed,
+                bson_error_t *err)
+{
+    online_idset_t made;
+    bson_t gone = BSON_INITIALIZER;
+    bson_iter_t it;
+    uint32_t n = 0;
+    bool ok = true;
+    online_changes_t found;
+    note_t nt = {&found, "there"};
+    online_idlist_t *l;
+
+    memset (&made, 0, sizeof made);
+    online_changes_init (&found);
+    for (size_t i = 0; i < out->n; i++)
+        if (out->docs[i].keep == (int) k)
+            online_idset_add (&made, online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
+    if (bson_iter_init (&it, ids))
+        while (bson_iter_next (&it))
+            if (!online_idset_has (&made, online_value_hash (&it))) {
+                char key[16];
+                const char *kp;
+                size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+                bson_append_iter (&gone, kp, (int) kl, &it);
+            }
+    /* Only those there are removed and noted: a driver that makes no
+     * result changes nothing downstream unless it made one before. */
+    if (n)
+        ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &gone, note_id, &nt, err);
+    l = online_changes_list (&found, "there", false);
+    for (uint32_t i = 0; ok && l && i < l->n; i++) {
+        bson_iter_t id;
+        online_idlist_get (l, i, &id);
+        ok = online_writes_delete (&pr->targets[k], &id, err);
+        online_changes_add (ch, j->p->keep[k]->text, &id);
+        (*removed)++;
+    }
+    ok = ok && online_writes_flush (&pr->targets[k], err);
+    online_changes_destroy (&found);
+    online_idset_destroy (&made);
+    bson_destroy (&gone);
+    return ok;
+}
+
+/* One pass: ch holds the changes of its inputs; what it rewrites or
+ * removes is noted in made. */
+static bool
+incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_changes_t *ch,
+           online_changes_t *made, online_incr_stats_t *st, bson_error_t *err)
+{
+    online_job_t j;
+    online_passrun_t pr;
+    online_idset_t scratch[4];
+    online_changes_t aff;
+    const online_idlist_t *d, *pc = NULL;
+    online_idlist_t *drivers;
+    online_docs_t in, out;
+    bson_t ids = BSON_INITIALIZER, none = BSON_INITIALIZER;
+    bool ok = true;
+
+    memset (&j, 0, sizeof j);
+    memset (&pr, 0, sizeof pr);
+    memset (scratch, 0, sizeof scratch);
+    online_changes_init (&aff);
+    online_docs_init (&in);
+    online_docs_init (&out);
+    online_docs_init (&pr.found);
+    j.on = on;
+    j.s = s;
+    j.p = p;
+    j.index = pi;
+    j.batch_size = on->o->batch_size;
+    rm_step_inputs (s, j.in, 4);
+    j.drive = online_collection (on, j.in[p->drive]->db, rm_name_now (&on->names, j.in[p->drive]));
+    if (p->partner >= 0) {
+        j.partner = online_collection (on, j.in[p->partner]->db,
+                                       rm_name_now (&on->names, j.in[p->partner]));
+        j.keys = online_keys_new (on, s, pi, p->partner_key);
+        pc = online_changes_list (ch, j.in[p->partner]->text, false);
+    }
+    j.engine = rm_batchstep_new (s, NULL);
+    pr.mode = ONLINE_SYNC;
+    pr.changed = made;
+    /* No range reports: the count is said once, at the end. */
+    pr.reported = ONLINE_REPORT_MAX + 1;
+    for (size_t k = 0; k < p->n_keep; k++) {
+        char target[400];
+        rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
+        online_writes_init (&pr.targets[k], &j, online_collection (on, p->keep[k]->db, target),
+                            "writing results");
+        pr.sets[k] = &scratch[k];
+    }
+
+    /* Which drivers: the changed ones, then those changed partners
+     * affect. Noted under a name no namespace has (no dot). */
+    d = online_changes_list (ch, j.in[p->drive]->text, false);
+    for (uint32_t i = 0; d && i < d->n; i++) {
+        bson_iter_t id;
+        online_idlist_get (d, i, &id);
+        online_changes_add (&aff, "drivers", &id);
+    }
+    if (pc)
+        ok = partners_affect (&j, pc, &aff, &st->read, err);
+    if (*aff.rescan && !*ch->rescan)
+        snprintf (ch->rescan, sizeof ch->rescan, "%s", aff.rescan);
+    drivers = online_changes_list (&aff, "drivers", false);
+    for (uint32_t at = 0; ok && !*aff.rescan && drivers && at < drivers->n;) {
+        uint32_t n = chunk (drivers, at, j.batch_size, &ids);
+        int64_t got;
+        at += n;
+        st->recomputed += n;
+        got = online_batch_read_ids (&j, &ids, &in, err);
+        ok = got >= 0;
+        st->read += got > 0 ? got : 0;
+        /* A chunk of drivers all gone still removes their results. */
+        if (ok && in.n)
+            ok = online_batch_compute (&j, &in, &out, err);
+        else
+            online_docs_reset (&out);
+        if (ok && out.n) {
+            int64_t before = pr.differ;
+            ok = online_check_side (&j, &pr, &out, &none, err);
+            st->rewritten += pr.differ - before;
+        }
+        for (size_t k = 0; ok && k < p->n_keep; k++)
+            ok = remove_missing (&j, &pr, k, &ids, &out, made, &st->removed, err);
+        for (size_t k = 0; k < p->n_keep; k++)
+            online_idset_destroy (&scratch[k]);
+    }
+
+    for (size_t k = 0; k < 4; k++)
+        if (pr.targets[k].coll)
+            mongoc_collection_destroy (pr.targets[k].coll);
+    online_keys_destroy (j.keys);
+    if (j.partner)
+        mongoc_collection_destroy (j.partner);
+    mongoc_collection_destroy (j.drive);
+    rm_batchstep_destroy (j.engine);
+    online_docs_destroy (&in);
+    online_docs_destroy (&out);
+    online_docs_destroy (&pr.found);
+    online_changes_destroy (&aff);
+    bson_destroy (&ids);
+    bson_destroy (&none);
+    return ok;
+}
+
+/* After a step: its targets' changes are what it made (the steps after
+ * read its results, not what the application wrote to the namespace). */
+static void
+take_made (online_changes_t *ch, online_changes_t *made, const rm_nsref_t **targets, size_t nt)
+{
+    for (size_t t = 0; t < nt; t++) {
+        online_idlist_t *l = online_changes_list (ch, targets[t]->text, false);
+        const online_idlist_t *m = online_changes_list (made, targets[t]->text, false);
+        if (l)
+            online_idlist_clear (l, &ch->kept);
+        for (uint32_t i = 0; m && i < m->n; i++) {
+            bson_iter_t id;
+            online_idlist_get (m, i, &id);
+            online_changes_add (ch, targets[t]->text, &id);
+        }
+    }
+    if (*made->rescan && !*ch->rescan)
+        snprintf (ch->rescan, sizeof ch->rescan, "%s", made->rescan);
+}
+
+bool
+online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, bool *done,
+                  size_t *first_full, bson_error_t *err)
+{
+    *done = false;
+    *first_full = 0;
+    for (size_t i = 0; i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        rm_pass_t passes[RM_MAX_PASSES];
+        const rm_nsref_t *targets[8];
+        size_t np = rm_step_passes (s, on->o->in_place, passes, err), nt;
+        bool by_id = !on->o->in_place;
+        online_changes_t made;
+
+        if (!np)
+            return false;
+        for (size_t p = 0; p < np; p++)
+            by_id &= passes[p].by_id;
+        if (!by_id || *ch->rescan) {
+            if (!on->o->quiet)
+                rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full (%s)",
+                             s->index, s->op, i + 1 < on->plan.n ? " and the steps after it" : "",
+                             *ch->rescan ? ch->rescan
+                             : on->o->in_place ? "in place, the change log is not followed yet"
+                                               : "its results are not one per source document");
+            *first_full = i;
+            return true;
+        }
+        online_changes_init (&made);
+        for (size_t p = 0; p < np; p++)
+            if (!incr_pass (on, s, &passes[p], p, ch, &made, st, err)) {
+                online_changes_destroy (&made);
+                rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
+                return false;
+            }
+        nt = rm_step_targets (s, passes, np, targets);
+        take_made (ch, &made, targets, nt);
+        online_changes_destroy (&made);
+        rm_name_move_step (&on->names, s, targets, nt);
+        *first_full = i + 1;
+    }
+    *done = true;
+    return true;
+}
