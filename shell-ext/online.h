@@ -30,6 +30,8 @@ typedef struct {
     bool log_json;          /* --log-format json: a line per batch */
     int64_t retry_for_ms;   /* --retry-for: transient errors retried this long */
     bool writes_stopped;    /* finalize --writes-stopped */
+    bool full_verify;       /* finalize --full-verify: every result, not a sample */
+    int64_t sample;         /* finalize --sample: drivers verified a pass (default 1000) */
     bool block_writes;      /* finalize --block-writes */
     bool server_side;       /* run --server-side: compiled pipelines (remodel/compile.h) */
     rm_compile_version_t server_version; /* --server-version */
@@ -47,6 +49,7 @@ typedef struct online_lease online_lease_t;
 /* What a sync from the change log did (online_follow.c). */
 typedef struct {
     int64_t events, read, rewritten, removed, recomputed;
+    int64_t point_at;       /* when the next point was taken (ms since the epoch) */
 } online_incr_stats_t;
 
 /* A connection and what a run keeps of its plan. */
@@ -70,6 +73,7 @@ typedef struct {
     bool follows;
     bool following;         /* in `follow`: quiet rounds say nothing */
     online_incr_stats_t incr; /* the last sync from the log */
+    int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
@@ -257,6 +261,8 @@ void online_capture_describe (const online_capture_t *c, const char *more, char 
 /* capture: none: finalize re-reads every source about this many times (a
  * checksum, a sync, a verify, the checksum again after the renames). */
 #define ONLINE_FINALIZE_READS 4
+/* finalize with a change log: drivers verified a pass (--sample). */
+#define ONLINE_FINALIZE_SAMPLE 1000
 /* "finalize re-reads about N documents with writes stopped, about D at
  * R/s" from what the plan's passes read (plan_read) and a rate (documents
  * read per second; <= 0: unknown); in place, where nothing is switched,
@@ -272,6 +278,12 @@ bool online_follow_sync (online_t *on, size_t *first_full, online_capture_t *nex
 /* remodel online follow: syncs from the log in rounds until a signal or
  * finalize stops it. 0, -1. */
 int online_follow (online_t *on, bson_error_t *err);
+/* The point the plan's record holds into c; *follows: there is one in a
+ * change log (not capture none). */
+bool online_follow_point (online_t *on, online_capture_t *c, bool *follows, bson_error_t *err);
+/* finalize, after the switch: the _ids the log shows written to the plan's
+ * sources from the recorded point up to now (0: none slipped in). */
+bool online_follow_confirm (online_t *on, int64_t *written, bson_error_t *err);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);

@@ -87,4 +87,10 @@ void online_keys_values (const uint8_t *doc, uint32_t len, const rm_path_t *key,
 bool online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, bool *done,
                        size_t *first_full, bson_error_t *err);
 
+/* finalize's verify: up to n drivers of each pass recomputed and
+ * compared, step by step, into *differ; the steps from *first_full on
+ * (their results are not one per driver) are left to a full verify. */
+bool online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *first_full,
+                                bson_error_t *err);
+
 #endif

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "online_batch.h"
+#include "online_changes.h"
 #include "remodel/cli.h"
 #include "remodel/crc64.h"
 #include "remodel/docpath.h"
@@ -161,6 +161,71 @@ pause_before_switch (void)
     }
 }
 
+/* After the renames: what the change log shows written to a source
+ * since the last sync's point. Writes are stopped or blocked until
+ * finalize returns, so any is one the results may miss. */
+static bool
+confirm_from_log (online_t *on, bson_error_t *err)
+{
+    int64_t written;
+    if (!online_follow_confirm (on, &written, err))
+        return false;
+    if (written) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the change log shows %lld document(s) of "
+                      "the sources written between the last sync and the switch, so the results "
+                      "may miss those writes: remodel online rollback swaps the originals back; "
+                      "then sync and finalize again, with the writes stopped", on->where,
+                      on->names.name, (long long) written);
+        return false;
+    }
+    if (!on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the change log shows no write to the "
+                     "sources from the last sync to the switch");
+    return true;
+}
+
+/* The lease, from a `follow` that holds it when finalize begins: asked
+ * for in the plan's record (handover), which follow sees after its round;
+ * waited for up to a minute. */
+static bool
+take_from_follow (online_t *on, bson_error_t *err)
+{
+    int64_t t0 = online_mono_ms ();
+    bool asked = false;
+    while (!online_lease_take (on, err)) {
+        char holder[256], pid[32];
+        int64_t left, epoch;
+        bool gone;
+        bson_t doc;
+        bson_iter_t it;
+        bool found, following;
+        if (err->code != RM_ERR_USAGE || online_mono_ms () - t0 > 60000)
+            return false;
+        /* Only a follow is asked: a run or sync is refused as before. */
+        if (!online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+                               err))
+            return false;
+        /* The holder is "host:pid:...": the follow's when its pid is. */
+        following = bson_iter_init (&it, &doc) && bson_iter_find_descendant (&it, "follow.pid", &it) &&
+                    online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, err) &&
+                    (snprintf (pid, sizeof pid, ":%lld:", (long long) bson_iter_as_int64 (&it)),
+                     strstr (holder, pid) != NULL);
+        bson_destroy (&doc);
+        if (!following) {
+            bson_error_t again;
+            return online_lease_take (on, &again) || (memcpy (err, &again, sizeof again), false);
+        }
+        if (!asked && !online_plan_set (on, "handover", true, err))
+            return false;
+        if (!asked && !on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: finalize: asking the follow of plan %s (%s) "
+                         "for the lease", on->names.name, holder);
+        asked = true;
+        online_sleep_ms (500);
+    }
+    return true;
+}
+
 bool
 online_finalize (online_t *on, bson_error_t *err)
 {
@@ -169,7 +234,8 @@ online_finalize (online_t *on, bson_error_t *err)
     size_t n = 0, n_sums = 0;
     int64_t differ;
     online_record_t r;
-    bool ok, blocked = false, switched = false;
+    online_capture_t point;
+    bool ok, blocked = false, switched = false, follows = false;
 
     if (o->in_place) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: its documents are already the "
@@ -183,10 +249,13 @@ online_finalize (online_t *on, bson_error_t *err)
         return false;
     }
     /* The lease for the whole of it: no rollback, run or sync between the
-     * last sync and the switch. */
-    if (!online_plan_check (on, err) || !online_lease_take (on, err))
+     * last sync and the switch; a follow holding it hands it over. */
+    if (!online_plan_check (on, err) || !take_from_follow (on, err))
         return false;
-    ok = online_plan_read (on, &r, err);
+    online_capture_init (&point);
+    ok = online_plan_read (on, &r, err) && online_follow_point (on, &point, &follows, err);
+    /* With a change log the cut-over reads what changed, not everything. */
+    follows &= !o->full_verify;
     if (ok && r.finalized && !r.switching) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->names.name);
         ok = false;
@@ -197,7 +266,14 @@ online_finalize (online_t *on, bson_error_t *err)
      * that must find nothing; after the renames the originals are checked
      * against those checksums. Begun: the journal's switch completed. */
     if (ok && !r.switching) {
-        ok = checksum_sources (on, sums, &n_sums, err) && online_apply (on, ONLINE_SYNC, err) >= 0;
+        int64_t t0 = online_mono_ms ();
+        ok = (follows || checksum_sources (on, sums, &n_sums, err)) &&
+             online_apply (on, ONLINE_SYNC, err) >= 0;
+        /* A verify of a sample of each step's results, where the change
+         * log drained into them (the rest of what changed was just
+         * recomputed by that sync); every result with --full-verify or
+         * without a log. */
+        on->verify_sample = follows ? (o->sample > 0 ? o->sample : ONLINE_FINALIZE_SAMPLE) : 0;
         if (ok && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
             if (differ > 0)
                 rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
@@ -206,20 +282,29 @@ online_finalize (online_t *on, bson_error_t *err)
                               (long long) differ);
             ok = false;
         }
+        on->verify_sample = 0;
+        if (ok && follows && !o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: finalize: drained the change log and "
+                         "verified in %.1f s", (double) (online_mono_ms () - t0) / 1000.0);
         if (ok)
             pause_before_switch ();
     }
     ok = ok && online_switch_forward (on, &n, err);
     switched = ok;
+    /* Confirmed from the log, while writes are still blocked: nothing
+     * written to a source after the drain. */
+    if (ok && follows)
+        ok = confirm_from_log (on, err);
     if (blocked)
         block_writes (on, false, err);
     online_lease_drop (on);
-    ok = ok && check_backups (on, sums, n_sums, err);
+    ok = ok && (follows || check_backups (on, sums, n_sums, err));
     if (switched && !o->quiet)
         rm_cli_line (stderr, "", "\n",
                      "remodel: plan %s finalized: %zu collection(s) switched; the originals are "
                      "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
                      on->names.name, n, on->names.id);
+    online_capture_destroy (&point);
     return ok;
 }
 

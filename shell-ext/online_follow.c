@@ -24,6 +24,40 @@
 #include "remodel/cli.h"
 
 bool
+online_follow_point (online_t *on, online_capture_t *c, bool *follows, bson_error_t *err)
+{
+    bson_t doc;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    bool recorded = ok && online_capture_load (&doc, c);
+    bson_destroy (&doc);
+    *follows = recorded && c->mode != ONLINE_CAPTURE_NONE && (!bson_empty (&c->token) || c->has_ts);
+    return ok;
+}
+
+bool
+online_follow_confirm (online_t *on, int64_t *written, bson_error_t *err)
+{
+    online_capture_t from, now;
+    online_changes_t ch;
+    const char *nss[64];
+    bool follows, ok;
+
+    *written = 0;
+    online_capture_init (&from);
+    online_capture_init (&now);
+    online_changes_init (&ch);
+    ok = online_follow_point (on, &from, &follows, err) && follows &&
+         online_capture_start (on, &now, err) &&
+         online_changes_read (on, &from, &now, nss, online_changes_sources (on, nss, 64), &ch, err);
+    *written = ch.kept;
+    online_changes_destroy (&ch);
+    online_capture_destroy (&from);
+    online_capture_destroy (&now);
+    return ok;
+}
+
+bool
 online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bool *save,
                     bson_error_t *err)
 {
@@ -32,8 +66,7 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     online_incr_stats_t *st = &on->incr;
     const char *nss[64];
     char point[400];
-    bson_t doc;
-    bool found, recorded, lost = false, done = false, ok;
+    bool lost = false, done = false, ok;
     size_t nns;
 
     *first_full = 0;
@@ -41,15 +74,11 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     memset (st, 0, sizeof *st);
     online_capture_init (&from);
     online_changes_init (&ch);
-    ok = online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
-                           err);
-    recorded = ok && online_capture_load (&doc, &from);
-    bson_destroy (&doc);
-    on->follows = recorded && from.mode != ONLINE_CAPTURE_NONE &&
-                  (!bson_empty (&from.token) || from.has_ts);
+    ok = online_follow_point (on, &from, &on->follows, err);
     if (!ok || !on->follows)
         goto done;
     /* The next point first: whatever is written from here on is after it. */
+    st->point_at = (int64_t) time (NULL) * 1000;
     ok = online_capture_start (on, next, err) && online_capture_lost (on, &from, &lost, err);
     *save = ok;
     online_capture_point (&from, point, sizeof point);
@@ -91,7 +120,7 @@ note_round (online_t *on, int64_t round, int64_t ms, bson_error_t *err)
                             BCON_DATE_TIME ((int64_t) time (NULL) * 1000), "events",
                             BCON_INT64 (on->incr.events), "rewritten",
                             BCON_INT64 (on->incr.rewritten + on->incr.removed), "lagMs",
-                            BCON_INT64 (ms), "pid", BCON_INT64 ((int64_t) getpid ()), "}", "}");
+                            BCON_INT64 (ms), "pointAt", BCON_DATE_TIME (on->incr.point_at), "pid", BCON_INT64 ((int64_t) getpid ()), "}", "}");
     bool ok = online_plan_update (on, upd, err);
     bson_destroy (upd);
     return ok;

@@ -151,11 +151,14 @@ remove_missing (online_job_t *j, online_passrun_t *pr, size_t k, const bson_t *i
     if (n)
         ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &gone, note_id, &nt, err);
     l = online_changes_list (&found, "there", false);
+    /* verify (ch NULL) only counts them. */
     for (uint32_t i = 0; ok && l && i < l->n; i++) {
         bson_iter_t id;
         online_idlist_get (l, i, &id);
-        ok = online_writes_delete (&pr->targets[k], &id, err);
-        online_changes_add (ch, j->p->keep[k]->text, &id);
+        if (ch) {
+            ok = online_writes_delete (&pr->targets[k], &id, err);
+            online_changes_add (ch, j->p->keep[k]->text, &id);
+        }
         (*removed)++;
     }
     ok = ok && online_writes_flush (&pr->targets[k], err);
@@ -168,8 +171,9 @@ remove_missing (online_job_t *j, online_passrun_t *pr, size_t k, const bson_t *i
 /* One pass: ch holds the changes of its inputs; what it rewrites or
  * removes is noted in made. */
 static bool
-incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_changes_t *ch,
-           online_changes_t *made, online_incr_stats_t *st, bson_error_t *err)
+incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_mode_t mode,
+           online_changes_t *ch, online_changes_t *made, online_incr_stats_t *st,
+           bson_error_t *err)
 {
     online_job_t j;
     online_passrun_t pr;
@@ -198,11 +202,12 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     if (p->partner >= 0) {
         j.partner = online_collection (on, j.in[p->partner]->db,
                                        rm_name_now (&on->names, j.in[p->partner]));
-        j.keys = online_keys_new (on, s, pi, p->partner_key);
+        if (mode == ONLINE_SYNC)
+            j.keys = online_keys_new (on, s, pi, p->partner_key);
         pc = online_changes_list (ch, j.in[p->partner]->text, false);
     }
     j.engine = rm_batchstep_new (s, NULL);
-    pr.mode = ONLINE_SYNC;
+    pr.mode = mode;
     pr.changed = made;
     /* No range reports: the count is said once, at the end. */
     pr.reported = ONLINE_REPORT_MAX + 1;
@@ -222,7 +227,7 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
         online_idlist_get (d, i, &id);
         online_changes_add (&aff, "drivers", &id);
     }
-    if (pc)
+    if (pc && j.keys)
         ok = partners_affect (&j, pc, &aff, &st->read, err);
     if (*aff.rescan && !*ch->rescan)
         snprintf (ch->rescan, sizeof ch->rescan, "%s", aff.rescan);
@@ -246,7 +251,8 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
             st->rewritten += pr.differ - before;
         }
         for (size_t k = 0; ok && k < p->n_keep; k++)
-            ok = remove_missing (&j, &pr, k, &ids, &out, made, &st->removed, err);
+            ok = remove_missing (&j, &pr, k, &ids, &out, mode == ONLINE_SYNC ? made : NULL,
+                                 &st->removed, err);
         for (size_t k = 0; k < p->n_keep; k++)
             online_idset_destroy (&scratch[k]);
     }
@@ -318,7 +324,7 @@ online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, b
         }
         online_changes_init (&made);
         for (size_t p = 0; p < np; p++)
-            if (!incr_pass (on, s, &passes[p], p, ch, &made, st, err)) {
+            if (!incr_pass (on, s, &passes[p], p, ONLINE_SYNC, ch, &made, st, err)) {
                 online_changes_destroy (&made);
                 rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
                 return false;
@@ -330,5 +336,100 @@ online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, b
         *first_full = i + 1;
     }
     *done = true;
+    return true;
+}
+
+/* Up to n _ids of c, at random where the server has $sample (FerretDB
+ * 1.x has not: then the first n in _id order), into ns's list of ch. */
+static bool
+sample_ids (online_t *on, mongoc_collection_t *c, int64_t n, online_changes_t *ch, const char *ns,
+            bool *random, bson_error_t *err)
+{
+    bson_t *pipe = BCON_NEW ("pipeline", "[", "{", "$sample", "{", "size", BCON_INT64 (n), "}", "}",
+                             "{", "$project", "{", "_id", BCON_INT32 (1), "}", "}", "]");
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
+                             BCON_INT32 (1), "}", "limit", BCON_INT64 (n));
+    bson_t empty = BSON_INITIALIZER;
+    mongoc_cursor_t *cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipe, NULL, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+
+    *random = true;
+    while (mongoc_cursor_next (cur, &doc)) {
+        bson_iter_t id;
+        if (bson_iter_init_find (&id, doc, "_id"))
+            online_changes_add (ch, ns, &id);
+    }
+    if (mongoc_cursor_error (cur, &why)) {
+        if (why.domain == MONGOC_ERROR_STREAM || why.domain == MONGOC_ERROR_SERVER_SELECTION) {
+            ok = online_fail (on, err, &why, "sampling documents to verify");
+        } else {
+            mongoc_cursor_destroy (cur);
+            *random = false;
+            cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
+            while (mongoc_cursor_next (cur, &doc)) {
+                bson_iter_t id;
+                if (bson_iter_init_find (&id, doc, "_id"))
+                    online_changes_add (ch, ns, &id);
+            }
+            if (mongoc_cursor_error (cur, &why))
+                ok = online_fail (on, err, &why, "reading documents to verify");
+        }
+    }
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    bson_destroy (pipe);
+    return ok;
+}
+
+bool
+online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *first_full,
+                           bson_error_t *err)
+{
+    *first_full = 0;
+    for (size_t i = 0; i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        rm_pass_t passes[RM_MAX_PASSES];
+        const rm_nsref_t *targets[8], *in[4];
+        size_t np = rm_step_passes (s, false, passes, err), nt;
+        bool by_id = np > 0, random = true;
+        int64_t checked = 0;
+        online_incr_stats_t st;
+
+        if (!np)
+            return false;
+        for (size_t p = 0; p < np; p++)
+            by_id &= passes[p].by_id;
+        if (!by_id)
+            return true; /* this step and those after: verified in full */
+        rm_step_inputs (s, in, 4);
+        memset (&st, 0, sizeof st);
+        for (size_t p = 0; p < np; p++) {
+            online_changes_t ch;
+            const rm_nsref_t *d = in[passes[p].drive];
+            mongoc_collection_t *c = online_collection (on, d->db, rm_name_now (&on->names, d));
+            bool ok;
+            online_changes_init (&ch);
+            ok = sample_ids (on, c, n, &ch, d->text, &random, err) &&
+                 incr_pass (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, &st, err);
+            checked += ch.kept;
+            online_changes_destroy (&ch);
+            mongoc_collection_destroy (c);
+            if (!ok) {
+                rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
+                return false;
+            }
+        }
+        *differ += st.rewritten + st.removed;
+        if (!on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: finalize: step %zu (%s): %lld documents "
+                         "verified (%s), %lld differ", s->index, s->op, (long long) checked,
+                         random ? "a random sample" : "the first in _id order: the server has no "
+                                                      "$sample", (long long) (st.rewritten + st.removed));
+        nt = rm_step_targets (s, passes, np, targets);
+        rm_name_move_step (&on->names, s, targets, nt);
+        *first_full = i + 1;
+    }
     return true;
 }

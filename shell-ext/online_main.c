@@ -134,6 +134,9 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->in_place = v[RM_OPT_IN_PLACE].given;
     o->create_indexes = v[RM_OPT_CREATE_INDEXES].given;
     o->writes_stopped = v[RM_OPT_WRITES_STOPPED].given;
+    o->full_verify = v[RM_OPT_FULL_VERIFY].given;
+    if (v[RM_OPT_SAMPLE].given)
+        o->sample = v[RM_OPT_SAMPLE].n;
     o->block_writes = v[RM_OPT_BLOCK_WRITES].given;
     o->server_side = v[RM_OPT_SERVER_SIDE].given;
     o->quiet = v[RM_OPT_QUIET].given;

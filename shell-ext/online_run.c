@@ -627,6 +627,10 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
         ok = online_follow_sync (on, &first, &next, &save, err);
         differ += on->incr.rewritten + on->incr.removed;
     }
+    /* finalize's verify by sample, where the steps' results are one per
+     * driver; the rest in full. */
+    if (ok && mode == ONLINE_VERIFY && on->verify_sample > 0)
+        ok = online_incr_verify_sample (on, on->verify_sample, &differ, &first, err);
     for (size_t i = first; ok && i < on->plan.n; i++)
         ok = run_step (on, &on->plan.steps[i], server ? &compiled.steps[i] : NULL, mode, &differ,
                        err);

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "online.h"
+#include "online_changes.h"
 #include "remodel/cli.h"
 #include "remodel/value.h"
 
@@ -442,6 +442,55 @@ online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error
     return ok;
 }
 
+/* The follow line: its last round, and how far the results are behind
+ * the log now (the events after the recorded point, read without
+ * writing anything, and the time since that point was taken). */
+static void
+status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
+{
+    online_capture_t to;
+    online_changes_t ch;
+    const char *nss[64];
+    bson_error_t why;
+    bson_iter_t it;
+    int64_t round = 0, at = 0, lag = 0, events = 0, point_at = 0, pid = 0, now = time (NULL);
+    size_t nns = online_changes_sources (on, nss, 64);
+
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.round", &it))
+        round = bson_iter_as_int64 (&it);
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.at", &it))
+        at = bson_iter_date_time (&it) / 1000;
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.lagMs", &it))
+        lag = bson_iter_as_int64 (&it);
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.events", &it))
+        events = bson_iter_as_int64 (&it);
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.pointAt", &it))
+        point_at = bson_iter_date_time (&it) / 1000;
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.pid", &it))
+        pid = bson_iter_as_int64 (&it);
+    if (round)
+        printf ("follow: round %lld, %lld s ago (pid %lld): %lld events applied in %.1f s\n",
+                (long long) round, (long long) (now - at), (long long) pid, (long long) events,
+                (double) lag / 1000.0);
+    online_capture_init (&to);
+    online_changes_init (&ch);
+    if (!online_changes_read (on, c, &to, nss, nns, &ch, &why))
+        rm_cli_line (stdout, "", "\n", "lag: not read: %s", why.message);
+    else if (*ch.rescan)
+        rm_cli_line (stdout, "", "\n", "lag: %lld events since the recorded point, and %s: the "
+                     "next sync rescans", (long long) ch.events, ch.rescan);
+    else if (!ch.events)
+        printf ("lag: none (the change log holds no event after the recorded point)\n");
+    else if (point_at)
+        printf ("lag: %lld events (%lld documents) after the recorded point, taken %lld s ago\n",
+                (long long) ch.events, (long long) ch.kept, (long long) (now - point_at));
+    else
+        printf ("lag: %lld events (%lld documents) after the recorded point\n",
+                (long long) ch.events, (long long) ch.kept);
+    online_changes_destroy (&ch);
+    online_capture_destroy (&to);
+}
+
 /* The capture lines: the mode and its start point, or for none what
  * finalize will cost at the rate the checkpoints show; then whether the
  * point is still in the log. A failed check is said, not fatal: status
@@ -476,6 +525,8 @@ status_capture (online_t *on, const online_record_t *r)
         else if (c.mode != ONLINE_CAPTURE_NONE && lost)
             rm_cli_line (stdout, "", "\n", "history lost since %s: the next sync rescans "
                          "everything", point);
+        else if (c.mode != ONLINE_CAPTURE_NONE)
+            status_follow (on, &doc, &c);
     }
     bson_destroy (&doc);
     online_capture_destroy (&c);
