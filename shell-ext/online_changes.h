@@ -62,7 +62,7 @@ bool online_changes_read (online_t *on, const online_capture_t *from, const onli
  * An update event carries the document as it is, not as it was: when a
  * child moves to another parent, the map says which parent had it. Keys
  * are only ever added (a partner read with key a, then b, was in results
- * of both); a partner's entries go when the partner does. */
+ * of both), and dropped with the plan. */
 online_keys_t *online_keys_new (online_t *on, const rm_step_t *s, size_t pass,
                                 const rm_path_t *key);
 void online_keys_destroy (online_keys_t *k);
@@ -73,8 +73,6 @@ bool online_keys_flush (online_keys_t *k, bson_error_t *err);
  * ids (an array of _ids). */
 bool online_keys_old (online_keys_t *k, const bson_t *ids, bson_t *arr, uint32_t *n,
                       bson_error_t *err);
-/* Forgets the entries of the partners ids (an array: those gone). */
-bool online_keys_forget (online_keys_t *k, const bson_t *ids, bson_error_t *err);
 /* Forgets the plan's whole map (--restart, rollback). */
 bool online_keys_drop_plan (online_t *on, bson_error_t *err);
 /* The key values of doc at key, as $lookup matches them, appended to arr. */

@@ -295,6 +295,11 @@ online_finalize (online_t *on, bson_error_t *err)
      * written to a source after the drain. */
     if (ok && follows)
         ok = confirm_from_log (on, err);
+    /* The key map served the syncs; nothing reads it after the switch. */
+    if (switched) {
+        bson_error_t why;
+        online_keys_drop_plan (on, &why);
+    }
     if (blocked)
         block_writes (on, false, err);
     online_lease_drop (on);

@@ -146,13 +146,22 @@ online_follow (online_t *on, bson_error_t *err)
     struct sigaction sa;
     int64_t round = 0, since = 0, pause = on->o->pause_ms > 0 ? on->o->pause_ms : 1000;
     int tries = 0;
-    bool ok, asked = false;
+    bool ok, asked = false, follows;
+    online_capture_t point;
 
     memset (&sa, 0, sizeof sa);
     sa.sa_handler = on_stop;
     sigaction (SIGINT, &sa, NULL);
     sigaction (SIGTERM, &sa, NULL);
-    ok = online_plan_check (on, err) && online_lease_take (on, err);
+    online_capture_init (&point);
+    ok = online_plan_check (on, err) && online_follow_point (on, &point, &follows, err);
+    online_capture_destroy (&point);
+    if (ok && !follows) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s has no point in a change log to follow (status "
+                      "says its capture): sync rescans instead", on->names.name);
+        return -1;
+    }
+    ok = ok && online_lease_take (on, err);
     if (ok) {
         bson_t *unset = BCON_NEW ("$unset", "{", "handover", BCON_BOOL (true), "}");
         ok = online_plan_update (on, unset, err);
@@ -169,12 +178,6 @@ online_follow (online_t *on, bson_error_t *err)
         }
         since = 0;
         tries = 0;
-        if (!on->follows) {
-            rm_error_set (err, RM_ERR_USAGE, "plan %s has no point in a change log to follow "
-                          "(status says its capture): sync rescans instead", on->names.name);
-            ok = false;
-            break;
-        }
         ok = note_round (on, ++round, online_mono_ms () - t0, err) &&
              handover_asked (on, &asked, err);
         for (int64_t slept = 0; ok && !stop_signal && !asked && slept < pause; slept += 100)

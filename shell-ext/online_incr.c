@@ -55,8 +55,10 @@ note_id (void *ctx, const bson_iter_t *id)
 }
 
 /* Adds to aff the drivers a change to the partners in pc affects: by
- * their old keys (the map) and their keys now; forgets the map's entries
- * of partners that are gone. */
+ * their old keys (the map) and their keys now. The map's entries of a
+ * partner gone stay: forgotten here, a sync killed before its results
+ * were written would, run again, no longer know the parents to fix; kept,
+ * they only cost a recompute if the _id comes back. */
 static bool
 partners_affect (online_job_t *j, const online_idlist_t *pc, online_changes_t *aff,
                  int64_t *read, bson_error_t *err)
@@ -68,14 +70,11 @@ partners_affect (online_job_t *j, const online_idlist_t *pc, online_changes_t *a
     for (uint32_t at = 0; ok && at < pc->n;) {
         uint32_t n = chunk (pc, at, j->batch_size, &ids), nk = 0;
         bson_t keys = BSON_INITIALIZER, filter = BSON_INITIALIZER, cond;
-        online_idset_t there;
         mongoc_cursor_t *cur;
         const bson_t *doc;
         bson_error_t why;
-        bson_iter_t it;
 
         at += n;
-        memset (&there, 0, sizeof there);
         ok = online_keys_old (j->keys, &ids, &keys, &nk, err);
         BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
         BSON_APPEND_ARRAY (&cond, "$in", &ids);
@@ -83,33 +82,15 @@ partners_affect (online_job_t *j, const online_idlist_t *pc, online_changes_t *a
         cur = ok ? mongoc_collection_find_with_opts (j->partner, &filter, NULL, NULL) : NULL;
         while (cur && mongoc_cursor_next (cur, &doc)) {
             online_keys_values (bson_get_data (doc), doc->len, j->p->partner_key, &keys, &nk);
-            online_idset_add (&there, online_id_hash (bson_get_data (doc), doc->len));
             (*read)++;
         }
         if (cur && mongoc_cursor_error (cur, &why))
             ok = online_fail (j->on, err, &why, "reading changed partners");
         if (cur)
             mongoc_cursor_destroy (cur);
-        /* A partner gone is in no result from now on: its entries go
-         * once its old keys are taken. */
-        if (ok && bson_iter_init (&it, &ids)) {
-            bson_t gone = BSON_INITIALIZER;
-            uint32_t ng = 0;
-            while (bson_iter_next (&it))
-                if (!online_idset_has (&there, online_value_hash (&it))) {
-                    char key[16];
-                    const char *kp;
-                    size_t kl = bson_uint32_to_string (ng++, &kp, key, sizeof key);
-                    bson_append_iter (&gone, kp, (int) kl, &it);
-                }
-            if (ng)
-                ok = online_keys_forget (j->keys, &gone, err);
-            bson_destroy (&gone);
-        }
         if (ok && nk)
             ok = online_batch_ids_where (j, j->drive, j->p->drive_key->text, &keys, note_id, &nt,
                                          err);
-        online_idset_destroy (&there);
         bson_destroy (&filter);
         bson_destroy (&keys);
     }

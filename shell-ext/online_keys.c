@@ -15,7 +15,8 @@
  * only grow while the partner lives (a partner read with key a, then b,
  * was in results of both); a stale one costs a driver recomputed for
  * nothing, a missing one would leave a result wrong. They are read only
- * by a sync, by partner, through an index on _id's fields. */
+ * by a sync, by partner, through an index on _id's fields, and dropped
+ * with the plan (finalize, rollback, --restart). */
 #include <string.h>
 
 #include "online_changes.h"
@@ -221,23 +222,6 @@ online_keys_old (online_keys_t *k, const bson_t *ids, bson_t *arr, uint32_t *n, 
         ok = online_fail (k->on, err, &why, "reading the join's key map");
     mongoc_cursor_destroy (cur);
     bson_destroy (opts);
-    bson_destroy (&filter);
-    return ok;
-}
-
-bool
-online_keys_forget (online_keys_t *k, const bson_t *ids, bson_error_t *err)
-{
-    bson_t filter = BSON_INITIALIZER, cond;
-    bson_error_t why;
-    bool ok;
-    pass_filter (k, &filter);
-    BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id.id", &cond);
-    BSON_APPEND_ARRAY (&cond, "$in", ids);
-    bson_append_document_end (&filter, &cond);
-    ok = online_lease_check (k->on, err) &&
-         (mongoc_collection_delete_many (k->coll, &filter, NULL, NULL, &why) ||
-          online_fail (k->on, err, &why, "forgetting partners gone from the key map"));
     bson_destroy (&filter);
     return ok;
 }

@@ -26,7 +26,7 @@ def key(raw):
 def main():
     uri, offline, pairs = sys.argv[1], sys.argv[2], sys.argv[3:]
     docs = rmlib.read_archive(offline)[0]
-    client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
+    client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000, directConnection=True)
     raw = CodecOptions(document_class=RawBSONDocument)
     bad = False
     for pair in pairs:

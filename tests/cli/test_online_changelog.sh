@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Following the change log (issue 23; docs/online.md, "Change capture"): on
+# FerretDB (oplog) and mongo-java-server (change streams), each started with
+# its change log:
+#   - sync after a few writes reads what they affect, not the collections
+#     (its "change log:" line: events, documents read), and the results are
+#     then remodel run's on a dump of the sources, byte for byte: a child
+#     moved between parents (both parents change), a child deleted and
+#     inserted, a parent's field, a parent's key changed (its children
+#     re-homed), a chained plan (step 2 reads step 1's results);
+#   - follow keeps the results current while a writer writes, status shows
+#     its rounds and lag, a signal stops it after its round (exit 0);
+#   - kill -9 during follow, then sync: nothing lost or applied twice;
+#   - a kill matrix over finalize's drain (killed at the first writes of
+#     results, of the key map, of the point), then finalize again: it
+#     completes, and the live collections are remodel run's;
+#   - finalize with the log: drains, verifies a sample, switches, and
+#     confirms from the log; a write that slips in before the switch is
+#     caught from the log (exit 1, naming the count);
+#   - lost history during follow (FerretDB, a 1 MiB oplog flooded): named,
+#     and everything rescanned;
+#   - a server without a change log: follow refuses, naming why.
+#   REMODEL=build/remodel bash tests/cli/test_online_changelog.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+[ -n "${REMODEL_TEST_URI:-}" ] && { pass "changelog: external deployments are not started here (skipped)"; exit 0; }
+S=$ROOT/dumps/sample
+ONLINE=$(dirname "$REMODEL")/remodel-online
+KILLAT=$ROOT/tests/peers/killat.sh
+trap 'kill $(jobs -p) 2>/dev/null; for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+mkdir -p "$T/plans"
+cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/embed.json"
+# Orders get their customer's name by the customer's code (not its _id, so
+# a code can change); then each customer the count and sum of its orders,
+# from step 1's results.
+cat >"$T/plans/chain.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"denormalize": {"in": "shop.orders", "from": "shop.customers", "localField": "cust",
+                   "foreignField": "code", "fields": {"cust_name": "name"}}},
+  {"summarize": {"into": "shop.customers", "from": "shop.orders", "localField": "code",
+                 "foreignField": "cust",
+                 "fields": {"n_orders": {"$count": {}}, "total": {"$sum": "$amount"},
+                            "names": {"$addToSet": "$cust_name"}}}}]}
+EOF
+
+# py SCRIPT ARGS...: pymongo with the client as c ($uri).
+py() {
+    local code=$1; shift
+    python3 -c "import sys, random, pymongo
+c = pymongo.MongoClient(sys.argv[1], directConnection=True, serverSelectionTimeoutMS=10000)
+$code" "$uri" "$@"
+}
+pid() { plan_id "$T/plans/$1.json"; }
+online() { run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
+# figure NAME: a number from sync's "change log:" line in $T/err.
+figure() { sed -n "s/.*change log: .* \([0-9][0-9]*\) $1.*/\1/p" "$T/err" | tail -n 1; }
+events() { sed -n 's/.*change log: \([0-9][0-9]*\) events.*/\1/p' "$T/err" | tail -n 1; }
+
+# The shop: 40 customers with codes C0..C39, 300 orders.
+make_shop() {
+    py '
+random.seed(11)
+s = c.shop
+s.customers.insert_many([{"_id": i, "code": "C%d" % i, "name": "cust %d" % i} for i in range(40)])
+s.orders.insert_many([{"_id": 1000 + i, "cust": "C%d" % random.randrange(40),
+                       "amount": random.randrange(1, 100)} for i in range(300)])
+s.orders.create_index("cust")
+s.customers.create_index("code")'
+}
+
+# writes SEED: one of each kind the issue names, to both plans' sources.
+writes() {
+    py '
+random.seed(int(sys.argv[2]))
+t, p, o, k = c.crm.tasks, c.crm.people, c.shop.orders, c.shop.customers
+pids = [d["_id"] for d in p.find({}, {"_id": 1})]
+tids = [d["_id"] for d in t.find({}, {"_id": 1}).limit(200)]
+random.shuffle(tids)
+t.update_one({"_id": tids[0]}, {"$set": {"owner": random.choice(pids)}})        # moved
+t.delete_one({"_id": tids[1]})                                                  # deleted
+t.insert_one({"_id": "t-%s" % sys.argv[2], "owner": random.choice(pids), "title": "new",
+              "due_date": None})                                                # inserted
+d = t.find_one({"_id": tids[2]}); d["title"] = "replaced %s" % sys.argv[2]
+t.replace_one({"_id": tids[2]}, d)                                              # replaced
+p.update_one({"_id": random.choice(pids)}, {"$set": {"name": "renamed %s" % sys.argv[2]}})
+n = int(sys.argv[2])
+k.update_one({"_id": n % 40}, {"$set": {"code": "Z%d" % n}})                    # key changed
+oids = [d["_id"] for d in o.find({}, {"_id": 1})]
+o.update_one({"_id": random.choice(oids)}, {"$set": {"cust": "C%d" % random.randrange(40)}})
+o.delete_one({"_id": random.choice(oids)})
+o.insert_one({"_id": 5000 + n, "cust": "Z%d" % n, "amount": 7})
+o.update_one({"_id": random.choice(oids)}, {"$inc": {"amount": 5}})
+k.update_one({"_id": (n + 1) % 40}, {"$set": {"name": "cust renamed %s" % n}})' "$1"
+}
+
+# offline NAME: the sources dumped now, and remodel run's result of both plans.
+offline() {
+    "$MONGODUMP" --uri "$uri" --db crm --archive="$T/$1-crm.archive" --quiet &&
+        "$MONGODUMP" --uri "$uri" --db shop --archive="$T/$1-shop.archive" --quiet &&
+        "$REMODEL" run -q "$T/plans/embed.json" --from "$T/$1-crm.archive" --to "$T/$1-embed.archive" &&
+        "$REMODEL" run -q "$T/plans/chain.json" --from "$T/$1-shop.archive" --to "$T/$1-chain.archive"
+}
+# same_side NAME STAGE: the side-by-side results are the offline ones.
+same_side() {
+    local e c
+    e=$(pid embed) c=$(pid chain)
+    online_same "$1: embed's results are remodel run's" "$T/$2-embed.archive" \
+        crm.people=people_remodel_${e}_1 crm.tasks=tasks_remodel_${e}_1
+    online_same "$1: the chained plan's results are remodel run's" "$T/$2-chain.archive" \
+        shop.orders=orders_remodel_${c}_1 shop.customers=customers_remodel_${c}_2
+}
+verified() {
+    online verify "$2"
+    expect_eq "$1" "$rc:$(grep -c 'every result as the sources make it' "$T/err")" "0:1"
+}
+
+for kind in ferretdb java; do
+    # An oplog large enough for the whole suite: only the lost-history
+    # case below floods a small one.
+    PEERS_OPLOG_BYTES=67108864 online_start "$kind" "$T/srv-$kind" 0 changelog || continue
+    "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
+        --noIndexRestore --quiet
+    make_shop
+    online run embed --create-indexes --batch-size 50 -q
+    expect_eq "$kind: embed runs" "$rc:$(cat "$T/err")" "0:"
+    online run chain --batch-size 50 -q
+    expect_eq "$kind: the chained plan runs" "$rc:$(cat "$T/err")" "0:"
+
+    # ---- sync reads what the changes affect ----
+    writes 1
+    online sync embed
+    ev=$(events) rd=$(figure read)
+    expect_eq "$kind: embed: sync follows the log (exit 0, 4 writes to tasks, 1 to people)" \
+        "$rc:$ev" "0:5"
+    # 98 people and 1000 tasks: the two parents of the moved task, those of
+    # the others, and the tasks themselves (and their parents' tasks).
+    if [ -n "$rd" ] && [ "$rd" -lt 200 ]; then pass "$kind: embed: sync read $rd documents, not the 1098"
+    else fail "$kind: embed: sync read few documents" "$(cat "$T/err")"; fi
+    online sync chain
+    ev=$(events) rd=$(figure read)
+    expect_eq "$kind: chain: sync follows the log (exit 0, 6 writes)" "$rc:$ev" "0:6"
+    if [ -n "$rd" ] && [ "$rd" -lt 200 ]; then pass "$kind: chain: sync read $rd documents, not the 340"
+    else fail "$kind: chain: sync read few documents" "$(cat "$T/err")"; fi
+    verified "$kind: embed: verify finds every result right after the sync" embed
+    verified "$kind: chain: verify finds every result right after the sync" chain
+    offline "$kind-a" || fail "$kind: offline reference"
+    same_side "$kind: after a sync from the log" "$kind-a"
+    online sync chain
+    expect_eq "$kind: a second sync finds nothing to do" "$rc:$(events):$(figure results)" "0:0:0"
+
+    # ---- follow, a writer, status, a signal ----
+    "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
+    fp=$!
+    for s in 2 3 4; do writes $s; sleep 0.3; done
+    for i in $(seq 1 120); do
+        "$REMODEL" online status "$T/plans/chain.json" --uri "$uri" >"$T/status" 2>&1
+        grep -q '^lag: none' "$T/status" && grep -q '^follow: round' "$T/status" && break
+        sleep 0.5
+    done
+    expect_eq "$kind: follow: status shows its rounds, and no lag once the writer stops" \
+        "$(grep -c '^follow: round [0-9]*, [0-9]* s ago (pid [0-9]*)' "$T/status"):$(grep -c '^lag: none' "$T/status")" "1:1"
+    kill -TERM $fp; wait $fp; frc=$?
+    expect_eq "$kind: follow: a TERM stops it after its round (exit 0, said)" \
+        "$frc:$(grep -c 'follow: plan chain.json: stopped after [0-9]* rounds (terminated)' "$T/follow.err")" "0:1"
+    verified "$kind: follow kept the chained plan's results current" chain
+
+    # ---- kill -9 during follow, then sync ----
+    "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 50ms 2>/dev/null &
+    fp=$!
+    writes 5; sleep 0.2; writes 6
+    kill -KILL $fp; wait $fp 2>/dev/null
+    online sync embed
+    online sync chain
+    expect_eq "$kind: follow killed (kill -9): sync at once takes over and completes" "$rc" "0"
+    verified "$kind: ... nothing lost" chain
+    offline "$kind-b" || fail "$kind: offline reference"
+    same_side "$kind: after follow killed and a sync" "$kind-b"
+
+    # ---- a kill matrix over finalize's drain ----
+    kstep=0
+    for point in online_side_rewrite:1 online_keys_flush:1 online_writes_flush:2 online_capture_save:1; do
+        kstep=$((kstep + 1))
+        writes $((10 + kstep))
+        "$KILLAT" -q "${point%%:*}" "${point##*:}" -- "$ONLINE" finalize "$T/plans/chain.json" \
+            --uri "$uri" --writes-stopped >/dev/null 2>"$T/kerr"
+        krc=$?
+        if [ $krc == 137 ]; then
+            # Not switched yet: the results must still be made whole by a sync.
+            online sync chain
+            expect_eq "$kind: finalize killed at ${point%%:*} #${point##*:}: a sync then completes" "$rc" "0"
+            verified "$kind: ... and nothing is lost or doubled" chain
+        else
+            fail "$kind: finalize killed at ${point%%:*} #${point##*:}" "killat exit $krc: $(tail -n 3 "$T/kerr")"
+        fi
+    done
+    writes 20
+    offline "$kind-c" || fail "$kind: offline reference"
+    "$KILLAT" -q online_side_rewrite 1 -- "$ONLINE" finalize "$T/plans/embed.json" --uri "$uri" \
+        --writes-stopped >/dev/null 2>"$T/kerr"
+    krc=$?
+    online finalize embed --writes-stopped
+    expect_eq "$kind: embed: finalize killed in its drain ($krc), then again: it drains and switches" \
+        "$rc:$(grep -c 'drained the change log and verified' "$T/err"):$(grep -c 'change log shows no write to the sources' "$T/err")" "0:1:1"
+    [ $rc == 0 ] || cat "$T/err" >&2
+    expect_message "$kind: ... verifying a sample of each pass" "step 1 (embed): 1098 documents verified"
+    online_same "$kind: embed finalized: the live people and tasks are remodel run's" "$T/$kind-c-embed.archive" \
+        crm.people=people crm.tasks=tasks
+
+    # ---- a write slipping in before the switch ----
+    REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=4000 "$REMODEL" online finalize "$T/plans/chain.json" \
+        --uri "$uri" --writes-stopped >/dev/null 2>"$T/fin.err" &
+    fp=$!
+    for i in $(seq 1 100); do grep -q 'pausing' "$T/fin.err" && break; sleep 0.2; done
+    py 'c.shop.orders.update_one({"_id": 1001}, {"$inc": {"amount": 1}})'
+    wait $fp; frc=$?
+    expect_eq "$kind: a write after the drain is caught from the log (exit 1, counted)" \
+        "$frc:$(grep -c 'the change log shows 1 document(s) of the sources written between the last sync and the switch' "$T/fin.err")" "1:1"
+    online rollback chain
+    expect_eq "$kind: ... and rollback swaps the originals back" "$rc" "0"
+    "$SERVER" stop "$T/srv-$kind" >/dev/null 2>&1
+done
+
+# ---- lost history during follow (FerretDB: its oplog is capped here) ----
+PEERS_OPLOG_BYTES=1048576 online_start ferretdb "$T/srv-small" 0 changelog && {
+    "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
+        --noIndexRestore --quiet
+    make_shop
+    online run chain --batch-size 100 -q
+    "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 15s 2>"$T/follow.err" &
+    fp=$!
+    for i in $(seq 1 100); do
+        "$REMODEL" online status "$T/plans/chain.json" --uri "$uri" >"$T/status" 2>&1
+        grep -q '^follow: round' "$T/status" && break
+        sleep 0.3
+    done
+    writes 30
+    # 1.6 MB through the 1 MiB oplog (trimmed every second, a part at a
+    # time), while follow pauses: its point rolls off.
+    py 'c.scratch.fill.insert_many([{"pad": "x" * 2000, "i": i} for i in range(800)])'
+    for i in $(seq 1 40); do
+        "$REMODEL" online status "$T/plans/chain.json" --uri "$uri" >"$T/status" 2>&1
+        grep -q '^history lost since' "$T/status" && break
+        sleep 1
+    done
+    for i in $(seq 1 60); do grep -q 'history lost since' "$T/follow.err" && break; sleep 0.5; done
+    kill -TERM $fp; wait $fp
+    expect_eq "ferretdb: follow names lost history, and rescans everything" \
+        "$(grep -c 'remodel: sync: history lost since Timestamp([0-9]*, [0-9]*) (the change log no longer holds it): every step rescanned in full' "$T/follow.err")" "1"
+    verified "ferretdb: ... after which every result is right" chain
+    "$SERVER" stop "$T/srv-small" >/dev/null 2>&1
+}
+
+# ---- no change log: follow refuses ----
+online_start java "$T/srv-none" 0 && {
+    make_shop
+    online run chain -q
+    online follow chain
+    expect_eq "java without its oplog: follow refuses (exit 2), naming why" \
+        "$rc:$(grep -c 'has no point in a change log to follow' "$T/err")" "2:1"
+    online sync chain
+    expect_eq "... and sync rescans, saying nothing of a log" "$rc:$(grep -c 'change log' "$T/err")" "0:0"
+}
