@@ -72,6 +72,7 @@ typedef struct {
      * keys are noted as they are read (online_keys.c). */
     bool follows;
     bool following;         /* in `follow`: quiet rounds say nothing */
+    bool incr_running;      /* a sync from the log is recomputing */
     online_incr_stats_t incr; /* the last sync from the log */
     int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
 } online_t;

@@ -241,12 +241,15 @@ stream_batch (online_changes_t *ch, const char *ns, const bson_t *reply, const c
 }
 
 /* How long a getMore waits for events that may still come: one that
- * returns none means the stream has given everything written before it. */
+ * returns none means the stream has given everything written before it.
+ * Where the next point is a sentinel, its event was seen before the read
+ * began, so every event before it is visible already: the wait is short. */
 #define STREAM_QUIET_MS 300
+#define STREAM_QUIET_SENTINEL_MS 50
 
 static bool
-stream_read (online_t *on, const online_capture_t *from, const char *ns, online_changes_t *ch,
-             bson_error_t *err)
+stream_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
+             const char *ns, online_changes_t *ch, bson_error_t *err)
 {
     char db[128];
     const char *dot = strchr (ns, '.'), *coll;
@@ -289,7 +292,7 @@ stream_read (online_t *on, const online_capture_t *from, const char *ns, online_
         if (!id)
             break;
         cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (coll), "maxTimeMS",
-                        BCON_INT32 (STREAM_QUIET_MS));
+                        BCON_INT32 (to->sentinel ? STREAM_QUIET_SENTINEL_MS : STREAM_QUIET_MS));
         ok = mongoc_client_command_simple (on->client, db, cmd, NULL, &reply, &why);
         bson_destroy (cmd);
         if (ok)
@@ -408,7 +411,7 @@ online_changes_read (online_t *on, const online_capture_t *from, const online_ca
     if (from->mode == ONLINE_CAPTURE_OPLOG)
         return oplog_read (on, from, to, nss, nns, ch, err);
     for (size_t i = 0; i < nns && !*ch->rescan; i++)
-        if (!stream_read (on, from, nss[i], ch, err))
+        if (!stream_read (on, from, to, nss[i], ch, err))
             return false;
     return true;
 }

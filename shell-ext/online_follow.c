@@ -91,7 +91,9 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     nns = ok ? online_changes_sources (on, nss, 64) : 0;
     ok = ok && online_changes_read (on, &from, next, nss, nns, &ch, err);
     st->events = ch.events;
+    on->incr_running = true;
     ok = ok && online_incr_sync (on, &ch, st, &done, first_full, err);
+    on->incr_running = false;
     if (ok && !on->o->quiet && (st->events || !on->following))
         rm_cli_line (stderr, "", "\n", "remodel: sync: change log: %lld events since %s: %lld "
                      "documents recomputed, %lld read, %lld results rewritten, %lld removed%s",
