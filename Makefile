@@ -218,6 +218,7 @@ bench-server-side: all
 bench-online: all
 	@tests/peers/install.sh >/dev/null
 	@scripts/bench_online.sh $(BUILD)
+	@scripts/bench_cutover.sh $(BUILD)
 
 # The man pages, from docs/*.md by scripts/md2man.awk (POSIX awk: no pandoc).
 MAN_PAGES = $(BUILD)/man/remodel.1 $(BUILD)/man/remodel-online.1 $(BUILD)/man/remodel-plan.5
