@@ -96,6 +96,8 @@ bool online_id_filter (const uint8_t *doc, uint32_t len, bson_t *sel);
 /* online_idset.c: a set of _id hashes. */
 typedef struct {
     const char *ns;         /* the namespace whose results these are */
+    bool by_drivers;        /* unused: the results carry their driver's _id
+                               (online_run.c checks them by the drivers') */
     uint64_t *slots;        /* 0: empty */
     size_t n, cap;
 } online_idset_t;
@@ -187,10 +189,24 @@ bool online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs
 bool online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
                           bson_error_t *err);
 /* Verify, sync: the documents of the step's target for ref that no range
- * made (sync removes them); counted into *differ. */
+ * made (sync removes them); counted into *differ. drivers: for a target
+ * whose results carry their driver's _id, the driving collection, whose
+ * _ids are merged with the target's (set is then unused); NULL: set holds
+ * every result's _id. */
 bool online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
-                          online_idset_t *set, online_mode_t mode, int64_t *differ,
-                          bson_error_t *err);
+                          online_idset_t *set, mongoc_collection_t *drivers, online_mode_t mode,
+                          int64_t *differ, bson_error_t *err);
+/* Verify, sync, a pass whose results carry their driver's _id: the
+ * drivers ids (an array) for which out has no result of an output, but
+ * whose target holds one: counted into *missing; sync removes them (and
+ * notes them in pr->changed). */
+bool online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
+                           const online_docs_t *out, int64_t *missing, bson_error_t *err);
+/* The _ids of target with no document in drivers (merged in _id order,
+ * each confirmed by a lookup): counted into *extra; deleted through del
+ * when not NULL. */
+bool online_check_orphans (online_t *on, mongoc_collection_t *target, mongoc_collection_t *drivers,
+                           online_writes_t *del, int64_t *extra, bson_error_t *err);
 
 /* online_json.c: appends s as a JSON string (quotes, backslashes and
  * control bytes escaped, UTF-8 kept), for --log-format json lines. */

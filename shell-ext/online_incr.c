@@ -98,57 +98,6 @@ partners_affect (online_job_t *j, const online_idlist_t *pc, online_changes_t *a
     return ok;
 }
 
-/* The _ids of ids whose driver made no result for output k (it is gone,
- * or makes none now): removed from the target where they are there. */
-static bool
-remove_missing (online_job_t *j, online_passrun_t *pr, size_t k, const bson_t *ids,
-                const online_docs_t *out, online_changes_t *ch, int64_t *removed,
-                bson_error_t *err)
-{
-    online_idset_t made;
-    bson_t gone = BSON_INITIALIZER;
-    bson_iter_t it;
-    uint32_t n = 0;
-    bool ok = true;
-    online_changes_t found;
-    note_t nt = {&found, "there"};
-    online_idlist_t *l;
-
-    memset (&made, 0, sizeof made);
-    online_changes_init (&found);
-    for (size_t i = 0; i < out->n; i++)
-        if (out->docs[i].keep == (int) k)
-            online_idset_add (&made, online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
-    if (bson_iter_init (&it, ids))
-        while (bson_iter_next (&it))
-            if (!online_idset_has (&made, online_value_hash (&it))) {
-                char key[16];
-                const char *kp;
-                size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
-                bson_append_iter (&gone, kp, (int) kl, &it);
-            }
-    /* Only those there are removed and noted: a driver that makes no
-     * result changes nothing downstream unless it made one before. */
-    if (n)
-        ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &gone, note_id, &nt, err);
-    l = online_changes_list (&found, "there", false);
-    /* verify (ch NULL) only counts them. */
-    for (uint32_t i = 0; ok && l && i < l->n; i++) {
-        bson_iter_t id;
-        online_idlist_get (l, i, &id);
-        if (ch) {
-            ok = online_writes_delete (&pr->targets[k], &id, err);
-            online_changes_add (ch, j->p->keep[k]->text, &id);
-        }
-        (*removed)++;
-    }
-    ok = ok && online_writes_flush (&pr->targets[k], err);
-    online_changes_destroy (&found);
-    online_idset_destroy (&made);
-    bson_destroy (&gone);
-    return ok;
-}
-
 /* One pass: ch holds the changes of its inputs; what it rewrites or
  * removes is noted in made. */
 static bool
@@ -231,9 +180,7 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
             ok = online_check_side (&j, &pr, &out, &none, err);
             st->rewritten += pr.differ - before;
         }
-        for (size_t k = 0; ok && k < p->n_keep; k++)
-            ok = remove_missing (&j, &pr, k, &ids, &out, mode == ONLINE_SYNC ? made : NULL,
-                                 &st->removed, err);
+        ok = ok && online_check_missing (&j, &pr, &ids, &out, &st->removed, err);
         for (size_t k = 0; k < p->n_keep; k++)
             online_idset_destroy (&scratch[k]);
     }

@@ -145,8 +145,9 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
                  * against the batches before it, never against itself. */
                 ok = online_check_unique (j, pr, out, err) && online_side_write (pr->targets, out, err);
                 for (size_t i = 0; ok && i < out->n; i++)
-                    online_idset_add (pr->sets[out->docs[i].keep],
-                                      online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
+                    if (pr->sets[out->docs[i].keep])
+                        online_idset_add (pr->sets[out->docs[i].keep],
+                                          online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
                 if (ok)
                     j->written += (int64_t) out->n;
             }
@@ -159,6 +160,26 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
                 ok = online_inplace_write (&pr->ip, in, out, err);
         } else {
             ok = online_check_side (j, pr, out, &before, err);
+            /* Without a set of every result's _id, a result its driver no
+             * longer makes is found batch by batch. */
+            if (ok && j->p->by_id && !pr->sets[0]) {
+                bson_t ids = BSON_INITIALIZER;
+                int64_t missing = 0;
+                for (size_t i = 0; i < in->n; i++) {
+                    bson_iter_t id;
+                    char key[16];
+                    const char *kp;
+                    size_t kl = bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+                    if (rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, "_id", 3, &id))
+                        bson_append_iter (&ids, kp, (int) kl, &id);
+                }
+                ok = online_check_missing (j, pr, &ids, out, &missing, err);
+                if (ok && missing)
+                    online_report_range (j, pr, &before, missing,
+                                         "results their documents no longer make");
+                pr->differ += missing;
+                bson_destroy (&ids);
+            }
         }
     }
     if (!ok) {
@@ -273,8 +294,12 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
             rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
             online_writes_init (&pr->targets[k], &j,
                                 online_collection (on, p->keep[k]->db, target), "writing results");
+            /* A pass whose results carry their driver's _id keeps no set:
+             * its drivers' _ids are unique, and verify and sync find a
+             * result no driver makes by the drivers' _ids (below, and
+             * online_check_extras), so memory does not grow with the data. */
             for (size_t m = 0; m < n_sets; m++)
-                if (!strcmp (sets[m].ns, p->keep[k]->text))
+                if (!strcmp (sets[m].ns, p->keep[k]->text) && !sets[m].by_drivers)
                     pr->sets[k] = &sets[m];
         }
     }
@@ -419,6 +444,22 @@ check_indexes (online_t *on, const rm_step_t *s, const rm_pass_t *passes, size_t
     return ok;
 }
 
+/* The one pass that keeps target, when its results carry their driver's
+ * _id (NULL: none, or more than one pass keeps it). */
+static const rm_pass_t *
+kept_by_id (const rm_pass_t *passes, size_t np, const rm_nsref_t *target)
+{
+    const rm_pass_t *by = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < np; i++)
+        for (size_t k = 0; k < passes[i].n_keep; k++)
+            if (!strcmp (passes[i].keep[k]->text, target->text)) {
+                by = &passes[i];
+                n++;
+            }
+    return n == 1 && by->by_id ? by : NULL;
+}
+
 static bool
 run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_mode_t mode,
           int64_t *differ, bson_error_t *err)
@@ -431,8 +472,10 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
     bool ok = check_indexes (on, s, passes, np, err);
 
     memset (sets, 0, sizeof sets);
-    for (size_t t = 0; t < nt; t++)
+    for (size_t t = 0; t < nt; t++) {
         sets[t].ns = targets[t]->text;
+        sets[t].by_drivers = kept_by_id (passes, np, targets[t]) != NULL;
+    }
     if (ok && mode != ONLINE_VERIFY && !on->o->dry_run)
         ok = create_targets (on, s, targets, nt, err);
     /* --server-side: the compiled pipelines, when they are exact for the
@@ -465,8 +508,19 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
         online_docs_destroy (&pr.ip.again);
         online_docs_destroy (&pr.ip.again_out);
     }
-    for (size_t t = 0; ok && mode != ONLINE_RUN && t < nt; t++)
-        ok = online_check_extras (on, s, targets[t], &sets[t], mode, differ, err);
+    for (size_t t = 0; ok && mode != ONLINE_RUN && t < nt; t++) {
+        /* A target one pass keeps, by its drivers' _ids: merged with
+         * theirs rather than looked up in a set. */
+        const rm_pass_t *by = kept_by_id (passes, np, targets[t]);
+        mongoc_collection_t *drivers = NULL;
+        const rm_nsref_t *in[4];
+        rm_step_inputs (s, in, 4);
+        if (by)
+            drivers = online_collection (on, in[by->drive]->db, rm_name_now (&on->names, in[by->drive]));
+        ok = online_check_extras (on, s, targets[t], &sets[t], drivers, mode, differ, err);
+        if (drivers)
+            mongoc_collection_destroy (drivers);
+    }
     for (size_t t = 0; t < nt; t++)
         online_idset_destroy (&sets[t]);
     /* The next steps read this one's results. */

@@ -8,6 +8,7 @@
 #include "online_changes.h"
 #include "remodel/cli.h"
 #include "remodel/docpath.h"
+#include "remodel/value.h"
 
 /* Reports a range that differs (the first few, then a count at the end). */
 
@@ -62,7 +63,8 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
                 continue;
             size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
             bson_append_iter (&arr, kp, (int) kl, &id);
-            online_idset_add (pr->sets[k], online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
+            if (pr->sets[k])
+                online_idset_add (pr->sets[k], online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
         }
         bson_append_array_end (&cond, &arr);
         bson_append_document_end (&filter, &cond);
@@ -141,7 +143,9 @@ online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t 
                     dup = true;
                     doc_text (online_doc_bytes (out, e), out->docs[e].len, b, sizeof b);
                 }
-        if (!dup && online_idset_has (pr->sets[k], h)) {
+        /* Across batches, only where a set is kept: a pass whose results
+         * carry their driver's _id cannot make one twice. */
+        if (!dup && pr->sets[k] && online_idset_has (pr->sets[k], h)) {
             /* Confirmed by the target's document (a hash may collide). */
             bson_t q;
             mongoc_cursor_t *cur;
@@ -171,7 +175,8 @@ online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t 
  * (their sources deleted since, or written by someone else). */
 bool
 online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, online_idset_t *set,
-              online_mode_t mode, int64_t *differ, bson_error_t *err)
+                     mongoc_collection_t *drivers, online_mode_t mode, int64_t *differ,
+                     bson_error_t *err)
 {
     char name[400];
     mongoc_collection_t *c;
@@ -194,8 +199,11 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     rm_name_target (&on->names, s, ref, name, sizeof name);
     c = online_collection (on, ref->db, name);
     online_writes_init (&del, &j, c, "removing documents no range makes");
-    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
-    while (ok && mongoc_cursor_next (cur, &doc)) {
+    if (drivers)
+        ok = online_check_orphans (on, c, drivers, mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
+                                   &extra, err);
+    cur = drivers ? NULL : mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    while (ok && cur && mongoc_cursor_next (cur, &doc)) {
         bson_iter_t id;
         if (online_idset_has (set, online_id_hash (bson_get_data (doc), doc->len)) ||
             !bson_iter_init_find (&id, doc, "_id"))
@@ -204,9 +212,10 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
         if (mode == ONLINE_SYNC && !on->o->dry_run)
             ok = online_writes_delete (&del, &id, err);
     }
-    if (ok && mongoc_cursor_error (cur, &why))
+    if (ok && cur && mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading a target");
-    mongoc_cursor_destroy (cur);
+    if (cur)
+        mongoc_cursor_destroy (cur);
     ok = ok && online_writes_flush (&del, err);
     if (ok && extra && !(mode == ONLINE_SYNC && on->o->quiet))
         rm_cli_line (stderr, "", "\n",
@@ -222,3 +231,133 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     return ok;
 }
 
+
+static void
+note_there (void *ctx, const bson_iter_t *id)
+{
+    online_changes_add (ctx, "there", id);
+}
+
+bool
+online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
+                      const online_docs_t *out, int64_t *missing, bson_error_t *err)
+{
+    bool write = pr->mode == ONLINE_SYNC && !j->on->o->dry_run, ok = true;
+    for (size_t k = 0; ok && k < j->p->n_keep; k++) {
+        online_idset_t made;
+        bson_t gone = BSON_INITIALIZER;
+        bson_iter_t it;
+        uint32_t n = 0;
+        online_changes_t found;
+        online_idlist_t *l;
+
+        memset (&made, 0, sizeof made);
+        online_changes_init (&found);
+        for (size_t i = 0; i < out->n; i++)
+            if (out->docs[i].keep == (int) k)
+                online_idset_add (&made, online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
+        if (bson_iter_init (&it, ids))
+            while (bson_iter_next (&it))
+                if (!online_idset_has (&made, online_value_hash (&it))) {
+                    char key[16];
+                    const char *kp;
+                    size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+                    bson_append_iter (&gone, kp, (int) kl, &it);
+                }
+        /* Only those there count: a driver that makes no result changes
+         * nothing unless it made one before. */
+        if (n)
+            ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &gone, note_there, &found,
+                                         err);
+        l = online_changes_list (&found, "there", false);
+        for (uint32_t i = 0; ok && l && i < l->n; i++) {
+            bson_iter_t id;
+            online_idlist_get (l, i, &id);
+            if (write) {
+                ok = online_writes_delete (&pr->targets[k], &id, err);
+                if (pr->changed)
+                    online_changes_add (pr->changed, j->p->keep[k]->text, &id);
+            }
+            (*missing)++;
+        }
+        ok = ok && online_writes_flush (&pr->targets[k], err);
+        online_changes_destroy (&found);
+        online_idset_destroy (&made);
+        bson_destroy (&gone);
+    }
+    return ok;
+}
+
+/* Whether c has a document of _id id (the merge below confirms each
+ * target document it finds no driver for: an order the server sorts
+ * differently would otherwise look like a missing driver). */
+static bool
+has_id (online_t *on, mongoc_collection_t *c, const bson_iter_t *id, bool *yes, bson_error_t *err)
+{
+    bson_t q = BSON_INITIALIZER, eq;
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit", BCON_INT64 (1));
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+    BSON_APPEND_DOCUMENT_BEGIN (&q, "_id", &eq);
+    bson_append_iter (&eq, "$eq", 3, id);
+    bson_append_document_end (&q, &eq);
+    cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
+    *yes = mongoc_cursor_next (cur, &doc);
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading a driving document");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    bson_destroy (&q);
+    return ok;
+}
+
+bool
+online_check_orphans (online_t *on, mongoc_collection_t *target, mongoc_collection_t *drivers,
+                      online_writes_t *del, int64_t *extra, bson_error_t *err)
+{
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
+                             BCON_INT32 (1), "}");
+    bson_t empty = BSON_INITIALIZER, cur_b = BSON_INITIALIZER;
+    mongoc_cursor_t *a = mongoc_collection_find_with_opts (target, &empty, opts, NULL);
+    mongoc_cursor_t *b = mongoc_collection_find_with_opts (drivers, &empty, opts, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true, b_more = true, b_have = false;
+
+    while (ok && mongoc_cursor_next (a, &doc)) {
+        bson_iter_t id, bid;
+        int c = 1;
+        bool there;
+        if (!bson_iter_init_find (&id, doc, "_id"))
+            continue;
+        /* The drivers' cursor on to the first _id not below this one. */
+        while (b_more) {
+            if (b_have && bson_iter_init_find (&bid, &cur_b, "_id") &&
+                (c = rm_value_compare (&bid, &id)) >= 0)
+                break;
+            const bson_t *bd;
+            b_have = b_more = mongoc_cursor_next (b, &bd);
+            if (b_have) {
+                bson_reinit (&cur_b);
+                bson_concat (&cur_b, bd);
+            }
+        }
+        if (b_have && c == 0)
+            continue;
+        ok = has_id (on, drivers, &id, &there, err);
+        if (!ok || there)
+            continue;
+        (*extra)++;
+        if (del)
+            ok = online_writes_delete (del, &id, err);
+    }
+    if (ok && (mongoc_cursor_error (a, &why) || mongoc_cursor_error (b, &why)))
+        ok = online_fail (on, err, &why, "reading a target's and its drivers' _ids");
+    mongoc_cursor_destroy (a);
+    mongoc_cursor_destroy (b);
+    bson_destroy (&cur_b);
+    bson_destroy (opts);
+    return ok;
+}

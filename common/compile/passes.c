@@ -15,6 +15,23 @@ same_ns (const rm_nsref_t *a, const rm_nsref_t *b)
     return strcmp (a->text, b->text) == 0;
 }
 
+/* A field a step writes that is _id, or under it: its results then do
+ * not keep their driver's _id (rm_pass_t.by_id). */
+static bool
+is_id (const char *field)
+{
+    return field && (!strcmp (field, "_id") || !strncmp (field, "_id.", 4));
+}
+
+static bool
+any_id (char **fields, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (is_id (fields[i]))
+            return true;
+    return false;
+}
+
 size_t
 rm_pass_refuse (const rm_step_t *s, bson_error_t *err, const char *why)
 {
@@ -38,7 +55,8 @@ passes_denormalize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     if (same_ns (&d->in, &d->from))
         return rm_pass_refuse (s, err, "a namespace denormalized from itself runs offline only");
     out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &d->local,
-                         .partner_key = &d->foreign, .keep = {&d->in}, .n_keep = 1, .by_id = true};
+                         .partner_key = &d->foreign, .keep = {&d->in}, .n_keep = 1,
+                         .by_id = !any_id (d->targets, d->n)};
     return 1;
 }
 
@@ -49,7 +67,8 @@ passes_summarize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     if (same_ns (&m->into, &m->from))
         return rm_pass_refuse (s, err, "a namespace summarized from itself runs offline only");
     out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->local,
-                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1, .by_id = true};
+                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1,
+                         .by_id = m->as ? !is_id (m->as) : !any_id (m->names, m->n)};
     return 1;
 }
 
@@ -64,7 +83,7 @@ passes_embed (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
      * parent that could take it: those no parent takes stay. */
     out[0] = (rm_pass_t){.drive = 1, .partner = 0, .drive_key = &m->local,
                          .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1,
-                         .by_id = true};
+                         .by_id = !is_id (m->as) && !is_id (m->count_as)};
     /* An outlier's overflow documents are new ones, not the parent's. */
     if (m->on_overflow == RM_OVERFLOW_OUTLIER) {
         out[0].keep[out[0].n_keep++] = &m->overflow_to;
