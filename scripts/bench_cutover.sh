@@ -16,18 +16,17 @@
 # writes as fast as one client makes them: the events a second it applied
 # (events over the time from the first write until its lag is none).
 # It replaces the "## Online cut-over" section of BENCHMARKS.md.
-#   CUTOVER_SCALES   default "1 10 30"
-#   CUTOVER_PENDING  default "100 10000"
-#   BENCH_SERVERS    default "ferretdb java"
+#   CUTOVER_RUNS     what to run, SERVER:SCALES:PENDING each (default
+#                    "java:1,10,30:100,10000 ferretdb:1,10,30:100 ferretdb:1:10000":
+#                    FerretDB 1.x takes minutes for 10,000 updates at scale
+#                    10, each one scanning its collection)
 #   BENCH_OUT=F      the report (default BENCHMARKS.md; "-" prints only)
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 R=$BUILD/remodel GEN=$BUILD/remodel-gen
-SCALES=${CUTOVER_SCALES:-1 10 30}
-PENDING=${CUTOVER_PENDING:-100 10000}
-SERVERS=${BENCH_SERVERS:-ferretdb java}
+RUNS=${CUTOVER_RUNS:-java:1,10,30:100,10000 ferretdb:1,10,30:100 ferretdb:1:10000}
 CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench}
 OUT=${BENCH_OUT:-$ROOT/BENCHMARKS.md}
 log() { printf 'bench-cutover: %s\n' "$*" >&2; }
@@ -71,14 +70,16 @@ cat >"$T/embed.json" <<'EOF'
              "as": "tasks", "project": {"owner": 0}}}]}
 EOF
 
-for kind in $SERVERS; do
-    for sc in $SCALES; do
+followed=" "
+for spec in $RUNS; do
+    IFS=: read -r kind scales pending <<<"$spec"
+    for sc in ${scales//,/ }; do
         d=$CACHE/online-scale-$sc/dump
         if [ ! -f "$d/prelude.json" ]; then
             mkdir -p "$CACHE/online-scale-$sc"
             "$GEN" --out "$d" --scale "$sc" --seed 1 --force >/dev/null || { log "generation failed"; exit 0; }
         fi
-        for n in $PENDING; do
+        for n in ${pending//,/ }; do
             dir=$T/srv-$kind
             "$SERVER" stop "$dir" >/dev/null 2>&1
             rm -rf "$dir"
@@ -107,8 +108,10 @@ print(c.crm.people.estimated_document_count() + c.crm.tasks.estimated_document_c
             echo "$kind $sc $docs $n $run_s $sync_s ${sync_read:-?} $fin_s ${drain_s:-?}" >>"$ROWS"
         done
     done
-    # follow under a writer, at the smallest scale
-    sc=${SCALES%% *}
+    # follow under a writer, at the smallest scale, once a server
+    [[ $followed == *" $kind "* ]] && continue
+    followed="$followed$kind "
+    sc=${scales%%,*}
     dir=$T/srv-$kind
     "$SERVER" stop "$dir" >/dev/null 2>&1
     rm -rf "$dir"
