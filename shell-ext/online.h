@@ -6,6 +6,7 @@
 #define REMODEL_ONLINE_H
 
 #include <mongoc/mongoc.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -84,6 +85,19 @@ bool online_server_now (online_t *on, int64_t *now, bson_error_t *err);
  * *gone: a process of this host that is no more. */
 bool online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left, int64_t *epoch,
                           bool *gone, bson_error_t *err);
+
+/* online_signal.c: SIGINT and SIGTERM, caught by the commands that hold
+ * the lease, ask the loops to stop at their next safe point. install: in
+ * main, before the lease is taken (a second signal kills at once).
+ * requested: the signal, 0 while none came; a loop polls it between two
+ * batches. check: false with RM_ERR_INTERRUPTED "plan P: stopped by
+ * SIGINT WHERE" once one came. block: this thread ignores them (the
+ * lease's renewals; old restored with pthread_sigmask). */
+void online_signal_install (void);
+int online_stop_requested (void);
+const char *online_stop_name (void);
+bool online_stop_check (online_t *on, const char *where, bson_error_t *err);
+void online_signal_block (sigset_t *old);
 
 /* online_state.c: the plan's record, checkpoints. */
 bool online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err);

@@ -106,6 +106,36 @@ driver_log (mongoc_log_level_t level, const char *domain, const char *message, v
         mongoc_log_default_handler (level, domain, message, NULL);
 }
 
+/* After SIGINT or SIGTERM (online_signal.c): the one line that says where
+ * the command stopped and whether the lease is free, read back from the
+ * server (the command released it on its way out). */
+static void
+stopped_note (online_t *on, const char *cmd, const bson_error_t *err)
+{
+    static const char *const next[][2] = {
+        {"run", "run it again to go on from there"},
+        {"sync", "sync again when ready"},
+        {"finalize", "nothing was renamed; finalize again when ready"},
+        {"rollback", "rollback again goes on"},
+    };
+    const char *then = "";
+    char holder[200];
+    int64_t left, epoch;
+    bool gone, freed;
+    bson_error_t why;
+
+    for (size_t i = 0; i < sizeof next / sizeof *next; i++)
+        if (!strcmp (cmd, next[i][0]))
+            then = next[i][1];
+    online_lease_drop (on);
+    freed = online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, &why) &&
+            (!*holder || strncmp (holder, on->owner, strlen (on->owner)));
+    note ("", "%s: %s; %s; %s", cmd, err->message,
+          freed ? "lease released"
+                : "the lease could not be released (a run on this host takes it over at once)",
+          then);
+}
+
 /* The options as the layer read them (remodel/cli.h, whose table says
  * which command takes each), into o; false after printing a refusal. */
 static bool
@@ -206,6 +236,11 @@ main (int argc, char **argv)
     if (!o.uri || !*o.uri)
         return fail_usage ("%s needs --uri (or MONGODB_URI in the environment)", cmd);
 
+    /* The commands that hold the lease stop cleanly on SIGINT and SIGTERM;
+     * the others (they write nothing) end at once, as any program. */
+    if (!strcmp (cmd, "run") || !strcmp (cmd, "sync") || !strcmp (cmd, "finalize") ||
+        !strcmp (cmd, "rollback"))
+        online_signal_install ();
     mongoc_log_set_handler (driver_log, NULL);
     mongoc_init ();
     memset (&on, 0, sizeof on);
@@ -238,9 +273,18 @@ main (int argc, char **argv)
         rc = online_apply (&on, ONLINE_RUN, &err) < 0 ? 1 : 0;
     }
     /* The status by one map, as remodel's (a refusal 2); the error once. */
-    if (rc && err.code) {
+    if (rc && err.domain == RM_ERROR_DOMAIN && err.code == RM_ERR_INTERRUPTED &&
+        online_stop_requested ()) {
+        rc = 128 + online_stop_requested (); /* as a shell reports it: 130, 143 */
+        stopped_note (&on, cmd, &err);
+    } else if (rc && err.code) {
         rc = rm_cli_exit_status (&err);
         rm_cli_error (&err);
+    } else if (!rc && online_stop_requested () && !o.quiet) {
+        /* It came when nothing was left to stop between (a switch's renames
+         * are never left half done). */
+        note ("", "%s: %s came as it was finishing: it completed first", cmd,
+              online_stop_name ());
     }
     online_close (&on);
     if (o.write_concern)
