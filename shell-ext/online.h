@@ -125,6 +125,12 @@ bool online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_
  * (which forgets the old checkpoints). *fresh: the plan begins (first run,
  * --restart, a changed plan), so its change capture point is taken anew. */
 bool online_plan_record (online_t *on, bool *fresh, bson_error_t *err);
+/* The mode the plan's record says (docs/online.md): a plan that ran in
+ * place is run, verified, synced, finalized and rolled back in place
+ * without --in-place; --in-place for a plan that ran side by side is
+ * refused (run: by online_plan_record). run --restart keeps the mode its
+ * flags say; no record: the flags'. */
+bool online_plan_mode (online_t *on, online_opts_t *o, bool run, bson_error_t *err);
 /* verify, sync, finalize, rollback: the plan has run, as it is now, in the
  * mode given. */
 bool online_plan_check (online_t *on, bson_error_t *err);

@@ -11,9 +11,9 @@
 static const char usage[] =
     "usage: remodel online run PLAN --uri URI [options]\n"
     "       remodel online status|pause|resume PLAN --uri URI\n"
-    "       remodel online verify|sync PLAN --uri URI [--in-place]\n"
+    "       remodel online verify|sync PLAN --uri URI\n"
     "       remodel online finalize PLAN --uri URI --block-writes|--writes-stopped\n"
-    "       remodel online rollback PLAN --uri URI [--in-place]\n"
+    "       remodel online rollback PLAN --uri URI\n"
     "\n"
     "Applies a plan to a live MongoDB server in batches, in _id order, with a\n"
     "checkpoint after each batch: run it again after a crash and it goes on\n"
@@ -41,7 +41,8 @@ static const char usage[] =
     "\n"
     "  --uri URI          the server (mongodb://...; default: $MONGODB_URI, which\n"
     "                     keeps credentials off the command line; never printed)\n"
-    "  --in-place         backfill the namespaces themselves (see above)\n"
+    "  --in-place         backfill the namespaces themselves (see above); the\n"
+    "                     other commands use the mode the plan's run recorded\n"
     "  --create-indexes   create the index a join fetches its partners by when\n"
     "                     missing (otherwise the run is refused, naming it)\n"
     "  --batch-size N     documents per batch (default 1000)\n"
@@ -246,6 +247,9 @@ main (int argc, char **argv)
     memset (&on, 0, sizeof on);
     if (!online_plan_load (&on, &o, &err) || !online_connect (&on, &o, &err)) {
         rc = 1; /* the status: rm_cli_exit_status's, below */
+    } else if (strcmp (cmd, "status") && strcmp (cmd, "pause") && strcmp (cmd, "resume") &&
+               !online_plan_mode (&on, &o, !strcmp (cmd, "run"), &err)) {
+        rc = 1; /* a contradicting --in-place: 2, below */
     } else if (!strcmp (cmd, "status")) {
         rc = online_status (&on, &err) < 0 ? 1 : 0;
     } else if (!strcmp (cmd, "pause") || !strcmp (cmd, "resume")) {
