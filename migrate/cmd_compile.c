@@ -7,7 +7,7 @@
 #include "tool.h"
 
 static const char usage[] =
-    "usage: remodel compile PLAN [--format pipeline|mongosh] [--server-version V]\n"
+    "usage: remodel compile PLAN [--format pipeline|mongosh] [--canonical] [--server-version V]\n"
     "\n"
     "Prints the plan as the server's aggregation pipelines, one per step and\n"
     "pass, each ending in a $merge into the step's side-by-side result (the\n"
@@ -16,8 +16,11 @@ static const char usage[] =
     "no pipeline expresses are named on standard error (exit 0: remodel online\n"
     "run --server-side runs them client-side). No server is needed.\n"
     "\n"
-    "  --format F         pipeline (default; Extended JSON) or mongosh (a script\n"
-    "                     that runs them range by range, resumable)\n"
+    "  --format F         pipeline (default; values in mongosh's syntax, to paste:\n"
+    "                     NumberLong(\"5\"), Double(1), ISODate(...)) or mongosh (a\n"
+    "                     script that runs them range by range, resumable)\n"
+    "  --canonical        --format pipeline: canonical Extended JSON (strict JSON,\n"
+    "                     for programs) instead\n"
     "  --server-version V the stages and operators of MongoDB V only (default\n"
     "                     5.0; 3.6 or later)\n"
     "  --quiet, -q        the steps that run client-side not named\n"
@@ -60,7 +63,7 @@ cmd_compile (int argc, char **argv)
                      c.steps[i].s->index, c.steps[i].s->op, c.steps[i].reason);
     text = o.compile_format && !strcmp (o.compile_format, "mongosh")
                ? rm_compile_print_mongosh (&nm, &c)
-               : rm_compile_print_pipelines (&nm, &c);
+               : rm_compile_print_pipelines (&nm, &c, o.show_canonical);
     fputs (text, stdout);
     bson_free (text);
     rm_compile_plan_destroy (&c);

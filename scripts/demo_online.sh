@@ -64,6 +64,6 @@ cat >"$dir/backfill.json" <<'EOF'
 EOF
 run "$rm_" online run "$dir/backfill.json" --uri "$uri" --in-place
 mongo 'print(db.crm.tasks.find_one({"owner_email": {"$exists": True}}, {"description": 1, "owner_email": 1}))'
-run "$rm_" online verify "$dir/backfill.json" --uri "$uri" --in-place
-run "$rm_" online rollback "$dir/backfill.json" --uri "$uri" --in-place
+run "$rm_" online verify "$dir/backfill.json" --uri "$uri"
+run "$rm_" online rollback "$dir/backfill.json" --uri "$uri"
 mongo 'print(db.crm.tasks.count_documents({"owner_email": {"$exists": True}}), "tasks with owner_email left")'

@@ -6,6 +6,7 @@
 #define REMODEL_ONLINE_H
 
 #include <mongoc/mongoc.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -100,6 +101,19 @@ bool online_server_now (online_t *on, int64_t *now, bson_error_t *err);
 bool online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left, int64_t *epoch,
                           bool *gone, bson_error_t *err);
 
+/* online_signal.c: SIGINT and SIGTERM, caught by the commands that hold
+ * the lease, ask the loops to stop at their next safe point. install: in
+ * main, before the lease is taken (a second signal kills at once).
+ * requested: the signal, 0 while none came; a loop polls it between two
+ * batches. check: false with RM_ERR_INTERRUPTED "plan P: stopped by
+ * SIGINT WHERE" once one came. block: this thread ignores them (the
+ * lease's renewals; old restored with pthread_sigmask). */
+void online_signal_install (void);
+int online_stop_requested (void);
+const char *online_stop_name (void);
+bool online_stop_check (online_t *on, const char *where, bson_error_t *err);
+void online_signal_block (sigset_t *old);
+
 /* online_state.c: the plan's record, checkpoints. */
 bool online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err);
 /* What the plan's record says. */
@@ -126,6 +140,12 @@ bool online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_
  * (which forgets the old checkpoints). *fresh: the plan begins (first run,
  * --restart, a changed plan), so its change capture point is taken anew. */
 bool online_plan_record (online_t *on, bool *fresh, bson_error_t *err);
+/* The mode the plan's record says (docs/online.md): a plan that ran in
+ * place is run, verified, synced, finalized and rolled back in place
+ * without --in-place; --in-place for a plan that ran side by side is
+ * refused (run: by online_plan_record). run --restart keeps the mode its
+ * flags say; no record: the flags'. */
+bool online_plan_mode (online_t *on, online_opts_t *o, bool run, bson_error_t *err);
 /* verify, sync, finalize, rollback: the plan has run, as it is now, in the
  * mode given. */
 bool online_plan_check (online_t *on, bson_error_t *err);

@@ -385,6 +385,7 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
         cur = mongoc_collection_find_with_opts (b, &filter, NULL, NULL);
         while (ok && mongoc_cursor_next (cur, &bd)) {
             bson_iter_t it, id;
+            char where[600];
             int64_t wrote = 0;
             const uint8_t *data;
             uint32_t len;
@@ -393,6 +394,14 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
             const bson_t *now = NULL;
             bool same = false;
 
+            /* SIGINT, SIGTERM: between two documents, each restored and
+             * its backup removed, so rollback again goes on (online_signal.c). */
+            if (online_stop_requested ()) {
+                snprintf (where, sizeof where, "during rollback of step %zu (%s) %s: %lld "
+                          "restored", s->index, s->op, in[0]->text, (long long) restored);
+                ok = online_stop_check (on, where, err);
+                break;
+            }
             if (!bson_iter_init_find (&id, bd, "_id") || !bson_iter_init_find (&it, bd, "doc") ||
                 !BSON_ITER_HOLDS_DOCUMENT (&it))
                 continue;

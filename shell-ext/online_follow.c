@@ -12,8 +12,10 @@
  * again: recomputing a result twice writes it once.
  *
  * follow is that sync in rounds, a pause between them, until a signal
- * stops it (after the round it is in) or finalize asks for the lease; each
- * round's figures go to the plan's record for status. */
+ * stops it (online_signal.c: after the round it is in, or between two
+ * batches of a round's rescan, which the next round does again) or
+ * finalize asks for the lease; each round's figures go to the plan's
+ * record for status. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,14 +108,6 @@ done:
     return ok;
 }
 
-static volatile sig_atomic_t stop_signal;
-
-static void
-on_stop (int sig)
-{
-    stop_signal = sig;
-}
-
 /* The round's figures in the plan's record, for status. */
 static bool
 note_round (online_t *on, int64_t round, int64_t ms, bson_error_t *err)
@@ -145,16 +139,11 @@ handover_asked (online_t *on, bool *asked, bson_error_t *err)
 int
 online_follow (online_t *on, bson_error_t *err)
 {
-    struct sigaction sa;
     int64_t round = 0, since = 0, pause = on->o->pause_ms > 0 ? on->o->pause_ms : 1000;
     int tries = 0;
     bool ok, asked = false, follows;
     online_capture_t point;
 
-    memset (&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;
-    sigaction (SIGINT, &sa, NULL);
-    sigaction (SIGTERM, &sa, NULL);
     online_capture_init (&point);
     ok = online_plan_check (on, err) && online_follow_point (on, &point, &follows, err);
     online_capture_destroy (&point);
@@ -170,9 +159,16 @@ online_follow (online_t *on, bson_error_t *err)
         bson_destroy (unset);
     }
     on->following = true;
-    while (ok && !stop_signal && !asked) {
+    while (ok && !online_stop_requested () && !asked) {
         int64_t t0 = online_mono_ms ();
         if (online_apply (on, ONLINE_SYNC, err) < 0) {
+            /* A signal in a round's rescan stops it between two batches
+             * (online_signal.c); its point is not saved, so the next sync
+             * or follow does that round again: a stop like any other. */
+            if (err->code == RM_ERR_INTERRUPTED) {
+                memset (err, 0, sizeof *err);
+                break;
+            }
             if (online_transient_wait (on, &since, &tries, err))
                 continue;
             ok = false;
@@ -182,14 +178,15 @@ online_follow (online_t *on, bson_error_t *err)
         tries = 0;
         ok = note_round (on, ++round, online_mono_ms () - t0, err) &&
              handover_asked (on, &asked, err);
-        for (int64_t slept = 0; ok && !stop_signal && !asked && slept < pause; slept += 100)
+        for (int64_t slept = 0; ok && !online_stop_requested () && !asked && slept < pause;
+             slept += 100)
             online_sleep_ms (pause - slept < 100 ? pause - slept : 100);
     }
     if (ok && !on->o->quiet)
         rm_cli_line (stderr, "", "\n", "remodel: follow: plan %s: stopped after %lld rounds (%s)",
                      on->names.name, (long long) round,
                      asked ? "finalize asked for the lease"
-                     : stop_signal == SIGINT ? "interrupted" : "terminated");
+                     : online_stop_requested () == SIGINT ? "interrupted" : "terminated");
     if (on->lease)
         online_lease_drop (on);
     return ok ? 0 : -1;

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "online.h"
+#include "remodel/cli.h"
 
 /* How long a lease lasts without renewal (REMODEL_ONLINE_LEASE_MS, for the
  * tests, shortens it), and how long before that a holder stops writing. */
@@ -100,6 +101,25 @@ online_server_now (online_t *on, int64_t *now, bson_error_t *err)
     return false;
 }
 
+/* A process that ended and that its parent has not waited for yet (a
+ * script's `kill -9 $pid` before its `wait`) still answers kill(pid, 0):
+ * /proc says it is a zombie, which writes nothing more. */
+static bool
+zombie (pid_t pid)
+{
+    char path[64], line[512], *paren;
+    FILE *f;
+    bool z = false;
+    snprintf (path, sizeof path, "/proc/%ld/stat", (long) pid);
+    if (!(f = fopen (path, "r")))
+        return false;
+    /* "PID (COMM) STATE ...": COMM may hold spaces and parentheses. */
+    if (fgets (line, sizeof line, f) && (paren = strrchr (line, ')')) && paren[1] == ' ')
+        z = paren[2] == 'Z' || paren[2] == 'X';
+    fclose (f);
+    return z;
+}
+
 /* The owner "host:pid:ms" is a process on this host that is gone: its
  * lease is taken over at once rather than after it expires. */
 static bool
@@ -115,7 +135,9 @@ holder_dead (const char *owner)
     pid = strtol (colon + 1, &end, 10);
     if (end == colon + 1 || *end != ':' || pid <= 0)
         return false;
-    return kill ((pid_t) pid, 0) != 0 && errno == ESRCH;
+    if (kill ((pid_t) pid, 0) != 0)
+        return errno == ESRCH;
+    return zombie ((pid_t) pid);
 }
 
 typedef struct {
@@ -302,9 +324,10 @@ online_lease_take (online_t *on, bson_error_t *err)
     lease_doc_t cur, again;
     char claimer[160];
     int64_t now, mono, newest, newest_at, next;
-    bool raced = false;
+    bool raced = false, started;
     bson_error_t why;
     mongoc_collection_t *c;
+    sigset_t mask;
 
     if (on->lease)
         return true; /* held for the whole command (finalize, rollback) */
@@ -363,6 +386,15 @@ online_lease_take (online_t *on, bson_error_t *err)
         if (!ok)
             return online_fail (on, err, &why, "taking the lease");
     }
+    /* Said, so that a user who saw "is being run by" before knows why
+     * this run did not wait: the epoch went up, so nothing the gone
+     * process may have left in flight counts after this. */
+    if (cur.found && *cur.owner && strcmp (cur.owner, on->owner) && cur.expires > now &&
+        !on->o->quiet)
+        rm_cli_line (stderr, "", "\n",
+                     "remodel: plan %s: lease taken over at once from %s, a process of this "
+                     "host that is gone (epoch %lld, after its %lld)", on->names.name, cur.owner,
+                     (long long) next, (long long) cur.epoch);
     l = bson_malloc0 (sizeof *l);
     pthread_mutex_init (&l->mu, NULL);
     pthread_cond_init (&l->cv, NULL);
@@ -378,7 +410,12 @@ online_lease_take (online_t *on, bson_error_t *err)
     l->client = lease_client (on);
     on->lease = l;
     on->epoch = next;
-    if (!l->client || pthread_create (&l->thread, NULL, renewer, l) != 0) {
+    /* The renewals never see SIGINT or SIGTERM: the main thread's loops
+     * stop on them (online_signal.c), and the thread inherits the mask. */
+    online_signal_block (&mask);
+    started = l->client && pthread_create (&l->thread, NULL, renewer, l) == 0;
+    pthread_sigmask (SIG_SETMASK, &mask, NULL);
+    if (!started) {
         if (l->client)
             mongoc_client_destroy (l->client);
         l->client = NULL;

@@ -11,10 +11,10 @@
 static const char usage[] =
     "usage: remodel online run PLAN --uri URI [options]\n"
     "       remodel online status|pause|resume PLAN --uri URI\n"
-    "       remodel online verify|sync|follow PLAN --uri URI [--in-place]\n"
+    "       remodel online verify|sync|follow PLAN --uri URI\n"
     "       remodel online finalize PLAN --uri URI --block-writes|--writes-stopped\n"
     "                                 [--full-verify] [--sample N]\n"
-    "       remodel online rollback PLAN --uri URI [--in-place]\n"
+    "       remodel online rollback PLAN --uri URI\n"
     "\n"
     "Applies a plan to a live MongoDB server in batches, in _id order, with a\n"
     "checkpoint after each batch: run it again after a crash and it goes on\n"
@@ -46,7 +46,8 @@ static const char usage[] =
     "\n"
     "  --uri URI          the server (mongodb://...; default: $MONGODB_URI, which\n"
     "                     keeps credentials off the command line; never printed)\n"
-    "  --in-place         backfill the namespaces themselves (see above)\n"
+    "  --in-place         backfill the namespaces themselves (see above); the\n"
+    "                     other commands use the mode the plan's run recorded\n"
     "  --create-indexes   create the index a join fetches its partners by when\n"
     "                     missing (otherwise the run is refused, naming it)\n"
     "  --batch-size N     documents per batch (default 1000)\n"
@@ -113,6 +114,36 @@ driver_log (mongoc_log_level_t level, const char *domain, const char *message, v
     (void) ctx;
     if (level <= MONGOC_LOG_LEVEL_ERROR || getenv ("REMODEL_ONLINE_DEBUG"))
         mongoc_log_default_handler (level, domain, message, NULL);
+}
+
+/* After SIGINT or SIGTERM (online_signal.c): the one line that says where
+ * the command stopped and whether the lease is free, read back from the
+ * server (the command released it on its way out). */
+static void
+stopped_note (online_t *on, const char *cmd, const bson_error_t *err)
+{
+    static const char *const next[][2] = {
+        {"run", "run it again to go on from there"},
+        {"sync", "sync again when ready"},
+        {"finalize", "nothing was renamed; finalize again when ready"},
+        {"rollback", "rollback again goes on"},
+    };
+    const char *then = "";
+    char holder[200];
+    int64_t left, epoch;
+    bool gone, freed;
+    bson_error_t why;
+
+    for (size_t i = 0; i < sizeof next / sizeof *next; i++)
+        if (!strcmp (cmd, next[i][0]))
+            then = next[i][1];
+    online_lease_drop (on);
+    freed = online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, &why) &&
+            (!*holder || strncmp (holder, on->owner, strlen (on->owner)));
+    note ("", "%s: %s; %s; %s", cmd, err->message,
+          freed ? "lease released"
+                : "the lease could not be released (a run on this host takes it over at once)",
+          then);
 }
 
 /* The options as the layer read them (remodel/cli.h, whose table says
@@ -219,11 +250,19 @@ main (int argc, char **argv)
     if (!o.uri || !*o.uri)
         return fail_usage ("%s needs --uri (or MONGODB_URI in the environment)", cmd);
 
+    /* The commands that hold the lease stop cleanly on SIGINT and SIGTERM;
+     * the others (they write nothing) end at once, as any program. */
+    if (!strcmp (cmd, "run") || !strcmp (cmd, "sync") || !strcmp (cmd, "finalize") ||
+        !strcmp (cmd, "rollback") || !strcmp (cmd, "follow"))
+        online_signal_install ();
     mongoc_log_set_handler (driver_log, NULL);
     mongoc_init ();
     memset (&on, 0, sizeof on);
     if (!online_plan_load (&on, &o, &err) || !online_connect (&on, &o, &err)) {
         rc = 1; /* the status: rm_cli_exit_status's, below */
+    } else if (strcmp (cmd, "status") && strcmp (cmd, "pause") && strcmp (cmd, "resume") &&
+               !online_plan_mode (&on, &o, !strcmp (cmd, "run"), &err)) {
+        rc = 1; /* a contradicting --in-place: 2, below */
     } else if (!strcmp (cmd, "status")) {
         rc = online_status (&on, &err) < 0 ? 1 : 0;
     } else if (!strcmp (cmd, "pause") || !strcmp (cmd, "resume")) {
@@ -253,9 +292,18 @@ main (int argc, char **argv)
         rc = online_apply (&on, ONLINE_RUN, &err) < 0 ? 1 : 0;
     }
     /* The status by one map, as remodel's (a refusal 2); the error once. */
-    if (rc && err.code) {
+    if (rc && err.domain == RM_ERROR_DOMAIN && err.code == RM_ERR_INTERRUPTED &&
+        online_stop_requested ()) {
+        rc = 128 + online_stop_requested (); /* as a shell reports it: 130, 143 */
+        stopped_note (&on, cmd, &err);
+    } else if (rc && err.code) {
         rc = rm_cli_exit_status (&err);
         rm_cli_error (&err);
+    } else if (!rc && online_stop_requested () && !o.quiet && strcmp (cmd, "follow")) {
+        /* It came when nothing was left to stop between (a switch's renames
+         * are never left half done). */
+        note ("", "%s: %s came as it was finishing: it completed first", cmd,
+              online_stop_name ());
     }
     online_close (&on);
     if (o.write_concern)

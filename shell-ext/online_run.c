@@ -71,6 +71,8 @@ online_wait_while_paused (online_t *on, bson_error_t *err)
             return false;
         if (!paused)
             break;
+        if (!online_stop_check (on, "while paused", err))
+            return false;
         if (!said && !on->o->quiet)
             rm_cli_line (stderr, isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", "\n",
                          "remodel: plan %s paused (remodel online resume goes on)", on->names.name);
@@ -305,6 +307,16 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     }
     while (ok) {
         int64_t b0 = online_mono_ms (), ms;
+        /* SIGINT, SIGTERM: here, between two batches, the last one's
+         * checkpoint saved (online_signal.c). */
+        if (online_stop_requested ()) {
+            char where[600];
+            snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, %s", s->index,
+                      s->op, drive_ns, (long long) j.seen,
+                      checkpoints ? "the checkpoint saved" : "nothing kept (it starts over)");
+            ok = online_stop_check (on, where, err);
+            break;
+        }
         if (state && !online_wait_while_paused (on, err)) {
             if (online_transient_wait (on, &since, &tries, err))
                 continue;

@@ -369,6 +369,15 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
     while (ok) {
         int64_t b0 = online_mono_ms (), n, w = 0;
         bool opened = !cur;
+        /* SIGINT, SIGTERM: between two ranges, the last one's checkpoint
+         * saved (online_signal.c). */
+        if (online_stop_requested ()) {
+            char where[600];
+            snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, the checkpoint "
+                      "saved", s->index, s->op, cp->drive->text, (long long) seen);
+            ok = online_stop_check (on, where, err);
+            break;
+        }
         if (!cur && !(cur = open_ids (on, drive, &last, o->batch_size, err))) {
             ok = false;
             break;

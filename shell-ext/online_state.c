@@ -186,6 +186,28 @@ online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *er
 }
 
 bool
+online_plan_mode (online_t *on, online_opts_t *o, bool run, bson_error_t *err)
+{
+    online_record_t r;
+    if (run && o->restart)
+        return true; /* starting over: in the mode the flags say */
+    if (!online_plan_read (on, &r, err))
+        return false;
+    if (!r.found)
+        return true;
+    /* There is no flag for side by side: only --in-place can contradict
+     * the record, and run's own check (online_plan_record) says so with
+     * its --restart. */
+    if (!run && o->in_place && !r.in_place) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s ran side by side: --in-place contradicts it "
+                      "(leave it out: the mode its run recorded is used)", on->names.name);
+        return false;
+    }
+    o->in_place |= r.in_place;
+    return true;
+}
+
+bool
 online_plan_check (online_t *on, bson_error_t *err)
 {
     online_record_t r;

@@ -66,7 +66,8 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_SKIP, "skip", RM_VAL_COUNT, C (SHOW)), .what = "a number of documents"},
     {R (RM_OPT_LIMIT, "limit", RM_VAL_COUNT, C (SHOW)), .what = "a number of documents"},
     {R (RM_OPT_ID, "id", RM_VAL_STRING, C (SHOW))},
-    {R (RM_OPT_CANONICAL, "canonical", RM_VAL_NONE, C (SHOW))},
+    /* show: documents; compile: --format pipeline's values. */
+    {R (RM_OPT_CANONICAL, "canonical", RM_VAL_NONE, C (SHOW) | C (COMPILE))},
     {R (RM_OPT_PRETTY, "pretty", RM_VAL_NONE, C (SHOW))},
 
     {R (RM_OPT_PLAN_OUT, "plan-out", RM_VAL_STRING, C (ANALYZE))},

@@ -60,5 +60,7 @@ void rm_compile_guard (const rm_names_t *nm, rm_compile_step_t *st, const rm_nsr
 void rm_compile_put (rm_buf_t *b, const char *s);
 void rm_compile_put_str (rm_buf_t *b, const char *s);
 void rm_compile_put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent);
+/* doc in mongosh's syntax, every BSON type kept (compile_shell.c). */
+void rm_compile_put_shell (rm_buf_t *b, const bson_t *doc);
 
 #endif

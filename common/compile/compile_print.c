@@ -1,6 +1,7 @@
-/* remodel compile --format pipeline: the compiled plan as one JSON
- * document, values in canonical Extended JSON (so that an int32 stays an
- * int32 and a date a date), a pipeline stage a line:
+/* remodel compile --format pipeline: the compiled plan as one document,
+ * a pipeline stage a line, its values in mongosh's syntax (compile_shell.c:
+ * a pipeline pasted into mongosh runs, every type kept), or with
+ * --canonical in canonical Extended JSON (strict JSON, for programs):
  *
  *   {"remodel": 1, "plan": NAME, "serverVersion": "M.m",
  *    "steps": [{"step": N, "op": OP, "serverSide": true,
@@ -54,8 +55,8 @@ put_ns (rm_buf_t *b, const char *db, const char *coll)
     rm_compile_put (b, "}");
 }
 
-void
-rm_compile_put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent)
+static void
+put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent, bool canonical)
 {
     bson_iter_t it;
     bool first = true;
@@ -69,14 +70,23 @@ rm_compile_put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent
         bson_init_static (&stage, data, len);
         rm_compile_put (b, first ? "\n" : ",\n");
         rm_compile_put (b, indent);
-        put_json (b, &stage);
+        if (canonical)
+            put_json (b, &stage);
+        else
+            rm_compile_put_shell (b, &stage);
         first = false;
     }
     rm_compile_put (b, "]");
 }
 
+void
+rm_compile_put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent)
+{
+    put_pipeline (b, pipeline, indent, true);
+}
+
 char *
-rm_compile_print_pipelines (const rm_names_t *nm, const rm_compile_plan_t *c)
+rm_compile_print_pipelines (const rm_names_t *nm, const rm_compile_plan_t *c, bool canonical)
 {
     rm_buf_t b;
     char num[64];
@@ -108,7 +118,7 @@ rm_compile_print_pipelines (const rm_names_t *nm, const rm_compile_plan_t *c)
             rm_compile_put (&b, ", \"aggregate\": ");
             put_ns (&b, cp->drive->db, cp->coll);
             rm_compile_put (&b, ",\n    \"pipeline\": ");
-            rm_compile_put_pipeline (&b, &cp->pipeline, "     ");
+            put_pipeline (&b, &cp->pipeline, "     ", canonical);
             rm_compile_put (&b, "}");
         }
         rm_compile_put (&b, "]");

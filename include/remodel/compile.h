@@ -86,10 +86,12 @@ void rm_compile_range_stage (bson_t *stage, const bson_t *ids);
  * (distinct), for checking a server has them. */
 size_t rm_compile_stage_names (const bson_t *pipeline, const char **names, size_t n, size_t max);
 
-/* The plan's pipelines as one Extended JSON document (--format pipeline),
- * and as a mongosh script running them (--format mongosh); nm as
- * rm_compile_plan left it. Text to bson_free. */
-char *rm_compile_print_pipelines (const rm_names_t *nm, const rm_compile_plan_t *c);
+/* The plan's pipelines as one document (--format pipeline): values in
+ * mongosh's syntax, pasteable with every type kept, or canonical Extended
+ * JSON (--canonical); and as a mongosh script running them (--format
+ * mongosh); nm as rm_compile_plan left it. Text to bson_free. */
+char *rm_compile_print_pipelines (const rm_names_t *nm, const rm_compile_plan_t *c,
+                                  bool canonical);
 char *rm_compile_print_mongosh (const rm_names_t *nm, const rm_compile_plan_t *c);
 
 #endif

@@ -32,7 +32,7 @@ pid() { plan_id "$T/plans/$1.json"; }
 cj() { python3 -c "import json,sys; c=json.load(open('$T/c.json')); print($1)"; }
 
 # ---- compile's output, no server ----
-compile c1 "$T/plans/embed-tasks.json"
+compile c1 "$T/plans/embed-tasks.json" --canonical
 expect_eq "compile: embed exits 0" "$rc" 0
 expect_eq "compile: embed is two pipelines (parents, then the orphans)" \
     "$(cj "[ (p['aggregate']['coll'], len(p['pipeline'])) for p in c['steps'][0]['passes'] ]")" \
@@ -43,7 +43,7 @@ expect_eq "compile: each pipeline ends in \$merge into the step's target, replac
 expect_eq "compile: the results map" "$(cj "c['results']['crm.people']['coll'], c['serverVersion']")" \
     "people_remodel_$(pid embed-tasks)_1 5.0"
 
-compile c2 "$T/plans/evolve-people.json"
+compile c2 "$T/plans/evolve-people.json" --canonical
 expect_eq "compile: a plan with a step no pipeline expresses exits 0" "$rc" 0
 expect_message "compile: extract named with the reason" \
     "remodel: compile: step 1 (extract) runs client-side: an element without an _id of its own gets a deterministic ObjectId"
@@ -59,7 +59,7 @@ expect_eq "compile --server-version 5.2: \$topN itself" "$(grep -c '"\$topN"' "$
 compile c5 "$T/plans/ordered.json" --server-version 4.0
 expect_message "compile 4.0: \$topN beside \$first/\$last named, with the version that has it" \
     "step 1 (summarize) runs client-side: \$topN and \$bottomN need MongoDB 5.2"
-compile c6 "$T/plans/ordered.json" --server-version 5.2.1
+compile c6 "$T/plans/ordered.json" --server-version 5.2.1 --canonical
 expect_eq "compile 5.2.1: the same plan compiles" "$(cj "c['steps'][0]['serverSide']")" True
 compile c7 "$T/plans/embed-tasks.json" --server-version five
 expect_eq "compile: a bad --server-version exits 2" "$rc" 2
@@ -72,9 +72,72 @@ online_start java "$T/java" || exit 0
 "$MONGORESTORE" --uri "$uri" --dir "$S" >"$T/restore" 2>&1 ||
     { fail "java: restore the sample" "$(tail -3 "$T/restore")"; exit 0; }
 
+# The default --format pipeline pasted into mongosh 1.10.6 (the one that
+# talks to this server) runs, $merge and all, and its results are
+# the same documents (byte for byte: every type kept) as the --canonical
+# output's run by pymongo. The typed plan sets an int64, a decimal, a whole double, a
+# fraction, a date and an ObjectId.
+cat >"$T/plans/typed.json" <<'EOF2'
+{"remodel": 1, "steps": [
+  {"set": {"in": "crm.people", "fields": {"l": {"$numberLong": "7"}, "d": {"$numberDecimal": "1.10"},
+    "f": {"$numberDouble": "2.0"}, "g": 0.1, "n": {"$numberDouble": "-0.0"}, "t": {"$date": "2024-01-31T00:00:00Z"},
+    "o": {"$oid": "5256cfd975586ac5db1685a1"}, "i": 3}}}]}
+EOF2
+if [ -n "$MONGOSH1" ]; then
+    for p in embed-tasks summary typed; do
+        "$REMODEL" compile "$T/plans/$p.json" --server-version 4.0 >"$T/paste.js" 2>/dev/null
+        "$REMODEL" compile "$T/plans/$p.json" --server-version 4.0 --canonical >"$T/canon.json" 2>/dev/null
+        { printf 'const c = '; cat "$T/paste.js"; cat <<'JS'
+;
+// runCommand, not aggregate().toArray(): mongosh 1.10.6 reports a $merge's
+// empty cursor from mongo-java-server as "Cursor is exhausted".
+for (const s of c.steps) for (const p of (s.passes || [])) {
+  const r = db.getSiblingDB(p.aggregate.db).runCommand({aggregate: p.aggregate.coll, pipeline: p.pipeline, cursor: {}});
+  if (!r.ok) { print(JSON.stringify(r)); quit(1); }
+}
+print("ran");
+JS
+        } >"$T/paste-run.js"
+        "$MONGOSH1" "$uri" --quiet --norc "$T/paste-run.js" >"$T/paste.out" 2>"$T/err" ||
+            fail "java $p: mongosh 1.10.6 runs the pasted pipelines" "$(head -c 400 "$T/err")"
+        got=$(python3 -c 'import sys, pymongo
+from bson import json_util
+from bson.raw_bson import RawBSONDocument
+from bson.codec_options import CodecOptions
+c = json_util.loads(open(sys.argv[2]).read(), json_options=json_util.CANONICAL_JSON_OPTIONS)
+cl = pymongo.MongoClient(sys.argv[3])
+raw = CodecOptions(document_class=RawBSONDocument)
+def results():
+    return {ns: sorted(d.raw for d in cl.get_database(r["db"], codec_options=raw)[r["coll"]].find())
+            for ns, r in c["results"].items()}
+def drop():
+    for r in c["results"].values():
+        cl[r["db"]].drop_collection(r["coll"])
+got = results()
+drop()
+for s in c["steps"]:
+    for p in s.get("passes", []):
+        list(cl[p["aggregate"]["db"]][p["aggregate"]["coll"]].aggregate(p["pipeline"]))
+want = results()
+drop()
+n = sum(map(len, got.values()))
+print("same %d" % n if got == want and n else "differ: %s" % {k: (len(got[k]), len(want[k])) for k in got})' \
+            - "$T/canon.json" "$uri" 2>&1)
+        case $got in
+        same*) pass "java $p: compile's default output pasted into mongosh 1.10.6 runs, the same documents and types as --canonical's ($got)" ;;
+        *) fail "java $p: compile's default output pasted into mongosh 1.10.6 runs, the same documents and types as --canonical's" "$got $(head -c 400 "$T/err")" ;;
+        esac
+    done
+    expect_eq "typed: whole doubles, int64, decimal, dates printed to keep their types" \
+        "$(grep -o 'NumberLong("7")\|NumberDecimal("1.10")\|Double(2)\|Double(-0)\|ISODate("2024-01-31T00:00:00.000Z")\|ObjectId("5256cfd975586ac5db1685a1")' "$T/paste.js" | sort | tr '\n' ' ')" \
+        'Double(-0) Double(2) ISODate("2024-01-31T00:00:00.000Z") NumberDecimal("1.10") NumberLong("7") ObjectId("5256cfd975586ac5db1685a1") '
+else
+    fail "mongosh 1.10.6: paste compile's output" "MONGOSH1 not installed (tests/peers/install.sh)"
+fi
+
 # pairs PLAN: "ns=coll" for each namespace the plan changes (compile's results).
 pairs() {
-    "$REMODEL" compile "$1" --server-version 4.0 2>/dev/null |
+    "$REMODEL" compile "$1" --server-version 4.0 --canonical 2>/dev/null |
         python3 -c "import json,sys; c=json.load(sys.stdin); print(' '.join(k + '=' + v['coll'] for k, v in c['results'].items()))"
 }
 

@@ -196,7 +196,7 @@ def main():
 
 
 def compare(a, name, tmp):
-    cmd = [a.remodel, "compile", a.plan, "--format", "pipeline"]
+    cmd = [a.remodel, "compile", a.plan, "--format", "pipeline", "--canonical"]
     if a.server_version:
         cmd += ["--server-version", a.server_version]
     c = run(cmd)

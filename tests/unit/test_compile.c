@@ -538,7 +538,7 @@ test_print (void)
                   " \"to\": \"crm.addresses\", \"style\": \"parentRef\", \"parentField\": \"pid\"}},"
                   "{\"unset\": {\"in\": \"crm.people\", \"fields\": [\"ssn\"]}}]}",
                   "4.2", &plan, &nm, &c);
-    text = rm_compile_print_pipelines (&nm, &c);
+    text = rm_compile_print_pipelines (&nm, &c, true);
     T_CHECK_STR (text,
                  "{\"remodel\": 1, \"plan\": \"p.json\", \"serverVersion\": \"4.2\",\n"
                  " \"steps\": [\n"
