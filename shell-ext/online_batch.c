@@ -172,6 +172,41 @@ series_after (const online_job_t *j, const bson_t *last)
     return lo;
 }
 
+/* Keeps in in only the readings of the series values[at, end): a server
+ * may return a document updated while the query ran although it no
+ * longer matches (mongo-java-server does), and a reading moved to a
+ * series of a later batch would make a bucket of its own here, then the
+ * same bucket _id again there. The field missing reads as null. */
+static void
+series_only (online_job_t *j, online_docs_t *in, size_t at, size_t end)
+{
+    online_docs_t keep;
+    static const uint8_t null_doc[] = {8, 0, 0, 0, 10, 0, 0, 0};
+    if (strchr (j->p->series, '.'))
+        return; /* a dotted metaField: the query's own matching stands */
+    online_docs_init (&keep);
+    for (size_t i = 0; i < in->n; i++) {
+        bson_iter_t v;
+        bool match = false;
+        if (!rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, j->p->series,
+                           strlen (j->p->series), &v)) {
+            bson_iter_init_from_data (&v, null_doc, sizeof null_doc);
+            bson_iter_next (&v);
+        }
+        for (size_t k = at; !match && k < end; k++)
+            match = rm_value_compare (&j->values[k], &v) == 0 &&
+                    (bson_iter_type (&v) == BSON_TYPE_NULL) == BSON_ITER_HOLDS_NULL (&j->values[k]);
+        if (match)
+            online_docs_add (&keep, online_doc_bytes (in, i), in->docs[i].len, -1);
+    }
+    if (keep.n == in->n) {
+        online_docs_destroy (&keep);
+        return;
+    }
+    online_docs_destroy (in);
+    *in = keep;
+}
+
 static int64_t
 series_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err)
 {
@@ -200,6 +235,7 @@ series_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err
         bson_destroy (&filter);
         if (!ok)
             return -1;
+        series_only (j, in, at, end);
         bson_reinit (last);
         bson_append_iter (last, "last", 4, &j->values[end - 1]);
         if (in->n)
