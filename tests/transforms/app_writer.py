@@ -247,7 +247,8 @@ class Shop(Writer):
         self.orders = [d["_id"] for d in db.orders.find({}, {"_id": 1}).sort("_id", 1)]
         self.codes = set(d["code"] for d in db.customers.find({}, {"code": 1}))
         self.referenced = sorted(set(d["cust"] for d in db.orders.find({}, {"cust": 1})) - self.codes)
-        self.next_id = 100000
+        # New _ids after every one there (an earlier writer's too).
+        self.next_id = max([100000] + self.customers + self.orders)
 
     def new_id(self):
         self.next_id += 1
