@@ -14,8 +14,8 @@
 #     or to another series) runs while `online run` copies, throttled
 #     (small batches, a pause), so that its writes overlap the copy: it
 #     must have made writes acknowledged before the run ended;
-#   - sync (exit 0); then the writer again while `online follow` runs (when
-#     remodel has it; else while syncs run one after another, each exit 0);
+#   - the writer again while `online follow` runs (when remodel has it,
+#     after a sync; else while syncs run one after another, each exit 0);
 #   - with the writes stopped: sync, then verify exit 0, every result as the
 #     sources make it;
 #   - the sources dumped then (mongodump), `remodel run` on that dump: the
@@ -26,8 +26,8 @@
 #   - with a change log, run and status name it (oplog, change streams) and
 #     its history is not lost (a 64 MiB oplog here), so a sync that follows
 #     the log has it all; without, capture none.
-# The four server configurations run two at a time
-# (REMODEL_FOLLOW_JOBS=N to change; 1: one after another);
+# The four server configurations run at once (REMODEL_FOLLOW_JOBS=N for at
+# most N at a time; 1: one after another);
 # REMODEL_FOLLOW_CONFIG=WORDS (e.g. "java changelog") and
 # REMODEL_FOLLOW_PLAN=NAME run a part.
 #   REMODEL=build/remodel bash tests/cli/test_online_follow.sh
@@ -42,9 +42,9 @@ export ROOT PYTHONPATH=$ROOT/tests/transforms
 # FerretDB's oplog large enough for every write of the suite: the history
 # is never lost, so a sync following the log must find every change there.
 export PEERS_OPLOG_BYTES=$((64 << 20))
-N1=${REMODEL_FOLLOW_WRITES:-150}   # writes during the run
-N2=${REMODEL_FOLLOW_WRITES2:-100}  # writes during follow (or repeated syncs)
-JOBS=${REMODEL_FOLLOW_JOBS:-2}
+N1=${REMODEL_FOLLOW_WRITES:-100}   # writes during the run
+N2=${REMODEL_FOLLOW_WRITES2:-60}  # writes during follow (or repeated syncs)
+JOBS=${REMODEL_FOLLOW_JOBS:-4}
 # follow is there when it answers --help.
 FOLLOW=
 "$REMODEL" online follow --help >/dev/null 2>&1 && FOLLOW=1
@@ -156,7 +156,7 @@ scenario() {
     note "$name: start"
     # 1. The writer, connected and ready, writes from the run's first line
     # on (said before the run reads any source).
-    rm -f "$T/ready" "$T/ended" "$T/run.err" "$T/w1" "$T/w2" "$T/w2.done"
+    rm -f "$T/ready" "$T/ended" "$T/run.err" "$T/w1" "$T/w2" "$T/w2.done" "$T/syncs.err"
     python3 "$W" write "$uri" "$profile" "$db" "$seed" "$N1" --ready "$T/ready" \
         --start "$T/run.err" --end "$T/ended" >"$T/w1" 2>"$T/w1.err" &
     wpid=$!
@@ -177,12 +177,14 @@ scenario() {
     expect_eq "$tag: status: capture $want_capture, no history lost" \
         "$rc:$(grep -c "^capture: $want_capture" "$T/out"):$(grep -c '^history' "$T/out")" "0:1:0"
 
-    note "$name: status"
-    # 2. sync; then the writer again while follow runs (or syncs, one after
-    # another, each exit 0).
-    run_rm online sync "$P" --uri "$uri"
-    expect_eq "$tag: sync after the run: exit 0" "$rc" 0
-    note "$name: synced, phase 2"
+    # 2. The writer again while follow runs, after a sync; without follow
+    # (today), while syncs run one after another, each exit 0, the first
+    # as the writer starts.
+    if [ -n "$FOLLOW" ]; then
+        run_rm online sync "$P" --uri "$uri"
+        expect_eq "$tag: sync after the run: exit 0" "$rc" 0
+    fi
+    note "$name: phase 2"
     { python3 "$W" write "$uri" "$profile" "$db" $((seed + 1)) "$N2" >"$T/w2" 2>"$T/w2.err"
       echo $? >"$T/w2.done"; } &
     wpid=$!
@@ -191,6 +193,9 @@ scenario() {
         local fpid=$! frc
         wait $wpid
         kill -INT $fpid 2>/dev/null
+        # Bounded: a follow that does not stop is killed (and fails).
+        for ((i = 0; i < 600; i++)); do kill -0 $fpid 2>/dev/null || break; sleep 0.1; done
+        kill -KILL $fpid 2>/dev/null
         wait $fpid
         frc=$?
         expect_eq "$tag: follow while the application writes, stopped by SIGINT: exit 0" "$frc" 0
@@ -204,6 +209,7 @@ scenario() {
         done
         wait $wpid
         expect_eq "$tag: syncs while the application writes (no follow yet): each exit 0" "$bad of $syncs" "0 of $syncs"
+        [ "$bad" == 0 ] || echo "  syncs: $(tail -n 3 "$T/syncs.err")" >&2
     fi
     expect_eq "$tag: the second writer ran to its end: exit 0" "$(cat "$T/w2.done"):$(tail -c 300 "$T/w2.err")" "0:"
     writer_check "$tag: the writer wrote during the run, every kind of write (both phases)" \
@@ -278,8 +284,8 @@ config() {
 }
 
 CONFIGS="ferretdb changelog
-java changelog
 ferretdb
+java changelog
 java"
 n=0
 while read -r kind log; do
