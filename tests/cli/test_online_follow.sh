@@ -42,8 +42,8 @@ export ROOT PYTHONPATH=$ROOT/tests/transforms
 # FerretDB's oplog large enough for every write of the suite: the history
 # is never lost, so a sync following the log must find every change there.
 export PEERS_OPLOG_BYTES=$((64 << 20))
-N1=${REMODEL_FOLLOW_WRITES:-100}   # writes during the run
-N2=${REMODEL_FOLLOW_WRITES2:-60}  # writes during follow (or repeated syncs)
+N1=${REMODEL_FOLLOW_WRITES:-80}   # writes during the run
+N2=${REMODEL_FOLLOW_WRITES2:-50}  # writes during follow (or repeated syncs)
 JOBS=${REMODEL_FOLLOW_JOBS:-4}
 # follow is there when it answers --help.
 FOLLOW=
@@ -171,7 +171,7 @@ scenario() {
     expect_eq "$tag: run while the application writes: exit 0" "$rrc" 0
     [ "$rrc" == 0 ] || echo "  run: $(tail -n 3 "$T/run.err")" >&2
 
-    note "$name: run and writer done"
+    note "$name: run and writer done: $(tail -n 1 "$T/w1")"
     # The change log the configuration has, its history all there.
     run_rm online status "$P" --uri "$uri"
     expect_eq "$tag: status: capture $want_capture, no history lost" \
@@ -215,7 +215,7 @@ scenario() {
     writer_check "$tag: the writer wrote during the run, every kind of write (both phases)" \
         "$profile" "$T/w1" "$T/w2"
 
-    note "$name: phase 2 done"
+    note "$name: phase 2 done: $(tail -n 1 "$T/w2")"
     # 3. The writes stopped: sync, verify.
     run_rm online sync "$P" --uri "$uri"
     expect_eq "$tag: sync, the writes stopped: exit 0" "$rc" 0

@@ -36,7 +36,8 @@ names.
       --end FILE: counts the operations made before FILE exists (the test
       creates it when the run has ended).
 
-Prints one JSON line when done: {"ops": N, "during": M, "kinds": {...}},
+Prints one JSON line when done: {"ops": N, "during": M, "kinds": {...},
+"seconds": S},
 M the operations acknowledged before --end's file appeared (N without
 it)."""
 import datetime
@@ -425,14 +426,15 @@ def write(argv):
         deadline = time.time() + 120
         while time.time() < deadline and not (os.path.exists(start) and os.path.getsize(start) > 0):
             time.sleep(0.01)
-    during = 0
+    during, t0 = 0, time.time()
     for i in range(n):
         w.step(seed * 100000 + i)
         # Acknowledged before the run ended.
         if end is None or not os.path.exists(end):
             during += 1
         time.sleep(rnd.randrange(2, 12) / 1000.0)
-    print(json.dumps({"ops": n, "during": during, "kinds": w.kinds}, sort_keys=True))
+    print(json.dumps({"ops": n, "during": during, "kinds": w.kinds,
+                      "seconds": round(time.time() - t0, 1)}, sort_keys=True))
 
 
 def main():
