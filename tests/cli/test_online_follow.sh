@@ -27,7 +27,8 @@
 #     its history is not lost (a 64 MiB oplog here), so a sync that follows
 #     the log has it all; without, capture none.
 # The four server configurations run at once (REMODEL_FOLLOW_JOBS=N for at
-# most N at a time; 1: one after another);
+# most N at a time; 1: one after another), and on each server the plans
+# in two groups at once (REMODEL_FOLLOW_GROUPS=N);
 # REMODEL_FOLLOW_CONFIG=WORDS (e.g. "java changelog") and
 # REMODEL_FOLLOW_PLAN=NAME run a part.
 #   REMODEL=build/remodel bash tests/cli/test_online_follow.sh
@@ -45,6 +46,7 @@ export PEERS_OPLOG_BYTES=$((64 << 20))
 N1=${REMODEL_FOLLOW_WRITES:-80}   # writes during the run
 N2=${REMODEL_FOLLOW_WRITES2:-50}  # writes during follow (or repeated syncs)
 JOBS=${REMODEL_FOLLOW_JOBS:-4}
+NGROUPS=${REMODEL_FOLLOW_GROUPS:-2}
 # follow is there when it answers --help.
 FOLLOW=
 "$REMODEL" online follow --help >/dev/null 2>&1 && FOLLOW=1
@@ -88,11 +90,11 @@ EOF
 # gives every run some 40 batches or more, 20 ms apart, for the writes to
 # fall into.
 PLANS="embed emb tasks 20 people:1,tasks:1 finalize
+chain shopc shop 20 customers:2,orders:2 finalize
 extract ext people 3 people:1,addresses:1 -
 denorm shopd shop 20 orders:1 -
 summary shops shop 3 customers:1 -
-bucket iot readings 20 buckets:1,readings:1 -
-chain shopc shop 20 customers:2,orders:2 finalize"
+bucket iot readings 20 buckets:1,readings:1 -"
 
 # kinds PROFILE: what the writer must have done, all of it, over both phases.
 kinds() {
@@ -168,6 +170,13 @@ scenario() {
     touch "$T/ended"
     wait $wpid
     expect_eq "$tag: the writer ran to its end: exit 0" "$?:$(tail -c 300 "$T/w1.err")" "0:"
+    # Known to fail now and then for bucketize on mongo-java-server (seen 1
+    # in 16 runs): "two results for iot.buckets with one _id", a bucket of 1
+    # reading then the full one of the same series and window; likely a
+    # reading moved to another series while a batch of series was read
+    # (the server returns a document matched under its old series with its
+    # new one, and online_batch.c's series_read takes it as read). A bug of
+    # the run, not of this test: reported, left failing.
     expect_eq "$tag: run while the application writes: exit 0" "$rrc" 0
     [ "$rrc" == 0 ] || echo "  run: $(tail -n 3 "$T/run.err")" >&2
 
@@ -273,13 +282,25 @@ config() {
         "$SERVER" stop "$T/srv" >/dev/null 2>&1
         return
     fi
-    seed=10
-    while read -r line; do
-        [[ " $line " == *" ${REMODEL_FOLLOW_PLAN:-${line%% *}} "* ]] || continue
-        # shellcheck disable=SC2086
-        scenario $line
-        seed=$((seed + 10))
-    done <<<"$PLANS"
+    # The plans in NGROUPS groups at once (each plan on its own database), the
+    # writer's seed by the plan's place in the list.
+    local g k
+    for ((g = 0; g < NGROUPS; g++)); do
+        mkdir -p "$T/g$g"
+        (
+            T=$T/g$g k=0
+            while read -r line; do
+                k=$((k + 1))
+                [ $(((k - 1) % NGROUPS)) == $g ] || continue
+                [[ " $line " == *" ${REMODEL_FOLLOW_PLAN:-${line%% *}} "* ]] || continue
+                seed=$((k * 10))
+                # shellcheck disable=SC2086
+                scenario $line
+            done <<<"$PLANS"
+        ) >"$T/g$g.out" 2>"$T/g$g.err" &
+    done
+    wait
+    for ((g = 0; g < NGROUPS; g++)); do cat "$T/g$g.out"; cat "$T/g$g.err" >&2; done
     "$SERVER" stop "$T/srv" >/dev/null 2>&1
 }
 
