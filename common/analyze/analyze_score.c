@@ -278,7 +278,8 @@ rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev)
     if (strcmp (kind (f), "none") != 0 && strcmp (kind (f), kind (k)) != 0)
         add (ev, -1, "its values are mostly %s, the keys %s: references usually share the key's "
              "type", kind (f), kind (k));
-    if (f->ints * 2 >= f->values && f->int_min >= 1800 && f->int_max <= 2100)
+    if (!names_tie && !id_named (fname) && f->ints * 2 >= f->values && f->int_min >= 1800 &&
+        f->int_max <= 2100)
         add (ev, -1, "its integers (%lld..%lld) all look like years", (long long) f->int_min,
              (long long) f->int_max);
     if (c >= VOCABULARY_CHANCE && k->distinct &&
@@ -305,8 +306,10 @@ void
 rm_evidence_confirm (const rm_analysis_t *a, const rm_relation_t *r, char *out, size_t len)
 {
     const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
+    char one[256];
+    stem (to->coll, one, sizeof one);
     snprintf (out, len, "the values alone cannot tell (score %.1f, confident from %.0f): confirm it "
               "with --hints {\"references\": {\"%s.%s\": \"%s.%s\"}}, or reject it with null; a "
               "name after %s (%s_id) would confirm it too", r->ev.score, CONFIDENT_AT, from->ns,
-              from->fields[r->field].path, to->ns, to->fields[r->key].path, to->coll, to->coll);
+              from->fields[r->field].path, to->ns, to->fields[r->key].path, to->coll, one);
 }

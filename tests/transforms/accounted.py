@@ -25,16 +25,17 @@ def key(v):
     return json_util.dumps(v, json_options=json_util.CANONICAL_JSON_OPTIONS, sort_keys=True)
 
 
-def walk(v, index):
-    """Every (sub)document with an _id, by the _id's canonical JSON."""
+def walk(v, index, outer=None):
+    """Every (sub)document with an _id, by the _id's canonical JSON, with
+    the document that holds it (a bucket holds its readings' series)."""
     if isinstance(v, dict):
         if "_id" in v:
-            index.setdefault(key(v["_id"]), []).append(v)
+            index.setdefault(key(v["_id"]), []).append((v, outer))
         for x in v.values():
-            walk(x, index)
+            walk(x, index, v)
     elif isinstance(v, list):
         for x in v:
-            walk(x, index)
+            walk(x, index, outer)
 
 
 def holds(c, s):
@@ -53,7 +54,13 @@ def holds(c, s):
 
 
 def found(doc, index):
-    return any(holds(cand, doc) for cand in index.get(key(doc["_id"]), []))
+    """Found whole, or as an element of a bucket whose other fields (the
+    series, bucketize's metaField) the bucket holds."""
+    for cand, outer in index.get(key(doc["_id"]), []):
+        if all(k in cand and holds(cand[k], v) or k not in cand and isinstance(outer, dict) and
+               k in outer and holds(outer[k], v) for k, v in doc.items()):
+            return True
+    return False
 
 
 src, _ = rmlib.read_dir(sys.argv[1])
