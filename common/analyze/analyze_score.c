@@ -182,7 +182,7 @@ chance (const rm_field_t *f, const rm_field_t *k, char *how, size_t len)
         c = in_range / frange;
         c = c > 1 ? 1 : c;
         snprintf (how, len, "integers %lld..%lld against keys %lld..%lld: spread over their range "
-                  "they would hit a key %.0f%% of the time", (long long) f->int_min,
+                  "they would hit a key %.2g%% of the time", (long long) f->int_min,
                   (long long) f->int_max, (long long) k->int_min, (long long) k->int_max, 100 * c);
         return c;
     }
@@ -252,7 +252,7 @@ rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev)
     ev->chance = c;
     v = c <= 0.001 ? MAX_VALUE_POINTS : -log10 (c);
     v = v > MAX_VALUE_POINTS ? MAX_VALUE_POINTS : v < 0.05 ? 0 : v;
-    add (ev, round (v * 10) / 10, "chance overlap %.2f: %s", c, how);
+    add (ev, round (v * 10) / 10, "chance overlap %.2g: %s", c, how);
 
     stem (fname, fs, sizeof fs);
     stem (tc->coll, cs, sizeof cs);
