@@ -106,13 +106,18 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
         if (!f->ints || x > f->int_max)
             f->int_max = x;
         f->ints++;
-    } else if (BSON_ITER_HOLDS_UTF8 (v)) {
-        uint32_t n;
-        const char *s = bson_iter_utf8 (v, &n);
-        bool digit = false;
-        for (uint32_t i = 0; i < n && !digit; i++)
-            digit = (unsigned) (s[i] - '0') < 10;
-        f->words += n > 3 && !digit;
+    } else if (f->sampled < RM_ANALYZE_SAMPLE) {
+        /* Whether the rest are words or ids: the first few thousand say
+         * it as well as all of them, and cost nothing past those. */
+        f->sampled++;
+        if (BSON_ITER_HOLDS_UTF8 (v)) {
+            uint32_t n;
+            const char *s = bson_iter_utf8 (v, &n);
+            bool digit = false;
+            for (uint32_t i = 0; i < n && !digit; i++)
+                digit = (unsigned) (s[i] - '0') < 10;
+            f->vocab += n <= 3 || !digit;
+        }
     }
 }
 

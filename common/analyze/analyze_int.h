@@ -28,6 +28,7 @@ uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
 
 #define RM_ANALYZE_MAX_PATHS 256
 #define RM_ANALYZE_MAX_DEPTH 6
+#define RM_ANALYZE_SAMPLE 4096   /* values that say whether a field holds words or ids */
 #define RM_ANALYZE_KEY_MAX_STRING 128 /* longer strings are text, not references */
 
 typedef struct {
@@ -46,7 +47,8 @@ typedef struct {
     uint64_t small;         /* of them numbers or strings of up to 3 bytes */
     uint64_t ints;          /* of them whole numbers (their range: int_min..int_max) */
     int64_t int_min, int_max;
-    uint64_t words;         /* of them strings of 4 bytes or more without a digit */
+    uint64_t sampled;       /* the first values that are not numbers (at most RM_ANALYZE_SAMPLE) */
+    uint64_t vocab;         /* of them codes of up to 3 bytes or strings without a digit */
     int64_t date_min, date_max; /* its dates (types[BSON_TYPE_DATE_TIME] of them) */
     uint64_t elem_docs, elem_ids; /* array elements that are documents, with an _id or id */
 } rm_field_t;

@@ -164,7 +164,6 @@ stem (const char *name, char *out, size_t len)
 static double
 chance (const rm_field_t *f, const rm_field_t *k, char *how, size_t len)
 {
-    uint64_t strings = f->values - f->ints;
     if (f->ints * 2 >= f->values) {
         /* The key's integers, taken as spread evenly over their range:
          * how many fall in the field's range, of all the field's range
@@ -186,9 +185,9 @@ chance (const rm_field_t *f, const rm_field_t *k, char *how, size_t len)
                   (long long) f->int_max, (long long) k->int_min, (long long) k->int_max, 100 * c);
         return c;
     }
-    if (f->small - f->ints + f->words >= strings / 2 + 1) {
-        snprintf (how, len, "%s: drawn from small vocabularies, two sets of them share members "
-                  "by chance", f->words > f->small - f->ints ? "words without digits" : "codes of up to 3 bytes");
+    if (f->vocab * 2 > f->sampled) {
+        snprintf (how, len, "codes and words without digits: drawn from small vocabularies, two "
+                  "sets of them share members by chance");
         return VOCABULARY_CHANCE;
     }
     snprintf (how, len, "ObjectIds, binary ids or strings with digits: almost never found "
