@@ -10,8 +10,9 @@
  *   parent (no child referenced twice, no parent key seen twice), that the
  *   hints do not say are read or updated alone, and that a relationship
  *   analyze is confident of vouches for.
- * - No embed writes its array over a field its parents already have
- *   (but the array of references it replaces in place).
+ * - No embed writes its array or its count over a field its parents
+ *   already have (but the array of references it replaces in place), and
+ *   no denormalize or summarize its fields over fields already there.
  *
  * When a check fails, the step to leave out is the one that takes
  * documents (the later reader then sees them all): the safer of the two. */
@@ -67,6 +68,48 @@ vouching (const rm_analysis_t *a, const char *from, const char *into, const char
     return NULL;
 }
 
+/* Whether the documents of ns already have the top-level field name. */
+static bool
+has_field (const rm_analysis_t *a, const char *ns, const char *name)
+{
+    const rm_collection_t *c = coll_of (a, ns);
+    for (size_t k = 0; c && name && k < c->n_fields; k++)
+        if (!strcmp (c->fields[k].path, name))
+            return true;
+    return false;
+}
+
+/* A denormalize or summarize writing a field its documents already have
+ * (a copy beside a plain reference, a computed field of the parent): the
+ * old values would be lost. Copies into the elements of an array of
+ * references replace the references by documents that hold them. */
+static bool
+fields_ok (const rm_analysis_t *a, const char *op, const bson_t *b, size_t i, char *why, size_t len)
+{
+    const char *ns = get_s (b, !strcmp (op, "denormalize") ? "in" : "into");
+    const char *local = get_s (b, "localField");
+    bson_iter_t it, f;
+    if (!strcmp (op, "denormalize") && (!local || strchr (local, '.') || !has_field (a, ns, local) ||
+                                        coll_of (a, ns) == NULL))
+        return true;
+    if (!strcmp (op, "denormalize")) {
+        const rm_collection_t *c = coll_of (a, ns);
+        for (size_t k = 0; k < c->n_fields; k++)
+            if (!strcmp (c->fields[k].path, local) && c->fields[k].arrays)
+                return true;
+    }
+    if (!bson_iter_init_find (&it, b, "fields") || !BSON_ITER_HOLDS_DOCUMENT (&it) ||
+        !bson_iter_recurse (&it, &f))
+        return true;
+    while (bson_iter_next (&f))
+        if (has_field (a, ns, bson_iter_key (&f))) {
+            snprintf (why, len, "step %zu (%s into %s) would write over the field \"%s\" that its "
+                      "documents already have", i + 1, op, ns, bson_iter_key (&f));
+            return false;
+        }
+    return true;
+}
+
 /* An embed's own checks (why filled when one fails). */
 static bool
 embed_ok (const rm_analysis_t *a, const bson_t *b, size_t i, char *why, size_t len)
@@ -86,6 +129,11 @@ embed_ok (const rm_analysis_t *a, const bson_t *b, size_t i, char *why, size_t l
                       "\"%s\" that %s's documents already have", i + 1, from, into, as, as, into);
             return false;
         }
+    if (has_field (a, into, get_s (b, "countAs"))) {
+        snprintf (why, len, "step %zu (embed %s into %s) would write its count over the field \"%s\" "
+                  "that %s's documents already have", i + 1, from, into, get_s (b, "countAs"), into);
+        return false;
+    }
     if (get_b (b, "keepSource", false))
         return true;
     r = vouching (a, from, into, local, foreign);
@@ -146,6 +194,9 @@ rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, char *w
                 }
         }
         if (!strcmp (name, "embed") && !embed_ok (a, &body, i, why, len))
+            return false;
+        if ((!strcmp (name, "denormalize") || !strcmp (name, "summarize")) &&
+            !fields_ok (a, name, &body, i, why, len))
             return false;
         from = get_s (&body, "from");
         if (from && n_taken < MAX_TAKEN &&
