@@ -256,3 +256,15 @@ expect_eq "atlas: customers.accounts -> accounts.account_id confident" \
 # The sample: every plan analyze writes of it loses nothing either.
 run_rm analyze "$ROOT/dumps/sample" -q --plan-out "$T/sample-plan.json"
 accounted "sample plan" "$T/sample-plan.json" "$ROOT/dumps/sample"
+
+# The levels and the plan's check are the same when the join keys spill.
+mkdir -p "$T/spill"
+"$REMODEL" analyze "$T/decoys" --json -q --hints "$T/issue.json" --memory 1K --tmp "$T/spill" \
+    --plan-out "$T/spilled-plan.json" >"$T/spilled.json" 2>/dev/null
+"$REMODEL" analyze "$T/decoys" --json -q --hints "$T/issue.json" --plan-out "$T/mem-plan.json" \
+    >"$T/mem.json" 2>/dev/null
+if [ -s "$T/mem.json" ] && cmp -s "$T/mem.json" "$T/spilled.json" && cmp -s "$T/mem-plan.json" "$T/spilled-plan.json"; then
+    pass "decoys with the issue's hints: the same JSON report (levels, rejected, planChecks) and plan spilled at 1K"
+else
+    fail "decoys: the same report and plan spilled at 1K" "$(diff <(tr ',' '\n' <"$T/mem.json") <(tr ',' '\n' <"$T/spilled.json") | head -6)"
+fi
