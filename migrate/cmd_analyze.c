@@ -31,7 +31,8 @@ static const char usage[] =
     "  --plan-out FILE  the recommended steps as a plan remodel check and run\n"
     "                 take, each with a \"why\"\n"
     "  --hints FILE   what the dump cannot show (JSON: readTogether [[ns, ns]],\n"
-    "                 readAlone [ns], updatedAlone [ns], readWriteRatio {ns: n})\n"
+    "                 readAlone [ns], updatedAlone [ns], readWriteRatio {ns: n},\n"
+    "                 references {\"db.coll.field\": \"db.coll.key\" or null})\n"
     "  --memory SIZE  budget for the join keys and their sorts (default 512M);\n"
     "                 past it they spill to sorted files: the same report\n"
     "  --tmp DIR      where they spill (default $TMPDIR or /tmp)\n"
@@ -104,6 +105,20 @@ next_doc (bson_iter_t *arr, bson_t *out)
     return false;
 }
 
+/* A relationship's level and score, then its evidence, one line each. */
+static void
+print_evidence (const bson_t *rel)
+{
+    bson_iter_t it, arr;
+    bson_t e;
+    printf ("  %s, score %.1f:", get_s (rel, "level"), get_d (rel, "score"));
+    if (!bson_iter_init_find (&it, rel, "evidence") || !bson_iter_recurse (&it, &arr))
+        return;
+    while (next_doc (&arr, &e))
+        printf (" [%+.1f] %s;", get_d (&e, "points"), get_s (&e, "what"));
+    printf ("\n");
+}
+
 static void
 print_text (const bson_t *r)
 {
@@ -144,12 +159,17 @@ print_text (const bson_t *r)
     bson_iter_recurse (&it, &arr);
     while (next_doc (&arr, &rel)) {
         bool child = !strcmp (get_s (&rel, "direction"), "childRefs");
+        bool possible = !strcmp (get_s (&rel, "level"), "possible");
         n++;
-        printf ("%s.%s -> %s.%s: %s, %s%s%s\n", get_s (&rel, "from"), get_s (&rel, "field"),
+        printf ("%s.%s -> %s.%s: %s, %s%s%s%s\n", get_s (&rel, "from"), get_s (&rel, "field"),
                 get_s (&rel, "to"), get_s (&rel, "key"),
                 child ? "child references in an array of the parent" : "parent reference from the many side",
                 get_s (&rel, "class"), get_b (&rel, "manyToMany") ? " (many-to-many: children shared)" : "",
-                get_b (&rel, "twoWay") ? " (two-way)" : "");
+                get_b (&rel, "twoWay") ? " (two-way)" : "",
+                possible ? " [possible: not acted on]" : "");
+        print_evidence (&rel);
+        if (possible)
+            printf ("  to confirm: %s\n", get_s (&rel, "confirm"));
         printf ("  %lld of %lld references found (%.1f%%), %lld orphan reference(s); children per "
                 "parent (%s) min %lld p50 %lld p99 %lld max %lld, %lld of %lld parent(s) with none",
                 (long long) get_i (&rel, "matched"), (long long) get_i (&rel, "references"),
@@ -166,6 +186,23 @@ print_text (const bson_t *r)
     }
     if (!n)
         printf ("(none found)\n");
+    n = 0;
+    bson_iter_init_find (&it, r, "rejected");
+    bson_iter_recurse (&it, &arr);
+    while (next_doc (&arr, &rel))
+        n++;
+    if (n)
+        printf ("(%zu candidate(s) that the values alone matched rejected on the evidence: --json "
+                "lists them, with why)\n", n);
+    n = 0;
+    bson_iter_init_find (&it, r, "planChecks");
+    bson_iter_recurse (&it, &arr);
+    while (bson_iter_next (&arr))
+        if (BSON_ITER_HOLDS_UTF8 (&arr)) {
+            if (!n++)
+                printf ("\nPLAN CHECK\n");
+            printf ("%s\n", shown (bson_iter_utf8 (&arr, NULL)));
+        }
     printf ("\nCHECKS\n");
     n = 0;
     bson_iter_init_find (&it, r, "checks");
@@ -197,10 +234,14 @@ write_plan (const rm_analysis_t *a, const char *path, bson_error_t *err)
     FILE *f = fopen (tmp, "w");
     bool ok = f != NULL, first = true;
 
-    {
-        bson_t recs = BSON_INITIALIZER;
-        rm_analysis_recommend (a, &recs, &steps);
-        bson_destroy (&recs);
+    /* Checked: a plan that would lose a document is not written. */
+    if (!rm_analysis_plan (a, &steps, err)) {
+        if (f)
+            fclose (f);
+        unlink (tmp);
+        bson_free (tmp);
+        bson_destroy (&steps);
+        return false;
     }
     if (ok) {
         fprintf (f, "{\"remodel\": 1, \"steps\": [");
@@ -266,6 +307,7 @@ cmd_analyze (int argc, char **argv)
     bson_error_t err = {0};
     rm_analysis_t *a;
     bson_t report;
+    bson_iter_t it, notes;
     meter_t meter = {NULL, 0, false};
     const char *memory_arg = "512M";
     size_t runs;
@@ -339,6 +381,11 @@ cmd_analyze (int argc, char **argv)
     } else {
         print_text (&report);
     }
+    /* What the plan's check left out, where the plan goes. */
+    if (to.plan_out && bson_iter_init_find (&it, &report, "planChecks") && bson_iter_recurse (&it, &notes))
+        while (bson_iter_next (&notes))
+            if (BSON_ITER_HOLDS_UTF8 (&notes))
+                tool_errorf ("analyze: %s: %s", to.plan_out, shown (bson_iter_utf8 (&notes, NULL)));
     bson_destroy (&report);
     if (to.plan_out && !write_plan (a, to.plan_out, &err)) {
         tool_error (&err);

@@ -67,7 +67,7 @@ if [ -n "$sanbuild" ]; then
              tests/cli/test_names.sh tests/cli/test_plan_errors.sh tests/cli/test_outputs.sh \
              tests/cli/test_diff.sh tests/cli/test_preview.sh tests/cli/test_stops.sh \
              tests/cli/test_memory.sh tests/cli/test_checks.sh tests/cli/test_roundtrip.sh \
-             tests/cli/test_analyze.sh tests/cli/test_analyze_patterns.sh; do
+             tests/cli/test_analyze.sh tests/cli/test_analyze_patterns.sh tests/cli/test_analyze_evidence.sh; do
         [ -f "$t" ] && wanted cli "$(basename "$t" .sh)" && run_suite "asan+ubsan cli $(basename "$t" .sh)" \
             env REMODEL="$sanbuild/remodel" REMODEL_SANITIZE=1 bash "$t"
     done

@@ -96,6 +96,29 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
     f->values++;
     if (small_value (v))
         f->small++;
+    /* What the evidence needs to tell chance from reference
+     * (analyze_score.c): the range of the whole numbers, and the strings
+     * that are words rather than ids. */
+    if (BSON_ITER_HOLDS_NUMBER (v)) {
+        int64_t x = bson_iter_as_int64 (v);
+        if (!f->ints || x < f->int_min)
+            f->int_min = x;
+        if (!f->ints || x > f->int_max)
+            f->int_max = x;
+        f->ints++;
+    } else if (f->sampled < RM_ANALYZE_SAMPLE) {
+        /* Whether the rest are words or ids: the first few thousand say
+         * it as well as all of them, and cost nothing past those. */
+        f->sampled++;
+        if (BSON_ITER_HOLDS_UTF8 (v)) {
+            uint32_t n;
+            const char *s = bson_iter_utf8 (v, &n);
+            bool digit = false;
+            for (uint32_t i = 0; i < n && !digit; i++)
+                digit = (unsigned) (s[i] - '0') < 10;
+            f->vocab += n <= 3 || !digit;
+        }
+    }
 }
 
 static void walk (rm_collection_t *c, uint64_t seq, const char *prefix, bson_iter_t *it, int depth,
@@ -265,6 +288,9 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
         rm_analysis_destroy (a);
         return NULL;
     }
+    /* Which recommended steps a plan leaves out, so that it loses nothing:
+     * decided once, for the report and --plan-out alike. */
+    rm_analyze_plan_resolve (a);
     return a;
 }
 
@@ -298,6 +324,11 @@ rm_analysis_destroy (rm_analysis_t *a)
     rm_analyze_spill_destroy (a);
     bson_free (a->cols);
     bson_free (a->rels);
+    bson_free (a->rejected);
+    bson_free (a->plan_skip);
+    for (size_t i = 0; i < a->n_plan_notes; i++)
+        bson_free (a->plan_notes[i]);
+    bson_free (a->plan_notes);
     bson_free (a->src);
     if (a->hints)
         bson_destroy (a->hints);

@@ -15,7 +15,7 @@ rm_bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, rm_bucket
     if (c->docs < 500 || c->bytes / c->docs > 256)
         return false;
     for (size_t i = 0; i < a->n_rels; i++)
-        if (&a->cols[a->rels[i].from] == c || &a->cols[a->rels[i].to] == c)
+        if (RM_REL_ACTS (&a->rels[i]) && (&a->cols[a->rels[i].from] == c || &a->cols[a->rels[i].to] == c))
             return false; /* the relationship's recommendation speaks for it */
     for (size_t i = 0; i < c->n_fields; i++) {
         const rm_field_t *f = &c->fields[i];

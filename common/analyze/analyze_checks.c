@@ -91,6 +91,8 @@ rm_analysis_checks (const rm_analysis_t *a, bson_t *out)
         const rm_collection_t *ic = r->child_refs ? to : from;
         const char *ifield = r->child_refs ? to->fields[r->key].path : from->fields[r->field].path;
         double projected = (double) parent->max_size + (double) r->children.max * (double) child->max_size;
+        if (!RM_REL_ACTS (r))
+            continue; /* a possible relationship's checks would be guesses */
         if (!rm_analyze_indexed (ic, ifield))
             check (out, &n, "missingIndex", ic->ns, ifield,
                    "embed-vs-reference-patterns.txt, mistake 3: missing indexes on foreign key fields",

@@ -43,9 +43,24 @@ rm_analyze_hints_check (const bson_t *hints, bson_error_t *err)
             ok = BSON_ITER_HOLDS_DOCUMENT (&it) && bson_iter_recurse (&it, &e);
             while (ok && bson_iter_next (&e))
                 ok = BSON_ITER_HOLDS_NUMBER (&e);
+        } else if (!strcmp (k, "references")) {
+            /* {"db.coll.field": "db.coll.key" or null}: a relationship
+             * confirmed, or every one from that field rejected. */
+            ok = BSON_ITER_HOLDS_DOCUMENT (&it) && bson_iter_recurse (&it, &e);
+            while (ok && bson_iter_next (&e)) {
+                const char *name = bson_iter_key (&e), *to;
+                const char *d1 = strchr (name, '.'), *d2 = d1 ? strchr (d1 + 1, '.') : NULL;
+                ok = d2 && d1 != name && d2 != d1 + 1 && d2[1];
+                if (ok && !BSON_ITER_HOLDS_NULL (&e)) {
+                    to = BSON_ITER_HOLDS_UTF8 (&e) ? bson_iter_utf8 (&e, NULL) : NULL;
+                    d1 = to ? strchr (to, '.') : NULL;
+                    d2 = d1 ? strchr (d1 + 1, '.') : NULL;
+                    ok = d2 && d1 != to && d2 != d1 + 1 && d2[1];
+                }
+            }
         } else {
             rm_error_set (err, RM_ERR_USAGE, "hints: \"%s\": unknown key (hints take readTogether, "
-                          "readAlone, updatedAlone, readWriteRatio)", k);
+                          "readAlone, updatedAlone, readWriteRatio, references)", k);
             return false;
         }
         if (!ok) {
@@ -53,6 +68,8 @@ rm_analyze_hints_check (const bson_t *hints, bson_error_t *err)
                           !strcmp (k, "readTogether") ? "an array of arrays of namespaces (db.coll)"
                           : !strcmp (k, "readWriteRatio")
                               ? "a document {namespace: number}"
+                          : !strcmp (k, "references")
+                              ? "a document {\"db.coll.field\": \"db.coll.key\" or null}"
                               : "an array of namespaces (db.coll, or db.coll.path for the elements "
                                 "of an array)");
             return false;

@@ -28,6 +28,7 @@ uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
 
 #define RM_ANALYZE_MAX_PATHS 256
 #define RM_ANALYZE_MAX_DEPTH 6
+#define RM_ANALYZE_SAMPLE 4096   /* values that say whether a field holds words or ids */
 #define RM_ANALYZE_KEY_MAX_STRING 128 /* longer strings are text, not references */
 
 typedef struct {
@@ -44,6 +45,10 @@ typedef struct {
     uint64_t distinct;      /* distinct keys, once pass 1 is over */
     uint64_t values;        /* scalar occurrences keyed */
     uint64_t small;         /* of them numbers or strings of up to 3 bytes */
+    uint64_t ints;          /* of them whole numbers (their range: int_min..int_max) */
+    int64_t int_min, int_max;
+    uint64_t sampled;       /* the first values that are not numbers (at most RM_ANALYZE_SAMPLE) */
+    uint64_t vocab;         /* of them codes of up to 3 bytes or strings without a digit */
     int64_t date_min, date_max; /* its dates (types[BSON_TYPE_DATE_TIME] of them) */
     uint64_t elem_docs, elem_ids; /* array elements that are documents, with an _id or id */
 } rm_field_t;
@@ -75,6 +80,35 @@ typedef struct {
     uint64_t repeated;      /* of them, those occurring more than once */
 } rm_pair_t;
 
+/* How sure analyze is that a candidate is a relationship
+ * (analyze_score.c, docs/analyze.md "Evidence"): confident ones act
+ * (checks, recommendations, the plan), possible ones are reported with
+ * what would confirm them, rejected ones are listed in --json with why. */
+typedef enum { RM_LEVEL_CONFIDENT, RM_LEVEL_POSSIBLE, RM_LEVEL_REJECTED } rm_level_t;
+
+#define RM_EVIDENCE_MAX 8
+typedef struct {
+    double points;          /* for (> 0) or against (< 0) */
+    char what[240];
+} rm_evidence_item_t;
+
+typedef struct {
+    rm_level_t level;
+    double score;           /* the items' points summed */
+    double chance;          /* the share of the key's values the field's own range would hit */
+    bool hinted;            /* the level is the hints' (references) */
+    uint8_t n;
+    rm_evidence_item_t item[RM_EVIDENCE_MAX];
+} rm_evidence_t;
+
+/* A candidate that measured like a relationship but that the evidence (or
+ * the hints, or a better target for the same field) rejects. */
+typedef struct {
+    rm_pair_t pair;
+    uint64_t refs;
+    rm_evidence_t ev;
+} rm_rejected_t;
+
 /* One relationship: from.field's values found among to.key's. */
 typedef struct {
     size_t from, to;        /* collections */
@@ -88,7 +122,10 @@ typedef struct {
     uint64_t parents_none;  /* parents with no child */
     rm_dist_t children;     /* children per parent */
     bool indexed;           /* the referencing field leads an index in the metadata */
+    rm_evidence_t ev;       /* its level (never rejected here: those are in a->rejected) */
 } rm_relation_t;
+
+#define RM_REL_ACTS(r) ((r)->ev.level == RM_LEVEL_CONFIDENT)
 
 struct rm_analysis {
     char *src;
@@ -97,6 +134,14 @@ struct rm_analysis {
     size_t n_cols;
     rm_relation_t *rels;
     size_t n_rels;
+    rm_rejected_t *rejected;
+    size_t n_rejected;
+    /* The plan's own check (analyze_plancheck.c): the steps left out of
+     * --plan-out, by their number among the recommended steps, and why. */
+    bool *plan_skip;
+    size_t n_plan_steps;
+    char **plan_notes;
+    size_t n_plan_notes;
     /* Bounded memory (analyze_spill.c): past a sixth of memory the key tables
      * go to an external sorter, and every question about keys is answered
      * from their merge, in key order, instead. */
@@ -146,6 +191,27 @@ bool rm_analyze_spill_parents (rm_analysis_t *a, bson_error_t *err);
  * references joined to the children's keys by sorting. */
 bool rm_analyze_spill_child_refs (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
 void rm_analyze_spill_destroy (rm_analysis_t *a);
+
+/* analyze_score.c: the evidence for and against pair p (rate: its match
+ * rate), its level, the hints' references applied. */
+void rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev);
+/* What the hints' "references" say of from.field: 0 nothing, -1 rejected
+ * (null), 1 the target is to.key (then *target says whether this pair is it). */
+int rm_hints_reference (const bson_t *hints, const char *from_ns, const char *field,
+                        const char *to_ns, const char *key, bool *target);
+/* One sentence: what would confirm a possible relationship. */
+void rm_evidence_confirm (const rm_analysis_t *a, const rm_relation_t *r, char *out, size_t len);
+const char *rm_level_name (rm_level_t l);
+
+/* analyze_plancheck.c: whether steps (a plan's "steps" array) lose
+ * nothing: each step reads only namespaces no earlier step took documents
+ * out of, and an embed without keepSource takes only children with one
+ * parent that are not read alone. On the first failure: false, *bad the
+ * step to leave out, why what failed. */
+bool rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, char *why, size_t len);
+/* Decides a->plan_skip: the recommended steps checked, the less safe of
+ * each conflict left out, until the plan passes. */
+void rm_analyze_plan_resolve (rm_analysis_t *a);
 
 /* Finds the relationships (pass 2 over src for those held in arrays). */
 bool rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);

@@ -40,13 +40,17 @@ bool rm_extract_candidate (const rm_field_t *f);
 typedef struct {
     bson_t *recs, *steps;
     uint32_t n_recs, n_steps;
+    uint32_t n_tried;       /* steps recommended, those the plan's check left out too */
+    const bool *skip;       /* by that number: left out of the plan (NULL: none) */
+    size_t n_skip;
 } rm_recout_t;
 
 /* Appends one recommendation: name is the relationship, or the collection
  * or array it is about (then ns, and field when an array, say which). */
 void rm_rec_append (rm_recout_t *o, const char *name, const char *ns, const char *field,
                     const char *pattern, const char *why, const char *rule, const char *depends);
-/* Opens the step {op: {...}} (false when no plan is asked); rm_rec_step_end
+/* Opens the step {op: {...}} (false when no plan is asked, or when the
+ * plan's check left this step out: analyze_plancheck.c); rm_rec_step_end
  * appends its "why" and closes it. */
 bool rm_rec_step_begin (rm_recout_t *o, const char *op, bson_t *step, bson_t *body);
 void rm_rec_step_end (rm_recout_t *o, bson_t *step, bson_t *body, const char *why);

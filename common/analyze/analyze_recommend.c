@@ -35,7 +35,8 @@ bool
 rm_rec_step_begin (rm_recout_t *o, const char *op, bson_t *step, bson_t *body)
 {
     char key[16];
-    if (!o->steps)
+    uint32_t tried = o->n_tried++;
+    if (!o->steps || (o->skip && tried < o->n_skip && o->skip[tried]))
         return false;
     snprintf (key, sizeof key, "%u", o->n_steps++);
     BSON_APPEND_DOCUMENT_BEGIN (o->steps, key, step);
@@ -117,7 +118,7 @@ extref_array (const rm_analysis_t *a, const rm_relation_t *r)
 void
 rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
 {
-    rm_recout_t o = {recs, steps, 0, 0};
+    rm_recout_t o = {recs, steps, 0, 0, 0, a->plan_skip, a->n_plan_steps};
     for (size_t i = 0; i < a->n_rels; i++) {
         const rm_relation_t *r = &a->rels[i];
         const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
@@ -133,7 +134,11 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
         bool has_step = true;
         double ratio = 0;
         bool has_ratio = rm_hints_ratio (a->hints, parent, &ratio);
+        /* A parent key seen twice gives a child two parents. */
+        bool one_parent = !r->shared && to->fields[r->key].values == to->fields[r->key].distinct;
 
+        if (!RM_REL_ACTS (r))
+            continue; /* possible: reported with what would confirm it, no more */
         snprintf (name, sizeof name, "%s.%s -> %s.%s", from->ns, from->fields[r->field].path,
                   to->ns, to->fields[r->key].path);
         if (r->children.max > RM_ANALYZE_MANY && p99 <= RM_ANALYZE_MANY) {
@@ -156,7 +161,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                       (unsigned long long) max_items, child,
                       (unsigned long long) parents_above (&r->children, max_items),
                       toupper ((unsigned char) as_name[0]), as_name + 1, pc->db, pc->coll, as_name,
-                      r->shared ? "; children shared by several parents stay in their collection too "
+                      !one_parent ? "; children shared by several parents stay in their collection too "
                                   "(keepSource)" : "");
         } else if (cls <= RM_CLASS_ONE_TO_FEW) {
             pattern = "embed";
@@ -165,7 +170,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
             snprintf (why, sizeof why, "%s: %s children per parent (p99 %llu, max %llu), so %s's "
                       "documents go into %s's%s", name, rm_class_name (cls),
                       (unsigned long long) p99, (unsigned long long) r->children.max, child, parent,
-                      r->shared ? "; children shared by several parents stay in their collection too "
+                      !one_parent ? "; children shared by several parents stay in their collection too "
                                   "(keepSource)" : "");
         } else if (cls == RM_CLASS_ONE_TO_MANY && !r->child_refs) {
             pattern = "subset with count";
@@ -258,7 +263,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                     BSON_APPEND_INT32 (&body, "maxItems", (int32_t) max_items);
                     BSON_APPEND_UTF8 (&body, "onOverflow", "outlier");
                 }
-                if (r->shared)
+                if (!one_parent)
                     BSON_APPEND_BOOL (&body, "keepSource", true);
             }
             rm_rec_step_end (&o, &step, &body, why);

@@ -17,10 +17,6 @@
  * reference with a few dangling values does. */
 #define MIN_MATCH_RATE 0.8
 #define MIN_DISTINCT 2
-/* Small numbers and short codes (quantities, years, "s1") fall among any
- * collection's integer or short ids by chance: such a field must also
- * reference at least this share of the target's keys. */
-#define MIN_SMALL_COVERAGE 0.2
 
 /* A field another's values could be references to, but for the count of
  * its distinct values, known only once the keys are merged: _id, or a
@@ -240,20 +236,110 @@ share_in_memory (rm_analysis_t *a, rm_pair_t *p)
         }
 }
 
-/* Whether a candidate is the relationship its numbers say. */
+/* Whether a candidate measured like a relationship: a key unique in its
+ * collection, most of the field's values found, more than one of them.
+ * Whether it is one is the evidence's to say (analyze_score.c). */
 static bool
-related (const rm_analysis_t *a, const rm_pair_t *p, double *rate)
+measured (const rm_analysis_t *a, const rm_pair_t *p, double *rate)
 {
     const rm_field_t *f = &a->cols[p->from].fields[p->field];
     const rm_collection_t *t = &a->cols[p->to];
-    const rm_field_t *k = &t->fields[p->key];
-    if (!is_target (t, k))
-        return false;
     *rate = (double) p->matched / (double) f->values;
-    if (*rate < MIN_MATCH_RATE || p->distinct < MIN_DISTINCT)
-        return false;
-    return !(f->small * 2 > f->values &&
-             (double) p->distinct < MIN_SMALL_COVERAGE * (double) k->distinct);
+    return is_target (t, &t->fields[p->key]) && *rate >= MIN_MATCH_RATE && p->distinct >= MIN_DISTINCT;
+}
+
+/* Whether candidate x ranks before y for the same field: the surer level,
+ * then the higher score, then the higher match rate (then the first). */
+static bool
+ranks_before (const rm_evidence_t *x, double xrate, const rm_evidence_t *y, double yrate)
+{
+    if (x->level != y->level)
+        return x->level < y->level;
+    if (x->score != y->score)
+        return x->score > y->score;
+    return xrate > yrate;
+}
+
+static void
+reject (rm_analysis_t *a, const rm_pair_t *p, const rm_evidence_t *ev)
+{
+    rm_rejected_t *x;
+    a->rejected = bson_realloc (a->rejected, (a->n_rejected + 1) * sizeof *a->rejected);
+    x = &a->rejected[a->n_rejected++];
+    x->pair = *p;
+    x->refs = a->cols[p->from].fields[p->field].values;
+    x->ev = *ev;
+    x->ev.level = RM_LEVEL_REJECTED;
+}
+
+static void
+relation_of (rm_analysis_t *a, const rm_pair_t *p, const rm_evidence_t *ev)
+{
+    const rm_field_t *f = &a->cols[p->from].fields[p->field];
+    rm_relation_t *r;
+    a->rels = bson_realloc (a->rels, (a->n_rels + 1) * sizeof *a->rels);
+    r = &a->rels[a->n_rels++];
+    memset (r, 0, sizeof *r);
+    r->from = p->from;
+    r->field = p->field;
+    r->to = p->to;
+    r->key = p->key;
+    r->refs = f->values;
+    r->matched = p->matched;
+    r->distinct_matched = p->distinct;
+    r->child_refs = f->arrays > 0 || f->in_array;
+    r->shared = r->child_refs ? p->repeated : 0;
+    r->orphans = r->refs - r->matched;
+    r->indexed = rm_analyze_indexed (&a->cols[r->from], f->path);
+    r->ev = *ev;
+}
+
+/* One field's candidates (pairs[i..end)): the best that the evidence does
+ * not reject is its relationship; every other that measured like one is
+ * listed as rejected, with why. */
+static void
+judge_field (rm_analysis_t *a, rm_pair_t *pairs, size_t i, size_t end)
+{
+    rm_evidence_t *ev = bson_malloc0 ((end - i) * sizeof *ev);
+    double *rates = bson_malloc0 ((end - i) * sizeof *rates);
+    bool *in = bson_malloc0 ((end - i) * sizeof *in);
+    size_t best = end;
+
+    for (size_t k = i; k < end; k++) {
+        const rm_pair_t *p = &pairs[k];
+        const rm_collection_t *fc = &a->cols[p->from], *tc = &a->cols[p->to];
+        bool target = false;
+        in[k - i] = measured (a, p, &rates[k - i]) ||
+                    (rm_hints_reference (a->hints, fc->ns, fc->fields[p->field].path, tc->ns,
+                                         tc->fields[p->key].path, &target) > 0 &&
+                     target && p->matched > 0);
+        if (!in[k - i])
+            continue;
+        rm_analyze_score (a, p, &ev[k - i]);
+        if (best == end || ranks_before (&ev[k - i], rates[k - i], &ev[best - i], rates[best - i]))
+            best = k;
+    }
+    if (best < end && ev[best - i].level != RM_LEVEL_REJECTED)
+        relation_of (a, &pairs[best], &ev[best - i]);
+    else
+        best = end;
+    for (size_t k = i; k < end; k++) {
+        if (!in[k - i] || k == best)
+            continue;
+        if (best < end && ev[k - i].level != RM_LEVEL_REJECTED) {
+            const rm_collection_t *tc = &a->cols[pairs[best].to];
+            if (ev[k - i].n < RM_EVIDENCE_MAX) {
+                snprintf (ev[k - i].item[ev[k - i].n].what, sizeof ev[k - i].item[0].what,
+                          "the same values are better explained by %s.%s",
+                          tc->ns, tc->fields[pairs[best].key].path);
+                ev[k - i].item[ev[k - i].n++].points = 0;
+            }
+        }
+        reject (a, &pairs[k], &ev[k - i]);
+    }
+    bson_free (ev);
+    bson_free (rates);
+    bson_free (in);
 }
 
 bool
@@ -267,47 +353,24 @@ rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
         bson_free (pairs);
         return false;
     }
-    /* Each field's best target, if any: the highest match rate, the first
-     * of equal ones. */
+    /* Each field's candidates, judged together. */
     for (size_t i = 0; i < n;) {
-        size_t end = i, best = n;
-        double best_rate = 0, rate;
+        size_t end = i;
         while (end < n && pairs[end].from == pairs[i].from && pairs[end].field == pairs[i].field)
             end++;
-        for (; i < end; i++) {
-            if (!spilled)
-                share_in_memory (a, &pairs[i]);
-            if (related (a, &pairs[i], &rate) && rate > best_rate) {
-                best_rate = rate;
-                best = i;
-            }
-        }
-        if (best < n) {
-            const rm_pair_t *p = &pairs[best];
-            const rm_field_t *f = &a->cols[p->from].fields[p->field];
-            rm_relation_t *r;
-            a->rels = bson_realloc (a->rels, (a->n_rels + 1) * sizeof *a->rels);
-            r = &a->rels[a->n_rels++];
-            memset (r, 0, sizeof *r);
-            r->from = p->from;
-            r->field = p->field;
-            r->to = p->to;
-            r->key = p->key;
-            r->refs = f->values;
-            r->matched = p->matched;
-            r->distinct_matched = p->distinct;
-            r->child_refs = f->arrays > 0 || f->in_array;
-            r->shared = r->child_refs ? p->repeated : 0;
-            r->orphans = r->refs - r->matched;
-            r->indexed = rm_analyze_indexed (&a->cols[r->from], f->path);
-        }
+        if (!spilled)
+            for (size_t k = i; k < end; k++)
+                share_in_memory (a, &pairs[k]);
+        judge_field (a, pairs, i, end);
+        i = end;
     }
     bson_free (pairs);
     for (size_t i = 0; i < a->n_rels; i++) {
         rm_relation_t *r = &a->rels[i];
         any_child_refs |= r->child_refs;
         for (size_t k = 0; k < a->n_rels; k++)
-            if (k != i && a->rels[k].from == r->to && a->rels[k].to == r->from)
+            if (k != i && a->rels[k].from == r->to && a->rels[k].to == r->from &&
+                RM_REL_ACTS (&a->rels[k]) && RM_REL_ACTS (r))
                 r->two_way = true;
         if (!spilled && !r->child_refs)
             count_parents (a, r);

@@ -54,6 +54,50 @@ append_collection (bson_t *out, const rm_collection_t *c)
 }
 
 static void
+append_evidence (bson_t *out, const rm_evidence_t *ev)
+{
+    bson_t arr, e;
+    BSON_APPEND_UTF8 (out, "level", rm_level_name (ev->level));
+    BSON_APPEND_DOUBLE (out, "score", ev->score);
+    BSON_APPEND_DOUBLE (out, "chance", ev->chance);
+    BSON_APPEND_BOOL (out, "hinted", ev->hinted);
+    BSON_APPEND_ARRAY_BEGIN (out, "evidence", &arr);
+    for (uint8_t i = 0; i < ev->n; i++) {
+        char key[16];
+        snprintf (key, sizeof key, "%u", i);
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, key, &e);
+        BSON_APPEND_DOUBLE (&e, "points", ev->item[i].points);
+        BSON_APPEND_UTF8 (&e, "what", ev->item[i].what);
+        bson_append_document_end (&arr, &e);
+    }
+    bson_append_array_end (out, &arr);
+}
+
+/* A rejected candidate: what it shares, and why it is no relationship. */
+static void
+append_rejected (bson_t *out, const rm_analysis_t *a, const rm_rejected_t *x)
+{
+    const rm_collection_t *from = &a->cols[x->pair.from], *to = &a->cols[x->pair.to];
+    char why[RM_EVIDENCE_MAX * 250] = "";
+    size_t l = 0;
+    BSON_APPEND_UTF8 (out, "from", from->ns);
+    BSON_APPEND_UTF8 (out, "field", from->fields[x->pair.field].path);
+    BSON_APPEND_UTF8 (out, "to", to->ns);
+    BSON_APPEND_UTF8 (out, "key", to->fields[x->pair.key].path);
+    BSON_APPEND_INT64 (out, "references", (int64_t) x->refs);
+    BSON_APPEND_INT64 (out, "matched", (int64_t) x->pair.matched);
+    BSON_APPEND_DOUBLE (out, "matchRate", x->refs ? (double) x->pair.matched / (double) x->refs : 0);
+    append_evidence (out, &x->ev);
+    /* Why: what counted against it. */
+    for (uint8_t i = 0; i < x->ev.n && l < sizeof why; i++)
+        if (x->ev.item[i].points < 0 || (x->ev.item[i].points == 0 && i > 0))
+            l += (size_t) snprintf (why + l, sizeof why - l, "%s%s", l ? "; " : "", x->ev.item[i].what);
+    if (!l)
+        snprintf (why, sizeof why, "%s", x->ev.n ? x->ev.item[0].what : "");
+    BSON_APPEND_UTF8 (out, "why", why);
+}
+
+static void
 append_relation (bson_t *out, const rm_analysis_t *a, const rm_relation_t *r)
 {
     const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
@@ -80,6 +124,12 @@ append_relation (bson_t *out, const rm_analysis_t *a, const rm_relation_t *r)
     BSON_APPEND_BOOL (out, "manyToMany", r->shared > 0);
     BSON_APPEND_UTF8 (out, "class", rm_class_name (rm_class_of (&r->children)));
     BSON_APPEND_BOOL (out, "indexed", r->indexed);
+    append_evidence (out, &r->ev);
+    if (r->ev.level == RM_LEVEL_POSSIBLE) {
+        char confirm[800];
+        rm_evidence_confirm (a, r, confirm, sizeof confirm);
+        BSON_APPEND_UTF8 (out, "confirm", confirm);
+    }
 }
 
 void
@@ -103,6 +153,22 @@ rm_analysis_report (const rm_analysis_t *a, bson_t *out)
         BSON_APPEND_DOCUMENT_BEGIN (&arr, key, &e);
         append_relation (&e, a, &a->rels[i]);
         bson_append_document_end (&arr, &e);
+    }
+    bson_append_array_end (out, &arr);
+    BSON_APPEND_ARRAY_BEGIN (out, "rejected", &arr);
+    for (size_t i = 0; i < a->n_rejected; i++) {
+        char key[16];
+        snprintf (key, sizeof key, "%zu", i);
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, key, &e);
+        append_rejected (&e, a, &a->rejected[i]);
+        bson_append_document_end (&arr, &e);
+    }
+    bson_append_array_end (out, &arr);
+    BSON_APPEND_ARRAY_BEGIN (out, "planChecks", &arr);
+    for (size_t i = 0; i < a->n_plan_notes; i++) {
+        char key[16];
+        snprintf (key, sizeof key, "%zu", i);
+        BSON_APPEND_UTF8 (&arr, key, a->plan_notes[i]);
     }
     bson_append_array_end (out, &arr);
     BSON_APPEND_ARRAY_BEGIN (out, "checks", &arr);

@@ -86,6 +86,12 @@ void rm_analysis_report (const rm_analysis_t *a, bson_t *out);
  * the step (appended to steps, a plan's "steps" array; NULL: none), each
  * with a "why" the plan parser passes over. */
 void rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps);
+/* The plan --plan-out writes: the recommended steps (appended to steps, a
+ * plan's "steps" array) less those analyze's own check left out (the
+ * report's planChecks say which and why), checked again: false (err
+ * says why) when they would lose a document, and then no plan is to be
+ * written. */
+bool rm_analysis_plan (const rm_analysis_t *a, bson_t *steps, bson_error_t *err);
 /* Whether the join keys spilled, and how much went to disk. */
 bool rm_analysis_spilled (const rm_analysis_t *a, size_t *runs, uint64_t *bytes);
 void rm_analysis_destroy (rm_analysis_t *a);

@@ -23,10 +23,10 @@ rels() {
     "$REMODEL" analyze "$@" --json -q | python3 -c '
 import json, sys
 for r in sorted(json.load(sys.stdin)["relationships"], key=lambda r: (r["from"], r["field"])):
-    print("%s.%s -> %s.%s %s %s%s orphans=%d none=%d unreferenced=%d" % (
+    print(("%s.%s -> %s.%s %s %s%s orphans=%d none=%d unreferenced=%d" % (
         r["from"], r["field"], r["to"], r["key"], r["direction"], r["class"],
         " many-to-many" if r["manyToMany"] else "", r["orphanReferences"], r["parentsWithNone"],
-        r["childrenNeverReferenced"]))'
+        r["childrenNeverReferenced"]) + ("" if r["level"] == "confident" else " " + r["level"])))'
 }
 
 expect_eq "sample: the generator's five relationships, and nothing else" "$(rels "$S")" \
@@ -97,8 +97,14 @@ spec = {"inv.items": [{"_id": i, "sku": "SKU-%05d" % i} for i in range(1, 401)],
 json.dump(spec, open(sys.argv[1], "w"))
 PY
 python3 "$ROOT/tests/transforms/mkdump.py" "$T/chance" "$(cat "$T/chance.json")"
-expect_eq "chance: qty (1..40) is no reference to items' integer _ids; sku is one, to a unique field" \
-    "$(rels "$T/chance" | cut -d' ' -f1-4)" "inv.moves.sku -> inv.items.sku parentRef"
+expect_eq "chance: qty (1..40) is no reference to items' integer _ids; sku is one, to a unique field, confident" \
+    "$(rels "$T/chance")" "inv.moves.sku -> inv.items.sku parentRef one-to-few orphans=0 none=187 unreferenced=187"
+expect_eq "chance: qty rejected in --json, with why" \
+    "$("$REMODEL" analyze "$T/chance" --json -q | python3 -c '
+import json, sys
+for x in json.load(sys.stdin)["rejected"]:
+    print(x["from"], x["field"], x["to"], x["key"], x["level"], "|", x["why"][:60])')" \
+    "inv.moves qty inv.items _id rejected | the name \"qty\" is a measurement's (money, a quantity, a coun"
 
 # A source that cannot be read: one error line, exit 1.
 run_rm analyze "$T/nothing-here"
@@ -205,7 +211,11 @@ expect_eq "hints that are not JSON: exit 2, one line naming the file" "$rc:$(wc 
 # Names from the dump cannot drive the terminal: control bytes shown as \xNN.
 python3 "$ROOT/tests/transforms/mkdump.py" "$T/evil" '{"d.p": [{"_id": 1}, {"_id": 2}],
  "d.c": [{"_id": 10, "o\u001b]0;pwn\u0007": 1}, {"_id": 11, "o\u001b]0;pwn\u0007": 2}, {"_id": 12, "o\u001b]0;pwn\u0007": 1}]}'
-run_rm analyze "$T/evil" -q
+# (The hints confirm the relationship: integers 1, 2 and a name that says
+# nothing would leave it possible, and a possible one has no checks or
+# recommendations to show the name in.)
+echo '{"references": {"d.c.o\u001b]0;pwn\u0007": "d.p._id"}}' >"$T/evil-hints.json"
+run_rm analyze "$T/evil" -q --hints "$T/evil-hints.json"
 expect_eq "escape bytes in field names: none reach the text report, each shown as \\xNN" \
     "$(tr -d '\n' <"$T/out" | grep -c $'\x1b'):$(grep -c 'd.c.o\\x1b\]0;pwn\\x07 -> d.p._id' "$T/out")" "0:4"
 
@@ -253,8 +263,8 @@ json.dump({"l.c": docs, "l.p": [{"_id": i} for i in range(500)],
 PY
 python3 "$ROOT/tests/transforms/mkdump.py" "$T/late" "@$T/late.json"
 same_spilled "a key field found to hold a date after its keys spilled" "$T/late" 1K
-expect_eq "late: only l.k.pref -> l.p._id (l.c.ref holds a date: no references)" \
-    "$(rels "$T/late" --memory 1K | cut -d' ' -f1-5)" "l.k.pref -> l.p._id parentRef one-to-few"
+expect_eq "late: only l.k.pref -> l.p._id, possible (integers in the key's range, a name that says nothing; l.c.ref holds a date: no references)" \
+    "$(rels "$T/late" --memory 1K | cut -d' ' -f1-5,9)" "l.k.pref -> l.p._id parentRef one-to-few possible"
 
 run_rm analyze "$S" --memory 4K --tmp "$T/no-such-dir"
 expect_eq "--tmp that cannot be written: exit 1, one line naming the directory" \

@@ -1,0 +1,268 @@
+/* The check every plan analyze writes passes first (analyze_int.h,
+ * docs/analyze.md "Plans that lose nothing"): run in order, the steps lose
+ * no document.
+ *
+ * - They compose: no step reads (as from, into or in) a namespace that
+ *   an earlier step took documents out of (an embed without keepSource,
+ *   a bucketize without it): it would join against what is left, and
+ *   what was taken would not be where the later step expects it.
+ * - An embed without keepSource takes only children that have exactly one
+ *   parent (no child referenced twice, no parent key seen twice), that the
+ *   hints do not say are read or updated alone, and that a relationship
+ *   analyze is confident of vouches for.
+ * - No embed writes its array or its count over a field its parents
+ *   already have (but the array of references it replaces in place), and
+ *   no denormalize or summarize its fields over fields already there.
+ *
+ * When a check fails, the step to leave out is the one that takes
+ * documents (the later reader then sees them all): the safer of the two. */
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze_int.h"
+
+#define MAX_TAKEN 256
+
+static const char *
+get_s (const bson_t *b, const char *key)
+{
+    bson_iter_t it;
+    return bson_iter_init_find (&it, b, key) && BSON_ITER_HOLDS_UTF8 (&it) ? bson_iter_utf8 (&it, NULL)
+                                                                          : NULL;
+}
+
+static bool
+get_b (const bson_t *b, const char *key, bool dflt)
+{
+    bson_iter_t it;
+    return bson_iter_init_find (&it, b, key) ? bson_iter_as_bool (&it) : dflt;
+}
+
+static const rm_collection_t *
+coll_of (const rm_analysis_t *a, const char *ns)
+{
+    for (size_t i = 0; ns && i < a->n_cols; i++)
+        if (!strcmp (a->cols[i].ns, ns))
+            return &a->cols[i];
+    return NULL;
+}
+
+/* The confident relationship an embed of from into into by the two fields
+ * carries out (NULL: none). */
+static const rm_relation_t *
+vouching (const rm_analysis_t *a, const char *from, const char *into, const char *local,
+          const char *foreign)
+{
+    for (size_t i = 0; i < a->n_rels; i++) {
+        const rm_relation_t *r = &a->rels[i];
+        const rm_collection_t *f = &a->cols[r->from], *t = &a->cols[r->to];
+        const char *fp = f->fields[r->field].path, *kp = t->fields[r->key].path;
+        if (!RM_REL_ACTS (r))
+            continue;
+        if (r->child_refs ? !strcmp (from, t->ns) && !strcmp (into, f->ns) && !strcmp (local, fp) &&
+                                !strcmp (foreign, kp)
+                          : !strcmp (from, f->ns) && !strcmp (into, t->ns) && !strcmp (local, kp) &&
+                                !strcmp (foreign, fp))
+            return r;
+    }
+    return NULL;
+}
+
+/* Whether the documents of ns already have the top-level field name. */
+static bool
+has_field (const rm_analysis_t *a, const char *ns, const char *name)
+{
+    const rm_collection_t *c = coll_of (a, ns);
+    for (size_t k = 0; c && name && k < c->n_fields; k++)
+        if (!strcmp (c->fields[k].path, name))
+            return true;
+    return false;
+}
+
+/* A denormalize or summarize writing a field its documents already have
+ * (a copy beside a plain reference, a computed field of the parent): the
+ * old values would be lost. Copies into the elements of an array of
+ * references replace the references by documents that hold them. */
+static bool
+fields_ok (const rm_analysis_t *a, const char *op, const bson_t *b, size_t i, char *why, size_t len)
+{
+    const char *ns = get_s (b, !strcmp (op, "denormalize") ? "in" : "into");
+    const char *local = get_s (b, "localField");
+    bson_iter_t it, f;
+    if (!strcmp (op, "denormalize") && (!local || strchr (local, '.') || !has_field (a, ns, local) ||
+                                        coll_of (a, ns) == NULL))
+        return true;
+    if (!strcmp (op, "denormalize")) {
+        const rm_collection_t *c = coll_of (a, ns);
+        for (size_t k = 0; k < c->n_fields; k++)
+            if (!strcmp (c->fields[k].path, local) && c->fields[k].arrays)
+                return true;
+    }
+    if (!bson_iter_init_find (&it, b, "fields") || !BSON_ITER_HOLDS_DOCUMENT (&it) ||
+        !bson_iter_recurse (&it, &f))
+        return true;
+    while (bson_iter_next (&f))
+        if (has_field (a, ns, bson_iter_key (&f))) {
+            snprintf (why, len, "step %zu (%s into %s) would write over the field \"%s\" that its "
+                      "documents already have", i + 1, op, ns, bson_iter_key (&f));
+            return false;
+        }
+    return true;
+}
+
+/* An embed's own checks (why filled when one fails). */
+static bool
+embed_ok (const rm_analysis_t *a, const bson_t *b, size_t i, char *why, size_t len)
+{
+    const char *from = get_s (b, "from"), *into = get_s (b, "into"), *as = get_s (b, "as");
+    const char *local = get_s (b, "localField"), *foreign = get_s (b, "foreignField");
+    const rm_collection_t *parent = coll_of (a, into);
+    const rm_relation_t *r;
+
+    if (!from || !into || !as || !local || !foreign) {
+        snprintf (why, len, "step %zu (embed) lacks from, into, as, localField or foreignField", i + 1);
+        return false;
+    }
+    for (size_t k = 0; parent && k < parent->n_fields; k++)
+        if (!strcmp (parent->fields[k].path, as) && strcmp (as, local) != 0) {
+            snprintf (why, len, "step %zu (embed %s into %s as \"%s\") would write over the field "
+                      "\"%s\" that %s's documents already have", i + 1, from, into, as, as, into);
+            return false;
+        }
+    if (has_field (a, into, get_s (b, "countAs"))) {
+        snprintf (why, len, "step %zu (embed %s into %s) would write its count over the field \"%s\" "
+                  "that %s's documents already have", i + 1, from, into, get_s (b, "countAs"), into);
+        return false;
+    }
+    if (get_b (b, "keepSource", false))
+        return true;
+    r = vouching (a, from, into, local, foreign);
+    if (!r) {
+        snprintf (why, len, "step %zu (embed %s into %s without keepSource): no relationship analyze "
+                  "is confident of vouches for taking %s's documents", i + 1, from, into, from);
+        return false;
+    }
+    if (r->shared || a->cols[r->to].fields[r->key].values != a->cols[r->to].fields[r->key].distinct) {
+        snprintf (why, len, "step %zu (embed %s into %s without keepSource): some children have more "
+                  "than one parent", i + 1, from, into);
+        return false;
+    }
+    if (rm_hints_lists (a->hints, "readAlone", from) || rm_hints_lists (a->hints, "updatedAlone", from)) {
+        snprintf (why, len, "step %zu (embed %s into %s without keepSource): the hints say %s is read "
+                  "or updated alone", i + 1, from, into, from);
+        return false;
+    }
+    return true;
+}
+
+bool
+rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, char *why, size_t len)
+{
+    const char *taken[MAX_TAKEN];   /* namespaces documents were taken out of */
+    size_t taken_by[MAX_TAKEN], n_taken = 0, i = 0;
+    bson_iter_t it, op;
+
+    bson_iter_init (&it, steps);
+    for (; bson_iter_next (&it); i++) {
+        static const char *const reads[] = {"from", "into", "in"};
+        uint32_t l;
+        const uint8_t *d;
+        const char *name, *from;
+        bson_t body;
+
+        *bad = i;
+        if (!BSON_ITER_HOLDS_DOCUMENT (&it) || !bson_iter_recurse (&it, &op) || !bson_iter_next (&op) ||
+            !BSON_ITER_HOLDS_DOCUMENT (&op)) {
+            snprintf (why, len, "step %zu is not {op: {...}}", i + 1);
+            return false;
+        }
+        name = bson_iter_key (&op);
+        bson_iter_document (&op, &l, &d);
+        if (!bson_init_static (&body, d, l)) {
+            snprintf (why, len, "step %zu is not {op: {...}}", i + 1);
+            return false;
+        }
+        for (size_t r = 0; r < 3; r++) {
+            const char *ns = get_s (&body, reads[r]);
+            for (size_t t = 0; ns && t < n_taken; t++)
+                if (!strcmp (taken[t], ns)) {
+                    *bad = taken_by[t];
+                    snprintf (why, len, "step %zu takes documents out of %s, which step %zu (%s) then "
+                              "reads as \"%s\": it would join against what is left", taken_by[t] + 1,
+                              ns, i + 1, name, reads[r]);
+                    return false;
+                }
+        }
+        if (!strcmp (name, "embed") && !embed_ok (a, &body, i, why, len))
+            return false;
+        if ((!strcmp (name, "denormalize") || !strcmp (name, "summarize")) &&
+            !fields_ok (a, name, &body, i, why, len))
+            return false;
+        from = get_s (&body, "from");
+        if (from && n_taken < MAX_TAKEN &&
+            ((!strcmp (name, "embed") && !get_b (&body, "keepSource", false)) ||
+             (!strcmp (name, "bucketize") && !get_b (&body, "keepSource", false)))) {
+            taken[n_taken] = from;
+            taken_by[n_taken++] = i;
+        }
+    }
+    return true;
+}
+
+void
+rm_analyze_plan_resolve (rm_analysis_t *a)
+{
+    bson_t recs, steps;
+    size_t tries;
+
+    /* How many steps the recommendations make, none left out. */
+    bson_init (&recs);
+    bson_init (&steps);
+    rm_analysis_recommend (a, &recs, &steps);
+    a->n_plan_steps = bson_count_keys (&steps);
+    a->plan_skip = bson_malloc0 ((a->n_plan_steps ? a->n_plan_steps : 1) * sizeof *a->plan_skip);
+    for (tries = 0; tries <= a->n_plan_steps; tries++) {
+        size_t bad = 0, ordinal = 0, seen = 0;
+        char why[700], *note;
+        bson_iter_t it, op, w;
+        const char *what = "";
+
+        if (rm_plan_check (a, &steps, &bad, why, sizeof why))
+            break;
+        /* The bad step's number among all the recommended ones. */
+        for (ordinal = 0; ordinal < a->n_plan_steps; ordinal++)
+            if (!a->plan_skip[ordinal] && seen++ == bad)
+                break;
+        if (ordinal == a->n_plan_steps)
+            break;
+        a->plan_skip[ordinal] = true;
+        bson_iter_init (&it, &steps);
+        for (size_t k = 0; bson_iter_next (&it); k++)
+            if (k == bad && bson_iter_recurse (&it, &op) && bson_iter_next (&op) &&
+                bson_iter_recurse (&op, &w) && bson_iter_find (&w, "why") && BSON_ITER_HOLDS_UTF8 (&w))
+                what = bson_iter_utf8 (&w, NULL);
+        note = bson_strdup_printf ("%s; so that step is left out of the plan (the safer one kept): "
+                                   "%.*s", why, (int) strcspn (what, ":"), what);
+        a->plan_notes = bson_realloc (a->plan_notes, (a->n_plan_notes + 1) * sizeof *a->plan_notes);
+        a->plan_notes[a->n_plan_notes++] = note;
+        bson_reinit (&recs);
+        bson_reinit (&steps);
+        rm_analysis_recommend (a, &recs, &steps);
+    }
+    bson_destroy (&recs);
+    bson_destroy (&steps);
+}
+
+bool
+rm_analysis_plan (const rm_analysis_t *a, bson_t *steps, bson_error_t *err)
+{
+    bson_t recs = BSON_INITIALIZER;
+    size_t bad;
+    char why[700];
+    rm_analysis_recommend (a, &recs, steps);
+    bson_destroy (&recs);
+    if (rm_plan_check (a, steps, &bad, why, sizeof why))
+        return true;
+    rm_error_set (err, RM_ERR_DATA, "the plan fails its own check, so it is not written: %s", why);
+    return false;
+}

@@ -1,0 +1,314 @@
+/* Whether a candidate is a relationship, by evidence (analyze_int.h,
+ * docs/analyze.md "Evidence and levels"). The values alone cannot tell:
+ * small integers in a dense range fall among any other dense range of
+ * integers, and words among any collection's words. So each candidate
+ * that measured like a relationship (80% of its values found) is scored:
+ *
+ * - values: how likely the overlap is by chance, the share of the key's
+ *   values that the field's own values would hit if spread over their
+ *   range; -log10 of it, at most 3 points (ObjectIds and ids with digits:
+ *   3; a dense range of integers inside another: 0);
+ * - names: the field named after the target collection (customerId,
+ *   customer_id, customers against customers) or after the target key
+ *   (account_id against account_id): 2; named like a reference (an id or
+ *   ref suffix): 1; named like a measurement (amount, price, qty, age,
+ *   year...), or a target key that is: -2 each;
+ * - types: values of another BSON type than the keys' (double against
+ *   int): -1; integers that all look like years: -1;
+ * - shape: a target key unique by accident (neither _id nor named like a
+ *   key, and no name tying them): -1; values that chance explains
+ *   covering under a fifth of the target's keys: -1.
+ *
+ * Confident at 2 points or more, possible from 0, rejected below. */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze_int.h"
+
+#define CONFIDENT_AT 2.0
+#define POSSIBLE_AT 0.0
+#define MAX_VALUE_POINTS 3.0
+/* Codes and words come from small human vocabularies (countries,
+ * currencies, sizes, first names): two sets share members far more often
+ * than strings spread at random would. */
+#define VOCABULARY_CHANCE 0.5
+#define MIN_COVERAGE 0.2
+
+const char *
+rm_level_name (rm_level_t l)
+{
+    return l == RM_LEVEL_CONFIDENT ? "confident" : l == RM_LEVEL_POSSIBLE ? "possible" : "rejected";
+}
+
+static void
+add (rm_evidence_t *ev, double points, const char *fmt, ...) BSON_GNUC_PRINTF (3, 4);
+
+static void
+add (rm_evidence_t *ev, double points, const char *fmt, ...)
+{
+    va_list ap;
+    if (ev->n == RM_EVIDENCE_MAX)
+        return;
+    ev->item[ev->n].points = points;
+    va_start (ap, fmt);
+    vsnprintf (ev->item[ev->n].what, sizeof ev->item[ev->n].what, fmt, ap);
+    va_end (ap);
+    ev->n++;
+    ev->score += points;
+}
+
+static const char *
+leaf (const char *path)
+{
+    const char *dot = strrchr (path, '.');
+    return dot ? dot + 1 : path;
+}
+
+/* A name's words, lower case, cut at _ - . and at a capital after a
+ * small letter ("unitPrice": "unit price"), into out separated by spaces. */
+static void
+words (const char *name, char *out, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = name; *p && n + 2 < len; p++) {
+        bool cut = *p == '_' || *p == '-' || *p == '.' || *p == ' ';
+        if (cut || (isupper ((unsigned char) *p) && p > name && islower ((unsigned char) p[-1]))) {
+            if (n && out[n - 1] != ' ')
+                out[n++] = ' ';
+            if (cut)
+                continue;
+        }
+        out[n++] = (char) tolower ((unsigned char) *p);
+    }
+    out[n] = '\0';
+}
+
+static bool
+has_word (const char *ws, const char *const *set)
+{
+    char buf[256], *save = NULL;
+    snprintf (buf, sizeof buf, "%s", ws);
+    for (char *w = strtok_r (buf, " ", &save); w; w = strtok_r (NULL, " ", &save))
+        for (size_t i = 0; set[i]; i++)
+            if (!strcmp (w, set[i]))
+                return true;
+    return false;
+}
+
+/* Measurements: numbers that are rarely references. */
+static const char *const measures[] = {
+    "amount", "price", "cost", "total", "subtotal", "sum", "balance", "salary", "fee", "tax",
+    "qty", "quantity", "count", "stock", "age", "year", "years", "size", "weight", "height",
+    "width", "length", "score", "rating", "stars", "percent", "duration", "temperature", "rank",
+    "points", "votes", "views", NULL};
+/* The last word of a name that says it holds an identifier. */
+static const char *const id_words[] = {"id", "ids", "ref", "refs", "key", "code", "sku", "no",
+                                       "number", "uuid", "oid", NULL};
+
+static bool
+measure_named (const char *name)
+{
+    char ws[256];
+    words (name, ws, sizeof ws);
+    return has_word (ws, measures);
+}
+
+/* Its last word says it is an identifier ("customerId", "ref", "sku"). */
+static bool
+id_named (const char *name)
+{
+    char ws[256];
+    const char *last;
+    words (name, ws, sizeof ws);
+    last = strrchr (ws, ' ');
+    last = last ? last + 1 : ws;
+    for (size_t i = 0; id_words[i]; i++)
+        if (!strcmp (last, id_words[i]))
+            return true;
+    return false;
+}
+
+/* A name reduced to compare: lower case letters and digits only, without
+ * an identifier suffix (ids, id, refs, ref, name, code, key) and a plural's
+ * ending ("customerIds" -> "customer", "countries" -> "country"). */
+static void
+stem (const char *name, char *out, size_t len)
+{
+    static const char *const suffixes[] = {"ids", "id", "refs", "ref", "names", "name", "codes",
+                                           "code", "keys", "key", NULL};
+    size_t n = 0, l;
+    for (const char *p = name; *p && n + 1 < len; p++)
+        if (isalnum ((unsigned char) *p))
+            out[n++] = (char) tolower ((unsigned char) *p);
+    out[n] = '\0';
+    for (size_t i = 0; suffixes[i]; i++) {
+        l = strlen (suffixes[i]);
+        if (n > l + 1 && !strcmp (out + n - l, suffixes[i])) {
+            out[n -= l] = '\0';
+            break;
+        }
+    }
+    if (n > 4 && !strcmp (out + n - 3, "ies"))
+        snprintf (out + n - 3, 4, "y");
+    else if (n > 3 && (!strcmp (out + n - 3, "ses") || !strcmp (out + n - 3, "xes")))
+        out[n - 2] = '\0';
+    else if (n > 2 && out[n - 1] == 's' && out[n - 2] != 's')
+        out[n - 1] = '\0';
+}
+
+/* The share of the key's values that the field's values would hit by
+ * chance, and how it was found (into how). */
+static double
+chance (const rm_field_t *f, const rm_field_t *k, char *how, size_t len)
+{
+    if (f->ints * 2 >= f->values) {
+        /* The key's integers, taken as spread evenly over their range:
+         * how many fall in the field's range, of all the field's range
+         * could hold. */
+        double frange = (double) f->int_max - (double) f->int_min + 1;
+        double krange = (double) k->int_max - (double) k->int_min + 1;
+        double lo = f->int_min > k->int_min ? (double) f->int_min : (double) k->int_min;
+        double hi = f->int_max < k->int_max ? (double) f->int_max : (double) k->int_max;
+        double in_range, c;
+        if (!k->ints || hi < lo)
+            return 0;
+        in_range = (double) k->ints * (hi - lo + 1) / krange;
+        if (in_range > (double) k->distinct * (hi - lo + 1) / krange)
+            in_range = (double) k->distinct * (hi - lo + 1) / krange;
+        c = in_range / frange;
+        c = c > 1 ? 1 : c;
+        snprintf (how, len, "integers %lld..%lld against keys %lld..%lld: spread over their range "
+                  "they would hit a key %.2g%% of the time", (long long) f->int_min,
+                  (long long) f->int_max, (long long) k->int_min, (long long) k->int_max, 100 * c);
+        return c;
+    }
+    if (f->vocab * 2 > f->sampled) {
+        snprintf (how, len, "codes and words without digits: drawn from small vocabularies, two "
+                  "sets of them share members by chance");
+        return VOCABULARY_CHANCE;
+    }
+    snprintf (how, len, "ObjectIds, binary ids or strings with digits: almost never found "
+              "elsewhere by chance");
+    return 0;
+}
+
+/* The dominant kind of a field's values: integer, double, string, objectId, binary. */
+static const char *
+kind (const rm_field_t *f)
+{
+    static const struct { int t; const char *name; } kinds[] = {
+        {BSON_TYPE_INT32, "integer"}, {BSON_TYPE_INT64, "integer"}, {BSON_TYPE_DOUBLE, "double"},
+        {BSON_TYPE_UTF8, "string"}, {BSON_TYPE_OID, "objectId"}, {BSON_TYPE_BINARY, "binary"}};
+    uint64_t best = 0, n[6] = {0};
+    const char *k = "none";
+    for (size_t i = 0; i < 6; i++)
+        n[i] = f->types[kinds[i].t];
+    n[0] += n[1];
+    n[1] = 0;
+    for (size_t i = 0; i < 6; i++)
+        if (n[i] > best) {
+            best = n[i];
+            k = kinds[i].name;
+        }
+    return k;
+}
+
+int
+rm_hints_reference (const bson_t *hints, const char *from_ns, const char *field, const char *to_ns,
+                    const char *key, bool *target)
+{
+    bson_iter_t it, e;
+    char name[1024];
+    if (!hints || !bson_iter_init_find (&it, hints, "references") || !bson_iter_recurse (&it, &e))
+        return 0;
+    snprintf (name, sizeof name, "%s.%s", from_ns, field);
+    if (!bson_iter_find (&e, name))
+        return 0;
+    if (!BSON_ITER_HOLDS_UTF8 (&e))
+        return -1;
+    snprintf (name, sizeof name, "%s.%s", to_ns, key);
+    *target = !strcmp (bson_iter_utf8 (&e, NULL), name);
+    return 1;
+}
+
+void
+rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev)
+{
+    const rm_collection_t *fc = &a->cols[p->from], *tc = &a->cols[p->to];
+    const rm_field_t *f = &fc->fields[p->field], *k = &tc->fields[p->key];
+    const char *fname = leaf (f->path), *kname = k->path;
+    char fs[256], cs[256], ks[256], how[240];
+    bool names_tie = false, is_id = !strcmp (kname, "_id");
+    double c, v;
+    bool target = false;
+    int hint;
+
+    memset (ev, 0, sizeof *ev);
+    c = chance (f, k, how, sizeof how);
+    ev->chance = c;
+    v = c <= 0.001 ? MAX_VALUE_POINTS : -log10 (c);
+    v = v > MAX_VALUE_POINTS ? MAX_VALUE_POINTS : v < 0.05 ? 0 : v;
+    add (ev, round (v * 10) / 10, "chance overlap %.2g: %s", c, how);
+
+    stem (fname, fs, sizeof fs);
+    stem (tc->coll, cs, sizeof cs);
+    stem (kname, ks, sizeof ks);
+    if (fs[0] && !strcmp (fs, cs)) {
+        add (ev, 2, "the name \"%s\" names the collection %s", fname, tc->coll);
+        names_tie = true;
+    } else if (!is_id && fs[0] && !strcmp (fs, ks)) {
+        add (ev, 2, "the name \"%s\" is the target key's, \"%s\"", fname, kname);
+        names_tie = true;
+    } else if (id_named (fname)) {
+        add (ev, 1, "the name \"%s\" is a reference's (an id or ref suffix)", fname);
+    }
+    if (measure_named (fname))
+        add (ev, -2, "the name \"%s\" is a measurement's (money, a quantity, a count, an age, a year): "
+             "numbers that are rarely references", fname);
+    if (!is_id && measure_named (kname))
+        add (ev, -2, "the target key \"%s\" is a measurement's: unique by accident", kname);
+    else if (!is_id && !names_tie && !id_named (kname))
+        add (ev, -1, "the target key \"%s\" is neither _id nor named like a key, and no name ties "
+             "them: unique by accident", kname);
+    /* (An array's elements are not counted by type: nothing to compare.) */
+    if (strcmp (kind (f), "none") != 0 && strcmp (kind (f), kind (k)) != 0)
+        add (ev, -1, "its values are mostly %s, the keys %s: references usually share the key's "
+             "type", kind (f), kind (k));
+    if (!names_tie && !id_named (fname) && f->ints * 2 >= f->values && f->int_min >= 1800 &&
+        f->int_max <= 2100)
+        add (ev, -1, "its integers (%lld..%lld) all look like years", (long long) f->int_min,
+             (long long) f->int_max);
+    if (c >= VOCABULARY_CHANCE && k->distinct &&
+        (double) p->distinct < MIN_COVERAGE * (double) k->distinct)
+        add (ev, -1, "%llu distinct values that chance explains, %.0f%% of the %llu keys",
+             (unsigned long long) p->distinct, 100.0 * (double) p->distinct / (double) k->distinct,
+             (unsigned long long) k->distinct);
+    ev->level = ev->score >= CONFIDENT_AT ? RM_LEVEL_CONFIDENT
+                : ev->score >= POSSIBLE_AT ? RM_LEVEL_POSSIBLE
+                                           : RM_LEVEL_REJECTED;
+    hint = rm_hints_reference (a->hints, fc->ns, f->path, tc->ns, kname, &target);
+    if (hint < 0 || (hint > 0 && !target)) {
+        ev->hinted = true;
+        ev->level = RM_LEVEL_REJECTED;
+        add (ev, 0, "rejected by the hints (references: %s)", hint < 0 ? "null" : "another target");
+    } else if (hint > 0) {
+        ev->hinted = true;
+        ev->level = RM_LEVEL_CONFIDENT;
+        add (ev, 0, "confirmed by the hints (references)");
+    }
+}
+
+void
+rm_evidence_confirm (const rm_analysis_t *a, const rm_relation_t *r, char *out, size_t len)
+{
+    const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
+    char one[256];
+    stem (to->coll, one, sizeof one);
+    snprintf (out, len, "the values alone cannot tell (score %.1f, confident from %.0f): confirm it "
+              "with --hints {\"references\": {\"%s.%s\": \"%s.%s\"}}, or reject it with null; a "
+              "name after %s (%s_id) would confirm it too", r->ev.score, CONFIDENT_AT, from->ns,
+              from->fields[r->field].path, to->ns, to->fields[r->key].path, to->coll, one);
+}
