@@ -29,7 +29,8 @@
  *            coll (where the stream was opened), taken}
  * written once, when a run begins the plan (or --restart begins it again);
  * a resumed run keeps it, so no write made during any part of the copy is
- * missed. Following the log from there is the next slice's (issue 23). */
+ * missed. A sync moves it on once its results cover the log up to a
+ * newer point (online_follow.c). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

@@ -1,4 +1,4 @@
-/* Following the change log (issue 23): what changed since a point
+/* Following the change log: what changed since a point
  * (online_changes.c), the partners' keys as remodel last read them
  * (online_keys.c), and the sync that recomputes only what those changes
  * affect (online_incr.c), which `sync`, `follow` and `finalize` use. */
