@@ -369,33 +369,11 @@ online_batch_ids_where (online_job_t *j, mongoc_collection_t *c, const char *pat
     return ok;
 }
 
-/* The values of the driving documents' key, as $lookup takes them: each
- * element of an array and the array itself (the partners' field may hold
- * either), null for a missing one (which matches null and missing). */
-typedef struct {
-    bson_t *arr;
-    uint32_t n;
-} keys_t;
-
-static bool
-add_key (const bson_iter_t *v, void *ctx)
-{
-    keys_t *k = ctx;
-    char key[16];
-    const char *kp;
-    size_t kl = bson_uint32_to_string (k->n++, &kp, key, sizeof key);
-    if (v)
-        bson_append_iter (k->arr, kp, (int) kl, v);
-    else
-        bson_append_null (k->arr, kp, (int) kl);
-    return true;
-}
-
 static bool
 fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
 {
     bson_t filter = BSON_INITIALIZER, cond, arr;
-    keys_t k = {&arr, 0};
+    uint32_t n = 0;
     mongoc_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
@@ -403,10 +381,11 @@ fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
 
     BSON_APPEND_DOCUMENT_BEGIN (&filter, j->p->partner_key->text, &cond);
     BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
+    /* The driving documents' key values, as $lookup takes them: each
+     * element of an array and the array itself (the partners' field may
+     * hold either), null for a missing one (it matches null and missing). */
     for (size_t i = 0; i < in->n; i++)
-        if (rm_path_visit (online_doc_bytes (in, i), in->docs[i].len, j->p->drive_key, true, true,
-                           add_key, &k) == 0)
-            add_key (NULL, &k);
+        online_keys_values (online_doc_bytes (in, i), in->docs[i].len, j->p->drive_key, &arr, &n);
     bson_append_array_end (&cond, &arr);
     bson_append_document_end (&filter, &cond);
     cur = mongoc_collection_find_with_opts (j->partner, &filter, NULL, NULL);
