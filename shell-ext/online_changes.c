@@ -329,8 +329,10 @@ oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char
         } else {
             continue;
         }
+        /* The namespace itself, or (a database dropped) one in it. */
         for (size_t i = 0; i < nns; i++)
-            if (!strncmp (nss[i], full, strlen (full)) && !*ch->rescan)
+            if (!strncmp (nss[i], full, strlen (full)) &&
+                (nss[i][strlen (full)] == '\0' || nss[i][strlen (full)] == '.') && !*ch->rescan)
                 snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s", k,
                           full);
     }

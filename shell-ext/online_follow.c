@@ -16,7 +16,6 @@
  * batches of a round's rescan, which the next round does again) or
  * finalize asks for the lease; each round's figures go to the plan's
  * record for status. */
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -112,11 +111,14 @@ done:
 static bool
 note_round (online_t *on, int64_t round, int64_t ms, bson_error_t *err)
 {
-    bson_t *upd = BCON_NEW ("$set", "{", "follow", "{", "round", BCON_INT64 (round), "at",
-                            BCON_DATE_TIME ((int64_t) time (NULL) * 1000), "events",
-                            BCON_INT64 (on->incr.events), "rewritten",
-                            BCON_INT64 (on->incr.rewritten + on->incr.removed), "lagMs",
-                            BCON_INT64 (ms), "pointAt", BCON_DATE_TIME (on->incr.point_at), "pid", BCON_INT64 ((int64_t) getpid ()), "}", "}");
+    bson_t *upd = BCON_NEW ("$set", "{", "follow", "{",
+                            "round", BCON_INT64 (round),
+                            "at", BCON_DATE_TIME ((int64_t) time (NULL) * 1000),
+                            "events", BCON_INT64 (on->incr.events),
+                            "rewritten", BCON_INT64 (on->incr.rewritten + on->incr.removed),
+                            "lagMs", BCON_INT64 (ms),
+                            "pointAt", BCON_DATE_TIME (on->incr.point_at),
+                            "pid", BCON_INT64 ((int64_t) getpid ()), "}", "}");
     bool ok = online_plan_update (on, upd, err);
     bson_destroy (upd);
     return ok;
