@@ -257,6 +257,17 @@ online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, b
                 rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
                 return false;
             }
+        /* Too many drivers to recompute one by one: this step is
+         * rescanned in full, from where its names still are. */
+        if (*ch->rescan) {
+            online_changes_destroy (&made);
+            if (!on->o->quiet)
+                rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full "
+                             "(%s)", s->index, s->op,
+                             i + 1 < on->plan.n ? " and the steps after it" : "", ch->rescan);
+            *first_full = i;
+            return true;
+        }
         nt = rm_step_targets (s, passes, np, targets);
         take_made (ch, &made, targets, nt);
         online_changes_destroy (&made);
