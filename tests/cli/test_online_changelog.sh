@@ -243,10 +243,13 @@ PEERS_OPLOG_BYTES=1048576 online_start ferretdb "$T/srv-small" 0 changelog && {
         sleep 1
     done
     for i in $(seq 1 60); do grep -q 'history lost since' "$T/follow.err" && break; sleep 0.5; done
-    kill -TERM $fp; wait $fp
-    expect_eq "ferretdb: follow names lost history, and rescans everything" \
-        "$(grep -c 'remodel: sync: history lost since Timestamp([0-9]*, [0-9]*) (the change log no longer holds it): every step rescanned in full' "$T/follow.err")" "1"
-    verified "ferretdb: ... after which every result is right" chain
+    # A TERM during the round's rescan stops it between two batches
+    # (exit 0); its point is not saved, so a sync does that round again.
+    kill -TERM $fp; wait $fp; frc=$?
+    expect_eq "ferretdb: follow names lost history, and rescans everything (stopped: exit 0)" \
+        "$frc:$(grep -c 'remodel: sync: history lost since Timestamp([0-9]*, [0-9]*) (the change log no longer holds it): every step rescanned in full' "$T/follow.err")" "0:1"
+    online sync chain
+    verified "ferretdb: ... after which, and a sync, every result is right" chain
     "$SERVER" stop "$T/srv-small" >/dev/null 2>&1
 }
 
