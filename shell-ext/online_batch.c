@@ -56,12 +56,30 @@ online_same_id (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen
            memcmp (x.data, y.data, x.len) == 0;
 }
 
+void
+online_id_append (bson_t *sel, const bson_iter_t *id)
+{
+    bson_iter_t in;
+    bson_t eq;
+    if (BSON_ITER_HOLDS_DOCUMENT (id) && bson_iter_recurse (id, &in) && bson_iter_next (&in) &&
+        bson_iter_key (&in)[0] == '$') {
+        BSON_APPEND_DOCUMENT_BEGIN (sel, "_id", &eq);
+        bson_append_iter (&eq, "$eq", 3, id);
+        bson_append_document_end (sel, &eq);
+    } else {
+        bson_append_iter (sel, "_id", 3, id);
+    }
+}
+
 bool
 online_id_filter (const uint8_t *doc, uint32_t len, bson_t *sel)
 {
     bson_iter_t it;
     bson_init (sel);
-    return rm_doc_field (doc, len, "_id", 3, &it) && bson_append_iter (sel, "_id", 3, &it);
+    if (!rm_doc_field (doc, len, "_id", 3, &it))
+        return false;
+    online_id_append (sel, &it);
+    return true;
 }
 
 static bool

@@ -92,6 +92,11 @@ bool online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs
 bool online_same_id (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen);
 /* {_id: <doc's _id>} into sel (false: no _id). */
 bool online_id_filter (const uint8_t *doc, uint32_t len, bson_t *sel);
+/* Appends to sel the filter for _id equal to id: {_id: id}, the one form
+ * that mongo-java-server answers through its _id index, and FerretDB
+ * pushes down; {_id: {$eq: id}} only for a document _id whose first field
+ * starts with '$', which the plain form would read as operators. */
+void online_id_append (bson_t *sel, const bson_iter_t *id);
 
 /* online_idset.c: a set of _id hashes. */
 typedef struct {

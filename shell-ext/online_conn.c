@@ -1,6 +1,7 @@
 /* Connecting, and driver errors in remodel's words (online.h). */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -137,6 +138,59 @@ credentials_escaped (const char *uri)
     return true;
 }
 
+/* REMODEL_ONLINE_TRACE=1: each command the server answers, one line on
+ * stderr (milliseconds, database, the command cut short), to see where a slow run
+ * spends its time; never secrets (the password is not in a command). */
+static char trace_last[512];
+
+static void
+trace_started (const mongoc_apm_command_started_t *e)
+{
+    char *json = bson_as_relaxed_extended_json (mongoc_apm_command_started_get_command (e), NULL);
+
+    snprintf (trace_last, sizeof trace_last, "%s: %.400s",
+              mongoc_apm_command_started_get_database_name (e), json ? json : "");
+    bson_free (json);
+}
+
+static void
+trace_done (int64_t usec, const char *how)
+{
+    fprintf (stderr, "trace: %8.1f ms %s%s\n", (double) usec / 1000.0, trace_last, how);
+}
+
+static void
+trace_succeeded (const mongoc_apm_command_succeeded_t *e)
+{
+    trace_done (mongoc_apm_command_succeeded_get_duration (e), "");
+}
+
+static void
+trace_failed (const mongoc_apm_command_failed_t *e)
+{
+    bson_error_t why;
+    char how[300];
+    mongoc_apm_command_failed_get_error (e, &why);
+    snprintf (how, sizeof how, " (failed: %.250s)", why.message);
+    trace_done (mongoc_apm_command_failed_get_duration (e), how);
+}
+
+static void
+trace_commands (mongoc_client_t *client)
+{
+    mongoc_apm_callbacks_t *cb;
+    const char *t = getenv ("REMODEL_ONLINE_TRACE");
+
+    if (!t || !*t || !strcmp (t, "0"))
+        return;
+    cb = mongoc_apm_callbacks_new ();
+    mongoc_apm_set_command_started_cb (cb, trace_started);
+    mongoc_apm_set_command_succeeded_cb (cb, trace_succeeded);
+    mongoc_apm_set_command_failed_cb (cb, trace_failed);
+    mongoc_client_set_apm_callbacks (client, cb, NULL);
+    mongoc_apm_callbacks_destroy (cb);
+}
+
 bool
 online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
 {
@@ -181,6 +235,7 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
         rm_error_set (err, RM_ERR_USAGE, "--uri: %s", message);
         return false;
     }
+    trace_commands (on->client);
     BSON_APPEND_INT32 (&ping, "ping", 1);
     ok = mongoc_client_command_simple (on->client, "admin", &ping, NULL, NULL, &why);
     bson_destroy (&ping);

@@ -278,45 +278,59 @@ online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, b
     return true;
 }
 
-/* Up to n _ids of c, at random where the server has $sample (FerretDB
- * 1.x has not: then the first n in _id order), into ns's list of ch. */
+/* Adds the _ids cur yields to ns's list of ch. */
+static void
+add_ids (mongoc_cursor_t *cur, online_changes_t *ch, const char *ns)
+{
+    const bson_t *doc;
+    while (mongoc_cursor_next (cur, &doc)) {
+        bson_iter_t id;
+        if (bson_iter_init_find (&id, doc, "_id"))
+            online_changes_add (ch, ns, &id);
+    }
+}
+
+/* Up to n _ids of c, at random where the server's $sample answers, into
+ * ns's list of ch; otherwise the first n in _id order, and why goes into
+ * no_sample (FerretDB 1.x has no $sample; mongo-java-server's sometimes
+ * fails, "Comparison method violates its general contract!", so it is
+ * asked three times). ch holds nothing else. */
 static bool
 sample_ids (online_t *on, mongoc_collection_t *c, int64_t n, online_changes_t *ch, const char *ns,
-            bool *random, bson_error_t *err)
+            char *no_sample, size_t cap, bson_error_t *err)
 {
     bson_t *pipe = BCON_NEW ("pipeline", "[", "{", "$sample", "{", "size", BCON_INT64 (n), "}", "}",
                              "{", "$project", "{", "_id", BCON_INT32 (1), "}", "}", "]");
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
                              BCON_INT32 (1), "}", "limit", BCON_INT64 (n));
     bson_t empty = BSON_INITIALIZER;
-    mongoc_cursor_t *cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipe, NULL, NULL);
-    const bson_t *doc;
+    mongoc_cursor_t *cur;
     bson_error_t why;
-    bool ok = true;
+    bool ok = true, sampled = false;
 
-    *random = true;
-    while (mongoc_cursor_next (cur, &doc)) {
-        bson_iter_t id;
-        if (bson_iter_init_find (&id, doc, "_id"))
-            online_changes_add (ch, ns, &id);
-    }
-    if (mongoc_cursor_error (cur, &why)) {
-        if (why.domain == MONGOC_ERROR_STREAM || why.domain == MONGOC_ERROR_SERVER_SELECTION) {
+    for (int tries = 0; ok && !sampled && tries < 3; tries++) {
+        cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipe, NULL, NULL);
+        add_ids (cur, ch, ns);
+        sampled = !mongoc_cursor_error (cur, &why);
+        if (!sampled && (why.domain == MONGOC_ERROR_STREAM ||
+                         why.domain == MONGOC_ERROR_SERVER_SELECTION))
             ok = online_fail (on, err, &why, "sampling documents to verify");
-        } else {
-            mongoc_cursor_destroy (cur);
-            *random = false;
-            cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
-            while (mongoc_cursor_next (cur, &doc)) {
-                bson_iter_t id;
-                if (bson_iter_init_find (&id, doc, "_id"))
-                    online_changes_add (ch, ns, &id);
-            }
-            if (mongoc_cursor_error (cur, &why))
-                ok = online_fail (on, err, &why, "reading documents to verify");
+        mongoc_cursor_destroy (cur);
+        /* A failed cursor may have yielded some: start again (ch holds
+         * this sample only). */
+        if (!sampled) {
+            online_changes_destroy (ch);
+            online_changes_init (ch);
         }
     }
-    mongoc_cursor_destroy (cur);
+    if (ok && !sampled) {
+        snprintf (no_sample, cap, "%s", why.message);
+        cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
+        add_ids (cur, ch, ns);
+        if (mongoc_cursor_error (cur, &why))
+            ok = online_fail (on, err, &why, "reading documents to verify");
+        mongoc_cursor_destroy (cur);
+    }
     bson_destroy (opts);
     bson_destroy (pipe);
     return ok;
@@ -332,7 +346,8 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *targets[8], *in[4];
         size_t np = rm_step_passes (s, false, passes, err), nt;
-        bool by_id = np > 0, random = true;
+        bool by_id = np > 0;
+        char no_sample[200] = "";
         int64_t checked = 0;
         online_incr_stats_t st;
 
@@ -350,7 +365,7 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
             mongoc_collection_t *c = online_collection (on, d->db, rm_name_now (&on->names, d));
             bool ok;
             online_changes_init (&ch);
-            ok = sample_ids (on, c, n, &ch, d->text, &random, err) &&
+            ok = sample_ids (on, c, n, &ch, d->text, no_sample, sizeof no_sample, err) &&
                  incr_pass (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, &st, err);
             checked += ch.kept;
             online_changes_destroy (&ch);
@@ -363,9 +378,10 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         *differ += st.rewritten + st.removed;
         if (!on->o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: finalize: step %zu (%s): %lld documents "
-                         "verified (%s), %lld differ", s->index, s->op, (long long) checked,
-                         random ? "a random sample" : "the first in _id order: the server has no "
-                                                      "$sample", (long long) (st.rewritten + st.removed));
+                         "verified (%s%s%s), %lld differ", s->index, s->op, (long long) checked,
+                         *no_sample ? "the first in _id order: the server's $sample: " :
+                                      "a random sample",
+                         no_sample, "", (long long) (st.rewritten + st.removed));
         nt = rm_step_targets (s, passes, np, targets);
         rm_name_move_step (&on->names, s, targets, nt);
         *first_full = i + 1;

@@ -294,15 +294,13 @@ online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
 static bool
 has_id (online_t *on, mongoc_collection_t *c, const bson_iter_t *id, bool *yes, bson_error_t *err)
 {
-    bson_t q = BSON_INITIALIZER, eq;
+    bson_t q = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit", BCON_INT64 (1));
     mongoc_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
-    BSON_APPEND_DOCUMENT_BEGIN (&q, "_id", &eq);
-    bson_append_iter (&eq, "$eq", 3, id);
-    bson_append_document_end (&q, &eq);
+    online_id_append (&q, id);
     cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
     *yes = mongoc_cursor_next (cur, &doc);
     if (mongoc_cursor_error (cur, &why))

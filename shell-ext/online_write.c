@@ -87,16 +87,12 @@ bool
 online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err)
 {
     mongoc_bulk_operation_t *b = online_writes_next (w, err);
-    bson_t sel = BSON_INITIALIZER, eq;
+    bson_t sel = BSON_INITIALIZER;
     bson_error_t why;
     bool ok;
     if (!b)
         return false;
-    /* {$eq: id}: an _id that is a document such as {$gt: 1} is a value
-     * here, not an operator. */
-    BSON_APPEND_DOCUMENT_BEGIN (&sel, "_id", &eq);
-    bson_append_iter (&eq, "$eq", 3, id);
-    bson_append_document_end (&sel, &eq);
+    online_id_append (&sel, id);
     ok = mongoc_bulk_operation_remove_one_with_opts (b, &sel, NULL, &why) ||
          online_fail (w->j->on, err, &why, w->what);
     bson_destroy (&sel);

@@ -147,6 +147,25 @@ for kind in ferretdb java; do
     same_side "$kind: after a sync from the log" "$kind-a"
     online sync chain
     expect_eq "$kind: a second sync finds nothing to do" "$rc:$(events):$(figure results)" "0:0:0"
+    # One task moved three times, a sync after each: the key map must know
+    # every owner it had (the second and third come from syncs, added to
+    # its entry), so no earlier owner keeps it.
+    for hop in 1 2 3; do
+        py '
+t, p = c.crm.tasks, c.crm.people
+pids = sorted(d["_id"] for d in p.find({}, {"_id": 1}))
+t.update_one({"_id": "t-1"}, {"$set": {"owner": pids[int(sys.argv[2]) * 7]}})' "$hop"
+        online sync embed
+        [ "$rc" = 0 ] || fail "$kind: sync after move $hop" "$(cat "$T/err")"
+    done
+    holders=$(py '
+e = sys.argv[2]
+print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"tasks._id": "t-1"})),
+      str(c.crm.tasks.find_one({"_id": "t-1"})["owner"]))' "$(pid embed)")
+    expect_eq "$kind: a task moved three times, synced after each: only its last owner holds it" \
+        "$(python3 -c 'import sys, ast; l, o = sys.argv[1].rsplit(" ", 1); print(ast.literal_eval(l) == [o])' "$holders")" "True"
+    offline "$kind-a2" || fail "$kind: offline reference"
+    same_side "$kind: after three moves of one task" "$kind-a2"
 
     # ---- follow, a writer, status, a signal ----
     "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
