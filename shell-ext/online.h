@@ -26,6 +26,7 @@ typedef struct {
     bool dry_run, restart, quiet;
     bool in_place;          /* --in-place: backfill the namespaces themselves */
     bool create_indexes;    /* --create-indexes: make the join indexes missing */
+    bool allow_missing;     /* run --allow-missing: a field in no document passes */
     mongoc_write_concern_t *write_concern; /* --write-concern (NULL: the URI's) */
     int64_t batch_time_ms;  /* --batch-time: batches sized to take about this */
     bool log_json;          /* --log-format json: a line per batch */
@@ -181,6 +182,10 @@ bool online_index_check (online_t *on, const char *db, const char *coll, const c
 /* online_run.c: run, verify or sync the plan. Returns the results found
  * not as they should be (verify, sync; 0 for run), -1 on error. */
 int64_t online_apply (online_t *on, online_mode_t mode, bson_error_t *err);
+/* online_preflight.c: before a run writes anything, every namespace the
+ * plan reads is on the server and every field a step names is in some
+ * document of its namespace (refused as `remodel run` refuses them). */
+bool online_preflight (online_t *on, bson_error_t *err);
 
 /* Shared by the runners (online_run.c, online_server.c). */
 void online_sleep_ms (int64_t ms);

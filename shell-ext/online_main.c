@@ -50,6 +50,10 @@ static const char usage[] =
     "                     other commands use the mode the plan's run recorded\n"
     "  --create-indexes   create the index a join fetches its partners by when\n"
     "                     missing (otherwise the run is refused, naming it)\n"
+    "  --allow-missing    run: a field a step names that no document of its\n"
+    "                     namespace has passes (as \"allowMissing\": true); without\n"
+    "                     it such a field, and a namespace not on the server, are\n"
+    "                     refused before anything is written, as remodel run does\n"
     "  --batch-size N     documents per batch (default 1000)\n"
     "  --batch-time D     size batches to take about D each (from --batch-size)\n"
     "  --pause D          pause between batches (default 0; --pause-ms, its\n"
@@ -169,6 +173,7 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->restart = v[RM_OPT_RESTART].given;
     o->in_place = v[RM_OPT_IN_PLACE].given;
     o->create_indexes = v[RM_OPT_CREATE_INDEXES].given;
+    o->allow_missing = v[RM_OPT_ALLOW_MISSING].given;
     o->writes_stopped = v[RM_OPT_WRITES_STOPPED].given;
     o->full_verify = v[RM_OPT_FULL_VERIFY].given;
     if (v[RM_OPT_SAMPLE].given)

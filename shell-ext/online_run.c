@@ -651,6 +651,9 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
             return -1;
         }
     }
+    /* A misspelt namespace or field, refused before a run writes. */
+    if (mode == ONLINE_RUN && !online_preflight (on, err))
+        return -1;
     if (server) {
         /* The pipelines for this server's version, checked against the
          * stages it has, before anything is written. */

@@ -61,7 +61,7 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_PREVIEW, "preview", RM_VAL_COUNT, C (RUN)), .min = 1,
      .what = "a number of documents"},
     {R (RM_OPT_AGAINST, "against", RM_VAL_STRING, C (CHECK))},
-    {R (RM_OPT_ALLOW_MISSING, "allow-missing", RM_VAL_NONE, C (RUN) | C (CHECK))},
+    {R (RM_OPT_ALLOW_MISSING, "allow-missing", RM_VAL_NONE, C (RUN) | C (CHECK) | C (ONLINE_RUN))},
 
     {R (RM_OPT_SKIP, "skip", RM_VAL_COUNT, C (SHOW)), .what = "a number of documents"},
     {R (RM_OPT_LIMIT, "limit", RM_VAL_COUNT, C (SHOW)), .what = "a number of documents"},

@@ -537,10 +537,16 @@ rm_plan_check_against (const rm_plan_t *plan, const rm_dump_info_t *info, bson_e
         step_ns (s, &ns);
         for (size_t j = 0; ok && j < ns.reads.n; j++) {
             r = &ns.reads.at[j];
-            if (!names_has (&have, r->ns->text))
+            if (!names_has (&have, r->ns->text)) {
+                const char *close[3];
+                size_t n = rm_closest_names (r->ns->text, have.names, have.n, close, 3);
                 ok = rm_plan_fail (&c, r->key,
-                                   "namespace %s is not in the input (nor made by an earlier step)",
-                                   r->ns->text);
+                                   "namespace %s is not in the input (nor made by an earlier "
+                                   "step)%s%s%s%s%s%s%s", r->ns->text,
+                                   n ? "; did you mean \"" : "", n ? close[0] : "",
+                                   n > 1 ? "\" or \"" : "", n > 1 ? close[1] : "",
+                                   n > 2 ? "\" or \"" : "", n > 2 ? close[2] : "", n ? "\"?" : "");
+            }
         }
         /* A step creates a namespace that does not exist, or one that is
          * empty: in the input (checked when the step runs), or emptied by

@@ -1,0 +1,44 @@
+/* Whether the fields a step names occur where it reads them: the check
+ * `remodel run` makes over every document of a dump (a field in no
+ * document of a namespace that has documents is almost always a
+ * misspelling, and running on would empty data without a word), offered
+ * to a caller that sees its documents another way. The online companion
+ * asks the server whether each field exists, and feeds a sample of the
+ * namespace here for the "did you mean" of the error, which reads as
+ * `remodel run`'s. */
+#ifndef REMODEL_FIELDCHECK_H
+#define REMODEL_FIELDCHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "remodel/error.h"
+#include "remodel/plan.h"
+
+typedef struct rm_fieldcheck rm_fieldcheck_t;
+
+/* The fields step s names (none when the step, or allow_missing, allows
+ * missing ones). */
+rm_fieldcheck_t *rm_fieldcheck_new (const rm_step_t *s, bool allow_missing);
+void rm_fieldcheck_destroy (rm_fieldcheck_t *c);
+
+size_t rm_fieldcheck_count (const rm_fieldcheck_t *c);
+/* Field i: its path ("a.b"), and the namespace ("db.coll") it is read in. */
+const char *rm_fieldcheck_path (const rm_fieldcheck_t *c, size_t i);
+const char *rm_fieldcheck_ns (const rm_fieldcheck_t *c, size_t i);
+
+/* Field i is in some document of its namespace. */
+void rm_fieldcheck_seen (rm_fieldcheck_t *c, size_t i);
+/* A document of field i's namespace, looked at for the field and for the
+ * names near it. */
+void rm_fieldcheck_doc (rm_fieldcheck_t *c, size_t i, const uint8_t *doc, uint32_t len);
+/* Field i's namespace holds n documents (what the error says). */
+void rm_fieldcheck_docs (rm_fieldcheck_t *c, size_t i, uint64_t n);
+
+/* The error for the first field not seen in a namespace that has
+ * documents, naming the step's key, the field, the namespace and the
+ * closest names; true when there is none. */
+bool rm_fieldcheck_result (const rm_fieldcheck_t *c, bson_error_t *err);
+
+#endif
