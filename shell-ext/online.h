@@ -35,6 +35,8 @@ typedef struct {
     bool full_verify;       /* finalize --full-verify: every result, not a sample */
     int64_t sample;         /* finalize --sample: drivers verified a pass (default 1000) */
     bool block_writes;      /* finalize --block-writes */
+    bool force;             /* rollback --force: restore originals changed since */
+    bool forget;            /* rollback --forget: keep them, forget the plan */
     bool server_side;       /* run --server-side: compiled pipelines (remodel/compile.h) */
     rm_compile_version_t server_version; /* --server-version */
     bool server_version_given;
@@ -126,6 +128,7 @@ typedef struct {
     bool switching;         /* a switch's journal is there (online_switch.c) */
     char direction[16];     /* "finalize" or "rollback": who wrote it last */
     int64_t renamed, renames;
+    int64_t rollback_left;  /* in place: documents the last rollback left */
 } online_record_t;
 bool online_plan_read (online_t *on, online_record_t *r, bson_error_t *err);
 /* The state database's document coll {_id: id} into doc (initialized

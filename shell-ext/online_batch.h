@@ -153,6 +153,10 @@ typedef struct {
     mongoc_collection_t *backup;
     online_docs_t again, again_out; /* a document read again, its result */
 } online_inplace_t;
+/* A digest of doc's top-level fields and values that does not depend on
+ * their order (a sum of each field's CRC-64): what a backup's wroteFields
+ * holds, so that rollback knows remodel's version in another order. */
+uint64_t online_fields_digest (const uint8_t *doc, uint32_t len);
 bool online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const online_docs_t *out,
                            bson_error_t *err);
 

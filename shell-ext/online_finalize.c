@@ -361,11 +361,30 @@ same_fields (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
     return na == nb;
 }
 
+/* Whether now is what remodel last wrote over the backup bd: its bytes,
+ * or (mongo-java-server keeps a replaced document's field order, so a
+ * version restored by a later step's rollback comes back in another
+ * order) the same fields and values (wroteFields, online_fields_digest). */
+static bool
+as_written (const bson_t *bd, const bson_t *now)
+{
+    bson_iter_t it;
+    if (bson_iter_init_find (&it, bd, "wrote") &&
+        (int64_t) rm_crc64_update (0, bson_get_data (now), now->len) == bson_iter_as_int64 (&it))
+        return true;
+    return bson_iter_init_find (&it, bd, "wroteFields") &&
+           (int64_t) online_fields_digest (bson_get_data (now), now->len) == bson_iter_as_int64 (&it);
+}
+
 /* In place: step by step from the last, each backup restored where the
- * document is still what remodel wrote (only_ours). */
+ * document is still what remodel wrote (only_ours). One changed since
+ * (or gone) is left as it is, its backup kept, unless --force (restored
+ * anyway, over the version just read; a gone one stays gone) or --forget
+ * (kept as it is, its backup dropped). */
 static bool
 rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
 {
+    const online_opts_t *o = on->o;
     bool ok = true;
     for (size_t i = on->plan.n; ok && i-- > 0;) {
         const rm_step_t *s = &on->plan.steps[i];
@@ -376,23 +395,22 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
         const bson_t *bd;
         bson_t filter = BSON_INITIALIZER;
         bson_error_t why;
-        int64_t restored = 0, kept = 0;
+        int64_t restored = 0, kept = 0, forced = 0, forgotten = 0;
 
         rm_step_inputs (s, in, 4);
         rm_name_inplace_backup (&on->names, s, bname, sizeof bname);
-        b = online_collection (on, on->o->state_db, bname);
+        b = online_collection (on, o->state_db, bname);
         c = online_collection (on, in[0]->db, in[0]->coll);
         cur = mongoc_collection_find_with_opts (b, &filter, NULL, NULL);
         while (ok && mongoc_cursor_next (cur, &bd)) {
             bson_iter_t it, id;
             char where[600];
-            int64_t wrote = 0;
             const uint8_t *data;
             uint32_t len;
             bson_t orig, q = BSON_INITIALIZER, reply = BSON_INITIALIZER;
             mongoc_cursor_t *cc;
             const bson_t *now = NULL;
-            bool same = false;
+            bool same = false, ours = false, drop = false;
 
             /* SIGINT, SIGTERM: between two documents, each restored and
              * its backup removed, so rollback again goes on (online_signal.c). */
@@ -407,9 +425,7 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
                 continue;
             bson_iter_document (&it, &len, &data);
             bson_init_static (&orig, data, len);
-            if (bson_iter_init_find (&it, bd, "wrote"))
-                wrote = bson_iter_as_int64 (&it);
-            bson_append_iter (&q, "_id", 3, &id);
+            online_id_append (&q, &id);
             cc = mongoc_collection_find_with_opts (c, &q, NULL, NULL);
             if (mongoc_cursor_next (cc, &now) && now->len == len &&
                 same_fields (bson_get_data (now), now->len, data, len)) {
@@ -417,21 +433,33 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
                  * before it removed the backup (or written so by the
                  * application: either way nothing to restore). */
                 same = true;
-            } else if (now && (int64_t) rm_crc64_update (0, bson_get_data (now), now->len) == wrote &&
-                       only_ours (bd, (int64_t) rm_crc64_update (0, data, len))) {
-                /* Still what remodel wrote: back, on that condition. */
+            } else if (now && ((ours = as_written (bd, now) &&
+                                       only_ours (bd, (int64_t) rm_crc64_update (0, data, len))) ||
+                               o->force)) {
+                /* Still what remodel wrote (or --force): back, on that
+                 * condition, so a write between the read and this one is
+                 * never overwritten. */
                 ok = online_lease_check (on, err) &&
                      (mongoc_collection_replace_one (c, now, &orig, NULL, &reply, &why) ||
                       online_fail (on, err, &why, "restoring a document"));
                 same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
                        bson_iter_as_int64 (&it) == 1;
+                forced += same && !ours;
                 bson_destroy (&reply);
+            } else if (!now && o->force) {
+                /* Deleted by the application since: not brought back. */
+                drop = true;
+                forgotten++;
             }
             if (ok && mongoc_cursor_error (cc, &why))
                 ok = online_fail (on, err, &why, "reading a document");
             mongoc_cursor_destroy (cc);
-            if (ok && same) {
-                restored++;
+            if (ok && !same && !drop && o->forget) {
+                drop = true;
+                forgotten++;
+            }
+            if (ok && (same || drop)) {
+                restored += same;
                 ok = online_lease_check (on, err) &&
                      (mongoc_collection_delete_one (b, &q, NULL, NULL, &why) ||
                       online_fail (on, err, &why, "removing a restored backup"));
@@ -439,10 +467,11 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
                 char *text = bson_as_relaxed_extended_json (&q, NULL);
                 if (kept++ < 10)
                     rm_cli_line (stderr, "", "\n",
-                                 "remodel: rollback: step %zu (%s) %s: document %s changed since "
-                                 "remodel wrote it (or is gone): left as it is; its earlier "
-                                 "version stays in %s.%s", s->index, s->op, in[0]->text, text,
-                                 on->o->state_db, bname);
+                                 "remodel: rollback: step %zu (%s) %s: document %s %s since "
+                                 "remodel wrote it: left as it is; its earlier version stays in "
+                                 "%s.%s (rollback --force restores it, --forget keeps the "
+                                 "document as it is)", s->index, s->op, in[0]->text, text,
+                                 now ? "changed" : "deleted", o->state_db, bname);
                 bson_free (text);
             }
             bson_destroy (&q);
@@ -450,10 +479,19 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
         if (ok && mongoc_cursor_error (cur, &why))
             ok = online_fail (on, err, &why, "reading the backups");
         mongoc_cursor_destroy (cur);
-        if (ok && !on->o->quiet)
-            rm_cli_line (stderr, "", "\n",
-                         "remodel: rollback: step %zu (%s) %s: %lld restored, %lld left", s->index,
-                         s->op, in[0]->text, (long long) restored, (long long) kept);
+        if (ok && !o->quiet) {
+            char more[200] = "";
+            if (forced)
+                snprintf (more, sizeof more, " (%lld of them changed since remodel wrote them: "
+                          "--force)", (long long) forced);
+            if (forgotten)
+                snprintf (more + strlen (more), sizeof more - strlen (more), "; %lld %s",
+                          (long long) forgotten, o->force ? "deleted since: not brought back"
+                                                          : "kept as they are: --forget");
+            rm_cli_line (stderr, "", "\n", "remodel: rollback: step %zu (%s) %s: %lld restored, "
+                         "%lld left%s", s->index, s->op, in[0]->text, (long long) restored,
+                         (long long) kept, more);
+        }
         *left += kept;
         mongoc_collection_destroy (b);
         mongoc_collection_destroy (c);
@@ -497,8 +535,14 @@ online_rollback (online_t *on, bson_error_t *err)
         rm_names_clear (&on->names);
     }
     if (ok && left) {
+        /* For status, until a rollback leaves none. */
+        bson_t *set = BCON_NEW ("$set", "{", "rollbackLeft", BCON_INT64 (left), "}");
+        online_plan_update (on, set, err);
+        bson_destroy (set);
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld documents changed since remodel "
-                      "wrote them and were left as they are (listed above)", on->where, on->names.name,
+                      "wrote them and were left as they are (listed above): rollback --force "
+                      "restores their originals (their later changes are lost), rollback --forget "
+                      "keeps them as they are and forgets the plan", on->where, on->names.name,
                       (long long) left);
         ok = false;
     }

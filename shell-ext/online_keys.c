@@ -217,9 +217,10 @@ by_hash_cmp (const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Reads into k->there the map's entries for the pending partners. */
+/* Reads into k->there the map's entries for the pending partners (those
+ * whose index is in which; all when NULL). */
 static bool
-read_there (online_keys_t *k, bson_error_t *err)
+read_there (online_keys_t *k, const bool *which, bson_error_t *err)
 {
     online_docs_t *p = &k->pending;
     bson_t ids = BSON_INITIALIZER;
@@ -228,11 +229,15 @@ read_there (online_keys_t *k, bson_error_t *err)
     bson_error_t why;
     bool ok = true;
 
-    for (size_t i = 0; i < p->n; i++) {
+    online_docs_reset (&k->there);
+    for (size_t i = 0, n = 0; i < p->n; i++) {
         bson_iter_t id;
         char key[16];
         const char *kp;
-        size_t kl = bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+        size_t kl;
+        if (which && !which[i])
+            continue;
+        kl = bson_uint32_to_string ((uint32_t) n++, &kp, key, sizeof key);
         bson_iter_init_from_data (&id, online_doc_bytes (p, i), p->docs[i].len);
         if (bson_iter_find (&id, "id"))
             bson_append_iter (&ids, kp, (int) kl, &id);
@@ -403,7 +408,9 @@ add_keys (online_keys_t *k, const bool *which, bool have, bson_error_t *err)
 }
 
 /* Inserts the pending entries the map has no entry for (have: k->there
- * says which); those refused as there already get their keys by update. */
+ * says which); those refused as there already are read, and get the keys
+ * they lack by update (a partner read again with the same key, the common
+ * case, costs no update: FerretDB 1.x answers each by a scan). */
 static bool
 insert_new (online_keys_t *k, bool have, bson_error_t *err)
 {
@@ -434,7 +441,7 @@ insert_new (online_keys_t *k, bool have, bson_error_t *err)
                 again[op[x]] = any = true;
         }
     if (ok && any)
-        ok = add_keys (k, again, false, err);
+        ok = read_there (k, again, err) && add_keys (k, again, true, err);
     mongoc_bulk_operation_destroy (b);
     bson_destroy (&refused);
     bson_free (op);
@@ -452,7 +459,7 @@ online_keys_flush (online_keys_t *k, bson_error_t *err)
     online_docs_reset (&k->there);
     k->nby = 0;
     if (k->known_first)
-        ok = read_there (k, err) && add_keys (k, NULL, true, err);
+        ok = read_there (k, NULL, err) && add_keys (k, NULL, true, err);
     ok = ok && insert_new (k, k->known_first, err);
     online_docs_reset (&k->pending);
     return ok;

@@ -66,6 +66,10 @@ static const char usage[] =
     "  --state-db DB      where checkpoints, the lease and backups live (default remodel)\n"
     "  --dry-run          read and compute, count, write nothing (no state either)\n"
     "  --restart          start a plan over that changed since its run began\n"
+    "  --force            rollback in place: restore the originals of documents\n"
+    "                     changed since remodel wrote them too (those changes lost)\n"
+    "  --forget           rollback in place: keep such documents as they are, drop\n"
+    "                     their backups and forget the plan\n"
     "  --block-writes     finalize: block writes with setUserWriteBlockMode (6.0+)\n"
     "  --writes-stopped   finalize: the application's writes have stopped\n"
     "  --full-verify      finalize: with a change log too, the full check (checksums,\n"
@@ -171,6 +175,13 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->log_json = v[RM_OPT_LOG_FORMAT].given && v[RM_OPT_LOG_FORMAT].n == 1;
     o->dry_run = v[RM_OPT_DRY_RUN].given;
     o->restart = v[RM_OPT_RESTART].given;
+    o->force = v[RM_OPT_FORCE].given;
+    o->forget = v[RM_OPT_FORGET].given;
+    if (o->force && o->forget) {
+        rm_error_set (err, RM_ERR_USAGE, "--force and --forget: one or the other (--force "
+                      "restores the originals, --forget keeps the documents as they are)");
+        return false;
+    }
     o->in_place = v[RM_OPT_IN_PLACE].given;
     o->create_indexes = v[RM_OPT_CREATE_INDEXES].given;
     o->allow_missing = v[RM_OPT_ALLOW_MISSING].given;

@@ -98,6 +98,8 @@ online_plan_read (online_t *on, online_record_t *r, bson_error_t *err)
         r->finalized = bson_iter_as_bool (&it);
     if (bson_iter_init_find (&it, &doc, "error") && BSON_ITER_HOLDS_UTF8 (&it))
         snprintf (r->error, sizeof r->error, "%s", bson_iter_utf8 (&it, NULL));
+    if (bson_iter_init_find (&it, &doc, "rollbackLeft"))
+        r->rollback_left = bson_iter_as_int64 (&it);
     if (bson_iter_init_find (&it, &doc, "switch") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
         r->switching = true;
         if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "direction") &&
@@ -641,6 +643,11 @@ online_status (online_t *on, bson_error_t *err)
     if (*holder)
         printf ("lease: held by %s (epoch %lld), for %lld s more unless renewed\n", holder,
                 (long long) epoch, (long long) ((left + 999) / 1000));
+    if (r.rollback_left)
+        printf ("rollback: %lld document(s) changed since remodel wrote them were left as they "
+                "are; remodel online rollback %s --force restores their originals (their later "
+                "changes are lost), --forget keeps them and forgets the plan\n",
+                (long long) r.rollback_left, on->o->plan_path);
     if (*r.error)
         printf ("last error: %s\n", r.error);
     return rows;

@@ -275,8 +275,29 @@ online_would_change (const online_docs_t *in, const online_docs_t *out)
     return n;
 }
 
+uint64_t
+online_fields_digest (const uint8_t *doc, uint32_t len)
+{
+    bson_iter_t it;
+    uint64_t sum = 0;
+    if (!bson_iter_init_from_data (&it, doc, len))
+        return 0;
+    while (bson_iter_next (&it)) {
+        rm_raw_value_t v;
+        const char *k = bson_iter_key (&it);
+        uint64_t h = rm_crc64_update (0, (const uint8_t *) k, strlen (k) + 1);
+        if (rm_raw_value_of (&it, &v)) {
+            h = rm_crc64_update (h, &v.type, 1);
+            h = rm_crc64_update (h, v.data, v.len);
+        }
+        sum += h;
+    }
+    return sum;
+}
+
 /* The backup of one document, upserted by _id: {$setOnInsert: {doc: <the
- * document as first read>}, $set: {wrote: <CRC-64 of its replacement>},
+ * document as first read>}, $set: {wrote: <CRC-64 of its replacement>,
+ * wroteFields: <online_fields_digest of it>},
  * $addToSet: {read: <CRC-64 of the document as read now>, wrote_all:
  * <the replacement's>}}. rollback restores doc where the document is
  * still what remodel last wrote and every version remodel read of it was
@@ -295,6 +316,7 @@ backup_update (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t w
     bson_append_document_end (u, &inner);
     BSON_APPEND_DOCUMENT_BEGIN (u, "$set", &inner);
     BSON_APPEND_INT64 (&inner, "wrote", wrote);
+    BSON_APPEND_INT64 (&inner, "wroteFields", (int64_t) online_fields_digest (want, wlen));
     bson_append_document_end (u, &inner);
     BSON_APPEND_DOCUMENT_BEGIN (u, "$addToSet", &inner);
     BSON_APPEND_INT64 (&inner, "read", (int64_t) rm_crc64_update (0, doc, len));
@@ -431,15 +453,16 @@ queue_write (mongoc_bulk_operation_t *b, const uint8_t *doc, uint32_t len, const
 #define BACKUP_ROOM 264
 
 /* The size of a document's backup (backup_update): {_id, doc: <the
- * original>, wrote, read: [crc], wrote_all: [crc]}, and BACKUP_ROOM. */
+ * original>, wrote, wroteFields, read: [crc], wrote_all: [crc]}, and
+ * BACKUP_ROOM. */
 static uint64_t
 backup_size (const uint8_t *doc, uint32_t len)
 {
     bson_iter_t it;
     rm_raw_value_t v;
     uint64_t id = rm_doc_field (doc, len, "_id", 3, &it) && rm_raw_value_of (&it, &v) ? v.len : 0;
-    return 4 + (1 + 4 + id) + (1 + 4 + (uint64_t) len) + (1 + 6 + 8) + (1 + 5 + 4 + 11 + 1) +
-           (1 + 10 + 4 + 11 + 1) + 1 + BACKUP_ROOM;
+    return 4 + (1 + 4 + id) + (1 + 4 + (uint64_t) len) + (1 + 6 + 8) + (1 + 12 + 8) +
+           (1 + 5 + 4 + 11 + 1) + (1 + 10 + 4 + 11 + 1) + 1 + BACKUP_ROOM;
 }
 
 /* In place: the document doc becomes want, after its backup; both must

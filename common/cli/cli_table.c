@@ -37,7 +37,8 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_COMPRESS, "compress", RM_VAL_STRING, WRITES)},
     {R (RM_OPT_GZIP, "gzip", RM_VAL_NONE, WRITES)},
     {R (RM_OPT_THREADS, "threads", RM_VAL_COUNT, WRITES), .min = 1, .max = 256},
-    {R (RM_OPT_FORCE, "force", RM_VAL_NONE, WRITES), .letter = 'f'},
+    /* online rollback --force: restore originals changed since. */
+    {R (RM_OPT_FORCE, "force", RM_VAL_NONE, WRITES | C (ONLINE_ROLLBACK)), .letter = 'f'},
     {R (RM_OPT_VERBOSE, "verbose", RM_VAL_NONE, C (CONVERT) | C (CAT)), .letter = 'v'},
     {R (RM_OPT_SKIP_INVALID, "skip-invalid", RM_VAL_OPTIONAL, READS)},
     {R (RM_OPT_NS_INCLUDE, "nsInclude", RM_VAL_STRING, READS), .repeat = true},
@@ -105,6 +106,7 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_FULL_VERIFY, "full-verify", RM_VAL_NONE, C (ONLINE_FINALIZE))},
     {R (RM_OPT_SAMPLE, "sample", RM_VAL_COUNT, C (ONLINE_FINALIZE)), .min = 1,
      .max = INT64_MAX, .what = "a number of documents"},
+    {R (RM_OPT_FORGET, "forget", RM_VAL_NONE, C (ONLINE_ROLLBACK))},
 };
 
 const size_t rm_cli_n_options = sizeof rm_cli_options / sizeof rm_cli_options[0];

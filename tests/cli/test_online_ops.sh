@@ -28,6 +28,11 @@ export ROOT PYTHONPATH=$ROOT/tests/transforms
 mkdir -p "$T/plans"
 cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/embed.json"
 cp "$ROOT/dumps/plans/backfill-logging.json" "$T/plans/backfill.json"
+cat >"$T/plans/twostep.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"set": {"in": "logging.logmsg", "fields": {"checked": true}}},
+  {"unset": {"in": "logging.logmsg", "fields": ["message"]}}]}
+EOF
 
 same() { online_same "$@"; }
 online() { run_rm online "$1" -q "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
@@ -177,6 +182,57 @@ x, y = by_id(a["logging.logmsg"]), by_id(b["logging.logmsg"])
 print(hosts, len(x) == len(y), sum(x[k] != y.get(k) for k in x))
 PYEOF
 )" "True True 1"
+    # The one left: status says so and what to do; --force and --forget
+    # together are refused; --force restores it.
+    "$REMODEL" online status "$T/plans/backfill.json" --uri "$uri" >"$T/status" 2>&1
+    expect_eq "$kind: status after it: the document left, and the way out" \
+        "$(grep -c '^rollback: 1 document(s) changed since remodel wrote them were left as they are; remodel online rollback .*backfill.json --force restores their originals' "$T/status")" 1
+    online rollback backfill --force --forget
+    expect_eq "$kind: rollback --force --forget: refused (exit 2)" "$rc:$(grep -c 'one or the other' "$T/err")" "2:1"
+    run_rm online rollback "$T/plans/backfill.json" --uri "$uri" --force
+    expect_eq "$kind: rollback --force: exit 0" "$rc" 0
+    expect_message "$kind: ... says it restored the one changed since" \
+        'step 1 (denormalize) logging.logmsg: 1 restored, 0 left (1 of them changed since remodel wrote them: --force)'
+    "$MONGODUMP" --uri "$uri" --db logging --archive="$T/$kind-log3.archive" --quiet
+    expect_eq "$kind: ... every document its original (fields and values), the plan forgotten" \
+        "$(python3 - "$T/$kind-log0.archive" "$T/$kind-log3.archive" <<'PYEOF'
+import sys, bson, rmlib
+a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
+def by_id(docs): return {repr(bson.decode(bytes(d))["_id"]): bson.decode(bytes(d)) for d in docs}
+x, y = by_id(a["logging.logmsg"]), by_id(b["logging.logmsg"])
+print(len(x) == len(y), sum(x[k] != y.get(k) for k in x), by_id(a["logging.hosts"]) == by_id(b["logging.hosts"]))
+PYEOF
+):$(pyq 'print(db.remodel.plans.count_documents({"_id": "'"$(pid backfill)"'"}))')" "True 0 True:0"
+    # --forget: the changed document kept as the application left it.
+    online run backfill --create-indexes --in-place
+    pyq 'm = db.logging.logmsg.find_one(sort=[("_id", 1)])
+db.logging.logmsg.update_one({"_id": m["_id"]}, {"$set": {"severity": "edited again"}})'
+    run_rm online rollback "$T/plans/backfill.json" --uri "$uri" --forget
+    expect_eq "$kind: rollback --forget: exit 0, the changed one kept as it is, no backup left, the plan forgotten" \
+        "$rc:$(grep -c 'logging.logmsg: [0-9]* restored, 0 left; 1 kept as they are: --forget' "$T/err"):$(pyq 'print(db.logging.logmsg.find_one(sort=[("_id", 1)])["severity"], sum(db.remodel[c].count_documents({}) for c in db.remodel.list_collection_names() if c.startswith("backup.")), db.remodel.plans.count_documents({"_id": "'"$(pid backfill)"'"}))')" \
+        "0:1:edited again 0 0"
+    # That document back as it was, for what follows.
+    python3 - "$uri" "$T/$kind-log0.archive" <<'PYEOF'
+import sys, bson, pymongo, rmlib
+orig = min((bson.decode(bytes(d)) for d in rmlib.read_archive(sys.argv[2])[0]["logging.logmsg"]),
+           key=lambda d: d["_id"])
+pymongo.MongoClient(sys.argv[1]).logging.logmsg.replace_one({"_id": orig["_id"]}, orig)
+PYEOF
+    # Two in-place steps on one collection, the second removing a field
+    # from the middle (mongo-java-server puts it back at the end when the
+    # first rollback restores it): rollback restores both, exit 0.
+    online run twostep --in-place
+    online rollback twostep
+    "$MONGODUMP" --uri "$uri" --db logging --archive="$T/$kind-log4.archive" --quiet
+    expect_eq "$kind: two in-place steps on one collection: rollback restores every document (exit 0)" \
+        "$rc:$(python3 - "$T/$kind-log0.archive" "$T/$kind-log4.archive" <<'PYEOF'
+import sys, bson, rmlib
+a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
+def by_id(docs): return {repr(bson.decode(bytes(d))["_id"]): bson.decode(bytes(d)) for d in docs}
+x, y = by_id(a["logging.logmsg"]), by_id(b["logging.logmsg"])
+print(len(x) == len(y), sum(x[k] != y.get(k) for k in x))
+PYEOF
+)" "0:True 0"
 
     # pause from another process, then resume.
     pyq 'db.crm.drop_collection("people_remodel_'"$(pid embed)"'_1"); db.crm.drop_collection("tasks_remodel_'"$(pid embed)"'_1")'
