@@ -203,6 +203,15 @@ print_text (const bson_t *r)
                 printf ("\nPLAN CHECK\n");
             printf ("%s\n", shown (bson_iter_utf8 (&arr, NULL)));
         }
+    n = 0;
+    bson_iter_init_find (&it, r, "hintNotes");
+    bson_iter_recurse (&it, &arr);
+    while (bson_iter_next (&arr))
+        if (BSON_ITER_HOLDS_UTF8 (&arr)) {
+            if (!n++)
+                printf ("\nHINTS\n");
+            printf ("%s\n", shown (bson_iter_utf8 (&arr, NULL)));
+        }
     printf ("\nCHECKS\n");
     n = 0;
     bson_iter_init_find (&it, r, "checks");

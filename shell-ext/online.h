@@ -18,6 +18,7 @@
 
 typedef struct {
     const char *plan_path;
+    const char *command;    /* "run", "sync", ...: for messages */
     const char *uri;
     const char *state_db;   /* --state-db (default "remodel") */
     int64_t batch_size;     /* --batch-size (default 1000) */

@@ -65,11 +65,20 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
                  online_fail (on, err, &why, "creating an index");
             bson_destroy (cmd);
         } else {
+            /* After a run by the compiled pipelines or the mongosh script,
+             * which need no index, sync, verify and finalize still do:
+             * they compute client-side, batch by batch. */
+            const char *cmd = on->o->command ? on->o->command : "run";
+            bool later = strcmp (cmd, "run") != 0;
             rm_error_set (err, RM_ERR_USAGE,
                           "%s.%s has no index on \"%s\", by which the join fetches its "
-                          "documents; create it (db.getSiblingDB(\"%s\").getCollection(\"%s\")"
-                          ".createIndex({\"%s\": 1})) or run with --create-indexes",
-                          db, coll, key, db, coll, key);
+                          "documents%s%s%s; create it (db.getSiblingDB(\"%s\").getCollection(\"%s\")"
+                          ".createIndex({\"%s\": 1})) or give %s --create-indexes",
+                          db, coll, key, later ? " (" : "", later ? cmd : "",
+                          later ? " computes client-side, batch by batch, even after a run by "
+                                  "the compiled pipelines or the mongosh script, which need none)"
+                                : "",
+                          db, coll, key, cmd);
             ok = false;
         }
     }

@@ -252,6 +252,7 @@ main (int argc, char **argv)
         return fail_usage ("%s takes one plan file", cmd);
     }
     o.plan_path = args.pos[0];
+    o.command = cmd;
     rm_cli_args_destroy (&args); /* o keeps only argv's strings */
     /* These write only state or switch collections: a dry run of them
      * would still write, so there is none. */

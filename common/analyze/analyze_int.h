@@ -165,6 +165,10 @@ void rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, ui
 bool rm_hints_lists (const bson_t *hints, const char *key, const char *ns);
 bool rm_hints_together (const bson_t *hints, const char *a, const char *b);
 bool rm_hints_ratio (const bson_t *hints, const char *ns, double *ratio);
+/* A note (a string appended to out, an array) for each name of the hints
+ * that meets no collection (or, for references, no field) the analysis
+ * read: a misspelt hint would otherwise do nothing, silently. */
+void rm_analysis_hint_notes (const rm_analysis_t *a, bson_t *out);
 /* Whether an index of the collection's metadata starts with path (_id
  * always does). */
 bool rm_analyze_indexed (const rm_collection_t *c, const char *path);

@@ -171,6 +171,9 @@ rm_analysis_report (const rm_analysis_t *a, bson_t *out)
         BSON_APPEND_UTF8 (&arr, key, a->plan_notes[i]);
     }
     bson_append_array_end (out, &arr);
+    BSON_APPEND_ARRAY_BEGIN (out, "hintNotes", &arr);
+    rm_analysis_hint_notes (a, &arr);
+    bson_append_array_end (out, &arr);
     BSON_APPEND_ARRAY_BEGIN (out, "checks", &arr);
     rm_analysis_checks (a, &arr);
     bson_append_array_end (out, &arr);

@@ -268,3 +268,29 @@ if [ -s "$T/mem.json" ] && cmp -s "$T/mem.json" "$T/spilled.json" && cmp -s "$T/
 else
     fail "decoys: the same report and plan spilled at 1K" "$(diff <(tr ',' '\n' <"$T/mem.json") <(tr ',' '\n' <"$T/spilled.json") | head -6)"
 fi
+
+# Hints that meet nothing are said, with the name meant (issue 24): a
+# collection misspelt in each kind of hint, a references field misspelt;
+# the names spelt right say nothing.
+cat >"$T/typo-hints.json" <<'EOF'
+{"readAlone": ["crm.peple", "crm.tasks"], "readTogether": [["crm.people", "crm.taks"]],
+ "readWriteRatio": {"crm.people": 3, "shop.nothere": 2},
+ "references": {"crm.tasks.ownr": "crm.people._id", "crm.tasks.owner": "crm.people._id"}}
+EOF
+run_rm analyze "$ROOT/dumps/sample" -q --hints "$T/typo-hints.json"
+expect_eq "hints that meet nothing: exit 0, a HINTS section of four lines" \
+    "$rc:$(sed -n '/^HINTS$/,/^$/p' "$T/out" | grep -c '^hints: ')" "0:4"
+expect_message_out() { local n=$1 s missing=""; shift
+    for s in "$@"; do grep -qF -- "$s" "$T/out" || missing="$missing [$s]"; done
+    if [ -z "$missing" ]; then pass "$n"; else fail "$n" "missing$missing"; fi; }
+expect_message_out "... each naming the hint, its kind and the name meant" \
+    'hints: "crm.peple" (readAlone) names no collection this analysis read (not in the dump, or left out by --ns), so it does nothing; did you mean "crm.people"?' \
+    'hints: "crm.taks" (readTogether) names no collection' 'did you mean "crm.tasks"?' \
+    'hints: "shop.nothere" (readWriteRatio) names no collection' \
+    'hints: "crm.tasks.ownr" (references): crm.tasks has no field "ownr"; did you mean "owner"?'
+expect_eq "... and --json's hintNotes the same four" \
+    "$("$REMODEL" analyze "$ROOT/dumps/sample" -q --json --hints "$T/typo-hints.json" | python3 -c 'import json, sys
+print(len(json.load(sys.stdin)["hintNotes"]))')" "4"
+run_rm analyze "$ROOT/dumps/sample" -q --hints "$T/typo-hints.json" --ns 'crm.tasks'
+expect_eq "... with --ns leaving crm.people out, its hints are said too" \
+    "$(grep -c '"crm.people" (readWriteRatio) names no collection this analysis read (not in the dump, or left out by --ns)' "$T/out")" "1"
