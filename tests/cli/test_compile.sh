@@ -257,20 +257,29 @@ for _ in range(1200):
         "$(awk '$1 ~ /^[0-9]/ {print $1, $2, $4, $5}' "$T/out" | tr '\n' ';')" "1 denormalize done 1200;2 summarize done 20;"
     run_rm online verify "$plan" --uri "$uri"
     expect_eq "script: online verify agrees" "$rc" 0
-    # The script needs no join index; sync does (issue 25, item 7): without
-    # one it says why and how, and with --create-indexes it goes through.
+    # The script needs no join index; verify and finalize do (issue 25,
+    # item 7): without one they say why and how, and with --create-indexes
+    # they go through.
+    eplan=$T/plans/embed-tasks.json
+    "$REMODEL" online rollback "$eplan" --uri "$uri" -q >/dev/null 2>&1
     python3 -c 'import pymongo, sys
-c = pymongo.MongoClient(sys.argv[1]).logging.logmsg
-for name, spec in c.index_information().items():
-    if spec["key"][0][0] == "host": c.drop_index(name)' "$uri"
-    run_rm online sync "$plan" --uri "$uri"
-    expect_eq "script: then sync without the join's index: refused (exit 2)" "$rc" 2
-    expect_message "script: ... saying why sync needs it, and how to give it" \
-        'logging.logmsg has no index on "host"' \
-        'sync computes client-side, batch by batch, even after a run by the compiled pipelines or the mongosh script' \
-        'or give sync --create-indexes'
-    run_rm online sync "$plan" --uri "$uri" --create-indexes
-    expect_eq "script: ... sync --create-indexes: exit 0" "$rc" 0
+c = pymongo.MongoClient(sys.argv[1])
+c.remodel.plans.delete_many({}); c.remodel.checkpoints.delete_many({}); c.remodel.leases.delete_many({})
+for name, spec in c.crm.tasks.index_information().items():
+    if spec["key"][0][0] == "owner": c.crm.tasks.drop_index(name)' "$uri"
+    "$REMODEL" compile "$eplan" --format mongosh >"$T/script3.js" 2>/dev/null
+    "$MONGOSH1" --quiet "$uri" "$T/script3.js" >"$T/s4" 2>&1
+    expect_eq "script: embed-tasks without the owner index: the script runs it (exit 0)" "$?" 0
+    run_rm online verify "$eplan" --uri "$uri"
+    expect_eq "script: ... then verify without the index: refused (exit 2)" "$rc" 2
+    expect_message "script: ... saying why verify needs it, and how to give it" \
+        'crm.tasks has no index on "owner"' \
+        'verify computes client-side, batch by batch, even after a run by the compiled pipelines or the mongosh script' \
+        'or give verify --create-indexes'
+    run_rm online finalize "$eplan" --uri "$uri" --writes-stopped --create-indexes
+    expect_eq "script: ... finalize --create-indexes: exit 0" "$rc" 0
+    run_rm online rollback "$eplan" --uri "$uri"
+    run_rm online rollback "$eplan" --uri "$uri"
     "$REMODEL" compile "$T/plans/evolve-people.json" --format mongosh >"$T/script2.js" 2>/dev/null
     "$MONGOSH1" --quiet "$uri" "$T/script2.js" >"$T/s3" 2>&1
     expect_eq "script: a plan with a client-side step is refused (exit 2)" "$?" 2
