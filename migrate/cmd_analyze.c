@@ -119,6 +119,22 @@ print_evidence (const bson_t *rel)
     printf ("\n");
 }
 
+/* The strings of report[key], under title; nothing when there are none. */
+static void
+print_notes (const bson_t *r, const char *key, const char *title)
+{
+    bson_iter_t it, arr;
+    size_t n = 0;
+    if (!bson_iter_init_find (&it, r, key) || !bson_iter_recurse (&it, &arr))
+        return;
+    while (bson_iter_next (&arr))
+        if (BSON_ITER_HOLDS_UTF8 (&arr)) {
+            if (!n++)
+                printf ("\n%s\n", title);
+            printf ("%s\n", shown (bson_iter_utf8 (&arr, NULL)));
+        }
+}
+
 static void
 print_text (const bson_t *r)
 {
@@ -194,24 +210,8 @@ print_text (const bson_t *r)
     if (n)
         printf ("(%zu candidate(s) that the values alone matched rejected on the evidence: --json "
                 "lists them, with why)\n", n);
-    n = 0;
-    bson_iter_init_find (&it, r, "planChecks");
-    bson_iter_recurse (&it, &arr);
-    while (bson_iter_next (&arr))
-        if (BSON_ITER_HOLDS_UTF8 (&arr)) {
-            if (!n++)
-                printf ("\nPLAN CHECK\n");
-            printf ("%s\n", shown (bson_iter_utf8 (&arr, NULL)));
-        }
-    n = 0;
-    bson_iter_init_find (&it, r, "hintNotes");
-    bson_iter_recurse (&it, &arr);
-    while (bson_iter_next (&arr))
-        if (BSON_ITER_HOLDS_UTF8 (&arr)) {
-            if (!n++)
-                printf ("\nHINTS\n");
-            printf ("%s\n", shown (bson_iter_utf8 (&arr, NULL)));
-        }
+    print_notes (r, "planChecks", "PLAN CHECK");
+    print_notes (r, "hintNotes", "HINTS");
     printf ("\nCHECKS\n");
     n = 0;
     bson_iter_init_find (&it, r, "checks");

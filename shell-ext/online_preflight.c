@@ -42,8 +42,27 @@ add_collections (online_t *on, const char *db, rm_dump_info_t *info, bson_error_
     return true;
 }
 
+/* Whether the server is FerretDB (its buildInfo says ferretdbVersion). */
+static bool
+is_ferretdb (online_t *on)
+{
+    bson_t *cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
+    bson_t reply;
+    bool yes = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, NULL) &&
+               bson_has_field (&reply, "ferretdbVersion");
+    bson_destroy (&reply);
+    bson_destroy (cmd);
+    return yes;
+}
+
 /* The server's namespaces in the databases the plan reads, and in those
- * whose names are close to one it lacks (for the "did you mean"). */
+ * whose names are a few edits from one it lacks (for the "did you mean":
+ * a third of the name, one to three edits, as probe.c measures). Only
+ * databases listDatabases names are asked for their collections, because
+ * mongo-java-server makes a database of any name a command reads; but
+ * FerretDB 1.x leaves out of listDatabases a database whose collection
+ * names it finds odd (a tab, a backslash), and makes none by a read:
+ * there a database not listed is asked too. */
 static bool
 server_namespaces (online_t *on, rm_dump_info_t *info, bson_error_t *err)
 {
@@ -51,6 +70,7 @@ server_namespaces (online_t *on, rm_dump_info_t *info, bson_error_t *err)
     char **dbs = mongoc_client_get_database_names_with_opts (on->client, NULL, &why);
     char **done = NULL;
     size_t n_dbs = 0, n_done = 0;
+    int ferret = -1;
     bool ok = true;
 
     if (!dbs)
@@ -61,21 +81,27 @@ server_namespaces (online_t *on, rm_dump_info_t *info, bson_error_t *err)
         const rm_nsref_t *in[4];
         size_t n = rm_step_inputs (&on->plan.steps[i], in, 4);
         for (size_t j = 0; ok && j < n; j++) {
-            /* The database itself, or those a few edits from it (as
-             * probe.c's "did you mean" measures: a third of the name, one
-             * to three edits). */
-            size_t len = strlen (in[j]->db), most = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
-            bool there = listed (dbs, n_dbs, in[j]->db);
-            for (size_t d = 0; ok && d < n_dbs; d++) {
-                if (there ? strcmp (dbs[d], in[j]->db) != 0
-                          : rm_cli_distance (dbs[d], in[j]->db) > most)
-                    continue;
-                if (listed (done, n_done, dbs[d]))
-                    continue;
+            const char *db = in[j]->db;
+            size_t len = strlen (db), most = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
+            bool there = listed (dbs, n_dbs, db);
+            if (listed (done, n_done, db))
+                continue;
+            if (!there && ferret < 0)
+                ferret = is_ferretdb (on);
+            if (there || ferret == 1) {
+                size_t before = info->n_ns;
                 done = bson_realloc (done, (n_done + 1) * sizeof *done);
-                done[n_done++] = dbs[d];
-                ok = add_collections (on, dbs[d], info, err);
+                done[n_done++] = (char *) db;
+                ok = add_collections (on, db, info, err);
+                if (!ok || info->n_ns > before || there)
+                    continue;
             }
+            for (size_t d = 0; ok && d < n_dbs; d++)
+                if (!listed (done, n_done, dbs[d]) && rm_cli_distance (dbs[d], db) <= most) {
+                    done = bson_realloc (done, (n_done + 1) * sizeof *done);
+                    done[n_done++] = dbs[d];
+                    ok = add_collections (on, dbs[d], info, err);
+                }
         }
     }
     bson_free (done);
