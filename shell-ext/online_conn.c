@@ -139,8 +139,9 @@ credentials_escaped (const char *uri)
 }
 
 /* REMODEL_ONLINE_TRACE=1: each command the server answers, one line on
- * stderr (milliseconds, database, the command cut short), to see where a slow run
- * spends its time; never secrets (the password is not in a command). */
+ * stderr (milliseconds, database, the command cut short), to see where a
+ * slow run spends its time. No secret: the driver hands its monitoring
+ * the authentication commands emptied (the APM specification's redaction). */
 static char trace_last[512];
 
 static void

@@ -378,11 +378,11 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         *differ += st.rewritten + st.removed;
         if (!on->o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: finalize: step %zu (%s): %lld documents "
-                         "verified (%s%s%s), %lld differ", s->index, s->op, (long long) checked,
+                         "verified (%s%s), %lld differ", s->index, s->op, (long long) checked,
                          *no_sample ? "the first in _id order, as the server's $sample "
                                       "failed: " :
                                       "a random sample",
-                         no_sample, "", (long long) (st.rewritten + st.removed));
+                         no_sample, (long long) (st.rewritten + st.removed));
         nt = rm_step_targets (s, passes, np, targets);
         rm_name_move_step (&on->names, s, targets, nt);
         *first_full = i + 1;
