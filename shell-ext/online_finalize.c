@@ -505,6 +505,12 @@ online_rollback (online_t *on, bson_error_t *err)
     int64_t left = 0;
     bool ok, undone = false;
 
+    if (!on->o->in_place && (on->o->force || on->o->forget)) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s ran side by side: --%s is for an in-place "
+                      "rollback (the originals there are not touched)", on->names.name,
+                      on->o->force ? "force" : "forget");
+        return false;
+    }
     /* The lease for the whole of it: refused while finalize holds it. */
     ok = online_plan_check (on, err) && online_lease_take (on, err);
     if (!ok)

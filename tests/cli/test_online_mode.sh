@@ -6,7 +6,8 @@
 #    usual lines; rollback restores every document byte for byte);
 #    finalize without it says there is nothing to finalize in place.
 #  - A plan run side by side: --in-place given to verify, sync or rollback
-#    contradicts it: refused (exit 2, saying so), nothing written.
+#    contradicts it, as --force or --forget given to rollback: refused
+#    (exit 2, saying so), nothing written.
 #   REMODEL=build/remodel bash tests/cli/test_online_mode.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
@@ -74,6 +75,12 @@ for kind in $(online_kinds); do
         expect_eq "$kind: $cmd --in-place of a side-by-side plan: refused (exit 2)" "$rc" 2
         expect_message "$kind: ... saying so" \
             "remodel: error: plan embed.json ran side by side: --in-place contradicts it (leave it out: the mode its run recorded is used)"
+    done
+    for flag in force forget; do
+        run_rm online rollback --$flag "$T/embed.json" --uri "$uri"
+        expect_eq "$kind: rollback --$flag of a side-by-side plan: refused (exit 2)" "$rc" 2
+        expect_message "$kind: ... saying so" \
+            "plan embed.json ran side by side: --$flag is for an in-place rollback"
     done
     snap "$T/sbs2.json"
     expect_eq "$kind: ... nothing written" "$(cmp -s "$T/sbs.json" "$T/sbs2.json" && echo same)" same
