@@ -456,8 +456,7 @@ online_keys_flush (online_keys_t *k, bson_error_t *err)
 
     if (!k->pending.n)
         return true;
-    online_docs_reset (&k->there);
-    k->nby = 0;
+    /* read_there fills k->there afresh wherever it is used. */
     if (k->known_first)
         ok = read_there (k, NULL, err) && add_keys (k, NULL, true, err);
     ok = ok && insert_new (k, k->known_first, err);
