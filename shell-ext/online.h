@@ -78,6 +78,7 @@ typedef struct {
     bool follows;
     bool following;         /* in `follow`: quiet rounds say nothing */
     bool incr_running;      /* a sync from the log is recomputing */
+    bool made_noted;        /* online_made.c: the journal may hold _ids */
     online_incr_stats_t incr; /* the last sync from the log */
     int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
 } online_t;

@@ -205,9 +205,9 @@ bool online_check_unique (online_job_t *j, online_passrun_t *pr, const online_do
 bool online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
                           online_idset_t *set, mongoc_collection_t *drivers, online_mode_t mode,
                           int64_t *differ, bson_error_t *err);
-/* Verify, sync, a pass whose results carry their driver's _id: the
- * drivers ids (an array) for which out has no result of an output, but
- * whose target holds one: counted into *missing; sync removes them (and
+/* Verify, sync, a pass whose results name their driver (rm_pass_t.
+ * driver_field): the target's results of the drivers ids (an array) that
+ * out does not make again: counted into *missing; sync removes them (and
  * notes them in pr->changed). */
 bool online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
                            const online_docs_t *out, int64_t *missing, bson_error_t *err);

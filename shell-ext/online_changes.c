@@ -116,6 +116,19 @@ grow_table (online_idlist_t *l)
     }
 }
 
+bool
+online_idlist_has (const online_idlist_t *l, const bson_iter_t *id)
+{
+    uint64_t h = online_value_hash (id);
+    for (size_t s = l->slots ? h & (l->slots - 1) : 0; l->slots && l->slot[s];
+         s = (s + 1) & (l->slots - 1)) {
+        bson_iter_t old;
+        if (l->hash[s] == h && online_idlist_get (l, l->slot[s] - 1, &old) && same_value (&old, id))
+            return true;
+    }
+    return false;
+}
+
 void
 online_changes_add (online_changes_t *ch, const char *ns, const bson_iter_t *id)
 {

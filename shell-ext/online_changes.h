@@ -23,6 +23,8 @@ typedef struct {
 void online_idlist_clear (online_idlist_t *l, int64_t *kept);
 /* The ith _id of l. */
 bool online_idlist_get (const online_idlist_t *l, uint32_t i, bson_iter_t *id);
+/* Whether l holds id. */
+bool online_idlist_has (const online_idlist_t *l, const bson_iter_t *id);
 
 /* At most this many _ids are kept for one sync: past it, recomputing
  * them one by one costs more than a rescan, which is what follows. */
@@ -79,11 +81,24 @@ bool online_keys_drop_plan (online_t *on, bson_error_t *err);
 void online_keys_values (const uint8_t *doc, uint32_t len, const rm_path_t *key, bson_t *arr,
                          uint32_t *n);
 
+/* online_made.c: the _ids a sync may rewrite or remove in a target a
+ * later step reads, noted in <state-db>.made_<plan id> before it writes
+ * them, so that a sync killed between two steps tells the next one what
+ * the first step changed. load adds what is noted to made (by target
+ * namespace); note notes ids (an array) of target ns; drop forgets them
+ * all once the point they lead to is saved (always: even when this
+ * process noted nothing, as rollback and --restart do). */
+bool online_made_load (online_t *on, online_changes_t *made, bson_error_t *err);
+bool online_made_note (online_t *on, const char *ns, const bson_t *ids, bson_error_t *err);
+bool online_made_drop (online_t *on, bool always, bson_error_t *err);
+
 /* online_incr.c: sync from the log. *done false (with a line saying why)
  * when only a full rescan will do, which the caller then runs; the point
- * is saved by the caller once the plan's results cover it. */
-bool online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, bool *done,
-                       size_t *first_full, bson_error_t *err);
+ * is saved by the caller once the plan's results cover it. noted: what an
+ * earlier sync noted (online_made_load), changes of the targets it names
+ * for the steps after the one making them. */
+bool online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *noted,
+                       online_incr_stats_t *st, bool *done, size_t *first_full, bson_error_t *err);
 
 /* finalize's verify: up to n drivers of each pass recomputed and
  * compared, step by step, into *differ; the steps from *first_full on

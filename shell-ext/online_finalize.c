@@ -295,10 +295,12 @@ online_finalize (online_t *on, bson_error_t *err)
      * written to a source after the drain. */
     if (ok && follows)
         ok = confirm_from_log (on, err);
-    /* The key map served the syncs; nothing reads it after the switch. */
+    /* The key map and the journal served the syncs; nothing reads them
+     * after the switch. */
     if (switched) {
         bson_error_t why;
         online_keys_drop_plan (on, &why);
+        online_made_drop (on, true, &why);
     }
     if (blocked)
         block_writes (on, false, err);

@@ -9,7 +9,9 @@
  *   4. records the next point, once the results cover it (the caller,
  *      after any step it rescans in full).
  * Killed at any point before 4, the next sync reads the same changes
- * again: recomputing a result twice writes it once.
+ * again: recomputing a result twice writes it once; what a step had
+ * already rewritten for the steps after it, it noted before writing
+ * (online_made.c).
  *
  * follow is that sync in rounds, a pause between them, until a signal
  * stops it (online_signal.c: after the round it is in, or between two
@@ -63,7 +65,7 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
                     bson_error_t *err)
 {
     online_capture_t from;
-    online_changes_t ch;
+    online_changes_t ch, noted;
     online_incr_stats_t *st = &on->incr;
     const char *nss[64];
     char point[400];
@@ -75,6 +77,7 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     memset (st, 0, sizeof *st);
     online_capture_init (&from);
     online_changes_init (&ch);
+    online_changes_init (&noted);
     ok = online_follow_point (on, &from, &on->follows, err);
     if (!ok || !on->follows)
         goto done;
@@ -90,10 +93,11 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
         goto done;
     }
     nns = ok ? online_changes_sources (on, nss, 64) : 0;
-    ok = ok && online_changes_read (on, &from, next, nss, nns, &ch, err);
+    ok = ok && online_changes_read (on, &from, next, nss, nns, &ch, err) &&
+         online_made_load (on, &noted, err);
     st->events = ch.events;
     on->incr_running = true;
-    ok = ok && online_incr_sync (on, &ch, st, &done, first_full, err);
+    ok = ok && online_incr_sync (on, &ch, &noted, st, &done, first_full, err);
     on->incr_running = false;
     if (ok && !on->o->quiet && (st->events || !on->following))
         rm_cli_line (stderr, "", "\n", "remodel: sync: change log: %lld events since %s: %lld "
@@ -103,6 +107,7 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
                      done ? "" : "; the rest rescanned");
 done:
     online_changes_destroy (&ch);
+    online_changes_destroy (&noted);
     online_capture_destroy (&from);
     return ok;
 }

@@ -13,10 +13,13 @@
  * (it is gone, or a parent took it). The _ids rewritten or removed are
  * changes of that target for the steps after, which read it.
  *
- * This needs a pass whose results carry their driver's _id (rm_pass_t.
- * by_id); a step with another pass (extract, bucketize, unbucketize,
- * embed with outliers) and every step after it are rescanned in full, as
- * is everything in place (the runner says so). */
+ * This needs a pass whose results name their driver (rm_pass_t.
+ * driver_field): by its _id, or, where a driver makes several (an
+ * extract's children, an outlier's overflow pages), in a field holding
+ * it, by which a driver's results are found again. A step with another
+ * pass (bucketize, unbucketize, extract with childRefs) and every step
+ * after it are rescanned in full, as is everything in place (the runner
+ * says so). */
 #include <stdio.h>
 #include <string.h>
 
@@ -98,11 +101,125 @@ partners_affect (online_job_t *j, const online_idlist_t *pc, online_changes_t *a
     return ok;
 }
 
+/* A result naming its driver in another field than _id may take the _id
+ * of another driver's result (an extract's child with an _id of its
+ * own): an overwrite unless that driver is recomputed too, in this sync
+ * (the child moved). Run checks this against all its results
+ * (online_check_unique); here, against the target: an error naming both,
+ * before anything of the batch is written. */
+static bool
+check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
+               const online_idlist_t *drivers, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t k = 0; ok && k < j->p->n_keep; k++) {
+        const char *by = j->p->driver_field[k];
+        bson_t filter = BSON_INITIALIZER, cond, arr;
+        bson_t *opts;
+        mongoc_cursor_t *cur;
+        const bson_t *doc;
+        bson_error_t why;
+        uint32_t n = 0;
+
+        if (!by || !strcmp (by, "_id"))
+            continue;
+        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
+        BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
+        for (size_t i = 0; i < out->n; i++) {
+            bson_iter_t id;
+            char key[16];
+            const char *kp;
+            size_t kl;
+            if (out->docs[i].keep != (int) k ||
+                !rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &id))
+                continue;
+            kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+            bson_append_iter (&arr, kp, (int) kl, &id);
+        }
+        bson_append_array_end (&cond, &arr);
+        bson_append_document_end (&filter, &cond);
+        opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), by, BCON_INT32 (1), "}");
+        cur = n ? mongoc_collection_find_with_opts (pr->targets[k].coll, &filter, opts, NULL) : NULL;
+        while (ok && cur && mongoc_cursor_next (cur, &doc)) {
+            bson_iter_t it, v;
+            char *json;
+            if (bson_iter_init (&it, doc) && bson_iter_find_descendant (&it, by, &v) &&
+                online_idlist_has (drivers, &v))
+                continue;
+            json = bson_as_relaxed_extended_json (doc, NULL);
+            rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
+                          "(%s, of a document not changed since, and one of a changed "
+                          "document): stopping before either overwrites the other",
+                          j->on->where, j->s->index, j->s->op, j->p->keep[k]->text, json);
+            bson_free (json);
+            ok = false;
+        }
+        if (ok && cur && mongoc_cursor_error (cur, &why))
+            ok = online_fail (j->on, err, &why, "reading a target");
+        if (cur)
+            mongoc_cursor_destroy (cur);
+        bson_destroy (opts);
+        bson_destroy (&filter);
+    }
+    return ok;
+}
+
+/* An array of _ids being built. */
+typedef struct {
+    bson_t arr;
+    uint32_t n;
+} idarr_t;
+
+static void
+append_id (void *ctx, const bson_iter_t *id)
+{
+    idarr_t *a = ctx;
+    char key[16];
+    const char *kp;
+    size_t kl = bson_uint32_to_string (a->n++, &kp, key, sizeof key);
+    bson_append_iter (&a->arr, kp, (int) kl, id);
+}
+
+/* Before a chunk's results are written, for the steps after that read
+ * them (online_made.c): every _id the chunk may rewrite or remove, the
+ * results its drivers (ids) make now and those they had. */
+static bool
+note_ahead (online_job_t *j, online_passrun_t *pr, const bson_t *ids, const online_docs_t *out,
+            bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t k = 0; ok && k < j->p->n_keep; k++) {
+        const char *by = j->p->driver_field[k];
+        idarr_t a;
+        bson_iter_t it;
+
+        bson_init (&a.arr);
+        a.n = 0;
+        for (size_t i = 0; i < out->n; i++)
+            if (out->docs[i].keep == (int) k &&
+                rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &it))
+                append_id (&a, &it);
+        /* Those they had: a result that is its driver's own has the
+         * driver's _id; others are found by the field naming it. */
+        if (!strcmp (by, "_id")) {
+            if (bson_iter_init (&it, ids))
+                while (bson_iter_next (&it))
+                    append_id (&a, &it);
+        } else {
+            ok = online_batch_ids_where (j, pr->targets[k].coll, by, ids, append_id, &a, err);
+        }
+        ok = ok && online_made_note (j->on, j->p->keep[k]->text, &a.arr, err);
+        bson_destroy (&a.arr);
+    }
+    return ok;
+}
+
 /* One pass: ch holds the changes of its inputs; what it rewrites or
- * removes is noted in made. */
+ * removes is noted in made, and, where a later step reads it (ahead),
+ * in the state database before it is written. */
 static bool
 incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_mode_t mode,
-           online_changes_t *ch, online_changes_t *made, online_incr_stats_t *st,
+           online_changes_t *ch, online_changes_t *made, bool ahead, online_incr_stats_t *st,
            bson_error_t *err)
 {
     online_job_t j;
@@ -175,6 +292,11 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
             ok = online_batch_compute (&j, &in, &out, err);
         else
             online_docs_reset (&out);
+        if (ok && out.n && mode == ONLINE_SYNC)
+            ok = online_check_unique (&j, &pr, &out, err) &&
+                 check_claimed (&j, &pr, &out, drivers, err);
+        if (ok && ahead)
+            ok = note_ahead (&j, &pr, &ids, &out, err);
         if (ok && out.n) {
             int64_t before = pr.differ;
             ok = online_check_side (&j, &pr, &out, &none, err);
@@ -203,28 +325,48 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
 }
 
 /* After a step: its targets' changes are what it made (the steps after
- * read its results, not what the application wrote to the namespace). */
+ * read its results, not what the application wrote to the namespace),
+ * and what an earlier sync, killed, noted it was making. */
 static void
-take_made (online_changes_t *ch, online_changes_t *made, const rm_nsref_t **targets, size_t nt)
+take_made (online_changes_t *ch, online_changes_t *made, const online_changes_t *noted,
+           const rm_nsref_t **targets, size_t nt)
 {
     for (size_t t = 0; t < nt; t++) {
         online_idlist_t *l = online_changes_list (ch, targets[t]->text, false);
-        const online_idlist_t *m = online_changes_list (made, targets[t]->text, false);
+        const online_idlist_t *m[2] = {
+            online_changes_list (made, targets[t]->text, false),
+            online_changes_list ((online_changes_t *) noted, targets[t]->text, false)};
         if (l)
             online_idlist_clear (l, &ch->kept);
-        for (uint32_t i = 0; m && i < m->n; i++) {
-            bson_iter_t id;
-            online_idlist_get (m, i, &id);
-            online_changes_add (ch, targets[t]->text, &id);
-        }
+        for (int w = 0; w < 2; w++)
+            for (uint32_t i = 0; m[w] && i < m[w]->n; i++) {
+                bson_iter_t id;
+                online_idlist_get (m[w], i, &id);
+                online_changes_add (ch, targets[t]->text, &id);
+            }
     }
     if (*made->rescan && !*ch->rescan)
         snprintf (ch->rescan, sizeof ch->rescan, "%s", made->rescan);
 }
 
+/* Whether a step after step i reads one of its targets. */
+static bool
+read_later (const online_t *on, size_t i, const rm_nsref_t **targets, size_t nt)
+{
+    for (size_t l = i + 1; l < on->plan.n; l++) {
+        const rm_nsref_t *in[4];
+        size_t n = rm_step_inputs (&on->plan.steps[l], in, 4);
+        for (size_t a = 0; a < n; a++)
+            for (size_t t = 0; t < nt; t++)
+                if (!strcmp (in[a]->text, targets[t]->text))
+                    return true;
+    }
+    return false;
+}
+
 bool
-online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, bool *done,
-                  size_t *first_full, bson_error_t *err)
+online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *noted,
+                  online_incr_stats_t *st, bool *done, size_t *first_full, bson_error_t *err)
 {
     *done = false;
     *first_full = 0;
@@ -233,26 +375,29 @@ online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, b
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *targets[8];
         size_t np = rm_step_passes (s, on->o->in_place, passes, err), nt;
-        bool by_id = !on->o->in_place;
+        bool traced = !on->o->in_place;
         online_changes_t made;
 
         if (!np)
             return false;
         for (size_t p = 0; p < np; p++)
-            by_id &= passes[p].by_id;
-        if (!by_id || *ch->rescan) {
+            traced &= rm_pass_traced (&passes[p]);
+        if (!traced || *ch->rescan) {
             if (!on->o->quiet)
                 rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full (%s)",
                              s->index, s->op, i + 1 < on->plan.n ? " and the steps after it" : "",
                              *ch->rescan ? ch->rescan
                              : on->o->in_place ? "in place, the change log is not followed yet"
-                                               : "its results are not one per source document");
+                                               : "its results do not say which source document "
+                                                 "made them");
             *first_full = i;
             return true;
         }
         online_changes_init (&made);
+        nt = rm_step_targets (s, passes, np, targets);
         for (size_t p = 0; p < np; p++)
-            if (!incr_pass (on, s, &passes[p], p, ONLINE_SYNC, ch, &made, st, err)) {
+            if (!incr_pass (on, s, &passes[p], p, ONLINE_SYNC, ch, &made,
+                            read_later (on, i, targets, nt), st, err)) {
                 online_changes_destroy (&made);
                 rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
                 return false;
@@ -268,8 +413,7 @@ online_incr_sync (online_t *on, online_changes_t *ch, online_incr_stats_t *st, b
             *first_full = i;
             return true;
         }
-        nt = rm_step_targets (s, passes, np, targets);
-        take_made (ch, &made, targets, nt);
+        take_made (ch, &made, noted, targets, nt);
         online_changes_destroy (&made);
         rm_name_move_step (&on->names, s, targets, nt);
         *first_full = i + 1;
@@ -346,7 +490,7 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *targets[8], *in[4];
         size_t np = rm_step_passes (s, false, passes, err), nt;
-        bool by_id = np > 0;
+        bool traced = np > 0;
         char no_sample[200] = "";
         int64_t checked = 0;
         online_incr_stats_t st;
@@ -354,8 +498,8 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         if (!np)
             return false;
         for (size_t p = 0; p < np; p++)
-            by_id &= passes[p].by_id;
-        if (!by_id)
+            traced &= rm_pass_traced (&passes[p]);
+        if (!traced)
             return true; /* this step and those after: verified in full */
         rm_step_inputs (s, in, 4);
         memset (&st, 0, sizeof st);
@@ -366,7 +510,7 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
             bool ok;
             online_changes_init (&ch);
             ok = sample_ids (on, c, n, &ch, d->text, no_sample, sizeof no_sample, err) &&
-                 incr_pass (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, &st, err);
+                 incr_pass (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, false, &st, err);
             checked += ch.kept;
             online_changes_destroy (&ch);
             mongoc_collection_destroy (c);

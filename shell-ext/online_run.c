@@ -597,7 +597,8 @@ capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
     }
     if (ok && fresh && !on->o->dry_run) {
         /* A key map of an earlier run of the plan is of results gone. */
-        ok = online_keys_drop_plan (on, err) && online_capture_start (on, c, err) &&
+        ok = online_keys_drop_plan (on, err) && online_made_drop (on, true, err) &&
+             online_capture_start (on, c, err) &&
              online_capture_save (on, c, err);
         more = c->mode == ONLINE_CAPTURE_NONE ? none : "recorded now, before the copy";
     }
@@ -705,7 +706,7 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
                        err);
     /* The results now cover the log up to the next point. */
     if (ok && save)
-        ok = online_capture_save (on, &next, err);
+        ok = online_capture_save (on, &next, err) && online_made_drop (on, false, err);
     if (ok && mode == ONLINE_RUN)
         capture_end (on, &capture, online_mono_ms () - t0);
     /* For status: what stopped the run, or that it went through; written

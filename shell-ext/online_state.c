@@ -295,6 +295,7 @@ online_plan_forget (online_t *on, bson_error_t *err)
     bson_error_t why;
     /* The lease and its fences stay: the next run's epoch is higher. */
     bool ok = online_lease_check (on, err) && online_keys_drop_plan (on, err) &&
+              online_made_drop (on, true, err) &&
               ((mongoc_collection_delete_many (cp, del, NULL, NULL, &why) &&
                 mongoc_collection_delete_one (c, q, NULL, NULL, &why)) ||
                online_fail (on, err, &why, "forgetting the plan's state"));

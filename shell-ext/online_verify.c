@@ -244,6 +244,8 @@ online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
 {
     bool write = pr->mode == ONLINE_SYNC && !j->on->o->dry_run, ok = true;
     for (size_t k = 0; ok && k < j->p->n_keep; k++) {
+        const char *by = j->p->driver_field[k];
+        bool own = by && !strcmp (by, "_id");
         online_idset_t made;
         bson_t gone = BSON_INITIALIZER;
         bson_iter_t it;
@@ -256,9 +258,12 @@ online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
         for (size_t i = 0; i < out->n; i++)
             if (out->docs[i].keep == (int) k)
                 online_idset_add (&made, online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
+        /* A result that is its driver's own: only the drivers that made
+         * none are looked for. Results naming their driver in another
+         * field: every result of these drivers, kept where made again. */
         if (bson_iter_init (&it, ids))
             while (bson_iter_next (&it))
-                if (!online_idset_has (&made, online_value_hash (&it))) {
+                if (!own || !online_idset_has (&made, online_value_hash (&it))) {
                     char key[16];
                     const char *kp;
                     size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
@@ -266,13 +271,15 @@ online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
                 }
         /* Only those there count: a driver that makes no result changes
          * nothing unless it made one before. */
-        if (n)
-            ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &gone, note_there, &found,
+        if (n && by)
+            ok = online_batch_ids_where (j, pr->targets[k].coll, by, &gone, note_there, &found,
                                          err);
         l = online_changes_list (&found, "there", false);
         for (uint32_t i = 0; ok && l && i < l->n; i++) {
             bson_iter_t id;
             online_idlist_get (l, i, &id);
+            if (!own && online_idset_has (&made, online_value_hash (&id)))
+                continue;
             if (write) {
                 ok = online_writes_delete (&pr->targets[k], &id, err);
                 if (pr->changed)

@@ -16,7 +16,7 @@ same_ns (const rm_nsref_t *a, const rm_nsref_t *b)
 }
 
 /* A field a step writes that is _id, or under it: its results then do
- * not keep their driver's _id (rm_pass_t.by_id). */
+ * not keep their driver's _id (rm_pass_t.driver_field). */
 static bool
 is_id (const char *field)
 {
@@ -43,8 +43,8 @@ rm_pass_refuse (const rm_step_t *s, bson_error_t *err, const char *why)
 static size_t
 passes_fields (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
 {
-    out[0].keep[out[0].n_keep++] = &s->u.fields.in;
-    out[0].by_id = true;
+    out[0].keep[out[0].n_keep] = &s->u.fields.in;
+    out[0].driver_field[out[0].n_keep++] = "_id";
     return 1;
 }
 
@@ -56,7 +56,7 @@ passes_denormalize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
         return rm_pass_refuse (s, err, "a namespace denormalized from itself runs offline only");
     out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &d->local,
                          .partner_key = &d->foreign, .keep = {&d->in}, .n_keep = 1,
-                         .by_id = !any_id (d->targets, d->n)};
+                         .driver_field = {any_id (d->targets, d->n) ? NULL : "_id"}};
     return 1;
 }
 
@@ -68,7 +68,8 @@ passes_summarize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
         return rm_pass_refuse (s, err, "a namespace summarized from itself runs offline only");
     out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->local,
                          .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1,
-                         .by_id = m->as ? !is_id (m->as) : !any_id (m->names, m->n)};
+                         .driver_field = {(m->as ? is_id (m->as) : any_id (m->names, m->n))
+                                              ? NULL : "_id"}};
     return 1;
 }
 
@@ -83,25 +84,33 @@ passes_embed (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
      * parent that could take it: those no parent takes stay. */
     out[0] = (rm_pass_t){.drive = 1, .partner = 0, .drive_key = &m->local,
                          .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1,
-                         .by_id = !is_id (m->as) && !is_id (m->count_as)};
-    /* An outlier's overflow documents are new ones, not the parent's. */
+                         .driver_field = {is_id (m->as) || is_id (m->count_as) ? NULL : "_id"}};
+    /* An outlier's overflow pages are new documents, each naming its
+     * parent (embed_build.c). */
     if (m->on_overflow == RM_OVERFLOW_OUTLIER) {
-        out[0].keep[out[0].n_keep++] = &m->overflow_to;
-        out[0].by_id = false;
+        out[0].keep[out[0].n_keep] = &m->overflow_to;
+        out[0].driver_field[out[0].n_keep++] = "parent_id";
     }
     if (m->keep_source)
         return 1;
     out[1] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->foreign,
                          .partner_key = &m->local, .keep = {&m->from}, .n_keep = 1,
-                         .by_id = true};
+                         .driver_field = {"_id"}};
     return 2;
 }
 
 static size_t
 passes_extract (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
 {
-    out[0].keep[out[0].n_keep++] = &s->u.extract.from;
-    out[0].keep[out[0].n_keep++] = &s->u.extract.to;
+    const rm_extract_t *x = &s->u.extract;
+    /* The parents keep their _id; the children name theirs in
+     * parentField, except with childRefs, where only the parent's array
+     * of their _ids says whose they are. */
+    out[0].keep[out[0].n_keep] = &x->from;
+    out[0].driver_field[out[0].n_keep++] = "_id";
+    out[0].keep[out[0].n_keep] = &x->to;
+    out[0].driver_field[out[0].n_keep++] =
+        x->style == RM_STYLE_CHILD_REFS || is_id (x->parent_field) ? NULL : x->parent_field;
     return 1;
 }
 
@@ -181,7 +190,23 @@ rm_step_passes (const rm_step_t *s, bool in_place, rm_pass_t *out, bson_error_t 
                                                "by side, without --in-place)");
         return rm_pass_refuse (s, err, why);
     }
-    return k->passes (s, out, err);
+    size_t n = k->passes (s, out, err);
+    /* by_id from the outputs' driver fields, in one place. */
+    for (size_t i = 0; i < n; i++) {
+        out[i].by_id = out[i].n_keep > 0;
+        for (size_t o = 0; o < out[i].n_keep; o++)
+            out[i].by_id &= out[i].driver_field[o] && !strcmp (out[i].driver_field[o], "_id");
+    }
+    return n;
+}
+
+bool
+rm_pass_traced (const rm_pass_t *p)
+{
+    for (size_t o = 0; o < p->n_keep; o++)
+        if (!p->driver_field[o])
+            return false;
+    return p->n_keep > 0;
 }
 
 /* What the passes write, and what the step empties. */

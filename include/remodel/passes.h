@@ -23,9 +23,16 @@ typedef struct {
     const rm_path_t *partner_key; /* ...among the partners' (with $in) */
     const rm_nsref_t *keep[4];    /* the outputs this pass writes */
     size_t n_keep;
-    /* Each result carries its driving document's _id, at most one per
-     * output: a driver's results are found by its _id, so following a
-     * change log recomputes a changed driver alone (shell-ext/online_incr.c). */
+    /* Per keep[]: the field of its results that holds their driving
+     * document's _id: "_id" where each result is its driver's own (at most
+     * one per output), another field where a driver makes several (an
+     * extract's children by their parentField, an outlier's overflow pages
+     * by parent_id), NULL where the results do not say which driver made
+     * them. Following a change log recomputes a changed driver alone where
+     * every output names its drivers (shell-ext/online_incr.c). */
+    const char *driver_field[4];
+    /* Every output's driver_field is "_id": a driver's results are found
+     * by its _id, and no set of the results' _ids is kept (online_run.c). */
     bool by_id;
 } rm_pass_t;
 
@@ -35,6 +42,10 @@ typedef struct {
 /* The passes of step s into out[RM_MAX_PASSES] (0: it cannot run online,
  * err says why, RM_ERR_UNSUPPORTED); in_place: the --in-place form. */
 size_t rm_step_passes (const rm_step_t *s, bool in_place, rm_pass_t *out, bson_error_t *err);
+
+/* Whether every output of p names the driver of each of its results
+ * (rm_pass_t.driver_field), so that a driver's results can be found. */
+bool rm_pass_traced (const rm_pass_t *p);
 
 /* The namespaces a step gives new contents side by side (its targets):
  * what its passes write, then what it empties, each once; at most 8. */

@@ -8,9 +8,17 @@
 #     moved between parents (both parents change), a child deleted and
 #     inserted, a parent's field, a parent's key changed (its children
 #     re-homed), a chained plan (step 2 reads step 1's results);
+#   - the same for the steps whose results name their driver in a field
+#     (an extract's children by parentField, an outlier embed's overflow
+#     pages by parent_id), and a summary of the extracted children after
+#     them: nothing rescanned in full; a changed document's child taking
+#     the _id of an unchanged one's is refused, naming it;
 #   - follow keeps the results current while a writer writes, status shows
 #     its rounds and lag, a signal stops it after its round (exit 0);
 #   - kill -9 during follow, then sync: nothing lost or applied twice;
+#   - a kill matrix over sync: killed at each rewrite of results (between
+#     two steps too: the step after must still learn what the first one
+#     rewrote), then sync again: every result right;
 #   - a kill matrix over finalize's drain (killed at the first writes of
 #     results, of the key map, of the point), then finalize again: it
 #     completes, and the live collections are remodel run's;
@@ -43,6 +51,21 @@ cat >"$T/plans/chain.json" <<'EOF'
                             "names": {"$addToSet": "$cust_name"}}}}]}
 EOF
 
+# Posts' comments into their own collection (some with an _id of their
+# own, some without), reviews embedded into items, at most 3 each, the
+# rest on overflow pages, and each post's count of comments from step 1's
+# children.
+cat >"$T/plans/kinds.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"extract": {"from": "blog.posts", "path": "comments", "to": "blog.comments",
+               "style": "parentRef", "parentField": "post_id", "ordinalField": "n"}},
+  {"embed": {"from": "blog.reviews", "into": "blog.items", "localField": "_id",
+             "foreignField": "item", "as": "reviews", "sort": {"stars": -1},
+             "maxItems": 3, "onOverflow": "outlier"}},
+  {"summarize": {"into": "blog.posts", "from": "blog.comments", "localField": "_id",
+                 "foreignField": "post_id", "fields": {"n_comments": {"$count": {}}}}}]}
+EOF
+
 # py SCRIPT ARGS...: pymongo with the client as c ($uri).
 py() {
     local code=$1; shift
@@ -66,6 +89,50 @@ s.orders.insert_many([{"_id": 1000 + i, "cust": "C%d" % random.randrange(40),
                        "amount": random.randrange(1, 100)} for i in range(300)])
 s.orders.create_index("cust")
 s.customers.create_index("code")'
+}
+
+# The blog: 60 posts with 0 to 5 comments, 30 items with 0 to 6 reviews.
+make_blog() {
+    py '
+random.seed(5)
+b = c.blog
+def comment(p, i):
+    d = {"by": "u%d" % random.randrange(9), "text": "comment %d of %d" % (i, p)}
+    return dict({"_id": "c-%d-%d" % (p, i)}, **d) if i % 2 else d
+b.posts.insert_many([{"_id": p, "title": "post %d" % p,
+                      "comments": [comment(p, i) for i in range(random.randrange(6))]}
+                     for p in range(60)])
+b.items.insert_many([{"_id": "i%d" % i, "name": "item %d" % i} for i in range(30)])
+b.reviews.insert_many([{"_id": r, "item": "i%d" % random.randrange(30), "stars": r % 5}
+                       for r in range(120)])
+b.reviews.create_index("item")'
+}
+
+# blog_writes SEED: comments added, removed and moved (an own _id taken
+# along), a post deleted, inserted and replaced; reviews moved, added past
+# maxItems, deleted.
+blog_writes() {
+    py '
+random.seed(int(sys.argv[2]))
+n = int(sys.argv[2])
+p, r = c.blog.posts, c.blog.reviews
+pids = sorted(d["_id"] for d in p.find({}, {"_id": 1}))
+a, b, d, e = random.sample(pids, 4)
+p.update_one({"_id": a}, {"$push": {"comments": {"by": "w", "text": "added %d" % n}}})
+p.update_one({"_id": b}, {"$pop": {"comments": -1}})
+moved = {"_id": "m-%d" % n, "by": "w", "text": "moved"}
+p.update_one({"_id": d}, {"$push": {"comments": moved}})
+# (FerretDB 1.x pulls only elements equal to the condition: the array set whole)
+p.update_one({"_id": d}, {"$set": {"comments": [x for x in p.find_one({"_id": d})["comments"]
+                                                if x.get("_id") != moved["_id"]]}})
+p.update_one({"_id": e}, {"$push": {"comments": moved}})
+p.delete_one({"_id": random.choice([x for x in pids if x not in (a, b, d, e)])})
+p.insert_one({"_id": 1000 + n, "title": "new", "comments": [{"by": "w", "text": "first"}]})
+doc = p.find_one({"_id": a}); doc["title"] = "replaced %d" % n; p.replace_one({"_id": a}, doc)
+rids = sorted(x["_id"] for x in r.find({}, {"_id": 1}))
+r.update_one({"_id": random.choice(rids)}, {"$set": {"item": "i%d" % random.randrange(30)}})
+r.insert_many([{"_id": 10000 * n + k, "item": "i%d" % (n % 30), "stars": k % 5} for k in range(5)])
+r.delete_one({"_id": random.choice(rids)})' "$1"
 }
 
 # writes SEED: one of each kind the issue names, to both plans' sources.
@@ -100,6 +167,19 @@ offline() {
         "$REMODEL" run -q "$T/plans/embed.json" --from "$T/$1-crm.archive" --to "$T/$1-embed.archive" &&
         "$REMODEL" run -q "$T/plans/chain.json" --from "$T/$1-shop.archive" --to "$T/$1-chain.archive"
 }
+# kinds_same NAME: the blog dumped now, remodel run's result of kinds.json,
+# and the side-by-side results compared with it.
+kinds_same() {
+    local k
+    k=$(pid kinds)
+    rm -f "$T/kinds-src.archive" "$T/kinds-out.archive"
+    "$MONGODUMP" --uri "$uri" --db blog --archive="$T/kinds-src.archive" --quiet &&
+        "$REMODEL" run -q "$T/plans/kinds.json" --from "$T/kinds-src.archive" \
+            --to "$T/kinds-out.archive" || fail "$1: offline reference"
+    online_same "$1" "$T/kinds-out.archive" blog.comments=comments_remodel_${k}_1 \
+        blog.items=items_remodel_${k}_2 blog.items_reviews_overflow=items_reviews_overflow_remodel_${k}_2 \
+        blog.posts=posts_remodel_${k}_3
+}
 # same_side NAME STAGE: the side-by-side results are the offline ones.
 same_side() {
     local e c
@@ -109,6 +189,26 @@ same_side() {
     online_same "$1: the chained plan's results are remodel run's" "$T/$2-chain.archive" \
         shop.orders=orders_remodel_${c}_1 shop.customers=customers_remodel_${c}_2
 }
+# sync_matrix PLAN WRITES K...: for each K, WRITES K's writes, then sync
+# killed (kill -9) at its K-th rewrite of results, then sync again: every
+# result right. A K past the last rewrite runs the sync to its end (killat
+# exit 3): still checked, not counted as a kill. Prints the kills.
+sync_matrix() {
+    local plan=$1 writer=$2 k krc kills=0; shift 2
+    for k in "$@"; do
+        "$writer" $((40 + k))
+        "$KILLAT" -q online_side_rewrite "$k" -- "$ONLINE" sync "$T/plans/$plan.json" --uri "$uri" \
+            >/dev/null 2>"$T/kerr"
+        krc=$?
+        [ $krc == 137 ] && kills=$((kills + 1))
+        [ $krc == 137 ] || [ $krc == 3 ] || fail "$kind: $plan: sync killed at rewrite #$k" "killat exit $krc: $(tail -n 3 "$T/kerr")"
+        online sync "$plan"
+        [ "$rc" == 0 ] || fail "$kind: $plan: sync after a kill at rewrite #$k" "$(cat "$T/err")"
+        verified "$kind: $plan: sync killed at rewrite #$k ($krc), then again: every result right" "$plan"
+    done
+    echo "$kills"
+}
+
 verified() {
     online verify "$2"
     expect_eq "$1" "$rc:$(grep -c 'every result as the sources make it' "$T/err")" "0:1"
@@ -125,6 +225,9 @@ for kind in ferretdb java; do
     expect_eq "$kind: embed runs" "$rc:$(cat "$T/err")" "0:"
     online run chain --batch-size 50 -q
     expect_eq "$kind: the chained plan runs" "$rc:$(cat "$T/err")" "0:"
+    make_blog
+    online run kinds --create-indexes --batch-size 20 -q
+    expect_eq "$kind: extract, outlier embed and summary run" "$rc:$(cat "$T/err")" "0:"
 
     # ---- sync reads what the changes affect ----
     writes 1
@@ -147,6 +250,45 @@ for kind in ferretdb java; do
     same_side "$kind: after a sync from the log" "$kind-a"
     online sync chain
     expect_eq "$kind: a second sync finds nothing to do" "$rc:$(events):$(figure results)" "0:0:0"
+
+    # ---- results naming their driver in a field: extract, overflow ----
+    blog_writes 1
+    online sync kinds
+    rd=$(figure read)
+    expect_eq "$kind: kinds: sync follows the log, no step rescanned (exit 0)" \
+        "$rc:$(grep -c 'rescanned in full' "$T/err")" "0:0"
+    # 60 posts, ~150 comments, 30 items, 120 reviews.
+    if [ -n "$rd" ] && [ "$rd" -lt 150 ]; then pass "$kind: kinds: sync read $rd documents, not the 360"
+    else fail "$kind: kinds: sync read few documents" "$(cat "$T/err")"; fi
+    verified "$kind: kinds: verify finds every result right after the sync" kinds
+    kinds_same "$kind: kinds: extract's children, overflow pages and the summary are remodel run's"
+    blog_writes 2
+    blog_writes 3
+    online sync kinds
+    expect_eq "$kind: kinds: two more rounds of writes, synced from the log" \
+        "$rc:$(grep -c 'rescanned in full' "$T/err")" "0:0"
+    kinds_same "$kind: kinds: ... remodel run's again"
+    # A changed post taking the _id of an unchanged post's comment.
+    owner=$(py 'd = c.blog.posts.find_one({"comments._id": {"$regex": "^c-"}, "_id": {"$lt": 1000}})
+print(d["_id"], [x["_id"] for x in d["comments"] if "_id" in x][0])')
+    py 'c.blog.posts.update_one({"_id": 1001}, {"$push": {"comments": {"_id": sys.argv[2], "text": "dup"}}})' "${owner#* }"
+    online sync kinds
+    expect_eq "$kind: kinds: a changed post's comment with an unchanged post's comment _id is refused (exit 1, naming it)" \
+        "$rc:$(grep -c "two results for blog.comments with one _id ({ \"_id\" : \"${owner#* }\", \"post_id\" : ${owner% *} }" "$T/err")" "1:1"
+    py 'p = c.blog.posts
+p.update_one({"_id": 1001}, {"$set": {"comments": [x for x in p.find_one({"_id": 1001})["comments"]
+                                                   if x.get("text") != "dup"]}})'
+    online sync kinds
+    expect_eq "$kind: kinds: ... and once the post is put right, sync completes" "$rc" "0"
+    kinds_same "$kind: kinds: ... remodel run's"
+    sync_matrix kinds blog_writes 1 2 3 4 5 >"$T/kills"
+    grep -v '^[0-9]*$' "$T/kills"
+    expect_eq "$kind: kinds: the sync matrix killed at least 4 rewrites (of 3 steps)" \
+        "$(tail -n 1 "$T/kills" | awk '{print ($1 >= 4)}')" "1"
+    kinds_same "$kind: kinds: after the sync matrix, remodel run's"
+    sync_matrix chain writes 1 2 >"$T/kills"
+    grep -v '^[0-9]*$' "$T/kills"
+    expect_eq "$kind: chain: the sync matrix killed at both steps' rewrites" "$(tail -n 1 "$T/kills")" "2"
     # One task moved three times, a sync after each: the key map must know
     # every owner it had (the second and third come from syncs, added to
     # its entry), so no earlier owner keeps it.
