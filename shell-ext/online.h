@@ -41,6 +41,8 @@ typedef struct {
     bool server_side;       /* run --server-side: compiled pipelines (remodel/compile.h) */
     rm_compile_version_t server_version; /* --server-version */
     bool server_version_given;
+    size_t memory;          /* --memory: for a step's sets of result _ids (default 512M) */
+    const char *tmpdir;     /* --tmp: where they spill past it (NULL: $TMPDIR or /tmp) */
 } online_opts_t;
 
 typedef enum {

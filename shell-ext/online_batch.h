@@ -5,6 +5,7 @@
 
 #include "online.h"
 #include "remodel/batchstep.h"
+#include "remodel/sorter.h"
 
 typedef struct {
     size_t off;             /* in the batch's bytes */
@@ -101,10 +102,17 @@ void online_id_append (bson_t *sel, const bson_iter_t *id);
 /* online_idset.c: a set of _id hashes. */
 typedef struct {
     const char *ns;         /* the namespace whose results these are */
-    bool by_drivers;        /* unused: the results carry their driver's _id
-                               (online_run.c checks them by the drivers') */
+    bool by_drivers;        /* unused: the results name their driver
+                               (rm_pass_t.driver_field), and online_run.c
+                               checks them by the drivers' _ids */
     uint64_t *slots;        /* 0: empty */
     size_t n, cap;
+    /* A step's set (online_idset_note): past budget bytes of table, every
+     * hash goes to an external sort under tmpdir instead, and the checks
+     * are made at the end of the step, in hash order (online_verify.c). */
+    size_t budget;
+    const char *tmpdir;
+    rm_sorter_t *disk;
 } online_idset_t;
 
 /* A hash of a document's _id (type and bytes), never 0. */
@@ -113,6 +121,15 @@ bool online_idset_has (const online_idset_t *s, uint64_t h);
 /* false when h was there already. */
 bool online_idset_add (online_idset_t *s, uint64_t h);
 void online_idset_destroy (online_idset_t *s);
+/* Notes h in a step's set, within its budget: past it, the set goes to
+ * disk, and online_idset_has no longer answers for it. */
+bool online_idset_note (online_idset_t *s, uint64_t h, bson_error_t *err);
+/* The hashes of a set on disk in order, each as often as noted (finish
+ * first): 1 and *h, 0 at the end, -1 on error. */
+bool online_idset_finish (online_idset_t *s, bson_error_t *err);
+int online_idset_next (online_idset_t *s, uint64_t *h, bson_error_t *err);
+/* A hash as a sort key: 8 bytes, big-endian, so that bytes sort as numbers. */
+void online_hash_key (uint64_t h, uint8_t key[8]);
 
 /* online_write.c: statements for one collection, sent in commands of a
  * few dozen (FerretDB 1.x stops answering an update command of about a
@@ -197,25 +214,33 @@ bool online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs
  * naming both). */
 bool online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
                           bson_error_t *err);
+/* Run, a set gone to disk (online_idset_note): two results of the step's
+ * target for ref with one _id, found at the end of the step in hash
+ * order (the later has replaced the earlier in the side-by-side result):
+ * an error naming the _id. */
+bool online_check_dups (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, online_idset_t *set,
+                        bson_error_t *err);
 /* Verify, sync: the documents of the step's target for ref that no range
  * made (sync removes them); counted into *differ. drivers: for a target
- * whose results carry their driver's _id, the driving collection, whose
- * _ids are merged with the target's (set is then unused); NULL: set holds
- * every result's _id. */
+ * whose results name their driver in field (rm_pass_t.driver_field), the
+ * driving collection, whose _ids are merged with the target's field (set
+ * is then unused); NULL: set holds every result's _id. */
 bool online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
-                          online_idset_t *set, mongoc_collection_t *drivers, online_mode_t mode,
-                          int64_t *differ, bson_error_t *err);
+                          online_idset_t *set, mongoc_collection_t *drivers, const char *field,
+                          online_mode_t mode, int64_t *differ, bson_error_t *err);
 /* Verify, sync, a pass whose results name their driver (rm_pass_t.
  * driver_field): the target's results of the drivers ids (an array) that
  * out does not make again: counted into *missing; sync removes them (and
  * notes them in pr->changed). */
 bool online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
                            const online_docs_t *out, int64_t *missing, bson_error_t *err);
-/* The _ids of target with no document in drivers (merged in _id order,
- * each confirmed by a lookup): counted into *extra; deleted through del
- * when not NULL. */
-bool online_check_orphans (online_t *on, mongoc_collection_t *target, mongoc_collection_t *drivers,
-                           online_writes_t *del, int64_t *extra, bson_error_t *err);
+/* The documents of target whose field (their driver's _id: "_id", or
+ * rm_pass_t.driver_field) names no document in drivers (merged in that
+ * order, each confirmed by a lookup): counted into *extra; deleted
+ * through del when not NULL. */
+bool online_check_orphans (online_t *on, mongoc_collection_t *target, const char *field,
+                           mongoc_collection_t *drivers, online_writes_t *del, int64_t *extra,
+                           bson_error_t *err);
 
 /* online_json.c: appends s as a JSON string (quotes, backslashes and
  * control bytes escaped, UTF-8 kept), for --log-format json lines. */

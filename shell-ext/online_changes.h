@@ -81,6 +81,15 @@ bool online_keys_drop_plan (online_t *on, bson_error_t *err);
 void online_keys_values (const uint8_t *doc, uint32_t len, const rm_path_t *key, bson_t *arr,
                          uint32_t *n);
 
+/* online_verify.c: a result naming its driver in another field than _id
+ * may take the _id of another driver's result (an extract's child with an
+ * _id of its own): an overwrite, unless that driver is one of drivers
+ * (recomputed too: the child moved) or is gone (the result an orphan).
+ * Checked against the target before a batch of out is written: an error
+ * naming the document there. */
+bool online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
+                           const online_idlist_t *drivers, bson_error_t *err);
+
 /* online_made.c: the _ids a sync may rewrite or remove in a target a
  * later step reads, noted in <state-db>.made_<plan id> before it writes
  * them, so that a sync killed between two steps tells the next one what

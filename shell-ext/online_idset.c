@@ -2,7 +2,10 @@
  * hashes in an open-addressing table (online_batch.h): 16 bytes a result
  * at most. Run checks each batch's results against it (two results with
  * one _id are an error, never an overwrite); verify and sync look up the
- * target's documents in it (one no range makes is a leftover). */
+ * target's documents in it (one no range makes is a leftover). A step's
+ * set is bounded by --memory: past it, its hashes go to an external sort
+ * (remodel/sorter.h) and those checks are made at the end of the step by
+ * merging in hash order (online_verify.c). */
 #include <string.h>
 
 #include "online_batch.h"
@@ -68,5 +71,64 @@ void
 online_idset_destroy (online_idset_t *s)
 {
     bson_free (s->slots);
+    rm_sorter_destroy (s->disk);
     memset (s, 0, sizeof *s);
+}
+
+void
+online_hash_key (uint64_t h, uint8_t key[8])
+{
+    for (int i = 0; i < 8; i++)
+        key[i] = (uint8_t) (h >> (56 - 8 * i));
+}
+
+static bool
+to_disk (online_idset_t *s, uint64_t h, bson_error_t *err)
+{
+    uint8_t key[8];
+    online_hash_key (h, key);
+    return rm_sorter_add (s->disk, key, sizeof key, NULL, 0, err);
+}
+
+bool
+online_idset_note (online_idset_t *s, uint64_t h, bson_error_t *err)
+{
+    bool ok = true;
+    /* The table grows at half full (grow): to the next size, 8 bytes a
+     * slot, while the old one is still there. */
+    size_t next = s->cap ? s->cap * 2 : 4096;
+    if (!s->disk && s->budget && 2 * (s->n + 1) > s->cap && 8 * (next + s->cap) > s->budget) {
+        s->disk = rm_sorter_new (s->budget, s->tmpdir, NULL, NULL);
+        for (size_t i = 0; ok && i < s->cap; i++)
+            if (s->slots[i])
+                ok = to_disk (s, s->slots[i], err);
+        bson_free (s->slots);
+        s->slots = NULL;
+        s->n = s->cap = 0;
+    }
+    if (!s->disk) {
+        online_idset_add (s, h);
+        return true;
+    }
+    return ok && to_disk (s, h, err);
+}
+
+bool
+online_idset_finish (online_idset_t *s, bson_error_t *err)
+{
+    return rm_sorter_finish (s->disk, err);
+}
+
+int
+online_idset_next (online_idset_t *s, uint64_t *h, bson_error_t *err)
+{
+    const uint8_t *key, *val;
+    size_t klen, vlen;
+    int r = rm_sorter_next (s->disk, &key, &klen, &val, &vlen, err);
+    if (r == 1) {
+        *h = 0;
+        for (size_t i = 0; i < 8 && i < klen; i++)
+            *h = *h << 8 | key[i];
+    }
+    return r;
 }

@@ -101,69 +101,6 @@ partners_affect (online_job_t *j, const online_idlist_t *pc, online_changes_t *a
     return ok;
 }
 
-/* A result naming its driver in another field than _id may take the _id
- * of another driver's result (an extract's child with an _id of its
- * own): an overwrite unless that driver is recomputed too, in this sync
- * (the child moved). Run checks this against all its results
- * (online_check_unique); here, against the target: an error naming both,
- * before anything of the batch is written. */
-static bool
-check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
-               const online_idlist_t *drivers, bson_error_t *err)
-{
-    bool ok = true;
-    for (size_t k = 0; ok && k < j->p->n_keep; k++) {
-        const char *by = j->p->driver_field[k];
-        bson_t filter = BSON_INITIALIZER, cond, arr;
-        bson_t *opts;
-        mongoc_cursor_t *cur;
-        const bson_t *doc;
-        bson_error_t why;
-        uint32_t n = 0;
-
-        if (!by || !strcmp (by, "_id"))
-            continue;
-        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
-        BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
-        for (size_t i = 0; i < out->n; i++) {
-            bson_iter_t id;
-            char key[16];
-            const char *kp;
-            size_t kl;
-            if (out->docs[i].keep != (int) k ||
-                !rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &id))
-                continue;
-            kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
-            bson_append_iter (&arr, kp, (int) kl, &id);
-        }
-        bson_append_array_end (&cond, &arr);
-        bson_append_document_end (&filter, &cond);
-        opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), by, BCON_INT32 (1), "}");
-        cur = n ? mongoc_collection_find_with_opts (pr->targets[k].coll, &filter, opts, NULL) : NULL;
-        while (ok && cur && mongoc_cursor_next (cur, &doc)) {
-            bson_iter_t it, v;
-            char *json;
-            if (bson_iter_init (&it, doc) && bson_iter_find_descendant (&it, by, &v) &&
-                online_idlist_has (drivers, &v))
-                continue;
-            json = bson_as_relaxed_extended_json (doc, NULL);
-            rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
-                          "(%s, of a document not changed since, and one of a changed "
-                          "document): stopping before either overwrites the other",
-                          j->on->where, j->s->index, j->s->op, j->p->keep[k]->text, json);
-            bson_free (json);
-            ok = false;
-        }
-        if (ok && cur && mongoc_cursor_error (cur, &why))
-            ok = online_fail (j->on, err, &why, "reading a target");
-        if (cur)
-            mongoc_cursor_destroy (cur);
-        bson_destroy (opts);
-        bson_destroy (&filter);
-    }
-    return ok;
-}
-
 /* An array of _ids being built. */
 typedef struct {
     bson_t arr;
@@ -294,7 +231,7 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
             online_docs_reset (&out);
         if (ok && out.n && mode == ONLINE_SYNC)
             ok = online_check_unique (&j, &pr, &out, err) &&
-                 check_claimed (&j, &pr, &out, drivers, err);
+                 online_check_claimed (&j, &pr, &out, drivers, err);
         if (ok && ahead)
             ok = note_ahead (&j, &pr, &ids, &out, err);
         if (ok && out.n) {

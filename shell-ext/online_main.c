@@ -192,6 +192,8 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->block_writes = v[RM_OPT_BLOCK_WRITES].given;
     o->server_side = v[RM_OPT_SERVER_SIDE].given;
     o->quiet = v[RM_OPT_QUIET].given;
+    o->memory = v[RM_OPT_MEMORY].given ? (size_t) v[RM_OPT_MEMORY].n : (size_t) 512 << 20;
+    o->tmpdir = v[RM_OPT_TMP].text;
     if (v[RM_OPT_SERVER_VERSION].given) {
         if (!rm_compile_version_option (v[RM_OPT_SERVER_VERSION].text, &o->server_version, err))
             return false;

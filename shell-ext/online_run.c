@@ -118,6 +118,30 @@ size_batch (online_job_t *j, int64_t n, int64_t ms)
     j->batch_size = next < 1 ? 1 : next > 100000 ? 100000 : next;
 }
 
+/* Run side by side, a pass whose results name their driver in a field:
+ * a result may not take the _id of another driver's result
+ * (online_check_claimed), this batch's drivers being those in. */
+static bool
+batch_claims (online_job_t *j, online_passrun_t *pr, const online_docs_t *in,
+              const online_docs_t *out, bson_error_t *err)
+{
+    online_changes_t mine;
+    bool ok, field = false;
+    for (size_t k = 0; k < j->p->n_keep; k++)
+        field |= j->p->driver_field[k] && strcmp (j->p->driver_field[k], "_id") != 0;
+    if (!field || pr->sets[0])
+        return true;
+    online_changes_init (&mine);
+    for (size_t i = 0; i < in->n; i++) {
+        bson_iter_t id;
+        if (rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, "_id", 3, &id))
+            online_changes_add (&mine, "drivers", &id);
+    }
+    ok = online_check_claimed (j, pr, out, online_changes_list (&mine, "drivers", true), err);
+    online_changes_destroy (&mine);
+    return ok;
+}
+
 /* One batch: read, compute, and what the mode does with it. Returns the
  * documents read (0: the end), -1. A dry run (run or sync) computes and
  * counts and writes nothing. */
@@ -144,12 +168,16 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
             } else {
                 /* The _ids join the step's set only once their batch is
                  * written: a batch retried after an error is checked
-                 * against the batches before it, never against itself. */
-                ok = online_check_unique (j, pr, out, err) && online_side_write (pr->targets, out, err);
+                 * against the batches before it, never against itself.
+                 * Results naming their driver in a field keep no set: the
+                 * target says whose a result with that _id is. */
+                ok = online_check_unique (j, pr, out, err) && batch_claims (j, pr, in, out, err) &&
+                     online_side_write (pr->targets, out, err);
                 for (size_t i = 0; ok && i < out->n; i++)
                     if (pr->sets[out->docs[i].keep])
-                        online_idset_add (pr->sets[out->docs[i].keep],
-                                          online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
+                        ok = online_idset_note (pr->sets[out->docs[i].keep],
+                                                online_id_hash (online_doc_bytes (out, i),
+                                                                out->docs[i].len), err);
                 if (ok)
                     j->written += (int64_t) out->n;
             }
@@ -164,7 +192,7 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
             ok = online_check_side (j, pr, out, &before, err);
             /* Without a set of every result's _id, a result its driver no
              * longer makes is found batch by batch. */
-            if (ok && j->p->by_id && !pr->sets[0]) {
+            if (ok && rm_pass_traced (j->p) && !pr->sets[0]) {
                 bson_t ids = BSON_INITIALIZER;
                 int64_t missing = 0;
                 for (size_t i = 0; i < in->n; i++) {
@@ -296,10 +324,12 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
             rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
             online_writes_init (&pr->targets[k], &j,
                                 online_collection (on, p->keep[k]->db, target), "writing results");
-            /* A pass whose results carry their driver's _id keeps no set:
-             * its drivers' _ids are unique, and verify and sync find a
-             * result no driver makes by the drivers' _ids (below, and
-             * online_check_extras), so memory does not grow with the data. */
+            /* A pass whose results name their driver keeps no set: run
+             * asks the target whose a result's _id is (online_check_
+             * claimed; a driver's own _id is unique), and verify and sync
+             * find a result no driver makes by the drivers' _ids (below,
+             * and online_check_extras), so memory does not grow with the
+             * data. */
             for (size_t m = 0; m < n_sets; m++)
                 if (!strcmp (sets[m].ns, p->keep[k]->text) && !sets[m].by_drivers)
                     pr->sets[k] = &sets[m];
@@ -456,10 +486,10 @@ check_indexes (online_t *on, const rm_step_t *s, const rm_pass_t *passes, size_t
     return ok;
 }
 
-/* The one pass that keeps target, when its results carry their driver's
- * _id (NULL: none, or more than one pass keeps it). */
+/* The one pass that keeps target, when its results name their driver,
+ * and the field that does (NULL: none, or more than one pass keeps it). */
 static const rm_pass_t *
-kept_by_id (const rm_pass_t *passes, size_t np, const rm_nsref_t *target)
+kept_traced (const rm_pass_t *passes, size_t np, const rm_nsref_t *target, const char **field)
 {
     const rm_pass_t *by = NULL;
     size_t n = 0;
@@ -467,9 +497,10 @@ kept_by_id (const rm_pass_t *passes, size_t np, const rm_nsref_t *target)
         for (size_t k = 0; k < passes[i].n_keep; k++)
             if (!strcmp (passes[i].keep[k]->text, target->text)) {
                 by = &passes[i];
+                *field = passes[i].driver_field[k];
                 n++;
             }
-    return n == 1 && by->by_id ? by : NULL;
+    return n == 1 && rm_pass_traced (by) ? by : NULL;
 }
 
 static bool
@@ -485,8 +516,12 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
 
     memset (sets, 0, sizeof sets);
     for (size_t t = 0; t < nt; t++) {
+        const char *field;
         sets[t].ns = targets[t]->text;
-        sets[t].by_drivers = kept_by_id (passes, np, targets[t]) != NULL;
+        sets[t].by_drivers = kept_traced (passes, np, targets[t], &field) != NULL;
+        /* --memory, shared by the step's sets. */
+        sets[t].budget = on->o->memory / nt;
+        sets[t].tmpdir = on->o->tmpdir;
     }
     if (ok && mode != ONLINE_VERIFY && !on->o->dry_run)
         ok = create_targets (on, s, targets, nt, err);
@@ -520,16 +555,22 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
         online_docs_destroy (&pr.ip.again);
         online_docs_destroy (&pr.ip.again_out);
     }
+    /* Past --memory, two results of a run with one _id are found here,
+     * after the step's writes. */
+    for (size_t t = 0; ok && mode == ONLINE_RUN && t < nt; t++)
+        if (sets[t].disk)
+            ok = online_check_dups (on, s, targets[t], &sets[t], err);
     for (size_t t = 0; ok && mode != ONLINE_RUN && t < nt; t++) {
-        /* A target one pass keeps, by its drivers' _ids: merged with
-         * theirs rather than looked up in a set. */
-        const rm_pass_t *by = kept_by_id (passes, np, targets[t]);
+        /* A target one pass keeps, naming their drivers: merged with
+         * the drivers' _ids rather than looked up in a set. */
+        const char *field = NULL;
+        const rm_pass_t *by = kept_traced (passes, np, targets[t], &field);
         mongoc_collection_t *drivers = NULL;
         const rm_nsref_t *in[4];
         rm_step_inputs (s, in, 4);
         if (by)
             drivers = online_collection (on, in[by->drive]->db, rm_name_now (&on->names, in[by->drive]));
-        ok = online_check_extras (on, s, targets[t], &sets[t], drivers, mode, differ, err);
+        ok = online_check_extras (on, s, targets[t], &sets[t], drivers, field, mode, differ, err);
         if (drivers)
             mongoc_collection_destroy (drivers);
     }

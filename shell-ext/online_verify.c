@@ -54,7 +54,7 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
         online_docs_reset (&pr->found);
         BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
         BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
-        for (size_t i = 0; i < out->n; i++) {
+        for (size_t i = 0; ok && i < out->n; i++) {
             bson_iter_t id;
             char key[16];
             const char *kp;
@@ -64,7 +64,8 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
             size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
             bson_append_iter (&arr, kp, (int) kl, &id);
             if (pr->sets[k])
-                online_idset_add (pr->sets[k], online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
+                ok = online_idset_note (pr->sets[k], online_id_hash (online_doc_bytes (out, i),
+                                                                     out->docs[i].len), err);
         }
         bson_append_array_end (&cond, &arr);
         bson_append_document_end (&filter, &cond);
@@ -171,12 +172,129 @@ online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t 
     return ok;
 }
 
+/* A target's _ids sorted by their hash (online_idset.c's order), each
+ * with its value, for the sets gone to disk. */
+static rm_sorter_t *
+target_by_hash (online_t *on, mongoc_collection_t *c, bson_error_t *err)
+{
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
+    bson_t empty = BSON_INITIALIZER;
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
+    rm_sorter_t *t = rm_sorter_new (on->o->memory / 2, on->o->tmpdir, NULL, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+
+    while (ok && mongoc_cursor_next (cur, &doc)) {
+        uint8_t key[8];
+        online_hash_key (online_id_hash (bson_get_data (doc), doc->len), key);
+        ok = rm_sorter_add (t, key, sizeof key, bson_get_data (doc), doc->len, err);
+    }
+    if (ok && mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading a target");
+    ok = ok && rm_sorter_finish (t, err);
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    if (!ok) {
+        rm_sorter_destroy (t);
+        return NULL;
+    }
+    return t;
+}
+
+static uint64_t
+key_hash (const uint8_t *key)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < 8; i++)
+        h = h << 8 | key[i];
+    return h;
+}
+
+bool
+online_check_dups (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, online_idset_t *set,
+                   bson_error_t *err)
+{
+    uint64_t h, prev = 0, dup = 0;
+    int r;
+    char name[400];
+    mongoc_collection_t *c;
+    rm_sorter_t *t;
+    const uint8_t *key, *val;
+    size_t klen, vlen;
+
+    if (!online_idset_finish (set, err))
+        return false;
+    while ((r = online_idset_next (set, &h, err)) == 1 && !dup)
+        if (h == prev)
+            dup = h;
+        else
+            prev = h;
+    if (r < 0)
+        return false;
+    if (!dup)
+        return true;
+    /* Named by the target's document of that hash. */
+    rm_name_target (&on->names, s, ref, name, sizeof name);
+    c = online_collection (on, ref->db, name);
+    t = target_by_hash (on, c, err);
+    mongoc_collection_destroy (c);
+    if (!t)
+        return false;
+    while ((r = rm_sorter_next (t, &key, &klen, &val, &vlen, err)) == 1 && key_hash (key) < dup)
+        ;
+    if (r >= 0) {
+        char text[240] = "?";
+        if (r == 1 && key_hash (key) == dup)
+            doc_text (val, (uint32_t) vlen, text, sizeof text);
+        rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
+                      "(%s), found at the end of the step (past --memory, the results' _ids "
+                      "are checked on disk): the later has replaced the earlier in %s.%s; the "
+                      "sources are untouched", on->where, s->index, s->op, ref->text, text,
+                      ref->db, name);
+    }
+    rm_sorter_destroy (t);
+    return false;
+}
+
+/* check_extras for a set gone to disk: the target's _ids merged with it
+ * in hash order. */
+static bool
+extras_on_disk (online_t *on, mongoc_collection_t *c, online_idset_t *set, online_writes_t *del,
+                int64_t *extra, bson_error_t *err)
+{
+    rm_sorter_t *t = online_idset_finish (set, err) ? target_by_hash (on, c, err) : NULL;
+    const uint8_t *key, *val;
+    size_t klen, vlen;
+    uint64_t h = 0;
+    int r = 0, rs = 1;
+    bool ok = t != NULL;
+
+    if (ok)
+        rs = online_idset_next (set, &h, err);
+    while (ok && rs >= 0 && (r = rm_sorter_next (t, &key, &klen, &val, &vlen, err)) == 1) {
+        uint64_t th = key_hash (key);
+        bson_t d;
+        bson_iter_t id;
+        while (rs == 1 && h < th)
+            rs = online_idset_next (set, &h, err);
+        if (rs == 1 && h == th)
+            continue;
+        (*extra)++;
+        if (del && bson_init_static (&d, val, vlen) && bson_iter_init_find (&id, &d, "_id"))
+            ok = online_writes_delete (del, &id, err);
+    }
+    ok = ok && rs >= 0 && r >= 0;
+    rm_sorter_destroy (t);
+    return ok;
+}
+
 /* Verify, sync: the documents of a target that no range of the step made
  * (their sources deleted since, or written by someone else). */
 bool
 online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, online_idset_t *set,
-                     mongoc_collection_t *drivers, online_mode_t mode, int64_t *differ,
-                     bson_error_t *err)
+                     mongoc_collection_t *drivers, const char *field, online_mode_t mode,
+                     int64_t *differ, bson_error_t *err)
 {
     char name[400];
     mongoc_collection_t *c;
@@ -200,9 +318,13 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     c = online_collection (on, ref->db, name);
     online_writes_init (&del, &j, c, "removing documents no range makes");
     if (drivers)
-        ok = online_check_orphans (on, c, drivers, mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
+        ok = online_check_orphans (on, c, field, drivers,
+                                   mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
                                    &extra, err);
-    cur = drivers ? NULL : mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    else if (set->disk)
+        ok = extras_on_disk (on, c, set, mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
+                             &extra, err);
+    cur = drivers || set->disk ? NULL : mongoc_collection_find_with_opts (c, &filter, opts, NULL);
     while (ok && cur && mongoc_cursor_next (cur, &doc)) {
         bson_iter_t id;
         if (online_idset_has (set, online_id_hash (bson_get_data (doc), doc->len)) ||
@@ -230,7 +352,6 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     mongoc_collection_destroy (c);
     return ok;
 }
-
 
 static void
 note_there (void *ctx, const bson_iter_t *id)
@@ -319,28 +440,43 @@ has_id (online_t *on, mongoc_collection_t *c, const bson_iter_t *id, bool *yes, 
 }
 
 bool
-online_check_orphans (online_t *on, mongoc_collection_t *target, mongoc_collection_t *drivers,
-                      online_writes_t *del, int64_t *extra, bson_error_t *err)
+online_check_orphans (online_t *on, mongoc_collection_t *target, const char *field,
+                      mongoc_collection_t *drivers, online_writes_t *del, int64_t *extra,
+                      bson_error_t *err)
 {
-    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
-                             BCON_INT32 (1), "}");
+    bool own = !strcmp (field, "_id");
+    /* Sorted by a field other than _id: through the index remodel's
+     * metadata gives it, else by the server, which may need the disk. */
+    bson_t *topts = own ? BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{",
+                                    "_id", BCON_INT32 (1), "}")
+                        : BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), field, BCON_INT32 (1),
+                                    "}", "sort", "{", field, BCON_INT32 (1), "}", "allowDiskUse",
+                                    BCON_BOOL (true));
+    bson_t *dopts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
+                              BCON_INT32 (1), "}");
     bson_t empty = BSON_INITIALIZER, cur_b = BSON_INITIALIZER;
-    mongoc_cursor_t *a = mongoc_collection_find_with_opts (target, &empty, opts, NULL);
-    mongoc_cursor_t *b = mongoc_collection_find_with_opts (drivers, &empty, opts, NULL);
+    mongoc_cursor_t *a, *b;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true, b_more = true, b_have = false;
 
+    a = mongoc_collection_find_with_opts (target, &empty, topts, NULL);
+    b = mongoc_collection_find_with_opts (drivers, &empty, dopts, NULL);
     while (ok && mongoc_cursor_next (a, &doc)) {
-        bson_iter_t id, bid;
+        bson_iter_t id, v, bid;
         int c = 1;
-        bool there;
+        bool there = false;
         if (!bson_iter_init_find (&id, doc, "_id"))
             continue;
+        /* A result without the field names no driver: an orphan. */
+        if (own)
+            v = id;
+        else if (!bson_iter_init (&v, doc) || !bson_iter_find_descendant (&v, field, &v))
+            goto orphan;
         /* The drivers' cursor on to the first _id not below this one. */
         while (b_more) {
             if (b_have && bson_iter_init_find (&bid, &cur_b, "_id") &&
-                (c = rm_value_compare (&bid, &id)) >= 0)
+                (c = rm_value_compare (&bid, &v)) >= 0)
                 break;
             const bson_t *bd;
             b_have = b_more = mongoc_cursor_next (b, &bd);
@@ -351,9 +487,10 @@ online_check_orphans (online_t *on, mongoc_collection_t *target, mongoc_collecti
         }
         if (b_have && c == 0)
             continue;
-        ok = has_id (on, drivers, &id, &there, err);
+        ok = has_id (on, drivers, &v, &there, err);
         if (!ok || there)
             continue;
+    orphan:
         (*extra)++;
         if (del)
             ok = online_writes_delete (del, &id, err);
@@ -363,6 +500,68 @@ online_check_orphans (online_t *on, mongoc_collection_t *target, mongoc_collecti
     mongoc_cursor_destroy (a);
     mongoc_cursor_destroy (b);
     bson_destroy (&cur_b);
-    bson_destroy (opts);
+    bson_destroy (topts);
+    bson_destroy (dopts);
+    return ok;
+}
+
+bool
+online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
+                      const online_idlist_t *drivers, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t k = 0; ok && k < j->p->n_keep; k++) {
+        const char *by = j->p->driver_field[k];
+        bson_t filter = BSON_INITIALIZER, cond, arr;
+        mongoc_cursor_t *cur;
+        const bson_t *doc;
+        bson_error_t why;
+        uint32_t n = 0;
+
+        if (!by || !strcmp (by, "_id"))
+            continue;
+        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
+        BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
+        for (size_t i = 0; i < out->n; i++) {
+            bson_iter_t id;
+            char key[16];
+            const char *kp;
+            size_t kl;
+            if (out->docs[i].keep != (int) k ||
+                !rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &id))
+                continue;
+            kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+            bson_append_iter (&arr, kp, (int) kl, &id);
+        }
+        bson_append_array_end (&cond, &arr);
+        bson_append_document_end (&filter, &cond);
+        cur = n ? mongoc_collection_find_with_opts (pr->targets[k].coll, &filter, NULL, NULL) : NULL;
+        while (ok && cur && mongoc_cursor_next (cur, &doc)) {
+            bson_iter_t it, v;
+            bool there = true;
+            char a[240], b[240] = "?";
+            if (bson_iter_init (&it, doc) && bson_iter_find_descendant (&it, by, &v) &&
+                (online_idlist_has (drivers, &v) ||
+                 !(ok = has_id (j->on, j->drive, &v, &there, err)) || !there))
+                continue;
+            /* The same words as online_check_unique's, the result there
+             * first. */
+            doc_text (bson_get_data (doc), doc->len, a, sizeof a);
+            for (size_t i = 0; i < out->n; i++)
+                if (out->docs[i].keep == (int) k &&
+                    online_same_id (online_doc_bytes (out, i), out->docs[i].len, bson_get_data (doc),
+                                    doc->len))
+                    doc_text (online_doc_bytes (out, i), out->docs[i].len, b, sizeof b);
+            rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
+                          "(%s and %s): stopping before either overwrites the other",
+                          j->on->where, j->s->index, j->s->op, j->p->keep[k]->text, a, b);
+            ok = false;
+        }
+        if (ok && cur && mongoc_cursor_error (cur, &why))
+            ok = online_fail (j->on, err, &why, "reading a target");
+        if (cur)
+            mongoc_cursor_destroy (cur);
+        bson_destroy (&filter);
+    }
     return ok;
 }

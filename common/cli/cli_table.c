@@ -51,9 +51,10 @@ const rm_opt_t rm_cli_options[] = {
 
     {R (RM_OPT_FROM, "from", RM_VAL_STRING, C (RUN))},
     {R (RM_OPT_TO, "to", RM_VAL_STRING, C (RUN))},
-    {R (RM_OPT_MEMORY, "memory", RM_VAL_SIZE, C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE)),
-     .min = 1024},
-    {R (RM_OPT_TMP, "tmp", RM_VAL_STRING, C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE))},
+    /* Online: the step's sets of result _ids (online_idset.c). */
+    {R (RM_OPT_MEMORY, "memory", RM_VAL_SIZE,
+        C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE) | BATCHES), .min = 1024},
+    {R (RM_OPT_TMP, "tmp", RM_VAL_STRING, C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE) | BATCHES)},
     /* Taken by every online command, to refuse it with its own reason
      * where there is no dry run (online_main.c). */
     {R (RM_OPT_DRY_RUN, "dry-run", RM_VAL_NONE, C (RUN) | ONLINE)},

@@ -84,6 +84,12 @@ cat >"$T/plans/dup.json" <<'EOF'
   {"extract": {"from": "dup.x", "path": "items", "to": "dup.items", "style": "parentRef",
                "parentField": "x_id"}}]}
 EOF
+# The children referenced from their parent only (childRefs): results that
+# do not name their driver, checked through the step's set of _ids.
+cat >"$T/plans/dupc.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"extract": {"from": "dup.c", "path": "items", "to": "dup.citems", "style": "childRefs"}}]}
+EOF
 cat >"$T/plans/atlas.json" <<'EOF'
 {"remodel": 1, "steps": [
   {"embed": {"from": "sample_analytics.accounts", "into": "sample_analytics.customers",
@@ -168,6 +174,16 @@ db.x.insert_many([{"_id": 1, "items": [{"_id": 5, "v": 1}]}, {"_id": 2, "items":
         'step 1 (extract): two results for dup.items with one _id ({ "_id" : 5, "v" : 1, "x_id" : 1 } and { "_id" : 5, "v" : 2, "x_id" : 3 })'
     expect_eq "$kind: ... the first not overwritten" "$(python3 -c 'import pymongo, sys
 print(pymongo.MongoClient(sys.argv[1]).dup["items_remodel_'"$(pid dup)"'_1"].find_one({"_id": 5})["v"])' "$uri")" 1
+    # Past --memory the step's set goes to disk, and the same duplicate is
+    # found at the end of the step, named, exit 1 (batches 30 parents
+    # apart, so no batch holds both).
+    python3 -c 'import pymongo, sys
+db = pymongo.MongoClient(sys.argv[1]).dup
+db.c.insert_many([{"_id": i, "items": [{"_id": 1000 + i, "v": i}]} for i in range(300)] +
+                 [{"_id": 400, "items": [{"_id": 1005, "v": 2}]}])' "$uri"
+    online dupc --batch-size 10 --memory 1K
+    expect_eq "$kind: past --memory, two results with one _id: exit 1, named at the end of the step" \
+        "$rc:$(grep -c 'two results for dup.citems with one _id ({ "_id" : 1005 }), found at the end of the step (past --memory' "$T/err")" "1:1"
     "$MONGODUMP" --uri "$uri" --archive="$T/$kind-after.archive" --quiet
     same_sources=$(python3 - "$T/$kind-sources.archive" "$T/$kind-after.archive" <<'PYEOF'
 import sys, rmlib
@@ -188,6 +204,19 @@ PYEOF
     online bucket --batch-size 200
     same "$kind: bucketize (series by series of the metaField), side by side: as remodel run" bucket \
         iot.buckets=buckets_remodel_$(pid bucket)_1 iot.readings=readings_remodel_$(pid bucket)_1
+    # verify and sync with the step's set on disk (--memory 1K): a stray
+    # bucket found and removed, nothing else.
+    python3 -c 'import pymongo, sys
+pymongo.MongoClient(sys.argv[1]).iot["buckets_remodel_%s_1" % sys.argv[2]].insert_one({"_id": "stray"})' \
+        "$uri" "$(pid bucket)"
+    run_rm online verify "$T/plans/bucket.json" --uri "$uri" --memory 1K
+    expect_eq "$kind: bucketize, verify past --memory: the stray bucket found (exit 1, 1 differs)" \
+        "$rc:$(grep -c '1 documents in iot.buckets_remodel_.* that no range makes' "$T/err")" "1:1"
+    run_rm online sync "$T/plans/bucket.json" --uri "$uri" --memory 1K
+    run_rm online verify "$T/plans/bucket.json" --uri "$uri" --memory 1K
+    expect_eq "$kind: ... sync removes it, and verify then finds every result right" \
+        "$rc:$(grep -c 'every result as the sources make it' "$T/err")" "0:1"
+    same "$kind: ... the buckets as remodel run's" bucket iot.buckets=buckets_remodel_$(pid bucket)_1
     # The readings again, with some a bucket cannot take (no time, a string).
     python3 -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1])
