@@ -26,8 +26,8 @@ typedef struct {
  * parent's bytes stay valid until end; a child's only during its call. */
 typedef struct {
     const rm_path_t *local, *foreign;
-    const rm_sortspec_t *sort; /* the children's order; n == 0: see order_by_id */
-    bool order_by_id;          /* without sort: by _id (embed), else from's order */
+    const rm_sortspec_t *sort; /* the children's order (n == 0: none) */
+    bool order_by_id;          /* ties by the parent's references first (embed) */
     bool rewrite_from;         /* from loses the matched children... */
     bool keep_source;          /* ...unless this */
     const rm_nsref_t *from, *into;
@@ -41,11 +41,12 @@ typedef struct {
     rm_probe_t *probe_local, *probe_foreign;
 } rm_join_t;
 
-/* The order of a parent's children: the join's sort when given; else,
- * with order_by_id, when localField held several keys (by_slot: an array
- * of references) the order of that array, each key's children by _id, or
- * by _id ascending; else their order in `from`. Ties keep their order in
- * `from` (seq), so the order is total. */
+/* The order of a parent's children: the join's sort keys when given;
+ * then (ties, or no sort), with order_by_id, when localField held several
+ * keys (by_slot: an array of references) the order of that array; then
+ * _id ascending; two children of one _id (a dump's) in their order in
+ * `from` (seq), so the order is total. The compiled pipelines sort by the
+ * same keys (compile_join.c). */
 int rm_join_child_cmp (const rm_join_t *j, bool by_slot, const rm_child_t *a,
                        const rm_child_t *b);
 /* Sorts n children (each once) in that order. */

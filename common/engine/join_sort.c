@@ -324,11 +324,12 @@ leftovers (job_t *j, bson_error_t *err)
     return !next || rm_engine_store_swap (j->from, next, err);
 }
 
-/* Whether parents with several keys take their children by slot. */
+/* Whether parents with several keys take their children by slot (embed:
+ * with or without sort, ties go by the parent's references). */
 static bool
 orders_by_slot (const rm_join_t *spec)
 {
-    return spec->order_by_id && !(spec->sort && spec->sort->n > 0);
+    return spec->order_by_id;
 }
 
 bool
