@@ -52,14 +52,18 @@ add_key (const bson_iter_t *value, void *ctx)
 }
 
 size_t
-rm_join_keys (const rm_path_t *path, bool foreign, const uint8_t *doc, uint32_t len,
-              rm_buf_t *keys)
+rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8_t *doc,
+              uint32_t len, rm_buf_t *keys)
 {
     keyctx_t k = {keys, {NULL, 0, 0}, 0, true};
     rm_buf_reset (keys);
-    rm_path_visit (doc, len, path, true, foreign, add_key, &k);
-    if (k.n == 0)
-        add_key (NULL, &k); /* missing, null or [] act as null */
+    if (foreign) {
+        rm_path_visit_foreign (doc, len, path, since_36681, add_key, &k);
+    } else {
+        rm_path_visit (doc, len, path, true, false, add_key, &k);
+        if (k.n == 0)
+            add_key (NULL, &k); /* missing, null or [] act as null */
+    }
     rm_buf_destroy (&k.one);
     return k.n;
 }

@@ -37,8 +37,10 @@ typedef struct {
     bool (*finish) (void *ctx, bson_error_t *err);
     void *ctx;
     /* Set by rm_join_run: the step's probes of localField and foreignField
-     * (NULL: none), shown each parent and each child once. */
+     * (NULL: none), shown each parent and each child once, and the
+     * engine's $lookup rules (rm_join_keys). */
     rm_probe_t *probe_local, *probe_foreign;
+    bool since_36681;
 } rm_join_t;
 
 /* The order of a parent's children: the join's sort keys when given;
@@ -58,11 +60,14 @@ bool rm_join_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);
 
 /* Appends the canonical join keys of the value(s) at path to keys (each
  * framed by a uint32 length), distinct, in the order of the values: the
- * local side (foreign false) expands an array into its elements; the
- * foreign side also matches an array as a whole. Missing, null or an empty
- * array give the single null key. Returns the count. */
-size_t rm_join_keys (const rm_path_t *path, bool foreign, const uint8_t *doc, uint32_t len,
-                     rm_buf_t *keys);
+ * local side (foreign false) expands an array into its elements, and
+ * missing, null or an empty array give the single null key; the foreign
+ * side also matches an array as a whole, and reads a path through arrays
+ * by the rules of MongoDB 9.0 (since_36681, rm_path_visit_foreign) or of
+ * 5.0 to 8.x, where such a path may give no key at all. Returns the
+ * count. */
+size_t rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8_t *doc,
+                     uint32_t len, rm_buf_t *keys);
 
 /* Builds each parent with its children, as the join hands them on, and
  * writes it, the overflow pages and the counts: the join's consumer. */

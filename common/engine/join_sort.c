@@ -50,7 +50,7 @@ child_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
     job_t *j = ctx;
     rm_probe_doc (j->spec->probe_foreign, doc, len);
-    out->n = rm_join_keys (j->spec->foreign, true, doc, len, &j->keys);
+    out->n = rm_join_keys (j->spec->foreign, true, j->spec->since_36681, doc, len, &j->keys);
     out->keys = &j->keys;
     out->payload = doc;
     out->payload_len = len;
@@ -65,7 +65,7 @@ request_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
     job_t *j = ctx;
     static const uint8_t several = 1, one = 0;
     rm_probe_doc (j->spec->probe_local, doc, len);
-    out->n = rm_join_keys (j->spec->local, false, doc, len, &j->keys);
+    out->n = rm_join_keys (j->spec->local, false, false, doc, len, &j->keys);
     out->keys = &j->keys;
     out->payload = out->n > 1 ? &several : &one;
     out->payload_len = 1;
