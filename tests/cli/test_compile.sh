@@ -213,6 +213,46 @@ else
     fail "java ties: the Atlas sample" "not found: $ATLAS/sample_analytics"
 fi
 
+# $lookup's rules by the server's version (issue 25, item 10): MongoDB's
+# "null in local, missing on foreign path" case, a local null against
+# foreign documents whose "a.x" crosses arrays. Client-side, the engine
+# joins by the rules of --server-version, else of the server's own version
+# (mongo-java-server says 3.x/4.0: those of 5.0-8.x): 9 children; with
+# --server-version 9.0, SERVER-36681's: 13. Each as remodel run's with the
+# same --server-version, and verify (with it) finds nothing differs.
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/lk" '{
+  "lk.local": [{"_id": 0, "b": null}],
+  "lk.foreign": [{"_id": 0, "a": {"no_x": 1}}, {"_id": 1, "a": {"no_x": [1, 2]}},
+    {"_id": 2, "a": [{"no_x": 1}, {"no_x": 2}]}, {"_id": 3, "a": [{"no_x": 2}, {"x": 1}]},
+    {"_id": 4, "a": [{"no_x": [1, 2]}, {"x": 1}]}, {"_id": 5, "a": {"x": null}},
+    {"_id": 6, "a": [{"x": null}, {"x": 1}]}, {"_id": 7, "a": [{"x": null}, {"x": [1]}]},
+    {"_id": 8, "no_a": 1}, {"_id": 9, "a": [1]}, {"_id": 10, "a": []}, {"_id": 11, "a": [[1]]},
+    {"_id": 12, "a": [[]]}, {"_id": 20, "a": {"x": 2, "y": 1}}, {"_id": 21, "a": [{"x": 2}, {"x": 3}]}]}'
+"$MONGORESTORE" --uri "$uri" --dir "$T/lk" --quiet 2>"$T/err" || fail "java lookup rules: restore" "$(cat "$T/err")"
+for v in default 9.0; do
+    plan=$T/plans/lookup-$v.json
+    echo '{"remodel": 1, "steps": [{"embed": {"from": "lk.foreign", "into": "lk.local", "localField": "b",
+      "foreignField": "a.x", "as": "m", "countAs": "n", "keepSource": true}}]}' >"$plan"
+    vargs=() want=9
+    [ $v == 9.0 ] && vargs=(--server-version 9.0) want=13
+    "$REMODEL" run "$plan" --from "$T/lk" --to "$T/off-lk-$v.archive" -q -f "${vargs[@]}" 2>"$T/err" ||
+        fail "java lookup rules $v: remodel run" "$(cat "$T/err")"
+    run_rm online run "$plan" --uri "$uri" --create-indexes "${vargs[@]}"
+    expect_eq "java lookup rules ($v): online run exits 0" "$rc" 0
+    # shellcheck disable=SC2046
+    set -- $(pairs "$plan")
+    expect_eq "java lookup rules ($v): the local null embeds $want of 15 foreign documents" \
+        "$(python3 -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); print(c.lk[sys.argv[2]].find_one()["n"])' \
+            "$uri" "${1#*=}")" "$want"
+    online_same "java lookup rules ($v): remodel run's result with the same --server-version, byte for byte" \
+        "$T/off-lk-$v.archive" "$@"
+    run_rm online verify "$plan" --uri "$uri" "${vargs[@]}"
+    expect_eq "java lookup rules ($v): verify by the same rules finds nothing differs" "$rc" 0
+done
+run_rm online verify "$T/plans/lookup-9.0.json" --uri "$uri"
+expect_eq "java lookup rules: verify of the 9.0 run by the server's own (older) rules: exit 1" "$rc" 1
+expect_message "java lookup rules: ...and the result it finds different" "1 result(s) differ"
+
 # A second run goes on from the checkpoints: every pass done before.
 run_rm online run "$T/plans/embed-tasks.json" --uri "$uri" --server-side --server-version 4.0
 expect_message "java: a second run finds every pass done" \
