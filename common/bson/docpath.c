@@ -11,7 +11,11 @@
  *    (also_whole) an element the rest of the path finds nothing in gives
  *    a missing value instead, as the matcher reads {"a.x": null}: a
  *    document without it, and since SERVER-36681 a scalar or an inner
- *    array (under a field name; under an array index only a document);
+ *    array (under a field name; under an array index only a document).
+ *    rm_path_visit_foreign reads by either server's rules: before
+ *    SERVER-36681 (MongoDB 5.0-8.x) a scalar or inner array is skipped,
+ *    and a path that crossed an array by name is not missing even where
+ *    it found nothing ({a: []} for "a.x");
  *  - a numeric component after an array does both things, in this order,
  *    for each element: a document element is searched for a field of that
  *    name ("0"), then the element at that position stands for the
