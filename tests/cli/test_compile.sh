@@ -358,6 +358,21 @@ for name, spec in c.crm.tasks.index_information().items():
     if grep -q "step 1 (extract) runs client-side" "$T/s3" && grep -q "remodel online run --server-side" "$T/s3"; then
         pass "script: the refusal names the step and what runs it"
     else fail "script: the refusal names the step and what runs it" "$(cat "$T/s3")"; fi
+    # Children tied on "sort", by the script (issue 25, item 4): the arrays
+    # are remodel run's, and verify finds nothing differs.
+    if [ -f "$T/off-ties.archive" ]; then
+        cp "$T/plans/mingo-atlas-ties.json" "$T/plans/ties-script.json"
+        "$REMODEL" compile "$T/plans/ties-script.json" --format mongosh --server-version 4.0 \
+            >"$T/script4.js" 2>/dev/null
+        "$MONGOSH1" --quiet "$uri" "$T/script4.js" >"$T/s5" 2>&1
+        expect_eq "script: the ties plan runs (exit 0)" "$?" 0
+        # shellcheck disable=SC2046
+        online_same "script: children tied on sort in remodel run's order, byte for byte" \
+            "$T/off-ties.archive" $(pairs "$T/plans/ties-script.json")
+        run_rm online verify "$T/plans/ties-script.json" --uri "$uri"
+        expect_eq "script: verify of the ties plan: exit 0, nothing differs" \
+            "$rc:$(grep -c 'differ' "$T/err")" "0:0"
+    fi
 else
     fail "script: mongosh 1.10.6 is not installed (tests/peers/install.sh)"
 fi
