@@ -47,7 +47,9 @@ append_sort (bson_t *p, const rm_sortspec_t *sort, bool by_pos)
         BSON_APPEND_INT32 (&s.body, "__rm_pos", 1);
     if (!by_id)
         BSON_APPEND_INT32 (&s.body, "__rm._id", 1);
-    /* A parent without children: one row, __rm_i null. */
+    /* Last, so the order is total: the position separates only what _id
+     * cannot (the engine's seq; a parent without children has one row,
+     * __rm_i null). */
     BSON_APPEND_INT32 (&s.body, "__rm_i", 1);
     rm_cs_end (&s);
 }
