@@ -27,6 +27,10 @@ static const char run_usage_fmt[] =
     "                        do, even when the plan could go in one pass (slower;\n"
     "                        the same output, for comparison)\n"
     "  --stats-json FILE     write the per-namespace summary as JSON to FILE\n"
+    "  --server-version V    join as MongoDB V's $lookup does (default 8.0: the\n"
+    "                        rules of 5.0 to 8.x; 9.0 or later: SERVER-36681's,\n"
+    "                        where a null also matches a path through an array\n"
+    "                        of scalars or an empty one)\n"
     "  --allow-missing       let every step name a field no document has, or join\n"
     "                        nothing (by default an error: a misspelling)\n"
     "  --preview N           write nothing; print N documents of each namespace\n"
@@ -57,7 +61,7 @@ static const char check_usage_fmt[] =
     "  --against SRC     also check the plan against a dump, reading it whole\n"
     "  --allow-missing   fields no document has and joins matching nothing are\n"
     "                    fine (as \"allowMissing\": true on every step)\n"
-    "  --memory SIZE, --tmp DIR   as in run\n"
+    "  --memory SIZE, --tmp DIR, --server-version V   as in run\n"
     "  --quiet, -q       no progress\n"
     "  --help, -h        this text\n"
     "\n"
@@ -104,7 +108,7 @@ on_progress (void *ctx, uint64_t docs)
 }
 
 static bool
-write_stats_json (const char *path, const rm_engine_t *e, bson_error_t *err)
+write_stats_json (const char *path, const rm_engine_t *e, const tool_opts_t *o, bson_error_t *err)
 {
     const rm_ns_stats_t *st;
     size_t n = rm_engine_stats (e, &st);
@@ -138,6 +142,10 @@ write_stats_json (const char *path, const rm_engine_t *e, bson_error_t *err)
     }
     bson_append_array_end (&doc, &arr);
     BSON_APPEND_BOOL (&doc, "spilled", spilled);
+    /* The $lookup rules the joins followed, and the version that chose them. */
+    BSON_APPEND_UTF8 (&doc, "serverVersion", o->server_version_text);
+    BSON_APPEND_UTF8 (&doc, "lookupRules",
+                      rm_compile_lookup_rules (rm_compile_lookup_since_36681 (o->server_version)));
     BSON_APPEND_ARRAY_BEGIN (&doc, "warnings", &arr);
     for (size_t i = 0; i < n_warnings; i++) {
         char key[16];
@@ -271,6 +279,7 @@ cmd_run (int argc, char **argv)
     eo.tmpdir = o.tmpdir;
     eo.batch = o.batch;
     eo.allow_missing = o.allow_missing;
+    eo.lookup_since_36681 = rm_compile_lookup_since_36681 (o.server_version);
     eo.progress = on_progress;
     eo.progress_ctx = &pc;
     if (ok) {
@@ -303,7 +312,7 @@ cmd_run (int argc, char **argv)
             tool_note (false, "%llu invalid document(s) set aside",
                        (unsigned long long) rm_reader_skipped (r));
         if (o.stats_json)
-            ok = write_stats_json (o.stats_json, e, &err);
+            ok = write_stats_json (o.stats_json, e, &o, &err);
         if (ok && !o.quiet)
             tool_note (false, o.dry_run || o.preview ? "%s: nothing written" : "wrote %s",
                        o.dry_run ? "dry run" : o.preview ? "preview" : o.to);
@@ -346,6 +355,7 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
     eo.memory = o->memory;
     eo.tmpdir = o->tmpdir;
     eo.allow_missing = o->allow_missing;
+    eo.lookup_since_36681 = rm_compile_lookup_since_36681 (o->server_version);
     eo.progress = on_progress;
     eo.progress_ctx = &pc;
     if (ok) {

@@ -40,6 +40,7 @@ typedef struct {
     const char *compile_format;           /* --format pipeline|mongosh (NULL: pipeline) */
     rm_compile_version_t server_version;  /* --server-version... */
     bool server_version_given;            /* ...when given */
+    const char *server_version_text;      /* as given, or run's default */
 } tool_opts_t;
 
 /* Commands: each returns the process exit status. */

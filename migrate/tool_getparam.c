@@ -58,17 +58,26 @@ read_selection (const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *err)
     return true;
 }
 
+/* The server version to compile for (compile) or whose $lookup rules to
+ * join by (run); when not given, run's is RM_LOOKUP_DEFAULT_VERSION. */
+static bool
+read_server_version (const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *err)
+{
+    const char *text = v[RM_OPT_SERVER_VERSION].given ? v[RM_OPT_SERVER_VERSION].text
+                                                      : RM_LOOKUP_DEFAULT_VERSION;
+    if (!rm_compile_version_option (text, &o->server_version, err))
+        return false;
+    o->server_version_given = v[RM_OPT_SERVER_VERSION].given;
+    o->server_version_text = text;
+    return true;
+}
+
 /* remodel compile's: its output's format (the layer took only a word its
- * row lists) and the server version to compile for. */
+ * row lists). */
 static bool
 read_compile_opts (const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *err)
 {
     o->compile_format = v[RM_OPT_FORMAT].text;
-    if (v[RM_OPT_SERVER_VERSION].given) {
-        if (!rm_compile_version_option (v[RM_OPT_SERVER_VERSION].text, &o->server_version, err))
-            return false;
-        o->server_version_given = true;
-    }
     return true;
 }
 
@@ -132,6 +141,8 @@ read_opts (rm_cmd_t cmd, const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *
     o->show_pretty = v[RM_OPT_PRETTY].given;
     o->plan_out = v[RM_OPT_PLAN_OUT].text;
     o->hints = v[RM_OPT_HINTS].text;
+    if (!read_server_version (v, o, err))
+        return false;
     if (cmd == RM_CMD_COMPILE)
         return read_compile_opts (v, o, err);
     return read_write_opts (v, o, err) && read_selection (v, o, err);

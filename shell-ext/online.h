@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "remodel/batchstep.h"
 #include "remodel/compile.h"
 #include "remodel/error.h"
 #include "remodel/names.h"
@@ -83,6 +84,7 @@ typedef struct {
     bool made_noted;        /* online_made.c: the journal may hold _ids */
     online_incr_stats_t incr; /* the last sync from the log */
     int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
+    int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
@@ -238,6 +240,12 @@ bool online_coll_drop (online_t *on, const char *db, const char *coll, bson_erro
  * every stage c uses (a clear refusal naming the one it lacks), and one
  * step's pass run range by range. */
 bool online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err);
+/* The engine for a step's batches, joining by the $lookup rules of
+ * --server-version, else of the server's own version (buildInfo), else of
+ * MongoDB 8.0 (remodel/compile.h's RM_LOOKUP_DEFAULT_VERSION): the rules
+ * the server's own $lookup follows, so that client-side results are
+ * --server-side's. */
+rm_batchstep_t *online_engine_new (online_t *on, const rm_step_t *s);
 bool online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err);
 /* Whether the step's pipelines are exact for the data (its guard finds
  * nothing); *exact false: it runs client-side (said on stderr). */

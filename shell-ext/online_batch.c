@@ -387,17 +387,52 @@ online_batch_ids_where (online_job_t *j, mongoc_collection_t *c, const char *pat
     return ok;
 }
 
+/* Whether {path: {$in: [...]}} asks for a null. */
+static bool
+asks_null (const bson_t *by_key)
+{
+    bson_iter_t it, cond, in;
+    if (!bson_iter_init (&it, by_key) || !bson_iter_next (&it) || !bson_iter_recurse (&it, &cond) ||
+        !bson_iter_find (&cond, "$in") || !bson_iter_recurse (&cond, &in))
+        return false;
+    while (bson_iter_next (&in))
+        if (BSON_ITER_HOLDS_NULL (&in))
+            return true;
+    return false;
+}
+
+/* By SERVER-36681's rules (online_engine_new) a null matches a path that
+ * crosses an array of scalars or an empty one, which a server before 9.0
+ * does not find by {path: null}: each of the path's proper prefixes that
+ * holds an array is asked for too (a superset, the engine matches). */
+static void
+append_crossed (bson_t *or, uint32_t *n, const rm_path_t *key)
+{
+    for (size_t k = 1; k < key->n; k++) {
+        char idx[16], *prefix = bson_strndup (key->text, (size_t) (key->parts[k] - key->parts[0]) - 1);
+        const char *kp;
+        bson_t one, type;
+        size_t kl = bson_uint32_to_string ((*n)++, &kp, idx, sizeof idx);
+        bson_append_document_begin (or, kp, (int) kl, &one);
+        bson_append_document_begin (&one, prefix, -1, &type);
+        BSON_APPEND_UTF8 (&type, "$type", "array");
+        bson_append_document_end (&one, &type);
+        bson_append_document_end (or, &one);
+        bson_free (prefix);
+    }
+}
+
 static bool
 fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
 {
-    bson_t filter = BSON_INITIALIZER, cond, arr;
+    bson_t filter = BSON_INITIALIZER, by_key = BSON_INITIALIZER, cond, arr;
     uint32_t n = 0;
     mongoc_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
 
-    BSON_APPEND_DOCUMENT_BEGIN (&filter, j->p->partner_key->text, &cond);
+    BSON_APPEND_DOCUMENT_BEGIN (&by_key, j->p->partner_key->text, &cond);
     BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
     /* The driving documents' key values, as $lookup takes them: each
      * element of an array and the array itself (the partners' field may
@@ -405,7 +440,18 @@ fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
     for (size_t i = 0; i < in->n; i++)
         online_keys_values (online_doc_bytes (in, i), in->docs[i].len, j->p->drive_key, &arr, &n);
     bson_append_array_end (&cond, &arr);
-    bson_append_document_end (&filter, &cond);
+    bson_append_document_end (&by_key, &cond);
+    if (j->on->lookup_rules == 2 && j->p->partner_key->n > 1 && asks_null (&by_key)) {
+        bson_t or;
+        BSON_APPEND_ARRAY_BEGIN (&filter, "$or", &or);
+        BSON_APPEND_DOCUMENT (&or, "0", &by_key);
+        n = 1;
+        append_crossed (&or, &n, j->p->partner_key);
+        bson_append_array_end (&filter, &or);
+    } else {
+        bson_concat (&filter, &by_key);
+    }
+    bson_destroy (&by_key);
     cur = mongoc_collection_find_with_opts (j->partner, &filter, NULL, NULL);
     while (ok && mongoc_cursor_next (cur, &doc)) {
         rm_batchstep_add (j->engine, (size_t) j->p->partner, bson_get_data (doc), doc->len);

@@ -190,7 +190,7 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
             j.keys = online_keys_new (on, s, pi, p->partner_key);
         pc = online_changes_list (ch, j.in[p->partner]->text, false);
     }
-    j.engine = rm_batchstep_new (s, NULL);
+    j.engine = online_engine_new (on, s);
     pr.mode = mode;
     pr.changed = made;
     /* No range reports: the count is said once, at the end. */

@@ -224,7 +224,7 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
          * result would come out twice (a false "two results with one
          * _id"). A new engine starts empty. */
         rm_batchstep_destroy (j->engine);
-        j->engine = rm_batchstep_new (j->s, NULL);
+        j->engine = online_engine_new (j->on, j->s);
     }
     bson_destroy (&before);
     return ok ? n : -1;
@@ -308,7 +308,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     if (p->partner >= 0)
         j.partner = online_collection (on, j.in[p->partner]->db,
                                        rm_name_now (&on->names, j.in[p->partner]));
-    j.engine = rm_batchstep_new (s, NULL);
+    j.engine = online_engine_new (on, s);
     /* While the plan follows a change log, what a partner was read with
      * is kept (online_keys.c): a later change to it finds its old results. */
     if (on->follows && p->partner >= 0 && state)

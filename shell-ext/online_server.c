@@ -35,6 +35,22 @@ online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
     return ok;
 }
 
+rm_batchstep_t *
+online_engine_new (online_t *on, const rm_step_t *s)
+{
+    rm_batchstep_t *b = rm_batchstep_new (s, NULL);
+
+    if (!on->lookup_rules) {
+        rm_compile_version_t v = on->o->server_version;
+        bson_error_t ignored;
+        if (!on->o->server_version_given && !online_server_version (on, &v, &ignored))
+            rm_compile_version_parse (RM_LOOKUP_DEFAULT_VERSION, &v);
+        on->lookup_rules = rm_compile_lookup_since_36681 (v) ? 2 : 1;
+    }
+    rm_batchstep_lookup (b, on->lookup_rules == 2);
+    return b;
+}
+
 /* The smallest pipeline using the stage, to see whether the server has it. */
 static bson_t *
 probe_stage (online_t *on, const char *stage)

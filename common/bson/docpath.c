@@ -11,7 +11,11 @@
  *    (also_whole) an element the rest of the path finds nothing in gives
  *    a missing value instead, as the matcher reads {"a.x": null}: a
  *    document without it, and since SERVER-36681 a scalar or an inner
- *    array (under a field name; under an array index only a document);
+ *    array (under a field name; under an array index only a document).
+ *    rm_path_visit_foreign reads by either server's rules: before
+ *    SERVER-36681 (MongoDB 5.0-8.x) a scalar or inner array is skipped,
+ *    and a path that crossed an array by name is not missing even where
+ *    it found nothing ({a: []} for "a.x");
  *  - a numeric component after an array does both things, in this order,
  *    for each element: a document element is searched for a field of that
  *    name ("0"), then the element at that position stands for the
@@ -331,6 +335,10 @@ typedef struct {
     void *ctx;
     size_t count;
     bool stop;
+    /* The foreign side before SERVER-36681: an array the path crosses by
+     * name is not missing, whatever it holds (crossed counts them). */
+    bool before_36681;
+    size_t crossed;
 } visit_t;
 
 static void
@@ -408,19 +416,23 @@ visit_array (visit_t *v, const bson_iter_t *arr, size_t i)
 
     if (!bson_iter_recurse (arr, &el))
         return;
+    if (!by_index)
+        v->crossed++;
     while (!v->stop && bson_iter_next (&el)) {
         bool here = by_index && pos == idx;
 
         pos++;
         if (BSON_ITER_HOLDS_DOCUMENT (&el) && box_of (&el, &b)) {
-            size_t before = v->count;
+            size_t before = v->count, crossed = v->crossed;
             visit_doc (v, b.data, b.len, i);
             /* The foreign side reads the path as a query does ({"a.x":
              * null} matches {a: [{x: 1}, {y: 2}]}): an element document
              * in which the rest of the path finds nothing is a null. The
              * local side does not: there only a path that finds nothing at
-             * all is null (MongoDB's lookup_equijoin_semantics cases). */
-            if (v->whole && v->count == before)
+             * all is null (MongoDB's lookup_equijoin_semantics cases).
+             * Before SERVER-36681 the rest must be missing there, not an
+             * array that held nothing ({a: [{b: [1]}]} for "a.b.c"). */
+            if (v->whole && v->count == before && !(v->before_36681 && v->crossed != crossed))
                 emit (v, NULL);
             if (here && last)
                 emit (v, &el);
@@ -431,7 +443,7 @@ visit_array (visit_t *v, const bson_iter_t *arr, size_t i)
                 emit_positional (v, &el);
             else if (BSON_ITER_HOLDS_ARRAY (&el))
                 visit_array (v, &el, i + 1);
-        } else if (v->whole && !by_index) {
+        } else if (v->whole && !by_index && !v->before_36681) {
             /* A scalar or an inner array, which a field name cannot enter:
              * the path is missing there, so a null too, the server's rule
              * since SERVER-36681 ({"a.b": null} matches {a: [5, {b: 5}]}
@@ -447,11 +459,26 @@ size_t
 rm_path_visit (const uint8_t *doc, size_t len, const rm_path_t *p, bool expand_leaf_array,
                bool also_whole, rm_path_visit_fn fn, void *ctx)
 {
-    visit_t v = {p, expand_leaf_array, also_whole, fn, ctx, 0, false};
+    visit_t v = {p, expand_leaf_array, also_whole, fn, ctx, 0, false, false, 0};
 
     if (!doc || !p || !p->n)
         return 0;
     visit_doc (&v, doc, len, 0);
+    return v.count;
+}
+
+size_t
+rm_path_visit_foreign (const uint8_t *doc, size_t len, const rm_path_t *p, bool since_36681,
+                       rm_path_visit_fn fn, void *ctx)
+{
+    visit_t v = {p, true, true, fn, ctx, 0, false, !since_36681, 0};
+
+    if (doc && p && p->n)
+        visit_doc (&v, doc, len, 0);
+    /* Missing: a null. Before SERVER-36681, a path that crossed an array
+     * ({a: []}, {a: [1]} for "a.b") is not missing: it matches nothing. */
+    if (v.count == 0 && !(v.before_36681 && v.crossed))
+        emit (&v, NULL);
     return v.count;
 }
 

@@ -76,8 +76,10 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_HINTS, "hints", RM_VAL_STRING, C (ANALYZE))},
 
     {R (RM_OPT_FORMAT, "format", RM_VAL_ENUM, C (COMPILE)), .words = compile_formats},
-    /* A MongoDB version (5.0), checked by the compiler's own reader. */
-    {R (RM_OPT_SERVER_VERSION, "server-version", RM_VAL_STRING, C (COMPILE) | C (ONLINE_RUN))},
+    /* A MongoDB version (5.0), checked by the compiler's own reader: the
+     * stages compile may use, and the $lookup rules the engine follows
+     * wherever it joins (9.0: SERVER-36681's). */
+    {R (RM_OPT_SERVER_VERSION, "server-version", RM_VAL_STRING, C (COMPILE) | C (RUN) | C (CHECK) | BATCHES)},
     {R (RM_OPT_SERVER_SIDE, "server-side", RM_VAL_NONE, C (ONLINE_RUN))},
 
     {R (RM_OPT_URI, "uri", RM_VAL_STRING, ONLINE)},

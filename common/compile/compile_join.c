@@ -3,9 +3,9 @@
  * Embed and summarize share one shape, chosen because every server since
  * 3.6 runs it (mongo-java-server too), where $lookup's sub-pipelines and
  * $sortArray are newer: $lookup the children with localField/foreignField
- * (the same matching the engine reproduces), $unwind them with their
- * position in the $lookup's array (from's order: the tie-break), $sort
- * the rows by parent, then by the children's order, $group them back into
+ * (the same matching the engine reproduces), $unwind them, $sort the
+ * rows by parent, then by the children's order as the engine defines it
+ * (ties included, append_sort), $group them back into
  * one parent with its children pushed or accumulated in that order, and
  * put the result where the step puts it: $addFields replaces a field
  * where it stands, else appends it, as the engine does. */
@@ -24,24 +24,32 @@ same_db (rm_compile_step_t *st, const rm_nsref_t *a, const rm_nsref_t *b)
     return false;
 }
 
-/* Parents together, then the children in the step's order, ties in
- * from's order. by_pos: the order of the parent's array of references,
- * then the child's _id (embed without sort). */
+/* Parents together, then the children in the engine's order
+ * (rm_join_child_cmp): the step's sort keys, then, for embed (by_pos), the
+ * order of the parent's array of references, then the child's _id. The
+ * $lookup's own order (__rm_i) is never the tie-break: each server has
+ * its own (an index's, a collection scan's, mongo-java-server's by the
+ * parent's references), and the engine's is none of them. */
 static void
 append_sort (bson_t *p, const rm_sortspec_t *sort, bool by_pos)
 {
     rm_cs_stage_t s;
+    bool by_id = false;
     rm_cs_begin (p, &s, "$sort");
     BSON_APPEND_INT32 (&s.body, "_id", 1);
     for (size_t i = 0; sort && i < sort->n; i++) {
         char *k = bson_strdup_printf ("__rm.%s", sort->keys[i].path.text);
         BSON_APPEND_INT32 (&s.body, k, sort->keys[i].dir);
+        by_id |= !strcmp (sort->keys[i].path.text, "_id");
         bson_free (k);
     }
-    if (by_pos) {
+    if (by_pos && !by_id)
         BSON_APPEND_INT32 (&s.body, "__rm_pos", 1);
+    if (!by_id)
         BSON_APPEND_INT32 (&s.body, "__rm._id", 1);
-    }
+    /* Last, so the order is total: the position separates only what _id
+     * cannot (the engine's seq; a parent without children has one row,
+     * __rm_i null). */
     BSON_APPEND_INT32 (&s.body, "__rm_i", 1);
     rm_cs_end (&s);
 }
@@ -99,14 +107,14 @@ embed_parents (const rm_names_t *nm, const rm_embed_t *e, bson_t *p)
 {
     rm_cs_stage_t s;
     bson_t push, cond, arr, *e2;
-    bool by_pos = e->sort.n == 0;
     static const char *const scratch[] = {"__rm", "__rm_i", "__rm_pos", "__rm_kids"};
 
     rm_cs_lookup (p, rm_name_now (nm, &e->from), e->local.text, e->foreign.text);
     rm_cs_unwind (p);
-    if (by_pos) {
+    {
         /* Child referencing: the order of the parent's array of
-         * references (a scalar reference: one position for all). */
+         * references (a scalar reference: one position for all), after
+         * the sort's keys. */
         char *l = rm_cs_ref (NULL, e->local.text), *f = rm_cs_ref ("__rm", e->foreign.text);
         rm_cs_append (p, BCON_NEW ("$addFields", "{", "__rm_pos", "{", "$cond", "[", "{", "$isArray",
                                 BCON_UTF8 (l), "}", "{", "$indexOfArray", "[", BCON_UTF8 (l),
@@ -114,7 +122,7 @@ embed_parents (const rm_names_t *nm, const rm_embed_t *e, bson_t *p)
         bson_free (l);
         bson_free (f);
     }
-    append_sort (p, &e->sort, by_pos);
+    append_sort (p, &e->sort, true);
 
     rm_cs_begin (p, &s, "$group");
     BSON_APPEND_UTF8 (&s.body, "_id", "$_id");
@@ -190,10 +198,6 @@ rm_compile_embed (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_
     embed_parents (nm, e, &st->passes[0].pipeline);
     if (st->n_passes > 1)
         embed_orphans (nm, e, &st->passes[1].pipeline);
-    if (e->sort.n)
-        rm_compile_note (st, "children that tie on \"sort\" keep from's order as the $lookup "
-                          "returns it (the order the server finds them by foreignField's index: "
-                          "for a collection restored from a dump, the dump's order)");
     if (st->n_passes > 1) {
         rm_compile_guard (nm, st, &e->from, e->foreign.text);
         rm_compile_note (st, "the orphans (children no parent takes) are found by the $lookup the "
@@ -423,7 +427,7 @@ rm_compile_summarize (const rm_names_t *nm, rm_compile_version_t v, rm_compile_s
             fallback.n++;
         }
         rm_compile_note (st, "$topN/$bottomN below MongoDB 5.2: the children sorted by sortBy "
-                          "(ties in from's order), pushed and sliced");
+                          "(ties by _id), pushed and sliced");
     }
 
     rm_cs_lookup (p, rm_name_now (nm, &m->from), m->local.text, m->foreign.text);

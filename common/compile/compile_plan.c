@@ -49,6 +49,18 @@ rm_compile_version_option (const char *text, rm_compile_version_t *v, bson_error
 }
 
 bool
+rm_compile_lookup_since_36681 (rm_compile_version_t v)
+{
+    return RM_COMPILE_V (v) >= RM_LOOKUP_36681_VERSION;
+}
+
+const char *
+rm_compile_lookup_rules (bool since_36681)
+{
+    return since_36681 ? "9.0 (SERVER-36681)" : "5.0-8.x";
+}
+
+bool
 rm_compile_refuse (rm_compile_step_t *st, const char *fmt, ...)
 {
     va_list ap;

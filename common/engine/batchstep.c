@@ -15,6 +15,7 @@ struct rm_batchstep {
     rm_dump_info_t info;        /* the step's distinct inputs */
     size_t slot[MAX_INPUTS];    /* input number -> namespace of info */
     rm_buf_t docs[MAX_INPUTS];  /* per namespace of info */
+    bool lookup_since_36681;
 };
 
 rm_batchstep_t *
@@ -37,6 +38,12 @@ rm_batchstep_new (const rm_step_t *s, const char *tmpdir)
     for (size_t i = 0; i < MAX_INPUTS; i++)
         rm_buf_init (&b->docs[i]);
     return b;
+}
+
+void
+rm_batchstep_lookup (rm_batchstep_t *b, bool since_36681)
+{
+    b->lookup_since_36681 = since_36681;
 }
 
 void
@@ -63,7 +70,8 @@ rm_batchstep_run (rm_batchstep_t *b, rm_batchstep_fn fn, void *ctx, bson_error_t
 {
     /* allow_missing: a batch may lack a field the whole collection has;
      * the checks of the data as a whole are the caller's. */
-    rm_engine_opts_t o = {.memory = BATCH_MEMORY, .tmpdir = b->tmpdir, .allow_missing = true};
+    rm_engine_opts_t o = {.memory = BATCH_MEMORY, .tmpdir = b->tmpdir, .allow_missing = true,
+                          .lookup_since_36681 = b->lookup_since_36681};
     const uint8_t *docs[MAX_INPUTS];
     size_t lens[MAX_INPUTS];
     rm_dump_info_t out;

@@ -30,7 +30,7 @@ source_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
     djob_t *j = ctx;
     rm_denorm_probe_from (j->a, doc, len);
-    out->n = rm_join_keys (&j->d->foreign, true, doc, len, &j->keys);
+    out->n = rm_join_keys (&j->d->foreign, true, j->e->opts.lookup_since_36681, doc, len, &j->keys);
     out->keys = &j->keys;
     rm_denorm_values (j->d, doc, len, &j->vals);
     out->payload = j->vals.data;

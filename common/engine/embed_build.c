@@ -52,14 +52,18 @@ add_key (const bson_iter_t *value, void *ctx)
 }
 
 size_t
-rm_join_keys (const rm_path_t *path, bool foreign, const uint8_t *doc, uint32_t len,
-              rm_buf_t *keys)
+rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8_t *doc,
+              uint32_t len, rm_buf_t *keys)
 {
     keyctx_t k = {keys, {NULL, 0, 0}, 0, true};
     rm_buf_reset (keys);
-    rm_path_visit (doc, len, path, true, foreign, add_key, &k);
-    if (k.n == 0)
-        add_key (NULL, &k); /* missing, null or [] act as null */
+    if (foreign) {
+        rm_path_visit_foreign (doc, len, path, since_36681, add_key, &k);
+    } else {
+        rm_path_visit (doc, len, path, true, false, add_key, &k);
+        if (k.n == 0)
+            add_key (NULL, &k); /* missing, null or [] act as null */
+    }
     rm_buf_destroy (&k.one);
     return k.n;
 }
@@ -93,49 +97,53 @@ sort_value (const rm_sortkey_t *k, const rm_child_t *c, sortval_t *v)
         }
 }
 
+/* A child's _id against another's, in MongoDB's order (missing lowest). */
+static int
+child_id_cmp (const rm_child_t *a, const rm_child_t *b)
+{
+    bson_iter_t ia, ib;
+    bool ha = rm_doc_field (a->doc, a->len, "_id", 3, &ia);
+    bool hb = rm_doc_field (b->doc, b->len, "_id", 3, &ib);
+    return rm_value_compare (ha ? &ia : NULL, hb ? &ib : NULL);
+}
+
 int
 rm_join_child_cmp (const rm_join_t *j, bool by_slot, const rm_child_t *a, const rm_child_t *b)
 {
     const rm_sortspec_t *sort = j->sort;
-    bool sorted = sort && sort->n > 0;
+    int c;
 
-    if (!sorted && j->order_by_id && by_slot && a->slot != b->slot)
-        return a->slot < b->slot ? -1 : 1;
-    if (sorted) {
-        for (size_t i = 0; i < sort->n; i++) {
-            const rm_sortkey_t *k = &sort->keys[i];
-            sortval_t va, vb;
-            int c;
-            sort_value (k, a, &va);
-            sort_value (k, b, &vb);
-            if (va.rank == -1 || vb.rank == -1) {
-                /* [] sorts above MinKey and below null and everything else. */
-                const sortval_t *other = va.rank == -1 ? &vb : &va;
-                int sign = va.rank == -1 ? 1 : -1;
-                if (va.rank == vb.rank)
-                    c = 0;
-                else if (other->rank == 1 && BSON_ITER_HOLDS_MINKEY (&other->it))
-                    c = sign;
-                else
-                    c = -sign;
-            } else
-                c = rm_value_compare (va.rank ? &va.it : NULL, vb.rank ? &vb.it : NULL);
-            if (c)
-                return c * k->dir;
-        }
-    } else if (j->order_by_id) {
-        bson_t da, db;
-        bson_iter_t ia, ib;
-        bool ha, hb;
-        int c;
-        bson_init_static (&da, a->doc, a->len);
-        bson_init_static (&db, b->doc, b->len);
-        ha = bson_iter_init_find (&ia, &da, "_id");
-        hb = bson_iter_init_find (&ib, &db, "_id");
-        c = rm_value_compare (ha ? &ia : NULL, hb ? &ib : NULL);
+    for (size_t i = 0; sort && i < sort->n; i++) {
+        const rm_sortkey_t *k = &sort->keys[i];
+        sortval_t va, vb;
+        sort_value (k, a, &va);
+        sort_value (k, b, &vb);
+        if (va.rank == -1 || vb.rank == -1) {
+            /* [] sorts above MinKey and below null and everything else. */
+            const sortval_t *other = va.rank == -1 ? &vb : &va;
+            int sign = va.rank == -1 ? 1 : -1;
+            if (va.rank == vb.rank)
+                c = 0;
+            else if (other->rank == 1 && BSON_ITER_HOLDS_MINKEY (&other->it))
+                c = sign;
+            else
+                c = -sign;
+        } else
+            c = rm_value_compare (va.rank ? &va.it : NULL, vb.rank ? &vb.it : NULL);
         if (c)
-            return c;
+            return c * k->dir;
     }
+    /* Ties (and no sort) go in an order the compiled pipeline can state,
+     * not from's: a server's $lookup hands children in an order of its own
+     * (an index's, a collection scan's, mongo-java-server's by the
+     * parent's references), so from's order is not one a pipeline can
+     * keep. Embed: the parent's array of references, then _id; summarize:
+     * _id. seq only separates two children of one _id (a dump may hold
+     * them; a collection cannot). */
+    if (j->order_by_id && by_slot && a->slot != b->slot)
+        return a->slot < b->slot ? -1 : 1;
+    if ((c = child_id_cmp (a, b)) != 0)
+        return c;
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 

@@ -26,8 +26,8 @@ typedef struct {
  * parent's bytes stay valid until end; a child's only during its call. */
 typedef struct {
     const rm_path_t *local, *foreign;
-    const rm_sortspec_t *sort; /* the children's order; n == 0: see order_by_id */
-    bool order_by_id;          /* without sort: by _id (embed), else from's order */
+    const rm_sortspec_t *sort; /* the children's order (n == 0: none) */
+    bool order_by_id;          /* ties by the parent's references first (embed) */
     bool rewrite_from;         /* from loses the matched children... */
     bool keep_source;          /* ...unless this */
     const rm_nsref_t *from, *into;
@@ -37,15 +37,18 @@ typedef struct {
     bool (*finish) (void *ctx, bson_error_t *err);
     void *ctx;
     /* Set by rm_join_run: the step's probes of localField and foreignField
-     * (NULL: none), shown each parent and each child once. */
+     * (NULL: none), shown each parent and each child once, and the
+     * engine's $lookup rules (rm_join_keys). */
     rm_probe_t *probe_local, *probe_foreign;
+    bool since_36681;
 } rm_join_t;
 
-/* The order of a parent's children: the join's sort when given; else,
- * with order_by_id, when localField held several keys (by_slot: an array
- * of references) the order of that array, each key's children by _id, or
- * by _id ascending; else their order in `from`. Ties keep their order in
- * `from` (seq), so the order is total. */
+/* The order of a parent's children: the join's sort keys when given;
+ * then (ties, or no sort), with order_by_id, when localField held several
+ * keys (by_slot: an array of references) the order of that array; then
+ * _id ascending; two children of one _id (a dump's) in their order in
+ * `from` (seq), so the order is total. The compiled pipelines sort by the
+ * same keys (compile_join.c). */
 int rm_join_child_cmp (const rm_join_t *j, bool by_slot, const rm_child_t *a,
                        const rm_child_t *b);
 /* Sorts n children (each once) in that order. */
@@ -57,11 +60,14 @@ bool rm_join_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);
 
 /* Appends the canonical join keys of the value(s) at path to keys (each
  * framed by a uint32 length), distinct, in the order of the values: the
- * local side (foreign false) expands an array into its elements; the
- * foreign side also matches an array as a whole. Missing, null or an empty
- * array give the single null key. Returns the count. */
-size_t rm_join_keys (const rm_path_t *path, bool foreign, const uint8_t *doc, uint32_t len,
-                     rm_buf_t *keys);
+ * local side (foreign false) expands an array into its elements, and
+ * missing, null or an empty array give the single null key; the foreign
+ * side also matches an array as a whole, and reads a path through arrays
+ * by the rules of MongoDB 9.0 (since_36681, rm_path_visit_foreign) or of
+ * 5.0 to 8.x, where such a path may give no key at all. Returns the
+ * count. */
+size_t rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8_t *doc,
+                     uint32_t len, rm_buf_t *keys);
 
 /* Builds each parent with its children, as the join hands them on, and
  * writes it, the overflow pages and the counts: the join's consumer. */

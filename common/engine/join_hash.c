@@ -70,7 +70,7 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
         rm_probe_doc (j->probe_foreign, f.data, f.len);
         t->c[t->n] = (crec_t){t->arena.len, f.len, false, 0};
         rm_buf_append (&t->arena, f.data, f.len);
-        nk = rm_join_keys (j->foreign, true, f.data, f.len, &t->tmp);
+        nk = rm_join_keys (j->foreign, true, j->since_36681, f.data, f.len, &t->tmp);
         for (size_t k = 0; k < nk; k++) {
             uint32_t len;
             memcpy (&len, t->tmp.data + off, 4);
@@ -97,7 +97,7 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
 
     rm_buf_init (&lkeys);
     while (in && (rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk = rm_join_keys (j->local, false, f.data, f.len, &lkeys), off = 0, n = 0;
+        size_t nk = rm_join_keys (j->local, false, false, f.data, f.len, &lkeys), off = 0, n = 0;
         rm_probe_doc (j->probe_local, f.data, f.len);
         parent++;
         for (uint32_t k = 0; k < nk; k++) {

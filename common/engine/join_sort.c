@@ -50,7 +50,7 @@ child_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
     job_t *j = ctx;
     rm_probe_doc (j->spec->probe_foreign, doc, len);
-    out->n = rm_join_keys (j->spec->foreign, true, doc, len, &j->keys);
+    out->n = rm_join_keys (j->spec->foreign, true, j->spec->since_36681, doc, len, &j->keys);
     out->keys = &j->keys;
     out->payload = doc;
     out->payload_len = len;
@@ -65,7 +65,7 @@ request_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
     job_t *j = ctx;
     static const uint8_t several = 1, one = 0;
     rm_probe_doc (j->spec->probe_local, doc, len);
-    out->n = rm_join_keys (j->spec->local, false, doc, len, &j->keys);
+    out->n = rm_join_keys (j->spec->local, false, false, doc, len, &j->keys);
     out->keys = &j->keys;
     out->payload = out->n > 1 ? &several : &one;
     out->payload_len = 1;
@@ -324,11 +324,12 @@ leftovers (job_t *j, bson_error_t *err)
     return !next || rm_engine_store_swap (j->from, next, err);
 }
 
-/* Whether parents with several keys take their children by slot. */
+/* Whether parents with several keys take their children by slot (embed:
+ * with or without sort, ties go by the parent's references). */
 static bool
 orders_by_slot (const rm_join_t *spec)
 {
-    return spec->order_by_id && !(spec->sort && spec->sort->n > 0);
+    return spec->order_by_id;
 }
 
 bool

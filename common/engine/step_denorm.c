@@ -24,13 +24,15 @@ typedef struct rm_denorm_table {
     const uint8_t **values;
     size_t values_cap;
     uint64_t docs, bytes; /* of `from`, for the memory estimate */
+    bool since_36681;     /* the engine's $lookup rules (rm_join_keys) */
 } rm_denorm_table_t;
 
 static rm_denorm_table_t *
-rm_denorm_table_new (const rm_step_t *s, rm_step_run_t *run)
+rm_denorm_table_new (rm_engine_t *e, const rm_step_t *s, rm_step_run_t *run)
 {
     rm_denorm_table_t *dt = bson_malloc0 (sizeof *dt);
     dt->d = &s->u.denorm;
+    dt->since_36681 = e->opts.lookup_since_36681;
     dt->apply = rm_denorm_apply_new (dt->d, run);
     rm_keytab_init (&dt->t.keys, sizeof (size_t));
     return dt;
@@ -70,7 +72,7 @@ static void
 rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t doc_len)
 {
     dtable_t *t = &dt->t;
-    size_t nk = rm_join_keys (&dt->d->foreign, true, doc, doc_len, &t->tmp), off = 0;
+    size_t nk = rm_join_keys (&dt->d->foreign, true, dt->since_36681, doc, doc_len, &t->tmp), off = 0;
     bool values_made = false;
     size_t val_off = 0;
 
@@ -146,7 +148,7 @@ rm_denorm_hash_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     const rm_denorm_t *d = &s->u.denorm;
     rm_ens_t *in = rm_engine_find (e, &d->in), *from = rm_engine_find (e, &d->from);
-    rm_denorm_table_t *dt = rm_denorm_table_new (s, rm_engine_step_run (e, s));
+    rm_denorm_table_t *dt = rm_denorm_table_new (e, s, rm_engine_step_run (e, s));
     rm_store_t *next = NULL;
     rm_instream_t *is = NULL;
     rm_frame_t f;
@@ -197,7 +199,7 @@ denorm_open (rm_engine_t *e, rm_stage_t *st)
 {
     st->in = rm_engine_find (e, &st->s->u.denorm.in);
     st->from = rm_engine_find (e, &st->s->u.denorm.from);
-    st->data = rm_denorm_table_new (st->s, rm_engine_step_run (e, st->s));
+    st->data = rm_denorm_table_new (e, st->s, rm_engine_step_run (e, st->s));
 }
 
 static uint64_t

@@ -31,6 +31,10 @@ typedef bool (*rm_batchstep_fn) (void *ctx, const char *ns, const uint8_t *doc, 
 /* tmpdir: where a batch too large for memory spills (NULL: $TMPDIR). */
 rm_batchstep_t *rm_batchstep_new (const rm_step_t *s, const char *tmpdir);
 
+/* Joins by $lookup's rules of MongoDB 9.0 (SERVER-36681) rather than those
+ * of 5.0 to 8.x, the default (rm_engine_opts_t.lookup_since_36681). */
+void rm_batchstep_lookup (rm_batchstep_t *b, bool since_36681);
+
 /* Adds a copy of a document to the step's input number `input` (in the
  * order rm_step_inputs lists them). */
 void rm_batchstep_add (rm_batchstep_t *b, size_t input, const uint8_t *doc, uint32_t len);

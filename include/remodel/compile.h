@@ -34,9 +34,20 @@ typedef struct {
 
 /* "5.0", "4.2", "5.2.1" (a patch number counts for nothing); 3.6 or later. */
 bool rm_compile_version_parse (const char *text, rm_compile_version_t *v);
-/* The same for the --server-version option of remodel compile and remodel
- * online run, refused with RM_ERR_USAGE naming the option. */
+/* The same for the --server-version option of remodel compile, run and
+ * the online commands, refused with RM_ERR_USAGE naming the option. */
 bool rm_compile_version_option (const char *text, rm_compile_version_t *v, bson_error_t *err);
+
+/* Whether a server of version v joins as since SERVER-36681 (MongoDB 9.0:
+ * a local null matches a foreign path through an array of scalars or an
+ * empty one), the engine's lookup_since_36681. The version the engine
+ * assumes when none is given is RM_LOOKUP_DEFAULT_VERSION, the servers
+ * users run (5.0 to 8.x), whose rule is the older one. */
+#define RM_LOOKUP_DEFAULT_VERSION "8.0"
+#define RM_LOOKUP_36681_VERSION RM_COMPILE_VERSION (9, 0)
+bool rm_compile_lookup_since_36681 (rm_compile_version_t v);
+/* The rule's name in stats and messages: "5.0-8.x" or "9.0 (SERVER-36681)". */
+const char *rm_compile_lookup_rules (bool since_36681);
 
 #define RM_COMPILE_MAX_NOTES 8
 

@@ -43,6 +43,19 @@ typedef bool (*rm_path_visit_fn) (const bson_iter_t *value, void *ctx);
 size_t rm_path_visit (const uint8_t *doc, size_t len, const rm_path_t *p,
                       bool expand_leaf_array, bool also_whole, rm_path_visit_fn fn, void *ctx);
 
+/* The foreign side of $lookup: the values rm_path_visit (expanding, also
+ * whole) visits, and a missing path as one NULL, by the rules of a server
+ * at feature compatibility version 9.0 (since_36681: every element of a
+ * crossed array the rest of the path finds nothing in is missing) or of
+ * one before it (MongoDB 5.0 to 8.x: only a document element without the
+ * rest is, a scalar or an inner array is skipped, and a path that crossed
+ * an array is never missing as a whole). {"a.b": null} then matches
+ * {a: [{}]} in both, {a: []}, {a: [1]} and {a: [5, {b: 5}]} only since.
+ * Returns the number visited: 0 only where, before SERVER-36681, a crossed
+ * array gave nothing (such a document matches no local value). */
+size_t rm_path_visit_foreign (const uint8_t *doc, size_t len, const rm_path_t *p,
+                              bool since_36681, rm_path_visit_fn fn, void *ctx);
+
 /* The first field named name (name_len bytes) of doc, found by walking
  * its raw bytes (libbson's bson_iter_find decodes every field it passes):
  * false if there is none. */

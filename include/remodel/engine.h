@@ -17,6 +17,10 @@ typedef struct {
     const char *tmpdir; /* stores and spill files (NULL: $TMPDIR or /tmp) */
     bool batch;         /* never the one-pass path (for comparison) */
     bool allow_missing; /* every step as with "allowMissing": true */
+    /* $lookup's rules of MongoDB 9.0 (SERVER-36681: a local null matches
+     * a foreign path through an array of scalars, or an empty one) rather
+     * than those of the servers before it (5.0 to 8.x), the default. */
+    bool lookup_since_36681;
     /* Called for every document read from the source (may be NULL). */
     void (*progress) (void *ctx, uint64_t docs);
     void *progress_ctx;

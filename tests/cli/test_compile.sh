@@ -36,7 +36,7 @@ compile c1 "$T/plans/embed-tasks.json" --canonical
 expect_eq "compile: embed exits 0" "$rc" 0
 expect_eq "compile: embed is two pipelines (parents, then the orphans)" \
     "$(cj "[ (p['aggregate']['coll'], len(p['pipeline'])) for p in c['steps'][0]['passes'] ]")" \
-    "[('people', 8), ('tasks', 4)]"
+    "[('people', 9), ('tasks', 4)]"
 expect_eq "compile: each pipeline ends in \$merge into the step's target, replacing by _id" \
     "$(cj "[ p['pipeline'][-1]['\$merge'] for p in c['steps'][0]['passes'] ]")" \
     "[{'into': {'db': 'crm', 'coll': 'people_remodel_$(pid embed-tasks)_1'}, 'on': '_id', 'whenMatched': 'replace', 'whenNotMatched': 'insert'}, {'into': {'db': 'crm', 'coll': 'tasks_remodel_$(pid embed-tasks)_1'}, 'on': '_id', 'whenMatched': 'replace', 'whenNotMatched': 'insert'}]"
@@ -181,6 +181,78 @@ for p in mingo-edge-embed mingo-edge-denorm; do
     online_same "java $p: the server's results are remodel run's, byte for byte" "$T/off-$p.archive" $(pairs "$plan")
 done
 
+# Children tied on "sort" (issue 25, item 4): the Atlas sample's accounts
+# sorted on limit, 10000 for most, so most of a customer's accounts tie.
+# mongo-java-server's $lookup hands them in the customer's array's order;
+# the engine, server-side and client-side, and remodel run put them in the
+# same order (the references' order, then _id): verify finds 0 differ (236
+# did when the engine kept from's order on ties).
+ATLAS=$FIX/atlas-sample/dump
+if [ -d "$ATLAS/sample_analytics" ]; then
+    "$MONGORESTORE" --uri "$uri" --dir "$ATLAS" --nsInclude 'sample_analytics.*' --quiet 2>"$T/err" ||
+        fail "java ties: restore sample_analytics" "$(cat "$T/err")"
+    "$REMODEL" run "$T/plans/mingo-atlas-ties.json" --from "$ATLAS" --nsInclude 'sample_analytics.*' \
+        --to "$T/off-ties.archive" -q -f 2>"$T/err" || fail "java ties: remodel run" "$(cat "$T/err")"
+    cp "$T/plans/mingo-atlas-ties.json" "$T/plans/ties-client.json"
+    for p in mingo-atlas-ties ties-client; do
+        side=(--server-side --server-version 4.0) how=server-side
+        [ $p == ties-client ] && side=() how=client-side
+        run_rm online run "$T/plans/$p.json" --uri "$uri" --create-indexes "${side[@]}"
+        expect_eq "java ties: online run $how exits 0" "$rc" 0
+        [ $how == server-side ] && expect_message "java ties: the embed ran server-side" \
+            "sample_analytics.customers: 500 read, 500 written (server-side)"
+        # shellcheck disable=SC2046
+        online_same "java ties: $how, the accounts in remodel run's order, byte for byte" \
+            "$T/off-ties.archive" $(pairs "$T/plans/$p.json")
+        run_rm online verify "$T/plans/$p.json" --uri "$uri"
+        expect_eq "java ties: verify after the $how run: exit 0, nothing differs" \
+            "$rc:$(grep -c 'differ' "$T/err")" "0:0"
+        expect_message "java ties: verify after the $how run says so" "every result as the sources make it"
+    done
+else
+    fail "java ties: the Atlas sample" "not found: $ATLAS/sample_analytics"
+fi
+
+# $lookup's rules by the server's version (issue 25, item 10): MongoDB's
+# "null in local, missing on foreign path" case, a local null against
+# foreign documents whose "a.x" crosses arrays. Client-side, the engine
+# joins by the rules of --server-version, else of the server's own version
+# (mongo-java-server says 3.x/4.0: those of 5.0-8.x): 9 children; with
+# --server-version 9.0, SERVER-36681's: 13. Each as remodel run's with the
+# same --server-version, and verify (with it) finds nothing differs.
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/lk" '{
+  "lk.local": [{"_id": 0, "b": null}],
+  "lk.foreign": [{"_id": 0, "a": {"no_x": 1}}, {"_id": 1, "a": {"no_x": [1, 2]}},
+    {"_id": 2, "a": [{"no_x": 1}, {"no_x": 2}]}, {"_id": 3, "a": [{"no_x": 2}, {"x": 1}]},
+    {"_id": 4, "a": [{"no_x": [1, 2]}, {"x": 1}]}, {"_id": 5, "a": {"x": null}},
+    {"_id": 6, "a": [{"x": null}, {"x": 1}]}, {"_id": 7, "a": [{"x": null}, {"x": [1]}]},
+    {"_id": 8, "no_a": 1}, {"_id": 9, "a": [1]}, {"_id": 10, "a": []}, {"_id": 11, "a": [[1]]},
+    {"_id": 12, "a": [[]]}, {"_id": 20, "a": {"x": 2, "y": 1}}, {"_id": 21, "a": [{"x": 2}, {"x": 3}]}]}'
+"$MONGORESTORE" --uri "$uri" --dir "$T/lk" --quiet 2>"$T/err" || fail "java lookup rules: restore" "$(cat "$T/err")"
+for v in default 9.0; do
+    plan=$T/plans/lookup-$v.json
+    echo '{"remodel": 1, "steps": [{"embed": {"from": "lk.foreign", "into": "lk.local", "localField": "b",
+      "foreignField": "a.x", "as": "m", "countAs": "n", "keepSource": true}}]}' >"$plan"
+    vargs=() want=9
+    [ $v == 9.0 ] && vargs=(--server-version 9.0) want=13
+    "$REMODEL" run "$plan" --from "$T/lk" --to "$T/off-lk-$v.archive" -q -f "${vargs[@]}" 2>"$T/err" ||
+        fail "java lookup rules $v: remodel run" "$(cat "$T/err")"
+    run_rm online run "$plan" --uri "$uri" --create-indexes "${vargs[@]}"
+    expect_eq "java lookup rules ($v): online run exits 0" "$rc" 0
+    # shellcheck disable=SC2046
+    set -- $(pairs "$plan")
+    expect_eq "java lookup rules ($v): the local null embeds $want of 15 foreign documents" \
+        "$(python3 -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); print(c.lk[sys.argv[2]].find_one()["n"])' \
+            "$uri" "${1#*=}")" "$want"
+    online_same "java lookup rules ($v): remodel run's result with the same --server-version, byte for byte" \
+        "$T/off-lk-$v.archive" "$@"
+    run_rm online verify "$plan" --uri "$uri" "${vargs[@]}"
+    expect_eq "java lookup rules ($v): verify by the same rules finds nothing differs" "$rc" 0
+done
+run_rm online verify "$T/plans/lookup-9.0.json" --uri "$uri"
+expect_eq "java lookup rules: verify of the 9.0 run by the server's own (older) rules: exit 1" "$rc" 1
+expect_message "java lookup rules: ...and the result it finds different" "1 result(s) differ"
+
 # A second run goes on from the checkpoints: every pass done before.
 run_rm online run "$T/plans/embed-tasks.json" --uri "$uri" --server-side --server-version 4.0
 expect_message "java: a second run finds every pass done" \
@@ -286,6 +358,21 @@ for name, spec in c.crm.tasks.index_information().items():
     if grep -q "step 1 (extract) runs client-side" "$T/s3" && grep -q "remodel online run --server-side" "$T/s3"; then
         pass "script: the refusal names the step and what runs it"
     else fail "script: the refusal names the step and what runs it" "$(cat "$T/s3")"; fi
+    # Children tied on "sort", by the script (issue 25, item 4): the arrays
+    # are remodel run's, and verify finds nothing differs.
+    if [ -f "$T/off-ties.archive" ]; then
+        cp "$T/plans/mingo-atlas-ties.json" "$T/plans/ties-script.json"
+        "$REMODEL" compile "$T/plans/ties-script.json" --format mongosh --server-version 4.0 \
+            >"$T/script4.js" 2>/dev/null
+        "$MONGOSH1" --quiet "$uri" "$T/script4.js" >"$T/s5" 2>&1
+        expect_eq "script: the ties plan runs (exit 0)" "$?" 0
+        # shellcheck disable=SC2046
+        online_same "script: children tied on sort in remodel run's order, byte for byte" \
+            "$T/off-ties.archive" $(pairs "$T/plans/ties-script.json")
+        run_rm online verify "$T/plans/ties-script.json" --uri "$uri"
+        expect_eq "script: verify of the ties plan: exit 0, nothing differs" \
+            "$rc:$(grep -c 'differ' "$T/err")" "0:0"
+    fi
 else
     fail "script: mongosh 1.10.6 is not installed (tests/peers/install.sh)"
 fi

@@ -48,11 +48,22 @@ refused "diff --memory 1000 (under 1K)" '--memory: expected a size of at least 1
 refused "an option of another command" \
     'option "--stats-json" is not one of remodel convert'"'"'s (see remodel convert --help)' convert "$S" x.archive --stats-json s.json
 
+# --server-version (issue 25, item 10): run's and check's too, read by
+# compile's reader; not convert's.
+refused "run --server-version nine" '--server-version: "nine" is not a MongoDB version like 5.0 (3.6 or later)' \
+    run "$T/p.json" --from "$S" --to x --server-version nine
+refused "convert --server-version: not one of convert's" \
+    'option "--server-version" is not one of remodel convert'"'"'s (see remodel convert --help)' \
+    convert "$S" x.archive --server-version 9.0
 run_rm convert "$S" "$T/x.archive" --threads=2 --compress=zstd:3 -q
 expect_eq "convert --threads=2 --compress=zstd:3: taken (exit 0)" "$rc:$(cat "$T/err")" "0:"
 echo '{"remodel": 1, "steps": [{"set": {"in": "crm.people", "fields": {"x": 1}}}]}' >"$T/crm.json"
 run_rm run "$T/crm.json" --from="$S" --to="$T/y.archive" --memory=64M --dry-run -q
 expect_eq "run --from=SRC --to=DST --memory=64M: taken" "$rc" 0
+run_rm run "$T/crm.json" --from "$S" --dry-run -q --server-version=9.0
+expect_eq "run --server-version=9.0: taken" "$rc" 0
+run_rm check "$T/crm.json" --against "$S" -q --server-version 7.0
+expect_eq "check --against --server-version 7.0: taken" "$rc" 0
 
 # --ns, a pattern in show as in analyze (a name without a star is itself).
 run_rm show "$S" --ns 'crm.*' --limit 1
@@ -107,6 +118,14 @@ for opts in "--pause 50ms --retry-for 0s" "--pause=50ms --retry-for=0" "--pause-
     expect_eq "online run $opts: taken; the server unreachable (exit 1)" \
         "$rc:$(grep -c 'cannot reach the server' "$T/err")" "1:1"
 done
+for c in verify sync finalize follow; do
+    run_rm online $c "$T/p.json" --uri "$NOWHERE" --server-version 9.0 --retry-for 0
+    expect_eq "online $c --server-version 9.0: taken; the server unreachable (exit 1)" \
+        "$rc:$(grep -c 'cannot reach the server' "$T/err")" "1:1"
+done
+refused "online status --server-version: not one of status's" \
+    'option "--server-version" is not one of remodel online status'"'"'s (see remodel online status --help)' \
+    online status "$T/p.json" --server-version 9.0
 run_rm compile "$T/p.json" --format=mongosh --server-version=4.0
 expect_eq "compile --format=mongosh --server-version=4.0: exit 0, a script" "$rc:$(grep -c . "$T/out" | sed 's/^[1-9][0-9]*$/some/')" "0:some"
 run_rm online run --help

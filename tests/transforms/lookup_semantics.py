@@ -24,12 +24,13 @@ keys" (MongoDB 5.0+), and says so in its name ("[version: ...]"):
     current expectations): a local null or missing matches a foreign
     document whose path crosses an array the rest of the path finds
     nothing in, {a: []}, {a: [1]}, {a: [[]]}, {a: [5, {b: 5}]} for "a.b".
-    Servers before it (the older test: "missing on a path" L [0..8],
-    "scalars on a path" L [0, 1, 3, 4, 6, 7], "an empty array on a path"
-    L without 30..34) skipped such elements. remodel follows the newer
-    rule: it is the reference's (null matches missing, a path that finds
-    nothing is missing), and it is one server's behaviour throughout
-    rather than the older rule for some shapes and the newer for others;
+    Servers before it, 5.0 to 8.x, the ones users run (the older test:
+    "missing on a path" L [0..8], "scalars on a path" L [0, 1, 3, 4, 6,
+    7], "an empty array on a path" L without 30..34) skipped such
+    elements. Such a case gives both answers (V(before, since)): remodel
+    run by default must give the older one, with --server-version 9.0 the
+    newer (issue 25, item 10), and its --stats-json names the rules
+    followed (check_stats);
   - undefined matches only undefined (MongoDB 8.0; the lib's slot-based
     engine). The older test, on the classic engine, matched a foreign
     undefined as null ([0, 1, 2, 3] there) and refused a local undefined
@@ -176,6 +177,15 @@ def group(name, docs, *runs):
     CASES.append((name, docs, runs))
 
 
+class V(object):
+    """The answers of a case that depends on the server's version: before
+    SERVER-36681 (MongoDB 5.0 to 8.x, remodel's default) and since (9.0,
+    remodel run --server-version 9.0)."""
+
+    def __init__(self, before, since):
+        self.before, self.since = before, since
+
+
 null_docs = [D(0, no_a=1), D(1, a=None), D(2, a=[None, 1]), D(10, a=[]), D(20, a=1),
              D(21, a={"x": None}), D(22, a=[[None, 1], 2]), D(23, a=False), D(24, a=0),
              D(25, a={}), D(26, a="")]
@@ -294,17 +304,19 @@ miss_docs = [D(0, a={"no_x": 1}), D(1, a={"no_x": [1, 2]}), D(2, a=[{"no_x": 1},
              D(6, a=[X(None), X(1)]), D(7, a=[X(None), X([1])]), D(8, no_a=1), D(9, a=[1]),
              D(10, a=[]), D(11, a=[[1]]), D(12, a=[[]]), D(20, a={"x": 2, "y": 1}),
              D(21, a=[X(2), X(3)])]
+# MongoDB's "null in local, missing on foreign path": 9 children before
+# SERVER-36681, 13 since.
 group("missing on a path [version: SERVER-36681; before it L [0..8]]", miss_docs,
       ("F", "a.x", D(0, b=None), "b", [0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 12]),
-      ("L", "a.x", D(0, b=None), "b", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]),
+      ("L", "a.x", D(0, b=None), "b", V(list(range(9)), list(range(13)))),
       ("F", "a.x", D(0, no_b=1), "b", [0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 12]),
-      ("L", "a.x", D(0, no_b=1), "b", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]))
+      ("L", "a.x", D(0, no_b=1), "b", V(list(range(9)), list(range(13)))))
 
 sc_docs = [D(0, a=1), D(1, no_a=1), D(2, a=[1]), D(3, a={"b": 1}), D(4, a={"no_b": 1}),
            D(5, a={"b": [1]}), D(6, a=[{"b": {"no_c": 1}}, 1]), D(7, a={"b": [{"no_c": 1}, 1]})]
 group("scalars on a path [version: SERVER-36681; before it L [0, 1, 3, 4, 6, 7]]", sc_docs,
       ("F", "a.b.c", D(0, b=None), "b", [0, 1, 2, 3, 4, 5, 6, 7]),
-      ("L", "a.b.c", D(0, b=None), "b", [0, 1, 2, 3, 4, 5, 6, 7]))
+      ("L", "a.b.c", D(0, b=None), "b", V([0, 1, 3, 4, 6, 7], [0, 1, 2, 3, 4, 5, 6, 7])))
 
 empty_docs = [D(0, a=[[]]), D(1, a=[[], 1]), D(2, a=[[], None]), D(3, a=[]), D(10, no_a=1),
               D(11, a=None), D(12, a=[None]), D(13, a=[None, 1]), D(20, a=1), D(21, a=[[[], 1], 2]),
@@ -343,7 +355,8 @@ pempty = [D(0, a={"x": [[]], "y": 1}), D(1, a=[X([[]])]), D(2, a=[X([[]]), X(1)]
           D(47, a=[X([[None, 1], 2])])]
 group("an empty array on a path [version: SERVER-36681; before it L without 30..34]", pempty,
       ("F", "a.x", D(0, b=[]), "b", [0, 1, 2, 3, 4, 5]),
-      ("L", "a.x", D(0, b=[]), "b", [3, 4, 12, 13, 20, 21, 22, 23, 30, 31, 32, 33, 34]),
+      ("L", "a.x", D(0, b=[]), "b", V([3, 4, 12, 13, 20, 21, 22, 23],
+                                      [3, 4, 12, 13, 20, 21, 22, 23, 30, 31, 32, 33, 34])),
       ("F", "a.x", D(0, b=[[], 42]), "b", [0, 1, 2, 3, 4, 5]),
       ("L", "a.x", D(0, b=[[], 42]), "b", [0, 1, 2, 3, 4, 5, 10, 11, 12, 13]))
 
@@ -370,13 +383,13 @@ dpn_docs = [D(1, a=[{"b": 5}]), D(2, a=[{}]), D(3, a=[]), D(4, a=[{}, {"b": 5}])
             D(5, a=[5, {"b": 5}])]
 group("SERVER-36681's documents [derived; version: before it L [2, 4]]", dpn_docs,
       ("F", "a.b", D(0, x=None), "x", [2, 3]),
-      ("L", "a.b", D(0, x=None), "x", [2, 3, 4, 5]),
+      ("L", "a.b", D(0, x=None), "x", V([2, 4], [2, 3, 4, 5])),
       ("F", "a.b", D(0, x=5), "x", [1, 4, 5]),
       ("L", "a.b", D(0, x=5), "x", [1, 4, 5]))
 af5_docs = [D(1, a=[{}, {"b": 1}]), D(2, a=[5, {"b": 1}])]
 group("arrayfind5's documents [derived; version: before SERVER-36681 L [1]]", af5_docs,
       ("F", "a.b", D(0, x=None), "x", []),
-      ("L", "a.b", D(0, x=None), "x", [1, 2]),
+      ("L", "a.b", D(0, x=None), "x", V([1], [1, 2])),
       ("F", "a.b", D(0, x=1), "x", [1, 2]),
       ("L", "a.b", D(0, x=1), "x", [1, 2]))
 
@@ -412,7 +425,7 @@ def top_scalar(doc, field):
     return None if v is None or isinstance(v, list) else v
 
 
-def run_denorm(work, n, direction, local, lf, foreign, ff, want):
+def run_denorm(work, n, direction, local, lf, foreign, ff, want, vargs):
     """Denormalize where its lookup is $lookup's: the problems found."""
     src = os.path.join(work, "dn%d" % n)
     out = os.path.join(work, "dn%d-out" % n)
@@ -435,7 +448,7 @@ def run_denorm(work, n, direction, local, lf, foreign, ff, want):
     plan = os.path.join(work, "plan-dn.json")
     with open(plan, "w") as f:
         json.dump({"remodel": 1, "steps": steps}, f)
-    rc, err = run(["run", "-q", "--allow-missing", plan, "--from", src, "--to", out])
+    rc, err = run(["run", "-q", "--allow-missing", plan, "--from", src, "--to", out] + vargs)
     if rc != 0:
         return ["denormalize: exit %d: %s" % (rc, err.strip()[:300])]
     docs = [bson.decode(raw) if isinstance(raw, (bytes, bytearray)) else dict(raw)
@@ -472,69 +485,121 @@ def absent_from_refused(work, rep):
                "not read as empty", problems)
 
 
+def check_stats(work, rep):
+    """--stats-json names the $lookup rules a run followed: 5.0-8.x by
+    default (--server-version 8.0 said), SERVER-36681's from 9.0."""
+    src = os.path.join(work, "stats-in")
+    rmlib.fresh(src)
+    rmlib.write_dump(src, {"t.local": [D(0, b=None)], "t.foreign": [encode(d) for d in miss_docs]})
+    plan = os.path.join(work, "plan-stats.json")
+    with open(plan, "w") as f:
+        json.dump({"remodel": 1, "steps": [{"embed": {"from": "t.foreign", "into": "t.local",
+                                                        "localField": "b", "foreignField": "a.x",
+                                                        "as": "m", "countAs": "n"}}]}, f)
+    for vargs, want in (([], ["8.0", "5.0-8.x", 9, 6]),
+                        (["--server-version", "8.2"], ["8.2", "5.0-8.x", 9, 6]),
+                        (["--server-version", "9.0"], ["9.0", "9.0 (SERVER-36681)", 13, 2]),
+                        (["--server-version", "10.1.2"], ["10.1.2", "9.0 (SERVER-36681)", 13, 2])):
+        out = os.path.join(work, "stats-out")
+        st = os.path.join(work, "stats.json")
+        rmlib.fresh(out)
+        rc, err = run(["run", "-q", plan, "--from", src, "--to", out, "--stats-json", st] + vargs)
+        problems = []
+        if rc != 0:
+            problems.append("exit %d: %s" % (rc, err.strip()[:300]))
+        else:
+            with open(st) as f:
+                stats = json.load(f)
+            local = [bson.decode(raw) if isinstance(raw, (bytes, bytearray)) else dict(raw)
+                     for raw in rmlib.read_dir(out)[0]["t.local"]][0]
+            foreign = rmlib.read_dir(out)[0].get("t.foreign", [])
+            got = [stats.get("serverVersion"), stats.get("lookupRules"), local.get("n"), len(foreign)]
+            if got != want:
+                problems.append("serverVersion, lookupRules, children, orphans: %r, want %r" % (got, want))
+        rep.result("$lookup semantics: remodel run %s: MongoDB's \"null in local, missing on "
+                   "foreign path\" embeds %d of 15, and --stats-json says serverVersion %s, "
+                   "lookupRules %s" % (" ".join(vargs) or "(no --server-version)", want[2], want[0],
+                                       want[1]), problems)
+
+
 def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
     rep = rmlib.Reporter()
     n = 0
     for gname, docs, runs in CASES:
-        for direction, docs_field, record, rec_field, want in runs:
-            n += 1
-            if direction == "F":
-                local, lf, foreign, ff = docs, docs_field, [record] if record else [], rec_field
+        for direction, docs_field, record, rec_field, answers in runs:
+            # A case that depends on the version runs by default (MongoDB
+            # 5.0-8.x's answer) and with --server-version 9.0 (SERVER-36681's).
+            if isinstance(answers, V):
+                variants = [([], answers.before, " (default: before SERVER-36681)"),
+                            (["--server-version", "9.0"], answers.since, " (--server-version 9.0)")]
             else:
-                local, lf, foreign, ff = [record], rec_field, docs, docs_field
-            rec_value = {k: v for k, v in (record or {}).items() if k != "_id"}
-            name = "$lookup semantics: %s: %s %r = %s %r of %s -> %s" % (
-                gname, "local" if direction == "F" else "foreign", docs_field,
-                "foreign" if direction == "F" else "local", rec_field, rec_value,
-                json.dumps(sorted(want, key=str), default=str))
-            src = os.path.join(work, "in%d" % n)
-            rmlib.fresh(src)
-            rmlib.write_dump(src, {"t.local": [encode(d) for d in local],
-                                   "t.foreign": [encode(d) for d in foreign]})
-            problems = []
-            for label, step, extra in (
-                    ("embed", {"embed": {"from": "t.foreign", "into": "t.local", "localField": lf,
-                                         "foreignField": ff, "as": "m", "keepSource": True}}, []),
-                    ("embed --memory 1K", None, ["--memory", "1K"]),
-                    ("summarize", {"summarize": {"into": "t.local", "from": "t.foreign",
-                                                 "localField": lf, "foreignField": ff,
-                                                 "fields": {"m": {"$addToSet": "$$ROOT"}}}}, [])):
-                if step is not None:
-                    plan = os.path.join(work, "plan-%s.json" % label.split()[0])
-                    with open(plan, "w") as f:
-                        json.dump({"remodel": 1, "steps": [step]}, f)
-                out = os.path.join(work, "out%d-%s" % (n, label.replace(" ", "")))
-                rmlib.fresh(out)
-                # --allow-missing: several cases rightly name fields no
-                # document has, or match nothing.
-                rc, err = run(["run", "-q", "--allow-missing", plan, "--from", src, "--to", out]
-                              + extra)
-                if rc != 0:
-                    problems.append("%s: exit %d: %s" % (label, rc, err.strip()[:300]))
-                    continue
-                got = matched(out, "t.local")
-                if len(got) != len(local):
-                    problems.append("%s: %d local documents out of %d" % (label, len(got), len(local)))
-                for lid, ids in got.items():
-                    if len(ids) != len(set(map(repr, ids))):
-                        problems.append("%s: local %r got a foreign document twice: %r" % (label, lid, ids))
-                if direction == "F":
-                    ids = sorted((k for k, v in got.items() if v), key=repr)
-                else:
-                    ids = sorted(next(iter(got.values())), key=repr)
-                if ids != sorted(want, key=repr):
-                    problems.append("%s: matched %r, MongoDB %r" % (label, ids, sorted(want, key=repr)))
-            if foreign and ((direction == "L" and top_scalar(record, rec_field) is not None)
-                            or (direction == "F" and any(top_scalar(d, lf) is not None for d in local))):
-                label = " (+ denormalize)"
-                problems += run_denorm(work, n, direction, local, lf, foreign, ff, want)
-            else:
-                label = ""
-            rep.result(name + label, problems)
+                variants = [([], answers, "")]
+            for vargs, want, vlabel in variants:
+                n += 1
+                problems = run_one(work, n, gname, docs, direction, docs_field, record, rec_field,
+                                   want, vargs, vlabel, rep)
     absent_from_refused(work, rep)
+    check_stats(work, rep)
     return 1 if rep.failed else 0
+
+
+def run_one(work, n, gname, docs, direction, docs_field, record, rec_field, want, vargs, vlabel, rep):
+    if direction == "F":
+        local, lf, foreign, ff = docs, docs_field, [record] if record else [], rec_field
+    else:
+        local, lf, foreign, ff = [record], rec_field, docs, docs_field
+    rec_value = {k: v for k, v in (record or {}).items() if k != "_id"}
+    name = "$lookup semantics: %s: %s %r = %s %r of %s -> %s%s" % (
+        gname, "local" if direction == "F" else "foreign", docs_field,
+        "foreign" if direction == "F" else "local", rec_field, rec_value,
+        json.dumps(sorted(want, key=str), default=str), vlabel)
+    src = os.path.join(work, "in%d" % n)
+    rmlib.fresh(src)
+    rmlib.write_dump(src, {"t.local": [encode(d) for d in local],
+                           "t.foreign": [encode(d) for d in foreign]})
+    problems = []
+    plan = None
+    for label, step, extra in (
+            ("embed", {"embed": {"from": "t.foreign", "into": "t.local", "localField": lf,
+                                 "foreignField": ff, "as": "m", "keepSource": True}}, []),
+            ("embed --memory 1K", None, ["--memory", "1K"]),
+            ("summarize", {"summarize": {"into": "t.local", "from": "t.foreign",
+                                         "localField": lf, "foreignField": ff,
+                                         "fields": {"m": {"$addToSet": "$$ROOT"}}}}, [])):
+        if step is not None:
+            plan = os.path.join(work, "plan-%s.json" % label.split()[0])
+            with open(plan, "w") as f:
+                json.dump({"remodel": 1, "steps": [step]}, f)
+        out = os.path.join(work, "out%d-%s" % (n, label.replace(" ", "")))
+        rmlib.fresh(out)
+        # --allow-missing: several cases rightly name fields no
+        # document has, or match nothing.
+        rc, err = run(["run", "-q", "--allow-missing", plan, "--from", src, "--to", out]
+                      + extra + vargs)
+        if rc != 0:
+            problems.append("%s: exit %d: %s" % (label, rc, err.strip()[:300]))
+            continue
+        got = matched(out, "t.local")
+        if len(got) != len(local):
+            problems.append("%s: %d local documents out of %d" % (label, len(got), len(local)))
+        for lid, ids in got.items():
+            if len(ids) != len(set(map(repr, ids))):
+                problems.append("%s: local %r got a foreign document twice: %r" % (label, lid, ids))
+        if direction == "F":
+            ids = sorted((k for k, v in got.items() if v), key=repr)
+        else:
+            ids = sorted(next(iter(got.values())), key=repr)
+        if ids != sorted(want, key=repr):
+            problems.append("%s: matched %r, MongoDB %r" % (label, ids, sorted(want, key=repr)))
+    if foreign and ((direction == "L" and top_scalar(record, rec_field) is not None)
+                    or (direction == "F" and any(top_scalar(d, lf) is not None for d in local))):
+        label = " (+ denormalize)"
+        problems += run_denorm(work, n, direction, local, lf, foreign, ff, want, vargs)
+    else:
+        label = ""
+    rep.result(name + label, problems)
 
 
 if __name__ == "__main__":

@@ -352,7 +352,10 @@ test_compile_embed (void)
                     "[\n"
                     "{ \"$lookup\" : { \"from\" : \"tasks\", \"localField\" : \"_id\", \"foreignField\" : \"owner\", \"as\" : \"__rm\" } },\n"
                     "{ \"$unwind\" : { \"path\" : \"$__rm\", \"includeArrayIndex\" : \"__rm_i\", \"preserveNullAndEmptyArrays\" : true } },\n"
-                    "{ \"$sort\" : { \"_id\" : { \"$numberInt\" : \"1\" }, \"__rm.due\" : { \"$numberInt\" : \"1\" }, \"__rm_i\" : { \"$numberInt\" : \"1\" } } },\n"
+                    "{ \"$addFields\" : { \"__rm_pos\" : { \"$cond\" : [ { \"$isArray\" : \"$_id\" }, { \"$indexOfArray\" : [ \"$_id\", \"$__rm.owner\" ] }, { \"$numberInt\" : \"0\" } ] } } },\n"
+                    /* ties on "due": the parent's references, then _id, as
+                     * the engine (never the $lookup's own order, __rm_i) */
+                    "{ \"$sort\" : { \"_id\" : { \"$numberInt\" : \"1\" }, \"__rm.due\" : { \"$numberInt\" : \"1\" }, \"__rm_pos\" : { \"$numberInt\" : \"1\" }, \"__rm._id\" : { \"$numberInt\" : \"1\" }, \"__rm_i\" : { \"$numberInt\" : \"1\" } } },\n"
                     "{ \"$group\" : { \"_id\" : \"$_id\", \"__rm_doc\" : { \"$first\" : \"$$ROOT\" }, \"__rm_kids\" : { \"$push\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_i\", null ] }, null, \"$__rm\" ] } } } },\n"
                     "{ \"$replaceRoot\" : { \"newRoot\" : { \"$mergeObjects\" : [ \"$__rm_doc\", { \"__rm_kids\" : { \"$filter\" : { \"input\" : \"$__rm_kids\", \"cond\" : { \"$ne\" : [ \"$$this\", null ] } } } } ] } } },\n"
                     "{ \"$addFields\" : { \"tasks\" : \"$__rm_kids\" } },\n"
@@ -370,7 +373,7 @@ test_compile_embed (void)
     T_CHECK (c.steps[0].guard_ns == &plan.steps[0].u.embed.from);
     T_CHECK_STR (c.steps[0].guard_coll, "tasks");
     T_CHECK_STR (c.steps[0].guard_field, "owner");
-    T_CHECK (c.steps[0].n_notes == 3);
+    T_CHECK (c.steps[0].n_notes == 2);
     compile_done (&plan, &nm, &c);
 }
 
@@ -413,7 +416,7 @@ test_compile_summarize (void)
         "[\n"
         "{ \"$lookup\" : { \"from\" : \"logmsg\", \"localField\" : \"_id\", \"foreignField\" : \"host\", \"as\" : \"__rm\" } },\n"
         "{ \"$unwind\" : { \"path\" : \"$__rm\", \"includeArrayIndex\" : \"__rm_i\", \"preserveNullAndEmptyArrays\" : true } },\n"
-        "{ \"$sort\" : { \"_id\" : { \"$numberInt\" : \"1\" }, \"__rm.time\" : { \"$numberInt\" : \"-1\" }, \"__rm_i\" : { \"$numberInt\" : \"1\" } } },\n"
+        "{ \"$sort\" : { \"_id\" : { \"$numberInt\" : \"1\" }, \"__rm.time\" : { \"$numberInt\" : \"-1\" }, \"__rm._id\" : { \"$numberInt\" : \"1\" }, \"__rm_i\" : { \"$numberInt\" : \"1\" } } },\n"
         "{ \"$group\" : { \"_id\" : \"$_id\", \"__rm_doc\" : { \"$first\" : \"$$ROOT\" }, \"__rm_n\" : { \"$sum\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_i\", null ] }, { \"$numberInt\" : \"0\" }, { \"$numberInt\" : \"1\" } ] } }, \"__rm_f0\" : { \"$sum\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_i\", null ] }, { \"$numberInt\" : \"0\" }, { \"$numberInt\" : \"1\" } ] } }, \"__rm_f1\" : { \"$push\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_i\", null ] }, null, { \"$ifNull\" : [ \"$__rm.time\", null ] } ] } } } },\n"
         "{ \"$replaceRoot\" : { \"newRoot\" : { \"$mergeObjects\" : [ \"$__rm_doc\", { \"__rm_f0\" : \"$__rm_f0\", \"__rm_f1\" : { \"$cond\" : [ { \"$eq\" : [ \"$__rm_n\", { \"$numberInt\" : \"0\" } ] }, [  ], { \"$slice\" : [ \"$__rm_f1\", { \"$numberInt\" : \"2\" } ] } ] } } ] } } },\n"
         "{ \"$addFields\" : { \"n\" : \"$__rm_f0\", \"top\" : \"$__rm_f1\" } },\n"

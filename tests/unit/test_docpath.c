@@ -384,6 +384,58 @@ test_visit (void)
     }
 }
 
+/* The foreign side by a server's version (rm_path_visit_foreign): what
+ * each rule visits, a missing path as one MinKey (the NULL value). */
+static void
+test_visit_foreign (void)
+{
+    static const struct {
+        const char *doc, *path, *before, *since; /* 5.0-8.x, 9.0 (SERVER-36681) */
+    } cases[] = {
+        /* the same in both: a document element without the rest, a
+         * missing field, a scalar in place of a document, a leaf array */
+        {"{'a':[{},{'b':5}]}", "a.b", "{'v':[{'$minKey':1},5]}", "{'v':[{'$minKey':1},5]}"},
+        {"{'no_a':1}", "a.b", "{'v':[{'$minKey':1}]}", "{'v':[{'$minKey':1}]}"},
+        {"{'a':1}", "a.b", "{'v':[{'$minKey':1}]}", "{'v':[{'$minKey':1}]}"},
+        {"{'a':{'b':[]}}", "a.b", "{'v':[[]]}", "{'v':[[]]}"},
+        {"{'a':[1,2]}", "a.0.x", "{'v':[{'$minKey':1}]}", "{'v':[{'$minKey':1}]}"},
+        /* a crossed array: its scalars and inner arrays are missing since
+         * SERVER-36681, skipped before; one that gives nothing is missing
+         * since, and before it not missing at all (no value) */
+        {"{'a':[5,{'b':5}]}", "a.b", "{'v':[5]}", "{'v':[{'$minKey':1},5]}"},
+        {"{'a':[]}", "a.b", "{'v':[]}", "{'v':[{'$minKey':1}]}"},
+        {"{'a':[1]}", "a.b", "{'v':[]}", "{'v':[{'$minKey':1}]}"},
+        {"{'a':[[]]}", "a.b", "{'v':[]}", "{'v':[{'$minKey':1}]}"},
+        {"{'a':{'b':[1]}}", "a.b.c", "{'v':[]}", "{'v':[{'$minKey':1}]}"},
+        /* an element document whose rest crosses an array giving nothing */
+        {"{'a':[{'b':[1]}]}", "a.b.c", "{'v':[]}", "{'v':[{'$minKey':1}]}"},
+        {"{'a':[{'b':{'no_c':1}},1]}", "a.b.c", "{'v':[{'$minKey':1}]}",
+         "{'v':[{'$minKey':1},{'$minKey':1}]}"},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        bson_t *doc = J (cases[i].doc);
+        rm_path_t p;
+        for (int since = 0; since < 2 && parse (&p, cases[i].path); since++) {
+            bson_t got, arr;
+            collect_t c = {&arr, 0, 0};
+            size_t n;
+            char what[200];
+            snprintf (what, sizeof what, "foreign %s in %s (%s)", cases[i].path, cases[i].doc,
+                      since ? "since SERVER-36681" : "before");
+            bson_init (&got);
+            bson_append_array_begin (&got, "v", -1, &arr);
+            n = rm_path_visit_foreign (bson_get_data (doc), doc->len, &p, since, collect, &c);
+            bson_append_array_end (&got, &arr);
+            T_CHECK (n == c.n);
+            T_CHECK (same_doc (&got, since ? cases[i].since : cases[i].before, what));
+            bson_destroy (&got);
+            rm_path_destroy (&p);
+        }
+        bson_destroy (doc);
+    }
+}
+
 /* ------------------------------------------------------------------ get */
 
 static void
@@ -1132,6 +1184,7 @@ main (void)
 {
     T_RUN (test_parse);
     T_RUN (test_visit);
+    T_RUN (test_visit_foreign);
     T_RUN (test_get);
     T_RUN (test_set);
     T_RUN (test_set_backfill_limit);
