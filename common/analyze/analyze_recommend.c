@@ -270,10 +270,14 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
         }
         /* Children that stay in their collection may carry a copy of what
          * identifies their parent, and references that stay references a
-         * copy of what identifies their child (rule five permitting). */
+         * copy of what identifies their child (rule five permitting). One
+         * step a relationship in the plan: two would both act on it (a
+         * subset of the children embedded, and the parent copied into the
+         * same children), and the plan's check judges steps one by one, not
+         * what a pair of them make; the class's pattern ranks first. */
         if (strcmp (pattern, "embed") && strcmp (pattern, "outlier") &&
             (!r->child_refs || extref_array (a, r)))
-            rm_recommend_extref (a, r, &o);
+            rm_recommend_extref (a, r, &o, has_step ? pattern : NULL);
     }
     rm_recommend_collections (a, &o);
 }
