@@ -147,13 +147,15 @@ typedef struct {
     rm_buf_t scratch;
 } countctx_t;
 
+/* A reference brings every document holding its key, as $lookup does: a
+ * key the target holds twice gives its parents one child more than their
+ * references (keyDuplicates). */
 static bool
 count_found (const bson_iter_t *v, void *ctx)
 {
     countctx_t *c = ctx;
-    if (v && !BSON_ITER_HOLDS_NULL (v) && !BSON_ITER_HOLDS_ARRAY (v) &&
-        rm_keymap_get (c->target, rm_analyze_key (v, &c->scratch)))
-        c->n++;
+    if (v && !BSON_ITER_HOLDS_NULL (v) && !BSON_ITER_HOLDS_ARRAY (v))
+        c->n += rm_keymap_get (c->target, rm_analyze_key (v, &c->scratch));
     return true;
 }
 
@@ -290,7 +292,10 @@ relation_of (rm_analysis_t *a, const rm_pair_t *p, const rm_evidence_t *ev)
     r->child_refs = f->arrays > 0 || f->in_array;
     r->shared = r->child_refs ? p->repeated : 0;
     r->orphans = r->refs - r->matched;
-    r->indexed = rm_analyze_indexed (&a->cols[r->from], f->path);
+    /* The field the join looks documents up by: the children's key for
+     * child references, the children's reference for a parent reference. */
+    r->indexed = r->child_refs ? rm_analyze_indexed (&a->cols[r->to], a->cols[r->to].fields[r->key].path)
+                               : rm_analyze_indexed (&a->cols[r->from], f->path);
     r->ev = *ev;
 }
 
@@ -377,7 +382,8 @@ rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
     }
     if (spilled && !rm_analyze_spill_parents (a, err))
         return false;
-    if (!any_child_refs)
-        return true;
-    return spilled ? rm_analyze_spill_child_refs (a, ro, err) : count_child_refs (a, ro, err);
+    if (any_child_refs &&
+        !(spilled ? rm_analyze_spill_child_refs (a, ro, err) : count_child_refs (a, ro, err)))
+        return false;
+    return rm_analyze_dups (a, ro, err);
 }

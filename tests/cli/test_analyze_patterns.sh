@@ -162,8 +162,13 @@ m = max(10, -(-per[math.ceil(0.99 * len(per)) - 1] // 10) * 10)
 print(m, sum(v - m for v in per if v > m))
 PY
 )"
-has "outlier by child references: recommended, shared children kept" "$(rec "$T/refs" outlier)" \
-    "hasExtraParts and page the rest into c.products_parts_overflow; children shared by several parents stay in their collection too (keepSource)"
+RSHARED=$(python3 -c '
+import json, sys
+from collections import Counter
+c = Counter(q for p in json.load(open(sys.argv[1]))["c.products"] for q in p["parts"])
+print(sum(1 for v in c.values() if v > 1))' "$T/refs.json")
+has "outlier by child references: recommended, shared children kept, how many said and weighed" "$(rec "$T/refs" outlier)" \
+    "hasExtraParts and page the rest into c.products_parts_overflow; $RSHARED of c.parts's 3000 documents referenced by more than one parent: children shared by several parents stay in their collection too (keepSource); weighed: so many that duplicating them"
 run_rm analyze "$T/refs" --plan-out "$T/refs-plan.json" -q
 expect_eq "outlier by child references: the plan's step" "$(step "$T/refs-plan.json" embed)" \
     "{\"as\": \"parts\", \"foreignField\": \"_id\", \"from\": \"c.parts\", \"into\": \"c.products\", \"keepSource\": true, \"localField\": \"parts\", \"maxItems\": $RMAXI, \"onOverflow\": \"outlier\"}"
