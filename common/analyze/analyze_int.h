@@ -215,6 +215,10 @@ void rm_analyze_spill_destroy (rm_analysis_t *a);
 /* analyze_score.c: the evidence for and against pair p (rate: its match
  * rate), its level, the hints' references applied. */
 void rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev);
+/* analyze_score.c: the evidence of r's shape, once its children per
+ * parent are counted (orphans; children spread evenly, as values over a
+ * range are, or skewed, as references are), and its level again. */
+void rm_analyze_shape (const rm_analysis_t *a, rm_relation_t *r);
 /* What the hints' "references" say of from.field: 0 nothing, -1 rejected
  * (null), 1 the target is to.key (then *target says whether this pair is it). */
 int rm_hints_reference (const bson_t *hints, const char *from_ns, const char *field,

@@ -347,6 +347,37 @@ judge_field (rm_analysis_t *a, rm_pair_t *pairs, size_t i, size_t end)
     bson_free (in);
 }
 
+/* The shape's evidence, now that children per parent are counted: a
+ * relationship it rejects joins the rejected, and two-way is judged
+ * again. (Only each field's best candidate is counted, so the shape
+ * cannot promote another in its place: counting every candidate would
+ * cost a pass each.) */
+static void
+judge_shapes (rm_analysis_t *a)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < a->n_rels; i++) {
+        rm_relation_t *r = &a->rels[i];
+        rm_analyze_shape (a, r);
+        if (r->ev.level == RM_LEVEL_REJECTED) {
+            rm_pair_t p = {r->from, r->field, r->to, r->key, r->matched, r->distinct_matched,
+                           r->shared};
+            reject (a, &p, &r->ev);
+            continue;
+        }
+        a->rels[kept++] = *r;
+    }
+    a->n_rels = kept;
+    for (size_t i = 0; i < a->n_rels; i++) {
+        rm_relation_t *r = &a->rels[i];
+        r->two_way = false;
+        for (size_t k = 0; k < a->n_rels; k++)
+            if (k != i && a->rels[k].from == r->to && a->rels[k].to == r->from &&
+                RM_REL_ACTS (&a->rels[k]) && RM_REL_ACTS (r))
+                r->two_way = true;
+    }
+}
+
 bool
 rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
 {
@@ -385,5 +416,6 @@ rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
     if (any_child_refs &&
         !(spilled ? rm_analyze_spill_child_refs (a, ro, err) : count_child_refs (a, ro, err)))
         return false;
+    judge_shapes (a);
     return rm_analyze_dups (a, ro, err);
 }
