@@ -365,7 +365,9 @@ judge_shapes (rm_analysis_t *a)
             reject (a, &p, &r->ev);
             continue;
         }
-        a->rels[kept++] = *r;
+        if (kept != i)
+            a->rels[kept] = *r;
+        kept++;
     }
     a->n_rels = kept;
     for (size_t i = 0; i < a->n_rels; i++) {
