@@ -88,18 +88,21 @@ rm_analyze_dups (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
     rm_item_t item;
     rm_buf_t scratch;
     int rc = 0;
+    bool any = false;
 
     for (size_t i = 0; i < a->n_rels; i++) {
         rm_relation_t *r = &a->rels[i];
         const rm_field_t *k = &a->cols[r->to].fields[r->key];
         /* Only what acts: a possible relationship is no join yet. */
-        if (!RM_REL_ACTS (r) || k->values == k->distinct || a->merged)
+        if (!RM_REL_ACTS (r) || k->values == k->distinct)
             continue;
-        for (size_t s = 0; s < k->keys.cap; s++)
+        any = true;
+        for (size_t s = 0; !a->merged && s < k->keys.cap; s++)
             if (k->keys.keys[s] && k->keys.counts[s] > 1)
                 rm_relation_dup (r, k->keys.keys[s], k->keys.counts[s]);
     }
-    if (a->merged && !rm_analyze_spill_dups (a, err))
+    /* The merged file is read again only when there is something to find. */
+    if (any && a->merged && !rm_analyze_spill_dups (a, err))
         return false;
     for (size_t i = 0; i < a->n_rels; i++) {
         if (!RM_REL_ACTS (&a->rels[i]))
