@@ -119,6 +119,26 @@ print_evidence (const bson_t *rel)
     printf ("\n");
 }
 
+/* A relationship's target keys held by more than one document: a join
+ * brings each of them. */
+static void
+print_duplicates (const bson_t *rel)
+{
+    bson_iter_t it, arr;
+    bson_t d;
+    size_t n = 0;
+    if (!get_i (rel, "keyDuplicates"))
+        return;
+    printf ("  %lld duplicate key(s) in %s.%s (", (long long) get_i (rel, "keyDuplicates"),
+            get_s (rel, "to"), get_s (rel, "key"));
+    if (bson_iter_init_find (&it, rel, "keyDuplicateValues") && bson_iter_recurse (&it, &arr))
+        while (next_doc (&arr, &d))
+            printf ("%s%s in %lld documents", n++ ? ", " : "", get_s (&d, "value"),
+                    (long long) get_i (&d, "documents"));
+    printf ("%s): a join brings every document holding a key, so a parent referencing one "
+            "gets more children than references\n", get_i (rel, "keyDuplicates") > (int64_t) n ? ", ..." : "");
+}
+
 /* The strings of report[key], under title; nothing when there are none. */
 static void
 print_notes (const bson_t *r, const char *key, const char *title)
@@ -153,6 +173,13 @@ print_text (const bson_t *r)
                 (long long) get_i (&c, "avgSize"), (long long) get_i (&c, "p99Size"),
                 (long long) get_i (&c, "maxSize"), 100.0 * get_d (&c, "maxOf16MiB"));
     }
+    /* The fields past the cap are in no table below: say so here too. */
+    bson_iter_init_find (&it, r, "collections");
+    bson_iter_recurse (&it, &arr);
+    while (next_doc (&arr, &c))
+        if (get_b (&c, "fieldsCapped"))
+            printf ("%s: more than %d field paths; the first %d are analyzed, the rest left out "
+                    "(fieldsCapped)\n", get_s (&c, "ns"), RM_ANALYZE_PATHS_CAP, RM_ANALYZE_PATHS_CAP);
     printf ("\n%-44s %9s %5s %5s %5s %6s\n", "ARRAY", "DOCUMENTS", "MIN", "P50", "P99", "MAX");
     bson_iter_init_find (&it, r, "collections");
     bson_iter_recurse (&it, &arr);
@@ -197,8 +224,10 @@ print_text (const bson_t *r)
                 (long long) get_i (&rel, "parentsWithNone"), (long long) get_i (&rel, "parents"));
         if (child)
             printf (", %lld child(ren) referenced more than once", (long long) get_i (&rel, "sharedChildren"));
-        printf ("; %s.%s %s\n", get_s (&rel, "from"), get_s (&rel, "field"),
+        /* The field the join looks documents up by: the children's. */
+        printf ("; %s.%s %s\n", get_s (&rel, "indexNs"), get_s (&rel, "indexField"),
                 get_b (&rel, "indexed") ? "indexed" : "not indexed in the dump's metadata");
+        print_duplicates (&rel);
     }
     if (!n)
         printf ("(none found)\n");

@@ -38,6 +38,8 @@ rm_collection_field (rm_collection_t *c, const char *path, bool in_array)
     memset (f, 0, sizeof *f);
     f->path = bson_strdup (path);
     f->in_array = in_array;
+    /* Under a map's generated keys: no path a join or a step could name. */
+    f->not_key = strstr (path, RM_ANALYZE_MAP_KEY) != NULL;
     f->last_doc = UINT64_MAX;
     return f;
 }
@@ -122,7 +124,7 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
 }
 
 static void walk (rm_collection_t *c, uint64_t seq, const char *prefix, bson_iter_t *it, int depth,
-                  bool in_array);
+                  bool in_array, size_t parent);
 
 static void
 add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, int depth,
@@ -149,7 +151,7 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
     }
     f->types[bson_iter_type (v)]++;
     if (BSON_ITER_HOLDS_DOCUMENT (v) && depth < RM_ANALYZE_MAX_DEPTH && bson_iter_recurse (v, &sub)) {
-        walk (c, seq, path, &sub, depth + 1, in_array);
+        walk (c, seq, path, &sub, depth + 1, in_array, fi);
     } else if (BSON_ITER_HOLDS_ARRAY (v) && bson_iter_recurse (v, &sub)) {
         uint64_t n = 0;
         f->arrays++;
@@ -169,7 +171,7 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
             }
             if (BSON_ITER_HOLDS_DOCUMENT (&sub) && depth < RM_ANALYZE_MAX_DEPTH &&
                 bson_iter_recurse (&sub, &el))
-                walk (c, seq, path, &el, depth + 1, true);
+                walk (c, seq, path, &el, depth + 1, true, fi);
             else if (!BSON_ITER_HOLDS_ARRAY (&sub) && !BSON_ITER_HOLDS_DOCUMENT (&sub))
                 add_scalar (c, &c->fields[fi], &sub);
         }
@@ -179,20 +181,50 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
     }
 }
 
+/* A field name that is data, not schema: an id generated per entry (the
+ * Atlas sample's tier_and_details.<32 hex digits>), 16 to 36 hex digits,
+ * dashes allowed (UUIDs), a digit among them. Names of a schema are words;
+ * these would give each document paths of its own, filling the 256 paths
+ * with one field. Most names are shorter than 16: one compare. */
+static bool
+generated_key (const char *k, uint32_t n)
+{
+    bool digit = false;
+    if (n < 16 || n > 36)
+        return false;
+    for (uint32_t i = 0; i < n; i++) {
+        char ch = k[i];
+        if (ch >= '0' && ch <= '9')
+            digit = true;
+        else if (!((ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F') || ch == '-'))
+            return false;
+    }
+    return digit;
+}
+
 /* The fields of a document under prefix (c->path holds it, plen bytes:
- * the path of each field is built in place, not copied). */
+ * the path of each field is built in place, not copied); parent: the
+ * field whose value the document is, or whose elements (SIZE_MAX: none). */
 static void
 walk (rm_collection_t *c, uint64_t seq, const char *prefix, bson_iter_t *it, int depth,
-      bool in_array)
+      bool in_array, size_t parent)
 {
     size_t plen = prefix ? strlen (prefix) : 0;
     while (bson_iter_next (it)) {
         uint32_t klen = bson_iter_key_len (it);
+        const char *key = bson_iter_key (it);
+        if (parent != SIZE_MAX && generated_key (key, klen)) {
+            rm_field_t *p = &c->fields[parent];
+            if (!p->map_keys++)
+                snprintf (p->map_example, sizeof p->map_example, "%.*s", (int) klen, key);
+            key = RM_ANALYZE_MAP_KEY;
+            klen = (uint32_t) strlen (key);
+        }
         if (plen + 1 + klen + 1 > sizeof c->path)
             continue; /* a path past 510 bytes: not analyzed */
         if (plen)
             c->path[plen] = '.';
-        memcpy (c->path + plen + (plen ? 1 : 0), bson_iter_key (it), klen + 1);
+        memcpy (c->path + plen + (plen ? 1 : 0), key, klen + 1);
         add_value (c, seq, c->path, it, depth, in_array);
         c->path[plen] = '\0';
     }
@@ -209,7 +241,7 @@ rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_
         c->max_size = len;
     rm_dist_add (&c->sizes, len);
     if (bson_init_static (&d, doc, len) && bson_iter_init (&it, &d))
-        walk (c, seq, NULL, &it, 0, false);
+        walk (c, seq, NULL, &it, 0, false, SIZE_MAX);
     c->path[0] = '\0';
 }
 

@@ -13,6 +13,10 @@
 #define RULE4 "schema-design-rules-and-patterns.txt, rule 4: arrays should not grow without bound " \
               "(more than a couple of hundred embedded, more than a few thousand references)"
 #define RULE16 "document-schema-guidelines.txt: a single MongoDB document cannot exceed 16MB"
+/* Field names are the schema: names that are data make a path per entry,
+ * which no index or query names in advance. */
+#define RULE_MAP "the attribute pattern: field names that are values (ids, dates) go into an " \
+                 "array of key-value documents, one path and one index for all of them"
 
 static void
 check (bson_t *out, uint32_t *n, const char *kind, const char *ns, const char *field,
@@ -68,6 +72,16 @@ rm_analysis_checks (const rm_analysis_t *a, bson_t *out)
         for (size_t i = 0; i < c->n_fields; i++) {
             const rm_field_t *f = &c->fields[i];
             bool objects = f->elem_docs > 0;
+            if (f->map_keys)
+                check (out, &n, "mapPattern", c->ns, f->path, RULE_MAP,
+                       "an object used as a map: its field names are generated keys (hex ids or "
+                       "UUIDs, like \"%s\"), %llu of them in %llu document(s), each a path of "
+                       "its own; counted as one path, %s." RM_ANALYZE_MAP_KEY ". Fix: the "
+                       "attribute pattern, an array of {k, v} documents ([{\"k\": \"%s\", "
+                       "\"v\": {...}}, ...]) or the key as a field of each element, so that one "
+                       "path and one index serve every key",
+                       f->map_example, (unsigned long long) f->map_keys,
+                       (unsigned long long) f->docs, f->path, f->map_example);
             if (!f->lengths)
                 continue;
             if (f->lengths->max > (objects ? RM_ANALYZE_MANY : 2000))
@@ -99,6 +113,25 @@ rm_analysis_checks (const rm_analysis_t *a, bson_t *out)
                    "no index in the dump's metadata, and the join %s.%s -> %s.%s looks "
                    "documents up by it", from->ns, from->fields[r->field].path, to->ns,
                    to->fields[r->key].path);
+        if (r->n_dups) {
+            /* The values, as the report names them. */
+            char vals[300] = "";
+            size_t l = 0;
+            uint64_t dups = to->fields[r->key].values - to->fields[r->key].distinct;
+            for (uint8_t k = 0; k < r->n_dups && l < sizeof vals; k++)
+                l += (size_t) snprintf (vals + l, sizeof vals - l, "%s%s in %llu documents",
+                                        k ? ", " : "", r->dup_value[k],
+                                        (unsigned long long) r->dup_docs[k]);
+            check (out, &n, "duplicateKey", to->ns, to->fields[r->key].path,
+                   "schema-design-rules-and-patterns.txt: the only requirement is that _id is a unique "
+                   "field for the collection (a key a reference names must name one document)",
+                   "%llu value(s) held by more than one document (%s%s): the join %s.%s -> %s.%s "
+                   "brings each of them, so a parent referencing one gets more children than "
+                   "references (children per parent counts what the join brings: max %llu); make "
+                   "the key unique, or join by _id", (unsigned long long) dups, vals,
+                   dups > r->n_dups ? ", ..." : "", from->ns, from->fields[r->field].path, to->ns,
+                   to->fields[r->key].path, (unsigned long long) r->children.max);
+        }
         if (projected >= 16 * MIB)
             check (out, &n, "embeddingTooLarge", parent->ns, NULL, RULE16,
                    "embedding %s into it could make a document of up to %.1f MiB (its largest "

@@ -77,7 +77,8 @@ place_of (const rm_analysis_t *a, const rm_relation_t *r, place_t *pl)
 }
 
 void
-rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t *o)
+rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t *o,
+                     const char *ranked_first)
 {
     place_t pl;
     const rm_field_t *key = &a->cols[r->to].fields[r->key];
@@ -147,6 +148,11 @@ rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t
         snprintf (depends, sizeof depends, "whether %s rarely change%s and %s is read without "
                   "%s: a dump cannot show them (--hints says what is read alone)", list,
                   n > 1 ? "" : "s", pl.holder->ns, pl.source->ns);
+    if (ranked_first) {
+        size_t l = strlen (why);
+        snprintf (why + l, sizeof why - l, "; an alternative, not in the plan: the plan takes one "
+                  "step a relationship, and its %s step ranks first", ranked_first);
+    }
     rm_rec_append (o, name, NULL, NULL, "extended reference", why,
                    pl.many_to_one
                        ? "rules-of-thumb-part1.txt, database denormalization from many to one (the "
@@ -157,7 +163,7 @@ rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t
                          "product's name in each part) and rule five: a field that will mostly be "
                          "read and only seldom updated is a good candidate for denormalization",
                    depends);
-    if (!rm_rec_step_begin (o, "denormalize", &step, &body))
+    if (ranked_first || !rm_rec_step_begin (o, "denormalize", &step, &body))
         return;
     BSON_APPEND_UTF8 (&body, "in", pl.holder->ns);
     BSON_APPEND_UTF8 (&body, "from", pl.source->ns);

@@ -26,7 +26,7 @@ void rm_keymap_destroy (rm_keymap_t *m);
  * no allocation per value once grown). */
 uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
 
-#define RM_ANALYZE_MAX_PATHS 256
+#define RM_ANALYZE_MAX_PATHS RM_ANALYZE_PATHS_CAP
 #define RM_ANALYZE_MAX_DEPTH 6
 #define RM_ANALYZE_SAMPLE 4096   /* values that say whether a field holds words or ids */
 #define RM_ANALYZE_KEY_MAX_STRING 128 /* longer strings are text, not references */
@@ -51,7 +51,15 @@ typedef struct {
     uint64_t vocab;         /* of them codes of up to 3 bytes or strings without a digit */
     int64_t date_min, date_max; /* its dates (types[BSON_TYPE_DATE_TIME] of them) */
     uint64_t elem_docs, elem_ids; /* array elements that are documents, with an _id or id */
+    /* An object used as a map: its field names generated keys (hex ids,
+     * UUIDs), each walked as RM_ANALYZE_MAP_KEY so that its paths count
+     * as one (analyze.c). How many such names, and the first. */
+    uint64_t map_keys;
+    char map_example[40];
 } rm_field_t;
+
+/* The path segment that stands for a map's generated keys. */
+#define RM_ANALYZE_MAP_KEY "<key>"
 
 /* A field's number among all the analysis's fields (collection, then
  * field): the spilled keys carry it. */
@@ -109,6 +117,8 @@ typedef struct {
     rm_evidence_t ev;
 } rm_rejected_t;
 
+#define RM_DUPS_SHOWN 3
+
 /* One relationship: from.field's values found among to.key's. */
 typedef struct {
     size_t from, to;        /* collections */
@@ -121,7 +131,13 @@ typedef struct {
     uint64_t shared;        /* children referenced by more than one parent */
     uint64_t parents_none;  /* parents with no child */
     rm_dist_t children;     /* children per parent */
-    bool indexed;           /* the referencing field leads an index in the metadata */
+    bool indexed;           /* the field the join looks documents up by leads an index */
+    /* Keys the target holds in more than one document (keyDuplicates):
+     * those of the smallest hashes, how many documents each, and the
+     * value as relaxed JSON (analyze_dups.c). */
+    uint8_t n_dups;
+    uint64_t dup_key[RM_DUPS_SHOWN], dup_docs[RM_DUPS_SHOWN];
+    char dup_value[RM_DUPS_SHOWN][64];
     rm_evidence_t ev;       /* its level (never rejected here: those are in a->rejected) */
 } rm_relation_t;
 
@@ -199,6 +215,10 @@ void rm_analyze_spill_destroy (rm_analysis_t *a);
 /* analyze_score.c: the evidence for and against pair p (rate: its match
  * rate), its level, the hints' references applied. */
 void rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev);
+/* analyze_score.c: the evidence of r's shape, once its children per
+ * parent are counted (orphans; children spread evenly, as values over a
+ * range are, or skewed, as references are), and its level again. */
+void rm_analyze_shape (const rm_analysis_t *a, rm_relation_t *r);
 /* What the hints' "references" say of from.field: 0 nothing, -1 rejected
  * (null), 1 the target is to.key (then *target says whether this pair is it). */
 int rm_hints_reference (const bson_t *hints, const char *from_ns, const char *field,
@@ -216,6 +236,15 @@ bool rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, ch
 /* Decides a->plan_skip: the recommended steps checked, the less safe of
  * each conflict left out, until the plan passes. */
 void rm_analyze_plan_resolve (rm_analysis_t *a);
+
+/* analyze_dups.c: a duplicated key of r's target, held by docs documents,
+ * kept when among the smallest RM_DUPS_SHOWN hashes. */
+void rm_relation_dup (rm_relation_t *r, uint64_t key, uint64_t docs);
+/* The acting relationships' duplicated target keys (from the key tables,
+ * or rm_analyze_spill_dups), then their values: a pass over the target
+ * collections, only when there are some. */
+bool rm_analyze_dups (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
+bool rm_analyze_spill_dups (rm_analysis_t *a, bson_error_t *err);
 
 /* Finds the relationships (pass 2 over src for those held in arrays). */
 bool rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);

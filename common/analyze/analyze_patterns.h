@@ -57,8 +57,12 @@ void rm_rec_step_end (rm_recout_t *o, bson_t *step, bson_t *body, const char *wh
 
 /* analyze_extref.c: the extended reference of a parent reference whose
  * children stay in their own collection (the parent's identifying fields
- * copied into them), when the parent has such fields. */
-void rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t *o);
+ * copied into them), when the parent has such fields. ranked_first: the
+ * relationship's own pattern (ranked_first names it) makes a step, so the
+ * extended reference stays in the report as the alternative and makes
+ * none (NULL: it is the relationship's step). */
+void rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t *o,
+                          const char *ranked_first);
 /* analyze_recommend_coll.c: the bucket and extract recommendations, per
  * collection. */
 void rm_recommend_collections (const rm_analysis_t *a, rm_recout_t *o);

@@ -17,11 +17,28 @@
  * When a check fails, the step to leave out is the one that takes
  * documents (the later reader then sees them all): the safer of the two. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze_int.h"
 
 #define MAX_TAKEN 256
+/* A step's number in a note made while resolving: its number among all
+ * the recommended steps between these marks, rendered once the plan is
+ * settled (rm_analyze_plan_resolve), so that a note names the step as the
+ * written plan numbers it, or as left out. */
+#define REF_MARK '\x1f'
+
+/* How a note names step i of the steps checked: "step N", or, with ord
+ * (each checked step's number among all the recommended ones), a mark. */
+static void
+step_ref (const size_t *ord, size_t i, char *out, size_t len)
+{
+    if (ord)
+        snprintf (out, len, "%c%zu%c", REF_MARK, ord[i], REF_MARK);
+    else
+        snprintf (out, len, "step %zu", i + 1);
+}
 
 static const char *
 get_s (const bson_t *b, const char *key)
@@ -84,7 +101,8 @@ has_field (const rm_analysis_t *a, const char *ns, const char *name)
  * old values would be lost. Copies into the elements of an array of
  * references replace the references by documents that hold them. */
 static bool
-fields_ok (const rm_analysis_t *a, const char *op, const bson_t *b, size_t i, char *why, size_t len)
+fields_ok (const rm_analysis_t *a, const char *op, const bson_t *b, const char *ref, char *why,
+           size_t len)
 {
     const char *ns = get_s (b, !strcmp (op, "denormalize") ? "in" : "into");
     const char *local = get_s (b, "localField");
@@ -103,8 +121,8 @@ fields_ok (const rm_analysis_t *a, const char *op, const bson_t *b, size_t i, ch
         return true;
     while (bson_iter_next (&f))
         if (has_field (a, ns, bson_iter_key (&f))) {
-            snprintf (why, len, "step %zu (%s into %s) would write over the field \"%s\" that its "
-                      "documents already have", i + 1, op, ns, bson_iter_key (&f));
+            snprintf (why, len, "%s (%s into %s) would write over the field \"%s\" that its "
+                      "documents already have", ref, op, ns, bson_iter_key (&f));
             return false;
         }
     return true;
@@ -112,7 +130,7 @@ fields_ok (const rm_analysis_t *a, const char *op, const bson_t *b, size_t i, ch
 
 /* An embed's own checks (why filled when one fails). */
 static bool
-embed_ok (const rm_analysis_t *a, const bson_t *b, size_t i, char *why, size_t len)
+embed_ok (const rm_analysis_t *a, const bson_t *b, const char *ref, char *why, size_t len)
 {
     const char *from = get_s (b, "from"), *into = get_s (b, "into"), *as = get_s (b, "as");
     const char *local = get_s (b, "localField"), *foreign = get_s (b, "foreignField");
@@ -120,43 +138,44 @@ embed_ok (const rm_analysis_t *a, const bson_t *b, size_t i, char *why, size_t l
     const rm_relation_t *r;
 
     if (!from || !into || !as || !local || !foreign) {
-        snprintf (why, len, "step %zu (embed) lacks from, into, as, localField or foreignField", i + 1);
+        snprintf (why, len, "%s (embed) lacks from, into, as, localField or foreignField", ref);
         return false;
     }
     for (size_t k = 0; parent && k < parent->n_fields; k++)
         if (!strcmp (parent->fields[k].path, as) && strcmp (as, local) != 0) {
-            snprintf (why, len, "step %zu (embed %s into %s as \"%s\") would write over the field "
-                      "\"%s\" that %s's documents already have", i + 1, from, into, as, as, into);
+            snprintf (why, len, "%s (embed %s into %s as \"%s\") would write over the field "
+                      "\"%s\" that %s's documents already have", ref, from, into, as, as, into);
             return false;
         }
     if (has_field (a, into, get_s (b, "countAs"))) {
-        snprintf (why, len, "step %zu (embed %s into %s) would write its count over the field \"%s\" "
-                  "that %s's documents already have", i + 1, from, into, get_s (b, "countAs"), into);
+        snprintf (why, len, "%s (embed %s into %s) would write its count over the field \"%s\" "
+                  "that %s's documents already have", ref, from, into, get_s (b, "countAs"), into);
         return false;
     }
     if (get_b (b, "keepSource", false))
         return true;
     r = vouching (a, from, into, local, foreign);
     if (!r) {
-        snprintf (why, len, "step %zu (embed %s into %s without keepSource): no relationship analyze "
-                  "is confident of vouches for taking %s's documents", i + 1, from, into, from);
+        snprintf (why, len, "%s (embed %s into %s without keepSource): no relationship analyze "
+                  "is confident of vouches for taking %s's documents", ref, from, into, from);
         return false;
     }
     if (r->shared || a->cols[r->to].fields[r->key].values != a->cols[r->to].fields[r->key].distinct) {
-        snprintf (why, len, "step %zu (embed %s into %s without keepSource): some children have more "
-                  "than one parent", i + 1, from, into);
+        snprintf (why, len, "%s (embed %s into %s without keepSource): some children have more "
+                  "than one parent", ref, from, into);
         return false;
     }
     if (rm_hints_lists (a->hints, "readAlone", from) || rm_hints_lists (a->hints, "updatedAlone", from)) {
-        snprintf (why, len, "step %zu (embed %s into %s without keepSource): the hints say %s is read "
-                  "or updated alone", i + 1, from, into, from);
+        snprintf (why, len, "%s (embed %s into %s without keepSource): the hints say %s is read "
+                  "or updated alone", ref, from, into, from);
         return false;
     }
     return true;
 }
 
-bool
-rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, char *why, size_t len)
+static bool
+check (const rm_analysis_t *a, const bson_t *steps, const size_t *ord, size_t *bad, char *why,
+       size_t len)
 {
     const char *taken[MAX_TAKEN];   /* namespaces documents were taken out of */
     size_t taken_by[MAX_TAKEN], n_taken = 0, i = 0;
@@ -170,16 +189,18 @@ rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, char *w
         const char *name, *from;
         bson_t body;
 
+        char ref[32], ref2[32];
         *bad = i;
+        step_ref (ord, i, ref, sizeof ref);
         if (!BSON_ITER_HOLDS_DOCUMENT (&it) || !bson_iter_recurse (&it, &op) || !bson_iter_next (&op) ||
             !BSON_ITER_HOLDS_DOCUMENT (&op)) {
-            snprintf (why, len, "step %zu is not {op: {...}}", i + 1);
+            snprintf (why, len, "%s is not {op: {...}}", ref);
             return false;
         }
         name = bson_iter_key (&op);
         bson_iter_document (&op, &l, &d);
         if (!bson_init_static (&body, d, l)) {
-            snprintf (why, len, "step %zu is not {op: {...}}", i + 1);
+            snprintf (why, len, "%s is not {op: {...}}", ref);
             return false;
         }
         for (size_t r = 0; r < 3; r++) {
@@ -187,16 +208,17 @@ rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, char *w
             for (size_t t = 0; ns && t < n_taken; t++)
                 if (!strcmp (taken[t], ns)) {
                     *bad = taken_by[t];
-                    snprintf (why, len, "step %zu takes documents out of %s, which step %zu (%s) then "
-                              "reads as \"%s\": it would join against what is left", taken_by[t] + 1,
-                              ns, i + 1, name, reads[r]);
+                    step_ref (ord, taken_by[t], ref2, sizeof ref2);
+                    snprintf (why, len, "%s takes documents out of %s, which %s (%s) then reads "
+                              "as \"%s\": it would join against what is left", ref2, ns, ref, name,
+                              reads[r]);
                     return false;
                 }
         }
-        if (!strcmp (name, "embed") && !embed_ok (a, &body, i, why, len))
+        if (!strcmp (name, "embed") && !embed_ok (a, &body, ref, why, len))
             return false;
         if ((!strcmp (name, "denormalize") || !strcmp (name, "summarize")) &&
-            !fields_ok (a, name, &body, i, why, len))
+            !fields_ok (a, name, &body, ref, why, len))
             return false;
         from = get_s (&body, "from");
         if (from && n_taken < MAX_TAKEN &&
@@ -209,33 +231,79 @@ rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, char *w
     return true;
 }
 
+bool
+rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, char *why, size_t len)
+{
+    return check (a, steps, NULL, bad, why, len);
+}
+
+/* The notes' marks (step_ref) as the written plan numbers its steps:
+ * "step N" for a step it holds, "the OP step left out" for one it does not
+ * (ops: each recommended step's operation). */
+static char *
+render (const rm_analysis_t *a, const char *note, char **ops)
+{
+    rm_buf_t out;
+    char *s;
+    rm_buf_init (&out);
+    for (const char *p = note; *p;) {
+        const char *end;
+        size_t ord, written = 0;
+        char ref[80];
+        if (*p != REF_MARK || !(end = strchr (p + 1, REF_MARK))) {
+            rm_buf_append (&out, p, 1);
+            p++;
+            continue;
+        }
+        ord = (size_t) strtoull (p + 1, NULL, 10);
+        for (size_t k = 0; k < ord && k < a->n_plan_steps; k++)
+            written += !a->plan_skip[k];
+        if (ord < a->n_plan_steps && a->plan_skip[ord])
+            snprintf (ref, sizeof ref, "the %s step left out", ops[ord]);
+        else
+            snprintf (ref, sizeof ref, "step %zu", written + 1);
+        rm_buf_append (&out, ref, strlen (ref));
+        p = end + 1;
+    }
+    s = bson_strndup ((const char *) out.data, out.len);
+    rm_buf_destroy (&out);
+    return s;
+}
+
 void
 rm_analyze_plan_resolve (rm_analysis_t *a)
 {
     bson_t recs, steps;
-    size_t tries;
+    bson_iter_t it, op;
+    size_t tries, *ord;
+    char **ops;
 
-    /* How many steps the recommendations make, none left out. */
+    /* How many steps the recommendations make, none left out, and what
+     * each does. */
     bson_init (&recs);
     bson_init (&steps);
     rm_analysis_recommend (a, &recs, &steps);
     a->n_plan_steps = bson_count_keys (&steps);
     a->plan_skip = bson_malloc0 ((a->n_plan_steps ? a->n_plan_steps : 1) * sizeof *a->plan_skip);
+    ord = bson_malloc0 ((a->n_plan_steps ? a->n_plan_steps : 1) * sizeof *ord);
+    ops = bson_malloc0 ((a->n_plan_steps ? a->n_plan_steps : 1) * sizeof *ops);
+    bson_iter_init (&it, &steps);
+    for (size_t k = 0; k < a->n_plan_steps && bson_iter_next (&it); k++)
+        ops[k] = bson_strdup (bson_iter_recurse (&it, &op) && bson_iter_next (&op) ? bson_iter_key (&op)
+                                                                                  : "?");
     for (tries = 0; tries <= a->n_plan_steps; tries++) {
-        size_t bad = 0, ordinal = 0, seen = 0;
+        size_t bad = 0, n = 0;
         char why[700], *note;
-        bson_iter_t it, op, w;
+        bson_iter_t w;
         const char *what = "";
 
-        if (rm_plan_check (a, &steps, &bad, why, sizeof why))
+        /* The steps checked, by their number among all the recommended. */
+        for (size_t k = 0; k < a->n_plan_steps; k++)
+            if (!a->plan_skip[k])
+                ord[n++] = k;
+        if (check (a, &steps, ord, &bad, why, sizeof why) || bad >= n)
             break;
-        /* The bad step's number among all the recommended ones. */
-        for (ordinal = 0; ordinal < a->n_plan_steps; ordinal++)
-            if (!a->plan_skip[ordinal] && seen++ == bad)
-                break;
-        if (ordinal == a->n_plan_steps)
-            break;
-        a->plan_skip[ordinal] = true;
+        a->plan_skip[ord[bad]] = true;
         bson_iter_init (&it, &steps);
         for (size_t k = 0; bson_iter_next (&it); k++)
             if (k == bad && bson_iter_recurse (&it, &op) && bson_iter_next (&op) &&
@@ -249,6 +317,17 @@ rm_analyze_plan_resolve (rm_analysis_t *a)
         bson_reinit (&steps);
         rm_analysis_recommend (a, &recs, &steps);
     }
+    /* Numbered as written: a later conflict may leave out a step an
+     * earlier note counted. */
+    for (size_t i = 0; i < a->n_plan_notes; i++) {
+        char *r = render (a, a->plan_notes[i], ops);
+        bson_free (a->plan_notes[i]);
+        a->plan_notes[i] = r;
+    }
+    for (size_t k = 0; k < a->n_plan_steps; k++)
+        bson_free (ops[k]);
+    bson_free (ops);
+    bson_free (ord);
     bson_destroy (&recs);
     bson_destroy (&steps);
 }

@@ -115,6 +115,44 @@ extref_array (const rm_analysis_t *a, const rm_relation_t *r)
     return f->in_array || (f->arrays && !f->elem_docs && !strchr (f->path, '.'));
 }
 
+/* Why an embed keeps its source (keepSource): how many children have
+ * more than one parent, and, weighed, what else would do. keepSource
+ * loses nothing whatever the count; but when one child in a thousand is
+ * shared, keeping all of them for its sake is a choice a user should see:
+ * the few could be copied into each parent instead, or all referenced. */
+static void
+shared_why_of (const rm_analysis_t *a, const rm_relation_t *r, char *out, size_t len)
+{
+    const rm_collection_t *cc = &a->cols[r->child_refs ? r->to : r->from];
+    const rm_field_t *k = &a->cols[r->to].fields[r->key];
+    uint64_t dups = k->values - k->distinct, odd = r->shared + dups;
+    size_t l = 0;
+    l += (size_t) snprintf (out + l, len - l, "; ");
+    if (r->shared)
+        l += (size_t) snprintf (out + l, len - l, "%llu of %s's %llu documents referenced by more "
+                                "than one parent", (unsigned long long) r->shared, cc->ns,
+                                (unsigned long long) cc->docs);
+    if (dups && l < len)
+        l += (size_t) snprintf (out + l, len - l, "%s%llu key(s) of %s.%s held by more than one "
+                                "document (duplicateKey)", r->shared ? ", and " : "",
+                                (unsigned long long) dups, cc->ns, k->path);
+    if (l >= len)
+        return;
+    if (odd * 100 <= cc->docs)
+        snprintf (out + l, len - l, ": for %s, keepSource keeps all %llu in %s besides the copies "
+                  "embedded; weighed: so few that the alternatives are to duplicate %s (each parent "
+                  "embeds its own copy, %s is dropped, and %s copies must be kept in step), or to "
+                  "keep referencing them if they are read or updated on their own; the plan keeps "
+                  "the source, which loses nothing either way", odd > 1 ? "those" : "that one",
+                  (unsigned long long) cc->docs, cc->ns, odd > 1 ? "those" : "the one", cc->ns,
+                  odd > 1 ? "their" : "its");
+    else
+        snprintf (out + l, len - l, ": children shared by several parents stay in their collection "
+                  "too (keepSource); weighed: so many that duplicating them would copy each into "
+                  "several parents, to be kept in step; keep referencing them if they are updated "
+                  "on their own");
+}
+
 void
 rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
 {
@@ -128,7 +166,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
         const char *child = r->child_refs ? to->ns : from->ns;
         const char *parent = r->child_refs ? from->ns : to->ns;
         const char *pattern, *rule;
-        char why[1600], name[600], depends[300];
+        char why[2400], name[600], depends[300], shared_why[800];
         bson_t step, body;
         char as[300];
         bool has_step = true;
@@ -139,6 +177,10 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
 
         if (!RM_REL_ACTS (r))
             continue; /* possible: reported with what would confirm it, no more */
+        if (!one_parent)
+            shared_why_of (a, r, shared_why, sizeof shared_why);
+        else
+            shared_why[0] = '\0';
         snprintf (name, sizeof name, "%s.%s -> %s.%s", from->ns, from->fields[r->field].path,
                   to->ns, to->fields[r->key].path);
         if (r->children.max > RM_ANALYZE_MANY && p99 <= RM_ANALYZE_MANY) {
@@ -161,8 +203,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                       (unsigned long long) max_items, child,
                       (unsigned long long) parents_above (&r->children, max_items),
                       toupper ((unsigned char) as_name[0]), as_name + 1, pc->db, pc->coll, as_name,
-                      !one_parent ? "; children shared by several parents stay in their collection too "
-                                  "(keepSource)" : "");
+                      shared_why);
         } else if (cls <= RM_CLASS_ONE_TO_FEW) {
             pattern = "embed";
             rule = "rules-of-thumb-part1.txt, one-to-few: embed; schema-design-rules-and-patterns.txt, "
@@ -170,8 +211,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
             snprintf (why, sizeof why, "%s: %s children per parent (p99 %llu, max %llu), so %s's "
                       "documents go into %s's%s", name, rm_class_name (cls),
                       (unsigned long long) p99, (unsigned long long) r->children.max, child, parent,
-                      !one_parent ? "; children shared by several parents stay in their collection too "
-                                  "(keepSource)" : "");
+                      shared_why);
         } else if (cls == RM_CLASS_ONE_TO_MANY && !r->child_refs) {
             pattern = "subset with count";
             rule = "schema-design-rules-and-patterns.txt, rule 4 (a couple of hundred on the many "
@@ -270,10 +310,14 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
         }
         /* Children that stay in their collection may carry a copy of what
          * identifies their parent, and references that stay references a
-         * copy of what identifies their child (rule five permitting). */
+         * copy of what identifies their child (rule five permitting). One
+         * step a relationship in the plan: two would both act on it (a
+         * subset of the children embedded, and the parent copied into the
+         * same children), and the plan's check judges steps one by one, not
+         * what a pair of them make; the class's pattern ranks first. */
         if (strcmp (pattern, "embed") && strcmp (pattern, "outlier") &&
             (!r->child_refs || extref_array (a, r)))
-            rm_recommend_extref (a, r, &o);
+            rm_recommend_extref (a, r, &o, has_step ? pattern : NULL);
     }
     rm_recommend_collections (a, &o);
 }

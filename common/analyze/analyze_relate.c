@@ -147,13 +147,15 @@ typedef struct {
     rm_buf_t scratch;
 } countctx_t;
 
+/* A reference brings every document holding its key, as $lookup does: a
+ * key the target holds twice gives its parents one child more than their
+ * references (keyDuplicates). */
 static bool
 count_found (const bson_iter_t *v, void *ctx)
 {
     countctx_t *c = ctx;
-    if (v && !BSON_ITER_HOLDS_NULL (v) && !BSON_ITER_HOLDS_ARRAY (v) &&
-        rm_keymap_get (c->target, rm_analyze_key (v, &c->scratch)))
-        c->n++;
+    if (v && !BSON_ITER_HOLDS_NULL (v) && !BSON_ITER_HOLDS_ARRAY (v))
+        c->n += rm_keymap_get (c->target, rm_analyze_key (v, &c->scratch));
     return true;
 }
 
@@ -290,7 +292,10 @@ relation_of (rm_analysis_t *a, const rm_pair_t *p, const rm_evidence_t *ev)
     r->child_refs = f->arrays > 0 || f->in_array;
     r->shared = r->child_refs ? p->repeated : 0;
     r->orphans = r->refs - r->matched;
-    r->indexed = rm_analyze_indexed (&a->cols[r->from], f->path);
+    /* The field the join looks documents up by: the children's key for
+     * child references, the children's reference for a parent reference. */
+    r->indexed = r->child_refs ? rm_analyze_indexed (&a->cols[r->to], a->cols[r->to].fields[r->key].path)
+                               : rm_analyze_indexed (&a->cols[r->from], f->path);
     r->ev = *ev;
 }
 
@@ -342,6 +347,39 @@ judge_field (rm_analysis_t *a, rm_pair_t *pairs, size_t i, size_t end)
     bson_free (in);
 }
 
+/* The shape's evidence, now that children per parent are counted: a
+ * relationship it rejects joins the rejected, and two-way is judged
+ * again. (Only each field's best candidate is counted, so the shape
+ * cannot promote another in its place: counting every candidate would
+ * cost a pass each.) */
+static void
+judge_shapes (rm_analysis_t *a)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < a->n_rels; i++) {
+        rm_relation_t *r = &a->rels[i];
+        rm_analyze_shape (a, r);
+        if (r->ev.level == RM_LEVEL_REJECTED) {
+            rm_pair_t p = {r->from, r->field, r->to, r->key, r->matched, r->distinct_matched,
+                           r->shared};
+            reject (a, &p, &r->ev);
+            continue;
+        }
+        if (kept != i)
+            a->rels[kept] = *r;
+        kept++;
+    }
+    a->n_rels = kept;
+    for (size_t i = 0; i < a->n_rels; i++) {
+        rm_relation_t *r = &a->rels[i];
+        r->two_way = false;
+        for (size_t k = 0; k < a->n_rels; k++)
+            if (k != i && a->rels[k].from == r->to && a->rels[k].to == r->from &&
+                RM_REL_ACTS (&a->rels[k]) && RM_REL_ACTS (r))
+                r->two_way = true;
+    }
+}
+
 bool
 rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
 {
@@ -377,7 +415,9 @@ rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
     }
     if (spilled && !rm_analyze_spill_parents (a, err))
         return false;
-    if (!any_child_refs)
-        return true;
-    return spilled ? rm_analyze_spill_child_refs (a, ro, err) : count_child_refs (a, ro, err);
+    if (any_child_refs &&
+        !(spilled ? rm_analyze_spill_child_refs (a, ro, err) : count_child_refs (a, ro, err)))
+        return false;
+    judge_shapes (a);
+    return rm_analyze_dups (a, ro, err);
 }

@@ -101,6 +101,7 @@ static void
 append_relation (bson_t *out, const rm_analysis_t *a, const rm_relation_t *r)
 {
     const rm_collection_t *from = &a->cols[r->from], *to = &a->cols[r->to];
+    bson_t dups;
     BSON_APPEND_UTF8 (out, "from", from->ns);
     BSON_APPEND_UTF8 (out, "field", from->fields[r->field].path);
     BSON_APPEND_UTF8 (out, "to", to->ns);
@@ -123,7 +124,21 @@ append_relation (bson_t *out, const rm_analysis_t *a, const rm_relation_t *r)
                        (int64_t) (to->fields[r->key].distinct - r->distinct_matched));
     BSON_APPEND_BOOL (out, "manyToMany", r->shared > 0);
     BSON_APPEND_UTF8 (out, "class", rm_class_name (rm_class_of (&r->children)));
+    BSON_APPEND_UTF8 (out, "indexNs", r->child_refs ? to->ns : from->ns);
+    BSON_APPEND_UTF8 (out, "indexField", r->child_refs ? to->fields[r->key].path
+                                                      : from->fields[r->field].path);
     BSON_APPEND_BOOL (out, "indexed", r->indexed);
+    BSON_APPEND_ARRAY_BEGIN (out, "keyDuplicateValues", &dups);
+    for (uint8_t i = 0; i < r->n_dups; i++) {
+        char key[16];
+        bson_t d;
+        snprintf (key, sizeof key, "%u", i);
+        BSON_APPEND_DOCUMENT_BEGIN (&dups, key, &d);
+        BSON_APPEND_UTF8 (&d, "value", r->dup_value[i]);
+        BSON_APPEND_INT64 (&d, "documents", (int64_t) r->dup_docs[i]);
+        bson_append_document_end (&dups, &d);
+    }
+    bson_append_array_end (out, &dups);
     append_evidence (out, &r->ev);
     if (r->ev.level == RM_LEVEL_POSSIBLE) {
         char confirm[800];

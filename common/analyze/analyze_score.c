@@ -17,7 +17,11 @@
  *   int): -1; integers that all look like years: -1;
  * - shape: a target key unique by accident (neither _id nor named like a
  *   key, and no name tying them): -1; values that chance explains
- *   covering under a fifth of the target's keys: -1.
+ *   covering under a fifth of the target's keys: -1; once children per
+ *   parent are counted (rm_analyze_shape): more than 5% orphans -1, and
+ *   where chance explains the values, children spread evenly over all
+ *   parents (as values drawn over a range are) -1 unless a name ties
+ *   them, skewed (as references are) +1.
  *
  * Confident at 2 points or more, possible from 0, rejected below. */
 #include <ctype.h>
@@ -36,6 +40,15 @@
  * than strings spread at random would. */
 #define VOCABULARY_CHANCE 0.5
 #define MIN_COVERAGE 0.2
+/* Shape (rm_analyze_shape): more orphans than real references keep; the
+ * dispersion (variance over mean) of children per parent that values
+ * spread at random give (a Poisson's: 1, with the noise of a few hundred
+ * parents) and that references show; and how much to go by. */
+#define MAX_ORPHANS 0.05
+#define UNIFORM_DISPERSION 1.5
+#define SKEWED_DISPERSION 3.0
+#define MIN_SHAPE_PARENTS 30
+#define MIN_SHAPE_MEAN 2.0
 
 const char *
 rm_level_name (rm_level_t l)
@@ -299,6 +312,63 @@ rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev)
         ev->level = RM_LEVEL_CONFIDENT;
         add (ev, 0, "confirmed by the hints (references)");
     }
+}
+
+/* The mean and variance of children per parent (exact up to 4096, the
+ * middle of a log bucket above). */
+static void
+moments (const rm_dist_t *d, double *mean, double *var)
+{
+    double s = 0, s2 = 0, n = (double) d->n;
+    for (size_t v = 0; v <= 4096; v++) {
+        s += (double) v * (double) d->exact[v];
+        s2 += (double) v * (double) v * (double) d->exact[v];
+    }
+    for (size_t b = 0; b < 1024; b++)
+        if (d->log[b]) {
+            double v = exp2 (((double) b + 0.5) / 16.0);
+            s += v * (double) d->log[b];
+            s2 += v * v * (double) d->log[b];
+        }
+    *mean = n ? s / n : 0;
+    *var = n ? s2 / n - *mean * *mean : 0;
+}
+
+void
+rm_analyze_shape (const rm_analysis_t *a, rm_relation_t *r)
+{
+    double mean, var, orphans = r->refs ? (double) r->orphans / (double) r->refs : 0;
+    double none = r->children.n ? (double) r->parents_none / (double) r->children.n : 0;
+    bool tied = false;
+    for (uint8_t i = 0; i < r->ev.n; i++)
+        tied |= r->ev.item[i].points >= 2; /* a name or ids that chance does not explain */
+    if (orphans > MAX_ORPHANS)
+        add (&r->ev, -1, "%.0f%% of its references found nowhere (orphans): references dangle "
+             "rarely, values that merely fall among the keys often", 100 * orphans);
+    /* Children per parent say what the values could not: values spread
+     * over a range hit every key about equally (a Poisson's spread:
+     * variance about the mean, hardly a parent without children), while
+     * references follow what they refer to (a few parents with many, many
+     * with few or none). Only where the values leave it open (chance
+     * explains them), and with enough of them to tell. */
+    moments (&r->children, &mean, &var);
+    if (r->ev.chance >= VOCABULARY_CHANCE && r->children.n >= MIN_SHAPE_PARENTS &&
+        mean >= MIN_SHAPE_MEAN) {
+        double disp = var / mean;
+        if (disp <= UNIFORM_DISPERSION && none <= exp (-mean) + 0.01 && !tied)
+            add (&r->ev, -1, "children per parent spread evenly over all parents (mean %.1f, "
+                 "variance %.1f, %.0f%% with none), as values drawn over the keys' range are; "
+                 "references rarely are", mean, var, 100 * none);
+        else if (disp >= SKEWED_DISPERSION)
+            add (&r->ev, 1, "children per parent skewed (mean %.1f, variance %.1f, %.0f%% with "
+                 "none): few parents with many, as references are, not values spread over a "
+                 "range", mean, var, 100 * none);
+    }
+    if (r->ev.hinted)
+        return;
+    r->ev.level = r->ev.score >= CONFIDENT_AT ? RM_LEVEL_CONFIDENT
+                  : r->ev.score >= POSSIBLE_AT ? RM_LEVEL_POSSIBLE
+                                               : RM_LEVEL_REJECTED;
 }
 
 void

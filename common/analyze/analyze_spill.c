@@ -298,7 +298,7 @@ read_refs (rm_analysis_t *a, const rm_read_opts_t *ro, rm_sorter_t *refs, bson_e
 }
 
 /* The references found among their children's keys, as [relationship]
- * [document] records into found. */
+ * [document] records into found, each with the documents it brings. */
 static bool
 join_refs (rm_analysis_t *a, rm_sorter_t *refs, rm_sorter_t *found, bson_error_t *err)
 {
@@ -314,10 +314,15 @@ join_refs (rm_analysis_t *a, rm_sorter_t *refs, rm_sorter_t *found, bson_error_t
         uint64_t key = rm_get_be64 (k);
         uint32_t rel = rm_get_be32 (k + 8);
         const rm_relation_t *r = &a->rels[rel];
+        uint64_t docs;
+        uint8_t count[8];
         while (grc == 1 && g.key < key)
             grc = groups_next (a, &g, err);
-        if (grc == 1 && g.key == key && group_count (&g, RM_FIELD_GID (r->to, r->key)))
-            ok = rm_sorter_add (found, k + 8, 12, NULL, 0, err);
+        /* With how many documents hold the key: the join brings each. */
+        if (grc == 1 && g.key == key && (docs = group_count (&g, RM_FIELD_GID (r->to, r->key)))) {
+            rm_put_be64 (count, docs);
+            ok = rm_sorter_add (found, k + 8, 12, count, sizeof count, err);
+        }
     }
     bson_free (g.e);
     return ok && grc >= 0 && rc == 0;
@@ -348,7 +353,7 @@ rm_analyze_spill_child_refs (rm_analysis_t *a, const rm_read_opts_t *ro, bson_er
         }
         rel = r;
         seq = s;
-        n++;
+        n += vl == 8 ? rm_get_be64 (v) : 1;
     }
     if (ok && rc == 0 && n) {
         rm_dist_add (&a->rels[rel].children, n);
@@ -377,6 +382,23 @@ rm_analyze_spill_child_refs (rm_analysis_t *a, const rm_read_opts_t *ro, bson_er
     rm_sorter_destroy (found);
     bson_free (with);
     return ok;
+}
+
+bool
+rm_analyze_spill_dups (rm_analysis_t *a, bson_error_t *err)
+{
+    groups_t g;
+    int rc;
+    groups_open (a, &g);
+    while ((rc = groups_next (a, &g, err)) == 1)
+        for (size_t i = 0; i < a->n_rels; i++) {
+            rm_relation_t *r = &a->rels[i];
+            uint64_t n = group_count (&g, RM_FIELD_GID (r->to, r->key));
+            if (n > 1)
+                rm_relation_dup (r, g.key, n);
+        }
+    bson_free (g.e);
+    return rc == 0;
 }
 
 void

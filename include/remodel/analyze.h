@@ -44,6 +44,8 @@ typedef enum {
  * 99th percentile; one-to-one when no parent has more than one. */
 #define RM_ANALYZE_FEW  10   /* a few: embed them */
 #define RM_ANALYZE_MANY 200  /* rule 4: past a couple of hundred, don't embed */
+/* Field paths kept a collection (fieldsCapped: more were left out). */
+#define RM_ANALYZE_PATHS_CAP 256
 
 const char *rm_class_name (rm_class_t c);
 rm_class_t rm_class_of (const rm_dist_t *children);

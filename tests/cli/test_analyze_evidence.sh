@@ -156,10 +156,8 @@ expect_eq "decoys --plan-out: only the confident relationships' steps" "$(steps 
 "embed club.members -> club.clubs _id 
 embed lib.books -> lib.authors _id 
 embed shop.customers -> shop.countries _id keepSource
-denormalize shop.countries -> shop.customers country 
 embed shop.deliveries -> shop.stores name keepSource
 embed shop.orders -> shop.stores _id keepSource
-denormalize shop.stores -> shop.orders storeId 
 embed shop.parts -> shop.products partIds keepSource"
 expect_eq "decoys: the check says which step it left out, and why" \
     "$(grep -c 'takes documents out of shop.orders, which step [0-9]* (embed) then reads as "from".*left out of the plan (the safer one kept): shop.orders.customerId -> shop.customers._id' "$T/err")" 1
@@ -183,11 +181,8 @@ run_rm analyze "$T/decoys" -q --hints "$T/refs.json" --plan-out "$T/hinted-plan.
 expect_eq "hints: the plan follows them (no customers step; shifts into teams, employees into countries)" \
     "$(steps "$T/hinted-plan.json" | grep -E 'customers|teams|employees')" \
 "embed ops.shifts -> ops.teams _id keepSource
-denormalize ops.teams -> ops.shifts crew 
 embed shop.customers -> shop.countries _id keepSource
-denormalize shop.countries -> shop.customers country 
-embed shop.employees -> shop.countries _id keepSource
-denormalize shop.countries -> shop.employees dept "
+embed shop.employees -> shop.countries _id keepSource"
 expect_eq "hints: customerId's steps gone, and the orders no longer conflict" \
     "$(steps "$T/hinted-plan.json" | grep -c customerId):$(grep -c 'left out of the plan' "$T/err")" "0:0"
 accounted "hinted plan" "$T/hinted-plan.json" "$T/decoys"
@@ -214,8 +209,14 @@ expect_eq "issue: the report's planChecks say the same (and the orders' conflict
 import json, sys
 for c in json.load(sys.stdin)["planChecks"]:
     print(c.split(":")[0], "|", c.split("(the safer one kept): ")[1])')" \
-"step 6 takes documents out of shop.orders, which step 7 (embed) then reads as \"from\" | shop.orders.customerId -> shop.customers._id
-step 8 takes documents out of shop.parts, which step 9 (embed) then reads as \"from\" | shop.parts.price -> shop.customers._id"
+"the embed step left out takes documents out of shop.orders, which step 5 (embed) then reads as \"from\" | shop.orders.customerId -> shop.customers._id
+the embed step left out takes documents out of shop.parts, which step 6 (embed) then reads as \"from\" | shop.parts.price -> shop.customers._id"
+# The step numbers are the written plan's (issue 24): the plan's step 5
+# and 6 are the embeds reading what the left-out steps would have taken.
+expect_eq "issue: the planChecks' step numbers are those of the plan as written" \
+    "$(steps "$T/issue-plan.json" | sed -n '5p;6p')" \
+"embed shop.orders -> shop.stores _id keepSource
+embed shop.parts -> shop.products partIds keepSource"
 accounted "issue plan" "$T/issue-plan.json" "$T/decoys"
 
 # An embed whose array would write over a field its parents already have:
@@ -247,6 +248,63 @@ run_rm analyze "$T/two" -q --plan-out "$T/two-plan.json"
 expect_eq "two parents: one embed takes the notes, the other is left out" \
     "$(steps "$T/two-plan.json" | grep -c '^embed w.notes'):$(grep -c 'takes documents out of w.notes' "$T/err")" "1:1"
 accounted "two parents plan" "$T/two-plan.json" "$T/two"
+
+# Shape (issue 24): 400 sensors (_id 0..399); readings with fields of one
+# type and range, names that say nothing: "level" spread uniformly over
+# every sensor (as a measurement is), "src" skewed (a few sensors with
+# many readings, many with few, as references are), "probe" skewed
+# with 15% of its values past the keys (orphans), "sensorId" skewed and
+# named after the collection. Expected: level rejected on its shape (it
+# was possible: nothing else tells it from src), src possible with the
+# shape for it, probe possible with its orphans against it, sensorId
+# confident; mean and variance computed here.
+python3 - "$T/shape.json" "$T/shape-want" <<'PY'
+import json, random, sys
+random.seed(24)
+n, keys = 4000, 400
+hot = [int(keys * random.random() ** 3) for _ in range(n)]  # skewed toward 0, same range
+docs = [{"_id": i, "level": random.randrange(keys), "src": hot[i],
+         "probe": hot[(i * 7) % n] if i % 20 >= 3 else keys + 13 * i % 97,
+         "sensorId": hot[(i * 13) % n]} for i in range(n)]
+json.dump({"s.sensors": [{"_id": k, "site": "x"} for k in range(keys)], "s.readings": docs},
+          open(sys.argv[1], "w"))
+def shape(field):
+    per = [0] * keys
+    for d in docs:
+        if d[field] < keys:
+            per[d[field]] += 1
+    m = sum(per) / keys
+    return m, sum(c * c for c in per) / keys - m * m, 100 * sum(1 for c in per if not c) / keys
+with open(sys.argv[2], "w") as w:
+    m, v, z = shape("level")
+    w.write("level|-1|children per parent spread evenly over all parents (mean %.1f, variance %.1f, %.0f%% with none), as values drawn over the keys' range are; references rarely are\n" % (m, v, z))
+    m, v, z = shape("probe")
+    w.write("probe|1|children per parent skewed (mean %.1f, variance %.1f, %.0f%% with none): few parents with many, as references are, not values spread over a range\n" % (m, v, z))
+    m, v, z = shape("src")
+    w.write("src|1|children per parent skewed (mean %.1f, variance %.1f, %.0f%% with none): few parents with many, as references are, not values spread over a range\n" % (m, v, z))
+    w.write("probe|-1|%.0f%% of its references found nowhere (orphans): references dangle rarely, values that merely fall among the keys often\n"
+            % (100 * sum(1 for d in docs if d["probe"] >= keys) / n))
+PY
+python3 "$MKDUMP" "$T/shape" "@$T/shape.json"
+expect_eq "shape: a uniform measurement rejected, skewed references possible (orphans against one), the named one confident" \
+    "$(levels "$T/shape")" \
+"s.readings.level -> s.sensors._id rejected
+s.readings.probe -> s.sensors._id possible
+s.readings.sensorId -> s.sensors._id confident
+s.readings.src -> s.sensors._id possible"
+"$REMODEL" analyze "$T/shape" --json -q | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+for x in r["relationships"] + r["rejected"]:
+    for e in x["evidence"]:
+        if "children per parent" in e["what"] or "orphans" in e["what"]:
+            print("%s|%g|%s" % (x["field"], e["points"], e["what"]))' | sort >"$T/shape-got"
+expect_eq "shape: the evidence items, their points and numbers (mean, variance, parents with none, orphans)" \
+    "$(grep -v '^sensorId' "$T/shape-got")" "$(sort "$T/shape-want")"
+expect_eq "shape: a name after the collection needs no shape against it (sensorId skewed: +1)" \
+    "$(grep -c '^sensorId|1|children per parent skewed' "$T/shape-got")" 1
+run_rm analyze "$T/shape" -q --plan-out "$T/shape-plan.json"
+accounted "shape plan" "$T/shape-plan.json" "$T/shape"
 
 # The Atlas sample: its relationship stays confident, and its plan loses nothing.
 ATLAS=$ROOT/../shared/fixtures/atlas-sample/dump
