@@ -13,6 +13,7 @@
 #include "online_changes.h"
 #include "remodel/crc64.h"
 #include "remodel/docpath.h"
+#include "remodel/value.h"
 
 void
 online_changes_init (online_changes_t *ch)
@@ -236,9 +237,16 @@ stream_event (online_changes_t *ch, const char *ns, const bson_iter_t *ev)
 }
 
 /* The batch under cursor.<batch> of reply into ch; *id the cursor's. */
+/* Where a stream's batches have brought it: the cluster time of its
+ * postBatchResumeToken (MongoDB 4.2+; the test servers give none). */
+typedef struct {
+    bool known;
+    uint32_t t, i;
+} stream_at_t;
+
 static void
 stream_batch (online_changes_t *ch, const char *ns, const bson_t *reply, const char *batch,
-              int64_t *id)
+              int64_t *id, stream_at_t *at)
 {
     bson_iter_t it, ev;
     char path[32];
@@ -251,10 +259,35 @@ stream_batch (online_changes_t *ch, const char *ns, const bson_t *reply, const c
     *id = 0;
     if (bson_iter_init (&it, reply) && bson_iter_find_descendant (&it, "cursor.id", &it))
         *id = bson_iter_as_int64 (&it);
+    if (bson_iter_init (&it, reply) &&
+        bson_iter_find_descendant (&it, "cursor.postBatchResumeToken", &it) &&
+        BSON_ITER_HOLDS_DOCUMENT (&it)) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_t tok;
+        bson_iter_document (&it, &len, &data);
+        at->known = bson_init_static (&tok, data, len) && rm_resume_token_time (&tok, &at->t, &at->i);
+    }
 }
 
+/* Whether the stream has not yet given everything up to the next point:
+ * a replica set's stream gives only majority-committed events, so an
+ * event written before the point may come after a quiet getMore. */
+static bool
+stream_behind (const stream_at_t *at, const online_capture_t *to)
+{
+    return at->known && to->has_ts &&
+           (at->t < to->ts_t || (at->t == to->ts_t && at->i < to->ts_i));
+}
+
+/* How long a stream may stay behind the next point before the read fails
+ * (rather than end there, leaving events out). */
+#define STREAM_BEHIND_MS 60000
+
 /* How long a getMore waits for events that may still come: one that
- * returns none means the stream has given everything written before it.
+ * returns none means the stream has given everything written before it
+ * (where the server says how far its batches reached, postBatchResumeToken,
+ * the read goes on until that passes the next point: stream_behind).
  * Where the next point is a sentinel, its event was seen before the read
  * began, so every event before it is visible already: the wait is short. */
 #define STREAM_QUIET_MS 300
@@ -268,7 +301,8 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
     const char *dot = strchr (ns, '.'), *coll;
     bson_t *cmd, reply;
     bson_error_t why;
-    int64_t id = 0, before;
+    int64_t id = 0, before, t0 = online_mono_ms ();
+    stream_at_t at = {false, 0, 0};
     bool ok;
 
     if (!dot || (size_t) (dot - ns) >= sizeof db)
@@ -298,22 +332,31 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         }
         return online_fail (on, err, &why, "reading the change stream");
     }
-    stream_batch (ch, ns, &reply, "firstBatch", &id);
+    stream_batch (ch, ns, &reply, "firstBatch", &id, &at);
     bson_destroy (&reply);
     do {
         before = ch->events;
         if (!id)
             break;
+        if (stream_behind (&at, to) && online_mono_ms () - t0 > STREAM_BEHIND_MS) {
+            rm_error_set (err, RM_ERR_IO, "%s: the change stream of %s has not reached the next "
+                          "point, Timestamp(%u, %u), after %d s (at Timestamp(%u, %u)): its events "
+                          "are not majority-committed yet; run it again", on->where, ns,
+                          to->ts_t, to->ts_i, STREAM_BEHIND_MS / 1000, at.t, at.i);
+            /* A lag that passes: retried like a network error. */
+            on->transient = true;
+            return false;
+        }
         cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (coll), "maxTimeMS",
                         BCON_INT32 (to->sentinel ? STREAM_QUIET_SENTINEL_MS : STREAM_QUIET_MS));
         ok = mongoc_client_command_simple (on->client, db, cmd, NULL, &reply, &why);
         bson_destroy (cmd);
         if (ok)
-            stream_batch (ch, ns, &reply, "nextBatch", &id);
+            stream_batch (ch, ns, &reply, "nextBatch", &id, &at);
         bson_destroy (&reply);
         if (!ok)
             return online_fail (on, err, &why, "reading the change stream");
-    } while (ch->events > before && !*ch->rescan);
+    } while ((ch->events > before || stream_behind (&at, to)) && !*ch->rescan);
     if (id) {
         cmd = BCON_NEW ("killCursors", BCON_UTF8 (coll), "cursors", "[", BCON_INT64 (id), "]");
         mongoc_client_command_simple (on->client, db, cmd, NULL, NULL, NULL);

@@ -986,3 +986,35 @@ rm_value_type_name (bson_type_t t)
     default: return "unknown";
     }
 }
+
+static int
+hex_digit (char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+bool
+rm_resume_token_time (const bson_t *token, uint32_t *t, uint32_t *i)
+{
+    bson_iter_t it;
+    const char *hex;
+    uint32_t len;
+    uint64_t ts = 0;
+
+    if (!token || !bson_iter_init_find (&it, token, "_data") || !BSON_ITER_HOLDS_UTF8 (&it))
+        return false;
+    hex = bson_iter_utf8 (&it, &len);
+    /* KeyString: the type byte of a Timestamp (130), then its 8 bytes. */
+    if (len < 18 || hex_digit (hex[0]) != 8 || hex_digit (hex[1]) != 2)
+        return false;
+    for (int k = 2; k < 18; k++) {
+        int d = hex_digit (hex[k]);
+        if (d < 0)
+            return false;
+        ts = ts << 4 | (uint64_t) d;
+    }
+    *t = (uint32_t) (ts >> 32);
+    *i = (uint32_t) ts;
+    return true;
+}

@@ -37,4 +37,10 @@ void rm_key_append (rm_buf_t *out, const bson_iter_t *it);
 /* A 64-bit hash of a key's bytes, for hash joins. */
 uint64_t rm_key_hash (const uint8_t *key, size_t len);
 
+/* The cluster time a MongoDB change stream resume token stands at (4.2+:
+ * {_data: "82" then the Timestamp's 8 bytes big-endian, in hex, then
+ * more}), into *t, *i: false for a token of another form (another
+ * server's, or an older one). */
+bool rm_resume_token_time (const bson_t *token, uint32_t *t, uint32_t *i);
+
 #endif

@@ -1312,6 +1312,32 @@ test_hash_quality (void)
     rm_buf_destroy (&b);
 }
 
+/* Resume tokens as MongoDB 4.2+ gives them (KeyString hex: 0x82, the
+ * Timestamp's 8 bytes), and tokens of other forms refused. */
+static void
+test_resume_token_time (void)
+{
+    uint32_t t = 0, i = 0;
+    bson_t *tok = BCON_NEW ("_data", BCON_UTF8 ("8263A2C1E3000000042B022C0100296E5A1004AB"));
+    T_CHECK (rm_resume_token_time (tok, &t, &i));
+    T_CHECK (t == 0x63A2C1E3 && i == 4);
+    bson_destroy (tok);
+    tok = BCON_NEW ("_data", BCON_UTF8 ("82ffffffff00000001"));
+    T_CHECK (rm_resume_token_time (tok, &t, &i) && t == 0xffffffffu && i == 1);
+    bson_destroy (tok);
+    /* mongo-java-server's: the oplog entry's ts, no type byte */
+    tok = BCON_NEW ("_data", BCON_UTF8 ("6b05347500000002"));
+    T_CHECK (!rm_resume_token_time (tok, &t, &i));
+    bson_destroy (tok);
+    tok = BCON_NEW ("_data", BCON_UTF8 ("8263A2C1E30000zz04"));
+    T_CHECK (!rm_resume_token_time (tok, &t, &i));
+    bson_destroy (tok);
+    tok = BCON_NEW ("_data", BCON_INT32 (1));
+    T_CHECK (!rm_resume_token_time (tok, &t, &i));
+    bson_destroy (tok);
+    T_CHECK (!rm_resume_token_time (NULL, &t, &i));
+}
+
 int
 main (void)
 {
@@ -1328,6 +1354,7 @@ main (void)
     T_RUN (test_no_allocation);
     T_RUN (test_deep_nesting);
     T_RUN (test_hash_quality);
+    T_RUN (test_resume_token_time);
     rm_buf_destroy (&random_keys);
     bson_destroy (&random_values);
     bson_destroy (&numbers);

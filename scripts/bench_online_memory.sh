@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The online mode's memory, measured (make bench-online runs it after the
+# cut-over). A benchmark, never a test: it reports, it never fails the
+# build. Usage: scripts/bench_online_memory.sh [BUILD_DIR]
+#
+# On mongo-java-server (in memory, so that the server's disk is not what
+# is measured), remodel-online's peak resident memory (GNU time's maximum
+# RSS) for `online run` then `online verify` of:
+#   - an extract of posts' comments (parentRef: the children name their
+#     parent), at two sizes: it keeps nothing per result, so the peak
+#     should not grow with the data;
+#   - a bucketize of readings (its buckets do not name a reading: it keeps
+#     a set of the results' _ids), at the same sizes, with the default
+#     --memory and with --memory 4M, past which the set is sorted on disk.
+# It replaces the "## Online memory" section of BENCHMARKS.md.
+#   MEMORY_SIZES   parents (and series) per size (default "50000 200000")
+#   BENCH_OUT=F    the report (default BENCHMARKS.md; "-" prints only)
+set -u
+BUILD=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+R=$BUILD/remodel
+SIZES=${MEMORY_SIZES:-50000 200000}
+OUT=${BENCH_OUT:-$ROOT/BENCHMARKS.md}
+log() { printf 'bench-online-memory: %s\n' "$*" >&2; }
+
+[ -x "$R" ] && [ -x "$BUILD/remodel-online" ] || { log "build $R and remodel-online first (make all)"; exit 0; }
+[ -f "$ROOT/tests/peers/env.sh" ] && . "$ROOT/tests/peers/env.sh"
+[ -x /usr/bin/time ] || { log "GNU time missing (scripts/install-deps.sh installs it)"; exit 0; }
+SERVER=$ROOT/tests/peers/server.sh
+T=$(mktemp -d "${TMPDIR:-/tmp}/remodel-bench-memory.XXXXXX")
+trap '"$SERVER" stop "$T/srv" >/dev/null 2>&1; rm -rf "$T"' EXIT
+ROWS=$T/rows
+: >"$ROWS"
+
+cat >"$T/extract.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"extract": {"from": "blog.posts", "path": "comments", "to": "blog.comments",
+               "style": "parentRef", "parentField": "post_id"}}]}
+EOF
+cat >"$T/bucket.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"bucketize": {"from": "iot.readings", "to": "iot.buckets", "timeField": "ts",
+                 "metaField": "sensor", "spanSeconds": 60, "maxCount": 3}}]}
+EOF
+
+# load N: N posts of 3 comments each; N sensors of 3 readings each (3N
+# results of each plan: comments, and buckets of one reading each).
+load() {
+    python3 - "$uri" "$1" <<'PY'
+import sys, datetime, pymongo
+c = pymongo.MongoClient(sys.argv[1], directConnection=True)
+n = int(sys.argv[2])
+t0 = datetime.datetime(2026, 1, 1)
+for db in ("blog", "iot", "remodel"):
+    c.drop_database(db)
+for lo in range(0, n, 10000):
+    c.blog.posts.insert_many([{"_id": i, "title": "post %d" % i,
+                               "comments": [{"by": "u%d" % k, "text": "c%d" % k} for k in range(3)]}
+                              for i in range(lo, min(n, lo + 10000))])
+    c.iot.readings.insert_many([{"sensor": i, "ts": t0 + datetime.timedelta(minutes=2 * k), "v": k}
+                                for i in range(lo, min(n, lo + 10000)) for k in range(3)])
+PY
+}
+
+# peak WHAT N PLAN COMMAND ARGS...: the command's maximum RSS in MB.
+peak() {
+    local what=$1 n=$2 plan=$3 cmd=$4 kb; shift 4
+    /usr/bin/time -f %M -o "$T/rss" "$R" online "$cmd" "$T/$plan.json" --uri "$uri" -q "$@" \
+        2>"$T/err" >/dev/null || { log "$what $cmd failed: $(tail -n 2 "$T/err")"; return; }
+    kb=$(tail -n 1 "$T/rss")
+    printf '%s|%s|%s|%s\n' "$what" "$n" "$cmd" "$(awk -v k="$kb" 'BEGIN { printf "%.1f", k / 1024 }')" >>"$ROWS"
+    log "$what, $n: $cmd $(tail -n 1 "$ROWS" | cut -d'|' -f4) MB"
+}
+
+uri=$(REMODEL_SERVER_OWNER=$$ "$SERVER" start "$T/srv" java 2>"$T/err") ||
+    { log "mongo-java-server did not start: $(cat "$T/err")"; exit 0; }
+for n in $SIZES; do
+    load "$n"
+    peak "extract (parentRef)" "$n" extract run --batch-size 1000
+    peak "extract (parentRef)" "$n" extract verify --batch-size 1000
+    peak "bucketize, --memory 512M" "$n" bucket run --batch-size 1000
+    peak "bucketize, --memory 512M" "$n" bucket verify --batch-size 1000
+    "$R" online rollback "$T/bucket.json" --uri "$uri" -q
+    peak "bucketize, --memory 4M" "$n" bucket run --batch-size 1000 --memory 4M
+    peak "bucketize, --memory 4M" "$n" bucket verify --batch-size 1000 --memory 4M
+done
+
+{
+    echo "## Online memory"
+    echo
+    echo "remodel-online's peak resident memory (GNU time), \`scripts/bench_online_memory.sh\` on"
+    echo "mongo-java-server: each plan's \`online run\`, then \`online verify\`, at N posts of 3"
+    echo "comments (3N children) and N sensors of 3 readings (3N buckets). $(date -u +%Y-%m-%d)."
+    echo
+    echo "| plan | N | command | peak RSS (MB) |"
+    echo "|---|---|---|---|"
+    awk -F'|' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$ROWS"
+    echo
+    echo "An extract whose children name their parent keeps nothing per result (issue 23):"
+    echo "its peak does not grow with N. A bucketize keeps a hash of each result's \`_id\`"
+    echo "(8 bytes in a table at most half full) within \`--memory\`; past it the hashes are"
+    echo "sorted on disk under \`--tmp\`, and the peak stays near the budget."
+} >"$T/section"
+if [ "$OUT" = - ]; then
+    cat "$T/section"
+else
+    python3 - "$OUT" "$T/section" <<'PY'
+import sys, re
+path, section = sys.argv[1], open(sys.argv[2]).read()
+text = open(path).read()
+m = re.search(r"^## Online memory\n.*?(?=^## |\Z)", text, re.S | re.M)
+text = text[:m.start()] + section + "\n" + text[m.end():] if m else text.rstrip("\n") + "\n\n" + section
+open(path, "w").write(text)
+PY
+    log "wrote the section to $OUT"
+fi
