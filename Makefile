@@ -205,7 +205,8 @@ dumps: $(BUILD)/remodel-gen $(BUILD)/remodel
 bench: all
 	@scripts/bench.sh $(BUILD)
 
-# The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode").
+# The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode",
+# "Online cut-over", "Online memory").
 # remodel analyze's MB/s next to remodel inspect's (BENCHMARKS.md, "remodel analyze").
 bench-analyze: all
 	@scripts/bench_analyze.sh $(BUILD)
@@ -219,6 +220,7 @@ bench-online: all
 	@tests/peers/install.sh >/dev/null
 	@scripts/bench_online.sh $(BUILD)
 	@scripts/bench_cutover.sh $(BUILD)
+	@scripts/bench_online_memory.sh $(BUILD)
 
 # The man pages, from docs/*.md by scripts/md2man.awk (POSIX awk: no pandoc).
 MAN_PAGES = $(BUILD)/man/remodel.1 $(BUILD)/man/remodel-online.1 $(BUILD)/man/remodel-plan.5
