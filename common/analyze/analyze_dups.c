@@ -115,14 +115,7 @@ rm_analyze_dups (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
     if (!rd)
         return false;
     info = rm_reader_info (rd);
-    col_of = bson_malloc0 ((info->n_ns ? info->n_ns : 1) * sizeof *col_of);
-    for (size_t i = 0; i < info->n_ns; i++) {
-        char name[512];
-        rm_ns_name (info->ns[i], name, sizeof name);
-        for (size_t c = 0; c < a->n_cols; c++)
-            if (!strcmp (a->cols[c].ns, name))
-                col_of[i] = c + 1;
-    }
+    col_of = rm_analysis_col_of (a, info);
     rm_buf_init (&scratch);
     while (missing && (rc = rm_reader_next (rd, &item, err)) == 1) {
         size_t c;

@@ -195,6 +195,9 @@ void rm_analysis_checks (const rm_analysis_t *a, bson_t *out);
  * number in the pass). */
 typedef bool (*rm_parent_fn) (void *ctx, size_t rel, const uint8_t *doc, uint32_t len,
                               const rm_path_t *path, uint64_t seq, bson_error_t *err);
+/* For each namespace of a dump (by its index), the analysis's collection
+ * + 1 (0: none); bson_free it. */
+size_t *rm_analysis_col_of (const rm_analysis_t *a, const rm_dump_info_t *info);
 bool rm_analyze_each_parent (rm_analysis_t *a, const rm_read_opts_t *ro, rm_parent_fn fn, void *ctx,
                              bson_error_t *err);
 /* analyze_spill.c. Sends every key table to the sorter (and frees them). */

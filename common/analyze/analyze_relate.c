@@ -86,6 +86,20 @@ count_parents (rm_analysis_t *a, rm_relation_t *r)
     }
 }
 
+size_t *
+rm_analysis_col_of (const rm_analysis_t *a, const rm_dump_info_t *info)
+{
+    size_t *col_of = bson_malloc0 ((info->n_ns ? info->n_ns : 1) * sizeof *col_of);
+    for (size_t i = 0; i < info->n_ns; i++) {
+        char name[512];
+        rm_ns_name (info->ns[i], name, sizeof name);
+        for (size_t c = 0; c < a->n_cols; c++)
+            if (!strcmp (a->cols[c].ns, name))
+                col_of[i] = c + 1;
+    }
+    return col_of;
+}
+
 bool
 rm_analyze_each_parent (rm_analysis_t *a, const rm_read_opts_t *ro, rm_parent_fn fn, void *ctx,
                         bson_error_t *err)
@@ -104,14 +118,7 @@ rm_analyze_each_parent (rm_analysis_t *a, const rm_read_opts_t *ro, rm_parent_fn
     r = rm_reader_open (a->src, ro, err);
     if (r) {
         info = rm_reader_info (r);
-        col_of = bson_malloc0 ((info->n_ns ? info->n_ns : 1) * sizeof *col_of);
-        for (size_t i = 0; i < info->n_ns; i++) {
-            char name[512];
-            rm_ns_name (info->ns[i], name, sizeof name);
-            for (size_t c = 0; c < a->n_cols; c++)
-                if (!strcmp (a->cols[c].ns, name))
-                    col_of[i] = c + 1;
-        }
+        col_of = rm_analysis_col_of (a, info);
     }
     while (r && (rc = rm_reader_next (r, &item, err)) == 1) {
         size_t c;
