@@ -10,10 +10,12 @@
 #     parent), at two sizes: it keeps nothing per result, so the peak
 #     should not grow with the data;
 #   - a bucketize of readings (its buckets do not name a reading: it keeps
-#     a set of the results' _ids), at the same sizes, with the default
-#     --memory and with --memory 4M, past which the set is sorted on disk.
+#     a set of the results' _ids), at two smaller sizes (mongo-java-server
+#     scans the readings for each batch of series), with the default
+#     --memory and with --memory 1M, past which the set is sorted on disk.
 # It replaces the "## Online memory" section of BENCHMARKS.md.
-#   MEMORY_SIZES   parents (and series) per size (default "50000 200000")
+#   MEMORY_SIZES   posts per size (default "50000 200000")
+#   BUCKET_SIZES   series per size (default "10000 40000")
 #   BENCH_OUT=F    the report (default BENCHMARKS.md; "-" prints only)
 set -u
 BUILD=${1:-build}
@@ -21,6 +23,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 R=$BUILD/remodel
 SIZES=${MEMORY_SIZES:-50000 200000}
+BUCKET_SIZES=${BUCKET_SIZES:-10000 40000}
 OUT=${BENCH_OUT:-$ROOT/BENCHMARKS.md}
 log() { printf 'bench-online-memory: %s\n' "$*" >&2; }
 
@@ -44,22 +47,24 @@ cat >"$T/bucket.json" <<'EOF'
                  "metaField": "sensor", "spanSeconds": 60, "maxCount": 3}}]}
 EOF
 
-# load N: N posts of 3 comments each; N sensors of 3 readings each (3N
-# results of each plan: comments, and buckets of one reading each).
+# load DB N: N posts of 3 comments each (blog), or N sensors of 3 readings
+# each (iot): 3N results of either plan (buckets of one reading each).
 load() {
-    python3 - "$uri" "$1" <<'PY'
+    python3 - "$uri" "$1" "$2" <<'PY'
 import sys, datetime, pymongo
 c = pymongo.MongoClient(sys.argv[1], directConnection=True)
-n = int(sys.argv[2])
+db, n = sys.argv[2], int(sys.argv[3])
 t0 = datetime.datetime(2026, 1, 1)
-for db in ("blog", "iot", "remodel"):
-    c.drop_database(db)
+for d in ("blog", "iot", "remodel"):
+    c.drop_database(d)
 for lo in range(0, n, 10000):
-    c.blog.posts.insert_many([{"_id": i, "title": "post %d" % i,
-                               "comments": [{"by": "u%d" % k, "text": "c%d" % k} for k in range(3)]}
-                              for i in range(lo, min(n, lo + 10000))])
-    c.iot.readings.insert_many([{"sensor": i, "ts": t0 + datetime.timedelta(minutes=2 * k), "v": k}
-                                for i in range(lo, min(n, lo + 10000)) for k in range(3)])
+    if db == "blog":
+        c.blog.posts.insert_many([{"_id": i, "title": "post %d" % i,
+                                   "comments": [{"by": "u%d" % k, "text": "c%d" % k} for k in range(3)]}
+                                  for i in range(lo, min(n, lo + 10000))])
+    else:
+        c.iot.readings.insert_many([{"sensor": i, "ts": t0 + datetime.timedelta(minutes=2 * k), "v": k}
+                                    for i in range(lo, min(n, lo + 10000)) for k in range(3)])
 PY
 }
 
@@ -76,14 +81,17 @@ peak() {
 uri=$(REMODEL_SERVER_OWNER=$$ "$SERVER" start "$T/srv" java 2>"$T/err") ||
     { log "mongo-java-server did not start: $(cat "$T/err")"; exit 0; }
 for n in $SIZES; do
-    load "$n"
+    load blog "$n"
     peak "extract (parentRef)" "$n" extract run --batch-size 1000
     peak "extract (parentRef)" "$n" extract verify --batch-size 1000
-    peak "bucketize, --memory 512M" "$n" bucket run --batch-size 1000
-    peak "bucketize, --memory 512M" "$n" bucket verify --batch-size 1000
+done
+for n in $BUCKET_SIZES; do
+    load iot "$n"
+    peak "bucketize, --memory 512M" "$n" bucket run --batch-size 3000
+    peak "bucketize, --memory 512M" "$n" bucket verify --batch-size 3000
     "$R" online rollback "$T/bucket.json" --uri "$uri" -q
-    peak "bucketize, --memory 4M" "$n" bucket run --batch-size 1000 --memory 4M
-    peak "bucketize, --memory 4M" "$n" bucket verify --batch-size 1000 --memory 4M
+    peak "bucketize, --memory 1M" "$n" bucket run --batch-size 3000 --memory 1M
+    peak "bucketize, --memory 1M" "$n" bucket verify --batch-size 3000 --memory 1M
 done
 
 {
