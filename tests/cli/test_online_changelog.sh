@@ -387,6 +387,24 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
     expect_eq "$kind: inplace: the sync matrix killed before and after both steps' backups" \
         "$(tail -n 1 "$T/kills")" "4"
     ip_same "$kind: inplace: after the sync matrix, remodel run's"
+    # follow in place under a writer: each round from the log; a round
+    # after the writer stops reads the last one's writes and rewrites
+    # nothing, and then the log holds nothing after the point (lag: none).
+    "$REMODEL" online follow "$T/plans/inplace.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
+    fp=$!
+    for s in 61 62; do ip_writes $s; sleep 0.3; done
+    for i in $(seq 1 60); do
+        "$REMODEL" online status "$T/plans/inplace.json" --uri "$uri" >"$T/status" 2>&1
+        grep -q '^lag: none' "$T/status" && grep -q '^follow: round' "$T/status" && break
+        sleep 0.5
+    done
+    kill -TERM $fp; wait $fp; frc=$?
+    expect_eq "$kind: inplace: follow: rounds from the log (none rescanned, one rewriting nothing), lag none once the writer stops, TERM stops it (exit 0)" \
+        "$frc:$(grep -c 'rescanned in full' "$T/follow.err"):$(grep -c 'change log: [1-9][0-9]* events .* 0 results rewritten, 0 removed' "$T/follow.err" | awk '{print ($1 > 0)}'):$(grep -c '^lag: none' "$T/status")" "0:0:1:1"
+    ip_same "$kind: inplace: after follow, remodel run's"
+    online finalize inplace --writes-stopped
+    expect_eq "$kind: inplace: finalize refused: nothing to finalize in place (exit 2)" \
+        "$rc:$(grep -c 'ran in place: its documents are already the new design' "$T/err")" "2:1"
     online rollback inplace
     "$MONGODUMP" --uri "$uri" --db shopx --archive="$T/$kind-ip9.archive" --quiet
     # Every document the application never wrote is its original again
