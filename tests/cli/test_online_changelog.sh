@@ -13,6 +13,13 @@
 #     pages by parent_id), and a summary of the extracted children after
 #     them: nothing rescanned in full; a changed document's child taking
 #     the _id of an unchanged one's is refused, naming it;
+#   - in place (a denormalize, then a summarize of the orders it rewrote,
+#     on shopx): sync from the log, not rescanned, reading few documents;
+#     the documents then remodel run's on a dump taken then; remodel's own
+#     writes read back by the next sync, which rewrites nothing; the
+#     journal names step 1's rewrites when killed between the steps; a
+#     kill matrix over the backups' and documents' flushes; follow; then
+#     rollback restores every document the application did not write;
 #   - follow keeps the results current while a writer writes, status shows
 #     its rounds and lag, a signal stops it after its round (exit 0);
 #   - kill -9 during follow, then sync: nothing lost or applied twice;
