@@ -17,7 +17,8 @@
 #     on shopx): sync from the log, not rescanned, reading few documents;
 #     the documents then remodel run's on a dump taken then; remodel's own
 #     writes read back by the next sync, which rewrites nothing; the
-#     journal names step 1's rewrites when killed between the steps; a
+#     journal names step 1's rewrites when killed between the steps; an
+#     application write between the sync's read and write kept; a
 #     kill matrix over the backups' and documents' flushes; follow; then
 #     rollback restores every document the application did not write;
 #   - follow keeps the results current while a writer writes, status shows
@@ -389,6 +390,26 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
     expect_eq "$kind: inplace: sync killed between its steps: the orders step 1 rewrote were noted first; sync again completes" \
         "$krc:$([ "${noted:-0}" -gt 0 ] && echo noted):$rc" "137:noted:0"
     verified "$kind: inplace: ... every document right" inplace
+    # The application writes the orders step 1 is about to rewrite, between
+    # its read and its write (killat --exec at the flush of step 1's
+    # documents): the conditional writes miss, and each is read again and
+    # recomputed: the application's field kept, the new name copied.
+    ip_writes 70
+    cat >"$T/appwrite.py" <<'PYEOF'
+import sys, pymongo
+o = pymongo.MongoClient(sys.argv[1], directConnection=True).shopx.orders
+o.update_many({"cust": "C37"}, {"$set": {"note": "app"}})
+with open(sys.argv[2], "a") as f:
+    print(" ".join("o%d" % d["_id"] for d in o.find({"cust": "C37"}, {"_id": 1})), file=f)
+PYEOF
+    "$KILLAT" -q --exec "python3 '$T/appwrite.py' '$uri' '$T/touched'" online_writes_flush 2 -- \
+        "$ONLINE" sync "$T/plans/inplace.json" --uri "$uri" >/dev/null 2>"$T/kerr"
+    krc=$?
+    expect_eq "$kind: inplace: orders written by the application between the sync's read and write: read again, its change kept and the new name copied" \
+        "$krc:$(py 'o = c.shopx.orders
+n = o.count_documents({"cust": "C37"})
+print(n > 0 and n == o.count_documents({"cust": "C37", "note": "app", "cust_name": "renamed 70"}))')" "0:True"
+    ip_same "$kind: inplace: ... remodel run's"
     kill_at=online_writes_flush sync_matrix inplace ip_writes 1 2 3 4 >"$T/kills"
     grep -v '^[0-9]*$' "$T/kills"
     expect_eq "$kind: inplace: the sync matrix killed before and after both steps' backups" \
