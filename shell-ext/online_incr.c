@@ -18,8 +18,17 @@
  * extract's children, an outlier's overflow pages), in a field holding
  * it, by which a driver's results are found again. A step with another
  * pass (bucketize, unbucketize, extract with childRefs) and every step
- * after it are rescanned in full, as is everything in place (the runner
- * says so). */
+ * after it are rescanned in full (the runner says so).
+ *
+ * In place (--in-place: the field steps, denormalize, summarize, each
+ * document its own driver's result) the affected drivers are read by _id
+ * and rewritten as a rescan's sync rewrites them (online_inplace_write:
+ * the backup first, then the write on condition that the document is
+ * still the one read); a driver gone has nothing to rewrite. The _ids
+ * rewritten are changes of that same namespace for the steps after, added
+ * to the application's (a later step reads both). remodel's own writes
+ * land in the log too: the next sync recomputes those documents and finds
+ * them right, so it writes nothing. */
 #include <stdio.h>
 #include <string.h>
 
@@ -151,6 +160,42 @@ note_ahead (online_job_t *j, online_passrun_t *pr, const bson_t *ids, const onli
     return ok;
 }
 
+/* In place, a chunk of drivers as a rescan's sync does it (online_run.c,
+ * one_batch): the documents out changes are backed up and rewritten on
+ * condition (online_inplace_write), their _ids noted in made for the steps
+ * after, and, where a later step reads them (ahead), in the state
+ * database before anything is written, as note_ahead does side by side. */
+static bool
+inplace_chunk (online_job_t *j, online_passrun_t *pr, const online_docs_t *in,
+               const online_docs_t *out, bool ahead, online_incr_stats_t *st, bson_error_t *err)
+{
+    /* The pass keeps the namespace it drives on: the documents themselves. */
+    const char *ns = j->p->keep[0]->text;
+    idarr_t a;
+    bson_iter_t it;
+    size_t at = 0;
+    bool ok = true;
+
+    bson_init (&a.arr);
+    a.n = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        ssize_t r = online_result_of (in, i, out, &at);
+        if (r >= 0 && !online_same_doc (in, i, out, (size_t) r) &&
+            rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, "_id", 3, &it))
+            append_id (&a, &it);
+    }
+    if (a.n && pr->mode == ONLINE_SYNC) {
+        ok = (!ahead || online_made_note (j->on, ns, &a.arr, err)) &&
+             online_inplace_write (&pr->ip, in, out, err);
+        if (ok && pr->changed && bson_iter_init (&it, &a.arr))
+            while (bson_iter_next (&it))
+                online_changes_add (pr->changed, ns, &it);
+    }
+    st->rewritten += a.n;
+    bson_destroy (&a.arr);
+    return ok;
+}
+
 /* One pass: ch holds the changes of its inputs; what it rewrites or
  * removes is noted in made, and, where a later step reads it (ahead),
  * in the state database before it is written. */
@@ -195,7 +240,15 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     pr.changed = made;
     /* No range reports: the count is said once, at the end. */
     pr.reported = ONLINE_REPORT_MAX + 1;
-    for (size_t k = 0; k < p->n_keep; k++) {
+    online_docs_init (&pr.ip.again);
+    online_docs_init (&pr.ip.again_out);
+    if (on->o->in_place) {
+        char backup[400];
+        rm_name_inplace_backup (&on->names, s, backup, sizeof backup);
+        pr.ip.j = &j;
+        pr.ip.backup = online_collection (on, on->o->state_db, backup);
+    }
+    for (size_t k = 0; !on->o->in_place && k < p->n_keep; k++) {
         char target[400];
         rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
         online_writes_init (&pr.targets[k], &j, online_collection (on, p->keep[k]->db, target),
@@ -229,6 +282,10 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
             ok = online_batch_compute (&j, &in, &out, err);
         else
             online_docs_reset (&out);
+        if (on->o->in_place) {
+            ok = ok && inplace_chunk (&j, &pr, &in, &out, ahead, st, err);
+            continue;
+        }
         if (ok && out.n && mode == ONLINE_SYNC)
             ok = online_check_unique (&j, &pr, &out, err) &&
                  online_check_claimed (&j, &pr, &out, drivers, err);
@@ -247,6 +304,10 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     for (size_t k = 0; k < 4; k++)
         if (pr.targets[k].coll)
             mongoc_collection_destroy (pr.targets[k].coll);
+    if (pr.ip.backup)
+        mongoc_collection_destroy (pr.ip.backup);
+    online_docs_destroy (&pr.ip.again);
+    online_docs_destroy (&pr.ip.again_out);
     online_keys_destroy (j.keys);
     if (j.partner)
         mongoc_collection_destroy (j.partner);
@@ -261,19 +322,21 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     return ok;
 }
 
-/* After a step: its targets' changes are what it made (the steps after
- * read its results, not what the application wrote to the namespace),
- * and what an earlier sync, killed, noted it was making. */
+/* After a step: its targets' changes are what it made, and what an
+ * earlier sync, killed, noted it was making. Side by side these replace
+ * what the application wrote to the namespace (the steps after read the
+ * step's results, not it); in place they are added to it (the steps after
+ * read the namespace itself, the application's changes and the step's). */
 static void
 take_made (online_changes_t *ch, online_changes_t *made, const online_changes_t *noted,
-           const rm_nsref_t **targets, size_t nt)
+           const rm_nsref_t **targets, size_t nt, bool in_place)
 {
     for (size_t t = 0; t < nt; t++) {
         online_idlist_t *l = online_changes_list (ch, targets[t]->text, false);
         const online_idlist_t *m[2] = {
             online_changes_list (made, targets[t]->text, false),
             online_changes_list ((online_changes_t *) noted, targets[t]->text, false)};
-        if (l)
+        if (l && !in_place)
             online_idlist_clear (l, &ch->kept);
         for (int w = 0; w < 2; w++)
             for (uint32_t i = 0; m[w] && i < m[w]->n; i++) {
@@ -312,7 +375,7 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *targets[8];
         size_t np = rm_step_passes (s, on->o->in_place, passes, err), nt;
-        bool traced = !on->o->in_place;
+        bool traced = true;
         online_changes_t made;
 
         if (!np)
@@ -324,9 +387,8 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
                 rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full (%s)",
                              s->index, s->op, i + 1 < on->plan.n ? " and the steps after it" : "",
                              *ch->rescan ? ch->rescan
-                             : on->o->in_place ? "in place, the change log is not followed yet"
-                                               : "its results do not say which source document "
-                                                 "made them");
+                                         : "its results do not say which source document made "
+                                           "them");
             *first_full = i;
             return true;
         }
@@ -350,9 +412,11 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
             *first_full = i;
             return true;
         }
-        take_made (ch, &made, noted, targets, nt);
+        take_made (ch, &made, noted, targets, nt, on->o->in_place);
         online_changes_destroy (&made);
-        rm_name_move_step (&on->names, s, targets, nt);
+        /* In place the next steps read the same collections. */
+        if (!on->o->in_place)
+            rm_name_move_step (&on->names, s, targets, nt);
         *first_full = i + 1;
     }
     *done = true;

@@ -13,6 +13,14 @@
 #     pages by parent_id), and a summary of the extracted children after
 #     them: nothing rescanned in full; a changed document's child taking
 #     the _id of an unchanged one's is refused, naming it;
+#   - in place (a denormalize, then a summarize of the orders it rewrote,
+#     on shopx): sync from the log, not rescanned, reading few documents;
+#     the documents then remodel run's on a dump taken then; remodel's own
+#     writes read back by the next sync, which rewrites nothing; the
+#     journal names step 1's rewrites when killed between the steps; an
+#     application write between the sync's read and write kept; a
+#     kill matrix over the backups' and documents' flushes; follow; then
+#     rollback restores every document the application did not write;
 #   - follow keeps the results current while a writer writes, status shows
 #     its rounds and lag, a signal stops it after its round (exit 0);
 #   - kill -9 during follow, then sync: nothing lost or applied twice;
@@ -51,6 +59,10 @@ cat >"$T/plans/chain.json" <<'EOF'
                             "names": {"$addToSet": "$cust_name"}}}}]}
 EOF
 
+# The same two steps in place on a shop of its own (shopx): step 2 reads
+# the orders step 1 rewrites.
+sed 's/"shop\./"shopx./g' "$T/plans/chain.json" >"$T/plans/inplace.json"
+
 # Posts' comments into their own collection (some with an _id of their
 # own, some without), reviews embedded into items, at most 3 each, the
 # rest on overflow pages, and each post's count of comments from step 1's
@@ -79,16 +91,16 @@ online() { run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
 figure() { sed -n "s/.*change log: .* \([0-9][0-9]*\) $1.*/\1/p" "$T/err" | tail -n 1; }
 events() { sed -n 's/.*change log: \([0-9][0-9]*\) events.*/\1/p' "$T/err" | tail -n 1; }
 
-# The shop: 40 customers with codes C0..C39, 300 orders.
+# make_shop [DB]: 40 customers with codes C0..C39, 300 orders (DB: shop).
 make_shop() {
     py '
 random.seed(11)
-s = c.shop
+s = c[sys.argv[2] if len(sys.argv) > 2 else "shop"]
 s.customers.insert_many([{"_id": i, "code": "C%d" % i, "name": "cust %d" % i} for i in range(40)])
 s.orders.insert_many([{"_id": 1000 + i, "cust": "C%d" % random.randrange(40),
                        "amount": random.randrange(1, 100)} for i in range(300)])
 s.orders.create_index("cust")
-s.customers.create_index("code")'
+s.customers.create_index("code")' "$@"
 }
 
 # The blog: 60 posts with 0 to 5 comments, 30 items with 0 to 6 reviews.
@@ -160,6 +172,35 @@ o.update_one({"_id": random.choice(oids)}, {"$inc": {"amount": 5}})
 k.update_one({"_id": (n + 1) % 40}, {"$set": {"name": "cust renamed %s" % n}})' "$1"
 }
 
+# ip_writes SEED: shopx's orders moved, deleted, inserted and changed, a
+# customer renamed (its orders copy the name), one whose code changed (its
+# orders re-homed); the _ids written (o<id>, k<id>) added to $T/touched.
+ip_writes() {
+    py '
+random.seed(int(sys.argv[2]))
+n = int(sys.argv[2])
+o, k = c.shopx.orders, c.shopx.customers
+oids = sorted(d["_id"] for d in o.find({}, {"_id": 1}))
+a, b, d = random.sample(oids, 3)
+o.update_one({"_id": a}, {"$set": {"cust": "C%d" % random.randrange(40)}})
+o.delete_one({"_id": b})
+o.insert_one({"_id": 6000 + n, "cust": "C%d" % (n % 40), "amount": 3})
+o.update_one({"_id": d}, {"$inc": {"amount": 5}})
+k.update_one({"_id": (n + 7) % 40}, {"$set": {"name": "renamed %d" % n}})
+k.update_one({"_id": (n + 20) % 40}, {"$set": {"code": "Y%d" % n}})
+print(" ".join(["o%d" % x for x in (a, b, d, 6000 + n)] + ["k%d" % ((n + 7) % 40), "k%d" % ((n + 20) % 40)]))' "$1" >>"$T/touched"
+}
+# ip_same NAME: shopx dumped now, remodel run's result of inplace.json on
+# it, and the live collections compared with it (in place the transform
+# gives a document already right back unchanged).
+ip_same() {
+    rm -f "$T/ip-src.archive" "$T/ip-out.archive"
+    "$MONGODUMP" --uri "$uri" --db shopx --archive="$T/ip-src.archive" --quiet &&
+        "$REMODEL" run -q "$T/plans/inplace.json" --from "$T/ip-src.archive" \
+            --to "$T/ip-out.archive" || fail "$1: offline reference"
+    online_same "$1" "$T/ip-out.archive" shopx.orders=orders shopx.customers=customers
+}
+
 # offline NAME: the sources dumped now, and remodel run's result of both plans.
 offline() {
     "$MONGODUMP" --uri "$uri" --db crm --archive="$T/$1-crm.archive" --quiet &&
@@ -190,14 +231,16 @@ same_side() {
         shop.orders=orders_remodel_${c}_1 shop.customers=customers_remodel_${c}_2
 }
 # sync_matrix PLAN WRITES K...: for each K, WRITES K's writes, then sync
-# killed (kill -9) at its K-th rewrite of results, then sync again: every
-# result right. A K past the last rewrite runs the sync to its end (killat
-# exit 3): still checked, not counted as a kill. Prints the kills.
+# killed (kill -9) at its K-th rewrite of results (in place: at the K-th
+# flush of backups or documents, with kill_at=online_writes_flush), then
+# sync again: every result right. A K past the last rewrite runs the sync
+# to its end (killat exit 3): still checked, not counted as a kill. Prints
+# the kills.
 sync_matrix() {
     local plan=$1 writer=$2 k krc kills=0; shift 2
     for k in "$@"; do
         "$writer" $((40 + k))
-        "$KILLAT" -q online_side_rewrite "$k" -- "$ONLINE" sync "$T/plans/$plan.json" --uri "$uri" \
+        "$KILLAT" -q "${kill_at:-online_side_rewrite}" "$k" -- "$ONLINE" sync "$T/plans/$plan.json" --uri "$uri" \
             >/dev/null 2>"$T/kerr"
         krc=$?
         [ $krc == 137 ] && kills=$((kills + 1))
@@ -308,6 +351,111 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
         "$(python3 -c 'import sys, ast; l, o = sys.argv[1].rsplit(" ", 1); print(ast.literal_eval(l) == [o])' "$holders")" "True"
     offline "$kind-a2" || fail "$kind: offline reference"
     same_side "$kind: after three moves of one task" "$kind-a2"
+
+    # ---- in place: the documents themselves rewritten, then rollback ----
+    make_shop shopx
+    "$MONGODUMP" --uri "$uri" --db shopx --archive="$T/$kind-ip0.archive" --quiet
+    : >"$T/touched"
+    online run inplace --in-place --batch-size 50 -q
+    expect_eq "$kind: inplace: the two steps run in place" "$rc:$(cat "$T/err")" "0:"
+    # The run's own writes are in the log after its point: read back,
+    # recomputed, already right.
+    online sync inplace
+    expect_eq "$kind: inplace: the first sync reads the run's own writes back and rewrites nothing (no rescan)" \
+        "$rc:$(grep -c 'rescanned in full' "$T/err"):$(figure results):$(figure removed)" "0:0:0:0"
+    ip_writes 1
+    online sync inplace
+    ev=$(events) rd=$(figure read) rw=$(figure results)
+    expect_eq "$kind: inplace: sync follows the log, nothing rescanned (exit 0, 6 writes)" \
+        "$rc:$(grep -c 'rescanned in full' "$T/err"):$ev" "0:0:6"
+    # 300 orders and 40 customers: the changed ones, the orders of the
+    # renamed and re-coded customers, the customers of the changed orders.
+    if [ -n "$rd" ] && [ "$rd" -lt 100 ] && [ "${rw:-0}" -gt 0 ]; then
+        pass "$kind: inplace: sync read $rd documents, not the 340, and rewrote $rw"
+    else fail "$kind: inplace: sync read few documents and rewrote some" "$(cat "$T/err")"; fi
+    verified "$kind: inplace: verify finds every document right after the sync" inplace
+    ip_same "$kind: inplace: the documents are remodel run's on a dump taken then"
+    online sync inplace
+    ev=$(events)
+    expect_eq "$kind: inplace: a second sync reads the first one's writes and rewrites nothing" \
+        "$rc:$([ "${ev:-0}" -gt 0 ] && echo events):$(figure results):$(figure removed)" "0:events:0:0"
+    # Killed between the steps (step 1's documents written, step 2's
+    # backups not): the journal names what step 1 rewrote in place.
+    ip_writes 30
+    "$KILLAT" -q online_writes_flush 3 -- "$ONLINE" sync "$T/plans/inplace.json" --uri "$uri" \
+        >/dev/null 2>"$T/kerr"
+    krc=$?
+    noted=$(py 'print(sum(len(d["ids"]) for d in c.remodel["made_" + sys.argv[2]].find({"ns": "shopx.orders"})))' "$(pid inplace)")
+    online sync inplace
+    expect_eq "$kind: inplace: sync killed between its steps: the orders step 1 rewrote were noted first; sync again completes" \
+        "$krc:$([ "${noted:-0}" -gt 0 ] && echo noted):$rc" "137:noted:0"
+    verified "$kind: inplace: ... every document right" inplace
+    # The application writes the orders step 1 is about to rewrite, between
+    # its read and its write (killat --exec at the flush of step 1's
+    # documents): the conditional writes miss, and each is read again and
+    # recomputed: the application's field kept, the new name copied.
+    ip_writes 70
+    cat >"$T/appwrite.py" <<'PYEOF'
+import sys, pymongo
+o = pymongo.MongoClient(sys.argv[1], directConnection=True).shopx.orders
+o.update_many({"cust": "C37"}, {"$set": {"note": "app"}})
+with open(sys.argv[2], "a") as f:
+    print(" ".join("o%d" % d["_id"] for d in o.find({"cust": "C37"}, {"_id": 1})), file=f)
+PYEOF
+    "$KILLAT" -q --exec "python3 '$T/appwrite.py' '$uri' '$T/touched'" online_writes_flush 2 -- \
+        "$ONLINE" sync "$T/plans/inplace.json" --uri "$uri" >/dev/null 2>"$T/kerr"
+    krc=$?
+    expect_eq "$kind: inplace: orders written by the application between the sync's read and write: read again, its change kept and the new name copied" \
+        "$krc:$(py 'o = c.shopx.orders
+n = o.count_documents({"cust": "C37"})
+print(n > 0 and n == o.count_documents({"cust": "C37", "note": "app", "cust_name": "renamed 70"}))')" "0:True"
+    ip_same "$kind: inplace: ... remodel run's"
+    kill_at=online_writes_flush sync_matrix inplace ip_writes 1 2 3 4 >"$T/kills"
+    grep -v '^[0-9]*$' "$T/kills"
+    expect_eq "$kind: inplace: the sync matrix killed before and after both steps' backups" \
+        "$(tail -n 1 "$T/kills")" "4"
+    ip_same "$kind: inplace: after the sync matrix, remodel run's"
+    # follow in place under a writer: each round from the log; a round
+    # after the writer stops reads the last one's writes and rewrites
+    # nothing, and then the log holds nothing after the point (lag: none).
+    "$REMODEL" online follow "$T/plans/inplace.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
+    fp=$!
+    for s in 61 62; do ip_writes $s; sleep 0.3; done
+    for i in $(seq 1 60); do
+        "$REMODEL" online status "$T/plans/inplace.json" --uri "$uri" >"$T/status" 2>&1
+        grep -q '^lag: none' "$T/status" && grep -q '^follow: round' "$T/status" && break
+        sleep 0.5
+    done
+    kill -TERM $fp; wait $fp; frc=$?
+    expect_eq "$kind: inplace: follow: rounds from the log (none rescanned, one rewriting nothing), lag none once the writer stops, TERM stops it (exit 0)" \
+        "$frc:$(grep -c 'rescanned in full' "$T/follow.err"):$(grep -c 'change log: [1-9][0-9]* events .* 0 results rewritten, 0 removed' "$T/follow.err" | awk '{print ($1 > 0)}'):$(grep -c '^lag: none' "$T/status")" "0:0:1:1"
+    ip_same "$kind: inplace: after follow, remodel run's"
+    online finalize inplace --writes-stopped
+    expect_eq "$kind: inplace: finalize refused: nothing to finalize in place (exit 2)" \
+        "$rc:$(grep -c 'ran in place: its documents are already the new design' "$T/err")" "2:1"
+    online rollback inplace
+    "$MONGODUMP" --uri "$uri" --db shopx --archive="$T/$kind-ip9.archive" --quiet
+    # Every document the application never wrote is its original again
+    # (bytes on FerretDB; fields and values on mongo-java-server, whose
+    # replace keeps the stored order); those it wrote are left, named.
+    res=$(PYTHONPATH=$ROOT/tests/transforms python3 - "$T/$kind-ip0.archive" "$T/$kind-ip9.archive" "$T/touched" "$kind" <<'PYEOF'
+import sys, bson, rmlib
+a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
+touched, exact, ok, said = set(open(sys.argv[3]).read().split()), sys.argv[4] == "ferretdb", True, []
+for ns, t in (("shopx.orders", "o"), ("shopx.customers", "k")):
+    old = {bson.decode(bytes(d))["_id"]: bytes(d) for d in a[ns]}
+    new = {bson.decode(bytes(d))["_id"]: bytes(d) for d in b[ns]}
+    keep = [i for i in old if t + str(i) not in touched]
+    same = sum(i in new and (old[i] == new[i] if exact else bson.decode(old[i]) == bson.decode(new[i]))
+               for i in keep)
+    ok &= same == len(keep) and len(keep) < len(old)
+    said.append("%s: %d of %d untouched restored" % (ns, same, len(keep)))
+print(ok, "; ".join(said))
+PYEOF
+)
+    if [ "$rc" == 1 ] && [ "${res%% *}" == True ] && grep -q 'changed since remodel wrote it: left as it is' "$T/err"; then
+        pass "$kind: inplace: rollback restores every original the application did not write (${res#* }), leaves those it did (exit 1, named)"
+    else fail "$kind: inplace: rollback restores the originals" "rc $rc: $res: $(tail -n 5 "$T/err")"; fi
 
     # ---- follow, a writer, status, a signal ----
     "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
