@@ -473,15 +473,24 @@ online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error
 
     *seen = *rate = 0;
     while (mongoc_cursor_next (cur, &doc)) {
-        int64_t busy = 0;
+        int64_t busy = 0, started = 0, updated = 0;
         if (bson_iter_init_find (&it, doc, "seen"))
             *seen += bson_iter_as_int64 (&it);
         checkpoint_rate (doc, &busy);
-        ms += busy;
+        if (bson_iter_init_find (&it, doc, "started") && BSON_ITER_HOLDS_DATE_TIME (&it))
+            started = bson_iter_date_time (&it);
+        if (bson_iter_init_find (&it, doc, "updated") && BSON_ITER_HOLDS_DATE_TIME (&it))
+            updated = bson_iter_date_time (&it);
+        /* For a cost, any measure beats none: the batches' time however
+         * short, else (a checkpoint of an older remodel) the wall time. */
+        if (busy > 0)
+            ms += busy;
+        else if (started && updated > started && !bson_has_field (doc, "busyMs"))
+            ms += updated - started;
     }
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading the checkpoints");
-    if (ms >= RATE_MIN_MS)
+    if (ms > 0)
         *rate = *seen * 1000 / ms;
     mongoc_cursor_destroy (cur);
     bson_destroy (q);
