@@ -473,22 +473,19 @@ field_update (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wl
 static void
 filter_field (bson_t *sel, const uint8_t *doc, uint32_t len, const char *path)
 {
-    size_t n = strcspn (path, ".");
-    char name[256];
+    int n = (int) strcspn (path, ".");
     bson_iter_t it;
     bson_t inner;
 
-    if (n >= sizeof name || (n == 3 && !memcmp (path, "_id", 3)))
+    if (n == 3 && !memcmp (path, "_id", 3))
         return;
-    memcpy (name, path, n);
-    name[n] = '\0';
-    if (bson_iter_init_find (&it, sel, name))
+    if (bson_iter_init (&it, sel) && bson_iter_find_w_len (&it, path, n))
         return;
-    if (bson_iter_init_from_data (&it, doc, len) && bson_iter_find (&it, name)) {
-        bson_append_iter (sel, name, (int) n, &it);
+    if (bson_iter_init_from_data (&it, doc, len) && bson_iter_find_w_len (&it, path, n)) {
+        bson_append_iter (sel, path, n, &it);
         return;
     }
-    BSON_APPEND_DOCUMENT_BEGIN (sel, name, &inner);
+    bson_append_document_begin (sel, path, n, &inner);
     BSON_APPEND_BOOL (&inner, "$exists", false);
     bson_append_document_end (sel, &inner);
 }
