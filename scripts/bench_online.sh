@@ -18,6 +18,8 @@
 #                    of an in-place batch (BENCHMARKS.md, "Online mode").
 #   BENCH_SERVERS    default "ferretdb java"
 #   BENCH_BATCHES    default "100 1000 5000"
+#   BENCH_STEPS      default "embed extract denormalize" (a subset measures
+#                    only those: with BENCH_OUT=-, to leave BENCHMARKS.md as it is)
 #   BENCH_CACHE=D    where the generated dump is cached
 #                    (default ${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench)
 #   BENCH_OUT=F      the report (default BENCHMARKS.md; "-" prints only)
@@ -101,7 +103,7 @@ EOF
 # The namespaces each step reads (the mongorestore it is compared with).
 declare -A NSS=([embed]="crm.people crm.tasks" [extract]="crm.people"
                 [denormalize]="logging.logmsg logging.hosts")
-STEPS="embed extract denormalize"
+STEPS=${BENCH_STEPS:-embed extract denormalize}
 
 pyq() { python3 -c "import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1])

@@ -76,6 +76,11 @@ typedef struct {
     /* run: documents this process read, for capture none's cost of
      * finalize at this run's rate. */
     int64_t read_now;
+    /* run: the milliseconds since the last checkpoint spent on batches
+     * (reading, computing, writing), which the next one adds to its
+     * busyMs: status's rate leaves out pauses, lease waits and the time
+     * between two runs. */
+    int64_t busy_ms;
     /* The plan follows a change log (a point is recorded): partners'
      * keys are noted as they are read (online_keys.c). */
     bool follows;
@@ -187,6 +192,14 @@ bool online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_
  * refuses naming the createIndex to run, or creates it when create. */
 bool online_index_check (online_t *on, const char *db, const char *coll, const char *key,
                          bool create, bson_error_t *err);
+/* The indexes `remodel run` gives the namespaces step s creates (its
+ * metadata's: an overflow page's parent_id), made on their targets
+ * (targets[i] is written to db colls[i]). */
+bool online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t **targets,
+                           const char **colls, size_t n, bson_error_t *err);
+/* rollback: drops the indexes the plan's runs made (noted in its record)
+ * that are still there as made, saying each; never one made by others. */
+bool online_index_drop_made (online_t *on, bson_error_t *err);
 
 /* online_run.c: run, verify or sync the plan. Returns the results found
  * not as they should be (verify, sync; 0 for run), -1 on error. */

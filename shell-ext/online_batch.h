@@ -5,6 +5,7 @@
 
 #include "online.h"
 #include "remodel/batchstep.h"
+#include "remodel/fieldcheck.h"
 #include "remodel/sorter.h"
 
 typedef struct {
@@ -153,6 +154,12 @@ bool online_writes_flush (online_writes_t *w, bson_error_t *err);
  * rewritten (online_side_rewrite) where their _id is there already. A
  * result over 16 MiB is refused by _id before any is written. */
 bool online_side_write (online_writes_t *targets, const online_docs_t *out, bson_error_t *err);
+/* Side by side, a pass that writes several namespaces (embed's overflow
+ * pages beside its parents): how its results split between them, counted
+ * in its targets, into buf (" (500 to crm.people, 83 to overflowTo
+ * crm.pages)"); "" for a pass of one, or when a count fails. */
+void online_written_split (online_t *on, const rm_step_t *s, const rm_pass_t *p, char *buf,
+                           size_t cap);
 /* Side by side: out's documents idx[0..n) into w's collection, where their
  * _id may be there already: deleted, then inserted. Not a replace:
  * mongo-java-server keeps the stored document's field order on a replace
@@ -169,6 +176,7 @@ typedef struct {
     online_job_t *j;
     mongoc_collection_t *backup;
     online_docs_t again, again_out; /* a document read again, its result */
+    rm_fieldcheck_t *reads;         /* the fields the step reads (a batch's) */
 } online_inplace_t;
 /* A digest of doc's top-level fields and values that does not depend on
  * their order (a sum of each field's CRC-64): what a backup's wroteFields

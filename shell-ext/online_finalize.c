@@ -554,7 +554,8 @@ online_rollback (online_t *on, bson_error_t *err)
                       (long long) left);
         ok = false;
     }
-    ok = ok && online_plan_forget (on, err);
+    /* The plan is forgotten: the indexes it made go first. */
+    ok = ok && online_index_drop_made (on, err) && online_plan_forget (on, err);
     online_lease_drop (on);
     return ok;
 }

@@ -353,6 +353,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
             ok = false;
             break;
         }
+        b0 = online_mono_ms (); /* a pause is no batch's time */
         n = one_batch (&j, pr, &last, &in, &out, err);
         if (n < 0) {
             if (online_transient_wait (on, &since, &tries, err))
@@ -365,6 +366,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         if (n == 0)
             break;
         j.seen += n;
+        on->busy_ms += online_mono_ms () - b0;
         if (checkpoints)
             ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
                                          j.written, false, err);
@@ -380,13 +382,16 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
                                      j.written, true, err);
     if (ok)
         on->read_now += j.seen - seen0;
-    if (ok && !o->quiet && mode == ONLINE_RUN)
+    if (ok && !o->quiet && mode == ONLINE_RUN) {
+        char split[600] = "";
+        if (!o->dry_run && !o->in_place)
+            online_written_split (on, s, p, split, sizeof split);
         rm_cli_line (stderr, j.seen && isatty (STDERR_FILENO) && !o->log_json ? "\r" : "", "\n",
-                     "remodel: step %zu (%s) %s: %lld read, %lld %s", s->index, s->op, drive_ns,
+                     "remodel: step %zu (%s) %s: %lld read, %lld %s%s", s->index, s->op, drive_ns,
                      (long long) j.seen, (long long) j.written,
                      o->dry_run ? (o->in_place ? "would change" : "would write")
-                                : (o->in_place ? "changed" : "written"));
-    else if (ok && !o->quiet && isatty (STDERR_FILENO) && !o->log_json)
+                                : (o->in_place ? "changed" : "written"), split);
+    } else if (ok && !o->quiet && isatty (STDERR_FILENO) && !o->log_json)
         fprintf (stderr, "\n");
     for (size_t k = 0; k < 4; k++)
         if (pr->targets[k].coll)
@@ -411,12 +416,15 @@ create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, si
                 bson_error_t *err)
 {
     bool ok = true;
-    for (size_t t = 0; ok && t < nt; t++) {
-        char name[400];
-        rm_name_target (&on->names, s, targets[t], name, sizeof name);
-        ok = create_collection (on, targets[t]->db, name, err);
+    char names[8][400];
+    const char *colls[8];
+    for (size_t t = 0; ok && t < nt && t < 8; t++) {
+        rm_name_target (&on->names, s, targets[t], names[t], sizeof names[t]);
+        colls[t] = names[t];
+        ok = create_collection (on, targets[t]->db, names[t], err);
     }
-    return ok;
+    /* With the indexes remodel run's metadata gives them. */
+    return ok && online_index_created (on, s, targets, colls, nt < 8 ? nt : 8, err);
 }
 
 /* A dry run writes no step's results, so a later step's input that an

@@ -415,6 +415,7 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
             break;
         seen += n;
         written += w;
+        on->busy_ms += online_mono_ms () - b0; /* status's rate (online_state.c) */
         if (!(ok = online_checkpoint_save (on, s, cp->pass, cp->drive, cp->coll, &hi, seen,
                                            written, false, err)))
             break;

@@ -394,6 +394,9 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
     BSON_APPEND_DOCUMENT_BEGIN (&set, "$setOnInsert", &inner);
     BSON_APPEND_DATE_TIME (&inner, "started", now_ms ());
     bson_append_document_end (&set, &inner);
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "$inc", &inner);
+    BSON_APPEND_INT64 (&inner, "busyMs", on->busy_ms);
+    bson_append_document_end (&set, &inner);
     BSON_APPEND_BOOL (&opts, "upsert", true);
     /* Only the lease holder writes. */
     ok = online_lease_check (on, err) &&
@@ -402,6 +405,8 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
                ? (rm_error_set (err, RM_ERR_IO, "%s: plan %s: a newer run wrote this checkpoint; "
                                 "this one lost its lease and stops", on->where, on->names.name), false)
                : online_fail (on, err, &why, "writing a checkpoint")));
+    if (ok)
+        on->busy_ms = 0;
     bson_destroy (&opts);
     bson_destroy (&set);
     bson_destroy (q);
@@ -418,6 +423,28 @@ estimated (online_t *on, const char *db, const char *coll)
     int64_t n = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, NULL);
     mongoc_collection_destroy (c);
     return n;
+}
+
+/* Below this many milliseconds of reading and writing a pass has no rate
+ * worth showing (a pass of one quick batch would show 333333/s). */
+#define RATE_MIN_MS 100
+
+/* A checkpoint's documents a second: seen over the time its batches took
+ * (busyMs), never over the wall time since it started, which holds the
+ * pauses, the lease waits and the time between two runs; -1 when too
+ * short to measure (or recorded by a remodel that kept no busyMs). */
+static int64_t
+checkpoint_rate (const bson_t *doc, int64_t *busy)
+{
+    bson_iter_t it;
+    int64_t seen = 0, ms = 0;
+    if (bson_iter_init_find (&it, doc, "seen"))
+        seen = bson_iter_as_int64 (&it);
+    if (bson_iter_init_find (&it, doc, "busyMs"))
+        ms = bson_iter_as_int64 (&it);
+    if (busy)
+        *busy = ms;
+    return ms >= RATE_MIN_MS ? seen * 1000 / ms : -1;
 }
 
 static void
@@ -447,14 +474,19 @@ online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error
 
     *seen = *rate = 0;
     while (mongoc_cursor_next (cur, &doc)) {
-        int64_t started = 0, updated = 0;
+        int64_t busy = 0, started = 0, updated = 0;
         if (bson_iter_init_find (&it, doc, "seen"))
             *seen += bson_iter_as_int64 (&it);
+        checkpoint_rate (doc, &busy);
         if (bson_iter_init_find (&it, doc, "started") && BSON_ITER_HOLDS_DATE_TIME (&it))
             started = bson_iter_date_time (&it);
         if (bson_iter_init_find (&it, doc, "updated") && BSON_ITER_HOLDS_DATE_TIME (&it))
             updated = bson_iter_date_time (&it);
-        if (started && updated > started)
+        /* For a cost, any measure beats none: the batches' time however
+         * short, else (a checkpoint of an older remodel) the wall time. */
+        if (busy > 0)
+            ms += busy;
+        else if (started && updated > started && !bson_has_field (doc, "busyMs"))
             ms += updated - started;
     }
     if (mongoc_cursor_error (cur, &why))
@@ -584,9 +616,9 @@ online_status (online_t *on, bson_error_t *err)
     while (mongoc_cursor_next (cur, &doc)) {
         bson_iter_t it;
         const char *op = "?", *ns = "?", *db = NULL, *coll = NULL, *st;
-        int64_t step = 0, pass = 1, seen = 0, changed = 0, started = 0, updated = 0, rate = 0;
+        int64_t step = 0, pass = 1, seen = 0, changed = 0, rate;
         int64_t total, eta = -1;
-        char opname[64], etab[32];
+        char opname[64], etab[32], rateb[32];
         bool done = false;
         if (bson_iter_init_find (&it, doc, "step")) step = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "pass")) pass = bson_iter_as_int64 (&it);
@@ -597,20 +629,26 @@ online_status (online_t *on, bson_error_t *err)
         if (bson_iter_init_find (&it, doc, "seen")) seen = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "changed")) changed = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "done")) done = bson_iter_as_bool (&it);
-        if (bson_iter_init_find (&it, doc, "started") && BSON_ITER_HOLDS_DATE_TIME (&it)) started = bson_iter_date_time (&it);
-        if (bson_iter_init_find (&it, doc, "updated") && BSON_ITER_HOLDS_DATE_TIME (&it)) updated = bson_iter_date_time (&it);
-        if (updated > started && started)
-            rate = seen * 1000 / (updated - started);
-        if (!done && rate > 0 && db && coll && (total = estimated (on, db, coll)) >= 0)
+        rate = checkpoint_rate (doc, NULL);
+        if (!done && !r.paused && rate > 0 && db && coll && (total = estimated (on, db, coll)) >= 0)
             eta = total > seen ? (total - seen) / rate : 0;
-        print_duration (etab, sizeof etab, done ? -1 : eta);
+        /* Paused, no time is left "remaining": the ETA counts again from
+         * the resume. */
+        if (!done && r.paused)
+            snprintf (etab, sizeof etab, "paused");
+        else
+            print_duration (etab, sizeof etab, done ? -1 : eta);
+        if (rate < 0)
+            snprintf (rateb, sizeof rateb, "-");
+        else
+            snprintf (rateb, sizeof rateb, "%lld", (long long) rate);
         if (pass > 1)
             snprintf (opname, sizeof opname, "%s/%lld", op, (long long) pass);
         else
             snprintf (opname, sizeof opname, "%s", op);
         st = done ? "done" : r.paused ? "paused" : *holder && !gone ? "running" : "stopped";
-        printf ("%-5lld %-14s %-30s %-8s %10lld %10lld %8lld %8s\n", (long long) step, opname, ns,
-                st, (long long) seen, (long long) changed, (long long) rate, etab);
+        printf ("%-5lld %-14s %-30s %-8s %10lld %10lld %8s %8s\n", (long long) step, opname, ns,
+                st, (long long) seen, (long long) changed, rateb, etab);
         rows++;
     }
     if (mongoc_cursor_error (cur, &why)) {
@@ -625,7 +663,17 @@ online_status (online_t *on, bson_error_t *err)
     bson_destroy (q);
     bson_destroy (opts);
     mongoc_collection_destroy (c);
-    if (!rows)
+    /* No checkpoint yet: a run may be starting (it holds the lease and
+     * has not finished its first batch), or one stopped before that. */
+    if (!rows && *holder && !gone)
+        printf ("(plan %s: starting on %s: run by %s, no batch done yet)\n", on->names.name,
+                on->where, holder);
+    else if (!rows && *holder)
+        printf ("(plan %s: its run by %s on %s stopped before its first batch was done)\n",
+                on->names.name, holder, on->where);
+    else if (!rows && r.found)
+        printf ("(plan %s: no batch done on %s yet)\n", on->names.name, on->where);
+    else if (!rows)
         printf ("(plan %s has not run on %s)\n", on->names.name, on->where);
     if (r.found)
         printf ("plan: %s (id %s)\n", on->names.path, on->names.id);

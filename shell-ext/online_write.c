@@ -7,8 +7,9 @@
  * In place: for each document that changes, first its backup (the
  * original, and checksums of what remodel read and wrote: backup_update),
  * then $set/$unset of the fields that change (field_update; a replacement
- * where those would not give the same bytes), on condition that the
- * document is still the one read (a filter on all its fields): one the
+ * where those would not give the same bytes), on condition that what the
+ * step depends on is still as read (update_filter: the _id, the fields the
+ * step reads and those it writes; a replacement: all its fields): one the
  * application changed in between is read again and recomputed, never
  * overwritten stale. */
 #include <stdio.h>
@@ -223,6 +224,43 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
     return ok;
 }
 
+void
+online_written_split (online_t *on, const rm_step_t *s, const rm_pass_t *p, char *buf, size_t cap)
+{
+    const rm_nsref_t *made[8];
+    const char *keys[8];
+    size_t nm = rm_step_creates (s, made, keys, 8), at = 0;
+
+    *buf = '\0';
+    if (p->n_keep < 2)
+        return;
+    for (size_t k = 0; k < p->n_keep; k++) {
+        char target[400];
+        const char *key = NULL;
+        mongoc_collection_t *c;
+        bson_t all = BSON_INITIALIZER;
+        int64_t n;
+        rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
+        c = online_collection (on, p->keep[k]->db, target);
+        n = mongoc_collection_count_documents (c, &all, NULL, NULL, NULL, NULL);
+        mongoc_collection_destroy (c);
+        if (n < 0) {
+            *buf = '\0';
+            return;
+        }
+        /* A namespace the step makes is named by its plan key, the one
+         * it fills (into) by its name alone. */
+        for (size_t m = 0; m < nm; m++)
+            if (!strcmp (made[m]->text, p->keep[k]->text))
+                key = keys[m];
+        at += (size_t) snprintf (buf + at, at < cap ? cap - at : 0, "%s%lld to %s%s%s",
+                                 k ? ", " : " (", (long long) n, key ? key : "", key ? " " : "",
+                                 p->keep[k]->text);
+    }
+    if (at < cap)
+        snprintf (buf + at, cap - at, ")");
+}
+
 bool
 online_side_write (online_writes_t *targets, const online_docs_t *out, bson_error_t *err)
 {
@@ -430,20 +468,70 @@ field_update (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wl
     return ok;
 }
 
+/* Adds to sel the condition that doc's top-level field of path (up to its
+ * first dot) is as read: its value, or {$exists: false}; once a name. */
+static void
+filter_field (bson_t *sel, const uint8_t *doc, uint32_t len, const char *path)
+{
+    int n = (int) strcspn (path, ".");
+    bson_iter_t it;
+    bson_t inner;
+
+    if (n == 3 && !memcmp (path, "_id", 3))
+        return;
+    if (bson_iter_init (&it, sel) && bson_iter_find_w_len (&it, path, n))
+        return;
+    if (bson_iter_init_from_data (&it, doc, len) && bson_iter_find_w_len (&it, path, n)) {
+        bson_append_iter (sel, path, n, &it);
+        return;
+    }
+    bson_append_document_begin (sel, path, n, &inner);
+    BSON_APPEND_BOOL (&inner, "$exists", false);
+    bson_append_document_end (sel, &inner);
+}
+
+/* The condition a $set/$unset u of doc is written on: the _id, each
+ * top-level field the step reads in this namespace and each u writes, as
+ * they were read. An application's change to any of them makes it match
+ * nothing (the document is read again and redone); a change to any other
+ * field neither stops it nor is overwritten by it, and the server finds
+ * the document by _id instead of comparing it whole. */
+static void
+update_filter (const online_inplace_t *ip, const uint8_t *doc, uint32_t len, const bson_t *u,
+               bson_t *sel)
+{
+    const char *ns = ip->j->in[ip->j->p->drive]->text;
+    bson_iter_t op, f;
+
+    online_id_filter (doc, len, sel);
+    for (size_t i = 0; ip->reads && i < rm_fieldcheck_count (ip->reads); i++)
+        if (!strcmp (rm_fieldcheck_ns (ip->reads, i), ns))
+            filter_field (sel, doc, len, rm_fieldcheck_path (ip->reads, i));
+    if (!bson_iter_init (&op, u))
+        return;
+    while (bson_iter_next (&op))
+        if (BSON_ITER_HOLDS_DOCUMENT (&op) && bson_iter_recurse (&op, &f))
+            while (bson_iter_next (&f))
+                filter_field (sel, doc, len, bson_iter_key (&f));
+}
+
 /* The conditional write of want over doc: an update of the fields that
- * change where it can be, else a replacement. */
+ * change where it can be, else a replacement (on the whole document: it
+ * sets every field). */
 static bool
-queue_write (mongoc_bulk_operation_t *b, const uint8_t *doc, uint32_t len, const uint8_t *want,
-             uint32_t wlen, bson_error_t *why)
+queue_write (const online_inplace_t *ip, mongoc_bulk_operation_t *b, const uint8_t *doc,
+             uint32_t len, const uint8_t *want, uint32_t wlen, bson_error_t *why)
 {
     bson_t sel, w, u;
     bool ok;
-    bson_init_static (&sel, doc, len);
     if (field_update (doc, len, want, wlen, &u)) {
+        update_filter (ip, doc, len, &u, &sel);
         ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, NULL, why);
+        bson_destroy (&sel);
         bson_destroy (&u);
         return ok;
     }
+    bson_init_static (&sel, doc, len);
     bson_init_static (&w, want, wlen);
     return mongoc_bulk_operation_replace_one_with_opts (b, &sel, &w, NULL, why);
 }
@@ -531,7 +619,9 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         if (!online_lease_check (j->on, err))
             return false;
         if (field_update (bson_get_data (&cur), cur.len, bson_get_data (&want), want.len, &u)) {
-            done = mongoc_collection_update_one (j->drive, &cur, &u, NULL, &reply, &why);
+            update_filter (ip, bson_get_data (&cur), cur.len, &u, &sel);
+            done = mongoc_collection_update_one (j->drive, &sel, &u, NULL, &reply, &why);
+            bson_destroy (&sel);
             bson_destroy (&u);
         } else {
             done = mongoc_collection_replace_one (j->drive, &cur, &want, NULL, &reply, &why);
@@ -575,6 +665,7 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
             return false;
     }
     at = 0;
+    ip->reads = rm_fieldcheck_reads (j->s);
     online_writes_init (&save, j, ip->backup, "saving the originals");
     online_writes_init (&repl, j, j->drive, "replacing documents");
     /* The originals first (a crash between the two keeps them), then the
@@ -592,10 +683,11 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
             changed += pass;
             if (!(b = online_writes_next (pass ? &repl : &save, err))) {
                 bson_destroy (&opts);
-                return false;
+                ok = false;
+                break;
             }
             if (pass) {
-                ok = queue_write (b, doc, len, online_doc_bytes (out, (size_t) r),
+                ok = queue_write (ip, b, doc, len, online_doc_bytes (out, (size_t) r),
                                   out->docs[r].len, &why);
             } else {
                 backup_update (doc, len, online_doc_bytes (out, (size_t) r), out->docs[r].len,
@@ -619,5 +711,7 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
         if (r >= 0 && !online_same_doc (in, i, out, (size_t) r))
             ok = redo (ip, online_doc_bytes (in, i), in->docs[i].len, err);
     }
+    rm_fieldcheck_destroy (ip->reads);
+    ip->reads = NULL;
     return ok;
 }

@@ -79,6 +79,16 @@ rm_engine_add_created (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_n
     rm_engine_add_created_meta (out, in, ref, created_metadata (ref->coll, indexed_field));
 }
 
+void
+rm_step_created_info (const rm_step_t *s, rm_dump_info_t *out)
+{
+    rm_dump_info_t none;
+    rm_dump_info_init (&none);
+    if (rm_step_classes[s->kind].created)
+        rm_step_classes[s->kind].created (s, out, &none);
+    rm_dump_info_destroy (&none);
+}
+
 bool
 rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out,
                    bson_error_t *err)

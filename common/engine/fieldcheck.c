@@ -20,6 +20,16 @@ rm_fieldcheck_new (const rm_step_t *s, bool allow_missing)
     return c;
 }
 
+rm_fieldcheck_t *
+rm_fieldcheck_reads (const rm_step_t *s)
+{
+    rm_fieldcheck_t *c = bson_malloc0 (sizeof *c);
+    c->s = s;
+    if (rm_step_classes[s->kind].probes)
+        rm_step_classes[s->kind].probes (s, &c->run);
+    return c;
+}
+
 void
 rm_fieldcheck_destroy (rm_fieldcheck_t *c)
 {

@@ -50,6 +50,12 @@ rm_engine_t *rm_engine_new (const rm_plan_t *plan, const rm_engine_opts_t *opts)
 bool rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out,
                         bson_error_t *err);
 
+/* Adds to out the namespaces step s creates, with the metadata `remodel
+ * run` writes for them (the index of their parent reference: an overflow
+ * page's parent_id, an extracted child's parentField), as for a dump that
+ * has none of them: what the online companion makes on a server too. */
+void rm_step_created_info (const rm_step_t *s, rm_dump_info_t *out);
+
 /* Reads r to its end and writes the result to w (opened on the out list of
  * rm_engine_prepare), or only counts when w is NULL. */
 bool rm_engine_run (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, bson_error_t *err);

@@ -21,6 +21,10 @@ typedef struct rm_fieldcheck rm_fieldcheck_t;
 /* The fields step s names (none when the step, or allow_missing, allows
  * missing ones). */
 rm_fieldcheck_t *rm_fieldcheck_new (const rm_step_t *s, bool allow_missing);
+/* Every field step s reads, whether or not missing ones are allowed: what
+ * the online companion's in-place writes are conditional on, beside the
+ * fields they write (a step with no probes reads only those). */
+rm_fieldcheck_t *rm_fieldcheck_reads (const rm_step_t *s);
 void rm_fieldcheck_destroy (rm_fieldcheck_t *c);
 
 size_t rm_fieldcheck_count (const rm_fieldcheck_t *c);
