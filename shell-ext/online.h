@@ -140,6 +140,8 @@ typedef struct {
     char direction[16];     /* "finalize" or "rollback": who wrote it last */
     int64_t renamed, renames;
     int64_t rollback_left;  /* in place: documents the last rollback left */
+    int lookup_rules;       /* the $lookup rules the run joined by (online_server.c's
+                               on->lookup_rules), 0: not recorded */
 } online_record_t;
 bool online_plan_read (online_t *on, online_record_t *r, bson_error_t *err);
 /* The state database's document coll {_id: id} into doc (initialized
@@ -259,6 +261,9 @@ bool online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t 
  * the server's own $lookup follows, so that client-side results are
  * --server-side's. */
 rm_batchstep_t *online_engine_new (online_t *on, const rm_step_t *s);
+/* Those rules, settled once a process (on->lookup_rules: 1 MongoDB
+ * 5.0-8.x's, 2 9.0's; a plan's record may have set them first). */
+int online_lookup_rules (online_t *on);
 bool online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err);
 /* Whether the step's pipelines are exact for the data (its guard finds
  * nothing); *exact false: it runs client-side (said on stderr). */

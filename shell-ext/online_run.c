@@ -590,6 +590,29 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
     return ok;
 }
 
+/* The $lookup rules the plan joins by (online_engine_new): run records
+ * them in the plan's record (the given --server-version's, else the
+ * server's); verify, sync and finalize take the recorded ones unless
+ * given --server-version, so a plan is checked by the rules it ran by. */
+static bool
+lookup_rules_settle (online_t *on, online_mode_t mode, bson_error_t *err)
+{
+    online_record_t r;
+    bson_t *set;
+    bool ok;
+    if (!online_plan_read (on, &r, err))
+        return false;
+    if (mode != ONLINE_RUN && r.lookup_rules && !on->o->server_version_given)
+        on->lookup_rules = r.lookup_rules;
+    if (mode != ONLINE_RUN || r.lookup_rules == online_lookup_rules (on))
+        return true;
+    set = BCON_NEW ("$set", "{", "lookupRules", BCON_UTF8 (on->lookup_rules == 2 ? "9.0" : "5.0-8.x"),
+                    "}");
+    ok = online_plan_update (on, set, err);
+    bson_destroy (set);
+    return ok;
+}
+
 /* *none: no checkpoint of the plan is there, so nothing was copied. */
 static bool
 copied (online_t *on, bool *none, bson_error_t *err)
@@ -730,6 +753,8 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
                                  : online_plan_check (on, err));
     else if (mode == ONLINE_VERIFY)
         ok = online_plan_check (on, err);
+    if (ok && !on->o->dry_run)
+        ok = lookup_rules_settle (on, mode, err);
     /* Where the change log stands, before any source document is read. */
     if (ok && mode == ONLINE_RUN)
         ok = capture_begin (on, &capture, fresh, err);

@@ -35,11 +35,9 @@ online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
     return ok;
 }
 
-rm_batchstep_t *
-online_engine_new (online_t *on, const rm_step_t *s)
+int
+online_lookup_rules (online_t *on)
 {
-    rm_batchstep_t *b = rm_batchstep_new (s, NULL);
-
     if (!on->lookup_rules) {
         rm_compile_version_t v = on->o->server_version;
         bson_error_t ignored;
@@ -47,7 +45,14 @@ online_engine_new (online_t *on, const rm_step_t *s)
             rm_compile_version_parse (RM_LOOKUP_DEFAULT_VERSION, &v);
         on->lookup_rules = rm_compile_lookup_since_36681 (v) ? 2 : 1;
     }
-    rm_batchstep_lookup (b, on->lookup_rules == 2);
+    return on->lookup_rules;
+}
+
+rm_batchstep_t *
+online_engine_new (online_t *on, const rm_step_t *s)
+{
+    rm_batchstep_t *b = rm_batchstep_new (s, NULL);
+    rm_batchstep_lookup (b, online_lookup_rules (on) == 2);
     return b;
 }
 

@@ -100,6 +100,8 @@ online_plan_read (online_t *on, online_record_t *r, bson_error_t *err)
         snprintf (r->error, sizeof r->error, "%s", bson_iter_utf8 (&it, NULL));
     if (bson_iter_init_find (&it, &doc, "rollbackLeft"))
         r->rollback_left = bson_iter_as_int64 (&it);
+    if (bson_iter_init_find (&it, &doc, "lookupRules") && BSON_ITER_HOLDS_UTF8 (&it))
+        r->lookup_rules = !strcmp (bson_iter_utf8 (&it, NULL), "9.0") ? 2 : 1;
     if (bson_iter_init_find (&it, &doc, "switch") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
         r->switching = true;
         if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "direction") &&
@@ -681,6 +683,9 @@ online_status (online_t *on, bson_error_t *err)
         printf ("mode: %s%s%s\n", r.in_place ? "in place" : "side by side",
                 r.paused ? "; paused (remodel online resume)" : "",
                 r.finalized ? "; finalized" : "");
+    if (r.lookup_rules)
+        printf ("joins: $lookup by MongoDB %s's rules (the other commands take them from here "
+                "unless given --server-version)\n", r.lookup_rules == 2 ? "9.0" : "5.0-8.x");
     if (r.found)
         status_capture (on, &r);
     if (r.switching) {

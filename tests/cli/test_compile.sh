@@ -219,7 +219,8 @@ fi
 # joins by the rules of --server-version, else of the server's own version
 # (mongo-java-server says 3.x/4.0: those of 5.0-8.x): 9 children; with
 # --server-version 9.0, SERVER-36681's: 13. Each as remodel run's with the
-# same --server-version, and verify (with it) finds nothing differs.
+# same --server-version, and verify (with it) finds nothing differs; the
+# run records its rules in the plan's record for the commands after.
 python3 "$ROOT/tests/transforms/mkdump.py" "$T/lk" '{
   "lk.local": [{"_id": 0, "b": null}],
   "lk.foreign": [{"_id": 0, "a": {"no_x": 1}}, {"_id": 1, "a": {"no_x": [1, 2]}},
@@ -249,8 +250,16 @@ for v in default 9.0; do
     run_rm online verify "$plan" --uri "$uri" "${vargs[@]}"
     expect_eq "java lookup rules ($v): verify by the same rules finds nothing differs" "$rc" 0
 done
+# The rules a run joined by are the plan's: status says them, and verify
+# without --server-version takes them from there; given another version,
+# verify joins by that one's and finds the result different.
+run_rm online status "$T/plans/lookup-9.0.json" --uri "$uri"
+expect_eq "java lookup rules: status says the rules the 9.0 run joined by" \
+    "$(grep -c '^joins: \$lookup by MongoDB 9.0.s rules' "$T/out")" 1
 run_rm online verify "$T/plans/lookup-9.0.json" --uri "$uri"
-expect_eq "java lookup rules: verify of the 9.0 run by the server's own (older) rules: exit 1" "$rc" 1
+expect_eq "java lookup rules: verify of the 9.0 run without --server-version: by its recorded rules, nothing differs" "$rc" 0
+run_rm online verify "$T/plans/lookup-9.0.json" --uri "$uri" --server-version 8.0
+expect_eq "java lookup rules: verify of the 9.0 run by 8.0's rules: exit 1" "$rc" 1
 expect_message "java lookup rules: ...and the result it finds different" "1 result(s) differ"
 
 # A second run goes on from the checkpoints: every pass done before.
