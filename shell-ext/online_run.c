@@ -599,7 +599,16 @@ lookup_rules_settle (online_t *on, online_mode_t mode, bson_error_t *err)
 {
     online_record_t r;
     bson_t *set;
-    bool ok;
+    bool ok, joins = false;
+    /* Only a plan with a join has rules to keep. */
+    for (size_t i = 0; i < on->plan.n; i++) {
+        rm_pass_t passes[RM_MAX_PASSES];
+        size_t np = rm_step_passes (&on->plan.steps[i], on->o->in_place, passes, err);
+        for (size_t p = 0; p < np; p++)
+            joins |= passes[p].partner >= 0;
+    }
+    if (!joins)
+        return true;
     if (!online_plan_read (on, &r, err))
         return false;
     if (mode != ONLINE_RUN && r.lookup_rules && !on->o->server_version_given)
