@@ -22,8 +22,8 @@ BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 R=$BUILD/remodel
-SIZES=${MEMORY_SIZES:-50000 200000}
-BUCKET_SIZES=${BUCKET_SIZES:-10000 40000}
+SIZES=${MEMORY_SIZES-50000 200000}
+BUCKET_SIZES=${BUCKET_SIZES-10000 40000}
 OUT=${BENCH_OUT:-$ROOT/BENCHMARKS.md}
 log() { printf 'bench-online-memory: %s\n' "$*" >&2; }
 
