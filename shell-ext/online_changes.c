@@ -259,15 +259,9 @@ stream_batch (online_changes_t *ch, const char *ns, const bson_t *reply, const c
     *id = 0;
     if (bson_iter_init (&it, reply) && bson_iter_find_descendant (&it, "cursor.id", &it))
         *id = bson_iter_as_int64 (&it);
-    if (bson_iter_init (&it, reply) &&
-        bson_iter_find_descendant (&it, "cursor.postBatchResumeToken", &it) &&
-        BSON_ITER_HOLDS_DOCUMENT (&it)) {
-        const uint8_t *data;
-        uint32_t len;
-        bson_t tok;
-        bson_iter_document (&it, &len, &data);
-        at->known = bson_init_static (&tok, data, len) && rm_resume_token_time (&tok, &at->t, &at->i);
-    }
+    bson_t tok;
+    if (online_stream_token (reply, &tok))
+        at->known = rm_resume_token_time (&tok, &at->t, &at->i);
 }
 
 /* Whether the stream has not yet given everything up to the next point:
