@@ -147,14 +147,19 @@ copy_point (online_capture_t *c, const bson_t *reply)
 }
 
 /* local.oplog.rs's first (dir 1) or last (dir -1) entry's ts; *found
- * false when it has none. */
+ * false when it has none. The first is asked without a sort: a capped
+ * collection is read in insertion order anyway, and FerretDB 1.x answers
+ * {$natural: 1} by sorting the whole oplog (1 s for 120 MB, most of what
+ * status took), the first entry without one in a millisecond. */
 static bool
 oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found, bson_error_t *err)
 {
     mongoc_collection_t *c = online_collection (on, "local", "oplog.rs");
     bson_t q = BSON_INITIALIZER;
-    bson_t *opts = BCON_NEW ("sort", "{", "$natural", BCON_INT32 (dir), "}", "limit",
-                             BCON_INT64 (1), "projection", "{", "ts", BCON_INT32 (1), "}");
+    bson_t *opts = dir < 0 ? BCON_NEW ("sort", "{", "$natural", BCON_INT32 (dir), "}", "limit",
+                                       BCON_INT64 (1), "projection", "{", "ts", BCON_INT32 (1), "}")
+                           : BCON_NEW ("limit", BCON_INT64 (1), "projection", "{", "ts",
+                                       BCON_INT32 (1), "}");
     mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
     const bson_t *doc;
     bson_iter_t it;
