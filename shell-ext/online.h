@@ -347,6 +347,20 @@ bool online_follow_point (online_t *on, online_capture_t *c, bool *follows, bson
  * sources from the recorded point up to now (0: none slipped in). */
 bool online_follow_confirm (online_t *on, int64_t *written, bson_error_t *err);
 
+/* online_sample.c: a sample of the results verified ahead of the
+ * cut-over. verify: n drivers a pass (the steps whose results are not one
+ * per driver in full), *differ the results that differ; none, in a plan
+ * that follows a log, is recorded in the plan's record (sampled), which
+ * read gives back (false: none) and describe says in words. */
+typedef struct {
+    int64_t at_ms;          /* when, ms since the epoch */
+    int64_t drivers;        /* drivers a pass */
+    char by[16];            /* the command: "verify" or "follow" */
+} online_sample_t;
+bool online_sample_verify (online_t *on, int64_t n, int64_t *differ, bson_error_t *err);
+bool online_sample_read (const bson_t *rec, online_sample_t *s);
+void online_sample_describe (const online_sample_t *s, char *buf, size_t cap);
+
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);
 bool online_rollback (online_t *on, bson_error_t *err);

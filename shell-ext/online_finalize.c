@@ -184,9 +184,33 @@ confirm_from_log (online_t *on, bson_error_t *err)
     return true;
 }
 
+/* Whether a sample of the results was verified before the writes
+ * stopped (online_sample.c), said in a line; a failed read of the record
+ * is no sample (finalize verifies its own). */
+static bool
+sampled_ahead (online_t *on, bson_error_t *err)
+{
+    online_sample_t s;
+    bson_t doc;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    char said[200];
+    ok = ok && online_sample_read (&doc, &s);
+    bson_destroy (&doc);
+    memset (err, 0, sizeof *err);
+    if (ok && !on->o->quiet) {
+        online_sample_describe (&s, said, sizeof said);
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: a sample of the results was verified "
+                     "%s; every change since is recomputed by the drain: none verified with "
+                     "the writes stopped (--sample N verifies one, --full-verify everything)",
+                     said);
+    }
+    return ok;
+}
+
 /* The lease, from a `follow` that holds it when finalize begins: asked
- * for in the plan's record (handover), which follow sees after its round;
- * waited for up to a minute. */
+ * for in the plan's record (handover), which follow sees after its round
+ * or during its pause; waited for up to a minute. */
 static bool
 take_from_follow (online_t *on, bson_error_t *err)
 {
@@ -221,7 +245,8 @@ take_from_follow (online_t *on, bson_error_t *err)
             rm_cli_line (stderr, "", "\n", "remodel: finalize: asking the follow of plan %s (%s) "
                          "for the lease", on->names.name, holder);
         asked = true;
-        online_sleep_ms (500);
+        /* The writes are stopped while this waits: asked often. */
+        online_sleep_ms (100);
     }
     return true;
 }
@@ -267,14 +292,17 @@ online_finalize (online_t *on, bson_error_t *err)
      * against those checksums. Begun: the journal's switch completed. */
     if (ok && !r.switching) {
         int64_t t0 = online_mono_ms ();
+        bool ahead = follows && o->sample == 0 && sampled_ahead (on, err);
         ok = (follows || checksum_sources (on, sums, &n_sums, err)) &&
              online_apply (on, ONLINE_SYNC, err) >= 0;
         /* A verify of a sample of each step's results, where the change
          * log drained into them (the rest of what changed was just
-         * recomputed by that sync); every result with --full-verify or
-         * without a log. */
+         * recomputed by that sync), unless one was verified before the
+         * writes stopped (online_sample.c); every result with
+         * --full-verify or without a log. */
         on->verify_sample = follows ? (o->sample > 0 ? o->sample : ONLINE_FINALIZE_SAMPLE) : 0;
-        if (ok && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
+        differ = 0;
+        if (ok && !ahead && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
             if (differ > 0)
                 rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
                               "%lld results that differ (are the application's writes "
@@ -284,8 +312,9 @@ online_finalize (online_t *on, bson_error_t *err)
         }
         on->verify_sample = 0;
         if (ok && follows && !o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: finalize: drained the change log and "
-                         "verified in %.1f s", (double) (online_mono_ms () - t0) / 1000.0);
+            rm_cli_line (stderr, "", "\n", "remodel: finalize: drained the change log%s in "
+                         "%.1f s", ahead ? "" : " and verified",
+                         (double) (online_mono_ms () - t0) / 1000.0);
         if (ok)
             pause_before_switch ();
     }

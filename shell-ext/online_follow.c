@@ -143,10 +143,18 @@ handover_asked (online_t *on, bool *asked, bson_error_t *err)
     return ok;
 }
 
+/* How often follow verifies a sample of the results (online_sample.c),
+ * so that finalize need not while the writes are stopped; after one that
+ * found a difference (written since the round's point, most likely), how
+ * soon again. */
+#define FOLLOW_SAMPLE_MS 600000
+#define FOLLOW_SAMPLE_RETRY_MS 60000
+
 int
 online_follow (online_t *on, bson_error_t *err)
 {
     int64_t round = 0, since = 0, pause = on->o->pause_ms > 0 ? on->o->pause_ms : 1000;
+    int64_t sample_at = 0, n_sample = on->o->sample > 0 ? on->o->sample : ONLINE_FINALIZE_SAMPLE;
     int tries = 0;
     bool ok, asked = false, follows;
     online_capture_t point;
@@ -185,9 +193,28 @@ online_follow (online_t *on, bson_error_t *err)
         tries = 0;
         ok = note_round (on, ++round, online_mono_ms () - t0, err) &&
              handover_asked (on, &asked, err);
-        for (int64_t slept = 0; ok && !online_stop_requested () && !asked && slept < pause;
-             slept += 100)
+        if (ok && !asked && !online_stop_requested () && online_mono_ms () >= sample_at) {
+            int64_t differ = 0;
+            if (!online_sample_verify (on, n_sample, &differ, err)) {
+                if (online_transient_wait (on, &since, &tries, err))
+                    continue;
+                ok = false;
+                break;
+            }
+            sample_at = online_mono_ms () + (differ ? FOLLOW_SAMPLE_RETRY_MS : FOLLOW_SAMPLE_MS);
+            if (differ && !on->o->quiet)
+                rm_cli_line (stderr, "", "\n", "remodel: follow: %lld result(s) of the sample "
+                             "differ, written since the round's point or wrong: sampled again in "
+                             "%d s", (long long) differ, FOLLOW_SAMPLE_RETRY_MS / 1000);
+        }
+        /* finalize waits for the lease with the writes stopped: the
+         * record is read again every third step of the pause. */
+        for (int64_t slept = 0, step = 1; ok && !online_stop_requested () && !asked &&
+                                          slept < pause; slept += 100, step++) {
             online_sleep_ms (pause - slept < 100 ? pause - slept : 100);
+            if (step % 3 == 0)
+                ok = handover_asked (on, &asked, err);
+        }
     }
     if (ok && !on->o->quiet)
         rm_cli_line (stderr, "", "\n", "remodel: follow: plan %s: stopped after %lld rounds (%s)",

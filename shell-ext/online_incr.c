@@ -522,8 +522,9 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         }
         *differ += st.rewritten + st.removed;
         if (!on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: finalize: step %zu (%s): %lld documents "
-                         "verified (%s%s), %lld differ", s->index, s->op, (long long) checked,
+            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s): %lld documents "
+                         "verified (%s%s), %lld differ", on->o->command, s->index, s->op,
+                         (long long) checked,
                          *no_sample ? "the first in _id order, as the server's $sample "
                                       "failed: " :
                                       "a random sample",

@@ -11,7 +11,7 @@
 static const char usage[] =
     "usage: remodel online run PLAN --uri URI [options]\n"
     "       remodel online status|pause|resume PLAN --uri URI\n"
-    "       remodel online verify|sync|follow PLAN --uri URI\n"
+    "       remodel online verify|sync|follow PLAN --uri URI [--sample N]\n"
     "       remodel online finalize PLAN --uri URI --block-writes|--writes-stopped\n"
     "                                 [--full-verify] [--sample N]\n"
     "       remodel online rollback PLAN --uri URI\n"
@@ -78,7 +78,9 @@ static const char usage[] =
     "  --writes-stopped   finalize: the application's writes have stopped\n"
     "  --full-verify      finalize: with a change log too, the full check (checksums,\n"
     "                     a sync and a verify of every result)\n"
-    "  --sample N         finalize with a change log: drivers verified a pass\n"
+    "  --sample N         verify: N drivers a pass, not every result; follow: the\n"
+    "                     sample it verifies every 10 minutes; finalize with a\n"
+    "                     change log: one verified now, even if one was before\n"
     "                     (default 1000)\n"
     "  --server-side      run: each step as the server's aggregation pipelines\n"
     "                     (remodel compile), range by range with the same\n"
@@ -297,10 +299,14 @@ main (int argc, char **argv)
                   !strcmp (cmd, "pause") ? "paused (a run waits at its next batch)" : "resumed");
     } else if (!strcmp (cmd, "verify") || !strcmp (cmd, "sync")) {
         bool sync = !strcmp (cmd, "sync");
-        n = online_apply (&on, sync ? ONLINE_SYNC : ONLINE_VERIFY, &err);
+        if (!sync && o.sample > 0)
+            n = online_sample_verify (&on, o.sample, &n, &err) ? n : -1;
+        else
+            n = online_apply (&on, sync ? ONLINE_SYNC : ONLINE_VERIFY, &err);
         rc = n < 0 ? 1 : (!sync && n > 0) ? 1 : 0;
         if (n == 0 && !o.quiet)
-            note ("", "%s: plan %s: every result as the sources make it", cmd, on.names.name);
+            note ("", "%s: plan %s: every result %sas the sources make it", cmd, on.names.name,
+                  !sync && o.sample > 0 ? "of the sample " : "");
         else if (n > 0 && !o.quiet)
             note ("", "%s: plan %s: %lld result(s) %s", cmd, on.names.name, (long long) n,
                   !sync ? "differ" : o.dry_run ? "would be rewritten or removed"

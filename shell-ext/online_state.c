@@ -152,11 +152,12 @@ online_plan_record (online_t *on, bool *fresh, bson_error_t *err)
              (mongoc_collection_delete_many (cp, del, NULL, NULL, &why) ||
               online_fail (on, err, &why, "forgetting the old checkpoints"));
         /* The old start point goes with the old checkpoints: the run
-         * takes a new one (online_capture.c). */
+         * takes a new one (online_capture.c); a sample verified of the
+         * old results (online_sample.c) goes with it. */
         set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->names.digest), "inPlace",
                         BCON_BOOL (on->o->in_place), "name", BCON_UTF8 (on->names.name), "path",
                         BCON_UTF8 (on->names.path), "}", "$unset", "{", "capture",
-                        BCON_UTF8 (""), "}");
+                        BCON_UTF8 (""), "sampled", BCON_UTF8 (""), "}");
         *fresh = true;
         BSON_APPEND_BOOL (&opts, "upsert", true);
         ok = ok && (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||
@@ -514,6 +515,8 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
     bson_iter_t it;
     int64_t round = 0, at = 0, lag = 0, events = 0, point_at = 0, pid = 0, now = time (NULL);
     size_t nns = online_changes_sources (on, nss, 64);
+    online_sample_t s;
+    char said[200];
 
     if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.round", &it))
         round = bson_iter_as_int64 (&it);
@@ -546,6 +549,15 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
     else
         printf ("lag: %lld events (%lld documents) after the recorded point\n",
                 (long long) ch.events, (long long) ch.kept);
+    /* What finalize will verify with the writes stopped (online_sample.c). */
+    if (online_sample_read (rec, &s)) {
+        online_sample_describe (&s, said, sizeof said);
+        printf ("sample: verified %s: finalize verifies none while the writes are stopped\n",
+                said);
+    } else {
+        printf ("sample: none verified ahead: finalize verifies one while the writes are "
+                "stopped (verify --sample N, or a follow running, verifies one before)\n");
+    }
     online_changes_destroy (&ch);
     online_capture_destroy (&to);
 }

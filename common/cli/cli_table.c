@@ -107,7 +107,8 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_WRITES_STOPPED, "writes-stopped", RM_VAL_NONE, C (ONLINE_FINALIZE))},
     {R (RM_OPT_BLOCK_WRITES, "block-writes", RM_VAL_NONE, C (ONLINE_FINALIZE))},
     {R (RM_OPT_FULL_VERIFY, "full-verify", RM_VAL_NONE, C (ONLINE_FINALIZE))},
-    {R (RM_OPT_SAMPLE, "sample", RM_VAL_COUNT, C (ONLINE_FINALIZE)), .min = 1,
+    {R (RM_OPT_SAMPLE, "sample", RM_VAL_COUNT,
+        C (ONLINE_VERIFY) | C (ONLINE_FOLLOW) | C (ONLINE_FINALIZE)), .min = 1,
      .max = INT64_MAX, .what = "a number of documents"},
     {R (RM_OPT_FORGET, "forget", RM_VAL_NONE, C (ONLINE_ROLLBACK))},
 };

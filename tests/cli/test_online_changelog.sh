@@ -30,9 +30,13 @@
 #   - a kill matrix over finalize's drain (killed at the first writes of
 #     results, of the key map, of the point), then finalize again: it
 #     completes, and the live collections are remodel run's;
-#   - finalize with the log: drains, verifies a sample, switches, and
-#     confirms from the log; a write that slips in before the switch is
-#     caught from the log (exit 1, naming the count);
+#   - a sample verified ahead: follow verifies one after its first round,
+#     verify --sample one that is recorded only when nothing differs (not
+#     after writes not yet synced), and status says which;
+#   - finalize with the log: drains, verifies a sample (none when one was
+#     verified ahead, unless --sample), switches, and confirms from the
+#     log; a write that slips in before the switch is caught from the log
+#     (exit 1, naming the count);
 #   - lost history during follow (FerretDB, a 1 MiB oplog flooded): named,
 #     and everything rescanned;
 #   - a server without a change log: follow refuses, naming why.
@@ -485,6 +489,28 @@ PYEOF
     offline "$kind-b" || fail "$kind: offline reference"
     same_side "$kind: after follow killed and a sync" "$kind-b"
 
+    # ---- a sample verified ahead of the cut-over (follow, verify --sample) ----
+    "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
+    fp=$!
+    for i in $(seq 1 120); do
+        "$REMODEL" online status "$T/plans/chain.json" --uri "$uri" >"$T/status" 2>&1
+        grep -q '^sample: verified' "$T/status" && break
+        sleep 0.5
+    done
+    kill -TERM $fp; wait $fp
+    expect_eq "$kind: follow verifies a sample of the results after its first round (status says so)" \
+        "$(grep -c '^sample: verified [0-9]* s ago, by follow (1000 drivers a pass), none differed' "$T/status"):$(grep -c 'follow: step 1 (denormalize): [0-9]* documents verified' "$T/follow.err")" "1:1"
+    writes 19
+    online verify embed --sample 2000
+    "$REMODEL" online status "$T/plans/embed.json" --uri "$uri" >"$T/status" 2>&1
+    expect_eq "$kind: verify --sample after writes not yet synced: they differ (exit 1), nothing recorded" \
+        "$rc:$(grep -c 'verify: plan embed.json: [1-9][0-9]* result(s) differ' "$T/err"):$(grep -c '^sample: none verified ahead' "$T/status")" "1:1:1"
+    online sync embed
+    online verify embed --sample 50
+    "$REMODEL" online status "$T/plans/embed.json" --uri "$uri" >"$T/status" 2>&1
+    expect_eq "$kind: verify --sample after the sync: 50 drivers a pass, none differ, recorded" \
+        "$rc:$(grep -c 'verify: step 1 (embed): 100 documents verified' "$T/err"):$(grep -c 'every result of the sample as the sources make it' "$T/err"):$(grep -c '^sample: verified [0-9]* s ago, by verify (50 drivers a pass)' "$T/status")" "0:1:1:1"
+
     # ---- a kill matrix over finalize's drain ----
     kstep=0
     for point in online_side_rewrite:1 online_keys_flush:1 online_writes_flush:2 online_capture_save:1; do
@@ -507,11 +533,12 @@ PYEOF
     "$KILLAT" -q online_side_rewrite 1 -- "$ONLINE" finalize "$T/plans/embed.json" --uri "$uri" \
         --writes-stopped >/dev/null 2>"$T/kerr"
     krc=$?
-    online finalize embed --writes-stopped
+    online finalize embed --writes-stopped --sample 2000
     expect_eq "$kind: embed: finalize killed in its drain ($krc), then again: it drains and switches" \
         "$rc:$(grep -c 'drained the change log and verified' "$T/err"):$(grep -c 'change log shows no write to the sources' "$T/err")" "0:1:1"
     [ $rc == 0 ] || cat "$T/err" >&2
-    expect_message "$kind: ... verifying a sample of each pass" "step 1 (embed): 1098 documents verified"
+    expect_message "$kind: ... --sample: verifying a sample of each pass, though one was verified before" \
+        "finalize: step 1 (embed): 1098 documents verified"
     online_same "$kind: embed finalized: the live people and tasks are remodel run's" "$T/$kind-c-embed.archive" \
         crm.people=people crm.tasks=tasks
 
@@ -524,6 +551,8 @@ PYEOF
     wait $fp; frc=$?
     expect_eq "$kind: a write after the drain is caught from the log (exit 1, counted)" \
         "$frc:$(grep -c 'the change log shows 1 document(s) of the sources written between the last sync and the switch' "$T/fin.err")" "1:1"
+    expect_eq "$kind: ... the sample follow verified is not verified again with the writes stopped" \
+        "$(grep -c 'a sample of the results was verified [0-9]* s ago, by follow' "$T/fin.err"):$(grep -c 'documents verified' "$T/fin.err"):$(grep -c 'drained the change log in' "$T/fin.err")" "1:0:1"
     online rollback chain
     expect_eq "$kind: ... and rollback swaps the originals back" "$rc" "0"
     "$SERVER" stop "$T/srv-$kind" >/dev/null 2>&1
