@@ -216,9 +216,16 @@ void online_sleep_ms (int64_t ms);
 int64_t online_mono_ms (void);
 /* Sleeps while the plan is paused, renewing the lease. */
 bool online_wait_while_paused (online_t *on, bson_error_t *err);
-/* After a transient error (network, failover, shutdown): waits with
- * backoff and returns true to try again, for up to --retry-for. */
-bool online_transient_wait (online_t *on, int64_t *since, int *tries, const bson_error_t *err);
+/* online_retry.c: after a transient error (network, failover,
+ * shutdown), online_retry waits with backoff and returns true to try
+ * again, for up to --retry-for since the first of a run of them; any
+ * other error, false. A success ends the run: ONLINE_RETRY_RESET. */
+typedef struct {
+    int64_t since;          /* the run's first error, 0: none yet */
+    int tries;
+} online_retry_t;
+#define ONLINE_RETRY_RESET(r) ((r) = (online_retry_t) {0, 0})
+bool online_retry (online_t *on, online_retry_t *r, const bson_error_t *err);
 
 /* online_checkpoint_write, retried after transient errors (the lease
  * renewed each time); last: {"last": <_id>} or empty. */

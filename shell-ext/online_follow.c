@@ -153,9 +153,9 @@ handover_asked (online_t *on, bool *asked, bson_error_t *err)
 int
 online_follow (online_t *on, bson_error_t *err)
 {
-    int64_t round = 0, since = 0, pause = on->o->pause_ms > 0 ? on->o->pause_ms : 1000;
+    int64_t round = 0, pause = on->o->pause_ms > 0 ? on->o->pause_ms : 1000;
     int64_t sample_at = 0, n_sample = on->o->sample > 0 ? on->o->sample : ONLINE_FINALIZE_SAMPLE;
-    int tries = 0;
+    online_retry_t retry = {0, 0};
     bool ok, asked = false, follows;
     online_capture_t point;
 
@@ -184,19 +184,18 @@ online_follow (online_t *on, bson_error_t *err)
                 memset (err, 0, sizeof *err);
                 break;
             }
-            if (online_transient_wait (on, &since, &tries, err))
+            if (online_retry (on, &retry, err))
                 continue;
             ok = false;
             break;
         }
-        since = 0;
-        tries = 0;
+        ONLINE_RETRY_RESET (retry);
         ok = note_round (on, ++round, online_mono_ms () - t0, err) &&
              handover_asked (on, &asked, err);
         if (ok && !asked && !online_stop_requested () && online_mono_ms () >= sample_at) {
             int64_t differ = 0;
             if (!online_sample_verify (on, n_sample, &differ, err)) {
-                if (online_transient_wait (on, &since, &tries, err))
+                if (online_retry (on, &retry, err))
                     continue;
                 ok = false;
                 break;

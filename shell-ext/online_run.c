@@ -230,40 +230,16 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
     return ok ? n : -1;
 }
 
-/* Runs f again after a transient error (network, a primary stepping
- * down, a server shutting down or restarting), with backoff, for up to
- * --retry-for; then gives up with the error. */
-bool
-online_transient_wait (online_t *on, int64_t *since, int *tries, const bson_error_t *err)
-{
-    int64_t now = online_mono_ms (), wait;
-    if (!on->transient)
-        return false;
-    on->transient = false;
-    if (!*since)
-        *since = now;
-    if (now - *since >= on->o->retry_for_ms)
-        return false;
-    wait = 250LL << (*tries < 5 ? *tries : 5);
-    (*tries)++;
-    if (!on->o->quiet)
-        rm_cli_line (stderr, isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", "\n",
-                     "remodel: %s; retrying in %lld ms", err->message, (long long) wait);
-    online_sleep_ms (wait);
-    return true;
-}
-
 bool
 online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
                         const char *coll, const bson_t *last, int64_t seen, int64_t changed,
                         bool done, bson_error_t *err)
 {
-    int64_t since = 0;
-    int tries = 0;
+    online_retry_t retry = {0, 0};
     bson_iter_t it;
     const bson_value_t *v = bson_iter_init_find (&it, last, "last") ? bson_iter_value (&it) : NULL;
     while (!online_checkpoint_write (on, s, p, ns, coll, v, seen, changed, done, err))
-        if (!online_transient_wait (on, &since, &tries, err))
+        if (!online_retry (on, &retry, err))
             return false;
     return true;
 }
@@ -279,8 +255,8 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     online_docs_t in, out;
     bson_t last = BSON_INITIALIZER;
     bool done = false, ok = true;
-    int64_t t0 = online_mono_ms (), n = 0, since = 0, seen0;
-    int tries = 0;
+    int64_t t0 = online_mono_ms (), n = 0, seen0;
+    online_retry_t retry = {0, 0};
     const char *drive_ns, *drive_coll;
 
     memset (&j, 0, sizeof j);
@@ -348,7 +324,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
             break;
         }
         if (state && !online_wait_while_paused (on, err)) {
-            if (online_transient_wait (on, &since, &tries, err))
+            if (online_retry (on, &retry, err))
                 continue;
             ok = false;
             break;
@@ -356,13 +332,12 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         b0 = online_mono_ms (); /* a pause is no batch's time */
         n = one_batch (&j, pr, &last, &in, &out, err);
         if (n < 0) {
-            if (online_transient_wait (on, &since, &tries, err))
+            if (online_retry (on, &retry, err))
                 continue;
             ok = false;
             break;
         }
-        since = 0;
-        tries = 0;
+        ONLINE_RETRY_RESET (retry);
         if (n == 0)
             break;
         j.seen += n;

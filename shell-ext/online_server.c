@@ -376,8 +376,8 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
     mongoc_collection_t *target = online_collection (on, cp->out->db, cp->target);
     bson_t last = BSON_INITIALIZER, hi = BSON_INITIALIZER, ids = BSON_INITIALIZER;
     mongoc_cursor_t *cur = NULL;
-    int64_t seen = 0, written = 0, since = 0, t0 = online_mono_ms ();
-    int tries = 0;
+    int64_t seen = 0, written = 0, t0 = online_mono_ms ();
+    online_retry_t retry = {0, 0};
     bool done = false, ok, tty = isatty (STDERR_FILENO) && !o->log_json && !o->quiet;
 
     ok = online_checkpoint_read (on, s, cp->pass, &last, &done, &seen, &written, err);
@@ -409,13 +409,12 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
             /* The range again, from the checkpoint. */
             mongoc_cursor_destroy (cur);
             cur = NULL;
-            if (online_transient_wait (on, &since, &tries, err))
+            if (online_retry (on, &retry, err))
                 continue;
             ok = false;
             break;
         }
-        since = 0;
-        tries = 0;
+        ONLINE_RETRY_RESET (retry);
         if (n == 0)
             break;
         seen += n;

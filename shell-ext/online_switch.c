@@ -398,8 +398,8 @@ run_moves (online_t *on, const journal_t *j, bool back, bson_error_t *err)
         size_t idx = back ? j->n - 1 - k : k;
         const move_t *m = &j->moves[idx];
         at_t goal = back ? AT_BEFORE : AT_AFTER, at;
-        int64_t since = 0, before = 0;
-        int tries = 0;
+        int64_t before = 0;
+        online_retry_t retry = {0, 0};
         for (size_t i = 0; i < idx; i++)
             before += j->moves[i].original ? 2 : 1;
         for (;;) {
@@ -408,7 +408,7 @@ run_moves (online_t *on, const journal_t *j, bool back, bson_error_t *err)
                 break;
             ok = ok && move_once (on, m, back, &at, err) &&
                  note_progress (on, before + renames_done (m, at), err);
-            if (!ok && !online_transient_wait (on, &since, &tries, err))
+            if (!ok && !online_retry (on, &retry, err))
                 return false;
         }
     }

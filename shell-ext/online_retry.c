@@ -1,0 +1,30 @@
+/* Retrying after a transient error (online.h): the network, a primary
+ * stepping down, a server shutting down or restarting. The caller loops;
+ * this decides whether to go round again, and waits first, with a backoff
+ * that doubles from 250 ms up to 8 s, for up to --retry-for from the
+ * first error of the run. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "online.h"
+#include "remodel/cli.h"
+
+bool
+online_retry (online_t *on, online_retry_t *r, const bson_error_t *err)
+{
+    int64_t now = online_mono_ms (), wait;
+    if (!on->transient)
+        return false;
+    on->transient = false;
+    if (!r->since)
+        r->since = now;
+    if (now - r->since >= on->o->retry_for_ms)
+        return false;
+    wait = 250LL << (r->tries < 5 ? r->tries : 5);
+    r->tries++;
+    if (!on->o->quiet)
+        rm_cli_line (stderr, isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", "\n",
+                     "remodel: %s; retrying in %lld ms", err->message, (long long) wait);
+    online_sleep_ms (wait);
+    return true;
+}
