@@ -517,6 +517,7 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
     size_t nns = online_changes_sources (on, nss, 64);
     online_sample_t s;
     char said[200];
+    bool in_place;
 
     if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.round", &it))
         round = bson_iter_as_int64 (&it);
@@ -549,12 +550,14 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
     else
         printf ("lag: %lld events (%lld documents) after the recorded point\n",
                 (long long) ch.events, (long long) ch.kept);
-    /* What finalize will verify with the writes stopped (online_sample.c). */
+    /* What finalize will verify with the writes stopped (online_sample.c);
+     * in place there is no finalize. */
+    in_place = bson_iter_init_find (&it, rec, "inPlace") && bson_iter_as_bool (&it);
     if (online_sample_read (rec, &s)) {
         online_sample_describe (&s, said, sizeof said);
-        printf ("sample: verified %s: finalize verifies none while the writes are stopped\n",
-                said);
-    } else {
+        printf ("sample: verified %s%s\n", said,
+                in_place ? "" : ": finalize verifies none while the writes are stopped");
+    } else if (!in_place) {
         printf ("sample: none verified ahead: finalize verifies one while the writes are "
                 "stopped (verify --sample N, or a follow running, verifies one before)\n");
     }
