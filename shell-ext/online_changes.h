@@ -90,6 +90,27 @@ void online_keys_values (const uint8_t *doc, uint32_t len, const rm_path_t *key,
 bool online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
                            const online_idlist_t *drivers, bson_error_t *err);
 
+/* online_incr_refs.c: a pass's outputs whose results their drivers'
+ * results list (rm_pass_t.driver_list), for a chunk of drivers ids (an
+ * array). old: before anything of the chunk is written, the _ids the
+ * drivers' results in the target list now, one list per such output,
+ * under its namespace; old_ids appends output k's to arr. claimed: a
+ * result made now that the result of a driver not among drivers lists is
+ * refused (online_check_claimed's words), before the chunk writes.
+ * missing: old results out does not make again, and that no driver
+ * outside the chunk lists now: counted into *missing; sync removes them
+ * (and notes them in pr->changed). Called before the chunk's results are
+ * written, so that the old lists outlive a kill. */
+bool online_refs_old (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
+                      online_changes_t *old, bson_error_t *err);
+void online_refs_old_ids (const online_job_t *j, size_t k, const online_changes_t *old, bson_t *arr,
+                          uint32_t *n);
+bool online_refs_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
+                          const online_idlist_t *drivers, online_changes_t *old, bson_error_t *err);
+bool online_refs_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
+                          const online_changes_t *old, const online_docs_t *out, int64_t *missing,
+                          bson_error_t *err);
+
 /* online_made.c: the _ids a sync may rewrite or remove in a target a
  * later step reads, noted in <state-db>.made_<plan id> before it writes
  * them, so that a sync killed between two steps tells the next one what

@@ -16,9 +16,11 @@
  * This needs a pass whose results name their driver (rm_pass_t.
  * driver_field): by its _id, or, where a driver makes several (an
  * extract's children, an outlier's overflow pages), in a field holding
- * it, by which a driver's results are found again. A step with another
- * pass (bucketize, unbucketize, extract with childRefs) and every step
- * after it are rescanned in full (the runner says so).
+ * it, by which a driver's results are found again; or results the
+ * driver's own result lists (an extract's childRefs: rm_pass_t.
+ * driver_list, online_incr_refs.c). A step with another pass (bucketize,
+ * unbucketize) and every step after it are rescanned in full (the runner
+ * says so).
  *
  * In place (--in-place: the field steps, denormalize, summarize, each
  * document its own driver's result) the affected drivers are read by _id
@@ -131,7 +133,7 @@ append_id (void *ctx, const bson_iter_t *id)
  * results its drivers (ids) make now and those they had. */
 static bool
 note_ahead (online_job_t *j, online_passrun_t *pr, const bson_t *ids, const online_docs_t *out,
-            bson_error_t *err)
+            const online_changes_t *old, bson_error_t *err)
 {
     bool ok = true;
     for (size_t k = 0; ok && k < j->p->n_keep; k++) {
@@ -146,8 +148,11 @@ note_ahead (online_job_t *j, online_passrun_t *pr, const bson_t *ids, const onli
                 rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &it))
                 append_id (&a, &it);
         /* Those they had: a result that is its driver's own has the
-         * driver's _id; others are found by the field naming it. */
-        if (!strcmp (by, "_id")) {
+         * driver's _id; others are found by the field naming it, or in
+         * the lists of the drivers' results (read before any write). */
+        if (!by) {
+            online_refs_old_ids (j, k, old, &a.arr, &a.n);
+        } else if (!strcmp (by, "_id")) {
             if (bson_iter_init (&it, ids))
                 while (bson_iter_next (&it))
                     append_id (&a, &it);
@@ -207,7 +212,7 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     online_job_t j;
     online_passrun_t pr;
     online_idset_t scratch[4];
-    online_changes_t aff;
+    online_changes_t aff, old;
     const online_idlist_t *d, *pc = NULL;
     online_idlist_t *drivers;
     online_docs_t in, out;
@@ -218,6 +223,7 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     memset (&pr, 0, sizeof pr);
     memset (scratch, 0, sizeof scratch);
     online_changes_init (&aff);
+    online_changes_init (&old);
     online_docs_init (&in);
     online_docs_init (&out);
     online_docs_init (&pr.found);
@@ -286,11 +292,17 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
             ok = ok && inplace_chunk (&j, &pr, &in, &out, ahead, st, err);
             continue;
         }
+        /* The lists of the drivers' results, before they are rewritten. */
+        online_changes_destroy (&old);
+        online_changes_init (&old);
+        ok = ok && online_refs_old (&j, &pr, &ids, &old, err);
         if (ok && out.n && mode == ONLINE_SYNC)
             ok = online_check_unique (&j, &pr, &out, err) &&
-                 online_check_claimed (&j, &pr, &out, drivers, err);
+                 online_check_claimed (&j, &pr, &out, drivers, err) &&
+                 online_refs_claimed (&j, &pr, &out, drivers, &old, err);
         if (ok && ahead)
-            ok = note_ahead (&j, &pr, &ids, &out, err);
+            ok = note_ahead (&j, &pr, &ids, &out, &old, err);
+        ok = ok && online_refs_missing (&j, &pr, &ids, &old, &out, &st->removed, err);
         if (ok && out.n) {
             int64_t before = pr.differ;
             ok = online_check_side (&j, &pr, &out, &none, err);
@@ -317,6 +329,7 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     online_docs_destroy (&out);
     online_docs_destroy (&pr.found);
     online_changes_destroy (&aff);
+    online_changes_destroy (&old);
     bson_destroy (&ids);
     bson_destroy (&none);
     return ok;

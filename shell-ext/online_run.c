@@ -483,7 +483,9 @@ kept_traced (const rm_pass_t *passes, size_t np, const rm_nsref_t *target, const
                 *field = passes[i].driver_field[k];
                 n++;
             }
-    return n == 1 && rm_pass_traced (by) ? by : NULL;
+    /* A target listed by its drivers' results (rm_pass_t.driver_list)
+     * has no field to merge with the drivers: it keeps a set. */
+    return n == 1 && rm_pass_traced (by) && *field ? by : NULL;
 }
 
 static bool

@@ -109,6 +109,11 @@ passes_extract (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     out[0].keep[out[0].n_keep] = &x->from;
     out[0].driver_field[out[0].n_keep++] = "_id";
     out[0].keep[out[0].n_keep] = &x->to;
+    if (x->style == RM_STYLE_CHILD_REFS) {
+        /* The parent's result (output 0) lists them at path. */
+        out[0].driver_list[out[0].n_keep] = x->path.text;
+        out[0].list_in[out[0].n_keep] = 0;
+    }
     out[0].driver_field[out[0].n_keep++] =
         x->style == RM_STYLE_CHILD_REFS || is_id (x->parent_field) ? NULL : x->parent_field;
     return 1;
@@ -204,7 +209,7 @@ bool
 rm_pass_traced (const rm_pass_t *p)
 {
     for (size_t o = 0; o < p->n_keep; o++)
-        if (!p->driver_field[o])
+        if (!p->driver_field[o] && !p->driver_list[o])
             return false;
     return p->n_keep > 0;
 }

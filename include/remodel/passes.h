@@ -31,6 +31,12 @@ typedef struct {
      * them. Following a change log recomputes a changed driver alone where
      * every output names its drivers (shell-ext/online_incr.c). */
     const char *driver_field[4];
+    /* Per keep[] whose driver_field is NULL: the field of the driver's own
+     * result in output list_in[] (the parents, by _id) that lists this
+     * output's results' _ids (an extract's parent's array of its
+     * childRefs), by which they are found again; NULL: none. */
+    const char *driver_list[4];
+    size_t list_in[4];
     /* Every output's driver_field is "_id": a driver's results are found
      * by its _id, and no set of the results' _ids is kept (online_run.c). */
     bool by_id;
@@ -44,7 +50,8 @@ typedef struct {
 size_t rm_step_passes (const rm_step_t *s, bool in_place, rm_pass_t *out, bson_error_t *err);
 
 /* Whether every output of p names the driver of each of its results
- * (rm_pass_t.driver_field), so that a driver's results can be found. */
+ * (rm_pass_t.driver_field), or is listed by the driver's own result
+ * (driver_list), so that a driver's results can be found. */
 bool rm_pass_traced (const rm_pass_t *p);
 
 /* The namespaces a step gives new contents side by side (its targets):

@@ -148,6 +148,56 @@ test_passes (void)
     rm_plan_destroy (&plan);
 }
 
+/* How each output's results are found from their driver: "f=FIELD" (a
+ * field naming it), "l=PATH@OUT" (listed by the driver's result in output
+ * OUT), "-" (neither); then "traced" or "untraced", and "by_id". */
+static void
+check_traces (const char *json, const char *want)
+{
+    rm_plan_t plan;
+    rm_pass_t p[RM_MAX_PASSES];
+    bson_error_t err;
+    char got[256] = "";
+    size_t at = 0;
+    if (!parse (&plan, json))
+        return;
+    T_CHECK (rm_step_passes (&plan.steps[0], false, p, &err) == 1);
+    for (size_t k = 0; k < p[0].n_keep; k++)
+        at += (size_t) (p[0].driver_field[k]
+                            ? snprintf (got + at, sizeof got - at, "f=%s ", p[0].driver_field[k])
+                        : p[0].driver_list[k]
+                            ? snprintf (got + at, sizeof got - at, "l=%s@%zu ", p[0].driver_list[k],
+                                        p[0].list_in[k])
+                            : snprintf (got + at, sizeof got - at, "- "));
+    snprintf (got + at, sizeof got - at, "%s%s", rm_pass_traced (&p[0]) ? "traced" : "untraced",
+              p[0].by_id ? " by_id" : "");
+    T_CHECK_STR (got, want);
+    rm_plan_destroy (&plan);
+}
+
+static void
+test_passes_traces (void)
+{
+    static const char x[] = "{\"remodel\": 1, \"steps\": [{\"extract\": {\"from\": \"blog.posts\","
+                            " \"path\": \"a.comments\", \"to\": \"blog.comments\", \"style\": ";
+    char json[400];
+    snprintf (json, sizeof json, "%s\"parentRef\"}}]}", x);
+    check_traces (json, "f=_id f=parent_id traced");
+    snprintf (json, sizeof json, "%s\"both\"}}]}", x);
+    check_traces (json, "f=_id f=parent_id traced");
+    /* childRefs: the children say nothing of their parent; the parent's
+     * result lists them at the path. */
+    snprintf (json, sizeof json, "%s\"childRefs\"}}]}", x);
+    check_traces (json, "f=_id l=a.comments@0 traced");
+    check_traces ("{\"remodel\": 1, \"steps\": [{\"unbucketize\": {\"from\": \"iot.b\", \"to\": "
+                  "\"iot.r\", \"timeField\": \"ts\", \"metaField\": \"s\", \"granularity\": "
+                  "\"hours\"}}]}",
+                  "- untraced");
+    check_traces ("{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"crm.people\", \"fields\": "
+                  "{\"v\": 1}}}]}",
+                  "f=_id traced by_id");
+}
+
 static void
 test_passes_variants (void)
 {
@@ -568,6 +618,7 @@ main (void)
     T_RUN (test_tables); /* first: a zeroed row can crash the others */
     T_RUN (test_passes);
     T_RUN (test_passes_variants);
+    T_RUN (test_passes_traces);
     T_RUN (test_names);
     T_RUN (test_version_parse);
     T_RUN (test_compile_fields);
