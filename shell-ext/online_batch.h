@@ -70,6 +70,10 @@ int64_t online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bso
  * how many, -1. */
 int64_t online_batch_read_ids (online_job_t *j, const bson_t *ids, online_docs_t *in,
                                bson_error_t *err);
+/* A pass read by series: every driving document of the series values (an
+ * array) into in, as a run's batch of them reads it: how many, -1. */
+int64_t online_batch_read_series (online_job_t *j, const bson_t *values, online_docs_t *in,
+                                  bson_error_t *err);
 /* Calls fn with the _id of each document of c whose path holds one of
  * values (an array; {path: {$in: values}}). */
 typedef void (*online_batch_id_fn) (void *ctx, const bson_iter_t *id);

@@ -121,10 +121,14 @@ passes_unbucketize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     /* The buckets' readings, then those onInvalid set aside; emptied
      * inputs (no keepSource) get no documents. */
     out[0].keep[out[0].n_keep++] = &u->to;
+    out[0].holds = u->as;
+    out[0].followed = true;
     if (!u->invalid_to.text)
         return 1;
+    /* A reading set aside comes back as it is: its own result. */
     out[1].drive = 1;
-    out[1].keep[out[1].n_keep++] = &u->to;
+    out[1].keep[out[1].n_keep] = &u->to;
+    out[1].driver_field[out[1].n_keep++] = "_id";
     return 2;
 }
 
@@ -142,6 +146,9 @@ passes_bucketize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     out[0].keep[out[0].n_keep++] = &b->to;
     if (b->invalid_to.text)
         out[0].keep[out[0].n_keep++] = &b->invalid_to;
+    /* A bucket holds its series' value at its top, under the metaField's
+     * name (a plain field: the plan refuses a dotted one). */
+    out[0].followed = true;
     return 1;
 }
 
@@ -207,6 +214,12 @@ rm_pass_traced (const rm_pass_t *p)
         if (!p->driver_field[o])
             return false;
     return p->n_keep > 0;
+}
+
+bool
+rm_pass_followed (const rm_pass_t *p)
+{
+    return rm_pass_traced (p) || p->followed;
 }
 
 /* What the passes write, and what the step empties. */
