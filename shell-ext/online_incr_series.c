@@ -353,23 +353,22 @@ note_kept (void *ctx, const bson_iter_t *id)
     online_idset_add (ctx, online_value_hash (id));
 }
 
-/* unbucketize's buckets: see the head of the file. */
+/* unbucketize: see the head of the file. Its buckets (keys: the map of
+ * what they held), or the readings set aside (keys NULL: each its own
+ * result); either way a reading is kept while the buckets (holding it at
+ * path) or the readings set aside (aside, NULL: none) have it. */
 static bool
 held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_path_t *path,
-           online_changes_t *ch, bool ahead, online_incr_stats_t *st, bson_error_t *err)
+           mongoc_collection_t *buckets, mongoc_collection_t *aside, online_changes_t *ch,
+           bool ahead, online_incr_stats_t *st, bson_error_t *err)
 {
     const rm_pass_t *p = j->p;
     const online_idlist_t *d = online_changes_list (ch, j->in[p->drive]->text, false);
-    const rm_unbucketize_t *u = &j->s->u.unbucketize;
-    mongoc_collection_t *aside = NULL;
     online_docs_t in, out;
     bson_t none = BSON_INITIALIZER;
     vals_t ids, old, there;
     bool ok = true;
 
-    /* The readings set aside come back too: one there is no orphan. */
-    if (u->invalid_to.text)
-        aside = online_collection (j->on, j->in[1]->db, rm_name_now (&j->on->names, j->in[1]));
     online_docs_init (&in);
     online_docs_init (&out);
     vals_init (&ids);
@@ -385,8 +384,12 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
         bson_reinit (&old.arr);
         old.n = 0;
         /* What these buckets held when remodel last read them, before
-         * their new contents are noted by the compute below. */
-        ok = online_keys_old (keys, &ids.arr, &old.arr, &old.n, err);
+         * their new contents are noted by the compute below; a reading
+         * set aside made itself. */
+        if (keys)
+            ok = online_keys_old (keys, &ids.arr, &old.arr, &old.n, err);
+        else
+            bson_concat (&old.arr, &ids.arr), old.n = ids.n;
         st->recomputed += n;
         got = ok ? online_batch_read_ids (j, &ids.arr, &in, err) : -1;
         ok = got >= 0;
@@ -423,7 +426,7 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
                                          err);
         if (ok && there.n) {
             held_note_t h = {path, &kept};
-            ok = each_where (j, j->drive, path->text, &there.arr, NULL, note_held, &h, &st->read,
+            ok = each_where (j, buckets, path->text, &there.arr, NULL, note_held, &h, &st->read,
                              err) &&
                  (!aside || online_batch_ids_where (j, aside, "_id", &there.arr, note_kept, &kept,
                                                     err));
@@ -432,8 +435,6 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
         online_idset_destroy (&made);
         online_idset_destroy (&kept);
     }
-    if (aside)
-        mongoc_collection_destroy (aside);
     online_docs_destroy (&in);
     online_docs_destroy (&out);
     bson_destroy (&ids.arr);
@@ -451,7 +452,9 @@ online_incr_followed (online_t *on, const rm_step_t *s, const rm_pass_t *p, size
     online_job_t j;
     online_passrun_t pr;
     online_keys_t *keys = NULL;
+    rm_pass_t all[RM_MAX_PASSES];
     rm_path_t path;
+    size_t np;
     bool ok;
 
     memset (&j, 0, sizeof j);
@@ -476,14 +479,27 @@ online_incr_followed (online_t *on, const rm_step_t *s, const rm_pass_t *p, size
         online_writes_init (&pr.targets[k], &j, online_collection (on, p->keep[k]->db, target),
                             "writing results");
     }
+    /* The buckets are the first pass's drivers, the readings set aside
+     * the second's. */
+    np = p->series ? 0 : rm_step_passes (s, false, all, err);
     if (p->series) {
         ok = series_pass (&j, &pr, ch, noted, ahead, st, err);
-    } else if (!online_held_path (p, &path)) {
+    } else if (!np || !online_held_path (&all[0], &path)) {
         ok = false;
-        rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: %s._id is not a path", on->where, p->holds);
+        if (np)
+            rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: %s._id is not a path", on->where,
+                          all[0].holds);
     } else {
-        keys = online_keys_new (on, s, pi, &path);
-        ok = held_pass (&j, &pr, keys, &path, ch, ahead, st, err);
+        const rm_nsref_t *b = j.in[all[0].drive], *a = np > 1 ? j.in[all[1].drive] : NULL;
+        mongoc_collection_t *buckets = online_collection (on, b->db, rm_name_now (&on->names, b));
+        mongoc_collection_t *aside =
+            a ? online_collection (on, a->db, rm_name_now (&on->names, a)) : NULL;
+        if (p->holds)
+            keys = online_keys_new (on, s, pi, &path);
+        ok = held_pass (&j, &pr, keys, &path, buckets, aside, ch, ahead, st, err);
+        mongoc_collection_destroy (buckets);
+        if (aside)
+            mongoc_collection_destroy (aside);
     }
     for (size_t k = 0; k < p->n_keep; k++)
         mongoc_collection_destroy (pr.targets[k].coll);

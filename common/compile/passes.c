@@ -125,10 +125,12 @@ passes_unbucketize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     out[0].followed = true;
     if (!u->invalid_to.text)
         return 1;
-    /* A reading set aside comes back as it is: its own result. */
+    /* A reading set aside comes back as it is, with its own _id; the
+     * buckets may hold that _id too, so its result is followed with the
+     * first pass's (a reading gone from here may be a bucket's now). */
     out[1].drive = 1;
-    out[1].keep[out[1].n_keep] = &u->to;
-    out[1].driver_field[out[1].n_keep++] = "_id";
+    out[1].keep[out[1].n_keep++] = &u->to;
+    out[1].followed = true;
     return 2;
 }
 
