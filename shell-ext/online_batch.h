@@ -90,7 +90,9 @@ int online_batch_reread (online_job_t *j, const bson_iter_t *id, online_docs_t *
                          bson_error_t *err);
 
 /* Runs the step over in and the partners of its documents (fetched from
- * the server by key, with $in): out gets the results the pass keeps. */
+ * the server by key, with $in): out gets the results the pass keeps.
+ * With j->keys, the partners' keys (or, for a pass without partners,
+ * what the drivers hold: rm_pass_t.holds) are noted first. */
 bool online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs_t *out,
                            bson_error_t *err);
 

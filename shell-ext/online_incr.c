@@ -19,8 +19,8 @@
  * it, by which a driver's results are found again; or one followed
  * otherwise (bucketize by series, unbucketize by what its buckets held:
  * online_incr_series.c). A step with another pass (extract with
- * childRefs, bucketize by a dotted metaField) and every step after it are
- * rescanned in full (the runner says so).
+ * childRefs) and every step after it are rescanned in full (the runner
+ * says so).
  *
  * In place (--in-place: the field steps, denormalize, summarize, each
  * document its own driver's result) the affected drivers are read by _id

@@ -386,10 +386,12 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
         /* What these buckets held when remodel last read them, before
          * their new contents are noted by the compute below; a reading
          * set aside made itself. */
-        if (keys)
+        if (keys) {
             ok = online_keys_old (keys, &ids.arr, &old.arr, &old.n, err);
-        else
-            bson_concat (&old.arr, &ids.arr), old.n = ids.n;
+        } else {
+            bson_concat (&old.arr, &ids.arr);
+            old.n = ids.n;
+        }
         st->recomputed += n;
         got = ok ? online_batch_read_ids (j, &ids.arr, &in, err) : -1;
         ok = got >= 0;
