@@ -262,6 +262,39 @@ series_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err
     return 0;
 }
 
+int64_t
+online_batch_read_series (online_job_t *j, const bson_t *values, online_docs_t *in,
+                          bson_error_t *err)
+{
+    bson_t filter = BSON_INITIALIZER, cond;
+    bson_iter_t it, *saved = j->values;
+    size_t nsaved = j->n_values, n = 0, cap = 16;
+    bool ok;
+
+    online_docs_reset (in);
+    bson_append_document_begin (&filter, j->p->series, -1, &cond);
+    BSON_APPEND_ARRAY (&cond, "$in", values);
+    bson_append_document_end (&filter, &cond);
+    ok = read_into (j, &filter, NULL, in, NULL, "reading the series a change affects", err);
+    bson_destroy (&filter);
+    /* The same matching as a run's batch (series_only), against these
+     * values. */
+    j->values = bson_malloc (cap * sizeof *j->values);
+    if (ok && bson_iter_init (&it, values))
+        while (bson_iter_next (&it)) {
+            if (n == cap)
+                j->values = bson_realloc (j->values, (cap *= 2) * sizeof *j->values);
+            j->values[n++] = it;
+        }
+    j->n_values = n;
+    if (ok)
+        series_only (j, in, 0, n);
+    bson_free (j->values);
+    j->values = saved;
+    j->n_values = nsaved;
+    return ok ? (int64_t) in->n : -1;
+}
+
 /* One cursor a pass, over the rest of the driving collection in _id
  * order, read --batch-size documents a batch: a query per batch would make
  * the server find (and FerretDB sort) the rest again each time. It is
@@ -496,5 +529,15 @@ online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs_t *o
         rm_batchstep_add (j->engine, j->p->drive, online_doc_bytes (in, i), in->docs[i].len);
     if (j->p->partner >= 0 && in->n && !fetch_partners (j, in, err))
         return false;
+    /* Drivers that hold their results' _ids (unbucketize): noted before
+     * their results are written, as partners are, so that a sync finds
+     * what a driver held once it no longer does. */
+    if (j->p->partner < 0 && j->keys) {
+        for (size_t i = 0; i < in->n; i++)
+            if (!online_keys_note (j->keys, online_doc_bytes (in, i), in->docs[i].len, err))
+                return false;
+        if (!online_keys_flush (j->keys, err))
+            return false;
+    }
     return rm_batchstep_run (j->engine, collect, &c, err);
 }

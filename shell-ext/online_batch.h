@@ -70,6 +70,10 @@ int64_t online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bso
  * how many, -1. */
 int64_t online_batch_read_ids (online_job_t *j, const bson_t *ids, online_docs_t *in,
                                bson_error_t *err);
+/* A pass read by series: every driving document of the series values (an
+ * array) into in, as a run's batch of them reads it: how many, -1. */
+int64_t online_batch_read_series (online_job_t *j, const bson_t *values, online_docs_t *in,
+                                  bson_error_t *err);
 /* Calls fn with the _id of each document of c whose path holds one of
  * values (an array; {path: {$in: values}}). */
 typedef void (*online_batch_id_fn) (void *ctx, const bson_iter_t *id);
@@ -86,7 +90,9 @@ int online_batch_reread (online_job_t *j, const bson_iter_t *id, online_docs_t *
                          bson_error_t *err);
 
 /* Runs the step over in and the partners of its documents (fetched from
- * the server by key, with $in): out gets the results the pass keeps. */
+ * the server by key, with $in): out gets the results the pass keeps.
+ * With j->keys, the partners' keys (or, for a pass without partners,
+ * what the drivers hold: rm_pass_t.holds) are noted first. */
 bool online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs_t *out,
                            bson_error_t *err);
 

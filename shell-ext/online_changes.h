@@ -130,6 +130,20 @@ bool online_made_drop (online_t *on, bool always, bson_error_t *err);
 bool online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *noted,
                        online_incr_stats_t *st, bool *done, size_t *first_full, bson_error_t *err);
 
+/* online_incr_series.c: a pass whose results do not name their driver
+ * yet are followed (rm_pass_t.followed): bucketize's by series,
+ * unbucketize's buckets by the readings they held (the key map), as
+ * online_incr_sync's other passes (ch, made, ahead), in mode sync or
+ * verify. noted: the series an earlier sync was recomputing (NULL:
+ * none). */
+bool online_incr_followed (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+                           online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
+                           online_changes_t *made, bool ahead, online_incr_stats_t *st,
+                           bson_error_t *err);
+/* The key path "<holds>._id" of a pass whose drivers hold their
+ * results' _ids, parsed into path (NULL: none). */
+rm_path_t *online_held_path (const rm_pass_t *p, rm_path_t *path);
+
 /* finalize's verify: up to n drivers of each pass recomputed and
  * compared, step by step, into *differ; the steps from *first_full on
  * (their results are not one per driver) are left to a full verify. */

@@ -18,8 +18,10 @@
  * extract's children, an outlier's overflow pages), in a field holding
  * it, by which a driver's results are found again; or results the
  * driver's own result lists (an extract's childRefs: rm_pass_t.
- * driver_list, online_incr_refs.c). A step with another pass (bucketize,
- * unbucketize) and every step after it are rescanned in full (the runner
+ * driver_list, online_incr_refs.c); or one followed otherwise (bucketize
+ * by series, unbucketize by what its buckets held: online_incr_series.c).
+ * A step with another pass (a denormalize or summarize writing _id) and
+ * every step after it are rescanned in full (the runner
  * says so).
  *
  * In place (--in-place: the field steps, denormalize, summarize, each
@@ -394,7 +396,7 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
         if (!np)
             return false;
         for (size_t p = 0; p < np; p++)
-            traced &= rm_pass_traced (&passes[p]);
+            traced &= rm_pass_followed (&passes[p]);
         if (!traced || *ch->rescan) {
             if (!on->o->quiet)
                 rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full (%s)",
@@ -408,8 +410,11 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
         online_changes_init (&made);
         nt = rm_step_targets (s, passes, np, targets);
         for (size_t p = 0; p < np; p++)
-            if (!incr_pass (on, s, &passes[p], p, ONLINE_SYNC, ch, &made,
-                            read_later (on, i, targets, nt), st, err)) {
+            if (!(rm_pass_traced (&passes[p])
+                      ? incr_pass (on, s, &passes[p], p, ONLINE_SYNC, ch, &made,
+                                   read_later (on, i, targets, nt), st, err)
+                      : online_incr_followed (on, s, &passes[p], p, ONLINE_SYNC, ch, noted, &made,
+                                              read_later (on, i, targets, nt), st, err))) {
                 online_changes_destroy (&made);
                 rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
                 return false;
@@ -512,7 +517,7 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         if (!np)
             return false;
         for (size_t p = 0; p < np; p++)
-            traced &= rm_pass_traced (&passes[p]);
+            traced &= rm_pass_followed (&passes[p]);
         if (!traced)
             return true; /* this step and those after: verified in full */
         rm_step_inputs (s, in, 4);
@@ -524,7 +529,10 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
             bool ok;
             online_changes_init (&ch);
             ok = sample_ids (on, c, n, &ch, d->text, no_sample, sizeof no_sample, err) &&
-                 incr_pass (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, false, &st, err);
+                 (rm_pass_traced (&passes[p])
+                      ? incr_pass (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, false, &st, err)
+                      : online_incr_followed (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL,
+                                              NULL, false, &st, err));
             checked += ch.kept;
             online_changes_destroy (&ch);
             mongoc_collection_destroy (c);

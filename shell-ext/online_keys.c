@@ -3,8 +3,10 @@
  * it was in, not only those it is in now.
  *
  * Written wherever partners are fetched for a batch while the plan
- * follows a change log (run, sync), before the batch's checkpoint, as one
- * document per partner:
+ * follows a change log (run, sync), before the batch's checkpoint, and
+ * likewise for drivers that hold their results' _ids (unbucketize's
+ * buckets, keyed by <as>._id: online_incr_series.c), as one document per
+ * partner:
  *   {_id: "<step>:<pass>:<partner's _id>", id: <partner's _id>, k: [<keys>]}
  * in the plan's own collection, <state-db>.keys_<plan id>,
  * so that a sync finds a partner's entry by its whole _id, the one lookup

@@ -258,8 +258,10 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     int64_t t0 = online_mono_ms (), n = 0, seen0;
     online_retry_t retry = {0, 0};
     const char *drive_ns, *drive_coll;
+    rm_path_t held;
 
     memset (&j, 0, sizeof j);
+    memset (&held, 0, sizeof held);
     j.on = on;
     j.s = s;
     j.p = p;
@@ -289,6 +291,8 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
      * is kept (online_keys.c): a later change to it finds its old results. */
     if (on->follows && p->partner >= 0 && state)
         j.keys = online_keys_new (on, s, pi, p->partner_key);
+    else if (on->follows && state && online_held_path (p, &held))
+        j.keys = online_keys_new (on, s, pi, &held);
     pr->ip.j = &j;
     if (o->in_place) {
         char backup[400];
@@ -378,6 +382,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     mongoc_collection_destroy (j.drive);
     rm_batchstep_destroy (j.engine);
     online_keys_destroy (j.keys);
+    rm_path_destroy (&held);
     online_batch_close (&j);
     online_job_destroy_series (&j);
     online_docs_destroy (&in);

@@ -126,10 +126,16 @@ passes_unbucketize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     /* The buckets' readings, then those onInvalid set aside; emptied
      * inputs (no keepSource) get no documents. */
     out[0].keep[out[0].n_keep++] = &u->to;
+    out[0].holds = u->as;
+    out[0].followed = true;
     if (!u->invalid_to.text)
         return 1;
+    /* A reading set aside comes back as it is, with its own _id; the
+     * buckets may hold that _id too, so its result is followed with the
+     * first pass's (a reading gone from here may be a bucket's now). */
     out[1].drive = 1;
     out[1].keep[out[1].n_keep++] = &u->to;
+    out[1].followed = true;
     return 2;
 }
 
@@ -147,6 +153,9 @@ passes_bucketize (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     out[0].keep[out[0].n_keep++] = &b->to;
     if (b->invalid_to.text)
         out[0].keep[out[0].n_keep++] = &b->invalid_to;
+    /* A bucket holds its series' value at its top, under the metaField's
+     * name (a plain field: the plan refuses a dotted one). */
+    out[0].followed = true;
     return 1;
 }
 
@@ -212,6 +221,12 @@ rm_pass_traced (const rm_pass_t *p)
         if (!p->driver_field[o] && !p->driver_list[o])
             return false;
     return p->n_keep > 0;
+}
+
+bool
+rm_pass_followed (const rm_pass_t *p)
+{
+    return rm_pass_traced (p) || p->followed;
 }
 
 /* What the passes write, and what the step empties. */

@@ -40,6 +40,14 @@ typedef struct {
     /* Every output's driver_field is "_id": a driver's results are found
      * by its _id, and no set of the results' _ids is kept (online_run.c). */
     bool by_id;
+    /* Where driver_field is NULL, a sync may still find a driver's results
+     * again (shell-ext/online_incr_series.c): a pass read by series
+     * (bucketize) by the series field each result holds at its top; a
+     * pass whose drivers hold their results' _ids (unbucketize: the
+     * readings' _ids under holds, its `as` array) by the key map, which
+     * notes them whenever a driver is read. */
+    const char *holds;
+    bool followed;
 } rm_pass_t;
 
 /* A step has at most this many passes. */
@@ -53,6 +61,9 @@ size_t rm_step_passes (const rm_step_t *s, bool in_place, rm_pass_t *out, bson_e
  * (rm_pass_t.driver_field), or is listed by the driver's own result
  * (driver_list), so that a driver's results can be found. */
 bool rm_pass_traced (const rm_pass_t *p);
+/* Whether a sync from a change log recomputes only what changed for p:
+ * traced, or followed by its series or by what its drivers hold. */
+bool rm_pass_followed (const rm_pass_t *p);
 
 /* The namespaces a step gives new contents side by side (its targets):
  * what its passes write, then what it empties, each once; at most 8. */

@@ -198,6 +198,63 @@ test_passes_traces (void)
                   "f=_id traced by_id");
 }
 
+/* How a sync from a change log finds each pass's results again, one
+ * letter a pass: t (traced: driver_field), f (followed otherwise: by
+ * series or by what its drivers hold, with "holds" named), - (neither:
+ * rescanned in full). */
+static void
+check_followed (const rm_step_t *s, const char *want)
+{
+    rm_pass_t p[RM_MAX_PASSES];
+    bson_error_t err;
+    size_t np = rm_step_passes (s, false, p, &err);
+    char got[128] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < np; i++) {
+        at += (size_t) snprintf (got + at, sizeof got - at, "%s%s", i ? " " : "",
+                                 rm_pass_traced (&p[i]) ? "t" : rm_pass_followed (&p[i]) ? "f" : "-");
+        if (p[i].holds)
+            at += (size_t) snprintf (got + at, sizeof got - at, " holds %s", p[i].holds);
+    }
+    T_CHECK_STR (got, want);
+}
+
+static void
+test_passes_followed (void)
+{
+    rm_plan_t plan;
+    static const char json[] =
+        "{\"remodel\": 1, \"steps\": ["
+        "{\"bucketize\": {\"from\": \"iot.readings\", \"to\": \"iot.buckets\", \"timeField\": \"ts\","
+        " \"metaField\": \"sensor\", \"granularity\": \"hours\", \"keepSource\": true,"
+        " \"onInvalid\": {\"to\": \"iot.bad\"}}},"
+        "{\"unbucketize\": {\"from\": \"iot.buckets\", \"to\": \"iot.back\", \"timeField\": \"ts\","
+        " \"metaField\": \"sensor\", \"granularity\": \"hours\", \"as\": \"m\","
+        " \"onInvalid\": {\"to\": \"iot.bad\"}}},"
+        "{\"extract\": {\"from\": \"iot.buckets\", \"path\": \"measurements\", \"to\": \"iot.m\","
+        " \"style\": \"childRefs\"}}]}";
+    if (!parse (&plan, json))
+        return;
+    check_followed (&plan.steps[0], "f");
+    check_followed (&plan.steps[1], "f holds m f");
+    check_followed (&plan.steps[2], "t");
+    rm_plan_destroy (&plan);
+    /* Results whose _id the step writes say nothing of their driver. */
+    if (!parse (&plan, "{\"remodel\": 1, \"steps\": [{\"denormalize\": {\"in\": \"crm.tasks\","
+                       " \"from\": \"crm.people\", \"localField\": \"owner\","
+                       " \"fields\": {\"_id\": \"name\"}}}]}"))
+        return;
+    check_followed (&plan.steps[0], "-");
+    rm_plan_destroy (&plan);
+    if (!parse (&plan, all_kinds))
+        return;
+    check_followed (&plan.steps[0], "t t");
+    check_followed (&plan.steps[2], "t");
+    check_followed (&plan.steps[8], "f");
+    check_followed (&plan.steps[9], "f holds measurements");
+    rm_plan_destroy (&plan);
+}
+
 static void
 test_passes_variants (void)
 {
@@ -619,6 +676,7 @@ main (void)
     T_RUN (test_passes);
     T_RUN (test_passes_variants);
     T_RUN (test_passes_traces);
+    T_RUN (test_passes_followed);
     T_RUN (test_names);
     T_RUN (test_version_parse);
     T_RUN (test_compile_fields);
