@@ -393,11 +393,11 @@ online_batch_read_ids (online_job_t *j, const bson_t *ids, online_docs_t *in, bs
 }
 
 bool
-online_batch_ids_where (online_job_t *j, mongoc_collection_t *c, const char *path,
-                        const bson_t *values, online_batch_id_fn fn, void *ctx, bson_error_t *err)
+online_batch_docs_where (online_job_t *j, mongoc_collection_t *c, const char *path,
+                         const bson_t *values, const bson_t *opts, online_batch_doc_fn fn,
+                         void *ctx, int64_t *read, bson_error_t *err)
 {
     bson_t filter = BSON_INITIALIZER, cond;
-    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
     mongoc_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
@@ -408,15 +408,39 @@ online_batch_ids_where (online_job_t *j, mongoc_collection_t *c, const char *pat
     bson_append_document_end (&filter, &cond);
     cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
     while (mongoc_cursor_next (cur, &doc)) {
-        bson_iter_t id;
-        if (bson_iter_init_find (&id, doc, "_id"))
-            fn (ctx, &id);
+        fn (ctx, doc);
+        if (read)
+            (*read)++;
     }
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (j->on, err, &why, "finding what a change affects");
     mongoc_cursor_destroy (cur);
-    bson_destroy (opts);
     bson_destroy (&filter);
+    return ok;
+}
+
+typedef struct {
+    online_batch_id_fn fn;
+    void *ctx;
+} id_of_t;
+
+static void
+id_of (void *ctx, const bson_t *doc)
+{
+    id_of_t *a = ctx;
+    bson_iter_t id;
+    if (bson_iter_init_find (&id, doc, "_id"))
+        a->fn (a->ctx, &id);
+}
+
+bool
+online_batch_ids_where (online_job_t *j, mongoc_collection_t *c, const char *path,
+                        const bson_t *values, online_batch_id_fn fn, void *ctx, bson_error_t *err)
+{
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
+    id_of_t a = {fn, ctx};
+    bool ok = online_batch_docs_where (j, c, path, values, opts, id_of, &a, NULL, err);
+    bson_destroy (opts);
     return ok;
 }
 

@@ -58,6 +58,9 @@ online_doc_bytes (const online_docs_t *d, size_t i)
 {
     return d->bytes.data + d->docs[i].off;
 }
+/* online_verify.c: a document's JSON for a message, cut to a line's
+ * worth (cap bytes, "..." at the end when cut). */
+void online_doc_text (const uint8_t *doc, uint32_t len, char *buf, size_t cap);
 
 /* Reads the next range of the driving collection after last's "last"
  * value (all of it from the start when last has none) into in: returns
@@ -74,8 +77,14 @@ int64_t online_batch_read_ids (online_job_t *j, const bson_t *ids, online_docs_t
  * array) into in, as a run's batch of them reads it: how many, -1. */
 int64_t online_batch_read_series (online_job_t *j, const bson_t *values, online_docs_t *in,
                                   bson_error_t *err);
-/* Calls fn with the _id of each document of c whose path holds one of
- * values (an array; {path: {$in: values}}). */
+/* Calls fn with each document of c whose path holds one of values (an
+ * array; {path: {$in: values}}), found with opts (a projection; NULL:
+ * none); *read (when not NULL) counts them. */
+typedef void (*online_batch_doc_fn) (void *ctx, const bson_t *doc);
+bool online_batch_docs_where (online_job_t *j, mongoc_collection_t *c, const char *path,
+                              const bson_t *values, const bson_t *opts, online_batch_doc_fn fn,
+                              void *ctx, int64_t *read, bson_error_t *err);
+/* The same with the _id of each. */
 typedef void (*online_batch_id_fn) (void *ctx, const bson_iter_t *id);
 bool online_batch_ids_where (online_job_t *j, mongoc_collection_t *c, const char *path,
                              const bson_t *values, online_batch_id_fn fn, void *ctx,

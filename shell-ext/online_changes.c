@@ -117,6 +117,36 @@ grow_table (online_idlist_t *l)
     }
 }
 
+void
+online_values_init (online_values_t *a)
+{
+    bson_init (&a->arr);
+    a->n = 0;
+}
+
+void
+online_values_add (void *ctx, const bson_iter_t *id)
+{
+    online_values_t *a = ctx;
+    char key[16];
+    const char *kp;
+    size_t kl = bson_uint32_to_string (a->n++, &kp, key, sizeof key);
+    bson_append_iter (&a->arr, kp, (int) kl, id);
+}
+
+uint32_t
+online_idlist_chunk (const online_idlist_t *l, uint32_t *at, int64_t max, online_values_t *v)
+{
+    bson_reinit (&v->arr);
+    v->n = 0;
+    for (; *at < l->n && (int64_t) v->n < max; (*at)++) {
+        bson_iter_t it;
+        if (online_idlist_get (l, *at, &it))
+            online_values_add (v, &it);
+    }
+    return v->n;
+}
+
 bool
 online_idlist_has (const online_idlist_t *l, const bson_iter_t *id)
 {

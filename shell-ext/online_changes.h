@@ -26,6 +26,19 @@ bool online_idlist_get (const online_idlist_t *l, uint32_t i, bson_iter_t *id);
 /* Whether l holds id. */
 bool online_idlist_has (const online_idlist_t *l, const bson_iter_t *id);
 
+/* An array of values (_ids, series) being built, for a {$in: ...} or the
+ * journal: add appends one (an online_batch_id_fn, ctx the array). */
+typedef struct {
+    bson_t arr;
+    uint32_t n;
+} online_values_t;
+void online_values_init (online_values_t *a);
+void online_values_add (void *a, const bson_iter_t *id);
+/* The values of l from *at on (moved past them), up to max, into v
+ * (emptied first): how many. */
+uint32_t online_idlist_chunk (const online_idlist_t *l, uint32_t *at, int64_t max,
+                              online_values_t *v);
+
 /* At most this many _ids are kept for one sync: past it, recomputing
  * them one by one costs more than a rescan, which is what follows. */
 #define ONLINE_CHANGES_MAX 1000000
@@ -103,8 +116,8 @@ bool online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_d
  * written, so that the old lists outlive a kill. */
 bool online_refs_old (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
                       online_changes_t *old, bson_error_t *err);
-void online_refs_old_ids (const online_job_t *j, size_t k, const online_changes_t *old, bson_t *arr,
-                          uint32_t *n);
+void online_refs_old_ids (const online_job_t *j, size_t k, const online_changes_t *old,
+                          online_values_t *a);
 bool online_refs_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
                           const online_idlist_t *drivers, online_changes_t *old, bson_error_t *err);
 bool online_refs_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,

@@ -39,25 +39,6 @@
 #include "online_changes.h"
 #include "remodel/cli.h"
 
-/* The _ids of lst from *at on, up to max, as an array in arr. */
-static uint32_t
-chunk (const online_idlist_t *l, uint32_t at, int64_t max, bson_t *arr)
-{
-    uint32_t n = 0;
-    bson_reinit (arr);
-    for (; at < l->n && (int64_t) n < max; at++) {
-        bson_iter_t id;
-        char key[16];
-        const char *kp;
-        size_t kl;
-        if (!online_idlist_get (l, at, &id))
-            continue;
-        kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
-        bson_append_iter (arr, kp, (int) kl, &id);
-    }
-    return n;
-}
-
 typedef struct {
     online_changes_t *ch;
     const char *ns;
@@ -79,21 +60,22 @@ static bool
 partners_affect (online_job_t *j, const online_idlist_t *pc, online_changes_t *aff,
                  int64_t *read, bson_error_t *err)
 {
-    bson_t ids = BSON_INITIALIZER;
+    online_values_t ids;
     note_t nt = {aff, "drivers"};
     bool ok = true;
 
+    online_values_init (&ids);
     for (uint32_t at = 0; ok && at < pc->n;) {
-        uint32_t n = chunk (pc, at, j->batch_size, &ids), nk = 0;
+        uint32_t nk = 0;
         bson_t keys = BSON_INITIALIZER, filter = BSON_INITIALIZER, cond;
         mongoc_cursor_t *cur;
         const bson_t *doc;
         bson_error_t why;
 
-        at += n;
-        ok = online_keys_old (j->keys, &ids, &keys, &nk, err);
+        online_idlist_chunk (pc, &at, j->batch_size, &ids);
+        ok = online_keys_old (j->keys, &ids.arr, &keys, &nk, err);
         BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
-        BSON_APPEND_ARRAY (&cond, "$in", &ids);
+        BSON_APPEND_ARRAY (&cond, "$in", &ids.arr);
         bson_append_document_end (&filter, &cond);
         cur = ok ? mongoc_collection_find_with_opts (j->partner, &filter, NULL, NULL) : NULL;
         while (cur && mongoc_cursor_next (cur, &doc)) {
@@ -110,25 +92,10 @@ partners_affect (online_job_t *j, const online_idlist_t *pc, online_changes_t *a
         bson_destroy (&filter);
         bson_destroy (&keys);
     }
-    bson_destroy (&ids);
+    bson_destroy (&ids.arr);
     return ok;
 }
 
-/* An array of _ids being built. */
-typedef struct {
-    bson_t arr;
-    uint32_t n;
-} idarr_t;
-
-static void
-append_id (void *ctx, const bson_iter_t *id)
-{
-    idarr_t *a = ctx;
-    char key[16];
-    const char *kp;
-    size_t kl = bson_uint32_to_string (a->n++, &kp, key, sizeof key);
-    bson_append_iter (&a->arr, kp, (int) kl, id);
-}
 
 /* Before a chunk's results are written, for the steps after that read
  * them (online_made.c): every _id the chunk may rewrite or remove, the
@@ -140,26 +107,25 @@ note_ahead (online_job_t *j, online_passrun_t *pr, const bson_t *ids, const onli
     bool ok = true;
     for (size_t k = 0; ok && k < j->p->n_keep; k++) {
         const char *by = j->p->driver_field[k];
-        idarr_t a;
+        online_values_t a;
         bson_iter_t it;
 
-        bson_init (&a.arr);
-        a.n = 0;
+        online_values_init (&a);
         for (size_t i = 0; i < out->n; i++)
             if (out->docs[i].keep == (int) k &&
                 rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &it))
-                append_id (&a, &it);
+                online_values_add (&a, &it);
         /* Those they had: a result that is its driver's own has the
          * driver's _id; others are found by the field naming it, or in
          * the lists of the drivers' results (read before any write). */
         if (!by) {
-            online_refs_old_ids (j, k, old, &a.arr, &a.n);
+            online_refs_old_ids (j, k, old, &a);
         } else if (!strcmp (by, "_id")) {
             if (bson_iter_init (&it, ids))
                 while (bson_iter_next (&it))
-                    append_id (&a, &it);
+                    online_values_add (&a, &it);
         } else {
-            ok = online_batch_ids_where (j, pr->targets[k].coll, by, ids, append_id, &a, err);
+            ok = online_batch_ids_where (j, pr->targets[k].coll, by, ids, online_values_add, &a, err);
         }
         ok = ok && online_made_note (j->on, j->p->keep[k]->text, &a.arr, err);
         bson_destroy (&a.arr);
@@ -178,18 +144,17 @@ inplace_chunk (online_job_t *j, online_passrun_t *pr, const online_docs_t *in,
 {
     /* The pass keeps the namespace it drives on: the documents themselves. */
     const char *ns = j->p->keep[0]->text;
-    idarr_t a;
+    online_values_t a;
     bson_iter_t it;
     size_t at = 0;
     bool ok = true;
 
-    bson_init (&a.arr);
-    a.n = 0;
+    online_values_init (&a);
     for (size_t i = 0; i < in->n; i++) {
         ssize_t r = online_result_of (in, i, out, &at);
         if (r >= 0 && !online_same_doc (in, i, out, (size_t) r) &&
             rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, "_id", 3, &it))
-            append_id (&a, &it);
+            online_values_add (&a, &it);
     }
     if (a.n && pr->mode == ONLINE_SYNC) {
         ok = (!ahead || online_made_note (j->on, ns, &a.arr, err)) &&
@@ -218,9 +183,11 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     const online_idlist_t *d, *pc = NULL;
     online_idlist_t *drivers;
     online_docs_t in, out;
-    bson_t ids = BSON_INITIALIZER, none = BSON_INITIALIZER;
+    bson_t none = BSON_INITIALIZER;
+    online_values_t ids;
     bool ok = true;
 
+    online_values_init (&ids);
     memset (&j, 0, sizeof j);
     memset (&pr, 0, sizeof pr);
     memset (scratch, 0, sizeof scratch);
@@ -278,11 +245,10 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
         snprintf (ch->rescan, sizeof ch->rescan, "%s", aff.rescan);
     drivers = online_changes_list (&aff, "drivers", false);
     for (uint32_t at = 0; ok && !*aff.rescan && drivers && at < drivers->n;) {
-        uint32_t n = chunk (drivers, at, j.batch_size, &ids);
+        uint32_t n = online_idlist_chunk (drivers, &at, j.batch_size, &ids);
         int64_t got;
-        at += n;
         st->recomputed += n;
-        got = online_batch_read_ids (&j, &ids, &in, err);
+        got = online_batch_read_ids (&j, &ids.arr, &in, err);
         ok = got >= 0;
         st->read += got > 0 ? got : 0;
         /* A chunk of drivers all gone still removes their results. */
@@ -297,20 +263,20 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
         /* The lists of the drivers' results, before they are rewritten. */
         online_changes_destroy (&old);
         online_changes_init (&old);
-        ok = ok && online_refs_old (&j, &pr, &ids, &old, err);
+        ok = ok && online_refs_old (&j, &pr, &ids.arr, &old, err);
         if (ok && out.n && mode == ONLINE_SYNC)
             ok = online_check_unique (&j, &pr, &out, err) &&
                  online_check_claimed (&j, &pr, &out, drivers, err) &&
                  online_refs_claimed (&j, &pr, &out, drivers, &old, err);
         if (ok && ahead)
-            ok = note_ahead (&j, &pr, &ids, &out, &old, err);
-        ok = ok && online_refs_missing (&j, &pr, &ids, &old, &out, &st->removed, err);
+            ok = note_ahead (&j, &pr, &ids.arr, &out, &old, err);
+        ok = ok && online_refs_missing (&j, &pr, &ids.arr, &old, &out, &st->removed, err);
         if (ok && out.n) {
             int64_t before = pr.differ;
             ok = online_check_side (&j, &pr, &out, &none, err);
             st->rewritten += pr.differ - before;
         }
-        ok = ok && online_check_missing (&j, &pr, &ids, &out, &st->removed, err);
+        ok = ok && online_check_missing (&j, &pr, &ids.arr, &out, &st->removed, err);
         for (size_t k = 0; k < p->n_keep; k++)
             online_idset_destroy (&scratch[k]);
     }
@@ -332,7 +298,7 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     online_docs_destroy (&pr.found);
     online_changes_destroy (&aff);
     online_changes_destroy (&old);
-    bson_destroy (&ids);
+    bson_destroy (&ids.arr);
     bson_destroy (&none);
     return ok;
 }

@@ -36,14 +36,6 @@ old_name (const online_job_t *j, size_t k)
     return j->p->keep[k]->text;
 }
 
-static void
-add_id (bson_t *arr, uint32_t *n, const bson_iter_t *id)
-{
-    char key[16];
-    const char *kp;
-    size_t kl = bson_uint32_to_string ((*n)++, &kp, key, sizeof key);
-    bson_append_iter (arr, kp, (int) kl, id);
-}
 
 /* Each _id listed in doc at path, to old's list ns (not an array: none). */
 static void
@@ -57,6 +49,25 @@ note_listed (const bson_t *doc, const char *path, online_changes_t *old, const c
         online_changes_add (old, ns, &e);
 }
 
+typedef struct {
+    const char *path, *ns;
+    const online_idlist_t *skip;
+    online_changes_t *out;
+    bson_t *first;
+} listed_t;
+
+static void
+note_other_list (void *ctx, const bson_t *doc)
+{
+    listed_t *l = ctx;
+    bson_iter_t id;
+    if (!bson_iter_init_find (&id, doc, "_id") || (l->skip && online_idlist_has (l->skip, &id)))
+        return;
+    if (l->first && bson_empty (l->first))
+        bson_append_iter (l->first, "_id", 3, &id);
+    note_listed (doc, l->path, l->out, l->ns);
+}
+
 /* The parents of parents (their target) whose list at path holds one of
  * values, except those skip holds: each one's list, to out's list ns;
  * *first gets the first such parent's _id (when not NULL, for a message). */
@@ -65,46 +76,16 @@ listed_elsewhere (online_job_t *j, mongoc_collection_t *parents, const char *pat
                   const bson_t *values, const online_idlist_t *skip, online_changes_t *out,
                   const char *ns, bson_t *first, bson_error_t *err)
 {
-    bson_t filter = BSON_INITIALIZER, cond;
     /* _id comes with it unasked (a projection naming _id beside a path
      * under it is what FerretDB and mongo-java-server fail on). */
     bson_t *opts = BCON_NEW ("projection", "{", path, BCON_INT32 (1), "}");
-    mongoc_cursor_t *cur;
-    const bson_t *doc;
-    bson_error_t why;
-    bool ok = true;
-
-    bson_append_document_begin (&filter, path, -1, &cond);
-    BSON_APPEND_ARRAY (&cond, "$in", values);
-    bson_append_document_end (&filter, &cond);
-    cur = mongoc_collection_find_with_opts (parents, &filter, opts, NULL);
-    while (mongoc_cursor_next (cur, &doc)) {
-        bson_iter_t id;
-        if (!bson_iter_init_find (&id, doc, "_id") || (skip && online_idlist_has (skip, &id)))
-            continue;
-        if (first && bson_empty (first))
-            bson_append_iter (first, "_id", 3, &id);
-        note_listed (doc, path, out, ns);
-    }
-    if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (j->on, err, &why, "reading the parents' lists of their results");
-    mongoc_cursor_destroy (cur);
+    listed_t l = {path, ns, skip, out, first};
+    bool ok = online_batch_docs_where (j, parents, path, values, opts, note_other_list, &l, NULL,
+                                       err);
     bson_destroy (opts);
-    bson_destroy (&filter);
     return ok;
 }
 
-typedef struct {
-    bson_t arr;
-    uint32_t n;
-} ids_t;
-
-static void
-append_there (void *ctx, const bson_iter_t *id)
-{
-    ids_t *a = ctx;
-    add_id (&a->arr, &a->n, id);
-}
 
 bool
 online_refs_old (online_job_t *j, online_passrun_t *pr, const bson_t *ids, online_changes_t *old,
@@ -141,28 +122,16 @@ online_refs_old (online_job_t *j, online_passrun_t *pr, const bson_t *ids, onlin
 }
 
 void
-online_refs_old_ids (const online_job_t *j, size_t k, const online_changes_t *old, bson_t *arr,
-                     uint32_t *n)
+online_refs_old_ids (const online_job_t *j, size_t k, const online_changes_t *old,
+                     online_values_t *a)
 {
     const online_idlist_t *l =
         online_changes_list ((online_changes_t *) old, old_name (j, k), false);
     for (uint32_t i = 0; l && i < l->n; i++) {
         bson_iter_t id;
         if (online_idlist_get (l, i, &id))
-            add_id (arr, n, &id);
+            online_values_add (a, &id);
     }
-}
-
-/* A result's JSON for a message, cut to a line's worth. */
-static void
-doc_text (const uint8_t *doc, uint32_t len, char *buf, size_t cap)
-{
-    bson_t b;
-    char *json = bson_init_static (&b, doc, len) ? bson_as_relaxed_extended_json (&b, NULL) : NULL;
-    snprintf (buf, cap, "%s", json ? json : "?");
-    if (json && strlen (json) >= cap && cap > 4)
-        strcpy (buf + cap - 4, "...");
-    bson_free (json);
 }
 
 bool
@@ -173,7 +142,7 @@ online_refs_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t 
     for (size_t k = 0; ok && k < j->p->n_keep; k++) {
         const char *path = j->p->driver_list[k];
         const online_idlist_t *had = online_changes_list (old, old_name (j, k), false);
-        ids_t fresh, there;
+        online_values_t fresh, there;
         online_changes_t others;
         bson_t first = BSON_INITIALIZER;
 
@@ -181,18 +150,17 @@ online_refs_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t 
             continue;
         /* A child its parent listed already is that parent's: only the
          * others can be another's, and only those in the target are. */
-        bson_init (&fresh.arr);
-        bson_init (&there.arr);
-        fresh.n = there.n = 0;
+        online_values_init (&fresh);
+        online_values_init (&there);
         for (size_t i = 0; i < out->n; i++) {
             bson_iter_t id;
             if (out->docs[i].keep == (int) k &&
                 rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &id) &&
                 !(had && online_idlist_has (had, &id)))
-                add_id (&fresh.arr, &fresh.n, &id);
+                online_values_add (&fresh, &id);
         }
         if (fresh.n)
-            ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &fresh.arr, append_there,
+            ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &fresh.arr, online_values_add,
                                          &there, err);
         online_changes_init (&others);
         if (ok && there.n)
@@ -219,10 +187,10 @@ online_refs_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t 
                     online_id_append (&q, &it);
                     cur = mongoc_collection_find_with_opts (pr->targets[k].coll, &q, NULL, NULL);
                     if (mongoc_cursor_next (cur, &doc))
-                        doc_text (bson_get_data (doc), doc->len, a, sizeof a);
+                        online_doc_text (bson_get_data (doc), doc->len, a, sizeof a);
                     mongoc_cursor_destroy (cur);
                     bson_destroy (&q);
-                    doc_text (online_doc_bytes (out, i), out->docs[i].len, b, sizeof b);
+                    online_doc_text (online_doc_bytes (out, i), out->docs[i].len, b, sizeof b);
                     break;
                 }
             rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
@@ -250,7 +218,7 @@ online_refs_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
             online_changes_list ((online_changes_t *) old, old_name (j, k), false);
         online_changes_t made;
         const online_idlist_t *mine, *kept;
-        ids_t gone, there;
+        online_values_t gone, there;
         bson_iter_t it;
 
         if (!path || !had || !had->n)
@@ -263,19 +231,18 @@ online_refs_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
                 online_changes_add (&made, "made", &id);
         }
         mine = online_changes_list (&made, "made", false);
-        bson_init (&gone.arr);
-        bson_init (&there.arr);
-        gone.n = there.n = 0;
+        online_values_init (&gone);
+        online_values_init (&there);
         for (uint32_t i = 0; i < had->n; i++) {
             bson_iter_t id;
             if (online_idlist_get (had, i, &id) && !(mine && online_idlist_has (mine, &id)))
-                add_id (&gone.arr, &gone.n, &id);
+                online_values_add (&gone, &id);
         }
         /* Only those still in the target (a sync killed after removing
          * them, run again, finds them gone), and of those, the ones no
          * parent outside the chunk lists now. */
         if (gone.n)
-            ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &gone.arr, append_there,
+            ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &gone.arr, online_values_add,
                                          &there, err);
         if (ok && there.n) {
             /* The chunk's parents, skipped: their lists are the old ones. */

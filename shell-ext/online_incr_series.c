@@ -49,47 +49,6 @@ online_held_path (const rm_pass_t *p, rm_path_t *path)
     return rm_path_parse (path, text, &err) ? path : NULL;
 }
 
-/* An array of values being built. */
-typedef struct {
-    bson_t arr;
-    uint32_t n;
-} vals_t;
-
-static void
-vals_init (vals_t *v)
-{
-    bson_init (&v->arr);
-    v->n = 0;
-}
-
-static void
-vals_push (vals_t *v, const bson_iter_t *it)
-{
-    char key[16];
-    const char *kp;
-    size_t kl = bson_uint32_to_string (v->n++, &kp, key, sizeof key);
-    bson_append_iter (&v->arr, kp, (int) kl, it);
-}
-
-static void
-vals_cb (void *ctx, const bson_iter_t *id)
-{
-    vals_push (ctx, id);
-}
-
-/* The values of l from *at on, up to max, into v (emptied first). */
-static uint32_t
-vals_chunk (const online_idlist_t *l, uint32_t *at, int64_t max, vals_t *v)
-{
-    bson_reinit (&v->arr);
-    v->n = 0;
-    for (; *at < l->n && (int64_t) v->n < max; (*at)++) {
-        bson_iter_t it;
-        if (online_idlist_get (l, *at, &it))
-            vals_push (v, &it);
-    }
-    return v->n;
-}
 
 /* The series a document is in: its field's value, null when absent. */
 static void
@@ -103,14 +62,14 @@ series_of (const uint8_t *doc, uint32_t len, const char *field, bson_iter_t *v)
 
 /* The _ids of out's results for keep k into v; their hashes into set. */
 static void
-made_ids (const online_docs_t *out, int k, vals_t *v, online_idset_t *set)
+made_ids (const online_docs_t *out, int k, online_values_t *v, online_idset_t *set)
 {
     bson_iter_t id;
     for (size_t i = 0; i < out->n; i++)
         if (out->docs[i].keep == k &&
             rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &id)) {
             if (v)
-                vals_push (v, &id);
+                online_values_add (v, &id);
             if (set)
                 online_idset_add (set, online_value_hash (&id));
         }
@@ -141,33 +100,6 @@ remove_unmade (online_job_t *j, online_passrun_t *pr, size_t k, const bson_t *th
     return ok && online_writes_flush (&pr->targets[k], err);
 }
 
-/* Calls fn with each document of c matching {path: {$in: values}}. */
-typedef void (*doc_fn) (void *ctx, const bson_t *doc);
-static bool
-each_where (online_job_t *j, mongoc_collection_t *c, const char *path, const bson_t *values,
-            const bson_t *opts, doc_fn fn, void *ctx, int64_t *read, bson_error_t *err)
-{
-    bson_t filter = BSON_INITIALIZER, cond;
-    mongoc_cursor_t *cur;
-    const bson_t *doc;
-    bson_error_t why;
-    bool ok = true;
-
-    bson_append_document_begin (&filter, path, -1, &cond);
-    BSON_APPEND_ARRAY (&cond, "$in", values);
-    bson_append_document_end (&filter, &cond);
-    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
-    while (mongoc_cursor_next (cur, &doc)) {
-        fn (ctx, doc);
-        (*read)++;
-    }
-    if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (j->on, err, &why, "finding what a change affects");
-    mongoc_cursor_destroy (cur);
-    bson_destroy (&filter);
-    return ok;
-}
-
 typedef struct {
     online_changes_t *aff;
     const char *field;
@@ -193,15 +125,15 @@ affected_series (online_job_t *j, online_passrun_t *pr, const online_idlist_t *d
     bson_t *opts = BCON_NEW ("projection", "{", meta, BCON_INT32 (1), "}");
     series_note_t nt = {aff, meta};
     online_docs_t in;
-    vals_t ids;
+    online_values_t ids;
     bool ok = true;
 
     snprintf (held, sizeof held, "%s._id", j->s->u.bucketize.as);
     online_docs_init (&in);
-    vals_init (&ids);
+    online_values_init (&ids);
     for (uint32_t at = 0; ok && d && at < d->n;) {
         int64_t got;
-        vals_chunk (d, &at, j->batch_size, &ids);
+        online_idlist_chunk (d, &at, j->batch_size, &ids);
         got = online_batch_read_ids (j, &ids.arr, &in, err);
         ok = got >= 0;
         st->read += got > 0 ? got : 0;
@@ -210,8 +142,8 @@ affected_series (online_job_t *j, online_passrun_t *pr, const online_idlist_t *d
             series_of (online_doc_bytes (&in, i), in.docs[i].len, meta, &v);
             online_changes_add (aff, "series", &v);
         }
-        ok = ok && each_where (j, pr->targets[0].coll, held, &ids.arr, opts, note_series, &nt,
-                               &st->read, err);
+        ok = ok && online_batch_docs_where (j, pr->targets[0].coll, held, &ids.arr, opts,
+                                            note_series, &nt, &st->read, err);
     }
     online_docs_destroy (&in);
     bson_destroy (&ids.arr);
@@ -232,7 +164,7 @@ series_pass (online_job_t *j, online_passrun_t *pr, online_changes_t *ch,
     online_docs_t in, out;
     online_idset_t aside;  /* the readings set aside this sync made again */
     bson_t none = BSON_INITIALIZER;
-    vals_t vals, ids;
+    online_values_t vals, ids;
     int64_t per = 1;
     bool ok = true;
 
@@ -242,8 +174,8 @@ series_pass (online_job_t *j, online_passrun_t *pr, online_changes_t *ch,
     online_docs_init (&in);
     online_docs_init (&out);
     memset (&aside, 0, sizeof aside);
-    vals_init (&vals);
-    vals_init (&ids);
+    online_values_init (&vals);
+    online_values_init (&ids);
     ok = affected_series (j, pr, d, &aff, st, err);
     was = noted ? online_changes_list ((online_changes_t *) noted, journal, false) : NULL;
     for (uint32_t i = 0; was && i < was->n; i++) {
@@ -254,12 +186,12 @@ series_pass (online_job_t *j, online_passrun_t *pr, online_changes_t *ch,
     series = online_changes_list (&aff, "series", false);
     if (ok && series && pr->mode == ONLINE_SYNC && !j->on->o->dry_run)
         for (uint32_t at = 0; ok && at < series->n;) {
-            vals_chunk (series, &at, 10000, &vals);
+            online_idlist_chunk (series, &at, 10000, &vals);
             ok = online_made_note (j->on, journal, &vals.arr, err);
         }
 
     for (uint32_t at = 0; ok && series && at < series->n;) {
-        uint32_t n = vals_chunk (series, &at, per, &vals);
+        uint32_t n = online_idlist_chunk (series, &at, per, &vals);
         online_idset_t made;
         int64_t got;
 
@@ -278,12 +210,12 @@ series_pass (online_job_t *j, online_passrun_t *pr, online_changes_t *ch,
          * they make: all a later step may see rewritten or removed. */
         bson_reinit (&ids.arr);
         ids.n = 0;
-        ok = ok && online_batch_ids_where (j, pr->targets[0].coll, p->series, &vals.arr, vals_cb,
+        ok = ok && online_batch_ids_where (j, pr->targets[0].coll, p->series, &vals.arr, online_values_add,
                                            &ids, err);
         st->read += ids.n;
         if (ok && ahead) {
-            vals_t note;
-            vals_init (&note);
+            online_values_t note;
+            online_values_init (&note);
             made_ids (&out, 0, &note, NULL);
             ok = online_made_note (j->on, p->keep[0]->text, &note.arr, err) &&
                  online_made_note (j->on, p->keep[0]->text, &ids.arr, err);
@@ -311,10 +243,10 @@ series_pass (online_job_t *j, online_passrun_t *pr, online_changes_t *ch,
     /* A changed reading's copy onInvalid set aside: removed where no
      * series made it again. */
     for (uint32_t at = 0; ok && p->n_keep > 1 && d && at < d->n;) {
-        vals_chunk (d, &at, j->batch_size, &vals);
+        online_idlist_chunk (d, &at, j->batch_size, &vals);
         bson_reinit (&ids.arr);
         ids.n = 0;
-        ok = online_batch_ids_where (j, pr->targets[1].coll, "_id", &vals.arr, vals_cb, &ids, err);
+        ok = online_batch_ids_where (j, pr->targets[1].coll, "_id", &vals.arr, online_values_add, &ids, err);
         if (ok && ahead && ids.n)
             ok = online_made_note (j->on, p->keep[1]->text, &ids.arr, err);
         ok = ok && remove_unmade (j, pr, 1, &ids.arr, &aside, NULL, st, err);
@@ -366,16 +298,16 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
     const online_idlist_t *d = online_changes_list (ch, j->in[p->drive]->text, false);
     online_docs_t in, out;
     bson_t none = BSON_INITIALIZER;
-    vals_t ids, old, there;
+    online_values_t ids, old, there;
     bool ok = true;
 
     online_docs_init (&in);
     online_docs_init (&out);
-    vals_init (&ids);
-    vals_init (&old);
-    vals_init (&there);
+    online_values_init (&ids);
+    online_values_init (&old);
+    online_values_init (&there);
     for (uint32_t at = 0; ok && d && at < d->n;) {
-        uint32_t n = vals_chunk (d, &at, j->batch_size, &ids);
+        uint32_t n = online_idlist_chunk (d, &at, j->batch_size, &ids);
         online_idset_t made, kept;
         int64_t got;
 
@@ -406,8 +338,8 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
         if (ok && out.n && pr->mode == ONLINE_SYNC)
             ok = online_check_unique (j, pr, &out, err);
         if (ok && ahead) {
-            vals_t note;
-            vals_init (&note);
+            online_values_t note;
+            online_values_init (&note);
             made_ids (&out, 0, &note, NULL);
             ok = online_made_note (j->on, p->keep[0]->text, &note.arr, err) &&
                  online_made_note (j->on, p->keep[0]->text, &old.arr, err);
@@ -424,12 +356,12 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
         bson_reinit (&there.arr);
         there.n = 0;
         if (ok && old.n)
-            ok = online_batch_ids_where (j, pr->targets[0].coll, "_id", &old.arr, vals_cb, &there,
+            ok = online_batch_ids_where (j, pr->targets[0].coll, "_id", &old.arr, online_values_add, &there,
                                          err);
         if (ok && there.n) {
             held_note_t h = {path, &kept};
-            ok = each_where (j, buckets, path->text, &there.arr, NULL, note_held, &h, &st->read,
-                             err) &&
+            ok = online_batch_docs_where (j, buckets, path->text, &there.arr, NULL, note_held, &h,
+                                          &st->read, err) &&
                  (!aside || online_batch_ids_where (j, aside, "_id", &there.arr, note_kept, &kept,
                                                     err));
         }

@@ -108,9 +108,8 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
     return true;
 }
 
-/* A result's JSON for a message, cut to a line's worth. */
-static void
-doc_text (const uint8_t *doc, uint32_t len, char *buf, size_t cap)
+void
+online_doc_text (const uint8_t *doc, uint32_t len, char *buf, size_t cap)
 {
     bson_t b;
     char *json = bson_init_static (&b, doc, len) ? bson_as_relaxed_extended_json (&b, NULL) : NULL;
@@ -142,7 +141,7 @@ online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t 
                 if (out->docs[e].keep == k &&
                     online_same_id (online_doc_bytes (out, e), out->docs[e].len, doc, out->docs[i].len)) {
                     dup = true;
-                    doc_text (online_doc_bytes (out, e), out->docs[e].len, b, sizeof b);
+                    online_doc_text (online_doc_bytes (out, e), out->docs[e].len, b, sizeof b);
                 }
         /* Across batches, only where a set is kept: a pass whose results
          * carry their driver's _id cannot make one twice. */
@@ -155,13 +154,13 @@ online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t 
             cur = mongoc_collection_find_with_opts (pr->targets[k].coll, &q, NULL, NULL);
             if (mongoc_cursor_next (cur, &found)) {
                 dup = true;
-                doc_text (bson_get_data (found), found->len, b, sizeof b);
+                online_doc_text (bson_get_data (found), found->len, b, sizeof b);
             }
             mongoc_cursor_destroy (cur);
             bson_destroy (&q);
         }
         if (dup) {
-            doc_text (doc, out->docs[i].len, a, sizeof a);
+            online_doc_text (doc, out->docs[i].len, a, sizeof a);
             rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
                           "(%s and %s): stopping before either overwrites the other",
                           j->on->where, j->s->index, j->s->op, j->p->keep[k]->text, b, a);
@@ -246,7 +245,7 @@ online_check_dups (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, onli
     if (r >= 0) {
         char text[240] = "?";
         if (r == 1 && key_hash (key) == dup)
-            doc_text (val, (uint32_t) vlen, text, sizeof text);
+            online_doc_text (val, (uint32_t) vlen, text, sizeof text);
         rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
                       "(%s), found at the end of the step (past --memory, the results' _ids "
                       "are checked on disk): the later has replaced the earlier in %s.%s; the "
@@ -546,12 +545,12 @@ online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t
                 continue;
             /* The same words as online_check_unique's, the result there
              * first. */
-            doc_text (bson_get_data (doc), doc->len, a, sizeof a);
+            online_doc_text (bson_get_data (doc), doc->len, a, sizeof a);
             for (size_t i = 0; i < out->n; i++)
                 if (out->docs[i].keep == (int) k &&
                     online_same_id (online_doc_bytes (out, i), out->docs[i].len, bson_get_data (doc),
                                     doc->len))
-                    doc_text (online_doc_bytes (out, i), out->docs[i].len, b, sizeof b);
+                    online_doc_text (online_doc_bytes (out, i), out->docs[i].len, b, sizeof b);
             rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
                           "(%s and %s): stopping before either overwrites the other",
                           j->on->where, j->s->index, j->s->op, j->p->keep[k]->text, a, b);
