@@ -490,6 +490,8 @@ PYEOF
     same_side "$kind: after follow killed and a sync" "$kind-b"
 
     # ---- a sample verified ahead of the cut-over (follow, verify --sample) ----
+    # (the follows above may have recorded one: forgotten first)
+    py 'c.remodel.plans.update_one({"_id": sys.argv[2]}, {"$unset": {"sampled": 1}})' "$(pid chain)"
     "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
     fp=$!
     for i in $(seq 1 120); do
