@@ -32,9 +32,12 @@ run_suite() { # NAME COMMAND...
     local name=$1; shift
     suites=$((suites + 1))
     echo "== $name"
+    local t0=$SECONDS
     "$@" >"$log/out" 2>"$log/err"
     local rc=$?
     cat "$log/out"
+    # How long: make check is kept near 30 minutes (docs/tests.md).
+    echo "-- $name: $((SECONDS - t0)) s"
     if grep -q '^FAIL ' "$log/out" || [ $rc -ne 0 ]; then
         sed 's/^/    /' "$log/err" | tail -40
     fi
