@@ -299,8 +299,9 @@ main (int argc, char **argv)
                   !strcmp (cmd, "pause") ? "paused (a run waits at its next batch)" : "resumed");
     } else if (!strcmp (cmd, "verify") || !strcmp (cmd, "sync")) {
         bool sync = !strcmp (cmd, "sync");
+        int64_t differ = 0;
         if (!sync && o.sample > 0)
-            n = online_sample_verify (&on, o.sample, &n, &err) ? n : -1;
+            n = online_sample_verify (&on, o.sample, &differ, &err) ? differ : -1;
         else
             n = online_apply (&on, sync ? ONLINE_SYNC : ONLINE_VERIFY, &err);
         rc = n < 0 ? 1 : (!sync && n > 0) ? 1 : 0;
