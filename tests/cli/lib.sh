@@ -89,6 +89,25 @@ online_same() {
     fi
 }
 
+# The online suites' helpers, with a server at $uri and plans in
+# $T/plans (a suite may define its own instead, after this file):
+#   py SCRIPT ARGS...   a pymongo script with the client as c
+#   pid NAME            the id of plan NAME on the server
+#   online CMD NAME ... remodel online CMD of plan NAME, as run_rm
+#   figure WORD         the number before WORD in the last "change log:"
+#                       line of $T/err (documents "read", "recomputed")
+#   events              the events of that line
+py() {
+    local code=$1; shift
+    python3 -c "import sys, random, pymongo
+c = pymongo.MongoClient(sys.argv[1], directConnection=True, serverSelectionTimeoutMS=10000)
+$code" "$uri" "$@"
+}
+pid() { plan_id "$T/plans/$1.json"; }
+online() { run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
+figure() { sed -n "s/.*change log: .* \([0-9][0-9]*\) $1.*/\1/p" "$T/err" | tail -n 1; }
+events() { sed -n 's/.*change log: \([0-9][0-9]*\) events.*/\1/p' "$T/err" | tail -n 1; }
+
 # plan_id PLAN: the plan's id on the server (common/compile/names.c): its
 # file's name without .json, at most 40 bytes, each byte other than a
 # letter, digit, - or _ made _, then _ and 12 hex digits of the SHA-1 of

@@ -82,19 +82,6 @@ cat >"$T/plans/kinds.json" <<'EOF'
                  "foreignField": "post_id", "fields": {"n_comments": {"$count": {}}}}}]}
 EOF
 
-# py SCRIPT ARGS...: pymongo with the client as c ($uri).
-py() {
-    local code=$1; shift
-    python3 -c "import sys, random, pymongo
-c = pymongo.MongoClient(sys.argv[1], directConnection=True, serverSelectionTimeoutMS=10000)
-$code" "$uri" "$@"
-}
-pid() { plan_id "$T/plans/$1.json"; }
-online() { run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
-# figure NAME: a number from sync's "change log:" line in $T/err.
-figure() { sed -n "s/.*change log: .* \([0-9][0-9]*\) $1.*/\1/p" "$T/err" | tail -n 1; }
-events() { sed -n 's/.*change log: \([0-9][0-9]*\) events.*/\1/p' "$T/err" | tail -n 1; }
-
 # make_shop [DB]: 40 customers with codes C0..C39, 300 orders (DB: shop).
 make_shop() {
     py '

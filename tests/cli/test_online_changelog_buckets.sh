@@ -71,6 +71,7 @@ cat >"$T/plans/gen.json" <<'EOF'
                  "keepSource": true, "onInvalid": {"to": "gen.bad"}}}]}
 EOF
 
+# py: lib.sh's, with datetime and at(minutes) for the readings' times.
 py() {
     local code=$1; shift
     python3 -c "import sys, random, datetime, pymongo
@@ -79,9 +80,6 @@ T0 = datetime.datetime(2024, 3, 1)
 def at(m): return T0 + datetime.timedelta(minutes=m)
 $code" "$uri" "$@"
 }
-pid() { plan_id "$T/plans/$1.json"; }
-online() { run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
-figure() { sed -n "s/.*change log: .* \([0-9][0-9]*\) $1.*/\1/p" "$T/err" | tail -n 1; }
 rescans() { grep -c 'rescanned in full' "$T/err"; }
 
 # make_readings DB: 1200 readings of 60 sensors over 10 hours (a few

@@ -40,17 +40,6 @@ cat >"$T/plans/chain.json" <<'EOF'
                    "fields": ["by", "text"]}}]}
 EOF
 
-py() {
-    local code=$1; shift
-    python3 -c "import sys, random, pymongo
-c = pymongo.MongoClient(sys.argv[1], directConnection=True, serverSelectionTimeoutMS=10000)
-$code" "$uri" "$@"
-}
-pid() { plan_id "$T/plans/$1.json"; }
-online() { run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
-figure() { sed -n "s/.*change log: .* \([0-9][0-9]*\) $1.*/\1/p" "$T/err" | tail -n 1; }
-events() { sed -n 's/.*change log: \([0-9][0-9]*\) events.*/\1/p' "$T/err" | tail -n 1; }
-
 # make_blog DB: 60 posts with 0 to 5 comments, every other one with an _id
 # of its own (the others get one derived from the post and position).
 make_blog() {
