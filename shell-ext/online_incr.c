@@ -125,7 +125,8 @@ note_ahead (online_job_t *j, online_passrun_t *pr, const bson_t *ids, const onli
                 while (bson_iter_next (&it))
                     online_values_add (&a, &it);
         } else {
-            ok = online_batch_ids_where (j, pr->targets[k].coll, by, ids, online_values_add, &a, err);
+            ok = online_batch_ids_where (j, pr->targets[k].coll, by, ids, online_values_add, &a,
+                                         err);
         }
         ok = ok && online_made_note (j->on, j->p->keep[k]->text, &a.arr, err);
         bson_destroy (&a.arr);

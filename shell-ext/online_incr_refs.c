@@ -160,8 +160,8 @@ online_refs_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t 
                 online_values_add (&fresh, &id);
         }
         if (fresh.n)
-            ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &fresh.arr, online_values_add,
-                                         &there, err);
+            ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &fresh.arr,
+                                         online_values_add, &there, err);
         online_changes_init (&others);
         if (ok && there.n)
             ok = listed_elsewhere (j, pr->targets[j->p->list_in[k]].coll, path, &there.arr,
@@ -242,8 +242,8 @@ online_refs_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
          * them, run again, finds them gone), and of those, the ones no
          * parent outside the chunk lists now. */
         if (gone.n)
-            ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &gone.arr, online_values_add,
-                                         &there, err);
+            ok = online_batch_ids_where (j, pr->targets[k].coll, "_id", &gone.arr,
+                                         online_values_add, &there, err);
         if (ok && there.n) {
             /* The chunk's parents, skipped: their lists are the old ones. */
             if (bson_iter_init (&it, ids))

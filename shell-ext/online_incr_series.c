@@ -210,8 +210,8 @@ series_pass (online_job_t *j, online_passrun_t *pr, online_changes_t *ch,
          * they make: all a later step may see rewritten or removed. */
         bson_reinit (&ids.arr);
         ids.n = 0;
-        ok = ok && online_batch_ids_where (j, pr->targets[0].coll, p->series, &vals.arr, online_values_add,
-                                           &ids, err);
+        ok = ok && online_batch_ids_where (j, pr->targets[0].coll, p->series, &vals.arr,
+                                           online_values_add, &ids, err);
         st->read += ids.n;
         if (ok && ahead) {
             online_values_t note;
@@ -222,7 +222,8 @@ series_pass (online_job_t *j, online_passrun_t *pr, online_changes_t *ch,
             bson_reinit (&note.arr);
             note.n = 0;
             made_ids (&out, 1, &note, NULL);
-            ok = ok && (p->n_keep < 2 || online_made_note (j->on, p->keep[1]->text, &note.arr, err));
+            ok = ok && (p->n_keep < 2 ||
+                        online_made_note (j->on, p->keep[1]->text, &note.arr, err));
             bson_destroy (&note.arr);
         }
         if (ok && out.n) {
@@ -246,7 +247,8 @@ series_pass (online_job_t *j, online_passrun_t *pr, online_changes_t *ch,
         online_idlist_chunk (d, &at, j->batch_size, &vals);
         bson_reinit (&ids.arr);
         ids.n = 0;
-        ok = online_batch_ids_where (j, pr->targets[1].coll, "_id", &vals.arr, online_values_add, &ids, err);
+        ok = online_batch_ids_where (j, pr->targets[1].coll, "_id", &vals.arr, online_values_add,
+                                     &ids, err);
         if (ok && ahead && ids.n)
             ok = online_made_note (j->on, p->keep[1]->text, &ids.arr, err);
         ok = ok && remove_unmade (j, pr, 1, &ids.arr, &aside, NULL, st, err);
@@ -356,8 +358,8 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
         bson_reinit (&there.arr);
         there.n = 0;
         if (ok && old.n)
-            ok = online_batch_ids_where (j, pr->targets[0].coll, "_id", &old.arr, online_values_add, &there,
-                                         err);
+            ok = online_batch_ids_where (j, pr->targets[0].coll, "_id", &old.arr,
+                                         online_values_add, &there, err);
         if (ok && there.n) {
             held_note_t h = {path, &kept};
             ok = online_batch_docs_where (j, buckets, path->text, &there.arr, NULL, note_held, &h,
