@@ -17,38 +17,74 @@
  * the next one, so a difference proves nothing either way: follow samples
  * again a minute later, and finalize, finding none recorded, verifies its
  * own. A fresh run (--restart, a changed plan) forgets the record with
- * the point (online_plan_record). */
+ * the point (online_plan_record), and a sample is recorded only on
+ * condition that the point is still the one it began with: one that
+ * began before such a run is of results that are gone. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "online.h"
 
+/* The plan's recorded point as it is now, into capture (empty: none). */
+static bool
+point_now (online_t *on, bson_t *capture, bson_error_t *err)
+{
+    bson_t doc, sub;
+    bson_iter_t it;
+    const uint8_t *data;
+    uint32_t len;
+    bool found, have = false;
+    bool ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                "reading the plan's record", err);
+    if (ok && bson_iter_init_find (&it, &doc, "capture") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
+        bson_iter_document (&it, &len, &data);
+        if (bson_init_static (&sub, data, len)) {
+            bson_copy_to (&sub, capture);
+            have = true;
+        }
+    }
+    if (!have)
+        bson_init (capture);
+    bson_destroy (&doc);
+    return ok;
+}
+
 bool
 online_sample_verify (online_t *on, int64_t n, int64_t *differ, bson_error_t *err)
 {
-    online_capture_t point;
-    bool follows = false, ok;
+    mongoc_collection_t *plans;
+    bson_t was, *q, *upd;
+    bson_error_t why;
+    bool ok;
     int64_t d;
 
+    /* The point the sample is of: a run begun anew meanwhile (--restart)
+     * takes a new one, and the sample is then of results that are gone. */
+    if (!point_now (on, &was, err))
+        return false;
     on->verify_sample = n;
     d = online_apply (on, ONLINE_VERIFY, err);
     on->verify_sample = 0;
-    if (d < 0)
-        return false;
-    *differ = d;
-    if (d > 0 || on->o->dry_run) /* --dry-run writes no state */
-        return true;
-    online_capture_init (&point);
-    ok = online_follow_point (on, &point, &follows, err);
-    online_capture_destroy (&point);
-    if (ok && follows) {
-        bson_t *upd = BCON_NEW ("$set", "{", "sampled", "{", "at",
-                                BCON_DATE_TIME ((int64_t) time (NULL) * 1000), "drivers",
-                                BCON_INT64 (n), "by", BCON_UTF8 (on->o->command), "}", "}");
-        ok = online_plan_update (on, upd, err);
-        bson_destroy (upd);
+    if (d < 0 || d > 0 || on->o->dry_run || bson_empty (&was)) {
+        /* --dry-run writes no state; a plan with no point follows no log */
+        bson_destroy (&was);
+        *differ = d > 0 ? d : 0;
+        return d >= 0;
     }
+    *differ = 0;
+    plans = online_collection (on, on->o->state_db, "plans");
+    q = BCON_NEW ("_id", BCON_UTF8 (on->names.id), "capture", BCON_DOCUMENT (&was));
+    upd = BCON_NEW ("$set", "{", "sampled", "{", "at", BCON_DATE_TIME ((int64_t) time (NULL) * 1000),
+                    "drivers", BCON_INT64 (n), "by", BCON_UTF8 (on->o->command), "}", "}");
+    /* Recorded only where the point is still the one verified against. */
+    ok = online_lease_check (on, err) &&
+         (mongoc_collection_update_one (plans, q, upd, NULL, NULL, &why) ||
+          online_fail (on, err, &why, "recording the sample in the plan's record"));
+    bson_destroy (upd);
+    bson_destroy (q);
+    bson_destroy (&was);
+    mongoc_collection_destroy (plans);
     return ok;
 }
 
