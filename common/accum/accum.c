@@ -155,12 +155,6 @@ fail:
     return NULL;
 }
 
-rm_acc_kind_t
-rm_acc_spec_kind (const rm_acc_spec_t *s)
-{
-    return s->kind;
-}
-
 void
 rm_acc_spec_destroy (rm_acc_spec_t *s)
 {

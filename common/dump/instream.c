@@ -127,12 +127,6 @@ rm_instream_fill (rm_instream_t *s, size_t need, const uint8_t **data, bson_erro
     return (ssize_t) (s->end - s->start);
 }
 
-size_t
-rm_instream_window (const rm_instream_t *s, const uint8_t **data)
-{
-    return rm_instream_peek (s, data);
-}
-
 void
 rm_instream_skip (rm_instream_t *s, size_t n)
 {
@@ -146,7 +140,6 @@ rm_instream_expect_frames (rm_instream_t *s)
     s->frame_at = s->offset;
 }
 
-uint64_t rm_instream_offset (const rm_instream_t *s) { return s->offset; }
 uint64_t
 rm_instream_raw_pos (const rm_instream_t *s)
 {

@@ -51,7 +51,7 @@ struct rm_instream {
     rm_readahead_t *ra;
 };
 
-/* rm_instream_window and rm_instream_skip without a call, for the
+/* A look at the window and rm_instream_skip without a call, for the
  * per-document paths (framing, the reader's CRC runs). */
 static inline size_t
 rm_instream_peek (const rm_instream_t *s, const uint8_t **data)
