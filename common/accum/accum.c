@@ -21,9 +21,9 @@
  * $first, $last: the value for the first/last document fed (callers feed
  *   the plan's order); missing gives null (the manual: "If the field that
  *   the $first accumulator is processing is missing, $first returns null").
- * $topN, $bottomN: common/accum_topn.c. $addToSet: common/accum_set.c.
- * Expressions (paths, $$ROOT, literals): common/accum_expr.c. Decimal
- * arithmetic: common/accum_dec.c.
+ * $topN, $bottomN: accum_topn.c. $addToSet: accum_set.c. Expressions
+ * (paths, $$ROOT, literals): accum_expr.c. Decimal arithmetic:
+ * accum_dec.c.
  *
  * An empty group (no document fed) gives what the header says: $count and
  * $sum int32 0, $avg/$min/$max/$first/$last null, arrays empty. */
