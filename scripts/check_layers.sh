@@ -152,5 +152,5 @@ END {
     # A file of a known circle no longer in one: the list is to shrink.
     for (f in group_of) if ((f in files) && !(f in in_circle))
         print "layers: " f " is in no circle now: take it off the known list in scripts/check_layers.sh"
-    exit bad > 0
+    exit (bad > 0)
 }'
