@@ -169,7 +169,6 @@ bool online_plan_check (online_t *on, bson_error_t *err);
 /* pause, resume: the running process sees it at its next batch. */
 bool online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err);
 bool online_plan_paused (online_t *on, bool *paused, bson_error_t *err);
-bool online_plan_finalized (online_t *on, bool *finalized, bson_error_t *err);
 /* The last run's error, for status (NULL: clears it); best effort, and
  * only while this run holds its lease. */
 bool online_plan_note_error (online_t *on, const char *message);

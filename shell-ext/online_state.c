@@ -279,17 +279,6 @@ online_plan_paused (online_t *on, bool *paused, bson_error_t *err)
 }
 
 bool
-online_plan_finalized (online_t *on, bool *finalized, bson_error_t *err)
-{
-    online_record_t r;
-    *finalized = false;
-    if (!online_plan_read (on, &r, err))
-        return false;
-    *finalized = r.finalized;
-    return true;
-}
-
-bool
 online_plan_forget (online_t *on, bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "plans"), *cp = state (on, "checkpoints");

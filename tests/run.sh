@@ -58,6 +58,8 @@ fi
 for t in "$build"/tests/test_*; do
     [ -x "$t" ] && wanted unit "$(basename "$t")" && run_suite "unit $(basename "$t")" "$t"
 done
+# The layers by calls, on the objects just built (scripts/check_layers.sh).
+wanted unit check_layers && run_suite "layers check_layers" scripts/check_layers.sh "$build"
 for t in tests/cli/test_*.sh; do
     [ -f "$t" ] && wanted cli "$(basename "$t" .sh)" &&
         run_suite "cli $(basename "$t" .sh)" env REMODEL="$build/remodel" bash "$t"

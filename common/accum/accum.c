@@ -21,9 +21,9 @@
  * $first, $last: the value for the first/last document fed (callers feed
  *   the plan's order); missing gives null (the manual: "If the field that
  *   the $first accumulator is processing is missing, $first returns null").
- * $topN, $bottomN: common/accum_topn.c. $addToSet: common/accum_set.c.
- * Expressions (paths, $$ROOT, literals): common/accum_expr.c. Decimal
- * arithmetic: common/accum_dec.c.
+ * $topN, $bottomN: accum_topn.c. $addToSet: accum_set.c. Expressions
+ * (paths, $$ROOT, literals): accum_expr.c. Decimal arithmetic:
+ * accum_dec.c.
  *
  * An empty group (no document fed) gives what the header says: $count and
  * $sum int32 0, $avg/$min/$max/$first/$last null, arrays empty. */
@@ -153,12 +153,6 @@ rm_acc_spec_parse (const bson_iter_t *expr, bson_error_t *err)
 fail:
     rm_acc_spec_destroy (s);
     return NULL;
-}
-
-rm_acc_kind_t
-rm_acc_spec_kind (const rm_acc_spec_t *s)
-{
-    return s->kind;
 }
 
 void

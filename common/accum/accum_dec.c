@@ -274,11 +274,3 @@ rm_acc_dec_from_double (bson_decimal128_t *r, double d)
     }
 }
 
-void
-rm_acc_dec_from_int64 (bson_decimal128_t *r, int64_t v)
-{
-    rm_big_t c;
-    uint64_t u = v < 0 ? 0 - (uint64_t) v : (uint64_t) v;
-    rm_big_set (&c, 0, u);
-    dec_pack (r, v < 0, 0, &c);
-}

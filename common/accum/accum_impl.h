@@ -25,7 +25,6 @@ bool rm_acc_expr_append (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t le
 void rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b);
 void rm_acc_dec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t n);
 void rm_acc_dec_from_double (bson_decimal128_t *r, double d);
-void rm_acc_dec_from_int64 (bson_decimal128_t *r, int64_t v);
 
 /* accum_topn.c */
 typedef struct rm_acc_topn_spec rm_acc_topn_spec_t;

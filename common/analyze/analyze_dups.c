@@ -12,23 +12,6 @@
 
 #include "analyze_int.h"
 
-void
-rm_relation_dup (rm_relation_t *r, uint64_t key, uint64_t docs)
-{
-    size_t at = r->n_dups;
-    while (at > 0 && r->dup_key[at - 1] > key)
-        at--;
-    if (at == RM_DUPS_SHOWN)
-        return;
-    if (r->n_dups == RM_DUPS_SHOWN)
-        r->n_dups--;
-    memmove (&r->dup_key[at + 1], &r->dup_key[at], (r->n_dups - at) * sizeof r->dup_key[0]);
-    memmove (&r->dup_docs[at + 1], &r->dup_docs[at], (r->n_dups - at) * sizeof r->dup_docs[0]);
-    r->dup_key[at] = key;
-    r->dup_docs[at] = docs;
-    r->n_dups++;
-}
-
 /* A value as relaxed Extended JSON, at most len - 1 bytes. */
 static void
 value_text (const bson_iter_t *it, char *out, size_t len)

@@ -195,8 +195,8 @@ void rm_analysis_checks (const rm_analysis_t *a, bson_t *out);
  * number in the pass). */
 typedef bool (*rm_parent_fn) (void *ctx, size_t rel, const uint8_t *doc, uint32_t len,
                               const rm_path_t *path, uint64_t seq, bson_error_t *err);
-/* For each namespace of a dump (by its index), the analysis's collection
- * + 1 (0: none); bson_free it. */
+/* analyze_parents.c. For each namespace of a dump (by its index), the
+ * analysis's collection + 1 (0: none); bson_free it. */
 size_t *rm_analysis_col_of (const rm_analysis_t *a, const rm_dump_info_t *info);
 bool rm_analyze_each_parent (rm_analysis_t *a, const rm_read_opts_t *ro, rm_parent_fn fn, void *ctx,
                              bson_error_t *err);
@@ -240,12 +240,12 @@ bool rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, ch
  * each conflict left out, until the plan passes. */
 void rm_analyze_plan_resolve (rm_analysis_t *a);
 
-/* analyze_dups.c: a duplicated key of r's target, held by docs documents,
+/* analyze_keys.c: a duplicated key of r's target, held by docs documents,
  * kept when among the smallest RM_DUPS_SHOWN hashes. */
 void rm_relation_dup (rm_relation_t *r, uint64_t key, uint64_t docs);
-/* The acting relationships' duplicated target keys (from the key tables,
- * or rm_analyze_spill_dups), then their values: a pass over the target
- * collections, only when there are some. */
+/* analyze_dups.c: the acting relationships' duplicated target keys (from
+ * the key tables, or rm_analyze_spill_dups), then their values: a pass
+ * over the target collections, only when there are some. */
 bool rm_analyze_dups (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
 bool rm_analyze_spill_dups (rm_analysis_t *a, bson_error_t *err);
 

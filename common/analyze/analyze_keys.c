@@ -1,4 +1,5 @@
-/* Distributions and join-key maps for the analysis (analyze_int.h). */
+/* Distributions and join-key maps for the analysis (analyze_int.h), and
+ * the duplicated keys a relationship keeps to show. */
 #include <math.h>
 #include <string.h>
 
@@ -137,4 +138,21 @@ rm_keymap_destroy (rm_keymap_t *m)
     bson_free (m->keys);
     bson_free (m->counts);
     memset (m, 0, sizeof *m);
+}
+
+void
+rm_relation_dup (rm_relation_t *r, uint64_t key, uint64_t docs)
+{
+    size_t at = r->n_dups;
+    while (at > 0 && r->dup_key[at - 1] > key)
+        at--;
+    if (at == RM_DUPS_SHOWN)
+        return;
+    if (r->n_dups == RM_DUPS_SHOWN)
+        r->n_dups--;
+    memmove (&r->dup_key[at + 1], &r->dup_key[at], (r->n_dups - at) * sizeof r->dup_key[0]);
+    memmove (&r->dup_docs[at + 1], &r->dup_docs[at], (r->n_dups - at) * sizeof r->dup_docs[0]);
+    r->dup_key[at] = key;
+    r->dup_docs[at] = docs;
+    r->n_dups++;
 }

@@ -45,8 +45,9 @@ typedef struct {
     size_t n_skip;
 } rm_recout_t;
 
-/* Appends one recommendation: name is the relationship, or the collection
- * or array it is about (then ns, and field when an array, say which). */
+/* analyze_recout.c. Appends one recommendation: name is the relationship,
+ * or the collection or array it is about (then ns, and field when an
+ * array, say which). */
 void rm_rec_append (rm_recout_t *o, const char *name, const char *ns, const char *field,
                     const char *pattern, const char *why, const char *rule, const char *depends);
 /* Opens the step {op: {...}} (false when no plan is asked, or when the

@@ -46,7 +46,8 @@ bool rm_compile_set (const rm_names_t *nm, rm_compile_version_t v, rm_compile_st
 bool rm_compile_unset (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
 bool rm_compile_rename (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
 
-/* Says why st is not a pipeline (printf-style); returns true (not an error). */
+/* What a compiler records on its step (compile_step.c). Says why st is not
+ * a pipeline (printf-style); returns true (not an error). */
 bool rm_compile_refuse (rm_compile_step_t *st, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
 void rm_compile_note (rm_compile_step_t *st, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
 /* The step's pipelines are exact unless a document of ns has an array at
@@ -54,9 +55,9 @@ void rm_compile_note (rm_compile_step_t *st, const char *fmt, ...) BSON_GNUC_PRI
 void rm_compile_guard (const rm_names_t *nm, rm_compile_step_t *st, const rm_nsref_t *ns,
                        const char *field);
 
-/* The JSON text both printers write (compile_print.c): s as it is, s as a
- * quoted string, a pipeline as [stage, ...] a stage a line (canonical
- * Extended JSON). */
+/* The JSON text both printers write: s as it is, s as a quoted string
+ * (compile_shell.c), a pipeline as [stage, ...] a stage a line (canonical
+ * Extended JSON; compile_print.c). */
 void rm_compile_put (rm_buf_t *b, const char *s);
 void rm_compile_put_str (rm_buf_t *b, const char *s);
 void rm_compile_put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent);

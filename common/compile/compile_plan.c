@@ -3,7 +3,6 @@
  * table in compile_table.c), a $merge into its side-by-side targets, and
  * the names moved on as the online runner moves them, so that a later
  * step reads what this one wrote whether it ran server-side or not. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,39 +57,6 @@ const char *
 rm_compile_lookup_rules (bool since_36681)
 {
     return since_36681 ? "9.0 (SERVER-36681)" : "5.0-8.x";
-}
-
-bool
-rm_compile_refuse (rm_compile_step_t *st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    vsnprintf (st->reason, sizeof st->reason, fmt, ap);
-    va_end (ap);
-    for (size_t i = 0; i < st->n_passes; i++)
-        bson_destroy (&st->passes[i].pipeline);
-    st->n_passes = 0;
-    return true;
-}
-
-void
-rm_compile_note (rm_compile_step_t *st, const char *fmt, ...)
-{
-    va_list ap;
-    if (st->n_notes == RM_COMPILE_MAX_NOTES)
-        return;
-    va_start (ap, fmt);
-    st->notes[st->n_notes++] = bson_strdupv_printf (fmt, ap);
-    va_end (ap);
-}
-
-void
-rm_compile_guard (const rm_names_t *nm, rm_compile_step_t *st, const rm_nsref_t *ns,
-                  const char *field)
-{
-    st->guard_ns = ns;
-    st->guard_field = field;
-    snprintf (st->guard_coll, sizeof st->guard_coll, "%s", rm_name_now (nm, ns));
 }
 
 void

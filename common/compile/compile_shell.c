@@ -30,6 +30,30 @@
 
 #include "compile_impl.h"
 
+/* The text primitives every printer writes with (compile_print.c,
+ * compile_mongosh.c and this file): s as it is, s as a quoted JSON string.
+ * They sit here, in the lowest printer, so that the printers above call
+ * down to it and never the other way. */
+void
+rm_compile_put_str (rm_buf_t *b, const char *s)
+{
+    bson_t d = BSON_INITIALIZER;
+    char *j, *v;
+    BSON_APPEND_UTF8 (&d, "s", s);
+    j = bson_as_relaxed_extended_json (&d, NULL);
+    /* { "s" : "..." } */
+    v = strchr (j, ':') + 2;
+    rm_buf_append (b, v, strlen (v) - 2);
+    bson_free (j);
+    bson_destroy (&d);
+}
+
+void
+rm_compile_put (rm_buf_t *b, const char *s)
+{
+    rm_buf_append (b, s, strlen (s));
+}
+
 static void
 put_double (rm_buf_t *b, double d)
 {

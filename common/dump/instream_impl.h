@@ -1,5 +1,5 @@
-/* Internals shared by the instream (instream.c) and its read-ahead thread
- * (read_ahead.c). */
+/* Internals shared by the instream (instream.c), its read-ahead thread
+ * (read_ahead.c) and the codec under both (instream_codec.c). */
 #ifndef REMODEL_INSTREAM_IMPL_H
 #define REMODEL_INSTREAM_IMPL_H
 
@@ -51,7 +51,7 @@ struct rm_instream {
     rm_readahead_t *ra;
 };
 
-/* rm_instream_window and rm_instream_skip without a call, for the
+/* A look at the window and rm_instream_skip without a call, for the
  * per-document paths (framing, the reader's CRC runs). */
 static inline size_t
 rm_instream_peek (const rm_instream_t *s, const uint8_t **data)
@@ -66,6 +66,12 @@ rm_instream_advance (rm_instream_t *s, size_t n)
     s->start += n;
     s->offset += n;
 }
+
+/* ---- instream_codec.c ---- */
+
+/* Looks at the first bytes to pick the codec. Whatever was read for that
+ * stays in raw and is consumed by the codec (or copied out for none). */
+bool rm_instream_detect (rm_instream_t *s, bson_error_t *err);
 
 /* Decompresses (or reads) more bytes into out[*end..cap), moving *end; sets
  * *eof at the end of the stream. false with err set on an error (bytes

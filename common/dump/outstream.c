@@ -36,7 +36,6 @@ struct rm_outstream {
     size_t len;
     rm_wsink_t *sink; /* regular files: buf is the sink's, written by its thread */
     const atomic_int *sink_error;
-    uint64_t bytes_in;
     z_stream z;
     bool z_open;
     rm_pgzip_t *pgz; /* gzip on several cores */
@@ -285,7 +284,6 @@ rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t
     /* A write the thread failed is told by the next call. */
     if (s->sink_error && atomic_load_explicit (s->sink_error, memory_order_relaxed) != 0)
         return rm_wsink_drain (s->sink, err);
-    s->bytes_in += len;
     switch (s->c.codec) {
     case RM_CODEC_GZIP:
         if (s->pgz)
@@ -334,7 +332,6 @@ rm_outstream_finish (rm_outstream_t *s, bson_error_t *err)
     return flush_last (s, err);
 }
 
-uint64_t rm_outstream_bytes_in (const rm_outstream_t *s) { return s->bytes_in; }
 
 void
 rm_outstream_destroy (rm_outstream_t *s)

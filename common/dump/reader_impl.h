@@ -63,7 +63,11 @@ rm_reader_file (const rm_reader_t *r)
     return r->spool ? r->spool : r->path;
 }
 
-/* The next valid document of ns on s: a frame from rm_frame_next, with bad
+/* write(2) until all n bytes of p are written; name is the file's, for
+ * the message. */
+bool rm_reader_write_all (int fd, const char *name, const uint8_t *p, size_t n, bson_error_t *err);
+
+/* The next valid document of ns on s (reader_frame.c): a frame from rm_frame_next, with bad
  * documents set aside when --skip-invalid allows it and every other error
  * given the file, namespace, ordinal and offset. Updates ns's counts. */
 rm_frame_kind_t rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns,

@@ -1,10 +1,8 @@
 /* Running a plan (see remodel/engine.h). */
-#include <stdio.h>
 #include <string.h>
 
 #include "engine_impl.h"
 #include "step_class.h"
-#include "remodel/bsoncheck.h"
 
 #define DEFAULT_MEMORY ((size_t) 512 << 20)
 
@@ -18,65 +16,6 @@ rm_engine_new (const rm_plan_t *plan, const rm_engine_opts_t *opts)
     if (e->opts.memory == 0)
         e->opts.memory = DEFAULT_MEMORY;
     return e;
-}
-
-size_t
-rm_engine_sort_budget (const rm_engine_t *e)
-{
-    size_t half = e->opts.memory / 2;
-    return half < (64u << 10) ? (64u << 10) : half;
-}
-
-rm_ens_t *
-rm_engine_find (rm_engine_t *e, const rm_nsref_t *ref)
-{
-    for (size_t i = 0; i < e->n_ns; i++)
-        if (!strcmp (e->ns[i].out->db, ref->db) && !strcmp (e->ns[i].out->coll, ref->coll))
-            return &e->ns[i];
-    return NULL;
-}
-
-/* Metadata for a namespace a step creates: the _id index, and an index on
- * the parent reference, which the seeds advise and mongorestore builds. */
-static char *
-created_metadata (const char *coll, const char *indexed_field)
-{
-    const char *id_index =
-        "{\"v\":{\"$numberInt\":\"2\"},\"key\":{\"_id\":{\"$numberInt\":\"1\"}},\"name\":\"_id_\"}";
-    if (indexed_field)
-        return bson_strdup_printf (
-            "{\"indexes\":[%s,{\"v\":{\"$numberInt\":\"2\"},\"key\":{\"%s\":{\"$numberInt\":"
-            "\"1\"}},\"name\":\"%s_1\"}],\"collectionName\":\"%s\",\"type\":\"collection\"}",
-            id_index, indexed_field, indexed_field, coll);
-    return bson_strdup_printf ("{\"indexes\":[%s],\"collectionName\":\"%s\",\"type\":\"collection\"}",
-                               id_index, coll);
-}
-
-/* An empty namespace of the input that a step fills keeps its metadata
- * (bucketize then unbucketize gives back the options, indexes and uuid as
- * they were); a new one gets meta. */
-void
-rm_engine_add_created_meta (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
-                  char *meta)
-{
-    rm_ns_t *ns;
-    if (rm_dump_info_find (in, ref->db, ref->coll)) {
-        bson_free (meta);
-        return;
-    }
-    ns = rm_dump_info_add (out, ref->db, ref->coll);
-    rm_ns_set_metadata (ns, meta, strlen (meta));
-    bson_free (ns->type);
-    ns->type = bson_strdup ("collection");
-    ns->has_type = true;
-    bson_free (meta);
-}
-
-void
-rm_engine_add_created (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
-                       const char *indexed_field)
-{
-    rm_engine_add_created_meta (out, in, ref, created_metadata (ref->coll, indexed_field));
 }
 
 void
@@ -140,102 +79,6 @@ rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out
     return true;
 }
 
-typedef struct rm_sink_ctx sink_ctx_t;
-
-static bool
-sink_add (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
-{
-    sink_ctx_t *c = ctx;
-    return rm_engine_emit (c->e, c->ns, doc, len, err);
-}
-
-static bool
-sink_seal (void *ctx, bson_error_t *err)
-{
-    sink_ctx_t *c = ctx;
-    c->ns->written = true;
-    return !c->e->w || rm_writer_ns_end (c->e->w, c->ns->out, err);
-}
-
-rm_store_t *
-rm_engine_store_new (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err)
-{
-    static const rm_store_sink_t sink = {sink_add, sink_seal};
-    if (e->step && e->step == ns->last_step && !ns->written) {
-        sink_ctx_t *c = &e->sinks[ns->out->index];
-        c->e = e;
-        c->ns = ns;
-        return rm_store_new_sink (ns->stats->name, &sink, c);
-    }
-    return rm_store_new (e->opts.tmpdir, ns->stats->name, err);
-}
-
-bool
-rm_engine_store_swap (rm_ens_t *ns, rm_store_t *next, bson_error_t *err)
-{
-    if (!rm_store_seal (next, err)) {
-        rm_store_destroy (next);
-        return false;
-    }
-    rm_store_destroy (ns->store);
-    ns->store = next;
-    return true;
-}
-
-char *
-rm_doc_id_json (const uint8_t *doc, uint32_t len)
-{
-    bson_t b, tmp;
-    bson_iter_t it;
-    char *json, *out;
-    if (!bson_init_static (&b, doc, len) || !bson_iter_init_find (&it, &b, "_id"))
-        return bson_strdup ("(no _id)");
-    bson_init (&tmp);
-    bson_append_iter (&tmp, "_id", 3, &it);
-    json = bson_as_relaxed_extended_json (&tmp, NULL);
-    out = bson_strdup (json ? json : "?");
-    bson_free (json);
-    bson_destroy (&tmp);
-    return out;
-}
-
-bool
-rm_doc_error (bson_error_t *err, const char *ns_name, const char *what, const uint8_t *doc,
-              uint32_t len)
-{
-    char *id = rm_doc_id_json (doc, len);
-    rm_error_prefix (err, "%s: %s %s", ns_name, what, id);
-    bson_free (id);
-    return false;
-}
-
-bool
-rm_store_emit (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
-{
-    return rm_store_add (ctx, doc, len, err);
-}
-
-/* A step writes only to a new namespace or an empty one (plan.h). */
-static bool
-targets_empty (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
-{
-    const rm_nsref_t *made[4];
-    const char *keys[4];
-    size_t n = rm_step_creates (s, made, keys, 4);
-    for (size_t j = 0; j < n; j++) {
-        rm_ens_t *ns = rm_engine_find (e, made[j]);
-        uint64_t docs = ns->store ? rm_store_count (ns->store) : 0;
-        if (docs) {
-            rm_error_set (err, RM_ERR_USAGE,
-                          "step %zu (%s): \"%s\": namespace %s already exists and holds %llu "
-                          "document(s) (a step writes only to a new or an empty namespace)",
-                          s->index, s->op, keys[j], made[j]->text, (unsigned long long) docs);
-            return false;
-        }
-    }
-    return true;
-}
-
 /* Whether a step fills a namespace the input has (then the plan runs store
  * to store, where the step can see that it is empty). */
 static bool
@@ -250,20 +93,6 @@ fills_input_namespace (rm_engine_t *e)
                 return true;
     }
     return false;
-}
-
-bool
-rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
-{
-    bool ok;
-    if (!targets_empty (e, s, err))
-        return false;
-    e->step = (size_t) (s - e->plan->steps) + 1; /* its position: see rm_engine_step_run */
-    ok = rm_step_classes[s->kind].run (e, s, err);
-    e->step = 0;
-    if (!ok && err->message[0] && strncmp (err->message, "step ", 5) != 0)
-        rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
-    return ok && rm_engine_check_step (e, s, err);
 }
 
 /* Touched namespaces go to stores; the rest streams straight through. */
@@ -308,49 +137,6 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
         if (e->ns[i].store && !rm_store_seal (e->ns[i].store, err))
             return -1;
     return 0;
-}
-
-bool
-rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
-{
-    if (len > RM_BSON_MAX_SIZE && !ns->out->is_oplog) {
-        char *id = rm_doc_id_json (doc, len);
-        rm_error_set (err, RM_ERR_FORMAT, "%s: document %s would be %u bytes, over the "
-                      "16 MiB limit", ns->stats->name, id, len);
-        bson_free (id);
-        return false;
-    }
-    ns->stats->docs_out++;
-    return !e->w || rm_writer_doc (e->w, ns->out, doc, len, err);
-}
-
-/* The transformed namespaces, in the output's order. */
-bool
-rm_engine_write_stores (rm_engine_t *e, const bool *only, bson_error_t *err)
-{
-    int rc;
-
-    for (size_t i = 0; i < e->n_ns; i++) {
-        rm_ens_t *ns = &e->ns[i];
-        rm_instream_t *s;
-        rm_frame_t f;
-        if (!ns->stats->touched || ns->written || (only && !only[i]))
-            continue;
-        s = rm_store_open (ns->store, err);
-        if (!s)
-            return false;
-        while ((rc = rm_store_next (s, &f, err)) > 0)
-            if (!rm_engine_emit (e, ns, f.data, f.len, err)) {
-                rc = -1;
-                break;
-            }
-        rm_instream_close (s);
-        if (rc < 0 || (e->w && !rm_writer_ns_end (e->w, ns->out, err)))
-            return false;
-        rm_store_destroy (ns->store);
-        ns->store = NULL;
-    }
-    return true;
 }
 
 bool

@@ -9,13 +9,13 @@
  *     sends most readings to onInvalid, run but leave a warning, which the
  *     tool prints with the summary.
  * Each step's row (step_class.h) says which fields it probes and what it
- * checks after; this file runs them. The set, unset, rename and version
+ * checks after; engine_step.c runs them, with what this file gives the
+ * rows (probes, warnings, the join check). The set, unset, rename and version
  * steps have no probes: a plan that renames or unsets runs again over its
  * own output, where the field is rightly gone. */
 #include <string.h>
 
 #include "engine_impl.h"
-#include "step_class.h"
 
 void
 rm_engine_add_probe (rm_step_run_t *run, const char *key, const char *path, const rm_nsref_t *ns)
@@ -30,16 +30,6 @@ bool
 rm_engine_allows_missing (const rm_engine_t *e, const rm_step_t *s)
 {
     return s->allow_missing || e->opts.allow_missing;
-}
-
-void
-rm_engine_runs_init (rm_engine_t *e)
-{
-    e->runs = bson_malloc0 ((e->plan->n + 1) * sizeof *e->runs);
-    for (size_t i = 0; i < e->plan->n; i++)
-        if (!rm_engine_allows_missing (e, &e->plan->steps[i]) &&
-            rm_step_classes[e->plan->steps[i].kind].probes)
-            rm_step_classes[e->plan->steps[i].kind].probes (&e->plan->steps[i], &e->runs[i]);
 }
 
 void
@@ -98,26 +88,6 @@ rm_engine_join_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *r
                   (unsigned long long) run->children, from->text,
                   (unsigned long long) run->parents, into->text, local->text, foreign->text);
     return false;
-}
-
-bool
-rm_engine_check_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
-{
-    rm_step_run_t *run = rm_engine_step_run (e, s);
-    bool (*check) (rm_engine_t *, const rm_step_t *, const rm_step_run_t *, bson_error_t *) =
-        rm_step_classes[s->kind].check;
-    bool ok = true;
-
-    if (run->checked)
-        return true; /* a step the one-pass path deferred ran as a batch */
-    run->checked = true;
-    for (size_t i = 0; ok && i < run->n_probes; i++)
-        ok = rm_probe_check (&run->probes[i], err);
-    if (ok && check)
-        ok = check (e, s, run, err);
-    if (!ok)
-        rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
-    return ok;
 }
 
 size_t

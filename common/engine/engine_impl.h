@@ -19,7 +19,8 @@ typedef struct {
 typedef struct rm_stage rm_stage_t;
 
 
-/* What one step saw, for the checks once it has run (engine_checks.c). */
+/* What one step saw, for the checks once it has run (engine_checks.c,
+ * engine_step.c). */
 typedef struct {
     rm_probe_t *probes;    /* the fields it names (none with allowMissing) */
     size_t n_probes;
@@ -56,17 +57,20 @@ struct rm_engine {
     size_t n_warnings;
 };
 
+/* The steps' runs, with the probes their rows ask for (engine_step.c),
+ * and freed (engine_checks.c). */
 void rm_engine_runs_init (rm_engine_t *e);
 void rm_engine_runs_destroy (rm_engine_t *e);
 rm_step_run_t *rm_engine_step_run (rm_engine_t *e, const rm_step_t *s);
 /* The step's ith probe (in the order engine_checks.c lists them), or NULL
  * when it has none (allowMissing). */
 rm_probe_t *rm_engine_probe (rm_engine_t *e, const rm_step_t *s, size_t i);
-/* The checks once a step has run: fields in no document, joins matching
- * nothing (errors, prefixed with the step), mostly-missed lookups and
- * mostly-invalid readings (warnings). */
+/* The checks once a step has run (engine_step.c): fields in no document,
+ * joins matching nothing (errors, prefixed with the step), mostly-missed
+ * lookups and mostly-invalid readings (warnings). */
 bool rm_engine_check_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 
+/* The namespaces and their stores (engine_ns.c). */
 rm_ens_t *rm_engine_find (rm_engine_t *e, const rm_nsref_t *ref);
 /* The budget of each of a sort-merge's sorters: half of --memory, but
  * never below 64 KiB, so that a tiny budget spills runs of a sensible size
@@ -79,10 +83,11 @@ rm_store_t *rm_engine_store_new (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err
 /* Seals next and makes it ns's documents, dropping the old store. */
 bool rm_engine_store_swap (rm_ens_t *ns, rm_store_t *next, bson_error_t *err);
 
-/* Runs one step store to store, its errors prefixed with the step. */
+/* Runs one step store to store, its errors prefixed with the step
+ * (engine_step.c). */
 bool rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 /* Writes one result document of ns (no writer: counts it only), refusing
- * one over the 16 MiB limit. */
+ * one over the 16 MiB limit (engine_ns.c, as the next). */
 bool rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len,
                      bson_error_t *err);
 /* Writes and ends the touched namespaces whose documents are in stores
@@ -124,6 +129,11 @@ struct rm_stage {
 typedef struct {
     /* Whether it can within this plan (NULL: always). */
     bool (*can) (const rm_plan_t *plan, const rm_step_t *s);
+    /* The namespace it reads whole before applying (its `from`; NULL:
+     * none): the plan streams only when no step writes that one. The
+     * engine asks, not the step: which steps write what is in their rows,
+     * above the steps. */
+    const rm_nsref_t *(*reads_first) (const rm_step_t *s);
     /* Sets st->in, st->to, st->from and st->data (st->s is set). */
     void (*open) (rm_engine_t *e, rm_stage_t *st);
     /* One document of st->in: its result to *out (valid until the next
@@ -136,9 +146,6 @@ typedef struct {
     /* Frees st->data (which may be NULL). */
     void (*close) (rm_stage_t *st);
 } rm_stage_class_t;
-
-/* Whether some step of plan writes ref (for a stage's `can`). */
-bool rm_plan_writes (const rm_plan_t *plan, const rm_nsref_t *ref);
 
 /* For the rows' checks (engine_checks.c): adds a probe of the field at path
  * of ns, which the plan names by key, to the step's run; whether fields in
@@ -153,7 +160,7 @@ bool rm_engine_join_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run
 void rm_engine_warn (rm_engine_t *e, const rm_step_t *s, const char *fmt, ...)
     BSON_GNUC_PRINTF (3, 4);
 
-/* For the rows' `created` (engine.c): adds to out a namespace ref the step
+/* For the rows' `created` (engine_ns.c): adds to out a namespace ref the step
  * creates, with the metadata of a new collection (its _id index, and one
  * on indexed_field unless NULL) or with meta (taken), unless the input in
  * has it already (then its own metadata stays). */

@@ -34,8 +34,9 @@ stage_class (const rm_step_t *s)
     return rm_step_classes[s->kind].stage;
 }
 
-bool
-rm_plan_writes (const rm_plan_t *plan, const rm_nsref_t *ref)
+/* Whether some step of plan writes ref. */
+static bool
+plan_writes (const rm_plan_t *plan, const rm_nsref_t *ref)
 {
     for (size_t i = 0; i < plan->n; i++) {
         const rm_nsref_t *outs[4];
@@ -52,7 +53,8 @@ rm_engine_can_stream (const rm_plan_t *plan)
 {
     for (size_t i = 0; i < plan->n; i++) {
         const rm_stage_class_t *c = stage_class (&plan->steps[i]);
-        if (!c || (c->can && !c->can (plan, &plan->steps[i])))
+        if (!c || (c->can && !c->can (plan, &plan->steps[i])) ||
+            (c->reads_first && plan_writes (plan, c->reads_first (&plan->steps[i]))))
             return false;
     }
     return plan->n > 0;

@@ -411,22 +411,6 @@ rm_plan_load (rm_plan_t *plan, const char *path, bson_error_t *err)
     return ok;
 }
 
-void
-rm_step_refs_add (rm_step_refs_t *l, const rm_nsref_t *ns, const char *key)
-{
-    /* A kind that needs more grows at[] (step_class.h). */
-    BSON_ASSERT (l->n < sizeof l->at / sizeof l->at[0]);
-    l->at[l->n].ns = ns;
-    l->at[l->n++].key = key;
-}
-
-void
-rm_step_ns_make (rm_step_ns_t *ns, const rm_nsref_t *ref, const char *key)
-{
-    rm_step_refs_add (&ns->writes, ref, key);
-    rm_step_refs_add (&ns->creates, ref, key);
-}
-
 /* What the step's row says of its namespaces. */
 static void
 step_ns (const rm_step_t *s, rm_step_ns_t *ns)

@@ -55,11 +55,11 @@ typedef struct {
     void (*clear) (rm_step_t *s);
     /* Fills a zeroed `ns` with the namespaces of a parsed step. */
     void (*ns) (const rm_step_t *s, rm_step_ns_t *ns);
-    /* Runs the step store to store (engine.c prefixes its errors). */
+    /* Runs the step store to store (engine_step.c prefixes its errors). */
     bool (*run) (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
     /* The rest may be NULL (none). The fields it reads, as probes added to
      * run with rm_engine_add_probe, in the order its code asks for them
-     * (rm_engine_probe's i): engine_checks.c. */
+     * (rm_engine_probe's i): engine_checks.c, engine_step.c. */
     void (*probes) (const rm_step_t *s, rm_step_run_t *run);
     /* What it checks once it has run, from what it saw: an error, or
      * warnings (rm_engine_warn) and its counts added to the namespaces'. */
@@ -80,9 +80,23 @@ typedef struct {
 extern const rm_step_class_t rm_step_classes[];
 
 /* For the ns functions: appends a namespace to a role; adds one the step
- * makes (writes and creates). */
-void rm_step_refs_add (rm_step_refs_t *l, const rm_nsref_t *ns, const char *key);
-void rm_step_ns_make (rm_step_ns_t *ns, const rm_nsref_t *ref, const char *key);
+ * makes (writes and creates). Inline: the steps call them, and the file
+ * that reads the steps' rows (plan.c) is above them. */
+static inline void
+rm_step_refs_add (rm_step_refs_t *l, const rm_nsref_t *ns, const char *key)
+{
+    /* A kind that needs more grows at[] (above). */
+    BSON_ASSERT (l->n < sizeof l->at / sizeof l->at[0]);
+    l->at[l->n].ns = ns;
+    l->at[l->n++].key = key;
+}
+
+static inline void
+rm_step_ns_make (rm_step_ns_t *ns, const rm_nsref_t *ref, const char *key)
+{
+    rm_step_refs_add (&ns->writes, ref, key);
+    rm_step_refs_add (&ns->creates, ref, key);
+}
 
 bool rm_plan_parse_embed (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
 bool rm_plan_parse_extract (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);

@@ -184,14 +184,14 @@ rm_step_denorm_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     return rm_denorm_sort_run (e, s, err);
 }
 
-/* The one-pass path (rm_stage_class_t), when no step changes `from`: the
- * table fills while `from` is read (documents of `in` wait until it has
- * been read whole: engine_stream.c), then each document of `in` is looked
- * up as it comes. */
-static bool
-denorm_can (const rm_plan_t *plan, const rm_step_t *s)
+/* The one-pass path (rm_stage_class_t), when no step changes `from`
+ * (engine_stream.c sees to that): the table fills while `from` is read
+ * (documents of `in` wait until it has been read whole), then each
+ * document of `in` is looked up as it comes. */
+static const rm_nsref_t *
+denorm_reads_first (const rm_step_t *s)
 {
-    return !rm_plan_writes (plan, &s->u.denorm.from);
+    return &s->u.denorm.from;
 }
 
 static void
@@ -224,7 +224,7 @@ denorm_close (rm_stage_t *st)
     rm_denorm_table_destroy (st->data);
 }
 
-const rm_stage_class_t rm_denorm_stage = {.can = denorm_can,
+const rm_stage_class_t rm_denorm_stage = {.reads_first = denorm_reads_first,
                                           .open = denorm_open,
                                           .apply = denorm_apply,
                                           .fill = denorm_fill,

@@ -26,7 +26,6 @@ typedef struct rm_acc_spec rm_acc_spec_t;
 
 /* Parses one accumulator; errors name the accumulator and the reason. */
 rm_acc_spec_t *rm_acc_spec_parse (const bson_iter_t *expr, bson_error_t *err);
-rm_acc_kind_t rm_acc_spec_kind (const rm_acc_spec_t *s);
 void rm_acc_spec_destroy (rm_acc_spec_t *s);
 
 /* The running state of one accumulator for one group. States are reused

@@ -38,16 +38,8 @@ rm_instream_t *rm_instream_new (rm_raw_read_fn read, void *ctx, const char *name
 ssize_t rm_instream_fill (rm_instream_t *s, size_t need, const uint8_t **data,
                           bson_error_t *err);
 
-/* The bytes already in the window, without reading more: sets *data and
- * returns the count. A fill asking for no more than that many bytes keeps
- * the window where it is, so pointers into it stay valid. */
-size_t rm_instream_window (const rm_instream_t *s, const uint8_t **data);
-
 /* Consumes n bytes of the window. */
 void rm_instream_skip (rm_instream_t *s, size_t n);
-
-/* Decompressed offset of the start of the window. */
-uint64_t rm_instream_offset (const rm_instream_t *s);
 
 /* Raw (compressed) bytes consumed so far, and the raw size (0 if unknown). */
 uint64_t rm_instream_raw_pos (const rm_instream_t *s);
@@ -113,7 +105,6 @@ bool rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len,
                          bson_error_t *err);
 /* Flushes the codec's last frame and the buffer. */
 bool rm_outstream_finish (rm_outstream_t *s, bson_error_t *err);
-uint64_t rm_outstream_bytes_in (const rm_outstream_t *s);
 void rm_outstream_destroy (rm_outstream_t *s);
 
 #endif

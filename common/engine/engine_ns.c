@@ -1,0 +1,186 @@
+/* The engine's namespaces as the steps use them (engine_impl.h): found by
+ * reference, their stores made, swapped and written out, documents
+ * emitted and named in messages, the namespaces a step creates. Below the
+ * steps, which call it, and so apart from what calls the steps through
+ * their table (engine_step.c, engine_stream.c, engine.c). */
+#include <string.h>
+
+#include "engine_impl.h"
+#include "remodel/bsoncheck.h"
+
+size_t
+rm_engine_sort_budget (const rm_engine_t *e)
+{
+    size_t half = e->opts.memory / 2;
+    return half < (64u << 10) ? (64u << 10) : half;
+}
+
+rm_ens_t *
+rm_engine_find (rm_engine_t *e, const rm_nsref_t *ref)
+{
+    for (size_t i = 0; i < e->n_ns; i++)
+        if (!strcmp (e->ns[i].out->db, ref->db) && !strcmp (e->ns[i].out->coll, ref->coll))
+            return &e->ns[i];
+    return NULL;
+}
+
+/* Metadata for a namespace a step creates: the _id index, and an index on
+ * the parent reference, which the seeds advise and mongorestore builds. */
+static char *
+created_metadata (const char *coll, const char *indexed_field)
+{
+    const char *id_index =
+        "{\"v\":{\"$numberInt\":\"2\"},\"key\":{\"_id\":{\"$numberInt\":\"1\"}},\"name\":\"_id_\"}";
+    if (indexed_field)
+        return bson_strdup_printf (
+            "{\"indexes\":[%s,{\"v\":{\"$numberInt\":\"2\"},\"key\":{\"%s\":{\"$numberInt\":"
+            "\"1\"}},\"name\":\"%s_1\"}],\"collectionName\":\"%s\",\"type\":\"collection\"}",
+            id_index, indexed_field, indexed_field, coll);
+    return bson_strdup_printf ("{\"indexes\":[%s],\"collectionName\":\"%s\",\"type\":\"collection\"}",
+                               id_index, coll);
+}
+
+/* An empty namespace of the input that a step fills keeps its metadata
+ * (bucketize then unbucketize gives back the options, indexes and uuid as
+ * they were); a new one gets meta. */
+void
+rm_engine_add_created_meta (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
+                  char *meta)
+{
+    rm_ns_t *ns;
+    if (rm_dump_info_find (in, ref->db, ref->coll)) {
+        bson_free (meta);
+        return;
+    }
+    ns = rm_dump_info_add (out, ref->db, ref->coll);
+    rm_ns_set_metadata (ns, meta, strlen (meta));
+    bson_free (ns->type);
+    ns->type = bson_strdup ("collection");
+    ns->has_type = true;
+    bson_free (meta);
+}
+
+void
+rm_engine_add_created (rm_dump_info_t *out, const rm_dump_info_t *in, const rm_nsref_t *ref,
+                       const char *indexed_field)
+{
+    rm_engine_add_created_meta (out, in, ref, created_metadata (ref->coll, indexed_field));
+}
+
+typedef struct rm_sink_ctx sink_ctx_t;
+
+static bool
+sink_add (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    sink_ctx_t *c = ctx;
+    return rm_engine_emit (c->e, c->ns, doc, len, err);
+}
+
+static bool
+sink_seal (void *ctx, bson_error_t *err)
+{
+    sink_ctx_t *c = ctx;
+    c->ns->written = true;
+    return !c->e->w || rm_writer_ns_end (c->e->w, c->ns->out, err);
+}
+
+rm_store_t *
+rm_engine_store_new (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err)
+{
+    static const rm_store_sink_t sink = {sink_add, sink_seal};
+    if (e->step && e->step == ns->last_step && !ns->written) {
+        sink_ctx_t *c = &e->sinks[ns->out->index];
+        c->e = e;
+        c->ns = ns;
+        return rm_store_new_sink (ns->stats->name, &sink, c);
+    }
+    return rm_store_new (e->opts.tmpdir, ns->stats->name, err);
+}
+
+bool
+rm_engine_store_swap (rm_ens_t *ns, rm_store_t *next, bson_error_t *err)
+{
+    if (!rm_store_seal (next, err)) {
+        rm_store_destroy (next);
+        return false;
+    }
+    rm_store_destroy (ns->store);
+    ns->store = next;
+    return true;
+}
+
+char *
+rm_doc_id_json (const uint8_t *doc, uint32_t len)
+{
+    bson_t b, tmp;
+    bson_iter_t it;
+    char *json, *out;
+    if (!bson_init_static (&b, doc, len) || !bson_iter_init_find (&it, &b, "_id"))
+        return bson_strdup ("(no _id)");
+    bson_init (&tmp);
+    bson_append_iter (&tmp, "_id", 3, &it);
+    json = bson_as_relaxed_extended_json (&tmp, NULL);
+    out = bson_strdup (json ? json : "?");
+    bson_free (json);
+    bson_destroy (&tmp);
+    return out;
+}
+
+bool
+rm_doc_error (bson_error_t *err, const char *ns_name, const char *what, const uint8_t *doc,
+              uint32_t len)
+{
+    char *id = rm_doc_id_json (doc, len);
+    rm_error_prefix (err, "%s: %s %s", ns_name, what, id);
+    bson_free (id);
+    return false;
+}
+
+bool
+rm_store_emit (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    return rm_store_add (ctx, doc, len, err);
+}
+
+bool
+rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    if (len > RM_BSON_MAX_SIZE && !ns->out->is_oplog) {
+        char *id = rm_doc_id_json (doc, len);
+        rm_error_set (err, RM_ERR_FORMAT, "%s: document %s would be %u bytes, over the "
+                      "16 MiB limit", ns->stats->name, id, len);
+        bson_free (id);
+        return false;
+    }
+    ns->stats->docs_out++;
+    return !e->w || rm_writer_doc (e->w, ns->out, doc, len, err);
+}
+
+/* The transformed namespaces, in the output's order. */
+bool
+rm_engine_write_stores (rm_engine_t *e, const bool *only, bson_error_t *err)
+{
+    int rc;
+
+    for (size_t i = 0; i < e->n_ns; i++) {
+        rm_ens_t *ns = &e->ns[i];
+        rm_instream_t *s;
+        rm_frame_t f;
+        if (!ns->stats->touched || ns->written || (only && !only[i]))
+            continue;
+        s = rm_store_open (ns->store, err);
+        if (!s)
+            return false;
+        while ((rc = rm_store_next (s, &f, err)) > 0)
+            if (!rm_engine_emit (e, ns, f.data, f.len, err)) {
+                rc = -1;
+                break;
+            }
+        rm_instream_close (s);
+        if (rc < 0 || (e->w && !rm_writer_ns_end (e->w, ns->out, err)))
+            return false;
+        rm_store_destroy (ns->store);
+        ns->store = NULL;
+    }
+    return true;
+}
