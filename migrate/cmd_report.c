@@ -30,7 +30,7 @@ tool_diagram_print (const bson_t *report, const char *format)
 {
     rm_buf_t b;
     rm_buf_init (&b);
-    rm_report_diagram (report, strcmp (format, "dot") ? RM_DIAGRAM_MERMAID : RM_DIAGRAM_DOT, &b);
+    rm_report_diagram (report, strcmp (format, "dot") ? RM_DIAGRAM_MERMAID : RM_DIAGRAM_DOT, NULL, 0, &b);
     fwrite (b.data, 1, b.len, stdout);
     rm_buf_destroy (&b);
 }
@@ -136,14 +136,15 @@ tool_analyze_report (const rm_analysis_t *a, const bson_t *report, const char *s
             after_ao.hints = NULL;
             after_ao.progress = NULL;
             aa = rm_report_after (&plan, src, &eo, &after_ao, &st, &n_st, err);
-            rm_plan_destroy (&plan);
             if (!aa) {
+                rm_plan_destroy (&plan);
                 bson_destroy (&steps);
                 bson_free (title);
                 return false;
             }
         }
         p.steps = &steps;
+        p.plan = &plan;
     }
     if (!planned)
         p.no_plan = why.message;
@@ -155,6 +156,8 @@ tool_analyze_report (const rm_analysis_t *a, const bson_t *report, const char *s
         p.n_stats = n_st;
     }
     ok = write_page (o->report, &p, err);
+    if (p.plan)
+        rm_plan_destroy (&plan);
     if (aa) {
         bson_destroy (&after);
         rm_analysis_destroy (aa);
@@ -199,7 +202,8 @@ tool_check_pictures (const rm_plan_t *plan, const char *plan_path, const tool_op
         tool_diagram_print (&ra, o->diagram);
     if (ok && o->report) {
         char *title = bson_strdup_printf ("remodel check %s --against %s", plan_path, o->against);
-        rm_page_t p = {.title = title, .plan_name = plan_path, .after = &ra, .stats = st, .n_stats = n_st};
+        rm_page_t p = {.title = title, .plan_name = plan_path, .plan = plan, .after = &ra, .stats = st,
+                       .n_stats = n_st};
         before = rm_analyze (o->against, &ao, err);
         ok = before != NULL;
         if (ok) {

@@ -143,47 +143,77 @@ dot_label (rm_buf_t *b, const bson_t *rel)
     rm_rp_puts (b, ">");
 }
 
+/* A relationship: its label a node of its own between the two halves of
+ * the arrow, since dot drops edge labels when it packs the components
+ * (packmode) that put the boxes side by side. */
 static void
-dot_edge (rm_buf_t *b, const bson_t *report, const bson_t *rel)
+dot_edge (rm_buf_t *b, const bson_t *report, const bson_t *rel, int k)
 {
     bson_t from;
     int row = find_coll (report, rm_rp_str (rel, "from"), &from) ? field_row (&from, rm_rp_str (rel, "field")) : -1;
     bool possible = !strcmp (rm_rp_str (rel, "level"), "possible");
+    const char *color = !rm_rp_bool (rel, "indexed") ? "#b30000" : "#2f5d8a";
 
-    rm_rp_puts (b, "  ");
-    dot_id (b, rm_rp_str (rel, "from"));
-    if (row >= 0)
-        rm_rp_printf (b, ":f%d:e", row);
-    rm_rp_puts (b, " -> ");
-    dot_id (b, rm_rp_str (rel, "to"));
-    rm_rp_puts (b, " [id=\"rel-");
+    rm_rp_printf (b, "  \"rel %d\" [id=\"rel-", k);
     rm_rp_html (b, rm_rp_str (rel, "from"));
     rm_rp_puts (b, ".");
     rm_rp_html (b, rm_rp_str (rel, "field"));
-    rm_rp_puts (b, "\" class=\"");
+    rm_rp_puts (b, "\" class=\"rel ");
     rm_rp_html (b, rm_rp_str (rel, "class"));
-    rm_rp_puts (b, "\" label=");
+    rm_rp_puts (b, "\" shape=none margin=\"0.1,0.03\" label=");
     dot_label (b, rel);
-    rm_rp_printf (b, " color=\"%s\"%s];\n", !rm_rp_bool (rel, "indexed") ? "#b30000" : "#2f5d8a",
+    rm_rp_puts (b, "];\n  ");
+    dot_id (b, rm_rp_str (rel, "from"));
+    if (row >= 0)
+        rm_rp_printf (b, ":f%d:e", row);
+    rm_rp_printf (b, " -> \"rel %d\" [arrowhead=none color=\"%s\"%s];\n", k, color,
                   possible ? " style=dashed" : "");
+    rm_rp_printf (b, "  \"rel %d\" -> ", k);
+    dot_id (b, rm_rp_str (rel, "to"));
+    rm_rp_printf (b, " [color=\"%s\"%s];\n", color, possible ? " style=dashed" : "");
+}
+
+typedef struct {
+    const char *const *names;
+    size_t n;
+} only_t;
+
+static bool
+shown (const only_t *only, const char *ns)
+{
+    if (!only->names)
+        return true;
+    for (size_t i = 0; i < only->n; i++)
+        if (!strcmp (only->names[i], ns))
+            return true;
+    return false;
+}
+
+static bool
+rel_shown (const only_t *only, const bson_t *rel)
+{
+    return shown (only, rm_rp_str (rel, "from")) && shown (only, rm_rp_str (rel, "to"));
 }
 
 static void
-dot (const bson_t *report, rm_buf_t *out)
+dot (const bson_t *report, const only_t *only, rm_buf_t *out)
 {
     bson_iter_t arr;
     bson_t d;
+    int k = 1;
 
     rm_rp_puts (out, "digraph design {\n"
-                     "  graph [rankdir=LR nodesep=0.35 ranksep=0.9 bgcolor=\"transparent\" fontname=\"" FONT "\"];\n"
+                     "  graph [rankdir=LR nodesep=0.35 ranksep=0.4 pack=24 packmode=\"array_u\" bgcolor=\"transparent\" fontname=\"" FONT "\"];\n"
                      "  node [shape=plain fontname=\"" FONT "\" fontsize=10];\n"
                      "  edge [fontname=\"" FONT "\" fontsize=9 arrowsize=0.8 penwidth=1.4];\n");
     rm_rp_docs (report, "collections", &arr);
     while (rm_rp_next (&arr, &d))
-        dot_box (out, &d);
+        if (shown (only, rm_rp_str (&d, "ns")))
+            dot_box (out, &d);
     rm_rp_docs (report, "relationships", &arr);
     while (rm_rp_next (&arr, &d))
-        dot_edge (out, report, &d);
+        if (rel_shown (only, &d))
+            dot_edge (out, report, &d, k++);
     rm_rp_puts (out, "}\n");
 }
 
@@ -218,7 +248,7 @@ mermaid_types (rm_buf_t *b, const bson_t *f)
 }
 
 static void
-mermaid (const bson_t *report, rm_buf_t *out)
+mermaid (const bson_t *report, const only_t *only, rm_buf_t *out)
 {
     bson_iter_t arr, farr;
     bson_t c, f, rel;
@@ -227,7 +257,10 @@ mermaid (const bson_t *report, rm_buf_t *out)
     rm_rp_puts (out, "erDiagram\n");
     rm_rp_docs (report, "collections", &arr);
     while (rm_rp_next (&arr, &c)) {
-        rm_rp_printf (out, "    c%d[\"", ++i);
+        ++i;
+        if (!shown (only, rm_rp_str (&c, "ns")))
+            continue;
+        rm_rp_printf (out, "    c%d[\"", i);
         rm_rp_mermaid (out, rm_rp_str (&c, "ns"), false);
         rm_rp_puts (out, "\"] {\n");
         rm_rp_docs (&c, "fields", &farr);
@@ -266,6 +299,8 @@ mermaid (const bson_t *report, rm_buf_t *out)
     rm_rp_docs (report, "relationships", &arr);
     while (rm_rp_next (&arr, &rel)) {
         const char *cls = rm_rp_str (&rel, "class");
+        if (!rel_shown (only, &rel))
+            continue;
         /* The parent's side first: one parent, zero or more children (at
          * most one for one-to-one). */
         rm_rp_printf (out, "    c%d ||--%s c%d : \"", coll_index (report, rm_rp_str (&rel, "parent")),
@@ -284,10 +319,12 @@ mermaid (const bson_t *report, rm_buf_t *out)
 }
 
 void
-rm_report_diagram (const bson_t *report, rm_diagram_format_t fmt, rm_buf_t *out)
+rm_report_diagram (const bson_t *report, rm_diagram_format_t fmt, const char *const *only,
+                   size_t n_only, rm_buf_t *out)
 {
+    only_t o = {only, n_only};
     if (fmt == RM_DIAGRAM_DOT)
-        dot (report, out);
+        dot (report, &o, out);
     else
-        mermaid (report, out);
+        mermaid (report, &o, out);
 }

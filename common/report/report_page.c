@@ -58,14 +58,16 @@ h (rm_buf_t *b, const char *s)
     rm_rp_html (b, s);
 }
 
-/* The diagram of report, drawn, in a figure. */
+/* The diagram of report (only the n_only namespaces of only, when not
+ * NULL), drawn, in a figure. */
 static bool
-figure (rm_buf_t *b, const bson_t *report, const char *id, const char *caption, bson_error_t *err)
+figure (rm_buf_t *b, const bson_t *report, const char *const *only, size_t n_only, const char *id,
+        const char *caption, bson_error_t *err)
 {
     rm_buf_t dot;
     bool ok;
     rm_buf_init (&dot);
-    rm_report_diagram (report, RM_DIAGRAM_DOT, &dot);
+    rm_report_diagram (report, RM_DIAGRAM_DOT, only, n_only, &dot);
     rm_rp_printf (b, "<figure id=\"%s\">", id);
     if (caption)
         rm_rp_printf (b, "<figcaption>%s</figcaption>", caption);
@@ -299,15 +301,51 @@ rule_of (const bson_t *recs, const char *why)
     return NULL;
 }
 
-static void
-steps (rm_buf_t *b, const rm_page_t *p)
+/* Step i's namespaces, read or written, each once. */
+static size_t
+step_names (const rm_page_t *p, size_t i, const char **names, size_t max)
+{
+    const rm_nsref_t *refs[16];
+    size_t n = 0, k;
+    if (!p->plan || i >= p->plan->n)
+        return 0;
+    for (int dir = 0; dir < 2; dir++) {
+        k = dir ? rm_step_outputs (&p->plan->steps[i], refs, 16) : rm_step_inputs (&p->plan->steps[i], refs, 16);
+        for (size_t j = 0; j < k && n < max; j++) {
+            size_t m = 0;
+            while (m < n && strcmp (names[m], refs[j]->text))
+                m++;
+            if (m == n)
+                names[n++] = refs[j]->text;
+        }
+    }
+    return n;
+}
+
+/* The step's namespaces before and after, side by side. */
+static bool
+step_pair (rm_buf_t *b, const rm_page_t *p, size_t i, bson_error_t *err)
+{
+    const char *names[32];
+    size_t n = step_names (p, i, names, 32);
+    bool ok;
+    if (!n || !p->after)
+        return true;
+    rm_rp_puts (b, "<div class=\"pair\">\n");
+    ok = figure (b, p->before, names, n, "", "Before", err) && figure (b, p->after, names, n, "", "After", err);
+    rm_rp_puts (b, "</div>\n");
+    return ok;
+}
+
+static bool
+steps (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
 {
     bson_iter_t it, op;
     size_t n = 0;
     rm_buf_t json;
 
     if (!p->steps || !bson_iter_init (&it, p->steps))
-        return;
+        return true;
     rm_buf_init (&json);
     while (bson_iter_next (&it)) {
         uint32_t len;
@@ -325,7 +363,13 @@ steps (rm_buf_t *b, const rm_page_t *p)
         bson_copy_to_excluding_noinit (&body, &shown, "why", NULL);
         rm_rp_puts (b, "<li><b>");
         h (b, bson_iter_key (&op));
-        rm_rp_puts (b, "</b>\n<pre>");
+        rm_rp_puts (b, "</b>\n");
+        if (!step_pair (b, p, n - 1, err)) {
+            bson_destroy (&shown);
+            rm_buf_destroy (&json);
+            return false;
+        }
+        rm_rp_puts (b, "<pre>");
         rm_buf_reset (&json);
         rm_extjson_doc (&json, bson_get_data (&shown), shown.len, RM_EXTJSON_RELAXED, false);
         rm_buf_append (&json, "", 1);
@@ -347,6 +391,7 @@ steps (rm_buf_t *b, const rm_page_t *p)
     if (n)
         rm_rp_puts (b, "</ol>\n");
     rm_buf_destroy (&json);
+    return true;
 }
 
 static void
@@ -444,40 +489,40 @@ page (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
     h (b, rm_rp_str (p->before, "source"));
     rm_rp_puts (b, "</b></li></ul>\n</header>\n");
 
-    if (!p->plan_name) {
-        rm_rp_puts (b, "<h2 id=\"design\">The design</h2>\n");
-        if (!figure (b, p->before, "diagram", NULL, err))
-            return false;
-        rm_rp_puts (b, "<p class=\"legend\">A box per collection: its documents, size, average and "
-                       "largest document, its fields (nested ones indented under their parent, "
-                       "arrays marked [ ]) with their types and, when not in every document, how "
-                       "often present. An arrow per relationship, from the referencing field to the "
-                       "referenced collection: the field, its class, the evidence level; "
-                       "<span class=\"bad\">red: no index on the field the join looks up by</span>; "
-                       "dashed: possible only, not acted on.</p>\n");
-        relationships (b, p->before);
-    }
+    rm_rp_printf (b, "<h2 id=\"design\">The design%s</h2>\n", p->plan_name ? " before" : "");
+    if (!figure (b, p->before, NULL, 0, "diagram", NULL, err))
+        return false;
+    rm_rp_puts (b, "<p class=\"legend\">A box per collection: its documents, size, average and "
+                   "largest document, its fields (nested ones indented under their parent, "
+                   "arrays marked [ ]) with their types and, when not in every document, how "
+                   "often present. An arrow per relationship, from the referencing field to the "
+                   "referenced collection: the field, its class, the evidence level; "
+                   "<span class=\"bad\">red: no index on the field the join looks up by</span>; "
+                   "dashed: possible only, not acted on.</p>\n");
+    relationships (b, p->before);
 
     rm_rp_printf (b, "<h2 id=\"plan\">%s</h2>\n", p->plan_name ? "The plan" : "The recommended plan");
+    rm_rp_puts (b, "<p>");
     if (p->plan_name) {
-        rm_rp_puts (b, "<p>");
         h (b, p->plan_name);
-        rm_rp_puts (b, ", run over the source into a temporary dump that was then analyzed: the "
-                       "after is measured, not predicted.</p>\n");
-    }
+        rm_rp_puts (b, ", run");
+    } else
+        rm_rp_puts (b, "The steps remodel analyze --plan-out writes, run");
+    rm_rp_puts (b, " over the source into a temporary dump which was then analyzed: the after is "
+                   "measured, not predicted.</p>\n");
     if (p->no_plan) {
         rm_rp_puts (b, "<p class=\"bad\">");
         h (b, p->no_plan);
         rm_rp_puts (b, "</p>\n");
     }
     if (p->after) {
-        rm_rp_puts (b, "<div class=\"pair\">\n");
-        if (!figure (b, p->before, "before", "Before", err) || !figure (b, p->after, "after", "After", err))
+        rm_rp_puts (b, "<h3 id=\"after\">The design after</h3>\n");
+        if (!figure (b, p->after, NULL, 0, "after", NULL, err))
             return false;
-        rm_rp_puts (b, "</div>\n");
         changes (b, p);
     }
-    steps (b, p);
+    if (!steps (b, p, err))
+        return false;
     if (p->after && p->plan_name)
         relationships (b, p->after);
     strings (b, p->plan_checks, "What the plan check found");

@@ -21,9 +21,11 @@ typedef enum { RM_DIAGRAM_DOT, RM_DIAGRAM_MERMAID } rm_diagram_format_t;
 /* The diagram of report (rm_analysis_report's document): each collection
  * a box of its counts and fields, each relationship an arrow from the
  * referencing field to the referenced collection labelled with its class,
- * level and missing index; the rejected candidates are not drawn.
- * Appended to out. */
-void rm_report_diagram (const bson_t *report, rm_diagram_format_t fmt, rm_buf_t *out);
+ * level and missing index; the rejected candidates are not drawn. Only
+ * the n_only namespaces of only when only is not NULL (a step's), and the
+ * relationships between them. Appended to out. */
+void rm_report_diagram (const bson_t *report, rm_diagram_format_t fmt, const char *const *only,
+                        size_t n_only, rm_buf_t *out);
 
 /* Whether this build has Graphviz's libraries (the Makefile's
  * HAVE_GRAPHVIZ): without them there is no SVG, and no page. */
@@ -41,6 +43,7 @@ bool rm_report_svg (const char *dot, size_t len, rm_buf_t *out, bson_error_t *er
 typedef struct {
     const char *title;       /* "remodel analyze dumps/sample" */
     const char *plan_name;   /* the plan's file, or NULL (analyze's own) */
+    const rm_plan_t *plan;   /* the plan of steps, parsed: each step's namespaces (NULL: none) */
     const bson_t *before, *after;
     const bson_t *steps;     /* the plan's "steps" array (NULL: none) */
     const char *no_plan;     /* why there is no after (NULL: there is one, or no plan) */
