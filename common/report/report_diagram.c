@@ -79,16 +79,15 @@ dot_box (rm_buf_t *b, const bson_t *c)
 
     rm_rp_puts (b, "  ");
     dot_id (b, rm_rp_str (c, "ns"));
-    rm_rp_puts (b, " [id=\"coll-");
-    rm_rp_html (b, rm_rp_str (c, "ns"));
-    rm_rp_puts (b, "\" label=<<table border=\"1\" color=\"#5b7a99\" cellborder=\"0\" cellspacing=\"0\" "
+    /* No id: a page draws a collection more than once (before, after). */
+    rm_rp_puts (b, " [class=\"coll\" label=<<table border=\"1\" color=\"#5b7a99\" cellborder=\"0\" cellspacing=\"0\" "
                    "cellpadding=\"3\" bgcolor=\"#ffffff\">\n    <tr><td colspan=\"2\" bgcolor=\"#2f5d8a\" "
                    "align=\"left\"><font color=\"#ffffff\" point-size=\"12\"><b>");
     rm_rp_html (b, rm_rp_str (c, "ns"));
     rm_rp_puts (b, "</b></font></td></tr>\n    <tr><td colspan=\"2\" bgcolor=\"#e8eef5\" align=\"left\">"
                    "<font point-size=\"9\">");
     rm_rp_count (b, rm_rp_int (c, "documents"));
-    rm_rp_puts (b, " docs · ");
+    rm_rp_puts (b, rm_rp_int (c, "documents") == 1 ? " doc · " : " docs · ");
     rm_rp_bytes (b, (double) rm_rp_int (c, "bytes"));
     rm_rp_puts (b, " · avg ");
     rm_rp_bytes (b, (double) rm_rp_int (c, "avgSize"));
@@ -109,7 +108,7 @@ dot_box (rm_buf_t *b, const bson_t *c)
             rm_rp_printf (b, "array, p50 %lld, max %lld", (long long) rm_rp_int (&f, "arrayLengths.p50"),
                           (long long) rm_rp_int (&f, "arrayLengths.max"));
         else
-            rm_rp_types (b, &f);
+            rm_rp_types (b, &f, true);
         if (presence < 0.995)
             rm_rp_printf (b, " <font color=\"#b35900\">(in %.0f%%)</font>", 100.0 * presence);
         rm_rp_puts (b, "</font></td></tr>\n");
@@ -145,20 +144,27 @@ dot_label (rm_buf_t *b, const bson_t *rel)
 
 /* A relationship: its label a node of its own between the two halves of
  * the arrow, since dot drops edge labels when it packs the components
- * (packmode) that put the boxes side by side. */
+ * (packmode) that put the boxes side by side; the node named after the
+ * field. */
 static void
-dot_edge (rm_buf_t *b, const bson_t *report, const bson_t *rel, int k)
+rel_id (rm_buf_t *b, const bson_t *rel)
+{
+    char *name = bson_strdup_printf ("rel: %s.%s", rm_rp_str (rel, "from"), rm_rp_str (rel, "field"));
+    dot_id (b, name);
+    bson_free (name);
+}
+
+static void
+dot_edge (rm_buf_t *b, const bson_t *report, const bson_t *rel)
 {
     bson_t from;
     int row = find_coll (report, rm_rp_str (rel, "from"), &from) ? field_row (&from, rm_rp_str (rel, "field")) : -1;
     bool possible = !strcmp (rm_rp_str (rel, "level"), "possible");
     const char *color = !rm_rp_bool (rel, "indexed") ? "#b30000" : "#2f5d8a";
 
-    rm_rp_printf (b, "  \"rel %d\" [id=\"rel-", k);
-    rm_rp_html (b, rm_rp_str (rel, "from"));
-    rm_rp_puts (b, ".");
-    rm_rp_html (b, rm_rp_str (rel, "field"));
-    rm_rp_puts (b, "\" class=\"rel ");
+    rm_rp_puts (b, "  ");
+    rel_id (b, rel);
+    rm_rp_puts (b, " [class=\"rel ");
     rm_rp_html (b, rm_rp_str (rel, "class"));
     rm_rp_puts (b, "\" shape=none margin=\"0.1,0.03\" label=");
     dot_label (b, rel);
@@ -166,11 +172,13 @@ dot_edge (rm_buf_t *b, const bson_t *report, const bson_t *rel, int k)
     dot_id (b, rm_rp_str (rel, "from"));
     if (row >= 0)
         rm_rp_printf (b, ":f%d:e", row);
-    rm_rp_printf (b, " -> \"rel %d\" [arrowhead=none color=\"%s\"%s];\n", k, color,
-                  possible ? " style=dashed" : "");
-    rm_rp_printf (b, "  \"rel %d\" -> ", k);
+    rm_rp_puts (b, " -> ");
+    rel_id (b, rel);
+    rm_rp_printf (b, " [class=\"ref\" arrowhead=none color=\"%s\"%s];\n  ", color, possible ? " style=dashed" : "");
+    rel_id (b, rel);
+    rm_rp_puts (b, " -> ");
     dot_id (b, rm_rp_str (rel, "to"));
-    rm_rp_printf (b, " [color=\"%s\"%s];\n", color, possible ? " style=dashed" : "");
+    rm_rp_printf (b, " [class=\"ref\" color=\"%s\"%s];\n", color, possible ? " style=dashed" : "");
 }
 
 typedef struct {
@@ -200,7 +208,6 @@ dot (const bson_t *report, const only_t *only, rm_buf_t *out)
 {
     bson_iter_t arr;
     bson_t d;
-    int k = 1;
 
     rm_rp_puts (out, "digraph design {\n"
                      "  graph [rankdir=LR nodesep=0.35 ranksep=0.4 pack=24 packmode=\"array_u\" bgcolor=\"transparent\" fontname=\"" FONT "\"];\n"
@@ -213,7 +220,7 @@ dot (const bson_t *report, const only_t *only, rm_buf_t *out)
     rm_rp_docs (report, "relationships", &arr);
     while (rm_rp_next (&arr, &d))
         if (rel_shown (only, &d))
-            dot_edge (out, report, &d, k++);
+            dot_edge (out, report, &d);
     rm_rp_puts (out, "}\n");
 }
 
@@ -233,18 +240,6 @@ coll_index (const bson_t *report, const char *ns)
             return i;
     }
     return 0;
-}
-
-static void
-mermaid_types (rm_buf_t *b, const bson_t *f)
-{
-    rm_buf_t t;
-    rm_buf_init (&t);
-    rm_rp_types (&t, f);
-    rm_buf_append (&t, "", 1);
-    /* rm_rp_types's text is HTML: only &-entities of type names, none. */
-    rm_rp_mermaid (b, (const char *) t.data, false);
-    rm_buf_destroy (&t);
 }
 
 static void
@@ -289,7 +284,7 @@ mermaid (const bson_t *report, const only_t *only, rm_buf_t *out)
                 rm_rp_printf (out, "array, p50 %lld, max %lld", (long long) rm_rp_int (&f, "arrayLengths.p50"),
                               (long long) rm_rp_int (&f, "arrayLengths.max"));
             else
-                mermaid_types (out, &f);
+                rm_rp_types (out, &f, false);
             if (presence < 0.995)
                 rm_rp_printf (out, ", in %.0f%%", 100.0 * presence);
             rm_rp_puts (out, "\"\n");

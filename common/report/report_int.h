@@ -30,7 +30,8 @@ void rm_rp_mermaid (rm_buf_t *b, const char *s, bool ident);
 void rm_rp_bytes (rm_buf_t *b, double n);
 /* A count with thousands apart: 29,470. */
 void rm_rp_count (rm_buf_t *b, int64_t n);
-/* "string 87% · null 13%": a field's type mix, most frequent first. */
-void rm_rp_types (rm_buf_t *b, const bson_t *field);
+/* "string 87% · null 13%": a field's type mix, most frequent first, for
+ * HTML or (html false) for a Mermaid string. */
+void rm_rp_types (rm_buf_t *b, const bson_t *field, bool html);
 
 #endif

@@ -68,7 +68,10 @@ figure (rm_buf_t *b, const bson_t *report, const char *const *only, size_t n_onl
     bool ok;
     rm_buf_init (&dot);
     rm_report_diagram (report, RM_DIAGRAM_DOT, only, n_only, &dot);
-    rm_rp_printf (b, "<figure id=\"%s\">", id);
+    if (*id)
+        rm_rp_printf (b, "<figure id=\"%s\">", id);
+    else
+        rm_rp_puts (b, "<figure>");
     if (caption)
         rm_rp_printf (b, "<figcaption>%s</figcaption>", caption);
     rm_rp_puts (b, "\n");
@@ -110,13 +113,13 @@ strings (rm_buf_t *b, const bson_t *arr_doc, const char *title)
 }
 
 static void
-relationships (rm_buf_t *b, const bson_t *r)
+relationships (rm_buf_t *b, const bson_t *r, const char *id, const char *title)
 {
     bson_iter_t arr;
     bson_t rel;
     size_t n = 0;
 
-    rm_rp_puts (b, "<h2 id=\"relationships\">Relationships</h2>\n");
+    rm_rp_printf (b, "<h3 id=\"%s\">%s</h3>\n", id, title);
     rm_rp_docs (r, "relationships", &arr);
     while (rm_rp_next (&arr, &rel)) {
         if (!n++)
@@ -233,7 +236,7 @@ changes (rm_buf_t *b, const rm_page_t *p)
     bson_t c, other;
     const bson_t *lists[2] = {p->before, p->after};
 
-    rm_rp_puts (b, "<h3 id=\"namespaces\">Per namespace</h3>\n<table><tr><th>namespace</th>"
+    rm_rp_puts (b, "<h3 id=\"namespaces\">Per namespace</h3>\n<table id=\"per-namespace\"><tr><th>namespace</th>"
                    "<th class=\"n\">documents before</th><th class=\"n\">after</th>"
                    "<th class=\"n\">size before</th><th class=\"n\">after</th>"
                    "<th class=\"n\">largest after</th><th class=\"n\">of 16 MiB</th>"
@@ -471,6 +474,56 @@ checks_and_recs (rm_buf_t *b, const rm_page_t *p)
 }
 
 static bool
+design_section (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
+{
+    rm_rp_printf (b, "<h2 id=\"design\">The design%s</h2>\n", p->plan_name ? " before" : "");
+    if (!figure (b, p->before, NULL, 0, "diagram", NULL, err))
+        return false;
+    rm_rp_puts (b, "<p class=\"legend\">A box per collection: its documents, size, average and "
+                   "largest document, its fields (nested ones indented under their parent, "
+                   "arrays marked [ ]) with their types and, when not in every document, how "
+                   "often present. An arrow per relationship, from the referencing field to the "
+                   "referenced collection: the field, its class, the evidence level; "
+                   "<span class=\"bad\">red: no index on the field the join looks up by</span>; "
+                   "dashed: possible only, not acted on.</p>\n");
+    relationships (b, p->before, "relationships", "Relationships");
+    return true;
+}
+
+/* The plan: what changes per namespace, each step before and after with
+ * its why and rule, then the whole design after. */
+static bool
+plan_section (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
+{
+    rm_rp_printf (b, "<h2 id=\"plan\">%s</h2>\n", p->plan_name ? "The plan" : "The recommended plan");
+    rm_rp_puts (b, "<p>");
+    if (p->plan_name) {
+        h (b, p->plan_name);
+        rm_rp_puts (b, ", run");
+    } else
+        rm_rp_puts (b, "The steps remodel analyze --plan-out writes, run");
+    rm_rp_puts (b, " over the source into a temporary dump which was then analyzed: the after is "
+                   "measured, not predicted.</p>\n");
+    if (p->no_plan) {
+        rm_rp_puts (b, "<p class=\"bad\">");
+        h (b, p->no_plan);
+        rm_rp_puts (b, "</p>\n");
+    }
+    if (p->after)
+        changes (b, p);
+    if (!steps (b, p, err))
+        return false;
+    if (p->after) {
+        rm_rp_puts (b, "<h3 id=\"after\">The design after</h3>\n");
+        if (!figure (b, p->after, NULL, 0, "after", NULL, err))
+            return false;
+        if (p->plan_name)
+            relationships (b, p->after, "relationships-after", "Relationships after");
+    }
+    return true;
+}
+
+static bool
 page (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
 {
     rm_rp_puts (b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -489,42 +542,10 @@ page (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
     h (b, rm_rp_str (p->before, "source"));
     rm_rp_puts (b, "</b></li></ul>\n</header>\n");
 
-    rm_rp_printf (b, "<h2 id=\"design\">The design%s</h2>\n", p->plan_name ? " before" : "");
-    if (!figure (b, p->before, NULL, 0, "diagram", NULL, err))
+    /* What a reader of check came for first: the plan's change. */
+    if (p->plan_name ? !plan_section (b, p, err) || !design_section (b, p, err)
+                     : !design_section (b, p, err) || !plan_section (b, p, err))
         return false;
-    rm_rp_puts (b, "<p class=\"legend\">A box per collection: its documents, size, average and "
-                   "largest document, its fields (nested ones indented under their parent, "
-                   "arrays marked [ ]) with their types and, when not in every document, how "
-                   "often present. An arrow per relationship, from the referencing field to the "
-                   "referenced collection: the field, its class, the evidence level; "
-                   "<span class=\"bad\">red: no index on the field the join looks up by</span>; "
-                   "dashed: possible only, not acted on.</p>\n");
-    relationships (b, p->before);
-
-    rm_rp_printf (b, "<h2 id=\"plan\">%s</h2>\n", p->plan_name ? "The plan" : "The recommended plan");
-    rm_rp_puts (b, "<p>");
-    if (p->plan_name) {
-        h (b, p->plan_name);
-        rm_rp_puts (b, ", run");
-    } else
-        rm_rp_puts (b, "The steps remodel analyze --plan-out writes, run");
-    rm_rp_puts (b, " over the source into a temporary dump which was then analyzed: the after is "
-                   "measured, not predicted.</p>\n");
-    if (p->no_plan) {
-        rm_rp_puts (b, "<p class=\"bad\">");
-        h (b, p->no_plan);
-        rm_rp_puts (b, "</p>\n");
-    }
-    if (p->after) {
-        rm_rp_puts (b, "<h3 id=\"after\">The design after</h3>\n");
-        if (!figure (b, p->after, NULL, 0, "after", NULL, err))
-            return false;
-        changes (b, p);
-    }
-    if (!steps (b, p, err))
-        return false;
-    if (p->after && p->plan_name)
-        relationships (b, p->after);
     strings (b, p->plan_checks, "What the plan check found");
     strings (b, p->hint_notes, "Hints");
     collections (b, p->before);

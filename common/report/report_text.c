@@ -171,7 +171,7 @@ rm_rp_count (rm_buf_t *b, int64_t n)
 }
 
 void
-rm_rp_types (rm_buf_t *b, const bson_t *field)
+rm_rp_types (rm_buf_t *b, const bson_t *field, bool html)
 {
     bson_iter_t it, types;
     const char *name[4];
@@ -203,9 +203,15 @@ rm_rp_types (rm_buf_t *b, const bson_t *field)
     for (int i = 0; i < n; i++) {
         if (i)
             rm_rp_puts (b, " · ");
-        rm_rp_html (b, name[i]);
+        if (html)
+            rm_rp_html (b, name[i]);
+        else
+            rm_rp_mermaid (b, name[i], false);
+        /* A few of many are "<1%", never "0%": they are there. */
         if (n > 1)
-            rm_rp_printf (b, " %.0f%%", 100.0 * (double) count[i] / (double) total);
+            rm_rp_printf (b, count[i] * 100 < total ? (html ? " &lt;1%%" : " <1%%")
+                             : count[i] * 100 > total * 99 ? (html ? " &gt;99%%" : " >99%%") : " %.0f%%",
+                          100.0 * (double) count[i] / (double) total);
     }
     if (more)
         rm_rp_printf (b, " · %d more", more);
