@@ -37,6 +37,7 @@ static const char css[] =
     "th{background:var(--band);font-weight:600}\n"
     "td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     ".bad{color:var(--warn);font-weight:600}.dim{color:var(--dim)}\n"
+    "tr.same td{color:#8a96a3}\n"
     ".tag{display:inline-block;border-radius:4px;padding:0 6px;font-size:12px;background:var(--band);"
     "border:1px solid var(--line)}\n"
     ".tag.confident{background:#e5f3e8;border-color:#9cc9a5}.tag.likely{background:#fff4dc;"
@@ -256,7 +257,10 @@ changes (rm_buf_t *b, const rm_page_t *p)
             if (in_before)
                 before = other;
             has_after = find_coll (p->after, ns, &after);
-            rm_rp_puts (b, "<tr><td>");
+            /* What the plan left as it was, dimmed: the eye goes to the changes. */
+            rm_rp_puts (b, in_before && has_after && rm_rp_int (&before, "documents") == rm_rp_int (&after, "documents") &&
+                                   rm_rp_int (&before, "bytes") == rm_rp_int (&after, "bytes")
+                               ? "<tr class=\"same\"><td>" : "<tr><td>");
             h (b, ns);
             if (!in_before)
                 rm_rp_puts (b, " <span class=\"tag\">new</span>");

@@ -24,7 +24,7 @@ browse() {
                  --proxy-server=127.0.0.1:9 "--host-resolver-rules=MAP * ~NOTFOUND"
                  --user-data-dir="$T/chromium")
     "$CHROMIUM" "${flags[@]}" --dump-dom "file://$1" >"$T/$2.dom" 2>/dev/null
-    "$CHROMIUM" "${flags[@]}" --window-size=1366,900 --screenshot="$OUT/$2.png" "file://$1" >/dev/null 2>&1
+    "$CHROMIUM" "${flags[@]}" --window-size=1366,900 --virtual-time-budget=3000 --screenshot="$OUT/$2.png" "file://$1" >/dev/null 2>&1
 }
 
 # dom NAME QUERY: what the Python below prints about the DOM in $T/NAME.dom.
