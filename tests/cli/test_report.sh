@@ -119,6 +119,13 @@ elif q.startswith("row:"):
         if n.tag == "tr" and n.kids and n.kids[0].tag == "td" and \
            "".join(x.text for x in n.kids[0].all()).strip().split(" ")[0] == q[4:]:
             print(" | ".join("".join(x.text for x in c.all()).strip() for c in n.kids))
+elif q == "rejected":
+    # The items of the list under the heading of rejected candidates.
+    h = next((n for n in root.all() if n.tag == "h3" and n.attrs.get("id") == "rejected"), None)
+    if h:
+        ul = h.parent.kids[h.parent.kids.index(h) + 1]
+        for li in ul.kids:
+            print("".join(x.text for x in li.all()).split(":")[0])
 elif q == "h2":
     print("\n".join(n.text for n in root.all() if n.tag == "h2"))
 elif q == "figures":
@@ -202,6 +209,28 @@ expect_eq "atlas: seven boxes, customers.accounts drawn with its missing index i
 expect_eq "atlas: the label of customers.accounts" "$(dom atlas figure:diagram | grep '^label')" \
     "label rel: sample_analytics.customers.accounts | one-to-few (many-to-many) / confident / no index on sample_analytics.accounts.account_id"
 expect_eq "atlas: nothing outside the file, no script" "$(dom atlas outside)" ""
+
+# ---- a candidate rejected on the evidence: listed, not drawn ----
+python3 - >"$T/rej.json" <<'EOF'
+import json, random
+random.seed(3)
+cust = [{"_id": i, "name": "c%d" % i} for i in range(1, 41)]
+orders = [{"_id": {"$oid": "%024x" % (1000 + i)}, "customerId": random.randint(1, 40),
+           "qty": random.randint(1, 9)} for i in range(300)]
+print(json.dumps({"shop.customers": cust, "shop.orders": orders}))
+EOF
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/rej" "@$T/rej.json"
+"$REMODEL" analyze "$T/rej" -q --json >"$T/rej.analysis.json"
+expect_eq "rejected: the analysis rejects orders.qty (small integers among the ids)" \
+    "$(python3 -c 'import json,sys; print(" ".join(x["field"] for x in json.load(open(sys.argv[1]))["rejected"]))' "$T/rej.analysis.json")" "qty"
+run_rm analyze "$T/rej" -q --report "$T/rej.html"
+browse "$T/rej.html" rejected
+expect_eq "rejected: drawn, only the confident relationship" "$(dom rejected figure:diagram | grep -v '^box')" \
+"label rel: shop.orders.customerId | one-to-many / confident / no index on shop.orders.customerId
+arrow rel: shop.orders.customerId->shop.customers
+arrow shop.orders:e->rel: shop.orders.customerId"
+expect_eq "rejected: listed under the rejected candidates" "$(dom rejected rejected)" \
+    "shop.orders.qty → shop.customers._id"
 
 # ---- check PLAN --against DUMP --report: the after against a run analyzed by hand ----
 P=$ROOT/dumps/plans/embed-tasks.json
