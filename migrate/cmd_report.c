@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "remodel/report.h"
@@ -35,30 +36,36 @@ tool_diagram_print (const bson_t *report, const char *format)
     rm_buf_destroy (&b);
 }
 
-/* The page at path, by a temporary name renamed over it. */
+/* The page at path, by a temporary name renamed over it: a failed write
+ * leaves nothing, and an earlier page stays whole until the new one is. */
 static bool
 write_page (const char *path, const rm_page_t *p, bson_error_t *err)
 {
-    char *tmp = bson_strdup_printf ("%s.tmp-%ld", path, (long) getpid ());
+    struct stat st;
+    /* Something other than a file (/dev/stdout, a pipe) is written to as
+     * it is: renaming over it would replace it. */
+    bool direct = stat (path, &st) == 0 && !S_ISREG (st.st_mode);
+    char *tmp = direct ? bson_strdup (path) : bson_strdup_printf ("%s.tmp-%ld", path, (long) getpid ());
     FILE *f = fopen (tmp, "w");
-    bool ok = f != NULL;
+    bool ok = false;
+    int e = f ? 0 : errno;   /* the system's reason, when it is one */
 
+    if (f) {
+        ok = rm_report_page (f, p, err);
+        if (fclose (f) != 0 && ok) {
+            e = errno;
+            ok = false;
+        }
+        if (ok && !direct && rename (tmp, path) != 0) {
+            e = errno;
+            ok = false;
+        }
+        if (!ok && !direct)
+            unlink (tmp);
+    }
     if (!ok) {
-        rm_error_set (err, RM_ERR_IO, "%s: cannot write the report: %s", path, strerror (errno));
-        bson_free (tmp);
-        return false;
-    }
-    ok = rm_report_page (f, p, err);
-    if (fclose (f) != 0 && ok) {
-        rm_error_set (err, RM_ERR_IO, "%s: cannot write the report: %s", path, strerror (errno));
-        ok = false;
-    }
-    if (ok && rename (tmp, path) != 0) {
-        rm_error_set (err, RM_ERR_IO, "%s: cannot write the report: %s", path, strerror (errno));
-        ok = false;
-    }
-    if (!ok) {
-        unlink (tmp);
+        if (e)
+            rm_error_set (err, RM_ERR_IO, "cannot write the report: %s", strerror (e));
         rm_error_prefix (err, "%s", path);
     }
     bson_free (tmp);

@@ -3,6 +3,7 @@
  * ticket or printed. The design as a diagram, then the relationships and
  * what was rejected, the plan's before and after side by side with its
  * steps, their rules and why, and the collections' numbers. */
+#include <errno.h>
 #include <string.h>
 
 #include "remodel/extjson.h"
@@ -568,7 +569,7 @@ rm_report_page (FILE *f, const rm_page_t *p, bson_error_t *err)
     rm_buf_init (&b);
     ok = page (&b, p, err);
     if (ok && fwrite (b.data, 1, b.len, f) != b.len) {
-        rm_error_set (err, RM_ERR_IO, "cannot write the page");
+        rm_error_set (err, RM_ERR_IO, "cannot write the report: %s", strerror (errno));
         ok = false;
     }
     rm_buf_destroy (&b);

@@ -324,4 +324,11 @@ run_rm analyze "$S" -q --report "$T/no/such/dir/x.html"
 expect_eq "analyze --report into a missing directory: exit 1" "$rc" 1
 expect_message "analyze --report into a missing directory: says so" "$T/no/such/dir/x.html: cannot write the report"
 expect_eq "analyze --report into a missing directory: nothing left" "$(ls "$T" | grep -c '\.tmp-')" 0
+# Not a file (a pipe, /dev/stdout): written to, not renamed over.
+mkfifo "$T/fifo"
+cat "$T/fifo" >"$T/from-fifo" &
+run_rm analyze "$S" -q --report "$T/fifo"
+wait
+expect_eq "analyze --report into a pipe: exit 0, the page through it, the pipe still one" \
+    "$rc $(tail -1 "$T/from-fifo") $(stat -c %F "$T/fifo")" "0 </html> fifo"
 exit 0
