@@ -360,7 +360,7 @@ cmd_analyze (int argc, char **argv)
     if (!tool_getparam (&cmd, argc, argv, &to, pos, &n_pos, &help))
         return help ? 0 : 2;
     src = pos[0];
-    if (!tool_pictures_check (&to))
+    if (!tool_pictures_check (&to, src, to.report != NULL))
         return 2;
     json = to.json;
     quiet = to.quiet;

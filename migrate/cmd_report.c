@@ -11,8 +11,13 @@
 #include "tool.h"
 
 bool
-tool_pictures_check (const tool_opts_t *o)
+tool_pictures_check (const tool_opts_t *o, const char *src, bool rereads)
 {
+    if (rereads && src && !strcmp (src, "-")) {
+        tool_errorf ("--%s reads the source again, to run the plan: not from standard input "
+                     "(save the dump to a file first)", o->report ? "report" : "format");
+        return false;
+    }
     if (o->json && o->diagram) {
         tool_errorf ("--json and --format %s: one or the other", o->diagram);
         return false;

@@ -401,7 +401,7 @@ cmd_check (int argc, char **argv)
                      o.report ? "report" : "format");
         return 2;
     }
-    if (!tool_pictures_check (&o))
+    if (!tool_pictures_check (&o, o.against, true))
         return 2;
     if (!rm_plan_load (&plan, pos[0], &err)) {
         tool_error (&err);

@@ -139,8 +139,9 @@ void tool_sweep (const char *dst, const char *tmpdir, bool quiet);
 /* The pictures of analyze and check (cmd_report.c, remodel/report.h).
  * tool_pictures_check refuses, with its message printed, what cannot be
  * done before anything is read: --json with --format, --report in a build
- * without Graphviz. */
-bool tool_pictures_check (const tool_opts_t *o);
+ * without Graphviz, a picture that reads src again (rereads) when src is
+ * standard input. */
+bool tool_pictures_check (const tool_opts_t *o, const char *src, bool rereads);
 /* The relationship diagram of an analysis report on standard output,
  * format "dot" or "mermaid". */
 void tool_diagram_print (const bson_t *report, const char *format);

@@ -324,6 +324,9 @@ run_rm analyze "$S" -q --report "$T/no/such/dir/x.html"
 expect_eq "analyze --report into a missing directory: exit 1" "$rc" 1
 expect_message "analyze --report into a missing directory: says so" "$T/no/such/dir/x.html: cannot write the report"
 expect_eq "analyze --report into a missing directory: nothing left" "$(ls "$T" | grep -c '\.tmp-')" 0
+run_rm check "$P" --against - --format dot <"$ROOT/dumps/sample.archive.gz"
+expect_eq "check --against - --format dot: refused, exit 2 (the plan's run reads the source again)" "$rc" 2
+expect_message "check --against - --format dot: says why" "--format reads the source again, to run the plan: not from standard input"
 # Not a file (a pipe, /dev/stdout): written to, not renamed over.
 mkfifo "$T/fifo"
 cat "$T/fifo" >"$T/from-fifo" &
