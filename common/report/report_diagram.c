@@ -110,7 +110,8 @@ dot_box (rm_buf_t *b, const bson_t *c)
         else
             rm_rp_types (b, &f, true);
         if (presence < 0.995)
-            rm_rp_printf (b, " <font color=\"#b35900\">(in %.0f%%)</font>", 100.0 * presence);
+            rm_rp_printf (b, presence < 0.005 ? " <font color=\"#b35900\">(in &lt;1%%)</font>"
+                                              : " <font color=\"#b35900\">(in %.0f%%)</font>", 100.0 * presence);
         rm_rp_puts (b, "</font></td></tr>\n");
     }
     if (all > rows)
@@ -286,7 +287,7 @@ mermaid (const bson_t *report, const only_t *only, rm_buf_t *out)
             else
                 rm_rp_types (out, &f, false);
             if (presence < 0.995)
-                rm_rp_printf (out, ", in %.0f%%", 100.0 * presence);
+                rm_rp_printf (out, presence < 0.005 ? ", in <1%%" : ", in %.0f%%", 100.0 * presence);
             rm_rp_puts (out, "\"\n");
         }
         rm_rp_puts (out, "    }\n");
