@@ -1,6 +1,7 @@
 /* The diagram laid out by Graphviz's dot and drawn as SVG by its own
  * renderer (libgvc, libcgraph): the only file that includes them, built
  * with them where the Makefile found them (REMODEL_HAVE_GRAPHVIZ). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "report_int.h"
@@ -40,10 +41,31 @@ put_inline (rm_buf_t *out, const char *svg, size_t len)
     }
 }
 
+/* One Graphviz context for the process: its text-size plugin (pango)
+ * keeps a pointer to the last font name, which belongs to the context, so
+ * a second context after the first was freed reads freed memory
+ * (Graphviz 2.42, caught by ASan). Freed at exit. */
+static GVC_t *context;
+
+static void
+context_free (void)
+{
+    gvFreeContext (context);
+    context = NULL;
+}
+
+static GVC_t *
+context_get (void)
+{
+    if (!context && (context = gvContext ()))
+        atexit (context_free);
+    return context;
+}
+
 bool
 rm_report_svg (const char *dot, size_t len, rm_buf_t *out, bson_error_t *err)
 {
-    GVC_t *gvc = gvContext ();
+    GVC_t *gvc = context_get ();
     char *text = bson_strndup (dot, len);
     Agraph_t *g = gvc ? agmemread (text) : NULL;
     char *svg = NULL;
@@ -64,8 +86,6 @@ rm_report_svg (const char *dot, size_t len, rm_buf_t *out, bson_error_t *err)
         gvFreeRenderData (svg);
     if (g)
         agclose (g);
-    if (gvc)
-        gvFreeContext (gvc);
     bson_free (text);
     return ok;
 }
