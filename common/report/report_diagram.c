@@ -46,11 +46,7 @@ static void
 dot_id (rm_buf_t *b, const char *ns)
 {
     rm_rp_puts (b, "\"");
-    for (const char *p = ns; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            rm_rp_puts (b, "\\");
-        rm_buf_append (b, p, 1);
-    }
+    rm_rp_dot (b, ns);
     rm_rp_puts (b, "\"");
 }
 

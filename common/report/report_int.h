@@ -23,6 +23,9 @@ void rm_rp_puts (rm_buf_t *b, const char *s);
  * >, " and ' as entities; control bytes and bytes that are not UTF-8 as
  * \xNN, as the text report shows them (rm_cli_put_text). */
 void rm_rp_html (rm_buf_t *b, const char *s);
+/* s in a dot quoted string (a node's name): " and \ escaped, control
+ * bytes and bytes that are not UTF-8 as \xNN (Graphviz reads UTF-8). */
+void rm_rp_dot (rm_buf_t *b, const char *s);
 /* s in a Mermaid quoted string or name: what Mermaid would read as syntax
  * (quotes, brackets, braces) replaced by a look-alike or '_'. */
 void rm_rp_mermaid (rm_buf_t *b, const char *s, bool ident);

@@ -125,6 +125,20 @@ rm_rp_html (rm_buf_t *b, const char *s)
 }
 
 static void
+put_dot (rm_buf_t *b, const char *c, size_t len, void *ctx)
+{
+    if (*c == '"' || *c == '\\')
+        rm_rp_puts (b, "\\");
+    rm_buf_append (b, c, len);
+}
+
+void
+rm_rp_dot (rm_buf_t *b, const char *s)
+{
+    walk (b, s, put_dot, NULL);
+}
+
+static void
 put_mermaid (rm_buf_t *b, const char *c, size_t len, void *ctx)
 {
     bool ident = *(bool *) ctx;
