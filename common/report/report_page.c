@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "remodel/extjson.h"
 #include "report_int.h"
 
 /* Sized for a laptop's screen and for A4 or Letter paper: the diagrams
@@ -54,16 +53,10 @@ static const char css[] =
     "figure{overflow:visible}}\n"
     "</style>\n";
 
-static void
-h (rm_buf_t *b, const char *s)
-{
-    rm_rp_html (b, s);
-}
-
 /* The diagram of report (only the n_only namespaces of only, when not
  * NULL), drawn, in a figure. */
-static bool
-figure (rm_buf_t *b, const bson_t *report, const char *const *only, size_t n_only, const char *id,
+bool
+rm_rp_figure (rm_buf_t *b, const bson_t *report, const char *const *only, size_t n_only, const char *id,
         const char *caption, bson_error_t *err)
 {
     rm_buf_t dot;
@@ -83,406 +76,12 @@ figure (rm_buf_t *b, const bson_t *report, const char *const *only, size_t n_onl
     return ok;
 }
 
-static size_t
-count (const bson_t *d, const char *key)
-{
-    bson_iter_t arr;
-    bson_t x;
-    size_t n = 0;
-    if (rm_rp_docs (d, key, &arr))
-        while (rm_rp_next (&arr, &x))
-            n++;
-    return n;
-}
-
-static void
-strings (rm_buf_t *b, const bson_t *arr_doc, const char *title)
-{
-    bson_iter_t it;
-    size_t n = 0;
-    if (!arr_doc || !bson_iter_init (&it, arr_doc))
-        return;
-    while (bson_iter_next (&it))
-        if (BSON_ITER_HOLDS_UTF8 (&it)) {
-            if (!n++)
-                rm_rp_printf (b, "<h3>%s</h3>\n<ul class=\"notes\">\n", title);
-            rm_rp_puts (b, "<li>");
-            h (b, bson_iter_utf8 (&it, NULL));
-            rm_rp_puts (b, "</li>\n");
-        }
-    if (n)
-        rm_rp_puts (b, "</ul>\n");
-}
-
-static void
-relationships (rm_buf_t *b, const bson_t *r, const char *id, const char *title)
-{
-    bson_iter_t arr;
-    bson_t rel;
-    size_t n = 0;
-
-    rm_rp_printf (b, "<h3 id=\"%s\">%s</h3>\n", id, title);
-    rm_rp_docs (r, "relationships", &arr);
-    while (rm_rp_next (&arr, &rel)) {
-        if (!n++)
-            rm_rp_puts (b, "<table><tr><th>reference</th><th>held as</th><th>class</th>"
-                           "<th class=\"n\">children per parent<br>p50 / p99 / max</th>"
-                           "<th class=\"n\">found</th><th>evidence</th><th>index</th></tr>\n");
-        rm_rp_puts (b, "<tr><td>");
-        h (b, rm_rp_str (&rel, "from"));
-        rm_rp_puts (b, ".<b>");
-        h (b, rm_rp_str (&rel, "field"));
-        rm_rp_puts (b, "</b> → ");
-        h (b, rm_rp_str (&rel, "to"));
-        rm_rp_puts (b, ".");
-        h (b, rm_rp_str (&rel, "key"));
-        rm_rp_printf (b, "</td><td>%s</td><td><b>",
-                      !strcmp (rm_rp_str (&rel, "direction"), "childRefs") ? "array of the parent"
-                                                                              : "field of the child");
-        h (b, rm_rp_str (&rel, "class"));
-        rm_rp_printf (b, "</b>%s</td><td class=\"n\">%lld / %lld / %lld</td><td class=\"n\">%.1f%%</td>",
-                      rm_rp_bool (&rel, "manyToMany") ? " (many-to-many)" : "",
-                      (long long) rm_rp_int (&rel, "childrenPerParent.p50"),
-                      (long long) rm_rp_int (&rel, "childrenPerParent.p99"),
-                      (long long) rm_rp_int (&rel, "childrenPerParent.max"),
-                      100.0 * rm_rp_double (&rel, "matchRate"));
-        rm_rp_puts (b, "<td><span class=\"tag ");
-        h (b, rm_rp_str (&rel, "level"));
-        rm_rp_puts (b, "\">");
-        h (b, rm_rp_str (&rel, "level"));
-        rm_rp_printf (b, "</span> score %.1f</td><td>", rm_rp_double (&rel, "score"));
-        if (rm_rp_bool (&rel, "indexed"))
-            rm_rp_puts (b, "indexed");
-        else {
-            rm_rp_puts (b, "<span class=\"bad\">none on ");
-            h (b, rm_rp_str (&rel, "indexNs"));
-            rm_rp_puts (b, ".");
-            h (b, rm_rp_str (&rel, "indexField"));
-            rm_rp_puts (b, "</span>");
-        }
-        rm_rp_puts (b, "</td></tr>\n");
-    }
-    rm_rp_puts (b, n ? "</table>\n" : "<p>None found.</p>\n");
-
-    n = 0;
-    rm_rp_docs (r, "rejected", &arr);
-    while (rm_rp_next (&arr, &rel)) {
-        if (!n++)
-            rm_rp_puts (b, "<h3 id=\"rejected\">Rejected candidates (not drawn)</h3>\n<ul class=\"notes\">\n");
-        rm_rp_puts (b, "<li>");
-        h (b, rm_rp_str (&rel, "from"));
-        rm_rp_puts (b, ".");
-        h (b, rm_rp_str (&rel, "field"));
-        rm_rp_puts (b, " → ");
-        h (b, rm_rp_str (&rel, "to"));
-        rm_rp_puts (b, ".");
-        h (b, rm_rp_str (&rel, "key"));
-        rm_rp_printf (b, ": score %.1f", rm_rp_double (&rel, "score"));
-        {
-            bson_iter_t ev;
-            bson_t e;
-            rm_rp_docs (&rel, "evidence", &ev);
-            while (rm_rp_next (&ev, &e)) {
-                rm_rp_printf (b, "; [%+.1f] ", rm_rp_double (&e, "points"));
-                h (b, rm_rp_str (&e, "what"));
-            }
-        }
-        rm_rp_puts (b, "</li>\n");
-    }
-    if (n)
-        rm_rp_puts (b, "</ul>\n");
-}
-
-/* The namespace's row of an analysis report, or false. */
-static bool
-find_coll (const bson_t *r, const char *ns, bson_t *out)
-{
-    bson_iter_t arr;
-    if (!r)
-        return false;
-    rm_rp_docs (r, "collections", &arr);
-    while (rm_rp_next (&arr, out))
-        if (!strcmp (rm_rp_str (out, "ns"), ns))
-            return true;
-    return false;
-}
-
-static void
-size_cell (rm_buf_t *b, const bson_t *c, const char *key)
-{
-    rm_rp_puts (b, "<td class=\"n\">");
-    if (c)
-        rm_rp_bytes (b, (double) rm_rp_int (c, key));
-    else
-        rm_rp_puts (b, "<span class=\"dim\">–</span>");
-    rm_rp_puts (b, "</td>");
-}
-
-static void
-count_cell (rm_buf_t *b, const bson_t *c)
-{
-    rm_rp_puts (b, "<td class=\"n\">");
-    if (c)
-        rm_rp_count (b, rm_rp_int (c, "documents"));
-    else
-        rm_rp_puts (b, "<span class=\"dim\">–</span>");
-    rm_rp_puts (b, "</td>");
-}
-
-/* Per namespace of before or after: documents and size before and after,
- * the largest document after against 16 MiB, the arrays after. */
-static void
-changes (rm_buf_t *b, const rm_page_t *p)
-{
-    bson_iter_t arr;
-    bson_t c, other;
-    const bson_t *lists[2] = {p->before, p->after};
-
-    rm_rp_puts (b, "<h3 id=\"namespaces\">Per namespace</h3>\n<table id=\"per-namespace\"><tr><th>namespace</th>"
-                   "<th class=\"n\">documents before</th><th class=\"n\">after</th>"
-                   "<th class=\"n\">size before</th><th class=\"n\">after</th>"
-                   "<th class=\"n\">largest after</th><th class=\"n\">of 16 MiB</th>"
-                   "<th>arrays after: length p50 / max</th></tr>\n");
-    for (int l = 0; l < 2; l++) {
-        rm_rp_docs (lists[l], "collections", &arr);
-        while (rm_rp_next (&arr, &c)) {
-            const char *ns = rm_rp_str (&c, "ns");
-            bool in_before = find_coll (p->before, ns, &other);
-            bson_t before, after;
-            bool has_after;
-            bson_iter_t farr;
-            bson_t f;
-            size_t n = 0;
-            if (l == 1 && in_before)
-                continue; /* listed with the before's */
-            if (in_before)
-                before = other;
-            has_after = find_coll (p->after, ns, &after);
-            /* What the plan left as it was, dimmed: the eye goes to the changes. */
-            rm_rp_puts (b, in_before && has_after && rm_rp_int (&before, "documents") == rm_rp_int (&after, "documents") &&
-                                   rm_rp_int (&before, "bytes") == rm_rp_int (&after, "bytes")
-                               ? "<tr class=\"same\"><td>" : "<tr><td>");
-            h (b, ns);
-            if (!in_before)
-                rm_rp_puts (b, " <span class=\"tag\">new</span>");
-            else if (!has_after)
-                rm_rp_puts (b, " <span class=\"tag\">gone</span>");
-            rm_rp_puts (b, "</td>");
-            count_cell (b, in_before ? &before : NULL);
-            count_cell (b, has_after ? &after : NULL);
-            size_cell (b, in_before ? &before : NULL, "bytes");
-            size_cell (b, has_after ? &after : NULL, "bytes");
-            size_cell (b, has_after ? &after : NULL, "maxSize");
-            rm_rp_puts (b, "<td class=\"n\">");
-            if (has_after) {
-                double of = rm_rp_double (&after, "maxOf16MiB");
-                rm_rp_printf (b, of >= 0.5 ? "<span class=\"bad\">%.2f%%</span>" : "%.2f%%", 100.0 * of);
-            }
-            rm_rp_puts (b, "</td><td>");
-            if (has_after) {
-                rm_rp_docs (&after, "fields", &farr);
-                while (rm_rp_next (&farr, &f))
-                    if (rm_rp_int (&f, "arrays")) {
-                        rm_rp_puts (b, n++ ? ", " : "");
-                        h (b, rm_rp_str (&f, "path"));
-                        rm_rp_printf (b, " %lld / %lld", (long long) rm_rp_int (&f, "arrayLengths.p50"),
-                                      (long long) rm_rp_int (&f, "arrayLengths.max"));
-                    }
-            }
-            rm_rp_puts (b, "</td></tr>\n");
-        }
-    }
-    rm_rp_puts (b, "</table>\n");
-}
-
-/* The recommendation whose why is the step's, for its rule of thumb. */
-static const char *
-rule_of (const bson_t *recs, const char *why)
-{
-    bson_iter_t arr;
-    bson_t r;
-    if (!recs || !*why || !bson_iter_init (&arr, recs))
-        return NULL;
-    while (rm_rp_next (&arr, &r))
-        if (!strcmp (rm_rp_str (&r, "why"), why))
-            return rm_rp_str (&r, "rule");
-    return NULL;
-}
-
-/* Step i's namespaces, read or written, each once. */
-static size_t
-step_names (const rm_page_t *p, size_t i, const char **names, size_t max)
-{
-    const rm_nsref_t *refs[16];
-    size_t n = 0, k;
-    if (!p->plan || i >= p->plan->n)
-        return 0;
-    for (int dir = 0; dir < 2; dir++) {
-        k = dir ? rm_step_outputs (&p->plan->steps[i], refs, 16) : rm_step_inputs (&p->plan->steps[i], refs, 16);
-        for (size_t j = 0; j < k && n < max; j++) {
-            size_t m = 0;
-            while (m < n && strcmp (names[m], refs[j]->text))
-                m++;
-            if (m == n)
-                names[n++] = refs[j]->text;
-        }
-    }
-    return n;
-}
-
-/* The step's namespaces before and after, side by side. */
-static bool
-step_pair (rm_buf_t *b, const rm_page_t *p, size_t i, bson_error_t *err)
-{
-    const char *names[32];
-    size_t n = step_names (p, i, names, 32);
-    bool ok;
-    if (!n || !p->after)
-        return true;
-    rm_rp_puts (b, "<div class=\"pair\">\n");
-    ok = figure (b, p->before, names, n, "", "Before", err) && figure (b, p->after, names, n, "", "After", err);
-    rm_rp_puts (b, "</div>\n");
-    return ok;
-}
-
-static bool
-steps (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
-{
-    bson_iter_t it, op;
-    size_t n = 0;
-    rm_buf_t json;
-
-    if (!p->steps || !bson_iter_init (&it, p->steps))
-        return true;
-    rm_buf_init (&json);
-    while (bson_iter_next (&it)) {
-        uint32_t len;
-        const uint8_t *data;
-        bson_t body, shown = BSON_INITIALIZER;
-        const char *why, *rule;
-        if (!BSON_ITER_HOLDS_DOCUMENT (&it) || !bson_iter_recurse (&it, &op) || !bson_iter_next (&op) ||
-            !BSON_ITER_HOLDS_DOCUMENT (&op))
-            continue;
-        if (!n++)
-            rm_rp_puts (b, "<h3 id=\"steps\">Steps</h3>\n<ol class=\"steps\">\n");
-        bson_iter_document (&op, &len, &data);
-        bson_init_static (&body, data, len);
-        why = rm_rp_str (&body, "why");
-        bson_copy_to_excluding_noinit (&body, &shown, "why", NULL);
-        rm_rp_puts (b, "<li><b>");
-        h (b, bson_iter_key (&op));
-        rm_rp_puts (b, "</b>\n");
-        if (!step_pair (b, p, n - 1, err)) {
-            bson_destroy (&shown);
-            rm_buf_destroy (&json);
-            return false;
-        }
-        rm_rp_puts (b, "<pre>");
-        rm_buf_reset (&json);
-        rm_extjson_doc (&json, bson_get_data (&shown), shown.len, RM_EXTJSON_RELAXED, false);
-        rm_buf_append (&json, "", 1);
-        h (b, (const char *) json.data);
-        rm_rp_puts (b, "</pre>\n");
-        if (*why) {
-            rm_rp_puts (b, "<p class=\"why\"><b>Why:</b> ");
-            h (b, why);
-            rm_rp_puts (b, "</p>\n");
-        }
-        if ((rule = rule_of (p->recs, why)) && *rule) {
-            rm_rp_puts (b, "<p class=\"rule\"><b>Rule of thumb:</b> ");
-            h (b, rule);
-            rm_rp_puts (b, "</p>\n");
-        }
-        rm_rp_puts (b, "</li>\n");
-        bson_destroy (&shown);
-    }
-    if (n)
-        rm_rp_puts (b, "</ol>\n");
-    rm_buf_destroy (&json);
-    return true;
-}
-
-static void
-collections (rm_buf_t *b, const bson_t *r)
-{
-    bson_iter_t arr;
-    bson_t c;
-    rm_rp_puts (b, "<h2 id=\"collections\">Collections</h2>\n<table><tr><th>namespace</th>"
-                   "<th class=\"n\">documents</th><th class=\"n\">size</th><th class=\"n\">average</th>"
-                   "<th class=\"n\">p99</th><th class=\"n\">largest</th><th class=\"n\">of 16 MiB</th>"
-                   "<th class=\"n\">fields</th></tr>\n");
-    rm_rp_docs (r, "collections", &arr);
-    while (rm_rp_next (&arr, &c)) {
-        rm_rp_puts (b, "<tr><td>");
-        h (b, rm_rp_str (&c, "ns"));
-        rm_rp_puts (b, "</td>");
-        count_cell (b, &c);
-        size_cell (b, &c, "bytes");
-        size_cell (b, &c, "avgSize");
-        size_cell (b, &c, "p99Size");
-        size_cell (b, &c, "maxSize");
-        rm_rp_printf (b, "<td class=\"n\">%.4f%%</td><td class=\"n\">%zu%s</td></tr>\n",
-                      100.0 * rm_rp_double (&c, "maxOf16MiB"), count (&c, "fields"),
-                      rm_rp_bool (&c, "fieldsCapped") ? "+" : "");
-    }
-    rm_rp_puts (b, "</table>\n");
-}
-
-static void
-checks_and_recs (rm_buf_t *b, const rm_page_t *p)
-{
-    bson_iter_t arr;
-    bson_t d;
-    size_t n = 0;
-
-    if (p->checks && bson_iter_init (&arr, p->checks))
-        while (rm_rp_next (&arr, &d)) {
-            if (!n++)
-                rm_rp_puts (b, "<h2 id=\"checks\">Checks</h2>\n<ul class=\"notes\">\n");
-            rm_rp_puts (b, "<li><b>");
-            h (b, rm_rp_str (&d, "check"));
-            rm_rp_puts (b, "</b> ");
-            h (b, rm_rp_str (&d, "ns"));
-            if (*rm_rp_str (&d, "field")) {
-                rm_rp_puts (b, ".");
-                h (b, rm_rp_str (&d, "field"));
-            }
-            rm_rp_puts (b, ": ");
-            h (b, rm_rp_str (&d, "finding"));
-            rm_rp_puts (b, "<p class=\"rule\">");
-            h (b, rm_rp_str (&d, "rule"));
-            rm_rp_puts (b, "</p></li>\n");
-        }
-    if (n)
-        rm_rp_puts (b, "</ul>\n");
-    n = 0;
-    if (p->recs && bson_iter_init (&arr, p->recs))
-        while (rm_rp_next (&arr, &d)) {
-            if (!n++)
-                rm_rp_puts (b, "<h2 id=\"recommendations\">Every recommendation</h2>\n<table><tr>"
-                               "<th>relationship</th><th>pattern</th><th>why, and the rule of thumb</th>"
-                               "<th>depends on</th></tr>\n");
-            rm_rp_puts (b, "<tr><td>");
-            h (b, rm_rp_str (&d, "relationship"));
-            rm_rp_puts (b, "</td><td><b>");
-            h (b, rm_rp_str (&d, "pattern"));
-            rm_rp_puts (b, "</b></td><td>");
-            h (b, rm_rp_str (&d, "why"));
-            rm_rp_puts (b, "<p class=\"rule\">");
-            h (b, rm_rp_str (&d, "rule"));
-            rm_rp_puts (b, "</p></td><td class=\"dim\">");
-            h (b, rm_rp_str (&d, "dependsOn"));
-            rm_rp_puts (b, "</td></tr>\n");
-        }
-    if (n)
-        rm_rp_puts (b, "</table>\n");
-}
 
 static bool
 design_section (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
 {
     rm_rp_printf (b, "<h2 id=\"design\">The design%s</h2>\n", p->plan_name ? " before" : "");
-    if (!figure (b, p->before, NULL, 0, "diagram", NULL, err))
+    if (!rm_rp_figure (b, p->before, NULL, 0, "diagram", NULL, err))
         return false;
     rm_rp_puts (b, "<p class=\"legend\">A box per collection: its documents, size, average and "
                    "largest document, its fields (nested ones indented under their parent, "
@@ -491,7 +90,7 @@ design_section (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
                    "referenced collection: the field, its class, the evidence level; "
                    "<span class=\"bad\">red: no index on the field the join looks up by</span>; "
                    "dashed: possible only, not acted on.</p>\n");
-    relationships (b, p->before, "relationships", "Relationships");
+    rm_rp_relationships (b, p->before, "relationships", "Relationships");
     return true;
 }
 
@@ -503,7 +102,7 @@ plan_section (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
     rm_rp_printf (b, "<h2 id=\"plan\">%s</h2>\n", p->plan_name ? "The plan" : "The recommended plan");
     rm_rp_puts (b, "<p>");
     if (p->plan_name) {
-        h (b, p->plan_name);
+        rm_rp_html (b, p->plan_name);
         rm_rp_puts (b, ", run");
     } else
         rm_rp_puts (b, "The steps remodel analyze --plan-out writes, run");
@@ -511,19 +110,19 @@ plan_section (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
                    "measured, not predicted.</p>\n");
     if (p->no_plan) {
         rm_rp_puts (b, "<p class=\"bad\">");
-        h (b, p->no_plan);
+        rm_rp_html (b, p->no_plan);
         rm_rp_puts (b, "</p>\n");
     }
     if (p->after)
-        changes (b, p);
-    if (!steps (b, p, err))
+        rm_rp_changes (b, p);
+    if (!rm_rp_steps (b, p, err))
         return false;
     if (p->after) {
         rm_rp_puts (b, "<h3 id=\"after\">The design after</h3>\n");
-        if (!figure (b, p->after, NULL, 0, "after", NULL, err))
+        if (!rm_rp_figure (b, p->after, NULL, 0, "after", NULL, err))
             return false;
         if (p->plan_name)
-            relationships (b, p->after, "relationships-after", "Relationships after");
+            rm_rp_relationships (b, p->after, "relationships-after", "Relationships after");
     }
     return true;
 }
@@ -533,28 +132,28 @@ page (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
 {
     rm_rp_puts (b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
-    h (b, p->title);
+    rm_rp_html (b, p->title);
     rm_rp_puts (b, "</title>\n");
     rm_rp_puts (b, css);
     rm_rp_puts (b, "</head>\n<body>\n<main>\n<header>\n<h1>");
-    h (b, p->title);
+    rm_rp_html (b, p->title);
     rm_rp_puts (b, "</h1>\n<ul class=\"summary\">");
     rm_rp_printf (b, "<li><b>%zu</b> collections</li><li><b>%zu</b> relationships</li>",
-                  count (p->before, "collections"), count (p->before, "relationships"));
+                  rm_rp_n_docs (p->before, "collections"), rm_rp_n_docs (p->before, "relationships"));
     if (p->plan_name || p->steps)
         rm_rp_printf (b, "<li><b>%u</b> plan steps</li>", p->steps ? bson_count_keys (p->steps) : 0);
     rm_rp_puts (b, "<li>source <b>");
-    h (b, rm_rp_str (p->before, "source"));
+    rm_rp_html (b, rm_rp_str (p->before, "source"));
     rm_rp_puts (b, "</b></li></ul>\n</header>\n");
 
     /* What a reader of check came for first: the plan's change. */
     if (p->plan_name ? !plan_section (b, p, err) || !design_section (b, p, err)
                      : !design_section (b, p, err) || !plan_section (b, p, err))
         return false;
-    strings (b, p->plan_checks, "What the plan check found");
-    strings (b, p->hint_notes, "Hints");
-    collections (b, p->before);
-    checks_and_recs (b, p);
+    rm_rp_strings (b, p->plan_checks, "What the plan check found");
+    rm_rp_strings (b, p->hint_notes, "Hints");
+    rm_rp_collections (b, p->before);
+    rm_rp_checks_and_recs (b, p);
     rm_rp_puts (b, "<footer>Made by remodel: the diagrams laid out by Graphviz. Sizes in KB and MB "
                    "of 1024; p50 and p99 are the median and 99th percentile.</footer>\n"
                    "</main>\n</body>\n</html>\n");
