@@ -25,6 +25,7 @@ CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 browse() {
     local flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run
                  --proxy-server=127.0.0.1:9 "--host-resolver-rules=MAP * ~NOTFOUND"
+                 --disable-background-networking --disable-component-update --disable-sync
                  --user-data-dir="$T/chromium")
     "$CHROMIUM" "${flags[@]}" --dump-dom "file://$1" >"$T/$2.dom" 2>/dev/null
     "$CHROMIUM" "${flags[@]}" --window-size=1366,900 --virtual-time-budget=3000 --screenshot="$OUT/$2.png" "file://$1" >/dev/null 2>&1
