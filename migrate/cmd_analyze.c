@@ -406,11 +406,11 @@ cmd_analyze (int argc, char **argv)
     a = rm_analyze (src, &o, &err);
     if (meter.meter)
         tool_progress_done (meter.meter);
-    rm_nsselect_destroy (sel);
     if (have_hints)
         bson_destroy (&hints);
     if (!a) {
         tool_error (&err);
+        rm_nsselect_destroy (sel);
         return rm_cli_exit_status (&err);
     }
     /* Not in the report: it is the same either way. */
@@ -434,12 +434,17 @@ cmd_analyze (int argc, char **argv)
         while (bson_iter_next (&notes))
             if (BSON_ITER_HOLDS_UTF8 (&notes))
                 tool_errorf ("analyze: %s: %s", to.plan_out, shown (bson_iter_utf8 (&notes, NULL)));
+    /* --report runs the plan over what --ns selected: the selection lives
+     * until then. */
+    o.hints = NULL;
     if (to.report && !tool_analyze_report (a, &report, src, &to, &o, &err)) {
         tool_error (&err);
         bson_destroy (&report);
         rm_analysis_destroy (a);
+        rm_nsselect_destroy (sel);
         return rm_cli_exit_status (&err);
     }
+    rm_nsselect_destroy (sel);
     bson_destroy (&report);
     if (to.plan_out && !write_plan (a, to.plan_out, &err)) {
         tool_error (&err);

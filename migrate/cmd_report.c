@@ -143,11 +143,12 @@ tool_analyze_report (const rm_analysis_t *a, const bson_t *report, const char *s
         bson_free (j);
         if (planned) {
             engine_opts (o, &eo);
-            /* The result's namespaces are the plan's, which --ns may not name. */
+            /* The plan runs over what --ns took; its result is read whole,
+             * with the namespaces the plan made, which --ns may not name. */
             after_ao.select = NULL;
             after_ao.hints = NULL;
             after_ao.progress = NULL;
-            aa = rm_report_after (&plan, src, &eo, &after_ao, &st, &n_st, err);
+            aa = rm_report_after (&plan, src, ao->select, &eo, &after_ao, &st, &n_st, err);
             if (!aa) {
                 rm_plan_destroy (&plan);
                 bson_destroy (&steps);
@@ -206,7 +207,7 @@ tool_check_pictures (const rm_plan_t *plan, const char *plan_path, const tool_op
     ao.memory = o->memory;
     ao.tmpdir = o->tmpdir;
     engine_opts (o, &eo);
-    after = rm_report_after (plan, o->against, &eo, &ao, &st, &n_st, err);
+    after = rm_report_after (plan, o->against, NULL, &eo, &ao, &st, &n_st, err);
     ok = after != NULL;
     if (ok)
         rm_analysis_report (after, &ra);

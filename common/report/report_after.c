@@ -30,9 +30,9 @@ rm_report_stats_free (rm_ns_stats_t *stats, size_t n)
 }
 
 rm_analysis_t *
-rm_report_after (const rm_plan_t *plan, const char *src, const rm_engine_opts_t *eo,
-                 const rm_analyze_opts_t *ao, rm_ns_stats_t **stats, size_t *n_stats,
-                 bson_error_t *err)
+rm_report_after (const rm_plan_t *plan, const char *src, const struct rm_nsselect *select,
+                 const rm_engine_opts_t *eo, const rm_analyze_opts_t *ao, rm_ns_stats_t **stats,
+                 size_t *n_stats, bson_error_t *err)
 {
     char *where = bson_strdup_printf ("%s/report.archive", rm_tmpdir (eo->tmpdir));
     char *tmp = rm_tmppath_new (where);
@@ -40,7 +40,8 @@ rm_report_after (const rm_plan_t *plan, const char *src, const rm_engine_opts_t 
     rm_dump_info_t out;
     rm_engine_t *e = NULL;
     rm_writer_t *w = NULL;
-    rm_reader_t *r = rm_reader_open (src, NULL, err);
+    rm_read_opts_t ro = {.select = select};
+    rm_reader_t *r = rm_reader_open (src, &ro, err);
     rm_analysis_t *a = NULL;
     bool ok = r != NULL;
 

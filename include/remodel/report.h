@@ -55,13 +55,14 @@ typedef struct {
 /* Writes the page to f (flushed and checked by the caller). */
 bool rm_report_page (FILE *f, const rm_page_t *p, bson_error_t *err);
 
-/* The plan run over src into a temporary archive under eo->tmpdir (removed
- * before returning), then that archive analyzed with ao: the design after.
- * stats (may be NULL) receives a copy of the run's per-namespace counts,
- * which rm_report_stats_free frees. */
-rm_analysis_t *rm_report_after (const rm_plan_t *plan, const char *src, const rm_engine_opts_t *eo,
-                                const rm_analyze_opts_t *ao, rm_ns_stats_t **stats, size_t *n_stats,
-                                bson_error_t *err);
+/* The plan run over src (only the namespaces select takes, when not NULL:
+ * analyze --ns) into a temporary archive under eo->tmpdir (removed before
+ * returning), then that archive analyzed with ao: the design after. stats
+ * (may be NULL) receives a copy of the run's per-namespace counts, which
+ * rm_report_stats_free frees. */
+rm_analysis_t *rm_report_after (const rm_plan_t *plan, const char *src, const struct rm_nsselect *select,
+                                const rm_engine_opts_t *eo, const rm_analyze_opts_t *ao,
+                                rm_ns_stats_t **stats, size_t *n_stats, bson_error_t *err);
 void rm_report_stats_free (rm_ns_stats_t *stats, size_t n);
 
 #endif

@@ -131,6 +131,12 @@ elif q == "rejected":
         ul = h.parent.kids[h.parent.kids.index(h) + 1]
         for li in ul.kids:
             print("".join(x.text for x in li.all()).split(":")[0])
+elif q == "namespaces":
+    # The first cells of the per-namespace table's rows.
+    table = next(n for n in root.all() if n.tag == "table" and n.attrs.get("id") == "per-namespace")
+    for n in table.all():
+        if n.tag == "tr" and n.kids and n.kids[0].tag == "td":
+            print("".join(x.text for x in n.kids[0].all()).strip())
 elif q == "h2":
     print("\n".join(n.text for n in root.all() if n.tag == "h2"))
 elif q == "figures":
@@ -203,6 +209,14 @@ expect_eq "sample: the plan's after, per namespace (comments embedded, 10 at mos
 expect_eq "sample: the design, the design after, each of the 6 steps before and after" "$(dom sample figures)" "14 14"
 if head -c 8 "$OUT/sample.png" | od -An -c | grep -q 'P   N   G'; then pass "sample: a screenshot ($OUT/sample.png)"
 else fail "sample: a screenshot" "$OUT/sample.png is no PNG"; fi
+
+# --ns: the plan runs over the selection only; the after holds nothing else.
+run_rm analyze "$S" --ns 'crm.*' -q --report "$T/crm.html"
+expect_eq "analyze --ns 'crm.*' --report: exit 0" "$rc" 0
+browse "$T/crm.html" crm
+expect_eq "analyze --ns 'crm.*' --report: before and after, the two crm collections only" \
+    "$(dom crm namespaces)" "crm.people
+crm.tasks"
 
 # ---- analyze --report on the Atlas sample ----
 run_rm analyze "$ATLAS" -q --report "$T/atlas.html"
