@@ -122,8 +122,6 @@ tool_analyze_report (const rm_analysis_t *a, const bson_t *report, const char *s
     rm_engine_opts_t eo;
     rm_plan_t plan;
     rm_analysis_t *aa = NULL;
-    rm_ns_stats_t *st = NULL;
-    size_t n_st = 0;
     bson_error_t why = {0};
     char *title = bson_strdup_printf ("remodel analyze %s", src), *j;
     rm_page_t p = {.title = title, .before = report};
@@ -148,7 +146,7 @@ tool_analyze_report (const rm_analysis_t *a, const bson_t *report, const char *s
             after_ao.select = NULL;
             after_ao.hints = NULL;
             after_ao.progress = NULL;
-            aa = rm_report_after (&plan, src, ao->select, &eo, &after_ao, &st, &n_st, err);
+            aa = rm_report_after (&plan, src, ao->select, &eo, &after_ao, err);
             if (!aa) {
                 rm_plan_destroy (&plan);
                 bson_destroy (&steps);
@@ -157,7 +155,8 @@ tool_analyze_report (const rm_analysis_t *a, const bson_t *report, const char *s
             }
         }
         p.steps = &steps;
-        p.plan = &plan;
+        if (planned)
+            p.plan = &plan;
     }
     if (!planned)
         p.no_plan = why.message;
@@ -165,8 +164,6 @@ tool_analyze_report (const rm_analysis_t *a, const bson_t *report, const char *s
         bson_init (&after);
         rm_analysis_report (aa, &after);
         p.after = &after;
-        p.stats = st;
-        p.n_stats = n_st;
     }
     ok = write_page (o->report, &p, err);
     if (p.plan)
@@ -175,7 +172,6 @@ tool_analyze_report (const rm_analysis_t *a, const bson_t *report, const char *s
         bson_destroy (&after);
         rm_analysis_destroy (aa);
     }
-    rm_report_stats_free (st, n_st);
     bson_destroy (&steps);
     bson_free (title);
     return ok;
@@ -199,15 +195,13 @@ tool_check_pictures (const rm_plan_t *plan, const char *plan_path, const tool_op
     rm_analyze_opts_t ao = {0};
     rm_engine_opts_t eo;
     rm_analysis_t *before = NULL, *after = NULL;
-    rm_ns_stats_t *st = NULL;
-    size_t n_st = 0;
     bson_t rb = BSON_INITIALIZER, ra = BSON_INITIALIZER, doc = BSON_INITIALIZER, steps;
     bool ok;
 
     ao.memory = o->memory;
     ao.tmpdir = o->tmpdir;
     engine_opts (o, &eo);
-    after = rm_report_after (plan, o->against, NULL, &eo, &ao, &st, &n_st, err);
+    after = rm_report_after (plan, o->against, NULL, &eo, &ao, err);
     ok = after != NULL;
     if (ok)
         rm_analysis_report (after, &ra);
@@ -215,8 +209,7 @@ tool_check_pictures (const rm_plan_t *plan, const char *plan_path, const tool_op
         tool_diagram_print (&ra, o->diagram);
     if (ok && o->report) {
         char *title = bson_strdup_printf ("remodel check %s --against %s", plan_path, o->against);
-        rm_page_t p = {.title = title, .plan_name = plan_path, .plan = plan, .after = &ra, .stats = st,
-                       .n_stats = n_st};
+        rm_page_t p = {.title = title, .plan_name = plan_path, .plan = plan, .after = &ra};
         before = rm_analyze (o->against, &ao, err);
         ok = before != NULL;
         if (ok) {
@@ -230,7 +223,6 @@ tool_check_pictures (const rm_plan_t *plan, const char *plan_path, const tool_op
     }
     rm_analysis_destroy (before);
     rm_analysis_destroy (after);
-    rm_report_stats_free (st, n_st);
     bson_destroy (&rb);
     bson_destroy (&ra);
     bson_destroy (&doc);

@@ -36,10 +36,9 @@ bool rm_report_have_svg (void);
 bool rm_report_svg (const char *dot, size_t len, rm_buf_t *out, bson_error_t *err);
 
 /* What a page shows. before is an analysis report of the source; after,
- * when not NULL, that of the plan's result; recs (analyze's
- * recommendations, an array document) and notes (its plan check and
- * hints, array documents of strings) may be NULL; stats, the engine's
- * per-namespace counts of the run that made after. */
+ * when not NULL, that of the plan's result; recs, checks (analyze's
+ * recommendations and checks, array documents) and plan_checks,
+ * hint_notes (array documents of strings) may be NULL. */
 typedef struct {
     const char *title;       /* "remodel analyze dumps/sample" */
     const char *plan_name;   /* the plan's file, or NULL (analyze's own) */
@@ -48,8 +47,6 @@ typedef struct {
     const bson_t *steps;     /* the plan's "steps" array (NULL: none) */
     const char *no_plan;     /* why there is no after (NULL: there is one, or no plan) */
     const bson_t *recs, *plan_checks, *hint_notes, *checks;
-    const rm_ns_stats_t *stats;
-    size_t n_stats;
 } rm_page_t;
 
 /* Writes the page to f (flushed and checked by the caller). */
@@ -57,12 +54,8 @@ bool rm_report_page (FILE *f, const rm_page_t *p, bson_error_t *err);
 
 /* The plan run over src (only the namespaces select takes, when not NULL:
  * analyze --ns) into a temporary archive under eo->tmpdir (removed before
- * returning), then that archive analyzed with ao: the design after. stats
- * (may be NULL) receives a copy of the run's per-namespace counts, which
- * rm_report_stats_free frees. */
+ * returning), then that archive analyzed with ao: the design after. */
 rm_analysis_t *rm_report_after (const rm_plan_t *plan, const char *src, const struct rm_nsselect *select,
-                                const rm_engine_opts_t *eo, const rm_analyze_opts_t *ao,
-                                rm_ns_stats_t **stats, size_t *n_stats, bson_error_t *err);
-void rm_report_stats_free (rm_ns_stats_t *stats, size_t n);
+                                const rm_engine_opts_t *eo, const rm_analyze_opts_t *ao, bson_error_t *err);
 
 #endif
