@@ -19,13 +19,20 @@ WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -
 # own and those of the layers below it, never one above (the compiler
 # refuses the leak); the programs see only include/ and their own folder;
 # the unit tests see every layer (they test the internals).
-CORE_DIRS = base cli bson dump sort accum engine compile analyze
+CORE_DIRS = base cli bson dump sort accum engine compile analyze report
 CORE_INC  = $(CORE_DIRS:%=-Icommon/%)
 layers_upto = $(if $(filter $(1),$(firstword $(2))),-Icommon/$(1),-Icommon/$(firstword $(2)) $(call layers_upto,$(1),$(wordlist 2,99,$(2))))
 $(foreach L,$(CORE_DIRS),$(eval $(BUILD)/common/$(L)/%.o: LAYER_INC = $(call layers_upto,$(L),$(CORE_DIRS))))
+# Graphviz's libraries lay out and draw the pictures of --report
+# (common/report/report_svg.c, the only file that includes them): without
+# them the rest builds, --report says it is missing, and make says so.
+GV_PKGS      = libgvc libcgraph
+HAVE_GRAPHVIZ = $(shell pkg-config --exists $(GV_PKGS) && echo yes)
+GV_LIBS      = $(if $(HAVE_GRAPHVIZ),$(shell pkg-config --libs $(GV_PKGS)))
+$(BUILD)/common/report/report_svg.o: GV_CFLAGS = $(if $(HAVE_GRAPHVIZ),-DREMODEL_HAVE_GRAPHVIZ $(shell pkg-config --cflags $(GV_PKGS)))
 # Recursive (=) so pkg-config runs only after the deps step installed it all.
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude $(LAYER_INC) \
-             $(shell pkg-config --cflags $(PKGS)) $(CFLAGS) $(EXTRA_CFLAGS)
+             $(shell pkg-config --cflags $(PKGS)) $(GV_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 LIB_SRC  = $(wildcard common/*/*.c) $(if $(TOY),tests/toy/step_toy.c)
@@ -45,7 +52,7 @@ UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: FORCE all online-missing deps unit toy check check-unit check-cli check-online demo demo-online install uninstall man \
+.PHONY: FORCE all online-missing graphviz-missing deps unit toy check check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-switch-matrix \
         bench-online bench-server-side bench-analyze
 
@@ -54,12 +61,20 @@ ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 HAVE_MONGOC = $(shell pkg-config --exists libmongoc-1.0 && echo yes)
 ONLINE_BIN  = $(if $(HAVE_MONGOC),$(BUILD)/remodel-online,online-missing)
 
-all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN)
+all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN) $(if $(HAVE_GRAPHVIZ),,graphviz-missing)
 
 FORCE:
 
 online-missing:
 	@echo "make: libmongoc-1.0 not found (pkg-config): build/remodel-online, the online companion, not built; make deps installs it (libmongoc-dev)" >&2
+
+graphviz-missing:
+	@echo "make: libgvc and libcgraph not found (pkg-config): build/remodel built without --report; make deps installs them (libgraphviz-dev)" >&2
+
+# Rebuilt when Graphviz comes or goes (make deps installed it since).
+$(BUILD)/common/report/report_svg.o: $(BUILD)/graphviz-$(if $(HAVE_GRAPHVIZ),yes,no)
+$(BUILD)/graphviz-%:
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/graphviz-* && touch $@
 
 deps:
 	@scripts/install-deps.sh
@@ -73,7 +88,7 @@ $(BUILD)/libremodel.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/remodel: $(CLI_OBJ) $(BUILD)/libremodel.a
-	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libremodel.a $(LIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ $(CLI_OBJ) $(BUILD)/libremodel.a $(GV_LIBS) $(LIBS_ALL)
 
 $(BUILD)/shell-ext/%.o: shell-ext/%.c
 	@mkdir -p $(dir $@)
@@ -89,7 +104,7 @@ $(BUILD)/tests/%: LAYER_INC = $(CORE_INC)
 $(BUILD)/tests/toy/%.o: LAYER_INC = $(CORE_INC)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(BUILD)/libremodel.a $(LIBS_ALL)
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(BUILD)/libremodel.a $(GV_LIBS) $(LIBS_ALL)
 
 # pkg-config's description of the installed library and headers (the
 # library is static only, so what it links is required outright), made

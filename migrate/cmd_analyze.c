@@ -14,7 +14,7 @@
 
 static const char usage[] =
     "usage: remodel analyze SRC [--ns PATTERN]... [--json] [--plan-out FILE] [--hints FILE]\n"
-    "                        [--memory SIZE] [--tmp DIR]\n"
+    "                        [--report FILE] [--format dot|mermaid] [--memory SIZE] [--tmp DIR]\n"
     "\n"
     "Reads a dump (twice when a relationship is held in arrays) and reports, per\n"
     "collection, documents, sizes (average, p99, largest, and how close to\n"
@@ -30,6 +30,12 @@ static const char usage[] =
     "  --json         one JSON document (docs/analyze.md: --json)\n"
     "  --plan-out FILE  the recommended steps as a plan remodel check and run\n"
     "                 take, each with a \"why\"\n"
+    "  --report FILE  a page (HTML, all inline: opens offline) drawing the design,\n"
+    "                 the relationships, and the recommended plan's before and\n"
+    "                 after (the plan run over SRC into a temporary dump, then\n"
+    "                 analyzed); needs a build with Graphviz (libgraphviz-dev)\n"
+    "  --format dot|mermaid  the relationship diagram as Graphviz or Mermaid text\n"
+    "                 instead of the text report\n"
     "  --hints FILE   what the dump cannot show (JSON: readTogether [[ns, ns]],\n"
     "                 readAlone [ns], updatedAlone [ns], readWriteRatio {ns: n},\n"
     "                 references {\"db.coll.field\": \"db.coll.key\" or null})\n"
@@ -354,6 +360,8 @@ cmd_analyze (int argc, char **argv)
     if (!tool_getparam (&cmd, argc, argv, &to, pos, &n_pos, &help))
         return help ? 0 : 2;
     src = pos[0];
+    if (!tool_pictures_check (&to, src, to.report != NULL))
+        return 2;
     json = to.json;
     quiet = to.quiet;
     hints_path = to.hints;
@@ -398,11 +406,11 @@ cmd_analyze (int argc, char **argv)
     a = rm_analyze (src, &o, &err);
     if (meter.meter)
         tool_progress_done (meter.meter);
-    rm_nsselect_destroy (sel);
     if (have_hints)
         bson_destroy (&hints);
     if (!a) {
         tool_error (&err);
+        rm_nsselect_destroy (sel);
         return rm_cli_exit_status (&err);
     }
     /* Not in the report: it is the same either way. */
@@ -416,6 +424,8 @@ cmd_analyze (int argc, char **argv)
         char *j = bson_as_relaxed_extended_json (&report, NULL);
         printf ("%s\n", j);
         bson_free (j);
+    } else if (to.diagram) {
+        tool_diagram_print (&report, to.diagram);
     } else {
         print_text (&report);
     }
@@ -424,6 +434,17 @@ cmd_analyze (int argc, char **argv)
         while (bson_iter_next (&notes))
             if (BSON_ITER_HOLDS_UTF8 (&notes))
                 tool_errorf ("analyze: %s: %s", to.plan_out, shown (bson_iter_utf8 (&notes, NULL)));
+    /* --report runs the plan over what --ns selected: the selection lives
+     * until then. */
+    o.hints = NULL;
+    if (to.report && !tool_analyze_report (a, &report, src, &to, &o, &err)) {
+        tool_error (&err);
+        bson_destroy (&report);
+        rm_analysis_destroy (a);
+        rm_nsselect_destroy (sel);
+        return rm_cli_exit_status (&err);
+    }
+    rm_nsselect_destroy (sel);
     bson_destroy (&report);
     if (to.plan_out && !write_plan (a, to.plan_out, &err)) {
         tool_error (&err);

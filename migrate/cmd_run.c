@@ -46,7 +46,7 @@ static const char run_usage_fmt[] =
     "example: remodel run dumps/plans/embed-tasks.json --from dumps/sample --to /tmp/out.archive.zst\n";
 
 static const char check_usage_fmt[] =
-    "usage: remodel check PLAN [--against SRC] [options]\n"
+    "usage: remodel check PLAN [--against SRC [--report FILE] [--format dot|mermaid]] [options]\n"
     "\n"
     "Checks a plan without writing anything: its keys, types and values; with\n"
     "--against, that every namespace it reads exists in SRC (or is made by an\n"
@@ -61,6 +61,12 @@ static const char check_usage_fmt[] =
     "  --against SRC     also check the plan against a dump, reading it whole\n"
     "  --allow-missing   fields no document has and joins matching nothing are\n"
     "                    fine (as \"allowMissing\": true on every step)\n"
+    "  --report FILE     with --against: a page (HTML, all inline) of the design\n"
+    "                    before and after, the plan run into a temporary dump and\n"
+    "                    analyzed: per namespace documents and size before and\n"
+    "                    after, the largest document after, the arrays' lengths\n"
+    "  --format dot|mermaid  with --against: the design after as Graphviz or\n"
+    "                    Mermaid text, in place of the line saying the plan is valid\n"
     "  --memory SIZE, --tmp DIR, --server-version V   as in run\n"
     "  --quiet, -q       no progress\n"
     "  --help, -h        this text\n"
@@ -390,6 +396,13 @@ cmd_check (int argc, char **argv)
 
     if (!tool_getparam (&cmd, argc, argv, &o, pos, &n, &help))
         return help ? 0 : 2;
+    if ((o.report || o.diagram) && !o.against) {
+        tool_errorf ("--%s needs --against SRC: the pictures are of the plan run over a dump",
+                     o.report ? "report" : "format");
+        return 2;
+    }
+    if (!tool_pictures_check (&o, o.against, true))
+        return 2;
     if (!rm_plan_load (&plan, pos[0], &err)) {
         tool_error (&err);
         return rm_cli_exit_status (&err);
@@ -400,8 +413,14 @@ cmd_check (int argc, char **argv)
         rm_plan_destroy (&plan);
         return rm_cli_exit_status (&err);
     }
-    printf ("%s: %zu step(s), valid%s%s\n", pos[0], plan.n, o.against ? " against " : "",
-            o.against ? o.against : "");
+    if ((o.report || o.diagram) && !tool_check_pictures (&plan, pos[0], &o, &err)) {
+        tool_error (&err);
+        rm_plan_destroy (&plan);
+        return rm_cli_exit_status (&err);
+    }
+    if (!o.diagram)
+        printf ("%s: %zu step(s), valid%s%s\n", pos[0], plan.n, o.against ? " against " : "",
+                o.against ? o.against : "");
     rm_plan_destroy (&plan);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "remodel/analyze.h"
 #include "remodel/cli.h"
 #include "remodel/compile.h"
 #include "remodel/dump.h"
@@ -36,6 +37,8 @@ typedef struct {
     bool show_canonical, show_pretty;
     /* remodel analyze */
     const char *plan_out, *hints;
+    /* remodel analyze and check: --report FILE, --format dot|mermaid (NULL: not given) */
+    const char *report, *diagram;
     /* remodel compile */
     const char *compile_format;           /* --format pipeline|mongosh (NULL: pipeline) */
     rm_compile_version_t server_version;  /* --server-version... */
@@ -132,6 +135,24 @@ void tool_keep_made_parents (void);
 /* Removes what killed remodel runs left beside dst and in the temporary
  * directory (tmpdir, else $TMPDIR or /tmp), with a note unless quiet. */
 void tool_sweep (const char *dst, const char *tmpdir, bool quiet);
+
+/* The pictures of analyze and check (cmd_report.c, remodel/report.h).
+ * tool_pictures_check refuses, with its message printed, what cannot be
+ * done before anything is read: --json with --format, --report in a build
+ * without Graphviz, a picture that reads src again (rereads) when src is
+ * standard input. */
+bool tool_pictures_check (const tool_opts_t *o, const char *src, bool rereads);
+/* The relationship diagram of an analysis report on standard output,
+ * format "dot" or "mermaid". */
+void tool_diagram_print (const bson_t *report, const char *format);
+/* analyze --report: the page of a, whose report is report, with the
+ * recommended plan run over src for its after. */
+bool tool_analyze_report (const rm_analysis_t *a, const bson_t *report, const char *src,
+                          const tool_opts_t *o, const rm_analyze_opts_t *ao, bson_error_t *err);
+/* check --against with --format or --report: plan (loaded from plan_path)
+ * run over o->against, the after's diagram printed or the page written. */
+bool tool_check_pictures (const rm_plan_t *plan, const char *plan_path, const tool_opts_t *o,
+                          bson_error_t *err);
 
 /* The copy loop shared by convert and cat (tool_copy.c). */
 int tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label);

@@ -143,8 +143,14 @@ read_opts (rm_cmd_t cmd, const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *
     o->hints = v[RM_OPT_HINTS].text;
     if (!read_server_version (v, o, err))
         return false;
+    o->report = v[RM_OPT_REPORT].text;
     if (cmd == RM_CMD_COMPILE)
         return read_compile_opts (v, o, err);
+    /* analyze's and check's --format: a diagram's (their row's words). */
+    if (cmd == RM_CMD_ANALYZE || cmd == RM_CMD_CHECK) {
+        o->diagram = v[RM_OPT_FORMAT].text;
+        return read_selection (v, o, err);
+    }
     return read_write_opts (v, o, err) && read_selection (v, o, err);
 }
 

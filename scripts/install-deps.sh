@@ -11,6 +11,10 @@ packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-d
 # gdb stops a process at a chosen call for the online switch's kill matrix
 # (tests/peers/killat.sh, tests/cli/test_online_switch.sh).
 packages="$packages gdb"
+# Graphviz's libraries lay out and draw --report's diagrams (the build links
+# them where pkg-config finds them); graphviz's dot and chromium (headless)
+# judge the pictures in tests/cli/test_report.sh.
+packages="$packages libgraphviz-dev graphviz chromium"
 # make fuzz also needs clang (its libFuzzer runtime comes with it); make check does not.
 [ "${1:-}" == --fuzz ] && packages="$packages clang"
 missing=""

@@ -28,6 +28,8 @@ static const char *const dump_formats[] = {"archive", "dir|directory", "tar", "b
  * hold all it takes. */
 static const char *const compile_formats[] = {"pipeline", "mongosh", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
+/* analyze and check: the relationship diagram as text (remodel/report.h). */
+static const char *const diagram_formats[] = {"dot", "mermaid", NULL};
 
 const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_HELP, "help", RM_VAL_NONE, ALL), .letter = 'h'},
@@ -74,6 +76,8 @@ const rm_opt_t rm_cli_options[] = {
 
     {R (RM_OPT_PLAN_OUT, "plan-out", RM_VAL_STRING, C (ANALYZE))},
     {R (RM_OPT_HINTS, "hints", RM_VAL_STRING, C (ANALYZE))},
+    {R (RM_OPT_REPORT, "report", RM_VAL_STRING, C (ANALYZE) | C (CHECK))},
+    {R (RM_OPT_FORMAT, "format", RM_VAL_ENUM, C (ANALYZE) | C (CHECK)), .words = diagram_formats},
 
     {R (RM_OPT_FORMAT, "format", RM_VAL_ENUM, C (COMPILE)), .words = compile_formats},
     /* A MongoDB version (5.0), checked by the compiler's own reader: the

@@ -49,6 +49,8 @@ typedef enum {
     RM_OPT_SKIP, RM_OPT_LIMIT, RM_OPT_ID, RM_OPT_CANONICAL, RM_OPT_PRETTY,
     /* analyze */
     RM_OPT_PLAN_OUT, RM_OPT_HINTS,
+    /* analyze and check: the pictures */
+    RM_OPT_REPORT,
     /* compile, and online run --server-side */
     RM_OPT_SERVER_VERSION, RM_OPT_SERVER_SIDE,
     /* online */
