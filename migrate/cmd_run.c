@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "remodel/engine.h"
+#include "remodel/idcheck.h"
 #include "remodel/tmppath.h"
 #include "tool.h"
 
@@ -338,8 +339,15 @@ cmd_run (int argc, char **argv)
     return status;
 }
 
+static bool
+add_id (void *ctx, size_t ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    return rm_idcheck_add (ctx, (uint32_t) ns, doc, len, err);
+}
+
 /* check --against: the plan run over SRC, nothing written (the engine's
- * checks are what only the data shows). */
+ * checks are what only the data shows), and the result's _ids checked
+ * unique in each namespace, as mongorestore needs them. */
 static bool
 check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
 {
@@ -348,11 +356,15 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
     rm_engine_t *e = NULL;
     rm_dump_info_t out;
     progress_ctx_t pc = {NULL, r};
+    rm_idcheck_t *ids = tool_idcheck_new (o);
     bool ok = r && rm_plan_check_against (plan, rm_reader_info (r), err);
 
     rm_dump_info_init (&out);
     memset (&eo, 0, sizeof eo);
-    eo.memory = o->memory;
+    /* The _ids' sort has its quarter of the budget. */
+    eo.memory = (o->memory ? o->memory : tool_idcheck_budget (o) * 4) - tool_idcheck_budget (o);
+    eo.output = add_id;
+    eo.output_ctx = ids;
     eo.tmpdir = o->tmpdir;
     eo.allow_missing = o->allow_missing;
     eo.lookup_since_36681 = rm_compile_lookup_since_36681 (o->server_version);
@@ -367,8 +379,10 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
         ok = rm_engine_run (e, r, NULL, err);
         tool_progress_done (pc.prog);
     }
+    ok = ok && rm_idcheck_finish (ids, err) && tool_idcheck_error (ids, &out, err);
     if (ok)
         print_warnings (e);
+    rm_idcheck_destroy (ids);
     rm_engine_destroy (e);
     rm_dump_info_destroy (&out);
     rm_reader_close (r);

@@ -133,6 +133,14 @@ void tool_keep_made_parents (void);
  * directory (tmpdir, else $TMPDIR or /tmp), with a note unless quiet. */
 void tool_sweep (const char *dst, const char *tmpdir, bool quiet);
 
+/* Duplicate _ids (tool_idcheck.c): a sort with a quarter of --memory; after
+ * rm_idcheck_finish, an error (RM_ERR_DATA) naming the first namespace of
+ * info that holds one _id twice, its count and the first such _id. */
+typedef struct rm_idcheck rm_idcheck_t;
+size_t tool_idcheck_budget (const tool_opts_t *o);
+rm_idcheck_t *tool_idcheck_new (const tool_opts_t *o);
+bool tool_idcheck_error (const rm_idcheck_t *c, const rm_dump_info_t *info, bson_error_t *err);
+
 /* The copy loop shared by convert and cat (tool_copy.c). */
 int tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label);
 

@@ -53,8 +53,9 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_TO, "to", RM_VAL_STRING, C (RUN))},
     /* Online: the step's sets of result _ids (online_idset.c). */
     {R (RM_OPT_MEMORY, "memory", RM_VAL_SIZE,
-        C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE) | BATCHES), .min = 1024},
-    {R (RM_OPT_TMP, "tmp", RM_VAL_STRING, C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE) | BATCHES)},
+        C (INSPECT) | C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE) | BATCHES), .min = 1024},
+    {R (RM_OPT_TMP, "tmp", RM_VAL_STRING,
+        C (INSPECT) | C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE) | BATCHES)},
     /* Taken by every online command, to refuse it with its own reason
      * where there is no dry run (online_main.c). */
     {R (RM_OPT_DRY_RUN, "dry-run", RM_VAL_NONE, C (RUN) | ONLINE)},

@@ -294,6 +294,9 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
                 ns->stats->docs_out++;
                 if (w && !rm_writer_doc (w, ns->out, item.doc, item.len, err))
                     return -1;
+                if (e->opts.output &&
+                    !e->opts.output (e->opts.output_ctx, ns->out->index, item.doc, item.len, err))
+                    return -1;
             }
         } else if (!ns->stats->touched && w) {
             /* An untouched namespace is the reader's documents, unchanged. */
@@ -321,6 +324,8 @@ rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, 
         return false;
     }
     ns->stats->docs_out++;
+    if (e->opts.output && !e->opts.output (e->opts.output_ctx, ns->out->index, doc, len, err))
+        return false;
     return !e->w || rm_writer_doc (e->w, ns->out, doc, len, err);
 }
 

@@ -24,6 +24,11 @@ typedef struct {
     /* Called for every document read from the source (may be NULL). */
     void (*progress) (void *ctx, uint64_t docs);
     void *progress_ctx;
+    /* Called for every document of the result, with its namespace's
+     * index in rm_engine_prepare's out list (may be NULL): check --against
+     * looks for duplicate _ids there. */
+    bool (*output) (void *ctx, size_t ns, const uint8_t *doc, uint32_t len, bson_error_t *err);
+    void *output_ctx;
 } rm_engine_opts_t;
 
 typedef struct {
