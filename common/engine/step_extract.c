@@ -40,7 +40,8 @@ rm_extractor_new (rm_engine_t *e, const rm_step_t *s, rm_probe_t *probe)
     sc->probe = probe;
     /* A quarter of --memory: in the one-pass path, denormalize's tables
      * may hold the rest meanwhile. */
-    sc->dups = rm_extract_dups_new (rm_engine_sort_budget (e) / 2, e->opts.tmpdir);
+    if (!e->opts.keep_copies)
+        sc->dups = rm_extract_dups_new (rm_engine_sort_budget (e) / 2, e->opts.tmpdir);
     rm_buf_init (&sc->child);
     rm_buf_init (&sc->key);
     rm_buf_init (&sc->ids);
@@ -147,8 +148,8 @@ extract_one (rm_extractor_t *sc, rm_ens_t *to, const uint8_t *doc, uint32_t len,
         bson_iter_t child_it;
         if (!build_child (sc, x, &parent_id, &elem, i, err) ||
             !emit (ctx, sc->child.data, (uint32_t) sc->child.len, err) ||
-            !rm_extract_dups_add (sc->dups, sc->child.data, (uint32_t) sc->child.len, &parent_id,
-                                  err))
+            (sc->dups && !rm_extract_dups_add (sc->dups, sc->child.data,
+                                               (uint32_t) sc->child.len, &parent_id, err)))
             return false;
         bson_iter_init_from_data (&child_it, sc->child.data, sc->child.len);
         bson_iter_next (&child_it); /* _id is the child's first field */
@@ -206,12 +207,14 @@ rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     const rm_extract_t *x = &s->u.extract;
     rm_ens_t *from = rm_engine_find (e, &x->from), *to = rm_engine_find (e, &x->to);
     rm_store_t *next = rm_engine_store_new (e, from, err);
-    rm_store_t *held = next ? rm_store_new (e->opts.tmpdir, to->stats->name, err) : NULL;
-    rm_store_t *children = held ? rm_engine_store_new (e, to, err) : NULL;
     rm_extractor_t *sc = rm_extractor_new (e, s, rm_engine_probe (e, s, 0));
+    rm_store_t *children = next ? rm_engine_store_new (e, to, err) : NULL;
+    /* Without copies to leave out, the children go to `to` directly. */
+    rm_store_t *held = !sc->dups ? NULL
+                       : children ? rm_store_new (e->opts.tmpdir, to->stats->name, err) : NULL;
     rm_instream_t *in = NULL;
     rm_frame_t fr;
-    bool ok = children != NULL;
+    bool ok = children != NULL && (held || !sc->dups);
     int rc = 0;
 
     if (ok)
@@ -219,14 +222,14 @@ rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     while (ok && (rc = rm_store_next (in, &fr, err)) > 0) {
         const uint8_t *out;
         size_t out_len;
-        ok = rm_extractor_apply (sc, from, to, fr.data, fr.len, rm_store_emit, held, &out,
-                                 &out_len, err) &&
+        ok = rm_extractor_apply (sc, from, to, fr.data, fr.len, rm_store_emit,
+                                 held ? held : children, &out, &out_len, err) &&
              rm_store_add (next, out, (uint32_t) out_len, err);
     }
     if (rc < 0)
         ok = false;
     rm_instream_close (in);
-    ok = ok && write_children (sc, to, held, rm_store_emit, children, err);
+    ok = ok && (!held || write_children (sc, to, held, rm_store_emit, children, err));
     rm_extractor_destroy (sc);
     rm_store_destroy (held);
     if (!ok) {
@@ -257,8 +260,8 @@ extract_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit
                const uint8_t **out, size_t *out_len, bson_error_t *err)
 {
     rm_extractor_t *sc = st->data;
-    (void) emit;
-    (void) ctx;
+    if (!sc->dups)
+        return rm_extractor_apply (sc, st->in, st->to, doc, len, emit, ctx, out, out_len, err);
     if (!sc->held && !(sc->held = rm_store_new (sc->e->opts.tmpdir, st->to->stats->name, err)))
         return false;
     return rm_extractor_apply (sc, st->in, st->to, doc, len, rm_store_emit, sc->held, out,

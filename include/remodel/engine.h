@@ -21,6 +21,10 @@ typedef struct {
      * a foreign path through an array of scalars, or an empty one) rather
      * than those of the servers before it (5.0 to 8.x), the default. */
     bool lookup_since_36681;
+    /* An extract's children as they come, two with one _id included,
+     * rather than each _id once (remodel/batchstep.h: the online mode
+     * checks a batch's results against the whole step's itself). */
+    bool keep_copies;
     /* Called for every document read from the source (may be NULL). */
     void (*progress) (void *ctx, uint64_t docs);
     void *progress_ctx;
