@@ -298,6 +298,10 @@ cmd_run (int argc, char **argv)
         pc.r = r;
         ok = rm_engine_run (e, r, w, &err);
         tool_progress_done (pc.prog);
+        /* A step's error is the plan's: named after its file, as check
+         * --against names it. */
+        if (!ok && strncmp (err.message, "step ", 5) == 0)
+            rm_error_prefix (&err, "%s", pos[0]);
     }
     if (ok && w)
         ok = rm_writer_commit (w, &err);

@@ -87,7 +87,7 @@ for style in parentRef both; do
     run_rm run "$T/x-$style.json" --from "$T/emb" --to "$T/y" -q --tmp "$T/tmp"
     expect_eq "$style-refused" "$rc" 1
     expect_message "$style-names-both-parents" \
-        "remodel: error: step 1 (extract): two results for sample_analytics.held with one _id ({ \"_id\" : { \"\$oid\" : \"$SHARED\" } }, from the parents { \"_id\" : { \"\$oid\" : \"$P1\" } } and { \"_id\" : { \"\$oid\" : \"$P2\" } }, with different contents): stopping before either overwrites the other"
+        "remodel: error: $T/x-$style.json: step 1 (extract): two results for sample_analytics.held with one _id ({ \"_id\" : { \"\$oid\" : \"$SHARED\" } }, from the parents { \"_id\" : { \"\$oid\" : \"$P1\" } } and { \"_id\" : { \"\$oid\" : \"$P2\" } }, with different contents): stopping before either overwrites the other"
     expect_eq "$style-one-line" "$(wc -l <"$T/err")" 1
     expect_eq "$style-nothing-written" "$([ -e "$T/y" ] && echo y)$(ls -A "$T/tmp")" ""
 done
