@@ -49,20 +49,18 @@ find_letter (rm_cmd_t cmd, char c, bool *other)
     return NULL;
 }
 
-/* Whether name is near the one given: one abbreviates the other
- * ("--plan" and "--plan-output" for "--plan-out"), or they are at most two
- * edits apart (and, for short words, the edits fewer than half the
- * letters: "zip" is not "dir"); *d is the distance. */
-static bool
-near_name (const char *given, const char *name, bool word, size_t *d)
+/* How near name is to the one given, for ranking (0: not near): one
+ * abbreviates the other ("--plan" and "--plan-output" for "--plan-out"),
+ * nearer than any other way, or they are at most two edits apart (for
+ * short words, fewer than half the letters: "zip" is not "dir"); then the
+ * fewer edits the nearer. */
+static size_t
+near_name (const char *given, const char *name, bool word)
 {
-    size_t len = strlen (given), nlen = strlen (name);
-    *d = rm_cli_distance (given, name);
-    if (len && strncmp (name, given, len) == 0)
-        return true;
-    if (nlen >= 3 && strncmp (given, name, nlen) == 0)
-        return true;
-    return *d <= 2 && *d < len && (!word || *d * 2 < len);
+    size_t len = strlen (given), nlen = strlen (name), d = rm_cli_distance (given, name);
+    if ((len && strncmp (name, given, len) == 0) || (nlen >= 2 && strncmp (given, name, nlen) == 0))
+        return 1000 - d;
+    return d <= 2 && d < len && (!word || d * 2 < len) ? 100 - d : 0;
 }
 
 /* The nearest name the command takes to the one given; NULL when none is
@@ -71,16 +69,16 @@ static const char *
 nearest (rm_cmd_t cmd, const char *given)
 {
     const char *best = NULL;
-    size_t best_d = SIZE_MAX;
+    size_t best_r = 0;
     for (size_t i = 0; i < rm_cli_n_options; i++) {
         const rm_opt_t *o = &rm_cli_options[i];
         const char *names[2] = {o->name, o->alias};
         if (!takes (o, cmd))
             continue;
         for (int k = 0; k < 2; k++) {
-            size_t d;
-            if (names[k] && near_name (given, names[k], false, &d) && d < best_d)
-                best = names[k], best_d = d;
+            size_t r = names[k] ? near_name (given, names[k], false) : 0;
+            if (r > best_r)
+                best = names[k], best_r = r;
         }
     }
     return best;
@@ -91,14 +89,14 @@ nearest (rm_cmd_t cmd, const char *given)
 static const char *
 nearest_word (const char *const *w, const char *given, char *buf, size_t cap)
 {
-    size_t best_d = SIZE_MAX;
+    size_t best_r = 0;
     const char *best = NULL;
     for (size_t i = 0; w[i]; i++) {
         const char *bar = strchr (w[i], '|');
-        size_t d;
+        size_t r;
         snprintf (buf, cap, "%.*s", bar ? (int) (bar - w[i]) : (int) strlen (w[i]), w[i]);
-        if (near_name (given, buf, true, &d) && d < best_d)
-            best = w[i], best_d = d;
+        if ((r = near_name (given, buf, true)) > best_r)
+            best = w[i], best_r = r;
     }
     if (!best)
         return NULL;
