@@ -65,6 +65,8 @@ const rm_opt_t rm_cli_options[] = {
      .what = "a number of documents"},
     {R (RM_OPT_AGAINST, "against", RM_VAL_STRING, C (CHECK))},
     {R (RM_OPT_ALLOW_MISSING, "allow-missing", RM_VAL_NONE, C (RUN) | C (CHECK) | C (ONLINE_RUN))},
+    /* diff: a collection UUID is each server's own, no difference unless asked. */
+    {R (RM_OPT_COMPARE_UUIDS, "compare-uuids", RM_VAL_NONE, C (DIFF))},
 
     {R (RM_OPT_SKIP, "skip", RM_VAL_COUNT, C (SHOW)), .what = "a number of documents"},
     {R (RM_OPT_LIMIT, "limit", RM_VAL_COUNT, C (SHOW)), .what = "a number of documents"},
