@@ -75,7 +75,8 @@ print_json (const rm_dump_info_t *info, const char *src, const char *problem, ui
             BSON_APPEND_INT64 (&e, "invalid", (int64_t) ns->invalid);
         if (ids) {
             const char *first;
-            BSON_APPEND_INT64 (&e, "duplicateIds", (int64_t) rm_idcheck_dups (ids, (uint32_t) i, &first));
+            uint64_t dups = rm_idcheck_dups (ids, (uint32_t) i, &first);
+            BSON_APPEND_INT64 (&e, "duplicateIds", (int64_t) dups);
         }
         /* Fingerprints: equal CRCs mean the same documents in the same order. */
         snprintf (hex, sizeof hex, "%016llx", (unsigned long long) ns->crc);
@@ -211,9 +212,11 @@ cmd_inspect (int argc, char **argv)
         ids = NULL;
     }
     if (o.json)
-        print_json (rm_reader_info (r), pos[0], rc < 0 ? err.message : NULL, rm_reader_skipped (r), ids);
+        print_json (rm_reader_info (r), pos[0], rc < 0 ? err.message : NULL,
+                    rm_reader_skipped (r), ids);
     else
-        print_table (rm_reader_info (r), pos[0], rc < 0 ? err.message : NULL, rm_reader_skipped (r), ids);
+        print_table (rm_reader_info (r), pos[0], rc < 0 ? err.message : NULL,
+                     rm_reader_skipped (r), ids);
     if (rc < 0)
         tool_error (&err);
     rm_idcheck_destroy (ids);

@@ -156,8 +156,9 @@ tool_metadata_difference (const char *a, size_t alen, const char *b, size_t blen
     m[1] = blen ? bson_new_from_json ((const uint8_t *) b, (ssize_t) blen, NULL) : bson_new ();
     rm_buf_init (&out);
     if (!m[0] || !m[1]) {
-        put (&out, m[0] ? "B's is not valid JSON" : m[1] ? "A's is not valid JSON"
-                                                       : "the texts differ (neither is valid JSON)");
+        put (&out, m[0]   ? "B's is not valid JSON"
+                   : m[1] ? "A's is not valid JSON"
+                          : "the texts differ (neither is valid JSON)");
     } else {
         compare_indexes (&out, (const bson_t **) m);
         /* Every other field, A's in A's order, then those only in B. */
