@@ -6,21 +6,24 @@
 
 #include "remodel/docdiff.h"
 #include "remodel/extjson.h"
-#include "remodel/metadata.h"
 #include "remodel/sorter.h"
 #include "tool.h"
 
 static const char usage[] =
-    "usage: remodel diff A B [--json] [--memory SIZE] [--tmp DIR]\n"
+    "usage: remodel diff A B [--json] [--compare-uuids] [--memory SIZE] [--tmp DIR]\n"
     "\n"
     "Compares two dumps (any formats remodel reads) namespace by namespace:\n"
     "namespaces only in one, and for the others documents only in A, only in\n"
     "B and changed (matched by _id; the first field that differs is shown for\n"
     "up to 5 of each), the same documents in another order, and metadata\n"
-    "(indexes, options). Exit status 0 when identical, 1 when they differ,\n"
-    "2 on a usage error or a dump that cannot be read.\n"
+    "(indexes, options: what differs is named, with each side's value; a\n"
+    "collection UUID only with --compare-uuids). Exit status 0 when\n"
+    "identical, 1 when they differ, 2 on a usage error or a dump that cannot\n"
+    "be read.\n"
     "\n"
     "  --json          one JSON document instead of the table\n"
+    "  --compare-uuids a collection UUID that differs is a difference too\n"
+    "                  (each server gives its own: by default it is not)\n"
     "  --memory SIZE   budget for sorting the documents by _id (default 256M)\n"
     "  --tmp DIR       where sort runs go past it (default $TMPDIR or /tmp)\n"
     "  --quiet, -q     no progress meter\n"
@@ -186,49 +189,6 @@ merge (table_t *t, rm_sorter_t *sa, rm_sorter_t *sb, bson_error_t *err)
     return ra >= 0 && rb >= 0;
 }
 
-/* What differs in the metadata, or NULL when the texts are equal. */
-static char *
-metadata_difference (const entry_t *e)
-{
-    rm_metadata_t ma, mb;
-    rm_buf_t out;
-    bool any = false;
-
-    if (e->meta_len[0] == e->meta_len[1] && memcmp (e->meta[0], e->meta[1], e->meta_len[0]) == 0)
-        return NULL;
-    rm_metadata_read (e->meta[0], e->meta_len[0], &ma);
-    rm_metadata_read (e->meta[1], e->meta_len[1], &mb);
-    rm_buf_init (&out);
-    for (int side = 0; side < 2; side++) {
-        const rm_metadata_t *x = side ? &mb : &ma, *y = side ? &ma : &mb;
-        bool first = true;
-        for (size_t i = 0; i < x->n_indexes; i++) {
-            bool found = false;
-            for (size_t j = 0; j < y->n_indexes && !found; j++)
-                found = strcmp (x->index_names[i], y->index_names[j]) == 0;
-            if (found)
-                continue;
-            if (first) {
-                const char *h = side ? "indexes only in B: " : "indexes only in A: ";
-                if (any)
-                    rm_buf_append (&out, "; ", 2);
-                rm_buf_append (&out, h, strlen (h));
-            } else {
-                rm_buf_append (&out, ", ", 2);
-            }
-            rm_buf_append (&out, x->index_names[i], strlen (x->index_names[i]));
-            first = false;
-            any = true;
-        }
-    }
-    if (!any)
-        rm_buf_append (&out, "options or index details differ", 31);
-    rm_buf_append (&out, "", 1);
-    rm_metadata_clear (&ma);
-    rm_metadata_clear (&mb);
-    return (char *) out.data;
-}
-
 static const char *
 status_of (const entry_t *e, const char *meta)
 {
@@ -359,7 +319,8 @@ cmd_diff (int argc, char **argv)
     meta = bson_malloc0 ((t.n + 1) * sizeof *meta);
     for (size_t i = 0; i < t.n; i++) {
         if (t.e[i].in[0] && t.e[i].in[1])
-            meta[i] = metadata_difference (&t.e[i]);
+            meta[i] = tool_metadata_difference (t.e[i].meta[0], t.e[i].meta_len[0], t.e[i].meta[1],
+                                                t.e[i].meta_len[1], o.compare_uuids);
         if (strcmp (status_of (&t.e[i], meta[i]), "identical") != 0)
             same = false;
     }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "remodel/idcheck.h"
 #include "remodel/metadata.h"
 #include "remodel/nsname.h"
 #include "remodel/sha1.h"
@@ -13,9 +14,13 @@ static const char usage[] =
     "\n"
     "Reads the whole dump, validating every document and every archive CRC, and\n"
     "lists its namespaces: type, documents, bytes, indexes, CRC status, and any\n"
-    "integrity problem found (then the exit status is 1).\n"
+    "integrity problem found (then the exit status is 1), duplicate _ids in a\n"
+    "namespace included (mongorestore would fail on them).\n"
     "\n"
     "  --json                  one JSON document instead of the table\n"
+    "  --memory SIZE           the budget of the sort of _ids (a quarter of it;\n"
+    "                          default 512M); past it, runs go to --tmp\n"
+    "  --tmp DIR               where that sort spills (default $TMPDIR or /tmp)\n"
     "  --skip-invalid[=FILE]   count bad documents (and keep them in FILE) and\n"
     "                          go on instead of stopping at the first\n"
     "  --quiet, -q             no progress meter\n"
@@ -34,7 +39,8 @@ ns_type (const rm_ns_t *ns)
 }
 
 static void
-print_json (const rm_dump_info_t *info, const char *src, const char *problem, uint64_t skipped)
+print_json (const rm_dump_info_t *info, const char *src, const char *problem, uint64_t skipped,
+            const rm_idcheck_t *ids)
 {
     bson_t doc, arr, probs;
     char *json;
@@ -67,6 +73,11 @@ print_json (const rm_dump_info_t *info, const char *src, const char *problem, ui
         BSON_APPEND_INT64 (&e, "bytes", (int64_t) ns->bytes);
         if (ns->invalid)
             BSON_APPEND_INT64 (&e, "invalid", (int64_t) ns->invalid);
+        if (ids) {
+            const char *first;
+            uint64_t dups = rm_idcheck_dups (ids, (uint32_t) i, &first);
+            BSON_APPEND_INT64 (&e, "duplicateIds", (int64_t) dups);
+        }
         /* Fingerprints: equal CRCs mean the same documents in the same order. */
         snprintf (hex, sizeof hex, "%016llx", (unsigned long long) ns->crc);
         BSON_APPEND_UTF8 (&e, "crc", hex);
@@ -103,7 +114,8 @@ print_json (const rm_dump_info_t *info, const char *src, const char *problem, ui
 }
 
 static void
-print_table (const rm_dump_info_t *info, const char *src, const char *problem, uint64_t skipped)
+print_table (const rm_dump_info_t *info, const char *src, const char *problem, uint64_t skipped,
+             const rm_idcheck_t *ids)
 {
     uint64_t docs = 0, bytes = 0;
 
@@ -135,6 +147,12 @@ print_table (const rm_dump_info_t *info, const char *src, const char *problem, u
             printf ("(metadata is not valid JSON: kept verbatim)");
         if (ns->invalid)
             printf ("  [%llu invalid]", (unsigned long long) ns->invalid);
+        if (ids) {
+            const char *first;
+            uint64_t dups = rm_idcheck_dups (ids, (uint32_t) i, &first);
+            if (dups)
+                printf ("  [%llu duplicate _id]", (unsigned long long) dups);
+        }
         printf ("\n");
         rm_metadata_clear (&m);
         docs += ns->docs;
@@ -166,6 +184,7 @@ cmd_inspect (int argc, char **argv)
     rm_reader_t *r;
     rm_item_t item;
     tool_progress_t *prog;
+    rm_idcheck_t *ids;
     uint64_t docs = 0;
 
     if (!tool_getparam (&cmd, argc, argv, &o, pos, &n, &help))
@@ -173,16 +192,34 @@ cmd_inspect (int argc, char **argv)
     if (!(r = tool_open_source (pos[0], &o, &status)))
         return status;
     prog = tool_progress_new (o.quiet, "inspect");
+    ids = tool_idcheck_new (&o);
     while ((rc = rm_reader_next (r, &item, &err)) > 0)
-        if (item.kind == RM_ITEM_DOC)
+        if (item.kind == RM_ITEM_DOC) {
             tool_progress_tick (prog, r, ++docs);
+            if (!rm_idcheck_add (ids, (uint32_t) item.ns->index, item.doc, item.len, &err)) {
+                rc = -1;
+                break;
+            }
+        }
     tool_progress_done (prog);
+    /* Duplicate _ids are known once every document is read; a read that
+     * stopped early says nothing of them. */
+    if (rc == 0 && (!rm_idcheck_finish (ids, &err) ||
+                    !tool_idcheck_error (ids, rm_reader_info (r), &err)))
+        rc = -1;
+    else if (rc < 0) {
+        rm_idcheck_destroy (ids);
+        ids = NULL;
+    }
     if (o.json)
-        print_json (rm_reader_info (r), pos[0], rc < 0 ? err.message : NULL, rm_reader_skipped (r));
+        print_json (rm_reader_info (r), pos[0], rc < 0 ? err.message : NULL,
+                    rm_reader_skipped (r), ids);
     else
-        print_table (rm_reader_info (r), pos[0], rc < 0 ? err.message : NULL, rm_reader_skipped (r));
+        print_table (rm_reader_info (r), pos[0], rc < 0 ? err.message : NULL,
+                     rm_reader_skipped (r), ids);
     if (rc < 0)
         tool_error (&err);
+    rm_idcheck_destroy (ids);
     rm_reader_close (r);
     return rc < 0 ? rm_cli_exit_status (&err) : 0;
 }

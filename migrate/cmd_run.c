@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "remodel/engine.h"
+#include "remodel/idcheck.h"
 #include "remodel/tmppath.h"
 #include "tool.h"
 
@@ -303,6 +304,10 @@ cmd_run (int argc, char **argv)
         pc.r = r;
         ok = rm_engine_run (e, r, w, &err);
         tool_progress_done (pc.prog);
+        /* A step's error is the plan's: named after its file, as check
+         * --against names it. */
+        if (!ok && strncmp (err.message, "step ", 5) == 0)
+            rm_error_prefix (&err, "%s", pos[0]);
     }
     if (ok && w)
         ok = rm_writer_commit (w, &err);
@@ -344,8 +349,15 @@ cmd_run (int argc, char **argv)
     return status;
 }
 
+static bool
+add_id (void *ctx, size_t ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    return rm_idcheck_add (ctx, (uint32_t) ns, doc, len, err);
+}
+
 /* check --against: the plan run over SRC, nothing written (the engine's
- * checks are what only the data shows). */
+ * checks are what only the data shows), and the result's _ids checked
+ * unique in each namespace, as mongorestore needs them. */
 static bool
 check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
 {
@@ -354,11 +366,15 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
     rm_engine_t *e = NULL;
     rm_dump_info_t out;
     progress_ctx_t pc = {NULL, r};
+    rm_idcheck_t *ids = tool_idcheck_new (o);
     bool ok = r && rm_plan_check_against (plan, rm_reader_info (r), err);
 
     rm_dump_info_init (&out);
     memset (&eo, 0, sizeof eo);
-    eo.memory = o->memory;
+    /* The _ids' sort has its quarter of the budget. */
+    eo.memory = (o->memory ? o->memory : tool_idcheck_budget (o) * 4) - tool_idcheck_budget (o);
+    eo.output = add_id;
+    eo.output_ctx = ids;
     eo.tmpdir = o->tmpdir;
     eo.allow_missing = o->allow_missing;
     eo.lookup_since_36681 = rm_compile_lookup_since_36681 (o->server_version);
@@ -373,8 +389,10 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
         ok = rm_engine_run (e, r, NULL, err);
         tool_progress_done (pc.prog);
     }
+    ok = ok && rm_idcheck_finish (ids, err) && tool_idcheck_error (ids, &out, err);
     if (ok)
         print_warnings (e);
+    rm_idcheck_destroy (ids);
     rm_engine_destroy (e);
     rm_dump_info_destroy (&out);
     rm_reader_close (r);

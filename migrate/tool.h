@@ -27,6 +27,7 @@ typedef struct {
     bool dry_run;
     bool batch;          /* every step store to store (--batch) */
     bool allow_missing;  /* --allow-missing: every step as with "allowMissing" */
+    bool compare_uuids;  /* diff --compare-uuids */
     uint64_t preview;    /* --preview N: documents shown before and after */
     /* remodel show, analyze: --ns patterns (nsselect.h), as given */
     const char **ns;
@@ -153,6 +154,20 @@ bool tool_analyze_report (const rm_analysis_t *a, const bson_t *report, const ch
  * run over o->against, the after's diagram printed or the page written. */
 bool tool_check_pictures (const rm_plan_t *plan, const char *plan_path, const tool_opts_t *o,
                           bson_error_t *err);
+
+/* Duplicate _ids (tool_idcheck.c): a sort with a quarter of --memory; after
+ * rm_idcheck_finish, an error (RM_ERR_DATA) naming the first namespace of
+ * info that holds one _id twice, its count and the first such _id. */
+typedef struct rm_idcheck rm_idcheck_t;
+size_t tool_idcheck_budget (const tool_opts_t *o);
+rm_idcheck_t *tool_idcheck_new (const tool_opts_t *o);
+bool tool_idcheck_error (const rm_idcheck_t *c, const rm_dump_info_t *info, bson_error_t *err);
+
+/* remodel diff (tool_metadiff.c): what differs between two namespaces'
+ * metadata texts, named, as one line to bson_free; NULL when nothing does
+ * (a collection UUID only when uuids). */
+char *tool_metadata_difference (const char *a, size_t alen, const char *b, size_t blen,
+                                bool uuids);
 
 /* The copy loop shared by convert and cat (tool_copy.c). */
 int tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label);

@@ -10,9 +10,9 @@
 #include "analyze_patterns.h"
 
 #define MIB (1024.0 * 1024.0)
-#define RULE4 "schema-design-rules-and-patterns.txt, rule 4: arrays should not grow without bound " \
+#define RULE4 RM_SRC_RULES ", rule 4: arrays should not grow without bound " \
               "(more than a couple of hundred embedded, more than a few thousand references)"
-#define RULE16 "document-schema-guidelines.txt: a single MongoDB document cannot exceed 16MB"
+#define RULE16 RM_SRC_HOWTO ": a single MongoDB document cannot exceed 16MB"
 /* Field names are the schema: names that are data make a path per entry,
  * which no index or query names in advance. */
 #define RULE_MAP "the attribute pattern: field names that are values (ids, dates) go into an " \
@@ -109,7 +109,7 @@ rm_analysis_checks (const rm_analysis_t *a, bson_t *out)
             continue; /* a possible relationship's checks would be guesses */
         if (!rm_analyze_indexed (ic, ifield))
             check (out, &n, "missingIndex", ic->ns, ifield,
-                   "embed-vs-reference-patterns.txt, mistake 3: missing indexes on foreign key fields",
+                   RM_SRC_GUIDE ", mistake 3: missing indexes on foreign key fields",
                    "no index in the dump's metadata, and the join %s.%s -> %s.%s looks "
                    "documents up by it", from->ns, from->fields[r->field].path, to->ns,
                    to->fields[r->key].path);
@@ -123,7 +123,7 @@ rm_analysis_checks (const rm_analysis_t *a, bson_t *out)
                                         k ? ", " : "", r->dup_value[k],
                                         (unsigned long long) r->dup_docs[k]);
             check (out, &n, "duplicateKey", to->ns, to->fields[r->key].path,
-                   "schema-design-rules-and-patterns.txt: the only requirement is that _id is a unique "
+                   RM_SRC_RULES ", Custom _id Field: the only requirement is that _id is a unique "
                    "field for the collection (a key a reference names must name one document)",
                    "%llu value(s) held by more than one document (%s%s): the join %s.%s -> %s.%s "
                    "brings each of them, so a parent referencing one gets more children than "

@@ -155,11 +155,11 @@ rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t
     }
     rm_rec_append (o, name, NULL, NULL, "extended reference", why,
                    pl.many_to_one
-                       ? "rules-of-thumb-part1.txt, database denormalization from many to one (the "
+                       ? RM_SRC_ZOLA ", database denormalization from many to one (the "
                          "part's name in the product's parts[]) and rule five: a field that will "
                          "mostly be read and only seldom updated is a good candidate for "
                          "denormalization"
-                       : "rules-of-thumb-part1.txt, database denormalization from one to many (the "
+                       : RM_SRC_ZOLA ", database denormalization from one to many (the "
                          "product's name in each part) and rule five: a field that will mostly be "
                          "read and only seldom updated is a good candidate for denormalization",
                    depends);

@@ -8,11 +8,19 @@
 
 #include "analyze_int.h"
 
+/* The public articles the rules come from, cited by title (docs/analyze.md,
+ * "The rules it applies", says each rule in the project's words). */
+#define RM_SRC_ZOLA "\"6 Rules of Thumb for MongoDB Schema Design\" (William Zola)"
+#define RM_SRC_GUIDE "\"MongoDB Schema Design Guide | Embed vs Reference, Patterns, and Best " \
+                     "Practices\""
+#define RM_SRC_HOWTO "\"How To Design a Document Schema in MongoDB\" (Mateusz Papiernik)"
+#define RM_SRC_RULES "\"Schema Design\", General Rules for MongoDB Schema Design"
+
 /* The rules behind the bucket and extract patterns, in their checks and
  * their recommendations. */
-#define RM_RULE_BUCKET "embed-vs-reference-patterns.txt, the bucket pattern: group time-series " \
+#define RM_RULE_BUCKET RM_SRC_GUIDE ", the bucket pattern: group time-series " \
                        "data into buckets to reduce document count"
-#define RM_RULE_EXTRACT "embed-vs-reference-patterns.txt: entities read or updated on their own " \
+#define RM_RULE_EXTRACT RM_SRC_GUIDE ": entities read or updated on their own " \
                         "are referenced, not embedded"
 
 /* bucketize's default maxCount: the window chosen keeps a bucket within it. */

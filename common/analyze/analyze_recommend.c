@@ -148,9 +148,9 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
             const rm_collection_t *pc = r->child_refs ? from : to;
             const char *as_name = r->child_refs ? from->fields[r->field].path : from->coll;
             pattern = "outlier";
-            rule = "embed-vs-reference-patterns.txt, the outlier pattern: handle the rare case where a "
+            rule = RM_SRC_GUIDE ", the outlier pattern: handle the rare case where a "
                    "document would grow unbounded by splitting overflow to a separate collection; "
-                   "schema-design-rules-and-patterns.txt, rule 4: more than a couple of hundred "
+                   RM_SRC_RULES ", rule 4: more than a couple of hundred "
                    "documents on the many side, don't embed them";
             snprintf (why, sizeof why, "%s: %s by the p99 (p50 %llu, p99 %llu children per parent), "
                       "but the largest parent has %llu, past rule 4's couple of hundred: each parent "
@@ -165,7 +165,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                       shared_why);
         } else if (cls <= RM_CLASS_ONE_TO_FEW) {
             pattern = "embed";
-            rule = "rules-of-thumb-part1.txt, one-to-few: embed; schema-design-rules-and-patterns.txt, "
+            rule = RM_SRC_ZOLA ", one-to-few: embed; " RM_SRC_RULES ", "
                    "rule 1: favor embedding unless there is a compelling reason not to";
             snprintf (why, sizeof why, "%s: %s children per parent (p99 %llu, max %llu), so %s's "
                       "documents go into %s's%s", name, rm_class_name (cls),
@@ -173,7 +173,7 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                       shared_why);
         } else if (cls == RM_CLASS_ONE_TO_MANY && !r->child_refs) {
             pattern = "subset with count";
-            rule = "schema-design-rules-and-patterns.txt, rule 4 (a couple of hundred on the many "
+            rule = RM_SRC_RULES ", rule 4 (a couple of hundred on the many "
                    "side is the limit for embedding) and the subset pattern";
             snprintf (why, sizeof why, "%s: one-to-many (p99 %llu, max %llu children per parent): "
                       "all of them would make %s's documents grow with %s; the newest few embedded, "
@@ -181,14 +181,14 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                       (unsigned long long) r->children.max, parent, child);
         } else if (cls == RM_CLASS_ONE_TO_SQUILLIONS && !r->child_refs) {
             pattern = "computed summary";
-            rule = "rules-of-thumb-part1.txt, one-to-squillions: keep the parent reference; the "
+            rule = RM_SRC_ZOLA ", one-to-squillions: keep the parent reference; the "
                    "computed pattern for what the parent shows of them";
             snprintf (why, sizeof why, "%s: one-to-squillions (p99 %llu, max %llu children per "
                       "parent): keep referencing from %s, and keep a count of them in %s", name,
                       (unsigned long long) p99, (unsigned long long) r->children.max, child, parent);
         } else {
             pattern = "keep referencing";
-            rule = "schema-design-rules-and-patterns.txt, rule 4: more than a few thousand "
+            rule = RM_SRC_RULES ", rule 4: more than a few thousand "
                    "references is too many for an array; a couple of hundred embedded too many";
             snprintf (why, sizeof why, "%s: %s held as an array of references (p99 %llu, max %llu): "
                       "past what embedding takes, within what an array of references does", name,
@@ -205,14 +205,14 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
             depends[0] = '\0';
             if ((!strcmp (pattern, "embed") || !strcmp (pattern, "outlier")) && alone) {
                 pattern = "keep referencing";
-                rule = "schema-design-rules-and-patterns.txt, rule 2: needing to access an object on "
+                rule = RM_SRC_RULES ", rule 2: needing to access an object on "
                        "its own is a compelling reason not to embed it";
                 snprintf (why + l, sizeof why - l, "; but the hints say %s is read or updated on its "
                           "own, so it keeps its collection and %s keeps referencing it", child, parent);
                 has_step = false;
             } else if (!strcmp (pattern, "computed summary") && has_ratio && ratio < 1) {
                 pattern = "keep referencing";
-                rule = "rules-of-thumb-part1.txt, rule five: consider the read-to-write ratio with "
+                rule = RM_SRC_ZOLA ", rule five: consider the read-to-write ratio with "
                        "denormalization";
                 snprintf (why + l, sizeof why - l, "; but the hints give %s a read-to-write ratio of "
                           "%g: a count kept in it would be rewritten more often than read", parent, ratio);

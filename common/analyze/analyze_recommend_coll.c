@@ -82,7 +82,7 @@ bucket (const rm_analysis_t *a, const rm_collection_t *c, rm_recout_t *o)
         snprintf (why + l, sizeof why - l, "; but the hints say its readings are read or updated "
                   "one by one, so they keep a document each");
         rm_rec_append (o, c->ns, c->ns, NULL, "keep as is", why,
-                       "schema-design-rules-and-patterns.txt, rule 2: needing to access an object on "
+                       RM_SRC_RULES ", rule 2: needing to access an object on "
                        "its own is a compelling reason not to embed it",
                        "settled by the hints: the readings are read or updated on their own");
         return;
@@ -177,7 +177,7 @@ extract (const rm_analysis_t *a, const rm_collection_t *c, const rm_field_t *f, 
                   "\"%s\"", to, parent_field, ordinal);
     }
     rm_rec_append (o, name, c->ns, f->path, "extract", why,
-                   RM_RULE_EXTRACT "; schema-design-rules-and-patterns.txt, rule 2: needing to "
+                   RM_RULE_EXTRACT "; " RM_SRC_RULES ", rule 2: needing to "
                    "access an object on its own is a compelling reason not to embed it",
                    "settled by the hints: the elements are read or updated on their own");
     if (!rm_rec_step_begin (o, "extract", &step, &body))

@@ -49,30 +49,60 @@ find_letter (rm_cmd_t cmd, char c, bool *other)
     return NULL;
 }
 
-/* The nearest name the command takes to the one given: one it abbreviates,
- * or one at most two edits away; NULL when none is near. */
+/* How near name is to the one given, for ranking (0: not near): one
+ * abbreviates the other ("--plan" and "--plan-output" for "--plan-out"),
+ * nearer than any other way, or they are at most two edits apart (for
+ * short words, fewer than half the letters: "zip" is not "dir"); then the
+ * fewer edits the nearer. */
+static size_t
+near_name (const char *given, const char *name, bool word)
+{
+    size_t len = strlen (given), nlen = strlen (name), d = rm_cli_distance (given, name);
+    if ((len && strncmp (name, given, len) == 0) || (nlen >= 2 && strncmp (given, name, nlen) == 0))
+        return 1000 - d;
+    return d <= 2 && d < len && (!word || d * 2 < len) ? 100 - d : 0;
+}
+
+/* The nearest name the command takes to the one given; NULL when none is
+ * near. */
 static const char *
 nearest (rm_cmd_t cmd, const char *given)
 {
     const char *best = NULL;
-    size_t best_d = SIZE_MAX, len = strlen (given);
+    size_t best_r = 0;
     for (size_t i = 0; i < rm_cli_n_options; i++) {
         const rm_opt_t *o = &rm_cli_options[i];
         const char *names[2] = {o->name, o->alias};
         if (!takes (o, cmd))
             continue;
         for (int k = 0; k < 2; k++) {
-            size_t d;
-            if (!names[k])
-                continue;
-            d = rm_cli_distance (given, names[k]);
-            if (!(len && strncmp (names[k], given, len) == 0) && (d > 2 || d >= len))
-                continue;
-            if (d < best_d)
-                best = names[k], best_d = d;
+            size_t r = names[k] ? near_name (given, names[k], false) : 0;
+            if (r > best_r)
+                best = names[k], best_r = r;
         }
     }
     return best;
+}
+
+/* The nearest of an enumeration's words (their first spellings); NULL
+ * when none is near. */
+static const char *
+nearest_word (const char *const *w, const char *given, char *buf, size_t cap)
+{
+    size_t best_r = 0;
+    const char *best = NULL;
+    for (size_t i = 0; w[i]; i++) {
+        const char *bar = strchr (w[i], '|');
+        size_t r;
+        snprintf (buf, cap, "%.*s", bar ? (int) (bar - w[i]) : (int) strlen (w[i]), w[i]);
+        if ((r = near_name (given, buf, true)) > best_r)
+            best = w[i], best_r = r;
+    }
+    if (!best)
+        return NULL;
+    snprintf (buf, cap, "%.*s", strchr (best, '|') ? (int) (strchr (best, '|') - best)
+                                                   : (int) strlen (best), best);
+    return buf;
 }
 
 static void
@@ -198,10 +228,13 @@ take_value (const rm_opt_t *o, const char *spelled, size_t len, const char *text
     if (ok && (o->kind == RM_VAL_COUNT || o->kind == RM_VAL_SIZE || o->kind == RM_VAL_DURATION))
         ok = n >= o->min && (!o->max || n <= o->max);
     if (!ok) {
-        char want[200];
+        char want[200], word[64];
+        const char *near = o->kind == RM_VAL_ENUM ? nearest_word (o->words, text, word, sizeof word)
+                                                  : NULL;
         expected (o, want, sizeof want);
-        rm_error_set (err, RM_ERR_USAGE, "%.*s: expected %s, got \"%s\"", (int) len, spelled, want,
-                      text);
+        rm_error_set (err, RM_ERR_USAGE, "%.*s: expected %s, got \"%s\"%s%s%s", (int) len, spelled,
+                      want, text, near ? " (did you mean \"" : "", near ? near : "",
+                      near ? "\"?)" : "");
         return false;
     }
     v->given = true;
@@ -277,6 +310,13 @@ letters (rm_cmd_t cmd, const char *arg, rm_cli_args_t *a, bson_error_t *err)
         char opt[3] = {'-', *c, '\0'};
         bool other;
         const rm_opt_t *o = find_letter (cmd, *c, &other);
+        const char *near;
+        if (!o && arg[2] && (near = nearest (cmd, arg + 1)) != NULL) {
+            /* A long option with one dash ("-plan-out"). */
+            rm_error_set (err, RM_ERR_USAGE, "unknown option \"%.100s\" (did you mean \"--%s\"?)",
+                          arg, near);
+            return false;
+        }
         if (!o) {
             if (other)
                 not_taken (cmd, opt, 2, err);

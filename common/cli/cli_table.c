@@ -55,8 +55,9 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_TO, "to", RM_VAL_STRING, C (RUN))},
     /* Online: the step's sets of result _ids (online_idset.c). */
     {R (RM_OPT_MEMORY, "memory", RM_VAL_SIZE,
-        C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE) | BATCHES), .min = 1024},
-    {R (RM_OPT_TMP, "tmp", RM_VAL_STRING, C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE) | BATCHES)},
+        C (INSPECT) | C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE) | BATCHES), .min = 1024},
+    {R (RM_OPT_TMP, "tmp", RM_VAL_STRING,
+        C (INSPECT) | C (RUN) | C (CHECK) | C (DIFF) | C (ANALYZE) | BATCHES)},
     /* Taken by every online command, to refuse it with its own reason
      * where there is no dry run (online_main.c). */
     {R (RM_OPT_DRY_RUN, "dry-run", RM_VAL_NONE, C (RUN) | ONLINE)},
@@ -66,6 +67,8 @@ const rm_opt_t rm_cli_options[] = {
      .what = "a number of documents"},
     {R (RM_OPT_AGAINST, "against", RM_VAL_STRING, C (CHECK))},
     {R (RM_OPT_ALLOW_MISSING, "allow-missing", RM_VAL_NONE, C (RUN) | C (CHECK) | C (ONLINE_RUN))},
+    /* diff: a collection UUID is each server's own, no difference unless asked. */
+    {R (RM_OPT_COMPARE_UUIDS, "compare-uuids", RM_VAL_NONE, C (DIFF))},
 
     {R (RM_OPT_SKIP, "skip", RM_VAL_COUNT, C (SHOW)), .what = "a number of documents"},
     {R (RM_OPT_LIMIT, "limit", RM_VAL_COUNT, C (SHOW)), .what = "a number of documents"},

@@ -71,7 +71,7 @@ rm_batchstep_run (rm_batchstep_t *b, rm_batchstep_fn fn, void *ctx, bson_error_t
     /* allow_missing: a batch may lack a field the whole collection has;
      * the checks of the data as a whole are the caller's. */
     rm_engine_opts_t o = {.memory = BATCH_MEMORY, .tmpdir = b->tmpdir, .allow_missing = true,
-                          .lookup_since_36681 = b->lookup_since_36681};
+                          .lookup_since_36681 = b->lookup_since_36681, .keep_copies = true};
     const uint8_t *docs[MAX_INPUTS];
     size_t lens[MAX_INPUTS];
     rm_dump_info_t out;

@@ -123,6 +123,9 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
                 ns->stats->docs_out++;
                 if (w && !rm_writer_doc (w, ns->out, item.doc, item.len, err))
                     return -1;
+                if (e->opts.output &&
+                    !e->opts.output (e->opts.output_ctx, ns->out->index, item.doc, item.len, err))
+                    return -1;
             }
         } else if (!ns->stats->touched && w) {
             /* An untouched namespace is the reader's documents, unchanged. */

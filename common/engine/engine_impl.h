@@ -143,6 +143,9 @@ typedef struct {
     /* With `from`: takes one of its documents; returns the bytes st->data
      * now needs (past --memory, the step is deferred to the batch path). */
     uint64_t (*fill) (rm_stage_t *st, const uint8_t *doc, uint32_t len);
+    /* The source read whole: documents of st->to it held back until then
+     * go on to emit (NULL: it holds none back). */
+    bool (*finish) (rm_stage_t *st, rm_emit_fn emit, void *ctx, bson_error_t *err);
     /* Frees st->data (which may be NULL). */
     void (*close) (rm_stage_t *st);
 } rm_stage_class_t;

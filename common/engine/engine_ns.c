@@ -153,6 +153,8 @@ rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, 
         return false;
     }
     ns->stats->docs_out++;
+    if (e->opts.output && !e->opts.output (e->opts.output_ctx, ns->out->index, doc, len, err))
+        return false;
     return !e->w || rm_writer_doc (e->w, ns->out, doc, len, err);
 }
 

@@ -260,6 +260,15 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
     }
     if (ok && rc < 0)
         ok = false;
+    /* Documents a stage held back for the whole source (an extract's
+     * children, each _id once) go on through the later stages. */
+    for (size_t i = 0; ok && i < e->plan->n; i++) {
+        rm_stage_t *st = &e->stages[i];
+        feed_t child = {e, st->to, i + 1};
+        if (st->data && stage_class (st->s)->finish &&
+            !stage_class (st->s)->finish (st, feed_child, &child, err))
+            ok = step_error (st, err);
+    }
     ok = ok && run_deferred (e, held, err);
     /* Namespaces written during the pass end now: extract's children and
      * released documents may come until the very end. */

@@ -51,15 +51,21 @@ static bool
 check_keys (rm_plan_ctx_t *c, rm_step_kind_t kind, const bson_t *body)
 {
     bson_iter_t it;
-    char allowed[400] = "";
+    char allowed[400] = "", near[120];
+    const char *names[24];
+    size_t n = 0;
 
     for (size_t i = 0; rm_step_classes[kind].keys[i]; i++) {
         const char *k = rm_step_classes[kind].keys[i] + (rm_step_classes[kind].keys[i][0] == '*');
         if (i)
             strncat (allowed, ", ", sizeof allowed - strlen (allowed) - 1);
         strncat (allowed, k, sizeof allowed - strlen (allowed) - 1);
+        if (n < 22)
+            names[n++] = k;
     }
     strncat (allowed, ", allowMissing, why", sizeof allowed - strlen (allowed) - 1);
+    names[n++] = "allowMissing";
+    names[n++] = "why";
     bson_iter_init (&it, body);
     while (bson_iter_next (&it)) {
         bool known = !strcmp (bson_iter_key (&it), "allowMissing") ||
@@ -67,8 +73,10 @@ check_keys (rm_plan_ctx_t *c, rm_step_kind_t kind, const bson_t *body)
         for (size_t i = 0; rm_step_classes[kind].keys[i] && !known; i++)
             known = !strcmp (bson_iter_key (&it), rm_step_classes[kind].keys[i] + (rm_step_classes[kind].keys[i][0] == '*'));
         if (!known)
-            return rm_plan_fail (c, bson_iter_key (&it), "unknown key (%s takes %s)",
-                                 c->op, allowed);
+            return rm_plan_fail (c, bson_iter_key (&it), "unknown key (%s takes %s)%s",
+                                 c->op, allowed,
+                                 rm_plan_did_you_mean (bson_iter_key (&it), names, n, near,
+                                                       sizeof near));
     }
     for (size_t i = 0; rm_step_classes[kind].keys[i]; i++)
         if (rm_step_classes[kind].keys[i][0] == '*' && !bson_has_field (body, rm_step_classes[kind].keys[i] + 1))
@@ -291,8 +299,11 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                 steps = it;
             }
         } else {
+            static const char *const top[] = {"remodel", "steps"};
+            char near[120];
             rm_error_set (err, RM_ERR_USAGE, "plan: unknown top-level key \"%s\" (a plan has "
-                          "\"remodel\" and \"steps\")", k);
+                          "\"remodel\" and \"steps\")%s", k,
+                          rm_plan_did_you_mean (k, top, 2, near, sizeof near));
             ok = false;
         }
     }

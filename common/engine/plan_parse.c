@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "plan_parse.h"
+#include "probe.h"
 #include "remodel/nsname.h"
 
 bool BSON_GNUC_PRINTF (3, 4)
@@ -21,6 +22,17 @@ rm_plan_fail (rm_plan_ctx_t *c, const char *key, const char *fmt, ...)
     else
         rm_error_set (c->err, RM_ERR_USAGE, "plan: step %zu (%s): %s", c->index, c->op, why);
     return false;
+}
+
+const char *
+rm_plan_did_you_mean (const char *given, const char *const *names, size_t n, char *buf, size_t cap)
+{
+    const char *close[1];
+    if (rm_closest_names (given, (char *const *) names, n, close, 1))
+        snprintf (buf, cap, ": did you mean \"%s\"?", close[0]);
+    else if (cap)
+        buf[0] = '\0';
+    return buf;
 }
 
 const char *

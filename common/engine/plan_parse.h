@@ -23,6 +23,11 @@ struct rm_plan_ctx {
 bool BSON_GNUC_PRINTF (3, 4)
 rm_plan_fail (rm_plan_ctx_t *c, const char *key, const char *fmt, ...);
 
+/* ": did you mean "x"?" for the name of names closest to given
+ * (rm_closest_names), written to buf; "" when none is close. */
+const char *rm_plan_did_you_mean (const char *given, const char *const *names, size_t n,
+                                  char *buf, size_t cap);
+
 /* What a value of type t is called in a message ("a string", "a number"). */
 const char *rm_plan_type_name (bson_type_t t);
 

@@ -88,9 +88,12 @@ parse_bucket_stats (rm_plan_ctx_t *c, const bson_iter_t *it, rm_bucketize_t *b)
             for (int i = 0; i < 5; i++)
                 if (!strcmp (v, stat_names[i]))
                     k = i;
-            if (k < 0)
-                return rm_plan_fail (c, "stats", "\"%s\": unknown statistic \"%s\" (count, min, max, sum, avg)",
-                                     f, v);
+            if (k < 0) {
+                char near[120];
+                return rm_plan_fail (c, "stats", "\"%s\": unknown statistic \"%s\" (count, min, "
+                                     "max, sum, avg)%s", f, v,
+                                     rm_plan_did_you_mean (v, stat_names, 5, near, sizeof near));
+            }
             for (size_t i = 0; i < st->n; i++)
                 if (st->kinds[i] == (rm_bstat_kind_t) k)
                     return rm_plan_fail (c, "stats", "\"%s\": \"%s\" is named twice", f, v);

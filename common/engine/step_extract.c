@@ -6,26 +6,42 @@
  * <ordinalField>}: its own _id when the element has one, else an ObjectId
  * derived from the parent's _id, the path and the position, so the same
  * input always gives the same ids (the online mode relies on it). A
- * scalar element becomes {_id, value: <element>, ...}. */
+ * scalar element becomes {_id, value: <element>, ...}.
+ *
+ * Two elements may make children with one _id (an account two customers
+ * hold): the children are kept in a store until every parent has been
+ * read, then written each _id once, or refused when the copies differ
+ * (extract_dups.h). */
 #include <string.h>
 
 #include "docbuf.h"
 #include "engine_impl.h"
+#include "extract_dups.h"
 #include "plan_parse.h"
 
 typedef struct rm_extractor rm_extractor_t;
 struct rm_extractor {
+    rm_engine_t *e;
+    const rm_step_t *s;
     const rm_extract_t *x;
     rm_probe_t *probe; /* of path */
     rm_buf_t child, key, ids, parent;
+    rm_extract_dups_t *dups;
+    rm_store_t *held; /* the one-pass path: the children until the end */
 };
 
 static rm_extractor_t *
-rm_extractor_new (const rm_step_t *s, rm_probe_t *probe)
+rm_extractor_new (rm_engine_t *e, const rm_step_t *s, rm_probe_t *probe)
 {
     rm_extractor_t *sc = bson_malloc0 (sizeof *sc);
+    sc->e = e;
+    sc->s = s;
     sc->x = &s->u.extract;
     sc->probe = probe;
+    /* A quarter of --memory: in the one-pass path, denormalize's tables
+     * may hold the rest meanwhile. */
+    if (!e->opts.keep_copies)
+        sc->dups = rm_extract_dups_new (rm_engine_sort_budget (e) / 2, e->opts.tmpdir);
     rm_buf_init (&sc->child);
     rm_buf_init (&sc->key);
     rm_buf_init (&sc->ids);
@@ -42,6 +58,8 @@ rm_extractor_destroy (rm_extractor_t *sc)
     rm_buf_destroy (&sc->key);
     rm_buf_destroy (&sc->ids);
     rm_buf_destroy (&sc->parent);
+    rm_extract_dups_destroy (sc->dups);
+    rm_store_destroy (sc->held);
     bson_free (sc);
 }
 
@@ -129,7 +147,9 @@ extract_one (rm_extractor_t *sc, rm_ens_t *to, const uint8_t *doc, uint32_t len,
     while (bson_iter_next (&elem)) {
         bson_iter_t child_it;
         if (!build_child (sc, x, &parent_id, &elem, i, err) ||
-            !emit (ctx, sc->child.data, (uint32_t) sc->child.len, err))
+            !emit (ctx, sc->child.data, (uint32_t) sc->child.len, err) ||
+            (sc->dups && !rm_extract_dups_add (sc->dups, sc->child.data,
+                                               (uint32_t) sc->child.len, &parent_id, err)))
             return false;
         bson_iter_init_from_data (&child_it, sc->child.data, sc->child.len);
         bson_iter_next (&child_it); /* _id is the child's first field */
@@ -163,17 +183,38 @@ rm_extractor_apply (rm_extractor_t *sc, rm_ens_t *from, rm_ens_t *to, const uint
            rm_doc_error (err, from->stats->name, "document", doc, len);
 }
 
+/* Every parent read: the children held (sealed here) go to emit, each _id
+ * once. */
+static bool
+write_children (rm_extractor_t *sc, rm_ens_t *to, rm_store_t *held, rm_emit_fn emit, void *ctx,
+                bson_error_t *err)
+{
+    uint64_t copies;
+    if (!rm_store_seal (held, err) || !rm_extract_dups_finish (sc->dups, to->stats->name, err))
+        return false;
+    if ((copies = rm_extract_dups_copies (sc->dups)) > 0) {
+        to->stats->extracted -= copies;
+        rm_engine_warn (sc->e, sc->s, "%llu element(s) of \"%s\" made a child already made from "
+                        "another (the same _id and contents): written once to %s",
+                        (unsigned long long) copies, sc->x->path.text, to->stats->name);
+    }
+    return rm_extract_dups_copy (sc->dups, held, emit, ctx, err);
+}
+
 bool
 rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     const rm_extract_t *x = &s->u.extract;
     rm_ens_t *from = rm_engine_find (e, &x->from), *to = rm_engine_find (e, &x->to);
     rm_store_t *next = rm_engine_store_new (e, from, err);
+    rm_extractor_t *sc = rm_extractor_new (e, s, rm_engine_probe (e, s, 0));
     rm_store_t *children = next ? rm_engine_store_new (e, to, err) : NULL;
-    rm_extractor_t *sc = rm_extractor_new (s, rm_engine_probe (e, s, 0));
+    /* Without copies to leave out, the children go to `to` directly. */
+    rm_store_t *held = !sc->dups ? NULL
+                       : children ? rm_store_new (e->opts.tmpdir, to->stats->name, err) : NULL;
     rm_instream_t *in = NULL;
     rm_frame_t fr;
-    bool ok = children != NULL;
+    bool ok = children != NULL && (held || !sc->dups);
     int rc = 0;
 
     if (ok)
@@ -181,14 +222,16 @@ rm_step_extract_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     while (ok && (rc = rm_store_next (in, &fr, err)) > 0) {
         const uint8_t *out;
         size_t out_len;
-        ok = rm_extractor_apply (sc, from, to, fr.data, fr.len, rm_store_emit, children, &out,
-                                 &out_len, err) &&
+        ok = rm_extractor_apply (sc, from, to, fr.data, fr.len, rm_store_emit,
+                                 held ? held : children, &out, &out_len, err) &&
              rm_store_add (next, out, (uint32_t) out_len, err);
     }
     if (rc < 0)
         ok = false;
     rm_instream_close (in);
+    ok = ok && (!held || write_children (sc, to, held, rm_store_emit, children, err));
     rm_extractor_destroy (sc);
+    rm_store_destroy (held);
     if (!ok) {
         rm_store_destroy (next);
         rm_store_destroy (children);
@@ -208,14 +251,28 @@ extract_open (rm_engine_t *e, rm_stage_t *st)
 {
     st->in = rm_engine_find (e, &st->s->u.extract.from);
     st->to = rm_engine_find (e, &st->s->u.extract.to);
-    st->data = rm_extractor_new (st->s, rm_engine_probe (e, st->s, 0));
+    st->data = rm_extractor_new (e, st->s, rm_engine_probe (e, st->s, 0));
 }
 
+/* The children wait in a store of the stage's own until finish. */
 static bool
 extract_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
                const uint8_t **out, size_t *out_len, bson_error_t *err)
 {
-    return rm_extractor_apply (st->data, st->in, st->to, doc, len, emit, ctx, out, out_len, err);
+    rm_extractor_t *sc = st->data;
+    if (!sc->dups)
+        return rm_extractor_apply (sc, st->in, st->to, doc, len, emit, ctx, out, out_len, err);
+    if (!sc->held && !(sc->held = rm_store_new (sc->e->opts.tmpdir, st->to->stats->name, err)))
+        return false;
+    return rm_extractor_apply (sc, st->in, st->to, doc, len, rm_store_emit, sc->held, out,
+                               out_len, err);
+}
+
+static bool
+extract_finish (rm_stage_t *st, rm_emit_fn emit, void *ctx, bson_error_t *err)
+{
+    rm_extractor_t *sc = st->data;
+    return !sc->held || write_children (sc, st->to, sc->held, emit, ctx, err);
 }
 
 static void
@@ -225,7 +282,7 @@ extract_close (rm_stage_t *st)
 }
 
 const rm_stage_class_t rm_extract_stage = {
-    .open = extract_open, .apply = extract_apply, .close = extract_close};
+    .open = extract_open, .apply = extract_apply, .finish = extract_finish, .close = extract_close};
 
 /* The field it takes apart (rm_engine_probe's 0), and the children's
  * collection with an index on their parent reference when they have one. */

@@ -45,6 +45,8 @@ typedef enum {
     /* run, check, diff, analyze */
     RM_OPT_FROM, RM_OPT_TO, RM_OPT_MEMORY, RM_OPT_TMP, RM_OPT_DRY_RUN, RM_OPT_STATS_JSON,
     RM_OPT_BATCH, RM_OPT_PREVIEW, RM_OPT_AGAINST, RM_OPT_ALLOW_MISSING,
+    /* diff */
+    RM_OPT_COMPARE_UUIDS,
     /* show */
     RM_OPT_SKIP, RM_OPT_LIMIT, RM_OPT_ID, RM_OPT_CANONICAL, RM_OPT_PRETTY,
     /* analyze */

@@ -21,9 +21,18 @@ typedef struct {
      * a foreign path through an array of scalars, or an empty one) rather
      * than those of the servers before it (5.0 to 8.x), the default. */
     bool lookup_since_36681;
+    /* An extract's children as they come, two with one _id included,
+     * rather than each _id once (remodel/batchstep.h: the online mode
+     * checks a batch's results against the whole step's itself). */
+    bool keep_copies;
     /* Called for every document read from the source (may be NULL). */
     void (*progress) (void *ctx, uint64_t docs);
     void *progress_ctx;
+    /* Called for every document of the result, with its namespace's
+     * index in rm_engine_prepare's out list (may be NULL): check --against
+     * looks for duplicate _ids there. */
+    bool (*output) (void *ctx, size_t ns, const uint8_t *doc, uint32_t len, bson_error_t *err);
+    void *output_ctx;
 } rm_engine_opts_t;
 
 typedef struct {

@@ -101,7 +101,7 @@ PY
     has "$name: the why gives maxItems ($MAXI) and the parents past it ($BIGP)" "$got" \
         "keeps up to $MAXI of shop.reviews's documents (the p99 rounded up to ten), and the $BIGP parent(s) with more get hasExtraReviews and page the rest into shop.products_reviews_overflow"
     has "$name: the rule names the article and the pattern" "$got" \
-        "embed-vs-reference-patterns.txt, the outlier pattern"
+        "\"MongoDB Schema Design Guide | Embed vs Reference, Patterns, and Best Practices\", the outlier pattern"
     expect_eq "$name: neither embed of everything nor a subset besides" \
         "$(rec "$dir" embed)$(rec "$dir" "subset with count")" ""
     run_rm analyze "$dir" --plan-out "$dir-plan.json" -q
@@ -224,7 +224,7 @@ has "extended reference: recommended for lib.books.author_id -> lib.authors._id"
 has "extended reference: the why gives each field's presence and distinct values" "$got" \
     "\"name\" (a string in 40 of 40, 40 distinct) as \"author_name\", \"handle\" (a string in 40 of 40, 40 distinct) as \"author_handle\""
 has "extended reference: the rule names the article and rule five" "$got" \
-    "rules-of-thumb-part1.txt, database denormalization from one to many"
+    "\"6 Rules of Thumb for MongoDB Schema Design\" (William Zola), database denormalization from one to many"
 has "extended reference: depends on the fields rarely changing and the children read alone" "$got" \
     "whether \"name\", \"handle\" rarely change and lib.books is read without lib.authors"
 has "extended reference: beside the subset with count" "$(rec "$T/ext" "subset with count")" \
@@ -330,7 +330,7 @@ got=$(rec "$T/bucket" bucket)
 has "bucket: recommended for power.readings" "$got" "power.readings | power.readings: $NDOCS documents of"
 has "bucket: the why gives the series and the window" "$got" \
     "dated by \"at\", in 3 series of \"meter\" (a reading every 60 seconds a series, on average): one document per series and ${GRAN%s}"
-has "bucket: the rule names the article" "$got" "embed-vs-reference-patterns.txt, the bucket pattern"
+has "bucket: the rule names the article" "$got" "\"MongoDB Schema Design Guide | Embed vs Reference, Patterns, and Best Practices\", the bucket pattern"
 has "bucket: the reading without a meter is set aside" "$got" "readings without a date or a \"meter\" go to power.readings_invalid"
 run_rm analyze "$T/bucket" --plan-out "$T/bucket-plan.json" -q
 expect_eq "bucket: the plan's bucketize step ($GRAN)" "$(step "$T/bucket-plan.json" bucketize)" \
@@ -394,7 +394,7 @@ got=$(rec "$T/kits" "extended reference")
 has "extended reference (many to one): the kits' array of part ids" "$got" \
     "kit.kits.parts -> kit.parts._id: the references stay in kit.kits, and showing a parent with its children takes a lookup in kit.parts; each reference becomes {id, ...} with copies of the fields that identify a child, nearly one value each: \"name\" (a string in 400 of 400, 400 distinct) as \"parts.name\""
 has "extended reference (many to one): the rule names denormalization from many to one" "$got" \
-    "rules-of-thumb-part1.txt, database denormalization from many to one"
+    "\"6 Rules of Thumb for MongoDB Schema Design\" (William Zola), database denormalization from many to one"
 run_rm analyze "$T/kits" --plan-out "$T/kits-plan.json" -q
 expect_eq "extended reference (many to one): the plan's denormalize steps (the kits' array; the order lines' part)" \
     "$(step "$T/kits-plan.json" denormalize)" \

@@ -16,7 +16,7 @@ refused() {
     local n=$1 p=$2 src=$3; shift 3
     run_rm run -q "$T/$p.json" --from "$src" --to "$T/out-$p.archive"
     expect_eq "$n: run exits 1 with one line" "$rc:$(grep -c . "$T/err")" "1:1"
-    expect_message "$n: run says so" "$@"
+    expect_message "$n: run says so, after the plan's name" "$T/$p.json: $1" "$@"
     expect_eq "$n: run writes nothing" "$(ls -A "$T" | grep -c -e "out-$p" -e '\.remodel-')" 0
     run_rm check "$T/$p.json" --against "$src"
     expect_eq "$n: check --against exits 1 with one line" "$rc:$(grep -c . "$T/err")" "1:1"
@@ -69,7 +69,7 @@ refused "extract (one pass), path misspelled" ext "$S" \
     'step 1 (extract): path "adresses" is in none of the 98 documents of crm.people; did you mean "addresses"?'
 run_rm run -q --batch "$T/ext.json" --from "$S" --to "$T/ext-batch.archive"
 expect_eq "extract --batch: the same error" "$rc:$(cat "$T/err")" \
-    '1:remodel: error: step 1 (extract): path "adresses" is in none of the 98 documents of crm.people; did you mean "addresses"? (if that is expected, add "allowMissing": true to the step)'
+    "1:remodel: error: $T/ext.json: "'step 1 (extract): path "adresses" is in none of the 98 documents of crm.people; did you mean "addresses"? (if that is expected, add "allowMissing": true to the step)'
 
 mkdump "$T/shop" '{
   "shop.products": [{"_id": 1, "name": "fan", "price": 5}, {"_id": 2, "name": "grommet", "price": 1},

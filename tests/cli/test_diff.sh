@@ -65,6 +65,15 @@ put("A", "t", "meta", docs, m1); put("B", "t", "meta", docs, m2)
 put("A", "t", "gone", docs)
 put("B", "t", "new", docs)
 put("A", "t", "nums", [{"_id": 1, "v": 1}]); put("B", "t", "nums", [{"_id": 1.0, "v": 1}])
+# Metadata named (issue 34): an index's options, a collection option, the
+# UUID alone (no difference unless asked), an older mongodump's index "ns".
+ix = '{"v":2,"key":{"_id":1},"name":"_id_"},{"v":2,"key":{"email":1},"name":"email_1"%s}'
+put("A", "t", "uniq", docs, '{"indexes":[%s],"uuid":"%s","collectionName":"uniq"}' % (ix % ',"unique":true', "a" * 32))
+put("B", "t", "uniq", docs, '{"indexes":[%s],"uuid":"%s","collectionName":"uniq"}' % (ix % '', "b" * 32))
+put("A", "t", "opts", docs, '{"options":{"validator":{"$jsonSchema":{"required":["a","b"]}}},"indexes":[],"collectionName":"opts"}')
+put("B", "t", "opts", docs, '{"options":{"validator":{"$jsonSchema":{"required":["a"]}}},"indexes":[],"collectionName":"opts"}')
+put("A", "t", "uuid", docs, '{"indexes":[%s],"uuid":"%s","collectionName":"uuid"}' % (ix % '', "a" * 32))
+put("B", "t", "uuid", docs, '{"indexes":[%s],"collectionName":"uuid","uuid":"%s"}' % (ix % ',"ns":"x.uuid"', "b" * 32))
 PY
 diff_rm "$T/A" "$T/B"
 expect_eq "crafted: exit 1" "$rc" 1
@@ -74,6 +83,18 @@ expect_eq "a nested value: its path" "$(grep '^t.path: ' "$T/out")" 't.path: cha
 expect_eq "a field more in B: its name" "$(grep '^t.extra: ' "$T/out")" 't.extra: changed: _id 5: first difference at z'
 expect_eq "metadata: the row" "$(row t.meta)" "metadata 10 10 0 0 0 differs"
 expect_eq "metadata: the indexes" "$(grep '^t.meta: ' "$T/out")" 't.meta: metadata: indexes only in A: x_1; indexes only in B: y_1'
+expect_eq "metadata: an index's option, named with each side's value" "$(grep '^t.uniq: ' "$T/out")" \
+    't.uniq: metadata: index "email_1" unique: true in A, none in B'
+expect_eq "metadata: a collection option, its path and values" "$(grep '^t.opts: ' "$T/out")" \
+    't.opts: metadata: options.validator.$jsonSchema.required.1: "b" in A, none in B'
+expect_eq "metadata: the UUID, field order and an index's ns alone: identical" \
+    "$(row t.uuid):$(grep -c '^t.uuid: ' "$T/out")" "identical 10 10 0 0 0 same:0"
+diff_rm "$T/A" "$T/B" --compare-uuids
+expect_eq "--compare-uuids: the UUID is a difference, with its values" "$(row t.uuid):$(grep '^t.uuid: ' "$T/out")" \
+    "metadata 10 10 0 0 0 differs:t.uuid: metadata: uuid: \"$(printf 'a%.0s' $(seq 32))\" in A, \"$(printf 'b%.0s' $(seq 32))\" in B"
+expect_eq "--compare-uuids: and the rest as before" "$(grep '^t.uniq: ' "$T/out")" \
+    "t.uniq: metadata: index \"email_1\" unique: true in A, none in B; uuid: \"$(printf 'a%.0s' $(seq 32))\" in A, \"$(printf 'b%.0s' $(seq 32))\" in B"
+diff_rm "$T/A" "$T/B"
 expect_eq "a namespace only in A" "$(row t.gone)" "only in A 10 - 10 0 0 -"
 expect_eq "a namespace only in B" "$(row t.new)" "only in B - 10 0 10 0 -"
 expect_eq "_id 1 and 1.0 are one document whose bytes differ" "$(row t.nums)" "differs 1 1 0 0 1 same"

@@ -35,6 +35,15 @@ refused "run --form: not --format" 'unknown option "--form" (did you mean "--for
 refused "convert --forc" 'unknown option "--forc" (did you mean "--force"?)' convert "$S" x.archive --forc
 refused "analyze --plan: not --plan-out" 'unknown option "--plan" (did you mean "--plan-out"?)' \
     analyze "$S" --plan p.json
+# Longer than the name, one dash, a value of a list (issue 34).
+refused "analyze --plan-output: --plan-out" 'unknown option "--plan-output" (did you mean "--plan-out"?)' \
+    analyze "$S" --plan-output p.json
+refused "analyze -plan-out: one dash" 'unknown option "-plan-out" (did you mean "--plan-out"?)' \
+    analyze "$S" -plan-out p.json
+refused "run -dry-run: one dash" 'unknown option "-dry-run" (did you mean "--dry-run"?)' \
+    run "$T/p.json" --from "$S" -dry-run
+refused "convert --format archve" '--format: expected archive, dir, tar or bson, got "archve" (did you mean "archive"?)' \
+    convert "$S" x --format archve
 refused "inspect --bogus: nothing near" 'unknown option "--bogus" (see remodel inspect --help)' inspect "$S" --bogus
 refused "show --thread: only show's own are suggested" 'unknown option "--thread" (see remodel show --help)' \
     show "$S" --thread 2
@@ -107,6 +116,12 @@ refused "online run --retry-for 10y" \
     online run "$T/p.json" --retry-for 10y
 refused "online run --log-format xml" '--log-format: expected text or json, got "xml"' \
     online run "$T/p.json" --log-format xml
+refused "online run --log-format jsn" '--log-format: expected text or json, got "jsn" (did you mean "json"?)' \
+    online run "$T/p.json" --log-format jsn
+refused "online finalize --writes-stoped" \
+    'unknown option "--writes-stoped" (did you mean "--writes-stopped"?)' online finalize "$T/p.json" --writes-stoped
+refused "online run --batch-size-docs" \
+    'unknown option "--batch-size-docs" (did you mean "--batch-size"?)' online run "$T/p.json" --batch-size-docs 5
 refused "compile --format dir: compile's own values" '--format: expected pipeline or mongosh, got "dir"' \
     compile "$T/p.json" --format dir
 refused "compile --formt" 'unknown option "--formt" (did you mean "--format"?)' compile "$T/p.json" --formt mongosh

@@ -105,3 +105,42 @@ expect_one_line "cut short: where it ends" 'plan: line 3 column 1: not valid JSO
 printf '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}\n\n  x\n' >"$T/lc.json"
 run_rm check "$T/lc.json"
 expect_one_line "text after the plan: where" 'plan: line 3 column 3: something follows'
+
+# Did you mean, for every step's keys and the plan's own (issue 34), and the
+# file's name first, from each program that reads plans (remodel check, run,
+# compile, remodel online).
+ONLINE=$(dirname "$REMODEL")/remodel-online
+typo() {
+    local n=$1 text=$2 want=$3 cmd
+    printf '%s' "$text" >"$T/typo.json"
+    for cmd in check run compile online; do
+        case $cmd in
+            check) run_rm check "$T/typo.json" ;;
+            run) run_rm run "$T/typo.json" --from "$S" --to "$T/out.archive" ;;
+            compile) run_rm compile "$T/typo.json" ;;
+            online) [ -x "$ONLINE" ] || continue
+                    run_rm online run "$T/typo.json" --uri mongodb://127.0.0.1:1/ ;;
+        esac
+        expect_eq "$n ($cmd): exit 2, the file's name, the nearest" "$rc:$(cat "$T/err")" \
+            "2:remodel: error: $T/typo.json: plan: $want"
+    done
+}
+KEYS='(embed takes from, into, localField, foreignField, as, project, sort, limit, countAs, keepSource, maxItems, onOverflow, overflowTo, allowMissing, why)'
+typo "embed foriegnField" '{"remodel": 1, "steps": [{"embed": {"from": "a.c", "into": "a.p", "localField": "_id", "foriegnField": "p", "as": "c"}}]}' \
+    "step 1 (embed): \"foriegnField\": unknown key $KEYS: did you mean \"foreignField\"?"
+typo "embed keepsource" '{"remodel": 1, "steps": [{"embed": {"from": "a.c", "into": "a.p", "localField": "_id", "foreignField": "p", "as": "c", "keepsource": true}}]}' \
+    "step 1 (embed): \"keepsource\": unknown key $KEYS: did you mean \"keepSource\"?"
+typo "extract parentFeild" '{"remodel": 1, "steps": [{"extract": {"from": "a.p", "path": "c", "to": "a.c", "style": "both", "parentFeild": "p"}}]}' \
+    'step 1 (extract): "parentFeild": unknown key (extract takes from, path, to, style, parentField, ordinalField, allowMissing, why): did you mean "parentField"?'
+typo "summarize in step 2, locaField" '{"remodel": 1, "steps": [{"set": {"in": "a.p", "fields": {"x": 1}}}, {"summarize": {"into": "a.p", "from": "a.c", "locaField": "_id", "foreignField": "p", "fields": {"n": {"$count": {}}}}}]}' \
+    'step 2 (summarize): "locaField": unknown key (summarize takes into, from, localField, foreignField, as, sort, fields, allowMissing, why): did you mean "localField"?'
+typo "set feilds" '{"remodel": 1, "steps": [{"set": {"in": "a.p", "feilds": {"x": 1}}}]}' \
+    'step 1 (set): "feilds": unknown key (set takes in, fields, allowMissing, why): did you mean "fields"?'
+typo "bucketize timefield" '{"remodel": 1, "steps": [{"bucketize": {"from": "a.r", "to": "a.b", "timefield": "t", "metaField": "m"}}]}' \
+    'step 1 (bucketize): "timefield": unknown key (bucketize takes from, to, timeField, metaField, granularity, spanSeconds, maxCount, as, stats, keepSource, onInvalid, allowMissing, why): did you mean "timeField"?'
+typo "bucketize statistic cuont" '{"remodel": 1, "steps": [{"bucketize": {"from": "a.r", "to": "a.b", "timeField": "t", "metaField": "m", "stats": {"v": ["cuont"]}}}]}' \
+    'step 1 (bucketize): "stats": "v": unknown statistic "cuont" (count, min, max, sum, avg): did you mean "count"?'
+typo "top-level stesp" '{"remodel": 1, "stesp": []}' \
+    'unknown top-level key "stesp" (a plan has "remodel" and "steps"): did you mean "steps"?'
+typo "nothing near: no guess" '{"remodel": 1, "steps": [{"set": {"in": "a.p", "fields": {"x": 1}, "zzz": 1}}]}' \
+    'step 1 (set): "zzz": unknown key (set takes in, fields, allowMissing, why)'

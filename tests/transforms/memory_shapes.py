@@ -21,7 +21,9 @@ Shapes:
       sharing one key with many children;
   both sides huge: parents with arrays of references and children with
       arrays of owners, many of each, through the external sort (with its
-      repeat-dropping pass) against the hash join.
+      repeat-dropping pass) against the hash join;
+  an extract whose children two parents share: each written once, the
+      check of their _ids through the external sort.
 """
 
 import json
@@ -269,6 +271,31 @@ def both_huge(work, n):
               [(d["_id"], [k["_id"] for k in d["kids"]]) for d in got[:3]])
 
 
+def extract_shared(work, n):
+    """An extract whose children two parents share (issue 34): parent i
+    holds children i and i+1, the same bytes in both; each written once,
+    in the order first met, in one pass and store to store, the _ids'
+    external sort within --memory."""
+    src = os.path.join(work, "xs")
+    dump(src, {"p": [{"_id": i, "kids": [{"_id": i, "pad": PAD}, {"_id": i + 1, "pad": PAD}]}
+                     for i in range(n)]})
+    x = plan(os.path.join(work, "x-shared.json"), {"extract": {
+        "from": "m.p", "path": "kids", "to": "m.k", "style": "childRefs"}})
+    label = "extract, %d children two parents share each" % (n - 1)
+    for extra in ([], ["--batch"]):
+        out = os.path.join(work, "o-xs%s" % "".join(extra))
+        rc, err, peak = run(["run", x, "--from", src, "--to", out, "--memory", "4M", "-q"] + extra)
+        name = label + (" (--batch)" if extra else "")
+        check(name + ": exits 0, saying how many were left out", rc == 0 and
+              "%d element(s) of \"kids\" made a child already made from another" % (n - 1) in err,
+              err)
+        bounded(name, peak)
+        if rc == 0:
+            got = [d["_id"] for d in output(out, "k")]
+            check(name + ": each child once, in the order first met", got == list(range(n + 1)),
+                  got[:5])
+
+
 def main():
     global RUNNER
     if sys.argv[1] == "--runner":
@@ -283,6 +310,7 @@ def main():
     shared_key(work, 2, int(400000 * scale), "a key shared by 2 parents with %d children"
                % int(400000 * scale))
     both_huge(work, int(200000 * scale))
+    extract_shared(work, int(150000 * scale))
     return 1 if FAILED else 0
 
 

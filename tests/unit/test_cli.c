@@ -66,6 +66,37 @@ test_exact_names (void)
     rm_cli_args_destroy (&a);
 }
 
+/* Every option of every command, given longer than it is ("--plan-output"
+ * for "--plan-out") or with one dash ("-plan-out"), is suggested. */
+static void
+test_every_option_suggested (void)
+{
+    for (int c = 0; c < RM_CMD_N; c++)
+        for (size_t i = 0; i < rm_cli_n_options; i++) {
+            const rm_opt_t *o = &rm_cli_options[i];
+            const char *forms[] = {"p --%s-output", "p -%s"};
+            if (!(o->cmds & (1u << c)))
+                continue;
+            for (int f = 0; f < 2; f++) {
+                rm_cli_args_t a;
+                char line[128], m[300], want[300], given[100];
+                snprintf (line, sizeof line, forms[f], o->name);
+                snprintf (given, sizeof given, "%s", strchr (line, '-'));
+                snprintf (want, sizeof want, "unknown option \"%s\" (did you mean \"--%s\"?)",
+                          given, o->name);
+                /* A one-letter group ("-q") is the letters' own. */
+                if (f == 1 && o->name[1] == '\0')
+                    continue;
+                T_CHECK (!parse ((rm_cmd_t) c, line, &a, m, sizeof m));
+                if (strcmp (m, want) != 0)
+                    fprintf (stderr, "      %s %s: %s\n", rm_cli_command_name ((rm_cmd_t) c),
+                             line, m);
+                T_CHECK_STR (m, want);
+                rm_cli_args_destroy (&a);
+            }
+        }
+}
+
 static void
 test_values_and_forms (void)
 {
@@ -283,6 +314,7 @@ int
 main (void)
 {
     T_RUN (test_exact_names);
+    T_RUN (test_every_option_suggested);
     T_RUN (test_values_and_forms);
     T_RUN (test_refused_for_command);
     T_RUN (test_durations);
