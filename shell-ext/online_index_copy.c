@@ -275,6 +275,28 @@ name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t 
     return ok;
 }
 
+/* Whether index name of db.coll is one remodel made (--create-indexes,
+ * the plan's record's madeIndexes): the join's, not the application's,
+ * so not the new design's either (rollback drops it from the source). */
+static bool
+made_by_remodel (const bson_t *rec, const carry_t *m, const char *name)
+{
+    bson_iter_t it, list, e;
+    if (!bson_iter_init_find (&it, rec, "madeIndexes") || !BSON_ITER_HOLDS_ARRAY (&it) ||
+        !bson_iter_recurse (&it, &list))
+        return false;
+    while (bson_iter_next (&list)) {
+        const char *f[3] = {"db", "coll", "name"}, *want[3] = {m->db, m->coll, name};
+        bool same = true;
+        for (int i = 0; same && i < 3; i++)
+            same = bson_iter_recurse (&list, &e) && bson_iter_find (&e, f[i]) &&
+                   BSON_ITER_HOLDS_UTF8 (&e) && !strcmp (bson_iter_utf8 (&e, NULL), want[i]);
+        if (same)
+            return true;
+    }
+    return false;
+}
+
 /* What the carry-over found, over every index. */
 typedef struct {
     int64_t made, kept, cannot, violated;
@@ -283,8 +305,8 @@ typedef struct {
 /* The index ix of m's source, made on its result unless there already
  * (by name) or named as one the new design cannot keep or violates. */
 static bool
-carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *have, tally_t *t,
-             bson_error_t *err)
+carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *have,
+             const bson_t *rec, tally_t *t, bson_error_t *err)
 {
     bson_iter_t it;
     const char *name;
@@ -298,7 +320,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
     if (!bson_iter_init_find (&it, ix, "name") || !BSON_ITER_HOLDS_UTF8 (&it))
         return true;
     name = bson_iter_utf8 (&it, NULL);
-    if (!strcmp (name, "_id_"))
+    if (!strcmp (name, "_id_") || made_by_remodel (rec, m, name))
         return true;
     if (bson_iter_init_find (&it, have, name)) {
         t->kept++;
@@ -494,7 +516,8 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     carry_t *mv;
     size_t n = 0;
     tally_t t = {0, 0, 0, 0};
-    bool ok;
+    bson_t rec;
+    bool ok, found;
 
     if (on->o->in_place || on->o->dry_run)
         return true; /* no result replaces anything */
@@ -504,7 +527,9 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
         followed = true;
     }
     mv = bson_malloc0 (CARRY_MAX * sizeof *mv);
-    ok = carries_of_plan (on, mv, &n, err);
+    ok = online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
+                           err) &&
+         carries_of_plan (on, mv, &n, err);
     for (size_t i = 0; ok && i < n; i++) {
         bson_t src = BSON_INITIALIZER, have = BSON_INITIALIZER;
         bson_iter_t it;
@@ -523,13 +548,14 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
                     continue;
                 bson_iter_document (&it, &len, &data);
                 if (bson_init_static (&ix, data, len))
-                    ok = carry_index (on, &mv[i], &ix, &have, &t, err);
+                    ok = carry_index (on, &mv[i], &ix, &have, &rec, &t, err);
             }
         }
         bson_destroy (&src);
         bson_destroy (&have);
     }
     bson_free (mv);
+    bson_destroy (&rec);
     if (ok && finalize && t.violated) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld unique index(es) of the sources "
                       "would not hold in the new design (the documents that share a key are "
@@ -537,7 +563,7 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
                       "then finalize again", on->where, on->names.name, (long long) t.violated);
         return false;
     }
-    if (ok && finalize && !on->o->quiet)
+    if (ok && finalize && !on->o->quiet && (t.made || t.kept || t.cannot))
         rm_cli_line (stderr, "", "\n", "remodel: finalize: the sources' indexes are on the "
                      "results (%lld made now, %lld there already, %lld not carried)",
                      (long long) t.made, (long long) t.kept, (long long) t.cannot);
