@@ -86,6 +86,9 @@ typedef struct {
     bool follows;
     bool following;         /* in `follow`: quiet rounds say nothing */
     bool incr_running;      /* a sync from the log is recomputing */
+    /* sync: the run was --server-side, which writes no key map: this
+     * sync rescans every step, writing it (keysMissing in the record). */
+    bool keys_rebuilt;
     bool made_noted;        /* online_made.c: the journal may hold _ids */
     online_incr_stats_t incr; /* the last sync from the log */
     int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */

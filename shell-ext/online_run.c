@@ -756,6 +756,10 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     /* Where the change log stands, before any source document is read. */
     if (ok && mode == ONLINE_RUN)
         ok = capture_begin (on, &capture, fresh, err);
+    /* A run on the server's side notes no partner's keys: the next sync
+     * rescans in full to write them (online_follow_sync). */
+    if (ok && mode == ONLINE_RUN && !on->o->dry_run && (server || fresh))
+        ok = online_plan_set (on, "keysMissing", server, err);
     t0 = online_mono_ms ();
     /* Nothing to recompute once the results are the live collections, or
      * half of them are. */
@@ -778,7 +782,9 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
                        err);
     /* The results now cover the log up to the next point. */
     if (ok && save)
-        ok = online_capture_save (on, &next, err) && online_made_drop (on, false, err);
+        ok = online_capture_save (on, &next, err) && online_made_drop (on, false, err) &&
+             (!on->keys_rebuilt || online_plan_set (on, "keysMissing", false, err));
+    on->keys_rebuilt = false;
     /* The sources' indexes on the results, before finalize (which
      * checks them itself, before it blocks the writes). */
     if (ok && mode != ONLINE_VERIFY && !(on->o->command && !strcmp (on->o->command, "finalize")))
