@@ -101,6 +101,16 @@ cannot_keep (online_t *on, const carry_t *m, const bson_t *key, bool unique, cha
     bson_iter_t it;
     bool ok = true;
     *why = '\0';
+    /* An empty result keeps every index: nothing says its documents lack
+     * a field (the application's next insert may have it). */
+    {
+        bson_t all = BSON_INITIALIZER;
+        bool some = false;
+        ok = any (on, m->db, m->result, &all, &some, err);
+        bson_destroy (&all);
+        if (!ok || !some)
+            return ok;
+    }
     if (!bson_iter_init (&it, key))
         return true;
     while (ok && !*why && bson_iter_next (&it)) {
