@@ -64,7 +64,8 @@ any (online_t *on, const char *db, const char *coll, const bson_t *filter, bool 
      bson_error_t *err)
 {
     mongoc_collection_t *c = online_collection (on, db, coll);
-    bson_t *opts = BCON_NEW ("limit", BCON_INT64 (1), "projection", "{", "_id", BCON_INT32 (1), "}");
+    bson_t *opts =
+        BCON_NEW ("limit", BCON_INT64 (1), "projection", "{", "_id", BCON_INT32 (1), "}");
     mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, filter, opts, NULL);
     const bson_t *doc;
     bson_error_t why;
@@ -166,7 +167,8 @@ name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t 
     int i = 0;
 
     *dups = 0;
-    if (bson_iter_init_find (&it, ix, "partialFilterExpression") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
+    if (bson_iter_init_find (&it, ix, "partialFilterExpression") &&
+        BSON_ITER_HOLDS_DOCUMENT (&it)) {
         const uint8_t *data;
         uint32_t len;
         bson_t pf;
