@@ -86,6 +86,9 @@ typedef struct {
     bool follows;
     bool following;         /* in `follow`: quiet rounds say nothing */
     bool incr_running;      /* a sync from the log is recomputing */
+    /* sync: the run was --server-side, which writes no key map: this
+     * sync rescans every step, writing it (keysMissing in the record). */
+    bool keys_rebuilt;
     bool made_noted;        /* online_made.c: the journal may hold _ids */
     online_incr_stats_t incr; /* the last sync from the log */
     int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
@@ -201,6 +204,27 @@ bool online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t **
 /* rollback: drops the indexes the plan's runs made (noted in its record)
  * that are still there as made, saying each; never one made by others. */
 bool online_index_drop_made (online_t *on, bson_error_t *err);
+
+/* online_index_copy.c: what the switch carries over. Each result that
+ * replaces a source collection gets its indexes (every option), and its
+ * validator unless that rejects a document of the new design; an index
+ * the new design cannot keep, and a unique one the results violate, are
+ * named and not made. At the end of run and sync, at follow's first
+ * round; finalize (before it blocks the writes): refused while a unique
+ * index would be violated. */
+bool online_index_copy (online_t *on, bool finalize, bson_error_t *err);
+/* A result written for the namespace db.source is created with cmd
+ * ({create: ...}), given here the source's default collation. */
+bool online_index_copy_create (online_t *on, const char *db, const char *source, bson_t *cmd,
+                               bson_error_t *err);
+
+/* online_shared.c: plans that share sources. A source switched by
+ * another plan's finalize (its original under that plan's backup name)
+ * after this plan's run began: refused, naming that plan. run: the
+ * switches already there are noted (fresh: a run begun anew). */
+bool online_shared_check (online_t *on, bool run, bool fresh, bson_error_t *err);
+/* finalize, before it blocks the writes: both checks above. */
+bool online_switch_ready (online_t *on, bson_error_t *err);
 
 /* online_run.c: run, verify or sync the plan. Returns the results found
  * not as they should be (verify, sync; 0 for run), -1 on error. */

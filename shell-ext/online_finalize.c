@@ -285,6 +285,9 @@ online_finalize (online_t *on, bson_error_t *err)
         rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->names.name);
         ok = false;
     }
+    /* Sources no other plan switched; their indexes on the results. */
+    if (ok && !r.switching)
+        ok = online_switch_ready (on, err);
     if (ok && o->block_writes)
         ok = blocked = block_writes (on, true, err);
     /* Not begun: the originals' checksums, then a last sync, then a verify

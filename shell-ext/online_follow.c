@@ -60,6 +60,20 @@ online_follow_confirm (online_t *on, int64_t *written, bson_error_t *err)
     return ok;
 }
 
+/* Whether the plan's record says its run wrote no key map (keysMissing,
+ * online_apply). */
+static bool
+keys_missing (online_t *on, bool *missing, bson_error_t *err)
+{
+    bson_t doc;
+    bson_iter_t it;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    *missing = ok && bson_iter_init_find (&it, &doc, "keysMissing") && bson_iter_as_bool (&it);
+    bson_destroy (&doc);
+    return ok;
+}
+
 bool
 online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bool *save,
                     bson_error_t *err)
@@ -69,7 +83,7 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     online_incr_stats_t *st = &on->incr;
     const char *nss[64];
     char point[400];
-    bool lost = false, done = false, ok;
+    bool lost = false, nokeys = false, done = false, ok;
     size_t nns;
 
     *first_full = 0;
@@ -90,6 +104,18 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
         if (!on->o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: sync: history lost since %s (the change "
                          "log no longer holds it): every step rescanned in full", point);
+        goto done;
+    }
+    /* After a --server-side run, no key map: a partner whose key changed
+     * since would leave its old results as they are. */
+    ok = ok && keys_missing (on, &nokeys, err);
+    if (ok && nokeys) {
+        on->keys_rebuilt = true;
+        if (!on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: sync: every step rescanned in full: the "
+                         "run was --server-side, which notes no join partner's keys, so a "
+                         "change to a partner's key could not be traced from the change log "
+                         "(this rescan notes them)");
         goto done;
     }
     nns = ok ? online_changes_sources (on, nss, 64) : 0;

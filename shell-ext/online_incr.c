@@ -51,6 +51,17 @@ note_id (void *ctx, const bson_iter_t *id)
     online_changes_add (n->ch, n->ns, id);
 }
 
+
+/* err prefixed with the step, unless it names it already (the engine's
+ * errors do, and the writes' "HOST: step N (OP): ..."): said once. */
+static void
+online_error_step (bson_error_t *err, const rm_step_t *s)
+{
+    char tag[120];
+    snprintf (tag, sizeof tag, "step %zu (%s)", s->index, s->op);
+    if (!strstr (err->message, tag))
+        rm_error_prefix (err, "%s", tag);
+}
 /* Adds to aff the drivers a change to the partners in pc affects: by
  * their old keys (the map) and their keys now. The map's entries of a
  * partner gone stay: forgotten here, a sync killed before its results
@@ -383,7 +394,7 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
                       : online_incr_followed (on, s, &passes[p], p, ONLINE_SYNC, ch, noted, &made,
                                               read_later (on, i, targets, nt), st, err))) {
                 online_changes_destroy (&made);
-                rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
+                online_error_step (err, s);
                 return false;
             }
         /* Too many drivers to recompute one by one: this step is
@@ -504,7 +515,7 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
             online_changes_destroy (&ch);
             mongoc_collection_destroy (c);
             if (!ok) {
-                rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
+                online_error_step (err, s);
                 return false;
             }
         }

@@ -45,13 +45,17 @@ online_mono_ms (void)
 
 /* ---- a pass, a step, the plan ---- */
 
+/* With the default collation of source, the collection it replaces
+ * (online_index_copy.c): only a create gives one. */
 static bool
-create_collection (online_t *on, const char *db, const char *coll, bson_error_t *err)
+create_collection (online_t *on, const char *db, const char *coll, const char *source,
+                   bson_error_t *err)
 {
     mongoc_database_t *d = mongoc_client_get_database (on->client, db);
     bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (coll));
     bson_error_t why;
-    bool ok = online_lease_check (on, err) &&
+    bool ok = online_index_copy_create (on, db, source, cmd, err) &&
+              online_lease_check (on, err) &&
               (mongoc_database_command_simple (d, cmd, NULL, NULL, &why) ||
                why.code == 48 /* NamespaceExists: made by an earlier attempt */ ||
                online_fail (on, err, &why, "creating a target collection"));
@@ -401,7 +405,7 @@ create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, si
     for (size_t t = 0; ok && t < nt && t < 8; t++) {
         rm_name_target (&on->names, s, targets[t], names[t], sizeof names[t]);
         colls[t] = names[t];
-        ok = create_collection (on, targets[t]->db, names[t], err);
+        ok = create_collection (on, targets[t]->db, names[t], targets[t]->coll, err);
     }
     /* With the indexes remodel run's metadata gives them. */
     return ok && online_index_created (on, s, targets, colls, nt < 8 ? nt : 8, err);
@@ -744,11 +748,18 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
                                  : online_plan_check (on, err));
     else if (mode == ONLINE_VERIFY)
         ok = online_plan_check (on, err);
+    /* A source another plan switched since this one's run began. */
+    if (ok && !on->o->dry_run)
+        ok = online_shared_check (on, mode == ONLINE_RUN, fresh, err);
     if (ok && !on->o->dry_run)
         ok = lookup_rules_settle (on, mode, err);
     /* Where the change log stands, before any source document is read. */
     if (ok && mode == ONLINE_RUN)
         ok = capture_begin (on, &capture, fresh, err);
+    /* A run on the server's side notes no partner's keys: the next sync
+     * rescans in full to write them (online_follow_sync). */
+    if (ok && mode == ONLINE_RUN && !on->o->dry_run && (server || fresh))
+        ok = online_plan_set (on, "keysMissing", server, err);
     t0 = online_mono_ms ();
     /* Nothing to recompute once the results are the live collections, or
      * half of them are. */
@@ -771,7 +782,13 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
                        err);
     /* The results now cover the log up to the next point. */
     if (ok && save)
-        ok = online_capture_save (on, &next, err) && online_made_drop (on, false, err);
+        ok = online_capture_save (on, &next, err) && online_made_drop (on, false, err) &&
+             (!on->keys_rebuilt || online_plan_set (on, "keysMissing", false, err));
+    on->keys_rebuilt = false;
+    /* The sources' indexes on the results, before finalize (which
+     * checks them itself, before it blocks the writes). */
+    if (ok && mode != ONLINE_VERIFY && !(on->o->command && !strcmp (on->o->command, "finalize")))
+        ok = online_index_copy (on, false, err);
     if (ok && mode == ONLINE_RUN)
         capture_end (on, &capture, online_mono_ms () - t0);
     /* For status: what stopped the run, or that it went through; written
