@@ -26,7 +26,11 @@ root=${2:-$here}
 # ever shrinks (a file that leaves is printed, to be taken off the list).
 #  - shell-ext/: one flat folder whose files call each other in a circle;
 #    cutting it is issue 36's move of shell-ext/ into folders by layer.
-#    Exactly the files in that circle today.
+#    Exactly the files in that circle today: the twenty it had when this
+#    check came, and the files added since by work that landed before the
+#    move (the index copy, the shared-sources check), which join it only
+#    because they call online_fail() in online_conn.c, which drops the
+#    lease and so calls up into the state.
 known_circles=(
     "shell-ext/online_batch.c shell-ext/online_capture.c shell-ext/online_changes.c
      shell-ext/online_conn.c shell-ext/online_follow.c shell-ext/online_incr.c
@@ -34,7 +38,8 @@ known_circles=(
      shell-ext/online_keys.c shell-ext/online_lease.c shell-ext/online_made.c
      shell-ext/online_preflight.c shell-ext/online_retry.c shell-ext/online_run.c
      shell-ext/online_sample.c shell-ext/online_server.c shell-ext/online_state.c
-     shell-ext/online_verify.c shell-ext/online_write.c"
+     shell-ext/online_verify.c shell-ext/online_write.c
+     shell-ext/online_index_copy.c shell-ext/online_shared.c"
 )
 
 core=$(sed -n 's/^CORE_DIRS *= *//p' "$root/Makefile")
