@@ -44,6 +44,7 @@ typedef struct {
     bool server_version_given;
     size_t memory;          /* --memory: for a step's sets of result _ids (default 512M) */
     const char *tmpdir;     /* --tmp: where they spill past it (NULL: $TMPDIR or /tmp) */
+    const char *differences; /* verify --differences FILE: every differing _id (NULL: none) */
 } online_opts_t;
 
 typedef enum {
@@ -53,6 +54,8 @@ typedef enum {
 } online_mode_t;
 
 typedef struct online_lease online_lease_t;
+typedef struct online_diffs online_diffs_t;
+typedef struct online_progress online_progress_t;
 
 /* What a sync from the change log did (online_follow.c). */
 typedef struct {
@@ -90,6 +93,7 @@ typedef struct {
     online_incr_stats_t incr; /* the last sync from the log */
     int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
     int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
+    online_diffs_t *diffs;  /* verify: the differing _ids (online_diffs.c), or NULL */
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
@@ -371,5 +375,16 @@ void online_sample_describe (const online_sample_t *s, char *buf, size_t cap);
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);
 bool online_rollback (online_t *on, bson_error_t *err);
+
+/* online_diffs.c: the _ids a verify finds differing, the first
+ * ONLINE_DIFFS_SHOWN for its message, and with --differences (path) all of
+ * them to that file, one Extended JSON _id a line, renamed into place by
+ * close when commit (otherwise the file is left as it was). note: ns is
+ * the plan's namespace of the document (a no-op while none is open). */
+#define ONLINE_DIFFS_SHOWN 3
+bool online_diffs_open (online_t *on, const char *path, bson_error_t *err);
+void online_diff_note (online_t *on, const char *ns, const bson_iter_t *id);
+void online_diffs_first (const online_t *on, char *buf, size_t cap);
+bool online_diffs_close (online_t *on, bool commit, int64_t *written, bson_error_t *err);
 
 #endif
