@@ -376,6 +376,10 @@ void online_sample_describe (const online_sample_t *s, char *buf, size_t cap);
 bool online_finalize (online_t *on, bson_error_t *err);
 bool online_rollback (online_t *on, bson_error_t *err);
 
+/* online_state.c: seconds as status shows them ("45s", "12m", "2h05m";
+ * "-" for a negative s: none). */
+void online_duration (char *buf, size_t cap, int64_t s);
+
 /* online_diffs.c: the _ids a verify finds differing, the first
  * ONLINE_DIFFS_SHOWN for its message, and with --differences (path) all of
  * them to that file, one Extended JSON _id a line, renamed into place by
