@@ -380,6 +380,20 @@ bool online_rollback (online_t *on, bson_error_t *err);
  * "-" for a negative s: none). */
 void online_duration (char *buf, size_t cap, int64_t s);
 
+/* online_progress.c: a pass's line on a terminal (NULL, and nothing
+ * drawn, when stderr is none, --quiet or --log-format json): read of the
+ * driving collection db.coll's count, the percentage, the rate since new
+ * (seen0: read before) and an ETA. end: frees it; whether a line was
+ * drawn (the pass's last line then clears it first). */
+online_progress_t *online_progress_new (online_t *on, const char *db, const char *coll,
+                                        int64_t seen0);
+void online_progress_draw (online_progress_t *p, size_t step, const char *op, const char *ns,
+                           int64_t seen, int64_t written);
+bool online_progress_end (online_progress_t *p);
+/* online_state.c: a collection's documents as the server counts them
+ * from its metadata (estimatedDocumentCount, no scan); -1 when unknown. */
+int64_t online_estimated (online_t *on, const char *db, const char *coll);
+
 /* online_diffs.c: the _ids a verify finds differing, the first
  * ONLINE_DIFFS_SHOWN for its message, and with --differences (path) all of
  * them to that file, one Extended JSON _id a line, renamed into place by

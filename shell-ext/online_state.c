@@ -419,8 +419,8 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
 
 /* A step's driving collection now, for the ETA: estimatedDocumentCount
  * (the server's count from metadata, not a scan); -1 when unknown. */
-static int64_t
-estimated (online_t *on, const char *db, const char *coll)
+int64_t
+online_estimated (online_t *on, const char *db, const char *coll)
 {
     mongoc_collection_t *c = online_collection (on, db, coll);
     int64_t n = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, NULL);
@@ -646,7 +646,7 @@ online_status (online_t *on, bson_error_t *err)
          * never a "0s" that reads as nearly done; and a count below what
          * was read (documents deleted since) says nothing either. */
         if (!strcmp (st, "running") && rate > 0 && db && coll &&
-            (total = estimated (on, db, coll)) > seen)
+            (total = online_estimated (on, db, coll)) > seen)
             eta = (total - seen + rate - 1) / rate;
         /* Paused, no time is left "remaining": the ETA counts again from
          * the resume. */
