@@ -326,6 +326,20 @@ bool online_capture_load (const bson_t *record, online_capture_t *c);
  * it; the stream refuses to resume: ChangeStreamHistoryLost, or a token
  * it no longer knows). */
 bool online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_error_t *err);
+/* local.oplog.rs's first (dir 1) or last (dir -1) entry's ts; *found
+ * false when it has none. */
+bool online_oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found,
+                        bson_error_t *err);
+/* online_window.c: whether the oplog's history lasts. before_run: before
+ * a run's copy (c: the capture it recorded or kept), says on stderr when
+ * the oplog will not hold what is written during the copy (the copy's
+ * own results and the application's writes at the oplog's rate, over the
+ * time the copy is expected to take), with the replSetResizeOplog that
+ * would. follow: says when the recorded point has aged past half the
+ * history the oplog holds. Nothing when the oplog is not capped or not
+ * readable (mongo-java-server's is neither), nor with --quiet. */
+void online_window_before_run (online_t *on, const online_capture_t *c);
+void online_window_follow (online_t *on, const online_capture_t *c);
 /* For people: the point ({"_data": ...} or Timestamp(T, I)), and the
  * mode's line after "capture: ", more (NULL: nothing) added inside its
  * parentheses. */

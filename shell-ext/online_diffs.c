@@ -73,7 +73,8 @@ online_diff_note (online_t *on, const char *ns, const bson_iter_t *id)
     if (d->f && !d->failed) {
         rm_buf_reset (&d->line);
         rm_extjson_value (&d->line, id, RM_EXTJSON_CANONICAL);
-        if (fwrite (d->line.data, 1, d->line.len, d->f) != d->line.len || putc ('\n', d->f) == EOF) {
+        if (fwrite (d->line.data, 1, d->line.len, d->f) != d->line.len ||
+            putc ('\n', d->f) == EOF) {
             d->failed = true;
             d->errnum = errno;
         }

@@ -169,6 +169,8 @@ online_follow (online_t *on, bson_error_t *err)
 
     online_capture_init (&point);
     ok = online_plan_check (on, err) && online_follow_point (on, &point, &follows, err);
+    if (ok && follows)
+        online_window_follow (on, &point); /* online_window.c */
     online_capture_destroy (&point);
     if (ok && !follows) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s has no point in a change log to follow (status "

@@ -58,7 +58,8 @@ online_lag_line (online_t *on, const bson_t *rec, const online_changes_t *ch)
         snprintf (age, sizeof age, "not known");
     if (events > 0 && ms > 0) {
         online_duration (eta, sizeof eta, (ch->events * ms + events * 1000 - 1) / (events * 1000));
-        snprintf (rate, sizeof rate, " at follow's %lld events/s", (long long) (events * 1000 / ms));
+        snprintf (rate, sizeof rate, " at follow's %lld events/s",
+                  (long long) (events * 1000 / ms));
     } else {
         online_duration (eta, sizeof eta, -1);
         snprintf (rate, sizeof rate, " (no round of follow has applied an event yet)");

@@ -677,6 +677,9 @@ capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
         online_capture_describe (c, more, line, sizeof line);
         rm_cli_line (stderr, "", "\n", "remodel: capture: %s", line);
     }
+    /* Whether the log's history will outlast the copy (online_window.c). */
+    if (ok && (on->follows || on->o->dry_run))
+        online_window_before_run (on, c);
     return ok;
 }
 

@@ -329,7 +329,8 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
                                    mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
                                    &extra, err);
     else if (set->disk)
-        ok = extras_on_disk (on, c, ref->text, set, mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
+        ok = extras_on_disk (on, c, ref->text, set,
+                             mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
                              &extra, err);
     cur = drivers || set->disk ? NULL : mongoc_collection_find_with_opts (c, &filter, opts, NULL);
     while (ok && cur && mongoc_cursor_next (cur, &doc)) {
