@@ -5,6 +5,7 @@
  * once the verify is through: a verify that fails or is stopped leaves
  * FILE as it was. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,6 +43,13 @@ online_diffs_open (online_t *on, const char *path, bson_error_t *err)
         return false;
     }
     if (path) {
+        /* As the offline commands do: what a verify killed before its
+         * rename left beside FILE goes first. */
+        char where[2 * PATH_MAX + 8];
+        size_t n = rm_tmppath_sweep_for (path, NULL, where, sizeof where);
+        if (n && !on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: removed %zu stale temporary file(s) of "
+                         "killed remodel runs from %s", n, where);
         d->tmp = rm_tmppath_new (path);
         if (!(d->f = fopen (d->tmp, "w"))) {
             rm_error_set (err, RM_ERR_IO, "--differences %s: cannot write %s: %s", path, d->tmp,
