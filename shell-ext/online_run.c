@@ -180,10 +180,10 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
             }
         } else if (o->in_place) {
             int64_t differ = online_would_change (in, out);
-            if (differ)
+            if (differ) {
                 online_diffs_inplace (j->on, j->in[j->p->drive]->text, in, out);
-            if (differ)
                 online_report_range (j, pr, &before, differ, "documents not as the step makes them");
+            }
             pr->differ += differ;
             if (differ && pr->mode == ONLINE_SYNC && !o->dry_run)
                 ok = online_inplace_write (&pr->ip, in, out, err);
