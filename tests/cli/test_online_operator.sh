@@ -12,7 +12,8 @@
 #   - verify names the first differing _ids (a person whose task changed,
 #     a person deleted) and --differences FILE lists exactly them, one
 #     canonical Extended JSON _id a line; a verify with nothing differing
-#     writes the file empty; a directory is refused (exit 2);
+#     writes the file empty; a directory is refused (exit 2); in place,
+#     exactly the tasks a person's changed email left stale;
 #   - the oplog's window (FerretDB): a 1 MiB oplog is too small for the
 #     Atlas sample's 500-customer embed: run says so, naming
 #     replSetResizeOplog, and status then shows the history lost; follow
@@ -34,6 +35,11 @@ cat >"$T/plans/atlas.json" <<'EOF'
              "localField": "accounts", "foreignField": "account_id", "as": "accounts", "keepSource": true}}]}
 EOF
 P=$T/plans/embed.json
+cat >"$T/plans/backfill.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"denormalize": {"in": "crm.tasks", "from": "crm.people", "localField": "owner",
+                   "fields": {"owner_email": "email"}}}]}
+EOF
 
 # tasks N WORD: the description of the first N tasks set to WORD.
 tasks() {
@@ -139,6 +145,16 @@ c.crm.people.delete_one({"_id": bson.ObjectId(sys.argv[2])})' "$lone"
     run_rm online verify "$P" --uri "$uri" --differences "$T/diffs.txt"
     expect_eq "$kind: after a sync: verify exit 0, the file replaced, empty" \
         "$rc:$(wc -c <"$T/diffs.txt"):$(ls -A "$T" | grep -c remodel-)" "0:0:0"
+    # In place: the tasks of a person whose email changed are stale.
+    run_rm online run "$T/plans/backfill.json" --uri "$uri" --in-place
+    who=$(py 'print(c.crm.tasks.find_one({"owner": {"$ne": None}}, sort=[("_id", 1)])["owner"])')
+    py 'import bson
+c.crm.people.update_one({"_id": bson.ObjectId(sys.argv[2])}, {"$set": {"email": "new@example.net"}})' "$who"
+    want=$(py 'import bson
+for t in c.crm.tasks.find({"owner": bson.ObjectId(sys.argv[2])}, {"_id": 1}): print("{\"$oid\":\"%s\"}" % t["_id"])' "$who" | sort)
+    run_rm online verify "$T/plans/backfill.json" --uri "$uri" --differences "$T/stale.txt"
+    expect_eq "$kind: in place: verify --differences lists exactly the stale tasks ($(echo "$want" | wc -l))" \
+        "$rc:$(sort "$T/stale.txt")" "1:$want"
     "$SERVER" stop "$T/srv-$kind" >/dev/null 2>&1
 done
 
