@@ -44,6 +44,7 @@ typedef struct {
     bool server_version_given;
     size_t memory;          /* --memory: for a step's sets of result _ids (default 512M) */
     const char *tmpdir;     /* --tmp: where they spill past it (NULL: $TMPDIR or /tmp) */
+    const char *differences; /* verify --differences FILE: every differing _id (NULL: none) */
 } online_opts_t;
 
 typedef enum {
@@ -53,6 +54,8 @@ typedef enum {
 } online_mode_t;
 
 typedef struct online_lease online_lease_t;
+typedef struct online_diffs online_diffs_t;
+typedef struct online_progress online_progress_t;
 
 /* What a sync from the change log did (online_follow.c). */
 typedef struct {
@@ -93,6 +96,7 @@ typedef struct {
     online_incr_stats_t incr; /* the last sync from the log */
     int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
     int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
+    online_diffs_t *diffs;  /* verify: the differing _ids (online_diffs.c), or NULL */
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
@@ -345,6 +349,20 @@ bool online_capture_load (const bson_t *record, online_capture_t *c);
  * it; the stream refuses to resume: ChangeStreamHistoryLost, or a token
  * it no longer knows). */
 bool online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_error_t *err);
+/* local.oplog.rs's first (dir 1) or last (dir -1) entry's ts; *found
+ * false when it has none. */
+bool online_oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found,
+                        bson_error_t *err);
+/* online_window.c: whether the oplog's history lasts. before_run: before
+ * a run's copy (c: the capture it recorded or kept), says on stderr when
+ * the oplog will not hold what is written during the copy (the copy's
+ * own results and the application's writes at the oplog's rate, over the
+ * time the copy is expected to take), with the replSetResizeOplog that
+ * would. follow: says when the recorded point has aged past half the
+ * history the oplog holds. Nothing when the oplog is not capped or not
+ * readable (mongo-java-server's is neither), nor with --quiet. */
+void online_window_before_run (online_t *on, const online_capture_t *c);
+void online_window_follow (online_t *on, const online_capture_t *c);
 /* For people: the point ({"_data": ...} or Timestamp(T, I)), and the
  * mode's line after "capture: ", more (NULL: nothing) added inside its
  * parentheses. */
@@ -394,5 +412,34 @@ void online_sample_describe (const online_sample_t *s, char *buf, size_t cap);
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);
 bool online_rollback (online_t *on, bson_error_t *err);
+
+/* online_state.c: seconds as status shows them ("45s", "12m", "2h05m";
+ * "-" for a negative s: none). */
+void online_duration (char *buf, size_t cap, int64_t s);
+
+/* online_progress.c: a pass's line on a terminal (NULL, and nothing
+ * drawn, when stderr is none, --quiet or --log-format json): read of the
+ * driving collection db.coll's count, the percentage, the rate since new
+ * (seen0: read before) and an ETA. end: frees it; whether a line was
+ * drawn (the pass's last line then clears it first). */
+online_progress_t *online_progress_new (online_t *on, const char *db, const char *coll,
+                                        int64_t seen0);
+void online_progress_draw (online_progress_t *p, size_t step, const char *op, const char *ns,
+                           int64_t seen, int64_t written);
+bool online_progress_end (online_progress_t *p);
+/* online_state.c: a collection's documents as the server counts them
+ * from its metadata (estimatedDocumentCount, no scan); -1 when unknown. */
+int64_t online_estimated (online_t *on, const char *db, const char *coll);
+
+/* online_diffs.c: the _ids a verify finds differing, the first
+ * ONLINE_DIFFS_SHOWN for its message, and with --differences (path) all of
+ * them to that file, one Extended JSON _id a line, renamed into place by
+ * close when commit (otherwise the file is left as it was). note: ns is
+ * the plan's namespace of the document (a no-op while none is open). */
+#define ONLINE_DIFFS_SHOWN 3
+bool online_diffs_open (online_t *on, const char *path, bson_error_t *err);
+void online_diff_note (online_t *on, const char *ns, const bson_iter_t *id);
+void online_diffs_first (const online_t *on, char *buf, size_t cap);
+bool online_diffs_close (online_t *on, bool commit, int64_t *written, bson_error_t *err);
 
 #endif

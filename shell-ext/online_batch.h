@@ -261,9 +261,13 @@ bool online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *
  * rm_pass_t.driver_field) names no document in drivers (merged in that
  * order, each confirmed by a lookup): counted into *extra; deleted
  * through del when not NULL. */
-bool online_check_orphans (online_t *on, mongoc_collection_t *target, const char *field,
-                           mongoc_collection_t *drivers, online_writes_t *del, int64_t *extra,
-                           bson_error_t *err);
+bool online_check_orphans (online_t *on, mongoc_collection_t *target, const char *ns,
+                           const char *field, mongoc_collection_t *drivers, online_writes_t *del,
+                           int64_t *extra, bson_error_t *err);
+/* online_diffs.c: verify in place, the documents of in that out changes
+ * noted as differing (online_diff_note), under ns. */
+void online_diffs_inplace (online_t *on, const char *ns, const online_docs_t *in,
+                           const online_docs_t *out);
 
 /* online_json.c: appends s as a JSON string (quotes, backslashes and
  * control bytes escaped, UTF-8 kept), for --log-format json lines. */

@@ -151,8 +151,8 @@ copy_point (online_capture_t *c, const bson_t *reply)
  * collection is read in insertion order anyway, and FerretDB 1.x answers
  * {$natural: 1} by sorting the whole oplog (1 s for 120 MB, most of what
  * status took), the first entry without one in a millisecond. */
-static bool
-oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found, bson_error_t *err)
+bool
+online_oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found, bson_error_t *err)
 {
     mongoc_collection_t *c = online_collection (on, "local", "oplog.rs");
     bson_t q = BSON_INITIALIZER;
@@ -237,7 +237,7 @@ online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
     c->mode = yes ? ONLINE_CAPTURE_OPLOG : ONLINE_CAPTURE_NONE;
     if (yes) {
         bool found;
-        if (!oplog_edge (on, -1, &c->ts_t, &c->ts_i, &found, err))
+        if (!online_oplog_edge (on, -1, &c->ts_t, &c->ts_i, &found, err))
             return false;
         c->has_ts = found;
     }
@@ -479,7 +479,7 @@ online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_e
             *lost = true; /* the oplog itself is gone */
             return true;
         }
-        if (!oplog_edge (on, 1, &t, &i, &found, err))
+        if (!online_oplog_edge (on, 1, &t, &i, &found, err))
             return false;
         /* The entry at the point may roll off too: only what follows it
          * is needed, and that is there while the first ts is not past it. */

@@ -239,6 +239,20 @@ find_doc (const bson_iter_t *parent, const char *path, bson_iter_t *out)
     return bson_iter_recurse (parent, &it) && bson_iter_find_descendant (&it, path, out);
 }
 
+/* An event's time (a Timestamp's seconds, or a date), kept when the
+ * earliest seen: how old the oldest change not yet applied is. */
+static void
+event_time (online_changes_t *ch, const bson_iter_t *at)
+{
+    uint32_t t = 0, i;
+    if (BSON_ITER_HOLDS_TIMESTAMP (at))
+        bson_iter_timestamp (at, &t, &i);
+    else if (BSON_ITER_HOLDS_DATE_TIME (at) && bson_iter_date_time (at) > 0)
+        t = (uint32_t) (bson_iter_date_time (at) / 1000);
+    if (t && (!ch->oldest || t < ch->oldest))
+        ch->oldest = t;
+}
+
 /* One event: the _id it wrote into ch, or a rescan for what an _id does
  * not describe (a drop, a rename, an invalidate). */
 static void
@@ -248,6 +262,10 @@ stream_event (online_changes_t *ch, const char *ns, const bson_iter_t *ev)
     const char *type;
 
     ch->events++;
+    if (find_doc (ev, "clusterTime", &op) && BSON_ITER_HOLDS_TIMESTAMP (&op))
+        event_time (ch, &op);
+    else if (find_doc (ev, "wallTime", &op) && BSON_ITER_HOLDS_DATE_TIME (&op))
+        event_time (ch, &op);
     if (!find_doc (ev, "operationType", &op) || !BSON_ITER_HOLDS_UTF8 (&op))
         return;
     type = bson_iter_utf8 (&op, NULL);
@@ -462,6 +480,8 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
             continue;
         ns = bson_iter_utf8 (&it, NULL);
         ch->events++;
+        if (bson_iter_init_find (&it, e, "ts"))
+            event_time (ch, &it);
         if (!strcmp (op, "c")) {
             char db[128];
             const char *dot = strchr (ns, '.');

@@ -49,6 +49,8 @@ typedef struct online_changes_s {
     int64_t events;         /* read from the log */
     int64_t kept;           /* _ids in all lists */
     char rescan[300];       /* not "": why only a full rescan will do */
+    uint32_t oldest;        /* the earliest event's time in the log, seconds since the
+                               epoch by the server's clock (0: none known), for status */
 } online_changes_t;
 
 void online_changes_init (online_changes_t *ch);
@@ -162,5 +164,11 @@ rm_path_t *online_held_path (const rm_pass_t *p, rm_path_t *path);
  * (their results are not one per driver) are left to a full verify. */
 bool online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *first_full,
                                 bson_error_t *err);
+
+/* online_lag.c: status's lag line for a plan following a log, with
+ * events (ch, read after the recorded point) not yet applied: how old the
+ * oldest is, and when follow will have caught up at the rate its rounds
+ * applied events (rec: the plan's record). */
+void online_lag_line (online_t *on, const bson_t *rec, const online_changes_t *ch);
 
 #endif

@@ -151,6 +151,14 @@ note_round (online_t *on, int64_t round, int64_t ms, bson_error_t *err)
                             "pointAt", BCON_DATE_TIME (on->incr.point_at),
                             "pid", BCON_INT64 ((int64_t) getpid ()), "}", "}");
     bool ok = online_plan_update (on, upd, err);
+    /* The rate of the last round that applied events: status's catch-up
+     * ETA (online_lag.c); a quiet round says nothing of it. */
+    if (ok && on->incr.events > 0 && ms > 0) {
+        bson_t *rate = BCON_NEW ("$set", "{", "followRate", "{", "events",
+                                 BCON_INT64 (on->incr.events), "ms", BCON_INT64 (ms), "}", "}");
+        ok = online_plan_update (on, rate, err);
+        bson_destroy (rate);
+    }
     bson_destroy (upd);
     return ok;
 }
@@ -187,6 +195,8 @@ online_follow (online_t *on, bson_error_t *err)
 
     online_capture_init (&point);
     ok = online_plan_check (on, err) && online_follow_point (on, &point, &follows, err);
+    if (ok && follows)
+        online_window_follow (on, &point); /* online_window.c */
     online_capture_destroy (&point);
     if (ok && !follows) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s has no point in a change log to follow (status "

@@ -165,8 +165,10 @@ inplace_chunk (online_job_t *j, online_passrun_t *pr, const online_docs_t *in,
     for (size_t i = 0; i < in->n; i++) {
         ssize_t r = online_result_of (in, i, out, &at);
         if (r >= 0 && !online_same_doc (in, i, out, (size_t) r) &&
-            rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, "_id", 3, &it))
+            rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, "_id", 3, &it)) {
             online_values_add (&a, &it);
+            online_diff_note (j->on, ns, &it);
+        }
     }
     if (a.n && pr->mode == ONLINE_SYNC) {
         ok = (!ahead || online_made_note (j->on, ns, &a.arr, err)) &&

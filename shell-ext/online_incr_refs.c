@@ -258,6 +258,7 @@ online_refs_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
             while (ok && bson_iter_next (&it)) {
                 if (kept && online_idlist_has (kept, &it))
                     continue;
+                online_diff_note (j->on, j->p->keep[k]->text, &it);
                 if (write) {
                     ok = online_writes_delete (&pr->targets[k], &it, err);
                     if (pr->changed)

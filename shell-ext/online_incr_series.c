@@ -90,6 +90,7 @@ remove_unmade (online_job_t *j, online_passrun_t *pr, size_t k, const bson_t *th
         uint64_t h = online_value_hash (&it);
         if ((made && online_idset_has (made, h)) || (kept && online_idset_has (kept, h)))
             continue;
+        online_diff_note (j->on, j->p->keep[k]->text, &it);
         if (write) {
             ok = online_writes_delete (&pr->targets[k], &it, err);
             if (pr->changed)

@@ -78,6 +78,8 @@ static const char usage[] =
     "  --writes-stopped   finalize: the application's writes have stopped\n"
     "  --full-verify      finalize: with a change log too, the full check (checksums,\n"
     "                     a sync and a verify of every result)\n"
+    "  --differences FILE verify: write every differing _id to FILE, one Extended\n"
+    "                     JSON _id a line (replaced whole once the verify is done)\n"
     "  --sample N         verify: N drivers a pass, not every result; follow: the\n"
     "                     sample it verifies every 10 minutes; finalize with a\n"
     "                     change log: one verified now, even if one was before\n"
@@ -202,6 +204,7 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->quiet = v[RM_OPT_QUIET].given;
     o->memory = v[RM_OPT_MEMORY].given ? (size_t) v[RM_OPT_MEMORY].n : (size_t) 512 << 20;
     o->tmpdir = v[RM_OPT_TMP].text;
+    o->differences = v[RM_OPT_DIFFERENCES].text;
     if (v[RM_OPT_SERVER_VERSION].given) {
         if (!rm_compile_version_option (v[RM_OPT_SERVER_VERSION].text, &o->server_version, err))
             return false;
@@ -299,19 +302,32 @@ main (int argc, char **argv)
                   !strcmp (cmd, "pause") ? "paused (a run waits at its next batch)" : "resumed");
     } else if (!strcmp (cmd, "verify") || !strcmp (cmd, "sync")) {
         bool sync = !strcmp (cmd, "sync");
-        int64_t differ = 0;
-        if (!sync && o.sample > 0)
+        int64_t differ = 0, listed = 0;
+        char first[800] = "", all[1200] = "";
+        /* verify keeps the _ids it finds differing: the first for its
+         * line, all of them for --differences. */
+        if (!sync && !online_diffs_open (&on, o.differences, &err))
+            n = -1;
+        else if (!sync && o.sample > 0)
             n = online_sample_verify (&on, o.sample, &differ, &err) ? differ : -1;
         else
             n = online_apply (&on, sync ? ONLINE_SYNC : ONLINE_VERIFY, &err);
+        if (!sync && n > 0)
+            online_diffs_first (&on, first, sizeof first);
+        if (!sync && !online_diffs_close (&on, n >= 0, &listed, &err))
+            n = -1;
+        if (!sync && n > 0 && o.differences)
+            snprintf (all, sizeof all, "; their %lld _id(s) in %s", (long long) listed,
+                      o.differences);
         rc = n < 0 ? 1 : (!sync && n > 0) ? 1 : 0;
         if (n == 0 && !o.quiet)
             note ("", "%s: plan %s: every result %sas the sources make it", cmd, on.names.name,
                   !sync && o.sample > 0 ? "of the sample " : "");
         else if (n > 0 && !o.quiet)
-            note ("", "%s: plan %s: %lld result(s) %s", cmd, on.names.name, (long long) n,
+            note ("", "%s: plan %s: %lld result(s) %s%s%s%s", cmd, on.names.name, (long long) n,
                   !sync ? "differ" : o.dry_run ? "would be rewritten or removed"
-                                               : "rewritten or removed");
+                                               : "rewritten or removed",
+                  *first ? ", the first: " : "", first, all);
         if (!sync && n > 0)
             err.code = 0; /* said above; no error line */
     } else if (!strcmp (cmd, "follow")) {

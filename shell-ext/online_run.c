@@ -91,19 +91,16 @@ online_wait_while_paused (online_t *on, bson_error_t *err)
 }
 
 static void
-log_batch (online_job_t *j, int64_t n, int64_t ms, int64_t t0)
+log_batch (online_job_t *j, online_progress_t *pg, int64_t n, int64_t ms, int64_t t0)
 {
     const online_opts_t *o = j->on->o;
     int64_t all = online_mono_ms () - t0;
-    if (o->log_json) {
+    if (o->log_json)
         online_json_batch (j->on, j->s, j->index, j->in[j->p->drive]->text, false, n, ms,
                            j->seen, j->written, all > 0 ? j->seen * 1000 / all : 0);
-    } else if (!o->quiet && isatty (STDERR_FILENO)) {
-        rm_cli_line (stderr, "\r", "",
-                     "remodel: step %zu (%s) %s: %lld read, %lld written, %lld/s ", j->s->index,
-                     j->s->op, j->in[j->p->drive]->text, (long long) j->seen,
-                     (long long) j->written, (long long) (all > 0 ? j->seen * 1000 / all : 0));
-    }
+    else
+        online_progress_draw (pg, j->s->index, j->s->op, j->in[j->p->drive]->text, j->seen,
+                              j->written);
 }
 
 /* --batch-time: the next batch sized to take about that long, changing
@@ -187,8 +184,10 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
             }
         } else if (o->in_place) {
             int64_t differ = online_would_change (in, out);
-            if (differ)
+            if (differ) {
+                online_diffs_inplace (j->on, j->in[j->p->drive]->text, in, out);
                 online_report_range (j, pr, &before, differ, "documents not as the step makes them");
+            }
             pr->differ += differ;
             if (differ && pr->mode == ONLINE_SYNC && !o->dry_run)
                 ok = online_inplace_write (&pr->ip, in, out, err);
@@ -263,6 +262,8 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     online_retry_t retry = {0, 0};
     const char *drive_ns, *drive_coll;
     rm_path_t held;
+    online_progress_t *pg = NULL;
+    bool drawn;
 
     memset (&j, 0, sizeof j);
     memset (&held, 0, sizeof held);
@@ -286,6 +287,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     }
     online_docs_init (&in);
     online_docs_init (&out);
+    pg = online_progress_new (on, j.in[p->drive]->db, drive_coll, seen0);
     j.drive = online_collection (on, j.in[p->drive]->db, rm_name_now (&on->names, j.in[p->drive]));
     if (p->partner >= 0)
         j.partner = online_collection (on, j.in[p->partner]->db,
@@ -354,7 +356,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
             ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
                                          j.written, false, err);
         ms = online_mono_ms () - b0;
-        log_batch (&j, n, ms, t0);
+        log_batch (&j, pg, n, ms, t0);
         size_batch (&j, n, ms);
         if (o->max_rate > 0)
             online_sleep_ms (t0 + j.seen * 1000 / o->max_rate - online_mono_ms ());
@@ -365,17 +367,21 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
                                      j.written, true, err);
     if (ok)
         on->read_now += j.seen - seen0;
+    drawn = online_progress_end (pg);
     if (ok && !o->quiet && mode == ONLINE_RUN) {
         char split[600] = "";
         if (!o->dry_run && !o->in_place)
             online_written_split (on, s, p, split, sizeof split);
-        rm_cli_line (stderr, j.seen && isatty (STDERR_FILENO) && !o->log_json ? "\r" : "", "\n",
+        rm_cli_line (stderr, drawn ? "\r\033[K" : "", "\n",
                      "remodel: step %zu (%s) %s: %lld read, %lld %s%s", s->index, s->op, drive_ns,
                      (long long) j.seen, (long long) j.written,
                      o->dry_run ? (o->in_place ? "would change" : "would write")
                                 : (o->in_place ? "changed" : "written"), split);
-    } else if (ok && !o->quiet && isatty (STDERR_FILENO) && !o->log_json)
+    } else if (ok && drawn) {
         fprintf (stderr, "\n");
+    } else if (drawn) {
+        fputs ("\r\033[K", stderr); /* the error's line, said once at the top, alone */
+    }
     for (size_t k = 0; k < 4; k++)
         if (pr->targets[k].coll)
             mongoc_collection_destroy (pr->targets[k].coll);
@@ -675,6 +681,9 @@ capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
         online_capture_describe (c, more, line, sizeof line);
         rm_cli_line (stderr, "", "\n", "remodel: capture: %s", line);
     }
+    /* Whether the log's history will outlast the copy (online_window.c). */
+    if (ok && (on->follows || on->o->dry_run))
+        online_window_before_run (on, c);
     return ok;
 }
 

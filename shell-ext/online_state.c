@@ -408,8 +408,8 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
 
 /* A step's driving collection now, for the ETA: estimatedDocumentCount
  * (the server's count from metadata, not a scan); -1 when unknown. */
-static int64_t
-estimated (online_t *on, const char *db, const char *coll)
+int64_t
+online_estimated (online_t *on, const char *db, const char *coll)
 {
     mongoc_collection_t *c = online_collection (on, db, coll);
     int64_t n = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, NULL);
@@ -439,8 +439,8 @@ checkpoint_rate (const bson_t *doc, int64_t *busy)
     return ms >= RATE_MIN_MS ? seen * 1000 / ms : -1;
 }
 
-static void
-print_duration (char *buf, size_t cap, int64_t s)
+void
+online_duration (char *buf, size_t cap, int64_t s)
 {
     if (s < 0)
         snprintf (buf, cap, "-");
@@ -502,7 +502,7 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
     const char *nss[64];
     bson_error_t why;
     bson_iter_t it;
-    int64_t round = 0, at = 0, lag = 0, events = 0, point_at = 0, pid = 0, now = time (NULL);
+    int64_t round = 0, at = 0, lag = 0, events = 0, pid = 0, now = time (NULL);
     size_t nns = online_changes_sources (on, nss, 64);
     online_sample_t s;
     char said[200];
@@ -516,8 +516,6 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
         lag = bson_iter_as_int64 (&it);
     if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.events", &it))
         events = bson_iter_as_int64 (&it);
-    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.pointAt", &it))
-        point_at = bson_iter_date_time (&it) / 1000;
     if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.pid", &it))
         pid = bson_iter_as_int64 (&it);
     if (round)
@@ -533,12 +531,8 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
                      "next sync rescans", (long long) ch.events, ch.rescan);
     else if (!ch.events)
         printf ("lag: none (the change log holds no event after the recorded point)\n");
-    else if (point_at)
-        printf ("lag: %lld events (%lld documents) after the recorded point, taken %lld s ago\n",
-                (long long) ch.events, (long long) ch.kept, (long long) (now - point_at));
     else
-        printf ("lag: %lld events (%lld documents) after the recorded point\n",
-                (long long) ch.events, (long long) ch.kept);
+        online_lag_line (on, rec, &ch);
     /* What finalize will verify with the writes stopped (online_sample.c);
      * in place there is no finalize. */
     in_place = bson_iter_init_find (&it, rec, "inPlace") && bson_iter_as_bool (&it);
@@ -636,14 +630,19 @@ online_status (online_t *on, bson_error_t *err)
         if (bson_iter_init_find (&it, doc, "changed")) changed = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "done")) done = bson_iter_as_bool (&it);
         rate = checkpoint_rate (doc, NULL);
-        if (!done && !r.paused && rate > 0 && db && coll && (total = estimated (on, db, coll)) >= 0)
-            eta = total > seen ? (total - seen) / rate : 0;
+        st = done ? "done" : r.paused ? "paused" : *holder && !gone ? "running" : "stopped";
+        /* Only a step that moves has time left: a stopped one shows "-",
+         * never a "0s" that reads as nearly done; and a count below what
+         * was read (documents deleted since) says nothing either. */
+        if (!strcmp (st, "running") && rate > 0 && db && coll &&
+            (total = online_estimated (on, db, coll)) > seen)
+            eta = (total - seen + rate - 1) / rate;
         /* Paused, no time is left "remaining": the ETA counts again from
          * the resume. */
         if (!done && r.paused)
             snprintf (etab, sizeof etab, "paused");
         else
-            print_duration (etab, sizeof etab, done ? -1 : eta);
+            online_duration (etab, sizeof etab, done ? -1 : eta);
         if (rate < 0)
             snprintf (rateb, sizeof rateb, "-");
         else
@@ -652,7 +651,6 @@ online_status (online_t *on, bson_error_t *err)
             snprintf (opname, sizeof opname, "%s/%lld", op, (long long) pass);
         else
             snprintf (opname, sizeof opname, "%s", op);
-        st = done ? "done" : r.paused ? "paused" : *holder && !gone ? "running" : "stopped";
         printf ("%-5lld %-14s %-30s %-8s %10lld %10lld %8s %8s\n", (long long) step, opname, ns,
                 st, (long long) seen, (long long) changed, rateb, etab);
         rows++;

@@ -88,6 +88,11 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
             if (r >= 0 && online_same_doc (out, i, &pr->found, (size_t) r))
                 continue;
             differ++;
+            if (j->on->diffs) {
+                bson_iter_t id;
+                if (rm_doc_field (online_doc_bytes (out, i), out->docs[i].len, "_id", 3, &id))
+                    online_diff_note (j->on, j->p->keep[k]->text, &id);
+            }
             if (rewrite)
                 redo[nr++] = i;
             if (rewrite && pr->changed) {
@@ -259,8 +264,8 @@ online_check_dups (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, onli
 /* check_extras for a set gone to disk: the target's _ids merged with it
  * in hash order. */
 static bool
-extras_on_disk (online_t *on, mongoc_collection_t *c, online_idset_t *set, online_writes_t *del,
-                int64_t *extra, bson_error_t *err)
+extras_on_disk (online_t *on, mongoc_collection_t *c, const char *ns, online_idset_t *set,
+                online_writes_t *del, int64_t *extra, bson_error_t *err)
 {
     rm_sorter_t *t = online_idset_finish (set, err) ? target_by_hash (on, c, err) : NULL;
     const uint8_t *key, *val;
@@ -280,7 +285,10 @@ extras_on_disk (online_t *on, mongoc_collection_t *c, online_idset_t *set, onlin
         if (rs == 1 && h == th)
             continue;
         (*extra)++;
-        if (del && bson_init_static (&d, val, vlen) && bson_iter_init_find (&id, &d, "_id"))
+        if (!bson_init_static (&d, val, vlen) || !bson_iter_init_find (&id, &d, "_id"))
+            continue;
+        online_diff_note (on, ns, &id);
+        if (del)
             ok = online_writes_delete (del, &id, err);
     }
     ok = ok && rs >= 0 && r >= 0;
@@ -317,11 +325,12 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     c = online_collection (on, ref->db, name);
     online_writes_init (&del, &j, c, "removing documents no range makes");
     if (drivers)
-        ok = online_check_orphans (on, c, field, drivers,
+        ok = online_check_orphans (on, c, ref->text, field, drivers,
                                    mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
                                    &extra, err);
     else if (set->disk)
-        ok = extras_on_disk (on, c, set, mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
+        ok = extras_on_disk (on, c, ref->text, set,
+                             mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
                              &extra, err);
     cur = drivers || set->disk ? NULL : mongoc_collection_find_with_opts (c, &filter, opts, NULL);
     while (ok && cur && mongoc_cursor_next (cur, &doc)) {
@@ -330,6 +339,7 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
             !bson_iter_init_find (&id, doc, "_id"))
             continue;
         extra++;
+        online_diff_note (on, ref->text, &id);
         if (mode == ONLINE_SYNC && !on->o->dry_run)
             ok = online_writes_delete (&del, &id, err);
     }
@@ -400,6 +410,7 @@ online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
             online_idlist_get (l, i, &id);
             if (!own && online_idset_has (&made, online_value_hash (&id)))
                 continue;
+            online_diff_note (j->on, j->p->keep[k]->text, &id);
             if (write) {
                 ok = online_writes_delete (&pr->targets[k], &id, err);
                 if (pr->changed)
@@ -439,9 +450,9 @@ has_id (online_t *on, mongoc_collection_t *c, const bson_iter_t *id, bool *yes, 
 }
 
 bool
-online_check_orphans (online_t *on, mongoc_collection_t *target, const char *field,
-                      mongoc_collection_t *drivers, online_writes_t *del, int64_t *extra,
-                      bson_error_t *err)
+online_check_orphans (online_t *on, mongoc_collection_t *target, const char *ns,
+                      const char *field, mongoc_collection_t *drivers, online_writes_t *del,
+                      int64_t *extra, bson_error_t *err)
 {
     bool own = !strcmp (field, "_id");
     /* Sorted by a field other than _id: through the index remodel's
@@ -491,6 +502,7 @@ online_check_orphans (online_t *on, mongoc_collection_t *target, const char *fie
             continue;
     orphan:
         (*extra)++;
+        online_diff_note (on, ns, &id);
         if (del)
             ok = online_writes_delete (del, &id, err);
     }

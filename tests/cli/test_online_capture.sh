@@ -20,6 +20,9 @@
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "capture: external deployments are not started here (skipped)"; exit 0; }
 S=$ROOT/dumps/sample
+# A 1 MiB oplog (tests/peers/server.sh gives 64 MiB by default): rolled
+# over below.
+export PEERS_OPLOG_BYTES=1048576
 trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plan.json"
 P=$T/plan.json

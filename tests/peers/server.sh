@@ -13,9 +13,11 @@
 #                                     online.md): FerretDB with
 #                                     --repl-set-name=rs0 and a capped
 #                                     local.oplog.rs created at once (oplog
-#                                     tailing; PEERS_OPLOG_BYTES, default 1 MiB,
-#                                     small so that a test can roll it over:
-#                                     FerretDB trims capped collections in the
+#                                     tailing; PEERS_OPLOG_BYTES, default 64
+#                                     MiB, enough for the README's examples
+#                                     and the sample's plans; a test that
+#                                     rolls it over gives 1 MiB: FerretDB
+#                                     trims capped collections in the
 #                                     background, here every second, 10% of
 #                                     the entries at a time);
 #                                     mongo-java-server with --oplog (change
@@ -101,7 +103,7 @@ stop() {
 # capped; it does not make one itself. Kept when there (a restart on the
 # same data).
 oplog() {
-    python3 - "$1" "${PEERS_OPLOG_BYTES:-1048576}" <<'PY' 2>>"$dir/log" ||
+    python3 - "$1" "${PEERS_OPLOG_BYTES:-67108864}" <<'PY' 2>>"$dir/log" ||
 import sys, pymongo
 c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1]), directConnection=True,
                         serverSelectionTimeoutMS=10000)
