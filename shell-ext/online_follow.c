@@ -160,7 +160,8 @@ online_follow (online_t *on, bson_error_t *err)
     online_capture_t point;
 
     online_capture_init (&point);
-    ok = online_plan_check (on, err) && online_follow_point (on, &point, &follows, err);
+    ok = online_plan_check (on, err) && online_run_complete (on, err) &&
+         online_follow_point (on, &point, &follows, err);
     online_capture_destroy (&point);
     if (ok && !follows) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s has no point in a change log to follow (status "
