@@ -380,12 +380,13 @@ bool online_run_complete (online_t *on, bson_error_t *err);
  * t0 (online_mono_ms). plan: the line before it, what finalize will do
  * in it (follows: drained from the change log; ahead: a sample verified
  * before). progress: in the window, a line every few seconds of a long
- * pass (s NULL: not a step's, as a checksum). close: the line saying how
+ * pass (s NULL: not a step's, as a checksum): n read (of < 0), or n of
+ * of drivers recomputed (a drain). close: the line saying how
  * long it lasted. */
 void online_window_open (online_t *on, int64_t t0);
 void online_window_plan (online_t *on, const online_record_t *r, bool follows, bool ahead);
 void online_window_progress (online_t *on, const char *what, const rm_step_t *s, const char *ns,
-                             int64_t seen);
+                             int64_t n, int64_t of);
 void online_window_close (online_t *on, bool switched);
 
 /* online_finalize.c: the switch to the new design, and back. */

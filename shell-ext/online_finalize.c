@@ -76,7 +76,7 @@ checksum (online_t *on, const char *db, const char *coll, sums_t *out, bson_erro
         out->docs++;
         out->sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
         if (out->docs % 1000 == 0)
-            online_window_progress (on, "checksum", NULL, ns, out->docs);
+            online_window_progress (on, "checksum", NULL, ns, out->docs, -1);
     }
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading a collection for its checksum");

@@ -89,23 +89,24 @@ online_window_plan (online_t *on, const online_record_t *r, bool follows, bool a
 
 void
 online_window_progress (online_t *on, const char *what, const rm_step_t *s, const char *ns,
-                        int64_t seen)
+                        int64_t n, int64_t of)
 {
+    char step[200] = "", count[80];
     int64_t now;
     if (!on->window_t0 || on->o->quiet || (now = online_mono_ms ()) - on->window_said <
                                                   WINDOW_PROGRESS_MS)
         return;
     on->window_said = now;
     if (s)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: %s: step %zu (%s) %s: %lld read (the "
-                     "writes %s for %lld s)", what, s->index, s->op, ns, (long long) seen,
-                     on->o->block_writes ? "blocked" : "stopped",
-                     (long long) ((now - on->window_t0) / 1000));
+        snprintf (step, sizeof step, "step %zu (%s) ", s->index, s->op);
+    if (of < 0)
+        snprintf (count, sizeof count, "%lld read", (long long) n);
     else
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: %s: %s: %lld read (the writes %s for "
-                     "%lld s)", what, ns, (long long) seen,
-                     on->o->block_writes ? "blocked" : "stopped",
-                     (long long) ((now - on->window_t0) / 1000));
+        snprintf (count, sizeof count, "%lld of %lld drivers recomputed", (long long) n,
+                  (long long) of);
+    rm_cli_line (stderr, "", "\n", "remodel: finalize: %s: %s%s: %s (the writes %s for %lld s)",
+                 what, step, ns, count, on->o->block_writes ? "blocked" : "stopped",
+                 (long long) ((now - on->window_t0) / 1000));
 }
 
 void
