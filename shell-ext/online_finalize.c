@@ -76,7 +76,7 @@ checksum (online_t *on, const char *db, const char *coll, sums_t *out, bson_erro
         out->docs++;
         out->sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
         if (out->docs % 1000 == 0)
-            online_window_progress (on, "checksum", NULL, ns, out->docs, -1);
+            online_blocked_progress (on, "checksum", NULL, ns, out->docs, -1);
     }
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading a collection for its checksum");
@@ -298,11 +298,11 @@ online_finalize (online_t *on, bson_error_t *err)
      * it begins (--writes-stopped). */
     ahead = ok && !r.switching && follows && o->sample == 0 && sampled_ahead (on, err);
     if (ok)
-        online_window_plan (on, &r, follows, ahead);
+        online_blocked_plan (on, &r, follows, ahead);
     if (ok && o->block_writes)
         ok = blocked = block_writes (on, true, err);
     if (ok)
-        online_window_open (on, blocked ? online_mono_ms () : told);
+        online_blocked_open (on, blocked ? online_mono_ms () : told);
     /* Not begun: the originals' checksums, then a last sync, then a verify
      * that must find nothing; after the renames the originals are checked
      * against those checksums. Begun: the journal's switch completed. */
@@ -348,7 +348,7 @@ online_finalize (online_t *on, bson_error_t *err)
     }
     if (blocked)
         block_writes (on, false, err);
-    online_window_close (on, switched);
+    online_blocked_close (on, switched);
     online_lease_drop (on);
     ok = ok && (follows || check_backups (on, sums, n_sums, err));
     if (switched && !o->quiet)

@@ -21,7 +21,7 @@
 #define WINDOW_PROGRESS_MS 5000
 
 void
-online_window_open (online_t *on, int64_t t0)
+online_blocked_open (online_t *on, int64_t t0)
 {
     on->window_t0 = t0;
     on->window_said = online_mono_ms ();
@@ -45,7 +45,7 @@ last_round_ms (online_t *on)
 }
 
 void
-online_window_plan (online_t *on, const online_record_t *r, bool follows, bool ahead)
+online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool ahead)
 {
     const char *how = on->o->block_writes ? "blocked (--block-writes)"
                                           : "stopped (--writes-stopped)";
@@ -88,7 +88,7 @@ online_window_plan (online_t *on, const online_record_t *r, bool follows, bool a
 }
 
 void
-online_window_progress (online_t *on, const char *what, const rm_step_t *s, const char *ns,
+online_blocked_progress (online_t *on, const char *what, const rm_step_t *s, const char *ns,
                         int64_t n, int64_t of)
 {
     char step[200] = "", count[80];
@@ -110,7 +110,7 @@ online_window_progress (online_t *on, const char *what, const rm_step_t *s, cons
 }
 
 void
-online_window_close (online_t *on, bool switched)
+online_blocked_close (online_t *on, bool switched)
 {
     if (!on->window_t0)
         return;
