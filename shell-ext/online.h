@@ -97,6 +97,9 @@ typedef struct {
     int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
     int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
     online_diffs_t *diffs;  /* verify: the differing _ids (online_diffs.c), or NULL */
+    /* finalize: when the writes stopped (online_mono_ms; 0: not in the
+     * window), and when a progress line last said so (online_blocked.c). */
+    int64_t window_t0, window_said;
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
@@ -408,6 +411,24 @@ typedef struct {
 bool online_sample_verify (online_t *on, int64_t n, int64_t *differ, bson_error_t *err);
 bool online_sample_read (const bson_t *rec, online_sample_t *s);
 void online_sample_describe (const online_sample_t *s, char *buf, size_t cap);
+
+/* online_complete.c: finalize, follow, sync: the plan's run finished
+ * every pass of every step, by its checkpoints; otherwise refused
+ * (RM_ERR_USAGE), naming what is left and `remodel online run PLAN`. */
+bool online_run_complete (online_t *on, bson_error_t *err);
+
+/* online_blocked.c: finalize's write-blocked window. open: it began at
+ * t0 (online_mono_ms). plan: the line before it, what finalize will do
+ * in it (follows: drained from the change log; ahead: a sample verified
+ * before). progress: in the window, a line every few seconds of a long
+ * pass (s NULL: not a step's, as a checksum): n read (of < 0), or n of
+ * of drivers recomputed (a drain). close: the line saying how
+ * long it lasted. */
+void online_blocked_open (online_t *on, int64_t t0);
+void online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool ahead);
+void online_blocked_progress (online_t *on, const char *what, const rm_step_t *s, const char *ns,
+                             int64_t n, int64_t of);
+void online_blocked_close (online_t *on, bool switched);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);

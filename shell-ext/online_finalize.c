@@ -68,11 +68,15 @@ checksum (online_t *on, const char *db, const char *coll, sums_t *out, bson_erro
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
+    char ns[300];
+    snprintf (ns, sizeof ns, "%s.%s", db, coll);
     out->docs = 0;
     out->sum = 0;
     while (mongoc_cursor_next (cur, &doc)) {
         out->docs++;
         out->sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
+        if (out->docs % 1000 == 0)
+            online_blocked_progress (on, "checksum", NULL, ns, out->docs, -1);
     }
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading a collection for its checksum");
@@ -260,7 +264,9 @@ online_finalize (online_t *on, bson_error_t *err)
     int64_t differ;
     online_record_t r;
     online_capture_t point;
-    bool ok, blocked = false, switched = false, follows = false;
+    bool ok, blocked = false, switched = false, follows = false, ahead = false;
+    /* --writes-stopped: the window began when finalize was told so. */
+    int64_t told = online_mono_ms ();
 
     if (o->in_place) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: its documents are already the "
@@ -273,9 +279,12 @@ online_finalize (online_t *on, bson_error_t *err)
                       "--block-writes (MongoDB 6.0+) or, once they have, --writes-stopped");
         return false;
     }
-    /* The lease for the whole of it: no rollback, run or sync between the
-     * last sync and the switch; a follow holding it hands it over. */
-    if (!online_plan_check (on, err) || !take_from_follow (on, err))
+    /* Only a finished run's results are switched (online_complete.c),
+     * refused before anything is written. The lease for the whole of it:
+     * no rollback, run or sync between the last sync and the switch; a
+     * follow holding it hands it over. */
+    if (!online_plan_check (on, err) || !online_run_complete (on, err) ||
+        !take_from_follow (on, err))
         return false;
     online_capture_init (&point);
     ok = online_plan_read (on, &r, err) && online_follow_point (on, &point, &follows, err);
@@ -288,14 +297,20 @@ online_finalize (online_t *on, bson_error_t *err)
     /* Sources no other plan switched; their indexes on the results. */
     if (ok && !r.switching)
         ok = online_switch_ready (on, err);
+    /* What the window will hold, said before it (--block-writes) or as
+     * it begins (--writes-stopped). */
+    ahead = ok && !r.switching && follows && o->sample == 0 && sampled_ahead (on, err);
+    if (ok)
+        online_blocked_plan (on, &r, follows, ahead);
     if (ok && o->block_writes)
         ok = blocked = block_writes (on, true, err);
+    if (ok)
+        online_blocked_open (on, blocked ? online_mono_ms () : told);
     /* Not begun: the originals' checksums, then a last sync, then a verify
      * that must find nothing; after the renames the originals are checked
      * against those checksums. Begun: the journal's switch completed. */
     if (ok && !r.switching) {
         int64_t t0 = online_mono_ms ();
-        bool ahead = follows && o->sample == 0 && sampled_ahead (on, err);
         ok = (follows || checksum_sources (on, sums, &n_sums, err)) &&
              online_apply (on, ONLINE_SYNC, err) >= 0;
         /* A verify of a sample of each step's results, where the change
@@ -336,6 +351,7 @@ online_finalize (online_t *on, bson_error_t *err)
     }
     if (blocked)
         block_writes (on, false, err);
+    online_blocked_close (on, switched);
     online_lease_drop (on);
     ok = ok && (follows || check_backups (on, sums, n_sums, err));
     if (switched && !o->quiet)

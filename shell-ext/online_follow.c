@@ -194,7 +194,8 @@ online_follow (online_t *on, bson_error_t *err)
     online_capture_t point;
 
     online_capture_init (&point);
-    ok = online_plan_check (on, err) && online_follow_point (on, &point, &follows, err);
+    ok = online_plan_check (on, err) && online_run_complete (on, err) &&
+         online_follow_point (on, &point, &follows, err);
     if (ok && follows)
         online_window_follow (on, &point); /* online_window.c */
     online_capture_destroy (&point);

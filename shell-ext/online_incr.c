@@ -261,6 +261,9 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     for (uint32_t at = 0; ok && !*aff.rescan && drivers && at < drivers->n;) {
         uint32_t n = online_idlist_chunk (drivers, &at, j.batch_size, &ids);
         int64_t got;
+        /* finalize's drain with the writes stopped: said when long. */
+        online_blocked_progress (on, mode == ONLINE_SYNC ? "drain" : "verify", s,
+                                j.in[p->drive]->text, (int64_t) at - n, (int64_t) drivers->n);
         st->recomputed += n;
         got = online_batch_read_ids (&j, &ids.arr, &in, err);
         ok = got >= 0;

@@ -310,6 +310,8 @@ main (int argc, char **argv)
             n = -1;
         else if (!sync && o.sample > 0)
             n = online_sample_verify (&on, o.sample, &differ, &err) ? differ : -1;
+        else if (sync && !(online_plan_check (&on, &err) && online_run_complete (&on, &err)))
+            n = -1; /* a sync keeps a finished run's results current: it finishes none */
         else
             n = online_apply (&on, sync ? ONLINE_SYNC : ONLINE_VERIFY, &err);
         if (!sync && n > 0)

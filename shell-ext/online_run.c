@@ -357,6 +357,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
                                          j.written, false, err);
         ms = online_mono_ms () - b0;
         log_batch (&j, pg, n, ms, t0);
+        online_blocked_progress (on, mode == ONLINE_SYNC ? "sync" : "verify", s, drive_ns, j.seen, -1);
         size_batch (&j, n, ms);
         if (o->max_rate > 0)
             online_sleep_ms (t0 + j.seen * 1000 / o->max_rate - online_mono_ms ());

@@ -224,8 +224,12 @@ online_plan_check (online_t *on, bson_error_t *err)
         return false;
     }
     if (strcmp (r.digest, on->names.digest) != 0) {
-        rm_error_set (err, RM_ERR_USAGE, "plan %s changed since its run began (digest %s, now %s)",
-                      on->names.name, r.digest, on->names.digest);
+        /* Its results, checkpoints and change log point are the plan's
+         * as it ran: no command mixes them with another plan's. */
+        rm_error_set (err, RM_ERR_USAGE, "plan %s changed since its run began (digest %s, now "
+                      "%s), so its results are not this plan's: restore the file as it was, or "
+                      "start over with remodel online run %s --restart", on->names.name, r.digest,
+                      on->names.digest, on->o->plan_path);
         return false;
     }
     if (r.in_place != on->o->in_place) {
