@@ -111,6 +111,8 @@ const rm_opt_t rm_cli_options[] = {
         C (ONLINE_VERIFY) | C (ONLINE_FOLLOW) | C (ONLINE_FINALIZE)), .min = 1,
      .max = INT64_MAX, .what = "a number of documents"},
     {R (RM_OPT_FORGET, "forget", RM_VAL_NONE, C (ONLINE_ROLLBACK))},
+    {R (RM_OPT_DISCARD_WRITES, "discard-writes-after-switch", RM_VAL_NONE, C (ONLINE_ROLLBACK))},
+    {R (RM_OPT_CARRY_WRITES, "carry-writes", RM_VAL_NONE, C (ONLINE_ROLLBACK))},
 };
 
 const size_t rm_cli_n_options = sizeof rm_cli_options / sizeof rm_cli_options[0];
