@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# rollback after the cut-over never loses the application's writes (issue
+# 34): the embed of dumps/plans/embed-tasks.json run, the application
+# writing the sources, finalize, then the application writing the new
+# design (tests/transforms/rollback_writes.py: people renamed, inserted,
+# tasks pushed, changed in place and pulled, an orphan task inserted). On
+# FerretDB with its oplog and mongo-java-server with its change streams
+# (the writes counted from the log), and on mongo-java-server without one
+# (found by the checksums finalize recorded):
+#   - rollback refuses (exit 2), naming how many documents in which
+#     collections (or which collections changed), nothing renamed;
+#   - --discard-writes-after-switch puts the originals back byte for byte
+#     and says the writes stay in the results; rollback again refuses to
+#     drop those (exit 2) until given the flag again, which says so;
+#   - --carry-writes carries them back into the originals through the
+#     inverse (an extract): every written document as expected, every
+#     other byte for byte; rollback again then drops the results (exit 0);
+# and, on the server without a log: a rename carried back; a plan with no
+# inverse (set) refused with --carry-writes, naming its step.
+#   REMODEL=build/remodel bash tests/cli/test_online_rollback_writes.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+[ -n "${REMODEL_TEST_URI:-}" ] && { pass "rollback writes: external deployments are not started here (skipped)"; exit 0; }
+S=$ROOT/dumps/sample
+RW=$ROOT/tests/transforms/rollback_writes.py
+trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+mkdir -p "$T/plans"
+cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/embed.json"
+echo '{"remodel": 1, "steps": [{"rename": {"in": "crm.people", "fields": {"name": "fullName"}}}]}' \
+    >"$T/plans/rename.json"
+echo '{"remodel": 1, "steps": [{"set": {"in": "crm.tasks", "fields": {"design": 2}}}]}' \
+    >"$T/plans/set.json"
+
+# exists COLL: whether crm.COLL is on the server.
+exists() { py 'print(sys.argv[2] in c.crm.list_collection_names())' "$1"; }
+# before_writes: the application's writes to the sources, before the switch.
+before_writes() {
+    py 'c.crm.tasks.update_one({}, {"$set": {"description": "changed before the switch"}})
+c.crm.tasks.insert_one({"_id": "t-before-%d" % c.crm.tasks.count_documents({}), "description": "before the switch", "owner": c.crm.people.find_one(sort=[("_id", 1)])["_id"]})'
+}
+# cycle KIND: run, the writes before, the originals noted, finalize, the
+# writes after.
+cycle() {
+    online run embed --create-indexes -q
+    expect_eq "$1: embed runs" "$rc:$(cat "$T/err")" "0:"
+    before_writes
+    python3 "$RW" snapshot "$uri" "$T/snap"
+    online finalize embed --writes-stopped
+    expect_eq "$1: finalize switches, recording what rollback tells later writes by" \
+        "$rc:$(grep -c 'checksums recorded' "$T/err")" "0:1"
+    python3 "$RW" write "$uri" "$T/snap"
+}
+
+for mode in "ferretdb changelog" "java changelog" "java"; do
+    kind=${mode%% *} log=${mode#* }
+    [ "$log" == "$mode" ] && log=
+    name="$kind${log:+ $log}"
+    PEERS_OPLOG_BYTES=67108864 online_start "$kind" "$T/srv-$kind$log" 0 $log || continue
+    "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
+        --noIndexRestore --quiet
+    e=$(pid embed)
+    cycle "$name"
+
+    # ---- refused ----
+    online rollback embed
+    [ -n "${RW_DEBUG:-}" ] && cat "$T/err" >&2
+    if [ -n "$log" ]; then
+        want="written since the switch, by the change log: crm.tasks: 1 document(s), crm.people: 3 document(s)"
+    else
+        want="written since the switch, by the checksums recorded at the switch: crm.tasks: changed, crm.people: changed"
+    fi
+    expect_eq "$name: rollback refused (exit 2), naming the writes, nothing renamed" \
+        "$rc:$(grep -c -F "$want" "$T/err"):$(grep -c 'nothing renamed' "$T/err"):$(exists "people_remodel_${e}_backup")" \
+        "2:1:1:True"
+
+    # ---- discarded ----
+    online rollback embed --discard-writes-after-switch
+    expect_eq "$name: --discard-writes-after-switch: the originals back (exit 0), the writes said to stay in the results" \
+        "$rc:$(grep -c 'left in the results beside the originals' "$T/err")" "0:1"
+    expect_eq "$name: ... the originals byte for byte as at the switch" \
+        "$(python3 "$RW" check "$uri" "$T/snap" original)" "ok 98 1001"
+    online rollback embed
+    expect_eq "$name: rollback again refuses to drop the results holding them (exit 2), both kept" \
+        "$rc:$(grep -c 'the results hold writes made after the switch' "$T/err"):$(exists "people_remodel_${e}_1")" \
+        "2:1:True"
+    online rollback embed --discard-writes-after-switch
+    expect_eq "$name: ... with the flag they are dropped, and it says so" \
+        "$rc:$(grep -c 'are dropped with the results' "$T/err"):$(exists "people_remodel_${e}_1"):$(exists "tasks_remodel_${e}_1")" \
+        "0:1:False:False"
+
+    # ---- carried back ----
+    cycle "$name: again"
+    online rollback embed --carry-writes
+    expect_eq "$name: --carry-writes (exit 0): carried into crm.people and crm.tasks" \
+        "$rc:$(grep -o 'carried back into crm.[a-z]*: .*' "$T/err" | sort | tr '\n' '|')" \
+        "0:carried back into crm.people: 1 inserted, 1 replaced, 0 deleted|carried back into crm.tasks: 3 inserted, 1 replaced, 1 deleted|"
+    expect_eq "$name: ... every written document in the originals, the rest byte for byte" \
+        "$(python3 "$RW" check "$uri" "$T/snap" carried)" "ok 99 1004"
+    online rollback embed
+    expect_eq "$name: ... rollback again drops the results (exit 0)" \
+        "$rc:$(exists "people_remodel_${e}_1")" "0:False"
+    [ -n "${RW_ONLY_FIRST:-}" ] && exit 0
+    [ -z "$log" ] && break
+    "$SERVER" stop "$T/srv-$kind$log" >/dev/null 2>&1
+done
+
+# ---- without a log: a rename carried back, a set refused ----
+online run rename -q && online finalize rename --writes-stopped -q
+py 'first = c.crm.people.find_one(sort=[("_id", 1)])["_id"]
+c.crm.people.update_one({"_id": first}, {"$set": {"fullName": "Renamed After Switch"}})
+c.crm.people.insert_one({"_id": "p-rename", "fullName": "Inserted After Switch"})'
+online rollback rename
+expect_eq "java: rename: rollback refused (exit 2)" "$rc:$(grep -c 'crm.people: changed' "$T/err")" "2:1"
+online rollback rename --carry-writes
+expect_eq "java: rename: --carry-writes: the new names back under the old (exit 0)" \
+    "$rc:$(py 'p = c.crm.people
+first = p.find_one(sort=[("_id", 1)])
+print(first["name"], p.find_one({"_id": "p-rename"}), p.count_documents({"fullName": {"$exists": True}}), p.count_documents({}))')" \
+    "0:Renamed After Switch {'_id': 'p-rename', 'name': 'Inserted After Switch'} 0 100"
+online rollback rename -q
+
+online run set -q && online finalize set --writes-stopped -q
+py 'c.crm.tasks.insert_one({"_id": "t-set", "design": 2})'
+online rollback set --carry-writes
+expect_eq "java: set: --carry-writes refused (exit 2), naming the step with no inverse, nothing renamed" \
+    "$rc:$(grep -c 'step 1 (set): remodel knows no exact inverse' "$T/err"):$(exists "tasks_remodel_$(pid set)_backup")" \
+    "2:1:True"
