@@ -48,10 +48,11 @@ cycle() {
     online finalize embed --writes-stopped
     expect_eq "$1: finalize switches, recording what rollback tells later writes by" \
         "$rc:$(grep -c 'checksums recorded' "$T/err")" "0:1"
-    python3 "$RW" write "$uri" "$T/snap"
+    python3 "$RW" write "$uri" "$T/snap" "${2:-}"
 }
 
 for mode in "ferretdb changelog" "java changelog" "java"; do
+    [ -n "${RW_PLAIN_ONLY:-}" ] && [ "$mode" != java ] && continue
     kind=${mode%% *} log=${mode#* }
     [ "$log" == "$mode" ] && log=
     name="$kind${log:+ $log}"
@@ -125,3 +126,43 @@ online rollback set --carry-writes
 expect_eq "java: set: --carry-writes refused (exit 2), naming the step with no inverse, nothing renamed" \
     "$rc:$(grep -c 'step 1 (set): remodel knows no exact inverse' "$T/err"):$(exists "tasks_remodel_$(pid set)_backup")" \
     "2:1:True"
+online rollback set --discard-writes-after-switch -q && online rollback set --discard-writes-after-switch -q
+expect_eq "java: set: discarded twice, the results gone" "$rc:$(exists "tasks_remodel_$(pid set)_1")" "0:False"
+
+# ---- killed, then run again ----
+# killat ARGS...: remodel-online under tests/peers/killat.sh, killed at a
+# call (remodel would leave libmongoc's /dev/shm/mongoc-PID behind).
+ONLINE=$(dirname "$REMODEL")/remodel-online
+killat() {
+    MONGOC_DISABLE_SHM=1 "$ROOT/tests/peers/killat.sh" --timeout 180 -q --log "$T/klog" "$1" "$2" -- \
+        "$ONLINE" "${@:3}" --uri "$uri" >"$T/kout" 2>"$T/kerr"
+    krc=$?
+}
+# A carry killed after its first rename back: rollback again, without the
+# flag, keeps the choice it recorded and carries.
+cycle "java: killed" -k
+killat online_switch_rename 2 rollback "$T/plans/embed.json" --carry-writes
+online rollback embed
+expect_eq "java: rollback --carry-writes killed at its second rename ($krc), then rollback: it completes and carries (exit 0)" \
+    "$krc:$rc:$(grep -c 'carried back into' "$T/err")" "137:0:2"
+expect_eq "java: ... every written document in the originals, the rest byte for byte" \
+    "$(python3 "$RW" check "$uri" "$T/snap" carried)" "ok 101 1007"
+online rollback embed -q
+# No write by the check, one before the renames (the rollback killed at
+# its first): found in the results once the originals are back (exit 1),
+# never dropped without a flag.
+online run embed --create-indexes -q && online finalize embed --writes-stopped -q
+killat online_switch_rename 1 rollback "$T/plans/embed.json"
+[ -n "${RW_DEBUG:-}" ] && cat "$T/kerr" "$T/err" >&2
+py 'c.crm.people.insert_one({"_id": "p-late", "name": "Late", "tasks": []})'
+online rollback embed
+expect_eq "java: a write between rollback's check and its renames: found after them (exit 1), the results kept" \
+    "$krc:$rc:$(grep -c 'the results beside them were written after the switch' "$T/err"):$(exists "people_remodel_${e}_1")" \
+    "137:1:1:True"
+online rollback embed
+expect_eq "java: ... rollback again refuses to drop them (exit 2)" \
+    "$rc:$(grep -c 'crm.people: changed' "$T/err")" "2:1"
+online rollback embed --carry-writes
+expect_eq "java: ... --carry-writes carries it back and drops the results (exit 0)" \
+    "$rc:$(py 'print(c.crm.people.find_one({"_id": "p-late"}))'):$(exists "people_remodel_${e}_1")" \
+    "0:{'_id': 'p-late', 'name': 'Late'}:False"

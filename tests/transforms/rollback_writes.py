@@ -6,13 +6,14 @@ new design, and rollback must not lose it.
   rollback_writes.py snapshot URI FILE
       crm.people and crm.tasks as they are (the originals, before
       finalize), raw, into FILE.
-  rollback_writes.py write URI FILE
+  rollback_writes.py write URI FILE [TAG]
       the application's writes to the new crm.people (tasks embedded) and
       crm.tasks (the orphans), after the switch: a person renamed, a task
       pushed into their array, another of theirs changed in place, a task
       pulled from a second person, a person inserted with a task of their
       own, an orphan task inserted. What the originals must become is
-      noted in FILE (beside the snapshot).
+      noted in FILE (beside the snapshot). The new _ids end with TAG, so
+      that a later cycle writes others.
   rollback_writes.py check URI FILE MODE
       MODE carried: crm.people and crm.tasks are the snapshot with those
       writes carried back: every untouched document byte for byte, each
@@ -48,13 +49,14 @@ def main():
     with open(path, "rb") as f:
         snap = pickle.load(f)
     if cmd == "write":
+        tag = sys.argv[4] if len(sys.argv) > 4 else ""
         people = [bson.decode(d.raw) for d in db.people.find().sort("_id", 1)]
         with_tasks = [p for p in people if len(p.get("tasks", [])) >= 2]
         p1, p2 = with_tasks[0], with_tasks[1]
         t_changed, t_pulled = p1["tasks"][0]["_id"], p2["tasks"][0]["_id"]
         db.people.update_one({"_id": p1["_id"]}, {"$set": {"name": "Renamed After Switch"}})
         db.people.update_one({"_id": p1["_id"]}, {"$push": {"tasks": {
-            "_id": "t-new", "description": "added after the switch", "priority": 1}}})
+            "_id": "t-new" + tag, "description": "added after the switch", "priority": 1}}})
         # The whole array set: FerretDB has no positional update.
         now = bson.decode(db.people.find_one({"_id": p1["_id"]}).raw)["tasks"]
         for t in now:
@@ -65,12 +67,12 @@ def main():
         db.people.update_one({"_id": p2["_id"]},
                              {"$set": {"tasks": [t for t in p2["tasks"] if t["_id"] != t_pulled]}})
         db.people.insert_one(RawBSONDocument(bson.encode({
-            "_id": "p-new", "name": "Inserted After Switch",
-            "tasks": [{"_id": "t-new2", "description": "theirs"}]})))
+            "_id": "p-new" + tag, "name": "Inserted After Switch",
+            "tasks": [{"_id": "t-new2" + tag, "description": "theirs"}]})))
         db.tasks.insert_one(RawBSONDocument(bson.encode({
-            "_id": "o-new", "description": "an orphan after the switch", "owner": "nobody"})))
+            "_id": "o-new" + tag, "description": "an orphan after the switch", "owner": "nobody"})))
         snap["want"] = {"p1": p1["_id"], "p2": p2["_id"], "changed": t_changed,
-                        "pulled": t_pulled}
+                        "pulled": t_pulled, "tag": tag}
         with open(path, "wb") as f:
             pickle.dump(snap, f)
         return
@@ -80,17 +82,20 @@ def main():
     touched = {"people": set(), "tasks": set()}
     if mode == "carried":
         w = snap["want"]
+        tag = w["tag"]
         want["people"][w["p1"]]["name"] = "Renamed After Switch"
-        want["people"]["p-new"] = {"_id": "p-new", "name": "Inserted After Switch"}
-        want["tasks"]["t-new"] = {"_id": "t-new", "description": "added after the switch",
-                                  "priority": 1, "owner": w["p1"]}
+        want["people"]["p-new" + tag] = {"_id": "p-new" + tag, "name": "Inserted After Switch"}
+        want["tasks"]["t-new" + tag] = {"_id": "t-new" + tag,
+                                         "description": "added after the switch", "priority": 1, "owner": w["p1"]}
         want["tasks"][w["changed"]]["description"] = "changed after the switch"
         del want["tasks"][w["pulled"]]
-        want["tasks"]["t-new2"] = {"_id": "t-new2", "description": "theirs", "owner": "p-new"}
-        want["tasks"]["o-new"] = {"_id": "o-new", "description": "an orphan after the switch",
-                                  "owner": "nobody"}
-        touched = {"people": {w["p1"], "p-new"},
-                   "tasks": {"t-new", w["changed"], "t-new2", "o-new"}}
+        want["tasks"]["t-new2" + tag] = {"_id": "t-new2" + tag, "description": "theirs", 
+                                          "owner": "p-new" + tag}
+        want["tasks"]["o-new" + tag] = {"_id": "o-new" + tag,
+                                         "description": "an orphan after the switch",
+                                         "owner": "nobody"}
+        touched = {"people": {w["p1"], "p-new" + tag},
+                   "tasks": {"t-new" + tag, w["changed"], "t-new2" + tag, "o-new" + tag}}
     bad = []
     for ns in ("people", "tasks"):
         if set(got[ns]) != set(want[ns]):
