@@ -142,6 +142,7 @@ typedef struct {
     char direction[16];     /* "finalize" or "rollback": who wrote it last */
     int64_t renamed, renames;
     int64_t rollback_left;  /* in place: documents the last rollback left */
+    bool after_pending;     /* the results hold writes made after a switch (online_after.c) */
     int lookup_rules;       /* the $lookup rules the run joined by (online_server.c's
                                on->lookup_rules), 0: not recorded */
 } online_record_t;
@@ -152,7 +153,9 @@ bool online_state_get (online_t *on, const char *coll, const char *id, bson_t *d
                        const char *what, bson_error_t *err);
 /* An update of the plan's record, by the lease's holder only. */
 bool online_plan_update (online_t *on, const bson_t *update, bson_error_t *err);
-/* run, verify, sync: refused while a switch is journaled or finalized. */
+/* run, verify, sync: refused while a switch is journaled or finalized, or
+ * while the results hold writes made after the switch that a rollback
+ * left there (a sync would overwrite them). */
 bool online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *err);
 /* The plan's record {_id: name, digest, inPlace, paused, finalized}:
  * refuses a changed plan, or one started in the other mode, unless restart
