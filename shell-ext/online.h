@@ -380,7 +380,8 @@ void online_sample_describe (const online_sample_t *s, char *buf, size_t cap);
  * after the switch, which rollback must not lose. Each namespace the plan
  * switched: its collection, its result's and backup's names, and at the
  * switch its count and digest (online_coll_sum); written: the documents
- * written since (-1: changed, how many unknown). */
+ * written since (-1: changed, how many unknown; -2: nothing recorded to
+ * tell by). */
 #define ONLINE_AFTER_MAX 64
 typedef struct {
     char ns[300], db[128], coll[256], result[400], backup[400];

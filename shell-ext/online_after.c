@@ -284,8 +284,8 @@ after_describe (const online_after_t *a, char *buf, size_t cap)
             at += (size_t) snprintf (buf + at, cap - at, "%s%s: %lld document(s)", at ? ", " : "",
                                      a->c[i].ns, (long long) a->c[i].written);
         else
-            at += (size_t) snprintf (buf + at, cap - at, "%s%s: changed", at ? ", " : "",
-                                     a->c[i].ns);
+            at += (size_t) snprintf (buf + at, cap - at, "%s%s: %s", at ? ", " : "", a->c[i].ns,
+                                     a->c[i].written == -1 ? "changed" : "not known");
     }
 }
 
@@ -303,8 +303,19 @@ online_after_check (online_t *on, bson_error_t *err)
         after_destroy (&a);
         if (o->carry_writes)
             return online_carry_check (on, err);
-        if (o->discard_writes)
-            return true;
+        if (o->discard_writes) {
+            /* What the results hold is not known: pending, so that they
+             * too go only with the flag. */
+            ok = online_after_plan (on, &a, err);
+            online_capture_init (&a.point);
+            for (size_t i = 0; i < a.n; i++)
+                a.c[i].written = -2;
+            snprintf (a.decided, sizeof a.decided, "discard");
+            a.pending = true;
+            ok = ok && after_write (on, &a, err);
+            after_destroy (&a);
+            return ok;
+        }
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: its switch recorded nothing to tell the "
                       "application's writes since by (finalized by an earlier remodel, or "
                       "stopped right after its renames): a rollback could lose them; nothing "

@@ -727,6 +727,10 @@ online_status (online_t *on, bson_error_t *err)
                 "are; remodel online rollback %s --force restores their originals (their later "
                 "changes are lost), --forget keeps them and forgets the plan\n",
                 (long long) r.rollback_left, on->o->plan_path);
+    if (r.after_pending)
+        printf ("rollback: the results beside the originals hold the application's writes made "
+                "after the switch; remodel online rollback %s --carry-writes carries them into "
+                "the originals, --discard-writes-after-switch drops them\n", on->o->plan_path);
     if (*r.error)
         printf ("last error: %s\n", r.error);
     return rows;

@@ -22,8 +22,9 @@
 # completed by rollback without the flag, which carries; a write landing
 # in the results between rollback's check and its renames found once the
 # originals are back (exit 1), the results then never dropped without a
-# flag. RW_PLAIN_ONLY=1: the server without a log only; RW_DEBUG=1: the
-# refusal's and the killed rollback's messages on stderr.
+# flag; a switch that recorded nothing (an earlier remodel's) refused
+# without a flag. RW_PLAIN_ONLY=1: the server without a log only;
+# RW_DEBUG=1: the refusal's and the killed rollback's messages on stderr.
 #   REMODEL=build/remodel bash tests/cli/test_online_rollback_writes.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
@@ -90,6 +91,9 @@ for mode in "ferretdb changelog" "java changelog" "java"; do
     online sync embed
     expect_eq "$name: ... sync refused meanwhile (exit 2): it would overwrite them" \
         "$rc:$(grep -c 'which a run, sync or finalize would overwrite' "$T/err")" "2:1"
+    online status embed
+    expect_eq "$name: ... status says so" \
+        "$rc:$(grep -c "^rollback: the results beside the originals hold the application's writes" "$T/out")" "0:1"
     online rollback embed
     expect_eq "$name: rollback again refuses to drop the results holding them (exit 2), both kept" \
         "$rc:$(grep -c 'the results hold writes made after the switch' "$T/err"):$(exists "people_remodel_${e}_1")" \
@@ -175,3 +179,16 @@ online rollback embed --carry-writes
 expect_eq "java: ... --carry-writes carries it back and drops the results (exit 0)" \
     "$rc:$(py 'print(c.crm.people.find_one({"_id": "p-late"}))'):$(exists "people_remodel_${e}_1")" \
     "0:{'_id': 'p-late', 'name': 'Late'}:False"
+# A switch with nothing recorded (an earlier remodel's finalize): refused
+# without a flag; discarded, the results still go only with the flag.
+online run embed --create-indexes -q && online finalize embed --writes-stopped -q
+py 'c.remodel.plans.update_one({"_id": sys.argv[2]}, {"$unset": {"afterSwitch": ""}})' "$e"
+online rollback embed
+expect_eq "java: nothing recorded at the switch: rollback refused (exit 2), nothing renamed" \
+    "$rc:$(grep -c 'its switch recorded nothing to tell' "$T/err"):$(exists "people_remodel_${e}_backup")" "2:1:True"
+online rollback embed --discard-writes-after-switch
+online rollback embed
+expect_eq "java: ... discarded: the originals back, the results dropped only with the flag again (exit 2)" \
+    "$rc:$(grep -c 'crm.people: not known' "$T/err"):$(exists "people_remodel_${e}_1")" "2:1:True"
+online rollback embed --discard-writes-after-switch
+expect_eq "java: ... and then dropped (exit 0)" "$rc:$(exists "people_remodel_${e}_1")" "0:False"
