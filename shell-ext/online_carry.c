@@ -36,6 +36,8 @@ typedef struct {
     online_t *on;
     online_after_t a;
     online_idset_t seen[ONLINE_AFTER_MAX];
+    mongoc_collection_t *originals[ONLINE_AFTER_MAX];
+    bson_t sel;             /* {_id: ...}, refilled for each document */
     int64_t inserted[ONLINE_AFTER_MAX], replaced[ONLINE_AFTER_MAX], deleted[ONLINE_AFTER_MAX];
 } carry_t;
 
@@ -127,8 +129,7 @@ put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *
     carry_t *c = ctx;
     online_t *on = c->on;
     size_t k = 0;
-    bson_t sel = BSON_INITIALIZER, d;
-    mongoc_collection_t *coll;
+    bson_t d;
     mongoc_cursor_t *cur;
     const bson_t *now;
     bson_error_t why;
@@ -136,44 +137,40 @@ put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *
 
     while (k < c->a.n && strcmp (c->a.c[k].ns, ns) != 0)
         k++;
-    if (k == c->a.n || !online_id_filter (doc, len, &sel)) {
+    bson_reinit (&c->sel);
+    if (k == c->a.n || !online_id_filter (doc, len, &c->sel)) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the inverse made a document of %s, "
                       "which the plan did not switch (or one without _id)", on->where,
                       on->names.name, ns);
-        bson_destroy (&sel);
         return false;
     }
     if (!online_idset_add (&c->seen[k], online_id_hash (doc, len))) {
-        char *text = bson_as_relaxed_extended_json (&sel, NULL);
+        char *text = bson_as_relaxed_extended_json (&c->sel, NULL);
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: carrying back makes two documents of "
                       "%s with %s (the application gave one _id to two of them): carry "
                       "stopped; the results stay", on->where, on->names.name, ns, text);
         bson_free (text);
-        bson_destroy (&sel);
         return false;
     }
     bson_init_static (&d, doc, len);
-    coll = online_collection (on, c->a.c[k].db, c->a.c[k].coll);
-    cur = mongoc_collection_find_with_opts (coll, &sel, NULL, NULL);
+    cur = mongoc_collection_find_with_opts (c->originals[k], &c->sel, NULL, NULL);
     there = mongoc_cursor_next (cur, &now);
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading an original");
     if (ok && !there) {
         ok = online_lease_check (on, err) &&
-             (mongoc_collection_insert_one (coll, &d, NULL, NULL, &why) ||
+             (mongoc_collection_insert_one (c->originals[k], &d, NULL, NULL, &why) ||
               online_fail (on, err, &why, "carrying a document back"));
         c->inserted[k] += ok;
     } else if (ok && (now->len != len ||
                       online_fields_digest (bson_get_data (now), now->len) !=
                           online_fields_digest (doc, len))) {
         ok = online_lease_check (on, err) &&
-             (mongoc_collection_replace_one (coll, &sel, &d, NULL, NULL, &why) ||
+             (mongoc_collection_replace_one (c->originals[k], &c->sel, &d, NULL, NULL, &why) ||
               online_fail (on, err, &why, "carrying a document back"));
         c->replaced[k] += ok;
     }
     mongoc_cursor_destroy (cur);
-    mongoc_collection_destroy (coll);
-    bson_destroy (&sel);
     return ok;
 }
 
@@ -264,6 +261,9 @@ online_carry (online_t *on, bson_error_t *err)
     bool ok = online_after_plan (on, &c->a, err) && inverse (on, &inv, err);
 
     c->on = on;
+    bson_init (&c->sel);
+    for (size_t k = 0; k < c->a.n; k++)
+        c->originals[k] = online_collection (on, c->a.c[k].db, c->a.c[k].coll);
     if (ok) {
         b = rm_batchstep_new (&inv.steps[0], on->o->tmpdir);
         n_in = rm_step_inputs (&inv.steps[0], in, 4);
@@ -287,8 +287,12 @@ online_carry (online_t *on, bson_error_t *err)
         rm_batchstep_destroy (b);
         rm_plan_destroy (&inv);
     }
-    for (size_t k = 0; k < ONLINE_AFTER_MAX; k++)
+    for (size_t k = 0; k < ONLINE_AFTER_MAX; k++) {
         online_idset_destroy (&c->seen[k]);
+        if (c->originals[k])
+            mongoc_collection_destroy (c->originals[k]);
+    }
+    bson_destroy (&c->sel);
     bson_free (c);
     return ok;
 }

@@ -560,7 +560,8 @@ online_rollback (online_t *on, bson_error_t *err)
         }
         /* Nothing switched, no backup anywhere: the results go, unless
          * they hold writes after a switch that no flag let go. */
-        ok = ok && online_after_before_drop (on, err) && rm_names_of_plan (&on->names, &on->plan, err);
+        ok = ok && online_after_before_drop (on, err) &&
+             rm_names_of_plan (&on->names, &on->plan, err);
         for (size_t i = 0; ok && i < on->names.n_moved; i++) {
             char db[128];
             const char *coll;
