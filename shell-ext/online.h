@@ -417,10 +417,11 @@ bool online_after_settle (online_t *on, bson_error_t *err);
 bool online_after_before_drop (online_t *on, bson_error_t *err);
 
 /* online_carry.c: rollback --carry-writes, through the plan's inverse
- * (embed, rename). check: there is one (RM_ERR_UNSUPPORTED naming the
- * step). carry: the results (under their result names) into the
- * originals (back under their own). */
-bool online_carry_check (online_t *on, bson_error_t *err);
+ * (embed, extract, rename). check: there is one, exact for the originals'
+ * data (RM_ERR_UNSUPPORTED naming the step), the originals back under
+ * their names (back) or under their backups'. carry: the results (under
+ * their result names) into the originals (back under their own). */
+bool online_carry_check (online_t *on, bool back, bson_error_t *err);
 bool online_carry (online_t *on, bson_error_t *err);
 
 /* online_finalize.c: the switch to the new design, and back. */

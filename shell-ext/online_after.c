@@ -302,7 +302,7 @@ online_after_check (online_t *on, bson_error_t *err)
     if (ok && !a.found) {
         after_destroy (&a);
         if (o->carry_writes)
-            return online_carry_check (on, err);
+            return online_carry_check (on, false, err);
         if (o->discard_writes) {
             /* What the results hold is not known: pending, so that they
              * too go only with the flag. */
@@ -333,7 +333,7 @@ online_after_check (online_t *on, bson_error_t *err)
                       on->where, on->names.name, how, said);
         ok = false;
     }
-    ok = ok && (!o->carry_writes || online_carry_check (on, err));
+    ok = ok && (!o->carry_writes || online_carry_check (on, false, err));
     if (ok && total && !o->quiet)
         rm_cli_line (stderr, "", "\n", "remodel: rollback: written since the switch, by %s: %s: "
                      "%s", how, said, o->carry_writes ? "carried back into the originals once "
@@ -371,8 +371,11 @@ online_after_settle (online_t *on, bson_error_t *err)
     if (ok && !a.found && on->o->carry_writes)
         ok = online_carry (on, err);
     if (ok && a.found && !a.pending) {
-        if (!strcmp (a.decided, "carry") || on->o->carry_writes) {
-            ok = carry_and_forget (on, err);
+        if ((!strcmp (a.decided, "carry") && !on->o->discard_writes) || on->o->carry_writes) {
+            /* Pending until carried: a carry that fails leaves the
+             * results guarded (and is tried again by rollback). */
+            a.pending = true;
+            ok = after_write (on, &a, err) && carry_and_forget (on, err);
         } else {
             /* What came between the check and the renames (or the whole
              * of it, for a check a killed rollback never made). */
@@ -410,7 +413,7 @@ online_after_before_drop (online_t *on, bson_error_t *err)
     if (ok && a.found && a.pending) {
         after_describe (&a, said, sizeof said);
         if (on->o->carry_writes) {
-            ok = online_carry_check (on, err) && carry_and_forget (on, err);
+            ok = online_carry_check (on, true, err) && carry_and_forget (on, err);
         } else if (on->o->discard_writes) {
             if (!on->o->quiet)
                 rm_cli_line (stderr, "", "\n", "remodel: rollback: the writes made after the "

@@ -192,3 +192,61 @@ expect_eq "java: ... discarded: the originals back, the results dropped only wit
     "$rc:$(grep -c 'crm.people: not known' "$T/err"):$(exists "people_remodel_${e}_1")" "2:1:True"
 online rollback embed --discard-writes-after-switch
 expect_eq "java: ... and then dropped (exit 0)" "$rc:$(exists "people_remodel_${e}_1")" "0:False"
+
+# ---- an extract carried back (its inverse an embed) ----
+cat >"$T/plans/extract.json" <<'PLAN'
+{"remodel": 1, "steps": [{"extract": {"from": "blog.posts", "path": "comments", "to": "blog.comments",
+  "style": "parentRef", "parentField": "post_id", "ordinalField": "n"}}]}
+PLAN
+py 'c.blog.posts.drop()
+c.blog.posts.insert_many([{"_id": i, "title": "post %d" % i, "comments": [
+    {"_id": "c%d-%d" % (i, k), "text": "comment %d of %d" % (k, i)} for k in range(i % 4)]}
+    for i in range(1, 21)])'
+py 'import bson
+print([bson.encode(d).hex() for d in c.blog.posts.find().sort("_id", 1)])' >"$T/posts.orig"
+online run extract -q && online finalize extract --writes-stopped -q
+py 'cm = c.blog.comments
+cm.insert_one({"_id": "c-new", "text": "after the switch", "post_id": 2, "n": 9})
+cm.update_one({"_id": "c3-1"}, {"$set": {"text": "changed after the switch"}})
+cm.delete_one({"_id": "c3-0"})
+c.blog.posts.insert_one({"_id": 99, "title": "a post after the switch"})
+c.blog.posts.update_one({"_id": 5}, {"$set": {"title": "retitled"}})'
+online rollback extract
+expect_eq "java: extract: rollback refused (exit 2)" "$rc:$(grep -c 'blog.comments: changed' "$T/err")" "2:1"
+online rollback extract --carry-writes
+expect_eq "java: extract: --carry-writes through an embed (exit 0), blog.posts: 1 inserted, 3 replaced" \
+    "$rc:$(grep -o 'carried back into blog.posts: .*' "$T/err")" \
+    "0:carried back into blog.posts: 1 inserted, 3 replaced, 0 deleted"
+expect_eq "java: extract: ... the written posts as expected, every other byte for byte" \
+    "$(py 'import bson
+orig = [bytes.fromhex(h) for h in eval(open(sys.argv[2]).read())]
+now = {d["_id"]: d for d in c.blog.posts.find()}
+want = {bson.decode(b)["_id"]: bson.decode(b) for b in orig}
+want[2]["comments"].append({"_id": "c-new", "text": "after the switch"})
+want[3]["comments"] = [{"_id": "c3-1", "text": "changed after the switch"}, want[3]["comments"][2]]
+want[5]["title"] = "retitled"
+want[99] = {"_id": 99, "title": "a post after the switch", "comments": []}
+raw = {bson.decode(b)["_id"]: b for b in orig}
+same = all(bson.encode(now[i]) == raw[i] for i in raw if i not in (2, 3, 5))
+print(now == want, same)' "$T/posts.orig")" "True True"
+online rollback extract -q
+expect_eq "java: extract: ... rollback again drops the results, blog.comments gone" \
+    "$rc:$(py 'print(sorted(c.blog.list_collection_names()))')" "0:['posts']"
+# A child of no parent cannot be carried (nothing written, the results
+# kept); elements without an _id of their own have no exact inverse.
+online run extract -q && online finalize extract --writes-stopped -q
+py 'c.blog.comments.insert_one({"_id": "c-orphan", "text": "of no post", "post_id": 1000, "n": 0})'
+online rollback extract --carry-writes
+expect_eq "java: extract: a child of no post: nothing carried (exit 1), the results kept" \
+    "$rc:$(grep -c '1 document(s) written after the switch belong to no document of the old design' "$T/err"):$(py 'print(c.blog.posts.count_documents({"comments": {"$exists": True}}), "comments_remodel_%s_1" % sys.argv[2] in c.blog.list_collection_names())' "$(pid extract)")" \
+    "1:1:21 True"
+online rollback extract --discard-writes-after-switch -q
+expect_eq "java: extract: ... then discarded (exit 0)" \
+    "$rc:$(py 'print(sorted(c.blog.list_collection_names()))')" "0:['posts']"
+py 'c.blog.posts.insert_one({"_id": 100, "title": "no ids", "comments": [{"text": "no _id"}]})'
+online run extract -q && online finalize extract --writes-stopped -q
+online rollback extract --carry-writes
+
+expect_eq "java: extract: elements without their own _id: --carry-writes refused (exit 2), naming the step, nothing renamed" \
+    "$rc:$(grep -c "step 1 (extract): its inverse gives the elements of blog.posts back only when each had an _id of its own, and { \"_id\" : 100 }'s comments has one without" "$T/err"):$(py 'print("posts_remodel_%s_backup" % sys.argv[2] in c.blog.list_collection_names())' "$(pid extract)")" \
+    "2:1:True"
