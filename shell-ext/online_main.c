@@ -76,7 +76,7 @@ static const char usage[] =
     "                     their backups and forget the plan\n"
     "  --carry-writes     rollback after finalize: carry the application's writes\n"
     "                     to the new collections back into the originals, through\n"
-    "                     the plan's inverse (embed, rename)\n"
+    "                     the plan's inverse (embed, extract, rename)\n"
     "  --discard-writes-after-switch\n"
     "                     rollback after finalize: drop those writes\n"
     "  --block-writes     finalize: block writes with setUserWriteBlockMode (6.0+)\n"

@@ -16,7 +16,10 @@
 #   - --carry-writes carries them back into the originals through the
 #     inverse (an extract): every written document as expected, every
 #     other byte for byte; rollback again then drops the results (exit 0);
-# and, on the server without a log: a rename carried back; a plan with no
+# and, on the server without a log: a rename carried back; an extract
+# carried back through an embed (a child of no post refused before
+# anything is written, elements without an _id before anything is
+# renamed); a plan with no
 # inverse (set) refused with --carry-writes, naming its step; a rollback
 # --carry-writes killed at its second rename (tests/peers/killat.sh)
 # completed by rollback without the flag, which carries; a write landing
