@@ -30,8 +30,9 @@
  *     left in the results (discarded, or come in that gap) are pending.
  *   before the results are dropped (rollback again): a rollback that
  *     stopped before it settled settles first; pending writes are carried
- *     back with --carry-writes, dropped with --discard-writes-after-switch
- *     (said), and refused otherwise. */
+ *     back with --carry-writes (or when a carry was chosen and stopped part
+ *     way), dropped with --discard-writes-after-switch (said), and refused
+ *     otherwise. */
 #include <stdio.h>
 #include <string.h>
 
@@ -412,7 +413,9 @@ online_after_before_drop (online_t *on, bson_error_t *err)
     }
     if (ok && a.found && a.pending) {
         after_describe (&a, said, sizeof said);
-        if (on->o->carry_writes) {
+        /* A carry chosen before (killed part way) goes on without the
+         * flag, as a killed rollback's renames do. */
+        if (on->o->carry_writes || (!strcmp (a.decided, "carry") && !on->o->discard_writes)) {
             ok = online_carry_check (on, true, err) && carry_and_forget (on, err);
         } else if (on->o->discard_writes) {
             if (!on->o->quiet)

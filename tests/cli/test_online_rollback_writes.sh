@@ -22,7 +22,8 @@
 # renamed); a plan with no
 # inverse (set) refused with --carry-writes, naming its step; a rollback
 # --carry-writes killed at its second rename (tests/peers/killat.sh)
-# completed by rollback without the flag, which carries; a write landing
+# completed by rollback without the flag, which carries, and one killed at
+# its deletes completed the same way; a write landing
 # in the results between rollback's check and its renames found once the
 # originals are back (exit 1), the results then never dropped without a
 # flag; a switch that recorded nothing (an earlier remodel's) refused
@@ -164,6 +165,15 @@ expect_eq "java: rollback --carry-writes killed at its second rename ($krc), the
 expect_eq "java: ... every written document in the originals, the rest byte for byte" \
     "$(python3 "$RW" check "$uri" "$T/snap" carried)" "ok 101 1007"
 online rollback embed -q
+# A carry killed part way (at its deletes): rollback, without the
+# flag, carries the rest and then drops the results.
+cycle "java: carry killed" -r
+killat mongoc_collection_delete_many 1 rollback "$T/plans/embed.json" --carry-writes
+online rollback embed
+expect_eq "java: a carry killed at its deletes ($krc), then rollback: it carries the rest and drops the results (exit 0)" \
+    "$krc:$rc:$(grep -c 'carried back into' "$T/err"):$(exists "people_remodel_${e}_1")" "137:0:2:False"
+expect_eq "java: ... every written document in the originals, the rest byte for byte" \
+    "$(python3 "$RW" check "$uri" "$T/snap" carried | cut -d' ' -f1)" "ok"
 # No write by the check, one before the renames (the rollback killed at
 # its first): found in the results once the originals are back (exit 1),
 # never dropped without a flag.
