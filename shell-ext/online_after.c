@@ -368,9 +368,15 @@ online_after_settle (online_t *on, bson_error_t *err)
     bool ok = after_read (on, &a, err);
 
     /* Nothing recorded (a switch of an earlier remodel): carried on the
-     * operator's word alone. */
-    if (ok && !a.found && on->o->carry_writes)
-        ok = online_carry (on, err);
+     * operator's word alone, recorded first as below. */
+    if (ok && !a.found && on->o->carry_writes) {
+        ok = online_after_plan (on, &a, err);
+        online_capture_init (&a.point);
+        for (size_t i = 0; i < a.n; i++)
+            a.c[i].written = -2;
+        snprintf (a.decided, sizeof a.decided, "carry");
+        a.found = true;
+    }
     if (ok && a.found && !a.pending) {
         if ((!strcmp (a.decided, "carry") && !on->o->discard_writes) || on->o->carry_writes) {
             /* Pending until carried: a carry that fails leaves the
@@ -409,6 +415,7 @@ online_after_before_drop (online_t *on, bson_error_t *err)
     /* A rollback stopped before it settled. */
     if (ok && a.found && !a.pending) {
         after_destroy (&a);
+        online_capture_init (&a.point);
         ok = online_after_settle (on, err) && after_read (on, &a, err);
     }
     if (ok && a.found && a.pending) {

@@ -205,6 +205,14 @@ expect_eq "java: ... discarded: the originals back, the results dropped only wit
     "$rc:$(grep -c 'crm.people: not known' "$T/err"):$(exists "people_remodel_${e}_1")" "2:1:True"
 online rollback embed --discard-writes-after-switch
 expect_eq "java: ... and then dropped (exit 0)" "$rc:$(exists "people_remodel_${e}_1")" "0:False"
+online run embed --create-indexes -q && online finalize embed --writes-stopped -q
+py 'c.remodel.plans.update_one({"_id": sys.argv[2]}, {"$unset": {"afterSwitch": ""}})
+c.crm.people.insert_one({"_id": "p-unrecorded", "name": "Unrecorded", "tasks": []})' "$e"
+online rollback embed --carry-writes
+expect_eq "java: ... with --carry-writes whatever differs is carried (exit 0)" \
+    "$rc:$(grep -o 'carried back into crm.people: [0-9]* inserted' "$T/err"):$(py 'print(c.crm.people.find_one({"_id": "p-unrecorded"}))')" \
+    "0:carried back into crm.people: 1 inserted:{'_id': 'p-unrecorded', 'name': 'Unrecorded'}"
+online rollback embed -q
 
 # ---- an extract carried back (its inverse an embed) ----
 cat >"$T/plans/extract.json" <<'PLAN'
