@@ -39,6 +39,8 @@ typedef struct {
     bool block_writes;      /* finalize --block-writes */
     bool force;             /* rollback --force: restore originals changed since */
     bool forget;            /* rollback --forget: keep them, forget the plan */
+    bool discard_writes;    /* rollback --discard-writes-after-switch */
+    bool carry_writes;      /* rollback --carry-writes: back through the inverse */
     bool server_side;       /* run --server-side: compiled pipelines (remodel/compile.h) */
     rm_compile_version_t server_version; /* --server-version */
     bool server_version_given;
@@ -150,6 +152,7 @@ typedef struct {
     char direction[16];     /* "finalize" or "rollback": who wrote it last */
     int64_t renamed, renames;
     int64_t rollback_left;  /* in place: documents the last rollback left */
+    bool after_pending;     /* the results hold writes made after a switch (online_after.c) */
     int lookup_rules;       /* the $lookup rules the run joined by (online_server.c's
                                on->lookup_rules), 0: not recorded */
 } online_record_t;
@@ -160,7 +163,9 @@ bool online_state_get (online_t *on, const char *coll, const char *id, bson_t *d
                        const char *what, bson_error_t *err);
 /* An update of the plan's record, by the lease's holder only. */
 bool online_plan_update (online_t *on, const bson_t *update, bson_error_t *err);
-/* run, verify, sync: refused while a switch is journaled or finalized. */
+/* run, verify, sync: refused while a switch is journaled or finalized, or
+ * while the results hold writes made after the switch that a rollback
+ * left there (a sync would overwrite them). */
 bool online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *err);
 /* The plan's record {_id: name, digest, inPlace, paused, finalized}:
  * refuses a changed plan, or one started in the other mode, unless restart
@@ -348,6 +353,9 @@ bool online_capture_start (online_t *on, online_capture_t *c, bson_error_t *err)
  * when the record has none. */
 bool online_capture_save (online_t *on, const online_capture_t *c, bson_error_t *err);
 bool online_capture_load (const bson_t *record, online_capture_t *c);
+/* The point as a document key of doc, as save writes it (the switch's
+ * point, online_after.c, is kept so). */
+void online_capture_append (const online_capture_t *c, const char *key, bson_t *doc);
 /* *lost: the point is no longer in the log (the oplog's first ts is past
  * it; the stream refuses to resume: ChangeStreamHistoryLost, or a token
  * it no longer knows). */
@@ -429,6 +437,54 @@ void online_blocked_plan (online_t *on, const online_record_t *r, bool follows, 
 void online_blocked_progress (online_t *on, const char *what, const rm_step_t *s, const char *ns,
                              int64_t n, int64_t of);
 void online_blocked_close (online_t *on, bool switched);
+
+/* online_after.c: the application's writes to the switched-in collections
+ * after the switch, which rollback must not lose. Each namespace the plan
+ * switched: its collection, its result's and backup's names, and at the
+ * switch its count and digest (online_coll_sum); written: the documents
+ * written since (-1: changed, how many unknown; -2: nothing recorded to
+ * tell by). */
+#define ONLINE_AFTER_MAX 64
+typedef struct {
+    char ns[300], db[128], coll[256], result[400], backup[400];
+    int64_t docs;
+    uint64_t sum;
+    int64_t written;
+} online_after_coll_t;
+typedef struct {
+    online_after_coll_t c[ONLINE_AFTER_MAX];
+    size_t n;
+    bool found;             /* the plan's record has afterSwitch */
+    bool has_point;         /* and the change log's point at the switch */
+    online_capture_t point;
+    char decided[16];       /* rollback's choice: "none", "carry", "discard" */
+    bool pending;           /* writes after the switch left in the results */
+} online_after_t;
+/* A collection's count and the sum of its documents' CRC-64s. */
+bool online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *docs, uint64_t *sum,
+                      bson_error_t *err);
+/* The namespaces the plan switches (no digest), into a. */
+bool online_after_plan (online_t *on, online_after_t *a, bson_error_t *err);
+/* finalize, once switched, writes still stopped: the record. */
+bool online_after_mark (online_t *on, bool follows, bson_error_t *err);
+/* rollback of a finalized plan, before any rename: refused (RM_ERR_USAGE)
+ * when written since, without --carry-writes or
+ * --discard-writes-after-switch; the choice recorded. */
+bool online_after_check (online_t *on, bson_error_t *err);
+/* rollback, the originals back: carried back, or the results checked for
+ * writes that came after the check. */
+bool online_after_settle (online_t *on, bson_error_t *err);
+/* rollback, before it drops the results: none holds writes after the
+ * switch that no flag let go. */
+bool online_after_before_drop (online_t *on, bson_error_t *err);
+
+/* online_carry.c: rollback --carry-writes, through the plan's inverse
+ * (embed, extract, rename). check: there is one, exact for the originals'
+ * data (RM_ERR_UNSUPPORTED naming the step), the originals back under
+ * their names (back) or under their backups'. carry: the results (under
+ * their result names) into the originals (back under their own). */
+bool online_carry_check (online_t *on, bool back, bson_error_t *err);
+bool online_carry (online_t *on, bson_error_t *err);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);

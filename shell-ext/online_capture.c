@@ -360,14 +360,11 @@ online_capture_start (online_t *on, online_capture_t *c, bson_error_t *err)
     return true;
 }
 
-bool
-online_capture_save (online_t *on, const online_capture_t *c, bson_error_t *err)
+void
+online_capture_append (const online_capture_t *c, const char *key, bson_t *doc)
 {
-    bson_t set = BSON_INITIALIZER, inner, cap;
-    bool ok;
-
-    BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
-    BSON_APPEND_DOCUMENT_BEGIN (&inner, "capture", &cap);
+    bson_t cap;
+    BSON_APPEND_DOCUMENT_BEGIN (doc, key, &cap);
     BSON_APPEND_UTF8 (&cap, "mode", c->mode == ONLINE_CAPTURE_STREAM ? "changeStream"
                                     : c->mode == ONLINE_CAPTURE_OPLOG ? "oplog"
                                                                       : "none");
@@ -379,7 +376,17 @@ online_capture_save (online_t *on, const online_capture_t *c, bson_error_t *err)
     BSON_APPEND_UTF8 (&cap, "db", c->db);
     BSON_APPEND_UTF8 (&cap, "coll", c->coll);
     BSON_APPEND_DATE_TIME (&cap, "taken", (int64_t) time (NULL) * 1000);
-    bson_append_document_end (&inner, &cap);
+    bson_append_document_end (doc, &cap);
+}
+
+bool
+online_capture_save (online_t *on, const online_capture_t *c, bson_error_t *err)
+{
+    bson_t set = BSON_INITIALIZER, inner;
+    bool ok;
+
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
+    online_capture_append (c, "capture", &inner);
     bson_append_document_end (&set, &inner);
     ok = online_plan_update (on, &set, err);
     bson_destroy (&set);

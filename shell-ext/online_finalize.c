@@ -62,27 +62,7 @@ typedef struct {
 static bool
 checksum (online_t *on, const char *db, const char *coll, sums_t *out, bson_error_t *err)
 {
-    mongoc_collection_t *c = online_collection (on, db, coll);
-    bson_t filter = BSON_INITIALIZER;
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &filter, NULL, NULL);
-    const bson_t *doc;
-    bson_error_t why;
-    bool ok = true;
-    char ns[300];
-    snprintf (ns, sizeof ns, "%s.%s", db, coll);
-    out->docs = 0;
-    out->sum = 0;
-    while (mongoc_cursor_next (cur, &doc)) {
-        out->docs++;
-        out->sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
-        if (out->docs % 1000 == 0)
-            online_blocked_progress (on, "checksum", NULL, ns, out->docs, -1);
-    }
-    if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (on, err, &why, "reading a collection for its checksum");
-    mongoc_cursor_destroy (cur);
-    mongoc_collection_destroy (c);
-    return ok;
+    return online_coll_sum (on, db, coll, &out->docs, &out->sum, err);
 }
 
 /* The checksums of the collections finalize renames (those that exist),
@@ -348,6 +328,10 @@ online_finalize (online_t *on, bson_error_t *err)
         bson_error_t why;
         online_keys_drop_plan (on, &why);
         online_made_drop (on, true, &why);
+        /* What rollback tells the application's writes after the switch
+         * by, recorded while they are still stopped (online_after.c). */
+        if (!online_after_mark (on, follows, ok ? err : &why))
+            ok = false;
     }
     if (blocked)
         block_writes (on, false, err);
@@ -561,6 +545,12 @@ online_rollback (online_t *on, bson_error_t *err)
                       on->o->force ? "force" : "forget");
         return false;
     }
+    if (on->o->in_place && (on->o->carry_writes || on->o->discard_writes)) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: --%s is for the rollback of a "
+                      "plan finalized side by side", on->names.name,
+                      on->o->carry_writes ? "carry-writes" : "discard-writes-after-switch");
+        return false;
+    }
     /* The lease for the whole of it: refused while finalize holds it. */
     ok = online_plan_check (on, err) && online_lease_take (on, err);
     if (!ok)
@@ -568,7 +558,13 @@ online_rollback (online_t *on, bson_error_t *err)
     if (on->o->in_place) {
         ok = rollback_in_place (on, &left, err);
     } else {
-        ok = online_switch_back (on, &undone, err);
+        online_record_t r;
+        /* A finished switch: the application may have written to the new
+         * collections since (online_after.c); checked before any rename. */
+        ok = online_plan_read (on, &r, err) && (!r.finalized || r.switching ||
+                                                online_after_check (on, err));
+        ok = ok && online_switch_back (on, &undone, err);
+        ok = ok && (!undone || online_after_settle (on, err));
         if (ok && undone) {
             if (!on->o->quiet)
                 rm_cli_line (stderr, "", "\n",
@@ -577,8 +573,10 @@ online_rollback (online_t *on, bson_error_t *err)
             online_lease_drop (on);
             return true;
         }
-        /* Nothing switched, no backup anywhere: the results go. */
-        ok = ok && rm_names_of_plan (&on->names, &on->plan, err);
+        /* Nothing switched, no backup anywhere: the results go, unless
+         * they hold writes after a switch that no flag let go. */
+        ok = ok && online_after_before_drop (on, err) &&
+             rm_names_of_plan (&on->names, &on->plan, err);
         for (size_t i = 0; ok && i < on->names.n_moved; i++) {
             char db[128];
             const char *coll;

@@ -74,6 +74,11 @@ static const char usage[] =
     "                     changed since remodel wrote them too (those changes lost)\n"
     "  --forget           rollback in place: keep such documents as they are, drop\n"
     "                     their backups and forget the plan\n"
+    "  --carry-writes     rollback after finalize: carry the application's writes\n"
+    "                     to the new collections back into the originals, through\n"
+    "                     the plan's inverse (embed, extract, rename)\n"
+    "  --discard-writes-after-switch\n"
+    "                     rollback after finalize: drop those writes\n"
     "  --block-writes     finalize: block writes with setUserWriteBlockMode (6.0+)\n"
     "  --writes-stopped   finalize: the application's writes have stopped\n"
     "  --full-verify      finalize: with a change log too, the full check (checksums,\n"
@@ -187,6 +192,14 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->restart = v[RM_OPT_RESTART].given;
     o->force = v[RM_OPT_FORCE].given;
     o->forget = v[RM_OPT_FORGET].given;
+    o->discard_writes = v[RM_OPT_DISCARD_WRITES].given;
+    o->carry_writes = v[RM_OPT_CARRY_WRITES].given;
+    if (o->discard_writes && o->carry_writes) {
+        rm_error_set (err, RM_ERR_USAGE, "--carry-writes and --discard-writes-after-switch: one "
+                      "or the other (the first keeps the writes made after the switch, the "
+                      "second drops them)");
+        return false;
+    }
     if (o->force && o->forget) {
         rm_error_set (err, RM_ERR_USAGE, "--force and --forget: one or the other (--force "
                       "restores the originals, --forget keeps the documents as they are)");

@@ -100,6 +100,9 @@ online_plan_read (online_t *on, online_record_t *r, bson_error_t *err)
         snprintf (r->error, sizeof r->error, "%s", bson_iter_utf8 (&it, NULL));
     if (bson_iter_init_find (&it, &doc, "rollbackLeft"))
         r->rollback_left = bson_iter_as_int64 (&it);
+    r->after_pending = bson_iter_init (&it, &doc) &&
+                       bson_iter_find_descendant (&it, "afterSwitch.pending", &sw) &&
+                       bson_iter_as_bool (&sw);
     if (bson_iter_init_find (&it, &doc, "lookupRules") && BSON_ITER_HOLDS_UTF8 (&it))
         r->lookup_rules = !strcmp (bson_iter_utf8 (&it, NULL), "9.0") ? 2 : 1;
     if (bson_iter_init_find (&it, &doc, "switch") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
@@ -185,6 +188,13 @@ online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *er
         rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized (its results are the live "
                       "collections): remodel online rollback first to run, verify or sync it "
                       "again", on->names.name);
+        return false;
+    }
+    if (r->after_pending) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s: its results hold the application's writes "
+                      "made after the switch, which a run, sync or finalize would overwrite: "
+                      "remodel online rollback --carry-writes carries them into the originals, "
+                      "--discard-writes-after-switch drops them", on->names.name);
         return false;
     }
     return true;
@@ -708,6 +718,10 @@ online_status (online_t *on, bson_error_t *err)
                 "are; remodel online rollback %s --force restores their originals (their later "
                 "changes are lost), --forget keeps them and forgets the plan\n",
                 (long long) r.rollback_left, on->o->plan_path);
+    if (r.after_pending)
+        printf ("rollback: the results beside the originals hold the application's writes made "
+                "after the switch; remodel online rollback %s --carry-writes carries them into "
+                "the originals, --discard-writes-after-switch drops them\n", on->o->plan_path);
     if (*r.error)
         printf ("last error: %s\n", r.error);
     return rows;

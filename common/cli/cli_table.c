@@ -111,6 +111,8 @@ const rm_opt_t rm_cli_options[] = {
     /* Seconds when bare, as it always was. */
     {R (RM_OPT_RETRY_FOR, "retry-for", RM_VAL_DURATION, ONLINE), .max = INT64_MAX,
      .unit_ms = 1000},
+    {R (RM_OPT_DISCARD_WRITES, "discard-writes-after-switch", RM_VAL_NONE, C (ONLINE_ROLLBACK))},
+    {R (RM_OPT_CARRY_WRITES, "carry-writes", RM_VAL_NONE, C (ONLINE_ROLLBACK))},
     {R (RM_OPT_WRITES_STOPPED, "writes-stopped", RM_VAL_NONE, C (ONLINE_FINALIZE))},
     {R (RM_OPT_BLOCK_WRITES, "block-writes", RM_VAL_NONE, C (ONLINE_FINALIZE))},
     {R (RM_OPT_FULL_VERIFY, "full-verify", RM_VAL_NONE, C (ONLINE_FINALIZE))},
