@@ -246,7 +246,7 @@ int64_t online_apply (online_t *on, online_mode_t mode, bson_error_t *err);
  * document of its namespace (refused as `remodel run` refuses them). */
 bool online_preflight (online_t *on, bson_error_t *err);
 
-/* Shared by the runners (online_run.c, online_server.c). */
+/* online_clock.c: a sleep and the monotonic clock, in milliseconds. */
 void online_sleep_ms (int64_t ms);
 int64_t online_mono_ms (void);
 /* Sleeps while the plan is paused, renewing the lease. */

@@ -85,33 +85,6 @@ int_of (const bson_t *doc, const char *key, int64_t dflt)
     return bson_iter_init_find (&it, doc, key) ? bson_iter_as_int64 (&it) : dflt;
 }
 
-bool
-online_after_plan (online_t *on, online_after_t *a, bson_error_t *err)
-{
-    memset (a, 0, sizeof *a);
-    if (!rm_names_of_plan (&on->names, &on->plan, err))
-        return false;
-    /* The last name of each namespace is its final result. */
-    for (size_t i = on->names.n_moved; i-- > 0 && a->n < ONLINE_AFTER_MAX;) {
-        online_after_coll_t *c = &a->c[a->n];
-        const char *dot = strchr (on->names.moved[i].ns, '.');
-        bool seen = false;
-        for (size_t k = 0; k < a->n; k++)
-            seen |= strcmp (a->c[k].ns, on->names.moved[i].ns) == 0;
-        if (seen || !dot)
-            continue;
-        snprintf (c->ns, sizeof c->ns, "%s", on->names.moved[i].ns);
-        snprintf (c->db, sizeof c->db, "%.*s", (int) (dot - on->names.moved[i].ns),
-                  on->names.moved[i].ns);
-        snprintf (c->coll, sizeof c->coll, "%s", dot + 1);
-        snprintf (c->result, sizeof c->result, "%s", on->names.moved[i].coll);
-        rm_name_backup (&on->names, c->coll, c->backup, sizeof c->backup);
-        a->n++;
-    }
-    rm_names_clear (&on->names);
-    return true;
-}
-
 /* The record's afterSwitch into a (a->found false when there is none). */
 static bool
 after_read (online_t *on, online_after_t *a, bson_error_t *err)

@@ -27,22 +27,6 @@
 #include "online_changes.h"
 #include "remodel/cli.h"
 
-void
-online_sleep_ms (int64_t ms)
-{
-    struct timespec ts = {(time_t) (ms / 1000), (long) (ms % 1000) * 1000000L};
-    if (ms > 0)
-        nanosleep (&ts, NULL);
-}
-
-int64_t
-online_mono_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- a pass, a step, the plan ---- */
 
 /* With the default collation of source, the collection it replaces

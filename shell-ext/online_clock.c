@@ -1,0 +1,23 @@
+/* The online program's clock: the monotonic milliseconds that time
+ * batches, leases, windows and progress lines, and a sleep. The lowest
+ * file of shell-ext/: it calls nothing of the program, so the files that
+ * tell time need not call up into the runner. */
+#include <time.h>
+
+#include "online.h"
+
+void
+online_sleep_ms (int64_t ms)
+{
+    struct timespec ts = {(time_t) (ms / 1000), (long) (ms % 1000) * 1000000L};
+    if (ms > 0)
+        nanosleep (&ts, NULL);
+}
+
+int64_t
+online_mono_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
