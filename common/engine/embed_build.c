@@ -97,13 +97,29 @@ sort_value (const rm_sortkey_t *k, const rm_child_t *c, sortval_t *v)
         }
 }
 
+uint32_t
+rm_child_id_at (const uint8_t *doc, uint32_t len)
+{
+    bson_iter_t it;
+    return rm_doc_field (doc, len, "_id", 3, &it) ? bson_iter_offset (&it) : RM_CHILD_NO_ID;
+}
+
+/* A child's _id, where rm_child_id_at found it (or finds it now). */
+static bool
+child_id (const rm_child_t *c, bson_iter_t *it)
+{
+    uint32_t at = c->id_at ? c->id_at : rm_child_id_at (c->doc, c->len);
+    return at != RM_CHILD_NO_ID &&
+           bson_iter_init_from_data_at_offset (it, c->doc, c->len, at, 3);
+}
+
 /* A child's _id against another's, in MongoDB's order (missing lowest). */
 static int
 child_id_cmp (const rm_child_t *a, const rm_child_t *b)
 {
     bson_iter_t ia, ib;
-    bool ha = rm_doc_field (a->doc, a->len, "_id", 3, &ia);
-    bool hb = rm_doc_field (b->doc, b->len, "_id", 3, &ib);
+    bool ha = child_id (a, &ia);
+    bool hb = child_id (b, &ib);
     return rm_value_compare (ha ? &ia : NULL, hb ? &ib : NULL);
 }
 
@@ -164,6 +180,12 @@ rm_join_order (const rm_join_t *j, rm_child_t *c, size_t n, bool by_slot)
 {
     orderctx_t o = {j, by_slot};
     size_t i = 1;
+    /* A comparison reads both _ids: find each child's once (a key with
+     * thousands of children costs n log n comparisons when they are out
+     * of order). */
+    for (size_t k = 0; n > 1 && k < n; k++)
+        if (!c[k].id_at)
+            c[k].id_at = rm_child_id_at (c[k].doc, c[k].len);
     /* Children mostly come in order already (from's order is often _id
      * order): n - 1 comparisons then, not a sort's n log n. The order is
      * total (seq breaks ties), so a sorted array is what qsort gives. */
