@@ -10,10 +10,16 @@
 #include "remodel/value.h"
 
 /* Join keys (hashes of $lookup's canonical key bytes) and how often each
- * occurred: open addressing, grown by doubling. */
+ * occurred: open addressing, grown by doubling. A key and its count share
+ * a slot: an add costs one cache miss, not two (the first pass adds every
+ * scalar of every document). */
 typedef struct {
-    uint64_t *keys;         /* 0: empty slot (a hash of 0 is stored as 1) */
-    uint64_t *counts;
+    uint64_t key;           /* 0: empty slot (a hash of 0 is stored as 1) */
+    uint64_t count;
+} rm_keyslot_t;
+
+typedef struct {
+    rm_keyslot_t *slots;
     size_t n, cap;
 } rm_keymap_t;
 
