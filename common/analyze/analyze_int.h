@@ -27,6 +27,8 @@ typedef struct {
 size_t rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times);
 #define RM_KEYMAP_BYTES(m) ((m)->cap * 2 * sizeof (uint64_t))
 uint64_t rm_keymap_get (const rm_keymap_t *m, uint64_t key);
+/* Asks for the slot of key into the cache, for an add soon after. */
+void rm_keymap_prefetch (const rm_keymap_t *m, uint64_t key);
 void rm_keymap_destroy (rm_keymap_t *m);
 /* The key of a value as $lookup matches it; scratch holds its bytes (reused:
  * no allocation per value once grown). */
@@ -36,6 +38,7 @@ uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
 #define RM_ANALYZE_MAX_DEPTH 6
 #define RM_ANALYZE_SAMPLE 4096   /* values that say whether a field holds words or ids */
 #define RM_ANALYZE_KEY_MAX_STRING 128 /* longer strings are text, not references */
+#define RM_ANALYZE_PENDING 64    /* keys added to the key maps in one batch */
 
 typedef struct {
     char *path;
@@ -81,6 +84,13 @@ typedef struct {
     bool fields_capped;
     uint16_t slots[RM_ANALYZE_MAX_PATHS * 2]; /* fields by a hash of their path: index + 1 */
     rm_buf_t scratch;       /* key bytes, reused */
+    /* Keys walked but not yet added to their fields' maps (analyze.c:
+     * added a batch at a time, at the latest at the document's end). */
+    struct {
+        size_t field;
+        uint64_t key;
+    } pending[RM_ANALYZE_PENDING];
+    size_t n_pending;
     size_t key_bytes;       /* its fields' key tables' bytes */
     char path[512];         /* the path being walked, built in place */
 } rm_collection_t;

@@ -121,6 +121,13 @@ rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
     return grew;
 }
 
+void
+rm_keymap_prefetch (const rm_keymap_t *m, uint64_t key)
+{
+    if (m->cap)
+        __builtin_prefetch (&m->slots[(size_t) (key * 0x9E3779B97F4A7C15ULL) & (m->cap - 1)], 1);
+}
+
 uint64_t
 rm_keymap_get (const rm_keymap_t *m, uint64_t key)
 {
