@@ -42,6 +42,7 @@ uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
 
 typedef struct {
     char *path;
+    size_t path_len;
     uint64_t docs;          /* documents holding it (once per document) */
     uint64_t last_doc;      /* the document that last counted */
     uint64_t types[256];    /* occurrences per BSON type */
@@ -189,7 +190,6 @@ struct rm_analysis {
     void *progress_ctx;
 };
 
-rm_field_t *rm_collection_field (rm_collection_t *c, const char *path, bool in_array);
 /* Pass 1 for one document. */
 void rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_t len);
 /* analyze_hints.c: whether hints[key] lists ns; whether a readTogether
