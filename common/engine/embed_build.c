@@ -118,8 +118,16 @@ static int
 child_id_cmp (const rm_child_t *a, const rm_child_t *b)
 {
     bson_iter_t ia, ib;
-    bool ha = child_id (a, &ia);
-    bool hb = child_id (b, &ib);
+    bool ha, hb;
+    /* Two ObjectIds (most _ids) compare as their 12 bytes: read them where
+     * rm_child_id_at found them (type, "_id\0", value). */
+    if (a->id_at && b->id_at && a->id_at != RM_CHILD_NO_ID && b->id_at != RM_CHILD_NO_ID &&
+        a->doc[a->id_at] == BSON_TYPE_OID && b->doc[b->id_at] == BSON_TYPE_OID) {
+        int c = memcmp (a->doc + a->id_at + 5, b->doc + b->id_at + 5, 12);
+        return (c > 0) - (c < 0);
+    }
+    ha = child_id (a, &ia);
+    hb = child_id (b, &ib);
     return rm_value_compare (ha ? &ia : NULL, hb ? &ib : NULL);
 }
 
