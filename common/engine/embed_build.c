@@ -21,32 +21,36 @@
 
 typedef struct {
     rm_buf_t *keys;
-    rm_buf_t one;
     size_t n;
     bool distinct;
 } keyctx_t;
 
+/* The key goes straight into keys, after its length; a repeat is taken
+ * off again (no scratch buffer, no copy, nothing allocated per document
+ * once keys has grown). */
 static bool
 add_key (const bson_iter_t *value, void *ctx)
 {
     keyctx_t *k = ctx;
-    uint32_t len;
-    rm_buf_reset (&k->one);
-    rm_key_append (&k->one, value);
+    size_t at = k->keys->len;
+    uint32_t len = 0;
+    rm_buf_append (k->keys, &len, 4);
+    rm_key_append (k->keys, value);
+    len = (uint32_t) (k->keys->len - at - 4);
+    memcpy (k->keys->data + at, &len, 4);
     if (k->distinct) {
         /* Few keys per document: a linear scan beats a set. */
         size_t off = 0;
         for (size_t i = 0; i < k->n; i++) {
             uint32_t l;
             memcpy (&l, k->keys->data + off, 4);
-            if (l == k->one.len && !memcmp (k->keys->data + off + 4, k->one.data, l))
+            if (l == len && !memcmp (k->keys->data + off + 4, k->keys->data + at + 4, l)) {
+                k->keys->len = at;
                 return true;
+            }
             off += 4 + l;
         }
     }
-    len = (uint32_t) k->one.len;
-    rm_buf_append (k->keys, &len, 4);
-    rm_buf_append (k->keys, k->one.data, k->one.len);
     k->n++;
     return true;
 }
@@ -55,7 +59,7 @@ size_t
 rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8_t *doc,
               uint32_t len, rm_buf_t *keys)
 {
-    keyctx_t k = {keys, {NULL, 0, 0}, 0, true};
+    keyctx_t k = {keys, 0, true};
     rm_buf_reset (keys);
     if (foreign) {
         rm_path_visit_foreign (doc, len, path, since_36681, add_key, &k);
@@ -64,7 +68,6 @@ rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8
         if (k.n == 0)
             add_key (NULL, &k); /* missing, null or [] act as null */
     }
-    rm_buf_destroy (&k.one);
     return k.n;
 }
 
