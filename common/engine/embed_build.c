@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bsonwalk.h"
 #include "docbuf.h"
 #include "embed_join.h"
 #include "remodel/bsoncheck.h"
@@ -235,6 +236,7 @@ struct rm_embed_out {
     /* project's keys (the first of each name) and whether each keeps its
      * field, looked up once instead of per field of every child */
     const char **proj_key;
+    uint32_t *proj_len;
     bool *proj_keep;
     size_t n_proj;
 };
@@ -264,6 +266,7 @@ rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         uint32_t n = bson_count_keys (o->spec->project);
         o->proj_key = bson_malloc0 ((n + 1) * sizeof *o->proj_key);
         o->proj_keep = bson_malloc0 ((n + 1) * sizeof *o->proj_keep);
+        o->proj_len = bson_malloc0 ((n + 1) * sizeof *o->proj_len);
         bson_iter_init (&it, o->spec->project);
         while (bson_iter_next (&it)) {
             const char *k = bson_iter_key (&it);
@@ -273,6 +276,7 @@ rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
             if (seen)
                 continue;
             o->proj_key[o->n_proj] = k;
+            o->proj_len[o->n_proj] = bson_iter_key_len (&it);
             o->proj_keep[o->n_proj++] = projected (o->spec, k);
         }
     }
@@ -298,32 +302,35 @@ add_item (rm_embed_out_t *o, const rm_child_t *c)
 {
     const rm_embed_t *spec = o->spec;
     size_t start;
-    bson_t d;
-    bson_iter_t it;
+    rm_walk_t w;
+    rm_elem_t e;
 
+    /* A raw walk of the child's fields (checked when read), each kept
+     * field's bytes copied as they are. */
     start = rm_docbuf_begin (&o->items);
-    bson_init_static (&d, c->doc, c->len);
-    bson_iter_init (&it, &d);
-    while (bson_iter_next (&it)) {
-        const char *k = bson_iter_key (&it);
-        bool keep = true;
-        if (spec->project) {
-            size_t p = 0;
-            bool listed, proj;
-            while (p < o->n_proj && strcmp (o->proj_key[p], k))
-                p++;
-            listed = p < o->n_proj;
-            proj = listed && o->proj_keep[p];
-            if (spec->project_inclusive)
-                keep = listed ? proj : !strcmp (k, "_id");
-            else
-                keep = !(listed && !proj);
-            if (!strcmp (k, "_id") && listed && !proj)
-                keep = false;
+    if (rm_walk_init (&w, c->doc, c->len))
+        while (rm_walk_next (&w, &e) > 0) {
+            bool keep = true;
+            if (spec->project) {
+                const char *k = rm_elem_key (&w, &e);
+                uint32_t kl = rm_elem_key_len (&e);
+                bool is_id = rm_elem_key_is (&w, &e, "_id", 3);
+                size_t p = 0;
+                bool listed, proj;
+                while (p < o->n_proj && (o->proj_len[p] != kl || memcmp (o->proj_key[p], k, kl)))
+                    p++;
+                listed = p < o->n_proj;
+                proj = listed && o->proj_keep[p];
+                if (spec->project_inclusive)
+                    keep = listed ? proj : is_id;
+                else
+                    keep = !(listed && !proj);
+                if (is_id && listed && !proj)
+                    keep = false;
+            }
+            if (keep)
+                rm_buf_append (&o->items, c->doc + e.start, e.end - e.start);
         }
-        if (keep)
-            rm_docbuf_copy (&o->items, &it);
-    }
     rm_docbuf_end (&o->items, start);
 }
 
@@ -642,6 +649,7 @@ rm_embed_out_destroy (rm_embed_out_t *o)
     rm_buf_destroy (&o->key);
     bson_free (o->item_off);
     bson_free (o->proj_key);
+    bson_free (o->proj_len);
     bson_free (o->proj_keep);
     bson_free (o);
 }
