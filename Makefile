@@ -54,7 +54,7 @@ ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
 .PHONY: FORCE all online-missing graphviz-missing deps unit toy check check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-switch-matrix \
-        bench-online bench-server-side bench-analyze
+        bench-online bench-server-side bench-analyze bench-floor
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
@@ -219,6 +219,12 @@ dumps: $(BUILD)/remodel-gen $(BUILD)/remodel
 
 bench: all
 	@scripts/bench.sh $(BUILD)
+	@scripts/bench_floor.sh $(BUILD)
+
+# Issue 39's rows: embed, analyze, convert, summarize and bucketize against
+# cat plus sync of the same archive (BENCHMARKS.md, "At the floor").
+bench-floor: all
+	@scripts/bench_floor.sh $(BUILD)
 
 # The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode",
 # "Online cut-over", "Online memory").

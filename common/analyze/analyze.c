@@ -8,25 +8,29 @@
 #include "analyze_int.h"
 #include "remodel/nsselect.h"
 
+#define PATH_HASH_START 2166136261u
+
+/* FNV-1a, continued from h: a path's hash is its parent's continued by
+ * "." and the key, so the walk never hashes a prefix twice. */
 static uint32_t
-path_hash (const char *path)
+path_hash_more (uint32_t h, const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;
-    for (; *path; path++)
-        h = (h ^ (uint8_t) *path) * 16777619u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t) s[i]) * 16777619u;
     return h;
 }
 
 /* A path's statistics, found through c->slots (no string compared but
  * the one the hash leads to). */
-rm_field_t *
-rm_collection_field (rm_collection_t *c, const char *path, bool in_array)
+static rm_field_t *
+collection_field (rm_collection_t *c, const char *path, size_t len, uint32_t hash, bool in_array)
 {
     size_t cap = sizeof c->slots / sizeof c->slots[0];
-    size_t i = path_hash (path) & (cap - 1);
+    size_t i = hash & (cap - 1);
     rm_field_t *f;
     for (; c->slots[i]; i = (i + 1) & (cap - 1))
-        if (!strcmp (c->fields[c->slots[i] - 1].path, path))
+        if (c->fields[c->slots[i] - 1].path_len == len &&
+            !memcmp (c->fields[c->slots[i] - 1].path, path, len))
             return &c->fields[c->slots[i] - 1];
     if (c->n_fields == RM_ANALYZE_MAX_PATHS) {
         c->fields_capped = true;
@@ -36,7 +40,8 @@ rm_collection_field (rm_collection_t *c, const char *path, bool in_array)
     f = &c->fields[c->n_fields++];
     c->slots[i] = (uint16_t) c->n_fields;
     memset (f, 0, sizeof *f);
-    f->path = bson_strdup (path);
+    f->path = bson_strndup (path, len);
+    f->path_len = len;
     f->in_array = in_array;
     /* Under a map's generated keys: no path a join or a step could name. */
     f->not_key = strstr (path, RM_ANALYZE_MAP_KEY) != NULL;
@@ -81,6 +86,19 @@ small_value (const bson_iter_t *v)
     return !BSON_ITER_HOLDS_OID (v) && !BSON_ITER_HOLDS_BINARY (v);
 }
 
+/* The pending keys into their maps. Each add misses the cache once the
+ * maps outgrow it; asked for together, a batch's misses overlap instead
+ * of following one another. Same adds, same order: the same maps. */
+static void
+add_pending (rm_collection_t *c)
+{
+    for (size_t i = 0; i < c->n_pending; i++)
+        rm_keymap_prefetch (&c->fields[c->pending[i].field].keys, c->pending[i].key);
+    for (size_t i = 0; i < c->n_pending; i++)
+        c->key_bytes += rm_keymap_add (&c->fields[c->pending[i].field].keys, c->pending[i].key, 1);
+    c->n_pending = 0;
+}
+
 static void
 add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
 {
@@ -89,12 +107,16 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
     if (BSON_ITER_HOLDS_NULL (v))
         return;
     if (!key_like (v)) {
+        add_pending (c);
         f->not_key = true;
         c->key_bytes -= RM_KEYMAP_BYTES (&f->keys);
         rm_keymap_destroy (&f->keys);
         return;
     }
-    c->key_bytes += rm_keymap_add (&f->keys, rm_analyze_key (v, &c->scratch), 1);
+    if (c->n_pending == RM_ANALYZE_PENDING)
+        add_pending (c);
+    c->pending[c->n_pending].field = (size_t) (f - c->fields);
+    c->pending[c->n_pending++].key = rm_analyze_key (v, &c->scratch);
     f->values++;
     if (small_value (v))
         f->small++;
@@ -123,14 +145,14 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
     }
 }
 
-static void walk (rm_collection_t *c, uint64_t seq, const char *prefix, bson_iter_t *it, int depth,
-                  bool in_array, size_t parent);
+static void walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t *it,
+                  int depth, bool in_array, size_t parent);
 
 static void
-add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, int depth,
-           bool in_array)
+add_value (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t *v,
+           int depth, bool in_array)
 {
-    rm_field_t *f = rm_collection_field (c, path, in_array);
+    rm_field_t *f = collection_field (c, c->path, plen, phash, in_array);
     bson_iter_t sub;
     size_t fi;
     if (!f)
@@ -151,7 +173,7 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
     }
     f->types[bson_iter_type (v)]++;
     if (BSON_ITER_HOLDS_DOCUMENT (v) && depth < RM_ANALYZE_MAX_DEPTH && bson_iter_recurse (v, &sub)) {
-        walk (c, seq, path, &sub, depth + 1, in_array, fi);
+        walk (c, seq, plen, phash, &sub, depth + 1, in_array, fi);
     } else if (BSON_ITER_HOLDS_ARRAY (v) && bson_iter_recurse (v, &sub)) {
         uint64_t n = 0;
         f->arrays++;
@@ -171,7 +193,7 @@ add_value (rm_collection_t *c, uint64_t seq, const char *path, bson_iter_t *v, i
             }
             if (BSON_ITER_HOLDS_DOCUMENT (&sub) && depth < RM_ANALYZE_MAX_DEPTH &&
                 bson_iter_recurse (&sub, &el))
-                walk (c, seq, path, &el, depth + 1, true, fi);
+                walk (c, seq, plen, phash, &el, depth + 1, true, fi);
             else if (!BSON_ITER_HOLDS_ARRAY (&sub) && !BSON_ITER_HOLDS_DOCUMENT (&sub))
                 add_scalar (c, &c->fields[fi], &sub);
         }
@@ -206,10 +228,10 @@ generated_key (const char *k, uint32_t n)
  * the path of each field is built in place, not copied); parent: the
  * field whose value the document is, or whose elements (SIZE_MAX: none). */
 static void
-walk (rm_collection_t *c, uint64_t seq, const char *prefix, bson_iter_t *it, int depth,
+walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t *it, int depth,
       bool in_array, size_t parent)
 {
-    size_t plen = prefix ? strlen (prefix) : 0;
+    uint32_t dhash = plen ? path_hash_more (phash, ".", 1) : phash;
     while (bson_iter_next (it)) {
         uint32_t klen = bson_iter_key_len (it);
         const char *key = bson_iter_key (it);
@@ -225,7 +247,8 @@ walk (rm_collection_t *c, uint64_t seq, const char *prefix, bson_iter_t *it, int
         if (plen)
             c->path[plen] = '.';
         memcpy (c->path + plen + (plen ? 1 : 0), key, klen + 1);
-        add_value (c, seq, c->path, it, depth, in_array);
+        add_value (c, seq, plen + (plen ? 1 : 0) + klen, path_hash_more (dhash, key, klen), it,
+                   depth, in_array);
         c->path[plen] = '\0';
     }
 }
@@ -241,7 +264,8 @@ rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_
         c->max_size = len;
     rm_dist_add (&c->sizes, len);
     if (bson_init_static (&d, doc, len) && bson_iter_init (&it, &d))
-        walk (c, seq, NULL, &it, 0, false, SIZE_MAX);
+        walk (c, seq, 0, PATH_HASH_START, &it, 0, false, SIZE_MAX);
+    add_pending (c);
     c->path[0] = '\0';
 }
 

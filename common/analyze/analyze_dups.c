@@ -81,8 +81,8 @@ rm_analyze_dups (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
             continue;
         any = true;
         for (size_t s = 0; !a->merged && s < k->keys.cap; s++)
-            if (k->keys.keys[s] && k->keys.counts[s] > 1)
-                rm_relation_dup (r, k->keys.keys[s], k->keys.counts[s]);
+            if (k->keys.slots[s].key && k->keys.slots[s].count > 1)
+                rm_relation_dup (r, k->keys.slots[s].key, k->keys.slots[s].count);
     }
     /* The merged file is read again only when there is something to find. */
     if (any && a->merged && !rm_analyze_spill_dups (a, err))

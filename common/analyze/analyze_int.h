@@ -10,10 +10,16 @@
 #include "remodel/value.h"
 
 /* Join keys (hashes of $lookup's canonical key bytes) and how often each
- * occurred: open addressing, grown by doubling. */
+ * occurred: open addressing, grown by doubling. A key and its count share
+ * a slot: an add costs one cache miss, not two (the first pass adds every
+ * scalar of every document). */
 typedef struct {
-    uint64_t *keys;         /* 0: empty slot (a hash of 0 is stored as 1) */
-    uint64_t *counts;
+    uint64_t key;           /* 0: empty slot (a hash of 0 is stored as 1) */
+    uint64_t count;
+} rm_keyslot_t;
+
+typedef struct {
+    rm_keyslot_t *slots;
     size_t n, cap;
 } rm_keymap_t;
 
@@ -21,6 +27,8 @@ typedef struct {
 size_t rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times);
 #define RM_KEYMAP_BYTES(m) ((m)->cap * 2 * sizeof (uint64_t))
 uint64_t rm_keymap_get (const rm_keymap_t *m, uint64_t key);
+/* Asks for the slot of key into the cache, for an add soon after. */
+void rm_keymap_prefetch (const rm_keymap_t *m, uint64_t key);
 void rm_keymap_destroy (rm_keymap_t *m);
 /* The key of a value as $lookup matches it; scratch holds its bytes (reused:
  * no allocation per value once grown). */
@@ -30,9 +38,11 @@ uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
 #define RM_ANALYZE_MAX_DEPTH 6
 #define RM_ANALYZE_SAMPLE 4096   /* values that say whether a field holds words or ids */
 #define RM_ANALYZE_KEY_MAX_STRING 128 /* longer strings are text, not references */
+#define RM_ANALYZE_PENDING 64    /* keys added to the key maps in one batch */
 
 typedef struct {
     char *path;
+    size_t path_len;
     uint64_t docs;          /* documents holding it (once per document) */
     uint64_t last_doc;      /* the document that last counted */
     uint64_t types[256];    /* occurrences per BSON type */
@@ -75,6 +85,13 @@ typedef struct {
     bool fields_capped;
     uint16_t slots[RM_ANALYZE_MAX_PATHS * 2]; /* fields by a hash of their path: index + 1 */
     rm_buf_t scratch;       /* key bytes, reused */
+    /* Keys walked but not yet added to their fields' maps (analyze.c:
+     * added a batch at a time, at the latest at the document's end). */
+    struct {
+        size_t field;
+        uint64_t key;
+    } pending[RM_ANALYZE_PENDING];
+    size_t n_pending;
     size_t key_bytes;       /* its fields' key tables' bytes */
     char path[512];         /* the path being walked, built in place */
 } rm_collection_t;
@@ -173,7 +190,6 @@ struct rm_analysis {
     void *progress_ctx;
 };
 
-rm_field_t *rm_collection_field (rm_collection_t *c, const char *path, bool in_array);
 /* Pass 1 for one document. */
 void rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_t len);
 /* analyze_hints.c: whether hints[key] lists ns; whether a readTogether

@@ -91,7 +91,7 @@ static size_t
 slot (const rm_keymap_t *m, uint64_t key)
 {
     size_t i = (size_t) (key * 0x9E3779B97F4A7C15ULL) & (m->cap - 1);
-    while (m->keys[i] && m->keys[i] != key)
+    while (m->slots[i].key && m->slots[i].key != key)
         i = (i + 1) & (m->cap - 1);
     return i;
 }
@@ -101,14 +101,11 @@ rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
 {
     size_t i, grew = 0;
     if ((m->n + 1) * 4 > m->cap * 3) {
-        rm_keymap_t g = {NULL, NULL, 0, m->cap ? m->cap * 2 : 64};
-        g.keys = bson_malloc0 (g.cap * sizeof *g.keys);
-        g.counts = bson_malloc0 (g.cap * sizeof *g.counts);
+        rm_keymap_t g = {NULL, 0, m->cap ? m->cap * 2 : 64};
+        g.slots = bson_malloc0 (g.cap * sizeof *g.slots);
         for (size_t k = 0; k < m->cap; k++)
-            if (m->keys[k]) {
-                size_t j = slot (&g, m->keys[k]);
-                g.keys[j] = m->keys[k];
-                g.counts[j] = m->counts[k];
+            if (m->slots[k].key) {
+                g.slots[slot (&g, m->slots[k].key)] = m->slots[k];
                 g.n++;
             }
         grew = RM_KEYMAP_BYTES (&g) - RM_KEYMAP_BYTES (m);
@@ -116,12 +113,19 @@ rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
         *m = g;
     }
     i = slot (m, key);
-    if (!m->keys[i]) {
-        m->keys[i] = key;
+    if (!m->slots[i].key) {
+        m->slots[i].key = key;
         m->n++;
     }
-    m->counts[i] += times;
+    m->slots[i].count += times;
     return grew;
+}
+
+void
+rm_keymap_prefetch (const rm_keymap_t *m, uint64_t key)
+{
+    if (m->cap)
+        __builtin_prefetch (&m->slots[(size_t) (key * 0x9E3779B97F4A7C15ULL) & (m->cap - 1)], 1);
 }
 
 uint64_t
@@ -129,14 +133,13 @@ rm_keymap_get (const rm_keymap_t *m, uint64_t key)
 {
     if (!m->cap)
         return 0;
-    return m->counts[slot (m, key)];
+    return m->slots[slot (m, key)].count;
 }
 
 void
 rm_keymap_destroy (rm_keymap_t *m)
 {
-    bson_free (m->keys);
-    bson_free (m->counts);
+    bson_free (m->slots);
     memset (m, 0, sizeof *m);
 }
 

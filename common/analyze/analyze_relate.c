@@ -78,9 +78,9 @@ count_parents (rm_analysis_t *a, rm_relation_t *r)
     rm_field_t *k = &a->cols[r->to].fields[r->key];
     for (size_t i = 0; i < k->keys.cap; i++) {
         uint64_t n;
-        if (!k->keys.keys[i])
+        if (!k->keys.slots[i].key)
             continue;
-        n = rm_keymap_get (&f->keys, k->keys.keys[i]);
+        n = rm_keymap_get (&f->keys, k->keys.slots[i].key);
         rm_dist_add (&r->children, n);
         r->parents_none += n == 0;
     }
@@ -177,10 +177,10 @@ share_in_memory (rm_analysis_t *a, rm_pair_t *p)
     const rm_keymap_t *f = &a->cols[p->from].fields[p->field].keys;
     const rm_keymap_t *k = &a->cols[p->to].fields[p->key].keys;
     for (size_t i = 0; i < f->cap; i++)
-        if (f->keys[i] && rm_keymap_get (k, f->keys[i])) {
-            p->matched += f->counts[i];
+        if (f->slots[i].key && rm_keymap_get (k, f->slots[i].key)) {
+            p->matched += f->slots[i].count;
             p->distinct++;
-            p->repeated += f->counts[i] > 1;
+            p->repeated += f->slots[i].count > 1;
         }
 }
 

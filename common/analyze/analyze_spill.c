@@ -61,11 +61,11 @@ rm_analyze_spill_keys (rm_analysis_t *a, bson_error_t *err)
         for (size_t fi = 0; fi < c->n_fields; fi++) {
             rm_keymap_t *m = &c->fields[fi].keys;
             for (size_t i = 0; i < m->cap; i++) {
-                if (!m->keys[i])
+                if (!m->slots[i].key)
                     continue;
-                rm_put_be64 (k, m->keys[i]);
+                rm_put_be64 (k, m->slots[i].key);
                 rm_put_be32 (k + 8, RM_FIELD_GID (ci, fi));
-                rm_put_be64 (v, m->counts[i]);
+                rm_put_be64 (v, m->slots[i].count);
                 if (!rm_sorter_add (a->spill, k, sizeof k, v, sizeof v, err))
                     return false;
             }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bsonwalk.h"
 #include "docbuf.h"
 #include "embed_join.h"
 #include "remodel/bsoncheck.h"
@@ -21,32 +22,36 @@
 
 typedef struct {
     rm_buf_t *keys;
-    rm_buf_t one;
     size_t n;
     bool distinct;
 } keyctx_t;
 
+/* The key goes straight into keys, after its length; a repeat is taken
+ * off again (no scratch buffer, no copy, nothing allocated per document
+ * once keys has grown). */
 static bool
 add_key (const bson_iter_t *value, void *ctx)
 {
     keyctx_t *k = ctx;
-    uint32_t len;
-    rm_buf_reset (&k->one);
-    rm_key_append (&k->one, value);
+    size_t at = k->keys->len;
+    uint32_t len = 0;
+    rm_buf_append (k->keys, &len, 4);
+    rm_key_append (k->keys, value);
+    len = (uint32_t) (k->keys->len - at - 4);
+    memcpy (k->keys->data + at, &len, 4);
     if (k->distinct) {
         /* Few keys per document: a linear scan beats a set. */
         size_t off = 0;
         for (size_t i = 0; i < k->n; i++) {
             uint32_t l;
             memcpy (&l, k->keys->data + off, 4);
-            if (l == k->one.len && !memcmp (k->keys->data + off + 4, k->one.data, l))
+            if (l == len && !memcmp (k->keys->data + off + 4, k->keys->data + at + 4, l)) {
+                k->keys->len = at;
                 return true;
+            }
             off += 4 + l;
         }
     }
-    len = (uint32_t) k->one.len;
-    rm_buf_append (k->keys, &len, 4);
-    rm_buf_append (k->keys, k->one.data, k->one.len);
     k->n++;
     return true;
 }
@@ -55,7 +60,7 @@ size_t
 rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8_t *doc,
               uint32_t len, rm_buf_t *keys)
 {
-    keyctx_t k = {keys, {NULL, 0, 0}, 0, true};
+    keyctx_t k = {keys, 0, true};
     rm_buf_reset (keys);
     if (foreign) {
         rm_path_visit_foreign (doc, len, path, since_36681, add_key, &k);
@@ -64,7 +69,6 @@ rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8
         if (k.n == 0)
             add_key (NULL, &k); /* missing, null or [] act as null */
     }
-    rm_buf_destroy (&k.one);
     return k.n;
 }
 
@@ -97,13 +101,37 @@ sort_value (const rm_sortkey_t *k, const rm_child_t *c, sortval_t *v)
         }
 }
 
+uint32_t
+rm_child_id_at (const uint8_t *doc, uint32_t len)
+{
+    bson_iter_t it;
+    return rm_doc_field (doc, len, "_id", 3, &it) ? bson_iter_offset (&it) : RM_CHILD_NO_ID;
+}
+
+/* A child's _id, where rm_child_id_at found it (or finds it now). */
+static bool
+child_id (const rm_child_t *c, bson_iter_t *it)
+{
+    uint32_t at = c->id_at ? c->id_at : rm_child_id_at (c->doc, c->len);
+    return at != RM_CHILD_NO_ID &&
+           bson_iter_init_from_data_at_offset (it, c->doc, c->len, at, 3);
+}
+
 /* A child's _id against another's, in MongoDB's order (missing lowest). */
 static int
 child_id_cmp (const rm_child_t *a, const rm_child_t *b)
 {
     bson_iter_t ia, ib;
-    bool ha = rm_doc_field (a->doc, a->len, "_id", 3, &ia);
-    bool hb = rm_doc_field (b->doc, b->len, "_id", 3, &ib);
+    bool ha, hb;
+    /* Two ObjectIds (most _ids) compare as their 12 bytes: read them where
+     * rm_child_id_at found them (type, "_id\0", value). */
+    if (a->id_at && b->id_at && a->id_at != RM_CHILD_NO_ID && b->id_at != RM_CHILD_NO_ID &&
+        a->doc[a->id_at] == BSON_TYPE_OID && b->doc[b->id_at] == BSON_TYPE_OID) {
+        int c = memcmp (a->doc + a->id_at + 5, b->doc + b->id_at + 5, 12);
+        return (c > 0) - (c < 0);
+    }
+    ha = child_id (a, &ia);
+    hb = child_id (b, &ib);
     return rm_value_compare (ha ? &ia : NULL, hb ? &ib : NULL);
 }
 
@@ -164,6 +192,12 @@ rm_join_order (const rm_join_t *j, rm_child_t *c, size_t n, bool by_slot)
 {
     orderctx_t o = {j, by_slot};
     size_t i = 1;
+    /* A comparison reads both _ids: find each child's once (a key with
+     * thousands of children costs n log n comparisons when they are out
+     * of order). */
+    for (size_t k = 0; n > 1 && k < n; k++)
+        if (!c[k].id_at)
+            c[k].id_at = rm_child_id_at (c[k].doc, c[k].len);
     /* Children mostly come in order already (from's order is often _id
      * order): n - 1 comparisons then, not a sort's n log n. The order is
      * total (seq breaks ties), so a sorted array is what qsort gives. */
@@ -202,6 +236,7 @@ struct rm_embed_out {
     /* project's keys (the first of each name) and whether each keeps its
      * field, looked up once instead of per field of every child */
     const char **proj_key;
+    uint32_t *proj_len;
     bool *proj_keep;
     size_t n_proj;
 };
@@ -231,6 +266,7 @@ rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         uint32_t n = bson_count_keys (o->spec->project);
         o->proj_key = bson_malloc0 ((n + 1) * sizeof *o->proj_key);
         o->proj_keep = bson_malloc0 ((n + 1) * sizeof *o->proj_keep);
+        o->proj_len = bson_malloc0 ((n + 1) * sizeof *o->proj_len);
         bson_iter_init (&it, o->spec->project);
         while (bson_iter_next (&it)) {
             const char *k = bson_iter_key (&it);
@@ -240,6 +276,7 @@ rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
             if (seen)
                 continue;
             o->proj_key[o->n_proj] = k;
+            o->proj_len[o->n_proj] = bson_iter_key_len (&it);
             o->proj_keep[o->n_proj++] = projected (o->spec, k);
         }
     }
@@ -265,32 +302,35 @@ add_item (rm_embed_out_t *o, const rm_child_t *c)
 {
     const rm_embed_t *spec = o->spec;
     size_t start;
-    bson_t d;
-    bson_iter_t it;
+    rm_walk_t w;
+    rm_elem_t e;
 
+    /* A raw walk of the child's fields (checked when read), each kept
+     * field's bytes copied as they are. */
     start = rm_docbuf_begin (&o->items);
-    bson_init_static (&d, c->doc, c->len);
-    bson_iter_init (&it, &d);
-    while (bson_iter_next (&it)) {
-        const char *k = bson_iter_key (&it);
-        bool keep = true;
-        if (spec->project) {
-            size_t p = 0;
-            bool listed, proj;
-            while (p < o->n_proj && strcmp (o->proj_key[p], k))
-                p++;
-            listed = p < o->n_proj;
-            proj = listed && o->proj_keep[p];
-            if (spec->project_inclusive)
-                keep = listed ? proj : !strcmp (k, "_id");
-            else
-                keep = !(listed && !proj);
-            if (!strcmp (k, "_id") && listed && !proj)
-                keep = false;
+    if (rm_walk_init (&w, c->doc, c->len))
+        while (rm_walk_next (&w, &e) > 0) {
+            bool keep = true;
+            if (spec->project) {
+                const char *k = rm_elem_key (&w, &e);
+                uint32_t kl = rm_elem_key_len (&e);
+                bool is_id = rm_elem_key_is (&w, &e, "_id", 3);
+                size_t p = 0;
+                bool listed, proj;
+                while (p < o->n_proj && (o->proj_len[p] != kl || memcmp (o->proj_key[p], k, kl)))
+                    p++;
+                listed = p < o->n_proj;
+                proj = listed && o->proj_keep[p];
+                if (spec->project_inclusive)
+                    keep = listed ? proj : is_id;
+                else
+                    keep = !(listed && !proj);
+                if (is_id && listed && !proj)
+                    keep = false;
+            }
+            if (keep)
+                rm_buf_append (&o->items, c->doc + e.start, e.end - e.start);
         }
-        if (keep)
-            rm_docbuf_copy (&o->items, &it);
-    }
     rm_docbuf_end (&o->items, start);
 }
 
@@ -609,6 +649,7 @@ rm_embed_out_destroy (rm_embed_out_t *o)
     rm_buf_destroy (&o->key);
     bson_free (o->item_off);
     bson_free (o->proj_key);
+    bson_free (o->proj_len);
     bson_free (o->proj_keep);
     bson_free (o);
 }

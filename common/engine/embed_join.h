@@ -13,7 +13,14 @@ typedef struct {
     uint32_t len;
     uint32_t slot; /* which of the parent's local keys it matched (first) */
     uint64_t seq;  /* position of the child in `from` */
+    /* Where its _id element starts (rm_child_id_at): looked up once per
+     * child, not twice per comparison. 0: not looked up yet. */
+    uint32_t id_at;
 } rm_child_t;
+
+#define RM_CHILD_NO_ID UINT32_MAX
+/* The offset of the document's _id element, RM_CHILD_NO_ID if it has none. */
+uint32_t rm_child_id_at (const uint8_t *doc, uint32_t len);
 
 /* A join of the documents of `into` (parents) with those of `from`
  * (children) by $lookup equality, handing each parent in order to a

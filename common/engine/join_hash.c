@@ -9,8 +9,9 @@
 typedef struct {
     size_t off;       /* in the arena */
     uint32_t len;
-    bool matched;
-    uint64_t seen;    /* the last parent that took it, to take it once */
+    uint32_t id_at;   /* rm_child_id_at, found while the bytes are in cache */
+    uint64_t seen;    /* the last parent that took it, to take it once; 0
+                       * none did (parents count from 1): not matched */
 } crec_t;
 
 /* A key's children: a list of nodes, in from's order. */
@@ -68,7 +69,7 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
             t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
         }
         rm_probe_doc (j->probe_foreign, f.data, f.len);
-        t->c[t->n] = (crec_t){t->arena.len, f.len, false, 0};
+        t->c[t->n] = (crec_t){t->arena.len, f.len, rm_child_id_at (f.data, f.len), 0};
         rm_buf_append (&t->arena, f.data, f.len);
         nk = rm_join_keys (j->foreign, true, j->since_36681, f.data, f.len, &t->tmp);
         for (size_t k = 0; k < nk; k++) {
@@ -111,13 +112,19 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
                 if (c->seen == parent)
                     continue; /* each child once per parent, as $lookup */
                 c->seen = parent;
-                c->matched = true;
                 if (n == cand_cap) {
                     cand_cap = cand_cap ? cand_cap * 2 : 64;
                     cand = bson_realloc (cand, cand_cap * sizeof *cand);
                 }
-                cand[n++] = (rm_child_t){t->arena.data + c->off, c->len, k, t->nodes[nd].child};
+                cand[n++] = (rm_child_t){t->arena.data + c->off, c->len, k, t->nodes[nd].child, c->id_at};
             }
+        }
+        /* The children lie anywhere in the arena: ask for each one's
+         * first and last bytes (what a walk reads first) together, so
+         * the misses overlap rather than come one per child. */
+        for (size_t i = 0; i < n; i++) {
+            __builtin_prefetch (cand[i].doc);
+            __builtin_prefetch (cand[i].doc + cand[i].len - 1);
         }
         rm_join_order (j, cand, n, nk > 1);
         if (!j->begin (j->ctx, f.data, f.len, err)) {
@@ -147,9 +154,9 @@ write_children (table_t *t, rm_engine_t *e, const rm_join_t *j, rm_ens_t *from,
     if (!next)
         return false;
     for (size_t i = 0; i < t->n; i++) {
-        if (!t->c[i].matched)
+        if (!t->c[i].seen)
             from->stats->orphans++;
-        if ((j->keep_source || !t->c[i].matched) &&
+        if ((j->keep_source || !t->c[i].seen) &&
             !rm_store_add (next, t->arena.data + t->c[i].off, t->c[i].len, err)) {
             rm_store_destroy (next);
             return false;
@@ -172,7 +179,7 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
         ok = write_children (&t, e, j, from, err);
     else if (ok)
         for (size_t i = 0; i < t.n; i++)
-            from->stats->orphans += !t.c[i].matched;
+            from->stats->orphans += !t.c[i].seen;
     rm_buf_destroy (&t.arena);
     rm_buf_destroy (&t.tmp);
     rm_keytab_destroy (&t.keys);
