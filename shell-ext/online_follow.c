@@ -60,16 +60,16 @@ online_follow_confirm (online_t *on, int64_t *written, bson_error_t *err)
     return ok;
 }
 
-/* Whether the plan's record says its run wrote no key map (keysMissing,
- * online_apply). */
+/* A flag of the plan's record: keysMissing (its run wrote no key map,
+ * online_apply), handover (finalize asks a follower for the lease). */
 static bool
-keys_missing (online_t *on, bool *missing, bson_error_t *err)
+record_flag (online_t *on, const char *name, bool *set, bson_error_t *err)
 {
     bson_t doc;
     bson_iter_t it;
     bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
                                        "reading the plan's record", err);
-    *missing = ok && bson_iter_init_find (&it, &doc, "keysMissing") && bson_iter_as_bool (&it);
+    *set = ok && bson_iter_init_find (&it, &doc, name) && bson_iter_as_bool (&it);
     bson_destroy (&doc);
     return ok;
 }
@@ -108,7 +108,7 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     }
     /* After a --server-side run, no key map: a partner whose key changed
      * since would leave its old results as they are. */
-    ok = ok && keys_missing (on, &nokeys, err);
+    ok = ok && record_flag (on, "keysMissing", &nokeys, err);
     if (ok && nokeys) {
         on->keys_rebuilt = true;
         if (!on->o->quiet)
@@ -163,20 +163,6 @@ note_round (online_t *on, int64_t round, int64_t ms, bson_error_t *err)
     return ok;
 }
 
-/* finalize asks a follower for the lease by setting handover in the
- * plan's record. */
-static bool
-handover_asked (online_t *on, bool *asked, bson_error_t *err)
-{
-    bson_t doc;
-    bson_iter_t it;
-    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
-                                       "reading the plan's record", err);
-    *asked = ok && bson_iter_init_find (&it, &doc, "handover") && bson_iter_as_bool (&it);
-    bson_destroy (&doc);
-    return ok;
-}
-
 /* How often follow verifies a sample of the results (online_sample.c),
  * so that finalize need not while the writes are stopped; after one that
  * found a difference (written since the round's point, most likely), how
@@ -228,7 +214,7 @@ online_follow (online_t *on, bson_error_t *err)
         }
         ONLINE_RETRY_RESET (retry);
         ok = note_round (on, ++round, online_mono_ms () - t0, err) &&
-             handover_asked (on, &asked, err);
+             record_flag (on, "handover", &asked, err);
         if (ok && !asked && !online_stop_requested () && online_mono_ms () >= sample_at) {
             int64_t differ = 0;
             if (!online_sample_verify (on, n_sample, &differ, err)) {
@@ -249,7 +235,7 @@ online_follow (online_t *on, bson_error_t *err)
                                           slept < pause; slept += 100, step++) {
             online_sleep_ms (pause - slept < 100 ? pause - slept : 100);
             if (step % 3 == 0)
-                ok = handover_asked (on, &asked, err);
+                ok = record_flag (on, "handover", &asked, err);
         }
     }
     if (ok && !on->o->quiet)
