@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "online_changes.h"
+#include "online_identity.h"
 #include "remodel/cli.h"
 
 bool
@@ -68,7 +69,7 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     online_changes_t ch, noted;
     online_incr_stats_t *st = &on->incr;
     const char *nss[64];
-    char point[400];
+    char point[400], later[ONLINE_IDENTITY_NOTE];
     bool lost = false, done = false, ok;
     size_t nns;
 
@@ -93,8 +94,21 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
         goto done;
     }
     nns = ok ? online_changes_sources (on, nss, 64) : 0;
-    ok = ok && online_changes_read (on, &from, next, nss, nns, &ch, err) &&
+    /* The sources' identities at the next point, against the last one's:
+     * what a log that is silent on DDL does not say (online_identity.c). */
+    ok = ok && online_identity_now (on, nss, nns, &next->sources, err) &&
+         online_changes_read (on, &from, next, nss, nns, &ch, err) &&
          online_made_load (on, &noted, err);
+    if (ok && !online_identity_check (on, &from, &next->sources, ch.rescan, sizeof ch.rescan,
+                                      later, err)) {
+        /* Put back, it is rescanned: its writes meanwhile are in no log
+         * remodel reads. */
+        bson_error_t why;
+        bson_t *upd = BCON_NEW ("$set", "{", "capture.rescan", BCON_UTF8 (later), "}");
+        online_plan_update (on, upd, &why);
+        bson_destroy (upd);
+        ok = *save = false;
+    }
     st->events = ch.events;
     on->incr_running = true;
     ok = ok && online_incr_sync (on, &ch, &noted, st, &done, first_full, err);
