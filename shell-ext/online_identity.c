@@ -191,6 +191,9 @@ online_identity_check (online_t *on, const online_capture_t *from, const bson_t 
                       on->names.name, gone);
         snprintf (later, ONLINE_IDENTITY_NOTE, "%s was gone at a round since the last point",
                   gone);
+        /* follow waits for it as for a server away (--retry-for): a drop
+         * and create again, a mongorestore --drop, pass. */
+        on->transient = on->following;
         return false;
     }
     if (!*rescan && *from->rescan)

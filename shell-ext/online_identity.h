@@ -27,7 +27,8 @@ bool online_identity_now (online_t *on, const char **nss, size_t n, bson_t *out,
 /* The point from (its sources, and the rescan an earlier round left)
  * against the identities now: a source changed, or one that was gone at
  * an earlier round, sets rescan (when "", cap its size); a source gone
- * refuses (false, err naming it and what goes on; later, of size
+ * refuses (false, err naming it and what goes on: follow retries it as a
+ * transient error, for --retry-for; later, of size
  * ONLINE_IDENTITY_NOTE, what the caller records for the round that finds
  * it back: capture.rescan). */
 #define ONLINE_IDENTITY_NOTE 300
