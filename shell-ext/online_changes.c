@@ -262,7 +262,15 @@ stream_event (online_changes_t *ch, const char *ns, const bson_iter_t *ev)
         if (find_doc (ev, "fullDocument._id", &id) || find_doc (ev, "documentKey._id", &id))
             online_changes_add (ch, ns, &id);
     } else if (!*ch->rescan) {
-        snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s", type, ns);
+        /* The collection the event names (mongo-java-server gives a
+         * drop of one collection in the streams of the others too). */
+        bson_iter_t db, coll;
+        if (find_doc (ev, "ns.db", &db) && BSON_ITER_HOLDS_UTF8 (&db) &&
+            find_doc (ev, "ns.coll", &coll) && BSON_ITER_HOLDS_UTF8 (&coll))
+            snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s.%s", type,
+                      bson_iter_utf8 (&db, NULL), bson_iter_utf8 (&coll, NULL));
+        else
+            snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s", type, ns);
     }
 }
 

@@ -35,11 +35,18 @@ read_one (mongoc_client_t *client, const char *ns, bson_t *out, const char *key,
     bson_destroy (cmd);
     BSON_APPEND_DOCUMENT_BEGIN (out, key, &entry);
     BSON_APPEND_UTF8 (&entry, "ns", ns);
+    /* mongo-java-server ignores the filter: the entry is found by name. */
     if (ok && bson_iter_init (&it, &reply) &&
         bson_iter_find_descendant (&it, "cursor.firstBatch", &it) &&
-        bson_iter_recurse (&it, &batch) && bson_iter_next (&batch) &&
-        BSON_ITER_HOLDS_DOCUMENT (&batch)) {
-        exists = true;
+        bson_iter_recurse (&it, &batch))
+        while (bson_iter_next (&batch))
+            if (BSON_ITER_HOLDS_DOCUMENT (&batch) && bson_iter_recurse (&batch, &f) &&
+                bson_iter_find (&f, "name") && BSON_ITER_HOLDS_UTF8 (&f) &&
+                !strcmp (bson_iter_utf8 (&f, NULL), dot + 1)) {
+                exists = true;
+                break;
+            }
+    if (exists) {
         if (bson_iter_recurse (&batch, &f) && bson_iter_find_descendant (&f, "info.uuid", &f) &&
             BSON_ITER_HOLDS_BINARY (&f))
             bson_append_iter (&entry, "uuid", 4, &f);
