@@ -84,21 +84,12 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
         goto done;
     /* The next point first: whatever is written from here on is after it. */
     st->point_at = (int64_t) time (NULL) * 1000;
-    ok = online_capture_start (on, next, err) && online_capture_lost (on, &from, &lost, err);
-    *save = ok;
-    online_capture_point (&from, point, sizeof point);
-    if (ok && lost) {
-        if (!on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: sync: history lost since %s (the change "
-                         "log no longer holds it): every step rescanned in full", point);
-        goto done;
-    }
-    nns = ok ? online_changes_sources (on, nss, 64) : 0;
+    nns = online_changes_sources (on, nss, 64);
     /* The sources' identities at the next point, against the last one's:
      * what a log that is silent on DDL does not say (online_identity.c). */
-    ok = ok && online_identity_now (on, nss, nns, &next->sources, err) &&
-         online_changes_read (on, &from, next, nss, nns, &ch, err) &&
-         online_made_load (on, &noted, err);
+    ok = online_capture_start (on, next, err) &&
+         online_identity_now (on, nss, nns, &next->sources, err) &&
+         online_capture_lost (on, &from, &lost, err);
     if (ok && !online_identity_check (on, &from, &next->sources, ch.rescan, sizeof ch.rescan,
                                       later, err)) {
         /* Put back, it is rescanned: its writes meanwhile are in no log
@@ -107,8 +98,18 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
         bson_t *upd = BCON_NEW ("$set", "{", "capture.rescan", BCON_UTF8 (later), "}");
         online_plan_update (on, upd, &why);
         bson_destroy (upd);
-        ok = *save = false;
+        ok = false;
     }
+    *save = ok;
+    online_capture_point (&from, point, sizeof point);
+    if (ok && lost) {
+        if (!on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: sync: history lost since %s (the change "
+                         "log no longer holds it): every step rescanned in full", point);
+        goto done;
+    }
+    ok = ok && online_changes_read (on, &from, next, nss, nns, &ch, err) &&
+         online_made_load (on, &noted, err);
     st->events = ch.events;
     on->incr_running = true;
     ok = ok && online_incr_sync (on, &ch, &noted, st, &done, first_full, err);
