@@ -332,6 +332,10 @@ typedef struct {
     uint32_t ts_t, ts_i;
     bool sentinel;          /* token: the event of remodel's own write */
     char db[128], coll[256]; /* the namespace the stream was opened on */
+    bson_t sources;         /* the sources' identities at the point
+                             * (online_identity.h); empty: not recorded */
+    char rescan[300];       /* not "": a source was gone at a round after
+                             * the point, so the next sync rescans */
 } online_capture_t;
 
 void online_capture_init (online_capture_t *c);

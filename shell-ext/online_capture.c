@@ -44,12 +44,14 @@ online_capture_init (online_capture_t *c)
 {
     memset (c, 0, sizeof *c);
     bson_init (&c->token);
+    bson_init (&c->sources);
 }
 
 void
 online_capture_destroy (online_capture_t *c)
 {
     bson_destroy (&c->token);
+    bson_destroy (&c->sources);
 }
 
 const char *
@@ -376,6 +378,8 @@ online_capture_append (const online_capture_t *c, const char *key, bson_t *doc)
     BSON_APPEND_UTF8 (&cap, "db", c->db);
     BSON_APPEND_UTF8 (&cap, "coll", c->coll);
     BSON_APPEND_DATE_TIME (&cap, "taken", (int64_t) time (NULL) * 1000);
+    if (!bson_empty (&c->sources))
+        BSON_APPEND_ARRAY (&cap, "sources", &c->sources);
     bson_append_document_end (doc, &cap);
 }
 
@@ -400,6 +404,7 @@ online_capture_load (const bson_t *record, online_capture_t *c)
     const char *mode;
 
     bson_reinit (&c->token);
+    bson_reinit (&c->sources);
     c->has_ts = c->sentinel = false;
     c->mode = ONLINE_CAPTURE_NONE;
     *c->db = *c->coll = '\0';
@@ -431,6 +436,18 @@ online_capture_load (const bson_t *record, online_capture_t *c)
         snprintf (c->db, sizeof c->db, "%s", bson_iter_utf8 (&f, NULL));
     if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "coll") && BSON_ITER_HOLDS_UTF8 (&f))
         snprintf (c->coll, sizeof c->coll, "%s", bson_iter_utf8 (&f, NULL));
+    *c->rescan = '\0';
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "rescan") && BSON_ITER_HOLDS_UTF8 (&f))
+        snprintf (c->rescan, sizeof c->rescan, "%s", bson_iter_utf8 (&f, NULL));
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "sources") &&
+        BSON_ITER_HOLDS_ARRAY (&f)) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_t arr;
+        bson_iter_array (&f, &len, &data);
+        if (bson_init_static (&arr, data, len))
+            bson_concat (&c->sources, &arr);
+    }
     return true;
 }
 

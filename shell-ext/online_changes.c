@@ -280,7 +280,15 @@ stream_event (online_changes_t *ch, const char *ns, const bson_iter_t *ev)
         if (find_doc (ev, "fullDocument._id", &id) || find_doc (ev, "documentKey._id", &id))
             online_changes_add (ch, ns, &id);
     } else if (!*ch->rescan) {
-        snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s", type, ns);
+        /* The collection the event names (mongo-java-server gives a
+         * drop of one collection in the streams of the others too). */
+        bson_iter_t db, coll;
+        if (find_doc (ev, "ns.db", &db) && BSON_ITER_HOLDS_UTF8 (&db) &&
+            find_doc (ev, "ns.coll", &coll) && BSON_ITER_HOLDS_UTF8 (&coll))
+            snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s.%s", type,
+                      bson_iter_utf8 (&db, NULL), bson_iter_utf8 (&coll, NULL));
+        else
+            snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s", type, ns);
     }
 }
 
@@ -353,7 +361,11 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
     coll = dot + 1;
     /* A cluster time opens any collection's stream at that moment (real
      * MongoDB); a server without one gives tokens that are positions in
-     * its one log (online_capture.c). */
+     * its one log (online_capture.c). startAfter, not resumeAfter:
+     * mongo-java-server answers a resumeAfter on a collection once dropped
+     * with an invalidate and nothing else, for any token, even one after
+     * the drop; startAfter gives the events (the drop among them), so a
+     * drop handled once is not seen again at every round. */
     if (from->has_ts)
         cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream", "{",
                         "fullDocument", BCON_UTF8 ("updateLookup"), "startAtOperationTime",
@@ -361,7 +373,7 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
                         "}");
     else
         cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream", "{",
-                        "fullDocument", BCON_UTF8 ("updateLookup"), "resumeAfter",
+                        "fullDocument", BCON_UTF8 ("updateLookup"), "startAfter",
                         BCON_DOCUMENT (&from->token), "}", "}", "]", "cursor", "{", "}");
     ok = mongoc_client_command_simple (on->client, db, cmd, NULL, &reply, &why);
     bson_destroy (cmd);
@@ -410,7 +422,8 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
 /* ---- the oplog ---- */
 
 /* A command entry ("db.$cmd"): a drop or rename of a source makes _ids
- * meaningless. */
+ * meaningless; a collMod may change what the steps make of them (a
+ * collation). */
 static void
 oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char **nss, size_t nns)
 {
@@ -422,7 +435,7 @@ oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char
         char full[400];
         if (!strcmp (k, "dropDatabase") || !strcmp (k, "renameCollection")) {
             snprintf (full, sizeof full, "%s", !strcmp (k, "renameCollection") ? v : db);
-        } else if (!strcmp (k, "drop")) {
+        } else if (!strcmp (k, "drop") || !strcmp (k, "collMod")) {
             snprintf (full, sizeof full, "%s.%s", db, v);
         } else {
             continue;

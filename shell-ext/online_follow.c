@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "online_changes.h"
+#include "online_identity.h"
 #include "remodel/cli.h"
 
 bool
@@ -82,7 +83,7 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     online_changes_t ch, noted;
     online_incr_stats_t *st = &on->incr;
     const char *nss[64];
-    char point[400];
+    char point[400], later[ONLINE_IDENTITY_NOTE];
     bool lost = false, nokeys = false, done = false, ok;
     size_t nns;
 
@@ -97,7 +98,22 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
         goto done;
     /* The next point first: whatever is written from here on is after it. */
     st->point_at = (int64_t) time (NULL) * 1000;
-    ok = online_capture_start (on, next, err) && online_capture_lost (on, &from, &lost, err);
+    nns = online_changes_sources (on, nss, 64);
+    /* The sources' identities at the next point, against the last one's:
+     * what a log that is silent on DDL does not say (online_identity.c). */
+    ok = online_capture_start (on, next, err) &&
+         online_identity_now (on, nss, nns, &next->sources, err) &&
+         online_capture_lost (on, &from, &lost, err);
+    if (ok && !online_identity_check (on, &from, &next->sources, ch.rescan, sizeof ch.rescan,
+                                      later, err)) {
+        /* Put back, it is rescanned: its writes meanwhile are in no log
+         * remodel reads. */
+        bson_error_t why;
+        bson_t *upd = BCON_NEW ("$set", "{", "capture.rescan", BCON_UTF8 (later), "}");
+        online_plan_update (on, upd, &why);
+        bson_destroy (upd);
+        ok = false;
+    }
     *save = ok;
     online_capture_point (&from, point, sizeof point);
     if (ok && lost) {
@@ -118,7 +134,6 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
                          "(this rescan notes them)");
         goto done;
     }
-    nns = ok ? online_changes_sources (on, nss, 64) : 0;
     ok = ok && online_changes_read (on, &from, next, nss, nns, &ch, err) &&
          online_made_load (on, &noted, err);
     st->events = ch.events;

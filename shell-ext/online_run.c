@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "online_changes.h"
+#include "online_identity.h"
 #include "remodel/cli.h"
 
 /* ---- a pass, a step, the plan ---- */
@@ -655,8 +656,11 @@ capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
     }
     if (ok && fresh && !on->o->dry_run) {
         /* A key map of an earlier run of the plan is of results gone. */
+        const char *nss[64];
         ok = online_keys_drop_plan (on, err) && online_made_drop (on, true, err) &&
              online_capture_start (on, c, err) &&
+             online_identity_now (on, nss, online_changes_sources (on, nss, 64), &c->sources,
+                                  err) &&
              online_capture_save (on, c, err);
         more = c->mode == ONLINE_CAPTURE_NONE ? none : "recorded now, before the copy";
     }
