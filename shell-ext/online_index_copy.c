@@ -287,9 +287,47 @@ name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t 
     return ok;
 }
 
-/* Whether index name of db.coll is one remodel made (--create-indexes,
- * the plan's record's madeIndexes): the join's, not the application's,
- * so not the new design's either (rollback drops it from the source). */
+/* The indexes remodel made (--create-indexes) for any plan, as one
+ * {madeIndexes: [...]}: each plan's record lists its own. Another plan's
+ * over the same sources is a join's too, not the application's. */
+static bool
+made_indexes_all (online_t *on, bson_t *out, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, "plans");
+    bson_t filter = BSON_INITIALIZER, arr;
+    bson_t *opts = BCON_NEW ("projection", "{", "madeIndexes", BCON_INT32 (1), "}");
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+    uint32_t n = 0;
+
+    bson_init (out);
+    BSON_APPEND_ARRAY_BEGIN (out, "madeIndexes", &arr);
+    while (mongoc_cursor_next (cur, &doc)) {
+        bson_iter_t it, list;
+        if (!bson_iter_init_find (&it, doc, "madeIndexes") || !BSON_ITER_HOLDS_ARRAY (&it) ||
+            !bson_iter_recurse (&it, &list))
+            continue;
+        while (bson_iter_next (&list)) {
+            char key[16];
+            const char *kp;
+            bson_uint32_to_string (n++, &kp, key, sizeof key);
+            bson_append_iter (&arr, kp, -1, &list);
+        }
+    }
+    bson_append_array_end (out, &arr);
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading the plans' records");
+    mongoc_cursor_destroy (cur);
+    mongoc_collection_destroy (c);
+    bson_destroy (opts);
+    return ok;
+}
+
+/* Whether index name of db.coll is one remodel made (rec: the made
+ * indexes of every plan): the join's, not the application's, so not the
+ * new design's either (rollback drops it from the source). */
 static bool
 made_by_remodel (const bson_t *rec, const carry_t *m, const char *name)
 {
@@ -528,8 +566,8 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     carry_t *mv;
     size_t n = 0;
     tally_t t = {0, 0, 0, 0};
-    bson_t rec;
-    bool ok, found;
+    bson_t rec = BSON_INITIALIZER;
+    bool ok;
 
     if (on->o->in_place || on->o->dry_run)
         return true; /* no result replaces anything */
@@ -539,9 +577,7 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
         followed = true;
     }
     mv = bson_malloc0 (CARRY_MAX * sizeof *mv);
-    ok = online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
-                           err) &&
-         carries_of_plan (on, mv, &n, err);
+    ok = made_indexes_all (on, &rec, err) && carries_of_plan (on, mv, &n, err);
     for (size_t i = 0; ok && i < n; i++) {
         bson_t src = BSON_INITIALIZER, have = BSON_INITIALIZER;
         bson_iter_t it;

@@ -148,7 +148,7 @@ ops=$("$REMODEL" run --help | tr ',;.' '   ' | awk '/operations/,/remodel-plan/'
 parser=$(echo '{"remodel": 1, "steps": [{"frob": {}}]}' >"$T/frob.json"; "$REMODEL" check "$T/frob.json" 2>&1 |
          sed 's/.*unknown operation (//; s/)$//' | tr ',' '\n' | tr -d ' ' | sort -u)
 expect_eq "run --help lists exactly the operations the parser knows" "$(echo $ops)" "$(echo $parser)"
-expect_eq "check --help lists --against" "$("$REMODEL" check --help | grep -c -- '--against SRC ')" 1
+expect_eq "check --help lists --against" "$("$REMODEL" check --help | grep -c -- '^  --against SRC ')" 1
 
 # --- a reader that goes away mid-stream ------------------------------------------
 "$REMODEL" show "$ROOT/dumps/sample" 2>"$T/err" | head -c 100 >/dev/null
