@@ -246,6 +246,10 @@ int64_t online_apply (online_t *on, online_mode_t mode, bson_error_t *err);
  * document of its namespace (refused as `remodel run` refuses them). */
 bool online_preflight (online_t *on, bson_error_t *err);
 
+/* online_field.c: a string field of a stored record into buf ("" when
+ * missing or not a string). */
+void online_field_utf8 (const bson_t *doc, const char *key, char *buf, size_t cap);
+
 /* online_clock.c: a sleep and the monotonic clock, in milliseconds. */
 void online_sleep_ms (int64_t ms);
 int64_t online_mono_ms (void);

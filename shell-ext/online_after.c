@@ -69,15 +69,6 @@ online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *docs, 
     return ok;
 }
 
-static void
-copy_utf8 (const bson_t *doc, const char *key, char *buf, size_t cap)
-{
-    bson_iter_t it;
-    *buf = '\0';
-    if (bson_iter_init_find (&it, doc, key) && BSON_ITER_HOLDS_UTF8 (&it))
-        snprintf (buf, cap, "%s", bson_iter_utf8 (&it, NULL));
-}
-
 static int64_t
 int_of (const bson_t *doc, const char *key, int64_t dflt)
 {
@@ -105,7 +96,7 @@ after_read (online_t *on, online_after_t *a, bson_error_t *err)
         a->has_point = online_capture_load (&sub, &a->point) &&
                        a->point.mode != ONLINE_CAPTURE_NONE &&
                        (!bson_empty (&a->point.token) || a->point.has_ts);
-        copy_utf8 (&sub, "decided", a->decided, sizeof a->decided);
+        online_field_utf8 (&sub, "decided", a->decided, sizeof a->decided);
         a->pending = int_of (&sub, "pending", 0) != 0;
         if (bson_iter_init_find (&it, &sub, "colls") && bson_iter_recurse (&it, &arr))
             while (bson_iter_next (&arr) && a->n < ONLINE_AFTER_MAX &&
@@ -114,11 +105,11 @@ after_read (online_t *on, online_after_t *a, bson_error_t *err)
                 bson_t m;
                 bson_iter_document (&arr, &len, &data);
                 bson_init_static (&m, data, len);
-                copy_utf8 (&m, "ns", c->ns, sizeof c->ns);
-                copy_utf8 (&m, "db", c->db, sizeof c->db);
-                copy_utf8 (&m, "coll", c->coll, sizeof c->coll);
-                copy_utf8 (&m, "result", c->result, sizeof c->result);
-                copy_utf8 (&m, "backup", c->backup, sizeof c->backup);
+                online_field_utf8 (&m, "ns", c->ns, sizeof c->ns);
+                online_field_utf8 (&m, "db", c->db, sizeof c->db);
+                online_field_utf8 (&m, "coll", c->coll, sizeof c->coll);
+                online_field_utf8 (&m, "result", c->result, sizeof c->result);
+                online_field_utf8 (&m, "backup", c->backup, sizeof c->backup);
                 c->docs = int_of (&m, "docs", 0);
                 c->sum = (uint64_t) int_of (&m, "sum", 0);
                 c->written = int_of (&m, "written", 0);

@@ -228,15 +228,6 @@ journal_write (online_t *on, const journal_t *j, const char *direction, int64_t 
     return ok;
 }
 
-static void
-copy_utf8 (const bson_t *doc, const char *key, char *buf, size_t cap)
-{
-    bson_iter_t it;
-    *buf = '\0';
-    if (bson_iter_init_find (&it, doc, key) && BSON_ITER_HOLDS_UTF8 (&it))
-        snprintf (buf, cap, "%s", bson_iter_utf8 (&it, NULL));
-}
-
 /* The journal in the plan's record: *found false when there is none. */
 static bool
 journal_read (online_t *on, journal_t *j, bool *found, bson_error_t *err)
@@ -262,11 +253,11 @@ journal_read (online_t *on, journal_t *j, bool *found, bson_error_t *err)
                 move_t *mv = &j->moves[j->n++];
                 bson_iter_document (&arr, &len, &data);
                 bson_init_static (&m, data, len);
-                copy_utf8 (&m, "ns", mv->ns, sizeof mv->ns);
-                copy_utf8 (&m, "db", mv->db, sizeof mv->db);
-                copy_utf8 (&m, "coll", mv->coll, sizeof mv->coll);
-                copy_utf8 (&m, "result", mv->result, sizeof mv->result);
-                copy_utf8 (&m, "backup", mv->backup, sizeof mv->backup);
+                online_field_utf8 (&m, "ns", mv->ns, sizeof mv->ns);
+                online_field_utf8 (&m, "db", mv->db, sizeof mv->db);
+                online_field_utf8 (&m, "coll", mv->coll, sizeof mv->coll);
+                online_field_utf8 (&m, "result", mv->result, sizeof mv->result);
+                online_field_utf8 (&m, "backup", mv->backup, sizeof mv->backup);
                 mv->original = bson_iter_init_find (&e, &m, "original") && bson_iter_as_bool (&e);
             }
         if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "drops") &&
@@ -279,8 +270,8 @@ journal_read (online_t *on, journal_t *j, bool *found, bson_error_t *err)
                 char db[128], coll[256];
                 bson_iter_document (&arr, &len, &data);
                 bson_init_static (&m, data, len);
-                copy_utf8 (&m, "db", db, sizeof db);
-                copy_utf8 (&m, "coll", coll, sizeof coll);
+                online_field_utf8 (&m, "db", db, sizeof db);
+                online_field_utf8 (&m, "coll", coll, sizeof coll);
                 memcpy (j->drops[j->n_drops], db, strlen (db) + 1);
                 snprintf (j->drops[j->n_drops] + strlen (db) + 1,
                           sizeof j->drops[0] - strlen (db) - 1, "%s", coll);
