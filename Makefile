@@ -36,12 +36,16 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude $(LAYER_INC) \
 LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 LIB_SRC  = $(wildcard common/*/*.c) $(if $(TOY),tests/toy/step_toy.c)
-# The online companion: the only program that links libmongoc.
-ONLINE_SRC = $(wildcard shell-ext/*.c)
+# The online companion: the only program that links libmongoc. Its
+# layers, each a folder of shell-ext/ (shell-ext/README.md), lowest first,
+# all above the core's (it calls the core through include/ only).
+ONLINE_DIRS = conn state batch follow cmd
+ONLINE_SRC = $(wildcard $(ONLINE_DIRS:%=shell-ext/%/*.c))
+$(BUILD)/shell-ext/%.o: LAYER_INC = $(ONLINE_DIRS:%=-Ishell-ext/%)
 CLI_SRC  = $(wildcard migrate/*.c)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 GEN_SRC  = $(wildcard dumps/generator/*.c)
-HEADERS  = $(wildcard include/remodel/*.h common/*/*.h migrate/*.h shell-ext/*.h tests/unit/*.h)
+HEADERS  = $(wildcard include/remodel/*.h common/*/*.h migrate/*.h shell-ext/*/*.h tests/unit/*.h)
 # Each object's headers, as the compiler found them (-MMD): a header's
 # change rebuilds what includes it, and only that.
 DEPFLAGS = -MMD -MP
