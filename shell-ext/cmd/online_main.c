@@ -368,6 +368,10 @@ main (int argc, char **argv)
         note ("", "%s: %s came as it was finishing: it completed first", cmd,
               online_stop_name ());
     }
+    /* A lease still held (an early return) is released, not left to
+     * expire: here, where the commands release it, not in the connection
+     * below them. */
+    online_lease_drop (&on);
     online_close (&on);
     if (o.write_concern)
         mongoc_write_concern_destroy (o.write_concern);

@@ -106,6 +106,8 @@ typedef struct {
 
 /* online_conn.c: connect and ping (errors redact credentials). */
 bool online_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
+/* Closes the connection (a lease still held is the caller's to drop
+ * first, online_lease_drop). */
 void online_close (online_t *on);
 mongoc_collection_t *online_collection (online_t *on, const char *db, const char *coll);
 /* A driver error as ours, naming what was being done and where; notes in

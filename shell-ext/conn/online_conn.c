@@ -246,9 +246,6 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
 void
 online_close (online_t *on)
 {
-    /* A lease still held (an early return) is released, not left to
-     * expire. */
-    online_lease_drop (on);
     if (on->client)
         mongoc_client_destroy (on->client);
     on->client = NULL;
