@@ -565,3 +565,11 @@ online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs_t *o
     }
     return rm_batchstep_run (j->engine, collect, &c, err);
 }
+
+rm_batchstep_t *
+online_engine_new (online_t *on, const rm_step_t *s)
+{
+    rm_batchstep_t *b = rm_batchstep_new (s, NULL);
+    rm_batchstep_lookup (b, online_lookup_rules (on) == 2);
+    return b;
+}

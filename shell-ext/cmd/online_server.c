@@ -12,50 +12,6 @@
 #include "online_batch.h"
 #include "remodel/cli.h"
 
-bool
-online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
-{
-    bson_t *cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
-    bson_t reply;
-    bson_iter_t it;
-    bson_error_t why;
-    bool ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &why);
-
-    bson_destroy (cmd);
-    if (!ok) {
-        bson_destroy (&reply);
-        return online_fail (on, err, &why, "asking the server's version (buildInfo)");
-    }
-    ok = bson_iter_init_find (&it, &reply, "version") && BSON_ITER_HOLDS_UTF8 (&it) &&
-         rm_compile_version_parse (bson_iter_utf8 (&it, NULL), v);
-    if (!ok)
-        rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: the server's buildInfo names no version "
-                      "remodel reads: give --server-version", on->where);
-    bson_destroy (&reply);
-    return ok;
-}
-
-int
-online_lookup_rules (online_t *on)
-{
-    if (!on->lookup_rules) {
-        rm_compile_version_t v = on->o->server_version;
-        bson_error_t ignored;
-        if (!on->o->server_version_given && !online_server_version (on, &v, &ignored))
-            rm_compile_version_parse (RM_LOOKUP_DEFAULT_VERSION, &v);
-        on->lookup_rules = rm_compile_lookup_since_36681 (v) ? 2 : 1;
-    }
-    return on->lookup_rules;
-}
-
-rm_batchstep_t *
-online_engine_new (online_t *on, const rm_step_t *s)
-{
-    rm_batchstep_t *b = rm_batchstep_new (s, NULL);
-    rm_batchstep_lookup (b, online_lookup_rules (on) == 2);
-    return b;
-}
-
 /* The smallest pipeline using the stage, to see whether the server has it. */
 static bson_t *
 probe_stage (online_t *on, const char *stage)
