@@ -8,18 +8,6 @@
 #include "remodel/fieldcheck.h"
 #include "remodel/sorter.h"
 
-typedef struct {
-    size_t off;             /* in the batch's bytes */
-    uint32_t len;
-    int keep;               /* outputs: which of the pass's keep[] (-1: not kept) */
-} online_doc_t;
-
-typedef struct {
-    rm_buf_t bytes;         /* the documents, one after another */
-    online_doc_t *docs;
-    size_t n, cap;
-} online_docs_t;
-
 /* The join's key map (online_keys.c, online_changes.h). */
 typedef struct online_keys online_keys_t;
 
@@ -49,15 +37,6 @@ typedef struct {
 } online_job_t;
 
 void online_job_destroy_series (online_job_t *j);
-void online_docs_init (online_docs_t *d);
-void online_docs_reset (online_docs_t *d);
-void online_docs_destroy (online_docs_t *d);
-void online_docs_add (online_docs_t *d, const uint8_t *doc, uint32_t len, int keep);
-static inline const uint8_t *
-online_doc_bytes (const online_docs_t *d, size_t i)
-{
-    return d->bytes.data + d->docs[i].off;
-}
 /* online_verify.c: a document's JSON for a message, cut to a line's
  * worth (cap bytes, "..." at the end when cut). */
 void online_doc_text (const uint8_t *doc, uint32_t len, char *buf, size_t cap);
@@ -105,15 +84,6 @@ int online_batch_reread (online_job_t *j, const bson_iter_t *id, online_docs_t *
 bool online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs_t *out,
                            bson_error_t *err);
 
-/* Whether two documents carry the same _id (bytes and type). */
-bool online_same_id (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen);
-/* {_id: <doc's _id>} into sel (false: no _id). */
-bool online_id_filter (const uint8_t *doc, uint32_t len, bson_t *sel);
-/* Appends to sel the filter for _id equal to id: {_id: id}, the one form
- * that mongo-java-server answers through its _id index, and FerretDB
- * pushes down; {_id: {$eq: id}} only for a document _id whose first field
- * starts with '$', which the plain form would read as operators. */
-void online_id_append (bson_t *sel, const bson_iter_t *id);
 
 /* online_idset.c: a set of _id hashes. */
 typedef struct {

@@ -529,4 +529,36 @@ void online_diff_note (online_t *on, const char *ns, const bson_iter_t *id);
 void online_diffs_first (const online_t *on, char *buf, size_t cap);
 bool online_diffs_close (online_t *on, bool commit, int64_t *written, bson_error_t *err);
 
+/* online_docs.c: documents one after another in one buffer. */
+typedef struct {
+    size_t off;             /* in the batch's bytes */
+    uint32_t len;
+    int keep;               /* outputs: which of the pass's keep[] (-1: not kept) */
+} online_doc_t;
+
+typedef struct {
+    rm_buf_t bytes;         /* the documents, one after another */
+    online_doc_t *docs;
+    size_t n, cap;
+} online_docs_t;
+
+void online_docs_init (online_docs_t *d);
+void online_docs_reset (online_docs_t *d);
+void online_docs_destroy (online_docs_t *d);
+void online_docs_add (online_docs_t *d, const uint8_t *doc, uint32_t len, int keep);
+static inline const uint8_t *
+online_doc_bytes (const online_docs_t *d, size_t i)
+{
+    return d->bytes.data + d->docs[i].off;
+}
+/* Whether two documents carry the same _id (bytes and type). */
+bool online_same_id (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen);
+/* {_id: <doc's _id>} into sel (false: no _id). */
+bool online_id_filter (const uint8_t *doc, uint32_t len, bson_t *sel);
+/* Appends to sel the filter for _id equal to id: {_id: id}, the one form
+ * that mongo-java-server answers through its _id index, and FerretDB
+ * pushes down; {_id: {$eq: id}} only for a document _id whose first field
+ * starts with '$', which the plain form would read as operators. */
+void online_id_append (bson_t *sel, const bson_iter_t *id);
+
 #endif
