@@ -114,6 +114,11 @@ mongoc_collection_t *online_collection (online_t *on, const char *db, const char
  * on->transient whether it is one to retry (network, failover, shutdown). */
 bool online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what);
 
+/* online_conn.c: the state database's document coll {_id: id} into doc
+ * (initialized here; empty and *found false when there is none). */
+bool online_state_get (online_t *on, const char *coll, const char *id, bson_t *doc, bool *found,
+                       const char *what, bson_error_t *err);
+
 /* online_lease.c: one run of a plan at a time, fenced. Takes the lease
  * (a no-op when this process holds it already) and keeps it renewed from
  * a thread of its own until dropped. */
@@ -159,10 +164,6 @@ typedef struct {
                                on->lookup_rules), 0: not recorded */
 } online_record_t;
 bool online_plan_read (online_t *on, online_record_t *r, bson_error_t *err);
-/* The state database's document coll {_id: id} into doc (initialized
- * here; empty and *found false when there is none). */
-bool online_state_get (online_t *on, const char *coll, const char *id, bson_t *doc, bool *found,
-                       const char *what, bson_error_t *err);
 /* An update of the plan's record, by the lease's holder only. */
 bool online_plan_update (online_t *on, const bson_t *update, bson_error_t *err);
 /* run, verify, sync: refused while a switch is journaled or finalized, or

@@ -56,29 +56,6 @@ online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
 }
 
 bool
-online_state_get (online_t *on, const char *coll, const char *id, bson_t *doc, bool *found,
-                  const char *what, bson_error_t *err)
-{
-    mongoc_collection_t *c = state (on, coll);
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (id));
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
-    const bson_t *d;
-    bson_error_t why;
-    bool ok = true;
-
-    bson_init (doc);
-    *found = mongoc_cursor_next (cur, &d);
-    if (*found)
-        bson_concat (doc, d);
-    if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (on, err, &why, what);
-    mongoc_cursor_destroy (cur);
-    bson_destroy (q);
-    mongoc_collection_destroy (c);
-    return ok;
-}
-
-bool
 online_plan_read (online_t *on, online_record_t *r, bson_error_t *err)
 {
     bson_t doc;
