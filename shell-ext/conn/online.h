@@ -205,6 +205,9 @@ int online_status (online_t *on, bson_error_t *err);
 /* What the plan's passes read in all, by their checkpoints, and at what
  * rate (documents a second over the time they ran; 0: unknown). */
 bool online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error_t *err);
+/* A checkpoint's documents a second over the time its batches took
+ * (busyMs; *busy gets it when not NULL); -1 when too short to measure. */
+int64_t online_checkpoint_rate (const bson_t *doc, int64_t *busy);
 
 /* online_index.c: partners are fetched by key with $in, which needs an
  * index on it. Checks db.coll has one that starts with key; without it,
