@@ -187,6 +187,8 @@ bool online_plan_check (online_t *on, bson_error_t *err);
 /* pause, resume: the running process sees it at its next batch. */
 bool online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err);
 bool online_plan_paused (online_t *on, bool *paused, bson_error_t *err);
+/* Sleeps while the plan is paused, renewing the lease. */
+bool online_wait_while_paused (online_t *on, bson_error_t *err);
 /* The last run's error, for status (NULL: clears it); best effort, and
  * only while this run holds its lease. */
 bool online_plan_note_error (online_t *on, const char *message);
@@ -201,6 +203,11 @@ bool online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t 
 bool online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
                               const char *coll, const bson_value_t *last, int64_t seen,
                               int64_t changed, bool done, bson_error_t *err);
+/* online_checkpoint_write, retried after transient errors (the lease
+ * renewed each time); last: {"last": <_id>} or empty. */
+bool online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
+                             const char *coll, const bson_t *last, int64_t seen, int64_t changed,
+                             bool done, bson_error_t *err);
 int online_status (online_t *on, bson_error_t *err);
 /* What the plan's passes read in all, by their checkpoints, and at what
  * rate (documents a second over the time they ran; 0: unknown). */
@@ -259,8 +266,6 @@ void online_field_utf8 (const bson_t *doc, const char *key, char *buf, size_t ca
 /* online_clock.c: a sleep and the monotonic clock, in milliseconds. */
 void online_sleep_ms (int64_t ms);
 int64_t online_mono_ms (void);
-/* Sleeps while the plan is paused, renewing the lease. */
-bool online_wait_while_paused (online_t *on, bson_error_t *err);
 /* online_retry.c: after a transient error (network, failover,
  * shutdown), online_retry waits with backoff and returns true to try
  * again, for up to --retry-for since the first of a run of them; any
@@ -271,12 +276,6 @@ typedef struct {
 } online_retry_t;
 #define ONLINE_RETRY_RESET(r) ((r) = (online_retry_t) {0, 0})
 bool online_retry (online_t *on, online_retry_t *r, const bson_error_t *err);
-
-/* online_checkpoint_write, retried after transient errors (the lease
- * renewed each time); last: {"last": <_id>} or empty. */
-bool online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
-                             const char *coll, const bson_t *last, int64_t seen, int64_t changed,
-                             bool done, bson_error_t *err);
 
 /* online_range.c: resuming after a checkpoint's _id. Appends to filter
  * the condition "every _id after last in MongoDB's sort order", of any

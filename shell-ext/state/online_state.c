@@ -269,6 +269,32 @@ online_plan_paused (online_t *on, bool *paused, bson_error_t *err)
     return true;
 }
 
+/* Sleeps while the plan is paused (remodel online pause), renewing the
+ * lease; says so once. */
+bool
+online_wait_while_paused (online_t *on, bson_error_t *err)
+{
+    bool paused, said = false;
+    for (;;) {
+        if (!online_plan_paused (on, &paused, err))
+            return false;
+        if (!paused)
+            break;
+        if (!online_stop_check (on, "while paused", err))
+            return false;
+        if (!said && !on->o->quiet)
+            rm_cli_line (stderr, isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", "\n",
+                         "remodel: plan %s paused (remodel online resume goes on)", on->names.name);
+        said = true;
+        if (!online_lease_check (on, err))
+            return false;
+        online_sleep_ms (1000);
+    }
+    if (said && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: plan %s resumed", on->names.name);
+    return true;
+}
+
 static void
 checkpoint_id (online_t *on, const rm_step_t *s, size_t p, char *buf, size_t cap)
 {
@@ -375,6 +401,20 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
     bson_destroy (q);
     mongoc_collection_destroy (c);
     return ok;
+}
+
+bool
+online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
+                        const char *coll, const bson_t *last, int64_t seen, int64_t changed,
+                        bool done, bson_error_t *err)
+{
+    online_retry_t retry = {0, 0};
+    bson_iter_t it;
+    const bson_value_t *v = bson_iter_init_find (&it, last, "last") ? bson_iter_value (&it) : NULL;
+    while (!online_checkpoint_write (on, s, p, ns, coll, v, seen, changed, done, err))
+        if (!online_retry (on, &retry, err))
+            return false;
+    return true;
 }
 
 /* A step's driving collection now, for the ETA: estimatedDocumentCount
