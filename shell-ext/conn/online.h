@@ -186,6 +186,8 @@ bool online_plan_mode (online_t *on, online_opts_t *o, bool run, bson_error_t *e
 bool online_plan_check (online_t *on, bson_error_t *err);
 /* pause, resume: the running process sees it at its next batch. */
 bool online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err);
+/* A flag of the plan's record (keysMissing, handover): *set when true. */
+bool online_plan_flag (online_t *on, const char *name, bool *set, bson_error_t *err);
 bool online_plan_paused (online_t *on, bool *paused, bson_error_t *err);
 /* Sleeps while the plan is paused, renewing the lease. */
 bool online_wait_while_paused (online_t *on, bson_error_t *err);

@@ -258,6 +258,20 @@ online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err)
     return ok;
 }
 
+/* A flag of the plan's record: keysMissing (its run wrote no key map,
+ * online_apply), handover (finalize asks a follower for the lease). */
+bool
+online_plan_flag (online_t *on, const char *name, bool *set, bson_error_t *err)
+{
+    bson_t doc;
+    bson_iter_t it;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    *set = ok && bson_iter_init_find (&it, &doc, name) && bson_iter_as_bool (&it);
+    bson_destroy (&doc);
+    return ok;
+}
+
 bool
 online_plan_paused (online_t *on, bool *paused, bson_error_t *err)
 {
