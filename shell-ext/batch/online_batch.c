@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "online_changes.h"
+#include "online_batch.h"
 #include "remodel/docpath.h"
 #include "remodel/value.h"
 

@@ -3,13 +3,66 @@
 #ifndef REMODEL_ONLINE_BATCH_H
 #define REMODEL_ONLINE_BATCH_H
 
-#include "online.h"
+#include "online_state.h"
 #include "remodel/batchstep.h"
 #include "remodel/fieldcheck.h"
 #include "remodel/sorter.h"
 
-/* The join's key map (online_keys.c, online_changes.h). */
-typedef struct online_keys online_keys_t;
+/* online_index.c: partners are fetched by key with $in, which needs an
+ * index on it. Checks db.coll has one that starts with key; without it,
+ * refuses naming the createIndex to run, or creates it when create. */
+bool online_index_check (online_t *on, const char *db, const char *coll, const char *key,
+                         bool create, bson_error_t *err);
+/* The indexes `remodel run` gives the namespaces step s creates (its
+ * metadata's: an overflow page's parent_id), made on their targets
+ * (targets[i] is written to db colls[i]). */
+bool online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t **targets,
+                           const char **colls, size_t n, bson_error_t *err);
+/* rollback: drops the indexes the plan's runs made (noted in its record)
+ * that are still there as made, saying each; never one made by others. */
+bool online_index_drop_made (online_t *on, bson_error_t *err);
+
+/* online_batch.c: the engine for a step's batches, joining by the $lookup rules of
+ * --server-version, else of the server's own version (buildInfo), else of
+ * MongoDB 8.0 (remodel/compile.h's RM_LOOKUP_DEFAULT_VERSION): the rules
+ * the server's own $lookup follows, so that client-side results are
+ * --server-side's. */
+rm_batchstep_t *online_engine_new (online_t *on, const rm_step_t *s);
+
+/* online_blocked.c: finalize's write-blocked window. open: it began at
+ * t0 (online_mono_ms). plan: the line before it, what finalize will do
+ * in it (follows: drained from the change log; ahead: a sample verified
+ * before). progress: in the window, a line every few seconds of a long
+ * pass (s NULL: not a step's, as a checksum): n read (of < 0), or n of
+ * of drivers recomputed (a drain). close: the line saying how
+ * long it lasted. */
+void online_blocked_open (online_t *on, int64_t t0);
+void online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool ahead);
+void online_blocked_progress (online_t *on, const char *what, const rm_step_t *s, const char *ns,
+                             int64_t n, int64_t of);
+void online_blocked_close (online_t *on, bool switched);
+
+/* online_progress.c: a pass's line on a terminal (NULL, and nothing
+ * drawn, when stderr is none, --quiet or --log-format json): read of the
+ * driving collection db.coll's count, the percentage, the rate since new
+ * (seen0: read before) and an ETA. end: frees it; whether a line was
+ * drawn (the pass's last line then clears it first). */
+online_progress_t *online_progress_new (online_t *on, const char *db, const char *coll,
+                                        int64_t seen0);
+void online_progress_draw (online_progress_t *p, size_t step, const char *op, const char *ns,
+                           int64_t seen, int64_t written);
+bool online_progress_end (online_progress_t *p);
+
+/* online_diffs.c: the _ids a verify finds differing, the first
+ * ONLINE_DIFFS_SHOWN for its message, and with --differences (path) all of
+ * them to that file, one Extended JSON _id a line, renamed into place by
+ * close when commit (otherwise the file is left as it was). note: ns is
+ * the plan's namespace of the document (a no-op while none is open). */
+#define ONLINE_DIFFS_SHOWN 3
+bool online_diffs_open (online_t *on, const char *path, bson_error_t *err);
+void online_diff_note (online_t *on, const char *ns, const bson_iter_t *id);
+void online_diffs_first (const online_t *on, char *buf, size_t cap);
+bool online_diffs_close (online_t *on, bool commit, int64_t *written, bson_error_t *err);
 
 /* What a pass works with: its step, its collections, the engine. */
 typedef struct {
@@ -83,39 +136,6 @@ int online_batch_reread (online_job_t *j, const bson_iter_t *id, online_docs_t *
  * what the drivers hold: rm_pass_t.holds) are noted first. */
 bool online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs_t *out,
                            bson_error_t *err);
-
-
-/* online_idset.c: a set of _id hashes. */
-typedef struct {
-    const char *ns;         /* the namespace whose results these are */
-    bool by_drivers;        /* unused: the results name their driver
-                               (rm_pass_t.driver_field), and online_run.c
-                               checks them by the drivers' _ids */
-    uint64_t *slots;        /* 0: empty */
-    size_t n, cap;
-    /* A step's set (online_idset_note): past budget bytes of table, every
-     * hash goes to an external sort under tmpdir instead, and the checks
-     * are made at the end of the step, in hash order (online_verify.c). */
-    size_t budget;
-    const char *tmpdir;
-    rm_sorter_t *disk;
-} online_idset_t;
-
-/* A hash of a document's _id (type and bytes), never 0. */
-uint64_t online_id_hash (const uint8_t *doc, uint32_t len);
-bool online_idset_has (const online_idset_t *s, uint64_t h);
-/* false when h was there already. */
-bool online_idset_add (online_idset_t *s, uint64_t h);
-void online_idset_destroy (online_idset_t *s);
-/* Notes h in a step's set, within its budget: past it, the set goes to
- * disk, and online_idset_has no longer answers for it. */
-bool online_idset_note (online_idset_t *s, uint64_t h, bson_error_t *err);
-/* The hashes of a set on disk in order, each as often as noted (finish
- * first): 1 and *h, 0 at the end, -1 on error. */
-bool online_idset_finish (online_idset_t *s, bson_error_t *err);
-int online_idset_next (online_idset_t *s, uint64_t *h, bson_error_t *err);
-/* A hash as a sort key: 8 bytes, big-endian, so that bytes sort as numbers. */
-void online_hash_key (uint64_t h, uint8_t key[8]);
 
 /* online_write.c: statements for one collection, sent in commands of a
  * few dozen (FerretDB 1.x stops answering an update command of about a
@@ -239,12 +259,13 @@ bool online_check_orphans (online_t *on, mongoc_collection_t *target, const char
 void online_diffs_inplace (online_t *on, const char *ns, const online_docs_t *in,
                            const online_docs_t *out);
 
-/* online_json.c: appends s as a JSON string (quotes, backslashes and
- * control bytes escaped, UTF-8 kept), for --log-format json lines. */
-void online_json_string (rm_buf_t *out, const char *s);
-/* A --log-format json line for a batch of step s's pass (from 0) over ns. */
-void online_json_batch (const online_t *on, const rm_step_t *s, size_t pass, const char *ns,
-                        bool server_side, int64_t n, int64_t ms, int64_t seen, int64_t written,
-                        int64_t rate);
+/* online_verify.c: a result naming its driver in another field than _id
+ * may take the _id of another driver's result (an extract's child with an
+ * _id of its own): an overwrite, unless that driver is one of drivers
+ * (recomputed too: the child moved) or is gone (the result an orphan).
+ * Checked against the target before a batch of out is written: an error
+ * naming the document there. */
+bool online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
+                           const online_idlist_t *drivers, bson_error_t *err);
 
 #endif

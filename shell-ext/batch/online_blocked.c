@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "online.h"
+#include "online_batch.h"
 #include "remodel/cli.h"
 
 /* How often a long pass in the window says where it is. */

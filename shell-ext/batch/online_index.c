@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online.h"
+#include "online_batch.h"
 #include "remodel/cli.h"
 #include "remodel/engine.h"
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "online.h"
+#include "online_batch.h"
 #include "remodel/cli.h"
 
 struct online_progress {

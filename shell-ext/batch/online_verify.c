@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online_changes.h"
+#include "online_batch.h"
 #include "remodel/cli.h"
 #include "remodel/docpath.h"
 #include "remodel/value.h"

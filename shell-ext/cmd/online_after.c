@@ -36,7 +36,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online_changes.h"
+#include "online_cmd.h"
 #include "remodel/cli.h"
 #include "remodel/crc64.h"
 

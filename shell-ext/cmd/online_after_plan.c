@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online.h"
+#include "online_cmd.h"
 
 bool
 online_after_plan (online_t *on, online_after_t *a, bson_error_t *err)

@@ -31,7 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online_changes.h"
+#include "online_cmd.h"
 #include "remodel/batchstep.h"
 #include "remodel/cli.h"
 

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "online_changes.h"
+#include "online_cmd.h"
 #include "remodel/cli.h"
 #include "remodel/crc64.h"
 #include "remodel/docpath.h"

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "online_changes.h"
+#include "online_cmd.h"
 #include "remodel/cli.h"
 
 /* The round's figures in the plan's record, for status. */

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online.h"
+#include "online_cmd.h"
 #include "remodel/cli.h"
 
 /* One result and the source collection it replaces. */

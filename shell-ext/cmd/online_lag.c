@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "online_changes.h"
+#include "online_cmd.h"
 
 /* A date of the plan's record at path, in seconds (0: none). */
 static int64_t

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "remodel/cli.h"
-#include "online.h"
+#include "online_cmd.h"
 
 static const char usage[] =
     "usage: remodel online run PLAN --uri URI [options]\n"

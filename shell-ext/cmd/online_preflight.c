@@ -8,7 +8,7 @@
  * the step, or --allow-missing, lets a field through. */
 #include <string.h>
 
-#include "online.h"
+#include "online_cmd.h"
 #include "remodel/cli.h"
 #include "remodel/dump.h"
 #include "remodel/fieldcheck.h"

@@ -23,8 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "online_changes.h"
-#include "online_identity.h"
+#include "online_cmd.h"
 #include "remodel/cli.h"
 
 /* ---- a pass, a step, the plan ---- */

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "online.h"
+#include "online_cmd.h"
 
 /* The plan's recorded point as it is now, into capture (empty: none). */
 static bool

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "online_batch.h"
+#include "online_cmd.h"
 #include "remodel/cli.h"
 
 /* The smallest pipeline using the stage, to see whether the server has it. */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online.h"
+#include "online_cmd.h"
 #include "remodel/cli.h"
 
 #define SHARED_MAX 32

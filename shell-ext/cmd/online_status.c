@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "online_changes.h"
+#include "online_cmd.h"
 #include "remodel/cli.h"
 
 /* The follow line: its last round, and how far the results are behind

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online.h"
+#include "online_cmd.h"
 #include "remodel/cli.h"
 
 /* One namespace's switch. */

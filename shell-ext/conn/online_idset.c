@@ -8,7 +8,7 @@
  * merging in hash order (online_verify.c). */
 #include <string.h>
 
-#include "online_batch.h"
+#include "online.h"
 #include "remodel/crc64.h"
 #include "remodel/docpath.h"
 

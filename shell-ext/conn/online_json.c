@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online_batch.h"
+#include "online.h"
 #include "remodel/extjson.h"
 
 void

@@ -1,109 +1,26 @@
-/* Following the change log: what changed since a point
- * (online_changes.c), the partners' keys as remodel last read them
- * (online_keys.c), and the sync that recomputes only what those changes
- * affect (online_incr.c), which `sync`, `follow` and `finalize` use. */
+/* The follow layer of remodel-online (shell-ext/follow/): the sync that
+ * recomputes only what the change log's changes since a point affect
+ * (online_incr.c and the followers of each kind of result), and its
+ * rounds (online_follow.c), which `sync`, `follow` and `finalize` use.
+ * What changed, and the partners' keys as remodel last read them, are the
+ * state layer's (online_state.h). */
 #ifndef REMODEL_ONLINE_CHANGES_H
 #define REMODEL_ONLINE_CHANGES_H
 
 #include "online_batch.h"
 
-/* The _ids of one namespace that changed: each once, in the order first
- * seen, as one-field documents {"": <_id>} one after another in bytes. */
-typedef struct {
-    char *ns;               /* "db.coll", as the plan names it */
-    rm_buf_t bytes;
-    uint32_t *at;           /* each _id's offset in bytes */
-    uint32_t n, cap;
-    uint64_t *hash;         /* an open-addressing table: hashes... */
-    uint32_t *slot;         /* ...and 1 + the _id's number (0: empty) */
-    size_t slots;
-} online_idlist_t;
-
-/* Empties l (kept: the count of _ids it is part of). */
-void online_idlist_clear (online_idlist_t *l, int64_t *kept);
-/* The ith _id of l. */
-bool online_idlist_get (const online_idlist_t *l, uint32_t i, bson_iter_t *id);
-/* Whether l holds id. */
-bool online_idlist_has (const online_idlist_t *l, const bson_iter_t *id);
-
-/* An array of values (_ids, series) being built, for a {$in: ...} or the
- * journal: add appends one (an online_batch_id_fn, ctx the array). */
-typedef struct {
-    bson_t arr;
-    uint32_t n;
-} online_values_t;
-void online_values_init (online_values_t *a);
-void online_values_add (void *a, const bson_iter_t *id);
-/* The values of l from *at on (moved past them), up to max, into v
- * (emptied first): how many. */
-uint32_t online_idlist_chunk (const online_idlist_t *l, uint32_t *at, int64_t max,
-                              online_values_t *v);
-
-/* At most this many _ids are kept for one sync: past it, recomputing
- * them one by one costs more than a rescan, which is what follows. */
-#define ONLINE_CHANGES_MAX 1000000
-
-typedef struct online_changes_s {
-    online_idlist_t *lists;
-    size_t n, cap;
-    int64_t events;         /* read from the log */
-    int64_t kept;           /* _ids in all lists */
-    char rescan[300];       /* not "": why only a full rescan will do */
-    uint32_t oldest;        /* the earliest event's time in the log, seconds since the
-                               epoch by the server's clock (0: none known), for status */
-} online_changes_t;
-
-void online_changes_init (online_changes_t *ch);
-void online_changes_destroy (online_changes_t *ch);
-/* ns's list (NULL when none and !create). */
-online_idlist_t *online_changes_list (online_changes_t *ch, const char *ns, bool create);
-/* Notes id under ns (once); past ONLINE_CHANGES_MAX, notes a rescan. */
-void online_changes_add (online_changes_t *ch, const char *ns, const bson_iter_t *id);
-/* A hash of a value (type and bytes), never 0. */
-uint64_t online_value_hash (const bson_iter_t *v);
-
-/* The namespaces the plan's log must be read for: every step's input that
- * no earlier step made (those an earlier step makes change as remodel
- * rewrites them, which it notes itself). "db.coll" each, at most cap. */
-size_t online_changes_sources (online_t *on, const char **out, size_t cap);
-
-/* Reads the log from point `from` on (up to `to`, where the mode can bound
- * it; a stream is read until it is quiet: events after `to` are only read
- * twice) into ch: every insert, update, replace and delete of nss. A drop
- * or rename of one of them sets ch->rescan. */
-bool online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
-                          const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err);
-
-/* The key map (online_keys.c): for each join's partners, every key value
- * remodel read them with, in the state database's collection keys.
- * An update event carries the document as it is, not as it was: when a
- * child moves to another parent, the map says which parent had it. Keys
- * are only ever added (a partner read with key a, then b, was in results
- * of both), and dropped with the plan. */
-online_keys_t *online_keys_new (online_t *on, const rm_step_t *s, size_t pass,
-                                const rm_path_t *key);
-void online_keys_destroy (online_keys_t *k);
-/* Queues partner doc's key values (as $lookup matches them). */
-bool online_keys_note (online_keys_t *k, const uint8_t *doc, uint32_t len, bson_error_t *err);
-bool online_keys_flush (online_keys_t *k, bson_error_t *err);
-/* Appends to arr (from *n on) every key value recorded for the partners
- * ids (an array of _ids). */
-bool online_keys_old (online_keys_t *k, const bson_t *ids, bson_t *arr, uint32_t *n,
-                      bson_error_t *err);
-/* Forgets the plan's whole map (--restart, rollback). */
-bool online_keys_drop_plan (online_t *on, bson_error_t *err);
-/* The key values of doc at key, as $lookup matches them, appended to arr. */
-void online_keys_values (const uint8_t *doc, uint32_t len, const rm_path_t *key, bson_t *arr,
-                         uint32_t *n);
-
-/* online_verify.c: a result naming its driver in another field than _id
- * may take the _id of another driver's result (an extract's child with an
- * _id of its own): an overwrite, unless that driver is one of drivers
- * (recomputed too: the child moved) or is gone (the result an orphan).
- * Checked against the target before a batch of out is written: an error
- * naming the document there. */
-bool online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
-                           const online_idlist_t *drivers, bson_error_t *err);
+/* online_follow.c: a sync from the change log, when the plan's run
+ * recorded a point: the next point into next (saved by the caller once
+ * every step is synced, when *save), the steps from *first_full on left
+ * to rescan in full. on->follows false: no point, rescan everything. */
+bool online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bool *save,
+                         bson_error_t *err);
+/* The point the plan's record holds into c; *follows: there is one in a
+ * change log (not capture none). */
+bool online_follow_point (online_t *on, online_capture_t *c, bool *follows, bson_error_t *err);
+/* finalize, after the switch: the _ids the log shows written to the plan's
+ * sources from the recorded point up to now (0: none slipped in). */
+bool online_follow_confirm (online_t *on, int64_t *written, bson_error_t *err);
 
 /* online_incr_refs.c: a pass's outputs whose results their drivers'
  * results list (rm_pass_t.driver_list), for a chunk of drivers ids (an
@@ -125,17 +42,6 @@ bool online_refs_claimed (online_job_t *j, online_passrun_t *pr, const online_do
 bool online_refs_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
                           const online_changes_t *old, const online_docs_t *out, int64_t *missing,
                           bson_error_t *err);
-
-/* online_made.c: the _ids a sync may rewrite or remove in a target a
- * later step reads, noted in <state-db>.made_<plan id> before it writes
- * them, so that a sync killed between two steps tells the next one what
- * the first step changed. load adds what is noted to made (by target
- * namespace); note notes ids (an array) of target ns; drop forgets them
- * all once the point they lead to is saved (always: even when this
- * process noted nothing, as rollback and --restart do). */
-bool online_made_load (online_t *on, online_changes_t *made, bson_error_t *err);
-bool online_made_note (online_t *on, const char *ns, const bson_t *ids, bson_error_t *err);
-bool online_made_drop (online_t *on, bool always, bson_error_t *err);
 
 /* online_incr.c: sync from the log. *done false (with a line saying why)
  * when only a full rescan will do, which the caller then runs; the point
@@ -164,11 +70,5 @@ rm_path_t *online_held_path (const rm_pass_t *p, rm_path_t *path);
  * (their results are not one per driver) are left to a full verify. */
 bool online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *first_full,
                                 bson_error_t *err);
-
-/* online_lag.c: status's lag line for a plan following a log, with
- * events (ch, read after the recorded point) not yet applied: how old the
- * oldest is, and when follow will have caught up at the rate its rounds
- * applied events (rec: the plan's record). */
-void online_lag_line (online_t *on, const bson_t *rec, const online_changes_t *ch);
 
 #endif

@@ -5,7 +5,7 @@
 #ifndef REMODEL_ONLINE_IDENTITY_H
 #define REMODEL_ONLINE_IDENTITY_H
 
-#include "online.h"
+#include "online_state.h"
 
 /* The identity of each of nss ("db.coll") now, appended to out (an
  * array, emptied first) as {ns, exists, uuid (where listCollections'

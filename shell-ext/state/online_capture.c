@@ -35,7 +35,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "online.h"
+#include "online_state.h"
 #include "remodel/cli.h"
 #include "remodel/extjson.h"
 

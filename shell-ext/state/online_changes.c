@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online_changes.h"
+#include "online_state.h"
 #include "remodel/crc64.h"
 #include "remodel/docpath.h"
 #include "remodel/value.h"

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online.h"
+#include "online_state.h"
 #include "remodel/cli.h"
 
 /* What a checkpoint says of one pass. */

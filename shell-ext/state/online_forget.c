@@ -2,7 +2,7 @@
  * database, its key map and its journal of made _ids first, then its
  * checkpoints and its record (online_state.c). Above the key map and the
  * journal, which the record's file sits below. */
-#include "online_changes.h"
+#include "online_state.h"
 
 bool
 online_plan_forget (online_t *on, bson_error_t *err)

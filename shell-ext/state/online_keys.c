@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "online_changes.h"
+#include "online_state.h"
 #include "remodel/docpath.h"
 
 /* Updates go this many a command (FerretDB 1.x stops answering an update

@@ -39,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "online.h"
+#include "online_state.h"
 #include "remodel/cli.h"
 
 /* How long a lease lasts without renewal (REMODEL_ONLINE_LEASE_MS, for the

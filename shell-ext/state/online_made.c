@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online_changes.h"
+#include "online_state.h"
 
 /* Ids in one journal document: far below 16 MiB whatever their type. */
 #define MADE_PER_DOC 10000

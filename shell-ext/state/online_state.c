@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "online_changes.h"
+#include "online_state.h"
 #include "remodel/cli.h"
 #include "remodel/value.h"
 

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "online.h"
+#include "online_state.h"
 #include "remodel/cli.h"
 
 typedef struct {
