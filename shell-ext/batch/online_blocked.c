@@ -1,4 +1,4 @@
-/* finalize's write-blocked window, said (online.h): before it, what
+/* finalize's write-blocked window, said (online_batch.h): before it, what
  * finalize will do while the application cannot write, and its estimate;
  * in it, a line every few seconds of any long pass (a line on a terminal
  * is not enough: finalize is run from scripts, with the output to a

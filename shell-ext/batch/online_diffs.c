@@ -1,4 +1,4 @@
-/* The _ids verify finds differing (online.h): the first few, named in its
+/* The _ids verify finds differing (online_batch.h): the first few, named in its
  * last line, and with --differences FILE every one of them, one Extended
  * JSON _id a line (canonical, so an Int64 or a Decimal128 _id keeps its
  * type), written under a temporary name beside FILE and renamed onto it

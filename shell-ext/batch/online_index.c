@@ -1,4 +1,4 @@
-/* The index a join's partners are fetched by (online.h). Without one,
+/* The index a join's partners are fetched by (online_batch.h). Without one,
  * every batch's $in would scan the whole collection: the run is refused
  * with the command that makes it, unless --create-indexes. A dry run
  * creates nothing: it refuses as the run would, or says what it would

@@ -1,4 +1,4 @@
-/* The progress line of a pass on a terminal (online.h): documents read of
+/* The progress line of a pass on a terminal (online_batch.h): documents read of
  * the driving collection's count, the percentage, this process's rate and
  * the time left, redrawn after each batch, as the offline meter
  * (migrate/tool_progress.c) shows bytes. Nothing when standard error is

@@ -1,4 +1,4 @@
-/* Checking results against what the sources make of them (online.h):
+/* Checking results against what the sources make of them (online_batch.h):
  * verify and sync compare each batch's results with the targets' documents
  * of the same _ids, then look for documents no range makes; run checks
  * that no two results of a target share an _id. */

@@ -1,5 +1,5 @@
 /* The application's writes to the switched-in collections, after the
- * switch (online.h): a rollback of a finalized plan must not lose them.
+ * switch (online_cmd.h): a rollback of a finalized plan must not lose them.
  *
  * finalize records, once its renames are done and while the writes are
  * still stopped, what lets a later rollback tell (the plan's record,

@@ -1,4 +1,4 @@
-/* rollback --carry-writes (online.h): the application's writes to the
+/* rollback --carry-writes (online_cmd.h): the application's writes to the
  * switched-in collections carried back into the originals through the
  * plan's inverse, as a reverse sync does.
  *

@@ -1,4 +1,4 @@
-/* finalize and rollback (online.h).
+/* finalize and rollback (online_cmd.h).
  *
  * finalize switches the application's collections to the new design: with
  * the application's writes stopped (--block-writes asks the server, where

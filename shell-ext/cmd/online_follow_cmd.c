@@ -1,4 +1,4 @@
-/* `remodel online follow` (online.h): the sync from the change log
+/* `remodel online follow` (online_cmd.h): the sync from the change log
  * (online_follow.c) in rounds, a pause between them, until a signal
  * stops it (online_signal.c: after the round it is in, or between two
  * batches of a round's rescan, which the next round does again) or

@@ -1,4 +1,4 @@
-/* What the switch carries over (online.h): each result that takes a
+/* What the switch carries over (online_cmd.h): each result that takes a
  * source collection's place at finalize gets that collection's indexes,
  * every option as listIndexes gives them (unique, partial, TTL,
  * collation, text, wildcard, sparse, hidden), and its validator; a result

@@ -1,4 +1,4 @@
-/* status's lag line (online_changes.h): how far the results of a plan
+/* status's lag line (online_cmd.h): how far the results of a plan
  * following a change log are behind it, in events, documents and
  * seconds, and when follow will have caught up.
  *

@@ -1,4 +1,4 @@
-/* remodel-online: the online companion's commands (online.h). Reached as
+/* remodel-online: the online companion's commands (online_cmd.h). Reached as
  * `remodel online COMMAND ...`; errors are printed once, here. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* online run, verify and sync (online.h): each step of the plan over the
+/* online run, verify and sync (online_cmd.h): each step of the plan over the
  * server, pass by pass (remodel/passes.h), range by range in _id order.
  *
  * run: a batch reads up to --batch-size documents of the driving

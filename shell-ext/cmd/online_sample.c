@@ -1,4 +1,4 @@
-/* Samples of a plan's results verified ahead of the cut-over (online.h):
+/* Samples of a plan's results verified ahead of the cut-over (online_cmd.h):
  * by `verify --sample N`, and by `follow` now and then between its
  * rounds; finalize, finding one recorded, does not verify its own while
  * the application's writes are stopped.

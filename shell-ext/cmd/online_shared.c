@@ -1,4 +1,4 @@
-/* Plans that share sources (online.h). When plan A's finalize switches a
+/* Plans that share sources (online_cmd.h). When plan A's finalize switches a
  * collection that plan B reads, B's results were made from what is now
  * A's backup: a sync, follow, verify or finalize of B would compare them
  * with A's results and blame the application, or switch them in over A's.

@@ -1,4 +1,4 @@
-/* The switch between the designs, as a journaled state machine (online.h):
+/* The switch between the designs, as a journaled state machine (online_cmd.h):
  * finalize renames each namespace's collection COLL to its backup name
  * and the plan's result to COLL; rollback renames them back.
  *

@@ -1,5 +1,5 @@
 /* The _ids a step wrote or should have written to one target, as 64-bit
- * hashes in an open-addressing table (online_batch.h): 16 bytes a result
+ * hashes in an open-addressing table (online.h): 16 bytes a result
  * at most. Run checks each batch's results against it (two results with
  * one _id are an error, never an overwrite); verify and sync look up the
  * target's documents in it (one no range makes is a leftover). A step's

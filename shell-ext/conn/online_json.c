@@ -1,4 +1,4 @@
-/* Names in --log-format json lines (online_batch.h): a plan's file name
+/* Names in --log-format json lines (online.h): a plan's file name
  * or a namespace may hold quotes, backslashes, control bytes or bytes that
  * are not UTF-8. The escaping is extjson.c's, so a line is JSON whatever
  * the names (valid UTF-8 passes through, a stray byte becomes U+FFFD). */

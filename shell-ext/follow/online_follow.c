@@ -1,4 +1,4 @@
-/* sync from the change log (online.h).
+/* sync from the change log (online_changes.h).
  *
  * A sync of a plan whose run recorded a point in the change log
  * (online_capture.c):

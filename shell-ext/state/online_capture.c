@@ -1,4 +1,4 @@
-/* Change capture (online.h): what the server offers to follow the
+/* Change capture (online_state.h): what the server offers to follow the
  * application's writes, where its log stood before a run read anything,
  * and whether that point is still in the log.
  *

@@ -1,4 +1,4 @@
-/* What changed since a point of the change log (online_changes.h): the
+/* What changed since a point of the change log (online_state.h): the
  * _ids written in each of the plan's source namespaces, read from a
  * change stream per namespace or from local.oplog.rs.
  *

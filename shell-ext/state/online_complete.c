@@ -1,4 +1,4 @@
-/* Whether a plan's run finished (online.h): every pass of every step
+/* Whether a plan's run finished (online_state.h): every pass of every step
  * done, by the run's own checkpoints, never by a sample of its results.
  *
  * finalize, follow and sync take a run's results as a whole copy and

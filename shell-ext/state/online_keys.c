@@ -1,4 +1,4 @@
-/* The key map (online_changes.h): which keys each join partner had when
+/* The key map (online_state.h): which keys each join partner had when
  * remodel read it, so that a change to the partner recomputes the results
  * it was in, not only those it is in now.
  *

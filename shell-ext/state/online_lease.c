@@ -1,5 +1,5 @@
 /* The lease: one run of a plan at a time, and a run that lost it writes
- * nothing more (online.h).
+ * nothing more (online_state.h).
  *
  * In the state database:
  *   leases {_id: <plan id>, owner, epoch, expires, digest}: who holds the

@@ -1,5 +1,5 @@
 /* What a sync from the change log may rewrite or remove in a target that a
- * later step reads, written down before it does (online_changes.h).
+ * later step reads, written down before it does (online_state.h).
  *
  * A step's rewritten and removed results are the next steps' changes
  * (online_incr.c): a summary over an extract's children recomputes the

@@ -1,4 +1,4 @@
-/* Whether the change log's history lasts (online.h), as mongosync checks
+/* Whether the change log's history lasts (online_state.h), as mongosync checks
  * its oplog window before it starts: a run's start point must still be in
  * the oplog when the copy ends, or every sync after it rescans
  * everything (online_capture_lost).
