@@ -22,11 +22,11 @@ bool online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t **
  * that are still there as made, saying each; never one made by others. */
 bool online_index_drop_made (online_t *on, bson_error_t *err);
 
-/* online_batch.c: the engine for a step's batches, joining by the $lookup rules of
- * --server-version, else of the server's own version (buildInfo), else of
- * MongoDB 8.0 (remodel/compile.h's RM_LOOKUP_DEFAULT_VERSION): the rules
- * the server's own $lookup follows, so that client-side results are
- * --server-side's. */
+/* online_batch.c: the engine for a step's batches, joining by the
+ * $lookup rules of --server-version, else of the server's own version
+ * (buildInfo), else of MongoDB 8.0 (remodel/compile.h's
+ * RM_LOOKUP_DEFAULT_VERSION): the rules the server's own $lookup follows,
+ * so that client-side results are --server-side's. */
 rm_batchstep_t *online_engine_new (online_t *on, const rm_step_t *s);
 
 /* online_blocked.c: finalize's write-blocked window. open: it began at

@@ -57,9 +57,9 @@ bool online_coll_exists (online_t *on, const char *db, const char *coll, bool *y
 bool online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *err);
 
 /* online_server.c: remodel online run --server-side, the plan compiled
- * (remodel/compile.h). The server's version (buildInfo), whether it has
- * every stage c uses (a clear refusal naming the one it lacks), and one
- * step's pass run range by range. */
+ * (remodel/compile.h): whether the server has every stage c uses (a clear
+ * refusal naming the one it lacks; its version: online_server_version),
+ * and one step's pass run range by range. */
 bool online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err);
 /* Whether the step's pipelines are exact for the data (its guard finds
  * nothing); *exact false: it runs client-side (said on stderr). */
@@ -68,8 +68,8 @@ bool online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact
 bool online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_pass_t *cp,
                          bson_error_t *err);
 
-/* online_follow_cmd.c: remodel online follow: syncs from the log in rounds until a signal or
- * finalize stops it. 0, -1. */
+/* online_follow_cmd.c: remodel online follow: syncs from the log in
+ * rounds until a signal or finalize stops it. 0, -1. */
 int online_follow (online_t *on, bson_error_t *err);
 
 /* online_sample.c: a sample of the results verified ahead of the
