@@ -21,8 +21,9 @@ WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -
 # the unit tests see every layer (they test the internals).
 CORE_DIRS = base cli bson dump sort accum engine compile analyze report
 CORE_INC  = $(CORE_DIRS:%=-Icommon/%)
-layers_upto = $(if $(filter $(1),$(firstword $(2))),-Icommon/$(1),-Icommon/$(firstword $(2)) $(call layers_upto,$(1),$(wordlist 2,99,$(2))))
-$(foreach L,$(CORE_DIRS),$(eval $(BUILD)/common/$(L)/%.o: LAYER_INC = $(call layers_upto,$(L),$(CORE_DIRS))))
+# layers_upto L,DIRS,ROOT: -IROOT/D for each of DIRS up to L.
+layers_upto = $(if $(filter $(1),$(firstword $(2))),-I$(3)/$(1),-I$(3)/$(firstword $(2)) $(call layers_upto,$(1),$(wordlist 2,99,$(2)),$(3)))
+$(foreach L,$(CORE_DIRS),$(eval $(BUILD)/common/$(L)/%.o: LAYER_INC = $(call layers_upto,$(L),$(CORE_DIRS),common)))
 # Graphviz's libraries lay out and draw the pictures of --report
 # (common/report/report_svg.c, the only file that includes them): without
 # them the rest builds, --report says it is missing, and make says so.
@@ -36,12 +37,19 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -Iinclude $(LAYER_INC) \
 LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 LIB_SRC  = $(wildcard common/*/*.c) $(if $(TOY),tests/toy/step_toy.c)
-# The online companion: the only program that links libmongoc.
-ONLINE_SRC = $(wildcard shell-ext/*.c)
+# The online companion: the only program that links libmongoc. Its
+# layers, each a folder of shell-ext/ (shell-ext/README.md), lowest first,
+# all above the core's (it sees the core through include/ only), fenced
+# as the core's are: a layer includes its own private header and those of
+# the layers below it, never one above (scripts/check_layers.sh checks
+# the calls).
+ONLINE_DIRS = conn state batch follow cmd
+ONLINE_SRC = $(wildcard $(ONLINE_DIRS:%=shell-ext/%/*.c))
+$(foreach L,$(ONLINE_DIRS),$(eval $(BUILD)/shell-ext/$(L)/%.o: LAYER_INC = $(call layers_upto,$(L),$(ONLINE_DIRS),shell-ext)))
 CLI_SRC  = $(wildcard migrate/*.c)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 GEN_SRC  = $(wildcard dumps/generator/*.c)
-HEADERS  = $(wildcard include/remodel/*.h common/*/*.h migrate/*.h shell-ext/*.h tests/unit/*.h)
+HEADERS  = $(wildcard include/remodel/*.h common/*/*.h migrate/*.h shell-ext/*/*.h tests/unit/*.h)
 # Each object's headers, as the compiler found them (-MMD): a header's
 # change rebuilds what includes it, and only that.
 DEPFLAGS = -MMD -MP

@@ -7,13 +7,15 @@
 # table read), and fails on
 #  - a use from a lower layer of a symbol defined in a higher one;
 #  - a circle of files: files using each other round a loop (a strongly
-#    connected component of the graph of files, Tarjan's), in any folder.
+#    connected component of the graph of files, Tarjan's), in any folder;
+#  - a .c file of common/ or shell-ext/ outside their layer folders (one
+#    directly in shell-ext/, say): the Makefile builds only the layers.
 #   scripts/check_layers.sh [BUILD [SOURCE_ROOT]]   (make check; BUILD: build)
 # The layers, lowest first: common/'s folders in the order of the
-# Makefile's CORE_DIRS (the -I fence), then shell-ext/ as one layer above
-# them all (it is not in layers yet, issue 36). Only objects whose source
-# is in SOURCE_ROOT count (a stale object of a removed file does not); a
-# file of common/ not built is an error, shell-ext/ not built at all (no
+# Makefile's CORE_DIRS (the -I fence), then shell-ext/'s in the order of
+# its ONLINE_DIRS, above them all. Only objects whose source is in
+# SOURCE_ROOT count (a stale object of a removed file does not); a file of
+# common/ not built is an error, shell-ext/ not built at all (no
 # libmongoc) is skipped with a note. Prints PASS/FAIL lines (tests/run.sh
 # counts them); exits 1 on any FAIL.
 set -u
@@ -21,37 +23,32 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
 root=${2:-$here}
 
-# Circles allowed for now, each a group of files: a circle passes when all
-# its files are in one group, so a file joining it fails, and a group only
-# ever shrinks (a file that leaves is printed, to be taken off the list).
-#  - shell-ext/: one flat folder whose files call each other in a circle;
-#    cutting it is issue 36's move of shell-ext/ into folders by layer.
-#    Exactly the files in that circle today: the twenty it had when this
-#    check came, and the files added since by work that landed before the
-#    move (the index copy, the shared-sources check, the run's completeness,
-#    finalize's write-blocked window, the oplog's window, the progress
-#    line, follow's lag, verify's differences), which join it because they
-#    call the connection (online_fail() in online_conn.c drops the lease and
-#    so calls up into the state) or the state, which calls down into them.
-known_circles=(
-    "shell-ext/online_batch.c shell-ext/online_capture.c shell-ext/online_changes.c
-     shell-ext/online_conn.c shell-ext/online_follow.c shell-ext/online_incr.c
-     shell-ext/online_incr_refs.c shell-ext/online_incr_series.c shell-ext/online_index.c
-     shell-ext/online_keys.c shell-ext/online_lease.c shell-ext/online_made.c
-     shell-ext/online_preflight.c shell-ext/online_retry.c shell-ext/online_run.c
-     shell-ext/online_sample.c shell-ext/online_server.c shell-ext/online_state.c
-     shell-ext/online_verify.c shell-ext/online_write.c
-     shell-ext/online_index_copy.c shell-ext/online_shared.c
-     shell-ext/online_complete.c shell-ext/online_blocked.c shell-ext/online_window.c
-     shell-ext/online_progress.c shell-ext/online_lag.c shell-ext/online_diffs.c"
-)
-
 core=$(sed -n 's/^CORE_DIRS *= *//p' "$root/Makefile")
+online_dirs=$(sed -n 's/^ONLINE_DIRS *= *//p' "$root/Makefile")
 [ -n "$core" ] || { echo "FAIL layers: no CORE_DIRS line in $root/Makefile"; exit 1; }
-layers="$core shell-ext"
+[ -n "$online_dirs" ] || { echo "FAIL layers: no ONLINE_DIRS line in $root/Makefile"; exit 1; }
+layers="$core"
+for d in $online_dirs; do layers="$layers shell-ext/$d"; done
+
+# A source outside the layers: not built, or built by a rule that skips
+# the fence.
+stray=()
+for src in "$root"/common/*.c "$root"/common/*/*.c "$root"/shell-ext/*.c "$root"/shell-ext/*/*.c; do
+    [ -f "$src" ] || continue
+    rel=${src#"$root"/}
+    case $rel in
+    common/*/*) dir=${rel#common/}; dir=${dir%%/*}; [[ " $core " == *" $dir "* ]] && continue ;;
+    shell-ext/*/*) dir=${rel#shell-ext/}; dir=${dir%%/*}; [[ " $online_dirs " == *" $dir "* ]] && continue ;;
+    esac
+    stray+=("$rel")
+done
+if [ ${#stray[@]} -gt 0 ]; then
+    echo "FAIL layers: not in a layer's folder (the Makefile's CORE_DIRS, ONLINE_DIRS): ${stray[*]}"
+    exit 1
+fi
 
 objs=() missing=() online=0 online_missing=()
-for src in "$root"/common/*/*.c "$root"/shell-ext/*.c; do
+for src in "$root"/common/*/*.c "$root"/shell-ext/*/*.c; do
     [ -f "$src" ] || continue
     rel=${src#"$root"/}
     o=$build/${rel%.c}.o
@@ -67,12 +64,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ $online -eq 1 ] || echo "layers: shell-ext/ not built (no libmongoc): checking common/ only"
 
+
 # nm -A -P: "OBJECT: SYMBOL TYPE [VALUE SIZE]", one a line.
-nm -A -P "${objs[@]}" | awk -v build="$build/" -v layers="$layers" -v known="$(printf '%s;' "${known_circles[@]}")" '
+nm -A -P "${objs[@]}" | awk -v build="$build/" -v layers="$layers" '
 function src(o) { sub(/:$/, "", o); o = substr(o, length(build) + 1); sub(/\.o$/, ".c", o); return o }
 function layer(f,   p) {
-    if (f ~ /^shell-ext\//) return "shell-ext"
-    split(f, p, "/"); return p[2]
+    split(f, p, "/"); return p[1] == "shell-ext" ? "shell-ext/" p[2] : p[2]
 }
 # Tarjan: the strongly connected components of the graph of files.
 function visit(v,   i, k, w, n) {
@@ -98,11 +95,6 @@ function syms(from, to) { return uses[from, to] }
 BEGIN {
     n = split(layers, l, " ")
     for (i = 1; i <= n; i++) level[l[i]] = i
-    ngroups = split(known, g, ";")
-    for (i = 1; i <= ngroups; i++) {
-        m = split(g[i], gf, /[ \t\n]+/)
-        for (j = 1; j <= m; j++) group_of[gf[j]] = i
-    }
     bad = 0
 }
 {
@@ -135,19 +127,10 @@ END {
     ncirc = 0
     for (c = 1; c <= ncomp; c++) {
         if (comp_size[c] < 2) continue
-        list = ""; allowed = 1; gid = ""; newcomers = ""
-        for (i = 1; i <= comp_size[c]; i++) {
-            f = comp[c, i]; list = list (i > 1 ? " " : "") f; in_circle[f] = 1
-            if (!(f in group_of)) { allowed = 0; newcomers = newcomers " " f }
-            else if (gid == "") gid = group_of[f]
-            else if (group_of[f] != gid) allowed = 0
-        }
-        if (allowed) {
-            print "layers: known circle of " comp_size[c] " files (allowed in scripts/check_layers.sh): " list
-            continue
-        }
         ncirc++
-        print "FAIL layers: circle of files: " list (newcomers != "" ? " (not in a known circle:" newcomers ")" : "")
+        list = ""
+        for (i = 1; i <= comp_size[c]; i++) list = list (i > 1 ? " " : "") comp[c, i]
+        print "FAIL layers: circle of files: " list
         for (i = 1; i <= comp_size[c]; i++) {
             from = comp[c, i]
             for (j = 1; j <= nout[from]; j++) {
@@ -156,10 +139,7 @@ END {
             }
         }
     }
-    if (ncirc == 0) print "PASS layers: no circle of files but the known ones"
+    if (ncirc == 0) print "PASS layers: no circle of files"
     bad += ncirc
-    # A file of a known circle no longer in one: the list is to shrink.
-    for (f in group_of) if ((f in files) && !(f in in_circle))
-        print "layers: " f " is in no circle now: take it off the known list in scripts/check_layers.sh"
     exit (bad > 0)
 }'

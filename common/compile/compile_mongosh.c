@@ -1,10 +1,10 @@
 /* remodel compile --format mongosh: a script that runs the compiled
  * pipelines in mongosh, range by range over _id, with the same state
  * documents as remodel online run (plans, leases, checkpoints in the state
- * database; shell-ext/online_state.c), so that it resumes after an interruption, and
- * either can go on from the other's checkpoint. The plan's part is data
- * (the pipelines in canonical Extended JSON); the runner below is the same
- * for every plan. */
+ * database; shell-ext/state/online_state.c), so that it resumes after an
+ * interruption, and either can go on from the other's checkpoint. The
+ * plan's part is data (the pipelines in canonical Extended JSON); the
+ * runner below is the same for every plan. */
 #include <stdio.h>
 #include <string.h>
 

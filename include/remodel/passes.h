@@ -1,5 +1,5 @@
 /* How each step runs over a live server, range by range (the online
- * runner, shell-ext/online_run.c, and the compiler, remodel/compile.h,
+ * runner, shell-ext/cmd/online_run.c, and the compiler, remodel/compile.h,
  * both plan a step this way): which input a pass reads in _id order,
  * which partners it fetches for each range, and which of the engine's
  * outputs it keeps. Pure computation from the plan: no driver needed. */
@@ -29,7 +29,7 @@ typedef struct {
      * extract's children by their parentField, an outlier's overflow pages
      * by parent_id), NULL where the results do not say which driver made
      * them. Following a change log recomputes a changed driver alone where
-     * every output names its drivers (shell-ext/online_incr.c). */
+     * every output names its drivers (shell-ext/follow/online_incr.c). */
     const char *driver_field[4];
     /* Per keep[] whose driver_field is NULL: the field of the driver's own
      * result in output list_in[] (the parents, by _id) that lists this
@@ -41,7 +41,7 @@ typedef struct {
      * by its _id, and no set of the results' _ids is kept (online_run.c). */
     bool by_id;
     /* Where driver_field is NULL, a sync may still find a driver's results
-     * again (shell-ext/online_incr_series.c): a pass read by series
+     * again (shell-ext/follow/online_incr_series.c): a pass read by series
      * (bucketize) by the series field each result holds at its top; a
      * pass whose drivers hold their results' _ids (unbucketize: the
      * readings' _ids under holds, its `as` array) by the key map, which

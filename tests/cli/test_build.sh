@@ -68,6 +68,20 @@ fine=$(cd "$ROOT" && eval "${cmd/common\/sort\/store.c/$T/fine.c} -I$ROOT/common
 expect_eq "a sort file including the engine's private header: refused by the compiler; its own layer's and base's found" \
     "$(grep -c 'engine_impl.h: No such file' <<<"$leak"):$(tail -n 1 <<<"$fine")" "1:rc=0"
 
+# The same fence in shell-ext/: a file of its state layer compiled as
+# make compiles one, including the batch layer's header (above it):
+# refused; its own layer's and the connection's found.
+if [ -n "$(pkg-config --exists libmongoc-1.0 && echo yes)" ]; then
+    cmd=$(mk -n -B "$B/shell-ext/state/online_lease.o" 2>/dev/null |
+        grep '^cc .* -c shell-ext/state/online_lease.c' | sed 's/ -MMD -MP//; s/ -o .*//')
+    printf '#include "online_batch.h"\nint x;\n' >"$T/online_leak.c"
+    printf '#include "online_state.h"\n#include "online.h"\nint x;\n' >"$T/online_fine.c"
+    leak=$(cd "$ROOT" && eval "${cmd/shell-ext\/state\/online_lease.c/$T/online_leak.c} -o $T/online_leak.o" 2>&1)
+    fine=$(cd "$ROOT" && eval "${cmd/shell-ext\/state\/online_lease.c/$T/online_fine.c} -o $T/online_fine.o" 2>&1; echo "rc=$?")
+    expect_eq "a shell-ext/state file including the batch layer's header: refused by the compiler; its own layer's and the connection's found" \
+        "$(grep -c 'online_batch.h: No such file' <<<"$leak"):$(tail -n 1 <<<"$fine")" "1:rc=0"
+fi
+
 # remodel compile is the offline binary's (issue 22: plan in, pipelines
 # out): neither it nor the core (the compile layer included) names the
 # driver, so both build where libmongoc is not installed.

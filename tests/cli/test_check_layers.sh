@@ -2,8 +2,8 @@
 # scripts/check_layers.sh itself (make check runs it on the build): fed
 # objects compiled here from tiny C files laid out as common/ and
 # shell-ext/ are, it passes a call down a layer and fails, naming the
-# files and the function, on a call up a layer, on a circle of files, and
-# on a file joining shell-ext/'s known circle.
+# files and the function, on a call up a layer (shell-ext/'s layers above
+# common/'s), on a circle of files, and on a source outside the layers.
 #   REMODEL=build/remodel bash tests/cli/test_check_layers.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -12,7 +12,7 @@
 tree() {
     local d=$T/$1 f rel; shift
     mkdir -p "$d/src"
-    grep '^CORE_DIRS' "$ROOT/Makefile" >"$d/src/Makefile"
+    grep '^CORE_DIRS\|^ONLINE_DIRS' "$ROOT/Makefile" >"$d/src/Makefile"
     for f in "$@"; do
         rel=${f%%=*}
         mkdir -p "$d/src/$(dirname "$rel")" "$d/build/$(dirname "$rel")"
@@ -39,7 +39,7 @@ tree circle 'common/engine/a.c=int b (void); int a (int n) { return n ? b () : 0
     'common/engine/c.c=int a (int); int c (void) { return a (1); }'
 layers circle
 expect_eq "two files of one folder calling each other: fails, naming the circle's files (not the third) and each call" \
-    "$rc:$(grep -c '^FAIL layers: circle of files: common/engine/a.c common/engine/b.c (' "$T/out"):$(grep -c '^    common/engine/a.c uses b() of common/engine/b.c$' "$T/out"):$(grep -c '^    common/engine/b.c uses a() of common/engine/a.c$' "$T/out")" \
+    "$rc:$(grep -c '^FAIL layers: circle of files: common/engine/a.c common/engine/b.c$' "$T/out"):$(grep -c '^    common/engine/a.c uses b() of common/engine/b.c$' "$T/out"):$(grep -c '^    common/engine/b.c uses a() of common/engine/a.c$' "$T/out")" \
     "1:1:1:1"
 
 tree table 'common/engine/run.c=extern int (*const steps[]) (void); int run (void) { return steps[0] (); }' \
@@ -49,17 +49,31 @@ layers table
 expect_eq "a circle through a table of functions: fails, naming the table" \
     "$rc:$(grep -c '^    common/engine/run.c uses steps of common/engine/table.c$' "$T/out")" "1:1"
 
-known='shell-ext/online_run.c=int online_fail (void); int online_run (void) { return online_fail (); }'
-tree known "$known" 'shell-ext/online_conn.c=int online_run (void); int online_fail (void) { return online_run (); }'
-layers known
-expect_eq "shell-ext: two files of its known circle calling each other: passes, printing the circle" \
-    "$rc:$(grep -c '^FAIL' "$T/out"):$(grep -c '^layers: known circle of 2 files (allowed in scripts/check_layers.sh): shell-ext/online_conn.c shell-ext/online_run.c$' "$T/out")" "0:0:1"
+tree online 'common/base/low.c=int low (void) { return 1; }' \
+    'shell-ext/conn/online_conn.c=int low (void); int online_fail (void) { return low (); }' \
+    'shell-ext/cmd/online_run.c=int online_fail (void); int online_run (void) { return online_fail (); }'
+layers online
+expect_eq "shell-ext: its commands calling its connection, which calls common/: passes" \
+    "$rc:$(grep -c '^FAIL' "$T/out"):$(grep -c '^PASS' "$T/out")" "0:0:2"
 
-tree joined "$known" 'shell-ext/online_conn.c=int online_new (void); int online_fail (void) { return online_new (); }' \
-    'shell-ext/online_new.c=int online_run (void); int online_new (void) { return online_run (); }'
-layers joined
-expect_eq "shell-ext: a new file joining that circle: fails, naming it" \
-    "$rc:$(grep -c '^FAIL layers: circle of files: shell-ext/online_conn.c shell-ext/online_new.c shell-ext/online_run.c (not in a known circle: shell-ext/online_new.c)$' "$T/out")" "1:1"
+tree online_up 'shell-ext/conn/online_conn.c=int online_run (void); int online_fail (void) { return online_run (); }' \
+    'shell-ext/cmd/online_run.c=int online_run (void) { return 1; }'
+layers online_up
+expect_eq "shell-ext: its connection calling its commands: fails, naming both files and their layers" \
+    "$rc:$(grep -c '^FAIL layers: upward call: shell-ext/conn/online_conn.c (layer shell-ext/conn) uses online_run() of shell-ext/cmd/online_run.c (layer shell-ext/cmd)$' "$T/out")" "1:1"
+
+tree core_up 'common/report/high.c=int online_run (void); int high (void) { return online_run (); }' \
+    'shell-ext/cmd/online_run.c=int online_run (void) { return 1; }'
+layers core_up
+expect_eq "common/ calling shell-ext/: fails as a call up" \
+    "$rc:$(grep -c '^FAIL layers: upward call: common/report/high.c (layer report) uses online_run() of shell-ext/cmd/online_run.c (layer shell-ext/cmd)$' "$T/out")" "1:1"
+
+tree stray 'shell-ext/conn/online_conn.c=int online_fail (void) { return 1; }'
+echo 'int online_new (void) { return 1; }' >"$T/stray/src/shell-ext/online_new.c"
+mkdir -p "$T/stray/src/shell-ext/misc" && echo 'int m;' >"$T/stray/src/shell-ext/misc/m.c"
+layers stray
+expect_eq "a .c file directly in shell-ext/, or in a folder that is no layer: fails, naming each" \
+    "$rc:$(grep -c '^FAIL layers: not in a layer.s folder (the Makefile.s CORE_DIRS, ONLINE_DIRS): shell-ext/online_new.c shell-ext/misc/m.c$' "$T/out")" "1:1"
 
 tree stale 'common/base/low.c=int low (void) { return 1; }' 'common/engine/high.c=int high (void) { return 1; }'
 rm "$T/stale/src/common/engine/high.c"

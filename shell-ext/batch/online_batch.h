@@ -1,0 +1,271 @@
+/* A batch of one pass (online_batch.c): documents read from the server,
+ * the engine's results for them. Buffers are reused from batch to batch. */
+#ifndef REMODEL_ONLINE_BATCH_H
+#define REMODEL_ONLINE_BATCH_H
+
+#include "online_state.h"
+#include "remodel/batchstep.h"
+#include "remodel/fieldcheck.h"
+#include "remodel/sorter.h"
+
+/* online_index.c: partners are fetched by key with $in, which needs an
+ * index on it. Checks db.coll has one that starts with key; without it,
+ * refuses naming the createIndex to run, or creates it when create. */
+bool online_index_check (online_t *on, const char *db, const char *coll, const char *key,
+                         bool create, bson_error_t *err);
+/* The indexes `remodel run` gives the namespaces step s creates (its
+ * metadata's: an overflow page's parent_id), made on their targets
+ * (targets[i] is written to db colls[i]). */
+bool online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t **targets,
+                           const char **colls, size_t n, bson_error_t *err);
+/* rollback: drops the indexes the plan's runs made (noted in its record)
+ * that are still there as made, saying each; never one made by others. */
+bool online_index_drop_made (online_t *on, bson_error_t *err);
+
+/* online_batch.c: the engine for a step's batches, joining by the
+ * $lookup rules of --server-version, else of the server's own version
+ * (buildInfo), else of MongoDB 8.0 (remodel/compile.h's
+ * RM_LOOKUP_DEFAULT_VERSION): the rules the server's own $lookup follows,
+ * so that client-side results are --server-side's. */
+rm_batchstep_t *online_engine_new (online_t *on, const rm_step_t *s);
+
+/* online_blocked.c: finalize's write-blocked window. open: it began at
+ * t0 (online_mono_ms). plan: the line before it, what finalize will do
+ * in it (follows: drained from the change log; ahead: a sample verified
+ * before). progress: in the window, a line every few seconds of a long
+ * pass (s NULL: not a step's, as a checksum): n read (of < 0), or n of
+ * of drivers recomputed (a drain). close: the line saying how
+ * long it lasted. */
+void online_blocked_open (online_t *on, int64_t t0);
+void online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool ahead);
+void online_blocked_progress (online_t *on, const char *what, const rm_step_t *s, const char *ns,
+                             int64_t n, int64_t of);
+void online_blocked_close (online_t *on, bool switched);
+
+/* online_progress.c: a pass's line on a terminal (NULL, and nothing
+ * drawn, when stderr is none, --quiet or --log-format json): read of the
+ * driving collection db.coll's count, the percentage, the rate since new
+ * (seen0: read before) and an ETA. end: frees it; whether a line was
+ * drawn (the pass's last line then clears it first). */
+online_progress_t *online_progress_new (online_t *on, const char *db, const char *coll,
+                                        int64_t seen0);
+void online_progress_draw (online_progress_t *p, size_t step, const char *op, const char *ns,
+                           int64_t seen, int64_t written);
+bool online_progress_end (online_progress_t *p);
+
+/* online_diffs.c: the _ids a verify finds differing, the first
+ * ONLINE_DIFFS_SHOWN for its message, and with --differences (path) all of
+ * them to that file, one Extended JSON _id a line, renamed into place by
+ * close when commit (otherwise the file is left as it was). note: ns is
+ * the plan's namespace of the document (a no-op while none is open). */
+#define ONLINE_DIFFS_SHOWN 3
+bool online_diffs_open (online_t *on, const char *path, bson_error_t *err);
+void online_diff_note (online_t *on, const char *ns, const bson_iter_t *id);
+void online_diffs_first (const online_t *on, char *buf, size_t cap);
+bool online_diffs_close (online_t *on, bool commit, int64_t *written, bson_error_t *err);
+
+/* What a pass works with: its step, its collections, the engine. */
+typedef struct {
+    online_t *on;
+    const rm_step_t *s;
+    const rm_pass_t *p;
+    size_t index;                 /* the pass's number in its step, from 0 */
+    const rm_nsref_t *in[4];      /* the step's inputs */
+    mongoc_collection_t *drive;   /* where the driving documents are now */
+    mongoc_collection_t *partner; /* where the partners are now (NULL: none) */
+    rm_batchstep_t *engine;
+    int64_t batch_size;           /* this batch's (--batch-time adjusts it) */
+    /* A pass read by series (rm_pass_t.series): the series' values in
+     * MongoDB's order, those after the checkpoint's, and how many a batch
+     * takes. */
+    bson_t *series;
+    bson_iter_t *values;
+    size_t n_values, per_batch;
+    mongoc_cursor_t *cursor;      /* the pass's reading, between batches */
+    /* While the plan follows a change log: the partners' keys are noted
+     * as they are fetched (NULL: not noted). */
+    online_keys_t *keys;
+    bool ended;                   /* it reached the end */
+    int64_t seen, written;
+} online_job_t;
+
+void online_job_destroy_series (online_job_t *j);
+/* online_verify.c: a document's JSON for a message, cut to a line's
+ * worth (cap bytes, "..." at the end when cut). */
+void online_doc_text (const uint8_t *doc, uint32_t len, char *buf, size_t cap);
+
+/* Reads the next range of the driving collection after last's "last"
+ * value (all of it from the start when last has none) into in: returns
+ * the documents read (0: the end), -1 on error. last gets the new end.
+ * For a pass read by series, a range is every document of the next few
+ * values of the series field, and "last" the last value read. */
+int64_t online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err);
+
+/* Reads the driving documents whose _id is among ids (an array) into in:
+ * how many, -1. */
+int64_t online_batch_read_ids (online_job_t *j, const bson_t *ids, online_docs_t *in,
+                               bson_error_t *err);
+/* A pass read by series: every driving document of the series values (an
+ * array) into in, as a run's batch of them reads it: how many, -1. */
+int64_t online_batch_read_series (online_job_t *j, const bson_t *values, online_docs_t *in,
+                                  bson_error_t *err);
+/* Calls fn with each document of c whose path holds one of values (an
+ * array; {path: {$in: values}}), found with opts (a projection; NULL:
+ * none); *read (when not NULL) counts them. */
+typedef void (*online_batch_doc_fn) (void *ctx, const bson_t *doc);
+bool online_batch_docs_where (online_job_t *j, mongoc_collection_t *c, const char *path,
+                              const bson_t *values, const bson_t *opts, online_batch_doc_fn fn,
+                              void *ctx, int64_t *read, bson_error_t *err);
+/* The same with the _id of each. */
+typedef void (*online_batch_id_fn) (void *ctx, const bson_iter_t *id);
+bool online_batch_ids_where (online_job_t *j, mongoc_collection_t *c, const char *path,
+                             const bson_t *values, online_batch_id_fn fn, void *ctx,
+                             bson_error_t *err);
+
+/* Closes the pass's cursor (the next read opens one after "last"). */
+void online_batch_close (online_job_t *j);
+
+/* Reads the document with in's _id again into in (emptied first):
+ * 1, 0 when it is gone, -1. */
+int online_batch_reread (online_job_t *j, const bson_iter_t *id, online_docs_t *in,
+                         bson_error_t *err);
+
+/* Runs the step over in and the partners of its documents (fetched from
+ * the server by key, with $in): out gets the results the pass keeps.
+ * With j->keys, the partners' keys (or, for a pass without partners,
+ * what the drivers hold: rm_pass_t.holds) are noted first. */
+bool online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs_t *out,
+                           bson_error_t *err);
+
+/* online_write.c: statements for one collection, sent in commands of a
+ * few dozen (FerretDB 1.x stops answering an update command of about a
+ * hundred). */
+typedef struct {
+    online_job_t *j;
+    mongoc_collection_t *coll;
+    mongoc_bulk_operation_t *b;
+    size_t n;
+    const char *what;       /* for errors: "writing results", ... */
+    int64_t matched, removed;
+} online_writes_t;
+
+void online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
+                         const char *what);
+/* The bulk the next statement goes into (the last one sent when full). */
+mongoc_bulk_operation_t *online_writes_next (online_writes_t *w, bson_error_t *err);
+bool online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err);
+bool online_writes_flush (online_writes_t *w, bson_error_t *err);
+/* Side by side: out's documents into targets[keep]: inserted, or
+ * rewritten (online_side_rewrite) where their _id is there already. A
+ * result over 16 MiB is refused by _id before any is written. */
+bool online_side_write (online_writes_t *targets, const online_docs_t *out, bson_error_t *err);
+/* Side by side, a pass that writes several namespaces (embed's overflow
+ * pages beside its parents): how its results split between them, counted
+ * in its targets, into buf (" (500 to crm.people, 83 to overflowTo
+ * crm.pages)"); "" for a pass of one, or when a count fails. */
+void online_written_split (online_t *on, const rm_step_t *s, const rm_pass_t *p, char *buf,
+                           size_t cap);
+/* Side by side: out's documents idx[0..n) into w's collection, where their
+ * _id may be there already: deleted, then inserted. Not a replace:
+ * mongo-java-server keeps the stored document's field order on a replace
+ * (a field a source gained lands last), so the result would never be the
+ * bytes written and sync would rewrite it forever. Only remodel writes
+ * these collections; a stop between the two leaves the result missing,
+ * which the batch's replay or the next sync writes. */
+bool online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
+                          bson_error_t *err);
+
+/* In place: the backups, then the conditional replaces, of in's documents
+ * that out changes (redone alone when the application got there first). */
+typedef struct {
+    online_job_t *j;
+    mongoc_collection_t *backup;
+    online_docs_t again, again_out; /* a document read again, its result */
+    rm_fieldcheck_t *reads;         /* the fields the step reads (a batch's) */
+} online_inplace_t;
+/* A digest of doc's top-level fields and values that does not depend on
+ * their order (a sum of each field's CRC-64): what a backup's wroteFields
+ * holds, so that rollback knows remodel's version in another order. */
+uint64_t online_fields_digest (const uint8_t *doc, uint32_t len);
+bool online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const online_docs_t *out,
+                           bson_error_t *err);
+
+/* The result for in's ith document among out's, found by _id, from *at on
+ * (results mostly come in the input's order); -1: none. */
+ssize_t online_result_of (const online_docs_t *in, size_t i, const online_docs_t *out, size_t *at);
+bool online_same_doc (const online_docs_t *a, size_t i, const online_docs_t *b, size_t k);
+/* How many of in's documents out changes. */
+int64_t online_would_change (const online_docs_t *in, const online_docs_t *out);
+
+/* What a pass does with its batches. */
+typedef struct {
+    online_mode_t mode;
+    online_writes_t targets[4];   /* side by side: per keep[] */
+    online_idset_t *sets[4];      /* per keep[]: the _ids of the step's results */
+    online_inplace_t ip;          /* in place */
+    online_docs_t found;          /* verify, sync: the targets' documents */
+    int64_t differ;               /* verify, sync: results not as they should be */
+    int reported;
+    /* sync from the change log: the _ids of results rewritten, noted
+     * under their namespace for the steps that read them (NULL: none). */
+    struct online_changes_s *changed;
+} online_passrun_t;
+
+/* Reports a range that differs: the first ONLINE_REPORT_MAX of a pass,
+ * then a count. */
+#define ONLINE_REPORT_MAX 10
+
+/* online_verify.c */
+/* "remodel: verify: step ... the range after {_id}: N <what>" */
+void online_report_range (online_job_t *j, online_passrun_t *pr, const bson_t *before, int64_t n,
+                          const char *what);
+/* Verify or sync one batch side by side: its results against the targets'
+ * documents of the same _ids (sync rewrites those that differ). */
+bool online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
+                        const bson_t *before, bson_error_t *err);
+/* Run side by side: no two results of a target with one _id (an error
+ * naming both). */
+bool online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
+                          bson_error_t *err);
+/* Run, a set gone to disk (online_idset_note): two results of the step's
+ * target for ref with one _id, found at the end of the step in hash
+ * order (the later has replaced the earlier in the side-by-side result):
+ * an error naming the _id. */
+bool online_check_dups (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, online_idset_t *set,
+                        bson_error_t *err);
+/* Verify, sync: the documents of the step's target for ref that no range
+ * made (sync removes them); counted into *differ. drivers: for a target
+ * whose results name their driver in field (rm_pass_t.driver_field), the
+ * driving collection, whose _ids are merged with the target's field (set
+ * is then unused); NULL: set holds every result's _id. */
+bool online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
+                          online_idset_t *set, mongoc_collection_t *drivers, const char *field,
+                          online_mode_t mode, int64_t *differ, bson_error_t *err);
+/* Verify, sync, a pass whose results name their driver (rm_pass_t.
+ * driver_field): the target's results of the drivers ids (an array) that
+ * out does not make again: counted into *missing; sync removes them (and
+ * notes them in pr->changed). */
+bool online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
+                           const online_docs_t *out, int64_t *missing, bson_error_t *err);
+/* The documents of target whose field (their driver's _id: "_id", or
+ * rm_pass_t.driver_field) names no document in drivers (merged in that
+ * order, each confirmed by a lookup): counted into *extra; deleted
+ * through del when not NULL. */
+bool online_check_orphans (online_t *on, mongoc_collection_t *target, const char *ns,
+                           const char *field, mongoc_collection_t *drivers, online_writes_t *del,
+                           int64_t *extra, bson_error_t *err);
+/* online_diffs.c: verify in place, the documents of in that out changes
+ * noted as differing (online_diff_note), under ns. */
+void online_diffs_inplace (online_t *on, const char *ns, const online_docs_t *in,
+                           const online_docs_t *out);
+
+/* online_verify.c: a result naming its driver in another field than _id
+ * may take the _id of another driver's result (an extract's child with an
+ * _id of its own): an overwrite, unless that driver is one of drivers
+ * (recomputed too: the child moved) or is gone (the result an orphan).
+ * Checked against the target before a batch of out is written: an error
+ * naming the document there. */
+bool online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
+                           const online_idlist_t *drivers, bson_error_t *err);
+
+#endif

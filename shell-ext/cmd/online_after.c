@@ -1,0 +1,412 @@
+/* The application's writes to the switched-in collections, after the
+ * switch (online_cmd.h): a rollback of a finalized plan must not lose them.
+ *
+ * finalize records, once its renames are done and while the writes are
+ * still stopped, what lets a later rollback tell (the plan's record,
+ * afterSwitch {capture, colls: [{ns, db, coll, result, docs, sum}],
+ * decided, pending}):
+ *   - each switched-in collection's count and an order-independent
+ *     digest of its documents (the sum of their CRC-64s, online_coll_sum).
+ *     Any insert or delete changes the count or the sum, any update that
+ *     changes a document's bytes changes its CRC and so the sum (unless two
+ *     CRC-64s collide, 2^-64); an update that leaves the bytes as they were
+ *     loses nothing. A document's order in the collection, which a server
+ *     may change, does not enter the sum. A maximum of some field would
+ *     miss updates and deletes, a count alone updates.
+ *   - with a change log, the point in it right after the renames: the
+ *     documents written since are its events on those namespaces, each
+ *     _id once, which says how many and which.
+ * rollback then (online_finalize.c):
+ *   check, before anything is renamed: the writes since the switch, from
+ *     the log (where its history still reaches the point), else by the
+ *     digests; any, and neither --carry-writes nor
+ *     --discard-writes-after-switch: refused (exit 2), naming how many in
+ *     which collections. The choice is recorded (decided) before the first
+ *     rename, so a rollback killed and run again keeps it.
+ *   settle, once the originals are back (the results beside them, under
+ *     their result names, where nothing writes any more): carried back
+ *     (online_carry.c), or, with none chosen, the results' digests checked
+ *     again, for writes that came between the check and the renames. Writes
+ *     left in the results (discarded, or come in that gap) are pending.
+ *   before the results are dropped (rollback again): a rollback that
+ *     stopped before it settled settles first; pending writes are carried
+ *     back with --carry-writes (or when a carry was chosen and stopped part
+ *     way), dropped with --discard-writes-after-switch (said), and refused
+ *     otherwise. */
+#include <stdio.h>
+#include <string.h>
+
+#include "online_cmd.h"
+#include "remodel/cli.h"
+#include "remodel/crc64.h"
+
+bool
+online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *docs, uint64_t *sum,
+                 bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    bson_t filter = BSON_INITIALIZER;
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &filter, NULL, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+    char ns[300];
+    *docs = 0;
+    *sum = 0;
+    snprintf (ns, sizeof ns, "%s.%s", db, coll);
+    while (mongoc_cursor_next (cur, &doc)) {
+        (*docs)++;
+        *sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
+        /* finalize's checksums are taken with the writes stopped: said
+         * every few seconds (nothing outside that window). */
+        if (*docs % 1000 == 0)
+            online_blocked_progress (on, "checksum", NULL, ns, *docs, -1);
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading a collection for its checksum");
+    mongoc_cursor_destroy (cur);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+static int64_t
+int_of (const bson_t *doc, const char *key, int64_t dflt)
+{
+    bson_iter_t it;
+    return bson_iter_init_find (&it, doc, key) ? bson_iter_as_int64 (&it) : dflt;
+}
+
+/* The record's afterSwitch into a (a->found false when there is none). */
+static bool
+after_read (online_t *on, online_after_t *a, bson_error_t *err)
+{
+    bson_t doc, sub;
+    bson_iter_t it, arr;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    const uint8_t *data;
+    uint32_t len;
+
+    memset (a, 0, sizeof *a);
+    online_capture_init (&a->point);
+    if (ok && bson_iter_init_find (&it, &doc, "afterSwitch") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
+        bson_iter_document (&it, &len, &data);
+        bson_init_static (&sub, data, len);
+        a->found = true;
+        a->has_point = online_capture_load (&sub, &a->point) &&
+                       a->point.mode != ONLINE_CAPTURE_NONE &&
+                       (!bson_empty (&a->point.token) || a->point.has_ts);
+        online_field_utf8 (&sub, "decided", a->decided, sizeof a->decided);
+        a->pending = int_of (&sub, "pending", 0) != 0;
+        if (bson_iter_init_find (&it, &sub, "colls") && bson_iter_recurse (&it, &arr))
+            while (bson_iter_next (&arr) && a->n < ONLINE_AFTER_MAX &&
+                   BSON_ITER_HOLDS_DOCUMENT (&arr)) {
+                online_after_coll_t *c = &a->c[a->n++];
+                bson_t m;
+                bson_iter_document (&arr, &len, &data);
+                bson_init_static (&m, data, len);
+                online_field_utf8 (&m, "ns", c->ns, sizeof c->ns);
+                online_field_utf8 (&m, "db", c->db, sizeof c->db);
+                online_field_utf8 (&m, "coll", c->coll, sizeof c->coll);
+                online_field_utf8 (&m, "result", c->result, sizeof c->result);
+                online_field_utf8 (&m, "backup", c->backup, sizeof c->backup);
+                c->docs = int_of (&m, "docs", 0);
+                c->sum = (uint64_t) int_of (&m, "sum", 0);
+                c->written = int_of (&m, "written", 0);
+            }
+    }
+    bson_destroy (&doc);
+    return ok;
+}
+
+static bool
+after_write (online_t *on, const online_after_t *a, bson_error_t *err)
+{
+    bson_t u = BSON_INITIALIZER, set, sw, arr, m;
+    char key[16];
+    const char *kp;
+    bool ok;
+    BSON_APPEND_DOCUMENT_BEGIN (&u, "$set", &set);
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "afterSwitch", &sw);
+    if (a->has_point)
+        online_capture_append (&a->point, "capture", &sw);
+    BSON_APPEND_UTF8 (&sw, "decided", a->decided);
+    BSON_APPEND_BOOL (&sw, "pending", a->pending);
+    BSON_APPEND_ARRAY_BEGIN (&sw, "colls", &arr);
+    for (size_t i = 0; i < a->n; i++) {
+        bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, kp, &m);
+        BSON_APPEND_UTF8 (&m, "ns", a->c[i].ns);
+        BSON_APPEND_UTF8 (&m, "db", a->c[i].db);
+        BSON_APPEND_UTF8 (&m, "coll", a->c[i].coll);
+        BSON_APPEND_UTF8 (&m, "result", a->c[i].result);
+        BSON_APPEND_UTF8 (&m, "backup", a->c[i].backup);
+        BSON_APPEND_INT64 (&m, "docs", a->c[i].docs);
+        BSON_APPEND_INT64 (&m, "sum", (int64_t) a->c[i].sum);
+        BSON_APPEND_INT64 (&m, "written", a->c[i].written);
+        bson_append_document_end (&arr, &m);
+    }
+    bson_append_array_end (&sw, &arr);
+    bson_append_document_end (&set, &sw);
+    bson_append_document_end (&u, &set);
+    ok = online_plan_update (on, &u, err);
+    bson_destroy (&u);
+    return ok;
+}
+
+static bool
+after_forget (online_t *on, bson_error_t *err)
+{
+    bson_t *u = BCON_NEW ("$unset", "{", "afterSwitch", BCON_UTF8 (""), "}");
+    bool ok = online_plan_update (on, u, err);
+    bson_destroy (u);
+    return ok;
+}
+
+static void
+after_destroy (online_after_t *a)
+{
+    online_capture_destroy (&a->point);
+}
+
+bool
+online_after_mark (online_t *on, bool follows, bson_error_t *err)
+{
+    online_after_t a;
+    int64_t docs = 0;
+    bool ok = online_after_plan (on, &a, err);
+    online_capture_init (&a.point);
+    for (size_t i = 0; ok && i < a.n; i++) {
+        ok = online_coll_sum (on, a.c[i].db, a.c[i].coll, &a.c[i].docs, &a.c[i].sum, err);
+        docs += a.c[i].docs;
+    }
+    if (ok && follows)
+        ok = a.has_point = online_capture_start (on, &a.point, err);
+    ok = ok && after_write (on, &a, err);
+    if (ok && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the switched-in collections' "
+                     "checksums recorded (%lld documents)%s, so that rollback finds the "
+                     "application's writes after the switch", (long long) docs,
+                     follows ? " and the change log's point" : "");
+    after_destroy (&a);
+    return ok;
+}
+
+/* The writes since the switch, into a->c[].written (-1: changed, how
+ * many unknown), from the log where its history reaches the point, else
+ * by the digests of the collections at names (coll, or result once
+ * renamed back); *total the collections written. */
+static bool
+after_find (online_t *on, online_after_t *a, bool renamed, size_t *total, const char **how,
+            bson_error_t *err)
+{
+    bool lost = false, ok = true, by_log = false;
+    *total = 0;
+    if (a->has_point && !renamed) {
+        online_capture_t now;
+        online_changes_t ch;
+        const char *nss[ONLINE_AFTER_MAX];
+        online_capture_init (&now);
+        online_changes_init (&ch);
+        for (size_t i = 0; i < a->n; i++)
+            nss[i] = a->c[i].ns;
+        ok = online_capture_lost (on, &a->point, &lost, err) &&
+             (lost || (online_capture_start (on, &now, err) &&
+                       online_changes_read (on, &a->point, &now, nss, a->n, &ch, err)));
+        by_log = ok && !lost && !*ch.rescan;
+        for (size_t i = 0; by_log && i < a->n; i++) {
+            online_idlist_t *l = online_changes_list (&ch, a->c[i].ns, false);
+            a->c[i].written = l ? l->n : 0;
+        }
+        if (ok && !by_log && !on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: rollback: the change log cannot say what "
+                         "was written since the switch (%s): the checksums recorded then tell",
+                         lost ? "its history no longer reaches that point" : ch.rescan);
+        online_changes_destroy (&ch);
+        online_capture_destroy (&now);
+    }
+    for (size_t i = 0; ok && !by_log && i < a->n; i++) {
+        int64_t docs;
+        uint64_t sum;
+        ok = online_coll_sum (on, a->c[i].db, renamed ? a->c[i].result : a->c[i].coll, &docs,
+                              &sum, err);
+        a->c[i].written = ok && (docs != a->c[i].docs || sum != a->c[i].sum) ? -1 : 0;
+        if (a->c[i].written && !on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: rollback: %s changed since the switch (%lld "
+                         "documents then, %lld now)", a->c[i].ns, (long long) a->c[i].docs,
+                         (long long) docs);
+    }
+    for (size_t i = 0; ok && i < a->n; i++)
+        *total += a->c[i].written != 0;
+    *how = by_log ? "the change log" : "the checksums recorded at the switch";
+    return ok;
+}
+
+/* "crm.people: 2 documents, crm.tasks: changed" */
+static void
+after_describe (const online_after_t *a, char *buf, size_t cap)
+{
+    size_t at = 0;
+    *buf = '\0';
+    for (size_t i = 0; i < a->n && at < cap; i++) {
+        if (!a->c[i].written)
+            continue;
+        if (a->c[i].written > 0)
+            at += (size_t) snprintf (buf + at, cap - at, "%s%s: %lld document(s)", at ? ", " : "",
+                                     a->c[i].ns, (long long) a->c[i].written);
+        else
+            at += (size_t) snprintf (buf + at, cap - at, "%s%s: %s", at ? ", " : "", a->c[i].ns,
+                                     a->c[i].written == -1 ? "changed" : "not known");
+    }
+}
+
+bool
+online_after_check (online_t *on, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    online_after_t a;
+    size_t total = 0;
+    const char *how = "";
+    char said[1200];
+    bool ok = after_read (on, &a, err);
+
+    if (ok && !a.found) {
+        after_destroy (&a);
+        if (o->carry_writes)
+            return online_carry_check (on, false, err);
+        if (o->discard_writes) {
+            /* What the results hold is not known: pending, so that they
+             * too go only with the flag. */
+            ok = online_after_plan (on, &a, err);
+            online_capture_init (&a.point);
+            for (size_t i = 0; i < a.n; i++)
+                a.c[i].written = -2;
+            snprintf (a.decided, sizeof a.decided, "discard");
+            a.pending = true;
+            ok = ok && after_write (on, &a, err);
+            after_destroy (&a);
+            return ok;
+        }
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: its switch recorded nothing to tell the "
+                      "application's writes since by (finalized by an earlier remodel, or "
+                      "stopped right after its renames): a rollback could lose them; nothing "
+                      "renamed: --carry-writes carries whatever differs back into the originals, "
+                      "--discard-writes-after-switch rolls back without them", on->where,
+                      on->names.name);
+        return false;
+    }
+    ok = ok && after_find (on, &a, false, &total, &how, err);
+    after_describe (&a, said, sizeof said);
+    if (ok && total && !o->carry_writes && !o->discard_writes) {
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: written since the switch, by %s: %s; a "
+                      "rollback would lose those writes; nothing renamed: --carry-writes carries "
+                      "them back into the originals, --discard-writes-after-switch drops them",
+                      on->where, on->names.name, how, said);
+        ok = false;
+    }
+    ok = ok && (!o->carry_writes || online_carry_check (on, false, err));
+    if (ok && total && !o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: rollback: written since the switch, by %s: %s: "
+                     "%s", how, said, o->carry_writes ? "carried back into the originals once "
+                     "they are back (--carry-writes)" : "left in the results beside the "
+                     "originals (--discard-writes-after-switch)");
+    if (ok) {
+        snprintf (a.decided, sizeof a.decided, "%s",
+                  o->carry_writes ? "carry" : o->discard_writes ? "discard" : "none");
+        a.pending = total && o->discard_writes;
+        ok = after_write (on, &a, err);
+    }
+    after_destroy (&a);
+    return ok;
+}
+
+/* Carried back, then no longer recorded: the results hold nothing the
+ * originals lack. */
+static bool
+carry_and_forget (online_t *on, bson_error_t *err)
+{
+    return online_carry (on, err) && after_forget (on, err);
+}
+
+bool
+online_after_settle (online_t *on, bson_error_t *err)
+{
+    online_after_t a;
+    size_t total = 0;
+    const char *how = "";
+    char said[1200];
+    bool ok = after_read (on, &a, err);
+
+    /* Nothing recorded (a switch of an earlier remodel): carried on the
+     * operator's word alone, recorded first as below. */
+    if (ok && !a.found && on->o->carry_writes) {
+        ok = online_after_plan (on, &a, err);
+        online_capture_init (&a.point);
+        for (size_t i = 0; i < a.n; i++)
+            a.c[i].written = -2;
+        snprintf (a.decided, sizeof a.decided, "carry");
+        a.found = true;
+    }
+    if (ok && a.found && !a.pending) {
+        if ((!strcmp (a.decided, "carry") && !on->o->discard_writes) || on->o->carry_writes) {
+            /* Pending until carried: a carry that fails leaves the
+             * results guarded (and is tried again by rollback). */
+            a.pending = true;
+            ok = after_write (on, &a, err) && carry_and_forget (on, err);
+        } else {
+            /* What came between the check and the renames (or the whole
+             * of it, for a check a killed rollback never made). */
+            ok = after_find (on, &a, true, &total, &how, err);
+            after_describe (&a, said, sizeof said);
+            a.pending = total != 0;
+            ok = ok && (a.pending ? after_write (on, &a, err) : after_forget (on, err));
+            if (ok && a.pending && !on->o->discard_writes) {
+                rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the originals are back, but the "
+                              "results beside them were written after the switch (%s, by %s): "
+                              "rollback again refuses to drop them: with --carry-writes it "
+                              "carries them back into the originals, with "
+                              "--discard-writes-after-switch it drops them", on->where,
+                              on->names.name, said, how);
+                ok = false;
+            }
+        }
+    }
+    after_destroy (&a);
+    return ok;
+}
+
+bool
+online_after_before_drop (online_t *on, bson_error_t *err)
+{
+    online_after_t a;
+    char said[1200];
+    bool ok = after_read (on, &a, err);
+
+    /* A rollback stopped before it settled. */
+    if (ok && a.found && !a.pending) {
+        after_destroy (&a);
+        online_capture_init (&a.point);
+        ok = online_after_settle (on, err) && after_read (on, &a, err);
+    }
+    if (ok && a.found && a.pending) {
+        after_describe (&a, said, sizeof said);
+        /* A carry chosen before (killed part way) goes on without the
+         * flag, as a killed rollback's renames do. */
+        if (on->o->carry_writes || (!strcmp (a.decided, "carry") && !on->o->discard_writes)) {
+            ok = online_carry_check (on, true, err) && carry_and_forget (on, err);
+        } else if (on->o->discard_writes) {
+            if (!on->o->quiet)
+                rm_cli_line (stderr, "", "\n", "remodel: rollback: the writes made after the "
+                             "switch (%s) are dropped with the results "
+                             "(--discard-writes-after-switch)", said);
+        } else {
+            rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: the results hold writes made after "
+                          "the switch (%s): nothing dropped: --carry-writes carries them back "
+                          "into the originals, --discard-writes-after-switch drops them",
+                          on->where, on->names.name, said);
+            ok = false;
+        }
+    }
+    after_destroy (&a);
+    return ok;
+}

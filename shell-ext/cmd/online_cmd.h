@@ -1,0 +1,147 @@
+/* The command layer of remodel-online (shell-ext/cmd/): run, verify and
+ * sync, --server-side, follow, status, finalize with its switch and the
+ * writes after it, rollback, and main. The only layer that takes and
+ * releases the lease for a command and picks the exit status; it sees
+ * every layer below. */
+#ifndef REMODEL_ONLINE_CMD_H
+#define REMODEL_ONLINE_CMD_H
+
+#include "online_changes.h"
+#include "online_identity.h"
+
+/* online_status.c: remodel online status. The rows it printed, -1. */
+int online_status (online_t *on, bson_error_t *err);
+
+/* online_index_copy.c: what the switch carries over. Each result that
+ * replaces a source collection gets its indexes (every option), and its
+ * validator unless that rejects a document of the new design; an index
+ * the new design cannot keep, and a unique one the results violate, are
+ * named and not made. At the end of run and sync, at follow's first
+ * round; finalize (before it blocks the writes): refused while a unique
+ * index would be violated. */
+bool online_index_copy (online_t *on, bool finalize, bson_error_t *err);
+/* A result written for the namespace db.source is created with cmd
+ * ({create: ...}), given here the source's default collation. */
+bool online_index_copy_create (online_t *on, const char *db, const char *source, bson_t *cmd,
+                               bson_error_t *err);
+
+/* online_shared.c: plans that share sources. A source switched by
+ * another plan's finalize (its original under that plan's backup name)
+ * after this plan's run began: refused, naming that plan. run: the
+ * switches already there are noted (fresh: a run begun anew). */
+bool online_shared_check (online_t *on, bool run, bool fresh, bson_error_t *err);
+/* finalize, before it blocks the writes: both checks above. */
+bool online_switch_ready (online_t *on, bson_error_t *err);
+
+/* online_run.c: run, verify or sync the plan. Returns the results found
+ * not as they should be (verify, sync; 0 for run), -1 on error. */
+int64_t online_apply (online_t *on, online_mode_t mode, bson_error_t *err);
+/* online_preflight.c: before a run writes anything, every namespace the
+ * plan reads is on the server and every field a step names is in some
+ * document of its namespace (refused as `remodel run` refuses them). */
+bool online_preflight (online_t *on, bson_error_t *err);
+
+/* online_switch.c: the journaled switch (renames) between the designs.
+ * forward: finalize's renames, begun or completed, then the plan marked
+ * finalized and the intermediate results dropped; *n_switched the
+ * namespaces switched. back: rollback's, from any point of a switch or
+ * after it; *undone false when nothing was switched (no backup is there
+ * either: the results may go). */
+bool online_switch_forward (online_t *on, size_t *n_switched, bson_error_t *err);
+bool online_switch_back (online_t *on, bool *undone, bson_error_t *err);
+bool online_switch_rename (online_t *on, const char *db, const char *from, const char *to,
+                           bson_error_t *err);
+bool online_switch_note (online_t *on, const bson_t *update, bson_error_t *err);
+bool online_coll_exists (online_t *on, const char *db, const char *coll, bool *yes,
+                         bson_error_t *err);
+bool online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *err);
+
+/* online_server.c: remodel online run --server-side, the plan compiled
+ * (remodel/compile.h): whether the server has every stage c uses (a clear
+ * refusal naming the one it lacks; its version: online_server_version),
+ * and one step's pass run range by range. */
+bool online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err);
+/* Whether the step's pipelines are exact for the data (its guard finds
+ * nothing); *exact false: it runs client-side (said on stderr). */
+bool online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact,
+                          bson_error_t *err);
+bool online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_pass_t *cp,
+                         bson_error_t *err);
+
+/* online_follow_cmd.c: remodel online follow: syncs from the log in
+ * rounds until a signal or finalize stops it. 0, -1. */
+int online_follow (online_t *on, bson_error_t *err);
+
+/* online_sample.c: a sample of the results verified ahead of the
+ * cut-over. verify: n drivers a pass (the steps whose results are not one
+ * per driver in full), *differ the results that differ; none, in a plan
+ * that follows a log, is recorded in the plan's record (sampled), which
+ * read gives back (false: none) and describe says in words. */
+typedef struct {
+    int64_t at_ms;          /* when, ms since the epoch */
+    int64_t drivers;        /* drivers a pass */
+    char by[16];            /* the command: "verify" or "follow" */
+} online_sample_t;
+bool online_sample_verify (online_t *on, int64_t n, int64_t *differ, bson_error_t *err);
+bool online_sample_read (const bson_t *rec, online_sample_t *s);
+void online_sample_describe (const online_sample_t *s, char *buf, size_t cap);
+
+/* online_after.c: the application's writes to the switched-in collections
+ * after the switch, which rollback must not lose. Each namespace the plan
+ * switched: its collection, its result's and backup's names, and at the
+ * switch its count and digest (online_coll_sum); written: the documents
+ * written since (-1: changed, how many unknown; -2: nothing recorded to
+ * tell by). */
+#define ONLINE_AFTER_MAX 64
+typedef struct {
+    char ns[300], db[128], coll[256], result[400], backup[400];
+    int64_t docs;
+    uint64_t sum;
+    int64_t written;
+} online_after_coll_t;
+typedef struct {
+    online_after_coll_t c[ONLINE_AFTER_MAX];
+    size_t n;
+    bool found;             /* the plan's record has afterSwitch */
+    bool has_point;         /* and the change log's point at the switch */
+    online_capture_t point;
+    char decided[16];       /* rollback's choice: "none", "carry", "discard" */
+    bool pending;           /* writes after the switch left in the results */
+} online_after_t;
+/* A collection's count and the sum of its documents' CRC-64s. */
+bool online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *docs, uint64_t *sum,
+                      bson_error_t *err);
+/* The namespaces the plan switches (no digest), into a. */
+bool online_after_plan (online_t *on, online_after_t *a, bson_error_t *err);
+/* finalize, once switched, writes still stopped: the record. */
+bool online_after_mark (online_t *on, bool follows, bson_error_t *err);
+/* rollback of a finalized plan, before any rename: refused (RM_ERR_USAGE)
+ * when written since, without --carry-writes or
+ * --discard-writes-after-switch; the choice recorded. */
+bool online_after_check (online_t *on, bson_error_t *err);
+/* rollback, the originals back: carried back, or the results checked for
+ * writes that came after the check. */
+bool online_after_settle (online_t *on, bson_error_t *err);
+/* rollback, before it drops the results: none holds writes after the
+ * switch that no flag let go. */
+bool online_after_before_drop (online_t *on, bson_error_t *err);
+
+/* online_carry.c: rollback --carry-writes, through the plan's inverse
+ * (embed, extract, rename). check: there is one, exact for the originals'
+ * data (RM_ERR_UNSUPPORTED naming the step), the originals back under
+ * their names (back) or under their backups'. carry: the results (under
+ * their result names) into the originals (back under their own). */
+bool online_carry_check (online_t *on, bool back, bson_error_t *err);
+bool online_carry (online_t *on, bson_error_t *err);
+
+/* online_finalize.c: the switch to the new design, and back. */
+bool online_finalize (online_t *on, bson_error_t *err);
+bool online_rollback (online_t *on, bson_error_t *err);
+
+/* online_lag.c: status's lag line for a plan following a log, with
+ * events (ch, read after the recorded point) not yet applied: how old the
+ * oldest is, and when follow will have caught up at the rate its rounds
+ * applied events (rec: the plan's record). */
+void online_lag_line (online_t *on, const bson_t *rec, const online_changes_t *ch);
+
+#endif

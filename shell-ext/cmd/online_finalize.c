@@ -1,0 +1,607 @@
+/* finalize and rollback (online_cmd.h).
+ *
+ * finalize switches the application's collections to the new design: with
+ * the application's writes stopped (--block-writes asks the server, where
+ * it has setUserWriteBlockMode: MongoDB 6.0+; --writes-stopped is the
+ * operator's word for it), a last sync, then a verify that must find
+ * nothing, then the switch (online_switch.c): for each namespace the plan
+ * changed, its collection renamed to COLL_remodel_ID_backup and the plan's
+ * result to COLL. It holds the plan's lease from the start to the end, so
+ * no run, sync or rollback comes in between. Run again after an
+ * interruption, it completes the switch the journal records (no sync: the
+ * one before the journal was written passed).
+ *
+ * rollback undoes what the plan did: in place, each document the plan
+ * changed gets back the version it replaced, unless it changed since
+ * remodel wrote it (those are listed and left); side by side, a switch
+ * (finished or not) is undone rename by rename, and with none the results
+ * are dropped and the plan forgotten. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "online_cmd.h"
+#include "remodel/cli.h"
+#include "remodel/crc64.h"
+#include "remodel/docpath.h"
+
+static bool
+block_writes (online_t *on, bool on_, bson_error_t *err)
+{
+    bson_t *cmd = BCON_NEW ("setUserWriteBlockMode", BCON_INT32 (1), "global", BCON_BOOL (on_));
+    bson_error_t why;
+    bool ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, NULL, &why);
+    bson_destroy (cmd);
+    if (!ok && on_) {
+        rm_error_set (err, RM_ERR_UNSUPPORTED,
+                      "%s: --block-writes: the server refuses setUserWriteBlockMode (MongoDB 6.0 "
+                      "and later have it): %s; stop the application's writes yourself and give "
+                      "--writes-stopped", on->where, why.message);
+        return false;
+    }
+    return true;
+}
+
+static void
+split_ns (const char *ns, char *db, size_t cap, const char **coll)
+{
+    const char *dot = strchr (ns, '.');
+    snprintf (db, cap, "%.*s", (int) (dot - ns), ns);
+    *coll = dot + 1;
+}
+
+/* An order-independent checksum of a collection: how many documents, and
+ * the sum of their CRC-64s. */
+typedef struct {
+    char ns[300];
+    int64_t docs;
+    uint64_t sum;
+} sums_t;
+
+static bool
+checksum (online_t *on, const char *db, const char *coll, sums_t *out, bson_error_t *err)
+{
+    return online_coll_sum (on, db, coll, &out->docs, &out->sum, err);
+}
+
+/* The checksums of the collections finalize renames (those that exist),
+ * into sums (n of them). */
+static bool
+checksum_sources (online_t *on, sums_t *sums, size_t *n, bson_error_t *err)
+{
+    bool ok = rm_names_of_plan (&on->names, &on->plan, err);
+    *n = 0;
+    for (size_t i = 0; ok && i < on->names.n_moved && *n < 64; i++) {
+        char db[128];
+        const char *coll;
+        bool there, seen = false;
+        for (size_t k = 0; k < *n; k++)
+            seen |= strcmp (sums[k].ns, on->names.moved[i].ns) == 0;
+        if (seen)
+            continue;
+        split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
+        ok = online_coll_exists (on, db, coll, &there, err);
+        if (ok && there) {
+            snprintf (sums[*n].ns, sizeof sums[*n].ns, "%s", on->names.moved[i].ns);
+            ok = checksum (on, db, coll, &sums[(*n)++], err);
+        }
+    }
+    rm_names_clear (&on->names);
+    return ok;
+}
+
+/* After the renames: each original, now under its backup name, compared
+ * with its checksum from before the last sync. A write that slipped in
+ * after that sync is in the original but maybe not in the result. */
+static bool
+check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
+{
+    size_t changed = 0;
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++) {
+        char db[128], backup[400];
+        const char *coll;
+        sums_t now;
+        split_ns (before[i].ns, db, sizeof db, &coll);
+        rm_name_backup (&on->names, coll, backup, sizeof backup);
+        ok = checksum (on, db, backup, &now, err);
+        if (ok && (now.docs != before[i].docs || now.sum != before[i].sum)) {
+            changed++;
+            rm_cli_line (stderr, "", "\n",
+                         "remodel: finalize: %s changed after the last sync (%lld documents then, "
+                         "%lld now in %s.%s)", before[i].ns, (long long) before[i].docs,
+                         (long long) now.docs, db, backup);
+        }
+    }
+    if (ok && changed) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %zu original(s) changed between the last "
+                      "sync and the switch, so the results may miss those writes: remodel online "
+                      "rollback swaps the originals back; then sync and finalize again, with the "
+                      "writes stopped", on->where, on->names.name, changed);
+        return false;
+    }
+    if (ok && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n",
+                     "remodel: finalize: the originals did not change from the last sync to the "
+                     "switch (%zu checked)", n);
+    return ok;
+}
+
+/* A pause before the renames (REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS, for
+ * the tests: a write can then be made to slip in). */
+static void
+pause_before_switch (void)
+{
+    const char *ms = getenv ("REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS");
+    if (ms && *ms) {
+        long v = strtol (ms, NULL, 10);
+        struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
+        if (v > 0) {
+            rm_cli_line (stderr, "", "\n", "remodel: finalize: pausing %ld ms before the switch "
+                         "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)", v);
+            nanosleep (&ts, NULL);
+        }
+    }
+}
+
+/* After the renames: what the change log shows written to a source
+ * since the last sync's point. Writes are stopped or blocked until
+ * finalize returns, so any is one the results may miss. */
+static bool
+confirm_from_log (online_t *on, bson_error_t *err)
+{
+    int64_t written;
+    if (!online_follow_confirm (on, &written, err))
+        return false;
+    if (written) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the change log shows %lld document(s) of "
+                      "the sources written between the last sync and the switch, so the results "
+                      "may miss those writes: remodel online rollback swaps the originals back; "
+                      "then sync and finalize again, with the writes stopped", on->where,
+                      on->names.name, (long long) written);
+        return false;
+    }
+    if (!on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the change log shows no write to the "
+                     "sources from the last sync to the switch");
+    return true;
+}
+
+/* Whether a sample of the results was verified before the writes
+ * stopped (online_sample.c), said in a line; a failed read of the record
+ * is no sample (finalize verifies its own). */
+static bool
+sampled_ahead (online_t *on, bson_error_t *err)
+{
+    online_sample_t s;
+    bson_t doc;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    char said[200];
+    ok = ok && online_sample_read (&doc, &s);
+    bson_destroy (&doc);
+    memset (err, 0, sizeof *err);
+    if (ok && !on->o->quiet) {
+        online_sample_describe (&s, said, sizeof said);
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: a sample of the results was verified "
+                     "%s; every change since is recomputed by the drain: none verified with "
+                     "the writes stopped (--sample N verifies one, --full-verify everything)",
+                     said);
+    }
+    return ok;
+}
+
+/* The lease, from a `follow` that holds it when finalize begins: asked
+ * for in the plan's record (handover), which follow sees after its round
+ * or during its pause; waited for up to a minute. */
+static bool
+take_from_follow (online_t *on, bson_error_t *err)
+{
+    int64_t t0 = online_mono_ms ();
+    bool asked = false;
+    while (!online_lease_take (on, err)) {
+        char holder[256], pid[32];
+        int64_t left, epoch;
+        bool gone;
+        bson_t doc;
+        bson_iter_t it;
+        bool found, following;
+        if (err->code != RM_ERR_USAGE || online_mono_ms () - t0 > 60000)
+            return false;
+        /* Only a follow is asked: a run or sync is refused as before. */
+        if (!online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+                               err))
+            return false;
+        /* The holder is "host:pid:...": the follow's when its pid is. */
+        following = bson_iter_init (&it, &doc) && bson_iter_find_descendant (&it, "follow.pid", &it) &&
+                    online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, err) &&
+                    (snprintf (pid, sizeof pid, ":%lld:", (long long) bson_iter_as_int64 (&it)),
+                     strstr (holder, pid) != NULL);
+        bson_destroy (&doc);
+        if (!following) {
+            bson_error_t again;
+            return online_lease_take (on, &again) || (memcpy (err, &again, sizeof again), false);
+        }
+        if (!asked && !online_plan_set (on, "handover", true, err))
+            return false;
+        if (!asked && !on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: finalize: asking the follow of plan %s (%s) "
+                         "for the lease", on->names.name, holder);
+        asked = true;
+        /* The writes are stopped while this waits: asked often. */
+        online_sleep_ms (100);
+    }
+    return true;
+}
+
+bool
+online_finalize (online_t *on, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    static sums_t sums[64];
+    size_t n = 0, n_sums = 0;
+    int64_t differ;
+    online_record_t r;
+    online_capture_t point;
+    bool ok, blocked = false, switched = false, follows = false, ahead = false;
+    /* --writes-stopped: the window began when finalize was told so. */
+    int64_t told = online_mono_ms ();
+
+    if (o->in_place) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: its documents are already the "
+                      "new design; nothing to finalize (rollback undoes it)", on->names.name);
+        return false;
+    }
+    if (!o->writes_stopped && !o->block_writes) {
+        rm_error_set (err, RM_ERR_USAGE, "finalize switches the application to the new "
+                      "collections, so its writes to the sources must have stopped: give "
+                      "--block-writes (MongoDB 6.0+) or, once they have, --writes-stopped");
+        return false;
+    }
+    /* Only a finished run's results are switched (online_complete.c),
+     * refused before anything is written. The lease for the whole of it:
+     * no rollback, run or sync between the last sync and the switch; a
+     * follow holding it hands it over. */
+    if (!online_plan_check (on, err) || !online_run_complete (on, err) ||
+        !take_from_follow (on, err))
+        return false;
+    online_capture_init (&point);
+    ok = online_plan_read (on, &r, err) && online_follow_point (on, &point, &follows, err);
+    /* With a change log the cut-over reads what changed, not everything. */
+    follows &= !o->full_verify;
+    if (ok && r.finalized && !r.switching) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->names.name);
+        ok = false;
+    }
+    /* Sources no other plan switched; their indexes on the results. */
+    if (ok && !r.switching)
+        ok = online_switch_ready (on, err);
+    /* What the window will hold, said before it (--block-writes) or as
+     * it begins (--writes-stopped). */
+    ahead = ok && !r.switching && follows && o->sample == 0 && sampled_ahead (on, err);
+    if (ok)
+        online_blocked_plan (on, &r, follows, ahead);
+    if (ok && o->block_writes)
+        ok = blocked = block_writes (on, true, err);
+    if (ok)
+        online_blocked_open (on, blocked ? online_mono_ms () : told);
+    /* Not begun: the originals' checksums, then a last sync, then a verify
+     * that must find nothing; after the renames the originals are checked
+     * against those checksums. Begun: the journal's switch completed. */
+    if (ok && !r.switching) {
+        int64_t t0 = online_mono_ms ();
+        ok = (follows || checksum_sources (on, sums, &n_sums, err)) &&
+             online_apply (on, ONLINE_SYNC, err) >= 0;
+        /* A verify of a sample of each step's results, where the change
+         * log drained into them (the rest of what changed was just
+         * recomputed by that sync), unless one was verified before the
+         * writes stopped (online_sample.c); every result with
+         * --full-verify or without a log. */
+        on->verify_sample = follows ? (o->sample > 0 ? o->sample : ONLINE_FINALIZE_SAMPLE) : 0;
+        differ = 0;
+        if (ok && !ahead && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
+            if (differ > 0)
+                rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
+                              "%lld results that differ (are the application's writes "
+                              "stopped?); nothing renamed", on->where, on->names.name,
+                              (long long) differ);
+            ok = false;
+        }
+        on->verify_sample = 0;
+        if (ok && follows && !o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: finalize: drained the change log%s in "
+                         "%.1f s", ahead ? "" : " and verified",
+                         (double) (online_mono_ms () - t0) / 1000.0);
+        if (ok)
+            pause_before_switch ();
+    }
+    ok = ok && online_switch_forward (on, &n, err);
+    switched = ok;
+    /* Confirmed from the log, while writes are still blocked: nothing
+     * written to a source after the drain. */
+    if (ok && follows)
+        ok = confirm_from_log (on, err);
+    /* The key map and the journal served the syncs; nothing reads them
+     * after the switch. */
+    if (switched) {
+        bson_error_t why;
+        online_keys_drop_plan (on, &why);
+        online_made_drop (on, true, &why);
+        /* What rollback tells the application's writes after the switch
+         * by, recorded while they are still stopped (online_after.c). */
+        if (!online_after_mark (on, follows, ok ? err : &why))
+            ok = false;
+    }
+    if (blocked)
+        block_writes (on, false, err);
+    online_blocked_close (on, switched);
+    online_lease_drop (on);
+    ok = ok && (follows || check_backups (on, sums, n_sums, err));
+    if (switched && !o->quiet)
+        rm_cli_line (stderr, "", "\n",
+                     "remodel: plan %s finalized: %zu collection(s) switched; the originals are "
+                     "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
+                     on->names.name, n, on->names.id);
+    online_capture_destroy (&point);
+    return ok;
+}
+
+/* Whether every version of a document remodel read (the backup's "read")
+ * was the original or one remodel wrote ("wrote_all"): otherwise the
+ * application changed it in between, and restoring the original would
+ * lose that change. */
+static bool
+only_ours (const bson_t *backup, int64_t original)
+{
+    bson_iter_t r, w, a, b;
+    if (!bson_iter_init_find (&r, backup, "read") || !BSON_ITER_HOLDS_ARRAY (&r) ||
+        !bson_iter_recurse (&r, &a))
+        return true;
+    while (bson_iter_next (&a)) {
+        int64_t v = bson_iter_as_int64 (&a);
+        bool known = v == original;
+        if (!known && bson_iter_init_find (&w, backup, "wrote_all") && bson_iter_recurse (&w, &b))
+            while (!known && bson_iter_next (&b))
+                known = bson_iter_as_int64 (&b) == v;
+        if (!known)
+            return false;
+    }
+    return true;
+}
+
+/* Whether a and b hold the same fields with the same values, in any
+ * order. A replace on MongoDB stores the replacement as given, so a
+ * restored document is its original byte for byte; mongo-java-server's
+ * keeps the stored document's field order, so there the original's
+ * fields and values come back in the order remodel's version had. */
+static bool
+same_fields (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen)
+{
+    bson_iter_t ia, ib;
+    size_t na = 0, nb = 0;
+    if (!bson_iter_init_from_data (&ia, a, alen) || !bson_iter_init_from_data (&ib, b, blen))
+        return false;
+    while (bson_iter_next (&ib))
+        nb++;
+    while (bson_iter_next (&ia)) {
+        rm_raw_value_t va, vb;
+        na++;
+        if (!bson_iter_init_from_data (&ib, b, blen) || !bson_iter_find (&ib, bson_iter_key (&ia)) ||
+            !rm_raw_value_of (&ia, &va) || !rm_raw_value_of (&ib, &vb) || va.type != vb.type ||
+            va.len != vb.len || memcmp (va.data, vb.data, va.len) != 0)
+            return false;
+    }
+    return na == nb;
+}
+
+/* Whether now is what remodel last wrote over the backup bd: its bytes,
+ * or (mongo-java-server keeps a replaced document's field order, so a
+ * version restored by a later step's rollback comes back in another
+ * order) the same fields and values (wroteFields, online_fields_digest). */
+static bool
+as_written (const bson_t *bd, const bson_t *now)
+{
+    bson_iter_t it;
+    if (bson_iter_init_find (&it, bd, "wrote") &&
+        (int64_t) rm_crc64_update (0, bson_get_data (now), now->len) == bson_iter_as_int64 (&it))
+        return true;
+    return bson_iter_init_find (&it, bd, "wroteFields") &&
+           (int64_t) online_fields_digest (bson_get_data (now), now->len) == bson_iter_as_int64 (&it);
+}
+
+/* In place: step by step from the last, each backup restored where the
+ * document is still what remodel wrote (only_ours). One changed since
+ * (or gone) is left as it is, its backup kept, unless --force (restored
+ * anyway, over the version just read; a gone one stays gone) or --forget
+ * (kept as it is, its backup dropped). */
+static bool
+rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    bool ok = true;
+    for (size_t i = on->plan.n; ok && i-- > 0;) {
+        const rm_step_t *s = &on->plan.steps[i];
+        const rm_nsref_t *in[4];
+        char bname[400];
+        mongoc_collection_t *b, *c;
+        mongoc_cursor_t *cur;
+        const bson_t *bd;
+        bson_t filter = BSON_INITIALIZER;
+        bson_error_t why;
+        int64_t restored = 0, kept = 0, forced = 0, forgotten = 0;
+
+        rm_step_inputs (s, in, 4);
+        rm_name_inplace_backup (&on->names, s, bname, sizeof bname);
+        b = online_collection (on, o->state_db, bname);
+        c = online_collection (on, in[0]->db, in[0]->coll);
+        cur = mongoc_collection_find_with_opts (b, &filter, NULL, NULL);
+        while (ok && mongoc_cursor_next (cur, &bd)) {
+            bson_iter_t it, id;
+            char where[600];
+            const uint8_t *data;
+            uint32_t len;
+            bson_t orig, q = BSON_INITIALIZER, reply = BSON_INITIALIZER;
+            mongoc_cursor_t *cc;
+            const bson_t *now = NULL;
+            bool same = false, ours = false, drop = false;
+
+            /* SIGINT, SIGTERM: between two documents, each restored and
+             * its backup removed, so rollback again goes on (online_signal.c). */
+            if (online_stop_requested ()) {
+                snprintf (where, sizeof where, "during rollback of step %zu (%s) %s: %lld "
+                          "restored", s->index, s->op, in[0]->text, (long long) restored);
+                ok = online_stop_check (on, where, err);
+                break;
+            }
+            if (!bson_iter_init_find (&id, bd, "_id") || !bson_iter_init_find (&it, bd, "doc") ||
+                !BSON_ITER_HOLDS_DOCUMENT (&it))
+                continue;
+            bson_iter_document (&it, &len, &data);
+            bson_init_static (&orig, data, len);
+            online_id_append (&q, &id);
+            cc = mongoc_collection_find_with_opts (c, &q, NULL, NULL);
+            if (mongoc_cursor_next (cc, &now) && now->len == len &&
+                same_fields (bson_get_data (now), now->len, data, len)) {
+                /* The original already: restored by a rollback killed
+                 * before it removed the backup (or written so by the
+                 * application: either way nothing to restore). */
+                same = true;
+            } else if (now && ((ours = as_written (bd, now) &&
+                                       only_ours (bd, (int64_t) rm_crc64_update (0, data, len))) ||
+                               o->force)) {
+                /* Still what remodel wrote (or --force): back, on that
+                 * condition, so a write between the read and this one is
+                 * never overwritten. */
+                ok = online_lease_check (on, err) &&
+                     (mongoc_collection_replace_one (c, now, &orig, NULL, &reply, &why) ||
+                      online_fail (on, err, &why, "restoring a document"));
+                same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
+                       bson_iter_as_int64 (&it) == 1;
+                forced += same && !ours;
+                bson_destroy (&reply);
+            } else if (!now && o->force) {
+                /* Deleted by the application since: not brought back. */
+                drop = true;
+                forgotten++;
+            }
+            if (ok && mongoc_cursor_error (cc, &why))
+                ok = online_fail (on, err, &why, "reading a document");
+            mongoc_cursor_destroy (cc);
+            if (ok && !same && !drop && o->forget) {
+                drop = true;
+                forgotten++;
+            }
+            if (ok && (same || drop)) {
+                restored += same;
+                ok = online_lease_check (on, err) &&
+                     (mongoc_collection_delete_one (b, &q, NULL, NULL, &why) ||
+                      online_fail (on, err, &why, "removing a restored backup"));
+            } else if (ok) {
+                char *text = bson_as_relaxed_extended_json (&q, NULL);
+                if (kept++ < 10)
+                    rm_cli_line (stderr, "", "\n",
+                                 "remodel: rollback: step %zu (%s) %s: document %s %s since "
+                                 "remodel wrote it: left as it is; its earlier version stays in "
+                                 "%s.%s (rollback --force restores it, --forget keeps the "
+                                 "document as it is)", s->index, s->op, in[0]->text, text,
+                                 now ? "changed" : "deleted", o->state_db, bname);
+                bson_free (text);
+            }
+            bson_destroy (&q);
+        }
+        if (ok && mongoc_cursor_error (cur, &why))
+            ok = online_fail (on, err, &why, "reading the backups");
+        mongoc_cursor_destroy (cur);
+        if (ok && !o->quiet) {
+            char more[200] = "";
+            if (forced)
+                snprintf (more, sizeof more, " (%lld of them changed since remodel wrote them: "
+                          "--force)", (long long) forced);
+            if (forgotten)
+                snprintf (more + strlen (more), sizeof more - strlen (more), "; %lld %s",
+                          (long long) forgotten, o->force ? "deleted since: not brought back"
+                                                          : "kept as they are: --forget");
+            rm_cli_line (stderr, "", "\n", "remodel: rollback: step %zu (%s) %s: %lld restored, "
+                         "%lld left%s", s->index, s->op, in[0]->text, (long long) restored,
+                         (long long) kept, more);
+        }
+        *left += kept;
+        mongoc_collection_destroy (b);
+        mongoc_collection_destroy (c);
+    }
+    return ok;
+}
+
+bool
+online_rollback (online_t *on, bson_error_t *err)
+{
+    int64_t left = 0;
+    bool ok, undone = false;
+
+    if (!on->o->in_place && (on->o->force || on->o->forget)) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s ran side by side: --%s is for an in-place "
+                      "rollback (the originals there are not touched)", on->names.name,
+                      on->o->force ? "force" : "forget");
+        return false;
+    }
+    if (on->o->in_place && (on->o->carry_writes || on->o->discard_writes)) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: --%s is for the rollback of a "
+                      "plan finalized side by side", on->names.name,
+                      on->o->carry_writes ? "carry-writes" : "discard-writes-after-switch");
+        return false;
+    }
+    /* The lease for the whole of it: refused while finalize holds it. */
+    ok = online_plan_check (on, err) && online_lease_take (on, err);
+    if (!ok)
+        return false;
+    if (on->o->in_place) {
+        ok = rollback_in_place (on, &left, err);
+    } else {
+        online_record_t r;
+        /* A finished switch: the application may have written to the new
+         * collections since (online_after.c); checked before any rename. */
+        ok = online_plan_read (on, &r, err) && (!r.finalized || r.switching ||
+                                                online_after_check (on, err));
+        ok = ok && online_switch_back (on, &undone, err);
+        ok = ok && (!undone || online_after_settle (on, err));
+        if (ok && undone) {
+            if (!on->o->quiet)
+                rm_cli_line (stderr, "", "\n",
+                             "remodel: plan %s: the original collections are back; the results "
+                             "stay beside them (rollback again drops them)", on->names.name);
+            online_lease_drop (on);
+            return true;
+        }
+        /* Nothing switched, no backup anywhere: the results go, unless
+         * they hold writes after a switch that no flag let go. */
+        ok = ok && online_after_before_drop (on, err) &&
+             rm_names_of_plan (&on->names, &on->plan, err);
+        for (size_t i = 0; ok && i < on->names.n_moved; i++) {
+            char db[128];
+            const char *coll;
+            split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
+            ok = online_coll_drop (on, db, on->names.moved[i].coll, err);
+            if (ok && !on->o->quiet)
+                rm_cli_line (stderr, "", "\n", "remodel: rollback: dropped %s.%s", db,
+                             on->names.moved[i].coll);
+        }
+        rm_names_clear (&on->names);
+    }
+    if (ok && left) {
+        /* For status, until a rollback leaves none. */
+        bson_t *set = BCON_NEW ("$set", "{", "rollbackLeft", BCON_INT64 (left), "}");
+        online_plan_update (on, set, err);
+        bson_destroy (set);
+        rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld documents changed since remodel "
+                      "wrote them and were left as they are (listed above): rollback --force "
+                      "restores their originals (their later changes are lost), rollback --forget "
+                      "keeps them as they are and forgets the plan", on->where, on->names.name,
+                      (long long) left);
+        ok = false;
+    }
+    /* The plan is forgotten: the indexes it made go first. */
+    ok = ok && online_index_drop_made (on, err) && online_plan_forget (on, err);
+    online_lease_drop (on);
+    return ok;
+}

@@ -1,0 +1,380 @@
+/* remodel-online: the online companion's commands (online_cmd.h). Reached as
+ * `remodel online COMMAND ...`; errors are printed once, here. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remodel/cli.h"
+#include "online_cmd.h"
+
+static const char usage[] =
+    "usage: remodel online run PLAN --uri URI [options]\n"
+    "       remodel online status|pause|resume PLAN --uri URI\n"
+    "       remodel online verify|sync|follow PLAN --uri URI [--sample N]\n"
+    "       remodel online finalize PLAN --uri URI --block-writes|--writes-stopped\n"
+    "                                 [--full-verify] [--sample N]\n"
+    "       remodel online rollback PLAN --uri URI\n"
+    "\n"
+    "Applies a plan to a live MongoDB server in batches, in _id order, with a\n"
+    "checkpoint after each batch: run it again after a crash and it goes on\n"
+    "where it stopped; a second run of the same plan at once is refused (a\n"
+    "lease). Each batch is transformed by the same engine as remodel run, so\n"
+    "the same documents. Side by side (the default), a step writes its results\n"
+    "to new collections COLL_remodel_ID_STEP beside the sources (ID: the plan's\n"
+    "id, its file's name and a digest of its path; status prints it), which stay\n"
+    "untouched until finalize; with --in-place, a backfill (denormalize,\n"
+    "summarize, set, unset, rename, version) rewrites the documents themselves,\n"
+    "keeping what it replaced in the state database (backup.ID.STEP).\n"
+    "\n"
+    "  status             each step's progress\n"
+    "  pause, resume      the running process waits at its next batch, or goes on\n"
+    "  verify             recompute every range from the sources as they are now\n"
+    "                     and compare with the results; exit 1 if any differ\n"
+    "  sync               the same, writing what differs (run it while the\n"
+    "                     application writes; repeated syncs converge); where the\n"
+    "                     run recorded a point in the change log (status: capture),\n"
+    "                     only what the changes since then affect\n"
+    "  follow             sync from the change log in rounds (--pause between them,\n"
+    "                     default 1s) until stopped (Ctrl-C) or finalize takes over\n"
+    "  finalize           side by side: a last sync and verify, then the results\n"
+    "                     renamed over the sources (kept as COLL_remodel_ID_backup);\n"
+    "                     run again after an interruption, it completes the switch\n"
+    "  rollback           in place: the replaced documents back, where unchanged\n"
+    "                     since; side by side: a switch (finished or interrupted)\n"
+    "                     undone rename by rename, or with none the results dropped\n"
+    "\n"
+    "  --uri URI          the server (mongodb://...; default: $MONGODB_URI, which\n"
+    "                     keeps credentials off the command line; never printed)\n"
+    "  --in-place         backfill the namespaces themselves (see above); the\n"
+    "                     other commands use the mode the plan's run recorded\n"
+    "  --create-indexes   create the index a join fetches its partners by when\n"
+    "                     missing (otherwise the run is refused, naming it)\n"
+    "  --allow-missing    run: a field a step names that no document of its\n"
+    "                     namespace has passes (as \"allowMissing\": true); without\n"
+    "                     it such a field, and a namespace not on the server, are\n"
+    "                     refused before anything is written, as remodel run does\n"
+    "  --batch-size N     documents per batch (default 1000)\n"
+    "  --batch-time D     size batches to take about D each (from --batch-size)\n"
+    "  --memory SIZE      a step's set of result _ids, kept where results do not\n"
+    "                     name their source (bucketize, unbucketize, extract with\n"
+    "                     childRefs): past SIZE (default 512M) it is sorted on disk\n"
+    "  --tmp DIR          where it goes then (default $TMPDIR or /tmp)\n"
+    "  --pause D          pause between batches (default 0; --pause-ms, its\n"
+    "                     older name, is taken too)\n"
+    "  --max-rate N       at most N documents read per second (default: no limit)\n"
+    "  --write-concern W  the writes' w: a number or majority (default: the URI's)\n"
+    "  --retry-for D      retry network errors, failovers and restarts with backoff\n"
+    "                     for up to D (default 10m), then stop\n"
+    "  --log-format F     text (default) or json: one line per batch on stderr\n"
+    "  --state-db DB      where checkpoints, the lease and backups live (default remodel)\n"
+    "  --dry-run          read and compute, count, write nothing (no state either)\n"
+    "  --restart          start a plan over that changed since its run began\n"
+    "  --force            rollback in place: restore the originals of documents\n"
+    "                     changed since remodel wrote them too (those changes lost)\n"
+    "  --forget           rollback in place: keep such documents as they are, drop\n"
+    "                     their backups and forget the plan\n"
+    "  --carry-writes     rollback after finalize: carry the application's writes\n"
+    "                     to the new collections back into the originals, through\n"
+    "                     the plan's inverse (embed, extract, rename)\n"
+    "  --discard-writes-after-switch\n"
+    "                     rollback after finalize: drop those writes\n"
+    "  --block-writes     finalize: block writes with setUserWriteBlockMode (6.0+)\n"
+    "  --writes-stopped   finalize: the application's writes have stopped\n"
+    "  --full-verify      finalize: with a change log too, the full check (checksums,\n"
+    "                     a sync and a verify of every result)\n"
+    "  --differences FILE verify: write every differing _id to FILE, one Extended\n"
+    "                     JSON _id a line (replaced whole once the verify is done)\n"
+    "  --sample N         verify: N drivers a pass, not every result; follow: the\n"
+    "                     sample it verifies every 10 minutes; finalize with a\n"
+    "                     change log: one verified now, even if one was before\n"
+    "                     (default 1000)\n"
+    "  --server-side      run: each step as the server's aggregation pipelines\n"
+    "                     (remodel compile), range by range with the same\n"
+    "                     checkpoints and lease; a step no pipeline expresses\n"
+    "                     runs client-side\n"
+    "  --server-version V --server-side: the stages and operators of MongoDB V\n"
+    "                     only; run, verify, sync, finalize, follow: joins by\n"
+    "                     V's $lookup rules (9.0 or later: SERVER-36681's)\n"
+    "                     (default: the server's own version)\n"
+    "  --quiet, -q        no progress\n"
+    "\n"
+    "D, a duration: 50ms, 2s, 10m, 1h; a bare number counts milliseconds\n"
+    "(--retry-for: seconds), as these options always did. An option is named\n"
+    "in full (no abbreviation); one a command does not take is refused (exit 2),\n"
+    "naming both.\n";
+
+/* "remodel: PREFIX..." on standard error, escaped as every message is
+ * (remodel/cli.h): names from the plan or the server stay one line. */
+static void
+note (const char *prefix, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+static void
+note (const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    rm_cli_vmessage (prefix, fmt, ap);
+    va_end (ap);
+}
+
+/* A refusal of the command line: "remodel: error: online: ...", escaped
+ * (the plan's path or a value may hold any byte), exit 2. */
+static int
+fail_usage (const char *fmt, const char *arg)
+{
+    char text[1024];
+    snprintf (text, sizeof text, fmt, arg);
+    note ("error: online: ", "%s (remodel online --help)", text);
+    return 2;
+}
+
+/* The driver's own log: errors reach us as values and are printed once;
+ * its warnings (a server without endSessions, as mongo-java-server) are
+ * noise unless REMODEL_ONLINE_DEBUG is set. */
+static void
+driver_log (mongoc_log_level_t level, const char *domain, const char *message, void *ctx)
+{
+    (void) ctx;
+    if (level <= MONGOC_LOG_LEVEL_ERROR || getenv ("REMODEL_ONLINE_DEBUG"))
+        mongoc_log_default_handler (level, domain, message, NULL);
+}
+
+/* After SIGINT or SIGTERM (online_signal.c): the one line that says where
+ * the command stopped and whether the lease is free, read back from the
+ * server (the command released it on its way out). */
+static void
+stopped_note (online_t *on, const char *cmd, const bson_error_t *err)
+{
+    static const char *const next[][2] = {
+        {"run", "run it again to go on from there"},
+        {"sync", "sync again when ready"},
+        {"finalize", "nothing was renamed; finalize again when ready"},
+        {"rollback", "rollback again goes on"},
+    };
+    const char *then = "";
+    char holder[200];
+    int64_t left, epoch;
+    bool gone, freed;
+    bson_error_t why;
+
+    for (size_t i = 0; i < sizeof next / sizeof *next; i++)
+        if (!strcmp (cmd, next[i][0]))
+            then = next[i][1];
+    online_lease_drop (on);
+    freed = online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, &why) &&
+            (!*holder || strncmp (holder, on->owner, strlen (on->owner)));
+    note ("", "%s: %s; %s; %s", cmd, err->message,
+          freed ? "lease released"
+                : "the lease could not be released (a run on this host takes it over at once)",
+          then);
+}
+
+/* The options as the layer read them (remodel/cli.h, whose table says
+ * which command takes each), into o; false after printing a refusal. */
+static bool
+read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
+{
+    const char *wc = v[RM_OPT_WRITE_CONCERN].text;
+    uint64_t w;
+
+    o->uri = v[RM_OPT_URI].text;
+    if (v[RM_OPT_STATE_DB].given)
+        o->state_db = v[RM_OPT_STATE_DB].text;
+    if (v[RM_OPT_BATCH_SIZE].given)
+        o->batch_size = (int64_t) v[RM_OPT_BATCH_SIZE].n;
+    o->pause_ms = (int64_t) v[RM_OPT_PAUSE].n;
+    o->max_rate = (int64_t) v[RM_OPT_MAX_RATE].n;
+    o->batch_time_ms = (int64_t) v[RM_OPT_BATCH_TIME].n;
+    if (v[RM_OPT_RETRY_FOR].given)
+        o->retry_for_ms = (int64_t) v[RM_OPT_RETRY_FOR].n;
+    o->log_json = v[RM_OPT_LOG_FORMAT].given && v[RM_OPT_LOG_FORMAT].n == 1;
+    o->dry_run = v[RM_OPT_DRY_RUN].given;
+    o->restart = v[RM_OPT_RESTART].given;
+    o->force = v[RM_OPT_FORCE].given;
+    o->forget = v[RM_OPT_FORGET].given;
+    o->discard_writes = v[RM_OPT_DISCARD_WRITES].given;
+    o->carry_writes = v[RM_OPT_CARRY_WRITES].given;
+    if (o->discard_writes && o->carry_writes) {
+        rm_error_set (err, RM_ERR_USAGE, "--carry-writes and --discard-writes-after-switch: one "
+                      "or the other (the first keeps the writes made after the switch, the "
+                      "second drops them)");
+        return false;
+    }
+    if (o->force && o->forget) {
+        rm_error_set (err, RM_ERR_USAGE, "--force and --forget: one or the other (--force "
+                      "restores the originals, --forget keeps the documents as they are)");
+        return false;
+    }
+    o->in_place = v[RM_OPT_IN_PLACE].given;
+    o->create_indexes = v[RM_OPT_CREATE_INDEXES].given;
+    o->allow_missing = v[RM_OPT_ALLOW_MISSING].given;
+    o->writes_stopped = v[RM_OPT_WRITES_STOPPED].given;
+    o->full_verify = v[RM_OPT_FULL_VERIFY].given;
+    if (v[RM_OPT_SAMPLE].given)
+        o->sample = v[RM_OPT_SAMPLE].n;
+    o->block_writes = v[RM_OPT_BLOCK_WRITES].given;
+    o->server_side = v[RM_OPT_SERVER_SIDE].given;
+    o->quiet = v[RM_OPT_QUIET].given;
+    o->memory = v[RM_OPT_MEMORY].given ? (size_t) v[RM_OPT_MEMORY].n : (size_t) 512 << 20;
+    o->tmpdir = v[RM_OPT_TMP].text;
+    o->differences = v[RM_OPT_DIFFERENCES].text;
+    if (v[RM_OPT_SERVER_VERSION].given) {
+        if (!rm_compile_version_option (v[RM_OPT_SERVER_VERSION].text, &o->server_version, err))
+            return false;
+        o->server_version_given = true;
+    }
+    if (wc) {
+        bool majority = !strcmp (wc, "majority");
+        if (!majority && !(rm_cli_parse_count (wc, &w) && w < 100)) {
+            rm_error_set (err, RM_ERR_USAGE, "--write-concern: expected a number (below 100) or "
+                          "majority, got \"%s\"", wc);
+            return false;
+        }
+        o->write_concern = mongoc_write_concern_new ();
+        if (majority)
+            mongoc_write_concern_set_wmajority (o->write_concern, 0);
+        else
+            mongoc_write_concern_set_w (o->write_concern, (int32_t) w);
+    }
+    return true;
+}
+
+int
+main (int argc, char **argv)
+{
+    online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000};
+    rm_cli_args_t args;
+    rm_cmd_t cmd_id;
+    char cmd_name[64];
+    int64_t n;
+    online_t on;
+    bson_error_t err = {0};
+    const char *cmd;
+    int rc;
+
+    if (argc < 2 || !strcmp (argv[1], "--help") || !strcmp (argv[1], "-h")) {
+        fputs (usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    cmd = argv[1];
+    /* The option layer knows these as "online X" (compile is remodel's). */
+    snprintf (cmd_name, sizeof cmd_name, "online %s", cmd);
+    if (!rm_cli_command_find (cmd_name, &cmd_id))
+        return fail_usage ("unknown command \"%s\"", cmd);
+    if (!rm_cli_parse (cmd_id, argc, argv, 2, &args, &err) || !read_opts (args.v, &o, &err)) {
+        rm_cli_error (&err);
+        rm_cli_args_destroy (&args);
+        if (o.write_concern)
+            mongoc_write_concern_destroy (o.write_concern);
+        return 2;
+    }
+    if (args.v[RM_OPT_HELP].given) {
+        fputs (usage, stdout);
+        rm_cli_args_destroy (&args);
+        return 0;
+    }
+    if (args.n_pos != 1) {
+        rm_cli_args_destroy (&args);
+        return fail_usage ("%s takes one plan file", cmd);
+    }
+    o.plan_path = args.pos[0];
+    o.command = cmd;
+    rm_cli_args_destroy (&args); /* o keeps only argv's strings */
+    /* These write only state or switch collections: a dry run of them
+     * would still write, so there is none. */
+    if (o.dry_run && (!strcmp (cmd, "finalize") || !strcmp (cmd, "rollback") ||
+                      !strcmp (cmd, "follow") ||
+                      !strcmp (cmd, "pause") || !strcmp (cmd, "resume")))
+        return fail_usage ("--dry-run: %s has no dry run (run, verify and sync have)", cmd);
+    /* The environment keeps credentials off the command line (and out of
+     * ps). */
+    if (!o.uri)
+        o.uri = getenv ("MONGODB_URI");
+    if (!o.uri || !*o.uri)
+        return fail_usage ("%s needs --uri (or MONGODB_URI in the environment)", cmd);
+
+    /* The commands that hold the lease stop cleanly on SIGINT and SIGTERM;
+     * the others (they write nothing) end at once, as any program. */
+    if (!strcmp (cmd, "run") || !strcmp (cmd, "sync") || !strcmp (cmd, "finalize") ||
+        !strcmp (cmd, "rollback") || !strcmp (cmd, "follow"))
+        online_signal_install ();
+    mongoc_log_set_handler (driver_log, NULL);
+    mongoc_init ();
+    memset (&on, 0, sizeof on);
+    if (!online_plan_load (&on, &o, &err) || !online_connect (&on, &o, &err)) {
+        rc = 1; /* the status: rm_cli_exit_status's, below */
+    } else if (strcmp (cmd, "status") && strcmp (cmd, "pause") && strcmp (cmd, "resume") &&
+               !online_plan_mode (&on, &o, !strcmp (cmd, "run"), &err)) {
+        rc = 1; /* a contradicting --in-place: 2, below */
+    } else if (!strcmp (cmd, "status")) {
+        rc = online_status (&on, &err) < 0 ? 1 : 0;
+    } else if (!strcmp (cmd, "pause") || !strcmp (cmd, "resume")) {
+        rc = online_plan_set (&on, "paused", !strcmp (cmd, "pause"), &err) ? 0 : 1;
+        if (!rc && !o.quiet)
+            note ("", "plan %s %s", on.names.name,
+                  !strcmp (cmd, "pause") ? "paused (a run waits at its next batch)" : "resumed");
+    } else if (!strcmp (cmd, "verify") || !strcmp (cmd, "sync")) {
+        bool sync = !strcmp (cmd, "sync");
+        int64_t differ = 0, listed = 0;
+        char first[800] = "", all[1200] = "";
+        /* verify keeps the _ids it finds differing: the first for its
+         * line, all of them for --differences. */
+        if (!sync && !online_diffs_open (&on, o.differences, &err))
+            n = -1;
+        else if (!sync && o.sample > 0)
+            n = online_sample_verify (&on, o.sample, &differ, &err) ? differ : -1;
+        else if (sync && !(online_plan_check (&on, &err) && online_run_complete (&on, &err)))
+            n = -1; /* a sync keeps a finished run's results current: it finishes none */
+        else
+            n = online_apply (&on, sync ? ONLINE_SYNC : ONLINE_VERIFY, &err);
+        if (!sync && n > 0)
+            online_diffs_first (&on, first, sizeof first);
+        if (!sync && !online_diffs_close (&on, n >= 0, &listed, &err))
+            n = -1;
+        if (!sync && n > 0 && o.differences)
+            snprintf (all, sizeof all, "; their %lld _id(s) in %s", (long long) listed,
+                      o.differences);
+        rc = n < 0 ? 1 : (!sync && n > 0) ? 1 : 0;
+        if (n == 0 && !o.quiet)
+            note ("", "%s: plan %s: every result %sas the sources make it", cmd, on.names.name,
+                  !sync && o.sample > 0 ? "of the sample " : "");
+        else if (n > 0 && !o.quiet)
+            note ("", "%s: plan %s: %lld result(s) %s%s%s%s", cmd, on.names.name, (long long) n,
+                  !sync ? "differ" : o.dry_run ? "would be rewritten or removed"
+                                               : "rewritten or removed",
+                  *first ? ", the first: " : "", first, all);
+        if (!sync && n > 0)
+            err.code = 0; /* said above; no error line */
+    } else if (!strcmp (cmd, "follow")) {
+        rc = online_follow (&on, &err) < 0 ? 1 : 0;
+    } else if (!strcmp (cmd, "finalize")) {
+        rc = online_finalize (&on, &err) ? 0 : 1;
+    } else if (!strcmp (cmd, "rollback")) {
+        rc = online_rollback (&on, &err) ? 0 : 1;
+    } else {
+        rc = online_apply (&on, ONLINE_RUN, &err) < 0 ? 1 : 0;
+    }
+    /* The status by one map, as remodel's (a refusal 2); the error once. */
+    if (rc && err.domain == RM_ERROR_DOMAIN && err.code == RM_ERR_INTERRUPTED &&
+        online_stop_requested ()) {
+        rc = 128 + online_stop_requested (); /* as a shell reports it: 130, 143 */
+        stopped_note (&on, cmd, &err);
+    } else if (rc && err.code) {
+        rc = rm_cli_exit_status (&err);
+        rm_cli_error (&err);
+    } else if (!rc && online_stop_requested () && !o.quiet && strcmp (cmd, "follow")) {
+        /* It came when nothing was left to stop between (a switch's renames
+         * are never left half done). */
+        note ("", "%s: %s came as it was finishing: it completed first", cmd,
+              online_stop_name ());
+    }
+    /* A lease still held (an early return) is released, not left to
+     * expire: here, where the commands release it, not in the connection
+     * below them. */
+    online_lease_drop (&on);
+    online_close (&on);
+    if (o.write_concern)
+        mongoc_write_concern_destroy (o.write_concern);
+    mongoc_cleanup ();
+    return rc;
+}

@@ -1,0 +1,761 @@
+/* online run, verify and sync (online_cmd.h): each step of the plan over the
+ * server, pass by pass (remodel/passes.h), range by range in _id order.
+ *
+ * run: a batch reads up to --batch-size documents of the driving
+ * collection after the checkpoint's _id, fetches their join partners, lets
+ * the engine compute what the step makes of them (online_batch.c), writes
+ * that (online_write.c), then the checkpoint. Side by side (the default)
+ * the results are upserted by _id into the step's own new collections
+ * (remodel/names.h), so a batch replayed after a crash writes the same
+ * documents again and nothing twice; in place (--in-place, backfills) the
+ * documents that change are replaced on condition, their backups first.
+ * Before the first batch of a plan's first run, the change log's position
+ * is recorded (online_capture.c), so that every write the copy may miss is
+ * after it; run's first line says the mode.
+ *
+ * verify recomputes every range from the sources as they are now and
+ * compares: side by side, each result with the target's document of that
+ * _id, then the target for documents no range makes (a source deleted
+ * since); in place, each document with what the step makes of it. sync
+ * does the same and writes what differs. Neither uses the checkpoints. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "online_cmd.h"
+#include "remodel/cli.h"
+
+/* ---- a pass, a step, the plan ---- */
+
+/* With the default collation of source, the collection it replaces
+ * (online_index_copy.c): only a create gives one. */
+static bool
+create_collection (online_t *on, const char *db, const char *coll, const char *source,
+                   bson_error_t *err)
+{
+    mongoc_database_t *d = mongoc_client_get_database (on->client, db);
+    bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (coll));
+    bson_error_t why;
+    bool ok = online_index_copy_create (on, db, source, cmd, err) &&
+              online_lease_check (on, err) &&
+              (mongoc_database_command_simple (d, cmd, NULL, NULL, &why) ||
+               why.code == 48 /* NamespaceExists: made by an earlier attempt */ ||
+               online_fail (on, err, &why, "creating a target collection"));
+    bson_destroy (cmd);
+    mongoc_database_destroy (d);
+    return ok;
+}
+
+static void
+log_batch (online_job_t *j, online_progress_t *pg, int64_t n, int64_t ms, int64_t t0)
+{
+    const online_opts_t *o = j->on->o;
+    int64_t all = online_mono_ms () - t0;
+    if (o->log_json)
+        online_json_batch (j->on, j->s, j->index, j->in[j->p->drive]->text, false, n, ms,
+                           j->seen, j->written, all > 0 ? j->seen * 1000 / all : 0);
+    else
+        online_progress_draw (pg, j->s->index, j->s->op, j->in[j->p->drive]->text, j->seen,
+                              j->written);
+}
+
+/* --batch-time: the next batch sized to take about that long, changing
+ * by at most a factor of two at a time. */
+static void
+size_batch (online_job_t *j, int64_t n, int64_t ms)
+{
+    int64_t want = j->on->o->batch_time_ms, next;
+    if (want <= 0 || n < j->batch_size)
+        return;
+    next = ms > 0 ? j->batch_size * want / ms : j->batch_size * 2;
+    if (next > j->batch_size * 2)
+        next = j->batch_size * 2;
+    if (next < j->batch_size / 2)
+        next = j->batch_size / 2;
+    j->batch_size = next < 1 ? 1 : next > 100000 ? 100000 : next;
+}
+
+/* Run side by side, a pass whose results name their driver in a field:
+ * a result may not take the _id of another driver's result
+ * (online_check_claimed), this batch's drivers being those in. */
+static bool
+batch_claims (online_job_t *j, online_passrun_t *pr, const online_docs_t *in,
+              const online_docs_t *out, bson_error_t *err)
+{
+    online_changes_t mine;
+    bool ok, field = false;
+    for (size_t k = 0; k < j->p->n_keep; k++)
+        field |= j->p->driver_field[k] && strcmp (j->p->driver_field[k], "_id") != 0;
+    if (!field || pr->sets[0])
+        return true;
+    online_changes_init (&mine);
+    for (size_t i = 0; i < in->n; i++) {
+        bson_iter_t id;
+        if (rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, "_id", 3, &id))
+            online_changes_add (&mine, "drivers", &id);
+    }
+    ok = online_check_claimed (j, pr, out, online_changes_list (&mine, "drivers", true), err);
+    online_changes_destroy (&mine);
+    return ok;
+}
+
+/* One batch: read, compute, and what the mode does with it. Returns the
+ * documents read (0: the end), -1. A dry run (run or sync) computes and
+ * counts and writes nothing. */
+static int64_t
+one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *in, online_docs_t *out,
+           bson_error_t *err)
+{
+    const online_opts_t *o = j->on->o;
+    bson_t before;
+    int64_t n;
+    bool ok;
+
+    bson_copy_to (last, &before);
+    n = online_batch_read (j, last, in, err);
+    ok = n >= 0;
+    if (ok && n > 0)
+        ok = online_batch_compute (j, in, out, err);
+    if (ok && n > 0) {
+        if (pr->mode == ONLINE_RUN && o->dry_run) {
+            j->written += o->in_place ? online_would_change (in, out) : (int64_t) out->n;
+        } else if (pr->mode == ONLINE_RUN) {
+            if (o->in_place) {
+                ok = online_inplace_write (&pr->ip, in, out, err);
+            } else {
+                /* The _ids join the step's set only once their batch is
+                 * written: a batch retried after an error is checked
+                 * against the batches before it, never against itself.
+                 * Results naming their driver in a field keep no set: the
+                 * target says whose a result with that _id is. */
+                ok = online_check_unique (j, pr, out, err) && batch_claims (j, pr, in, out, err) &&
+                     online_side_write (pr->targets, out, err);
+                for (size_t i = 0; ok && i < out->n; i++)
+                    if (pr->sets[out->docs[i].keep])
+                        ok = online_idset_note (pr->sets[out->docs[i].keep],
+                                                online_id_hash (online_doc_bytes (out, i),
+                                                                out->docs[i].len), err);
+                if (ok)
+                    j->written += (int64_t) out->n;
+            }
+        } else if (o->in_place) {
+            int64_t differ = online_would_change (in, out);
+            if (differ) {
+                online_diffs_inplace (j->on, j->in[j->p->drive]->text, in, out);
+                online_report_range (j, pr, &before, differ, "documents not as the step makes them");
+            }
+            pr->differ += differ;
+            if (differ && pr->mode == ONLINE_SYNC && !o->dry_run)
+                ok = online_inplace_write (&pr->ip, in, out, err);
+        } else {
+            ok = online_check_side (j, pr, out, &before, err);
+            /* Without a set of every result's _id, a result its driver no
+             * longer makes is found batch by batch. */
+            if (ok && rm_pass_traced (j->p) && !pr->sets[0]) {
+                bson_t ids = BSON_INITIALIZER;
+                int64_t missing = 0;
+                for (size_t i = 0; i < in->n; i++) {
+                    bson_iter_t id;
+                    char key[16];
+                    const char *kp;
+                    size_t kl = bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+                    if (rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, "_id", 3, &id))
+                        bson_append_iter (&ids, kp, (int) kl, &id);
+                }
+                ok = online_check_missing (j, pr, &ids, out, &missing, err);
+                if (ok && missing)
+                    online_report_range (j, pr, &before, missing,
+                                         "results their documents no longer make");
+                pr->differ += missing;
+                bson_destroy (&ids);
+            }
+        }
+    }
+    if (!ok) {
+        /* The range is done again from where it began. */
+        bson_reinit (last);
+        bson_concat (last, &before);
+        online_batch_close (j);
+        j->ended = false;
+        /* An error while the engine held documents (fetching the
+         * partners, reading a changed document again) leaves them in it:
+         * the retried batch would add them a second time, and every
+         * result would come out twice (a false "two results with one
+         * _id"). A new engine starts empty. */
+        rm_batchstep_destroy (j->engine);
+        j->engine = online_engine_new (j->on, j->s);
+    }
+    bson_destroy (&before);
+    return ok ? n : -1;
+}
+
+static bool
+run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_mode_t mode,
+          online_idset_t *sets, size_t n_sets, online_passrun_t *pr, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    bool state = mode != ONLINE_VERIFY && !o->dry_run;
+    bool checkpoints = mode == ONLINE_RUN && !o->dry_run;
+    online_job_t j;
+    online_docs_t in, out;
+    bson_t last = BSON_INITIALIZER;
+    bool done = false, ok = true;
+    int64_t t0 = online_mono_ms (), n = 0, seen0;
+    online_retry_t retry = {0, 0};
+    const char *drive_ns, *drive_coll;
+    rm_path_t held;
+    online_progress_t *pg = NULL;
+    bool drawn;
+
+    memset (&j, 0, sizeof j);
+    memset (&held, 0, sizeof held);
+    j.on = on;
+    j.s = s;
+    j.p = p;
+    j.index = pi;
+    j.batch_size = o->batch_size;
+    rm_step_inputs (s, j.in, 4);
+    drive_ns = j.in[p->drive]->text;
+    drive_coll = rm_name_now (&on->names, j.in[p->drive]);
+    if (checkpoints)
+        ok = online_checkpoint_read (on, s, pi, &last, &done, &j.seen, &j.written, err);
+    seen0 = j.seen; /* what this process reads is counted from here */
+    if (ok && done) {
+        if (!o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
+                         s->op, drive_ns);
+        bson_destroy (&last);
+        return true;
+    }
+    online_docs_init (&in);
+    online_docs_init (&out);
+    pg = online_progress_new (on, j.in[p->drive]->db, drive_coll, seen0);
+    j.drive = online_collection (on, j.in[p->drive]->db, rm_name_now (&on->names, j.in[p->drive]));
+    if (p->partner >= 0)
+        j.partner = online_collection (on, j.in[p->partner]->db,
+                                       rm_name_now (&on->names, j.in[p->partner]));
+    j.engine = online_engine_new (on, s);
+    /* While the plan follows a change log, what a partner was read with
+     * is kept (online_keys.c): a later change to it finds its old results. */
+    if (on->follows && p->partner >= 0 && state)
+        j.keys = online_keys_new (on, s, pi, p->partner_key);
+    else if (on->follows && state && online_held_path (p, &held))
+        j.keys = online_keys_new (on, s, pi, &held);
+    pr->ip.j = &j;
+    if (o->in_place) {
+        char backup[400];
+        rm_name_inplace_backup (&on->names, s, backup, sizeof backup);
+        pr->ip.backup = online_collection (on, o->state_db, backup);
+    } else {
+        for (size_t k = 0; k < p->n_keep; k++) {
+            char target[400];
+            rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
+            online_writes_init (&pr->targets[k], &j,
+                                online_collection (on, p->keep[k]->db, target), "writing results");
+            /* A pass whose results name their driver keeps no set: run
+             * asks the target whose a result's _id is (online_check_
+             * claimed; a driver's own _id is unique), and verify and sync
+             * find a result no driver makes by the drivers' _ids (below,
+             * and online_check_extras), so memory does not grow with the
+             * data. */
+            for (size_t m = 0; m < n_sets; m++)
+                if (!strcmp (sets[m].ns, p->keep[k]->text) && !sets[m].by_drivers)
+                    pr->sets[k] = &sets[m];
+        }
+    }
+    while (ok) {
+        int64_t b0 = online_mono_ms (), ms;
+        /* SIGINT, SIGTERM: here, between two batches, the last one's
+         * checkpoint saved (online_signal.c). */
+        if (online_stop_requested ()) {
+            char where[600];
+            snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, %s", s->index,
+                      s->op, drive_ns, (long long) j.seen,
+                      checkpoints ? "the checkpoint saved" : "nothing kept (it starts over)");
+            ok = online_stop_check (on, where, err);
+            break;
+        }
+        if (state && !online_wait_while_paused (on, err)) {
+            if (online_retry (on, &retry, err))
+                continue;
+            ok = false;
+            break;
+        }
+        b0 = online_mono_ms (); /* a pause is no batch's time */
+        n = one_batch (&j, pr, &last, &in, &out, err);
+        if (n < 0) {
+            if (online_retry (on, &retry, err))
+                continue;
+            ok = false;
+            break;
+        }
+        ONLINE_RETRY_RESET (retry);
+        if (n == 0)
+            break;
+        j.seen += n;
+        on->busy_ms += online_mono_ms () - b0;
+        if (checkpoints)
+            ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
+                                         j.written, false, err);
+        ms = online_mono_ms () - b0;
+        log_batch (&j, pg, n, ms, t0);
+        online_blocked_progress (on, mode == ONLINE_SYNC ? "sync" : "verify", s, drive_ns, j.seen, -1);
+        size_batch (&j, n, ms);
+        if (o->max_rate > 0)
+            online_sleep_ms (t0 + j.seen * 1000 / o->max_rate - online_mono_ms ());
+        online_sleep_ms (o->pause_ms);
+    }
+    if (ok && checkpoints)
+        ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
+                                     j.written, true, err);
+    if (ok)
+        on->read_now += j.seen - seen0;
+    drawn = online_progress_end (pg);
+    if (ok && !o->quiet && mode == ONLINE_RUN) {
+        char split[600] = "";
+        if (!o->dry_run && !o->in_place)
+            online_written_split (on, s, p, split, sizeof split);
+        rm_cli_line (stderr, drawn ? "\r\033[K" : "", "\n",
+                     "remodel: step %zu (%s) %s: %lld read, %lld %s%s", s->index, s->op, drive_ns,
+                     (long long) j.seen, (long long) j.written,
+                     o->dry_run ? (o->in_place ? "would change" : "would write")
+                                : (o->in_place ? "changed" : "written"), split);
+    } else if (ok && drawn) {
+        fprintf (stderr, "\n");
+    } else if (drawn) {
+        fputs ("\r\033[K", stderr); /* the error's line, said once at the top, alone */
+    }
+    for (size_t k = 0; k < 4; k++)
+        if (pr->targets[k].coll)
+            mongoc_collection_destroy (pr->targets[k].coll);
+    if (pr->ip.backup)
+        mongoc_collection_destroy (pr->ip.backup);
+    if (j.partner)
+        mongoc_collection_destroy (j.partner);
+    mongoc_collection_destroy (j.drive);
+    rm_batchstep_destroy (j.engine);
+    online_keys_destroy (j.keys);
+    rm_path_destroy (&held);
+    online_batch_close (&j);
+    online_job_destroy_series (&j);
+    online_docs_destroy (&in);
+    online_docs_destroy (&out);
+    bson_destroy (&last);
+    return ok;
+}
+
+static bool
+create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, size_t nt,
+                bson_error_t *err)
+{
+    bool ok = true;
+    char names[8][400];
+    const char *colls[8];
+    for (size_t t = 0; ok && t < nt && t < 8; t++) {
+        rm_name_target (&on->names, s, targets[t], names[t], sizeof names[t]);
+        colls[t] = names[t];
+        ok = create_collection (on, targets[t]->db, names[t], targets[t]->coll, err);
+    }
+    /* With the indexes remodel run's metadata gives them. */
+    return ok && online_index_created (on, s, targets, colls, nt < 8 ? nt : 8, err);
+}
+
+/* A dry run writes no step's results, so a later step's input that an
+ * earlier step makes (side by side) is not there unless a real run made
+ * it: said once per namespace, and read as it is (nothing when absent). */
+static void
+dry_run_note (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, const rm_nsref_t **said,
+              size_t *n_said)
+{
+    const char *now = rm_name_now (&on->names, ref);
+    mongoc_database_t *d;
+    char **names;
+    bool there = false;
+
+    if (!strcmp (now, ref->coll) || on->o->quiet)
+        return;
+    for (size_t i = 0; i < *n_said; i++)
+        if (said[i] == ref)
+            return;
+    said[(*n_said)++] = ref;
+    d = mongoc_client_get_database (on->client, ref->db);
+    names = mongoc_database_get_collection_names_with_opts (d, NULL, NULL);
+    for (size_t i = 0; names && names[i]; i++)
+        there |= !strcmp (names[i], now);
+    bson_strfreev (names);
+    mongoc_database_destroy (d);
+    rm_cli_line (stderr, "", "\n",
+                 "remodel: step %zu (%s): dry run: %s is an earlier step's result (%s.%s), which "
+                 "a dry run does not write: %s", s->index, s->op, ref->text, ref->db, now,
+                 there ? "read as an earlier run left it" : "not there, so read as empty");
+}
+
+/* The indexes the joins need, before anything is written. A dry run
+ * creates none: it refuses as a run would, or says what a run would
+ * create (online_index_check). */
+static bool
+check_indexes (online_t *on, const rm_step_t *s, const rm_pass_t *passes, size_t np,
+               bson_error_t *err)
+{
+    const rm_nsref_t *in[4], *said[8];
+    size_t n_said = 0;
+    bool ok = true;
+    rm_step_inputs (s, in, 4);
+    for (size_t i = 0; ok && i < np; i++) {
+        const rm_nsref_t *pr;
+        const char *now;
+        bool made;
+        if (on->o->dry_run)
+            dry_run_note (on, s, in[passes[i].drive], said, &n_said);
+        if (passes[i].partner < 0)
+            continue;
+        pr = in[passes[i].partner];
+        now = rm_name_now (&on->names, pr);
+        made = strcmp (now, pr->coll) != 0;
+        if (made && on->o->dry_run) {
+            /* A run makes this one's index itself, after the earlier step
+             * made the collection. */
+            dry_run_note (on, s, pr, said, &n_said);
+            continue;
+        }
+        /* A collection remodel made itself gets its index without asking. */
+        ok = online_index_check (on, pr->db, now, passes[i].partner_key->text,
+                                 on->o->create_indexes || made, err);
+        if (!ok && err->code == RM_ERR_USAGE)
+            rm_error_prefix (err, "%s: step %zu (%s)", on->where, s->index, s->op);
+    }
+    return ok;
+}
+
+/* The one pass that keeps target, when its results name their driver,
+ * and the field that does (NULL: none, or more than one pass keeps it). */
+static const rm_pass_t *
+kept_traced (const rm_pass_t *passes, size_t np, const rm_nsref_t *target, const char **field)
+{
+    const rm_pass_t *by = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < np; i++)
+        for (size_t k = 0; k < passes[i].n_keep; k++)
+            if (!strcmp (passes[i].keep[k]->text, target->text)) {
+                by = &passes[i];
+                *field = passes[i].driver_field[k];
+                n++;
+            }
+    /* A target listed by its drivers' results (rm_pass_t.driver_list)
+     * has no field to merge with the drivers: it keeps a set. */
+    return n == 1 && rm_pass_traced (by) && *field ? by : NULL;
+}
+
+static bool
+run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_mode_t mode,
+          int64_t *differ, bson_error_t *err)
+{
+    rm_pass_t passes[2];
+    const rm_nsref_t *targets[8];
+    size_t np = rm_step_passes (s, on->o->in_place, passes, err);
+    size_t nt = on->o->in_place ? 0 : rm_step_targets (s, passes, np, targets);
+    online_idset_t sets[8];
+    bool ok = check_indexes (on, s, passes, np, err);
+
+    memset (sets, 0, sizeof sets);
+    for (size_t t = 0; t < nt; t++) {
+        const char *field;
+        sets[t].ns = targets[t]->text;
+        sets[t].by_drivers = kept_traced (passes, np, targets[t], &field) != NULL;
+        /* --memory, shared by the step's sets. */
+        sets[t].budget = on->o->memory / nt;
+        sets[t].tmpdir = on->o->tmpdir;
+    }
+    if (ok && mode != ONLINE_VERIFY && !on->o->dry_run)
+        ok = create_targets (on, s, targets, nt, err);
+    /* --server-side: the compiled pipelines, when they are exact for the
+     * data there; otherwise this step runs client-side. */
+    if (ok && cs && cs->n_passes && mode == ONLINE_RUN) {
+        bool exact;
+        ok = online_server_exact (on, cs, &exact, err);
+        for (size_t i = 0; ok && exact && i < cs->n_passes; i++)
+            ok = online_server_pass (on, cs, &cs->passes[i], err);
+        if (ok && exact)
+            np = 0;
+    } else if (ok && cs && !cs->n_passes && mode == ONLINE_RUN && !on->o->quiet) {
+        rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) runs client-side: %s", s->index,
+                     s->op, cs->reason);
+    }
+    for (size_t i = 0; ok && i < np; i++) {
+        online_passrun_t pr;
+        memset (&pr, 0, sizeof pr);
+        pr.mode = mode;
+        online_docs_init (&pr.found);
+        online_docs_init (&pr.ip.again);
+        online_docs_init (&pr.ip.again_out);
+        ok = run_pass (on, s, &passes[i], i, mode, sets, nt, &pr, err);
+        *differ += pr.differ;
+        if (pr.reported > ONLINE_REPORT_MAX && !(mode == ONLINE_SYNC && on->o->quiet))
+            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s): %d more ranges differ",
+                         mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
+                         pr.reported - ONLINE_REPORT_MAX);
+        online_docs_destroy (&pr.found);
+        online_docs_destroy (&pr.ip.again);
+        online_docs_destroy (&pr.ip.again_out);
+    }
+    /* Past --memory, two results of a run with one _id are found here,
+     * after the step's writes. */
+    for (size_t t = 0; ok && mode == ONLINE_RUN && t < nt; t++)
+        if (sets[t].disk)
+            ok = online_check_dups (on, s, targets[t], &sets[t], err);
+    for (size_t t = 0; ok && mode != ONLINE_RUN && t < nt; t++) {
+        /* A target one pass keeps, naming their drivers: merged with
+         * the drivers' _ids rather than looked up in a set. */
+        const char *field = NULL;
+        const rm_pass_t *by = kept_traced (passes, np, targets[t], &field);
+        mongoc_collection_t *drivers = NULL;
+        const rm_nsref_t *in[4];
+        rm_step_inputs (s, in, 4);
+        if (by)
+            drivers = online_collection (on, in[by->drive]->db, rm_name_now (&on->names, in[by->drive]));
+        ok = online_check_extras (on, s, targets[t], &sets[t], drivers, field, mode, differ, err);
+        if (drivers)
+            mongoc_collection_destroy (drivers);
+    }
+    for (size_t t = 0; t < nt; t++)
+        online_idset_destroy (&sets[t]);
+    /* The next steps read this one's results. */
+    if (ok)
+        rm_name_move_step (&on->names, s, targets, nt);
+    return ok;
+}
+
+/* The $lookup rules the plan joins by (online_engine_new): run records
+ * them in the plan's record (the given --server-version's, else the
+ * server's); verify, sync and finalize take the recorded ones unless
+ * given --server-version, so a plan is checked by the rules it ran by. */
+static bool
+lookup_rules_settle (online_t *on, online_mode_t mode, bson_error_t *err)
+{
+    online_record_t r;
+    bson_t *set;
+    bool ok, joins = false;
+    /* Only a plan with a join has rules to keep. */
+    for (size_t i = 0; i < on->plan.n; i++) {
+        rm_pass_t passes[RM_MAX_PASSES];
+        size_t np = rm_step_passes (&on->plan.steps[i], on->o->in_place, passes, err);
+        for (size_t p = 0; p < np; p++)
+            joins |= passes[p].partner >= 0;
+    }
+    if (!joins)
+        return true;
+    if (!online_plan_read (on, &r, err))
+        return false;
+    if (mode != ONLINE_RUN && r.lookup_rules && !on->o->server_version_given)
+        on->lookup_rules = r.lookup_rules;
+    if (mode != ONLINE_RUN || r.lookup_rules == online_lookup_rules (on))
+        return true;
+    set = BCON_NEW ("$set", "{", "lookupRules", BCON_UTF8 (on->lookup_rules == 2 ? "9.0" : "5.0-8.x"),
+                    "}");
+    ok = online_plan_update (on, set, err);
+    bson_destroy (set);
+    return ok;
+}
+
+/* *none: no checkpoint of the plan is there, so nothing was copied. */
+static bool
+copied (online_t *on, bool *none, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, "checkpoints");
+    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    bson_t *opts = BCON_NEW ("limit", BCON_INT64 (1));
+    bson_error_t why;
+    int64_t n = mongoc_collection_count_documents (c, q, opts, NULL, NULL, &why);
+    bson_destroy (opts);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    *none = n == 0;
+    return n >= 0 || online_fail (on, err, &why, "reading the checkpoints");
+}
+
+/* run's first line: the capture mode, and its start point, taken now when
+ * the plan begins (fresh), kept from the record when a run resumes. A dry
+ * run records nothing, so it only says what the server offers. */
+static bool
+capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
+{
+    const char *none = on->o->in_place ? "the cost of a rescan is said when this run ends"
+                                       : "the cost of finalize is said when this run ends";
+    const char *more = NULL;
+    char line[1200];
+    bool ok = true, recorded = false;
+
+    if (on->o->dry_run) {
+        ok = online_capture_detect (on, c, err);
+        more = "a dry run records no start point";
+    } else if (!fresh) {
+        bson_t doc;
+        bool found;
+        ok = online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+                               err);
+        recorded = ok && online_capture_load (&doc, c);
+        bson_destroy (&doc);
+        more = c->mode == ONLINE_CAPTURE_NONE ? none : "recorded when the plan's run began";
+        /* A run that stopped before its point was recorded stopped before
+         * it copied anything (no checkpoint): a point taken now is still
+         * before the copy. */
+        if (ok && !recorded)
+            ok = copied (on, &fresh, err);
+        if (ok && !recorded && !fresh) {
+            /* A run begun before remodel recorded a point: one taken now
+             * would miss what the copy so far did not see. */
+            ok = online_capture_detect (on, c, err);
+            more = "no start point: the run began before remodel recorded one; --restart "
+                   "records one";
+            bson_reinit (&c->token);
+            c->has_ts = false;
+        }
+    }
+    if (ok && fresh && !on->o->dry_run) {
+        /* A key map of an earlier run of the plan is of results gone. */
+        const char *nss[64];
+        ok = online_keys_drop_plan (on, err) && online_made_drop (on, true, err) &&
+             online_capture_start (on, c, err) &&
+             online_identity_now (on, nss, online_changes_sources (on, nss, 64), &c->sources,
+                                  err) &&
+             online_capture_save (on, c, err);
+        more = c->mode == ONLINE_CAPTURE_NONE ? none : "recorded now, before the copy";
+    }
+    on->follows = ok && !on->o->dry_run && c->mode != ONLINE_CAPTURE_NONE &&
+                  (!bson_empty (&c->token) || c->has_ts);
+    if (ok && !on->o->quiet) {
+        online_capture_describe (c, more, line, sizeof line);
+        rm_cli_line (stderr, "", "\n", "remodel: capture: %s", line);
+    }
+    /* Whether the log's history will outlast the copy (online_window.c). */
+    if (ok && (on->follows || on->o->dry_run))
+        online_window_before_run (on, c);
+    return ok;
+}
+
+/* capture none: what the cut-over will cost, from what the checkpoints
+ * say the plan read, at this run's own rate (or, when it read nothing
+ * itself, as a run done before or on the server's side, the checkpoints'). */
+static void
+capture_end (online_t *on, const online_capture_t *c, int64_t ms)
+{
+    char cost[300];
+    int64_t seen, rate;
+    bson_error_t why;
+    if (c->mode != ONLINE_CAPTURE_NONE || on->o->quiet || on->o->dry_run ||
+        !online_checkpoint_totals (on, &seen, &rate, &why))
+        return;
+    if (on->read_now > 0 && ms > 0)
+        rate = on->read_now * 1000 / ms;
+    online_capture_cost (seen, on->o->in_place, rate, cost, sizeof cost);
+    rm_cli_line (stderr, "", "\n", "remodel: capture: none: %s (%s)", cost,
+                 on->read_now > 0 ? "this run's rate" : "the rate its checkpoints show");
+}
+
+int64_t
+online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
+{
+    bool ok = true, lease = mode != ONLINE_VERIFY && !on->o->dry_run, took;
+    int64_t differ = 0;
+    rm_compile_plan_t compiled = {0};
+    bool server = on->o->server_side && mode == ONLINE_RUN, fresh = false;
+    online_capture_t capture, next;
+    int64_t t0 = 0;
+    size_t first = 0;
+    bool save = false;
+
+    online_capture_init (&capture);
+    online_capture_init (&next);
+    /* Refused whole before anything is written. */
+    for (size_t i = 0; i < on->plan.n; i++) {
+        rm_pass_t passes[2];
+        if (!rm_step_passes (&on->plan.steps[i], on->o->in_place, passes, err)) {
+            rm_error_prefix (err, "%s", on->o->plan_path);
+            return -1;
+        }
+    }
+    /* A misspelt namespace or field, refused before a run writes. */
+    if (mode == ONLINE_RUN && !online_preflight (on, err))
+        return -1;
+    if (server) {
+        /* The pipelines for this server's version, checked against the
+         * stages it has, before anything is written. */
+        rm_compile_version_t v = on->o->server_version;
+        if (on->o->in_place || on->o->dry_run) {
+            rm_error_set (err, RM_ERR_USAGE, "--server-side runs side by side and writes: "
+                          "without --%s (client-side mode has it)",
+                          on->o->in_place ? "in-place" : "dry-run");
+            return -1;
+        }
+        ok = (on->o->server_version_given || online_server_version (on, &v, err)) &&
+             rm_compile_plan (&on->plan, &on->names, v, &compiled, err) && online_server_check (on, &compiled, err);
+        rm_names_clear (&on->names);
+        if (!ok) {
+            rm_compile_plan_destroy (&compiled);
+            return -1;
+        }
+    }
+    /* finalize holds the lease already, for its sync and verify. */
+    took = lease && !on->lease;
+    if (lease)
+        ok = online_lease_take (on, err) &&
+             (mode == ONLINE_RUN ? online_plan_record (on, &fresh, err)
+                                 : online_plan_check (on, err));
+    else if (mode == ONLINE_VERIFY)
+        ok = online_plan_check (on, err);
+    /* A source another plan switched since this one's run began. */
+    if (ok && !on->o->dry_run)
+        ok = online_shared_check (on, mode == ONLINE_RUN, fresh, err);
+    if (ok && !on->o->dry_run)
+        ok = lookup_rules_settle (on, mode, err);
+    /* Where the change log stands, before any source document is read. */
+    if (ok && mode == ONLINE_RUN)
+        ok = capture_begin (on, &capture, fresh, err);
+    /* A run on the server's side notes no partner's keys: the next sync
+     * rescans in full to write them (online_follow_sync). */
+    if (ok && mode == ONLINE_RUN && !on->o->dry_run && (server || fresh))
+        ok = online_plan_set (on, "keysMissing", server, err);
+    t0 = online_mono_ms ();
+    /* Nothing to recompute once the results are the live collections, or
+     * half of them are. */
+    if (ok && mode != ONLINE_RUN) {
+        online_record_t r;
+        ok = online_plan_read (on, &r, err) && online_plan_unswitched (on, &r, err);
+    }
+    /* sync: from the change log where the run recorded a point; what it
+     * cannot follow is rescanned below. */
+    if (ok && mode == ONLINE_SYNC && !on->o->dry_run) {
+        ok = online_follow_sync (on, &first, &next, &save, err);
+        differ += on->incr.rewritten + on->incr.removed;
+    }
+    /* finalize's verify by sample, where the steps' results are one per
+     * driver; the rest in full. */
+    if (ok && mode == ONLINE_VERIFY && on->verify_sample > 0)
+        ok = online_incr_verify_sample (on, on->verify_sample, &differ, &first, err);
+    for (size_t i = first; ok && i < on->plan.n; i++)
+        ok = run_step (on, &on->plan.steps[i], server ? &compiled.steps[i] : NULL, mode, &differ,
+                       err);
+    /* The results now cover the log up to the next point. */
+    if (ok && save)
+        ok = online_capture_save (on, &next, err) && online_made_drop (on, false, err) &&
+             (!on->keys_rebuilt || online_plan_set (on, "keysMissing", false, err));
+    on->keys_rebuilt = false;
+    /* The sources' indexes on the results, before finalize (which
+     * checks them itself, before it blocks the writes). */
+    if (ok && mode != ONLINE_VERIFY && !(on->o->command && !strcmp (on->o->command, "finalize")))
+        ok = online_index_copy (on, false, err);
+    if (ok && mode == ONLINE_RUN)
+        capture_end (on, &capture, online_mono_ms () - t0);
+    /* For status: what stopped the run, or that it went through; written
+     * while the lease is held (a run that lost it writes nothing). */
+    if (took && mode == ONLINE_RUN && err->code != RM_ERR_USAGE && err->code != RM_ERR_UNSUPPORTED)
+        online_plan_note_error (on, ok ? NULL : err->message);
+    if (took)
+        online_lease_drop (on);
+    rm_names_clear (&on->names);
+    rm_compile_plan_destroy (&compiled);
+    online_capture_destroy (&capture);
+    online_capture_destroy (&next);
+    return ok ? differ : -1;
+}

@@ -1,0 +1,233 @@
+/* remodel online status: the plan's checkpoints as a table (read,
+ * written, rate, ETA), then its mode, the capture's point and whether the
+ * log still holds it (a following plan's lag and last sample), an
+ * interrupted switch, the lease's holder, what a rollback left, the last
+ * error. It only reads. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "online_cmd.h"
+#include "remodel/cli.h"
+
+/* The follow line: its last round, and how far the results are behind
+ * the log now (the events after the recorded point, read without
+ * writing anything, and the time since that point was taken). */
+static void
+status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
+{
+    online_capture_t to;
+    online_changes_t ch;
+    const char *nss[64];
+    bson_error_t why;
+    bson_iter_t it;
+    int64_t round = 0, at = 0, lag = 0, events = 0, pid = 0, now = time (NULL);
+    size_t nns = online_changes_sources (on, nss, 64);
+    online_sample_t s;
+    char said[200];
+    bool in_place;
+
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.round", &it))
+        round = bson_iter_as_int64 (&it);
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.at", &it))
+        at = bson_iter_date_time (&it) / 1000;
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.lagMs", &it))
+        lag = bson_iter_as_int64 (&it);
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.events", &it))
+        events = bson_iter_as_int64 (&it);
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.pid", &it))
+        pid = bson_iter_as_int64 (&it);
+    if (round)
+        printf ("follow: round %lld, %lld s ago (pid %lld): %lld events applied in %.1f s\n",
+                (long long) round, (long long) (now - at), (long long) pid, (long long) events,
+                (double) lag / 1000.0);
+    online_capture_init (&to);
+    online_changes_init (&ch);
+    if (!online_changes_read (on, c, &to, nss, nns, &ch, &why))
+        rm_cli_line (stdout, "", "\n", "lag: not read: %s", why.message);
+    else if (*ch.rescan)
+        rm_cli_line (stdout, "", "\n", "lag: %lld events since the recorded point, and %s: the "
+                     "next sync rescans", (long long) ch.events, ch.rescan);
+    else if (!ch.events)
+        printf ("lag: none (the change log holds no event after the recorded point)\n");
+    else
+        online_lag_line (on, rec, &ch);
+    /* What finalize will verify with the writes stopped (online_sample.c);
+     * in place there is no finalize. */
+    in_place = bson_iter_init_find (&it, rec, "inPlace") && bson_iter_as_bool (&it);
+    if (online_sample_read (rec, &s)) {
+        online_sample_describe (&s, said, sizeof said);
+        printf ("sample: verified %s%s\n", said,
+                in_place ? "" : ": finalize verifies none while the writes are stopped");
+    } else if (!in_place) {
+        printf ("sample: none verified ahead: finalize verifies one while the writes are "
+                "stopped (verify --sample N, or a follow running, verifies one before)\n");
+    }
+    online_changes_destroy (&ch);
+    online_capture_destroy (&to);
+}
+
+/* The capture lines: the mode and its start point, or for none what
+ * finalize will cost at the rate the checkpoints show; then whether the
+ * point is still in the log. A failed check is said, not fatal: status
+ * shows what it can. */
+static void
+status_capture (online_t *on, const online_record_t *r)
+{
+    int64_t seen = 0, rate = 0;
+    online_capture_t c;
+    bson_t doc;
+    bson_error_t why;
+    bool found, lost;
+    char line[1200], more[300], point[400];
+
+    online_capture_init (&c);
+    if (!online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+                           &why)) {
+        rm_cli_line (stdout, "", "\n", "capture: not read: %s", why.message);
+    } else if (!online_capture_load (&doc, &c)) {
+        printf ("capture: no start point recorded (a run records one before its copy begins; "
+                "one begun before remodel did needs --restart)\n");
+    } else {
+        *more = '\0';
+        if (c.mode == ONLINE_CAPTURE_NONE && online_checkpoint_totals (on, &seen, &rate, &why))
+            online_capture_cost (seen, r->in_place, rate, more, sizeof more);
+        online_capture_describe (&c, c.mode == ONLINE_CAPTURE_NONE ? more : NULL, line,
+                                 sizeof line);
+        rm_cli_line (stdout, "", "\n", "capture: %s", line);
+        online_capture_point (&c, point, sizeof point);
+        if (c.mode != ONLINE_CAPTURE_NONE && !online_capture_lost (on, &c, &lost, &why))
+            rm_cli_line (stdout, "", "\n", "history: not checked: %s", why.message);
+        else if (c.mode != ONLINE_CAPTURE_NONE && lost)
+            rm_cli_line (stdout, "", "\n", "history lost since %s: the next sync rescans "
+                         "everything", point);
+        else if (c.mode != ONLINE_CAPTURE_NONE)
+            status_follow (on, &doc, &c);
+    }
+    bson_destroy (&doc);
+    online_capture_destroy (&c);
+}
+
+int
+online_status (online_t *on, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, "checkpoints");
+    bson_t *q, *opts;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    online_record_t r;
+    char holder[200];
+    int64_t left = 0, epoch = 0;
+    bool gone = false;
+    int rows = 0;
+
+    if (!online_plan_read (on, &r, err) ||
+        !online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, err)) {
+        mongoc_collection_destroy (c);
+        return -1;
+    }
+    q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "pass", BCON_INT32 (1), "}");
+    cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
+    printf ("%-5s %-14s %-30s %-8s %10s %10s %8s %8s\n", "STEP", "OPERATION", "NAMESPACE",
+            "STATUS", "READ", "WRITTEN", "RATE/S", "ETA");
+    while (mongoc_cursor_next (cur, &doc)) {
+        bson_iter_t it;
+        const char *op = "?", *ns = "?", *db = NULL, *coll = NULL, *st;
+        int64_t step = 0, pass = 1, seen = 0, changed = 0, rate;
+        int64_t total, eta = -1;
+        char opname[64], etab[32], rateb[32];
+        bool done = false;
+        if (bson_iter_init_find (&it, doc, "step")) step = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "pass")) pass = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "op") && BSON_ITER_HOLDS_UTF8 (&it)) op = bson_iter_utf8 (&it, NULL);
+        if (bson_iter_init_find (&it, doc, "ns") && BSON_ITER_HOLDS_UTF8 (&it)) ns = bson_iter_utf8 (&it, NULL);
+        if (bson_iter_init_find (&it, doc, "db") && BSON_ITER_HOLDS_UTF8 (&it)) db = bson_iter_utf8 (&it, NULL);
+        if (bson_iter_init_find (&it, doc, "coll") && BSON_ITER_HOLDS_UTF8 (&it)) coll = bson_iter_utf8 (&it, NULL);
+        if (bson_iter_init_find (&it, doc, "seen")) seen = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "changed")) changed = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "done")) done = bson_iter_as_bool (&it);
+        rate = online_checkpoint_rate (doc, NULL);
+        st = done ? "done" : r.paused ? "paused" : *holder && !gone ? "running" : "stopped";
+        /* Only a step that moves has time left: a stopped one shows "-",
+         * never a "0s" that reads as nearly done; and a count below what
+         * was read (documents deleted since) says nothing either. */
+        if (!strcmp (st, "running") && rate > 0 && db && coll &&
+            (total = online_estimated (on, db, coll)) > seen)
+            eta = (total - seen + rate - 1) / rate;
+        /* Paused, no time is left "remaining": the ETA counts again from
+         * the resume. */
+        if (!done && r.paused)
+            snprintf (etab, sizeof etab, "paused");
+        else
+            online_duration (etab, sizeof etab, done ? -1 : eta);
+        if (rate < 0)
+            snprintf (rateb, sizeof rateb, "-");
+        else
+            snprintf (rateb, sizeof rateb, "%lld", (long long) rate);
+        if (pass > 1)
+            snprintf (opname, sizeof opname, "%s/%lld", op, (long long) pass);
+        else
+            snprintf (opname, sizeof opname, "%s", op);
+        printf ("%-5lld %-14s %-30s %-8s %10lld %10lld %8s %8s\n", (long long) step, opname, ns,
+                st, (long long) seen, (long long) changed, rateb, etab);
+        rows++;
+    }
+    if (mongoc_cursor_error (cur, &why)) {
+        mongoc_cursor_destroy (cur);
+        bson_destroy (q);
+        bson_destroy (opts);
+        mongoc_collection_destroy (c);
+        online_fail (on, err, &why, "reading the checkpoints");
+        return -1;
+    }
+    mongoc_cursor_destroy (cur);
+    bson_destroy (q);
+    bson_destroy (opts);
+    mongoc_collection_destroy (c);
+    /* No checkpoint yet: a run may be starting (it holds the lease and
+     * has not finished its first batch), or one stopped before that. */
+    if (!rows && *holder && !gone)
+        printf ("(plan %s: starting on %s: run by %s, no batch done yet)\n", on->names.name,
+                on->where, holder);
+    else if (!rows && *holder)
+        printf ("(plan %s: its run by %s on %s stopped before its first batch was done)\n",
+                on->names.name, holder, on->where);
+    else if (!rows && r.found)
+        printf ("(plan %s: no batch done on %s yet)\n", on->names.name, on->where);
+    else if (!rows)
+        printf ("(plan %s has not run on %s)\n", on->names.name, on->where);
+    if (r.found)
+        printf ("plan: %s (id %s)\n", on->names.path, on->names.id);
+    if (r.found)
+        printf ("mode: %s%s%s\n", r.in_place ? "in place" : "side by side",
+                r.paused ? "; paused (remodel online resume)" : "",
+                r.finalized ? "; finalized" : "");
+    if (r.lookup_rules)
+        printf ("joins: $lookup by MongoDB %s's rules (the other commands take them from here "
+                "unless given --server-version)\n", r.lookup_rules == 2 ? "9.0" : "5.0-8.x");
+    if (r.found)
+        status_capture (on, &r);
+    if (r.switching) {
+        printf ("switch: the %s of the collections was interrupted after %lld of %lld renames\n",
+                r.direction, (long long) r.renamed, (long long) r.renames);
+        printf ("  remodel online finalize %s --writes-stopped completes it; remodel online "
+                "rollback %s undoes it\n", on->o->plan_path, on->o->plan_path);
+    }
+    if (*holder)
+        printf ("lease: held by %s (epoch %lld), for %lld s more unless renewed\n", holder,
+                (long long) epoch, (long long) ((left + 999) / 1000));
+    if (r.rollback_left)
+        printf ("rollback: %lld document(s) changed since remodel wrote them were left as they "
+                "are; remodel online rollback %s --force restores their originals (their later "
+                "changes are lost), --forget keeps them and forgets the plan\n",
+                (long long) r.rollback_left, on->o->plan_path);
+    if (r.after_pending)
+        printf ("rollback: the results beside the originals hold the application's writes made "
+                "after the switch; remodel online rollback %s --carry-writes carries them into "
+                "the originals, --discard-writes-after-switch drops them\n", on->o->plan_path);
+    if (*r.error)
+        printf ("last error: %s\n", r.error);
+    return rows;
+}

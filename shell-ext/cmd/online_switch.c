@@ -1,0 +1,575 @@
+/* The switch between the designs, as a journaled state machine (online_cmd.h):
+ * finalize renames each namespace's collection COLL to its backup name
+ * and the plan's result to COLL; rollback renames them back.
+ *
+ * Before the first rename, finalize checks that every rename can succeed
+ * (the results are there, no backup name is taken, the server renames to
+ * names of that shape: a probe collection renamed and dropped) and writes
+ * the moves into the plan's record (switch: {direction, moves, drops,
+ * renames, renamed}). Each move is then done by what the server shows, not
+ * by what a process believed: for COLL, RESULT and BACKUP, which exist
+ * says whether the move is before its renames, half-way (COLL renamed
+ * away, RESULT not yet in its place) or after; so a command killed at any
+ * point, between a rename and its note in the journal included, is
+ * completed by finalize run again and undone by rollback, each rename
+ * done once. A state that is none of those (a collection made or dropped
+ * by someone else) stops the switch naming the three collections.
+ * Renames are retried on transient errors; nothing is dropped but the
+ * intermediate results, and only once the plan is marked finalized. */
+#include <stdio.h>
+#include <string.h>
+
+#include "online_cmd.h"
+#include "remodel/cli.h"
+
+/* One namespace's switch. */
+typedef struct {
+    char ns[300];
+    char db[128];
+    char coll[256];         /* the namespace's collection */
+    char result[400];       /* the plan's result for it */
+    char backup[400];       /* where finalize keeps the original */
+    bool original;          /* the namespace had a collection before */
+} move_t;
+
+#define MOVES_MAX 64
+
+typedef struct {
+    move_t moves[MOVES_MAX];
+    size_t n;
+    char drops[MOVES_MAX][400]; /* intermediate results: "db\0coll" */
+    size_t n_drops;
+    int64_t renames;
+} journal_t;
+
+static void
+split_ns (const char *ns, char *db, size_t cap, const char **coll)
+{
+    const char *dot = strchr (ns, '.');
+    snprintf (db, cap, "%.*s", (int) (dot - ns), ns);
+    *coll = dot + 1;
+}
+
+bool
+online_coll_exists (online_t *on, const char *db, const char *coll, bool *yes, bson_error_t *err)
+{
+    mongoc_database_t *d = mongoc_client_get_database (on->client, db);
+    bson_t opts = BSON_INITIALIZER, f;
+    bson_error_t why;
+    char **names;
+    BSON_APPEND_DOCUMENT_BEGIN (&opts, "filter", &f);
+    BSON_APPEND_UTF8 (&f, "name", coll);
+    bson_append_document_end (&opts, &f);
+    names = mongoc_database_get_collection_names_with_opts (d, &opts, &why);
+    bson_destroy (&opts);
+    mongoc_database_destroy (d);
+    if (!names)
+        return online_fail (on, err, &why, "listing collections");
+    *yes = false;
+    for (char **n = names; *n; n++)
+        *yes |= strcmp (*n, coll) == 0;
+    bson_strfreev (names);
+    return true;
+}
+
+/* renameCollection without dropTarget: a rename never drops. */
+static bool
+rename_coll (online_t *on, const char *db, const char *from, const char *to, bool say,
+             bson_error_t *err)
+{
+    char a[600], b[600];
+    bson_t *cmd;
+    bson_error_t why;
+    bool ok;
+    if (!online_lease_check (on, err))
+        return false;
+    snprintf (a, sizeof a, "%s.%s", db, from);
+    snprintf (b, sizeof b, "%s.%s", db, to);
+    cmd = BCON_NEW ("renameCollection", BCON_UTF8 (a), "to", BCON_UTF8 (b));
+    ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, NULL, &why);
+    bson_destroy (cmd);
+    if (!ok) {
+        char what[1300];
+        snprintf (what, sizeof what, "renaming %s to %s", a, b);
+        return online_fail (on, err, &why, what);
+    }
+    if (say && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: renamed %s to %s", a, b);
+    return true;
+}
+
+/* One rename of the switch. Not static: the kill matrix stops the
+ * process at each (tests/peers/killat.sh). */
+bool
+online_switch_rename (online_t *on, const char *db, const char *from, const char *to,
+                      bson_error_t *err)
+{
+    return rename_coll (on, db, from, to, true, err);
+}
+
+bool
+online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    bson_error_t why;
+    bool ok = online_lease_check (on, err) &&
+              (mongoc_collection_drop (c, &why) || why.code == 26 /* not there */ ||
+               strstr (why.message, "ns not found") ||
+               online_fail (on, err, &why, "dropping a collection"));
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+/* A note in the plan's record. Not static: the kill matrix stops the
+ * process at each state write of the switch here. */
+bool
+online_switch_note (online_t *on, const bson_t *update, bson_error_t *err)
+{
+    return online_plan_update (on, update, err);
+}
+
+/* ---- the journal ---- */
+
+/* The moves from the plan: the namespaces whose collection it replaces,
+ * each with its final result (on->names, last entry per namespace), and
+ * the intermediate results a later step replaced. */
+static bool
+journal_plan (online_t *on, journal_t *j, bson_error_t *err)
+{
+    memset (j, 0, sizeof *j);
+    if (!rm_names_of_plan (&on->names, &on->plan, err))
+        return false;
+    for (size_t i = on->names.n_moved; i-- > 0;) {
+        bool seen = false;
+        for (size_t k = 0; k < j->n; k++)
+            seen |= strcmp (j->moves[k].ns, on->names.moved[i].ns) == 0;
+        if (seen) {
+            char db[128];
+            const char *coll;
+            split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
+            if (j->n_drops < MOVES_MAX) {
+                size_t dl = strlen (db);
+                memcpy (j->drops[j->n_drops], db, dl + 1);
+                snprintf (j->drops[j->n_drops] + dl + 1, sizeof j->drops[0] - dl - 1, "%s",
+                          on->names.moved[i].coll);
+                j->n_drops++;
+            }
+            continue;
+        }
+        if (j->n == MOVES_MAX) {
+            rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s changes more than %d namespaces",
+                          on->names.name, MOVES_MAX);
+            rm_names_clear (&on->names);
+            return false;
+        }
+        {
+            move_t *m = &j->moves[j->n++];
+            const char *coll;
+            snprintf (m->ns, sizeof m->ns, "%s", on->names.moved[i].ns);
+            split_ns (m->ns, m->db, sizeof m->db, &coll);
+            snprintf (m->coll, sizeof m->coll, "%s", coll);
+            snprintf (m->result, sizeof m->result, "%s", on->names.moved[i].coll);
+            rm_name_backup (&on->names, coll, m->backup, sizeof m->backup);
+        }
+    }
+    rm_names_clear (&on->names);
+    return true;
+}
+
+/* The journal of a switch about to begin: renamed is how many of its
+ * renames are in place already (none before a finalize; all of them
+ * before the rollback of a finished one). */
+static void
+journal_append (const journal_t *j, const char *direction, int64_t renamed, bson_t *sw)
+{
+    bson_t arr, m;
+    char key[16];
+    const char *kp;
+    BSON_APPEND_UTF8 (sw, "direction", direction);
+    BSON_APPEND_INT64 (sw, "renames", j->renames);
+    BSON_APPEND_INT64 (sw, "renamed", renamed);
+    BSON_APPEND_ARRAY_BEGIN (sw, "moves", &arr);
+    for (size_t i = 0; i < j->n; i++) {
+        bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, kp, &m);
+        BSON_APPEND_UTF8 (&m, "ns", j->moves[i].ns);
+        BSON_APPEND_UTF8 (&m, "db", j->moves[i].db);
+        BSON_APPEND_UTF8 (&m, "coll", j->moves[i].coll);
+        BSON_APPEND_UTF8 (&m, "result", j->moves[i].result);
+        BSON_APPEND_UTF8 (&m, "backup", j->moves[i].backup);
+        BSON_APPEND_BOOL (&m, "original", j->moves[i].original);
+        bson_append_document_end (&arr, &m);
+    }
+    bson_append_array_end (sw, &arr);
+    BSON_APPEND_ARRAY_BEGIN (sw, "drops", &arr);
+    for (size_t i = 0; i < j->n_drops; i++) {
+        bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, kp, &m);
+        BSON_APPEND_UTF8 (&m, "db", j->drops[i]);
+        BSON_APPEND_UTF8 (&m, "coll", j->drops[i] + strlen (j->drops[i]) + 1);
+        bson_append_document_end (&arr, &m);
+    }
+    bson_append_array_end (sw, &arr);
+}
+
+static bool
+journal_write (online_t *on, const journal_t *j, const char *direction, int64_t renamed,
+               bson_error_t *err)
+{
+    bson_t u = BSON_INITIALIZER, set, sw;
+    bool ok;
+    BSON_APPEND_DOCUMENT_BEGIN (&u, "$set", &set);
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "switch", &sw);
+    journal_append (j, direction, renamed, &sw);
+    bson_append_document_end (&set, &sw);
+    bson_append_document_end (&u, &set);
+    ok = online_switch_note (on, &u, err);
+    bson_destroy (&u);
+    return ok;
+}
+
+/* The journal in the plan's record: *found false when there is none. */
+static bool
+journal_read (online_t *on, journal_t *j, bool *found, bson_error_t *err)
+{
+    bson_t doc;
+    bson_iter_t it, arr, e;
+    bool there, ok = online_state_get (on, "plans", on->names.id, &doc, &there,
+                                       "reading the switch's journal", err);
+
+    memset (j, 0, sizeof *j);
+    *found = false;
+    if (ok && bson_iter_init_find (&it, &doc, "switch") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
+        bson_iter_t sw;
+        *found = true;
+        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "renames"))
+            j->renames = bson_iter_as_int64 (&sw);
+        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "moves") &&
+            bson_iter_recurse (&sw, &arr))
+            while (bson_iter_next (&arr) && j->n < MOVES_MAX && BSON_ITER_HOLDS_DOCUMENT (&arr)) {
+                const uint8_t *data;
+                uint32_t len;
+                bson_t m;
+                move_t *mv = &j->moves[j->n++];
+                bson_iter_document (&arr, &len, &data);
+                bson_init_static (&m, data, len);
+                online_field_utf8 (&m, "ns", mv->ns, sizeof mv->ns);
+                online_field_utf8 (&m, "db", mv->db, sizeof mv->db);
+                online_field_utf8 (&m, "coll", mv->coll, sizeof mv->coll);
+                online_field_utf8 (&m, "result", mv->result, sizeof mv->result);
+                online_field_utf8 (&m, "backup", mv->backup, sizeof mv->backup);
+                mv->original = bson_iter_init_find (&e, &m, "original") && bson_iter_as_bool (&e);
+            }
+        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "drops") &&
+            bson_iter_recurse (&sw, &arr))
+            while (bson_iter_next (&arr) && j->n_drops < MOVES_MAX &&
+                   BSON_ITER_HOLDS_DOCUMENT (&arr)) {
+                const uint8_t *data;
+                uint32_t len;
+                bson_t m;
+                char db[128], coll[256];
+                bson_iter_document (&arr, &len, &data);
+                bson_init_static (&m, data, len);
+                online_field_utf8 (&m, "db", db, sizeof db);
+                online_field_utf8 (&m, "coll", coll, sizeof coll);
+                memcpy (j->drops[j->n_drops], db, strlen (db) + 1);
+                snprintf (j->drops[j->n_drops] + strlen (db) + 1,
+                          sizeof j->drops[0] - strlen (db) - 1, "%s", coll);
+                j->n_drops++;
+            }
+    }
+    bson_destroy (&doc);
+    return ok;
+}
+
+/* ---- each move, by what the server shows ---- */
+
+typedef enum { AT_BEFORE, AT_HALF, AT_AFTER } at_t;
+
+static bool
+observe (online_t *on, const move_t *m, at_t *at, bson_error_t *err)
+{
+    bool c, r, b;
+    if (!online_coll_exists (on, m->db, m->coll, &c, err) ||
+        !online_coll_exists (on, m->db, m->result, &r, err) ||
+        !online_coll_exists (on, m->db, m->backup, &b, err))
+        return false;
+    if (r && !b && c == m->original)
+        *at = AT_BEFORE;
+    else if (m->original && r && b && !c)
+        *at = AT_HALF;
+    else if (!r && c && b == m->original)
+        *at = AT_AFTER;
+    else {
+        rm_error_set (err, RM_ERR_FORMAT,
+                      "%s: plan %s: %s is in no state the switch leaves: %s.%s %s, %s.%s %s, "
+                      "%s.%s %s (the namespace %s a collection before); nothing renamed: "
+                      "put them back as they were, then run the command again",
+                      on->where, on->names.name, m->ns, m->db, m->coll, c ? "exists" : "is missing",
+                      m->db, m->result, r ? "exists" : "is missing", m->db, m->backup,
+                      b ? "exists" : "is missing", m->original ? "had" : "had no");
+        return false;
+    }
+    return true;
+}
+
+/* Done renames, for status. */
+static int64_t
+renames_done (const move_t *m, at_t at)
+{
+    return at == AT_BEFORE ? 0 : at == AT_HALF ? 1 : m->original ? 2 : 1;
+}
+
+/* The renames in place, as the server shows them. */
+static bool
+renames_observed (online_t *on, const journal_t *j, int64_t *renamed, bson_error_t *err)
+{
+    *renamed = 0;
+    for (size_t i = 0; i < j->n; i++) {
+        at_t at;
+        if (!observe (on, &j->moves[i], &at, err))
+            return false;
+        *renamed += renames_done (&j->moves[i], at);
+    }
+    return true;
+}
+
+/* A switch an earlier command began, taken over in direction: the journal
+ * says so, and how many renames that command made (it may have been
+ * killed between a rename and its note). */
+static bool
+journal_resume (online_t *on, const journal_t *j, const char *direction, bson_error_t *err)
+{
+    int64_t renamed;
+    bson_t *u;
+    bool ok = renames_observed (on, j, &renamed, err);
+    if (!ok)
+        return false;
+    u = BCON_NEW ("$set", "{", "switch.direction", BCON_UTF8 (direction), "switch.renamed",
+                  BCON_INT64 (renamed), "}");
+    ok = online_switch_note (on, u, err);
+    bson_destroy (u);
+    return ok;
+}
+
+static bool
+note_progress (online_t *on, int64_t renamed, bson_error_t *err)
+{
+    bson_t *u = BCON_NEW ("$set", "{", "switch.renamed", BCON_INT64 (renamed), "}");
+    bool ok = online_switch_note (on, u, err);
+    bson_destroy (u);
+    return ok;
+}
+
+/* Move m forward (back: backward) one rename; *at its new state. */
+static bool
+move_once (online_t *on, const move_t *m, bool back, at_t *at, bson_error_t *err)
+{
+    if (!back && *at == AT_BEFORE && m->original)
+        return online_switch_rename (on, m->db, m->coll, m->backup, err) && (*at = AT_HALF, true);
+    if (!back && *at != AT_AFTER)
+        return online_switch_rename (on, m->db, m->result, m->coll, err) && (*at = AT_AFTER, true);
+    if (back && *at == AT_AFTER)
+        return online_switch_rename (on, m->db, m->coll, m->result, err) &&
+               (*at = m->original ? AT_HALF : AT_BEFORE, true);
+    if (back && *at == AT_HALF)
+        return online_switch_rename (on, m->db, m->backup, m->coll, err) && (*at = AT_BEFORE, true);
+    return true;
+}
+
+/* Every move to its end state, one rename at a time, each retried after
+ * a transient error by observing again (a rename the server made before
+ * the connection broke is not made twice). The journal's count of
+ * renames in place: the moves before this one (in the plan's order) are
+ * switched, those after it are not, whichever the direction. */
+static bool
+run_moves (online_t *on, const journal_t *j, bool back, bson_error_t *err)
+{
+    for (size_t k = 0; k < j->n; k++) {
+        size_t idx = back ? j->n - 1 - k : k;
+        const move_t *m = &j->moves[idx];
+        at_t goal = back ? AT_BEFORE : AT_AFTER, at;
+        int64_t before = 0;
+        online_retry_t retry = {0, 0};
+        for (size_t i = 0; i < idx; i++)
+            before += j->moves[i].original ? 2 : 1;
+        for (;;) {
+            bool ok = observe (on, m, &at, err);
+            if (ok && at == goal)
+                break;
+            ok = ok && move_once (on, m, back, &at, err) &&
+                 note_progress (on, before + renames_done (m, at), err);
+            if (!ok && !online_retry (on, &retry, err))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* The probe collections of m's namespace: a collection of ours, named
+ * like the backup, renamed to another such name, then dropped. */
+static void
+probe_names (online_t *on, const move_t *m, char *probe, char *probe2, size_t cap)
+{
+    snprintf (probe, cap, "%s_remodel_%s_probe", m->coll, on->names.id);
+    snprintf (probe2, cap, "%s_remodel_%s_probe2", m->coll, on->names.id);
+}
+
+/* What a finalize killed in its preflight left: dropped by the next
+ * preflight, or by the rollback that drops the results. */
+static bool
+drop_probes (online_t *on, const move_t *m, bson_error_t *err)
+{
+    char probe[420], probe2[420];
+    probe_names (on, m, probe, probe2, sizeof probe);
+    return online_coll_drop (on, m->db, probe, err) && online_coll_drop (on, m->db, probe2, err);
+}
+
+/* Before the first rename: every result there, no backup name taken, and
+ * the server renames to names of these shapes (a probe renamed twice in
+ * each database, then dropped). */
+static bool
+preflight (online_t *on, journal_t *j, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < j->n; i++) {
+        move_t *m = &j->moves[i];
+        bool r, b;
+        char probe[420], probe2[420];
+        ok = online_coll_exists (on, m->db, m->result, &r, err) &&
+             online_coll_exists (on, m->db, m->backup, &b, err) &&
+             online_coll_exists (on, m->db, m->coll, &m->original, err);
+        if (ok && !r) {
+            rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: the result for %s (%s.%s) is not "
+                          "there: remodel online run first; nothing renamed", on->where,
+                          on->names.name, m->ns, m->db, m->result);
+            return false;
+        }
+        if (ok && b) {
+            rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: %s.%s, where finalize would keep the "
+                          "original %s, exists already; nothing renamed", on->where, on->names.name,
+                          m->db, m->backup, m->ns);
+            return false;
+        }
+        if (ok && strlen (m->db) + 1 + strlen (m->backup) > 255) {
+            rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: %s.%s is longer than a namespace "
+                          "may be (255 bytes): give the plan a shorter file name; nothing "
+                          "renamed", on->where, on->names.name, m->db, m->backup);
+            return false;
+        }
+        j->renames += m->original ? 2 : 1;
+        probe_names (on, m, probe, probe2, sizeof probe);
+        ok = ok && drop_probes (on, m, err);
+        if (ok) {
+            mongoc_database_t *d = mongoc_client_get_database (on->client, m->db);
+            bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (probe));
+            bson_error_t why;
+            ok = mongoc_database_command_simple (d, cmd, NULL, NULL, &why) ||
+                 online_fail (on, err, &why, "creating a probe collection");
+            bson_destroy (cmd);
+            mongoc_database_destroy (d);
+        }
+        if (ok && !rename_coll (on, m->db, probe, probe2, false, err)) {
+            bson_error_t ignored;
+            rm_error_prefix (err, "%s: plan %s: the server refuses to rename a collection "
+                             "named like %s.%s's (nothing of the plan renamed)", on->where,
+                             on->names.name, m->db, m->coll);
+            online_coll_drop (on, m->db, probe, &ignored);
+            return false;
+        }
+        ok = ok && online_coll_drop (on, m->db, probe2, err);
+    }
+    return ok;
+}
+
+static bool
+drop_intermediates (online_t *on, const journal_t *j, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < j->n_drops; i++)
+        ok = online_coll_drop (on, j->drops[i], j->drops[i] + strlen (j->drops[i]) + 1, err);
+    return ok;
+}
+
+bool
+online_switch_forward (online_t *on, size_t *n_switched, bson_error_t *err)
+{
+    journal_t *j = bson_malloc0 (sizeof *j);
+    bool found, ok = journal_read (on, j, &found, err);
+    bson_t *done;
+
+    if (ok && !found) {
+        ok = journal_plan (on, j, err) && preflight (on, j, err) &&
+             journal_write (on, j, "finalize", 0, err);
+    } else if (ok) {
+        ok = journal_resume (on, j, "finalize", err);
+        if (ok && !on->o->quiet)
+            rm_cli_line (stderr, "", "\n",
+                         "remodel: finalize: completing the switch an earlier command began");
+    }
+    ok = ok && run_moves (on, j, false, err);
+    /* Finalized before anything is dropped: the intermediates are what no
+     * later command needs. */
+    done = BCON_NEW ("$set", "{", "finalized", BCON_BOOL (true), "}");
+    ok = ok && online_switch_note (on, done, err) && drop_intermediates (on, j, err);
+    bson_destroy (done);
+    done = BCON_NEW ("$unset", "{", "switch", BCON_UTF8 (""), "}");
+    ok = ok && online_switch_note (on, done, err);
+    bson_destroy (done);
+    *n_switched = j->n;
+    bson_free (j);
+    return ok;
+}
+
+bool
+online_switch_back (online_t *on, bool *undone, bson_error_t *err)
+{
+    journal_t *j = bson_malloc0 (sizeof *j);
+    online_record_t r;
+    bool found, ok = online_plan_read (on, &r, err) && journal_read (on, j, &found, err);
+    bson_t *u;
+
+    *undone = false;
+    if (ok && !found && !r.finalized) {
+        /* Nothing was switched: the caller drops the results. But no
+         * backup may be there (a switch whose journal is gone). */
+        ok = journal_plan (on, j, err);
+        for (size_t i = 0; ok && i < j->n; i++) {
+            bool b;
+            ok = drop_probes (on, &j->moves[i], err) &&
+                 online_coll_exists (on, j->moves[i].db, j->moves[i].backup, &b, err);
+            if (ok && b) {
+                rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %s.%s holds an original, but the "
+                              "plan is not finalized and no switch is journaled: nothing "
+                              "dropped; rename it back to %s.%s by hand", on->where, on->names.name,
+                              j->moves[i].db, j->moves[i].backup, j->moves[i].db,
+                              j->moves[i].coll);
+                ok = false;
+            }
+        }
+        bson_free (j);
+        return ok;
+    }
+    if (ok && !found) {
+        /* Finalized and done: the moves again from the plan; the backups
+         * say which namespaces had an original. */
+        ok = journal_plan (on, j, err);
+        for (size_t i = 0; ok && i < j->n; i++) {
+            ok = online_coll_exists (on, j->moves[i].db, j->moves[i].backup,
+                                     &j->moves[i].original, err);
+            j->renames += j->moves[i].original ? 2 : 1;
+        }
+        j->n_drops = 0;
+        ok = ok && journal_write (on, j, "rollback", j->renames, err);
+    } else if (ok) {
+        ok = journal_resume (on, j, "rollback", err);
+    }
+    ok = ok && run_moves (on, j, true, err);
+    u = BCON_NEW ("$set", "{", "finalized", BCON_BOOL (false), "}", "$unset", "{", "switch",
+                  BCON_UTF8 (""), "}");
+    ok = ok && online_switch_note (on, u, err);
+    bson_destroy (u);
+    *undone = ok;
+    bson_free (j);
+    return ok;
+}

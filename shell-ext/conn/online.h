@@ -1,0 +1,248 @@
+/* remodel-online: the online companion. `remodel online ...` runs it (it is
+ * found beside the remodel binary). It applies a plan's steps to a live
+ * server in batches through libmongoc, each batch transformed by the core's
+ * engine (remodel/batchstep.h): no step is implemented here.
+ *
+ * This is its lowest layer's header (shell-ext/conn/): the types every
+ * layer shares, the connection, retries, signals, the clock, documents in
+ * a buffer, sets of _id hashes, JSON log lines. Each layer above has its
+ * own, which includes the one below: online_state.h, online_batch.h,
+ * online_changes.h (follow), online_cmd.h; the Makefile lets a layer see
+ * only its own and those below it (shell-ext/README.md). */
+#ifndef REMODEL_ONLINE_H
+#define REMODEL_ONLINE_H
+
+#include <mongoc/mongoc.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "remodel/batchstep.h"
+#include "remodel/compile.h"
+#include "remodel/error.h"
+#include "remodel/names.h"
+#include "remodel/passes.h"
+#include "remodel/plan.h"
+#include "remodel/sorter.h"
+
+typedef struct {
+    const char *plan_path;
+    const char *command;    /* "run", "sync", ...: for messages */
+    const char *uri;
+    const char *state_db;   /* --state-db (default "remodel") */
+    int64_t batch_size;     /* --batch-size (default 1000) */
+    int64_t pause_ms;       /* --pause-ms between batches */
+    int64_t max_rate;       /* --max-rate documents per second (0: none) */
+    bool dry_run, restart, quiet;
+    bool in_place;          /* --in-place: backfill the namespaces themselves */
+    bool create_indexes;    /* --create-indexes: make the join indexes missing */
+    bool allow_missing;     /* run --allow-missing: a field in no document passes */
+    mongoc_write_concern_t *write_concern; /* --write-concern (NULL: the URI's) */
+    int64_t batch_time_ms;  /* --batch-time: batches sized to take about this */
+    bool log_json;          /* --log-format json: a line per batch */
+    int64_t retry_for_ms;   /* --retry-for: transient errors retried this long */
+    bool writes_stopped;    /* finalize --writes-stopped */
+    bool full_verify;       /* finalize --full-verify: every result, not a sample */
+    int64_t sample;         /* finalize --sample: drivers verified a pass (default 1000) */
+    bool block_writes;      /* finalize --block-writes */
+    bool force;             /* rollback --force: restore originals changed since */
+    bool forget;            /* rollback --forget: keep them, forget the plan */
+    bool discard_writes;    /* rollback --discard-writes-after-switch */
+    bool carry_writes;      /* rollback --carry-writes: back through the inverse */
+    bool server_side;       /* run --server-side: compiled pipelines (remodel/compile.h) */
+    rm_compile_version_t server_version; /* --server-version */
+    bool server_version_given;
+    size_t memory;          /* --memory: for a step's sets of result _ids (default 512M) */
+    const char *tmpdir;     /* --tmp: where they spill past it (NULL: $TMPDIR or /tmp) */
+    const char *differences; /* verify --differences FILE: every differing _id (NULL: none) */
+} online_opts_t;
+
+typedef enum {
+    ONLINE_RUN,             /* apply the plan, resumable */
+    ONLINE_VERIFY,          /* recompute and compare, write nothing */
+    ONLINE_SYNC             /* recompute and write what differs */
+} online_mode_t;
+
+typedef struct online_lease online_lease_t;
+typedef struct online_diffs online_diffs_t;
+typedef struct online_progress online_progress_t;
+
+/* What a sync from the change log did (online_follow.c). */
+typedef struct {
+    int64_t events, read, rewritten, removed, recomputed;
+    int64_t point_at;       /* when the next point was taken (ms since the epoch) */
+} online_incr_stats_t;
+
+/* A connection and what a run keeps of its plan. */
+typedef struct {
+    mongoc_client_t *client;
+    char where[300];        /* host:port list, never the credentials */
+    const online_opts_t *o;
+    rm_plan_t plan;
+    /* The plan's name, path, id and digest, and where each namespace is
+     * now (remodel/names.h). */
+    rm_names_t names;
+    char owner[128];        /* this run, in the lease */
+    online_lease_t *lease;  /* held (online_lease.c), or NULL */
+    int64_t epoch;          /* the lease's epoch while held: the fencing token */
+    bool transient;         /* the last driver error may pass: retry */
+    /* run: documents this process read, for capture none's cost of
+     * finalize at this run's rate. */
+    int64_t read_now;
+    /* run: the milliseconds since the last checkpoint spent on batches
+     * (reading, computing, writing), which the next one adds to its
+     * busyMs: status's rate leaves out pauses, lease waits and the time
+     * between two runs. */
+    int64_t busy_ms;
+    /* The plan follows a change log (a point is recorded): partners'
+     * keys are noted as they are read (online_keys.c). */
+    bool follows;
+    bool following;         /* in `follow`: quiet rounds say nothing */
+    bool incr_running;      /* a sync from the log is recomputing */
+    /* sync: the run was --server-side, which writes no key map: this
+     * sync rescans every step, writing it (keysMissing in the record). */
+    bool keys_rebuilt;
+    bool made_noted;        /* online_made.c: the journal may hold _ids */
+    online_incr_stats_t incr; /* the last sync from the log */
+    int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
+    int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
+    online_diffs_t *diffs;  /* verify: the differing _ids (online_diffs.c), or NULL */
+    /* finalize: when the writes stopped (online_mono_ms; 0: not in the
+     * window), and when a progress line last said so (online_blocked.c). */
+    int64_t window_t0, window_said;
+} online_t;
+
+/* online_conn.c: connect and ping (errors redact credentials). */
+bool online_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
+/* Closes the connection (a lease still held is the caller's to drop
+ * first, online_lease_drop). */
+void online_close (online_t *on);
+mongoc_collection_t *online_collection (online_t *on, const char *db, const char *coll);
+/* A driver error as ours, naming what was being done and where; notes in
+ * on->transient whether it is one to retry (network, failover, shutdown). */
+bool online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what);
+
+/* online_conn.c: the state database's document coll {_id: id} into doc
+ * (initialized here; empty and *found false when there is none). */
+bool online_state_get (online_t *on, const char *coll, const char *id, bson_t *doc, bool *found,
+                       const char *what, bson_error_t *err);
+
+/* online_signal.c: SIGINT and SIGTERM, caught by the commands that hold
+ * the lease, ask the loops to stop at their next safe point. install: in
+ * main, before the lease is taken (a second signal kills at once).
+ * requested: the signal, 0 while none came; a loop polls it between two
+ * batches. check: false with RM_ERR_INTERRUPTED "plan P: stopped by
+ * SIGINT WHERE" once one came. block: this thread ignores them (the
+ * lease's renewals; old restored with pthread_sigmask). */
+void online_signal_install (void);
+int online_stop_requested (void);
+const char *online_stop_name (void);
+bool online_stop_check (online_t *on, const char *where, bson_error_t *err);
+void online_signal_block (sigset_t *old);
+
+/* online_field.c: a string field of a stored record into buf ("" when
+ * missing or not a string). */
+void online_field_utf8 (const bson_t *doc, const char *key, char *buf, size_t cap);
+
+/* online_clock.c: a sleep and the monotonic clock, in milliseconds. */
+void online_sleep_ms (int64_t ms);
+int64_t online_mono_ms (void);
+/* online_retry.c: after a transient error (network, failover,
+ * shutdown), online_retry waits with backoff and returns true to try
+ * again, for up to --retry-for since the first of a run of them; any
+ * other error, false. A success ends the run: ONLINE_RETRY_RESET. */
+typedef struct {
+    int64_t since;          /* the run's first error, 0: none yet */
+    int tries;
+} online_retry_t;
+#define ONLINE_RETRY_RESET(r) ((r) = (online_retry_t) {0, 0})
+bool online_retry (online_t *on, online_retry_t *r, const bson_error_t *err);
+
+/* online_range.c: resuming after a checkpoint's _id. Appends to filter
+ * the condition "every _id after last in MongoDB's sort order", of any
+ * type ({$gt: last} alone keeps to last's type); false when it does not fit. */
+bool online_range_after (const bson_iter_t *last, bson_t *filter);
+/* Read through that filter, id sorts before last after all (a MinKey, a
+ * symbol: types no $type alias names): the reader skips it. Such _ids come
+ * first in _id order, so only those before the first kept need asking. */
+bool online_range_before (const bson_iter_t *id, const bson_iter_t *last);
+
+/* online_conn.c: the server's version (buildInfo), and the $lookup rules
+ * it follows, settled once a process (on->lookup_rules: 1 MongoDB
+ * 5.0-8.x's, 2 9.0's; a plan's record may have set them first). */
+bool online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err);
+int online_lookup_rules (online_t *on);
+
+/* online_docs.c: documents one after another in one buffer. */
+typedef struct {
+    size_t off;             /* in the batch's bytes */
+    uint32_t len;
+    int keep;               /* outputs: which of the pass's keep[] (-1: not kept) */
+} online_doc_t;
+
+typedef struct {
+    rm_buf_t bytes;         /* the documents, one after another */
+    online_doc_t *docs;
+    size_t n, cap;
+} online_docs_t;
+
+void online_docs_init (online_docs_t *d);
+void online_docs_reset (online_docs_t *d);
+void online_docs_destroy (online_docs_t *d);
+void online_docs_add (online_docs_t *d, const uint8_t *doc, uint32_t len, int keep);
+static inline const uint8_t *
+online_doc_bytes (const online_docs_t *d, size_t i)
+{
+    return d->bytes.data + d->docs[i].off;
+}
+/* Whether two documents carry the same _id (bytes and type). */
+bool online_same_id (const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen);
+/* {_id: <doc's _id>} into sel (false: no _id). */
+bool online_id_filter (const uint8_t *doc, uint32_t len, bson_t *sel);
+/* Appends to sel the filter for _id equal to id: {_id: id}, the one form
+ * that mongo-java-server answers through its _id index, and FerretDB
+ * pushes down; {_id: {$eq: id}} only for a document _id whose first field
+ * starts with '$', which the plain form would read as operators. */
+void online_id_append (bson_t *sel, const bson_iter_t *id);
+
+/* online_idset.c: a set of _id hashes. */
+typedef struct {
+    const char *ns;         /* the namespace whose results these are */
+    bool by_drivers;        /* unused: the results name their driver
+                               (rm_pass_t.driver_field), and online_run.c
+                               checks them by the drivers' _ids */
+    uint64_t *slots;        /* 0: empty */
+    size_t n, cap;
+    /* A step's set (online_idset_note): past budget bytes of table, every
+     * hash goes to an external sort under tmpdir instead, and the checks
+     * are made at the end of the step, in hash order (online_verify.c). */
+    size_t budget;
+    const char *tmpdir;
+    rm_sorter_t *disk;
+} online_idset_t;
+
+/* A hash of a document's _id (type and bytes), never 0. */
+uint64_t online_id_hash (const uint8_t *doc, uint32_t len);
+bool online_idset_has (const online_idset_t *s, uint64_t h);
+/* false when h was there already. */
+bool online_idset_add (online_idset_t *s, uint64_t h);
+void online_idset_destroy (online_idset_t *s);
+/* Notes h in a step's set, within its budget: past it, the set goes to
+ * disk, and online_idset_has no longer answers for it. */
+bool online_idset_note (online_idset_t *s, uint64_t h, bson_error_t *err);
+/* The hashes of a set on disk in order, each as often as noted (finish
+ * first): 1 and *h, 0 at the end, -1 on error. */
+bool online_idset_finish (online_idset_t *s, bson_error_t *err);
+int online_idset_next (online_idset_t *s, uint64_t *h, bson_error_t *err);
+/* A hash as a sort key: 8 bytes, big-endian, so that bytes sort as numbers. */
+void online_hash_key (uint64_t h, uint8_t key[8]);
+
+/* online_json.c: appends s as a JSON string (quotes, backslashes and
+ * control bytes escaped, UTF-8 kept), for --log-format json lines. */
+void online_json_string (rm_buf_t *out, const char *s);
+/* A --log-format json line for a batch of step s's pass (from 0) over ns. */
+void online_json_batch (const online_t *on, const rm_step_t *s, size_t pass, const char *ns,
+                        bool server_side, int64_t n, int64_t ms, int64_t seen, int64_t written,
+                        int64_t rate);
+
+#endif

@@ -1,0 +1,318 @@
+/* Connecting, and driver errors in remodel's words (online.h). */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "online.h"
+
+/* The password, so that no driver message can echo it (online_fail). */
+static char secret[256];
+
+/* Errors that pass: the network, a server that is not (yet) primary or
+ * is shutting down, a failover. The server's codes (error_codes.yml):
+ * HostUnreachable 6, HostNotFound 7, NetworkTimeout 89, ShutdownInProgress
+ * 91, PrimarySteppedDown 189, SocketException 9001, NotWritablePrimary
+ * 10107, InterruptedAtShutdown 11600, InterruptedDueToReplStateChange
+ * 11602, NotPrimaryNoSecondaryOk 13435, NotPrimaryOrSecondary 13436; and
+ * MaxTimeMSExpired 50 and ExceededTimeLimit 262, which remodel never asks
+ * for (it sets no maxTimeMS): FerretDB answers an operation cut short by
+ * its shutdown with 50; CursorNotFound 43, a pass's cursor that timed
+ * out while the run was paused (it is opened again). */
+static bool
+is_transient (const bson_error_t *why)
+{
+    static const uint32_t codes[] = {6,    7,     43,    50,    89,    91,    189,
+                                     262, 9001, 10107, 11600, 11602, 13435, 13436};
+    if (why->domain == MONGOC_ERROR_STREAM || why->domain == MONGOC_ERROR_SERVER_SELECTION)
+        return true;
+    for (size_t i = 0; i < sizeof codes / sizeof *codes; i++)
+        if (why->code == codes[i])
+            return true;
+    return false;
+}
+
+/* A driver message with the password, should it quote it, masked. */
+static void
+masked (const char *message, char *buf, size_t cap)
+{
+    size_t n = strlen (secret);
+    const char *at;
+    bson_strncpy (buf, message, cap);
+    if (n < 3) /* a shorter one is in every message: not worth masking */
+        return;
+    while ((at = strstr (buf, secret)) != NULL) {
+        memset ((char *) at, '*', 3);
+        memmove ((char *) at + 3, at + n, strlen (at + n) + 1);
+    }
+}
+
+bool
+online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what)
+{
+    char message[sizeof why->message];
+    on->transient = is_transient (why);
+    masked (why->message, message, sizeof message);
+    rm_error_set (err, RM_ERR_IO, "%s: %s: %s", on->where, what, message);
+    return false;
+}
+
+/* Whether s[0..n) holds one of the characters a user name or password
+ * must percent-encode, or a '%' that starts no escape. */
+static bool
+needs_escape (const char *s, size_t n, bool colon_ok)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == ':' && colon_ok) {
+            colon_ok = false; /* the one between user name and password */
+            continue;
+        }
+        if (strchr (":/?#[]@", s[i]))
+            return true;
+        if (s[i] == '%' && !(i + 2 < n && isxdigit ((unsigned char) s[i + 1]) &&
+                             isxdigit ((unsigned char) s[i + 2])))
+            return true;
+    }
+    return false;
+}
+
+/* Whether the option at k ("name=value", up to '&') may hold an '@': in
+ * its value, and only for the options whose values can (an application
+ * name, a file, a replica set...). Anywhere else it is the sign of a
+ * password whose '/' ended the host list early, its remainder and the
+ * real hosts left among the options. */
+static bool
+option_may_hold_at (const char *k)
+{
+    static const char *const may[] = {"appname", "replicaset", "authsource",
+                                      "authmechanismproperties", "tlscafile",
+                                      "tlscertificatekeyfile", "tlscertificatekeyfilepassword",
+                                      "sslcertificateauthorityfile", "sslclientcertificatekeyfile",
+                                      "sslclientcertificatekeypassword"};
+    size_t kl = strcspn (k, "=&"), vl = strcspn (k, "&");
+    if (!memchr (k, '@', vl))
+        return true;
+    if (k[kl] != '=' || memchr (k, '@', kl))
+        return false;
+    for (size_t i = 0; i < sizeof may / sizeof *may; i++)
+        if (strlen (may[i]) == kl && strncasecmp (k, may[i], kl) == 0)
+            return true;
+    return false;
+}
+
+/* Before the driver parses the URI: a user name or password with an
+ * unescaped '@', ':', '/' or '%' makes it cut the credentials in the
+ * wrong place (the driver splits at the first '@' and ends the host list
+ * at the first '/'), and the rest of the password would become a host
+ * name, a port or a database, and be printed as where the error was.
+ * Refused whole, quoting none of it. */
+static bool
+credentials_escaped (const char *uri)
+{
+    const char *rest = strstr (uri, "://"), *slash, *at, *q;
+    size_t auth;
+
+    if (!rest)
+        return true; /* not a connection string: the driver says so */
+    rest += 3;
+    slash = strchr (rest, '/');
+    auth = slash ? (size_t) (slash - rest) : strlen (rest);
+    at = memchr (rest, '@', auth);
+    /* user:password@hosts: one '@', the credentials escaped */
+    if (at && (memchr (at + 1, '@', auth - (size_t) (at - rest) - 1) ||
+               needs_escape (rest, (size_t) (at - rest), true)))
+        return false;
+    /* A '/' in the password ends the host list early: the password's
+     * remainder and the hosts then follow in the database name (which
+     * holds no '@') or among the options. */
+    if (slash) {
+        q = strchr (slash, '?');
+        at = strchr (slash, '@');
+        if (at && (!q || at < q))
+            return false;
+        for (const char *k = q; k && *k; k = strchr (k + 1, '&'))
+            if (!option_may_hold_at (k + 1))
+                return false;
+    }
+    return true;
+}
+
+/* REMODEL_ONLINE_TRACE=1: each command the server answers, one line on
+ * stderr (milliseconds, database, the command cut short), to see where a
+ * slow run spends its time. No secret: the driver hands its monitoring
+ * the authentication commands emptied (the APM specification's redaction). */
+static char trace_last[512];
+
+static void
+trace_started (const mongoc_apm_command_started_t *e)
+{
+    char *json = bson_as_relaxed_extended_json (mongoc_apm_command_started_get_command (e), NULL);
+
+    snprintf (trace_last, sizeof trace_last, "%s: %.400s",
+              mongoc_apm_command_started_get_database_name (e), json ? json : "");
+    bson_free (json);
+}
+
+static void
+trace_done (int64_t usec, const char *how)
+{
+    fprintf (stderr, "trace: %8.1f ms %s%s\n", (double) usec / 1000.0, trace_last, how);
+}
+
+static void
+trace_succeeded (const mongoc_apm_command_succeeded_t *e)
+{
+    trace_done (mongoc_apm_command_succeeded_get_duration (e), "");
+}
+
+static void
+trace_failed (const mongoc_apm_command_failed_t *e)
+{
+    bson_error_t why;
+    char how[300];
+    mongoc_apm_command_failed_get_error (e, &why);
+    snprintf (how, sizeof how, " (failed: %.250s)", why.message);
+    trace_done (mongoc_apm_command_failed_get_duration (e), how);
+}
+
+static void
+trace_commands (mongoc_client_t *client)
+{
+    mongoc_apm_callbacks_t *cb;
+    const char *t = getenv ("REMODEL_ONLINE_TRACE");
+
+    if (!t || !*t || !strcmp (t, "0"))
+        return;
+    cb = mongoc_apm_callbacks_new ();
+    mongoc_apm_set_command_started_cb (cb, trace_started);
+    mongoc_apm_set_command_succeeded_cb (cb, trace_succeeded);
+    mongoc_apm_set_command_failed_cb (cb, trace_failed);
+    mongoc_client_set_apm_callbacks (client, cb, NULL);
+    mongoc_apm_callbacks_destroy (cb);
+}
+
+bool
+online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
+{
+    bson_error_t why;
+    mongoc_uri_t *uri;
+    const mongoc_host_list_t *h;
+    bson_t ping = BSON_INITIALIZER;
+    size_t at = 0;
+    bool ok;
+
+    on->o = o;
+    if (!credentials_escaped (o->uri)) {
+        rm_error_set (err, RM_ERR_USAGE, "--uri: not a MongoDB connection string: a user name "
+                      "or password must percent-encode '@', ':', '/', '?', '#', '[', ']' and '%%' "
+                      "(an '@' is %%40, a '/' %%2F)");
+        return false;
+    }
+    uri = mongoc_uri_new_with_error (o->uri, &why);
+    if (!uri) {
+        /* The driver's message can quote the URI: not ours to print. */
+        rm_error_set (err, RM_ERR_USAGE, "--uri: not a MongoDB connection string");
+        return false;
+    }
+    if (mongoc_uri_get_password (uri))
+        bson_strncpy (secret, mongoc_uri_get_password (uri), sizeof secret);
+    for (h = mongoc_uri_get_hosts (uri); h && at < sizeof on->where - 1; h = h->next)
+        at += (size_t) snprintf (on->where + at, sizeof on->where - at, "%s%s", at ? "," : "",
+                                 h->host_and_port);
+    if (!at)
+        snprintf (on->where, sizeof on->where, "(the server)");
+    /* Fail fast when nothing answers: the retry policy is the run's. */
+    if (!mongoc_uri_has_option (uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS))
+        mongoc_uri_set_option_as_int32 (uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, 5000);
+    /* The URI's own appName stands (setting a second one is an error). */
+    if (!mongoc_uri_get_appname (uri))
+        mongoc_uri_set_appname (uri, "remodel-online");
+    on->client = mongoc_client_new_from_uri_with_error (uri, &why);
+    mongoc_uri_destroy (uri);
+    if (!on->client) {
+        char message[sizeof why.message];
+        masked (why.message, message, sizeof message);
+        rm_error_set (err, RM_ERR_USAGE, "--uri: %s", message);
+        return false;
+    }
+    trace_commands (on->client);
+    BSON_APPEND_INT32 (&ping, "ping", 1);
+    ok = mongoc_client_command_simple (on->client, "admin", &ping, NULL, NULL, &why);
+    bson_destroy (&ping);
+    return ok || online_fail (on, err, &why, "cannot reach the server");
+}
+
+void
+online_close (online_t *on)
+{
+    if (on->client)
+        mongoc_client_destroy (on->client);
+    on->client = NULL;
+    rm_plan_destroy (&on->plan);
+}
+
+mongoc_collection_t *
+online_collection (online_t *on, const char *db, const char *coll)
+{
+    return mongoc_client_get_collection (on->client, db, coll);
+}
+
+bool
+online_state_get (online_t *on, const char *coll, const char *id, bson_t *doc, bool *found,
+                  const char *what, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, coll);
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (id));
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+    const bson_t *d;
+    bson_error_t why;
+    bool ok = true;
+
+    bson_init (doc);
+    *found = mongoc_cursor_next (cur, &d);
+    if (*found)
+        bson_concat (doc, d);
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, what);
+    mongoc_cursor_destroy (cur);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
+{
+    bson_t *cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
+    bson_t reply;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &why);
+
+    bson_destroy (cmd);
+    if (!ok) {
+        bson_destroy (&reply);
+        return online_fail (on, err, &why, "asking the server's version (buildInfo)");
+    }
+    ok = bson_iter_init_find (&it, &reply, "version") && BSON_ITER_HOLDS_UTF8 (&it) &&
+         rm_compile_version_parse (bson_iter_utf8 (&it, NULL), v);
+    if (!ok)
+        rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: the server's buildInfo names no version "
+                      "remodel reads: give --server-version", on->where);
+    bson_destroy (&reply);
+    return ok;
+}
+
+int
+online_lookup_rules (online_t *on)
+{
+    if (!on->lookup_rules) {
+        rm_compile_version_t v = on->o->server_version;
+        bson_error_t ignored;
+        if (!on->o->server_version_given && !online_server_version (on, &v, &ignored))
+            rm_compile_version_parse (RM_LOOKUP_DEFAULT_VERSION, &v);
+        on->lookup_rules = rm_compile_lookup_since_36681 (v) ? 2 : 1;
+    }
+    return on->lookup_rules;
+}

@@ -1,0 +1,135 @@
+/* sync from the change log (online_changes.h).
+ *
+ * A sync of a plan whose run recorded a point in the change log
+ * (online_capture.c):
+ *   1. takes the next point, before it reads anything;
+ *   2. reads what the log holds from the recorded point on (or, when the
+ *      point has rolled off the log, says so and rescans everything);
+ *   3. recomputes what those changes affect (online_incr.c);
+ *   4. records the next point, once the results cover it (the caller,
+ *      after any step it rescans in full).
+ * Killed at any point before 4, the next sync reads the same changes
+ * again: recomputing a result twice writes it once; what a step had
+ * already rewritten for the steps after it, it noted before writing
+ * (online_made.c).
+ *
+ * `remodel online follow` runs it in rounds (online_follow_cmd.c). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "online_changes.h"
+#include "online_identity.h"
+#include "remodel/cli.h"
+
+bool
+online_follow_point (online_t *on, online_capture_t *c, bool *follows, bson_error_t *err)
+{
+    bson_t doc;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    bool recorded = ok && online_capture_load (&doc, c);
+    bson_destroy (&doc);
+    *follows = recorded && c->mode != ONLINE_CAPTURE_NONE && (!bson_empty (&c->token) || c->has_ts);
+    return ok;
+}
+
+bool
+online_follow_confirm (online_t *on, int64_t *written, bson_error_t *err)
+{
+    online_capture_t from, now;
+    online_changes_t ch;
+    const char *nss[64];
+    bool follows, ok;
+
+    *written = 0;
+    online_capture_init (&from);
+    online_capture_init (&now);
+    online_changes_init (&ch);
+    ok = online_follow_point (on, &from, &follows, err) && follows &&
+         online_capture_start (on, &now, err) &&
+         online_changes_read (on, &from, &now, nss, online_changes_sources (on, nss, 64), &ch, err);
+    *written = ch.kept;
+    online_changes_destroy (&ch);
+    online_capture_destroy (&from);
+    online_capture_destroy (&now);
+    return ok;
+}
+
+bool
+online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bool *save,
+                    bson_error_t *err)
+{
+    online_capture_t from;
+    online_changes_t ch, noted;
+    online_incr_stats_t *st = &on->incr;
+    const char *nss[64];
+    char point[400], later[ONLINE_IDENTITY_NOTE];
+    bool lost = false, nokeys = false, done = false, ok;
+    size_t nns;
+
+    *first_full = 0;
+    *save = false;
+    memset (st, 0, sizeof *st);
+    online_capture_init (&from);
+    online_changes_init (&ch);
+    online_changes_init (&noted);
+    ok = online_follow_point (on, &from, &on->follows, err);
+    if (!ok || !on->follows)
+        goto done;
+    /* The next point first: whatever is written from here on is after it. */
+    st->point_at = (int64_t) time (NULL) * 1000;
+    nns = online_changes_sources (on, nss, 64);
+    /* The sources' identities at the next point, against the last one's:
+     * what a log that is silent on DDL does not say (online_identity.c). */
+    ok = online_capture_start (on, next, err) &&
+         online_identity_now (on, nss, nns, &next->sources, err) &&
+         online_capture_lost (on, &from, &lost, err);
+    if (ok && !online_identity_check (on, &from, &next->sources, ch.rescan, sizeof ch.rescan,
+                                      later, err)) {
+        /* Put back, it is rescanned: its writes meanwhile are in no log
+         * remodel reads. */
+        bson_error_t why;
+        bson_t *upd = BCON_NEW ("$set", "{", "capture.rescan", BCON_UTF8 (later), "}");
+        online_plan_update (on, upd, &why);
+        bson_destroy (upd);
+        ok = false;
+    }
+    *save = ok;
+    online_capture_point (&from, point, sizeof point);
+    if (ok && lost) {
+        if (!on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: sync: history lost since %s (the change "
+                         "log no longer holds it): every step rescanned in full", point);
+        goto done;
+    }
+    /* After a --server-side run, no key map: a partner whose key changed
+     * since would leave its old results as they are. */
+    ok = ok && online_plan_flag (on, "keysMissing", &nokeys, err);
+    if (ok && nokeys) {
+        on->keys_rebuilt = true;
+        if (!on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: sync: every step rescanned in full: the "
+                         "run was --server-side, which notes no join partner's keys, so a "
+                         "change to a partner's key could not be traced from the change log "
+                         "(this rescan notes them)");
+        goto done;
+    }
+    ok = ok && online_changes_read (on, &from, next, nss, nns, &ch, err) &&
+         online_made_load (on, &noted, err);
+    st->events = ch.events;
+    on->incr_running = true;
+    ok = ok && online_incr_sync (on, &ch, &noted, st, &done, first_full, err);
+    on->incr_running = false;
+    if (ok && !on->o->quiet && (st->events || !on->following))
+        rm_cli_line (stderr, "", "\n", "remodel: sync: change log: %lld events since %s: %lld "
+                     "documents recomputed, %lld read, %lld results rewritten, %lld removed%s",
+                     (long long) st->events, point, (long long) st->recomputed,
+                     (long long) st->read, (long long) st->rewritten, (long long) st->removed,
+                     done ? "" : "; the rest rescanned");
+done:
+    online_changes_destroy (&ch);
+    online_changes_destroy (&noted);
+    online_capture_destroy (&from);
+    return ok;
+}

@@ -1,0 +1,555 @@
+/* Change capture (online_state.h): what the server offers to follow the
+ * application's writes, where its log stood before a run read anything,
+ * and whether that point is still in the log.
+ *
+ * Three modes, tried in this order:
+ *   change streams: a $changeStream aggregate opens on the first
+ *     collection the plan reads (MongoDB replica sets and sharded
+ *     clusters; mongo-java-server started with its oplog). The point is
+ *     the stream's resume token: the first reply's postBatchResumeToken
+ *     (MongoDB 4.0.7+), with the reply's operationTime as the cluster time
+ *     (global: startAtOperationTime opens any collection's stream there).
+ *     A server that gives neither (mongo-java-server) gets a sentinel
+ *     instead: a stream is opened on the state database's collection
+ *     capture, remodel inserts a document of its own there, and the token
+ *     of that insert's event is the point. Such a server's tokens are
+ *     positions in its one oplog, not per stream, so a source collection's
+ *     stream resumes from it; and since the sentinel is written before any
+ *     source document is read, every write a read may have missed comes
+ *     after it.
+ *   oplog: no change streams, but local.oplog.rs exists and is capped
+ *     (FerretDB 1.18+ with --repl-set-name; old MongoDB). The point is its
+ *     last entry's ts, taken after the plan's record was written (so the
+ *     oplog holds at least that entry).
+ *   none: a standalone server. Every sync, verify and finalize rescans the
+ *     collections; the run says what that costs.
+ *
+ * The point lives in the plan's record (online_state.c) as
+ *   capture {mode: "changeStream"|"oplog"|"none", token, ts, sentinel, db,
+ *            coll (where the stream was opened), taken}
+ * written once, when a run begins the plan (or --restart begins it again);
+ * a resumed run keeps it, so no write made during any part of the copy is
+ * missed. A sync moves it on once its results cover the log up to a
+ * newer point (online_follow.c). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "online_state.h"
+#include "remodel/cli.h"
+#include "remodel/extjson.h"
+
+void
+online_capture_init (online_capture_t *c)
+{
+    memset (c, 0, sizeof *c);
+    bson_init (&c->token);
+    bson_init (&c->sources);
+}
+
+void
+online_capture_destroy (online_capture_t *c)
+{
+    bson_destroy (&c->token);
+    bson_destroy (&c->sources);
+}
+
+const char *
+online_capture_name (online_capture_mode_t m)
+{
+    return m == ONLINE_CAPTURE_STREAM ? "change streams"
+           : m == ONLINE_CAPTURE_OPLOG ? "oplog"
+                                        : "none";
+}
+
+/* The first namespace the plan reads: a change stream opens there. On a
+ * collection, not its database: mongo-java-server opens a database's
+ * stream (aggregate: 1) but delivers no event on it. */
+static const rm_nsref_t *
+source_ns (online_t *on)
+{
+    for (size_t i = 0; i < on->plan.n; i++) {
+        const rm_nsref_t *in[4];
+        if (rm_step_inputs (&on->plan.steps[i], in, 4) > 0)
+            return in[0];
+    }
+    return NULL;
+}
+
+/* Best effort: a cursor left open costs the server until it times out. */
+static void
+kill_cursor (online_t *on, const char *db, const bson_t *reply)
+{
+    bson_iter_t it;
+    int64_t id = 0;
+    const char *ns = NULL, *coll;
+    bson_t *cmd;
+
+    if (bson_iter_init (&it, reply) && bson_iter_find_descendant (&it, "cursor.id", &it))
+        id = bson_iter_as_int64 (&it);
+    if (bson_iter_init (&it, reply) && bson_iter_find_descendant (&it, "cursor.ns", &it) &&
+        BSON_ITER_HOLDS_UTF8 (&it))
+        ns = bson_iter_utf8 (&it, NULL);
+    if (!id || !ns || !(coll = strchr (ns, '.')))
+        return;
+    cmd = BCON_NEW ("killCursors", BCON_UTF8 (coll + 1), "cursors", "[", BCON_INT64 (id), "]");
+    mongoc_client_command_simple (on->client, db, cmd, NULL, NULL, NULL);
+    bson_destroy (cmd);
+}
+
+/* Opens a stream on db.coll (stage: the $changeStream's options), the
+ * reply in *reply. false with why: the server refused (why->code its
+ * code, 0 when it gave none, as mongo-java-server without its oplog). */
+static bool
+open_stream (online_t *on, const char *db, const char *coll, const bson_t *stage, bson_t *reply,
+             bson_error_t *why)
+{
+    bson_t *cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream",
+                            BCON_DOCUMENT (stage), "}", "]", "cursor", "{", "}");
+    bool ok = mongoc_client_command_simple (on->client, db, cmd, NULL, reply, why);
+    bson_destroy (cmd);
+    return ok;
+}
+
+/* A network error is not an answer about the server's features. */
+static bool
+network (const bson_error_t *why)
+{
+    return why->domain == MONGOC_ERROR_STREAM || why->domain == MONGOC_ERROR_SERVER_SELECTION;
+}
+
+bool
+online_stream_token (const bson_t *reply, bson_t *tok)
+{
+    bson_iter_t it;
+    const uint8_t *data;
+    uint32_t len;
+    if (!bson_iter_init (&it, reply) ||
+        !bson_iter_find_descendant (&it, "cursor.postBatchResumeToken", &it) ||
+        !BSON_ITER_HOLDS_DOCUMENT (&it))
+        return false;
+    bson_iter_document (&it, &len, &data);
+    return bson_init_static (tok, data, len);
+}
+
+/* What a stream's first reply tells of where the log stands. */
+static void
+copy_point (online_capture_t *c, const bson_t *reply)
+{
+    bson_iter_t it;
+    bson_t tok;
+    if (online_stream_token (reply, &tok)) {
+        bson_reinit (&c->token);
+        bson_concat (&c->token, &tok);
+    }
+    if (bson_iter_init_find (&it, reply, "operationTime") && BSON_ITER_HOLDS_TIMESTAMP (&it)) {
+        bson_iter_timestamp (&it, &c->ts_t, &c->ts_i);
+        c->has_ts = true;
+    }
+}
+
+/* local.oplog.rs's first (dir 1) or last (dir -1) entry's ts; *found
+ * false when it has none. The first is asked without a sort: a capped
+ * collection is read in insertion order anyway, and FerretDB 1.x answers
+ * {$natural: 1} by sorting the whole oplog (1 s for 120 MB, most of what
+ * status took), the first entry without one in a millisecond. */
+bool
+online_oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, "local", "oplog.rs");
+    bson_t q = BSON_INITIALIZER;
+    bson_t *opts = dir < 0 ? BCON_NEW ("sort", "{", "$natural", BCON_INT32 (dir), "}", "limit",
+                                       BCON_INT64 (1), "projection", "{", "ts", BCON_INT32 (1), "}")
+                           : BCON_NEW ("limit", BCON_INT64 (1), "projection", "{", "ts",
+                                       BCON_INT32 (1), "}");
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
+    const bson_t *doc;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = true;
+
+    *found = false;
+    if (mongoc_cursor_next (cur, &doc) && bson_iter_init_find (&it, doc, "ts") &&
+        BSON_ITER_HOLDS_TIMESTAMP (&it)) {
+        bson_iter_timestamp (&it, t, i);
+        *found = true;
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading local.oplog.rs");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    bson_destroy (&q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+/* local.oplog.rs is there and capped: what oplog tailing needs (a
+ * collection of that name that is not capped is no server's oplog). */
+static bool
+oplog_there (online_t *on, bool *yes, bson_error_t *err)
+{
+    mongoc_database_t *d = mongoc_client_get_database (on->client, "local");
+    bson_t *opts = BCON_NEW ("filter", "{", "name", BCON_UTF8 ("oplog.rs"), "}");
+    mongoc_cursor_t *cur = mongoc_database_find_collections_with_opts (d, opts);
+    const bson_t *doc;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = true;
+
+    *yes = false;
+    while (mongoc_cursor_next (cur, &doc))
+        if (bson_iter_init (&it, doc) && bson_iter_find_descendant (&it, "options.capped", &it))
+            *yes = bson_iter_as_bool (&it);
+    /* A server that keeps local to itself refuses: no oplog for us. */
+    if (mongoc_cursor_error (cur, &why) && network (&why))
+        ok = online_fail (on, err, &why, "looking for local.oplog.rs");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    mongoc_database_destroy (d);
+    return ok;
+}
+
+bool
+online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
+{
+    bson_t reply, stage = BSON_INITIALIZER;
+    bson_error_t why;
+    const rm_nsref_t *ns = source_ns (on);
+    const char *db = ns ? ns->db : "admin", *coll = ns ? ns->coll : "remodel";
+    bool yes;
+
+    bson_reinit (&c->token);
+    c->has_ts = c->sentinel = false;
+    snprintf (c->db, sizeof c->db, "%s", db);
+    snprintf (c->coll, sizeof c->coll, "%s", coll);
+    if (open_stream (on, db, coll, &stage, &reply, &why)) {
+        c->mode = ONLINE_CAPTURE_STREAM;
+        copy_point (c, &reply);
+        kill_cursor (on, db, &reply);
+        bson_destroy (&reply);
+        bson_destroy (&stage);
+        return true;
+    }
+    bson_destroy (&reply);
+    bson_destroy (&stage);
+    if (network (&why))
+        return online_fail (on, err, &why, "asking the server for a change stream");
+    if (!oplog_there (on, &yes, err))
+        return false;
+    c->mode = yes ? ONLINE_CAPTURE_OPLOG : ONLINE_CAPTURE_NONE;
+    if (yes) {
+        bool found;
+        if (!online_oplog_edge (on, -1, &c->ts_t, &c->ts_i, &found, err))
+            return false;
+        c->has_ts = found;
+    }
+    return true;
+}
+
+/* The token of the event of the document oid in a getMore's reply, into
+ * token; false when that event is not in it. */
+static bool
+sentinel_event (const bson_t *reply, const bson_oid_t *oid, bson_t *token)
+{
+    bson_iter_t it, ev, e, k;
+    if (!bson_iter_init (&it, reply) ||
+        !bson_iter_find_descendant (&it, "cursor.nextBatch", &it) || !bson_iter_recurse (&it, &ev))
+        return false;
+    while (bson_iter_next (&ev)) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_t tok;
+        /* An insert's documentKey is right on every server. */
+        if (!bson_iter_recurse (&ev, &e) ||
+            !bson_iter_find_descendant (&e, "documentKey._id", &k) || !BSON_ITER_HOLDS_OID (&k) ||
+            bson_oid_compare (bson_iter_oid (&k), oid))
+            continue;
+        if (!bson_iter_recurse (&ev, &e) || !bson_iter_find (&e, "_id") ||
+            !BSON_ITER_HOLDS_DOCUMENT (&e))
+            return false;
+        bson_iter_document (&e, &len, &data);
+        if (!bson_init_static (&tok, data, len))
+            return false;
+        bson_reinit (token);
+        bson_concat (token, &tok);
+        return true;
+    }
+    return false;
+}
+
+/* The sentinel's event, on a server whose streams give no token but
+ * their events' (see the top). Events of other writers to the state
+ * database may come before it: any of them would do (an earlier point
+ * only means more to replay), but the sentinel's own is the latest that
+ * is safe, so the one kept. */
+static bool
+sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
+{
+    const char *sdb = on->o->state_db;
+    bson_t reply, stage = BSON_INITIALIZER, *doc, *more;
+    bson_error_t why;
+    bson_oid_t oid;
+    mongoc_collection_t *coll;
+    bson_iter_t it;
+    int64_t id = 0;
+    bool ok, seen = false;
+
+    if (!open_stream (on, sdb, "capture", &stage, &reply, &why)) {
+        bson_destroy (&reply);
+        bson_destroy (&stage);
+        return online_fail (on, err, &why, "opening a change stream on the state database");
+    }
+    if (bson_iter_init (&it, &reply) && bson_iter_find_descendant (&it, "cursor.id", &it))
+        id = bson_iter_as_int64 (&it);
+    bson_oid_init (&oid, NULL);
+    doc = BCON_NEW ("_id", BCON_OID (&oid), "plan", BCON_UTF8 (on->names.id), "owner",
+                    BCON_UTF8 (on->owner));
+    coll = online_collection (on, sdb, "capture");
+    ok = online_lease_check (on, err) &&
+         (mongoc_collection_insert_one (coll, doc, NULL, NULL, &why) ||
+          online_fail (on, err, &why, "writing the change log's start point"));
+    /* A few waits for the event: it is there at once on a live server. */
+    for (int tries = 0; ok && !seen && id && tries < 10; tries++) {
+        bson_t next;
+        more = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 ("capture"),
+                         "maxTimeMS", BCON_INT32 (200));
+        ok = mongoc_client_command_simple (on->client, sdb, more, NULL, &next, &why) ||
+             online_fail (on, err, &why, "reading the change stream");
+        seen = ok && sentinel_event (&next, &oid, &c->token);
+        if (ok && bson_iter_init (&it, &next) && bson_iter_find_descendant (&it, "cursor.id", &it))
+            id = bson_iter_as_int64 (&it);
+        bson_destroy (&next);
+        bson_destroy (more);
+    }
+    kill_cursor (on, sdb, &reply);
+    if (ok && !seen) {
+        rm_error_set (err, RM_ERR_IO, "%s: the change stream on %s showed no event for remodel's "
+                      "own write (%s.capture): no start point for the change log", on->where,
+                      sdb, sdb);
+        ok = false;
+    }
+    /* The sentinel has served; its deletion is one more event, harmless. */
+    if (ok) {
+        bson_t *q = BCON_NEW ("_id", BCON_OID (&oid));
+        mongoc_collection_delete_one (coll, q, NULL, NULL, NULL);
+        bson_destroy (q);
+    }
+    c->sentinel = ok;
+    mongoc_collection_destroy (coll);
+    bson_destroy (doc);
+    bson_destroy (&reply);
+    bson_destroy (&stage);
+    return ok;
+}
+
+bool
+online_capture_start (online_t *on, online_capture_t *c, bson_error_t *err)
+{
+    if (!online_capture_detect (on, c, err))
+        return false;
+    /* A cluster time alone will do (startAtOperationTime): only a server
+     * that gives neither needs the sentinel. */
+    if (c->mode == ONLINE_CAPTURE_STREAM && bson_empty (&c->token) && !c->has_ts)
+        return sentinel_point (on, c, err);
+    if (c->mode == ONLINE_CAPTURE_OPLOG && !c->has_ts) {
+        /* An empty oplog would give no point to compare its first entry
+         * with later; the plan's record was written first, so this is a
+         * server that logs nothing remodel writes. */
+        rm_error_set (err, RM_ERR_IO, "%s: local.oplog.rs is empty after remodel wrote its "
+                      "state: no start point for the change log", on->where);
+        return false;
+    }
+    return true;
+}
+
+void
+online_capture_append (const online_capture_t *c, const char *key, bson_t *doc)
+{
+    bson_t cap;
+    BSON_APPEND_DOCUMENT_BEGIN (doc, key, &cap);
+    BSON_APPEND_UTF8 (&cap, "mode", c->mode == ONLINE_CAPTURE_STREAM ? "changeStream"
+                                    : c->mode == ONLINE_CAPTURE_OPLOG ? "oplog"
+                                                                      : "none");
+    if (!bson_empty (&c->token))
+        BSON_APPEND_DOCUMENT (&cap, "token", &c->token);
+    if (c->has_ts)
+        BSON_APPEND_TIMESTAMP (&cap, "ts", c->ts_t, c->ts_i);
+    BSON_APPEND_BOOL (&cap, "sentinel", c->sentinel);
+    BSON_APPEND_UTF8 (&cap, "db", c->db);
+    BSON_APPEND_UTF8 (&cap, "coll", c->coll);
+    BSON_APPEND_DATE_TIME (&cap, "taken", (int64_t) time (NULL) * 1000);
+    if (!bson_empty (&c->sources))
+        BSON_APPEND_ARRAY (&cap, "sources", &c->sources);
+    bson_append_document_end (doc, &cap);
+}
+
+bool
+online_capture_save (online_t *on, const online_capture_t *c, bson_error_t *err)
+{
+    bson_t set = BSON_INITIALIZER, inner;
+    bool ok;
+
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
+    online_capture_append (c, "capture", &inner);
+    bson_append_document_end (&set, &inner);
+    ok = online_plan_update (on, &set, err);
+    bson_destroy (&set);
+    return ok;
+}
+
+bool
+online_capture_load (const bson_t *record, online_capture_t *c)
+{
+    bson_iter_t it, f;
+    const char *mode;
+
+    bson_reinit (&c->token);
+    bson_reinit (&c->sources);
+    c->has_ts = c->sentinel = false;
+    c->mode = ONLINE_CAPTURE_NONE;
+    *c->db = *c->coll = '\0';
+    if (!bson_iter_init_find (&it, record, "capture") || !BSON_ITER_HOLDS_DOCUMENT (&it))
+        return false;
+    if (!bson_iter_recurse (&it, &f) || !bson_iter_find (&f, "mode") || !BSON_ITER_HOLDS_UTF8 (&f))
+        return false;
+    mode = bson_iter_utf8 (&f, NULL);
+    c->mode = !strcmp (mode, "changeStream") ? ONLINE_CAPTURE_STREAM
+              : !strcmp (mode, "oplog")      ? ONLINE_CAPTURE_OPLOG
+                                             : ONLINE_CAPTURE_NONE;
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "token") &&
+        BSON_ITER_HOLDS_DOCUMENT (&f)) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_t tok;
+        bson_iter_document (&f, &len, &data);
+        if (bson_init_static (&tok, data, len))
+            bson_concat (&c->token, &tok);
+    }
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "ts") &&
+        BSON_ITER_HOLDS_TIMESTAMP (&f)) {
+        bson_iter_timestamp (&f, &c->ts_t, &c->ts_i);
+        c->has_ts = true;
+    }
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "sentinel"))
+        c->sentinel = bson_iter_as_bool (&f);
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "db") && BSON_ITER_HOLDS_UTF8 (&f))
+        snprintf (c->db, sizeof c->db, "%s", bson_iter_utf8 (&f, NULL));
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "coll") && BSON_ITER_HOLDS_UTF8 (&f))
+        snprintf (c->coll, sizeof c->coll, "%s", bson_iter_utf8 (&f, NULL));
+    *c->rescan = '\0';
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "rescan") && BSON_ITER_HOLDS_UTF8 (&f))
+        snprintf (c->rescan, sizeof c->rescan, "%s", bson_iter_utf8 (&f, NULL));
+    if (bson_iter_recurse (&it, &f) && bson_iter_find (&f, "sources") &&
+        BSON_ITER_HOLDS_ARRAY (&f)) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_t arr;
+        bson_iter_array (&f, &len, &data);
+        if (bson_init_static (&arr, data, len))
+            bson_concat (&c->sources, &arr);
+    }
+    return true;
+}
+
+void
+online_capture_point (const online_capture_t *c, char *buf, size_t cap)
+{
+    if (!bson_empty (&c->token)) {
+        /* As mongoexport prints it, so a user can paste it into a
+         * resumeAfter. */
+        rm_buf_t json;
+        rm_buf_init (&json);
+        rm_extjson_doc (&json, bson_get_data (&c->token), c->token.len, RM_EXTJSON_RELAXED, false);
+        snprintf (buf, cap, "%.*s", (int) json.len, (const char *) json.data);
+        rm_buf_destroy (&json);
+    } else if (c->has_ts) {
+        snprintf (buf, cap, "Timestamp(%u, %u)", c->ts_t, c->ts_i);
+    } else {
+        snprintf (buf, cap, "-");
+    }
+}
+
+void
+online_capture_describe (const online_capture_t *c, const char *more, char *buf, size_t cap)
+{
+    char point[400];
+    const char *sep = more && *more ? "; " : "";
+    online_capture_point (c, point, sizeof point);
+    if (!more)
+        more = "";
+    if (c->mode != ONLINE_CAPTURE_NONE && bson_empty (&c->token) && !c->has_ts)
+        snprintf (buf, cap, "%s (%s)", online_capture_name (c->mode), more);
+    else if (c->mode == ONLINE_CAPTURE_STREAM)
+        snprintf (buf, cap, "change streams (resume point %s%s%s%s)", point,
+                  c->sentinel ? ", the event of remodel's own write: the server gives no tokens"
+                              : "", sep, more);
+    else if (c->mode == ONLINE_CAPTURE_OPLOG)
+        snprintf (buf, cap, "oplog (from ts %s%s%s)", point, sep, more);
+    else
+        snprintf (buf, cap, "none (a standalone server: sync, verify and finalize rescan every "
+                  "collection%s%s)", sep, more);
+}
+
+bool
+online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_error_t *err)
+{
+    *lost = false;
+    if (c->mode == ONLINE_CAPTURE_OPLOG) {
+        uint32_t t, i;
+        bool found, yes;
+        if (!oplog_there (on, &yes, err))
+            return false;
+        if (!yes) {
+            *lost = true; /* the oplog itself is gone */
+            return true;
+        }
+        if (!online_oplog_edge (on, 1, &t, &i, &found, err))
+            return false;
+        /* The entry at the point may roll off too: only what follows it
+         * is needed, and that is there while the first ts is not past it. */
+        *lost = found && (t > c->ts_t || (t == c->ts_t && i > c->ts_i));
+        return true;
+    }
+    if (c->mode == ONLINE_CAPTURE_STREAM) {
+        bson_t stage = BSON_INITIALIZER, reply;
+        bson_error_t why;
+        const rm_nsref_t *ns = source_ns (on);
+        const char *db = *c->db ? c->db : ns ? ns->db : "admin";
+        const char *coll = *c->coll ? c->coll : ns ? ns->coll : "remodel";
+        bool ok;
+        if (!bson_empty (&c->token))
+            BSON_APPEND_DOCUMENT (&stage, "resumeAfter", &c->token);
+        else
+            BSON_APPEND_TIMESTAMP (&stage, "startAtOperationTime", c->ts_t, c->ts_i);
+        ok = open_stream (on, db, coll, &stage, &reply, &why);
+        if (ok)
+            kill_cursor (on, db, &reply);
+        bson_destroy (&reply);
+        bson_destroy (&stage);
+        if (ok)
+            return true;
+        /* ChangeStreamHistoryLost; ChangeStreamFatalError (the token's
+         * event is no longer there to resume after). */
+        if (why.code == 286 || why.code == 280) {
+            *lost = true;
+            return true;
+        }
+        return online_fail (on, err, &why, "resuming the change stream");
+    }
+    return true;
+}
+
+void
+online_capture_cost (int64_t plan_read, bool in_place, int64_t rate, char *buf, size_t cap)
+{
+    /* In place there is no switch: the cost is each sync's and verify's
+     * one rescan, made while the application writes. */
+    const char *who = in_place ? "each sync and verify re-reads" : "finalize re-reads";
+    const char *when = in_place ? "" : " with writes stopped";
+    int64_t n = plan_read * (in_place ? 1 : ONLINE_FINALIZE_READS);
+    if (rate > 0)
+        snprintf (buf, cap, "%s about %lld documents%s, about %llds at %lld/s", who,
+                  (long long) n, when, (long long) ((n + rate - 1) / rate), (long long) rate);
+    else
+        snprintf (buf, cap, "%s about %lld documents%s", who, (long long) n, when);
+}

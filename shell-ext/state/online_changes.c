@@ -1,0 +1,532 @@
+/* What changed since a point of the change log (online_state.h): the
+ * _ids written in each of the plan's source namespaces, read from a
+ * change stream per namespace or from local.oplog.rs.
+ *
+ * Only _ids are kept: whatever an event says of the document, the sync
+ * reads it again as it is now (an update event's fullDocument is already
+ * the document as it was when the event was read, not as it was written),
+ * so an event read twice, or out of order between two namespaces, only
+ * costs a document read again. */
+#include <stdio.h>
+#include <string.h>
+
+#include "online_state.h"
+#include "remodel/crc64.h"
+#include "remodel/docpath.h"
+#include "remodel/value.h"
+
+void
+online_changes_init (online_changes_t *ch)
+{
+    memset (ch, 0, sizeof *ch);
+}
+
+void
+online_changes_destroy (online_changes_t *ch)
+{
+    for (size_t i = 0; i < ch->n; i++) {
+        online_idlist_t *l = &ch->lists[i];
+        bson_free (l->ns);
+        rm_buf_destroy (&l->bytes);
+        bson_free (l->at);
+        bson_free (l->hash);
+        bson_free (l->slot);
+    }
+    bson_free (ch->lists);
+    memset (ch, 0, sizeof *ch);
+}
+
+online_idlist_t *
+online_changes_list (online_changes_t *ch, const char *ns, bool create)
+{
+    online_idlist_t *l;
+    for (size_t i = 0; i < ch->n; i++)
+        if (!strcmp (ch->lists[i].ns, ns))
+            return &ch->lists[i];
+    if (!create)
+        return NULL;
+    if (ch->n == ch->cap) {
+        ch->cap = ch->cap ? ch->cap * 2 : 8;
+        ch->lists = bson_realloc (ch->lists, ch->cap * sizeof *ch->lists);
+    }
+    l = &ch->lists[ch->n++];
+    memset (l, 0, sizeof *l);
+    l->ns = bson_strdup (ns);
+    rm_buf_init (&l->bytes);
+    return l;
+}
+
+uint64_t
+online_value_hash (const bson_iter_t *v)
+{
+    rm_raw_value_t raw;
+    uint64_t h;
+    if (!rm_raw_value_of (v, &raw))
+        return 1;
+    h = rm_crc64_update (0, &raw.type, 1);
+    h = rm_crc64_update (h, raw.data, raw.len);
+    return h ? h : 1;
+}
+
+void
+online_idlist_clear (online_idlist_t *l, int64_t *kept)
+{
+    *kept -= l->n;
+    l->n = 0;
+    rm_buf_reset (&l->bytes);
+    if (l->slot)
+        memset (l->slot, 0, l->slots * sizeof *l->slot);
+}
+
+bool
+online_idlist_get (const online_idlist_t *l, uint32_t i, bson_iter_t *id)
+{
+    const uint8_t *doc = l->bytes.data + l->at[i];
+    uint32_t len;
+    memcpy (&len, doc, 4);
+    return bson_iter_init_from_data (id, doc, len) && bson_iter_next (id);
+}
+
+static bool
+same_value (const bson_iter_t *a, const bson_iter_t *b)
+{
+    rm_raw_value_t x, y;
+    return rm_raw_value_of (a, &x) && rm_raw_value_of (b, &y) && x.type == y.type &&
+           x.len == y.len && !memcmp (x.data, y.data, x.len);
+}
+
+static void
+grow_table (online_idlist_t *l)
+{
+    size_t cap = l->slots ? l->slots * 2 : 1024;
+    bson_free (l->hash);
+    bson_free (l->slot);
+    l->hash = bson_malloc (cap * sizeof *l->hash);
+    l->slot = bson_malloc0 (cap * sizeof *l->slot);
+    l->slots = cap;
+    for (uint32_t i = 0; i < l->n; i++) {
+        bson_iter_t id;
+        uint64_t h;
+        size_t s;
+        online_idlist_get (l, i, &id);
+        h = online_value_hash (&id);
+        for (s = h & (cap - 1); l->slot[s]; s = (s + 1) & (cap - 1))
+            ;
+        l->hash[s] = h;
+        l->slot[s] = i + 1;
+    }
+}
+
+void
+online_values_init (online_values_t *a)
+{
+    bson_init (&a->arr);
+    a->n = 0;
+}
+
+void
+online_values_add (void *ctx, const bson_iter_t *id)
+{
+    online_values_t *a = ctx;
+    char key[16];
+    const char *kp;
+    size_t kl = bson_uint32_to_string (a->n++, &kp, key, sizeof key);
+    bson_append_iter (&a->arr, kp, (int) kl, id);
+}
+
+uint32_t
+online_idlist_chunk (const online_idlist_t *l, uint32_t *at, int64_t max, online_values_t *v)
+{
+    bson_reinit (&v->arr);
+    v->n = 0;
+    for (; *at < l->n && (int64_t) v->n < max; (*at)++) {
+        bson_iter_t it;
+        if (online_idlist_get (l, *at, &it))
+            online_values_add (v, &it);
+    }
+    return v->n;
+}
+
+bool
+online_idlist_has (const online_idlist_t *l, const bson_iter_t *id)
+{
+    uint64_t h = online_value_hash (id);
+    for (size_t s = l->slots ? h & (l->slots - 1) : 0; l->slots && l->slot[s];
+         s = (s + 1) & (l->slots - 1)) {
+        bson_iter_t old;
+        if (l->hash[s] == h && online_idlist_get (l, l->slot[s] - 1, &old) && same_value (&old, id))
+            return true;
+    }
+    return false;
+}
+
+void
+online_changes_add (online_changes_t *ch, const char *ns, const bson_iter_t *id)
+{
+    online_idlist_t *l;
+    uint64_t h = online_value_hash (id);
+    size_t s;
+    bson_t one;
+
+    if (*ch->rescan)
+        return;
+    l = online_changes_list (ch, ns, true);
+    if (2 * ((size_t) l->n + 1) > l->slots)
+        grow_table (l);
+    for (s = h & (l->slots - 1); l->slot[s]; s = (s + 1) & (l->slots - 1)) {
+        bson_iter_t old;
+        if (l->hash[s] == h && online_idlist_get (l, l->slot[s] - 1, &old) &&
+            same_value (&old, id))
+            return;
+    }
+    if (ch->kept >= ONLINE_CHANGES_MAX) {
+        snprintf (ch->rescan, sizeof ch->rescan, "more than %d documents changed",
+                  ONLINE_CHANGES_MAX);
+        return;
+    }
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 256;
+        l->at = bson_realloc (l->at, l->cap * sizeof *l->at);
+    }
+    bson_init (&one);
+    bson_append_iter (&one, "", 0, id);
+    l->at[l->n] = (uint32_t) l->bytes.len;
+    rm_buf_append (&l->bytes, bson_get_data (&one), one.len);
+    bson_destroy (&one);
+    l->hash[s] = h;
+    l->slot[s] = ++l->n;
+    ch->kept++;
+}
+
+size_t
+online_changes_sources (online_t *on, const char **out, size_t cap)
+{
+    const rm_nsref_t *made[64];
+    size_t n = 0, nm = 0;
+    for (size_t i = 0; i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        const rm_nsref_t *in[4], *targets[8];
+        rm_pass_t passes[RM_MAX_PASSES];
+        bson_error_t why;
+        size_t ni = rm_step_inputs (s, in, 4), np, nt;
+        for (size_t k = 0; k < ni; k++) {
+            bool skip = false;
+            for (size_t m = 0; m < nm; m++)
+                skip |= !strcmp (made[m]->text, in[k]->text);
+            for (size_t m = 0; m < n; m++)
+                skip |= !strcmp (out[m], in[k]->text);
+            if (!skip && n < cap)
+                out[n++] = in[k]->text;
+        }
+        /* In place a step rewrites its sources, whose events are in the
+         * log: nothing is made elsewhere. */
+        if (on->o->in_place)
+            continue;
+        np = rm_step_passes (s, false, passes, &why);
+        nt = rm_step_targets (s, passes, np, targets);
+        for (size_t t = 0; t < nt && nm < 64; t++)
+            made[nm++] = targets[t];
+    }
+    return n;
+}
+
+/* ---- change streams ---- */
+
+static bool
+find_doc (const bson_iter_t *parent, const char *path, bson_iter_t *out)
+{
+    bson_iter_t it;
+    return bson_iter_recurse (parent, &it) && bson_iter_find_descendant (&it, path, out);
+}
+
+/* An event's time (a Timestamp's seconds, or a date), kept when the
+ * earliest seen: how old the oldest change not yet applied is. */
+static void
+event_time (online_changes_t *ch, const bson_iter_t *at)
+{
+    uint32_t t = 0, i;
+    if (BSON_ITER_HOLDS_TIMESTAMP (at))
+        bson_iter_timestamp (at, &t, &i);
+    else if (BSON_ITER_HOLDS_DATE_TIME (at) && bson_iter_date_time (at) > 0)
+        t = (uint32_t) (bson_iter_date_time (at) / 1000);
+    if (t && (!ch->oldest || t < ch->oldest))
+        ch->oldest = t;
+}
+
+/* One event: the _id it wrote into ch, or a rescan for what an _id does
+ * not describe (a drop, a rename, an invalidate). */
+static void
+stream_event (online_changes_t *ch, const char *ns, const bson_iter_t *ev)
+{
+    bson_iter_t op, id;
+    const char *type;
+
+    ch->events++;
+    if (find_doc (ev, "clusterTime", &op) && BSON_ITER_HOLDS_TIMESTAMP (&op))
+        event_time (ch, &op);
+    else if (find_doc (ev, "wallTime", &op) && BSON_ITER_HOLDS_DATE_TIME (&op))
+        event_time (ch, &op);
+    if (!find_doc (ev, "operationType", &op) || !BSON_ITER_HOLDS_UTF8 (&op))
+        return;
+    type = bson_iter_utf8 (&op, NULL);
+    if (!strcmp (type, "insert") || !strcmp (type, "delete")) {
+        if (find_doc (ev, "documentKey._id", &id))
+            online_changes_add (ch, ns, &id);
+    } else if (!strcmp (type, "update") || !strcmp (type, "replace")) {
+        /* mongo-java-server gives the update's spec (or the new document)
+         * as documentKey of these: the _id is fullDocument's. Without a
+         * fullDocument the document is gone since, and its delete event
+         * follows. */
+        if (find_doc (ev, "fullDocument._id", &id) || find_doc (ev, "documentKey._id", &id))
+            online_changes_add (ch, ns, &id);
+    } else if (!*ch->rescan) {
+        /* The collection the event names (mongo-java-server gives a
+         * drop of one collection in the streams of the others too). */
+        bson_iter_t db, coll;
+        if (find_doc (ev, "ns.db", &db) && BSON_ITER_HOLDS_UTF8 (&db) &&
+            find_doc (ev, "ns.coll", &coll) && BSON_ITER_HOLDS_UTF8 (&coll))
+            snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s.%s", type,
+                      bson_iter_utf8 (&db, NULL), bson_iter_utf8 (&coll, NULL));
+        else
+            snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s", type, ns);
+    }
+}
+
+/* The batch under cursor.<batch> of reply into ch; *id the cursor's. */
+/* Where a stream's batches have brought it: the cluster time of its
+ * postBatchResumeToken (MongoDB 4.2+; the test servers give none). */
+typedef struct {
+    bool known;
+    uint32_t t, i;
+} stream_at_t;
+
+static void
+stream_batch (online_changes_t *ch, const char *ns, const bson_t *reply, const char *batch,
+              int64_t *id, stream_at_t *at)
+{
+    bson_iter_t it, ev;
+    char path[32];
+    snprintf (path, sizeof path, "cursor.%s", batch);
+    if (bson_iter_init (&it, reply) && bson_iter_find_descendant (&it, path, &it) &&
+        bson_iter_recurse (&it, &ev))
+        while (bson_iter_next (&ev))
+            if (BSON_ITER_HOLDS_DOCUMENT (&ev))
+                stream_event (ch, ns, &ev);
+    *id = 0;
+    if (bson_iter_init (&it, reply) && bson_iter_find_descendant (&it, "cursor.id", &it))
+        *id = bson_iter_as_int64 (&it);
+    bson_t tok;
+    if (online_stream_token (reply, &tok))
+        at->known = rm_resume_token_time (&tok, &at->t, &at->i);
+}
+
+/* Whether the stream has not yet given everything up to the next point:
+ * a replica set's stream gives only majority-committed events, so an
+ * event written before the point may come after a quiet getMore. */
+static bool
+stream_behind (const stream_at_t *at, const online_capture_t *to)
+{
+    return at->known && to->has_ts &&
+           (at->t < to->ts_t || (at->t == to->ts_t && at->i < to->ts_i));
+}
+
+/* How long a stream may stay behind the next point before the read fails
+ * (rather than end there, leaving events out). */
+#define STREAM_BEHIND_MS 60000
+
+/* How long a getMore waits for events that may still come: one that
+ * returns none means the stream has given everything written before it
+ * (where the server says how far its batches reached, postBatchResumeToken,
+ * the read goes on until that passes the next point: stream_behind).
+ * Where the next point is a sentinel, its event was seen before the read
+ * began, so every event before it is visible already: the wait is short. */
+#define STREAM_QUIET_MS 300
+#define STREAM_QUIET_SENTINEL_MS 50
+
+static bool
+stream_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
+             const char *ns, online_changes_t *ch, bson_error_t *err)
+{
+    char db[128];
+    const char *dot = strchr (ns, '.'), *coll;
+    bson_t *cmd, reply;
+    bson_error_t why;
+    int64_t id = 0, before, t0 = online_mono_ms ();
+    stream_at_t at = {false, 0, 0};
+    bool ok;
+
+    if (!dot || (size_t) (dot - ns) >= sizeof db)
+        return true;
+    snprintf (db, sizeof db, "%.*s", (int) (dot - ns), ns);
+    coll = dot + 1;
+    /* A cluster time opens any collection's stream at that moment (real
+     * MongoDB); a server without one gives tokens that are positions in
+     * its one log (online_capture.c). startAfter, not resumeAfter:
+     * mongo-java-server answers a resumeAfter on a collection once dropped
+     * with an invalidate and nothing else, for any token, even one after
+     * the drop; startAfter gives the events (the drop among them), so a
+     * drop handled once is not seen again at every round. */
+    if (from->has_ts)
+        cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream", "{",
+                        "fullDocument", BCON_UTF8 ("updateLookup"), "startAtOperationTime",
+                        BCON_TIMESTAMP (from->ts_t, from->ts_i), "}", "}", "]", "cursor", "{",
+                        "}");
+    else
+        cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream", "{",
+                        "fullDocument", BCON_UTF8 ("updateLookup"), "startAfter",
+                        BCON_DOCUMENT (&from->token), "}", "}", "]", "cursor", "{", "}");
+    ok = mongoc_client_command_simple (on->client, db, cmd, NULL, &reply, &why);
+    bson_destroy (cmd);
+    if (!ok) {
+        bson_destroy (&reply);
+        if (why.code == 286 || why.code == 280) {
+            snprintf (ch->rescan, sizeof ch->rescan, "history lost since the last point (%s)",
+                      why.message);
+            return true;
+        }
+        return online_fail (on, err, &why, "reading the change stream");
+    }
+    stream_batch (ch, ns, &reply, "firstBatch", &id, &at);
+    bson_destroy (&reply);
+    do {
+        before = ch->events;
+        if (!id)
+            break;
+        if (stream_behind (&at, to) && online_mono_ms () - t0 > STREAM_BEHIND_MS) {
+            rm_error_set (err, RM_ERR_IO, "%s: the change stream of %s has not reached the next "
+                          "point, Timestamp(%u, %u), after %d s (at Timestamp(%u, %u)): its events "
+                          "are not majority-committed yet; run it again", on->where, ns,
+                          to->ts_t, to->ts_i, STREAM_BEHIND_MS / 1000, at.t, at.i);
+            /* A lag that passes: retried like a network error. */
+            on->transient = true;
+            return false;
+        }
+        cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (coll), "maxTimeMS",
+                        BCON_INT32 (to->sentinel ? STREAM_QUIET_SENTINEL_MS : STREAM_QUIET_MS));
+        ok = mongoc_client_command_simple (on->client, db, cmd, NULL, &reply, &why);
+        bson_destroy (cmd);
+        if (ok)
+            stream_batch (ch, ns, &reply, "nextBatch", &id, &at);
+        bson_destroy (&reply);
+        if (!ok)
+            return online_fail (on, err, &why, "reading the change stream");
+    } while ((ch->events > before || stream_behind (&at, to)) && !*ch->rescan);
+    if (id) {
+        cmd = BCON_NEW ("killCursors", BCON_UTF8 (coll), "cursors", "[", BCON_INT64 (id), "]");
+        mongoc_client_command_simple (on->client, db, cmd, NULL, NULL, NULL);
+        bson_destroy (cmd);
+    }
+    return true;
+}
+
+/* ---- the oplog ---- */
+
+/* A command entry ("db.$cmd"): a drop or rename of a source makes _ids
+ * meaningless; a collMod may change what the steps make of them (a
+ * collation). */
+static void
+oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char **nss, size_t nns)
+{
+    bson_iter_t o, f;
+    if (!bson_iter_init_find (&o, e, "o") || !bson_iter_recurse (&o, &f))
+        return;
+    while (bson_iter_next (&f)) {
+        const char *k = bson_iter_key (&f), *v = BSON_ITER_HOLDS_UTF8 (&f) ? bson_iter_utf8 (&f, NULL) : "";
+        char full[400];
+        if (!strcmp (k, "dropDatabase") || !strcmp (k, "renameCollection")) {
+            snprintf (full, sizeof full, "%s", !strcmp (k, "renameCollection") ? v : db);
+        } else if (!strcmp (k, "drop") || !strcmp (k, "collMod")) {
+            snprintf (full, sizeof full, "%s.%s", db, v);
+        } else {
+            continue;
+        }
+        /* The namespace itself, or (a database dropped) one in it. */
+        for (size_t i = 0; i < nns; i++)
+            if (!strncmp (nss[i], full, strlen (full)) &&
+                (nss[i][strlen (full)] == '\0' || nss[i][strlen (full)] == '.') && !*ch->rescan)
+                snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s", k,
+                          full);
+    }
+}
+
+static bool
+oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
+            const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, "local", "oplog.rs");
+    bson_t filter = BSON_INITIALIZER, ts, in, arr;
+    bson_t *opts = BCON_NEW ("sort", "{", "$natural", BCON_INT32 (1), "}");
+    mongoc_cursor_t *cur;
+    const bson_t *e;
+    bson_error_t why;
+    uint32_t n = 0;
+    bool ok = true;
+
+    BSON_APPEND_DOCUMENT_BEGIN (&filter, "ts", &ts);
+    BSON_APPEND_TIMESTAMP (&ts, "$gt", from->ts_t, from->ts_i);
+    if (to->has_ts)
+        BSON_APPEND_TIMESTAMP (&ts, "$lte", to->ts_t, to->ts_i);
+    bson_append_document_end (&filter, &ts);
+    BSON_APPEND_DOCUMENT_BEGIN (&filter, "ns", &in);
+    BSON_APPEND_ARRAY_BEGIN (&in, "$in", &arr);
+    for (size_t i = 0; i < nns; i++) {
+        char key[16], cmd[200];
+        const char *kp, *dot = strchr (nss[i], '.');
+        size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+        bson_append_utf8 (&arr, kp, (int) kl, nss[i], -1);
+        if (dot) {
+            snprintf (cmd, sizeof cmd, "%.*s.$cmd", (int) (dot - nss[i]), nss[i]);
+            kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+            bson_append_utf8 (&arr, kp, (int) kl, cmd, -1);
+        }
+    }
+    bson_append_array_end (&in, &arr);
+    bson_append_document_end (&filter, &in);
+    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    while (mongoc_cursor_next (cur, &e)) {
+        bson_iter_t it, id;
+        const char *op, *ns;
+        if (!bson_iter_init_find (&it, e, "op") || !BSON_ITER_HOLDS_UTF8 (&it))
+            continue;
+        op = bson_iter_utf8 (&it, NULL);
+        if (!bson_iter_init_find (&it, e, "ns") || !BSON_ITER_HOLDS_UTF8 (&it))
+            continue;
+        ns = bson_iter_utf8 (&it, NULL);
+        ch->events++;
+        if (bson_iter_init_find (&it, e, "ts"))
+            event_time (ch, &it);
+        if (!strcmp (op, "c")) {
+            char db[128];
+            const char *dot = strchr (ns, '.');
+            snprintf (db, sizeof db, "%.*s", dot ? (int) (dot - ns) : 0, ns);
+            oplog_command (ch, e, db, nss, nns);
+            continue;
+        }
+        /* i and d: o is the document, or {_id}; u: o2 is {_id}. */
+        if ((!strcmp (op, "i") || !strcmp (op, "d")) && bson_iter_init (&it, e) &&
+            bson_iter_find_descendant (&it, "o._id", &id))
+            online_changes_add (ch, ns, &id);
+        else if (!strcmp (op, "u") && bson_iter_init (&it, e) &&
+                 bson_iter_find_descendant (&it, "o2._id", &id))
+            online_changes_add (ch, ns, &id);
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading local.oplog.rs");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    bson_destroy (&filter);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
+                     const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
+{
+    if (from->mode == ONLINE_CAPTURE_OPLOG)
+        return oplog_read (on, from, to, nss, nns, ch, err);
+    for (size_t i = 0; i < nns && !*ch->rescan; i++)
+        if (!stream_read (on, from, to, nss[i], ch, err))
+            return false;
+    return true;
+}

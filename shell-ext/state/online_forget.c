@@ -1,0 +1,26 @@
+/* Forgetting a plan (rollback): everything its runs left in the state
+ * database, its key map and its journal of made _ids first, then its
+ * checkpoints and its record (online_state.c). Above the key map and the
+ * journal, which the record's file sits below. */
+#include "online_state.h"
+
+bool
+online_plan_forget (online_t *on, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, "plans");
+    mongoc_collection_t *cp = online_collection (on, on->o->state_db, "checkpoints");
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    bson_error_t why;
+    /* The lease and its fences stay: the next run's epoch is higher. */
+    bool ok = online_lease_check (on, err) && online_keys_drop_plan (on, err) &&
+              online_made_drop (on, true, err) &&
+              ((mongoc_collection_delete_many (cp, del, NULL, NULL, &why) &&
+                mongoc_collection_delete_one (c, q, NULL, NULL, &why)) ||
+               online_fail (on, err, &why, "forgetting the plan's state"));
+    bson_destroy (del);
+    bson_destroy (q);
+    mongoc_collection_destroy (cp);
+    mongoc_collection_destroy (c);
+    return ok;
+}

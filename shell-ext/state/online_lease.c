@@ -1,0 +1,513 @@
+/* The lease: one run of a plan at a time, and a run that lost it writes
+ * nothing more (online_state.h).
+ *
+ * In the state database:
+ *   leases {_id: <plan id>, owner, epoch, expires, digest}: who holds the
+ *          plan, under which epoch, until when (the server's time)
+ *   fences {_id: "<plan id>#<epoch>", plan, epoch, owner, at}: one per
+ *          epoch ever taken, never deleted while the plan is known
+ *
+ * Taking the lease is decided by one atomic operation both test servers
+ * honour: inserting the next epoch's fence (a unique _id turns a lost race
+ * into a duplicate key; an update of the lease document is not atomic on
+ * FerretDB 1.x, which granted it twice). The lease document then names the
+ * holder; releasing it unsets the holder and keeps the epoch, so the
+ * counter never goes back.
+ *
+ * Time is the server's: its localTime (hello, or isMaster where hello is
+ * missing: neither test server runs the pipeline updates that $$NOW needs),
+ * read when the lease is taken, and carried forward by this process's
+ * monotonic clock; so two hosts with skewed clocks judge expiry alike.
+ *
+ * Fencing: a thread renews the lease every LEASE_MS / 6 on a connection of
+ * its own (a batch that takes long does not let it lapse); after each
+ * renewal it looks for a newer epoch's fence (a run taking over writes it
+ * first). Every write of a run first calls online_lease_check, which
+ * refuses once the last renewal is older than LEASE_MS - MARGIN_MS by the
+ * monotonic clock, or a newer epoch was seen. Another run takes over only
+ * once the server's clock is past expires, that is LEASE_MS after the
+ * holder's last renewal reached the server, so a holder that was stalled
+ * (SIGSTOP, a swapped-out VM) stops writing MARGIN_MS before anyone else
+ * may start. Checkpoints carry the epoch and are written only over an
+ * older one's (online_state.c). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "online_state.h"
+#include "remodel/cli.h"
+
+/* How long a lease lasts without renewal (REMODEL_ONLINE_LEASE_MS, for the
+ * tests, shortens it), and how long before that a holder stops writing. */
+#define LEASE_MS_DEFAULT 30000
+
+struct online_lease {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    mongoc_client_t *client;  /* the renewals' own connection */
+    char id[128], owner[128], state_db[128];
+    int64_t epoch;
+    int64_t lease_ms, margin_ms;
+    int64_t server0, mono0;   /* the server's time at mono0 */
+    int64_t renewed;          /* mono time the last good renewal was sent */
+    bool lost, stop;
+};
+
+static int64_t
+lease_ms (void)
+{
+    const char *e = getenv ("REMODEL_ONLINE_LEASE_MS");
+    long v = e && *e ? strtol (e, NULL, 10) : 0;
+    return v >= 1000 ? v : LEASE_MS_DEFAULT;
+}
+
+static mongoc_collection_t *
+state (online_t *on, const char *coll)
+{
+    return online_collection (on, on->o->state_db, coll);
+}
+
+bool
+online_server_now (online_t *on, int64_t *now, bson_error_t *err)
+{
+    static const char *const cmds[] = {"hello", "isMaster"};
+    bson_error_t why = {0};
+    for (size_t i = 0; i < 2; i++) {
+        bson_t *cmd = BCON_NEW (cmds[i], BCON_INT32 (1));
+        bson_t reply;
+        bson_iter_t it;
+        bool ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &why);
+        bool found = ok && bson_iter_init_find (&it, &reply, "localTime") &&
+                     BSON_ITER_HOLDS_DATE_TIME (&it);
+        if (found)
+            *now = bson_iter_date_time (&it);
+        bson_destroy (&reply);
+        bson_destroy (cmd);
+        if (found)
+            return true;
+        /* A network error is the run's to retry; a refusal of hello
+         * means isMaster is worth a try. */
+        if (!ok && !online_fail (on, err, &why, "asking the server's time") && on->transient)
+            return false;
+    }
+    rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: the server says no localTime in hello or "
+                  "isMaster, which the lease judges expiry by", on->where);
+    return false;
+}
+
+/* A process that ended and that its parent has not waited for yet (a
+ * script's `kill -9 $pid` before its `wait`) still answers kill(pid, 0):
+ * /proc says it is a zombie, which writes nothing more. */
+static bool
+zombie (pid_t pid)
+{
+    char path[64], line[512], *paren;
+    FILE *f;
+    bool z = false;
+    snprintf (path, sizeof path, "/proc/%ld/stat", (long) pid);
+    if (!(f = fopen (path, "r")))
+        return false;
+    /* "PID (COMM) STATE ...": COMM may hold spaces and parentheses. */
+    if (fgets (line, sizeof line, f) && (paren = strrchr (line, ')')) && paren[1] == ' ')
+        z = paren[2] == 'Z' || paren[2] == 'X';
+    fclose (f);
+    return z;
+}
+
+/* The owner "host:pid:ms" is a process on this host that is gone: its
+ * lease is taken over at once rather than after it expires. */
+static bool
+holder_dead (const char *owner)
+{
+    char host[256] = "";
+    const char *colon = strchr (owner, ':');
+    char *end;
+    long pid;
+    gethostname (host, sizeof host - 1);
+    if (!colon || (size_t) (colon - owner) != strlen (host) || strncmp (owner, host, strlen (host)))
+        return false;
+    pid = strtol (colon + 1, &end, 10);
+    if (end == colon + 1 || *end != ':' || pid <= 0)
+        return false;
+    if (kill ((pid_t) pid, 0) != 0)
+        return errno == ESRCH;
+    return zombie ((pid_t) pid);
+}
+
+typedef struct {
+    bool found;
+    char owner[160];        /* "" when released */
+    int64_t epoch, expires;
+} lease_doc_t;
+
+static bool
+lease_read (online_t *on, lease_doc_t *l, bson_error_t *err)
+{
+    bson_t doc;
+    bson_iter_t it;
+    bool ok = online_state_get (on, "leases", on->names.id, &doc, &l->found, "reading the lease", err);
+
+    *l->owner = '\0';
+    l->epoch = l->expires = 0;
+    if (bson_iter_init_find (&it, &doc, "owner") && BSON_ITER_HOLDS_UTF8 (&it))
+        snprintf (l->owner, sizeof l->owner, "%s", bson_iter_utf8 (&it, NULL));
+    if (bson_iter_init_find (&it, &doc, "epoch") && BSON_ITER_HOLDS_NUMBER (&it))
+        l->epoch = bson_iter_as_int64 (&it);
+    if (bson_iter_init_find (&it, &doc, "expires") && BSON_ITER_HOLDS_DATE_TIME (&it))
+        l->expires = bson_iter_date_time (&it);
+    bson_destroy (&doc);
+    return ok;
+}
+
+/* The newest fence of the plan: its epoch and when it was taken (0, 0:
+ * none). */
+static bool
+fence_newest (mongoc_collection_t *c, const char *id, int64_t *epoch, int64_t *at,
+              char *owner, size_t cap, bson_error_t *why)
+{
+    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (id));
+    bson_t *opts = BCON_NEW ("sort", "{", "epoch", BCON_INT32 (-1), "}", "limit", BCON_INT64 (1));
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
+    const bson_t *doc;
+    bson_iter_t it;
+    bool ok;
+    *epoch = *at = 0;
+    if (owner)
+        *owner = '\0';
+    if (mongoc_cursor_next (cur, &doc)) {
+        if (bson_iter_init_find (&it, doc, "epoch") && BSON_ITER_HOLDS_NUMBER (&it))
+            *epoch = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "at") && BSON_ITER_HOLDS_DATE_TIME (&it))
+            *at = bson_iter_date_time (&it);
+        if (owner && bson_iter_init_find (&it, doc, "owner") && BSON_ITER_HOLDS_UTF8 (&it))
+            snprintf (owner, cap, "%s", bson_iter_utf8 (&it, NULL));
+    }
+    ok = !mongoc_cursor_error (cur, why);
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    bson_destroy (q);
+    return ok;
+}
+
+static int
+refuse_held (online_t *on, const char *holder, int64_t left, bson_error_t *err)
+{
+    rm_error_set (err, RM_ERR_USAGE,
+                  "%s: plan %s is being run by %s (its lease expires in %lld s unless renewed)",
+                  on->where, on->names.name, holder, (long long) (left > 0 ? (left + 999) / 1000 : 0));
+    return false;
+}
+
+static int64_t
+server_time (const online_lease_t *l, int64_t mono)
+{
+    return l->server0 + (mono - l->mono0);
+}
+
+/* One renewal on the lease's own connection; *lost when it is not ours
+ * any more. False: the server did not answer (tried again next time). */
+static bool
+renew_once (online_lease_t *l, bool *lost)
+{
+    mongoc_collection_t *lc = mongoc_client_get_collection (l->client, l->state_db, "leases");
+    mongoc_collection_t *fc = mongoc_client_get_collection (l->client, l->state_db, "fences");
+    int64_t sent = online_mono_ms (), newer = 0, at;
+    bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (l->id), "owner", BCON_UTF8 (l->owner), "epoch",
+                               BCON_INT64 (l->epoch));
+    bson_t *update = BCON_NEW ("$set", "{", "expires",
+                               BCON_DATE_TIME (server_time (l, sent) + l->lease_ms), "}");
+    bson_t reply;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = mongoc_collection_update_one (lc, filter, update, NULL, &reply, &why);
+
+    *lost = ok && !(bson_iter_init_find (&it, &reply, "matchedCount") &&
+                    bson_iter_as_int64 (&it) == 1);
+    /* A run taking over writes its fence before the lease document. */
+    if (ok && !*lost) {
+        ok = fence_newest (fc, l->id, &newer, &at, NULL, 0, &why);
+        *lost = ok && newer > l->epoch;
+    }
+    if (ok && !*lost) {
+        pthread_mutex_lock (&l->mu);
+        l->renewed = sent;
+        pthread_mutex_unlock (&l->mu);
+    }
+    bson_destroy (&reply);
+    bson_destroy (filter);
+    bson_destroy (update);
+    mongoc_collection_destroy (fc);
+    mongoc_collection_destroy (lc);
+    return ok;
+}
+
+static void *
+renewer (void *arg)
+{
+    online_lease_t *l = arg;
+    pthread_mutex_lock (&l->mu);
+    while (!l->stop && !l->lost) {
+        struct timespec until;
+        int64_t every = l->lease_ms / 6;
+        bool lost = false;
+        clock_gettime (CLOCK_REALTIME, &until);
+        until.tv_sec += every / 1000;
+        until.tv_nsec += (every % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait (&l->cv, &l->mu, &until);
+        if (l->stop)
+            break;
+        pthread_mutex_unlock (&l->mu);
+        /* A failed renewal (the server away) is tried again next time;
+         * meanwhile the deadline stands and the writes stop at it. */
+        renew_once (l, &lost);
+        pthread_mutex_lock (&l->mu);
+        l->lost |= lost;
+    }
+    pthread_mutex_unlock (&l->mu);
+    return NULL;
+}
+
+/* The renewals' connection: the same URI as the run's. */
+static mongoc_client_t *
+lease_client (online_t *on)
+{
+    bson_error_t why;
+    mongoc_uri_t *uri = mongoc_uri_new_with_error (on->o->uri, &why);
+    mongoc_client_t *c;
+    if (!uri)
+        return NULL;
+    if (!mongoc_uri_has_option (uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS))
+        mongoc_uri_set_option_as_int32 (uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, 5000);
+    c = mongoc_client_new_from_uri (uri);
+    mongoc_uri_destroy (uri);
+    if (c)
+        mongoc_client_set_appname (c, "remodel-online-lease");
+    return c;
+}
+
+/* The fence of epoch next: inserted, or false with *raced when another
+ * run inserted it first. */
+static bool
+fence_insert (online_t *on, int64_t next, int64_t now, bool *raced, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "fences");
+    char fid[160];
+    bson_t *doc;
+    bson_error_t why;
+    bool ok;
+    snprintf (fid, sizeof fid, "%s#%lld", on->names.id, (long long) next);
+    doc = BCON_NEW ("_id", BCON_UTF8 (fid), "plan", BCON_UTF8 (on->names.id), "epoch", BCON_INT64 (next),
+                    "owner", BCON_UTF8 (on->owner), "at", BCON_DATE_TIME (now));
+    ok = mongoc_collection_insert_one (c, doc, NULL, NULL, &why);
+    *raced = !ok && why.code == 11000;
+    if (!ok && !*raced)
+        online_fail (on, err, &why, "taking the lease (its fence)");
+    bson_destroy (doc);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_lease_take (online_t *on, bson_error_t *err)
+{
+    online_lease_t *l;
+    lease_doc_t cur, again;
+    char claimer[160];
+    int64_t now, mono, newest, newest_at, next;
+    bool raced = false, started;
+    bson_error_t why;
+    mongoc_collection_t *c;
+    sigset_t mask;
+
+    if (on->lease)
+        return true; /* held for the whole command (finalize, rollback) */
+    mono = online_mono_ms ();
+    if (!online_server_now (on, &now, err) || !lease_read (on, &cur, err))
+        return false;
+    if (cur.found && *cur.owner && strcmp (cur.owner, on->owner) && cur.expires > now &&
+        !holder_dead (cur.owner))
+        return refuse_held (on, cur.owner, cur.expires - now, err);
+    c = state (on, "fences");
+    if (!fence_newest (c, on->names.id, &newest, &newest_at, claimer, sizeof claimer, &why)) {
+        mongoc_collection_destroy (c);
+        return online_fail (on, err, &why, "reading the lease's fences");
+    }
+    mongoc_collection_destroy (c);
+    /* A newer fence than the lease names, by another run that is not
+     * gone: it is taking the lease right now (or died doing so on another
+     * host: its claim lapses like a lease). */
+    if (newest > cur.epoch && newest_at + lease_ms () > now && strcmp (claimer, on->owner) &&
+        !holder_dead (claimer))
+        return refuse_held (on, "a run taking the lease right now", newest_at + lease_ms () - now,
+                            err);
+    next = (newest > cur.epoch ? newest : cur.epoch) + 1;
+    if (!fence_insert (on, next, now, &raced, err)) {
+        if (raced)
+            return refuse_held (on, "a run that took the lease at the same moment", lease_ms (),
+                                err);
+        return false;
+    }
+    /* The holder may have renewed between our read and our fence: then it
+     * keeps running until it sees the fence, and we back off. */
+    if (!lease_read (on, &again, err))
+        return false;
+    if (again.found && *again.owner && strcmp (again.owner, on->owner) && again.expires > now &&
+        !holder_dead (again.owner))
+        return refuse_held (on, again.owner, again.expires - now, err);
+    {
+        mongoc_collection_t *lc = state (on, "leases");
+        bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (on->names.id), "$or", "[", "{", "epoch", "{", "$lt",
+                                   BCON_INT64 (next), "}", "}", "{", "epoch", "{", "$exists",
+                                   BCON_BOOL (false), "}", "}", "]");
+        bson_t *update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (on->owner), "epoch",
+                                   BCON_INT64 (next), "expires",
+                                   BCON_DATE_TIME (now + lease_ms ()), "digest",
+                                   BCON_UTF8 (on->names.digest), "plan", BCON_UTF8 (on->names.name), "}");
+        bson_t opts = BSON_INITIALIZER;
+        bool ok;
+        BSON_APPEND_BOOL (&opts, "upsert", true);
+        ok = mongoc_collection_update_one (lc, filter, update, &opts, NULL, &why);
+        bson_destroy (&opts);
+        bson_destroy (filter);
+        bson_destroy (update);
+        mongoc_collection_destroy (lc);
+        if (!ok && why.code == 11000)
+            return refuse_held (on, "a newer run", lease_ms (), err);
+        if (!ok)
+            return online_fail (on, err, &why, "taking the lease");
+    }
+    /* Said, so that a user who saw "is being run by" before knows why
+     * this run did not wait: the epoch went up, so nothing the gone
+     * process may have left in flight counts after this. */
+    if (cur.found && *cur.owner && strcmp (cur.owner, on->owner) && cur.expires > now &&
+        !on->o->quiet)
+        rm_cli_line (stderr, "", "\n",
+                     "remodel: plan %s: lease taken over at once from %s, a process of this "
+                     "host that is gone (epoch %lld, after its %lld)", on->names.name, cur.owner,
+                     (long long) next, (long long) cur.epoch);
+    l = bson_malloc0 (sizeof *l);
+    pthread_mutex_init (&l->mu, NULL);
+    pthread_cond_init (&l->cv, NULL);
+    snprintf (l->id, sizeof l->id, "%s", on->names.id);
+    snprintf (l->state_db, sizeof l->state_db, "%s", on->o->state_db);
+    snprintf (l->owner, sizeof l->owner, "%s", on->owner);
+    l->epoch = next;
+    l->lease_ms = lease_ms ();
+    l->margin_ms = l->lease_ms / 3;
+    l->server0 = now;
+    l->mono0 = mono;
+    l->renewed = mono;
+    l->client = lease_client (on);
+    on->lease = l;
+    on->epoch = next;
+    /* The renewals never see SIGINT or SIGTERM: the main thread's loops
+     * stop on them (online_signal.c), and the thread inherits the mask. */
+    online_signal_block (&mask);
+    started = l->client && pthread_create (&l->thread, NULL, renewer, l) == 0;
+    pthread_sigmask (SIG_SETMASK, &mask, NULL);
+    if (!started) {
+        if (l->client)
+            mongoc_client_destroy (l->client);
+        l->client = NULL;
+        online_lease_drop (on);
+        rm_error_set (err, RM_ERR_IO, "%s: cannot start the lease's renewals", on->where);
+        return false;
+    }
+    return true;
+}
+
+bool
+online_lease_check (online_t *on, bson_error_t *err)
+{
+    online_lease_t *l = on->lease;
+    bool lost;
+    int64_t renewed;
+    if (!l)
+        return true; /* nothing held: verify and --dry-run write nothing */
+    pthread_mutex_lock (&l->mu);
+    lost = l->lost;
+    renewed = l->renewed;
+    pthread_mutex_unlock (&l->mu);
+    if (lost) {
+        rm_error_set (err, RM_ERR_IO, "%s: plan %s: this run lost its lease to another; "
+                      "stopping before writing anything more (its checkpoint stands)",
+                      on->where, on->names.name);
+        return false;
+    }
+    if (online_mono_ms () >= renewed + l->lease_ms - l->margin_ms) {
+        rm_error_set (err, RM_ERR_IO, "%s: plan %s: the lease was not renewed for %lld s (the "
+                      "server away, or this process stalled); stopping before writing anything "
+                      "more, since another run may take it over", on->where, on->names.name,
+                      (long long) ((online_mono_ms () - renewed) / 1000));
+        return false;
+    }
+    return true;
+}
+
+void
+online_lease_drop (online_t *on)
+{
+    online_lease_t *l = on->lease;
+    mongoc_collection_t *c;
+    bson_t *filter, *update;
+    bool lost;
+    if (!l)
+        return;
+    pthread_mutex_lock (&l->mu);
+    l->stop = true;
+    pthread_cond_signal (&l->cv);
+    pthread_mutex_unlock (&l->mu);
+    if (l->client) {
+        pthread_join (l->thread, NULL);
+        mongoc_client_destroy (l->client);
+    }
+    lost = l->lost;
+    /* Released by unsetting the holder: the epoch stays, so the next
+     * run's is higher than any this one wrote under. */
+    if (!lost) {
+        c = state (on, "leases");
+        filter = BCON_NEW ("_id", BCON_UTF8 (on->names.id), "owner", BCON_UTF8 (on->owner), "epoch",
+                           BCON_INT64 (l->epoch));
+        update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (""), "expires", BCON_DATE_TIME (0),
+                           "}");
+        mongoc_collection_update_one (c, filter, update, NULL, NULL, NULL);
+        bson_destroy (filter);
+        bson_destroy (update);
+        mongoc_collection_destroy (c);
+    }
+    pthread_cond_destroy (&l->cv);
+    pthread_mutex_destroy (&l->mu);
+    bson_free (l);
+    on->lease = NULL;
+}
+
+bool
+online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left, int64_t *epoch,
+                     bool *gone, bson_error_t *err)
+{
+    lease_doc_t l;
+    int64_t now;
+    *holder = '\0';
+    *gone = false;
+    *left = 0;
+    *epoch = 0;
+    if (!online_server_now (on, &now, err) || !lease_read (on, &l, err))
+        return false;
+    *epoch = l.epoch;
+    if (l.found && *l.owner && l.expires > now) {
+        *gone = holder_dead (l.owner);
+        snprintf (holder, cap, "%s%s", l.owner, *gone ? " (gone)" : "");
+        *left = l.expires - now;
+    }
+    return true;
+}

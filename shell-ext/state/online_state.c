@@ -1,0 +1,534 @@
+/* What a run keeps on the server, in the state database (--state-db,
+ * default "remodel"), so that it survives a crash and two runs stay apart.
+ * A plan is known by its id (remodel/names.h: its file's name and a hash of
+ * its full path), never by a pattern:
+ *   plans       {_id: <plan id>, name, path, digest, inPlace, paused,
+ *               finalized, switch, capture}: the plan the id was started
+ *               with (another is refused unless --restart), its mode,
+ *               pause, finalize, an interrupted switch's journal
+ *               (online_switch.c), and the change log's start point
+ *               (online_capture.c)
+ *   capture     {_id}: a sentinel, for a moment (online_capture.c)
+ *   leases, fences: online_lease.c
+ *   checkpoints {_id: "<plan id>:<step>" (":<step>/<pass>" for a step's
+ *               second pass), plan, epoch, digest, step, pass, op, ns,
+ *               last, seen, changed, done, updated, tool}: written only
+ *               after a batch's writes were acknowledged, and only over
+ *               a checkpoint of the same or an older lease epoch */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "online_state.h"
+#include "remodel/cli.h"
+#include "remodel/value.h"
+
+static mongoc_collection_t *
+state (online_t *on, const char *coll)
+{
+    return online_collection (on, on->o->state_db, coll);
+}
+
+static int64_t
+now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool
+online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
+{
+    on->o = o;
+    if (!rm_plan_load (&on->plan, o->plan_path, err))
+        return false;
+    rm_names_identify (&on->names, o->plan_path);
+    {
+        char host[64] = "?";
+        gethostname (host, sizeof host - 1);
+        snprintf (on->owner, sizeof on->owner, "%s:%ld:%lld", host, (long) getpid (),
+                  (long long) now_ms ());
+    }
+    return true;
+}
+
+bool
+online_plan_read (online_t *on, online_record_t *r, bson_error_t *err)
+{
+    bson_t doc;
+    bson_iter_t it, sw;
+    bool ok = online_state_get (on, "plans", on->names.id, &doc, &r->found, "reading the plan's record",
+                                err);
+
+    memset (r, 0, sizeof *r);
+    r->found = ok && !bson_empty (&doc);
+    if (bson_iter_init_find (&it, &doc, "digest") && BSON_ITER_HOLDS_UTF8 (&it))
+        snprintf (r->digest, sizeof r->digest, "%s", bson_iter_utf8 (&it, NULL));
+    if (bson_iter_init_find (&it, &doc, "inPlace"))
+        r->in_place = bson_iter_as_bool (&it);
+    if (bson_iter_init_find (&it, &doc, "paused"))
+        r->paused = bson_iter_as_bool (&it);
+    if (bson_iter_init_find (&it, &doc, "finalized"))
+        r->finalized = bson_iter_as_bool (&it);
+    if (bson_iter_init_find (&it, &doc, "error") && BSON_ITER_HOLDS_UTF8 (&it))
+        snprintf (r->error, sizeof r->error, "%s", bson_iter_utf8 (&it, NULL));
+    if (bson_iter_init_find (&it, &doc, "rollbackLeft"))
+        r->rollback_left = bson_iter_as_int64 (&it);
+    r->after_pending = bson_iter_init (&it, &doc) &&
+                       bson_iter_find_descendant (&it, "afterSwitch.pending", &sw) &&
+                       bson_iter_as_bool (&sw);
+    if (bson_iter_init_find (&it, &doc, "lookupRules") && BSON_ITER_HOLDS_UTF8 (&it))
+        r->lookup_rules = !strcmp (bson_iter_utf8 (&it, NULL), "9.0") ? 2 : 1;
+    if (bson_iter_init_find (&it, &doc, "switch") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
+        r->switching = true;
+        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "direction") &&
+            BSON_ITER_HOLDS_UTF8 (&sw))
+            snprintf (r->direction, sizeof r->direction, "%s", bson_iter_utf8 (&sw, NULL));
+        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "renamed"))
+            r->renamed = bson_iter_as_int64 (&sw);
+        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "renames"))
+            r->renames = bson_iter_as_int64 (&sw);
+    }
+    bson_destroy (&doc);
+    return ok;
+}
+
+static const char *
+mode_name (bool in_place)
+{
+    return in_place ? "in place (--in-place)" : "side by side";
+}
+
+bool
+online_plan_record (online_t *on, bool *fresh, bson_error_t *err)
+{
+    online_record_t r;
+    bool ok = online_plan_read (on, &r, err);
+
+    *fresh = false;
+    if (ok && r.found && strcmp (r.digest, on->names.digest) != 0 && !on->o->restart) {
+        rm_error_set (err, RM_ERR_USAGE,
+                      "plan %s changed since its run began (digest %s, now %s): --restart "
+                      "starts it over (its checkpoints are forgotten; what it wrote stays)",
+                      on->names.name, r.digest, on->names.digest);
+        return false;
+    }
+    if (ok && r.found && r.in_place != on->o->in_place && !on->o->restart) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s was started %s, not %s: run it as it began, "
+                      "or --restart", on->names.name, mode_name (r.in_place), mode_name (on->o->in_place));
+        return false;
+    }
+    if (ok && !online_plan_unswitched (on, &r, err))
+        return false;
+    if (ok && (!r.found || strcmp (r.digest, on->names.digest) != 0 || on->o->restart)) {
+        mongoc_collection_t *c = state (on, "plans"), *cp = state (on, "checkpoints");
+        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+        bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id)), *set, opts = BSON_INITIALIZER;
+        bson_error_t why;
+        ok = online_lease_check (on, err) &&
+             (mongoc_collection_delete_many (cp, del, NULL, NULL, &why) ||
+              online_fail (on, err, &why, "forgetting the old checkpoints"));
+        /* The old start point goes with the old checkpoints: the run
+         * takes a new one (online_capture.c); a sample verified of the
+         * old results (online_sample.c) goes with it. */
+        set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->names.digest), "inPlace",
+                        BCON_BOOL (on->o->in_place), "name", BCON_UTF8 (on->names.name), "path",
+                        BCON_UTF8 (on->names.path), "}", "$unset", "{", "capture",
+                        BCON_UTF8 (""), "sampled", BCON_UTF8 (""), "}");
+        *fresh = true;
+        BSON_APPEND_BOOL (&opts, "upsert", true);
+        ok = ok && (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||
+                    online_fail (on, err, &why, "recording the plan"));
+        bson_destroy (&opts);
+        bson_destroy (set);
+        bson_destroy (del);
+        bson_destroy (q);
+        mongoc_collection_destroy (cp);
+        mongoc_collection_destroy (c);
+    }
+    return ok;
+}
+
+bool
+online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *err)
+{
+    if (r->switching) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s: a %s of its collections was interrupted: "
+                      "remodel online finalize completes it, remodel online rollback undoes it",
+                      on->names.name, r->direction);
+        return false;
+    }
+    if (r->finalized) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized (its results are the live "
+                      "collections): remodel online rollback first to run, verify or sync it "
+                      "again", on->names.name);
+        return false;
+    }
+    if (r->after_pending) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s: its results hold the application's writes "
+                      "made after the switch, which a run, sync or finalize would overwrite: "
+                      "remodel online rollback --carry-writes carries them into the originals, "
+                      "--discard-writes-after-switch drops them", on->names.name);
+        return false;
+    }
+    return true;
+}
+
+bool
+online_plan_mode (online_t *on, online_opts_t *o, bool run, bson_error_t *err)
+{
+    online_record_t r;
+    if (run && o->restart)
+        return true; /* starting over: in the mode the flags say */
+    if (!online_plan_read (on, &r, err))
+        return false;
+    if (!r.found)
+        return true;
+    /* There is no flag for side by side: only --in-place can contradict
+     * the record, and run's own check (online_plan_record) says so with
+     * its --restart. */
+    if (!run && o->in_place && !r.in_place) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s ran side by side: --in-place contradicts it "
+                      "(leave it out: the mode its run recorded is used)", on->names.name);
+        return false;
+    }
+    o->in_place |= r.in_place;
+    return true;
+}
+
+bool
+online_plan_check (online_t *on, bson_error_t *err)
+{
+    online_record_t r;
+    if (!online_plan_read (on, &r, err))
+        return false;
+    if (!r.found) {
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here (remodel online run first)",
+                      on->where, on->names.name);
+        return false;
+    }
+    if (strcmp (r.digest, on->names.digest) != 0) {
+        /* Its results, checkpoints and change log point are the plan's
+         * as it ran: no command mixes them with another plan's. */
+        rm_error_set (err, RM_ERR_USAGE, "plan %s changed since its run began (digest %s, now "
+                      "%s), so its results are not this plan's: restore the file as it was, or "
+                      "start over with remodel online run %s --restart", on->names.name, r.digest,
+                      on->names.digest, on->o->plan_path);
+        return false;
+    }
+    if (r.in_place != on->o->in_place) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s runs %s, not %s", on->names.name,
+                      mode_name (r.in_place), mode_name (on->o->in_place));
+        return false;
+    }
+    return true;
+}
+
+bool
+online_plan_update (online_t *on, const bson_t *update, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "plans");
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+    bson_t reply = BSON_INITIALIZER;
+    bson_iter_t it;
+    bson_error_t why;
+    /* The holder of a lease writes only while it holds it. */
+    bool ok = online_lease_check (on, err) &&
+              (mongoc_collection_update_one (c, q, update, NULL, &reply, &why) ||
+               online_fail (on, err, &why, "updating the plan's record"));
+    if (ok && !(bson_iter_init_find (&it, &reply, "matchedCount") && bson_iter_as_int64 (&it) == 1)) {
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here", on->where, on->names.name);
+        ok = false;
+    }
+    bson_destroy (&reply);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err)
+{
+    bson_t *set = BCON_NEW ("$set", "{", field, BCON_BOOL (value), "}");
+    bool ok = online_plan_update (on, set, err);
+    bson_destroy (set);
+    return ok;
+}
+
+/* A flag of the plan's record: keysMissing (its run wrote no key map,
+ * online_apply), handover (finalize asks a follower for the lease). */
+bool
+online_plan_flag (online_t *on, const char *name, bool *set, bson_error_t *err)
+{
+    bson_t doc;
+    bson_iter_t it;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    *set = ok && bson_iter_init_find (&it, &doc, name) && bson_iter_as_bool (&it);
+    bson_destroy (&doc);
+    return ok;
+}
+
+bool
+online_plan_paused (online_t *on, bool *paused, bson_error_t *err)
+{
+    online_record_t r;
+    *paused = false;
+    if (!online_plan_read (on, &r, err))
+        return false;
+    *paused = r.paused;
+    return true;
+}
+
+/* Sleeps while the plan is paused (remodel online pause), renewing the
+ * lease; says so once. */
+bool
+online_wait_while_paused (online_t *on, bson_error_t *err)
+{
+    bool paused, said = false;
+    for (;;) {
+        if (!online_plan_paused (on, &paused, err))
+            return false;
+        if (!paused)
+            break;
+        if (!online_stop_check (on, "while paused", err))
+            return false;
+        if (!said && !on->o->quiet)
+            rm_cli_line (stderr, isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", "\n",
+                         "remodel: plan %s paused (remodel online resume goes on)", on->names.name);
+        said = true;
+        if (!online_lease_check (on, err))
+            return false;
+        online_sleep_ms (1000);
+    }
+    if (said && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: plan %s resumed", on->names.name);
+    return true;
+}
+
+static void
+checkpoint_id (online_t *on, const rm_step_t *s, size_t p, char *buf, size_t cap)
+{
+    if (p == 0)
+        snprintf (buf, cap, "%s:%zu", on->names.id, s->index);
+    else
+        snprintf (buf, cap, "%s:%zu/%zu", on->names.id, s->index, p + 1);
+}
+
+bool
+online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last, bool *done,
+                        int64_t *seen, int64_t *changed, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "checkpoints");
+    char id[300];
+    bson_t *q;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = true;
+
+    checkpoint_id (on, s, p, id, sizeof id);
+    q = BCON_NEW ("_id", BCON_UTF8 (id));
+    cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+    *done = false;
+    *seen = *changed = 0;
+    if (mongoc_cursor_next (cur, &doc)) {
+        if (bson_iter_init_find (&it, doc, "last"))
+            bson_append_iter (last, "last", 4, &it);
+        if (bson_iter_init_find (&it, doc, "done"))
+            *done = bson_iter_as_bool (&it);
+        if (bson_iter_init_find (&it, doc, "seen"))
+            *seen = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, doc, "changed"))
+            *changed = bson_iter_as_int64 (&it);
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading a checkpoint");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
+                         const char *coll, const bson_value_t *last, int64_t seen,
+                         int64_t changed, bool done, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "checkpoints");
+    char id[300];
+    bson_t *q, set, inner, opts = BSON_INITIALIZER;
+    bson_error_t why;
+    bool ok;
+
+    checkpoint_id (on, s, p, id, sizeof id);
+    /* Fenced: never over a checkpoint a newer lease epoch wrote (that
+     * upsert meets the _id and fails with a duplicate key). */
+    q = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lte",
+                  BCON_INT64 (on->epoch), "}", "}", "{", "epoch", "{", "$exists", BCON_BOOL (false),
+                  "}", "}", "]");
+    bson_init (&set);
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
+    BSON_APPEND_UTF8 (&inner, "plan", on->names.id);
+    BSON_APPEND_INT64 (&inner, "epoch", on->epoch);
+    BSON_APPEND_UTF8 (&inner, "digest", on->names.digest);
+    BSON_APPEND_INT64 (&inner, "step", (int64_t) s->index);
+    BSON_APPEND_INT64 (&inner, "pass", (int64_t) p + 1);
+    BSON_APPEND_UTF8 (&inner, "op", s->op);
+    BSON_APPEND_UTF8 (&inner, "ns", ns->text);
+    BSON_APPEND_UTF8 (&inner, "db", ns->db);
+    BSON_APPEND_UTF8 (&inner, "coll", coll);
+    if (last) {
+        BSON_APPEND_VALUE (&inner, "last", last);
+        /* The type bracket too: a resume goes on through the later ones
+         * (online_range.c). */
+        BSON_APPEND_UTF8 (&inner, "lastType", rm_value_type_name (last->value_type));
+    }
+    BSON_APPEND_INT64 (&inner, "seen", seen);
+    BSON_APPEND_INT64 (&inner, "changed", changed);
+    BSON_APPEND_BOOL (&inner, "done", done);
+    BSON_APPEND_DATE_TIME (&inner, "updated", now_ms ());
+    BSON_APPEND_UTF8 (&inner, "tool", "remodel 0.1.0");
+    bson_append_document_end (&set, &inner);
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "$setOnInsert", &inner);
+    BSON_APPEND_DATE_TIME (&inner, "started", now_ms ());
+    bson_append_document_end (&set, &inner);
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "$inc", &inner);
+    BSON_APPEND_INT64 (&inner, "busyMs", on->busy_ms);
+    bson_append_document_end (&set, &inner);
+    BSON_APPEND_BOOL (&opts, "upsert", true);
+    /* Only the lease holder writes. */
+    ok = online_lease_check (on, err) &&
+         (mongoc_collection_update_one (c, q, &set, &opts, NULL, &why) ||
+          (why.code == 11000
+               ? (rm_error_set (err, RM_ERR_IO, "%s: plan %s: a newer run wrote this checkpoint; "
+                                "this one lost its lease and stops", on->where, on->names.name), false)
+               : online_fail (on, err, &why, "writing a checkpoint")));
+    if (ok)
+        on->busy_ms = 0;
+    bson_destroy (&opts);
+    bson_destroy (&set);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
+                        const char *coll, const bson_t *last, int64_t seen, int64_t changed,
+                        bool done, bson_error_t *err)
+{
+    online_retry_t retry = {0, 0};
+    bson_iter_t it;
+    const bson_value_t *v = bson_iter_init_find (&it, last, "last") ? bson_iter_value (&it) : NULL;
+    while (!online_checkpoint_write (on, s, p, ns, coll, v, seen, changed, done, err))
+        if (!online_retry (on, &retry, err))
+            return false;
+    return true;
+}
+
+/* A step's driving collection now, for the ETA: estimatedDocumentCount
+ * (the server's count from metadata, not a scan); -1 when unknown. */
+int64_t
+online_estimated (online_t *on, const char *db, const char *coll)
+{
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    int64_t n = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, NULL);
+    mongoc_collection_destroy (c);
+    return n;
+}
+
+/* Below this many milliseconds of reading and writing a pass has no rate
+ * worth showing (a pass of one quick batch would show 333333/s). */
+#define RATE_MIN_MS 100
+
+/* A checkpoint's documents a second: seen over the time its batches took
+ * (busyMs), never over the wall time since it started, which holds the
+ * pauses, the lease waits and the time between two runs; -1 when too
+ * short to measure (or recorded by a remodel that kept no busyMs). */
+int64_t
+online_checkpoint_rate (const bson_t *doc, int64_t *busy)
+{
+    bson_iter_t it;
+    int64_t seen = 0, ms = 0;
+    if (bson_iter_init_find (&it, doc, "seen"))
+        seen = bson_iter_as_int64 (&it);
+    if (bson_iter_init_find (&it, doc, "busyMs"))
+        ms = bson_iter_as_int64 (&it);
+    if (busy)
+        *busy = ms;
+    return ms >= RATE_MIN_MS ? seen * 1000 / ms : -1;
+}
+
+void
+online_duration (char *buf, size_t cap, int64_t s)
+{
+    if (s < 0)
+        snprintf (buf, cap, "-");
+    else if (s < 120)
+        snprintf (buf, cap, "%llds", (long long) s);
+    else if (s < 7200)
+        snprintf (buf, cap, "%lldm", (long long) (s / 60));
+    else
+        snprintf (buf, cap, "%lldh%02lldm", (long long) (s / 3600), (long long) (s / 60 % 60));
+}
+
+bool
+online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, "checkpoints");
+    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    bson_iter_t it;
+    int64_t ms = 0;
+    bool ok = true;
+
+    *seen = *rate = 0;
+    while (mongoc_cursor_next (cur, &doc)) {
+        int64_t busy = 0, started = 0, updated = 0;
+        if (bson_iter_init_find (&it, doc, "seen"))
+            *seen += bson_iter_as_int64 (&it);
+        online_checkpoint_rate (doc, &busy);
+        if (bson_iter_init_find (&it, doc, "started") && BSON_ITER_HOLDS_DATE_TIME (&it))
+            started = bson_iter_date_time (&it);
+        if (bson_iter_init_find (&it, doc, "updated") && BSON_ITER_HOLDS_DATE_TIME (&it))
+            updated = bson_iter_date_time (&it);
+        /* For a cost, any measure beats none: the batches' time however
+         * short, else (a checkpoint of an older remodel) the wall time. */
+        if (busy > 0)
+            ms += busy;
+        else if (started && updated > started && !bson_has_field (doc, "busyMs"))
+            ms += updated - started;
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading the checkpoints");
+    if (ms > 0)
+        *rate = *seen * 1000 / ms;
+    mongoc_cursor_destroy (cur);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_plan_note_error (online_t *on, const char *message)
+{
+    bson_error_t lost;
+    if (!on->lease || !online_lease_check (on, &lost))
+        return false;
+    mongoc_collection_t *c = state (on, "plans");
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+    bson_t *set = message ? BCON_NEW ("$set", "{", "error", BCON_UTF8 (message), "}")
+                          : BCON_NEW ("$unset", "{", "error", BCON_UTF8 (""), "}");
+    bool ok = mongoc_collection_update_one (c, q, set, NULL, NULL, NULL);
+    bson_destroy (set);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}

@@ -1,0 +1,293 @@
+/* The state layer of remodel-online (shell-ext/state/): what lasts on
+ * the server between two commands, in the state database: the plan's
+ * record and checkpoints, the lease, the change log's point (capture) and
+ * what the log holds since, the key map, the journal of made _ids. Below
+ * it only the connection (online.h). */
+#ifndef REMODEL_ONLINE_STATE_H
+#define REMODEL_ONLINE_STATE_H
+
+#include "online.h"
+
+/* The join's key map (online_keys.c, below). */
+typedef struct online_keys online_keys_t;
+
+/* online_lease.c: one run of a plan at a time, fenced. Takes the lease
+ * (a no-op when this process holds it already) and keeps it renewed from
+ * a thread of its own until dropped. */
+bool online_lease_take (online_t *on, bson_error_t *err);
+/* Before every write: false once the lease is lost or not renewed in
+ * time, so a run that lost it writes nothing more. */
+bool online_lease_check (online_t *on, bson_error_t *err);
+void online_lease_drop (online_t *on);
+/* The server's clock (hello's localTime), which judges expiry. */
+bool online_server_now (online_t *on, int64_t *now, bson_error_t *err);
+/* Who holds the lease now ("" when nobody), for how long, its epoch;
+ * *gone: a process of this host that is no more. */
+bool online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left, int64_t *epoch,
+                          bool *gone, bson_error_t *err);
+
+/* online_state.c: the plan's record, checkpoints. */
+bool online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err);
+/* What the plan's record says. */
+typedef struct {
+    bool found;
+    char digest[32];
+    bool in_place, paused, finalized;
+    char error[512];        /* the last run's error, "" when none */
+    bool switching;         /* a switch's journal is there (online_switch.c) */
+    char direction[16];     /* "finalize" or "rollback": who wrote it last */
+    int64_t renamed, renames;
+    int64_t rollback_left;  /* in place: documents the last rollback left */
+    bool after_pending;     /* the results hold writes made after a switch (online_after.c) */
+    int lookup_rules;       /* the $lookup rules the run joined by (online_conn.c's
+                               on->lookup_rules), 0: not recorded */
+} online_record_t;
+bool online_plan_read (online_t *on, online_record_t *r, bson_error_t *err);
+/* An update of the plan's record, by the lease's holder only. */
+bool online_plan_update (online_t *on, const bson_t *update, bson_error_t *err);
+/* run, verify, sync: refused while a switch is journaled or finalized, or
+ * while the results hold writes made after the switch that a rollback
+ * left there (a sync would overwrite them). */
+bool online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *err);
+/* The plan's record {_id: name, digest, inPlace, paused, finalized}:
+ * refuses a changed plan, or one started in the other mode, unless restart
+ * (which forgets the old checkpoints). *fresh: the plan begins (first run,
+ * --restart, a changed plan), so its change capture point is taken anew. */
+bool online_plan_record (online_t *on, bool *fresh, bson_error_t *err);
+/* The mode the plan's record says (docs/online.md): a plan that ran in
+ * place is run, verified, synced, finalized and rolled back in place
+ * without --in-place; --in-place for a plan that ran side by side is
+ * refused (run: by online_plan_record). run --restart keeps the mode its
+ * flags say; no record: the flags'. */
+bool online_plan_mode (online_t *on, online_opts_t *o, bool run, bson_error_t *err);
+/* verify, sync, finalize, rollback: the plan has run, as it is now, in the
+ * mode given. */
+bool online_plan_check (online_t *on, bson_error_t *err);
+/* pause, resume: the running process sees it at its next batch. */
+bool online_plan_set (online_t *on, const char *field, bool value, bson_error_t *err);
+/* A flag of the plan's record (keysMissing, handover): *set when true. */
+bool online_plan_flag (online_t *on, const char *name, bool *set, bson_error_t *err);
+bool online_plan_paused (online_t *on, bool *paused, bson_error_t *err);
+/* Sleeps while the plan is paused, renewing the lease. */
+bool online_wait_while_paused (online_t *on, bson_error_t *err);
+/* The last run's error, for status (NULL: clears it); best effort, and
+ * only while this run holds its lease. */
+bool online_plan_note_error (online_t *on, const char *message);
+/* Forgets the plan's record and checkpoints (rollback). */
+bool online_plan_forget (online_t *on, bson_error_t *err);
+/* The checkpoint of pass p of step s: its last _id copied into last as
+ * "last" (nothing when none), *done when finished. */
+bool online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last, bool *done,
+                             int64_t *seen, int64_t *changed, bson_error_t *err);
+/* Written only by the lease holder (it renews the lease first). ns: the
+ * namespace the pass reads. */
+bool online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
+                              const char *coll, const bson_value_t *last, int64_t seen,
+                              int64_t changed, bool done, bson_error_t *err);
+/* online_checkpoint_write, retried after transient errors (the lease
+ * renewed each time); last: {"last": <_id>} or empty. */
+bool online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
+                             const char *coll, const bson_t *last, int64_t seen, int64_t changed,
+                             bool done, bson_error_t *err);
+/* What the plan's passes read in all, by their checkpoints, and at what
+ * rate (documents a second over the time they ran; 0: unknown). */
+bool online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error_t *err);
+/* A checkpoint's documents a second over the time its batches took
+ * (busyMs; *busy gets it when not NULL); -1 when too short to measure. */
+int64_t online_checkpoint_rate (const bson_t *doc, int64_t *busy);
+
+/* online_capture.c: change capture, what the server offers to follow the
+ * application's writes (docs/online.md). */
+typedef enum {
+    ONLINE_CAPTURE_NONE,    /* a standalone server: full rescans */
+    ONLINE_CAPTURE_STREAM,  /* change streams */
+    ONLINE_CAPTURE_OPLOG    /* tailing local.oplog.rs */
+} online_capture_mode_t;
+
+/* A mode and a point in its log: a resume token (change streams), a
+ * Timestamp (an oplog entry's ts; a stream's cluster time, where the
+ * server gave one). */
+typedef struct {
+    online_capture_mode_t mode;
+    bson_t token;           /* empty: none */
+    bool has_ts;
+    uint32_t ts_t, ts_i;
+    bool sentinel;          /* token: the event of remodel's own write */
+    char db[128], coll[256]; /* the namespace the stream was opened on */
+    bson_t sources;         /* the sources' identities at the point
+                             * (online_identity.h); empty: not recorded */
+    char rescan[300];       /* not "": a source was gone at a round after
+                             * the point, so the next sync rescans */
+} online_capture_t;
+
+void online_capture_init (online_capture_t *c);
+void online_capture_destroy (online_capture_t *c);
+const char *online_capture_name (online_capture_mode_t m);
+/* Which mode the server offers, and where its log stands when it says so
+ * (a stream's postBatchResumeToken and operationTime, the oplog's last
+ * ts): change streams on the plan's first source collection, else a capped
+ * local.oplog.rs, else none. Only network errors fail. */
+bool online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err);
+/* A change stream reply's cursor.postBatchResumeToken, as a read-only view
+ * into reply in *tok (false: it has none). */
+bool online_stream_token (const bson_t *reply, bson_t *tok);
+/* detect, then a point that is safe to follow from: a stream without
+ * tokens gets one from a sentinel write in the state database. Call it
+ * before the run reads any source document, by the lease's holder. */
+bool online_capture_start (online_t *on, online_capture_t *c, bson_error_t *err);
+/* The point in the plan's record (field capture), and back; load: false
+ * when the record has none. */
+bool online_capture_save (online_t *on, const online_capture_t *c, bson_error_t *err);
+bool online_capture_load (const bson_t *record, online_capture_t *c);
+/* The point as a document key of doc, as save writes it (the switch's
+ * point, online_after.c, is kept so). */
+void online_capture_append (const online_capture_t *c, const char *key, bson_t *doc);
+/* *lost: the point is no longer in the log (the oplog's first ts is past
+ * it; the stream refuses to resume: ChangeStreamHistoryLost, or a token
+ * it no longer knows). */
+bool online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_error_t *err);
+/* local.oplog.rs's first (dir 1) or last (dir -1) entry's ts; *found
+ * false when it has none. */
+bool online_oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found,
+                        bson_error_t *err);
+/* online_window.c: whether the oplog's history lasts. before_run: before
+ * a run's copy (c: the capture it recorded or kept), says on stderr when
+ * the oplog will not hold what is written during the copy (the copy's
+ * own results and the application's writes at the oplog's rate, over the
+ * time the copy is expected to take), with the replSetResizeOplog that
+ * would. follow: says when the recorded point has aged past half the
+ * history the oplog holds. Nothing when the oplog is not capped or not
+ * readable (mongo-java-server's is neither), nor with --quiet. */
+void online_window_before_run (online_t *on, const online_capture_t *c);
+void online_window_follow (online_t *on, const online_capture_t *c);
+/* For people: the point ({"_data": ...} or Timestamp(T, I)), and the
+ * mode's line after "capture: ", more (NULL: nothing) added inside its
+ * parentheses. */
+void online_capture_point (const online_capture_t *c, char *buf, size_t cap);
+void online_capture_describe (const online_capture_t *c, const char *more, char *buf, size_t cap);
+/* capture: none: finalize re-reads every source about this many times (a
+ * checksum, a sync, a verify, the checksum again after the renames). */
+#define ONLINE_FINALIZE_READS 4
+/* finalize with a change log: drivers verified a pass (--sample). */
+#define ONLINE_FINALIZE_SAMPLE 1000
+/* "finalize re-reads about N documents with writes stopped, about D at
+ * R/s" from what the plan's passes read (plan_read) and a rate (documents
+ * read per second; <= 0: unknown); in place, where nothing is switched,
+ * what each sync and verify re-reads. */
+void online_capture_cost (int64_t plan_read, bool in_place, int64_t rate, char *buf, size_t cap);
+
+/* online_complete.c: finalize, follow, sync: the plan's run finished
+ * every pass of every step, by its checkpoints; otherwise refused
+ * (RM_ERR_USAGE), naming what is left and `remodel online run PLAN`. */
+bool online_run_complete (online_t *on, bson_error_t *err);
+
+/* online_state.c: seconds as status shows them ("45s", "12m", "2h05m";
+ * "-" for a negative s: none). */
+void online_duration (char *buf, size_t cap, int64_t s);
+
+/* online_state.c: a collection's documents as the server counts them
+ * from its metadata (estimatedDocumentCount, no scan); -1 when unknown. */
+int64_t online_estimated (online_t *on, const char *db, const char *coll);
+
+/* online_changes.c: what the change log shows written since a point.
+ * The _ids of one namespace that changed: each once, in the order first
+ * seen, as one-field documents {"": <_id>} one after another in bytes. */
+typedef struct {
+    char *ns;               /* "db.coll", as the plan names it */
+    rm_buf_t bytes;
+    uint32_t *at;           /* each _id's offset in bytes */
+    uint32_t n, cap;
+    uint64_t *hash;         /* an open-addressing table: hashes... */
+    uint32_t *slot;         /* ...and 1 + the _id's number (0: empty) */
+    size_t slots;
+} online_idlist_t;
+
+/* Empties l (kept: the count of _ids it is part of). */
+void online_idlist_clear (online_idlist_t *l, int64_t *kept);
+/* The ith _id of l. */
+bool online_idlist_get (const online_idlist_t *l, uint32_t i, bson_iter_t *id);
+/* Whether l holds id. */
+bool online_idlist_has (const online_idlist_t *l, const bson_iter_t *id);
+
+/* An array of values (_ids, series) being built, for a {$in: ...} or the
+ * journal: add appends one (an online_batch_id_fn, ctx the array). */
+typedef struct {
+    bson_t arr;
+    uint32_t n;
+} online_values_t;
+void online_values_init (online_values_t *a);
+void online_values_add (void *a, const bson_iter_t *id);
+/* The values of l from *at on (moved past them), up to max, into v
+ * (emptied first): how many. */
+uint32_t online_idlist_chunk (const online_idlist_t *l, uint32_t *at, int64_t max,
+                              online_values_t *v);
+
+/* At most this many _ids are kept for one sync: past it, recomputing
+ * them one by one costs more than a rescan, which is what follows. */
+#define ONLINE_CHANGES_MAX 1000000
+
+typedef struct online_changes_s {
+    online_idlist_t *lists;
+    size_t n, cap;
+    int64_t events;         /* read from the log */
+    int64_t kept;           /* _ids in all lists */
+    char rescan[300];       /* not "": why only a full rescan will do */
+    uint32_t oldest;        /* the earliest event's time in the log, seconds since the
+                               epoch by the server's clock (0: none known), for status */
+} online_changes_t;
+
+void online_changes_init (online_changes_t *ch);
+void online_changes_destroy (online_changes_t *ch);
+/* ns's list (NULL when none and !create). */
+online_idlist_t *online_changes_list (online_changes_t *ch, const char *ns, bool create);
+/* Notes id under ns (once); past ONLINE_CHANGES_MAX, notes a rescan. */
+void online_changes_add (online_changes_t *ch, const char *ns, const bson_iter_t *id);
+/* A hash of a value (type and bytes), never 0. */
+uint64_t online_value_hash (const bson_iter_t *v);
+
+/* The namespaces the plan's log must be read for: every step's input that
+ * no earlier step made (those an earlier step makes change as remodel
+ * rewrites them, which it notes itself). "db.coll" each, at most cap. */
+size_t online_changes_sources (online_t *on, const char **out, size_t cap);
+
+/* Reads the log from point `from` on (up to `to`, where the mode can bound
+ * it; a stream is read until it is quiet: events after `to` are only read
+ * twice) into ch: every insert, update, replace and delete of nss. A drop
+ * or rename of one of them sets ch->rescan. */
+bool online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
+                          const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err);
+
+/* The key map (online_keys.c): for each join's partners, every key value
+ * remodel read them with, in the state database's collection keys.
+ * An update event carries the document as it is, not as it was: when a
+ * child moves to another parent, the map says which parent had it. Keys
+ * are only ever added (a partner read with key a, then b, was in results
+ * of both), and dropped with the plan. */
+online_keys_t *online_keys_new (online_t *on, const rm_step_t *s, size_t pass,
+                                const rm_path_t *key);
+void online_keys_destroy (online_keys_t *k);
+/* Queues partner doc's key values (as $lookup matches them). */
+bool online_keys_note (online_keys_t *k, const uint8_t *doc, uint32_t len, bson_error_t *err);
+bool online_keys_flush (online_keys_t *k, bson_error_t *err);
+/* Appends to arr (from *n on) every key value recorded for the partners
+ * ids (an array of _ids). */
+bool online_keys_old (online_keys_t *k, const bson_t *ids, bson_t *arr, uint32_t *n,
+                      bson_error_t *err);
+/* Forgets the plan's whole map (--restart, rollback). */
+bool online_keys_drop_plan (online_t *on, bson_error_t *err);
+/* The key values of doc at key, as $lookup matches them, appended to arr. */
+void online_keys_values (const uint8_t *doc, uint32_t len, const rm_path_t *key, bson_t *arr,
+                         uint32_t *n);
+
+/* online_made.c: the _ids a sync may rewrite or remove in a target a
+ * later step reads, noted in <state-db>.made_<plan id> before it writes
+ * them, so that a sync killed between two steps tells the next one what
+ * the first step changed. load adds what is noted to made (by target
+ * namespace); note notes ids (an array) of target ns; drop forgets them
+ * all once the point they lead to is saved (always: even when this
+ * process noted nothing, as rollback and --restart do). */
+bool online_made_load (online_t *on, online_changes_t *made, bson_error_t *err);
+bool online_made_note (online_t *on, const char *ns, const bson_t *ids, bson_error_t *err);
+bool online_made_drop (online_t *on, bool always, bson_error_t *err);
+
+#endif

@@ -1,0 +1,229 @@
+/* Whether the change log's history lasts (online_state.h), as mongosync checks
+ * its oplog window before it starts: a run's start point must still be in
+ * the oplog when the copy ends, or every sync after it rescans
+ * everything (online_capture_lost).
+ *
+ * What the oplog must hold from the point on: the copy's own results
+ * (about the size of the collections the plan reads: each result is an
+ * insert entry carrying the whole document) and the application's writes
+ * while the copy runs, at the rate the oplog holds now (the bytes it
+ * holds over the time between its first and last entries). The copy's
+ * time is the documents its passes drive over a rate: the checkpoints'
+ * (a run resumed), else a timed read of one batch of the first driving
+ * collection, bounded by --max-rate and --pause. Read from
+ * local.oplog.rs and its collStats (size, maxSize): a capped oplog,
+ * whatever the capture mode (a replica set's change streams are read from
+ * it too); an oplog that is not capped (mongo-java-server's) or that this
+ * user may not read is never said to be short. Only said, never fatal:
+ * the run goes on, and a lost point costs a rescan, not a write. */
+#include <stdio.h>
+#include <string.h>
+
+#include "online_state.h"
+#include "remodel/cli.h"
+
+typedef struct {
+    int64_t used, max;    /* bytes */
+    uint32_t first, last; /* entries' seconds */
+} oplog_t;
+
+static bool
+command_doc (online_t *on, const char *db, bson_t *cmd, bson_t *reply)
+{
+    bson_error_t why;
+    bool ok = mongoc_client_command_simple (on->client, db, cmd, NULL, reply, &why);
+    bson_destroy (cmd);
+    return ok;
+}
+
+static int64_t
+number (const bson_t *doc, const char *key)
+{
+    bson_iter_t it;
+    return bson_iter_init_find (&it, doc, key) && BSON_ITER_HOLDS_NUMBER (&it)
+               ? bson_iter_as_int64 (&it)
+               : -1;
+}
+
+/* The oplog's size and span; false when it is not capped or not read. */
+static bool
+oplog_read (online_t *on, oplog_t *o)
+{
+    bson_t reply;
+    bson_iter_t it;
+    bson_error_t why;
+    uint32_t i;
+    bool found1, found2, capped;
+
+    memset (o, 0, sizeof *o);
+    if (!command_doc (on, "local", BCON_NEW ("collStats", BCON_UTF8 ("oplog.rs")), &reply)) {
+        bson_destroy (&reply);
+        return false;
+    }
+    capped = bson_iter_init_find (&it, &reply, "capped") && bson_iter_as_bool (&it);
+    o->used = number (&reply, "size");
+    o->max = number (&reply, "maxSize");
+    bson_destroy (&reply);
+    return capped && o->max > 0 && o->used >= 0 &&
+           online_oplog_edge (on, 1, &o->first, &i, &found1, &why) &&
+           online_oplog_edge (on, -1, &o->last, &i, &found2, &why) && found1 && found2;
+}
+
+/* Bytes a second the oplog was written at, over the time it spans (a
+ * second at least: a burst logged within one is a second's worth). */
+static int64_t
+oplog_rate (const oplog_t *o)
+{
+    int64_t span = o->last > o->first ? (int64_t) (o->last - o->first) : 1;
+    return o->used / span;
+}
+
+static void
+megabytes (char *buf, size_t cap, int64_t bytes)
+{
+    snprintf (buf, cap, "%.1f MB", (double) bytes / 1e6);
+}
+
+/* replSetResizeOplog's size for `needed` bytes: twice as much, in
+ * megabytes, and 990 at least (MongoDB's least). */
+static int64_t
+resize_mb (int64_t needed)
+{
+    int64_t mb = (2 * needed + 999999) / 1000000;
+    return mb < 990 ? 990 : mb;
+}
+
+/* Documents a second the copy will read: the checkpoints' rate, else a
+ * batch of the driving collection read and timed; then --max-rate and
+ * --pause. */
+static int64_t
+copy_rate (online_t *on, int64_t from_checkpoints, const char *db, const char *coll)
+{
+    int64_t rate = from_checkpoints, b = on->o->batch_size > 0 ? on->o->batch_size : 1000;
+    if (rate <= 0 && db) {
+        mongoc_collection_t *c = online_collection (on, db, coll);
+        bson_t q = BSON_INITIALIZER;
+        bson_t *opts = BCON_NEW ("limit", BCON_INT64 (b), "sort", "{", "_id", BCON_INT32 (1), "}");
+        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
+        const bson_t *doc;
+        int64_t n = 0, t0 = online_mono_ms (), ms;
+        while (mongoc_cursor_next (cur, &doc))
+            n++;
+        ms = online_mono_ms () - t0;
+        rate = n > 0 ? n * 1000 / (ms > 0 ? ms : 1) : 0;
+        mongoc_cursor_destroy (cur);
+        bson_destroy (opts);
+        mongoc_collection_destroy (c);
+    }
+    if (rate <= 0)
+        return 0;
+    if (on->o->max_rate > 0 && rate > on->o->max_rate)
+        rate = on->o->max_rate;
+    if (on->o->pause_ms > 0)
+        rate = b * 1000 / (b * 1000 / rate + on->o->pause_ms);
+    return rate > 0 ? rate : 1;
+}
+
+/* A collection's bytes (collStats size); 0 when it is not there. */
+static int64_t
+coll_bytes (online_t *on, const char *db, const char *coll)
+{
+    bson_t reply;
+    int64_t n = 0;
+    if (command_doc (on, db, BCON_NEW ("collStats", BCON_UTF8 (coll)), &reply))
+        n = number (&reply, "size");
+    bson_destroy (&reply);
+    return n > 0 ? n : 0;
+}
+
+void
+online_window_before_run (online_t *on, const online_capture_t *c)
+{
+    oplog_t o;
+    const rm_nsref_t *seen_ns[64], *first_db = NULL;
+    size_t n_seen = 0;
+    int64_t docs = 0, bytes = 0, done = 0, ck_rate = 0, rate, secs, wrate, needed;
+    bson_error_t why;
+    char held[32], wr[32], mine[32], dur[32], hist[32];
+
+    if (on->o->quiet || c->mode == ONLINE_CAPTURE_NONE || !oplog_read (on, &o))
+        return;
+    for (size_t i = 0; i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        const rm_nsref_t *in[4];
+        rm_pass_t passes[RM_MAX_PASSES];
+        size_t ni = rm_step_inputs (s, in, 4);
+        size_t np = rm_step_passes (s, on->o->in_place, passes, &why);
+        for (size_t p = 0; p < np; p++) {
+            int64_t n = online_estimated (on, in[passes[p].drive]->db, in[passes[p].drive]->coll);
+            docs += n > 0 ? n : 0;
+            if (!first_db)
+                first_db = in[passes[p].drive];
+        }
+        /* Each namespace read once: a later step's input made by an
+         * earlier one is not there yet, and counts nothing. */
+        for (size_t k = 0; k < ni && n_seen < 64; k++) {
+            bool dup = false;
+            for (size_t m = 0; m < n_seen; m++)
+                dup |= !strcmp (seen_ns[m]->text, in[k]->text);
+            if (!dup) {
+                seen_ns[n_seen++] = in[k];
+                bytes += coll_bytes (on, in[k]->db, in[k]->coll);
+            }
+        }
+    }
+    if (online_checkpoint_totals (on, &done, &ck_rate, &why) && done > 0) {
+        /* A run resumed: what is left of it, at the rate it went. */
+        docs = docs > done ? docs - done : 0;
+        bytes = docs > 0 && docs + done > 0 ? bytes * docs / (docs + done) : 0;
+    } else {
+        ck_rate = 0;
+    }
+    rate = copy_rate (on, ck_rate, first_db ? first_db->db : NULL,
+                      first_db ? first_db->coll : NULL);
+    if (docs <= 0 || rate <= 0)
+        return;
+    secs = (docs + rate - 1) / rate;
+    wrate = oplog_rate (&o);
+    needed = bytes + wrate * secs;
+    if (needed <= o.max)
+        return;
+    megabytes (held, sizeof held, o.max);
+    megabytes (wr, sizeof wr, wrate);
+    megabytes (mine, sizeof mine, bytes);
+    online_duration (dur, sizeof dur, secs);
+    online_duration (hist, sizeof hist, wrate > 0 ? o.max / wrate : -1);
+    rm_cli_line (stderr, "", "\n",
+                 "remodel: capture: the oplog is too small for this run: it keeps %s (about %s of "
+                 "history at the %s/s it holds now), and the copy writes about %s of results to "
+                 "it over about %s (%lld documents at about %lld/s): its start point would roll "
+                 "off before the copy ends, and every sync then rescans everything; grow it "
+                 "first: db.adminCommand({replSetResizeOplog: 1, size: %lld}) (megabytes)",
+                 held, hist, wr, mine, dur, (long long) docs, (long long) rate,
+                 (long long) resize_mb (needed));
+}
+
+void
+online_window_follow (online_t *on, const online_capture_t *c)
+{
+    oplog_t o;
+    int64_t wrate, history, age;
+    char a[32], h[32], left[32];
+
+    if (on->o->quiet || c->mode == ONLINE_CAPTURE_NONE || !c->has_ts || !oplog_read (on, &o))
+        return;
+    wrate = oplog_rate (&o);
+    history = wrate > 0 ? o.max / wrate : -1;
+    age = o.last > c->ts_t ? (int64_t) (o.last - c->ts_t) : 0;
+    if (history < 0 || age * 2 <= history)
+        return;
+    online_duration (a, sizeof a, age);
+    online_duration (h, sizeof h, history);
+    online_duration (left, sizeof left, history > age ? history - age : 0);
+    rm_cli_line (stderr, "", "\n",
+                 "remodel: follow: the recorded point is %s old in an oplog that keeps about %s "
+                 "of history at the rate it is written: it rolls off in about %s unless follow "
+                 "catches up; grow the oplog: db.adminCommand({replSetResizeOplog: 1, size: "
+                 "%lld}) (megabytes)", a, h, left,
+                 (long long) resize_mb (wrate * age));
+}
