@@ -20,7 +20,8 @@ rm_join_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     j.probe_local = rm_engine_probe (e, s, 0);
     j.probe_foreign = rm_engine_probe (e, s, 1);
     j.since_36681 = e->opts.lookup_since_36681;
-    if (need <= e->opts.memory) {
+    /* The hash join numbers children with a uint32_t. */
+    if (need <= e->opts.memory && children < UINT32_MAX) {
         ok = rm_join_hash_run (e, &j, err);
     } else {
         e->spilled = true;

@@ -1,10 +1,12 @@
 /* The join when the children fit in memory: one pass over `from` builds a
  * hash table from join key to children, one pass over `into` looks each
  * parent's keys up. */
+#include <pthread.h>
 #include <string.h>
 
 #include "embed_join.h"
 #include "keytab.h"
+#include "thread.h"
 
 typedef struct {
     size_t off;       /* in the arena */
@@ -14,73 +16,217 @@ typedef struct {
                        * none did (parents count from 1): not matched */
 } crec_t;
 
-/* A key's children: a list of nodes, in from's order. */
+/* A (child, key number) pair, in from's order, until the children are laid
+ * out by key. */
 typedef struct {
-    size_t head, tail;
-} klist_t;
-
-typedef struct {
-    size_t child;
-    size_t next;
+    uint32_t child, key;
 } node_t;
-
-#define NIL ((size_t) -1)
 
 typedef struct {
     rm_buf_t arena, tmp;
     crec_t *c;
     size_t n, cap;
-    rm_keytab_t keys; /* join key -> klist_t */
+    rm_keytab_t keys; /* join key -> its number (uint32_t), from 0 */
     node_t *nodes;
     size_t n_nodes, nodes_cap;
+    /* Per key number: its children's count while loading, then where they
+     * start in order (n_keys + 1 entries: a key's run ends where the next
+     * one's starts). Each key's children lie together in order, in from's
+     * order: a parent's lookup reads one run, not a list whose every node
+     * is a cache miss that depends on the one before. */
+    size_t *start;
+    size_t n_keys, keys_cap;
+    uint32_t *order;
+    bool too_many; /* more keys than a uint32_t numbers */
 } table_t;
 
 static void
-add_child_key (table_t *t, size_t child, const uint8_t *key, uint32_t len)
+add_child_key (table_t *t, uint32_t child, const uint8_t *key, uint32_t len)
 {
     bool fresh;
-    klist_t *l = rm_keytab_add (&t->keys, key, len, &fresh);
-    if (fresh)
-        l->head = l->tail = NIL;
+    uint32_t *id = rm_keytab_add (&t->keys, key, len, &fresh);
+    if (fresh) {
+        if (t->n_keys == UINT32_MAX) {
+            t->too_many = true;
+            return;
+        }
+        if (t->n_keys + 1 >= t->keys_cap) {
+            t->keys_cap = t->keys_cap ? t->keys_cap * 2 : 1024;
+            t->start = bson_realloc (t->start, t->keys_cap * sizeof *t->start);
+        }
+        *id = (uint32_t) t->n_keys;
+        t->start[t->n_keys++] = 0;
+    }
+    t->start[*id]++;
     if (t->n_nodes == t->nodes_cap) {
         t->nodes_cap = t->nodes_cap ? t->nodes_cap * 2 : 1024;
         t->nodes = bson_realloc (t->nodes, t->nodes_cap * sizeof *t->nodes);
     }
-    t->nodes[t->n_nodes] = (node_t){child, NIL};
-    if (l->tail == NIL)
-        l->head = t->n_nodes;
-    else
-        t->nodes[l->tail].next = t->n_nodes;
-    l->tail = t->n_nodes++;
+    t->nodes[t->n_nodes++] = (node_t){child, *id};
+}
+
+/* Each key's children together, in from's order (a counting sort of the
+ * nodes by key number). */
+static void
+lay_out (table_t *t)
+{
+    size_t at = 0;
+    for (size_t k = 0; k < t->n_keys; k++) {
+        size_t c = t->start[k];
+        t->start[k] = at;
+        at += c;
+    }
+    if (t->keys_cap == 0)
+        t->start = bson_malloc (sizeof *t->start);
+    t->start[t->n_keys] = at;
+    t->order = bson_malloc ((t->n_nodes ? t->n_nodes : 1) * sizeof *t->order);
+    for (size_t i = 0; i < t->n_nodes; i++)
+        t->order[t->start[t->nodes[i].key]++] = t->nodes[i].child;
+    /* Each start moved to its run's end, the next run's start: back one. */
+    for (size_t k = t->n_keys; k > 0; k--)
+        t->start[k] = t->start[k - 1];
+    t->start[0] = 0;
+    bson_free (t->nodes);
+    t->nodes = NULL;
+    t->n_nodes = t->nodes_cap = 0;
+}
+
+/* Loading runs on both cores: the main thread reads the children, copies
+ * them into the arena and finds their keys; a worker adds the keys to the
+ * table (a cache miss each), a batch of children behind. */
+#define BATCH_CHILDREN 4096
+#define BATCH_KEY_BYTES (1u << 20)
+#define N_BATCHES 4
+
+typedef struct {
+    size_t first, n;             /* the children it holds: first.. first+n */
+    uint32_t nk[BATCH_CHILDREN]; /* each one's keys */
+    rm_buf_t keys;               /* their keys, each after its uint32 length */
+} batch_t;
+
+typedef struct {
+    table_t *t;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    batch_t b[N_BATCHES];
+    size_t filled, done; /* batches handed to the worker, and added */
+    bool end;            /* no more batches will come */
+} feed_t;
+
+static void
+add_batch (table_t *t, const batch_t *b)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < b->n; i++)
+        for (uint32_t k = 0; k < b->nk[i]; k++) {
+            uint32_t len;
+            memcpy (&len, b->keys.data + off, 4);
+            add_child_key (t, (uint32_t) (b->first + i), b->keys.data + off + 4, len);
+            off += 4 + len;
+        }
+}
+
+static void *
+feed_main (void *arg)
+{
+    feed_t *f = arg;
+    pthread_mutex_lock (&f->mu);
+    for (;;) {
+        while (f->done == f->filled && !f->end)
+            pthread_cond_wait (&f->cv, &f->mu);
+        if (f->done == f->filled)
+            break;
+        pthread_mutex_unlock (&f->mu);
+        add_batch (f->t, &f->b[f->done % N_BATCHES]);
+        pthread_mutex_lock (&f->mu);
+        f->done++;
+        pthread_cond_broadcast (&f->cv);
+    }
+    pthread_mutex_unlock (&f->mu);
+    return NULL;
+}
+
+/* Hands the batch being filled over (to the worker, or adds it here when
+ * there is none) and returns the next one to fill, once it is free. */
+static batch_t *
+hand_over (feed_t *f, bool worker)
+{
+    batch_t *b = &f->b[f->filled % N_BATCHES];
+    size_t next_first = b->first + b->n;
+    if (!worker) {
+        add_batch (f->t, b);
+    } else {
+        pthread_mutex_lock (&f->mu);
+        f->filled++;
+        pthread_cond_broadcast (&f->cv);
+        while (f->filled - f->done >= N_BATCHES)
+            pthread_cond_wait (&f->cv, &f->mu);
+        pthread_mutex_unlock (&f->mu);
+        b = &f->b[f->filled % N_BATCHES];
+    }
+    b->first = next_first;
+    b->n = 0;
+    rm_buf_reset (&b->keys);
+    return b;
 }
 
 static bool
 load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err)
 {
     rm_instream_t *in = rm_store_open (from->store, err);
-    rm_frame_t f;
+    feed_t f;
+    pthread_t thread;
+    bool worker;
+    batch_t *b;
+    rm_frame_t f_doc;
     int rc;
     if (!in)
         return false;
-    while ((rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk, off = 0;
+    memset (&f, 0, sizeof f);
+    f.t = t;
+    for (int i = 0; i < N_BATCHES; i++)
+        rm_buf_init (&f.b[i].keys);
+    pthread_mutex_init (&f.mu, NULL);
+    pthread_cond_init (&f.cv, NULL);
+    worker = rm_thread_start (&thread, feed_main, &f) == 0;
+    b = &f.b[0];
+    while ((rc = rm_store_next (in, &f_doc, err)) > 0) {
+        size_t nk;
         if (t->n == t->cap) {
             t->cap = t->cap ? t->cap * 2 : 1024;
             t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
         }
-        rm_probe_doc (j->probe_foreign, f.data, f.len);
-        t->c[t->n] = (crec_t){t->arena.len, f.len, rm_child_id_at (f.data, f.len), 0};
-        rm_buf_append (&t->arena, f.data, f.len);
-        nk = rm_join_keys (j->foreign, true, j->since_36681, f.data, f.len, &t->tmp);
-        for (size_t k = 0; k < nk; k++) {
-            uint32_t len;
-            memcpy (&len, t->tmp.data + off, 4);
-            add_child_key (t, t->n, t->tmp.data + off + 4, len);
-            off += 4 + len;
-        }
+        rm_probe_doc (j->probe_foreign, f_doc.data, f_doc.len);
+        t->c[t->n] = (crec_t){t->arena.len, f_doc.len, rm_child_id_at (f_doc.data, f_doc.len), 0};
+        rm_buf_append (&t->arena, f_doc.data, f_doc.len);
+        nk = rm_join_keys (j->foreign, true, j->since_36681, f_doc.data, f_doc.len, &t->tmp);
+        b->nk[b->n++] = (uint32_t) nk;
+        rm_buf_append (&b->keys, t->tmp.data, t->tmp.len);
         t->n++;
+        if (b->n == BATCH_CHILDREN || b->keys.len >= BATCH_KEY_BYTES)
+            b = hand_over (&f, worker);
     }
+    if (rc == 0 && b->n)
+        b = hand_over (&f, worker);
+    if (worker) {
+        pthread_mutex_lock (&f.mu);
+        f.end = true;
+        pthread_cond_broadcast (&f.cv);
+        pthread_mutex_unlock (&f.mu);
+        pthread_join (thread, NULL);
+    }
+    for (int i = 0; i < N_BATCHES; i++)
+        rm_buf_destroy (&f.b[i].keys);
+    pthread_mutex_destroy (&f.mu);
+    pthread_cond_destroy (&f.cv);
     rm_instream_close (in);
+    if (rc == 0 && t->too_many) {
+        rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: more than %u distinct join keys for the "
+                      "in-memory join", rm_store_label (from->store), UINT32_MAX);
+        return false;
+    }
+    if (rc == 0)
+        lay_out (t);
     return rc == 0;
 }
 
@@ -103,12 +249,20 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
         parent++;
         for (uint32_t k = 0; k < nk; k++) {
             uint32_t len;
-            const klist_t *l;
+            const uint32_t *id;
+            size_t from_at = 0, to = 0;
             memcpy (&len, lkeys.data + off, 4);
-            l = rm_keytab_find (&t->keys, lkeys.data + off + 4, len);
+            id = rm_keytab_find (&t->keys, lkeys.data + off + 4, len);
             off += 4 + len;
-            for (size_t nd = l ? l->head : NIL; nd != NIL; nd = t->nodes[nd].next) {
-                crec_t *c = &t->c[t->nodes[nd].child];
+            if (id) {
+                from_at = t->start[*id];
+                to = t->start[*id + 1];
+            }
+            for (size_t nd = from_at; nd < to; nd++) {
+                uint32_t ch = t->order[nd];
+                crec_t *c = &t->c[ch];
+                if (nd + 8 < to)
+                    __builtin_prefetch (&t->c[t->order[nd + 8]]);
                 if (c->seen == parent)
                     continue; /* each child once per parent, as $lookup */
                 c->seen = parent;
@@ -116,7 +270,7 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
                     cand_cap = cand_cap ? cand_cap * 2 : 64;
                     cand = bson_realloc (cand, cand_cap * sizeof *cand);
                 }
-                cand[n++] = (rm_child_t){t->arena.data + c->off, c->len, k, t->nodes[nd].child, c->id_at};
+                cand[n++] = (rm_child_t){t->arena.data + c->off, c->len, k, ch, c->id_at};
             }
         }
         /* The children lie anywhere in the arena: ask for each one's
@@ -173,7 +327,7 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
     bool ok;
 
     memset (&t, 0, sizeof t);
-    rm_keytab_init (&t.keys, sizeof (klist_t));
+    rm_keytab_init (&t.keys, sizeof (uint32_t));
     ok = load_children (&t, j, from, err) && join_parents (&t, e, j, err);
     if (ok && j->rewrite_from)
         ok = write_children (&t, e, j, from, err);
@@ -185,5 +339,7 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
     rm_keytab_destroy (&t.keys);
     bson_free (t.c);
     bson_free (t.nodes);
+    bson_free (t.start);
+    bson_free (t.order);
     return ok;
 }
