@@ -24,6 +24,8 @@ typedef struct {
 
 typedef struct {
     rm_buf_t arena, tmp;
+    const uint8_t *base; /* the children: the arena, or the store's own
+                          * memory when it is in memory (no copy) */
     crec_t *c;
     size_t n, cap;
     rm_keytab_t keys; /* join key -> its number (uint32_t), from 0 */
@@ -170,17 +172,40 @@ hand_over (feed_t *f, bool worker)
     return b;
 }
 
+/* One child: its record, its keys into the batch (handed over when full). */
+static batch_t *
+load_one (table_t *t, const rm_join_t *j, feed_t *f, batch_t *b, bool worker,
+          const uint8_t *doc, uint32_t len, size_t off)
+{
+    size_t nk;
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 1024;
+        t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
+    }
+    rm_probe_doc (j->probe_foreign, doc, len);
+    t->c[t->n] = (crec_t){off, len, rm_child_id_at (doc, len), 0};
+    nk = rm_join_keys (j->foreign, true, j->since_36681, doc, len, &t->tmp);
+    b->nk[b->n++] = (uint32_t) nk;
+    rm_buf_append (&b->keys, t->tmp.data, t->tmp.len);
+    t->n++;
+    if (b->n == BATCH_CHILDREN || b->keys.len >= BATCH_KEY_BYTES)
+        b = hand_over (f, worker);
+    return b;
+}
+
 static bool
 load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err)
 {
-    rm_instream_t *in = rm_store_open (from->store, err);
+    size_t mem_len = 0;
+    const uint8_t *mem = rm_store_mem (from->store, &mem_len);
+    rm_instream_t *in = mem ? NULL : rm_store_open (from->store, err);
     feed_t f;
     pthread_t thread;
     bool worker;
     batch_t *b;
     rm_frame_t f_doc;
-    int rc;
-    if (!in)
+    int rc = 0;
+    if (!mem && !in)
         return false;
     memset (&f, 0, sizeof f);
     f.t = t;
@@ -190,21 +215,28 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
     pthread_cond_init (&f.cv, NULL);
     worker = rm_thread_start (&thread, feed_main, &f) == 0;
     b = &f.b[0];
-    while ((rc = rm_store_next (in, &f_doc, err)) > 0) {
-        size_t nk;
-        if (t->n == t->cap) {
-            t->cap = t->cap ? t->cap * 2 : 1024;
-            t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
+    if (mem) {
+        /* In place: the store's documents were checked as they came in,
+         * and it framed them itself. */
+        for (size_t off = 0; off < mem_len;) {
+            uint32_t len;
+            if (rm_interrupted) {
+                rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+                rc = -1;
+                break;
+            }
+            memcpy (&len, mem + off, 4);
+            len = BSON_UINT32_FROM_LE (len);
+            b = load_one (t, j, &f, b, worker, mem + off, len, off);
+            off += len;
         }
-        rm_probe_doc (j->probe_foreign, f_doc.data, f_doc.len);
-        t->c[t->n] = (crec_t){t->arena.len, f_doc.len, rm_child_id_at (f_doc.data, f_doc.len), 0};
-        rm_buf_append (&t->arena, f_doc.data, f_doc.len);
-        nk = rm_join_keys (j->foreign, true, j->since_36681, f_doc.data, f_doc.len, &t->tmp);
-        b->nk[b->n++] = (uint32_t) nk;
-        rm_buf_append (&b->keys, t->tmp.data, t->tmp.len);
-        t->n++;
-        if (b->n == BATCH_CHILDREN || b->keys.len >= BATCH_KEY_BYTES)
-            b = hand_over (&f, worker);
+        t->base = mem;
+    } else {
+        while ((rc = rm_store_next (in, &f_doc, err)) > 0) {
+            b = load_one (t, j, &f, b, worker, f_doc.data, f_doc.len, t->arena.len);
+            rm_buf_append (&t->arena, f_doc.data, f_doc.len);
+        }
+        t->base = t->arena.data;
     }
     if (rc == 0 && b->n)
         b = hand_over (&f, worker);
@@ -270,7 +302,7 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
                     cand_cap = cand_cap ? cand_cap * 2 : 64;
                     cand = bson_realloc (cand, cand_cap * sizeof *cand);
                 }
-                cand[n++] = (rm_child_t){t->arena.data + c->off, c->len, k, ch, c->id_at};
+                cand[n++] = (rm_child_t){t->base + c->off, c->len, k, ch, c->id_at};
             }
         }
         /* The children lie anywhere in the arena: ask for each one's
@@ -311,7 +343,7 @@ write_children (table_t *t, rm_engine_t *e, const rm_join_t *j, rm_ens_t *from,
         if (!t->c[i].seen)
             from->stats->orphans++;
         if ((j->keep_source || !t->c[i].seen) &&
-            !rm_store_add (next, t->arena.data + t->c[i].off, t->c[i].len, err)) {
+            !rm_store_add (next, t->base + t->c[i].off, t->c[i].len, err)) {
             rm_store_destroy (next);
             return false;
         }
