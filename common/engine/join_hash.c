@@ -262,21 +262,107 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
     return rc == 0;
 }
 
+/* The parents' side runs on both cores too: a worker reads each parent,
+ * looks its keys up and orders its children (the misses into the table
+ * and the children's records), a batch of parents ahead of the main
+ * thread, which builds and writes them (the consumer). */
+#define PBATCH_PARENTS 1024
+#define PBATCH_CANDS 65536
+#define N_PBATCHES 3
+
+typedef struct {
+    size_t n;                           /* parents */
+    size_t doc_at[PBATCH_PARENTS];      /* each one's bytes in docs */
+    uint32_t doc_len[PBATCH_PARENTS];
+    size_t cand_end[PBATCH_PARENTS];    /* where its children end in cand */
+    rm_buf_t docs;
+    rm_child_t *cand;
+    size_t n_cand, cand_cap;
+} pbatch_t;
+
+typedef struct {
+    table_t *t;
+    rm_engine_t *e;
+    const rm_join_t *j;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pbatch_t b[N_PBATCHES];
+    size_t filled, done;
+    bool end;          /* the worker is done (ok says how) */
+    bool stop;         /* the consumer failed: the worker stops */
+    bool threaded;
+    bool ok, cons_ok;  /* the worker's reading; the consumer's */
+    bson_error_t err, cons_err;
+} probe_t;
+
+/* Hands one parent's children, in order, to the consumer. */
 static bool
-join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
+consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
 {
-    rm_ens_t *into = rm_engine_find (e, j->into);
-    rm_instream_t *in = rm_store_open (into->store, err);
+    const rm_join_t *j = p->j;
+    size_t c0 = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        if (!j->begin (j->ctx, b->docs.data + b->doc_at[i], b->doc_len[i], err))
+            return false;
+        for (size_t c = c0; c < b->cand_end[i]; c++)
+            if (!j->child (j->ctx, &b->cand[c], err))
+                return false;
+        c0 = b->cand_end[i];
+        if (!j->end (j->ctx, err))
+            return false;
+    }
+    return true;
+}
+
+/* The batch being filled goes to the consumer (the main thread, or here
+ * when there is no worker); returns the next one to fill, false once the
+ * consumer has failed. */
+static bool
+ship (probe_t *p, pbatch_t **bp)
+{
+    pbatch_t *b = *bp;
+    if (!p->threaded) {
+        p->cons_ok = consume (p, b, &p->cons_err);
+        if (!p->cons_ok)
+            return false;
+    } else {
+        pthread_mutex_lock (&p->mu);
+        p->filled++;
+        pthread_cond_broadcast (&p->cv);
+        while (p->filled - p->done >= N_PBATCHES && !p->stop)
+            pthread_cond_wait (&p->cv, &p->mu);
+        if (p->stop) {
+            pthread_mutex_unlock (&p->mu);
+            return false;
+        }
+        pthread_mutex_unlock (&p->mu);
+        b = &p->b[p->filled % N_PBATCHES];
+    }
+    b->n = 0;
+    b->n_cand = 0;
+    rm_buf_reset (&b->docs);
+    *bp = b;
+    return true;
+}
+
+static void
+probe_parents (probe_t *p)
+{
+    table_t *t = p->t;
+    const rm_join_t *j = p->j;
+    rm_ens_t *into = rm_engine_find (p->e, j->into);
+    rm_instream_t *in = rm_store_open (into->store, &p->err);
+    pbatch_t *b = &p->b[0];
     rm_buf_t lkeys;
-    rm_child_t *cand = NULL;
-    size_t cand_cap = 0;
     uint64_t parent = 0;
     rm_frame_t f;
     int rc = -1;
+    bool stopped = false;
 
     rm_buf_init (&lkeys);
-    while (in && (rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk = rm_join_keys (j->local, false, false, f.data, f.len, &lkeys), off = 0, n = 0;
+    while (in && (rc = rm_store_next (in, &f, &p->err)) > 0) {
+        size_t nk = rm_join_keys (j->local, false, false, f.data, f.len, &lkeys), off = 0;
+        size_t first = b->n_cand;
         rm_probe_doc (j->probe_local, f.data, f.len);
         parent++;
         for (uint32_t k = 0; k < nk; k++) {
@@ -298,37 +384,101 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
                 if (c->seen == parent)
                     continue; /* each child once per parent, as $lookup */
                 c->seen = parent;
-                if (n == cand_cap) {
-                    cand_cap = cand_cap ? cand_cap * 2 : 64;
-                    cand = bson_realloc (cand, cand_cap * sizeof *cand);
+                if (b->n_cand == b->cand_cap) {
+                    b->cand_cap = b->cand_cap ? b->cand_cap * 2 : 1024;
+                    b->cand = bson_realloc (b->cand, b->cand_cap * sizeof *b->cand);
                 }
-                cand[n++] = (rm_child_t){t->base + c->off, c->len, k, ch, c->id_at};
+                b->cand[b->n_cand++] = (rm_child_t){t->base + c->off, c->len, k, ch, c->id_at};
             }
         }
         /* The children lie anywhere in the arena: ask for each one's
          * first and last bytes (what a walk reads first) together, so
          * the misses overlap rather than come one per child. */
-        for (size_t i = 0; i < n; i++) {
-            __builtin_prefetch (cand[i].doc);
-            __builtin_prefetch (cand[i].doc + cand[i].len - 1);
+        for (size_t i = first; i < b->n_cand; i++) {
+            __builtin_prefetch (b->cand[i].doc);
+            __builtin_prefetch (b->cand[i].doc + b->cand[i].len - 1);
         }
-        rm_join_order (j, cand, n, nk > 1);
-        if (!j->begin (j->ctx, f.data, f.len, err)) {
-            rc = -1;
-            break;
-        }
-        for (size_t i = 0; i < n && rc > 0; i++)
-            if (!j->child (j->ctx, &cand[i], err))
-                rc = -1;
-        if (rc < 0 || !j->end (j->ctx, err)) {
-            rc = -1;
+        rm_join_order (j, b->cand + first, b->n_cand - first, nk > 1);
+        b->doc_at[b->n] = b->docs.len;
+        b->doc_len[b->n] = f.len;
+        rm_buf_append (&b->docs, f.data, f.len);
+        b->cand_end[b->n++] = b->n_cand;
+        if ((b->n == PBATCH_PARENTS || b->n_cand >= PBATCH_CANDS) && !ship (p, &b)) {
+            stopped = true; /* the consumer failed: its error is the one */
             break;
         }
     }
+    if (rc == 0 && !stopped && b->n)
+        ship (p, &b);
+    if (stopped)
+        rc = 0;
     rm_instream_close (in);
     rm_buf_destroy (&lkeys);
-    bson_free (cand);
-    return rc == 0 && j->finish (j->ctx, err);
+    p->ok = rc == 0;
+}
+
+static void *
+probe_main (void *arg)
+{
+    probe_t *p = arg;
+    probe_parents (p);
+    pthread_mutex_lock (&p->mu);
+    p->end = true;
+    pthread_cond_broadcast (&p->cv);
+    pthread_mutex_unlock (&p->mu);
+    return NULL;
+}
+
+static bool
+join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
+{
+    probe_t *p = bson_malloc0 (sizeof *p);
+    pthread_t thread;
+    bool ok;
+
+    p->t = t;
+    p->e = e;
+    p->j = j;
+    p->cons_ok = true;
+    for (int i = 0; i < N_PBATCHES; i++)
+        rm_buf_init (&p->b[i].docs);
+    pthread_mutex_init (&p->mu, NULL);
+    pthread_cond_init (&p->cv, NULL);
+    p->threaded = rm_thread_start (&thread, probe_main, p) == 0;
+    if (!p->threaded) {
+        probe_parents (p);
+    } else {
+        pthread_mutex_lock (&p->mu);
+        for (;;) {
+            while (p->done == p->filled && !p->end)
+                pthread_cond_wait (&p->cv, &p->mu);
+            if (p->done == p->filled)
+                break;
+            pthread_mutex_unlock (&p->mu);
+            if (p->cons_ok)
+                p->cons_ok = consume (p, &p->b[p->done % N_PBATCHES], &p->cons_err);
+            pthread_mutex_lock (&p->mu);
+            p->done++;
+            if (!p->cons_ok)
+                p->stop = true;
+            pthread_cond_broadcast (&p->cv);
+        }
+        pthread_mutex_unlock (&p->mu);
+        pthread_join (thread, NULL);
+    }
+    ok = p->cons_ok && p->ok;
+    if (!p->cons_ok)
+        *err = p->cons_err;
+    else if (!p->ok)
+        *err = p->err;
+    for (int i = 0; i < N_PBATCHES; i++) {
+        rm_buf_destroy (&p->b[i].docs);
+        bson_free (p->b[i].cand);
+    }
+    pthread_mutex_destroy (&p->mu);
+    pthread_cond_destroy (&p->cv);
+    bson_free (p);
+    return ok && j->finish (j->ctx, err);
 }
 
 /* `from` keeps its unmatched children (all of them with keepSource). */
