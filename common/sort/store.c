@@ -27,7 +27,6 @@
 struct rm_store {
     char *path;
     char *label;
-    char *tmpdir;          /* an in-memory store's, for its file */
     rm_store_pool_t *pool; /* NULL: a file from the start */
     rm_buf_t mem;          /* the documents while pool holds them */
     bool sealed;
@@ -49,48 +48,43 @@ rm_store_new_sink (const char *label, const rm_store_sink_t *sink, void *ctx)
     return s;
 }
 
-static bool
-open_file (rm_store_t *s, const char *tmpdir, bson_error_t *err)
+rm_store_t *
+rm_store_new (const char *tmpdir, const char *label, bson_error_t *err)
 {
+    rm_store_t *s = bson_malloc0 (sizeof *s);
     rm_compress_t c = {RM_CODEC_NONE, 0, 0};
     char *base = bson_strdup_printf ("%s/remodel-store", rm_tmpdir (tmpdir));
 
     s->path = rm_tmppath_new (base);
     bson_free (base);
+    s->label = bson_strdup (label);
     s->fd = open (s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (s->fd < 0) {
         rm_error_set (err, RM_ERR_IO, "%s: cannot create a temporary file (--tmp): %s", s->path,
                       strerror (errno));
-        return false;
+        rm_store_destroy (s);
+        return NULL;
     }
     s->out = rm_outstream_new (s->fd, s->path, &c, err);
-    return s->out && rm_outstream_write (s->out, MAGIC, MAGIC_LEN, err);
-}
-
-rm_store_t *
-rm_store_new (const char *tmpdir, const char *label, bson_error_t *err)
-{
-    rm_store_t *s = bson_malloc0 (sizeof *s);
-    s->label = bson_strdup (label);
-    s->fd = -1;
-    if (!open_file (s, tmpdir, err)) {
+    if (!s->out || !rm_outstream_write (s->out, MAGIC, MAGIC_LEN, err)) {
         rm_store_destroy (s);
         return NULL;
     }
     return s;
 }
 
+/* The file is made at once all the same: a --tmp that cannot take it
+ * fails where it always did, and a killed run leaves it for the next one
+ * to sweep. Until a spill it holds MAGIC only. */
 rm_store_t *
 rm_store_new_pooled (const char *tmpdir, const char *label, rm_store_pool_t *pool,
                      bson_error_t *err)
 {
-    rm_store_t *s = bson_malloc0 (sizeof *s);
-    (void) err;
-    s->label = bson_strdup (label);
-    s->tmpdir = bson_strdup (tmpdir);
-    s->fd = -1;
-    s->pool = pool;
-    rm_buf_init (&s->mem);
+    rm_store_t *s = rm_store_new (tmpdir, label, err);
+    if (s) {
+        s->pool = pool;
+        rm_buf_init (&s->mem);
+    }
     return s;
 }
 
@@ -106,10 +100,15 @@ drop_mem (rm_store_t *s)
 bool
 rm_store_spill (rm_store_t *s, bson_error_t *err)
 {
+    rm_compress_t c = {RM_CODEC_NONE, 0, 0};
     bool ok;
     if (!s->pool)
         return true;
-    ok = open_file (s, s->tmpdir, err) && rm_outstream_write (s->out, s->mem.data, s->mem.len, err);
+    /* A sealed store's stream wrote MAGIC and ended: a new one goes on
+     * after it. */
+    if (!s->out)
+        s->out = rm_outstream_new (s->fd, s->path, &c, err);
+    ok = s->out && rm_outstream_write (s->out, s->mem.data, s->mem.len, err);
     drop_mem (s);
     if (ok && s->sealed) {
         ok = rm_outstream_finish (s->out, err);
@@ -217,7 +216,6 @@ rm_store_destroy (rm_store_t *s)
         return;
     if (s->pool)
         drop_mem (s);
-    bson_free (s->tmpdir);
     rm_outstream_destroy (s->out);
     if (s->fd >= 0)
         close (s->fd);
