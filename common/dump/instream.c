@@ -88,6 +88,23 @@ rm_instream_new (rm_raw_read_fn read_fn, void *ctx, const char *name, uint64_t r
     return s;
 }
 
+rm_instream_t *
+rm_instream_new_memory (const uint8_t *data, size_t len, const char *name)
+{
+    rm_instream_t *s = bson_malloc0 (sizeof *s);
+    s->name = bson_strdup (name);
+    s->msg_name = s->name;
+    s->fd = -1;
+    /* The whole stream is the window, and it has ended: rm_instream_fill
+     * never reads or grows buf. */
+    s->win = (uint8_t *) (data ? data : (const uint8_t *) "");
+    s->end = len;
+    s->eof = true;
+    s->raw_size = len;
+    s->raw_pos = len;
+    return s;
+}
+
 /* A thread pays for itself on big streams from regular files only: a read
  * from a pipe may block for good, where SIGINT must still reach it. Not on
  * the first fill: the reader looks at the first bytes to learn the format,

@@ -107,6 +107,8 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
      * step and copied through unchanged. */
     for (size_t i = 0; i < e->n_ns; i++)
         e->ns[i].out->crc_given = !e->ns[i].stats->touched;
+    e->pooled = true;
+    rm_engine_stores_free (e);
     for (size_t i = 0; i < e->n_ns; i++)
         if ((e->ns[i].stats->touched || e->ns[i].read) &&
             !(e->ns[i].store = rm_engine_store_new (e, &e->ns[i], err)))

@@ -53,6 +53,11 @@ struct rm_engine {
     struct rm_sink_ctx *sinks; /* per namespace, for rm_engine_store_new */
     size_t step;        /* 1 + index of the step running, 0 between steps */
     rm_step_run_t *runs; /* per step */
+    /* Store to store, the stores stay in memory within half of --memory
+     * (pooled); a step that needs more of it for its own tables moves
+     * them to their files first (rm_engine_stores_fit). */
+    bool pooled;
+    rm_store_pool_t pool;
     char **warnings;
     size_t n_warnings;
 };
@@ -80,6 +85,14 @@ size_t rm_engine_sort_budget (const rm_engine_t *e);
  * that is the last step to touch ns, a sink that writes the documents
  * straight out instead (no later step needs them back). */
 rm_store_t *rm_engine_store_new (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err);
+/* Makes the in-memory stores and those made until rm_engine_stores_free
+ * leave need bytes of --memory to a step's tables, moving stores other
+ * than keep (whose bytes need counts: a hash join's children are read in
+ * place) to their files as far as it takes. */
+bool rm_engine_stores_fit (rm_engine_t *e, uint64_t need, const rm_store_t *keep,
+                           bson_error_t *err);
+/* The step is done with its tables: stores may take their half again. */
+void rm_engine_stores_free (rm_engine_t *e);
 /* Seals next and makes it ns's documents, dropping the old store. */
 bool rm_engine_store_swap (rm_ens_t *ns, rm_store_t *next, bson_error_t *err);
 

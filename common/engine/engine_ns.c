@@ -94,7 +94,42 @@ rm_engine_store_new (rm_engine_t *e, rm_ens_t *ns, bson_error_t *err)
         c->ns = ns;
         return rm_store_new_sink (ns->stats->name, &sink, c);
     }
+    if (e->pooled)
+        return rm_store_new_pooled (e->opts.tmpdir, ns->stats->name, &e->pool, err);
     return rm_store_new (e->opts.tmpdir, ns->stats->name, err);
+}
+
+static uint64_t
+mem_bytes (const rm_store_t *s)
+{
+    size_t len = 0;
+    return s && rm_store_mem (s, &len) ? len : 0;
+}
+
+bool
+rm_engine_stores_fit (rm_engine_t *e, uint64_t need, const rm_store_t *keep,
+                      bson_error_t *err)
+{
+    uint64_t mem = e->opts.memory, kept = mem_bytes (keep);
+    if (!e->pooled)
+        return true;
+    /* keep's bytes are in need and in used: count them once. */
+    for (size_t i = 0; i < e->n_ns && e->pool.used - kept + need > mem; i++)
+        if (e->ns[i].store && e->ns[i].store != keep && !rm_store_spill (e->ns[i].store, err))
+            return false;
+    e->pool.cap = need - kept >= mem ? e->pool.used : mem - (need - kept);
+    if (e->pool.cap < e->pool.used)
+        e->pool.cap = e->pool.used;
+    return true;
+}
+
+/* Half of --memory: a sort step's sorter takes the other half
+ * (rm_engine_sort_budget); a join or denormalize that needs more makes
+ * room first (rm_engine_stores_fit). */
+void
+rm_engine_stores_free (rm_engine_t *e)
+{
+    e->pool.cap = e->opts.memory / 2;
 }
 
 bool

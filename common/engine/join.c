@@ -20,12 +20,15 @@ rm_join_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     j.probe_local = rm_engine_probe (e, s, 0);
     j.probe_foreign = rm_engine_probe (e, s, 1);
     j.since_36681 = e->opts.lookup_since_36681;
-    if (need <= e->opts.memory) {
-        ok = rm_join_hash_run (e, &j, err);
+    /* The hash join numbers children with a uint32_t. */
+    if (need <= e->opts.memory && children < UINT32_MAX) {
+        ok = rm_engine_stores_fit (e, need, from->store, err) && rm_join_hash_run (e, &j, err);
     } else {
         e->spilled = true;
-        ok = rm_join_sort_run (e, &j, err);
+        /* Its sorters take --memory between them. */
+        ok = rm_engine_stores_fit (e, e->opts.memory, NULL, err) && rm_join_sort_run (e, &j, err);
     }
+    rm_engine_stores_free (e);
     run->parents += rm_store_count (into->store);
     run->children += children;
     run->matched += children - (from->stats->orphans - orphans);

@@ -1,10 +1,12 @@
 /* The join when the children fit in memory: one pass over `from` builds a
  * hash table from join key to children, one pass over `into` looks each
  * parent's keys up. */
+#include <pthread.h>
 #include <string.h>
 
 #include "embed_join.h"
 #include "keytab.h"
+#include "thread.h"
 
 typedef struct {
     size_t off;       /* in the arena */
@@ -14,135 +16,469 @@ typedef struct {
                        * none did (parents count from 1): not matched */
 } crec_t;
 
-/* A key's children: a list of nodes, in from's order. */
+/* A (child, key number) pair, in from's order, until the children are laid
+ * out by key. */
 typedef struct {
-    size_t head, tail;
-} klist_t;
-
-typedef struct {
-    size_t child;
-    size_t next;
+    uint32_t child, key;
 } node_t;
-
-#define NIL ((size_t) -1)
 
 typedef struct {
     rm_buf_t arena, tmp;
+    const uint8_t *base; /* the children: the arena, or the store's own
+                          * memory when it is in memory (no copy) */
     crec_t *c;
     size_t n, cap;
-    rm_keytab_t keys; /* join key -> klist_t */
+    rm_keytab_t keys; /* join key -> its number (uint32_t), from 0 */
     node_t *nodes;
     size_t n_nodes, nodes_cap;
+    /* Per key number: its children's count while loading, then where they
+     * start in order (n_keys + 1 entries: a key's run ends where the next
+     * one's starts). Each key's children lie together in order, in from's
+     * order: a parent's lookup reads one run, not a list whose every node
+     * is a cache miss that depends on the one before. */
+    size_t *start;
+    size_t n_keys, keys_cap;
+    uint32_t *order;
+    bool too_many; /* more keys than a uint32_t numbers */
 } table_t;
 
 static void
-add_child_key (table_t *t, size_t child, const uint8_t *key, uint32_t len)
+add_child_key (table_t *t, uint32_t child, const uint8_t *key, uint32_t len)
 {
     bool fresh;
-    klist_t *l = rm_keytab_add (&t->keys, key, len, &fresh);
-    if (fresh)
-        l->head = l->tail = NIL;
+    uint32_t *id = rm_keytab_add (&t->keys, key, len, &fresh);
+    if (fresh) {
+        if (t->n_keys == UINT32_MAX) {
+            t->too_many = true;
+            return;
+        }
+        if (t->n_keys + 1 >= t->keys_cap) {
+            t->keys_cap = t->keys_cap ? t->keys_cap * 2 : 1024;
+            t->start = bson_realloc (t->start, t->keys_cap * sizeof *t->start);
+        }
+        *id = (uint32_t) t->n_keys;
+        t->start[t->n_keys++] = 0;
+    }
+    t->start[*id]++;
     if (t->n_nodes == t->nodes_cap) {
         t->nodes_cap = t->nodes_cap ? t->nodes_cap * 2 : 1024;
         t->nodes = bson_realloc (t->nodes, t->nodes_cap * sizeof *t->nodes);
     }
-    t->nodes[t->n_nodes] = (node_t){child, NIL};
-    if (l->tail == NIL)
-        l->head = t->n_nodes;
-    else
-        t->nodes[l->tail].next = t->n_nodes;
-    l->tail = t->n_nodes++;
+    t->nodes[t->n_nodes++] = (node_t){child, *id};
+}
+
+/* Each key's children together, in from's order (a counting sort of the
+ * nodes by key number). */
+static void
+lay_out (table_t *t)
+{
+    size_t at = 0;
+    for (size_t k = 0; k < t->n_keys; k++) {
+        size_t c = t->start[k];
+        t->start[k] = at;
+        at += c;
+    }
+    if (t->keys_cap == 0)
+        t->start = bson_malloc (sizeof *t->start);
+    t->start[t->n_keys] = at;
+    t->order = bson_malloc ((t->n_nodes ? t->n_nodes : 1) * sizeof *t->order);
+    for (size_t i = 0; i < t->n_nodes; i++)
+        t->order[t->start[t->nodes[i].key]++] = t->nodes[i].child;
+    /* Each start moved to its run's end, the next run's start: back one. */
+    for (size_t k = t->n_keys; k > 0; k--)
+        t->start[k] = t->start[k - 1];
+    t->start[0] = 0;
+    bson_free (t->nodes);
+    t->nodes = NULL;
+    t->n_nodes = t->nodes_cap = 0;
+}
+
+/* Loading runs on both cores: the main thread reads the children, copies
+ * them into the arena and finds their keys; a worker adds the keys to the
+ * table (a cache miss each), a batch of children behind. */
+#define BATCH_CHILDREN 4096
+#define BATCH_KEY_BYTES (1u << 20)
+#define N_BATCHES 4
+
+typedef struct {
+    size_t first, n;             /* the children it holds: first.. first+n */
+    uint32_t nk[BATCH_CHILDREN]; /* each one's keys */
+    rm_buf_t keys;               /* their keys, each after its uint32 length */
+} batch_t;
+
+typedef struct {
+    table_t *t;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    batch_t b[N_BATCHES];
+    size_t filled, done; /* batches handed to the worker, and added */
+    bool end;            /* no more batches will come */
+} feed_t;
+
+static void
+add_batch (table_t *t, const batch_t *b)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < b->n; i++)
+        for (uint32_t k = 0; k < b->nk[i]; k++) {
+            uint32_t len;
+            memcpy (&len, b->keys.data + off, 4);
+            add_child_key (t, (uint32_t) (b->first + i), b->keys.data + off + 4, len);
+            off += 4 + len;
+        }
+}
+
+static void *
+feed_main (void *arg)
+{
+    feed_t *f = arg;
+    pthread_mutex_lock (&f->mu);
+    for (;;) {
+        while (f->done == f->filled && !f->end)
+            pthread_cond_wait (&f->cv, &f->mu);
+        if (f->done == f->filled)
+            break;
+        pthread_mutex_unlock (&f->mu);
+        add_batch (f->t, &f->b[f->done % N_BATCHES]);
+        pthread_mutex_lock (&f->mu);
+        f->done++;
+        pthread_cond_broadcast (&f->cv);
+    }
+    pthread_mutex_unlock (&f->mu);
+    return NULL;
+}
+
+/* Hands the batch being filled over (to the worker, or adds it here when
+ * there is none) and returns the next one to fill, once it is free. */
+static batch_t *
+hand_over (feed_t *f, bool worker)
+{
+    batch_t *b = &f->b[f->filled % N_BATCHES];
+    size_t next_first = b->first + b->n;
+    if (!worker) {
+        add_batch (f->t, b);
+    } else {
+        pthread_mutex_lock (&f->mu);
+        f->filled++;
+        pthread_cond_broadcast (&f->cv);
+        while (f->filled - f->done >= N_BATCHES)
+            pthread_cond_wait (&f->cv, &f->mu);
+        pthread_mutex_unlock (&f->mu);
+        b = &f->b[f->filled % N_BATCHES];
+    }
+    b->first = next_first;
+    b->n = 0;
+    rm_buf_reset (&b->keys);
+    return b;
+}
+
+/* One child: its record, its keys into the batch (handed over when full). */
+static batch_t *
+load_one (table_t *t, const rm_join_t *j, feed_t *f, batch_t *b, bool worker,
+          const uint8_t *doc, uint32_t len, size_t off)
+{
+    size_t nk;
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 1024;
+        t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
+    }
+    rm_probe_doc (j->probe_foreign, doc, len);
+    t->c[t->n] = (crec_t){off, len, rm_child_id_at (doc, len), 0};
+    nk = rm_join_keys (j->foreign, true, j->since_36681, doc, len, &t->tmp);
+    b->nk[b->n++] = (uint32_t) nk;
+    rm_buf_append (&b->keys, t->tmp.data, t->tmp.len);
+    t->n++;
+    if (b->n == BATCH_CHILDREN || b->keys.len >= BATCH_KEY_BYTES)
+        b = hand_over (f, worker);
+    return b;
 }
 
 static bool
 load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err)
 {
-    rm_instream_t *in = rm_store_open (from->store, err);
-    rm_frame_t f;
-    int rc;
-    if (!in)
+    size_t mem_len = 0;
+    const uint8_t *mem = rm_store_mem (from->store, &mem_len);
+    rm_instream_t *in = mem ? NULL : rm_store_open (from->store, err);
+    feed_t f;
+    pthread_t thread;
+    bool worker;
+    batch_t *b;
+    rm_frame_t f_doc;
+    int rc = 0;
+    if (!mem && !in)
         return false;
-    while ((rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk, off = 0;
-        if (t->n == t->cap) {
-            t->cap = t->cap ? t->cap * 2 : 1024;
-            t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
-        }
-        rm_probe_doc (j->probe_foreign, f.data, f.len);
-        t->c[t->n] = (crec_t){t->arena.len, f.len, rm_child_id_at (f.data, f.len), 0};
-        rm_buf_append (&t->arena, f.data, f.len);
-        nk = rm_join_keys (j->foreign, true, j->since_36681, f.data, f.len, &t->tmp);
-        for (size_t k = 0; k < nk; k++) {
+    memset (&f, 0, sizeof f);
+    f.t = t;
+    for (int i = 0; i < N_BATCHES; i++)
+        rm_buf_init (&f.b[i].keys);
+    pthread_mutex_init (&f.mu, NULL);
+    pthread_cond_init (&f.cv, NULL);
+    worker = rm_thread_start (&thread, feed_main, &f) == 0;
+    b = &f.b[0];
+    if (mem) {
+        /* In place: the store's documents were checked as they came in,
+         * and it framed them itself. */
+        for (size_t off = 0; off < mem_len;) {
             uint32_t len;
-            memcpy (&len, t->tmp.data + off, 4);
-            add_child_key (t, t->n, t->tmp.data + off + 4, len);
-            off += 4 + len;
+            if (rm_interrupted) {
+                rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+                rc = -1;
+                break;
+            }
+            memcpy (&len, mem + off, 4);
+            len = BSON_UINT32_FROM_LE (len);
+            b = load_one (t, j, &f, b, worker, mem + off, len, off);
+            off += len;
         }
-        t->n++;
+        t->base = mem;
+    } else {
+        while ((rc = rm_store_next (in, &f_doc, err)) > 0) {
+            b = load_one (t, j, &f, b, worker, f_doc.data, f_doc.len, t->arena.len);
+            rm_buf_append (&t->arena, f_doc.data, f_doc.len);
+        }
+        t->base = t->arena.data;
     }
+    if (rc == 0 && b->n)
+        b = hand_over (&f, worker);
+    if (worker) {
+        pthread_mutex_lock (&f.mu);
+        f.end = true;
+        pthread_cond_broadcast (&f.cv);
+        pthread_mutex_unlock (&f.mu);
+        pthread_join (thread, NULL);
+    }
+    for (int i = 0; i < N_BATCHES; i++)
+        rm_buf_destroy (&f.b[i].keys);
+    pthread_mutex_destroy (&f.mu);
+    pthread_cond_destroy (&f.cv);
     rm_instream_close (in);
+    if (rc == 0 && t->too_many) {
+        rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: more than %u distinct join keys for the "
+                      "in-memory join", rm_store_label (from->store), UINT32_MAX);
+        return false;
+    }
+    if (rc == 0)
+        lay_out (t);
     return rc == 0;
 }
 
+/* The parents' side runs on both cores too: a worker reads each parent,
+ * looks its keys up and orders its children (the misses into the table
+ * and the children's records), a batch of parents ahead of the main
+ * thread, which builds and writes them (the consumer). */
+#define PBATCH_PARENTS 1024
+#define PBATCH_CANDS 65536
+#define N_PBATCHES 3
+
+typedef struct {
+    size_t n;                           /* parents */
+    size_t doc_at[PBATCH_PARENTS];      /* each one's bytes in docs */
+    uint32_t doc_len[PBATCH_PARENTS];
+    size_t cand_end[PBATCH_PARENTS];    /* where its children end in cand */
+    rm_buf_t docs;
+    rm_child_t *cand;
+    size_t n_cand, cand_cap;
+} pbatch_t;
+
+typedef struct {
+    table_t *t;
+    rm_engine_t *e;
+    const rm_join_t *j;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pbatch_t b[N_PBATCHES];
+    size_t filled, done;
+    bool end;          /* the worker is done (ok says how) */
+    bool stop;         /* the consumer failed: the worker stops */
+    bool threaded;
+    bool ok, cons_ok;  /* the worker's reading; the consumer's */
+    bson_error_t err, cons_err;
+} probe_t;
+
+/* Hands one parent's children, in order, to the consumer. */
 static bool
-join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
+consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
 {
-    rm_ens_t *into = rm_engine_find (e, j->into);
-    rm_instream_t *in = rm_store_open (into->store, err);
+    const rm_join_t *j = p->j;
+    size_t c0 = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        if (!j->begin (j->ctx, b->docs.data + b->doc_at[i], b->doc_len[i], err))
+            return false;
+        for (size_t c = c0; c < b->cand_end[i]; c++)
+            if (!j->child (j->ctx, &b->cand[c], err))
+                return false;
+        c0 = b->cand_end[i];
+        if (!j->end (j->ctx, err))
+            return false;
+    }
+    return true;
+}
+
+/* The batch being filled goes to the consumer (the main thread, or here
+ * when there is no worker); returns the next one to fill, false once the
+ * consumer has failed. */
+static bool
+ship (probe_t *p, pbatch_t **bp)
+{
+    pbatch_t *b = *bp;
+    if (!p->threaded) {
+        p->cons_ok = consume (p, b, &p->cons_err);
+        if (!p->cons_ok)
+            return false;
+    } else {
+        pthread_mutex_lock (&p->mu);
+        p->filled++;
+        pthread_cond_broadcast (&p->cv);
+        while (p->filled - p->done >= N_PBATCHES && !p->stop)
+            pthread_cond_wait (&p->cv, &p->mu);
+        if (p->stop) {
+            pthread_mutex_unlock (&p->mu);
+            return false;
+        }
+        pthread_mutex_unlock (&p->mu);
+        b = &p->b[p->filled % N_PBATCHES];
+    }
+    b->n = 0;
+    b->n_cand = 0;
+    rm_buf_reset (&b->docs);
+    *bp = b;
+    return true;
+}
+
+static void
+probe_parents (probe_t *p)
+{
+    table_t *t = p->t;
+    const rm_join_t *j = p->j;
+    rm_ens_t *into = rm_engine_find (p->e, j->into);
+    rm_instream_t *in = rm_store_open (into->store, &p->err);
+    pbatch_t *b = &p->b[0];
     rm_buf_t lkeys;
-    rm_child_t *cand = NULL;
-    size_t cand_cap = 0;
     uint64_t parent = 0;
     rm_frame_t f;
     int rc = -1;
+    bool stopped = false;
 
     rm_buf_init (&lkeys);
-    while (in && (rc = rm_store_next (in, &f, err)) > 0) {
-        size_t nk = rm_join_keys (j->local, false, false, f.data, f.len, &lkeys), off = 0, n = 0;
+    while (in && (rc = rm_store_next (in, &f, &p->err)) > 0) {
+        size_t nk = rm_join_keys (j->local, false, false, f.data, f.len, &lkeys), off = 0;
+        size_t first = b->n_cand;
         rm_probe_doc (j->probe_local, f.data, f.len);
         parent++;
         for (uint32_t k = 0; k < nk; k++) {
             uint32_t len;
-            const klist_t *l;
+            const uint32_t *id;
+            size_t from_at = 0, to = 0;
             memcpy (&len, lkeys.data + off, 4);
-            l = rm_keytab_find (&t->keys, lkeys.data + off + 4, len);
+            id = rm_keytab_find (&t->keys, lkeys.data + off + 4, len);
             off += 4 + len;
-            for (size_t nd = l ? l->head : NIL; nd != NIL; nd = t->nodes[nd].next) {
-                crec_t *c = &t->c[t->nodes[nd].child];
+            if (id) {
+                from_at = t->start[*id];
+                to = t->start[*id + 1];
+            }
+            for (size_t nd = from_at; nd < to; nd++) {
+                uint32_t ch = t->order[nd];
+                crec_t *c = &t->c[ch];
+                if (nd + 8 < to)
+                    __builtin_prefetch (&t->c[t->order[nd + 8]]);
                 if (c->seen == parent)
                     continue; /* each child once per parent, as $lookup */
                 c->seen = parent;
-                if (n == cand_cap) {
-                    cand_cap = cand_cap ? cand_cap * 2 : 64;
-                    cand = bson_realloc (cand, cand_cap * sizeof *cand);
+                if (b->n_cand == b->cand_cap) {
+                    b->cand_cap = b->cand_cap ? b->cand_cap * 2 : 1024;
+                    b->cand = bson_realloc (b->cand, b->cand_cap * sizeof *b->cand);
                 }
-                cand[n++] = (rm_child_t){t->arena.data + c->off, c->len, k, t->nodes[nd].child, c->id_at};
+                b->cand[b->n_cand++] = (rm_child_t){t->base + c->off, c->len, k, ch, c->id_at};
             }
         }
         /* The children lie anywhere in the arena: ask for each one's
          * first and last bytes (what a walk reads first) together, so
          * the misses overlap rather than come one per child. */
-        for (size_t i = 0; i < n; i++) {
-            __builtin_prefetch (cand[i].doc);
-            __builtin_prefetch (cand[i].doc + cand[i].len - 1);
+        for (size_t i = first; i < b->n_cand; i++) {
+            __builtin_prefetch (b->cand[i].doc);
+            __builtin_prefetch (b->cand[i].doc + b->cand[i].len - 1);
         }
-        rm_join_order (j, cand, n, nk > 1);
-        if (!j->begin (j->ctx, f.data, f.len, err)) {
-            rc = -1;
-            break;
-        }
-        for (size_t i = 0; i < n && rc > 0; i++)
-            if (!j->child (j->ctx, &cand[i], err))
-                rc = -1;
-        if (rc < 0 || !j->end (j->ctx, err)) {
-            rc = -1;
+        rm_join_order (j, b->cand + first, b->n_cand - first, nk > 1);
+        b->doc_at[b->n] = b->docs.len;
+        b->doc_len[b->n] = f.len;
+        rm_buf_append (&b->docs, f.data, f.len);
+        b->cand_end[b->n++] = b->n_cand;
+        if ((b->n == PBATCH_PARENTS || b->n_cand >= PBATCH_CANDS) && !ship (p, &b)) {
+            stopped = true; /* the consumer failed: its error is the one */
             break;
         }
     }
+    if (rc == 0 && !stopped && b->n)
+        ship (p, &b);
+    if (stopped)
+        rc = 0;
     rm_instream_close (in);
     rm_buf_destroy (&lkeys);
-    bson_free (cand);
-    return rc == 0 && j->finish (j->ctx, err);
+    p->ok = rc == 0;
+}
+
+static void *
+probe_main (void *arg)
+{
+    probe_t *p = arg;
+    probe_parents (p);
+    pthread_mutex_lock (&p->mu);
+    p->end = true;
+    pthread_cond_broadcast (&p->cv);
+    pthread_mutex_unlock (&p->mu);
+    return NULL;
+}
+
+static bool
+join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
+{
+    probe_t *p = bson_malloc0 (sizeof *p);
+    pthread_t thread;
+    bool ok;
+
+    p->t = t;
+    p->e = e;
+    p->j = j;
+    p->cons_ok = true;
+    for (int i = 0; i < N_PBATCHES; i++)
+        rm_buf_init (&p->b[i].docs);
+    pthread_mutex_init (&p->mu, NULL);
+    pthread_cond_init (&p->cv, NULL);
+    p->threaded = rm_thread_start (&thread, probe_main, p) == 0;
+    if (!p->threaded) {
+        probe_parents (p);
+    } else {
+        pthread_mutex_lock (&p->mu);
+        for (;;) {
+            while (p->done == p->filled && !p->end)
+                pthread_cond_wait (&p->cv, &p->mu);
+            if (p->done == p->filled)
+                break;
+            pthread_mutex_unlock (&p->mu);
+            if (p->cons_ok)
+                p->cons_ok = consume (p, &p->b[p->done % N_PBATCHES], &p->cons_err);
+            pthread_mutex_lock (&p->mu);
+            p->done++;
+            if (!p->cons_ok)
+                p->stop = true;
+            pthread_cond_broadcast (&p->cv);
+        }
+        pthread_mutex_unlock (&p->mu);
+        pthread_join (thread, NULL);
+    }
+    ok = p->cons_ok && p->ok;
+    if (!p->cons_ok)
+        *err = p->cons_err;
+    else if (!p->ok)
+        *err = p->err;
+    for (int i = 0; i < N_PBATCHES; i++) {
+        rm_buf_destroy (&p->b[i].docs);
+        bson_free (p->b[i].cand);
+    }
+    pthread_mutex_destroy (&p->mu);
+    pthread_cond_destroy (&p->cv);
+    bson_free (p);
+    return ok && j->finish (j->ctx, err);
 }
 
 /* `from` keeps its unmatched children (all of them with keepSource). */
@@ -157,7 +493,7 @@ write_children (table_t *t, rm_engine_t *e, const rm_join_t *j, rm_ens_t *from,
         if (!t->c[i].seen)
             from->stats->orphans++;
         if ((j->keep_source || !t->c[i].seen) &&
-            !rm_store_add (next, t->arena.data + t->c[i].off, t->c[i].len, err)) {
+            !rm_store_add (next, t->base + t->c[i].off, t->c[i].len, err)) {
             rm_store_destroy (next);
             return false;
         }
@@ -173,7 +509,7 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
     bool ok;
 
     memset (&t, 0, sizeof t);
-    rm_keytab_init (&t.keys, sizeof (klist_t));
+    rm_keytab_init (&t.keys, sizeof (uint32_t));
     ok = load_children (&t, j, from, err) && join_parents (&t, e, j, err);
     if (ok && j->rewrite_from)
         ok = write_children (&t, e, j, from, err);
@@ -185,5 +521,7 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
     rm_keytab_destroy (&t.keys);
     bson_free (t.c);
     bson_free (t.nodes);
+    bson_free (t.start);
+    bson_free (t.order);
     return ok;
 }

@@ -178,10 +178,16 @@ bool
 rm_step_denorm_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     rm_ens_t *from = rm_engine_find (e, &s->u.denorm.from);
-    if (need (rm_store_bytes (from->store), rm_store_count (from->store)) <= e->opts.memory)
-        return rm_denorm_hash_run (e, s, err);
-    e->spilled = true;
-    return rm_denorm_sort_run (e, s, err);
+    uint64_t n = need (rm_store_bytes (from->store), rm_store_count (from->store));
+    bool ok;
+    if (n <= e->opts.memory) {
+        ok = rm_engine_stores_fit (e, n, NULL, err) && rm_denorm_hash_run (e, s, err);
+    } else {
+        e->spilled = true;
+        ok = rm_engine_stores_fit (e, e->opts.memory, NULL, err) && rm_denorm_sort_run (e, s, err);
+    }
+    rm_engine_stores_free (e);
+    return ok;
 }
 
 /* The one-pass path (rm_stage_class_t), when no step changes `from`

@@ -11,7 +11,9 @@
  * neighbouring runs in passes of at most FAN-IN files until one pass is
  * left, and a thread pulls that last pass through a binary heap into
  * blocks that next() hands out, one block ahead of the caller. When
- * nothing was spilled, next() walks the sorted index in place.
+ * nothing was spilled, finish sorts the index's two halves at once, one
+ * on a thread, and next() merges them as it walks them in place (no
+ * second index).
  *
  * Memory. The budget counts each record's key and value bytes plus its
  * 24-byte index entry, so a run of B/2 holds about B / 2 / (24 + record
@@ -173,6 +175,9 @@ struct rm_sorter {
     size_t n_spare;
     entry_t *idx;
     size_t n, idx_cap, pos; /* pos: next entry handed out when in memory */
+    /* In memory: the index is sorted in two halves, [0, half) and [half,
+     * n); pos walks the first, pos_b the second. */
+    size_t half, pos_b;
 
     run_t *runs;
     size_t n_runs, runs_cap;
@@ -394,6 +399,58 @@ sort_index (const rm_sorter_t *s, bson_error_t *err)
     for (size_t n = s->n; n > 1; n >>= 1)
         depth += 2;
     if (!intro_sort (s, s->idx, s->n, depth)) {
+        rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+        return false;
+    }
+    return true;
+}
+
+/* An in-memory sort this long sorts its halves on both cores. */
+#define SORT_TWO_MIN 65536
+
+typedef struct {
+    const rm_sorter_t *s;
+    bool ok;
+} half_t;
+
+static void *
+half_main (void *arg)
+{
+    half_t *h = arg;
+    const rm_sorter_t *s = h->s;
+    size_t n = s->n - s->half;
+    unsigned depth = 0;
+    for (size_t m = n; m > 1; m >>= 1)
+        depth += 2;
+    h->ok = intro_sort (s, s->idx + s->half, n, depth);
+    return NULL;
+}
+
+/* The last run's sort when nothing was spilled: each half of the index on
+ * its own core (the comparators only read), merged by rm_sorter_next. */
+static bool
+sort_halves (rm_sorter_t *s, bson_error_t *err)
+{
+    half_t h = {s, false};
+    pthread_t thread;
+    unsigned depth = 0;
+    bool ok;
+
+    s->half = s->n;
+    s->pos_b = s->n;
+    if (s->n < SORT_TWO_MIN)
+        return sort_index (s, err);
+    s->half = s->n / 2;
+    s->pos_b = s->half;
+    if (rm_thread_start (&thread, half_main, &h) != 0) {
+        s->half = s->pos_b = s->n;
+        return sort_index (s, err);
+    }
+    for (size_t m = s->half; m > 1; m >>= 1)
+        depth += 2;
+    ok = intro_sort (s, s->idx, s->half, depth);
+    pthread_join (thread, NULL);
+    if (!ok || !h.ok) {
         rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
         return false;
     }
@@ -1376,7 +1433,7 @@ rm_sorter_finish (rm_sorter_t *s, bson_error_t *err)
         return fail (s, &e, err);
     if (s->n_runs == 0) {
         flush_free (s);
-        if (!sort_index (s, &e))
+        if (!sort_halves (s, &e))
             return fail (s, &e, err);
         s->state = ST_MEMORY;
         return true;
@@ -1413,14 +1470,22 @@ rm_sorter_next (rm_sorter_t *s, const uint8_t **key, size_t *klen, const uint8_t
     }
     if (s->state == ST_MEMORY) {
         const entry_t *ent;
-        if (s->pos == s->n)
+        bool a = s->pos < s->half, b = s->pos_b < s->n;
+        if (!a && !b)
             return 0;
         /* The index is sorted, the records it points at are not: each
          * is a cache miss. Ask for a few ahead so that they overlap with
          * the caller's work on this one. */
-        if (s->pos + PREFETCH_AHEAD < s->n)
+        if (s->pos + PREFETCH_AHEAD < s->half)
             __builtin_prefetch (entry_key (s, &s->idx[s->pos + PREFETCH_AHEAD]));
-        ent = &s->idx[s->pos++];
+        if (s->pos_b + PREFETCH_AHEAD < s->n)
+            __builtin_prefetch (entry_key (s, &s->idx[s->pos_b + PREFETCH_AHEAD]));
+        /* The order is total (ties by place): the merge of the halves is
+         * the order a sort of the whole index gives. */
+        if (a && (!b || !entry_less (s, &s->idx[s->pos_b], &s->idx[s->pos])))
+            ent = &s->idx[s->pos++];
+        else
+            ent = &s->idx[s->pos_b++];
         *key = entry_key (s, ent);
         *klen = ent->klen;
         *val = *key + ent->klen;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "remodel/bsoncheck.h"
+#include "remodel/buf.h"
 #include "remodel/error.h"
 #include "remodel/tmppath.h"
 #include "store.h"
@@ -26,6 +27,9 @@
 struct rm_store {
     char *path;
     char *label;
+    rm_store_pool_t *pool; /* NULL: a file from the start */
+    rm_buf_t mem;          /* the documents while pool holds them */
+    bool sealed;
     int fd;
     rm_outstream_t *out;
     uint64_t count, bytes;
@@ -69,6 +73,60 @@ rm_store_new (const char *tmpdir, const char *label, bson_error_t *err)
     return s;
 }
 
+/* The file is made at once all the same: a --tmp that cannot take it
+ * fails where it always did, and a killed run leaves it for the next one
+ * to sweep. Until a spill it holds MAGIC only. */
+rm_store_t *
+rm_store_new_pooled (const char *tmpdir, const char *label, rm_store_pool_t *pool,
+                     bson_error_t *err)
+{
+    rm_store_t *s = rm_store_new (tmpdir, label, err);
+    if (s) {
+        s->pool = pool;
+        rm_buf_init (&s->mem);
+    }
+    return s;
+}
+
+/* Frees the in-memory documents and gives their bytes back to the pool. */
+static void
+drop_mem (rm_store_t *s)
+{
+    s->pool->used -= s->mem.len;
+    rm_buf_destroy (&s->mem);
+    s->pool = NULL;
+}
+
+bool
+rm_store_spill (rm_store_t *s, bson_error_t *err)
+{
+    rm_compress_t c = {RM_CODEC_NONE, 0, 0};
+    bool ok;
+    if (!s->pool)
+        return true;
+    /* A sealed store's stream wrote MAGIC and ended: a new one goes on
+     * after it. */
+    if (!s->out)
+        s->out = rm_outstream_new (s->fd, s->path, &c, err);
+    ok = s->out && rm_outstream_write (s->out, s->mem.data, s->mem.len, err);
+    drop_mem (s);
+    if (ok && s->sealed) {
+        ok = rm_outstream_finish (s->out, err);
+        rm_outstream_destroy (s->out);
+        s->out = NULL;
+    }
+    return ok;
+}
+
+const uint8_t *
+rm_store_mem (const rm_store_t *s, size_t *len)
+{
+    if (!s->pool || !s->sealed)
+        return NULL;
+    *len = s->mem.len;
+    return s->mem.data ? s->mem.data : (const uint8_t *) "";
+}
+
 bool
 rm_store_add (rm_store_t *s, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
@@ -76,6 +134,15 @@ rm_store_add (rm_store_t *s, const uint8_t *doc, uint32_t len, bson_error_t *err
     s->bytes += len;
     if (s->sink.add)
         return s->sink.add (s->sink_ctx, doc, len, err);
+    if (s->pool) {
+        if (s->pool->used + len <= s->pool->cap) {
+            rm_buf_append (&s->mem, doc, len);
+            s->pool->used += len;
+            return true;
+        }
+        if (!rm_store_spill (s, err))
+            return false;
+    }
     return rm_outstream_write (s->out, doc, len, err);
 }
 
@@ -83,6 +150,7 @@ bool
 rm_store_seal (rm_store_t *s, bson_error_t *err)
 {
     bool ok = true;
+    s->sealed = true;
     if (s->sink.seal) {
         ok = s->sink.seal (s->sink_ctx, err);
         s->sink.seal = NULL;
@@ -103,6 +171,8 @@ rm_store_open (rm_store_t *s, bson_error_t *err)
     const uint8_t *head;
     struct stat st;
     ssize_t n;
+    if (s->pool)
+        return rm_instream_new_memory (s->mem.data, s->mem.len, s->label);
     if (!s->path) {
         rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: documents already written out, not kept",
                       s->label);
@@ -144,6 +214,8 @@ rm_store_destroy (rm_store_t *s)
 {
     if (!s)
         return;
+    if (s->pool)
+        drop_mem (s);
     rm_outstream_destroy (s->out);
     if (s->fd >= 0)
         close (s->fd);
@@ -157,7 +229,13 @@ rm_store_destroy (rm_store_t *s)
 int
 rm_store_next (rm_instream_t *s, rm_frame_t *f, bson_error_t *err)
 {
-    rm_frame_kind_t k = rm_frame_next (s, RM_BSON_MAX_OPLOG_SIZE, false, f, err);
+    rm_frame_kind_t k;
+    /* An in-memory store never reads, where a stop is otherwise noticed. */
+    if (rm_interrupted) {
+        rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+        return -1;
+    }
+    k = rm_frame_next (s, RM_BSON_MAX_OPLOG_SIZE, false, f, err);
     if (k == RM_FRAME_DOC)
         return 1;
     if (k == RM_FRAME_END)

@@ -1,6 +1,7 @@
 /* A store: documents of one namespace parked between the engine's steps in
- * a zstd-compressed temporary file (framed BSON, exactly as in a .bson
- * file), written once and read back as often as needed. */
+ * a temporary file (framed BSON, exactly as in a .bson file), or in memory
+ * while a pool's share of --memory holds them, written once and read back
+ * as often as needed. */
 #ifndef REMODEL_STORE_H
 #define REMODEL_STORE_H
 
@@ -9,6 +10,20 @@
 typedef struct rm_store rm_store_t;
 
 rm_store_t *rm_store_new (const char *tmpdir, const char *label, bson_error_t *err);
+
+/* The memory in-memory stores share: a store whose next document would
+ * take used past cap moves to its file, whole, and stays there. */
+typedef struct {
+    uint64_t cap, used;
+} rm_store_pool_t;
+/* A store that keeps its documents in memory while the pool has room. */
+rm_store_t *rm_store_new_pooled (const char *tmpdir, const char *label, rm_store_pool_t *pool,
+                                 bson_error_t *err);
+/* Moves an in-memory store's documents to its file (nothing if there). */
+bool rm_store_spill (rm_store_t *s, bson_error_t *err);
+/* The documents of a sealed in-memory store, one after another, and their
+ * bytes; NULL if the store is a file. */
+const uint8_t *rm_store_mem (const rm_store_t *s, size_t *len);
 
 /* A sink looks like a store to the steps but keeps nothing: each document
  * goes to add as it comes, and seal is called once at the end. It cannot

@@ -13,7 +13,9 @@
 
 typedef struct rm_sorter rm_sorter_t;
 
-/* Compares two keys; NULL means memcmp, then shorter first. */
+/* Compares two keys; NULL means memcmp, then shorter first. It may be
+ * called from two threads at once (an in-memory sort's two halves), so it
+ * only reads ctx. */
 typedef int (*rm_key_cmp_fn) (const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
                               void *ctx);
 

@@ -28,6 +28,10 @@ typedef ssize_t (*rm_raw_read_fn) (void *ctx, void *buf, size_t len, bson_error_
 /* Opens a file ("-" is standard input). name is used in messages. */
 rm_instream_t *rm_instream_open (const char *path, bson_error_t *err);
 
+/* Bytes already in memory, read in place (not copied; they must outlive
+ * the stream): no codec, no read-ahead. */
+rm_instream_t *rm_instream_new_memory (const uint8_t *data, size_t len, const char *name);
+
 /* Wraps a raw source, e.g. one member of a tar archive. */
 rm_instream_t *rm_instream_new (rm_raw_read_fn read, void *ctx, const char *name,
                                 uint64_t raw_size);
