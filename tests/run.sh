@@ -13,6 +13,9 @@ sanbuild=${2:-}
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
+# python3 by its own path, not a version manager's shim (tests/python.sh).
+. tests/python.sh
+
 parts=${RUN_PARTS:-all}
 only=${RUN_ONLY:-}
 suites=0

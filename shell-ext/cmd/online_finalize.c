@@ -16,6 +16,7 @@
  * remodel wrote it (those are listed and left); side by side, a switch
  * (finished or not) is undone rename by rename, and with none the results
  * are dropped and the plan forgotten. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,8 +129,19 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
     return ok;
 }
 
+/* SIGUSR1 during that pause: nothing but the end of the sleep. */
+static void
+on_pause_end (int sig)
+{
+    (void) sig;
+}
+
 /* A pause before the renames (REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS, for
- * the tests: a write can then be made to slip in). */
+ * the tests: a write can then be made to slip in). SIGUSR1 ends it early,
+ * so that a test long enough for a loaded machine waits no longer than
+ * it needs. The handler is in place before the line that says it pauses,
+ * which is what a test waits for before it signals, and stays (with
+ * SA_RESTART: a signal that comes late interrupts no other call). */
 static void
 pause_before_switch (void)
 {
@@ -138,9 +150,15 @@ pause_before_switch (void)
         long v = strtol (ms, NULL, 10);
         struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
         if (v > 0) {
+            struct sigaction sa;
+            memset (&sa, 0, sizeof sa);
+            sa.sa_handler = on_pause_end;
+            sa.sa_flags = SA_RESTART;
+            sigemptyset (&sa.sa_mask);
+            sigaction (SIGUSR1, &sa, NULL);
             rm_cli_line (stderr, "", "\n", "remodel: finalize: pausing %ld ms before the switch "
                          "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)", v);
-            nanosleep (&ts, NULL);
+            nanosleep (&ts, NULL); /* never restarted: SIGUSR1 ends it */
         }
     }
 }

@@ -6,6 +6,7 @@ case $REMODEL in /*) ;; *) REMODEL=$PWD/$REMODEL ;; esac
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FIX=${FIXTURES:-$ROOT/../shared/fixtures}
 MT=$FIX/mongo-tools
+. "$ROOT/tests/python.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/remodel-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 

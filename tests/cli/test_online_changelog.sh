@@ -537,6 +537,7 @@ PYEOF
     fp=$!
     for i in $(seq 1 100); do grep -q 'pausing' "$T/fin.err" && break; sleep 0.2; done
     py 'c.shop.orders.update_one({"_id": 1001}, {"$inc": {"amount": 1}})'
+    grep -q pausing "$T/fin.err" && kill -USR1 $fp 2>/dev/null # the pause's end: the write is made
     wait $fp; frc=$?
     expect_eq "$kind: a write after the drain is caught from the log (exit 1, counted)" \
         "$frc:$(grep -c 'the change log shows 1 document(s) of the sources written between the last sync and the switch' "$T/fin.err")" "1:1"

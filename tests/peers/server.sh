@@ -91,8 +91,11 @@ stop() {
     if [ -n "$pid" ]; then
         terminate "$pid" || die "could not stop server pid $pid"
     fi
-    # The watchdog ends by itself within a second of the server.
-    if [ -n "$wd" ] && ! gone "$wd" 3; then
+    # The watchdog would end by itself within a second of the server (it
+    # looks once a second); with the server gone it has nothing to watch,
+    # so it is ended now rather than waited for (every suite stops its
+    # servers: a second each).
+    if [ -n "$wd" ] && alive "$wd"; then
         kill -TERM "$wd" 2>/dev/null
         gone "$wd" 2
     fi
