@@ -100,8 +100,10 @@ typedef struct {
     int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
     online_diffs_t *diffs;  /* verify: the differing _ids (online_diffs.c), or NULL */
     /* finalize: when the writes stopped (online_mono_ms; 0: not in the
-     * window), and when a progress line last said so (online_blocked.c). */
-    int64_t window_t0, window_said;
+     * window), and when a progress line last said so (online_blocked.c);
+     * the documents read whole for checksums in it (online_coll_sum),
+     * which its closing line says: what grows with the data. */
+    int64_t window_t0, window_said, window_summed;
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
@@ -448,10 +450,12 @@ void online_blocked_close (online_t *on, bool switched);
 
 /* online_after.c: the application's writes to the switched-in collections
  * after the switch, which rollback must not lose. Each namespace the plan
- * switched: its collection, its result's and backup's names, and at the
- * switch its count and digest (online_coll_sum); written: the documents
- * written since (-1: changed, how many unknown; -2: nothing recorded to
- * tell by). */
+ * switched: its collection, its result's and backup's names, and its
+ * count and digest (online_coll_sum): at the switch without a change log,
+ * at rollback's check with one (summed says there are some); written: the
+ * documents written since (-1: changed, how many unknown; -2: nothing
+ * recorded to tell by; -3: the change log's history since the switch is
+ * lost). */
 #define ONLINE_AFTER_MAX 64
 typedef struct {
     char ns[300], db[128], coll[256], result[400], backup[400];
@@ -464,6 +468,7 @@ typedef struct {
     size_t n;
     bool found;             /* the plan's record has afterSwitch */
     bool has_point;         /* and the change log's point at the switch */
+    bool summed;            /* c[].docs and c[].sum were taken */
     online_capture_t point;
     char decided[16];       /* rollback's choice: "none", "carry", "discard" */
     bool pending;           /* writes after the switch left in the results */
