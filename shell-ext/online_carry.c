@@ -29,6 +29,7 @@
  * application) is deleted. So it is idempotent: a carry killed part way is
  * done again by the next rollback. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "online_changes.h"
@@ -43,38 +44,36 @@ typedef struct {
     online_idset_t seen[ONLINE_AFTER_MAX];
     mongoc_collection_t *originals[ONLINE_AFTER_MAX];
     bson_t sel;             /* {_id: ...}, refilled for each document */
+    /* What the inverse made, compared with the originals a batch at a
+     * time: one {_id: {$in: ...}} read a batch, the originals it finds in
+     * there, looked up by their _ids' hashes (by). */
+    online_docs_t pend[ONLINE_AFTER_MAX], there;
+    struct carry_by { uint64_t h; size_t i; } *by;
+    size_t by_cap;
     bool exists[ONLINE_AFTER_MAX]; /* the namespace has a collection in the old design */
     bool dry;               /* only count what has nowhere to go (missing) */
     int64_t missing;
     int64_t inserted[ONLINE_AFTER_MAX], replaced[ONLINE_AFTER_MAX], deleted[ONLINE_AFTER_MAX];
 } carry_t;
 
-/* The inverse of the plan as a plan of one step, into inv; false with
- * RM_ERR_UNSUPPORTED naming the step that has none. */
-static bool
-inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
+/* The inverse of step s as a plan of one step (NULL, with why, when it
+ * has none). */
+static bson_t *
+step_inverse (const rm_step_t *s, const char **why)
 {
-    const rm_step_t *s = on->plan.steps;
     bson_t *b = NULL;
-    char *json;
-    const char *why = NULL;
-    bool ok;
-
-    memset (inv, 0, sizeof *inv);
-    if (on->plan.n != 1) {
-        s = on->plan.n ? &on->plan.steps[1] : s;
-        why = "--carry-writes carries back through a plan of one step";
-    } else if (s->kind == RM_STEP_EMBED) {
+    *why = NULL;
+    if (s->kind == RM_STEP_EMBED) {
         const rm_embed_t *e = &s->u.embed;
         bson_iter_t it;
         if (strcmp (e->local.text, "_id") != 0 || e->foreign.n != 1 || strchr (e->as, '.'))
-            why = "its inverse needs localField \"_id\" and a top-level foreignField and as";
+            *why = "its inverse needs localField \"_id\" and a top-level foreignField and as";
         else if (!e->project || e->project_inclusive || bson_count_keys (e->project) != 1 ||
                  !bson_iter_init_find (&it, e->project, e->foreign.text))
-            why = "its inverse needs project {foreignField: 0} (the children's reference "
-                  "given back by their parent)";
+            *why = "its inverse needs project {foreignField: 0} (the children's reference "
+                   "given back by their parent)";
         else if (e->limit || e->count_as || e->keep_source || e->on_overflow != RM_OVERFLOW_ERROR)
-            why = "limit, countAs, keepSource and an outlier overflow have no inverse";
+            *why = "limit, countAs, keepSource and an outlier overflow have no inverse";
         else
             b = BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "extract", "{", "from",
                           BCON_UTF8 (e->into.text), "path", BCON_UTF8 (e->as), "to",
@@ -83,11 +82,11 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
     } else if (s->kind == RM_STEP_EXTRACT) {
         const rm_extract_t *x = &s->u.extract;
         if (x->style != RM_STYLE_PARENT_REF)
-            why = "its inverse needs style parentRef (each child naming its parent)";
+            *why = "its inverse needs style parentRef (each child naming its parent)";
         else if (x->path.n != 1 || strchr (x->parent_field, '.') || !x->ordinal_field ||
                  strchr (x->ordinal_field, '.'))
-            why = "its inverse needs a top-level path and parentField, and an ordinalField (the "
-                  "elements' order)";
+            *why = "its inverse needs a top-level path and parentField, and an ordinalField (the "
+                   "elements' order)";
         else
             b = BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "embed", "{", "from",
                           BCON_UTF8 (x->to.text), "into", BCON_UTF8 (x->from.text), "localField",
@@ -95,13 +94,48 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
                           BCON_UTF8 (x->path.text), "project", "{", x->parent_field,
                           BCON_INT32 (0), x->ordinal_field, BCON_INT32 (0), "}", "sort", "{",
                           x->ordinal_field, BCON_INT32 (1), "}", "}", "}", "]");
+    } else if (s->kind == RM_STEP_BUCKETIZE) {
+        /* unbucketize gives every reading back byte for byte
+         * (docs/plans.md); stats, the window and maxCount are left out of
+         * it, since unbucketize would check them against buckets the
+         * application has changed since. */
+        const rm_bucketize_t *k = &s->u.bucketize;
+        if (k->keep_source)
+            *why = "keepSource leaves the readings in both designs: no inverse tells which to "
+                   "carry";
+        else if (k->invalid_to.text)
+            *why = "its inverse is carried without onInvalid's namespace only";
+        else {
+            bson_t steps, st, u, meta;
+            b = bson_new ();
+            BSON_APPEND_INT32 (b, "remodel", 1);
+            BSON_APPEND_ARRAY_BEGIN (b, "steps", &steps);
+            BSON_APPEND_DOCUMENT_BEGIN (&steps, "0", &st);
+            BSON_APPEND_DOCUMENT_BEGIN (&st, "unbucketize", &u);
+            BSON_APPEND_UTF8 (&u, "from", k->to.text);
+            BSON_APPEND_UTF8 (&u, "to", k->from.text);
+            BSON_APPEND_UTF8 (&u, "timeField", k->time_field);
+            BSON_APPEND_ARRAY_BEGIN (&u, "metaField", &meta);
+            for (size_t i = 0; i < k->n_meta; i++) {
+                char key[16];
+                const char *kp;
+                bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+                BSON_APPEND_UTF8 (&meta, kp, k->meta[i]);
+            }
+            bson_append_array_end (&u, &meta);
+            BSON_APPEND_UTF8 (&u, "as", k->as);
+            BSON_APPEND_BOOL (&u, "keepSource", false);
+            bson_append_document_end (&st, &u);
+            bson_append_document_end (&steps, &st);
+            bson_append_array_end (b, &steps);
+        }
     } else if (s->kind == RM_STEP_RENAME) {
         const rm_fields_t *f = &s->u.fields;
         bson_t steps, st, r, fields;
-        for (size_t i = 0; i < f->n && !why; i++)
+        for (size_t i = 0; i < f->n && !*why; i++)
             if (f->paths[i].n != 1 || f->to[i].n != 1)
-                why = "its inverse renames top-level fields only";
-        if (!why) {
+                *why = "its inverse renames top-level fields only";
+        if (!*why) {
             b = bson_new ();
             BSON_APPEND_INT32 (b, "remodel", 1);
             BSON_APPEND_ARRAY_BEGIN (b, "steps", &steps);
@@ -116,10 +150,42 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
             bson_append_document_end (&steps, &st);
             bson_append_array_end (b, &steps);
         }
+    } else if (s->kind == RM_STEP_UNBUCKETIZE) {
+        /* bucketize gives back the buckets only where they were its own
+         * of the same keys, which the readings alone do not say. */
+        *why = "its inverse (bucketize) gives back only buckets remodel made with the same "
+               "keys, which the data does not show";
     } else {
-        why = "remodel knows no exact inverse of it to carry writes back through";
+        *why = "remodel knows no exact inverse of it to carry writes back through";
     }
+    return b;
+}
+
+/* The inverse of the plan as a plan of one step, into inv; false with
+ * RM_ERR_UNSUPPORTED naming the step that has none (every step is looked
+ * at: the first without one is named). */
+static bool
+inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
+{
+    const rm_step_t *s = on->plan.steps;
+    bson_t *b = NULL;
+    char *json;
+    const char *why = NULL;
+    bool ok;
+
+    memset (inv, 0, sizeof *inv);
+    for (size_t i = 0; i < on->plan.n && !why; i++) {
+        s = &on->plan.steps[i];
+        if (b)
+            bson_destroy (b);
+        b = step_inverse (s, &why);
+    }
+    if (!why && on->plan.n > 1)
+        why = "each step has an inverse, but --carry-writes carries back through a plan of one "
+              "step only (the inverses are not composed yet)";
     if (why) {
+        if (b)
+            bson_destroy (b);
         rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s; nothing renamed: "
                       "--discard-writes-after-switch rolls back without the writes made after "
                       "the switch", on->names.name, s->index, s->op, why);
@@ -198,19 +264,114 @@ online_carry_check (online_t *on, bool back, bson_error_t *err)
     return ok;
 }
 
-/* One document the inverse made (or one passed through) into its
- * original's place. */
+static int
+by_cmp (const void *x, const void *y)
+{
+    const struct carry_by *a = x, *b = y;
+    return a->h < b->h ? -1 : a->h > b->h;
+}
+
+/* The original with doc's _id among those read for the batch (NULL:
+ * none). */
+static const uint8_t *
+original_of (const carry_t *c, const uint8_t *doc, uint32_t len, uint32_t *olen)
+{
+    struct carry_by key = {online_id_hash (doc, len), 0};
+    size_t lo = 0, hi = c->there.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->by[mid].h < key.h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < c->there.n && c->by[lo].h == key.h; lo++) {
+        const uint8_t *o = online_doc_bytes (&c->there, c->by[lo].i);
+        *olen = c->there.docs[c->by[lo].i].len;
+        if (online_same_id (o, *olen, doc, len))
+            return o;
+    }
+    return NULL;
+}
+
+/* The batch of move k into the originals: each document compared with
+ * the original of its _id (read in one query), inserted, replaced or
+ * left as it is. */
+static bool
+flush (carry_t *c, size_t k, bson_error_t *err)
+{
+    online_t *on = c->on;
+    online_docs_t *p = &c->pend[k];
+    online_values_t ids;
+    bson_t filter = BSON_INITIALIZER, in;
+    mongoc_cursor_t *cur;
+    const bson_t *now;
+    bson_error_t why;
+    bool ok = true;
+
+    if (!p->n)
+        return true;
+    online_values_init (&ids);
+    for (size_t i = 0; i < p->n; i++) {
+        bson_iter_t id;
+        if (bson_iter_init_from_data (&id, online_doc_bytes (p, i), p->docs[i].len) &&
+            bson_iter_find (&id, "_id"))
+            online_values_add (&ids, &id);
+    }
+    BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &in);
+    BSON_APPEND_ARRAY (&in, "$in", &ids.arr);
+    bson_append_document_end (&filter, &in);
+    online_docs_reset (&c->there);
+    cur = mongoc_collection_find_with_opts (c->originals[k], &filter, NULL, NULL);
+    while (mongoc_cursor_next (cur, &now))
+        online_docs_add (&c->there, bson_get_data (now), now->len, -1);
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading the originals");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (&filter);
+    bson_destroy (&ids.arr);
+    if (ok && c->there.n > c->by_cap) {
+        c->by_cap = c->there.n;
+        c->by = bson_realloc (c->by, c->by_cap * sizeof *c->by);
+    }
+    for (size_t i = 0; ok && i < c->there.n; i++) {
+        c->by[i].h = online_id_hash (online_doc_bytes (&c->there, i), c->there.docs[i].len);
+        c->by[i].i = i;
+    }
+    if (ok)
+        qsort (c->by, c->there.n, sizeof *c->by, by_cmp);
+    for (size_t i = 0; ok && i < p->n; i++) {
+        const uint8_t *doc = online_doc_bytes (p, i), *o;
+        uint32_t len = p->docs[i].len, olen = 0;
+        bson_t d;
+        bson_init_static (&d, doc, len);
+        bson_reinit (&c->sel);
+        online_id_filter (doc, len, &c->sel);
+        o = original_of (c, doc, len, &olen);
+        if (!o) {
+            ok = online_lease_check (on, err) &&
+                 (mongoc_collection_insert_one (c->originals[k], &d, NULL, NULL, &why) ||
+                  online_fail (on, err, &why, "carrying a document back"));
+            c->inserted[k] += ok;
+        } else if (olen != len || online_fields_digest (o, olen) != online_fields_digest (doc, len)) {
+            ok = online_lease_check (on, err) &&
+                 (mongoc_collection_replace_one (c->originals[k], &c->sel, &d, NULL, NULL, &why) ||
+                  online_fail (on, err, &why, "carrying a document back"));
+            c->replaced[k] += ok;
+        }
+    }
+    online_docs_reset (p);
+    return ok;
+}
+
+/* One document the inverse made (or one passed through), for its
+ * original's place (a batch at a time: flush). */
 static bool
 put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     carry_t *c = ctx;
     online_t *on = c->on;
     size_t k = 0;
-    bson_t d;
-    mongoc_cursor_t *cur;
-    const bson_t *now;
-    bson_error_t why;
-    bool ok = true, there;
 
     while (k < c->a.n && strcmp (c->a.c[k].ns, ns) != 0)
         k++;
@@ -236,26 +397,8 @@ put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *
         c->missing += !c->exists[k];
         return true;
     }
-    bson_init_static (&d, doc, len);
-    cur = mongoc_collection_find_with_opts (c->originals[k], &c->sel, NULL, NULL);
-    there = mongoc_cursor_next (cur, &now);
-    if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (on, err, &why, "reading an original");
-    if (ok && !there) {
-        ok = online_lease_check (on, err) &&
-             (mongoc_collection_insert_one (c->originals[k], &d, NULL, NULL, &why) ||
-              online_fail (on, err, &why, "carrying a document back"));
-        c->inserted[k] += ok;
-    } else if (ok && (now->len != len ||
-                      online_fields_digest (bson_get_data (now), now->len) !=
-                          online_fields_digest (doc, len))) {
-        ok = online_lease_check (on, err) &&
-             (mongoc_collection_replace_one (c->originals[k], &c->sel, &d, NULL, NULL, &why) ||
-              online_fail (on, err, &why, "carrying a document back"));
-        c->replaced[k] += ok;
-    }
-    mongoc_cursor_destroy (cur);
-    return ok;
+    online_docs_add (&c->pend[k], doc, len, -1);
+    return c->pend[k].n < BATCH || flush (c, k, err);
 }
 
 /* The originals of move k the inverse no longer makes: deleted since. */
@@ -355,6 +498,8 @@ carry_pass (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
     }
     if (ok && n_in > 1)
         ok = rm_batchstep_run (b, put, c, err);
+    for (size_t k = 0; ok && k < c->a.n; k++)
+        ok = flush (c, k, err);
     rm_batchstep_destroy (b);
     return ok;
 }
@@ -368,6 +513,9 @@ online_carry (online_t *on, bson_error_t *err)
 
     c->on = on;
     bson_init (&c->sel);
+    online_docs_init (&c->there);
+    for (size_t k = 0; k < ONLINE_AFTER_MAX; k++)
+        online_docs_init (&c->pend[k]);
     for (size_t k = 0; ok && k < c->a.n; k++) {
         c->originals[k] = online_collection (on, c->a.c[k].db, c->a.c[k].coll);
         ok = online_coll_exists (on, c->a.c[k].db, c->a.c[k].coll, &c->exists[k], err);
@@ -410,6 +558,10 @@ online_carry (online_t *on, bson_error_t *err)
         if (c->originals[k])
             mongoc_collection_destroy (c->originals[k]);
     }
+    for (size_t k = 0; k < ONLINE_AFTER_MAX; k++)
+        online_docs_destroy (&c->pend[k]);
+    online_docs_destroy (&c->there);
+    bson_free (c->by);
     bson_destroy (&c->sel);
     bson_free (c);
     return ok;
