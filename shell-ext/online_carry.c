@@ -50,6 +50,14 @@ typedef struct {
     online_docs_t pend[ONLINE_AFTER_MAX], there;
     struct carry_by { uint64_t h; size_t i; } *by;
     size_t by_cap;
+    /* A composed inverse: where each namespace is read from now (its
+     * result, then what the last step's inverse gave back, in the stage
+     * collections COLL_remodel_ID_carryJ), and, before the last stage,
+     * where each one's output goes (sinks). */
+    char from[ONLINE_AFTER_MAX][400];
+    mongoc_collection_t *sink[ONLINE_AFTER_MAX];
+    bool final;
+    bson_t out[BATCH];
     bool exists[ONLINE_AFTER_MAX]; /* the namespace has a collection in the old design */
     bool dry;               /* only count what has nowhere to go (missing) */
     int64_t missing;
@@ -161,42 +169,67 @@ step_inverse (const rm_step_t *s, const char **why)
     return b;
 }
 
-/* The inverse of the plan as a plan of one step, into inv; false with
- * RM_ERR_UNSUPPORTED naming the step that has none (every step is looked
- * at: the first without one is named). */
+/* The inverse of the plan into inv: each step's inverse, the last step's
+ * first (composed: each runs over what the one before it gave back);
+ * false with RM_ERR_UNSUPPORTED naming the first step that has none. */
 static bool
 inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
 {
     const rm_step_t *s = on->plan.steps;
-    bson_t *b = NULL;
+    bson_t plan = BSON_INITIALIZER, steps;
     char *json;
     const char *why = NULL;
     bool ok;
 
     memset (inv, 0, sizeof *inv);
-    for (size_t i = 0; i < on->plan.n && !why; i++) {
+    BSON_APPEND_INT32 (&plan, "remodel", 1);
+    BSON_APPEND_ARRAY_BEGIN (&plan, "steps", &steps);
+    for (size_t i = on->plan.n; i-- > 0 && !why;) {
+        bson_t *b;
+        bson_iter_t it;
+        const uint8_t *data;
+        uint32_t len;
+        char key[16];
+        const char *kp;
         s = &on->plan.steps[i];
-        if (b)
-            bson_destroy (b);
         b = step_inverse (s, &why);
-    }
-    if (!why && on->plan.n > 1)
-        why = "each step has an inverse, but --carry-writes carries back through a plan of one "
-              "step only (the inverses are not composed yet)";
-    if (why) {
+        if (b && bson_iter_init (&it, b) && bson_iter_find_descendant (&it, "steps.0", &it) &&
+            BSON_ITER_HOLDS_DOCUMENT (&it)) {
+            bson_t one;
+            bson_iter_document (&it, &len, &data);
+            bson_init_static (&one, data, len);
+            bson_uint32_to_string ((uint32_t) (on->plan.n - 1 - i), &kp, key, sizeof key);
+            BSON_APPEND_DOCUMENT (&steps, kp, &one);
+        }
         if (b)
             bson_destroy (b);
+    }
+    bson_append_array_end (&plan, &steps);
+    /* The first step without one is named: the plan's order. */
+    for (size_t i = 0; i < on->plan.n && why; i++) {
+        const char *w;
+        bson_t *b = step_inverse (&on->plan.steps[i], &w);
+        if (b)
+            bson_destroy (b);
+        if (w) {
+            s = &on->plan.steps[i];
+            why = w;
+            break;
+        }
+    }
+    if (why) {
+        bson_destroy (&plan);
         rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s; nothing renamed: "
                       "--discard-writes-after-switch rolls back without the writes made after "
                       "the switch", on->names.name, s->index, s->op, why);
         return false;
     }
-    json = bson_as_relaxed_extended_json (b, NULL);
+    json = bson_as_relaxed_extended_json (&plan, NULL);
     ok = rm_plan_parse (inv, json, strlen (json), err);
     if (!ok)
-        rm_error_prefix (err, "plan %s: the inverse of step 1 (%s)", on->names.name, s->op);
+        rm_error_prefix (err, "plan %s: its inverse", on->names.name);
     bson_free (json);
-    bson_destroy (b);
+    bson_destroy (&plan);
     return ok;
 }
 
@@ -206,9 +239,9 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
  * originals' array checked, where they are now (back: under their own
  * names, else their backups'). */
 static bool
-elements_own_ids (online_t *on, bool back, bson_error_t *err)
+elements_own_ids (online_t *on, const rm_step_t *s, bool back, bson_error_t *err)
 {
-    const rm_extract_t *x = &on->plan.steps[0].u.extract;
+    const rm_extract_t *x = &s->u.extract;
     char backup[400];
     mongoc_collection_t *coll;
     bson_t filter = BSON_INITIALIZER, *opts;
@@ -233,12 +266,12 @@ elements_own_ids (online_t *on, bool back, bson_error_t *err)
                 char *text;
                 online_id_filter (bson_get_data (doc), doc->len, &sel);
                 text = bson_as_relaxed_extended_json (&sel, NULL);
-                rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step 1 (extract): its inverse "
-                              "gives the elements of %s back only when each had an _id of its "
-                              "own, and %s's %s has one without; nothing renamed: "
+                rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step %zu (extract): its "
+                              "inverse gives the elements of %s back only when each had an _id "
+                              "of its own, and %s's %s has one without; nothing renamed: "
                               "--discard-writes-after-switch rolls back without the writes made "
-                              "after the switch", on->where, on->names.name, x->from.text, text,
-                              x->path.text);
+                              "after the switch", on->where, on->names.name, s->index,
+                              x->from.text, text, x->path.text);
                 bson_free (text);
                 bson_destroy (&sel);
                 ok = false;
@@ -252,6 +285,24 @@ elements_own_ids (online_t *on, bool back, bson_error_t *err)
     return ok;
 }
 
+/* Whether a step before step i writes ns (its input or its target). */
+static bool
+written_before (const rm_plan_t *plan, size_t i, const char *ns)
+{
+    for (size_t j = 0; j < i; j++) {
+        const rm_step_t *s = &plan->steps[j];
+        const rm_nsref_t *refs[12];
+        rm_pass_t passes[RM_MAX_PASSES];
+        bson_error_t why;
+        size_t n = rm_step_inputs (s, refs, 4), np = rm_step_passes (s, false, passes, &why);
+        n += rm_step_targets (s, passes, np, refs + n);
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp (refs[k]->text, ns))
+                return true;
+    }
+    return false;
+}
+
 bool
 online_carry_check (online_t *on, bool back, bson_error_t *err)
 {
@@ -259,8 +310,24 @@ online_carry_check (online_t *on, bool back, bson_error_t *err)
     bool ok = inverse (on, &inv, err);
     if (ok)
         rm_plan_destroy (&inv);
-    if (ok && on->plan.steps[0].kind == RM_STEP_EXTRACT)
-        ok = elements_own_ids (on, back, err);
+    /* An extract's exactness is the data's, checked in the originals:
+     * only where no earlier step rewrote its source. */
+    for (size_t i = 0; ok && i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        if (s->kind != RM_STEP_EXTRACT)
+            continue;
+        if (written_before (&on->plan, i, s->u.extract.from.text)) {
+            rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (extract): its inverse is "
+                          "exact only when each element had an _id of its own, which the "
+                          "originals cannot show once an earlier step rewrote %s; nothing "
+                          "renamed: --discard-writes-after-switch rolls back without the writes "
+                          "made after the switch", on->names.name, s->index,
+                          s->u.extract.from.text);
+            ok = false;
+        } else {
+            ok = elements_own_ids (on, s, back, err);
+        }
+    }
     return ok;
 }
 
@@ -364,6 +431,27 @@ flush (carry_t *c, size_t k, bson_error_t *err)
     return ok;
 }
 
+/* The batch of move k into its stage collection. */
+static bool
+sink_flush (carry_t *c, size_t k, bson_error_t *err)
+{
+    online_docs_t *p = &c->pend[k];
+    const bson_t *docs[BATCH];
+    bson_error_t why;
+    bool ok;
+    if (!p->n)
+        return true;
+    for (size_t i = 0; i < p->n; i++) {
+        bson_init_static (&c->out[i], online_doc_bytes (p, i), p->docs[i].len);
+        docs[i] = &c->out[i];
+    }
+    ok = online_lease_check (c->on, err) &&
+         (mongoc_collection_insert_many (c->sink[k], docs, p->n, NULL, NULL, &why) ||
+          online_fail (c->on, err, &why, "writing what an inverse step gave back"));
+    online_docs_reset (p);
+    return ok;
+}
+
 /* One document the inverse made (or one passed through), for its
  * original's place (a batch at a time: flush). */
 static bool
@@ -389,6 +477,11 @@ put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *
                       "stopped; the results stay", on->where, on->names.name, ns, text);
         bson_free (text);
         return false;
+    }
+    /* Before the last stage: into the stage's collection. */
+    if (!c->final) {
+        online_docs_add (&c->pend[k], doc, len, -1);
+        return c->pend[k].n < BATCH || sink_flush (c, k, err);
     }
     /* A namespace the plan made (an extract's children) has no place in
      * the old design: what the inverse leaves there (children of no
@@ -441,14 +534,15 @@ delete_gone (carry_t *c, size_t k, bson_error_t *err)
     return ok;
 }
 
-/* Every document of move k's result: into the inverse (input number in,
- * or passed through when in < 0), a batch at a time (join: all of them,
- * run by the caller). */
+/* Every document of move k where it is now (its result, or the last
+ * stage's collection): into the inverse step (input number in, or passed
+ * through when in < 0), a batch at a time (join: all of them, run by the
+ * caller). */
 static bool
 carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_error_t *err)
 {
     online_t *on = c->on;
-    mongoc_collection_t *coll = online_collection (on, c->a.c[k].db, c->a.c[k].result);
+    mongoc_collection_t *coll = online_collection (on, c->a.c[k].db, c->from[k]);
     bson_t filter = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}");
     mongoc_cursor_t *cur = mongoc_collection_find_with_opts (coll, &filter, opts, NULL);
@@ -480,13 +574,15 @@ carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_err
     return ok;
 }
 
-/* One pass of the inverse over every result (dry: writing nothing). */
+/* One pass of an inverse step over every namespace where it is now
+ * (dry: writing nothing), into the originals (final) or the stage's
+ * collections. */
 static bool
-carry_pass (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
+carry_pass (carry_t *c, const rm_step_t *step, bson_error_t *err)
 {
     const rm_nsref_t *in[4];
-    size_t n_in = rm_step_inputs (&inv->steps[0], in, 4);
-    rm_batchstep_t *b = rm_batchstep_new (&inv->steps[0], c->on->o->tmpdir);
+    size_t n_in = rm_step_inputs (step, in, 4);
+    rm_batchstep_t *b = rm_batchstep_new (step, c->on->o->tmpdir);
     bool ok = true;
 
     for (size_t k = 0; ok && k < c->a.n; k++) {
@@ -499,8 +595,64 @@ carry_pass (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
     if (ok && n_in > 1)
         ok = rm_batchstep_run (b, put, c, err);
     for (size_t k = 0; ok && k < c->a.n; k++)
-        ok = flush (c, k, err);
+        ok = c->final ? flush (c, k, err) : sink_flush (c, k, err);
     rm_batchstep_destroy (b);
+    return ok;
+}
+
+static void
+seen_reset (carry_t *c)
+{
+    for (size_t k = 0; k < ONLINE_AFTER_MAX; k++) {
+        online_idset_destroy (&c->seen[k]);
+        memset (&c->seen[k], 0, sizeof c->seen[k]);
+    }
+}
+
+/* The stage collection of move k after inverse step j. */
+static void
+stage_name (const carry_t *c, size_t k, size_t j, char *buf, size_t cap)
+{
+    snprintf (buf, cap, "%s_remodel_%s_carry%zu", c->a.c[k].coll, c->on->names.id, j);
+}
+
+/* Each stage's collections dropped (before a stage writes them, so that
+ * a carry killed part way starts it afresh, and once carried). */
+static bool
+stages_drop (carry_t *c, size_t from, size_t to, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t j = from; ok && j < to; j++)
+        for (size_t k = 0; ok && k < c->a.n; k++) {
+            char name[400];
+            stage_name (c, k, j, name, sizeof name);
+            ok = online_coll_drop (c->on, c->a.c[k].db, name, err);
+        }
+    return ok;
+}
+
+/* The inverse's steps but its last, each over what the one before gave
+ * back, into the stage collections. */
+static bool
+carry_stages (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t j = 0; ok && j + 1 < inv->n; j++) {
+        ok = stages_drop (c, j, j + 1, err);
+        for (size_t k = 0; ok && k < c->a.n; k++) {
+            char name[400];
+            stage_name (c, k, j, name, sizeof name);
+            c->sink[k] = online_collection (c->on, c->a.c[k].db, name);
+        }
+        ok = ok && carry_pass (c, &inv->steps[j], err);
+        seen_reset (c);
+        for (size_t k = 0; k < c->a.n; k++) {
+            if (c->sink[k])
+                mongoc_collection_destroy (c->sink[k]);
+            c->sink[k] = NULL;
+            stage_name (c, k, j, c->from[k], sizeof c->from[k]);
+        }
+    }
     return ok;
 }
 
@@ -518,19 +670,19 @@ online_carry (online_t *on, bson_error_t *err)
         online_docs_init (&c->pend[k]);
     for (size_t k = 0; ok && k < c->a.n; k++) {
         c->originals[k] = online_collection (on, c->a.c[k].db, c->a.c[k].coll);
+        snprintf (c->from[k], sizeof c->from[k], "%s", c->a.c[k].result);
         ok = online_coll_exists (on, c->a.c[k].db, c->a.c[k].coll, &c->exists[k], err);
         all &= c->exists[k];
     }
     planned = ok = ok && inverse (on, &inv, err);
+    ok = ok && carry_stages (c, &inv, err);
+    c->final = true;
     /* Where a namespace has no place in the old design, a dry pass first:
      * nothing is written when something could not be carried. */
     if (ok && !all) {
         c->dry = true;
-        ok = carry_pass (c, &inv, err);
-        for (size_t k = 0; k < ONLINE_AFTER_MAX; k++) {
-            online_idset_destroy (&c->seen[k]);
-            memset (&c->seen[k], 0, sizeof c->seen[k]);
-        }
+        ok = carry_pass (c, &inv.steps[inv.n - 1], err);
+        seen_reset (c);
         c->dry = false;
         if (ok && c->missing) {
             rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld document(s) written after the "
@@ -542,7 +694,7 @@ online_carry (online_t *on, bson_error_t *err)
         }
         c->missing = 0;
     }
-    ok = ok && carry_pass (c, &inv, err);
+    ok = ok && carry_pass (c, &inv.steps[inv.n - 1], err);
     for (size_t k = 0; ok && k < c->a.n; k++) {
         ok = !c->exists[k] || delete_gone (c, k, err);
         if (ok && c->exists[k] && !on->o->quiet)
@@ -551,6 +703,9 @@ online_carry (online_t *on, bson_error_t *err)
                          (long long) c->inserted[k], (long long) c->replaced[k],
                          (long long) c->deleted[k]);
     }
+    /* The stages served: gone (a carry that failed leaves them for the
+     * next, which drops them before it writes them). */
+    ok = ok && (!planned || stages_drop (c, 0, inv.n ? inv.n - 1 : 0, err));
     if (planned)
         rm_plan_destroy (&inv);
     for (size_t k = 0; k < ONLINE_AFTER_MAX; k++) {

@@ -7,10 +7,11 @@
 # whole bucket deleted, a bucket of a new sensor inserted. rollback
 # refuses (exit 2, the log's count); --carry-writes carries them back
 # through unbucketize: every written reading as expected, every other
-# byte for byte (exit 0); rollback again drops the results. Refused with
-# --carry-writes, naming the step, nothing renamed: an unbucketize (its
-# inverse gives back only buckets remodel made), a plan whose second step
-# has no inverse, and a plan of two steps that each have one (not composed).
+# byte for byte (exit 0); rollback again drops the results. A rename then
+# a bucketize carried back through both inverses composed (the stage
+# collections dropped after). Refused with --carry-writes, naming the
+# step, nothing renamed: an unbucketize (its inverse gives back only
+# buckets remodel made), and a plan whose second step has no inverse.
 # CB_KINDS: the servers (default "ferretdb java"); CB_DEBUG=1: the
 # rollback's messages and what differs, on stderr.
 #   REMODEL=build/remodel bash tests/cli/test_online_carry_buckets.sh
@@ -106,8 +107,7 @@ print(got == want, same)' "$T/orig" "$T/written" ${CB_DEBUG:+debug})" "True True
     # ---- refused, naming the step ----
     pyd 'c.iot.readings.drop()
 c.iot.readings.insert_many([{"_id": i, "sensor": "s%d" % (i % 4), "ts": at(7 * i), "temp": i / 4} for i in range(40)])'
-    for p in "two:step 2 (set): remodel knows no exact inverse" \
-        "both:step 2 (bucketize): each step has an inverse, but --carry-writes carries back through a plan of one step only"; do
+    for p in "two:step 2 (set): remodel knows no exact inverse"; do
         online run "${p%%:*}" -q && online finalize "${p%%:*}" --writes-stopped -q
         pyd 'c.iot.readings.insert_one({"_id": "late", "sensor": "s0", "ts": at(1)})'
         online rollback "${p%%:*}" --carry-writes
@@ -117,6 +117,24 @@ c.iot.readings.insert_many([{"_id": i, "sensor": "s%d" % (i % 4), "ts": at(7 * i
             online rollback "${p%%:*}" --discard-writes-after-switch -q
         expect_eq "$kind: ${p%%:*}: ... then discarded (exit 0)" "$rc" 0
     done
+    # ---- two steps composed: the rename's inverse after unbucketize's ----
+    online run both -q && online finalize both --writes-stopped -q
+    [ -n "${CB_DEBUG:-}" ] && cat "$T/err" >&2
+    pyd 'b = c.iot.buckets.find_one({"sensor": "s1"}, sort=[("start", 1)])
+c.iot.buckets.update_one({"_id": b["_id"]}, {"$set": {"measurements.0.celsius": 42.25}})
+print(b["measurements"][0]["_id"])' >"$T/written"
+    online rollback both --carry-writes
+    expect_eq "$kind: rename then bucketize: --carry-writes through both inverses (exit 0), one reading replaced" \
+        "$rc:$(grep -o 'carried back into iot.readings: .*' "$T/err")" \
+        "0:carried back into iot.readings: 0 inserted, 1 replaced, 0 deleted"
+    expect_eq "$kind: ... the reading's temp as written, its fields as before, no stage collection left" \
+        "$(pyd 'd = c.iot.readings.find_one({"_id": int(open(sys.argv[2]).read())})
+print(d["temp"], sorted(d), c.iot.readings.count_documents({"celsius": {"$exists": True}}), sorted(c.iot.list_collection_names()))' "$T/written")" \
+        "42.25 ['_id', 'sensor', 'temp', 'ts'] 0 ['buckets_remodel_$(pid both)_2', 'readings', 'readings_remodel_$(pid both)_2']"
+    online rollback both
+    expect_eq "$kind: ... rollback again drops the results (exit 0)" \
+        "$rc:$(pyd 'print(sorted(c.iot.list_collection_names()))')" "0:['readings']"
+
     pyd 'c.iot.readings.drop()
 c.iot.buckets.insert_one({"_id": 1, "sensor": "s0", "start": at(0), "end": at(60), "count": 1, "metaPositions": [1],
                           "measurements": [{"_id": 1, "ts": at(1), "temp": 5.0}]})'
