@@ -13,7 +13,9 @@
 #     (follow verifies one every 10 minutes), its wall seconds;
 #   - N more writes, then `finalize --writes-stopped`: its wall seconds,
 #     which is the time the writes stay stopped, and the drain part of it
-#     (its own line; it verifies no sample, one having been verified);
+#     (its own line; it verifies no sample, one having been verified),
+#     the window as its closing line says it and the documents it read
+#     whole for checksums in it;
 # and, per server at the smallest scale, `follow` under a writer of W
 # writes as fast as one client makes them: the events a second it applied
 # (events over the time from the first write until its lag is none).
@@ -113,7 +115,11 @@ print(c.crm.people.estimated_document_count() + c.crm.tasks.estimated_document_c
                 { log "finalize failed: $(tail -n 1 "$T/fin.err")"; continue; }
             fin_s=$(since "$t0")
             drain_s=$(sed -n 's/.*drained the change log\( and verified\)\{0,1\} in \([0-9.]*\) s.*/\2/p' "$T/fin.err")
-            echo "$kind $sc $docs $n $run_s $sync_s ${sync_read:-?} $sample_s $fin_s ${drain_s:-?}" >>"$ROWS"
+            # The window as finalize says it, and what it read whole in it
+            # for checksums (a remodel before issue 34's says no count).
+            win_s=$(sed -n 's/.*the writes were stopped for \([0-9.]*\) s .*/\1/p' "$T/fin.err")
+            whole=$(sed -n 's/.*; \([0-9]*\) documents read whole for checksums in it)$/\1/p' "$T/fin.err")
+            echo "$kind $sc $docs $n $run_s $sync_s ${sync_read:-?} $sample_s $fin_s ${drain_s:-?} ${win_s:-?} ${whole:-?}" >>"$ROWS"
         done
     done
     # follow under a writer, at the smallest scale, once a server
@@ -147,14 +153,14 @@ python3 - "$ROWS" "$OUT" <<'PYEOF'
 import sys, time, os
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 out = sys.argv[2]
-t = ["| server | scale | documents | pending changes | run s | sync s | sync read | sample verified ahead s | finalize s (writes stopped) | of which drain s |",
-     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+t = ["| server | scale | documents | pending changes | run s | sync s | sync read | sample verified ahead s | finalize s (writes stopped) | of which drain s | window s (finalize's line) | read whole in it |",
+     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 f = ["| server | scale | writes | writer s | caught up after s | events/s applied |", "|---|---:|---:|---:|---:|---:|"]
 for r in rows:
     if r[0] == "follow":
         f.append("| %s | %s | %s | %s | %s | %.0f |" % (r[1], r[2], r[3], r[4], r[5], int(r[3]) / float(r[5])))
     else:
-        t.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % tuple(r))
+        t.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % tuple(r))
 print("\n".join(t)); print(); print("\n".join(f))
 if out == "-":
     sys.exit(0)
@@ -174,8 +180,9 @@ sec = ["", "## Online cut-over", "",
        "`sync` (its wall seconds; \"sync read\": the documents it read, from its `change log:` line), then "
        "`verify --sample 1000`, the sample verified ahead (as `follow` does every 10 minutes), while the application "
        "may still write; then N more writes and `finalize --writes-stopped`, whose wall seconds are the time the "
-       "writes stay stopped; the last column is its drain (no sample verified: one was, ahead), the rest is the "
-       "lease, the renames and the confirmation from the log.",
+       "writes stay stopped; then its drain (no sample verified: one was, ahead), the rest being the "
+       "lease, the renames and the confirmation from the log; the last two: the window as `finalize`'s closing line "
+       "says it, and the documents it read whole for checksums in it.",
        "", "\n".join(t), "",
        "`follow` under one client writing 5,000 updates as fast as it can (scale %s): the time from the first write "
        "until `status` shows no lag, and the events a second that makes:" % (rows[0][1] if rows else "?"),

@@ -25,6 +25,7 @@ online_blocked_open (online_t *on, int64_t t0)
 {
     on->window_t0 = t0;
     on->window_said = online_mono_ms ();
+    on->window_summed = 0;
 }
 
 /* The last follow round's time, from the plan's record (-1: none). */
@@ -116,9 +117,11 @@ online_blocked_close (online_t *on, bool switched)
         return;
     if (!on->o->quiet)
         rm_cli_line (stderr, "", "\n", "remodel: finalize: the writes were %s for %.1f s (from %s "
-                     "to %s)", on->o->block_writes ? "blocked" : "stopped",
+                     "to %s; %lld documents read whole for checksums in it)",
+                     on->o->block_writes ? "blocked" : "stopped",
                      (double) (online_mono_ms () - on->window_t0) / 1000.0,
                      on->o->block_writes ? "setUserWriteBlockMode" : "the start of finalize",
-                     switched ? "the end of the switch" : "its stop, nothing switched");
+                     switched ? "the end of the switch" : "its stop, nothing switched",
+                     (long long) on->window_summed);
     on->window_t0 = 0;
 }

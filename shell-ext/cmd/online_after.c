@@ -3,26 +3,34 @@
  *
  * finalize records, once its renames are done and while the writes are
  * still stopped, what lets a later rollback tell (the plan's record,
- * afterSwitch {capture, colls: [{ns, db, coll, result, docs, sum}],
- * decided, pending}):
- *   - each switched-in collection's count and an order-independent
- *     digest of its documents (the sum of their CRC-64s, online_coll_sum).
- *     Any insert or delete changes the count or the sum, any update that
- *     changes a document's bytes changes its CRC and so the sum (unless two
- *     CRC-64s collide, 2^-64); an update that leaves the bytes as they were
- *     loses nothing. A document's order in the collection, which a server
- *     may change, does not enter the sum. A maximum of some field would
- *     miss updates and deletes, a count alone updates.
- *   - with a change log, the point in it right after the renames: the
- *     documents written since are its events on those namespaces, each
- *     _id once, which says how many and which.
+ * afterSwitch {capture, summed, colls: [{ns, db, coll, result, docs,
+ * sum}], decided, pending}), and nothing that grows with the data, so
+ * that the window stays as short as the drain:
+ *   - with a change log, only the point in it right after the renames:
+ *     the documents written since are its events on those namespaces,
+ *     each _id once, which says how many and which;
+ *   - without one, each switched-in collection's count and an
+ *     order-independent digest of its documents (the sum of their
+ *     CRC-64s, online_coll_sum). Any insert or delete changes the count or
+ *     the sum, any update that changes a document's bytes changes its CRC
+ *     and so the sum (unless two CRC-64s collide, 2^-64); an update that
+ *     leaves the bytes as they were loses nothing. A document's order in
+ *     the collection, which a server may change, does not enter the sum.
+ *     A maximum of some field would miss updates and deletes, a count
+ *     alone updates. Without a log the window reads every source and
+ *     result in full anyway (a sync and a verify); this is one read more.
  * rollback then (online_finalize.c):
  *   check, before anything is renamed: the writes since the switch, from
- *     the log (where its history still reaches the point), else by the
- *     digests; any, and neither --carry-writes nor
- *     --discard-writes-after-switch: refused (exit 2), naming how many in
- *     which collections. The choice is recorded (decided) before the first
- *     rename, so a rollback killed and run again keeps it.
+ *     the log, else by the digests. With a log whose history no longer
+ *     reaches the point (or that shows a drop or rename of one of them),
+ *     nothing tells: refused, naming why, unless a flag says what to do
+ *     with whatever they hold. With a log that shows none, the digests
+ *     are taken then, the log read again after them: still none, so they
+ *     are the collections as at the switch, for settle. Any writes, and
+ *     neither --carry-writes nor --discard-writes-after-switch: refused
+ *     (exit 2), naming how many in which collections. The choice is
+ *     recorded (decided) before the first rename, so a rollback killed and
+ *     run again keeps it.
  *   settle, once the originals are back (the results beside them, under
  *     their result names, where nothing writes any more): carried back
  *     (online_carry.c), or, with none chosen, the results' digests checked
@@ -56,9 +64,11 @@ online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *docs, 
     snprintf (ns, sizeof ns, "%s.%s", db, coll);
     while (mongoc_cursor_next (cur, &doc)) {
         (*docs)++;
+        on->window_summed += on->window_t0 != 0;
         *sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
-        /* finalize's checksums are taken with the writes stopped: said
-         * every few seconds (nothing outside that window). */
+        /* finalize's checksums without a change log are taken with the
+         * writes stopped: said every few seconds (nothing outside that
+         * window). */
         if (*docs % 1000 == 0)
             online_blocked_progress (on, "checksum", NULL, ns, *docs, -1);
     }
@@ -98,6 +108,9 @@ after_read (online_t *on, online_after_t *a, bson_error_t *err)
                        (!bson_empty (&a->point.token) || a->point.has_ts);
         online_field_utf8 (&sub, "decided", a->decided, sizeof a->decided);
         a->pending = int_of (&sub, "pending", 0) != 0;
+        /* A record from before only the point was kept at a switch with a
+         * log has digests always. */
+        a->summed = int_of (&sub, "summed", 1) != 0;
         if (bson_iter_init_find (&it, &sub, "colls") && bson_iter_recurse (&it, &arr))
             while (bson_iter_next (&arr) && a->n < ONLINE_AFTER_MAX &&
                    BSON_ITER_HOLDS_DOCUMENT (&arr)) {
@@ -132,6 +145,7 @@ after_write (online_t *on, const online_after_t *a, bson_error_t *err)
         online_capture_append (&a->point, "capture", &sw);
     BSON_APPEND_UTF8 (&sw, "decided", a->decided);
     BSON_APPEND_BOOL (&sw, "pending", a->pending);
+    BSON_APPEND_BOOL (&sw, "summed", a->summed);
     BSON_APPEND_ARRAY_BEGIN (&sw, "colls", &arr);
     for (size_t i = 0; i < a->n; i++) {
         bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
@@ -169,6 +183,19 @@ after_destroy (online_after_t *a)
     online_capture_destroy (&a->point);
 }
 
+/* Each collection's count and digest, where it is now (renamed: back
+ * under its result name). */
+static bool
+after_sums (online_t *on, online_after_t *a, bool renamed, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < a->n; i++)
+        ok = online_coll_sum (on, a->c[i].db, renamed ? a->c[i].result : a->c[i].coll,
+                              &a->c[i].docs, &a->c[i].sum, err);
+    a->summed = ok;
+    return ok;
+}
+
 bool
 online_after_mark (online_t *on, bool follows, bson_error_t *err)
 {
@@ -176,61 +203,101 @@ online_after_mark (online_t *on, bool follows, bson_error_t *err)
     int64_t docs = 0;
     bool ok = online_after_plan (on, &a, err);
     online_capture_init (&a.point);
-    for (size_t i = 0; ok && i < a.n; i++) {
-        ok = online_coll_sum (on, a.c[i].db, a.c[i].coll, &a.c[i].docs, &a.c[i].sum, err);
-        docs += a.c[i].docs;
-    }
+    /* With a log, its point alone: the digests would read every result
+     * with the writes stopped (rollback takes them, when it needs them). */
     if (ok && follows)
         ok = a.has_point = online_capture_start (on, &a.point, err);
+    else if (ok)
+        ok = after_sums (on, &a, false, err);
+    for (size_t i = 0; i < a.n; i++)
+        docs += a.c[i].docs;
     ok = ok && after_write (on, &a, err);
-    if (ok && !on->o->quiet)
+    if (ok && !on->o->quiet && follows)
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the change log's point at the switch "
+                     "recorded, so that rollback finds the application's writes after the switch "
+                     "there (no checksums recorded: nothing read with the writes stopped)");
+    else if (ok && !on->o->quiet)
         rm_cli_line (stderr, "", "\n", "remodel: finalize: the switched-in collections' "
-                     "checksums recorded (%lld documents)%s, so that rollback finds the "
-                     "application's writes after the switch", (long long) docs,
-                     follows ? " and the change log's point" : "");
+                     "checksums recorded (%lld documents), so that rollback finds the "
+                     "application's writes after the switch", (long long) docs);
     after_destroy (&a);
+    return ok;
+}
+
+/* From the log: the _ids written to each collection since the switch's
+ * point, into a->c[].written; *by_log false, with why, when it cannot
+ * tell (its history no longer reaches the point, or it shows a drop or a
+ * rename of one of them). */
+static bool
+after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
+           bson_error_t *err)
+{
+    online_capture_t now;
+    online_changes_t ch;
+    const char *nss[ONLINE_AFTER_MAX];
+    bool lost = false, ok;
+    online_capture_init (&now);
+    online_changes_init (&ch);
+    for (size_t i = 0; i < a->n; i++)
+        nss[i] = a->c[i].ns;
+    ok = online_capture_lost (on, &a->point, &lost, err) &&
+         (lost || (online_capture_start (on, &now, err) &&
+                   online_changes_read (on, &a->point, &now, nss, a->n, &ch, err)));
+    *by_log = ok && !lost && !*ch.rescan;
+    for (size_t i = 0; *by_log && i < a->n; i++) {
+        online_idlist_t *l = online_changes_list (&ch, a->c[i].ns, false);
+        a->c[i].written = l ? l->n : 0;
+    }
+    snprintf (why, cap, "%s", lost ? "its history no longer reaches that point" : ch.rescan);
+    online_changes_destroy (&ch);
+    online_capture_destroy (&now);
     return ok;
 }
 
 /* The writes since the switch, into a->c[].written (-1: changed, how
  * many unknown), from the log where its history reaches the point, else
  * by the digests of the collections at names (coll, or result once
- * renamed back); *total the collections written. */
+ * renamed back); *total the collections written. sum (a check whose
+ * settle compares digests): with a log that shows none, the digests are
+ * taken, and the log read again after them. lost (cap bytes): why the
+ * log cannot tell, where nothing else can ("" otherwise). */
 static bool
-after_find (online_t *on, online_after_t *a, bool renamed, size_t *total, const char **how,
-            bson_error_t *err)
+after_find (online_t *on, online_after_t *a, bool renamed, bool sum, size_t *total,
+            const char **how, char *lost, size_t cap, bson_error_t *err)
 {
-    bool lost = false, ok = true, by_log = false;
+    bool ok = true, by_log = false;
+    char why[300] = "";
     *total = 0;
+    *lost = '\0';
     if (a->has_point && !renamed) {
-        online_capture_t now;
-        online_changes_t ch;
-        const char *nss[ONLINE_AFTER_MAX];
-        online_capture_init (&now);
-        online_changes_init (&ch);
-        for (size_t i = 0; i < a->n; i++)
-            nss[i] = a->c[i].ns;
-        ok = online_capture_lost (on, &a->point, &lost, err) &&
-             (lost || (online_capture_start (on, &now, err) &&
-                       online_changes_read (on, &a->point, &now, nss, a->n, &ch, err)));
-        by_log = ok && !lost && !*ch.rescan;
-        for (size_t i = 0; by_log && i < a->n; i++) {
-            online_idlist_t *l = online_changes_list (&ch, a->c[i].ns, false);
-            a->c[i].written = l ? l->n : 0;
-        }
-        if (ok && !by_log && !on->o->quiet)
+        bool none = true;
+        ok = after_log (on, a, &by_log, why, sizeof why, err);
+        for (size_t i = 0; by_log && i < a->n; i++)
+            none &= a->c[i].written == 0;
+        /* None up to a point after the digests: they are the switch's. */
+        if (ok && by_log && none && sum)
+            ok = after_sums (on, a, false, err) && after_log (on, a, &by_log, why, sizeof why, err);
+        if (ok && !by_log && a->summed && !on->o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: rollback: the change log cannot say what "
-                         "was written since the switch (%s): the checksums recorded then tell",
-                         lost ? "its history no longer reaches that point" : ch.rescan);
-        online_changes_destroy (&ch);
-        online_capture_destroy (&now);
+                         "was written since the switch (%s): the checksums recorded then tell", why);
+        if (ok && !by_log && !a->summed) {
+            /* The switch kept only the point: nothing else tells. */
+            snprintf (lost, cap, "%s", why);
+            for (size_t i = 0; i < a->n; i++)
+                a->c[i].written = -3;
+            by_log = true;
+        }
     }
     for (size_t i = 0; ok && !by_log && i < a->n; i++) {
         int64_t docs;
-        uint64_t sum;
+        uint64_t digest;
+        if (!a->summed) {
+            a->c[i].written = -2;
+            continue;
+        }
         ok = online_coll_sum (on, a->c[i].db, renamed ? a->c[i].result : a->c[i].coll, &docs,
-                              &sum, err);
-        a->c[i].written = ok && (docs != a->c[i].docs || sum != a->c[i].sum) ? -1 : 0;
+                              &digest, err);
+        a->c[i].written = ok && (docs != a->c[i].docs || digest != a->c[i].sum) ? -1 : 0;
         if (a->c[i].written && !on->o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: rollback: %s changed since the switch (%lld "
                          "documents then, %lld now)", a->c[i].ns, (long long) a->c[i].docs,
@@ -238,7 +305,9 @@ after_find (online_t *on, online_after_t *a, bool renamed, size_t *total, const 
     }
     for (size_t i = 0; ok && i < a->n; i++)
         *total += a->c[i].written != 0;
-    *how = by_log ? "the change log" : "the checksums recorded at the switch";
+    *how = *lost ? "the change log, whose history since the switch is lost"
+         : by_log ? "the change log"
+         : a->summed ? "the checksums recorded at the switch" : "nothing recorded to tell by";
     return ok;
 }
 
@@ -256,7 +325,9 @@ after_describe (const online_after_t *a, char *buf, size_t cap)
                                      a->c[i].ns, (long long) a->c[i].written);
         else
             at += (size_t) snprintf (buf + at, cap - at, "%s%s: %s", at ? ", " : "", a->c[i].ns,
-                                     a->c[i].written == -1 ? "changed" : "not known");
+                                     a->c[i].written == -1   ? "changed"
+                                     : a->c[i].written == -3 ? "not known (history lost)"
+                                                             : "not known");
     }
 }
 
@@ -267,7 +338,7 @@ online_after_check (online_t *on, bson_error_t *err)
     online_after_t a;
     size_t total = 0;
     const char *how = "";
-    char said[1200];
+    char said[1200], lost[300];
     bool ok = after_read (on, &a, err);
 
     if (ok && !a.found) {
@@ -295,9 +366,17 @@ online_after_check (online_t *on, bson_error_t *err)
                       on->names.name);
         return false;
     }
-    ok = ok && after_find (on, &a, false, &total, &how, err);
+    ok = ok && after_find (on, &a, false, !o->carry_writes, &total, &how, lost, sizeof lost, err);
     after_describe (&a, said, sizeof said);
-    if (ok && total && !o->carry_writes && !o->discard_writes) {
+    if (ok && *lost && !o->carry_writes && !o->discard_writes) {
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: the change log cannot say what was "
+                      "written to the switched-in collections since the switch (%s), and the "
+                      "switch recorded only its point there: a rollback could lose those writes; "
+                      "nothing renamed: --discard-writes-after-switch rolls back leaving the "
+                      "results as they are beside the originals, --carry-writes carries whatever "
+                      "differs back into the originals", on->where, on->names.name, lost);
+        ok = false;
+    } else if (ok && total && !o->carry_writes && !o->discard_writes) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: written since the switch, by %s: %s; a "
                       "rollback would lose those writes; nothing renamed: --carry-writes carries "
                       "them back into the originals, --discard-writes-after-switch drops them",
@@ -334,7 +413,7 @@ online_after_settle (online_t *on, bson_error_t *err)
     online_after_t a;
     size_t total = 0;
     const char *how = "";
-    char said[1200];
+    char said[1200], lost[300];
     bool ok = after_read (on, &a, err);
 
     /* Nothing recorded (a switch of an earlier remodel): carried on the
@@ -356,7 +435,7 @@ online_after_settle (online_t *on, bson_error_t *err)
         } else {
             /* What came between the check and the renames (or the whole
              * of it, for a check a killed rollback never made). */
-            ok = after_find (on, &a, true, &total, &how, err);
+            ok = after_find (on, &a, true, false, &total, &how, lost, sizeof lost, err);
             after_describe (&a, said, sizeof said);
             a.pending = total != 0;
             ok = ok && (a.pending ? after_write (on, &a, err) : after_forget (on, err));

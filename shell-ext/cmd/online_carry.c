@@ -29,6 +29,7 @@
  * application) is deleted. So it is idempotent: a carry killed part way is
  * done again by the next rollback. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "online_cmd.h"
@@ -43,38 +44,44 @@ typedef struct {
     online_idset_t seen[ONLINE_AFTER_MAX];
     mongoc_collection_t *originals[ONLINE_AFTER_MAX];
     bson_t sel;             /* {_id: ...}, refilled for each document */
+    /* What the inverse made, compared with the originals a batch at a
+     * time: one {_id: {$in: ...}} read a batch, the originals it finds in
+     * there, looked up by their _ids' hashes (by). */
+    online_docs_t pend[ONLINE_AFTER_MAX], there;
+    struct carry_by { uint64_t h; size_t i; } *by;
+    size_t by_cap;
+    /* A composed inverse: where each namespace is read from now (its
+     * result, then what the last step's inverse gave back, in the stage
+     * collections COLL_remodel_ID_carryJ), and, before the last stage,
+     * where each one's output goes (sinks). */
+    char from[ONLINE_AFTER_MAX][400];
+    mongoc_collection_t *sink[ONLINE_AFTER_MAX];
+    bool final;
+    bson_t out[BATCH];
     bool exists[ONLINE_AFTER_MAX]; /* the namespace has a collection in the old design */
     bool dry;               /* only count what has nowhere to go (missing) */
     int64_t missing;
     int64_t inserted[ONLINE_AFTER_MAX], replaced[ONLINE_AFTER_MAX], deleted[ONLINE_AFTER_MAX];
 } carry_t;
 
-/* The inverse of the plan as a plan of one step, into inv; false with
- * RM_ERR_UNSUPPORTED naming the step that has none. */
-static bool
-inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
+/* The inverse of step s as a plan of one step (NULL, with why, when it
+ * has none). */
+static bson_t *
+step_inverse (const rm_step_t *s, const char **why)
 {
-    const rm_step_t *s = on->plan.steps;
     bson_t *b = NULL;
-    char *json;
-    const char *why = NULL;
-    bool ok;
-
-    memset (inv, 0, sizeof *inv);
-    if (on->plan.n != 1) {
-        s = on->plan.n ? &on->plan.steps[1] : s;
-        why = "--carry-writes carries back through a plan of one step";
-    } else if (s->kind == RM_STEP_EMBED) {
+    *why = NULL;
+    if (s->kind == RM_STEP_EMBED) {
         const rm_embed_t *e = &s->u.embed;
         bson_iter_t it;
         if (strcmp (e->local.text, "_id") != 0 || e->foreign.n != 1 || strchr (e->as, '.'))
-            why = "its inverse needs localField \"_id\" and a top-level foreignField and as";
+            *why = "its inverse needs localField \"_id\" and a top-level foreignField and as";
         else if (!e->project || e->project_inclusive || bson_count_keys (e->project) != 1 ||
                  !bson_iter_init_find (&it, e->project, e->foreign.text))
-            why = "its inverse needs project {foreignField: 0} (the children's reference "
-                  "given back by their parent)";
+            *why = "its inverse needs project {foreignField: 0} (the children's reference "
+                   "given back by their parent)";
         else if (e->limit || e->count_as || e->keep_source || e->on_overflow != RM_OVERFLOW_ERROR)
-            why = "limit, countAs, keepSource and an outlier overflow have no inverse";
+            *why = "limit, countAs, keepSource and an outlier overflow have no inverse";
         else
             b = BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "extract", "{", "from",
                           BCON_UTF8 (e->into.text), "path", BCON_UTF8 (e->as), "to",
@@ -83,11 +90,11 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
     } else if (s->kind == RM_STEP_EXTRACT) {
         const rm_extract_t *x = &s->u.extract;
         if (x->style != RM_STYLE_PARENT_REF)
-            why = "its inverse needs style parentRef (each child naming its parent)";
+            *why = "its inverse needs style parentRef (each child naming its parent)";
         else if (x->path.n != 1 || strchr (x->parent_field, '.') || !x->ordinal_field ||
                  strchr (x->ordinal_field, '.'))
-            why = "its inverse needs a top-level path and parentField, and an ordinalField (the "
-                  "elements' order)";
+            *why = "its inverse needs a top-level path and parentField, and an ordinalField (the "
+                   "elements' order)";
         else
             b = BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "embed", "{", "from",
                           BCON_UTF8 (x->to.text), "into", BCON_UTF8 (x->from.text), "localField",
@@ -95,13 +102,48 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
                           BCON_UTF8 (x->path.text), "project", "{", x->parent_field,
                           BCON_INT32 (0), x->ordinal_field, BCON_INT32 (0), "}", "sort", "{",
                           x->ordinal_field, BCON_INT32 (1), "}", "}", "}", "]");
+    } else if (s->kind == RM_STEP_BUCKETIZE) {
+        /* unbucketize gives every reading back byte for byte
+         * (docs/plans.md); stats, the window and maxCount are left out of
+         * it, since unbucketize would check them against buckets the
+         * application has changed since. */
+        const rm_bucketize_t *k = &s->u.bucketize;
+        if (k->keep_source)
+            *why = "keepSource leaves the readings in both designs: no inverse tells which to "
+                   "carry";
+        else if (k->invalid_to.text)
+            *why = "its inverse is carried without onInvalid's namespace only";
+        else {
+            bson_t steps, st, u, meta;
+            b = bson_new ();
+            BSON_APPEND_INT32 (b, "remodel", 1);
+            BSON_APPEND_ARRAY_BEGIN (b, "steps", &steps);
+            BSON_APPEND_DOCUMENT_BEGIN (&steps, "0", &st);
+            BSON_APPEND_DOCUMENT_BEGIN (&st, "unbucketize", &u);
+            BSON_APPEND_UTF8 (&u, "from", k->to.text);
+            BSON_APPEND_UTF8 (&u, "to", k->from.text);
+            BSON_APPEND_UTF8 (&u, "timeField", k->time_field);
+            BSON_APPEND_ARRAY_BEGIN (&u, "metaField", &meta);
+            for (size_t i = 0; i < k->n_meta; i++) {
+                char key[16];
+                const char *kp;
+                bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+                BSON_APPEND_UTF8 (&meta, kp, k->meta[i]);
+            }
+            bson_append_array_end (&u, &meta);
+            BSON_APPEND_UTF8 (&u, "as", k->as);
+            BSON_APPEND_BOOL (&u, "keepSource", false);
+            bson_append_document_end (&st, &u);
+            bson_append_document_end (&steps, &st);
+            bson_append_array_end (b, &steps);
+        }
     } else if (s->kind == RM_STEP_RENAME) {
         const rm_fields_t *f = &s->u.fields;
         bson_t steps, st, r, fields;
-        for (size_t i = 0; i < f->n && !why; i++)
+        for (size_t i = 0; i < f->n && !*why; i++)
             if (f->paths[i].n != 1 || f->to[i].n != 1)
-                why = "its inverse renames top-level fields only";
-        if (!why) {
+                *why = "its inverse renames top-level fields only";
+        if (!*why) {
             b = bson_new ();
             BSON_APPEND_INT32 (b, "remodel", 1);
             BSON_APPEND_ARRAY_BEGIN (b, "steps", &steps);
@@ -116,21 +158,78 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
             bson_append_document_end (&steps, &st);
             bson_append_array_end (b, &steps);
         }
+    } else if (s->kind == RM_STEP_UNBUCKETIZE) {
+        /* bucketize gives back the buckets only where they were its own
+         * of the same keys, which the readings alone do not say. */
+        *why = "its inverse (bucketize) gives back only buckets remodel made with the same "
+               "keys, which the data does not show";
     } else {
-        why = "remodel knows no exact inverse of it to carry writes back through";
+        *why = "remodel knows no exact inverse of it to carry writes back through";
+    }
+    return b;
+}
+
+/* The inverse of the plan into inv: each step's inverse, the last step's
+ * first (composed: each runs over what the one before it gave back);
+ * false with RM_ERR_UNSUPPORTED naming the first step that has none. */
+static bool
+inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
+{
+    const rm_step_t *s = on->plan.steps;
+    bson_t plan = BSON_INITIALIZER, steps;
+    char *json;
+    const char *why = NULL;
+    bool ok;
+
+    memset (inv, 0, sizeof *inv);
+    BSON_APPEND_INT32 (&plan, "remodel", 1);
+    BSON_APPEND_ARRAY_BEGIN (&plan, "steps", &steps);
+    for (size_t i = on->plan.n; i-- > 0 && !why;) {
+        bson_t *b;
+        bson_iter_t it;
+        const uint8_t *data;
+        uint32_t len;
+        char key[16];
+        const char *kp;
+        s = &on->plan.steps[i];
+        b = step_inverse (s, &why);
+        if (b && bson_iter_init (&it, b) && bson_iter_find_descendant (&it, "steps.0", &it) &&
+            BSON_ITER_HOLDS_DOCUMENT (&it)) {
+            bson_t one;
+            bson_iter_document (&it, &len, &data);
+            bson_init_static (&one, data, len);
+            bson_uint32_to_string ((uint32_t) (on->plan.n - 1 - i), &kp, key, sizeof key);
+            BSON_APPEND_DOCUMENT (&steps, kp, &one);
+        }
+        if (b)
+            bson_destroy (b);
+    }
+    bson_append_array_end (&plan, &steps);
+    /* The first step without one is named: the plan's order. */
+    for (size_t i = 0; i < on->plan.n && why; i++) {
+        const char *w;
+        bson_t *b = step_inverse (&on->plan.steps[i], &w);
+        if (b)
+            bson_destroy (b);
+        if (w) {
+            s = &on->plan.steps[i];
+            why = w;
+            break;
+        }
     }
     if (why) {
+        bson_destroy (&plan);
         rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s; nothing renamed: "
                       "--discard-writes-after-switch rolls back without the writes made after "
                       "the switch", on->names.name, s->index, s->op, why);
         return false;
     }
-    json = bson_as_relaxed_extended_json (b, NULL);
+    json = bson_as_relaxed_extended_json (&plan, NULL);
     ok = rm_plan_parse (inv, json, strlen (json), err);
     if (!ok)
-        rm_error_prefix (err, "plan %s: the inverse of step 1 (%s)", on->names.name, s->op);
+        rm_error_prefix (err, "plan %s: its inverse", on->names.name);
     bson_free (json);
-    bson_destroy (b);
+    bson_destroy (&plan);
     return ok;
 }
 
@@ -140,9 +239,9 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
  * originals' array checked, where they are now (back: under their own
  * names, else their backups'). */
 static bool
-elements_own_ids (online_t *on, bool back, bson_error_t *err)
+elements_own_ids (online_t *on, const rm_step_t *s, bool back, bson_error_t *err)
 {
-    const rm_extract_t *x = &on->plan.steps[0].u.extract;
+    const rm_extract_t *x = &s->u.extract;
     char backup[400];
     mongoc_collection_t *coll;
     bson_t filter = BSON_INITIALIZER, *opts;
@@ -167,12 +266,12 @@ elements_own_ids (online_t *on, bool back, bson_error_t *err)
                 char *text;
                 online_id_filter (bson_get_data (doc), doc->len, &sel);
                 text = bson_as_relaxed_extended_json (&sel, NULL);
-                rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step 1 (extract): its inverse "
-                              "gives the elements of %s back only when each had an _id of its "
-                              "own, and %s's %s has one without; nothing renamed: "
+                rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step %zu (extract): its "
+                              "inverse gives the elements of %s back only when each had an _id "
+                              "of its own, and %s's %s has one without; nothing renamed: "
                               "--discard-writes-after-switch rolls back without the writes made "
-                              "after the switch", on->where, on->names.name, x->from.text, text,
-                              x->path.text);
+                              "after the switch", on->where, on->names.name, s->index,
+                              x->from.text, text, x->path.text);
                 bson_free (text);
                 bson_destroy (&sel);
                 ok = false;
@@ -186,6 +285,24 @@ elements_own_ids (online_t *on, bool back, bson_error_t *err)
     return ok;
 }
 
+/* Whether a step before step i writes ns (its input or its target). */
+static bool
+written_before (const rm_plan_t *plan, size_t i, const char *ns)
+{
+    for (size_t j = 0; j < i; j++) {
+        const rm_step_t *s = &plan->steps[j];
+        const rm_nsref_t *refs[12];
+        rm_pass_t passes[RM_MAX_PASSES];
+        bson_error_t why;
+        size_t n = rm_step_inputs (s, refs, 4), np = rm_step_passes (s, false, passes, &why);
+        n += rm_step_targets (s, passes, np, refs + n);
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp (refs[k]->text, ns))
+                return true;
+    }
+    return false;
+}
+
 bool
 online_carry_check (online_t *on, bool back, bson_error_t *err)
 {
@@ -193,24 +310,156 @@ online_carry_check (online_t *on, bool back, bson_error_t *err)
     bool ok = inverse (on, &inv, err);
     if (ok)
         rm_plan_destroy (&inv);
-    if (ok && on->plan.steps[0].kind == RM_STEP_EXTRACT)
-        ok = elements_own_ids (on, back, err);
+    /* An extract's exactness is the data's, checked in the originals:
+     * only where no earlier step rewrote its source. */
+    for (size_t i = 0; ok && i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        if (s->kind != RM_STEP_EXTRACT)
+            continue;
+        if (written_before (&on->plan, i, s->u.extract.from.text)) {
+            rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (extract): its inverse is "
+                          "exact only when each element had an _id of its own, which the "
+                          "originals cannot show once an earlier step rewrote %s; nothing "
+                          "renamed: --discard-writes-after-switch rolls back without the writes "
+                          "made after the switch", on->names.name, s->index,
+                          s->u.extract.from.text);
+            ok = false;
+        } else {
+            ok = elements_own_ids (on, s, back, err);
+        }
+    }
     return ok;
 }
 
-/* One document the inverse made (or one passed through) into its
- * original's place. */
+static int
+by_cmp (const void *x, const void *y)
+{
+    const struct carry_by *a = x, *b = y;
+    return a->h < b->h ? -1 : a->h > b->h;
+}
+
+/* The original with doc's _id among those read for the batch (NULL:
+ * none). */
+static const uint8_t *
+original_of (const carry_t *c, const uint8_t *doc, uint32_t len, uint32_t *olen)
+{
+    struct carry_by key = {online_id_hash (doc, len), 0};
+    size_t lo = 0, hi = c->there.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->by[mid].h < key.h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < c->there.n && c->by[lo].h == key.h; lo++) {
+        const uint8_t *o = online_doc_bytes (&c->there, c->by[lo].i);
+        *olen = c->there.docs[c->by[lo].i].len;
+        if (online_same_id (o, *olen, doc, len))
+            return o;
+    }
+    return NULL;
+}
+
+/* The batch of move k into the originals: each document compared with
+ * the original of its _id (read in one query), inserted, replaced or
+ * left as it is. */
+static bool
+flush (carry_t *c, size_t k, bson_error_t *err)
+{
+    online_t *on = c->on;
+    online_docs_t *p = &c->pend[k];
+    online_values_t ids;
+    bson_t filter = BSON_INITIALIZER, in;
+    mongoc_cursor_t *cur;
+    const bson_t *now;
+    bson_error_t why;
+    bool ok = true;
+
+    if (!p->n)
+        return true;
+    online_values_init (&ids);
+    for (size_t i = 0; i < p->n; i++) {
+        bson_iter_t id;
+        if (bson_iter_init_from_data (&id, online_doc_bytes (p, i), p->docs[i].len) &&
+            bson_iter_find (&id, "_id"))
+            online_values_add (&ids, &id);
+    }
+    BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &in);
+    BSON_APPEND_ARRAY (&in, "$in", &ids.arr);
+    bson_append_document_end (&filter, &in);
+    online_docs_reset (&c->there);
+    cur = mongoc_collection_find_with_opts (c->originals[k], &filter, NULL, NULL);
+    while (mongoc_cursor_next (cur, &now))
+        online_docs_add (&c->there, bson_get_data (now), now->len, -1);
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading the originals");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (&filter);
+    bson_destroy (&ids.arr);
+    if (ok && c->there.n > c->by_cap) {
+        c->by_cap = c->there.n;
+        c->by = bson_realloc (c->by, c->by_cap * sizeof *c->by);
+    }
+    for (size_t i = 0; ok && i < c->there.n; i++) {
+        c->by[i].h = online_id_hash (online_doc_bytes (&c->there, i), c->there.docs[i].len);
+        c->by[i].i = i;
+    }
+    if (ok)
+        qsort (c->by, c->there.n, sizeof *c->by, by_cmp);
+    for (size_t i = 0; ok && i < p->n; i++) {
+        const uint8_t *doc = online_doc_bytes (p, i), *o;
+        uint32_t len = p->docs[i].len, olen = 0;
+        bson_t d;
+        bson_init_static (&d, doc, len);
+        bson_reinit (&c->sel);
+        online_id_filter (doc, len, &c->sel);
+        o = original_of (c, doc, len, &olen);
+        if (!o) {
+            ok = online_lease_check (on, err) &&
+                 (mongoc_collection_insert_one (c->originals[k], &d, NULL, NULL, &why) ||
+                  online_fail (on, err, &why, "carrying a document back"));
+            c->inserted[k] += ok;
+        } else if (olen != len || online_fields_digest (o, olen) != online_fields_digest (doc, len)) {
+            ok = online_lease_check (on, err) &&
+                 (mongoc_collection_replace_one (c->originals[k], &c->sel, &d, NULL, NULL, &why) ||
+                  online_fail (on, err, &why, "carrying a document back"));
+            c->replaced[k] += ok;
+        }
+    }
+    online_docs_reset (p);
+    return ok;
+}
+
+/* The batch of move k into its stage collection. */
+static bool
+sink_flush (carry_t *c, size_t k, bson_error_t *err)
+{
+    online_docs_t *p = &c->pend[k];
+    const bson_t *docs[BATCH];
+    bson_error_t why;
+    bool ok;
+    if (!p->n)
+        return true;
+    for (size_t i = 0; i < p->n; i++) {
+        bson_init_static (&c->out[i], online_doc_bytes (p, i), p->docs[i].len);
+        docs[i] = &c->out[i];
+    }
+    ok = online_lease_check (c->on, err) &&
+         (mongoc_collection_insert_many (c->sink[k], docs, p->n, NULL, NULL, &why) ||
+          online_fail (c->on, err, &why, "writing what an inverse step gave back"));
+    online_docs_reset (p);
+    return ok;
+}
+
+/* One document the inverse made (or one passed through), for its
+ * original's place (a batch at a time: flush). */
 static bool
 put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     carry_t *c = ctx;
     online_t *on = c->on;
     size_t k = 0;
-    bson_t d;
-    mongoc_cursor_t *cur;
-    const bson_t *now;
-    bson_error_t why;
-    bool ok = true, there;
 
     while (k < c->a.n && strcmp (c->a.c[k].ns, ns) != 0)
         k++;
@@ -229,6 +478,11 @@ put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *
         bson_free (text);
         return false;
     }
+    /* Before the last stage: into the stage's collection. */
+    if (!c->final) {
+        online_docs_add (&c->pend[k], doc, len, -1);
+        return c->pend[k].n < BATCH || sink_flush (c, k, err);
+    }
     /* A namespace the plan made (an extract's children) has no place in
      * the old design: what the inverse leaves there (children of no
      * parent) cannot be carried. */
@@ -236,26 +490,8 @@ put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *
         c->missing += !c->exists[k];
         return true;
     }
-    bson_init_static (&d, doc, len);
-    cur = mongoc_collection_find_with_opts (c->originals[k], &c->sel, NULL, NULL);
-    there = mongoc_cursor_next (cur, &now);
-    if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (on, err, &why, "reading an original");
-    if (ok && !there) {
-        ok = online_lease_check (on, err) &&
-             (mongoc_collection_insert_one (c->originals[k], &d, NULL, NULL, &why) ||
-              online_fail (on, err, &why, "carrying a document back"));
-        c->inserted[k] += ok;
-    } else if (ok && (now->len != len ||
-                      online_fields_digest (bson_get_data (now), now->len) !=
-                          online_fields_digest (doc, len))) {
-        ok = online_lease_check (on, err) &&
-             (mongoc_collection_replace_one (c->originals[k], &c->sel, &d, NULL, NULL, &why) ||
-              online_fail (on, err, &why, "carrying a document back"));
-        c->replaced[k] += ok;
-    }
-    mongoc_cursor_destroy (cur);
-    return ok;
+    online_docs_add (&c->pend[k], doc, len, -1);
+    return c->pend[k].n < BATCH || flush (c, k, err);
 }
 
 /* The originals of move k the inverse no longer makes: deleted since. */
@@ -298,14 +534,15 @@ delete_gone (carry_t *c, size_t k, bson_error_t *err)
     return ok;
 }
 
-/* Every document of move k's result: into the inverse (input number in,
- * or passed through when in < 0), a batch at a time (join: all of them,
- * run by the caller). */
+/* Every document of move k where it is now (its result, or the last
+ * stage's collection): into the inverse step (input number in, or passed
+ * through when in < 0), a batch at a time (join: all of them, run by the
+ * caller). */
 static bool
 carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_error_t *err)
 {
     online_t *on = c->on;
-    mongoc_collection_t *coll = online_collection (on, c->a.c[k].db, c->a.c[k].result);
+    mongoc_collection_t *coll = online_collection (on, c->a.c[k].db, c->from[k]);
     bson_t filter = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}");
     mongoc_cursor_t *cur = mongoc_collection_find_with_opts (coll, &filter, opts, NULL);
@@ -337,13 +574,15 @@ carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_err
     return ok;
 }
 
-/* One pass of the inverse over every result (dry: writing nothing). */
+/* One pass of an inverse step over every namespace where it is now
+ * (dry: writing nothing), into the originals (final) or the stage's
+ * collections. */
 static bool
-carry_pass (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
+carry_pass (carry_t *c, const rm_step_t *step, bson_error_t *err)
 {
     const rm_nsref_t *in[4];
-    size_t n_in = rm_step_inputs (&inv->steps[0], in, 4);
-    rm_batchstep_t *b = rm_batchstep_new (&inv->steps[0], c->on->o->tmpdir);
+    size_t n_in = rm_step_inputs (step, in, 4);
+    rm_batchstep_t *b = rm_batchstep_new (step, c->on->o->tmpdir);
     bool ok = true;
 
     for (size_t k = 0; ok && k < c->a.n; k++) {
@@ -355,7 +594,65 @@ carry_pass (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
     }
     if (ok && n_in > 1)
         ok = rm_batchstep_run (b, put, c, err);
+    for (size_t k = 0; ok && k < c->a.n; k++)
+        ok = c->final ? flush (c, k, err) : sink_flush (c, k, err);
     rm_batchstep_destroy (b);
+    return ok;
+}
+
+static void
+seen_reset (carry_t *c)
+{
+    for (size_t k = 0; k < ONLINE_AFTER_MAX; k++) {
+        online_idset_destroy (&c->seen[k]);
+        memset (&c->seen[k], 0, sizeof c->seen[k]);
+    }
+}
+
+/* The stage collection of move k after inverse step j. */
+static void
+stage_name (const carry_t *c, size_t k, size_t j, char *buf, size_t cap)
+{
+    snprintf (buf, cap, "%s_remodel_%s_carry%zu", c->a.c[k].coll, c->on->names.id, j);
+}
+
+/* Each stage's collections dropped (before a stage writes them, so that
+ * a carry killed part way starts it afresh, and once carried). */
+static bool
+stages_drop (carry_t *c, size_t from, size_t to, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t j = from; ok && j < to; j++)
+        for (size_t k = 0; ok && k < c->a.n; k++) {
+            char name[400];
+            stage_name (c, k, j, name, sizeof name);
+            ok = online_coll_drop (c->on, c->a.c[k].db, name, err);
+        }
+    return ok;
+}
+
+/* The inverse's steps but its last, each over what the one before gave
+ * back, into the stage collections. */
+static bool
+carry_stages (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t j = 0; ok && j + 1 < inv->n; j++) {
+        ok = stages_drop (c, j, j + 1, err);
+        for (size_t k = 0; ok && k < c->a.n; k++) {
+            char name[400];
+            stage_name (c, k, j, name, sizeof name);
+            c->sink[k] = online_collection (c->on, c->a.c[k].db, name);
+        }
+        ok = ok && carry_pass (c, &inv->steps[j], err);
+        seen_reset (c);
+        for (size_t k = 0; k < c->a.n; k++) {
+            if (c->sink[k])
+                mongoc_collection_destroy (c->sink[k]);
+            c->sink[k] = NULL;
+            stage_name (c, k, j, c->from[k], sizeof c->from[k]);
+        }
+    }
     return ok;
 }
 
@@ -368,21 +665,24 @@ online_carry (online_t *on, bson_error_t *err)
 
     c->on = on;
     bson_init (&c->sel);
+    online_docs_init (&c->there);
+    for (size_t k = 0; k < ONLINE_AFTER_MAX; k++)
+        online_docs_init (&c->pend[k]);
     for (size_t k = 0; ok && k < c->a.n; k++) {
         c->originals[k] = online_collection (on, c->a.c[k].db, c->a.c[k].coll);
+        snprintf (c->from[k], sizeof c->from[k], "%s", c->a.c[k].result);
         ok = online_coll_exists (on, c->a.c[k].db, c->a.c[k].coll, &c->exists[k], err);
         all &= c->exists[k];
     }
     planned = ok = ok && inverse (on, &inv, err);
+    ok = ok && carry_stages (c, &inv, err);
+    c->final = true;
     /* Where a namespace has no place in the old design, a dry pass first:
      * nothing is written when something could not be carried. */
     if (ok && !all) {
         c->dry = true;
-        ok = carry_pass (c, &inv, err);
-        for (size_t k = 0; k < ONLINE_AFTER_MAX; k++) {
-            online_idset_destroy (&c->seen[k]);
-            memset (&c->seen[k], 0, sizeof c->seen[k]);
-        }
+        ok = carry_pass (c, &inv.steps[inv.n - 1], err);
+        seen_reset (c);
         c->dry = false;
         if (ok && c->missing) {
             rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld document(s) written after the "
@@ -394,7 +694,7 @@ online_carry (online_t *on, bson_error_t *err)
         }
         c->missing = 0;
     }
-    ok = ok && carry_pass (c, &inv, err);
+    ok = ok && carry_pass (c, &inv.steps[inv.n - 1], err);
     for (size_t k = 0; ok && k < c->a.n; k++) {
         ok = !c->exists[k] || delete_gone (c, k, err);
         if (ok && c->exists[k] && !on->o->quiet)
@@ -403,6 +703,9 @@ online_carry (online_t *on, bson_error_t *err)
                          (long long) c->inserted[k], (long long) c->replaced[k],
                          (long long) c->deleted[k]);
     }
+    /* The stages served: gone (a carry that failed leaves them for the
+     * next, which drops them before it writes them). */
+    ok = ok && (!planned || stages_drop (c, 0, inv.n ? inv.n - 1 : 0, err));
     if (planned)
         rm_plan_destroy (&inv);
     for (size_t k = 0; k < ONLINE_AFTER_MAX; k++) {
@@ -410,6 +713,10 @@ online_carry (online_t *on, bson_error_t *err)
         if (c->originals[k])
             mongoc_collection_destroy (c->originals[k]);
     }
+    for (size_t k = 0; k < ONLINE_AFTER_MAX; k++)
+        online_docs_destroy (&c->pend[k]);
+    online_docs_destroy (&c->there);
+    bson_free (c->by);
     bson_destroy (&c->sel);
     bson_free (c);
     return ok;

@@ -88,10 +88,12 @@ void online_sample_describe (const online_sample_t *s, char *buf, size_t cap);
 
 /* online_after.c: the application's writes to the switched-in collections
  * after the switch, which rollback must not lose. Each namespace the plan
- * switched: its collection, its result's and backup's names, and at the
- * switch its count and digest (online_coll_sum); written: the documents
- * written since (-1: changed, how many unknown; -2: nothing recorded to
- * tell by). */
+ * switched: its collection, its result's and backup's names, and its
+ * count and digest (online_coll_sum): at the switch without a change log,
+ * at rollback's check with one (summed says there are some); written: the
+ * documents written since (-1: changed, how many unknown; -2: nothing
+ * recorded to tell by; -3: the change log's history since the switch is
+ * lost). */
 #define ONLINE_AFTER_MAX 64
 typedef struct {
     char ns[300], db[128], coll[256], result[400], backup[400];
@@ -104,6 +106,7 @@ typedef struct {
     size_t n;
     bool found;             /* the plan's record has afterSwitch */
     bool has_point;         /* and the change log's point at the switch */
+    bool summed;            /* c[].docs and c[].sum were taken */
     online_capture_t point;
     char decided[16];       /* rollback's choice: "none", "carry", "discard" */
     bool pending;           /* writes after the switch left in the results */

@@ -108,8 +108,10 @@ typedef struct {
     int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
     online_diffs_t *diffs;  /* verify: the differing _ids (online_diffs.c), or NULL */
     /* finalize: when the writes stopped (online_mono_ms; 0: not in the
-     * window), and when a progress line last said so (online_blocked.c). */
-    int64_t window_t0, window_said;
+     * window), and when a progress line last said so (online_blocked.c);
+     * the documents read whole for checksums in it (online_coll_sum),
+     * which its closing line says: what grows with the data. */
+    int64_t window_t0, window_said, window_summed;
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
