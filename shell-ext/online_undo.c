@@ -233,10 +233,5 @@ online_undo_plan (const bson_t *backup, const uint8_t *orig, uint32_t olen, cons
         BSON_APPEND_DOCUMENT (update, "$unset", &unset);
     bson_destroy (&set);
     bson_destroy (&unset);
-    if (!n_set && !n_unset) {
-        bson_destroy (sel);
-        bson_destroy (update);
-        return ONLINE_UNDO_DONE;
-    }
-    return ONLINE_UNDO_FIELDS;
+    return n_set || n_unset ? ONLINE_UNDO_FIELDS : ONLINE_UNDO_DONE;
 }
