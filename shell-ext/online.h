@@ -296,6 +296,16 @@ bool online_coll_exists (online_t *on, const char *db, const char *coll, bool *y
                          bson_error_t *err);
 bool online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *err);
 
+/* online_raced.c: a switch the application's writes race. aside: db.coll,
+ * made again by a write between a namespace's two renames, renamed to
+ * COLL_remodel_ID_raced_N; check (finalize, after its switch): fails
+ * naming such collections, whose writes the results lack; carry
+ * (rollback, once the originals are back): their documents inserted into
+ * the originals, each collection dropped once empty. */
+bool online_raced_aside (online_t *on, const char *db, const char *coll, bson_error_t *err);
+bool online_raced_check (online_t *on, bson_error_t *err);
+bool online_raced_carry (online_t *on, bson_error_t *err);
+
 /* online_server.c: remodel online run --server-side, the plan compiled
  * (remodel/compile.h). The server's version (buildInfo), whether it has
  * every stage c uses (a clear refusal naming the one it lacks), and one

@@ -337,7 +337,8 @@ online_finalize (online_t *on, bson_error_t *err)
         block_writes (on, false, err);
     online_blocked_close (on, switched);
     online_lease_drop (on);
-    ok = ok && (follows || check_backups (on, sums, n_sums, err));
+    /* Writes a rename raced are beside the results, not in them. */
+    ok = ok && online_raced_check (on, err) && (follows || check_backups (on, sums, n_sums, err));
     if (switched && !o->quiet)
         rm_cli_line (stderr, "", "\n",
                      "remodel: plan %s finalized: %zu collection(s) switched; the originals are "
