@@ -8,7 +8,8 @@
  * collection holds the application's writes in the old design, made
  * after the original was renamed away: the switch renames it aside, to
  * COLL_remodel_ID_raced_N (the first N free), and goes on, in either
- * direction, as often as it happens (online_switch.c). rollback, once
+ * direction, as often as it happens (online_switch.c, which calls this
+ * file; nothing here calls it). rollback, once
  * the originals are back, carries each such collection's documents into
  * its original and drops it (a document whose _id the original holds
  * already is left there, named: which of the two is the application's
@@ -21,29 +22,10 @@
 #include "online_batch.h"
 #include "remodel/cli.h"
 
-static void
-raced_name (online_t *on, const char *coll, int n, char *buf, size_t cap)
+void
+online_raced_name (online_t *on, const char *coll, int n, char *buf, size_t cap)
 {
     snprintf (buf, cap, "%s_remodel_%s_raced_%d", coll, on->names.id, n);
-}
-
-#define RACED_MAX 1000
-
-bool
-online_raced_aside (online_t *on, const char *db, const char *coll, bson_error_t *err)
-{
-    char name[400];
-    bool there = true;
-    int n = 0;
-    while (there && n < RACED_MAX) {
-        raced_name (on, coll, ++n, name, sizeof name);
-        if (!online_coll_exists (on, db, name, &there, err))
-            return false;
-    }
-    rm_cli_line (stderr, "", "\n", "remodel: %s.%s was made again by the application's writes "
-                 "during the switch (they have not stopped): renamed aside, to be carried back "
-                 "into the original by rollback", db, coll);
-    return online_switch_rename (on, db, coll, name, err);
 }
 
 /* The raced collections of db.coll: calls fn for each; false when fn
@@ -59,7 +41,7 @@ each_raced (online_t *on, const char *db, const char *coll,
     bson_error_t why;
     bool ok = true;
     size_t pl;
-    raced_name (on, coll, 0, prefix, sizeof prefix);
+    online_raced_name (on, coll, 0, prefix, sizeof prefix);
     pl = strlen (prefix) - 1; /* "..._raced_" */
     names = mongoc_database_get_collection_names_with_opts (d, NULL, &why);
     mongoc_database_destroy (d);
@@ -181,7 +163,13 @@ carry_one (online_t *on, const char *db, const char *raced, const char *coll, vo
                      "during the switch carried back into it from %s.%s%s", (long long) carried,
                      db, coll, db, raced, kept ? "" : " (dropped)");
     *left += kept;
-    return ok && (kept || online_coll_drop (on, db, raced, err));
+    if (ok && !kept) {
+        mongoc_collection_t *r = online_collection (on, db, raced);
+        ok = online_lease_check (on, err) && (mongoc_collection_drop (r, &why) ||
+                                              online_fail (on, err, &why, "dropping a raced collection"));
+        mongoc_collection_destroy (r);
+    }
+    return ok;
 }
 
 bool

@@ -365,12 +365,30 @@ note_progress (online_t *on, int64_t renamed, bson_error_t *err)
     return ok;
 }
 
+/* The collection the application's writes made again at m's name,
+ * renamed aside to the first free COLL_remodel_ID_raced_N (online_raced.c). */
+static bool
+raced_aside (online_t *on, const move_t *m, bson_error_t *err)
+{
+    char name[400];
+    bool there = true;
+    for (int n = 1; there && n <= 1000; n++) {
+        online_raced_name (on, m->coll, n, name, sizeof name);
+        if (!online_coll_exists (on, m->db, name, &there, err))
+            return false;
+    }
+    rm_cli_line (stderr, "", "\n", "remodel: %s.%s was made again by the application's writes "
+                 "during the switch (they have not stopped): renamed aside, to be carried back "
+                 "into the original by rollback", m->db, m->coll);
+    return online_switch_rename (on, m->db, m->coll, name, err);
+}
+
 /* Move m forward (back: backward) one rename; *at its new state. */
 static bool
 move_once (online_t *on, const move_t *m, bool back, at_t *at, bson_error_t *err)
 {
     if (*at == AT_RACED)
-        return online_raced_aside (on, m->db, m->coll, err) && (*at = AT_HALF, true);
+        return raced_aside (on, m, err) && (*at = AT_HALF, true);
     if (!back && *at == AT_BEFORE && m->original)
         return online_switch_rename (on, m->db, m->coll, m->backup, err) && (*at = AT_HALF, true);
     if (!back && *at != AT_AFTER)
