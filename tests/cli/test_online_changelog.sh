@@ -20,7 +20,8 @@
 #     journal names step 1's rewrites when killed between the steps; an
 #     application write between the sync's read and write kept; a
 #     kill matrix over the backups' and documents' flushes; follow; then
-#     rollback restores every document the application did not write;
+#     rollback restores every document the application did not write, and
+#     only remodel's fields of those it did;
 #   - follow keeps the results current while a writer writes, status shows
 #     its rounds and lag, a signal stops it after its round (exit 0);
 #   - kill -9 during follow, then sync: nothing lost or applied twice;
