@@ -190,6 +190,25 @@ uint64_t online_fields_digest (const uint8_t *doc, uint32_t len);
 bool online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const online_docs_t *out,
                            bson_error_t *err);
 
+/* In place, field by field (online_undo.c): into add (a backup's
+ * $addToSet), fieldsWrote.<field> for each top-level field want sets or
+ * removes of doc (false: a name a $set cannot take, the backup is then
+ * marked undoWhole); the room that takes in a backup; and what rollback
+ * does with a document now, given its backup and its original: */
+bool online_undo_note (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen,
+                       bson_t *add);
+uint64_t online_undo_room (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen);
+typedef enum {
+    ONLINE_UNDO_UNKNOWN, /* no field noted (an earlier remodel's backup): judged whole */
+    ONLINE_UNDO_WHOLE,   /* every difference from the original remodel's: replaced by it */
+    ONLINE_UNDO_FIELDS,  /* the application's fields kept: update (on sel) gives remodel's back */
+    ONLINE_UNDO_DONE,    /* remodel's fields hold their original values already */
+    ONLINE_UNDO_KEEP,    /* the application wrote a field remodel wrote: held names it */
+} online_undo_t;
+online_undo_t online_undo_plan (const bson_t *backup, const uint8_t *orig, uint32_t olen,
+                                const bson_t *now, bson_t *sel, bson_t *update, char *held,
+                                size_t cap);
+
 /* The result for in's ith document among out's, found by _id, from *at on
  * (results mostly come in the input's order); -1: none. */
 ssize_t online_result_of (const online_docs_t *in, size_t i, const online_docs_t *out, size_t *at);

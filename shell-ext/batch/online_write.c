@@ -337,29 +337,39 @@ online_fields_digest (const uint8_t *doc, uint32_t len)
  * document as first read>}, $set: {wrote: <CRC-64 of its replacement>,
  * wroteFields: <online_fields_digest of it>},
  * $addToSet: {read: <CRC-64 of the document as read now>, wrote_all:
- * <the replacement's>}}. rollback restores doc where the document is
- * still what remodel last wrote and every version remodel read of it was
- * the original or one it wrote: no change of the application's is lost. */
+ * <the replacement's>, fieldsWrote.<field>: <each value's checksum>}}.
+ * rollback gives back what remodel wrote of doc, field by field, keeping
+ * the application's (online_undo.c); for a backup of an earlier remodel
+ * (no fieldsWrote), doc where the document is still what remodel last
+ * wrote and every version remodel read of it was the original or one it
+ * wrote: no change of the application's is lost. */
 static void
 backup_update (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen, bson_t *sel,
                bson_t *u)
 {
     bson_t inner, d;
     int64_t wrote = (int64_t) rm_crc64_update (0, want, wlen);
+    bool whole;
     online_id_filter (doc, len, sel);
     bson_init (u);
     BSON_APPEND_DOCUMENT_BEGIN (u, "$setOnInsert", &inner);
     if (bson_init_static (&d, doc, len))
         BSON_APPEND_DOCUMENT (&inner, "doc", &d);
     bson_append_document_end (u, &inner);
+    bson_init (&d);
+    BSON_APPEND_INT64 (&d, "read", (int64_t) rm_crc64_update (0, doc, len));
+    BSON_APPEND_INT64 (&d, "wrote_all", wrote);
+    /* Field by field too, so that rollback keeps the application's
+     * (online_undo.c). */
+    whole = !online_undo_note (doc, len, want, wlen, &d);
     BSON_APPEND_DOCUMENT_BEGIN (u, "$set", &inner);
     BSON_APPEND_INT64 (&inner, "wrote", wrote);
     BSON_APPEND_INT64 (&inner, "wroteFields", (int64_t) online_fields_digest (want, wlen));
+    if (whole)
+        BSON_APPEND_BOOL (&inner, "undoWhole", true);
     bson_append_document_end (u, &inner);
-    BSON_APPEND_DOCUMENT_BEGIN (u, "$addToSet", &inner);
-    BSON_APPEND_INT64 (&inner, "read", (int64_t) rm_crc64_update (0, doc, len));
-    BSON_APPEND_INT64 (&inner, "wrote_all", wrote);
-    bson_append_document_end (u, &inner);
+    BSON_APPEND_DOCUMENT (u, "$addToSet", &d);
+    bson_destroy (&d);
 }
 
 /* Whether a field name can stand as a path in $set or $unset. */
@@ -544,22 +554,24 @@ queue_write (const online_inplace_t *ip, mongoc_bulk_operation_t *b, const uint8
  * original>, wrote, wroteFields, read: [crc], wrote_all: [crc]}, and
  * BACKUP_ROOM. */
 static uint64_t
-backup_size (const uint8_t *doc, uint32_t len)
+backup_size (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen)
 {
     bson_iter_t it;
     rm_raw_value_t v;
     uint64_t id = rm_doc_field (doc, len, "_id", 3, &it) && rm_raw_value_of (&it, &v) ? v.len : 0;
     return 4 + (1 + 4 + id) + (1 + 4 + (uint64_t) len) + (1 + 6 + 8) + (1 + 12 + 8) +
-           (1 + 5 + 4 + 11 + 1) + (1 + 10 + 4 + 11 + 1) + 1 + BACKUP_ROOM;
+           (1 + 5 + 4 + 11 + 1) + (1 + 10 + 4 + 11 + 1) + 1 + BACKUP_ROOM +
+           online_undo_room (doc, len, want, wlen);
 }
 
 /* In place: the document doc becomes want, after its backup; both must
  * fit in a document, checked before anything of the batch is written. */
 static bool
-inplace_fits (online_job_t *j, const uint8_t *doc, uint32_t len, uint32_t wlen, bson_error_t *err)
+inplace_fits (online_job_t *j, const uint8_t *doc, uint32_t len, const uint8_t *want,
+              uint32_t wlen, bson_error_t *err)
 {
     const char *ns = j->in[j->p->drive]->text;
-    uint64_t backup = backup_size (doc, len);
+    uint64_t backup = backup_size (doc, len, want, wlen);
     if (wlen > DOC_MAX)
         return too_large (j, ns, doc, len, "the document as the step makes it", wlen, err);
     if (backup > DOC_MAX)
@@ -594,7 +606,8 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         if (r < 0 || online_same_doc (&ip->again, 0, &ip->again_out, (size_t) r))
             return true; /* already what the step makes of it */
         if (!inplace_fits (j, online_doc_bytes (&ip->again, 0), ip->again.docs[0].len,
-                           ip->again_out.docs[r].len, err))
+                           online_doc_bytes (&ip->again_out, (size_t) r), ip->again_out.docs[r].len,
+                           err))
             return false;
         backup_update (online_doc_bytes (&ip->again, 0), ip->again.docs[0].len,
                        online_doc_bytes (&ip->again_out, (size_t) r), ip->again_out.docs[r].len,
@@ -661,7 +674,8 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
     for (size_t i = 0; i < in->n; i++) {
         ssize_t r = online_result_of (in, i, out, &at);
         if (r >= 0 && !online_same_doc (in, i, out, (size_t) r) &&
-            !inplace_fits (j, online_doc_bytes (in, i), in->docs[i].len, out->docs[r].len, err))
+            !inplace_fits (j, online_doc_bytes (in, i), in->docs[i].len,
+                           online_doc_bytes (out, (size_t) r), out->docs[r].len, err))
             return false;
     }
     at = 0;

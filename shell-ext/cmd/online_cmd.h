@@ -56,6 +56,17 @@ bool online_coll_exists (online_t *on, const char *db, const char *coll, bool *y
                          bson_error_t *err);
 bool online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *err);
 
+/* online_raced.c: a switch the application's writes race. name: the
+ * Nth name a namespace's collection made again by a write between its
+ * two renames is renamed aside to (COLL_remodel_ID_raced_N, by
+ * online_switch.c); check (finalize, after its switch): fails naming such
+ * collections, whose writes the results lack; carry (rollback, once the
+ * originals are back): their documents inserted into the originals, each
+ * collection dropped once empty. */
+void online_raced_name (online_t *on, const char *coll, int n, char *buf, size_t cap);
+bool online_raced_check (online_t *on, bson_error_t *err);
+bool online_raced_carry (online_t *on, bson_error_t *err);
+
 /* online_server.c: remodel online run --server-side, the plan compiled
  * (remodel/compile.h): whether the server has every stage c uses (a clear
  * refusal naming the one it lacks; its version: online_server_version),

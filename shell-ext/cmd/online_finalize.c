@@ -355,7 +355,8 @@ online_finalize (online_t *on, bson_error_t *err)
         block_writes (on, false, err);
     online_blocked_close (on, switched);
     online_lease_drop (on);
-    ok = ok && (follows || check_backups (on, sums, n_sums, err));
+    /* Writes a rename raced are beside the results, not in them. */
+    ok = ok && online_raced_check (on, err) && (follows || check_backups (on, sums, n_sums, err));
     if (switched && !o->quiet)
         rm_cli_line (stderr, "", "\n",
                      "remodel: plan %s finalized: %zu collection(s) switched; the originals are "
@@ -463,6 +464,9 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
             mongoc_cursor_t *cc;
             const bson_t *now = NULL;
             bool same = false, ours = false, drop = false;
+            online_undo_t undo = ONLINE_UNDO_UNKNOWN;
+            bson_t usel = BSON_INITIALIZER, upd = BSON_INITIALIZER;
+            char held[1000] = "";
 
             /* SIGINT, SIGTERM: between two documents, each restored and
              * its backup removed, so rollback again goes on (online_signal.c). */
@@ -479,14 +483,27 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
             bson_init_static (&orig, data, len);
             online_id_append (&q, &id);
             cc = mongoc_collection_find_with_opts (c, &q, NULL, NULL);
-            if (mongoc_cursor_next (cc, &now) && now->len == len &&
-                same_fields (bson_get_data (now), now->len, data, len)) {
+            if (mongoc_cursor_next (cc, &now))
+                undo = online_undo_plan (bd, data, len, now, &usel, &upd, held, sizeof held);
+            if (now && (undo == ONLINE_UNDO_DONE || (now->len == len &&
+                                                     same_fields (bson_get_data (now), now->len, data, len)))) {
                 /* The original already: restored by a rollback killed
                  * before it removed the backup (or written so by the
                  * application: either way nothing to restore). */
                 same = true;
-            } else if (now && ((ours = as_written (bd, now) &&
-                                       only_ours (bd, (int64_t) rm_crc64_update (0, data, len))) ||
+            } else if (undo == ONLINE_UNDO_FIELDS) {
+                /* The application's fields kept, remodel's given back, on
+                 * condition that they are still as just read. */
+                ok = online_lease_check (on, err) &&
+                     (mongoc_collection_update_one (c, &usel, &upd, NULL, &reply, &why) ||
+                      online_fail (on, err, &why, "restoring a document's fields"));
+                same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
+                       bson_iter_as_int64 (&it) == 1;
+                bson_destroy (&reply);
+            } else if (now && ((ours = undo == ONLINE_UNDO_UNKNOWN
+                                           ? as_written (bd, now) &&
+                                                 only_ours (bd, (int64_t) rm_crc64_update (0, data, len))
+                                           : undo == ONLINE_UNDO_WHOLE) ||
                                o->force)) {
                 /* Still what remodel wrote (or --force): back, on that
                  * condition, so a write between the read and this one is
@@ -506,6 +523,8 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
             if (ok && mongoc_cursor_error (cc, &why))
                 ok = online_fail (on, err, &why, "reading a document");
             mongoc_cursor_destroy (cc);
+            bson_destroy (&usel);
+            bson_destroy (&upd);
             if (ok && !same && !drop && o->forget) {
                 drop = true;
                 forgotten++;
@@ -517,13 +536,23 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
                       online_fail (on, err, &why, "removing a restored backup"));
             } else if (ok) {
                 char *text = bson_as_relaxed_extended_json (&q, NULL);
-                if (kept++ < 10)
+                /* Each one the application wrote where remodel did named
+                 * with what it holds there (online_undo.c). */
+                if (*held)
+                    rm_cli_line (stderr, "", "\n",
+                                 "remodel: rollback: step %zu (%s) %s: document %s holds %s, "
+                                 "written since remodel wrote it: left as it is; its earlier "
+                                 "version stays in %s.%s (rollback --force restores it, --forget "
+                                 "keeps the document as it is)", s->index, s->op, in[0]->text,
+                                 text, held, o->state_db, bname);
+                else if (kept < 10)
                     rm_cli_line (stderr, "", "\n",
                                  "remodel: rollback: step %zu (%s) %s: document %s %s since "
                                  "remodel wrote it: left as it is; its earlier version stays in "
                                  "%s.%s (rollback --force restores it, --forget keeps the "
                                  "document as it is)", s->index, s->op, in[0]->text, text,
                                  now ? "changed" : "deleted", o->state_db, bname);
+                kept++;
                 bson_free (text);
             }
             bson_destroy (&q);

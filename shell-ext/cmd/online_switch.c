@@ -284,7 +284,9 @@ journal_read (online_t *on, journal_t *j, bool *found, bson_error_t *err)
 
 /* ---- each move, by what the server shows ---- */
 
-typedef enum { AT_BEFORE, AT_HALF, AT_AFTER } at_t;
+/* AT_RACED: half-way, and the namespace's collection made again by the
+ * application's writes (online_raced.c). */
+typedef enum { AT_BEFORE, AT_HALF, AT_AFTER, AT_RACED } at_t;
 
 static bool
 observe (online_t *on, const move_t *m, at_t *at, bson_error_t *err)
@@ -300,6 +302,8 @@ observe (online_t *on, const move_t *m, at_t *at, bson_error_t *err)
         *at = AT_HALF;
     else if (!r && c && b == m->original)
         *at = AT_AFTER;
+    else if (m->original && r && b && c)
+        *at = AT_RACED;
     else {
         rm_error_set (err, RM_ERR_FORMAT,
                       "%s: plan %s: %s is in no state the switch leaves: %s.%s %s, %s.%s %s, "
@@ -317,7 +321,7 @@ observe (online_t *on, const move_t *m, at_t *at, bson_error_t *err)
 static int64_t
 renames_done (const move_t *m, at_t at)
 {
-    return at == AT_BEFORE ? 0 : at == AT_HALF ? 1 : m->original ? 2 : 1;
+    return at == AT_BEFORE ? 0 : at == AT_HALF || at == AT_RACED ? 1 : m->original ? 2 : 1;
 }
 
 /* The renames in place, as the server shows them. */
@@ -361,10 +365,30 @@ note_progress (online_t *on, int64_t renamed, bson_error_t *err)
     return ok;
 }
 
+/* The collection the application's writes made again at m's name,
+ * renamed aside to the first free COLL_remodel_ID_raced_N (online_raced.c). */
+static bool
+raced_aside (online_t *on, const move_t *m, bson_error_t *err)
+{
+    char name[400];
+    bool there = true;
+    for (int n = 1; there && n <= 1000; n++) {
+        online_raced_name (on, m->coll, n, name, sizeof name);
+        if (!online_coll_exists (on, m->db, name, &there, err))
+            return false;
+    }
+    rm_cli_line (stderr, "", "\n", "remodel: %s.%s was made again by the application's writes "
+                 "during the switch (they have not stopped): renamed aside, to be carried back "
+                 "into the original by rollback", m->db, m->coll);
+    return online_switch_rename (on, m->db, m->coll, name, err);
+}
+
 /* Move m forward (back: backward) one rename; *at its new state. */
 static bool
 move_once (online_t *on, const move_t *m, bool back, at_t *at, bson_error_t *err)
 {
+    if (*at == AT_RACED)
+        return raced_aside (on, m, err) && (*at = AT_HALF, true);
     if (!back && *at == AT_BEFORE && m->original)
         return online_switch_rename (on, m->db, m->coll, m->backup, err) && (*at = AT_HALF, true);
     if (!back && *at != AT_AFTER)
@@ -391,15 +415,20 @@ run_moves (online_t *on, const journal_t *j, bool back, bson_error_t *err)
         at_t goal = back ? AT_BEFORE : AT_AFTER, at;
         int64_t before = 0;
         online_retry_t retry = {0, 0};
+        int races = 0;
         for (size_t i = 0; i < idx; i++)
             before += j->moves[i].original ? 2 : 1;
         for (;;) {
-            bool ok = observe (on, m, &at, err);
+            bool ok = observe (on, m, &at, err), raced;
             if (ok && at == goal)
                 break;
             ok = ok && move_once (on, m, back, &at, err) &&
                  note_progress (on, before + renames_done (m, at), err);
-            if (!ok && !online_retry (on, &retry, err))
+            /* A rename refused because a write made the collection again
+             * in between: observed, renamed aside, on (bounded). */
+            raced = !ok && races++ < 100 && observe (on, m, &at, &(bson_error_t) {0}) &&
+                    at == AT_RACED;
+            if (!ok && !raced && !online_retry (on, &retry, err))
                 return false;
         }
     }
@@ -569,6 +598,8 @@ online_switch_back (online_t *on, bool *undone, bson_error_t *err)
                   BCON_UTF8 (""), "}");
     ok = ok && online_switch_note (on, u, err);
     bson_destroy (u);
+    /* The writes a race left beside the originals go into them. */
+    ok = ok && online_raced_carry (on, err);
     *undone = ok;
     bson_free (j);
     return ok;

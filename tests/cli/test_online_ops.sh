@@ -11,8 +11,9 @@
 #   replace the sources, which stay as backups; rollback swaps them back
 #   byte for byte, a second rollback drops the results and the state;
 # - --in-place backfill then rollback: the originals back byte for byte,
-#   except a document the application changed since, which is listed and
-#   left; stale denormalized copies found by verify, refreshed by sync;
+#   except a document whose copied field the application wrote since,
+#   which is listed with what it holds and left (one whose other field it
+#   wrote gets remodel's field removed, the application's kept); stale denormalized copies found by verify, refreshed by sync;
 # - pause from another process holds a run, resume lets it finish;
 # - --log-format json: one JSON line per batch; --batch-time grows batches;
 # - FerretDB stopped mid-run and started again: the run retries, finishes,
@@ -190,22 +191,33 @@ db.crm["tasks_remodel_'"$(pid embed)"'_1"].insert_one({"stray": True})'
         logging.logmsg=logmsg logging.hosts=hosts
     pyq 'db.logging.hosts.update_one({"name": "goofy.example.com"}, {"$set": {"ipaddr": "10.0.0.1"}})
 m = db.logging.logmsg.find_one(sort=[("_id", 1)])
-db.logging.logmsg.update_one({"_id": m["_id"]}, {"$set": {"severity": "edited"}})
+db.logging.logmsg.update_one({"_id": m["_id"]}, {"$set": {"host_ip": "10.7.7.7"}})
+n = db.logging.logmsg.find_one({"_id": {"$gt": m["_id"]}}, sort=[("_id", 1)])
+db.logging.logmsg.update_one({"_id": n["_id"]}, {"$set": {"severity": "edited"}})
 print(m["_id"])' >"$T/edited"
     online rollback backfill --in-place
-    expect_eq "$kind: rollback --in-place with one document changed since: exit 1" "$rc" 1
-    expect_message "$kind: ... that document listed, left as it is" \
-        "document { \"_id\" : { \"\$oid\" : \"$(cat "$T/edited")\" } } changed since remodel wrote it"
+    expect_eq "$kind: rollback --in-place with one document whose copied field the application wrote: exit 1" "$rc" 1
+    expect_message "$kind: ... that document listed with what it holds, left as it is" \
+        "document { \"_id\" : { \"\$oid\" : \"$(cat "$T/edited")\" } } holds { \"host_ip\" : \"10.7.7.7\" }, written since remodel wrote it: left as it is"
     "$MONGODUMP" --uri "$uri" --db logging --archive="$T/$kind-log2.archive" --quiet
-    expect_eq "$kind: ... every other document back byte for byte" "$(python3 - "$T/$kind-log0.archive" "$T/$kind-log2.archive" <<'PYEOF'
+    expect_eq "$kind: ... every other document back byte for byte, but the next one, whose severity the application wrote: that kept, the copy gone" "$(python3 - "$T/$kind-log0.archive" "$T/$kind-log2.archive" <<'PYEOF'
 import sys, bson, rmlib
 a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
 def by_id(docs): return {repr(bson.decode(bytes(d))["_id"]): bytes(d) for d in docs}
 hosts = by_id(a["logging.hosts"]) == by_id(b["logging.hosts"])
 x, y = by_id(a["logging.logmsg"]), by_id(b["logging.logmsg"])
-print(hosts, len(x) == len(y), sum(x[k] != y.get(k) for k in x))
+ks = sorted(x)
+print(hosts, len(x) == len(y), sum(x[k] != y.get(k) for k in x),
+      bson.decode(y[ks[1]]).get("severity"), "host_ip" in bson.decode(y[ks[1]]))
 PYEOF
-)" "True True 1"
+)" "True True 2 edited False"
+    # The second back as it was, for what follows.
+    python3 - "$uri" "$T/$kind-log0.archive" <<'PYEOF'
+import sys, bson, pymongo, rmlib
+orig = sorted((bson.decode(bytes(d)) for d in rmlib.read_archive(sys.argv[2])[0]["logging.logmsg"]),
+              key=lambda d: d["_id"])[1]
+pymongo.MongoClient(sys.argv[1]).logging.logmsg.replace_one({"_id": orig["_id"]}, orig)
+PYEOF
     # The one left: status says so and what to do; --force and --forget
     # together are refused; --force restores it.
     "$REMODEL" online status "$T/plans/backfill.json" --uri "$uri" >"$T/status" 2>&1
@@ -223,7 +235,7 @@ PYEOF
     # --forget: the changed document kept as the application left it.
     online run backfill --create-indexes --in-place
     pyq 'm = db.logging.logmsg.find_one(sort=[("_id", 1)])
-db.logging.logmsg.update_one({"_id": m["_id"]}, {"$set": {"severity": "edited again"}})'
+db.logging.logmsg.update_one({"_id": m["_id"]}, {"$set": {"severity": "edited again", "host_ip": "10.7.7.8"}})'
     run_rm online rollback "$T/plans/backfill.json" --uri "$uri" --forget
     expect_eq "$kind: rollback --forget: exit 0, the changed one kept as it is, no backup left, the plan forgotten" \
         "$rc:$(grep -c 'logging.logmsg: [0-9]* restored, 0 left; 1 kept as they are: --forget' "$T/err"):$(pyq 'print(db.logging.logmsg.find_one(sort=[("_id", 1)])["severity"], sum(db.remodel[c].count_documents({}) for c in db.remodel.list_collection_names() if c.startswith("backup.")), db.remodel.plans.count_documents({"_id": "'"$(pid backfill)"'"}))')" \
