@@ -38,8 +38,11 @@ LIBS_ALL   = $(shell pkg-config --libs $(PKGS)) -lpthread -lm $(LDFLAGS) $(EXTRA
 LIB_SRC  = $(wildcard common/*/*.c) $(if $(TOY),tests/toy/step_toy.c)
 # The online companion: the only program that links libmongoc.
 ONLINE_SRC = $(wildcard shell-ext/*.c)
+HAVE_MONGOC = $(shell pkg-config --exists libmongoc-1.0 && echo yes)
 CLI_SRC  = $(wildcard migrate/*.c)
-UNIT_SRC = $(wildcard tests/unit/test_*.c)
+# The online program's unit tests (tests/unit/test_online_*.c) link its
+# objects and libmongoc: built only where libmongoc is.
+UNIT_SRC = $(filter-out $(if $(HAVE_MONGOC),,tests/unit/test_online_%),$(wildcard tests/unit/test_*.c))
 GEN_SRC  = $(wildcard dumps/generator/*.c)
 HEADERS  = $(wildcard include/remodel/*.h common/*/*.h migrate/*.h shell-ext/*.h tests/unit/*.h)
 # Each object's headers, as the compiler found them (-MMD): a header's
@@ -51,6 +54,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
+MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
 .PHONY: FORCE all online-missing graphviz-missing deps unit toy check check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-switch-matrix \
@@ -58,7 +62,6 @@ ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
-HAVE_MONGOC = $(shell pkg-config --exists libmongoc-1.0 && echo yes)
 ONLINE_BIN  = $(if $(HAVE_MONGOC),$(BUILD)/remodel-online,online-missing)
 
 all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN) $(if $(HAVE_GRAPHVIZ),,graphviz-missing)
@@ -97,6 +100,11 @@ $(BUILD)/shell-ext/%.o: shell-ext/%.c
 $(BUILD)/remodel-online: $(ONLINE_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(ONLINE_OBJ) $(BUILD)/libremodel.a $(shell pkg-config --libs libmongoc-1.0) $(LIBS_ALL)
 
+# The online program but its main, for its unit tests and fuzz harness.
+$(BUILD)/libremodel-online.a: $(filter-out %/online_main.o,$(ONLINE_OBJ))
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BUILD)/remodel-gen: $(GEN_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(GEN_OBJ) $(BUILD)/libremodel.a $(LIBS_ALL)
 
@@ -105,6 +113,10 @@ $(BUILD)/tests/toy/%.o: LAYER_INC = $(CORE_INC)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(BUILD)/libremodel.a $(GV_LIBS) $(LIBS_ALL)
+$(BUILD)/tests/test_online_%: tests/unit/test_online_%.c $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -Ishell-ext $(shell pkg-config --cflags libmongoc-1.0) -o $@ $< \
+	    $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a $(MONGOC_LIBS) $(LIBS_ALL)
 
 # pkg-config's description of the installed library and headers (the
 # library is static only, so what it links is required outright), made
