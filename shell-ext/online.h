@@ -126,6 +126,28 @@ bool online_server_now (online_t *on, int64_t *now, bson_error_t *err);
  * *gone: a process of this host that is no more. */
 bool online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left, int64_t *epoch,
                           bool *gone, bson_error_t *err);
+/* online_lease_rule.c: the lease's decisions, apart from the server.
+ * holder_dead: owner ("host:pid:ms") is a process of this host that is
+ * gone (or a zombie). blocks: a lease document (found, its owner, when it
+ * expires by the server's clock) keeps run me out at now. claim_blocks:
+ * so does the newest fence (newest, taken at newest_at by claimer) past
+ * the lease's epoch, a run taking the lease that is not gone. next_epoch:
+ * the epoch a take fences. verdict: whether a holder may write at mono
+ * (its clock), last renewed at renewed. fenced: a fence newer than the
+ * holder's epoch, a run taking over. parse: a lease document's owner (""
+ * when released or not a string), epoch and expires (0 when missing). */
+typedef enum { ONLINE_LEASE_OK, ONLINE_LEASE_LOST, ONLINE_LEASE_STALE } online_lease_verdict_t;
+bool online_lease_holder_dead (const char *owner);
+bool online_lease_blocks (bool found, const char *owner, const char *me, int64_t expires,
+                          int64_t now);
+bool online_lease_claim_blocks (int64_t newest, int64_t epoch, int64_t newest_at, int64_t lease_ms,
+                                int64_t now, const char *claimer, const char *me);
+int64_t online_lease_next_epoch (int64_t newest, int64_t epoch);
+online_lease_verdict_t online_lease_verdict (bool lost, int64_t mono, int64_t renewed,
+                                             int64_t lease_ms, int64_t margin_ms);
+bool online_lease_fenced (int64_t newest, int64_t epoch);
+void online_lease_parse (const bson_t *doc, char *owner, size_t cap, int64_t *epoch,
+                         int64_t *expires);
 
 /* online_signal.c: SIGINT and SIGTERM, caught by the commands that hold
  * the lease, ask the loops to stop at their next safe point. install: in
