@@ -179,6 +179,9 @@ typedef struct {
                                on->lookup_rules), 0: not recorded */
 } online_record_t;
 bool online_plan_read (online_t *on, online_record_t *r, bson_error_t *err);
+/* online_record_parse.c: the fields of the plan's record doc into r
+ * (found left false: the caller knows). */
+void online_record_parse (const bson_t *doc, online_record_t *r);
 /* The state database's document coll {_id: id} into doc (initialized
  * here; empty and *found false when there is none). */
 bool online_state_get (online_t *on, const char *coll, const char *id, bson_t *doc, bool *found,
@@ -215,6 +218,11 @@ bool online_plan_forget (online_t *on, bson_error_t *err);
  * "last" (nothing when none), *done when finished. */
 bool online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last, bool *done,
                              int64_t *seen, int64_t *changed, bson_error_t *err);
+/* online_record_parse.c: a checkpoint document's fields ({"last": <_id>}
+ * appended to last when it has one; done, seen, changed: false, 0 when
+ * missing). */
+void online_checkpoint_parse (const bson_t *doc, bson_t *last, bool *done, int64_t *seen,
+                              int64_t *changed);
 /* Written only by the lease holder (it renews the lease first). ns: the
  * namespace the pass reads. */
 bool online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,

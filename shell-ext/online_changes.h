@@ -67,6 +67,23 @@ uint64_t online_value_hash (const bson_iter_t *v);
  * rewrites them, which it notes itself). "db.coll" each, at most cap. */
 size_t online_changes_sources (online_t *on, const char **out, size_t cap);
 
+/* online_change_event.c: what the log's entries say. batch: the events
+ * under cursor.<batch> of a change stream's reply (aggregate or getMore),
+ * read from ns's stream, into ch (each insert, update, replace and delete
+ * its _id, anything else a rescan), *id the cursor's id (0: closed), *at
+ * the cluster time of its postBatchResumeToken, where it has one. behind:
+ * the stream has not given everything up to to yet (a replica set gives
+ * only majority-committed events). entry: one oplog entry into ch, nss the
+ * namespaces read (a drop, rename or collMod of one is a rescan). */
+typedef struct {
+    bool known;
+    uint32_t t, i;
+} online_stream_at_t;
+void online_stream_batch (online_changes_t *ch, const char *ns, const bson_t *reply,
+                          const char *batch, int64_t *id, online_stream_at_t *at);
+bool online_stream_behind (const online_stream_at_t *at, const online_capture_t *to);
+void online_oplog_entry (online_changes_t *ch, const bson_t *e, const char **nss, size_t nns);
+
 /* Reads the log from point `from` on (up to `to`, where the mode can bound
  * it; a stream is read until it is quiet: events after `to` are only read
  * twice) into ch: every insert, update, replace and delete of nss. A drop
