@@ -142,8 +142,10 @@ $(BUILD)/bench_bsoncheck: tests/bench/bench_bsoncheck.c $(BUILD)/libremodel.a
 
 # Fuzz harnesses (tests/fuzz/): one per parser, each a LLVMFuzzerTestOneInput.
 # A corpus is NAME:HARNESS; the reader harness runs over four corpora.
-FUZZ_HARNESSES = reader dir plan metadata
-FUZZ_CORPORA   = archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata
+# The online harness (what a server answers) is built where libmongoc is.
+FUZZ_HARNESSES = reader dir plan metadata $(if $(HAVE_MONGOC),online)
+FUZZ_CORPORA   = archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata \
+                 $(if $(HAVE_MONGOC),online:online)
 FUZZ_SECONDS  ?= 60
 REPLAY_BIN     = $(FUZZ_HARNESSES:%=$(BUILD)/fuzz-replay/%)
 
@@ -152,6 +154,11 @@ REPLAY_BIN     = $(FUZZ_HARNESSES:%=$(BUILD)/fuzz-replay/%)
 $(BUILD)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libremodel.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/fuzz -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/replay.c $(BUILD)/libremodel.a $(LIBS_ALL)
+
+$(BUILD)/fuzz-replay/online: tests/fuzz/fuzz_online.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/fuzz -Ishell-ext $(shell pkg-config --cflags libmongoc-1.0) -o $@ tests/fuzz/fuzz_online.c \
+	    tests/fuzz/replay.c $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a $(MONGOC_LIBS) $(LIBS_ALL)
 
 replays: $(REPLAY_BIN)
 
@@ -162,10 +169,12 @@ replays: $(REPLAY_BIN)
 fuzz:
 	@scripts/install-deps.sh --fuzz
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
-	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libremodel.a
+	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libremodel.a \
+	    $(if $(HAVE_MONGOC),build/fuzz/libremodel-online.a)
 	@for h in $(FUZZ_HARNESSES); do \
+	    online=; [ $$h != online ] || online="-Ishell-ext $$(pkg-config --cflags libmongoc-1.0) build/fuzz/libremodel-online.a $(MONGOC_LIBS)"; \
 	    clang -std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude $(CORE_INC) -Itests/fuzz \
-	        $$(pkg-config --cflags $(PKGS)) -o build/fuzz/fuzz_$$h tests/fuzz/fuzz_$$h.c build/fuzz/libremodel.a \
+	        $$(pkg-config --cflags $(PKGS)) -o build/fuzz/fuzz_$$h tests/fuzz/fuzz_$$h.c $$online build/fuzz/libremodel.a \
 	        $$(pkg-config --libs $(PKGS)) -lpthread -lm || exit 1; \
 	done
 	@scripts/fuzz.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_CORPORA)
