@@ -398,7 +398,7 @@ const char *online_capture_name (online_capture_mode_t m);
  * local.oplog.rs, else none. Only network errors fail. */
 bool online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err);
 /* A change stream reply's cursor.postBatchResumeToken, as a read-only view
- * into reply in *tok (false: it has none). */
+ * into reply in *tok (false: it has none): online_change_event.c. */
 bool online_stream_token (const bson_t *reply, bson_t *tok);
 /* detect, then a point that is safe to follow from: a stream without
  * tokens gets one from a sentinel write in the state database. Call it

@@ -72,6 +72,21 @@ stream_event (online_changes_t *ch, const char *ns, const bson_iter_t *ev)
     }
 }
 
+/* (online.h) */
+bool
+online_stream_token (const bson_t *reply, bson_t *tok)
+{
+    bson_iter_t it;
+    const uint8_t *data;
+    uint32_t len;
+    if (!bson_iter_init (&it, reply) ||
+        !bson_iter_find_descendant (&it, "cursor.postBatchResumeToken", &it) ||
+        !BSON_ITER_HOLDS_DOCUMENT (&it))
+        return false;
+    bson_iter_document (&it, &len, &data);
+    return bson_init_static (tok, data, len);
+}
+
 /* The batch under cursor.<batch> of reply into ch; *id the cursor's. */
 void
 online_stream_batch (online_changes_t *ch, const char *ns, const bson_t *reply, const char *batch,

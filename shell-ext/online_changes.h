@@ -8,7 +8,8 @@
 #include "online_batch.h"
 
 /* The _ids of one namespace that changed: each once, in the order first
- * seen, as one-field documents {"": <_id>} one after another in bytes. */
+ * seen, as one-field documents {"": <_id>} one after another in bytes.
+ * These lists and online_changes_t's functions below: online_idlist.c. */
 typedef struct {
     char *ns;               /* "db.coll", as the plan names it */
     rm_buf_t bytes;
