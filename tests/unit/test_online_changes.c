@@ -4,8 +4,10 @@
  * give them (the latter's update events name the update's spec, not the
  * _id, as documentKey: tests/fuzz/corpus/online holds real ones), oplog
  * entries, what makes a rescan, the oldest event's time, and the resume
- * token's time against the next point. */
+ * token's time against the next point; and a changed join partner's key
+ * values, by which the drivers it affects are found (online_keys.c). */
 #include "online_changes.h"
+#include "remodel/docpath.h"
 #include "test.h"
 
 /* A MongoDB resume token: KeyString, a Timestamp (130) first. */
@@ -302,6 +304,45 @@ test_idlist (void)
     online_changes_destroy (&ch);
 }
 
+/* A changed partner's key values at path, as Extended JSON of the array
+ * online_keys_values builds: the driver keys a $lookup matches it by. */
+static void
+check_keys (const char *doc_json, const char *path, const char *want)
+{
+    bson_error_t e;
+    bson_t *doc = bson_new_from_json ((const uint8_t *) doc_json, -1, &e);
+    bson_t arr = BSON_INITIALIZER;
+    rm_path_t key;
+    uint32_t n = 0;
+    char *got;
+    T_CHECK (doc && rm_path_parse (&key, path, &e));
+    if (!doc)
+        return;
+    online_keys_values (bson_get_data (doc), doc->len, &key, &arr, &n);
+    got = bson_as_relaxed_extended_json (&arr, NULL);
+    T_CHECK_STR (got, want);
+    T_CHECK (n == (uint32_t) bson_count_keys (&arr));
+    bson_free (got);
+    rm_path_destroy (&key);
+    bson_destroy (&arr);
+    bson_destroy (doc);
+}
+
+static void
+test_partner_keys (void)
+{
+    check_keys ("{\"_id\": 1, \"owner\": 7}", "owner", "{ \"0\" : 7 }");
+    /* an array: each element and the array itself */
+    check_keys ("{\"_id\": 1, \"owner\": [3, \"x\"]}", "owner",
+                "{ \"0\" : 3, \"1\" : \"x\", \"2\" : [ 3, \"x\" ] }");
+    /* missing: null, which a driver without the field matches */
+    check_keys ("{\"_id\": 1}", "owner", "{ \"0\" : null }");
+    /* a path through an array of documents: an element without the
+     * field is null too, as {"refs.p": null} matches it */
+    check_keys ("{\"_id\": 1, \"refs\": [{\"p\": \"a\"}, {\"p\": \"b\"}, {\"q\": 1}]}", "refs.p",
+                "{ \"0\" : \"a\", \"1\" : \"b\", \"2\" : null }");
+}
+
 int
 main (void)
 {
@@ -311,5 +352,6 @@ main (void)
     T_RUN (test_oplog);
     T_RUN (test_oplog_commands);
     T_RUN (test_idlist);
+    T_RUN (test_partner_keys);
     return t_done ();
 }
