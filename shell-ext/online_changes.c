@@ -6,16 +6,12 @@
  * reads it again as it is now (an update event's fullDocument is already
  * the document as it was when the event was read, not as it was written),
  * so an event read twice, or out of order between two namespaces, only
- * costs a document read again. */
+ * costs a document read again. The lists are online_idlist.c's; what
+ * each event or entry says, online_change_event.c's. */
 #include <stdio.h>
 #include <string.h>
 
 #include "online_changes.h"
-#include "remodel/crc64.h"
-#include "remodel/docpath.h"
-#include "remodel/value.h"
-
-/* The lists of _ids, each once: online_idlist.c. */
 
 size_t
 online_changes_sources (online_t *on, const char **out, size_t cap)
@@ -50,9 +46,6 @@ online_changes_sources (online_t *on, const char **out, size_t cap)
 }
 
 /* ---- change streams ---- */
-
-/* An event and a batch of them into ch, and where the stream stands:
- * online_change_event.c. */
 
 /* How long a stream may stay behind the next point before the read fails
  * (rather than end there, leaving events out). */
