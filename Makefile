@@ -46,8 +46,13 @@ LIB_SRC  = $(wildcard common/*/*.c) $(if $(TOY),tests/toy/step_toy.c)
 ONLINE_DIRS = conn state batch follow cmd
 ONLINE_SRC = $(wildcard $(ONLINE_DIRS:%=shell-ext/%/*.c))
 $(foreach L,$(ONLINE_DIRS),$(eval $(BUILD)/shell-ext/$(L)/%.o: LAYER_INC = $(call layers_upto,$(L),$(ONLINE_DIRS),shell-ext)))
+HAVE_MONGOC = $(shell pkg-config --exists libmongoc-1.0 && echo yes)
+# The online program's unit tests and fuzz harness see every layer's header.
+ONLINE_INC = $(ONLINE_DIRS:%=-Ishell-ext/%)
 CLI_SRC  = $(wildcard migrate/*.c)
-UNIT_SRC = $(wildcard tests/unit/test_*.c)
+# The online program's unit tests (tests/unit/test_online_*.c) link its
+# objects and libmongoc: built only where libmongoc is.
+UNIT_SRC = $(filter-out $(if $(HAVE_MONGOC),,tests/unit/test_online_%),$(wildcard tests/unit/test_*.c))
 GEN_SRC  = $(wildcard dumps/generator/*.c)
 HEADERS  = $(wildcard include/remodel/*.h common/*/*.h migrate/*.h shell-ext/*/*.h tests/unit/*.h)
 # Each object's headers, as the compiler found them (-MMD): a header's
@@ -59,6 +64,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
+MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
 .PHONY: FORCE all online-missing graphviz-missing deps unit toy check check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-switch-matrix \
@@ -66,7 +72,6 @@ ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
-HAVE_MONGOC = $(shell pkg-config --exists libmongoc-1.0 && echo yes)
 ONLINE_BIN  = $(if $(HAVE_MONGOC),$(BUILD)/remodel-online,online-missing)
 
 all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN) $(if $(HAVE_GRAPHVIZ),,graphviz-missing)
@@ -105,6 +110,11 @@ $(BUILD)/shell-ext/%.o: shell-ext/%.c
 $(BUILD)/remodel-online: $(ONLINE_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(ONLINE_OBJ) $(BUILD)/libremodel.a $(shell pkg-config --libs libmongoc-1.0) $(LIBS_ALL)
 
+# The online program but its main, for its unit tests and fuzz harness.
+$(BUILD)/libremodel-online.a: $(filter-out %/online_main.o,$(ONLINE_OBJ))
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BUILD)/remodel-gen: $(GEN_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(GEN_OBJ) $(BUILD)/libremodel.a $(LIBS_ALL)
 
@@ -113,6 +123,10 @@ $(BUILD)/tests/toy/%.o: LAYER_INC = $(CORE_INC)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(BUILD)/libremodel.a $(GV_LIBS) $(LIBS_ALL)
+$(BUILD)/tests/test_online_%: tests/unit/test_online_%.c $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) $(ONLINE_INC) $(shell pkg-config --cflags libmongoc-1.0) -o $@ $< \
+	    $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a $(MONGOC_LIBS) $(LIBS_ALL)
 
 # pkg-config's description of the installed library and headers (the
 # library is static only, so what it links is required outright), made
@@ -138,8 +152,10 @@ $(BUILD)/bench_bsoncheck: tests/bench/bench_bsoncheck.c $(BUILD)/libremodel.a
 
 # Fuzz harnesses (tests/fuzz/): one per parser, each a LLVMFuzzerTestOneInput.
 # A corpus is NAME:HARNESS; the reader harness runs over four corpora.
-FUZZ_HARNESSES = reader dir plan metadata
-FUZZ_CORPORA   = archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata
+# The online harness (what a server answers) is built where libmongoc is.
+FUZZ_HARNESSES = reader dir plan metadata $(if $(HAVE_MONGOC),online)
+FUZZ_CORPORA   = archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata \
+                 $(if $(HAVE_MONGOC),online:online)
 FUZZ_SECONDS  ?= 60
 REPLAY_BIN     = $(FUZZ_HARNESSES:%=$(BUILD)/fuzz-replay/%)
 
@@ -148,6 +164,11 @@ REPLAY_BIN     = $(FUZZ_HARNESSES:%=$(BUILD)/fuzz-replay/%)
 $(BUILD)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libremodel.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/fuzz -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/replay.c $(BUILD)/libremodel.a $(LIBS_ALL)
+
+$(BUILD)/fuzz-replay/online: tests/fuzz/fuzz_online.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/fuzz $(ONLINE_INC) $(shell pkg-config --cflags libmongoc-1.0) -o $@ tests/fuzz/fuzz_online.c \
+	    tests/fuzz/replay.c $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a $(MONGOC_LIBS) $(LIBS_ALL)
 
 replays: $(REPLAY_BIN)
 
@@ -158,10 +179,12 @@ replays: $(REPLAY_BIN)
 fuzz:
 	@scripts/install-deps.sh --fuzz
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
-	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libremodel.a
+	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libremodel.a \
+	    $(if $(HAVE_MONGOC),build/fuzz/libremodel-online.a)
 	@for h in $(FUZZ_HARNESSES); do \
+	    online=; [ $$h != online ] || online="$(ONLINE_INC) $$(pkg-config --cflags libmongoc-1.0) build/fuzz/libremodel-online.a $(MONGOC_LIBS)"; \
 	    clang -std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude $(CORE_INC) -Itests/fuzz \
-	        $$(pkg-config --cflags $(PKGS)) -o build/fuzz/fuzz_$$h tests/fuzz/fuzz_$$h.c build/fuzz/libremodel.a \
+	        $$(pkg-config --cflags $(PKGS)) -o build/fuzz/fuzz_$$h tests/fuzz/fuzz_$$h.c $$online build/fuzz/libremodel.a \
 	        $$(pkg-config --libs $(PKGS)) -lpthread -lm || exit 1; \
 	done
 	@scripts/fuzz.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_CORPORA)

@@ -55,6 +55,32 @@ bool online_switch_note (online_t *on, const bson_t *update, bson_error_t *err);
 bool online_coll_exists (online_t *on, const char *db, const char *coll, bool *yes,
                          bson_error_t *err);
 bool online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *err);
+/* online_switch_state.c: one move's state machine, decided apart from
+ * the server. state: where a move stands by which of its collections
+ * exist (COLL, RESULT, BACKUP; original: COLL had a collection before
+ * the switch); RACED is half-way with COLL made again by the
+ * application's writes (online_raced.c); NONE is no state the switch
+ * leaves. done: the renames of the move in place at. next: the rename
+ * that moves it one step forward (back: backward), *at then its state;
+ * NONE when it is at its end. */
+typedef enum {
+    ONLINE_AT_BEFORE,
+    ONLINE_AT_HALF,
+    ONLINE_AT_AFTER,
+    ONLINE_AT_RACED,
+    ONLINE_AT_NONE
+} online_switch_at_t;
+typedef enum {
+    ONLINE_RENAME_NONE,
+    ONLINE_RENAME_COLL_TO_BACKUP,   /* forward: the original kept aside */
+    ONLINE_RENAME_RESULT_TO_COLL,   /* forward: the result in its place */
+    ONLINE_RENAME_COLL_TO_RESULT,   /* back: the result out of the way */
+    ONLINE_RENAME_BACKUP_TO_COLL,   /* back: the original in its place */
+    ONLINE_RENAME_RACED_ASIDE       /* either way: the made-again COLL aside */
+} online_switch_step_t;
+online_switch_at_t online_switch_state (bool original, bool coll, bool result, bool backup);
+int64_t online_switch_done (bool original, online_switch_at_t at);
+online_switch_step_t online_switch_next (bool original, bool back, online_switch_at_t *at);
 
 /* online_raced.c: a switch the application's writes race. name: the
  * Nth name a namespace's collection made again by a write between its

@@ -284,9 +284,10 @@ journal_read (online_t *on, journal_t *j, bool *found, bson_error_t *err)
 
 /* ---- each move, by what the server shows ---- */
 
-/* AT_RACED: half-way, and the namespace's collection made again by the
- * application's writes (online_raced.c). */
-typedef enum { AT_BEFORE, AT_HALF, AT_AFTER, AT_RACED } at_t;
+/* The states: online_switch_state.c (RACED: half-way, and the
+ * namespace's collection made again by the application's writes,
+ * online_raced.c). */
+typedef online_switch_at_t at_t;
 
 static bool
 observe (online_t *on, const move_t *m, at_t *at, bson_error_t *err)
@@ -296,15 +297,8 @@ observe (online_t *on, const move_t *m, at_t *at, bson_error_t *err)
         !online_coll_exists (on, m->db, m->result, &r, err) ||
         !online_coll_exists (on, m->db, m->backup, &b, err))
         return false;
-    if (r && !b && c == m->original)
-        *at = AT_BEFORE;
-    else if (m->original && r && b && !c)
-        *at = AT_HALF;
-    else if (!r && c && b == m->original)
-        *at = AT_AFTER;
-    else if (m->original && r && b && c)
-        *at = AT_RACED;
-    else {
+    *at = online_switch_state (m->original, c, r, b);
+    if (*at == ONLINE_AT_NONE) {
         rm_error_set (err, RM_ERR_FORMAT,
                       "%s: plan %s: %s is in no state the switch leaves: %s.%s %s, %s.%s %s, "
                       "%s.%s %s (the namespace %s a collection before); nothing renamed: "
@@ -321,7 +315,7 @@ observe (online_t *on, const move_t *m, at_t *at, bson_error_t *err)
 static int64_t
 renames_done (const move_t *m, at_t at)
 {
-    return at == AT_BEFORE ? 0 : at == AT_HALF || at == AT_RACED ? 1 : m->original ? 2 : 1;
+    return online_switch_done (m->original, at);
 }
 
 /* The renames in place, as the server shows them. */
@@ -387,17 +381,21 @@ raced_aside (online_t *on, const move_t *m, bson_error_t *err)
 static bool
 move_once (online_t *on, const move_t *m, bool back, at_t *at, bson_error_t *err)
 {
-    if (*at == AT_RACED)
-        return raced_aside (on, m, err) && (*at = AT_HALF, true);
-    if (!back && *at == AT_BEFORE && m->original)
-        return online_switch_rename (on, m->db, m->coll, m->backup, err) && (*at = AT_HALF, true);
-    if (!back && *at != AT_AFTER)
-        return online_switch_rename (on, m->db, m->result, m->coll, err) && (*at = AT_AFTER, true);
-    if (back && *at == AT_AFTER)
-        return online_switch_rename (on, m->db, m->coll, m->result, err) &&
-               (*at = m->original ? AT_HALF : AT_BEFORE, true);
-    if (back && *at == AT_HALF)
-        return online_switch_rename (on, m->db, m->backup, m->coll, err) && (*at = AT_BEFORE, true);
+    at_t to = *at;
+    switch (online_switch_next (m->original, back, &to)) {
+    case ONLINE_RENAME_RACED_ASIDE:
+        return raced_aside (on, m, err) && (*at = to, true);
+    case ONLINE_RENAME_COLL_TO_BACKUP:
+        return online_switch_rename (on, m->db, m->coll, m->backup, err) && (*at = to, true);
+    case ONLINE_RENAME_RESULT_TO_COLL:
+        return online_switch_rename (on, m->db, m->result, m->coll, err) && (*at = to, true);
+    case ONLINE_RENAME_COLL_TO_RESULT:
+        return online_switch_rename (on, m->db, m->coll, m->result, err) && (*at = to, true);
+    case ONLINE_RENAME_BACKUP_TO_COLL:
+        return online_switch_rename (on, m->db, m->backup, m->coll, err) && (*at = to, true);
+    case ONLINE_RENAME_NONE:
+        break;
+    }
     return true;
 }
 
@@ -412,7 +410,7 @@ run_moves (online_t *on, const journal_t *j, bool back, bson_error_t *err)
     for (size_t k = 0; k < j->n; k++) {
         size_t idx = back ? j->n - 1 - k : k;
         const move_t *m = &j->moves[idx];
-        at_t goal = back ? AT_BEFORE : AT_AFTER, at;
+        at_t goal = back ? ONLINE_AT_BEFORE : ONLINE_AT_AFTER, at;
         int64_t before = 0;
         online_retry_t retry = {0, 0};
         int races = 0;
@@ -427,7 +425,7 @@ run_moves (online_t *on, const journal_t *j, bool back, bson_error_t *err)
             /* A rename refused because a write made the collection again
              * in between: observed, renamed aside, on (bounded). */
             raced = !ok && races++ < 100 && observe (on, m, &at, &(bson_error_t) {0}) &&
-                    at == AT_RACED;
+                    at == ONLINE_AT_RACED;
             if (!ok && !raced && !online_retry (on, &retry, err))
                 return false;
         }

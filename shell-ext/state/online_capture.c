@@ -118,20 +118,6 @@ network (const bson_error_t *why)
     return why->domain == MONGOC_ERROR_STREAM || why->domain == MONGOC_ERROR_SERVER_SELECTION;
 }
 
-bool
-online_stream_token (const bson_t *reply, bson_t *tok)
-{
-    bson_iter_t it;
-    const uint8_t *data;
-    uint32_t len;
-    if (!bson_iter_init (&it, reply) ||
-        !bson_iter_find_descendant (&it, "cursor.postBatchResumeToken", &it) ||
-        !BSON_ITER_HOLDS_DOCUMENT (&it))
-        return false;
-    bson_iter_document (&it, &len, &data);
-    return bson_init_static (tok, data, len);
-}
-
 /* What a stream's first reply tells of where the log stands. */
 static void
 copy_point (online_capture_t *c, const bson_t *reply)

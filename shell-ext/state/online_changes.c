@@ -6,197 +6,12 @@
  * reads it again as it is now (an update event's fullDocument is already
  * the document as it was when the event was read, not as it was written),
  * so an event read twice, or out of order between two namespaces, only
- * costs a document read again. */
+ * costs a document read again. The lists are online_idlist.c's; what
+ * each event or entry says, online_change_event.c's. */
 #include <stdio.h>
 #include <string.h>
 
 #include "online_state.h"
-#include "remodel/crc64.h"
-#include "remodel/docpath.h"
-#include "remodel/value.h"
-
-void
-online_changes_init (online_changes_t *ch)
-{
-    memset (ch, 0, sizeof *ch);
-}
-
-void
-online_changes_destroy (online_changes_t *ch)
-{
-    for (size_t i = 0; i < ch->n; i++) {
-        online_idlist_t *l = &ch->lists[i];
-        bson_free (l->ns);
-        rm_buf_destroy (&l->bytes);
-        bson_free (l->at);
-        bson_free (l->hash);
-        bson_free (l->slot);
-    }
-    bson_free (ch->lists);
-    memset (ch, 0, sizeof *ch);
-}
-
-online_idlist_t *
-online_changes_list (online_changes_t *ch, const char *ns, bool create)
-{
-    online_idlist_t *l;
-    for (size_t i = 0; i < ch->n; i++)
-        if (!strcmp (ch->lists[i].ns, ns))
-            return &ch->lists[i];
-    if (!create)
-        return NULL;
-    if (ch->n == ch->cap) {
-        ch->cap = ch->cap ? ch->cap * 2 : 8;
-        ch->lists = bson_realloc (ch->lists, ch->cap * sizeof *ch->lists);
-    }
-    l = &ch->lists[ch->n++];
-    memset (l, 0, sizeof *l);
-    l->ns = bson_strdup (ns);
-    rm_buf_init (&l->bytes);
-    return l;
-}
-
-uint64_t
-online_value_hash (const bson_iter_t *v)
-{
-    rm_raw_value_t raw;
-    uint64_t h;
-    if (!rm_raw_value_of (v, &raw))
-        return 1;
-    h = rm_crc64_update (0, &raw.type, 1);
-    h = rm_crc64_update (h, raw.data, raw.len);
-    return h ? h : 1;
-}
-
-void
-online_idlist_clear (online_idlist_t *l, int64_t *kept)
-{
-    *kept -= l->n;
-    l->n = 0;
-    rm_buf_reset (&l->bytes);
-    if (l->slot)
-        memset (l->slot, 0, l->slots * sizeof *l->slot);
-}
-
-bool
-online_idlist_get (const online_idlist_t *l, uint32_t i, bson_iter_t *id)
-{
-    const uint8_t *doc = l->bytes.data + l->at[i];
-    uint32_t len;
-    memcpy (&len, doc, 4);
-    return bson_iter_init_from_data (id, doc, len) && bson_iter_next (id);
-}
-
-static bool
-same_value (const bson_iter_t *a, const bson_iter_t *b)
-{
-    rm_raw_value_t x, y;
-    return rm_raw_value_of (a, &x) && rm_raw_value_of (b, &y) && x.type == y.type &&
-           x.len == y.len && !memcmp (x.data, y.data, x.len);
-}
-
-static void
-grow_table (online_idlist_t *l)
-{
-    size_t cap = l->slots ? l->slots * 2 : 1024;
-    bson_free (l->hash);
-    bson_free (l->slot);
-    l->hash = bson_malloc (cap * sizeof *l->hash);
-    l->slot = bson_malloc0 (cap * sizeof *l->slot);
-    l->slots = cap;
-    for (uint32_t i = 0; i < l->n; i++) {
-        bson_iter_t id;
-        uint64_t h;
-        size_t s;
-        online_idlist_get (l, i, &id);
-        h = online_value_hash (&id);
-        for (s = h & (cap - 1); l->slot[s]; s = (s + 1) & (cap - 1))
-            ;
-        l->hash[s] = h;
-        l->slot[s] = i + 1;
-    }
-}
-
-void
-online_values_init (online_values_t *a)
-{
-    bson_init (&a->arr);
-    a->n = 0;
-}
-
-void
-online_values_add (void *ctx, const bson_iter_t *id)
-{
-    online_values_t *a = ctx;
-    char key[16];
-    const char *kp;
-    size_t kl = bson_uint32_to_string (a->n++, &kp, key, sizeof key);
-    bson_append_iter (&a->arr, kp, (int) kl, id);
-}
-
-uint32_t
-online_idlist_chunk (const online_idlist_t *l, uint32_t *at, int64_t max, online_values_t *v)
-{
-    bson_reinit (&v->arr);
-    v->n = 0;
-    for (; *at < l->n && (int64_t) v->n < max; (*at)++) {
-        bson_iter_t it;
-        if (online_idlist_get (l, *at, &it))
-            online_values_add (v, &it);
-    }
-    return v->n;
-}
-
-bool
-online_idlist_has (const online_idlist_t *l, const bson_iter_t *id)
-{
-    uint64_t h = online_value_hash (id);
-    for (size_t s = l->slots ? h & (l->slots - 1) : 0; l->slots && l->slot[s];
-         s = (s + 1) & (l->slots - 1)) {
-        bson_iter_t old;
-        if (l->hash[s] == h && online_idlist_get (l, l->slot[s] - 1, &old) && same_value (&old, id))
-            return true;
-    }
-    return false;
-}
-
-void
-online_changes_add (online_changes_t *ch, const char *ns, const bson_iter_t *id)
-{
-    online_idlist_t *l;
-    uint64_t h = online_value_hash (id);
-    size_t s;
-    bson_t one;
-
-    if (*ch->rescan)
-        return;
-    l = online_changes_list (ch, ns, true);
-    if (2 * ((size_t) l->n + 1) > l->slots)
-        grow_table (l);
-    for (s = h & (l->slots - 1); l->slot[s]; s = (s + 1) & (l->slots - 1)) {
-        bson_iter_t old;
-        if (l->hash[s] == h && online_idlist_get (l, l->slot[s] - 1, &old) &&
-            same_value (&old, id))
-            return;
-    }
-    if (ch->kept >= ONLINE_CHANGES_MAX) {
-        snprintf (ch->rescan, sizeof ch->rescan, "more than %d documents changed",
-                  ONLINE_CHANGES_MAX);
-        return;
-    }
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 256;
-        l->at = bson_realloc (l->at, l->cap * sizeof *l->at);
-    }
-    bson_init (&one);
-    bson_append_iter (&one, "", 0, id);
-    l->at[l->n] = (uint32_t) l->bytes.len;
-    rm_buf_append (&l->bytes, bson_get_data (&one), one.len);
-    bson_destroy (&one);
-    l->hash[s] = h;
-    l->slot[s] = ++l->n;
-    ch->kept++;
-}
 
 size_t
 online_changes_sources (online_t *on, const char **out, size_t cap)
@@ -232,104 +47,6 @@ online_changes_sources (online_t *on, const char **out, size_t cap)
 
 /* ---- change streams ---- */
 
-static bool
-find_doc (const bson_iter_t *parent, const char *path, bson_iter_t *out)
-{
-    bson_iter_t it;
-    return bson_iter_recurse (parent, &it) && bson_iter_find_descendant (&it, path, out);
-}
-
-/* An event's time (a Timestamp's seconds, or a date), kept when the
- * earliest seen: how old the oldest change not yet applied is. */
-static void
-event_time (online_changes_t *ch, const bson_iter_t *at)
-{
-    uint32_t t = 0, i;
-    if (BSON_ITER_HOLDS_TIMESTAMP (at))
-        bson_iter_timestamp (at, &t, &i);
-    else if (BSON_ITER_HOLDS_DATE_TIME (at) && bson_iter_date_time (at) > 0)
-        t = (uint32_t) (bson_iter_date_time (at) / 1000);
-    if (t && (!ch->oldest || t < ch->oldest))
-        ch->oldest = t;
-}
-
-/* One event: the _id it wrote into ch, or a rescan for what an _id does
- * not describe (a drop, a rename, an invalidate). */
-static void
-stream_event (online_changes_t *ch, const char *ns, const bson_iter_t *ev)
-{
-    bson_iter_t op, id;
-    const char *type;
-
-    ch->events++;
-    if (find_doc (ev, "clusterTime", &op) && BSON_ITER_HOLDS_TIMESTAMP (&op))
-        event_time (ch, &op);
-    else if (find_doc (ev, "wallTime", &op) && BSON_ITER_HOLDS_DATE_TIME (&op))
-        event_time (ch, &op);
-    if (!find_doc (ev, "operationType", &op) || !BSON_ITER_HOLDS_UTF8 (&op))
-        return;
-    type = bson_iter_utf8 (&op, NULL);
-    if (!strcmp (type, "insert") || !strcmp (type, "delete")) {
-        if (find_doc (ev, "documentKey._id", &id))
-            online_changes_add (ch, ns, &id);
-    } else if (!strcmp (type, "update") || !strcmp (type, "replace")) {
-        /* mongo-java-server gives the update's spec (or the new document)
-         * as documentKey of these: the _id is fullDocument's. Without a
-         * fullDocument the document is gone since, and its delete event
-         * follows. */
-        if (find_doc (ev, "fullDocument._id", &id) || find_doc (ev, "documentKey._id", &id))
-            online_changes_add (ch, ns, &id);
-    } else if (!*ch->rescan) {
-        /* The collection the event names (mongo-java-server gives a
-         * drop of one collection in the streams of the others too). */
-        bson_iter_t db, coll;
-        if (find_doc (ev, "ns.db", &db) && BSON_ITER_HOLDS_UTF8 (&db) &&
-            find_doc (ev, "ns.coll", &coll) && BSON_ITER_HOLDS_UTF8 (&coll))
-            snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s.%s", type,
-                      bson_iter_utf8 (&db, NULL), bson_iter_utf8 (&coll, NULL));
-        else
-            snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s", type, ns);
-    }
-}
-
-/* The batch under cursor.<batch> of reply into ch; *id the cursor's. */
-/* Where a stream's batches have brought it: the cluster time of its
- * postBatchResumeToken (MongoDB 4.2+; the test servers give none). */
-typedef struct {
-    bool known;
-    uint32_t t, i;
-} stream_at_t;
-
-static void
-stream_batch (online_changes_t *ch, const char *ns, const bson_t *reply, const char *batch,
-              int64_t *id, stream_at_t *at)
-{
-    bson_iter_t it, ev;
-    char path[32];
-    snprintf (path, sizeof path, "cursor.%s", batch);
-    if (bson_iter_init (&it, reply) && bson_iter_find_descendant (&it, path, &it) &&
-        bson_iter_recurse (&it, &ev))
-        while (bson_iter_next (&ev))
-            if (BSON_ITER_HOLDS_DOCUMENT (&ev))
-                stream_event (ch, ns, &ev);
-    *id = 0;
-    if (bson_iter_init (&it, reply) && bson_iter_find_descendant (&it, "cursor.id", &it))
-        *id = bson_iter_as_int64 (&it);
-    bson_t tok;
-    if (online_stream_token (reply, &tok))
-        at->known = rm_resume_token_time (&tok, &at->t, &at->i);
-}
-
-/* Whether the stream has not yet given everything up to the next point:
- * a replica set's stream gives only majority-committed events, so an
- * event written before the point may come after a quiet getMore. */
-static bool
-stream_behind (const stream_at_t *at, const online_capture_t *to)
-{
-    return at->known && to->has_ts &&
-           (at->t < to->ts_t || (at->t == to->ts_t && at->i < to->ts_i));
-}
-
 /* How long a stream may stay behind the next point before the read fails
  * (rather than end there, leaving events out). */
 #define STREAM_BEHIND_MS 60000
@@ -337,7 +54,7 @@ stream_behind (const stream_at_t *at, const online_capture_t *to)
 /* How long a getMore waits for events that may still come: one that
  * returns none means the stream has given everything written before it
  * (where the server says how far its batches reached, postBatchResumeToken,
- * the read goes on until that passes the next point: stream_behind).
+ * the read goes on until that passes the next point: online_stream_behind).
  * Where the next point is a sentinel, its event was seen before the read
  * began, so every event before it is visible already: the wait is short. */
 #define STREAM_QUIET_MS 300
@@ -352,7 +69,7 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
     bson_t *cmd, reply;
     bson_error_t why;
     int64_t id = 0, before, t0 = online_mono_ms ();
-    stream_at_t at = {false, 0, 0};
+    online_stream_at_t at = {false, 0, 0};
     bool ok;
 
     if (!dot || (size_t) (dot - ns) >= sizeof db)
@@ -386,13 +103,13 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         }
         return online_fail (on, err, &why, "reading the change stream");
     }
-    stream_batch (ch, ns, &reply, "firstBatch", &id, &at);
+    online_stream_batch (ch, ns, &reply, "firstBatch", &id, &at);
     bson_destroy (&reply);
     do {
         before = ch->events;
         if (!id)
             break;
-        if (stream_behind (&at, to) && online_mono_ms () - t0 > STREAM_BEHIND_MS) {
+        if (online_stream_behind (&at, to) && online_mono_ms () - t0 > STREAM_BEHIND_MS) {
             rm_error_set (err, RM_ERR_IO, "%s: the change stream of %s has not reached the next "
                           "point, Timestamp(%u, %u), after %d s (at Timestamp(%u, %u)): its events "
                           "are not majority-committed yet; run it again", on->where, ns,
@@ -406,11 +123,11 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         ok = mongoc_client_command_simple (on->client, db, cmd, NULL, &reply, &why);
         bson_destroy (cmd);
         if (ok)
-            stream_batch (ch, ns, &reply, "nextBatch", &id, &at);
+            online_stream_batch (ch, ns, &reply, "nextBatch", &id, &at);
         bson_destroy (&reply);
         if (!ok)
             return online_fail (on, err, &why, "reading the change stream");
-    } while ((ch->events > before || stream_behind (&at, to)) && !*ch->rescan);
+    } while ((ch->events > before || online_stream_behind (&at, to)) && !*ch->rescan);
     if (id) {
         cmd = BCON_NEW ("killCursors", BCON_UTF8 (coll), "cursors", "[", BCON_INT64 (id), "]");
         mongoc_client_command_simple (on->client, db, cmd, NULL, NULL, NULL);
@@ -420,34 +137,6 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
 }
 
 /* ---- the oplog ---- */
-
-/* A command entry ("db.$cmd"): a drop or rename of a source makes _ids
- * meaningless; a collMod may change what the steps make of them (a
- * collation). */
-static void
-oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char **nss, size_t nns)
-{
-    bson_iter_t o, f;
-    if (!bson_iter_init_find (&o, e, "o") || !bson_iter_recurse (&o, &f))
-        return;
-    while (bson_iter_next (&f)) {
-        const char *k = bson_iter_key (&f), *v = BSON_ITER_HOLDS_UTF8 (&f) ? bson_iter_utf8 (&f, NULL) : "";
-        char full[400];
-        if (!strcmp (k, "dropDatabase") || !strcmp (k, "renameCollection")) {
-            snprintf (full, sizeof full, "%s", !strcmp (k, "renameCollection") ? v : db);
-        } else if (!strcmp (k, "drop") || !strcmp (k, "collMod")) {
-            snprintf (full, sizeof full, "%s.%s", db, v);
-        } else {
-            continue;
-        }
-        /* The namespace itself, or (a database dropped) one in it. */
-        for (size_t i = 0; i < nns; i++)
-            if (!strncmp (nss[i], full, strlen (full)) &&
-                (nss[i][strlen (full)] == '\0' || nss[i][strlen (full)] == '.') && !*ch->rescan)
-                snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s", k,
-                          full);
-    }
-}
 
 static bool
 oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
@@ -483,33 +172,8 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
     bson_append_array_end (&in, &arr);
     bson_append_document_end (&filter, &in);
     cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
-    while (mongoc_cursor_next (cur, &e)) {
-        bson_iter_t it, id;
-        const char *op, *ns;
-        if (!bson_iter_init_find (&it, e, "op") || !BSON_ITER_HOLDS_UTF8 (&it))
-            continue;
-        op = bson_iter_utf8 (&it, NULL);
-        if (!bson_iter_init_find (&it, e, "ns") || !BSON_ITER_HOLDS_UTF8 (&it))
-            continue;
-        ns = bson_iter_utf8 (&it, NULL);
-        ch->events++;
-        if (bson_iter_init_find (&it, e, "ts"))
-            event_time (ch, &it);
-        if (!strcmp (op, "c")) {
-            char db[128];
-            const char *dot = strchr (ns, '.');
-            snprintf (db, sizeof db, "%.*s", dot ? (int) (dot - ns) : 0, ns);
-            oplog_command (ch, e, db, nss, nns);
-            continue;
-        }
-        /* i and d: o is the document, or {_id}; u: o2 is {_id}. */
-        if ((!strcmp (op, "i") || !strcmp (op, "d")) && bson_iter_init (&it, e) &&
-            bson_iter_find_descendant (&it, "o._id", &id))
-            online_changes_add (ch, ns, &id);
-        else if (!strcmp (op, "u") && bson_iter_init (&it, e) &&
-                 bson_iter_find_descendant (&it, "o2._id", &id))
-            online_changes_add (ch, ns, &id);
-    }
+    while (mongoc_cursor_next (cur, &e))
+        online_oplog_entry (ch, e, nss, nns);
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading local.oplog.rs");
     mongoc_cursor_destroy (cur);

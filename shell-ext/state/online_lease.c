@@ -101,45 +101,6 @@ online_server_now (online_t *on, int64_t *now, bson_error_t *err)
     return false;
 }
 
-/* A process that ended and that its parent has not waited for yet (a
- * script's `kill -9 $pid` before its `wait`) still answers kill(pid, 0):
- * /proc says it is a zombie, which writes nothing more. */
-static bool
-zombie (pid_t pid)
-{
-    char path[64], line[512], *paren;
-    FILE *f;
-    bool z = false;
-    snprintf (path, sizeof path, "/proc/%ld/stat", (long) pid);
-    if (!(f = fopen (path, "r")))
-        return false;
-    /* "PID (COMM) STATE ...": COMM may hold spaces and parentheses. */
-    if (fgets (line, sizeof line, f) && (paren = strrchr (line, ')')) && paren[1] == ' ')
-        z = paren[2] == 'Z' || paren[2] == 'X';
-    fclose (f);
-    return z;
-}
-
-/* The owner "host:pid:ms" is a process on this host that is gone: its
- * lease is taken over at once rather than after it expires. */
-static bool
-holder_dead (const char *owner)
-{
-    char host[256] = "";
-    const char *colon = strchr (owner, ':');
-    char *end;
-    long pid;
-    gethostname (host, sizeof host - 1);
-    if (!colon || (size_t) (colon - owner) != strlen (host) || strncmp (owner, host, strlen (host)))
-        return false;
-    pid = strtol (colon + 1, &end, 10);
-    if (end == colon + 1 || *end != ':' || pid <= 0)
-        return false;
-    if (kill ((pid_t) pid, 0) != 0)
-        return errno == ESRCH;
-    return zombie ((pid_t) pid);
-}
-
 typedef struct {
     bool found;
     char owner[160];        /* "" when released */
@@ -150,17 +111,9 @@ static bool
 lease_read (online_t *on, lease_doc_t *l, bson_error_t *err)
 {
     bson_t doc;
-    bson_iter_t it;
     bool ok = online_state_get (on, "leases", on->names.id, &doc, &l->found, "reading the lease", err);
 
-    *l->owner = '\0';
-    l->epoch = l->expires = 0;
-    if (bson_iter_init_find (&it, &doc, "owner") && BSON_ITER_HOLDS_UTF8 (&it))
-        snprintf (l->owner, sizeof l->owner, "%s", bson_iter_utf8 (&it, NULL));
-    if (bson_iter_init_find (&it, &doc, "epoch") && BSON_ITER_HOLDS_NUMBER (&it))
-        l->epoch = bson_iter_as_int64 (&it);
-    if (bson_iter_init_find (&it, &doc, "expires") && BSON_ITER_HOLDS_DATE_TIME (&it))
-        l->expires = bson_iter_date_time (&it);
+    online_lease_parse (&doc, l->owner, sizeof l->owner, &l->epoch, &l->expires);
     bson_destroy (&doc);
     return ok;
 }
@@ -232,7 +185,7 @@ renew_once (online_lease_t *l, bool *lost)
     /* A run taking over writes its fence before the lease document. */
     if (ok && !*lost) {
         ok = fence_newest (fc, l->id, &newer, &at, NULL, 0, &why);
-        *lost = ok && newer > l->epoch;
+        *lost = ok && online_lease_fenced (newer, l->epoch);
     }
     if (ok && !*lost) {
         pthread_mutex_lock (&l->mu);
@@ -334,8 +287,7 @@ online_lease_take (online_t *on, bson_error_t *err)
     mono = online_mono_ms ();
     if (!online_server_now (on, &now, err) || !lease_read (on, &cur, err))
         return false;
-    if (cur.found && *cur.owner && strcmp (cur.owner, on->owner) && cur.expires > now &&
-        !holder_dead (cur.owner))
+    if (online_lease_blocks (cur.found, cur.owner, on->owner, cur.expires, now))
         return refuse_held (on, cur.owner, cur.expires - now, err);
     c = state (on, "fences");
     if (!fence_newest (c, on->names.id, &newest, &newest_at, claimer, sizeof claimer, &why)) {
@@ -346,11 +298,11 @@ online_lease_take (online_t *on, bson_error_t *err)
     /* A newer fence than the lease names, by another run that is not
      * gone: it is taking the lease right now (or died doing so on another
      * host: its claim lapses like a lease). */
-    if (newest > cur.epoch && newest_at + lease_ms () > now && strcmp (claimer, on->owner) &&
-        !holder_dead (claimer))
+    if (online_lease_claim_blocks (newest, cur.epoch, newest_at, lease_ms (), now, claimer,
+                                   on->owner))
         return refuse_held (on, "a run taking the lease right now", newest_at + lease_ms () - now,
                             err);
-    next = (newest > cur.epoch ? newest : cur.epoch) + 1;
+    next = online_lease_next_epoch (newest, cur.epoch);
     if (!fence_insert (on, next, now, &raced, err)) {
         if (raced)
             return refuse_held (on, "a run that took the lease at the same moment", lease_ms (),
@@ -361,8 +313,7 @@ online_lease_take (online_t *on, bson_error_t *err)
      * keeps running until it sees the fence, and we back off. */
     if (!lease_read (on, &again, err))
         return false;
-    if (again.found && *again.owner && strcmp (again.owner, on->owner) && again.expires > now &&
-        !holder_dead (again.owner))
+    if (online_lease_blocks (again.found, again.owner, on->owner, again.expires, now))
         return refuse_held (on, again.owner, again.expires - now, err);
     {
         mongoc_collection_t *lc = state (on, "leases");
@@ -432,19 +383,21 @@ online_lease_check (online_t *on, bson_error_t *err)
     online_lease_t *l = on->lease;
     bool lost;
     int64_t renewed;
+    online_lease_verdict_t verdict;
     if (!l)
         return true; /* nothing held: verify and --dry-run write nothing */
     pthread_mutex_lock (&l->mu);
     lost = l->lost;
     renewed = l->renewed;
     pthread_mutex_unlock (&l->mu);
-    if (lost) {
+    verdict = online_lease_verdict (lost, online_mono_ms (), renewed, l->lease_ms, l->margin_ms);
+    if (verdict == ONLINE_LEASE_LOST) {
         rm_error_set (err, RM_ERR_IO, "%s: plan %s: this run lost its lease to another; "
                       "stopping before writing anything more (its checkpoint stands)",
                       on->where, on->names.name);
         return false;
     }
-    if (online_mono_ms () >= renewed + l->lease_ms - l->margin_ms) {
+    if (verdict == ONLINE_LEASE_STALE) {
         rm_error_set (err, RM_ERR_IO, "%s: plan %s: the lease was not renewed for %lld s (the "
                       "server away, or this process stalled); stopping before writing anything "
                       "more, since another run may take it over", on->where, on->names.name,
@@ -505,7 +458,7 @@ online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left, int6
         return false;
     *epoch = l.epoch;
     if (l.found && *l.owner && l.expires > now) {
-        *gone = holder_dead (l.owner);
+        *gone = online_lease_holder_dead (l.owner);
         snprintf (holder, cap, "%s%s", l.owner, *gone ? " (gone)" : "");
         *left = l.expires - now;
     }

@@ -59,39 +59,11 @@ bool
 online_plan_read (online_t *on, online_record_t *r, bson_error_t *err)
 {
     bson_t doc;
-    bson_iter_t it, sw;
     bool ok = online_state_get (on, "plans", on->names.id, &doc, &r->found, "reading the plan's record",
                                 err);
 
-    memset (r, 0, sizeof *r);
+    online_record_parse (&doc, r);
     r->found = ok && !bson_empty (&doc);
-    if (bson_iter_init_find (&it, &doc, "digest") && BSON_ITER_HOLDS_UTF8 (&it))
-        snprintf (r->digest, sizeof r->digest, "%s", bson_iter_utf8 (&it, NULL));
-    if (bson_iter_init_find (&it, &doc, "inPlace"))
-        r->in_place = bson_iter_as_bool (&it);
-    if (bson_iter_init_find (&it, &doc, "paused"))
-        r->paused = bson_iter_as_bool (&it);
-    if (bson_iter_init_find (&it, &doc, "finalized"))
-        r->finalized = bson_iter_as_bool (&it);
-    if (bson_iter_init_find (&it, &doc, "error") && BSON_ITER_HOLDS_UTF8 (&it))
-        snprintf (r->error, sizeof r->error, "%s", bson_iter_utf8 (&it, NULL));
-    if (bson_iter_init_find (&it, &doc, "rollbackLeft"))
-        r->rollback_left = bson_iter_as_int64 (&it);
-    r->after_pending = bson_iter_init (&it, &doc) &&
-                       bson_iter_find_descendant (&it, "afterSwitch.pending", &sw) &&
-                       bson_iter_as_bool (&sw);
-    if (bson_iter_init_find (&it, &doc, "lookupRules") && BSON_ITER_HOLDS_UTF8 (&it))
-        r->lookup_rules = !strcmp (bson_iter_utf8 (&it, NULL), "9.0") ? 2 : 1;
-    if (bson_iter_init_find (&it, &doc, "switch") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
-        r->switching = true;
-        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "direction") &&
-            BSON_ITER_HOLDS_UTF8 (&sw))
-            snprintf (r->direction, sizeof r->direction, "%s", bson_iter_utf8 (&sw, NULL));
-        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "renamed"))
-            r->renamed = bson_iter_as_int64 (&sw);
-        if (bson_iter_recurse (&it, &sw) && bson_iter_find (&sw, "renames"))
-            r->renames = bson_iter_as_int64 (&sw);
-    }
     bson_destroy (&doc);
     return ok;
 }
@@ -327,7 +299,6 @@ online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last
     bson_t *q;
     mongoc_cursor_t *cur;
     const bson_t *doc;
-    bson_iter_t it;
     bson_error_t why;
     bool ok = true;
 
@@ -336,16 +307,8 @@ online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last
     cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
     *done = false;
     *seen = *changed = 0;
-    if (mongoc_cursor_next (cur, &doc)) {
-        if (bson_iter_init_find (&it, doc, "last"))
-            bson_append_iter (last, "last", 4, &it);
-        if (bson_iter_init_find (&it, doc, "done"))
-            *done = bson_iter_as_bool (&it);
-        if (bson_iter_init_find (&it, doc, "seen"))
-            *seen = bson_iter_as_int64 (&it);
-        if (bson_iter_init_find (&it, doc, "changed"))
-            *changed = bson_iter_as_int64 (&it);
-    }
+    if (mongoc_cursor_next (cur, &doc))
+        online_checkpoint_parse (doc, last, done, seen, changed);
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading a checkpoint");
     mongoc_cursor_destroy (cur);

@@ -25,6 +25,28 @@ bool online_server_now (online_t *on, int64_t *now, bson_error_t *err);
  * *gone: a process of this host that is no more. */
 bool online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left, int64_t *epoch,
                           bool *gone, bson_error_t *err);
+/* online_lease_rule.c: the lease's decisions, apart from the server.
+ * holder_dead: owner ("host:pid:ms") is a process of this host that is
+ * gone (or a zombie). blocks: a lease document (found, its owner, when it
+ * expires by the server's clock) keeps run me out at now. claim_blocks:
+ * so does the newest fence (newest, taken at newest_at by claimer) past
+ * the lease's epoch, a run taking the lease that is not gone. next_epoch:
+ * the epoch a take fences. verdict: whether a holder may write at mono
+ * (its clock), last renewed at renewed. fenced: a fence newer than the
+ * holder's epoch, a run taking over. parse: a lease document's owner (""
+ * when released or not a string), epoch and expires (0 when missing). */
+typedef enum { ONLINE_LEASE_OK, ONLINE_LEASE_LOST, ONLINE_LEASE_STALE } online_lease_verdict_t;
+bool online_lease_holder_dead (const char *owner);
+bool online_lease_blocks (bool found, const char *owner, const char *me, int64_t expires,
+                          int64_t now);
+bool online_lease_claim_blocks (int64_t newest, int64_t epoch, int64_t newest_at, int64_t lease_ms,
+                                int64_t now, const char *claimer, const char *me);
+int64_t online_lease_next_epoch (int64_t newest, int64_t epoch);
+online_lease_verdict_t online_lease_verdict (bool lost, int64_t mono, int64_t renewed,
+                                             int64_t lease_ms, int64_t margin_ms);
+bool online_lease_fenced (int64_t newest, int64_t epoch);
+void online_lease_parse (const bson_t *doc, char *owner, size_t cap, int64_t *epoch,
+                         int64_t *expires);
 
 /* online_state.c: the plan's record, checkpoints. */
 bool online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err);
@@ -43,6 +65,9 @@ typedef struct {
                                on->lookup_rules), 0: not recorded */
 } online_record_t;
 bool online_plan_read (online_t *on, online_record_t *r, bson_error_t *err);
+/* online_record_parse.c: the fields of the plan's record doc into r
+ * (found left false: the caller knows). */
+void online_record_parse (const bson_t *doc, online_record_t *r);
 /* An update of the plan's record, by the lease's holder only. */
 bool online_plan_update (online_t *on, const bson_t *update, bson_error_t *err);
 /* run, verify, sync: refused while a switch is journaled or finalized, or
@@ -79,6 +104,11 @@ bool online_plan_forget (online_t *on, bson_error_t *err);
  * "last" (nothing when none), *done when finished. */
 bool online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last, bool *done,
                              int64_t *seen, int64_t *changed, bson_error_t *err);
+/* online_record_parse.c: a checkpoint document's fields ({"last": <_id>}
+ * appended to last when it has one; done, seen, changed: false, 0 when
+ * missing). */
+void online_checkpoint_parse (const bson_t *doc, bson_t *last, bool *done, int64_t *seen,
+                              int64_t *changed);
 /* Written only by the lease holder (it renews the lease first). ns: the
  * namespace the pass reads. */
 bool online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
@@ -129,7 +159,7 @@ const char *online_capture_name (online_capture_mode_t m);
  * local.oplog.rs, else none. Only network errors fail. */
 bool online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err);
 /* A change stream reply's cursor.postBatchResumeToken, as a read-only view
- * into reply in *tok (false: it has none). */
+ * into reply in *tok (false: it has none): online_change_event.c. */
 bool online_stream_token (const bson_t *reply, bson_t *tok);
 /* detect, then a point that is safe to follow from: a stream without
  * tokens gets one from a sentinel write in the state database. Call it
@@ -191,7 +221,8 @@ int64_t online_estimated (online_t *on, const char *db, const char *coll);
 
 /* online_changes.c: what the change log shows written since a point.
  * The _ids of one namespace that changed: each once, in the order first
- * seen, as one-field documents {"": <_id>} one after another in bytes. */
+ * seen, as one-field documents {"": <_id>} one after another in bytes.
+ * These lists and online_changes_t's functions below: online_idlist.c. */
 typedef struct {
     char *ns;               /* "db.coll", as the plan names it */
     rm_buf_t bytes;
@@ -249,6 +280,23 @@ uint64_t online_value_hash (const bson_iter_t *v);
  * no earlier step made (those an earlier step makes change as remodel
  * rewrites them, which it notes itself). "db.coll" each, at most cap. */
 size_t online_changes_sources (online_t *on, const char **out, size_t cap);
+
+/* online_change_event.c: what the log's entries say. batch: the events
+ * under cursor.<batch> of a change stream's reply (aggregate or getMore),
+ * read from ns's stream, into ch (each insert, update, replace and delete
+ * its _id, anything else a rescan), *id the cursor's id (0: closed), *at
+ * the cluster time of its postBatchResumeToken, where it has one. behind:
+ * the stream has not given everything up to to yet (a replica set gives
+ * only majority-committed events). entry: one oplog entry into ch, nss the
+ * namespaces read (a drop, rename or collMod of one is a rescan). */
+typedef struct {
+    bool known;
+    uint32_t t, i;
+} online_stream_at_t;
+void online_stream_batch (online_changes_t *ch, const char *ns, const bson_t *reply,
+                          const char *batch, int64_t *id, online_stream_at_t *at);
+bool online_stream_behind (const online_stream_at_t *at, const online_capture_t *to);
+void online_oplog_entry (online_changes_t *ch, const bson_t *e, const char **nss, size_t nns);
 
 /* Reads the log from point `from` on (up to `to`, where the mode can bound
  * it; a stream is read until it is quiet: events after `to` are only read
