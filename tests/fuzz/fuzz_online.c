@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "online_changes.h"
+#include "online_cmd.h"
 #include "online_identity.h"
 
 enum { AS_STREAM, AS_OPLOG, AS_RECORD, AS_LEASE, AS_CHECKPOINT, AS_N };
