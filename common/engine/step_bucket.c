@@ -667,3 +667,26 @@ rm_bucketize_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run
                         b->invalid_to.text ? b->invalid_to.text : "error", b->time_field);
     return true;
 }
+
+/* Online (remodel/passes.h): a bucket needs every reading of its series
+ * in one batch: the readings are read series by series of the
+ * metaField. */
+size_t
+rm_bucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_bucketize_t *b = &s->u.bucketize;
+    if (b->n_meta != 1)
+        return rm_pass_refuse (s, err, "bucketize by several metaFields runs offline only (the "
+                                       "online mode reads the readings series by series of one "
+                                       "field)");
+    out[0].series = b->meta[0];
+    out[0].keep[out[0].n_keep++] = &b->to;
+    if (b->invalid_to.text)
+        out[0].keep[out[0].n_keep++] = &b->invalid_to;
+    /* A bucket holds its series' value at its top, under the metaField's
+     * name (a plain field: the plan refuses a dotted one), and its
+     * readings, each with its _id, under `as`. */
+    out[0].held_in = b->as;
+    out[0].followed = true;
+    return 1;
+}

@@ -164,3 +164,32 @@ rm_plan_ns_embed (const rm_step_t *s, rm_step_ns_t *ns)
     if (e->on_overflow == RM_OVERFLOW_OUTLIER)
         rm_step_ns_make (ns, &e->overflow_to, "overflowTo");
 }
+
+/* Online (remodel/passes.h). */
+size_t
+rm_embed_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_embed_t *m = &s->u.embed;
+    if (rm_pass_same_ns (&m->into, &m->from))
+        return rm_pass_refuse (s, err, "a namespace embedded into itself runs offline only");
+    /* The parents, each with every child it matches; then, when the
+     * matched children leave `from`, the children, each with every
+     * parent that could take it: those no parent takes stay. */
+    out[0] = (rm_pass_t){.drive = 1, .partner = 0, .drive_key = &m->local,
+                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1,
+                         .driver_field = {rm_pass_is_id (m->as) || rm_pass_is_id (m->count_as)
+                                              ? NULL
+                                              : "_id"}};
+    /* An outlier's overflow pages are new documents, each naming its
+     * parent (embed_build.c). */
+    if (m->on_overflow == RM_OVERFLOW_OUTLIER) {
+        out[0].keep[out[0].n_keep] = &m->overflow_to;
+        out[0].driver_field[out[0].n_keep++] = "parent_id";
+    }
+    if (m->keep_source)
+        return 1;
+    out[1] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->foreign,
+                         .partner_key = &m->local, .keep = {&m->from}, .n_keep = 1,
+                         .driver_field = {"_id"}};
+    return 2;
+}

@@ -355,3 +355,24 @@ rm_plan_ns_extract (const rm_step_t *s, rm_step_ns_t *ns)
     ns->writes = ns->reads;
     rm_step_ns_make (ns, &s->u.extract.to, "to");
 }
+
+/* Online (remodel/passes.h): one pass over the parents. */
+size_t
+rm_extract_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_extract_t *x = &s->u.extract;
+    /* The parents keep their _id; the children name theirs in
+     * parentField, except with childRefs, where only the parent's array
+     * of their _ids says whose they are. */
+    out[0].keep[out[0].n_keep] = &x->from;
+    out[0].driver_field[out[0].n_keep++] = "_id";
+    out[0].keep[out[0].n_keep] = &x->to;
+    if (x->style == RM_STYLE_CHILD_REFS) {
+        /* The parent's result (output 0) lists them at path. */
+        out[0].driver_list[out[0].n_keep] = x->path.text;
+        out[0].list_in[out[0].n_keep] = 0;
+    }
+    out[0].driver_field[out[0].n_keep++] =
+        x->style == RM_STYLE_CHILD_REFS || rm_pass_is_id (x->parent_field) ? NULL : x->parent_field;
+    return 1;
+}

@@ -325,3 +325,13 @@ rm_plan_ns_fields (const rm_step_t *s, rm_step_ns_t *ns)
     rm_step_refs_add (&ns->reads, &s->u.fields.in, "in");
     ns->writes = ns->reads;
 }
+
+/* Online (remodel/passes.h): each document rewritten on its own, also in
+ * place. */
+size_t
+rm_fields_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    out[0].keep[out[0].n_keep] = &s->u.fields.in;
+    out[0].driver_field[out[0].n_keep++] = "_id";
+    return 1;
+}

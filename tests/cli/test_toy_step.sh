@@ -2,8 +2,8 @@
 # A step is one file and one row: the test build (make toy) adds a toy step
 # kind, {"toy": {"in": NS, "field": NAME}} (tests/toy/step_toy.c and its
 # rows under REMODEL_TOY_STEP), and nothing else. The plan parser, check,
-# run (its batch path, since its row has no stage), the online mode (its
-# passes row) and compile (its row has no pipeline: refused with the
+# run (its batch path, since its row has no stage), the online mode (the
+# passes in its row) and compile (its row has no pipeline: refused with the
 # table's reason) pick it up from the tables alone; the ordinary build
 # knows no such operation.
 #   REMODEL=build/remodel bash tests/cli/test_toy_step.sh

@@ -2,13 +2,13 @@
  * tests/cli/test_toy_step.sh): {"toy": {"in": NS, "field": NAME}} sets
  * NAME to "toy" in every document of NS. It exists to show that a step is
  * this file and its rows, under REMODEL_TOY_STEP: its row in the step
- * table (common/engine/step_table.c) and, above the engine, in the online
- * passes' and the compiler's (common/compile/passes.c, compile_table.c).
+ * table (common/engine/step_table.c: its functions here, its passes
+ * among them) and, above the engine, in the compiler's
+ * (common/compile/compile_table.c).
  * The plan parser, check, run, the online mode and compile pick it up, or
  * refuse it, by the tables alone. */
 #include <string.h>
 
-#include "compile_impl.h"
 #include "engine_impl.h"
 #include "plan_parse.h"
 

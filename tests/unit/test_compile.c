@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "compile_impl.h"
+#include "step_class.h"
 #include "remodel/sha1.h"
 #include "test.h"
 
@@ -67,7 +68,7 @@ test_tables (void)
     for (int k = 0; k < RM_STEP_N_KINDS; k++) {
         /* A pass planner each; a compiler or the reason there is none,
          * never both. */
-        T_CHECK (rm_pass_kinds[k].passes != NULL);
+        T_CHECK (rm_step_classes[k].passes != NULL);
         T_CHECK ((rm_compile_kinds[k].compile != NULL) != (rm_compile_kinds[k].refusal != NULL));
     }
 }
