@@ -13,16 +13,17 @@
  * (it is gone, or a parent took it). The _ids rewritten or removed are
  * changes of that target for the steps after, which read it.
  *
- * This needs a pass whose results name their driver (rm_pass_t.
- * driver_field): by its _id, or, where a driver makes several (an
- * extract's children, an outlier's overflow pages), in a field holding
- * it, by which a driver's results are found again; or results the
- * driver's own result lists (an extract's childRefs: rm_pass_t.
- * driver_list, online_incr_refs.c); or one followed otherwise (bucketize
- * by series, unbucketize by what its buckets held: online_incr_series.c).
- * A step with another pass (a denormalize or summarize writing _id) and
- * every step after it are rescanned in full (the runner
- * says so).
+ * How a pass is followed is the row of online_followers.c for its trace
+ * (rm_pass_t.trace), which its step's passes declare. This file holds
+ * the row for results that name their driver (rm_pass_t.driver_field):
+ * by its _id, or, where a driver makes several (an extract's children,
+ * an outlier's overflow pages), in a field holding it, by which a
+ * driver's results are found again; or results the driver's own result
+ * lists (an extract's childRefs: rm_pass_t.driver_list,
+ * online_incr_refs.c). Passes followed otherwise (by series, by what the
+ * drivers hold) are online_incr_series.c's rows. A step with a pass no
+ * row follows (a denormalize or summarize writing _id) and every step
+ * after it are rescanned in full (the runner says so).
  *
  * In place (--in-place: the field steps, denormalize, summarize, each
  * document its own driver's result) the affected drivers are read by _id
@@ -182,13 +183,15 @@ inplace_chunk (online_job_t *j, online_passrun_t *pr, const online_docs_t *in,
     return ok;
 }
 
-/* One pass: ch holds the changes of its inputs; what it rewrites or
- * removes is noted in made, and, where a later step reads it (ahead),
- * in the state database before it is written. */
-static bool
-incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_mode_t mode,
-           online_changes_t *ch, online_changes_t *made, bool ahead, online_incr_stats_t *st,
-           bson_error_t *err)
+/* One pass whose results name their drivers (online_followers.c's rows
+ * by _id, by a field, by the driver's list): ch holds the changes of its
+ * inputs; what it rewrites or removes is noted in made, and, where a later
+ * step reads it (ahead), in the state database before it is written. */
+bool
+online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+                       online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
+                       online_changes_t *made, bool ahead, online_incr_stats_t *st,
+                       bson_error_t *err)
 {
     online_job_t j;
     online_passrun_t pr;
@@ -379,7 +382,7 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
         if (!np)
             return false;
         for (size_t p = 0; p < np; p++)
-            traced &= rm_pass_followed (&passes[p]);
+            traced &= online_follower (&passes[p]) != NULL;
         if (!traced || *ch->rescan) {
             if (!on->o->quiet)
                 rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full (%s)",
@@ -393,11 +396,9 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
         online_changes_init (&made);
         nt = rm_step_targets (s, passes, np, targets);
         for (size_t p = 0; p < np; p++)
-            if (!(rm_pass_traced (&passes[p])
-                      ? incr_pass (on, s, &passes[p], p, ONLINE_SYNC, ch, &made,
-                                   read_later (on, i, targets, nt), st, err)
-                      : online_incr_followed (on, s, &passes[p], p, ONLINE_SYNC, ch, noted, &made,
-                                              read_later (on, i, targets, nt), st, err))) {
+            if (!online_follower (&passes[p])->follow (on, s, &passes[p], p, ONLINE_SYNC, ch,
+                                                       noted, &made,
+                                                       read_later (on, i, targets, nt), st, err)) {
                 online_changes_destroy (&made);
                 online_error_step (err, s);
                 return false;
@@ -482,6 +483,22 @@ sample_ids (online_t *on, mongoc_collection_t *c, int64_t n, online_changes_t *c
     return ok;
 }
 
+/* Every row's sample (online_followers.c): drivers of the pass's own
+ * driving namespace, followed as if they had changed. */
+bool
+online_sample_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, int64_t n,
+                       online_changes_t *ch, char *no_sample, size_t cap, bson_error_t *err)
+{
+    const rm_nsref_t *in[4];
+    mongoc_collection_t *c;
+    bool ok;
+    rm_step_inputs (s, in, 4);
+    c = online_collection (on, in[p->drive]->db, rm_name_now (&on->names, in[p->drive]));
+    ok = sample_ids (on, c, n, ch, in[p->drive]->text, no_sample, cap, err);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
 bool
 online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *first_full,
                            bson_error_t *err)
@@ -490,7 +507,7 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
     for (size_t i = 0; i < on->plan.n; i++) {
         const rm_step_t *s = &on->plan.steps[i];
         rm_pass_t passes[RM_MAX_PASSES];
-        const rm_nsref_t *targets[8], *in[4];
+        const rm_nsref_t *targets[8];
         size_t np = rm_step_passes (s, false, passes, err), nt;
         bool traced = np > 0;
         char no_sample[200] = "";
@@ -500,25 +517,19 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         if (!np)
             return false;
         for (size_t p = 0; p < np; p++)
-            traced &= rm_pass_followed (&passes[p]);
+            traced &= online_follower (&passes[p]) != NULL;
         if (!traced)
             return true; /* this step and those after: verified in full */
-        rm_step_inputs (s, in, 4);
         memset (&st, 0, sizeof st);
         for (size_t p = 0; p < np; p++) {
+            const online_follower_t *f = online_follower (&passes[p]);
             online_changes_t ch;
-            const rm_nsref_t *d = in[passes[p].drive];
-            mongoc_collection_t *c = online_collection (on, d->db, rm_name_now (&on->names, d));
             bool ok;
             online_changes_init (&ch);
-            ok = sample_ids (on, c, n, &ch, d->text, no_sample, sizeof no_sample, err) &&
-                 (rm_pass_traced (&passes[p])
-                      ? incr_pass (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, false, &st, err)
-                      : online_incr_followed (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL,
-                                              NULL, false, &st, err));
+            ok = f->sample (on, s, &passes[p], n, &ch, no_sample, sizeof no_sample, err) &&
+                 f->follow (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, NULL, false, &st, err);
             checked += ch.kept;
             online_changes_destroy (&ch);
-            mongoc_collection_destroy (c);
             if (!ok) {
                 online_error_step (err, s);
                 return false;

@@ -79,11 +79,14 @@ rm_step_toy_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 }
 
 /* Online (remodel/passes.h): one pass over `in`, each document on its own,
- * also in place. */
+ * also in place. Each result is its driver's own, with its _id: that trace
+ * is all a sync from the change log needs to recompute only the documents
+ * that changed (shell-ext/online_followers.c). */
 size_t
 rm_toy_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
 {
     (void) err;
-    out[0].keep[out[0].n_keep++] = &s->u.toy.in;
+    out[0].keep[out[0].n_keep] = &s->u.toy.in;
+    out[0].driver_field[out[0].n_keep++] = "_id";
     return 1;
 }
