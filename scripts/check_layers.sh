@@ -32,7 +32,9 @@ root=${2:-$here}
 #    finalize's write-blocked window, the oplog's window, the progress
 #    line, follow's lag, verify's differences), which join it because they
 #    call the connection (online_fail() in online_conn.c drops the lease and
-#    so calls up into the state) or the state, which calls down into them.
+#    so calls up into the state) or the state, which calls down into them;
+#    and the followers' table (online_followers.c), whose rows name the
+#    follow functions of online_incr*.c, which look their row up there.
 known_circles=(
     "shell-ext/online_batch.c shell-ext/online_capture.c shell-ext/online_changes.c
      shell-ext/online_conn.c shell-ext/online_follow.c shell-ext/online_incr.c
@@ -43,7 +45,8 @@ known_circles=(
      shell-ext/online_verify.c shell-ext/online_write.c
      shell-ext/online_index_copy.c shell-ext/online_shared.c
      shell-ext/online_complete.c shell-ext/online_blocked.c shell-ext/online_window.c
-     shell-ext/online_progress.c shell-ext/online_lag.c shell-ext/online_diffs.c"
+     shell-ext/online_progress.c shell-ext/online_lag.c shell-ext/online_diffs.c
+     shell-ext/online_followers.c"
 )
 
 core=$(sed -n 's/^CORE_DIRS *= *//p' "$root/Makefile")

@@ -159,7 +159,7 @@ size_t rm_denorm_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 size_t rm_summarize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 size_t rm_bucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 size_t rm_unbucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
-/* What the passes functions share (step_passes.c): the refusal of a step
+/* What the passes functions share (passes_shared.c): the refusal of a step
  * the online mode cannot run (0 passes); whether a field a step writes is
  * _id or under it (its results then do not keep their driver's _id:
  * rm_pass_t.driver_field), or any of n is; whether two namespaces are

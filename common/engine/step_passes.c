@@ -5,39 +5,12 @@
  * (remodel/batchstep.h); this only makes sure each batch holds everything
  * its outputs depend on. Each kind's passes function lives in its step
  * file and is found in its row of the step table (step_class.h); what
- * they share is here. */
+ * they share is in passes_shared.c (below the step files, which this
+ * file is above). */
 #include <stdio.h>
 #include <string.h>
 
 #include "step_class.h"
-
-bool
-rm_pass_same_ns (const rm_nsref_t *a, const rm_nsref_t *b)
-{
-    return strcmp (a->text, b->text) == 0;
-}
-
-bool
-rm_pass_is_id (const char *field)
-{
-    return field && (!strcmp (field, "_id") || !strncmp (field, "_id.", 4));
-}
-
-bool
-rm_pass_any_id (char **fields, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (rm_pass_is_id (fields[i]))
-            return true;
-    return false;
-}
-
-size_t
-rm_pass_refuse (const rm_step_t *s, bson_error_t *err, const char *why)
-{
-    rm_error_set (err, RM_ERR_UNSUPPORTED, "step %zu (%s): %s", s->index, s->op, why);
-    return 0;
-}
 
 static rm_trace_t
 trace_of (const rm_pass_t *p)
