@@ -2,22 +2,14 @@
  * switched-in collections carried back into the originals through the
  * plan's inverse, as a reverse sync does.
  *
- * Only a plan whose inverse gives back the originals exactly carries:
- *   embed {from F, into I, localField "_id", foreignField K (a top-level
- *     field), as A (top-level), project {K: 0}}, no limit, countAs,
- *     keepSource or outlier overflow: its inverse is extract {from I, path
- *     A, to F, style parentRef, parentField K}: each child gets K (its
- *     parent's _id) back and leaves the parent, and the children no parent
- *     took stay in F, as they were (F passes through);
- *   extract {from P, path A, to C, style parentRef, parentField K,
- *     ordinalField N} (all top-level): its inverse is embed {from C, into
- *     P, localField "_id", foreignField K, as A, project {K: 0, N: 0},
- *     sort {N: 1}}, exact when each element had an _id of its own (the
- *     data decides: checked in the originals before anything is renamed);
- *     C has no place in the old design, so a child whose parent is not
- *     there cannot be carried (refused, before anything is written);
- *   rename of top-level fields: the same rename the other way.
- * The plan is one such step; any other step is refused, named.
+ * Only a plan of one step whose inverse gives back the originals exactly
+ * carries: the step's row of the step table says whether it has one
+ * (rm_step_inverse, remodel/plan.h: an embed's is an extract, an
+ * extract's an embed, exact only when each element had an _id of its own,
+ * a rename's the same rename the other way, each under the conditions its
+ * step file states); any other step is refused, named. A namespace the
+ * old design has no place for cannot take a document whose parent is not
+ * there (refused, before anything is written).
  *
  * The inverse runs in the core's engine (remodel/batchstep.h), as every
  * step online does, over the results as they are now (under their result
@@ -64,60 +56,12 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
     if (on->plan.n != 1) {
         s = on->plan.n ? &on->plan.steps[1] : s;
         why = "--carry-writes carries back through a plan of one step";
-    } else if (s->kind == RM_STEP_EMBED) {
-        const rm_embed_t *e = &s->u.embed;
-        bson_iter_t it;
-        if (strcmp (e->local.text, "_id") != 0 || e->foreign.n != 1 || strchr (e->as, '.'))
-            why = "its inverse needs localField \"_id\" and a top-level foreignField and as";
-        else if (!e->project || e->project_inclusive || bson_count_keys (e->project) != 1 ||
-                 !bson_iter_init_find (&it, e->project, e->foreign.text))
-            why = "its inverse needs project {foreignField: 0} (the children's reference "
-                  "given back by their parent)";
-        else if (e->limit || e->count_as || e->keep_source || e->on_overflow != RM_OVERFLOW_ERROR)
-            why = "limit, countAs, keepSource and an outlier overflow have no inverse";
-        else
-            b = BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "extract", "{", "from",
-                          BCON_UTF8 (e->into.text), "path", BCON_UTF8 (e->as), "to",
-                          BCON_UTF8 (e->from.text), "style", BCON_UTF8 ("parentRef"),
-                          "parentField", BCON_UTF8 (e->foreign.text), "}", "}", "]");
-    } else if (s->kind == RM_STEP_EXTRACT) {
-        const rm_extract_t *x = &s->u.extract;
-        if (x->style != RM_STYLE_PARENT_REF)
-            why = "its inverse needs style parentRef (each child naming its parent)";
-        else if (x->path.n != 1 || strchr (x->parent_field, '.') || !x->ordinal_field ||
-                 strchr (x->ordinal_field, '.'))
-            why = "its inverse needs a top-level path and parentField, and an ordinalField (the "
-                  "elements' order)";
-        else
-            b = BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "embed", "{", "from",
-                          BCON_UTF8 (x->to.text), "into", BCON_UTF8 (x->from.text), "localField",
-                          BCON_UTF8 ("_id"), "foreignField", BCON_UTF8 (x->parent_field), "as",
-                          BCON_UTF8 (x->path.text), "project", "{", x->parent_field,
-                          BCON_INT32 (0), x->ordinal_field, BCON_INT32 (0), "}", "sort", "{",
-                          x->ordinal_field, BCON_INT32 (1), "}", "}", "}", "]");
-    } else if (s->kind == RM_STEP_RENAME) {
-        const rm_fields_t *f = &s->u.fields;
-        bson_t steps, st, r, fields;
-        for (size_t i = 0; i < f->n && !why; i++)
-            if (f->paths[i].n != 1 || f->to[i].n != 1)
-                why = "its inverse renames top-level fields only";
-        if (!why) {
-            b = bson_new ();
-            BSON_APPEND_INT32 (b, "remodel", 1);
-            BSON_APPEND_ARRAY_BEGIN (b, "steps", &steps);
-            BSON_APPEND_DOCUMENT_BEGIN (&steps, "0", &st);
-            BSON_APPEND_DOCUMENT_BEGIN (&st, "rename", &r);
-            BSON_APPEND_UTF8 (&r, "in", f->in.text);
-            BSON_APPEND_DOCUMENT_BEGIN (&r, "fields", &fields);
-            for (size_t i = 0; i < f->n; i++)
-                BSON_APPEND_UTF8 (&fields, f->to[i].text, f->paths[i].text);
-            bson_append_document_end (&r, &fields);
-            bson_append_document_end (&st, &r);
-            bson_append_document_end (&steps, &st);
-            bson_append_array_end (b, &steps);
-        }
     } else {
-        why = "remodel knows no exact inverse of it to carry writes back through";
+        /* The step's own row says (remodel/plan.h). */
+        rm_step_inverse_t iv;
+        rm_step_inverse (s, &iv);
+        b = iv.plan;
+        why = iv.why;
     }
     if (why) {
         rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s; nothing renamed: "
@@ -134,15 +78,16 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
     return ok;
 }
 
-/* An extract's inverse gives an element back as it was only when it was
- * a document with an _id of its own (otherwise its child has a generated
- * _id, which the embed would leave in it): every element of the
- * originals' array checked, where they are now (back: under their own
- * names, else their backups'). */
+/* An inverse that gives an element back as it was only when it was a
+ * document with an _id of its own (an extract's: otherwise its child has
+ * a generated _id, which the embed would leave in it, iv->own_ids): every
+ * element of the originals' array checked, where they are now (back:
+ * under their own names, else their backups'). */
 static bool
-elements_own_ids (online_t *on, bool back, bson_error_t *err)
+elements_own_ids (online_t *on, const rm_step_inverse_t *iv, bool back, bson_error_t *err)
 {
-    const rm_extract_t *x = &on->plan.steps[0].u.extract;
+    const rm_nsref_t *from = iv->own_ids;
+    const char *path = iv->own_ids_path;
     char backup[400];
     mongoc_collection_t *coll;
     bson_t filter = BSON_INITIALIZER, *opts;
@@ -151,13 +96,13 @@ elements_own_ids (online_t *on, bool back, bson_error_t *err)
     bson_error_t why;
     bool ok = true;
 
-    rm_name_backup (&on->names, x->from.coll, backup, sizeof backup);
-    coll = online_collection (on, x->from.db, back ? x->from.coll : backup);
-    opts = BCON_NEW ("projection", "{", x->path.text, BCON_INT32 (1), "}");
+    rm_name_backup (&on->names, from->coll, backup, sizeof backup);
+    coll = online_collection (on, from->db, back ? from->coll : backup);
+    opts = BCON_NEW ("projection", "{", path, BCON_INT32 (1), "}");
     cur = mongoc_collection_find_with_opts (coll, &filter, opts, NULL);
     while (ok && mongoc_cursor_next (cur, &doc)) {
         bson_iter_t it, el, id;
-        if (!bson_iter_init_find (&it, doc, x->path.text) || !BSON_ITER_HOLDS_ARRAY (&it) ||
+        if (!bson_iter_init_find (&it, doc, path) || !BSON_ITER_HOLDS_ARRAY (&it) ||
             !bson_iter_recurse (&it, &el))
             continue;
         while (ok && bson_iter_next (&el))
@@ -167,12 +112,12 @@ elements_own_ids (online_t *on, bool back, bson_error_t *err)
                 char *text;
                 online_id_filter (bson_get_data (doc), doc->len, &sel);
                 text = bson_as_relaxed_extended_json (&sel, NULL);
-                rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step 1 (extract): its inverse "
+                rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step 1 (%s): its inverse "
                               "gives the elements of %s back only when each had an _id of its "
                               "own, and %s's %s has one without; nothing renamed: "
                               "--discard-writes-after-switch rolls back without the writes made "
-                              "after the switch", on->where, on->names.name, x->from.text, text,
-                              x->path.text);
+                              "after the switch", on->where, on->names.name,
+                              on->plan.steps[0].op, from->text, text, path);
                 bson_free (text);
                 bson_destroy (&sel);
                 ok = false;
@@ -190,11 +135,17 @@ bool
 online_carry_check (online_t *on, bool back, bson_error_t *err)
 {
     rm_plan_t inv;
+    rm_step_inverse_t iv;
     bool ok = inverse (on, &inv, err);
     if (ok)
         rm_plan_destroy (&inv);
-    if (ok && on->plan.steps[0].kind == RM_STEP_EXTRACT)
-        ok = elements_own_ids (on, back, err);
+    if (ok) {
+        rm_step_inverse (&on->plan.steps[0], &iv);
+        if (iv.own_ids)
+            ok = elements_own_ids (on, &iv, back, err);
+        if (iv.plan)
+            bson_destroy (iv.plan);
+    }
     return ok;
 }
 

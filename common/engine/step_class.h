@@ -82,6 +82,9 @@ typedef struct {
     /* Whether --in-place takes it (it rewrites documents where they are,
      * rather than making new ones). */
     bool in_place;
+    /* Fills a zeroed out with its exact inverse, or why it has none here
+     * (remodel/plan.h's rm_step_inverse); NULL: it has none. */
+    void (*inverse) (const rm_step_t *s, rm_step_inverse_t *out);
 } rm_step_class_t;
 
 /* One row per kind: unsized here so that step_table.c's _Static_assert
@@ -159,6 +162,9 @@ size_t rm_denorm_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 size_t rm_summarize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 size_t rm_bucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 size_t rm_unbucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+void rm_embed_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_extract_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_rename_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 /* What the passes functions share (passes_shared.c): the refusal of a step
  * the online mode cannot run (0 passes); whether a field a step writes is
  * _id or under it (its results then do not keep their driver's _id:

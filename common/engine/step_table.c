@@ -2,10 +2,10 @@
  * that names them. */
 #include "step_class.h"
 
-#define FIELD_STEP(op, ...)                                                                    \
+#define FIELD_STEP(op, inv, ...)                                                               \
     {.name = op, .keys = {__VA_ARGS__, NULL}, .parse = rm_plan_parse_fields,                    \
      .clear = rm_plan_clear_fields, .ns = rm_plan_ns_fields, .run = rm_step_fields_run,         \
-     .stage = &rm_fields_stage, .passes = rm_fields_passes, .in_place = true}
+     .stage = &rm_fields_stage, .passes = rm_fields_passes, .in_place = true, .inverse = inv}
 
 /* Sized by its rows (see the assertion after it). */
 const rm_step_class_t rm_step_classes[] = {
@@ -20,7 +20,8 @@ const rm_step_class_t rm_step_classes[] = {
                        .probes = rm_embed_probes,
                        .check = rm_embed_check,
                        .created = rm_embed_created,
-                       .passes = rm_embed_passes},
+                       .passes = rm_embed_passes,
+                       .inverse = rm_embed_inverse},
     [RM_STEP_EXTRACT] = {.name = "extract",
                          .keys = {"*from", "*path", "*to", "*style", "parentField",
                                   "ordinalField", NULL},
@@ -31,11 +32,12 @@ const rm_step_class_t rm_step_classes[] = {
                          .probes = rm_extract_probes,
                          .created = rm_extract_created,
                          .stage = &rm_extract_stage,
-                         .passes = rm_extract_passes},
-    [RM_STEP_SET] = FIELD_STEP ("set", "*in", "*fields"),
-    [RM_STEP_UNSET] = FIELD_STEP ("unset", "*in", "*fields"),
-    [RM_STEP_RENAME] = FIELD_STEP ("rename", "*in", "*fields"),
-    [RM_STEP_VERSION] = FIELD_STEP ("version", "*in", "field", "*value"),
+                         .passes = rm_extract_passes,
+                         .inverse = rm_extract_inverse},
+    [RM_STEP_SET] = FIELD_STEP ("set", NULL, "*in", "*fields"),
+    [RM_STEP_UNSET] = FIELD_STEP ("unset", NULL, "*in", "*fields"),
+    [RM_STEP_RENAME] = FIELD_STEP ("rename", rm_rename_inverse, "*in", "*fields"),
+    [RM_STEP_VERSION] = FIELD_STEP ("version", NULL, "*in", "field", "*value"),
     [RM_STEP_DENORMALIZE] = {.name = "denormalize",
                              .keys = {"*in", "*from", "*localField", "foreignField", "*fields",
                                       "onMissing", NULL},
