@@ -11,8 +11,10 @@
  *     the step's file would pass ~700 lines;
  *   - step_table.c: its row pointing at them;
  *   - its passes function (how it runs online and how its results trace
- *     back to the documents that made them: remodel/passes.h), in its
- *     step file too, and in its row whether --in-place takes it;
+ *     back to the documents that made them: remodel/passes.h) and, where
+ *     it has an exact one, its inverse (rollback --carry-writes:
+ *     remodel/plan.h's rm_step_inverse), in its step file too, and in its
+ *     row whether --in-place takes it;
  *   - above the engine, its row in the compile layer's table:
  *     compile_table.c (its compiler, or why no pipeline expresses it).
  * Each table is sized by its rows and checked against RM_STEP_N_KINDS, so
