@@ -1,30 +1,13 @@
-/* The compiler's insides (remodel/compile.h): the tables that say, per
- * step kind, how a step runs in passes and what compiles it, and what the
- * per-kind compilers share. The tables are the only place that names a
- * kind; each is sized by its rows and checked against RM_STEP_N_KINDS. */
+/* The compiler's insides (remodel/compile.h): the table that says, per
+ * step kind, what compiles it (how it runs in passes is its row of the
+ * step table, remodel/passes.h), and what the per-kind compilers share.
+ * The table is the only place here that names a kind; it is sized by its
+ * rows and checked against RM_STEP_N_KINDS. */
 #ifndef REMODEL_COMPILE_IMPL_H
 #define REMODEL_COMPILE_IMPL_H
 
 #include "remodel/buf.h"
 #include "remodel/compile.h"
-
-/* How a kind runs in passes (passes.c). */
-typedef struct {
-    /* Fills out (zeroed, partners -1) with the step's passes; 0 after
-     * rm_pass_refuse. */
-    size_t (*passes) (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
-    /* Whether --in-place takes it (it rewrites documents where they are,
-     * rather than making new ones). */
-    bool in_place;
-} rm_pass_kind_t;
-
-extern const rm_pass_kind_t rm_pass_kinds[];
-#ifdef REMODEL_TOY_STEP
-size_t rm_toy_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
-#endif
-
-/* The refusal of a step the online mode cannot run: 0 passes. */
-size_t rm_pass_refuse (const rm_step_t *s, bson_error_t *err, const char *why);
 
 /* How a kind compiles (compile_table.c): compile, filling st->passes
  * (coll and pipeline, without the range and the $merge) or st->reason

@@ -1,5 +1,5 @@
 /* A plan compiled step by step (remodel/compile.h): each step's passes as
- * passes.c plans them, its pipelines from the compiler of its kind (the
+ * rm_step_passes plans them, its pipelines from the compiler of its kind (the
  * table in compile_table.c), a $merge into its side-by-side targets, and
  * the names moved on as the online runner moves them, so that a later
  * step reads what this one wrote whether it ran server-side or not. */

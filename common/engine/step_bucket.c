@@ -667,3 +667,67 @@ rm_bucketize_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run
                         b->invalid_to.text ? b->invalid_to.text : "error", b->time_field);
     return true;
 }
+
+/* Online (remodel/passes.h): a bucket needs every reading of its series
+ * in one batch: the readings are read series by series of the
+ * metaField. */
+size_t
+rm_bucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_bucketize_t *b = &s->u.bucketize;
+    if (b->n_meta != 1)
+        return rm_pass_refuse (s, err, "bucketize by several metaFields runs offline only (the "
+                                       "online mode reads the readings series by series of one "
+                                       "field)");
+    out[0].series = b->meta[0];
+    out[0].keep[out[0].n_keep++] = &b->to;
+    if (b->invalid_to.text)
+        out[0].keep[out[0].n_keep++] = &b->invalid_to;
+    /* A bucket holds its series' value at its top, under the metaField's
+     * name (a plain field: the plan refuses a dotted one), and its
+     * readings, each with its _id, under `as`. */
+    out[0].held_in = b->as;
+    out[0].followed = true;
+    return 1;
+}
+
+/* Its inverse (remodel/plan.h): unbucketize gives every reading back byte
+ * for byte (docs/plans.md). Stats, the window and maxCount are left out
+ * of it: unbucketize would check them against buckets the application has
+ * changed since. */
+void
+rm_bucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out)
+{
+    const rm_bucketize_t *k = &s->u.bucketize;
+    bson_t steps, st, u, meta;
+    if (k->keep_source) {
+        out->why = "keepSource leaves the readings in both designs: no inverse tells which to "
+                   "carry";
+        return;
+    }
+    if (k->invalid_to.text) {
+        out->why = "its inverse is carried without onInvalid's namespace only";
+        return;
+    }
+    out->plan = bson_new ();
+    BSON_APPEND_INT32 (out->plan, "remodel", 1);
+    BSON_APPEND_ARRAY_BEGIN (out->plan, "steps", &steps);
+    BSON_APPEND_DOCUMENT_BEGIN (&steps, "0", &st);
+    BSON_APPEND_DOCUMENT_BEGIN (&st, "unbucketize", &u);
+    BSON_APPEND_UTF8 (&u, "from", k->to.text);
+    BSON_APPEND_UTF8 (&u, "to", k->from.text);
+    BSON_APPEND_UTF8 (&u, "timeField", k->time_field);
+    BSON_APPEND_ARRAY_BEGIN (&u, "metaField", &meta);
+    for (size_t i = 0; i < k->n_meta; i++) {
+        char key[16];
+        const char *kp;
+        bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+        BSON_APPEND_UTF8 (&meta, kp, k->meta[i]);
+    }
+    bson_append_array_end (&u, &meta);
+    BSON_APPEND_UTF8 (&u, "as", k->as);
+    BSON_APPEND_BOOL (&u, "keepSource", false);
+    bson_append_document_end (&st, &u);
+    bson_append_document_end (&steps, &st);
+    bson_append_array_end (out->plan, &steps);
+}

@@ -10,8 +10,12 @@
  *     (declared below); the parsing goes in a sibling step_*_parse.c if
  *     the step's file would pass ~700 lines;
  *   - step_table.c: its row pointing at them;
- *   - above the engine, its rows in the compile layer's tables: passes.c
- *     (how it runs online, and whether --in-place takes it) and
+ *   - its passes function (how it runs online and how its results trace
+ *     back to the documents that made them: remodel/passes.h) and, where
+ *     it has an exact one, its inverse (rollback --carry-writes:
+ *     remodel/plan.h's rm_step_inverse), in its step file too, and in its
+ *     row whether --in-place takes it;
+ *   - above the engine, its row in the compile layer's table:
  *     compile_table.c (its compiler, or why no pipeline expresses it).
  * Each table is sized by its rows and checked against RM_STEP_N_KINDS, so
  * a missing row fails the build; test_batchstep.c and test_compile.c fail
@@ -21,6 +25,7 @@
 #define REMODEL_STEP_CLASS_H
 
 #include "engine_impl.h"
+#include "remodel/passes.h"
 #include "remodel/plan.h"
 
 /* The parsing state: the step being read, for its messages (defined in
@@ -71,8 +76,17 @@ typedef struct {
     /* How it runs in the one-pass path (engine_stream.c); NULL: store to
      * store only. */
     const rm_stage_class_t *stage;
-    /* (Following the change log will add here which results a change to
-     * one source document affects.) */
+    /* How it runs online (step_passes.c's rm_step_passes): fills out
+     * (zeroed, partners -1) with its passes, each saying how its results
+     * trace back to their drivers (remodel/passes.h), which is how the
+     * online mode follows a change log; 0 after rm_pass_refuse. */
+    size_t (*passes) (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+    /* Whether --in-place takes it (it rewrites documents where they are,
+     * rather than making new ones). */
+    bool in_place;
+    /* Fills a zeroed out with its exact inverse, or why it has none here
+     * (remodel/plan.h's rm_step_inverse); NULL: it has none. */
+    void (*inverse) (const rm_step_t *s, rm_step_inverse_t *out);
 } rm_step_class_t;
 
 /* One row per kind: unsized here so that step_table.c's _Static_assert
@@ -141,7 +155,29 @@ bool rm_plan_parse_toy (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
 void rm_plan_clear_toy (rm_step_t *s);
 void rm_plan_ns_toy (const rm_step_t *s, rm_step_ns_t *ns);
 bool rm_step_toy_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+size_t rm_toy_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 #endif
+size_t rm_embed_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+size_t rm_extract_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+size_t rm_fields_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+size_t rm_denorm_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+size_t rm_summarize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+size_t rm_bucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+size_t rm_unbucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+void rm_embed_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_extract_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_rename_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_bucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_unbucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+/* What the passes functions share (passes_shared.c): the refusal of a step
+ * the online mode cannot run (0 passes); whether a field a step writes is
+ * _id or under it (its results then do not keep their driver's _id:
+ * rm_pass_t.driver_field), or any of n is; whether two namespaces are
+ * one. */
+size_t rm_pass_refuse (const rm_step_t *s, bson_error_t *err, const char *why);
+bool rm_pass_is_id (const char *field);
+bool rm_pass_any_id (char **fields, size_t n);
+bool rm_pass_same_ns (const rm_nsref_t *a, const rm_nsref_t *b);
 extern const rm_stage_class_t rm_fields_stage, rm_extract_stage, rm_denorm_stage,
     rm_unbucketize_stage;
 

@@ -380,3 +380,18 @@ rm_plan_ns_denorm (const rm_step_t *s, rm_step_ns_t *ns)
     rm_step_refs_add (&ns->reads, &s->u.denorm.from, "from");
     rm_step_refs_add (&ns->writes, &s->u.denorm.in, "in");
 }
+
+/* Online (remodel/passes.h): the documents of `in`, each with the
+ * partners its key matches; results keep their driver's _id unless a
+ * target is under _id. */
+size_t
+rm_denorm_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_denorm_t *d = &s->u.denorm;
+    if (rm_pass_same_ns (&d->in, &d->from))
+        return rm_pass_refuse (s, err, "a namespace denormalized from itself runs offline only");
+    out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &d->local,
+                         .partner_key = &d->foreign, .keep = {&d->in}, .n_keep = 1,
+                         .driver_field = {rm_pass_any_id (d->targets, d->n) ? NULL : "_id"}};
+    return 1;
+}

@@ -164,3 +164,59 @@ rm_plan_ns_embed (const rm_step_t *s, rm_step_ns_t *ns)
     if (e->on_overflow == RM_OVERFLOW_OUTLIER)
         rm_step_ns_make (ns, &e->overflow_to, "overflowTo");
 }
+
+/* Online (remodel/passes.h). */
+size_t
+rm_embed_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_embed_t *m = &s->u.embed;
+    if (rm_pass_same_ns (&m->into, &m->from))
+        return rm_pass_refuse (s, err, "a namespace embedded into itself runs offline only");
+    /* The parents, each with every child it matches; then, when the
+     * matched children leave `from`, the children, each with every
+     * parent that could take it: those no parent takes stay. */
+    out[0] = (rm_pass_t){.drive = 1, .partner = 0, .drive_key = &m->local,
+                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1,
+                         .driver_field = {rm_pass_is_id (m->as) || rm_pass_is_id (m->count_as)
+                                              ? NULL
+                                              : "_id"}};
+    /* An outlier's overflow pages are new documents, each naming its
+     * parent (embed_build.c). */
+    if (m->on_overflow == RM_OVERFLOW_OUTLIER) {
+        out[0].keep[out[0].n_keep] = &m->overflow_to;
+        out[0].driver_field[out[0].n_keep++] = "parent_id";
+    }
+    if (m->keep_source)
+        return 1;
+    out[1] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->foreign,
+                         .partner_key = &m->local, .keep = {&m->from}, .n_keep = 1,
+                         .driver_field = {"_id"}};
+    return 2;
+}
+
+/* Its inverse (remodel/plan.h), where it gives back the originals
+ * exactly: {from F, into I, localField "_id", foreignField K (top-level),
+ * as A (top-level), project {K: 0}}, no limit, countAs, keepSource or
+ * outlier overflow, undone by extract {from I, path A, to F, style
+ * parentRef, parentField K}: each child gets K (its parent's _id) back
+ * and leaves the parent, and the children no parent took stay in F, as
+ * they were. */
+void
+rm_embed_inverse (const rm_step_t *s, rm_step_inverse_t *out)
+{
+    const rm_embed_t *e = &s->u.embed;
+    bson_iter_t it;
+    if (strcmp (e->local.text, "_id") != 0 || e->foreign.n != 1 || strchr (e->as, '.'))
+        out->why = "its inverse needs localField \"_id\" and a top-level foreignField and as";
+    else if (!e->project || e->project_inclusive || bson_count_keys (e->project) != 1 ||
+             !bson_iter_init_find (&it, e->project, e->foreign.text))
+        out->why = "its inverse needs project {foreignField: 0} (the children's reference "
+                   "given back by their parent)";
+    else if (e->limit || e->count_as || e->keep_source || e->on_overflow != RM_OVERFLOW_ERROR)
+        out->why = "limit, countAs, keepSource and an outlier overflow have no inverse";
+    else
+        out->plan = BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "extract", "{",
+                              "from", BCON_UTF8 (e->into.text), "path", BCON_UTF8 (e->as), "to",
+                              BCON_UTF8 (e->from.text), "style", BCON_UTF8 ("parentRef"),
+                              "parentField", BCON_UTF8 (e->foreign.text), "}", "}", "]");
+}

@@ -355,3 +355,52 @@ rm_plan_ns_extract (const rm_step_t *s, rm_step_ns_t *ns)
     ns->writes = ns->reads;
     rm_step_ns_make (ns, &s->u.extract.to, "to");
 }
+
+/* Online (remodel/passes.h): one pass over the parents. */
+size_t
+rm_extract_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_extract_t *x = &s->u.extract;
+    /* The parents keep their _id; the children name theirs in
+     * parentField, except with childRefs, where only the parent's array
+     * of their _ids says whose they are. */
+    out[0].keep[out[0].n_keep] = &x->from;
+    out[0].driver_field[out[0].n_keep++] = "_id";
+    out[0].keep[out[0].n_keep] = &x->to;
+    if (x->style == RM_STYLE_CHILD_REFS) {
+        /* The parent's result (output 0) lists them at path. */
+        out[0].driver_list[out[0].n_keep] = x->path.text;
+        out[0].list_in[out[0].n_keep] = 0;
+    }
+    out[0].driver_field[out[0].n_keep++] =
+        x->style == RM_STYLE_CHILD_REFS || rm_pass_is_id (x->parent_field) ? NULL : x->parent_field;
+    return 1;
+}
+
+/* Its inverse (remodel/plan.h): {from P, path A, to C, style parentRef,
+ * parentField K, ordinalField N} (all top-level) is undone by embed {from
+ * C, into P, localField "_id", foreignField K, as A, project {K: 0, N:
+ * 0}, sort {N: 1}}, exact when each element had an _id of its own (the
+ * data decides: own_ids). */
+void
+rm_extract_inverse (const rm_step_t *s, rm_step_inverse_t *out)
+{
+    const rm_extract_t *x = &s->u.extract;
+    if (x->style != RM_STYLE_PARENT_REF) {
+        out->why = "its inverse needs style parentRef (each child naming its parent)";
+    } else if (x->path.n != 1 || strchr (x->parent_field, '.') || !x->ordinal_field ||
+               strchr (x->ordinal_field, '.')) {
+        out->why = "its inverse needs a top-level path and parentField, and an ordinalField (the "
+                   "elements' order)";
+    } else {
+        out->plan = BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "embed", "{", "from",
+                              BCON_UTF8 (x->to.text), "into", BCON_UTF8 (x->from.text),
+                              "localField", BCON_UTF8 ("_id"), "foreignField",
+                              BCON_UTF8 (x->parent_field), "as", BCON_UTF8 (x->path.text),
+                              "project", "{", x->parent_field, BCON_INT32 (0), x->ordinal_field,
+                              BCON_INT32 (0), "}", "sort", "{", x->ordinal_field, BCON_INT32 (1),
+                              "}", "}", "}", "]");
+        out->own_ids = &x->from;
+        out->own_ids_path = x->path.text;
+    }
+}

@@ -325,3 +325,40 @@ rm_plan_ns_fields (const rm_step_t *s, rm_step_ns_t *ns)
     rm_step_refs_add (&ns->reads, &s->u.fields.in, "in");
     ns->writes = ns->reads;
 }
+
+/* Online (remodel/passes.h): each document rewritten on its own, also in
+ * place. */
+size_t
+rm_fields_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    out[0].keep[out[0].n_keep] = &s->u.fields.in;
+    out[0].driver_field[out[0].n_keep++] = "_id";
+    return 1;
+}
+
+/* rename's inverse (remodel/plan.h): of top-level fields, the same
+ * rename the other way. */
+void
+rm_rename_inverse (const rm_step_t *s, rm_step_inverse_t *out)
+{
+    const rm_fields_t *f = &s->u.fields;
+    bson_t steps, st, r, fields;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->paths[i].n != 1 || f->to[i].n != 1) {
+            out->why = "its inverse renames top-level fields only";
+            return;
+        }
+    out->plan = bson_new ();
+    BSON_APPEND_INT32 (out->plan, "remodel", 1);
+    BSON_APPEND_ARRAY_BEGIN (out->plan, "steps", &steps);
+    BSON_APPEND_DOCUMENT_BEGIN (&steps, "0", &st);
+    BSON_APPEND_DOCUMENT_BEGIN (&st, "rename", &r);
+    BSON_APPEND_UTF8 (&r, "in", f->in.text);
+    BSON_APPEND_DOCUMENT_BEGIN (&r, "fields", &fields);
+    for (size_t i = 0; i < f->n; i++)
+        BSON_APPEND_UTF8 (&fields, f->to[i].text, f->paths[i].text);
+    bson_append_document_end (&r, &fields);
+    bson_append_document_end (&st, &r);
+    bson_append_document_end (&steps, &st);
+    bson_append_array_end (out->plan, &steps);
+}

@@ -259,3 +259,20 @@ rm_plan_ns_summarize (const rm_step_t *s, rm_step_ns_t *ns)
     rm_step_refs_add (&ns->reads, &s->u.summarize.from, "from");
     rm_step_refs_add (&ns->writes, &s->u.summarize.into, "into");
 }
+
+/* Online (remodel/passes.h): the documents of `into`, each with the
+ * partners its key matches. */
+size_t
+rm_summarize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_summarize_t *m = &s->u.summarize;
+    if (rm_pass_same_ns (&m->into, &m->from))
+        return rm_pass_refuse (s, err, "a namespace summarized from itself runs offline only");
+    out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->local,
+                         .partner_key = &m->foreign, .keep = {&m->into}, .n_keep = 1,
+                         .driver_field = {(m->as ? rm_pass_is_id (m->as)
+                                                 : rm_pass_any_id (m->names, m->n))
+                                              ? NULL
+                                              : "_id"}};
+    return 1;
+}

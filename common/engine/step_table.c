@@ -2,10 +2,10 @@
  * that names them. */
 #include "step_class.h"
 
-#define FIELD_STEP(op, ...)                                                                    \
+#define FIELD_STEP(op, inv, ...)                                                               \
     {.name = op, .keys = {__VA_ARGS__, NULL}, .parse = rm_plan_parse_fields,                    \
      .clear = rm_plan_clear_fields, .ns = rm_plan_ns_fields, .run = rm_step_fields_run,         \
-     .stage = &rm_fields_stage}
+     .stage = &rm_fields_stage, .passes = rm_fields_passes, .in_place = true, .inverse = inv}
 
 /* Sized by its rows (see the assertion after it). */
 const rm_step_class_t rm_step_classes[] = {
@@ -19,7 +19,9 @@ const rm_step_class_t rm_step_classes[] = {
                        .run = rm_step_embed_run,
                        .probes = rm_embed_probes,
                        .check = rm_embed_check,
-                       .created = rm_embed_created},
+                       .created = rm_embed_created,
+                       .passes = rm_embed_passes,
+                       .inverse = rm_embed_inverse},
     [RM_STEP_EXTRACT] = {.name = "extract",
                          .keys = {"*from", "*path", "*to", "*style", "parentField",
                                   "ordinalField", NULL},
@@ -29,11 +31,13 @@ const rm_step_class_t rm_step_classes[] = {
                          .run = rm_step_extract_run,
                          .probes = rm_extract_probes,
                          .created = rm_extract_created,
-                         .stage = &rm_extract_stage},
-    [RM_STEP_SET] = FIELD_STEP ("set", "*in", "*fields"),
-    [RM_STEP_UNSET] = FIELD_STEP ("unset", "*in", "*fields"),
-    [RM_STEP_RENAME] = FIELD_STEP ("rename", "*in", "*fields"),
-    [RM_STEP_VERSION] = FIELD_STEP ("version", "*in", "field", "*value"),
+                         .stage = &rm_extract_stage,
+                         .passes = rm_extract_passes,
+                         .inverse = rm_extract_inverse},
+    [RM_STEP_SET] = FIELD_STEP ("set", NULL, "*in", "*fields"),
+    [RM_STEP_UNSET] = FIELD_STEP ("unset", NULL, "*in", "*fields"),
+    [RM_STEP_RENAME] = FIELD_STEP ("rename", rm_rename_inverse, "*in", "*fields"),
+    [RM_STEP_VERSION] = FIELD_STEP ("version", NULL, "*in", "field", "*value"),
     [RM_STEP_DENORMALIZE] = {.name = "denormalize",
                              .keys = {"*in", "*from", "*localField", "foreignField", "*fields",
                                       "onMissing", NULL},
@@ -43,7 +47,9 @@ const rm_step_class_t rm_step_classes[] = {
                              .run = rm_step_denorm_run,
                              .probes = rm_denorm_probes,
                              .check = rm_denorm_check,
-                             .stage = &rm_denorm_stage},
+                             .stage = &rm_denorm_stage,
+                             .passes = rm_denorm_passes,
+                             .in_place = true},
     [RM_STEP_SUMMARIZE] = {.name = "summarize",
                            .keys = {"*into", "*from", "*localField", "*foreignField", "as",
                                     "sort", "*fields", NULL},
@@ -52,7 +58,9 @@ const rm_step_class_t rm_step_classes[] = {
                            .ns = rm_plan_ns_summarize,
                            .run = rm_step_summarize_run,
                            .probes = rm_summarize_probes,
-                           .check = rm_summarize_check},
+                           .check = rm_summarize_check,
+                           .passes = rm_summarize_passes,
+                           .in_place = true},
     /* unbucketize takes the keys of the bucketize it reverses (plan.h) */
     [RM_STEP_BUCKETIZE] = {.name = "bucketize",
                            .keys = {"*from", "*to", "*timeField", "*metaField", "granularity",
@@ -64,7 +72,9 @@ const rm_step_class_t rm_step_classes[] = {
                            .run = rm_step_bucketize_run,
                            .probes = rm_bucketize_probes,
                            .check = rm_bucketize_check,
-                           .created = rm_bucketize_created},
+                           .created = rm_bucketize_created,
+                           .passes = rm_bucketize_passes,
+                           .inverse = rm_bucketize_inverse},
     [RM_STEP_UNBUCKETIZE] = {.name = "unbucketize",
                              .keys = {"*from", "*to", "*timeField", "*metaField", "granularity",
                                       "spanSeconds", "maxCount", "as", "stats", "keepSource",
@@ -74,7 +84,9 @@ const rm_step_class_t rm_step_classes[] = {
                              .ns = rm_plan_ns_unbucketize,
                              .run = rm_step_unbucketize_run,
                              .created = rm_unbucketize_created,
-                             .stage = &rm_unbucketize_stage},
+                             .stage = &rm_unbucketize_stage,
+                             .passes = rm_unbucketize_passes,
+                             .inverse = rm_unbucketize_inverse},
 #ifdef REMODEL_TOY_STEP
     /* The test build's toy (tests/toy/step_toy.c): shows that a row and a
      * file are all a step needs. */
@@ -83,7 +95,9 @@ const rm_step_class_t rm_step_classes[] = {
                      .parse = rm_plan_parse_toy,
                      .clear = rm_plan_clear_toy,
                      .ns = rm_plan_ns_toy,
-                     .run = rm_step_toy_run},
+                     .run = rm_step_toy_run,
+                     .passes = rm_toy_passes,
+                     .in_place = true},
 #endif
 };
 

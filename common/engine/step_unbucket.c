@@ -386,3 +386,34 @@ rm_unbucketize_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_i
 {
     rm_engine_add_created (out, in, &s->u.unbucketize.to, NULL);
 }
+
+/* Online (remodel/passes.h). */
+size_t
+rm_unbucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
+{
+    const rm_unbucketize_t *u = &s->u.unbucketize;
+    /* The buckets' readings, then those onInvalid set aside; emptied
+     * inputs (no keepSource) get no documents. */
+    out[0].keep[out[0].n_keep++] = &u->to;
+    out[0].holds = u->as;
+    out[0].followed = true;
+    if (!u->invalid_to.text)
+        return 1;
+    /* A reading set aside comes back as it is, with its own _id; the
+     * buckets may hold that _id too, so its result is followed with the
+     * first pass's (a reading gone from here may be a bucket's now). */
+    out[1].drive = 1;
+    out[1].keep[out[1].n_keep++] = &u->to;
+    out[1].followed = true;
+    return 2;
+}
+
+/* Its inverse (remodel/plan.h): none that is exact. bucketize gives back
+ * the buckets only where they were its own, made with the same keys,
+ * which the readings alone do not show. */
+void
+rm_unbucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out)
+{
+    out->why = "its inverse (bucketize) gives back only buckets remodel made with the same "
+               "keys, which the data does not show";
+}

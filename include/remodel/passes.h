@@ -12,6 +12,24 @@
 #include "remodel/error.h"
 #include "remodel/plan.h"
 
+/* How a pass's results trace back to the documents that made them (its
+ * drivers), which says how a sync from a change log finds what a change
+ * affects (shell-ext/online_followers.c, a row each): not at all (the
+ * step is rescanned in full); each result by its driver's _id; some
+ * output's by a field naming the driver (driver_field); some output's
+ * listed by the driver's own result (driver_list); by series (a result
+ * holds its series' value: series); by what the drivers hold (holds, or
+ * a reading set aside that is its own result). */
+typedef enum {
+    RM_TRACE_NONE,
+    RM_TRACE_ID,
+    RM_TRACE_FIELD,
+    RM_TRACE_LIST,
+    RM_TRACE_SERIES,
+    RM_TRACE_HELD,
+    RM_TRACE_N
+} rm_trace_t;
+
 /* One pass of a step: the input read in _id order, range by range, and
  * the outputs of the engine that pass writes. */
 typedef struct {
@@ -29,7 +47,7 @@ typedef struct {
      * extract's children by their parentField, an outlier's overflow pages
      * by parent_id), NULL where the results do not say which driver made
      * them. Following a change log recomputes a changed driver alone where
-     * every output names its drivers (shell-ext/follow/online_incr.c). */
+     * every output names its drivers (rm_trace_t). */
     const char *driver_field[4];
     /* Per keep[] whose driver_field is NULL: the field of the driver's own
      * result in output list_in[] (the parents, by _id) that lists this
@@ -41,13 +59,19 @@ typedef struct {
      * by its _id, and no set of the results' _ids is kept (online_run.c). */
     bool by_id;
     /* Where driver_field is NULL, a sync may still find a driver's results
-     * again (shell-ext/follow/online_incr_series.c): a pass read by series
+     * again (RM_TRACE_SERIES, RM_TRACE_HELD): a pass read by series
      * (bucketize) by the series field each result holds at its top; a
      * pass whose drivers hold their results' _ids (unbucketize: the
      * readings' _ids under holds, its `as` array) by the key map, which
      * notes them whenever a driver is read. */
     const char *holds;
+    /* A pass read by series: the array of its first output's results
+     * (bucketize's `as`) whose elements keep their drivers' _ids, by which
+     * the series a driver was in is found again. */
+    const char *held_in;
     bool followed;
+    /* From all the above, set by rm_step_passes alone. */
+    rm_trace_t trace;
 } rm_pass_t;
 
 /* A step has at most this many passes. */

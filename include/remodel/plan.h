@@ -192,6 +192,21 @@ size_t rm_step_creates (const rm_step_t *s, const rm_nsref_t **out, const char *
                         size_t max);
 size_t rm_step_empties (const rm_step_t *s, const rm_nsref_t **out, size_t max);
 
+/* The exact inverse of a step, for rollback --carry-writes: a plan of one
+ * step whose run over the step's results gives back its inputs. plan: its
+ * document (bson_destroy it), NULL where the step has none (why says why,
+ * a phrase). own_ids: it is exact only where every element of the array
+ * at own_ids_path of own_ids's documents was a document with an _id of
+ * its own (the data decides); NULL: always. From the step's row
+ * (common/engine/step_inverse.c). */
+typedef struct {
+    bson_t *plan;
+    const char *why;
+    const rm_nsref_t *own_ids;
+    const char *own_ids_path;
+} rm_step_inverse_t;
+void rm_step_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+
 void rm_plan_destroy (rm_plan_t *plan);
 
 #endif

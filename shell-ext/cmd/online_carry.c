@@ -3,21 +3,16 @@
  * plan's inverse, as a reverse sync does.
  *
  * Only a plan whose inverse gives back the originals exactly carries:
- *   embed {from F, into I, localField "_id", foreignField K (a top-level
- *     field), as A (top-level), project {K: 0}}, no limit, countAs,
- *     keepSource or outlier overflow: its inverse is extract {from I, path
- *     A, to F, style parentRef, parentField K}: each child gets K (its
- *     parent's _id) back and leaves the parent, and the children no parent
- *     took stay in F, as they were (F passes through);
- *   extract {from P, path A, to C, style parentRef, parentField K,
- *     ordinalField N} (all top-level): its inverse is embed {from C, into
- *     P, localField "_id", foreignField K, as A, project {K: 0, N: 0},
- *     sort {N: 1}}, exact when each element had an _id of its own (the
- *     data decides: checked in the originals before anything is renamed);
- *     C has no place in the old design, so a child whose parent is not
- *     there cannot be carried (refused, before anything is written);
- *   rename of top-level fields: the same rename the other way.
- * The plan is one such step; any other step is refused, named.
+ * each step's row of the step table says whether it has one
+ * (rm_step_inverse, remodel/plan.h: an embed's is an extract, an
+ * extract's an embed, exact only when each element had an _id of its own,
+ * bucketize's an unbucketize, a rename's the same rename the other way,
+ * each under the conditions its step file states). A plan of several
+ * steps carries through their inverses composed, the last step's first,
+ * each staged in a collection of its own; the first step without one is
+ * refused, named. A namespace the old design has no place for cannot
+ * take a document whose parent is not there (refused, before anything is
+ * written).
  *
  * The inverse runs in the core's engine (remodel/batchstep.h), as every
  * step online does, over the results as they are now (under their result
@@ -65,108 +60,14 @@ typedef struct {
 } carry_t;
 
 /* The inverse of step s as a plan of one step (NULL, with why, when it
- * has none). */
+ * has none): the step's own row says (remodel/plan.h). */
 static bson_t *
 step_inverse (const rm_step_t *s, const char **why)
 {
-    bson_t *b = NULL;
-    *why = NULL;
-    if (s->kind == RM_STEP_EMBED) {
-        const rm_embed_t *e = &s->u.embed;
-        bson_iter_t it;
-        if (strcmp (e->local.text, "_id") != 0 || e->foreign.n != 1 || strchr (e->as, '.'))
-            *why = "its inverse needs localField \"_id\" and a top-level foreignField and as";
-        else if (!e->project || e->project_inclusive || bson_count_keys (e->project) != 1 ||
-                 !bson_iter_init_find (&it, e->project, e->foreign.text))
-            *why = "its inverse needs project {foreignField: 0} (the children's reference "
-                   "given back by their parent)";
-        else if (e->limit || e->count_as || e->keep_source || e->on_overflow != RM_OVERFLOW_ERROR)
-            *why = "limit, countAs, keepSource and an outlier overflow have no inverse";
-        else
-            b = BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "extract", "{", "from",
-                          BCON_UTF8 (e->into.text), "path", BCON_UTF8 (e->as), "to",
-                          BCON_UTF8 (e->from.text), "style", BCON_UTF8 ("parentRef"),
-                          "parentField", BCON_UTF8 (e->foreign.text), "}", "}", "]");
-    } else if (s->kind == RM_STEP_EXTRACT) {
-        const rm_extract_t *x = &s->u.extract;
-        if (x->style != RM_STYLE_PARENT_REF)
-            *why = "its inverse needs style parentRef (each child naming its parent)";
-        else if (x->path.n != 1 || strchr (x->parent_field, '.') || !x->ordinal_field ||
-                 strchr (x->ordinal_field, '.'))
-            *why = "its inverse needs a top-level path and parentField, and an ordinalField (the "
-                   "elements' order)";
-        else
-            b = BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "embed", "{", "from",
-                          BCON_UTF8 (x->to.text), "into", BCON_UTF8 (x->from.text), "localField",
-                          BCON_UTF8 ("_id"), "foreignField", BCON_UTF8 (x->parent_field), "as",
-                          BCON_UTF8 (x->path.text), "project", "{", x->parent_field,
-                          BCON_INT32 (0), x->ordinal_field, BCON_INT32 (0), "}", "sort", "{",
-                          x->ordinal_field, BCON_INT32 (1), "}", "}", "}", "]");
-    } else if (s->kind == RM_STEP_BUCKETIZE) {
-        /* unbucketize gives every reading back byte for byte
-         * (docs/plans.md); stats, the window and maxCount are left out of
-         * it, since unbucketize would check them against buckets the
-         * application has changed since. */
-        const rm_bucketize_t *k = &s->u.bucketize;
-        if (k->keep_source)
-            *why = "keepSource leaves the readings in both designs: no inverse tells which to "
-                   "carry";
-        else if (k->invalid_to.text)
-            *why = "its inverse is carried without onInvalid's namespace only";
-        else {
-            bson_t steps, st, u, meta;
-            b = bson_new ();
-            BSON_APPEND_INT32 (b, "remodel", 1);
-            BSON_APPEND_ARRAY_BEGIN (b, "steps", &steps);
-            BSON_APPEND_DOCUMENT_BEGIN (&steps, "0", &st);
-            BSON_APPEND_DOCUMENT_BEGIN (&st, "unbucketize", &u);
-            BSON_APPEND_UTF8 (&u, "from", k->to.text);
-            BSON_APPEND_UTF8 (&u, "to", k->from.text);
-            BSON_APPEND_UTF8 (&u, "timeField", k->time_field);
-            BSON_APPEND_ARRAY_BEGIN (&u, "metaField", &meta);
-            for (size_t i = 0; i < k->n_meta; i++) {
-                char key[16];
-                const char *kp;
-                bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
-                BSON_APPEND_UTF8 (&meta, kp, k->meta[i]);
-            }
-            bson_append_array_end (&u, &meta);
-            BSON_APPEND_UTF8 (&u, "as", k->as);
-            BSON_APPEND_BOOL (&u, "keepSource", false);
-            bson_append_document_end (&st, &u);
-            bson_append_document_end (&steps, &st);
-            bson_append_array_end (b, &steps);
-        }
-    } else if (s->kind == RM_STEP_RENAME) {
-        const rm_fields_t *f = &s->u.fields;
-        bson_t steps, st, r, fields;
-        for (size_t i = 0; i < f->n && !*why; i++)
-            if (f->paths[i].n != 1 || f->to[i].n != 1)
-                *why = "its inverse renames top-level fields only";
-        if (!*why) {
-            b = bson_new ();
-            BSON_APPEND_INT32 (b, "remodel", 1);
-            BSON_APPEND_ARRAY_BEGIN (b, "steps", &steps);
-            BSON_APPEND_DOCUMENT_BEGIN (&steps, "0", &st);
-            BSON_APPEND_DOCUMENT_BEGIN (&st, "rename", &r);
-            BSON_APPEND_UTF8 (&r, "in", f->in.text);
-            BSON_APPEND_DOCUMENT_BEGIN (&r, "fields", &fields);
-            for (size_t i = 0; i < f->n; i++)
-                BSON_APPEND_UTF8 (&fields, f->to[i].text, f->paths[i].text);
-            bson_append_document_end (&r, &fields);
-            bson_append_document_end (&st, &r);
-            bson_append_document_end (&steps, &st);
-            bson_append_array_end (b, &steps);
-        }
-    } else if (s->kind == RM_STEP_UNBUCKETIZE) {
-        /* bucketize gives back the buckets only where they were its own
-         * of the same keys, which the readings alone do not say. */
-        *why = "its inverse (bucketize) gives back only buckets remodel made with the same "
-               "keys, which the data does not show";
-    } else {
-        *why = "remodel knows no exact inverse of it to carry writes back through";
-    }
-    return b;
+    rm_step_inverse_t iv;
+    rm_step_inverse (s, &iv);
+    *why = iv.why;
+    return iv.plan;
 }
 
 /* The inverse of the plan into inv: each step's inverse, the last step's
@@ -233,15 +134,17 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
     return ok;
 }
 
-/* An extract's inverse gives an element back as it was only when it was
- * a document with an _id of its own (otherwise its child has a generated
- * _id, which the embed would leave in it): every element of the
- * originals' array checked, where they are now (back: under their own
- * names, else their backups'). */
+/* An inverse that gives an element back as it was only when it was a
+ * document with an _id of its own (an extract's: otherwise its child has
+ * a generated _id, which the embed would leave in it; iv->own_ids): every
+ * element of the originals' array checked, where they are now (back:
+ * under their own names, else their backups'). */
 static bool
-elements_own_ids (online_t *on, const rm_step_t *s, bool back, bson_error_t *err)
+elements_own_ids (online_t *on, const rm_step_t *s, const rm_step_inverse_t *iv, bool back,
+                  bson_error_t *err)
 {
-    const rm_extract_t *x = &s->u.extract;
+    const rm_nsref_t *from = iv->own_ids;
+    const char *path = iv->own_ids_path;
     char backup[400];
     mongoc_collection_t *coll;
     bson_t filter = BSON_INITIALIZER, *opts;
@@ -250,13 +153,13 @@ elements_own_ids (online_t *on, const rm_step_t *s, bool back, bson_error_t *err
     bson_error_t why;
     bool ok = true;
 
-    rm_name_backup (&on->names, x->from.coll, backup, sizeof backup);
-    coll = online_collection (on, x->from.db, back ? x->from.coll : backup);
-    opts = BCON_NEW ("projection", "{", x->path.text, BCON_INT32 (1), "}");
+    rm_name_backup (&on->names, from->coll, backup, sizeof backup);
+    coll = online_collection (on, from->db, back ? from->coll : backup);
+    opts = BCON_NEW ("projection", "{", path, BCON_INT32 (1), "}");
     cur = mongoc_collection_find_with_opts (coll, &filter, opts, NULL);
     while (ok && mongoc_cursor_next (cur, &doc)) {
         bson_iter_t it, el, id;
-        if (!bson_iter_init_find (&it, doc, x->path.text) || !BSON_ITER_HOLDS_ARRAY (&it) ||
+        if (!bson_iter_init_find (&it, doc, path) || !BSON_ITER_HOLDS_ARRAY (&it) ||
             !bson_iter_recurse (&it, &el))
             continue;
         while (ok && bson_iter_next (&el))
@@ -266,12 +169,12 @@ elements_own_ids (online_t *on, const rm_step_t *s, bool back, bson_error_t *err
                 char *text;
                 online_id_filter (bson_get_data (doc), doc->len, &sel);
                 text = bson_as_relaxed_extended_json (&sel, NULL);
-                rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step %zu (extract): its "
+                rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step %zu (%s): its "
                               "inverse gives the elements of %s back only when each had an _id "
                               "of its own, and %s's %s has one without; nothing renamed: "
                               "--discard-writes-after-switch rolls back without the writes made "
                               "after the switch", on->where, on->names.name, s->index,
-                              x->from.text, text, x->path.text);
+                              s->op, from->text, text, path);
                 bson_free (text);
                 bson_destroy (&sel);
                 ok = false;
@@ -310,22 +213,26 @@ online_carry_check (online_t *on, bool back, bson_error_t *err)
     bool ok = inverse (on, &inv, err);
     if (ok)
         rm_plan_destroy (&inv);
-    /* An extract's exactness is the data's, checked in the originals:
-     * only where no earlier step rewrote its source. */
+    /* An inverse whose exactness is the data's (an extract's) is checked
+     * in the originals: only where no earlier step rewrote its source. */
     for (size_t i = 0; ok && i < on->plan.n; i++) {
         const rm_step_t *s = &on->plan.steps[i];
-        if (s->kind != RM_STEP_EXTRACT)
+        rm_step_inverse_t iv;
+        rm_step_inverse (s, &iv);
+        if (iv.plan)
+            bson_destroy (iv.plan);
+        if (!iv.own_ids)
             continue;
-        if (written_before (&on->plan, i, s->u.extract.from.text)) {
-            rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (extract): its inverse is "
+        if (written_before (&on->plan, i, iv.own_ids->text)) {
+            rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): its inverse is "
                           "exact only when each element had an _id of its own, which the "
                           "originals cannot show once an earlier step rewrote %s; nothing "
                           "renamed: --discard-writes-after-switch rolls back without the writes "
-                          "made after the switch", on->names.name, s->index,
-                          s->u.extract.from.text);
+                          "made after the switch", on->names.name, s->index, s->op,
+                          iv.own_ids->text);
             ok = false;
         } else {
-            ok = elements_own_ids (on, s, back, err);
+            ok = elements_own_ids (on, s, &iv, back, err);
         }
     }
     return ok;

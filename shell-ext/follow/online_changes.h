@@ -43,7 +43,7 @@ bool online_refs_missing (online_job_t *j, online_passrun_t *pr, const bson_t *i
                           const online_changes_t *old, const online_docs_t *out, int64_t *missing,
                           bson_error_t *err);
 
-/* online_incr.c: sync from the log. *done false (with a line saying why)
+/* online_followers.c: sync from the log. *done false (with a line saying why)
  * when only a full rescan will do, which the caller then runs; the point
  * is saved by the caller once the plan's results cover it. noted: what an
  * earlier sync noted (online_made_load), changes of the targets it names
@@ -51,21 +51,55 @@ bool online_refs_missing (online_job_t *j, online_passrun_t *pr, const bson_t *i
 bool online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *noted,
                        online_incr_stats_t *st, bool *done, size_t *first_full, bson_error_t *err);
 
-/* online_incr_series.c: a pass whose results do not name their driver
- * yet are followed (rm_pass_t.followed): bucketize's by series,
- * unbucketize's buckets by the readings they held (the key map), as
- * online_incr_sync's other passes (ch, made, ahead), in mode sync or
- * verify. noted: the series an earlier sync was recomputing (NULL:
- * none). */
-bool online_incr_followed (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+/* online_followers.c: the followers of a change log, a row per way a
+ * pass's results trace back to the documents that made them
+ * (rm_pass_t.trace), found by online_follower (NULL: not followed, the
+ * step and those after it are rescanned in full). A row's follow finds
+ * what the changes of ch affect (the changed drivers and those the
+ * changed partners' keys match, their series, what they held), recomputes
+ * it, and in mode sync rewrites the results that differ and removes those
+ * not made again, each noted in made and, where a later step reads the
+ * target (ahead), in the journal before it is written; in mode verify it
+ * counts them into st. noted: what an earlier sync noted (NULL: nothing).
+ * Its sample puts up to n drivers of the pass into ch, which verify then
+ * follows as if they had changed (no_sample: why they are not random). */
+typedef bool (*online_follow_fn) (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+                                  online_mode_t mode, online_changes_t *ch,
+                                  const online_changes_t *noted, online_changes_t *made,
+                                  bool ahead, online_incr_stats_t *st, bson_error_t *err);
+typedef bool (*online_sample_fn) (online_t *on, const rm_step_t *s, const rm_pass_t *p, int64_t n,
+                                  online_changes_t *ch, char *no_sample, size_t cap,
+                                  bson_error_t *err);
+typedef struct {
+    online_follow_fn follow;
+    online_sample_fn sample;
+} online_follower_t;
+const online_follower_t *online_follower (const rm_pass_t *p);
+
+/* The rows' functions. online_incr.c: results that name their drivers,
+ * by _id or a field, or that their drivers' results list
+ * (online_incr_refs.c); a sample of the pass's drivers.
+ * online_incr_series.c: by series, by what the drivers hold (the key
+ * map). */
+bool online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+                            online_mode_t mode, online_changes_t *ch,
+                            const online_changes_t *noted, online_changes_t *made, bool ahead,
+                            online_incr_stats_t *st, bson_error_t *err);
+bool online_follow_series (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
                            online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
                            online_changes_t *made, bool ahead, online_incr_stats_t *st,
                            bson_error_t *err);
+bool online_follow_held (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+                         online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
+                         online_changes_t *made, bool ahead, online_incr_stats_t *st,
+                         bson_error_t *err);
+bool online_sample_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, int64_t n,
+                            online_changes_t *ch, char *no_sample, size_t cap, bson_error_t *err);
 /* The key path "<holds>._id" of a pass whose drivers hold their
  * results' _ids, parsed into path (NULL: none). */
 rm_path_t *online_held_path (const rm_pass_t *p, rm_path_t *path);
 
-/* finalize's verify: up to n drivers of each pass recomputed and
+/* online_followers.c: finalize's verify: up to n drivers of each pass recomputed and
  * compared, step by step, into *differ; the steps from *first_full on
  * (their results are not one per driver) are left to a full verify. */
 bool online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *first_full,

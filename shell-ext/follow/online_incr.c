@@ -13,16 +13,17 @@
  * (it is gone, or a parent took it). The _ids rewritten or removed are
  * changes of that target for the steps after, which read it.
  *
- * This needs a pass whose results name their driver (rm_pass_t.
- * driver_field): by its _id, or, where a driver makes several (an
- * extract's children, an outlier's overflow pages), in a field holding
- * it, by which a driver's results are found again; or results the
- * driver's own result lists (an extract's childRefs: rm_pass_t.
- * driver_list, online_incr_refs.c); or one followed otherwise (bucketize
- * by series, unbucketize by what its buckets held: online_incr_series.c).
- * A step with another pass (a denormalize or summarize writing _id) and
- * every step after it are rescanned in full (the runner
- * says so).
+ * How a pass is followed is the row of online_followers.c for its trace
+ * (rm_pass_t.trace), which its step's passes declare. This file holds
+ * the row for results that name their driver (rm_pass_t.driver_field):
+ * by its _id, or, where a driver makes several (an extract's children,
+ * an outlier's overflow pages), in a field holding it, by which a
+ * driver's results are found again; or results the driver's own result
+ * lists (an extract's childRefs: rm_pass_t.driver_list,
+ * online_incr_refs.c). Passes followed otherwise (by series, by what the
+ * drivers hold) are online_incr_series.c's rows. A step with a pass no
+ * row follows (a denormalize or summarize writing _id) and every step
+ * after it are rescanned in full (the runner says so).
  *
  * In place (--in-place: the field steps, denormalize, summarize, each
  * document its own driver's result) the affected drivers are read by _id
@@ -51,17 +52,6 @@ note_id (void *ctx, const bson_iter_t *id)
     online_changes_add (n->ch, n->ns, id);
 }
 
-
-/* err prefixed with the step, unless it names it already (the engine's
- * errors do, and the writes' "HOST: step N (OP): ..."): said once. */
-static void
-online_error_step (bson_error_t *err, const rm_step_t *s)
-{
-    char tag[120];
-    snprintf (tag, sizeof tag, "step %zu (%s)", s->index, s->op);
-    if (!strstr (err->message, tag))
-        rm_error_prefix (err, "%s", tag);
-}
 /* Adds to aff the drivers a change to the partners in pc affects: by
  * their old keys (the map) and their keys now. The map's entries of a
  * partner gone stay: forgotten here, a sync killed before its results
@@ -182,13 +172,15 @@ inplace_chunk (online_job_t *j, online_passrun_t *pr, const online_docs_t *in,
     return ok;
 }
 
-/* One pass: ch holds the changes of its inputs; what it rewrites or
- * removes is noted in made, and, where a later step reads it (ahead),
- * in the state database before it is written. */
-static bool
-incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_mode_t mode,
-           online_changes_t *ch, online_changes_t *made, bool ahead, online_incr_stats_t *st,
-           bson_error_t *err)
+/* One pass whose results name their drivers (online_followers.c's rows
+ * by _id, by a field, by the driver's list): ch holds the changes of its
+ * inputs; what it rewrites or removes is noted in made, and, where a later
+ * step reads it (ahead), in the state database before it is written. */
+bool
+online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+                       online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
+                       online_changes_t *made, bool ahead, online_incr_stats_t *st,
+                       bson_error_t *err)
 {
     online_job_t j;
     online_passrun_t pr;
@@ -320,110 +312,6 @@ incr_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onli
     return ok;
 }
 
-/* After a step: its targets' changes are what it made, and what an
- * earlier sync, killed, noted it was making. Side by side these replace
- * what the application wrote to the namespace (the steps after read the
- * step's results, not it); in place they are added to it (the steps after
- * read the namespace itself, the application's changes and the step's). */
-static void
-take_made (online_changes_t *ch, online_changes_t *made, const online_changes_t *noted,
-           const rm_nsref_t **targets, size_t nt, bool in_place)
-{
-    for (size_t t = 0; t < nt; t++) {
-        online_idlist_t *l = online_changes_list (ch, targets[t]->text, false);
-        const online_idlist_t *m[2] = {
-            online_changes_list (made, targets[t]->text, false),
-            online_changes_list ((online_changes_t *) noted, targets[t]->text, false)};
-        if (l && !in_place)
-            online_idlist_clear (l, &ch->kept);
-        for (int w = 0; w < 2; w++)
-            for (uint32_t i = 0; m[w] && i < m[w]->n; i++) {
-                bson_iter_t id;
-                online_idlist_get (m[w], i, &id);
-                online_changes_add (ch, targets[t]->text, &id);
-            }
-    }
-    if (*made->rescan && !*ch->rescan)
-        snprintf (ch->rescan, sizeof ch->rescan, "%s", made->rescan);
-}
-
-/* Whether a step after step i reads one of its targets. */
-static bool
-read_later (const online_t *on, size_t i, const rm_nsref_t **targets, size_t nt)
-{
-    for (size_t l = i + 1; l < on->plan.n; l++) {
-        const rm_nsref_t *in[4];
-        size_t n = rm_step_inputs (&on->plan.steps[l], in, 4);
-        for (size_t a = 0; a < n; a++)
-            for (size_t t = 0; t < nt; t++)
-                if (!strcmp (in[a]->text, targets[t]->text))
-                    return true;
-    }
-    return false;
-}
-
-bool
-online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *noted,
-                  online_incr_stats_t *st, bool *done, size_t *first_full, bson_error_t *err)
-{
-    *done = false;
-    *first_full = 0;
-    for (size_t i = 0; i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
-        rm_pass_t passes[RM_MAX_PASSES];
-        const rm_nsref_t *targets[8];
-        size_t np = rm_step_passes (s, on->o->in_place, passes, err), nt;
-        bool traced = true;
-        online_changes_t made;
-
-        if (!np)
-            return false;
-        for (size_t p = 0; p < np; p++)
-            traced &= rm_pass_followed (&passes[p]);
-        if (!traced || *ch->rescan) {
-            if (!on->o->quiet)
-                rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full (%s)",
-                             s->index, s->op, i + 1 < on->plan.n ? " and the steps after it" : "",
-                             *ch->rescan ? ch->rescan
-                                         : "its results do not say which source document made "
-                                           "them");
-            *first_full = i;
-            return true;
-        }
-        online_changes_init (&made);
-        nt = rm_step_targets (s, passes, np, targets);
-        for (size_t p = 0; p < np; p++)
-            if (!(rm_pass_traced (&passes[p])
-                      ? incr_pass (on, s, &passes[p], p, ONLINE_SYNC, ch, &made,
-                                   read_later (on, i, targets, nt), st, err)
-                      : online_incr_followed (on, s, &passes[p], p, ONLINE_SYNC, ch, noted, &made,
-                                              read_later (on, i, targets, nt), st, err))) {
-                online_changes_destroy (&made);
-                online_error_step (err, s);
-                return false;
-            }
-        /* Too many drivers to recompute one by one: this step is
-         * rescanned in full, from where its names still are. */
-        if (*ch->rescan) {
-            online_changes_destroy (&made);
-            if (!on->o->quiet)
-                rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full "
-                             "(%s)", s->index, s->op,
-                             i + 1 < on->plan.n ? " and the steps after it" : "", ch->rescan);
-            *first_full = i;
-            return true;
-        }
-        take_made (ch, &made, noted, targets, nt, on->o->in_place);
-        online_changes_destroy (&made);
-        /* In place the next steps read the same collections. */
-        if (!on->o->in_place)
-            rm_name_move_step (&on->names, s, targets, nt);
-        *first_full = i + 1;
-    }
-    *done = true;
-    return true;
-}
-
 /* Adds the _ids cur yields to ns's list of ch. */
 static void
 add_ids (mongoc_cursor_t *cur, online_changes_t *ch, const char *ns)
@@ -482,60 +370,18 @@ sample_ids (online_t *on, mongoc_collection_t *c, int64_t n, online_changes_t *c
     return ok;
 }
 
+/* Every row's sample (online_followers.c): drivers of the pass's own
+ * driving namespace, followed as if they had changed. */
 bool
-online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *first_full,
-                           bson_error_t *err)
+online_sample_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, int64_t n,
+                       online_changes_t *ch, char *no_sample, size_t cap, bson_error_t *err)
 {
-    *first_full = 0;
-    for (size_t i = 0; i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
-        rm_pass_t passes[RM_MAX_PASSES];
-        const rm_nsref_t *targets[8], *in[4];
-        size_t np = rm_step_passes (s, false, passes, err), nt;
-        bool traced = np > 0;
-        char no_sample[200] = "";
-        int64_t checked = 0;
-        online_incr_stats_t st;
-
-        if (!np)
-            return false;
-        for (size_t p = 0; p < np; p++)
-            traced &= rm_pass_followed (&passes[p]);
-        if (!traced)
-            return true; /* this step and those after: verified in full */
-        rm_step_inputs (s, in, 4);
-        memset (&st, 0, sizeof st);
-        for (size_t p = 0; p < np; p++) {
-            online_changes_t ch;
-            const rm_nsref_t *d = in[passes[p].drive];
-            mongoc_collection_t *c = online_collection (on, d->db, rm_name_now (&on->names, d));
-            bool ok;
-            online_changes_init (&ch);
-            ok = sample_ids (on, c, n, &ch, d->text, no_sample, sizeof no_sample, err) &&
-                 (rm_pass_traced (&passes[p])
-                      ? incr_pass (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, false, &st, err)
-                      : online_incr_followed (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL,
-                                              NULL, false, &st, err));
-            checked += ch.kept;
-            online_changes_destroy (&ch);
-            mongoc_collection_destroy (c);
-            if (!ok) {
-                online_error_step (err, s);
-                return false;
-            }
-        }
-        *differ += st.rewritten + st.removed;
-        if (!on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s): %lld documents "
-                         "verified (%s%s), %lld differ", on->o->command, s->index, s->op,
-                         (long long) checked,
-                         *no_sample ? "the first in _id order, as the server's $sample "
-                                      "failed: " :
-                                      "a random sample",
-                         no_sample, (long long) (st.rewritten + st.removed));
-        nt = rm_step_targets (s, passes, np, targets);
-        rm_name_move_step (&on->names, s, targets, nt);
-        *first_full = i + 1;
-    }
-    return true;
+    const rm_nsref_t *in[4];
+    mongoc_collection_t *c;
+    bool ok;
+    rm_step_inputs (s, in, 4);
+    c = online_collection (on, in[p->drive]->db, rm_name_now (&on->names, in[p->drive]));
+    ok = sample_ids (on, c, n, ch, in[p->drive]->text, no_sample, cap, err);
+    mongoc_collection_destroy (c);
+    return ok;
 }

@@ -129,7 +129,7 @@ affected_series (online_job_t *j, online_passrun_t *pr, const online_idlist_t *d
     online_values_t ids;
     bool ok = true;
 
-    snprintf (held, sizeof held, "%s._id", j->s->u.bucketize.as);
+    snprintf (held, sizeof held, "%s._id", j->p->held_in);
     online_docs_init (&in);
     online_values_init (&ids);
     for (uint32_t at = 0; ok && d && at < d->n;) {
@@ -380,11 +380,68 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
     return ok;
 }
 
+/* What both rows share around their pass: the job over its driving
+ * namespace and the engine, the writes to its targets; then freed. */
+static void
+follow_open (online_job_t *j, online_passrun_t *pr, online_t *on, const rm_step_t *s,
+             const rm_pass_t *p, size_t pi, online_mode_t mode, online_changes_t *made)
+{
+    memset (j, 0, sizeof *j);
+    memset (pr, 0, sizeof *pr);
+    online_docs_init (&pr->found);
+    j->on = on;
+    j->s = s;
+    j->p = p;
+    j->index = pi;
+    j->batch_size = on->o->batch_size;
+    rm_step_inputs (s, j->in, 4);
+    j->drive =
+        online_collection (on, j->in[p->drive]->db, rm_name_now (&on->names, j->in[p->drive]));
+    j->engine = online_engine_new (on, s);
+    pr->mode = mode;
+    pr->changed = made;
+    /* No range reports: the count is said once, at the end. */
+    pr->reported = ONLINE_REPORT_MAX + 1;
+    for (size_t k = 0; k < p->n_keep; k++) {
+        char target[400];
+        rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
+        online_writes_init (&pr->targets[k], j, online_collection (on, p->keep[k]->db, target),
+                            "writing results");
+    }
+}
+
+static void
+follow_close (online_job_t *j, online_passrun_t *pr)
+{
+    for (size_t k = 0; k < j->p->n_keep; k++)
+        mongoc_collection_destroy (pr->targets[k].coll);
+    mongoc_collection_destroy (j->drive);
+    rm_batchstep_destroy (j->engine);
+    online_docs_destroy (&pr->found);
+}
+
+/* By series: see the head of the file. */
 bool
-online_incr_followed (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+online_follow_series (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
                       online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
                       online_changes_t *made, bool ahead, online_incr_stats_t *st,
                       bson_error_t *err)
+{
+    online_job_t j;
+    online_passrun_t pr;
+    bool ok;
+    follow_open (&j, &pr, on, s, p, pi, mode, made);
+    ok = series_pass (&j, &pr, ch, noted, ahead, st, err);
+    follow_close (&j, &pr);
+    return ok;
+}
+
+/* By what the drivers hold: see the head of the file. */
+bool
+online_follow_held (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+                    online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
+                    online_changes_t *made, bool ahead, online_incr_stats_t *st,
+                    bson_error_t *err)
 {
     online_job_t j;
     online_passrun_t pr;
@@ -394,34 +451,12 @@ online_incr_followed (online_t *on, const rm_step_t *s, const rm_pass_t *p, size
     size_t np;
     bool ok;
 
-    memset (&j, 0, sizeof j);
-    memset (&pr, 0, sizeof pr);
     memset (&path, 0, sizeof path);
-    online_docs_init (&pr.found);
-    j.on = on;
-    j.s = s;
-    j.p = p;
-    j.index = pi;
-    j.batch_size = on->o->batch_size;
-    rm_step_inputs (s, j.in, 4);
-    j.drive = online_collection (on, j.in[p->drive]->db, rm_name_now (&on->names, j.in[p->drive]));
-    j.engine = online_engine_new (on, s);
-    pr.mode = mode;
-    pr.changed = made;
-    /* No range reports: the count is said once, at the end. */
-    pr.reported = ONLINE_REPORT_MAX + 1;
-    for (size_t k = 0; k < p->n_keep; k++) {
-        char target[400];
-        rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
-        online_writes_init (&pr.targets[k], &j, online_collection (on, p->keep[k]->db, target),
-                            "writing results");
-    }
+    follow_open (&j, &pr, on, s, p, pi, mode, made);
     /* The buckets are the first pass's drivers, the readings set aside
      * the second's. */
-    np = p->series ? 0 : rm_step_passes (s, false, all, err);
-    if (p->series) {
-        ok = series_pass (&j, &pr, ch, noted, ahead, st, err);
-    } else if (!np || !online_held_path (&all[0], &path)) {
+    np = rm_step_passes (s, false, all, err);
+    if (!np || !online_held_path (&all[0], &path)) {
         ok = false;
         if (np)
             rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: %s._id is not a path", on->where,
@@ -438,12 +473,8 @@ online_incr_followed (online_t *on, const rm_step_t *s, const rm_pass_t *p, size
         if (aside)
             mongoc_collection_destroy (aside);
     }
-    for (size_t k = 0; k < p->n_keep; k++)
-        mongoc_collection_destroy (pr.targets[k].coll);
     online_keys_destroy (keys);
     rm_path_destroy (&path);
-    mongoc_collection_destroy (j.drive);
-    rm_batchstep_destroy (j.engine);
-    online_docs_destroy (&pr.found);
+    follow_close (&j, &pr);
     return ok;
 }

@@ -2,8 +2,8 @@
 # A step is one file and one row: the test build (make toy) adds a toy step
 # kind, {"toy": {"in": NS, "field": NAME}} (tests/toy/step_toy.c and its
 # rows under REMODEL_TOY_STEP), and nothing else. The plan parser, check,
-# run (its batch path, since its row has no stage), the online mode (its
-# passes row) and compile (its row has no pipeline: refused with the
+# run (its batch path, since its row has no stage), the online mode (the
+# passes in its row) and compile (its row has no pipeline: refused with the
 # table's reason) pick it up from the tables alone; the ordinary build
 # knows no such operation.
 #   REMODEL=build/remodel bash tests/cli/test_toy_step.sh
@@ -86,14 +86,18 @@ expect_eq "toy build: compile: the document says so" \
 s = json.load(open(sys.argv[1]))["steps"][0]
 print(s["op"], s["serverSide"])' "$T/out")" "toy False"
 
-# online: the toy's passes row (one pass over `in`, in place too) is all
-# the runner needs; the server's result is the offline one.
+# online: the toy's passes (one pass over `in`, in place too) are all the
+# runner needs; the server's result is the offline one. Each server runs
+# with its change log, and a sync after three writes follows it by the
+# trace the toy's passes declare (each result its driver's own, by _id):
+# it reads a handful of documents, not the collection.
 use_peers "toy build: online" || exit 0
 export PYTHONPATH=$ROOT/tests/transforms
 trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
 cp "$T/toy.json" "$T/toyin.json"
+echo '{"remodel": 1, "steps": [{"toy": {"in": "crm.tasks", "field": "seen"}}]}' >"$T/toyf.json"
 for kind in $(online_kinds); do
-    online_start "$kind" "$T/$kind" || continue
+    online_start "$kind" "$T/$kind" 0 changelog || continue
     "$MONGORESTORE" --uri "$uri" --dir "$S" --nsInclude crm.people --noIndexRestore --quiet
     run_rm online run -q "$T/toy.json" --uri "$uri" --batch-size 9
     expect_eq "toy build: $kind: online run, side by side: exit 0" "$rc:$(cat "$T/err")" "0:"
@@ -103,5 +107,31 @@ for kind in $(online_kinds); do
     expect_eq "toy build: $kind: online run --in-place: exit 0" "$rc:$(cat "$T/err")" "0:"
     online_same "toy build: $kind: in place: the documents remodel run makes" "$T/toy.archive" \
         crm.people=people
+    # Followed from the change log: the toy's passes say each result is
+    # its driver's own, by _id, and that row of the followers is all a
+    # sync needs to recompute the three tasks changed, not the 1000.
+    "$MONGORESTORE" --uri "$uri" --dir "$S" --nsInclude crm.tasks --noIndexRestore --quiet
+    run_rm online run -q "$T/toyf.json" --uri "$uri" --batch-size 50
+    expect_eq "toy build: $kind: online run over crm.tasks with the change log: exit 0" \
+        "$rc:$(cat "$T/err")" "0:"
+    py 'ids = [d["_id"] for d in c.crm.tasks.find({}, {"_id": 1}).sort("_id", 1).limit(3)]
+c.crm.tasks.update_one({"_id": ids[0]}, {"$set": {"note": "a"}})
+c.crm.tasks.update_one({"_id": ids[1]}, {"$set": {"note": "b"}})
+c.crm.tasks.delete_one({"_id": ids[2]})'
+    run_rm online sync "$T/toyf.json" --uri "$uri"
+    rd=$(figure read)
+    expect_eq "toy build: $kind: sync follows the log: exit 0, 3 events, nothing rescanned in full" \
+        "$rc:$(events):$(grep -c 'rescanned in full' "$T/err")" "0:3:0"
+    if [ -n "$rd" ] && [ "$rd" -ge 1 ] && [ "$rd" -le 10 ]; then
+        pass "toy build: $kind: sync read $rd documents, not the 1000"
+    else fail "toy build: $kind: sync read a handful of documents" "$(cat "$T/err")"; fi
+    expect_eq "toy build: $kind: the changed tasks' results rewritten, the deleted one's removed" \
+        "$(py 'r = c.crm[sys.argv[2]]
+ids = sorted(d["_id"] for d in c.crm.tasks.find({}, {"_id": 1}).sort("_id", 1).limit(2))
+print(r.count_documents({}), [(d.get("note"), d.get("seen")) for d in r.find({"_id": {"$in": ids}}).sort("_id", 1)])' \
+            "tasks_remodel_$(plan_id "$T/toyf.json")_1")" "999 [('a', 'toy'), ('b', 'toy')]"
+    run_rm online verify "$T/toyf.json" --uri "$uri"
+    expect_eq "toy build: $kind: verify after the sync: every result right" \
+        "$rc:$(grep -c 'every result as the sources make it' "$T/err")" "0:1"
     "$SERVER" stop "$T/$kind" >/dev/null 2>&1
 done

@@ -2,13 +2,13 @@
  * tests/cli/test_toy_step.sh): {"toy": {"in": NS, "field": NAME}} sets
  * NAME to "toy" in every document of NS. It exists to show that a step is
  * this file and its rows, under REMODEL_TOY_STEP: its row in the step
- * table (common/engine/step_table.c) and, above the engine, in the online
- * passes' and the compiler's (common/compile/passes.c, compile_table.c).
+ * table (common/engine/step_table.c: its functions here, its passes
+ * among them) and, above the engine, in the compiler's
+ * (common/compile/compile_table.c).
  * The plan parser, check, run, the online mode and compile pick it up, or
  * refuse it, by the tables alone. */
 #include <string.h>
 
-#include "compile_impl.h"
 #include "engine_impl.h"
 #include "plan_parse.h"
 
@@ -79,11 +79,14 @@ rm_step_toy_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 }
 
 /* Online (remodel/passes.h): one pass over `in`, each document on its own,
- * also in place. */
+ * also in place. Each result is its driver's own, with its _id: that trace
+ * is all a sync from the change log needs to recompute only the documents
+ * that changed (shell-ext/online_followers.c). */
 size_t
 rm_toy_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
 {
     (void) err;
-    out[0].keep[out[0].n_keep++] = &s->u.toy.in;
+    out[0].keep[out[0].n_keep] = &s->u.toy.in;
+    out[0].driver_field[out[0].n_keep++] = "_id";
     return 1;
 }

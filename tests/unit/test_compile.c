@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "compile_impl.h"
+#include "step_class.h"
 #include "remodel/sha1.h"
 #include "test.h"
 
@@ -67,7 +68,7 @@ test_tables (void)
     for (int k = 0; k < RM_STEP_N_KINDS; k++) {
         /* A pass planner each; a compiler or the reason there is none,
          * never both. */
-        T_CHECK (rm_pass_kinds[k].passes != NULL);
+        T_CHECK (rm_step_classes[k].passes != NULL);
         T_CHECK ((rm_compile_kinds[k].compile != NULL) != (rm_compile_kinds[k].refusal != NULL));
     }
 }
@@ -252,6 +253,57 @@ test_passes_followed (void)
     check_followed (&plan.steps[2], "t");
     check_followed (&plan.steps[8], "f");
     check_followed (&plan.steps[9], "f holds measurements");
+    rm_plan_destroy (&plan);
+}
+
+/* Each pass's trace (rm_trace_t), which shell-ext/online_followers.c's
+ * rows are keyed by: one letter a pass, n none, i _id, f a field, l the
+ * driver's list, s series, h what the drivers hold. */
+static void
+check_trace (const rm_step_t *s, const char *want)
+{
+    static const char letter[RM_TRACE_N] = {[RM_TRACE_NONE] = 'n', [RM_TRACE_ID] = 'i',
+                                            [RM_TRACE_FIELD] = 'f', [RM_TRACE_LIST] = 'l',
+                                            [RM_TRACE_SERIES] = 's', [RM_TRACE_HELD] = 'h'};
+    rm_pass_t p[RM_MAX_PASSES];
+    bson_error_t err;
+    size_t np = rm_step_passes (s, false, p, &err);
+    char got[RM_MAX_PASSES + 1] = "";
+    for (size_t i = 0; i < np; i++)
+        got[i] = (unsigned) p[i].trace < RM_TRACE_N ? letter[p[i].trace] : '?';
+    T_CHECK_STR (got, want);
+}
+
+static void
+test_passes_trace (void)
+{
+    rm_plan_t plan;
+    const char *want[] = {"ii", "f", "i", "i", "i", "i", "i", "i", "s", "h"};
+    if (!parse (&plan, all_kinds))
+        return;
+    for (size_t i = 0; i < plan.n; i++)
+        check_trace (&plan.steps[i], want[i]);
+    /* bucketize: the buckets hold their readings' _ids under `as`. */
+    {
+        rm_pass_t p[RM_MAX_PASSES];
+        bson_error_t err;
+        T_CHECK (rm_step_passes (&plan.steps[8], false, p, &err) == 1 && p[0].held_in &&
+                 !strcmp (p[0].held_in, plan.steps[8].u.bucketize.as));
+    }
+    rm_plan_destroy (&plan);
+    /* childRefs: listed by the parent's result; an _id written: none;
+     * unbucketize's readings set aside: held too. */
+    if (!parse (&plan, "{\"remodel\": 1, \"steps\": [{\"extract\": {\"from\": \"blog.posts\","
+                       " \"path\": \"c\", \"to\": \"blog.c\", \"style\": \"childRefs\"}},"
+                       "{\"denormalize\": {\"in\": \"crm.tasks\", \"from\": \"crm.people\","
+                       " \"localField\": \"owner\", \"fields\": {\"_id\": \"name\"}}},"
+                       "{\"unbucketize\": {\"from\": \"iot.b\", \"to\": \"iot.r\", \"timeField\":"
+                       " \"ts\", \"metaField\": \"s\", \"granularity\": \"hours\","
+                       " \"onInvalid\": {\"to\": \"iot.bad\"}}}]}"))
+        return;
+    check_trace (&plan.steps[0], "l");
+    check_trace (&plan.steps[1], "n");
+    check_trace (&plan.steps[2], "hh");
     rm_plan_destroy (&plan);
 }
 
@@ -677,6 +729,7 @@ main (void)
     T_RUN (test_passes_variants);
     T_RUN (test_passes_traces);
     T_RUN (test_passes_followed);
+    T_RUN (test_passes_trace);
     T_RUN (test_names);
     T_RUN (test_version_parse);
     T_RUN (test_compile_fields);

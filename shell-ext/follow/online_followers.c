@@ -1,0 +1,206 @@
+/* The followers of a change log (online_changes.h), one row per way a
+ * pass's results trace back to the documents that made them (rm_trace_t,
+ * which each step's passes declare: remodel/passes.h), and the two loops
+ * that use them: a sync's steps (online_incr_sync) and a sampled verify's
+ * (online_incr_verify_sample). They find a pass's row here and nothing
+ * else about it: no step kind is named in the online mode, so a new kind
+ * whose passes declare a trace is followed as it is, and a new trace is a
+ * row here and its functions (online_incr.c, online_incr_series.c). The
+ * loops live with the table, above the rows' functions, so the rows'
+ * files never call back into it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "online_changes.h"
+#include "remodel/cli.h"
+
+/* err prefixed with the step, unless it names it already (the engine's
+ * errors do, and the writes' "HOST: step N (OP): ..."): said once. */
+static void
+online_error_step (bson_error_t *err, const rm_step_t *s)
+{
+    char tag[120];
+    snprintf (tag, sizeof tag, "step %zu (%s)", s->index, s->op);
+    if (!strstr (err->message, tag))
+        rm_error_prefix (err, "%s", tag);
+}
+
+/* Indexed by rm_trace_t; RM_TRACE_NONE's row is empty: rescanned. */
+static const online_follower_t followers[] = {
+    [RM_TRACE_NONE] = {NULL, NULL},
+    /* Each result its driver's own: found by the driver's _id. */
+    [RM_TRACE_ID] = {online_follow_drivers, online_sample_drivers},
+    /* Some results name their driver in a field (an extract's children by
+     * parentField, overflow pages by parent_id). */
+    [RM_TRACE_FIELD] = {online_follow_drivers, online_sample_drivers},
+    /* Some results listed by their driver's own result (childRefs). */
+    [RM_TRACE_LIST] = {online_follow_drivers, online_sample_drivers},
+    /* A series read whole, its results found by the series they hold. */
+    [RM_TRACE_SERIES] = {online_follow_series, online_sample_drivers},
+    /* Results whose _ids their drivers hold, kept in the key map. */
+    [RM_TRACE_HELD] = {online_follow_held, online_sample_drivers},
+};
+_Static_assert (sizeof followers / sizeof followers[0] == RM_TRACE_N,
+                "one row per trace (rm_trace_t)");
+
+const online_follower_t *
+online_follower (const rm_pass_t *p)
+{
+    const online_follower_t *f =
+        (unsigned) p->trace < RM_TRACE_N ? &followers[p->trace] : NULL;
+    return f && f->follow ? f : NULL;
+}
+
+/* After a step: its targets' changes are what it made, and what an
+ * earlier sync, killed, noted it was making. Side by side these replace
+ * what the application wrote to the namespace (the steps after read the
+ * step's results, not it); in place they are added to it (the steps after
+ * read the namespace itself, the application's changes and the step's). */
+static void
+take_made (online_changes_t *ch, online_changes_t *made, const online_changes_t *noted,
+           const rm_nsref_t **targets, size_t nt, bool in_place)
+{
+    for (size_t t = 0; t < nt; t++) {
+        online_idlist_t *l = online_changes_list (ch, targets[t]->text, false);
+        const online_idlist_t *m[2] = {
+            online_changes_list (made, targets[t]->text, false),
+            online_changes_list ((online_changes_t *) noted, targets[t]->text, false)};
+        if (l && !in_place)
+            online_idlist_clear (l, &ch->kept);
+        for (int w = 0; w < 2; w++)
+            for (uint32_t i = 0; m[w] && i < m[w]->n; i++) {
+                bson_iter_t id;
+                online_idlist_get (m[w], i, &id);
+                online_changes_add (ch, targets[t]->text, &id);
+            }
+    }
+    if (*made->rescan && !*ch->rescan)
+        snprintf (ch->rescan, sizeof ch->rescan, "%s", made->rescan);
+}
+
+/* Whether a step after step i reads one of its targets. */
+static bool
+read_later (const online_t *on, size_t i, const rm_nsref_t **targets, size_t nt)
+{
+    for (size_t l = i + 1; l < on->plan.n; l++) {
+        const rm_nsref_t *in[4];
+        size_t n = rm_step_inputs (&on->plan.steps[l], in, 4);
+        for (size_t a = 0; a < n; a++)
+            for (size_t t = 0; t < nt; t++)
+                if (!strcmp (in[a]->text, targets[t]->text))
+                    return true;
+    }
+    return false;
+}
+
+bool
+online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *noted,
+                  online_incr_stats_t *st, bool *done, size_t *first_full, bson_error_t *err)
+{
+    *done = false;
+    *first_full = 0;
+    for (size_t i = 0; i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        rm_pass_t passes[RM_MAX_PASSES];
+        const rm_nsref_t *targets[8];
+        size_t np = rm_step_passes (s, on->o->in_place, passes, err), nt;
+        bool traced = true;
+        online_changes_t made;
+
+        if (!np)
+            return false;
+        for (size_t p = 0; p < np; p++)
+            traced &= online_follower (&passes[p]) != NULL;
+        if (!traced || *ch->rescan) {
+            if (!on->o->quiet)
+                rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full (%s)",
+                             s->index, s->op, i + 1 < on->plan.n ? " and the steps after it" : "",
+                             *ch->rescan ? ch->rescan
+                                         : "its results do not say which source document made "
+                                           "them");
+            *first_full = i;
+            return true;
+        }
+        online_changes_init (&made);
+        nt = rm_step_targets (s, passes, np, targets);
+        for (size_t p = 0; p < np; p++)
+            if (!online_follower (&passes[p])->follow (on, s, &passes[p], p, ONLINE_SYNC, ch,
+                                                       noted, &made,
+                                                       read_later (on, i, targets, nt), st, err)) {
+                online_changes_destroy (&made);
+                online_error_step (err, s);
+                return false;
+            }
+        /* Too many drivers to recompute one by one: this step is
+         * rescanned in full, from where its names still are. */
+        if (*ch->rescan) {
+            online_changes_destroy (&made);
+            if (!on->o->quiet)
+                rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full "
+                             "(%s)", s->index, s->op,
+                             i + 1 < on->plan.n ? " and the steps after it" : "", ch->rescan);
+            *first_full = i;
+            return true;
+        }
+        take_made (ch, &made, noted, targets, nt, on->o->in_place);
+        online_changes_destroy (&made);
+        /* In place the next steps read the same collections. */
+        if (!on->o->in_place)
+            rm_name_move_step (&on->names, s, targets, nt);
+        *first_full = i + 1;
+    }
+    *done = true;
+    return true;
+}
+
+bool
+online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *first_full,
+                           bson_error_t *err)
+{
+    *first_full = 0;
+    for (size_t i = 0; i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        rm_pass_t passes[RM_MAX_PASSES];
+        const rm_nsref_t *targets[8];
+        size_t np = rm_step_passes (s, false, passes, err), nt;
+        bool traced = np > 0;
+        char no_sample[200] = "";
+        int64_t checked = 0;
+        online_incr_stats_t st;
+
+        if (!np)
+            return false;
+        for (size_t p = 0; p < np; p++)
+            traced &= online_follower (&passes[p]) != NULL;
+        if (!traced)
+            return true; /* this step and those after: verified in full */
+        memset (&st, 0, sizeof st);
+        for (size_t p = 0; p < np; p++) {
+            const online_follower_t *f = online_follower (&passes[p]);
+            online_changes_t ch;
+            bool ok;
+            online_changes_init (&ch);
+            ok = f->sample (on, s, &passes[p], n, &ch, no_sample, sizeof no_sample, err) &&
+                 f->follow (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, NULL, false, &st, err);
+            checked += ch.kept;
+            online_changes_destroy (&ch);
+            if (!ok) {
+                online_error_step (err, s);
+                return false;
+            }
+        }
+        *differ += st.rewritten + st.removed;
+        if (!on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s): %lld documents "
+                         "verified (%s%s), %lld differ", on->o->command, s->index, s->op,
+                         (long long) checked,
+                         *no_sample ? "the first in _id order, as the server's $sample "
+                                      "failed: " :
+                                      "a random sample",
+                         no_sample, (long long) (st.rewritten + st.removed));
+        nt = rm_step_targets (s, passes, np, targets);
+        rm_name_move_step (&on->names, s, targets, nt);
+        *first_full = i + 1;
+    }
+    return true;
+}
