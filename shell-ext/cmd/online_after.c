@@ -196,6 +196,19 @@ after_sums (online_t *on, online_after_t *a, bool renamed, bson_error_t *err)
     return ok;
 }
 
+/* The namespaces the plan switches into a, what each holds since the
+ * switch not known (written -2), and the operator's choice decided. */
+static bool
+after_unknown (online_t *on, online_after_t *a, const char *decided, bson_error_t *err)
+{
+    bool ok = online_after_plan (on, a, err);
+    online_capture_init (&a->point);
+    for (size_t i = 0; i < a->n; i++)
+        a->c[i].written = -2;
+    snprintf (a->decided, sizeof a->decided, "%s", decided);
+    return ok;
+}
+
 bool
 online_after_mark (online_t *on, bool follows, bson_error_t *err)
 {
@@ -348,11 +361,7 @@ online_after_check (online_t *on, bson_error_t *err)
         if (o->discard_writes) {
             /* What the results hold is not known: pending, so that they
              * too go only with the flag. */
-            ok = online_after_plan (on, &a, err);
-            online_capture_init (&a.point);
-            for (size_t i = 0; i < a.n; i++)
-                a.c[i].written = -2;
-            snprintf (a.decided, sizeof a.decided, "discard");
+            ok = after_unknown (on, &a, "discard", err);
             a.pending = true;
             ok = ok && after_write (on, &a, err);
             after_destroy (&a);
@@ -419,11 +428,7 @@ online_after_settle (online_t *on, bson_error_t *err)
     /* Nothing recorded (a switch of an earlier remodel): carried on the
      * operator's word alone, recorded first as below. */
     if (ok && !a.found && on->o->carry_writes) {
-        ok = online_after_plan (on, &a, err);
-        online_capture_init (&a.point);
-        for (size_t i = 0; i < a.n; i++)
-            a.c[i].written = -2;
-        snprintf (a.decided, sizeof a.decided, "carry");
+        ok = after_unknown (on, &a, "carry", err);
         a.found = true;
     }
     if (ok && a.found && !a.pending) {
