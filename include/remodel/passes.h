@@ -14,7 +14,7 @@
 
 /* How a pass's results trace back to the documents that made them (its
  * drivers), which says how a sync from a change log finds what a change
- * affects (shell-ext/online_followers.c, a row each): not at all (the
+ * affects (shell-ext/follow/online_followers.c, a row each): not at all (the
  * step is rescanned in full); each result by its driver's _id; some
  * output's by a field naming the driver (driver_field); some output's
  * listed by the driver's own result (driver_list); by series (a result
