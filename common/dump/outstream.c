@@ -284,6 +284,10 @@ rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t
     /* A write the thread failed is told by the next call. */
     if (s->sink_error && atomic_load_explicit (s->sink_error, memory_order_relaxed) != 0)
         return rm_wsink_drain (s->sink, err);
+    /* Nothing to write (an empty store moved to its file passes no
+     * buffer at all): memcpy must not see its NULL. */
+    if (len == 0)
+        return true;
     switch (s->c.codec) {
     case RM_CODEC_GZIP:
         if (s->pgz)
