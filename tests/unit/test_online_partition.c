@@ -1,0 +1,389 @@
+/* A driving collection's partitions (shell-ext/state/online_partition.c)
+ * without a server: from sampled _ids of seven BSON types, ranges that
+ * hold every _id exactly once, by rm_value_compare (the server's
+ * comparison, common/bson/value.c), numbers of three types compared as
+ * numbers; _ids the sample missed in one partition all the same; and
+ * each partition's filter, read here as MongoDB matches it ($lte and $gt
+ * within the operand's type bracket, $type by alias), holding what the
+ * partition holds. */
+#include "online_state.h"
+#include "remodel/value.h"
+#include "test.h"
+
+#include <math.h>
+
+/* ---- the filter as MongoDB matches it, for the operators it uses ---- */
+
+static bool match_doc (const bson_iter_t *filter_doc, const bson_iter_t *id);
+
+static bool
+type_alias_matches (const char *alias, const bson_iter_t *id)
+{
+    bson_type_t t = bson_iter_type (id);
+    if (!strcmp (alias, "number"))
+        return t == BSON_TYPE_INT32 || t == BSON_TYPE_INT64 || t == BSON_TYPE_DOUBLE ||
+               t == BSON_TYPE_DECIMAL128;
+    return !strcmp (alias, rm_value_type_name (t));
+}
+
+/* A comparison operator's operand against id: only within its bracket. */
+static int
+bracket_cmp (const bson_iter_t *id, const bson_iter_t *v, bool *same)
+{
+    *same = rm_value_canonical_type (bson_iter_type (id)) ==
+            rm_value_canonical_type (bson_iter_type (v));
+    return rm_value_compare (id, v);
+}
+
+/* {op: operand, ...} on _id: every operator holds. */
+static bool
+match_ops (const bson_iter_t *ops, const bson_iter_t *id)
+{
+    bson_iter_t op;
+    bson_iter_recurse (ops, &op);
+    while (bson_iter_next (&op)) {
+        const char *k = bson_iter_key (&op);
+        bool same, r;
+        if (!strcmp (k, "$not"))
+            r = !match_ops (&op, id);
+        else if (!strcmp (k, "$lte"))
+            r = bracket_cmp (id, &op, &same) <= 0 && same;
+        else if (!strcmp (k, "$gt"))
+            r = bracket_cmp (id, &op, &same) > 0 && same;
+        else if (!strcmp (k, "$ne") && BSON_ITER_HOLDS_NULL (&op))
+            r = !BSON_ITER_HOLDS_NULL (id);
+        else if (!strcmp (k, "$type")) {
+            bson_iter_t a;
+            bson_iter_recurse (&op, &a);
+            r = false;
+            while (bson_iter_next (&a))
+                r = r || type_alias_matches (bson_iter_utf8 (&a, NULL), id);
+        } else {
+            fprintf (stderr, "  an operator the test does not read: %s\n", k);
+            T_CHECK (false);
+            r = false;
+        }
+        if (!r)
+            return false;
+    }
+    return true;
+}
+
+static bool
+match_doc (const bson_iter_t *filter_doc, const bson_iter_t *id)
+{
+    bson_iter_t f;
+    bson_iter_recurse (filter_doc, &f);
+    while (bson_iter_next (&f)) {
+        if (!strcmp (bson_iter_key (&f), "$and")) {
+            bson_iter_t c;
+            bson_iter_recurse (&f, &c);
+            while (bson_iter_next (&c))
+                if (!match_doc (&c, id))
+                    return false;
+        } else if (!strcmp (bson_iter_key (&f), "_id")) {
+            if (!match_ops (&f, id))
+                return false;
+        } else {
+            T_CHECK (false);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool
+matches (const bson_t *filter, const bson_iter_t *id)
+{
+    bson_t *holder = BCON_NEW ("f", BCON_DOCUMENT (filter));
+    bson_iter_t f;
+    bool r;
+    bson_iter_init_find (&f, holder, "f");
+    r = match_doc (&f, id);
+    bson_destroy (holder);
+    return r;
+}
+
+/* ---- partitions ---- */
+
+#define MAXP 64
+
+typedef struct {
+    bson_t part[MAXP];
+    bson_t filter[MAXP];
+    int n;
+} parts_t;
+
+static void
+compute (const bson_t *sample, const bson_t *counts, int64_t total, int64_t small, int want,
+         parts_t *p)
+{
+    online_partition_in_t in = {sample, counts, total, small, want};
+    bson_t arr = BSON_INITIALIZER;
+    bson_error_t err;
+    bson_iter_t it;
+    p->n = 0;
+    T_CHECK (online_partition_compute (&in, &arr, &err));
+    bson_iter_init (&it, &arr);
+    while (bson_iter_next (&it) && p->n < MAXP) {
+        uint32_t len;
+        const uint8_t *data;
+        bson_t view;
+        bson_iter_document (&it, &len, &data);
+        bson_init_static (&view, data, len);
+        bson_copy_to (&view, &p->part[p->n]); /* its own, past arr */
+        bson_init (&p->filter[p->n]);
+        T_CHECK (online_partition_filter (&p->part[p->n], &p->filter[p->n], &err));
+        p->n++;
+    }
+    bson_destroy (&arr);
+}
+
+static void
+parts_destroy (parts_t *p)
+{
+    for (int i = 0; i < p->n; i++) {
+        bson_destroy (&p->part[i]);
+        bson_destroy (&p->filter[i]);
+    }
+}
+
+/* The one partition holding id (-1: none, -2: more than one), checking
+ * that each filter lets through what its partition holds, and, for the
+ * types a $type alias names, nothing else. */
+static int
+where (const parts_t *p, const bson_iter_t *id)
+{
+    int at = -1;
+    bool aliased = bson_iter_type (id) != BSON_TYPE_MINKEY && bson_iter_type (id) != BSON_TYPE_MAXKEY &&
+                   bson_iter_type (id) != BSON_TYPE_SYMBOL && bson_iter_type (id) != BSON_TYPE_CODE;
+    for (int i = 0; i < p->n; i++) {
+        bool holds = online_partition_holds (&p->part[i], id);
+        bool m = matches (&p->filter[i], id);
+        if (holds && !m) {
+            char *j = bson_as_relaxed_extended_json (&p->part[i], NULL);
+            fprintf (stderr, "  partition %d %s: its filter misses an _id of type %d\n", i, j,
+                     (int) bson_iter_type (id));
+            bson_free (j);
+        }
+        T_CHECK (!holds || m);
+        T_CHECK (!aliased || holds == m);
+        if (holds)
+            at = at == -1 ? i : -2;
+    }
+    return at;
+}
+
+/* The next key of a sample, each an append's: BSON_APPEND_* read theirs
+ * twice. */
+static const char *
+key_next (char *key, size_t cap, int *k)
+{
+    snprintf (key, cap, "%d", (*k)++);
+    return key;
+}
+
+/* The sample of seven types: ints, longs and doubles (5, 5L and 5.0
+ * among them), strings, ObjectIds, dates and binaries. */
+static bson_t *
+seven_types (void)
+{
+    bson_t *s = bson_new ();
+    int k = 0;
+    char key[16], str[32];
+    uint8_t bin[4];
+    bson_oid_t oid;
+#define KEY() key_next (key, sizeof key, &k)
+    for (int i = -30; i < 30; i++) {
+        bson_append_int32 (s, KEY (), -1, i * 3);
+        bson_append_int64 (s, KEY (), -1, (int64_t) i * 5 + 1);
+        bson_append_double (s, KEY (), -1, i * 2.5);
+    }
+    bson_append_int32 (s, KEY (), -1, 5);
+    bson_append_int64 (s, KEY (), -1, 5);
+    bson_append_double (s, KEY (), -1, 5.0);
+    for (int i = 0; i < 40; i++) {
+        snprintf (str, sizeof str, "user-%03d", (i * 37) % 100);
+        bson_append_utf8 (s, KEY (), -1, str, -1);
+        snprintf (str, sizeof str, "65%06x0000000000000000", (unsigned) i * 977);
+        bson_oid_init_from_string (&oid, str);
+        bson_append_oid (s, KEY (), -1, &oid);
+        bson_append_date_time (s, KEY (), -1, -86400000LL * 400 + (int64_t) i * 86400000LL * 20);
+        bin[0] = (uint8_t) i;
+        bin[1] = (uint8_t) (255 - i);
+        bin[2] = bin[3] = 7;
+        bson_append_binary (s, KEY (), -1, BSON_SUBTYPE_BINARY, bin, (uint32_t) (1 + i % 4));
+    }
+#undef KEY
+    return s;
+}
+
+static void
+test_seven_types_eight_partitions (void)
+{
+    bson_t *sample = seven_types ();
+    parts_t p;
+    bson_iter_t it;
+    int n = 0, groups = 0;
+    int first_rank[MAXP], last_rank[MAXP];
+    bson_iter_t *first = bson_malloc (MAXP * sizeof *first), *last = bson_malloc (MAXP * sizeof *last);
+    bool seen[MAXP] = {false};
+
+    compute (sample, NULL, 100000, 0, 8, &p);
+    T_CHECK (p.n == 8);
+    bson_iter_init (&it, sample);
+    while (bson_iter_next (&it)) {
+        int at = where (&p, &it);
+        int rank = rm_value_canonical_type (bson_iter_type (&it));
+        T_CHECK (at >= 0);
+        if (at < 0)
+            continue;
+        n++;
+        /* one bracket a partition, and the partitions in _id order */
+        if (!seen[at]) {
+            seen[at] = true;
+            first_rank[at] = last_rank[at] = rank;
+            first[at] = last[at] = it;
+        }
+        T_CHECK (rank == first_rank[at]);
+        if (rm_value_compare (&it, &first[at]) < 0)
+            first[at] = it;
+        if (rm_value_compare (&it, &last[at]) > 0)
+            last[at] = it;
+    }
+    T_CHECK (n == 60 * 3 + 3 + 40 * 4);
+    for (int i = 0; i < p.n; i++) {
+        T_CHECK (seen[i]); /* no partition empty of the sample */
+        if (i && seen[i] && seen[i - 1]) {
+            T_CHECK (rm_value_compare (&last[i - 1], &first[i]) < 0);
+            groups += first_rank[i] != last_rank[i - 1];
+        }
+    }
+    T_CHECK (groups == 4); /* five brackets: numbers, strings, binData, objectId, date */
+    bson_free (first);
+    bson_free (last);
+    parts_destroy (&p);
+    bson_destroy (sample);
+}
+
+/* int 5, long 5 and double 5.0 are one value: never split apart, and a
+ * sample of only them is one partition whatever is asked. */
+static void
+test_equal_numbers (void)
+{
+    bson_t *sample = seven_types ();
+    bson_t *fives = BCON_NEW ("a", BCON_INT32 (5), "b", BCON_INT64 (5), "c", BCON_DOUBLE (5.0));
+    parts_t p;
+    bson_iter_t it;
+    int at = -1;
+
+    for (int want = 2; want <= 40; want++) {
+        compute (sample, NULL, 100000, 0, want, &p);
+        bson_iter_init (&it, fives);
+        at = -1;
+        while (bson_iter_next (&it)) {
+            int w = where (&p, &it);
+            T_CHECK (w >= 0);
+            T_CHECK (at == -1 || w == at);
+            at = w;
+        }
+        parts_destroy (&p);
+    }
+    compute (fives, NULL, 100000, 0, 4, &p);
+    T_CHECK (p.n == 1);
+    parts_destroy (&p);
+    bson_destroy (fives);
+    bson_destroy (sample);
+}
+
+/* _ids of types and values the sample never saw (a rare type, a MinKey,
+ * a symbol, code, NaN, a null) are each in exactly one partition. */
+static void
+test_unsampled (void)
+{
+    bson_t *sample = bson_new ();
+    bson_oid_t oid;
+    bson_decimal128_t dec;
+    parts_t p;
+    bson_iter_t it;
+    char key[16];
+
+    for (int i = 0; i < 50; i++) {
+        snprintf (key, sizeof key, "i%d", i);
+        BSON_APPEND_INT32 (sample, key, i * 10);
+        snprintf (key, sizeof key, "o%d", i);
+        bson_oid_init (&oid, NULL);
+        BSON_APPEND_OID (sample, key, &oid);
+    }
+    bson_decimal128_from_string ("12.5", &dec);
+    bson_t *odd = BCON_NEW ("a", BCON_MINKEY, "b", BCON_NULL, "c", BCON_DOUBLE (NAN),
+                            "d", BCON_DOUBLE (-1e300), "e", BCON_DECIMAL128 (&dec), "f",
+                            BCON_UTF8 ("never sampled"), "g", BCON_SYMBOL ("sym"), "h",
+                            "{", "x", BCON_INT32 (1), "}", "i", BCON_BOOL (true), "j",
+                            BCON_DATE_TIME (0), "k", BCON_TIMESTAMP (5, 1), "l",
+                            BCON_REGEX ("a", ""), "m", BCON_CODE ("f()"), "n", BCON_MAXKEY,
+                            "o", BCON_BIN (BSON_SUBTYPE_BINARY, (const uint8_t *) "z", 1),
+                            "p", BCON_INT64 (INT64_MAX), "q", BCON_INT32 (250));
+    compute (sample, NULL, 100000, 0, 6, &p);
+    T_CHECK (p.n == 6);
+    bson_iter_init (&it, odd);
+    while (bson_iter_next (&it)) {
+        int w = where (&p, &it);
+        if (w < 0)
+            fprintf (stderr, "  _id \"%s\" in %s partitions\n", bson_iter_key (&it),
+                     w == -1 ? "no" : "several");
+        T_CHECK (w >= 0);
+    }
+    parts_destroy (&p);
+    bson_destroy (odd);
+    bson_destroy (sample);
+}
+
+/* A small collection, or --partitions 1: one partition, its filter
+ * empty; with more brackets than asked, one per bracket; counts per type
+ * share the partitions out by documents, none under small documents. */
+static void
+test_counts (void)
+{
+    bson_t *sample = seven_types ();
+    bson_t *counts = BCON_NEW ("int", BCON_INT64 (900000), "long", BCON_INT64 (50000),
+                               "string", BCON_INT32 (50000), "objectId", BCON_INT64 (10));
+    parts_t p;
+    int strings = 0, numbers = 0;
+
+    compute (sample, NULL, 500, 1000, 8, &p);
+    T_CHECK (p.n == 1 && bson_empty (&p.filter[0]));
+    parts_destroy (&p);
+    compute (sample, NULL, 100000, 0, 1, &p);
+    T_CHECK (p.n == 1 && bson_empty (&p.filter[0]));
+    parts_destroy (&p);
+    compute (sample, NULL, 100000, 0, 3, &p);
+    T_CHECK (p.n == 5);
+    parts_destroy (&p);
+    /* 1,000,010 documents, 10 partitions of 50,000 at least: the numbers'
+     * 950,000 take the most; the ObjectIds and binaries, dates the sample
+     * shows, one each. */
+    compute (sample, counts, 1000010, 50000, 10, &p);
+    T_CHECK (p.n == 10);
+    for (int i = 0; i < p.n; i++) {
+        bson_iter_t g;
+        bson_iter_init_find (&g, &p.part[i], "group");
+        numbers += !strcmp (bson_iter_utf8 (&g, NULL), "number");
+        strings += !strcmp (bson_iter_utf8 (&g, NULL), "string");
+    }
+    T_CHECK (numbers == 6);
+    T_CHECK (strings == 1);
+    parts_destroy (&p);
+    bson_destroy (counts);
+    bson_destroy (sample);
+}
+
+int
+main (void)
+{
+    T_RUN (test_seven_types_eight_partitions);
+    T_RUN (test_equal_numbers);
+    T_RUN (test_unsampled);
+    T_RUN (test_counts);
+    return t_done ();
+}
