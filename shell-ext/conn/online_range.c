@@ -22,6 +22,8 @@
 #include "online.h"
 #include "remodel/value.h"
 
+#include <math.h>
+
 /* The brackets a $type alias names, lowest first, each by a type of it. */
 static const struct {
     const char *alias;
@@ -117,24 +119,58 @@ online_range_before (const bson_iter_t *id, const bson_iter_t *last)
  * below, each the mirror of online_range_after: exact for every type an
  * alias names, and letting through what no alias names (a MinKey, a
  * symbol, code), which the reader sorts out by rm_value_compare. */
+/* _id: {$not: {$gt: hi}} */
+static bool
+append_not_gt (bson_t *doc, const bson_iter_t *hi)
+{
+    bson_t cond, not;
+    return BSON_APPEND_DOCUMENT_BEGIN (doc, "_id", &cond) &&
+           BSON_APPEND_DOCUMENT_BEGIN (&cond, "$not", &not) && bson_append_iter (&not, "$gt", 3, hi) &&
+           bson_append_document_end (&cond, &not) && bson_append_document_end (doc, &cond);
+}
+
+/* _id: {$not: {$lte: Infinity}} */
+static bool
+append_not_lte_inf (bson_t *doc)
+{
+    bson_t cond, not;
+    return BSON_APPEND_DOCUMENT_BEGIN (doc, "_id", &cond) &&
+           BSON_APPEND_DOCUMENT_BEGIN (&cond, "$not", &not) && BSON_APPEND_DOUBLE (&not, "$lte", INFINITY) &&
+           bson_append_document_end (&cond, &not) && bson_append_document_end (doc, &cond);
+}
+
 bool
 online_range_upto (const bson_iter_t *hi, bson_t *filter)
 {
     int rank = rm_value_canonical_type (bson_iter_type (hi));
     size_t upto = brackets_before (rank, true);
-    bson_t and, clause, cond, not;
+    bson_t and, clause;
 
     /* Up to a null: null's bracket and those before, by alias alone
      * (mongo-java-server's comparisons with null match nothing). */
     if (BSON_ITER_HOLDS_NULL (hi))
         return upto >= N_BRACKETS || append_not_types (filter, upto, N_BRACKETS);
-    /* _id: {$not: {$gt: hi}}: hi's bracket up to it, and every other. */
+    /* _id: {$not: {$gt: hi}}: hi's bracket up to it, and every other.
+     * Up to a number, or a NaN too: MongoDB sorts it below every number,
+     * mongo-java-server above them all (its {$gt: -4} holds a NaN, which
+     * this range would lose); a NaN's range is the reader's to decide.
+     * {$not: {$lte: Infinity}} is a NaN on mongo-java-server (nothing on
+     * MongoDB); {_id: NaN} would do, but FerretDB 1.24 drops the
+     * connection on it. */
     if (!BSON_APPEND_ARRAY_BEGIN (filter, "$and", &and) ||
-        !BSON_APPEND_DOCUMENT_BEGIN (&and, "0", &clause) ||
-        !BSON_APPEND_DOCUMENT_BEGIN (&clause, "_id", &cond) ||
-        !BSON_APPEND_DOCUMENT_BEGIN (&cond, "$not", &not) || !bson_append_iter (&not, "$gt", 3, hi) ||
-        !bson_append_document_end (&cond, &not) || !bson_append_document_end (&clause, &cond) ||
-        !bson_append_document_end (&and, &clause))
+        !BSON_APPEND_DOCUMENT_BEGIN (&and, "0", &clause))
+        return false;
+    if (rank == rm_value_canonical_type (BSON_TYPE_DOUBLE)) {
+        bson_t or, alt, nan;
+        if (!BSON_APPEND_ARRAY_BEGIN (&clause, "$or", &or) ||
+            !BSON_APPEND_DOCUMENT_BEGIN (&or, "0", &alt) || !append_not_gt (&alt, hi) ||
+            !bson_append_document_end (&or, &alt) || !BSON_APPEND_DOCUMENT_BEGIN (&or, "1", &nan) ||
+            !append_not_lte_inf (&nan) || !bson_append_document_end (&or, &nan) ||
+            !bson_append_array_end (&clause, &or))
+            return false;
+    } else if (!append_not_gt (&clause, hi))
+        return false;
+    if (!bson_append_document_end (&and, &clause))
         return false;
     if (upto < N_BRACKETS && (!BSON_APPEND_DOCUMENT_BEGIN (&and, "1", &clause) ||
                               !append_not_types (&clause, upto, N_BRACKETS) ||

@@ -11,6 +11,7 @@
 #include "test.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* ---- the filter as MongoDB matches it, for the operators it uses ---- */
 
@@ -81,6 +82,18 @@ match_doc (const bson_iter_t *filter_doc, const bson_iter_t *id)
             while (bson_iter_next (&c))
                 if (!match_doc (&c, id))
                     return false;
+        } else if (!strcmp (bson_iter_key (&f), "$or")) {
+            bson_iter_t c;
+            bool any = false;
+            bson_iter_recurse (&f, &c);
+            while (bson_iter_next (&c))
+                any = any || match_doc (&c, id);
+            if (!any)
+                return false;
+        } else if (!strcmp (bson_iter_key (&f), "_id") && !BSON_ITER_HOLDS_DOCUMENT (&f)) {
+            bool same; /* equality, NaN equal to NaN */
+            if (bracket_cmp (id, &f, &same) != 0 || !same)
+                return false;
         } else if (!strcmp (bson_iter_key (&f), "_id")) {
             if (!match_ops (&f, id))
                 return false;
@@ -226,7 +239,10 @@ test_seven_types_eight_partitions (void)
     bson_iter_t it;
     int n = 0, groups = 0;
     int first_rank[MAXP], last_rank[MAXP];
-    bson_iter_t *first = bson_malloc (MAXP * sizeof *first), *last = bson_malloc (MAXP * sizeof *last);
+    /* each partition's least and greatest, by their keys in the sample
+     * (an array of bson_iter_t would break their alignment) */
+    const char *first[MAXP], *last[MAXP];
+    bson_iter_t lo, hi;
     bool seen[MAXP] = {false};
 
     compute (sample, NULL, 100000, 0, 8, &p);
@@ -243,25 +259,27 @@ test_seven_types_eight_partitions (void)
         if (!seen[at]) {
             seen[at] = true;
             first_rank[at] = last_rank[at] = rank;
-            first[at] = last[at] = it;
+            first[at] = last[at] = bson_iter_key (&it);
         }
         T_CHECK (rank == first_rank[at]);
-        if (rm_value_compare (&it, &first[at]) < 0)
-            first[at] = it;
-        if (rm_value_compare (&it, &last[at]) > 0)
-            last[at] = it;
+        bson_iter_init_find (&lo, sample, first[at]);
+        bson_iter_init_find (&hi, sample, last[at]);
+        if (rm_value_compare (&it, &lo) < 0)
+            first[at] = bson_iter_key (&it);
+        if (rm_value_compare (&it, &hi) > 0)
+            last[at] = bson_iter_key (&it);
     }
     T_CHECK (n == 60 * 3 + 3 + 40 * 4);
     for (int i = 0; i < p.n; i++) {
         T_CHECK (seen[i]); /* no partition empty of the sample */
         if (i && seen[i] && seen[i - 1]) {
-            T_CHECK (rm_value_compare (&last[i - 1], &first[i]) < 0);
+            bson_iter_init_find (&hi, sample, last[i - 1]);
+            bson_iter_init_find (&lo, sample, first[i]);
+            T_CHECK (rm_value_compare (&hi, &lo) < 0);
             groups += first_rank[i] != last_rank[i - 1];
         }
     }
     T_CHECK (groups == 4); /* five brackets: numbers, strings, binData, objectId, date */
-    bson_free (first);
-    bson_free (last);
     parts_destroy (&p);
     bson_destroy (sample);
 }
@@ -378,9 +396,120 @@ test_counts (void)
     bson_destroy (sample);
 }
 
-int
-main (void)
+/* ---- on a server (tests/cli/test_online_partition.sh gives its URI) ---- */
+
+static const char *server_uri;
+
+/* _ids of the seven types, and the rarer ones a server may refuse
+ * (FerretDB 1.24 stores no MinKey, MaxKey, decimal or symbol): those it
+ * took into *stored. */
+static void
+store_ids (mongoc_collection_t *c, bson_t *stored)
 {
+    bson_t *sample = seven_types ();
+    bson_decimal128_t dec;
+    bson_t *odd;
+    bson_iter_t it;
+    int k = 0;
+    char key[16];
+
+    bson_decimal128_from_string ("12.5", &dec);
+    odd = BCON_NEW ("a", BCON_NULL, "b", BCON_DOUBLE (NAN), "c", "{", "x", BCON_INT32 (1), "}",
+                    "d", BCON_BOOL (true), "e", BCON_TIMESTAMP (5, 1), "f", BCON_INT64 (INT64_MAX),
+                    "g", BCON_DECIMAL128 (&dec), "h", BCON_MINKEY, "i", BCON_MAXKEY, "j",
+                    BCON_SYMBOL ("sym"));
+    for (int round = 0; round < 2; round++) {
+        bson_iter_init (&it, round ? odd : sample);
+        while (bson_iter_next (&it)) {
+            bson_t doc = BSON_INITIALIZER;
+            bson_append_iter (&doc, "_id", 3, &it);
+            /* equal numbers (5, 5L, 5.0) are one _id: the first stays */
+            if (mongoc_collection_insert_one (c, &doc, NULL, NULL, NULL))
+                bson_append_iter (stored, key_next (key, sizeof key, &k), -1, &it);
+            bson_destroy (&doc);
+        }
+    }
+    bson_destroy (odd);
+    bson_destroy (sample);
+}
+
+/* The server's own filters: every stored _id comes back from exactly one
+ * partition's filter once its reader keeps what its partition holds. */
+static void
+test_server (void)
+{
+    mongoc_client_t *client = mongoc_client_new (server_uri);
+    mongoc_collection_t *c;
+    bson_t stored = BSON_INITIALIZER, sample = BSON_INITIALIZER;
+    bson_iter_t it;
+    parts_t p;
+    int n = 0, total = 0, *held;
+
+    T_CHECK (client != NULL);
+    if (!client)
+        return;
+    c = mongoc_client_get_collection (client, "remodel_test", "partition");
+    mongoc_collection_drop (c, NULL);
+    store_ids (c, &stored);
+    /* the sample: every other stored _id */
+    bson_iter_init (&it, &stored);
+    while (bson_iter_next (&it))
+        if (n++ % 2 == 0)
+            bson_append_iter (&sample, bson_iter_key (&it), -1, &it);
+    T_CHECK (n >= 60 * 3 + 40 * 4 - 40); /* the seven types, less equal numbers */
+    held = bson_malloc0 ((size_t) n * sizeof *held);
+    compute (&sample, NULL, 100000, 0, 8, &p);
+    T_CHECK (p.n == 8);
+    for (int i = 0; i < p.n; i++) {
+        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &p.filter[i], NULL, NULL);
+        const bson_t *doc;
+        bson_error_t err;
+        while (mongoc_cursor_next (cur, &doc)) {
+            bson_iter_t id, s;
+            bson_iter_init_find (&id, doc, "_id");
+            if (!online_partition_holds (&p.part[i], &id))
+                continue;
+            total++;
+            bson_iter_init (&s, &stored);
+            while (bson_iter_next (&s))
+                if (bson_iter_type (&s) == bson_iter_type (&id) && rm_value_compare (&s, &id) == 0)
+                    held[atoi (bson_iter_key (&s))]++;
+        }
+        if (mongoc_cursor_error (cur, &err))
+            fprintf (stderr, "  partition %d: %s\n", i, err.message);
+        T_CHECK (!mongoc_cursor_error (cur, &err));
+        mongoc_cursor_destroy (cur);
+    }
+    T_CHECK (total == n);
+    bson_iter_init (&it, &stored);
+    while (bson_iter_next (&it)) {
+        int i = atoi (bson_iter_key (&it));
+        if (held[i] != 1)
+            fprintf (stderr, "  _id #%d of type %d in %d partitions\n", i, (int) bson_iter_type (&it),
+                     held[i]);
+        T_CHECK (held[i] == 1);
+    }
+    bson_free (held);
+    mongoc_collection_drop (c, NULL);
+    parts_destroy (&p);
+    bson_destroy (&sample);
+    bson_destroy (&stored);
+    mongoc_collection_destroy (c);
+    mongoc_client_destroy (client);
+}
+
+/* test_online_partition [URI]: with a server's URI, only the test on it. */
+int
+main (int argc, char **argv)
+{
+    if (argc > 1) {
+        server_uri = argv[1];
+        mongoc_init ();
+        mongoc_log_set_handler (NULL, NULL); /* mongo-java-server has no endSessions */
+        T_RUN (test_server);
+        mongoc_cleanup ();
+        return t_done ();
+    }
     T_RUN (test_seven_types_eight_partitions);
     T_RUN (test_equal_numbers);
     T_RUN (test_unsampled);
