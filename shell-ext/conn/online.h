@@ -184,6 +184,14 @@ bool online_range_below_bracket (bson_type_t t, bson_t *filter);
 const char *online_range_bracket_alias (bson_type_t t);
 bson_type_t online_range_bracket_type (const char *alias);
 
+/* online_random.c: up to n _ids of c at random, by the server's
+ * $sample, into ids (reset; keys "0", "1"...). *sampled false, ids empty
+ * and the server's reason in why when it has no $sample or it failed
+ * three times: the caller reads another way. False only on a network
+ * error (what: what was being done, for the message). */
+bool online_random_ids (online_t *on, mongoc_collection_t *c, int64_t n, bson_t *ids,
+                        bool *sampled, char *why, size_t cap, const char *what, bson_error_t *err);
+
 /* online_conn.c: the server's version (buildInfo), and the $lookup rules
  * it follows, settled once a process (on->lookup_rules: 1 MongoDB
  * 5.0-8.x's, 2 9.0's; a plan's record may have set them first). */

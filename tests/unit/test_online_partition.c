@@ -433,6 +433,45 @@ store_ids (mongoc_collection_t *c, bson_t *stored)
     bson_destroy (sample);
 }
 
+/* Each partition's filter run by the server, its reader keeping what the
+ * partition holds: each of the n stored _ids (keys "0".."n-1") once. */
+static void
+each_once (mongoc_collection_t *c, const bson_t *stored, int n, const parts_t *p)
+{
+    int total = 0, *held = bson_malloc0 ((size_t) n * sizeof *held);
+    bson_iter_t it;
+    for (int i = 0; i < p->n; i++) {
+        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &p->filter[i], NULL, NULL);
+        const bson_t *doc;
+        bson_error_t err;
+        while (mongoc_cursor_next (cur, &doc)) {
+            bson_iter_t id, s;
+            bson_iter_init_find (&id, doc, "_id");
+            if (!online_partition_holds (&p->part[i], &id))
+                continue;
+            total++;
+            bson_iter_init (&s, stored);
+            while (bson_iter_next (&s))
+                if (bson_iter_type (&s) == bson_iter_type (&id) && rm_value_compare (&s, &id) == 0)
+                    held[atoi (bson_iter_key (&s))]++;
+        }
+        if (mongoc_cursor_error (cur, &err))
+            fprintf (stderr, "  partition %d: %s\n", i, err.message);
+        T_CHECK (!mongoc_cursor_error (cur, &err));
+        mongoc_cursor_destroy (cur);
+    }
+    T_CHECK (total == n);
+    bson_iter_init (&it, stored);
+    while (bson_iter_next (&it)) {
+        int i = atoi (bson_iter_key (&it));
+        if (held[i] != 1)
+            fprintf (stderr, "  _id #%d of type %d in %d partitions\n", i, (int) bson_iter_type (&it),
+                     held[i]);
+        T_CHECK (held[i] == 1);
+    }
+    bson_free (held);
+}
+
 /* The server's own filters: every stored _id comes back from exactly one
  * partition's filter once its reader keeps what its partition holds. */
 static void
@@ -443,7 +482,7 @@ test_server (void)
     bson_t stored = BSON_INITIALIZER, sample = BSON_INITIALIZER;
     bson_iter_t it;
     parts_t p;
-    int n = 0, total = 0, *held;
+    int n = 0;
 
     T_CHECK (client != NULL);
     if (!client)
@@ -457,45 +496,84 @@ test_server (void)
         if (n++ % 2 == 0)
             bson_append_iter (&sample, bson_iter_key (&it), -1, &it);
     T_CHECK (n >= 60 * 3 + 40 * 4 - 40); /* the seven types, less equal numbers */
-    held = bson_malloc0 ((size_t) n * sizeof *held);
     compute (&sample, NULL, 100000, 0, 8, &p);
     T_CHECK (p.n == 8);
-    for (int i = 0; i < p.n; i++) {
-        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &p.filter[i], NULL, NULL);
-        const bson_t *doc;
-        bson_error_t err;
-        while (mongoc_cursor_next (cur, &doc)) {
-            bson_iter_t id, s;
-            bson_iter_init_find (&id, doc, "_id");
-            if (!online_partition_holds (&p.part[i], &id))
-                continue;
-            total++;
-            bson_iter_init (&s, &stored);
-            while (bson_iter_next (&s))
-                if (bson_iter_type (&s) == bson_iter_type (&id) && rm_value_compare (&s, &id) == 0)
-                    held[atoi (bson_iter_key (&s))]++;
-        }
-        if (mongoc_cursor_error (cur, &err))
-            fprintf (stderr, "  partition %d: %s\n", i, err.message);
-        T_CHECK (!mongoc_cursor_error (cur, &err));
-        mongoc_cursor_destroy (cur);
-    }
-    T_CHECK (total == n);
-    bson_iter_init (&it, &stored);
-    while (bson_iter_next (&it)) {
-        int i = atoi (bson_iter_key (&it));
-        if (held[i] != 1)
-            fprintf (stderr, "  _id #%d of type %d in %d partitions\n", i, (int) bson_iter_type (&it),
-                     held[i]);
-        T_CHECK (held[i] == 1);
-    }
-    bson_free (held);
+    each_once (c, &stored, n, &p);
     mongoc_collection_drop (c, NULL);
     parts_destroy (&p);
     bson_destroy (&sample);
     bson_destroy (&stored);
     mongoc_collection_destroy (c);
     mongoc_client_destroy (client);
+}
+
+/* The sample read from the server (online_partition_sample.c): 2,000
+ * documents, a thousand ints and a thousand strings, into four
+ * partitions: 80 _ids (one in 25), by $sample or, where the server has
+ * none (FerretDB 1.x), one in 25 of every _id, saying why; each sampled
+ * _id a stored one; the partitions from it hold each _id once, the
+ * numbers' and the strings' apart. */
+static void
+test_server_sample (void)
+{
+    online_opts_t o = {.uri = server_uri};
+    online_t on = {0};
+    bson_error_t err;
+    mongoc_collection_t *c;
+    mongoc_bulk_operation_t *bulk;
+    bson_t stored = BSON_INITIALIZER, sample = BSON_INITIALIZER;
+    char key[16], str[16], why[200] = "";
+    int k = 0, n = 0;
+    int64_t total = 0;
+    bson_iter_t it;
+    parts_t p;
+
+    T_CHECK (online_connect (&on, &o, &err));
+    if (!on.client)
+        return;
+    c = mongoc_client_get_collection (on.client, "remodel_test", "partition");
+    mongoc_collection_drop (c, NULL);
+    bulk = mongoc_collection_create_bulk_operation_with_opts (c, NULL);
+    for (int i = 0; i < 1000; i++) {
+        bson_t *a = BCON_NEW ("_id", BCON_INT32 (i * 7));
+        snprintf (str, sizeof str, "s%05d", i);
+        bson_t *b = BCON_NEW ("_id", BCON_UTF8 (str));
+        mongoc_bulk_operation_insert (bulk, a);
+        mongoc_bulk_operation_insert (bulk, b);
+        bson_append_int32 (&stored, key_next (key, sizeof key, &k), -1, i * 7);
+        bson_append_utf8 (&stored, key_next (key, sizeof key, &k), -1, str, -1);
+        bson_destroy (a);
+        bson_destroy (b);
+    }
+    T_CHECK (mongoc_bulk_operation_execute (bulk, NULL, &err));
+    mongoc_bulk_operation_destroy (bulk);
+
+    T_CHECK (online_partition_sample (&on, c, 4, &sample, &total, why, sizeof why, &err));
+    T_CHECK (total == 2000);
+    bson_iter_init (&it, &sample);
+    while (bson_iter_next (&it)) {
+        bson_iter_t s;
+        bool found = false;
+        n++;
+        bson_iter_init (&s, &stored);
+        while (!found && bson_iter_next (&s))
+            found = bson_iter_type (&s) == bson_iter_type (&it) && rm_value_compare (&s, &it) == 0;
+        T_CHECK (found);
+    }
+    fprintf (stderr, "  %d sampled%s%s\n", n, *why ? ", no $sample: " : " by $sample", why);
+    T_CHECK (*why ? n == 80 : n > 0 && n <= 80);
+    compute (&sample, NULL, total, 0, 4, &p);
+    T_CHECK (p.n == 4);
+    each_once (c, &stored, k, &p);
+    parts_destroy (&p);
+    /* one partition asked for: nothing read */
+    T_CHECK (online_partition_sample (&on, c, 1, &sample, &total, why, sizeof why, &err));
+    T_CHECK (bson_empty (&sample));
+    mongoc_collection_drop (c, NULL);
+    mongoc_collection_destroy (c);
+    bson_destroy (&sample);
+    bson_destroy (&stored);
+    online_close (&on);
 }
 
 /* test_online_partition [URI]: with a server's URI, only the test on it. */
@@ -507,6 +585,7 @@ main (int argc, char **argv)
         mongoc_init ();
         mongoc_log_set_handler (NULL, NULL); /* mongo-java-server has no endSessions */
         T_RUN (test_server);
+        T_RUN (test_server_sample);
         mongoc_cleanup ();
         return t_done ();
     }
