@@ -219,8 +219,8 @@ online_partition_compute (const online_partition_in_t *in, bson_t *parts, bson_e
         total++;
     }
     /* D'Hondt: each next partition to the group with the most documents
-     * per partition, while it has values to split at and, with --small,
-     * documents for another partition of at least that many. */
+     * per partition, while it has values to split at and, with a floor,
+     * documents for another partition of at least small. */
     while (total < want) {
         group_t *best = NULL;
         for (size_t i = 0; i < ng; i++) {
