@@ -168,6 +168,29 @@ bool online_range_after (const bson_iter_t *last, bson_t *filter);
  * symbol: types no $type alias names): the reader skips it. Such _ids come
  * first in _id order, so only those before the first kept need asking. */
 bool online_range_before (const bson_iter_t *id, const bson_iter_t *last);
+/* The bounds of a partition's range (state/online_partition.c), each
+ * appending one condition to filter (nothing when it holds for every
+ * _id): upto, every _id up to hi, hi included; from_bracket, every _id of
+ * t's bracket and those after it; below_bracket, every _id of the
+ * brackets before t's. Like online_range_after, exact for the types a
+ * $type alias names, and letting through those it cannot name (a MinKey,
+ * a symbol, code, a MaxKey): the reader keeps or skips them by
+ * rm_value_compare. bracket_alias: the $type alias of t's bracket (NULL
+ * when none names it: then no partition splits there); bracket_type: a
+ * type of an alias's bracket (BSON_TYPE_EOD for another word). */
+bool online_range_upto (const bson_iter_t *hi, bson_t *filter);
+bool online_range_from_bracket (bson_type_t t, bson_t *filter);
+bool online_range_below_bracket (bson_type_t t, bson_t *filter);
+const char *online_range_bracket_alias (bson_type_t t);
+bson_type_t online_range_bracket_type (const char *alias);
+
+/* online_random.c: up to n _ids of c at random, by the server's
+ * $sample, into ids (reset; keys "0", "1"...). *sampled false, ids empty
+ * and the server's reason in why when it has no $sample or it failed
+ * three times: the caller reads another way. False only on a network
+ * error (what: what was being done, for the message). */
+bool online_random_ids (online_t *on, mongoc_collection_t *c, int64_t n, bson_t *ids,
+                        bool *sampled, char *why, size_t cap, const char *what, bson_error_t *err);
 
 /* online_conn.c: the server's version (buildInfo), and the $lookup rules
  * it follows, settled once a process (on->lookup_rules: 1 MongoDB

@@ -324,49 +324,34 @@ add_ids (mongoc_cursor_t *cur, online_changes_t *ch, const char *ns)
     }
 }
 
-/* Up to n _ids of c, at random where the server's $sample answers, into
- * ns's list of ch; otherwise the first n in _id order, and why goes into
- * no_sample (FerretDB 1.x has no $sample; mongo-java-server's sometimes
- * fails, "Comparison method violates its general contract!", so it is
- * asked three times). ch holds nothing else. */
+/* Up to n _ids of c, at random where the server's $sample answers
+ * (online_random_ids), into ns's list of ch; otherwise the first n in _id
+ * order, and why goes into no_sample. ch holds nothing else. */
 static bool
 sample_ids (online_t *on, mongoc_collection_t *c, int64_t n, online_changes_t *ch, const char *ns,
             char *no_sample, size_t cap, bson_error_t *err)
 {
-    bson_t *pipe = BCON_NEW ("pipeline", "[", "{", "$sample", "{", "size", BCON_INT64 (n), "}", "}",
-                             "{", "$project", "{", "_id", BCON_INT32 (1), "}", "}", "]");
-    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
-                             BCON_INT32 (1), "}", "limit", BCON_INT64 (n));
-    bson_t empty = BSON_INITIALIZER;
-    mongoc_cursor_t *cur;
-    bson_error_t why;
-    bool ok = true, sampled = false;
-
-    for (int tries = 0; ok && !sampled && tries < 3; tries++) {
-        cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipe, NULL, NULL);
-        add_ids (cur, ch, ns);
-        sampled = !mongoc_cursor_error (cur, &why);
-        if (!sampled && (why.domain == MONGOC_ERROR_STREAM ||
-                         why.domain == MONGOC_ERROR_SERVER_SELECTION))
-            ok = online_fail (on, err, &why, "sampling documents to verify");
-        mongoc_cursor_destroy (cur);
-        /* A failed cursor may have yielded some: start again (ch holds
-         * this sample only). */
-        if (!sampled) {
-            online_changes_destroy (ch);
-            online_changes_init (ch);
-        }
-    }
-    if (ok && !sampled) {
-        snprintf (no_sample, cap, "%s", why.message);
-        cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
+    bson_t ids = BSON_INITIALIZER;
+    bool sampled, ok = online_random_ids (on, c, n, &ids, &sampled, no_sample, cap,
+                                          "sampling documents to verify", err);
+    if (ok && sampled) {
+        bson_iter_t id;
+        bson_iter_init (&id, &ids);
+        while (bson_iter_next (&id))
+            online_changes_add (ch, ns, &id);
+    } else if (ok) {
+        bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
+                                 BCON_INT32 (1), "}", "limit", BCON_INT64 (n));
+        bson_t empty = BSON_INITIALIZER;
+        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
+        bson_error_t why;
         add_ids (cur, ch, ns);
         if (mongoc_cursor_error (cur, &why))
             ok = online_fail (on, err, &why, "reading documents to verify");
         mongoc_cursor_destroy (cur);
+        bson_destroy (opts);
     }
-    bson_destroy (opts);
-    bson_destroy (pipe);
+    bson_destroy (&ids);
     return ok;
 }
 

@@ -338,4 +338,33 @@ bool online_made_load (online_t *on, online_changes_t *made, bson_error_t *err);
 bool online_made_note (online_t *on, const char *ns, const bson_t *ids, bson_error_t *err);
 bool online_made_drop (online_t *on, bool always, bson_error_t *err);
 
+/* online_partition.c: a driving collection's partitions, _id ranges
+ * of MongoDB's order across types that together hold every _id once,
+ * from a sample of its _ids. compute: into parts (an array being built),
+ * each {group: the $type alias of its bracket, lo: absent, {after: v} or
+ * {from: alias}, hi: absent, {upto: v} or {below: alias}}: one for a
+ * small collection (total at most small) or want below 2, else about
+ * want (at least one per bracket present, fewer when the sample holds
+ * too few distinct values), each of at least small documents. holds:
+ * whether id is in part, by the server's comparison: what a reader
+ * keeps of what filter (appended: the server's side of part's range)
+ * returns. */
+typedef struct {
+    const bson_t *sample;      /* the sampled _ids: its fields' values */
+    const bson_t *type_counts; /* {"int": n, "string": n...} ($type of _id), NULL: the sample's */
+    int64_t total;             /* the collection's documents */
+    int64_t small;             /* a partition's fewest documents (0: no floor) */
+    int want;                  /* --partitions */
+} online_partition_in_t;
+bool online_partition_compute (const online_partition_in_t *in, bson_t *parts, bson_error_t *err);
+bool online_partition_holds (const bson_t *part, const bson_iter_t *id);
+bool online_partition_filter (const bson_t *part, bson_t *filter, bson_error_t *err);
+/* online_partition_sample.c: c's estimated count into *total and the
+ * sample of its _ids to partition it into want (into sample, reset;
+ * empty for want below 2 or a collection too small to sample): at random
+ * by $sample, or, where the server has none or it failed (why in
+ * no_sample), one _id in so many of every _id in natural order. */
+bool online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bson_t *sample,
+                              int64_t *total, char *no_sample, size_t cap, bson_error_t *err);
+
 #endif

@@ -1,0 +1,53 @@
+/* The sample a driving collection's partitions are computed from
+ * (online_partition.c), read from the server: its _ids at random by
+ * $sample (online_random_ids), at most one in 25 documents (mongosync
+ * takes 4%: more and MongoDB's $sample sorts the whole collection
+ * instead of its random cursor) and 100 a partition asked for. Where the
+ * server has no $sample (FerretDB 1.x) or it fails, one _id in so many
+ * of a read of every _id in the server's natural order: a read of the
+ * whole collection's _ids, once, where one query per bound with skip
+ * would read the collection's first half as many times as bounds. The
+ * partitions hold every _id whatever the sample; the sample only makes
+ * them even. */
+#include "online_state.h"
+
+bool
+online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bson_t *sample,
+                         int64_t *total, char *no_sample, size_t cap, bson_error_t *err)
+{
+    bson_error_t why;
+    int64_t n;
+    bool sampled, ok;
+
+    bson_reinit (sample);
+    *total = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, &why);
+    if (*total < 0)
+        return online_fail (on, err, &why, "counting documents to partition");
+    n = *total / 25 < 100 * (int64_t) want ? *total / 25 : 100 * (int64_t) want;
+    if (want <= 1 || n < 1)
+        return true; /* one partition: nothing to sample */
+    ok = online_random_ids (on, c, n, sample, &sampled, no_sample, cap,
+                            "sampling _ids to partition", err);
+    if (ok && !sampled) {
+        bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
+        bson_t empty = BSON_INITIALIZER;
+        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
+        int64_t every = *total / n > 1 ? *total / n : 1, seen = 0;
+        uint32_t k = 0;
+        const bson_t *doc;
+        while (mongoc_cursor_next (cur, &doc)) {
+            bson_iter_t id;
+            char key[16];
+            const char *kp;
+            if (seen++ % every || !bson_iter_init_find (&id, doc, "_id"))
+                continue;
+            size_t kl = bson_uint32_to_string (k++, &kp, key, sizeof key);
+            bson_append_iter (sample, kp, (int) kl, &id);
+        }
+        if (mongoc_cursor_error (cur, &why))
+            ok = online_fail (on, err, &why, "reading _ids to partition");
+        mongoc_cursor_destroy (cur);
+        bson_destroy (opts);
+    }
+    return ok;
+}
