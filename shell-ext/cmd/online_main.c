@@ -63,6 +63,9 @@ static const char usage[] =
     "  --pause D          pause between batches (default 0; --pause-ms, its\n"
     "                     older name, is taken too)\n"
     "  --max-rate N       at most N documents read per second (default: no limit)\n"
+    "  --partitions N     run: split each driving collection into N _id ranges,\n"
+    "                     each with its own checkpoint, recorded when the run\n"
+    "                     reaches it (default: about one a million documents)\n"
     "  --write-concern W  the writes' w: a number or majority (default: the URI's)\n"
     "  --retry-for D      retry network errors, failovers and restarts with backoff\n"
     "                     for up to D (default 10m), then stop\n"
@@ -185,6 +188,7 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
         o->batch_size = (int64_t) v[RM_OPT_BATCH_SIZE].n;
     o->pause_ms = (int64_t) v[RM_OPT_PAUSE].n;
     o->max_rate = (int64_t) v[RM_OPT_MAX_RATE].n;
+    o->partitions = (int64_t) v[RM_OPT_PARTITIONS].n;
     o->batch_time_ms = (int64_t) v[RM_OPT_BATCH_TIME].n;
     if (v[RM_OPT_RETRY_FOR].given)
         o->retry_for_ms = (int64_t) v[RM_OPT_RETRY_FOR].n;

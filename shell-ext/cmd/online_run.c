@@ -190,6 +190,90 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
     return ok ? n : -1;
 }
 
+/* Where a range's checkpoint goes: the pass's own (k < 0), or that of
+ * partition k of n, whose counts are the pass's from seen0 and
+ * written0 on. */
+typedef struct {
+    int64_t k;
+    uint32_t n;
+    int64_t seen0, written0;
+} range_cp_t;
+
+static bool
+range_save (online_job_t *j, const range_cp_t *r, const bson_t *last, bool done, bson_error_t *err)
+{
+    const rm_nsref_t *ns = j->in[j->p->drive];
+    if (r->k < 0)
+        return online_checkpoint_save (j->on, j->s, j->index, ns, rm_name_now (&j->on->names, ns),
+                                       last, j->seen, j->written, done, err);
+    return online_part_save (j->on, j->s, j->index, (uint32_t) r->k, r->n, ns, last,
+                             j->seen - r->seen0, j->written - r->written0, done, err);
+}
+
+/* The batches of a range (a partition, or the whole collection) after
+ * last, each followed by its checkpoint (r's), up to its end, then its
+ * checkpoint done; or up to a stop asked for, or an error. */
+static bool
+run_range (online_job_t *j, online_passrun_t *pr, online_mode_t mode, bson_t *last,
+           const range_cp_t *r, online_docs_t *in, online_docs_t *out, online_progress_t *pg,
+           int64_t t0, bson_error_t *err)
+{
+    online_t *on = j->on;
+    const online_opts_t *o = on->o;
+    const rm_step_t *s = j->s;
+    bool state = mode != ONLINE_VERIFY && !o->dry_run;
+    bool checkpoints = mode == ONLINE_RUN && !o->dry_run;
+    const char *drive_ns = j->in[j->p->drive]->text;
+    online_retry_t retry = {0, 0};
+    bool ok = true;
+    int64_t n;
+
+    while (ok) {
+        int64_t b0 = online_mono_ms (), ms;
+        /* SIGINT, SIGTERM: here, between two batches, the last one's
+         * checkpoint saved (online_signal.c). */
+        if (online_stop_requested ()) {
+            char where[600];
+            snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, %s", s->index,
+                      s->op, drive_ns, (long long) j->seen,
+                      checkpoints ? "the checkpoint saved" : "nothing kept (it starts over)");
+            ok = online_stop_check (on, where, err);
+            break;
+        }
+        if (state && !online_wait_while_paused (on, err)) {
+            if (online_retry (on, &retry, err))
+                continue;
+            ok = false;
+            break;
+        }
+        b0 = online_mono_ms (); /* a pause is no batch's time */
+        n = one_batch (j, pr, last, in, out, err);
+        if (n < 0) {
+            if (online_retry (on, &retry, err))
+                continue;
+            ok = false;
+            break;
+        }
+        ONLINE_RETRY_RESET (retry);
+        if (n == 0)
+            break;
+        j->seen += n;
+        on->busy_ms += online_mono_ms () - b0;
+        if (checkpoints)
+            ok = range_save (j, r, last, false, err);
+        ms = online_mono_ms () - b0;
+        log_batch (j, pg, n, ms, t0);
+        online_blocked_progress (on, mode == ONLINE_SYNC ? "sync" : "verify", s, drive_ns, j->seen, -1);
+        size_batch (j, n, ms);
+        if (o->max_rate > 0)
+            online_sleep_ms (t0 + j->seen * 1000 / o->max_rate - online_mono_ms ());
+        online_sleep_ms (o->pause_ms);
+    }
+    if (ok && checkpoints)
+        ok = range_save (j, r, last, true, err);
+    return ok;
+}
+
 static bool
 run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_mode_t mode,
           online_idset_t *sets, size_t n_sets, online_passrun_t *pr, bson_error_t *err)
@@ -201,8 +285,9 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     online_docs_t in, out;
     bson_t last = BSON_INITIALIZER;
     bool done = false, ok = true;
-    int64_t t0 = online_mono_ms (), n = 0, seen0;
-    online_retry_t retry = {0, 0};
+    bson_t parts = BSON_INITIALIZER;
+    int64_t t0 = online_mono_ms (), seen0;
+    uint32_t n_parts = 1;
     const char *drive_ns, *drive_coll;
     rm_path_t held;
     online_progress_t *pg = NULL;
@@ -220,7 +305,6 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     drive_coll = rm_name_now (&on->names, j.in[p->drive]);
     if (checkpoints)
         ok = online_checkpoint_read (on, s, pi, &last, &done, &j.seen, &j.written, err);
-    seen0 = j.seen; /* what this process reads is counted from here */
     if (ok && done) {
         if (!o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
@@ -230,8 +314,33 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     }
     online_docs_init (&in);
     online_docs_init (&out);
-    pg = online_progress_new (on, j.in[p->drive]->db, drive_coll, seen0);
     j.drive = online_collection (on, j.in[p->drive]->db, rm_name_now (&on->names, j.in[p->drive]));
+    /* A run's partitions of the driving collection (online_partition_
+     * state.c): recorded the first time the run reaches the pass. A pass
+     * begun by a remodel before partitions, or read by series, is one. */
+    if (ok && checkpoints) {
+        bool begun = !bson_empty (&last) || j.seen > 0;
+        ok = online_parts_get (on, s, pi, j.drive, begun || p->series, &parts, err);
+        n_parts = ok ? online_parts_count (&parts) : 1;
+    }
+    if (ok && n_parts > 1) {
+        /* The pass's counts are its partitions'. */
+        j.seen = j.written = 0;
+        for (uint32_t k = 0; ok && k < n_parts; k++) {
+            bson_t ignored = BSON_INITIALIZER;
+            bool pdone;
+            int64_t ps, pc;
+            ok = online_part_read (on, s, pi, k, &ignored, &pdone, &ps, &pc, err);
+            j.seen += ps;
+            j.written += pc;
+            bson_destroy (&ignored);
+        }
+        if (ok && !o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: %u partitions",
+                         s->index, s->op, drive_ns, n_parts);
+    }
+    seen0 = j.seen; /* what this process reads is counted from here */
+    pg = online_progress_new (on, j.in[p->drive]->db, drive_coll, seen0);
     if (p->partner >= 0)
         j.partner = online_collection (on, j.in[p->partner]->db,
                                        rm_name_now (&on->names, j.in[p->partner]));
@@ -264,51 +373,43 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
                     pr->sets[k] = &sets[m];
         }
     }
-    while (ok) {
-        int64_t b0 = online_mono_ms (), ms;
-        /* SIGINT, SIGTERM: here, between two batches, the last one's
-         * checkpoint saved (online_signal.c). */
-        if (online_stop_requested ()) {
-            char where[600];
-            snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, %s", s->index,
-                      s->op, drive_ns, (long long) j.seen,
-                      checkpoints ? "the checkpoint saved" : "nothing kept (it starts over)");
-            ok = online_stop_check (on, where, err);
-            break;
+    if (ok && n_parts <= 1) {
+        range_cp_t whole = {-1, 1, 0, 0};
+        ok = run_range (&j, pr, mode, &last, &whole, &in, &out, pg, t0, err);
+    } else if (ok) {
+        bson_iter_t pit;
+        bson_t empty = BSON_INITIALIZER;
+        uint32_t k = 0;
+        /* Partition by partition, in _id order: one worker's results
+         * are those of one read of the whole collection. */
+        for (bson_iter_init (&pit, &parts); ok && bson_iter_next (&pit); k++) {
+            bson_t part, plast = BSON_INITIALIZER;
+            const uint8_t *data;
+            uint32_t len;
+            bool pdone;
+            int64_t ps, pc;
+            bson_iter_document (&pit, &len, &data);
+            ok = bson_init_static (&part, data, len) &&
+                 online_part_read (on, s, pi, k, &plast, &pdone, &ps, &pc, err);
+            if (ok && !pdone) {
+                range_cp_t r = {k, n_parts, j.seen - ps, j.written - pc};
+                j.part = &part;
+                j.ended = false;
+                online_batch_close (&j);
+                ok = run_range (&j, pr, mode, &plast, &r, &in, &out, pg, t0, err);
+                online_batch_close (&j);
+                j.part = NULL;
+                /* The pass's own: its counts so far, for status. */
+                ok = ok && online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &empty,
+                                                   j.seen, j.written, false, err);
+            }
+            bson_destroy (&plast);
         }
-        if (state && !online_wait_while_paused (on, err)) {
-            if (online_retry (on, &retry, err))
-                continue;
-            ok = false;
-            break;
-        }
-        b0 = online_mono_ms (); /* a pause is no batch's time */
-        n = one_batch (&j, pr, &last, &in, &out, err);
-        if (n < 0) {
-            if (online_retry (on, &retry, err))
-                continue;
-            ok = false;
-            break;
-        }
-        ONLINE_RETRY_RESET (retry);
-        if (n == 0)
-            break;
-        j.seen += n;
-        on->busy_ms += online_mono_ms () - b0;
-        if (checkpoints)
-            ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
-                                         j.written, false, err);
-        ms = online_mono_ms () - b0;
-        log_batch (&j, pg, n, ms, t0);
-        online_blocked_progress (on, mode == ONLINE_SYNC ? "sync" : "verify", s, drive_ns, j.seen, -1);
-        size_batch (&j, n, ms);
-        if (o->max_rate > 0)
-            online_sleep_ms (t0 + j.seen * 1000 / o->max_rate - online_mono_ms ());
-        online_sleep_ms (o->pause_ms);
+        if (ok)
+            ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &empty, j.seen,
+                                         j.written, true, err);
+        bson_destroy (&empty);
     }
-    if (ok && checkpoints)
-        ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
-                                     j.written, true, err);
     if (ok)
         on->read_now += j.seen - seen0;
     drawn = online_progress_end (pg);
@@ -342,6 +443,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     online_docs_destroy (&in);
     online_docs_destroy (&out);
     bson_destroy (&last);
+    bson_destroy (&parts);
     return ok;
 }
 

@@ -33,6 +33,7 @@ typedef struct {
     int64_t batch_size;     /* --batch-size (default 1000) */
     int64_t pause_ms;       /* --pause-ms between batches */
     int64_t max_rate;       /* --max-rate documents per second (0: none) */
+    int64_t partitions;     /* run --partitions: a driving collection's (0: by its size) */
     bool dry_run, restart, quiet;
     bool in_place;          /* --in-place: backfill the namespaces themselves */
     bool create_indexes;    /* --create-indexes: make the join indexes missing */

@@ -1,6 +1,6 @@
 /* Forgetting a plan (rollback): everything its runs left in the state
  * database, its key map and its journal of made _ids first, then its
- * checkpoints and its record (online_state.c). Above the key map and the
+ * checkpoints, its partitions' and its record (online_state.c). Above the key map and the
  * journal, which the record's file sits below. */
 #include "online_state.h"
 
@@ -15,6 +15,7 @@ online_plan_forget (online_t *on, bson_error_t *err)
     /* The lease and its fences stay: the next run's epoch is higher. */
     bool ok = online_lease_check (on, err) && online_keys_drop_plan (on, err) &&
               online_made_drop (on, true, err) &&
+              online_parts_forget (on, err) &&
               ((mongoc_collection_delete_many (cp, del, NULL, NULL, &why) &&
                 mongoc_collection_delete_one (c, q, NULL, NULL, &why)) ||
                online_fail (on, err, &why, "forgetting the plan's state"));

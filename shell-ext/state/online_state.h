@@ -366,5 +366,30 @@ bool online_partition_filter (const bson_t *part, bson_t *filter, bson_error_t *
  * no_sample), one _id in so many of every _id in natural order. */
 bool online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bson_t *sample,
                               int64_t *total, char *no_sample, size_t cap, bson_error_t *err);
+/* online_partition_state.c: a run's partitions of pass p of step s.
+ * get: the bounds the plan's record keeps for it into parts (reset; an
+ * array of online_partition_compute's), or, the first time the run
+ * reaches the pass, computed from a sample of c (--partitions of them;
+ * by default about one a million documents; one with one) and recorded,
+ * never recomputed while the plan's run lasts. count: how many. A pass
+ * of more than one keeps a checkpoint per partition k (of n), its _id
+ * after "last", fenced by the lease's epoch: read and save as the pass's
+ * own (online_checkpoint_read, _save). forget: every partition's
+ * checkpoint of the plan (--restart, rollback; the bounds go with the
+ * record). list: status's table of the partitions of each pass split in
+ * more than one: each one's state (done; running, or stopped when
+ * running is false and it is not done; pending: not begun), documents
+ * read and written, range and the worker that last wrote its checkpoint;
+ * the rows printed (0: no pass split), -1 on error. */
+bool online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_t *c, bool one,
+                       bson_t *parts, bson_error_t *err);
+uint32_t online_parts_count (const bson_t *parts);
+bool online_part_read (online_t *on, const rm_step_t *s, size_t p, uint32_t k, bson_t *last,
+                       bool *done, int64_t *seen, int64_t *changed, bson_error_t *err);
+bool online_part_save (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
+                       const rm_nsref_t *ns, const bson_t *last, int64_t seen, int64_t changed,
+                       bool done, bson_error_t *err);
+bool online_parts_forget (online_t *on, bson_error_t *err);
+int online_parts_list (online_t *on, bool running, bson_error_t *err);
 
 #endif
