@@ -190,6 +190,15 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
     return ok ? n : -1;
 }
 
+/* A pass that is one partition whatever --partitions says: one read by
+ * series (its ranges are the series' values, not _ids), or one whose
+ * checkpoint a remodel before partitions wrote (last, seen). */
+static bool
+one_part (const rm_pass_t *p, const bson_t *last, int64_t seen)
+{
+    return p->series || !bson_empty (last) || seen > 0;
+}
+
 /* Where a range's checkpoint goes: the pass's own (k < 0), or that of
  * partition k of n, whose counts are the pass's from seen0 and
  * written0 on. */
@@ -316,11 +325,10 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     online_docs_init (&out);
     j.drive = online_collection (on, j.in[p->drive]->db, rm_name_now (&on->names, j.in[p->drive]));
     /* A run's partitions of the driving collection (online_partition_
-     * state.c): recorded the first time the run reaches the pass. A pass
-     * begun by a remodel before partitions, or read by series, is one. */
+     * state.c): recorded when the run began (parts_at_start), or, for
+     * an earlier step's results, the first time it reaches the pass. */
     if (ok && checkpoints) {
-        bool begun = !bson_empty (&last) || j.seen > 0;
-        ok = online_parts_get (on, s, pi, j.drive, begun || p->series, &parts, err);
+        ok = online_parts_get (on, s, pi, j.drive, one_part (p, &last, j.seen), &parts, err);
         n_parts = ok ? online_parts_count (&parts) : 1;
     }
     if (ok && n_parts > 1) {
@@ -660,6 +668,43 @@ lookup_rules_settle (online_t *on, online_mode_t mode, bson_error_t *err)
     return ok;
 }
 
+/* At the start of a run, the partitions of every pass that reads a
+ * source, recorded before the first batch (a pass an earlier step's
+ * results drive has them once that step is done, in run_pass). */
+static bool
+parts_at_start (online_t *on, bson_error_t *err)
+{
+    const char *nss[64];
+    size_t nn = online_changes_sources (on, nss, 64);
+    bool ok = true;
+    for (size_t i = 0; ok && i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        const rm_nsref_t *in[4];
+        rm_pass_t passes[RM_MAX_PASSES];
+        size_t np = rm_step_passes (s, on->o->in_place, passes, err);
+        rm_step_inputs (s, in, 4);
+        for (size_t pi = 0; ok && pi < np; pi++) {
+            const rm_nsref_t *ref = in[passes[pi].drive];
+            bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
+            bool source = false, done = false;
+            int64_t seen = 0, written = 0;
+            for (size_t k = 0; k < nn; k++)
+                source |= !strcmp (nss[k], ref->text);
+            if (source)
+                ok = online_checkpoint_read (on, s, pi, &last, &done, &seen, &written, err);
+            if (ok && source && !done) {
+                mongoc_collection_t *c = online_collection (on, ref->db, ref->coll);
+                ok = online_parts_get (on, s, pi, c, one_part (&passes[pi], &last, seen), &parts,
+                                       err);
+                mongoc_collection_destroy (c);
+            }
+            bson_destroy (&parts);
+            bson_destroy (&last);
+        }
+    }
+    return ok;
+}
+
 /* *none: no checkpoint of the plan is there, so nothing was copied. */
 static bool
 copied (online_t *on, bool *none, bson_error_t *err)
@@ -814,6 +859,9 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     /* Where the change log stands, before any source document is read. */
     if (ok && mode == ONLINE_RUN)
         ok = capture_begin (on, &capture, fresh, err);
+    /* The sources' partitions, before the first batch. */
+    if (ok && mode == ONLINE_RUN && !on->o->dry_run && !server)
+        ok = parts_at_start (on, err);
     /* A run on the server's side notes no partner's keys: the next sync
      * rescans in full to write them (online_follow_sync). */
     if (ok && mode == ONLINE_RUN && !on->o->dry_run && (server || fresh))

@@ -212,19 +212,6 @@ online_part_save (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32
     return true;
 }
 
-bool
-online_parts_forget (online_t *on, bson_error_t *err)
-{
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, "partitions");
-    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
-    bson_error_t why;
-    bool ok = mongoc_collection_delete_many (c, del, NULL, NULL, &why) ||
-              online_fail (on, err, &why, "forgetting the partitions' checkpoints");
-    bson_destroy (del);
-    mongoc_collection_destroy (c);
-    return ok;
-}
-
 /* A bound for people: "(" or "after 5", ")" or "up to 9", a bracket's
  * name. */
 static void

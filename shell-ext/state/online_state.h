@@ -374,9 +374,9 @@ bool online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bs
  * never recomputed while the plan's run lasts. count: how many. A pass
  * of more than one keeps a checkpoint per partition k (of n), its _id
  * after "last", fenced by the lease's epoch: read and save as the pass's
- * own (online_checkpoint_read, _save). forget: every partition's
- * checkpoint of the plan (--restart, rollback; the bounds go with the
- * record). list: status's table of the partitions of each pass split in
+ * own (online_checkpoint_read, _save). online_forget.c's forget:
+ * every partition's checkpoint of the plan (--restart, rollback; the
+ * bounds go with the record). list: status's table of the partitions of each pass split in
  * more than one: each one's state (done; running, or stopped when
  * running is false and it is not done; pending: not begun), documents
  * read and written, range and the worker that last wrote its checkpoint;
