@@ -36,8 +36,8 @@ pass_key (const rm_step_t *s, size_t p, char *buf, size_t cap)
         snprintf (buf, cap, "%zu/%zu", s->index, p + 1);
 }
 
-static void
-part_id (online_t *on, const rm_step_t *s, size_t p, uint32_t k, char *buf, size_t cap)
+void
+online_part_key (online_t *on, const rm_step_t *s, size_t p, uint32_t k, char *buf, size_t cap)
 {
     char key[64];
     pass_key (s, p, key, sizeof key);
@@ -76,7 +76,7 @@ recorded (const bson_t *record, const char *key, bson_t *parts)
 
 bool
 online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_t *c, bool one,
-                  bson_t *parts, bson_error_t *err)
+                  bool may_record, bson_t *parts, bson_error_t *err)
 {
     char key[64], field[96], no_sample[300] = "";
     bson_t record, sample = BSON_INITIALIZER, *set;
@@ -93,9 +93,10 @@ online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_
         return true;
     }
     bson_destroy (&record);
-    if (!ok) {
+    if (!ok || !may_record) {
+        bson_reinit (parts);
         bson_destroy (&sample);
-        return false;
+        return ok;
     }
     /* Without --partitions, about a million documents each: the count
      * from the server's metadata, no scan. */
@@ -141,7 +142,7 @@ online_part_read (online_t *on, const rm_step_t *s, size_t p, uint32_t k, bson_t
     char id[300];
     bson_t doc;
     bool found, ok;
-    part_id (on, s, p, k, id, sizeof id);
+    online_part_key (on, s, p, k, id, sizeof id);
     ok = online_state_get (on, "partitions", id, &doc, &found, "reading a partition's checkpoint",
                            err);
     online_checkpoint_parse (&doc, last, done, seen, changed);
@@ -160,7 +161,7 @@ part_write (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
     bson_error_t why;
     bool ok;
 
-    part_id (on, s, p, k, id, sizeof id);
+    online_part_key (on, s, p, k, id, sizeof id);
     /* Fenced as the pass's checkpoint is: never over what a newer epoch
      * wrote. */
     q = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lte",

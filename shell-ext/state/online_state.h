@@ -15,6 +15,11 @@ typedef struct online_keys online_keys_t;
  * (a no-op when this process holds it already) and keeps it renewed from
  * a thread of its own until dropped. */
 bool online_lease_take (online_t *on, bson_error_t *err);
+/* The same rules for another key than the plan's (a partition's, id;
+ * what names it in messages): *taken false, and true returned, while a
+ * live holder has it; held in on->lease and on->epoch as the plan's is. */
+bool online_lease_take_key (online_t *on, const char *id, const char *what, bool *taken,
+                            bson_error_t *err);
 /* Before every write: false once the lease is lost or not renewed in
  * time, so a run that lost it writes nothing more. */
 bool online_lease_check (online_t *on, bson_error_t *err);
@@ -371,7 +376,9 @@ bool online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bs
  * array of online_partition_compute's), or, the first time the run
  * reaches the pass, computed from a sample of c (--partitions of them;
  * by default about one a million documents; one with one) and recorded,
- * never recomputed while the plan's run lasts. count: how many. A pass
+ * never recomputed while the plan's run lasts; without may_record (a run
+ * that joined, holding no plan lease), parts is left empty until the
+ * run that holds it recorded them. count: how many. A pass
  * of more than one keeps a checkpoint per partition k (of n), its _id
  * after "last", fenced by the lease's epoch: read and save as the pass's
  * own (online_checkpoint_read, _save). online_forget.c's forget:
@@ -382,8 +389,10 @@ bool online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bs
  * read and written, range and the worker that last wrote its checkpoint;
  * the rows printed (0: no pass split), -1 on error. */
 bool online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_t *c, bool one,
-                       bson_t *parts, bson_error_t *err);
+                       bool may_record, bson_t *parts, bson_error_t *err);
 uint32_t online_parts_count (const bson_t *parts);
+/* The _id of partition k's checkpoint, which its lease has too. */
+void online_part_key (online_t *on, const rm_step_t *s, size_t p, uint32_t k, char *buf, size_t cap);
 bool online_part_read (online_t *on, const rm_step_t *s, size_t p, uint32_t k, bson_t *last,
                        bool *done, int64_t *seen, int64_t *changed, bson_error_t *err);
 bool online_part_save (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
