@@ -178,10 +178,9 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
         w[i].on.busy_ms = 0;
         w[i].on.read_now = 0;
         w[i].on.diffs = NULL;
-        /* Its own name in the leases ("host:pid:ms:wN", which still
-         * says whose process it is): two workers of one process are two
-         * holders. */
-        snprintf (w[i].on.owner, sizeof w[i].on.owner, "%.100s:w%d", on->owner, i + 1);
+        /* Its own name in the leases: two workers of one process are
+         * two holders. */
+        online_lease_worker (on->owner, i + 1, w[i].on.owner, sizeof w[i].on.owner);
         if (pthread_create (&w[i].thread, NULL, worker_main, &w[i]) != 0)
             break;
         started++;

@@ -39,7 +39,8 @@ bool online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left,
  * the epoch a take fences. verdict: whether a holder may write at mono
  * (its clock), last renewed at renewed. fenced: a fence newer than the
  * holder's epoch, a run taking over. parse: a lease document's owner (""
- * when released or not a string), epoch and expires (0 when missing). */
+ * when released or not a string), epoch and expires (0 when missing).
+ * A partition's lease (online_workers.c) follows the same rules. */
 typedef enum { ONLINE_LEASE_OK, ONLINE_LEASE_LOST, ONLINE_LEASE_STALE } online_lease_verdict_t;
 bool online_lease_holder_dead (const char *owner);
 bool online_lease_blocks (bool found, const char *owner, const char *me, int64_t expires,
@@ -52,6 +53,10 @@ online_lease_verdict_t online_lease_verdict (bool lost, int64_t mono, int64_t re
 bool online_lease_fenced (int64_t newest, int64_t epoch);
 void online_lease_parse (const bson_t *doc, char *owner, size_t cap, int64_t *epoch,
                          int64_t *expires);
+/* The holder's name of worker (from 1) of the process named process
+ * ("host:pid:ms"), into buf: "host:pid:ms:wN", so that two workers of
+ * one process are two holders and holder_dead still finds the process. */
+void online_lease_worker (const char *process, int worker, char *buf, size_t cap);
 
 /* online_state.c: the plan's record, checkpoints. */
 bool online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err);
