@@ -124,6 +124,7 @@ worker_main (void *arg)
     worker_t *w = arg;
     shared_t *sh = w->sh;
     bson_error_t err = {0};
+    online_retry_t retry = {0, 0};
     void *st = NULL;
     bool ok, left = true, read;
 
@@ -133,6 +134,14 @@ worker_main (void *arg)
     ok = ok && st;
     while (ok && left && !stopped (sh)) {
         ok = sweep (w, st, &left, &read, &err);
+        /* A network error taking or reading a partition: tried again
+         * for up to --retry-for, as a batch is (a batch's own are
+         * retried inside it). */
+        if (!ok && online_retry (&w->on, &retry, &err)) {
+            ok = left = true;
+            continue;
+        }
+        ONLINE_RETRY_RESET (retry);
         if (ok && left && !read)
             online_sleep_ms (500);
     }
