@@ -23,9 +23,12 @@
 #include "remodel/cli.h"
 #include "remodel/value.h"
 
-/* A partition of at least this many documents, by default; and about
- * this many documents a partition when --partitions is not given. */
+/* Without --partitions: about this many documents a partition, none
+ * under half as many; with --workers above 1, at least four partitions a
+ * worker (so that a fast one takes more), none under PART_DOCS_FLOOR. */
 #define PART_DOCS_DEFAULT 1000000
+#define PART_DOCS_FLOOR 10000
+#define PARTS_PER_WORKER 4
 
 static void
 pass_key (const rm_step_t *s, size_t p, char *buf, size_t cap)
@@ -98,19 +101,23 @@ online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_
         bson_destroy (&sample);
         return ok;
     }
-    /* Without --partitions, about a million documents each: the count
-     * from the server's metadata, no scan. */
+    /* Without --partitions, by the count from the server's metadata (no
+     * scan). */
     if (one)
         want = 1;
     else if (want <= 0) {
         total = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, NULL);
         want = total > 0 ? total / PART_DOCS_DEFAULT + 1 : 1;
+        if (on->o->workers > 1 && want < PARTS_PER_WORKER * on->o->workers)
+            want = PARTS_PER_WORKER * on->o->workers;
     }
     ok = online_partition_sample (on, c, (int) want, &sample, &total, no_sample, sizeof no_sample,
                                   err);
     in = (online_partition_in_t) {.sample = &sample, .total = total, .want = (int) want,
                                   /* --partitions asks for that many whatever the size */
-                                  .small = on->o->partitions > 0 || one ? 0 : PART_DOCS_DEFAULT / 2};
+                                  .small = on->o->partitions > 0 || one ? 0
+                                           : on->o->workers > 1 ? PART_DOCS_FLOOR
+                                                                : PART_DOCS_DEFAULT / 2};
     bson_reinit (parts);
     ok = ok && online_partition_compute (&in, parts, err);
     bson_destroy (&sample);
