@@ -3,13 +3,15 @@
  * A plan is known by its id (remodel/names.h: its file's name and a hash of
  * its full path), never by a pattern:
  *   plans       {_id: <plan id>, name, path, digest, inPlace, paused,
- *               finalized, switch, capture}: the plan the id was started
- *               with (another is refused unless --restart), its mode,
- *               pause, finalize, an interrupted switch's journal
- *               (online_switch.c), and the change log's start point
- *               (online_capture.c)
+ *               finalized, switch, capture, partitions}: the plan the id
+ *               was started with (another is refused unless --restart),
+ *               its mode, pause, finalize, an interrupted switch's
+ *               journal (online_switch.c), the change log's start point
+ *               (online_capture.c), the partitions' bounds
+ *               (online_partition_state.c)
  *   capture     {_id}: a sentinel, for a moment (online_capture.c)
- *   leases, fences: online_lease.c
+ *   leases, fences: online_lease.c (the plan's, and its partitions')
+ *   partitions  each partition's checkpoint: online_partition_state.c
  *   checkpoints {_id: "<plan id>:<step>" (":<step>/<pass>" for a step's
  *               second pass), plan, epoch, digest, step, pass, op, ns,
  *               last, seen, changed, done, updated, tool}: written only
