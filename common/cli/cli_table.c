@@ -121,6 +121,12 @@ const rm_opt_t rm_cli_options[] = {
      .max = INT64_MAX, .what = "a number of documents"},
     {R (RM_OPT_FORGET, "forget", RM_VAL_NONE, C (ONLINE_ROLLBACK))},
     {R (RM_OPT_DIFFERENCES, "differences", RM_VAL_STRING, C (ONLINE_VERIFY))},
+    /* online run: a driving collection's _id partitions (issue 37). */
+    {R (RM_OPT_PARTITIONS, "partitions", RM_VAL_COUNT, C (ONLINE_RUN)), .min = 1, .max = 10000,
+     .what = "a number of partitions"},
+    {R (RM_OPT_WORKERS, "workers", RM_VAL_COUNT, C (ONLINE_RUN)), .min = 1, .max = 64,
+     .what = "a number of workers"},
+    {R (RM_OPT_JOIN, "join", RM_VAL_NONE, C (ONLINE_RUN))},
 };
 
 const size_t rm_cli_n_options = sizeof rm_cli_options / sizeof rm_cli_options[0];

@@ -241,17 +241,35 @@ online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_
     if (j->ended)
         return 0;
     if (!j->cursor) {
-        bson_t filter = BSON_INITIALIZER, *opts;
+        bson_t filter = BSON_INITIALIZER, after = BSON_INITIALIZER, range = BSON_INITIALIZER, *opts;
         /* After the checkpoint's _id in MongoDB's order, of any type. */
         if (bson_iter_init_find (&lit, last, "last")) {
-            if (!online_range_after (&lit, &filter)) {
-                bson_destroy (&filter);
+            if (!online_range_after (&lit, &after)) {
+                bson_destroy (&after);
+                bson_destroy (&range);
                 rm_error_set (err, RM_ERR_DATA, "%s: the checkpoint's _id makes too large a "
                               "query", j->on->where);
                 return -1;
             }
             skipping = true;
         }
+        /* Within the partition's range, when it has one. */
+        if (j->part && !online_partition_filter (j->part, &range, err)) {
+            bson_destroy (&after);
+            bson_destroy (&range);
+            return -1;
+        }
+        if (!bson_empty (&after) && !bson_empty (&range)) {
+            bson_t and;
+            BSON_APPEND_ARRAY_BEGIN (&filter, "$and", &and);
+            BSON_APPEND_DOCUMENT (&and, "0", &range);
+            BSON_APPEND_DOCUMENT (&and, "1", &after);
+            bson_append_array_end (&filter, &and);
+        } else {
+            bson_concat (&filter, bson_empty (&after) ? &range : &after);
+        }
+        bson_destroy (&after);
+        bson_destroy (&range);
         opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "batchSize",
                          BCON_INT32 ((int32_t) (j->batch_size < 100000 ? j->batch_size : 100000)));
         j->cursor = mongoc_collection_find_with_opts (j->drive, &filter, opts, NULL);
@@ -268,6 +286,10 @@ online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_
                 continue;
             skipping = false;
         }
+        /* A type no $type alias names, which the range's filter lets
+         * through: another partition's. */
+        if (j->part && has_id && !online_partition_holds (j->part, &id))
+            continue;
         online_docs_add (in, bson_get_data (doc), doc->len, -1);
         bson_reinit (last);
         if (has_id)

@@ -87,6 +87,10 @@ typedef struct {
     online_keys_t *keys;
     bool ended;                   /* it reached the end */
     int64_t seen, written;
+    /* The partition read (online_partition.c's bounds; NULL: the whole
+     * collection): the cursor's filter holds it, and the reader keeps
+     * only its _ids (what no $type alias names comes through). */
+    const bson_t *part;
 } online_job_t;
 
 void online_job_destroy_series (online_job_t *j);

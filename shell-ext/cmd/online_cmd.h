@@ -36,6 +36,24 @@ bool online_switch_ready (online_t *on, bson_error_t *err);
 /* online_run.c: run, verify or sync the plan. Returns the results found
  * not as they should be (verify, sync; 0 for run), -1 on error. */
 int64_t online_apply (online_t *on, online_mode_t mode, bson_error_t *err);
+/* online_workers.c: a pass's partitions (parts, online_partition_
+ * state.c) read by n workers, threads each on its own connection (a copy
+ * of on), each taking a partition not done that no live holder has under
+ * the partition's own lease, until every partition is done, whoever read
+ * it (workers of another process, run --join, too). ops: open makes a
+ * worker's reader of the pass on its connection (NULL, err: failed), run
+ * reads partition k from its checkpoint to its end, close frees the
+ * reader. *taken: the partitions this process's workers read. False
+ * with the first worker's error (its lease lost, the server), the other
+ * workers stopped at their next partition. */
+typedef struct {
+    void *(*open) (online_t *worker, void *ctx, bson_error_t *err);
+    bool (*run) (void *reader, uint32_t k, const bson_t *part, bson_error_t *err);
+    void (*close) (void *reader);
+    void *ctx;
+} online_worker_ops_t;
+bool online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, int n,
+                          const online_worker_ops_t *ops, int64_t *taken, bson_error_t *err);
 /* online_preflight.c: before a run writes anything, every namespace the
  * plan reads is on the server and every field a step names is in some
  * document of its namespace (refused as `remodel run` refuses them). */

@@ -63,6 +63,16 @@ static const char usage[] =
     "  --pause D          pause between batches (default 0; --pause-ms, its\n"
     "                     older name, is taken too)\n"
     "  --max-rate N       at most N documents read per second (default: no limit)\n"
+    "  --partitions N     run: split each driving collection into N _id ranges,\n"
+    "                     each with its own checkpoint, recorded when the run\n"
+    "                     reaches it (default: about one a million documents;\n"
+    "                     with --workers, at least four a worker)\n"
+    "  --workers N        run: N threads, each on its own connection, read the\n"
+    "                     partitions nobody holds, each under its own lease\n"
+    "                     (default 1)\n"
+    "  --join             run: join the run of the plan in progress (this host or\n"
+    "                     another): its workers take the partitions nobody holds,\n"
+    "                     and the plan's lease when its holder is gone\n"
     "  --write-concern W  the writes' w: a number or majority (default: the URI's)\n"
     "  --retry-for D      retry network errors, failovers and restarts with backoff\n"
     "                     for up to D (default 10m), then stop\n"
@@ -185,6 +195,15 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
         o->batch_size = (int64_t) v[RM_OPT_BATCH_SIZE].n;
     o->pause_ms = (int64_t) v[RM_OPT_PAUSE].n;
     o->max_rate = (int64_t) v[RM_OPT_MAX_RATE].n;
+    o->partitions = (int64_t) v[RM_OPT_PARTITIONS].n;
+    o->workers = v[RM_OPT_WORKERS].given ? (int64_t) v[RM_OPT_WORKERS].n : 1;
+    o->join = v[RM_OPT_JOIN].given;
+    if (o->join && (v[RM_OPT_RESTART].given || v[RM_OPT_DRY_RUN].given ||
+                    v[RM_OPT_SERVER_SIDE].given || v[RM_OPT_PARTITIONS].given)) {
+        rm_error_set (err, RM_ERR_USAGE, "--join joins a run in progress as it began: without "
+                      "--restart, --dry-run, --server-side or --partitions");
+        return false;
+    }
     o->batch_time_ms = (int64_t) v[RM_OPT_BATCH_TIME].n;
     if (v[RM_OPT_RETRY_FOR].given)
         o->retry_for_ms = (int64_t) v[RM_OPT_RETRY_FOR].n;

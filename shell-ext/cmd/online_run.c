@@ -190,59 +190,163 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
     return ok ? n : -1;
 }
 
+/* A pass that is one partition whatever --partitions says: one read by
+ * series (its ranges are the series' values, not _ids), or one whose
+ * checkpoint a remodel before partitions wrote (last, seen). */
 static bool
-run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_mode_t mode,
-          online_idset_t *sets, size_t n_sets, online_passrun_t *pr, bson_error_t *err)
+one_part (const rm_pass_t *p, const bson_t *last, int64_t seen)
+{
+    return p->series || !bson_empty (last) || seen > 0;
+}
+
+/* Where a range's checkpoint goes: the pass's own (k < 0), or that of
+ * partition k of n, whose counts are the pass's from seen0 and
+ * written0 on. */
+typedef struct {
+    int64_t k;
+    uint32_t n;
+    int64_t seen0, written0;
+} range_cp_t;
+
+static bool
+range_save (online_job_t *j, const range_cp_t *r, const bson_t *last, bool done, bson_error_t *err)
+{
+    const rm_nsref_t *ns = j->in[j->p->drive];
+    if (r->k < 0)
+        return online_checkpoint_save (j->on, j->s, j->index, ns, rm_name_now (&j->on->names, ns),
+                                       last, j->seen, j->written, done, err);
+    return online_part_save (j->on, j->s, j->index, (uint32_t) r->k, r->n, ns, last,
+                             j->seen - r->seen0, j->written - r->written0, done, err);
+}
+
+/* The batches of a range (a partition, or the whole collection) after
+ * last, each followed by its checkpoint (r's), up to its end, then its
+ * checkpoint done; or up to a stop asked for, or an error. */
+static bool
+run_range (online_job_t *j, online_passrun_t *pr, online_mode_t mode, bson_t *last,
+           const range_cp_t *r, online_docs_t *in, online_docs_t *out, online_progress_t *pg,
+           int64_t t0, bson_error_t *err)
+{
+    online_t *on = j->on;
+    const online_opts_t *o = on->o;
+    const rm_step_t *s = j->s;
+    bool state = mode != ONLINE_VERIFY && !o->dry_run;
+    bool checkpoints = mode == ONLINE_RUN && !o->dry_run;
+    const char *drive_ns = j->in[j->p->drive]->text;
+    online_retry_t retry = {0, 0};
+    bool ok = true;
+    int64_t n;
+
+    while (ok) {
+        int64_t b0 = online_mono_ms (), ms;
+        /* SIGINT, SIGTERM: here, between two batches, the last one's
+         * checkpoint saved (online_signal.c). */
+        if (online_stop_requested ()) {
+            char where[600];
+            snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, %s", s->index,
+                      s->op, drive_ns, (long long) j->seen,
+                      checkpoints ? "the checkpoint saved" : "nothing kept (it starts over)");
+            ok = online_stop_check (on, where, err);
+            break;
+        }
+        if (state && !online_wait_while_paused (on, err)) {
+            if (online_retry (on, &retry, err))
+                continue;
+            ok = false;
+            break;
+        }
+        b0 = online_mono_ms (); /* a pause is no batch's time */
+        n = one_batch (j, pr, last, in, out, err);
+        if (n < 0) {
+            if (online_retry (on, &retry, err))
+                continue;
+            ok = false;
+            break;
+        }
+        ONLINE_RETRY_RESET (retry);
+        if (n == 0)
+            break;
+        j->seen += n;
+        on->busy_ms += online_mono_ms () - b0;
+        if (checkpoints)
+            ok = range_save (j, r, last, false, err);
+        ms = online_mono_ms () - b0;
+        log_batch (j, pg, n, ms, t0);
+        online_blocked_progress (on, mode == ONLINE_SYNC ? "sync" : "verify", s, drive_ns, j->seen, -1);
+        size_batch (j, n, ms);
+        if (o->max_rate > 0)
+            online_sleep_ms (t0 + j->seen * 1000 / o->max_rate - online_mono_ms ());
+        online_sleep_ms (o->pause_ms);
+    }
+    if (ok && checkpoints)
+        ok = range_save (j, r, last, true, err);
+    return ok;
+}
+
+/* What one reader of a pass holds: its job (collections, engine, key
+ * map), the pass's writes, its buffers. The run's own, on its
+ * connection, or a worker's (online_workers.c), on the worker's. */
+typedef struct {
+    online_job_t j;
+    online_passrun_t *pr;
+    online_passrun_t own;   /* a worker's (pr points here) */
+    online_docs_t in, out;
+    rm_path_t held;
+    online_mode_t mode;
+    int64_t t0;
+    uint32_t n_parts;       /* the pass's partitions, for their checkpoints */
+} reader_t;
+
+static void
+passrun_init (online_passrun_t *pr, online_mode_t mode)
+{
+    memset (pr, 0, sizeof *pr);
+    pr->mode = mode;
+    online_docs_init (&pr->found);
+    online_docs_init (&pr->ip.again);
+    online_docs_init (&pr->ip.again_out);
+}
+
+static void
+passrun_destroy (online_passrun_t *pr)
+{
+    online_docs_destroy (&pr->found);
+    online_docs_destroy (&pr->ip.again);
+    online_docs_destroy (&pr->ip.again_out);
+}
+
+static void
+reader_open (reader_t *r, online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+             online_mode_t mode, online_idset_t *sets, size_t n_sets, online_passrun_t *pr)
 {
     const online_opts_t *o = on->o;
     bool state = mode != ONLINE_VERIFY && !o->dry_run;
-    bool checkpoints = mode == ONLINE_RUN && !o->dry_run;
-    online_job_t j;
-    online_docs_t in, out;
-    bson_t last = BSON_INITIALIZER;
-    bool done = false, ok = true;
-    int64_t t0 = online_mono_ms (), n = 0, seen0;
-    online_retry_t retry = {0, 0};
-    const char *drive_ns, *drive_coll;
-    rm_path_t held;
-    online_progress_t *pg = NULL;
-    bool drawn;
+    online_job_t *j = &r->j;
 
-    memset (&j, 0, sizeof j);
-    memset (&held, 0, sizeof held);
-    j.on = on;
-    j.s = s;
-    j.p = p;
-    j.index = pi;
-    j.batch_size = o->batch_size;
-    rm_step_inputs (s, j.in, 4);
-    drive_ns = j.in[p->drive]->text;
-    drive_coll = rm_name_now (&on->names, j.in[p->drive]);
-    if (checkpoints)
-        ok = online_checkpoint_read (on, s, pi, &last, &done, &j.seen, &j.written, err);
-    seen0 = j.seen; /* what this process reads is counted from here */
-    if (ok && done) {
-        if (!o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
-                         s->op, drive_ns);
-        bson_destroy (&last);
-        return true;
-    }
-    online_docs_init (&in);
-    online_docs_init (&out);
-    pg = online_progress_new (on, j.in[p->drive]->db, drive_coll, seen0);
-    j.drive = online_collection (on, j.in[p->drive]->db, rm_name_now (&on->names, j.in[p->drive]));
+    memset (r, 0, sizeof *r);
+    r->pr = pr;
+    r->mode = mode;
+    r->t0 = online_mono_ms ();
+    j->on = on;
+    j->s = s;
+    j->p = p;
+    j->index = pi;
+    j->batch_size = o->batch_size;
+    rm_step_inputs (s, j->in, 4);
+    online_docs_init (&r->in);
+    online_docs_init (&r->out);
+    j->drive = online_collection (on, j->in[p->drive]->db, rm_name_now (&on->names, j->in[p->drive]));
     if (p->partner >= 0)
-        j.partner = online_collection (on, j.in[p->partner]->db,
-                                       rm_name_now (&on->names, j.in[p->partner]));
-    j.engine = online_engine_new (on, s);
+        j->partner = online_collection (on, j->in[p->partner]->db,
+                                        rm_name_now (&on->names, j->in[p->partner]));
+    j->engine = online_engine_new (on, s);
     /* While the plan follows a change log, what a partner was read with
      * is kept (online_keys.c): a later change to it finds its old results. */
     if (on->follows && p->partner >= 0 && state)
-        j.keys = online_keys_new (on, s, pi, p->partner_key);
-    else if (on->follows && state && online_held_path (p, &held))
-        j.keys = online_keys_new (on, s, pi, &held);
-    pr->ip.j = &j;
+        j->keys = online_keys_new (on, s, pi, p->partner_key);
+    else if (on->follows && state && online_held_path (p, &r->held))
+        j->keys = online_keys_new (on, s, pi, &r->held);
+    pr->ip.j = j;
     if (o->in_place) {
         char backup[400];
         rm_name_inplace_backup (&on->names, s, backup, sizeof backup);
@@ -251,7 +355,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         for (size_t k = 0; k < p->n_keep; k++) {
             char target[400];
             rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
-            online_writes_init (&pr->targets[k], &j,
+            online_writes_init (&pr->targets[k], j,
                                 online_collection (on, p->keep[k]->db, target), "writing results");
             /* A pass whose results name their driver keeps no set: run
              * asks the target whose a result's _id is (online_check_
@@ -264,84 +368,249 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
                     pr->sets[k] = &sets[m];
         }
     }
-    while (ok) {
-        int64_t b0 = online_mono_ms (), ms;
-        /* SIGINT, SIGTERM: here, between two batches, the last one's
-         * checkpoint saved (online_signal.c). */
-        if (online_stop_requested ()) {
-            char where[600];
-            snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, %s", s->index,
-                      s->op, drive_ns, (long long) j.seen,
-                      checkpoints ? "the checkpoint saved" : "nothing kept (it starts over)");
-            ok = online_stop_check (on, where, err);
-            break;
-        }
-        if (state && !online_wait_while_paused (on, err)) {
-            if (online_retry (on, &retry, err))
-                continue;
-            ok = false;
-            break;
-        }
-        b0 = online_mono_ms (); /* a pause is no batch's time */
-        n = one_batch (&j, pr, &last, &in, &out, err);
-        if (n < 0) {
-            if (online_retry (on, &retry, err))
-                continue;
-            ok = false;
-            break;
-        }
-        ONLINE_RETRY_RESET (retry);
-        if (n == 0)
-            break;
-        j.seen += n;
-        on->busy_ms += online_mono_ms () - b0;
-        if (checkpoints)
-            ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
-                                         j.written, false, err);
-        ms = online_mono_ms () - b0;
-        log_batch (&j, pg, n, ms, t0);
-        online_blocked_progress (on, mode == ONLINE_SYNC ? "sync" : "verify", s, drive_ns, j.seen, -1);
-        size_batch (&j, n, ms);
-        if (o->max_rate > 0)
-            online_sleep_ms (t0 + j.seen * 1000 / o->max_rate - online_mono_ms ());
-        online_sleep_ms (o->pause_ms);
-    }
-    if (ok && checkpoints)
-        ok = online_checkpoint_save (on, s, pi, j.in[p->drive], drive_coll, &last, j.seen,
-                                     j.written, true, err);
-    if (ok)
-        on->read_now += j.seen - seen0;
-    drawn = online_progress_end (pg);
-    if (ok && !o->quiet && mode == ONLINE_RUN) {
-        char split[600] = "";
-        if (!o->dry_run && !o->in_place)
-            online_written_split (on, s, p, split, sizeof split);
-        rm_cli_line (stderr, drawn ? "\r\033[K" : "", "\n",
-                     "remodel: step %zu (%s) %s: %lld read, %lld %s%s", s->index, s->op, drive_ns,
-                     (long long) j.seen, (long long) j.written,
-                     o->dry_run ? (o->in_place ? "would change" : "would write")
-                                : (o->in_place ? "changed" : "written"), split);
-    } else if (ok && drawn) {
-        fprintf (stderr, "\n");
-    } else if (drawn) {
-        fputs ("\r\033[K", stderr); /* the error's line, said once at the top, alone */
-    }
+}
+
+static void
+reader_close (reader_t *r)
+{
+    online_passrun_t *pr = r->pr;
+    online_job_t *j = &r->j;
     for (size_t k = 0; k < 4; k++)
         if (pr->targets[k].coll)
             mongoc_collection_destroy (pr->targets[k].coll);
     if (pr->ip.backup)
         mongoc_collection_destroy (pr->ip.backup);
-    if (j.partner)
-        mongoc_collection_destroy (j.partner);
-    mongoc_collection_destroy (j.drive);
-    rm_batchstep_destroy (j.engine);
-    online_keys_destroy (j.keys);
-    rm_path_destroy (&held);
-    online_batch_close (&j);
-    online_job_destroy_series (&j);
-    online_docs_destroy (&in);
-    online_docs_destroy (&out);
+    if (j->partner)
+        mongoc_collection_destroy (j->partner);
+    mongoc_collection_destroy (j->drive);
+    rm_batchstep_destroy (j->engine);
+    online_keys_destroy (j->keys);
+    rm_path_destroy (&r->held);
+    online_batch_close (j);
+    online_job_destroy_series (j);
+    online_docs_destroy (&r->in);
+    online_docs_destroy (&r->out);
+}
+
+/* A worker's reader (online_worker_ops_t): the pass on the worker's
+ * connection, with writes of its own. A pass keeping a set of its
+ * results' _ids has one worker, which keeps the step's sets. */
+typedef struct {
+    const rm_step_t *s;
+    const rm_pass_t *p;
+    size_t pi;
+    online_mode_t mode;
+    online_idset_t *sets;
+    size_t n_sets;
+    uint32_t n;
+} pass_ctx_t;
+
+static void *
+worker_open (online_t *won, void *ctx, bson_error_t *err)
+{
+    pass_ctx_t *c = ctx;
+    reader_t *r = bson_malloc0 (sizeof *r);
+    (void) err;
+    passrun_init (&r->own, c->mode);
+    reader_open (r, won, c->s, c->p, c->pi, c->mode, c->sets, c->n_sets, &r->own);
+    r->n_parts = c->n;
+    return r;
+}
+
+static bool
+worker_run (void *reader, uint32_t k, const bson_t *part, bson_error_t *err)
+{
+    reader_t *r = reader;
+    online_job_t *j = &r->j;
+    bson_t last = BSON_INITIALIZER;
+    bool done, ok;
+    int64_t seen, changed;
+    ok = online_part_read (j->on, j->s, j->index, k, &last, &done, &seen, &changed, err);
+    if (ok) {
+        /* The partition's own counts, from its checkpoint on. */
+        range_cp_t rc = {k, r->n_parts, 0, 0};
+        j->seen = seen;
+        j->written = changed;
+        j->part = part;
+        j->ended = false;
+        online_batch_close (j);
+        ok = run_range (j, r->pr, r->mode, &last, &rc, &r->in, &r->out, NULL, r->t0, err);
+        online_batch_close (j);
+        j->part = NULL;
+        if (ok)
+            j->on->read_now += j->seen - seen;
+    }
     bson_destroy (&last);
+    return ok;
+}
+
+static void
+worker_close (void *reader)
+{
+    reader_t *r = reader;
+    reader_close (r);
+    passrun_destroy (&r->own);
+    bson_free (r);
+}
+
+/* run --join, not holding the plan's lease: takes it when its holder is
+ * gone (a process of this host that ended, or its lease lapsed), and
+ * becomes the run that records partitions and checkpoints passes. */
+static bool
+join_take (online_t *on, bson_error_t *err)
+{
+    char what[300];
+    bool taken;
+    if (on->lease)
+        return true;
+    snprintf (what, sizeof what, "plan %s", on->names.name);
+    return online_lease_take_key (on, on->names.id, what, &taken, err);
+}
+
+static bool
+run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_mode_t mode,
+          online_idset_t *sets, size_t n_sets, online_passrun_t *pr, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    bool checkpoints = mode == ONLINE_RUN && !o->dry_run;
+    reader_t r;
+    bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
+    bool done = false, ok = true, keeps_set = false, said = false;
+    int64_t seen = 0, written = 0, seen0, taken = 0;
+    uint32_t n_parts = 1;
+    const rm_nsref_t *in[4];
+    const char *drive_ns, *drive_coll;
+    online_progress_t *pg = NULL;
+    bool drawn;
+
+    rm_step_inputs (s, in, 4);
+    drive_ns = in[p->drive]->text;
+    drive_coll = rm_name_now (&on->names, in[p->drive]);
+    for (size_t k = 0; k < p->n_keep; k++)
+        for (size_t m = 0; m < n_sets; m++)
+            keeps_set |= !strcmp (sets[m].ns, p->keep[k]->text) && !sets[m].by_drivers;
+    /* The pass's checkpoint and partitions; a run that joined waits for
+     * what only the plan's lease holder does (recording the partitions,
+     * reading a pass of one or keeping a set of its results' _ids), or
+     * takes the lease over from a holder gone. */
+    for (;;) {
+        bool joined = checkpoints && o->join && !on->lease;
+        if (joined)
+            ok = join_take (on, err);
+        joined = checkpoints && o->join && !on->lease;
+        bson_reinit (&last);
+        if (ok && checkpoints)
+            ok = online_checkpoint_read (on, s, pi, &last, &done, &seen, &written, err);
+        if (!ok || done)
+            break;
+        if (checkpoints) {
+            mongoc_collection_t *c = online_collection (on, in[p->drive]->db, drive_coll);
+            ok = online_parts_get (on, s, pi, c, one_part (p, &last, seen), !joined, &parts, err);
+            mongoc_collection_destroy (c);
+            n_parts = ok ? online_parts_count (&parts) : 1;
+        }
+        if (!ok || !joined || (n_parts > 1 && !keeps_set))
+            break;
+        if (!said && !o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: joined: waiting for the "
+                         "run that holds the plan's lease (%s)", s->index, s->op, drive_ns,
+                         n_parts == 0 ? "to record its partitions" : "to read it");
+        said = true;
+        online_sleep_ms (500);
+    }
+    if (ok && done) {
+        if (!o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
+                         s->op, drive_ns);
+        bson_destroy (&last);
+        bson_destroy (&parts);
+        return true;
+    }
+    if (ok && n_parts > 1) {
+        /* The pass's counts are its partitions'. */
+        seen = written = 0;
+        for (uint32_t k = 0; ok && k < n_parts; k++) {
+            bson_t ignored = BSON_INITIALIZER;
+            bool pdone;
+            int64_t ps, pc;
+            ok = online_part_read (on, s, pi, k, &ignored, &pdone, &ps, &pc, err);
+            seen += ps;
+            written += pc;
+            bson_destroy (&ignored);
+        }
+        if (ok && !o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: %u partitions, %lld "
+                         "worker(s)%s", s->index, s->op, drive_ns, n_parts,
+                         (long long) (keeps_set ? 1 : o->workers),
+                         keeps_set && o->workers > 1 ? " (its results' _ids are checked "
+                                                       "in one set)" : "");
+    }
+    seen0 = seen; /* what this process reads is counted from here */
+    reader_open (&r, on, s, p, pi, mode, sets, n_sets, pr);
+    r.j.seen = seen;
+    r.j.written = written;
+    if (ok && n_parts <= 1) {
+        range_cp_t whole = {-1, 1, 0, 0};
+        pg = online_progress_new (on, in[p->drive]->db, drive_coll, seen0);
+        ok = run_range (&r.j, pr, mode, &last, &whole, &r.in, &r.out, pg, r.t0, err);
+        if (ok)
+            on->read_now += r.j.seen - seen0;
+    } else if (ok) {
+        pass_ctx_t ctx = {s, p, pi, mode, sets, n_sets, n_parts};
+        online_worker_ops_t ops = {worker_open, worker_run, worker_close, &ctx};
+        bson_t empty = BSON_INITIALIZER;
+        ok = online_workers_pass (on, s, pi, &parts, keeps_set ? 1 : (int) o->workers, &ops, &taken,
+                                  err);
+        /* Every partition is done: the pass's totals are theirs. */
+        r.j.seen = r.j.written = 0;
+        for (uint32_t k = 0; ok && k < n_parts; k++) {
+            bson_t ignored = BSON_INITIALIZER;
+            bool pdone;
+            int64_t ps, pc;
+            ok = online_part_read (on, s, pi, k, &ignored, &pdone, &ps, &pc, err);
+            r.j.seen += ps;
+            r.j.written += pc;
+            bson_destroy (&ignored);
+        }
+        /* The pass done: written by the plan's lease holder; a run that
+         * joined waits for it, or takes the lease over from one gone. */
+        while (ok && o->join && !on->lease) {
+            bool pdone = false;
+            int64_t ps, pc;
+            bson_t ignored = BSON_INITIALIZER;
+            ok = join_take (on, err) && (on->lease || online_checkpoint_read (on, s, pi, &ignored,
+                                                                              &pdone, &ps, &pc, err));
+            bson_destroy (&ignored);
+            if (!ok || pdone)
+                break;
+            online_sleep_ms (500);
+        }
+        if (ok && on->lease)
+            ok = online_checkpoint_save (on, s, pi, in[p->drive], drive_coll, &empty, r.j.seen,
+                                         r.j.written, true, err);
+        bson_destroy (&empty);
+    }
+    drawn = online_progress_end (pg);
+    if (ok && !o->quiet && mode == ONLINE_RUN) {
+        char split[600] = "", mine[100] = "";
+        if (!o->dry_run && !o->in_place)
+            online_written_split (on, s, p, split, sizeof split);
+        if (n_parts > 1 && taken < n_parts)
+            snprintf (mine, sizeof mine, " (%lld of the %u partitions read here)",
+                      (long long) taken, n_parts);
+        rm_cli_line (stderr, drawn ? "\r\033[K" : "", "\n",
+                     "remodel: step %zu (%s) %s: %lld read, %lld %s%s%s", s->index, s->op, drive_ns,
+                     (long long) r.j.seen, (long long) r.j.written,
+                     o->dry_run ? (o->in_place ? "would change" : "would write")
+                                : (o->in_place ? "changed" : "written"), split, mine);
+    } else if (ok && drawn) {
+        fprintf (stderr, "\n");
+    } else if (drawn) {
+        fputs ("\r\033[K", stderr); /* the error's line, said once at the top, alone */
+    }
+    reader_close (&r);
+    bson_destroy (&last);
+    bson_destroy (&parts);
     return ok;
 }
 
@@ -484,20 +753,14 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
     }
     for (size_t i = 0; ok && i < np; i++) {
         online_passrun_t pr;
-        memset (&pr, 0, sizeof pr);
-        pr.mode = mode;
-        online_docs_init (&pr.found);
-        online_docs_init (&pr.ip.again);
-        online_docs_init (&pr.ip.again_out);
+        passrun_init (&pr, mode);
         ok = run_pass (on, s, &passes[i], i, mode, sets, nt, &pr, err);
         *differ += pr.differ;
         if (pr.reported > ONLINE_REPORT_MAX && !(mode == ONLINE_SYNC && on->o->quiet))
             rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s): %d more ranges differ",
                          mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
                          pr.reported - ONLINE_REPORT_MAX);
-        online_docs_destroy (&pr.found);
-        online_docs_destroy (&pr.ip.again);
-        online_docs_destroy (&pr.ip.again_out);
+        passrun_destroy (&pr);
     }
     /* Past --memory, two results of a run with one _id are found here,
      * after the step's writes. */
@@ -555,6 +818,43 @@ lookup_rules_settle (online_t *on, online_mode_t mode, bson_error_t *err)
                     "}");
     ok = online_plan_update (on, set, err);
     bson_destroy (set);
+    return ok;
+}
+
+/* At the start of a run, the partitions of every pass that reads a
+ * source, recorded before the first batch (a pass an earlier step's
+ * results drive has them once that step is done, in run_pass). */
+static bool
+parts_at_start (online_t *on, bson_error_t *err)
+{
+    const char *nss[64];
+    size_t nn = online_changes_sources (on, nss, 64);
+    bool ok = true;
+    for (size_t i = 0; ok && i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        const rm_nsref_t *in[4];
+        rm_pass_t passes[RM_MAX_PASSES];
+        size_t np = rm_step_passes (s, on->o->in_place, passes, err);
+        rm_step_inputs (s, in, 4);
+        for (size_t pi = 0; ok && pi < np; pi++) {
+            const rm_nsref_t *ref = in[passes[pi].drive];
+            bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
+            bool source = false, done = false;
+            int64_t seen = 0, written = 0;
+            for (size_t k = 0; k < nn; k++)
+                source |= !strcmp (nss[k], ref->text);
+            if (source)
+                ok = online_checkpoint_read (on, s, pi, &last, &done, &seen, &written, err);
+            if (ok && source && !done) {
+                mongoc_collection_t *c = online_collection (on, ref->db, ref->coll);
+                ok = online_parts_get (on, s, pi, c, one_part (&passes[pi], &last, seen), true,
+                                       &parts, err);
+                mongoc_collection_destroy (c);
+            }
+            bson_destroy (&parts);
+            bson_destroy (&last);
+        }
+    }
     return ok;
 }
 
@@ -634,6 +934,23 @@ capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
     return ok;
 }
 
+/* run --join: the capture the run recorded (nothing is recorded here),
+ * so that partners' keys are noted as the run notes them. */
+static bool
+capture_joined (online_t *on, online_capture_t *c, bson_error_t *err)
+{
+    bson_t doc;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    on->follows = ok && online_capture_load (&doc, c) && c->mode != ONLINE_CAPTURE_NONE &&
+                  (!bson_empty (&c->token) || c->has_ts);
+    bson_destroy (&doc);
+    if (ok && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: plan %s: joining its run in progress",
+                     on->names.name);
+    return ok;
+}
+
 /* capture none: what the cut-over will cost, from what the checkpoints
  * say the plan read, at this run's own rate (or, when it read nothing
  * itself, as a run done before or on the server's side, the checkpoints'). */
@@ -659,7 +976,7 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     bool ok = true, lease = mode != ONLINE_VERIFY && !on->o->dry_run, took;
     int64_t differ = 0;
     rm_compile_plan_t compiled = {0};
-    bool server = on->o->server_side && mode == ONLINE_RUN, fresh = false;
+    bool server = on->o->server_side && mode == ONLINE_RUN, fresh = false, joining;
     online_capture_t capture, next;
     int64_t t0 = 0;
     size_t first = 0;
@@ -696,22 +1013,34 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
             return -1;
         }
     }
-    /* finalize holds the lease already, for its sync and verify. */
+    /* finalize holds the lease already, for its sync and verify. run
+     * --join works beside the run that holds it (run_pass takes it over
+     * from one gone). */
+    joining = mode == ONLINE_RUN && on->o->join;
+    lease &= !joining;
     took = lease && !on->lease;
-    if (lease)
+    if (joining)
+        ok = online_plan_check (on, err);
+    else if (lease)
         ok = online_lease_take (on, err) &&
              (mode == ONLINE_RUN ? online_plan_record (on, &fresh, err)
                                  : online_plan_check (on, err));
     else if (mode == ONLINE_VERIFY)
         ok = online_plan_check (on, err);
     /* A source another plan switched since this one's run began. */
-    if (ok && !on->o->dry_run)
+    if (ok && !on->o->dry_run && !joining)
         ok = online_shared_check (on, mode == ONLINE_RUN, fresh, err);
+    /* A run that joins joins by the rules the run recorded. */
     if (ok && !on->o->dry_run)
-        ok = lookup_rules_settle (on, mode, err);
+        ok = lookup_rules_settle (on, joining ? ONLINE_SYNC : mode, err);
     /* Where the change log stands, before any source document is read. */
-    if (ok && mode == ONLINE_RUN)
+    if (ok && joining)
+        ok = capture_joined (on, &capture, err);
+    else if (ok && mode == ONLINE_RUN)
         ok = capture_begin (on, &capture, fresh, err);
+    /* The sources' partitions, before the first batch. */
+    if (ok && mode == ONLINE_RUN && !on->o->dry_run && !server && !joining)
+        ok = parts_at_start (on, err);
     /* A run on the server's side notes no partner's keys: the next sync
      * rescans in full to write them (online_follow_sync). */
     if (ok && mode == ONLINE_RUN && !on->o->dry_run && (server || fresh))
@@ -743,15 +1072,17 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     on->keys_rebuilt = false;
     /* The sources' indexes on the results, before finalize (which
      * checks them itself, before it blocks the writes). */
-    if (ok && mode != ONLINE_VERIFY && !(on->o->command && !strcmp (on->o->command, "finalize")))
+    if (ok && mode != ONLINE_VERIFY && !(on->o->command && !strcmp (on->o->command, "finalize")) &&
+        (!joining || on->lease))
         ok = online_index_copy (on, false, err);
-    if (ok && mode == ONLINE_RUN)
+    if (ok && mode == ONLINE_RUN && !joining)
         capture_end (on, &capture, online_mono_ms () - t0);
     /* For status: what stopped the run, or that it went through; written
      * while the lease is held (a run that lost it writes nothing). */
-    if (took && mode == ONLINE_RUN && err->code != RM_ERR_USAGE && err->code != RM_ERR_UNSUPPORTED)
+    if ((took || (joining && on->lease)) && mode == ONLINE_RUN && err->code != RM_ERR_USAGE &&
+        err->code != RM_ERR_UNSUPPORTED)
         online_plan_note_error (on, ok ? NULL : err->message);
-    if (took)
+    if (took || joining)
         online_lease_drop (on);
     rm_names_clear (&on->names);
     rm_compile_plan_destroy (&compiled);

@@ -198,6 +198,9 @@ online_status (online_t *on, bson_error_t *err)
         printf ("(plan %s: no batch done on %s yet)\n", on->names.name, on->where);
     else if (!rows)
         printf ("(plan %s has not run on %s)\n", on->names.name, on->where);
+    /* The passes split in partitions (online_partition_state.c). */
+    if (rows && online_parts_list (on, *holder && !gone, err) < 0)
+        return -1;
     if (r.found)
         printf ("plan: %s (id %s)\n", on->names.path, on->names.id);
     if (r.found)

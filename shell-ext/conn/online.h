@@ -33,6 +33,9 @@ typedef struct {
     int64_t batch_size;     /* --batch-size (default 1000) */
     int64_t pause_ms;       /* --pause-ms between batches */
     int64_t max_rate;       /* --max-rate documents per second (0: none) */
+    int64_t partitions;     /* run --partitions: a driving collection's (0: by its size) */
+    int64_t workers;        /* run --workers: threads reading partitions (default 1) */
+    bool join;              /* run --join: a run in progress, its partitions nobody holds */
     bool dry_run, restart, quiet;
     bool in_place;          /* --in-place: backfill the namespaces themselves */
     bool create_indexes;    /* --create-indexes: make the join indexes missing */

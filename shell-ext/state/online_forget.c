@@ -1,8 +1,24 @@
 /* Forgetting a plan (rollback): everything its runs left in the state
  * database, its key map and its journal of made _ids first, then its
- * checkpoints and its record (online_state.c). Above the key map and the
- * journal, which the record's file sits below. */
+ * checkpoints, its partitions' and its record (online_state.c). Above
+ * the key map and the journal, which the record's file sits below; the
+ * partitions' checkpoints here too, which --restart forgets as well
+ * (online_plan_record), below the partitions' own file, which updates
+ * the record. */
 #include "online_state.h"
+
+bool
+online_parts_forget (online_t *on, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, "partitions");
+    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    bson_error_t why;
+    bool ok = mongoc_collection_delete_many (c, del, NULL, NULL, &why) ||
+              online_fail (on, err, &why, "forgetting the partitions' checkpoints");
+    bson_destroy (del);
+    mongoc_collection_destroy (c);
+    return ok;
+}
 
 bool
 online_plan_forget (online_t *on, bson_error_t *err)
@@ -15,6 +31,7 @@ online_plan_forget (online_t *on, bson_error_t *err)
     /* The lease and its fences stay: the next run's epoch is higher. */
     bool ok = online_lease_check (on, err) && online_keys_drop_plan (on, err) &&
               online_made_drop (on, true, err) &&
+              online_parts_forget (on, err) &&
               ((mongoc_collection_delete_many (cp, del, NULL, NULL, &why) &&
                 mongoc_collection_delete_one (c, q, NULL, NULL, &why)) ||
                online_fail (on, err, &why, "forgetting the plan's state"));

@@ -51,7 +51,8 @@ struct online_lease {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     mongoc_client_t *client;  /* the renewals' own connection */
-    char id[128], owner[128], state_db[128];
+    char id[300], owner[128], state_db[128];
+    char what[400];           /* for messages: "plan P", or a partition of it */
     int64_t epoch;
     int64_t lease_ms, margin_ms;
     int64_t server0, mono0;   /* the server's time at mono0 */
@@ -108,10 +109,10 @@ typedef struct {
 } lease_doc_t;
 
 static bool
-lease_read (online_t *on, lease_doc_t *l, bson_error_t *err)
+lease_read (online_t *on, const char *id, lease_doc_t *l, bson_error_t *err)
 {
     bson_t doc;
-    bool ok = online_state_get (on, "leases", on->names.id, &doc, &l->found, "reading the lease", err);
+    bool ok = online_state_get (on, "leases", id, &doc, &l->found, "reading the lease", err);
 
     online_lease_parse (&doc, l->owner, sizeof l->owner, &l->epoch, &l->expires);
     bson_destroy (&doc);
@@ -149,11 +150,11 @@ fence_newest (mongoc_collection_t *c, const char *id, int64_t *epoch, int64_t *a
 }
 
 static int
-refuse_held (online_t *on, const char *holder, int64_t left, bson_error_t *err)
+refuse_held (online_t *on, const char *what, const char *holder, int64_t left, bson_error_t *err)
 {
     rm_error_set (err, RM_ERR_USAGE,
-                  "%s: plan %s is being run by %s (its lease expires in %lld s unless renewed)",
-                  on->where, on->names.name, holder, (long long) (left > 0 ? (left + 999) / 1000 : 0));
+                  "%s: %s is being run by %s (its lease expires in %lld s unless renewed)",
+                  on->where, what, holder, (long long) (left > 0 ? (left + 999) / 1000 : 0));
     return false;
 }
 
@@ -251,15 +252,16 @@ lease_client (online_t *on)
 /* The fence of epoch next: inserted, or false with *raced when another
  * run inserted it first. */
 static bool
-fence_insert (online_t *on, int64_t next, int64_t now, bool *raced, bson_error_t *err)
+fence_insert (online_t *on, const char *id, int64_t next, int64_t now, bool *raced,
+              bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "fences");
-    char fid[160];
+    char fid[340];
     bson_t *doc;
     bson_error_t why;
     bool ok;
-    snprintf (fid, sizeof fid, "%s#%lld", on->names.id, (long long) next);
-    doc = BCON_NEW ("_id", BCON_UTF8 (fid), "plan", BCON_UTF8 (on->names.id), "epoch", BCON_INT64 (next),
+    snprintf (fid, sizeof fid, "%s#%lld", id, (long long) next);
+    doc = BCON_NEW ("_id", BCON_UTF8 (fid), "plan", BCON_UTF8 (id), "epoch", BCON_INT64 (next),
                     "owner", BCON_UTF8 (on->owner), "at", BCON_DATE_TIME (now));
     ok = mongoc_collection_insert_one (c, doc, NULL, NULL, &why);
     *raced = !ok && why.code == 11000;
@@ -270,8 +272,11 @@ fence_insert (online_t *on, int64_t next, int64_t now, bool *raced, bson_error_t
     return ok;
 }
 
-bool
-online_lease_take (online_t *on, bson_error_t *err)
+/* The lease of id (the plan's, or one of its partitions', what names it
+ * in messages) into on->lease; refused (RM_ERR_USAGE) while another
+ * holds it. */
+static bool
+lease_take (online_t *on, const char *id, const char *what, bson_error_t *err)
 {
     online_lease_t *l;
     lease_doc_t cur, again;
@@ -282,15 +287,13 @@ online_lease_take (online_t *on, bson_error_t *err)
     mongoc_collection_t *c;
     sigset_t mask;
 
-    if (on->lease)
-        return true; /* held for the whole command (finalize, rollback) */
     mono = online_mono_ms ();
-    if (!online_server_now (on, &now, err) || !lease_read (on, &cur, err))
+    if (!online_server_now (on, &now, err) || !lease_read (on, id, &cur, err))
         return false;
     if (online_lease_blocks (cur.found, cur.owner, on->owner, cur.expires, now))
-        return refuse_held (on, cur.owner, cur.expires - now, err);
+        return refuse_held (on, what, cur.owner, cur.expires - now, err);
     c = state (on, "fences");
-    if (!fence_newest (c, on->names.id, &newest, &newest_at, claimer, sizeof claimer, &why)) {
+    if (!fence_newest (c, id, &newest, &newest_at, claimer, sizeof claimer, &why)) {
         mongoc_collection_destroy (c);
         return online_fail (on, err, &why, "reading the lease's fences");
     }
@@ -300,24 +303,24 @@ online_lease_take (online_t *on, bson_error_t *err)
      * host: its claim lapses like a lease). */
     if (online_lease_claim_blocks (newest, cur.epoch, newest_at, lease_ms (), now, claimer,
                                    on->owner))
-        return refuse_held (on, "a run taking the lease right now", newest_at + lease_ms () - now,
+        return refuse_held (on, what, "a run taking the lease right now", newest_at + lease_ms () - now,
                             err);
     next = online_lease_next_epoch (newest, cur.epoch);
-    if (!fence_insert (on, next, now, &raced, err)) {
+    if (!fence_insert (on, id, next, now, &raced, err)) {
         if (raced)
-            return refuse_held (on, "a run that took the lease at the same moment", lease_ms (),
+            return refuse_held (on, what, "a run that took the lease at the same moment", lease_ms (),
                                 err);
         return false;
     }
     /* The holder may have renewed between our read and our fence: then it
      * keeps running until it sees the fence, and we back off. */
-    if (!lease_read (on, &again, err))
+    if (!lease_read (on, id, &again, err))
         return false;
     if (online_lease_blocks (again.found, again.owner, on->owner, again.expires, now))
-        return refuse_held (on, again.owner, again.expires - now, err);
+        return refuse_held (on, what, again.owner, again.expires - now, err);
     {
         mongoc_collection_t *lc = state (on, "leases");
-        bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (on->names.id), "$or", "[", "{", "epoch", "{", "$lt",
+        bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lt",
                                    BCON_INT64 (next), "}", "}", "{", "epoch", "{", "$exists",
                                    BCON_BOOL (false), "}", "}", "]");
         bson_t *update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (on->owner), "epoch",
@@ -333,7 +336,7 @@ online_lease_take (online_t *on, bson_error_t *err)
         bson_destroy (update);
         mongoc_collection_destroy (lc);
         if (!ok && why.code == 11000)
-            return refuse_held (on, "a newer run", lease_ms (), err);
+            return refuse_held (on, what, "a newer run", lease_ms (), err);
         if (!ok)
             return online_fail (on, err, &why, "taking the lease");
     }
@@ -343,13 +346,14 @@ online_lease_take (online_t *on, bson_error_t *err)
     if (cur.found && *cur.owner && strcmp (cur.owner, on->owner) && cur.expires > now &&
         !on->o->quiet)
         rm_cli_line (stderr, "", "\n",
-                     "remodel: plan %s: lease taken over at once from %s, a process of this "
-                     "host that is gone (epoch %lld, after its %lld)", on->names.name, cur.owner,
+                     "remodel: %s: lease taken over at once from %s, a process of this "
+                     "host that is gone (epoch %lld, after its %lld)", what, cur.owner,
                      (long long) next, (long long) cur.epoch);
     l = bson_malloc0 (sizeof *l);
     pthread_mutex_init (&l->mu, NULL);
     pthread_cond_init (&l->cv, NULL);
-    snprintf (l->id, sizeof l->id, "%s", on->names.id);
+    snprintf (l->id, sizeof l->id, "%s", id);
+    snprintf (l->what, sizeof l->what, "%s", what);
     snprintf (l->state_db, sizeof l->state_db, "%s", on->o->state_db);
     snprintf (l->owner, sizeof l->owner, "%s", on->owner);
     l->epoch = next;
@@ -378,6 +382,28 @@ online_lease_take (online_t *on, bson_error_t *err)
 }
 
 bool
+online_lease_take (online_t *on, bson_error_t *err)
+{
+    char what[300];
+    if (on->lease)
+        return true; /* held for the whole command (finalize, rollback) */
+    snprintf (what, sizeof what, "plan %s", on->names.name);
+    return lease_take (on, on->names.id, what, err);
+}
+
+bool
+online_lease_take_key (online_t *on, const char *id, const char *what, bool *taken,
+                       bson_error_t *err)
+{
+    *taken = lease_take (on, id, what, err);
+    if (!*taken && err->code == RM_ERR_USAGE) {
+        memset (err, 0, sizeof *err);
+        return true; /* held by another: not an error */
+    }
+    return *taken;
+}
+
+bool
 online_lease_check (online_t *on, bson_error_t *err)
 {
     online_lease_t *l = on->lease;
@@ -392,15 +418,15 @@ online_lease_check (online_t *on, bson_error_t *err)
     pthread_mutex_unlock (&l->mu);
     verdict = online_lease_verdict (lost, online_mono_ms (), renewed, l->lease_ms, l->margin_ms);
     if (verdict == ONLINE_LEASE_LOST) {
-        rm_error_set (err, RM_ERR_IO, "%s: plan %s: this run lost its lease to another; "
+        rm_error_set (err, RM_ERR_IO, "%s: %s: this run lost its lease to another; "
                       "stopping before writing anything more (its checkpoint stands)",
-                      on->where, on->names.name);
+                      on->where, l->what);
         return false;
     }
     if (verdict == ONLINE_LEASE_STALE) {
-        rm_error_set (err, RM_ERR_IO, "%s: plan %s: the lease was not renewed for %lld s (the "
+        rm_error_set (err, RM_ERR_IO, "%s: %s: the lease was not renewed for %lld s (the "
                       "server away, or this process stalled); stopping before writing anything "
-                      "more, since another run may take it over", on->where, on->names.name,
+                      "more, since another run may take it over", on->where, l->what,
                       (long long) ((online_mono_ms () - renewed) / 1000));
         return false;
     }
@@ -429,7 +455,7 @@ online_lease_drop (online_t *on)
      * run's is higher than any this one wrote under. */
     if (!lost) {
         c = state (on, "leases");
-        filter = BCON_NEW ("_id", BCON_UTF8 (on->names.id), "owner", BCON_UTF8 (on->owner), "epoch",
+        filter = BCON_NEW ("_id", BCON_UTF8 (l->id), "owner", BCON_UTF8 (on->owner), "epoch",
                            BCON_INT64 (l->epoch));
         update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (""), "expires", BCON_DATE_TIME (0),
                            "}");
@@ -454,7 +480,7 @@ online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left, int6
     *gone = false;
     *left = 0;
     *epoch = 0;
-    if (!online_server_now (on, &now, err) || !lease_read (on, &l, err))
+    if (!online_server_now (on, &now, err) || !lease_read (on, on->names.id, &l, err))
         return false;
     *epoch = l.epoch;
     if (l.found && *l.owner && l.expires > now) {

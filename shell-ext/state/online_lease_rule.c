@@ -98,3 +98,11 @@ online_lease_parse (const bson_t *doc, char *owner, size_t cap, int64_t *epoch, 
     if (bson_iter_init_find (&it, doc, "expires") && BSON_ITER_HOLDS_DATE_TIME (&it))
         *expires = bson_iter_date_time (&it);
 }
+
+void
+online_lease_worker (const char *process, int worker, char *buf, size_t cap)
+{
+    /* The process's name cut, never the worker's number: two workers are
+     * two holders, and host:pid stays first for holder_dead. */
+    snprintf (buf, cap, "%.*s:w%d", cap > 16 ? (int) (cap - 16) : 0, process, worker);
+}

@@ -1,8 +1,8 @@
 /* A driving collection's partitions (issue 37): _id ranges that workers
  * will read apart, computed from a sample of its _ids, apart from the
- * server (the sample is read by online_partition_sample.c; recording
- * them in the plan's record when a run starts, and the workers that read
- * them, come next: nothing calls this yet).
+ * server (the sample is read by online_partition_sample.c; a run records
+ * them in the plan's record and reads them one by one:
+ * online_partition_state.c, online_run.c).
  *
  * Design. The partitions are consecutive ranges of MongoDB's order of
  * _ids across types (MinKey < null < numbers < strings < objects < ...

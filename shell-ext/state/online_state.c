@@ -3,13 +3,15 @@
  * A plan is known by its id (remodel/names.h: its file's name and a hash of
  * its full path), never by a pattern:
  *   plans       {_id: <plan id>, name, path, digest, inPlace, paused,
- *               finalized, switch, capture}: the plan the id was started
- *               with (another is refused unless --restart), its mode,
- *               pause, finalize, an interrupted switch's journal
- *               (online_switch.c), and the change log's start point
- *               (online_capture.c)
+ *               finalized, switch, capture, partitions}: the plan the id
+ *               was started with (another is refused unless --restart),
+ *               its mode, pause, finalize, an interrupted switch's
+ *               journal (online_switch.c), the change log's start point
+ *               (online_capture.c), the partitions' bounds
+ *               (online_partition_state.c)
  *   capture     {_id}: a sentinel, for a moment (online_capture.c)
- *   leases, fences: online_lease.c
+ *   leases, fences: online_lease.c (the plan's, and its partitions')
+ *   partitions  each partition's checkpoint: online_partition_state.c
  *   checkpoints {_id: "<plan id>:<step>" (":<step>/<pass>" for a step's
  *               second pass), plan, epoch, digest, step, pass, op, ns,
  *               last, seen, changed, done, updated, tool}: written only
@@ -102,14 +104,17 @@ online_plan_record (online_t *on, bool *fresh, bson_error_t *err)
         bson_error_t why;
         ok = online_lease_check (on, err) &&
              (mongoc_collection_delete_many (cp, del, NULL, NULL, &why) ||
-              online_fail (on, err, &why, "forgetting the old checkpoints"));
+              online_fail (on, err, &why, "forgetting the old checkpoints")) &&
+             online_parts_forget (on, err);
         /* The old start point goes with the old checkpoints: the run
          * takes a new one (online_capture.c); a sample verified of the
-         * old results (online_sample.c) goes with it. */
+         * old results (online_sample.c) goes with it, and the old
+         * partitions (online_partition_state.c). */
         set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->names.digest), "inPlace",
                         BCON_BOOL (on->o->in_place), "name", BCON_UTF8 (on->names.name), "path",
                         BCON_UTF8 (on->names.path), "}", "$unset", "{", "capture",
-                        BCON_UTF8 (""), "sampled", BCON_UTF8 (""), "}");
+                        BCON_UTF8 (""), "sampled", BCON_UTF8 (""), "partitions", BCON_UTF8 (""),
+                        "}");
         *fresh = true;
         BSON_APPEND_BOOL (&opts, "upsert", true);
         ok = ok && (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||

@@ -15,6 +15,11 @@ typedef struct online_keys online_keys_t;
  * (a no-op when this process holds it already) and keeps it renewed from
  * a thread of its own until dropped. */
 bool online_lease_take (online_t *on, bson_error_t *err);
+/* The same rules for another key than the plan's (a partition's, id;
+ * what names it in messages): *taken false, and true returned, while a
+ * live holder has it; held in on->lease and on->epoch as the plan's is. */
+bool online_lease_take_key (online_t *on, const char *id, const char *what, bool *taken,
+                            bson_error_t *err);
 /* Before every write: false once the lease is lost or not renewed in
  * time, so a run that lost it writes nothing more. */
 bool online_lease_check (online_t *on, bson_error_t *err);
@@ -34,7 +39,8 @@ bool online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left,
  * the epoch a take fences. verdict: whether a holder may write at mono
  * (its clock), last renewed at renewed. fenced: a fence newer than the
  * holder's epoch, a run taking over. parse: a lease document's owner (""
- * when released or not a string), epoch and expires (0 when missing). */
+ * when released or not a string), epoch and expires (0 when missing).
+ * A partition's lease (online_workers.c) follows the same rules. */
 typedef enum { ONLINE_LEASE_OK, ONLINE_LEASE_LOST, ONLINE_LEASE_STALE } online_lease_verdict_t;
 bool online_lease_holder_dead (const char *owner);
 bool online_lease_blocks (bool found, const char *owner, const char *me, int64_t expires,
@@ -47,6 +53,10 @@ online_lease_verdict_t online_lease_verdict (bool lost, int64_t mono, int64_t re
 bool online_lease_fenced (int64_t newest, int64_t epoch);
 void online_lease_parse (const bson_t *doc, char *owner, size_t cap, int64_t *epoch,
                          int64_t *expires);
+/* The holder's name of worker (from 1) of the process named process
+ * ("host:pid:ms"), into buf: "host:pid:ms:wN", so that two workers of
+ * one process are two holders and holder_dead still finds the process. */
+void online_lease_worker (const char *process, int worker, char *buf, size_t cap);
 
 /* online_state.c: the plan's record, checkpoints. */
 bool online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err);
@@ -366,5 +376,34 @@ bool online_partition_filter (const bson_t *part, bson_t *filter, bson_error_t *
  * no_sample), one _id in so many of every _id in natural order. */
 bool online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bson_t *sample,
                               int64_t *total, char *no_sample, size_t cap, bson_error_t *err);
+/* online_partition_state.c: a run's partitions of pass p of step s.
+ * get: the bounds the plan's record keeps for it into parts (reset; an
+ * array of online_partition_compute's), or, the first time the run
+ * reaches the pass, computed from a sample of c (--partitions of them;
+ * by default about one a million documents; one with one) and recorded,
+ * never recomputed while the plan's run lasts; without may_record (a run
+ * that joined, holding no plan lease), parts is left empty until the
+ * run that holds it recorded them. count: how many. A pass
+ * of more than one keeps a checkpoint per partition k (of n), its _id
+ * after "last", fenced by the lease's epoch: read and save as the pass's
+ * own (online_checkpoint_read, _save). online_forget.c's forget:
+ * every partition's checkpoint of the plan (--restart, rollback; the
+ * bounds go with the record). list: status's table of the partitions of each pass split in
+ * more than one: each one's state (done; running, or stopped when
+ * running is false and it is not done; pending: not begun), documents
+ * read and written, range and the worker that last wrote its checkpoint;
+ * the rows printed (0: no pass split), -1 on error. */
+bool online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_t *c, bool one,
+                       bool may_record, bson_t *parts, bson_error_t *err);
+uint32_t online_parts_count (const bson_t *parts);
+/* The _id of partition k's checkpoint, which its lease has too. */
+void online_part_key (online_t *on, const rm_step_t *s, size_t p, uint32_t k, char *buf, size_t cap);
+bool online_part_read (online_t *on, const rm_step_t *s, size_t p, uint32_t k, bson_t *last,
+                       bool *done, int64_t *seen, int64_t *changed, bson_error_t *err);
+bool online_part_save (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
+                       const rm_nsref_t *ns, const bson_t *last, int64_t seen, int64_t changed,
+                       bool done, bson_error_t *err);
+bool online_parts_forget (online_t *on, bson_error_t *err);
+int online_parts_list (online_t *on, bool running, bson_error_t *err);
 
 #endif

@@ -1,0 +1,212 @@
+/* The workers of a pass split in partitions (online_cmd.h; issue 37):
+ * threads of this process, each on a connection of its own, taking the
+ * partitions nobody holds, one at a time, each under its own lease.
+ *
+ * A partition's lease is the plan's lease's rules on another key
+ * (online_lease_take_key: a fence inserted for each epoch, the server's
+ * clock, a renewal thread, online_lease_check before every write): a
+ * worker takes a partition that is not done and that no live holder has,
+ * at once when its holder was a process of this host that is gone,
+ * otherwise once its lease lapsed; it reads it from its checkpoint on
+ * (online_partition_state.c, fenced by the partition's epoch), and
+ * releases it when done. Workers of other processes (run --join) take
+ * partitions the same way, so it does not matter which process or host
+ * a partition is read by. A worker that lost its lease (stalled past it,
+ * taken over) writes nothing more: its error stops this process's other
+ * workers at their next batch, and the command exits non-zero.
+ *
+ * The pass ends when every partition is done, whoever read it: a worker
+ * that finds the rest held by others sweeps again every half second (a
+ * holder gone is taken over at its next sweep). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "online_cmd.h"
+#include "remodel/cli.h"
+
+typedef struct {
+    online_t *on;
+    const rm_step_t *s;
+    size_t pi;
+    const bson_t *parts;
+    uint32_t n;
+    const online_worker_ops_t *ops;
+    pthread_mutex_t mu;
+    bool stop;              /* an error: every worker stops at its next partition */
+    bson_error_t err;       /* the first */
+    int64_t taken;          /* partitions this process's workers read */
+} shared_t;
+
+typedef struct {
+    shared_t *sh;
+    int index;
+    online_t on;            /* this worker's: its own connection and lease */
+    pthread_t thread;
+} worker_t;
+
+static bool
+stopped (shared_t *sh)
+{
+    bool s;
+    pthread_mutex_lock (&sh->mu);
+    s = sh->stop;
+    pthread_mutex_unlock (&sh->mu);
+    return s;
+}
+
+static void
+fail (shared_t *sh, const bson_error_t *err)
+{
+    pthread_mutex_lock (&sh->mu);
+    if (!sh->stop)
+        sh->err = *err;
+    sh->stop = true;
+    pthread_mutex_unlock (&sh->mu);
+}
+
+/* One sweep over the partitions: each not done that this worker can take,
+ * read. *left: some are not done (held by others, or read now). */
+static bool
+sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
+{
+    shared_t *sh = w->sh;
+    online_t *on = &w->on;
+    bson_iter_t it;
+    uint32_t k = 0;
+    *left = *read = false;
+    for (bson_iter_init (&it, sh->parts); bson_iter_next (&it) && !stopped (sh); k++) {
+        bson_t part, last = BSON_INITIALIZER;
+        const uint8_t *data;
+        uint32_t len;
+        char id[400], what[400];
+        bool done, taken, ok;
+        int64_t seen, changed;
+        bson_iter_document (&it, &len, &data);
+        if (!bson_init_static (&part, data, len))
+            continue;
+        ok = online_part_read (on, sh->s, sh->pi, k, &last, &done, &seen, &changed, err);
+        bson_destroy (&last);
+        if (!ok)
+            return false;
+        if (done)
+            continue;
+        *left = true;
+        online_part_key (on, sh->s, sh->pi, k, id, sizeof id);
+        snprintf (what, sizeof what, "plan %s, step %zu, partition %u of %u", on->names.name,
+                  sh->s->index, k + 1, sh->n);
+        if (!online_lease_take_key (on, id, what, &taken, err))
+            return false;
+        if (!taken)
+            continue;
+        /* Done by another between the read and the take. */
+        bson_init (&last);
+        ok = online_part_read (on, sh->s, sh->pi, k, &last, &done, &seen, &changed, err);
+        bson_destroy (&last);
+        if (ok && !done) {
+            ok = sh->ops->run (st, k, &part, err);
+            *read = true;
+            pthread_mutex_lock (&sh->mu);
+            sh->taken++;
+            pthread_mutex_unlock (&sh->mu);
+        }
+        online_lease_drop (on);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static void *
+worker_main (void *arg)
+{
+    worker_t *w = arg;
+    shared_t *sh = w->sh;
+    bson_error_t err = {0};
+    online_retry_t retry = {0, 0};
+    void *st = NULL;
+    bool ok, left = true, read;
+
+    ok = online_connect (&w->on, sh->on->o, &err);
+    if (ok)
+        st = sh->ops->open (&w->on, sh->ops->ctx, &err);
+    ok = ok && st;
+    while (ok && left && !stopped (sh)) {
+        ok = sweep (w, st, &left, &read, &err);
+        /* A network error taking or reading a partition: tried again
+         * for up to --retry-for, as a batch is (a batch's own are
+         * retried inside it). */
+        if (!ok && online_retry (&w->on, &retry, &err)) {
+            ok = left = true;
+            continue;
+        }
+        ONLINE_RETRY_RESET (retry);
+        if (ok && left && !read)
+            online_sleep_ms (500);
+    }
+    if (st)
+        sh->ops->close (st);
+    if (!ok)
+        fail (sh, &err);
+    if (w->on.client)
+        mongoc_client_destroy (w->on.client);
+    return NULL;
+}
+
+bool
+online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, int n,
+                     const online_worker_ops_t *ops, int64_t *taken, bson_error_t *err)
+{
+    shared_t sh;
+    worker_t *w;
+    int started = 0;
+    sigset_t mask;
+
+    memset (&sh, 0, sizeof sh);
+    sh.on = on;
+    sh.s = s;
+    sh.pi = pi;
+    sh.parts = parts;
+    sh.n = online_parts_count (parts);
+    sh.ops = ops;
+    pthread_mutex_init (&sh.mu, NULL);
+    w = bson_malloc0 ((size_t) n * sizeof *w);
+    /* SIGINT and SIGTERM are the main thread's to see (online_signal.c):
+     * the workers' loops poll the flag it sets. */
+    online_signal_block (&mask);
+    for (int i = 0; i < n; i++) {
+        w[i].sh = &sh;
+        w[i].index = i;
+        /* The run's plan and names, shared and read only; a connection,
+         * a lease and counts of its own. */
+        w[i].on = *on;
+        w[i].on.client = NULL;
+        w[i].on.lease = NULL;
+        w[i].on.epoch = 0;
+        w[i].on.busy_ms = 0;
+        w[i].on.read_now = 0;
+        w[i].on.diffs = NULL;
+        /* Its own name in the leases: two workers of one process are
+         * two holders. */
+        online_lease_worker (on->owner, i + 1, w[i].on.owner, sizeof w[i].on.owner);
+        if (pthread_create (&w[i].thread, NULL, worker_main, &w[i]) != 0)
+            break;
+        started++;
+    }
+    pthread_sigmask (SIG_SETMASK, &mask, NULL);
+    for (int i = 0; i < started; i++)
+        pthread_join (w[i].thread, NULL);
+    for (int i = 0; i < started; i++)
+        on->read_now += w[i].on.read_now;
+    bson_free (w);
+    pthread_mutex_destroy (&sh.mu);
+    *taken = sh.taken;
+    if (started < n && !sh.stop) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot start the workers", on->where);
+        return false;
+    }
+    if (sh.stop)
+        *err = sh.err;
+    return !sh.stop;
+}

@@ -1,0 +1,315 @@
+/* A pass's partitions as a run keeps them (online_state.h; issue 37):
+ * their bounds in the plan's record, each one's checkpoint in the state
+ * database.
+ *
+ *   plans       {..., partitions: {"<step>" or "<step>/<pass>": [part...]}}:
+ *               the bounds (online_partition.c), computed the first time
+ *               the plan's run reaches the pass and recorded then, by the
+ *               lease's holder; a run that resumes reads them back, so a
+ *               partition's checkpoint always means the same range
+ *               (--restart and rollback forget them with the checkpoints)
+ *   partitions  {_id: "<plan id>:<key>#<k>", plan, step, pass, part, of,
+ *               ns, state: "running" or "done", owner, epoch, last, seen,
+ *               changed, updated}: partition k's checkpoint, fenced by the
+ *               lease's epoch as the pass's own is (online_state.c)
+ *
+ * A pass of one partition keeps only its own checkpoint, as before
+ * partitions: a run begun by an older remodel resumes from it. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "online_state.h"
+#include "remodel/cli.h"
+#include "remodel/value.h"
+
+/* Without --partitions: about this many documents a partition, none
+ * under half as many; with --workers above 1, at least four partitions a
+ * worker (so that a fast one takes more), none under PART_DOCS_FLOOR. */
+#define PART_DOCS_DEFAULT 1000000
+#define PART_DOCS_FLOOR 10000
+#define PARTS_PER_WORKER 4
+
+static void
+pass_key (const rm_step_t *s, size_t p, char *buf, size_t cap)
+{
+    if (p == 0)
+        snprintf (buf, cap, "%zu", s->index);
+    else
+        snprintf (buf, cap, "%zu/%zu", s->index, p + 1);
+}
+
+void
+online_part_key (online_t *on, const rm_step_t *s, size_t p, uint32_t k, char *buf, size_t cap)
+{
+    char key[64];
+    pass_key (s, p, key, sizeof key);
+    snprintf (buf, cap, "%s:%s#%u", on->names.id, key, k);
+}
+
+static int64_t
+now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The record's partitions of key into parts: false when none. */
+static bool
+recorded (const bson_t *record, const char *key, bson_t *parts)
+{
+    bson_iter_t it, sub;
+    const uint8_t *data;
+    uint32_t len;
+    if (!bson_iter_init_find (&it, record, "partitions") || !BSON_ITER_HOLDS_DOCUMENT (&it) ||
+        !bson_iter_recurse (&it, &sub) || !bson_iter_find (&sub, key) ||
+        !BSON_ITER_HOLDS_ARRAY (&sub))
+        return false;
+    bson_iter_array (&sub, &len, &data);
+    bson_reinit (parts);
+    {
+        bson_t view;
+        if (!bson_init_static (&view, data, len))
+            return false;
+        bson_concat (parts, &view);
+    }
+    return !bson_empty (parts);
+}
+
+bool
+online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_t *c, bool one,
+                  bool may_record, bson_t *parts, bson_error_t *err)
+{
+    char key[64], field[96], no_sample[300] = "";
+    bson_t record, sample = BSON_INITIALIZER, *set;
+    bool found, ok;
+    int64_t total = 0, want = on->o->partitions;
+    online_partition_in_t in;
+
+    pass_key (s, p, key, sizeof key);
+    ok = online_state_get (on, "plans", on->names.id, &record, &found, "reading the plan's record",
+                           err);
+    if (ok && recorded (&record, key, parts)) {
+        bson_destroy (&record);
+        bson_destroy (&sample);
+        return true;
+    }
+    bson_destroy (&record);
+    if (!ok || !may_record) {
+        bson_reinit (parts);
+        bson_destroy (&sample);
+        return ok;
+    }
+    /* Without --partitions, by the count from the server's metadata (no
+     * scan). */
+    if (one)
+        want = 1;
+    else if (want <= 0) {
+        total = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, NULL);
+        want = total > 0 ? total / PART_DOCS_DEFAULT + 1 : 1;
+        if (on->o->workers > 1 && want < PARTS_PER_WORKER * on->o->workers)
+            want = PARTS_PER_WORKER * on->o->workers;
+    }
+    ok = online_partition_sample (on, c, (int) want, &sample, &total, no_sample, sizeof no_sample,
+                                  err);
+    in = (online_partition_in_t) {.sample = &sample, .total = total, .want = (int) want,
+                                  /* --partitions asks for that many whatever the size */
+                                  .small = on->o->partitions > 0 || one ? 0
+                                           : on->o->workers > 1 ? PART_DOCS_FLOOR
+                                                                : PART_DOCS_DEFAULT / 2};
+    bson_reinit (parts);
+    ok = ok && online_partition_compute (&in, parts, err);
+    bson_destroy (&sample);
+    if (!ok)
+        return false;
+    snprintf (field, sizeof field, "partitions.%s", key);
+    set = bson_new ();
+    {
+        bson_t inner;
+        BSON_APPEND_DOCUMENT_BEGIN (set, "$set", &inner);
+        bson_append_array (&inner, field, -1, parts);
+        bson_append_document_end (set, &inner);
+    }
+    ok = online_plan_update (on, set, err);
+    bson_destroy (set);
+    return ok;
+}
+
+uint32_t
+online_parts_count (const bson_t *parts)
+{
+    return bson_count_keys (parts);
+}
+
+bool
+online_part_read (online_t *on, const rm_step_t *s, size_t p, uint32_t k, bson_t *last,
+                  bool *done, int64_t *seen, int64_t *changed, bson_error_t *err)
+{
+    char id[300];
+    bson_t doc;
+    bool found, ok;
+    online_part_key (on, s, p, k, id, sizeof id);
+    ok = online_state_get (on, "partitions", id, &doc, &found, "reading a partition's checkpoint",
+                           err);
+    online_checkpoint_parse (&doc, last, done, seen, changed);
+    bson_destroy (&doc);
+    return ok;
+}
+
+static bool
+part_write (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
+            const rm_nsref_t *ns, const bson_value_t *last, int64_t seen, int64_t changed,
+            bool done, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, "partitions");
+    char id[300];
+    bson_t *q, set = BSON_INITIALIZER, inner, opts = BSON_INITIALIZER;
+    bson_error_t why;
+    bool ok;
+
+    online_part_key (on, s, p, k, id, sizeof id);
+    /* Fenced as the pass's checkpoint is: never over what a newer epoch
+     * wrote. */
+    q = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lte",
+                  BCON_INT64 (on->epoch), "}", "}", "{", "epoch", "{", "$exists", BCON_BOOL (false),
+                  "}", "}", "]");
+    BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
+    BSON_APPEND_UTF8 (&inner, "plan", on->names.id);
+    BSON_APPEND_INT64 (&inner, "step", (int64_t) s->index);
+    BSON_APPEND_INT64 (&inner, "pass", (int64_t) p + 1);
+    BSON_APPEND_INT64 (&inner, "part", (int64_t) k);
+    BSON_APPEND_INT64 (&inner, "of", (int64_t) n);
+    BSON_APPEND_UTF8 (&inner, "ns", ns->text);
+    BSON_APPEND_UTF8 (&inner, "state", done ? "done" : "running");
+    BSON_APPEND_UTF8 (&inner, "owner", on->owner);
+    BSON_APPEND_INT64 (&inner, "epoch", on->epoch);
+    if (last)
+        BSON_APPEND_VALUE (&inner, "last", last);
+    BSON_APPEND_INT64 (&inner, "seen", seen);
+    BSON_APPEND_INT64 (&inner, "changed", changed);
+    BSON_APPEND_BOOL (&inner, "done", done);
+    BSON_APPEND_DATE_TIME (&inner, "updated", now_ms ());
+    bson_append_document_end (&set, &inner);
+    BSON_APPEND_BOOL (&opts, "upsert", true);
+    ok = online_lease_check (on, err) &&
+         (mongoc_collection_update_one (c, q, &set, &opts, NULL, &why) ||
+          (why.code == 11000
+               ? (rm_error_set (err, RM_ERR_IO, "%s: plan %s: a newer run wrote this partition's "
+                                "checkpoint; this one lost its lease and stops", on->where,
+                                on->names.name), false)
+               : online_fail (on, err, &why, "writing a partition's checkpoint")));
+    bson_destroy (&opts);
+    bson_destroy (&set);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+bool
+online_part_save (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
+                  const rm_nsref_t *ns, const bson_t *last, int64_t seen, int64_t changed,
+                  bool done, bson_error_t *err)
+{
+    online_retry_t retry = {0, 0};
+    bson_iter_t it;
+    const bson_value_t *v = bson_iter_init_find (&it, last, "last") ? bson_iter_value (&it) : NULL;
+    while (!part_write (on, s, p, k, n, ns, v, seen, changed, done, err))
+        if (!online_retry (on, &retry, err))
+            return false;
+    return true;
+}
+
+/* A bound for people: "(" or "after 5", ")" or "up to 9", a bracket's
+ * name. */
+static void
+bound_text (const bson_t *part, const char *key, char *buf, size_t cap)
+{
+    bson_iter_t it, b;
+    *buf = '\0';
+    if (!bson_iter_init_find (&it, part, key) || !BSON_ITER_HOLDS_DOCUMENT (&it) ||
+        !bson_iter_recurse (&it, &b) || !bson_iter_next (&b))
+        return;
+    if (BSON_ITER_HOLDS_UTF8 (&b) && (!strcmp (bson_iter_key (&b), "from") ||
+                                      !strcmp (bson_iter_key (&b), "below"))) {
+        snprintf (buf, cap, "%s %s", bson_iter_key (&b), bson_iter_utf8 (&b, NULL));
+    } else {
+        bson_t one = BSON_INITIALIZER;
+        char *json;
+        bson_append_iter (&one, "v", 1, &b);
+        json = bson_as_relaxed_extended_json (&one, NULL);
+        /* {"v" : X} -> X */
+        if (json && strlen (json) > 9) {
+            json[strlen (json) - 2] = '\0';
+            snprintf (buf, cap, "%s %s", !strcmp (bson_iter_key (&b), "after") ? "after" : "up to",
+                      json + 8);
+        }
+        bson_free (json);
+        bson_destroy (&one);
+    }
+}
+
+int
+online_parts_list (online_t *on, bool running, bson_error_t *err)
+{
+    bson_t record, parts;
+    bson_iter_t it, keys;
+    bool found;
+    int rows = 0;
+
+    if (!online_state_get (on, "plans", on->names.id, &record, &found, "reading the plan's record",
+                           err)) {
+        bson_destroy (&record);
+        return -1;
+    }
+    bson_init (&parts);
+    if (bson_iter_init_find (&it, &record, "partitions") && BSON_ITER_HOLDS_DOCUMENT (&it) &&
+        bson_iter_recurse (&it, &keys))
+        while (bson_iter_next (&keys)) {
+            const char *key = bson_iter_key (&keys);
+            bson_iter_t pi;
+            uint32_t k = 0, n;
+            if (!recorded (&record, key, &parts) || (n = online_parts_count (&parts)) < 2)
+                continue;
+            if (!rows++)
+                printf ("%-9s %-9s %-8s %10s %10s  %-34s %s\n", "STEP", "PARTITION", "STATE",
+                        "READ", "WRITTEN", "RANGE", "WORKER");
+            for (bson_iter_init (&pi, &parts); bson_iter_next (&pi); k++) {
+                char id[300], lo[200], hi[200], range[420], owner[160];
+                bson_t doc, part;
+                const uint8_t *data;
+                uint32_t len;
+                bool there, done = false;
+                int64_t seen = 0, changed = 0;
+                const char *st;
+                bson_iter_document (&pi, &len, &data);
+                if (!bson_init_static (&part, data, len))
+                    continue;
+                snprintf (id, sizeof id, "%s:%s#%u", on->names.id, key, k);
+                if (!online_state_get (on, "partitions", id, &doc, &there,
+                                       "reading a partition's checkpoint", err)) {
+                    bson_destroy (&doc);
+                    bson_destroy (&parts);
+                    bson_destroy (&record);
+                    return -1;
+                }
+                if (there) {
+                    bson_t ignored = BSON_INITIALIZER;
+                    online_checkpoint_parse (&doc, &ignored, &done, &seen, &changed);
+                    bson_destroy (&ignored);
+                }
+                online_field_utf8 (&doc, "owner", owner, sizeof owner);
+                st = done ? "done" : !there ? "pending" : running ? "running" : "stopped";
+                bound_text (&part, "lo", lo, sizeof lo);
+                bound_text (&part, "hi", hi, sizeof hi);
+                snprintf (range, sizeof range, "%s%s%s", *lo ? lo : "from the start",
+                          *hi ? ", " : "", *hi ? hi : "");
+                printf ("%-9s %4u of %-2u %-8s %10lld %10lld  %-34s %s\n", key, k + 1, n, st,
+                        (long long) seen, (long long) changed, range, *owner ? owner : "-");
+                bson_destroy (&doc);
+            }
+        }
+    bson_destroy (&parts);
+    bson_destroy (&record);
+    return rows;
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# remodel online run --workers N and --join (issue 37 items 2 and 5;
+# shell-ext/cmd/online_workers.c): parents whose _ids are of seven BSON
+# types (int, long, double, string, ObjectId, date, binary), their
+# children embedded, eight partitions, on both servers:
+#   1. two processes with two workers each (the second --join): both exit
+#      0, each read partitions, every parent read once, the results
+#      remodel run's byte for byte;
+#   2. three workers in one process: the partitions read by more than one
+#      worker, none skipped or read twice, as remodel run;
+#   (1 embeds the children, the others set a field);
+#   3. the first process killed with SIGKILL mid-run, the one that joined
+#      takes its partitions and the plan's lease over at once (a process
+#      of this host that is gone) and finishes: as remodel run, verify
+#      passes;
+#   4. a process stopped with SIGSTOP (leases of 2 s), another joins: it
+#      waits for the stopped one's leases to lapse, takes them and
+#      finishes; the stopped one continued writes nothing (no checkpoint
+#      changes) and exits non-zero, saying it lost its lease.
+#   REMODEL=build/remodel bash tests/cli/test_online_workers.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+N=40 # parents of each type (60 for the three workers)
+mkdir -p "$T/plans"
+
+# mk.py URI DB N: DB.parents with N _ids of each of seven types, and two
+# children of each parent in DB.kids (owner: the parent's _id).
+cat >"$T/mk.py" <<'EOF'
+import datetime, sys
+import pymongo
+from bson import Binary, Int64, ObjectId
+uri, db, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+c = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
+c.drop_database(db)
+ids = []
+for i in range(n):
+    ids += [i, Int64(10**12 + i), i + 0.5, "s%04d" % i, ObjectId(b"%012d" % i),
+            datetime.datetime(2000, 1, 1) + datetime.timedelta(days=i), Binary(b"b%04d" % i)]
+c[db].parents.insert_many([{"_id": v, "n": k} for k, v in enumerate(ids)])
+c[db].kids.insert_many([{"_id": k, "owner": ids[k // 2], "x": k % 7} for k in range(2 * len(ids))])
+c[db].kids.create_index("owner")
+print(len(ids))
+EOF
+# at.py URI PLAN DONE: returns once DONE partitions of the plan's first
+# pass are done (exit 3 after 60 s).
+cat >"$T/at.py" <<'EOF'
+import sys, time
+import pymongo
+uri, plan, done = sys.argv[1], sys.argv[2], int(sys.argv[3])
+c = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
+t0 = time.time()
+while time.time() - t0 < 60:
+    if c.remodel.partitions.count_documents({"plan": plan, "pass": 1, "state": "done"}) >= done:
+        sys.exit(0)
+    time.sleep(0.005)
+sys.exit(3)
+EOF
+pyq() { python3 -c "import pymongo, sys, json
+c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
+$1" "$uri"; }
+target() { pyq "print([n for n in c['$1'].list_collection_names() if n.startswith('parents_remodel_')][0])"; }
+# plan NAME DB: the children embedded into their parents; setp NAME DB:
+# a field set on the parents.
+setp() { echo "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"$2.parents\", \"fields\": {\"done\": true}}}]}" >"$T/plans/$1.json"; }
+plan() {
+    echo "{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"$2.kids\", \"into\": \"$2.parents\", \"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"kids\", \"project\": {\"owner\": 0}}}]}" >"$T/plans/$1.json"
+}
+offline() {
+    "$MONGODUMP" --uri "$uri" --db "$2" --archive="$T/$2-src.archive" --quiet
+    "$REMODEL" run -q --force "$T/plans/$1.json" --from "$T/$2-src.archive" --to "$T/$1.archive"
+}
+# counts PLAN: the first pass's partitions done of those recorded, the
+# documents they read.
+counts() {
+    pyq "d = list(c.remodel.partitions.find({'plan': '$(pid "$1")', 'pass': 1}))
+k = len(c.remodel.plans.find_one({'_id': '$(pid "$1")'})['partitions']['1'])
+print('%d of %d done, %d read' % (sum(x['state'] == 'done' for x in d), k, sum(x['seen'] for x in d)))"
+}
+# owners PLAN FIELD: the distinct processes (FIELD 2: pid) or workers
+# (FIELD 4) that read the first pass's partitions.
+owners() {
+    pyq "print(len({x['owner'].split(':')[$2] for x in c.remodel.partitions.find({'plan': '$(pid "$1")', 'pass': 1})}))"
+}
+# state PLAN: the plan's checkpoints and partitions, as they are.
+state() {
+    pyq "print(json.dumps([list(c.remodel.partitions.find({'plan': '$(pid "$1")'}, sort=[('_id', 1)])), list(c.remodel.checkpoints.find({'plan': '$(pid "$1")'}, sort=[('_id', 1)]))], default=str))"
+}
+# bg NAME ARGS...: remodel online ARGS in the background (reaped quietly),
+# its pid in $bgpid, stderr in $T/NAME.err, its exit status in $T/NAME.rc.
+bg() {
+    local name=$1
+    shift
+    rm -f "$T/pid" "$T/$name.rc"
+    ( "$REMODEL" online "$@" >/dev/null 2>"$T/$name.err" & echo $! >"$T/pid"; wait $!; echo $? >"$T/$name.rc" ) 2>/dev/null &
+    while [ ! -s "$T/pid" ]; do sleep 0.01; done
+    bgpid=$(cat "$T/pid")
+}
+waitrc() { while [ ! -s "$T/$1.rc" ]; do sleep 0.05; done; cat "$T/$1.rc"; }
+
+for kind in $(online_kinds); do
+    online_start $kind "$T/$kind" || continue
+
+    # 1. Two processes, two workers each.
+    n=$(python3 "$T/mk.py" "$uri" w1 $N)
+    plan two w1
+    offline two w1
+    bg a run "$T/plans/two.json" --uri "$uri" --partitions 8 --workers 2 --batch-size 5 \
+        --pause 100ms --create-indexes
+    python3 "$T/at.py" "$uri" "$(pid two)" 1
+    bg b run "$T/plans/two.json" --uri "$uri" --join --workers 2 --batch-size 5 --pause 100ms
+    expect_eq "$kind: two processes of two workers (one --join): both exit 0" \
+        "$(waitrc a):$(waitrc b)" "0:0"
+    expect_eq "$kind: ... both read partitions, every parent once" \
+        "$(owners two 1):$(counts two)" "2:8 of 8 done, $n read"
+    online_same "$kind: ... as remodel run, byte for byte" "$T/two.archive" "w1.parents=$(target w1)"
+
+    # 2. Three workers in one process.
+    n=$(python3 "$T/mk.py" "$uri" w2 60)
+    setp three w2
+    offline three w2
+    online run three --partitions 8 --workers 3 --batch-size 10 --pause 20ms
+    expect_eq "$kind: three workers: exit 0, eight partitions, several workers, every parent once" \
+        "$rc:$(grep -c '8 partitions, 3 worker' "$T/err"):$(($(owners three 3) > 1)):$(counts three)" \
+        "0:1:1:8 of 8 done, $n read"
+    online_same "$kind: ... as remodel run, byte for byte" "$T/three.archive" "w2.parents=$(target w2)"
+
+    # 3. The first process killed with SIGKILL, the one that joined finishes.
+    n=$(python3 "$T/mk.py" "$uri" w3 $N)
+    setp killed w3
+    offline killed w3
+    bg a run "$T/plans/killed.json" --uri "$uri" --partitions 8 --workers 2 --batch-size 5 \
+        --pause 100ms
+    apid=$bgpid
+    python3 "$T/at.py" "$uri" "$(pid killed)" 2
+    bg b run "$T/plans/killed.json" --uri "$uri" --join --workers 2 --batch-size 5 --pause 100ms
+    sleep 0.3
+    kill -9 "$apid"
+    expect_eq "$kind: the first killed with SIGKILL mid-run, the other finishes: exit 0" \
+        "$(waitrc b):$(counts killed)" "0:8 of 8 done, $n read"
+    expect_eq "$kind: ... it took the plan's lease over at once" \
+        "$(grep -c 'plan killed.json: lease taken over at once' "$T/b.err")" 1
+    online_same "$kind: ... as remodel run, byte for byte" "$T/killed.archive" "w3.parents=$(target w3)"
+    online verify killed -q
+    expect_eq "$kind: ... verify passes" "$rc:$(cat "$T/err")" "0:"
+
+    # 4. A process stopped past its leases; another joins and finishes.
+    python3 "$T/mk.py" "$uri" w4 $N >/dev/null
+    setp stopped w4
+    offline stopped w4
+    export REMODEL_ONLINE_LEASE_MS=2000
+    bg a run "$T/plans/stopped.json" --uri "$uri" --partitions 8 --batch-size 5 --pause 60ms
+    apid=$bgpid
+    python3 "$T/at.py" "$uri" "$(pid stopped)" 1
+    kill -STOP "$apid"
+    bg b run "$T/plans/stopped.json" --uri "$uri" --join --workers 2 --batch-size 5
+    expect_eq "$kind: a process stopped (SIGSTOP), another joins: it finishes (exit 0)" \
+        "$(waitrc b):$(counts stopped)" "0:8 of 8 done, $n read"
+    before=$(state stopped)
+    kill -CONT "$apid"
+    expect_eq "$kind: ... the stopped one, continued, exits non-zero, saying it lost its lease" \
+        "$(waitrc a):$(grep -c 'stopping before writing anything more' "$T/a.err")" "1:1"
+    expect_eq "$kind: ... and wrote no checkpoint" "$(state stopped)" "$before"
+    online_same "$kind: ... as remodel run, byte for byte" "$T/stopped.archive" "w4.parents=$(target w4)"
+    unset REMODEL_ONLINE_LEASE_MS
+    "$SERVER" stop "$T/$kind" >/dev/null 2>&1
+done
+exit 0
