@@ -102,7 +102,11 @@ rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
     size_t i, grew = 0;
     if ((m->n + 1) * 4 > m->cap * 3) {
         rm_keymap_t g = {NULL, 0, m->cap ? m->cap * 2 : 64};
-        g.slots = bson_malloc0 (g.cap * sizeof *g.slots);
+        /* Zeroed by writing, not calloc: a fresh mapping's pages would
+         * fault twice each, first read (the shared zero page, as slot ()
+         * probes) then written. */
+        g.slots = bson_malloc (g.cap * sizeof *g.slots);
+        memset (g.slots, 0, g.cap * sizeof *g.slots);
         for (size_t k = 0; k < m->cap; k++)
             if (m->slots[k].key) {
                 g.slots[slot (&g, m->slots[k].key)] = m->slots[k];

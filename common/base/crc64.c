@@ -73,8 +73,19 @@ crc64_raw_table (uint64_t reg, const unsigned char *p, size_t len)
         p += 8;
         len -= 8;
     }
-    while (len--)
-        reg = tab[0][(reg ^ *p++) & 0xff] ^ (reg >> 8);
+    /* The last 1 to 7 bytes in one step too, as the loop above does 8:
+     * tab[k] is a byte followed by k zero bytes, so the lookups are
+     * independent instead of one byte's result feeding the next (the
+     * short keys analyze hashes, 13 to 40 bytes, end in such a tail). */
+    if (len) {
+        uint64_t out;
+        for (size_t i = 0; i < len; i++)
+            reg ^= (uint64_t) p[i] << (8 * i);
+        out = reg >> (8 * len);
+        for (size_t i = 0; i < len; i++)
+            out ^= tab[len - 1 - i][(reg >> (8 * i)) & 0xff];
+        reg = out;
+    }
     return reg;
 }
 
