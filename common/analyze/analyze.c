@@ -86,19 +86,6 @@ small_value (const bson_iter_t *v)
     return !BSON_ITER_HOLDS_OID (v) && !BSON_ITER_HOLDS_BINARY (v);
 }
 
-/* The pending keys into their maps. Each add misses the cache once the
- * maps outgrow it; asked for together, a batch's misses overlap instead
- * of following one another. Same adds, same order: the same maps. */
-static void
-add_pending (rm_collection_t *c)
-{
-    for (size_t i = 0; i < c->n_pending; i++)
-        rm_keymap_prefetch (&c->fields[c->pending[i].field].keys, c->pending[i].key);
-    for (size_t i = 0; i < c->n_pending; i++)
-        c->key_bytes += rm_keymap_add (&c->fields[c->pending[i].field].keys, c->pending[i].key, 1);
-    c->n_pending = 0;
-}
-
 static void
 add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
 {
@@ -107,16 +94,13 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
     if (BSON_ITER_HOLDS_NULL (v))
         return;
     if (!key_like (v)) {
-        add_pending (c);
+        /* Its table dropped, after the keys sent before (in order). */
         f->not_key = true;
-        c->key_bytes -= RM_KEYMAP_BYTES (&f->keys);
-        rm_keymap_destroy (&f->keys);
+        rm_adds_push (c->adds, RM_ADD_DROP, c->index, (size_t) (f - c->fields), 0);
         return;
     }
-    if (c->n_pending == RM_ANALYZE_PENDING)
-        add_pending (c);
-    c->pending[c->n_pending].field = (size_t) (f - c->fields);
-    c->pending[c->n_pending++].key = rm_analyze_key (v, &c->scratch);
+    rm_adds_push (c->adds, RM_ADD_KEY, c->index, (size_t) (f - c->fields),
+                  rm_analyze_key (v, &c->scratch));
     f->values++;
     if (small_value (v))
         f->small++;
@@ -265,7 +249,8 @@ rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_
     rm_dist_add (&c->sizes, len);
     if (bson_init_static (&d, doc, len) && bson_iter_init (&it, &d))
         walk (c, seq, 0, PATH_HASH_START, &it, 0, false, SIZE_MAX);
-    add_pending (c);
+    /* Where the key tables may spill (analyze_adds.c). */
+    rm_adds_push (c->adds, RM_ADD_DOC, c->index, 0, 0);
     c->path[0] = '\0';
 }
 
@@ -280,6 +265,8 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
     int rc;
     uint64_t seq = 0;
     rm_collection_t **by_ns;
+    rm_adds_t *adds;
+    bson_error_t spill_err; /* a spill's, when reading failed first */
 
     ro.select = opts->select;
     r = rm_reader_open (src, &ro, err);
@@ -309,25 +296,20 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
         c->coll = bson_strdup (ns->coll);
         c->metadata = ns->metadata ? bson_strndup (ns->metadata, ns->metadata_len) : NULL;
     }
+    /* The key tables' adds and spills go to a worker (analyze_adds.c). */
+    adds = rm_adds_start (a);
     while ((rc = rm_reader_next (r, &item, err)) == 1) {
         rm_collection_t *c;
-        size_t before;
         if (item.kind != RM_ITEM_DOC || item.ns->index >= info->n_ns || !(c = by_ns[item.ns->index]))
             continue;
-        before = c->key_bytes;
         rm_collection_add (c, ++seq, item.doc, item.len);
-        a->key_bytes += c->key_bytes - before;
-        /* Half the budget for the key tables, half for the sorter they
-         * spill to; a table that doubles holds its old slots and twice as
-         * many new ones at once, so the tables spill at a sixth: at most
-         * half the budget even then. */
-        if (a->key_bytes > a->memory / 6 && !rm_analyze_spill_keys (a, err)) {
-            rc = -1;
+        if (adds->failed)
             break;
-        }
         if (opts->progress && (seq & 4095) == 0)
             opts->progress (opts->progress_ctx, 1, r, seq);
     }
+    if (!rm_adds_finish (adds, a, rc < 0 ? &spill_err : err))
+        rc = -1;
     rm_reader_close (r);
     bson_free (by_ns);
     if (rc == 0 && a->spill) {
