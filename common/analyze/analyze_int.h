@@ -38,10 +38,12 @@ uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
 #define RM_ANALYZE_MAX_DEPTH 6
 #define RM_ANALYZE_SAMPLE 4096   /* values that say whether a field holds words or ids */
 #define RM_ANALYZE_KEY_MAX_STRING 128 /* longer strings are text, not references */
+#define RM_ANALYZE_SHAPE 16      /* places of a document whose field the walk remembers */
 
 typedef struct {
     char *path;
     size_t path_len;
+    uint32_t hash;          /* of its path (analyze.c's walk continues it) */
     uint64_t docs;          /* documents holding it (once per document) */
     uint64_t last_doc;      /* the document that last counted */
     uint64_t types[256];    /* occurrences per BSON type */
@@ -83,6 +85,10 @@ typedef struct {
     size_t n_fields;
     bool fields_capped;
     uint16_t slots[RM_ANALYZE_MAX_PATHS * 2]; /* fields by a hash of their path: index + 1 */
+    /* The field last found at each of the first places of a document or
+     * of each field's document value (by the parent's field number, the
+     * top level last): index + 1, 0 none (analyze.c's walk). */
+    uint16_t shape[RM_ANALYZE_MAX_PATHS + 1][RM_ANALYZE_SHAPE];
     rm_buf_t scratch;       /* key bytes, reused */
     /* The first pass: its fields' key tables, by field number, owned by
      * the adds' worker (analyze_adds.c) until the pass ends; then each
