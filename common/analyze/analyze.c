@@ -93,11 +93,10 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v, bson_type_t
     if (!key_like (v, t)) {
         /* Its table dropped, after the keys sent before (in order). */
         f->not_key = true;
-        rm_adds_push (c->adds, RM_ADD_DROP, c->index, (size_t) (f - c->fields), 0);
+        rm_adds_push (c->adds, RM_ADD_DROP, c->index, (size_t) (f - c->fields), NULL);
         return;
     }
-    rm_adds_push (c->adds, RM_ADD_KEY, c->index, (size_t) (f - c->fields),
-                  rm_analyze_key (v, &c->scratch));
+    rm_adds_push (c->adds, RM_ADD_KEY, c->index, (size_t) (f - c->fields), v);
     f->values++;
     if (small_value (v, t))
         f->small++;
@@ -268,7 +267,7 @@ rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_
     if (bson_init_static (&d, doc, len) && bson_iter_init (&it, &d))
         walk (c, seq, 0, PATH_HASH_START, &it, 0, false, SIZE_MAX);
     /* Where the key tables may spill (analyze_adds.c). */
-    rm_adds_push (c->adds, RM_ADD_DOC, c->index, 0, 0);
+    rm_adds_push (c->adds, RM_ADD_DOC, c->index, 0, NULL);
     c->path[0] = '\0';
 }
 
@@ -371,7 +370,6 @@ rm_analysis_destroy (rm_analysis_t *a)
             rm_keymap_destroy (&c->fields[k].keys);
         }
         bson_free (c->fields);
-        rm_buf_destroy (&c->scratch);
         bson_free (c->ns);
         bson_free (c->db);
         bson_free (c->coll);

@@ -33,6 +33,8 @@ void rm_keymap_destroy (rm_keymap_t *m);
 /* The key of a value as $lookup matches it; scratch holds its bytes (reused:
  * no allocation per value once grown). */
 uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
+/* The same key from the bytes rm_key_append gave. */
+uint64_t rm_analyze_key_of (const uint8_t *bytes, size_t len);
 
 #define RM_ANALYZE_MAX_PATHS RM_ANALYZE_PATHS_CAP
 #define RM_ANALYZE_MAX_DEPTH 6
@@ -89,7 +91,6 @@ typedef struct {
      * of each field's document value (by the parent's field number, the
      * top level last): index + 1, 0 none (analyze.c's walk). */
     uint16_t shape[RM_ANALYZE_MAX_PATHS + 1][RM_ANALYZE_SHAPE];
-    rm_buf_t scratch;       /* key bytes, reused */
     /* The first pass: its fields' key tables, by field number, owned by
      * the adds' worker (analyze_adds.c) until the pass ends; then each
      * moves to its field's keys and this is NULL. */
@@ -204,7 +205,8 @@ void rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, ui
  * (main thread) hands over blocks of entries. */
 enum { RM_ADD_KEY, RM_ADD_DROP, RM_ADD_DOC };
 typedef struct {
-    uint64_t key;
+    uint64_t key;           /* RM_ADD_KEY: hashed on the worker from */
+    uint32_t off, len;      /* its bytes in the block's bytes */
     uint32_t col;
     uint16_t field;
     uint16_t op;            /* RM_ADD_* */
@@ -215,6 +217,7 @@ typedef struct {
 typedef struct rm_adds {
     rm_add_t *cur;          /* the block being filled (main thread) */
     size_t n;
+    rm_buf_t *bytes;        /* its keys' bytes (rm_key_append) */
     bool failed;            /* the worker failed (seen at a hand-over) */
     struct rm_adds_shared *shared;
 } rm_adds_t;
@@ -227,11 +230,17 @@ void rm_adds_hand_over (rm_adds_t *q);
  * to its fields. false (err set) if the worker failed. */
 bool rm_adds_finish (rm_adds_t *q, rm_analysis_t *a, bson_error_t *err);
 
+/* An entry; for RM_ADD_KEY, v is the value whose key it adds (its bytes
+ * are copied into the block: the worker hashes them). */
 static inline void
-rm_adds_push (rm_adds_t *q, uint16_t op, uint32_t col, size_t field, uint64_t key)
+rm_adds_push (rm_adds_t *q, uint16_t op, uint32_t col, size_t field, const bson_iter_t *v)
 {
     rm_add_t *e = &q->cur[q->n++];
-    e->key = key;
+    if (op == RM_ADD_KEY) {
+        e->off = (uint32_t) q->bytes->len;
+        rm_key_append (q->bytes, v);
+        e->len = (uint32_t) (q->bytes->len - e->off);
+    }
     e->col = col;
     e->field = (uint16_t) field;
     e->op = op;

@@ -78,13 +78,18 @@ rm_class_of (const rm_dist_t *children)
 }
 
 uint64_t
+rm_analyze_key_of (const uint8_t *bytes, size_t len)
+{
+    uint64_t h = rm_crc64_update (0, bytes, len);
+    return h ? h : 1;
+}
+
+uint64_t
 rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch)
 {
-    uint64_t h;
     rm_buf_reset (scratch);
     rm_key_append (scratch, value);
-    h = rm_crc64_update (0, scratch->data, scratch->len);
-    return h ? h : 1;
+    return rm_analyze_key_of (scratch->data, scratch->len);
 }
 
 static size_t
