@@ -42,6 +42,7 @@ collection_field (rm_collection_t *c, const char *path, size_t len, uint32_t has
     memset (f, 0, sizeof *f);
     f->path = bson_strndup (path, len);
     f->path_len = len;
+    f->hash = hash;
     f->in_array = in_array;
     /* Under a map's generated keys: no path a join or a step could name. */
     f->not_key = strstr (path, RM_ANALYZE_MAP_KEY) != NULL;
@@ -49,23 +50,22 @@ collection_field (rm_collection_t *c, const char *path, size_t len, uint32_t has
     return f;
 }
 
-/* Values a reference can be: ids, codes, numbers that are whole. */
+/* Values a reference can be: ids, codes, numbers that are whole. t is the
+ * value's type, read once per value (libbson's bson_iter_type is a call
+ * into the library each time). */
 static bool
-key_like (const bson_iter_t *v)
+key_like (const bson_iter_t *v, bson_type_t t)
 {
-    switch (bson_iter_type (v)) {
+    switch (t) {
     case BSON_TYPE_OID:
     case BSON_TYPE_INT32:
     case BSON_TYPE_INT64:
     case BSON_TYPE_BINARY:
         return true;
-    case BSON_TYPE_UTF8: {
-        uint32_t n;
-        bson_iter_utf8 (v, &n);
-        return n <= RM_ANALYZE_KEY_MAX_STRING;
-    }
+    case BSON_TYPE_UTF8:
+        return bson_iter_utf8_len_unsafe (v) <= RM_ANALYZE_KEY_MAX_STRING;
     case BSON_TYPE_DOUBLE: {
-        double d = bson_iter_double (v);
+        double d = bson_iter_double_unsafe (v);
         return d == (double) (int64_t) d;
     }
     default:
@@ -76,54 +76,34 @@ key_like (const bson_iter_t *v)
 /* A number, or a string of up to 3 bytes: values any collection of
  * integer or short ids holds by chance. */
 static bool
-small_value (const bson_iter_t *v)
+small_value (const bson_iter_t *v, bson_type_t t)
 {
-    uint32_t n;
-    if (BSON_ITER_HOLDS_UTF8 (v)) {
-        bson_iter_utf8 (v, &n);
-        return n <= 3;
-    }
-    return !BSON_ITER_HOLDS_OID (v) && !BSON_ITER_HOLDS_BINARY (v);
-}
-
-/* The pending keys into their maps. Each add misses the cache once the
- * maps outgrow it; asked for together, a batch's misses overlap instead
- * of following one another. Same adds, same order: the same maps. */
-static void
-add_pending (rm_collection_t *c)
-{
-    for (size_t i = 0; i < c->n_pending; i++)
-        rm_keymap_prefetch (&c->fields[c->pending[i].field].keys, c->pending[i].key);
-    for (size_t i = 0; i < c->n_pending; i++)
-        c->key_bytes += rm_keymap_add (&c->fields[c->pending[i].field].keys, c->pending[i].key, 1);
-    c->n_pending = 0;
+    if (t == BSON_TYPE_UTF8)
+        return bson_iter_utf8_len_unsafe (v) <= 3;
+    return t != BSON_TYPE_OID && t != BSON_TYPE_BINARY;
 }
 
 static void
-add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
+add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v, bson_type_t t)
 {
     if (f->not_key)
         return;
-    if (BSON_ITER_HOLDS_NULL (v))
+    if (t == BSON_TYPE_NULL)
         return;
-    if (!key_like (v)) {
-        add_pending (c);
+    if (!key_like (v, t)) {
+        /* Its table dropped, after the keys sent before (in order). */
         f->not_key = true;
-        c->key_bytes -= RM_KEYMAP_BYTES (&f->keys);
-        rm_keymap_destroy (&f->keys);
+        rm_adds_push (c->adds, RM_ADD_DROP, c->index, (size_t) (f - c->fields), NULL);
         return;
     }
-    if (c->n_pending == RM_ANALYZE_PENDING)
-        add_pending (c);
-    c->pending[c->n_pending].field = (size_t) (f - c->fields);
-    c->pending[c->n_pending++].key = rm_analyze_key (v, &c->scratch);
+    rm_adds_push (c->adds, RM_ADD_KEY, c->index, (size_t) (f - c->fields), v);
     f->values++;
-    if (small_value (v))
+    if (small_value (v, t))
         f->small++;
     /* What the evidence needs to tell chance from reference
      * (analyze_score.c): the range of the whole numbers, and the strings
      * that are words rather than ids. */
-    if (BSON_ITER_HOLDS_NUMBER (v)) {
+    if (t == BSON_TYPE_INT32 || t == BSON_TYPE_INT64 || t == BSON_TYPE_DOUBLE) {
         int64_t x = bson_iter_as_int64 (v);
         if (!f->ints || x < f->int_min)
             f->int_min = x;
@@ -134,12 +114,12 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
         /* Whether the rest are words or ids: the first few thousand say
          * it as well as all of them, and cost nothing past those. */
         f->sampled++;
-        if (BSON_ITER_HOLDS_UTF8 (v)) {
-            uint32_t n;
-            const char *s = bson_iter_utf8 (v, &n);
+        if (t == BSON_TYPE_UTF8) {
+            size_t n;
+            const char *str = bson_iter_utf8_unsafe (v, &n);
             bool digit = false;
-            for (uint32_t i = 0; i < n && !digit; i++)
-                digit = (unsigned) (s[i] - '0') < 10;
+            for (size_t i = 0; i < n && !digit; i++)
+                digit = (unsigned) (str[i] - '0') < 10;
             f->vocab += n <= 3 || !digit;
         }
     }
@@ -148,15 +128,15 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v)
 static void walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t *it,
                   int depth, bool in_array, size_t parent);
 
+/* v's statistics into f, the field of its path (c->path, plen bytes). */
 static void
-add_value (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t *v,
-           int depth, bool in_array)
+add_value (rm_collection_t *c, uint64_t seq, rm_field_t *f, size_t plen, bson_iter_t *v, int depth,
+           bool in_array)
 {
-    rm_field_t *f = collection_field (c, c->path, plen, phash, in_array);
+    bson_type_t t = bson_iter_type_unsafe (v);
+    uint32_t phash = f->hash;
     bson_iter_t sub;
     size_t fi;
-    if (!f)
-        return;
     /* c->fields grows while the fields below are walked: f is found again
      * by its index after each walk. */
     fi = (size_t) (f - c->fields);
@@ -164,42 +144,43 @@ add_value (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_i
         f->last_doc = seq;
         f->docs++;
     }
-    if (BSON_ITER_HOLDS_DATE_TIME (v)) {
-        int64_t t = bson_iter_date_time (v);
-        if (!f->types[BSON_TYPE_DATE_TIME] || t < f->date_min)
-            f->date_min = t;
-        if (!f->types[BSON_TYPE_DATE_TIME] || t > f->date_max)
-            f->date_max = t;
+    if (t == BSON_TYPE_DATE_TIME) {
+        int64_t when = bson_iter_date_time (v);
+        if (!f->types[BSON_TYPE_DATE_TIME] || when < f->date_min)
+            f->date_min = when;
+        if (!f->types[BSON_TYPE_DATE_TIME] || when > f->date_max)
+            f->date_max = when;
     }
-    f->types[bson_iter_type (v)]++;
-    if (BSON_ITER_HOLDS_DOCUMENT (v) && depth < RM_ANALYZE_MAX_DEPTH && bson_iter_recurse (v, &sub)) {
+    f->types[t]++;
+    if (t == BSON_TYPE_DOCUMENT && depth < RM_ANALYZE_MAX_DEPTH && bson_iter_recurse (v, &sub)) {
         walk (c, seq, plen, phash, &sub, depth + 1, in_array, fi);
-    } else if (BSON_ITER_HOLDS_ARRAY (v) && bson_iter_recurse (v, &sub)) {
+    } else if (t == BSON_TYPE_ARRAY && bson_iter_recurse (v, &sub)) {
         uint64_t n = 0;
         f->arrays++;
         if (!f->lengths)
             f->lengths = bson_malloc0 (sizeof *f->lengths);
         while (bson_iter_next (&sub)) {
+            bson_type_t et = bson_iter_type_unsafe (&sub);
             bson_iter_t el;
             n++;
             /* Documents in an array: their fields are path.field;
              * scalars are values of the path itself. */
-            if (BSON_ITER_HOLDS_DOCUMENT (&sub)) {
+            if (et == BSON_TYPE_DOCUMENT) {
                 bson_iter_t id = sub;
                 c->fields[fi].elem_docs++;
                 if (bson_iter_recurse (&sub, &id) &&
                     (bson_iter_find (&id, "_id") || (bson_iter_recurse (&sub, &id) && bson_iter_find (&id, "id"))))
                     c->fields[fi].elem_ids++;
             }
-            if (BSON_ITER_HOLDS_DOCUMENT (&sub) && depth < RM_ANALYZE_MAX_DEPTH &&
+            if (et == BSON_TYPE_DOCUMENT && depth < RM_ANALYZE_MAX_DEPTH &&
                 bson_iter_recurse (&sub, &el))
                 walk (c, seq, plen, phash, &el, depth + 1, true, fi);
-            else if (!BSON_ITER_HOLDS_ARRAY (&sub) && !BSON_ITER_HOLDS_DOCUMENT (&sub))
-                add_scalar (c, &c->fields[fi], &sub);
+            else if (et != BSON_TYPE_ARRAY && et != BSON_TYPE_DOCUMENT)
+                add_scalar (c, &c->fields[fi], &sub, et);
         }
         rm_dist_add (c->fields[fi].lengths, n);
     } else {
-        add_scalar (c, f, v);
+        add_scalar (c, f, v, t);
     }
 }
 
@@ -232,9 +213,13 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t
       bool in_array, size_t parent)
 {
     uint32_t dhash = plen ? path_hash_more (phash, ".", 1) : phash;
+    uint16_t *shape = c->shape[parent == SIZE_MAX ? RM_ANALYZE_MAX_PATHS : parent];
+    size_t at = 0;
     while (bson_iter_next (it)) {
         uint32_t klen = bson_iter_key_len (it);
-        const char *key = bson_iter_key (it);
+        const char *key = bson_iter_key_unsafe (it);
+        size_t len;
+        rm_field_t *f = NULL;
         if (parent != SIZE_MAX && generated_key (key, klen)) {
             rm_field_t *p = &c->fields[parent];
             if (!p->map_keys++)
@@ -247,8 +232,24 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t
         if (plen)
             c->path[plen] = '.';
         memcpy (c->path + plen + (plen ? 1 : 0), key, klen + 1);
-        add_value (c, seq, plen + (plen ? 1 : 0) + klen, path_hash_more (dhash, key, klen), it,
-                   depth, in_array);
+        len = plen + (plen ? 1 : 0) + klen;
+        /* The documents of a collection mostly share a shape: the field
+         * at this place under this parent last time, if its name is
+         * this one (its prefix is the parent's path, the same), is the
+         * field, without hashing the path and looking it up. */
+        if (at < RM_ANALYZE_SHAPE && shape[at]) {
+            rm_field_t *g = &c->fields[shape[at] - 1];
+            if (g->path_len == len && !memcmp (g->path + len - klen, key, klen))
+                f = g;
+        }
+        if (!f) {
+            f = collection_field (c, c->path, len, path_hash_more (dhash, key, klen), in_array);
+            if (f && at < RM_ANALYZE_SHAPE)
+                shape[at] = (uint16_t) (f - c->fields + 1);
+        }
+        at++;
+        if (f)
+            add_value (c, seq, f, len, it, depth, in_array);
         c->path[plen] = '\0';
     }
 }
@@ -265,7 +266,8 @@ rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_
     rm_dist_add (&c->sizes, len);
     if (bson_init_static (&d, doc, len) && bson_iter_init (&it, &d))
         walk (c, seq, 0, PATH_HASH_START, &it, 0, false, SIZE_MAX);
-    add_pending (c);
+    /* Where the key tables may spill (analyze_adds.c). */
+    rm_adds_push (c->adds, RM_ADD_DOC, c->index, 0, NULL);
     c->path[0] = '\0';
 }
 
@@ -280,6 +282,8 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
     int rc;
     uint64_t seq = 0;
     rm_collection_t **by_ns;
+    rm_adds_t *adds;
+    bson_error_t spill_err; /* a spill's, when reading failed first */
 
     ro.select = opts->select;
     r = rm_reader_open (src, &ro, err);
@@ -309,25 +313,20 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
         c->coll = bson_strdup (ns->coll);
         c->metadata = ns->metadata ? bson_strndup (ns->metadata, ns->metadata_len) : NULL;
     }
+    /* The key tables' adds and spills go to a worker (analyze_adds.c). */
+    adds = rm_adds_start (a);
     while ((rc = rm_reader_next (r, &item, err)) == 1) {
         rm_collection_t *c;
-        size_t before;
         if (item.kind != RM_ITEM_DOC || item.ns->index >= info->n_ns || !(c = by_ns[item.ns->index]))
             continue;
-        before = c->key_bytes;
         rm_collection_add (c, ++seq, item.doc, item.len);
-        a->key_bytes += c->key_bytes - before;
-        /* Half the budget for the key tables, half for the sorter they
-         * spill to; a table that doubles holds its old slots and twice as
-         * many new ones at once, so the tables spill at a sixth: at most
-         * half the budget even then. */
-        if (a->key_bytes > a->memory / 6 && !rm_analyze_spill_keys (a, err)) {
-            rc = -1;
+        if (adds->failed)
             break;
-        }
         if (opts->progress && (seq & 4095) == 0)
             opts->progress (opts->progress_ctx, 1, r, seq);
     }
+    if (!rm_adds_finish (adds, a, rc < 0 ? &spill_err : err))
+        rc = -1;
     rm_reader_close (r);
     bson_free (by_ns);
     if (rc == 0 && a->spill) {
@@ -371,7 +370,6 @@ rm_analysis_destroy (rm_analysis_t *a)
             rm_keymap_destroy (&c->fields[k].keys);
         }
         bson_free (c->fields);
-        rm_buf_destroy (&c->scratch);
         bson_free (c->ns);
         bson_free (c->db);
         bson_free (c->coll);

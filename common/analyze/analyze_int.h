@@ -33,16 +33,19 @@ void rm_keymap_destroy (rm_keymap_t *m);
 /* The key of a value as $lookup matches it; scratch holds its bytes (reused:
  * no allocation per value once grown). */
 uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
+/* The same key from the bytes rm_key_append gave. */
+uint64_t rm_analyze_key_of (const uint8_t *bytes, size_t len);
 
 #define RM_ANALYZE_MAX_PATHS RM_ANALYZE_PATHS_CAP
 #define RM_ANALYZE_MAX_DEPTH 6
 #define RM_ANALYZE_SAMPLE 4096   /* values that say whether a field holds words or ids */
 #define RM_ANALYZE_KEY_MAX_STRING 128 /* longer strings are text, not references */
-#define RM_ANALYZE_PENDING 64    /* keys added to the key maps in one batch */
+#define RM_ANALYZE_SHAPE 16      /* places of a document whose field the walk remembers */
 
 typedef struct {
     char *path;
     size_t path_len;
+    uint32_t hash;          /* of its path (analyze.c's walk continues it) */
     uint64_t docs;          /* documents holding it (once per document) */
     uint64_t last_doc;      /* the document that last counted */
     uint64_t types[256];    /* occurrences per BSON type */
@@ -84,14 +87,16 @@ typedef struct {
     size_t n_fields;
     bool fields_capped;
     uint16_t slots[RM_ANALYZE_MAX_PATHS * 2]; /* fields by a hash of their path: index + 1 */
-    rm_buf_t scratch;       /* key bytes, reused */
-    /* Keys walked but not yet added to their fields' maps (analyze.c:
-     * added a batch at a time, at the latest at the document's end). */
-    struct {
-        size_t field;
-        uint64_t key;
-    } pending[RM_ANALYZE_PENDING];
-    size_t n_pending;
+    /* The field last found at each of the first places of a document or
+     * of each field's document value (by the parent's field number, the
+     * top level last): index + 1, 0 none (analyze.c's walk). */
+    uint16_t shape[RM_ANALYZE_MAX_PATHS + 1][RM_ANALYZE_SHAPE];
+    /* The first pass: its fields' key tables, by field number, owned by
+     * the adds' worker (analyze_adds.c) until the pass ends; then each
+     * moves to its field's keys and this is NULL. */
+    rm_keymap_t *pass_keys;
+    struct rm_adds *adds;   /* where the walk sends its keys (the first pass) */
+    uint32_t index;         /* its number among the analysis's collections */
     size_t key_bytes;       /* its fields' key tables' bytes */
     char path[512];         /* the path being walked, built in place */
 } rm_collection_t;
@@ -192,6 +197,56 @@ struct rm_analysis {
 
 /* Pass 1 for one document. */
 void rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_t len);
+
+/* analyze_adds.c: the first pass's adds to the key tables, on a worker
+ * thread, in the order the walk finds the keys, with the spill decision
+ * (rm_analyze_spill_keys past a sixth of --memory) taken after each
+ * document as in place: the same tables, the same spills. The walk
+ * (main thread) hands over blocks of entries. */
+enum { RM_ADD_KEY, RM_ADD_DROP, RM_ADD_DOC };
+typedef struct {
+    uint64_t key;           /* RM_ADD_KEY: hashed on the worker from */
+    uint32_t off, len;      /* its bytes in the block's bytes */
+    uint32_t col;
+    uint16_t field;
+    uint16_t op;            /* RM_ADD_* */
+} rm_add_t;
+
+#define RM_ADDS_BLOCK 4096      /* entries a hand-over */
+
+typedef struct rm_adds {
+    rm_add_t *cur;          /* the block being filled (main thread) */
+    size_t n;
+    rm_buf_t *bytes;        /* its keys' bytes (rm_key_append) */
+    bool failed;            /* the worker failed (seen at a hand-over) */
+    struct rm_adds_shared *shared;
+} rm_adds_t;
+
+/* Starts the worker over a's collections (their pass_keys allocated);
+ * without a thread, each block is added in place as it fills. */
+rm_adds_t *rm_adds_start (rm_analysis_t *a);
+void rm_adds_hand_over (rm_adds_t *q);
+/* Waits for the worker and frees q; moves each collection's pass_keys
+ * to its fields. false (err set) if the worker failed. */
+bool rm_adds_finish (rm_adds_t *q, rm_analysis_t *a, bson_error_t *err);
+
+/* An entry; for RM_ADD_KEY, v is the value whose key it adds (its bytes
+ * are copied into the block: the worker hashes them). */
+static inline void
+rm_adds_push (rm_adds_t *q, uint16_t op, uint32_t col, size_t field, const bson_iter_t *v)
+{
+    rm_add_t *e = &q->cur[q->n++];
+    if (op == RM_ADD_KEY) {
+        e->off = (uint32_t) q->bytes->len;
+        rm_key_append (q->bytes, v);
+        e->len = (uint32_t) (q->bytes->len - e->off);
+    }
+    e->col = col;
+    e->field = (uint16_t) field;
+    e->op = op;
+    if (q->n == RM_ADDS_BLOCK)
+        rm_adds_hand_over (q);
+}
 /* analyze_hints.c: whether hints[key] lists ns; whether a readTogether
  * group holds both; ns's readWriteRatio. */
 bool rm_hints_lists (const bson_t *hints, const char *key, const char *ns);

@@ -78,13 +78,18 @@ rm_class_of (const rm_dist_t *children)
 }
 
 uint64_t
+rm_analyze_key_of (const uint8_t *bytes, size_t len)
+{
+    uint64_t h = rm_crc64_update (0, bytes, len);
+    return h ? h : 1;
+}
+
+uint64_t
 rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch)
 {
-    uint64_t h;
     rm_buf_reset (scratch);
     rm_key_append (scratch, value);
-    h = rm_crc64_update (0, scratch->data, scratch->len);
-    return h ? h : 1;
+    return rm_analyze_key_of (scratch->data, scratch->len);
 }
 
 static size_t
@@ -102,7 +107,11 @@ rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
     size_t i, grew = 0;
     if ((m->n + 1) * 4 > m->cap * 3) {
         rm_keymap_t g = {NULL, 0, m->cap ? m->cap * 2 : 64};
-        g.slots = bson_malloc0 (g.cap * sizeof *g.slots);
+        /* Zeroed by writing, not calloc: a fresh mapping's pages would
+         * fault twice each, first read (the shared zero page, as slot ()
+         * probes) then written. */
+        g.slots = bson_malloc (g.cap * sizeof *g.slots);
+        memset (g.slots, 0, g.cap * sizeof *g.slots);
         for (size_t k = 0; k < m->cap; k++)
             if (m->slots[k].key) {
                 g.slots[slot (&g, m->slots[k].key)] = m->slots[k];

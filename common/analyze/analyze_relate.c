@@ -176,12 +176,27 @@ share_in_memory (rm_analysis_t *a, rm_pair_t *p)
 {
     const rm_keymap_t *f = &a->cols[p->from].fields[p->field].keys;
     const rm_keymap_t *k = &a->cols[p->to].fields[p->key].keys;
-    for (size_t i = 0; i < f->cap; i++)
-        if (f->slots[i].key && rm_keymap_get (k, f->slots[i].key)) {
-            p->matched += f->slots[i].count;
+    /* The keys both hold, from whichever table is smaller (each is
+     * looked up in the other: a cache miss each, and a field with a
+     * million keys is often matched against a target of a hundred
+     * thousand); the sums are the same either way. Lookups a few ahead
+     * are asked for first. */
+    bool from_f = f->n <= k->n;
+    const rm_keymap_t *fewer = from_f ? f : k, *other = from_f ? k : f;
+    for (size_t i = 0; i < fewer->cap; i++) {
+        uint64_t key = fewer->slots[i].key, fc, kc;
+        if (i + 8 < fewer->cap && fewer->slots[i + 8].key)
+            rm_keymap_prefetch (other, fewer->slots[i + 8].key);
+        if (!key)
+            continue;
+        kc = from_f ? rm_keymap_get (k, key) : fewer->slots[i].count;
+        fc = from_f ? fewer->slots[i].count : rm_keymap_get (f, key);
+        if (kc && fc) {
+            p->matched += fc;
             p->distinct++;
-            p->repeated += f->slots[i].count > 1;
+            p->repeated += fc > 1;
         }
+    }
 }
 
 /* Whether a candidate measured like a relationship: a key unique in its

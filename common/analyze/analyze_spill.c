@@ -58,8 +58,12 @@ rm_analyze_spill_keys (rm_analysis_t *a, bson_error_t *err)
     }
     for (size_t ci = 0; ci < a->n_cols; ci++) {
         rm_collection_t *c = &a->cols[ci];
-        for (size_t fi = 0; fi < c->n_fields; fi++) {
-            rm_keymap_t *m = &c->fields[fi].keys;
+        /* In the first pass, the adds' worker's tables, while the walk
+         * adds fields (n_fields is the walk's): all of them, those past
+         * the fields empty. */
+        size_t n = c->pass_keys ? RM_ANALYZE_MAX_PATHS : c->n_fields;
+        for (size_t fi = 0; fi < n; fi++) {
+            rm_keymap_t *m = c->pass_keys ? &c->pass_keys[fi] : &c->fields[fi].keys;
             for (size_t i = 0; i < m->cap; i++) {
                 if (!m->slots[i].key)
                     continue;

@@ -33,6 +33,9 @@
 /* Inputs shorter than this go to the table: the vector setup and the final
  * reduction cost about as much as a few table steps. */
 #define PCLMUL_MIN_LEN 64
+#ifndef PCLMUL_SHORT_MIN_LEN
+#define PCLMUL_SHORT_MIN_LEN 16
+#endif
 #define VPCLMUL_MIN_LEN 256
 
 static uint64_t tab[8][256];
@@ -73,8 +76,20 @@ crc64_raw_table (uint64_t reg, const unsigned char *p, size_t len)
         p += 8;
         len -= 8;
     }
-    while (len--)
-        reg = tab[0][(reg ^ *p++) & 0xff] ^ (reg >> 8);
+    /* The last 1 to 7 bytes in one step too, as the loop above does 8:
+     * placed at the top of the register (after 8 - len zero bytes, whose
+     * lookups give 0), so the lookups are independent instead of one
+     * byte's result feeding the next (analyze hashes many short keys). */
+    if (len) {
+        uint64_t d = 0;
+        unsigned sh = (unsigned) (64 - 8 * len);
+        for (size_t i = 0; i < len; i++)
+            d |= (uint64_t) p[i] << (8 * i);
+        d = (reg ^ d) << sh;
+        reg = (reg >> (64 - sh)) ^ tab[7][d & 0xff] ^ tab[6][(d >> 8) & 0xff] ^
+              tab[5][(d >> 16) & 0xff] ^ tab[4][(d >> 24) & 0xff] ^ tab[3][(d >> 32) & 0xff] ^
+              tab[2][(d >> 40) & 0xff] ^ tab[1][(d >> 48) & 0xff] ^ tab[0][d >> 56];
+    }
     return reg;
 }
 
@@ -224,6 +239,16 @@ crc64_raw_pclmul (uint64_t reg, const unsigned char *p, size_t len)
     return fold_tail (s, p, len);
 }
 
+/* Runs the register over len bytes, len a multiple of 16 and >= 16: for
+ * inputs under 64 bytes (analyze's keys), one fold a block and the
+ * reduction, against a table lookup chain a byte or eight. */
+__attribute__ ((target ("pclmul,sse4.1"))) static uint64_t
+crc64_raw_pclmul_short (uint64_t reg, const unsigned char *p, size_t len)
+{
+    return fold_tail (_mm_xor_si128 (LOADU (p), _mm_cvtsi64_si128 ((int64_t) reg)), p + 16,
+                      len - 16);
+}
+
 #define VPCLMUL_TARGET "avx2,vpclmulqdq,pclmul,sse4.1"
 
 __attribute__ ((target (VPCLMUL_TARGET))) static inline __m256i
@@ -296,10 +321,11 @@ rm_crc64_update_clmul (uint64_t crc, const void *buf, size_t len)
 {
     pthread_once (&init_once, crc64_init);
 #ifdef RM_CRC64_HAVE_PCLMUL
-    if (len >= PCLMUL_MIN_LEN && have_pclmul) {
+    if (len >= PCLMUL_SHORT_MIN_LEN && have_pclmul) {
         const unsigned char *p = buf;
         size_t blocks = len & ~(size_t) 15;
-        uint64_t reg = crc64_raw_pclmul (~crc, p, blocks);
+        uint64_t reg = blocks >= PCLMUL_MIN_LEN ? crc64_raw_pclmul (~crc, p, blocks)
+                                                : crc64_raw_pclmul_short (~crc, p, blocks);
         return ~crc64_raw_table (reg, p + blocks, len - blocks);
     }
 #endif

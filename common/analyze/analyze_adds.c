@@ -1,0 +1,191 @@
+/* The first pass's adds to the key tables, on a second core
+ * (analyze_int.h). The walk of each document (main thread) and the adds
+ * of its keys (a cache miss each once the tables outgrow the cache) took
+ * about the same time on one thread; here the walk fills blocks of
+ * entries (each key's bytes) and a worker hashes and adds them, in the
+ * same order, taking the spill decision at each document's end as the
+ * pass did in place, so the tables, their spills and every figure
+ * reported from them are the same. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "analyze_int.h"
+#include "thread.h"
+
+#define BLOCKS 4        /* blocks in flight: the main thread fills one */
+#define AHEAD 16        /* entries between a slot's prefetch and its add */
+
+struct rm_adds_shared {
+    rm_analysis_t *a;
+    rm_add_t *block[BLOCKS];
+    rm_buf_t bytes[BLOCKS]; /* each block's keys' bytes */
+    size_t len[BLOCKS];
+    size_t fill;        /* the block the main thread fills */
+    size_t queued;      /* handed over, not yet added (the oldest first) */
+    bool done;          /* no more blocks */
+    bool threaded;
+    bool bad;           /* the worker's own: a spill failed, err says why */
+    bool failed;        /* bad, as the main thread may read it (under mu) */
+    bson_error_t err;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+/* One block's entries, in order. */
+static void
+add_block (struct rm_adds_shared *s, rm_add_t *e, size_t n, const rm_buf_t *keys)
+{
+    rm_analysis_t *a = s->a;
+    /* The keys' hashes first (the CRC of each key's bytes: a tenth of the
+     * pass, off the walk's thread too), for the prefetches below. */
+    for (size_t i = 0; i < n; i++)
+        if (e[i].op == RM_ADD_KEY)
+            e[i].key = rm_analyze_key_of (keys->data + e[i].off, e[i].len);
+    for (size_t i = 0; i < n && !s->bad; i++) {
+        rm_collection_t *c = &a->cols[e[i].col];
+        rm_keymap_t *m = &c->pass_keys[e[i].field];
+        size_t bytes;
+        /* Same adds in the same order as without it: a prefetch only
+         * asks for the slot a later add will probe. */
+        if (i + AHEAD < n && e[i + AHEAD].op == RM_ADD_KEY)
+            rm_keymap_prefetch (&a->cols[e[i + AHEAD].col].pass_keys[e[i + AHEAD].field],
+                                e[i + AHEAD].key);
+        switch (e[i].op) {
+        case RM_ADD_KEY:
+            bytes = rm_keymap_add (m, e[i].key, 1);
+            c->key_bytes += bytes;
+            a->key_bytes += bytes;
+            break;
+        case RM_ADD_DROP: /* the field holds values no reference has */
+            bytes = RM_KEYMAP_BYTES (m);
+            c->key_bytes -= bytes;
+            a->key_bytes -= bytes;
+            rm_keymap_destroy (m);
+            break;
+        default: /* a document's end */
+            /* Half the budget for the key tables, half for the sorter
+             * they spill to; a table that doubles holds its old slots
+             * and twice as many new ones at once, so the tables spill at
+             * a sixth: at most half the budget even then. */
+            if (a->key_bytes > a->memory / 6 && !rm_analyze_spill_keys (a, &s->err))
+                s->bad = true;
+            break;
+        }
+    }
+}
+
+static void *
+worker (void *arg)
+{
+    struct rm_adds_shared *s = arg;
+    size_t next = 0;
+    pthread_mutex_lock (&s->mu);
+    for (;;) {
+        while (!s->queued && !s->done)
+            pthread_cond_wait (&s->cv, &s->mu);
+        if (!s->queued)
+            break;
+        pthread_mutex_unlock (&s->mu);
+        add_block (s, s->block[next], s->len[next], &s->bytes[next]);
+        next = (next + 1) % BLOCKS;
+        pthread_mutex_lock (&s->mu);
+        s->queued--;
+        s->failed = s->bad;
+        pthread_cond_broadcast (&s->cv);
+    }
+    pthread_mutex_unlock (&s->mu);
+    return NULL;
+}
+
+rm_adds_t *
+rm_adds_start (rm_analysis_t *a)
+{
+    rm_adds_t *q = bson_malloc0 (sizeof *q);
+    struct rm_adds_shared *s = bson_malloc0 (sizeof *s);
+    q->shared = s;
+    s->a = a;
+    for (size_t i = 0; i < BLOCKS; i++) {
+        s->block[i] = bson_malloc (RM_ADDS_BLOCK * sizeof *s->block[i]);
+        rm_buf_init (&s->bytes[i]);
+    }
+    for (size_t i = 0; i < a->n_cols; i++) {
+        a->cols[i].pass_keys = bson_malloc0 (RM_ANALYZE_MAX_PATHS * sizeof *a->cols[i].pass_keys);
+        a->cols[i].adds = q;
+        a->cols[i].index = (uint32_t) i;
+    }
+    q->cur = s->block[0];
+    q->bytes = &s->bytes[0];
+    pthread_mutex_init (&s->mu, NULL);
+    pthread_cond_init (&s->cv, NULL);
+    s->threaded = rm_thread_start (&s->thread, worker, s) == 0;
+    return q;
+}
+
+void
+rm_adds_hand_over (rm_adds_t *q)
+{
+    struct rm_adds_shared *s = q->shared;
+    if (!q->n)
+        return;
+    if (!s->threaded) {
+        add_block (s, q->cur, q->n, q->bytes);
+        q->failed = s->bad;
+        q->n = 0;
+        rm_buf_reset (q->bytes);
+        return;
+    }
+    pthread_mutex_lock (&s->mu);
+    s->len[s->fill] = q->n;
+    s->queued++;
+    pthread_cond_broadcast (&s->cv);
+    s->fill = (s->fill + 1) % BLOCKS;
+    while (s->queued == BLOCKS)
+        pthread_cond_wait (&s->cv, &s->mu);
+    q->failed = s->failed;
+    pthread_mutex_unlock (&s->mu);
+    q->cur = s->block[s->fill];
+    q->bytes = &s->bytes[s->fill];
+    rm_buf_reset (q->bytes);
+    q->n = 0;
+}
+
+bool
+rm_adds_finish (rm_adds_t *q, rm_analysis_t *a, bson_error_t *err)
+{
+    struct rm_adds_shared *s = q->shared;
+    bool ok;
+    rm_adds_hand_over (q);
+    if (s->threaded) {
+        pthread_mutex_lock (&s->mu);
+        s->done = true;
+        pthread_cond_broadcast (&s->cv);
+        pthread_mutex_unlock (&s->mu);
+        pthread_join (s->thread, NULL);
+    }
+    ok = !s->bad;
+    if (!ok)
+        *err = s->err;
+    for (size_t i = 0; i < a->n_cols; i++) {
+        rm_collection_t *c = &a->cols[i];
+        for (size_t k = 0; k < RM_ANALYZE_MAX_PATHS; k++) {
+            if (k < c->n_fields)
+                c->fields[k].keys = c->pass_keys[k];
+            else
+                rm_keymap_destroy (&c->pass_keys[k]);
+        }
+        bson_free (c->pass_keys);
+        c->pass_keys = NULL;
+        c->adds = NULL;
+    }
+    pthread_mutex_destroy (&s->mu);
+    pthread_cond_destroy (&s->cv);
+    for (size_t i = 0; i < BLOCKS; i++) {
+        bson_free (s->block[i]);
+        rm_buf_destroy (&s->bytes[i]);
+    }
+    bson_free (s);
+    bson_free (q);
+    return ok;
+}
