@@ -21,8 +21,9 @@
 # loss, and every one on mongo-java-server, fails. Then the same race
 # made certain for remodel's side: run stopped (killat --exec) between
 # reading a batch and writing it while the application $sets a new field
-# and remodel's own input (owner) of two tasks, the run goes on: both
-# writes kept, the moved task's owner_email its new owner's. Then one
+# and remodel's own input (owner) of two tasks, and a new field of a task
+# remodel replaces whole, the run goes on: every write kept, the moved
+# task's owner_email its new owner's. Then one
 # task whose owner_email the application itself wrote after remodel:
 # rollback leaves it (exit 1), naming it with what it holds; the task
 # beside it, whose description the application wrote, gets its original
@@ -89,39 +90,49 @@ for kind in ${RI_KINDS:-ferretdb java}; do
         [ -n "${RI_DEBUG:-}" ] && cat "$T/err" >&2
         got=$(python3 "$IU" check "$uri" "$T/snap" "$T/log" "$T/err" "$T/before" $bytes 2>"$T/judge")
         [ -n "${RI_DEBUG:-}" ] && cat "$T/judge" >&2
-        expect_eq "$name: rollback after $(cat "$T/writes") application writes ($(sed -n 's/^raced //p' "$T/judge") undone before it by FerretDB's update race): exit 0, every write kept, every other task its original" \
+        raced=; [ "$kind" == ferretdb ] &&
+            raced=" ($(sed -n 's/^raced //p' "$T/judge") undone before it by FerretDB's update race)"
+        expect_eq "$name: rollback after $(cat "$T/writes") application writes$raced: exit 0, every write kept, every other task its original" \
             "$rc:$got" "0:lost 0 stale 0 unnamed 0 changed 0"
         "$SERVER" stop "$T/srv-$kind-$seed" >/dev/null 2>&1
     done
 
     # Between run's read of the first batch and its writes (killat --exec
     # at its first flush, the backups'), the application adds priority to
-    # a task that has none and gives another a new owner: the first write
-    # keeps priority, the second misses and is redone from the new owner.
-    # The application's writes are done before remodel's reach the server,
-    # so FerretDB's race (above) has no part here: nothing may be lost.
+    # a task that has none, gives another a new owner, and adds a field to
+    # a third of 70 fields (more than a $set is built for: replaced whole,
+    # on condition of every field as read, which a field added since still
+    # matches): the first write keeps priority, the second misses and is
+    # redone from the new owner, the third gives the new field back. The
+    # application's writes are done before remodel's reach the server, so
+    # FerretDB's race (above) has no part here: nothing may be lost.
     fresh "$kind" between || continue
     py 'first = [d for d in c.crm.tasks.find().sort("_id", 1).limit(20)]
 t1 = next(d for d in first if "priority" not in d)
-t2 = next(d for d in first if d["_id"] != t1["_id"])
+t2, t3 = [d for d in first if d["_id"] != t1["_id"]][:2]
 p = c.crm.people.find_one({"_id": {"$ne": t2["owner"]}, "email": {"$exists": True}})
-open(sys.argv[2], "w").write("%s %s %s %s" % (t1["_id"], t2["_id"], p["_id"], p["email"]))' "$T/ids"
-    read -r t1 t2 p2 mail <"$T/ids"
+c.crm.tasks.update_one({"_id": t3["_id"]}, {"$set": {"x%02d" % i: i for i in range(70)}})
+n3 = len(c.crm.tasks.find_one({"_id": t3["_id"]}))
+open(sys.argv[2], "w").write("%s %s %s %s %s %d" % (t1["_id"], t2["_id"], p["_id"], p["email"], t3["_id"], n3))' "$T/ids"
+    read -r t1 t2 p2 mail t3 n3 <"$T/ids"
     cat >"$T/appwrite.py" <<'PYEOF'
 import sys, pymongo
 from bson import ObjectId
 t = pymongo.MongoClient(sys.argv[1], directConnection=True).crm.tasks
 t.update_one({"_id": ObjectId(sys.argv[2])}, {"$set": {"priority": 9}})
 t.update_one({"_id": ObjectId(sys.argv[3])}, {"$set": {"owner": ObjectId(sys.argv[4])}})
+t.update_one({"_id": ObjectId(sys.argv[5])}, {"$set": {"tag": "app"}})
 PYEOF
-    "$KILLAT" -q --exec "python3 '$T/appwrite.py' '$uri' $t1 $t2 $p2" online_writes_flush 1 -- \
+    "$KILLAT" -q --exec "python3 '$T/appwrite.py' '$uri' $t1 $t2 $p2 $t3" online_writes_flush 1 -- \
         "$ONLINE" run "$T/plans/inplace.json" --uri "$uri" --in-place --batch-size 20 -q \
         >/dev/null 2>"$T/kerr"
     krc=$?
     tasks() { py 'from bson import ObjectId
-for i in sys.argv[2:]:
+for i in sys.argv[2:4]:
     d = c.crm.tasks.find_one({"_id": ObjectId(i)})
-    print(d.get("priority"), d["owner"], d.get("owner_email"), end=" ")' "$t1" "$t2"; }
+    print(d.get("priority"), d["owner"], d.get("owner_email"), end=" ")
+d = c.crm.tasks.find_one({"_id": ObjectId(sys.argv[4])})
+print(d.get("tag"), len(d), "owner_email" in d and d["owner_email"] == c.crm.people.find_one({"_id": d["owner"]})["email"])' "$t1" "$t2" "$t3"; }
     t1_owner=$(py 'from bson import ObjectId
 print(c.crm.tasks.find_one({"_id": ObjectId(sys.argv[2])})["owner"])' "$t1")
     t1_mail=$(py 'from bson import ObjectId
@@ -129,11 +140,11 @@ print(c.crm.people.find_one({"_id": ObjectId(sys.argv[2])})["email"])' "$t1_owne
     t2_prio=$(python3 -c 'import sys
 from bson import decode_file_iter, ObjectId
 print(next(d for d in decode_file_iter(open(sys.argv[1], "rb")) if d["_id"] == ObjectId(sys.argv[2])).get("priority"))' "$T/snap" "$t2")
-    expect_eq "$kind: the application adds a field to one task and moves another between run's read and write: both kept, the moved one's owner_email its new owner's" \
-        "$krc:$(tasks)" "0:9 $t1_owner $t1_mail $t2_prio $p2 $mail "
+    expect_eq "$kind: the application adds a field to a task, moves another, adds one to a task remodel replaces, between run's read and write: all kept, the moved one's owner_email its new owner's" \
+        "$krc:$(tasks)" "0:9 $t1_owner $t1_mail $t2_prio $p2 $mail app $((n3 + 2)) True"
     online rollback inplace
-    expect_eq "$kind: ... rollback: both writes of the application kept, owner_email gone" \
-        "$rc:$(tasks)" "0:9 $t1_owner None $t2_prio $p2 None "
+    expect_eq "$kind: ... rollback: every write of the application kept, owner_email gone" \
+        "$rc:$(tasks)" "0:9 $t1_owner None $t2_prio $p2 None app $((n3 + 1)) False"
     "$SERVER" stop "$T/srv-$kind-between" >/dev/null 2>&1
 
     # The application writes remodel's own field of one task, another
