@@ -9,12 +9,15 @@ rollback after it (tests/cli/test_online_rollback_inplace.sh, issue 35).
       owner, and of a random person's email (which remodel copies); each
       acknowledged task write appended to LOG as an extended JSON line
       {"_id", "field", "value"}. Prints how many writes it made.
+  inplace_undo.py tail URI STOP OUT
+      until STOP exists (then once more): each new entry of crm.tasks in
+      the server's oplog (FerretDB's local.oplog.rs; none where the server
+      has none), in its order, appended to OUT, read every 50 ms, so that
+      the judge has the trial's whole history though the oplog is 1 MiB.
   inplace_undo.py before URI BEFORE
       once the writer has stopped, before rollback: crm.tasks into
-      BEFORE, and what the server's oplog (FerretDB's local.oplog.rs)
-      holds of crm.tasks, in its order, into BEFORE.oplog (empty where
-      the server has none).
-  inplace_undo.py check URI FILE LOG ERR BEFORE [bytes]
+      BEFORE.
+  inplace_undo.py check URI FILE LOG ERR BEFORE OPLOG [bytes]
       after rollback: every task's last acknowledged value of each field
       the application wrote is there; no task holds owner_email that its
       original lacked unless ERR (rollback's stderr) names it; every task
@@ -27,12 +30,12 @@ rollback after it (tests/cli/test_online_rollback_inplace.sh, issue 35).
       server runs an update as a read of the document, then a write of the
       whole of it, with nothing between, so an update whose read came
       before another's write puts back what that write changed
-      (docs/online.md). Its mark: the entry that wrote the value, then the
-      next entry of the task, remodel's, which is the entry before the
-      value's with only remodel's owner_email changed (the stale read with
-      remodel's $set applied). Anything else (a write rollback undid, one
-      the oplog does not explain, every loss where the server has no
-      oplog) is lost. Prints the raced ones on stderr, their count as
+      (docs/online.md). Its mark, in OPLOG (tail's): an entry with the
+      value, then a later one without it that is an entry from before the
+      value's (or the original) with only remodel's owner_email changed:
+      the stale read with remodel's $set applied, which no $set of
+      owner_email can make on a server whose updates are atomic. Anything else (a write rollback undid, one the oplog does not
+      explain, every loss where the server has no oplog) is lost. Prints the raced ones on stderr, their count as
       "raced N" on the last line of stderr.
 """
 import os
@@ -77,40 +80,60 @@ def write(uri, stop, seed, log):
     print(n)
 
 
-def before(uri, path):
+def tail(uri, stop, out):
     c = pymongo.MongoClient(uri, directConnection=True, serverSelectionTimeoutMS=10000)
-    snap(uri, path)
-    with open(path + ".oplog", "wb") as f:
-        if "oplog.rs" in c.local.list_collection_names():
-            for e in c.local.oplog.rs.find({"ns": "crm.tasks"}):
+    if "oplog.rs" not in c.local.list_collection_names():
+        open(out, "wb").close()
+        return
+    last = None
+    with open(out, "wb") as f:
+        while True:
+            done = os.path.exists(stop)
+            q = {"ns": "crm.tasks"}
+            if last is not None:
+                q["ts"] = {"$gt": last}
+            for e in c.local.oplog.rs.find(q):
                 f.write(BSON.encode(e))
+                last = e["ts"] if last is None or e["ts"] > last else last
+            f.flush()
+            if done:
+                return
+            time.sleep(0.05)
+
+
+def before(uri, path):
+    snap(uri, path)
 
 
 def raced(ops, orig, t, f, v):
     """Whether the oplog shows FerretDB's update race undid task t's
     field f = v (see check above)."""
-    docs = []
+    docs = [orig]
     for e in ops:
         if e["op"] == "u" and e["o2"]["_id"] == t:
             docs.append(e["o"]["$set"])
         elif e["op"] == "i" and e["o"]["_id"] == t:
             docs.append(e["o"])
-    at = next((k for k, d in enumerate(docs) if f in d and d[f] == v), None)
-    if at is None or at + 1 >= len(docs):
-        return False
-    prev, undo = (docs[at - 1] if at else orig), docs[at + 1]
     rest = lambda d: sorted((k, x) for k, x in d.items() if k != "owner_email")
-    return undo.get(f) != v and rest(undo) == rest(prev) and \
-        undo.get("owner_email") != prev.get("owner_email")
+    for a, d in enumerate(docs):
+        if a == 0 or d.get(f) != v:
+            continue
+        for undo in docs[a + 1:]:
+            if undo.get(f) == v:
+                continue
+            for prev in docs[:a]:
+                if rest(undo) == rest(prev) and undo.get("owner_email") != prev.get("owner_email"):
+                    return True
+    return False
 
 
-def check(uri, path, log, err, pre, mode=""):
+def check(uri, path, log, err, pre, oplog, mode=""):
     from bson import decode_file_iter
     with open(path, "rb") as f:
         orig = {d["_id"]: d for d in decode_file_iter(f)}
     with open(pre, "rb") as f:
         was = {d["_id"]: d for d in decode_file_iter(f)}
-    with open(pre + ".oplog", "rb") as f:
+    with open(oplog, "rb") as f:
         ops = list(decode_file_iter(f))
     last = {}
     for line in open(log):
@@ -148,4 +171,4 @@ def check(uri, path, log, err, pre, mode=""):
 
 
 if __name__ == "__main__":
-    {"snap": snap, "write": write, "before": before, "check": check}[sys.argv[1]](*sys.argv[2:])
+    {"snap": snap, "write": write, "tail": tail, "before": before, "check": check}[sys.argv[1]](*sys.argv[2:])
