@@ -31,10 +31,14 @@ rollback after it (tests/cli/test_online_rollback_inplace.sh, issue 35).
       whole of it, with nothing between, so an update whose read came
       before another's write puts back what that write changed
       (docs/online.md). Its mark, in OPLOG (tail's): an entry with the
-      value, then a later one without it that is an entry from before the
-      value's (or the original) with only remodel's owner_email changed:
-      the stale read with remodel's $set applied, which no $set of
-      owner_email can make on a server whose updates are atomic. Anything else (a write rollback undid, one the oplog does not
+      value, and another without it that is an entry from before both
+      (or the original) with only remodel's owner_email changed: the
+      stale read with remodel's $set applied, which no $set of
+      owner_email can make on a server whose updates are atomic. That
+      other entry comes after the value's, or before it when the value's
+      entry is that same earlier version with only the value changed
+      (both updates read it; the server logs each after it commits, so
+      the one that committed last may be logged first). Anything else (a write rollback undid, one the oplog does not
       explain, every loss where the server has no oplog) is lost. Prints the raced ones on stderr, their count as
       "raced N" on the last line of stderr.
 """
@@ -115,14 +119,19 @@ def raced(ops, orig, t, f, v):
         elif e["op"] == "i" and e["o"]["_id"] == t:
             docs.append(e["o"])
     rest = lambda d: sorted((k, x) for k, x in d.items() if k != "owner_email")
+    but = lambda d: sorted((k, x) for k, x in d.items() if k != f)
     for a, d in enumerate(docs):
         if a == 0 or d.get(f) != v:
             continue
-        for undo in docs[a + 1:]:
-            if undo.get(f) == v:
+        for b, undo in enumerate(docs):
+            if b == 0 or undo.get(f) == v:
                 continue
-            for prev in docs[:a]:
-                if rest(undo) == rest(prev) and undo.get("owner_email") != prev.get("owner_email"):
+            for prev in docs[:min(a, b)]:
+                if rest(undo) != rest(prev) or undo.get("owner_email") == prev.get("owner_email"):
+                    continue
+                # After the value's entry; or before it, the value's own
+                # write made of that same earlier version (both read it).
+                if b > a or but(d) == but(prev):
                     return True
     return False
 
@@ -157,6 +166,12 @@ def check(uri, path, log, err, pre, oplog, mode=""):
             lost += 1
             print("lost: task %s %s: %r written, %r found (%s)" % (
                 i, f, v, d.get(f), "before rollback" if gone else "by rollback"), file=sys.stderr)
+            for e in ops:  # what the oplog holds of it, to see why
+                o = e["o"].get("$set", e["o"])
+                if o.get("_id") == i:
+                    print("  %s %s: %s" % (e["ts"], e["op"], json_util.dumps(
+                        {k: x for k, x in o.items() if k in (f, "owner", "owner_email")})),
+                        file=sys.stderr)
         if "owner_email" in d and "owner_email" not in orig[i]:
             stale += 1
             unnamed += not named
