@@ -238,9 +238,7 @@ online-lease-campaign: all
 
 # In-place rollback under a seeded writer and a kill matrix
 # (tests/cli/test_online_rollback_inplace.sh) on both servers, five seeds
-# each (make check runs one seed on mongo-java-server). Fails when any
-# check does: on FerretDB about one trial in four still loses a write
-# (issue 35).
+# each (make check runs one seed on each). Fails when any check does.
 online-rollback-inplace: all
 	@REMODEL=$(BUILD)/remodel RI_TRIAL_KINDS="ferretdb java" RI_SEEDS="$${SEEDS:-1 2 3 4 5}" bash tests/cli/test_online_rollback_inplace.sh | tee $(BUILD)/online-rollback-inplace.log
 	@! grep -q '^FAIL ' $(BUILD)/online-rollback-inplace.log

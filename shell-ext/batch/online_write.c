@@ -9,7 +9,8 @@
  * then $set/$unset of the fields that change (field_update; a replacement
  * where those would not give the same bytes), on condition that what the
  * step depends on is still as read (update_filter: the _id, the fields the
- * step reads and those it writes; a replacement: all its fields): one the
+ * step reads and those it writes; a replacement: all its fields, and a
+ * field the application added since given back: replace_checked): one the
  * application changed in between is read again and recomputed, never
  * overwritten stale. */
 #include <stdio.h>
@@ -525,25 +526,118 @@ update_filter (const online_inplace_t *ip, const uint8_t *doc, uint32_t len, con
                 filter_field (sel, doc, len, bson_iter_key (&f));
 }
 
-/* The conditional write of want over doc: an update of the fields that
- * change where it can be, else a replacement (on the whole document: it
- * sets every field). */
+/* The application's writes a replacement of doc by want undid, given
+ * back: each field of pre (the document it replaced) that doc lacks or
+ * holds otherwise, by a $set on condition that it still holds what want
+ * gave it (a later write of the application's stands). Names a $set cannot
+ * take stay as the replacement left them. *undid: whether there was one. */
 static bool
-queue_write (const online_inplace_t *ip, mongoc_bulk_operation_t *b, const uint8_t *doc,
-             uint32_t len, const uint8_t *want, uint32_t wlen, bson_error_t *why)
+give_back (online_inplace_t *ip, const uint8_t *doc, uint32_t len, const uint8_t *pre,
+           uint32_t plen, const uint8_t *want, uint32_t wlen, bool *undid, bson_error_t *err)
 {
-    bson_t sel, w, u;
-    bool ok;
-    if (field_update (doc, len, want, wlen, &u)) {
-        update_filter (ip, doc, len, &u, &sel);
-        ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, NULL, why);
-        bson_destroy (&sel);
-        bson_destroy (&u);
-        return ok;
+    online_job_t *j = ip->j;
+    bson_t sel, set = BSON_INITIALIZER, u = BSON_INITIALIZER;
+    bson_iter_t it;
+    bson_error_t why;
+    rm_raw_value_t dv, pv;
+    bool ok = true;
+
+    online_id_filter (doc, len, &sel);
+    *undid = false;
+    bson_iter_init_from_data (&it, pre, plen);
+    while (bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        if (!strcmp (k, "_id") || !plain_name (k) ||
+            (find_raw (doc, len, k, &dv) && rm_raw_value_of (&it, &pv) && dv.type == pv.type &&
+             dv.len == pv.len && memcmp (dv.data, pv.data, dv.len) == 0))
+            continue;
+        bson_append_iter (&set, k, -1, &it);
+        filter_field (&sel, want, wlen, k);
+        *undid = true;
     }
+    if (*undid) {
+        BSON_APPEND_DOCUMENT (&u, "$set", &set);
+        ok = online_lease_check (j->on, err) &&
+             (mongoc_collection_update_one (j->drive, &sel, &u, NULL, NULL, &why) ||
+              online_fail (j->on, err, &why, "giving back an application's write"));
+    }
+    bson_destroy (&sel);
+    bson_destroy (&set);
+    bson_destroy (&u);
+    return ok;
+}
+
+/* A replacement of doc by want, on condition that the document still
+ * holds each field of doc as read. A filter tests only the fields it
+ * names: one the application added since would still match and go with
+ * the replacement. So it is a findAndModify, which answers with the
+ * document it replaced (atomically, where the server's updates are):
+ * whatever of the application's that shows is given back at once
+ * (give_back), and *matched is false then, so that the document is read
+ * again and checked (redo). *matched: replaced, nothing given back. */
+static bool
+replace_checked (online_inplace_t *ip, const uint8_t *doc, uint32_t len, const uint8_t *want,
+                 uint32_t wlen, bool *matched, bson_error_t *err)
+{
+    online_job_t *j = ip->j;
+    mongoc_find_and_modify_opts_t *fam = mongoc_find_and_modify_opts_new ();
+    bson_t sel, w, reply, extra = BSON_INITIALIZER;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok, undid = false;
+
+    *matched = false;
     bson_init_static (&sel, doc, len);
     bson_init_static (&w, want, wlen);
-    return mongoc_bulk_operation_replace_one_with_opts (b, &sel, &w, NULL, why);
+    mongoc_find_and_modify_opts_set_update (fam, &w);
+    if (j->on->o->write_concern)
+        mongoc_write_concern_append (j->on->o->write_concern, &extra);
+    mongoc_find_and_modify_opts_append (fam, &extra);
+    ok = online_lease_check (j->on, err);
+    if (ok) {
+        /* reply is set either way */
+        if (!mongoc_collection_find_and_modify_with_opts (j->drive, &sel, fam, &reply, &why)) {
+            ok = online_fail (j->on, err, &why, "replacing a document");
+        } else if (bson_iter_init_find (&it, &reply, "value") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
+            const uint8_t *pre;
+            uint32_t plen;
+            bson_iter_document (&it, &plen, &pre);
+            ok = give_back (ip, doc, len, pre, plen, want, wlen, &undid, err);
+            *matched = ok && !undid;
+        }
+        bson_destroy (&reply);
+    }
+    bson_destroy (&extra);
+    mongoc_find_and_modify_opts_destroy (fam);
+    return ok;
+}
+
+/* The conditional write of want over doc: an update of the fields that
+ * change, queued in w, where it can be; else a replacement, sent now
+ * (replace_checked), *replaced counting those that replaced. */
+static bool
+write_one (online_inplace_t *ip, online_writes_t *w, const uint8_t *doc, uint32_t len,
+           const uint8_t *want, uint32_t wlen, int64_t *replaced, bson_error_t *err)
+{
+    mongoc_bulk_operation_t *b;
+    bson_t sel, u;
+    bson_error_t why;
+    bool ok, matched;
+    if (!field_update (doc, len, want, wlen, &u)) {
+        ok = replace_checked (ip, doc, len, want, wlen, &matched, err);
+        *replaced += matched;
+        return ok;
+    }
+    if (!(b = online_writes_next (w, err))) {
+        bson_destroy (&u);
+        return false;
+    }
+    update_filter (ip, doc, len, &u, &sel);
+    ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, NULL, &why) ||
+         online_fail (ip->j->on, err, &why, "queueing a write");
+    bson_destroy (&sel);
+    bson_destroy (&u);
+    return ok;
 }
 
 /* Room in a backup for the checksums later versions add ($addToSet of
@@ -597,7 +691,7 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         size_t at = 0;
         bson_t cur, want, reply, sel, u, up = BSON_INITIALIZER;
         bson_iter_t it;
-        bool done;
+        bool done, matched;
         if (rc <= 0)
             return rc == 0; /* gone: nothing to do */
         if (!online_batch_compute (j, &ip->again, &ip->again_out, err))
@@ -631,14 +725,18 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
                           ip->again_out.docs[r].len);
         if (!online_lease_check (j->on, err))
             return false;
-        if (field_update (bson_get_data (&cur), cur.len, bson_get_data (&want), want.len, &u)) {
-            update_filter (ip, bson_get_data (&cur), cur.len, &u, &sel);
-            done = mongoc_collection_update_one (j->drive, &sel, &u, NULL, &reply, &why);
-            bson_destroy (&sel);
-            bson_destroy (&u);
-        } else {
-            done = mongoc_collection_replace_one (j->drive, &cur, &want, NULL, &reply, &why);
+        if (!field_update (bson_get_data (&cur), cur.len, bson_get_data (&want), want.len, &u)) {
+            if (!replace_checked (ip, bson_get_data (&cur), cur.len, bson_get_data (&want),
+                                  want.len, &matched, err))
+                return false;
+            if (matched)
+                return true;
+            continue;
         }
+        update_filter (ip, bson_get_data (&cur), cur.len, &u, &sel);
+        done = mongoc_collection_update_one (j->drive, &sel, &u, NULL, &reply, &why);
+        bson_destroy (&sel);
+        bson_destroy (&u);
         if (!done) {
             bson_destroy (&reply);
             return online_fail (j->on, err, &why, "replacing a document");
@@ -669,6 +767,7 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
     online_job_t *j = ip->j;
     online_writes_t save, repl;
     size_t at = 0, changed = 0;
+    int64_t replaced = 0;
     bool ok = true;
 
     for (size_t i = 0; i < in->n; i++) {
@@ -690,37 +789,35 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
             const uint8_t *doc = online_doc_bytes (in, i);
             uint32_t len = in->docs[i].len;
             mongoc_bulk_operation_t *b;
-            bson_t sel, u, opts = BSON_INITIALIZER;
             bson_error_t why;
             if (r < 0 || online_same_doc (in, i, out, (size_t) r))
                 continue;
             changed += pass;
-            if (!(b = online_writes_next (pass ? &repl : &save, err))) {
-                bson_destroy (&opts);
+            if (pass) {
+                ok = write_one (ip, &repl, doc, len, online_doc_bytes (out, (size_t) r),
+                                out->docs[r].len, &replaced, err);
+                continue;
+            }
+            bson_t sel, u, opts = BSON_INITIALIZER;
+            if (!(b = online_writes_next (&save, err))) {
                 ok = false;
                 break;
             }
-            if (pass) {
-                ok = queue_write (ip, b, doc, len, online_doc_bytes (out, (size_t) r),
-                                  out->docs[r].len, &why);
-            } else {
-                backup_update (doc, len, online_doc_bytes (out, (size_t) r), out->docs[r].len,
-                               &sel, &u);
-                BSON_APPEND_BOOL (&opts, "upsert", true);
-                ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, &opts, &why);
-                bson_destroy (&sel);
-                bson_destroy (&u);
-            }
+            backup_update (doc, len, online_doc_bytes (out, (size_t) r), out->docs[r].len, &sel,
+                           &u);
+            BSON_APPEND_BOOL (&opts, "upsert", true);
+            ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, &opts, &why) ||
+                 online_fail (j->on, err, &why, "queueing a write");
+            bson_destroy (&sel);
+            bson_destroy (&u);
             bson_destroy (&opts);
-            if (!ok)
-                online_fail (j->on, err, &why, "queueing a write");
         }
         ok = ok && online_writes_flush (pass ? &repl : &save, err);
     }
     j->written += (int64_t) changed;
     /* Some changed in between: each is checked and redone alone. */
     at = 0;
-    for (size_t i = 0; ok && repl.matched < (int64_t) changed && i < in->n; i++) {
+    for (size_t i = 0; ok && repl.matched + replaced < (int64_t) changed && i < in->n; i++) {
         ssize_t r = online_result_of (in, i, out, &at);
         if (r >= 0 && !online_same_doc (in, i, out, (size_t) r))
             ok = redo (ip, online_doc_bytes (in, i), in->docs[i].len, err);
