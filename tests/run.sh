@@ -32,13 +32,13 @@ wanted() {
     [ -z "$only" ] || [[ $2 == *"$only"* ]]
 }
 # exec_suite DIR COMMAND...: runs a suite, its output, status and seconds
-# in DIR (out, err, rc, secs).
+# in DIR (out, err, rc, secs; secs last, whole, once the rest is written).
 exec_suite() {
     local dir=$1 t0=$SECONDS; shift
     mkdir -p "$dir"
     "$@" >"$dir/out" 2>"$dir/err"
     echo $? >"$dir/rc"
-    echo $((SECONDS - t0)) >"$dir/secs"
+    echo $((SECONDS - t0)) >"$dir/secs.new" && mv "$dir/secs.new" "$dir/secs"
 }
 # report_suite NAME DIR: prints what exec_suite kept and counts it.
 report_suite() {
