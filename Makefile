@@ -194,6 +194,8 @@ fuzz:
 # corpus and crash inputs replayed under them.
 # make check T=NAME runs only the suites whose name holds NAME (T=online:
 # every test_online*); check-unit, check-cli and check-online run a part.
+# The suites that start a server run two at a time (RUN_JOBS=1 make check:
+# one after another; docs/tests.md, "How long").
 check: deps
 	@$(MAKE) --no-print-directory all unit
 	@$(MAKE) --no-print-directory BUILD=build/sanitize \

@@ -31,25 +31,77 @@ wanted() {
     esac
     [ -z "$only" ] || [[ $2 == *"$only"* ]]
 }
-run_suite() { # NAME COMMAND...
-    local name=$1; shift
+# exec_suite DIR COMMAND...: runs a suite, its output, status and seconds
+# in DIR (out, err, rc, secs; secs last, whole, once the rest is written).
+exec_suite() {
+    local dir=$1 t0=$SECONDS; shift
+    mkdir -p "$dir"
+    "$@" >"$dir/out" 2>"$dir/err"
+    echo $? >"$dir/rc"
+    echo $((SECONDS - t0)) >"$dir/secs.new" && mv "$dir/secs.new" "$dir/secs"
+}
+# report_suite NAME DIR: prints what exec_suite kept and counts it.
+report_suite() {
+    local name=$1 dir=$2 rc
+    rc=$(cat "$dir/rc")
     suites=$((suites + 1))
     echo "== $name"
-    local t0=$SECONDS
-    "$@" >"$log/out" 2>"$log/err"
-    local rc=$?
-    cat "$log/out"
+    cat "$dir/out"
     # How long: make check is kept near 30 minutes (docs/tests.md).
-    echo "-- $name: $((SECONDS - t0)) s"
-    if grep -q '^FAIL ' "$log/out" || [ $rc -ne 0 ]; then
-        sed 's/^/    /' "$log/err" | tail -40
+    echo "-- $name: $(cat "$dir/secs") s"
+    if grep -q '^FAIL ' "$dir/out" || [ "$rc" -ne 0 ]; then
+        sed 's/^/    /' "$dir/err" | tail -40
     fi
-    grep -c '^PASS ' "$log/out" >>"$log/passes" || true
-    grep -c '^FAIL ' "$log/out" >>"$log/fails" || true
-    if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$log/out"; then
+    grep -c '^PASS ' "$dir/out" >>"$log/passes" || true
+    grep -c '^FAIL ' "$dir/out" >>"$log/fails" || true
+    if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$dir/out"; then
         echo "FAIL $name (exit $rc, no result lines)"
         echo 1 >>"$log/fails"
     fi
+    rm -rf "$dir"
+}
+run_suite() { # NAME COMMAND...
+    local name=$1; shift
+    exec_suite "$log/suite" "$@"
+    report_suite "$name" "$log/suite"
+}
+
+# The suites that start a server spend much of their time waiting on it
+# (and on sleeps and polls of their own): they run after the others,
+# RUN_JOBS of them (default 2) at once, each in its own directory with its
+# own servers on ports the kernel picks, reported in order as each
+# finishes (its "-- NAME: N s" is then the time it took beside another).
+# RUN_JOBS=1: one after another, in their place.
+jobs_max=${RUN_JOBS:-2}
+case $jobs_max in [1-9]) ;; *) echo "tests/run.sh: RUN_JOBS is 1 to 9, not $jobs_max" >&2; exit 2 ;; esac
+pool_names=() pool_next=0
+# pool_flush: reports the started suites that have finished, in order,
+# up to the first still running.
+pool_flush() {
+    while [ $pool_next -lt ${#pool_names[@]} ] && [ -f "$log/pool$pool_next/secs" ]; do
+        report_suite "${pool_names[$pool_next]}" "$log/pool$pool_next"
+        pool_next=$((pool_next + 1))
+    done
+}
+# pool_suite NAME COMMAND...: runs it in the pool, once fewer than
+# RUN_JOBS are running.
+pool_suite() {
+    local name=$1; shift
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+        wait -n 2>/dev/null
+        pool_flush
+    done
+    exec_suite "$log/pool${#pool_names[@]}" "$@" &
+    pool_names+=("$name")
+}
+# pool_wait: every suite of the pool finished and reported.
+pool_wait() {
+    while [ -n "$(jobs -rp)" ]; do
+        wait -n 2>/dev/null
+        pool_flush
+    done
+    wait
+    pool_flush
 }
 
 # Peer tools (bsondump, mongorestore, a server) are installed once and cached.
@@ -63,10 +115,21 @@ for t in "$build"/tests/test_*; do
 done
 # The layers by calls, on the objects just built (scripts/check_layers.sh).
 wanted unit check_layers && run_suite "layers check_layers" scripts/check_layers.sh "$build"
+# The suites that start a server after the others, RUN_JOBS at a time.
+pooled=()
 for t in tests/cli/test_*.sh; do
-    [ -f "$t" ] && wanted cli "$(basename "$t" .sh)" &&
-        run_suite "cli $(basename "$t" .sh)" env REMODEL="$build/remodel" bash "$t"
+    name=$(basename "$t" .sh)
+    [ -f "$t" ] && wanted cli "$name" || continue
+    case $name in
+        test_online* | test_compile* | test_servers)
+            [ "$jobs_max" -gt 1 ] && { pooled+=("$t"); continue; } ;;
+    esac
+    run_suite "cli $name" env REMODEL="$build/remodel" bash "$t"
 done
+for t in ${pooled[@]+"${pooled[@]}"}; do
+    pool_suite "cli $(basename "$t" .sh)" env REMODEL="$build/remodel" bash "$t"
+done
+pool_wait
 if [ -n "$sanbuild" ]; then
     for t in "$sanbuild"/tests/test_*; do
         [ -x "$t" ] && wanted unit "$(basename "$t")" && run_suite "asan+ubsan unit $(basename "$t")" "$t"

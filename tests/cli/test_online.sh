@@ -24,18 +24,25 @@ cat >"$T/plan.json" <<'EOF'
 EOF
 "$REMODEL" run -q "$T/plan.json" --from "$S" --to "$T/offline.archive"
 
-# restore KIND: a fresh server of that kind holding the sample's crm.*; URI in $uri.
+# restore KIND: a fresh server of that kind holding the sample's crm.*
+# (FerretDB: the part kept in $T/ferretdb-src.archive once it is made,
+# below); URI in $uri.
 restore() {
     [ "$1" == external ] || { "$SERVER" stop "$T/$1" >/dev/null 2>&1; rm -rf "$T/$1"; }
     online_start "$1" "$T/$1" || return 1
-    "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
-        --noIndexRestore --quiet
+    if [ -f "$T/$1-src.archive" ]; then
+        "$MONGORESTORE" --uri "$uri" --archive="$T/$1-src.archive" --noIndexRestore --quiet
+    else
+        "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
+            --noIndexRestore --quiet
+    fi
 }
 # same_as NAME ARCHIVE [REFERENCE]: crm.people and crm.tasks in ARCHIVE
-# (dumped from the server) are REFERENCE's (default: the offline result),
-# document for document by _id, byte for byte.
+# (dumped from the server) are REFERENCE's (default: the offline result of
+# this server's data, $ref, of $ntasks tasks), document for document by
+# _id, byte for byte.
 same_as() {
-    expect_eq "$1" "$(python3 - "${3:-$T/offline.archive}" "$2" <<'PYEOF'
+    expect_eq "$1" "$(python3 - "${3:-$ref}" "$2" <<'PYEOF'
 import sys, os
 sys.path.insert(0, os.path.join(os.environ["ROOT"], "tests", "transforms"))
 import bson, rmlib
@@ -49,7 +56,7 @@ def by_id(path):
 a, b = by_id(sys.argv[1]), by_id(sys.argv[2])
 print(len(a), len(b), a == b)
 PYEOF
-)" "1098 1098 True"
+)" "$((98 + ntasks)) $((98 + ntasks)) True"
 }
 export ROOT
 dump() { "$MONGODUMP" --uri "$uri" --db crm --archive="$1" --quiet; }
@@ -62,19 +69,36 @@ print(c.remodel[sys.argv[2]].count_documents({}))' "$uri" "$1"
 
 for kind in $(online_kinds); do
     restore $kind || { fail "$kind: restore"; continue; }
+    ref=$T/offline.archive ntasks=1000
+    # FerretDB's SQLite handler scans the whole collection for each
+    # conditional update an in-place step sends, so a pass over crm.tasks
+    # costs the square of its size there (30 s to 80 s for the 1,000
+    # tasks, and the kill loop below makes eight passes): it keeps the
+    # first 150 by _id (a pass still a few seconds, so a kill in the
+    # first second lands part way), and its reference is remodel run's
+    # on them (mongo-java-server keeps all).
+    if [ $kind == ferretdb ]; then
+        ntasks=150 ref=$T/$kind-offline.archive
+        python3 -c 'import pymongo, sys
+t = pymongo.MongoClient(sys.argv[1]).crm.tasks
+ids = [d["_id"] for d in t.find({}, {"_id": 1}).sort("_id", 1)]
+t.delete_many({"_id": {"$in": ids[150:]}})' "$uri"
+        dump "$T/$kind-src.archive"
+        "$REMODEL" run -q "$T/plan.json" --from "$T/$kind-src.archive" --to "$ref"
+    fi
     run_rm online run --in-place "$T/plan.json" --uri "$uri" --batch-size 30
     expect_eq "$kind: online run: exit 0, one line per step" "$rc:$(grep -c '^remodel: step [1-4] ' "$T/err")" "0:4"
     expect_message "$kind: online run --in-place: counts what it read and changed" \
         "remodel: step 1 (rename) crm.people: 98 read, 98 changed" \
-        "remodel: step 4 (unset) crm.tasks: 1000 read, 1000 changed"
+        "remodel: step 4 (unset) crm.tasks: $ntasks read, $ntasks changed"
     dump "$T/$kind-1.archive"
     same_as "$kind: the server's documents are remodel run's, byte for byte" "$T/$kind-1.archive"
     expect_eq "$kind: the originals kept in the state database" \
-        "$(state_count "backup.$(plan_id "$T/plan.json").1"):$(state_count "backup.$(plan_id "$T/plan.json").4")" "98:1000"
+        "$(state_count "backup.$(plan_id "$T/plan.json").1"):$(state_count "backup.$(plan_id "$T/plan.json").4")" "98:$ntasks"
     run_rm online status "$T/plan.json" --uri "$uri"
     expect_eq "$kind: status: every step done, with its counts" \
         "$(awk '/^[0-9]/ { print $1, $2, $3, $4, $5, $6 } /^mode:/ { print }' "$T/out" | tr '\n' '|')" \
-        "1 rename crm.people done 98 98|2 set crm.people done 98 98|3 version crm.people done 98 98|4 unset crm.tasks done 1000 1000|mode: in place|"
+        "1 rename crm.people done 98 98|2 set crm.people done 98 98|3 version crm.people done 98 98|4 unset crm.tasks done $ntasks $ntasks|mode: in place|"
     run_rm online run -q --in-place "$T/plan.json" --uri "$uri"
     dump "$T/$kind-2.archive"
     expect_eq "$kind: a second run does nothing: exit 0, silent" "$rc:$(cat "$T/err")" "0:"

@@ -83,14 +83,16 @@ cat >"$T/plans/kinds.json" <<'EOF'
                  "foreignField": "post_id", "fields": {"n_comments": {"$count": {}}}}}]}
 EOF
 
-# make_shop [DB]: 40 customers with codes C0..C39, 300 orders (DB: shop).
+# make_shop [DB [ORDERS]]: 40 customers with codes C0..C39, ORDERS orders
+# (DB: shop, ORDERS: 300).
 make_shop() {
     py '
 random.seed(11)
 s = c[sys.argv[2] if len(sys.argv) > 2 else "shop"]
+n = int(sys.argv[3]) if len(sys.argv) > 3 else 300
 s.customers.insert_many([{"_id": i, "code": "C%d" % i, "name": "cust %d" % i} for i in range(40)])
 s.orders.insert_many([{"_id": 1000 + i, "cust": "C%d" % random.randrange(40),
-                       "amount": random.randrange(1, 100)} for i in range(300)])
+                       "amount": random.randrange(1, 100)} for i in range(n)])
 s.orders.create_index("cust")
 s.customers.create_index("code")' "$@"
 }
@@ -250,8 +252,169 @@ verified() {
 }
 
 for kind in ferretdb java; do
-    # An oplog large enough for the whole suite: only the lost-history
-    # case below floods a small one.
+    # Each part below has a server of its own (its plans and databases are
+    # apart): FerretDB reads its oplog by scanning all of it, for each sync
+    # and each round of follow (one with nothing to do takes 10 s once
+    # 40 MB are logged), so a log that holds only its own part's writes
+    # keeps every part quick. An oplog large enough for each part: only
+    # the lost-history case below floods a small one.
+    PEERS_OPLOG_BYTES=67108864 online_start "$kind" "$T/srv-$kind-kinds" 0 changelog && {
+        make_blog
+        online run kinds --create-indexes --batch-size 20 -q
+        expect_eq "$kind: extract, outlier embed and summary run" "$rc:$(cat "$T/err")" "0:"
+
+        # ---- results naming their driver in a field: extract, overflow ----
+        blog_writes 1
+        online sync kinds
+        rd=$(figure read)
+        expect_eq "$kind: kinds: sync follows the log, no step rescanned (exit 0)" \
+            "$rc:$(grep -c 'rescanned in full' "$T/err")" "0:0"
+        # 60 posts, ~150 comments, 30 items, 120 reviews.
+        if [ -n "$rd" ] && [ "$rd" -lt 150 ]; then pass "$kind: kinds: sync read $rd documents, not the 360"
+        else fail "$kind: kinds: sync read few documents" "$(cat "$T/err")"; fi
+        verified "$kind: kinds: verify finds every result right after the sync" kinds
+        kinds_same "$kind: kinds: extract's children, overflow pages and the summary are remodel run's"
+        blog_writes 2
+        blog_writes 3
+        online sync kinds
+        expect_eq "$kind: kinds: two more rounds of writes, synced from the log" \
+            "$rc:$(grep -c 'rescanned in full' "$T/err")" "0:0"
+        kinds_same "$kind: kinds: ... remodel run's again"
+        # A changed post taking the _id of an unchanged post's comment.
+        owner=$(py 'd = c.blog.posts.find_one({"comments._id": {"$regex": "^c-"}, "_id": {"$lt": 1000}})
+print(d["_id"], [x["_id"] for x in d["comments"] if "_id" in x][0])')
+        py 'c.blog.posts.update_one({"_id": 1001}, {"$push": {"comments": {"_id": sys.argv[2], "text": "dup"}}})' "${owner#* }"
+        online sync kinds
+        expect_eq "$kind: kinds: a changed post's comment with an unchanged post's comment _id is refused (exit 1, naming it)" \
+            "$rc:$(grep -c "two results for blog.comments with one _id ({ \"_id\" : \"${owner#* }\", .*\"post_id\" : ${owner% *}, .* and { \"_id\" : \"${owner#* }\", \"text\" : \"dup\", \"post_id\" : 1001, " "$T/err")" "1:1"
+        py 'p = c.blog.posts
+p.update_one({"_id": 1001}, {"$set": {"comments": [x for x in p.find_one({"_id": 1001})["comments"]
+                                                       if x.get("text") != "dup"]}})'
+        online sync kinds
+        expect_eq "$kind: kinds: ... and once the post is put right, sync completes" "$rc" "0"
+        kinds_same "$kind: kinds: ... remodel run's"
+        sync_matrix kinds blog_writes 1 2 3 4 5 >"$T/kills"
+        grep -v '^[0-9]*$' "$T/kills"
+        expect_eq "$kind: kinds: the sync matrix killed at least 4 rewrites (of 3 steps)" \
+            "$(tail -n 1 "$T/kills" | awk '{print ($1 >= 4)}')" "1"
+        kinds_same "$kind: kinds: after the sync matrix, remodel run's"
+        "$SERVER" stop "$T/srv-$kind-kinds" >/dev/null 2>&1
+    }
+
+    PEERS_OPLOG_BYTES=67108864 online_start "$kind" "$T/srv-$kind-inplace" 0 changelog && {
+        # ---- in place: the documents themselves rewritten, then rollback ----
+        # 150 orders: FerretDB scans the whole collection for each
+        # conditional update an in-place step sends (its cost the square
+        # of the orders).
+        make_shop shopx 150
+        "$MONGODUMP" --uri "$uri" --db shopx --archive="$T/$kind-ip0.archive" --quiet
+        : >"$T/touched"
+        online run inplace --in-place --batch-size 50 -q
+        expect_eq "$kind: inplace: the two steps run in place" "$rc:$(cat "$T/err")" "0:"
+        # The run's own writes are in the log after its point: read back,
+        # recomputed, already right.
+        online sync inplace
+        expect_eq "$kind: inplace: the first sync reads the run's own writes back and rewrites nothing (no rescan)" \
+            "$rc:$(grep -c 'rescanned in full' "$T/err"):$(figure results):$(figure removed)" "0:0:0:0"
+        ip_writes 1
+        online sync inplace
+        ev=$(events) rd=$(figure read) rw=$(figure results)
+        expect_eq "$kind: inplace: sync follows the log, nothing rescanned (exit 0, 6 writes)" \
+            "$rc:$(grep -c 'rescanned in full' "$T/err"):$ev" "0:0:6"
+        # 150 orders and 40 customers: the changed ones, the orders of the
+        # renamed and re-coded customers, the customers of the changed orders.
+        if [ -n "$rd" ] && [ "$rd" -lt 100 ] && [ "${rw:-0}" -gt 0 ]; then
+            pass "$kind: inplace: sync read $rd documents, not the 190, and rewrote $rw"
+        else fail "$kind: inplace: sync read few documents and rewrote some" "$(cat "$T/err")"; fi
+        verified "$kind: inplace: verify finds every document right after the sync" inplace
+        ip_same "$kind: inplace: the documents are remodel run's on a dump taken then"
+        online sync inplace
+        ev=$(events)
+        expect_eq "$kind: inplace: a second sync reads the first one's writes and rewrites nothing" \
+            "$rc:$([ "${ev:-0}" -gt 0 ] && echo events):$(figure results):$(figure removed)" "0:events:0:0"
+        # Killed between the steps (step 1's documents written, step 2's
+        # backups not): the journal names what step 1 rewrote in place.
+        ip_writes 30
+        "$KILLAT" -q online_writes_flush 3 -- "$ONLINE" sync "$T/plans/inplace.json" --uri "$uri" \
+            >/dev/null 2>"$T/kerr"
+        krc=$?
+        noted=$(py 'print(sum(len(d["ids"]) for d in c.remodel["made_" + sys.argv[2]].find({"ns": "shopx.orders"})))' "$(pid inplace)")
+        online sync inplace
+        expect_eq "$kind: inplace: sync killed between its steps: the orders step 1 rewrote were noted first; sync again completes" \
+            "$krc:$([ "${noted:-0}" -gt 0 ] && echo noted):$rc" "137:noted:0"
+        verified "$kind: inplace: ... every document right" inplace
+        # The application writes the orders step 1 is about to rewrite, between
+        # its read and its write (killat --exec at the flush of step 1's
+        # documents): the conditional writes miss, and each is read again and
+        # recomputed: the application's field kept, the new name copied.
+        ip_writes 70
+        cat >"$T/appwrite.py" <<'PYEOF'
+import sys, pymongo
+o = pymongo.MongoClient(sys.argv[1], directConnection=True).shopx.orders
+o.update_many({"cust": "C37"}, {"$set": {"note": "app"}})
+with open(sys.argv[2], "a") as f:
+    print(" ".join("o%d" % d["_id"] for d in o.find({"cust": "C37"}, {"_id": 1})), file=f)
+PYEOF
+        "$KILLAT" -q --exec "python3 '$T/appwrite.py' '$uri' '$T/touched'" online_writes_flush 2 -- \
+            "$ONLINE" sync "$T/plans/inplace.json" --uri "$uri" >/dev/null 2>"$T/kerr"
+        krc=$?
+        expect_eq "$kind: inplace: orders written by the application between the sync's read and write: read again, its change kept and the new name copied" \
+            "$krc:$(py 'o = c.shopx.orders
+n = o.count_documents({"cust": "C37"})
+print(n > 0 and n == o.count_documents({"cust": "C37", "note": "app", "cust_name": "renamed 70"}))')" "0:True"
+        ip_same "$kind: inplace: ... remodel run's"
+        kill_at=online_writes_flush sync_matrix inplace ip_writes 1 2 3 4 >"$T/kills"
+        grep -v '^[0-9]*$' "$T/kills"
+        expect_eq "$kind: inplace: the sync matrix killed before and after both steps' backups" \
+            "$(tail -n 1 "$T/kills")" "4"
+        ip_same "$kind: inplace: after the sync matrix, remodel run's"
+        # follow in place under a writer: each round from the log; a round
+        # after the writer stops reads the last one's writes and rewrites
+        # nothing, and then the log holds nothing after the point (lag: none).
+        "$REMODEL" online follow "$T/plans/inplace.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
+        fp=$!
+        for s in 61 62; do ip_writes $s; sleep 0.3; done
+        for i in $(seq 1 60); do
+            "$REMODEL" online status "$T/plans/inplace.json" --uri "$uri" >"$T/status" 2>&1
+            grep -q '^lag: none' "$T/status" && grep -q '^follow: round' "$T/status" && break
+            sleep 0.5
+        done
+        kill -TERM $fp; wait $fp; frc=$?
+        expect_eq "$kind: inplace: follow: rounds from the log (none rescanned, one rewriting nothing), lag none once the writer stops, TERM stops it (exit 0)" \
+            "$frc:$(grep -c 'rescanned in full' "$T/follow.err"):$(grep -c 'change log: [1-9][0-9]* events .* 0 results rewritten, 0 removed' "$T/follow.err" | awk '{print ($1 > 0)}'):$(grep -c '^lag: none' "$T/status")" "0:0:1:1"
+        ip_same "$kind: inplace: after follow, remodel run's"
+        online finalize inplace --writes-stopped
+        expect_eq "$kind: inplace: finalize refused: nothing to finalize in place (exit 2)" \
+            "$rc:$(grep -c 'ran in place: its documents are already the new design' "$T/err")" "2:1"
+        online rollback inplace
+        "$MONGODUMP" --uri "$uri" --db shopx --archive="$T/$kind-ip9.archive" --quiet
+        # Every document the application never wrote is its original again
+        # (bytes on FerretDB; fields and values on mongo-java-server, whose
+        # replace keeps the stored order); those it wrote keep the
+        # application's fields (any whose copied field the application wrote
+        # itself, or that it deleted, left and named: exit 1).
+        res=$(PYTHONPATH=$ROOT/tests/transforms python3 - "$T/$kind-ip0.archive" "$T/$kind-ip9.archive" "$T/touched" "$kind" <<'PYEOF'
+import sys, bson, rmlib
+a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
+touched, exact, ok, said = set(open(sys.argv[3]).read().split()), sys.argv[4] == "ferretdb", True, []
+for ns, t in (("shopx.orders", "o"), ("shopx.customers", "k")):
+    old = {bson.decode(bytes(d))["_id"]: bytes(d) for d in a[ns]}
+    new = {bson.decode(bytes(d))["_id"]: bytes(d) for d in b[ns]}
+    keep = [i for i in old if t + str(i) not in touched]
+    same = sum(i in new and (old[i] == new[i] if exact else bson.decode(old[i]) == bson.decode(new[i]))
+               for i in keep)
+    ok &= same == len(keep) and len(keep) < len(old)
+    said.append("%s: %d of %d untouched restored" % (ns, same, len(keep)))
+print(ok, "; ".join(said))
+PYEOF
+)
+        if [ "${res%% *}" == True ] && { [ "$rc" == 0 ] || grep -q 'since remodel wrote it: left as it is' "$T/err"; }; then
+            pass "$kind: inplace: rollback restores every original the application did not write (${res#* }), and remodel's fields only of those it did"
+        else fail "$kind: inplace: rollback restores the originals" "rc $rc: $res: $(tail -n 5 "$T/err")"; fi
+        "$SERVER" stop "$T/srv-$kind-inplace" >/dev/null 2>&1
+    }
+
+    # Embed and the chained plan: the rest.
     PEERS_OPLOG_BYTES=67108864 online_start "$kind" "$T/srv-$kind" 0 changelog || continue
     "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
         --noIndexRestore --quiet
@@ -260,9 +423,6 @@ for kind in ferretdb java; do
     expect_eq "$kind: embed runs" "$rc:$(cat "$T/err")" "0:"
     online run chain --batch-size 50 -q
     expect_eq "$kind: the chained plan runs" "$rc:$(cat "$T/err")" "0:"
-    make_blog
-    online run kinds --create-indexes --batch-size 20 -q
-    expect_eq "$kind: extract, outlier embed and summary run" "$rc:$(cat "$T/err")" "0:"
 
     # ---- sync reads what the changes affect ----
     writes 1
@@ -286,41 +446,6 @@ for kind in ferretdb java; do
     online sync chain
     expect_eq "$kind: a second sync finds nothing to do" "$rc:$(events):$(figure results)" "0:0:0"
 
-    # ---- results naming their driver in a field: extract, overflow ----
-    blog_writes 1
-    online sync kinds
-    rd=$(figure read)
-    expect_eq "$kind: kinds: sync follows the log, no step rescanned (exit 0)" \
-        "$rc:$(grep -c 'rescanned in full' "$T/err")" "0:0"
-    # 60 posts, ~150 comments, 30 items, 120 reviews.
-    if [ -n "$rd" ] && [ "$rd" -lt 150 ]; then pass "$kind: kinds: sync read $rd documents, not the 360"
-    else fail "$kind: kinds: sync read few documents" "$(cat "$T/err")"; fi
-    verified "$kind: kinds: verify finds every result right after the sync" kinds
-    kinds_same "$kind: kinds: extract's children, overflow pages and the summary are remodel run's"
-    blog_writes 2
-    blog_writes 3
-    online sync kinds
-    expect_eq "$kind: kinds: two more rounds of writes, synced from the log" \
-        "$rc:$(grep -c 'rescanned in full' "$T/err")" "0:0"
-    kinds_same "$kind: kinds: ... remodel run's again"
-    # A changed post taking the _id of an unchanged post's comment.
-    owner=$(py 'd = c.blog.posts.find_one({"comments._id": {"$regex": "^c-"}, "_id": {"$lt": 1000}})
-print(d["_id"], [x["_id"] for x in d["comments"] if "_id" in x][0])')
-    py 'c.blog.posts.update_one({"_id": 1001}, {"$push": {"comments": {"_id": sys.argv[2], "text": "dup"}}})' "${owner#* }"
-    online sync kinds
-    expect_eq "$kind: kinds: a changed post's comment with an unchanged post's comment _id is refused (exit 1, naming it)" \
-        "$rc:$(grep -c "two results for blog.comments with one _id ({ \"_id\" : \"${owner#* }\", .*\"post_id\" : ${owner% *}, .* and { \"_id\" : \"${owner#* }\", \"text\" : \"dup\", \"post_id\" : 1001, " "$T/err")" "1:1"
-    py 'p = c.blog.posts
-p.update_one({"_id": 1001}, {"$set": {"comments": [x for x in p.find_one({"_id": 1001})["comments"]
-                                                   if x.get("text") != "dup"]}})'
-    online sync kinds
-    expect_eq "$kind: kinds: ... and once the post is put right, sync completes" "$rc" "0"
-    kinds_same "$kind: kinds: ... remodel run's"
-    sync_matrix kinds blog_writes 1 2 3 4 5 >"$T/kills"
-    grep -v '^[0-9]*$' "$T/kills"
-    expect_eq "$kind: kinds: the sync matrix killed at least 4 rewrites (of 3 steps)" \
-        "$(tail -n 1 "$T/kills" | awk '{print ($1 >= 4)}')" "1"
-    kinds_same "$kind: kinds: after the sync matrix, remodel run's"
     sync_matrix chain writes 1 2 >"$T/kills"
     grep -v '^[0-9]*$' "$T/kills"
     expect_eq "$kind: chain: the sync matrix killed at both steps' rewrites" "$(tail -n 1 "$T/kills")" "2"
@@ -343,114 +468,6 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
         "$(python3 -c 'import sys, ast; l, o = sys.argv[1].rsplit(" ", 1); print(ast.literal_eval(l) == [o])' "$holders")" "True"
     offline "$kind-a2" || fail "$kind: offline reference"
     same_side "$kind: after three moves of one task" "$kind-a2"
-
-    # ---- in place: the documents themselves rewritten, then rollback ----
-    make_shop shopx
-    "$MONGODUMP" --uri "$uri" --db shopx --archive="$T/$kind-ip0.archive" --quiet
-    : >"$T/touched"
-    online run inplace --in-place --batch-size 50 -q
-    expect_eq "$kind: inplace: the two steps run in place" "$rc:$(cat "$T/err")" "0:"
-    # The run's own writes are in the log after its point: read back,
-    # recomputed, already right.
-    online sync inplace
-    expect_eq "$kind: inplace: the first sync reads the run's own writes back and rewrites nothing (no rescan)" \
-        "$rc:$(grep -c 'rescanned in full' "$T/err"):$(figure results):$(figure removed)" "0:0:0:0"
-    ip_writes 1
-    online sync inplace
-    ev=$(events) rd=$(figure read) rw=$(figure results)
-    expect_eq "$kind: inplace: sync follows the log, nothing rescanned (exit 0, 6 writes)" \
-        "$rc:$(grep -c 'rescanned in full' "$T/err"):$ev" "0:0:6"
-    # 300 orders and 40 customers: the changed ones, the orders of the
-    # renamed and re-coded customers, the customers of the changed orders.
-    if [ -n "$rd" ] && [ "$rd" -lt 100 ] && [ "${rw:-0}" -gt 0 ]; then
-        pass "$kind: inplace: sync read $rd documents, not the 340, and rewrote $rw"
-    else fail "$kind: inplace: sync read few documents and rewrote some" "$(cat "$T/err")"; fi
-    verified "$kind: inplace: verify finds every document right after the sync" inplace
-    ip_same "$kind: inplace: the documents are remodel run's on a dump taken then"
-    online sync inplace
-    ev=$(events)
-    expect_eq "$kind: inplace: a second sync reads the first one's writes and rewrites nothing" \
-        "$rc:$([ "${ev:-0}" -gt 0 ] && echo events):$(figure results):$(figure removed)" "0:events:0:0"
-    # Killed between the steps (step 1's documents written, step 2's
-    # backups not): the journal names what step 1 rewrote in place.
-    ip_writes 30
-    "$KILLAT" -q online_writes_flush 3 -- "$ONLINE" sync "$T/plans/inplace.json" --uri "$uri" \
-        >/dev/null 2>"$T/kerr"
-    krc=$?
-    noted=$(py 'print(sum(len(d["ids"]) for d in c.remodel["made_" + sys.argv[2]].find({"ns": "shopx.orders"})))' "$(pid inplace)")
-    online sync inplace
-    expect_eq "$kind: inplace: sync killed between its steps: the orders step 1 rewrote were noted first; sync again completes" \
-        "$krc:$([ "${noted:-0}" -gt 0 ] && echo noted):$rc" "137:noted:0"
-    verified "$kind: inplace: ... every document right" inplace
-    # The application writes the orders step 1 is about to rewrite, between
-    # its read and its write (killat --exec at the flush of step 1's
-    # documents): the conditional writes miss, and each is read again and
-    # recomputed: the application's field kept, the new name copied.
-    ip_writes 70
-    cat >"$T/appwrite.py" <<'PYEOF'
-import sys, pymongo
-o = pymongo.MongoClient(sys.argv[1], directConnection=True).shopx.orders
-o.update_many({"cust": "C37"}, {"$set": {"note": "app"}})
-with open(sys.argv[2], "a") as f:
-    print(" ".join("o%d" % d["_id"] for d in o.find({"cust": "C37"}, {"_id": 1})), file=f)
-PYEOF
-    "$KILLAT" -q --exec "python3 '$T/appwrite.py' '$uri' '$T/touched'" online_writes_flush 2 -- \
-        "$ONLINE" sync "$T/plans/inplace.json" --uri "$uri" >/dev/null 2>"$T/kerr"
-    krc=$?
-    expect_eq "$kind: inplace: orders written by the application between the sync's read and write: read again, its change kept and the new name copied" \
-        "$krc:$(py 'o = c.shopx.orders
-n = o.count_documents({"cust": "C37"})
-print(n > 0 and n == o.count_documents({"cust": "C37", "note": "app", "cust_name": "renamed 70"}))')" "0:True"
-    ip_same "$kind: inplace: ... remodel run's"
-    kill_at=online_writes_flush sync_matrix inplace ip_writes 1 2 3 4 >"$T/kills"
-    grep -v '^[0-9]*$' "$T/kills"
-    expect_eq "$kind: inplace: the sync matrix killed before and after both steps' backups" \
-        "$(tail -n 1 "$T/kills")" "4"
-    ip_same "$kind: inplace: after the sync matrix, remodel run's"
-    # follow in place under a writer: each round from the log; a round
-    # after the writer stops reads the last one's writes and rewrites
-    # nothing, and then the log holds nothing after the point (lag: none).
-    "$REMODEL" online follow "$T/plans/inplace.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
-    fp=$!
-    for s in 61 62; do ip_writes $s; sleep 0.3; done
-    for i in $(seq 1 60); do
-        "$REMODEL" online status "$T/plans/inplace.json" --uri "$uri" >"$T/status" 2>&1
-        grep -q '^lag: none' "$T/status" && grep -q '^follow: round' "$T/status" && break
-        sleep 0.5
-    done
-    kill -TERM $fp; wait $fp; frc=$?
-    expect_eq "$kind: inplace: follow: rounds from the log (none rescanned, one rewriting nothing), lag none once the writer stops, TERM stops it (exit 0)" \
-        "$frc:$(grep -c 'rescanned in full' "$T/follow.err"):$(grep -c 'change log: [1-9][0-9]* events .* 0 results rewritten, 0 removed' "$T/follow.err" | awk '{print ($1 > 0)}'):$(grep -c '^lag: none' "$T/status")" "0:0:1:1"
-    ip_same "$kind: inplace: after follow, remodel run's"
-    online finalize inplace --writes-stopped
-    expect_eq "$kind: inplace: finalize refused: nothing to finalize in place (exit 2)" \
-        "$rc:$(grep -c 'ran in place: its documents are already the new design' "$T/err")" "2:1"
-    online rollback inplace
-    "$MONGODUMP" --uri "$uri" --db shopx --archive="$T/$kind-ip9.archive" --quiet
-    # Every document the application never wrote is its original again
-    # (bytes on FerretDB; fields and values on mongo-java-server, whose
-    # replace keeps the stored order); those it wrote keep the
-    # application's fields (any whose copied field the application wrote
-    # itself, or that it deleted, left and named: exit 1).
-    res=$(PYTHONPATH=$ROOT/tests/transforms python3 - "$T/$kind-ip0.archive" "$T/$kind-ip9.archive" "$T/touched" "$kind" <<'PYEOF'
-import sys, bson, rmlib
-a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
-touched, exact, ok, said = set(open(sys.argv[3]).read().split()), sys.argv[4] == "ferretdb", True, []
-for ns, t in (("shopx.orders", "o"), ("shopx.customers", "k")):
-    old = {bson.decode(bytes(d))["_id"]: bytes(d) for d in a[ns]}
-    new = {bson.decode(bytes(d))["_id"]: bytes(d) for d in b[ns]}
-    keep = [i for i in old if t + str(i) not in touched]
-    same = sum(i in new and (old[i] == new[i] if exact else bson.decode(old[i]) == bson.decode(new[i]))
-               for i in keep)
-    ok &= same == len(keep) and len(keep) < len(old)
-    said.append("%s: %d of %d untouched restored" % (ns, same, len(keep)))
-print(ok, "; ".join(said))
-PYEOF
-)
-    if [ "${res%% *}" == True ] && { [ "$rc" == 0 ] || grep -q 'since remodel wrote it: left as it is' "$T/err"; }; then
-        pass "$kind: inplace: rollback restores every original the application did not write (${res#* }), and remodel's fields only of those it did"
-    else fail "$kind: inplace: rollback restores the originals" "rc $rc: $res: $(tail -n 5 "$T/err")"; fi
-
     # ---- follow, a writer, status, a signal ----
     "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
     fp=$!
