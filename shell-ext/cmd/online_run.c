@@ -201,7 +201,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     online_docs_t in, out;
     bson_t last = BSON_INITIALIZER;
     bool done = false, ok = true;
-    int64_t t0 = online_mono_ms (), n = 0, seen0;
+    int64_t t0 = online_mono_ms (), n = 0, seen0, ms = 0;
     online_retry_t retry = {0, 0};
     const char *drive_ns, *drive_coll;
     rm_path_t held;
@@ -265,7 +265,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         }
     }
     while (ok) {
-        int64_t b0 = online_mono_ms (), ms;
+        int64_t b0 = online_mono_ms ();
         /* SIGINT, SIGTERM: here, between two batches, the last one's
          * checkpoint saved (online_signal.c). */
         if (online_stop_requested ()) {
@@ -276,7 +276,8 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
             ok = online_stop_check (on, where, err);
             break;
         }
-        if (state && !online_wait_while_paused (on, err)) {
+        /* Paused, throttled, resized, set (online_throttle.c). */
+        if (state && !online_throttle_wait (on, n, ms, &j.batch_size, err)) {
             if (online_retry (on, &retry, err))
                 continue;
             ok = false;
@@ -302,7 +303,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         log_batch (&j, pg, n, ms, t0);
         online_blocked_progress (on, mode == ONLINE_SYNC ? "sync" : "verify", s, drive_ns, j.seen, -1);
         size_batch (&j, n, ms);
-        if (o->max_rate > 0)
+        if (o->max_rate > 0 && !state) /* else the throttle keeps it */
             online_sleep_ms (t0 + j.seen * 1000 / o->max_rate - online_mono_ms ());
         online_sleep_ms (o->pause_ms);
     }
