@@ -87,6 +87,7 @@ typedef struct {
     char reason[300];
     int64_t since;                    /* online_mono_ms when it began waiting */
     int64_t max_lag_ms, max_latency_ms, max_rate, base; /* base: the batch size asked for */
+    int64_t size;                     /* --max-latency's size now, kept for the next pass */
     int64_t settings_at;              /* the last `set` taken (its time in the record) */
     int64_t rate_t0, rate_n;          /* --max-rate: counted since it last changed */
 } online_throttle_t;

@@ -45,7 +45,7 @@ field_int (const bson_t *doc, const char *path, int64_t none)
         return none;
     if (BSON_ITER_HOLDS_DATE_TIME (&f))
         return bson_iter_date_time (&f);
-    return BSON_ITER_HOLDS_NUMBER (&f) ? bson_iter_as_int64 (&f) : none;
+    return BSON_ITER_HOLDS_NUMBER (&f) || BSON_ITER_HOLDS_BOOL (&f) ? bson_iter_as_int64 (&f) : none;
 }
 
 static void
@@ -226,7 +226,7 @@ take_settings (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *
         return true;
     th->settings_at = at;
     if ((v = field_int (rec, "settings.batchSize", -1)) > 0) {
-        th->base = *batch_size = v;
+        th->base = th->size = *batch_size = v;
         k += (size_t) snprintf (said + k, sizeof said - k, " --batch-size %lld", (long long) v);
     }
     if ((v = field_int (rec, "settings.maxRate", -1)) >= 0 && k < sizeof said) {
@@ -323,11 +323,13 @@ online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size, 
         if (!ok || !probe (on, th, err) || !note_state (on, th, err))
             return false;
     } else if (n == 0 && ms == 0) {
-        /* A pass begins: at the size asked for, set's if it gave one. */
-        *batch_size = th->base;
+        /* A pass begins: at the size asked for (set's if it gave one), or
+         * where --max-latency left the last pass: the server is no faster
+         * for a new collection. */
+        *batch_size = th->max_latency_ms > 0 && th->size ? th->size : th->base;
     } else if (n > 0) {
         int64_t was = *batch_size;
-        *batch_size = online_throttle_size (*batch_size, th->base, ms, th->max_latency_ms);
+        *batch_size = th->size = online_throttle_size (*batch_size, th->base, ms, th->max_latency_ms);
         if (*batch_size != was && on->o->log_json) {
             char more[200];
             snprintf (more, sizeof more, ",\"batchSize\":%lld,\"was\":%lld,\"ms\":%lld",
