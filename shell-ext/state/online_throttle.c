@@ -346,13 +346,20 @@ online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size, 
         if (th->max_rate > 0)
             online_sleep_ms (th->rate_t0 + th->rate_n * 1000 / th->max_rate - now);
     }
-    if (!online_wait_while_paused (on, err))
-        return false;
     for (;;) {
         bson_t rec;
         bool found, wait = false;
         ok = online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
-                               err) &&
+                               err);
+        /* One read of the record a batch, as before the throttle: pause
+         * keeps its own wait (and words) when the record says paused. */
+        if (ok && field_int (&rec, "paused", 0)) {
+            bson_destroy (&rec);
+            if (!online_wait_while_paused (on, err))
+                return false;
+            continue;
+        }
+        ok = ok &&
              take_settings (on, th, &rec, batch_size, err) && decide (on, th, &rec, &wait, err);
         bson_destroy (&rec);
         if (!ok)
