@@ -142,9 +142,9 @@ probe (online_t *on, online_throttle_t *th, bson_error_t *err)
         set = BCON_NEW ("$set", "{", "throttle.lagNote", BCON_UTF8 (line), "}");
         (void) online_plan_update (on, set, err);
         bson_destroy (set);
-        if (on->o->log_json)
-            json_line (on, "lag not available", note, NULL);
-        else if (!on->o->quiet)
+        /* A line of text in either format, as run's capture line: the
+         * JSON log's lines stay those of batches and of throttle events. */
+        if (!on->o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: throttle: %s", line);
     }
     return true;
