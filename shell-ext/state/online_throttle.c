@@ -158,7 +158,7 @@ lag_now (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *lag_ms
 {
     int64_t at = field_int (rec, "throttle.lagAt", -1), now = wall_ms ();
     mongoc_collection_t *c;
-    bson_t *q, *claim, reply, result;
+    bson_t *q, *claim, reply, result = BSON_INITIALIZER;
     bson_iter_t it;
     bson_error_t why;
     bool ok, won, answered, has;
@@ -179,8 +179,7 @@ lag_now (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *lag_ms
          (mongoc_collection_update_one (c, q, claim, NULL, &result, &why) ||
           online_fail (on, err, &why, "claiming the lag's read"));
     won = ok && bson_iter_init_find (&it, &result, "modifiedCount") && bson_iter_as_int64 (&it) == 1;
-    if (ok)
-        bson_destroy (&result);
+    bson_destroy (&result);
     bson_destroy (claim);
     bson_destroy (q);
     mongoc_collection_destroy (c);
