@@ -93,6 +93,10 @@ print(kinds, lines[at[0]]["batchSize"] if at else None, set(before), max(after),
     expect_eq "$kind: ... the replication lag said once not to be available, as text" \
         "$(grep -c '^remodel: throttle: replication lag not available (.*): --max-lag applies on a replica set only' "$T/held.err")" 1
     online_same "$kind: ... with remodel run's results" "$T/embed.archive" $(results held)
+    expect_eq "$kind: ... the set recorded in the plan's record, and when the run took it" \
+        "$(py 'r = c.remodel.plans.find_one({"_id": sys.argv[2]})
+print(r["settings"]["batchSize"], "maxRate" in r["settings"], r["settings"]["takenAt"] >= r["settings"]["at"], r["throttle"]["manual"], r["throttle"]["state"])' "$(pid held)")" \
+        "5 False True False running"
     expect_eq "$kind: status --json after the run: every partition done, no step, no worker, not running" \
         "$(status_json held 'print([p["state"] for p in s["partitions"]], [p["done"] for p in s["partitions"]], s["step"], s["workers"], s["throttle"]["state"], s["error"])')" \
         "['done', 'done'] [98, 1000] None [] not running None"
