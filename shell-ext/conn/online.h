@@ -163,7 +163,7 @@ bool online_stop_check (online_t *on, const char *where, bson_error_t *err);
 void online_signal_block (sigset_t *old);
 
 /* online_field.c: a string field of a stored record into buf ("" when
- * missing or not a string). */
+ * missing or not a string; a dotted key reaches into sub-documents). */
 void online_field_utf8 (const bson_t *doc, const char *key, char *buf, size_t cap);
 
 /* online_clock.c: a sleep and the monotonic clock, in milliseconds. */

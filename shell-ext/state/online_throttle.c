@@ -48,23 +48,13 @@ field_int (const bson_t *doc, const char *path, int64_t none)
     return BSON_ITER_HOLDS_NUMBER (&f) || BSON_ITER_HOLDS_BOOL (&f) ? bson_iter_as_int64 (&f) : none;
 }
 
-static void
-field_str (const bson_t *doc, const char *path, char *buf, size_t cap)
-{
-    bson_iter_t it, f;
-    *buf = '\0';
-    if (bson_iter_init (&it, doc) && bson_iter_find_descendant (&it, path, &f) &&
-        BSON_ITER_HOLDS_UTF8 (&f))
-        snprintf (buf, cap, "%s", bson_iter_utf8 (&f, NULL));
-}
-
 void
 online_throttle_read (const bson_t *record, char *state, size_t scap, char *reason, size_t rcap,
                       int64_t *since, int64_t *lag_ms, char *note, size_t ncap)
 {
-    field_str (record, "throttle.state", state, scap);
-    field_str (record, "throttle.reason", reason, rcap);
-    field_str (record, "throttle.lagNote", note, ncap);
+    online_field_utf8 (record, "throttle.state", state, scap);
+    online_field_utf8 (record, "throttle.reason", reason, rcap);
+    online_field_utf8 (record, "throttle.lagNote", note, ncap);
     *since = field_int (record, "throttle.since", 0);
     *lag_ms = field_int (record, "throttle.lagAt", -1) < 0 ? -1
                                                             : field_int (record, "throttle.lagMs", -1);
@@ -167,7 +157,7 @@ lag_now (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *lag_ms
 
     *lag_ms = field_int (rec, "throttle.lagMs", -1);
     *flow = field_int (rec, "throttle.flowLagged", 0) != 0;
-    field_str (rec, "throttle.lagOf", of, cap);
+    online_field_utf8 (rec, "throttle.lagOf", of, cap);
     if (at >= 0 && now - at < LAG_EVERY_MS && now >= at)
         return true;
     c = online_collection (on, on->o->state_db, "plans");
