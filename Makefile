@@ -282,6 +282,7 @@ bench-online: all
 	@scripts/bench_online.sh $(BUILD)
 	@scripts/bench_cutover.sh $(BUILD)
 	@scripts/bench_online_memory.sh $(BUILD)
+	@scripts/bench_online_workers.sh $(BUILD)
 
 # The man pages, from docs/*.md by scripts/md2man.awk (POSIX awk: no pandoc).
 MAN_PAGES = $(BUILD)/man/remodel.1 $(BUILD)/man/remodel-online.1 $(BUILD)/man/remodel-plan.5

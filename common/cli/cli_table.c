@@ -11,7 +11,7 @@
  * batches (finalize's last sync too). */
 #define ONLINE (C (ONLINE_RUN) | C (ONLINE_STATUS) | C (ONLINE_VERIFY) | C (ONLINE_SYNC) | \
                 C (ONLINE_FINALIZE) | C (ONLINE_ROLLBACK) | C (ONLINE_PAUSE) | C (ONLINE_RESUME) | \
-                C (ONLINE_FOLLOW))
+                C (ONLINE_FOLLOW) | C (ONLINE_THROTTLE) | C (ONLINE_UNTHROTTLE) | C (ONLINE_SET))
 #define BATCHES (C (ONLINE_RUN) | C (ONLINE_VERIFY) | C (ONLINE_SYNC) | C (ONLINE_FINALIZE) | \
                  C (ONLINE_FOLLOW))
 #define ALL ((1u << RM_CMD_N) - 1)
@@ -49,7 +49,7 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_NS_TO, "nsTo", RM_VAL_STRING, READS), .repeat = true},
     /* A pattern wherever it is taken (as --nsInclude's). */
     {R (RM_OPT_NS, "ns", RM_VAL_STRING, C (SHOW) | C (ANALYZE)), .repeat = true},
-    {R (RM_OPT_JSON, "json", RM_VAL_NONE, C (INSPECT) | C (DIFF) | C (ANALYZE))},
+    {R (RM_OPT_JSON, "json", RM_VAL_NONE, C (INSPECT) | C (DIFF) | C (ANALYZE) | C (ONLINE_STATUS))},
 
     {R (RM_OPT_FROM, "from", RM_VAL_STRING, C (RUN))},
     {R (RM_OPT_TO, "to", RM_VAL_STRING, C (RUN))},
@@ -91,15 +91,22 @@ const rm_opt_t rm_cli_options[] = {
 
     {R (RM_OPT_URI, "uri", RM_VAL_STRING, ONLINE)},
     {R (RM_OPT_STATE_DB, "state-db", RM_VAL_STRING, ONLINE)},
-    {R (RM_OPT_BATCH_SIZE, "batch-size", RM_VAL_COUNT, BATCHES), .min = 1,
+    /* online set: the values a running run takes at its next batch. */
+    {R (RM_OPT_BATCH_SIZE, "batch-size", RM_VAL_COUNT, BATCHES | C (ONLINE_SET)), .min = 1,
      .max = INT64_MAX, .what = "a number of documents"},
     {R (RM_OPT_BATCH_TIME, "batch-time", RM_VAL_DURATION, BATCHES), .min = 1,
      .max = INT64_MAX, .unit_ms = 1},
     /* --pause-ms was its name, in milliseconds: still a bare number's unit. */
     {R (RM_OPT_PAUSE, "pause", RM_VAL_DURATION, BATCHES), .alias = "pause-ms", .max = INT64_MAX,
      .unit_ms = 1},
-    {R (RM_OPT_MAX_RATE, "max-rate", RM_VAL_COUNT, BATCHES), .max = INT64_MAX,
+    {R (RM_OPT_MAX_RATE, "max-rate", RM_VAL_COUNT, BATCHES | C (ONLINE_SET)), .max = INT64_MAX,
      .what = "a number of documents per second"},
+    /* The throttle on the server's health (online_throttle.c); a bare
+     * number is seconds, as gh-ost's and pt-osc's lag limits read. */
+    {R (RM_OPT_MAX_LAG, "max-lag", RM_VAL_DURATION, BATCHES | C (ONLINE_SET)), .max = INT64_MAX,
+     .unit_ms = 1000},
+    {R (RM_OPT_MAX_LATENCY, "max-latency", RM_VAL_DURATION, BATCHES), .min = 1, .max = INT64_MAX,
+     .unit_ms = 1},
     {R (RM_OPT_RESTART, "restart", RM_VAL_NONE,
         C (ONLINE_RUN) | C (ONLINE_VERIFY) | C (ONLINE_SYNC))},
     {R (RM_OPT_IN_PLACE, "in-place", RM_VAL_NONE, ONLINE)},
@@ -139,7 +146,8 @@ static const char *const command_names[RM_CMD_N] = {
     [RM_CMD_ONLINE_VERIFY] = "online verify", [RM_CMD_ONLINE_SYNC] = "online sync",
     [RM_CMD_ONLINE_FINALIZE] = "online finalize", [RM_CMD_ONLINE_ROLLBACK] = "online rollback",
     [RM_CMD_ONLINE_PAUSE] = "online pause", [RM_CMD_ONLINE_RESUME] = "online resume",
-    [RM_CMD_ONLINE_FOLLOW] = "online follow",
+    [RM_CMD_ONLINE_FOLLOW] = "online follow", [RM_CMD_ONLINE_THROTTLE] = "online throttle",
+    [RM_CMD_ONLINE_UNTHROTTLE] = "online unthrottle", [RM_CMD_ONLINE_SET] = "online set",
 };
 
 const char *

@@ -11,6 +11,15 @@
 
 /* online_status.c: remodel online status. The rows it printed, -1. */
 int online_status (online_t *on, bson_error_t *err);
+/* online_status_json.c: status --json (0, -1); its partitions, from the
+ * checkpoints (one a pass today): appended to arr, *step the first step
+ * not done (0: none), *rate the running ones' documents a second; and
+ * status's throttle line (alive: a run holds the lease). */
+int online_status_json (online_t *on, bson_error_t *err);
+bool online_status_partitions (online_t *on, const online_record_t *r, const char *holder,
+                               bool alive, bson_t *arr, int64_t *step, int64_t *rate,
+                               bson_error_t *err);
+void online_status_throttle (online_t *on, bool alive);
 
 /* online_index_copy.c: what the switch carries over. Each result that
  * replaces a source collection gets its indexes (every option), and its

@@ -10,7 +10,9 @@
 
 static const char usage[] =
     "usage: remodel online run PLAN --uri URI [options]\n"
-    "       remodel online status|pause|resume PLAN --uri URI\n"
+    "       remodel online status|pause|resume PLAN --uri URI [--json]\n"
+    "       remodel online throttle|unthrottle PLAN --uri URI\n"
+    "       remodel online set PLAN --uri URI [--batch-size N] [--max-rate N] [--max-lag D]\n"
     "       remodel online verify|sync|follow PLAN --uri URI [--sample N]\n"
     "       remodel online finalize PLAN --uri URI --block-writes|--writes-stopped\n"
     "                                 [--full-verify] [--sample N]\n"
@@ -28,7 +30,12 @@ static const char usage[] =
     "keeping what it replaced in the state database (backup.ID.STEP).\n"
     "\n"
     "  status             each step's progress\n"
+    "                     (--json: one JSON document: partitions, workers, throttle)\n"
     "  pause, resume      the running process waits at its next batch, or goes on\n"
+    "  throttle, unthrottle\n"
+    "                     the same, recorded as a throttle: status says by whom\n"
+    "  set                a running run's --batch-size, --max-rate or --max-lag,\n"
+    "                     taken at its next batch\n"
     "  verify             recompute every range from the sources as they are now\n"
     "                     and compare with the results; exit 1 if any differ\n"
     "  sync               the same, writing what differs (run it while the\n"
@@ -73,6 +80,11 @@ static const char usage[] =
     "  --join             run: join the run of the plan in progress (this host or\n"
     "                     another): its workers take the partitions nobody holds,\n"
     "                     and the plan's lease when its holder is gone\n"
+    "  --max-lag D        wait while a replica set's replication lag (majority or\n"
+    "                     any secondary's) is over D, or flow control is lagged\n"
+    "                     (default 2s; 0: never); on to half of it\n"
+    "  --max-latency D    a batch whose round trips take over D halves the batch\n"
+    "                     size, which grows back slowly under D/2 (default: none)\n"
     "  --write-concern W  the writes' w: a number or majority (default: the URI's)\n"
     "  --retry-for D      retry network errors, failovers and restarts with backoff\n"
     "                     for up to D (default 10m), then stop\n"
@@ -204,6 +216,13 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
                       "--restart, --dry-run, --server-side or --partitions");
         return false;
     }
+    if (v[RM_OPT_MAX_LAG].given)
+        o->max_lag_ms = (int64_t) v[RM_OPT_MAX_LAG].n;
+    o->max_latency_ms = (int64_t) v[RM_OPT_MAX_LATENCY].n;
+    o->json = v[RM_OPT_JSON].given;
+    o->given_batch_size = v[RM_OPT_BATCH_SIZE].given;
+    o->given_max_rate = v[RM_OPT_MAX_RATE].given;
+    o->given_max_lag = v[RM_OPT_MAX_LAG].given;
     o->batch_time_ms = (int64_t) v[RM_OPT_BATCH_TIME].n;
     if (v[RM_OPT_RETRY_FOR].given)
         o->retry_for_ms = (int64_t) v[RM_OPT_RETRY_FOR].n;
@@ -262,7 +281,8 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
 int
 main (int argc, char **argv)
 {
-    online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000};
+    online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000,
+                       .max_lag_ms = 2000};
     rm_cli_args_t args;
     rm_cmd_t cmd_id;
     char cmd_name[64];
@@ -271,6 +291,7 @@ main (int argc, char **argv)
     bson_error_t err = {0};
     const char *cmd;
     int rc;
+    bool controls;
 
     if (argc < 2 || !strcmp (argv[1], "--help") || !strcmp (argv[1], "-h")) {
         fputs (usage, argc < 2 ? stderr : stdout);
@@ -299,12 +320,13 @@ main (int argc, char **argv)
     }
     o.plan_path = args.pos[0];
     o.command = cmd;
+    controls = !strcmp (cmd, "throttle") || !strcmp (cmd, "unthrottle") || !strcmp (cmd, "set");
     rm_cli_args_destroy (&args); /* o keeps only argv's strings */
     /* These write only state or switch collections: a dry run of them
      * would still write, so there is none. */
     if (o.dry_run && (!strcmp (cmd, "finalize") || !strcmp (cmd, "rollback") ||
                       !strcmp (cmd, "follow") ||
-                      !strcmp (cmd, "pause") || !strcmp (cmd, "resume")))
+                      !strcmp (cmd, "pause") || !strcmp (cmd, "resume") || controls))
         return fail_usage ("--dry-run: %s has no dry run (run, verify and sync have)", cmd);
     /* The environment keeps credentials off the command line (and out of
      * ps). */
@@ -324,10 +346,21 @@ main (int argc, char **argv)
     if (!online_plan_load (&on, &o, &err) || !online_connect (&on, &o, &err)) {
         rc = 1; /* the status: rm_cli_exit_status's, below */
     } else if (strcmp (cmd, "status") && strcmp (cmd, "pause") && strcmp (cmd, "resume") &&
-               !online_plan_mode (&on, &o, !strcmp (cmd, "run"), &err)) {
+               !controls && !online_plan_mode (&on, &o, !strcmp (cmd, "run"), &err)) {
         rc = 1; /* a contradicting --in-place: 2, below */
     } else if (!strcmp (cmd, "status")) {
-        rc = online_status (&on, &err) < 0 ? 1 : 0;
+        rc = (o.json ? online_status_json (&on, &err) : online_status (&on, &err)) < 0 ? 1 : 0;
+    } else if (controls) {
+        /* Through the plan's record, as pause: every worker takes it at
+         * its next batch (online_throttle.c). */
+        rc = (!strcmp (cmd, "set") ? online_throttle_set (&on, &o, &err)
+                                   : online_throttle_manual (&on, !strcmp (cmd, "throttle"), &err))
+                 ? 0 : 1;
+        if (!rc && !o.quiet)
+            note ("", "plan %s %s", on.names.name,
+                  !strcmp (cmd, "set") ? "set (a run takes it at its next batch)"
+                  : !strcmp (cmd, "throttle") ? "throttled (a run waits at its next batch)"
+                                              : "unthrottled");
     } else if (!strcmp (cmd, "pause") || !strcmp (cmd, "resume")) {
         rc = online_plan_set (&on, "paused", !strcmp (cmd, "pause"), &err) ? 0 : 1;
         if (!rc && !o.quiet)

@@ -235,10 +235,10 @@ run_range (online_job_t *j, online_passrun_t *pr, online_mode_t mode, bson_t *la
     const char *drive_ns = j->in[j->p->drive]->text;
     online_retry_t retry = {0, 0};
     bool ok = true;
-    int64_t n;
+    int64_t n = 0, ms = 0;
 
     while (ok) {
-        int64_t b0 = online_mono_ms (), ms;
+        int64_t b0 = online_mono_ms ();
         /* SIGINT, SIGTERM: here, between two batches, the last one's
          * checkpoint saved (online_signal.c). */
         if (online_stop_requested ()) {
@@ -249,7 +249,8 @@ run_range (online_job_t *j, online_passrun_t *pr, online_mode_t mode, bson_t *la
             ok = online_stop_check (on, where, err);
             break;
         }
-        if (state && !online_wait_while_paused (on, err)) {
+        /* Paused, throttled, resized, set (online_throttle.c). */
+        if (state && !online_throttle_wait (on, n, ms, &j->batch_size, err)) {
             if (online_retry (on, &retry, err))
                 continue;
             ok = false;
@@ -274,7 +275,7 @@ run_range (online_job_t *j, online_passrun_t *pr, online_mode_t mode, bson_t *la
         log_batch (j, pg, n, ms, t0);
         online_blocked_progress (on, mode == ONLINE_SYNC ? "sync" : "verify", s, drive_ns, j->seen, -1);
         size_batch (j, n, ms);
-        if (o->max_rate > 0)
+        if (o->max_rate > 0 && !state) /* else the throttle keeps it */
             online_sleep_ms (t0 + j->seen * 1000 / o->max_rate - online_mono_ms ());
         online_sleep_ms (o->pause_ms);
     }

@@ -218,6 +218,8 @@ online_status (online_t *on, bson_error_t *err)
         printf ("  remodel online finalize %s --writes-stopped completes it; remodel online "
                 "rollback %s undoes it\n", on->o->plan_path, on->o->plan_path);
     }
+    if (r.found)
+        online_status_throttle (on, *holder && !gone);
     if (*holder)
         printf ("lease: held by %s (epoch %lld), for %lld s more unless renewed\n", holder,
                 (long long) epoch, (long long) ((left + 999) / 1000));

@@ -58,6 +58,11 @@ typedef struct {
     size_t memory;          /* --memory: for a step's sets of result _ids (default 512M) */
     const char *tmpdir;     /* --tmp: where they spill past it (NULL: $TMPDIR or /tmp) */
     const char *differences; /* verify --differences FILE: every differing _id (NULL: none) */
+    int64_t max_lag_ms;     /* --max-lag: a replica set's lag that throttles (default 2 s) */
+    int64_t max_latency_ms; /* --max-latency: a batch slower halves the size (0: none) */
+    bool json;              /* status --json */
+    /* set: which of --batch-size, --max-rate, --max-lag it was given */
+    bool given_batch_size, given_max_rate, given_max_lag;
 } online_opts_t;
 
 typedef enum {
@@ -75,6 +80,20 @@ typedef struct {
     int64_t events, read, rewritten, removed, recomputed;
     int64_t point_at;       /* when the next point was taken (ms since the epoch) */
 } online_incr_stats_t;
+
+/* A worker's throttle between its batches and passes (state/
+ * online_throttle.c, the only one to read or write it). */
+typedef struct {
+    bool started;
+    bool lag_readable, flow_readable; /* the server answers replSetGetStatus, flowControl */
+    bool throttled;
+    char reason[300];
+    int64_t since;                    /* online_mono_ms when it began waiting */
+    int64_t max_lag_ms, max_latency_ms, max_rate, base; /* base: the batch size asked for */
+    int64_t size;                     /* --max-latency's size now, kept for the next pass */
+    int64_t settings_at;              /* the last `set` taken (its time in the record) */
+    int64_t rate_t0, rate_n;          /* --max-rate: counted since it last changed */
+} online_throttle_t;
 
 /* A connection and what a run keeps of its plan. */
 typedef struct {
@@ -115,6 +134,7 @@ typedef struct {
      * the documents read whole for checksums in it (online_coll_sum),
      * which its closing line says: what grows with the data. */
     int64_t window_t0, window_said, window_summed;
+    online_throttle_t throttle; /* run, sync: before each batch (online_throttle_wait) */
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */
@@ -146,7 +166,7 @@ bool online_stop_check (online_t *on, const char *where, bson_error_t *err);
 void online_signal_block (sigset_t *old);
 
 /* online_field.c: a string field of a stored record into buf ("" when
- * missing or not a string). */
+ * missing or not a string; a dotted key reaches into sub-documents). */
 void online_field_utf8 (const bson_t *doc, const char *key, char *buf, size_t cap);
 
 /* online_clock.c: a sleep and the monotonic clock, in milliseconds. */

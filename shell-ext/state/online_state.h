@@ -406,4 +406,47 @@ bool online_part_save (online_t *on, const rm_step_t *s, size_t p, uint32_t k, u
 bool online_parts_forget (online_t *on, bson_error_t *err);
 int online_parts_list (online_t *on, bool running, bson_error_t *err);
 
+/* online_throttle.c, online_throttle_rule.c: the throttle on the server's
+ * health and the controls of a running run (docs/online.md). The lag a
+ * replSetGetStatus reply shows: the majority's (the primary's last
+ * applied wall time minus the last committed; -1 when the reply has no
+ * optimes), the most lagging secondary's optimeDate behind the primary's
+ * (-1: none), arbiters left out, members down or not secondaries counted
+ * apart. parse: false when the reply is no replica set's. */
+typedef struct {
+    char primary[128], member[128]; /* member: the most lagging one */
+    int64_t majority_ms, member_ms;
+    int secondaries, not_counted;
+} online_rslag_t;
+bool online_rslag_parse (const bson_t *reply, online_rslag_t *l);
+/* The larger of the two lags (-1: neither known). */
+int64_t online_rslag_worst (const online_rslag_t *l);
+/* serverStatus's flowControl.isLagged; *has: the reply has it. */
+bool online_flow_lagged (const bson_t *server_status, bool *has);
+/* Whether a run waits at lag_ms under --max-lag max_lag_ms, throttled:
+ * it waits already (it goes on only under half the limit). */
+bool online_throttle_over (int64_t lag_ms, int64_t max_lag_ms, bool throttled);
+/* --max-latency: the next batch's size after one of size documents that
+ * took ms (half over max_ms, back towards base by an eighth under half). */
+int64_t online_throttle_size (int64_t size, int64_t base, int64_t ms, int64_t max_ms);
+
+/* The one call before each batch of a pass (n, ms: the last batch's
+ * documents and time; both 0 before a pass's first, n -1 after an error
+ * retried): its state in on->throttle; --max-latency sizes
+ * *batch_size, --max-rate waits, pause waits, then, while the plan's record
+ * says so (remodel online throttle, the replication lag one worker reads
+ * for all over --max-lag, flow control lagged), it waits, saying when and
+ * why, renewing the lease; `set`'s values are taken here. */
+bool online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size,
+                           bson_error_t *err);
+/* remodel online throttle, unthrottle (on: true, false) and set (the
+ * options o was given), into the plan's record. */
+bool online_throttle_manual (online_t *on, bool on_, bson_error_t *err);
+bool online_throttle_set (online_t *on, const online_opts_t *o, bson_error_t *err);
+/* The throttle as the record says it, for status: *state "throttled",
+ * "running" or "" (none recorded), reason, since (ms since the epoch, 0),
+ * the lag last read (-1: none) and its note ("not available: ..."). */
+void online_throttle_read (const bson_t *record, char *state, size_t scap, char *reason,
+                           size_t rcap, int64_t *since, int64_t *lag_ms, char *note, size_t ncap);
+
 #endif

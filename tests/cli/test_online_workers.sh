@@ -8,6 +8,7 @@
 #      remodel run's byte for byte;
 #   2. three workers in one process: the partitions read by more than one
 #      worker, none skipped or read twice, as remodel run;
+#      status --json lists the eight partitions, done;
 #   (1 embeds the children, the others set a field);
 #   3. the first process killed with SIGKILL mid-run, the one that joined
 #      takes its partitions and the plan's lease over at once (a process
@@ -124,6 +125,13 @@ for kind in $(online_kinds); do
         "$rc:$(grep -c '8 partitions, 3 worker' "$T/err"):$(($(owners three 3) > 1)):$(counts three)" \
         "0:1:1:8 of 8 done, $n read"
     online_same "$kind: ... as remodel run, byte for byte" "$T/three.archive" "w2.parents=$(target w2)"
+    # status --json lists the recorded partitions, not the pass as one.
+    online status three --json
+    expect_eq "$kind: ... status --json: the eight partitions, each done, their reads every parent once" \
+        "$rc:$(python3 -c 'import json, sys
+p = [x for x in json.load(sys.stdin)["partitions"] if x["pass"] == 1]
+print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x["done"] for x in p))' <"$T/out")" \
+        "0:8 8 {8} $n"
 
     # 3. The first process killed with SIGKILL, the one that joined finishes.
     n=$(python3 "$T/mk.py" "$uri" w3 $N)
