@@ -172,6 +172,8 @@ run (world_t *w, bool back, int stop_after, bool noted)
             case ONLINE_RENAME_COLL_TO_RESULT: world_rename (w, idx, COLL, RESULT); break;
             case ONLINE_RENAME_BACKUP_TO_COLL: world_rename (w, idx, BACKUP, COLL); break;
             case ONLINE_RENAME_NONE: T_CHECK (!"a move short of its goal has a next rename"); return true;
+            /* No writer re-creates a source in this world. */
+            case ONLINE_RENAME_RACED_ASIDE: T_CHECK (!"no race without a writer"); return true;
             }
             if (stop_after >= 0 && w->renames == stop_after && !noted)
                 return false;
