@@ -127,20 +127,23 @@ after_read (online_t *on, online_after_t *a, bson_error_t *err)
                 c->sum = (uint64_t) int_of (&m, "sum", 0);
                 c->written = int_of (&m, "written", 0);
             }
+        if (bson_iter_init_find (&it, &sub, "drops") && bson_iter_recurse (&it, &arr))
+            while (bson_iter_next (&arr) && a->n_drops < ONLINE_AFTER_MAX)
+                if (BSON_ITER_HOLDS_UTF8 (&arr))
+                    snprintf (a->drops[a->n_drops++], sizeof a->drops[0], "%s",
+                              bson_iter_utf8 (&arr, NULL));
     }
     bson_destroy (&doc);
     return ok;
 }
 
-static bool
-after_write (online_t *on, const online_after_t *a, bson_error_t *err)
+void
+online_after_append (const online_after_t *a, bson_t *set)
 {
-    bson_t u = BSON_INITIALIZER, set, sw, arr, m;
+    bson_t sw, arr, m;
     char key[16];
     const char *kp;
-    bool ok;
-    BSON_APPEND_DOCUMENT_BEGIN (&u, "$set", &set);
-    BSON_APPEND_DOCUMENT_BEGIN (&set, "afterSwitch", &sw);
+    BSON_APPEND_DOCUMENT_BEGIN (set, "afterSwitch", &sw);
     if (a->has_point)
         online_capture_append (&a->point, "capture", &sw);
     BSON_APPEND_UTF8 (&sw, "decided", a->decided);
@@ -161,15 +164,30 @@ after_write (online_t *on, const online_after_t *a, bson_error_t *err)
         bson_append_document_end (&arr, &m);
     }
     bson_append_array_end (&sw, &arr);
-    bson_append_document_end (&set, &sw);
+    BSON_APPEND_ARRAY_BEGIN (&sw, "drops", &arr);
+    for (size_t i = 0; i < a->n_drops; i++) {
+        bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+        BSON_APPEND_UTF8 (&arr, kp, a->drops[i]);
+    }
+    bson_append_array_end (&sw, &arr);
+    bson_append_document_end (set, &sw);
+}
+
+static bool
+after_write (online_t *on, const online_after_t *a, bson_error_t *err)
+{
+    bson_t u = BSON_INITIALIZER, set;
+    bool ok;
+    BSON_APPEND_DOCUMENT_BEGIN (&u, "$set", &set);
+    online_after_append (a, &set);
     bson_append_document_end (&u, &set);
     ok = online_plan_update (on, &u, err);
     bson_destroy (&u);
     return ok;
 }
 
-static bool
-after_forget (online_t *on, bson_error_t *err)
+bool
+online_after_forget (online_t *on, bson_error_t *err)
 {
     bson_t *u = BCON_NEW ("$unset", "{", "afterSwitch", BCON_UTF8 (""), "}");
     bool ok = online_plan_update (on, u, err);
@@ -177,8 +195,8 @@ after_forget (online_t *on, bson_error_t *err)
     return ok;
 }
 
-static void
-after_destroy (online_after_t *a)
+void
+online_after_destroy (online_after_t *a)
 {
     online_capture_destroy (&a->point);
 }
@@ -210,30 +228,31 @@ after_unknown (online_t *on, online_after_t *a, const char *decided, bson_error_
 }
 
 bool
-online_after_mark (online_t *on, bool follows, bson_error_t *err)
+online_after_mark (online_t *on, bool follows, online_after_t *a, bson_error_t *err)
 {
-    online_after_t a;
     int64_t docs = 0;
-    bool ok = online_after_plan (on, &a, err);
-    online_capture_init (&a.point);
+    bool ok = online_after_plan (on, a, err);
+    online_capture_init (&a->point);
     /* With a log, its point alone: the digests would read every result
-     * with the writes stopped (rollback takes them, when it needs them). */
+     * with the writes stopped (rollback takes them, when it needs them).
+     * Without one, the results' digests under their result names, where
+     * nothing but remodel writes: each is the switched-in collection as
+     * the switch puts it in place, whatever is written to it after. */
     if (ok && follows)
-        ok = a.has_point = online_capture_start (on, &a.point, err);
+        ok = a->has_point = online_capture_start (on, &a->point, err);
     else if (ok)
-        ok = after_sums (on, &a, false, err);
-    for (size_t i = 0; i < a.n; i++)
-        docs += a.c[i].docs;
-    ok = ok && after_write (on, &a, err);
+        ok = after_sums (on, a, true, err);
+    for (size_t i = 0; i < a->n; i++)
+        docs += a->c[i].docs;
     if (ok && !on->o->quiet && follows)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the change log's point at the switch "
-                     "recorded, so that rollback finds the application's writes after the switch "
-                     "there (no checksums recorded: nothing read with the writes stopped)");
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the change log's point before the "
+                     "switch recorded, so that rollback finds the application's writes to the "
+                     "switched-in collections there (no checksums recorded: nothing read with "
+                     "the writes stopped)");
     else if (ok && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the switched-in collections' "
-                     "checksums recorded (%lld documents), so that rollback finds the "
-                     "application's writes after the switch", (long long) docs);
-    after_destroy (&a);
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the results' checksums recorded "
+                     "before the switch (%lld documents), so that rollback finds the "
+                     "application's writes to the switched-in collections", (long long) docs);
     return ok;
 }
 
@@ -249,10 +268,24 @@ after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
     online_changes_t ch;
     const char *nss[ONLINE_AFTER_MAX];
     bool lost = false, ok;
+    online_ddl_t *own = bson_malloc0 ((2 * a->n + a->n_drops + 1) * sizeof *own);
+    size_t n_own = 0;
     online_capture_init (&now);
     online_changes_init (&ch);
-    for (size_t i = 0; i < a->n; i++)
+    /* The point is before the switch's renames: they, and its drops of
+     * the intermediate results, are in the log after it, and are no
+     * one's writes (exact names: any other DDL still tells nothing). */
+    for (size_t i = 0; i < a->n; i++) {
         nss[i] = a->c[i].ns;
+        snprintf (own[n_own].from, sizeof own[0].from, "%s", a->c[i].ns);
+        snprintf (own[n_own++].to, sizeof own[0].to, "%s.%s", a->c[i].db, a->c[i].backup);
+        snprintf (own[n_own].from, sizeof own[0].from, "%s.%s", a->c[i].db, a->c[i].result);
+        snprintf (own[n_own++].to, sizeof own[0].to, "%s", a->c[i].ns);
+    }
+    for (size_t i = 0; i < a->n_drops; i++)
+        snprintf (own[n_own++].from, sizeof own[0].from, "%s", a->drops[i]);
+    ch.own = own;
+    ch.n_own = n_own;
     ok = online_capture_lost (on, &a->point, &lost, err) &&
          (lost || (online_capture_start (on, &now, err) &&
                    online_changes_read (on, &a->point, &now, nss, a->n, &ch, err)));
@@ -264,6 +297,7 @@ after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
     snprintf (why, cap, "%s", lost ? "its history no longer reaches that point" : ch.rescan);
     online_changes_destroy (&ch);
     online_capture_destroy (&now);
+    bson_free (own);
     return ok;
 }
 
@@ -345,7 +379,7 @@ after_describe (const online_after_t *a, char *buf, size_t cap)
 }
 
 bool
-online_after_check (online_t *on, bson_error_t *err)
+online_after_check (online_t *on, bool switching, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
     online_after_t a;
@@ -354,8 +388,15 @@ online_after_check (online_t *on, bson_error_t *err)
     char said[1200], lost[300];
     bool ok = after_read (on, &a, err);
 
+    /* A rollback begun (its choice stands), or a switch of an earlier
+     * remodel stopped before it was done: nothing to check again. */
+    if (ok && switching && (!a.found || *a.decided)) {
+        online_after_destroy (&a);
+        return true;
+    }
+
     if (ok && !a.found) {
-        after_destroy (&a);
+        online_after_destroy (&a);
         if (o->carry_writes)
             return online_carry_check (on, false, err);
         if (o->discard_writes) {
@@ -364,7 +405,7 @@ online_after_check (online_t *on, bson_error_t *err)
             ok = after_unknown (on, &a, "discard", err);
             a.pending = true;
             ok = ok && after_write (on, &a, err);
-            after_destroy (&a);
+            online_after_destroy (&a);
             return ok;
         }
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: its switch recorded nothing to tell the "
@@ -404,7 +445,7 @@ online_after_check (online_t *on, bson_error_t *err)
         a.pending = total && o->discard_writes;
         ok = after_write (on, &a, err);
     }
-    after_destroy (&a);
+    online_after_destroy (&a);
     return ok;
 }
 
@@ -413,7 +454,7 @@ online_after_check (online_t *on, bson_error_t *err)
 static bool
 carry_and_forget (online_t *on, bson_error_t *err)
 {
-    return online_carry (on, err) && after_forget (on, err);
+    return online_carry (on, err) && online_after_forget (on, err);
 }
 
 bool
@@ -443,7 +484,7 @@ online_after_settle (online_t *on, bson_error_t *err)
             ok = after_find (on, &a, true, false, &total, &how, lost, sizeof lost, err);
             after_describe (&a, said, sizeof said);
             a.pending = total != 0;
-            ok = ok && (a.pending ? after_write (on, &a, err) : after_forget (on, err));
+            ok = ok && (a.pending ? after_write (on, &a, err) : online_after_forget (on, err));
             if (ok && a.pending && !on->o->discard_writes) {
                 rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the originals are back, but the "
                               "results beside them were written after the switch (%s, by %s): "
@@ -455,7 +496,7 @@ online_after_settle (online_t *on, bson_error_t *err)
             }
         }
     }
-    after_destroy (&a);
+    online_after_destroy (&a);
     return ok;
 }
 
@@ -468,7 +509,7 @@ online_after_before_drop (online_t *on, bson_error_t *err)
 
     /* A rollback stopped before it settled. */
     if (ok && a.found && !a.pending) {
-        after_destroy (&a);
+        online_after_destroy (&a);
         online_capture_init (&a.point);
         ok = online_after_settle (on, err) && after_read (on, &a, err);
     }
@@ -491,6 +532,6 @@ online_after_before_drop (online_t *on, bson_error_t *err)
             ok = false;
         }
     }
-    after_destroy (&a);
+    online_after_destroy (&a);
     return ok;
 }

@@ -47,7 +47,7 @@ bool online_preflight (online_t *on, bson_error_t *err);
  * namespaces switched. back: rollback's, from any point of a switch or
  * after it; *undone false when nothing was switched (no backup is there
  * either: the results may go). */
-bool online_switch_forward (online_t *on, size_t *n_switched, bson_error_t *err);
+bool online_switch_forward (online_t *on, bool follows, size_t *n_switched, bson_error_t *err);
 bool online_switch_back (online_t *on, bool *undone, bson_error_t *err);
 bool online_switch_rename (online_t *on, const char *db, const char *from, const char *to,
                            bson_error_t *err);
@@ -141,6 +141,9 @@ typedef struct {
 typedef struct {
     online_after_coll_t c[ONLINE_AFTER_MAX];
     size_t n;
+    char drops[ONLINE_AFTER_MAX][300]; /* the intermediate results finalize
+                                        * drops, "db.coll" */
+    size_t n_drops;
     bool found;             /* the plan's record has afterSwitch */
     bool has_point;         /* and the change log's point at the switch */
     bool summed;            /* c[].docs and c[].sum were taken */
@@ -153,12 +156,20 @@ bool online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *d
                       bson_error_t *err);
 /* The namespaces the plan switches (no digest), into a. */
 bool online_after_plan (online_t *on, online_after_t *a, bson_error_t *err);
-/* finalize, once switched, writes still stopped: the record. */
-bool online_after_mark (online_t *on, bool follows, bson_error_t *err);
+/* finalize, before its first rename, writes still stopped: the record
+ * into a (follows: the change log's point, else the results' digests
+ * under their result names), written with the switch's journal
+ * (append: a's afterSwitch into a $set document). destroy: a's point. */
+bool online_after_mark (online_t *on, bool follows, online_after_t *a, bson_error_t *err);
+void online_after_append (const online_after_t *a, bson_t *set);
+void online_after_destroy (online_after_t *a);
+/* rollback of a switch finalize did not finish: what it recorded goes
+ * (nothing was switched in whole). */
+bool online_after_forget (online_t *on, bson_error_t *err);
 /* rollback of a finalized plan, before any rename: refused (RM_ERR_USAGE)
  * when written since, without --carry-writes or
  * --discard-writes-after-switch; the choice recorded. */
-bool online_after_check (online_t *on, bson_error_t *err);
+bool online_after_check (online_t *on, bool switching, bson_error_t *err);
 /* rollback, the originals back: carried back, or the results checked for
  * writes that came after the check. */
 bool online_after_settle (online_t *on, bson_error_t *err);

@@ -334,7 +334,7 @@ online_finalize (online_t *on, bson_error_t *err)
         if (ok)
             pause_before_switch ();
     }
-    ok = ok && online_switch_forward (on, &n, err);
+    ok = ok && online_switch_forward (on, follows, &n, err);
     switched = ok;
     /* Confirmed from the log, while writes are still blocked: nothing
      * written to a source after the drain. */
@@ -346,10 +346,6 @@ online_finalize (online_t *on, bson_error_t *err)
         bson_error_t why;
         online_keys_drop_plan (on, &why);
         online_made_drop (on, true, &why);
-        /* What rollback tells the application's writes after the switch
-         * by, recorded while they are still stopped (online_after.c). */
-        if (!online_after_mark (on, follows, ok ? err : &why))
-            ok = false;
     }
     if (blocked)
         block_writes (on, false, err);
@@ -608,8 +604,14 @@ online_rollback (online_t *on, bson_error_t *err)
         online_record_t r;
         /* A finished switch: the application may have written to the new
          * collections since (online_after.c); checked before any rename. */
-        ok = online_plan_read (on, &r, err) && (!r.finalized || r.switching ||
-                                                online_after_check (on, err));
+        ok = online_plan_read (on, &r, err);
+        /* A switch finalize did not finish (finalize run again completes
+         * it): undone as before, what its journal's mark recorded
+         * forgotten (docs/online.md says what that does not tell). */
+        if (ok && r.finalized)
+            ok = online_after_check (on, r.switching, err);
+        else if (ok && r.switching)
+            ok = online_after_forget (on, err);
         ok = ok && online_switch_back (on, &undone, err);
         ok = ok && (!undone || online_after_settle (on, err));
         if (ok && undone) {

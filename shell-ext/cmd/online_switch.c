@@ -212,9 +212,12 @@ journal_append (const journal_t *j, const char *direction, int64_t renamed, bson
     bson_append_array_end (sw, &arr);
 }
 
+/* The journal, and with finalize's (mark) what rollback tells the
+ * application's writes after the switch by (online_after.c), in one
+ * write: a switch journaled has its mark. */
 static bool
 journal_write (online_t *on, const journal_t *j, const char *direction, int64_t renamed,
-               bson_error_t *err)
+               const online_after_t *mark, bson_error_t *err)
 {
     bson_t u = BSON_INITIALIZER, set, sw;
     bool ok;
@@ -222,6 +225,8 @@ journal_write (online_t *on, const journal_t *j, const char *direction, int64_t 
     BSON_APPEND_DOCUMENT_BEGIN (&set, "switch", &sw);
     journal_append (j, direction, renamed, &sw);
     bson_append_document_end (&set, &sw);
+    if (mark)
+        online_after_append (mark, &set);
     bson_append_document_end (&u, &set);
     ok = online_switch_note (on, &u, err);
     bson_destroy (&u);
@@ -519,15 +524,21 @@ drop_intermediates (online_t *on, const journal_t *j, bson_error_t *err)
 }
 
 bool
-online_switch_forward (online_t *on, size_t *n_switched, bson_error_t *err)
+online_switch_forward (online_t *on, bool follows, size_t *n_switched, bson_error_t *err)
 {
     journal_t *j = bson_malloc0 (sizeof *j);
+    online_after_t *mark = bson_malloc0 (sizeof *mark);
     bool found, ok = journal_read (on, j, &found, err);
     bson_t *done;
 
+    online_capture_init (&mark->point);
     if (ok && !found) {
+        /* The mark before the first rename: a write to a namespace the
+         * switch has put in place while it renames the next one comes
+         * after it, and rollback sees it. */
         ok = journal_plan (on, j, err) && preflight (on, j, err) &&
-             journal_write (on, j, "finalize", 0, err);
+             online_after_mark (on, follows, mark, err) &&
+             journal_write (on, j, "finalize", 0, mark, err);
     } else if (ok) {
         ok = journal_resume (on, j, "finalize", err);
         if (ok && !on->o->quiet)
@@ -545,6 +556,8 @@ online_switch_forward (online_t *on, size_t *n_switched, bson_error_t *err)
     bson_destroy (done);
     *n_switched = j->n;
     bson_free (j);
+    online_after_destroy (mark);
+    bson_free (mark);
     return ok;
 }
 
@@ -587,7 +600,7 @@ online_switch_back (online_t *on, bool *undone, bson_error_t *err)
             j->renames += j->moves[i].original ? 2 : 1;
         }
         j->n_drops = 0;
-        ok = ok && journal_write (on, j, "rollback", j->renames, err);
+        ok = ok && journal_write (on, j, "rollback", j->renames, NULL, err);
     } else if (ok) {
         ok = journal_resume (on, j, "rollback", err);
     }
