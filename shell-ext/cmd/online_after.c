@@ -256,6 +256,24 @@ online_after_mark (online_t *on, bool follows, online_after_t *a, bson_error_t *
     return ok;
 }
 
+size_t
+online_after_own (const online_after_t *a, online_ddl_t *own, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n && n + 2 <= cap; i++) {
+        const online_after_coll_t *c = &a->c[i];
+        snprintf (own[n].from, sizeof own[0].from, "%s", c->ns);
+        snprintf (own[n++].to, sizeof own[0].to, "%s.%s", c->db, c->backup);
+        snprintf (own[n].from, sizeof own[0].from, "%s.%s", c->db, c->result);
+        snprintf (own[n++].to, sizeof own[0].to, "%s", c->ns);
+    }
+    for (size_t i = 0; i < a->n_drops && n < cap; i++) {
+        snprintf (own[n].from, sizeof own[0].from, "%s", a->drops[i]);
+        own[n++].to[0] = '\0';
+    }
+    return n;
+}
+
 /* From the log: the _ids written to each collection since the switch's
  * point, into a->c[].written; *by_log false, with why, when it cannot
  * tell (its history no longer reaches the point, or it shows a drop or a
@@ -268,24 +286,17 @@ after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
     online_changes_t ch;
     const char *nss[ONLINE_AFTER_MAX];
     bool lost = false, ok;
-    online_ddl_t *own = bson_malloc0 ((2 * a->n + a->n_drops + 1) * sizeof *own);
-    size_t n_own = 0;
+    size_t n_own = 2 * a->n + a->n_drops;
+    online_ddl_t *own = bson_malloc0 ((n_own + 1) * sizeof *own);
     online_capture_init (&now);
     online_changes_init (&ch);
     /* The point is before the switch's renames: they, and its drops of
      * the intermediate results, are in the log after it, and are no
      * one's writes (exact names: any other DDL still tells nothing). */
-    for (size_t i = 0; i < a->n; i++) {
+    for (size_t i = 0; i < a->n; i++)
         nss[i] = a->c[i].ns;
-        snprintf (own[n_own].from, sizeof own[0].from, "%s", a->c[i].ns);
-        snprintf (own[n_own++].to, sizeof own[0].to, "%s.%s", a->c[i].db, a->c[i].backup);
-        snprintf (own[n_own].from, sizeof own[0].from, "%s.%s", a->c[i].db, a->c[i].result);
-        snprintf (own[n_own++].to, sizeof own[0].to, "%s", a->c[i].ns);
-    }
-    for (size_t i = 0; i < a->n_drops; i++)
-        snprintf (own[n_own++].from, sizeof own[0].from, "%s", a->drops[i]);
     ch.own = own;
-    ch.n_own = n_own;
+    ch.n_own = online_after_own (a, own, n_own);
     ok = online_capture_lost (on, &a->point, &lost, err) &&
          (lost || (online_capture_start (on, &now, err) &&
                    online_changes_read (on, &a->point, &now, nss, a->n, &ch, err)));

@@ -44,14 +44,23 @@ bool online_preflight (online_t *on, bson_error_t *err);
 /* online_switch.c: the journaled switch (renames) between the designs.
  * forward: finalize's renames, begun or completed, then the plan marked
  * finalized and the intermediate results dropped; *n_switched the
- * namespaces switched. back: rollback's, from any point of a switch or
+ * namespaces switched; mark: fields $set with its journal, before its
+ * first rename (finalize's afterSwitch, online_after.c). back: rollback's, from any point of a switch or
  * after it; *undone false when nothing was switched (no backup is there
  * either: the results may go). */
-bool online_switch_forward (online_t *on, bool follows, size_t *n_switched, bson_error_t *err);
+bool online_switch_forward (online_t *on, const bson_t *mark, size_t *n_switched,
+                            bson_error_t *err);
 bool online_switch_back (online_t *on, bool *undone, bson_error_t *err);
+/* finalize, before its last sync: the server renames to names of the
+ * switch's shapes (a probe collection in each namespace's database,
+ * renamed, then dropped), so that this DDL is in the change log before the
+ * point the switch is confirmed and told by (mongo-java-server's drop
+ * event of a renamed collection names no collection). */
+bool online_switch_probe (online_t *on, bson_error_t *err);
 bool online_switch_rename (online_t *on, const char *db, const char *from, const char *to,
                            bson_error_t *err);
 bool online_switch_note (online_t *on, const bson_t *update, bson_error_t *err);
+
 bool online_coll_exists (online_t *on, const char *db, const char *coll, bool *yes,
                          bson_error_t *err);
 bool online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *err);
@@ -163,6 +172,10 @@ bool online_after_plan (online_t *on, online_after_t *a, bson_error_t *err);
 bool online_after_mark (online_t *on, bool follows, online_after_t *a, bson_error_t *err);
 void online_after_append (const online_after_t *a, bson_t *set);
 void online_after_destroy (online_after_t *a);
+/* The switch's own DDL in the change log, into own (at most cap; the
+ * count returned): each namespace's renames (COLL to its backup, its
+ * result to COLL) and the intermediates' drops. */
+size_t online_after_own (const online_after_t *a, online_ddl_t *own, size_t cap);
 /* rollback of a switch finalize did not finish: what it recorded goes
  * (nothing was switched in whole). */
 bool online_after_forget (online_t *on, bson_error_t *err);

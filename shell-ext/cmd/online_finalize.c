@@ -170,8 +170,27 @@ static bool
 confirm_from_log (online_t *on, bson_error_t *err)
 {
     int64_t written;
-    if (!online_follow_confirm (on, &written, err))
+    online_after_t *a = bson_malloc0 (sizeof *a);
+    size_t cap = 3 * ONLINE_AFTER_MAX;
+    online_ddl_t *own = bson_malloc0 (cap * sizeof *own);
+    char why[300];
+    /* The switch's own renames and drops are in the log after the last
+     * sync's point: no one's writes. */
+    bool ok = online_after_plan (on, a, err) &&
+              online_follow_confirm (on, own, online_after_own (a, own, cap), &written,
+                                     why, sizeof why, err);
+    bson_free (own);
+    bson_free (a);
+    if (!ok)
         return false;
+    if (*why) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the change log cannot confirm that "
+                      "nothing was written to the sources between the last sync and the switch "
+                      "(%s), so the results may miss writes: remodel online rollback swaps the "
+                      "originals back; then sync and finalize again, with the writes stopped",
+                      on->where, on->names.name, why);
+        return false;
+    }
     if (written) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the change log shows %lld document(s) of "
                       "the sources written between the last sync and the switch, so the results "
@@ -262,6 +281,7 @@ online_finalize (online_t *on, bson_error_t *err)
     int64_t differ;
     online_record_t r;
     online_capture_t point;
+    bson_t mark = BSON_INITIALIZER;
     bool ok, blocked = false, switched = false, follows = false, ahead = false;
     /* --writes-stopped: the window began when finalize was told so. */
     int64_t told = online_mono_ms ();
@@ -294,7 +314,7 @@ online_finalize (online_t *on, bson_error_t *err)
     }
     /* Sources no other plan switched; their indexes on the results. */
     if (ok && !r.switching)
-        ok = online_switch_ready (on, err);
+        ok = online_switch_ready (on, err) && online_switch_probe (on, err);
     /* What the window will hold, said before it (--block-writes) or as
      * it begins (--writes-stopped). */
     ahead = ok && !r.switching && follows && o->sample == 0 && sampled_ahead (on, err);
@@ -334,7 +354,19 @@ online_finalize (online_t *on, bson_error_t *err)
         if (ok)
             pause_before_switch ();
     }
-    ok = ok && online_switch_forward (on, follows, &n, err);
+    /* What rollback tells the application's writes to the switched-in
+     * collections by, taken before the first rename (a write to a
+     * namespace switched in while the next one is renamed comes after
+     * it) and written with the switch's journal (online_after.c). */
+    if (ok && !r.switching) {
+        online_after_t *a = bson_malloc0 (sizeof *a);
+        ok = online_after_mark (on, follows, a, err);
+        if (ok)
+            online_after_append (a, &mark);
+        online_after_destroy (a);
+        bson_free (a);
+    }
+    ok = ok && online_switch_forward (on, &mark, &n, err);
     switched = ok;
     /* Confirmed from the log, while writes are still blocked: nothing
      * written to a source after the drain. */
@@ -359,6 +391,7 @@ online_finalize (online_t *on, bson_error_t *err)
                      "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
                      on->names.name, n, on->names.id);
     online_capture_destroy (&point);
+    bson_destroy (&mark);
     return ok;
 }
 

@@ -72,9 +72,8 @@ c.crm.tasks.delete_many({"_id": {"$in": ids}})'
 colls() { py 'print(" ".join(sorted(n.replace(sys.argv[2], "ID") for n in c.crm.list_collection_names())))' "$(pid embed)"; }
 
 # ---- a write to a namespace already switched in ----
-for v in "ferretdb changelog" "java changelog" "java"; do
-    set -- $v
-    kind=$1 log=${2:-}
+for v in ${RACE_AFTER:-ferretdb:changelog java:changelog java:}; do
+    kind=${v%%:*} log=${v#*:}
     name="$kind${log:+ $log}: a person inserted into crm.people once it is switched in"
     online_start "$kind" "$T/srv-after" 0 "$log" || continue
     "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
@@ -86,6 +85,7 @@ c.crm.tasks.delete_many({"_id": {"$in": ids}})'
         online_switch_note 6 -- "$ONLINE" finalize "$T/plans/embed.json" --uri "$uri" \
         --writes-stopped >/dev/null 2>"$T/err"
     frc=$?
+    [ -n "${RACE_DEBUG:-}" ] && cat "$T/err" >&2
     if [ -n "$log" ]; then
         said=$(grep -c 'the change log shows 1 document(s) of the sources written between the last sync and the switch' "$T/err")
         want="1:1" how="the change log: crm.people: 1 document(s)"
@@ -93,6 +93,7 @@ c.crm.tasks.delete_many({"_id": {"$in": ids}})'
         said=0 want="0:0" how="the checksums recorded at the switch: crm.people: changed"
     fi
     online rollback embed
+    [ -n "${RACE_DEBUG:-}" ] && cat "$T/err" >&2
     expect_eq "$name: finalize ${log:+fails naming it, }rollback refuses (exit 2) naming the write, nothing renamed" \
         "$frc:$said:$rc:$(grep -c "written since the switch, by $how; a rollback would lose those writes" "$T/err"):$(colls)" \
         "$want:2:1:people people_remodel_ID_backup tasks tasks_remodel_ID_backup"
