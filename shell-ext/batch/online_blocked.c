@@ -80,10 +80,15 @@ online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool 
         bson_error_t why;
         if (online_checkpoint_totals (on, &seen, &rate, &why))
             online_capture_cost (seen, false, rate, cost, sizeof cost);
+        /* The results' checksums too (online_after.c): without a log
+         * nothing else tells rollback what the application writes to
+         * them after the switch, and they are final only once the sync
+         * and verify in this window are done. */
         snprintf (what, sizeof what, "read every source it switches (checksums), sync and verify "
                   "every result in full (%s), switch the collections, then check the originals "
-                  "against the checksums: %s", on->o->full_verify ? "--full-verify" : "no change log "
-                  "to drain", cost);
+                  "against the checksums: %s; and read every result once more before the switch, "
+                  "for the checksums rollback tells the application's later writes by",
+                  on->o->full_verify ? "--full-verify" : "no change log to drain", cost);
     }
     rm_cli_line (stderr, "", "\n", "remodel: finalize: with the writes %s, it will %s", how, what);
 }

@@ -1,15 +1,21 @@
 /* The application's writes to the switched-in collections, after the
  * switch (online_cmd.h): a rollback of a finalized plan must not lose them.
  *
- * finalize records, once its renames are done and while the writes are
- * still stopped, what lets a later rollback tell (the plan's record,
- * afterSwitch {capture, summed, colls: [{ns, db, coll, result, docs,
- * sum}], decided, pending}), and nothing that grows with the data, so
- * that the window stays as short as the drain:
- *   - with a change log, only the point in it right after the renames:
- *     the documents written since are its events on those namespaces,
- *     each _id once, which says how many and which;
- *   - without one, each switched-in collection's count and an
+ * finalize records, before its first rename (with the switch's journal,
+ * online_switch.c) and while the writes are still stopped, what lets a
+ * later rollback tell (the plan's record, afterSwitch {capture, summed,
+ * colls: [{ns, db, coll, result, docs, sum}], drops, decided, pending}),
+ * and nothing that grows with the data, so that the window stays as
+ * short as the drain. Before the first rename, not after the last: a
+ * write to a namespace the switch has put in place while it renames the
+ * next one comes after the mark, and is seen.
+ *   - with a change log, only the point in it before the renames: the
+ *     documents written since are its events on those namespaces, each
+ *     _id once, which says how many and which; the switch's own renames
+ *     and drops of intermediates (exact names) are skipped there, any
+ *     other DDL tells nothing;
+ *   - without one, each result's count (under its result name, which the
+ *     switch then renames to the namespace) and an
  *     order-independent digest of its documents (the sum of their
  *     CRC-64s, online_coll_sum). Any insert or delete changes the count or
  *     the sum, any update that changes a document's bytes changes its CRC
@@ -420,8 +426,8 @@ online_after_check (online_t *on, bool switching, bson_error_t *err)
             return ok;
         }
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: its switch recorded nothing to tell the "
-                      "application's writes since by (finalized by an earlier remodel, or "
-                      "stopped right after its renames): a rollback could lose them; nothing "
+                      "application's writes since by (finalized by an earlier remodel): a "
+                      "rollback could lose them; nothing "
                       "renamed: --carry-writes carries whatever differs back into the originals, "
                       "--discard-writes-after-switch rolls back without them", on->where,
                       on->names.name);
