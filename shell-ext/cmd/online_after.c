@@ -220,6 +220,41 @@ after_sums (online_t *on, online_after_t *a, bool renamed, bson_error_t *err)
     return ok;
 }
 
+/* The count of db.coll the server keeps (-1: not known). */
+static int64_t
+count_of (online_t *on, const char *db, const char *coll)
+{
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    bson_error_t why;
+    int64_t n = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, &why);
+    mongoc_collection_destroy (c);
+    return n;
+}
+
+/* The results' digests under their result names, from what finalize's
+ * full verify read of them (folded, online_blocked.c) where that is
+ * every document the server counts there (a verify that passed read each
+ * result once: a batch read again after a retry, say, shows as a count
+ * too high), else read whole. A digest folded wrong could only make a
+ * later rollback see a change where there is none (refused, never a
+ * write lost); *read how many were read whole. */
+static bool
+after_sums_folded (online_t *on, online_after_t *a, int64_t *read, bson_error_t *err)
+{
+    bool ok = true;
+    *read = 0;
+    for (size_t i = 0; ok && i < a->n; i++) {
+        online_after_coll_t *c = &a->c[i];
+        if (online_blocked_folded (on, c->db, c->result, &c->docs, &c->sum) &&
+            c->docs == count_of (on, c->db, c->result))
+            continue;
+        ok = online_coll_sum (on, c->db, c->result, &c->docs, &c->sum, err);
+        *read += c->docs;
+    }
+    a->summed = ok;
+    return ok;
+}
+
 /* The namespaces the plan switches into a, what each holds since the
  * switch not known (written -2), and the operator's choice decided. */
 static bool
@@ -236,18 +271,19 @@ after_unknown (online_t *on, online_after_t *a, const char *decided, bson_error_
 bool
 online_after_mark (online_t *on, bool follows, online_after_t *a, bson_error_t *err)
 {
-    int64_t docs = 0;
+    int64_t docs = 0, read = 0;
     bool ok = online_after_plan (on, a, err);
     online_capture_init (&a->point);
     /* With a log, its point alone: the digests would read every result
      * with the writes stopped (rollback takes them, when it needs them).
      * Without one, the results' digests under their result names, where
      * nothing but remodel writes: each is the switched-in collection as
-     * the switch puts it in place, whatever is written to it after. */
+     * the switch puts it in place, whatever is written to it after;
+     * folded from the verify's read where it can be. */
     if (ok && follows)
         ok = a->has_point = online_capture_start (on, &a->point, err);
     else if (ok)
-        ok = after_sums (on, a, true, err);
+        ok = after_sums_folded (on, a, &read, err);
     for (size_t i = 0; i < a->n; i++)
         docs += a->c[i].docs;
     if (ok && !on->o->quiet && follows)
@@ -257,8 +293,9 @@ online_after_mark (online_t *on, bool follows, online_after_t *a, bson_error_t *
                      "the writes stopped)");
     else if (ok && !on->o->quiet)
         rm_cli_line (stderr, "", "\n", "remodel: finalize: the results' checksums recorded "
-                     "before the switch (%lld documents), so that rollback finds the "
-                     "application's writes to the switched-in collections", (long long) docs);
+                     "before the switch (%lld documents, %lld of them read again for it, the "
+                     "rest as the verify read them), so that rollback finds the application's "
+                     "writes to the switched-in collections", (long long) docs, (long long) read);
     return ok;
 }
 

@@ -338,6 +338,10 @@ online_finalize (online_t *on, bson_error_t *err)
          * --full-verify or without a log. */
         on->verify_sample = follows ? (o->sample > 0 ? o->sample : ONLINE_FINALIZE_SAMPLE) : 0;
         differ = 0;
+        /* Without a log the verify reads every result whole: the
+         * switch's mark takes their digests from that read. */
+        if (!follows)
+            online_blocked_fold_begin (on);
         if (ok && !ahead && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
             if (differ > 0)
                 rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
@@ -391,6 +395,7 @@ online_finalize (online_t *on, bson_error_t *err)
                      "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
                      on->names.name, n, on->names.id);
     online_capture_destroy (&point);
+    online_blocked_fold_end (on);
     bson_destroy (&mark);
     return ok;
 }
