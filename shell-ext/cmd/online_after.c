@@ -24,7 +24,9 @@
  *     the collection, which a server may change, does not enter the sum.
  *     A maximum of some field would miss updates and deletes, a count
  *     alone updates. Without a log the window reads every source and
- *     result in full anyway (a sync and a verify); this is one read more.
+ *     result in full anyway (a sync and a verify): the verify folds each
+ *     result it reads into these (online_blocked.c), and a result is
+ *     read again only where what it folded is not all the server counts.
  * rollback then (online_finalize.c):
  *   check, before anything is renamed: the writes since the switch, from
  *     the log, else by the digests. With a log whose history no longer
