@@ -66,7 +66,7 @@ online_changes_sources (online_t *on, const char **out, size_t cap)
 #define STREAM_REOPEN_MAX 8
 
 /* ns's stream opened at from (or, after an invalidate, after token), its
- * first batch into ch. *gone: history lost, said in ch->rescan. */
+ * first batch into ch; history lost is said in ch->rescan. */
 static bool
 stream_open (online_t *on, const char *db, const char *coll, const char *ns,
              const online_capture_t *from, const bson_t *token, online_changes_t *ch,
