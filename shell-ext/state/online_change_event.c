@@ -81,11 +81,20 @@ stream_event (online_changes_t *ch, const char *ns, const bson_iter_t *ev)
     ch->own_last = false;
     if (ch->n_own && (!strcmp (type, "rename") || !strcmp (type, "drop"))) {
         char from[300], to[300] = "";
+        size_t drops = 0;
         event_ns (ev, "ns", from, sizeof from);
         if (!strcmp (type, "rename"))
             event_ns (ev, "to", to, sizeof to);
         if ((!strcmp (type, "drop") || *to) && own_ddl (ch, from, to)) {
             ch->own_last = true;
+            return;
+        }
+        /* mongo-java-server's drop event names no collection, and comes
+         * in every stream: each of remodel's own drops, once a stream. */
+        for (size_t i = 0; !*from && i < ch->n_own; i++)
+            drops += !ch->own[i].to[0];
+        if (!strcmp (type, "drop") && !*from && ch->own_anon < drops) {
+            ch->own_anon++;
             return;
         }
     } else if (own_last && !strcmp (type, "invalidate") && find_doc (ev, "_id", &id) &&

@@ -139,6 +139,7 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
     snprintf (db, sizeof db, "%.*s", (int) (dot - ns), ns);
     coll = dot + 1;
     ch->own_last = false;
+    ch->own_anon = 0;
     if (!stream_open (on, db, coll, ns, from, NULL, ch, &id, &at, err))
         return false;
     do {

@@ -275,6 +275,10 @@ typedef struct online_changes_s {
     const online_ddl_t *own; /* the caller's (NULL: none), n_own of them */
     size_t n_own;
     bool own_last;          /* the stream's last event was one of them */
+    size_t own_anon;        /* drops naming no collection taken for own's
+                             * in this stream (mongo-java-server's drop
+                             * events name none: as many are taken as own
+                             * holds drops) */
     bson_t *reopen;         /* an invalidate after one of them: the stream is
                              * opened again after this token (MongoDB
                              * invalidates a stream on a renamed collection) */

@@ -219,6 +219,20 @@ test_stream_own_ddl (void)
                true, &ch);
     T_CHECK_STR (ch.rescan, "the change log shows a rename of crm.people");
     online_changes_destroy (&ch);
+    /* mongo-java-server's drop events name no collection: one a drop of
+     * remodel's own (one intermediate here) is taken, a second is not. */
+    own_batch ("{\"operationType\": \"drop\"},"
+               "{\"operationType\": \"insert\", \"documentKey\": {\"_id\": 2}}",
+               true, &ch);
+    T_CHECK_STR (ch.rescan, "");
+    T_CHECK (ch.kept == 1);
+    online_changes_destroy (&ch);
+    own_batch ("{\"operationType\": \"drop\"}, {\"operationType\": \"drop\"}", true, &ch);
+    T_CHECK_STR (ch.rescan, "the change log shows a drop of crm.people");
+    online_changes_destroy (&ch);
+    own_batch ("{\"operationType\": \"drop\"}", false, &ch);
+    T_CHECK_STR (ch.rescan, "the change log shows a drop of crm.people");
+    online_changes_destroy (&ch);
 }
 
 static bson_t *
