@@ -41,6 +41,21 @@ void online_blocked_plan (online_t *on, const online_record_t *r, bool follows, 
 void online_blocked_progress (online_t *on, const char *what, const rm_step_t *s, const char *ns,
                              int64_t n, int64_t of);
 void online_blocked_close (online_t *on, bool switched);
+/* The verify in the window (no change log) folds each result it reads
+ * into db.coll's count and digest (the sum of the documents' CRC-64s, as
+ * online_coll_sum's): fold_begin asks for it, fold the accumulator to add
+ * to (NULL when not asked), folded what it read of db.coll (false: none),
+ * fold_end forgets them. */
+typedef struct online_fold_s {
+    char ns[400];
+    int64_t docs;
+    uint64_t sum;
+} online_fold_t;
+void online_blocked_fold_begin (online_t *on);
+online_fold_t *online_blocked_fold (online_t *on, const char *db, const char *coll);
+bool online_blocked_folded (const online_t *on, const char *db, const char *coll, int64_t *docs,
+                            uint64_t *sum);
+void online_blocked_fold_end (online_t *on);
 
 /* online_progress.c: a pass's line on a terminal (NULL, and nothing
  * drawn, when stderr is none, --quiet or --log-format json): read of the

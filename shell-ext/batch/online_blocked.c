@@ -80,10 +80,12 @@ online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool 
         bson_error_t why;
         if (online_checkpoint_totals (on, &seen, &rate, &why))
             online_capture_cost (seen, false, rate, cost, sizeof cost);
+        /* The results' checksums (online_after.c) come from the
+         * verify's read: nothing more read for them. */
         snprintf (what, sizeof what, "read every source it switches (checksums), sync and verify "
-                  "every result in full (%s), switch the collections, then check the originals "
-                  "against the checksums: %s", on->o->full_verify ? "--full-verify" : "no change log "
-                  "to drain", cost);
+                  "every result in full (%s; the verify's read gives the results' checksums), "
+                  "switch the collections, then check the originals against the checksums: %s",
+                  on->o->full_verify ? "--full-verify" : "no change log to drain", cost);
     }
     rm_cli_line (stderr, "", "\n", "remodel: finalize: with the writes %s, it will %s", how, what);
 }
@@ -124,4 +126,56 @@ online_blocked_close (online_t *on, bool switched)
                      switched ? "the end of the switch" : "its stop, nothing switched",
                      (long long) on->window_summed);
     on->window_t0 = 0;
+}
+
+/* ---- the verify's read folded into the results' digests ---- */
+
+/* At most this many collections are folded (a plan switches at most 64
+ * namespaces, each with intermediate results besides). */
+#define FOLD_MAX 256
+
+void
+online_blocked_fold_begin (online_t *on)
+{
+    online_blocked_fold_end (on);
+    on->fold = bson_malloc0 (FOLD_MAX * sizeof *on->fold);
+}
+
+online_fold_t *
+online_blocked_fold (online_t *on, const char *db, const char *coll)
+{
+    char ns[400];
+    if (!on->fold)
+        return NULL;
+    snprintf (ns, sizeof ns, "%s.%s", db, coll);
+    for (size_t i = 0; i < on->n_fold; i++)
+        if (!strcmp (on->fold[i].ns, ns))
+            return &on->fold[i];
+    if (on->n_fold == FOLD_MAX)
+        return NULL;
+    snprintf (on->fold[on->n_fold].ns, sizeof on->fold[0].ns, "%s", ns);
+    return &on->fold[on->n_fold++];
+}
+
+bool
+online_blocked_folded (const online_t *on, const char *db, const char *coll, int64_t *docs,
+                       uint64_t *sum)
+{
+    char ns[400];
+    snprintf (ns, sizeof ns, "%s.%s", db, coll);
+    for (size_t i = 0; on->fold && i < on->n_fold; i++)
+        if (!strcmp (on->fold[i].ns, ns)) {
+            *docs = on->fold[i].docs;
+            *sum = on->fold[i].sum;
+            return true;
+        }
+    return false;
+}
+
+void
+online_blocked_fold_end (online_t *on)
+{
+    bson_free (on->fold);
+    on->fold = NULL;
+    on->n_fold = 0;
 }

@@ -7,6 +7,7 @@
 
 #include "online_batch.h"
 #include "remodel/cli.h"
+#include "remodel/crc64.h"
 #include "remodel/docpath.h"
 #include "remodel/value.h"
 
@@ -43,6 +44,7 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
     size_t *redo = rewrite ? bson_malloc ((out->n + 1) * sizeof *redo) : NULL;
     for (size_t k = 0; k < j->p->n_keep; k++) {
         online_writes_t *w = &pr->targets[k];
+        online_fold_t *fold;
         bson_t filter = BSON_INITIALIZER, cond, arr;
         mongoc_cursor_t *cur;
         const bson_t *doc;
@@ -74,8 +76,20 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
             continue;
         }
         cur = mongoc_collection_find_with_opts (w->coll, &filter, NULL, NULL);
-        while (mongoc_cursor_next (cur, &doc))
+        /* finalize's verify without a change log: each result read here
+         * also goes into its digest, which the switch's mark would
+         * otherwise read the results again for (online_blocked.c). */
+        fold = pr->mode == ONLINE_VERIFY
+                   ? online_blocked_fold (j->on, j->p->keep[k]->db,
+                                          mongoc_collection_get_name (w->coll))
+                   : NULL;
+        while (mongoc_cursor_next (cur, &doc)) {
             online_docs_add (&pr->found, bson_get_data (doc), doc->len, (int) k);
+            if (fold) {
+                fold->docs++;
+                fold->sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
+            }
+        }
         if (mongoc_cursor_error (cur, &why))
             ok = online_fail (j->on, err, &why, "reading a target");
         mongoc_cursor_destroy (cur);

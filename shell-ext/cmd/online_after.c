@@ -1,15 +1,21 @@
 /* The application's writes to the switched-in collections, after the
  * switch (online_cmd.h): a rollback of a finalized plan must not lose them.
  *
- * finalize records, once its renames are done and while the writes are
- * still stopped, what lets a later rollback tell (the plan's record,
- * afterSwitch {capture, summed, colls: [{ns, db, coll, result, docs,
- * sum}], decided, pending}), and nothing that grows with the data, so
- * that the window stays as short as the drain:
- *   - with a change log, only the point in it right after the renames:
- *     the documents written since are its events on those namespaces,
- *     each _id once, which says how many and which;
- *   - without one, each switched-in collection's count and an
+ * finalize records, before its first rename (with the switch's journal,
+ * online_switch.c) and while the writes are still stopped, what lets a
+ * later rollback tell (the plan's record, afterSwitch {capture, summed,
+ * colls: [{ns, db, coll, result, docs, sum}], drops, decided, pending}),
+ * and nothing that grows with the data, so that the window stays as
+ * short as the drain. Before the first rename, not after the last: a
+ * write to a namespace the switch has put in place while it renames the
+ * next one comes after the mark, and is seen.
+ *   - with a change log, only the point in it before the renames: the
+ *     documents written since are its events on those namespaces, each
+ *     _id once, which says how many and which; the switch's own renames
+ *     and drops of intermediates (exact names) are skipped there, any
+ *     other DDL tells nothing;
+ *   - without one, each result's count (under its result name, which the
+ *     switch then renames to the namespace) and an
  *     order-independent digest of its documents (the sum of their
  *     CRC-64s, online_coll_sum). Any insert or delete changes the count or
  *     the sum, any update that changes a document's bytes changes its CRC
@@ -18,7 +24,9 @@
  *     the collection, which a server may change, does not enter the sum.
  *     A maximum of some field would miss updates and deletes, a count
  *     alone updates. Without a log the window reads every source and
- *     result in full anyway (a sync and a verify); this is one read more.
+ *     result in full anyway (a sync and a verify): the verify folds each
+ *     result it reads into these (online_blocked.c), and a result is
+ *     read again only where what it folded is not all the server counts.
  * rollback then (online_finalize.c):
  *   check, before anything is renamed: the writes since the switch, from
  *     the log, else by the digests. With a log whose history no longer
@@ -127,20 +135,23 @@ after_read (online_t *on, online_after_t *a, bson_error_t *err)
                 c->sum = (uint64_t) int_of (&m, "sum", 0);
                 c->written = int_of (&m, "written", 0);
             }
+        if (bson_iter_init_find (&it, &sub, "drops") && bson_iter_recurse (&it, &arr))
+            while (bson_iter_next (&arr) && a->n_drops < ONLINE_AFTER_MAX)
+                if (BSON_ITER_HOLDS_UTF8 (&arr))
+                    snprintf (a->drops[a->n_drops++], sizeof a->drops[0], "%s",
+                              bson_iter_utf8 (&arr, NULL));
     }
     bson_destroy (&doc);
     return ok;
 }
 
-static bool
-after_write (online_t *on, const online_after_t *a, bson_error_t *err)
+void
+online_after_append (const online_after_t *a, bson_t *set)
 {
-    bson_t u = BSON_INITIALIZER, set, sw, arr, m;
+    bson_t sw, arr, m;
     char key[16];
     const char *kp;
-    bool ok;
-    BSON_APPEND_DOCUMENT_BEGIN (&u, "$set", &set);
-    BSON_APPEND_DOCUMENT_BEGIN (&set, "afterSwitch", &sw);
+    BSON_APPEND_DOCUMENT_BEGIN (set, "afterSwitch", &sw);
     if (a->has_point)
         online_capture_append (&a->point, "capture", &sw);
     BSON_APPEND_UTF8 (&sw, "decided", a->decided);
@@ -161,15 +172,30 @@ after_write (online_t *on, const online_after_t *a, bson_error_t *err)
         bson_append_document_end (&arr, &m);
     }
     bson_append_array_end (&sw, &arr);
-    bson_append_document_end (&set, &sw);
+    BSON_APPEND_ARRAY_BEGIN (&sw, "drops", &arr);
+    for (size_t i = 0; i < a->n_drops; i++) {
+        bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+        BSON_APPEND_UTF8 (&arr, kp, a->drops[i]);
+    }
+    bson_append_array_end (&sw, &arr);
+    bson_append_document_end (set, &sw);
+}
+
+static bool
+after_write (online_t *on, const online_after_t *a, bson_error_t *err)
+{
+    bson_t u = BSON_INITIALIZER, set;
+    bool ok;
+    BSON_APPEND_DOCUMENT_BEGIN (&u, "$set", &set);
+    online_after_append (a, &set);
     bson_append_document_end (&u, &set);
     ok = online_plan_update (on, &u, err);
     bson_destroy (&u);
     return ok;
 }
 
-static bool
-after_forget (online_t *on, bson_error_t *err)
+bool
+online_after_forget (online_t *on, bson_error_t *err)
 {
     bson_t *u = BCON_NEW ("$unset", "{", "afterSwitch", BCON_UTF8 (""), "}");
     bool ok = online_plan_update (on, u, err);
@@ -177,8 +203,8 @@ after_forget (online_t *on, bson_error_t *err)
     return ok;
 }
 
-static void
-after_destroy (online_after_t *a)
+void
+online_after_destroy (online_after_t *a)
 {
     online_capture_destroy (&a->point);
 }
@@ -192,6 +218,41 @@ after_sums (online_t *on, online_after_t *a, bool renamed, bson_error_t *err)
     for (size_t i = 0; ok && i < a->n; i++)
         ok = online_coll_sum (on, a->c[i].db, renamed ? a->c[i].result : a->c[i].coll,
                               &a->c[i].docs, &a->c[i].sum, err);
+    a->summed = ok;
+    return ok;
+}
+
+/* The count of db.coll the server keeps (-1: not known). */
+static int64_t
+count_of (online_t *on, const char *db, const char *coll)
+{
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    bson_error_t why;
+    int64_t n = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, &why);
+    mongoc_collection_destroy (c);
+    return n;
+}
+
+/* The results' digests under their result names, from what finalize's
+ * full verify read of them (folded, online_blocked.c) where that is
+ * every document the server counts there (a verify that passed read each
+ * result once: a batch read again after a retry, say, shows as a count
+ * too high), else read whole. A digest folded wrong could only make a
+ * later rollback see a change where there is none (refused, never a
+ * write lost); *read how many were read whole. */
+static bool
+after_sums_folded (online_t *on, online_after_t *a, int64_t *read, bson_error_t *err)
+{
+    bool ok = true;
+    *read = 0;
+    for (size_t i = 0; ok && i < a->n; i++) {
+        online_after_coll_t *c = &a->c[i];
+        if (online_blocked_folded (on, c->db, c->result, &c->docs, &c->sum) &&
+            c->docs == count_of (on, c->db, c->result))
+            continue;
+        ok = online_coll_sum (on, c->db, c->result, &c->docs, &c->sum, err);
+        *read += c->docs;
+    }
     a->summed = ok;
     return ok;
 }
@@ -210,31 +271,52 @@ after_unknown (online_t *on, online_after_t *a, const char *decided, bson_error_
 }
 
 bool
-online_after_mark (online_t *on, bool follows, bson_error_t *err)
+online_after_mark (online_t *on, bool follows, online_after_t *a, bson_error_t *err)
 {
-    online_after_t a;
-    int64_t docs = 0;
-    bool ok = online_after_plan (on, &a, err);
-    online_capture_init (&a.point);
+    int64_t docs = 0, read = 0;
+    bool ok = online_after_plan (on, a, err);
+    online_capture_init (&a->point);
     /* With a log, its point alone: the digests would read every result
-     * with the writes stopped (rollback takes them, when it needs them). */
+     * with the writes stopped (rollback takes them, when it needs them).
+     * Without one, the results' digests under their result names, where
+     * nothing but remodel writes: each is the switched-in collection as
+     * the switch puts it in place, whatever is written to it after;
+     * folded from the verify's read where it can be. */
     if (ok && follows)
-        ok = a.has_point = online_capture_start (on, &a.point, err);
+        ok = a->has_point = online_capture_start (on, &a->point, err);
     else if (ok)
-        ok = after_sums (on, &a, false, err);
-    for (size_t i = 0; i < a.n; i++)
-        docs += a.c[i].docs;
-    ok = ok && after_write (on, &a, err);
+        ok = after_sums_folded (on, a, &read, err);
+    for (size_t i = 0; i < a->n; i++)
+        docs += a->c[i].docs;
     if (ok && !on->o->quiet && follows)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the change log's point at the switch "
-                     "recorded, so that rollback finds the application's writes after the switch "
-                     "there (no checksums recorded: nothing read with the writes stopped)");
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the change log's point before the "
+                     "switch recorded, so that rollback finds the application's writes to the "
+                     "switched-in collections there (no checksums recorded: nothing read with "
+                     "the writes stopped)");
     else if (ok && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the switched-in collections' "
-                     "checksums recorded (%lld documents), so that rollback finds the "
-                     "application's writes after the switch", (long long) docs);
-    after_destroy (&a);
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the results' checksums recorded "
+                     "before the switch (%lld documents, %lld of them read again for it, the "
+                     "rest as the verify read them), so that rollback finds the application's "
+                     "writes to the switched-in collections", (long long) docs, (long long) read);
     return ok;
+}
+
+size_t
+online_after_own (const online_after_t *a, online_ddl_t *own, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n && n + 2 <= cap; i++) {
+        const online_after_coll_t *c = &a->c[i];
+        snprintf (own[n].from, sizeof own[0].from, "%s", c->ns);
+        snprintf (own[n++].to, sizeof own[0].to, "%s.%s", c->db, c->backup);
+        snprintf (own[n].from, sizeof own[0].from, "%s.%s", c->db, c->result);
+        snprintf (own[n++].to, sizeof own[0].to, "%s", c->ns);
+    }
+    for (size_t i = 0; i < a->n_drops && n < cap; i++) {
+        snprintf (own[n].from, sizeof own[0].from, "%s", a->drops[i]);
+        own[n++].to[0] = '\0';
+    }
+    return n;
 }
 
 /* From the log: the _ids written to each collection since the switch's
@@ -249,10 +331,17 @@ after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
     online_changes_t ch;
     const char *nss[ONLINE_AFTER_MAX];
     bool lost = false, ok;
+    size_t n_own = 2 * a->n + a->n_drops;
+    online_ddl_t *own = bson_malloc0 ((n_own + 1) * sizeof *own);
     online_capture_init (&now);
     online_changes_init (&ch);
+    /* The point is before the switch's renames: they, and its drops of
+     * the intermediate results, are in the log after it, and are no
+     * one's writes (exact names: any other DDL still tells nothing). */
     for (size_t i = 0; i < a->n; i++)
         nss[i] = a->c[i].ns;
+    ch.own = own;
+    ch.n_own = online_after_own (a, own, n_own);
     ok = online_capture_lost (on, &a->point, &lost, err) &&
          (lost || (online_capture_start (on, &now, err) &&
                    online_changes_read (on, &a->point, &now, nss, a->n, &ch, err)));
@@ -264,6 +353,7 @@ after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
     snprintf (why, cap, "%s", lost ? "its history no longer reaches that point" : ch.rescan);
     online_changes_destroy (&ch);
     online_capture_destroy (&now);
+    bson_free (own);
     return ok;
 }
 
@@ -345,7 +435,7 @@ after_describe (const online_after_t *a, char *buf, size_t cap)
 }
 
 bool
-online_after_check (online_t *on, bson_error_t *err)
+online_after_check (online_t *on, bool switching, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
     online_after_t a;
@@ -354,8 +444,15 @@ online_after_check (online_t *on, bson_error_t *err)
     char said[1200], lost[300];
     bool ok = after_read (on, &a, err);
 
+    /* A rollback begun (its choice stands), or a switch of an earlier
+     * remodel stopped before it was done: nothing to check again. */
+    if (ok && switching && (!a.found || *a.decided)) {
+        online_after_destroy (&a);
+        return true;
+    }
+
     if (ok && !a.found) {
-        after_destroy (&a);
+        online_after_destroy (&a);
         if (o->carry_writes)
             return online_carry_check (on, false, err);
         if (o->discard_writes) {
@@ -364,12 +461,12 @@ online_after_check (online_t *on, bson_error_t *err)
             ok = after_unknown (on, &a, "discard", err);
             a.pending = true;
             ok = ok && after_write (on, &a, err);
-            after_destroy (&a);
+            online_after_destroy (&a);
             return ok;
         }
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: its switch recorded nothing to tell the "
-                      "application's writes since by (finalized by an earlier remodel, or "
-                      "stopped right after its renames): a rollback could lose them; nothing "
+                      "application's writes since by (finalized by an earlier remodel): a "
+                      "rollback could lose them; nothing "
                       "renamed: --carry-writes carries whatever differs back into the originals, "
                       "--discard-writes-after-switch rolls back without them", on->where,
                       on->names.name);
@@ -404,7 +501,7 @@ online_after_check (online_t *on, bson_error_t *err)
         a.pending = total && o->discard_writes;
         ok = after_write (on, &a, err);
     }
-    after_destroy (&a);
+    online_after_destroy (&a);
     return ok;
 }
 
@@ -413,7 +510,7 @@ online_after_check (online_t *on, bson_error_t *err)
 static bool
 carry_and_forget (online_t *on, bson_error_t *err)
 {
-    return online_carry (on, err) && after_forget (on, err);
+    return online_carry (on, err) && online_after_forget (on, err);
 }
 
 bool
@@ -443,7 +540,7 @@ online_after_settle (online_t *on, bson_error_t *err)
             ok = after_find (on, &a, true, false, &total, &how, lost, sizeof lost, err);
             after_describe (&a, said, sizeof said);
             a.pending = total != 0;
-            ok = ok && (a.pending ? after_write (on, &a, err) : after_forget (on, err));
+            ok = ok && (a.pending ? after_write (on, &a, err) : online_after_forget (on, err));
             if (ok && a.pending && !on->o->discard_writes) {
                 rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the originals are back, but the "
                               "results beside them were written after the switch (%s, by %s): "
@@ -455,7 +552,7 @@ online_after_settle (online_t *on, bson_error_t *err)
             }
         }
     }
-    after_destroy (&a);
+    online_after_destroy (&a);
     return ok;
 }
 
@@ -468,7 +565,7 @@ online_after_before_drop (online_t *on, bson_error_t *err)
 
     /* A rollback stopped before it settled. */
     if (ok && a.found && !a.pending) {
-        after_destroy (&a);
+        online_after_destroy (&a);
         online_capture_init (&a.point);
         ok = online_after_settle (on, err) && after_read (on, &a, err);
     }
@@ -491,6 +588,6 @@ online_after_before_drop (online_t *on, bson_error_t *err)
             ok = false;
         }
     }
-    after_destroy (&a);
+    online_after_destroy (&a);
     return ok;
 }

@@ -21,6 +21,12 @@ online_after_plan (online_t *on, online_after_t *a, bson_error_t *err)
         bool seen = false;
         for (size_t k = 0; k < a->n; k++)
             seen |= strcmp (a->c[k].ns, on->names.moved[i].ns) == 0;
+        /* An earlier result of a namespace: an intermediate, which
+         * finalize drops. */
+        if (seen && a->n_drops < ONLINE_AFTER_MAX)
+            snprintf (a->drops[a->n_drops++], sizeof a->drops[0], "%.*s.%s",
+                      dot ? (int) (dot - on->names.moved[i].ns) : 0, on->names.moved[i].ns,
+                      on->names.moved[i].coll);
         if (seen || !dot)
             continue;
         snprintf (c->ns, sizeof c->ns, "%s", on->names.moved[i].ns);

@@ -71,14 +71,23 @@ bool online_preflight (online_t *on, bson_error_t *err);
 /* online_switch.c: the journaled switch (renames) between the designs.
  * forward: finalize's renames, begun or completed, then the plan marked
  * finalized and the intermediate results dropped; *n_switched the
- * namespaces switched. back: rollback's, from any point of a switch or
+ * namespaces switched; mark: fields $set with its journal, before its
+ * first rename (finalize's afterSwitch, online_after.c). back: rollback's, from any point of a switch or
  * after it; *undone false when nothing was switched (no backup is there
  * either: the results may go). */
-bool online_switch_forward (online_t *on, size_t *n_switched, bson_error_t *err);
+bool online_switch_forward (online_t *on, const bson_t *mark, size_t *n_switched,
+                            bson_error_t *err);
 bool online_switch_back (online_t *on, bool *undone, bson_error_t *err);
+/* finalize, before its last sync: the server renames to names of the
+ * switch's shapes (a probe collection in each namespace's database,
+ * renamed, then dropped), so that this DDL is in the change log before the
+ * point the switch is confirmed and told by (mongo-java-server's drop
+ * event of a renamed collection names no collection). */
+bool online_switch_probe (online_t *on, bson_error_t *err);
 bool online_switch_rename (online_t *on, const char *db, const char *from, const char *to,
                            bson_error_t *err);
 bool online_switch_note (online_t *on, const bson_t *update, bson_error_t *err);
+
 bool online_coll_exists (online_t *on, const char *db, const char *coll, bool *yes,
                          bson_error_t *err);
 bool online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *err);
@@ -168,6 +177,9 @@ typedef struct {
 typedef struct {
     online_after_coll_t c[ONLINE_AFTER_MAX];
     size_t n;
+    char drops[ONLINE_AFTER_MAX][300]; /* the intermediate results finalize
+                                        * drops, "db.coll" */
+    size_t n_drops;
     bool found;             /* the plan's record has afterSwitch */
     bool has_point;         /* and the change log's point at the switch */
     bool summed;            /* c[].docs and c[].sum were taken */
@@ -180,12 +192,24 @@ bool online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *d
                       bson_error_t *err);
 /* The namespaces the plan switches (no digest), into a. */
 bool online_after_plan (online_t *on, online_after_t *a, bson_error_t *err);
-/* finalize, once switched, writes still stopped: the record. */
-bool online_after_mark (online_t *on, bool follows, bson_error_t *err);
+/* finalize, before its first rename, writes still stopped: the record
+ * into a (follows: the change log's point, else the results' digests
+ * under their result names), written with the switch's journal
+ * (append: a's afterSwitch into a $set document). destroy: a's point. */
+bool online_after_mark (online_t *on, bool follows, online_after_t *a, bson_error_t *err);
+void online_after_append (const online_after_t *a, bson_t *set);
+void online_after_destroy (online_after_t *a);
+/* The switch's own DDL in the change log, into own (at most cap; the
+ * count returned): each namespace's renames (COLL to its backup, its
+ * result to COLL) and the intermediates' drops. */
+size_t online_after_own (const online_after_t *a, online_ddl_t *own, size_t cap);
+/* rollback of a switch finalize did not finish: what it recorded goes
+ * (nothing was switched in whole). */
+bool online_after_forget (online_t *on, bson_error_t *err);
 /* rollback of a finalized plan, before any rename: refused (RM_ERR_USAGE)
  * when written since, without --carry-writes or
  * --discard-writes-after-switch; the choice recorded. */
-bool online_after_check (online_t *on, bson_error_t *err);
+bool online_after_check (online_t *on, bool switching, bson_error_t *err);
 /* rollback, the originals back: carried back, or the results checked for
  * writes that came after the check. */
 bool online_after_settle (online_t *on, bson_error_t *err);

@@ -170,8 +170,27 @@ static bool
 confirm_from_log (online_t *on, bson_error_t *err)
 {
     int64_t written;
-    if (!online_follow_confirm (on, &written, err))
+    online_after_t *a = bson_malloc0 (sizeof *a);
+    size_t cap = 3 * ONLINE_AFTER_MAX;
+    online_ddl_t *own = bson_malloc0 (cap * sizeof *own);
+    char why[300];
+    /* The switch's own renames and drops are in the log after the last
+     * sync's point: no one's writes. */
+    bool ok = online_after_plan (on, a, err) &&
+              online_follow_confirm (on, own, online_after_own (a, own, cap), &written,
+                                     why, sizeof why, err);
+    bson_free (own);
+    bson_free (a);
+    if (!ok)
         return false;
+    if (*why) {
+        rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the change log cannot confirm that "
+                      "nothing was written to the sources between the last sync and the switch "
+                      "(%s), so the results may miss writes: remodel online rollback swaps the "
+                      "originals back; then sync and finalize again, with the writes stopped",
+                      on->where, on->names.name, why);
+        return false;
+    }
     if (written) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the change log shows %lld document(s) of "
                       "the sources written between the last sync and the switch, so the results "
@@ -262,6 +281,7 @@ online_finalize (online_t *on, bson_error_t *err)
     int64_t differ;
     online_record_t r;
     online_capture_t point;
+    bson_t mark = BSON_INITIALIZER;
     bool ok, blocked = false, switched = false, follows = false, ahead = false;
     /* --writes-stopped: the window began when finalize was told so. */
     int64_t told = online_mono_ms ();
@@ -294,7 +314,7 @@ online_finalize (online_t *on, bson_error_t *err)
     }
     /* Sources no other plan switched; their indexes on the results. */
     if (ok && !r.switching)
-        ok = online_switch_ready (on, err);
+        ok = online_switch_ready (on, err) && online_switch_probe (on, err);
     /* What the window will hold, said before it (--block-writes) or as
      * it begins (--writes-stopped). */
     ahead = ok && !r.switching && follows && o->sample == 0 && sampled_ahead (on, err);
@@ -318,6 +338,10 @@ online_finalize (online_t *on, bson_error_t *err)
          * --full-verify or without a log. */
         on->verify_sample = follows ? (o->sample > 0 ? o->sample : ONLINE_FINALIZE_SAMPLE) : 0;
         differ = 0;
+        /* Without a log the verify reads every result whole: the
+         * switch's mark takes their digests from that read. */
+        if (!follows)
+            online_blocked_fold_begin (on);
         if (ok && !ahead && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
             if (differ > 0)
                 rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
@@ -334,7 +358,19 @@ online_finalize (online_t *on, bson_error_t *err)
         if (ok)
             pause_before_switch ();
     }
-    ok = ok && online_switch_forward (on, &n, err);
+    /* What rollback tells the application's writes to the switched-in
+     * collections by, taken before the first rename (a write to a
+     * namespace switched in while the next one is renamed comes after
+     * it) and written with the switch's journal (online_after.c). */
+    if (ok && !r.switching) {
+        online_after_t *a = bson_malloc0 (sizeof *a);
+        ok = online_after_mark (on, follows, a, err);
+        if (ok)
+            online_after_append (a, &mark);
+        online_after_destroy (a);
+        bson_free (a);
+    }
+    ok = ok && online_switch_forward (on, &mark, &n, err);
     switched = ok;
     /* Confirmed from the log, while writes are still blocked: nothing
      * written to a source after the drain. */
@@ -346,10 +382,6 @@ online_finalize (online_t *on, bson_error_t *err)
         bson_error_t why;
         online_keys_drop_plan (on, &why);
         online_made_drop (on, true, &why);
-        /* What rollback tells the application's writes after the switch
-         * by, recorded while they are still stopped (online_after.c). */
-        if (!online_after_mark (on, follows, ok ? err : &why))
-            ok = false;
     }
     if (blocked)
         block_writes (on, false, err);
@@ -363,6 +395,8 @@ online_finalize (online_t *on, bson_error_t *err)
                      "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
                      on->names.name, n, on->names.id);
     online_capture_destroy (&point);
+    online_blocked_fold_end (on);
+    bson_destroy (&mark);
     return ok;
 }
 
@@ -608,8 +642,14 @@ online_rollback (online_t *on, bson_error_t *err)
         online_record_t r;
         /* A finished switch: the application may have written to the new
          * collections since (online_after.c); checked before any rename. */
-        ok = online_plan_read (on, &r, err) && (!r.finalized || r.switching ||
-                                                online_after_check (on, err));
+        ok = online_plan_read (on, &r, err);
+        /* A switch finalize did not finish (finalize run again completes
+         * it): undone as before, what its journal's mark recorded
+         * forgotten (docs/online.md says what that does not tell). */
+        if (ok && r.finalized)
+            ok = online_after_check (on, r.switching, err);
+        else if (ok && r.switching)
+            ok = online_after_forget (on, err);
         ok = ok && online_switch_back (on, &undone, err);
         ok = ok && (!undone || online_after_settle (on, err));
         if (ok && undone) {

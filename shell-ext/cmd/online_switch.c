@@ -3,10 +3,11 @@
  * and the plan's result to COLL; rollback renames them back.
  *
  * Before the first rename, finalize checks that every rename can succeed
- * (the results are there, no backup name is taken, the server renames to
- * names of that shape: a probe collection renamed and dropped) and writes
- * the moves into the plan's record (switch: {direction, moves, drops,
- * renames, renamed}). Each move is then done by what the server shows, not
+ * (the results are there, no backup name is taken, and, before its last
+ * sync, that the server renames to names of that shape: a probe collection
+ * renamed and dropped) and writes the moves into the plan's record
+ * (switch: {direction, moves, drops, renames, renamed}), with the mark
+ * rollback tells later writes by (afterSwitch, online_after.c). Each move is then done by what the server shows, not
  * by what a process believed: for COLL, RESULT and BACKUP, which exist
  * says whether the move is before its renames, half-way (COLL renamed
  * away, RESULT not yet in its place) or after; so a command killed at any
@@ -212,9 +213,12 @@ journal_append (const journal_t *j, const char *direction, int64_t renamed, bson
     bson_append_array_end (sw, &arr);
 }
 
+/* The journal, and with finalize's the fields of mark (what rollback
+ * tells the application's writes after the switch by, online_after.c),
+ * in one write: a switch journaled has its mark. */
 static bool
 journal_write (online_t *on, const journal_t *j, const char *direction, int64_t renamed,
-               bson_error_t *err)
+               const bson_t *mark, bson_error_t *err)
 {
     bson_t u = BSON_INITIALIZER, set, sw;
     bool ok;
@@ -222,6 +226,8 @@ journal_write (online_t *on, const journal_t *j, const char *direction, int64_t 
     BSON_APPEND_DOCUMENT_BEGIN (&set, "switch", &sw);
     journal_append (j, direction, renamed, &sw);
     bson_append_document_end (&set, &sw);
+    if (mark)
+        bson_concat (&set, mark);
     bson_append_document_end (&u, &set);
     ok = online_switch_note (on, &u, err);
     bson_destroy (&u);
@@ -433,6 +439,9 @@ run_moves (online_t *on, const journal_t *j, bool back, bson_error_t *err)
     return true;
 }
 
+
+/* What a finalize killed in its preflight left: dropped by the next
+ * preflight, or by the rollback that drops the results. */
 /* The probe collections of m's namespace: a collection of ours, named
  * like the backup, renamed to another such name, then dropped. */
 static void
@@ -442,8 +451,6 @@ probe_names (online_t *on, const move_t *m, char *probe, char *probe2, size_t ca
     snprintf (probe2, cap, "%s_remodel_%s_probe2", m->coll, on->names.id);
 }
 
-/* What a finalize killed in its preflight left: dropped by the next
- * preflight, or by the rollback that drops the results. */
 static bool
 drop_probes (online_t *on, const move_t *m, bson_error_t *err)
 {
@@ -452,9 +459,8 @@ drop_probes (online_t *on, const move_t *m, bson_error_t *err)
     return online_coll_drop (on, m->db, probe, err) && online_coll_drop (on, m->db, probe2, err);
 }
 
-/* Before the first rename: every result there, no backup name taken, and
- * the server renames to names of these shapes (a probe renamed twice in
- * each database, then dropped). */
+/* Before the first rename: every result there, no backup name taken, no
+ * namespace too long. */
 static bool
 preflight (online_t *on, journal_t *j, bson_error_t *err)
 {
@@ -462,7 +468,6 @@ preflight (online_t *on, journal_t *j, bson_error_t *err)
     for (size_t i = 0; ok && i < j->n; i++) {
         move_t *m = &j->moves[i];
         bool r, b;
-        char probe[420], probe2[420];
         ok = online_coll_exists (on, m->db, m->result, &r, err) &&
              online_coll_exists (on, m->db, m->backup, &b, err) &&
              online_coll_exists (on, m->db, m->coll, &m->original, err);
@@ -485,8 +490,20 @@ preflight (online_t *on, journal_t *j, bson_error_t *err)
             return false;
         }
         j->renames += m->original ? 2 : 1;
+    }
+    return ok;
+}
+
+bool
+online_switch_probe (online_t *on, bson_error_t *err)
+{
+    journal_t *j = bson_malloc0 (sizeof *j);
+    bool ok = journal_plan (on, j, err);
+    for (size_t i = 0; ok && i < j->n; i++) {
+        move_t *m = &j->moves[i];
+        char probe[420], probe2[420];
         probe_names (on, m, probe, probe2, sizeof probe);
-        ok = ok && drop_probes (on, m, err);
+        ok = drop_probes (on, m, err);
         if (ok) {
             mongoc_database_t *d = mongoc_client_get_database (on->client, m->db);
             bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (probe));
@@ -502,10 +519,11 @@ preflight (online_t *on, journal_t *j, bson_error_t *err)
                              "named like %s.%s's (nothing of the plan renamed)", on->where,
                              on->names.name, m->db, m->coll);
             online_coll_drop (on, m->db, probe, &ignored);
-            return false;
+            ok = false;
         }
         ok = ok && online_coll_drop (on, m->db, probe2, err);
     }
+    bson_free (j);
     return ok;
 }
 
@@ -519,15 +537,16 @@ drop_intermediates (online_t *on, const journal_t *j, bson_error_t *err)
 }
 
 bool
-online_switch_forward (online_t *on, size_t *n_switched, bson_error_t *err)
+online_switch_forward (online_t *on, const bson_t *mark, size_t *n_switched, bson_error_t *err)
 {
     journal_t *j = bson_malloc0 (sizeof *j);
     bool found, ok = journal_read (on, j, &found, err);
     bson_t *done;
 
     if (ok && !found) {
+        /* The mark with the journal, before the first rename. */
         ok = journal_plan (on, j, err) && preflight (on, j, err) &&
-             journal_write (on, j, "finalize", 0, err);
+             journal_write (on, j, "finalize", 0, mark, err);
     } else if (ok) {
         ok = journal_resume (on, j, "finalize", err);
         if (ok && !on->o->quiet)
@@ -587,7 +606,7 @@ online_switch_back (online_t *on, bool *undone, bson_error_t *err)
             j->renames += j->moves[i].original ? 2 : 1;
         }
         j->n_drops = 0;
-        ok = ok && journal_write (on, j, "rollback", j->renames, err);
+        ok = ok && journal_write (on, j, "rollback", j->renames, NULL, err);
     } else if (ok) {
         ok = journal_resume (on, j, "rollback", err);
     }

@@ -135,6 +135,11 @@ typedef struct {
      * which its closing line says: what grows with the data. */
     int64_t window_t0, window_said, window_summed;
     online_throttle_t throttle; /* run, sync: before each batch (online_throttle_wait) */
+    /* finalize without a change log: each result its full verify read,
+     * folded into a count and digest as it went (online_blocked.c), so
+     * that the switch's mark need not read them again; NULL: not asked. */
+    struct online_fold_s *fold;
+    size_t n_fold;
 } online_t;
 
 /* online_conn.c: connect and ping (errors redact credentials). */

@@ -19,8 +19,11 @@ bool online_follow_sync (online_t *on, size_t *first_full, online_capture_t *nex
  * change log (not capture none). */
 bool online_follow_point (online_t *on, online_capture_t *c, bool *follows, bson_error_t *err);
 /* finalize, after the switch: the _ids the log shows written to the plan's
- * sources from the recorded point up to now (0: none slipped in). */
-bool online_follow_confirm (online_t *on, int64_t *written, bson_error_t *err);
+ * sources from the recorded point up to now (0: none slipped in), the
+ * switch's own DDL (own, n_own) skipped; why (cap bytes) not "" when the
+ * log cannot tell (it shows other DDL, or its history is lost). */
+bool online_follow_confirm (online_t *on, const online_ddl_t *own, size_t n_own, int64_t *written,
+                            char *why, size_t cap, bson_error_t *err);
 
 /* online_incr_refs.c: a pass's outputs whose results their drivers'
  * results list (rm_pass_t.driver_list), for a chunk of drivers ids (an

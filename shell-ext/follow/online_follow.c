@@ -35,7 +35,8 @@ online_follow_point (online_t *on, online_capture_t *c, bool *follows, bson_erro
 }
 
 bool
-online_follow_confirm (online_t *on, int64_t *written, bson_error_t *err)
+online_follow_confirm (online_t *on, const online_ddl_t *own, size_t n_own, int64_t *written,
+                       char *why, size_t cap, bson_error_t *err)
 {
     online_capture_t from, now;
     online_changes_t ch;
@@ -46,10 +47,14 @@ online_follow_confirm (online_t *on, int64_t *written, bson_error_t *err)
     online_capture_init (&from);
     online_capture_init (&now);
     online_changes_init (&ch);
+    ch.own = own;
+    ch.n_own = n_own;
     ok = online_follow_point (on, &from, &follows, err) && follows &&
          online_capture_start (on, &now, err) &&
          online_changes_read (on, &from, &now, nss, online_changes_sources (on, nss, 64), &ch, err);
     *written = ch.kept;
+    /* A read stopped at a rescan has not read every source. */
+    snprintf (why, cap, "%s", ch.rescan);
     online_changes_destroy (&ch);
     online_capture_destroy (&from);
     online_capture_destroy (&now);

@@ -33,13 +33,42 @@ event_time (online_changes_t *ch, const bson_iter_t *at)
         ch->oldest = t;
 }
 
+/* "db.coll" of the document at path in ev ("" when it has none). */
+static void
+event_ns (const bson_iter_t *ev, const char *path, char *buf, size_t cap)
+{
+    bson_iter_t db, coll;
+    char p[16];
+    *buf = '\0';
+    snprintf (p, sizeof p, "%s.db", path);
+    if (!find_doc (ev, p, &db) || !BSON_ITER_HOLDS_UTF8 (&db))
+        return;
+    snprintf (p, sizeof p, "%s.coll", path);
+    if (find_doc (ev, p, &coll) && BSON_ITER_HOLDS_UTF8 (&coll))
+        snprintf (buf, cap, "%s.%s", bson_iter_utf8 (&db, NULL), bson_iter_utf8 (&coll, NULL));
+}
+
+/* Whether from (renamed to to; a drop: to "") is DDL remodel made itself. */
+static bool
+own_ddl (const online_changes_t *ch, const char *from, const char *to)
+{
+    for (size_t i = 0; *from && i < ch->n_own; i++)
+        if (!strcmp (ch->own[i].from, from) && !strcmp (ch->own[i].to, to))
+            return true;
+    return false;
+}
+
 /* One event: the _id it wrote into ch, or a rescan for what an _id does
- * not describe (a drop, a rename, an invalidate). */
+ * not describe (a drop, a rename, an invalidate), but for remodel's own
+ * renames and drops (ch->own): those are skipped, and the invalidate
+ * MongoDB sends after a rename of the stream's collection asks for the
+ * stream to be opened again after it (ch->reopen). */
 static void
 stream_event (online_changes_t *ch, const char *ns, const bson_iter_t *ev)
 {
     bson_iter_t op, id;
     const char *type;
+    bool own_last = ch->own_last;
 
     ch->events++;
     if (find_doc (ev, "clusterTime", &op) && BSON_ITER_HOLDS_TIMESTAMP (&op))
@@ -49,6 +78,35 @@ stream_event (online_changes_t *ch, const char *ns, const bson_iter_t *ev)
     if (!find_doc (ev, "operationType", &op) || !BSON_ITER_HOLDS_UTF8 (&op))
         return;
     type = bson_iter_utf8 (&op, NULL);
+    ch->own_last = false;
+    if (ch->n_own && (!strcmp (type, "rename") || !strcmp (type, "drop"))) {
+        char from[300], to[300] = "";
+        size_t drops = 0;
+        event_ns (ev, "ns", from, sizeof from);
+        if (!strcmp (type, "rename"))
+            event_ns (ev, "to", to, sizeof to);
+        if ((!strcmp (type, "drop") || *to) && own_ddl (ch, from, to)) {
+            ch->own_last = true;
+            return;
+        }
+        /* mongo-java-server's drop event names no collection, and comes
+         * in every stream: each of remodel's own drops, once a stream. */
+        for (size_t i = 0; !*from && i < ch->n_own; i++)
+            drops += !ch->own[i].to[0];
+        if (!strcmp (type, "drop") && !*from && ch->own_anon < drops) {
+            ch->own_anon++;
+            return;
+        }
+    } else if (own_last && !strcmp (type, "invalidate") && find_doc (ev, "_id", &id) &&
+               BSON_ITER_HOLDS_DOCUMENT (&id)) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_iter_document (&id, &len, &data);
+        if (ch->reopen)
+            bson_destroy (ch->reopen);
+        ch->reopen = bson_new_from_data (data, len);
+        return;
+    }
     if (!strcmp (type, "insert") || !strcmp (type, "delete")) {
         if (find_doc (ev, "documentKey._id", &id))
             online_changes_add (ch, ns, &id);
@@ -132,6 +190,21 @@ oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char
     while (bson_iter_next (&f)) {
         const char *k = bson_iter_key (&f), *v = BSON_ITER_HOLDS_UTF8 (&f) ? bson_iter_utf8 (&f, NULL) : "";
         char full[400];
+        if (!strcmp (k, "renameCollection") || !strcmp (k, "drop")) {
+            /* remodel's own (ch->own): "to" is the rename's target. */
+            bson_iter_t to;
+            char from[400];
+            if (!strcmp (k, "drop"))
+                snprintf (from, sizeof from, "%s.%s", db, v);
+            else
+                snprintf (from, sizeof from, "%s", v);
+            if (own_ddl (ch, from, !strcmp (k, "drop") ? ""
+                                   : bson_iter_recurse (&o, &to) && bson_iter_find (&to, "to") &&
+                                             BSON_ITER_HOLDS_UTF8 (&to)
+                                       ? bson_iter_utf8 (&to, NULL)
+                                       : "\x01"))
+                return;
+        }
         if (!strcmp (k, "dropDatabase") || !strcmp (k, "renameCollection")) {
             snprintf (full, sizeof full, "%s", !strcmp (k, "renameCollection") ? v : db);
         } else if (!strcmp (k, "drop") || !strcmp (k, "collMod")) {

@@ -60,6 +60,67 @@ online_changes_sources (online_t *on, const char **out, size_t cap)
 #define STREAM_QUIET_MS 300
 #define STREAM_QUIET_SENTINEL_MS 50
 
+/* How many times one read opens its stream again after an invalidate
+ * that followed remodel's own rename (finalize's switch: two renames a
+ * namespace). */
+#define STREAM_REOPEN_MAX 8
+
+/* ns's stream opened at from (or, after an invalidate, after token), its
+ * first batch into ch; history lost is said in ch->rescan. */
+static bool
+stream_open (online_t *on, const char *db, const char *coll, const char *ns,
+             const online_capture_t *from, const bson_t *token, online_changes_t *ch,
+             int64_t *id, online_stream_at_t *at, bson_error_t *err)
+{
+    bson_t *cmd, reply;
+    bson_error_t why;
+    bool ok;
+    /* A cluster time opens any collection's stream at that moment (real
+     * MongoDB); a server without one gives tokens that are positions in
+     * its one log (online_capture.c). startAfter, not resumeAfter:
+     * mongo-java-server answers a resumeAfter on a collection once dropped
+     * with an invalidate and nothing else, for any token, even one after
+     * the drop; startAfter gives the events (the drop among them), so a
+     * drop handled once is not seen again at every round. It is also what
+     * opens a stream again after an invalidate. */
+    if (!token && from->has_ts)
+        cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream", "{",
+                        "fullDocument", BCON_UTF8 ("updateLookup"), "startAtOperationTime",
+                        BCON_TIMESTAMP (from->ts_t, from->ts_i), "}", "}", "]", "cursor", "{",
+                        "}");
+    else
+        cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream", "{",
+                        "fullDocument", BCON_UTF8 ("updateLookup"), "startAfter",
+                        BCON_DOCUMENT (token ? token : &from->token), "}", "}", "]", "cursor",
+                        "{", "}");
+    ok = mongoc_client_command_simple (on->client, db, cmd, NULL, &reply, &why);
+    bson_destroy (cmd);
+    *id = 0;
+    if (!ok) {
+        bson_destroy (&reply);
+        if (why.code == 286 || why.code == 280) {
+            snprintf (ch->rescan, sizeof ch->rescan, "history lost since the last point (%s)",
+                      why.message);
+            return true;
+        }
+        return online_fail (on, err, &why, "reading the change stream");
+    }
+    online_stream_batch (ch, ns, &reply, "firstBatch", id, at);
+    bson_destroy (&reply);
+    return true;
+}
+
+static void
+stream_close (online_t *on, const char *db, const char *coll, int64_t id)
+{
+    bson_t *cmd;
+    if (!id)
+        return;
+    cmd = BCON_NEW ("killCursors", BCON_UTF8 (coll), "cursors", "[", BCON_INT64 (id), "]");
+    mongoc_client_command_simple (on->client, db, cmd, NULL, NULL, NULL);
+    bson_destroy (cmd);
+}
+
 static bool
 stream_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
              const char *ns, online_changes_t *ch, bson_error_t *err)
@@ -71,42 +132,30 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
     int64_t id = 0, before, t0 = online_mono_ms ();
     online_stream_at_t at = {false, 0, 0};
     bool ok;
+    int reopened = 0;
 
     if (!dot || (size_t) (dot - ns) >= sizeof db)
         return true;
     snprintf (db, sizeof db, "%.*s", (int) (dot - ns), ns);
     coll = dot + 1;
-    /* A cluster time opens any collection's stream at that moment (real
-     * MongoDB); a server without one gives tokens that are positions in
-     * its one log (online_capture.c). startAfter, not resumeAfter:
-     * mongo-java-server answers a resumeAfter on a collection once dropped
-     * with an invalidate and nothing else, for any token, even one after
-     * the drop; startAfter gives the events (the drop among them), so a
-     * drop handled once is not seen again at every round. */
-    if (from->has_ts)
-        cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream", "{",
-                        "fullDocument", BCON_UTF8 ("updateLookup"), "startAtOperationTime",
-                        BCON_TIMESTAMP (from->ts_t, from->ts_i), "}", "}", "]", "cursor", "{",
-                        "}");
-    else
-        cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream", "{",
-                        "fullDocument", BCON_UTF8 ("updateLookup"), "startAfter",
-                        BCON_DOCUMENT (&from->token), "}", "}", "]", "cursor", "{", "}");
-    ok = mongoc_client_command_simple (on->client, db, cmd, NULL, &reply, &why);
-    bson_destroy (cmd);
-    if (!ok) {
-        bson_destroy (&reply);
-        if (why.code == 286 || why.code == 280) {
-            snprintf (ch->rescan, sizeof ch->rescan, "history lost since the last point (%s)",
-                      why.message);
-            return true;
-        }
-        return online_fail (on, err, &why, "reading the change stream");
-    }
-    online_stream_batch (ch, ns, &reply, "firstBatch", &id, &at);
-    bson_destroy (&reply);
+    ch->own_last = false;
+    ch->own_anon = 0;
+    if (!stream_open (on, db, coll, ns, from, NULL, ch, &id, &at, err))
+        return false;
     do {
         before = ch->events;
+        /* An invalidate after remodel's own rename: on after it. */
+        if (ch->reopen && reopened++ < STREAM_REOPEN_MAX && !*ch->rescan) {
+            bson_t *tok = ch->reopen;
+            ch->reopen = NULL;
+            stream_close (on, db, coll, id);
+            ok = stream_open (on, db, coll, ns, from, tok, ch, &id, &at, err);
+            bson_destroy (tok);
+            if (!ok)
+                return false;
+            before = -1;
+            continue;
+        }
         if (!id)
             break;
         if (online_stream_behind (&at, to) && online_mono_ms () - t0 > STREAM_BEHIND_MS) {
@@ -128,11 +177,10 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         if (!ok)
             return online_fail (on, err, &why, "reading the change stream");
     } while ((ch->events > before || online_stream_behind (&at, to)) && !*ch->rescan);
-    if (id) {
-        cmd = BCON_NEW ("killCursors", BCON_UTF8 (coll), "cursors", "[", BCON_INT64 (id), "]");
-        mongoc_client_command_simple (on->client, db, cmd, NULL, NULL, NULL);
-        bson_destroy (cmd);
-    }
+    if (ch->reopen && !*ch->rescan)
+        snprintf (ch->rescan, sizeof ch->rescan, "the change stream of %s was invalidated more "
+                  "than %d times", ns, STREAM_REOPEN_MAX);
+    stream_close (on, db, coll, id);
     return true;
 }
 

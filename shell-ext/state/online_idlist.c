@@ -27,6 +27,8 @@ online_changes_destroy (online_changes_t *ch)
         bson_free (l->slot);
     }
     bson_free (ch->lists);
+    if (ch->reopen)
+        bson_destroy (ch->reopen);
     memset (ch, 0, sizeof *ch);
 }
 

@@ -267,6 +267,13 @@ uint32_t online_idlist_chunk (const online_idlist_t *l, uint32_t *at, int64_t ma
  * them one by one costs more than a rescan, which is what follows. */
 #define ONLINE_CHANGES_MAX 1000000
 
+/* DDL remodel made itself: finalize's renames (from to to, "db.coll"
+ * each) and its drops of intermediate results (to ""). An event or entry
+ * naming exactly one of these is no rescan (online_change_event.c). */
+typedef struct {
+    char from[300], to[300];
+} online_ddl_t;
+
 typedef struct online_changes_s {
     online_idlist_t *lists;
     size_t n, cap;
@@ -275,6 +282,16 @@ typedef struct online_changes_s {
     char rescan[300];       /* not "": why only a full rescan will do */
     uint32_t oldest;        /* the earliest event's time in the log, seconds since the
                                epoch by the server's clock (0: none known), for status */
+    const online_ddl_t *own; /* the caller's (NULL: none), n_own of them */
+    size_t n_own;
+    bool own_last;          /* the stream's last event was one of them */
+    size_t own_anon;        /* drops naming no collection taken for own's
+                             * in this stream (mongo-java-server's drop
+                             * events name none: as many are taken as own
+                             * holds drops) */
+    bson_t *reopen;         /* an invalidate after one of them: the stream is
+                             * opened again after this token (MongoDB
+                             * invalidates a stream on a renamed collection) */
 } online_changes_t;
 
 void online_changes_init (online_changes_t *ch);
@@ -298,7 +315,8 @@ size_t online_changes_sources (online_t *on, const char **out, size_t cap);
  * the cluster time of its postBatchResumeToken, where it has one. behind:
  * the stream has not given everything up to to yet (a replica set gives
  * only majority-committed events). entry: one oplog entry into ch, nss the
- * namespaces read (a drop, rename or collMod of one is a rescan). */
+ * namespaces read (a drop, rename or collMod of one is a rescan, but for
+ * ch->own's). */
 typedef struct {
     bool known;
     uint32_t t, i;

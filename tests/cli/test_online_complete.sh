@@ -174,7 +174,7 @@ for kind in $(online_kinds); do
     expect_eq "$kind: finalize --full-verify switches (exit 0)" "$rc" 0
     [ $rc == 0 ] || cat "$T/err" >&2
     expect_message "$kind: ... saying first what it does with the writes stopped, and its cost" \
-        "remodel: finalize: with the writes stopped (--writes-stopped), it will read every source it switches (checksums), sync and verify every result in full (--full-verify), switch the collections, then check the originals against the checksums: finalize re-reads about 4392 documents with writes stopped"
+        "remodel: finalize: with the writes stopped (--writes-stopped), it will read every source it switches (checksums), sync and verify every result in full (--full-verify; the verify's read gives the results' checksums), switch the collections, then check the originals against the checksums: finalize re-reads about 4392 documents with writes stopped"
     expect_eq "$kind: ... the rescans say where they are every few seconds" \
         "$(grep -c '^remodel: finalize: \(sync\|verify\): step 1 (embed) crm\.\(people\|tasks\): [0-9]* read (the writes stopped for [0-9]* s)$' "$T/err" | awk '{ print ($1 >= 1) }')" 1
     said=$(sed -n 's/^remodel: finalize: the writes were stopped for \([0-9]*\)\.[0-9] s (from the start of finalize to the end of the switch; [0-9]* documents read whole for checksums in it)$/\1/p' "$T/err")

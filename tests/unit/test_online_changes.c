@@ -4,7 +4,8 @@
  * give them (the latter's update events name the update's spec, not the
  * _id, as documentKey: tests/fuzz/corpus/online holds real ones), oplog
  * entries, what makes a rescan, the oldest event's time, and the resume
- * token's time against the next point; and a changed join partner's key
+ * token's time against the next point, remodel's own renames and drops
+ * (finalize's switch) told from anyone else's; and a changed join partner's key
  * values, by which the drivers it affects are found (online_keys.c). */
 #include "online_changes.h"
 #include "remodel/docpath.h"
@@ -122,6 +123,116 @@ test_stream_rescan (void)
     T_CHECK (id == 0);
     online_changes_destroy (&ch);
     bson_destroy (reply);
+}
+
+/* remodel's own DDL (finalize's switch, ch.own): a rename event as
+ * MongoDB's documentation shows one (operationType "rename", ns, to),
+ * then the invalidate MongoDB sends on the renamed collection's stream,
+ * are skipped, the stream to be opened again after the invalidate; any
+ * other rename or drop, or one of a name remodel renamed to elsewhere,
+ * is still a rescan. */
+static const online_ddl_t own_switch[] = {
+    {"crm.people", "crm.people_remodel_ab12_backup"},
+    {"crm.people_remodel_ab12_1", "crm.people"},
+    {"crm.people_remodel_ab12_0", ""}, /* an intermediate result dropped */
+};
+
+#define EV_RENAME(from, to)                                                                      \
+    "{\"_id\": {\"_data\": \"82aa\"}, \"operationType\": \"rename\","                         \
+    " \"clusterTime\": {\"$timestamp\": {\"t\": 1700000400, \"i\": 1}},"                      \
+    " \"wallTime\": {\"$date\": {\"$numberLong\": \"1700000400000\"}},"                         \
+    " \"ns\": {\"db\": \"crm\", \"coll\": \"" from "\"}, \"to\": {\"db\": \"crm\", \"coll\": \"" to "\"}}"
+#define EV_INVALIDATE                                                                            \
+    "{\"_id\": {\"_data\": \"82bb\"}, \"operationType\": \"invalidate\","                     \
+    " \"clusterTime\": {\"$timestamp\": {\"t\": 1700000400, \"i\": 2}}}"
+
+/* batch's events (JSON, comma-separated) through a stream of crm.people
+ * with remodel's own DDL known (own) or not: ch's rescan, the _ids kept. */
+static void
+own_batch (const char *batch, bool own, online_changes_t *ch)
+{
+    bson_error_t e;
+    char json[4096];
+    online_stream_at_t at = {false, 0, 0};
+    int64_t id = -1;
+    bson_t *reply;
+    snprintf (json, sizeof json, "{\"cursor\": {\"id\": 0, \"ns\": \"crm.people\", "
+              "\"firstBatch\": [%s]}}", batch);
+    reply = bson_new_from_json ((const uint8_t *) json, -1, &e);
+    T_CHECK (reply != NULL);
+    online_changes_init (ch);
+    if (own) {
+        ch->own = own_switch;
+        ch->n_own = sizeof own_switch / sizeof own_switch[0];
+    }
+    if (reply)
+        online_stream_batch (ch, "crm.people", reply, "firstBatch", &id, &at);
+    bson_destroy (reply);
+}
+
+static void
+test_stream_own_ddl (void)
+{
+    online_changes_t ch;
+    char ids[256];
+    bson_iter_t it;
+    /* The switch's rename away, its invalidate, then (the stream opened
+     * again) the rename into place and a write after it. */
+    own_batch (EV_RENAME ("people", "people_remodel_ab12_backup") "," EV_INVALIDATE, true, &ch);
+    T_CHECK_STR (ch.rescan, "");
+    T_CHECK (ch.reopen != NULL && bson_iter_init_find (&it, ch.reopen, "_data") &&
+             !strcmp (bson_iter_utf8 (&it, NULL), "82bb"));
+    online_changes_destroy (&ch);
+    own_batch (EV_RENAME ("people_remodel_ab12_1", "people") ","
+               "{\"operationType\": \"insert\", \"documentKey\": {\"_id\": \"late\"}},"
+               "{\"operationType\": \"drop\", \"ns\": {\"db\": \"crm\", \"coll\": "
+               "\"people_remodel_ab12_0\"}}",
+               true, &ch);
+    ids_of (&ch, "crm.people", ids, sizeof ids);
+    T_CHECK_STR (ch.rescan, "");
+    T_CHECK_STR (ids, "{ \"v\" : \"late\" }");
+    T_CHECK (ch.reopen == NULL && ch.events == 3);
+    online_changes_destroy (&ch);
+    /* The same events with nothing of remodel's known: a rescan. */
+    own_batch (EV_RENAME ("people", "people_remodel_ab12_backup"), false, &ch);
+    T_CHECK_STR (ch.rescan, "the change log shows a rename of crm.people");
+    online_changes_destroy (&ch);
+    /* Not remodel's: another target, another source, a drop of the
+     * namespace, an invalidate after a write, a rename with no target. */
+    own_batch (EV_RENAME ("people", "people_old"), true, &ch);
+    T_CHECK_STR (ch.rescan, "the change log shows a rename of crm.people");
+    online_changes_destroy (&ch);
+    own_batch (EV_RENAME ("people_remodel_ab12_backup", "people"), true, &ch);
+    T_CHECK_STR (ch.rescan, "the change log shows a rename of crm.people_remodel_ab12_backup");
+    online_changes_destroy (&ch);
+    own_batch ("{\"operationType\": \"drop\", \"ns\": {\"db\": \"crm\", \"coll\": \"people\"}}",
+               true, &ch);
+    T_CHECK_STR (ch.rescan, "the change log shows a drop of crm.people");
+    online_changes_destroy (&ch);
+    own_batch (EV_RENAME ("people", "people_remodel_ab12_backup") ","
+               "{\"operationType\": \"insert\", \"documentKey\": {\"_id\": 1}}," EV_INVALIDATE,
+               true, &ch);
+    T_CHECK_STR (ch.rescan, "the change log shows a invalidate of crm.people");
+    T_CHECK (ch.reopen == NULL);
+    online_changes_destroy (&ch);
+    own_batch ("{\"operationType\": \"rename\", \"ns\": {\"db\": \"crm\", \"coll\": \"people\"}}",
+               true, &ch);
+    T_CHECK_STR (ch.rescan, "the change log shows a rename of crm.people");
+    online_changes_destroy (&ch);
+    /* mongo-java-server's drop events name no collection: one a drop of
+     * remodel's own (one intermediate here) is taken, a second is not. */
+    own_batch ("{\"operationType\": \"drop\"},"
+               "{\"operationType\": \"insert\", \"documentKey\": {\"_id\": 2}}",
+               true, &ch);
+    T_CHECK_STR (ch.rescan, "");
+    T_CHECK (ch.kept == 1);
+    online_changes_destroy (&ch);
+    own_batch ("{\"operationType\": \"drop\"}, {\"operationType\": \"drop\"}", true, &ch);
+    T_CHECK_STR (ch.rescan, "the change log shows a drop of crm.people");
+    online_changes_destroy (&ch);
+    own_batch ("{\"operationType\": \"drop\"}", false, &ch);
+    T_CHECK_STR (ch.rescan, "the change log shows a drop of crm.people");
+    online_changes_destroy (&ch);
 }
 
 static bson_t *
@@ -260,6 +371,43 @@ test_oplog_commands (void)
     check_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"drop\": 5}}", "");
 }
 
+/* remodel's own renames and drops in the oplog (ch.own): skipped; the
+ * same names with another target, or no target, still a rescan. */
+static void
+check_own_command (const char *json, const char *want)
+{
+    const char *nss[] = {"crm.people", "crm.tasks"};
+    const online_ddl_t own[] = {{"crm.people", "crm.people_remodel_ab12_backup"},
+                                {"crm.tasks", ""}};
+    online_changes_t ch;
+    online_changes_init (&ch);
+    ch.own = own;
+    ch.n_own = 2;
+    oplog (&ch, json, nss, 2);
+    T_CHECK (ch.events == 1);
+    if (strcmp (ch.rescan, want))
+        fprintf (stderr, "  %s\n", json);
+    T_CHECK_STR (ch.rescan, want);
+    online_changes_destroy (&ch);
+}
+
+static void
+test_oplog_own_commands (void)
+{
+    check_own_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"renameCollection\": "
+                       "\"crm.people\", \"to\": \"crm.people_remodel_ab12_backup\", \"stayTemp\": false}}",
+                       "");
+    check_own_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"drop\": \"tasks\"}}", "");
+    check_own_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"renameCollection\": "
+                       "\"crm.people\", \"to\": \"crm.people_old\"}}",
+                       "the change log shows a renameCollection of crm.people");
+    check_own_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"renameCollection\": "
+                       "\"crm.people\"}}",
+                       "the change log shows a renameCollection of crm.people");
+    check_own_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"drop\": \"people\"}}",
+                       "the change log shows a drop of crm.people");
+}
+
 /* The lists: membership by type and bytes, chunks in order. */
 static void
 test_idlist (void)
@@ -348,9 +496,11 @@ main (void)
 {
     T_RUN (test_stream_batch);
     T_RUN (test_stream_rescan);
+    T_RUN (test_stream_own_ddl);
     T_RUN (test_token_time);
     T_RUN (test_oplog);
     T_RUN (test_oplog_commands);
+    T_RUN (test_oplog_own_commands);
     T_RUN (test_idlist);
     T_RUN (test_partner_keys);
     return t_done ();
