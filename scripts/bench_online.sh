@@ -35,24 +35,8 @@ BATCHES=${BENCH_BATCHES:-100 1000 5000}
 CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench}
 OUT=${BENCH_OUT:-$ROOT/BENCHMARKS.md}
 TIME=/usr/bin/time
-log() { printf 'bench-online: %s\n' "$*" >&2; }
-
-[ -x "$R" ] && [ -x "$GEN" ] && [ -x "$BUILD/remodel-online" ] ||
-    { log "build $R, $GEN and remodel-online first (make all)"; exit 0; }
-[ -x "$TIME" ] || { log "/usr/bin/time (GNU time) is needed: apt-get install time"; exit 0; }
-[ -f "$ROOT/tests/peers/env.sh" ] && . "$ROOT/tests/peers/env.sh"
-[ -x "${MONGORESTORE:-}" ] || { log "mongorestore missing (tests/peers/install.sh)"; exit 0; }
-python3 -c 'import pymongo' 2>/dev/null || { log "pymongo is needed"; exit 0; }
-SERVER=$ROOT/tests/peers/server.sh
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/remodel-bench-online.XXXXXX")
-cleanup() {
-    local k
-    for k in $SERVERS; do "$SERVER" stop "$T/$k" >/dev/null 2>&1; done
-    rm -rf "$T"
-}
-trap 'cleanup; log interrupted; exit 0' INT TERM
-trap cleanup EXIT
+BENCH_NAME=bench-online
+. "$ROOT/scripts/bench_online_lib.sh"
 
 # ---- the datasets, generated once and cached; DOCS[scale:ns] its counts
 declare -A DOCS
@@ -109,12 +93,6 @@ pyq() { python3 -c "import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1])
 $1" "$uri" "${@:2}"; }
 
-# cpu PID: the process's user+system CPU seconds so far.
-cpu() {
-    awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.2f\n", ($12 + $13) / t }' "/proc/$1/stat" 2>/dev/null || echo 0
-}
-now() { echo "$EPOCHREALTIME"; }
-sub() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) - float(sys.argv[2])))' "$1" "$2"; }
 
 RES=$T/results.tsv
 : >"$RES"

@@ -36,24 +36,8 @@ BATCH=${BENCH_BATCH:-1000}
 CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench}
 OUT=${BENCH_OUT:-$ROOT/BENCHMARKS.md}
 TIME=/usr/bin/time
-log() { printf 'bench-online-workers: %s\n' "$*" >&2; }
-
-[ -x "$R" ] && [ -x "$GEN" ] && [ -x "$BUILD/remodel-online" ] ||
-    { log "build $R, $GEN and remodel-online first (make all)"; exit 0; }
-[ -x "$TIME" ] || { log "/usr/bin/time (GNU time) is needed: apt-get install time"; exit 0; }
-[ -f "$ROOT/tests/peers/env.sh" ] && . "$ROOT/tests/peers/env.sh"
-[ -x "${MONGORESTORE:-}" ] || { log "mongorestore missing (tests/peers/install.sh)"; exit 0; }
-python3 -c 'import pymongo' 2>/dev/null || { log "pymongo is needed"; exit 0; }
-SERVER=$ROOT/tests/peers/server.sh
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/remodel-bench-workers.XXXXXX")
-cleanup() {
-    local k
-    for k in $SERVERS; do "$SERVER" stop "$T/$k" >/dev/null 2>&1; done
-    rm -rf "$T"
-}
-trap 'cleanup; log interrupted; exit 0' INT TERM
-trap cleanup EXIT
+BENCH_NAME=bench-online-workers
+. "$ROOT/scripts/bench_online_lib.sh"
 
 D=$CACHE/online-scale-$SCALE/dump
 if [ ! -f "$D/prelude.json" ]; then
@@ -82,11 +66,6 @@ EOF
 pyq() { python3 -c "import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1])
 $1" "$uri" "${@:2}"; }
-cpu() { # PID: user+system CPU seconds so far
-    awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.2f\n", ($12 + $13) / t }' "/proc/$1/stat" 2>/dev/null || echo 0
-}
-now() { echo "$EPOCHREALTIME"; }
-sub() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) - float(sys.argv[2])))' "$1" "$2"; }
 
 RES=$T/results.tsv
 : >"$RES"

@@ -174,9 +174,10 @@ void online_signal_block (sigset_t *old);
  * missing or not a string; a dotted key reaches into sub-documents). */
 void online_field_utf8 (const bson_t *doc, const char *key, char *buf, size_t cap);
 
-/* online_clock.c: a sleep and the monotonic clock, in milliseconds. */
+/* online_clock.c: a sleep, the monotonic clock and the wall clock, in milliseconds. */
 void online_sleep_ms (int64_t ms);
 int64_t online_mono_ms (void);
+int64_t online_wall_ms (void);
 /* online_retry.c: after a transient error (network, failover,
  * shutdown), online_retry waits with backoff and returns true to try
  * again, for up to --retry-for since the first of a run of them; any

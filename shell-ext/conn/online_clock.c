@@ -1,5 +1,6 @@
 /* The online program's clock: the monotonic milliseconds that time
- * batches, leases, windows and progress lines, and a sleep. The lowest
+ * batches, leases, windows and progress lines, the wall clock's that the
+ * state database's records carry, and a sleep. The lowest
  * file of shell-ext/: it calls nothing of the program, so the files that
  * tell time need not call up into the runner. */
 #include <time.h>
@@ -19,5 +20,15 @@ online_mono_ms (void)
 {
     struct timespec ts;
     clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The wall clock: for what is stored and read by other processes and
+ * hosts (checkpoints' and partitions' update times, the throttle's). */
+int64_t
+online_wall_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
     return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

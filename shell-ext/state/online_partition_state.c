@@ -17,7 +17,6 @@
  * partitions: a run begun by an older remodel resumes from it. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "online_state.h"
 #include "remodel/cli.h"
@@ -47,13 +46,6 @@ online_part_key (online_t *on, const rm_step_t *s, size_t p, uint32_t k, char *b
     snprintf (buf, cap, "%s:%s#%u", on->names.id, key, k);
 }
 
-static int64_t
-now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The record's partitions of key into parts: false when none. */
 static bool
@@ -162,18 +154,11 @@ part_write (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
             const rm_nsref_t *ns, const bson_value_t *last, int64_t seen, int64_t changed,
             bool done, bson_error_t *err)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, "partitions");
     char id[300];
-    bson_t *q, set = BSON_INITIALIZER, inner, opts = BSON_INITIALIZER;
-    bson_error_t why;
+    bson_t set = BSON_INITIALIZER, inner;
     bool ok;
 
     online_part_key (on, s, p, k, id, sizeof id);
-    /* Fenced as the pass's checkpoint is: never over what a newer epoch
-     * wrote. */
-    q = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lte",
-                  BCON_INT64 (on->epoch), "}", "}", "{", "epoch", "{", "$exists", BCON_BOOL (false),
-                  "}", "}", "]");
     BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
     BSON_APPEND_UTF8 (&inner, "plan", on->names.id);
     BSON_APPEND_INT64 (&inner, "step", (int64_t) s->index);
@@ -189,20 +174,12 @@ part_write (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
     BSON_APPEND_INT64 (&inner, "seen", seen);
     BSON_APPEND_INT64 (&inner, "changed", changed);
     BSON_APPEND_BOOL (&inner, "done", done);
-    BSON_APPEND_DATE_TIME (&inner, "updated", now_ms ());
+    BSON_APPEND_DATE_TIME (&inner, "updated", online_wall_ms ());
     bson_append_document_end (&set, &inner);
-    BSON_APPEND_BOOL (&opts, "upsert", true);
-    ok = online_lease_check (on, err) &&
-         (mongoc_collection_update_one (c, q, &set, &opts, NULL, &why) ||
-          (why.code == 11000
-               ? (rm_error_set (err, RM_ERR_IO, "%s: plan %s: a newer run wrote this partition's "
-                                "checkpoint; this one lost its lease and stops", on->where,
-                                on->names.name), false)
-               : online_fail (on, err, &why, "writing a partition's checkpoint")));
-    bson_destroy (&opts);
+    /* Fenced as the pass's checkpoint is: never over what a newer epoch
+     * wrote. */
+    ok = online_fenced_upsert (on, "partitions", id, &set, "partition's checkpoint", err);
     bson_destroy (&set);
-    bson_destroy (q);
-    mongoc_collection_destroy (c);
     return ok;
 }
 

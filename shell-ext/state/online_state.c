@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "online_state.h"
@@ -33,13 +32,6 @@ state (online_t *on, const char *coll)
     return online_collection (on, on->o->state_db, coll);
 }
 
-static int64_t
-now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 bool
 online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
@@ -52,7 +44,7 @@ online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
         char host[64] = "?";
         gethostname (host, sizeof host - 1);
         snprintf (on->owner, sizeof on->owner, "%s:%ld:%lld", host, (long) getpid (),
-                  (long long) now_ms ());
+                  (long long) online_wall_ms ());
     }
     return true;
 }
@@ -322,23 +314,49 @@ online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last
     return ok;
 }
 
+/* An upsert of set at _id id of the state database's collection coll,
+ * fenced by the lease: never over what a newer lease epoch wrote (that
+ * upsert meets the _id and fails with a duplicate key, said as this one
+ * having lost its lease), and only while the lease holds. what names the
+ * record in messages ("checkpoint", "partition's checkpoint"). */
+bool
+online_fenced_upsert (online_t *on, const char *coll, const char *id, const bson_t *set,
+                      const char *what, bson_error_t *err)
+{
+    mongoc_collection_t *c = state (on, coll);
+    bson_t *q, opts = BSON_INITIALIZER;
+    bson_error_t why;
+    char doing[80];
+    bool ok;
+
+    q = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lte",
+                  BCON_INT64 (on->epoch), "}", "}", "{", "epoch", "{", "$exists", BCON_BOOL (false),
+                  "}", "}", "]");
+    BSON_APPEND_BOOL (&opts, "upsert", true);
+    snprintf (doing, sizeof doing, "writing a %s", what);
+    ok = online_lease_check (on, err) &&
+         (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||
+          (why.code == 11000
+               ? (rm_error_set (err, RM_ERR_IO, "%s: plan %s: a newer run wrote this %s; this "
+                                "one lost its lease and stops", on->where, on->names.name, what),
+                  false)
+               : online_fail (on, err, &why, doing)));
+    bson_destroy (&opts);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
 bool
 online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
                          const char *coll, const bson_value_t *last, int64_t seen,
                          int64_t changed, bool done, bson_error_t *err)
 {
-    mongoc_collection_t *c = state (on, "checkpoints");
     char id[300];
-    bson_t *q, set, inner, opts = BSON_INITIALIZER;
-    bson_error_t why;
+    bson_t set, inner;
     bool ok;
 
     checkpoint_id (on, s, p, id, sizeof id);
-    /* Fenced: never over a checkpoint a newer lease epoch wrote (that
-     * upsert meets the _id and fails with a duplicate key). */
-    q = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lte",
-                  BCON_INT64 (on->epoch), "}", "}", "{", "epoch", "{", "$exists", BCON_BOOL (false),
-                  "}", "}", "]");
     bson_init (&set);
     BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
     BSON_APPEND_UTF8 (&inner, "plan", on->names.id);
@@ -359,29 +377,19 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
     BSON_APPEND_INT64 (&inner, "seen", seen);
     BSON_APPEND_INT64 (&inner, "changed", changed);
     BSON_APPEND_BOOL (&inner, "done", done);
-    BSON_APPEND_DATE_TIME (&inner, "updated", now_ms ());
+    BSON_APPEND_DATE_TIME (&inner, "updated", online_wall_ms ());
     BSON_APPEND_UTF8 (&inner, "tool", "remodel 0.1.0");
     bson_append_document_end (&set, &inner);
     BSON_APPEND_DOCUMENT_BEGIN (&set, "$setOnInsert", &inner);
-    BSON_APPEND_DATE_TIME (&inner, "started", now_ms ());
+    BSON_APPEND_DATE_TIME (&inner, "started", online_wall_ms ());
     bson_append_document_end (&set, &inner);
     BSON_APPEND_DOCUMENT_BEGIN (&set, "$inc", &inner);
     BSON_APPEND_INT64 (&inner, "busyMs", on->busy_ms);
     bson_append_document_end (&set, &inner);
-    BSON_APPEND_BOOL (&opts, "upsert", true);
-    /* Only the lease holder writes. */
-    ok = online_lease_check (on, err) &&
-         (mongoc_collection_update_one (c, q, &set, &opts, NULL, &why) ||
-          (why.code == 11000
-               ? (rm_error_set (err, RM_ERR_IO, "%s: plan %s: a newer run wrote this checkpoint; "
-                                "this one lost its lease and stops", on->where, on->names.name), false)
-               : online_fail (on, err, &why, "writing a checkpoint")));
+    ok = online_fenced_upsert (on, "checkpoints", id, &set, "checkpoint", err);
     if (ok)
         on->busy_ms = 0;
-    bson_destroy (&opts);
     bson_destroy (&set);
-    bson_destroy (q);
-    mongoc_collection_destroy (c);
     return ok;
 }
 

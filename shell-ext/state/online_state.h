@@ -126,6 +126,8 @@ bool online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const 
                               int64_t changed, bool done, bson_error_t *err);
 /* online_checkpoint_write, retried after transient errors (the lease
  * renewed each time); last: {"last": <_id>} or empty. */
+bool online_fenced_upsert (online_t *on, const char *coll, const char *id, const bson_t *set,
+                          const char *what, bson_error_t *err);
 bool online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
                              const char *coll, const bson_t *last, int64_t seen, int64_t changed,
                              bool done, bson_error_t *err);

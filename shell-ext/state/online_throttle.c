@@ -18,7 +18,6 @@
  * decisions themselves are online_throttle_rule.c's. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "online_state.h"
@@ -29,13 +28,6 @@
 /* How often a throttled worker looks again. */
 #define WAIT_MS 500
 
-static int64_t
-wall_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_REALTIME, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int64_t
 field_int (const bson_t *doc, const char *path, int64_t none)
@@ -150,7 +142,7 @@ static bool
 lag_now (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *lag_ms, char *of,
          size_t cap, bool *flow, bson_error_t *err)
 {
-    int64_t at = field_int (rec, "throttle.lagAt", -1), now = wall_ms ();
+    int64_t at = field_int (rec, "throttle.lagAt", -1), now = online_wall_ms ();
     mongoc_collection_t *c;
     bson_t *q, *claim, reply, result = BSON_INITIALIZER;
     bson_iter_t it;
@@ -240,7 +232,7 @@ take_settings (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *
         rm_cli_line (stderr, isatty (STDERR_FILENO) ? "\n" : "", "\n",
                      "remodel: set by remodel online set:%s", said);
     }
-    set = BCON_NEW ("$set", "{", "settings.takenAt", BCON_DATE_TIME (wall_ms ()), "}");
+    set = BCON_NEW ("$set", "{", "settings.takenAt", BCON_DATE_TIME (online_wall_ms ()), "}");
     ok = online_plan_update (on, set, err);
     bson_destroy (set);
     return ok;
@@ -284,7 +276,7 @@ note_state (online_t *on, online_throttle_t *th, bson_error_t *err)
 {
     bson_t *set = BCON_NEW ("$set", "{", "throttle.state", BCON_UTF8 (th->throttled ? "throttled" : "running"),
                             "throttle.reason", BCON_UTF8 (th->throttled ? th->reason : ""),
-                            "throttle.since", BCON_DATE_TIME (wall_ms ()), "}");
+                            "throttle.since", BCON_DATE_TIME (online_wall_ms ()), "}");
     bool ok = online_plan_update (on, set, err);
     bson_destroy (set);
     return ok;
@@ -396,7 +388,7 @@ bool
 online_throttle_manual (online_t *on, bool on_, bson_error_t *err)
 {
     bson_t *set = BCON_NEW ("$set", "{", "throttle.manual", BCON_BOOL (on_), "throttle.manualAt",
-                            BCON_DATE_TIME (wall_ms ()), "}");
+                            BCON_DATE_TIME (online_wall_ms ()), "}");
     bool ok = online_plan_update (on, set, err);
     bson_destroy (set);
     return ok;
@@ -422,7 +414,7 @@ online_throttle_set (online_t *on, const online_opts_t *o, bson_error_t *err)
         BSON_APPEND_INT64 (&settings, "maxRate", o->max_rate);
     if (o->given_max_lag)
         BSON_APPEND_INT64 (&settings, "maxLagMs", o->max_lag_ms);
-    BSON_APPEND_DATE_TIME (&settings, "at", wall_ms ());
+    BSON_APPEND_DATE_TIME (&settings, "at", online_wall_ms ());
     bson_append_document_end (&fields, &settings);
     bson_append_document_end (&set, &fields);
     ok = online_plan_update (on, &set, err);

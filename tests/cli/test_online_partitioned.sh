@@ -23,24 +23,6 @@ trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; r
 N=30 # parents of each type
 mkdir -p "$T/plans"
 
-# mk.py URI DB N: DB.parents with N _ids of each of seven types, and two
-# children of each parent in DB.kids (owner: the parent's _id).
-cat >"$T/mk.py" <<'EOF'
-import datetime, sys
-import pymongo
-from bson import Binary, Int64, ObjectId
-uri, db, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-c = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
-c.drop_database(db)
-ids = []
-for i in range(n):
-    ids += [i, Int64(10**12 + i), i + 0.5, "s%04d" % i, ObjectId(b"%012d" % i),
-            datetime.datetime(2000, 1, 1) + datetime.timedelta(days=i), Binary(b"b%04d" % i)]
-c[db].parents.insert_many([{"_id": v, "n": k} for k, v in enumerate(ids)])
-c[db].kids.insert_many([{"_id": k, "owner": ids[k // 2], "x": k % 7} for k in range(2 * len(ids))])
-c[db].kids.create_index("owner")
-print(len(ids))
-EOF
 # at.py URI PLAN DONE PID: kill -9 PID once DONE partitions of the plan's
 # first pass are done.
 cat >"$T/at.py" <<'EOF'
@@ -80,7 +62,7 @@ for kind in $(online_kinds); do
     online_start $kind "$T/$kind" || continue
 
     # 1. Eight partitions, one worker.
-    n=$(python3 "$T/mk.py" "$uri" p1 $N)
+    n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p1 $N)
     plan eight p1
     offline eight p1
     online run eight --partitions 8 --batch-size 10 --create-indexes
@@ -98,7 +80,7 @@ for kind in $(online_kinds); do
 
     # 2. Killed once two partitions are done, the data's spread changed,
     # run again.
-    python3 "$T/mk.py" "$uri" p2 $N >/dev/null
+    python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p2 $N >/dev/null
     plan killed p2
     offline killed p2
     rm -f "$T/pid"
@@ -128,7 +110,7 @@ for kind in $(online_kinds); do
     expect_eq "$kind: ... verify passes" "$rc:$(cat "$T/err")" "0:"
 
     # 3. In place, three partitions.
-    python3 "$T/mk.py" "$uri" p3 $N >/dev/null
+    python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p3 $N >/dev/null
     echo '{"remodel": 1, "steps": [{"set": {"in": "p3.parents", "fields": {"done": true}}}]}' >"$T/plans/inplace.json"
     offline inplace p3
     online run inplace --in-place --partitions 3 --batch-size 9
@@ -138,7 +120,7 @@ for kind in $(online_kinds); do
     online_same "$kind: ... as remodel run, byte for byte" "$T/inplace.archive" "p3.parents=parents"
 
     # 4. A small collection without --partitions: one, as before.
-    python3 "$T/mk.py" "$uri" p4 5 >/dev/null
+    python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p4 5 >/dev/null
     plan small p4
     online run small --create-indexes
     expect_eq "$kind: a small collection: one partition, the pass's own checkpoint" \

@@ -25,24 +25,6 @@ trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; r
 N=40 # parents of each type (60 for the three workers)
 mkdir -p "$T/plans"
 
-# mk.py URI DB N: DB.parents with N _ids of each of seven types, and two
-# children of each parent in DB.kids (owner: the parent's _id).
-cat >"$T/mk.py" <<'EOF'
-import datetime, sys
-import pymongo
-from bson import Binary, Int64, ObjectId
-uri, db, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-c = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
-c.drop_database(db)
-ids = []
-for i in range(n):
-    ids += [i, Int64(10**12 + i), i + 0.5, "s%04d" % i, ObjectId(b"%012d" % i),
-            datetime.datetime(2000, 1, 1) + datetime.timedelta(days=i), Binary(b"b%04d" % i)]
-c[db].parents.insert_many([{"_id": v, "n": k} for k, v in enumerate(ids)])
-c[db].kids.insert_many([{"_id": k, "owner": ids[k // 2], "x": k % 7} for k in range(2 * len(ids))])
-c[db].kids.create_index("owner")
-print(len(ids))
-EOF
 # at.py URI PLAN DONE: returns once DONE partitions of the plan's first
 # pass are done (exit 3 after 60 s).
 cat >"$T/at.py" <<'EOF'
@@ -103,7 +85,7 @@ for kind in $(online_kinds); do
     online_start $kind "$T/$kind" || continue
 
     # 1. Two processes, two workers each.
-    n=$(python3 "$T/mk.py" "$uri" w1 $N)
+    n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w1 $N)
     plan two w1
     offline two w1
     bg a run "$T/plans/two.json" --uri "$uri" --partitions 8 --workers 2 --batch-size 5 \
@@ -117,7 +99,7 @@ for kind in $(online_kinds); do
     online_same "$kind: ... as remodel run, byte for byte" "$T/two.archive" "w1.parents=$(target w1)"
 
     # 2. Three workers in one process.
-    n=$(python3 "$T/mk.py" "$uri" w2 60)
+    n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w2 60)
     setp three w2
     offline three w2
     online run three --partitions 8 --workers 3 --batch-size 10 --pause 20ms
@@ -134,7 +116,7 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
         "0:8 8 {8} $n"
 
     # 3. The first process killed with SIGKILL, the one that joined finishes.
-    n=$(python3 "$T/mk.py" "$uri" w3 $N)
+    n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w3 $N)
     setp killed w3
     offline killed w3
     bg a run "$T/plans/killed.json" --uri "$uri" --partitions 8 --workers 2 --batch-size 5 \
@@ -153,7 +135,7 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
     expect_eq "$kind: ... verify passes" "$rc:$(cat "$T/err")" "0:"
 
     # 4. A process stopped past its leases; another joins and finishes.
-    python3 "$T/mk.py" "$uri" w4 $N >/dev/null
+    python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w4 $N >/dev/null
     setp stopped w4
     offline stopped w4
     export REMODEL_ONLINE_LEASE_MS=2000
