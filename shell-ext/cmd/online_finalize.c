@@ -494,7 +494,7 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
             char where[600];
             const uint8_t *data;
             uint32_t len;
-            bson_t orig, q = BSON_INITIALIZER, reply = BSON_INITIALIZER;
+            bson_t q = BSON_INITIALIZER, reply = BSON_INITIALIZER;
             mongoc_cursor_t *cc;
             const bson_t *now = NULL;
             bool same = false, ours = false, drop = false;
@@ -514,7 +514,6 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
                 !BSON_ITER_HOLDS_DOCUMENT (&it))
                 continue;
             bson_iter_document (&it, &len, &data);
-            bson_init_static (&orig, data, len);
             online_id_append (&q, &id);
             cc = mongoc_collection_find_with_opts (c, &q, NULL, NULL);
             if (mongoc_cursor_next (cc, &now))
