@@ -208,6 +208,13 @@ typedef struct {
 uint64_t online_fields_digest (const uint8_t *doc, uint32_t len);
 bool online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const online_docs_t *out,
                            bson_error_t *err);
+/* The replacement of doc (as read) by want in c, on condition that the
+ * document still holds each of doc's fields, a field the application
+ * added since given back at once by a conditional $set (online_write.c):
+ * *replaced whether it matched, *undid whether it gave something back. */
+bool online_replace_checked (online_t *on, mongoc_collection_t *c, const uint8_t *doc,
+                             uint32_t len, const uint8_t *want, uint32_t wlen, bool *replaced,
+                             bool *undid, bson_error_t *err);
 
 /* In place, field by field (online_undo.c): into add (a backup's
  * $addToSet), fieldsWrote.<field> for each top-level field want sets or

@@ -10,9 +10,9 @@
  * where those would not give the same bytes), on condition that what the
  * step depends on is still as read (update_filter: the _id, the fields the
  * step reads and those it writes; a replacement: all its fields, and a
- * field the application added since given back: replace_checked): one the
- * application changed in between is read again and recomputed, never
- * overwritten stale. */
+ * field the application added since given back: online_replace_checked):
+ * one the application changed in between is read again and recomputed,
+ * never overwritten stale. */
 #include <stdio.h>
 #include <string.h>
 
@@ -532,10 +532,10 @@ update_filter (const online_inplace_t *ip, const uint8_t *doc, uint32_t len, con
  * gave it (a later write of the application's stands). Names a $set cannot
  * take stay as the replacement left them. *undid: whether there was one. */
 static bool
-give_back (online_inplace_t *ip, const uint8_t *doc, uint32_t len, const uint8_t *pre,
-           uint32_t plen, const uint8_t *want, uint32_t wlen, bool *undid, bson_error_t *err)
+give_back (online_t *on, mongoc_collection_t *c, const uint8_t *doc, uint32_t len,
+           const uint8_t *pre, uint32_t plen, const uint8_t *want, uint32_t wlen, bool *undid,
+           bson_error_t *err)
 {
-    online_job_t *j = ip->j;
     bson_t sel, set = BSON_INITIALIZER, u = BSON_INITIALIZER;
     bson_iter_t it;
     bson_error_t why;
@@ -557,9 +557,9 @@ give_back (online_inplace_t *ip, const uint8_t *doc, uint32_t len, const uint8_t
     }
     if (*undid) {
         BSON_APPEND_DOCUMENT (&u, "$set", &set);
-        ok = online_lease_check (j->on, err) &&
-             (mongoc_collection_update_one (j->drive, &sel, &u, NULL, NULL, &why) ||
-              online_fail (j->on, err, &why, "giving back an application's write"));
+        ok = online_lease_check (on, err) &&
+             (mongoc_collection_update_one (c, &sel, &u, NULL, NULL, &why) ||
+              online_fail (on, err, &why, "giving back an application's write"));
     }
     bson_destroy (&sel);
     bson_destroy (&set);
@@ -573,37 +573,38 @@ give_back (online_inplace_t *ip, const uint8_t *doc, uint32_t len, const uint8_t
  * the replacement. So it is a findAndModify, which answers with the
  * document it replaced (atomically, where the server's updates are):
  * whatever of the application's that shows is given back at once
- * (give_back), and *matched is false then, so that the document is read
- * again and checked (redo). *matched: replaced, nothing given back. */
-static bool
-replace_checked (online_inplace_t *ip, const uint8_t *doc, uint32_t len, const uint8_t *want,
-                 uint32_t wlen, bool *matched, bson_error_t *err)
+ * (give_back), and *undid is true then, so that run reads the document
+ * again and checks it (redo). *replaced: whether it matched. Rollback's
+ * whole-document restores use it too (online_finalize.c). */
+bool
+online_replace_checked (online_t *on, mongoc_collection_t *c, const uint8_t *doc, uint32_t len,
+                        const uint8_t *want, uint32_t wlen, bool *replaced, bool *undid,
+                        bson_error_t *err)
 {
-    online_job_t *j = ip->j;
     mongoc_find_and_modify_opts_t *fam = mongoc_find_and_modify_opts_new ();
     bson_t sel, w, reply, extra = BSON_INITIALIZER;
     bson_iter_t it;
     bson_error_t why;
-    bool ok, undid = false;
+    bool ok;
 
-    *matched = false;
+    *replaced = *undid = false;
     bson_init_static (&sel, doc, len);
     bson_init_static (&w, want, wlen);
     mongoc_find_and_modify_opts_set_update (fam, &w);
-    if (j->on->o->write_concern)
-        mongoc_write_concern_append (j->on->o->write_concern, &extra);
+    if (on->o->write_concern)
+        mongoc_write_concern_append (on->o->write_concern, &extra);
     mongoc_find_and_modify_opts_append (fam, &extra);
-    ok = online_lease_check (j->on, err);
+    ok = online_lease_check (on, err);
     if (ok) {
         /* reply is set either way */
-        if (!mongoc_collection_find_and_modify_with_opts (j->drive, &sel, fam, &reply, &why)) {
-            ok = online_fail (j->on, err, &why, "replacing a document");
+        if (!mongoc_collection_find_and_modify_with_opts (c, &sel, fam, &reply, &why)) {
+            ok = online_fail (on, err, &why, "replacing a document");
         } else if (bson_iter_init_find (&it, &reply, "value") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
             const uint8_t *pre;
             uint32_t plen;
             bson_iter_document (&it, &plen, &pre);
-            ok = give_back (ip, doc, len, pre, plen, want, wlen, &undid, err);
-            *matched = ok && !undid;
+            *replaced = true;
+            ok = give_back (on, c, doc, len, pre, plen, want, wlen, undid, err);
         }
         bson_destroy (&reply);
     }
@@ -614,7 +615,7 @@ replace_checked (online_inplace_t *ip, const uint8_t *doc, uint32_t len, const u
 
 /* The conditional write of want over doc: an update of the fields that
  * change, queued in w, where it can be; else a replacement, sent now
- * (replace_checked), *replaced counting those that replaced. */
+ * (online_replace_checked), *replaced counting those that replaced. */
 static bool
 write_one (online_inplace_t *ip, online_writes_t *w, const uint8_t *doc, uint32_t len,
            const uint8_t *want, uint32_t wlen, int64_t *replaced, bson_error_t *err)
@@ -622,10 +623,11 @@ write_one (online_inplace_t *ip, online_writes_t *w, const uint8_t *doc, uint32_
     mongoc_bulk_operation_t *b;
     bson_t sel, u;
     bson_error_t why;
-    bool ok, matched;
+    bool ok, matched, undid;
     if (!field_update (doc, len, want, wlen, &u)) {
-        ok = replace_checked (ip, doc, len, want, wlen, &matched, err);
-        *replaced += matched;
+        ok = online_replace_checked (ip->j->on, ip->j->drive, doc, len, want, wlen, &matched,
+                                     &undid, err);
+        *replaced += matched && !undid;
         return ok;
     }
     if (!(b = online_writes_next (w, err))) {
@@ -691,7 +693,7 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         size_t at = 0;
         bson_t cur, want, reply, sel, u, up = BSON_INITIALIZER;
         bson_iter_t it;
-        bool done, matched;
+        bool done, matched, undid;
         if (rc <= 0)
             return rc == 0; /* gone: nothing to do */
         if (!online_batch_compute (j, &ip->again, &ip->again_out, err))
@@ -726,10 +728,10 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         if (!online_lease_check (j->on, err))
             return false;
         if (!field_update (bson_get_data (&cur), cur.len, bson_get_data (&want), want.len, &u)) {
-            if (!replace_checked (ip, bson_get_data (&cur), cur.len, bson_get_data (&want),
-                                  want.len, &matched, err))
+            if (!online_replace_checked (j->on, j->drive, bson_get_data (&cur), cur.len,
+                                         bson_get_data (&want), want.len, &matched, &undid, err))
                 return false;
-            if (matched)
+            if (matched && !undid)
                 return true;
             continue;
         }

@@ -494,7 +494,7 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
             char where[600];
             const uint8_t *data;
             uint32_t len;
-            bson_t orig, q = BSON_INITIALIZER, reply = BSON_INITIALIZER;
+            bson_t q = BSON_INITIALIZER, reply = BSON_INITIALIZER;
             mongoc_cursor_t *cc;
             const bson_t *now = NULL;
             bool same = false, ours = false, drop = false;
@@ -514,7 +514,6 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
                 !BSON_ITER_HOLDS_DOCUMENT (&it))
                 continue;
             bson_iter_document (&it, &len, &data);
-            bson_init_static (&orig, data, len);
             online_id_append (&q, &id);
             cc = mongoc_collection_find_with_opts (c, &q, NULL, NULL);
             if (mongoc_cursor_next (cc, &now))
@@ -541,14 +540,14 @@ rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
                                o->force)) {
                 /* Still what remodel wrote (or --force): back, on that
                  * condition, so a write between the read and this one is
-                 * never overwritten. */
-                ok = online_lease_check (on, err) &&
-                     (mongoc_collection_replace_one (c, now, &orig, NULL, &reply, &why) ||
-                      online_fail (on, err, &why, "restoring a document"));
-                same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
-                       bson_iter_as_int64 (&it) == 1;
+                 * never overwritten; a field the application added since
+                 * (which that condition cannot see) is given back at once
+                 * (online_write.c), the rest restored all the same. */
+                bool undid;
+                ok = online_replace_checked (on, c, bson_get_data (now), now->len, data, len, &same,
+                                             &undid, err);
+                same = ok && same;
                 forced += same && !ours;
-                bson_destroy (&reply);
             } else if (!now && o->force) {
                 /* Deleted by the application since: not brought back. */
                 drop = true;

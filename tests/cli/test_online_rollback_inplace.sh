@@ -24,7 +24,10 @@
 # reading a batch and writing it while the application $sets a new field
 # and remodel's own input (owner) of two tasks, and a new field of a task
 # remodel replaces whole, the run goes on: every write kept, the moved
-# task's owner_email its new owner's. Then one
+# task's owner_email its new owner's. Then rollback stopped (killat
+# --exec) after reading a task and before restoring it whole while the
+# application adds a field to it (and the other tasks): the field kept,
+# everything else of every task its original. Then one
 # task whose owner_email the application itself wrote after remodel:
 # rollback leaves it (exit 1), naming it with what it holds; the task
 # beside it, whose description the application wrote, gets its original
@@ -151,6 +154,34 @@ print(next(d for d in decode_file_iter(open(sys.argv[1], "rb")) if d["_id"] == O
     expect_eq "$kind: ... rollback: every write of the application kept, owner_email gone" \
         "$rc:$(tasks)" "0:9 $t1_owner None $t2_prio $p2 None app $((n3 + 1)) False"
     "$SERVER" stop "$T/srv-$kind-between" >/dev/null 2>&1
+
+    # Between rollback's read of a task and its restore (killat --exec at
+    # its first online_undo_plan: the document just read), the
+    # application adds a field to every task remodel wrote: the first,
+    # restored whole on condition of its fields as read (which a field
+    # added since still matches), gets it given back; the rest, read
+    # after it, keep it too. Every task its original and that field.
+    fresh "$kind" undo-between || continue
+    online run inplace --in-place -q
+    n=$(py 'print(c.crm.tasks.count_documents({"owner_email": {"$exists": True}}))')
+    cat >"$T/late.py" <<'PYEOF'
+import sys, pymongo
+t = pymongo.MongoClient(sys.argv[1], directConnection=True).crm.tasks
+t.update_many({"owner_email": {"$exists": True}}, {"$set": {"late": 1}})
+PYEOF
+    "$KILLAT" -q --exec "python3 '$T/late.py' '$uri'" \
+        online_undo_plan 1 -- "$ONLINE" rollback "$T/plans/inplace.json" --uri "$uri" \
+        >/dev/null 2>"$T/err"
+    rc=$?
+    expect_eq "$kind: the application adds a field to the task rollback just read (and the rest): rollback keeps it, restores the rest (exit 0)" \
+        "$rc:$(py 'from bson import decode_file_iter
+orig = {d["_id"]: d for d in decode_file_iter(open(sys.argv[2], "rb"))}
+now = list(c.crm.tasks.find())
+late = sum(d.pop("late", None) == 1 for d in now)
+print(late, sum(d != orig.get(d["_id"]) for d in now), len(now) - len(orig))' "$T/snap"):$(grep -o '[0-9]* restored, [0-9]* left' "$T/err")" \
+        "0:$n 0 0:$n restored, 0 left"
+    [ "$rc" == 0 ] || cat "$T/err" >&2
+    "$SERVER" stop "$T/srv-$kind-undo-between" >/dev/null 2>&1
 
     # The application writes remodel's own field of one task, another
     # field of the next.
