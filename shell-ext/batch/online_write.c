@@ -198,7 +198,14 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
         return false;
     }
     if (!mongoc_bulk_operation_execute (b, &reply, &why)) {
-        /* Only duplicate keys are expected; those results are rewritten. */
+        /* Only duplicate keys are expected; those results are rewritten,
+         * and only when each result of the chunk was either inserted or
+         * refused as a duplicate. A failure the server never answered (the
+         * connection lost: the driver's reply has writeErrors too, empty)
+         * or that stopped the bulk part way vouches for nothing: an error,
+         * its batch retried from its start, never counted as written. */
+        int64_t inserted = bson_iter_init_find (&it, &reply, "nInserted")
+                               ? bson_iter_as_int64 (&it) : -1;
         bool dups_only = rewrite_dups && bson_iter_init_find (&it, &reply, "writeErrors") &&
                          bson_iter_recurse (&it, &e);
         size_t *dups = dups_only ? bson_malloc ((to - from) * sizeof *dups) : NULL, nd = 0;
@@ -214,7 +221,7 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
             else
                 dups[nd++] = idx[from + (size_t) at];
         }
-        if (dups_only)
+        if (dups_only && nd > 0 && inserted >= 0 && (size_t) inserted + nd == to - from)
             ok = online_side_rewrite (w, out, dups, nd, err);
         else
             ok = online_fail (w->j->on, err, &why, w->what);
