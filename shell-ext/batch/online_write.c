@@ -198,8 +198,20 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
         return false;
     }
     if (!mongoc_bulk_operation_execute (b, &reply, &why)) {
-        /* Only duplicate keys are expected; those results are rewritten. */
-        bool dups_only = rewrite_dups && bson_iter_init_find (&it, &reply, "writeErrors") &&
+        /* Only duplicate keys are expected (a batch replayed after its
+         * write's reply was lost); those results are rewritten. The
+         * failure must be theirs: one the server never answered (the
+         * connection lost; the driver's reply holds writeErrors then too,
+         * empty) vouches for nothing, and is an error, the batch retried
+         * from its start, never counted as written. When the server
+         * stopped at its first duplicate despite ordered: false (not every
+         * result inserted or refused), the whole chunk is rewritten. */
+        int64_t inserted = bson_iter_init_find (&it, &reply, "nInserted")
+                               ? bson_iter_as_int64 (&it) : -1;
+        bool dups_only = rewrite_dups && why.code == 11000 &&
+                         !(bson_iter_init_find (&it, &reply, "writeConcernErrors") &&
+                           bson_iter_recurse (&it, &e) && bson_iter_next (&e)) &&
+                         bson_iter_init_find (&it, &reply, "writeErrors") &&
                          bson_iter_recurse (&it, &e);
         size_t *dups = dups_only ? bson_malloc ((to - from) * sizeof *dups) : NULL, nd = 0;
         while (dups_only && bson_iter_next (&e)) {
@@ -214,10 +226,12 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
             else
                 dups[nd++] = idx[from + (size_t) at];
         }
-        if (dups_only)
+        if (!dups_only || nd == 0)
+            ok = online_fail (w->j->on, err, &why, w->what);
+        else if (inserted >= 0 && (size_t) inserted + nd == to - from)
             ok = online_side_rewrite (w, out, dups, nd, err);
         else
-            ok = online_fail (w->j->on, err, &why, w->what);
+            ok = online_side_rewrite (w, out, idx + from, to - from, err);
         bson_free (dups);
     }
     bson_destroy (&reply);
