@@ -314,16 +314,24 @@ lacking (const uint8_t *e, uint32_t len, const uint8_t *have, uint32_t hlen, bso
 
 /* Runs bulk b (fenced like every write: a run that lost its lease sends
  * nothing). refused, when not NULL, gets the bulk indexes refused as
- * duplicate _ids, which are then no error. */
+ * duplicate _ids, which are then no error, and *complete whether each of
+ * its nops inserts was either inserted or refused (mongo-java-server
+ * stops an unordered bulk at its first duplicate: those after it are
+ * neither). A failure that lists no duplicate (the connection lost: the
+ * driver's reply holds an empty writeErrors) is an error. */
 static bool
-execute (online_keys_t *k, mongoc_bulk_operation_t *b, bson_t *refused, bson_error_t *err)
+execute (online_keys_t *k, mongoc_bulk_operation_t *b, bson_t *refused, size_t nops,
+         bool *complete, bson_error_t *err)
 {
     bson_t reply;
     bson_error_t why;
     bson_iter_t it, e, f, wc;
     uint32_t n = 0;
+    int64_t inserted;
     bool ok;
 
+    if (complete)
+        *complete = true;
     if (!online_lease_check (k->on, err))
         return false;
     ok = mongoc_bulk_operation_execute (b, &reply, &why);
@@ -345,6 +353,11 @@ execute (online_keys_t *k, mongoc_bulk_operation_t *b, bson_t *refused, bson_err
                 bson_append_int64 (refused, kp, (int) kl, bson_iter_as_int64 (&index));
             }
         }
+        inserted = bson_iter_init_find (&it, &reply, "nInserted") ? bson_iter_as_int64 (&it) : -1;
+        if (ok && n == 0)
+            ok = false;
+        if (ok && complete)
+            *complete = inserted >= 0 && (size_t) inserted + n == nops;
     }
     bson_destroy (&reply);
     return ok || online_fail (k->on, err, &why, "writing the join's key map");
@@ -393,7 +406,7 @@ add_keys (online_keys_t *k, const bool *which, bool have, bson_error_t *err)
         ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, NULL, &why) ||
              online_fail (k->on, err, &why, "writing the join's key map");
         if (ok && ++in_bulk == UPDATE_CHUNK) {
-            ok = execute (k, b, NULL, err);
+            ok = execute (k, b, NULL, 0, NULL, err);
             mongoc_bulk_operation_destroy (b);
             b = NULL;
             in_bulk = 0;
@@ -403,7 +416,7 @@ add_keys (online_keys_t *k, const bool *which, bool have, bson_error_t *err)
         bson_destroy (&u);
     }
     if (ok && b)
-        ok = execute (k, b, NULL, err);
+        ok = execute (k, b, NULL, 0, NULL, err);
     if (b)
         mongoc_bulk_operation_destroy (b);
     return ok;
@@ -423,7 +436,7 @@ insert_new (online_keys_t *k, bool have, bson_error_t *err)
     bson_t refused = BSON_INITIALIZER;
     bson_error_t why;
     bson_iter_t it;
-    bool ok = true, any = false;
+    bool ok = true, any = false, complete = true;
 
     for (size_t i = 0; ok && i < p->n; i++) {
         bson_t e;
@@ -435,7 +448,18 @@ insert_new (online_keys_t *k, bool have, bson_error_t *err)
         op[nop++] = i;
     }
     if (ok && nop)
-        ok = execute (k, b, &refused, err);
+        ok = execute (k, b, &refused, nop, &complete, err);
+    if (ok && !complete) {
+        /* Some neither inserted nor refused: what is there now read and
+         * given its keys, the rest inserted again (each round leaves
+         * fewer: what the server inserted or refused is there now). */
+        mongoc_bulk_operation_destroy (b);
+        bson_destroy (&refused);
+        bson_free (op);
+        bson_free (again);
+        return read_there (k, NULL, err) && add_keys (k, NULL, true, err) &&
+               insert_new (k, true, err);
+    }
     if (ok && bson_iter_init (&it, &refused))
         while (bson_iter_next (&it)) {
             int64_t x = bson_iter_as_int64 (&it);
