@@ -308,8 +308,10 @@ db.crm.people.update_one({"_id": p["_id"]}, {"$set": {"gained": 1}})'
     online verify e13
     expect_eq "$kind: ... verify then finds nothing (exit 0)" "$rc:$(cat "$T/err")" "0:"
     run_rm online sync "$T/plans/e13.json" --uri "$uri"
+    # (the one line saying a server that is no replica set tells no lag aside)
     expect_eq "$kind: ... a second sync rewrites nothing" \
-        "$rc:$(cat "$T/err")" "0:remodel: sync: plan e13.json: every result as the sources make it"
+        "$rc:$(grep -v '^remodel: throttle: replication lag not available' "$T/err")" \
+        "0:remodel: sync: plan e13.json: every result as the sources make it"
     "$MONGODUMP" --uri "$uri" --db crm --archive="$T/$kind-crm1.archive" --quiet
     "$REMODEL" run -q "$T/plans/e13.json" --from "$T/$kind-crm1.archive" --to "$T/$kind-e13.archive"
     online_same "$kind: ... the results remodel run's, byte for byte" "$T/$kind-e13.archive" \
