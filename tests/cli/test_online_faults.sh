@@ -51,8 +51,7 @@ expect_eq "compile -q --server-version: taken (exit 0)" "$rc" 0
 
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-proxy=
-trap '[ -n "$proxy" ] && kill "$proxy" 2>/dev/null
+trap 'proxy_stop
 for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 

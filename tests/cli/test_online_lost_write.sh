@@ -17,10 +17,8 @@
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && exit 0 # a proxy in front of a local server only
 S=$ROOT/dumps/sample
-proxy=
-trap '[ -n "$proxy" ] && kill "$proxy" 2>/dev/null
+trap 'proxy_stop
 for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
-export ROOT PYTHONPATH=$ROOT/tests/transforms
 
 mkdir -p "$T/plans"
 cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/embed.json"

@@ -19,8 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-proxy=
-trap '[ -n "$proxy" ] && kill $proxy 2>/dev/null; for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap 'proxy_stop; for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 
 mkdir -p "$T/plans"
 "$REMODEL" run -q "$ROOT/dumps/plans/embed-tasks.json" --from "$S" --nsInclude 'crm.*' --to "$T/embed.archive"
