@@ -241,14 +241,11 @@ run_range (online_job_t *j, online_passrun_t *pr, online_mode_t mode, bson_t *la
         int64_t b0 = online_mono_ms ();
         /* SIGINT, SIGTERM: here, between two batches, the last one's
          * checkpoint saved (online_signal.c). */
-        if (online_stop_requested ()) {
-            char where[600];
-            snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, %s", s->index,
-                      s->op, drive_ns, (long long) j->seen,
-                      checkpoints ? "the checkpoint saved" : "nothing kept (it starts over)");
-            ok = online_stop_check (on, where, err);
+        if (!(ok = online_stop_check_step (on, s, drive_ns, j->seen,
+                                           checkpoints ? "the checkpoint saved"
+                                                       : "nothing kept (it starts over)",
+                                           err)))
             break;
-        }
         /* Paused, throttled, resized, set (online_throttle.c). */
         if (state && !online_throttle_wait (on, n, ms, &j->batch_size, err)) {
             if (online_retry (on, &retry, err))

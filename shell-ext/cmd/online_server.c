@@ -348,13 +348,9 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
         bool opened = !cur;
         /* SIGINT, SIGTERM: between two ranges, the last one's checkpoint
          * saved (online_signal.c). */
-        if (online_stop_requested ()) {
-            char where[600];
-            snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, the checkpoint "
-                      "saved", s->index, s->op, cp->drive->text, (long long) seen);
-            ok = online_stop_check (on, where, err);
+        if (!(ok = online_stop_check_step (on, s, cp->drive->text, seen, "the checkpoint saved",
+                                           err)))
             break;
-        }
         if (!cur && !(cur = open_ids (on, drive, &last, o->batch_size, err))) {
             ok = false;
             break;

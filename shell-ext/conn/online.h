@@ -162,12 +162,16 @@ bool online_state_get (online_t *on, const char *coll, const char *id, bson_t *d
  * main, before the lease is taken (a second signal kills at once).
  * requested: the signal, 0 while none came; a loop polls it between two
  * batches. check: false with RM_ERR_INTERRUPTED "plan P: stopped by
- * SIGINT WHERE" once one came. block: this thread ignores them (the
- * lease's renewals; old restored with pthread_sigmask). */
+ * SIGINT WHERE" once one came; check_step: the same between two batches
+ * of step s reading ns, WHERE "after step N (op) NS: SEEN read, KEPT" (the
+ * one wording of run's and --server-side's loops). block: this thread
+ * ignores them (the lease's renewals; old restored with pthread_sigmask). */
 void online_signal_install (void);
 int online_stop_requested (void);
 const char *online_stop_name (void);
 bool online_stop_check (online_t *on, const char *where, bson_error_t *err);
+bool online_stop_check_step (online_t *on, const rm_step_t *s, const char *ns, int64_t seen,
+                             const char *kept, bson_error_t *err);
 void online_signal_block (sigset_t *old);
 
 /* online_field.c: a string field of a stored record into buf ("" when

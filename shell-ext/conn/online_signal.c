@@ -14,6 +14,7 @@
  * before: its lease is then taken over at once by the next run on this
  * host (online_lease.c). */
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -72,6 +73,18 @@ online_stop_check (online_t *on, const char *where, bson_error_t *err)
     rm_error_set (err, RM_ERR_INTERRUPTED, "plan %s: stopped by %s %s", on->names.name,
                   online_stop_name (), where);
     return false;
+}
+
+bool
+online_stop_check_step (online_t *on, const rm_step_t *s, const char *ns, int64_t seen,
+                        const char *kept, bson_error_t *err)
+{
+    char where[600];
+    if (!stop_signal)
+        return true;
+    snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, %s", s->index, s->op, ns,
+              (long long) seen, kept);
+    return online_stop_check (on, where, err);
 }
 
 void

@@ -120,3 +120,22 @@ b = os.path.basename(p)
 b = b[:-5] if len(b) > 5 and b.endswith(b".json") else b
 print(re.sub(rb"[^A-Za-z0-9_-]", b"_", b[:40]).decode() + "_" + hashlib.sha1(p).hexdigest()[:12])' "$1"
 }
+
+# proxy_start UPSTREAM_PORT [OPTIONS...]: tests/peers/proxy.py in front of
+# 127.0.0.1:UPSTREAM_PORT (OPTIONS: a delay, a cut; that file says them),
+# in the background: its pid in $proxy, the port it listens on in $pport,
+# what it says in $T/proxy.log. proxy_stop: it ended (none running: nothing;
+# a suite's EXIT trap calls it).
+proxy_start() {
+    rm -f "$T/pport"
+    python3 "$ROOT/tests/peers/proxy.py" "$1" "$T/pport" "${@:2}" >"$T/proxy.log" 2>&1 &
+    proxy=$!
+    for ((w = 0; w < 100; w++)); do [ -s "$T/pport" ] && break; sleep 0.1; done
+    pport=$(cat "$T/pport")
+}
+proxy_stop() {
+    [ -n "${proxy:-}" ] || return 0
+    kill "$proxy" 2>/dev/null
+    wait "$proxy" 2>/dev/null
+    proxy=
+}

@@ -51,8 +51,7 @@ expect_eq "compile -q --server-version: taken (exit 0)" "$rc" 0
 
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-proxy=
-trap '[ -n "$proxy" ] && kill "$proxy" 2>/dev/null
+trap 'proxy_stop
 for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 
@@ -83,94 +82,6 @@ for d in sorted(c.list_database_names()):
         print(d, n, k, h.hexdigest(), idx)
 EOF
 snapshot() { python3 "$T/snapshot.py" "$uri" >"$1"; }
-
-# A TCP proxy that "stops the server" when the Nth find on a collection
-# by a field passes (the join's partners of a batch): every connection
-# dropped, that command unanswered, new ones closed for a while.
-cat >"$T/proxy.py" <<'EOF'
-import os, socket, struct, sys, threading, time
-import bson
-up, portfile, coll, field, nth, down = (int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4],
-                                        int(sys.argv[5]), float(sys.argv[6]))
-lock = threading.Lock()
-st = {"seen": 0, "until": 0.0, "socks": set()}
-
-def exact(s, n):
-    b = b""
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c:
-            raise EOFError
-        b += c
-    return b
-
-def trips(m):
-    if struct.unpack_from("<i", m, 12)[0] != 2013 or len(m) < 26 or m[20] != 0:
-        return False
-    try:
-        cmd = bson.decode(m[21:21 + struct.unpack_from("<i", m, 21)[0]])
-    except Exception:
-        return False
-    if next(iter(cmd), None) != "find" or cmd["find"] != coll or field not in cmd.get("filter", {}):
-        return False
-    with lock:
-        st["seen"] += 1
-        return st["seen"] == nth
-
-def close(*ss):
-    for s in ss:
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        s.close()
-
-def client_side(cli, srv):
-    try:
-        while True:
-            h = exact(cli, 16)
-            m = h + exact(cli, struct.unpack_from("<i", h)[0] - 16)
-            if trips(m):
-                with lock:
-                    st["until"] = time.time() + down
-                    socks = list(st["socks"])
-                close(*socks)
-                print("dropped every connection at find %d on %s" % (nth, coll), flush=True)
-                return
-            srv.sendall(m)
-    except (EOFError, OSError):
-        pass
-    close(cli, srv)
-
-def server_side(srv, cli):
-    try:
-        while True:
-            d = srv.recv(65536)
-            if not d:
-                break
-            cli.sendall(d)
-    except OSError:
-        pass
-    close(cli, srv)
-
-ls = socket.socket()
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("127.0.0.1", 0))
-ls.listen(64)
-with open(portfile + ".tmp", "w") as f:
-    f.write(str(ls.getsockname()[1]))
-os.rename(portfile + ".tmp", portfile)
-while True:
-    cli, _ = ls.accept()
-    if time.time() < st["until"]:
-        close(cli)
-        continue
-    srv = socket.create_connection(("127.0.0.1", up))
-    with lock:
-        st["socks"].update((cli, srv))
-    threading.Thread(target=client_side, args=(cli, srv), daemon=True).start()
-    threading.Thread(target=server_side, args=(srv, cli), daemon=True).start()
-EOF
 
 # pw_fragments PASSWORD FILE: the pieces of PASSWORD (three characters,
 # case ignored, a letter or digit among them) found in FILE, or "none".
@@ -269,16 +180,13 @@ print(len(lines), all(l["ns"] == "jx." + sys.argv[2] for l in lines))' "$T/err" 
     # The server gone while a batch's partners are fetched: that batch
     # is retried, once.
     if [ $kind != external ]; then
-        rm -f "$T/pport"
-        python3 "$T/proxy.py" "$port" "$T/pport" tasks owner 3 0.5 >"$T/proxy.log" 2>&1 &
-        proxy=$!
-        for ((w = 0; w < 100; w++)); do [ -s "$T/pport" ] && break; sleep 0.1; done
+        # The third find on tasks by owner (a batch's partners): every
+        # connection dropped, that find unsent, new ones closed for 0.5 s.
+        proxy_start "$port" --cut find:tasks:3 --having owner --down 0.5
         cp "$T/plans/embed.json" "$T/plans/e10.json"
-        run_rm online run -q "$T/plans/e10.json" --uri "mongodb://127.0.0.1:$(cat "$T/pport")/" \
+        run_rm online run -q "$T/plans/e10.json" --uri "mongodb://127.0.0.1:$pport/" \
             --create-indexes --batch-size 10
-        kill $proxy 2>/dev/null
-        wait $proxy 2>/dev/null
-        proxy=
+        proxy_stop
         expect_eq "$kind: every connection dropped while the third batch's partners were fetched: the run retries and finishes (exit 0)" \
             "$rc:$(grep -c 'dropped every connection at find 3' "$T/proxy.log"):$(grep -c 'two results' "$T/err")" "0:1:0"
         online_same "$kind: ... with remodel run's result" "$T/$kind-embed0.archive" \

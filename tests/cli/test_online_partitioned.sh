@@ -23,21 +23,6 @@ trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; r
 N=30 # parents of each type
 mkdir -p "$T/plans"
 
-# at.py URI PLAN DONE PID: kill -9 PID once DONE partitions of the plan's
-# first pass are done.
-cat >"$T/at.py" <<'EOF'
-import os, sys, time
-import pymongo
-uri, plan, done, pid = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-c = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
-t0 = time.time()
-while time.time() - t0 < 60:
-    if c.remodel.partitions.count_documents({"plan": plan, "pass": 1, "state": "done"}) >= done:
-        os.kill(pid, 9)
-        sys.exit(0)
-    time.sleep(0.005)
-sys.exit(3)
-EOF
 pyq() { python3 -c "import pymongo, sys, json
 c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
 $1" "$uri"; }
@@ -88,7 +73,7 @@ for kind in $(online_kinds); do
         --pause 30ms --create-indexes >/dev/null 2>"$T/killed.err" & echo $! >"$T/pid"; wait $! ) 2>/dev/null &
     outer=$!
     while [ ! -s "$T/pid" ]; do sleep 0.01; done
-    python3 "$T/at.py" "$uri" "$(pid killed)" 2 "$(cat "$T/pid")"
+    python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid killed)" 2 "$(cat "$T/pid")"
     wait $outer
     before=$(parts killed)
     left=$(pyq "print(8 - c.remodel.partitions.count_documents({'plan': '$(pid killed)', 'pass': 1, 'state': 'done'}))")

@@ -10,7 +10,7 @@
 #   are of that size in the JSON log; unthrottled, it finishes with
 #   remodel run's results, byte for byte; status --json after it: every
 #   partition done, no step, no worker;
-# - --max-latency through a slowing proxy (tests/peers/slow_proxy.py):
+# - --max-latency through a slowing proxy (tests/peers/proxy.py):
 #   round trips slowed mid-run halve the batch size (the JSON log says
 #   so), back to full speed it grows again, and the results are still
 #   remodel run's byte for byte;
@@ -19,8 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-proxy=
-trap '[ -n "$proxy" ] && kill $proxy 2>/dev/null; for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap 'proxy_stop; for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 
 mkdir -p "$T/plans"
 "$REMODEL" run -q "$ROOT/dumps/plans/embed-tasks.json" --from "$S" --nsInclude 'crm.*' --to "$T/embed.archive"
@@ -105,11 +104,8 @@ print(r["settings"]["batchSize"], "maxRate" in r["settings"], r["settings"]["tak
     port=${uri##*:}; port=${port%/}
     # Slow from the start, until the batches are a quarter of 40; then fast.
     echo 120 >"$T/delay"
-    rm -f "$T/proxy.port"
-    python3 "$ROOT/tests/peers/slow_proxy.py" "$port" "$T/proxy.port" "$T/delay" &
-    proxy=$!
-    wait_for 10 test -s "$T/proxy.port"
-    "$REMODEL" online run "$T/plans/slow.json" --uri "mongodb://127.0.0.1:$(cat "$T/proxy.port")/" \
+    proxy_start "$port" --delay-file "$T/delay"
+    "$REMODEL" online run "$T/plans/slow.json" --uri "mongodb://127.0.0.1:$pport/" \
         --batch-size 40 --max-latency 400ms --pause 20ms --log-format json >"$T/slow.out" 2>"$T/slow.err" &
     run=$!
     wait_for 60 logged slow '"batchSize":10,"was":20'
@@ -125,7 +121,7 @@ sizes = [l["batch"] for l in lines if "batch" in l]
 print(small[0]["was"], small[0]["batchSize"], small[0]["ms"] > 400, min(sizes) <= 10, len(large) > 0, max(sizes[sizes.index(min(sizes)):]) > min(sizes))' "$T/slow.err")" \
         "40 20 True True True True"
     online_same "$kind: ... with remodel run's results" "$T/embed.archive" $(results slow)
-    kill $proxy 2>/dev/null; wait $proxy 2>/dev/null; proxy=
+    proxy_stop
 
     # Refusals.
     online set held

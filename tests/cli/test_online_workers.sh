@@ -25,20 +25,6 @@ trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; r
 N=40 # parents of each type (60 for the three workers)
 mkdir -p "$T/plans"
 
-# at.py URI PLAN DONE: returns once DONE partitions of the plan's first
-# pass are done (exit 3 after 60 s).
-cat >"$T/at.py" <<'EOF'
-import sys, time
-import pymongo
-uri, plan, done = sys.argv[1], sys.argv[2], int(sys.argv[3])
-c = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
-t0 = time.time()
-while time.time() - t0 < 60:
-    if c.remodel.partitions.count_documents({"plan": plan, "pass": 1, "state": "done"}) >= done:
-        sys.exit(0)
-    time.sleep(0.005)
-sys.exit(3)
-EOF
 pyq() { python3 -c "import pymongo, sys, json
 c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
 $1" "$uri"; }
@@ -90,7 +76,7 @@ for kind in $(online_kinds); do
     offline two w1
     bg a run "$T/plans/two.json" --uri "$uri" --partitions 8 --workers 2 --batch-size 5 \
         --pause 100ms --create-indexes
-    python3 "$T/at.py" "$uri" "$(pid two)" 1
+    python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid two)" 1
     bg b run "$T/plans/two.json" --uri "$uri" --join --workers 2 --batch-size 5 --pause 100ms
     expect_eq "$kind: two processes of two workers (one --join): both exit 0" \
         "$(waitrc a):$(waitrc b)" "0:0"
@@ -122,7 +108,7 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
     bg a run "$T/plans/killed.json" --uri "$uri" --partitions 8 --workers 2 --batch-size 5 \
         --pause 100ms
     apid=$bgpid
-    python3 "$T/at.py" "$uri" "$(pid killed)" 2
+    python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid killed)" 2
     bg b run "$T/plans/killed.json" --uri "$uri" --join --workers 2 --batch-size 5 --pause 100ms
     sleep 0.3
     kill -9 "$apid"
@@ -141,7 +127,7 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
     export REMODEL_ONLINE_LEASE_MS=2000
     bg a run "$T/plans/stopped.json" --uri "$uri" --partitions 8 --batch-size 5 --pause 60ms
     apid=$bgpid
-    python3 "$T/at.py" "$uri" "$(pid stopped)" 1
+    python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid stopped)" 1
     kill -STOP "$apid"
     bg b run "$T/plans/stopped.json" --uri "$uri" --join --workers 2 --batch-size 5
     expect_eq "$kind: a process stopped (SIGSTOP), another joins: it finishes (exit 0)" \
