@@ -327,6 +327,10 @@ reader_open (reader_t *r, online_t *on, const rm_step_t *s, const rm_pass_t *p, 
     online_job_t *j = &r->j;
 
     memset (r, 0, sizeof *r);
+    /* A worker's own, begun here: the memset above would undo it (its
+     * mode, verify's or sync's, lost to run's, which writes). */
+    if (pr == &r->own)
+        passrun_init (pr, mode);
     r->pr = pr;
     r->mode = mode;
     r->t0 = online_mono_ms ();
@@ -427,7 +431,6 @@ worker_open (online_t *won, void *ctx, bson_error_t *err)
     pass_ctx_t *c = ctx;
     reader_t *r = bson_malloc0 (sizeof *r);
     (void) err;
-    passrun_init (&r->own, c->mode);
     reader_open (r, won, c->s, c->p, c->pi, c->mode, c->sets, c->n_sets, &r->own);
     r->n_parts = c->n;
     r->ctx = c;
@@ -598,7 +601,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         bson_destroy (&parts);
         return true;
     }
-    if (ok && n_parts > 1) {
+    if (ok && n_parts > 1 && mode == ONLINE_RUN) {
         /* The pass's counts are its partitions'. */
         seen = written = 0;
         for (uint32_t k = 0; ok && k < n_parts; k++) {
