@@ -54,7 +54,7 @@ for kind in ${KINDS:-$(online_kinds)}; do
     n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" v1 $N)
     plan vw v1
     online run vw --partitions 8 --workers 2 --batch-size 7 --create-indexes
-    expect_eq "$kind: run --partitions 8 --workers 2: exit 0" "$rc" 0
+    run_rc=$rc
     to=$(target v1)
     # Results damaged by hand, across the partitions: three changed (an
     # int's, a string's, a date's), two removed (an ObjectId's, a
@@ -85,12 +85,14 @@ c.v1.parents.delete_one({'_id': 's0009'})"
     # 1. verify with three workers and with one.
     online verify vw --workers 3 --differences "$T/d3"
     cp "$T/err" "$T/v3.err"
+    v3_rc=$rc
     online verify vw --workers 1 --differences "$T/d1"
     cp "$T/err" "$T/v1.err"
+    v1_rc=$rc
     last() { grep -o 'plan vw.json: [0-9]* result(s) differ' "$1"; }
-    expect_eq "$kind: verify --workers 3 and --workers 1: both exit 1, the same count (11)" \
-        "$(grep -c 'plan vw.json: 11 result(s) differ' "$T/v3.err"):$(last "$T/v3.err")" \
-        "1:$(last "$T/v1.err")"
+    expect_eq "$kind: after run --partitions 8 --workers 2, verify --workers 3 and --workers 1: both exit 1, the same count (11)" \
+        "$run_rc:$v3_rc:$v1_rc:$(grep -c 'plan vw.json: 11 result(s) differ' "$T/v3.err"):$(last "$T/v3.err")" \
+        "0:1:1:1:$(last "$T/v1.err")"
     expect_eq "$kind: ... --differences: the damaged and changed _ids" "$(ids "$T/d3")" "$want"
     if cmp -s "$T/d1" "$T/d3"; then pass "$kind: ... the same list with 1 and 3 workers, in the same order"
     else fail "$kind: ... the same list with 1 and 3 workers, in the same order" "$(diff "$T/d1" "$T/d3" | head -20)"; fi
