@@ -17,7 +17,10 @@
  * compares: side by side, each result with the target's document of that
  * _id, then the target for documents no range makes (a source deleted
  * since); in place, each document with what the step makes of it. sync
- * does the same and writes what differs. Neither uses the checkpoints. */
+ * does the same and writes what differs. Neither uses the checkpoints;
+ * with --workers, both read a pass by the partitions its run recorded,
+ * each once, with threads (online_workers_rescan), and add up what they
+ * find into what one reader finds. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
