@@ -3,7 +3,9 @@
  * JSON _id a line (canonical, so an Int64 or a Decimal128 _id keeps its
  * type), written under a temporary name beside FILE and renamed onto it
  * once the verify is through: a verify that fails or is stopped leaves
- * FILE as it was. */
+ * FILE as it was. verify --workers: each partition's _ids are kept in a
+ * list of their own and adopted into the command's in the partitions'
+ * order, so the file is what one reader writes. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -82,16 +84,13 @@ online_diff_note (online_t *on, const char *ns, const bson_iter_t *id)
                   (const char *) d->line.data, ns);
     }
     d->n++;
-    if (d->keeps) {
+    if (d->keeps || (d->f && !d->failed)) {
         rm_buf_reset (&d->line);
         rm_extjson_value (&d->line, id, RM_EXTJSON_CANONICAL);
-        rm_buf_append (&d->kept, d->line.data, d->line.len);
-        rm_buf_append (&d->kept, "\n", 1);
-    } else if (d->f && !d->failed) {
-        rm_buf_reset (&d->line);
-        rm_extjson_value (&d->line, id, RM_EXTJSON_CANONICAL);
-        if (fwrite (d->line.data, 1, d->line.len, d->f) != d->line.len ||
-            putc ('\n', d->f) == EOF) {
+        rm_buf_append (&d->line, "\n", 1);
+        if (d->keeps) {
+            rm_buf_append (&d->kept, d->line.data, d->line.len);
+        } else if (fwrite (d->line.data, 1, d->line.len, d->f) != d->line.len) {
             d->failed = true;
             d->errnum = errno;
         }
