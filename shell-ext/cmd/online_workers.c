@@ -270,10 +270,15 @@ rescan_main (void *arg)
         if (k >= rs->n)
             break;
         snprintf (key, sizeof key, "%u", k);
-        if (!bson_iter_init_find (&it, rs->parts, key) || !BSON_ITER_HOLDS_DOCUMENT (&it))
-            continue;
-        bson_iter_document (&it, &len, &data);
-        if (bson_init_static (&part, data, len))
+        ok = bson_iter_init_find (&it, rs->parts, key) && BSON_ITER_HOLDS_DOCUMENT (&it);
+        if (ok) {
+            bson_iter_document (&it, &len, &data);
+            ok = bson_init_static (&part, data, len);
+        }
+        if (!ok)
+            rm_error_set (&err, RM_ERR_FORMAT, "%s: plan %s: partition %u of %u in its record is "
+                          "not a document", rs->on->where, rs->on->names.name, k + 1, rs->n);
+        else
             ok = rs->ops->run (st, k, &part, &err);
     }
     if (st)
