@@ -131,7 +131,9 @@ const rm_opt_t rm_cli_options[] = {
     /* online run: a driving collection's _id partitions (issue 37). */
     {R (RM_OPT_PARTITIONS, "partitions", RM_VAL_COUNT, C (ONLINE_RUN)), .min = 1, .max = 10000,
      .what = "a number of partitions"},
-    {R (RM_OPT_WORKERS, "workers", RM_VAL_COUNT, C (ONLINE_RUN)), .min = 1, .max = 64,
+    /* run, and verify and sync's rescans by the run's partitions. */
+    {R (RM_OPT_WORKERS, "workers", RM_VAL_COUNT,
+        C (ONLINE_RUN) | C (ONLINE_VERIFY) | C (ONLINE_SYNC)), .min = 1, .max = 64,
      .what = "a number of workers"},
     {R (RM_OPT_JOIN, "join", RM_VAL_NONE, C (ONLINE_RUN))},
 };

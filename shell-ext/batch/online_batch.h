@@ -78,6 +78,13 @@ bool online_diffs_open (online_t *on, const char *path, bson_error_t *err);
 void online_diff_note (online_t *on, const char *ns, const bson_iter_t *id);
 void online_diffs_first (const online_t *on, char *buf, size_t cap);
 bool online_diffs_close (online_t *on, bool commit, int64_t *written, bson_error_t *err);
+/* A worker's list of one partition (verify --workers): child, a list
+ * kept in memory (NULL when on has none open), noted into as on's is;
+ * adopt appends it to on's (its count, its first, its lines) and frees
+ * it, so that the partitions' lists, adopted in their order, make the
+ * list one reader would have. */
+online_diffs_t *online_diffs_child (const online_t *on);
+void online_diffs_adopt (online_t *on, online_diffs_t *child);
 
 /* What a pass works with: its step, its collections, the engine. */
 typedef struct {

@@ -3,7 +3,9 @@
  * JSON _id a line (canonical, so an Int64 or a Decimal128 _id keeps its
  * type), written under a temporary name beside FILE and renamed onto it
  * once the verify is through: a verify that fails or is stopped leaves
- * FILE as it was. */
+ * FILE as it was. verify --workers: each partition's _ids are kept in a
+ * list of their own and adopted into the command's in the partitions'
+ * order, so the file is what one reader writes. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -25,6 +27,10 @@ struct online_diffs {
     rm_buf_t line;
     bool failed; /* a write to the temporary file failed: said at the end */
     int errnum;
+    /* A worker's list of a partition (online_diffs_child): its lines kept
+     * here until adopted, in order, into the one the file is written from. */
+    bool keeps;
+    rm_buf_t kept;
 };
 
 bool
@@ -78,15 +84,51 @@ online_diff_note (online_t *on, const char *ns, const bson_iter_t *id)
                   (const char *) d->line.data, ns);
     }
     d->n++;
-    if (d->f && !d->failed) {
+    if (d->keeps || (d->f && !d->failed)) {
         rm_buf_reset (&d->line);
         rm_extjson_value (&d->line, id, RM_EXTJSON_CANONICAL);
-        if (fwrite (d->line.data, 1, d->line.len, d->f) != d->line.len ||
-            putc ('\n', d->f) == EOF) {
+        rm_buf_append (&d->line, "\n", 1);
+        if (d->keeps) {
+            rm_buf_append (&d->kept, d->line.data, d->line.len);
+        } else if (fwrite (d->line.data, 1, d->line.len, d->f) != d->line.len) {
             d->failed = true;
             d->errnum = errno;
         }
     }
+}
+
+online_diffs_t *
+online_diffs_child (const online_t *on)
+{
+    online_diffs_t *d;
+    if (!on->diffs)
+        return NULL;
+    d = bson_malloc0 (sizeof *d);
+    rm_buf_init (&d->line);
+    rm_buf_init (&d->kept);
+    d->keeps = on->diffs->f != NULL;
+    return d;
+}
+
+void
+online_diffs_adopt (online_t *on, online_diffs_t *child)
+{
+    online_diffs_t *d = on->diffs;
+    if (!child)
+        return;
+    for (int64_t i = 0; d && i < child->n && d->n + i < ONLINE_DIFFS_SHOWN; i++)
+        memcpy (d->shown[d->n + i], child->shown[i], sizeof d->shown[0]);
+    if (d) {
+        d->n += child->n;
+        if (d->f && !d->failed && child->kept.len &&
+            fwrite (child->kept.data, 1, child->kept.len, d->f) != child->kept.len) {
+            d->failed = true;
+            d->errnum = errno;
+        }
+    }
+    rm_buf_destroy (&child->kept);
+    rm_buf_destroy (&child->line);
+    bson_free (child);
 }
 
 void

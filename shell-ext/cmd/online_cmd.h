@@ -63,6 +63,14 @@ typedef struct {
 } online_worker_ops_t;
 bool online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, int n,
                           const online_worker_ops_t *ops, int64_t *taken, bson_error_t *err);
+/* verify and sync's rescan of a pass by n workers, each on its own
+ * connection (a copy of on, the plan's lease shared: checked, never
+ * dropped), taking the partitions (the run's) one at a time from a
+ * counter of this process, each once; ops->run reads partition k whole.
+ * False with the first worker's error, the others stopped at their next
+ * partition, or once SIGINT or SIGTERM stopped the rescan. */
+bool online_workers_rescan (online_t *on, const bson_t *parts, int n, const online_worker_ops_t *ops,
+                            bson_error_t *err);
 /* online_preflight.c: before a run writes anything, every namespace the
  * plan reads is on the server and every field a step names is in some
  * document of its namespace (refused as `remodel run` refuses them). */

@@ -75,7 +75,9 @@ static const char usage[] =
     "                     reaches it (default: about one a million documents;\n"
     "                     with --workers, at least four a worker)\n"
     "  --workers N        run: N threads, each on its own connection, read the\n"
-    "                     partitions nobody holds, each under its own lease\n"
+    "                     partitions nobody holds, each under its own lease;\n"
+    "                     verify, sync: N threads rescan by the partitions the\n"
+    "                     run recorded (one range where it recorded none)\n"
     "                     (default 1)\n"
     "  --join             run: join the run of the plan in progress (this host or\n"
     "                     another): its workers take the partitions nobody holds,\n"
@@ -214,6 +216,11 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
                     v[RM_OPT_SERVER_SIDE].given || v[RM_OPT_PARTITIONS].given)) {
         rm_error_set (err, RM_ERR_USAGE, "--join joins a run in progress as it began: without "
                       "--restart, --dry-run, --server-side or --partitions");
+        return false;
+    }
+    if (o->workers > 1 && v[RM_OPT_SAMPLE].given) {
+        rm_error_set (err, RM_ERR_USAGE, "--workers and --sample: one or the other (--workers "
+                      "splits a full rescan by the run's partitions; --sample reads a sample)");
         return false;
     }
     if (v[RM_OPT_MAX_LAG].given)

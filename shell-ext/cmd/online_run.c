@@ -17,7 +17,11 @@
  * compares: side by side, each result with the target's document of that
  * _id, then the target for documents no range makes (a source deleted
  * since); in place, each document with what the step makes of it. sync
- * does the same and writes what differs. Neither uses the checkpoints. */
+ * does the same and writes what differs. Neither uses the checkpoints;
+ * with --workers, both read a pass by the partitions its run recorded,
+ * each once, with threads (online_workers_rescan), and add up what they
+ * find into what one reader finds. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,6 +297,7 @@ typedef struct {
     online_mode_t mode;
     int64_t t0;
     uint32_t n_parts;       /* the pass's partitions, for their checkpoints */
+    struct pass_ctx *ctx;   /* a worker's: its pass's */
 } reader_t;
 
 static void
@@ -322,6 +327,10 @@ reader_open (reader_t *r, online_t *on, const rm_step_t *s, const rm_pass_t *p, 
     online_job_t *j = &r->j;
 
     memset (r, 0, sizeof *r);
+    /* A worker's own, begun here: the memset above would undo it (its
+     * mode, verify's or sync's, lost to run's, which writes). */
+    if (pr == &r->own)
+        passrun_init (pr, mode);
     r->pr = pr;
     r->mode = mode;
     r->t0 = online_mono_ms ();
@@ -392,8 +401,15 @@ reader_close (reader_t *r)
 
 /* A worker's reader (online_worker_ops_t): the pass on the worker's
  * connection, with writes of its own. A pass keeping a set of its
- * results' _ids has one worker, which keeps the step's sets. */
-typedef struct {
+ * results' _ids has one worker, which keeps the step's sets.
+ *
+ * verify and sync's rescan adds up what its workers find: the results
+ * that differ, the ranges reported, the documents read, and verify's
+ * list of differing _ids, one per partition, adopted in the partitions'
+ * order as soon as those before are (so the list and its first _ids are
+ * the same whichever worker read which partition; a partition done
+ * early waits in memory). */
+typedef struct pass_ctx {
     const rm_step_t *s;
     const rm_pass_t *p;
     size_t pi;
@@ -401,6 +417,12 @@ typedef struct {
     online_idset_t *sets;
     size_t n_sets;
     uint32_t n;
+    online_t *on;           /* the rescan's own, whose list is the command's */
+    pthread_mutex_t mu;
+    int64_t differ, read, unreported;
+    online_diffs_t **lists; /* partition k's, until adopted */
+    bool *finished;
+    uint32_t adopted;       /* the partitions before this one are */
 } pass_ctx_t;
 
 static void *
@@ -409,9 +431,9 @@ worker_open (online_t *won, void *ctx, bson_error_t *err)
     pass_ctx_t *c = ctx;
     reader_t *r = bson_malloc0 (sizeof *r);
     (void) err;
-    passrun_init (&r->own, c->mode);
     reader_open (r, won, c->s, c->p, c->pi, c->mode, c->sets, c->n_sets, &r->own);
     r->n_parts = c->n;
+    r->ctx = c;
     return r;
 }
 
@@ -442,10 +464,52 @@ worker_run (void *reader, uint32_t k, const bson_t *part, bson_error_t *err)
     return ok;
 }
 
+/* A rescan's partition k, whole (no checkpoint: verify and sync keep
+ * none). */
+static bool
+rescan_run (void *reader, uint32_t k, const bson_t *part, bson_error_t *err)
+{
+    reader_t *r = reader;
+    pass_ctx_t *c = r->ctx;
+    online_job_t *j = &r->j;
+    bson_t last = BSON_INITIALIZER;
+    range_cp_t rc = {k, r->n_parts, 0, 0};
+    int64_t seen = j->seen; /* the worker's, for --max-rate */
+    bool ok;
+
+    j->part = part;
+    j->ended = false;
+    j->on->diffs = online_diffs_child (c->on);
+    online_batch_close (j);
+    ok = run_range (j, r->pr, r->mode, &last, &rc, &r->in, &r->out, NULL, r->t0, err);
+    online_batch_close (j);
+    j->part = NULL;
+    bson_destroy (&last);
+    pthread_mutex_lock (&c->mu);
+    c->read += j->seen - seen;
+    c->lists[k] = j->on->diffs;
+    c->finished[k] = ok;
+    while (c->adopted < c->n && c->finished[c->adopted]) {
+        online_diffs_adopt (c->on, c->lists[c->adopted]);
+        c->lists[c->adopted++] = NULL;
+    }
+    pthread_mutex_unlock (&c->mu);
+    j->on->diffs = NULL;
+    return ok;
+}
+
 static void
 worker_close (void *reader)
 {
     reader_t *r = reader;
+    if (r->ctx && r->ctx->lists) {
+        /* A rescan's: what this worker found, added to the pass's. */
+        pthread_mutex_lock (&r->ctx->mu);
+        r->ctx->differ += r->own.differ;
+        if (r->own.reported > ONLINE_REPORT_MAX)
+            r->ctx->unreported += r->own.reported - ONLINE_REPORT_MAX;
+        pthread_mutex_unlock (&r->ctx->mu);
+    }
     reader_close (r);
     passrun_destroy (&r->own);
     bson_free (r);
@@ -516,6 +580,19 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         said = true;
         online_sleep_ms (500);
     }
+    /* verify and sync's rescan with --workers: by the partitions the run
+     * recorded (online_workers_rescan); one range, as with one worker,
+     * where it recorded none (a run before partitions, or of one) or the
+     * pass keeps a set of its results' _ids, which one reader fills. */
+    if (ok && mode != ONLINE_RUN && o->workers > 1) {
+        ok = keeps_set || online_parts_get (on, s, pi, NULL, false, false, &parts, err);
+        n_parts = ok && !keeps_set && !bson_empty (&parts) ? online_parts_count (&parts) : 1;
+        if (ok && n_parts <= 1 && !o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: one range, one worker "
+                         "(%s)", mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
+                         drive_ns, keeps_set ? "its results' _ids are checked in one set"
+                                             : "its run read it whole");
+    }
     if (ok && done) {
         if (!o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
@@ -524,7 +601,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         bson_destroy (&parts);
         return true;
     }
-    if (ok && n_parts > 1) {
+    if (ok && n_parts > 1 && mode == ONLINE_RUN) {
         /* The pass's counts are its partitions'. */
         seen = written = 0;
         for (uint32_t k = 0; ok && k < n_parts; k++) {
@@ -553,8 +630,29 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         ok = run_range (&r.j, pr, mode, &last, &whole, &r.in, &r.out, pg, r.t0, err);
         if (ok)
             on->read_now += r.j.seen - seen0;
+    } else if (ok && mode != ONLINE_RUN) {
+        pass_ctx_t ctx = {s, p, pi, mode, sets, n_sets, n_parts, .on = on};
+        online_worker_ops_t ops = {worker_open, rescan_run, worker_close, &ctx};
+        int n = o->workers < n_parts ? (int) o->workers : (int) n_parts;
+        pthread_mutex_init (&ctx.mu, NULL);
+        ctx.lists = bson_malloc0 (n_parts * sizeof *ctx.lists);
+        ctx.finished = bson_malloc0 (n_parts * sizeof *ctx.finished);
+        ok = online_workers_rescan (on, &parts, n, &ops, err);
+        /* After an error, what was found is dropped with the list. */
+        for (uint32_t k = ctx.adopted; k < n_parts; k++)
+            online_diffs_adopt (on, ctx.lists[k]);
+        bson_free (ctx.lists);
+        bson_free (ctx.finished);
+        pthread_mutex_destroy (&ctx.mu);
+        pr->differ += ctx.differ;
+        pr->reported = ctx.unreported ? ONLINE_REPORT_MAX + (int) ctx.unreported : 0;
+        r.j.seen = ctx.read;
+        if (ok && !o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: %u partitions, %d "
+                         "worker(s): %lld read", mode == ONLINE_SYNC ? "sync" : "verify", s->index,
+                         s->op, drive_ns, n_parts, n, (long long) ctx.read);
     } else if (ok) {
-        pass_ctx_t ctx = {s, p, pi, mode, sets, n_sets, n_parts};
+        pass_ctx_t ctx = {s, p, pi, mode, sets, n_sets, n_parts, .lists = NULL};
         online_worker_ops_t ops = {worker_open, worker_run, worker_close, &ctx};
         bson_t empty = BSON_INITIALIZER;
         ok = online_workers_pass (on, s, pi, &parts, keeps_set ? 1 : (int) o->workers, &ops, &taken,

@@ -118,6 +118,23 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
     return true;
 }
 
+/* A worker's online_t: the run's plan and names, shared and read only; a
+ * connection and counts of its own, no differences list (the caller's
+ * ops give it one), no finalize fold; its own name in the leases (two
+ * workers of one process are two holders). */
+static void
+worker_on (const online_t *on, int i, online_t *won)
+{
+    *won = *on;
+    won->client = NULL;
+    won->busy_ms = 0;
+    won->read_now = 0;
+    won->diffs = NULL;
+    won->fold = NULL;
+    won->n_fold = 0;
+    online_lease_worker (on->owner, i + 1, won->owner, sizeof won->owner);
+}
+
 static void *
 worker_main (void *arg)
 {
@@ -178,18 +195,9 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
     for (int i = 0; i < n; i++) {
         w[i].sh = &sh;
         w[i].index = i;
-        /* The run's plan and names, shared and read only; a connection,
-         * a lease and counts of its own. */
-        w[i].on = *on;
-        w[i].on.client = NULL;
+        worker_on (on, i, &w[i].on);
         w[i].on.lease = NULL;
         w[i].on.epoch = 0;
-        w[i].on.busy_ms = 0;
-        w[i].on.read_now = 0;
-        w[i].on.diffs = NULL;
-        /* Its own name in the leases: two workers of one process are
-         * two holders. */
-        online_lease_worker (on->owner, i + 1, w[i].on.owner, sizeof w[i].on.owner);
         if (pthread_create (&w[i].thread, NULL, worker_main, &w[i]) != 0)
             break;
         started++;
@@ -209,4 +217,124 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
     if (sh.stop)
         *err = sh.err;
     return !sh.stop;
+}
+
+/* ---- verify and sync's rescan ----
+ *
+ * The run's partitions, handed out by a counter of this process: a rescan
+ * keeps no state in the server (no checkpoint: it starts over when
+ * stopped) and is never joined, so no partition needs a lease of its own
+ * to be read by one worker only. sync's writes are fenced by the plan's
+ * lease, which this process holds for the whole sync: every worker checks
+ * it (online_lease_check, thread safe) before each write, and one that
+ * finds it lost stops them all, as the run's workers stop. */
+typedef struct {
+    online_t *on;
+    const bson_t *parts;
+    uint32_t n, next;
+    const online_worker_ops_t *ops;
+    pthread_mutex_t mu;
+    bool stop;
+    bson_error_t err;
+} rescan_t;
+
+typedef struct {
+    rescan_t *rs;
+    online_t on;
+    pthread_t thread;
+} rescan_worker_t;
+
+static void *
+rescan_main (void *arg)
+{
+    rescan_worker_t *w = arg;
+    rescan_t *rs = w->rs;
+    bson_error_t err = {0};
+    void *st = NULL;
+    bool ok = online_connect (&w->on, rs->on->o, &err);
+
+    if (ok)
+        ok = (st = rs->ops->open (&w->on, rs->ops->ctx, &err)) != NULL;
+    while (ok) {
+        uint32_t k;
+        bson_t part;
+        bson_iter_t it;
+        char key[16];
+        const uint8_t *data;
+        uint32_t len;
+        pthread_mutex_lock (&rs->mu);
+        k = rs->stop || online_stop_requested () ? rs->n : rs->next;
+        if (k < rs->n)
+            rs->next++;
+        pthread_mutex_unlock (&rs->mu);
+        if (k >= rs->n)
+            break;
+        snprintf (key, sizeof key, "%u", k);
+        ok = bson_iter_init_find (&it, rs->parts, key) && BSON_ITER_HOLDS_DOCUMENT (&it);
+        if (ok) {
+            bson_iter_document (&it, &len, &data);
+            ok = bson_init_static (&part, data, len);
+        }
+        if (!ok)
+            rm_error_set (&err, RM_ERR_FORMAT, "%s: plan %s: partition %u of %u in its record is "
+                          "not a document", rs->on->where, rs->on->names.name, k + 1, rs->n);
+        else
+            ok = rs->ops->run (st, k, &part, &err);
+    }
+    if (st)
+        rs->ops->close (st);
+    if (!ok) {
+        pthread_mutex_lock (&rs->mu);
+        if (!rs->stop)
+            rs->err = err;
+        rs->stop = true;
+        pthread_mutex_unlock (&rs->mu);
+    }
+    if (w->on.client)
+        mongoc_client_destroy (w->on.client);
+    return NULL;
+}
+
+bool
+online_workers_rescan (online_t *on, const bson_t *parts, int n, const online_worker_ops_t *ops,
+                       bson_error_t *err)
+{
+    rescan_t rs;
+    rescan_worker_t *w;
+    int started = 0;
+    sigset_t mask;
+
+    memset (&rs, 0, sizeof rs);
+    rs.on = on;
+    rs.parts = parts;
+    rs.n = online_parts_count (parts);
+    rs.ops = ops;
+    pthread_mutex_init (&rs.mu, NULL);
+    w = bson_malloc0 ((size_t) n * sizeof *w);
+    online_signal_block (&mask);
+    for (int i = 0; i < n; i++) {
+        w[i].rs = &rs;
+        worker_on (on, i, &w[i].on);
+        /* The plan's lease, held by this process (NULL: verify, a dry
+         * run): checked by the worker's writes, never dropped by it. */
+        if (pthread_create (&w[i].thread, NULL, rescan_main, &w[i]) != 0)
+            break;
+        started++;
+    }
+    pthread_sigmask (SIG_SETMASK, &mask, NULL);
+    for (int i = 0; i < started; i++)
+        pthread_join (w[i].thread, NULL);
+    bson_free (w);
+    pthread_mutex_destroy (&rs.mu);
+    if (started < n && !rs.stop) {
+        rm_error_set (err, RM_ERR_IO, "%s: cannot start the workers", on->where);
+        return false;
+    }
+    if (rs.stop)
+        *err = rs.err;
+    /* SIGINT, SIGTERM: the rescan stops between two partitions, as
+     * between two batches. */
+    if (!rs.stop && rs.next < rs.n && online_stop_requested ())
+        return online_stop_check (on, "in a rescan (nothing kept: it starts over)", err);
+    return !rs.stop;
 }
