@@ -100,6 +100,16 @@ match_cmp (const uint8_t *a, size_t al, const uint8_t *b, size_t bl, void *ctx)
     return c ? c : (ca.slot < cb.slot ? -1 : ca.slot > cb.slot);
 }
 
+/* The sorter's rm_key_ordered_fn: match_cmp's parent seq is memcmp-ordered. */
+static size_t
+match_ordered (const uint8_t *k, size_t kl, void *ctx)
+{
+    (void) k;
+    (void) kl;
+    (void) ctx;
+    return 8;
+}
+
 /* A request (from the requests sorter: the key's value is parent seq and
  * slot, then by_slot) paired with a child ([child seq][bytes]). */
 static bool
@@ -350,6 +360,7 @@ rm_join_sort_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     j.requests = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
     j.matches = rm_sorter_new (j.budget, e->opts.tmpdir, match_cmp, &j);
     j.matched = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
+    rm_sorter_set_ordered (j.matches, match_ordered);
     rm_buf_init (&j.keys);
     rm_buf_init (&j.rec);
     rm_buf_init (&j.reqs);
