@@ -304,9 +304,11 @@ add_item (rm_embed_out_t *o, const rm_child_t *c)
     size_t start;
     rm_walk_t w;
     rm_elem_t e;
+    size_t from = 0, to = 0; /* kept bytes not copied yet: [from, to) of the child */
 
     /* A raw walk of the child's fields (checked when read), each kept
-     * field's bytes copied as they are. */
+     * field's bytes copied as they are: neighbours together, in one copy
+     * (most children lose one field or none). */
     start = rm_docbuf_begin (&o->items);
     if (rm_walk_init (&w, c->doc, c->len))
         while (rm_walk_next (&w, &e) > 0) {
@@ -328,9 +330,17 @@ add_item (rm_embed_out_t *o, const rm_child_t *c)
                 if (is_id && listed && !proj)
                     keep = false;
             }
-            if (keep)
-                rm_buf_append (&o->items, c->doc + e.start, e.end - e.start);
+            if (!keep)
+                continue;
+            if (to != e.start) {
+                if (to > from)
+                    rm_buf_append (&o->items, c->doc + from, to - from);
+                from = e.start;
+            }
+            to = e.end;
         }
+    if (to > from)
+        rm_buf_append (&o->items, c->doc + from, to - from);
     rm_docbuf_end (&o->items, start);
 }
 
