@@ -296,9 +296,10 @@ rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     return o;
 }
 
-/* Appends one child, projected, as a whole document to o->items. */
+/* Appends one child, projected, as a whole document to out. Only reads o
+ * (the probe worker calls it too, rm_embed_out_prepare). */
 static void
-add_item (rm_embed_out_t *o, const rm_child_t *c)
+project_child (const rm_embed_out_t *o, const rm_child_t *c, rm_buf_t *out)
 {
     const rm_embed_t *spec = o->spec;
     size_t start;
@@ -309,7 +310,7 @@ add_item (rm_embed_out_t *o, const rm_child_t *c)
     /* A raw walk of the child's fields (checked when read), each kept
      * field's bytes copied as they are: neighbours together, in one copy
      * (most children lose one field or none). */
-    start = rm_docbuf_begin (&o->items);
+    start = rm_docbuf_begin (out);
     if (rm_walk_init (&w, c->doc, c->len))
         while (rm_walk_next (&w, &e) > 0) {
             bool keep = true;
@@ -334,14 +335,30 @@ add_item (rm_embed_out_t *o, const rm_child_t *c)
                 continue;
             if (to != e.start) {
                 if (to > from)
-                    rm_buf_append (&o->items, c->doc + from, to - from);
+                    rm_buf_append (out, c->doc + from, to - from);
                 from = e.start;
             }
             to = e.end;
         }
     if (to > from)
-        rm_buf_append (&o->items, c->doc + from, to - from);
-    rm_docbuf_end (&o->items, start);
+        rm_buf_append (out, c->doc + from, to - from);
+    rm_docbuf_end (out, start);
+}
+
+void
+rm_embed_out_prepare (const void *o, const rm_child_t *c, rm_buf_t *out)
+{
+    project_child (o, c, out);
+}
+
+/* Appends one child, projected, to o->items: as it came when prepared. */
+static void
+add_item (rm_embed_out_t *o, const rm_child_t *c)
+{
+    if (c->prepared)
+        rm_buf_append (&o->items, c->doc, c->len);
+    else
+        project_child (o, c, &o->items);
 }
 
 /* The array of items [from, to) into o->arr as a BSON array body. */

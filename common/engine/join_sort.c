@@ -83,6 +83,7 @@ match_child (const uint8_t *k, size_t kl, rm_child_t *c)
     c->slot = BSON_UINT32_FROM_BE (slot);
     c->seq = rm_get_be64 (k + 8);
     c->id_at = 0;
+    c->prepared = false;
 }
 
 /* The matches' order: by parent, then as the parent takes its children. */
