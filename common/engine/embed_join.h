@@ -95,6 +95,10 @@ bool rm_embed_out_end (void *o, bson_error_t *err);
 bool rm_embed_out_finish (void *o, bson_error_t *err);
 void rm_embed_out_destroy (rm_embed_out_t *o);
 
+/* A prepare that copies the child as it is: a consumer reading much of
+ * each child then reads them in order, warm, not once a cache miss. */
+void rm_join_copy_child (const void *ctx, const rm_child_t *c, rm_buf_t *out);
+
 bool rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);
 bool rm_join_sort_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);
 
