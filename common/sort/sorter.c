@@ -476,9 +476,10 @@ multikey_sort (const rm_sorter_t *s, entry_t *v, size_t n, size_t d, unsigned le
         return true;
     if (level >= LEVELS_MAX)
         return intro_sort (s, false, v, n, depth_limit (n));
-    for (i = 1; i < n && v[i].prefix == v[0].prefix; i++)
+    /* Often in order already (all equal, or added in order: a series'
+     * readings by time): then no sort. */
+    for (i = 1; i < n && !level_less (s, &v[i], &v[i - 1]); i++)
         ;
-    /* All equal: in place order already, no sort. */
     if (i < n && !intro_sort (s, true, v, n, depth_limit (n)))
         return false;
     for (i = 0; i < n; i = j) {
