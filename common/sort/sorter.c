@@ -13,7 +13,8 @@
  * blocks that next() hands out, one block ahead of the caller. When
  * nothing was spilled, finish sorts the index's two halves at once, one
  * on a thread, and next() merges them as it walks them in place (no
- * second index).
+ * second index). Each sort goes by levels (multikey_sort): 7 bytes of
+ * each key at a time, held in the index.
  *
  * Memory. The budget counts each record's key and value bytes plus its
  * 24-byte index entry, so a run of B/2 holds about B / 2 / (24 + record
@@ -67,8 +68,9 @@
 #define PREFETCH_AHEAD 8 /* records asked into the cache before they are read */
 
 typedef struct {
-    /* The key's first 8 bytes, big-endian, zero-padded: with the default
-     * comparator most pairs are decided here, without touching the arena. */
+    /* The key's level value (level_value) at the level being sorted,
+     * from the first one when added: most pairs are decided here,
+     * without touching the arena. */
     uint64_t prefix;
     uint32_t chunk, off; /* key then value; also the insertion order */
     uint32_t klen, vlen;
@@ -149,8 +151,8 @@ typedef struct {
 
 /* A run sorted and written on a thread of its own while the next one
  * fills: `run` holds its arenas and index, and just what the sort and the
- * writer read (cmp, ordered, ctx, chunks, idx, n). Paths are created and removed
- * on the sorter's thread only (rm_tmppath is not thread-safe). */
+ * writer read (cmp, ordered, ctx, chunks, idx, n). Paths are created and
+ * removed on the sorter's thread only (rm_tmppath is not thread-safe). */
 typedef struct {
     struct rm_sorter *run;
     writer_t w;
