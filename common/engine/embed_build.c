@@ -296,18 +296,21 @@ rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     return o;
 }
 
-/* Appends one child, projected, as a whole document to o->items. */
+/* Appends one child, projected, as a whole document to out. Only reads o
+ * (the probe worker calls it too, rm_embed_out_prepare). */
 static void
-add_item (rm_embed_out_t *o, const rm_child_t *c)
+project_child (const rm_embed_out_t *o, const rm_child_t *c, rm_buf_t *out)
 {
     const rm_embed_t *spec = o->spec;
     size_t start;
     rm_walk_t w;
     rm_elem_t e;
+    size_t from = 0, to = 0; /* kept bytes not copied yet: [from, to) of the child */
 
     /* A raw walk of the child's fields (checked when read), each kept
-     * field's bytes copied as they are. */
-    start = rm_docbuf_begin (&o->items);
+     * field's bytes copied as they are: neighbours together, in one copy
+     * (most children lose one field or none). */
+    start = rm_docbuf_begin (out);
     if (rm_walk_init (&w, c->doc, c->len))
         while (rm_walk_next (&w, &e) > 0) {
             bool keep = true;
@@ -328,10 +331,34 @@ add_item (rm_embed_out_t *o, const rm_child_t *c)
                 if (is_id && listed && !proj)
                     keep = false;
             }
-            if (keep)
-                rm_buf_append (&o->items, c->doc + e.start, e.end - e.start);
+            if (!keep)
+                continue;
+            if (to != e.start) {
+                if (to > from)
+                    rm_buf_append (out, c->doc + from, to - from);
+                from = e.start;
+            }
+            to = e.end;
         }
-    rm_docbuf_end (&o->items, start);
+    if (to > from)
+        rm_buf_append (out, c->doc + from, to - from);
+    rm_docbuf_end (out, start);
+}
+
+void
+rm_embed_out_prepare (const void *o, const rm_child_t *c, rm_buf_t *out)
+{
+    project_child (o, c, out);
+}
+
+/* Appends one child, projected, to o->items: as it came when prepared. */
+static void
+add_item (rm_embed_out_t *o, const rm_child_t *c)
+{
+    if (c->prepared)
+        rm_buf_append (&o->items, c->doc, c->len);
+    else
+        project_child (o, c, &o->items);
 }
 
 /* The array of items [from, to) into o->arr as a BSON array body. */

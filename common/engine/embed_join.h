@@ -16,6 +16,9 @@ typedef struct {
     /* Where its _id element starts (rm_child_id_at): looked up once per
      * child, not twice per comparison. 0: not looked up yet. */
     uint32_t id_at;
+    /* doc is already what the consumer keeps of the child (rm_join_t's
+     * prepare made it), not the child as in `from`. */
+    bool prepared;
 } rm_child_t;
 
 #define RM_CHILD_NO_ID UINT32_MAX
@@ -42,6 +45,10 @@ typedef struct {
     bool (*child) (void *ctx, const rm_child_t *c, bson_error_t *err);
     bool (*end) (void *ctx, bson_error_t *err);
     bool (*finish) (void *ctx, bson_error_t *err);
+    /* Optional: appends to out what child will keep of c (embed: the child
+     * projected), for the hash join's probe worker to make on its core, the
+     * child in its cache, a batch ahead of the consumer. Only reads ctx. */
+    void (*prepare) (const void *ctx, const rm_child_t *c, rm_buf_t *out);
     void *ctx;
     /* Set by rm_join_run: the step's probes of localField and foreignField
      * (NULL: none), shown each parent and each child once, and the
@@ -82,10 +89,15 @@ typedef struct rm_embed_out rm_embed_out_t;
 rm_embed_out_t *rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 bool rm_embed_out_begin (void *o, const uint8_t *doc, uint32_t len, bson_error_t *err);
 bool rm_embed_out_child (void *o, const rm_child_t *c, bson_error_t *err);
+void rm_embed_out_prepare (const void *o, const rm_child_t *c, rm_buf_t *out);
 bool rm_embed_out_end (void *o, bson_error_t *err);
 /* Seals and swaps the parent and overflow stores in. */
 bool rm_embed_out_finish (void *o, bson_error_t *err);
 void rm_embed_out_destroy (rm_embed_out_t *o);
+
+/* A prepare that copies the child as it is: a consumer reading much of
+ * each child then reads them in order, warm, not once a cache miss. */
+void rm_join_copy_child (const void *ctx, const rm_child_t *c, rm_buf_t *out);
 
 bool rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);
 bool rm_join_sort_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);

@@ -34,3 +34,10 @@ rm_join_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     run->matched += children - (from->stats->orphans - orphans);
     return ok;
 }
+
+void
+rm_join_copy_child (const void *ctx, const rm_child_t *c, rm_buf_t *out)
+{
+    (void) ctx;
+    rm_buf_append (out, c->doc, c->len);
+}

@@ -270,6 +270,10 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
 #define PBATCH_CANDS 65536
 #define N_PBATCHES 3
 #define CONSUME_AHEAD 8     /* children between a prefetch and the copy */
+/* The children the worker prepares (rm_join_t's prepare) in a batch: the
+ * batch ships once they reach this; a parent's children past it (a key
+ * of very many) go as they are, for the consumer to do. */
+#define PBATCH_PREP ((size_t) 2 << 20)
 
 typedef struct {
     size_t n;                           /* parents */
@@ -279,6 +283,8 @@ typedef struct {
     rm_buf_t docs;
     rm_child_t *cand;
     size_t n_cand, cand_cap;
+    rm_buf_t prep;      /* the prepared children (rm_join_t's prepare), in order */
+    size_t *prep_at;    /* where each prepared cand's bytes start in prep */
 } pbatch_t;
 
 typedef struct {
@@ -306,16 +312,20 @@ consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
         if (!j->begin (j->ctx, b->docs.data + b->doc_at[i], b->doc_len[i], err))
             return false;
         for (size_t c = c0; c < b->cand_end[i]; c++) {
+            rm_child_t child = b->cand[c];
             /* The worker's prefetches warmed its own core's cache, a
              * batch ago: ask for the children a few ahead again here,
              * where they are copied (their first touch was a cache miss
-             * each, an eighth of embed's time). */
-            if (c + CONSUME_AHEAD < b->n_cand) {
+             * each, an eighth of embed's time). Prepared ones lie in
+             * order in the batch. */
+            if (c + CONSUME_AHEAD < b->n_cand && !b->cand[c + CONSUME_AHEAD].prepared) {
                 const rm_child_t *ahead = &b->cand[c + CONSUME_AHEAD];
                 __builtin_prefetch (ahead->doc);
                 __builtin_prefetch (ahead->doc + ahead->len - 1);
             }
-            if (!j->child (j->ctx, &b->cand[c], err))
+            if (child.prepared)
+                child.doc = b->prep.data + b->prep_at[c];
+            if (!j->child (j->ctx, &child, err))
                 return false;
         }
         c0 = b->cand_end[i];
@@ -352,6 +362,7 @@ ship (probe_t *p, pbatch_t **bp)
     b->n = 0;
     b->n_cand = 0;
     rm_buf_reset (&b->docs);
+    rm_buf_reset (&b->prep);
     *bp = b;
     return true;
 }
@@ -398,8 +409,9 @@ probe_parents (probe_t *p)
                 if (b->n_cand == b->cand_cap) {
                     b->cand_cap = b->cand_cap ? b->cand_cap * 2 : 1024;
                     b->cand = bson_realloc (b->cand, b->cand_cap * sizeof *b->cand);
+                    b->prep_at = bson_realloc (b->prep_at, b->cand_cap * sizeof *b->prep_at);
                 }
-                b->cand[b->n_cand++] = (rm_child_t){t->base + c->off, c->len, k, ch, c->id_at};
+                b->cand[b->n_cand++] = (rm_child_t){t->base + c->off, c->len, k, ch, c->id_at, false};
             }
         }
         /* The children lie anywhere in the arena: ask for each one's
@@ -410,11 +422,22 @@ probe_parents (probe_t *p)
             __builtin_prefetch (b->cand[i].doc + b->cand[i].len - 1);
         }
         rm_join_order (j, b->cand + first, b->n_cand - first, nk > 1);
+        /* The consumer's copy of each child made here, on this core,
+         * where the child was just read: the consumer then copies bytes
+         * in order instead of missing the cache once a child. */
+        for (size_t i = first; j->prepare && i < b->n_cand && b->prep.len < PBATCH_PREP; i++) {
+            size_t at = b->prep.len;
+            j->prepare (j->ctx, &b->cand[i], &b->prep);
+            b->prep_at[i] = at;
+            b->cand[i].len = (uint32_t) (b->prep.len - at);
+            b->cand[i].prepared = true;
+        }
         b->doc_at[b->n] = b->docs.len;
         b->doc_len[b->n] = f.len;
         rm_buf_append (&b->docs, f.data, f.len);
         b->cand_end[b->n++] = b->n_cand;
-        if ((b->n == PBATCH_PARENTS || b->n_cand >= PBATCH_CANDS) && !ship (p, &b)) {
+        if ((b->n == PBATCH_PARENTS || b->n_cand >= PBATCH_CANDS || b->prep.len >= PBATCH_PREP) &&
+            !ship (p, &b)) {
             stopped = true; /* the consumer failed: its error is the one */
             break;
         }
@@ -451,8 +474,10 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
     p->e = e;
     p->j = j;
     p->cons_ok = true;
-    for (int i = 0; i < N_PBATCHES; i++)
+    for (int i = 0; i < N_PBATCHES; i++) {
         rm_buf_init (&p->b[i].docs);
+        rm_buf_init (&p->b[i].prep);
+    }
     pthread_mutex_init (&p->mu, NULL);
     pthread_cond_init (&p->cv, NULL);
     p->threaded = rm_thread_start (&thread, probe_main, p) == 0;
@@ -484,6 +509,8 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
         *err = p->err;
     for (int i = 0; i < N_PBATCHES; i++) {
         rm_buf_destroy (&p->b[i].docs);
+        rm_buf_destroy (&p->b[i].prep);
+        bson_free (p->b[i].prep_at);
         bson_free (p->b[i].cand);
     }
     pthread_mutex_destroy (&p->mu);

@@ -83,6 +83,7 @@ match_child (const uint8_t *k, size_t kl, rm_child_t *c)
     c->slot = BSON_UINT32_FROM_BE (slot);
     c->seq = rm_get_be64 (k + 8);
     c->id_at = 0;
+    c->prepared = false;
 }
 
 /* The matches' order: by parent, then as the parent takes its children. */
@@ -98,6 +99,16 @@ match_cmp (const uint8_t *a, size_t al, const uint8_t *b, size_t bl, void *ctx)
     match_child (b, bl, &cb);
     c = rm_join_child_cmp (j->spec, a[20] != 0, &ca, &cb);
     return c ? c : (ca.slot < cb.slot ? -1 : ca.slot > cb.slot);
+}
+
+/* The sorter's rm_key_ordered_fn: match_cmp's parent seq is memcmp-ordered. */
+static size_t
+match_ordered (const uint8_t *k, size_t kl, void *ctx)
+{
+    (void) k;
+    (void) kl;
+    (void) ctx;
+    return 8;
 }
 
 /* A request (from the requests sorter: the key's value is parent seq and
@@ -350,6 +361,7 @@ rm_join_sort_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     j.requests = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
     j.matches = rm_sorter_new (j.budget, e->opts.tmpdir, match_cmp, &j);
     j.matched = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
+    rm_sorter_set_ordered (j.matches, match_ordered);
     rm_buf_init (&j.keys);
     rm_buf_init (&j.rec);
     rm_buf_init (&j.reqs);

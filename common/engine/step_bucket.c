@@ -201,6 +201,15 @@ prefix_len (const uint8_t *k)
     return 4 + BSON_UINT32_FROM_BE (m) + 16;
 }
 
+/* The sorter's rm_key_ordered_fn: key_cmp orders that part as memcmp. */
+static size_t
+ordered_len (const uint8_t *k, size_t klen, void *ctx)
+{
+    (void) klen;
+    (void) ctx;
+    return prefix_len (k);
+}
+
 static int
 key_cmp (const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, void *ctx)
 {
@@ -554,8 +563,10 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
             bson_free (path);
         }
 
+    if (ok && (j.sorter = rm_sorter_new (rm_engine_sort_budget (e), e->opts.tmpdir, key_cmp, NULL)))
+        rm_sorter_set_ordered (j.sorter, ordered_len);
     if (ok)
-        ok = (j.sorter = rm_sorter_new (rm_engine_sort_budget (e), e->opts.tmpdir, key_cmp, NULL)) &&
+        ok = j.sorter &&
              (j.buckets = rm_engine_store_new (e, j.to, err)) &&
              (!j.bad || (j.invalid = rm_engine_store_new (e, j.bad, err)));
     ok = ok && feed (&j, err) && drain (&j, err);

@@ -16,7 +16,7 @@ rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
                    .order_by_id = true, .rewrite_from = true, .keep_source = spec->keep_source,
                    .from = &spec->from, .into = &spec->into, .begin = rm_embed_out_begin,
                    .child = rm_embed_out_child, .end = rm_embed_out_end,
-                   .finish = rm_embed_out_finish, .ctx = o};
+                   .finish = rm_embed_out_finish, .prepare = rm_embed_out_prepare, .ctx = o};
     bool ok = o && rm_join_run (e, &j, err);
     rm_embed_out_destroy (o);
     return ok;

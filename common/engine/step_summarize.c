@@ -137,7 +137,7 @@ rm_step_summarize_run (rm_engine_t *e, const rm_step_t *st, bson_error_t *err)
     sum_t s;
     rm_join_t j = {.local = &m->local, .foreign = &m->foreign, .sort = &m->sort,
                    .from = &m->from, .into = &m->into, .begin = on_begin, .child = on_child,
-                   .end = on_end, .finish = on_finish, .ctx = &s};
+                   .end = on_end, .finish = on_finish, .prepare = rm_join_copy_child, .ctx = &s};
     bool ok;
 
     memset (&s, 0, sizeof s);

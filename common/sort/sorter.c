@@ -13,7 +13,8 @@
  * blocks that next() hands out, one block ahead of the caller. When
  * nothing was spilled, finish sorts the index's two halves at once, one
  * on a thread, and next() merges them as it walks them in place (no
- * second index).
+ * second index). Each sort goes by levels (multikey_sort): 7 bytes of
+ * each key at a time, held in the index.
  *
  * Memory. The budget counts each record's key and value bytes plus its
  * 24-byte index entry, so a run of B/2 holds about B / 2 / (24 + record
@@ -67,8 +68,9 @@
 #define PREFETCH_AHEAD 8 /* records asked into the cache before they are read */
 
 typedef struct {
-    /* The key's first 8 bytes, big-endian, zero-padded: with the default
-     * comparator most pairs are decided here, without touching the arena. */
+    /* The key's level value (level_value) at the level being sorted,
+     * from the first one when added: most pairs are decided here,
+     * without touching the arena. */
     uint64_t prefix;
     uint32_t chunk, off; /* key then value; also the insertion order */
     uint32_t klen, vlen;
@@ -149,8 +151,8 @@ typedef struct {
 
 /* A run sorted and written on a thread of its own while the next one
  * fills: `run` holds its arenas and index, and just what the sort and the
- * writer read (cmp, ctx, chunks, idx, n). Paths are created and removed
- * on the sorter's thread only (rm_tmppath is not thread-safe). */
+ * writer read (cmp, ordered, ctx, chunks, idx, n). Paths are created and
+ * removed on the sorter's thread only (rm_tmppath is not thread-safe). */
 typedef struct {
     struct rm_sorter *run;
     writer_t w;
@@ -165,6 +167,7 @@ struct rm_sorter {
     size_t limit; /* of the run filling: half the budget, the other half may be flushing */
     char *spill_template; /* "TMPDIR/remodel-spill", for rm_tmppath_new */
     rm_key_cmp_fn cmp;
+    rm_key_ordered_fn ordered; /* NULL: none of a custom cmp's key is memcmp-ordered */
     void *ctx;
     state_t state;
     bson_error_t error; /* why, once ST_FAILED */
@@ -246,6 +249,14 @@ key_cmp (const rm_sorter_t *s, const uint8_t *a, size_t alen, const uint8_t *b, 
     return alen < blen ? -1 : alen > blen;
 }
 
+static inline const uint8_t *
+entry_key (const rm_sorter_t *s, const entry_t *e)
+{
+    return s->chunks[e->chunk].data + e->off;
+}
+
+/* The first 8 bytes of a key, big-endian, zero-padded (the merge's
+ * readers decide most pairs on it). */
 static uint64_t
 key_prefix (const uint8_t *key, size_t klen)
 {
@@ -258,33 +269,76 @@ key_prefix (const uint8_t *key, size_t klen)
     return BSON_UINT64_FROM_BE (v);
 }
 
-static inline const uint8_t *
-entry_key (const rm_sorter_t *s, const entry_t *e)
+/* How long the part of a key is that the order compares as memcmp does
+ * (all of it with the default comparator, none with a custom one unless
+ * rm_sorter_set_ordered said). */
+static inline size_t
+ordered_len (const rm_sorter_t *s, const uint8_t *key, size_t klen)
 {
-    return s->chunks[e->chunk].data + e->off;
+    size_t n;
+    if (!s->cmp)
+        return klen;
+    if (!s->ordered)
+        return 0;
+    n = s->ordered (key, klen, s->ctx);
+    return n < klen ? n : klen;
 }
 
-/* A strict total order, (key, insertion order), so any sort is stable. */
+/* One level of the multikey sort: the ordered part's bytes [d, d + 7),
+ * big-endian, zero-padded, then how many of them there are (0 to 7) in
+ * the low byte. As integers these order as memcmp then shorter first
+ * does: equal padded bytes with fewer real ones is a prefix of the other.
+ * A value ending in 7 may go on past d + 7. */
+#define LEVEL_BYTES 7
+
+static inline uint64_t
+level_value (const uint8_t *key, size_t olen, size_t d)
+{
+    size_t rem = olen > d ? olen - d : 0;
+    uint64_t v;
+
+    if (rem >= 8) {
+        memcpy (&v, key + d, 8);
+        return (BSON_UINT64_FROM_BE (v) & ~(uint64_t) 0xff) | LEVEL_BYTES;
+    }
+    v = 0;
+    for (size_t i = 0; i < LEVEL_BYTES; i++)
+        v = v << 8 | (i < rem ? key[d + i] : 0);
+    return v << 8 | (rem < LEVEL_BYTES ? rem : LEVEL_BYTES);
+}
+
+/* Ties go to the earlier record: where it sits in the arenas (chunk, then
+ * offset) is insertion order. */
+static inline bool
+by_place (const entry_t *a, const entry_t *b)
+{
+    return a->chunk != b->chunk ? a->chunk < b->chunk : a->off < b->off;
+}
+
+/* The sorter's order, a strict total one, (key, insertion order): any
+ * sort by it is stable. Reads both records. */
 static inline bool
 entry_less (const rm_sorter_t *s, const entry_t *a, const entry_t *b)
 {
-    int c;
+    int c = key_cmp (s, entry_key (s, a), a->klen, entry_key (s, b), b->klen);
+    return c ? c < 0 : by_place (a, b);
+}
 
-    if (!s->cmp) {
-        /* Equal prefixes with both keys 8 bytes or longer: the first 8
-         * bytes are equal, compare the rest. Shorter keys are zero-padded,
-         * so they need the full comparison. */
-        if (a->prefix != b->prefix)
-            return a->prefix < b->prefix;
-        if (a->klen >= 8 && b->klen >= 8)
-            c = key_cmp (s, entry_key (s, a) + 8, a->klen - 8, entry_key (s, b) + 8, b->klen - 8);
-        else
-            c = key_cmp (s, entry_key (s, a), a->klen, entry_key (s, b), b->klen);
-    } else
-        c = s->cmp (entry_key (s, a), a->klen, entry_key (s, b), b->klen, s->ctx);
-    if (c)
-        return c < 0;
-    return a->chunk != b->chunk ? a->chunk < b->chunk : a->off < b->off;
+/* The multikey sort's order at one level: the entries' level values, then
+ * place. Reads the index only. */
+static inline bool
+level_less (const rm_sorter_t *s, const entry_t *a, const entry_t *b)
+{
+    (void) s;
+    return a->prefix != b->prefix ? a->prefix < b->prefix : by_place (a, b);
+}
+
+/* Which of the two orders a sort uses: a flag, not a function pointer,
+ * so that both inline into the sorts. */
+static inline bool
+less (const rm_sorter_t *s, bool by_level, const entry_t *a, const entry_t *b)
+{
+    return by_level ? level_less (s, a, b) : entry_less (s, a, b);
 }
 
 /* ---- in-memory sort: introsort on the index ---- */
@@ -298,15 +352,15 @@ entry_swap (entry_t *a, entry_t *b)
 }
 
 static void
-heap_sift (const rm_sorter_t *s, entry_t *v, size_t i, size_t n)
+heap_sift (const rm_sorter_t *s, bool by_level, entry_t *v, size_t i, size_t n)
 {
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
             return;
-        if (c + 1 < n && entry_less (s, &v[c], &v[c + 1]))
+        if (c + 1 < n && less (s, by_level, &v[c], &v[c + 1]))
             c++;
-        if (!entry_less (s, &v[i], &v[c]))
+        if (!less (s, by_level, &v[i], &v[c]))
             return;
         entry_swap (&v[i], &v[c]);
         i = c;
@@ -314,23 +368,23 @@ heap_sift (const rm_sorter_t *s, entry_t *v, size_t i, size_t n)
 }
 
 static void
-heap_sort (const rm_sorter_t *s, entry_t *v, size_t n)
+heap_sort (const rm_sorter_t *s, bool by_level, entry_t *v, size_t n)
 {
     for (size_t i = n / 2; i-- > 0;)
-        heap_sift (s, v, i, n);
+        heap_sift (s, by_level, v, i, n);
     while (n > 1) {
         entry_swap (&v[0], &v[--n]);
-        heap_sift (s, v, 0, n);
+        heap_sift (s, by_level, v, 0, n);
     }
 }
 
 static void
-insertion_sort (const rm_sorter_t *s, entry_t *v, size_t n)
+insertion_sort (const rm_sorter_t *s, bool by_level, entry_t *v, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
         entry_t t = v[i];
         size_t j = i;
-        while (j > 0 && entry_less (s, &t, &v[j - 1])) {
+        while (j > 0 && less (s, by_level, &t, &v[j - 1])) {
             v[j] = v[j - 1];
             j--;
         }
@@ -343,7 +397,7 @@ insertion_sort (const rm_sorter_t *s, entry_t *v, size_t n)
  * second index as large as the first, counted against the budget. False:
  * interrupted (an unlimited budget can make this a sort of many seconds). */
 static bool
-intro_sort (const rm_sorter_t *s, entry_t *v, size_t n, unsigned depth)
+intro_sort (const rm_sorter_t *s, bool by_level, entry_t *v, size_t n, unsigned depth)
 {
     while (n > 16) {
         size_t mid = n / 2, i = 0, j = n - 1;
@@ -352,23 +406,23 @@ intro_sort (const rm_sorter_t *s, entry_t *v, size_t n, unsigned depth)
         if (n >= 4096 && rm_interrupted)
             return false;
         if (depth-- == 0) {
-            heap_sort (s, v, n);
+            heap_sort (s, by_level, v, n);
             return true;
         }
-        if (entry_less (s, &v[mid], &v[0]))
+        if (less (s, by_level, &v[mid], &v[0]))
             entry_swap (&v[mid], &v[0]);
-        if (entry_less (s, &v[n - 1], &v[mid])) {
+        if (less (s, by_level, &v[n - 1], &v[mid])) {
             entry_swap (&v[n - 1], &v[mid]);
-            if (entry_less (s, &v[mid], &v[0]))
+            if (less (s, by_level, &v[mid], &v[0]))
                 entry_swap (&v[mid], &v[0]);
         }
         pivot = v[mid];
         /* v[0] <= pivot <= v[n-1] stop both scans; afterwards [0, j] <=
          * pivot <= [j+1, n), both sides non-empty. */
         for (;;) {
-            while (entry_less (s, &v[i], &pivot))
+            while (less (s, by_level, &v[i], &pivot))
                 i++;
-            while (entry_less (s, &pivot, &v[j]))
+            while (less (s, by_level, &pivot, &v[j]))
                 j--;
             if (i >= j)
                 break;
@@ -378,27 +432,84 @@ intro_sort (const rm_sorter_t *s, entry_t *v, size_t n, unsigned depth)
         }
         /* Recurse into the smaller side, loop on the larger: O(log n) stack. */
         if (j + 1 < n - j - 1) {
-            if (!intro_sort (s, v, j + 1, depth))
+            if (!intro_sort (s, by_level, v, j + 1, depth))
                 return false;
             v += j + 1;
             n -= j + 1;
         } else {
-            if (!intro_sort (s, v + j + 1, n - j - 1, depth))
+            if (!intro_sort (s, by_level, v + j + 1, n - j - 1, depth))
                 return false;
             n = j + 1;
         }
     }
-    insertion_sort (s, v, n);
+    insertion_sort (s, by_level, v, n);
     return true;
 }
 
+static unsigned
+depth_limit (size_t n)
+{
+    unsigned depth = 0;
+    for (; n > 1; n >>= 1)
+        depth += 2;
+    return depth;
+}
+
+/* Past this many levels a group's keys are compared whole: the levels'
+ * cost grows with the keys' shared length, a comparison's only with the
+ * part it reads. */
+#define LEVELS_MAX 8
+
+/* Multikey sort of v, whose entries share their ordered parts' first d
+ * bytes and hold their level values at d, in place order: sort by the
+ * values (the index only), then each group of equal values that goes on
+ * is sorted a level deeper, reading its records once for their next
+ * values. A group whose ordered parts are equal to the end is in place
+ * order already, which is the default comparator's order; a custom one
+ * still orders it by the rest of the keys. Most comparisons read the
+ * index only: a record is read once a level instead of twice a
+ * comparison. */
+static bool
+multikey_sort (const rm_sorter_t *s, entry_t *v, size_t n, size_t d, unsigned level)
+{
+    size_t i, j;
+
+    if (n < 2)
+        return true;
+    if (level >= LEVELS_MAX)
+        return intro_sort (s, false, v, n, depth_limit (n));
+    /* Often in order already (all equal, or added in order: a series'
+     * readings by time): then no sort. */
+    for (i = 1; i < n && !level_less (s, &v[i], &v[i - 1]); i++)
+        ;
+    if (i < n && !intro_sort (s, true, v, n, depth_limit (n)))
+        return false;
+    for (i = 0; i < n; i = j) {
+        for (j = i + 1; j < n && v[j].prefix == v[i].prefix; j++)
+            ;
+        if (j - i < 2)
+            continue;
+        if ((v[i].prefix & 0xff) == LEVEL_BYTES) {
+            for (size_t k = i; k < j; k++) {
+                if (k + PREFETCH_AHEAD < j)
+                    __builtin_prefetch (entry_key (s, &v[k + PREFETCH_AHEAD]) + d);
+                const uint8_t *key = entry_key (s, &v[k]);
+                v[k].prefix = level_value (key, ordered_len (s, key, v[k].klen), d + LEVEL_BYTES);
+            }
+            if (!multikey_sort (s, v + i, j - i, d + LEVEL_BYTES, level + 1))
+                return false;
+        } else if (s->cmp && !intro_sort (s, false, v + i, j - i, depth_limit (j - i)))
+            return false;
+    }
+    return true;
+}
+
+/* The index's entries hold their level values at 0 (rm_sorter_add) and
+ * are in place order; afterwards their prefixes mean nothing. */
 static bool
 sort_index (const rm_sorter_t *s, bson_error_t *err)
 {
-    unsigned depth = 0;
-    for (size_t n = s->n; n > 1; n >>= 1)
-        depth += 2;
-    if (!intro_sort (s, s->idx, s->n, depth)) {
+    if (!multikey_sort (s, s->idx, s->n, 0, 0)) {
         rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
         return false;
     }
@@ -418,11 +529,7 @@ half_main (void *arg)
 {
     half_t *h = arg;
     const rm_sorter_t *s = h->s;
-    size_t n = s->n - s->half;
-    unsigned depth = 0;
-    for (size_t m = n; m > 1; m >>= 1)
-        depth += 2;
-    h->ok = intro_sort (s, s->idx + s->half, n, depth);
+    h->ok = multikey_sort (s, s->idx + s->half, s->n - s->half, 0, 0);
     return NULL;
 }
 
@@ -433,7 +540,6 @@ sort_halves (rm_sorter_t *s, bson_error_t *err)
 {
     half_t h = {s, false};
     pthread_t thread;
-    unsigned depth = 0;
     bool ok;
 
     s->half = s->n;
@@ -446,9 +552,7 @@ sort_halves (rm_sorter_t *s, bson_error_t *err)
         s->half = s->pos_b = s->n;
         return sort_index (s, err);
     }
-    for (size_t m = s->half; m > 1; m >>= 1)
-        depth += 2;
-    ok = intro_sort (s, s->idx, s->half, depth);
+    ok = multikey_sort (s, s->idx, s->half, 0, 0);
     pthread_join (thread, NULL);
     if (!ok || !h.ok) {
         rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
@@ -796,6 +900,7 @@ spill (rm_sorter_t *s, bson_error_t *err)
     idx = r->idx;
     idx_cap = r->idx_cap;
     r->cmp = s->cmp;
+    r->ordered = s->ordered;
     r->ctx = s->ctx;
     r->chunks = s->chunks;
     r->n_chunks = s->n_chunks;
@@ -1362,6 +1467,13 @@ rm_sorter_new (size_t memory, const char *tmpdir, rm_key_cmp_fn cmp, void *ctx)
     return s;
 }
 
+void
+rm_sorter_set_ordered (rm_sorter_t *s, rm_key_ordered_fn ordered)
+{
+    BSON_ASSERT (s->count == 0);
+    s->ordered = ordered;
+}
+
 bool
 rm_sorter_add (rm_sorter_t *s, const void *key, size_t klen, const void *val, size_t vlen,
                bson_error_t *err)
@@ -1399,7 +1511,7 @@ rm_sorter_add (rm_sorter_t *s, const void *key, size_t klen, const void *val, si
     ent->off = (uint32_t) c->used;
     ent->klen = (uint32_t) klen;
     ent->vlen = (uint32_t) vlen;
-    ent->prefix = s->cmp ? 0 : key_prefix (key, klen);
+    ent->prefix = level_value (key, ordered_len (s, key, klen), 0);
     if (klen)
         memcpy (c->data + c->used, key, klen);
     if (vlen)

@@ -26,6 +26,16 @@ typedef int (*rm_key_cmp_fn) (const uint8_t *a, size_t alen, const uint8_t *b, s
  * error removes them. */
 rm_sorter_t *rm_sorter_new (size_t memory, const char *tmpdir, rm_key_cmp_fn cmp, void *ctx);
 
+/* For a custom comparator: the length of the key's first part that it
+ * orders as memcmp then shorter first does, comparing the rest only when
+ * those parts are equal. The sorter then orders by that part mostly from
+ * its index, without reading the records. Called with the cmp's ctx, from
+ * two threads at once too. */
+typedef size_t (*rm_key_ordered_fn) (const uint8_t *key, size_t klen, void *ctx);
+
+/* Before the first rm_sorter_add. */
+void rm_sorter_set_ordered (rm_sorter_t *s, rm_key_ordered_fn ordered);
+
 /* Copies the record in. */
 bool rm_sorter_add (rm_sorter_t *s, const void *key, size_t klen, const void *val,
                     size_t vlen, bson_error_t *err);

@@ -264,6 +264,131 @@ test_custom_comparator (void)
     free (storage);
 }
 
+/* A comparator with an ordered part, as rm_sorter_set_ordered describes:
+ * key[0] is the length of the part after it; [0, 1 + key[0]) orders as
+ * memcmp then shorter first, the rest in reverse. */
+static size_t
+lead_len (const uint8_t *key, size_t klen, void *ctx)
+{
+    (void) ctx;
+    return klen ? 1 + (size_t) key[0] : 0;
+}
+
+static int
+lead_cmp (const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, void *ctx)
+{
+    size_t pa = lead_len (a, alen, ctx), pb = lead_len (b, blen, ctx);
+    int c = bytes_cmp (a, pa, b, pb);
+    ++*(uint64_t *) ctx;
+    return c ? c : -bytes_cmp (a + pa, alen - pa, b + pb, blen - pb);
+}
+
+static int
+lead_ref_cmp (const void *x, const void *y)
+{
+    const rec_t *a = x, *b = y;
+    uint64_t calls = 0;
+    int c = lead_cmp (a->key, a->klen, b->key, b->klen, &calls);
+    return c ? c : (a->seq < b->seq ? -1 : a->seq > b->seq);
+}
+
+static int
+plain_ref_cmp (const void *x, const void *y)
+{
+    ref_reverse = false;
+    return ref_cmp (x, y);
+}
+
+/* n records for lead_cmp: a 1-byte length, an ordered part of 0 to 90
+ * bytes from a pool of 200 that share long stretches (one of three
+ * 70-byte starts, cut anywhere, then 0x00/0x01/0xff: past the multikey
+ * sort's levels too), a tail of 0 to 3 bytes of 0x00/0x01 (ties on the
+ * ordered part that only the tail decides, and whole-key ties). */
+static rec_t *
+make_lead_records (size_t n, uint64_t seed, uint8_t **storage)
+{
+    static const uint8_t alphabet[3] = {0x00, 0x01, 0xff};
+    enum { POOL = 200, MAXO = 90, MAXK = 1 + MAXO + 3, MAXV = 8 };
+    uint8_t starts[3][70], pool[POOL][MAXO];
+    size_t pool_len[POOL];
+    rec_t *r = malloc (n * sizeof *r);
+    uint8_t *p = malloc (n * (MAXK + MAXV));
+
+    rng_state = seed;
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 70; j++)
+            starts[i][j] = (uint8_t) (j == 69 ? i : 'a' + j % 26);
+    for (size_t i = 0; i < POOL; i++) {
+        size_t cut = rng () % 71;
+        pool_len[i] = cut + rng () % (MAXO - cut + 1);
+        memcpy (pool[i], starts[rng () % 3], cut);
+        for (size_t j = cut; j < pool_len[i]; j++)
+            pool[i][j] = alphabet[rng () % 3];
+    }
+    *storage = p;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t *k = p, *v = p + MAXK;
+        size_t which = rng () % POOL, tail = rng () % 4;
+        uint64_t x = i;
+        k[0] = (uint8_t) pool_len[which];
+        memcpy (k + 1, pool[which], pool_len[which]);
+        for (size_t j = 0; j < tail; j++)
+            k[1 + pool_len[which] + j] = (uint8_t) (rng () % 2);
+        r[i].klen = 1 + pool_len[which] + tail;
+        memcpy (v, &x, 8);
+        r[i].vlen = 8;
+        r[i].key = k;
+        r[i].val = v;
+        r[i].seq = i;
+        p += MAXK + MAXV;
+    }
+    return r;
+}
+
+/* Sorts r[0..n) with lead_cmp and its ordered part (or, plain, the
+ * default comparator) and checks it against qsort. Returns the runs. */
+static size_t
+lead_case (const rec_t *r, size_t n, size_t budget, bool plain)
+{
+    uint64_t calls = 0;
+    char *dir = make_dir ();
+    rm_sorter_t *s = rm_sorter_new (budget, dir, plain ? NULL : lead_cmp, &calls);
+    rec_t *want = malloc (n * sizeof *want);
+    bson_error_t err;
+    size_t runs;
+
+    if (!plain)
+        rm_sorter_set_ordered (s, lead_len);
+    T_CHECK (add_all (s, r, n, &err) && rm_sorter_finish (s, &err));
+    memcpy (want, r, n * sizeof *want);
+    qsort (want, n, sizeof *want, plain ? plain_ref_cmp : lead_ref_cmp);
+    check_output (s, want, n);
+    runs = rm_sorter_spilled_runs (s);
+    rm_sorter_destroy (s);
+    T_CHECK (dir_entries (dir) == 0);
+    rm_rmtree (dir);
+    free (dir);
+    free (want);
+    return runs;
+}
+
+/* Long shared key starts, in memory (two halves merged: more than 65,536
+ * records), spilled and one record a run; both comparators. */
+static void
+test_ordered_part (void)
+{
+    enum { N = 70000 };
+    uint8_t *storage;
+    rec_t *r = make_lead_records (N, 6, &storage);
+    for (int plain = 0; plain < 2; plain++) {
+        T_CHECK (lead_case (r, N, SIZE_MAX, plain) == 0);
+        T_CHECK (lead_case (r, N, 256 << 10, plain) > 8);
+        T_CHECK (lead_case (r, 500, 1, plain) == 500);
+    }
+    free (r);
+    free (storage);
+}
+
 static void
 test_empty_sorter (void)
 {
@@ -735,6 +860,7 @@ main (void)
     T_RUN (test_random_4k);
     T_RUN (test_random_1_byte);
     T_RUN (test_custom_comparator);
+    T_RUN (test_ordered_part);
     T_RUN (test_empty_sorter);
     T_RUN (test_one_record);
     T_RUN (test_empty_keys_and_values);
