@@ -27,7 +27,10 @@
  *     result in full anyway (a sync and a verify): the verify folds each
  *     result it reads into these (online_blocked.c), and a result is
  *     read again only where what it folded is not all the server counts.
- * rollback then (online_finalize.c):
+ * rollback then (online_finalize.c), of a finalized plan or of a switch
+ * finalize did not finish (its namespaces whose moves are done, as the
+ * server shows them, switched in; the others unswitched, in none of what
+ * follows: their originals stayed where the application writes):
  *   check, before anything is renamed: the writes since the switch, from
  *     the log, else by the digests. With a log whose history no longer
  *     reaches the point (or that shows a drop or rename of one of them),
