@@ -20,7 +20,13 @@
 #     --discard-writes-after-switch (exit 0), naming it: the original
 #     crm.tasks without it, the result beside it holding it; rollback
 #     again refuses to drop it (exit 2) naming crm.tasks; with the flag
-#     again, dropped, said (exit 0).
+#     again, dropped, said (exit 0);
+#   - run again, finalize killed the same way, a person changed in the
+#     original crm.people (not switched in) and a task inserted into
+#     crm.tasks: rollback --carry-writes carries the task but refuses
+#     (exit 1) to overwrite the person with what the inverse makes,
+#     naming crm.people, the person kept; --discard-writes-after-switch
+#     then drops the results (exit 0).
 # On today's code the half-done switch was undone with its mark forgotten:
 # the first rollback exited 0 and the writes were dropped with the results.
 # HALF_DEBUG=1: each command's stderr.
@@ -109,5 +115,22 @@ print(str(orphan))')
     online rollback embed --discard-writes-after-switch
     expect_eq "$name: ... with the flag again the results go, said (exit 0)" \
         "$rc:$(grep -c "the writes made after the switch (crm.tasks: $one) are dropped with the results" "$T/err"):$(colls)" "0:1:people tasks"
+
+    # A person changed in crm.people, not switched in yet, its original
+    # where the application writes: a carry keeps it, refusing.
+    online run embed --create-indexes -q
+    s=$rc
+    killed online_switch_rename 3 finalize --writes-stopped
+    py 'p = sorted(d["_id"] for d in c.crm.people.find({}, {"_id": 1}))[0]
+c.crm.people.update_one({"_id": p}, {"$set": {"name": "changed in the original"}})
+c.crm.tasks.insert_one({"_id": "carried-task", "owner": "nobody", "description": "written after the switch"})'
+    online rollback embed --carry-writes
+    debug
+    expect_eq "$name: a person changed in crm.people before its switch: rollback --carry-writes carries the task, keeps the person, refuses (exit 1) naming crm.people" \
+        "$s:$krc:$rc:$(grep -c 'what the inverse makes differs from the originals of those it had not (crm.people: 1 document(s))' "$T/err"):$(py 'print(c.crm.people.count_documents({"name": "changed in the original"}), c.crm.tasks.count_documents({"_id": "carried-task"}))'):$(colls)" \
+        "0:137:1:1:1 1:$back"
+    online rollback embed --discard-writes-after-switch -q
+    expect_eq "$name: ... --discard-writes-after-switch then drops the results (exit 0), the person kept" \
+        "$rc:$(py 'print(c.crm.people.count_documents({"name": "changed in the original"}))'):$(colls)" "0:1:people tasks"
     "$SERVER" stop "$T/srv-half" >/dev/null 2>&1
 done
