@@ -27,7 +27,10 @@
  *     result in full anyway (a sync and a verify): the verify folds each
  *     result it reads into these (online_blocked.c), and a result is
  *     read again only where what it folded is not all the server counts.
- * rollback then (online_finalize.c):
+ * rollback then (online_finalize.c), of a finalized plan or of a switch
+ * finalize did not finish (its namespaces whose moves are done, as the
+ * server shows them, switched in; the others unswitched, in none of what
+ * follows: their originals stayed where the application writes):
  *   check, before anything is renamed: the writes since the switch, from
  *     the log, else by the digests. With a log whose history no longer
  *     reaches the point (or that shows a drop or rename of one of them),
@@ -134,6 +137,7 @@ after_read (online_t *on, online_after_t *a, bson_error_t *err)
                 c->docs = int_of (&m, "docs", 0);
                 c->sum = (uint64_t) int_of (&m, "sum", 0);
                 c->written = int_of (&m, "written", 0);
+                c->unswitched = int_of (&m, "unswitched", 0) != 0;
             }
         if (bson_iter_init_find (&it, &sub, "drops") && bson_iter_recurse (&it, &arr))
             while (bson_iter_next (&arr) && a->n_drops < ONLINE_AFTER_MAX)
@@ -169,6 +173,7 @@ online_after_append (const online_after_t *a, bson_t *set)
         BSON_APPEND_INT64 (&m, "docs", a->c[i].docs);
         BSON_APPEND_INT64 (&m, "sum", (int64_t) a->c[i].sum);
         BSON_APPEND_INT64 (&m, "written", a->c[i].written);
+        BSON_APPEND_BOOL (&m, "unswitched", a->c[i].unswitched);
         bson_append_document_end (&arr, &m);
     }
     bson_append_array_end (&sw, &arr);
@@ -216,7 +221,8 @@ after_sums (online_t *on, online_after_t *a, bool renamed, bson_error_t *err)
 {
     bool ok = true;
     for (size_t i = 0; ok && i < a->n; i++)
-        ok = online_coll_sum (on, a->c[i].db, renamed ? a->c[i].result : a->c[i].coll,
+        ok = a->c[i].unswitched ||
+             online_coll_sum (on, a->c[i].db, renamed ? a->c[i].result : a->c[i].coll,
                               &a->c[i].docs, &a->c[i].sum, err);
     a->summed = ok;
     return ok;
@@ -331,7 +337,7 @@ after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
     online_changes_t ch;
     const char *nss[ONLINE_AFTER_MAX];
     bool lost = false, ok;
-    size_t n_own = 2 * a->n + a->n_drops;
+    size_t n_own = 2 * a->n + a->n_drops, n_nss = 0;
     online_ddl_t *own = bson_malloc0 ((n_own + 1) * sizeof *own);
     online_capture_init (&now);
     online_changes_init (&ch);
@@ -339,16 +345,17 @@ after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
      * the intermediate results, are in the log after it, and are no
      * one's writes (exact names: any other DDL still tells nothing). */
     for (size_t i = 0; i < a->n; i++)
-        nss[i] = a->c[i].ns;
+        if (!a->c[i].unswitched)
+            nss[n_nss++] = a->c[i].ns;
     ch.own = own;
     ch.n_own = online_after_own (a, own, n_own);
     ok = online_capture_lost (on, &a->point, &lost, err) &&
          (lost || (online_capture_start (on, &now, err) &&
-                   online_changes_read (on, &a->point, &now, nss, a->n, &ch, err)));
+                   online_changes_read (on, &a->point, &now, nss, n_nss, &ch, err)));
     *by_log = ok && !lost && !*ch.rescan;
     for (size_t i = 0; *by_log && i < a->n; i++) {
         online_idlist_t *l = online_changes_list (&ch, a->c[i].ns, false);
-        a->c[i].written = l ? l->n : 0;
+        a->c[i].written = l && !a->c[i].unswitched ? l->n : 0;
     }
     snprintf (why, cap, "%s", lost ? "its history no longer reaches that point" : ch.rescan);
     online_changes_destroy (&ch);
@@ -387,13 +394,17 @@ after_find (online_t *on, online_after_t *a, bool renamed, bool sum, size_t *tot
             /* The switch kept only the point: nothing else tells. */
             snprintf (lost, cap, "%s", why);
             for (size_t i = 0; i < a->n; i++)
-                a->c[i].written = -3;
+                a->c[i].written = a->c[i].unswitched ? 0 : -3;
             by_log = true;
         }
     }
     for (size_t i = 0; ok && !by_log && i < a->n; i++) {
         int64_t docs;
         uint64_t digest;
+        if (a->c[i].unswitched) {
+            a->c[i].written = 0;
+            continue;
+        }
         if (!a->summed) {
             a->c[i].written = -2;
             continue;
@@ -434,21 +445,60 @@ after_describe (const online_after_t *a, char *buf, size_t cap)
     }
 }
 
+/* A switch finalize did not finish: which namespaces it switched in
+ * (the others are unswitched, checked in none of what follows), said;
+ * *none true when it switched in none. */
+static bool
+after_half (online_t *on, online_after_t *a, bool *none, bson_error_t *err)
+{
+    char in[1200] = "", out[1200] = "";
+    size_t at_in = 0, at_out = 0;
+    bool ok = online_switch_in (on, a, err);
+    *none = true;
+    for (size_t i = 0; ok && i < a->n; i++) {
+        bool u = a->c[i].unswitched;
+        char *buf = u ? out : in;
+        size_t *at = u ? &at_out : &at_in;
+        *none &= u;
+        if (*at < sizeof in)
+            *at += (size_t) snprintf (buf + *at, sizeof in - *at, "%s%s", *at ? ", " : "",
+                                      a->c[i].ns);
+    }
+    if (ok && !*none && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: rollback: finalize stopped part way through the "
+                     "switch: %s switched in (checked for writes since the switch), %s%s", in,
+                     *out ? out : "none other", *out ? " not yet (their originals as they are)"
+                                                     : "");
+    return ok;
+}
+
 bool
-online_after_check (online_t *on, bool switching, bson_error_t *err)
+online_after_check (online_t *on, bool finalized, bool switching, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
     online_after_t a;
     size_t total = 0;
     const char *how = "";
     char said[1200], lost[300];
-    bool ok = after_read (on, &a, err);
+    bool ok = after_read (on, &a, err), none = false;
 
     /* A rollback begun (its choice stands), or a switch of an earlier
      * remodel stopped before it was done: nothing to check again. */
     if (ok && switching && (!a.found || *a.decided)) {
         online_after_destroy (&a);
         return true;
+    }
+    /* A finalized plan has every namespace switched in; a switch stopped
+     * part way those whose moves are done, as the server shows them now
+     * (a write to one of them since its rename came after the mark). None
+     * yet: nothing to check, nothing recorded goes. */
+    for (size_t i = 0; i < a.n; i++)
+        a.c[i].unswitched = false;
+    if (ok && !finalized)
+        ok = after_half (on, &a, &none, err);
+    if (ok && none) {
+        online_after_destroy (&a);
+        return online_after_forget (on, err);
     }
 
     if (ok && !a.found) {
@@ -508,9 +558,9 @@ online_after_check (online_t *on, bool switching, bson_error_t *err)
 /* Carried back, then no longer recorded: the results hold nothing the
  * originals lack. */
 static bool
-carry_and_forget (online_t *on, bson_error_t *err)
+carry_and_forget (online_t *on, const online_after_t *a, bson_error_t *err)
 {
-    return online_carry (on, err) && online_after_forget (on, err);
+    return online_carry (on, a, err) && online_after_forget (on, err);
 }
 
 bool
@@ -533,7 +583,7 @@ online_after_settle (online_t *on, bson_error_t *err)
             /* Pending until carried: a carry that fails leaves the
              * results guarded (and is tried again by rollback). */
             a.pending = true;
-            ok = after_write (on, &a, err) && carry_and_forget (on, err);
+            ok = after_write (on, &a, err) && carry_and_forget (on, &a, err);
         } else {
             /* What came between the check and the renames (or the whole
              * of it, for a check a killed rollback never made). */
@@ -574,7 +624,7 @@ online_after_before_drop (online_t *on, bson_error_t *err)
         /* A carry chosen before (killed part way) goes on without the
          * flag, as a killed rollback's renames do. */
         if (on->o->carry_writes || (!strcmp (a.decided, "carry") && !on->o->discard_writes)) {
-            ok = online_carry_check (on, true, err) && carry_and_forget (on, err);
+            ok = online_carry_check (on, true, err) && carry_and_forget (on, &a, err);
         } else if (on->o->discard_writes) {
             if (!on->o->quiet)
                 rm_cli_line (stderr, "", "\n", "remodel: rollback: the writes made after the "

@@ -22,7 +22,16 @@
  * order) stays as it is; one that differs replaces it; a new one is
  * inserted; an original the inverse no longer makes (deleted by the
  * application) is deleted. So it is idempotent: a carry killed part way is
- * done again by the next rollback. */
+ * done again by the next rollback.
+ *
+ * A finalize stopped part way through the switch leaves namespaces not
+ * switched in (the record's unswitched): their originals stayed where the
+ * application writes, so what the inverse makes for them is compared, not
+ * written. One that differs is a write through a switched-in namespace
+ * (an embedded child, say) or the application's own to the original, and
+ * which is not known: refused, naming them, both kept (the results stay
+ * beside the originals). An original there that the inverse no longer
+ * makes stays (keeping it loses no write). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +66,8 @@ typedef struct {
     bool dry;               /* only count what has nowhere to go (missing) */
     int64_t missing;
     int64_t inserted[ONLINE_AFTER_MAX], replaced[ONLINE_AFTER_MAX], deleted[ONLINE_AFTER_MAX];
+    bool held[ONLINE_AFTER_MAX];   /* not switched in: compared, not written */
+    int64_t differ[ONLINE_AFTER_MAX];
 } carry_t;
 
 /* The inverse of step s as a plan of one step (NULL, with why, when it
@@ -151,10 +162,14 @@ elements_own_ids (online_t *on, const rm_step_t *s, const rm_step_inverse_t *iv,
     mongoc_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
-    bool ok = true;
+    bool ok = true, aside = !back;
 
     rm_name_backup (&on->names, from->coll, backup, sizeof backup);
-    coll = online_collection (on, from->db, back ? from->coll : backup);
+    /* A switch stopped part way has an original not yet renamed aside:
+     * under its own name still. */
+    if (aside && !online_coll_exists (on, from->db, backup, &aside, err))
+        return false;
+    coll = online_collection (on, from->db, aside ? backup : from->coll);
     opts = BCON_NEW ("projection", "{", path, BCON_INT32 (1), "}");
     cur = mongoc_collection_find_with_opts (coll, &filter, opts, NULL);
     while (ok && mongoc_cursor_next (cur, &doc)) {
@@ -322,7 +337,10 @@ flush (carry_t *c, size_t k, bson_error_t *err)
         bson_reinit (&c->sel);
         online_id_filter (doc, len, &c->sel);
         o = original_of (c, doc, len, &olen);
-        if (!o) {
+        if (c->held[k]) {
+            c->differ[k] += !o || olen != len ||
+                            online_fields_digest (o, olen) != online_fields_digest (doc, len);
+        } else if (!o) {
             ok = online_lease_check (on, err) &&
                  (mongoc_collection_insert_one (c->originals[k], &d, NULL, NULL, &why) ||
                   online_fail (on, err, &why, "carrying a document back"));
@@ -563,12 +581,39 @@ carry_stages (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
     return ok;
 }
 
+/* The namespaces not switched in whose originals differ from what the
+ * inverse makes: refused, naming them. */
+static bool
+held_check (carry_t *c, bson_error_t *err)
+{
+    char said[1200] = "";
+    size_t at = 0;
+    for (size_t k = 0; k < c->a.n && at < sizeof said; k++)
+        if (c->differ[k])
+            at += (size_t) snprintf (said + at, sizeof said - at, "%s%s: %lld document(s)",
+                                     at ? ", " : "", c->a.c[k].ns, (long long) c->differ[k]);
+    if (!at)
+        return true;
+    rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: carried back into the namespaces the "
+                  "stopped switch had switched in, but what the inverse makes differs from the "
+                  "originals of those it had not (%s): written through a switched-in one, or by "
+                  "the application to the original itself, which is not known: left as they "
+                  "are; the results stay beside the originals: compare them by hand, then "
+                  "rollback --discard-writes-after-switch drops the results", c->on->where,
+                  c->on->names.name, said);
+    return false;
+}
+
 bool
-online_carry (online_t *on, bson_error_t *err)
+online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
 {
     carry_t *c = bson_malloc0 (sizeof *c);
     rm_plan_t inv;
     bool ok = online_after_plan (on, &c->a, err), planned, all = true;
+
+    for (size_t k = 0; ok && rec && k < c->a.n; k++)
+        for (size_t i = 0; i < rec->n; i++)
+            c->held[k] |= rec->c[i].unswitched && !strcmp (rec->c[i].ns, c->a.c[k].ns);
 
     c->on = on;
     bson_init (&c->sel);
@@ -603,8 +648,8 @@ online_carry (online_t *on, bson_error_t *err)
     }
     ok = ok && carry_pass (c, &inv.steps[inv.n - 1], err);
     for (size_t k = 0; ok && k < c->a.n; k++) {
-        ok = !c->exists[k] || delete_gone (c, k, err);
-        if (ok && c->exists[k] && !on->o->quiet)
+        ok = !c->exists[k] || c->held[k] || delete_gone (c, k, err);
+        if (ok && c->exists[k] && !c->held[k] && !on->o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: rollback: carried back into %s.%s: %lld "
                          "inserted, %lld replaced, %lld deleted", c->a.c[k].db, c->a.c[k].coll,
                          (long long) c->inserted[k], (long long) c->replaced[k],
@@ -612,7 +657,8 @@ online_carry (online_t *on, bson_error_t *err)
     }
     /* The stages served: gone (a carry that failed leaves them for the
      * next, which drops them before it writes them). */
-    ok = ok && (!planned || stages_drop (c, 0, inv.n ? inv.n - 1 : 0, err));
+    ok = ok && (!planned || stages_drop (c, 0, inv.n ? inv.n - 1 : 0, err)) &&
+         held_check (c, err);
     if (planned)
         rm_plan_destroy (&inv);
     for (size_t k = 0; k < ONLINE_AFTER_MAX; k++) {

@@ -181,6 +181,11 @@ typedef struct {
     int64_t docs;
     uint64_t sum;
     int64_t written;
+    /* Not switched in at rollback's check: a finalize stopped before its
+     * result took COLL's place (COLL the original still, or neither):
+     * nothing after the switch went there, and the application's own
+     * writes to the original stay as they are. */
+    bool unswitched;
 } online_after_coll_t;
 typedef struct {
     online_after_coll_t c[ONLINE_AFTER_MAX];
@@ -195,6 +200,10 @@ typedef struct {
     char decided[16];       /* rollback's choice: "none", "carry", "discard" */
     bool pending;           /* writes after the switch left in the results */
 } online_after_t;
+/* online_switch.c, for rollback of a switch finalize did not finish: each
+ * of a's namespaces whose move the server shows done (its result under
+ * COLL) switched in, the others unswitched. */
+bool online_switch_in (online_t *on, online_after_t *a, bson_error_t *err);
 /* A collection's count and the sum of its documents' CRC-64s. */
 bool online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *docs, uint64_t *sum,
                       bson_error_t *err);
@@ -211,13 +220,16 @@ void online_after_destroy (online_after_t *a);
  * count returned): each namespace's renames (COLL to its backup, its
  * result to COLL) and the intermediates' drops. */
 size_t online_after_own (const online_after_t *a, online_ddl_t *own, size_t cap);
-/* rollback of a switch finalize did not finish: what it recorded goes
- * (nothing was switched in whole). */
+/* What was recorded for the switch goes (carried back, or nothing
+ * written after it). */
 bool online_after_forget (online_t *on, bson_error_t *err);
-/* rollback of a finalized plan, before any rename: refused (RM_ERR_USAGE)
+/* rollback, before any rename, of a finalized plan (finalized) or of a
+ * switch finalize did not finish (its namespaces switched in already, as
+ * the server shows them, checked; the others not): refused (RM_ERR_USAGE)
  * when written since, without --carry-writes or
- * --discard-writes-after-switch; the choice recorded. */
-bool online_after_check (online_t *on, bool switching, bson_error_t *err);
+ * --discard-writes-after-switch; the choice recorded. switching: a switch
+ * is journaled (a rollback begun keeps its choice). */
+bool online_after_check (online_t *on, bool finalized, bool switching, bson_error_t *err);
 /* rollback, the originals back: carried back, or the results checked for
  * writes that came after the check. */
 bool online_after_settle (online_t *on, bson_error_t *err);
@@ -231,7 +243,9 @@ bool online_after_before_drop (online_t *on, bson_error_t *err);
  * their names (back) or under their backups'. carry: the results (under
  * their result names) into the originals (back under their own). */
 bool online_carry_check (online_t *on, bool back, bson_error_t *err);
-bool online_carry (online_t *on, bson_error_t *err);
+/* rec: the record's afterSwitch (its namespaces not switched in are
+ * compared, not written: a difference there refused, named). */
+bool online_carry (online_t *on, const online_after_t *rec, bson_error_t *err);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);

@@ -643,12 +643,11 @@ online_rollback (online_t *on, bson_error_t *err)
          * collections since (online_after.c); checked before any rename. */
         ok = online_plan_read (on, &r, err);
         /* A switch finalize did not finish (finalize run again completes
-         * it): undone as before, what its journal's mark recorded
-         * forgotten (docs/online.md says what that does not tell). */
-        if (ok && r.finalized)
-            ok = online_after_check (on, r.switching, err);
-        else if (ok && r.switching)
-            ok = online_after_forget (on, err);
+         * it): the same check, in the namespaces it switched in already,
+         * by its journal's mark (a switch of an earlier remodel, with
+         * none, undone as before). */
+        if (ok && (r.finalized || r.switching))
+            ok = online_after_check (on, r.finalized, r.switching, err);
         ok = ok && online_switch_back (on, &undone, err);
         ok = ok && (!undone || online_after_settle (on, err));
         if (ok && undone) {

@@ -7,7 +7,9 @@
  * sync, that the server renames to names of that shape: a probe collection
  * renamed and dropped) and writes the moves into the plan's record
  * (switch: {direction, moves, drops, renames, renamed}), with the mark
- * rollback tells later writes by (afterSwitch, online_after.c). Each move is then done by what the server shows, not
+ * rollback tells later writes by (afterSwitch, online_after.c; a switch
+ * stopped part way is checked there too, in the namespaces whose moves
+ * are done: online_switch_in). Each move is then done by what the server shows, not
  * by what a process believed: for COLL, RESULT and BACKUP, which exist
  * says whether the move is before its renames, half-way (COLL renamed
  * away, RESULT not yet in its place) or after; so a command killed at any
@@ -563,6 +565,24 @@ online_switch_forward (online_t *on, const bson_t *mark, size_t *n_switched, bso
     ok = ok && online_switch_note (on, done, err);
     bson_destroy (done);
     *n_switched = j->n;
+    bson_free (j);
+    return ok;
+}
+
+bool
+online_switch_in (online_t *on, online_after_t *a, bson_error_t *err)
+{
+    journal_t *j = bson_malloc0 (sizeof *j);
+    bool found, ok = journal_read (on, j, &found, err);
+    for (size_t i = 0; ok && i < a->n; i++) {
+        at_t at = ONLINE_AT_BEFORE;
+        for (size_t k = 0; ok && k < j->n; k++)
+            if (!strcmp (j->moves[k].ns, a->c[i].ns))
+                ok = observe (on, &j->moves[k], &at, err);
+        /* Half-way or raced, the result is not under COLL yet: what is
+         * written there goes into the original (online_raced.c). */
+        a->c[i].unswitched = at != ONLINE_AT_AFTER;
+    }
     bson_free (j);
     return ok;
 }
