@@ -21,6 +21,14 @@
 #   BENCH_SERVERS    default "ferretdb java"
 #   BENCH_WORKERS    default "1 2 4"
 #   BENCH_BATCH      --batch-size (default 1000)
+#   BENCH_PARTS      partitions a worker with N > 1 (default 1: --partitions
+#                    N). Without it a collection of at most 10,000
+#                    documents is one partition, read by one worker
+#                    whatever N (online_partition_state.c), which is every
+#                    collection at the default scale; each partition reads
+#                    its own batches, each fetching its partners
+#   BENCH_REPEAT     runs of each (default 3): the table has the median
+#                    and the spread (slowest - fastest, of the median)
 #   BENCH_CACHE=D    where the generated dump is cached
 #                    (default ${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench)
 #   BENCH_OUT=F      the report (default BENCHMARKS.md; "-" prints only)
@@ -33,6 +41,8 @@ SCALE=${SCALE:-10}
 SERVERS=${BENCH_SERVERS:-ferretdb java}
 WORKERS=${BENCH_WORKERS:-1 2 4}
 BATCH=${BENCH_BATCH:-1000}
+REPEAT=${BENCH_REPEAT:-3}
+PARTS=${BENCH_PARTS:-1}
 CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench}
 OUT=${BENCH_OUT:-$ROOT/BENCHMARKS.md}
 TIME=/usr/bin/time
@@ -95,6 +105,7 @@ online() {
         return 0
     fi
     [ $HAS_WORKERS == 1 ] && args+=(--workers "$n")
+    [ $HAS_WORKERS == 1 ] && [ "$n" != 1 ] && args+=(--partitions "$((PARTS * n))")
     f=$(plan "w$n")
     c0=$(cpu "$spid"); t0=$(now)
     if ! "$TIME" -f '%U %S' -o "$T/time" "$R" online run "$f" --uri "$uri" "${args[@]}" >/dev/null 2>"$T/err"; then
@@ -122,26 +133,44 @@ for kind in $SERVERS; do
     "$MONGORESTORE" --uri "$uri" --dir "$D" --nsInclude crm.people --nsInclude crm.tasks \
         --noIndexRestore --quiet 2>"$T/err" || { log "$kind: restore failed"; continue; }
     pyq 'c.crm.tasks.create_index("owner")'
-    for n in $WORKERS; do
-        restore "$n"
-        online "$n"
+    for i in $(seq "$REPEAT"); do
+        for n in $WORKERS; do
+            restore "$n"
+            online "$n"
+        done
     done
     "$SERVER" stop "$T/$kind" >/dev/null 2>&1
 done
 
 # ---- the report
 MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-python3 - "$RES" "$OUT" "$SCALE" "$MACHINE" "$BATCH" "$HAS_WORKERS" \
+python3 - "$RES" "$OUT" "$SCALE" "$MACHINE" "$BATCH" "$HAS_WORKERS" "$REPEAT" "$PARTS" \
     "mongorestore $("$MONGORESTORE" --version | head -n1 | sed "s/.*version: //")" <<'PYEOF'
 import sys, time
-res, out, scale, machine, batch, has_workers, mrversion = sys.argv[1:8]
+res, out, scale, machine, batch, has_workers, repeat, parts, mrversion = sys.argv[1:10]
 rows = [l.rstrip("\n").split("\t") for l in open(res) if l.strip()]
-by = {(r[0], r[1], r[2]): r for r in rows}
+# Each (server, tool, workers): its median run by wall time (a FAIL or
+# NA wins), with the spread of the walls beside it.
+runs = {}
+for r in rows:
+    runs.setdefault((r[0], r[1], r[2]), []).append(r)
+by, spread = {}, {}
+for k, rs in runs.items():
+    bad = [r for r in rs if r[3] in ("FAIL", "NA")]
+    if bad:
+        by[k] = bad[0]
+        continue
+    rs.sort(key=lambda r: float(r[3]))
+    by[k] = rs[len(rs) // 2]
+    lo, hi, mid = float(rs[0][3]), float(rs[-1][3]), float(by[k][3])
+    spread[k] = "%.0f%%" % (100 * (hi - lo) / mid) if len(rs) > 1 and mid > 0 else "—"
 TARGET = {"java": 80, "ferretdb": 50}
 def rate(r):
     return float(r[4]) / float(r[3]) if r and r[3] not in ("FAIL", "NA") and float(r[3]) > 0 else None
-t = ["| server | workers | mongorestore s | docs/s | CPU s: server, client | remodel online run s | docs/s | CPU s: server, client | vs mongorestore | target (issue) |",
+t = ["| server | workers | mongorestore s (spread) | docs/s | CPU s: server, client | remodel online run s (spread) | docs/s | CPU s: server, client | vs mongorestore | target (issue) |",
      "|---|---:|---:|---:|---|---:|---:|---|---:|---|"]
+def wall(k, r):
+    return "%s (%s)" % (r[3], spread[k]) if k in spread else r[3]
 for (server, tool, n), r in sorted(by.items(), key=lambda kv: (kv[0][0], int(kv[0][2]))):
     if tool != "restore":
         continue
@@ -155,10 +184,10 @@ for (server, tool, n), r in sorted(by.items(), key=lambda kv: (kv[0][0], int(kv[
         pct = 100 * ro / rr if rr else 0
         want = TARGET.get(server, 50)
         on = "| %s | %s | %s, %s | %.0f%% | ≥ %d%%: %s |" % (
-            o[3], "{:,.0f}".format(ro), o[6], o[5], pct, want,
+            wall((server, "online", n), o), "{:,.0f}".format(ro), o[6], o[5], pct, want,
             "met" if pct >= want else "**missed: %.0f%%**" % pct)
     t.append("| %s | %s | %s | %s | %s, %s %s" % (
-        server, n, r[3], "{:,.0f}".format(rr) if rr else "—", r[6], r[5], on))
+        server, n, wall((server, tool, n), r), "{:,.0f}".format(rr) if rr else "—", r[6], r[5], on))
 table = "\n".join(t)
 print(table)
 if out == "-":
@@ -178,7 +207,9 @@ if sep:
     if j >= 0:
         notes = body[j:]
 sec = ["", "## Online workers", "",
-       "Generated by `scripts/bench_online_workers.sh` (`make bench-online`); one run.", "",
+       "Generated by `scripts/bench_online_workers.sh` (`make bench-online`); " + (
+           "one run." if repeat == "1" else "each figure the median of %s runs, the spread beside it "
+           "(slowest minus fastest wall time, of the median)." % repeat), "",
        "- date: " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
        "- machine: " + machine + "; the server, mongorestore and remodel share its cores",
        "- dataset: `remodel-gen --scale %s --seed 1`, crm.people and crm.tasks; servers: FerretDB 1.x (SQLite) "
@@ -188,7 +219,8 @@ sec = ["", "## Online workers", "",
        "(side by side, `--batch-size %s`%s) reads every document of both once as a driving range, with fresh "
        "state each run and its targets dropped after it. docs/s: documents restored, or read, per wall second; "
        "CPU s: the server's, then the client's (user + system)." % (
-           mrversion, batch, ", `--workers N`" if has_workers == "1" else "; this build has no `--workers`, so N = 1 only"),
+           mrversion, batch, (", `--workers N`, N > 1 with `--partitions %sN`" % ("" if parts == "1" else parts))
+           if has_workers == "1" else "; this build has no `--workers`, so N = 1 only"),
        "", table, ""]
 new = head.rstrip("\n") + "\n" + "\n".join(sec) + notes.rstrip("\n") + "\n"
 if tail:

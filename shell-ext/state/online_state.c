@@ -407,13 +407,44 @@ online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsr
     return true;
 }
 
-/* A step's driving collection now, for the ETA: estimatedDocumentCount
- * (the server's count from metadata, not a scan); -1 when unknown. */
+/* The count of c from the server's metadata: $collStats' count (summed
+ * over a sharded collection's shards), where the count command
+ * (estimatedDocumentCount) is no lookup everywhere: FerretDB 1.x answers
+ * it by reading every document (half a second for 10,000, as long as
+ * reading them all: BENCHMARKS.md, "Online workers"). A server without
+ * $collStats (mongo-java-server, which counts from memory) gets the count
+ * command; -1 and why when that fails too. */
+int64_t
+online_estimated_of (mongoc_collection_t *c, bson_error_t *why)
+{
+    bson_t *pipe = BCON_NEW ("pipeline", "[", "{", "$collStats", "{", "count", "{", "}", "}", "}",
+                             "]");
+    mongoc_cursor_t *cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipe, NULL, NULL);
+    const bson_t *doc;
+    int64_t n = 0;
+    bool counted = false;
+
+    while (mongoc_cursor_next (cur, &doc)) {
+        bson_iter_t it;
+        if (bson_iter_init_find (&it, doc, "count") && BSON_ITER_HOLDS_NUMBER (&it)) {
+            n += bson_iter_as_int64 (&it);
+            counted = true;
+        }
+    }
+    if (mongoc_cursor_error (cur, NULL))
+        counted = false;
+    mongoc_cursor_destroy (cur);
+    bson_destroy (pipe);
+    return counted ? n : mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, why);
+}
+
+/* A step's driving collection now, for the ETA: from the server's
+ * metadata, not a scan (online_estimated_of); -1 when unknown. */
 int64_t
 online_estimated (online_t *on, const char *db, const char *coll)
 {
     mongoc_collection_t *c = online_collection (on, db, coll);
-    int64_t n = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, NULL);
+    int64_t n = online_estimated_of (c, NULL);
     mongoc_collection_destroy (c);
     return n;
 }

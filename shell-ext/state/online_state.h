@@ -228,8 +228,10 @@ bool online_run_complete (online_t *on, bson_error_t *err);
 void online_duration (char *buf, size_t cap, int64_t s);
 
 /* online_state.c: a collection's documents as the server counts them
- * from its metadata (estimatedDocumentCount, no scan); -1 when unknown. */
+ * from its metadata (no scan); -1 when unknown. _of: of c, why set when
+ * -1 (may be NULL). */
 int64_t online_estimated (online_t *on, const char *db, const char *coll);
+int64_t online_estimated_of (mongoc_collection_t *c, bson_error_t *why);
 
 /* online_changes.c: what the change log shows written since a point.
  * The _ids of one namespace that changed: each once, in the order first
