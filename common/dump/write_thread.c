@@ -13,8 +13,16 @@
  * may block for good, and the main thread must stay interruptible.
  *
  * A failed write is kept in its sink (the errno) and reported by the sink's
- * next call; the sink's later buffers are dropped, not written. */
+ * next call; the sink's later buffers are dropped, not written.
+ *
+ * Every WRITEBACK bytes a sink has written, the thread asks the kernel to
+ * start writing them to the disk (sync_file_range, without waiting): the
+ * writers fsync their files at the end, and without this the whole file
+ * waited in the page cache for that fsync, the disk idle meanwhile (convert
+ * of a 161 MB archive: fsync 0.07 s of 0.2 s). Only a hint: the fsync
+ * still makes the file durable, and an error here is left to it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -26,6 +34,8 @@
 /* Buffers in flight beyond the one each sink fills: a stream that produces
  * faster than the disk takes runs this far ahead, then waits. */
 #define SPARE 3
+/* Bytes written between two requests to start writeback. */
+#define WRITEBACK (8u << 20)
 
 typedef struct wbuf {
     struct wbuf *next;
@@ -39,6 +49,8 @@ struct rm_wsink {
     char *name;
     wbuf_t *cur;
     size_t in_flight; /* buffers queued or being written */
+    size_t unsynced;  /* by the thread: bytes written since writeback was asked */
+    off_t synced_to;  /* the end of the range it was asked for */
     atomic_int error; /* errno of the first failed write; 0: none */
 };
 
@@ -111,6 +123,24 @@ trim_free (void)
     }
 }
 
+/* Counts len more bytes written by the thread and, every WRITEBACK of
+ * them, asks for the writeback of what lies between the last request and
+ * the file's offset now (the thread alone writes while a buffer is in
+ * flight, so the offset is where its write ended). */
+static void
+start_writeback (rm_wsink_t *k, size_t len)
+{
+    off_t end;
+    k->unsynced += len;
+    if (k->unsynced < WRITEBACK)
+        return;
+    k->unsynced = 0;
+    end = lseek (k->fd, 0, SEEK_CUR);
+    if (end > k->synced_to)
+        sync_file_range (k->fd, k->synced_to, end - k->synced_to, SYNC_FILE_RANGE_WRITE);
+    k->synced_to = end;
+}
+
 static void *
 thread_main (void *arg)
 {
@@ -131,6 +161,8 @@ thread_main (void *arg)
         if (atomic_load (&b->sink->error) == 0) {
             pthread_mutex_unlock (&wt.mu);
             e = write_bytes (b->sink->fd, b->data, b->len);
+            if (e == 0)
+                start_writeback (b->sink, b->len);
             pthread_mutex_lock (&wt.mu);
         }
         if (e)
