@@ -49,7 +49,7 @@
 /* A mapped file: how far the thread may run ahead, and how much the main
  * thread leaves behind before giving the pages back. */
 #define LEAD ((uint64_t) N_CHUNKS * CHUNK)
-#define DROP ((uint64_t) 4u << 20)
+#define DROP ((uint64_t) 8u << 20)
 
 typedef struct chunk {
     struct chunk *next;
@@ -545,6 +545,12 @@ rm_readahead_fill (rm_instream_t *s, size_t need, bson_error_t *err)
         }
     }
     return (ssize_t) (s->end - s->start);
+}
+
+bool
+rm_readahead_mapped (const rm_instream_t *s)
+{
+    return s->ra->map != NULL;
 }
 
 uint64_t
