@@ -313,8 +313,10 @@ rm_outstream_write_held (rm_outstream_t *s, const void *buf, size_t len, bson_er
 {
     int r;
     /* A codec copies its input anyway. Documents side by side in the
-     * input become one piece, however small each is. */
-    if (!s->sink || s->c.codec != RM_CODEC_NONE || stopped (err) ||
+     * input become one piece, however small each is. A document of a
+     * buffer or more is copied (rare, and it keeps the bytes the queue
+     * points at within a few buffers of the input's window). */
+    if (!s->sink || s->c.codec != RM_CODEC_NONE || len >= OUT_CAP || stopped (err) ||
         atomic_load_explicit (s->sink_error, memory_order_relaxed) != 0)
         return rm_outstream_write (s, buf, len, err);
     r = rm_wsink_hold (s->sink, s->len, buf, len, err);

@@ -46,10 +46,12 @@
 #define CHUNK (1u << 20)
 #define HEAD (64u << 10)
 #define N_CHUNKS 4
-/* A mapped file: how far the thread may run ahead, and how much the main
- * thread leaves behind before giving the pages back. */
+/* A mapped file: how far the thread may run ahead; how far behind the
+ * window the pages are given back (past what the write thread's queue
+ * can still point at: rm_outstream_write_held), a DROP_STEP at a time. */
 #define LEAD ((uint64_t) N_CHUNKS * CHUNK)
-#define DROP ((uint64_t) 8u << 20)
+#define KEEP ((uint64_t) 16u << 20)
+#define DROP_STEP ((uint64_t) 2u << 20)
 
 typedef struct chunk {
     struct chunk *next;
@@ -438,25 +440,29 @@ window_to_buf (rm_instream_t *s, size_t need)
     rm_instream_make_room (s, need);
 }
 
-/* Gives back the pages of a mapped file that lie DROP or more behind the
- * window: the documents there are no longer in use (as a chunk is
- * reused once the window has left it), and an access after this would
- * only read the file again. */
+/* Gives back the pages of a mapped file that lie KEEP or more behind the
+ * window: no document there is in use any more (as a chunk is reused once
+ * the window has left it, and the write thread is never that far behind),
+ * and an access after this would only read the file again. A page touched
+ * again after this would stay until the end: KEEP is what makes that
+ * never happen. */
 static void
 drop_behind (rm_instream_t *s, rm_readahead_t *ra)
 {
     long page = sysconf (_SC_PAGESIZE);
+    uint64_t to;
     uintptr_t a, b;
 
-    if (s->offset - ra->m_dropped < DROP)
+    if (s->offset < ra->m_dropped + KEEP + DROP_STEP)
         return;
+    to = s->offset - KEEP;
     a = (uintptr_t) (ra->zero + ra->m_dropped) & ~(uintptr_t) (page - 1);
-    b = (uintptr_t) (ra->zero + s->offset) & ~(uintptr_t) (page - 1);
+    b = (uintptr_t) (ra->zero + to) & ~(uintptr_t) (page - 1);
     if (a < (uintptr_t) ra->map)
         a = (uintptr_t) ra->map;
     if (b > a)
         madvise ((void *) a, b - a, MADV_DONTNEED);
-    ra->m_dropped = s->offset;
+    ra->m_dropped = to;
 }
 
 /* rm_readahead_fill on a mapped file: waits until the thread has walked
