@@ -46,15 +46,14 @@
 #define CHUNK (1u << 20)
 #define HEAD (64u << 10)
 #define N_CHUNKS 4
-/* A mapped file: the thread walks it MSTEP at a time, at most LEAD ahead
- * of the main thread, so that the bytes it checked are still in the
+/* A mapped file: the thread walks it a CHUNK at a time, at most LEAD
+ * ahead of the main thread, so that the bytes it checked are still in the
  * cache when the main thread frames them (4 MiB ahead, the main thread's
  * first touch of each document missed it: 14% of its samples, 7% now);
  * the pages are given back KEEP behind the window (past what the write
  * thread's queue can still point at: rm_outstream_write_held), a
  * DROP_STEP at a time. */
-#define MSTEP (256u << 10)
-#define LEAD ((uint64_t) MSTEP * 4)
+#define LEAD ((uint64_t) CHUNK)
 #define KEEP ((uint64_t) 16u << 20)
 #define DROP_STEP ((uint64_t) 2u << 20)
 
@@ -247,7 +246,7 @@ thread_main (void *arg)
     return NULL;
 }
 
-/* The thread of a mapped file: walks it MSTEP at a time, at most LEAD
+/* The thread of a mapped file: walks it a CHUNK at a time, at most LEAD
  * ahead of the main thread (or to the end of what it waits for). */
 static void *
 mapped_main (void *arg)
@@ -471,7 +470,7 @@ drop_behind (rm_instream_t *s, rm_readahead_t *ra)
 }
 
 /* rm_readahead_fill on a mapped file: waits until the thread has walked
- * need bytes past the window's start, and takes up to MSTEP more. */
+ * need bytes past the window's start, and takes up to a CHUNK more. */
 static ssize_t
 mapped_fill (rm_instream_t *s, rm_readahead_t *ra, size_t need, bson_error_t *err)
 {
