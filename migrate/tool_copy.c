@@ -58,7 +58,9 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
     while ((rc = rm_reader_next (r, &item, &err)) > 0) {
         rm_ns_t *ns = out.ns[item.ns->index];
         if (item.kind == RM_ITEM_DOC) {
-            if (!rm_writer_doc (w, ns, item.doc, item.len, &err)) {
+            /* The reader is closed after the writer: a held document
+             * outlives every buffer that points at it. */
+            if (!(item.held ? rm_writer_doc_held : rm_writer_doc) (w, ns, item.doc, item.len, &err)) {
                 rc = -1;
                 break;
             }

@@ -225,6 +225,7 @@ archive_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
                 item->ns = a->cur;
                 item->doc = f.data;
                 item->len = f.len;
+                item->held = rm_instream_held (a->s);
                 item->ordinal = a->cur->docs + a->cur->invalid;
                 return 1;
             }

@@ -115,6 +115,8 @@ archw_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_e
     }
     if (!ns->crc_given)
         ns->crc = rm_crc64_update (ns->crc, doc, len);
+    if (w->doc_held)
+        return rm_outstream_write_held (a->out, doc, len, err);
     return rm_outstream_write (a->out, doc, len, err);
 }
 

@@ -163,6 +163,12 @@ rm_instream_raw_pos (const rm_instream_t *s)
     return s->ra ? rm_readahead_raw_pos (s) : s->raw_pos;
 }
 
+bool
+rm_instream_held (const rm_instream_t *s)
+{
+    return s->ra && rm_readahead_mapped (s);
+}
+
 uint64_t rm_instream_raw_size (const rm_instream_t *s) { return s->raw_size; }
 rm_codec_t rm_instream_codec (const rm_instream_t *s) { return s->codec; }
 const char *rm_instream_name (const rm_instream_t *s) { return s->name; }

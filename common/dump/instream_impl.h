@@ -90,6 +90,9 @@ void rm_instream_make_room (rm_instream_t *s, size_t need);
 bool rm_readahead_start (rm_instream_t *s);
 /* rm_instream_fill's work once the thread runs. */
 ssize_t rm_readahead_fill (rm_instream_t *s, size_t need, bson_error_t *err);
+/* True when the window is a mapping of the file (kept until the stream
+ * is closed). */
+bool rm_readahead_mapped (const rm_instream_t *s);
 /* Raw bytes behind the chunks handed out so far. */
 uint64_t rm_readahead_raw_pos (const rm_instream_t *s);
 /* Stops the thread and frees the chunks. */

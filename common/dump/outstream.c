@@ -308,12 +308,40 @@ rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len, bson_error_t
     }
 }
 
+bool
+rm_outstream_write_held (rm_outstream_t *s, const void *buf, size_t len, bson_error_t *err)
+{
+    int r;
+    /* A codec copies its input anyway. Documents side by side in the
+     * input become one piece, however small each is. A document of a
+     * buffer or more is copied (rare, and it keeps the bytes the queue
+     * points at within a few buffers of the input's window). */
+    if (!s->sink || s->c.codec != RM_CODEC_NONE || len >= OUT_CAP || stopped (err) ||
+        atomic_load_explicit (s->sink_error, memory_order_relaxed) != 0)
+        return rm_outstream_write (s, buf, len, err);
+    r = rm_wsink_hold (s->sink, s->len, buf, len, err);
+    if (r < 0)
+        return false;
+    if (r > 0) {
+        s->buf = rm_wsink_buf (s->sink);
+        s->len = 0;
+    }
+    return true;
+}
+
 /* The last bytes, written here once the thread is done: a small file
- * never wakes the thread. */
+ * never wakes the thread (one that holds bytes elsewhere goes through
+ * it, which alone writes pieces). */
 static bool
 flush_last (rm_outstream_t *s, bson_error_t *err)
 {
-    bool ok = write_direct (s, s->buf, s->len, err);
+    bool ok;
+    if (s->sink && rm_wsink_held (s->sink)) {
+        ok = flush_buf (s, err) && rm_wsink_drain (s->sink, err);
+        s->len = 0;
+        return ok;
+    }
+    ok = write_direct (s, s->buf, s->len, err);
     s->len = 0;
     return ok;
 }

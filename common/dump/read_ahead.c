@@ -20,9 +20,23 @@
  * carries how far the documents are known good, and rm_frame_next skips
  * the check below that. At the first document that fails (or a length the
  * main thread would refuse) the checking stops for good, so the main
- * thread checks that document itself and reports it as it always has. */
+ * thread checks that document itself and reports it as it always has.
+ *
+ * A plain (uncompressed) regular file is mapped instead of read: the
+ * window is the mapping itself, the thread walks it ahead of the main
+ * thread (populating its pages, then checking its documents as above) and
+ * says how far it has got, and the main thread takes the bytes up to there
+ * without a copy (the read's copy was 11% of convert's CPU). The thread
+ * keeps at most LEAD bytes ahead, and the pages the main thread has left
+ * behind are given back as it goes, so the resident memory stays what the
+ * chunks took. A file cut short while it is read would raise SIGBUS here
+ * where read() would have seen the end: a dump is not written to while it
+ * is read. */
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "instream_impl.h"
 #include "thread.h"
@@ -32,6 +46,16 @@
 #define CHUNK (1u << 20)
 #define HEAD (64u << 10)
 #define N_CHUNKS 4
+/* A mapped file: the thread walks it a CHUNK at a time, at most LEAD
+ * ahead of the main thread, so that the bytes it checked are still in the
+ * cache when the main thread frames them (4 MiB ahead, the main thread's
+ * first touch of each document missed it: 14% of its samples, 7% now);
+ * the pages are given back KEEP behind the window (past what the write
+ * thread's queue can still point at: rm_outstream_write_held), a
+ * DROP_STEP at a time. */
+#define LEAD ((uint64_t) CHUNK)
+#define KEEP ((uint64_t) 16u << 20)
+#define DROP_STEP ((uint64_t) 2u << 20)
 
 typedef struct chunk {
     struct chunk *next;
@@ -59,6 +83,20 @@ struct rm_readahead {
     uint64_t chk_base;   /* stream offset of the next chunk's first byte */
     uint64_t chk_end;    /* the documents before this offset are good */
     rm_buf_t chk_carry;  /* a document begun in an earlier chunk */
+
+    /* A mapped file (map != NULL): stream offset x is at zero + x. */
+    uint8_t *map;
+    size_t map_len;
+    const uint8_t *zero;
+    uint64_t m_end;      /* the stream offset where the mapping ends */
+    uint64_t m_from;     /* where the thread starts: the window's end then */
+    uint64_t m_raw;      /* the source's raw position at m_from */
+    uint64_t m_ready;    /* (mu) the thread has walked the bytes before this */
+    uint64_t m_checked;  /* (mu) its chk_end then */
+    uint64_t m_main;     /* (mu) where the main thread stands */
+    uint64_t m_want;     /* (mu) the end of the bytes it waits for */
+    bool m_done;         /* (mu) the thread has walked to m_end */
+    uint64_t m_dropped;  /* pages before this offset were given back */
 
     /* The main thread's side. */
     chunk_t *cur;      /* the chunk the window is in, or NULL (in buf) */
@@ -208,12 +246,84 @@ thread_main (void *arg)
     return NULL;
 }
 
+/* The thread of a mapped file: walks it a CHUNK at a time, at most LEAD
+ * ahead of the main thread (or to the end of what it waits for). */
+static void *
+mapped_main (void *arg)
+{
+    rm_instream_t *s = arg;
+    rm_readahead_t *ra = s->ra;
+    uint64_t pos = ra->m_from;
+    long page = sysconf (_SC_PAGESIZE);
+
+    while (pos < ra->m_end) {
+        uint64_t step = ra->m_end - pos < CHUNK ? ra->m_end - pos : CHUNK;
+        uintptr_t a, b;
+        bool stop;
+        pthread_mutex_lock (&ra->mu);
+        while (!ra->stop && pos >= ra->m_main + LEAD && pos >= ra->m_want)
+            pthread_cond_wait (&ra->cond, &ra->mu);
+        stop = ra->stop;
+        pthread_mutex_unlock (&ra->mu);
+        if (stop)
+            return NULL;
+        /* One call maps the step's pages, where touching them would fault
+         * every 64 KiB; only a hint (older kernels refuse it). */
+        a = (uintptr_t) (ra->zero + pos) & ~(uintptr_t) (page - 1);
+        b = (uintptr_t) (ra->zero + pos + step);
+        madvise ((void *) a, b - a, MADV_POPULATE_READ);
+        check_bytes (ra, ra->zero + pos, (size_t) step);
+        pos += step;
+        pthread_mutex_lock (&ra->mu);
+        ra->m_ready = pos;
+        ra->m_checked = ra->chk_end;
+        pthread_cond_broadcast (&ra->cond);
+        pthread_mutex_unlock (&ra->mu);
+    }
+    pthread_mutex_lock (&ra->mu);
+    ra->m_done = true;
+    pthread_cond_broadcast (&ra->cond);
+    pthread_mutex_unlock (&ra->mu);
+    return NULL;
+}
+
+/* Maps a plain regular file read so far through fd; false if it is not
+ * one or the mapping fails (the chunks are used then). */
+static bool
+map_file (rm_instream_t *s, rm_readahead_t *ra)
+{
+    struct stat st;
+    off_t at;
+    uint64_t win_end = s->offset + (s->end - s->start); /* the stream offset read to */
+    void *m;
+
+    if (s->codec != RM_CODEC_NONE || s->fd < 0 || !s->regular)
+        return false;
+    at = lseek (s->fd, 0, SEEK_CUR); /* the file offset of win_end */
+    if (at < 0 || (uint64_t) at < win_end || fstat (s->fd, &st) != 0 || st.st_size <= at)
+        return false;
+    m = mmap (NULL, (size_t) st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+    if (m == MAP_FAILED)
+        return false;
+    ra->map = m;
+    ra->map_len = (size_t) st.st_size;
+    ra->zero = ra->map + ((uint64_t) at - win_end);
+    ra->m_end = (uint64_t) st.st_size - ((uint64_t) at - win_end);
+    ra->m_from = ra->m_ready = win_end;
+    ra->m_raw = s->raw_pos;
+    ra->m_main = ra->m_want = s->offset;
+    ra->m_dropped = s->offset;
+    return true;
+}
+
 /* Frees what rm_readahead_start made, once no thread uses it. */
 static void
 ra_free (rm_readahead_t *ra)
 {
     for (int i = 0; i < N_CHUNKS; i++)
         bson_free (ra->all[i]);
+    if (ra->map)
+        munmap (ra->map, ra->map_len);
     rm_buf_destroy (&ra->chk_carry);
     bson_free (ra->name);
     pthread_cond_destroy (&ra->cond);
@@ -225,10 +335,12 @@ bool
 rm_readahead_start (rm_instream_t *s)
 {
     rm_readahead_t *ra = bson_malloc0 (sizeof *ra);
+    bool mapped;
 
     pthread_mutex_init (&ra->mu, NULL);
     pthread_cond_init (&ra->cond, NULL);
-    for (int i = 0; i < N_CHUNKS; i++) {
+    mapped = map_file (s, ra);
+    for (int i = 0; !mapped && i < N_CHUNKS; i++) {
         ra->all[i] = bson_malloc (sizeof (chunk_t) + HEAD + CHUNK);
         ra->all[i]->next = ra->free_list;
         ra->free_list = ra->all[i];
@@ -246,13 +358,21 @@ rm_readahead_start (rm_instream_t *s)
         s->checked_from = s->offset;
     }
     check_bytes (ra, s->win + s->start, s->end - s->start);
+    ra->m_checked = ra->chk_end;
     s->ra = ra;
     s->msg_name = ra->name;
-    if (rm_thread_start (&ra->thread, thread_main, s) != 0) {
+    if (rm_thread_start (&ra->thread, mapped ? mapped_main : thread_main, s) != 0) {
         s->ra = NULL;
         s->msg_name = s->name;
         ra_free (ra);
         return false;
+    }
+    if (mapped) {
+        /* The window moves into the mapping, onto the same bytes: stream
+         * offsets are its indexes from now on. */
+        s->end = s->offset + (s->end - s->start);
+        s->start = s->offset;
+        s->win = (uint8_t *) ra->zero;
     }
     return true;
 }
@@ -324,10 +444,68 @@ window_to_buf (rm_instream_t *s, size_t need)
     rm_instream_make_room (s, need);
 }
 
+/* Gives back the pages of a mapped file that lie KEEP or more behind the
+ * window: no document there is in use any more (as a chunk is reused once
+ * the window has left it, and the write thread is never that far behind),
+ * and an access after this would only read the file again. A page touched
+ * again after this would stay until the end: KEEP is what makes that
+ * never happen. */
+static void
+drop_behind (rm_instream_t *s, rm_readahead_t *ra)
+{
+    long page = sysconf (_SC_PAGESIZE);
+    uint64_t to;
+    uintptr_t a, b;
+
+    if (s->offset < ra->m_dropped + KEEP + DROP_STEP)
+        return;
+    to = s->offset - KEEP;
+    a = (uintptr_t) (ra->zero + ra->m_dropped) & ~(uintptr_t) (page - 1);
+    b = (uintptr_t) (ra->zero + to) & ~(uintptr_t) (page - 1);
+    if (a < (uintptr_t) ra->map)
+        a = (uintptr_t) ra->map;
+    if (b > a)
+        madvise ((void *) a, b - a, MADV_DONTNEED);
+    ra->m_dropped = to;
+}
+
+/* rm_readahead_fill on a mapped file: waits until the thread has walked
+ * need bytes past the window's start, and takes up to a CHUNK more. */
+static ssize_t
+mapped_fill (rm_instream_t *s, rm_readahead_t *ra, size_t need, bson_error_t *err)
+{
+    uint64_t want = s->offset + need, ready, take;
+
+    if (rm_interrupted) {
+        rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+        return -1;
+    }
+    pthread_mutex_lock (&ra->mu);
+    ra->m_main = s->offset;
+    ra->m_want = want;
+    pthread_cond_broadcast (&ra->cond);
+    while (ra->m_ready < want && !ra->m_done)
+        pthread_cond_wait (&ra->cond, &ra->mu);
+    ready = ra->m_ready;
+    s->checked_end = ra->m_checked;
+    pthread_mutex_unlock (&ra->mu);
+    take = want + CHUNK < ready ? want + CHUNK : ready;
+    if (take > s->end)
+        s->end = (size_t) take;
+    if (s->end < want)
+        s->eof = true; /* the thread has walked to the end */
+    ra->raw_pos = ra->m_raw + (s->end - ra->m_from);
+    drop_behind (s, ra);
+    return (ssize_t) (s->end - s->start);
+}
+
 ssize_t
 rm_readahead_fill (rm_instream_t *s, size_t need, bson_error_t *err)
 {
     rm_readahead_t *ra = s->ra;
+
+    if (ra->map)
+        return mapped_fill (s, ra, need, err);
 
     while (s->end - s->start < need) {
         size_t avail = s->end - s->start, pos, len, take;
@@ -377,6 +555,12 @@ rm_readahead_fill (rm_instream_t *s, size_t need, bson_error_t *err)
         }
     }
     return (ssize_t) (s->end - s->start);
+}
+
+bool
+rm_readahead_mapped (const rm_instream_t *s)
+{
+    return s->ra->map != NULL;
 }
 
 uint64_t

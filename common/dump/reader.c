@@ -188,7 +188,9 @@ int
 rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
 {
     for (;;) {
-        int rc = r->ops->next (r, item, err);
+        int rc;
+        item->held = false; /* set by a format that holds its documents */
+        rc = r->ops->next (r, item, err);
         /* The caller may read item->ns->crc at a namespace's end; at the end
          * or on an error it may print every namespace's. */
         if (rc != 1 || item->kind != RM_ITEM_DOC)

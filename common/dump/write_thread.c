@@ -13,9 +13,23 @@
  * may block for good, and the main thread must stay interruptible.
  *
  * A failed write is kept in its sink (the errno) and reported by the sink's
- * next call; the sink's later buffers are dropped, not written. */
+ * next call; the sink's later buffers are dropped, not written.
+ *
+ * Every WRITEBACK bytes a sink has written, the thread asks the kernel to
+ * start writing them to the disk (sync_file_range, without waiting): the
+ * writers fsync their files at the end, and without this the whole file
+ * waited in the page cache for that fsync, the disk idle meanwhile (convert
+ * of a 161 MB archive: fsync 0.07 s of 0.2 s). Only a hint: the fsync
+ * still makes the file durable, and an error here is left to it.
+ *
+ * A buffer may also point at bytes held elsewhere (rm_wsink_hold: a
+ * mapped input's documents, which stay in place until the streams are
+ * destroyed): it is then written with writev as pieces, its own bytes
+ * between them, and the held bytes are never copied in user space. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/uio.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,11 +40,18 @@
 /* Buffers in flight beyond the one each sink fills: a stream that produces
  * faster than the disk takes runs this far ahead, then waits. */
 #define SPARE 3
+/* Bytes written between two requests to start writeback. */
+#define WRITEBACK (8u << 20)
+/* Pieces in one buffer: held runs and the own bytes between them. */
+#define MAX_IOV 64
 
 typedef struct wbuf {
     struct wbuf *next;
     rm_wsink_t *sink;
-    size_t len;
+    size_t len;   /* of data; with pieces, of all of them */
+    int n_iov;    /* 0: data[0..len) is the buffer; else the pieces */
+    size_t mark;  /* data before this is in the pieces already */
+    struct iovec iov[MAX_IOV];
     uint8_t data[];
 } wbuf_t;
 
@@ -39,6 +60,8 @@ struct rm_wsink {
     char *name;
     wbuf_t *cur;
     size_t in_flight; /* buffers queued or being written */
+    size_t unsynced;  /* by the thread: bytes written since writeback was asked */
+    off_t synced_to;  /* the end of the range it was asked for */
     atomic_int error; /* errno of the first failed write; 0: none */
 };
 
@@ -72,6 +95,35 @@ write_bytes (int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* Writes a buffer, its pieces if it has any; 0 or the errno. */
+static int
+write_buf (int fd, wbuf_t *b)
+{
+    struct iovec *v = b->iov;
+    int n = b->n_iov;
+
+    if (n == 0)
+        return write_bytes (fd, b->data, b->len);
+    while (n > 0) {
+        ssize_t w = writev (fd, v, n); /* n <= MAX_IOV, under any IOV_MAX */
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        while (n > 0 && (size_t) w >= v->iov_len) {
+            w -= (ssize_t) v->iov_len;
+            v++;
+            n--;
+        }
+        if (n > 0) {
+            v->iov_base = (uint8_t *) v->iov_base + w;
+            v->iov_len -= (size_t) w;
+        }
+    }
+    return 0;
+}
+
 static void
 put_free (wbuf_t *b)
 {
@@ -88,11 +140,16 @@ take_buf (void)
         wbuf_t *b = wt.free_list;
         if (b) {
             wt.free_list = b->next;
+            b->n_iov = 0;
+            b->mark = 0;
             return b;
         }
         if (wt.n_bufs < wt.n_sinks + SPARE) {
             wt.n_bufs++;
-            return bson_malloc (sizeof *b + RM_WSINK_BUF);
+            b = bson_malloc (sizeof *b + RM_WSINK_BUF);
+            b->n_iov = 0;
+            b->mark = 0;
+            return b;
         }
         pthread_cond_wait (&wt.done, &wt.mu);
     }
@@ -109,6 +166,24 @@ trim_free (void)
         wt.n_bufs--;
         bson_free (b);
     }
+}
+
+/* Counts len more bytes written by the thread and, every WRITEBACK of
+ * them, asks for the writeback of what lies between the last request and
+ * the file's offset now (the thread alone writes while a buffer is in
+ * flight, so the offset is where its write ended). */
+static void
+start_writeback (rm_wsink_t *k, size_t len)
+{
+    off_t end;
+    k->unsynced += len;
+    if (k->unsynced < WRITEBACK)
+        return;
+    k->unsynced = 0;
+    end = lseek (k->fd, 0, SEEK_CUR);
+    if (end > k->synced_to)
+        sync_file_range (k->fd, k->synced_to, end - k->synced_to, SYNC_FILE_RANGE_WRITE);
+    k->synced_to = end;
 }
 
 static void *
@@ -130,7 +205,9 @@ thread_main (void *arg)
         /* The sink cannot go away meanwhile: destroy waits for in_flight. */
         if (atomic_load (&b->sink->error) == 0) {
             pthread_mutex_unlock (&wt.mu);
-            e = write_bytes (b->sink->fd, b->data, b->len);
+            e = write_buf (b->sink->fd, b);
+            if (e == 0)
+                start_writeback (b->sink, b->len);
             pthread_mutex_lock (&wt.mu);
         }
         if (e)
@@ -184,23 +261,56 @@ rm_wsink_status (const rm_wsink_t *k)
     return &k->error;
 }
 
+/* Adds a piece to the current buffer, joined to the last one when it
+ * follows it in memory. */
+static void
+add_piece (wbuf_t *b, const uint8_t *p, size_t n)
+{
+    struct iovec *last = b->n_iov ? &b->iov[b->n_iov - 1] : NULL;
+    if (n == 0)
+        return;
+    if (last && (const uint8_t *) last->iov_base + last->iov_len == p) {
+        last->iov_len += n;
+    } else {
+        b->iov[b->n_iov].iov_base = (void *) p;
+        b->iov[b->n_iov].iov_len = n;
+        b->n_iov++;
+    }
+    b->len += n;
+}
+
+/* Ends the current buffer's pieces with its own bytes up to len. */
+static void
+close_pieces (wbuf_t *b, size_t len)
+{
+    if (b->n_iov == 0) {
+        b->len = len;
+        return;
+    }
+    add_piece (b, b->data + b->mark, len - b->mark);
+    b->mark = len;
+}
+
 bool
 rm_wsink_submit (rm_wsink_t *k, size_t len, bson_error_t *err)
 {
     int e = atomic_load (&k->error);
     if (e)
         return report (k, e, err);
-    if (len == 0)
+    close_pieces (k->cur, len);
+    if (k->cur->len == 0)
         return true;
     pthread_mutex_lock (&wt.mu);
     if (!wt.running && !start_thread ()) {
         /* No thread to be had: write here, as without one. */
         pthread_mutex_unlock (&wt.mu);
-        e = write_bytes (k->fd, k->cur->data, len);
+        e = write_buf (k->fd, k->cur);
+        k->cur->n_iov = 0;
+        k->cur->mark = 0;
+        k->cur->len = 0;
         return e ? report (k, e, err) : true;
     }
     k->cur->sink = k;
-    k->cur->len = len;
     k->cur->next = NULL;
     if (wt.tail)
         wt.tail->next = k->cur;
@@ -212,6 +322,27 @@ rm_wsink_submit (rm_wsink_t *k, size_t len, bson_error_t *err)
     k->cur = take_buf ();
     pthread_mutex_unlock (&wt.mu);
     return true;
+}
+
+int
+rm_wsink_hold (rm_wsink_t *k, size_t len, const uint8_t *p, size_t n, bson_error_t *err)
+{
+    wbuf_t *b = k->cur;
+    if (b->n_iov == 0)
+        b->len = 0; /* counts the pieces from now on */
+    add_piece (b, b->data + b->mark, len - b->mark);
+    b->mark = len;
+    add_piece (b, p, n);
+    /* Room left for the own bytes after this piece and one more pair. */
+    if (b->n_iov < MAX_IOV - 3 && b->len < RM_WSINK_BUF)
+        return 0;
+    return rm_wsink_submit (k, len, err) ? 1 : -1;
+}
+
+bool
+rm_wsink_held (const rm_wsink_t *k)
+{
+    return k->cur->n_iov > 0;
 }
 
 bool

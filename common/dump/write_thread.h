@@ -34,6 +34,18 @@ const atomic_int *rm_wsink_status (const rm_wsink_t *k);
  * false, err set, if an earlier write of this sink failed. */
 bool rm_wsink_submit (rm_wsink_t *k, size_t len, bson_error_t *err);
 
+/* Adds n bytes at p to the current buffer after its first len bytes (its
+ * own, filled by the caller), without copying them: p must stay valid and
+ * unchanged until the sink is destroyed. The caller goes on filling the
+ * buffer after len. 1 when that filled the buffer and it was queued (the
+ * caller starts again at 0 in rm_wsink_buf), 0 when not, -1 (err set) as
+ * rm_wsink_submit fails. */
+int rm_wsink_hold (rm_wsink_t *k, size_t len, const uint8_t *p, size_t n, bson_error_t *err);
+
+/* True when the current buffer holds such bytes: it must go through
+ * rm_wsink_submit, not be written from rm_wsink_buf alone. */
+bool rm_wsink_held (const rm_wsink_t *k);
+
 /* Waits until every queued buffer is written; false, err set, if one
  * failed. The caller may then write to the fd itself. */
 bool rm_wsink_drain (rm_wsink_t *k, bson_error_t *err);

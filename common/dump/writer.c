@@ -107,6 +107,17 @@ rm_writer_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bs
 }
 
 bool
+rm_writer_doc_held (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len,
+                    bson_error_t *err)
+{
+    bool ok;
+    w->doc_held = true;
+    ok = rm_writer_doc (w, ns, doc, len, err);
+    w->doc_held = false;
+    return ok;
+}
+
+bool
 rm_writer_ns_end (rm_writer_t *w, rm_ns_t *ns, bson_error_t *err)
 {
     if (ns->ended)

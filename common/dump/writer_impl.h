@@ -24,6 +24,7 @@ struct rm_writer {
     rm_write_opts_t opts;
     rm_dump_info_t *info;
     bool done;        /* committed or aborted */
+    bool doc_held;    /* the document being given is rm_writer_doc_held's */
 };
 
 extern const rm_writer_ops_t rm_archive_writer_ops;

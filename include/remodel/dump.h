@@ -101,6 +101,8 @@ typedef struct {
     rm_ns_t *ns;
     const uint8_t *doc; /* RM_ITEM_DOC: valid until the next call */
     uint32_t len;
+    bool held;          /* doc stays valid and unchanged until rm_reader_close
+                           (a mapped archive): rm_writer_doc_held may keep it */
     uint64_t ordinal;   /* 1-based position of the document in its namespace */
 } rm_item_t;
 
@@ -148,6 +150,11 @@ rm_writer_t *rm_writer_open (const char *dst, const rm_write_opts_t *opts,
                              rm_dump_info_t *info, bson_error_t *err);
 bool rm_writer_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len,
                     bson_error_t *err);
+/* As rm_writer_doc, for a document that stays valid and unchanged until
+ * the writer is destroyed (rm_item_t.held, the reader closed after the
+ * writer): a plain archive is then written from it without a copy. */
+bool rm_writer_doc_held (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len,
+                         bson_error_t *err);
 bool rm_writer_ns_end (rm_writer_t *w, rm_ns_t *ns, bson_error_t *err);
 /* A writer that gives each document to fn instead of writing a dump (the
  * online companion's batches); ns is one of info's. */

@@ -82,6 +82,11 @@ typedef struct {
  * does not check them again. */
 void rm_instream_expect_frames (rm_instream_t *s);
 
+/* True when the documents framed from now on stay valid and unchanged
+ * until the stream is closed (a mapped file), not only until the next
+ * call. */
+bool rm_instream_held (const rm_instream_t *s);
+
 /* Reads the next length-prefixed document, checking it fully
  * (rm_bson_check) unless `check` is false. Documents longer than max_len
  * are refused. On RM_FRAME_ERROR, err is set for I/O or decompression
@@ -107,6 +112,12 @@ rm_outstream_t *rm_outstream_new (int fd, const char *name, const rm_compress_t 
                                   bson_error_t *err);
 bool rm_outstream_write (rm_outstream_t *s, const void *buf, size_t len,
                          bson_error_t *err);
+/* As rm_outstream_write, but buf stays valid and unchanged until the
+ * stream is destroyed (a mapped input's document, rm_item_t.held): a plain
+ * stream to a regular file then writes it from where it is, without a
+ * copy into its buffer. */
+bool rm_outstream_write_held (rm_outstream_t *s, const void *buf, size_t len,
+                              bson_error_t *err);
 /* Flushes the codec's last frame and the buffer. */
 bool rm_outstream_finish (rm_outstream_t *s, bson_error_t *err);
 void rm_outstream_destroy (rm_outstream_t *s);

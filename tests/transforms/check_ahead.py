@@ -5,8 +5,10 @@ One PASS/FAIL line per check.
     REMODEL=build/remodel python3 tests/transforms/check_ahead.py WORKDIR
 
 A big input read from a regular file gets a read-ahead thread, which checks
-its documents before the main thread frames them; standard input gets no
-thread, and the main thread checks every document. So the same bytes read
+its documents before the main thread frames them (a plain file is mapped,
+and convert writes its documents from the mapping without a copy);
+standard input gets no thread, and the main thread checks and copies
+every document. So the same bytes read
 both ways must give the same result: the same output (byte for byte), the
 same error message for a bad document (the file's name aside) and exit
 status, no output left behind on an error, and with --skip-invalid the same
