@@ -1,5 +1,6 @@
 /* Filling bson_error_t values, and the interrupt flag long loops check. */
 #include <signal.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "remodel/error.h"
 
 volatile int rm_interrupted;
+const char *volatile rm_mapped_file;
 
 static void
 fill (bson_error_t *err, rm_errcode_t code, const char *fmt, va_list ap)
@@ -68,6 +70,30 @@ on_signal (int sig)
     rm_interrupted = sig;
 }
 
+/* A mapped input file cut short between the read-ahead's check and a read
+ * of its bytes (common/dump/read_ahead.c reports every other cut as an
+ * error): no unwinding is possible from a fault, so one line and exit 1,
+ * the status of a read error; temporary outputs stay behind as after a
+ * kill, and the next run sweeps them (rm_tmppath_sweep). */
+static void
+on_sigbus (int sig)
+{
+    static const char head[] = "remodel: error: ",
+                      named[] = ": the file was cut short while it was read (SIGBUS)\n",
+                      unnamed[] = "an input file was cut short while it was read (SIGBUS)\n";
+    const char *name = rm_mapped_file;
+    ssize_t n = write (2, head, sizeof head - 1);
+    if (name) {
+        n = write (2, name, strlen (name));
+        n = write (2, named, sizeof named - 1);
+    } else {
+        n = write (2, unnamed, sizeof unnamed - 1);
+    }
+    (void) n;
+    (void) sig;
+    _exit (1);
+}
+
 /* No SA_RESTART: a blocking read or write returns EINTR, so the loop around
  * it sees the flag and unwinds through the normal error path. */
 void
@@ -80,5 +106,7 @@ rm_signals_install (void)
     sigaction (SIGINT, &sa, NULL);
     sigaction (SIGTERM, &sa, NULL);
     sigaction (SIGHUP, &sa, NULL);
+    sa.sa_handler = on_sigbus;
+    sigaction (SIGBUS, &sa, NULL);
     signal (SIGPIPE, SIG_IGN);
 }

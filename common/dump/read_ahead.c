@@ -29,9 +29,12 @@
  * without a copy (the read's copy was 11% of convert's CPU). The thread
  * keeps at most LEAD bytes ahead, and the pages the main thread has left
  * behind are given back as it goes, so the resident memory stays what the
- * chunks took. A file cut short while it is read would raise SIGBUS here
- * where read() would have seen the end: a dump is not written to while it
- * is read. */
+ * chunks took. A file cut short while it is read is seen when the thread
+ * populates its next step (madvise fails with EFAULT past the end) and
+ * reported as an error naming it, where touching the pages would raise
+ * SIGBUS; only a cut between that call and the main thread's reads can
+ * still raise it (the handler in rm_signals_install names the cause). */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -271,7 +274,22 @@ mapped_main (void *arg)
          * every 64 KiB; only a hint (older kernels refuse it). */
         a = (uintptr_t) (ra->zero + pos) & ~(uintptr_t) (page - 1);
         b = (uintptr_t) (ra->zero + pos + step);
-        madvise ((void *) a, b - a, MADV_POPULATE_READ);
+        if (madvise ((void *) a, b - a, MADV_POPULATE_READ) != 0 && errno == EFAULT) {
+            /* Pages past the file's end: it was cut short after it was
+             * mapped. Touching them would raise SIGBUS; say it instead. */
+            struct stat st;
+            pthread_mutex_lock (&ra->mu);
+            ra->failed = true;
+            rm_error_set (&ra->err, RM_ERR_IO,
+                          "%s: the file was cut short while it was read (now %lld bytes, "
+                          "%llu when it was opened)",
+                          ra->name, fstat (s->fd, &st) == 0 ? (long long) st.st_size : -1LL,
+                          (unsigned long long) ra->map_len);
+            ra->m_done = true;
+            pthread_cond_broadcast (&ra->cond);
+            pthread_mutex_unlock (&ra->mu);
+            return NULL;
+        }
         check_bytes (ra, ra->zero + pos, (size_t) step);
         pos += step;
         pthread_mutex_lock (&ra->mu);
@@ -322,8 +340,10 @@ ra_free (rm_readahead_t *ra)
 {
     for (int i = 0; i < N_CHUNKS; i++)
         bson_free (ra->all[i]);
-    if (ra->map)
+    if (ra->map) {
+        rm_mapped_file = NULL;
         munmap (ra->map, ra->map_len);
+    }
     rm_buf_destroy (&ra->chk_carry);
     bson_free (ra->name);
     pthread_cond_destroy (&ra->cond);
@@ -346,6 +366,8 @@ rm_readahead_start (rm_instream_t *s)
         ra->free_list = ra->all[i];
     }
     ra->name = bson_strdup (s->name);
+    if (mapped)
+        rm_mapped_file = ra->name;
     ra->raw_pos = s->raw_pos;
     /* The checker can start only where the main thread stands at a
      * document boundary. The window holds the bytes produced before the
@@ -486,6 +508,12 @@ mapped_fill (rm_instream_t *s, rm_readahead_t *ra, size_t need, bson_error_t *er
     pthread_cond_broadcast (&ra->cond);
     while (ra->m_ready < want && !ra->m_done)
         pthread_cond_wait (&ra->cond, &ra->mu);
+    if (ra->failed && ra->m_ready < want) {
+        pthread_mutex_unlock (&ra->mu);
+        if (err)
+            *err = ra->err;
+        return -1;
+    }
     ready = ra->m_ready;
     s->checked_end = ra->m_checked;
     pthread_mutex_unlock (&ra->mu);

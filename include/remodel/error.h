@@ -41,4 +41,8 @@ void rm_error_prefix (bson_error_t *err, const char *fmt, ...)
 extern volatile int rm_interrupted;
 void rm_signals_install (void);
 
+/* The input file mapped now (read_ahead.c), named by the SIGBUS handler
+ * when it is cut short under the mapping; NULL when none is. */
+extern const char *volatile rm_mapped_file;
+
 #endif
