@@ -128,7 +128,7 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v, bson_type_t
 static void walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t *it,
                   int depth, bool in_array, size_t parent);
 
-/* v's statistics into f, the field of its path (c->path, plen bytes). */
+/* v's statistics into f, the field of its path (plen bytes). */
 static void
 add_value (rm_collection_t *c, uint64_t seq, rm_field_t *f, size_t plen, bson_iter_t *v, int depth,
            bool in_array)
@@ -205,9 +205,10 @@ generated_key (const char *k, uint32_t n)
     return digit;
 }
 
-/* The fields of a document under prefix (c->path holds it, plen bytes:
- * the path of each field is built in place, not copied); parent: the
- * field whose value the document is, or whose elements (SIZE_MAX: none). */
+/* The fields of a document under the path of parent (plen bytes), the
+ * field whose value the document is, or whose elements (SIZE_MAX: none, at
+ * the top). A field's path is spelt out in c->path only when the shape
+ * does not give its field. */
 static void
 walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t *it, int depth,
       bool in_array, size_t parent)
@@ -229,9 +230,6 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t
         }
         if (plen + 1 + klen + 1 > sizeof c->path)
             continue; /* a path past 510 bytes: not analyzed */
-        if (plen)
-            c->path[plen] = '.';
-        memcpy (c->path + plen + (plen ? 1 : 0), key, klen + 1);
         len = plen + (plen ? 1 : 0) + klen;
         /* The documents of a collection mostly share a shape: the field
          * at this place under this parent last time, if its name is
@@ -243,6 +241,14 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t
                 f = g;
         }
         if (!f) {
+            /* The path spelt out only to look it up: its prefix is the
+             * parent field's path (plen bytes), kept by the field. */
+            if (plen) {
+                memcpy (c->path, c->fields[parent].path, plen);
+                c->path[plen] = '.';
+            }
+            memcpy (c->path + plen + (plen ? 1 : 0), key, klen);
+            c->path[len] = '\0';
             f = collection_field (c, c->path, len, path_hash_more (dhash, key, klen), in_array);
             if (f && at < RM_ANALYZE_SHAPE)
                 shape[at] = (uint16_t) (f - c->fields + 1);
@@ -250,7 +256,6 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t
         at++;
         if (f)
             add_value (c, seq, f, len, it, depth, in_array);
-        c->path[plen] = '\0';
     }
 }
 

@@ -271,6 +271,9 @@ typedef bool (*rm_parent_fn) (void *ctx, size_t rel, const uint8_t *doc, uint32_
 size_t *rm_analysis_col_of (const rm_analysis_t *a, const rm_dump_info_t *info);
 bool rm_analyze_each_parent (rm_analysis_t *a, const rm_read_opts_t *ro, rm_parent_fn fn, void *ctx,
                              bson_error_t *err);
+/* analyze_split.c. fn (ctx, i) for each i below n, on two threads; each
+ * call must touch only what piece i owns. Returns once all are done. */
+void rm_analyze_split (size_t n, void (*fn) (void *ctx, size_t i), void *ctx);
 /* analyze_spill.c. Sends every key table to the sorter (and frees them). */
 bool rm_analyze_spill_keys (rm_analysis_t *a, bson_error_t *err);
 /* After pass 1: the rest too, then merges them into a->merged and sets

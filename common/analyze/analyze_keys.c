@@ -80,7 +80,11 @@ rm_class_of (const rm_dist_t *children)
 uint64_t
 rm_analyze_key_of (const uint8_t *bytes, size_t len)
 {
-    uint64_t h = rm_crc64_update (0, bytes, len);
+    /* The 128-bit carry-less version directly: keys are short (rarely
+     * past 256 bytes, where the wide one would start), and this spares a
+     * dispatch (a pthread_once and a call) per key. Every version gives
+     * the same CRC (test_crc64). */
+    uint64_t h = rm_crc64_update_clmul (0, bytes, len);
     return h ? h : 1;
 }
 

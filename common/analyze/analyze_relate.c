@@ -199,6 +199,26 @@ share_in_memory (rm_analysis_t *a, rm_pair_t *p)
     }
 }
 
+typedef struct {
+    rm_analysis_t *a;
+    rm_pair_t *pairs;   /* for share_piece */
+    size_t *rels;       /* for parents_piece: the relationships to count */
+} pieces_t;
+
+static void
+share_piece (void *ctx, size_t i)
+{
+    pieces_t *p = ctx;
+    share_in_memory (p->a, &p->pairs[i]);
+}
+
+static void
+parents_piece (void *ctx, size_t i)
+{
+    pieces_t *p = ctx;
+    count_parents (p->a, &p->a->rels[p->rels[i]]);
+}
+
 /* Whether a candidate measured like a relationship: a key unique in its
  * collection, most of the field's values found, more than one of them.
  * Whether it is one is the evidence's to say (analyze_score.c). */
@@ -344,26 +364,28 @@ judge_shapes (rm_analysis_t *a)
 bool
 rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
 {
-    size_t n;
+    size_t n, n_counted = 0;
     rm_pair_t *pairs = candidates (a, &n);
     bool spilled = a->merged != NULL, any_child_refs = false;
+    pieces_t pieces = {a, pairs, NULL};
 
     if (spilled && !rm_analyze_spill_pairs (a, pairs, n, err)) {
         bson_free (pairs);
         return false;
     }
-    /* Each field's candidates, judged together. */
+    /* What every candidate shares, on both cores; then each field's
+     * candidates, judged together. */
+    if (!spilled)
+        rm_analyze_split (n, share_piece, &pieces);
     for (size_t i = 0; i < n;) {
         size_t end = i;
         while (end < n && pairs[end].from == pairs[i].from && pairs[end].field == pairs[i].field)
             end++;
-        if (!spilled)
-            for (size_t k = i; k < end; k++)
-                share_in_memory (a, &pairs[k]);
         judge_field (a, pairs, i, end);
         i = end;
     }
     bson_free (pairs);
+    pieces.rels = bson_malloc ((a->n_rels ? a->n_rels : 1) * sizeof *pieces.rels);
     for (size_t i = 0; i < a->n_rels; i++) {
         rm_relation_t *r = &a->rels[i];
         any_child_refs |= r->child_refs;
@@ -372,8 +394,10 @@ rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
                 RM_REL_ACTS (&a->rels[k]) && RM_REL_ACTS (r))
                 r->two_way = true;
         if (!spilled && !r->child_refs)
-            count_parents (a, r);
+            pieces.rels[n_counted++] = i;
     }
+    rm_analyze_split (n_counted, parents_piece, &pieces);
+    bson_free (pieces.rels);
     if (spilled && !rm_analyze_spill_parents (a, err))
         return false;
     if (any_child_refs &&
