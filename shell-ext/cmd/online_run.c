@@ -259,14 +259,10 @@ run_range (online_job_t *j, online_passrun_t *pr, online_mode_t mode, bson_t *la
         }
         b0 = online_mono_ms (); /* a pause is no batch's time */
         n = one_batch (j, pr, last, in, out, err);
-        if (n < 0) {
-            if (online_retry (on, &retry, err))
-                continue;
-            ok = false;
-            break;
-        }
-        ONLINE_RETRY_RESET (retry);
-        if (n == 0)
+        online_batch_end_t end = online_retry_batch (on, &retry, n, err);
+        if (end == ONLINE_BATCH_AGAIN)
+            continue;
+        if (!(ok = end != ONLINE_BATCH_FAILED) || end == ONLINE_BATCH_DONE)
             break;
         j->seen += n;
         on->busy_ms += online_mono_ms () - b0;
