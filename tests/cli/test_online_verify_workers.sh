@@ -13,6 +13,9 @@
 #      target's documents compared before and after), a verify then
 #      exits 0, and the results are remodel run's on a dump of the
 #      sources as they are now, byte for byte;
+#   2b. a third of the results damaged (more than ten ranges differ):
+#      verify --workers 3 and --workers 1 show the same number of
+#      "the range after" lines, ten, the rest counted in one line;
 #   3. a run read whole (one partition): verify --workers 2 says it reads
 #      one range and finds what verify finds;
 #   4. --workers with --sample is refused, naming why.
@@ -117,6 +120,22 @@ $k2 partitions, 3 worker(s): $((2 * n)) read"
         2>"$T/off.err" || fail "$kind: remodel run" "$(cat "$T/off.err")"
     online_same "$kind: ... as remodel run on a dump of the sources now, byte for byte" \
         "$T/vw.archive" "v1.parents=$to"
+
+    # 2b. More than ten ranges differ (a third of the results damaged,
+    # batches of 5): as many lines with 1 and 3 workers, ten of a pass
+    # shown, the rest counted.
+    pyq "t = c.v1['$to']
+for x in [d['_id'] for d in t.find({}, {'_id': 1})][::3]:
+    t.update_one({'_id': x}, {'\$set': {'x': 1}})"
+    # shown: verify's status, its "the range after" lines, its "N more"
+    # lines (N itself differs: --workers 1 reads the pass as one range, its
+    # batches not cut at the partitions' bounds).
+    shown() { echo "$rc:$(grep -c ': the range after ' "$T/err"):$(grep -c ' more ranges differ$' "$T/err")"; }
+    online verify vw --workers 1 --batch-size 5
+    s1=$(shown)
+    online verify vw --workers 3 --batch-size 5
+    expect_eq "$kind: more than ten ranges differ: verify --workers 3 shows as many ranges as --workers 1, ten, the rest counted" \
+        "$(shown):$s1" "1:10:1:1:10:1"
 
     # 3. A run that read it whole: one range, one worker.
     python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" v2 3 >/dev/null
