@@ -258,13 +258,17 @@ typedef struct {
     online_docs_t found;          /* verify, sync: the targets' documents */
     int64_t differ;               /* verify, sync: results not as they should be */
     int reported;
+    /* A worker's (online_run.c): the pass's count of ranges reported,
+     * shared by its workers (atomic), so that the first ONLINE_REPORT_MAX
+     * are shown whatever their number (NULL: reported alone counts). */
+    int *reported_pass;
     /* sync from the change log: the _ids of results rewritten, noted
      * under their namespace for the steps that read them (NULL: none). */
     struct online_changes_s *changed;
 } online_passrun_t;
 
-/* Reports a range that differs: the first ONLINE_REPORT_MAX of a pass,
- * then a count. */
+/* Reports a range that differs: the first ONLINE_REPORT_MAX of a pass
+ * (all its workers together), then a count. */
 #define ONLINE_REPORT_MAX 10
 
 /* online_verify.c */

@@ -18,7 +18,9 @@ online_report_range (online_job_t *j, online_passrun_t *pr, const bson_t *before
 {
     bson_iter_t it;
     char *from = NULL;
-    if (pr->reported++ >= ONLINE_REPORT_MAX || (pr->mode == ONLINE_SYNC && j->on->o->quiet))
+    int k = pr->reported_pass ? __atomic_fetch_add (pr->reported_pass, 1, __ATOMIC_RELAXED)
+                              : pr->reported++;
+    if (k >= ONLINE_REPORT_MAX || (pr->mode == ONLINE_SYNC && j->on->o->quiet))
         return;
     if (bson_iter_init_find (&it, before, "last")) {
         bson_t tmp = BSON_INITIALIZER;

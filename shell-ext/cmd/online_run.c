@@ -259,14 +259,10 @@ run_range (online_job_t *j, online_passrun_t *pr, online_mode_t mode, bson_t *la
         }
         b0 = online_mono_ms (); /* a pause is no batch's time */
         n = one_batch (j, pr, last, in, out, err);
-        if (n < 0) {
-            if (online_retry (on, &retry, err))
-                continue;
-            ok = false;
-            break;
-        }
-        ONLINE_RETRY_RESET (retry);
-        if (n == 0)
+        online_batch_end_t end = online_retry_batch (on, &retry, n, err);
+        if (end == ONLINE_BATCH_AGAIN)
+            continue;
+        if (!(ok = end != ONLINE_BATCH_FAILED) || end == ONLINE_BATCH_DONE)
             break;
         j->seen += n;
         on->busy_ms += online_mono_ms () - b0;
@@ -404,7 +400,9 @@ reader_close (reader_t *r)
  * results' _ids has one worker, which keeps the step's sets.
  *
  * verify and sync's rescan adds up what its workers find: the results
- * that differ, the ranges reported, the documents read, and verify's
+ * that differ, the ranges reported (one count, shared as they report
+ * them: the first ONLINE_REPORT_MAX of the pass are shown, whatever the
+ * number of workers), the documents read, and verify's
  * list of differing _ids, one per partition, adopted in the partitions'
  * order as soon as those before are (so the list and its first _ids are
  * the same whichever worker read which partition; a partition done
@@ -419,7 +417,8 @@ typedef struct pass_ctx {
     uint32_t n;
     online_t *on;           /* the rescan's own, whose list is the command's */
     pthread_mutex_t mu;
-    int64_t differ, read, unreported;
+    int64_t differ, read;
+    int reported;           /* the workers' online_passrun_t.reported_pass */
     online_diffs_t **lists; /* partition k's, until adopted */
     bool *finished;
     uint32_t adopted;       /* the partitions before this one are */
@@ -432,6 +431,7 @@ worker_open (online_t *won, void *ctx, bson_error_t *err)
     reader_t *r = bson_malloc0 (sizeof *r);
     (void) err;
     reader_open (r, won, c->s, c->p, c->pi, c->mode, c->sets, c->n_sets, &r->own);
+    r->own.reported_pass = &c->reported;
     r->n_parts = c->n;
     r->ctx = c;
     return r;
@@ -506,8 +506,6 @@ worker_close (void *reader)
         /* A rescan's: what this worker found, added to the pass's. */
         pthread_mutex_lock (&r->ctx->mu);
         r->ctx->differ += r->own.differ;
-        if (r->own.reported > ONLINE_REPORT_MAX)
-            r->ctx->unreported += r->own.reported - ONLINE_REPORT_MAX;
         pthread_mutex_unlock (&r->ctx->mu);
     }
     reader_close (r);
@@ -645,7 +643,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         bson_free (ctx.finished);
         pthread_mutex_destroy (&ctx.mu);
         pr->differ += ctx.differ;
-        pr->reported = ctx.unreported ? ONLINE_REPORT_MAX + (int) ctx.unreported : 0;
+        pr->reported = ctx.reported;
         r.j.seen = ctx.read;
         if (ok && !o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: %u partitions, %d "

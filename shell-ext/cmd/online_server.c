@@ -361,13 +361,12 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
             /* The range again, from the checkpoint. */
             mongoc_cursor_destroy (cur);
             cur = NULL;
-            if (online_retry (on, &retry, err))
-                continue;
-            ok = false;
-            break;
+            n = -1;
         }
-        ONLINE_RETRY_RESET (retry);
-        if (n == 0)
+        online_batch_end_t end = online_retry_batch (on, &retry, n, err);
+        if (end == ONLINE_BATCH_AGAIN)
+            continue;
+        if (!(ok = end != ONLINE_BATCH_FAILED) || end == ONLINE_BATCH_DONE)
             break;
         seen += n;
         written += w;

@@ -192,6 +192,19 @@ typedef struct {
 } online_retry_t;
 #define ONLINE_RETRY_RESET(r) ((r) = (online_retry_t) {0, 0})
 bool online_retry (online_t *on, online_retry_t *r, const bson_error_t *err);
+/* The end of one batch of run's and --server-side's loops, n its count
+ * (negative: it failed, err says why): AGAIN, a transient error waited
+ * for (online_retry), the loop goes round; FAILED, it ends failed; DONE,
+ * nothing was left (n == 0); ON, the loop goes on with the batch. A
+ * batch not failed ends a run of retries. */
+typedef enum {
+    ONLINE_BATCH_ON,
+    ONLINE_BATCH_AGAIN,
+    ONLINE_BATCH_FAILED,
+    ONLINE_BATCH_DONE
+} online_batch_end_t;
+online_batch_end_t online_retry_batch (online_t *on, online_retry_t *r, int64_t n,
+                                       const bson_error_t *err);
 
 /* online_range.c: resuming after a checkpoint's _id. Appends to filter
  * the condition "every _id after last in MongoDB's sort order", of any

@@ -2,7 +2,8 @@
  * stepping down, a server shutting down or restarting. The caller loops;
  * this decides whether to go round again, and waits first, with a backoff
  * that doubles from 250 ms up to 8 s, for up to --retry-for from the
- * first error of the run. */
+ * first error of the run. online_retry_batch: that, and a run of
+ * retries ended, at the end of a batch loop's batch. */
 #include <stdio.h>
 #include <unistd.h>
 
@@ -27,4 +28,13 @@ online_retry (online_t *on, online_retry_t *r, const bson_error_t *err)
                      "remodel: %s; retrying in %lld ms", err->message, (long long) wait);
     online_sleep_ms (wait);
     return true;
+}
+
+online_batch_end_t
+online_retry_batch (online_t *on, online_retry_t *r, int64_t n, const bson_error_t *err)
+{
+    if (n < 0)
+        return online_retry (on, r, err) ? ONLINE_BATCH_AGAIN : ONLINE_BATCH_FAILED;
+    ONLINE_RETRY_RESET (*r);
+    return n == 0 ? ONLINE_BATCH_DONE : ONLINE_BATCH_ON;
 }

@@ -92,7 +92,10 @@ online_same() {
 
 # The online suites' helpers, with a server at $uri and plans in
 # $T/plans (a suite may define its own instead, after this file):
-#   py SCRIPT ARGS...   a pymongo script with the client as c
+#   py SCRIPT ARGS...   a pymongo script with the client as c (sys,
+#                       random, json, datetime imported)
+#   target DB COLL      the name of DB.COLL's side-by-side result
+#                       collection (the first COLL_remodel_*)
 #   pid NAME            the id of plan NAME on the server
 #   online CMD NAME ... remodel online CMD of plan NAME, as run_rm
 #   figure WORD         the number before WORD in the last "change log:"
@@ -100,10 +103,11 @@ online_same() {
 #   events              the events of that line
 py() {
     local code=$1; shift
-    python3 -c "import sys, random, pymongo
+    python3 -c "import sys, random, json, datetime, pymongo
 c = pymongo.MongoClient(sys.argv[1], directConnection=True, serverSelectionTimeoutMS=10000)
 $code" "$uri" "$@"
 }
+target() { py "print([n for n in c['$1'].list_collection_names() if n.startswith('$2_remodel_')][0])"; }
 pid() { plan_id "$T/plans/$1.json"; }
 online() { run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
 figure() { sed -n "s/.*change log: .* \([0-9][0-9]*\) $1.*/\1/p" "$T/err" | tail -n 1; }

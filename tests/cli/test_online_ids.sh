@@ -68,11 +68,6 @@ while time.time() - t0 < 60:
     time.sleep(0.005)
 sys.exit(3)
 EOF
-pyq() { python3 -c "import pymongo, sys, datetime
-c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
-$1" "$uri"; }
-# target DB: the side-by-side result collection of DB.things.
-target() { pyq "print([n for n in c['$1'].list_collection_names() if n.startswith('things_remodel_')][0])"; }
 # plan NAME DB: a plan setting done: true on DB.things, in $T/plans/NAME.json.
 plan() { echo "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"$2.things\", \"fields\": {\"done\": true}}}]}" >"$T/plans/$1.json"; }
 # offline NAME DB: remodel run's result of plan NAME on DB as it is now, in $T/NAME.archive.
@@ -94,9 +89,9 @@ killed_at() {
     python3 "$T/at.py" "$uri" $((RANDOM % 31 + 10)) "$pid"
     wait $outer
     expect_eq "$name: killed part way (a checkpoint not done)" \
-        "$(pyq 'print(c.remodel.checkpoints.count_documents({"done": False}) > 0)')" True
+        "$(py 'print(c.remodel.checkpoints.count_documents({"done": False}) > 0)')" True
     # The killed run's lease expires; the next run takes it over.
-    pyq 'c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1, 1)}})'
+    py 'c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1, 1)}})'
 }
 
 for kind in $(online_kinds); do
@@ -111,9 +106,9 @@ for kind in $(online_kinds); do
         "$REMODEL" online run -q "$T/plans/kill.json" --uri "$uri" --batch-size 5 --pause-ms 40
     run_rm online run -q "$T/plans/kill.json" --uri "$uri" --batch-size 5
     expect_eq "$kind: run again: exit 0" "$rc:$(cat "$T/err")" "0:"
-    to=$(target ids1)
+    to=$(target ids1 things)
     expect_eq "$kind: ... every one of the $n documents of mixed _id types backfilled" \
-        "$(pyq "print(c.ids1['$to'].count_documents({'done': True}))")" "$n"
+        "$(py "print(c.ids1['$to'].count_documents({'done': True}))")" "$n"
     online_same "$kind: ... as remodel run, byte for byte" "$T/kill.archive" "ids1.things=$to"
     run_rm online verify -q "$T/plans/kill.json" --uri "$uri"
     expect_eq "$kind: ... verify passes" "$rc:$(cat "$T/err")" "0:"
@@ -128,9 +123,9 @@ for kind in $(online_kinds); do
             --batch-size 5 --pause-ms 40
         run_rm online run -q "$T/plans/server.json" --uri "$uri" --server-side --batch-size 5
         expect_eq "$kind: --server-side run again: exit 0" "$rc:$(cat "$T/err")" "0:"
-        to=$(target ids3)
+        to=$(target ids3 things)
         expect_eq "$kind: ... every document backfilled" \
-            "$(pyq "print(c.ids3['$to'].count_documents({'done': True}))")" "$n"
+            "$(py "print(c.ids3['$to'].count_documents({'done': True}))")" "$n"
         online_same "$kind: ... as remodel run, byte for byte" "$T/server.archive" "ids3.things=$to"
 
         # 4. The mongosh script, killed and run again.
@@ -145,9 +140,9 @@ for kind in $(online_kinds); do
             "$MONGOSH1" --quiet "$uri" --eval 'var batchSize = 5, owner = "ids-test"' \
                 "$T/script.js" >"$T/s2" 2>&1
             expect_eq "$kind: the mongosh script run again: exit 0" "$?" 0
-            to=$(target ids4)
+            to=$(target ids4 things)
             expect_eq "$kind: ... every document backfilled" \
-                "$(pyq "print(c.ids4['$to'].count_documents({'done': True}))")" "$n"
+                "$(py "print(c.ids4['$to'].count_documents({'done': True}))")" "$n"
             online_same "$kind: ... as remodel run, byte for byte" "$T/script.archive" "ids4.things=$to"
         else
             fail "$kind: the mongosh script: mongosh 1.10.6 is not installed (tests/peers/install.sh)"
@@ -176,7 +171,7 @@ for kind in $(online_kinds); do
         "$?:$(grep -c 'retrying in' "$T/run.err" | awk '{ print ($1 > 0) }')" "0:1"
     grep -q 'retrying in' "$T/run.err" || tail -n 3 "$T/run.err" >&2
     expect_eq "$kind: ... every document changed" \
-        "$(pyq 'print(c.ids2.things.count_documents({"done": True}))')" "$n"
+        "$(py 'print(c.ids2.things.count_documents({"done": True}))')" "$n"
     online_same "$kind: ... as remodel run, byte for byte" "$T/restart.archive" "ids2.things=things"
 
     # 5. sync across a restart: the other types' results are no stray.
@@ -184,7 +179,7 @@ for kind in $(online_kinds); do
     plan sync ids5
     offline sync ids5
     run_rm online run -q "$T/plans/sync.json" --uri "$uri"
-    to=$(target ids5)
+    to=$(target ids5 things)
     "$REMODEL" online sync "$T/plans/sync.json" --uri "$uri" --batch-size 5 --pause-ms 40 \
         --retry-for 60 --log-format json >/dev/null 2>"$T/sync.err" &
     pid=$!
@@ -200,7 +195,7 @@ for kind in $(online_kinds); do
         "$?:$(grep -c 'retrying in' "$T/sync.err" | awk '{ print ($1 > 0) }')" "0:1"
     grep -q 'retrying in' "$T/sync.err" || tail -n 3 "$T/sync.err" >&2
     expect_eq "$kind: ... no valid result removed" \
-        "$(pyq "print(c.ids5['$to'].count_documents({'done': True}))"):$(grep -c 'no range makes\|sources are gone' "$T/sync.err")" "$n:0"
+        "$(py "print(c.ids5['$to'].count_documents({'done': True}))"):$(grep -c 'no range makes\|sources are gone' "$T/sync.err")" "$n:0"
     online_same "$kind: ... the results as remodel run, byte for byte" "$T/sync.archive" "ids5.things=$to"
     run_rm online verify -q "$T/plans/sync.json" --uri "$uri"
     expect_eq "$kind: ... verify passes" "$rc:$(cat "$T/err")" "0:"

@@ -23,10 +23,6 @@ trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; r
 N=30 # parents of each type
 mkdir -p "$T/plans"
 
-pyq() { python3 -c "import pymongo, sys, json
-c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
-$1" "$uri"; }
-target() { pyq "print([n for n in c['$1'].list_collection_names() if n.startswith('parents_remodel_')][0])"; }
 # plan NAME DB: the children embedded into their parents.
 plan() {
     echo "{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"$2.kids\", \"into\": \"$2.parents\", \"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"kids\", \"project\": {\"owner\": 0}}}]}" >"$T/plans/$1.json"
@@ -36,10 +32,10 @@ offline() {
     "$REMODEL" run -q --force "$T/plans/$1.json" --from "$T/$2-src.archive" --to "$T/$1.archive" ${3:-}
 }
 # parts PLAN: the plan's recorded partitions of step 1, as JSON.
-parts() { pyq "print(json.dumps(c.remodel.plans.find_one({'_id': '$(pid "$1")'})['partitions']['1'], default=str, sort_keys=True))"; }
+parts() { py "print(json.dumps(c.remodel.plans.find_one({'_id': '$(pid "$1")'})['partitions']['1'], default=str, sort_keys=True))"; }
 # counts PLAN: partitions done, and the documents they read in all.
 counts() {
-    pyq "d = list(c.remodel.partitions.find({'plan': '$(pid "$1")', 'pass': 1}))
+    py "d = list(c.remodel.partitions.find({'plan': '$(pid "$1")', 'pass': 1}))
 print('%d done, %d read' % (sum(x['state'] == 'done' for x in d), sum(x['seen'] for x in d)))"
 }
 
@@ -54,10 +50,10 @@ for kind in $(online_kinds); do
     expect_eq "$kind: run --partitions 8: exit 0, says so" \
         "$rc:$(grep -c 'step 1 (embed) p1.parents: 8 partitions' "$T/err")" "0:1"
     expect_eq "$kind: ... eight partitions recorded in the plan's record" \
-        "$(pyq "print(len(c.remodel.plans.find_one({'_id': '$(pid eight)'})['partitions']['1']))")" 8
+        "$(py "print(len(c.remodel.plans.find_one({'_id': '$(pid eight)'})['partitions']['1']))")" 8
     expect_eq "$kind: ... each with its checkpoint, done, every parent read once" \
         "$(counts eight)" "8 done, $n read"
-    to=$(target p1)
+    to=$(target p1 parents)
     online_same "$kind: ... as remodel run, byte for byte" "$T/eight.archive" "p1.parents=$to"
     online status eight
     expect_eq "$kind: ... status lists the eight partitions, done" \
@@ -76,12 +72,12 @@ for kind in $(online_kinds); do
     python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid killed)" 2 "$(cat "$T/pid")"
     wait $outer
     before=$(parts killed)
-    left=$(pyq "print(8 - c.remodel.partitions.count_documents({'plan': '$(pid killed)', 'pass': 1, 'state': 'done'}))")
-    seen=$(pyq "print(sum(x['seen'] for x in c.remodel.partitions.find({'plan': '$(pid killed)', 'pass': 1})))")
+    left=$(py "print(8 - c.remodel.partitions.count_documents({'plan': '$(pid killed)', 'pass': 1, 'state': 'done'}))")
+    seen=$(py "print(sum(x['seen'] for x in c.remodel.partitions.find({'plan': '$(pid killed)', 'pass': 1})))")
     expect_eq "$kind: killed with SIGKILL, partitions left to do" "$((left >= 1 && left <= 6))" 1
     # A recompute would split at other values: the strings now outnumber the rest.
-    pyq "c.p2.others.insert_many([{'_id': 's%05d' % i} for i in range(2000)])"
-    pyq "c.remodel.leases.update_many({}, {'\$set': {'expires': __import__('datetime').datetime(2000, 1, 1)}})"
+    py "c.p2.others.insert_many([{'_id': 's%05d' % i} for i in range(2000)])"
+    py "c.remodel.leases.update_many({}, {'\$set': {'expires': datetime.datetime(2000, 1, 1)}})"
     online run killed --partitions 3 --batch-size 5 --log-format json
     expect_eq "$kind: ... run again (--partitions 3 given): exit 0" "$rc" 0
     expect_eq "$kind: ... the recorded partitions, not recomputed" "$(parts killed)" "$before"
@@ -89,7 +85,7 @@ for kind in $(online_kinds); do
     expect_eq "$kind: ... what the killed run read is not read again ($seen of $n)" \
         "$(sed -n '/"pass":1,/s/.*"batch":\([0-9]*\),.*/\1/p' "$T/err" | awk '{ s += $1 } END { print s + 0 }')" \
         "$((n - seen))"
-    to=$(target p2)
+    to=$(target p2 parents)
     online_same "$kind: ... as remodel run, byte for byte" "$T/killed.archive" "p2.parents=$to"
     online verify killed -q
     expect_eq "$kind: ... verify passes" "$rc:$(cat "$T/err")" "0:"
@@ -99,7 +95,7 @@ for kind in $(online_kinds); do
     echo '{"remodel": 1, "steps": [{"set": {"in": "p3.parents", "fields": {"done": true}}}]}' >"$T/plans/inplace.json"
     offline inplace p3
     online run inplace --in-place --partitions 3 --batch-size 9
-    k=$(pyq "print(len(c.remodel.plans.find_one({'_id': '$(pid inplace)'})['partitions']['1']))")
+    k=$(py "print(len(c.remodel.plans.find_one({'_id': '$(pid inplace)'})['partitions']['1']))")
     expect_eq "$kind: in place, --partitions 3: exit 0, at least three, all done" \
         "$rc:$((k >= 3)):$(counts inplace)" "0:1:$k done, $n read"
     online_same "$kind: ... as remodel run, byte for byte" "$T/inplace.archive" "p3.parents=parents"
@@ -109,7 +105,7 @@ for kind in $(online_kinds); do
     plan small p4
     online run small --create-indexes
     expect_eq "$kind: a small collection: one partition, the pass's own checkpoint" \
-        "$rc:$(grep -c partitions "$T/err"):$(pyq "print(len(c.remodel.plans.find_one({'_id': '$(pid small)'})['partitions']['1']))"):$(pyq "print(c.remodel.partitions.count_documents({'plan': '$(pid small)'}))"):$(pyq "print(c.remodel.checkpoints.find_one({'plan': '$(pid small)'})['done'])")" \
+        "$rc:$(grep -c partitions "$T/err"):$(py "print(len(c.remodel.plans.find_one({'_id': '$(pid small)'})['partitions']['1']))"):$(py "print(c.remodel.partitions.count_documents({'plan': '$(pid small)'}))"):$(py "print(c.remodel.checkpoints.find_one({'plan': '$(pid small)'})['done'])")" \
         "0:0:1:0:True"
     "$SERVER" stop "$T/$kind" >/dev/null 2>&1
 done

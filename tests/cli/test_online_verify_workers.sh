@@ -13,6 +13,9 @@
 #      target's documents compared before and after), a verify then
 #      exits 0, and the results are remodel run's on a dump of the
 #      sources as they are now, byte for byte;
+#   2b. a third of the results damaged (more than ten ranges differ):
+#      verify --workers 3 and --workers 1 show the same number of
+#      "the range after" lines, ten, the rest counted in one line;
 #   3. a run read whole (one partition): verify --workers 2 says it reads
 #      one range and finds what verify finds;
 #   4. --workers with --sample is refused, naming why.
@@ -27,7 +30,6 @@ pyq() { python3 -c "import pymongo, sys, json, datetime, hashlib
 from bson import Binary, Int64, ObjectId, json_util
 c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
 $1" "$uri"; }
-target() { pyq "print([n for n in c['$1'].list_collection_names() if n.startswith('parents_remodel_')][0])"; }
 plan() {
     echo "{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"$2.kids\", \"into\": \"$2.parents\", \"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"kids\", \"project\": {\"owner\": 0}}}]}" >"$T/plans/$1.json"
 }
@@ -55,7 +57,7 @@ for kind in ${KINDS:-$(online_kinds)}; do
     plan vw v1
     online run vw --partitions 8 --workers 2 --batch-size 7 --create-indexes
     run_rc=$rc
-    to=$(target v1)
+    to=$(target v1 parents)
     # Results damaged by hand, across the partitions: three changed (an
     # int's, a string's, a date's), two removed (an ObjectId's, a
     # binary's), one added that no parent makes; the sources changed: a
@@ -118,11 +120,27 @@ $k2 partitions, 3 worker(s): $((2 * n)) read"
     online_same "$kind: ... as remodel run on a dump of the sources now, byte for byte" \
         "$T/vw.archive" "v1.parents=$to"
 
+    # 2b. More than ten ranges differ (a third of the results damaged,
+    # batches of 5): as many lines with 1 and 3 workers, ten of a pass
+    # shown, the rest counted.
+    pyq "t = c.v1['$to']
+for x in [d['_id'] for d in t.find({}, {'_id': 1})][::3]:
+    t.update_one({'_id': x}, {'\$set': {'x': 1}})"
+    # shown: verify's status, its "the range after" lines, its "N more"
+    # lines (N itself differs: --workers 1 reads the pass as one range, its
+    # batches not cut at the partitions' bounds).
+    shown() { echo "$rc:$(grep -c ': the range after ' "$T/err"):$(grep -c ' more ranges differ$' "$T/err")"; }
+    online verify vw --workers 1 --batch-size 5
+    s1=$(shown)
+    online verify vw --workers 3 --batch-size 5
+    expect_eq "$kind: more than ten ranges differ: verify --workers 3 shows as many ranges as --workers 1, ten, the rest counted" \
+        "$(shown):$s1" "1:10:1:1:10:1"
+
     # 3. A run that read it whole: one range, one worker.
     python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" v2 3 >/dev/null
     plan whole v2
     online run whole --create-indexes -q
-    pyq "c.v2['$(target v2)'].delete_one({'_id': 2})"
+    pyq "c.v2['$(target v2 parents)'].delete_one({'_id': 2})"
     online verify whole --workers 2
     expect_eq "$kind: a run read whole: verify --workers 2 reads each pass as one range, finds the one removed" \
         "$rc:$(grep -c 'one range, one worker (its run read it whole)' "$T/err"):$(grep -c 'plan whole.json: 1 result(s) differ, the first: 2 in v2.parents' "$T/err")" \

@@ -25,10 +25,6 @@ trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; r
 N=40 # parents of each type (60 for the three workers)
 mkdir -p "$T/plans"
 
-pyq() { python3 -c "import pymongo, sys, json
-c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
-$1" "$uri"; }
-target() { pyq "print([n for n in c['$1'].list_collection_names() if n.startswith('parents_remodel_')][0])"; }
 # plan NAME DB: the children embedded into their parents; setp NAME DB:
 # a field set on the parents.
 setp() { echo "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"$2.parents\", \"fields\": {\"done\": true}}}]}" >"$T/plans/$1.json"; }
@@ -42,18 +38,18 @@ offline() {
 # counts PLAN: the first pass's partitions done of those recorded, the
 # documents they read.
 counts() {
-    pyq "d = list(c.remodel.partitions.find({'plan': '$(pid "$1")', 'pass': 1}))
+    py "d = list(c.remodel.partitions.find({'plan': '$(pid "$1")', 'pass': 1}))
 k = len(c.remodel.plans.find_one({'_id': '$(pid "$1")'})['partitions']['1'])
 print('%d of %d done, %d read' % (sum(x['state'] == 'done' for x in d), k, sum(x['seen'] for x in d)))"
 }
 # owners PLAN FIELD: the distinct processes (FIELD 2: pid) or workers
 # (FIELD 4) that read the first pass's partitions.
 owners() {
-    pyq "print(len({x['owner'].split(':')[$2] for x in c.remodel.partitions.find({'plan': '$(pid "$1")', 'pass': 1})}))"
+    py "print(len({x['owner'].split(':')[$2] for x in c.remodel.partitions.find({'plan': '$(pid "$1")', 'pass': 1})}))"
 }
 # state PLAN: the plan's checkpoints and partitions, as they are.
 state() {
-    pyq "print(json.dumps([list(c.remodel.partitions.find({'plan': '$(pid "$1")'}, sort=[('_id', 1)])), list(c.remodel.checkpoints.find({'plan': '$(pid "$1")'}, sort=[('_id', 1)]))], default=str))"
+    py "print(json.dumps([list(c.remodel.partitions.find({'plan': '$(pid "$1")'}, sort=[('_id', 1)])), list(c.remodel.checkpoints.find({'plan': '$(pid "$1")'}, sort=[('_id', 1)]))], default=str))"
 }
 # bg NAME ARGS...: remodel online ARGS in the background (reaped quietly),
 # its pid in $bgpid, stderr in $T/NAME.err, its exit status in $T/NAME.rc.
@@ -82,7 +78,7 @@ for kind in $(online_kinds); do
         "$(waitrc a):$(waitrc b)" "0:0"
     expect_eq "$kind: ... both read partitions, every parent once" \
         "$(owners two 1):$(counts two)" "2:8 of 8 done, $n read"
-    online_same "$kind: ... as remodel run, byte for byte" "$T/two.archive" "w1.parents=$(target w1)"
+    online_same "$kind: ... as remodel run, byte for byte" "$T/two.archive" "w1.parents=$(target w1 parents)"
 
     # 2. Three workers in one process.
     n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w2 60)
@@ -92,7 +88,7 @@ for kind in $(online_kinds); do
     expect_eq "$kind: three workers: exit 0, eight partitions, several workers, every parent once" \
         "$rc:$(grep -c '8 partitions, 3 worker' "$T/err"):$(($(owners three 3) > 1)):$(counts three)" \
         "0:1:1:8 of 8 done, $n read"
-    online_same "$kind: ... as remodel run, byte for byte" "$T/three.archive" "w2.parents=$(target w2)"
+    online_same "$kind: ... as remodel run, byte for byte" "$T/three.archive" "w2.parents=$(target w2 parents)"
     # status --json lists the recorded partitions, not the pass as one.
     online status three --json
     expect_eq "$kind: ... status --json: the eight partitions, each done, their reads every parent once" \
@@ -116,7 +112,7 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
         "$(waitrc b):$(counts killed)" "0:8 of 8 done, $n read"
     expect_eq "$kind: ... it took the plan's lease over at once" \
         "$(grep -c 'plan killed.json: lease taken over at once' "$T/b.err")" 1
-    online_same "$kind: ... as remodel run, byte for byte" "$T/killed.archive" "w3.parents=$(target w3)"
+    online_same "$kind: ... as remodel run, byte for byte" "$T/killed.archive" "w3.parents=$(target w3 parents)"
     online verify killed -q
     expect_eq "$kind: ... verify passes" "$rc:$(cat "$T/err")" "0:"
 
@@ -137,7 +133,7 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
     expect_eq "$kind: ... the stopped one, continued, exits non-zero, saying it lost its lease" \
         "$(waitrc a):$(grep -c 'stopping before writing anything more' "$T/a.err")" "1:1"
     expect_eq "$kind: ... and wrote no checkpoint" "$(state stopped)" "$before"
-    online_same "$kind: ... as remodel run, byte for byte" "$T/stopped.archive" "w4.parents=$(target w4)"
+    online_same "$kind: ... as remodel run, byte for byte" "$T/stopped.archive" "w4.parents=$(target w4 parents)"
     unset REMODEL_ONLINE_LEASE_MS
     "$SERVER" stop "$T/$kind" >/dev/null 2>&1
 done
