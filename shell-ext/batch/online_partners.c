@@ -97,7 +97,8 @@ online_partners_read (online_t *on, mongoc_collection_t *partner, const rm_path_
         /* Past the budget (--memory): the batches' finds, as before. The
          * documents are counted, twice (their key values, the entries). */
         bytes += 2 * (size_t) doc->len + sizeof (entry_t) + sizeof *owner;
-        if (bytes > budget) {
+        /* And a bson_t's limit: the key values are one document. */
+        if (bytes > budget || c->values.len > (uint32_t) INT32_MAX / 2) {
             over = true;
             break;
         }
@@ -131,6 +132,10 @@ online_partners_read (online_t *on, mongoc_collection_t *partner, const rm_path_
             c->n++;
         }
     bson_free (owner);
+    if (c->n != n) { /* a value that did not fit: the finds, as before */
+        online_partners_destroy (c);
+        return NULL;
+    }
     qsort (c->entries, c->n, sizeof *c->entries, cmp_entries);
     return c;
 }
