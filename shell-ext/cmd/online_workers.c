@@ -43,7 +43,6 @@ typedef struct {
     shared_t *sh;
     int index;
     online_t on;            /* this worker's: its own connection and lease */
-    pthread_t thread;
 } worker_t;
 
 static bool
@@ -171,14 +170,36 @@ worker_main (void *arg)
     return NULL;
 }
 
+/* Runs fn on each of the n items of size sz (workers), one thread each,
+ * and waits for them all; how many started (a thread that cannot start
+ * leaves the rest to those that did). SIGINT and SIGTERM are the main
+ * thread's to see (online_signal.c): the workers' loops poll the flag it
+ * sets. */
+static int
+run_all (void *items, size_t sz, int n, void *(*fn) (void *))
+{
+    pthread_t *t = bson_malloc0 ((size_t) n * sizeof *t);
+    int started = 0;
+    sigset_t mask;
+
+    online_signal_block (&mask);
+    while (started < n &&
+           pthread_create (&t[started], NULL, fn, (char *) items + (size_t) started * sz) == 0)
+        started++;
+    pthread_sigmask (SIG_SETMASK, &mask, NULL);
+    for (int i = 0; i < started; i++)
+        pthread_join (t[i], NULL);
+    bson_free (t);
+    return started;
+}
+
 bool
 online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, int n,
                      const online_worker_ops_t *ops, int64_t *taken, bson_error_t *err)
 {
     shared_t sh;
     worker_t *w;
-    int started = 0;
-    sigset_t mask;
+    int started;
 
     memset (&sh, 0, sizeof sh);
     sh.on = on;
@@ -189,22 +210,14 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
     sh.ops = ops;
     pthread_mutex_init (&sh.mu, NULL);
     w = bson_malloc0 ((size_t) n * sizeof *w);
-    /* SIGINT and SIGTERM are the main thread's to see (online_signal.c):
-     * the workers' loops poll the flag it sets. */
-    online_signal_block (&mask);
     for (int i = 0; i < n; i++) {
         w[i].sh = &sh;
         w[i].index = i;
         worker_on (on, i, &w[i].on);
         w[i].on.lease = NULL;
         w[i].on.epoch = 0;
-        if (pthread_create (&w[i].thread, NULL, worker_main, &w[i]) != 0)
-            break;
-        started++;
     }
-    pthread_sigmask (SIG_SETMASK, &mask, NULL);
-    for (int i = 0; i < started; i++)
-        pthread_join (w[i].thread, NULL);
+    started = run_all (w, sizeof *w, n, worker_main);
     for (int i = 0; i < started; i++)
         on->read_now += w[i].on.read_now;
     bson_free (w);
@@ -241,7 +254,6 @@ typedef struct {
 typedef struct {
     rescan_t *rs;
     online_t on;
-    pthread_t thread;
 } rescan_worker_t;
 
 static void *
@@ -301,8 +313,7 @@ online_workers_rescan (online_t *on, const bson_t *parts, int n, const online_wo
 {
     rescan_t rs;
     rescan_worker_t *w;
-    int started = 0;
-    sigset_t mask;
+    int started;
 
     memset (&rs, 0, sizeof rs);
     rs.on = on;
@@ -311,19 +322,14 @@ online_workers_rescan (online_t *on, const bson_t *parts, int n, const online_wo
     rs.ops = ops;
     pthread_mutex_init (&rs.mu, NULL);
     w = bson_malloc0 ((size_t) n * sizeof *w);
-    online_signal_block (&mask);
+    /* The plan's lease, held by this process (NULL: verify, a dry run),
+     * stays in each worker's online_t (worker_on): checked by the
+     * worker's writes, never dropped by it. */
     for (int i = 0; i < n; i++) {
         w[i].rs = &rs;
         worker_on (on, i, &w[i].on);
-        /* The plan's lease, held by this process (NULL: verify, a dry
-         * run): checked by the worker's writes, never dropped by it. */
-        if (pthread_create (&w[i].thread, NULL, rescan_main, &w[i]) != 0)
-            break;
-        started++;
     }
-    pthread_sigmask (SIG_SETMASK, &mask, NULL);
-    for (int i = 0; i < started; i++)
-        pthread_join (w[i].thread, NULL);
+    started = run_all (w, sizeof *w, n, rescan_main);
     bson_free (w);
     pthread_mutex_destroy (&rs.mu);
     if (started < n && !rs.stop) {
