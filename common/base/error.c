@@ -84,7 +84,26 @@ on_sigbus (int sig)
     const char *name = rm_mapped_file;
     ssize_t n = write (2, head, sizeof head - 1);
     if (name) {
-        n = write (2, name, strlen (name));
+        /* A directory dump's file names are the dump's: no control byte
+         * reaches the terminal: \xNN, as cli_text.c writes them. */
+        static const char hex[] = "0123456789abcdef";
+        char buf[256];
+        size_t k = 0;
+        for (const char *p = name; *p; p++) {
+            unsigned char c = (unsigned char) *p;
+            if (c < 0x20 || c == 0x7f) {
+                buf[k++] = '\\';
+                buf[k++] = 'x';
+                buf[k++] = hex[c >> 4];
+                buf[k++] = hex[c & 15];
+            } else {
+                buf[k++] = (char) c;
+            }
+            if (k > sizeof buf - 4 || !p[1]) {
+                n = write (2, buf, k);
+                k = 0;
+            }
+        }
         n = write (2, named, sizeof named - 1);
     } else {
         n = write (2, unnamed, sizeof unnamed - 1);

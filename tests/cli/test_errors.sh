@@ -426,22 +426,26 @@ expect_nothing_written bson-several-collections
 #    output is a pipe that is not read until the cut, so the reading is
 #    under way and held there. Cut far ahead: the read-ahead's next step
 #    finds it (the message says both sizes); cut to nothing, under the
-#    pages the main thread reads: SIGBUS, named too.
+#    pages the main thread reads: SIGBUS, named too, and escaped (a
+#    directory dump's file names are the dump's).
 GEN=$(dirname "$REMODEL")/remodel-gen
 [ -x "$GEN" ] || GEN=$ROOT/build/remodel-gen   # the sanitizer build has none
 "$GEN" --out "$T/gen60" --scale 60 >/dev/null
 "$REMODEL" convert "$T/gen60" "$T/big.archive" -q
 big=$(stat -c %s "$T/big.archive")
 for cut in $((40 << 20)) 0; do
-    cp "$T/big.archive" "$T/cut.archive"
-    { "$REMODEL" convert "$T/cut.archive" - -q 2>"$T/err"; echo $? >"$T/rc"; } |
-        { head -c 65536 >/dev/null; truncate -s "$cut" "$T/cut.archive"; cat >/dev/null; }
+    src=$T/cut.archive
+    [ "$cut" == 0 ] && src=$T/cut$'\e'[31m.archive
+    cp "$T/big.archive" "$src"
+    { "$REMODEL" convert "$src" - -q 2>"$T/err"; echo $? >"$T/rc"; } |
+        { head -c 65536 >/dev/null; truncate -s "$cut" "$src"; cat >/dev/null; }
     rc=$(cat "$T/rc")
     expect_eq "cut-$cut-status" "$rc" 1
     if [ "$cut" -gt 0 ]; then
         expect_one_error "cut-$cut" "$T/cut.archive: the file was cut short while it was read" \
             "now $cut bytes, $big when it was opened"
     else
-        expect_one_error "cut-$cut" "$T/cut.archive: the file was cut short while it was read"
+        expect_one_error "cut-$cut" "$T/cut\\x1b[31m.archive: the file was cut short while it was read"
+        expect_eq "cut-$cut-no-escape-byte" "$(tr -dc '\033' <"$T/err" | wc -c)" 0
     fi
 done
