@@ -20,7 +20,8 @@ online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bson_t 
     bool sampled, ok;
 
     bson_reinit (sample);
-    *total = online_estimated_of (c, &why);
+    if (*total < 0)
+        *total = online_estimated_of (c, &why);
     if (*total < 0)
         return online_fail (on, err, &why, "counting documents to partition");
     n = *total / 25 < 100 * (int64_t) want ? *total / 25 : 100 * (int64_t) want;

@@ -76,7 +76,7 @@ online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_
     char key[64], field[96], no_sample[300] = "";
     bson_t record, sample = BSON_INITIALIZER, *set;
     bool found, ok;
-    int64_t total = 0, want = on->o->partitions;
+    int64_t total = -1, want = on->o->partitions; /* total: not counted yet */
     online_partition_in_t in;
 
     pass_key (s, p, key, sizeof key);

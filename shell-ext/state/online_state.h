@@ -391,7 +391,8 @@ typedef struct {
 bool online_partition_compute (const online_partition_in_t *in, bson_t *parts, bson_error_t *err);
 bool online_partition_holds (const bson_t *part, const bson_iter_t *id);
 bool online_partition_filter (const bson_t *part, bson_t *filter, bson_error_t *err);
-/* online_partition_sample.c: c's estimated count into *total and the
+/* online_partition_sample.c: c's estimated count into *total (kept when
+ * the caller counted already: *total >= 0 on entry) and the
  * sample of its _ids to partition it into want (into sample, reset;
  * empty for want below 2 or a collection too small to sample): at random
  * by $sample, or, where the server has none or it failed (why in
