@@ -407,6 +407,11 @@ online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsr
     return true;
 }
 
+/* The server refused $collStats as an unknown stage (40324): not asked
+ * again by this process, which talks to that one server. */
+#define UNKNOWN_STAGE 40324
+static bool no_collstats;
+
 /* The count of c from the server's metadata: $collStats' count (summed
  * over a sharded collection's shards), where the count command
  * (estimatedDocumentCount) is no lookup everywhere: FerretDB 1.x answers
@@ -414,11 +419,6 @@ online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsr
  * reading them all: BENCHMARKS.md, "Online workers"). A server without
  * $collStats (mongo-java-server, which counts from memory) gets the count
  * command; -1 and why when that fails too. */
-/* The server refused $collStats as an unknown stage (40324): not asked
- * again by this process, which talks to that one server. */
-#define UNKNOWN_STAGE 40324
-static bool no_collstats;
-
 int64_t
 online_estimated_of (mongoc_collection_t *c, bson_error_t *why)
 {
