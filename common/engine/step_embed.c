@@ -191,6 +191,10 @@ rm_embed_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     out[1] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->foreign,
                          .partner_key = &m->local, .keep = {&m->from}, .n_keep = 1,
                          .driver_field = {"_id"}};
+    /* The first pass embeds whole children (its partners); this one only
+     * asks which parents take a child: their _id and localField (which
+     * rm_step_passes adds), the parents themselves are not kept. */
+    out[1].partner_some = true;
     return 2;
 }
 

@@ -53,8 +53,18 @@ rm_step_passes (const rm_step_t *s, bool in_place, rm_pass_t *out, bson_error_t 
         return rm_pass_refuse (s, err, why);
     }
     size_t n = k->passes (s, out, err);
-    /* by_id and the trace from what the outputs say, in one place. */
+    /* by_id and the trace from what the outputs say, in one place; and
+     * every partner's _id and key, which the join and the change log's
+     * key map read of each. */
     for (size_t i = 0; i < n; i++) {
+        if (out[i].partner >= 0 && out[i].partner_some) {
+            rm_pass_t step = out[i]; /* what the step reads, after those two */
+            out[i].n_partner_fields = 0;
+            rm_pass_reads (&out[i], "_id", 3);
+            rm_pass_reads (&out[i], out[i].partner_key->text, strlen (out[i].partner_key->text));
+            for (size_t f = 0; f < step.n_partner_fields; f++)
+                rm_pass_reads (&out[i], step.partner_fields[f], step.partner_lens[f]);
+        }
         out[i].by_id = out[i].n_keep > 0;
         for (size_t o = 0; o < out[i].n_keep; o++)
             out[i].by_id &= out[i].driver_field[o] && !strcmp (out[i].driver_field[o], "_id");

@@ -260,12 +260,48 @@ rm_plan_ns_summarize (const rm_step_t *s, rm_step_ns_t *ns)
     rm_step_refs_add (&ns->writes, &s->u.summarize.into, "into");
 }
 
+/* The fields of the children an accumulator's expression may read (it):
+ * each "$path" string ("$$ROOT.path", "$$CURRENT.path" too) and each key
+ * of a sortBy; $$ROOT itself reads whole children (rm_pass_reads takes
+ * the leading '$' so). A superset does no harm: {"$literal": "$x"} adds
+ * x. */
+static void
+expr_reads (rm_pass_t *p, bson_iter_t *it)
+{
+    while (bson_iter_next (it)) {
+        bson_iter_t sub;
+        if (BSON_ITER_HOLDS_UTF8 (it)) {
+            uint32_t len;
+            const char *v = bson_iter_utf8 (it, &len);
+            if (!len || v[0] != '$')
+                continue; /* a literal */
+            if (!strncmp (v, "$$ROOT.", 7))
+                rm_pass_reads (p, v + 7, len - 7);
+            else if (!strncmp (v, "$$CURRENT.", 10))
+                rm_pass_reads (p, v + 10, len - 10);
+            else if (len > 1 && v[1] != '$')
+                rm_pass_reads (p, v + 1, len - 1); /* "$a.b" */
+            else
+                rm_pass_reads (p, v, len); /* $$ROOT: whole children */
+        } else if ((BSON_ITER_HOLDS_DOCUMENT (it) || BSON_ITER_HOLDS_ARRAY (it)) &&
+                   bson_iter_recurse (it, &sub)) {
+            if (BSON_ITER_HOLDS_DOCUMENT (it) && !strcmp (bson_iter_key (it), "sortBy")) {
+                bson_iter_t key = sub;
+                while (bson_iter_next (&key))
+                    rm_pass_reads (p, bson_iter_key (&key), bson_iter_key_len (&key));
+            }
+            expr_reads (p, &sub);
+        }
+    }
+}
+
 /* Online (remodel/passes.h): the documents of `into`, each with the
  * partners its key matches. */
 size_t
 rm_summarize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
 {
     const rm_summarize_t *m = &s->u.summarize;
+    bson_iter_t it;
     if (rm_pass_same_ns (&m->into, &m->from))
         return rm_pass_refuse (s, err, "a namespace summarized from itself runs offline only");
     out[0] = (rm_pass_t){.drive = 0, .partner = 1, .drive_key = &m->local,
@@ -274,5 +310,14 @@ rm_summarize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
                                                  : rm_pass_any_id (m->names, m->n))
                                               ? NULL
                                               : "_id"}};
+    /* Of each partner, what the order they are fed in and the
+     * accumulators read (and its _id and foreignField). */
+    out[0].partner_some = true;
+    for (size_t i = 0; i < m->sort.n; i++)
+        rm_pass_reads (&out[0], m->sort.keys[i].path.text, strlen (m->sort.keys[i].path.text));
+    if (m->exprs && bson_iter_init (&it, m->exprs))
+        expr_reads (&out[0], &it);
+    else
+        rm_pass_reads (&out[0], "$", 1);
     return 1;
 }

@@ -30,6 +30,9 @@ typedef enum {
     RM_TRACE_N
 } rm_trace_t;
 
+/* The most partner fields a pass lists (rm_pass_t.partner_fields). */
+#define RM_PASS_MAX_FIELDS 16
+
 /* One pass of a step: the input read in _id order, range by range, and
  * the outputs of the engine that pass writes. */
 typedef struct {
@@ -70,6 +73,17 @@ typedef struct {
      * the series a driver was in is found again. */
     const char *held_in;
     bool followed;
+    /* What the pass reads of its partners (partner >= 0): with
+     * partner_some, only the top-level fields listed (partner_lens[i]
+     * bytes at partner_fields[i], each once, _id and partner_key's among
+     * them): the rest of a partner changes none of its results, so the
+     * online run fetches partners with only these (shell-ext's
+     * online_partner_projection). Without it, whole partners (an embed's
+     * children, an accumulator of $$ROOT, or more fields than fit). */
+    bool partner_some;
+    size_t n_partner_fields;
+    const char *partner_fields[RM_PASS_MAX_FIELDS];
+    uint32_t partner_lens[RM_PASS_MAX_FIELDS];
     /* From all the above, set by rm_step_passes alone. */
     rm_trace_t trace;
 } rm_pass_t;
@@ -80,6 +94,13 @@ typedef struct {
 /* The passes of step s into out[RM_MAX_PASSES] (0: it cannot run online,
  * err says why, RM_ERR_UNSUPPORTED); in_place: the --in-place form. */
 size_t rm_step_passes (const rm_step_t *s, bool in_place, rm_pass_t *out, bson_error_t *err);
+
+/* Adds to p's partner fields the top-level field of a dotted path (len
+ * bytes at path, "a" of "a.b"), once; one more than fit, or a name no
+ * projection can take (empty, or a leading '$'), makes p read whole
+ * partners. The passes functions call it, and rm_step_passes for _id
+ * and partner_key. */
+void rm_pass_reads (rm_pass_t *p, const char *path, size_t len);
 
 /* Whether every output of p names the driver of each of its results
  * (rm_pass_t.driver_field), or is listed by the driver's own result

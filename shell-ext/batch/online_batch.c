@@ -463,6 +463,7 @@ fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
      * round trip each (39 for the 10,000 tasks of 980 people). */
     opts = BCON_NEW ("batchSize",
                      BCON_INT32 ((int32_t) (j->batch_size < 100000 ? j->batch_size : 100000)));
+    online_partner_projection (j->p, opts);
     cur = mongoc_collection_find_with_opts (j->partner, &filter, opts, NULL);
     bson_destroy (opts);
     while (ok && mongoc_cursor_next (cur, &doc)) {

@@ -57,6 +57,14 @@ bool online_blocked_folded (const online_t *on, const char *db, const char *coll
                             uint64_t *sum);
 void online_blocked_fold_end (online_t *on);
 
+/* online_partner_fields.c: appends to opts (a find's options) the
+ * projection of p's partners to the fields p reads of them (remodel/
+ * passes.h's partner_fields: _id, the join key, what the step reads):
+ * whether it did (false: p reads whole partners, or has none). Every
+ * find of a pass's join partners takes it, so that it is exact in one
+ * place. */
+bool online_partner_projection (const rm_pass_t *p, bson_t *opts);
+
 /* online_progress.c: a pass's line on a terminal (NULL, and nothing
  * drawn, when stderr is none, --quiet or --log-format json): read of the
  * driving collection db.coll's count, the percentage, the rate since new

@@ -16,14 +16,24 @@ online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bson_t 
                          int64_t *total, char *no_sample, size_t cap, bson_error_t *err)
 {
     bson_error_t why;
-    int64_t n;
-    bool sampled, ok;
 
     bson_reinit (sample);
     *total = online_estimated_of (c, &why);
     if (*total < 0)
         return online_fail (on, err, &why, "counting documents to partition");
-    n = *total / 25 < 100 * (int64_t) want ? *total / 25 : 100 * (int64_t) want;
+    return online_partition_sample_of (on, c, want, *total, sample, no_sample, cap, err);
+}
+
+bool
+online_partition_sample_of (online_t *on, mongoc_collection_t *c, int want, int64_t total,
+                            bson_t *sample, char *no_sample, size_t cap, bson_error_t *err)
+{
+    bson_error_t why;
+    int64_t n;
+    bool sampled, ok;
+
+    bson_reinit (sample);
+    n = total / 25 < 100 * (int64_t) want ? total / 25 : 100 * (int64_t) want;
     if (want <= 1 || n < 1)
         return true; /* one partition: nothing to sample */
     ok = online_random_ids (on, c, n, sample, &sampled, no_sample, cap,
@@ -32,7 +42,7 @@ online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bson_t 
         bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
         bson_t empty = BSON_INITIALIZER;
         mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
-        int64_t every = *total / n > 1 ? *total / n : 1, seen = 0;
+        int64_t every = total / n > 1 ? total / n : 1, seen = 0;
         uint32_t k = 0;
         const bson_t *doc;
         while (mongoc_cursor_next (cur, &doc)) {

@@ -76,7 +76,7 @@ online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_
     char key[64], field[96], no_sample[300] = "";
     bson_t record, sample = BSON_INITIALIZER, *set;
     bool found, ok;
-    int64_t total = 0, want = on->o->partitions;
+    int64_t total = -1, want = on->o->partitions; /* total: not counted yet */
     online_partition_in_t in;
 
     pass_key (s, p, key, sizeof key);
@@ -103,8 +103,11 @@ online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_
         if (on->o->workers > 1 && want < PARTS_PER_WORKER * on->o->workers)
             want = PARTS_PER_WORKER * on->o->workers;
     }
-    ok = online_partition_sample (on, c, (int) want, &sample, &total, no_sample, sizeof no_sample,
-                                  err);
+    /* The count just read is the sample's too: not asked twice. */
+    ok = total >= 0 ? online_partition_sample_of (on, c, (int) want, total, &sample, no_sample,
+                                                  sizeof no_sample, err)
+                    : online_partition_sample (on, c, (int) want, &sample, &total, no_sample,
+                                               sizeof no_sample, err);
     in = (online_partition_in_t) {.sample = &sample, .total = total, .want = (int) want,
                                   /* --partitions asks for that many whatever the size */
                                   .small = on->o->partitions > 0 || one ? 0

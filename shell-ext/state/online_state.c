@@ -407,6 +407,11 @@ online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsr
     return true;
 }
 
+/* The server refused $collStats as an unknown stage (40324): not asked
+ * again by this process, which talks to that one server. */
+#define UNKNOWN_STAGE 40324
+static bool no_collstats;
+
 /* The count of c from the server's metadata: $collStats' count (summed
  * over a sharded collection's shards), where the count command
  * (estimatedDocumentCount) is no lookup everywhere: FerretDB 1.x answers
@@ -417,13 +422,17 @@ online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsr
 int64_t
 online_estimated_of (mongoc_collection_t *c, bson_error_t *why)
 {
-    bson_t *pipe = BCON_NEW ("pipeline", "[", "{", "$collStats", "{", "count", "{", "}", "}", "}",
-                             "]");
-    mongoc_cursor_t *cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipe, NULL, NULL);
+    bson_t *pipe;
+    mongoc_cursor_t *cur;
     const bson_t *doc;
+    bson_error_t refused;
     int64_t n = 0;
     bool counted = false;
 
+    if (__atomic_load_n (&no_collstats, __ATOMIC_RELAXED))
+        return mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, why);
+    pipe = BCON_NEW ("pipeline", "[", "{", "$collStats", "{", "count", "{", "}", "}", "}", "]");
+    cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipe, NULL, NULL);
     while (mongoc_cursor_next (cur, &doc)) {
         bson_iter_t it;
         if (bson_iter_init_find (&it, doc, "count") && BSON_ITER_HOLDS_NUMBER (&it)) {
@@ -431,8 +440,12 @@ online_estimated_of (mongoc_collection_t *c, bson_error_t *why)
             counted = true;
         }
     }
-    if (mongoc_cursor_error (cur, NULL))
+    if (mongoc_cursor_error (cur, &refused)) {
         counted = false;
+        if ((refused.domain == MONGOC_ERROR_SERVER || refused.domain == MONGOC_ERROR_QUERY) &&
+            refused.code == UNKNOWN_STAGE)
+            __atomic_store_n (&no_collstats, true, __ATOMIC_RELAXED);
+    }
     mongoc_cursor_destroy (cur);
     bson_destroy (pipe);
     return counted ? n : mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, why);

@@ -398,6 +398,9 @@ bool online_partition_filter (const bson_t *part, bson_t *filter, bson_error_t *
  * no_sample), one _id in so many of every _id in natural order. */
 bool online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bson_t *sample,
                               int64_t *total, char *no_sample, size_t cap, bson_error_t *err);
+/* The same from a count the caller read already (total), not read again. */
+bool online_partition_sample_of (online_t *on, mongoc_collection_t *c, int want, int64_t total,
+                                 bson_t *sample, char *no_sample, size_t cap, bson_error_t *err);
 /* online_partition_state.c: a run's partitions of pass p of step s.
  * get: the bounds the plan's record keeps for it into parts (reset; an
  * array of online_partition_compute's), or, the first time the run

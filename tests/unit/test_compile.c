@@ -176,6 +176,85 @@ check_traces (const char *json, const char *want)
     rm_plan_destroy (&plan);
 }
 
+/* The fields each pass of a one-step plan reads of its partners, as
+ * "pass0|pass1": "a,b" (partner_some), "*" (whole), "-" (no partners). */
+static void
+check_partner_fields (const char *json, const char *want)
+{
+    rm_plan_t plan;
+    rm_pass_t p[RM_MAX_PASSES];
+    bson_error_t err;
+    char got[512] = "";
+    size_t at = 0, np;
+    if (!parse (&plan, json))
+        return;
+    np = rm_step_passes (&plan.steps[0], false, p, &err);
+    T_CHECK (np > 0);
+    for (size_t i = 0; i < np && at < sizeof got; i++) {
+        if (i)
+            at += (size_t) snprintf (got + at, sizeof got - at, "|");
+        if (p[i].partner < 0)
+            at += (size_t) snprintf (got + at, sizeof got - at, "-");
+        else if (!p[i].partner_some)
+            at += (size_t) snprintf (got + at, sizeof got - at, "*");
+        for (size_t f = 0; p[i].partner >= 0 && p[i].partner_some && f < p[i].n_partner_fields; f++)
+            at += (size_t) snprintf (got + at, sizeof got - at, "%s%.*s", f ? "," : "",
+                                     (int) p[i].partner_lens[f], p[i].partner_fields[f]);
+    }
+    T_CHECK_STR (got, want);
+    rm_plan_destroy (&plan);
+}
+
+static void
+test_passes_partner_fields (void)
+{
+#define STEP(x) "{\"remodel\": 1, \"steps\": [" x "]}"
+    /* embed: whole children to embed; of the parents, which take a child. */
+    check_partner_fields (STEP ("{\"embed\": {\"from\": \"c.tasks\", \"into\": \"c.people\", "
+                                "\"localField\": \"pid\", \"foreignField\": \"owner.id\", "
+                                "\"as\": \"tasks\", \"project\": {\"title\": 1}}}"),
+                          "*|_id,pid");
+    check_partner_fields (STEP ("{\"embed\": {\"from\": \"c.tasks\", \"into\": \"c.people\", "
+                                "\"localField\": \"_id\", \"foreignField\": \"owner\", "
+                                "\"as\": \"tasks\", \"keepSource\": true}}"),
+                          "*");
+    check_partner_fields (STEP ("{\"embed\": {\"from\": \"c.tasks\", \"into\": \"c.people\", "
+                                "\"localField\": \"refs.id\", \"foreignField\": \"_id\", "
+                                "\"as\": \"tasks\"}}"),
+                          "*|_id,refs");
+    /* denormalize: the fields copied, by their top-level name, each once. */
+    check_partner_fields (STEP ("{\"denormalize\": {\"in\": \"l.msg\", \"from\": \"l.hosts\", "
+                                "\"localField\": \"host\", \"foreignField\": \"name.short\", "
+                                "\"fields\": {\"ip\": \"net.ip\", \"dc\": \"dc\", "
+                                "\"mask\": \"net.mask\", \"n\": \"_id\"}}}"),
+                          "_id,name,net,dc");
+    /* summarize: the sort, every "$path" ($$ROOT.x, $$CURRENT.x too), a
+     * sortBy's keys; a literal adds nothing. */
+    check_partner_fields (STEP ("{\"summarize\": {\"into\": \"l.hosts\", \"from\": \"l.msg\", "
+                                "\"localField\": \"_id\", \"foreignField\": \"host\", "
+                                "\"sort\": {\"at.t\": 1}, \"fields\": {"
+                                "\"n\": {\"$count\": {}}, \"s\": {\"$sum\": 1}, "
+                                "\"m\": {\"$max\": \"$$ROOT.size.kb\"}, "
+                                "\"p\": {\"$addToSet\": \"$$CURRENT.pid\"}, "
+                                "\"l\": {\"$last\": {\"$literal\": \"text\"}}, "
+                                "\"r\": {\"$topN\": {\"n\": 2, \"sortBy\": {\"rank.a\": -1, "
+                                "\"w\": 1}, \"output\": {\"x\": \"$msg\", \"y\": [\"$lvl\", 1]}}}}}}"),
+                          "_id,host,at,size,pid,rank,w,msg,lvl");
+    /* $$ROOT itself: whole partners. */
+    check_partner_fields (STEP ("{\"summarize\": {\"into\": \"l.hosts\", \"from\": \"l.msg\", "
+                                "\"localField\": \"_id\", \"foreignField\": \"host\", "
+                                "\"fields\": {\"m\": {\"$max\": \"$t\"}, "
+                                "\"f\": {\"$first\": \"$$ROOT\"}}}}"),
+                          "*");
+    check_partner_fields (STEP ("{\"summarize\": {\"into\": \"l.hosts\", \"from\": \"l.msg\", "
+                                "\"localField\": \"_id\", \"foreignField\": \"host\", "
+                                "\"fields\": {\"f\": {\"$last\": {\"d\": \"$$CURRENT\"}}}}}"),
+                          "*");
+    /* No partners. */
+    check_partner_fields (STEP ("{\"set\": {\"in\": \"a.b\", \"fields\": {\"x\": 1}}}"), "-");
+#undef STEP
+}
+
 static void
 test_passes_traces (void)
 {
@@ -728,6 +807,7 @@ main (void)
     T_RUN (test_passes);
     T_RUN (test_passes_variants);
     T_RUN (test_passes_traces);
+    T_RUN (test_passes_partner_fields);
     T_RUN (test_passes_followed);
     T_RUN (test_passes_trace);
     T_RUN (test_names);
