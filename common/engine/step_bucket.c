@@ -46,6 +46,8 @@ typedef struct {
     bson_iter_t time, id;
     bool has_time, has_id;
     bool last_is_positions; /* its measurement would end with a field _metaPositions */
+    uint32_t *meta_len;     /* the names' lengths, once a run: a field's name is */
+    uint32_t time_len;      /* compared only when its length matches */
 } scan_t;
 
 typedef struct {
@@ -84,26 +86,27 @@ scan (job_t *j, const uint8_t *doc, uint32_t len)
         return;
     while (bson_iter_next (&it)) {
         const char *k = bson_iter_key (&it);
+        uint32_t kl = bson_iter_key_len (&it);
         bool meta = false;
         for (size_t m = 0; m < b->n_meta; m++)
-            if (!s->has_meta[m] && !strcmp (k, b->meta[m])) {
+            if (!s->has_meta[m] && kl == s->meta_len[m] && !memcmp (k, b->meta[m], kl)) {
                 s->meta[m].it = it;
                 s->has_meta[m] = true;
                 s->pos[m] = idx;
                 meta = true;
                 break;
             }
-        if (!meta && !s->has_time && !strcmp (k, b->time_field)) {
+        if (!meta && !s->has_time && kl == s->time_len && !memcmp (k, b->time_field, kl)) {
             s->time = it;
             s->has_time = true;
         }
-        if (!s->has_id && !strcmp (k, "_id")) {
+        if (!s->has_id && kl == 3 && !memcmp (k, "_id", 3)) {
             s->id = it;
             s->has_id = true;
         }
         /* The measurement's last field: the reading's last non-meta one. */
         if (!meta)
-            s->last_is_positions = !strcmp (k, "_metaPositions");
+            s->last_is_positions = kl == 14 && !memcmp (k, "_metaPositions", 14);
         idx++;
     }
 }
@@ -534,6 +537,10 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     j.sc.meta = bson_aligned_alloc0 (BSON_ALIGNOF (slot_t), b->n_meta * sizeof (slot_t));
     j.sc.has_meta = bson_malloc0 (b->n_meta * sizeof *j.sc.has_meta);
     j.sc.pos = bson_malloc0 (b->n_meta * sizeof *j.sc.pos);
+    j.sc.meta_len = bson_malloc0 (b->n_meta * sizeof *j.sc.meta_len);
+    for (size_t m = 0; m < b->n_meta; m++)
+        j.sc.meta_len[m] = (uint32_t) strlen (b->meta[m]);
+    j.sc.time_len = (uint32_t) strlen (b->time_field);
     j.first_pos = bson_malloc0 (b->n_meta * sizeof *j.first_pos);
     j.sum = bson_malloc0 ((b->n_stats + 1) * sizeof *j.sum);
     j.avg = bson_malloc0 ((b->n_stats + 1) * sizeof *j.avg);
@@ -605,6 +612,7 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     bson_free (j.sc.meta);
     bson_free (j.sc.has_meta);
     bson_free (j.sc.pos);
+    bson_free (j.sc.meta_len);
     bson_free (j.first_pos);
     bson_destroy (&j.stats);
     rm_buf_destroy (&j.key);
