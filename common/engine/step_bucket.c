@@ -22,6 +22,7 @@
  * Its keys in a plan are read in step_bucket_parse.c. */
 #include <string.h>
 
+#include "bsonwalk.h"
 #include "docbuf.h"
 #include "remodel/bsoncheck.h"
 #include "engine_impl.h"
@@ -276,8 +277,9 @@ add_measurement (job_t *j, const uint8_t *val, uint32_t vlen)
     const uint8_t *doc = val + hl;
     uint32_t len = vlen - (uint32_t) hl;
     const rm_bucketize_t *b = j->b;
-    bson_t d;
-    bson_iter_t it;
+    rm_walk_t w;
+    rm_elem_t e;
+    uint32_t from = 0, to = 0; /* kept bytes not copied yet: [from, to) of the reading */
     char idx[16];
     const char *k;
     size_t st;
@@ -296,16 +298,26 @@ add_measurement (job_t *j, const uint8_t *val, uint32_t vlen)
     bson_uint32_to_string (j->count, &k, idx, sizeof idx);
     rm_docbuf_key (&j->meas, BSON_TYPE_DOCUMENT, k);
     st = rm_docbuf_begin (&j->meas);
-    bson_init_static (&d, doc, len);
-    bson_iter_init (&it, &d);
-    while (bson_iter_next (&it)) {
-        bool meta = false;
-        for (size_t m = 0; m < b->n_meta && !meta; m++)
-            meta = j->sc.pos[m] == n;
-        if (!meta)
-            rm_docbuf_copy (&j->meas, &it);
-        n++;
-    }
+    /* A raw walk (the reading was checked when read), the fields kept
+     * copied as they are: neighbours together, in one copy (a reading
+     * loses its meta fields only). */
+    if (rm_walk_init (&w, doc, len))
+        while (rm_walk_next (&w, &e) > 0) {
+            bool meta = false;
+            for (size_t m = 0; m < b->n_meta && !meta; m++)
+                meta = j->sc.pos[m] == n;
+            n++;
+            if (meta)
+                continue;
+            if (to != e.start) {
+                if (to > from)
+                    rm_buf_append (&j->meas, doc + from, to - from);
+                from = e.start;
+            }
+            to = e.end;
+        }
+    if (to > from)
+        rm_buf_append (&j->meas, doc + from, to - from);
     /* A measurement that would end with a field of its own named
      * _metaPositions gets ours after it, so that unbucketize removes only
      * the one bucketize added. */
