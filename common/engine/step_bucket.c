@@ -344,25 +344,37 @@ build_stats (job_t *j, const uint8_t *arr, uint32_t arr_len, bson_error_t *err)
     bson_reinit (&j->stats);
     for (size_t f = 0; f < b->n_stats; f++) {
         const rm_bstat_t *st = &b->stats[f];
-        bson_t a, child;
-        bson_iter_t el, min, max;
+        size_t flen = strlen (st->field);
+        bson_t child;
+        bson_iter_t min, max;
+        rm_walk_t aw, mw;
+        rm_elem_t el, e;
         int32_t count = 0;
         uint64_t seq = 0;
+        bool walk;
 
         if (j->sum[f])
             rm_acc_reset (j->sum[f]);
         if (j->avg[f])
             rm_acc_reset (j->avg[f]);
-        bson_init_static (&a, arr, arr_len);
-        bson_iter_init (&el, &a);
-        while (bson_iter_next (&el)) {
+        /* Raw walks of the array (built here) and of each measurement, the
+         * field found by its name's length first; an iterator only for
+         * the field found. */
+        walk = rm_walk_init (&aw, arr, arr_len);
+        while (walk && rm_walk_next (&aw, &el) > 0) {
             const uint8_t *m;
             uint32_t mlen;
-            bson_t md;
             bson_iter_t v;
-            bson_iter_document (&el, &mlen, &m);
-            bson_init_static (&md, m, mlen);
-            if (!bson_iter_init_find (&v, &md, st->field) || !is_number (&v))
+            bool found = false;
+            if (!rm_walk_into (&mw, &aw, &el))
+                continue;
+            m = mw.data;
+            mlen = mw.len;
+            while (!found && rm_walk_next (&mw, &e) > 0)
+                found = rm_elem_key_is (&mw, &e, st->field, flen);
+            if (!found ||
+                !bson_iter_init_from_data_at_offset (&v, m, mlen, e.start, (uint32_t) flen) ||
+                !is_number (&v))
                 continue;
             if (count == 0 || rm_value_compare (&v, &min) < 0)
                 min = v;
