@@ -73,6 +73,15 @@ bool rm_reader_write_all (int fd, const char *name, const uint8_t *p, size_t n, 
 rm_frame_kind_t rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns,
                                  uint32_t max_len, rm_frame_t *f, bson_error_t *err);
 
+/* With runs asked (rm_read_opts_t.runs), extends the document f that
+ * rm_reader_frame just gave (of ns, on s) with the documents right after
+ * it that lie whole in the window and were checked already (or need no
+ * check), up to RM_READER_RUN_MAX bytes in all, counting them as
+ * rm_reader_frame does; returns how many documents f holds now. */
+#define RM_READER_RUN_MAX ((uint32_t) 256u << 10)
+uint32_t rm_reader_frame_run (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max_len,
+                              rm_frame_t *f);
+
 /* Adds the pending run of documents to its namespace's CRC. Called before
  * anything reads ns->crc and before the run's stream is closed;
  * rm_reader_frame and rm_reader_next call it whenever needed otherwise. */

@@ -88,6 +88,8 @@ typedef struct {
     bool skip_invalid;      /* set bad documents aside instead of failing */
     const char *quarantine; /* where they go (a .bson file); NULL: none */
     bool no_check;          /* trust the bytes (benchmarks only) */
+    bool runs;              /* an archive's documents may come as runs
+                               (rm_item_t.n_docs): for callers that copy them */
     const char *tmpdir;     /* where a tar on standard input is copied before
                                it is read (NULL: $TMPDIR or /tmp) */
     const struct rm_nsselect *select; /* --nsInclude/--nsExclude/--nsFrom/--nsTo:
@@ -103,6 +105,8 @@ typedef struct {
     uint32_t len;
     bool held;          /* doc stays valid and unchanged until rm_reader_close
                            (a mapped archive): rm_writer_doc_held may keep it */
+    uint32_t n_docs;    /* RM_ITEM_DOC: documents one after another in doc..len,
+                           all checked; more than one only with runs asked */
     uint64_t ordinal;   /* 1-based position of the document in its namespace */
 } rm_item_t;
 
@@ -153,6 +157,11 @@ bool rm_writer_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t le
 /* As rm_writer_doc, for a document that stays valid and unchanged until
  * the writer is destroyed (rm_item_t.held, the reader closed after the
  * writer): a plain archive is then written from it without a copy. */
+/* n documents of ns one after another in docs[0..len) (a run of
+ * rm_item_t.n_docs): as rm_writer_doc (held: rm_writer_doc_held) of each,
+ * and an archive takes them in one piece. */
+bool rm_writer_docs (rm_writer_t *w, rm_ns_t *ns, const uint8_t *docs, uint32_t len, uint32_t n,
+                     bool held, bson_error_t *err);
 bool rm_writer_doc_held (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len,
                          bson_error_t *err);
 bool rm_writer_ns_end (rm_writer_t *w, rm_ns_t *ns, bson_error_t *err);
