@@ -34,8 +34,6 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
         tool_error (&err);
         return rm_cli_exit_status (&err);
     }
-    /* Documents as they are, a run at a time where they lie together. */
-    o->read.runs = true;
     r = rm_reader_open (src, &o->read, &err);
     if (!r) {
         tool_error (&err);
@@ -57,7 +55,8 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
         return rm_cli_exit_status (&err);
     }
     prog = tool_progress_new (o->quiet, label);
-    while ((rc = rm_reader_next (r, &item, &err)) > 0) {
+    /* Documents as they are: a run at a time where they lie together. */
+    while ((rc = rm_reader_next_run (r, &item, &err)) > 0) {
         rm_ns_t *ns = out.ns[item.ns->index];
         if (item.kind == RM_ITEM_DOC) {
             uint64_t before = docs;

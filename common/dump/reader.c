@@ -208,6 +208,16 @@ rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
     }
 }
 
+int
+rm_reader_next_run (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
+{
+    int rc;
+    r->runs = true;
+    rc = rm_reader_next (r, item, err);
+    r->runs = false;
+    return rc;
+}
+
 void
 rm_reader_progress (const rm_reader_t *r, uint64_t *done, uint64_t *total)
 {

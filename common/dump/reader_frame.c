@@ -105,7 +105,7 @@ rm_reader_frame_run (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max
     uint32_t count = 1;
 
     /* The pending CRC run ends with f, and f just before the window. */
-    if (!r->opts.runs || f->len >= RM_READER_RUN_MAX || f->data + f->len != p ||
+    if (!r->runs || f->len >= RM_READER_RUN_MAX || f->data + f->len != p ||
         r->crc_run.ns != ns || r->crc_run.start + r->crc_run.len != p)
         return 1;
     while (n - i >= 4) {

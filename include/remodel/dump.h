@@ -88,8 +88,6 @@ typedef struct {
     bool skip_invalid;      /* set bad documents aside instead of failing */
     const char *quarantine; /* where they go (a .bson file); NULL: none */
     bool no_check;          /* trust the bytes (benchmarks only) */
-    bool runs;              /* an archive's documents may come as runs
-                               (rm_item_t.n_docs): for callers that copy them */
     const char *tmpdir;     /* where a tar on standard input is copied before
                                it is read (NULL: $TMPDIR or /tmp) */
     const struct rm_nsselect *select; /* --nsInclude/--nsExclude/--nsFrom/--nsTo:
@@ -106,7 +104,8 @@ typedef struct {
     bool held;          /* doc stays valid and unchanged until rm_reader_close
                            (a mapped archive): rm_writer_doc_held may keep it */
     uint32_t n_docs;    /* RM_ITEM_DOC: documents one after another in doc..len,
-                           all checked; more than one only with runs asked */
+                           all checked; more than one only from
+                           rm_reader_next_run */
     uint64_t ordinal;   /* 1-based position of the document in its namespace */
 } rm_item_t;
 
@@ -126,6 +125,10 @@ rm_reader_t *rm_reader_open_memory (const char *name, const rm_dump_info_t *info
 const rm_dump_info_t *rm_reader_info (const rm_reader_t *r);
 /* 1: an item; 0: the end (every namespace ended); -1: error. */
 int rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err);
+/* As rm_reader_next, but an archive's documents may come as a run: the
+ * ones right after the first that lie together and were checked already,
+ * up to 256 KiB in all (rm_item_t.n_docs), for callers that copy them. */
+int rm_reader_next_run (rm_reader_t *r, rm_item_t *item, bson_error_t *err);
 /* Source bytes consumed so far and in all (0: unknown), for progress. */
 void rm_reader_progress (const rm_reader_t *r, uint64_t *done, uint64_t *total);
 /* Documents set aside by skip_invalid. */
