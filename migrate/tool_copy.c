@@ -55,18 +55,24 @@ tool_copy (const char *src, const char *dst, tool_opts_t *o, const char *label)
         return rm_cli_exit_status (&err);
     }
     prog = tool_progress_new (o->quiet, label);
-    while ((rc = rm_reader_next (r, &item, &err)) > 0) {
+    /* Documents as they are: a run at a time where they lie together. */
+    while ((rc = rm_reader_next_run (r, &item, &err)) > 0) {
         rm_ns_t *ns = out.ns[item.ns->index];
         if (item.kind == RM_ITEM_DOC) {
+            uint64_t before = docs;
             /* The reader is closed after the writer: a held document
              * outlives every buffer that points at it. */
-            if (!(item.held ? rm_writer_doc_held : rm_writer_doc) (w, ns, item.doc, item.len, &err)) {
+            if (!(item.n_docs > 1 ? rm_writer_docs (w, ns, item.doc, item.len, item.n_docs,
+                                                    item.held, &err)
+                  : (item.held ? rm_writer_doc_held : rm_writer_doc) (w, ns, item.doc, item.len,
+                                                                      &err))) {
                 rc = -1;
                 break;
             }
-            docs++;
+            docs += item.n_docs;
             bytes += item.len;
-            tool_progress_tick (prog, r, docs);
+            if ((before ^ docs) >> 12) /* a run crossed a multiple of 4096 */
+                tool_progress_draw (prog, r, docs);
         } else {
             ns->crc = item.ns->crc;
             if (!rm_writer_ns_end (w, ns, &err)) {

@@ -223,10 +223,11 @@ archive_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
             if (k == RM_FRAME_DOC) {
                 item->kind = RM_ITEM_DOC;
                 item->ns = a->cur;
+                item->ordinal = a->cur->docs + a->cur->invalid;
+                item->n_docs = rm_reader_frame_run (r, a->s, a->cur, max, &f);
                 item->doc = f.data;
                 item->len = f.len;
                 item->held = rm_instream_held (a->s);
-                item->ordinal = a->cur->docs + a->cur->invalid;
                 return 1;
             }
             if (k == RM_FRAME_TERMINATOR) {

@@ -89,10 +89,30 @@ archw_open (rm_writer_t *w, bson_error_t *err)
     return ok && rm_outstream_write (a->out, terminator, 4, err);
 }
 
+/* Documents one after another, into the namespace's segment: one (from
+ * archw_doc), or a run (rm_writer_docs: each small, the reader's runs stop
+ * short of 1 MiB, so archw_doc's limit holds for each). */
+static bool
+archw_docs (rm_writer_t *w, rm_ns_t *ns, const uint8_t *docs, uint32_t len, bson_error_t *err)
+{
+    archw_t *a = w->impl;
+    if (a->cur != ns) {
+        if (a->cur && !rm_outstream_write (a->out, terminator, 4, err))
+            return false;
+        if (!put_ns_header (a, ns, false, err))
+            return false;
+        a->cur = ns;
+    }
+    if (!ns->crc_given)
+        ns->crc = rm_crc64_update (ns->crc, docs, len);
+    if (w->doc_held)
+        return rm_outstream_write_held (a->out, docs, len, err);
+    return rm_outstream_write (a->out, docs, len, err);
+}
+
 static bool
 archw_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
-    archw_t *a = w->impl;
     /* mongorestore's archive parser takes documents up to 16 MiB, the
      * oplog's too (an oplog entry may reach 16 MiB + 16 KiB: a directory
      * holds those). */
@@ -106,18 +126,7 @@ archw_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_e
                       len, RM_BSON_MAX_SIZE, RM_BSON_MAX_OPLOG_SIZE);
         return false;
     }
-    if (a->cur != ns) {
-        if (a->cur && !rm_outstream_write (a->out, terminator, 4, err))
-            return false;
-        if (!put_ns_header (a, ns, false, err))
-            return false;
-        a->cur = ns;
-    }
-    if (!ns->crc_given)
-        ns->crc = rm_crc64_update (ns->crc, doc, len);
-    if (w->doc_held)
-        return rm_outstream_write_held (a->out, doc, len, err);
-    return rm_outstream_write (a->out, doc, len, err);
+    return archw_docs (w, ns, doc, len, err);
 }
 
 static bool
@@ -164,5 +173,5 @@ archw_destroy (rm_writer_t *w)
     w->impl = NULL;
 }
 
-const rm_writer_ops_t rm_archive_writer_ops = {archw_open, archw_doc, archw_ns_end,
-                                               archw_finish, archw_destroy};
+const rm_writer_ops_t rm_archive_writer_ops = {archw_open,   archw_doc,     archw_ns_end,
+                                               archw_finish, archw_destroy, archw_docs};

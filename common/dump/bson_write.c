@@ -123,4 +123,4 @@ bsonw_destroy (rm_writer_t *w)
 }
 
 const rm_writer_ops_t rm_bson_writer_ops = {bsonw_open, bsonw_doc, bsonw_ns_end, bsonw_finish,
-                                            bsonw_destroy};
+                                            bsonw_destroy, NULL};

@@ -274,4 +274,4 @@ dirw_destroy (rm_writer_t *w)
 }
 
 const rm_writer_ops_t rm_dir_writer_ops = {dirw_open, dirw_doc, dirw_ns_end, dirw_finish,
-                                           dirw_destroy};
+                                           dirw_destroy, NULL};

@@ -39,7 +39,7 @@ fn_destroy (rm_writer_t *w)
     w->impl = NULL;
 }
 
-static const rm_writer_ops_t fn_ops = {fn_open, fn_doc, fn_ns_end, fn_finish, fn_destroy};
+static const rm_writer_ops_t fn_ops = {fn_open, fn_doc, fn_ns_end, fn_finish, fn_destroy, NULL};
 
 rm_writer_t *
 rm_writer_open_fn (rm_dump_info_t *info, rm_writer_fn fn, void *ctx)

@@ -35,6 +35,8 @@ rm_frame_next (rm_instream_t *s, uint32_t max_len, bool check, rm_frame_t *f,
     if (n < 4)
         n = rm_instream_fill (s, 4, &p, err);
     f->offset = s->offset;
+    if (n > 0)
+        rm_instream_prefetch (p, (size_t) n);
     if (n < 0)
         return RM_FRAME_ERROR;
     if (n == 0)

@@ -67,6 +67,26 @@ rm_instream_advance (rm_instream_t *s, size_t n)
     s->offset += n;
 }
 
+/* Asks for the cache lines PREFETCH_AHEAD bytes past p (the next few
+ * documents' worth), when the n bytes at p reach that far. The pages a
+ * document walk reads were last touched by another thread (the read-ahead,
+ * on the other core) or by none (just read from the file), and the
+ * hardware's prefetch stops at each page's end: without this the first
+ * touch of each document waited for memory (convert: 14% of the main
+ * thread's samples, 13% of the check's). Three lines a call cover the
+ * documents of 192 bytes or less one for one; longer ones are sequential
+ * runs the hardware follows. */
+#define RM_PREFETCH_AHEAD 2048
+static inline void
+rm_instream_prefetch (const uint8_t *p, size_t n)
+{
+    if (n >= RM_PREFETCH_AHEAD + 3 * 64) {
+        __builtin_prefetch (p + RM_PREFETCH_AHEAD);
+        __builtin_prefetch (p + RM_PREFETCH_AHEAD + 64);
+        __builtin_prefetch (p + RM_PREFETCH_AHEAD + 128);
+    }
+}
+
 /* ---- instream_codec.c ---- */
 
 /* Looks at the first bytes to pick the codec. Whatever was read for that

@@ -49,14 +49,18 @@
 #define CHUNK (1u << 20)
 #define HEAD (64u << 10)
 #define N_CHUNKS 4
-/* A mapped file: the thread walks it a CHUNK at a time, at most LEAD
- * ahead of the main thread, so that the bytes it checked are still in the
- * cache when the main thread frames them (4 MiB ahead, the main thread's
- * first touch of each document missed it: 14% of its samples, 7% now);
- * the pages are given back KEEP behind the window (past what the write
- * thread's queue can still point at: rm_outstream_write_held), a
- * DROP_STEP at a time. */
-#define LEAD ((uint64_t) CHUNK)
+/* A mapped file: the thread walks it a STEP at a time, at most LEAD
+ * ahead of where the main thread last asked for bytes, and the main thread
+ * takes at most a STEP past what it asks for: so it asks again (and lets
+ * the thread on) while the thread still has LEAD - STEP to walk. (With the
+ * step, the lead and the take all 1 MiB, the two threads took turns: the
+ * thread waited for the main thread to ask, which it did only once it had
+ * framed all it had, and the main thread then waited for the thread's
+ * whole next step.) The pages are given back KEEP behind the window (past
+ * what the write thread's queue can still point at:
+ * rm_outstream_write_held), a DROP_STEP at a time. */
+#define LEAD ((uint64_t) 1u << 20)
+#define STEP ((uint64_t) 256u << 10)
 #define KEEP ((uint64_t) 16u << 20)
 #define DROP_STEP ((uint64_t) 2u << 20)
 
@@ -192,6 +196,7 @@ check_bytes (rm_readahead_t *ra, const uint8_t *p, size_t n)
             rm_buf_append (&ra->chk_carry, p + i, n - i);
             break;
         }
+        rm_instream_prefetch (p + i, n - i);
         memcpy (&len, p + i, 4);
         len = BSON_UINT32_FROM_LE (len);
         if (len == 0xFFFFFFFFu) {
@@ -249,7 +254,7 @@ thread_main (void *arg)
     return NULL;
 }
 
-/* The thread of a mapped file: walks it a CHUNK at a time, at most LEAD
+/* The thread of a mapped file: walks it a STEP at a time, at most LEAD
  * ahead of the main thread (or to the end of what it waits for). */
 static void *
 mapped_main (void *arg)
@@ -260,7 +265,7 @@ mapped_main (void *arg)
     long page = sysconf (_SC_PAGESIZE);
 
     while (pos < ra->m_end) {
-        uint64_t step = ra->m_end - pos < CHUNK ? ra->m_end - pos : CHUNK;
+        uint64_t step = ra->m_end - pos < STEP ? ra->m_end - pos : STEP;
         uintptr_t a, b;
         bool stop;
         pthread_mutex_lock (&ra->mu);
@@ -492,7 +497,7 @@ drop_behind (rm_instream_t *s, rm_readahead_t *ra)
 }
 
 /* rm_readahead_fill on a mapped file: waits until the thread has walked
- * need bytes past the window's start, and takes up to a CHUNK more. */
+ * need bytes past the window's start, and takes up to a STEP more. */
 static ssize_t
 mapped_fill (rm_instream_t *s, rm_readahead_t *ra, size_t need, bson_error_t *err)
 {
@@ -517,7 +522,7 @@ mapped_fill (rm_instream_t *s, rm_readahead_t *ra, size_t need, bson_error_t *er
     ready = ra->m_ready;
     s->checked_end = ra->m_checked;
     pthread_mutex_unlock (&ra->mu);
-    take = want + CHUNK < ready ? want + CHUNK : ready;
+    take = want + STEP < ready ? want + STEP : ready;
     if (take > s->end)
         s->end = (size_t) take;
     if (s->end < want)

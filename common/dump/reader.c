@@ -190,6 +190,7 @@ rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
     for (;;) {
         int rc;
         item->held = false; /* set by a format that holds its documents */
+        item->n_docs = 1;   /* more by a format that gives runs */
         rc = r->ops->next (r, item, err);
         /* The caller may read item->ns->crc at a namespace's end; at the end
          * or on an error it may print every namespace's. */
@@ -205,6 +206,16 @@ rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
         if (rc != 0)
             return rc;
     }
+}
+
+int
+rm_reader_next_run (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
+{
+    int rc;
+    r->runs = true;
+    rc = rm_reader_next (r, item, err);
+    r->runs = false;
+    return rc;
 }
 
 void

@@ -96,6 +96,42 @@ crc_run_add (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, const rm_frame_t *f)
     run->len = f->len;
 }
 
+uint32_t
+rm_reader_frame_run (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max_len,
+                     rm_frame_t *f)
+{
+    const uint8_t *p;
+    size_t n = rm_instream_peek (s, &p), i = 0;
+    uint32_t count = 1;
+
+    /* The pending CRC run ends with f, and f just before the window. */
+    if (!r->runs || f->len >= RM_READER_RUN_MAX || f->data + f->len != p ||
+        r->crc_run.ns != ns || r->crc_run.start + r->crc_run.len != p)
+        return 1;
+    while (n - i >= 4) {
+        uint32_t len;
+        memcpy (&len, p + i, 4);
+        len = BSON_UINT32_FROM_LE (len);
+        /* A terminator, a length rm_frame_next refuses, a document not
+         * whole in the window or not checked yet: rm_reader_frame's. */
+        if (len == 0xFFFFFFFFu || len < 5 || len > max_len || len > n - i ||
+            f->len + len > RM_READER_RUN_MAX ||
+            (!r->opts.no_check &&
+             !(s->offset + i >= s->checked_from && s->offset + i + len <= s->checked_end)))
+            break;
+        rm_instream_prefetch (p + i, n - i);
+        i += len;
+        f->len += len;
+        ns->docs++;
+        ns->bytes += len;
+        count++;
+    }
+    r->crc_run.len += i;
+    rm_instream_advance (s, i);
+    s->frame_at = s->offset;
+    return count;
+}
+
 rm_frame_kind_t
 rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max_len,
                  rm_frame_t *f, bson_error_t *err)

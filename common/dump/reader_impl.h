@@ -30,6 +30,7 @@ struct rm_reader {
     uint64_t skipped;
     int quarantine_fd;
     rm_crc_run_t crc_run;
+    bool runs;         /* this call may give a run (rm_reader_next_run) */
     /* --nsInclude/--nsExclude/--nsFrom (reader_select.c): callers see
      * view, the selected namespaces under their new names; map takes an
      * index of info to one of view (or (size_t) -1: not selected). */
@@ -72,6 +73,15 @@ bool rm_reader_write_all (int fd, const char *name, const uint8_t *p, size_t n, 
  * given the file, namespace, ordinal and offset. Updates ns's counts. */
 rm_frame_kind_t rm_reader_frame (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns,
                                  uint32_t max_len, rm_frame_t *f, bson_error_t *err);
+
+/* Within rm_reader_next_run, extends the document f that
+ * rm_reader_frame just gave (of ns, on s) with the documents right after
+ * it that lie whole in the window and were checked already (or need no
+ * check), up to RM_READER_RUN_MAX bytes in all, counting them as
+ * rm_reader_frame does; returns how many documents f holds now. */
+#define RM_READER_RUN_MAX ((uint32_t) 256u << 10)
+uint32_t rm_reader_frame_run (rm_reader_t *r, rm_instream_t *s, rm_ns_t *ns, uint32_t max_len,
+                              rm_frame_t *f);
 
 /* Adds the pending run of documents to its namespace's CRC. Called before
  * anything reads ns->crc and before the run's stream is closed;

@@ -252,4 +252,4 @@ tarw_destroy (rm_writer_t *w)
 }
 
 const rm_writer_ops_t rm_tar_writer_ops = {tarw_open, tarw_doc, tarw_ns_end, tarw_finish,
-                                           tarw_destroy};
+                                           tarw_destroy, NULL};

@@ -118,6 +118,34 @@ rm_writer_doc_held (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t le
 }
 
 bool
+rm_writer_docs (rm_writer_t *w, rm_ns_t *ns, const uint8_t *docs, uint32_t len, uint32_t n,
+                bool held, bson_error_t *err)
+{
+    uint32_t at = 0;
+    bool ok = true;
+
+    if (n == 1 || !w->ops->docs || ns->ended) {
+        /* Each on its own (and the error of a namespace ended). */
+        while (ok && at < len) {
+            uint32_t dl;
+            memcpy (&dl, docs + at, 4);
+            dl = BSON_UINT32_FROM_LE (dl);
+            ok = (held ? rm_writer_doc_held : rm_writer_doc) (w, ns, docs + at, dl, err);
+            at += dl;
+        }
+        return ok;
+    }
+    w->doc_held = held;
+    ok = w->ops->docs (w, ns, docs, len, err);
+    w->doc_held = false;
+    if (!ok)
+        return false;
+    ns->docs += n;
+    ns->bytes += len;
+    return true;
+}
+
+bool
 rm_writer_ns_end (rm_writer_t *w, rm_ns_t *ns, bson_error_t *err)
 {
     if (ns->ended)

@@ -13,6 +13,10 @@ typedef struct {
     /* Flushes and closes everything at w->tmp, ready to be renamed. */
     bool (*finish) (rm_writer_t *w, bson_error_t *err);
     void (*destroy) (rm_writer_t *w);
+    /* Optional: n small documents one after another (rm_writer_docs);
+     * without it, each goes to doc. */
+    bool (*docs) (rm_writer_t *w, rm_ns_t *ns, const uint8_t *docs, uint32_t len,
+                  bson_error_t *err);
 } rm_writer_ops_t;
 
 struct rm_writer {

@@ -113,21 +113,37 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
         if ((e->ns[i].stats->touched || e->ns[i].read) &&
             !(e->ns[i].store = rm_engine_store_new (e, &e->ns[i], err)))
             return -1;
-    while ((rc = rm_reader_next (r, &item, err)) > 0) {
+    /* Runs of documents (rm_reader_next_run): an untouched namespace's
+     * go to the writer whole, the others' one by one. */
+    while ((rc = rm_reader_next_run (r, &item, err)) > 0) {
         rm_ens_t *ns = &e->ns[map[item.ns->index]];
-        if (item.kind == RM_ITEM_DOC) {
-            ns->stats->docs_in++;
-            if (e->opts.progress)
+        if (item.kind == RM_ITEM_DOC && !ns->store && !ns->stats->touched && !e->opts.output) {
+            ns->stats->docs_in += item.n_docs;
+            ns->stats->docs_out += item.n_docs;
+            for (uint32_t k = 0; e->opts.progress && k < item.n_docs; k++)
                 e->opts.progress (e->opts.progress_ctx, ++docs);
-            if (ns->store && !rm_store_add (ns->store, item.doc, item.len, err))
+            if (w && !rm_writer_docs (w, ns->out, item.doc, item.len, item.n_docs, false, err))
                 return -1;
-            if (!ns->stats->touched) {
-                ns->stats->docs_out++;
-                if (w && !rm_writer_doc (w, ns->out, item.doc, item.len, err))
+        } else if (item.kind == RM_ITEM_DOC) {
+            for (uint32_t at = 0, k = 0; k < item.n_docs; k++) {
+                const uint8_t *doc = item.doc + at;
+                uint32_t len;
+                memcpy (&len, doc, 4);
+                len = BSON_UINT32_FROM_LE (len);
+                at += len;
+                ns->stats->docs_in++;
+                if (e->opts.progress)
+                    e->opts.progress (e->opts.progress_ctx, ++docs);
+                if (ns->store && !rm_store_add (ns->store, doc, len, err))
                     return -1;
-                if (e->opts.output &&
-                    !e->opts.output (e->opts.output_ctx, ns->out->index, item.doc, item.len, err))
-                    return -1;
+                if (!ns->stats->touched) {
+                    ns->stats->docs_out++;
+                    if (w && !rm_writer_doc (w, ns->out, doc, len, err))
+                        return -1;
+                    if (e->opts.output &&
+                        !e->opts.output (e->opts.output_ctx, ns->out->index, doc, len, err))
+                        return -1;
+                }
             }
         } else if (!ns->stats->touched && w) {
             /* An untouched namespace is the reader's documents, unchanged. */

@@ -22,6 +22,7 @@
  * Its keys in a plan are read in step_bucket_parse.c. */
 #include <string.h>
 
+#include "bsonwalk.h"
 #include "docbuf.h"
 #include "remodel/bsoncheck.h"
 #include "engine_impl.h"
@@ -46,6 +47,8 @@ typedef struct {
     bson_iter_t time, id;
     bool has_time, has_id;
     bool last_is_positions; /* its measurement would end with a field _metaPositions */
+    uint32_t *meta_len;     /* the names' lengths, once a run: a field's name is */
+    uint32_t time_len;      /* compared only when its length matches */
 } scan_t;
 
 typedef struct {
@@ -84,26 +87,27 @@ scan (job_t *j, const uint8_t *doc, uint32_t len)
         return;
     while (bson_iter_next (&it)) {
         const char *k = bson_iter_key (&it);
+        uint32_t kl = bson_iter_key_len (&it);
         bool meta = false;
         for (size_t m = 0; m < b->n_meta; m++)
-            if (!s->has_meta[m] && !strcmp (k, b->meta[m])) {
+            if (!s->has_meta[m] && kl == s->meta_len[m] && !memcmp (k, b->meta[m], kl)) {
                 s->meta[m].it = it;
                 s->has_meta[m] = true;
                 s->pos[m] = idx;
                 meta = true;
                 break;
             }
-        if (!meta && !s->has_time && !strcmp (k, b->time_field)) {
+        if (!meta && !s->has_time && kl == s->time_len && !memcmp (k, b->time_field, kl)) {
             s->time = it;
             s->has_time = true;
         }
-        if (!s->has_id && !strcmp (k, "_id")) {
+        if (!s->has_id && kl == 3 && !memcmp (k, "_id", 3)) {
             s->id = it;
             s->has_id = true;
         }
         /* The measurement's last field: the reading's last non-meta one. */
         if (!meta)
-            s->last_is_positions = !strcmp (k, "_metaPositions");
+            s->last_is_positions = kl == 14 && !memcmp (k, "_metaPositions", 14);
         idx++;
     }
 }
@@ -273,8 +277,9 @@ add_measurement (job_t *j, const uint8_t *val, uint32_t vlen)
     const uint8_t *doc = val + hl;
     uint32_t len = vlen - (uint32_t) hl;
     const rm_bucketize_t *b = j->b;
-    bson_t d;
-    bson_iter_t it;
+    rm_walk_t w;
+    rm_elem_t e;
+    uint32_t from = 0, to = 0; /* kept bytes not copied yet: [from, to) of the reading */
     char idx[16];
     const char *k;
     size_t st;
@@ -293,16 +298,26 @@ add_measurement (job_t *j, const uint8_t *val, uint32_t vlen)
     bson_uint32_to_string (j->count, &k, idx, sizeof idx);
     rm_docbuf_key (&j->meas, BSON_TYPE_DOCUMENT, k);
     st = rm_docbuf_begin (&j->meas);
-    bson_init_static (&d, doc, len);
-    bson_iter_init (&it, &d);
-    while (bson_iter_next (&it)) {
-        bool meta = false;
-        for (size_t m = 0; m < b->n_meta && !meta; m++)
-            meta = j->sc.pos[m] == n;
-        if (!meta)
-            rm_docbuf_copy (&j->meas, &it);
-        n++;
-    }
+    /* A raw walk (the reading was checked when read), the fields kept
+     * copied as they are: neighbours together, in one copy (a reading
+     * loses its meta fields only). */
+    if (rm_walk_init (&w, doc, len))
+        while (rm_walk_next (&w, &e) > 0) {
+            bool meta = false;
+            for (size_t m = 0; m < b->n_meta && !meta; m++)
+                meta = j->sc.pos[m] == n;
+            n++;
+            if (meta)
+                continue;
+            if (to != e.start) {
+                if (to > from)
+                    rm_buf_append (&j->meas, doc + from, to - from);
+                from = e.start;
+            }
+            to = e.end;
+        }
+    if (to > from)
+        rm_buf_append (&j->meas, doc + from, to - from);
     /* A measurement that would end with a field of its own named
      * _metaPositions gets ours after it, so that unbucketize removes only
      * the one bucketize added. */
@@ -329,25 +344,37 @@ build_stats (job_t *j, const uint8_t *arr, uint32_t arr_len, bson_error_t *err)
     bson_reinit (&j->stats);
     for (size_t f = 0; f < b->n_stats; f++) {
         const rm_bstat_t *st = &b->stats[f];
-        bson_t a, child;
-        bson_iter_t el, min, max;
+        size_t flen = strlen (st->field);
+        bson_t child;
+        bson_iter_t min, max;
+        rm_walk_t aw, mw;
+        rm_elem_t el, e;
         int32_t count = 0;
         uint64_t seq = 0;
+        bool walk;
 
         if (j->sum[f])
             rm_acc_reset (j->sum[f]);
         if (j->avg[f])
             rm_acc_reset (j->avg[f]);
-        bson_init_static (&a, arr, arr_len);
-        bson_iter_init (&el, &a);
-        while (bson_iter_next (&el)) {
+        /* Raw walks of the array (built here) and of each measurement, the
+         * field found by its name's length first; an iterator only for
+         * the field found. */
+        walk = rm_walk_init (&aw, arr, arr_len);
+        while (walk && rm_walk_next (&aw, &el) > 0) {
             const uint8_t *m;
             uint32_t mlen;
-            bson_t md;
             bson_iter_t v;
-            bson_iter_document (&el, &mlen, &m);
-            bson_init_static (&md, m, mlen);
-            if (!bson_iter_init_find (&v, &md, st->field) || !is_number (&v))
+            bool found = false;
+            if (!rm_walk_into (&mw, &aw, &el))
+                continue;
+            m = mw.data;
+            mlen = mw.len;
+            while (!found && rm_walk_next (&mw, &e) > 0)
+                found = rm_elem_key_is (&mw, &e, st->field, flen);
+            if (!found ||
+                !bson_iter_init_from_data_at_offset (&v, m, mlen, e.start, (uint32_t) flen) ||
+                !is_number (&v))
                 continue;
             if (count == 0 || rm_value_compare (&v, &min) < 0)
                 min = v;
@@ -534,6 +561,10 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     j.sc.meta = bson_aligned_alloc0 (BSON_ALIGNOF (slot_t), b->n_meta * sizeof (slot_t));
     j.sc.has_meta = bson_malloc0 (b->n_meta * sizeof *j.sc.has_meta);
     j.sc.pos = bson_malloc0 (b->n_meta * sizeof *j.sc.pos);
+    j.sc.meta_len = bson_malloc0 (b->n_meta * sizeof *j.sc.meta_len);
+    for (size_t m = 0; m < b->n_meta; m++)
+        j.sc.meta_len[m] = (uint32_t) strlen (b->meta[m]);
+    j.sc.time_len = (uint32_t) strlen (b->time_field);
     j.first_pos = bson_malloc0 (b->n_meta * sizeof *j.first_pos);
     j.sum = bson_malloc0 ((b->n_stats + 1) * sizeof *j.sum);
     j.avg = bson_malloc0 ((b->n_stats + 1) * sizeof *j.avg);
@@ -605,6 +636,7 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     bson_free (j.sc.meta);
     bson_free (j.sc.has_meta);
     bson_free (j.sc.pos);
+    bson_free (j.sc.meta_len);
     bson_free (j.first_pos);
     bson_destroy (&j.stats);
     rm_buf_destroy (&j.key);

@@ -103,6 +103,9 @@ typedef struct {
     uint32_t len;
     bool held;          /* doc stays valid and unchanged until rm_reader_close
                            (a mapped archive): rm_writer_doc_held may keep it */
+    uint32_t n_docs;    /* RM_ITEM_DOC: documents one after another in doc..len,
+                           all checked; more than one only from
+                           rm_reader_next_run */
     uint64_t ordinal;   /* 1-based position of the document in its namespace */
 } rm_item_t;
 
@@ -122,6 +125,10 @@ rm_reader_t *rm_reader_open_memory (const char *name, const rm_dump_info_t *info
 const rm_dump_info_t *rm_reader_info (const rm_reader_t *r);
 /* 1: an item; 0: the end (every namespace ended); -1: error. */
 int rm_reader_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err);
+/* As rm_reader_next, but an archive's documents may come as a run: the
+ * ones right after the first that lie together and were checked already,
+ * up to 256 KiB in all (rm_item_t.n_docs), for callers that copy them. */
+int rm_reader_next_run (rm_reader_t *r, rm_item_t *item, bson_error_t *err);
 /* Source bytes consumed so far and in all (0: unknown), for progress. */
 void rm_reader_progress (const rm_reader_t *r, uint64_t *done, uint64_t *total);
 /* Documents set aside by skip_invalid. */
@@ -153,6 +160,11 @@ bool rm_writer_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t le
 /* As rm_writer_doc, for a document that stays valid and unchanged until
  * the writer is destroyed (rm_item_t.held, the reader closed after the
  * writer): a plain archive is then written from it without a copy. */
+/* n documents of ns one after another in docs[0..len) (a run of
+ * rm_item_t.n_docs): as rm_writer_doc (held: rm_writer_doc_held) of each,
+ * and an archive takes them in one piece. */
+bool rm_writer_docs (rm_writer_t *w, rm_ns_t *ns, const uint8_t *docs, uint32_t len, uint32_t n,
+                     bool held, bson_error_t *err);
 bool rm_writer_doc_held (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len,
                          bson_error_t *err);
 bool rm_writer_ns_end (rm_writer_t *w, rm_ns_t *ns, bson_error_t *err);

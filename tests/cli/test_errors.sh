@@ -449,3 +449,38 @@ for cut in $((40 << 20)) 0; do
         expect_eq "cut-$cut-no-escape-byte" "$(tr -dc '\033' <"$T/err" | wc -c)" 0
     fi
 done
+
+# ============================================================================
+# 10. A bad document amid a mapped archive's documents. convert copies the
+#     documents the read-ahead has checked in runs (rm_reader_next_run); a
+#     run must stop short of the bad one, which is then reported (or set
+#     aside) as one document, its number and byte the same as read one by
+#     one: found here by walking the archive's frames in Python.
+python3 - "$T/big.archive" "$T/bad.archive" "$T/bad.want" >"$T/bad.where" <<'PYEOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+off, header, n = 4, True, 0  # after the magic; the first frame of a section is its header
+while True:
+    (ln,) = struct.unpack_from("<I", d, off)
+    if ln == 0xFFFFFFFF:
+        off, header, n = off + 4, True, 0
+        continue
+    if not header and off > len(d) // 2 and ln < 2000:
+        break
+    n += not header
+    header = False
+    off += ln
+d[off + ln - 1] = 1  # the document's final 0x00
+open(sys.argv[2], "wb").write(d)
+open(sys.argv[3], "wb").write(d[off:off + ln])
+print(n + 1, off)
+PYEOF
+read -r bad_n bad_at <"$T/bad.where"
+run_rm convert "$T/bad.archive" "$T/bad-out.archive" -q
+expect_eq bad-amid-runs-status "$rc" 1
+expect_one_error bad-amid-runs "$T/bad.archive: " ": document $bad_n at byte $bad_at: document does not end with 0x00"
+run_rm convert "$T/bad.archive" "$T/bad-out.archive" --skip-invalid="$T/bad.q"
+expect_eq bad-amid-runs-skip-status "$rc" 0
+check bad-amid-runs-quarantine cmp -s "$T/bad.q" "$T/bad.want"
+total=$("$REMODEL" convert "$T/big.archive" "$T/all-out.archive" 2>&1 | sed -n 's/.*, \([0-9]*\) document(s).*/\1/p')
+expect_message bad-amid-runs-count "$((total - 1)) document(s)"
