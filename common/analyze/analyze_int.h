@@ -230,15 +230,16 @@ void rm_adds_hand_over (rm_adds_t *q);
  * to its fields. false (err set) if the worker failed. */
 bool rm_adds_finish (rm_adds_t *q, rm_analysis_t *a, bson_error_t *err);
 
-/* An entry; for RM_ADD_KEY, v is the value whose key it adds (its bytes
- * are copied into the block: the worker hashes them). */
+/* An entry; for RM_ADD_KEY, v is the value (of type t, one of the types
+ * rm_key_append_scalar keys) whose key it adds (its bytes are copied into
+ * the block: the worker hashes them). */
 static inline void
-rm_adds_push (rm_adds_t *q, uint16_t op, uint32_t col, size_t field, const bson_iter_t *v)
+rm_adds_push (rm_adds_t *q, uint16_t op, uint32_t col, size_t field, bson_type_t t, const uint8_t *v)
 {
     rm_add_t *e = &q->cur[q->n++];
     if (op == RM_ADD_KEY) {
         e->off = (uint32_t) q->bytes->len;
-        rm_key_append (q->bytes, v);
+        rm_key_append_scalar (q->bytes, t, v);
         e->len = (uint32_t) (q->bytes->len - e->off);
     }
     e->col = col;
