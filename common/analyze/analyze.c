@@ -321,6 +321,17 @@ generated_key (const char *k, uint32_t n)
     return digit;
 }
 
+/* Whether a field name (a NUL-terminated key) is name's n bytes: the
+ * compare stops at the key's end, whichever is shorter. */
+static inline bool
+name_is (const char *key, const char *name, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (key[i] != name[i])
+            return false;
+    return key[n] == '\0';
+}
+
 /* The fields of a document under the path of parent (plen bytes), the
  * field whose value the document is, or whose elements (SIZE_MAX: none, at
  * the top). A field's path is spelt out in c->path only when the shape
@@ -331,29 +342,49 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
 {
     uint32_t dhash = plen ? path_hash_more (phash, ".", 1) : phash;
     uint16_t *shape = c->shape[parent == SIZE_MAX ? RM_ANALYZE_MAX_PATHS : parent];
-    size_t at = 0;
+    size_t at = 0, sep = plen ? 1 : 0;
     elems_t s;
-    elem_t e;
     elems_init (&s, doc);
-    while (elems_next (&s, &e)) {
-        uint32_t klen = e.klen;
-        const char *key = e.key;
+    while (s.at < s.end) {
+        bson_type_t t = (bson_type_t) s.at[0];
+        const char *key = (const char *) s.at + 1;
+        uint32_t klen, raw_len;
+        const uint8_t *v;
         size_t len;
         rm_field_t *f = NULL;
-        if (parent != SIZE_MAX && generated_key (key, klen)) {
-            rm_field_t *p = &c->fields[parent];
-            if (!p->map_keys++)
-                snprintf (p->map_example, sizeof p->map_example, "%.*s", (int) klen, key);
-            key = RM_ANALYZE_MAP_KEY;
-            klen = (uint32_t) strlen (key);
-        }
-        if (plen + 1 + klen + 1 > sizeof c->path)
-            continue; /* a path past 510 bytes: not analyzed */
-        len = plen + (plen ? 1 : 0) + klen;
         /* The documents of a collection mostly share a shape: the field
          * at this place under this parent last time, if its name is
          * this one (its prefix is the parent's path, the same), is the
-         * field, without hashing the path and looking it up. */
+         * field, without measuring the name, hashing the path and
+         * looking it up. Its name is never a generated key's: those are
+         * <key> in a path. */
+        if (at < RM_ANALYZE_SHAPE && shape[at]) {
+            rm_field_t *g = &c->fields[shape[at] - 1];
+            size_t n = g->path_len - plen - sep;
+            if (name_is (key, g->path + plen + sep, n))
+                f = g;
+        }
+        if (f) {
+            raw_len = klen = (uint32_t) (f->path_len - plen - sep);
+            len = f->path_len;
+        } else {
+            raw_len = klen = (uint32_t) strlen (key);
+            if (parent != SIZE_MAX && generated_key (key, klen)) {
+                rm_field_t *p = &c->fields[parent];
+                if (!p->map_keys++)
+                    snprintf (p->map_example, sizeof p->map_example, "%.*s", (int) klen, key);
+                key = RM_ANALYZE_MAP_KEY;
+                klen = (uint32_t) strlen (key);
+            }
+        }
+        v = s.at + 1 + raw_len + 1;
+        s.at = v + value_len (t, v);
+        if (f)
+            goto found;
+        if (plen + 1 + klen + 1 > sizeof c->path)
+            continue; /* a path past 510 bytes: not analyzed */
+        len = plen + sep + klen;
+        /* A generated key's field, found by its place as <key>. */
         if (at < RM_ANALYZE_SHAPE && shape[at]) {
             rm_field_t *g = &c->fields[shape[at] - 1];
             if (g->path_len == len && !memcmp (g->path + len - klen, key, klen))
@@ -366,15 +397,16 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
                 memcpy (c->path, c->fields[parent].path, plen);
                 c->path[plen] = '.';
             }
-            memcpy (c->path + plen + (plen ? 1 : 0), key, klen);
+            memcpy (c->path + plen + sep, key, klen);
             c->path[len] = '\0';
             f = collection_field (c, c->path, len, path_hash_more (dhash, key, klen), in_array);
             if (f && at < RM_ANALYZE_SHAPE)
                 shape[at] = (uint16_t) (f - c->fields + 1);
         }
+    found:
         at++;
         if (f)
-            add_value (c, seq, f, len, e.t, e.v, depth, in_array);
+            add_value (c, seq, f, len, t, v, depth, in_array);
     }
 }
 
