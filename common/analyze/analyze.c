@@ -50,11 +50,114 @@ collection_field (rm_collection_t *c, const char *path, size_t len, uint32_t has
     return f;
 }
 
-/* Values a reference can be: ids, codes, numbers that are whole. t is the
- * value's type, read once per value (libbson's bson_iter_type is a call
- * into the library each time). */
+/* The documents are walked over their bytes, not with libbson's iterator:
+ * the reader checked each one (rm_bson_check: every length holds, every
+ * container ends in 0x00, no unknown type), so each element's extent is
+ * read as it is, without the iterator checking it again. */
+static inline uint32_t
+le32 (const uint8_t *p)
+{
+    return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+}
+
+static inline int64_t
+le64 (const uint8_t *p)
+{
+    return (int64_t) ((uint64_t) le32 (p) | (uint64_t) le32 (p + 4) << 32);
+}
+
+/* The elements of a document: the next one, and the document's final
+ * 0x00. */
+typedef struct {
+    const uint8_t *at, *end;
+} elems_t;
+
+typedef struct {
+    bson_type_t t;
+    const char *key;
+    uint32_t klen;
+    const uint8_t *v;       /* the value's first byte */
+} elem_t;
+
+static inline void
+elems_init (elems_t *s, const uint8_t *doc)
+{
+    s->at = doc + 4;
+    s->end = doc + le32 (doc) - 1;
+}
+
+/* The bytes of a value of type t at v. */
+static inline size_t
+value_len (bson_type_t t, const uint8_t *v)
+{
+    size_t n;
+    switch (t) {
+    case BSON_TYPE_DOUBLE:
+    case BSON_TYPE_DATE_TIME:
+    case BSON_TYPE_TIMESTAMP:
+    case BSON_TYPE_INT64:
+        return 8;
+    case BSON_TYPE_UTF8:
+    case BSON_TYPE_CODE:
+    case BSON_TYPE_SYMBOL:
+        return 4 + (size_t) le32 (v);
+    case BSON_TYPE_DOCUMENT:
+    case BSON_TYPE_ARRAY:
+    case BSON_TYPE_CODEWSCOPE:
+        return le32 (v);
+    case BSON_TYPE_BINARY:
+        return 5 + (size_t) le32 (v);
+    case BSON_TYPE_OID:
+        return 12;
+    case BSON_TYPE_BOOL:
+        return 1;
+    case BSON_TYPE_INT32:
+        return 4;
+    case BSON_TYPE_DECIMAL128:
+        return 16;
+    case BSON_TYPE_REGEX:
+        n = strlen ((const char *) v) + 1;
+        return n + strlen ((const char *) v + n) + 1;
+    case BSON_TYPE_DBPOINTER:
+        return 4 + (size_t) le32 (v) + 12;
+    default: /* null, undefined, minKey, maxKey */
+        return 0;
+    }
+}
+
+static inline bool
+elems_next (elems_t *s, elem_t *e)
+{
+    if (s->at >= s->end)
+        return false;
+    e->t = (bson_type_t) s->at[0];
+    e->key = (const char *) s->at + 1;
+    e->klen = (uint32_t) strlen (e->key);
+    e->v = s->at + 1 + e->klen + 1;
+    s->at = e->v + value_len (e->t, e->v);
+    return true;
+}
+
+/* A string's length as bson_iter_utf8 gives it (its final NUL not
+ * counted). */
+static inline uint32_t
+utf8_len (const uint8_t *v)
+{
+    uint32_t n = le32 (v);
+    return n ? n - 1 : 0;
+}
+
+static inline double
+value_double (const uint8_t *v)
+{
+    double d;
+    memcpy (&d, v, 8);
+    return BSON_DOUBLE_FROM_LE (d);
+}
+
+/* Values a reference can be: ids, codes, numbers that are whole. */
 static bool
-key_like (const bson_iter_t *v, bson_type_t t)
+key_like (const uint8_t *v, bson_type_t t)
 {
     switch (t) {
     case BSON_TYPE_OID:
@@ -63,9 +166,9 @@ key_like (const bson_iter_t *v, bson_type_t t)
     case BSON_TYPE_BINARY:
         return true;
     case BSON_TYPE_UTF8:
-        return bson_iter_utf8_len_unsafe (v) <= RM_ANALYZE_KEY_MAX_STRING;
+        return utf8_len (v) <= RM_ANALYZE_KEY_MAX_STRING;
     case BSON_TYPE_DOUBLE: {
-        double d = bson_iter_double_unsafe (v);
+        double d = value_double (v);
         return d == (double) (int64_t) d;
     }
     default:
@@ -76,15 +179,15 @@ key_like (const bson_iter_t *v, bson_type_t t)
 /* A number, or a string of up to 3 bytes: values any collection of
  * integer or short ids holds by chance. */
 static bool
-small_value (const bson_iter_t *v, bson_type_t t)
+small_value (const uint8_t *v, bson_type_t t)
 {
     if (t == BSON_TYPE_UTF8)
-        return bson_iter_utf8_len_unsafe (v) <= 3;
+        return utf8_len (v) <= 3;
     return t != BSON_TYPE_OID && t != BSON_TYPE_BINARY;
 }
 
 static void
-add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v, bson_type_t t)
+add_scalar (rm_collection_t *c, rm_field_t *f, const uint8_t *v, bson_type_t t)
 {
     if (f->not_key)
         return;
@@ -93,10 +196,10 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v, bson_type_t
     if (!key_like (v, t)) {
         /* Its table dropped, after the keys sent before (in order). */
         f->not_key = true;
-        rm_adds_push (c->adds, RM_ADD_DROP, c->index, (size_t) (f - c->fields), NULL);
+        rm_adds_push (c->adds, RM_ADD_DROP, c->index, (size_t) (f - c->fields), t, NULL);
         return;
     }
-    rm_adds_push (c->adds, RM_ADD_KEY, c->index, (size_t) (f - c->fields), v);
+    rm_adds_push (c->adds, RM_ADD_KEY, c->index, (size_t) (f - c->fields), t, v);
     f->values++;
     if (small_value (v, t))
         f->small++;
@@ -104,7 +207,10 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v, bson_type_t
      * (analyze_score.c): the range of the whole numbers, and the strings
      * that are words rather than ids. */
     if (t == BSON_TYPE_INT32 || t == BSON_TYPE_INT64 || t == BSON_TYPE_DOUBLE) {
-        int64_t x = bson_iter_as_int64 (v);
+        /* As bson_iter_as_int64 reads them. */
+        int64_t x = t == BSON_TYPE_INT32   ? (int64_t) (int32_t) le32 (v)
+                    : t == BSON_TYPE_INT64 ? le64 (v)
+                                           : (int64_t) value_double (v);
         if (!f->ints || x < f->int_min)
             f->int_min = x;
         if (!f->ints || x > f->int_max)
@@ -115,8 +221,8 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v, bson_type_t
          * it as well as all of them, and cost nothing past those. */
         f->sampled++;
         if (t == BSON_TYPE_UTF8) {
-            size_t n;
-            const char *str = bson_iter_utf8_unsafe (v, &n);
+            size_t n = utf8_len (v);
+            const char *str = (const char *) v + 4;
             bool digit = false;
             for (size_t i = 0; i < n && !digit; i++)
                 digit = (unsigned) (str[i] - '0') < 10;
@@ -125,17 +231,29 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const bson_iter_t *v, bson_type_t
     }
 }
 
-static void walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t *it,
+static void walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8_t *doc,
                   int depth, bool in_array, size_t parent);
 
-/* v's statistics into f, the field of its path (plen bytes). */
-static void
-add_value (rm_collection_t *c, uint64_t seq, rm_field_t *f, size_t plen, bson_iter_t *v, int depth,
-           bool in_array)
+/* Whether a document holds a field named name (n bytes). */
+static bool
+doc_has (const uint8_t *doc, const char *name, uint32_t n)
 {
-    bson_type_t t = bson_iter_type_unsafe (v);
+    elems_t s;
+    elem_t e;
+    elems_init (&s, doc);
+    while (elems_next (&s, &e))
+        if (e.klen == n && !memcmp (e.key, name, n))
+            return true;
+    return false;
+}
+
+/* v's statistics into f, the field of its path (plen bytes); t is v's
+ * type. */
+static void
+add_value (rm_collection_t *c, uint64_t seq, rm_field_t *f, size_t plen, bson_type_t t,
+           const uint8_t *v, int depth, bool in_array)
+{
     uint32_t phash = f->hash;
-    bson_iter_t sub;
     size_t fi;
     /* c->fields grows while the fields below are walked: f is found again
      * by its index after each walk. */
@@ -145,38 +263,36 @@ add_value (rm_collection_t *c, uint64_t seq, rm_field_t *f, size_t plen, bson_it
         f->docs++;
     }
     if (t == BSON_TYPE_DATE_TIME) {
-        int64_t when = bson_iter_date_time (v);
+        int64_t when = le64 (v);
         if (!f->types[BSON_TYPE_DATE_TIME] || when < f->date_min)
             f->date_min = when;
         if (!f->types[BSON_TYPE_DATE_TIME] || when > f->date_max)
             f->date_max = when;
     }
     f->types[t]++;
-    if (t == BSON_TYPE_DOCUMENT && depth < RM_ANALYZE_MAX_DEPTH && bson_iter_recurse (v, &sub)) {
-        walk (c, seq, plen, phash, &sub, depth + 1, in_array, fi);
-    } else if (t == BSON_TYPE_ARRAY && bson_iter_recurse (v, &sub)) {
+    if (t == BSON_TYPE_DOCUMENT && depth < RM_ANALYZE_MAX_DEPTH) {
+        walk (c, seq, plen, phash, v, depth + 1, in_array, fi);
+    } else if (t == BSON_TYPE_ARRAY) {
         uint64_t n = 0;
+        elems_t s;
+        elem_t el;
         f->arrays++;
         if (!f->lengths)
             f->lengths = bson_malloc0 (sizeof *f->lengths);
-        while (bson_iter_next (&sub)) {
-            bson_type_t et = bson_iter_type_unsafe (&sub);
-            bson_iter_t el;
+        elems_init (&s, v);
+        while (elems_next (&s, &el)) {
             n++;
             /* Documents in an array: their fields are path.field;
              * scalars are values of the path itself. */
-            if (et == BSON_TYPE_DOCUMENT) {
-                bson_iter_t id = sub;
+            if (el.t == BSON_TYPE_DOCUMENT) {
                 c->fields[fi].elem_docs++;
-                if (bson_iter_recurse (&sub, &id) &&
-                    (bson_iter_find (&id, "_id") || (bson_iter_recurse (&sub, &id) && bson_iter_find (&id, "id"))))
+                if (doc_has (el.v, "_id", 3) || doc_has (el.v, "id", 2))
                     c->fields[fi].elem_ids++;
             }
-            if (et == BSON_TYPE_DOCUMENT && depth < RM_ANALYZE_MAX_DEPTH &&
-                bson_iter_recurse (&sub, &el))
-                walk (c, seq, plen, phash, &el, depth + 1, true, fi);
-            else if (et != BSON_TYPE_ARRAY && et != BSON_TYPE_DOCUMENT)
-                add_scalar (c, &c->fields[fi], &sub, et);
+            if (el.t == BSON_TYPE_DOCUMENT && depth < RM_ANALYZE_MAX_DEPTH)
+                walk (c, seq, plen, phash, el.v, depth + 1, true, fi);
+            else if (el.t != BSON_TYPE_ARRAY && el.t != BSON_TYPE_DOCUMENT)
+                add_scalar (c, &c->fields[fi], el.v, el.t);
         }
         rm_dist_add (c->fields[fi].lengths, n);
     } else {
@@ -205,36 +321,70 @@ generated_key (const char *k, uint32_t n)
     return digit;
 }
 
+/* Whether a field name (a NUL-terminated key) is name's n bytes: the
+ * compare stops at the key's end, whichever is shorter. */
+static inline bool
+name_is (const char *key, const char *name, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (key[i] != name[i])
+            return false;
+    return key[n] == '\0';
+}
+
 /* The fields of a document under the path of parent (plen bytes), the
  * field whose value the document is, or whose elements (SIZE_MAX: none, at
  * the top). A field's path is spelt out in c->path only when the shape
  * does not give its field. */
 static void
-walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t *it, int depth,
+walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8_t *doc, int depth,
       bool in_array, size_t parent)
 {
     uint32_t dhash = plen ? path_hash_more (phash, ".", 1) : phash;
     uint16_t *shape = c->shape[parent == SIZE_MAX ? RM_ANALYZE_MAX_PATHS : parent];
-    size_t at = 0;
-    while (bson_iter_next (it)) {
-        uint32_t klen = bson_iter_key_len (it);
-        const char *key = bson_iter_key_unsafe (it);
+    size_t at = 0, sep = plen ? 1 : 0;
+    elems_t s;
+    elems_init (&s, doc);
+    while (s.at < s.end) {
+        bson_type_t t = (bson_type_t) s.at[0];
+        const char *key = (const char *) s.at + 1;
+        uint32_t klen, raw_len;
+        const uint8_t *v;
         size_t len;
         rm_field_t *f = NULL;
-        if (parent != SIZE_MAX && generated_key (key, klen)) {
-            rm_field_t *p = &c->fields[parent];
-            if (!p->map_keys++)
-                snprintf (p->map_example, sizeof p->map_example, "%.*s", (int) klen, key);
-            key = RM_ANALYZE_MAP_KEY;
-            klen = (uint32_t) strlen (key);
-        }
-        if (plen + 1 + klen + 1 > sizeof c->path)
-            continue; /* a path past 510 bytes: not analyzed */
-        len = plen + (plen ? 1 : 0) + klen;
         /* The documents of a collection mostly share a shape: the field
          * at this place under this parent last time, if its name is
          * this one (its prefix is the parent's path, the same), is the
-         * field, without hashing the path and looking it up. */
+         * field, without measuring the name, hashing the path and
+         * looking it up. Its name is never a generated key's: those are
+         * <key> in a path. */
+        if (at < RM_ANALYZE_SHAPE && shape[at]) {
+            rm_field_t *g = &c->fields[shape[at] - 1];
+            size_t n = g->path_len - plen - sep;
+            if (name_is (key, g->path + plen + sep, n))
+                f = g;
+        }
+        if (f) {
+            raw_len = klen = (uint32_t) (f->path_len - plen - sep);
+            len = f->path_len;
+        } else {
+            raw_len = klen = (uint32_t) strlen (key);
+            if (parent != SIZE_MAX && generated_key (key, klen)) {
+                rm_field_t *p = &c->fields[parent];
+                if (!p->map_keys++)
+                    snprintf (p->map_example, sizeof p->map_example, "%.*s", (int) klen, key);
+                key = RM_ANALYZE_MAP_KEY;
+                klen = (uint32_t) strlen (key);
+            }
+        }
+        v = s.at + 1 + raw_len + 1;
+        s.at = v + value_len (t, v);
+        if (f)
+            goto found;
+        if (plen + 1 + klen + 1 > sizeof c->path)
+            continue; /* a path past 510 bytes: not analyzed */
+        len = plen + sep + klen;
+        /* A generated key's field, found by its place as <key>. */
         if (at < RM_ANALYZE_SHAPE && shape[at]) {
             rm_field_t *g = &c->fields[shape[at] - 1];
             if (g->path_len == len && !memcmp (g->path + len - klen, key, klen))
@@ -247,32 +397,32 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, bson_iter_t
                 memcpy (c->path, c->fields[parent].path, plen);
                 c->path[plen] = '.';
             }
-            memcpy (c->path + plen + (plen ? 1 : 0), key, klen);
+            memcpy (c->path + plen + sep, key, klen);
             c->path[len] = '\0';
             f = collection_field (c, c->path, len, path_hash_more (dhash, key, klen), in_array);
             if (f && at < RM_ANALYZE_SHAPE)
                 shape[at] = (uint16_t) (f - c->fields + 1);
         }
+    found:
         at++;
         if (f)
-            add_value (c, seq, f, len, it, depth, in_array);
+            add_value (c, seq, f, len, t, v, depth, in_array);
     }
 }
 
 void
 rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_t len)
 {
-    bson_t d;
-    bson_iter_t it;
     c->docs++;
     c->bytes += len;
     if (len > c->max_size)
         c->max_size = len;
     rm_dist_add (&c->sizes, len);
-    if (bson_init_static (&d, doc, len) && bson_iter_init (&it, &d))
-        walk (c, seq, 0, PATH_HASH_START, &it, 0, false, SIZE_MAX);
+    /* The reader checked it (rm_bson_check): its length is its header's. */
+    if (len >= 5 && le32 (doc) == len)
+        walk (c, seq, 0, PATH_HASH_START, doc, 0, false, SIZE_MAX);
     /* Where the key tables may spill (analyze_adds.c). */
-    rm_adds_push (c->adds, RM_ADD_DOC, c->index, 0, NULL);
+    rm_adds_push (c->adds, RM_ADD_DOC, c->index, 0, BSON_TYPE_EOD, NULL);
     c->path[0] = '\0';
 }
 

@@ -23,13 +23,57 @@ typedef struct {
     size_t n, cap;
 } rm_keymap_t;
 
-/* Returns how many bytes the table grew by (0 but when it doubles). */
-size_t rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times);
 #define RM_KEYMAP_BYTES(m) ((m)->cap * 2 * sizeof (uint64_t))
-uint64_t rm_keymap_get (const rm_keymap_t *m, uint64_t key);
-/* Asks for the slot of key into the cache, for an add soon after. */
-void rm_keymap_prefetch (const rm_keymap_t *m, uint64_t key);
+/* Doubles the table; returns how many bytes it grew by. */
+size_t rm_keymap_grow (rm_keymap_t *m);
 void rm_keymap_destroy (rm_keymap_t *m);
+
+/* The adds, lookups and prefetches inline: the first pass's worker makes
+ * one of each per key (analyze_adds.c), the call as dear as the rest but
+ * for the miss. */
+#define RM_KEYMAP_HOME(m, key) ((size_t) ((key) * 0x9E3779B97F4A7C15ULL) & ((m)->cap - 1))
+
+/* The slot holding key, or the empty one where it would go (cap > 0). */
+static inline size_t
+rm_keymap_slot (const rm_keymap_t *m, uint64_t key)
+{
+    size_t i = RM_KEYMAP_HOME (m, key);
+    while (m->slots[i].key && m->slots[i].key != key)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+/* Returns how many bytes the table grew by (0 but when it doubles). */
+static inline size_t
+rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
+{
+    size_t i, grew = 0;
+    if ((m->n + 1) * 4 > m->cap * 3)
+        grew = rm_keymap_grow (m);
+    i = rm_keymap_slot (m, key);
+    if (!m->slots[i].key) {
+        m->slots[i].key = key;
+        m->n++;
+    }
+    m->slots[i].count += times;
+    return grew;
+}
+
+static inline uint64_t
+rm_keymap_get (const rm_keymap_t *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    return m->slots[rm_keymap_slot (m, key)].count;
+}
+
+/* Asks for the slot of key into the cache, for an add soon after. */
+static inline void
+rm_keymap_prefetch (const rm_keymap_t *m, uint64_t key)
+{
+    if (m->cap)
+        __builtin_prefetch (&m->slots[RM_KEYMAP_HOME (m, key)], 1);
+}
 /* The key of a value as $lookup matches it; scratch holds its bytes (reused:
  * no allocation per value once grown). */
 uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
@@ -230,15 +274,16 @@ void rm_adds_hand_over (rm_adds_t *q);
  * to its fields. false (err set) if the worker failed. */
 bool rm_adds_finish (rm_adds_t *q, rm_analysis_t *a, bson_error_t *err);
 
-/* An entry; for RM_ADD_KEY, v is the value whose key it adds (its bytes
- * are copied into the block: the worker hashes them). */
+/* An entry; for RM_ADD_KEY, v is the value (of type t, one of the types
+ * rm_key_append_scalar keys) whose key it adds (its bytes are copied into
+ * the block: the worker hashes them). */
 static inline void
-rm_adds_push (rm_adds_t *q, uint16_t op, uint32_t col, size_t field, const bson_iter_t *v)
+rm_adds_push (rm_adds_t *q, uint16_t op, uint32_t col, size_t field, bson_type_t t, const uint8_t *v)
 {
     rm_add_t *e = &q->cur[q->n++];
     if (op == RM_ADD_KEY) {
         e->off = (uint32_t) q->bytes->len;
-        rm_key_append (q->bytes, v);
+        rm_key_append_scalar (q->bytes, t, v);
         e->len = (uint32_t) (q->bytes->len - e->off);
     }
     e->col = col;

@@ -96,57 +96,25 @@ rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch)
     return rm_analyze_key_of (scratch->data, scratch->len);
 }
 
-static size_t
-slot (const rm_keymap_t *m, uint64_t key)
-{
-    size_t i = (size_t) (key * 0x9E3779B97F4A7C15ULL) & (m->cap - 1);
-    while (m->slots[i].key && m->slots[i].key != key)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
 size_t
-rm_keymap_add (rm_keymap_t *m, uint64_t key, uint64_t times)
+rm_keymap_grow (rm_keymap_t *m)
 {
-    size_t i, grew = 0;
-    if ((m->n + 1) * 4 > m->cap * 3) {
-        rm_keymap_t g = {NULL, 0, m->cap ? m->cap * 2 : 64};
-        /* Zeroed by writing, not calloc: a fresh mapping's pages would
-         * fault twice each, first read (the shared zero page, as slot ()
-         * probes) then written. */
-        g.slots = bson_malloc (g.cap * sizeof *g.slots);
-        memset (g.slots, 0, g.cap * sizeof *g.slots);
-        for (size_t k = 0; k < m->cap; k++)
-            if (m->slots[k].key) {
-                g.slots[slot (&g, m->slots[k].key)] = m->slots[k];
-                g.n++;
-            }
-        grew = RM_KEYMAP_BYTES (&g) - RM_KEYMAP_BYTES (m);
-        rm_keymap_destroy (m);
-        *m = g;
-    }
-    i = slot (m, key);
-    if (!m->slots[i].key) {
-        m->slots[i].key = key;
-        m->n++;
-    }
-    m->slots[i].count += times;
+    rm_keymap_t g = {NULL, 0, m->cap ? m->cap * 2 : 64};
+    size_t grew;
+    /* Zeroed by writing, not calloc: a fresh mapping's pages would fault
+     * twice each, first read (the shared zero page, as the slots are
+     * probed) then written. */
+    g.slots = bson_malloc (g.cap * sizeof *g.slots);
+    memset (g.slots, 0, g.cap * sizeof *g.slots);
+    for (size_t k = 0; k < m->cap; k++)
+        if (m->slots[k].key) {
+            g.slots[rm_keymap_slot (&g, m->slots[k].key)] = m->slots[k];
+            g.n++;
+        }
+    grew = RM_KEYMAP_BYTES (&g) - RM_KEYMAP_BYTES (m);
+    rm_keymap_destroy (m);
+    *m = g;
     return grew;
-}
-
-void
-rm_keymap_prefetch (const rm_keymap_t *m, uint64_t key)
-{
-    if (m->cap)
-        __builtin_prefetch (&m->slots[(size_t) (key * 0x9E3779B97F4A7C15ULL) & (m->cap - 1)], 1);
-}
-
-uint64_t
-rm_keymap_get (const rm_keymap_t *m, uint64_t key)
-{
-    if (!m->cap)
-        return 0;
-    return m->slots[slot (m, key)].count;
 }
 
 void

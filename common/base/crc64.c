@@ -3,8 +3,10 @@
  *
  *   rm_crc64_update_table   portable slicing-by-8 (eight 256-entry tables);
  *   rm_crc64_update_clmul   carry-less multiplication (PCLMULQDQ) on x86-64
- *                           CPUs that have it, for inputs of 64 bytes or
- *                           more; everything else goes to the table version;
+ *                           CPUs that have it, for inputs of 8 bytes or
+ *                           more (under 64, one block at a time, odd
+ *                           lengths as if padded in front); the rest goes
+ *                           to the table version;
  *   rm_crc64_update         the same on 256-bit registers (VPCLMULQDQ with
  *                           AVX2), twice the bytes per instruction, for
  *                           inputs of 256 bytes or more on CPUs that have
@@ -249,6 +251,41 @@ crc64_raw_pclmul_short (uint64_t reg, const unsigned char *p, size_t len)
                       len - 16);
 }
 
+/* Runs the register over len bytes, 8 <= len < PCLMUL_MIN_LEN and not a
+ * multiple of 16 (analyze's keys: an ObjectId's 13 bytes, a number's 10,
+ * short strings): as if behind 16 - len % 16 zero bytes, in whole blocks,
+ * the register XORed onto the message's first 8 bytes as ever. Zero bytes
+ * before a message add nothing to its polynomial, so the blocks give the
+ * same register as the table would for the odd bytes, in one fold a block
+ * and the reduction instead of a table step of eight lookups per 8 bytes.
+ * The first block is put together in two registers from loads inside the
+ * message (no copy through memory: a load of bytes just stored in pieces
+ * waits for them). Under 8 bytes the register would reach past the
+ * message: those stay on the table. */
+__attribute__ ((target ("pclmul,sse4.1"))) static uint64_t
+crc64_raw_pclmul_odd (uint64_t reg, const unsigned char *p, size_t len)
+{
+    const __m128i k128 = _mm_set_epi64x ((int64_t) K_127, (int64_t) K_191);
+    size_t t = len & 15; /* the first block's message bytes */
+    uint64_t m0 = rm_load_le64 (p) ^ reg, lo, hi;
+    __m128i s;
+    if (t >= 8) {
+        /* [16 - t zeros | m[0..t-1]]: the low qword holds m's first
+         * 8 - (16 - t) bytes at its top, the high one m[t-8..t-1], of which
+         * those below 8 carry the register too. */
+        lo = t == 8 ? 0 : m0 << (8 * (16 - t));
+        hi = rm_load_le64 (p + t - 8) ^ (reg >> (8 * (t - 8)));
+        return fold_tail (_mm_set_epi64x ((int64_t) hi, (int64_t) lo), p + t, len - t);
+    }
+    /* t < 8 (len > 16): [8 + (8 - t) zeros | m[0..t-1]], and the register's
+     * other 8 - t bytes on the next block's first bytes. */
+    hi = m0 << (8 * (8 - t));
+    s = _mm_set_epi64x ((int64_t) hi, 0);
+    s = _mm_xor_si128 (fold (s, k128),
+                       _mm_xor_si128 (LOADU (p + t), _mm_cvtsi64_si128 ((int64_t) (reg >> (8 * t)))));
+    return fold_tail (s, p + t + 16, len - t - 16);
+}
+
 #define VPCLMUL_TARGET "avx2,vpclmulqdq,pclmul,sse4.1"
 
 __attribute__ ((target (VPCLMUL_TARGET))) static inline __m256i
@@ -321,6 +358,8 @@ rm_crc64_update_clmul (uint64_t crc, const void *buf, size_t len)
 {
     pthread_once (&init_once, crc64_init);
 #ifdef RM_CRC64_HAVE_PCLMUL
+    if (len >= 8 && len < PCLMUL_MIN_LEN && (len & 15) && have_pclmul)
+        return ~crc64_raw_pclmul_odd (~crc, buf, len);
     if (len >= PCLMUL_SHORT_MIN_LEN && have_pclmul) {
         const unsigned char *p = buf;
         size_t blocks = len & ~(size_t) 15;

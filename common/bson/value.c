@@ -906,6 +906,59 @@ rm_key_append (rm_buf_t *out, const bson_iter_t *it)
     key_value (out, it, 0);
 }
 
+static uint32_t
+le32 (const uint8_t *p)
+{
+    return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+}
+
+bool
+rm_key_append_scalar (rm_buf_t *out, bson_type_t t, const uint8_t *v)
+{
+    /* The cases of key_value for these types, from the value's bytes: a
+     * validated document's (rm_bson_check), whose lengths hold. */
+    uint64_t u64;
+    double d;
+    uint32_t len;
+    switch (t) {
+    case BSON_TYPE_INT32:
+        key_int64 (out, (int32_t) le32 (v));
+        return true;
+    case BSON_TYPE_INT64:
+        memcpy (&u64, v, 8);
+        key_int64 (out, (int64_t) BSON_UINT64_FROM_LE (u64));
+        return true;
+    case BSON_TYPE_DOUBLE:
+        memcpy (&d, v, 8);
+        key_double (out, BSON_DOUBLE_FROM_LE (d));
+        return true;
+    case BSON_TYPE_UTF8:
+    case BSON_TYPE_SYMBOL:
+        /* bson_iter_utf8's length: the bytes before the final NUL. */
+        len = le32 (v);
+        put_u8 (out, KEY_STRING);
+        put_bytes (out, v + 4, len ? len - 1 : 0);
+        return true;
+    case BSON_TYPE_OID:
+        put_u8 (out, KEY_OID);
+        rm_buf_append (out, v, 12);
+        return true;
+    case BSON_TYPE_BINARY:
+        /* The old subtype (2) repeats the length inside: its bytes follow
+         * it, as bson_iter_binary gives them. */
+        len = le32 (v);
+        put_u8 (out, KEY_BINARY);
+        put_u8 (out, v[4]);
+        if (v[4] == BSON_SUBTYPE_BINARY_DEPRECATED)
+            put_bytes (out, v + 9, len - 4);
+        else
+            put_bytes (out, v + 5, len);
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* ---- Hash ----------------------------------------------------------------
  * Eight bytes at a time (little-endian, so the hash is the same on every
  * machine): each word is scrambled by multiply-rotate-multiply and folded

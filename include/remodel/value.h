@@ -33,6 +33,11 @@ const char *rm_value_type_name (bson_type_t t);
  * memcmp order of keys is a total order consistent with that equality, but
  * not MongoDB's sort order: use rm_value_compare for sorting. */
 void rm_key_append (rm_buf_t *out, const bson_iter_t *it);
+/* The same key for a scalar from its value's bytes (where a BSON element's
+ * value starts) in a document rm_bson_check accepted: numbers, strings,
+ * symbols, ObjectIds and binaries, the types a reference can have. false
+ * (nothing appended) for any other type. */
+bool rm_key_append_scalar (rm_buf_t *out, bson_type_t t, const uint8_t *v);
 
 /* A 64-bit hash of a key's bytes, for hash joins. */
 uint64_t rm_key_hash (const uint8_t *key, size_t len);

@@ -1338,6 +1338,59 @@ test_resume_token_time (void)
     T_CHECK (!rm_resume_token_time (NULL, &t, &i));
 }
 
+/* rm_key_append_scalar gives, from a value's bytes, the key rm_key_append
+ * gives from an iterator over it (analyze walks documents over their
+ * bytes), and declines the types it does not key. */
+static void
+test_keys_scalar (void)
+{
+    static const char *const keyed[] = {
+        I32 ("0"), I32 ("7"), I32 ("-1"), I32 ("2147483647"), I32 ("-2147483648"), I64 ("0"),
+        I64 ("-1"), I64 ("9223372036854775807"), I64 ("-9223372036854775808"), DBL ("0"),
+        DBL ("-0.0"), DBL ("2"), DBL ("0.5"), DBL ("NaN"), DBL ("-Infinity"), DBL ("1e23"),
+        "\"\"", "\"abc\"", "\"caf\\u00e9 \\u65e5\"", "\"with\\u0000nul\"",
+        "{\"$oid\": \"5f0c3a1b2c3d4e5f60718293\"}",
+        "{\"$binary\": {\"base64\": \"\", \"subType\": \"00\"}}",
+        "{\"$binary\": {\"base64\": \"AQIDBA==\", \"subType\": \"04\"}}",
+        "{\"$binary\": {\"base64\": \"AQIDBAU=\", \"subType\": \"02\"}}",
+        "{\"$binary\": {\"base64\": \"AQ==\", \"subType\": \"80\"}}",
+    };
+    static const char *const declined[] = {
+        "true", "null", "{\"$date\": {\"$numberLong\": \"1\"}}", "{\"a\": 1}", "[1]",
+        DEC ("1"), "{\"$minKey\": 1}", "{\"$timestamp\": {\"t\": 1, \"i\": 2}}",
+    };
+    for (size_t i = 0; i < sizeof keyed / sizeof keyed[0]; i++) {
+        bson_t doc;
+        bson_iter_t it;
+        rm_buf_t a, b;
+        T_CHECK (parse_value (keyed[i], &doc, &it));
+        rm_buf_init (&a);
+        rm_buf_init (&b);
+        rm_buf_append (&b, "x", 1); /* appended to what is there */
+        rm_buf_append (&a, "x", 1);
+        rm_key_append (&a, &it);
+        /* {"v": value}: the value's bytes after the length, the type and "v". */
+        T_CHECK (rm_key_append_scalar (&b, bson_iter_type (&it), bson_get_data (&doc) + 7));
+        if (a.len != b.len || memcmp (a.data, b.data, a.len) != 0)
+            fprintf (stderr, "  %s: keys differ\n", keyed[i]);
+        T_CHECK (a.len == b.len && memcmp (a.data, b.data, a.len) == 0);
+        rm_buf_destroy (&a);
+        rm_buf_destroy (&b);
+        bson_destroy (&doc);
+    }
+    for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++) {
+        bson_t doc;
+        bson_iter_t it;
+        rm_buf_t b;
+        T_CHECK (parse_value (declined[i], &doc, &it));
+        rm_buf_init (&b);
+        T_CHECK (!rm_key_append_scalar (&b, bson_iter_type (&it), bson_get_data (&doc) + 7));
+        T_CHECK (b.len == 0);
+        rm_buf_destroy (&b);
+        bson_destroy (&doc);
+    }
+}
+
 int
 main (void)
 {
@@ -1351,6 +1404,7 @@ main (void)
     T_RUN (test_decimal_int64_oracle);
     T_RUN (test_keys_basics);
     T_RUN (test_keys_random);
+    T_RUN (test_keys_scalar);
     T_RUN (test_no_allocation);
     T_RUN (test_deep_nesting);
     T_RUN (test_hash_quality);
