@@ -12,8 +12,7 @@ typedef struct {
     size_t off;       /* in the arena */
     uint32_t len;
     uint32_t id_at;   /* rm_child_id_at, found while the bytes are in cache */
-    uint64_t seen;    /* the last parent that took it, to take it once; 0
-                       * none did (parents count from 1): not matched */
+    uint8_t matched;  /* a parent took it (set by the probers) */
 } crec_t;
 
 /* A (child, key number) pair, in from's order, until the children are laid
@@ -262,17 +261,21 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
     return rc == 0;
 }
 
-/* The parents' side runs on both cores too: a worker reads each parent,
- * looks its keys up and orders its children (the misses into the table
- * and the children's records), a batch of parents ahead of the main
- * thread, which builds and writes them (the consumer). */
-#define PBATCH_PARENTS 1024
-#define PBATCH_CANDS 65536
-#define N_PBATCHES 3
+/* The parents' side runs on both cores too: two probers each take the
+ * next batch of parents in turn (read in order, under the lock), look
+ * their keys up and order and prepare their children (the misses into
+ * the table and the children's records); the main thread (the consumer)
+ * takes the batches back in order, builds the parents and writes them.
+ * One prober was the bottleneck (a core's worth of misses while the
+ * consumer used a third of the other); two share those misses across
+ * both cores. */
+#define N_PROBERS 2
+#define PBATCH_PARENTS 512
+#define N_PBATCHES (2 * N_PROBERS)
 #define CONSUME_AHEAD 8     /* children between a prefetch and the copy */
-/* The children the worker prepares (rm_join_t's prepare) in a batch: the
- * batch ships once they reach this; a parent's children past it (a key
- * of very many) go as they are, for the consumer to do. */
+/* The children a prober prepares (rm_join_t's prepare) in a batch; a
+ * batch's children past this (a key of very many) go as they are, for
+ * the consumer to do. */
 #define PBATCH_PREP ((size_t) 2 << 20)
 
 typedef struct {
@@ -285,24 +288,26 @@ typedef struct {
     size_t n_cand, cand_cap;
     rm_buf_t prep;      /* the prepared children (rm_join_t's prepare), in order */
     size_t *prep_at;    /* where each prepared cand's bytes start in prep */
+    bool ready;         /* probed: the consumer may take it */
 } pbatch_t;
 
 typedef struct {
     table_t *t;
-    rm_engine_t *e;
     const rm_join_t *j;
+    rm_instream_t *in; /* the parents, read under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pbatch_t b[N_PBATCHES];
-    size_t filled, done;
-    bool end;          /* the worker is done (ok says how) */
-    bool stop;         /* the consumer failed: the worker stops */
-    bool threaded;
-    bool ok, cons_ok;  /* the worker's reading; the consumer's */
+    size_t claimed, done; /* batches claimed by the probers, and consumed */
+    size_t running;       /* probers not finished */
+    bool in_end;          /* no more parents (or reading them failed: ok) */
+    bool stop;            /* the consumer failed: the probers stop */
+    bool ok, cons_ok;     /* reading the parents; the consumer */
     bson_error_t err, cons_err;
 } probe_t;
 
-/* Hands one parent's children, in order, to the consumer. */
+/* Hands one batch's parents, each with its children in order, to the
+ * consumer. */
 static bool
 consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
 {
@@ -313,11 +318,10 @@ consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
             return false;
         for (size_t c = c0; c < b->cand_end[i]; c++) {
             rm_child_t child = b->cand[c];
-            /* The worker's prefetches warmed its own core's cache, a
-             * batch ago: ask for the children a few ahead again here,
-             * where they are copied (their first touch was a cache miss
-             * each, an eighth of embed's time). Prepared ones lie in
-             * order in the batch. */
+            /* The prober's prefetches warmed its own core's cache: ask
+             * for the children a few ahead again here, where they are
+             * copied (their first touch was a cache miss each, an eighth
+             * of embed's time). Prepared ones lie in order in the batch. */
             if (c + CONSUME_AHEAD < b->n_cand && !b->cand[c + CONSUME_AHEAD].prepared) {
                 const rm_child_t *ahead = &b->cand[c + CONSUME_AHEAD];
                 __builtin_prefetch (ahead->doc);
@@ -335,178 +339,225 @@ consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
     return true;
 }
 
-/* The batch being filled goes to the consumer (the main thread, or here
- * when there is no worker); returns the next one to fill, false once the
- * consumer has failed. */
-static bool
-ship (probe_t *p, pbatch_t **bp)
+/* Under mu: reads the next batch of parents into a free batch, in order;
+ * NULL when none is left (or reading failed, or the consumer did). */
+static pbatch_t *
+claim (probe_t *p)
 {
-    pbatch_t *b = *bp;
-    if (!p->threaded) {
-        p->cons_ok = consume (p, b, &p->cons_err);
-        if (!p->cons_ok)
-            return false;
-    } else {
-        pthread_mutex_lock (&p->mu);
-        p->filled++;
-        pthread_cond_broadcast (&p->cv);
-        while (p->filled - p->done >= N_PBATCHES && !p->stop)
-            pthread_cond_wait (&p->cv, &p->mu);
-        if (p->stop) {
-            pthread_mutex_unlock (&p->mu);
-            return false;
-        }
-        pthread_mutex_unlock (&p->mu);
-        b = &p->b[p->filled % N_PBATCHES];
-    }
+    pbatch_t *b;
+    rm_frame_t f;
+    int rc = 1;
+    while (!p->in_end && !p->stop && p->claimed - p->done >= N_PBATCHES)
+        pthread_cond_wait (&p->cv, &p->mu);
+    if (p->in_end || p->stop)
+        return NULL;
+    b = &p->b[p->claimed % N_PBATCHES];
     b->n = 0;
     b->n_cand = 0;
     rm_buf_reset (&b->docs);
     rm_buf_reset (&b->prep);
-    *bp = b;
-    return true;
+    while (b->n < PBATCH_PARENTS && (rc = rm_store_next (p->in, &f, &p->err)) > 0) {
+        rm_probe_doc (p->j->probe_local, f.data, f.len);
+        b->doc_at[b->n] = b->docs.len;
+        b->doc_len[b->n++] = f.len;
+        rm_buf_append (&b->docs, f.data, f.len);
+    }
+    if (rc <= 0) {
+        p->in_end = true;
+        p->ok = rc == 0;
+    }
+    if (rc < 0 || b->n == 0)
+        return NULL; /* a batch cut by a failed read is not handed on */
+    p->claimed++;
+    return b;
 }
 
+static int
+seq_slot_cmp (const void *a, const void *b)
+{
+    const rm_child_t *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+/* A parent of several keys takes each child once, as $lookup does, under
+ * the first of its keys that the child matched. */
+static size_t
+distinct_children (rm_child_t *c, size_t n)
+{
+    size_t m = 0;
+    qsort (c, n, sizeof *c, seq_slot_cmp);
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || c[m - 1].seq != c[i].seq)
+            c[m++] = c[i];
+    return m;
+}
+
+/* Looks a batch's parents up: their children, ordered, prepared. */
 static void
-probe_parents (probe_t *p)
+probe_batch (probe_t *p, pbatch_t *b, rm_buf_t *lkeys)
 {
     table_t *t = p->t;
     const rm_join_t *j = p->j;
-    rm_ens_t *into = rm_engine_find (p->e, j->into);
-    rm_instream_t *in = rm_store_open (into->store, &p->err);
-    pbatch_t *b = &p->b[0];
-    rm_buf_t lkeys;
-    uint64_t parent = 0;
-    rm_frame_t f;
-    int rc = -1;
-    bool stopped = false;
-
-    rm_buf_init (&lkeys);
-    while (in && (rc = rm_store_next (in, &f, &p->err)) > 0) {
-        size_t nk = rm_join_keys (j->local, false, false, f.data, f.len, &lkeys), off = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const uint8_t *doc = b->docs.data + b->doc_at[i];
+        size_t nk = rm_join_keys (j->local, false, false, doc, b->doc_len[i], lkeys), off = 0;
         size_t first = b->n_cand;
-        rm_probe_doc (j->probe_local, f.data, f.len);
-        parent++;
         for (uint32_t k = 0; k < nk; k++) {
             uint32_t len;
             const uint32_t *id;
             size_t from_at = 0, to = 0;
-            memcpy (&len, lkeys.data + off, 4);
-            id = rm_keytab_find (&t->keys, lkeys.data + off + 4, len);
+            memcpy (&len, lkeys->data + off, 4);
+            id = rm_keytab_find (&t->keys, lkeys->data + off + 4, len);
             off += 4 + len;
             if (id) {
                 from_at = t->start[*id];
                 to = t->start[*id + 1];
+            }
+            if (b->n_cand + (to - from_at) > b->cand_cap) {
+                while (b->n_cand + (to - from_at) > b->cand_cap)
+                    b->cand_cap = b->cand_cap ? b->cand_cap * 2 : 1024;
+                b->cand = bson_realloc (b->cand, b->cand_cap * sizeof *b->cand);
+                b->prep_at = bson_realloc (b->prep_at, b->cand_cap * sizeof *b->prep_at);
             }
             for (size_t nd = from_at; nd < to; nd++) {
                 uint32_t ch = t->order[nd];
                 crec_t *c = &t->c[ch];
                 if (nd + 8 < to)
                     __builtin_prefetch (&t->c[t->order[nd + 8]]);
-                if (c->seen == parent)
-                    continue; /* each child once per parent, as $lookup */
-                c->seen = parent;
-                if (b->n_cand == b->cand_cap) {
-                    b->cand_cap = b->cand_cap ? b->cand_cap * 2 : 1024;
-                    b->cand = bson_realloc (b->cand, b->cand_cap * sizeof *b->cand);
-                    b->prep_at = bson_realloc (b->prep_at, b->cand_cap * sizeof *b->prep_at);
-                }
+                /* Both probers may mark one child: the same value, and
+                 * only read once they are done. */
+                if (!__atomic_load_n (&c->matched, __ATOMIC_RELAXED))
+                    __atomic_store_n (&c->matched, 1, __ATOMIC_RELAXED);
                 b->cand[b->n_cand++] = (rm_child_t){t->base + c->off, c->len, k, ch, c->id_at, false};
             }
         }
+        /* A key's run holds each child once: only several keys can
+         * repeat one. */
+        if (nk > 1)
+            b->n_cand = first + distinct_children (b->cand + first, b->n_cand - first);
         /* The children lie anywhere in the arena: ask for each one's
          * first and last bytes (what a walk reads first) together, so
          * the misses overlap rather than come one per child. */
-        for (size_t i = first; i < b->n_cand; i++) {
-            __builtin_prefetch (b->cand[i].doc);
-            __builtin_prefetch (b->cand[i].doc + b->cand[i].len - 1);
+        for (size_t c = first; c < b->n_cand; c++) {
+            __builtin_prefetch (b->cand[c].doc);
+            __builtin_prefetch (b->cand[c].doc + b->cand[c].len - 1);
         }
         rm_join_order (j, b->cand + first, b->n_cand - first, nk > 1);
         /* The consumer's copy of each child made here, on this core,
          * where the child was just read: the consumer then copies bytes
          * in order instead of missing the cache once a child. */
-        for (size_t i = first; j->prepare && i < b->n_cand && b->prep.len < PBATCH_PREP; i++) {
+        for (size_t c = first; j->prepare && c < b->n_cand && b->prep.len < PBATCH_PREP; c++) {
             size_t at = b->prep.len;
-            j->prepare (j->ctx, &b->cand[i], &b->prep);
-            b->prep_at[i] = at;
-            b->cand[i].len = (uint32_t) (b->prep.len - at);
-            b->cand[i].prepared = true;
+            j->prepare (j->ctx, &b->cand[c], &b->prep);
+            b->prep_at[c] = at;
+            b->cand[c].len = (uint32_t) (b->prep.len - at);
+            b->cand[c].prepared = true;
         }
-        b->doc_at[b->n] = b->docs.len;
-        b->doc_len[b->n] = f.len;
-        rm_buf_append (&b->docs, f.data, f.len);
-        b->cand_end[b->n++] = b->n_cand;
-        if ((b->n == PBATCH_PARENTS || b->n_cand >= PBATCH_CANDS || b->prep.len >= PBATCH_PREP) &&
-            !ship (p, &b)) {
-            stopped = true; /* the consumer failed: its error is the one */
-            break;
-        }
+        b->cand_end[i] = b->n_cand;
     }
-    if (rc == 0 && !stopped && b->n)
-        ship (p, &b);
-    if (stopped)
-        rc = 0;
-    rm_instream_close (in);
-    rm_buf_destroy (&lkeys);
-    p->ok = rc == 0;
 }
 
 static void *
-probe_main (void *arg)
+prober_main (void *arg)
 {
     probe_t *p = arg;
-    probe_parents (p);
+    rm_buf_t lkeys;
+    pbatch_t *b;
+    rm_buf_init (&lkeys);
     pthread_mutex_lock (&p->mu);
-    p->end = true;
+    while ((b = claim (p))) {
+        pthread_mutex_unlock (&p->mu);
+        probe_batch (p, b, &lkeys);
+        pthread_mutex_lock (&p->mu);
+        b->ready = true;
+        pthread_cond_broadcast (&p->cv);
+    }
+    p->running--;
     pthread_cond_broadcast (&p->cv);
     pthread_mutex_unlock (&p->mu);
+    rm_buf_destroy (&lkeys);
     return NULL;
+}
+
+/* The consumer's side: each batch in turn, once probed. */
+static void
+consume_all (probe_t *p)
+{
+    pthread_mutex_lock (&p->mu);
+    for (;;) {
+        pbatch_t *b = &p->b[p->done % N_PBATCHES];
+        while (!(p->done < p->claimed && b->ready) && !(p->running == 0 && p->done == p->claimed))
+            pthread_cond_wait (&p->cv, &p->mu);
+        if (p->done == p->claimed)
+            break;
+        pthread_mutex_unlock (&p->mu);
+        if (p->cons_ok)
+            p->cons_ok = consume (p, b, &p->cons_err);
+        pthread_mutex_lock (&p->mu);
+        b->ready = false;
+        p->done++;
+        if (!p->cons_ok)
+            p->stop = true;
+        pthread_cond_broadcast (&p->cv);
+    }
+    pthread_mutex_unlock (&p->mu);
 }
 
 static bool
 join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
 {
     probe_t *p = bson_malloc0 (sizeof *p);
-    pthread_t thread;
+    pthread_t threads[N_PROBERS];
+    size_t started = 0;
     bool ok;
 
     p->t = t;
-    p->e = e;
     p->j = j;
-    p->cons_ok = true;
+    p->ok = p->cons_ok = true;
+    p->in = rm_store_open (rm_engine_find (e, j->into)->store, err);
+    if (!p->in) {
+        bson_free (p);
+        return false;
+    }
     for (int i = 0; i < N_PBATCHES; i++) {
         rm_buf_init (&p->b[i].docs);
         rm_buf_init (&p->b[i].prep);
     }
     pthread_mutex_init (&p->mu, NULL);
     pthread_cond_init (&p->cv, NULL);
-    p->threaded = rm_thread_start (&thread, probe_main, p) == 0;
-    if (!p->threaded) {
-        probe_parents (p);
+    pthread_mutex_lock (&p->mu);
+    for (int i = 0; i < N_PROBERS; i++)
+        if (rm_thread_start (&threads[started], prober_main, p) == 0)
+            p->running = ++started;
+    pthread_mutex_unlock (&p->mu);
+    if (started) {
+        consume_all (p);
     } else {
+        /* No thread: probe and consume each batch here. */
+        rm_buf_t lkeys;
+        pbatch_t *b;
+        rm_buf_init (&lkeys);
         pthread_mutex_lock (&p->mu);
-        for (;;) {
-            while (p->done == p->filled && !p->end)
-                pthread_cond_wait (&p->cv, &p->mu);
-            if (p->done == p->filled)
-                break;
-            pthread_mutex_unlock (&p->mu);
-            if (p->cons_ok)
-                p->cons_ok = consume (p, &p->b[p->done % N_PBATCHES], &p->cons_err);
-            pthread_mutex_lock (&p->mu);
+        while ((b = claim (p))) {
+            probe_batch (p, b, &lkeys);
+            p->cons_ok = consume (p, b, &p->cons_err);
             p->done++;
             if (!p->cons_ok)
-                p->stop = true;
-            pthread_cond_broadcast (&p->cv);
+                break;
         }
         pthread_mutex_unlock (&p->mu);
-        pthread_join (thread, NULL);
+        rm_buf_destroy (&lkeys);
     }
+    for (size_t i = 0; i < started; i++)
+        pthread_join (threads[i], NULL);
     ok = p->cons_ok && p->ok;
     if (!p->cons_ok)
         *err = p->cons_err;
     else if (!p->ok)
         *err = p->err;
+    rm_instream_close (p->in);
     for (int i = 0; i < N_PBATCHES; i++) {
         rm_buf_destroy (&p->b[i].docs);
         rm_buf_destroy (&p->b[i].prep);
@@ -528,9 +579,9 @@ write_children (table_t *t, rm_engine_t *e, const rm_join_t *j, rm_ens_t *from,
     if (!next)
         return false;
     for (size_t i = 0; i < t->n; i++) {
-        if (!t->c[i].seen)
+        if (!t->c[i].matched)
             from->stats->orphans++;
-        if ((j->keep_source || !t->c[i].seen) &&
+        if ((j->keep_source || !t->c[i].matched) &&
             !rm_store_add (next, t->base + t->c[i].off, t->c[i].len, err)) {
             rm_store_destroy (next);
             return false;
@@ -553,7 +604,7 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
         ok = write_children (&t, e, j, from, err);
     else if (ok)
         for (size_t i = 0; i < t.n; i++)
-            from->stats->orphans += !t.c[i].seen;
+            from->stats->orphans += !t.c[i].matched;
     rm_buf_destroy (&t.arena);
     rm_buf_destroy (&t.tmp);
     rm_keytab_destroy (&t.keys);
