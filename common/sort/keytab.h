@@ -3,7 +3,8 @@
  * (join_hash.c) and denormalize's (step_denorm.c). Open addressing with
  * linear probing; the keys are copied back to back into one buffer, and
  * each slot holds a key's hash, its place in that buffer and the payload,
- * so a lookup allocates nothing. Internal. */
+ * so a lookup allocates nothing (keys of up to 16 bytes lie in their slot
+ * instead). Internal. */
 #ifndef REMODEL_KEYTAB_H
 #define REMODEL_KEYTAB_H
 
