@@ -12,8 +12,16 @@ typedef struct {
     size_t off;       /* in the arena */
     uint32_t len;
     uint32_t id_at;   /* rm_child_id_at, found while the bytes are in cache */
-    uint8_t matched;  /* a parent took it (set by the probers) */
 } crec_t;
+
+/* A child in its key's run: its record, copied there, so that a parent's
+ * lookup reads its children's places from one run instead of missing the
+ * cache once a child in the records. */
+typedef struct {
+    size_t off;
+    uint32_t len, id_at;
+    uint32_t child;
+} lrec_t;
 
 /* A (child, key number) pair, in from's order, until the children are laid
  * out by key. */
@@ -33,11 +41,13 @@ typedef struct {
     /* Per key number: its children's count while loading, then where they
      * start in order (n_keys + 1 entries: a key's run ends where the next
      * one's starts). Each key's children lie together in order, in from's
-     * order: a parent's lookup reads one run, not a list whose every node
-     * is a cache miss that depends on the one before. */
+     * order (rec: each child's place and length copied into its run): a
+     * parent's lookup reads one run, not a list whose every node is a
+     * cache miss that depends on the one before, nor a record per child. */
     size_t *start;
     size_t n_keys, keys_cap;
-    uint32_t *order;
+    lrec_t *rec;
+    uint8_t *matched; /* per child: a parent took it (set by the probers) */
     bool too_many; /* more keys than a uint32_t numbers */
 } table_t;
 
@@ -67,7 +77,7 @@ add_child_key (table_t *t, uint32_t child, const uint8_t *key, uint32_t len)
 }
 
 /* Each key's children together, in from's order (a counting sort of the
- * nodes by key number). */
+ * nodes by key number), each with its record. */
 static void
 lay_out (table_t *t)
 {
@@ -80,9 +90,13 @@ lay_out (table_t *t)
     if (t->keys_cap == 0)
         t->start = bson_malloc (sizeof *t->start);
     t->start[t->n_keys] = at;
-    t->order = bson_malloc ((t->n_nodes ? t->n_nodes : 1) * sizeof *t->order);
-    for (size_t i = 0; i < t->n_nodes; i++)
-        t->order[t->start[t->nodes[i].key]++] = t->nodes[i].child;
+    t->rec = bson_malloc ((t->n_nodes ? t->n_nodes : 1) * sizeof *t->rec);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const crec_t *c = &t->c[t->nodes[i].child];
+        t->rec[t->start[t->nodes[i].key]++] =
+            (lrec_t){c->off, c->len, c->id_at, t->nodes[i].child};
+    }
+    t->matched = bson_malloc0 (t->n ? t->n : 1);
     /* Each start moved to its run's end, the next run's start: back one. */
     for (size_t k = t->n_keys; k > 0; k--)
         t->start[k] = t->start[k - 1];
@@ -182,7 +196,7 @@ load_one (table_t *t, const rm_join_t *j, feed_t *f, batch_t *b, bool worker,
         t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
     }
     rm_probe_doc (j->probe_foreign, doc, len);
-    t->c[t->n] = (crec_t){off, len, rm_child_id_at (doc, len), 0};
+    t->c[t->n] = (crec_t){off, len, rm_child_id_at (doc, len)};
     nk = rm_join_keys (j->foreign, true, j->since_36681, doc, len, &t->tmp);
     b->nk[b->n++] = (uint32_t) nk;
     rm_buf_append (&b->keys, t->tmp.data, t->tmp.len);
@@ -394,82 +408,182 @@ distinct_children (rm_child_t *c, size_t n)
     return m;
 }
 
+/* One of a batch's parents' keys, looked up in stages over the whole
+ * batch: each stage asks for what the next one reads (the key's slot,
+ * its run's bounds, the run) well before it is read, so that the cache
+ * misses of many lookups overlap instead of coming one after another. */
+typedef struct {
+    size_t at;       /* its bytes in the prober's keys */
+    uint32_t len;
+    uint32_t k;      /* its place among its parent's keys */
+    uint64_t hash;
+    uint32_t id;     /* its number in the table, if found */
+    bool found;
+    size_t from, to; /* its run of children in the table's rec */
+} pkey_t;
+
+/* A prober's own scratch space, reused batch after batch. */
+typedef struct {
+    rm_buf_t tmp, keys;
+    pkey_t *pk;
+    size_t n_pk, pk_cap;
+    size_t pk_end[PBATCH_PARENTS]; /* where each parent's keys end in pk */
+} prober_t;
+
+#define KEYS_AHEAD 16   /* keys between a slot's prefetch and its lookup */
+#define PARENTS_AHEAD 4 /* parents between their children's prefetch and use */
+#define PREFETCH_BYTES 512 /* of each child, asked for ahead */
+
+static void
+prefetch_children (const pbatch_t *b, size_t i)
+{
+    for (size_t c = i ? b->cand_end[i - 1] : 0; c < b->cand_end[i]; c++) {
+        const uint8_t *d = b->cand[c].doc;
+        size_t len = b->cand[c].len < PREFETCH_BYTES ? b->cand[c].len : PREFETCH_BYTES;
+        for (size_t at = 0; at < len; at += 64)
+            __builtin_prefetch (d + at);
+        __builtin_prefetch (d + len - 1);
+    }
+}
+
 /* Looks a batch's parents up: their children, ordered, prepared. */
 static void
-probe_batch (probe_t *p, pbatch_t *b, rm_buf_t *lkeys)
+probe_batch (probe_t *p, pbatch_t *b, prober_t *w)
 {
     table_t *t = p->t;
     const rm_join_t *j = p->j;
+    size_t x = 0;
+
+    /* The parents' keys, back to back, and their hashes. */
+    rm_buf_reset (&w->keys);
+    w->n_pk = 0;
     for (size_t i = 0; i < b->n; i++) {
-        const uint8_t *doc = b->docs.data + b->doc_at[i];
-        size_t nk = rm_join_keys (j->local, false, false, doc, b->doc_len[i], lkeys), off = 0;
-        size_t first = b->n_cand;
+        size_t nk = rm_join_keys (j->local, false, false, b->docs.data + b->doc_at[i],
+                                  b->doc_len[i], &w->tmp);
+        size_t off = 0;
+        if (w->n_pk + nk > w->pk_cap) {
+            while (w->n_pk + nk > w->pk_cap)
+                w->pk_cap = w->pk_cap ? w->pk_cap * 2 : 1024;
+            w->pk = bson_realloc (w->pk, w->pk_cap * sizeof *w->pk);
+        }
         for (uint32_t k = 0; k < nk; k++) {
-            uint32_t len;
-            const uint32_t *id;
-            size_t from_at = 0, to = 0;
-            memcpy (&len, lkeys->data + off, 4);
-            id = rm_keytab_find (&t->keys, lkeys->data + off + 4, len);
-            off += 4 + len;
-            if (id) {
-                from_at = t->start[*id];
-                to = t->start[*id + 1];
-            }
-            if (b->n_cand + (to - from_at) > b->cand_cap) {
-                while (b->n_cand + (to - from_at) > b->cand_cap)
+            pkey_t *pk = &w->pk[w->n_pk++];
+            memcpy (&pk->len, w->tmp.data + off, 4);
+            pk->at = w->keys.len;
+            pk->k = k;
+            pk->hash = rm_key_hash (w->tmp.data + off + 4, pk->len);
+            rm_buf_append (&w->keys, w->tmp.data + off + 4, pk->len);
+            off += 4 + pk->len;
+        }
+        w->pk_end[i] = w->n_pk;
+    }
+    /* Their slots, each asked for KEYS_AHEAD lookups before it is read;
+     * each found key's run bounds asked for in turn... */
+    for (x = 0; x < KEYS_AHEAD && x < w->n_pk; x++)
+        rm_keytab_prefetch (&t->keys, w->pk[x].hash);
+    for (x = 0; x < w->n_pk; x++) {
+        pkey_t *pk = &w->pk[x];
+        const uint32_t *id;
+        if (x + KEYS_AHEAD < w->n_pk)
+            rm_keytab_prefetch (&t->keys, w->pk[x + KEYS_AHEAD].hash);
+        id = rm_keytab_find_hashed (&t->keys, w->keys.data + pk->at, pk->len, pk->hash);
+        pk->found = id != NULL;
+        if (id) {
+            pk->id = *id;
+            __builtin_prefetch (&t->start[*id]);
+        }
+    }
+    /* ...and each run's ends asked for once its bounds are known. */
+    for (x = 0; x < w->n_pk; x++) {
+        pkey_t *pk = &w->pk[x];
+        pk->from = pk->to = 0;
+        if (pk->found) {
+            pk->from = t->start[pk->id];
+            pk->to = t->start[pk->id + 1];
+            __builtin_prefetch (&t->rec[pk->from]);
+            __builtin_prefetch (&t->rec[pk->to - 1]);
+        }
+    }
+    /* Each parent's children, from its keys' runs. */
+    x = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        size_t first = b->n_cand, nk = w->pk_end[i] - x;
+        for (; x < w->pk_end[i]; x++) {
+            const pkey_t *pk = &w->pk[x];
+            if (b->n_cand + (pk->to - pk->from) > b->cand_cap) {
+                while (b->n_cand + (pk->to - pk->from) > b->cand_cap)
                     b->cand_cap = b->cand_cap ? b->cand_cap * 2 : 1024;
                 b->cand = bson_realloc (b->cand, b->cand_cap * sizeof *b->cand);
                 b->prep_at = bson_realloc (b->prep_at, b->cand_cap * sizeof *b->prep_at);
             }
-            for (size_t nd = from_at; nd < to; nd++) {
-                uint32_t ch = t->order[nd];
-                crec_t *c = &t->c[ch];
-                if (nd + 8 < to)
-                    __builtin_prefetch (&t->c[t->order[nd + 8]]);
-                /* Both probers may mark one child: the same value, and
-                 * only read once they are done. */
-                if (!__atomic_load_n (&c->matched, __ATOMIC_RELAXED))
-                    __atomic_store_n (&c->matched, 1, __ATOMIC_RELAXED);
-                b->cand[b->n_cand++] = (rm_child_t){t->base + c->off, c->len, k, ch, c->id_at, false};
+            for (size_t nd = pk->from; nd < pk->to; nd++) {
+                const lrec_t *r = &t->rec[nd];
+                /* Both probers may mark one child: the same value, read
+                 * once they are done. */
+                __atomic_store_n (&t->matched[r->child], 1, __ATOMIC_RELAXED);
+                b->cand[b->n_cand++] =
+                    (rm_child_t){t->base + r->off, r->len, pk->k, r->child, r->id_at, false};
             }
         }
         /* A key's run holds each child once: only several keys can
          * repeat one. */
         if (nk > 1)
             b->n_cand = first + distinct_children (b->cand + first, b->n_cand - first);
-        /* The children lie anywhere in the arena: ask for each one's
-         * first and last bytes (what a walk reads first) together, so
-         * the misses overlap rather than come one per child. */
-        for (size_t c = first; c < b->n_cand; c++) {
-            __builtin_prefetch (b->cand[c].doc);
-            __builtin_prefetch (b->cand[c].doc + b->cand[c].len - 1);
-        }
-        rm_join_order (j, b->cand + first, b->n_cand - first, nk > 1);
+        b->cand_end[i] = b->n_cand;
+    }
+    /* Each parent's children ordered and prepared, those of the parents
+     * PARENTS_AHEAD on asked for meanwhile (they lie anywhere in the
+     * children's memory: their first and last bytes, what a walk reads
+     * first). */
+    for (size_t i = 0; i < PARENTS_AHEAD && i < b->n; i++)
+        prefetch_children (b, i);
+    for (size_t i = 0; i < b->n; i++) {
+        size_t first = i ? b->cand_end[i - 1] : 0;
+        size_t nk = w->pk_end[i] - (i ? w->pk_end[i - 1] : 0);
+        if (i + PARENTS_AHEAD < b->n)
+            prefetch_children (b, i + PARENTS_AHEAD);
+        rm_join_order (j, b->cand + first, b->cand_end[i] - first, nk > 1);
         /* The consumer's copy of each child made here, on this core,
          * where the child was just read: the consumer then copies bytes
          * in order instead of missing the cache once a child. */
-        for (size_t c = first; j->prepare && c < b->n_cand && b->prep.len < PBATCH_PREP; c++) {
+        for (size_t c = first; j->prepare && c < b->cand_end[i] && b->prep.len < PBATCH_PREP;
+             c++) {
             size_t at = b->prep.len;
             j->prepare (j->ctx, &b->cand[c], &b->prep);
             b->prep_at[c] = at;
             b->cand[c].len = (uint32_t) (b->prep.len - at);
             b->cand[c].prepared = true;
         }
-        b->cand_end[i] = b->n_cand;
     }
+}
+
+static void
+prober_init (prober_t *w)
+{
+    memset (w, 0, sizeof *w);
+    rm_buf_init (&w->tmp);
+    rm_buf_init (&w->keys);
+}
+
+static void
+prober_destroy (prober_t *w)
+{
+    rm_buf_destroy (&w->tmp);
+    rm_buf_destroy (&w->keys);
+    bson_free (w->pk);
 }
 
 static void *
 prober_main (void *arg)
 {
     probe_t *p = arg;
-    rm_buf_t lkeys;
+    prober_t w;
     pbatch_t *b;
-    rm_buf_init (&lkeys);
+    prober_init (&w);
     pthread_mutex_lock (&p->mu);
     while ((b = claim (p))) {
         pthread_mutex_unlock (&p->mu);
-        probe_batch (p, b, &lkeys);
+        probe_batch (p, b, &w);
         pthread_mutex_lock (&p->mu);
         b->ready = true;
         pthread_cond_broadcast (&p->cv);
@@ -477,7 +591,7 @@ prober_main (void *arg)
     p->running--;
     pthread_cond_broadcast (&p->cv);
     pthread_mutex_unlock (&p->mu);
-    rm_buf_destroy (&lkeys);
+    prober_destroy (&w);
     return NULL;
 }
 
@@ -536,19 +650,19 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
         consume_all (p);
     } else {
         /* No thread: probe and consume each batch here. */
-        rm_buf_t lkeys;
+        prober_t w;
         pbatch_t *b;
-        rm_buf_init (&lkeys);
+        prober_init (&w);
         pthread_mutex_lock (&p->mu);
         while ((b = claim (p))) {
-            probe_batch (p, b, &lkeys);
+            probe_batch (p, b, &w);
             p->cons_ok = consume (p, b, &p->cons_err);
             p->done++;
             if (!p->cons_ok)
                 break;
         }
         pthread_mutex_unlock (&p->mu);
-        rm_buf_destroy (&lkeys);
+        prober_destroy (&w);
     }
     for (size_t i = 0; i < started; i++)
         pthread_join (threads[i], NULL);
@@ -579,9 +693,9 @@ write_children (table_t *t, rm_engine_t *e, const rm_join_t *j, rm_ens_t *from,
     if (!next)
         return false;
     for (size_t i = 0; i < t->n; i++) {
-        if (!t->c[i].matched)
+        if (!t->matched[i])
             from->stats->orphans++;
-        if ((j->keep_source || !t->c[i].matched) &&
+        if ((j->keep_source || !t->matched[i]) &&
             !rm_store_add (next, t->base + t->c[i].off, t->c[i].len, err)) {
             rm_store_destroy (next);
             return false;
@@ -604,13 +718,14 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
         ok = write_children (&t, e, j, from, err);
     else if (ok)
         for (size_t i = 0; i < t.n; i++)
-            from->stats->orphans += !t.c[i].matched;
+            from->stats->orphans += !t.matched[i];
     rm_buf_destroy (&t.arena);
     rm_buf_destroy (&t.tmp);
     rm_keytab_destroy (&t.keys);
     bson_free (t.c);
     bson_free (t.nodes);
     bson_free (t.start);
-    bson_free (t.order);
+    bson_free (t.rec);
+    bson_free (t.matched);
     return ok;
 }

@@ -83,15 +83,28 @@ rm_keytab_init (rm_keytab_t *t, size_t payload_size)
 }
 
 void *
-rm_keytab_find (const rm_keytab_t *t, const uint8_t *key, uint32_t len)
+rm_keytab_find_hashed (const rm_keytab_t *t, const uint8_t *key, uint32_t len, uint64_t h)
 {
     uint8_t pad[INLINE];
     slot_t *s;
     if (!t->n_slots)
         return NULL;
     pad_key (pad, key, len);
-    s = probe (t, key, len, rm_key_hash (key, len), pad);
+    s = probe (t, key, len, h, pad);
     return s->used ? s + 1 : NULL;
+}
+
+void *
+rm_keytab_find (const rm_keytab_t *t, const uint8_t *key, uint32_t len)
+{
+    return rm_keytab_find_hashed (t, key, len, rm_key_hash (key, len));
+}
+
+void
+rm_keytab_prefetch (const rm_keytab_t *t, uint64_t h)
+{
+    if (t->n_slots)
+        __builtin_prefetch (slot_at (t, (size_t) h & (t->n_slots - 1)));
 }
 
 void *
