@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,14 +94,31 @@ rm_store_new_pooled (const char *tmpdir, const char *label, rm_store_pool_t *poo
     return s;
 }
 
+/* Lets go of the held documents. Their pages, read again since the
+ * reader gave them back, would otherwise stay resident until the input
+ * closes, on top of whatever holds the documents next: they are given
+ * back again (a read-only mapping of the file: an access after this
+ * reads the file again, so the pages at either end, shared with other
+ * documents, may go too). */
+static void
+drop_held (rm_store_t *s)
+{
+    uintptr_t page = (uintptr_t) sysconf (_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t) s->held & ~(page - 1);
+    uintptr_t b = ((uintptr_t) s->held + s->held_len + page - 1) & ~(page - 1);
+    if (s->held_len)
+        madvise ((void *) a, b - a, MADV_DONTNEED);
+    s->held = NULL;
+    s->held_len = 0;
+}
+
 /* Frees the in-memory documents and gives their bytes back to the pool. */
 static void
 drop_mem (rm_store_t *s)
 {
     s->pool->used -= s->mem.len + s->held_len;
     rm_buf_destroy (&s->mem);
-    s->held = NULL;
-    s->held_len = 0;
+    drop_held (s);
     s->pool = NULL;
 }
 
@@ -187,8 +205,7 @@ rm_store_add_held (rm_store_t *s, const uint8_t *doc, uint32_t len, bson_error_t
      * them to its file from where they are). */
     if (fits && s->held_len) {
         rm_buf_append (&s->mem, s->held, s->held_len);
-        s->held = NULL;
-        s->held_len = 0;
+        drop_held (s);
     }
     return rm_store_add (s, doc, len, err);
 }
