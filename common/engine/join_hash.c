@@ -432,17 +432,13 @@ typedef struct {
 
 #define KEYS_AHEAD 16   /* keys between a slot's prefetch and its lookup */
 #define PARENTS_AHEAD 4 /* parents between their children's prefetch and use */
-#define PREFETCH_BYTES 512 /* of each child, asked for ahead */
 
 static void
 prefetch_children (const pbatch_t *b, size_t i)
 {
     for (size_t c = i ? b->cand_end[i - 1] : 0; c < b->cand_end[i]; c++) {
-        const uint8_t *d = b->cand[c].doc;
-        size_t len = b->cand[c].len < PREFETCH_BYTES ? b->cand[c].len : PREFETCH_BYTES;
-        for (size_t at = 0; at < len; at += 64)
-            __builtin_prefetch (d + at);
-        __builtin_prefetch (d + len - 1);
+        __builtin_prefetch (b->cand[c].doc);
+        __builtin_prefetch (b->cand[c].doc + b->cand[c].len - 1);
     }
 }
 
