@@ -48,14 +48,16 @@ typedef struct {
     size_t n_keys, keys_cap;
     lrec_t *rec;
     uint8_t *matched; /* per child: a parent took it (set by the probers) */
+    uint64_t *hash;   /* a batch's keys' hashes, while it is added */
+    size_t hash_cap;
     bool too_many; /* more keys than a uint32_t numbers */
 } table_t;
 
 static void
-add_child_key (table_t *t, uint32_t child, const uint8_t *key, uint32_t len)
+add_child_key (table_t *t, uint32_t child, const uint8_t *key, uint32_t len, uint64_t h)
 {
     bool fresh;
-    uint32_t *id = rm_keytab_add (&t->keys, key, len, &fresh);
+    uint32_t *id = rm_keytab_add_hashed (&t->keys, key, len, h, &fresh);
     if (fresh) {
         if (t->n_keys == UINT32_MAX) {
             t->too_many = true;
@@ -128,15 +130,37 @@ typedef struct {
     bool end;            /* no more batches will come */
 } feed_t;
 
+/* Adds a batch's keys in two passes: their hashes first, then each key
+ * with its slot asked for KEYS_AHEAD keys before (the misses of many
+ * adds overlap instead of coming one after another). */
+#define KEYS_AHEAD 16
+
 static void
 add_batch (table_t *t, const batch_t *b)
 {
-    size_t off = 0;
+    size_t off = 0, x = 0, n = 0;
     for (size_t i = 0; i < b->n; i++)
-        for (uint32_t k = 0; k < b->nk[i]; k++) {
+        n += b->nk[i];
+    if (n > t->hash_cap) {
+        t->hash_cap = n;
+        t->hash = bson_realloc (t->hash, n * sizeof *t->hash);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len;
+        memcpy (&len, b->keys.data + off, 4);
+        t->hash[i] = rm_key_hash (b->keys.data + off + 4, len);
+        off += 4 + len;
+    }
+    off = 0;
+    for (size_t i = 0; i < KEYS_AHEAD && i < n; i++)
+        rm_keytab_prefetch (&t->keys, t->hash[i]);
+    for (size_t i = 0; i < b->n; i++)
+        for (uint32_t k = 0; k < b->nk[i]; k++, x++) {
             uint32_t len;
+            if (x + KEYS_AHEAD < n)
+                rm_keytab_prefetch (&t->keys, t->hash[x + KEYS_AHEAD]);
             memcpy (&len, b->keys.data + off, 4);
-            add_child_key (t, (uint32_t) (b->first + i), b->keys.data + off + 4, len);
+            add_child_key (t, (uint32_t) (b->first + i), b->keys.data + off + 4, len, t->hash[x]);
             off += 4 + len;
         }
 }
@@ -430,7 +454,6 @@ typedef struct {
     size_t pk_end[PBATCH_PARENTS]; /* where each parent's keys end in pk */
 } prober_t;
 
-#define KEYS_AHEAD 16   /* keys between a slot's prefetch and its lookup */
 #define PARENTS_AHEAD 4 /* parents between their children's prefetch and use */
 
 static void
@@ -722,6 +745,7 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
     bson_free (t.nodes);
     bson_free (t.start);
     bson_free (t.rec);
+    bson_free (t.hash);
     bson_free (t.matched);
     return ok;
 }

@@ -110,7 +110,12 @@ rm_keytab_prefetch (const rm_keytab_t *t, uint64_t h)
 void *
 rm_keytab_add (rm_keytab_t *t, const uint8_t *key, uint32_t len, bool *fresh)
 {
-    uint64_t h = rm_key_hash (key, len);
+    return rm_keytab_add_hashed (t, key, len, rm_key_hash (key, len), fresh);
+}
+
+void *
+rm_keytab_add_hashed (rm_keytab_t *t, const uint8_t *key, uint32_t len, uint64_t h, bool *fresh)
+{
     uint8_t pad[INLINE];
     slot_t *s;
 

@@ -30,6 +30,9 @@ void rm_keytab_prefetch (const rm_keytab_t *t, uint64_t h);
  * does not hold it yet (*fresh says which). The pointer lasts until the
  * next add. */
 void *rm_keytab_add (rm_keytab_t *t, const uint8_t *key, uint32_t len, bool *fresh);
+/* The same with the key's hash given (see rm_keytab_find_hashed). */
+void *rm_keytab_add_hashed (rm_keytab_t *t, const uint8_t *key, uint32_t len, uint64_t h,
+                            bool *fresh);
 void rm_keytab_destroy (rm_keytab_t *t);
 
 #endif
