@@ -425,6 +425,8 @@ static size_t
 distinct_children (rm_child_t *c, size_t n)
 {
     size_t m = 0;
+    if (n < 2)
+        return n; /* c may be NULL: no child at all yet */
     qsort (c, n, sizeof *c, seq_slot_cmp);
     for (size_t i = 0; i < n; i++)
         if (m == 0 || c[m - 1].seq != c[i].seq)
