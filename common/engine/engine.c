@@ -134,7 +134,8 @@ run_input (rm_engine_t *e, rm_reader_t *r, rm_writer_t *w, const size_t *map, bs
                 ns->stats->docs_in++;
                 if (e->opts.progress)
                     e->opts.progress (e->opts.progress_ctx, ++docs);
-                if (ns->store && !rm_store_add (ns->store, doc, len, err))
+                if (ns->store && !(item.held ? rm_store_add_held (ns->store, doc, len, err)
+                                             : rm_store_add (ns->store, doc, len, err)))
                     return -1;
                 if (!ns->stats->touched) {
                     ns->stats->docs_out++;

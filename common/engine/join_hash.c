@@ -12,9 +12,16 @@ typedef struct {
     size_t off;       /* in the arena */
     uint32_t len;
     uint32_t id_at;   /* rm_child_id_at, found while the bytes are in cache */
-    uint64_t seen;    /* the last parent that took it, to take it once; 0
-                       * none did (parents count from 1): not matched */
 } crec_t;
+
+/* A child in its key's run: its record, copied there, so that a parent's
+ * lookup reads its children's places from one run instead of missing the
+ * cache once a child in the records. */
+typedef struct {
+    size_t off;
+    uint32_t len, id_at;
+    uint32_t child;
+} lrec_t;
 
 /* A (child, key number) pair, in from's order, until the children are laid
  * out by key. */
@@ -34,19 +41,23 @@ typedef struct {
     /* Per key number: its children's count while loading, then where they
      * start in order (n_keys + 1 entries: a key's run ends where the next
      * one's starts). Each key's children lie together in order, in from's
-     * order: a parent's lookup reads one run, not a list whose every node
-     * is a cache miss that depends on the one before. */
+     * order (rec: each child's place and length copied into its run): a
+     * parent's lookup reads one run, not a list whose every node is a
+     * cache miss that depends on the one before, nor a record per child. */
     size_t *start;
     size_t n_keys, keys_cap;
-    uint32_t *order;
+    lrec_t *rec;
+    uint8_t *matched; /* per child: a parent took it (set by the probers) */
+    uint64_t *hash;   /* a batch's keys' hashes, while it is added */
+    size_t hash_cap;
     bool too_many; /* more keys than a uint32_t numbers */
 } table_t;
 
 static void
-add_child_key (table_t *t, uint32_t child, const uint8_t *key, uint32_t len)
+add_child_key (table_t *t, uint32_t child, const uint8_t *key, uint32_t len, uint64_t h)
 {
     bool fresh;
-    uint32_t *id = rm_keytab_add (&t->keys, key, len, &fresh);
+    uint32_t *id = rm_keytab_add_hashed (&t->keys, key, len, h, &fresh);
     if (fresh) {
         if (t->n_keys == UINT32_MAX) {
             t->too_many = true;
@@ -68,7 +79,7 @@ add_child_key (table_t *t, uint32_t child, const uint8_t *key, uint32_t len)
 }
 
 /* Each key's children together, in from's order (a counting sort of the
- * nodes by key number). */
+ * nodes by key number), each with its record. */
 static void
 lay_out (table_t *t)
 {
@@ -81,9 +92,13 @@ lay_out (table_t *t)
     if (t->keys_cap == 0)
         t->start = bson_malloc (sizeof *t->start);
     t->start[t->n_keys] = at;
-    t->order = bson_malloc ((t->n_nodes ? t->n_nodes : 1) * sizeof *t->order);
-    for (size_t i = 0; i < t->n_nodes; i++)
-        t->order[t->start[t->nodes[i].key]++] = t->nodes[i].child;
+    t->rec = bson_malloc ((t->n_nodes ? t->n_nodes : 1) * sizeof *t->rec);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        const crec_t *c = &t->c[t->nodes[i].child];
+        t->rec[t->start[t->nodes[i].key]++] =
+            (lrec_t){c->off, c->len, c->id_at, t->nodes[i].child};
+    }
+    t->matched = bson_malloc0 (t->n ? t->n : 1);
     /* Each start moved to its run's end, the next run's start: back one. */
     for (size_t k = t->n_keys; k > 0; k--)
         t->start[k] = t->start[k - 1];
@@ -115,15 +130,37 @@ typedef struct {
     bool end;            /* no more batches will come */
 } feed_t;
 
+/* Adds a batch's keys in two passes: their hashes first, then each key
+ * with its slot asked for KEYS_AHEAD keys before (the misses of many
+ * adds overlap instead of coming one after another). */
+#define KEYS_AHEAD 16
+
 static void
 add_batch (table_t *t, const batch_t *b)
 {
-    size_t off = 0;
+    size_t off = 0, x = 0, n = 0;
     for (size_t i = 0; i < b->n; i++)
-        for (uint32_t k = 0; k < b->nk[i]; k++) {
+        n += b->nk[i];
+    if (n > t->hash_cap) {
+        t->hash_cap = n;
+        t->hash = bson_realloc (t->hash, n * sizeof *t->hash);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len;
+        memcpy (&len, b->keys.data + off, 4);
+        t->hash[i] = rm_key_hash (b->keys.data + off + 4, len);
+        off += 4 + len;
+    }
+    off = 0;
+    for (size_t i = 0; i < KEYS_AHEAD && i < n; i++)
+        rm_keytab_prefetch (&t->keys, t->hash[i]);
+    for (size_t i = 0; i < b->n; i++)
+        for (uint32_t k = 0; k < b->nk[i]; k++, x++) {
             uint32_t len;
+            if (x + KEYS_AHEAD < n)
+                rm_keytab_prefetch (&t->keys, t->hash[x + KEYS_AHEAD]);
             memcpy (&len, b->keys.data + off, 4);
-            add_child_key (t, (uint32_t) (b->first + i), b->keys.data + off + 4, len);
+            add_child_key (t, (uint32_t) (b->first + i), b->keys.data + off + 4, len, t->hash[x]);
             off += 4 + len;
         }
 }
@@ -183,7 +220,7 @@ load_one (table_t *t, const rm_join_t *j, feed_t *f, batch_t *b, bool worker,
         t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
     }
     rm_probe_doc (j->probe_foreign, doc, len);
-    t->c[t->n] = (crec_t){off, len, rm_child_id_at (doc, len), 0};
+    t->c[t->n] = (crec_t){off, len, rm_child_id_at (doc, len)};
     nk = rm_join_keys (j->foreign, true, j->since_36681, doc, len, &t->tmp);
     b->nk[b->n++] = (uint32_t) nk;
     rm_buf_append (&b->keys, t->tmp.data, t->tmp.len);
@@ -262,17 +299,21 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
     return rc == 0;
 }
 
-/* The parents' side runs on both cores too: a worker reads each parent,
- * looks its keys up and orders its children (the misses into the table
- * and the children's records), a batch of parents ahead of the main
- * thread, which builds and writes them (the consumer). */
-#define PBATCH_PARENTS 1024
-#define PBATCH_CANDS 65536
-#define N_PBATCHES 3
+/* The parents' side runs on both cores too: two probers each take the
+ * next batch of parents in turn (read in order, under the lock), look
+ * their keys up and order and prepare their children (the misses into
+ * the table and the children's records); the main thread (the consumer)
+ * takes the batches back in order, builds the parents and writes them.
+ * One prober was the bottleneck (a core's worth of misses while the
+ * consumer used a third of the other); two share those misses across
+ * both cores. */
+#define N_PROBERS 2
+#define PBATCH_PARENTS 512
+#define N_PBATCHES (2 * N_PROBERS)
 #define CONSUME_AHEAD 8     /* children between a prefetch and the copy */
-/* The children the worker prepares (rm_join_t's prepare) in a batch: the
- * batch ships once they reach this; a parent's children past it (a key
- * of very many) go as they are, for the consumer to do. */
+/* The children a prober prepares (rm_join_t's prepare) in a batch; a
+ * batch's children past this (a key of very many) go as they are, for
+ * the consumer to do. */
 #define PBATCH_PREP ((size_t) 2 << 20)
 
 typedef struct {
@@ -285,24 +326,26 @@ typedef struct {
     size_t n_cand, cand_cap;
     rm_buf_t prep;      /* the prepared children (rm_join_t's prepare), in order */
     size_t *prep_at;    /* where each prepared cand's bytes start in prep */
+    bool ready;         /* probed: the consumer may take it */
 } pbatch_t;
 
 typedef struct {
     table_t *t;
-    rm_engine_t *e;
     const rm_join_t *j;
+    rm_instream_t *in; /* the parents, read under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pbatch_t b[N_PBATCHES];
-    size_t filled, done;
-    bool end;          /* the worker is done (ok says how) */
-    bool stop;         /* the consumer failed: the worker stops */
-    bool threaded;
-    bool ok, cons_ok;  /* the worker's reading; the consumer's */
+    size_t claimed, done; /* batches claimed by the probers, and consumed */
+    size_t running;       /* probers not finished */
+    bool in_end;          /* no more parents (or reading them failed: ok) */
+    bool stop;            /* the consumer failed: the probers stop */
+    bool ok, cons_ok;     /* reading the parents; the consumer */
     bson_error_t err, cons_err;
 } probe_t;
 
-/* Hands one parent's children, in order, to the consumer. */
+/* Hands one batch's parents, each with its children in order, to the
+ * consumer. */
 static bool
 consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
 {
@@ -313,11 +356,10 @@ consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
             return false;
         for (size_t c = c0; c < b->cand_end[i]; c++) {
             rm_child_t child = b->cand[c];
-            /* The worker's prefetches warmed its own core's cache, a
-             * batch ago: ask for the children a few ahead again here,
-             * where they are copied (their first touch was a cache miss
-             * each, an eighth of embed's time). Prepared ones lie in
-             * order in the batch. */
+            /* The prober's prefetches warmed its own core's cache: ask
+             * for the children a few ahead again here, where they are
+             * copied (their first touch was a cache miss each, an eighth
+             * of embed's time). Prepared ones lie in order in the batch. */
             if (c + CONSUME_AHEAD < b->n_cand && !b->cand[c + CONSUME_AHEAD].prepared) {
                 const rm_child_t *ahead = &b->cand[c + CONSUME_AHEAD];
                 __builtin_prefetch (ahead->doc);
@@ -335,178 +377,322 @@ consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
     return true;
 }
 
-/* The batch being filled goes to the consumer (the main thread, or here
- * when there is no worker); returns the next one to fill, false once the
- * consumer has failed. */
-static bool
-ship (probe_t *p, pbatch_t **bp)
+/* Under mu: reads the next batch of parents into a free batch, in order;
+ * NULL when none is left (or reading failed, or the consumer did). */
+static pbatch_t *
+claim (probe_t *p)
 {
-    pbatch_t *b = *bp;
-    if (!p->threaded) {
-        p->cons_ok = consume (p, b, &p->cons_err);
-        if (!p->cons_ok)
-            return false;
-    } else {
-        pthread_mutex_lock (&p->mu);
-        p->filled++;
-        pthread_cond_broadcast (&p->cv);
-        while (p->filled - p->done >= N_PBATCHES && !p->stop)
-            pthread_cond_wait (&p->cv, &p->mu);
-        if (p->stop) {
-            pthread_mutex_unlock (&p->mu);
-            return false;
-        }
-        pthread_mutex_unlock (&p->mu);
-        b = &p->b[p->filled % N_PBATCHES];
-    }
+    pbatch_t *b;
+    rm_frame_t f;
+    int rc = 1;
+    while (!p->in_end && !p->stop && p->claimed - p->done >= N_PBATCHES)
+        pthread_cond_wait (&p->cv, &p->mu);
+    if (p->in_end || p->stop)
+        return NULL;
+    b = &p->b[p->claimed % N_PBATCHES];
     b->n = 0;
     b->n_cand = 0;
     rm_buf_reset (&b->docs);
     rm_buf_reset (&b->prep);
-    *bp = b;
-    return true;
+    while (b->n < PBATCH_PARENTS && (rc = rm_store_next (p->in, &f, &p->err)) > 0) {
+        rm_probe_doc (p->j->probe_local, f.data, f.len);
+        b->doc_at[b->n] = b->docs.len;
+        b->doc_len[b->n++] = f.len;
+        rm_buf_append (&b->docs, f.data, f.len);
+    }
+    if (rc <= 0) {
+        p->in_end = true;
+        p->ok = rc == 0;
+    }
+    if (rc < 0 || b->n == 0)
+        return NULL; /* a batch cut by a failed read is not handed on */
+    p->claimed++;
+    return b;
 }
 
+static int
+seq_slot_cmp (const void *a, const void *b)
+{
+    const rm_child_t *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+/* A parent of several keys takes each child once, as $lookup does, under
+ * the first of its keys that the child matched. */
+static size_t
+distinct_children (rm_child_t *c, size_t n)
+{
+    size_t m = 0;
+    if (n < 2)
+        return n; /* c may be NULL: no child at all yet */
+    qsort (c, n, sizeof *c, seq_slot_cmp);
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || c[m - 1].seq != c[i].seq)
+            c[m++] = c[i];
+    return m;
+}
+
+/* One of a batch's parents' keys, looked up in stages over the whole
+ * batch: each stage asks for what the next one reads (the key's slot,
+ * its run's bounds, the run) well before it is read, so that the cache
+ * misses of many lookups overlap instead of coming one after another. */
+typedef struct {
+    size_t at;       /* its bytes in the prober's keys */
+    uint32_t len;
+    uint32_t k;      /* its place among its parent's keys */
+    uint64_t hash;
+    uint32_t id;     /* its number in the table, if found */
+    bool found;
+    size_t from, to; /* its run of children in the table's rec */
+} pkey_t;
+
+/* A prober's own scratch space, reused batch after batch. */
+typedef struct {
+    rm_buf_t tmp, keys;
+    pkey_t *pk;
+    size_t n_pk, pk_cap;
+    size_t pk_end[PBATCH_PARENTS]; /* where each parent's keys end in pk */
+} prober_t;
+
+#define PARENTS_AHEAD 4 /* parents between their children's prefetch and use */
+
 static void
-probe_parents (probe_t *p)
+prefetch_children (const pbatch_t *b, size_t i)
+{
+    for (size_t c = i ? b->cand_end[i - 1] : 0; c < b->cand_end[i]; c++) {
+        __builtin_prefetch (b->cand[c].doc);
+        __builtin_prefetch (b->cand[c].doc + b->cand[c].len - 1);
+    }
+}
+
+/* Looks a batch's parents up: their children, ordered, prepared. */
+static void
+probe_batch (probe_t *p, pbatch_t *b, prober_t *w)
 {
     table_t *t = p->t;
     const rm_join_t *j = p->j;
-    rm_ens_t *into = rm_engine_find (p->e, j->into);
-    rm_instream_t *in = rm_store_open (into->store, &p->err);
-    pbatch_t *b = &p->b[0];
-    rm_buf_t lkeys;
-    uint64_t parent = 0;
-    rm_frame_t f;
-    int rc = -1;
-    bool stopped = false;
+    size_t x = 0;
 
-    rm_buf_init (&lkeys);
-    while (in && (rc = rm_store_next (in, &f, &p->err)) > 0) {
-        size_t nk = rm_join_keys (j->local, false, false, f.data, f.len, &lkeys), off = 0;
-        size_t first = b->n_cand;
-        rm_probe_doc (j->probe_local, f.data, f.len);
-        parent++;
+    /* The parents' keys, back to back, and their hashes. */
+    rm_buf_reset (&w->keys);
+    w->n_pk = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        size_t nk = rm_join_keys (j->local, false, false, b->docs.data + b->doc_at[i],
+                                  b->doc_len[i], &w->tmp);
+        size_t off = 0;
+        if (w->n_pk + nk > w->pk_cap) {
+            while (w->n_pk + nk > w->pk_cap)
+                w->pk_cap = w->pk_cap ? w->pk_cap * 2 : 1024;
+            w->pk = bson_realloc (w->pk, w->pk_cap * sizeof *w->pk);
+        }
         for (uint32_t k = 0; k < nk; k++) {
-            uint32_t len;
-            const uint32_t *id;
-            size_t from_at = 0, to = 0;
-            memcpy (&len, lkeys.data + off, 4);
-            id = rm_keytab_find (&t->keys, lkeys.data + off + 4, len);
-            off += 4 + len;
-            if (id) {
-                from_at = t->start[*id];
-                to = t->start[*id + 1];
-            }
-            for (size_t nd = from_at; nd < to; nd++) {
-                uint32_t ch = t->order[nd];
-                crec_t *c = &t->c[ch];
-                if (nd + 8 < to)
-                    __builtin_prefetch (&t->c[t->order[nd + 8]]);
-                if (c->seen == parent)
-                    continue; /* each child once per parent, as $lookup */
-                c->seen = parent;
-                if (b->n_cand == b->cand_cap) {
+            pkey_t *pk = &w->pk[w->n_pk++];
+            memcpy (&pk->len, w->tmp.data + off, 4);
+            pk->at = w->keys.len;
+            pk->k = k;
+            pk->hash = rm_key_hash (w->tmp.data + off + 4, pk->len);
+            rm_buf_append (&w->keys, w->tmp.data + off + 4, pk->len);
+            off += 4 + pk->len;
+        }
+        w->pk_end[i] = w->n_pk;
+    }
+    /* Their slots, each asked for KEYS_AHEAD lookups before it is read;
+     * each found key's run bounds asked for in turn... */
+    for (x = 0; x < KEYS_AHEAD && x < w->n_pk; x++)
+        rm_keytab_prefetch (&t->keys, w->pk[x].hash);
+    for (x = 0; x < w->n_pk; x++) {
+        pkey_t *pk = &w->pk[x];
+        const uint32_t *id;
+        if (x + KEYS_AHEAD < w->n_pk)
+            rm_keytab_prefetch (&t->keys, w->pk[x + KEYS_AHEAD].hash);
+        id = rm_keytab_find_hashed (&t->keys, w->keys.data + pk->at, pk->len, pk->hash);
+        pk->found = id != NULL;
+        if (id) {
+            pk->id = *id;
+            __builtin_prefetch (&t->start[*id]);
+        }
+    }
+    /* ...and each run's ends asked for once its bounds are known. */
+    for (x = 0; x < w->n_pk; x++) {
+        pkey_t *pk = &w->pk[x];
+        pk->from = pk->to = 0;
+        if (pk->found) {
+            pk->from = t->start[pk->id];
+            pk->to = t->start[pk->id + 1];
+            __builtin_prefetch (&t->rec[pk->from]);
+            __builtin_prefetch (&t->rec[pk->to - 1]);
+        }
+    }
+    /* Each parent's children, from its keys' runs. */
+    x = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        size_t first = b->n_cand, nk = w->pk_end[i] - x;
+        for (; x < w->pk_end[i]; x++) {
+            const pkey_t *pk = &w->pk[x];
+            if (b->n_cand + (pk->to - pk->from) > b->cand_cap) {
+                while (b->n_cand + (pk->to - pk->from) > b->cand_cap)
                     b->cand_cap = b->cand_cap ? b->cand_cap * 2 : 1024;
-                    b->cand = bson_realloc (b->cand, b->cand_cap * sizeof *b->cand);
-                    b->prep_at = bson_realloc (b->prep_at, b->cand_cap * sizeof *b->prep_at);
-                }
-                b->cand[b->n_cand++] = (rm_child_t){t->base + c->off, c->len, k, ch, c->id_at, false};
+                b->cand = bson_realloc (b->cand, b->cand_cap * sizeof *b->cand);
+                b->prep_at = bson_realloc (b->prep_at, b->cand_cap * sizeof *b->prep_at);
+            }
+            for (size_t nd = pk->from; nd < pk->to; nd++) {
+                const lrec_t *r = &t->rec[nd];
+                /* Both probers may mark one child: the same value, read
+                 * once they are done. */
+                __atomic_store_n (&t->matched[r->child], 1, __ATOMIC_RELAXED);
+                b->cand[b->n_cand++] =
+                    (rm_child_t){t->base + r->off, r->len, pk->k, r->child, r->id_at, false};
             }
         }
-        /* The children lie anywhere in the arena: ask for each one's
-         * first and last bytes (what a walk reads first) together, so
-         * the misses overlap rather than come one per child. */
-        for (size_t i = first; i < b->n_cand; i++) {
-            __builtin_prefetch (b->cand[i].doc);
-            __builtin_prefetch (b->cand[i].doc + b->cand[i].len - 1);
-        }
-        rm_join_order (j, b->cand + first, b->n_cand - first, nk > 1);
+        /* A key's run holds each child once: only several keys can
+         * repeat one. */
+        if (nk > 1)
+            b->n_cand = first + distinct_children (b->cand + first, b->n_cand - first);
+        b->cand_end[i] = b->n_cand;
+    }
+    /* Each parent's children ordered and prepared, those of the parents
+     * PARENTS_AHEAD on asked for meanwhile (they lie anywhere in the
+     * children's memory: their first and last bytes, what a walk reads
+     * first). */
+    for (size_t i = 0; i < PARENTS_AHEAD && i < b->n; i++)
+        prefetch_children (b, i);
+    for (size_t i = 0; i < b->n; i++) {
+        size_t first = i ? b->cand_end[i - 1] : 0;
+        size_t nk = w->pk_end[i] - (i ? w->pk_end[i - 1] : 0);
+        if (i + PARENTS_AHEAD < b->n)
+            prefetch_children (b, i + PARENTS_AHEAD);
+        rm_join_order (j, b->cand + first, b->cand_end[i] - first, nk > 1);
         /* The consumer's copy of each child made here, on this core,
          * where the child was just read: the consumer then copies bytes
          * in order instead of missing the cache once a child. */
-        for (size_t i = first; j->prepare && i < b->n_cand && b->prep.len < PBATCH_PREP; i++) {
+        for (size_t c = first; j->prepare && c < b->cand_end[i] && b->prep.len < PBATCH_PREP;
+             c++) {
             size_t at = b->prep.len;
-            j->prepare (j->ctx, &b->cand[i], &b->prep);
-            b->prep_at[i] = at;
-            b->cand[i].len = (uint32_t) (b->prep.len - at);
-            b->cand[i].prepared = true;
-        }
-        b->doc_at[b->n] = b->docs.len;
-        b->doc_len[b->n] = f.len;
-        rm_buf_append (&b->docs, f.data, f.len);
-        b->cand_end[b->n++] = b->n_cand;
-        if ((b->n == PBATCH_PARENTS || b->n_cand >= PBATCH_CANDS || b->prep.len >= PBATCH_PREP) &&
-            !ship (p, &b)) {
-            stopped = true; /* the consumer failed: its error is the one */
-            break;
+            j->prepare (j->ctx, &b->cand[c], &b->prep);
+            b->prep_at[c] = at;
+            b->cand[c].len = (uint32_t) (b->prep.len - at);
+            b->cand[c].prepared = true;
         }
     }
-    if (rc == 0 && !stopped && b->n)
-        ship (p, &b);
-    if (stopped)
-        rc = 0;
-    rm_instream_close (in);
-    rm_buf_destroy (&lkeys);
-    p->ok = rc == 0;
+}
+
+static void
+prober_init (prober_t *w)
+{
+    memset (w, 0, sizeof *w);
+    rm_buf_init (&w->tmp);
+    rm_buf_init (&w->keys);
+}
+
+static void
+prober_destroy (prober_t *w)
+{
+    rm_buf_destroy (&w->tmp);
+    rm_buf_destroy (&w->keys);
+    bson_free (w->pk);
 }
 
 static void *
-probe_main (void *arg)
+prober_main (void *arg)
 {
     probe_t *p = arg;
-    probe_parents (p);
+    prober_t w;
+    pbatch_t *b;
+    prober_init (&w);
     pthread_mutex_lock (&p->mu);
-    p->end = true;
+    while ((b = claim (p))) {
+        pthread_mutex_unlock (&p->mu);
+        probe_batch (p, b, &w);
+        pthread_mutex_lock (&p->mu);
+        b->ready = true;
+        pthread_cond_broadcast (&p->cv);
+    }
+    p->running--;
     pthread_cond_broadcast (&p->cv);
     pthread_mutex_unlock (&p->mu);
+    prober_destroy (&w);
     return NULL;
+}
+
+/* The consumer's side: each batch in turn, once probed. */
+static void
+consume_all (probe_t *p)
+{
+    pthread_mutex_lock (&p->mu);
+    for (;;) {
+        pbatch_t *b = &p->b[p->done % N_PBATCHES];
+        while (!(p->done < p->claimed && b->ready) && !(p->running == 0 && p->done == p->claimed))
+            pthread_cond_wait (&p->cv, &p->mu);
+        if (p->done == p->claimed)
+            break;
+        pthread_mutex_unlock (&p->mu);
+        if (p->cons_ok)
+            p->cons_ok = consume (p, b, &p->cons_err);
+        pthread_mutex_lock (&p->mu);
+        b->ready = false;
+        p->done++;
+        if (!p->cons_ok)
+            p->stop = true;
+        pthread_cond_broadcast (&p->cv);
+    }
+    pthread_mutex_unlock (&p->mu);
 }
 
 static bool
 join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
 {
     probe_t *p = bson_malloc0 (sizeof *p);
-    pthread_t thread;
+    pthread_t threads[N_PROBERS];
+    size_t started = 0;
     bool ok;
 
     p->t = t;
-    p->e = e;
     p->j = j;
-    p->cons_ok = true;
+    p->ok = p->cons_ok = true;
+    p->in = rm_store_open (rm_engine_find (e, j->into)->store, err);
+    if (!p->in) {
+        bson_free (p);
+        return false;
+    }
     for (int i = 0; i < N_PBATCHES; i++) {
         rm_buf_init (&p->b[i].docs);
         rm_buf_init (&p->b[i].prep);
     }
     pthread_mutex_init (&p->mu, NULL);
     pthread_cond_init (&p->cv, NULL);
-    p->threaded = rm_thread_start (&thread, probe_main, p) == 0;
-    if (!p->threaded) {
-        probe_parents (p);
+    pthread_mutex_lock (&p->mu);
+    for (int i = 0; i < N_PROBERS; i++)
+        if (rm_thread_start (&threads[started], prober_main, p) == 0)
+            p->running = ++started;
+    pthread_mutex_unlock (&p->mu);
+    if (started) {
+        consume_all (p);
     } else {
+        /* No thread: probe and consume each batch here. */
+        prober_t w;
+        pbatch_t *b;
+        prober_init (&w);
         pthread_mutex_lock (&p->mu);
-        for (;;) {
-            while (p->done == p->filled && !p->end)
-                pthread_cond_wait (&p->cv, &p->mu);
-            if (p->done == p->filled)
-                break;
-            pthread_mutex_unlock (&p->mu);
-            if (p->cons_ok)
-                p->cons_ok = consume (p, &p->b[p->done % N_PBATCHES], &p->cons_err);
-            pthread_mutex_lock (&p->mu);
+        while ((b = claim (p))) {
+            probe_batch (p, b, &w);
+            p->cons_ok = consume (p, b, &p->cons_err);
             p->done++;
             if (!p->cons_ok)
-                p->stop = true;
-            pthread_cond_broadcast (&p->cv);
+                break;
         }
         pthread_mutex_unlock (&p->mu);
-        pthread_join (thread, NULL);
+        prober_destroy (&w);
     }
+    for (size_t i = 0; i < started; i++)
+        pthread_join (threads[i], NULL);
     ok = p->cons_ok && p->ok;
     if (!p->cons_ok)
         *err = p->cons_err;
     else if (!p->ok)
         *err = p->err;
+    rm_instream_close (p->in);
     for (int i = 0; i < N_PBATCHES; i++) {
         rm_buf_destroy (&p->b[i].docs);
         rm_buf_destroy (&p->b[i].prep);
@@ -528,9 +714,9 @@ write_children (table_t *t, rm_engine_t *e, const rm_join_t *j, rm_ens_t *from,
     if (!next)
         return false;
     for (size_t i = 0; i < t->n; i++) {
-        if (!t->c[i].seen)
+        if (!t->matched[i])
             from->stats->orphans++;
-        if ((j->keep_source || !t->c[i].seen) &&
+        if ((j->keep_source || !t->matched[i]) &&
             !rm_store_add (next, t->base + t->c[i].off, t->c[i].len, err)) {
             rm_store_destroy (next);
             return false;
@@ -553,13 +739,15 @@ rm_join_hash_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
         ok = write_children (&t, e, j, from, err);
     else if (ok)
         for (size_t i = 0; i < t.n; i++)
-            from->stats->orphans += !t.c[i].seen;
+            from->stats->orphans += !t.matched[i];
     rm_buf_destroy (&t.arena);
     rm_buf_destroy (&t.tmp);
     rm_keytab_destroy (&t.keys);
     bson_free (t.c);
     bson_free (t.nodes);
     bson_free (t.start);
-    bson_free (t.order);
+    bson_free (t.rec);
+    bson_free (t.hash);
+    bson_free (t.matched);
     return ok;
 }

@@ -34,6 +34,12 @@ typedef struct {
 } rm_store_sink_t;
 rm_store_t *rm_store_new_sink (const char *label, const rm_store_sink_t *sink, void *ctx);
 bool rm_store_add (rm_store_t *s, const uint8_t *doc, uint32_t len, bson_error_t *err);
+/* As rm_store_add, for a document that stays valid and unchanged as long
+ * as the store is read (a mapped input's, rm_item_t.held: in a read-only
+ * mapping of a file): while such documents come back to back, an
+ * in-memory store keeps them where they are instead of copying them, and
+ * once done with them gives their pages back (madvise). */
+bool rm_store_add_held (rm_store_t *s, const uint8_t *doc, uint32_t len, bson_error_t *err);
 /* Ends writing; the store can then be read. */
 bool rm_store_seal (rm_store_t *s, bson_error_t *err);
 /* A new reader over the documents (rm_frame_next with check = false: they
