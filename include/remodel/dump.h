@@ -160,13 +160,13 @@ bool rm_writer_doc (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t le
 /* As rm_writer_doc, for a document that stays valid and unchanged until
  * the writer is destroyed (rm_item_t.held, the reader closed after the
  * writer): a plain archive is then written from it without a copy. */
+bool rm_writer_doc_held (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len,
+                         bson_error_t *err);
 /* n documents of ns one after another in docs[0..len) (a run of
  * rm_item_t.n_docs): as rm_writer_doc (held: rm_writer_doc_held) of each,
  * and an archive takes them in one piece. */
 bool rm_writer_docs (rm_writer_t *w, rm_ns_t *ns, const uint8_t *docs, uint32_t len, uint32_t n,
                      bool held, bson_error_t *err);
-bool rm_writer_doc_held (rm_writer_t *w, rm_ns_t *ns, const uint8_t *doc, uint32_t len,
-                         bson_error_t *err);
 bool rm_writer_ns_end (rm_writer_t *w, rm_ns_t *ns, bson_error_t *err);
 /* A writer that gives each document to fn instead of writing a dump (the
  * online companion's batches); ns is one of info's. */
