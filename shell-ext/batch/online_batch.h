@@ -161,17 +161,19 @@ int online_batch_reread (online_job_t *j, const bson_iter_t *id, online_docs_t *
 
 /* online_partners.c: a pass's partner collection read once, when its key
  * is a top-level field and it fits in budget bytes: NULL otherwise (err
- * set when the read failed, err->code 0 when none was made or it did not
- * fit). each calls fn with every partner a find of key $in values would
- * return, each once, in a find's order: 1, -1 when fn failed, 0 when
- * values hold what only the server matches (a regex). */
+ * set when the read failed past online_retry's retries, err->code 0 when
+ * none was made or it did not fit). each calls fn with every partner a
+ * find of key $in values would return, each once, in _id order: 1, -1
+ * when fn failed, 0 when values hold what only the server matches (a
+ * regex) or, first_wins (the first partner of a value in the server's
+ * order is the one taken), a value has two partners. */
 typedef struct online_partners online_partners_t;
 typedef bool (*online_partners_fn) (void *ctx, const uint8_t *doc, uint32_t len,
                                     bson_error_t *err);
 online_partners_t *online_partners_read (online_t *on, mongoc_collection_t *partner,
                                          const rm_path_t *key, int64_t batch_size, size_t budget,
                                          bson_error_t *err);
-int online_partners_each (const online_partners_t *c, const bson_t *values,
+int online_partners_each (const online_partners_t *c, const bson_t *values, bool first_wins,
                           online_partners_fn fn, void *ctx, bson_error_t *err);
 void online_partners_destroy (online_partners_t *c);
 
