@@ -251,7 +251,11 @@ online_partners_read (online_t *on, mongoc_collection_t *partner, const rm_path_
         c = read_once (on, partner, key, chunk_of (batch_size, bytes, count), budget, err);
         if (c || err->code == 0)
             return c;
-        if (!online_retry (on, &retry, err))
+        /* SIGINT, SIGTERM between two tries, as between two batches:
+         * nothing of the pass written, its checkpoint as it was. */
+        if (!online_retry (on, &retry, err) ||
+            !online_stop_check (on, "while a pass's partners were read (its checkpoint as it was)",
+                                err))
             return NULL;
         memset (err, 0, sizeof *err);
     }
