@@ -109,10 +109,9 @@ fill_add (fill_t *f, const rm_path_t *key, const bson_t *doc)
 /* One read of the whole collection in _id order, in finds of at most
  * chunk documents each resuming after the last _id read
  * (online_range_after: of any type), each answered in one reply
- * (batchSize = limit) and closed before the next: no cursor stays open
- * while the application writes (mongo-java-server hands a cursor's
- * replies its stored documents, which an update changes in place:
- * docs/online.md). 1: read; 0: it does not fit (or a resume's filter
+ * (batchSize = limit) and closed before the next: no cursor of the read
+ * stays open on the server while the application writes, however large
+ * the collection. 1: read; 0: it does not fit (or a resume's filter
  * would not); -1: failed, err says why (online_fail: on->transient). */
 static int
 read_chunks (online_t *on, mongoc_collection_t *partner, const rm_path_t *key, int64_t chunk,
@@ -170,6 +169,10 @@ read_chunks (online_t *on, mongoc_collection_t *partner, const rm_path_t *key, i
         /* Only what sorts before the last _id (a MinKey, a symbol): a
          * larger find, else the next chunk after the last _id. */
         if (fresh == 0) {
+            if (limit > INT32_MAX / 2) {
+                result = 0;
+                break;
+            }
             limit *= 2;
         } else {
             bson_destroy (&last);
