@@ -115,10 +115,16 @@ fill_add (fill_t *f, const rm_path_t *key, const bson_t *doc)
  * would not); -1: failed, err says why (online_fail: on->transient). */
 static int
 read_chunks (online_t *on, mongoc_collection_t *partner, const rm_path_t *key, int64_t chunk,
-             fill_t *f, bson_error_t *err)
+             int64_t count, fill_t *f, bson_error_t *err)
 {
     bson_t last = BSON_INITIALIZER, next = BSON_INITIALIZER;
     int64_t limit = chunk;
+
+    /* About one chunk by collStats' count (which may lag): one find with
+     * room for what came since, not a second that finds nothing (a scan
+     * of the collection on both test servers). */
+    if (count >= 0 && count <= chunk + chunk / 4 && count + count / 8 + 16 > chunk)
+        limit = count + count / 8 + 16;
     int result = -1;
 
     for (;;) {
@@ -202,7 +208,7 @@ chunk_of (int64_t batch_size, int64_t bytes, int64_t count)
 /* One read: the partners, or NULL (err->code 0: they do not fit). */
 static online_partners_t *
 read_once (online_t *on, mongoc_collection_t *partner, const rm_path_t *key, int64_t chunk,
-           size_t budget, bson_error_t *err)
+           int64_t count, size_t budget, bson_error_t *err)
 {
     fill_t f = {.budget = budget};
     bson_iter_t it;
@@ -211,7 +217,7 @@ read_once (online_t *on, mongoc_collection_t *partner, const rm_path_t *key, int
     f.c = bson_malloc0 (sizeof *f.c);
     online_docs_init (&f.c->docs);
     bson_init (&f.c->values);
-    r = read_chunks (on, partner, key, chunk, &f, err);
+    r = read_chunks (on, partner, key, chunk, count, &f, err);
     if (r > 0) {
         f.c->entries = bson_malloc ((f.n ? f.n : 1) * sizeof *f.c->entries);
         if (bson_iter_init (&it, &f.c->values))
@@ -251,7 +257,7 @@ online_partners_read (online_t *on, mongoc_collection_t *partner, const rm_path_
      * its start, nothing of the failed one kept, as a batch's reads are
      * retried (online_retry: --retry-for, the same message). */
     for (;;) {
-        c = read_once (on, partner, key, chunk_of (batch_size, bytes, count), budget, err);
+        c = read_once (on, partner, key, chunk_of (batch_size, bytes, count), count, budget, err);
         if (c || err->code == 0)
             return c;
         /* SIGINT, SIGTERM between two tries, as between two batches:
