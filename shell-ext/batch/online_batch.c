@@ -428,25 +428,57 @@ append_crossed (bson_t *or, uint32_t *n, const rm_path_t *key)
     }
 }
 
+/* A partner of the batch: to the engine, its keys noted. */
+static bool
+add_partner (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    online_job_t *j = ctx;
+    rm_batchstep_add (j->engine, (size_t) j->p->partner, doc, len);
+    return !j->keys || online_keys_note (j->keys, doc, len, err);
+}
+
+/* denormalize copies from the first partner of a reference in the order
+ * the partners come (docs/plans.md); the other steps order them
+ * themselves (by _id, or their sort). */
+static bool
+first_wins (const rm_step_t *s)
+{
+    return strcmp (s->op, "denormalize") == 0;
+}
+
 static bool
 fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
 {
-    bson_t filter = BSON_INITIALIZER, by_key = BSON_INITIALIZER, cond, arr, *opts;
+    bson_t filter = BSON_INITIALIZER, by_key = BSON_INITIALIZER, cond, values = BSON_INITIALIZER,
+           *opts;
     uint32_t n = 0;
     mongoc_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
 
-    BSON_APPEND_DOCUMENT_BEGIN (&by_key, j->p->partner_key->text, &cond);
-    BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
     /* The driving documents' key values, as $lookup takes them: each
      * element of an array and the array itself (the partners' field may
      * hold either), null for a missing one (it matches null and missing). */
     for (size_t i = 0; i < in->n; i++)
-        online_keys_values (online_doc_bytes (in, i), in->docs[i].len, j->p->drive_key, &arr, &n);
-    bson_append_array_end (&cond, &arr);
+        online_keys_values (online_doc_bytes (in, i), in->docs[i].len, j->p->drive_key, &values,
+                            &n);
+    /* The pass's partners read once (online_partners.c): the same ones,
+     * in the same order, noted the same way. */
+    if (j->partners) {
+        int found = online_partners_each (j->partners, &values, first_wins (j->s), add_partner,
+                                          j, err);
+        if (found != 0) {
+            bson_destroy (&values);
+            bson_destroy (&filter);
+            bson_destroy (&by_key);
+            return found > 0 && (!j->keys || online_keys_flush (j->keys, err));
+        }
+    }
+    BSON_APPEND_DOCUMENT_BEGIN (&by_key, j->p->partner_key->text, &cond);
+    BSON_APPEND_ARRAY (&cond, "$in", &values);
     bson_append_document_end (&by_key, &cond);
+    bson_destroy (&values);
     if (j->on->lookup_rules == 2 && j->p->partner_key->n > 1 && asks_null (&by_key)) {
         bson_t or;
         BSON_APPEND_ARRAY_BEGIN (&filter, "$or", &or);
@@ -466,11 +498,8 @@ fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
     online_partner_projection (j->p, opts);
     cur = mongoc_collection_find_with_opts (j->partner, &filter, opts, NULL);
     bson_destroy (opts);
-    while (ok && mongoc_cursor_next (cur, &doc)) {
-        rm_batchstep_add (j->engine, (size_t) j->p->partner, bson_get_data (doc), doc->len);
-        if (j->keys)
-            ok = online_keys_note (j->keys, bson_get_data (doc), doc->len, err);
-    }
+    while (ok && mongoc_cursor_next (cur, &doc))
+        ok = add_partner (j, bson_get_data (doc), doc->len, err);
     if (ok && mongoc_cursor_error (cur, &why))
         ok = online_fail (j->on, err, &why, "fetching a batch's partners");
     /* The keys are on the server before the batch's results and its

@@ -121,6 +121,9 @@ typedef struct {
      * collection): the cursor's filter holds it, and the reader keeps
      * only its _ids (what no $type alias names comes through). */
     const bson_t *part;
+    /* run: the pass's partners read once (online_partners.c; NULL: each
+     * batch finds its own), shared read-only by the pass's workers. */
+    const struct online_partners *partners;
 } online_job_t;
 
 void online_job_destroy_series (online_job_t *j);
@@ -163,6 +166,25 @@ void online_batch_close (online_job_t *j);
  * 1, 0 when it is gone, -1. */
 int online_batch_reread (online_job_t *j, const bson_iter_t *id, online_docs_t *in,
                          bson_error_t *err);
+
+/* online_partners.c: pass p's partner collection read once, with the
+ * fields p reads of it (online_partner_projection), when its key is a
+ * top-level field and it fits in budget bytes: NULL otherwise (err
+ * set when the read failed past online_retry's retries, err->code 0 when
+ * none was made or it did not fit). each calls fn with every partner a
+ * find of key $in values would return, each once, in _id order: 1, -1
+ * when fn failed, 0 when values hold what only the server matches (a
+ * regex) or, first_wins (the first partner of a value in the server's
+ * order is the one taken), a value has two partners. */
+typedef struct online_partners online_partners_t;
+typedef bool (*online_partners_fn) (void *ctx, const uint8_t *doc, uint32_t len,
+                                    bson_error_t *err);
+online_partners_t *online_partners_read (online_t *on, mongoc_collection_t *partner,
+                                         const rm_pass_t *p, int64_t batch_size, size_t budget,
+                                         bson_error_t *err);
+int online_partners_each (const online_partners_t *c, const bson_t *values, bool first_wins,
+                          online_partners_fn fn, void *ctx, bson_error_t *err);
+void online_partners_destroy (online_partners_t *c);
 
 /* Runs the step over in and the partners of its documents (fetched from
  * the server by key, with $in): out gets the results the pass keeps.

@@ -422,6 +422,7 @@ typedef struct pass_ctx {
     online_diffs_t **lists; /* partition k's, until adopted */
     bool *finished;
     uint32_t adopted;       /* the partitions before this one are */
+    const online_partners_t *partners; /* run's, read once for the workers */
 } pass_ctx_t;
 
 static void *
@@ -431,6 +432,7 @@ worker_open (online_t *won, void *ctx, bson_error_t *err)
     reader_t *r = bson_malloc0 (sizeof *r);
     (void) err;
     reader_open (r, won, c->s, c->p, c->pi, c->mode, c->sets, c->n_sets, &r->own);
+    r->j.partners = c->partners;
     r->own.reported_pass = &c->reported;
     r->n_parts = c->n;
     r->ctx = c;
@@ -541,6 +543,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     const rm_nsref_t *in[4];
     const char *drive_ns, *drive_coll;
     online_progress_t *pg = NULL;
+    online_partners_t *partners = NULL;
     bool drawn;
 
     rm_step_inputs (s, in, 4);
@@ -620,6 +623,17 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
     }
     seen0 = seen; /* what this process reads is counted from here */
     reader_open (&r, on, s, p, pi, mode, sets, n_sets, pr);
+    /* run: the partners read once, before the workers start, which share
+     * them; after the change-log point capture_begin recorded (why that
+     * is safe: online_partners.c). Not in place, where a self-join's
+     * partners are the documents the pass rewrites. */
+    if (ok && mode == ONLINE_RUN && !o->in_place && r.j.partner &&
+        strcmp (in[p->partner]->text, drive_ns) != 0) {
+        partners = online_partners_read (on, r.j.partner, p, o->batch_size,
+                                         o->memory, err);
+        ok = partners || err->code == 0;
+        r.j.partners = partners;
+    }
     r.j.seen = seen;
     r.j.written = written;
     if (ok && n_parts <= 1) {
@@ -650,7 +664,8 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
                          "worker(s): %lld read", mode == ONLINE_SYNC ? "sync" : "verify", s->index,
                          s->op, drive_ns, n_parts, n, (long long) ctx.read);
     } else if (ok) {
-        pass_ctx_t ctx = {s, p, pi, mode, sets, n_sets, n_parts, .lists = NULL};
+        pass_ctx_t ctx = {s, p, pi, mode, sets, n_sets, n_parts, .lists = NULL,
+                          .partners = partners};
         online_worker_ops_t ops = {worker_open, worker_run, worker_close, &ctx};
         bson_t empty = BSON_INITIALIZER;
         ok = online_workers_pass (on, s, pi, &parts, keeps_set ? 1 : (int) o->workers, &ops, &taken,
@@ -703,6 +718,7 @@ run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, onlin
         fputs ("\r\033[K", stderr); /* the error's line, said once at the top, alone */
     }
     reader_close (&r);
+    online_partners_destroy (partners);
     bson_destroy (&last);
     bson_destroy (&parts);
     return ok;

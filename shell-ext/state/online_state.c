@@ -451,6 +451,29 @@ online_estimated_of (mongoc_collection_t *c, bson_error_t *why)
     return counted ? n : mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, why);
 }
 
+/* The bytes and documents of c from the server's metadata: collStats'
+ * size (the documents' BSON on mongo-java-server, the storage's on
+ * FerretDB, which is larger) and count; -1 each when unknown. */
+int64_t
+online_bytes_of (mongoc_collection_t *c, int64_t *count)
+{
+    bson_t *cmd = BCON_NEW ("collStats", BCON_UTF8 (mongoc_collection_get_name (c)));
+    bson_t reply;
+    bson_iter_t it;
+    int64_t size = -1;
+
+    *count = -1;
+    if (mongoc_collection_command_simple (c, cmd, NULL, &reply, NULL)) {
+        if (bson_iter_init_find (&it, &reply, "size") && BSON_ITER_HOLDS_NUMBER (&it))
+            size = bson_iter_as_int64 (&it);
+        if (bson_iter_init_find (&it, &reply, "count") && BSON_ITER_HOLDS_NUMBER (&it))
+            *count = bson_iter_as_int64 (&it);
+    }
+    bson_destroy (&reply);
+    bson_destroy (cmd);
+    return size;
+}
+
 /* A step's driving collection now, for the ETA: from the server's
  * metadata, not a scan (online_estimated_of); -1 when unknown. */
 int64_t

@@ -128,11 +128,9 @@ copy_rate (online_t *on, int64_t from_checkpoints, const char *db, const char *c
 static int64_t
 coll_bytes (online_t *on, const char *db, const char *coll)
 {
-    bson_t reply;
-    int64_t n = 0;
-    if (command_doc (on, db, BCON_NEW ("collStats", BCON_UTF8 (coll)), &reply))
-        n = number (&reply, "size");
-    bson_destroy (&reply);
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    int64_t count, n = online_bytes_of (c, &count);
+    mongoc_collection_destroy (c);
     return n > 0 ? n : 0;
 }
 

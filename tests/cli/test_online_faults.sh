@@ -16,8 +16,12 @@
 # - --log-format json: every line JSON, for a plan named with quotes, a
 #   backslash, a control byte and UTF-8, and for such a namespace;
 # - the server gone (a proxy drops every connection) while a batch's join
-#   partners are fetched: the run retries that batch and finishes with
-#   remodel run's documents (the retried batch once, not twice).
+#   partners are fetched (--memory 1K: each batch finds its own): the run
+#   retries that batch and finishes with remodel run's documents (the
+#   retried batch once, not twice);
+# - the server gone while the pass's partners are read once (their second
+#   find of 100 by _id): the read is retried from its start, said as a
+#   batch's retry is, and the run finishes with remodel run's documents.
 # And with no server: an option a command does not take is refused naming
 # both (a flag meant for one command never silently ignored by another);
 # a count past 64 bits is refused, not wrapped.
@@ -185,12 +189,24 @@ print(len(lines), all(l["ns"] == "jx." + sys.argv[2] for l in lines))' "$T/err" 
         proxy_start "$port" --cut find:tasks:3 --having owner --down 0.5
         cp "$T/plans/embed.json" "$T/plans/e10.json"
         run_rm online run -q "$T/plans/e10.json" --uri "mongodb://127.0.0.1:$pport/" \
-            --create-indexes --batch-size 10
+            --create-indexes --batch-size 10 --memory 1K
         proxy_stop
         expect_eq "$kind: every connection dropped while the third batch's partners were fetched: the run retries and finishes (exit 0)" \
             "$rc:$(grep -c 'dropped every connection at find 3' "$T/proxy.log"):$(grep -c 'two results' "$T/err")" "0:1:0"
         online_same "$kind: ... with remodel run's result" "$T/$kind-embed0.archive" \
             crm.people=people_remodel_$(pid e10)_1 crm.tasks=tasks_remodel_$(pid e10)_1
+
+        # The second find of the read once (the first after an _id: its
+        # filter an $and): every connection dropped, new ones closed 0.5 s.
+        proxy_start "$port" --cut 'find:tasks:1' --having '$and' --down 0.5
+        cp "$T/plans/embed.json" "$T/plans/e11.json"
+        run_rm online run "$T/plans/e11.json" --uri "mongodb://127.0.0.1:$pport/" \
+            --create-indexes --batch-size 10
+        proxy_stop
+        expect_eq "$kind: every connection dropped while the pass's partners were read once: the read retried from its start, said once, the run finishes (exit 0)" \
+            "$rc:$(grep -c 'dropped every connection at find 1' "$T/proxy.log"):$(grep -c "reading a pass's partners: .*; retrying in 250 ms" "$T/err")" "0:1:1"
+        online_same "$kind: ... with remodel run's result" "$T/$kind-embed0.archive" \
+            crm.people=people_remodel_$(pid e11)_1 crm.tasks=tasks_remodel_$(pid e11)_1
     fi
 
     # A source gains a field after the run: one sync, then nothing differs.

@@ -1,0 +1,320 @@
+/* A pass's join partners read once (online_batch.h): the whole partner
+ * collection in memory, sorted by the join key's values, answering each
+ * batch's lookups in place of a find by $in of the batch's keys.
+ *
+ * Why: neither test server finds a $in by a secondary index (FerretDB
+ * 1.x pushes no $in down, mongo-java-server uses only _id's), so each
+ * batch's find scanned the whole partner collection and a run was
+ * quadratic in its size (BENCHMARKS.md, "Online workers").
+ *
+ * Why it is as correct as the finds: a batch's find is no snapshot
+ * either, and reads the partners at some moment after the run recorded
+ * its change-log point (capture_begin in online_run.c, before any pass)
+ * or decided to rescan without one. The read here is made at the start of
+ * the pass, after that point too: every partner write after it is in the
+ * log (or found by the rescan), and sync/follow recompute the results it
+ * affects from the partner key map (online_keys.c). That map is filled as
+ * before: online_batch_compute notes, batch by batch, the partners a
+ * batch's $in would have found.
+ *
+ * How: in _id order, by finds of a few batches each that resume after
+ * the last _id (read_chunks), so that no cursor stays open on the server
+ * while the application writes. A read that fails on a transient error
+ * (a connection dropped, a server restarting) is made again from its
+ * start, nothing of it kept, under the retries a batch has (online_retry);
+ * one past --memory stops, and one the server's collStats already puts
+ * past it is not begun: each batch then finds its own, as before.
+ *
+ * Only a top-level key: there {key: {$in: values}} matches a partner
+ * exactly when one of its online_keys_values (the value, each element of
+ * an array and the array itself, null for missing) equals one of the
+ * batch's (rm_value_compare, the server's equality). A dotted key (null
+ * through arrays, SERVER-36681), a batch with a regex key (a $in regex
+ * matches by pattern) and, for a step that takes the first partner of a
+ * value in the server's order (denormalize), a value with two partners
+ * keep the server's find. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "online_batch.h"
+#include "remodel/value.h"
+
+typedef struct {
+    bson_iter_t value;
+    uint32_t doc;
+} entry_t;
+
+struct online_partners {
+    online_docs_t docs;   /* in the server's order of a plain find */
+    bson_t values;        /* the entries' values, an array */
+    entry_t *entries;     /* sorted by value, then document */
+    size_t n;
+};
+
+static int
+cmp_entries (const void *a, const void *b)
+{
+    const entry_t *x = a, *y = b;
+    int c = rm_value_compare (&x->value, &y->value);
+    return c ? c : (x->doc > y->doc) - (x->doc < y->doc);
+}
+
+static int
+cmp_u32 (const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+    return (x > y) - (x < y);
+}
+
+void
+online_partners_destroy (online_partners_t *c)
+{
+    if (!c)
+        return;
+    online_docs_destroy (&c->docs);
+    bson_destroy (&c->values);
+    bson_free (c->entries);
+    bson_free (c);
+}
+
+/* A read under way: the documents so far and, per key value, its
+ * document. */
+typedef struct {
+    online_partners_t *c;
+    uint32_t *owner, n, cap;
+    size_t bytes, budget;
+} fill_t;
+
+/* doc to the read; false past the budget (--memory) or a bson_t's limit
+ * (the key values are one document). The documents are counted twice,
+ * for their key values, and the entries. */
+static bool
+fill_add (fill_t *f, const rm_path_t *key, const bson_t *doc)
+{
+    uint32_t n0 = f->n;
+    f->bytes += 2 * (size_t) doc->len + sizeof (entry_t) + sizeof *f->owner;
+    if (f->bytes > f->budget || f->c->values.len > (uint32_t) INT32_MAX / 2)
+        return false;
+    online_docs_add (&f->c->docs, bson_get_data (doc), doc->len, -1);
+    online_keys_values (bson_get_data (doc), doc->len, key, &f->c->values, &f->n);
+    if (f->n > f->cap) {
+        f->cap = f->n * 2 > 64 ? f->n * 2 : 64;
+        f->owner = bson_realloc (f->owner, f->cap * sizeof *f->owner);
+    }
+    for (uint32_t k = n0; k < f->n; k++)
+        f->owner[k] = (uint32_t) (f->c->docs.n - 1);
+    return true;
+}
+
+/* One read of the whole collection in _id order, in finds of at most
+ * chunk documents each resuming after the last _id read
+ * (online_range_after: of any type), each answered in one reply
+ * (batchSize = limit) and closed before the next: no cursor of the read
+ * stays open on the server while the application writes, however large
+ * the collection. 1: read; 0: it does not fit (or a resume's filter
+ * would not); -1: failed, err says why (online_fail: on->transient). */
+static int
+read_chunks (online_t *on, mongoc_collection_t *partner, const rm_pass_t *p, int64_t chunk,
+             int64_t count, fill_t *f, bson_error_t *err)
+{
+    bson_t last = BSON_INITIALIZER, next = BSON_INITIALIZER;
+    int64_t limit = chunk;
+
+    /* About one chunk by collStats' count (which may lag): one find with
+     * room for what came since, not a second that finds nothing (a scan
+     * of the collection on both test servers). */
+    if (count >= 0 && count <= chunk + chunk / 4 && count + count / 8 + 16 > chunk)
+        limit = count + count / 8 + 16;
+    int result = -1;
+
+    for (;;) {
+        bson_t filter = BSON_INITIALIZER, *opts;
+        mongoc_cursor_t *cur;
+        const bson_t *doc;
+        bson_error_t why;
+        bson_iter_t lit;
+        bool after = bson_iter_init_find (&lit, &last, "last"), skipping = after, fits = true;
+        int64_t got = 0, fresh = 0;
+
+        if (after && !online_range_after (&lit, &filter)) {
+            bson_destroy (&filter);
+            result = 0;
+            break;
+        }
+        opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "limit", BCON_INT64 (limit),
+                         "batchSize", BCON_INT32 ((int32_t) limit));
+        online_partner_projection (p, opts);
+        cur = mongoc_collection_find_with_opts (partner, &filter, opts, NULL);
+        bson_destroy (opts);
+        bson_destroy (&filter);
+        while (fits && mongoc_cursor_next (cur, &doc)) {
+            bson_iter_t id;
+            bool has_id = bson_iter_init_find (&id, doc, "_id");
+            got++;
+            /* What the filter lets through from before the last _id
+             * comes first (online_range_before). */
+            if (skipping && has_id && online_range_before (&id, &lit))
+                continue;
+            skipping = false;
+            if (!(fits = fill_add (f, p->partner_key, doc)))
+                break;
+            fresh++;
+            bson_reinit (&next);
+            if (has_id)
+                bson_append_iter (&next, "last", 4, &id);
+        }
+        if (fits && mongoc_cursor_error (cur, &why)) {
+            mongoc_cursor_destroy (cur);
+            online_fail (on, err, &why, "reading a pass's partners");
+            break;
+        }
+        mongoc_cursor_destroy (cur);
+        if (!fits || got < limit) {
+            result = fits ? 1 : 0;
+            break;
+        }
+        /* Only what sorts before the last _id (a MinKey, a symbol): a
+         * larger find, else the next chunk after the last _id. */
+        if (fresh == 0) {
+            if (limit > INT32_MAX / 2) {
+                result = 0;
+                break;
+            }
+            limit *= 2;
+        } else {
+            bson_destroy (&last);
+            bson_copy_to (&next, &last);
+            limit = chunk + (got - fresh);
+        }
+    }
+    bson_destroy (&last);
+    bson_destroy (&next);
+    return result;
+}
+
+/* Documents a find of the read: ten batches, at most 100,000, and about 8
+ * MiB by the collection's average size (one reply of the server's 16
+ * MiB holds them). */
+#define CHUNK_BYTES (8 << 20)
+
+static int64_t
+chunk_of (int64_t batch_size, int64_t bytes, int64_t count)
+{
+    int64_t n = batch_size < 10000 ? 10 * batch_size : 100000;
+    if (bytes > 0 && count > 0 && bytes / count > 0 && CHUNK_BYTES / (bytes / count) < n)
+        n = CHUNK_BYTES / (bytes / count);
+    return n < 1 ? 1 : n;
+}
+
+/* One read: the partners, or NULL (err->code 0: they do not fit). */
+static online_partners_t *
+read_once (online_t *on, mongoc_collection_t *partner, const rm_pass_t *p, int64_t chunk,
+           int64_t count, size_t budget, bson_error_t *err)
+{
+    fill_t f = {.budget = budget};
+    bson_iter_t it;
+    int r;
+
+    f.c = bson_malloc0 (sizeof *f.c);
+    online_docs_init (&f.c->docs);
+    bson_init (&f.c->values);
+    r = read_chunks (on, partner, p, chunk, count, &f, err);
+    if (r > 0) {
+        f.c->entries = bson_malloc ((f.n ? f.n : 1) * sizeof *f.c->entries);
+        if (bson_iter_init (&it, &f.c->values))
+            while (f.c->n < f.n && bson_iter_next (&it)) {
+                f.c->entries[f.c->n].value = it;
+                f.c->entries[f.c->n].doc = f.owner[f.c->n];
+                f.c->n++;
+            }
+        r = f.c->n == f.n; /* else a value did not fit: the finds, as before */
+    }
+    bson_free (f.owner);
+    if (r <= 0) {
+        online_partners_destroy (f.c);
+        return NULL;
+    }
+    qsort (f.c->entries, f.c->n, sizeof *f.c->entries, cmp_entries);
+    return f.c;
+}
+
+online_partners_t *
+online_partners_read (online_t *on, mongoc_collection_t *partner, const rm_pass_t *p,
+                      int64_t batch_size, size_t budget, bson_error_t *err)
+{
+    online_retry_t retry = {0, 0};
+    online_partners_t *c;
+    int64_t count, bytes;
+
+    memset (err, 0, sizeof *err);
+    if (p->partner_key->n != 1)
+        return NULL;
+    /* Larger than --memory by the server's own measure (collStats): the
+     * finds at once, not a read up to the budget first. */
+    bytes = online_bytes_of (partner, &count);
+    if (bytes > 0 && (uint64_t) bytes > budget)
+        return NULL;
+    /* A dropped connection, a server restarting: the read again from
+     * its start, nothing of the failed one kept, as a batch's reads are
+     * retried (online_retry: --retry-for, the same message). */
+    for (;;) {
+        c = read_once (on, partner, p, chunk_of (batch_size, bytes, count), count, budget, err);
+        if (c || err->code == 0)
+            return c;
+        /* SIGINT, SIGTERM between two tries, as between two batches:
+         * nothing of the pass written, its checkpoint as it was. */
+        if (!online_retry (on, &retry, err) ||
+            !online_stop_check (on, "while a pass's partners were read (its checkpoint as it was)",
+                                err))
+            return NULL;
+        memset (err, 0, sizeof *err);
+    }
+}
+
+int
+online_partners_each (const online_partners_t *c, const bson_t *values, bool first_wins,
+                      online_partners_fn fn, void *ctx, bson_error_t *err)
+{
+    bson_iter_t v;
+    uint32_t *found = NULL;
+    size_t n = 0, cap = 0;
+    bool ok = true;
+
+    if (!bson_iter_init (&v, values))
+        return 0;
+    while (bson_iter_next (&v))
+        if (BSON_ITER_HOLDS_REGEX (&v))
+            return 0;
+    bson_iter_init (&v, values);
+    while (bson_iter_next (&v)) {
+        size_t lo = 0, hi = c->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (rm_value_compare (&c->entries[mid].value, &v) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo; k < c->n && rm_value_compare (&c->entries[k].value, &v) == 0; k++)
+            /* Two partners of one value where the first in a find's
+             * order wins: the server's order, which this read (in _id
+             * order) does not know. */
+            if (first_wins && c->entries[k].doc != c->entries[lo].doc) {
+                bson_free (found);
+                return 0;
+            }
+        for (; lo < c->n && rm_value_compare (&c->entries[lo].value, &v) == 0; lo++) {
+            if (n == cap)
+                found = bson_realloc (found, (cap = cap ? cap * 2 : 256) * sizeof *found);
+            found[n++] = c->entries[lo].doc;
+        }
+    }
+    /* Each partner once, in _id order (a find's is the server's: the
+     * steps that read them all order them themselves, by _id or a sort). */
+    qsort (found, n, sizeof *found, cmp_u32);
+    for (size_t i = 0; ok && i < n; i++)
+        if (i == 0 || found[i] != found[i - 1])
+            ok = fn (ctx, online_doc_bytes (&c->docs, found[i]), c->docs.docs[found[i]].len, err);
+    bson_free (found);
+    return ok ? 1 : -1;
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# remodel online run reads a pass's partners once (issue 37;
+# shell-ext/batch/online_partners.c): parents whose _ids are of seven BSON
+# types, two children each, and children whose owner is an array, a
+# number of another type (1 as a long, 2.0), null or missing, embedded in
+# batches of 10, on both servers:
+#   1. within --memory: the children read in finds of ten batches (100)
+#      by _id, the second resuming after the first's last _id (a number;
+#      strings follow), none by $in (before: one a batch), the results
+#      remodel run's byte for byte;
+#   2. --memory 1K, which collStats says the children pass: no read of
+#      them all begun, each batch finds its own by $in, the results the
+#      same;
+#   3. denormalize, two hosts of one name inserted in descending _id
+#      order (the first in the server's order is copied, docs/plans.md):
+#      the hosts read once, the one batch whose logs name that host
+#      finds by $in (the server's order decides), the results remodel
+#      run's.
+#   REMODEL=build/remodel bash tests/cli/test_online_partners.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+mkdir -p "$T/plans"
+
+plan() {
+    echo "{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"$2.kids\", \"into\": \"$2.parents\", \"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"kids\", \"project\": {\"owner\": 0}}}]}" >"$T/plans/$1.json"
+}
+offline() {
+    "$MONGODUMP" --uri "$uri" --db "$2" --archive="$T/$2-src.archive" --quiet
+    "$REMODEL" run -q --force "$T/plans/$1.json" --from "$T/$2-src.archive" --to "$T/$1.archive"
+}
+# data DB: the parents and children, and the children of odd keys.
+data() {
+    python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" "$1" 10 >/dev/null
+    py "from bson import Int64
+c['$1'].kids.insert_many([{'_id': 'a', 'owner': [0, 's0001']}, {'_id': 'l', 'owner': Int64(1)},
+                          {'_id': 'd', 'owner': 2.0}, {'_id': 'n', 'owner': None}, {'_id': 'm'}])"
+}
+# finds COLL FIELD: the run's finds of COLL (REMODEL_ONLINE_TRACE): of
+# them all by _id, 100 at most (the read once), then by FIELD $in (a
+# batch's).
+finds() {
+    echo "$(grep -c "\"find\" : \"$1\", \"filter\" : {.*}, \"sort\" : { \"_id\" : 1 }, \"limit\" : 100, \"batchSize\" : 100," "$T/err"):$(grep -c "\"find\" : \"$1\", \"filter\" : { \"$2\" : { \"\$in\"" "$T/err")"
+}
+
+for kind in $(online_kinds); do
+    online_start $kind "$T/$kind" || continue
+
+    # 1. Within --memory: read once.
+    data p1
+    plan once p1
+    offline once p1
+    REMODEL_ONLINE_TRACE=1 online run once --batch-size 10 --create-indexes
+    expect_eq "$kind: partners within --memory: exit 0, two finds of 100 children by _id, the second after the first's last, none by \$in" \
+        "$rc:$(finds kids owner):$(grep -c '"find" : "kids", "filter" : { "$and" : \[ { "_id" : { "$not" : { "$lte" : 99 } } }' "$T/err")" "0:2:0:1"
+    online_same "$kind: ... as remodel run, byte for byte" "$T/once.archive" "p1.parents=$(target p1 parents)"
+
+    # 2. Past --memory: a find a batch.
+    data p2
+    plan each p2
+    offline each p2
+    REMODEL_ONLINE_TRACE=1 online run each --batch-size 10 --create-indexes --memory 1K
+    expect_eq "$kind: partners past --memory 1K by collStats: exit 0, no read of them all begun, a find by \$in a batch" \
+        "$rc:$(finds kids owner)" "0:0:7"
+    online_same "$kind: ... as remodel run, byte for byte" "$T/each.archive" "p2.parents=$(target p2 parents)"
+
+    # 3. denormalize: the first host of a name in the server's order.
+    py "c.p3.drop_collection('hosts'); c.p3.drop_collection('logs')
+c.p3.hosts.insert_many([{'_id': 9, 'name': 'h1', 'ip': 'later'}, {'_id': 1, 'name': 'h1', 'ip': 'earlier'}]
+                       + [{'_id': 10 + i, 'name': 'h%d' % (i + 2), 'ip': 'ip%d' % i} for i in range(5)])
+c.p3.logs.insert_many([{'_id': i, 'host': 'h%d' % (1 if i < 3 else 2 + i % 5)} for i in range(30)])"
+    echo '{"remodel": 1, "steps": [{"denormalize": {"in": "p3.logs", "from": "p3.hosts", "localField": "host", "foreignField": "name", "fields": {"host_ip": "ip"}}}]}' >"$T/plans/dn.json"
+    offline dn p3
+    REMODEL_ONLINE_TRACE=1 online run dn --batch-size 10 --create-indexes
+    expect_eq "$kind: denormalize, a name of two hosts: exit 0, the hosts read once, the batch naming it finds by \$in" \
+        "$rc:$(finds hosts name)" "0:1:1"
+    online_same "$kind: ... as remodel run, byte for byte (the host first in the server's order copied)" \
+        "$T/dn.archive" "p3.logs=$(target p3 logs)"
+
+    "$SERVER" stop "$T/$kind" >/dev/null
+done
+exit 0
