@@ -12,9 +12,11 @@
  * left, and a thread pulls that last pass through a binary heap into
  * blocks that next() hands out, one block ahead of the caller. When
  * nothing was spilled, finish sorts the index's two halves at once, one
- * on a thread, and next() merges them as it walks them in place (no
- * second index). Each sort goes by levels (multikey_sort): 7 bytes of
- * each key at a time, held in the index.
+ * on a thread, and the same pump thread merges them as it walks them in
+ * place (no second index), a block ahead of next() (a few records: next()
+ * merges them itself). Each sort goes by levels (multikey_sort): 7 bytes
+ * of each key at a time, held in the index. While a run fills, the next
+ * arena chunk is allocated and its pages touched on a thread (ahead_main).
  *
  * Memory. The budget counts each record's key and value bytes plus its
  * 24-byte index entry, so a run of B/2 holds about B / 2 / (24 + record
@@ -24,7 +26,9 @@
  * so up to one chunk per run is partly filled and each full one may end
  * with a few bytes no record fitted in; index capacity beyond the entries
  * in use (reserved by doubling, but pages never touched are not resident);
- * two 256 KiB staging buffers while spilling. A record larger than half
+ * two 256 KiB staging buffers while spilling; the chunk made ahead (only
+ * while the run has room for it past the current one); the pump's two
+ * 256 KiB blocks. A record larger than half
  * the budget is still copied in, as a run of its own. The arenas are freed before the
  * merge, which then holds a 256 KiB record buffer per open run (it grows to
  * the run's largest record); the fan-in is budget / 1 MiB, kept between 8
@@ -127,6 +131,7 @@ typedef enum { ST_ADDING, ST_MEMORY, ST_MERGE, ST_FAILED } state_t;
  * [klen: u32][vlen: u32][key][value]; the caller reads one while the other
  * fills. */
 #define PUMP_CAP ((size_t) 256 << 10)
+#define PUMP_MIN 4096 /* records in memory below which next() merges itself */
 
 typedef struct {
     uint8_t *data;
@@ -176,6 +181,11 @@ struct rm_sorter {
     size_t n_chunks, chunks_cap, chunk_size;
     uint8_t **spare; /* emptied standard-size chunks, reused by the next run */
     size_t n_spare;
+    /* The next standard chunk, its pages touched on a thread of its own
+     * (ahead_main) while the current one fills. */
+    uint8_t *ahead;
+    pthread_t ahead_thread;
+    bool ahead_busy;
     entry_t *idx;
     size_t n, idx_cap, pos; /* pos: next entry handed out when in memory */
     /* In memory: the index is sorted in two halves, [0, half) and [half,
@@ -563,6 +573,41 @@ sort_halves (rm_sorter_t *s, bson_error_t *err)
 
 /* ---- arenas ---- */
 
+/* The kernel gives a new chunk's pages at their first write, a fault and
+ * a zeroed page each: a quarter of bucketize's input pass when done by the
+ * thread that fills the chunk. Done here, on the other core, ahead. */
+static void *
+ahead_main (void *arg)
+{
+    rm_sorter_t *s = arg;
+    uint8_t *p = bson_malloc (s->chunk_size);
+    for (size_t i = 0; i < s->chunk_size; i += 4096)
+        p[i] = 0;
+    s->ahead = p;
+    return NULL;
+}
+
+/* The chunk made ahead, once ready, or NULL: none was asked for. */
+static uint8_t *
+ahead_take (rm_sorter_t *s)
+{
+    uint8_t *p;
+    if (s->ahead_busy) {
+        pthread_join (s->ahead_thread, NULL);
+        s->ahead_busy = false;
+    }
+    p = s->ahead;
+    s->ahead = NULL;
+    return p;
+}
+
+static void
+ahead_start (rm_sorter_t *s)
+{
+    if (!s->ahead_busy && !s->ahead && rm_thread_start (&s->ahead_thread, ahead_main, s) == 0)
+        s->ahead_busy = true;
+}
+
 /* A chunk with room for len bytes at its end, started if need be. Records
  * larger than a chunk get one of their own, freed after the run. */
 static chunk_t *
@@ -586,7 +631,17 @@ arena_room (rm_sorter_t *s, size_t len)
         c->data = bson_malloc (len);
     } else {
         c->cap = s->chunk_size;
-        c->data = s->n_spare ? s->spare[--s->n_spare] : bson_malloc (s->chunk_size);
+        if (s->n_spare) {
+            c->data = s->spare[--s->n_spare];
+        } else {
+            c->data = ahead_take (s);
+            if (!c->data)
+                c->data = bson_malloc (s->chunk_size);
+            /* The next chunk only while the run has room for one more:
+             * the chunks stay within the run's limit plus one. */
+            if (s->used + 2 * s->chunk_size <= s->limit)
+                ahead_start (s);
+        }
     }
     return c;
 }
@@ -873,6 +928,17 @@ flush_wait (rm_sorter_t *s, bson_error_t *err)
     return flush_done (s, err);
 }
 
+/* The chunk made ahead, if any, among the spares (freed with them). */
+static void
+ahead_spare (rm_sorter_t *s)
+{
+    uint8_t *p = ahead_take (s);
+    if (!p)
+        return;
+    s->spare = bson_realloc (s->spare, (s->n_spare + 1) * sizeof *s->spare);
+    s->spare[s->n_spare++] = p;
+}
+
 /* Hands what is buffered to a thread that sorts and writes it as the next
  * run (after the one before it is done: runs stay in insertion order), and
  * gives the arenas the flushed run's arrays back, empty. */
@@ -887,6 +953,7 @@ spill (rm_sorter_t *s, bson_error_t *err)
 
     if (interrupted (err) || !flush_wait (s, err))
         return false;
+    ahead_spare (s);
     if (!f->run) {
         f->run = bson_malloc0 (sizeof *f->run);
         f->stage = bson_malloc (STAGE_CAP);
@@ -1280,15 +1347,66 @@ merge_pass (rm_sorter_t *s, bson_error_t *err)
 
 /* ---- the final merge, a block ahead ---- */
 
+/* The next record of a sort that stayed in memory: 1, or 0 at the end. */
+static int
+memory_next (rm_sorter_t *s, const uint8_t **key, size_t *klen, const uint8_t **val,
+             size_t *vlen)
+{
+    const entry_t *ent;
+    bool a = s->pos < s->half, b = s->pos_b < s->n;
+    if (!a && !b)
+        return 0;
+    /* The index is sorted, the records it points at are not: each
+     * is a cache miss. Ask for a few ahead so that they overlap with
+     * the caller's work on this one. */
+    if (s->pos + PREFETCH_AHEAD < s->half)
+        __builtin_prefetch (entry_key (s, &s->idx[s->pos + PREFETCH_AHEAD]));
+    if (s->pos_b + PREFETCH_AHEAD < s->n)
+        __builtin_prefetch (entry_key (s, &s->idx[s->pos_b + PREFETCH_AHEAD]));
+    /* The order is total (ties by place): the merge of the halves is
+     * the order a sort of the whole index gives. */
+    if (a && (!b || !entry_less (s, &s->idx[s->pos_b], &s->idx[s->pos])))
+        ent = &s->idx[s->pos++];
+    else
+        ent = &s->idx[s->pos_b++];
+    *key = entry_key (s, ent);
+    *klen = ent->klen;
+    *val = *key + ent->klen;
+    *vlen = ent->vlen;
+    return 1;
+}
+
+/* The pump's records: the merge of the halves in memory, or of the runs
+ * (then key and value lie in the reader's buffer, the value after the key,
+ * as in the arenas). */
+static int
+pump_source (rm_sorter_t *s, const uint8_t **key, size_t *klen, size_t *vlen,
+             bson_error_t *err)
+{
+    const uint8_t *val;
+    reader_t *r;
+    int rc;
+    if (s->state == ST_MEMORY)
+        return memory_next (s, key, klen, &val, vlen);
+    rc = merge_next (s, &s->merge, &r, err);
+    if (rc > 0) {
+        *key = r->key;
+        *klen = r->klen;
+        *vlen = r->vlen;
+    }
+    return rc;
+}
+
 static void *
 pump_main (void *arg)
 {
     rm_sorter_t *s = arg;
     pump_t *p = &s->pump;
-    reader_t *r = NULL;
+    const uint8_t *key = NULL;
+    size_t klen = 0, vlen = 0;
     bson_error_t e;
     int cur = 0, rc = 1;
-    bool have = false; /* r is a record not yet copied */
+    bool have = false; /* key is a record not yet copied */
 
     for (;;) {
         block_t *b = &p->b[cur];
@@ -1307,23 +1425,23 @@ pump_main (void *arg)
         while (rc > 0) {
             size_t need;
             if (!have) {
-                rc = merge_next (s, &s->merge, &r, &e);
+                rc = pump_source (s, &key, &klen, &vlen, &e);
                 if (rc <= 0)
                     break;
                 have = true;
             }
-            need = 8 + r->klen + r->vlen;
+            need = 8 + klen + vlen;
             if (b->len + need > b->cap) {
                 if (b->len > 0)
-                    break; /* full: r goes first into the next block */
+                    break; /* full: key goes first into the next block */
                 b->cap = need;
                 b->data = bson_realloc (b->data, need);
             }
             {
-                uint32_t kl = (uint32_t) r->klen, vl = (uint32_t) r->vlen;
+                uint32_t kl = (uint32_t) klen, vl = (uint32_t) vlen;
                 memcpy (b->data + b->len, &kl, 4);
                 memcpy (b->data + b->len + 4, &vl, 4);
-                memcpy (b->data + b->len + 8, r->key, kl + vl); /* the value follows the key */
+                memcpy (b->data + b->len + 8, key, (size_t) kl + vl); /* the value follows the key */
             }
             b->len += need;
             have = false;
@@ -1541,6 +1659,7 @@ rm_sorter_finish (rm_sorter_t *s, bson_error_t *err)
 
     if (!usable (s, ST_ADDING, "rm_sorter_finish", err))
         return false;
+    bson_free (ahead_take (s)); /* no chunk is started past here */
     if (interrupted (&e) || !flush_wait (s, &e))
         return fail (s, &e, err);
     if (s->n_runs == 0) {
@@ -1548,6 +1667,11 @@ rm_sorter_finish (rm_sorter_t *s, bson_error_t *err)
         if (!sort_halves (s, &e))
             return fail (s, &e, err);
         s->state = ST_MEMORY;
+        /* The merge of the halves and the first touch of each record (a
+         * cache miss each, in key order) on the other core, a block
+         * ahead of the caller; not worth a thread for a few records. */
+        if (s->n >= PUMP_MIN)
+            pump_start (s);
         return true;
     }
     if (s->n > 0 && (!spill (s, &e) || !flush_wait (s, &e)))
@@ -1580,36 +1704,14 @@ rm_sorter_next (rm_sorter_t *s, const uint8_t **key, size_t *klen, const uint8_t
         fail (s, &e, err);
         return -1;
     }
-    if (s->state == ST_MEMORY) {
-        const entry_t *ent;
-        bool a = s->pos < s->half, b = s->pos_b < s->n;
-        if (!a && !b)
-            return 0;
-        /* The index is sorted, the records it points at are not: each
-         * is a cache miss. Ask for a few ahead so that they overlap with
-         * the caller's work on this one. */
-        if (s->pos + PREFETCH_AHEAD < s->half)
-            __builtin_prefetch (entry_key (s, &s->idx[s->pos + PREFETCH_AHEAD]));
-        if (s->pos_b + PREFETCH_AHEAD < s->n)
-            __builtin_prefetch (entry_key (s, &s->idx[s->pos_b + PREFETCH_AHEAD]));
-        /* The order is total (ties by place): the merge of the halves is
-         * the order a sort of the whole index gives. */
-        if (a && (!b || !entry_less (s, &s->idx[s->pos_b], &s->idx[s->pos])))
-            ent = &s->idx[s->pos++];
-        else
-            ent = &s->idx[s->pos_b++];
-        *key = entry_key (s, ent);
-        *klen = ent->klen;
-        *val = *key + ent->klen;
-        *vlen = ent->vlen;
-        return 1;
-    }
     if (s->pump.started) {
         rc = pump_next (s, key, klen, val, vlen, &e);
         if (rc < 0)
             fail (s, &e, err);
         return rc;
     }
+    if (s->state == ST_MEMORY)
+        return memory_next (s, key, klen, val, vlen);
     rc = merge_next (s, &s->merge, &r, &e);
     if (rc < 0) {
         fail (s, &e, err);
@@ -1655,6 +1757,7 @@ rm_sorter_destroy (rm_sorter_t *s)
         writer_abort (&s->flush.w);
     }
     flush_free (s);
+    bson_free (ahead_take (s));
     pump_stop (s);
     merge_close (&s->merge);
     for (size_t i = 0; i < s->n_runs; i++)
