@@ -17,11 +17,15 @@
  *
  * The pass ends when every partition is done, whoever read it: a worker
  * that finds the rest held by others sweeps again every half second (a
- * holder gone is taken over at its next sweep). */
+ * holder gone is taken over at its next sweep), or as soon as one of
+ * this process's workers ends a partition (most often the last one: no
+ * half second lost at the end of each pass). */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "online_cmd.h"
 #include "remodel/cli.h"
@@ -34,6 +38,8 @@ typedef struct {
     uint32_t n;
     const online_worker_ops_t *ops;
     pthread_mutex_t mu;
+    pthread_cond_t moved;   /* a partition ended here, or a worker stopped */
+    uint64_t ended;         /* how many times */
     bool stop;              /* an error: every worker stops at its next partition */
     bson_error_t err;       /* the first */
     int64_t taken;          /* partitions this process's workers read */
@@ -62,6 +68,36 @@ fail (shared_t *sh, const bson_error_t *err)
     if (!sh->stop)
         sh->err = *err;
     sh->stop = true;
+    pthread_cond_broadcast (&sh->moved);
+    pthread_mutex_unlock (&sh->mu);
+}
+
+/* Tells the workers waiting for the others' partitions to sweep again. */
+static void
+moved (shared_t *sh)
+{
+    pthread_mutex_lock (&sh->mu);
+    sh->ended++;
+    pthread_cond_broadcast (&sh->moved);
+    pthread_mutex_unlock (&sh->mu);
+}
+
+/* Up to ms, or until moved() after the sweep that saw ended as seen. */
+static void
+wait_moved (shared_t *sh, uint64_t seen, int ms)
+{
+    struct timespec until;
+    clock_gettime (CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long) (ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock (&sh->mu);
+    while (sh->ended == seen && !sh->stop &&
+           pthread_cond_timedwait (&sh->moved, &sh->mu, &until) != ETIMEDOUT)
+        ;
     pthread_mutex_unlock (&sh->mu);
 }
 
@@ -80,7 +116,7 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
         const uint8_t *data;
         uint32_t len;
         char id[400], what[400];
-        bool done, taken, ok;
+        bool done, taken, ok, ran = false;
         int64_t seen, changed;
         bson_iter_document (&it, &len, &data);
         if (!bson_init_static (&part, data, len))
@@ -105,7 +141,7 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
         bson_destroy (&last);
         if (ok && !done) {
             ok = sh->ops->run (st, k, &part, err);
-            *read = true;
+            *read = ran = true;
             pthread_mutex_lock (&sh->mu);
             sh->taken++;
             pthread_mutex_unlock (&sh->mu);
@@ -113,6 +149,8 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
         online_lease_drop (on);
         if (!ok)
             return false;
+        if (ran)
+            moved (sh);
     }
     return true;
 }
@@ -149,6 +187,10 @@ worker_main (void *arg)
         st = sh->ops->open (&w->on, sh->ops->ctx, &err);
     ok = ok && st;
     while (ok && left && !stopped (sh)) {
+        uint64_t seen;
+        pthread_mutex_lock (&sh->mu);
+        seen = sh->ended;
+        pthread_mutex_unlock (&sh->mu);
         ok = sweep (w, st, &left, &read, &err);
         /* A network error taking or reading a partition: tried again
          * for up to --retry-for, as a batch is (a batch's own are
@@ -159,7 +201,7 @@ worker_main (void *arg)
         }
         ONLINE_RETRY_RESET (retry);
         if (ok && left && !read)
-            online_sleep_ms (500);
+            wait_moved (sh, seen, 500);
     }
     if (st)
         sh->ops->close (st);
@@ -209,6 +251,7 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
     sh.n = online_parts_count (parts);
     sh.ops = ops;
     pthread_mutex_init (&sh.mu, NULL);
+    pthread_cond_init (&sh.moved, NULL);
     w = bson_malloc0 ((size_t) n * sizeof *w);
     for (int i = 0; i < n; i++) {
         w[i].sh = &sh;
@@ -221,6 +264,7 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
     for (int i = 0; i < started; i++)
         on->read_now += w[i].on.read_now;
     bson_free (w);
+    pthread_cond_destroy (&sh.moved);
     pthread_mutex_destroy (&sh.mu);
     *taken = sh.taken;
     if (started < n && !sh.stop) {
