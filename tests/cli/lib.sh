@@ -110,6 +110,16 @@ $code" "$uri" "$@"
 target() { py "print([n for n in c['$1'].list_collection_names() if n.startswith('$2_remodel_')][0])"; }
 pid() { plan_id "$T/plans/$1.json"; }
 online() { run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
+# kids_plan NAME DB: plan NAME, DB.kids embedded into DB.parents by owner.
+kids_plan() {
+    echo "{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"$2.kids\", \"into\": \"$2.parents\", \"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"kids\", \"project\": {\"owner\": 0}}}]}" >"$T/plans/$1.json"
+}
+# offline_run NAME DB [OPTION]: remodel run's result of plan NAME on DB as
+# it is now, in $T/NAME.archive.
+offline_run() {
+    "$MONGODUMP" --uri "$uri" --db "$2" --archive="$T/$2-src.archive" --quiet
+    "$REMODEL" run -q --force "$T/plans/$1.json" --from "$T/$2-src.archive" --to "$T/$1.archive" ${3:-}
+}
 figure() { sed -n "s/.*change log: .* \([0-9][0-9]*\) $1.*/\1/p" "$T/err" | tail -n 1; }
 events() { sed -n 's/.*change log: \([0-9][0-9]*\) events.*/\1/p' "$T/err" | tail -n 1; }
 

@@ -70,11 +70,6 @@ sys.exit(3)
 EOF
 # plan NAME DB: a plan setting done: true on DB.things, in $T/plans/NAME.json.
 plan() { echo "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"$2.things\", \"fields\": {\"done\": true}}}]}" >"$T/plans/$1.json"; }
-# offline NAME DB: remodel run's result of plan NAME on DB as it is now, in $T/NAME.archive.
-offline() {
-    "$MONGODUMP" --uri "$uri" --db "$2" --archive="$T/$2-src.archive" --quiet
-    "$REMODEL" run -q --force "$T/plans/$1.json" --from "$T/$2-src.archive" --to "$T/$1.archive"
-}
 # killed_at NAME CMD...: CMD in the background, killed -9 once a
 # checkpoint has read a random 10 to 40 documents; stderr in $T/NAME.err.
 killed_at() {
@@ -101,7 +96,7 @@ for kind in $(online_kinds); do
     # 1. Side by side, killed at a random checkpoint, run again.
     n=$(python3 "$T/mk.py" "$uri" $kind ids1 $N)
     plan kill ids1
-    offline kill ids1
+    offline_run kill ids1
     killed_at "$kind: run --batch-size 5" \
         "$REMODEL" online run -q "$T/plans/kill.json" --uri "$uri" --batch-size 5 --pause-ms 40
     run_rm online run -q "$T/plans/kill.json" --uri "$uri" --batch-size 5
@@ -117,7 +112,7 @@ for kind in $(online_kinds); do
         # 3. --server-side, killed and run again.
         python3 "$T/mk.py" "$uri" $kind ids3 $N >/dev/null
         plan server ids3
-        offline server ids3
+        offline_run server ids3
         killed_at "$kind: run --server-side" \
             "$REMODEL" online run -q "$T/plans/server.json" --uri "$uri" --server-side \
             --batch-size 5 --pause-ms 40
@@ -132,7 +127,7 @@ for kind in $(online_kinds); do
         if [ -n "$MONGOSH1" ] && [ -x "$MONGOSH1" ]; then
             python3 "$T/mk.py" "$uri" $kind ids4 $N >/dev/null
             plan script ids4
-            offline script ids4
+            offline_run script ids4
             "$REMODEL" compile "$T/plans/script.json" --format mongosh --server-version 4.0 \
                 >"$T/script.js" 2>"$T/err"
             killed_at "$kind: the mongosh script" "$MONGOSH1" --quiet "$uri" \
@@ -158,7 +153,7 @@ for kind in $(online_kinds); do
     # 2. In place, the server stopped for 3 s mid-run (FerretDB keeps its data).
     python3 "$T/mk.py" "$uri" $kind ids2 $N >/dev/null
     plan restart ids2
-    offline restart ids2
+    offline_run restart ids2
     "$REMODEL" online run "$T/plans/restart.json" --uri "$uri" --in-place --batch-size 5 \
         --pause-ms 40 --retry-for 60 >/dev/null 2>"$T/run.err" &
     pid=$!
@@ -177,7 +172,7 @@ for kind in $(online_kinds); do
     # 5. sync across a restart: the other types' results are no stray.
     python3 "$T/mk.py" "$uri" $kind ids5 $N >/dev/null
     plan sync ids5
-    offline sync ids5
+    offline_run sync ids5
     run_rm online run -q "$T/plans/sync.json" --uri "$uri"
     to=$(target ids5 things)
     "$REMODEL" online sync "$T/plans/sync.json" --uri "$uri" --batch-size 5 --pause-ms 40 \

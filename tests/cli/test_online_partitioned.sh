@@ -23,14 +23,6 @@ trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; r
 N=30 # parents of each type
 mkdir -p "$T/plans"
 
-# plan NAME DB: the children embedded into their parents.
-plan() {
-    echo "{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"$2.kids\", \"into\": \"$2.parents\", \"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"kids\", \"project\": {\"owner\": 0}}}]}" >"$T/plans/$1.json"
-}
-offline() {
-    "$MONGODUMP" --uri "$uri" --db "$2" --archive="$T/$2-src.archive" --quiet
-    "$REMODEL" run -q --force "$T/plans/$1.json" --from "$T/$2-src.archive" --to "$T/$1.archive" ${3:-}
-}
 # parts PLAN: the plan's recorded partitions of step 1, as JSON.
 parts() { py "print(json.dumps(c.remodel.plans.find_one({'_id': '$(pid "$1")'})['partitions']['1'], default=str, sort_keys=True))"; }
 # counts PLAN: partitions done, and the documents they read in all.
@@ -44,8 +36,8 @@ for kind in $(online_kinds); do
 
     # 1. Eight partitions, one worker.
     n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p1 $N)
-    plan eight p1
-    offline eight p1
+    kids_plan eight p1
+    offline_run eight p1
     online run eight --partitions 8 --batch-size 10 --create-indexes
     expect_eq "$kind: run --partitions 8: exit 0, says so" \
         "$rc:$(grep -c 'step 1 (embed) p1.parents: 8 partitions' "$T/err")" "0:1"
@@ -62,8 +54,8 @@ for kind in $(online_kinds); do
     # 2. Killed once two partitions are done, the data's spread changed,
     # run again.
     python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p2 $N >/dev/null
-    plan killed p2
-    offline killed p2
+    kids_plan killed p2
+    offline_run killed p2
     rm -f "$T/pid"
     ( "$REMODEL" online run -q "$T/plans/killed.json" --uri "$uri" --partitions 8 --batch-size 5 \
         --pause 30ms --create-indexes >/dev/null 2>"$T/killed.err" & echo $! >"$T/pid"; wait $! ) 2>/dev/null &
@@ -93,7 +85,7 @@ for kind in $(online_kinds); do
     # 3. In place, three partitions.
     python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p3 $N >/dev/null
     echo '{"remodel": 1, "steps": [{"set": {"in": "p3.parents", "fields": {"done": true}}}]}' >"$T/plans/inplace.json"
-    offline inplace p3
+    offline_run inplace p3
     online run inplace --in-place --partitions 3 --batch-size 9
     k=$(py "print(len(c.remodel.plans.find_one({'_id': '$(pid inplace)'})['partitions']['1']))")
     expect_eq "$kind: in place, --partitions 3: exit 0, at least three, all done" \
@@ -102,7 +94,7 @@ for kind in $(online_kinds); do
 
     # 4. A small collection without --partitions: one, as before.
     python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p4 5 >/dev/null
-    plan small p4
+    kids_plan small p4
     online run small --create-indexes
     expect_eq "$kind: a small collection: one partition, the pass's own checkpoint" \
         "$rc:$(grep -c partitions "$T/err"):$(py "print(len(c.remodel.plans.find_one({'_id': '$(pid small)'})['partitions']['1']))"):$(py "print(c.remodel.partitions.count_documents({'plan': '$(pid small)'}))"):$(py "print(c.remodel.checkpoints.find_one({'plan': '$(pid small)'})['done'])")" \

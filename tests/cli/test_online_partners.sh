@@ -22,13 +22,6 @@ use_peers "peers" || exit 0
 trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 mkdir -p "$T/plans"
 
-plan() {
-    echo "{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"$2.kids\", \"into\": \"$2.parents\", \"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"kids\", \"project\": {\"owner\": 0}}}]}" >"$T/plans/$1.json"
-}
-offline() {
-    "$MONGODUMP" --uri "$uri" --db "$2" --archive="$T/$2-src.archive" --quiet
-    "$REMODEL" run -q --force "$T/plans/$1.json" --from "$T/$2-src.archive" --to "$T/$1.archive"
-}
 # data DB: the parents and children, and the children of odd keys.
 data() {
     python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" "$1" 10 >/dev/null
@@ -48,8 +41,8 @@ for kind in $(online_kinds); do
 
     # 1. Within --memory: read once.
     data p1
-    plan once p1
-    offline once p1
+    kids_plan once p1
+    offline_run once p1
     REMODEL_ONLINE_TRACE=1 online run once --batch-size 10 --create-indexes
     expect_eq "$kind: partners within --memory: exit 0, two finds of 100 children by _id, the second after the first's last, none by \$in" \
         "$rc:$(finds kids owner):$(grep -c '"find" : "kids", "filter" : { "$and" : \[ { "_id" : { "$not" : { "$lte" : 99 } } }' "$T/err")" "0:2:0:1"
@@ -57,8 +50,8 @@ for kind in $(online_kinds); do
 
     # 2. Past --memory: a find a batch.
     data p2
-    plan each p2
-    offline each p2
+    kids_plan each p2
+    offline_run each p2
     REMODEL_ONLINE_TRACE=1 online run each --batch-size 10 --create-indexes --memory 1K
     expect_eq "$kind: partners past --memory 1K by collStats: exit 0, no read of them all begun, a find by \$in a batch" \
         "$rc:$(finds kids owner)" "0:0:7"
@@ -70,7 +63,7 @@ c.p3.hosts.insert_many([{'_id': 9, 'name': 'h1', 'ip': 'later'}, {'_id': 1, 'nam
                        + [{'_id': 10 + i, 'name': 'h%d' % (i + 2), 'ip': 'ip%d' % i} for i in range(5)])
 c.p3.logs.insert_many([{'_id': i, 'host': 'h%d' % (1 if i < 3 else 2 + i % 5)} for i in range(30)])"
     echo '{"remodel": 1, "steps": [{"denormalize": {"in": "p3.logs", "from": "p3.hosts", "localField": "host", "foreignField": "name", "fields": {"host_ip": "ip"}}}]}' >"$T/plans/dn.json"
-    offline dn p3
+    offline_run dn p3
     REMODEL_ONLINE_TRACE=1 online run dn --batch-size 10 --create-indexes
     expect_eq "$kind: denormalize, a name of two hosts: exit 0, the hosts read once, the batch naming it finds by \$in" \
         "$rc:$(finds hosts name)" "0:1:1"

@@ -30,9 +30,6 @@ pyq() { python3 -c "import pymongo, sys, json, datetime, hashlib
 from bson import Binary, Int64, ObjectId, json_util
 c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
 $1" "$uri"; }
-plan() {
-    echo "{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"$2.kids\", \"into\": \"$2.parents\", \"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"kids\", \"project\": {\"owner\": 0}}}]}" >"$T/plans/$1.json"
-}
 # snap DB COLL: each document of DB.COLL, its _id (canonical Extended
 # JSON) and a digest of its bytes, sorted.
 snap() {
@@ -54,7 +51,7 @@ for kind in ${KINDS:-$(online_kinds)}; do
     online_start $kind "$T/$kind" || continue
 
     n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" v1 $N)
-    plan vw v1
+    kids_plan vw v1
     online run vw --partitions 8 --workers 2 --batch-size 7 --create-indexes
     run_rc=$rc
     to=$(target v1 parents)
@@ -138,7 +135,7 @@ for x in [d['_id'] for d in t.find({}, {'_id': 1})][::3]:
 
     # 3. A run that read it whole: one range, one worker.
     python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" v2 3 >/dev/null
-    plan whole v2
+    kids_plan whole v2
     online run whole --create-indexes -q
     pyq "c.v2['$(target v2 parents)'].delete_one({'_id': 2})"
     online verify whole --workers 2

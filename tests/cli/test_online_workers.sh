@@ -25,16 +25,8 @@ trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; r
 N=40 # parents of each type (60 for the three workers)
 mkdir -p "$T/plans"
 
-# plan NAME DB: the children embedded into their parents; setp NAME DB:
-# a field set on the parents.
+# setp NAME DB: a field set on the parents.
 setp() { echo "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"$2.parents\", \"fields\": {\"done\": true}}}]}" >"$T/plans/$1.json"; }
-plan() {
-    echo "{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"$2.kids\", \"into\": \"$2.parents\", \"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"kids\", \"project\": {\"owner\": 0}}}]}" >"$T/plans/$1.json"
-}
-offline() {
-    "$MONGODUMP" --uri "$uri" --db "$2" --archive="$T/$2-src.archive" --quiet
-    "$REMODEL" run -q --force "$T/plans/$1.json" --from "$T/$2-src.archive" --to "$T/$1.archive"
-}
 # counts PLAN: the first pass's partitions done of those recorded, the
 # documents they read.
 counts() {
@@ -68,8 +60,8 @@ for kind in $(online_kinds); do
 
     # 1. Two processes, two workers each.
     n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w1 $N)
-    plan two w1
-    offline two w1
+    kids_plan two w1
+    offline_run two w1
     bg a run "$T/plans/two.json" --uri "$uri" --partitions 8 --workers 2 --batch-size 5 \
         --pause 100ms --create-indexes
     python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid two)" 1
@@ -83,7 +75,7 @@ for kind in $(online_kinds); do
     # 2. Three workers in one process.
     n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w2 60)
     setp three w2
-    offline three w2
+    offline_run three w2
     online run three --partitions 8 --workers 3 --batch-size 10 --pause 20ms
     expect_eq "$kind: three workers: exit 0, eight partitions, several workers, every parent once" \
         "$rc:$(grep -c '8 partitions, 3 worker' "$T/err"):$(($(owners three 3) > 1)):$(counts three)" \
@@ -100,7 +92,7 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
     # 3. The first process killed with SIGKILL, the one that joined finishes.
     n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w3 $N)
     setp killed w3
-    offline killed w3
+    offline_run killed w3
     bg a run "$T/plans/killed.json" --uri "$uri" --partitions 8 --workers 2 --batch-size 5 \
         --pause 100ms
     apid=$bgpid
@@ -119,7 +111,7 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
     # 4. A process stopped past its leases; another joins and finishes.
     python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w4 $N >/dev/null
     setp stopped w4
-    offline stopped w4
+    offline_run stopped w4
     export REMODEL_ONLINE_LEASE_MS=2000
     bg a run "$T/plans/stopped.json" --uri "$uri" --partitions 8 --batch-size 5 --pause 60ms
     apid=$bgpid
