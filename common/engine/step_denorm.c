@@ -395,6 +395,7 @@ rm_denorm_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
                          .driver_field = {rm_pass_any_id (d->targets, d->n) ? NULL : "_id"}};
     /* Of each partner, the fields copied (and its _id and foreignField). */
     out[0].partner_some = true;
+    out[0].partner_first = true;
     for (size_t i = 0; i < d->n; i++)
         rm_pass_reads (&out[0], d->sources[i].text, strlen (d->sources[i].text));
     return 1;

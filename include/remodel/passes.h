@@ -84,6 +84,10 @@ typedef struct {
     size_t n_partner_fields;
     const char *partner_fields[RM_PASS_MAX_FIELDS];
     uint32_t partner_lens[RM_PASS_MAX_FIELDS];
+    /* The first partner of a key value, in the order the partners come,
+     * is the one the pass takes (denormalize, docs/plans.md); the other
+     * passes order their partners themselves (by _id, or a sort). */
+    bool partner_first;
     /* From all the above, set by rm_step_passes alone. */
     rm_trace_t trace;
 } rm_pass_t;

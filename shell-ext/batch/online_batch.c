@@ -437,15 +437,6 @@ add_partner (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
     return !j->keys || online_keys_note (j->keys, doc, len, err);
 }
 
-/* denormalize copies from the first partner of a reference in the order
- * the partners come (docs/plans.md); the other steps order them
- * themselves (by _id, or their sort). */
-static bool
-first_wins (const rm_step_t *s)
-{
-    return strcmp (s->op, "denormalize") == 0;
-}
-
 static bool
 fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
 {
@@ -466,8 +457,8 @@ fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
     /* The pass's partners read once (online_partners.c): the same ones,
      * in the same order, noted the same way. */
     if (j->partners) {
-        int found = online_partners_each (j->partners, &values, first_wins (j->s), add_partner,
-                                          j, err);
+        int found = online_partners_each (j->partners, &values, j->p->partner_first,
+                                          add_partner, j, err);
         if (found != 0) {
             bson_destroy (&values);
             bson_destroy (&filter);
