@@ -17,13 +17,12 @@
  * before: online_batch_compute notes, batch by batch, the partners a
  * batch's $in would have found.
  *
- * How: in _id order, by finds of a few batches each that resume after
- * the last _id (read_chunks), so that no cursor stays open on the server
- * while the application writes. A read that fails on a transient error
- * (a connection dropped, a server restarting) is made again from its
- * start, nothing of it kept, under the retries a batch has (online_retry);
- * one past --memory stops, and one the server's collStats already puts
- * past it is not begun: each batch then finds its own, as before.
+ * How: in _id order, by one cursor (read_cursor). A read that fails on
+ * a transient error (a connection dropped, a server restarting) is made
+ * again from its start, nothing of it kept, under the retries a batch
+ * has (online_retry); one past --memory stops, and one the server's
+ * collStats already puts past it is not begun: each batch then finds its
+ * own, as before.
  *
  * Only a top-level key: there {key: {$in: values}} matches a partner
  * exactly when one of its online_keys_values (the value, each element of
@@ -106,94 +105,46 @@ fill_add (fill_t *f, const rm_path_t *key, const bson_t *doc)
     return true;
 }
 
-/* One read of the whole collection in _id order, in finds of at most
- * chunk documents each resuming after the last _id read
- * (online_range_after: of any type), each answered in one reply
- * (batchSize = limit) and closed before the next: no cursor of the read
- * stays open on the server while the application writes, however large
- * the collection. 1: read; 0: it does not fit (or a resume's filter
- * would not); -1: failed, err says why (online_fail: on->transient). */
+/* One read of the whole collection in _id order by one cursor, in
+ * replies of chunk documents. One cursor, not a find a chunk resuming
+ * after the last _id: neither test server answers a range of _id from
+ * its index, so each such find scanned the collection again (ten finds
+ * of 10,000 of 100,000 tasks, 2.5 s of a 4.2 s run on mongo-java-server,
+ * BENCHMARKS.md "Online workers"), where MongoDB answers both from the
+ * _id index in the same time. An open cursor holds no snapshot between
+ * two getMores and misses nothing a series of finds would not (an _id
+ * never changes); it is gone with its connection, and the read then
+ * starts again (online_partners_read). 1: read; 0: it does not fit;
+ * -1: failed, err says why (online_fail: on->transient). */
 static int
-read_chunks (online_t *on, mongoc_collection_t *partner, const rm_pass_t *p, int64_t chunk,
-             int64_t count, fill_t *f, bson_error_t *err)
+read_cursor (online_t *on, mongoc_collection_t *partner, const rm_pass_t *p, int64_t chunk,
+             fill_t *f, bson_error_t *err)
 {
-    bson_t last = BSON_INITIALIZER, next = BSON_INITIALIZER;
-    int64_t limit = chunk;
+    bson_t filter = BSON_INITIALIZER, *opts;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    bool fits = true;
 
-    /* About one chunk by collStats' count (which may lag): one find with
-     * room for what came since, not a second that finds nothing (a scan
-     * of the collection on both test servers). */
-    if (count >= 0 && count <= chunk + chunk / 4 && count + count / 8 + 16 > chunk)
-        limit = count + count / 8 + 16;
-    int result = -1;
-
-    for (;;) {
-        bson_t filter = BSON_INITIALIZER, *opts;
-        mongoc_cursor_t *cur;
-        const bson_t *doc;
-        bson_error_t why;
-        bson_iter_t lit;
-        bool after = bson_iter_init_find (&lit, &last, "last"), skipping = after, fits = true;
-        int64_t got = 0, fresh = 0;
-
-        if (after && !online_range_after (&lit, &filter)) {
-            bson_destroy (&filter);
-            result = 0;
-            break;
-        }
-        opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "limit", BCON_INT64 (limit),
-                         "batchSize", BCON_INT32 ((int32_t) limit));
-        online_partner_projection (p, opts);
-        cur = mongoc_collection_find_with_opts (partner, &filter, opts, NULL);
-        bson_destroy (opts);
-        bson_destroy (&filter);
-        while (fits && mongoc_cursor_next (cur, &doc)) {
-            bson_iter_t id;
-            bool has_id = bson_iter_init_find (&id, doc, "_id");
-            got++;
-            /* What the filter lets through from before the last _id
-             * comes first (online_range_before). */
-            if (skipping && has_id && online_range_before (&id, &lit))
-                continue;
-            skipping = false;
-            if (!(fits = fill_add (f, p->partner_key, doc)))
-                break;
-            fresh++;
-            bson_reinit (&next);
-            if (has_id)
-                bson_append_iter (&next, "last", 4, &id);
-        }
-        if (fits && mongoc_cursor_error (cur, &why)) {
-            mongoc_cursor_destroy (cur);
-            online_fail (on, err, &why, "reading a pass's partners");
-            break;
-        }
+    opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "batchSize",
+                     BCON_INT32 ((int32_t) chunk));
+    online_partner_projection (p, opts);
+    cur = mongoc_collection_find_with_opts (partner, &filter, opts, NULL);
+    bson_destroy (opts);
+    while (fits && mongoc_cursor_next (cur, &doc))
+        fits = fill_add (f, p->partner_key, doc);
+    if (fits && mongoc_cursor_error (cur, &why)) {
         mongoc_cursor_destroy (cur);
-        if (!fits || got < limit) {
-            result = fits ? 1 : 0;
-            break;
-        }
-        /* Only what sorts before the last _id (a MinKey, a symbol): a
-         * larger find, else the next chunk after the last _id. */
-        if (fresh == 0) {
-            if (limit > INT32_MAX / 2) {
-                result = 0;
-                break;
-            }
-            limit *= 2;
-        } else {
-            bson_destroy (&last);
-            bson_copy_to (&next, &last);
-            limit = chunk + (got - fresh);
-        }
+        online_fail (on, err, &why, "reading a pass's partners");
+        return -1;
     }
-    bson_destroy (&last);
-    bson_destroy (&next);
-    return result;
+    /* Not all read (past --memory): the cursor is killed here. */
+    mongoc_cursor_destroy (cur);
+    return fits ? 1 : 0;
 }
 
-/* Documents a find of the read: ten batches, at most 100,000, and about 8
- * MiB by the collection's average size (one reply of the server's 16
+/* Documents a reply of the read: ten batches, at most 100,000, and about
+ * 8 MiB by the collection's average size (one reply of the server's 16
  * MiB holds them). */
 #define CHUNK_BYTES (8 << 20)
 
@@ -209,7 +160,7 @@ chunk_of (int64_t batch_size, int64_t bytes, int64_t count)
 /* One read: the partners, or NULL (err->code 0: they do not fit). */
 static online_partners_t *
 read_once (online_t *on, mongoc_collection_t *partner, const rm_pass_t *p, int64_t chunk,
-           int64_t count, size_t budget, bson_error_t *err)
+           size_t budget, bson_error_t *err)
 {
     fill_t f = {.budget = budget};
     bson_iter_t it;
@@ -218,7 +169,7 @@ read_once (online_t *on, mongoc_collection_t *partner, const rm_pass_t *p, int64
     f.c = bson_malloc0 (sizeof *f.c);
     online_docs_init (&f.c->docs);
     bson_init (&f.c->values);
-    r = read_chunks (on, partner, p, chunk, count, &f, err);
+    r = read_cursor (on, partner, p, chunk, &f, err);
     if (r > 0) {
         f.c->entries = bson_malloc ((f.n ? f.n : 1) * sizeof *f.c->entries);
         if (bson_iter_init (&it, &f.c->values))
@@ -258,7 +209,7 @@ online_partners_read (online_t *on, mongoc_collection_t *partner, const rm_pass_
      * its start, nothing of the failed one kept, as a batch's reads are
      * retried (online_retry: --retry-for, the same message). */
     for (;;) {
-        c = read_once (on, partner, p, chunk_of (batch_size, bytes, count), count, budget, err);
+        c = read_once (on, partner, p, chunk_of (batch_size, bytes, count), budget, err);
         if (c || err->code == 0)
             return c;
         /* SIGINT, SIGTERM between two tries, as between two batches:

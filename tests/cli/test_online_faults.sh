@@ -19,8 +19,8 @@
 #   partners are fetched (--memory 1K: each batch finds its own): the run
 #   retries that batch and finishes with remodel run's documents (the
 #   retried batch once, not twice);
-# - the server gone while the pass's partners are read once (their second
-#   find of 100 by _id): the read is retried from its start, said as a
+# - the server gone while the pass's partners are read once (their
+#   cursor's first getMore): the read is retried from its start, said as a
 #   batch's retry is, and the run finishes with remodel run's documents.
 # And with no server: an option a command does not take is refused naming
 # both (a flag meant for one command never silently ignored by another);
@@ -196,15 +196,15 @@ print(len(lines), all(l["ns"] == "jx." + sys.argv[2] for l in lines))' "$T/err" 
         online_same "$kind: ... with remodel run's result" "$T/$kind-embed0.archive" \
             crm.people=people_remodel_$(pid e10)_1 crm.tasks=tasks_remodel_$(pid e10)_1
 
-        # The second find of the read once (the first after an _id: its
-        # filter an $and): every connection dropped, new ones closed 0.5 s.
-        proxy_start "$port" --cut 'find:tasks:1' --having '$and' --down 0.5
+        # The first getMore of the read once (its cursor's second reply of
+        # 100 tasks): every connection dropped, new ones closed 0.5 s.
+        proxy_start "$port" --cut 'getMore:tasks:1' --down 0.5
         cp "$T/plans/embed.json" "$T/plans/e11.json"
         run_rm online run "$T/plans/e11.json" --uri "mongodb://127.0.0.1:$pport/" \
             --create-indexes --batch-size 10
         proxy_stop
         expect_eq "$kind: every connection dropped while the pass's partners were read once: the read retried from its start, said once, the run finishes (exit 0)" \
-            "$rc:$(grep -c 'dropped every connection at find 1' "$T/proxy.log"):$(grep -c "reading a pass's partners: .*; retrying in 250 ms" "$T/err")" "0:1:1"
+            "$rc:$(grep -c 'dropped every connection at getMore 1' "$T/proxy.log"):$(grep -c "reading a pass's partners: .*; retrying in 250 ms" "$T/err")" "0:1:1"
         online_same "$kind: ... with remodel run's result" "$T/$kind-embed0.archive" \
             crm.people=people_remodel_$(pid e11)_1 crm.tasks=tasks_remodel_$(pid e11)_1
     fi

@@ -15,7 +15,8 @@ UPSTREAM_PORT, wire message by wire message.
   the delay while a run goes on; a missing or empty file: none), so every
   round trip takes that much longer (tests/cli/test_online_throttle.sh).
 --cut COMMAND:COLLECTION:N: the Nth command COMMAND (an OP_MSG whose
-  body's first key is COMMAND) on COLLECTION (a trailing * takes every
+  body's first key is COMMAND; a getMore's COLLECTION is its
+  "collection") on COLLECTION (a trailing * takes every
   collection so beginning) "stops the server": every connection is
   closed and the line "dropped every connection at COMMAND N (MODE) on
   COLLECTION" printed (tests/cli/test_online_faults.sh,
@@ -85,6 +86,9 @@ def command(m):
         for t, k, v in els:
             if k == "filter" and t == 0x03:
                 keys = {key for _, key, _ in elements(v)}
+            # A getMore names its cursor first, its collection after.
+            if k == "collection" and t == 0x02 and name == "getMore":
+                coll = v[4:-1].decode("utf-8", "replace")
         return name, coll, keys
     except (ValueError, struct.error, IndexError):
         return None
