@@ -16,17 +16,20 @@
 # a machine of two cores shared by server and client say where the time
 # goes. It replaces the "## Online workers" section of BENCHMARKS.md (the
 # rest of the file is kept as it is).
-#   SCALE=N          remodel-gen --scale (default 10: 980 people, 10,000
-#                    tasks; the dump is bench_online.sh's, cached)
+#   SCALE=N          remodel-gen --scale (default 100: 9,800 people,
+#                    100,000 tasks; cached beside bench_online.sh's). At
+#                    scale 10 each run was a fifth of a second on
+#                    mongo-java-server, a run's 70 fixed commands a third
+#                    of it, its spread 60 to 120%: no rate
+#                    (BENCHMARKS.md, "Online workers")
 #   BENCH_SERVERS    default "ferretdb java"
 #   BENCH_WORKERS    default "1 2 4"
 #   BENCH_BATCH      --batch-size (default 1000)
 #   BENCH_PARTS      partitions a worker with N > 1 (default 1: --partitions
-#                    N). Without it a collection of at most 10,000
-#                    documents is one partition, read by one worker
-#                    whatever N (online_partition_state.c), which is every
-#                    collection at the default scale; each partition reads
-#                    its own batches, each fetching its partners
+#                    N). Without it at least four a worker of at least
+#                    10,000 documents each (online_partition_state.c); on
+#                    both test servers each partition's range is a scan
+#                    of the whole collection
 #   BENCH_REPEAT     runs of each (default 3): the table has the median
 #                    and the spread (slowest - fastest, of the median)
 #   BENCH_CACHE=D    where the generated dump is cached
@@ -37,7 +40,7 @@ BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 R=$BUILD/remodel GEN=$BUILD/remodel-gen
-SCALE=${SCALE:-10}
+SCALE=${SCALE:-100}
 SERVERS=${BENCH_SERVERS:-ferretdb java}
 WORKERS=${BENCH_WORKERS:-1 2 4}
 BATCH=${BENCH_BATCH:-1000}
