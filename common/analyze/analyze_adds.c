@@ -54,9 +54,13 @@ add_block (struct rm_adds_shared *s, rm_add_t *e, size_t n, const rm_buf_t *keys
                                 e[i + AHEAD].key);
         switch (e[i].op) {
         case RM_ADD_KEY:
-            bytes = rm_keymap_add (m, e[i].key, 1);
-            c->key_bytes += bytes;
-            a->key_bytes += bytes;
+            /* The byte counts written only when a table grew: c's line
+             * holds what the walk's thread writes per document (c->path),
+             * and a write per key pulled it back each time. */
+            if ((bytes = rm_keymap_add (m, e[i].key, 1))) {
+                c->key_bytes += bytes;
+                a->key_bytes += bytes;
+            }
             break;
         case RM_ADD_DROP: /* the field holds values no reference has */
             bytes = RM_KEYMAP_BYTES (m);
