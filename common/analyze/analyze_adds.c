@@ -13,7 +13,7 @@
 #include "analyze_int.h"
 #include "thread.h"
 
-#define BLOCKS 4        /* blocks in flight: the main thread fills one */
+#define BLOCKS 16        /* blocks in flight: the main thread fills one */
 #define AHEAD 16        /* entries between a slot's prefetch and its add */
 
 struct rm_adds_shared {
