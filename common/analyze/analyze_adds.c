@@ -15,6 +15,7 @@
 
 #define BLOCKS 16        /* blocks in flight: the main thread fills one */
 #define AHEAD 16        /* entries between a slot's prefetch and its add */
+#define WAKE_AT (BLOCKS / 2)
 
 struct rm_adds_shared {
     rm_analysis_t *a;
@@ -24,6 +25,8 @@ struct rm_adds_shared {
     size_t fill;        /* the block the main thread fills */
     size_t queued;      /* handed over, not yet added (the oldest first) */
     bool done;          /* no more blocks */
+    bool idle;          /* the worker waits for blocks */
+    bool full;          /* the main thread waits for a free block */
     bool threaded;
     bool bad;           /* the worker's own: a spill failed, err says why */
     bool failed;        /* bad, as the main thread may read it (under mu) */
@@ -87,8 +90,11 @@ worker (void *arg)
     size_t next = 0;
     pthread_mutex_lock (&s->mu);
     for (;;) {
-        while (!s->queued && !s->done)
+        while (!s->queued && !s->done) {
+            s->idle = true;
             pthread_cond_wait (&s->cv, &s->mu);
+        }
+        s->idle = false;
         if (!s->queued)
             break;
         pthread_mutex_unlock (&s->mu);
@@ -97,7 +103,10 @@ worker (void *arg)
         pthread_mutex_lock (&s->mu);
         s->queued--;
         s->failed = s->bad;
-        pthread_cond_broadcast (&s->cv);
+        /* The main thread woken once half the blocks are free, not at
+         * each one: a wake each block was a switch each on two cores. */
+        if (s->full && s->queued <= WAKE_AT)
+            pthread_cond_broadcast (&s->cv);
     }
     pthread_mutex_unlock (&s->mu);
     return NULL;
@@ -143,10 +152,17 @@ rm_adds_hand_over (rm_adds_t *q)
     pthread_mutex_lock (&s->mu);
     s->len[s->fill] = q->n;
     s->queued++;
-    pthread_cond_broadcast (&s->cv);
+    /* An idle worker woken once half the blocks wait for it, the same way. */
+    if (s->idle && s->queued >= BLOCKS - WAKE_AT)
+        pthread_cond_broadcast (&s->cv);
     s->fill = (s->fill + 1) % BLOCKS;
-    while (s->queued == BLOCKS)
+    while (s->queued == BLOCKS) {
+        s->full = true;
+        if (s->idle)    /* cannot be, but never wait on each other */
+            pthread_cond_broadcast (&s->cv);
         pthread_cond_wait (&s->cv, &s->mu);
+    }
+    s->full = false;
     q->failed = s->failed;
     pthread_mutex_unlock (&s->mu);
     q->cur = s->block[s->fill];
