@@ -158,7 +158,9 @@ rm_adds_hand_over (rm_adds_t *q)
     s->fill = (s->fill + 1) % BLOCKS;
     while (s->queued == BLOCKS) {
         s->full = true;
-        if (s->idle)    /* cannot be, but never wait on each other */
+        /* Woken at BLOCKS - WAKE_AT already; this only makes sure the
+         * two never wait on each other. */
+        if (s->idle)
             pthread_cond_broadcast (&s->cv);
         pthread_cond_wait (&s->cv, &s->mu);
     }
