@@ -200,6 +200,7 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const uint8_t *v, bson_type_t t)
         return;
     }
     rm_adds_push (c->adds, RM_ADD_KEY, c->index, (size_t) (f - c->fields), t, v);
+    f->key_kinds |= t == BSON_TYPE_UTF8 ? 2 : t == BSON_TYPE_OID ? 4 : t == BSON_TYPE_BINARY ? 8 : 1;
     f->values++;
     if (small_value (v, t))
         f->small++;

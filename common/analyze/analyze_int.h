@@ -113,6 +113,11 @@ typedef struct {
      * as one (analyze.c). How many such names, and the first. */
     uint64_t map_keys;
     char map_example[40];
+    /* The kinds of the keys it sent (a bit each: numbers, strings, ids,
+     * binaries): keys of different kinds never have the same bytes
+     * (rm_key_append's tags), so two fields without a kind in common
+     * share no key (analyze_relate.c). */
+    uint8_t key_kinds;
 } rm_field_t;
 
 /* The path segment that stands for a map's generated keys. */
