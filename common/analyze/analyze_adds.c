@@ -45,7 +45,7 @@ add_block (struct rm_adds_shared *s, rm_add_t *e, size_t n, const rm_buf_t *keys
      * pass, off the walk's thread too), for the prefetches below. */
     for (size_t i = 0; i < n; i++)
         if (e[i].op == RM_ADD_KEY)
-            e[i].key = rm_analyze_key_of (keys->data + e[i].off, e[i].len);
+            e[i].u.key = rm_analyze_key_of (keys->data + e[i].u.at.off, e[i].u.at.len);
     for (size_t i = 0; i < n && !s->bad; i++) {
         rm_collection_t *c = &a->cols[e[i].col];
         rm_keymap_t *m = &c->pass_keys[e[i].field];
@@ -54,13 +54,13 @@ add_block (struct rm_adds_shared *s, rm_add_t *e, size_t n, const rm_buf_t *keys
          * asks for the slot a later add will probe. */
         if (i + AHEAD < n && e[i + AHEAD].op == RM_ADD_KEY)
             rm_keymap_prefetch (&a->cols[e[i + AHEAD].col].pass_keys[e[i + AHEAD].field],
-                                e[i + AHEAD].key);
+                                e[i + AHEAD].u.key);
         switch (e[i].op) {
         case RM_ADD_KEY:
             /* The byte counts written only when a table grew: c's line
              * holds what the walk's thread writes per document (c->path),
              * and a write per key pulled it back each time. */
-            if ((bytes = rm_keymap_add (m, e[i].key, 1))) {
+            if ((bytes = rm_keymap_add (m, e[i].u.key, 1))) {
                 c->key_bytes += bytes;
                 a->key_bytes += bytes;
             }

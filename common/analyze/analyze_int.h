@@ -254,8 +254,15 @@ void rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, ui
  * (main thread) hands over blocks of entries. */
 enum { RM_ADD_KEY, RM_ADD_DROP, RM_ADD_DOC };
 typedef struct {
-    uint64_t key;           /* RM_ADD_KEY: hashed on the worker from */
-    uint32_t off, len;      /* its bytes in the block's bytes */
+    /* RM_ADD_KEY: its bytes in the block's bytes, which the worker
+     * replaces with their hash (16 bytes an entry, not 24: the blocks
+     * cross from one core to the other). */
+    union {
+        struct {
+            uint32_t off, len;
+        } at;
+        uint64_t key;
+    } u;
     uint32_t col;
     uint16_t field;
     uint16_t op;            /* RM_ADD_* */
@@ -287,9 +294,9 @@ rm_adds_push (rm_adds_t *q, uint16_t op, uint32_t col, size_t field, bson_type_t
 {
     rm_add_t *e = &q->cur[q->n++];
     if (op == RM_ADD_KEY) {
-        e->off = (uint32_t) q->bytes->len;
+        e->u.at.off = (uint32_t) q->bytes->len;
         rm_key_append_scalar (q->bytes, t, v);
-        e->len = (uint32_t) (q->bytes->len - e->off);
+        e->u.at.len = (uint32_t) (q->bytes->len - e->u.at.off);
     }
     e->col = col;
     e->field = (uint16_t) field;
