@@ -44,7 +44,7 @@ add_block (struct rm_adds_shared *s, rm_add_t *e, size_t n, const rm_buf_t *keys
     /* The keys' hashes first (the CRC of each key's bytes: a tenth of the
      * pass, off the walk's thread too), for the prefetches below. */
     for (size_t i = 0; i < n; i++)
-        if (e[i].op == RM_ADD_KEY)
+        if ((e[i].op & RM_ADD_OP) == RM_ADD_KEY)
             e[i].u.key = rm_analyze_key_of (keys->data + e[i].u.at.off, e[i].u.at.len);
     for (size_t i = 0; i < n && !s->bad; i++) {
         rm_collection_t *c = &a->cols[e[i].col];
@@ -52,10 +52,10 @@ add_block (struct rm_adds_shared *s, rm_add_t *e, size_t n, const rm_buf_t *keys
         size_t bytes;
         /* Same adds in the same order as without it: a prefetch only
          * asks for the slot a later add will probe. */
-        if (i + AHEAD < n && e[i + AHEAD].op == RM_ADD_KEY)
+        if (i + AHEAD < n && (e[i + AHEAD].op & RM_ADD_OP) == RM_ADD_KEY)
             rm_keymap_prefetch (&a->cols[e[i + AHEAD].col].pass_keys[e[i + AHEAD].field],
                                 e[i + AHEAD].u.key);
-        switch (e[i].op) {
+        switch (e[i].op & RM_ADD_OP) {
         case RM_ADD_KEY:
             /* The byte counts written only when a table grew: c's line
              * holds what the walk's thread writes per document (c->path),
@@ -71,15 +71,15 @@ add_block (struct rm_adds_shared *s, rm_add_t *e, size_t n, const rm_buf_t *keys
             a->key_bytes -= bytes;
             rm_keymap_destroy (m);
             break;
-        default: /* a document's end */
-            /* Half the budget for the key tables, half for the sorter
-             * they spill to; a table that doubles holds its old slots
-             * and twice as many new ones at once, so the tables spill at
-             * a sixth: at most half the budget even then. */
-            if (a->key_bytes > a->memory / 6 && !rm_analyze_spill_keys (a, &s->err))
-                s->bad = true;
+        default:
             break;
         }
+        /* A document's end. Half the budget for the key tables, half for
+         * the sorter they spill to; a table that doubles holds its old
+         * slots and twice as many new ones at once, so the tables spill
+         * at a sixth: at most half the budget even then. */
+        if ((e[i].op & RM_ADD_END) && a->key_bytes > a->memory / 6 && !rm_analyze_spill_keys (a, &s->err))
+            s->bad = true;
     }
 }
 
@@ -142,6 +142,7 @@ rm_adds_hand_over (rm_adds_t *q)
     struct rm_adds_shared *s = q->shared;
     if (!q->n)
         return;
+    q->handed += q->n;
     if (!s->threaded) {
         add_block (s, q->cur, q->n, q->bytes);
         q->failed = s->bad;
