@@ -1,7 +1,9 @@
 /* Distributions and join-key maps for the analysis (analyze_int.h), and
  * the duplicated keys a relationship keeps to show. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "analyze_int.h"
 #include "remodel/crc64.h"
@@ -96,6 +98,24 @@ rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch)
     return rm_analyze_key_of (scratch->data, scratch->len);
 }
 
+/* The whole pages of len bytes at p made present in one call (where the
+ * kernel has MADV_POPULATE_WRITE) before they are written: a new half of
+ * megabytes is otherwise a fault a page, each a trap (and on a VM an
+ * exit); the writing zeroes them either way. */
+static void
+populate (void *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t from = ((uintptr_t) p + 4095) & ~(uintptr_t) 4095;
+    uintptr_t to = ((uintptr_t) p + len) & ~(uintptr_t) 4095;
+    if (len >= 65536 && to > from)
+        (void) madvise ((void *) from, to - from, MADV_POPULATE_WRITE);
+#else
+    (void) p;
+    (void) len;
+#endif
+}
+
 size_t
 rm_keymap_grow (rm_keymap_t *m)
 {
@@ -113,6 +133,7 @@ rm_keymap_grow (rm_keymap_t *m)
      * the host's first touch) and the old and new tables never coexist.
      * The new half is zeroed by writing (one fault a page). */
     m->slots = bson_realloc (m->slots, 2 * cap * sizeof *m->slots);
+    populate (m->slots + cap, cap * sizeof *m->slots);
     memset (m->slots + cap, 0, cap * sizeof *m->slots);
     m->cap = 2 * cap;
     /* Rehashed in place. A key's home in the doubled table is its old home
