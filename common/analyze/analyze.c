@@ -200,6 +200,7 @@ add_scalar (rm_collection_t *c, rm_field_t *f, const uint8_t *v, bson_type_t t)
         return;
     }
     rm_adds_push (c->adds, RM_ADD_KEY, c->index, (size_t) (f - c->fields), t, v);
+    f->key_kinds |= t == BSON_TYPE_UTF8 ? 2 : t == BSON_TYPE_OID ? 4 : t == BSON_TYPE_BINARY ? 8 : 1;
     f->values++;
     if (small_value (v, t))
         f->small++;
@@ -413,6 +414,7 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
 void
 rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_t len)
 {
+    uint64_t mark = RM_ADDS_MARK (c->adds);
     c->docs++;
     c->bytes += len;
     if (len > c->max_size)
@@ -422,7 +424,7 @@ rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_
     if (len >= 5 && le32 (doc) == len)
         walk (c, seq, 0, PATH_HASH_START, doc, 0, false, SIZE_MAX);
     /* Where the key tables may spill (analyze_adds.c). */
-    rm_adds_push (c->adds, RM_ADD_DOC, c->index, 0, BSON_TYPE_EOD, NULL);
+    rm_adds_end_doc (c->adds, c->index, mark);
     c->path[0] = '\0';
 }
 

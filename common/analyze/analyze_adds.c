@@ -13,8 +13,9 @@
 #include "analyze_int.h"
 #include "thread.h"
 
-#define BLOCKS 4        /* blocks in flight: the main thread fills one */
+#define BLOCKS 16        /* blocks in flight: the main thread fills one */
 #define AHEAD 16        /* entries between a slot's prefetch and its add */
+#define WAKE_AT (BLOCKS / 2)
 
 struct rm_adds_shared {
     rm_analysis_t *a;
@@ -24,6 +25,8 @@ struct rm_adds_shared {
     size_t fill;        /* the block the main thread fills */
     size_t queued;      /* handed over, not yet added (the oldest first) */
     bool done;          /* no more blocks */
+    bool idle;          /* the worker waits for blocks */
+    bool full;          /* the main thread waits for a free block */
     bool threaded;
     bool bad;           /* the worker's own: a spill failed, err says why */
     bool failed;        /* bad, as the main thread may read it (under mu) */
@@ -41,22 +44,26 @@ add_block (struct rm_adds_shared *s, rm_add_t *e, size_t n, const rm_buf_t *keys
     /* The keys' hashes first (the CRC of each key's bytes: a tenth of the
      * pass, off the walk's thread too), for the prefetches below. */
     for (size_t i = 0; i < n; i++)
-        if (e[i].op == RM_ADD_KEY)
-            e[i].key = rm_analyze_key_of (keys->data + e[i].off, e[i].len);
+        if ((e[i].op & RM_ADD_OP) == RM_ADD_KEY)
+            e[i].u.key = rm_analyze_key_of (keys->data + e[i].u.at.off, e[i].u.at.len);
     for (size_t i = 0; i < n && !s->bad; i++) {
         rm_collection_t *c = &a->cols[e[i].col];
         rm_keymap_t *m = &c->pass_keys[e[i].field];
         size_t bytes;
         /* Same adds in the same order as without it: a prefetch only
          * asks for the slot a later add will probe. */
-        if (i + AHEAD < n && e[i + AHEAD].op == RM_ADD_KEY)
+        if (i + AHEAD < n && (e[i + AHEAD].op & RM_ADD_OP) == RM_ADD_KEY)
             rm_keymap_prefetch (&a->cols[e[i + AHEAD].col].pass_keys[e[i + AHEAD].field],
-                                e[i + AHEAD].key);
-        switch (e[i].op) {
+                                e[i + AHEAD].u.key);
+        switch (e[i].op & RM_ADD_OP) {
         case RM_ADD_KEY:
-            bytes = rm_keymap_add (m, e[i].key, 1);
-            c->key_bytes += bytes;
-            a->key_bytes += bytes;
+            /* The byte counts written only when a table grew: c's line
+             * holds what the walk's thread writes per document (c->path),
+             * and a write per key pulled it back each time. */
+            if ((bytes = rm_keymap_add (m, e[i].u.key, 1))) {
+                c->key_bytes += bytes;
+                a->key_bytes += bytes;
+            }
             break;
         case RM_ADD_DROP: /* the field holds values no reference has */
             bytes = RM_KEYMAP_BYTES (m);
@@ -64,15 +71,15 @@ add_block (struct rm_adds_shared *s, rm_add_t *e, size_t n, const rm_buf_t *keys
             a->key_bytes -= bytes;
             rm_keymap_destroy (m);
             break;
-        default: /* a document's end */
-            /* Half the budget for the key tables, half for the sorter
-             * they spill to; a table that doubles holds its old slots
-             * and twice as many new ones at once, so the tables spill at
-             * a sixth: at most half the budget even then. */
-            if (a->key_bytes > a->memory / 6 && !rm_analyze_spill_keys (a, &s->err))
-                s->bad = true;
+        default:
             break;
         }
+        /* A document's end. Half the budget for the key tables, half for
+         * the sorter they spill to; a table that doubles holds its old
+         * slots and twice as many new ones at once, so the tables spill
+         * at a sixth: at most half the budget even then. */
+        if ((e[i].op & RM_ADD_END) && a->key_bytes > a->memory / 6 && !rm_analyze_spill_keys (a, &s->err))
+            s->bad = true;
     }
 }
 
@@ -83,8 +90,11 @@ worker (void *arg)
     size_t next = 0;
     pthread_mutex_lock (&s->mu);
     for (;;) {
-        while (!s->queued && !s->done)
+        while (!s->queued && !s->done) {
+            s->idle = true;
             pthread_cond_wait (&s->cv, &s->mu);
+        }
+        s->idle = false;
         if (!s->queued)
             break;
         pthread_mutex_unlock (&s->mu);
@@ -93,7 +103,10 @@ worker (void *arg)
         pthread_mutex_lock (&s->mu);
         s->queued--;
         s->failed = s->bad;
-        pthread_cond_broadcast (&s->cv);
+        /* The main thread woken once half the blocks are free, not at
+         * each one: a wake each block was a switch each on two cores. */
+        if (s->full && s->queued <= WAKE_AT)
+            pthread_cond_broadcast (&s->cv);
     }
     pthread_mutex_unlock (&s->mu);
     return NULL;
@@ -129,6 +142,7 @@ rm_adds_hand_over (rm_adds_t *q)
     struct rm_adds_shared *s = q->shared;
     if (!q->n)
         return;
+    q->handed += q->n;
     if (!s->threaded) {
         add_block (s, q->cur, q->n, q->bytes);
         q->failed = s->bad;
@@ -139,10 +153,19 @@ rm_adds_hand_over (rm_adds_t *q)
     pthread_mutex_lock (&s->mu);
     s->len[s->fill] = q->n;
     s->queued++;
-    pthread_cond_broadcast (&s->cv);
+    /* An idle worker woken once half the blocks wait for it, the same way. */
+    if (s->idle && s->queued >= BLOCKS - WAKE_AT)
+        pthread_cond_broadcast (&s->cv);
     s->fill = (s->fill + 1) % BLOCKS;
-    while (s->queued == BLOCKS)
+    while (s->queued == BLOCKS) {
+        s->full = true;
+        /* Woken at BLOCKS - WAKE_AT already; this only makes sure the
+         * two never wait on each other. */
+        if (s->idle)
+            pthread_cond_broadcast (&s->cv);
         pthread_cond_wait (&s->cv, &s->mu);
+    }
+    s->full = false;
     q->failed = s->failed;
     pthread_mutex_unlock (&s->mu);
     q->cur = s->block[s->fill];

@@ -113,6 +113,11 @@ typedef struct {
      * as one (analyze.c). How many such names, and the first. */
     uint64_t map_keys;
     char map_example[40];
+    /* The kinds of the keys it sent (a bit each: numbers, strings, ids,
+     * binaries): keys of different kinds never have the same bytes
+     * (rm_key_append's tags), so two fields without a kind in common
+     * share no key (analyze_relate.c). */
+    uint8_t key_kinds;
 } rm_field_t;
 
 /* The path segment that stands for a map's generated keys. */
@@ -247,10 +252,23 @@ void rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, ui
  * (rm_analyze_spill_keys past a sixth of --memory) taken after each
  * document as in place: the same tables, the same spills. The walk
  * (main thread) hands over blocks of entries. */
-enum { RM_ADD_KEY, RM_ADD_DROP, RM_ADD_DOC };
+enum {
+    RM_ADD_KEY,
+    RM_ADD_DROP,
+    RM_ADD_DOC,             /* nothing but RM_ADD_END */
+    RM_ADD_OP = 0xff,       /* the entry's own op; RM_ADD_END may be set with it */
+    RM_ADD_END = 0x100      /* a document's end after it: the spill check */
+};
 typedef struct {
-    uint64_t key;           /* RM_ADD_KEY: hashed on the worker from */
-    uint32_t off, len;      /* its bytes in the block's bytes */
+    /* RM_ADD_KEY: its bytes in the block's bytes, which the worker
+     * replaces with their hash (16 bytes an entry, not 24: the blocks
+     * cross from one core to the other). */
+    union {
+        struct {
+            uint32_t off, len;
+        } at;
+        uint64_t key;
+    } u;
     uint32_t col;
     uint16_t field;
     uint16_t op;            /* RM_ADD_* */
@@ -262,6 +280,7 @@ typedef struct rm_adds {
     rm_add_t *cur;          /* the block being filled (main thread) */
     size_t n;
     rm_buf_t *bytes;        /* its keys' bytes (rm_key_append) */
+    uint64_t handed;        /* entries handed over before cur's */
     bool failed;            /* the worker failed (seen at a hand-over) */
     struct rm_adds_shared *shared;
 } rm_adds_t;
@@ -282,15 +301,35 @@ rm_adds_push (rm_adds_t *q, uint16_t op, uint32_t col, size_t field, bson_type_t
 {
     rm_add_t *e = &q->cur[q->n++];
     if (op == RM_ADD_KEY) {
-        e->off = (uint32_t) q->bytes->len;
+        e->u.at.off = (uint32_t) q->bytes->len;
         rm_key_append_scalar (q->bytes, t, v);
-        e->len = (uint32_t) (q->bytes->len - e->off);
+        e->u.at.len = (uint32_t) (q->bytes->len - e->u.at.off);
     }
     e->col = col;
     e->field = (uint16_t) field;
     e->op = op;
     if (q->n == RM_ADDS_BLOCK)
         rm_adds_hand_over (q);
+}
+
+/* How many entries so far: where a document's begin (rm_adds_end_doc). */
+#define RM_ADDS_MARK(q) ((q)->handed + (q)->n)
+
+/* The end of a document whose entries began at mark: the worker takes the
+ * spill decision after its last entry, marked RM_ADD_END while it is in
+ * the block being filled (an RM_ADD_DOC entry otherwise: one entry a
+ * document fewer than an entry of its own each). After a document that
+ * sent nothing none: the tables grew not since the last decision, which
+ * was not to spill (or they spilled), so it would decide the same. */
+static inline void
+rm_adds_end_doc (rm_adds_t *q, uint32_t col, uint64_t mark)
+{
+    if (RM_ADDS_MARK (q) == mark)
+        return;
+    if (q->n)
+        q->cur[q->n - 1].op |= RM_ADD_END;
+    else
+        rm_adds_push (q, RM_ADD_DOC | RM_ADD_END, col, 0, BSON_TYPE_EOD, NULL);
 }
 /* analyze_hints.c: whether hints[key] lists ns; whether a readTogether
  * group holds both; ns's readWriteRatio. */

@@ -1,7 +1,9 @@
 /* Distributions and join-key maps for the analysis (analyze_int.h), and
  * the duplicated keys a relationship keeps to show. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "analyze_int.h"
 #include "remodel/crc64.h"
@@ -96,25 +98,73 @@ rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch)
     return rm_analyze_key_of (scratch->data, scratch->len);
 }
 
+/* The whole pages of len bytes at p made present in one call (where the
+ * kernel has MADV_POPULATE_WRITE) before they are written: a new half of
+ * megabytes is otherwise a fault a page, each a trap (and on a VM an
+ * exit); the writing zeroes them either way. */
+static void
+populate (void *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t from = ((uintptr_t) p + 4095) & ~(uintptr_t) 4095;
+    uintptr_t to = ((uintptr_t) p + len) & ~(uintptr_t) 4095;
+    if (len >= 65536 && to > from)
+        (void) madvise ((void *) from, to - from, MADV_POPULATE_WRITE);
+#else
+    (void) p;
+    (void) len;
+#endif
+}
+
 size_t
 rm_keymap_grow (rm_keymap_t *m)
 {
-    rm_keymap_t g = {NULL, 0, m->cap ? m->cap * 2 : 64};
-    size_t grew;
-    /* Zeroed by writing, not calloc: a fresh mapping's pages would fault
-     * twice each, first read (the shared zero page, as the slots are
-     * probed) then written. */
-    g.slots = bson_malloc (g.cap * sizeof *g.slots);
-    memset (g.slots, 0, g.cap * sizeof *g.slots);
-    for (size_t k = 0; k < m->cap; k++)
-        if (m->slots[k].key) {
-            g.slots[rm_keymap_slot (&g, m->slots[k].key)] = m->slots[k];
-            g.n++;
-        }
-    grew = RM_KEYMAP_BYTES (&g) - RM_KEYMAP_BYTES (m);
-    rm_keymap_destroy (m);
-    *m = g;
-    return grew;
+    size_t cap = m->cap, z = 0, n_out = 0;
+    rm_keyslot_t *out = NULL;
+    if (!cap) {
+        m->cap = 64;
+        m->slots = bson_malloc (m->cap * sizeof *m->slots);
+        memset (m->slots, 0, m->cap * sizeof *m->slots);
+        return RM_KEYMAP_BYTES (m);
+    }
+    /* Doubled in place: a large table is a mapping of its own that
+     * realloc extends (mremap) without copying it, so its pages are not
+     * faulted in again at each doubling (on this VM a fresh page costs
+     * the host's first touch) and the old and new tables never coexist.
+     * The new half is zeroed by writing (one fault a page). */
+    m->slots = bson_realloc (m->slots, 2 * cap * sizeof *m->slots);
+    populate (m->slots + cap, cap * sizeof *m->slots);
+    memset (m->slots + cap, 0, cap * sizeof *m->slots);
+    m->cap = 2 * cap;
+    /* Rehashed in place. A key's home in the doubled table is its old home
+     * or that plus cap. The slots before the first empty one may hold keys
+     * that wrapped around from the end: they are taken out first and put
+     * back last. Then, slot by slot, each key is taken out and put back
+     * at the first free slot from its new home: one that stays in the
+     * lower half lands at or before where it was (every slot from its
+     * home to there is already rehashed), one that moves up lands in the
+     * upper half or, wrapping, at or before where it was, so no slot a
+     * placed key's probe passed is emptied afterwards. */
+    while (m->slots[z].key)
+        z++;
+    if (z) {
+        out = bson_malloc (z * sizeof *out);
+        memcpy (out, m->slots, z * sizeof *out);
+        memset (m->slots, 0, z * sizeof *out);
+        n_out = z;
+    }
+    for (size_t j = z + 1; j < cap; j++) {
+        rm_keyslot_t e = m->slots[j];
+        if (!e.key)
+            continue;
+        m->slots[j].key = 0;
+        m->slots[j].count = 0;
+        m->slots[rm_keymap_slot (m, e.key)] = e;
+    }
+    for (size_t j = 0; j < n_out; j++)
+        m->slots[rm_keymap_slot (m, out[j].key)] = out[j];
+    bson_free (out);
+    return RM_KEYMAP_BYTES (m) / 2;
 }
 
 void

@@ -170,12 +170,25 @@ candidates (rm_analysis_t *a, size_t *n)
     return p;
 }
 
+/* Whether a candidate's two fields have a kind of key in common: if not
+ * (strings against ids, say: most candidates), they share nothing, and
+ * no key need be looked up to say so. Both ways of counting (in memory,
+ * spilled) leave such a pair at zero, so they agree even were two keys
+ * of different kinds to have one hash. */
+static bool
+kinds_meet (const rm_analysis_t *a, const rm_pair_t *p)
+{
+    return (a->cols[p->from].fields[p->field].key_kinds & a->cols[p->to].fields[p->key].key_kinds) != 0;
+}
+
 /* What a candidate's keys share, from the key tables in memory. */
 static void
 share_in_memory (rm_analysis_t *a, rm_pair_t *p)
 {
     const rm_keymap_t *f = &a->cols[p->from].fields[p->field].keys;
     const rm_keymap_t *k = &a->cols[p->to].fields[p->key].keys;
+    if (!kinds_meet (a, p))
+        return;
     /* The keys both hold, from whichever table is smaller (each is
      * looked up in the other: a cache miss each, and a field with a
      * million keys is often matched against a target of a hundred
@@ -377,6 +390,9 @@ rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
      * candidates, judged together. */
     if (!spilled)
         rm_analyze_split (n, share_piece, &pieces);
+    for (size_t i = 0; i < n; i++)
+        if (!kinds_meet (a, &pairs[i]))
+            pairs[i].matched = pairs[i].distinct = pairs[i].repeated = 0;
     for (size_t i = 0; i < n;) {
         size_t end = i;
         while (end < n && pairs[end].from == pairs[i].from && pairs[end].field == pairs[i].field)
