@@ -248,6 +248,12 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
     f.t = t;
     for (int i = 0; i < N_BATCHES; i++)
         rm_buf_init (&f.b[i].keys);
+    /* The records, and the nodes (one a child of a single key), made once
+     * at the store's count rather than grown by doubling, each growth a
+     * copy into fresh pages. */
+    t->cap = t->nodes_cap = rm_store_count (from->store);
+    t->c = bson_malloc ((t->cap ? t->cap : 1) * sizeof *t->c);
+    t->nodes = bson_malloc ((t->nodes_cap ? t->nodes_cap : 1) * sizeof *t->nodes);
     pthread_mutex_init (&f.mu, NULL);
     pthread_cond_init (&f.cv, NULL);
     worker = rm_thread_start (&thread, feed_main, &f) == 0;
