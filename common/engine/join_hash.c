@@ -51,6 +51,12 @@ typedef struct {
     uint64_t *hash;   /* a batch's keys' hashes, while it is added */
     size_t hash_cap;
     bool too_many; /* more keys than a uint32_t numbers */
+    /* Every child's _id an ObjectId, none below the one before it (a
+     * dump's usual order): then a key's run, in from's order, is in the
+     * order a parent of that one key takes its children (_id, then from's
+     * order), and the probers need not sort it. */
+    bool ids_in_order;
+    uint8_t last_id[12];
 } table_t;
 
 static void
@@ -221,6 +227,14 @@ load_one (table_t *t, const rm_join_t *j, feed_t *f, batch_t *b, bool worker,
     }
     rm_probe_doc (j->probe_foreign, doc, len);
     t->c[t->n] = (crec_t){off, len, rm_child_id_at (doc, len)};
+    if (t->ids_in_order) {
+        uint32_t at = t->c[t->n].id_at;
+        if (at == RM_CHILD_NO_ID || doc[at] != BSON_TYPE_OID ||
+            (t->n && memcmp (t->last_id, doc + at + 5, 12) > 0))
+            t->ids_in_order = false;
+        else
+            memcpy (t->last_id, doc + at + 5, 12);
+    }
     nk = rm_join_keys (j->foreign, true, j->since_36681, doc, len, &t->tmp);
     b->nk[b->n++] = (uint32_t) nk;
     rm_buf_append (&b->keys, t->tmp.data, t->tmp.len);
@@ -246,6 +260,7 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
         return false;
     memset (&f, 0, sizeof f);
     f.t = t;
+    t->ids_in_order = true;
     for (int i = 0; i < N_BATCHES; i++)
         rm_buf_init (&f.b[i].keys);
     /* The records, and the nodes (one a child of a single key), made once
@@ -575,7 +590,8 @@ probe_batch (probe_t *p, pbatch_t *b, prober_t *w)
     for (size_t i = 0; i < b->n; i++) {
         size_t first = i ? b->cand_end[i - 1] : 0;
         size_t nk = w->pk_end[i] - (i ? w->pk_end[i - 1] : 0);
-        rm_join_order (j, b->cand + first, b->cand_end[i] - first, nk > 1);
+        if (!(t->ids_in_order && nk == 1 && !(j->sort && j->sort->n)))
+            rm_join_order (j, b->cand + first, b->cand_end[i] - first, nk > 1);
         /* The consumer's copy of each child made here, on this core,
          * where the child was just read: the consumer then copies bytes
          * in order instead of missing the cache once a child. */
