@@ -226,7 +226,9 @@ load_one (table_t *t, const rm_join_t *j, feed_t *f, batch_t *b, bool worker,
         t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
     }
     rm_probe_doc (j->probe_foreign, doc, len);
-    t->c[t->n] = (crec_t){off, len, rm_child_id_at (doc, len)};
+    nk = rm_join_child_keys (j, doc, len, &t->tmp, &t->c[t->n].id_at);
+    t->c[t->n].off = off;
+    t->c[t->n].len = len;
     if (t->ids_in_order) {
         uint32_t at = t->c[t->n].id_at;
         if (at == RM_CHILD_NO_ID || doc[at] != BSON_TYPE_OID ||
@@ -235,7 +237,6 @@ load_one (table_t *t, const rm_join_t *j, feed_t *f, batch_t *b, bool worker,
         else
             memcpy (t->last_id, doc + at + 5, 12);
     }
-    nk = rm_join_keys (j->foreign, true, j->since_36681, doc, len, &t->tmp);
     b->nk[b->n++] = (uint32_t) nk;
     rm_buf_append (&b->keys, t->tmp.data, t->tmp.len);
     t->n++;
