@@ -337,6 +337,8 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
  * batch's children past this (a key of very many) go as they are, for
  * the consumer to do. */
 #define PBATCH_PREP ((size_t) 2 << 20)
+/* Children read ahead of their ordering and projection (touch_children). */
+#define TOUCH_AHEAD 256
 
 typedef struct {
     size_t n;                           /* parents */
@@ -480,25 +482,26 @@ typedef struct {
 } prober_t;
 
 /* Reads a byte of each line a child's order and projection read first
- * (its first, middle and last: the whole of a child up to 192 bytes),
- * for the batch's children in turn, as far as they are prepared here. No
- * load waits on another, so the cache misses of many children (they lie
- * anywhere in the children's memory) overlap; the ordering and the
- * projection then find them in the cache. Prefetches of each parent's
- * children a few parents ahead did not do this: with them two thirds of
- * the projection's time was still its first load of each child (perf
- * annotate), with or without them, at any distance. */
-static void
-touch_children (const pbatch_t *b, prober_t *w)
+ * (its first, middle and last: the whole of a child up to 192 bytes) for
+ * the batch's children [from, to), in a loop where no load waits on
+ * another, so that the cache misses of many children (they lie anywhere
+ * in the children's memory) overlap; the ordering and the projection then
+ * find them in the cache. Prefetches of each parent's children a few
+ * parents ahead did not do this: two thirds of the projection's time was
+ * still its first load of each child (perf annotate), with prefetches or
+ * without, at any distance. Returns where it stopped. */
+static size_t
+touch_children (const pbatch_t *b, prober_t *w, size_t from, size_t to)
 {
     uint8_t sum = 0;
-    size_t bytes = 0;
-    for (size_t c = 0; c < b->n_cand && bytes < PBATCH_PREP; c++) {
+    if (to > b->n_cand)
+        to = b->n_cand;
+    for (size_t c = from; c < to; c++) {
         const rm_child_t *x = &b->cand[c];
         sum ^= x->doc[0] ^ x->doc[x->len / 2] ^ x->doc[x->len - 1];
-        bytes += x->len;
     }
     w->touched ^= sum;
+    return to > from ? to : from;
 }
 
 /* Looks a batch's parents up: their children, ordered, prepared. */
@@ -507,7 +510,7 @@ probe_batch (probe_t *p, pbatch_t *b, prober_t *w)
 {
     table_t *t = p->t;
     const rm_join_t *j = p->j;
-    size_t x = 0;
+    size_t x = 0, touched = 0;
 
     /* The parents' keys, back to back, and their hashes. */
     rm_buf_reset (&w->keys);
@@ -587,10 +590,14 @@ probe_batch (probe_t *p, pbatch_t *b, prober_t *w)
         b->cand_end[i] = b->n_cand;
     }
     /* Each parent's children ordered and prepared, once in the cache. */
-    touch_children (b, w);
     for (size_t i = 0; i < b->n; i++) {
         size_t first = i ? b->cand_end[i - 1] : 0;
         size_t nk = w->pk_end[i] - (i ? w->pk_end[i - 1] : 0);
+        /* Up to TOUCH_AHEAD children on read, TOUCH_AHEAD / 2 at a time:
+         * the whole batch's (a megabyte) left the cache before the
+         * projection came to its last ones. */
+        if (touched < b->cand_end[i] + TOUCH_AHEAD / 2 && b->prep.len < PBATCH_PREP)
+            touched = touch_children (b, w, touched, b->cand_end[i] + TOUCH_AHEAD);
         if (!(t->ids_in_order && nk == 1 && !(j->sort && j->sort->n)))
             rm_join_order (j, b->cand + first, b->cand_end[i] - first, nk > 1);
         /* The consumer's copy of each child made here, on this core,
