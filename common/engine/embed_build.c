@@ -74,38 +74,43 @@ rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8
 
 size_t
 rm_join_child_keys (const rm_join_t *j, const uint8_t *doc, uint32_t len, rm_buf_t *keys,
-                    uint32_t *id_at)
+                    rm_buf_t *tmp, uint32_t *id_at)
 {
     rm_walk_t w;
     rm_elem_t e;
     int rc = 0;
     uint32_t at = RM_CHILD_NO_ID, key_len = 0;
+    size_t mark = keys->len;
     bool found = false, keyed = false;
+    size_t n;
 
     /* One walk finds both when foreignField is a top-level field holding
-     * a scalar (a reference: the usual case); anything else goes by the
-     * general rules. The key's bytes are those rm_key_append gives. */
+     * a scalar (a reference: the usual case), its key written in place;
+     * anything else goes by the general rules. The key's bytes are those
+     * rm_key_append gives. */
     if (j->foreign->n == 1 && rm_walk_init (&w, doc, len)) {
         while ((!found || at == RM_CHILD_NO_ID) && (rc = rm_walk_next (&w, &e)) > 0) {
             if (at == RM_CHILD_NO_ID && rm_elem_key_is (&w, &e, "_id", 3))
                 at = e.start;
             if (!found && rm_elem_key_is (&w, &e, j->foreign->parts[0], j->foreign->lens[0])) {
                 found = true;
-                rm_buf_reset (keys);
                 rm_buf_append (keys, &key_len, 4);
                 /* false (nothing added): an array, a document, null... */
                 keyed = rm_key_append_scalar (keys, (bson_type_t) e.type, doc + e.value);
             }
         }
         if (rc >= 0 && keyed) {
-            key_len = (uint32_t) (keys->len - 4);
-            memcpy (keys->data, &key_len, 4);
+            key_len = (uint32_t) (keys->len - mark - 4);
+            memcpy (keys->data + mark, &key_len, 4);
             *id_at = at;
             return 1;
         }
+        keys->len = mark;
     }
     *id_at = rm_child_id_at (doc, len);
-    return rm_join_keys (j->foreign, true, j->since_36681, doc, len, keys);
+    n = rm_join_keys (j->foreign, true, j->since_36681, doc, len, tmp);
+    rm_buf_append (keys, tmp->data, tmp->len);
+    return n;
 }
 
 /* ---- order ---- */

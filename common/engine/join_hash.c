@@ -56,7 +56,8 @@ typedef struct {
      * order a parent of that one key takes its children (_id, then from's
      * order), and the probers need not sort it. */
     bool ids_in_order;
-    uint8_t last_id[12];
+    uint64_t last_hi;  /* the last _id's first 8 bytes, big-endian... */
+    uint32_t last_lo;  /* ...and its last 4: its order as two numbers */
 } table_t;
 
 static void
@@ -226,19 +227,27 @@ load_one (table_t *t, const rm_join_t *j, feed_t *f, batch_t *b, bool worker,
         t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
     }
     rm_probe_doc (j->probe_foreign, doc, len);
-    nk = rm_join_child_keys (j, doc, len, &t->tmp, &t->c[t->n].id_at);
+    nk = rm_join_child_keys (j, doc, len, &b->keys, &t->tmp, &t->c[t->n].id_at);
     t->c[t->n].off = off;
     t->c[t->n].len = len;
     if (t->ids_in_order) {
         uint32_t at = t->c[t->n].id_at;
-        if (at == RM_CHILD_NO_ID || doc[at] != BSON_TYPE_OID ||
-            (t->n && memcmp (t->last_id, doc + at + 5, 12) > 0))
+        uint64_t hi;
+        uint32_t lo;
+        if (at == RM_CHILD_NO_ID || doc[at] != BSON_TYPE_OID) {
             t->ids_in_order = false;
-        else
-            memcpy (t->last_id, doc + at + 5, 12);
+        } else {
+            memcpy (&hi, doc + at + 5, 8);
+            memcpy (&lo, doc + at + 13, 4);
+            hi = BSON_UINT64_FROM_BE (hi);
+            lo = BSON_UINT32_FROM_BE (lo);
+            if (t->n && (hi < t->last_hi || (hi == t->last_hi && lo < t->last_lo)))
+                t->ids_in_order = false;
+            t->last_hi = hi;
+            t->last_lo = lo;
+        }
     }
     b->nk[b->n++] = (uint32_t) nk;
-    rm_buf_append (&b->keys, t->tmp.data, t->tmp.len);
     t->n++;
     if (b->n == BATCH_CHILDREN || b->keys.len >= BATCH_KEY_BYTES)
         b = hand_over (f, worker);
