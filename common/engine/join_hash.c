@@ -85,11 +85,38 @@ add_child_key (table_t *t, uint32_t child, const uint8_t *key, uint32_t len, uin
     t->nodes[t->n_nodes++] = (node_t){child, *id};
 }
 
+/* The records of the keys [lo, hi) put in their runs. */
+typedef struct {
+    table_t *t;
+    uint32_t lo, hi;
+} part_t;
+
+static void *
+place_part (void *arg)
+{
+    const part_t *pt = arg;
+    table_t *t = pt->t;
+    for (size_t i = 0; i < t->n_nodes; i++) {
+        uint32_t k = t->nodes[i].key;
+        if (k >= pt->lo && k < pt->hi) {
+            const crec_t *c = &t->c[t->nodes[i].child];
+            t->rec[t->start[k]++] = (lrec_t){c->off, c->len, c->id_at, t->nodes[i].child};
+        }
+    }
+    return NULL;
+}
+
 /* Each key's children together, in from's order (a counting sort of the
- * nodes by key number), each with its record. */
+ * nodes by key number), each with its record. The records go to their
+ * runs on both cores, each thread the runs of half the keys: a write at
+ * random a child, and the records' fresh pages, were the load's last
+ * step on one core while the other waited. */
 static void
 lay_out (table_t *t)
 {
+    part_t half[2];
+    pthread_t thread;
+    bool two;
     size_t at = 0;
     for (size_t k = 0; k < t->n_keys; k++) {
         size_t c = t->start[k];
@@ -100,11 +127,14 @@ lay_out (table_t *t)
         t->start = bson_malloc (sizeof *t->start);
     t->start[t->n_keys] = at;
     t->rec = bson_malloc ((t->n_nodes ? t->n_nodes : 1) * sizeof *t->rec);
-    for (size_t i = 0; i < t->n_nodes; i++) {
-        const crec_t *c = &t->c[t->nodes[i].child];
-        t->rec[t->start[t->nodes[i].key]++] =
-            (lrec_t){c->off, c->len, c->id_at, t->nodes[i].child};
-    }
+    half[0] = (part_t){t, 0, (uint32_t) (t->n_keys / 2)};
+    half[1] = (part_t){t, (uint32_t) (t->n_keys / 2), (uint32_t) t->n_keys};
+    two = t->n_nodes >= 65536 && rm_thread_start (&thread, place_part, &half[1]) == 0;
+    place_part (&half[0]);
+    if (two)
+        pthread_join (thread, NULL);
+    else
+        place_part (&half[1]);
     t->matched = bson_malloc0 (t->n ? t->n : 1);
     /* Each start moved to its run's end, the next run's start: back one. */
     for (size_t k = t->n_keys; k > 0; k--)
