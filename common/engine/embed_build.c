@@ -72,6 +72,47 @@ rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8
     return k.n;
 }
 
+size_t
+rm_join_child_keys (const rm_join_t *j, const uint8_t *doc, uint32_t len, rm_buf_t *keys,
+                    rm_buf_t *tmp, uint32_t *id_at)
+{
+    rm_walk_t w;
+    rm_elem_t e;
+    int rc = 0;
+    uint32_t at = RM_CHILD_NO_ID, key_len = 0;
+    size_t mark = keys->len;
+    bool found = false, keyed = false;
+    size_t n;
+
+    /* One walk finds both when foreignField is a top-level field holding
+     * a scalar (a reference: the usual case), its key written in place;
+     * anything else goes by the general rules. The key's bytes are those
+     * rm_key_append gives. */
+    if (j->foreign->n == 1 && rm_walk_init (&w, doc, len)) {
+        while ((!found || at == RM_CHILD_NO_ID) && (rc = rm_walk_next (&w, &e)) > 0) {
+            if (at == RM_CHILD_NO_ID && rm_elem_key_is (&w, &e, "_id", 3))
+                at = e.start;
+            if (!found && rm_elem_key_is (&w, &e, j->foreign->parts[0], j->foreign->lens[0])) {
+                found = true;
+                rm_buf_append (keys, &key_len, 4);
+                /* false (nothing added): an array, a document, null... */
+                keyed = rm_key_append_scalar (keys, (bson_type_t) e.type, doc + e.value);
+            }
+        }
+        if (rc >= 0 && keyed) {
+            key_len = (uint32_t) (keys->len - mark - 4);
+            memcpy (keys->data + mark, &key_len, 4);
+            *id_at = at;
+            return 1;
+        }
+        keys->len = mark;
+    }
+    *id_at = rm_child_id_at (doc, len);
+    n = rm_join_keys (j->foreign, true, j->since_36681, doc, len, tmp);
+    rm_buf_append (keys, tmp->data, tmp->len);
+    return n;
+}
+
 /* ---- order ---- */
 
 /* The value a sort key sees: an array sorts by its smallest element
@@ -232,7 +273,8 @@ struct rm_embed_out {
     rm_buf_t items;
     size_t *item_off;
     size_t item_cap;
-    rm_buf_t arr, doc, key;
+    rm_buf_t doc, key;
+    size_t as_len, count_as_len, flag_len;
     /* project's keys (the first of each name) and whether each keeps its
      * field, looked up once instead of per field of every child */
     const char **proj_key;
@@ -261,6 +303,9 @@ rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     o->into = rm_engine_find (e, &o->spec->into);
     snprintf (o->flag, sizeof o->flag, "hasExtra%c%s", toupper ((unsigned char) o->spec->as[0]),
               o->spec->as + 1);
+    o->as_len = strlen (o->spec->as);
+    o->count_as_len = o->spec->count_as ? strlen (o->spec->count_as) : 0;
+    o->flag_len = strlen (o->flag);
     if (o->spec->project) {
         bson_iter_t it;
         uint32_t n = bson_count_keys (o->spec->project);
@@ -361,21 +406,20 @@ add_item (rm_embed_out_t *o, const rm_child_t *c)
         project_child (o, c, &o->items);
 }
 
-/* The array of items [from, to) into o->arr as a BSON array body. */
+/* Appends the array of items [from, to) to out, as a BSON array's value:
+ * straight into the document being built, not copied there after. */
 static void
-build_array (rm_embed_out_t *o, size_t from, size_t to)
+build_array (rm_embed_out_t *o, size_t from, size_t to, rm_buf_t *out)
 {
-    size_t start;
-    rm_buf_reset (&o->arr);
-    start = rm_docbuf_begin (&o->arr);
+    size_t start = rm_docbuf_begin (out);
     for (size_t i = from; i < to; i++) {
         char buf[16];
         const char *key;
         bson_uint32_to_string ((uint32_t) (i - from), &key, buf, sizeof buf);
-        rm_docbuf_key (&o->arr, BSON_TYPE_DOCUMENT, key);
-        rm_buf_append (&o->arr, o->items.data + o->item_off[i], o->item_off[i + 1] - o->item_off[i]);
+        rm_docbuf_key (out, BSON_TYPE_DOCUMENT, key);
+        rm_buf_append (out, o->items.data + o->item_off[i], o->item_off[i + 1] - o->item_off[i]);
     }
-    rm_docbuf_end (&o->arr, start);
+    rm_docbuf_end (out, start);
 }
 
 static void
@@ -392,45 +436,56 @@ append_count (rm_buf_t *b, const char *key, uint64_t n)
     }
 }
 
-/* The parent with o->arr as `as`, the count and the flag, into o->doc. */
+/* The parent being built with items [0, k) as `as`, the count and the
+ * flag, into o->doc. A raw walk of the parent's fields: the runs of
+ * fields kept as they are copied whole, each in one copy. */
 static void
-build_parent (rm_embed_out_t *o, const uint8_t *doc, uint32_t len, uint64_t total, bool flag)
+build_parent (rm_embed_out_t *o, size_t k, bool flag)
 {
     const rm_embed_t *spec = o->spec;
     bool wrote_as = false, wrote_count = !spec->count_as, wrote_flag = !flag;
-    bson_t d;
-    bson_iter_t it;
-    size_t start;
+    rm_walk_t w;
+    rm_elem_t e;
+    size_t start, from = 0, to = 0; /* fields not copied yet: [from, to) of the parent */
 
     rm_buf_reset (&o->doc);
     start = rm_docbuf_begin (&o->doc);
-    bson_init_static (&d, doc, len);
-    bson_iter_init (&it, &d);
-    while (bson_iter_next (&it)) {
-        const char *k = bson_iter_key (&it);
-        if (!strcmp (k, spec->as)) {
-            rm_docbuf_key (&o->doc, BSON_TYPE_ARRAY, spec->as);
-            rm_buf_append (&o->doc, o->arr.data, o->arr.len);
-            wrote_as = true;
-        } else if (spec->count_as && !strcmp (k, spec->count_as)) {
-            append_count (&o->doc, spec->count_as, total);
-            wrote_count = true;
-        } else if (!strcmp (k, o->flag)) {
-            if (flag) {
+    if (rm_walk_init (&w, o->pdoc, o->plen))
+        while (rm_walk_next (&w, &e) > 0) {
+            bool is_as = rm_elem_key_is (&w, &e, spec->as, o->as_len);
+            bool is_count = !is_as && spec->count_as &&
+                            rm_elem_key_is (&w, &e, spec->count_as, o->count_as_len);
+            bool is_flag = !is_as && !is_count && rm_elem_key_is (&w, &e, o->flag, o->flag_len);
+            if (!is_as && !is_count && !is_flag) {
+                if (to != e.start) {
+                    rm_buf_append (&o->doc, o->pdoc + from, to - from);
+                    from = e.start;
+                }
+                to = e.end;
+                continue;
+            }
+            rm_buf_append (&o->doc, o->pdoc + from, to - from);
+            from = to = 0;
+            if (is_as) {
+                rm_docbuf_key (&o->doc, BSON_TYPE_ARRAY, spec->as);
+                build_array (o, 0, k, &o->doc);
+                wrote_as = true;
+            } else if (is_count) {
+                append_count (&o->doc, spec->count_as, o->total);
+                wrote_count = true;
+            } else if (flag) {
                 rm_docbuf_key (&o->doc, BSON_TYPE_BOOL, o->flag);
                 rm_buf_append (&o->doc, "\x01", 1);
                 wrote_flag = true;
             }
-        } else {
-            rm_docbuf_copy (&o->doc, &it);
         }
-    }
+    rm_buf_append (&o->doc, o->pdoc + from, to - from);
     if (!wrote_as) {
         rm_docbuf_key (&o->doc, BSON_TYPE_ARRAY, spec->as);
-        rm_buf_append (&o->doc, o->arr.data, o->arr.len);
+        build_array (o, 0, k, &o->doc);
     }
     if (!wrote_count)
-        append_count (&o->doc, spec->count_as, total);
+        append_count (&o->doc, spec->count_as, o->total);
     if (!wrote_flag) {
         rm_docbuf_key (&o->doc, BSON_TYPE_BOOL, o->flag);
         rm_buf_append (&o->doc, "\x01", 1);
@@ -443,8 +498,7 @@ build_parent (rm_embed_out_t *o, const uint8_t *doc, uint32_t len, uint64_t tota
 static bool
 parent_fits (rm_embed_out_t *o, size_t k, bool flag)
 {
-    build_array (o, 0, k);
-    build_parent (o, o->pdoc, o->plen, o->total, flag);
+    build_parent (o, k, flag);
     return o->doc.len <= RM_BSON_MAX_SIZE;
 }
 
@@ -517,7 +571,6 @@ write_page (rm_embed_out_t *o, size_t from, size_t to, bson_error_t *err)
                       o->into->stats->name);
         return false;
     }
-    build_array (o, from, to);
     rm_derived_oid (&o->key, &parent_id, o->spec->as, (uint32_t) o->page, oid);
     rm_buf_reset (&o->doc);
     start = rm_docbuf_begin (&o->doc);
@@ -526,7 +579,7 @@ write_page (rm_embed_out_t *o, size_t from, size_t to, bson_error_t *err)
     rm_docbuf_copy_as (&o->doc, "parent_id", &parent_id);
     append_count (&o->doc, "page", (uint64_t) o->page);
     rm_docbuf_key (&o->doc, BSON_TYPE_ARRAY, o->spec->as);
-    rm_buf_append (&o->doc, o->arr.data, o->arr.len);
+    build_array (o, from, to, &o->doc);
     rm_docbuf_end (&o->doc, start);
     if (!rm_store_add (o->next_overflow, o->doc.data, (uint32_t) o->doc.len, err))
         return false;
@@ -671,7 +724,6 @@ rm_embed_out_destroy (rm_embed_out_t *o)
     rm_store_destroy (o->next);
     rm_store_destroy (o->next_overflow);
     rm_buf_destroy (&o->items);
-    rm_buf_destroy (&o->arr);
     rm_buf_destroy (&o->doc);
     rm_buf_destroy (&o->key);
     bson_free (o->item_off);

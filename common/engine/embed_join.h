@@ -83,6 +83,12 @@ bool rm_join_run (rm_engine_t *e, const rm_join_t *j, bson_error_t *err);
 size_t rm_join_keys (const rm_path_t *path, bool foreign, bool since_36681, const uint8_t *doc,
                      uint32_t len, rm_buf_t *keys);
 
+/* Appends rm_join_keys of a child (the foreign side) to keys, and puts
+ * rm_child_id_at in id_at, in one walk of the child where it can (tmp:
+ * scratch space where it cannot). */
+size_t rm_join_child_keys (const rm_join_t *j, const uint8_t *doc, uint32_t len, rm_buf_t *keys,
+                           rm_buf_t *tmp, uint32_t *id_at);
+
 /* Builds each parent with its children, as the join hands them on, and
  * writes it, the overflow pages and the counts: the join's consumer. */
 typedef struct rm_embed_out rm_embed_out_t;
