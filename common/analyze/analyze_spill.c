@@ -345,7 +345,7 @@ join_refs (rm_analysis_t *a, rm_sorter_t *refs, rm_sorter_t *found, bson_error_t
     groups_t g;
     const uint8_t *k, *v;
     size_t kl, vl;
-    int rc, grc = 1;
+    int rc = 0, grc = 1;
     bool ok = true;
 
     groups_open (a, &g);
