@@ -128,6 +128,8 @@ typedef struct {
     online_incr_stats_t incr; /* the last sync from the log */
     int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
     int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
+    int random_cursor;      /* online_random_cursor: 0 not asked, 1 yes, -1 no, */
+    char random_why[160];   /* and why not */
     online_diffs_t *diffs;  /* verify: the differing _ids (online_diffs.c), or NULL */
     /* finalize: when the writes stopped (online_mono_ms; 0: not in the
      * window), and when a progress line last said so (online_blocked.c);
@@ -237,6 +239,13 @@ bson_type_t online_range_bracket_type (const char *alias);
  * error (what: what was being done, for the message). */
 bool online_random_ids (online_t *on, mongoc_collection_t *c, int64_t n, bson_t *ids,
                         bool *sampled, char *why, size_t cap, const char *what, bson_error_t *err);
+/* Whether the server's $sample of a small share reads a random cursor
+ * (MongoDB's WiredTiger and in-memory engines, a mongos asking its
+ * shards) rather than ordering the whole collection at random; when not,
+ * why goes into why. Asked once a process (serverStatus); _of: from a
+ * serverStatus reply. */
+bool online_random_cursor (online_t *on, char *why, size_t cap);
+bool online_random_cursor_of (const bson_t *server_status, char *why, size_t cap);
 
 /* online_conn.c: the server's version (buildInfo), and the $lookup rules
  * it follows, settled once a process (on->lookup_rules: 1 MongoDB

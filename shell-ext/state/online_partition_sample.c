@@ -3,7 +3,8 @@
  * $sample (online_random_ids), at most one in 25 documents (mongosync
  * takes 4%: more and MongoDB's $sample sorts the whole collection
  * instead of its random cursor) and 100 a partition asked for. Where the
- * server has no $sample (FerretDB 1.x) or it fails, one _id in so many
+ * server has no $sample (FerretDB 1.x), it fails, or it has no random
+ * cursor (mongo-java-server: online_random_cursor), one _id in so many
  * of a read of every _id in the server's natural order: a read of the
  * whole collection's _ids, once, where one query per bound with skip
  * would read the collection's first half as many times as bounds. The
@@ -36,8 +37,11 @@ online_partition_sample_of (online_t *on, mongoc_collection_t *c, int want, int6
     n = total / 25 < 100 * (int64_t) want ? total / 25 : 100 * (int64_t) want;
     if (want <= 1 || n < 1)
         return true; /* one partition: nothing to sample */
-    ok = online_random_ids (on, c, n, sample, &sampled, no_sample, cap,
-                            "sampling _ids to partition", err);
+    ok = true;
+    sampled = false;
+    if (online_random_cursor (on, no_sample, cap))
+        ok = online_random_ids (on, c, n, sample, &sampled, no_sample, cap,
+                                "sampling _ids to partition", err);
     if (ok && !sampled) {
         bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
         bson_t empty = BSON_INITIALIZER;

@@ -6,7 +6,8 @@
 #   1. --partitions 8: eight partitions recorded in the plan's record, each
 #      with its checkpoint; their counts add up to every parent once (none
 #      skipped or read twice), and the results are remodel run's, byte for
-#      byte; status lists the eight, done;
+#      byte; status lists the eight, done; the sample read from the
+#      _ids, as neither server's $sample is a random cursor;
 #   2. the same killed with SIGKILL once two partitions are done, the
 #      parents' distribution then changed, run again: the partitions are
 #      the recorded ones (not recomputed), the done ones are not read
@@ -38,9 +39,14 @@ for kind in $(online_kinds); do
     n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p1 $N)
     kids_plan eight p1
     offline_run eight p1
-    online run eight --partitions 8 --batch-size 10 --create-indexes
+    REMODEL_ONLINE_TRACE=1 online run eight --partitions 8 --batch-size 10 --create-indexes
     expect_eq "$kind: run --partitions 8: exit 0, says so" \
         "$rc:$(grep -c 'step 1 (embed) p1.parents: 8 partitions' "$T/err")" "0:1"
+    # Neither server's $sample is a random cursor (serverStatus names no
+    # such engine): the sample is read from the _ids, not asked of a
+    # $sample that would order the collection at random.
+    expect_eq "$kind: ... sampled from the _ids, no \$sample" \
+        "$(grep -c '"\$sample"' "$T/err"):$(grep -c '"find" : "parents", "filter" : {  }, "projection" : { "_id" : 1 }' "$T/err")" "0:1"
     expect_eq "$kind: ... eight partitions recorded in the plan's record" \
         "$(py "print(len(c.remodel.plans.find_one({'_id': '$(pid eight)'})['partitions']['1']))")" 8
     expect_eq "$kind: ... each with its checkpoint, done, every parent read once" \
