@@ -576,6 +576,50 @@ test_server_sample (void)
     online_close (&on);
 }
 
+/* ObjectIds alone, four partitions: the two between sampled values are
+ * {_id: {$gt: a, $lte: b}} (one_type_range: the bracket holds no other
+ * type), the first and the last the general form, which reaches the
+ * other brackets; every _id, of any type, still in exactly one. */
+static void
+test_one_type_ranges (void)
+{
+    bson_t *sample = bson_new (), *probe = seven_types ();
+    int k = 0, simple = 0;
+    char key[16], str[32];
+    bson_oid_t oid;
+    bson_iter_t it, f, op;
+    parts_t p;
+
+    for (int i = 0; i < 100; i++) {
+        snprintf (str, sizeof str, "66%06x0000000000000000", (unsigned) i * 4099);
+        bson_oid_init_from_string (&oid, str);
+        bson_append_oid (sample, key_next (key, sizeof key, &k), -1, &oid);
+    }
+    compute (sample, NULL, 100000, 0, 4, &p);
+    T_CHECK (p.n == 4);
+    for (int i = 0; i < p.n; i++) {
+        bool one = bson_iter_init_find (&f, &p.filter[i], "_id") && BSON_ITER_HOLDS_DOCUMENT (&f) &&
+                   bson_iter_recurse (&f, &op) && bson_iter_next (&op) &&
+                   !strcmp (bson_iter_key (&op), "$gt") && BSON_ITER_HOLDS_OID (&op) &&
+                   bson_iter_next (&op) && !strcmp (bson_iter_key (&op), "$lte") &&
+                   BSON_ITER_HOLDS_OID (&op) && !bson_iter_next (&op) &&
+                   bson_count_keys (&p.filter[i]) == 1;
+        T_CHECK (one == (i == 1 || i == 2));
+        simple += one;
+    }
+    T_CHECK (simple == 2);
+    /* the sample's ObjectIds and every type of the seven */
+    bson_iter_init (&it, sample);
+    while (bson_iter_next (&it))
+        T_CHECK (where (&p, &it) >= 0);
+    bson_iter_init (&it, probe);
+    while (bson_iter_next (&it))
+        T_CHECK (where (&p, &it) >= 0);
+    parts_destroy (&p);
+    bson_destroy (probe);
+    bson_destroy (sample);
+}
+
 /* test_online_partition [URI]: with a server's URI, only the test on it. */
 int
 main (int argc, char **argv)
@@ -593,5 +637,6 @@ main (int argc, char **argv)
     T_RUN (test_equal_numbers);
     T_RUN (test_unsampled);
     T_RUN (test_counts);
+    T_RUN (test_one_type_ranges);
     return t_done ();
 }
