@@ -142,7 +142,7 @@ credentials_escaped (const char *uri)
  * stderr (milliseconds, database, the command cut short), to see where a
  * slow run spends its time. No secret: the driver hands its monitoring
  * the authentication commands emptied (the APM specification's redaction). */
-static char trace_last[512];
+static __thread char trace_last[512]; /* a worker's own: its commands run on its thread */
 
 static void
 trace_started (const mongoc_apm_command_started_t *e)
