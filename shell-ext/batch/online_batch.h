@@ -185,6 +185,11 @@ online_partners_t *online_partners_read (online_t *on, mongoc_collection_t *part
 int online_partners_each (const online_partners_t *c, const bson_t *values, bool first_wins,
                           online_partners_fn fn, void *ctx, bson_error_t *err);
 void online_partners_destroy (online_partners_t *c);
+/* The 16-byte ordering prefix of a key value (two big-endian halves):
+ * a lower prefix is a lower value by rm_value_compare; an equal one is
+ * an equal value when online_partner_prefix_exact says so. */
+void online_partner_prefix (const bson_iter_t *v, uint64_t *hi, uint64_t *lo);
+bool online_partner_prefix_exact (uint64_t hi, uint64_t lo);
 
 /* Runs the step over in and the partners of its documents (fetched from
  * the server by key, with $in): out gets the results the pass keeps.
