@@ -52,6 +52,15 @@ t_done (void)
     return t_failed ? 1 : 0;
 }
 
+/* An array's next key, "0", "1"..., into key (each append its own call:
+ * BSON_APPEND_* read their key twice). */
+static inline const char *
+t_key_next (char *key, size_t cap, int *k)
+{
+    snprintf (key, cap, "%d", (*k)++);
+    return key;
+}
+
 /* xorshift64*: random test data from a fixed seed, so failures reproduce. */
 static inline uint64_t
 t_xorshift (uint64_t *state)

@@ -187,15 +187,6 @@ where (const parts_t *p, const bson_iter_t *id)
     return at;
 }
 
-/* The next key of a sample, each an append's: BSON_APPEND_* read theirs
- * twice. */
-static const char *
-key_next (char *key, size_t cap, int *k)
-{
-    snprintf (key, cap, "%d", (*k)++);
-    return key;
-}
-
 /* The sample of seven types: ints, longs and doubles (5, 5L and 5.0
  * among them), strings, ObjectIds, dates and binaries. */
 static bson_t *
@@ -206,7 +197,7 @@ seven_types (void)
     char key[16], str[32];
     uint8_t bin[4];
     bson_oid_t oid;
-#define KEY() key_next (key, sizeof key, &k)
+#define KEY() t_key_next (key, sizeof key, &k)
     for (int i = -30; i < 30; i++) {
         bson_append_int32 (s, KEY (), -1, i * 3);
         bson_append_int64 (s, KEY (), -1, (int64_t) i * 5 + 1);
@@ -425,7 +416,7 @@ store_ids (mongoc_collection_t *c, bson_t *stored)
             bson_append_iter (&doc, "_id", 3, &it);
             /* equal numbers (5, 5L, 5.0) are one _id: the first stays */
             if (mongoc_collection_insert_one (c, &doc, NULL, NULL, NULL))
-                bson_append_iter (stored, key_next (key, sizeof key, &k), -1, &it);
+                bson_append_iter (stored, t_key_next (key, sizeof key, &k), -1, &it);
             bson_destroy (&doc);
         }
     }
@@ -540,8 +531,8 @@ test_server_sample (void)
         bson_t *b = BCON_NEW ("_id", BCON_UTF8 (str));
         mongoc_bulk_operation_insert (bulk, a);
         mongoc_bulk_operation_insert (bulk, b);
-        bson_append_int32 (&stored, key_next (key, sizeof key, &k), -1, i * 7);
-        bson_append_utf8 (&stored, key_next (key, sizeof key, &k), -1, str, -1);
+        bson_append_int32 (&stored, t_key_next (key, sizeof key, &k), -1, i * 7);
+        bson_append_utf8 (&stored, t_key_next (key, sizeof key, &k), -1, str, -1);
         bson_destroy (a);
         bson_destroy (b);
     }
@@ -593,7 +584,7 @@ test_one_type_ranges (void)
     for (int i = 0; i < 100; i++) {
         snprintf (str, sizeof str, "66%06x0000000000000000", (unsigned) i * 4099);
         bson_oid_init_from_string (&oid, str);
-        bson_append_oid (sample, key_next (key, sizeof key, &k), -1, &oid);
+        bson_append_oid (sample, t_key_next (key, sizeof key, &k), -1, &oid);
     }
     compute (sample, NULL, 100000, 0, 4, &p);
     T_CHECK (p.n == 4);

@@ -12,14 +12,6 @@
 #include "remodel/value.h"
 #include "test.h"
 
-/* The next key, "0", "1"... */
-static const char *
-key_next (char *key, size_t cap, int *k)
-{
-    snprintf (key, cap, "%d", (*k)++);
-    return key;
-}
-
 static bson_t *
 values (void)
 {
@@ -30,7 +22,7 @@ values (void)
     bson_oid_t oid;
     bson_decimal128_t dec;
 
-#define KEY() key_next (key, sizeof key, &k)
+#define KEY() t_key_next (key, sizeof key, &k)
     for (int i = 0; i < 60; i++) {
         uint64_t r = t_xorshift (&seed);
         size_t len = r % 21;
