@@ -32,7 +32,6 @@
  * matches by pattern) and, for a step that takes the first partner of a
  * value in the server's order (denormalize), a value with two partners
  * keep the server's find. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,16 +128,12 @@ cmp_prefixed (const online_partners_t *c, const entry_t *e, const bson_iter_t *v
     return rm_value_compare (&ev, v);
 }
 
-/* qsort's comparison has no context: the read being sorted, one at a
- * time (sorting_mu). */
-static const online_partners_t *sorting;
-static pthread_mutex_t sorting_mu = PTHREAD_MUTEX_INITIALIZER;
-
+/* qsort_r's: ctx is the read being sorted. */
 static int
-cmp_entries (const void *a, const void *b)
+cmp_entries (const void *a, const void *b, void *ctx)
 {
     const entry_t *x = a, *y = b;
-    int c = cmp_prefixed (sorting, x, NULL, y->hi, y->lo, y);
+    int c = cmp_prefixed (ctx, x, NULL, y->hi, y->lo, y);
     return c ? c : (x->doc > y->doc) - (x->doc < y->doc);
 }
 
@@ -270,13 +265,7 @@ read_once (online_t *on, mongoc_collection_t *partner, const rm_pass_t *p, int64
         online_partners_destroy (f.c);
         return NULL;
     }
-    /* One sort at a time: the pass's workers share one read, made
-     * before they start, but two processes' passes are apart anyway. */
-    pthread_mutex_lock (&sorting_mu);
-    sorting = f.c;
-    qsort (f.c->entries, f.c->n, sizeof *f.c->entries, cmp_entries);
-    sorting = NULL;
-    pthread_mutex_unlock (&sorting_mu);
+    qsort_r (f.c->entries, f.c->n, sizeof *f.c->entries, cmp_entries, f.c);
     return f.c;
 }
 

@@ -242,8 +242,8 @@ bool online_random_ids (online_t *on, mongoc_collection_t *c, int64_t n, bson_t 
 /* Whether the server's $sample of a small share reads a random cursor
  * (MongoDB's WiredTiger and in-memory engines, a mongos asking its
  * shards) rather than ordering the whole collection at random; when not,
- * why goes into why. Asked once a process (serverStatus); _of: from a
- * serverStatus reply. */
+ * why goes into why. Asked once a process (serverStatus; one refused
+ * counts as yes); _of: from a serverStatus reply. */
 bool online_random_cursor (online_t *on, char *why, size_t cap);
 bool online_random_cursor_of (const bson_t *server_status, char *why, size_t cap);
 

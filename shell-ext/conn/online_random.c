@@ -41,14 +41,15 @@ online_random_cursor (online_t *on, char *why, size_t cap)
         bson_t *cmd = BCON_NEW ("serverStatus", BCON_INT32 (1));
         bson_t reply;
         bson_error_t fault;
+        bool answered = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &fault);
 
-        if (mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &fault))
-            on->random_cursor = online_random_cursor_of (&reply, on->random_why,
-                                                         sizeof on->random_why) ? 1 : -1;
-        else {
+        /* A serverStatus refused (a user without clusterMonitor's
+         * rights) says nothing: $sample is asked, as before this check,
+         * rather than every _id read from a collection of any size. */
+        if (!answered || online_random_cursor_of (&reply, on->random_why, sizeof on->random_why))
+            on->random_cursor = 1;
+        else
             on->random_cursor = -1;
-            snprintf (on->random_why, sizeof on->random_why, "serverStatus: %s", fault.message);
-        }
         bson_destroy (&reply);
         bson_destroy (cmd);
     }
