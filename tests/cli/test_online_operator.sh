@@ -56,8 +56,12 @@ for kind in ferretdb java; do
     py 'c.crm.tasks.create_index("owner")'
 
     # A throttled run on a terminal, stopped by SIGINT after a while:
-    # status saw it running with an ETA, then stopped with none.
-    script -qec "$REMODEL online run $P --uri $uri --batch-size 10 --pause 150ms" /dev/null \
+    # status saw it running with an ETA, then stopped with none. Its
+    # first pass lasts about 3 s (10 batches, 300 ms apart), so the SIGINT
+    # lands in it: at 150 ms a batch, under make check's load, it could
+    # land after the pass's end and before the next pass's first
+    # checkpoint, when no pass is "stopped" yet.
+    script -qec "$REMODEL online run $P --uri $uri --batch-size 10 --pause 300ms" /dev/null \
         >"$T/tty" 2>&1 &
     runner=$!
     got=
