@@ -2,11 +2,17 @@
  * registered temporary name beside its destination; commit renames it into
  * place, and anything still registered is removed on failure, at exit and
  * after SIGINT/SIGTERM (the commands turn the signal into an error, unwind,
- * and end here). */
+ * and end here).
+ *
+ * The registry is shared by threads: an online run's workers and the
+ * sorter's spill thread each make and drop temporary files, so every
+ * reach into it holds one lock (two workers once took the same counter,
+ * one failing with "File exists", or freed one entry twice). */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,19 +22,23 @@
 
 #include "remodel/tmppath.h"
 
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char **registered;
 static size_t n_registered;
 static unsigned counter;
+static bool at_exit_set;
 
 static void
 forget (const char *path)
 {
+    pthread_mutex_lock (&lock);
     for (size_t i = 0; i < n_registered; i++)
         if (strcmp (registered[i], path) == 0) {
             bson_free (registered[i]);
             registered[i] = registered[--n_registered];
-            return;
+            break;
         }
+    pthread_mutex_unlock (&lock);
 }
 
 char *
@@ -44,13 +54,15 @@ rm_tmppath_new (const char *dst)
     }
     dir = dirname (copy1);
     base = basename (copy2);
+    pthread_mutex_lock (&lock);
     path = bson_strdup_printf ("%s/.%s.remodel-%ld-%u", dir, base, (long) getpid (), counter++);
-    bson_free (copy1);
-    bson_free (copy2);
-    if (n_registered == 0)
-        atexit (rm_tmppath_remove_all);
+    if (!at_exit_set)
+        at_exit_set = atexit (rm_tmppath_remove_all) == 0;
     registered = bson_realloc (registered, (n_registered + 1) * sizeof *registered);
     registered[n_registered++] = bson_strdup (path);
+    pthread_mutex_unlock (&lock);
+    bson_free (copy1);
+    bson_free (copy2);
     return path;
 }
 
@@ -337,9 +349,15 @@ rm_tmppath_remove (const char *tmp)
 void
 rm_tmppath_remove_all (void)
 {
-    while (n_registered > 0) {
-        char *p = registered[n_registered - 1];
+    for (;;) {
+        char *p = NULL;
+        pthread_mutex_lock (&lock);
+        if (n_registered > 0)
+            p = registered[--n_registered];
+        pthread_mutex_unlock (&lock);
+        if (!p)
+            return;
         rm_rmtree (p);
-        forget (p);
+        bson_free (p);
     }
 }

@@ -54,6 +54,14 @@ bg() {
     bgpid=$(cat "$T/pid")
 }
 waitrc() { while [ ! -s "$T/$1.rc" ]; do sleep 0.05; done; cat "$T/$1.rc"; }
+# expect_rcs NAME GOT WANT BG...: as expect_eq, a failure showing the last
+# lines each background process BG wrote to stderr (a crash's message).
+expect_rcs() {
+    local name=$1 got=$2 want=$3 b tails=""
+    shift 3
+    for b in "$@"; do tails="$tails; $b: $(tail -n 3 "$T/$b.err" | tr '\n' ' ')"; done
+    if [ "$got" == "$want" ]; then pass "$name"; else fail "$name" "got [$got] want [$want]$tails"; fi
+}
 
 for kind in $(online_kinds); do
     online_start $kind "$T/$kind" || continue
@@ -66,8 +74,8 @@ for kind in $(online_kinds); do
         --pause 100ms --create-indexes
     python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid two)" 1
     bg b run "$T/plans/two.json" --uri "$uri" --join --workers 2 --batch-size 5 --pause 100ms
-    expect_eq "$kind: two processes of two workers (one --join): both exit 0" \
-        "$(waitrc a):$(waitrc b)" "0:0"
+    expect_rcs "$kind: two processes of two workers (one --join): both exit 0" \
+        "$(waitrc a):$(waitrc b)" "0:0" a b
     expect_eq "$kind: ... both read partitions, every parent once" \
         "$(owners two 1):$(counts two)" "2:8 of 8 done, $n read"
     online_same "$kind: ... as remodel run, byte for byte" "$T/two.archive" "w1.parents=$(target w1 parents)"
@@ -100,8 +108,8 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
     bg b run "$T/plans/killed.json" --uri "$uri" --join --workers 2 --batch-size 5 --pause 100ms
     sleep 0.3
     kill -9 "$apid"
-    expect_eq "$kind: the first killed with SIGKILL mid-run, the other finishes: exit 0" \
-        "$(waitrc b):$(counts killed)" "0:8 of 8 done, $n read"
+    expect_rcs "$kind: the first killed with SIGKILL mid-run, the other finishes: exit 0" \
+        "$(waitrc b):$(counts killed)" "0:8 of 8 done, $n read" b
     expect_eq "$kind: ... it took the plan's lease over at once" \
         "$(grep -c 'plan killed.json: lease taken over at once' "$T/b.err")" 1
     online_same "$kind: ... as remodel run, byte for byte" "$T/killed.archive" "w3.parents=$(target w3 parents)"
@@ -118,8 +126,8 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
     python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid stopped)" 1
     kill -STOP "$apid"
     bg b run "$T/plans/stopped.json" --uri "$uri" --join --workers 2 --batch-size 5
-    expect_eq "$kind: a process stopped (SIGSTOP), another joins: it finishes (exit 0)" \
-        "$(waitrc b):$(counts stopped)" "0:8 of 8 done, $n read"
+    expect_rcs "$kind: a process stopped (SIGSTOP), another joins: it finishes (exit 0)" \
+        "$(waitrc b):$(counts stopped)" "0:8 of 8 done, $n read" b
     before=$(state stopped)
     kill -CONT "$apid"
     expect_eq "$kind: ... the stopped one, continued, exits non-zero, saying it lost its lease" \

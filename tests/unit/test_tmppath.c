@@ -3,7 +3,9 @@
  * a PID no process has; and a live PID whose process started after the
  * file last changed (a reused PID). Then a sweep of a directory removes
  * exactly the names that qualify. */
+#include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -158,6 +160,63 @@ test_tmpdir (void)
     T_CHECK_STR (rm_tmpdir (NULL), "/tmp");
 }
 
+/* Threads making temporary files at once (an online run's workers, the
+ * sorter's spill thread): each name distinct (the file made with O_EXCL),
+ * every one registered, so rm_tmppath_remove_all leaves none behind;
+ * half are dropped again on the way (rm_tmppath_remove). */
+#define MAKERS 4
+#define EACH 2000
+
+static char racing_dir[256];
+static int racing_failed[MAKERS];
+
+static void *
+make_many (void *arg)
+{
+    int *failed = arg;
+    char dst[300];
+    snprintf (dst, sizeof dst, "%s/remodel-store", racing_dir);
+    for (int i = 0; i < EACH; i++) {
+        char *p = rm_tmppath_new (dst);
+        int fd = open (p, O_CREAT | O_EXCL | O_WRONLY, 0600);
+        if (fd < 0)
+            (*failed)++;
+        else
+            close (fd);
+        if (i % 2)
+            rm_tmppath_remove (p);
+        bson_free (p);
+    }
+    return NULL;
+}
+
+static void
+test_threads (void)
+{
+    pthread_t t[MAKERS];
+    struct dirent *e;
+    DIR *d;
+    int left = 0, failed = 0;
+
+    snprintf (racing_dir, sizeof racing_dir, "/tmp/remodel-tmppath-threads-%ld", (long) getpid ());
+    T_CHECK (mkdir (racing_dir, 0700) == 0);
+    for (int i = 0; i < MAKERS; i++)
+        pthread_create (&t[i], NULL, make_many, &racing_failed[i]);
+    for (int i = 0; i < MAKERS; i++) {
+        pthread_join (t[i], NULL);
+        failed += racing_failed[i];
+    }
+    T_CHECK (failed == 0);
+    rm_tmppath_remove_all ();
+    d = opendir (racing_dir);
+    while (d && (e = readdir (d)))
+        left += e->d_name[0] != '.' || (strcmp (e->d_name, ".") && strcmp (e->d_name, ".."));
+    if (d)
+        closedir (d);
+    T_CHECK (left == 0);
+    rmdir (racing_dir);
+}
+
 int
 main (void)
 {
@@ -165,5 +224,6 @@ main (void)
     T_RUN (test_owner_gone);
     T_RUN (test_sweep);
     T_RUN (test_tmpdir);
+    T_RUN (test_threads);
     return t_done ();
 }
