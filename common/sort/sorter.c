@@ -157,7 +157,7 @@ typedef struct {
 /* A run sorted and written on a thread of its own while the next one
  * fills: `run` holds its arenas and index, and just what the sort and the
  * writer read (cmp, ordered, ctx, chunks, idx, n). Paths are created and
- * removed on the sorter's thread only (rm_tmppath is not thread-safe). */
+ * removed on the sorter's thread only. */
 typedef struct {
     struct rm_sorter *run;
     writer_t w;
@@ -1685,8 +1685,9 @@ rm_sorter_finish (rm_sorter_t *s, bson_error_t *err)
     s->stage = NULL;
     if (!merge_open (s, &s->merge, s->runs, s->n_runs, &e))
         return fail (s, &e, err);
-    pump_start (s);
+    /* The state first: the pump's thread reads it. */
     s->state = ST_MERGE;
+    pump_start (s);
     return true;
 }
 
