@@ -19,10 +19,13 @@
  * The sorted records then stream out: a bucket is cut when (meta, window)
  * changes or when it holds maxCount readings, so memory holds one bucket.
  *
- * Its keys in a plan are read in step_bucket_parse.c. */
+ * The records are made in bucket_record.c (on both cores when the
+ * readings are in memory); its keys in a plan are read in
+ * step_bucket_parse.c. */
 #include <string.h>
 
 #include "bsonwalk.h"
+#include "bucket_record.h"
 #include "docbuf.h"
 #include "remodel/bsoncheck.h"
 #include "engine_impl.h"
@@ -33,24 +36,6 @@
 
 #define SIGN_FLIP 0x8000000000000000ULL
 
-/* bson_iter_t asks for 128-byte alignment but its sizeof is not a multiple
- * of it, so arrays of it hold misaligned elements: each gets a slot. */
-typedef struct {
-    bson_iter_t it;
-} slot_t;
-
-/* One reading's top-level fields of interest, found in one scan. */
-typedef struct {
-    slot_t *meta;       /* n_meta */
-    bool *has_meta;
-    int32_t *pos;       /* each meta field's index among the top-level fields */
-    bson_iter_t time, id;
-    bool has_time, has_id;
-    bool last_is_positions; /* its measurement would end with a field _metaPositions */
-    uint32_t *meta_len;     /* the names' lengths, once a run: a field's name is */
-    uint32_t time_len;      /* compared only when its length matches */
-} scan_t;
-
 typedef struct {
     rm_engine_t *e;
     const rm_bucketize_t *b;
@@ -58,8 +43,9 @@ typedef struct {
     rm_ens_t *from, *to, *bad;
     rm_sorter_t *sorter;
     rm_store_t *buckets, *invalid;
-    rm_buf_t key, mkey, meas, first, doc, hkey, val;
-    scan_t sc;
+    rm_buf_t meas, first, doc, hkey;
+    rm_bucket_scan_t sc;     /* a bucket's first reading, again */
+    rm_bucket_record_t rec;  /* the records when made here */
     int32_t *first_pos;
     uint32_t count;     /* readings in the open bucket */
     uint32_t index;     /* the open bucket's index within its window */
@@ -70,58 +56,6 @@ typedef struct {
     bson_t stats;
     uint64_t readings;
 } job_t;
-
-static void
-scan (job_t *j, const uint8_t *doc, uint32_t len)
-{
-    const rm_bucketize_t *b = j->b;
-    scan_t *s = &j->sc;
-    bson_t d;
-    bson_iter_t it;
-    int32_t idx = 0;
-
-    s->has_time = s->has_id = s->last_is_positions = false;
-    memset (s->has_meta, 0, b->n_meta * sizeof *s->has_meta);
-    bson_init_static (&d, doc, len);
-    if (!bson_iter_init (&it, &d))
-        return;
-    while (bson_iter_next (&it)) {
-        const char *k = bson_iter_key (&it);
-        uint32_t kl = bson_iter_key_len (&it);
-        bool meta = false;
-        for (size_t m = 0; m < b->n_meta; m++)
-            if (!s->has_meta[m] && kl == s->meta_len[m] && !memcmp (k, b->meta[m], kl)) {
-                s->meta[m].it = it;
-                s->has_meta[m] = true;
-                s->pos[m] = idx;
-                meta = true;
-                break;
-            }
-        if (!meta && !s->has_time && kl == s->time_len && !memcmp (k, b->time_field, kl)) {
-            s->time = it;
-            s->has_time = true;
-        }
-        if (!s->has_id && kl == 3 && !memcmp (k, "_id", 3)) {
-            s->id = it;
-            s->has_id = true;
-        }
-        /* The measurement's last field: the reading's last non-meta one. */
-        if (!meta)
-            s->last_is_positions = kl == 14 && !memcmp (k, "_metaPositions", 14);
-        idx++;
-    }
-}
-
-/* floor(t / span) * span and its end, or false when out of int64's range. */
-static bool
-window_of (int64_t t, int64_t span_ms, int64_t *start)
-{
-    int64_t q = t / span_ms, end;
-    if (t % span_ms < 0)
-        q--;
-    return !__builtin_mul_overflow (q, span_ms, start) &&
-           !__builtin_add_overflow (*start, span_ms, &end);
-}
 
 static bool
 invalid (job_t *j, const uint8_t *doc, uint32_t len, const char *why, bson_error_t *err)
@@ -137,63 +71,51 @@ invalid (job_t *j, const uint8_t *doc, uint32_t len, const char *why, bson_error
     return false;
 }
 
+/* A reading to the sorter: its record (key and val), or why it is
+ * invalid (key NULL). */
 static bool
-feed_one (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
+add_reading (job_t *j, const uint8_t *doc, uint32_t len, const uint8_t *key, size_t klen,
+             const uint8_t *val, size_t vlen, const char *why, bson_error_t *err)
 {
-    const rm_bucketize_t *b = j->b;
-    int64_t t, start;
-    uint8_t be[16];
-    uint32_t mlen;
-    size_t st;
-    char why[300];
-
     j->run->readings++;
     for (size_t p = 0; p < j->run->n_probes; p++)
         rm_probe_doc (&j->run->probes[p], doc, len);
-    scan (j, doc, len);
-    for (size_t m = 0; m < b->n_meta; m++)
-        if (!j->sc.has_meta[m]) {
-            snprintf (why, sizeof why, "the meta field \"%s\" is missing", b->meta[m]);
-            return invalid (j, doc, len, why, err);
-        }
-    if (!j->sc.has_time) {
-        snprintf (why, sizeof why, "the time field \"%s\" is missing", b->time_field);
+    if (!key)
         return invalid (j, doc, len, why, err);
-    }
-    if (!BSON_ITER_HOLDS_DATE_TIME (&j->sc.time)) {
-        snprintf (why, sizeof why, "the time field \"%s\" is not a date", b->time_field);
-        return invalid (j, doc, len, why, err);
-    }
-    t = bson_iter_date_time (&j->sc.time);
-    if (!window_of (t, b->span * 1000, &start))
-        return invalid (j, doc, len, "the time's window is outside the dates BSON can hold", err);
-
-    rm_buf_reset (&j->mkey);
-    for (size_t m = 0; m < b->n_meta; m++) {
-        uint32_t vlen;
-        const uint8_t *v = rm_iter_value_bytes (&j->sc.meta[m].it, &vlen);
-        uint8_t type = (uint8_t) bson_iter_type (&j->sc.meta[m].it);
-        rm_key_append (&j->mkey, &j->sc.meta[m].it);
-        rm_buf_append (&j->mkey, &type, 1);
-        rm_buf_append (&j->mkey, v, vlen);
-    }
-    rm_buf_reset (&j->key);
-    mlen = BSON_UINT32_TO_BE ((uint32_t) j->mkey.len);
-    rm_buf_append (&j->key, &mlen, 4);
-    rm_buf_append (&j->key, j->mkey.data, j->mkey.len);
-    rm_put_be64 (be, (uint64_t) start ^ SIGN_FLIP);
-    rm_put_be64 (be + 8, (uint64_t) t ^ SIGN_FLIP);
-    rm_buf_append (&j->key, be, 16);
-    st = rm_docbuf_begin (&j->key);
-    if (j->sc.has_id)
-        rm_docbuf_copy_as (&j->key, "", &j->sc.id);
-    rm_docbuf_end (&j->key, st);
     j->readings++;
-    rm_buf_reset (&j->val);
-    rm_buf_append (&j->val, j->sc.pos, b->n_meta * sizeof *j->sc.pos);
-    rm_buf_append (&j->val, &j->sc.last_is_positions, 1);
-    rm_buf_append (&j->val, doc, len);
-    return rm_sorter_add (j->sorter, j->key.data, j->key.len, j->val.data, j->val.len, err);
+    return rm_sorter_add (j->sorter, key, klen, val, vlen, err);
+}
+
+/* The readings' records made on the other core (bucket_record.c): a store
+ * held in memory of enough readings. 1: fed; 0: not started (the caller
+ * feeds them itself); -1: failed. */
+static int
+feed_ahead (job_t *j, bson_error_t *err)
+{
+    rm_bucket_ahead_t a;
+    const uint8_t *mem, *doc, *key, *val;
+    size_t mem_len = 0, klen, vlen;
+    uint32_t len;
+    const char *why;
+    int rc;
+
+    mem = rm_store_mem (j->from->store, &mem_len);
+    if (!mem || !rm_bucket_ahead_worth (rm_store_count (j->from->store)) ||
+        !rm_bucket_ahead_start (&a, j->b, mem, mem_len))
+        return 0;
+    while ((rc = rm_bucket_ahead_next (&a, &doc, &len, &key, &klen, &val, &vlen, &why)) > 0) {
+        if (rm_interrupted) {
+            rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+            rc = -1;
+            break;
+        }
+        if (!add_reading (j, doc, len, key, klen, val, vlen, why, err)) {
+            rc = -1;
+            break;
+        }
+    }
+    rm_bucket_ahead_stop (&a);
+    return rc == 0 ? 1 : -1;
 }
 
 /* The end of a key's memcmp part: [len][meta key][window][time]. */
@@ -443,7 +365,7 @@ flush (job_t *j, bson_error_t *err)
     st = rm_docbuf_begin (&j->doc);
     rm_docbuf_key (&j->doc, BSON_TYPE_OID, "_id");
     rm_buf_append (&j->doc, oid, 12);
-    scan (j, j->first.data, (uint32_t) j->first.len);
+    rm_bucket_scan (&j->sc, b, j->first.data, (uint32_t) j->first.len);
     for (size_t m = 0; m < b->n_meta; m++)
         rm_docbuf_copy (&j->doc, &j->sc.meta[m].it);
     put_date (&j->doc, "start", j->start);
@@ -470,16 +392,22 @@ flush (job_t *j, bson_error_t *err)
 static bool
 feed (job_t *j, bson_error_t *err)
 {
-    rm_instream_t *in = rm_store_open (j->from->store, err);
+    rm_instream_t *in;
     rm_frame_t f;
-    int rc = -1;
-    if (!in)
+    int rc = feed_ahead (j, err);
+
+    if (rc != 0)
+        return rc > 0 && rm_sorter_finish (j->sorter, err);
+    if (!(in = rm_store_open (j->from->store, err)))
         return false;
-    while ((rc = rm_store_next (in, &f, err)) > 0)
-        if (!feed_one (j, f.data, f.len, err)) {
+    while ((rc = rm_store_next (in, &f, err)) > 0) {
+        bool made = rm_bucket_record_make (&j->rec, j->b, f.data, f.len);
+        if (!add_reading (j, f.data, f.len, made ? j->rec.key.data : NULL, j->rec.key.len,
+                          j->rec.val.data, j->rec.val.len, j->rec.why, err)) {
             rc = -1;
             break;
         }
+    }
     rm_instream_close (in);
     return rc == 0 && rm_sorter_finish (j->sorter, err);
 }
@@ -549,22 +477,14 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     j.from = rm_engine_find (e, &b->from);
     j.to = rm_engine_find (e, &b->to);
     j.bad = b->invalid_to.text ? rm_engine_find (e, &b->invalid_to) : NULL;
-    rm_buf_init (&j.key);
-    rm_buf_init (&j.mkey);
     rm_buf_init (&j.meas);
     rm_buf_init (&j.first);
     rm_buf_init (&j.doc);
     rm_buf_init (&j.hkey);
-    rm_buf_init (&j.val);
     rm_buf_init (&j.group);
     bson_init (&j.stats);
-    j.sc.meta = bson_aligned_alloc0 (BSON_ALIGNOF (slot_t), b->n_meta * sizeof (slot_t));
-    j.sc.has_meta = bson_malloc0 (b->n_meta * sizeof *j.sc.has_meta);
-    j.sc.pos = bson_malloc0 (b->n_meta * sizeof *j.sc.pos);
-    j.sc.meta_len = bson_malloc0 (b->n_meta * sizeof *j.sc.meta_len);
-    for (size_t m = 0; m < b->n_meta; m++)
-        j.sc.meta_len[m] = (uint32_t) strlen (b->meta[m]);
-    j.sc.time_len = (uint32_t) strlen (b->time_field);
+    rm_bucket_scan_init (&j.sc, b);
+    rm_bucket_record_init (&j.rec, b);
     j.first_pos = bson_malloc0 (b->n_meta * sizeof *j.first_pos);
     j.sum = bson_malloc0 ((b->n_stats + 1) * sizeof *j.sum);
     j.avg = bson_malloc0 ((b->n_stats + 1) * sizeof *j.avg);
@@ -633,19 +553,14 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     bson_free (j.sum);
     bson_free (j.avg);
     bson_free (j.specs);
-    bson_free (j.sc.meta);
-    bson_free (j.sc.has_meta);
-    bson_free (j.sc.pos);
-    bson_free (j.sc.meta_len);
+    rm_bucket_scan_destroy (&j.sc);
+    rm_bucket_record_destroy (&j.rec);
     bson_free (j.first_pos);
     bson_destroy (&j.stats);
-    rm_buf_destroy (&j.key);
-    rm_buf_destroy (&j.mkey);
     rm_buf_destroy (&j.meas);
     rm_buf_destroy (&j.first);
     rm_buf_destroy (&j.doc);
     rm_buf_destroy (&j.hkey);
-    rm_buf_destroy (&j.val);
     rm_buf_destroy (&j.group);
     return ok;
 }

@@ -85,6 +85,71 @@ def gen(seed, n=None):
     return plan, [d for d, _ in docs], metas, span, max_count
 
 
+def prop_invalid(seed, work, n=6000):
+    """Readings past the size where bucketize makes its sort records on both
+    cores (a thread ahead of the step), some invalid (time missing or not a
+    date, meta missing) at random places, the first after the thousandth:
+    onInvalid gets exactly those, in input order, and the output is the same
+    bytes under --memory 1K (the records made on one thread); with
+    onInvalid "error" both fail naming the first one's _id, with nothing
+    written."""
+    rnd = random.Random(seed)
+    docs, bad = [], []
+    for i in range(n):
+        fields = [("_id", i), ("sensor", "s%d" % rnd.randrange(30)),
+                  ("ts", DatetimeMS(rnd.randrange(0, 86400000))), ("v", rnd.random())]
+        if i > 1000 and rnd.random() < 0.03:
+            k = rnd.randrange(3)
+            if k == 0:
+                del fields[2]
+            elif k == 1:
+                fields[2] = ("ts", "yesterday")
+            else:
+                del fields[1]
+            bad.append(bson.encode(SON(fields)))
+        docs.append(bson.encode(SON(fields)))
+    src = os.path.join(work, "ibin")
+    rmlib.fresh(src)
+    rmlib.write_dump(src, {"t.r": docs})
+    p = []
+    outs = []
+    for on_invalid in ({"to": "t.bad"}, "error"):
+        planf = os.path.join(work, "iplan.json")
+        with open(planf, "w") as f:
+            import json
+            json.dump({"remodel": 1, "steps": [{"bucketize": {
+                "from": "t.r", "to": "t.b", "timeField": "ts", "metaField": "sensor",
+                "granularity": "minutes", "onInvalid": on_invalid}}]}, f)
+        errs = []
+        for extra in ([], ["--memory", "1K"]):
+            out = os.path.join(work, "iout%d" % len(outs))
+            rmlib.fresh(out)
+            r = rmlib.run_remodel(["run", planf, "--from", src, "--to", out, "--quiet"] + extra)
+            if on_invalid == "error":
+                errs.append((r.rc, r.err.strip(), os.path.exists(out)))
+                continue
+            if r.rc != 0:
+                return ["run %s: status %d: %s" % (extra, r.rc, r.err[:500])]
+            outs.append(out)
+            nss, _ = rmlib.read_dir(out)
+            if nss.get("t.bad", []) != bad:
+                p.append("%s: onInvalid holds %d readings, want the %d invalid ones in order"
+                         % (extra, len(nss.get("t.bad", [])), len(bad)))
+        if errs:
+            first = bson.decode(bad[0])["_id"]
+            for e in errs:
+                if e[0] == 0 or e[2] or 'document { "_id" : %d }:' % first not in e[1]:
+                    p.append("onInvalid error: status %d, output %s, message %r (want _id %d)"
+                             % (e[0], "written" if e[2] else "absent", e[1][:300], first))
+            if errs[0][:2] != errs[1][:2]:
+                p.append("onInvalid error: the two memory settings differ: %r" % (errs,))
+    for rel in ("t/b.bson", "t/bad.bson"):
+        a, b = (open(os.path.join(o, rel), "rb").read() for o in outs)
+        if a != b:
+            p.append("%s differs between the default and --memory 1K" % rel)
+    return p
+
+
 def check_buckets(buckets, metas, span, max_count):
     p = []
     seen = set()
@@ -252,6 +317,12 @@ def main():
     name = "property: 20000 readings spill under --memory 1K and still round-trip, same bytes"
     try:
         rep.result(name, prop_roundtrip(1000, work, 20000))
+    except Exception:
+        import traceback
+        rep.bad(name, traceback.format_exc())
+    name = "property: 6000 readings, some invalid: onInvalid gets exactly those in order, the same bytes under --memory 1K, and \"error\" names the first"
+    try:
+        rep.result(name, prop_invalid(11, work))
     except Exception:
         import traceback
         rep.bad(name, traceback.format_exc())
