@@ -185,7 +185,9 @@ rm_bucket_record_make (rm_bucket_record_t *r, const rm_bucketize_t *b, const uin
  * the records of every other run (the first, the third, ...) into a
  * block, the step's thread those of the runs between as it reaches them,
  * so each core makes about half. A thread's block also stops at
- * BLOCK_BYTES of entries; the run after it starts where it stopped. */
+ * BLOCK_BYTES of entries; the run after it starts where it stopped. The
+ * blocks hold at most four times BLOCK_BYTES and a reading beside the
+ * store, itself in memory only within --memory. */
 #define BLOCK_READINGS 512
 #define BLOCK_BYTES ((size_t) 1 << 20)
 /* Below this many readings the thread is not worth starting. */
@@ -197,14 +199,6 @@ bool
 rm_bucket_ahead_worth (uint64_t n)
 {
     return n >= AHEAD_MIN;
-}
-
-static uint32_t
-doc_len (const uint8_t *doc)
-{
-    uint32_t v;
-    memcpy (&v, doc, 4);
-    return BSON_UINT32_FROM_LE (v);
 }
 
 static void
@@ -220,7 +214,7 @@ fill (rm_bucket_ahead_t *a, rm_buf_t *out)
     rm_buf_reset (out);
     for (int n = 0; n < BLOCK_READINGS && a->made_to < a->mem_len && out->len < BLOCK_BYTES; n++) {
         const uint8_t *doc = a->mem + a->made_to;
-        uint32_t len = doc_len (doc);
+        uint32_t len = rm_walk_le32 (doc);
         put_u32 (out, (uint32_t) a->made_to);
         if (rm_bucket_record_make (&a->rec, a->b, doc, len)) {
             put_u32 (out, (uint32_t) a->rec.key.len);
@@ -259,7 +253,7 @@ ahead_main (void *arg)
         pthread_mutex_unlock (&a->mu);
         /* Past the run the step's thread makes. */
         for (int n = 0; n < BLOCK_READINGS && a->made_to < a->mem_len; n++)
-            a->made_to += doc_len (a->mem + a->made_to);
+            a->made_to += rm_walk_le32 (a->mem + a->made_to);
     }
     return NULL;
 }
@@ -300,7 +294,7 @@ rm_bucket_ahead_next (rm_bucket_ahead_t *a, const uint8_t **doc, uint32_t *len,
         if (a->own_left > 0 && a->own_at < a->mem_len) {
             /* A reading of the step's own run. */
             *doc = a->mem + a->own_at;
-            *len = doc_len (*doc);
+            *len = rm_walk_le32 (*doc);
             a->own_at += *len;
             a->own_left--;
             if (rm_bucket_record_make (&a->own, a->b, *doc, *len)) {
@@ -346,7 +340,7 @@ rm_bucket_ahead_next (rm_bucket_ahead_t *a, const uint8_t **doc, uint32_t *len,
     memcpy (&kl, p + 4, 4);
     memcpy (&vl, p + 8, 4);
     *doc = a->mem + off;
-    *len = doc_len (*doc);
+    *len = rm_walk_le32 (*doc);
     if (kl == INVALID) {
         *key = *val = NULL;
         *klen = *vlen = 0;
