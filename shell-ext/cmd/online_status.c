@@ -1,5 +1,5 @@
 /* remodel online status: the plan's checkpoints as a table (read,
- * written, rate, ETA), then its mode, the capture's point and whether the
+ * written, rate, ETA; a pass not begun yet as "pending"), then its mode, the capture's point and whether the
  * log still holds it (a following plan's lag and last sample), an
  * interrupted switch, the lease's holder, what a rollback left, the last
  * error. It only reads. */
@@ -108,6 +108,63 @@ status_capture (online_t *on, const online_record_t *r)
     online_capture_destroy (&c);
 }
 
+/* Which passes the table showed: (step, pass) of each checkpoint row. */
+#define SHOWN_MAX 64
+
+typedef struct {
+    int64_t step[SHOWN_MAX], pass[SHOWN_MAX];
+    size_t n;
+} shown_t;
+
+static bool
+was_shown (const shown_t *sh, int64_t step, int64_t pass)
+{
+    for (size_t i = 0; i < sh->n; i++)
+        if (sh->step[i] == step && sh->pass[i] == pass)
+            return true;
+    return false;
+}
+
+/* A row for each pass after those with a checkpoint that has none yet,
+ * "pending": a run stopped between two passes would otherwise show only
+ * the passes done and read as finished. A pass split in partitions is
+ * not one: online_parts_list shows its partitions, pending ones too. */
+static bool
+status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_error_t *err)
+{
+    for (size_t i = 0; i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        rm_pass_t passes[RM_MAX_PASSES];
+        const rm_nsref_t *in[4];
+        size_t np = rm_step_passes (s, r->in_place, passes, err);
+        if (!np)
+            return false;
+        rm_step_inputs (s, in, 4);
+        for (size_t p = 0; p < np; p++) {
+            char opname[64];
+            bson_t parts = BSON_INITIALIZER;
+            uint32_t split;
+            if (was_shown (sh, (int64_t) s->index, (int64_t) p + 1))
+                continue;
+            if (!online_parts_get (on, s, p, NULL, false, false, &parts, err)) {
+                bson_destroy (&parts);
+                return false;
+            }
+            split = online_parts_count (&parts);
+            bson_destroy (&parts);
+            if (split >= 2)
+                continue;
+            if (p > 0)
+                snprintf (opname, sizeof opname, "%s/%zu", s->op, p + 1);
+            else
+                snprintf (opname, sizeof opname, "%s", s->op);
+            printf ("%-5zu %-14s %-30s %-8s %10d %10d %8s %8s\n", s->index, opname,
+                    in[passes[p].drive]->text, "pending", 0, 0, "-", "-");
+        }
+    }
+    return true;
+}
+
 int
 online_status (online_t *on, bson_error_t *err)
 {
@@ -121,6 +178,7 @@ online_status (online_t *on, bson_error_t *err)
     int64_t left = 0, epoch = 0;
     bool gone = false;
     int rows = 0;
+    shown_t shown = {.n = 0};
 
     if (!online_plan_read (on, &r, err) ||
         !online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, err)) {
@@ -172,6 +230,10 @@ online_status (online_t *on, bson_error_t *err)
             snprintf (opname, sizeof opname, "%s", op);
         printf ("%-5lld %-14s %-30s %-8s %10lld %10lld %8s %8s\n", (long long) step, opname, ns,
                 st, (long long) seen, (long long) changed, rateb, etab);
+        if (shown.n < SHOWN_MAX) {
+            shown.step[shown.n] = step;
+            shown.pass[shown.n++] = pass;
+        }
         rows++;
     }
     if (mongoc_cursor_error (cur, &why)) {
@@ -186,6 +248,8 @@ online_status (online_t *on, bson_error_t *err)
     bson_destroy (q);
     bson_destroy (opts);
     mongoc_collection_destroy (c);
+    if (rows && !status_pending (on, &r, &shown, err))
+        return -1;
     /* No checkpoint yet: a run may be starting (it holds the lease and
      * has not finished its first batch), or one stopped before that. */
     if (!rows && *holder && !gone)

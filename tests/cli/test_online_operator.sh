@@ -5,7 +5,8 @@
 # change logs:
 #   - the progress line on a terminal (script(1)): N of TOTAL read (P%),
 #     the rate and an ETA; nothing of it when stderr is a file;
-#   - status: a running step's ETA is a duration, a stopped one's "-";
+#   - status: a running step's ETA is a duration, a stopped one's "-",
+#     the pass not begun listed as pending;
 #   - status: follow's lag in seconds (at least the time since the writes)
 #     and its catch-up ETA ("-" before a round of follow applied events, a
 #     duration at follow's rate after);
@@ -81,6 +82,10 @@ for kind in ferretdb java; do
     wait "$runner"
     run_rm online status "$P" --uri "$uri"
     expect_eq "$kind: status: a stopped step's ETA is -, not 0s" "$(row stopped)" "-"
+    # The pass not begun has a row of its own: a run stopped between
+    # passes must not read as finished.
+    expect_eq "$kind: status: the pass not begun listed as pending" \
+        "$(awk '$4 == "pending" { print $1, $2, $3, $5, $6, $8 }' "$T/out")" "1 embed/2 crm.tasks 0 0 -"
     # Each batch's line: read of the count (98 people), a percentage, the
     # rate and the time left; cleared before the next.
     re=$'\e\[Kremodel: step 1 \(embed\) crm\.people: [0-9]+ of 98 read \([0-9]+%\), [0-9]+ written, [0-9]+/s, ETA [0-9]+:[0-9][0-9]'
