@@ -1,8 +1,8 @@
 /* remodel online status: the plan's checkpoints as a table (read,
- * written, rate, ETA; a pass not begun yet as "pending"), then its mode, the capture's point and whether the
- * log still holds it (a following plan's lag and last sample), an
- * interrupted switch, the lease's holder, what a rollback left, the last
- * error. It only reads. */
+ * written, rate, ETA; a pass not begun yet as "pending"), then its mode,
+ * the capture's point and whether the log still holds it (a following
+ * plan's lag and last sample), an interrupted switch, the lease's holder,
+ * what a rollback left, the last error. It only reads. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
