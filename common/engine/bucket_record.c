@@ -19,8 +19,6 @@
 #include "sortkey.h"
 #include "thread.h"
 
-#define SIGN_FLIP 0x8000000000000000ULL
-
 void
 rm_bucket_scan_init (rm_bucket_scan_t *s, const rm_bucketize_t *b)
 {
@@ -165,8 +163,8 @@ rm_bucket_record_make (rm_bucket_record_t *r, const rm_bucketize_t *b, const uin
     mlen = BSON_UINT32_TO_BE ((uint32_t) r->mkey.len);
     rm_buf_append (&r->key, &mlen, 4);
     rm_buf_append (&r->key, r->mkey.data, r->mkey.len);
-    rm_put_be64 (be, (uint64_t) start ^ SIGN_FLIP);
-    rm_put_be64 (be + 8, (uint64_t) t ^ SIGN_FLIP);
+    rm_put_be64 (be, (uint64_t) start ^ RM_BUCKET_SIGN_FLIP);
+    rm_put_be64 (be + 8, (uint64_t) t ^ RM_BUCKET_SIGN_FLIP);
     rm_buf_append (&r->key, be, 16);
     st = rm_docbuf_begin (&r->key);
     if (sc->has_id)

@@ -8,6 +8,10 @@
 #include "remodel/buf.h"
 #include "remodel/plan.h"
 
+/* Dates in a key: signed milliseconds with the sign bit flipped, so that
+ * memcmp orders them. */
+#define RM_BUCKET_SIGN_FLIP 0x8000000000000000ULL
+
 /* bson_iter_t asks for 128-byte alignment but its sizeof is not a multiple
  * of it, so arrays of it hold misaligned elements: each gets a slot. */
 typedef struct {

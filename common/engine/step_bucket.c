@@ -34,8 +34,6 @@
 #include "remodel/sorter.h"
 #include "sortkey.h"
 
-#define SIGN_FLIP 0x8000000000000000ULL
-
 typedef struct {
     rm_engine_t *e;
     const rm_bucketize_t *b;
@@ -454,7 +452,7 @@ drain (job_t *j, bson_error_t *err)
             } else {
                 rm_buf_reset (&j->group);
                 rm_buf_append (&j->group, k, gl);
-                j->start = (int64_t) (rm_get_be64 (k + gl - 8) ^ SIGN_FLIP);
+                j->start = (int64_t) (rm_get_be64 (k + gl - 8) ^ RM_BUCKET_SIGN_FLIP);
                 j->index = 0;
             }
         }
