@@ -58,15 +58,16 @@ for kind in ferretdb java; do
 
     # A throttled run on a terminal, stopped by SIGINT after a while:
     # status saw it running with an ETA, then stopped with none. Its
-    # first pass lasts about 3 s (10 batches, 300 ms apart), so the SIGINT
-    # lands in it: at 150 ms a batch, under make check's load, it could
-    # land after the pass's end and before the next pass's first
-    # checkpoint, when no pass is "stopped" yet.
-    script -qec "$REMODEL online run $P --uri $uri --batch-size 10 --pause 300ms" /dev/null \
+    # first pass lasts about 15 s (49 batches, 300 ms apart), so the
+    # SIGINT lands in it. A rate (and so an ETA) is shown once the
+    # batches' own time reaches 100 ms: with batches of 10 mongo-java-
+    # server's whole pass took about that, the ETA came at its end and
+    # the polls missed it (the SIGINT then landed in the second pass).
+    script -qec "$REMODEL online run $P --uri $uri --batch-size 2 --pause 300ms" /dev/null \
         >"$T/tty" 2>&1 &
     runner=$!
     got=
-    for ((i = 0; i < 40; i++)); do
+    for ((i = 0; i < 80; i++)); do
         sleep 0.25
         run_rm online status "$P" --uri "$uri"
         got=$(row running)
@@ -75,7 +76,8 @@ for kind in ferretdb java; do
     done
     if [[ $got =~ ^[0-9]+s$ ]]; then pass "$kind: status: a running step's ETA is a duration ($got)"
     else fail "$kind: status: a running step's ETA is a duration" "got [$got]: $(cat "$T/out")"; fi
-    sleep 0.5
+    # A few more batches, each a progress line with its rate.
+    sleep 1.5
     # The run, by the pid its lease names (HOST:PID:START).
     holder=$(sed -n 's/^lease: held by [^:]*:\([0-9]*\):.*/\1/p' "$T/out")
     [ -n "$holder" ] && kill -INT "$holder"
