@@ -323,14 +323,15 @@ rm_bucket_ahead_next (rm_bucket_ahead_t *a, const uint8_t **doc, uint32_t *len,
             a->use = (a->use + 1) % RM_BUCKET_AHEAD_BLOCKS;
             continue;
         }
-        if (a->own_at >= a->mem_len && a->use_any)
+        /* (Never before the first block: the store is not empty.) */
+        if (a->own_at >= a->mem_len)
             return 0;
         /* The thread's next block starts where the step's run ended. */
         pthread_mutex_lock (&a->mu);
         while (!a->block[a->use].full)
             pthread_cond_wait (&a->cv, &a->mu);
         pthread_mutex_unlock (&a->mu);
-        a->holding = a->use_any = true;
+        a->holding = true;
         a->pos = 0;
     }
     p = a->block[a->use].data.data + a->pos;

@@ -72,7 +72,7 @@ typedef struct {
     /* the step's side */
     int use;                 /* the block read next, or being read */
     size_t pos;              /* in it */
-    bool holding, use_any;
+    bool holding;
     rm_bucket_record_t own;  /* the step's own run: its record */
     size_t own_at, own_left; /* the next reading of it, how many are left */
 } rm_bucket_ahead_t;
