@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc64_clmul.h"
 #include "remodel/crc64.h"
 #include "test.h"
 
@@ -135,6 +136,38 @@ test_lengths_alignments (void)
         }
     T_CHECK (bad == 0);
     free (buf);
+}
+
+#ifdef RM_CRC64_HAVE_PCLMUL
+__attribute__ ((target (RM_CRC64_CLMUL_TARGET))) static uint64_t
+clmul_short (uint64_t crc, const unsigned char *p, size_t n)
+{
+    return ~rm_crc64_clmul_short (~crc, p, n);
+}
+#endif
+
+/* The inline short-message version (analyze's keys, crc64_clmul.h) at
+ * every length it takes and every alignment, from a zero and from a
+ * random starting CRC. */
+static void
+test_clmul_short (void)
+{
+#ifdef RM_CRC64_HAVE_PCLMUL
+    unsigned char buf[RM_CRC64_SHORT_MAX + 16];
+    size_t checked = 0;
+    if (!rm_crc64_have_clmul ()) {
+        fprintf (stderr, "  (no PCLMULQDQ here: nothing to check)\n");
+        return;
+    }
+    fill_random (buf, sizeof buf);
+    for (size_t align = 0; align < 16; align++)
+        for (size_t n = 8; n <= RM_CRC64_SHORT_MAX; n++) {
+            uint64_t start = (n & 1) ? rng () : 0;
+            T_CHECK (clmul_short (start, buf + align, n) == ref_crc64 (start, buf + align, n));
+            checked++;
+        }
+    T_CHECK (checked == 16 * (RM_CRC64_SHORT_MAX - 7));
+#endif
 }
 
 /* Bigger buffers (many 64-byte rounds, every tail length) and a 1 MiB one. */
@@ -381,6 +414,7 @@ main (void)
     T_RUN (test_empty);
     T_RUN (test_constant_buffers);
     T_RUN (test_lengths_alignments);
+    T_RUN (test_clmul_short);
     T_RUN (test_large);
     T_RUN (test_chunked);
     T_RUN (test_bson_file);
