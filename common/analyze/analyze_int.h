@@ -79,6 +79,8 @@ rm_keymap_prefetch (const rm_keymap_t *m, uint64_t key)
 uint64_t rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch);
 /* The same key from the bytes rm_key_append gave. */
 uint64_t rm_analyze_key_of (const uint8_t *bytes, size_t len);
+/* The key of a CRC: 0 marks an empty slot, so a CRC of 0 is 1. */
+#define RM_ANALYZE_KEY_OF_CRC(crc) ((crc) ? (crc) : 1)
 
 #define RM_ANALYZE_MAX_PATHS RM_ANALYZE_PATHS_CAP
 #define RM_ANALYZE_MAX_DEPTH 6

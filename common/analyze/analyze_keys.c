@@ -87,7 +87,7 @@ rm_analyze_key_of (const uint8_t *bytes, size_t len)
      * dispatch (a pthread_once and a call) per key. Every version gives
      * the same CRC (test_crc64). */
     uint64_t h = rm_crc64_update_clmul (0, bytes, len);
-    return h ? h : 1;
+    return RM_ANALYZE_KEY_OF_CRC (h);
 }
 
 uint64_t
