@@ -15,9 +15,18 @@
 #include "remodel/crc64.h"
 #include "thread.h"
 
-#define BLOCKS 16        /* blocks in flight: the main thread fills one */
+/* Blocks in flight (the main thread fills one): 64, about 13 ms of the
+ * walk, so that the walk goes on through the worker's longest pauses (a
+ * table of a million keys doubling takes 5 to 15 ms) instead of waiting
+ * with a core idle. About 8 MB. */
+#define BLOCKS 64
 #define AHEAD 16        /* entries between a slot's prefetch and its add */
+/* A waiting walk is woken once half the blocks are free, not at each one
+ * (a wake each block was a switch each on two cores). An idle worker is
+ * woken as soon as WORKER_WAKE blocks wait: woken only at half the queue,
+ * it slept 30 to 50 ms a run while the walk's core was the only one busy. */
 #define WAKE_AT (BLOCKS / 2)
+#define WORKER_WAKE 2
 
 struct rm_adds_shared {
     rm_analysis_t *a;
@@ -141,8 +150,6 @@ worker (void *arg)
         pthread_mutex_lock (&s->mu);
         s->queued--;
         s->failed = s->bad;
-        /* The main thread woken once half the blocks are free, not at
-         * each one: a wake each block was a switch each on two cores. */
         if (s->full && s->queued <= WAKE_AT)
             pthread_cond_broadcast (&s->cv);
     }
@@ -191,13 +198,12 @@ rm_adds_hand_over (rm_adds_t *q)
     pthread_mutex_lock (&s->mu);
     s->len[s->fill] = q->n;
     s->queued++;
-    /* An idle worker woken once half the blocks wait for it, the same way. */
-    if (s->idle && s->queued >= BLOCKS - WAKE_AT)
+    if (s->idle && s->queued >= WORKER_WAKE)
         pthread_cond_broadcast (&s->cv);
     s->fill = (s->fill + 1) % BLOCKS;
     while (s->queued == BLOCKS) {
         s->full = true;
-        /* Woken at BLOCKS - WAKE_AT already; this only makes sure the
+        /* Woken at WORKER_WAKE already; this only makes sure the
          * two never wait on each other. */
         if (s->idle)
             pthread_cond_broadcast (&s->cv);
