@@ -21,9 +21,12 @@ typedef struct {
 typedef struct {
     rm_keyslot_t *slots;
     size_t n, cap;
+    bool mapped;            /* slots is a mapping of its own (analyze_keys.c) */
 } rm_keymap_t;
 
 #define RM_KEYMAP_BYTES(m) ((m)->cap * 2 * sizeof (uint64_t))
+/* Tables of this many bytes or more are mappings of their own. */
+#define RM_KEYMAP_MAPPED_MIN ((size_t) 1 << 20)
 /* Doubles the table; returns how many bytes it grew by. */
 size_t rm_keymap_grow (rm_keymap_t *m);
 void rm_keymap_destroy (rm_keymap_t *m);

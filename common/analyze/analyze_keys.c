@@ -101,7 +101,7 @@ rm_analyze_key (const bson_iter_t *value, rm_buf_t *scratch)
 /* The whole pages of len bytes at p made present in one call (where the
  * kernel has MADV_POPULATE_WRITE) before they are written: a new half of
  * megabytes is otherwise a fault a page, each a trap (and on a VM an
- * exit); the writing zeroes them either way. */
+ * exit). */
 static void
 populate (void *p, size_t len)
 {
@@ -116,6 +116,52 @@ populate (void *p, size_t len)
 #endif
 }
 
+/* m's slots doubled to bytes, the new half zero. Tables from
+ * RM_KEYMAP_MAPPED_MIN on are mappings of their own, doubled by mremap:
+ * the table is not copied (its pages are not faulted in again at each
+ * doubling: on this VM a fresh page costs the host's first touch), and
+ * the new half is zero already. realloc did the same only while glibc
+ * kept the table in a mapping of its own: once a larger block has been
+ * freed, glibc's threshold rises (up to 32 MiB), the table is on the heap
+ * and each doubling copied it (10 ms of the 15 a million keys took). */
+static void
+slots_double (rm_keymap_t *m, size_t bytes)
+{
+    size_t half = bytes / 2;
+    void *p;
+    if (bytes >= RM_KEYMAP_MAPPED_MIN) {
+        if (m->mapped) {
+            p = mremap (m->slots, half, bytes, MREMAP_MAYMOVE);
+            if (p != MAP_FAILED) {
+                populate ((char *) p + half, half);
+                m->slots = p;
+                return;
+            }
+        } else {
+            p = mmap (NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p != MAP_FAILED) {
+                populate (p, bytes);
+                memcpy (p, m->slots, half);
+                bson_free (m->slots);
+                m->slots = p;
+                m->mapped = true;
+                return;
+            }
+        }
+    }
+    /* Small, or no mapping to be had: the heap (which aborts if it has
+     * none either, as every allocation does). */
+    p = bson_malloc (bytes);
+    memcpy (p, m->slots, half);
+    memset ((char *) p + half, 0, half);
+    if (m->mapped)
+        munmap (m->slots, half);
+    else
+        bson_free (m->slots);
+    m->slots = p;
+    m->mapped = false;
+}
+
 size_t
 rm_keymap_grow (rm_keymap_t *m)
 {
@@ -127,14 +173,7 @@ rm_keymap_grow (rm_keymap_t *m)
         memset (m->slots, 0, m->cap * sizeof *m->slots);
         return RM_KEYMAP_BYTES (m);
     }
-    /* Doubled in place: a large table is a mapping of its own that
-     * realloc extends (mremap) without copying it, so its pages are not
-     * faulted in again at each doubling (on this VM a fresh page costs
-     * the host's first touch) and the old and new tables never coexist.
-     * The new half is zeroed by writing (one fault a page). */
-    m->slots = bson_realloc (m->slots, 2 * cap * sizeof *m->slots);
-    populate (m->slots + cap, cap * sizeof *m->slots);
-    memset (m->slots + cap, 0, cap * sizeof *m->slots);
+    slots_double (m, 2 * cap * sizeof *m->slots);
     m->cap = 2 * cap;
     /* Rehashed in place. A key's home in the doubled table is its old home
      * or that plus cap. The slots before the first empty one may hold keys
@@ -170,7 +209,10 @@ rm_keymap_grow (rm_keymap_t *m)
 void
 rm_keymap_destroy (rm_keymap_t *m)
 {
-    bson_free (m->slots);
+    if (m->mapped)
+        munmap (m->slots, m->cap * sizeof *m->slots);
+    else
+        bson_free (m->slots);
     memset (m, 0, sizeof *m);
 }
 
