@@ -600,34 +600,49 @@ put_u8 (rm_buf_t *out, uint8_t v)
     rm_buf_append (out, &v, 1);
 }
 
+/* Room for n more bytes at out's end, counted in: a key written in place
+ * at once, not a piece per append (analyze and embed key every value). */
+static inline uint8_t *
+put_room (rm_buf_t *out, size_t n)
+{
+    uint8_t *w;
+    if (n > out->cap - out->len)
+        rm_buf_grow (out, n);
+    w = out->data + out->len;
+    out->len += n;
+    return w;
+}
+
+static inline void
+store_be (uint8_t *w, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        w[i] = (uint8_t) (v >> 8 * (bytes - 1 - i));
+}
+
 static void
 put_be (rm_buf_t *out, uint64_t v, int bytes)
 {
-    uint8_t b[8];
-    for (int i = 0; i < bytes; i++)
-        b[i] = (uint8_t) (v >> 8 * (bytes - 1 - i));
-    rm_buf_append (out, b, (size_t) bytes);
+    store_be (put_room (out, (size_t) bytes), v, bytes);
 }
 
 /* 4-byte length, then the bytes. */
 static void
 put_bytes (rm_buf_t *out, const void *p, uint32_t len)
 {
-    put_be (out, len, 4);
-    rm_buf_append (out, p, len);
+    uint8_t *w = put_room (out, 4 + (size_t) len);
+    store_be (w, len, 4);
+    if (len)
+        memcpy (w + 4, p, len);
 }
 
 static void
 key_int64 (rm_buf_t *out, int64_t v)
 {
-    uint8_t b[10];
-    uint64_t u = (uint64_t) v ^ UINT64_C (1) << 63;
-
-    b[0] = KEY_NUMBER;
-    b[1] = NUM_KEY_INT;
-    for (int i = 0; i < 8; i++)
-        b[2 + i] = (uint8_t) (u >> (56 - 8 * i));
-    rm_buf_append (out, b, sizeof b);
+    uint8_t *w = put_room (out, 10);
+    w[0] = KEY_NUMBER;
+    w[1] = NUM_KEY_INT;
+    store_be (w + 2, (uint64_t) v ^ UINT64_C (1) << 63, 8);
 }
 
 static void
@@ -920,6 +935,7 @@ rm_key_append_scalar (rm_buf_t *out, bson_type_t t, const uint8_t *v)
     uint64_t u64;
     double d;
     uint32_t len;
+    uint8_t *w;
     switch (t) {
     case BSON_TYPE_INT32:
         key_int64 (out, (int32_t) le32 (v));
@@ -936,12 +952,16 @@ rm_key_append_scalar (rm_buf_t *out, bson_type_t t, const uint8_t *v)
     case BSON_TYPE_SYMBOL:
         /* bson_iter_utf8's length: the bytes before the final NUL. */
         len = le32 (v);
-        put_u8 (out, KEY_STRING);
-        put_bytes (out, v + 4, len ? len - 1 : 0);
+        len = len ? len - 1 : 0;
+        w = put_room (out, 5 + (size_t) len);
+        w[0] = KEY_STRING;
+        store_be (w + 1, len, 4);
+        memcpy (w + 5, v + 4, len);
         return true;
     case BSON_TYPE_OID:
-        put_u8 (out, KEY_OID);
-        rm_buf_append (out, v, 12);
+        w = put_room (out, 13);
+        w[0] = KEY_OID;
+        memcpy (w + 1, v, 12);
         return true;
     case BSON_TYPE_BINARY:
         /* The old subtype (2) repeats the length inside: its bytes follow
