@@ -10,7 +10,7 @@ BUILD   ?= build
 # The offline tool needs no driver: libmongoc stays out of its link, since
 # its load-time init leaves /dev/shm/mongoc-PID counters behind when a
 # process dies, and a later process given the same PID then warns on stderr.
-PKGS     = libbson-1.0 libarchive libzstd zlib
+PKGS     = libbson-1.0 libarchive libzstd zlib libpcre2-8
 OPT     ?= -O2 -g
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -Wstrict-prototypes
 # The core's layers, each a folder of common/ (README.md, "Layout"), lowest
@@ -19,7 +19,7 @@ WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -
 # own and those of the layers below it, never one above (the compiler
 # refuses the leak); the programs see only include/ and their own folder;
 # the unit tests see every layer (they test the internals).
-CORE_DIRS = base cli bson dump sort accum engine compile analyze report
+CORE_DIRS = base cli bson dump sort expr query accum engine compile analyze report
 CORE_INC  = $(CORE_DIRS:%=-Icommon/%)
 # layers_upto L,DIRS,ROOT: -IROOT/D for each of DIRS up to L.
 layers_upto = $(if $(filter $(1),$(firstword $(2))),-I$(3)/$(1),-I$(3)/$(firstword $(2)) $(call layers_upto,$(1),$(wordlist 2,99,$(2)),$(3)))

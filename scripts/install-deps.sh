@@ -7,7 +7,7 @@ set -eu
 # maven and a JDK fetch and run the second test server (tests/peers/install.sh);
 # time (GNU time) measures make bench and make bench-online; faketime runs a client of
 # the online lease's test with its clock an hour off.
-packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev zstd gzip xz-utils bzip2 bsdutils python3 python3-pip maven openjdk-17-jdk-headless time faketime groff-base"
+packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-dev zlib1g-dev libpcre2-dev tzdata zstd gzip xz-utils bzip2 bsdutils python3 python3-pip maven openjdk-17-jdk-headless time faketime groff-base"
 # gdb stops a process at a chosen call for the online switch's kill matrix
 # (tests/peers/killat.sh, tests/cli/test_online_switch.sh).
 packages="$packages gdb"

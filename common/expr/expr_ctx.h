@@ -1,0 +1,32 @@
+/* The evaluation context's fields: known only to expr_value.c (its
+ * memory) and expr_eval.c (its variables); operators go through
+ * expr_impl.h's functions. */
+#ifndef REMODEL_EXPR_CTX_H
+#define REMODEL_EXPR_CTX_H
+
+#include "expr_impl.h"
+
+/* One block of the context's memory: values built for the document being
+ * evaluated, all released at once by a reset and reused. */
+typedef struct {
+    uint8_t *data;
+    size_t used, cap;
+} rm_xchunk_t;
+
+struct rm_expr_ctx {
+    rm_xchunk_t *chunks;
+    size_t n_chunks, cur;
+    rm_buf_t **bufs;      /* every builder buffer made */
+    size_t n_bufs;
+    rm_buf_t **free_bufs; /* those not in use */
+    size_t n_free;
+    rm_buf_t cmp[2];      /* rm_xval_compare's two encodings */
+    int64_t now_ms;
+    const uint8_t *root;
+    uint32_t root_len;
+    bson_value_t current; /* $$CURRENT */
+    bson_value_t vars[RM_X_MAX_VARS];
+    int depth;
+};
+
+#endif

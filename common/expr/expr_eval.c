@@ -1,0 +1,215 @@
+/* Evaluating a compiled expression: constants, field paths with the
+ * server's array traversal, variables, object and array expressions, and
+ * operators through their rows.
+ *
+ * Field paths follow the aggregation rules (ExpressionFieldPath), not
+ * $lookup's nor a query's: when a path meets an array before its last
+ * component, the rest of the path is applied to each document in the
+ * array and the value is the array of what was found ("$a.b" over
+ * {a: [{b: 1}, {c: 2}, {b: 3}]} is [1, 3]); elements that are not
+ * documents (inner arrays too) are skipped, as the server's
+ * evaluatePathArray skips them. A
+ * numeric component is a field name, never an array index. An array at the
+ * end of the path is the value itself. */
+#include <string.h>
+
+#include "expr_ctx.h"
+
+/* The value of component k.. of path p in the document (data, len). */
+static bool path_in_doc (rm_expr_ctx_t *cx, const uint8_t *data, uint32_t len, const rm_path_t *p,
+                         size_t k, bson_value_t *out);
+
+static void
+path_in_value (rm_expr_ctx_t *cx, const bson_value_t *v, const rm_path_t *p, size_t k, bson_value_t *out)
+{
+    if (v->value_type == BSON_TYPE_DOCUMENT) {
+        path_in_doc (cx, v->value.v_doc.data, v->value.v_doc.data_len, p, k, out);
+    } else if (v->value_type == BSON_TYPE_ARRAY) {
+        rm_xbuild_t b;
+        bson_iter_t it;
+        rm_xbuild_begin (cx, &b, true);
+        rm_xval_iter (v, &it);
+        while (bson_iter_next (&it)) {
+            const bson_value_t *ev = bson_iter_value (&it);
+            bson_value_t got;
+            bson_value_t elem = *ev;
+            if (elem.value_type != BSON_TYPE_DOCUMENT)
+                continue;
+            path_in_value (cx, &elem, p, k, &got);
+            if (!rm_xval_missing (&got))
+                rm_xbuild_push (&b, &got);
+        }
+        rm_xbuild_end (&b, out);
+    } else {
+        rm_xset_missing (out);
+    }
+}
+
+static bool
+path_in_doc (rm_expr_ctx_t *cx, const uint8_t *data, uint32_t len, const rm_path_t *p, size_t k,
+             bson_value_t *out)
+{
+    bson_iter_t it;
+    if (!rm_doc_field (data, len, p->parts[k], p->lens[k], &it)) {
+        rm_xset_missing (out);
+        return true;
+    }
+    const bson_value_t *v = bson_iter_value (&it);
+    if (k + 1 == p->n) {
+        *out = *v;
+        return true;
+    }
+    bson_value_t here = *v;
+    path_in_value (cx, &here, p, k + 1, out);
+    return true;
+}
+
+static void
+root_value (rm_expr_ctx_t *cx, bson_value_t *out)
+{
+    out->value_type = BSON_TYPE_DOCUMENT;
+    out->value.v_doc.data = (uint8_t *) cx->root;
+    out->value.v_doc.data_len = cx->root_len;
+}
+
+bool
+rm_xeval (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+{
+    bson_value_t base;
+    rm_xbuild_t b;
+
+    if (!e) {
+        rm_xset_missing (out);
+        return true;
+    }
+    switch (e->kind) {
+    case RM_X_CONST:
+        *out = e->konst;
+        return true;
+    case RM_X_PATH:
+        path_in_value (cx, &cx->current, &e->path, 0, out);
+        return true;
+    case RM_X_VAR:
+        switch (e->var) {
+        case RM_XVAR_ROOT:
+            root_value (cx, &base);
+            break;
+        case RM_XVAR_CURRENT:
+            base = cx->current;
+            break;
+        case RM_XVAR_REMOVE:
+            rm_xset_missing (out);
+            return true;
+        case RM_XVAR_NOW:
+            rm_xset_date (&base, cx->now_ms);
+            break;
+        default:
+            base = cx->vars[e->var];
+            break;
+        }
+        if (!e->has_path)
+            *out = base;
+        else if (base.value_type == BSON_TYPE_DOCUMENT || base.value_type == BSON_TYPE_ARRAY)
+            path_in_value (cx, &base, &e->path, 0, out);
+        else
+            rm_xset_missing (out);
+        return true;
+    case RM_X_OBJECT:
+    case RM_X_ARRAY:
+        rm_xbuild_begin (cx, &b, e->kind == RM_X_ARRAY);
+        for (size_t i = 0; i < e->n; i++) {
+            bson_value_t v;
+            if (!rm_xeval (cx, e->args[i], &v, err)) {
+                rm_xbuild_abort (&b);
+                return false;
+            }
+            if (e->kind == RM_X_ARRAY)
+                rm_xbuild_push (&b, &v);
+            else
+                rm_xbuild_field (&b, e->names[i], strlen (e->names[i]), &v);
+        }
+        rm_xbuild_end (&b, out);
+        return true;
+    case RM_X_OP:
+        if (++cx->depth > 4 * RM_X_MAX_DEPTH) {
+            cx->depth--;
+            return rm_xfail (err, e, "evaluation nested too deeply");
+        }
+        bool ok = e->op->eval (cx, e, out, err);
+        cx->depth--;
+        return ok;
+    }
+    return false;
+}
+
+bool
+rm_xeval_args (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *vals, bson_error_t *err)
+{
+    for (size_t i = 0; i < e->n; i++)
+        if (!rm_xeval (cx, e->args[i], &vals[i], err))
+            return false;
+    return true;
+}
+
+bool
+rm_xeval_args_n (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *vals, size_t n,
+                 bson_error_t *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!rm_xeval (cx, e->args[i], &vals[i], err))
+            return false;
+    return true;
+}
+
+bson_value_t *
+rm_xvals (rm_expr_ctx_t *cx, size_t n)
+{
+    return rm_xalloc (cx, (n ? n : 1) * sizeof (bson_value_t));
+}
+
+void
+rm_xvar_set (rm_expr_ctx_t *cx, int slot, const bson_value_t *v)
+{
+    if (slot == RM_XVAR_CURRENT)
+        cx->current = *v;
+    else if (slot >= 0 && slot < RM_X_MAX_VARS)
+        cx->vars[slot] = *v;
+}
+
+const bson_value_t *
+rm_xcurrent (rm_expr_ctx_t *cx)
+{
+    return &cx->current;
+}
+
+int64_t
+rm_xnow (rm_expr_ctx_t *cx)
+{
+    return cx->now_ms;
+}
+
+bool
+rm_xfail (bson_error_t *err, const rm_expr_t *e, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start (ap, fmt);
+    vsnprintf (msg, sizeof msg, fmt, ap);
+    va_end (ap);
+    if (e && e->op)
+        rm_error_set (err, RM_ERR_DATA, "%s: %s", e->op->name, msg);
+    else
+        rm_error_set (err, RM_ERR_DATA, "%s", msg);
+    return false;
+}
+
+bool
+rm_expr_eval (rm_expr_ctx_t *cx, const rm_expr_t *e, const uint8_t *doc, uint32_t len,
+              bson_value_t *out, bson_error_t *err)
+{
+    cx->root = doc;
+    cx->root_len = len;
+    root_value (cx, &cx->current);
+    cx->depth = 0;
+    return rm_xeval (cx, e, out, err);
+}

@@ -1,0 +1,6 @@
+/* (to be written) */
+#include "expr_impl.h"
+
+const rm_xop_t rm_xops_regex[] = {
+    {NULL, NULL, 0, 0, {NULL}, NULL, NULL},
+};

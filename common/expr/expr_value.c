@@ -1,0 +1,484 @@
+/* Values during evaluation: the context's memory (blocks bumped through
+ * and all released by a reset), building documents and arrays, encoding a
+ * value as a BSON element, and what every operator asks of a value
+ * (truthiness, order, type name, a number as a double or an integer). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remodel/extjson.h"
+#include "remodel/value.h"
+
+#include "expr_ctx.h"
+
+#define CHUNK_MIN (64 * 1024)
+
+void *
+rm_xalloc (rm_expr_ctx_t *cx, size_t n)
+{
+    n = (n + 7) & ~(size_t) 7;
+    while (cx->cur < cx->n_chunks) {
+        rm_xchunk_t *c = &cx->chunks[cx->cur];
+        if (c->cap - c->used >= n) {
+            void *p = c->data + c->used;
+            c->used += n;
+            return p;
+        }
+        /* A block too small for this request stays for the next ones of
+         * the next document; a later block may be big enough. */
+        if (cx->cur + 1 < cx->n_chunks) {
+            cx->cur++;
+            continue;
+        }
+        break;
+    }
+    cx->chunks = bson_realloc (cx->chunks, (cx->n_chunks + 1) * sizeof *cx->chunks);
+    rm_xchunk_t *c = &cx->chunks[cx->n_chunks];
+    c->cap = n > CHUNK_MIN ? n : CHUNK_MIN;
+    if (cx->n_chunks && c->cap < cx->chunks[cx->n_chunks - 1].cap * 2 && n <= CHUNK_MIN * 16)
+        c->cap = cx->chunks[cx->n_chunks - 1].cap * 2;
+    c->data = bson_malloc (c->cap);
+    c->used = n;
+    cx->cur = cx->n_chunks++;
+    return c->data;
+}
+
+void
+rm_xset_string (rm_expr_ctx_t *cx, bson_value_t *v, const char *s, size_t len)
+{
+    char *p = rm_xalloc (cx, len + 1);
+    if (len)
+        memcpy (p, s, len);
+    p[len] = '\0';
+    v->value_type = BSON_TYPE_UTF8;
+    v->value.v_utf8.str = p;
+    v->value.v_utf8.len = (uint32_t) len;
+}
+
+rm_expr_ctx_t *
+rm_expr_ctx_new (int64_t now_ms)
+{
+    rm_expr_ctx_t *cx = bson_malloc0 (sizeof *cx);
+    cx->now_ms = now_ms;
+    rm_buf_init (&cx->cmp[0]);
+    rm_buf_init (&cx->cmp[1]);
+    return cx;
+}
+
+void
+rm_expr_ctx_reset (rm_expr_ctx_t *cx)
+{
+    for (size_t i = 0; i < cx->n_chunks; i++)
+        cx->chunks[i].used = 0;
+    cx->cur = 0;
+    /* Builders left open by an error go back to the pool. */
+    cx->n_free = 0;
+    for (size_t i = 0; i < cx->n_bufs; i++)
+        cx->free_bufs[cx->n_free++] = cx->bufs[i];
+}
+
+void
+rm_expr_ctx_destroy (rm_expr_ctx_t *cx)
+{
+    if (!cx)
+        return;
+    for (size_t i = 0; i < cx->n_chunks; i++)
+        bson_free (cx->chunks[i].data);
+    bson_free (cx->chunks);
+    for (size_t i = 0; i < cx->n_bufs; i++) {
+        rm_buf_destroy (cx->bufs[i]);
+        bson_free (cx->bufs[i]);
+    }
+    bson_free (cx->bufs);
+    bson_free (cx->free_bufs);
+    rm_buf_destroy (&cx->cmp[0]);
+    rm_buf_destroy (&cx->cmp[1]);
+    bson_free (cx);
+}
+
+/* ---- Encoding ---- */
+
+static void
+put32 (rm_buf_t *b, uint32_t v)
+{
+    uint8_t w[4] = {(uint8_t) v, (uint8_t) (v >> 8), (uint8_t) (v >> 16), (uint8_t) (v >> 24)};
+    rm_buf_append (b, w, 4);
+}
+
+static void
+put64 (rm_buf_t *b, uint64_t v)
+{
+    put32 (b, (uint32_t) v);
+    put32 (b, (uint32_t) (v >> 32));
+}
+
+static void
+put_string (rm_buf_t *b, const char *s, uint32_t len)
+{
+    put32 (b, len + 1);
+    rm_buf_append (b, s, len);
+    rm_buf_append (b, "", 1);
+}
+
+void
+rm_xval_encode (rm_buf_t *b, const char *key, size_t key_len, const bson_value_t *v)
+{
+    uint8_t t = (uint8_t) v->value_type;
+    const bson_value_t *x = v;
+    uint64_t u;
+
+    rm_buf_append (b, &t, 1);
+    rm_buf_append (b, key, key_len);
+    rm_buf_append (b, "", 1);
+    switch (v->value_type) {
+    case BSON_TYPE_DOUBLE:
+        memcpy (&u, &x->value.v_double, 8);
+        put64 (b, u);
+        break;
+    case BSON_TYPE_UTF8:
+        put_string (b, x->value.v_utf8.str, x->value.v_utf8.len);
+        break;
+    case BSON_TYPE_SYMBOL:
+        put_string (b, x->value.v_symbol.symbol, x->value.v_symbol.len);
+        break;
+    case BSON_TYPE_CODE:
+        put_string (b, x->value.v_code.code, x->value.v_code.code_len);
+        break;
+    case BSON_TYPE_DOCUMENT:
+    case BSON_TYPE_ARRAY:
+        rm_buf_append (b, x->value.v_doc.data, x->value.v_doc.data_len);
+        break;
+    case BSON_TYPE_BINARY: {
+        uint8_t st = (uint8_t) x->value.v_binary.subtype;
+        if (x->value.v_binary.subtype == BSON_SUBTYPE_BINARY_DEPRECATED) {
+            put32 (b, x->value.v_binary.data_len + 4);
+            rm_buf_append (b, &st, 1);
+            put32 (b, x->value.v_binary.data_len);
+        } else {
+            put32 (b, x->value.v_binary.data_len);
+            rm_buf_append (b, &st, 1);
+        }
+        rm_buf_append (b, x->value.v_binary.data, x->value.v_binary.data_len);
+        break;
+    }
+    case BSON_TYPE_OID:
+        rm_buf_append (b, x->value.v_oid.bytes, 12);
+        break;
+    case BSON_TYPE_BOOL: {
+        uint8_t c = x->value.v_bool ? 1 : 0;
+        rm_buf_append (b, &c, 1);
+        break;
+    }
+    case BSON_TYPE_DATE_TIME:
+        put64 (b, (uint64_t) x->value.v_datetime);
+        break;
+    case BSON_TYPE_REGEX:
+        rm_buf_append (b, x->value.v_regex.regex, strlen (x->value.v_regex.regex) + 1);
+        rm_buf_append (b, x->value.v_regex.options ? x->value.v_regex.options : "",
+                       (x->value.v_regex.options ? strlen (x->value.v_regex.options) : 0) + 1);
+        break;
+    case BSON_TYPE_DBPOINTER:
+        put_string (b, x->value.v_dbpointer.collection, x->value.v_dbpointer.collection_len);
+        rm_buf_append (b, x->value.v_dbpointer.oid.bytes, 12);
+        break;
+    case BSON_TYPE_CODEWSCOPE:
+        put32 (b, 4 + 4 + x->value.v_codewscope.code_len + 1 + x->value.v_codewscope.scope_len);
+        put_string (b, x->value.v_codewscope.code, x->value.v_codewscope.code_len);
+        rm_buf_append (b, x->value.v_codewscope.scope_data, x->value.v_codewscope.scope_len);
+        break;
+    case BSON_TYPE_INT32:
+        put32 (b, (uint32_t) x->value.v_int32);
+        break;
+    case BSON_TYPE_TIMESTAMP:
+        put32 (b, x->value.v_timestamp.increment);
+        put32 (b, x->value.v_timestamp.timestamp);
+        break;
+    case BSON_TYPE_INT64:
+        put64 (b, (uint64_t) x->value.v_int64);
+        break;
+    case BSON_TYPE_DECIMAL128:
+        put64 (b, x->value.v_decimal128.low);
+        put64 (b, x->value.v_decimal128.high);
+        break;
+    default: /* undefined, null, minKey, maxKey: no bytes */
+        break;
+    }
+}
+
+void
+rm_expr_raw (rm_expr_ctx_t *cx, const bson_value_t *v, rm_raw_value_t *raw)
+{
+    rm_buf_t *b = &cx->cmp[0];
+    uint8_t *p;
+
+    rm_buf_reset (b);
+    rm_xval_encode (b, "", 0, v);
+    p = rm_xalloc (cx, b->len - 2);
+    memcpy (p, b->data + 2, b->len - 2);
+    raw->type = (uint8_t) v->value_type;
+    raw->data = p;
+    raw->len = (uint32_t) (b->len - 2);
+}
+
+void
+rm_expr_append (bson_t *doc, const char *key, int key_len, const bson_value_t *v)
+{
+    if (!rm_xval_missing (v))
+        bson_append_value (doc, key, key_len, v);
+}
+
+/* ---- Builders ---- */
+
+void
+rm_xbuild_begin (rm_expr_ctx_t *cx, rm_xbuild_t *b, bool array)
+{
+    if (cx->n_free == 0) {
+        rm_buf_t *nb = bson_malloc (sizeof *nb);
+        rm_buf_init (nb);
+        cx->bufs = bson_realloc (cx->bufs, (cx->n_bufs + 1) * sizeof *cx->bufs);
+        cx->free_bufs = bson_realloc (cx->free_bufs, (cx->n_bufs + 1) * sizeof *cx->free_bufs);
+        cx->bufs[cx->n_bufs++] = nb;
+        cx->free_bufs[cx->n_free++] = nb;
+    }
+    b->cx = cx;
+    b->buf = cx->free_bufs[--cx->n_free];
+    b->n = 0;
+    b->array = array;
+    rm_buf_reset (b->buf);
+    put32 (b->buf, 0);
+}
+
+void
+rm_xbuild_field (rm_xbuild_t *b, const char *key, size_t key_len, const bson_value_t *v)
+{
+    if (rm_xval_missing (v))
+        return;
+    rm_xval_encode (b->buf, key, key_len, v);
+    b->n++;
+}
+
+void
+rm_xbuild_push (rm_xbuild_t *b, const bson_value_t *v)
+{
+    char key[16];
+    int kl = snprintf (key, sizeof key, "%u", b->n++);
+    bson_value_t null_v;
+
+    if (rm_xval_missing (v)) {
+        rm_xset_null (&null_v);
+        v = &null_v;
+    }
+    rm_xval_encode (b->buf, key, (size_t) kl, v);
+}
+
+void
+rm_xbuild_end (rm_xbuild_t *b, bson_value_t *out)
+{
+    rm_buf_t *buf = b->buf;
+    uint8_t *p;
+    uint32_t len;
+
+    rm_buf_append (buf, "", 1);
+    len = (uint32_t) buf->len;
+    buf->data[0] = (uint8_t) len;
+    buf->data[1] = (uint8_t) (len >> 8);
+    buf->data[2] = (uint8_t) (len >> 16);
+    buf->data[3] = (uint8_t) (len >> 24);
+    p = rm_xalloc (b->cx, len);
+    memcpy (p, buf->data, len);
+    out->value_type = b->array ? BSON_TYPE_ARRAY : BSON_TYPE_DOCUMENT;
+    out->value.v_doc.data = p;
+    out->value.v_doc.data_len = len;
+    rm_xbuild_abort (b);
+}
+
+void
+rm_xbuild_abort (rm_xbuild_t *b)
+{
+    if (b->buf)
+        b->cx->free_bufs[b->cx->n_free++] = b->buf;
+    b->buf = NULL;
+}
+
+bool
+rm_xval_iter (const bson_value_t *v, bson_iter_t *it)
+{
+    if (v->value_type != BSON_TYPE_ARRAY && v->value_type != BSON_TYPE_DOCUMENT)
+        return false;
+    return bson_iter_init_from_data (it, v->value.v_doc.data, v->value.v_doc.data_len);
+}
+
+uint32_t
+rm_xval_count (const bson_value_t *v)
+{
+    bson_iter_t it;
+    uint32_t n = 0;
+    if (!rm_xval_iter (v, &it))
+        return 0;
+    while (bson_iter_next (&it))
+        n++;
+    return n;
+}
+
+/* ---- What operators ask of values ---- */
+
+bool
+rm_xval_truthy (const bson_value_t *v)
+{
+    switch (v->value_type) {
+    case BSON_TYPE_EOD:
+    case BSON_TYPE_NULL:
+    case BSON_TYPE_UNDEFINED:
+        return false;
+    case BSON_TYPE_BOOL:
+        return v->value.v_bool;
+    case BSON_TYPE_INT32:
+        return v->value.v_int32 != 0;
+    case BSON_TYPE_INT64:
+        return v->value.v_int64 != 0;
+    case BSON_TYPE_DOUBLE:
+        /* NaN is true, as the server has it (NaN != 0). */
+        return v->value.v_double != 0.0;
+    case BSON_TYPE_DECIMAL128: {
+        double d;
+        rm_xval_to_double (v, &d);
+        /* Any zero (0E-10, -0) is false; only the coefficient decides. */
+        uint64_t hi = v->value.v_decimal128.high, lo = v->value.v_decimal128.low;
+        if (((hi >> 61) & 3) == 3)
+            return ((hi >> 58) & 0x1f) >= 0x1e; /* NaN and infinity are true */
+        return (hi & ((UINT64_C (1) << 49) - 1)) != 0 || lo != 0;
+    }
+    default:
+        return true;
+    }
+}
+
+/* A value as an iterator over the encoding in b: {"": v}. */
+static const bson_iter_t *
+iter_of (rm_buf_t *b, const bson_value_t *v, bson_iter_t *it)
+{
+    if (rm_xval_missing (v))
+        return NULL;
+    rm_buf_reset (b);
+    put32 (b, 0);
+    rm_xval_encode (b, "", 0, v);
+    rm_buf_append (b, "", 1);
+    uint32_t len = (uint32_t) b->len;
+    memcpy (b->data, &len, 4);
+    if (!bson_iter_init_from_data (it, b->data, b->len) || !bson_iter_next (it))
+        return NULL;
+    return it;
+}
+
+int
+rm_xval_compare (rm_expr_ctx_t *cx, const bson_value_t *a, const bson_value_t *b)
+{
+    bson_iter_t ia, ib;
+    const bson_iter_t *pa = iter_of (&cx->cmp[0], a, &ia);
+    const bson_iter_t *pb = iter_of (&cx->cmp[1], b, &ib);
+    return rm_value_compare (pa, pb);
+}
+
+int
+rm_expr_compare (rm_expr_ctx_t *cx, const bson_value_t *a, const bson_value_t *b)
+{
+    return rm_xval_compare (cx, a, b);
+}
+
+const char *
+rm_xval_type_name (const bson_value_t *v)
+{
+    return rm_xval_missing (v) ? "missing" : rm_value_type_name (v->value_type);
+}
+
+bool
+rm_xval_to_double (const bson_value_t *v, double *d)
+{
+    switch (v->value_type) {
+    case BSON_TYPE_INT32:
+        *d = v->value.v_int32;
+        return true;
+    case BSON_TYPE_INT64:
+        *d = (double) v->value.v_int64;
+        return true;
+    case BSON_TYPE_DOUBLE:
+        *d = v->value.v_double;
+        return true;
+    case BSON_TYPE_DECIMAL128: {
+        char s[BSON_DECIMAL128_STRING];
+        bson_decimal128_to_string (&v->value.v_decimal128, s);
+        if (!strcmp (s, "NaN") || !strcmp (s, "-NaN"))
+            *d = NAN;
+        else if (!strcmp (s, "Infinity"))
+            *d = INFINITY;
+        else if (!strcmp (s, "-Infinity"))
+            *d = -INFINITY;
+        else
+            *d = strtod (s, NULL);
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+bool
+rm_xval_to_int64 (const bson_value_t *v, int64_t *i)
+{
+    double d;
+    switch (v->value_type) {
+    case BSON_TYPE_INT32:
+        *i = v->value.v_int32;
+        return true;
+    case BSON_TYPE_INT64:
+        *i = v->value.v_int64;
+        return true;
+    case BSON_TYPE_DOUBLE:
+    case BSON_TYPE_DECIMAL128:
+        if (!rm_xval_to_double (v, &d) || d != floor (d) || d < -9223372036854775808.0 ||
+            d >= 9223372036854775808.0)
+            return false;
+        *i = (int64_t) d;
+        return true;
+    default:
+        return false;
+    }
+}
+
+const char *
+rm_expr_show (rm_expr_ctx_t *cx, const bson_value_t *v, size_t max)
+{
+    rm_buf_t out, *b = &cx->cmp[1];
+    bson_iter_t it;
+    char *s;
+
+    if (rm_xval_missing (v))
+        return "missing";
+    rm_buf_init (&out);
+    if (iter_of (b, v, &it))
+        rm_extjson_value (&out, &it, RM_EXTJSON_RELAXED);
+    if (out.len > max) {
+        /* Cut at a character's start, and say so. */
+        size_t n = max;
+        while (n > 0 && (out.data[n] & 0xC0) == 0x80)
+            n--;
+        out.len = n;
+        rm_buf_append (&out, "...", 3);
+    }
+    s = rm_xalloc (cx, out.len + 1);
+    memcpy (s, out.data, out.len);
+    s[out.len] = '\0';
+    rm_buf_destroy (&out);
+    /* Control bytes would drive a terminal: shown as '?' (the JSON writer
+     * escapes them in strings; keys and the rest are escaped above us). */
+    for (char *c = s; *c; c++)
+        if ((unsigned char) *c < 0x20)
+            *c = '?';
+    return s;
+}
+
+const char *
+rm_xshow (rm_expr_ctx_t *cx, const bson_value_t *v)
+{
+    return rm_expr_show (cx, v, 60);
+}

@@ -1,0 +1,88 @@
+/* MongoDB's aggregation expressions ("$a.b", {"$concat": [...]},
+ * {"$toDate": "$s"}) compiled once from a plan and evaluated per document
+ * with the server's semantics (docs/plans.md, "Expressions and filters";
+ * shared traps in reference/mongodb-semantics.md). The layer is
+ * common/expr/; queries (a step's filter) are remodel/query.h, above it.
+ *
+ * Values are libbson's bson_value_t. A value of type BSON_TYPE_EOD (0) is
+ * "missing": a path that found nothing, $$REMOVE, $arrayElemAt out of
+ * range; $set leaves such a field out. Strings, documents and arrays point
+ * into the evaluated document, the compiled expression, or memory the
+ * context owns until its next rm_expr_ctx_reset: evaluating allocates
+ * nothing once the context has grown to the largest document's needs. */
+#ifndef REMODEL_EXPR_H
+#define REMODEL_EXPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bson/bson.h>
+
+#include "remodel/docpath.h"
+#include "remodel/error.h"
+
+typedef struct rm_expr rm_expr_t;
+typedef struct rm_expr_ctx rm_expr_ctx_t;
+
+/* Compiles the expression at it (any BSON value: a path string, a
+ * literal, an operator document, a document or array of expressions).
+ * Refuses unknown and unsupported operators by name ($function, $meta,
+ * ...), malformed arguments, and field names with a leading '$' or a dot
+ * in an object expression: err says which (RM_ERR_USAGE). */
+rm_expr_t *rm_expr_parse (const bson_iter_t *it, bson_error_t *err);
+void rm_expr_destroy (rm_expr_t *e);
+
+/* Whether e is a constant (a literal with no path, variable or operator):
+ * *value then holds it (owned by e). */
+bool rm_expr_constant (const rm_expr_t *e, const bson_value_t **value);
+
+/* Calls fn with every field path e reads from the document ("$a.b",
+ * "$$ROOT.a", "$$CURRENT.a"); whole is set when e reads $$ROOT or
+ * $$CURRENT as a whole (every field). */
+typedef void (*rm_expr_path_fn) (const rm_path_t *path, void *arg);
+void rm_expr_paths (const rm_expr_t *e, rm_expr_path_fn fn, void *arg, bool *whole);
+
+/* Whether e uses $$NOW (the value a run records: rm_expr_ctx_set_now). */
+bool rm_expr_uses_now (const rm_expr_t *e);
+
+/* An evaluation context: reused for every document of a run (one per
+ * thread). now_ms is $$NOW, in milliseconds since the epoch: one value
+ * for a whole run, recorded with it so that resumes agree. */
+rm_expr_ctx_t *rm_expr_ctx_new (int64_t now_ms);
+void rm_expr_ctx_destroy (rm_expr_ctx_t *cx);
+/* Frees (for reuse) every value built since the last reset: call it
+ * before each document, once the values of the last one are written. */
+void rm_expr_ctx_reset (rm_expr_ctx_t *cx);
+
+/* Evaluates e over the document (doc, len: $$ROOT and $$CURRENT) into
+ * *out. An error (a conversion that fails, $size of a non-array, a
+ * division by zero) is RM_ERR_DATA with a message naming the operator
+ * and the value ("$toDate: cannot convert the string \"n/a\" to a
+ * date"). */
+bool rm_expr_eval (rm_expr_ctx_t *cx, const rm_expr_t *e, const uint8_t *doc, uint32_t len,
+                   bson_value_t *out, bson_error_t *err);
+
+/* The value as a BSON element's bytes, for docpath's edits (remodel/
+ * docpath.h's rm_doc_set): encoded into memory of cx (until its reset).
+ * v must not be missing. */
+void rm_expr_raw (rm_expr_ctx_t *cx, const bson_value_t *v, rm_raw_value_t *raw);
+
+/* Appends v to doc as field key (a missing v appends nothing), as
+ * bson_append_value does but without copying strings twice. */
+void rm_expr_append (bson_t *doc, const char *key, int key_len, const bson_value_t *v);
+
+/* Compares two values in MongoDB's order (remodel/value.h's
+ * rm_value_compare); a missing value compares as null. */
+int rm_expr_compare (rm_expr_ctx_t *cx, const bson_value_t *a, const bson_value_t *b);
+
+/* A value as relaxed Extended JSON, escaped and cut to about max bytes,
+ * for messages: in memory of cx (until its reset). */
+const char *rm_expr_show (rm_expr_ctx_t *cx, const bson_value_t *v, size_t max);
+
+/* The catalogue: whether name ("$toDate") is an operator this build
+ * evaluates; rm_expr_op_name(i) lists them, NULL past the last. */
+bool rm_expr_op_supported (const char *name);
+const char *rm_expr_op_name (size_t i);
+
+#endif
