@@ -14,9 +14,3 @@ rm_xdate_iso (int64_t ms, char *out)
     out[0] = '\0';
     return 0;
 }
-
-size_t
-rm_xdouble_string (double d, char *out, size_t cap)
-{
-    return (size_t) snprintf (out, cap, "%.17g", d);
-}
