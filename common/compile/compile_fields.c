@@ -1,6 +1,6 @@
-/* The field steps as pipelines (compile_impl.h): set and version as
- * $addFields of literals (a field replaced where it stands, else
- * appended: the engine's order), unset as a $project exclusion, rename as
+/* The field steps as pipelines (compile_impl.h): set as the $addFields
+ * stage it is, version as $addFields of a literal (a field replaced where
+ * it stands, else appended: the engine's order), unset as a $project exclusion, rename as
  * the old value put at the new name (where it stands, else appended) and
  * the old name dropped. Top-level fields only: through a dotted path
  * $addFields would set the field in every element of an array on the way,
@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "compile_stage.h"
+
+static bool rm_compile_version_step (rm_compile_step_t *st);
 
 /* Refuses a step naming a dotted path or a scratch field; to (rename's
  * new names) NULL for the other steps. */
@@ -33,9 +35,29 @@ fields_compile (const rm_fields_t *f, const rm_path_t *to, rm_compile_step_t *st
     return true;
 }
 
-/* set and version: their values as literals. */
+/* set: the $addFields stage as the plan wrote it (the engine's set is
+ * that stage, dotted paths and all). */
 bool
 rm_compile_set (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st)
+{
+    const rm_fields_t *f = &st->s->u.fields;
+    rm_cs_stage_t stage;
+
+    if (!f->set) /* version: its value as a literal, where it stands */
+        return rm_compile_version_step (st);
+    for (size_t i = 0; i < f->n; i++)
+        if (rm_cs_reserved (f->paths[i].text))
+            return rm_compile_refuse (st, "a field starting with __rm, the compiled pipelines' "
+                                          "scratch fields");
+    rm_cs_begin (&st->passes[0].pipeline, &stage, "$addFields");
+    bson_concat (&stage.body, f->set_doc);
+    rm_cs_end (&stage);
+    return true;
+}
+
+/* version: its value as a literal at its (top-level) field. */
+static bool
+rm_compile_version_step (rm_compile_step_t *st)
 {
     const rm_fields_t *f = &st->s->u.fields;
     rm_cs_stage_t stage;

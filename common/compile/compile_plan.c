@@ -127,6 +127,10 @@ compile_step (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *s
         return rm_compile_refuse (st, "not a step the compiler knows");
     if (!k->compile)
         return rm_compile_refuse (st, "%s", k->refusal);
+    if (s->filter || s->match)
+        return rm_compile_refuse (st, "a step with a %s runs client-side: its pipelines would "
+                                      "have to keep the documents it leaves out as they are",
+                                  s->filter ? "filter" : "match");
     for (size_t i = 0; i < np; i++) {
         const rm_nsref_t *in[4];
         rm_step_inputs (s, in, 4);

@@ -62,6 +62,9 @@ struct rm_engine {
     size_t n_warnings;
 };
 
+/* $$NOW of the run (rm_engine_opts_t's now_ms). */
+int64_t rm_engine_now (const rm_engine_t *e);
+
 /* The steps' runs, with the probes their rows ask for (engine_step.c),
  * and freed (engine_checks.c). */
 void rm_engine_runs_init (rm_engine_t *e);

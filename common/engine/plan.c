@@ -63,12 +63,14 @@ check_keys (rm_plan_ctx_t *c, rm_step_kind_t kind, const bson_t *body)
         if (n < 22)
             names[n++] = k;
     }
-    strncat (allowed, ", allowMissing, why", sizeof allowed - strlen (allowed) - 1);
+    strncat (allowed, ", filter, allowMissing, why", sizeof allowed - strlen (allowed) - 1);
+    names[n++] = "filter";
     names[n++] = "allowMissing";
     names[n++] = "why";
     bson_iter_init (&it, body);
     while (bson_iter_next (&it)) {
         bool known = !strcmp (bson_iter_key (&it), "allowMissing") ||
+                     !strcmp (bson_iter_key (&it), "filter") ||
                      (!strcmp (bson_iter_key (&it), "why") && BSON_ITER_HOLDS_UTF8 (&it));
         for (size_t i = 0; rm_step_classes[kind].keys[i] && !known; i++)
             known = !strcmp (bson_iter_key (&it), rm_step_classes[kind].keys[i] + (rm_step_classes[kind].keys[i][0] == '*'));
@@ -209,6 +211,27 @@ locate_bad_step (const char *s, size_t len, char *op, size_t op_len, size_t *at,
         }
     }
     return 0;
+}
+
+/* "filter" and "match": a query document, compiled (remodel/query.h) and
+ * kept as written for compile. Every step takes filter; match only the
+ * rows that list it (the joins: the joined side's documents). */
+static bool
+parse_query (rm_plan_ctx_t *c, bson_iter_t *it, rm_query_t **q, bson_t **doc)
+{
+    const char *key = bson_iter_key (it);
+    bson_error_t qerr;
+    uint32_t len;
+    const uint8_t *data;
+
+    if (!BSON_ITER_HOLDS_DOCUMENT (it))
+        return rm_plan_fail (c, key, "must be a query document, like {\"status\": \"open\"}");
+    *q = rm_query_parse (it, &qerr);
+    if (!*q)
+        return rm_plan_fail (c, key, "%s", qerr.message);
+    bson_iter_document (it, &len, &data);
+    *doc = bson_new_from_data (data, len);
+    return true;
 }
 
 bool
@@ -366,8 +389,15 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                 bson_t rest;
                 if (bson_iter_init_find (&fields, &b, "allowMissing"))
                     ok = rm_plan_get_bool (&c, &fields, &st->allow_missing);
+                if (ok && bson_has_field (&b, "filter") && !rm_step_classes[st->kind].filters)
+                    ok = rm_plan_fail (&c, "filter", "%s does not take a filter yet (docs/plans.md, "
+                                       "\"Expressions and filters\", lists the steps that do)", c.op);
+                if (ok && bson_iter_init_find (&fields, &b, "filter"))
+                    ok = parse_query (&c, &fields, &st->filter, &st->filter_doc);
+                if (ok && bson_iter_init_find (&fields, &b, "match"))
+                    ok = parse_query (&c, &fields, &st->match, &st->match_doc);
                 bson_init (&rest);
-                bson_copy_to_excluding_noinit (&b, &rest, "allowMissing", "why", NULL);
+                bson_copy_to_excluding_noinit (&b, &rest, "allowMissing", "why", "filter", "match", NULL);
                 bson_iter_init (&fields, &rest);
                 if (ok)
                     ok = rm_step_classes[st->kind].parse (&c, &fields, st);
@@ -572,8 +602,16 @@ rm_plan_destroy (rm_plan_t *plan)
 {
     /* A step that failed to parse has its kind (or none yet: zeroed, and
      * clearing zeroes frees nothing). */
-    for (size_t i = 0; i < plan->n; i++)
-        rm_step_classes[plan->steps[i].kind].clear (&plan->steps[i]);
+    for (size_t i = 0; i < plan->n; i++) {
+        rm_step_t *st = &plan->steps[i];
+        rm_step_classes[st->kind].clear (st);
+        rm_query_destroy (st->filter);
+        rm_query_destroy (st->match);
+        if (st->filter_doc)
+            bson_destroy (st->filter_doc);
+        if (st->match_doc)
+            bson_destroy (st->match_doc);
+    }
     bson_free (plan->steps);
     memset (plan, 0, sizeof *plan);
 }

@@ -53,7 +53,11 @@ typedef struct {
 
 typedef struct {
     const char *name;       /* the operation's name in a plan */
-    const char *keys[14];   /* the keys it takes; '*' marks the required ones */
+    const char *keys[16];   /* the keys it takes; '*' marks the required ones
+                             * ("filter", every step's, is not listed) */
+    /* Whether its run applies "filter" (remodel/plan.h): a plan giving one
+     * to a step that does not is refused, never run unfiltered. */
+    bool filters;
     /* Reads the operation's keys (checked against `keys` already). */
     bool (*parse) (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
     /* Frees what parse allocated. */

@@ -8,16 +8,19 @@
 #include "engine_impl.h"
 #include "plan_parse.h"
 
-/* The two buffers a document is rewritten through, back and forth. */
+/* The two buffers a document is rewritten through, back and forth, and
+ * the context set's and filter's expressions are evaluated in. */
 typedef struct {
     rm_buf_t buf[2];
+    rm_expr_ctx_t *cx;
 } rm_fields_scratch_t;
 
 static void
-rm_fields_scratch_init (rm_fields_scratch_t *sc)
+rm_fields_scratch_init (rm_fields_scratch_t *sc, int64_t now_ms)
 {
     rm_buf_init (&sc->buf[0]);
     rm_buf_init (&sc->buf[1]);
+    sc->cx = rm_expr_ctx_new (now_ms);
 }
 
 static void
@@ -25,6 +28,7 @@ rm_fields_scratch_destroy (rm_fields_scratch_t *sc)
 {
     rm_buf_destroy (&sc->buf[0]);
     rm_buf_destroy (&sc->buf[1]);
+    rm_expr_ctx_destroy (sc->cx);
 }
 
 static bool
@@ -33,12 +37,28 @@ rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_nam
                  bson_error_t *err)
 {
     const rm_fields_t *f = &s->u.fields;
+    bool take = true;
 
+    rm_expr_ctx_reset (sc->cx);
+    *out = doc;
+    *out_len = len;
+    if (s->filter && !rm_query_match (s->filter, sc->cx, doc, (uint32_t) len, &take, err)) {
+        rm_error_prefix (err, "filter");
+        return rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
+    }
+    if (!take)
+        return true; /* passes byte for byte */
+    if (s->kind == RM_STEP_SET) {
+        if (!rm_expr_set_apply (f->set, sc->cx, doc, (uint32_t) len, &sc->buf[0], err))
+            return rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
+        *out = sc->buf[0].data;
+        *out_len = sc->buf[0].len;
+        return true;
+    }
     for (size_t i = 0; i < f->n; i++) {
         rm_buf_t *b = &sc->buf[i & 1];
         bool changed = false, ok;
         switch (s->kind) {
-        case RM_STEP_SET:
         case RM_STEP_VERSION:
             ok = rm_doc_set (b, doc, len, &f->paths[i], &f->raw[i], err);
             break;
@@ -77,7 +97,7 @@ rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         rm_store_destroy (next);
         return false;
     }
-    rm_fields_scratch_init (&sc);
+    rm_fields_scratch_init (&sc, rm_engine_now (e));
     while (ok && (rc = rm_store_next (in, &fr, err)) > 0) {
         const uint8_t *doc;
         size_t len;
@@ -101,7 +121,7 @@ static void
 fields_open (rm_engine_t *e, rm_stage_t *st)
 {
     rm_fields_scratch_t *sc = bson_malloc (sizeof *sc);
-    rm_fields_scratch_init (sc);
+    rm_fields_scratch_init (sc, rm_engine_now (e));
     st->in = rm_engine_find (e, &st->s->u.fields.in);
     st->data = sc;
 }
@@ -223,6 +243,30 @@ check_paths (rm_plan_ctx_t *c, rm_step_kind_t kind, const rm_fields_t *f)
     return ok;
 }
 
+/* set is the $set stage: each value an expression (a string starting
+ * with '$' a path, {"$literal": ...} a literal one, Extended JSON such as
+ * {"$date": ...} a literal value), a document of fields standing for
+ * their dotted paths. Its paths are kept for the checks below. */
+static bool
+parse_set (rm_plan_ctx_t *c, bson_iter_t *it, rm_fields_t *f)
+{
+    bson_error_t perr;
+    uint32_t len;
+    const uint8_t *data;
+
+    f->set = rm_expr_set_parse (it, &perr);
+    if (!f->set)
+        return rm_plan_fail (c, "fields", "%s", perr.message);
+    bson_iter_document (it, &len, &data);
+    f->set_doc = bson_new_from_data (data, len);
+    for (size_t i = 0; i < rm_expr_set_count (f->set); i++) {
+        fields_add (f);
+        if (!rm_path_parse (&f->paths[f->n - 1], rm_expr_set_path (f->set, i), &perr))
+            return rm_plan_fail (c, "fields", "%s", perr.message);
+    }
+    return true;
+}
+
 bool
 rm_plan_parse_fields (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
 {
@@ -255,6 +299,9 @@ rm_plan_parse_fields (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
                 if (!rm_plan_get_path (c, &sub, &f->paths[f->n - 1]))
                     return rm_plan_fail (c, k, "element %s: %s", bson_iter_key (&sub), "must be a field path");
             }
+        } else if (!strcmp (k, "fields") && kind == RM_STEP_SET) {
+            if (!parse_set (c, it, f))
+                return false;
         } else if (!strcmp (k, "fields") && kind != RM_STEP_VERSION) {
             bson_iter_t sub;
             if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
@@ -264,9 +311,7 @@ rm_plan_parse_fields (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
                 fields_add (f);
                 if (!rm_path_parse (&f->paths[f->n - 1], bson_iter_key (&sub), &perr))
                     return rm_plan_fail (c, k, "%s", perr.message);
-                if (kind == RM_STEP_SET) {
-                    bson_value_copy (bson_iter_value (&sub), &f->values[f->n - 1]);
-                } else {
+                if (kind != RM_STEP_SET) {
                     const char *to;
                     if (!BSON_ITER_HOLDS_UTF8 (&sub))
                         return rm_plan_fail (c, k, "the new name of \"%s\" must be a string", bson_iter_key (&sub));
@@ -316,6 +361,9 @@ rm_plan_clear_fields (rm_step_t *s)
     bson_free (f->raw);
     if (f->raw_holder)
         bson_destroy (f->raw_holder);
+    rm_expr_set_destroy (f->set);
+    if (f->set_doc)
+        bson_destroy (f->set_doc);
 }
 
 /* set, unset, rename, version: in is read and written. */

@@ -5,7 +5,8 @@
 #define FIELD_STEP(op, inv, ...)                                                               \
     {.name = op, .keys = {__VA_ARGS__, NULL}, .parse = rm_plan_parse_fields,                    \
      .clear = rm_plan_clear_fields, .ns = rm_plan_ns_fields, .run = rm_step_fields_run,         \
-     .stage = &rm_fields_stage, .passes = rm_fields_passes, .in_place = true, .inverse = inv}
+     .stage = &rm_fields_stage, .passes = rm_fields_passes, .in_place = true, .inverse = inv,   \
+     .filters = true}
 
 /* Sized by its rows (see the assertion after it). */
 const rm_step_class_t rm_step_classes[] = {

@@ -25,6 +25,10 @@ typedef struct {
      * rather than each _id once (remodel/batchstep.h: the online mode
      * checks a batch's results against the whole step's itself). */
     bool keep_copies;
+    /* $$NOW for every expression of the run, in milliseconds since the
+     * epoch: one value per run (the online mode records it with the plan,
+     * so resumes agree). 0: the clock when the engine is made. */
+    int64_t now_ms;
     /* Called for every document read from the source (may be NULL). */
     void (*progress) (void *ctx, uint64_t docs);
     void *progress_ctx;
@@ -50,6 +54,9 @@ typedef struct {
 } rm_ns_stats_t;
 
 typedef struct rm_engine rm_engine_t;
+
+/* The wall clock in milliseconds since the epoch (a run's $$NOW). */
+int64_t rm_engine_clock_ms (void);
 
 rm_engine_t *rm_engine_new (const rm_plan_t *plan, const rm_engine_opts_t *opts);
 

@@ -80,6 +80,25 @@ int rm_expr_compare (rm_expr_ctx_t *cx, const bson_value_t *a, const bson_value_
  * for messages: in memory of cx (until its reset). */
 const char *rm_expr_show (rm_expr_ctx_t *cx, const bson_value_t *v, size_t max);
 
+/* A $set (or $addFields) stage: its fields, a document of {"path":
+ * expression} where a document of fields stands for their dotted paths
+ * ({"a": {"b": 1}} is {"a.b": 1}). Refuses path collisions ("a" and
+ * "a.b"), names starting with '$', and bad expressions, naming the path. */
+typedef struct rm_expr_set rm_expr_set_t;
+rm_expr_set_t *rm_expr_set_parse (const bson_iter_t *fields, bson_error_t *err);
+void rm_expr_set_destroy (rm_expr_set_t *s);
+/* Its fields, in the order named: the dotted path and the expression. */
+size_t rm_expr_set_count (const rm_expr_set_t *s);
+const char *rm_expr_set_path (const rm_expr_set_t *s, size_t i);
+const rm_expr_t *rm_expr_set_expr (const rm_expr_set_t *s, size_t i);
+/* Writes into out (emptied first) the document with the stage applied:
+ * every expression evaluated against doc as it came in; a missing result
+ * removes the field; paths go through documents and into arrays' elements
+ * as the stage's do; every other field keeps its place and its bytes. An
+ * error names the field: "field \"d\": $toDate: ...". */
+bool rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
+                        rm_buf_t *out, bson_error_t *err);
+
 /* The catalogue: whether name ("$toDate") is an operator this build
  * evaluates; rm_expr_op_name(i) lists them, NULL past the last. */
 bool rm_expr_op_supported (const char *name);

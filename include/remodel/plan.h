@@ -11,6 +11,8 @@
 
 #include "remodel/docpath.h"
 #include "remodel/dump.h"
+#include "remodel/expr.h"
+#include "remodel/query.h"
 
 typedef enum {
     RM_STEP_EMBED,
@@ -77,9 +79,11 @@ typedef struct {
     size_t n, cap;        /* cap: room allocated (grown by doubling) */
     rm_path_t *paths;       /* set, unset, rename (from), version (1 path) */
     rm_path_t *to;          /* rename: the new paths */
-    bson_value_t *values;   /* set, version (1 value) */
+    bson_value_t *values;   /* version (1 value) */
     rm_raw_value_t *raw;    /* the values as bytes, for the edits */
     bson_t *raw_holder;     /* where those bytes are */
+    rm_expr_set_t *set;     /* set: the $set stage its fields make */
+    bson_t *set_doc;        /* set: "fields" as the plan wrote it (for compile) */
 } rm_fields_t;
 
 typedef enum { RM_MISSING_KEEP, RM_MISSING_NULL, RM_MISSING_ERROR } rm_on_missing_t;
@@ -149,6 +153,13 @@ typedef struct {
     size_t index;           /* 1-based, for messages */
     const char *op;
     bool allow_missing;     /* "allowMissing": fields in no document are fine */
+    /* "filter": the documents the step changes (field steps: `in`; joins:
+     * those that receive the field; extract, bucketize: their source),
+     * the others passing through byte for byte; "match": the joined side's
+     * documents a join takes. NULL: every document. The documents as the
+     * plan wrote them are kept for compile. */
+    rm_query_t *filter, *match;
+    bson_t *filter_doc, *match_doc;
     union {
         rm_embed_t embed;
         rm_extract_t extract;

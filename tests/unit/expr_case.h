@@ -30,7 +30,7 @@ typedef struct {
 /* $$NOW in every case: 2024-01-02T03:04:05.678Z. */
 #define X_NOW INT64_C (1704164645678)
 
-static char *
+static inline char *
 x_json_of (const bson_value_t *v)
 {
     bson_t d = BSON_INITIALIZER;
@@ -43,7 +43,7 @@ x_json_of (const bson_value_t *v)
 }
 
 /* One case; returns whether it passed (a failure is printed with where). */
-static bool
+static inline bool
 x_case (const char *file, int line, const x_case_t *c)
 {
     char buf[8192];

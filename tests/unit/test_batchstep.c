@@ -130,7 +130,8 @@ static void
 test_error_names_document (void)
 {
     static const char plan_text[] =
-        "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"a.x\", \"fields\": {\"p.q\": 1}}}]}";
+        "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"a.x\", \"fields\": {\"p\": "
+        "{\"$switch\": {\"branches\": [{\"case\": {\"$eq\": [\"$p\", 4]}, \"then\": 1}]}}}}}]}";
     rm_plan_t plan;
     bson_error_t err;
     rm_batchstep_t *b;
@@ -142,6 +143,7 @@ test_error_names_document (void)
     T_CHECK (!rm_batchstep_run (b, collect, &s, &err));
     T_CHECK (strstr (err.message, "step 1 (set)") != NULL);
     T_CHECK (strstr (err.message, "\"k\"") != NULL);
+    T_CHECK (strstr (err.message, "field \"p\": $switch: no branch matched") != NULL);
     rm_batchstep_destroy (b);
     rm_plan_destroy (&plan);
 }

@@ -552,7 +552,7 @@ test_compile_fields (void)
     T_CHECK_STR (c.steps[3].passes[0].target, "people_remodel_p_3bf20557b1d4_4");
     check_pipeline (&c.steps[0], 0,
                     "[\n"
-                    "{ \"$addFields\" : { \"ok\" : { \"$literal\" : false }, \"n\" : { \"$literal\" : { \"$numberLong\" : \"7\" } } } },\n"
+                    "{ \"$addFields\" : { \"ok\" : false, \"n\" : { \"$numberLong\" : \"7\" } } },\n"
                     "{ \"$merge\" : { \"into\" : { \"db\" : \"crm\", \"coll\" : \"people_remodel_p_3bf20557b1d4_1\" }, \"on\" : \"_id\", \"whenMatched\" : \"replace\", \"whenNotMatched\" : \"insert\" } }]");
     check_pipeline (&c.steps[1], 0,
                     "[\n"
@@ -728,12 +728,17 @@ test_refusals (void)
                   "an element without an _id of its own gets a deterministic ObjectId (a hash of "
                   "the parent's _id, the path and the position), which no aggregation expression "
                   "computes");
-    check_reason ("{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"crm.people\","
-                  " \"fields\": {\"a.b\": 1}}}]}",
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"unset\": {\"in\": \"crm.people\","
+                  " \"fields\": [\"a.b\"]}}]}",
                   "5.0", 0,
                   "\"a.b\" is a dotted path: through one, $addFields and $project reach into every "
                   "element of an array on the way and replace a scalar in the way, where the step "
                   "does not; compile takes top-level fields");
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"crm.people\","
+                  " \"fields\": {\"a\": 1}, \"filter\": {\"v\": {\"$lt\": 2}}}}]}",
+                  "5.0", 0,
+                  "a step with a filter runs client-side: its pipelines would have to keep the "
+                  "documents it leaves out as they are");
     check_reason ("{\"remodel\": 1, \"steps\": [{\"rename\": {\"in\": \"crm.people\","
                   " \"fields\": {\"a\": \"__rm_x\"}}}]}",
                   "5.0", 0,

@@ -1,0 +1,353 @@
+/* The $set (alias $addFields) stage over one document: its fields compiled
+ * into a tree of paths ("a.b" and {"a": {"b": ...}} are the same field),
+ * every expression evaluated against the document as it came in, then one
+ * copy of its bytes with the results in place.
+ *
+ * The stage's rules, which are not the update operator's: a field whose
+ * value is missing ("$nope", $$REMOVE) is removed or left out; a path
+ * through an existing document goes into it, through an array into each of
+ * its elements (a document element gets the field, any other element is
+ * replaced by a new document holding it, an inner array is walked the
+ * same way), and through any other value replaces it with a new document.
+ * New fields go at the end of their document, in the order the stage
+ * names them; every other field keeps its place and its bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bsonwalk.h"
+#include "expr_impl.h"
+
+typedef struct xset_node xset_node_t;
+struct xset_node {
+    char *name;
+    size_t name_len;
+    rm_expr_t *expr;      /* a leaf: its expression */
+    size_t slot;          /* a leaf: its place in the values */
+    xset_node_t *kids;    /* nested fields, in the order named */
+    size_t n_kids, cap;
+};
+
+struct rm_expr_set {
+    xset_node_t root;
+    size_t n_leaves;
+    const xset_node_t **leaves; /* by slot */
+    char **paths;               /* by slot: the dotted path */
+};
+
+static void
+node_clear (xset_node_t *n)
+{
+    for (size_t i = 0; i < n->n_kids; i++)
+        node_clear (&n->kids[i]);
+    bson_free (n->kids);
+    bson_free (n->name);
+    rm_expr_destroy (n->expr);
+}
+
+void
+rm_expr_set_destroy (rm_expr_set_t *s)
+{
+    if (!s)
+        return;
+    node_clear (&s->root);
+    for (size_t i = 0; i < s->n_leaves; i++)
+        bson_free (s->paths[i]);
+    bson_free (s->paths);
+    bson_free (s->leaves);
+    bson_free (s);
+}
+
+static xset_node_t *
+node_kid (xset_node_t *n, const char *name, size_t len)
+{
+    for (size_t i = 0; i < n->n_kids; i++)
+        if (n->kids[i].name_len == len && !memcmp (n->kids[i].name, name, len))
+            return &n->kids[i];
+    if (n->n_kids == n->cap) {
+        n->cap = n->cap ? 2 * n->cap : 4;
+        n->kids = bson_realloc (n->kids, n->cap * sizeof *n->kids);
+    }
+    xset_node_t *k = &n->kids[n->n_kids++];
+    memset (k, 0, sizeof *k);
+    k->name = bson_strndup (name, len);
+    k->name_len = len;
+    return k;
+}
+
+/* A value that is a document of fields rather than an expression: a
+ * non-empty document whose first key does not start with '$'. */
+static bool
+is_nested_spec (const bson_iter_t *it)
+{
+    bson_iter_t sub;
+    return BSON_ITER_HOLDS_DOCUMENT (it) && bson_iter_recurse (it, &sub) && bson_iter_next (&sub) &&
+           bson_iter_key (&sub)[0] != '$';
+}
+
+static bool add_fields (rm_expr_set_t *s, xset_node_t *at, const char *prefix, bson_iter_t *it,
+                        int depth, bson_error_t *err);
+
+static bool
+add_field (rm_expr_set_t *s, xset_node_t *at, const char *prefix, const char *key, bson_iter_t *val,
+           int depth, bson_error_t *err)
+{
+    char *path = prefix[0] ? bson_strdup_printf ("%s.%s", prefix, key) : bson_strdup (key);
+    const char *p = key;
+    xset_node_t *n = at;
+    bool ok = true;
+
+    if (!key[0] || key[0] == '$') {
+        rm_error_set (err, RM_ERR_USAGE, "\"%s\": a field name may not be empty nor start with '$'", path);
+        bson_free (path);
+        return false;
+    }
+    for (;;) {
+        const char *dot = strchr (p, '.');
+        size_t len = dot ? (size_t) (dot - p) : strlen (p);
+        if (len == 0) {
+            rm_error_set (err, RM_ERR_USAGE, "\"%s\": a path may not have an empty part", path);
+            ok = false;
+            break;
+        }
+        if (n->expr) {
+            rm_error_set (err, RM_ERR_USAGE, "\"%s\": path collision: a field set also sets a part of it",
+                          path);
+            ok = false;
+            break;
+        }
+        n = node_kid (n, p, len);
+        if (!dot)
+            break;
+        p = dot + 1;
+    }
+    if (ok && (n->expr || (n->n_kids && !is_nested_spec (val)))) {
+        rm_error_set (err, RM_ERR_USAGE, "\"%s\": path collision: the field is set twice", path);
+        ok = false;
+    }
+    if (ok && is_nested_spec (val)) {
+        bson_iter_t sub;
+        if (depth > 100) {
+            rm_error_set (err, RM_ERR_USAGE, "\"%s\": nested more than 100 levels deep", path);
+            ok = false;
+        } else {
+            bson_iter_recurse (val, &sub);
+            ok = add_fields (s, n, path, &sub, depth + 1, err);
+        }
+    } else if (ok) {
+        n->expr = rm_expr_parse (val, err);
+        if (!n->expr) {
+            rm_error_prefix (err, "\"%s\"", path);
+            ok = false;
+        } else {
+            n->slot = s->n_leaves++;
+            s->paths = bson_realloc (s->paths, s->n_leaves * sizeof *s->paths);
+            s->paths[n->slot] = path;
+            path = NULL;
+        }
+    }
+    bson_free (path);
+    return ok;
+}
+
+static bool
+add_fields (rm_expr_set_t *s, xset_node_t *at, const char *prefix, bson_iter_t *it, int depth,
+            bson_error_t *err)
+{
+    while (bson_iter_next (it))
+        if (!add_field (s, at, prefix, bson_iter_key (it), it, depth, err))
+            return false;
+    return true;
+}
+
+static void
+index_leaves (rm_expr_set_t *s, const xset_node_t *n)
+{
+    if (n->expr)
+        s->leaves[n->slot] = n;
+    for (size_t i = 0; i < n->n_kids; i++)
+        index_leaves (s, &n->kids[i]);
+}
+
+rm_expr_set_t *
+rm_expr_set_parse (const bson_iter_t *fields, bson_error_t *err)
+{
+    rm_expr_set_t *s = bson_malloc0 (sizeof *s);
+    bson_iter_t sub;
+
+    if (!BSON_ITER_HOLDS_DOCUMENT (fields) || !bson_iter_recurse (fields, &sub)) {
+        rm_error_set (err, RM_ERR_USAGE, "must be a document of {\"path\": expression}");
+        bson_free (s);
+        return NULL;
+    }
+    if (!add_fields (s, &s->root, "", &sub, 0, err)) {
+        rm_expr_set_destroy (s);
+        return NULL;
+    }
+    s->leaves = bson_malloc0 ((s->n_leaves ? s->n_leaves : 1) * sizeof *s->leaves);
+    index_leaves (s, &s->root);
+    return s;
+}
+
+size_t
+rm_expr_set_count (const rm_expr_set_t *s)
+{
+    return s->n_leaves;
+}
+
+const char *
+rm_expr_set_path (const rm_expr_set_t *s, size_t i)
+{
+    return s->paths[i];
+}
+
+const rm_expr_t *
+rm_expr_set_expr (const rm_expr_set_t *s, size_t i)
+{
+    return s->leaves[i]->expr;
+}
+
+/* ---- Applying ---- */
+
+static void
+put_key (rm_buf_t *out, uint8_t type, const char *key, size_t len)
+{
+    rm_buf_append (out, &type, 1);
+    rm_buf_append (out, key, len);
+    rm_buf_append (out, "", 1);
+}
+
+static void
+begin_doc (rm_buf_t *out, size_t *start)
+{
+    *start = out->len;
+    rm_buf_append (out, "\0\0\0\0", 4);
+}
+
+static void
+end_doc (rm_buf_t *out, size_t start)
+{
+    uint32_t len;
+    rm_buf_append (out, "", 1);
+    len = BSON_UINT32_TO_LE ((uint32_t) (out->len - start));
+    memcpy (out->data + start, &len, 4);
+}
+
+static const uint8_t empty_doc[5] = {5, 0, 0, 0, 0};
+
+static void apply_doc (rm_buf_t *out, const uint8_t *data, uint32_t len, const xset_node_t *n,
+                       const bson_value_t *vals, uint8_t *seen);
+
+/* The value of one element under nested fields n: a document gets them,
+ * an array has each element get them, anything else becomes a new
+ * document of them. Its key is written already. */
+static void
+apply_value (rm_buf_t *out, uint8_t type, const uint8_t *v, uint32_t vlen, const xset_node_t *n,
+             const bson_value_t *vals, uint8_t *seen)
+{
+    if (type == BSON_TYPE_DOCUMENT) {
+        apply_doc (out, v, vlen, n, vals, seen);
+    } else if (type == BSON_TYPE_ARRAY) {
+        rm_walk_t w;
+        rm_elem_t el;
+        size_t start;
+        begin_doc (out, &start);
+        rm_walk_init (&w, v, vlen);
+        while (rm_walk_next (&w, &el) > 0) {
+            uint8_t t = el.type == BSON_TYPE_ARRAY ? BSON_TYPE_ARRAY : BSON_TYPE_DOCUMENT;
+            put_key (out, t, rm_elem_key (&w, &el), rm_elem_key_len (&el));
+            if (el.type == BSON_TYPE_DOCUMENT || el.type == BSON_TYPE_ARRAY)
+                apply_value (out, el.type, w.data + el.value, el.end - el.value, n, vals, seen);
+            else
+                apply_doc (out, empty_doc, 5, n, vals, seen);
+        }
+        end_doc (out, start);
+    } else {
+        apply_doc (out, empty_doc, 5, n, vals, seen);
+    }
+}
+
+static void
+put_leaf (rm_buf_t *out, const xset_node_t *k, const bson_value_t *vals)
+{
+    if (!rm_xval_missing (&vals[k->slot]))
+        rm_xval_encode (out, k->name, k->name_len, &vals[k->slot]);
+}
+
+/* seen: scratch of n->n_kids flags per level, the caller's (one byte per
+ * kid at every level of the tree: sized at the tree's total). */
+static void
+apply_doc (rm_buf_t *out, const uint8_t *data, uint32_t len, const xset_node_t *n,
+           const bson_value_t *vals, uint8_t *seen)
+{
+    rm_walk_t w;
+    rm_elem_t el;
+    size_t start;
+
+    memset (seen, 0, n->n_kids);
+    begin_doc (out, &start);
+    rm_walk_init (&w, data, len);
+    while (rm_walk_next (&w, &el) > 0) {
+        const char *key = rm_elem_key (&w, &el);
+        size_t klen = rm_elem_key_len (&el), i;
+        for (i = 0; i < n->n_kids; i++)
+            if (n->kids[i].name_len == klen && !memcmp (n->kids[i].name, key, klen))
+                break;
+        if (i == n->n_kids || seen[i]) {
+            /* Untouched (or a second field of one name: the first took
+             * the change, this one stays as it was). */
+            rm_buf_append (out, w.data + el.start, el.end - el.start);
+            continue;
+        }
+        seen[i] = 1;
+        const xset_node_t *k = &n->kids[i];
+        if (k->expr) {
+            put_leaf (out, k, vals);
+        } else {
+            uint8_t t = el.type == BSON_TYPE_ARRAY ? BSON_TYPE_ARRAY : BSON_TYPE_DOCUMENT;
+            put_key (out, t, key, klen);
+            apply_value (out, el.type, w.data + el.value, el.end - el.value, k, vals, seen + n->n_kids);
+        }
+    }
+    for (size_t i = 0; i < n->n_kids; i++) {
+        if (seen[i])
+            continue;
+        const xset_node_t *k = &n->kids[i];
+        if (k->expr) {
+            put_leaf (out, k, vals);
+        } else {
+            put_key (out, BSON_TYPE_DOCUMENT, k->name, k->name_len);
+            apply_doc (out, empty_doc, 5, k, vals, seen + n->n_kids);
+        }
+    }
+    end_doc (out, start);
+}
+
+static size_t
+tree_size (const xset_node_t *n)
+{
+    size_t t = n->n_kids, deepest = 0;
+    for (size_t i = 0; i < n->n_kids; i++) {
+        size_t d = tree_size (&n->kids[i]);
+        if (d > deepest)
+            deepest = d;
+    }
+    return t + deepest;
+}
+
+bool
+rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
+                   rm_buf_t *out, bson_error_t *err)
+{
+    bson_value_t *vals = rm_xvals (cx, s->n_leaves);
+    uint8_t *seen;
+
+    for (size_t i = 0; i < s->n_leaves; i++)
+        if (!rm_expr_eval (cx, s->leaves[i]->expr, doc, len, &vals[i], err)) {
+            rm_error_prefix (err, "field \"%s\"", s->paths[i]);
+            return false;
+        }
+    seen = rm_xalloc (cx, tree_size (&s->root) + 1);
+    rm_buf_reset (out);
+    apply_doc (out, doc, len, &s->root, vals, seen);
+    return true;
+}
