@@ -287,6 +287,7 @@ struct rm_acc {
     bool have;
     rm_acc_topn_t *topn;
     rm_acc_set_t *set;
+    rm_expr_ctx_t *cx;       /* the argument's evaluation, reset per document */
 };
 
 rm_acc_t *
@@ -296,6 +297,7 @@ rm_acc_new (const rm_acc_spec_t *spec)
     a->spec = spec;
     a->scratch = bson_new ();
     a->val = bson_new ();
+    a->cx = rm_expr_ctx_new (0);
     if (spec->topn)
         a->topn = rm_acc_topn_new (spec->topn);
     if (spec->kind == RM_ACC_ADD_TO_SET)
@@ -332,6 +334,7 @@ rm_acc_destroy (rm_acc_t *a)
     bson_destroy (a->val);
     rm_acc_topn_destroy (a->topn);
     rm_acc_set_destroy (a->set);
+    rm_expr_ctx_destroy (a->cx);
     bson_free (a);
 }
 
@@ -415,7 +418,7 @@ rm_acc_add (rm_acc_t *a, const uint8_t *doc, uint32_t len, uint64_t seq, bson_er
 {
     const rm_acc_spec_t *s = a->spec;
     bson_iter_t v, cur;
-    bool found;
+    int found;
 
     if (s->constant) {
         a->count++;
@@ -433,14 +436,19 @@ rm_acc_add (rm_acc_t *a, const uint8_t *doc, uint32_t len, uint64_t seq, bson_er
     case RM_ACC_LAST:
         /* Straight into the kept value: no copy of $$ROOT in between. */
         bson_reinit (a->val);
-        rm_acc_expr_append (s->arg, doc, len, a->val, "v", 1, true);
+        rm_expr_ctx_reset (a->cx);
+        if (rm_acc_expr_append (s->arg, a->cx, doc, len, a->val, "v", 1, true, err) < 0)
+            return false;
         a->have = true;
         return true;
     default:
         break;
     }
 
-    found = rm_acc_expr_eval (s->arg, doc, len, a->scratch, &v);
+    rm_expr_ctx_reset (a->cx);
+    found = rm_acc_expr_eval (s->arg, a->cx, doc, len, a->scratch, &v, err);
+    if (found < 0)
+        return false;
     switch (s->kind) {
     case RM_ACC_SUM:
         if (found)

@@ -9,17 +9,25 @@
 
 #include <bson/bson.h>
 
-/* accum_expr.c: a path ("$a.b"), $$ROOT, a literal, or a document/array
- * of those. */
+#include "remodel/expr.h"
+
+/* accum_expr.c: an aggregation expression (remodel/expr.h) as the
+ * accumulators use it. eval: 1 with the value at *out (in scratch, or in
+ * the expression), 0 when missing, -1 with err when evaluating failed;
+ * append: the value as field key of dst (null when missing and
+ * null_if_missing), the same results. cx: the caller's context, reset by
+ * it once per document. */
 typedef struct rm_acc_expr rm_acc_expr_t;
 rm_acc_expr_t *rm_acc_expr_parse (const bson_iter_t *it, bson_error_t *err);
 rm_acc_expr_t *rm_acc_expr_path (const char *dotted, bson_error_t *err);
 void rm_acc_expr_destroy (rm_acc_expr_t *e);
 bool rm_acc_expr_literal (const rm_acc_expr_t *e, bson_iter_t *out);
-bool rm_acc_expr_eval (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t len,
-                       bson_t *scratch, bson_iter_t *out);
-bool rm_acc_expr_append (const rm_acc_expr_t *e, const uint8_t *doc, uint32_t len, bson_t *dst,
-                         const char *key, int keylen, bool null_if_missing);
+const rm_expr_t *rm_acc_expr_expr (const rm_acc_expr_t *e);
+int rm_acc_expr_eval (const rm_acc_expr_t *e, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
+                      bson_t *scratch, bson_iter_t *out, bson_error_t *err);
+int rm_acc_expr_append (const rm_acc_expr_t *e, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
+                        bson_t *dst, const char *key, int keylen, bool null_if_missing,
+                        bson_error_t *err);
 
 /* accum_dec.c: exact decimal128 arithmetic (IEEE 754-2008, 34 digits). */
 void rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b);

@@ -202,6 +202,7 @@ struct rm_acc_topn {
     bson_t *scratch;
     size_t bytes;   /* what the entries hold (entry_cost) */
     bool eager;     /* outputs evaluated as documents enter */
+    rm_expr_ctx_t *cx; /* the keys' and output's evaluation */
 };
 
 rm_acc_topn_t *
@@ -212,6 +213,7 @@ rm_acc_topn_new (const rm_acc_topn_spec_t *s)
     t->cand = bson_new ();
     rm_buf_init (&t->cand_raw);
     t->scratch = bson_new ();
+    t->cx = rm_expr_ctx_new (0);
     return t;
 }
 
@@ -241,8 +243,10 @@ shrink (rm_acc_topn_t *t, bson_error_t *err)
         for (size_t i = 0; i < t->size; i++) {
             entry_t *e = &t->e[i];
             if (e->raw.len) {
-                rm_acc_expr_append (t->spec->output, e->raw.data, (uint32_t) e->raw.len, e->b, "o",
-                                    1, true);
+                rm_expr_ctx_reset (t->cx);
+                if (rm_acc_expr_append (t->spec->output, t->cx, e->raw.data, (uint32_t) e->raw.len,
+                                        e->b, "o", 1, true, err) < 0)
+                    return false;
                 rm_buf_destroy (&e->raw);
                 rm_buf_init (&e->raw);
             }
@@ -273,6 +277,7 @@ rm_acc_topn_destroy (rm_acc_topn_t *t)
     bson_destroy (t->cand);
     rm_buf_destroy (&t->cand_raw);
     bson_destroy (t->scratch);
+    rm_expr_ctx_destroy (t->cx);
     bson_free (t);
 }
 
@@ -356,7 +361,9 @@ append_key (rm_acc_topn_t *t, size_t k, const uint8_t *doc, uint32_t len)
     bson_iter_t v, e, best;
     bool any = false;
 
-    if (!rm_acc_expr_eval (s->keys[k], doc, len, t->scratch, &v) || BSON_ITER_HOLDS_NULL (&v)) {
+    /* A key is a path: evaluating it cannot fail. */
+    if (rm_acc_expr_eval (s->keys[k], t->cx, doc, len, t->scratch, &v, NULL) <= 0 ||
+        BSON_ITER_HOLDS_NULL (&v)) {
         bson_append_null (t->cand, name, nl);
         return;
     }
@@ -385,6 +392,7 @@ rm_acc_topn_add (rm_acc_topn_t *t, const uint8_t *doc, uint32_t len, uint64_t se
     bson_t *spare;
 
     bson_reinit (t->cand);
+    rm_expr_ctx_reset (t->cx);
     for (size_t k = 0; k < s->nkeys; k++)
         append_key (t, k, doc, len);
     if (full) {
@@ -398,8 +406,8 @@ rm_acc_topn_add (rm_acc_topn_t *t, const uint8_t *doc, uint32_t len, uint64_t se
     rm_buf_reset (&t->cand_raw);
     if (len <= RAW_MAX && !t->eager)
         rm_buf_append (&t->cand_raw, doc, len);
-    else
-        rm_acc_expr_append (s->output, doc, len, t->cand, "o", 1, true);
+    else if (rm_acc_expr_append (s->output, t->cx, doc, len, t->cand, "o", 1, true, err) < 0)
+        return false;
 
     if (full) {
         at = 0;
@@ -456,8 +464,10 @@ rm_acc_topn_finish (rm_acc_topn_t *t, bson_t *out, const char *name, bson_error_
         bson_iter_t o;
         if (t->e[at].raw.len) {
             bson_reinit (t->scratch);
-            rm_acc_expr_append (t->spec->output, t->e[at].raw.data, (uint32_t) t->e[at].raw.len,
-                                t->scratch, "o", 1, true);
+            rm_expr_ctx_reset (t->cx);
+            if (rm_acc_expr_append (t->spec->output, t->cx, t->e[at].raw.data,
+                                    (uint32_t) t->e[at].raw.len, t->scratch, "o", 1, true, err) < 0)
+                ok = false;
             src = t->scratch;
         }
         if (bson_iter_init_find (&o, src, "o"))

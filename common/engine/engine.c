@@ -1,6 +1,5 @@
 /* Running a plan (see remodel/engine.h). */
 #include <string.h>
-#include <sys/time.h>
 
 #include "engine_impl.h"
 #include "step_class.h"
@@ -17,17 +16,10 @@ rm_engine_new (const rm_plan_t *plan, const rm_engine_opts_t *opts)
     if (e->opts.memory == 0)
         e->opts.memory = DEFAULT_MEMORY;
     if (e->opts.now_ms == 0)
-        e->opts.now_ms = rm_engine_clock_ms ();
+        e->opts.now_ms = rm_expr_run_now ();
+    else
+        rm_expr_set_run_now (e->opts.now_ms);
     return e;
-}
-
-int64_t
-rm_engine_clock_ms (void)
-{
-    /* Wall-clock time, as the server's $$NOW is: read once per run. */
-    struct timeval tv;
-    gettimeofday (&tv, NULL);
-    return (int64_t) tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
 int64_t

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "remodel/extjson.h"
 #include "remodel/value.h"
@@ -55,11 +56,38 @@ rm_xset_string (rm_expr_ctx_t *cx, bson_value_t *v, const char *s, size_t len)
     v->value.v_utf8.len = (uint32_t) len;
 }
 
+/* The run's $$NOW: set by whoever starts the run (the engine from its
+ * options, the online mode from the plan's record), else the clock at
+ * its first reading. Process-wide: a process runs one plan at a time. */
+static int64_t run_now;
+
+void
+rm_expr_set_run_now (int64_t ms)
+{
+    __atomic_store_n (&run_now, ms, __ATOMIC_SEQ_CST);
+}
+
+int64_t
+rm_expr_run_now (void)
+{
+    int64_t now = __atomic_load_n (&run_now, __ATOMIC_SEQ_CST);
+    if (now == 0) {
+        struct timeval tv;
+        int64_t expected = 0;
+        gettimeofday (&tv, NULL);
+        now = (int64_t) tv.tv_sec * 1000 + tv.tv_usec / 1000;
+        if (!__atomic_compare_exchange_n (&run_now, &expected, now, false, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_SEQ_CST))
+            now = expected;
+    }
+    return now;
+}
+
 rm_expr_ctx_t *
 rm_expr_ctx_new (int64_t now_ms)
 {
     rm_expr_ctx_t *cx = bson_malloc0 (sizeof *cx);
-    cx->now_ms = now_ms;
+    cx->now_ms = now_ms ? now_ms : rm_expr_run_now ();
     rm_buf_init (&cx->cmp[0]);
     rm_buf_init (&cx->cmp[1]);
     return cx;

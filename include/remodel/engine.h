@@ -27,7 +27,7 @@ typedef struct {
     bool keep_copies;
     /* $$NOW for every expression of the run, in milliseconds since the
      * epoch: one value per run (the online mode records it with the plan,
-     * so resumes agree). 0: the clock when the engine is made. */
+     * so resumes agree). 0: remodel/expr.h's rm_expr_run_now (). */
     int64_t now_ms;
     /* Called for every document read from the source (may be NULL). */
     void (*progress) (void *ctx, uint64_t docs);
@@ -54,9 +54,6 @@ typedef struct {
 } rm_ns_stats_t;
 
 typedef struct rm_engine rm_engine_t;
-
-/* The wall clock in milliseconds since the epoch (a run's $$NOW). */
-int64_t rm_engine_clock_ms (void);
 
 rm_engine_t *rm_engine_new (const rm_plan_t *plan, const rm_engine_opts_t *opts);
 

@@ -46,9 +46,15 @@ void rm_expr_paths (const rm_expr_t *e, rm_expr_path_fn fn, void *arg, bool *who
 /* Whether e uses $$NOW (the value a run records: rm_expr_ctx_set_now). */
 bool rm_expr_uses_now (const rm_expr_t *e);
 
+/* $$NOW of the run this process is making, in milliseconds since the
+ * epoch: set once by whoever starts it (the engine; the online mode from
+ * the plan's record, so that resumes agree), else the clock when first
+ * asked. */
+void rm_expr_set_run_now (int64_t ms);
+int64_t rm_expr_run_now (void);
+
 /* An evaluation context: reused for every document of a run (one per
- * thread). now_ms is $$NOW, in milliseconds since the epoch: one value
- * for a whole run, recorded with it so that resumes agree. */
+ * thread). now_ms is $$NOW (0: rm_expr_run_now ()). */
 rm_expr_ctx_t *rm_expr_ctx_new (int64_t now_ms);
 void rm_expr_ctx_destroy (rm_expr_ctx_t *cx);
 /* Frees (for reuse) every value built since the last reset: call it
