@@ -629,11 +629,13 @@ test_parse_errors (void)
     check_parse_error ("{\"$sum\": [\"$a\"]}", "$sum is a unary operator");
     check_parse_error ("{\"$count\": 1}", "$count takes no argument");
     check_parse_error ("{\"$count\": {\"a\": 1}}", "$count takes no argument");
-    check_parse_error ("{\"$sum\": {\"$add\": [\"$a\", 1]}}", "\"$add\" is not supported");
-    check_parse_error ("{\"$first\": \"$$NOW\"}", "$$ROOT and $$CURRENT");
+    check_parse_error ("{\"$sum\": {\"$addd\": [\"$a\", 1]}}",
+                       "\"r\": $sum: unknown expression operator $addd");
+    check_parse_error ("{\"$sum\": {\"$function\": {}}}", "$function is not supported");
+    check_parse_error ("{\"$first\": \"$$nope\"}", "use of undefined variable: nope");
     check_parse_error ("{\"$max\": \"$\"}", "\"r\": $max");
     check_parse_error ("{\"$max\": \"$a..b\"}", "\"r\": $max");
-    check_parse_error ("{\"$first\": {\"a.b\": \"$x\"}}", "may not contain '.'");
+    check_parse_error ("{\"$first\": {\"a.b\": \"$x\"}}", "may not be empty, start with '$' or hold a '.'");
     check_parse_error ("{\"$topN\": {\"sortBy\": {\"a\": 1}, \"output\": \"$a\"}}",
                        "\"r\": $topN: missing \"n\"");
     check_parse_error ("{\"$topN\": {\"n\": 1, \"output\": \"$a\"}}", "missing \"sortBy\"");
