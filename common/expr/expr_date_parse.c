@@ -1,16 +1,764 @@
-/* (to be written) */
-#include "expr_impl.h"
+/* Dates from strings: the lenient parser of $dateFromString without a
+ * format (and $toDate, $convert to "date"), the parser by format
+ * specifiers, and the ISO form $toString writes.
+ *
+ * The server parses with timelib's strtotime, a grammar of hundreds of
+ * forms (relative dates, "next monday", week dates...). This parser takes
+ * the forms data holds: ISO dates ("2017-07-04", "2017-07-04T12:00:00Z",
+ * "20170704"), "2017/07/04", American "07/04/2017", day-first
+ * "04.07.2017" and "04-07-2017", month names ("July 4th, 2017",
+ * "4 Jul 2017", "Tue, 04 Jul 2017 12:00:00 GMT"), times with seconds,
+ * fractions and am/pm ("12pm", "12:30:15.123"), and zones as offsets
+ * ("+02:00", "-0500", "+03"), "Z", "UTC", "GMT" and the US abbreviations
+ * (EST, EDT, CST, CDT, MST, MDT, PST, PDT). Anything else is refused
+ * with an error naming the string, never guessed: a form the server
+ * would read differently must not become a wrong date.
+ *
+ * As the server: a string without a date (year, month and day) is an
+ * error, a missing time is midnight, an invalid date (February 30) is an
+ * error, an Olson name in the string is refused, and a zone in the string
+ * together with a timezone argument other than UTC is an error. */
+#include <string.h>
+
+#include "expr_tz.h"
+
+#define UNSET (-1)
+
+typedef struct {
+    rm_expr_ctx_t *cx;
+    const rm_expr_t *op;
+    const char *s;
+    size_t len, i;
+    int64_t y;
+    int m, d, h, mi, sec;
+    int64_t us;
+    int zone_type;        /* 0 none, 1 an offset, 2 an abbreviation ("Z", "EST") */
+    int32_t zone_off;
+    char abbr[8];
+    int wday;             /* a day name read (0 Sunday .. 6), or UNSET */
+    bool conversion;      /* the failure is what onError catches */
+    bson_error_t *err;
+} dscan_t;
+
+static const char *const month_names[12] = {"january", "february", "march",     "april",
+                                            "may",     "june",     "july",      "august",
+                                            "september", "october", "november", "december"};
+static const char *const day_names[7] = {"sunday",   "monday", "tuesday", "wednesday",
+                                         "thursday", "friday", "saturday"};
+
+static bool
+fail_at (dscan_t *p, const char *what)
+{
+    p->conversion = true;
+    if (p->i < p->len)
+        return rm_xfail (p->err, p->op, "Error parsing date string '%.*s'; %zu: %s '%c'",
+                         (int) (p->len > 120 ? 120 : p->len), p->s, p->i, what, p->s[p->i]);
+    return rm_xfail (p->err, p->op, "Error parsing date string '%.*s'; %zu: %s",
+                     (int) (p->len > 120 ? 120 : p->len), p->s, p->i, what);
+}
+
+static inline bool
+is_digit (char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static inline bool
+is_alpha (char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static inline char
+lower (char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char) (c - 'A' + 'a') : c;
+}
+
+static char
+peek (const dscan_t *p, size_t k)
+{
+    return p->i + k < p->len ? p->s[p->i + k] : '\0';
+}
+
+/* A run of up to max digits: its value and count (0: none). */
+static int
+digits (dscan_t *p, int max, int64_t *v)
+{
+    int k = 0;
+    *v = 0;
+    while (k < max && p->i < p->len && is_digit (p->s[p->i])) {
+        *v = *v * 10 + (p->s[p->i++] - '0');
+        k++;
+    }
+    return k;
+}
+
+static size_t
+word_len (const dscan_t *p)
+{
+    size_t k = 0;
+    while (p->i + k < p->len && is_alpha (p->s[p->i + k]))
+        k++;
+    return k;
+}
+
+/* A month's name at the cursor, in full or its first three letters
+ * ("Sept" too): 1-12, 0 if none. */
+static int
+month_name (dscan_t *p)
+{
+    size_t k = word_len (p);
+    for (int m = 0; m < 12; m++) {
+        size_t n = strlen (month_names[m]);
+        bool ok = k == n || k == 3 || (m == 8 && k == 4);
+        for (size_t j = 0; ok && j < k; j++)
+            ok = j < n && lower (p->s[p->i + j]) == month_names[m][j];
+        if (ok) {
+            p->i += k;
+            return m + 1;
+        }
+    }
+    return 0;
+}
+
+static int
+day_name (dscan_t *p)
+{
+    size_t k = word_len (p);
+    for (int d = 0; d < 7; d++) {
+        size_t n = strlen (day_names[d]);
+        bool ok = k == n || k == 3;
+        for (size_t j = 0; ok && j < k; j++)
+            ok = lower (p->s[p->i + j]) == day_names[d][j];
+        if (ok) {
+            p->i += k;
+            return d;
+        }
+    }
+    return UNSET;
+}
+
+static void
+skip (dscan_t *p, const char *set)
+{
+    while (p->i < p->len && strchr (set, p->s[p->i]) && p->s[p->i])
+        p->i++;
+}
+
+static bool
+set_date (dscan_t *p, int64_t y, int m, int d)
+{
+    if (p->m != UNSET)
+        return fail_at (p, "Double date specification");
+    p->y = y;
+    p->m = m;
+    p->d = d;
+    return true;
+}
+
+/* A year of two digits, as timelib reads one: 70-99 the 1900s. */
+static int64_t
+year2 (int64_t y, int k)
+{
+    if (k > 2)
+        return y;
+    return y < 70 ? y + 2000 : y + 1900;
+}
+
+/* am/pm after an hour ("12pm", "7 a.m."): true if one was read. */
+static bool
+meridian (dscan_t *p, int *pm)
+{
+    size_t save = p->i;
+    skip (p, " \t");
+    char c = lower (peek (p, 0));
+    if (c != 'a' && c != 'p') {
+        p->i = save;
+        return false;
+    }
+    size_t k = 1;
+    if (peek (p, k) == '.')
+        k++;
+    if (lower (peek (p, k)) != 'm') {
+        p->i = save;
+        return false;
+    }
+    k++;
+    if (peek (p, k) == '.')
+        k++;
+    if (is_alpha (peek (p, k))) {
+        p->i = save;
+        return false;
+    }
+    p->i += k;
+    *pm = c == 'p';
+    return true;
+}
+
+static bool
+apply_meridian (dscan_t *p, int pm)
+{
+    if (p->h < 1 || p->h > 12)
+        return fail_at (p, "an hour of 1 to 12 must come before am or pm");
+    if (p->h == 12)
+        p->h = 0;
+    if (pm)
+        p->h += 12;
+    return true;
+}
+
+/* HH:MM[:SS[.frac]] [am|pm], the hour already read. */
+static bool
+read_time (dscan_t *p, int64_t hour)
+{
+    int64_t v;
+    int pm;
+    if (p->h != UNSET)
+        return fail_at (p, "Double time specification");
+    p->h = (int) hour;
+    p->i++; /* ':' */
+    if (digits (p, 2, &v) != 2)
+        return fail_at (p, "Unexpected character");
+    p->mi = (int) v;
+    p->sec = 0;
+    p->us = 0;
+    if (peek (p, 0) == ':' && is_digit (peek (p, 1))) {
+        p->i++;
+        if (digits (p, 2, &v) != 2)
+            return fail_at (p, "Unexpected character");
+        p->sec = (int) v;
+        if ((peek (p, 0) == '.' || peek (p, 0) == ',') && is_digit (peek (p, 1))) {
+            int k = 0;
+            p->i++;
+            while (p->i < p->len && is_digit (p->s[p->i])) {
+                if (k < 6) {
+                    p->us = p->us * 10 + (p->s[p->i] - '0');
+                    k++;
+                }
+                p->i++;
+            }
+            for (; k < 6; k++)
+                p->us *= 10;
+        }
+    }
+    if (meridian (p, &pm))
+        return apply_meridian (p, pm);
+    return true;
+}
+
+/* +HH, +H, +HHMM, +HMM, +HH:MM after a time or a zone name. */
+static bool
+read_offset (dscan_t *p)
+{
+    int sign = p->s[p->i] == '-' ? -1 : 1;
+    int64_t a, b = 0;
+    int k;
+    if (p->zone_type)
+        return fail_at (p, "Double timezone specification");
+    p->i++;
+    k = digits (p, 4, &a);
+    if (k == 0)
+        return fail_at (p, "Unexpected character");
+    if (k <= 2 && peek (p, 0) == ':') {
+        p->i++;
+        if (digits (p, 2, &b) != 2)
+            return fail_at (p, "Unexpected character");
+    } else if (k >= 3) {
+        b = a % 100;
+        a /= 100;
+    }
+    p->zone_type = 1;
+    p->zone_off = (int32_t) (sign * (a * 3600 + b * 60));
+    return true;
+}
+
+typedef struct {
+    const char *name;
+    int32_t off;
+} abbr_t;
+
+static const abbr_t abbrs[] = {
+    {"z", 0},          {"utc", 0},        {"gmt", 0},        {"ut", 0},
+    {"est", -5 * 3600}, {"edt", -4 * 3600}, {"cst", -6 * 3600}, {"cdt", -5 * 3600},
+    {"mst", -7 * 3600}, {"mdt", -6 * 3600}, {"pst", -8 * 3600}, {"pdt", -7 * 3600},
+    {NULL, 0},
+};
+
+/* A zone at the cursor: an abbreviation of the table ("GMT+2" an offset),
+ * or an Olson name (refused). False with the error if neither. */
+static bool
+read_zone_word (dscan_t *p)
+{
+    size_t k = 0;
+    bool slash = false;
+    while (p->i + k < p->len && (is_alpha (p->s[p->i + k]) || p->s[p->i + k] == '/' ||
+                                 p->s[p->i + k] == '_'))
+        slash |= p->s[p->i + k++] == '/';
+    if (slash) {
+        p->conversion = true;
+        return rm_xfail (p->err, p->op,
+                         "Error parsing date string '%.*s'; %zu: passing a time zone identifier "
+                         "as part of the string is not allowed '%c'",
+                         (int) (p->len > 120 ? 120 : p->len), p->s, p->i, p->s[p->i]);
+    }
+    for (const abbr_t *a = abbrs; a->name; a++) {
+        if (strlen (a->name) != k)
+            continue;
+        size_t j = 0;
+        while (j < k && lower (p->s[p->i + j]) == a->name[j])
+            j++;
+        if (j < k)
+            continue;
+        if (p->zone_type)
+            return fail_at (p, "Double timezone specification");
+        p->i += k;
+        if ((a->off == 0 && k > 1) && (peek (p, 0) == '+' || peek (p, 0) == '-') &&
+            is_digit (peek (p, 1)))
+            return read_offset (p); /* "GMT+02:00": an offset */
+        p->zone_type = 2;
+        p->zone_off = a->off;
+        for (j = 0; j < k && j + 1 < sizeof p->abbr; j++)
+            p->abbr[j] = (char) (a->name[j] - 'a' + 'A');
+        p->abbr[j] = '\0';
+        return true;
+    }
+    return fail_at (p, "The timezone could not be found in the database");
+}
+
+/* After a month's name: [day[st|nd|rd|th]] [,] year, or year alone. */
+static bool
+after_month_name (dscan_t *p, int m)
+{
+    int64_t a, b;
+    int k;
+    skip (p, " \t.-");
+    k = digits (p, 4, &a);
+    if (k == 4) /* "July 2017": the first of the month */
+        return set_date (p, a, m, 1);
+    if (k == 0)
+        return fail_at (p, "a day or a year must follow the month's name");
+    if (peek (p, 0) == ':') {
+        /* "Jul 4 12:00" has no year */
+        return fail_at (p, "the date has no year");
+    }
+    size_t save = p->i;
+    if (word_len (p) == 2) {
+        char s0 = lower (peek (p, 0)), s1 = lower (peek (p, 1));
+        if ((s0 == 's' && s1 == 't') || (s0 == 'n' && s1 == 'd') || (s0 == 'r' && s1 == 'd') ||
+            (s0 == 't' && s1 == 'h'))
+            p->i += 2;
+    }
+    skip (p, " \t,.");
+    size_t at = p->i;
+    k = digits (p, 4, &b);
+    if (k == 0 || (k != 4 && k != 2) || peek (p, 0) == ':') {
+        p->i = k ? at : save;
+        if (k == 0)
+            return fail_at (p, "the date has no year");
+        return fail_at (p, "a year of 4 digits must follow the day");
+    }
+    return set_date (p, year2 (b, k), m, (int) a);
+}
+
+/* A token starting with a digit. */
+static bool
+read_number (dscan_t *p)
+{
+    size_t start = p->i;
+    int64_t a, b, c;
+    int k = digits (p, 9, &a), k2, k3, pm;
+    char n0 = peek (p, 0);
+
+    if (k == 4 && (n0 == '-' || n0 == '/') && is_digit (peek (p, 1))) {
+        /* 2017-07-04, 2017-07, 2017/07/04 */
+        p->i++;
+        k2 = digits (p, 2, &b);
+        if (peek (p, 0) == n0 && is_digit (peek (p, 1))) {
+            p->i++;
+            if (digits (p, 2, &c) == 0)
+                return fail_at (p, "Unexpected character");
+            return set_date (p, a, (int) b, (int) c);
+        }
+        if (n0 == '/' || k2 == 0)
+            return fail_at (p, "Unexpected character");
+        return set_date (p, a, (int) b, 1);
+    }
+    if (k == 8) /* 20170704 */
+        return set_date (p, a / 10000, (int) (a / 100 % 100), (int) (a % 100));
+    if (k > 2) {
+        p->i = start;
+        return fail_at (p, "Unexpected character");
+    }
+    if (n0 == ':' && is_digit (peek (p, 1)))
+        return read_time (p, a);
+    if (n0 == '/' && is_digit (peek (p, 1))) {
+        /* American: 07/04/2017, 7/4/17 */
+        p->i++;
+        digits (p, 2, &b);
+        if (peek (p, 0) != '/' || !is_digit (peek (p, 1)))
+            return fail_at (p, "the date has no year");
+        p->i++;
+        k3 = digits (p, 4, &c);
+        if (k3 != 4 && k3 != 2)
+            return fail_at (p, "Unexpected character");
+        return set_date (p, year2 (c, k3), (int) a, (int) b);
+    }
+    if ((n0 == '.' || n0 == '-') && is_digit (peek (p, 1))) {
+        /* day first: 04.07.2017, 04-07-2017 */
+        p->i++;
+        k2 = digits (p, 2, &b);
+        if (peek (p, 0) != n0 || !is_digit (peek (p, 1)))
+            return fail_at (p, "Unexpected character");
+        p->i++;
+        k3 = digits (p, 5, &c);
+        if (k3 != 4)
+            return fail_at (p, "a day-first date needs a year of 4 digits");
+        (void) k2;
+        return set_date (p, c, (int) b, (int) a);
+    }
+    if (meridian (p, &pm)) {
+        /* 12pm, 7 a.m. */
+        if (p->h != UNSET)
+            return fail_at (p, "Double time specification");
+        p->h = (int) a;
+        p->mi = p->sec = 0;
+        p->us = 0;
+        return apply_meridian (p, pm);
+    }
+    /* 4 July 2017, 4th of July is not taken, 4-Jul-2017 */
+    size_t save = p->i;
+    if (word_len (p) == 2) {
+        char s0 = lower (peek (p, 0)), s1 = lower (peek (p, 1));
+        if ((s0 == 's' && s1 == 't') || (s0 == 'n' && s1 == 'd') || (s0 == 'r' && s1 == 'd') ||
+            (s0 == 't' && s1 == 'h'))
+            p->i += 2;
+    }
+    skip (p, " \t.-");
+    int m = month_name (p);
+    if (m) {
+        skip (p, " \t.-,");
+        k3 = digits (p, 4, &c);
+        if ((k3 != 4 && k3 != 2) || peek (p, 0) == ':')
+            return fail_at (p, "a year must follow the month's name");
+        return set_date (p, year2 (c, k3), m, (int) a);
+    }
+    p->i = save;
+    return fail_at (p, "Unexpected character");
+}
+
+static bool
+read_word (dscan_t *p)
+{
+    int m, wd;
+    if ((p->s[p->i] == 'T' || p->s[p->i] == 't') && is_digit (peek (p, 1))) {
+        int64_t h;
+        p->i++;
+        size_t at = p->i;
+        if (digits (p, 2, &h) == 0 || peek (p, 0) != ':') {
+            p->i = at;
+            return fail_at (p, "a time must follow 'T'");
+        }
+        return read_time (p, h);
+    }
+    if ((m = month_name (p)))
+        return after_month_name (p, m);
+    if ((wd = day_name (p)) != UNSET) {
+        if (p->wday != UNSET)
+            return fail_at (p, "Double day of the week");
+        p->wday = wd;
+        return true;
+    }
+    return read_zone_word (p);
+}
+
+static bool
+scan_lenient (dscan_t *p)
+{
+    while (p->i < p->len) {
+        char c = p->s[p->i];
+        bool ok;
+        if (c == ' ' || c == '\t' || c == ',' || c == '\n' || c == '\r') {
+            p->i++;
+            continue;
+        }
+        if (is_digit (c))
+            ok = read_number (p);
+        else if (is_alpha (c))
+            ok = read_word (p);
+        else if ((c == '+' || c == '-') && is_digit (peek (p, 1)) &&
+                 (p->h != UNSET || p->m != UNSET))
+            ok = read_offset (p);
+        else
+            ok = fail_at (p, "Unexpected character");
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* ---- By format ---- */
+
+static const char from_specs[] = "bBdGHjLmMSuVYzZ";
+
+bool
+rm_xdate_from_format_ok (const char *f, size_t len, char *why, size_t cap)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (f[i] != '%')
+            continue;
+        if (++i == len) {
+            snprintf (why, cap, "Unmatched '%%' at end of format string");
+            return false;
+        }
+        if (f[i] == '%')
+            continue;
+        if (!f[i] || !strchr (from_specs, f[i])) {
+            snprintf (why, cap, "Invalid format character '%%%c' in format string", f[i]);
+            return false;
+        }
+        if (f[i] == 'j') {
+            /* timelib reads a day of the year into a date in a way the
+             * documentation does not pin down: refused, not guessed. */
+            snprintf (why, cap,
+                      "the format specifier '%%j' is not supported when parsing (remodel cannot "
+                      "match the server's reading of a day of the year)");
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool
+fixed_digits (dscan_t *p, int min, int max, int64_t *v, const char *what)
+{
+    int k = digits (p, max, v);
+    if (k < min)
+        return fail_at (p, what);
+    return true;
+}
+
+static bool
+scan_format (dscan_t *p, const char *f, size_t flen)
+{
+    int64_t v, iso_y = UNSET, iso_w = UNSET, iso_d = UNSET;
+    int64_t y = UNSET, m = UNSET, d = UNSET;
+
+    for (size_t j = 0; j < flen; j++) {
+        if (f[j] != '%' || (j + 1 < flen && f[j + 1] == '%')) {
+            if (f[j] == '%')
+                j++;
+            if (p->i >= p->len)
+                return fail_at (p, "Not enough data available to satisfy format");
+            if (p->s[p->i] != f[j])
+                return fail_at (p, "The format separator does not match");
+            p->i++;
+            continue;
+        }
+        char spec = f[++j];
+        if (p->i >= p->len)
+            return fail_at (p, "Not enough data available to satisfy format");
+        switch (spec) {
+        case 'Y':
+            if (!fixed_digits (p, 4, 4, &y, "A four digit year could not be found"))
+                return false;
+            break;
+        case 'G':
+            if (!fixed_digits (p, 4, 4, &iso_y, "A four digit ISO year could not be found"))
+                return false;
+            break;
+        case 'm':
+            if (!fixed_digits (p, 1, 2, &m, "A two digit month could not be found"))
+                return false;
+            break;
+        case 'd':
+            if (!fixed_digits (p, 1, 2, &d, "A two digit day could not be found"))
+                return false;
+            break;
+        case 'H':
+            if (!fixed_digits (p, 1, 2, &v, "A two digit hour could not be found"))
+                return false;
+            p->h = (int) v;
+            break;
+        case 'M':
+            if (!fixed_digits (p, 1, 2, &v, "A two digit minute could not be found"))
+                return false;
+            p->mi = (int) v;
+            break;
+        case 'S':
+            if (!fixed_digits (p, 1, 2, &v, "A two digit second could not be found"))
+                return false;
+            p->sec = (int) v;
+            break;
+        case 'L':
+            if (!fixed_digits (p, 3, 3, &v, "A three digit millisecond could not be found"))
+                return false;
+            p->us = v * 1000;
+            break;
+        case 'V':
+            if (!fixed_digits (p, 1, 2, &iso_w, "A two digit ISO week could not be found"))
+                return false;
+            break;
+        case 'u':
+            if (!fixed_digits (p, 1, 1, &iso_d, "A single digit day of week could not be found"))
+                return false;
+            break;
+        case 'b':
+        case 'B': {
+            size_t k = word_len (p);
+            int mm = month_name (p);
+            if (!mm || (spec == 'b' && k != 3) || (spec == 'B' && k != strlen (month_names[mm - 1]))) {
+                p->i -= mm ? k : 0;
+                return fail_at (p, "A textual month could not be found");
+            }
+            m = mm;
+            break;
+        }
+        case 'z':
+            if (p->s[p->i] == '+' || p->s[p->i] == '-') {
+                if (!is_digit (peek (p, 1)))
+                    return fail_at (p, "The timezone could not be found in the database");
+                if (!read_offset (p))
+                    return false;
+            } else if (is_alpha (p->s[p->i])) {
+                if (!read_zone_word (p))
+                    return false;
+            } else {
+                return fail_at (p, "The timezone could not be found in the database");
+            }
+            break;
+        case 'Z': {
+            int sign = p->s[p->i] == '-' ? -1 : 1;
+            if (p->s[p->i] != '+' && p->s[p->i] != '-')
+                return fail_at (p, "A timezone offset in minutes could not be found");
+            p->i++;
+            if (!fixed_digits (p, 1, 4, &v, "A timezone offset in minutes could not be found"))
+                return false;
+            if (p->zone_type)
+                return fail_at (p, "Double timezone specification");
+            p->zone_type = 1;
+            p->zone_off = (int32_t) (sign * v * 60);
+            break;
+        }
+        default:
+            return fail_at (p, "Invalid format character");
+        }
+    }
+    if (p->i < p->len)
+        return fail_at (p, "Trailing data");
+    if (iso_y != UNSET || iso_w != UNSET || iso_d != UNSET) {
+        if (y != UNSET || m != UNSET || d != UNSET || iso_y == UNSET || iso_w == UNSET ||
+            iso_d == UNSET) {
+            p->conversion = false;
+            return rm_xfail (p->err, p->op,
+                             "the format of '%.*s' mixes or leaves out ISO week parts: remodel "
+                             "parses %%G, %%V and %%u only all three together, without %%Y, %%m, "
+                             "%%d or %%b",
+                             (int) (p->len > 120 ? 120 : p->len), p->s);
+        }
+        int64_t yy;
+        int mm, dd;
+        rm_cal_civil (rm_cal_iso_days (iso_y, iso_w, iso_d), &yy, &mm, &dd);
+        y = yy;
+        m = mm;
+        d = dd;
+    }
+    if (y != UNSET)
+        p->y = y;
+    if (m != UNSET)
+        p->m = (int) m;
+    if (d != UNSET)
+        p->d = (int) d;
+    /* Some time read: the rest of it is zero (timelib's clean-up). */
+    if (p->h != UNSET || p->mi != UNSET || p->sec != UNSET || p->us != UNSET) {
+        if (p->h == UNSET)
+            p->h = 0;
+        if (p->mi == UNSET)
+            p->mi = 0;
+        if (p->sec == UNSET)
+            p->sec = 0;
+        if (p->us == UNSET)
+            p->us = 0;
+    }
+    return true;
+}
+
+bool
+rm_xdate_parse_in (rm_expr_ctx_t *cx, const rm_expr_t *op, const char *s, size_t len,
+                   const rm_tz_t *tz, const char *format, size_t format_len, int64_t *ms,
+                   bool *conversion, bson_error_t *err)
+{
+    dscan_t p;
+    bool ok;
+    int64_t days, local, utc;
+
+    memset (&p, 0, sizeof p);
+    p.cx = cx;
+    p.op = op;
+    p.s = s;
+    p.len = len;
+    p.err = err;
+    p.y = UNSET;
+    p.m = p.d = p.h = p.mi = p.sec = p.wday = UNSET;
+    p.us = UNSET;
+    *conversion = true;
+    ok = format ? scan_format (&p, format, format_len) : scan_lenient (&p);
+    if (!ok) {
+        *conversion = p.conversion;
+        return false;
+    }
+    if (p.h == UNSET && p.mi == UNSET && p.sec == UNSET) {
+        p.h = p.mi = p.sec = 0;
+        p.us = 0;
+    }
+    if (p.y == UNSET || p.m == UNSET || p.d == UNSET || p.h == UNSET || p.mi == UNSET ||
+        p.sec == UNSET)
+        return rm_xfail (err, op,
+                         "an incomplete date/time string has been found, with elements missing: "
+                         "\"%.*s\"",
+                         (int) (len > 120 ? 120 : len), s);
+    if (p.m < 1 || p.m > 12 || p.d < 1 || p.d > rm_cal_month_days (p.y, p.m)) {
+        p.i = len;
+        return fail_at (&p, "The parsed date was invalid");
+    }
+    if (p.h > 23 || p.mi > 59 || p.sec > 59) {
+        p.i = len;
+        return fail_at (&p, "The parsed time was invalid");
+    }
+    days = rm_cal_days (p.y, p.m, p.d);
+    if (p.wday != UNSET && rm_cal_iso_dow (days) % 7 != p.wday) {
+        /* timelib would move the date to that weekday: not guessed. */
+        return rm_xfail (err, op,
+                         "the date string '%.*s' names a day of the week that is not its date's "
+                         "(the server would move the date to that day; remodel refuses it)",
+                         (int) (len > 120 ? 120 : len), s);
+    }
+    if (p.zone_type && !tz->utc) {
+        if (p.zone_type == 1)
+            return rm_xfail (err, op,
+                             "you cannot pass in a date/time string with GMT offset together with "
+                             "a timezone argument (\"%.*s\")",
+                             (int) (len > 120 ? 120 : len), s);
+        return rm_xfail (err, op,
+                         "you cannot pass in a date/time string with time zone information ('%s') "
+                         "together with a timezone argument (\"%.*s\")",
+                         p.abbr, (int) (len > 120 ? 120 : len), s);
+    }
+    local = days * 86400 + p.h * 3600 + p.mi * 60 + p.sec;
+    utc = p.zone_type ? local - p.zone_off : rm_tz_to_utc (tz, local);
+    *ms = utc * 1000 + p.us / 1000;
+    return true;
+}
 
 bool
 rm_xdate_parse (rm_expr_ctx_t *cx, const rm_expr_t *op, const char *s, size_t len, const char *tz,
                 int64_t *ms, bson_error_t *err)
 {
-    return rm_xfail (err, op, "parsing dates from strings is not written yet");
-}
-
-size_t
-rm_xdate_iso (int64_t ms, char *out)
-{
-    out[0] = '\0';
-    return 0;
+    rm_tz_t zone;
+    bool conversion;
+    if (!tz)
+        rm_tz_utc (&zone);
+    else if (!rm_tz_find (tz, strlen (tz), &zone))
+        return rm_xfail (err, op, "unrecognized time zone identifier: \"%s\"", tz);
+    return rm_xdate_parse_in (cx, op, s, len, &zone, NULL, 0, ms, &conversion, err);
 }
