@@ -262,7 +262,8 @@ parse_date_part (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_erro
     rm_xnode_args (e, 2);
     if (BSON_ITER_HOLDS_DOCUMENT (arg)) {
         bson_iter_recurse (arg, &sub);
-        if (bson_iter_next (&sub) && bson_iter_key (&sub)[0] != '$') {
+        /* {} too: the server reads an empty document as named arguments */
+        if (!bson_iter_next (&sub) || bson_iter_key (&sub)[0] != '$') {
             bson_iter_recurse (arg, &sub);
             while (bson_iter_next (&sub)) {
                 const char *k = bson_iter_key (&sub);

@@ -464,6 +464,9 @@ read_word (dscan_t *p)
     if ((m = month_name (p)))
         return after_month_name (p, m);
     if ((wd = day_name (p)) != UNSET) {
+        /* timelib resets the time read before a day's name: not taken */
+        if (p->h != UNSET)
+            return fail_at (p, "a day of the week after the time is not supported");
         if (p->wday != UNSET)
             return fail_at (p, "Double day of the week");
         p->wday = wd;
