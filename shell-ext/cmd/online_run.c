@@ -931,6 +931,31 @@ lookup_rules_settle (online_t *on, online_mode_t mode, bson_error_t *err)
     return ok;
 }
 
+/* $$NOW (remodel/expr.h): one value for the whole life of a plan's run,
+ * so that a batch, a resume, a sync and follow all write what the first
+ * batch did. The first run records it in the plan's record; every later
+ * command takes it from there. */
+static bool
+now_settle (online_t *on, online_mode_t mode, bson_error_t *err)
+{
+    online_record_t r;
+    bson_t *set;
+    bool ok;
+
+    if (!online_plan_read (on, &r, err))
+        return false;
+    if (r.now_ms) {
+        rm_expr_set_run_now (r.now_ms);
+        return true;
+    }
+    if (mode != ONLINE_RUN)
+        return true; /* a record from before $$NOW was kept: this process's clock */
+    set = BCON_NEW ("$set", "{", "now", BCON_DATE_TIME (rm_expr_run_now ()), "}");
+    ok = online_plan_update (on, set, err);
+    bson_destroy (set);
+    return ok;
+}
+
 /* At the start of a run, the partitions of every pass that reads a
  * source, recorded before the first batch (a pass an earlier step's
  * results drive has them once that step is done, in run_pass). */
@@ -1143,6 +1168,9 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     /* A run that joins joins by the rules the run recorded. */
     if (ok && !on->o->dry_run)
         ok = lookup_rules_settle (on, joining ? ONLINE_SYNC : mode, err);
+    /* Every batch, resume and sync evaluates $$NOW as the run began. */
+    if (ok && !on->o->dry_run)
+        ok = now_settle (on, mode, err);
     /* Where the change log stands, before any source document is read. */
     if (ok && joining)
         ok = capture_joined (on, &capture, err);

@@ -28,6 +28,8 @@ online_record_parse (const bson_t *doc, online_record_t *r)
     r->after_pending = bson_iter_init (&it, doc) &&
                        bson_iter_find_descendant (&it, "afterSwitch.pending", &sw) &&
                        bson_iter_as_bool (&sw);
+    if (bson_iter_init_find (&it, doc, "now") && BSON_ITER_HOLDS_DATE_TIME (&it))
+        r->now_ms = bson_iter_date_time (&it);
     if (bson_iter_init_find (&it, doc, "lookupRules") && BSON_ITER_HOLDS_UTF8 (&it))
         r->lookup_rules = !strcmp (bson_iter_utf8 (&it, NULL), "9.0") ? 2 : 1;
     if (bson_iter_init_find (&it, doc, "switch") && BSON_ITER_HOLDS_DOCUMENT (&it)) {

@@ -73,6 +73,7 @@ typedef struct {
     bool after_pending;     /* the results hold writes made after a switch (online_after.c) */
     int lookup_rules;       /* the $lookup rules the run joined by (online_conn.c's
                                on->lookup_rules), 0: not recorded */
+    int64_t now_ms;         /* $$NOW of the plan's run (remodel/expr.h), 0: not recorded */
 } online_record_t;
 bool online_plan_read (online_t *on, online_record_t *r, bson_error_t *err);
 /* online_record_parse.c: the fields of the plan's record doc into r
