@@ -520,14 +520,6 @@ rm_xdate_from_format_ok (const char *f, size_t len, char *why, size_t cap)
             snprintf (why, cap, "Invalid format character '%%%c' in format string", f[i]);
             return false;
         }
-        if (f[i] == 'j') {
-            /* timelib reads a day of the year into a date in a way the
-             * documentation does not pin down: refused, not guessed. */
-            snprintf (why, cap,
-                      "the format specifier '%%j' is not supported when parsing (remodel cannot "
-                      "match the server's reading of a day of the year)");
-            return false;
-        }
     }
     return true;
 }
@@ -554,7 +546,7 @@ scan_format (dscan_t *p, const char *f, size_t flen)
             if (p->i >= p->len)
                 return fail_at (p, "Not enough data available to satisfy format");
             if (p->s[p->i] != f[j])
-                return fail_at (p, "The format separator does not match");
+                return fail_at (p, "Format literal not found");
             p->i++;
             continue;
         }
@@ -563,11 +555,11 @@ scan_format (dscan_t *p, const char *f, size_t flen)
             return fail_at (p, "Not enough data available to satisfy format");
         switch (spec) {
         case 'Y':
-            if (!fixed_digits (p, 4, 4, &y, "A four digit year could not be found"))
+            if (!fixed_digits (p, 1, 4, &y, "A four digit year could not be found"))
                 return false;
             break;
         case 'G':
-            if (!fixed_digits (p, 4, 4, &iso_y, "A four digit ISO year could not be found"))
+            if (!fixed_digits (p, 1, 4, &iso_y, "A four digit ISO year could not be found"))
                 return false;
             break;
         case 'm':
@@ -584,27 +576,51 @@ scan_format (dscan_t *p, const char *f, size_t flen)
             p->h = (int) v;
             break;
         case 'M':
-            if (!fixed_digits (p, 1, 2, &v, "A two digit minute could not be found"))
+            if (!fixed_digits (p, 2, 2, &v, "A two digit minute could not be found"))
                 return false;
             p->mi = (int) v;
             break;
         case 'S':
-            if (!fixed_digits (p, 1, 2, &v, "A two digit second could not be found"))
+            if (!fixed_digits (p, 2, 2, &v, "A two digit second could not be found"))
                 return false;
             p->sec = (int) v;
             break;
-        case 'L':
-            if (!fixed_digits (p, 3, 3, &v, "A three digit millisecond could not be found"))
+        case 'L': {
+            /* up to three digits, as a fraction: "5" is 500 ms */
+            size_t at = p->i;
+            if (!fixed_digits (p, 1, 3, &v, "A three digit millisecond could not be found"))
                 return false;
+            for (size_t k = p->i - at; k < 3; k++)
+                v *= 10;
             p->us = v * 1000;
             break;
+        }
+        case 'j': {
+            /* timelib counts the day of the year from 0 here (day 1 of
+             * the year is "000") and needs the year first */
+            int64_t yy;
+            int mm, dd;
+            if (y == UNSET)
+                return fail_at (p, "A 'day of year' can only come after a year has been found");
+            if (!fixed_digits (p, 1, 3, &v, "A three digit day-of-year could not be found"))
+                return false;
+            rm_cal_civil (rm_cal_days (y, 1, 1) + v, &yy, &mm, &dd);
+            y = yy;
+            m = mm;
+            d = dd;
+            break;
+        }
         case 'V':
             if (!fixed_digits (p, 1, 2, &iso_w, "A two digit ISO week could not be found"))
                 return false;
+            if (iso_w < 1 || iso_w > 53)
+                return fail_at (p, "ISO Week must be between 1 and 53");
             break;
         case 'u':
             if (!fixed_digits (p, 1, 1, &iso_d, "A single digit day of week could not be found"))
                 return false;
+            if (iso_d < 1 || iso_d > 7)
+                return fail_at (p, "Day of week must be between 1 and 7");
             break;
         case 'b':
         case 'B': {
@@ -649,22 +665,22 @@ scan_format (dscan_t *p, const char *f, size_t flen)
     }
     if (p->i < p->len)
         return fail_at (p, "Trailing data");
-    if (iso_y != UNSET || iso_w != UNSET || iso_d != UNSET) {
-        if (y != UNSET || m != UNSET || d != UNSET || iso_y == UNSET || iso_w == UNSET ||
-            iso_d == UNSET) {
-            p->conversion = false;
-            return rm_xfail (p->err, p->op,
-                             "the format of '%.*s' mixes or leaves out ISO week parts: remodel "
-                             "parses %%G, %%V and %%u only all three together, without %%Y, %%m, "
-                             "%%d or %%b",
-                             (int) (p->len > 120 ? 120 : p->len), p->s);
-        }
+    /* timelib's rules for ISO week dates: no mixing with a year, month
+     * or day; week and day default to 1; a week without its year is an
+     * invalid date */
+    if ((y != UNSET && (iso_y != UNSET || iso_w != UNSET || iso_d != UNSET)) ||
+        (iso_y != UNSET && (m != UNSET || d != UNSET)))
+        return fail_at (p, "Mixing of ISO dates with natural dates is not allowed");
+    if (iso_y != UNSET) {
         int64_t yy;
         int mm, dd;
-        rm_cal_civil (rm_cal_iso_days (iso_y, iso_w, iso_d), &yy, &mm, &dd);
+        rm_cal_civil (rm_cal_iso_days (iso_y, iso_w != UNSET ? iso_w : 1, iso_d != UNSET ? iso_d : 1),
+                      &yy, &mm, &dd);
         y = yy;
         m = mm;
         d = dd;
+    } else if (iso_w != UNSET || iso_d != UNSET) {
+        return fail_at (p, "The parsed date was invalid");
     }
     if (y != UNSET)
         p->y = y;
