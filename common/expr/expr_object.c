@@ -229,8 +229,7 @@ a2o_pair (rm_expr_ctx_t *cx, const rm_expr_t *e, const itbox_t *el, bool arrays,
     if (!arrays && (!has_k || !has_v))
         return rm_xfail (err, e, "each {k, v} document must have the fields k and v: %s", rm_xshow (cx, ev));
     if (key.value_type != BSON_TYPE_UTF8)
-        return rm_xfail (err, e, "a key must be a string, not the %s %s", rm_xval_type_name (&key),
-                         rm_xshow (cx, &key));
+        return wrong (cx, err, e, "a key", "a string", &key);
     if (strlen (key.value.v_utf8.str) != key.value.v_utf8.len)
         return rm_xfail (err, e, "a key may not hold a NUL byte: %s", rm_xshow (cx, &key));
     kv->key = key.value.v_utf8.str;
