@@ -1,4 +1,5 @@
 /* remodel run PLAN --from SRC --to DST, and remodel check PLAN. */
+#include <inttypes.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -355,6 +356,22 @@ add_id (void *ctx, size_t ns, const uint8_t *doc, uint32_t len, bson_error_t *er
     return rm_idcheck_add (ctx, (uint32_t) ns, doc, len, err);
 }
 
+/* check --against: every document a step's expressions fail on,
+ * counted, the first few said, so that a plan is fixed once (an onError,
+ * a filter) rather than one document at a time. */
+#define DOC_ERRORS_SHOWN 5
+typedef struct {
+    uint64_t n;
+} doc_errors_t;
+
+static void
+on_doc_error (void *ctx, const bson_error_t *why)
+{
+    doc_errors_t *d = ctx;
+    if (d->n++ < DOC_ERRORS_SHOWN)
+        tool_warn ("fails: %s", why->message);
+}
+
 /* check --against: the plan run over SRC, nothing written (the engine's
  * checks are what only the data shows), and the result's _ids checked
  * unique in each namespace, as mongorestore needs them. */
@@ -367,6 +384,7 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
     rm_dump_info_t out;
     progress_ctx_t pc = {NULL, r};
     rm_idcheck_t *ids = tool_idcheck_new (o);
+    doc_errors_t fails = {0};
     bool ok = r && rm_plan_check_against (plan, rm_reader_info (r), err);
 
     rm_dump_info_init (&out);
@@ -380,6 +398,8 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
     eo.lookup_since_36681 = rm_compile_lookup_since_36681 (o->server_version);
     eo.progress = on_progress;
     eo.progress_ctx = &pc;
+    eo.doc_error = on_doc_error;
+    eo.doc_error_ctx = &fails;
     if (ok) {
         e = rm_engine_new (plan, &eo);
         ok = rm_engine_prepare (e, rm_reader_info (r), &out, err);
@@ -388,6 +408,13 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
         pc.prog = tool_progress_new (o->quiet, "check");
         ok = rm_engine_run (e, r, NULL, err);
         tool_progress_done (pc.prog);
+    }
+    if (ok && fails.n) {
+        rm_error_set (err, RM_ERR_DATA, "%" PRIu64 " document(s) fail the plan's expressions or "
+                      "filters (the first %d said above): give the operator an onError, or the "
+                      "step a filter that leaves them out",
+                      fails.n, fails.n < DOC_ERRORS_SHOWN ? (int) fails.n : DOC_ERRORS_SHOWN);
+        ok = false;
     }
     ok = ok && rm_idcheck_finish (ids, err) && tool_idcheck_error (ids, &out, err);
     if (ok)

@@ -64,6 +64,11 @@ struct rm_engine {
 
 /* $$NOW of the run (rm_engine_opts_t's now_ms). */
 int64_t rm_engine_now (const rm_engine_t *e);
+/* A step's error on one document: handed to the caller's doc_error
+ * (true: the step goes on, the document unchanged) where it collects
+ * them and the error is RM_ERR_DATA, else false (the run stops). The
+ * error is prefixed with the step first. */
+bool rm_engine_doc_error (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
 
 /* The steps' runs, with the probes their rows ask for (engine_step.c),
  * and freed (engine_checks.c). */

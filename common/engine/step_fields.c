@@ -13,14 +13,16 @@
 typedef struct {
     rm_buf_t buf[2];
     rm_expr_ctx_t *cx;
+    rm_engine_t *e;
 } rm_fields_scratch_t;
 
 static void
-rm_fields_scratch_init (rm_fields_scratch_t *sc, int64_t now_ms)
+rm_fields_scratch_init (rm_fields_scratch_t *sc, rm_engine_t *e)
 {
     rm_buf_init (&sc->buf[0]);
     rm_buf_init (&sc->buf[1]);
-    sc->cx = rm_expr_ctx_new (now_ms);
+    sc->cx = rm_expr_ctx_new (rm_engine_now (e));
+    sc->e = e;
 }
 
 static void
@@ -44,13 +46,16 @@ rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_nam
     *out_len = len;
     if (s->filter && !rm_query_match (s->filter, sc->cx, doc, (uint32_t) len, &take, err)) {
         rm_error_prefix (err, "filter");
-        return rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
+        rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
+        return rm_engine_doc_error (sc->e, s, err);
     }
     if (!take)
         return true; /* passes byte for byte */
     if (s->kind == RM_STEP_SET) {
-        if (!rm_expr_set_apply (f->set, sc->cx, doc, (uint32_t) len, &sc->buf[0], err))
-            return rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
+        if (!rm_expr_set_apply (f->set, sc->cx, doc, (uint32_t) len, &sc->buf[0], err)) {
+            rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
+            return rm_engine_doc_error (sc->e, s, err);
+        }
         *out = sc->buf[0].data;
         *out_len = sc->buf[0].len;
         return true;
@@ -97,7 +102,7 @@ rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         rm_store_destroy (next);
         return false;
     }
-    rm_fields_scratch_init (&sc, rm_engine_now (e));
+    rm_fields_scratch_init (&sc, e);
     while (ok && (rc = rm_store_next (in, &fr, err)) > 0) {
         const uint8_t *doc;
         size_t len;
@@ -121,7 +126,7 @@ static void
 fields_open (rm_engine_t *e, rm_stage_t *st)
 {
     rm_fields_scratch_t *sc = bson_malloc (sizeof *sc);
-    rm_fields_scratch_init (sc, rm_engine_now (e));
+    rm_fields_scratch_init (sc, e);
     st->in = rm_engine_find (e, &st->s->u.fields.in);
     st->data = sc;
 }

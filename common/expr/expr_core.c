@@ -58,7 +58,7 @@ parse_let (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_error_t *e
     while (ok && bson_iter_next (&sub)) {
         int slot = rm_xparse_bind (p, bson_iter_key (&sub), err);
         if (slot < 0) {
-            rm_error_set (err, RM_ERR_USAGE, "$let: %s", err->message);
+            rm_error_prefix (err, "$let");
             ok = false;
             break;
         }

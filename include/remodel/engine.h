@@ -29,6 +29,13 @@ typedef struct {
      * epoch: one value per run (the online mode records it with the plan,
      * so resumes agree). 0: remodel/expr.h's rm_expr_run_now (). */
     int64_t now_ms;
+    /* Called for a document a step could not make (an expression that
+     * fails on it: RM_ERR_DATA, why naming the step, namespace, _id,
+     * field and operator) instead of stopping the run: the document goes
+     * on unchanged, and the caller reports them all at the end (check
+     * --against, run --dry-run). NULL: the first one stops the run. */
+    void (*doc_error) (void *ctx, const bson_error_t *why);
+    void *doc_error_ctx;
     /* Called for every document read from the source (may be NULL). */
     void (*progress) (void *ctx, uint64_t docs);
     void *progress_ctx;
