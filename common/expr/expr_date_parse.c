@@ -338,25 +338,22 @@ after_month_name (dscan_t *p, int m)
         return set_date (p, a, m, 1);
     if (k == 0)
         return fail_at (p, "a day or a year must follow the month's name");
-    if (peek (p, 0) == ':') {
-        /* "Jul 4 12:00" has no year */
-        return fail_at (p, "the date has no year");
-    }
-    size_t save = p->i;
+    if (peek (p, 0) == ':')
+        return fail_at (p, "a day must follow the month's name");
     if (word_len (p) == 2) {
         char s0 = lower (peek (p, 0)), s1 = lower (peek (p, 1));
         if ((s0 == 's' && s1 == 't') || (s0 == 'n' && s1 == 'd') || (s0 == 'r' && s1 == 'd') ||
             (s0 == 't' && s1 == 'h'))
             p->i += 2;
     }
+    size_t after_day = p->i;
     skip (p, " \t,.");
-    size_t at = p->i;
     k = digits (p, 4, &b);
-    if (k == 0 || (k != 4 && k != 2) || peek (p, 0) == ':') {
-        p->i = k ? at : save;
-        if (k == 0)
-            return fail_at (p, "the date has no year");
-        return fail_at (p, "a year of 4 digits must follow the day");
+    if ((k != 4 && k != 2) || peek (p, 0) == ':') {
+        /* "July 4" and "Jul 4 12:00": a date without its year (the
+         * incomplete date the server refuses) */
+        p->i = after_day;
+        return set_date (p, UNSET, m, (int) a);
     }
     return set_date (p, year2 (b, k), m, (int) a);
 }
@@ -397,7 +394,7 @@ read_number (dscan_t *p)
         p->i++;
         digits (p, 2, &b);
         if (peek (p, 0) != '/' || !is_digit (peek (p, 1)))
-            return fail_at (p, "the date has no year");
+            return set_date (p, UNSET, (int) a, (int) b); /* 07/04: no year */
         p->i++;
         k3 = digits (p, 4, &c);
         if (k3 != 4 && k3 != 2)
