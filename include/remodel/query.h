@@ -25,7 +25,9 @@ void rm_query_destroy (rm_query_t *q);
 
 /* Whether the document matches, into *matched. cx evaluates $expr (and
  * holds what it builds until its reset). false with err only when an
- * expression under $expr fails (RM_ERR_DATA). */
+ * expression under $expr fails, or a $regex runs past PCRE2's match limit
+ * (a pattern that backtracks catastrophically): RM_ERR_DATA. The query is
+ * only read: threads may share one, each with its own cx. */
 bool rm_query_match (const rm_query_t *q, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
                      bool *matched, bson_error_t *err);
 
