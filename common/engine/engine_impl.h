@@ -32,6 +32,8 @@ typedef struct {
     uint64_t readings;     /* bucketize: readings... */
     uint64_t invalid;      /* ...sent to onInvalid */
     bool checked;          /* rm_engine_check_step ran */
+    uint64_t filter_lacking; /* documents the filter left out that lack... */
+    char filter_path[128];   /* ...this field, which it compares (a warning) */
 } rm_step_run_t;
 
 /* What a sink store (rm_engine_store_new) writes to. */
@@ -69,6 +71,14 @@ int64_t rm_engine_now (const rm_engine_t *e);
  * them and the error is RM_ERR_DATA, else false (the run stops). The
  * error is prefixed with the step first. */
 bool rm_engine_doc_error (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+
+/* A step's filter over one document: *take whether the step changes it
+ * (true without a filter). A document it leaves out that lacks a field
+ * the filter compares ({v: {$lt: 2}} never matches a missing v) is
+ * counted for the step's warning. false with err (prefixed "filter")
+ * when an expression of it fails. cx: the step's, reset by it. */
+bool rm_engine_filter (rm_engine_t *e, const rm_step_t *s, rm_expr_ctx_t *cx, const uint8_t *doc,
+                       uint32_t len, bool *take, bson_error_t *err);
 
 /* The steps' runs, with the probes their rows ask for (engine_step.c),
  * and freed (engine_checks.c). */

@@ -68,7 +68,55 @@ rm_engine_check_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         ok = rm_probe_check (&run->probes[i], err);
     if (ok && check)
         ok = check (e, s, run, err);
+    if (ok && run->filter_lacking)
+        rm_engine_warn (e, s, "filter: %llu document(s) lack \"%s\", which the filter compares, "
+                        "and so were left as they were (a comparison such as $lt never matches "
+                        "a missing field: to take them too, add {\"%s\": {\"$exists\": false}} "
+                        "in an $or)",
+                        (unsigned long long) run->filter_lacking, run->filter_path, run->filter_path);
     if (!ok)
         rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
     return ok;
+}
+
+/* rm_engine_filter's count of what the filter left out for lack of a
+ * field it compares. */
+typedef struct {
+    const uint8_t *doc;
+    uint32_t len;
+    const rm_path_t *lacking;
+} lacking_t;
+
+static void
+note_lacking (const rm_path_t *p, void *arg)
+{
+    lacking_t *l = arg;
+    bson_iter_t it;
+    if (!l->lacking && !rm_path_get (l->doc, l->len, p, &it))
+        l->lacking = p;
+}
+
+bool
+rm_engine_filter (rm_engine_t *e, const rm_step_t *s, rm_expr_ctx_t *cx, const uint8_t *doc,
+                  uint32_t len, bool *take, bson_error_t *err)
+{
+    lacking_t l = {doc, len, NULL};
+    rm_step_run_t *run;
+
+    *take = true;
+    if (!s->filter)
+        return true;
+    if (!rm_query_match (s->filter, cx, doc, len, take, err)) {
+        rm_error_prefix (err, "filter");
+        return false;
+    }
+    if (*take || !e)
+        return true;
+    rm_query_needs_fields (s->filter, note_lacking, &l);
+    if (l.lacking) {
+        run = rm_engine_step_run (e, s);
+        if (!run->filter_lacking++)
+            snprintf (run->filter_path, sizeof run->filter_path, "%s", l.lacking->text);
+    }
+    return true;
 }

@@ -44,8 +44,7 @@ rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_nam
     rm_expr_ctx_reset (sc->cx);
     *out = doc;
     *out_len = len;
-    if (s->filter && !rm_query_match (s->filter, sc->cx, doc, (uint32_t) len, &take, err)) {
-        rm_error_prefix (err, "filter");
+    if (!rm_engine_filter (sc->e, s, sc->cx, doc, (uint32_t) len, &take, err)) {
         rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
         return rm_engine_doc_error (sc->e, s, err);
     }
