@@ -395,6 +395,12 @@ rm_rename_inverse (const rm_step_t *s, rm_step_inverse_t *out)
 {
     const rm_fields_t *f = &s->u.fields;
     bson_t steps, st, r, fields;
+    if (s->filter) {
+        /* The renamed documents no longer match a filter on the old name,
+         * and the inverse cannot tell them from those left out. */
+        out->why = "it has a filter: which documents it renamed is not in its results";
+        return;
+    }
     for (size_t i = 0; i < f->n; i++)
         if (f->paths[i].n != 1 || f->to[i].n != 1) {
             out->why = "its inverse renames top-level fields only";
