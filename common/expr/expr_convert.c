@@ -1271,7 +1271,29 @@ eval_is_array (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_er
     return true;
 }
 
+/* $tsSecond and $tsIncrement: a timestamp's two halves, as longs; null
+ * or missing gives null, any other type is an error. */
+static bool
+eval_ts_part (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+{
+    bson_value_t v;
+    if (!rm_xeval (cx, e->args[0], &v, err))
+        return false;
+    if (rm_xval_nullish (&v)) {
+        rm_xset_null (out);
+        return true;
+    }
+    if (v.value_type != BSON_TYPE_TIMESTAMP)
+        return rm_xfail (err, e, "takes a timestamp, not %s %s", rm_xval_type_name (&v),
+                         rm_xshow (cx, &v));
+    rm_xset_int64 (out, e->op->name[3] == 'S' ? (int64_t) v.value.v_timestamp.timestamp
+                                               : (int64_t) v.value.v_timestamp.increment);
+    return true;
+}
+
 const rm_xop_t rm_xops_convert[] = {
+    {"$tsSecond", eval_ts_part, 1, 1, {NULL}, NULL, NULL},
+    {"$tsIncrement", eval_ts_part, 1, 1, {NULL}, NULL, NULL},
     {"$type", eval_type, 1, 1, {NULL}, NULL, NULL},
     {"$isNumber", eval_is_number, 1, 1, {NULL}, NULL, NULL},
     {"$isArray", eval_is_array, 1, 1, {NULL}, NULL, NULL},

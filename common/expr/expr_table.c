@@ -31,6 +31,8 @@ static const struct {
     {"$rand", "a migration must give the same result on every run (use $$NOW or a field)"},
     {"$sampleRate", "a migration must give the same result on every run"},
     {"$toHashedIndexKey", "it needs the server's hash function"},
+    {"$median", "not in this build yet (the server's approximate method is not written down)"},
+    {"$percentile", "not in this build yet (the server's approximate method is not written down)"},
     {NULL, NULL},
 };
 

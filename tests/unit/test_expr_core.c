@@ -113,6 +113,23 @@ static const x_case_t compares[] = {
     {NULL, NULL, NULL},
 };
 
+static const x_case_t timestamps[] = {
+    {"{\"t\": {\"$timestamp\": {\"t\": 1622731060, \"i\": 5}}}", "{\"$tsSecond\": \"$t\"}",
+     "{\"$numberLong\": \"1622731060\"}"},
+    {"{\"t\": {\"$timestamp\": {\"t\": 1622731060, \"i\": 5}}}", "{\"$tsIncrement\": \"$t\"}",
+     "{\"$numberLong\": \"5\"}"},
+    {"{}", "{\"$tsSecond\": \"$nope\"}", "null"},
+    {"{\"t\": 5}", "{\"$tsIncrement\": \"$t\"}", "ERROR:takes a timestamp, not int 5"},
+    {"{}", "{\"$median\": {\"input\": [1], \"method\": \"approximate\"}}", "PARSE:$median is not supported"},
+    {NULL, NULL, NULL},
+};
+
+static void
+test_expr_timestamps (void)
+{
+    X_TABLE (timestamps);
+}
+
 static void
 test_expr_paths (void)
 {
@@ -210,6 +227,7 @@ int
 main (void)
 {
     T_RUN (test_expr_paths);
+    T_RUN (test_expr_timestamps);
     T_RUN (test_expr_literals);
     T_RUN (test_expr_let);
     T_RUN (test_expr_cond);
