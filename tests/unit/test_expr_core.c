@@ -223,6 +223,39 @@ test_expr_no_alloc_when_warm (void)
     bson_destroy (doc);
 }
 
+/* docs/plans.md's catalogue lists every operator this build evaluates
+ * (and test_man.sh-like: a new operator without its line fails here). */
+static void
+test_expr_catalogue_documented (void)
+{
+    FILE *f = fopen ("docs/plans.md", "r");
+    static char text[1 << 18];
+    size_t n;
+    const char *from, *to;
+
+    T_CHECK (f != NULL);
+    if (!f)
+        return;
+    n = fread (text, 1, sizeof text - 1, f);
+    fclose (f);
+    text[n] = '\0';
+    from = strstr (text, "<!-- catalogue:");
+    to = from ? strstr (from, "<!-- end of catalogue -->") : NULL;
+    T_CHECK (from && to);
+    if (!from || !to)
+        return;
+    for (size_t i = 0; rm_expr_op_name (i); i++) {
+        char want[64];
+        const char *at;
+        snprintf (want, sizeof want, "`%s`", rm_expr_op_name (i));
+        at = strstr (from, want);
+        if (!at || at > to) {
+            fprintf (stderr, "  docs/plans.md's catalogue lacks %s\n", want);
+            t_fail_checks++;
+        }
+    }
+}
+
 int
 main (void)
 {
@@ -234,5 +267,6 @@ main (void)
     T_RUN (test_expr_logic);
     T_RUN (test_expr_compare);
     T_RUN (test_expr_no_alloc_when_warm);
+    T_RUN (test_expr_catalogue_documented);
     return t_done ();
 }
