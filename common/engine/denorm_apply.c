@@ -9,6 +9,8 @@ typedef enum { SHAPE_NONE, SHAPE_SCALAR, SHAPE_ARRAY, SHAPE_ELEMENTS } shape_t;
 
 struct rm_denorm_apply {
     const rm_denorm_t *d;
+    const rm_query_t *filter, *match; /* the step's (NULL: none) */
+    rm_expr_ctx_t *cx;       /* theirs: one per run, reset per document */
     rm_step_run_t *run;      /* probes and counts (NULL: none) */
     rm_path_t prefix;        /* localField without its last part (n == 0: top) */
     const char *last;        /* localField's last part */
@@ -19,13 +21,18 @@ struct rm_denorm_apply {
 };
 
 rm_denorm_apply_t *
-rm_denorm_apply_new (const rm_denorm_t *d, rm_step_run_t *run)
+rm_denorm_apply_new (const rm_step_t *s, rm_step_run_t *run, int64_t now)
 {
+    const rm_denorm_t *d = &s->u.denorm;
     rm_denorm_apply_t *a = bson_malloc0 (sizeof *a);
     char *prefix = bson_strdup (d->local.text);
     char *dot = strrchr (prefix, '.');
     a->d = d;
     a->run = run;
+    a->filter = s->filter;
+    a->match = s->match;
+    if (a->filter || a->match)
+        a->cx = rm_expr_ctx_new (now);
     a->last = d->local.parts[d->local.n - 1];
     if (dot) {
         *dot = '\0';
@@ -49,6 +56,7 @@ rm_denorm_apply_destroy (rm_denorm_apply_t *a)
 {
     if (!a)
         return;
+    rm_expr_ctx_destroy (a->cx);
     if (a->prefix.n)
         rm_path_destroy (&a->prefix);
     for (size_t i = 0; i < a->d->n; i++)
@@ -118,6 +126,24 @@ rm_denorm_refs (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len, rm_refs_
         while (bson_iter_next (&elem))
             add_ref (refs, element_ref (a, shape, &elem, &ref) ? &ref : NULL, &a->one);
     }
+}
+
+bool
+rm_denorm_take (rm_denorm_apply_t *a, const char *ns_name, const uint8_t *doc, uint32_t len,
+                bool *take, bson_error_t *err)
+{
+    if (!rm_step_select (a->filter, a->cx, "filter", ns_name, doc, len, take, err))
+        return false;
+    if (!*take && a->run && a->run->n_probes)
+        rm_probe_doc (&a->run->probes[0], doc, len); /* localField, as rm_denorm_apply */
+    return true;
+}
+
+bool
+rm_denorm_take_from (rm_denorm_apply_t *a, const char *ns_name, const uint8_t *doc, uint32_t len,
+                     bool *take, bson_error_t *err)
+{
+    return rm_step_select (a->match, a->cx, "match", ns_name, doc, len, take, err);
 }
 
 void

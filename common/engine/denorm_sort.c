@@ -14,12 +14,16 @@
 
 typedef struct {
     rm_engine_t *e;
+    const rm_step_t *s;
     const rm_denorm_t *d;
+    rm_expr_ctx_t *cx; /* the filter's in step 2 (rm_denorm_take probes too) */
     rm_ens_t *in, *from;
     rm_denorm_apply_t *a;
     rm_sorter_t *source, *refs, *matches;
     rm_buf_t keys, vals;
     rm_refs_t r;
+    bool failed; /* the step's filter or match failed on a document */
+    bson_error_t err;
 } djob_t;
 
 _Static_assert (RM_DENORM_NO_REF == RM_SORT_NO_KEY, "a reference without a key adds nothing");
@@ -29,8 +33,14 @@ static void
 source_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
     djob_t *j = ctx;
+    bool take = false;
     rm_denorm_probe_from (j->a, doc, len);
-    out->n = rm_join_keys (&j->d->foreign, true, j->e->opts.lookup_since_36681, doc, len, &j->keys);
+    /* One the step's match leaves out is found by no reference. */
+    if (!j->failed && !rm_denorm_take_from (j->a, j->from->stats->name, doc, len, &take, &j->err))
+        j->failed = true;
+    out->n = take && !j->failed ? rm_join_keys (&j->d->foreign, true,
+                                                j->e->opts.lookup_since_36681, doc, len, &j->keys)
+                                : 0;
     out->keys = &j->keys;
     rm_denorm_values (j->d, doc, len, &j->vals);
     out->payload = j->vals.data;
@@ -42,7 +52,15 @@ static void
 ref_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
     djob_t *j = ctx;
-    rm_denorm_refs (j->a, doc, len, &j->r);
+    bool take = false;
+    /* One the step's filter leaves out looks nothing up. */
+    if (!j->failed && !rm_step_select (j->s->filter, j->cx, "filter", j->in->stats->name, doc, len,
+                                       &take, &j->err))
+        j->failed = true;
+    rm_buf_reset (&j->r.keys);
+    j->r.n = 0;
+    if (take && !j->failed)
+        rm_denorm_refs (j->a, doc, len, &j->r);
     out->n = j->r.n;
     out->keys = &j->r.keys;
 }
@@ -102,6 +120,18 @@ assemble (djob_t *j, bson_error_t *err)
     while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
         const uint8_t *out;
         size_t out_len;
+        bool take;
+        /* The filter asked again (it took the document or not in step 2):
+         * one left out has no matches, and passes as it is. */
+        if (!rm_denorm_take (j->a, j->in->stats->name, f.data, f.len, &take, err)) {
+            ok = false;
+            break;
+        }
+        if (!take) {
+            ok = rm_store_add (next, f.data, f.len, err);
+            seq++;
+            continue;
+        }
         rm_denorm_refs (j->a, f.data, f.len, &j->r);
         if (j->r.n + 1 > cap) {
             cap = (j->r.n + 1) * 2;
@@ -160,13 +190,19 @@ rm_denorm_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     j.d = &s->u.denorm;
     j.in = rm_engine_find (e, &j.d->in);
     j.from = rm_engine_find (e, &j.d->from);
-    j.a = rm_denorm_apply_new (j.d, rm_engine_step_run (e, s));
+    j.s = s;
+    j.a = rm_denorm_apply_new (s, rm_engine_step_run (e, s), rm_engine_now (e));
+    if (s->filter)
+        j.cx = rm_expr_ctx_new (rm_engine_now (e));
     j.source = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
     j.refs = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
     j.matches = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);
-    ok = rm_sort_feed (j.from->store, j.source, source_doc, &j, err) &&
-         rm_sort_feed (j.in->store, j.refs, ref_doc, &j, err) && merge (&j, err) &&
+    ok = rm_sort_feed (j.from->store, j.source, source_doc, &j, err) && !j.failed &&
+         rm_sort_feed (j.in->store, j.refs, ref_doc, &j, err) && !j.failed && merge (&j, err) &&
          assemble (&j, err);
+    if (j.failed)
+        *err = j.err;
+    rm_expr_ctx_destroy (j.cx);
     rm_sorter_destroy (j.source);
     rm_sorter_destroy (j.refs);
     rm_sorter_destroy (j.matches);

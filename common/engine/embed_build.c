@@ -704,6 +704,13 @@ rm_embed_out_end (void *ctx, bson_error_t *err)
 }
 
 bool
+rm_embed_out_pass (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    rm_embed_out_t *o = ctx;
+    return rm_store_add (o->next, doc, len, err);
+}
+
+bool
 rm_embed_out_finish (void *ctx, bson_error_t *err)
 {
     rm_embed_out_t *o = ctx;

@@ -6,6 +6,7 @@
 #define REMODEL_EMBED_JOIN_H
 
 #include "engine_impl.h"
+#include "remodel/passes.h"
 
 /* One matched child, as the assembler sees it. */
 typedef struct {
@@ -24,6 +25,20 @@ typedef struct {
 #define RM_CHILD_NO_ID UINT32_MAX
 /* The offset of the document's _id element, RM_CHILD_NO_ID if it has none. */
 uint32_t rm_child_id_at (const uint8_t *doc, uint32_t len);
+
+/* What the step's "filter" and "match" (remodel/plan.h) select, set by
+ * rm_join_run: the parents that take children (the others pass as they
+ * are, through rm_join_t's pass) and the children that may be taken (the
+ * others are taken by no parent: they stay in `from` as orphans do). cx
+ * evaluates them on the thread that runs the join's consumer; the hash
+ * join's probers make their own. */
+typedef struct {
+    const rm_query_t *filter, *match; /* NULL: every document */
+    int64_t now;                      /* $$NOW of the run */
+    const char *into_name, *from_name;
+    rm_expr_ctx_t *cx;
+    uint64_t parents, children;       /* those selected, for the join check */
+} rm_join_sel_t;
 
 /* A join of the documents of `into` (parents) with those of `from`
  * (children) by $lookup equality, handing each parent in order to a
@@ -49,13 +64,36 @@ typedef struct {
      * projected), for the hash join's probe worker to make on its core, the
      * child in its cache, a batch ahead of the consumer. Only reads ctx. */
     void (*prepare) (const void *ctx, const rm_child_t *c, rm_buf_t *out);
+    /* A parent the step's filter leaves out: instead of begin, child and
+     * end, it goes here, to be kept byte for byte. */
+    bool (*pass) (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err);
     void *ctx;
     /* Set by rm_join_run: the step's probes of localField and foreignField
      * (NULL: none), shown each parent and each child once, and the
      * engine's $lookup rules (rm_join_keys). */
     rm_probe_t *probe_local, *probe_foreign;
     bool since_36681;
+    rm_join_sel_t *sel;
 } rm_join_t;
+
+/* Whether the parent (the child) is selected by the step's filter
+ * (match), into *take; false with err naming the document when the query
+ * fails on it ("filter"/"match" prefixed). cx: the calling thread's
+ * (rm_join_take_child uses the join's own, and counts the children it
+ * takes; the joins count the parents on their consumer's thread). */
+bool rm_join_take_parent (const rm_join_t *j, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
+                          bool *take, bson_error_t *err);
+bool rm_join_take_child (const rm_join_t *j, const uint8_t *doc, uint32_t len, bool *take,
+                         bson_error_t *err);
+/* Whether a query selects doc, into *take (q NULL: always), cx reset
+ * first; an error is prefixed with what ("filter", "match") and the
+ * document's namespace and _id. The steps' shared form of it. */
+bool rm_step_select (const rm_query_t *q, rm_expr_ctx_t *cx, const char *what, const char *ns_name,
+                    const uint8_t *doc, uint32_t len, bool *take, bson_error_t *err);
+/* Adds what a query reads of the partners to p's partner fields (whole
+ * partners when it reads $$ROOT): online, a pass whose partners a match
+ * (embed's second pass: a filter) selects fetches those fields too. */
+void rm_join_pass_reads (rm_pass_t *p, const rm_query_t *q);
 
 /* The order of a parent's children: the join's sort keys when given;
  * then (ties, or no sort), with order_by_id, when localField held several
@@ -97,6 +135,9 @@ bool rm_embed_out_begin (void *o, const uint8_t *doc, uint32_t len, bson_error_t
 bool rm_embed_out_child (void *o, const rm_child_t *c, bson_error_t *err);
 void rm_embed_out_prepare (const void *o, const rm_child_t *c, rm_buf_t *out);
 bool rm_embed_out_end (void *o, bson_error_t *err);
+/* A parent the step's filter leaves out, kept as it is (no `as`, no
+ * countAs). */
+bool rm_embed_out_pass (void *o, const uint8_t *doc, uint32_t len, bson_error_t *err);
 /* Seals and swaps the parent and overflow stores in. */
 bool rm_embed_out_finish (void *o, bson_error_t *err);
 void rm_embed_out_destroy (rm_embed_out_t *o);

@@ -1,5 +1,7 @@
 /* Choosing how a join runs: in memory when the children fit the budget,
  * through external sorts otherwise. */
+#include <string.h>
+
 #include "embed_join.h"
 
 /* What the hash join holds per child beyond its bytes: record, table
@@ -15,8 +17,14 @@ rm_join_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     uint64_t children = rm_store_count (from->store), orphans = from->stats->orphans;
     uint64_t need = rm_store_bytes (from->store) + children * PER_CHILD_OVERHEAD;
     rm_join_t j = *spec;
+    rm_join_sel_t sel = {.filter = s->filter, .match = s->match, .now = rm_engine_now (e),
+                         .into_name = into->stats->name, .from_name = from->stats->name};
     bool ok;
 
+    /* One context per run for the main thread (the probers make theirs). */
+    if (s->filter || s->match)
+        sel.cx = rm_expr_ctx_new (sel.now);
+    j.sel = &sel;
     j.probe_local = rm_engine_probe (e, s, 0);
     j.probe_foreign = rm_engine_probe (e, s, 1);
     j.since_36681 = e->opts.lookup_since_36681;
@@ -29,8 +37,11 @@ rm_join_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
         ok = rm_engine_stores_fit (e, e->opts.memory, NULL, err) && rm_join_sort_run (e, &j, err);
     }
     rm_engine_stores_free (e);
-    run->parents += rm_store_count (into->store);
-    run->children += children;
+    rm_expr_ctx_destroy (sel.cx);
+    /* The check (rm_engine_join_check) counts the selected ones; a child
+     * match leaves out stays as an orphan does, and counts as one. */
+    run->parents += sel.parents;
+    run->children += sel.children;
     run->matched += children - (from->stats->orphans - orphans);
     return ok;
 }
@@ -40,4 +51,53 @@ rm_join_copy_child (const void *ctx, const rm_child_t *c, rm_buf_t *out)
 {
     (void) ctx;
     rm_buf_append (out, c->doc, c->len);
+}
+
+bool
+rm_step_select (const rm_query_t *q, rm_expr_ctx_t *cx, const char *what, const char *ns_name,
+                const uint8_t *doc, uint32_t len, bool *take, bson_error_t *err)
+{
+    *take = true;
+    if (!q)
+        return true;
+    rm_expr_ctx_reset (cx);
+    if (rm_query_match (q, cx, doc, len, take, err))
+        return true;
+    rm_error_prefix (err, "%s", what);
+    return rm_doc_error (err, ns_name, "document", doc, len);
+}
+
+bool
+rm_join_take_parent (const rm_join_t *j, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
+                     bool *take, bson_error_t *err)
+{
+    return rm_step_select (j->sel->filter, cx, "filter", j->sel->into_name, doc, len, take, err);
+}
+
+bool
+rm_join_take_child (const rm_join_t *j, const uint8_t *doc, uint32_t len, bool *take,
+                    bson_error_t *err)
+{
+    if (!rm_step_select (j->sel->match, j->sel->cx, "match", j->sel->from_name, doc, len, take,
+                         err))
+        return false;
+    j->sel->children += *take;
+    return true;
+}
+
+static void
+reads_path (const rm_path_t *path, void *arg)
+{
+    rm_pass_reads (arg, path->text, strlen (path->text));
+}
+
+void
+rm_join_pass_reads (rm_pass_t *p, const rm_query_t *q)
+{
+    bool whole = false;
+    if (!q)
+        return;
+    rm_query_paths (q, reads_path, p, &whole);
+    if (whole)
+        rm_pass_reads (p, "$", 1); /* $$ROOT: whole partners */
 }

@@ -58,6 +58,8 @@ typedef struct {
     bool ids_in_order;
     uint64_t last_hi;  /* the last _id's first 8 bytes, big-endian... */
     uint32_t last_lo;  /* ...and its last 4: its order as two numbers */
+    bool failed;       /* the step's match failed on a child: err says why */
+    bson_error_t err;
 } table_t;
 
 static void
@@ -251,16 +253,24 @@ static batch_t *
 load_one (table_t *t, const rm_join_t *j, feed_t *f, batch_t *b, bool worker,
           const uint8_t *doc, uint32_t len, size_t off)
 {
-    size_t nk;
+    size_t nk = 0;
+    bool take = false;
     if (t->n == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 1024;
         t->c = bson_realloc (t->c, t->cap * sizeof *t->c);
     }
     rm_probe_doc (j->probe_foreign, doc, len);
-    nk = rm_join_child_keys (j, doc, len, &b->keys, &t->tmp, &t->c[t->n].id_at);
+    /* A child the step's match leaves out gets no key: no parent takes
+     * it, and it stays in `from` as an orphan does. */
+    if (!t->failed && !rm_join_take_child (j, doc, len, &take, &t->err))
+        t->failed = true;
+    t->c[t->n].id_at = RM_CHILD_NO_ID;
+    if (take)
+        nk = rm_join_child_keys (j, doc, len, &b->keys, &t->tmp, &t->c[t->n].id_at);
     t->c[t->n].off = off;
     t->c[t->n].len = len;
-    if (t->ids_in_order) {
+    /* (only the children in the keys' runs are ordered) */
+    if (take && t->ids_in_order) {
         uint32_t at = t->c[t->n].id_at;
         uint64_t hi;
         uint32_t lo;
@@ -327,12 +337,22 @@ load_children (table_t *t, const rm_join_t *j, rm_ens_t *from, bson_error_t *err
             len = BSON_UINT32_FROM_LE (len);
             b = load_one (t, j, &f, b, worker, mem + off, len, off);
             off += len;
+            if (t->failed) {
+                *err = t->err;
+                rc = -1;
+                break;
+            }
         }
         t->base = mem;
     } else {
         while ((rc = rm_store_next (in, &f_doc, err)) > 0) {
             b = load_one (t, j, &f, b, worker, f_doc.data, f_doc.len, t->arena.len);
             rm_buf_append (&t->arena, f_doc.data, f_doc.len);
+            if (t->failed) {
+                *err = t->err;
+                rc = -1;
+                break;
+            }
         }
         t->base = t->arena.data;
     }
@@ -389,6 +409,9 @@ typedef struct {
     size_t n_cand, cand_cap;
     rm_buf_t prep;      /* the prepared children (rm_join_t's prepare), in order */
     size_t *prep_at;    /* where each prepared cand's bytes start in prep */
+    bool skip[PBATCH_PARENTS]; /* the step's filter leaves the parent out */
+    bool failed;        /* the filter failed on a parent: err says why */
+    bson_error_t err;
     bool ready;         /* probed: the consumer may take it */
 } pbatch_t;
 
@@ -414,7 +437,18 @@ consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
 {
     const rm_join_t *j = p->j;
     size_t c0 = 0;
+    if (b->failed) {
+        *err = b->err;
+        return false;
+    }
     for (size_t i = 0; i < b->n; i++) {
+        if (b->skip[i]) {
+            /* left out by the filter: as it is, with no children */
+            if (!j->pass (j->ctx, b->docs.data + b->doc_at[i], b->doc_len[i], err))
+                return false;
+            continue;
+        }
+        j->sel->parents++;
         if (!j->begin (j->ctx, b->docs.data + b->doc_at[i], b->doc_len[i], err))
             return false;
         for (size_t c = c0; c < b->cand_end[i]; c++) {
@@ -514,6 +548,7 @@ typedef struct {
 /* A prober's own scratch space, reused batch after batch. */
 typedef struct {
     uint8_t touched; /* what touch_children read (kept, so it is read) */
+    rm_expr_ctx_t *cx; /* the step's filter's, with one */
     rm_buf_t tmp, keys;
     pkey_t *pk;
     size_t n_pk, pk_cap;
@@ -551,12 +586,23 @@ probe_batch (probe_t *p, pbatch_t *b, prober_t *w)
     const rm_join_t *j = p->j;
     size_t x = 0, touched = 0;
 
-    /* The parents' keys, back to back, and their hashes. */
+    /* The parents the step's filter takes (the others get no key: no
+     * child, and they pass as they are)... */
+    b->failed = false;
+    for (size_t i = 0; i < b->n; i++) {
+        bool take = true;
+        if (!b->failed && !rm_join_take_parent (j, w->cx, b->docs.data + b->doc_at[i],
+                                                b->doc_len[i], &take, &b->err))
+            b->failed = true; /* the consumer stops at this batch */
+        b->skip[i] = !take;
+    }
+    /* ...their keys, back to back, and their hashes. */
     rm_buf_reset (&w->keys);
     w->n_pk = 0;
     for (size_t i = 0; i < b->n; i++) {
-        size_t nk = rm_join_keys (j->local, false, false, b->docs.data + b->doc_at[i],
-                                  b->doc_len[i], &w->tmp);
+        size_t nk = b->skip[i] ? 0
+                               : rm_join_keys (j->local, false, false, b->docs.data + b->doc_at[i],
+                                               b->doc_len[i], &w->tmp);
         size_t off = 0;
         if (w->n_pk + nk > w->pk_cap) {
             while (w->n_pk + nk > w->pk_cap)
@@ -654,16 +700,19 @@ probe_batch (probe_t *p, pbatch_t *b, prober_t *w)
 }
 
 static void
-prober_init (prober_t *w)
+prober_init (prober_t *w, const rm_join_t *j)
 {
     memset (w, 0, sizeof *w);
     rm_buf_init (&w->tmp);
     rm_buf_init (&w->keys);
+    if (j->sel->filter)
+        w->cx = rm_expr_ctx_new (j->sel->now);
 }
 
 static void
 prober_destroy (prober_t *w)
 {
+    rm_expr_ctx_destroy (w->cx);
     rm_buf_destroy (&w->tmp);
     rm_buf_destroy (&w->keys);
     bson_free (w->pk);
@@ -675,7 +724,7 @@ prober_main (void *arg)
     probe_t *p = arg;
     prober_t w;
     pbatch_t *b;
-    prober_init (&w);
+    prober_init (&w, p->j);
     pthread_mutex_lock (&p->mu);
     while ((b = claim (p))) {
         pthread_mutex_unlock (&p->mu);
@@ -748,7 +797,7 @@ join_parents (table_t *t, rm_engine_t *e, const rm_join_t *j, bson_error_t *err)
         /* No thread: probe and consume each batch here. */
         prober_t w;
         pbatch_t *b;
-        prober_init (&w);
+        prober_init (&w, j);
         pthread_mutex_lock (&p->mu);
         while ((b = claim (p))) {
             probe_batch (p, b, &w);

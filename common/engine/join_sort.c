@@ -42,6 +42,8 @@ typedef struct {
     /* the current key's requests */
     rm_buf_t reqs;
     rm_store_t *more_reqs;
+    bool failed; /* the step's filter or match failed on a document */
+    bson_error_t err;
 } job_t;
 
 /* Step 1: each child under its keys, whole. */
@@ -49,8 +51,15 @@ static void
 child_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
     job_t *j = ctx;
+    bool take = false;
     rm_probe_doc (j->spec->probe_foreign, doc, len);
-    out->n = rm_join_keys (j->spec->foreign, true, j->spec->since_36681, doc, len, &j->keys);
+    /* A child the step's match leaves out gets no key: no parent takes
+     * it (it stays in `from` as an orphan does). */
+    if (!j->failed && !rm_join_take_child (j->spec, doc, len, &take, &j->err))
+        j->failed = true;
+    out->n = take && !j->failed
+                 ? rm_join_keys (j->spec->foreign, true, j->spec->since_36681, doc, len, &j->keys)
+                 : 0;
     out->keys = &j->keys;
     out->payload = doc;
     out->payload_len = len;
@@ -64,8 +73,14 @@ request_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
 {
     job_t *j = ctx;
     static const uint8_t several = 1, one = 0;
+    bool take = false;
     rm_probe_doc (j->spec->probe_local, doc, len);
-    out->n = rm_join_keys (j->spec->local, false, false, doc, len, &j->keys);
+    /* A parent the step's filter leaves out asks for nothing (assemble
+     * passes it on as it is). */
+    if (!j->failed && !rm_join_take_parent (j->spec, j->spec->sel->cx, doc, len, &take, &j->err))
+        j->failed = true;
+    out->n = take && !j->failed ? rm_join_keys (j->spec->local, false, false, doc, len, &j->keys)
+                                : 0;
     out->keys = &j->keys;
     out->payload = out->n > 1 ? &several : &one;
     out->payload_len = 1;
@@ -257,6 +272,19 @@ assemble (job_t *j, bson_error_t *err)
 
     while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
         uint64_t last = UINT64_MAX;
+        bool take;
+        /* The filter asked again (it took this parent or not in step 2):
+         * one left out has no matches, and passes as it is. */
+        if (!rm_join_take_parent (j->spec, j->spec->sel->cx, f.data, f.len, &take, err)) {
+            ok = false;
+            break;
+        }
+        if (!take) {
+            ok = j->spec->pass (j->spec->ctx, f.data, f.len, err);
+            pseq++;
+            continue;
+        }
+        j->spec->sel->parents++;
         ok = j->spec->begin (j->spec->ctx, f.data, f.len, err);
         while (ok && mrc > 0 && rm_get_be64 (mk) == pseq) {
             rm_child_t c;
@@ -365,8 +393,10 @@ rm_join_sort_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     rm_buf_init (&j.keys);
     rm_buf_init (&j.rec);
     rm_buf_init (&j.reqs);
-    ok = rm_sort_feed (j.from->store, j.children, child_doc, &j, err) &&
-         rm_sort_feed (j.into->store, j.requests, request_doc, &j, err);
+    ok = rm_sort_feed (j.from->store, j.children, child_doc, &j, err) && !j.failed &&
+         rm_sort_feed (j.into->store, j.requests, request_doc, &j, err) && !j.failed;
+    if (j.failed)
+        *err = j.err;
     if (ok && j.multi && orders_by_slot (spec))
         j.pairs = rm_sorter_new (j.budget, e->opts.tmpdir, NULL, NULL);
     ok = ok && join (&j, err);

@@ -27,6 +27,7 @@
 #include "bsonwalk.h"
 #include "bucket_record.h"
 #include "docbuf.h"
+#include "embed_join.h"
 #include "remodel/bsoncheck.h"
 #include "engine_impl.h"
 #include "step_class.h"
@@ -36,6 +37,7 @@
 
 typedef struct {
     rm_engine_t *e;
+    const rm_step_t *s;
     const rm_bucketize_t *b;
     rm_step_run_t *run; /* probes and counts for the checks after the step */
     rm_ens_t *from, *to, *bad;
@@ -53,6 +55,8 @@ typedef struct {
     rm_acc_spec_t **specs;
     bson_t stats;
     uint64_t readings;
+    rm_expr_ctx_t *cx;  /* the step's filter's (one per run) */
+    rm_store_t *kept;   /* without keepSource: the readings it leaves out */
 } job_t;
 
 static bool
@@ -75,9 +79,16 @@ static bool
 add_reading (job_t *j, const uint8_t *doc, uint32_t len, const uint8_t *key, size_t klen,
              const uint8_t *val, size_t vlen, const char *why, bson_error_t *err)
 {
-    j->run->readings++;
+    bool take;
     for (size_t p = 0; p < j->run->n_probes; p++)
         rm_probe_doc (&j->run->probes[p], doc, len);
+    /* One the step's filter leaves out is not bucketed: it stays in
+     * `from` (which keeps only those, without keepSource). */
+    if (!rm_step_select (j->s->filter, j->cx, "filter", j->from->stats->name, doc, len, &take, err))
+        return false;
+    if (!take)
+        return !j->kept || rm_store_add (j->kept, doc, len, err);
+    j->run->readings++;
     if (!key)
         return invalid (j, doc, len, why, err);
     j->readings++;
@@ -470,7 +481,10 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 
     memset (&j, 0, sizeof j);
     j.e = e;
+    j.s = s;
     j.b = b;
+    if (s->filter)
+        j.cx = rm_expr_ctx_new (rm_engine_now (e));
     j.run = rm_engine_step_run (e, s);
     j.from = rm_engine_find (e, &b->from);
     j.to = rm_engine_find (e, &b->to);
@@ -518,13 +532,18 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         ok = j.sorter &&
              (j.buckets = rm_engine_store_new (e, j.to, err)) &&
              (!j.bad || (j.invalid = rm_engine_store_new (e, j.bad, err)));
+    /* Without keepSource, `from` keeps only the readings the filter
+     * leaves out (none without one). */
+    if (ok && !b->keep_source)
+        ok = (j.kept = rm_engine_store_new (e, j.from, err)) != NULL;
     ok = ok && feed (&j, err) && drain (&j, err);
     if (ok && j.sorter && rm_sorter_spilled_runs (j.sorter))
         e->spilled = true;
     if (ok && !b->keep_source) {
-        /* Every reading left `from`: bucketized, or moved to onInvalid's namespace. */
-        rm_store_t *empty = rm_engine_store_new (e, j.from, err);
-        ok = empty && rm_engine_store_swap (j.from, empty, err);
+        /* Every reading left `from` (bucketized, or moved to onInvalid's
+         * namespace) but those the filter left out. */
+        ok = rm_engine_store_swap (j.from, j.kept, err);
+        j.kept = NULL;
     }
     if (ok && j.invalid) {
         ok = rm_engine_store_swap (j.bad, j.invalid, err);
@@ -536,6 +555,8 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     }
     rm_store_destroy (j.buckets);
     rm_store_destroy (j.invalid);
+    rm_store_destroy (j.kept);
+    rm_expr_ctx_destroy (j.cx);
     if (j.sorter)
         rm_sorter_destroy (j.sorter);
     for (size_t f = 0; f < b->n_stats; f++) {
@@ -639,6 +660,11 @@ rm_bucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     out[0].keep[out[0].n_keep++] = &b->to;
     if (b->invalid_to.text)
         out[0].keep[out[0].n_keep++] = &b->invalid_to;
+    /* The readings a filter leaves out stay in `from`, each its own. */
+    if (s->filter && !b->keep_source) {
+        out[0].keep[out[0].n_keep] = &b->from;
+        out[0].driver_field[out[0].n_keep++] = "_id";
+    }
     /* A bucket holds its series' value at its top, under the metaField's
      * name (a plain field: the plan refuses a dotted one), and its
      * readings, each with its _id, under `as`. */
@@ -656,6 +682,10 @@ rm_bucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out)
 {
     const rm_bucketize_t *k = &s->u.bucketize;
     bson_t steps, st, u, meta;
+    if (s->filter) {
+        out->why = "a filter leaves readings beside the buckets: no inverse tells them apart";
+        return;
+    }
     if (k->keep_source) {
         out->why = "keepSource leaves the readings in both designs: no inverse tells which to "
                    "carry";

@@ -212,8 +212,8 @@ rm_plan_clear_bucket (rm_step_t *s)
     bson_free (b->stats);
 }
 
-/* from is read, written and, without keepSource, emptied; to and
- * onInvalid's namespace are made. */
+/* from is read, written and, without keepSource, emptied (but for the
+ * readings a filter leaves out); to and onInvalid's namespace are made. */
 void
 rm_plan_ns_bucketize (const rm_step_t *s, rm_step_ns_t *ns)
 {
@@ -223,12 +223,13 @@ rm_plan_ns_bucketize (const rm_step_t *s, rm_step_ns_t *ns)
     rm_step_ns_make (ns, &b->to, "to");
     if (b->invalid_to.text)
         rm_step_ns_make (ns, &b->invalid_to, "onInvalid");
-    if (!b->keep_source)
+    if (!b->keep_source && !s->filter)
         ns->empties = ns->reads;
 }
 
 /* from is read, and onInvalid's namespace, whose set-aside readings come
- * back; to is made; without keepSource both are written and emptied. */
+ * back; to is made; without keepSource both are written and emptied (but
+ * for the buckets a filter leaves out, which stay in from). */
 void
 rm_plan_ns_unbucketize (const rm_step_t *s, rm_step_ns_t *ns)
 {
@@ -240,6 +241,8 @@ rm_plan_ns_unbucketize (const rm_step_t *s, rm_step_ns_t *ns)
     if (!u->keep_source) {
         for (size_t i = 0; i < ns->reads.n; i++)
             rm_step_refs_add (&ns->writes, ns->reads.at[i].ns, ns->reads.at[i].key);
-        ns->empties = ns->reads;
+        for (size_t i = 0; i < ns->reads.n; i++)
+            if (i > 0 || !s->filter)
+                rm_step_refs_add (&ns->empties, ns->reads.at[i].ns, ns->reads.at[i].key);
     }
 }

@@ -25,6 +25,11 @@ typedef struct rm_denorm_table {
     size_t values_cap;
     uint64_t docs, bytes; /* of `from`, for the memory estimate */
     bool since_36681;     /* the engine's $lookup rules (rm_join_keys) */
+    const char *from_name;
+    /* The step's match failed on a document of `from` (err says why),
+     * told at the next document of `in` or when the stage finishes. */
+    bool failed;
+    bson_error_t err;
 } rm_denorm_table_t;
 
 static rm_denorm_table_t *
@@ -33,7 +38,8 @@ rm_denorm_table_new (rm_engine_t *e, const rm_step_t *s, rm_step_run_t *run)
     rm_denorm_table_t *dt = bson_malloc0 (sizeof *dt);
     dt->d = &s->u.denorm;
     dt->since_36681 = e->opts.lookup_since_36681;
-    dt->apply = rm_denorm_apply_new (dt->d, run);
+    dt->from_name = rm_engine_find (e, &dt->d->from)->stats->name;
+    dt->apply = rm_denorm_apply_new (s, run, rm_engine_now (e));
     rm_keytab_init (&dt->t.keys, sizeof (size_t));
     return dt;
 }
@@ -72,13 +78,19 @@ static void
 rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t doc_len)
 {
     dtable_t *t = &dt->t;
-    size_t nk = rm_join_keys (&dt->d->foreign, true, dt->since_36681, doc, doc_len, &t->tmp), off = 0;
-    bool values_made = false;
+    size_t nk, off = 0;
+    bool values_made = false, take = false;
     size_t val_off = 0;
 
     rm_denorm_probe_from (dt->apply, doc, doc_len);
     dt->docs++;
     dt->bytes += doc_len;
+    /* One the step's match leaves out is found by no reference. */
+    if (!dt->failed && !rm_denorm_take_from (dt->apply, dt->from_name, doc, doc_len, &take, &dt->err))
+        dt->failed = true;
+    if (!take || dt->failed)
+        return;
+    nk = rm_join_keys (&dt->d->foreign, true, dt->since_36681, doc, doc_len, &t->tmp);
     for (size_t k = 0; k < nk; k++) {
         uint32_t len;
         bool fresh;
@@ -104,7 +116,19 @@ rm_denorm_table_apply (rm_denorm_table_t *dt, const char *ns_name, const uint8_t
 {
     rm_refs_t *refs = &dt->refs;
     size_t off = 0;
+    bool take;
 
+    if (dt->failed) {
+        *err = dt->err;
+        return false;
+    }
+    *out = doc;
+    *out_len = len;
+    /* One the step's filter leaves out passes as it is. */
+    if (!rm_denorm_take (dt->apply, ns_name, doc, len, &take, err))
+        return false;
+    if (!take)
+        return true;
     rm_denorm_refs (dt->apply, doc, len, refs);
     if (refs->n > dt->values_cap) {
         dt->values_cap = refs->n * 2;
@@ -137,9 +161,13 @@ load (rm_denorm_table_t *dt, rm_ens_t *from, bson_error_t *err)
 
     if (!in)
         return false;
-    while ((rc = rm_store_next (in, &f, err)) > 0)
+    while ((rc = rm_store_next (in, &f, err)) > 0 && !dt->failed)
         rm_denorm_table_add (dt, f.data, f.len);
     rm_instream_close (in);
+    if (dt->failed) {
+        *err = dt->err;
+        return false;
+    }
     return rc == 0;
 }
 
@@ -224,6 +252,19 @@ denorm_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit,
     return rm_denorm_table_apply (st->data, st->in->stats->name, doc, len, out, out_len, err);
 }
 
+/* A match that failed on a document of `from` and no document of `in`
+ * came after to say so: said now. */
+static bool
+denorm_finish (rm_stage_t *st, rm_emit_fn emit, void *ctx, bson_error_t *err)
+{
+    rm_denorm_table_t *dt = st->data;
+    (void) emit;
+    (void) ctx;
+    if (dt->failed)
+        *err = dt->err;
+    return !dt->failed;
+}
+
 static void
 denorm_close (rm_stage_t *st)
 {
@@ -234,6 +275,7 @@ const rm_stage_class_t rm_denorm_stage = {.reads_first = denorm_reads_first,
                                           .open = denorm_open,
                                           .apply = denorm_apply,
                                           .fill = denorm_fill,
+                                          .finish = denorm_finish,
                                           .close = denorm_close};
 
 /* The checks once it has run (engine_checks.c): the fields it names; no
@@ -398,5 +440,7 @@ rm_denorm_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     out[0].partner_first = true;
     for (size_t i = 0; i < d->n; i++)
         rm_pass_reads (&out[0], d->sources[i].text, strlen (d->sources[i].text));
+    /* and what the step's match reads of them */
+    rm_join_pass_reads (&out[0], s->match);
     return 1;
 }

@@ -15,7 +15,7 @@ rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     rm_join_t j = {.local = &spec->local, .foreign = &spec->foreign, .sort = &spec->sort,
                    .order_by_id = true, .rewrite_from = true, .keep_source = spec->keep_source,
                    .from = &spec->from, .into = &spec->into, .begin = rm_embed_out_begin,
-                   .child = rm_embed_out_child, .end = rm_embed_out_end,
+                   .child = rm_embed_out_child, .end = rm_embed_out_end, .pass = rm_embed_out_pass,
                    .finish = rm_embed_out_finish, .prepare = rm_embed_out_prepare, .ctx = o};
     bool ok = o && rm_join_run (e, &j, err);
     rm_embed_out_destroy (o);
@@ -193,8 +193,10 @@ rm_embed_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
                          .driver_field = {"_id"}};
     /* The first pass embeds whole children (its partners); this one only
      * asks which parents take a child: their _id and localField (which
-     * rm_step_passes adds), the parents themselves are not kept. */
+     * rm_step_passes adds) and what the step's filter reads of them, the
+     * parents themselves are not kept. */
     out[1].partner_some = true;
+    rm_join_pass_reads (&out[1], s->filter);
     return 2;
 }
 
@@ -210,7 +212,10 @@ rm_embed_inverse (const rm_step_t *s, rm_step_inverse_t *out)
 {
     const rm_embed_t *e = &s->u.embed;
     bson_iter_t it;
-    if (strcmp (e->local.text, "_id") != 0 || e->foreign.n != 1 || strchr (e->as, '.'))
+    if (s->filter || s->match)
+        out->why = "a filter or match has no inverse (an extract would take apart what the "
+                   "parents left out already held)";
+    else if (strcmp (e->local.text, "_id") != 0 || e->foreign.n != 1 || strchr (e->as, '.'))
         out->why = "its inverse needs localField \"_id\" and a top-level foreignField and as";
     else if (!e->project || e->project_inclusive || bson_count_keys (e->project) != 1 ||
              !bson_iter_init_find (&it, e->project, e->foreign.text))

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "docbuf.h"
+#include "embed_join.h"
 #include "engine_impl.h"
 #include "extract_dups.h"
 #include "plan_parse.h"
@@ -28,6 +29,7 @@ struct rm_extractor {
     rm_buf_t child, key, ids, parent;
     rm_extract_dups_t *dups;
     rm_store_t *held; /* the one-pass path: the children until the end */
+    rm_expr_ctx_t *cx; /* the step's filter's (one per run or stage) */
 };
 
 static rm_extractor_t *
@@ -38,6 +40,8 @@ rm_extractor_new (rm_engine_t *e, const rm_step_t *s, rm_probe_t *probe)
     sc->s = s;
     sc->x = &s->u.extract;
     sc->probe = probe;
+    if (s->filter)
+        sc->cx = rm_expr_ctx_new (rm_engine_now (e));
     /* A quarter of --memory: in the one-pass path, denormalize's tables
      * may hold the rest meanwhile. */
     if (!e->opts.keep_copies)
@@ -60,6 +64,7 @@ rm_extractor_destroy (rm_extractor_t *sc)
     rm_buf_destroy (&sc->parent);
     rm_extract_dups_destroy (sc->dups);
     rm_store_destroy (sc->held);
+    rm_expr_ctx_destroy (sc->cx);
     bson_free (sc);
 }
 
@@ -178,7 +183,16 @@ rm_extractor_apply (rm_extractor_t *sc, rm_ens_t *from, rm_ens_t *to, const uint
                     uint32_t len, rm_emit_fn emit, void *ctx, const uint8_t **out,
                     size_t *out_len, bson_error_t *err)
 {
+    bool take;
     rm_probe_doc (sc->probe, doc, len);
+    /* One the step's filter leaves out passes as it is, its array in
+     * place, and makes no children. */
+    *out = doc;
+    *out_len = len;
+    if (!rm_step_select (sc->s->filter, sc->cx, "filter", from->stats->name, doc, len, &take, err))
+        return false;
+    if (!take)
+        return true;
     return extract_one (sc, to, doc, len, emit, ctx, out, out_len, err) ||
            rm_doc_error (err, from->stats->name, "document", doc, len);
 }
@@ -386,7 +400,10 @@ void
 rm_extract_inverse (const rm_step_t *s, rm_step_inverse_t *out)
 {
     const rm_extract_t *x = &s->u.extract;
-    if (x->style != RM_STYLE_PARENT_REF) {
+    if (s->filter) {
+        out->why = "a filter has no inverse (an embed would give the documents it left out an "
+                   "empty array)";
+    } else if (x->style != RM_STYLE_PARENT_REF) {
         out->why = "its inverse needs style parentRef (each child naming its parent)";
     } else if (x->path.n != 1 || strchr (x->parent_field, '.') || !x->ordinal_field ||
                strchr (x->ordinal_field, '.')) {

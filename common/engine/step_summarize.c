@@ -121,6 +121,14 @@ on_end (void *ctx, bson_error_t *err)
     return rm_store_add (s->next, s->doc.data, (uint32_t) s->doc.len, err);
 }
 
+/* A parent the step's filter leaves out: as it is, no summary. */
+static bool
+on_pass (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    sum_t *s = ctx;
+    return rm_store_add (s->next, doc, len, err);
+}
+
 static bool
 on_finish (void *ctx, bson_error_t *err)
 {
@@ -137,7 +145,8 @@ rm_step_summarize_run (rm_engine_t *e, const rm_step_t *st, bson_error_t *err)
     sum_t s;
     rm_join_t j = {.local = &m->local, .foreign = &m->foreign, .sort = &m->sort,
                    .from = &m->from, .into = &m->into, .begin = on_begin, .child = on_child,
-                   .end = on_end, .finish = on_finish, .prepare = rm_join_copy_child, .ctx = &s};
+                   .end = on_end, .pass = on_pass, .finish = on_finish,
+                   .prepare = rm_join_copy_child, .ctx = &s};
     bool ok;
 
     memset (&s, 0, sizeof s);
@@ -319,5 +328,8 @@ rm_summarize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
         expr_reads (&out[0], &it);
     else
         rm_pass_reads (&out[0], "$", 1);
+    /* and what the step's match reads of them (the filter reads the
+     * drivers, which come whole) */
+    rm_join_pass_reads (&out[0], s->match);
     return 1;
 }

@@ -9,12 +9,15 @@
 
 #include "bsonwalk.h"
 #include "docbuf.h"
+#include "embed_join.h"
 #include "engine_impl.h"
 #include "step_class.h"
 
 typedef struct rm_unbucketizer rm_unbucketizer_t;
 struct rm_unbucketizer {
     const rm_unbucketize_t *u;
+    const rm_query_t *filter; /* the step's: the buckets it unpacks */
+    rm_expr_ctx_t *cx;        /* its context (one per run or stage) */
     size_t *meta_len;      /* strlen of each meta field's name */
     size_t time_len, as_len;
     rm_buf_t doc;
@@ -245,12 +248,15 @@ one_bucket (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
 }
 
 static rm_unbucketizer_t *
-rm_unbucketizer_new (const rm_step_t *s, rm_ens_t *to)
+rm_unbucketizer_new (const rm_step_t *s, rm_ens_t *to, int64_t now)
 {
     const rm_unbucketize_t *u = &s->u.unbucketize;
     job_t *j = bson_malloc0 (sizeof *j);
 
     j->u = u;
+    j->filter = s->filter;
+    if (s->filter)
+        j->cx = rm_expr_ctx_new (now);
     j->to = to;
     rm_buf_init (&j->doc);
     j->meta = bson_malloc0 ((u->n_meta + 1) * sizeof *j->meta);
@@ -270,6 +276,7 @@ rm_unbucketizer_destroy (rm_unbucketizer_t *j)
 {
     if (!j)
         return;
+    rm_expr_ctx_destroy (j->cx);
     rm_buf_destroy (&j->doc);
     bson_free (j->meta);
     bson_free (j->has_meta);
@@ -277,6 +284,15 @@ rm_unbucketizer_destroy (rm_unbucketizer_t *j)
     bson_free (j->bucket_pos);
     bson_free (j->pos);
     bson_free (j);
+}
+
+/* Whether the step's filter takes the bucket, into *take: one it leaves
+ * out is not unpacked and stays as it is. */
+static bool
+rm_unbucketizer_take (rm_unbucketizer_t *j, rm_ens_t *from, const uint8_t *doc, uint32_t len,
+                      bool *take, bson_error_t *err)
+{
+    return rm_step_select (j->filter, j->cx, "filter", from->stats->name, doc, len, take, err);
 }
 
 static bool
@@ -316,16 +332,25 @@ rm_step_unbucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     const rm_unbucketize_t *u = &s->u.unbucketize;
     rm_ens_t *from = rm_engine_find (e, &u->from), *to = rm_engine_find (e, &u->to);
     rm_ens_t *aside = u->invalid_to.text ? rm_engine_find (e, &u->invalid_to) : NULL;
-    rm_unbucketizer_t *j = rm_unbucketizer_new (s, to);
-    rm_store_t *out;
+    rm_unbucketizer_t *j = rm_unbucketizer_new (s, to, rm_engine_now (e));
+    rm_store_t *out, *kept = NULL;
     rm_instream_t *in = NULL;
     rm_frame_t f;
     int rc = -1;
     bool ok;
 
     ok = (out = rm_engine_store_new (e, to, err)) && (in = rm_store_open (from->store, err));
-    while (ok && (rc = rm_store_next (in, &f, err)) > 0)
-        ok = rm_unbucketizer_apply (j, from, f.data, f.len, rm_store_emit, out, err);
+    /* Without keepSource, `from` keeps the buckets the filter leaves out. */
+    if (ok && s->filter && !u->keep_source)
+        ok = (kept = rm_engine_store_new (e, from, err)) != NULL;
+    while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
+        bool take;
+        ok = rm_unbucketizer_take (j, from, f.data, f.len, &take, err);
+        if (ok && take)
+            ok = rm_unbucketizer_apply (j, from, f.data, f.len, rm_store_emit, out, err);
+        else if (ok && kept)
+            ok = rm_store_add (kept, f.data, f.len, err);
+    }
     if (rc < 0)
         ok = false;
     rm_instream_close (in);
@@ -337,8 +362,15 @@ rm_step_unbucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     else
         rm_store_destroy (out);
     rm_unbucketizer_destroy (j);
-    if (ok && !u->keep_source)
-        ok = empty (e, from, err) && (!aside || empty (e, aside, err));
+    if (ok && kept) {
+        ok = rm_engine_store_swap (from, kept, err);
+        kept = NULL;
+    } else if (ok && !u->keep_source) {
+        ok = empty (e, from, err);
+    }
+    if (ok && !u->keep_source && aside)
+        ok = empty (e, aside, err);
+    rm_store_destroy (kept);
     return ok;
 }
 
@@ -357,17 +389,21 @@ unbucketize_open (rm_engine_t *e, rm_stage_t *st)
 {
     st->in = rm_engine_find (e, &st->s->u.unbucketize.from);
     st->to = rm_engine_find (e, &st->s->u.unbucketize.to);
-    st->data = rm_unbucketizer_new (st->s, st->to);
+    st->data = rm_unbucketizer_new (st->s, st->to, rm_engine_now (e));
 }
 
 static bool
 unbucketize_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
                    const uint8_t **out, size_t *out_len, bson_error_t *err)
 {
-    /* the buckets stay as they are */
+    bool take;
+    /* the buckets stay as they are; those the filter leaves out make no
+     * readings */
     *out = doc;
     *out_len = len;
-    return rm_unbucketizer_apply (st->data, st->in, doc, len, emit, ctx, err);
+    if (!rm_unbucketizer_take (st->data, st->in, doc, len, &take, err))
+        return false;
+    return !take || rm_unbucketizer_apply (st->data, st->in, doc, len, emit, ctx, err);
 }
 
 static void
@@ -397,6 +433,11 @@ rm_unbucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     out[0].keep[out[0].n_keep++] = &u->to;
     out[0].holds = u->as;
     out[0].followed = true;
+    /* The buckets a filter leaves out stay in `from`, each its own. */
+    if (s->filter && !u->keep_source) {
+        out[0].keep[out[0].n_keep] = &u->from;
+        out[0].driver_field[out[0].n_keep++] = "_id";
+    }
     if (!u->invalid_to.text)
         return 1;
     /* A reading set aside comes back as it is, with its own _id; the
