@@ -32,15 +32,17 @@ void rm_denorm_values (const rm_denorm_t *d, const uint8_t *doc, uint32_t len, r
  * slot, the copied values (a BSON document) or NULL when nothing matched. */
 typedef struct rm_denorm_apply rm_denorm_apply_t;
 /* run: the step's probes and counts (references looked up, missed), or
- * NULL; now: $$NOW for the step's filter and match. */
-rm_denorm_apply_t *rm_denorm_apply_new (const rm_step_t *s, rm_step_run_t *run, int64_t now);
+ * NULL; e: the engine (the filter's and match's $$NOW, their warning and
+ * errors: rm_step_select). */
+rm_denorm_apply_t *rm_denorm_apply_new (rm_engine_t *e, const rm_step_t *s, rm_step_run_t *run);
 /* Whether the step's filter takes a document of `in` (ns_name), into
- * *take: one it leaves out is shown to the probes and passes as it is;
- * and whether its match takes a document of `from`: one it leaves out is
- * found by no reference. false with err naming the document when the
- * query fails on it. */
-bool rm_denorm_take (rm_denorm_apply_t *a, const char *ns_name, const uint8_t *doc, uint32_t len,
-                     bool *take, bson_error_t *err);
+ * *take: one it leaves out is shown to the probes and passes as it is
+ * (again: asked before, rm_step_select's e NULL: a failure then leaves it
+ * out too); and whether its match takes a document of `from`: one it
+ * leaves out is found by no reference. false with err naming the
+ * document when the query fails on it (rm_step_select). */
+bool rm_denorm_take (rm_denorm_apply_t *a, bool again, const char *ns_name, const uint8_t *doc,
+                     uint32_t len, bool *take, bson_error_t *err);
 bool rm_denorm_take_from (rm_denorm_apply_t *a, const char *ns_name, const uint8_t *doc,
                           uint32_t len, bool *take, bson_error_t *err);
 /* Shows a document of `from` to the step's probes. */

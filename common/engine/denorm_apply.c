@@ -9,8 +9,9 @@ typedef enum { SHAPE_NONE, SHAPE_SCALAR, SHAPE_ARRAY, SHAPE_ELEMENTS } shape_t;
 
 struct rm_denorm_apply {
     const rm_denorm_t *d;
-    const rm_query_t *filter, *match; /* the step's (NULL: none) */
-    rm_expr_ctx_t *cx;       /* theirs: one per run, reset per document */
+    rm_engine_t *e;
+    const rm_step_t *s;
+    rm_expr_ctx_t *cx;       /* its filter's and match's: one per run */
     rm_step_run_t *run;      /* probes and counts (NULL: none) */
     rm_path_t prefix;        /* localField without its last part (n == 0: top) */
     const char *last;        /* localField's last part */
@@ -21,7 +22,7 @@ struct rm_denorm_apply {
 };
 
 rm_denorm_apply_t *
-rm_denorm_apply_new (const rm_step_t *s, rm_step_run_t *run, int64_t now)
+rm_denorm_apply_new (rm_engine_t *e, const rm_step_t *s, rm_step_run_t *run)
 {
     const rm_denorm_t *d = &s->u.denorm;
     rm_denorm_apply_t *a = bson_malloc0 (sizeof *a);
@@ -29,10 +30,10 @@ rm_denorm_apply_new (const rm_step_t *s, rm_step_run_t *run, int64_t now)
     char *dot = strrchr (prefix, '.');
     a->d = d;
     a->run = run;
-    a->filter = s->filter;
-    a->match = s->match;
-    if (a->filter || a->match)
-        a->cx = rm_expr_ctx_new (now);
+    a->e = e;
+    a->s = s;
+    if (s->filter || s->match)
+        a->cx = rm_expr_ctx_new (rm_engine_now (e));
     a->last = d->local.parts[d->local.n - 1];
     if (dot) {
         *dot = '\0';
@@ -129,10 +130,13 @@ rm_denorm_refs (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len, rm_refs_
 }
 
 bool
-rm_denorm_take (rm_denorm_apply_t *a, const char *ns_name, const uint8_t *doc, uint32_t len,
-                bool *take, bson_error_t *err)
+rm_denorm_take (rm_denorm_apply_t *a, bool again, const char *ns_name, const uint8_t *doc,
+                uint32_t len, bool *take, bson_error_t *err)
 {
-    if (!rm_step_select (a->filter, a->cx, "filter", ns_name, doc, len, take, err))
+    bson_error_t why;
+    if (again && !rm_step_select (NULL, a->s, false, a->cx, ns_name, doc, len, take, &why))
+        *take = false; /* it failed the first time, and check --against took that */
+    else if (!again && !rm_step_select (a->e, a->s, false, a->cx, ns_name, doc, len, take, err))
         return false;
     if (!*take && a->run && a->run->n_probes)
         rm_probe_doc (&a->run->probes[0], doc, len); /* localField, as rm_denorm_apply */
@@ -143,7 +147,7 @@ bool
 rm_denorm_take_from (rm_denorm_apply_t *a, const char *ns_name, const uint8_t *doc, uint32_t len,
                      bool *take, bson_error_t *err)
 {
-    return rm_step_select (a->match, a->cx, "match", ns_name, doc, len, take, err);
+    return rm_step_select (a->e, a->s, true, a->cx, ns_name, doc, len, take, err);
 }
 
 void

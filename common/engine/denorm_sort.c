@@ -54,8 +54,8 @@ ref_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
     djob_t *j = ctx;
     bool take = false;
     /* One the step's filter leaves out looks nothing up. */
-    if (!j->failed && !rm_step_select (j->s->filter, j->cx, "filter", j->in->stats->name, doc, len,
-                                       &take, &j->err))
+    if (!j->failed &&
+        !rm_step_select (j->e, j->s, false, j->cx, j->in->stats->name, doc, len, &take, &j->err))
         j->failed = true;
     rm_buf_reset (&j->r.keys);
     j->r.n = 0;
@@ -123,7 +123,7 @@ assemble (djob_t *j, bson_error_t *err)
         bool take;
         /* The filter asked again (it took the document or not in step 2):
          * one left out has no matches, and passes as it is. */
-        if (!rm_denorm_take (j->a, j->in->stats->name, f.data, f.len, &take, err)) {
+        if (!rm_denorm_take (j->a, true, j->in->stats->name, f.data, f.len, &take, err)) {
             ok = false;
             break;
         }
@@ -191,7 +191,7 @@ rm_denorm_sort_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     j.in = rm_engine_find (e, &j.d->in);
     j.from = rm_engine_find (e, &j.d->from);
     j.s = s;
-    j.a = rm_denorm_apply_new (s, rm_engine_step_run (e, s), rm_engine_now (e));
+    j.a = rm_denorm_apply_new (e, s, rm_engine_step_run (e, s));
     if (s->filter)
         j.cx = rm_expr_ctx_new (rm_engine_now (e));
     j.source = rm_sorter_new (budget, e->opts.tmpdir, NULL, NULL);

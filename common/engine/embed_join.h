@@ -33,6 +33,8 @@ uint32_t rm_child_id_at (const uint8_t *doc, uint32_t len);
  * evaluates them on the thread that runs the join's consumer; the hash
  * join's probers make their own. */
 typedef struct {
+    rm_engine_t *e;
+    const rm_step_t *s;
     const rm_query_t *filter, *match; /* NULL: every document */
     int64_t now;                      /* $$NOW of the run */
     const char *into_name, *from_name;
@@ -76,20 +78,28 @@ typedef struct {
     rm_join_sel_t *sel;
 } rm_join_t;
 
-/* Whether the parent (the child) is selected by the step's filter
- * (match), into *take; false with err naming the document when the query
- * fails on it ("filter"/"match" prefixed). cx: the calling thread's
- * (rm_join_take_child uses the join's own, and counts the children it
- * takes; the joins count the parents on their consumer's thread). */
-bool rm_join_take_parent (const rm_join_t *j, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
-                          bool *take, bson_error_t *err);
+/* Whether the step's filter (match, when match) takes doc, a document of
+ * ns_name, into *take (always without one), cx reset first: the steps'
+ * shared form of it. An error names the document ("<ns>: document <_id>:
+ * filter: ...") and goes to rm_engine_doc_error: where that collects it
+ * (check --against), *take is false (the document as it was) and the run
+ * goes on; otherwise false. e: the engine on the thread that runs the
+ * step, which counts what the filter leaves out for lack of a field it
+ * compares (rm_engine_filter's warning); NULL on another thread, or
+ * when asking again about a document asked about before: no count, and
+ * an error is returned. */
+bool rm_step_select (rm_engine_t *e, const rm_step_t *s, bool match, rm_expr_ctx_t *cx,
+                     const char *ns_name, const uint8_t *doc, uint32_t len, bool *take,
+                     bson_error_t *err);
+/* The same for a join's parent (the filter) and child (the match): e as
+ * rm_step_select's (the join's own, j->sel->e, on its main thread), cx
+ * the calling thread's; rm_join_take_child uses the join's own, on the
+ * main thread, and counts the children it takes (the joins count the
+ * parents on their consumer's thread). */
+bool rm_join_take_parent (const rm_join_t *j, rm_engine_t *e, rm_expr_ctx_t *cx,
+                          const uint8_t *doc, uint32_t len, bool *take, bson_error_t *err);
 bool rm_join_take_child (const rm_join_t *j, const uint8_t *doc, uint32_t len, bool *take,
                          bson_error_t *err);
-/* Whether a query selects doc, into *take (q NULL: always), cx reset
- * first; an error is prefixed with what ("filter", "match") and the
- * document's namespace and _id. The steps' shared form of it. */
-bool rm_step_select (const rm_query_t *q, rm_expr_ctx_t *cx, const char *what, const char *ns_name,
-                    const uint8_t *doc, uint32_t len, bool *take, bson_error_t *err);
 /* Adds what a query reads of the partners to p's partner fields (whole
  * partners when it reads $$ROOT): online, a pass whose partners a match
  * (embed's second pass: a filter) selects fetches those fields too. */

@@ -17,7 +17,7 @@ rm_join_run (rm_engine_t *e, const rm_join_t *spec, bson_error_t *err)
     uint64_t children = rm_store_count (from->store), orphans = from->stats->orphans;
     uint64_t need = rm_store_bytes (from->store) + children * PER_CHILD_OVERHEAD;
     rm_join_t j = *spec;
-    rm_join_sel_t sel = {.filter = s->filter, .match = s->match, .now = rm_engine_now (e),
+    rm_join_sel_t sel = {.e = e, .s = s, .filter = s->filter, .match = s->match, .now = rm_engine_now (e),
                          .into_name = into->stats->name, .from_name = from->stats->name};
     bool ok;
 
@@ -54,32 +54,43 @@ rm_join_copy_child (const void *ctx, const rm_child_t *c, rm_buf_t *out)
 }
 
 bool
-rm_step_select (const rm_query_t *q, rm_expr_ctx_t *cx, const char *what, const char *ns_name,
-                const uint8_t *doc, uint32_t len, bool *take, bson_error_t *err)
+rm_step_select (rm_engine_t *e, const rm_step_t *s, bool match, rm_expr_ctx_t *cx,
+                const char *ns_name, const uint8_t *doc, uint32_t len, bool *take,
+                bson_error_t *err)
 {
+    bool ok;
     *take = true;
-    if (!q)
+    if (!(match ? s->match : s->filter))
         return true;
     rm_expr_ctx_reset (cx);
-    if (rm_query_match (q, cx, doc, len, take, err))
+    if (match) {
+        ok = rm_query_match (s->match, cx, doc, len, take, err);
+        if (!ok)
+            rm_error_prefix (err, "match");
+    } else {
+        /* (e NULL: no count) */
+        ok = rm_engine_filter (e, s, cx, doc, len, take, err);
+    }
+    if (ok)
         return true;
-    rm_error_prefix (err, "%s", what);
-    return rm_doc_error (err, ns_name, "document", doc, len);
+    *take = false;
+    rm_doc_error (err, ns_name, "document", doc, len);
+    return rm_engine_doc_error (e, s, err);
 }
 
 bool
-rm_join_take_parent (const rm_join_t *j, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
-                     bool *take, bson_error_t *err)
+rm_join_take_parent (const rm_join_t *j, rm_engine_t *e, rm_expr_ctx_t *cx, const uint8_t *doc,
+                     uint32_t len, bool *take, bson_error_t *err)
 {
-    return rm_step_select (j->sel->filter, cx, "filter", j->sel->into_name, doc, len, take, err);
+    return rm_step_select (e, j->sel->s, false, cx, j->sel->into_name, doc, len, take, err);
 }
 
 bool
 rm_join_take_child (const rm_join_t *j, const uint8_t *doc, uint32_t len, bool *take,
                     bson_error_t *err)
 {
-    if (!rm_step_select (j->sel->match, j->sel->cx, "match", j->sel->from_name, doc, len, take,
-                         err))
+    if (!rm_step_select (j->sel->e, j->sel->s, true, j->sel->cx, j->sel->from_name, doc, len,
+                         take, err))
         return false;
     j->sel->children += *take;
     return true;

@@ -409,9 +409,9 @@ typedef struct {
     size_t n_cand, cand_cap;
     rm_buf_t prep;      /* the prepared children (rm_join_t's prepare), in order */
     size_t *prep_at;    /* where each prepared cand's bytes start in prep */
-    bool skip[PBATCH_PARENTS]; /* the step's filter leaves the parent out */
-    bool failed;        /* the filter failed on a parent: err says why */
-    bson_error_t err;
+    /* per parent: 0 the step's filter takes it, 1 it leaves it out, 2 it
+     * failed on it (the consumer asks again, to say so) */
+    uint8_t skip[PBATCH_PARENTS];
     bool ready;         /* probed: the consumer may take it */
 } pbatch_t;
 
@@ -437,14 +437,15 @@ consume (probe_t *p, const pbatch_t *b, bson_error_t *err)
 {
     const rm_join_t *j = p->j;
     size_t c0 = 0;
-    if (b->failed) {
-        *err = b->err;
-        return false;
-    }
     for (size_t i = 0; i < b->n; i++) {
         if (b->skip[i]) {
-            /* left out by the filter: as it is, with no children */
-            if (!j->pass (j->ctx, b->docs.data + b->doc_at[i], b->doc_len[i], err))
+            /* Left out by the filter (or it failed): asked again here, on
+             * the engine's thread, for the warning's count and the error;
+             * then as it is, with no children. */
+            bool take;
+            if (!rm_join_take_parent (j, j->sel->e, j->sel->cx, b->docs.data + b->doc_at[i],
+                                      b->doc_len[i], &take, err) ||
+                !j->pass (j->ctx, b->docs.data + b->doc_at[i], b->doc_len[i], err))
                 return false;
             continue;
         }
@@ -588,13 +589,11 @@ probe_batch (probe_t *p, pbatch_t *b, prober_t *w)
 
     /* The parents the step's filter takes (the others get no key: no
      * child, and they pass as they are)... */
-    b->failed = false;
     for (size_t i = 0; i < b->n; i++) {
-        bool take = true;
-        if (!b->failed && !rm_join_take_parent (j, w->cx, b->docs.data + b->doc_at[i],
-                                                b->doc_len[i], &take, &b->err))
-            b->failed = true; /* the consumer stops at this batch */
-        b->skip[i] = !take;
+        bool take;
+        bson_error_t why;
+        b->skip[i] = !rm_join_take_parent (j, NULL, w->cx, b->docs.data + b->doc_at[i],
+                                           b->doc_len[i], &take, &why) ? 2 : !take;
     }
     /* ...their keys, back to back, and their hashes. */
     rm_buf_reset (&w->keys);

@@ -77,7 +77,8 @@ request_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
     rm_probe_doc (j->spec->probe_local, doc, len);
     /* A parent the step's filter leaves out asks for nothing (assemble
      * passes it on as it is). */
-    if (!j->failed && !rm_join_take_parent (j->spec, j->spec->sel->cx, doc, len, &take, &j->err))
+    if (!j->failed &&
+        !rm_join_take_parent (j->spec, j->spec->sel->e, j->spec->sel->cx, doc, len, &take, &j->err))
         j->failed = true;
     out->n = take && !j->failed ? rm_join_keys (j->spec->local, false, false, doc, len, &j->keys)
                                 : 0;
@@ -273,12 +274,12 @@ assemble (job_t *j, bson_error_t *err)
     while (ok && (rc = rm_store_next (in, &f, err)) > 0) {
         uint64_t last = UINT64_MAX;
         bool take;
-        /* The filter asked again (it took this parent or not in step 2):
-         * one left out has no matches, and passes as it is. */
-        if (!rm_join_take_parent (j->spec, j->spec->sel->cx, f.data, f.len, &take, err)) {
-            ok = false;
-            break;
-        }
+        /* The filter asked again (it took this parent or not in step 2,
+         * where a failure stopped the run unless check --against took
+         * it): one left out has no matches, and passes as it is. */
+        bson_error_t why;
+        if (!rm_join_take_parent (j->spec, NULL, j->spec->sel->cx, f.data, f.len, &take, &why))
+            take = false;
         if (!take) {
             ok = j->spec->pass (j->spec->ctx, f.data, f.len, err);
             pseq++;

@@ -84,7 +84,7 @@ add_reading (job_t *j, const uint8_t *doc, uint32_t len, const uint8_t *key, siz
         rm_probe_doc (&j->run->probes[p], doc, len);
     /* One the step's filter leaves out is not bucketed: it stays in
      * `from` (which keeps only those, without keepSource). */
-    if (!rm_step_select (j->s->filter, j->cx, "filter", j->from->stats->name, doc, len, &take, err))
+    if (!rm_step_select (j->e, j->s, false, j->cx, j->from->stats->name, doc, len, &take, err))
         return false;
     if (!take)
         return !j->kept || rm_store_add (j->kept, doc, len, err);

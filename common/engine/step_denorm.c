@@ -39,7 +39,7 @@ rm_denorm_table_new (rm_engine_t *e, const rm_step_t *s, rm_step_run_t *run)
     dt->d = &s->u.denorm;
     dt->since_36681 = e->opts.lookup_since_36681;
     dt->from_name = rm_engine_find (e, &dt->d->from)->stats->name;
-    dt->apply = rm_denorm_apply_new (s, run, rm_engine_now (e));
+    dt->apply = rm_denorm_apply_new (e, s, run);
     rm_keytab_init (&dt->t.keys, sizeof (size_t));
     return dt;
 }
@@ -125,7 +125,7 @@ rm_denorm_table_apply (rm_denorm_table_t *dt, const char *ns_name, const uint8_t
     *out = doc;
     *out_len = len;
     /* One the step's filter leaves out passes as it is. */
-    if (!rm_denorm_take (dt->apply, ns_name, doc, len, &take, err))
+    if (!rm_denorm_take (dt->apply, false, ns_name, doc, len, &take, err))
         return false;
     if (!take)
         return true;

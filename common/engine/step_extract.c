@@ -189,7 +189,7 @@ rm_extractor_apply (rm_extractor_t *sc, rm_ens_t *from, rm_ens_t *to, const uint
      * place, and makes no children. */
     *out = doc;
     *out_len = len;
-    if (!rm_step_select (sc->s->filter, sc->cx, "filter", from->stats->name, doc, len, &take, err))
+    if (!rm_step_select (sc->e, sc->s, false, sc->cx, from->stats->name, doc, len, &take, err))
         return false;
     if (!take)
         return true;

@@ -16,8 +16,9 @@
 typedef struct rm_unbucketizer rm_unbucketizer_t;
 struct rm_unbucketizer {
     const rm_unbucketize_t *u;
-    const rm_query_t *filter; /* the step's: the buckets it unpacks */
-    rm_expr_ctx_t *cx;        /* its context (one per run or stage) */
+    rm_engine_t *e;
+    const rm_step_t *s;       /* its filter: the buckets it unpacks */
+    rm_expr_ctx_t *cx;        /* the filter's context (one per run or stage) */
     size_t *meta_len;      /* strlen of each meta field's name */
     size_t time_len, as_len;
     rm_buf_t doc;
@@ -248,15 +249,16 @@ one_bucket (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
 }
 
 static rm_unbucketizer_t *
-rm_unbucketizer_new (const rm_step_t *s, rm_ens_t *to, int64_t now)
+rm_unbucketizer_new (rm_engine_t *e, const rm_step_t *s, rm_ens_t *to)
 {
     const rm_unbucketize_t *u = &s->u.unbucketize;
     job_t *j = bson_malloc0 (sizeof *j);
 
     j->u = u;
-    j->filter = s->filter;
+    j->e = e;
+    j->s = s;
     if (s->filter)
-        j->cx = rm_expr_ctx_new (now);
+        j->cx = rm_expr_ctx_new (rm_engine_now (e));
     j->to = to;
     rm_buf_init (&j->doc);
     j->meta = bson_malloc0 ((u->n_meta + 1) * sizeof *j->meta);
@@ -292,7 +294,7 @@ static bool
 rm_unbucketizer_take (rm_unbucketizer_t *j, rm_ens_t *from, const uint8_t *doc, uint32_t len,
                       bool *take, bson_error_t *err)
 {
-    return rm_step_select (j->filter, j->cx, "filter", from->stats->name, doc, len, take, err);
+    return rm_step_select (j->e, j->s, false, j->cx, from->stats->name, doc, len, take, err);
 }
 
 static bool
@@ -332,7 +334,7 @@ rm_step_unbucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     const rm_unbucketize_t *u = &s->u.unbucketize;
     rm_ens_t *from = rm_engine_find (e, &u->from), *to = rm_engine_find (e, &u->to);
     rm_ens_t *aside = u->invalid_to.text ? rm_engine_find (e, &u->invalid_to) : NULL;
-    rm_unbucketizer_t *j = rm_unbucketizer_new (s, to, rm_engine_now (e));
+    rm_unbucketizer_t *j = rm_unbucketizer_new (e, s, to);
     rm_store_t *out, *kept = NULL;
     rm_instream_t *in = NULL;
     rm_frame_t f;
@@ -389,7 +391,7 @@ unbucketize_open (rm_engine_t *e, rm_stage_t *st)
 {
     st->in = rm_engine_find (e, &st->s->u.unbucketize.from);
     st->to = rm_engine_find (e, &st->s->u.unbucketize.to);
-    st->data = rm_unbucketizer_new (st->s, st->to, rm_engine_now (e));
+    st->data = rm_unbucketizer_new (e, st->s, st->to);
 }
 
 static bool

@@ -269,6 +269,32 @@ fails buck-filter "{\"remodel\": 1, \"steps\": [{\"bucketize\": {$BUCK, \"filter
 SRC=$T/buckets fails unb-filter "{\"remodel\": 1, \"steps\": [{\"unbucketize\": {\"from\": \"iot.buckets\", \"to\": \"iot.back\", \"timeField\": \"ts\", \"metaField\": \"sensor_id\", \"filter\": {\"\$expr\": {\"\$toInt\": \"\$sensor_id\"}}}}]}" \
     'step 1 (unbucketize): iot.buckets: document {' 'filter: $toInt'
 
+# check --against asks every document first: how many fail, the first named
+plan both "{\"remodel\": 1, \"steps\": [{\"embed\": {$JOIN, \"into\": \"crm.people\", \"as\": \"tasks\", \"filter\": $FAIL, \"match\": $FAILT}}]}"
+run_rm check "$T/both.json" --against "$S"
+expect_eq "check --against: exits 1 after every document" "$rc:$(grep -c '^remodel: warning: fails: step 1 (embed)' "$T/err")" "1:5"
+expect_message "check --against: every person and every task counted (filter and match)" \
+    "$T/both.json: 1098 document(s) fail the plan's expressions or filters"
+plan ext-check "{\"remodel\": 1, \"steps\": [{\"extract\": {\"from\": \"crm.people\", \"path\": \"addresses\", \"to\": \"crm.addresses\", \"style\": \"both\", \"filter\": $FAIL}}]}"
+run_rm check "$T/ext-check.json" --against "$S"
+expect_message "check --against, extract: every person counted" "98 document(s) fail the plan's expressions or filters"
+
+# --- a filter leaving out documents that lack the field it compares: a warning --
+plan lack '{"remodel": 1, "steps": [{"denormalize": {"in": "crm.tasks", "from": "crm.people", "localField": "owner", "fields": {"owner_email": "email"}, "filter": {"priority": {"$lt": 2}}}}]}'
+missing_prio=$(grep -vc '"priority"' "$T/in.crm.tasks")
+for mode in one-pass --batch --memory=1K; do
+    extra=; [ $mode = one-pass ] || extra=${mode/=/ }
+    run_rm run -q $extra "$T/lack.json" --from "$S" --to "$T/lack$mode.archive"
+    expect_eq "a filter comparing a field some lack ($mode): runs, and says how many it left out so" "$rc:$(cat "$T/err")" \
+        "0:remodel: warning: step 1 (denormalize): filter: $missing_prio document(s) lack \"priority\", which the filter compares, and so were left as they were (a comparison such as \$lt never matches a missing field: to take them too, add {\"priority\": {\"\$exists\": false}} in an \$or)"
+done
+plan lack2 "{\"remodel\": 1, \"steps\": [{\"summarize\": {\"into\": \"crm.tasks\", \"from\": \"crm.people\", \"localField\": \"owner\", \"foreignField\": \"_id\", \"fields\": {\"n\": {\"\$count\": {}}}, \"filter\": {\"priority\": {\"\$lt\": 2}}}}]}"
+for mode in one-pass --memory=1K; do
+    extra=; [ $mode = one-pass ] || extra=${mode/=/ }
+    run_rm run -q $extra "$T/lack2.json" --from "$S" --to "$T/lack2$mode.archive"
+    expect_message "the same from a join's parents ($mode), counted once each" "step 1 (summarize): filter: $missing_prio document(s) lack \"priority\""
+done
+
 # --- "match" only where a step joins ----------------------------------------------
 for st in '"extract": {"from": "crm.people", "path": "addresses", "to": "crm.addresses", "style": "both"' \
           "\"bucketize\": {$BUCK" '"set": {"in": "crm.people", "fields": {"x": 1}'; do
