@@ -49,9 +49,32 @@ rm_compile_set (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t 
         if (rm_cs_reserved (f->paths[i].text))
             return rm_compile_refuse (st, "a field starting with __rm, the compiled pipelines' "
                                           "scratch fields");
-    rm_cs_begin (&st->passes[0].pipeline, &stage, "$addFields");
-    bson_concat (&stage.body, f->set_doc);
-    rm_cs_end (&stage);
+    /* A top-level field set to "$$REMOVE" is the same as dropping it after
+     * the others are computed (they read the document as it came in),
+     * which servers without $$REMOVE also run. */
+    const char *drop[64];
+    size_t n_drop = 0, n_set = 0;
+    bson_t body = BSON_INITIALIZER;
+    bson_iter_t it;
+    bson_iter_init (&it, f->set_doc);
+    while (bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        if (n_drop < 64 && !strchr (k, '.') && BSON_ITER_HOLDS_UTF8 (&it) &&
+            !strcmp (bson_iter_utf8 (&it, NULL), "$$REMOVE")) {
+            drop[n_drop++] = k;
+        } else {
+            bson_append_iter (&body, k, -1, &it);
+            n_set++;
+        }
+    }
+    if (n_set) {
+        rm_cs_begin (&st->passes[0].pipeline, &stage, "$addFields");
+        bson_concat (&stage.body, &body);
+        rm_cs_end (&stage);
+    }
+    if (n_drop)
+        rm_cs_drop (&st->passes[0].pipeline, drop, n_drop);
+    bson_destroy (&body);
     return true;
 }
 

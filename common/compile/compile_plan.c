@@ -115,6 +115,63 @@ append_merge (const rm_names_t *nm, const rm_step_t *s, const rm_nsref_t *target
     bson_append_document_end (pipeline, &stage);
 }
 
+/* A filter compiles where the step is one pass whose only results are
+ * its own documents, rewritten (the field steps, a denormalize, a
+ * summary's parents): the documents it takes go through the step's
+ * pipeline, the others through a second pass that copies them as they
+ * are, both into the one target. */
+static bool
+filter_compiles (const rm_step_t *s, const rm_pass_t *passes, size_t np)
+{
+    const rm_nsref_t *in[4];
+    size_t n = rm_step_inputs (s, in, 4);
+    return np == 1 && passes[0].n_keep == 1 && (size_t) passes[0].drive < n &&
+           !strcmp (passes[0].keep[0]->text, in[passes[0].drive]->text);
+}
+
+/* A pipeline with {$match: q} put first. */
+static void
+prepend_match (bson_t *pipeline, const bson_t *q)
+{
+    bson_t out = BSON_INITIALIZER, stage;
+    bson_iter_t it;
+    unsigned k = 0;
+    char key[16];
+
+    BSON_APPEND_DOCUMENT_BEGIN (&out, "0", &stage);
+    BSON_APPEND_DOCUMENT (&stage, "$match", q);
+    bson_append_document_end (&out, &stage);
+    bson_iter_init (&it, pipeline);
+    while (bson_iter_next (&it)) {
+        snprintf (key, sizeof key, "%u", ++k);
+        bson_append_iter (&out, key, -1, &it);
+    }
+    bson_destroy (pipeline);
+    bson_copy_to (&out, pipeline);
+    bson_destroy (&out);
+}
+
+/* Pass 1 (a step of one pass has the room) takes what the filter leaves
+ * out ({$nor: [filter]}: exactly the others, missing fields included),
+ * numbered apart so that its checkpoints are its own. */
+static void
+filter_passes (rm_compile_step_t *st)
+{
+    bson_t nor = BSON_INITIALIZER, arr;
+    rm_compile_pass_t *take = &st->passes[0], *keep = &st->passes[1];
+
+    prepend_match (&take->pipeline, st->s->filter_doc);
+    *keep = *take;
+    keep->pass = 1;
+    bson_init (&keep->pipeline);
+    BSON_APPEND_ARRAY_BEGIN (&nor, "$nor", &arr);
+    BSON_APPEND_DOCUMENT (&arr, "0", st->s->filter_doc);
+    bson_append_array_end (&nor, &arr);
+    prepend_match (&keep->pipeline, &nor);
+    bson_destroy (&nor);
+    st->n_passes = 2;
+}
+
 static bool
 compile_step (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st,
               const rm_pass_t *passes, size_t np)
@@ -127,10 +184,13 @@ compile_step (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *s
         return rm_compile_refuse (st, "not a step the compiler knows");
     if (!k->compile)
         return rm_compile_refuse (st, "%s", k->refusal);
-    if (s->filter || s->match)
-        return rm_compile_refuse (st, "a step with a %s runs client-side: its pipelines would "
-                                      "have to keep the documents it leaves out as they are",
-                                  s->filter ? "filter" : "match");
+    if (s->match)
+        return rm_compile_refuse (st, "a step with a match runs client-side: its $lookup "
+                                      "would need a pipeline the compiler does not write yet");
+    if (s->filter && !filter_compiles (s, passes, np))
+        return rm_compile_refuse (st, "a step with a filter runs client-side: its results are "
+                                      "not its own documents, so a pipeline cannot keep the "
+                                      "documents it leaves out as they are");
     for (size_t i = 0; i < np; i++) {
         const rm_nsref_t *in[4];
         rm_step_inputs (s, in, 4);
@@ -143,8 +203,10 @@ compile_step (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *s
     st->n_passes = np;
     if (!k->compile (nm, v, st))
         return false;
+    if (s->filter && st->n_passes == 1)
+        filter_passes (st);
     for (size_t i = 0; i < st->n_passes; i++)
-        append_merge (nm, s, passes[i].keep[0], &st->passes[i]);
+        append_merge (nm, s, passes[i < np ? i : 0].keep[0], &st->passes[i]);
     return true;
 }
 

@@ -153,10 +153,12 @@ for l in open(sys.argv[2]):
     bad += (p["open"], p["late"]) != (opn[i], late[i])
 print(bad)' "$T/tasks" "$T/people-open")" "0"
 
-# compile: the filtered step is named as running client-side.
-run_rm compile "$PLAN"
-expect_message "compile: a filtered step runs client-side, saying why" \
-    "a step with a filter runs client-side"
+# compile: the filter as a $match before the step's stage, and a second
+# pass copying the documents it leaves out ({$nor: [filter]}).
+run_rm compile "$PLAN" --format pipeline
+expect_eq "compile: two passes: the filter's \$match then \$addFields, and its \$nor copied as is" \
+    "$rc:$(grep -c '"\$match": {"\$or"' "$T/out"):$(grep -c '"\$match": {"\$nor": \[{"\$or"' "$T/out"):$(grep -c '"\$addFields"' "$T/out")" \
+    "0:1:1:1"
 
 # Online, on both servers: the result read back is the offline one.
 use_peers "peers" || exit 0
@@ -172,5 +174,13 @@ for kind in $(online_kinds); do
         "$T/post.archive" crm.people=people_remodel_$(plan_id "$T/plans/version-names.json")_1
     run_rm online verify -q "$T/plans/version-names.json" --uri "$uri"
     expect_eq "$kind: verify: every result as the sources make it" "$rc" "0"
+    # The compiled pipelines, run by the server ($merge: not on FerretDB 1.x).
+    if [ "$kind" != ferretdb ]; then
+        cp "$PLAN" "$T/plans/vn-server.json"
+        run_rm online run -q "$T/plans/vn-server.json" --uri "$uri" --server-side
+        expect_eq "$kind: --server-side: exit 0" "$rc:$(cat "$T/err")" "0:"
+        online_same "$kind: --server-side: the server's pipelines give remodel run's people" \
+            "$T/post.archive" crm.people=people_remodel_$(plan_id "$T/plans/vn-server.json")_1
+    fi
     "$SERVER" stop "$T/$kind" >/dev/null 2>&1
 done

@@ -734,11 +734,18 @@ test_refusals (void)
                   "\"a.b\" is a dotted path: through one, $addFields and $project reach into every "
                   "element of an array on the way and replace a scalar in the way, where the step "
                   "does not; compile takes top-level fields");
-    check_reason ("{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"crm.people\","
-                  " \"fields\": {\"a\": 1}, \"filter\": {\"v\": {\"$lt\": 2}}}}]}",
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"crm.tasks\","
+                  " \"into\": \"crm.people\", \"localField\": \"_id\", \"foreignField\": \"owner\","
+                  " \"as\": \"tasks\", \"filter\": {\"v\": {\"$lt\": 2}}}}]}",
                   "5.0", 0,
-                  "a step with a filter runs client-side: its pipelines would have to keep the "
-                  "documents it leaves out as they are");
+                  "a step with a filter runs client-side: its results are not its own documents, "
+                  "so a pipeline cannot keep the documents it leaves out as they are");
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"crm.tasks\","
+                  " \"into\": \"crm.people\", \"localField\": \"_id\", \"foreignField\": \"owner\","
+                  " \"as\": \"tasks\", \"match\": {\"done\": false}}}]}",
+                  "5.0", 0,
+                  "a step with a match runs client-side: its $lookup would need a pipeline the "
+                  "compiler does not write yet");
     check_reason ("{\"remodel\": 1, \"steps\": [{\"rename\": {\"in\": \"crm.people\","
                   " \"fields\": {\"a\": \"__rm_x\"}}}]}",
                   "5.0", 0,
