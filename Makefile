@@ -189,6 +189,13 @@ fuzz:
 	done
 	@scripts/fuzz.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_CORPORA)
 
+# The builds under check, demo and demo-online use every core: a fresh
+# clone's first make demo was a minute and a half of serial compiling. A -j
+# of the caller's own (make -j4 demo: it shows in MAKEFLAGS when the recipe
+# runs) wins; JOBS=N sets the count.
+JOBS ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+PAR   = $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j$(JOBS))
+
 # Everything: unit tests, command-line and fixture tests, peer-tool tests,
 # then the unit and fixture tests again under ASan and UBSan, and the fuzz
 # corpus and crash inputs replayed under them.
@@ -197,24 +204,24 @@ fuzz:
 # The suites that start a server run two at a time (RUN_JOBS=1 make check:
 # one after another; docs/tests.md, "How long").
 check: deps
-	@$(MAKE) --no-print-directory all unit
-	@$(MAKE) --no-print-directory BUILD=build/sanitize \
+	@$(MAKE) $(PAR) --no-print-directory all unit
+	@$(MAKE) $(PAR) --no-print-directory BUILD=build/sanitize \
 	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    build/sanitize/remodel unit replays
 	@RUN_ONLY="$(T)" tests/run.sh $(BUILD) build/sanitize
 
 check-unit: deps
-	@$(MAKE) --no-print-directory all unit
+	@$(MAKE) $(PAR) --no-print-directory all unit
 	@RUN_PARTS=unit RUN_ONLY="$(T)" tests/run.sh $(BUILD)
 
 check-cli: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) $(PAR) --no-print-directory all
 	@RUN_PARTS=cli RUN_ONLY="$(T)" tests/run.sh $(BUILD)
 
 # The suites that start a server (tests/cli/test_online*, test_compile*,
 # test_servers).
 check-online: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) $(PAR) --no-print-directory all
 	@RUN_PARTS=online RUN_ONLY="$(T)" tests/run.sh $(BUILD)
 
 # The online mode's kill -9 campaign: many random kills per server, client-
@@ -246,12 +253,12 @@ online-rollback-inplace: all
 	@! grep -q '^FAIL ' $(BUILD)/online-rollback-inplace.log
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) $(PAR) --no-print-directory all
 	@scripts/demo.sh $(BUILD)
 
 # The online companion end to end against a throwaway local FerretDB.
 demo-online: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) $(PAR) --no-print-directory all
 	@scripts/demo_online.sh $(BUILD)
 
 dumps: $(BUILD)/remodel-gen $(BUILD)/remodel
@@ -260,6 +267,13 @@ dumps: $(BUILD)/remodel-gen $(BUILD)/remodel
 bench: all
 	@scripts/bench.sh $(BUILD)
 	@scripts/bench_floor.sh $(BUILD)
+	@scripts/bench_expr.sh $(BUILD)
+
+# Issue 48's row: a set of six expressions and a filter on the 1M-task
+# archive, against identity convert and a Python script (BENCHMARKS.md,
+# "Expressions").
+bench-expr: all
+	@scripts/bench_expr.sh $(BUILD)
 
 # Issue 39's rows: embed, analyze, convert, summarize and bucketize against
 # cat plus sync of the same archive (BENCHMARKS.md, "At the floor").
