@@ -4,11 +4,23 @@ set -u
 : "${REMODEL:?set REMODEL to the remodel binary}"
 case $REMODEL in /*) ;; *) REMODEL=$PWD/$REMODEL ;; esac
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-FIX=${FIXTURES:-$ROOT/../shared/fixtures}
+# The fixtures in the repository (tests/fixtures/README.md): mongo-tools'
+# test data, real mongodump and bsondump output, in $MT.
+FIX=${FIXTURES:-$ROOT/tests/fixtures}
 MT=$FIX/mongo-tools
 . "$ROOT/tests/python.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/remodel-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+
+# atlas_sample: the path of a dump shaped like MongoDB Atlas's sample
+# datasets (sample_analytics, sample_mflix, sample_geospatial,
+# sample_training; made-up values), written by tests/fixtures/atlas_sample.py
+# into $T once per suite: ATLAS=$(atlas_sample).
+atlas_sample() {
+    [ -d "$T/fixture-atlas-sample" ] || python3 "$ROOT/tests/fixtures/atlas_sample.py" "$T/fixture-atlas-sample" >&2 ||
+        echo "atlas_sample: tests/fixtures/atlas_sample.py failed" >&2
+    echo "$T/fixture-atlas-sample"
+}
 
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1"; shift; [ $# -gt 0 ] && echo "  $*" >&2; return 0; }

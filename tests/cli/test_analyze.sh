@@ -14,7 +14,7 @@
 #   REMODEL=build/remodel bash tests/cli/test_analyze.sh
 . "$(dirname "$0")/lib.sh"
 S=$ROOT/dumps/sample
-ATLAS=$ROOT/../shared/fixtures/atlas-sample/dump
+ATLAS=$(atlas_sample)
 GEN=$(dirname "$REMODEL")/remodel-gen
 [ -x "$GEN" ] || GEN=$ROOT/build/remodel-gen   # the sanitizer build has none
 

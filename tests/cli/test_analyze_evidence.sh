@@ -307,7 +307,7 @@ run_rm analyze "$T/shape" -q --plan-out "$T/shape-plan.json"
 accounted "shape plan" "$T/shape-plan.json" "$T/shape"
 
 # The Atlas sample: its relationship stays confident, and its plan loses nothing.
-ATLAS=$ROOT/../shared/fixtures/atlas-sample/dump
+ATLAS=$(atlas_sample)
 expect_eq "atlas: customers.accounts -> accounts.account_id confident" \
     "$(levels "$ATLAS" --ns 'sample_analytics.*' | grep accounts.account_id)" \
     "sample_analytics.customers.accounts -> sample_analytics.accounts.account_id confident"

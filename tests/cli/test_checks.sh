@@ -6,7 +6,7 @@
 #   REMODEL=build/remodel bash tests/cli/test_checks.sh
 . "$(dirname "$0")/lib.sh"
 
-ATLAS=$FIX/atlas-sample/dump
+ATLAS=$(atlas_sample)
 S=$ROOT/dumps/sample
 mkdump() { python3 "$ROOT/tests/transforms/mkdump.py" "$@"; }
 plan() { printf '%s' "$2" >"$T/$1.json"; }

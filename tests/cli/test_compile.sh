@@ -187,7 +187,7 @@ done
 # the engine, server-side and client-side, and remodel run put them in the
 # same order (the references' order, then _id): verify finds 0 differ (236
 # did when the engine kept from's order on ties).
-ATLAS=$FIX/atlas-sample/dump
+ATLAS=$(atlas_sample)
 if [ -d "$ATLAS/sample_analytics" ]; then
     "$MONGORESTORE" --uri "$uri" --dir "$ATLAS" --nsInclude 'sample_analytics.*' --quiet 2>"$T/err" ||
         fail "java ties: restore sample_analytics" "$(cat "$T/err")"

@@ -93,7 +93,7 @@ for n in mingo-denorm-host fields mingo-fields; do
 done
 
 # --- the Atlas sample: customers.accounts -> accounts.account_id ----------------
-ATLAS=$FIX/atlas-sample/dump
+ATLAS=$(atlas_sample)
 if [ -d "$ATLAS/sample_analytics" ]; then
     "$REMODEL" convert "$ATLAS" "$T/atlas" --nsInclude 'sample_analytics.*' -q 2>"$T/err" ||
         fail "mingo atlas: convert sample_analytics" "$(cat "$T/err")"

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 
 use_peers peers-installed || exit 0
-ATLAS=$FIX/atlas-sample/dump
+ATLAS=$(atlas_sample)
 mkdir -p "$T/tmp"
 
 # ids FILE.bson: "documents distinct-_ids", read by bsondump.

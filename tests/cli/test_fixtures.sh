@@ -1,8 +1,11 @@
-# Every real mongodump output in ../shared/fixtures is read, and survives
-# archive -> directory -> tar.zst -> archive (and the gzip and zstd variants)
-# with the same documents in the same order per namespace (the CRC-64 of
-# each namespace's documents), the same metadata bytes, and CRCs that verify.
+# Every real mongodump output in tests/fixtures (mongo-tools' test data)
+# and the Atlas-shaped sample (tests/fixtures/atlas_sample.py) is read, and
+# survives archive -> directory -> tar.zst -> archive (and the gzip and zstd
+# variants) with the same documents in the same order per namespace (the
+# CRC-64 of each namespace's documents), the same metadata bytes, and CRCs
+# that verify.
 . "$(dirname "$0")/lib.sh"
+ATLAS=$(atlas_sample)
 
 TD=$MT/mongorestore/testdata
 
@@ -68,7 +71,7 @@ for dir in aws_test_db collMod_ttl_index coll_with_geohaystack_index coll_with_i
            timeseries_tests/ts_dump_with_oplog usersdump testdirs; do
     roundtrip "$(echo "$dir" | tr / -)" "$TD/$dir"
 done
-roundtrip atlas-sample "$FIX/atlas-sample/dump"
+roundtrip atlas-sample "$ATLAS"
 
 # Single .bson files: every one in the fixtures that is valid BSON is read
 # and copied byte for byte (a .bson destination keeps exactly the bytes).
@@ -81,7 +84,7 @@ while IFS= read -r f; do
         [ -s "$f" ] || { [ -f "$T/one.bson" ] && [ ! -s "$T/one.bson" ] && continue; }
         bad=$((bad + 1)); echo "  $f: $(cat "$T/err")" >&2
     fi
-done < <(find "$MT" "$FIX/atlas-sample" -name '*.bson' -type f | sort)
+done < <(find "$MT" "$ATLAS" -name '*.bson' -type f | sort)
 expect_eq "every valid fixture .bson ($n files) copied byte for byte" "$bad" 0
 
 # Named facts about particular dumps.

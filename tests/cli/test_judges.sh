@@ -12,7 +12,7 @@
 
 use_peers judges-peers-installed || exit 0
 
-ATLAS=$FIX/atlas-sample/dump
+ATLAS=$(atlas_sample)
 A1=$MT/mongorestore/testdata/test.bar.archive
 
 # show FILE: indents a log into stderr (after a failure).

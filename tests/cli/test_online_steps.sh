@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-ATLAS=$ROOT/../shared/fixtures/atlas-sample/dump
+ATLAS=$(atlas_sample)
 trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
 CRASHES=${REMODEL_ONLINE_CRASHES:-4}
 export ROOT PYTHONPATH=$ROOT/tests/transforms

@@ -16,8 +16,7 @@
 #   REMODEL=build/remodel bash tests/cli/test_online_typos.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
-ATLAS=$ROOT/../shared/fixtures/atlas-sample/dump
-[ -d "$ATLAS" ] || { pass "typos: no Atlas sample beside the project (skipped)"; exit 0; }
+ATLAS=$(atlas_sample)
 trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
 
 # plan NAME FROM INTO FOREIGN [EXTRA]: an embed of accounts into customers.

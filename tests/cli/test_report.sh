@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 export LSAN_OPTIONS=suppressions=$ROOT/tests/cli/graphviz.lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}
 S=$ROOT/dumps/sample
-ATLAS=$FIX/atlas-sample/dump
+ATLAS=$(atlas_sample)
 OUT=${REMODEL_TEST_OUT:-$(dirname "$REMODEL")/test-output}/test_report
 mkdir -p "$OUT"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)

@@ -8,12 +8,12 @@
 . "$(dirname "$0")/lib.sh"
 
 use_peers show-peers || exit 0
-ATLAS=$FIX/atlas-sample/dump
+ATLAS=$(atlas_sample)
 S=$ROOT/dumps/sample
 
 # --- canonical = bsondump -----------------------------------------------------
 same=0; differ=""
-for f in $(find "$FIX" "$S" -name '*.bson' -size -20M | sort); do
+for f in $(find "$FIX" "$ATLAS" "$S" -name '*.bson' -size -20M | sort); do
     # Skipped where bsondump prints nothing (deep_nested.bson: its Go
     # decoder stops at 200 levels) or refuses the file.
     "$BSONDUMP" "$f" >"$T/b.json" 2>/dev/null && [ -s "$T/b.json" ] || continue

@@ -5,7 +5,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 rm_=$1
-FIX=../shared/fixtures
+FIX=tests/fixtures
 C=tests/fuzz/corpus
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

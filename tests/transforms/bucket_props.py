@@ -36,7 +36,7 @@ from bson.raw_bson import RawBSONDocument  # noqa: E402
 from bson.son import SON  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = os.path.join(ROOT, "..", "shared", "fixtures", "mongo-tools", "mongorestore",
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "mongo-tools", "mongorestore",
                         "testdata", "timeseries_tests")
 RAW = bson.codec_options.CodecOptions(document_class=RawBSONDocument)
 

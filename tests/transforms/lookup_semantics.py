@@ -18,8 +18,8 @@ each foreign document (one step per foreign namespace), and the local
 documents holding a top-level scalar against the foreign one.
 
 Where the server's answer depends on its version or engine, the case
-follows ../shared/reference/mongodb-semantics.md and docs/plans.md's "Join
-keys" (MongoDB 5.0+), and says so in its name ("[version: ...]"):
+follows docs/plans.md's "Join keys" (MongoDB 5.0+), and says so in its
+name ("[version: ...]"):
   - SERVER-36681 (servers at feature compatibility version 9.0; the lib's
     current expectations): a local null or missing matches a foreign
     document whose path crosses an array the rest of the path finds

@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The fixtures in the repository (tests/fixtures/README.md); the unit
+ * tests run from the repository root. */
+#define T_FIXTURES "tests/fixtures/"
+
 static int t_fail_checks;
 static int t_passed, t_failed;
 

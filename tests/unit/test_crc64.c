@@ -1,7 +1,7 @@
 /* CRC-64/XZ: the table, PCLMUL and 256-bit VPCLMUL versions (the last two
  * where the CPU has them) against a bit-at-a-time
  * reference, and against CRCs that mongodump wrote into real archives.
- * Run from the repository root (fixtures in ../shared/fixtures). */
+ * Run from the repository root (fixtures in tests/fixtures). */
 #include <bson/bson.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -13,7 +13,7 @@
 #include "remodel/crc64.h"
 #include "test.h"
 
-#define TESTDATA "../shared/fixtures/mongo-tools/mongorestore/testdata/"
+#define TESTDATA T_FIXTURES "mongo-tools/mongorestore/testdata/"
 
 /* One bit at a time, straight from the definition: reflected polynomial,
  * register preset to ~crc, result inverted. */

@@ -2,7 +2,7 @@
  * hashed form past 238 bytes), its reverse, and SHA-1. Expected hashed
  * stems come from mongodump's rule (escaped[:208] + "%24" + base64url(SHA-1),
  * computed independently) and from the real fixtures, read at run time from
- * ../shared/fixtures (tests run from the repository root). */
+ * tests/fixtures (tests run from the repository root). */
 #include <bson/bson.h>
 #include <dirent.h>
 #include <stdint.h>
@@ -14,7 +14,7 @@
 #include "remodel/sha1.h"
 #include "test.h"
 
-#define TESTDATA "../shared/fixtures/mongo-tools/mongorestore/testdata/"
+#define TESTDATA T_FIXTURES "mongo-tools/mongorestore/testdata/"
 
 static uint64_t rng_state = UINT64_C(0x2545F4914F6CDD1D);
 

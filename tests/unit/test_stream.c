@@ -11,7 +11,7 @@
 #include "remodel/dump.h"
 #include "test.h"
 
-#define FIX "../shared/fixtures/mongo-tools/"
+#define FIX T_FIXTURES "mongo-tools/"
 
 typedef struct {
     const uint8_t *data;
