@@ -192,8 +192,10 @@ rm_tmppath_sweep (const char *dir)
             continue;
         path = bson_strdup_printf ("%s/%s", dir, e->d_name);
         /* The later of the last write and the last change of the inode (a
-         * rename sets it: a directory moved aside by a commit is new). */
-        if (lstat (path, &st) == 0 &&
+         * rename sets it: a directory moved aside by a commit is new). Only
+         * this user's: on a shared /tmp another user's killed run left its
+         * files for that user's next run, whose PIDs ours cannot judge. */
+        if (lstat (path, &st) == 0 && st.st_uid == geteuid () &&
             rm_tmppath_owner_gone (pid_of (e->d_name),
                                    st.st_ctime > st.st_mtime ? st.st_ctime : st.st_mtime) &&
             rm_rmtree (path))
