@@ -2,21 +2,23 @@
  * may come from the data (a crafted dump or a server can hold any byte in
  * a namespace or a value), so every message of every program goes out
  * through rm_cli_put_text: one message is one line, and nothing from the
- * data can drive the terminal. */
+ * data can drive the terminal or reorder what it shows. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "remodel/cli.h"
 #include "remodel/utf8.h"
 
-/* The length of the UTF-8 character at s if it is valid and no C1 control
- * (U+0080..U+009F, which some terminals obey); else 0. */
-static size_t
-printable_len (const unsigned char *s, size_t n)
+/* Characters that reorder or break what is around them where a terminal
+ * or a browser shows it: the bidirectional embeddings, overrides and
+ * isolates (U+202A..U+202E, U+2066..U+2069: "Trojan Source", a name shown
+ * reversed) and the line and paragraph separators (U+2028, U+2029: a line
+ * break a byte check does not see). Shown as \uXXXX. */
+static bool
+reorders (uint32_t cp)
 {
-    uint32_t cp;
-    size_t len = rm_utf8_decode (s, n, &cp);
-    return len && cp > 0x9F ? len : 0;
+    return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 ||
+           cp == 0x2029;
 }
 
 size_t
@@ -27,6 +29,7 @@ rm_cli_put_text (FILE *f, const char *text, size_t n)
 
     while (i < n) {
         size_t run = i, len;
+        uint32_t cp;
         /* Printable ASCII goes out in runs. */
         while (run < n && s[run] >= 0x20 && s[run] < 0x7F)
             run++;
@@ -36,10 +39,17 @@ rm_cli_put_text (FILE *f, const char *text, size_t n)
         i = run;
         if (i >= n)
             break;
-        if (s[i] >= 0x80 && (len = printable_len (s + i, n - i)) > 0) {
-            fwrite (s + i, 1, len, f);
+        /* A C1 control (U+0080..U+009F, which some terminals obey) is
+         * shown byte by byte, as a byte that is not UTF-8 is. */
+        if (s[i] >= 0x80 && (len = rm_utf8_decode (s + i, n - i, &cp)) > 0 && cp > 0x9F) {
+            if (reorders (cp)) {
+                fprintf (f, "\\u%04x", (unsigned) cp);
+                columns += 6;
+            } else {
+                fwrite (s + i, 1, len, f);
+                columns++; /* one character, one column (wide CJK aside) */
+            }
             i += len;
-            columns++; /* one character, one column (wide CJK aside) */
         } else {
             fprintf (f, "\\x%02x", s[i]);
             i++;

@@ -83,22 +83,37 @@ rm_rp_puts (rm_buf_t *b, const char *s)
     rm_buf_append (b, s, strlen (s));
 }
 
+/* Characters that reorder what is around them where a browser, Graphviz
+ * or Mermaid shows it: the bidirectional embeddings, overrides and
+ * isolates (U+202A..U+202E, U+2066..U+2069: "Trojan Source", a name shown
+ * reversed), and the line and paragraph separators (U+2028, U+2029). */
+static bool
+reorders (uint32_t cp)
+{
+    return (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 ||
+           cp == 0x2029;
+}
+
 /* Calls put for each valid character of s (len bytes) and shows the rest
- * as \xNN, as rm_cli_put_text does. */
+ * as \xNN, and those that reorder the text as \uXXXX, as rm_cli_put_text
+ * does. */
 static void
 walk (rm_buf_t *b, const char *s, void (*put) (rm_buf_t *, const char *, size_t, void *), void *ctx)
 {
     const uint8_t *p = (const uint8_t *) s;
     size_t n = strlen (s), i = 0;
     while (i < n) {
-        uint32_t cp;
+        uint32_t cp = p[i];
         size_t len = p[i] < 0x80 ? 1 : rm_utf8_decode (p + i, n - i, &cp);
         if (len == 0 || p[i] < 0x20 || p[i] == 0x7f) {
             rm_rp_printf (b, "\\x%02X", p[i]);
             i++;
             continue;
         }
-        put (b, s + i, len, ctx);
+        if (reorders (cp))
+            rm_rp_printf (b, "\\u%04x", (unsigned) cp);
+        else
+            put (b, s + i, len, ctx);
         i += len;
     }
 }

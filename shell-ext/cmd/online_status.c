@@ -10,6 +10,19 @@
 #include "online_cmd.h"
 #include "remodel/cli.h"
 
+/* A cell of the table: text from the state database or the plan (a
+ * namespace, an operation) escaped as every message is (rm_cli_put_text:
+ * a name holding ESC sequences, a newline or bidirectional controls
+ * neither drives the terminal nor breaks the table), then padded to width
+ * columns by what it took on the screen. */
+static void
+cell (const char *text, int width)
+{
+    size_t used = rm_cli_put_text (stdout, text, strlen (text));
+    for (; (int) used < width; used++)
+        fputc (' ', stdout);
+}
+
 /* The follow line: its last round, and how far the results are behind
  * the log now (the events after the recorded point, read without
  * writing anything, and the time since that point was taken). */
@@ -57,8 +70,8 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
     in_place = bson_iter_init_find (&it, rec, "inPlace") && bson_iter_as_bool (&it);
     if (online_sample_read (rec, &s)) {
         online_sample_describe (&s, said, sizeof said);
-        printf ("sample: verified %s%s\n", said,
-                in_place ? "" : ": finalize verifies none while the writes are stopped");
+        rm_cli_line (stdout, "", "\n", "sample: verified %s%s", said,
+                     in_place ? "" : ": finalize verifies none while the writes are stopped");
     } else if (!in_place) {
         printf ("sample: none verified ahead: finalize verifies one while the writes are "
                 "stopped (verify --sample N, or a follow running, verifies one before)\n");
@@ -158,8 +171,11 @@ status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_
                 snprintf (opname, sizeof opname, "%s/%zu", s->op, p + 1);
             else
                 snprintf (opname, sizeof opname, "%s", s->op);
-            printf ("%-5zu %-14s %-30s %-8s %10d %10d %8s %8s\n", s->index, opname,
-                    in[passes[p].drive]->text, "pending", 0, 0, "-", "-");
+            printf ("%-5zu ", s->index);
+            cell (opname, 14);
+            fputc (' ', stdout);
+            cell (in[passes[p].drive]->text, 30);
+            printf (" %-8s %10d %10d %8s %8s\n", "pending", 0, 0, "-", "-");
         }
     }
     return true;
@@ -228,8 +244,13 @@ online_status (online_t *on, bson_error_t *err)
             snprintf (opname, sizeof opname, "%s/%lld", op, (long long) pass);
         else
             snprintf (opname, sizeof opname, "%s", op);
-        printf ("%-5lld %-14s %-30s %-8s %10lld %10lld %8s %8s\n", (long long) step, opname, ns,
-                st, (long long) seen, (long long) changed, rateb, etab);
+        /* op and ns are as the state database holds them: escaped. */
+        printf ("%-5lld ", (long long) step);
+        cell (opname, 14);
+        fputc (' ', stdout);
+        cell (ns, 30);
+        printf (" %-8s %10lld %10lld %8s %8s\n", st, (long long) seen, (long long) changed, rateb,
+                etab);
         if (shown.n < SHOWN_MAX) {
             shown.step[shown.n] = step;
             shown.pass[shown.n++] = pass;
@@ -253,20 +274,21 @@ online_status (online_t *on, bson_error_t *err)
     /* No checkpoint yet: a run may be starting (it holds the lease and
      * has not finished its first batch), or one stopped before that. */
     if (!rows && *holder && !gone)
-        printf ("(plan %s: starting on %s: run by %s, no batch done yet)\n", on->names.name,
-                on->where, holder);
+        rm_cli_line (stdout, "", "\n", "(plan %s: starting on %s: run by %s, no batch done yet)",
+                     on->names.name, on->where, holder);
     else if (!rows && *holder)
-        printf ("(plan %s: its run by %s on %s stopped before its first batch was done)\n",
-                on->names.name, holder, on->where);
+        rm_cli_line (stdout, "", "\n", "(plan %s: its run by %s on %s stopped before its first "
+                     "batch was done)", on->names.name, holder, on->where);
     else if (!rows && r.found)
-        printf ("(plan %s: no batch done on %s yet)\n", on->names.name, on->where);
+        rm_cli_line (stdout, "", "\n", "(plan %s: no batch done on %s yet)", on->names.name,
+                     on->where);
     else if (!rows)
-        printf ("(plan %s has not run on %s)\n", on->names.name, on->where);
+        rm_cli_line (stdout, "", "\n", "(plan %s has not run on %s)", on->names.name, on->where);
     /* The passes split in partitions (online_partition_state.c). */
     if (rows && online_parts_list (on, *holder && !gone, err) < 0)
         return -1;
     if (r.found)
-        printf ("plan: %s (id %s)\n", on->names.path, on->names.id);
+        rm_cli_line (stdout, "", "\n", "plan: %s (id %s)", on->names.path, on->names.id);
     if (r.found)
         printf ("mode: %s%s%s\n", r.in_place ? "in place" : "side by side",
                 r.paused ? "; paused (remodel online resume)" : "",
@@ -277,26 +299,31 @@ online_status (online_t *on, bson_error_t *err)
     if (r.found)
         status_capture (on, &r);
     if (r.switching) {
-        printf ("switch: the %s of the collections was interrupted after %lld of %lld renames\n",
-                r.direction, (long long) r.renamed, (long long) r.renames);
-        printf ("  remodel online finalize %s --writes-stopped completes it; remodel online "
-                "rollback %s undoes it\n", on->o->plan_path, on->o->plan_path);
+        rm_cli_line (stdout, "", "\n", "switch: the %s of the collections was interrupted after "
+                     "%lld of %lld renames", r.direction, (long long) r.renamed,
+                     (long long) r.renames);
+        rm_cli_line (stdout, "", "\n", "  remodel online finalize %s --writes-stopped completes "
+                     "it; remodel online rollback %s undoes it", on->o->plan_path,
+                     on->o->plan_path);
     }
     if (r.found)
         online_status_throttle (on, *holder && !gone);
+    /* The holder and the last error are as the state database holds
+     * them, the plan's path as given: escaped, each one line. */
     if (*holder)
-        printf ("lease: held by %s (epoch %lld), for %lld s more unless renewed\n", holder,
-                (long long) epoch, (long long) ((left + 999) / 1000));
+        rm_cli_line (stdout, "", "\n", "lease: held by %s (epoch %lld), for %lld s more unless "
+                     "renewed", holder, (long long) epoch, (long long) ((left + 999) / 1000));
     if (r.rollback_left)
-        printf ("rollback: %lld document(s) changed since remodel wrote them were left as they "
-                "are; remodel online rollback %s --force restores their originals (their later "
-                "changes are lost), --forget keeps them and forgets the plan\n",
-                (long long) r.rollback_left, on->o->plan_path);
+        rm_cli_line (stdout, "", "\n", "rollback: %lld document(s) changed since remodel wrote "
+                     "them were left as they are; remodel online rollback %s --force restores "
+                     "their originals (their later changes are lost), --forget keeps them and "
+                     "forgets the plan", (long long) r.rollback_left, on->o->plan_path);
     if (r.after_pending)
-        printf ("rollback: the results beside the originals hold the application's writes made "
-                "after the switch; remodel online rollback %s --carry-writes carries them into "
-                "the originals, --discard-writes-after-switch drops them\n", on->o->plan_path);
+        rm_cli_line (stdout, "", "\n", "rollback: the results beside the originals hold the "
+                     "application's writes made after the switch; remodel online rollback %s "
+                     "--carry-writes carries them into the originals, "
+                     "--discard-writes-after-switch drops them", on->o->plan_path);
     if (*r.error)
-        printf ("last error: %s\n", r.error);
+        rm_cli_line (stdout, "", "\n", "last error: %s", r.error);
     return rows;
 }
