@@ -12,10 +12,17 @@
  * checks after; engine_step.c runs them, with what this file gives the
  * rows (probes, warnings, the join check). The set, unset, rename and version
  * steps have no probes: a plan that renames or unsets runs again over its
- * own output, where the field is rightly gone. */
+ * own output, where the field is rightly gone.
+ *
+ * Every other path a step reads gets the same check (a misspelt
+ * {"$sum": "$totl"} once summed to 0 for every parent, and check said
+ * "valid"): rm_engine_add_read_probes adds them as riders (probe.h) of the
+ * probes the step's code feeds already, so no step's loop changes. */
 #include <string.h>
 
 #include "engine_impl.h"
+#include "remodel/expr.h"
+#include "remodel/query.h"
 
 void
 rm_engine_add_probe (rm_step_run_t *run, const char *key, const char *path, const rm_nsref_t *ns)
@@ -95,4 +102,138 @@ rm_engine_warnings (const rm_engine_t *e, char *const **out)
 {
     *out = e->warnings;
     return e->n_warnings;
+}
+
+/* The probe the documents of a side come through: the step's first (the
+ * documents it changes: the filter's), or its "foreignField" one (the
+ * joined side: match, project, sort, accumulators). */
+static rm_probe_t *
+host_probe (rm_step_run_t *run, const char *key)
+{
+    for (size_t i = 0; i < run->n_probes; i++)
+        if (!key || !strcmp (run->probes[i].key, key))
+            return &run->probes[i];
+    return NULL;
+}
+
+typedef struct {
+    rm_probe_t *host;
+    const char *key;
+} rider_t;
+
+static void
+ride (const rm_path_t *path, void *arg)
+{
+    rider_t *r = arg;
+    rm_probe_add_rider (r->host, r->key, path->text);
+}
+
+/* The paths an expression reads (none when it reads the whole document). */
+static void
+expr_riders (rm_probe_t *host, const char *key, const bson_iter_t *it)
+{
+    bson_error_t err;
+    rm_expr_t *e = rm_expr_parse (it, &err);
+    rider_t r = {host, key};
+    bool whole = false;
+    if (!e)
+        return; /* the step's parser took it: its run says what is wrong */
+    rm_expr_paths (e, ride, &r, &whole);
+    rm_expr_destroy (e);
+}
+
+/* A filter's or match's fields: those its conditions need (a comparison
+ * such as {"stauts": "A"} never matches a document lacking the field: in
+ * none, it takes nothing). Not {"f": null} nor {"f": {"$exists": false}}:
+ * a field in no document yet is how a plan picks the documents not
+ * migrated yet. */
+static void
+query_riders (rm_probe_t *host, const char *key, const rm_query_t *q)
+{
+    rider_t r = {host, key};
+    if (host && q)
+        rm_query_needs_fields (q, ride, &r);
+}
+
+static void
+sort_riders (rm_probe_t *host, const rm_sortspec_t *sort)
+{
+    for (size_t i = 0; host && i < sort->n; i++)
+        rm_probe_add_rider (host, "sort", sort->keys[i].path.text);
+}
+
+/* summarize's accumulators: {"name": {"$op": ARG}}, ARG an expression, or
+ * for $topN and $bottomN {"n", "sortBy", "output"}. */
+static void
+accumulator_riders (rm_probe_t *host, const bson_t *fields)
+{
+    bson_iter_t it, acc, arg, sub;
+    if (!host || !fields || !bson_iter_init (&it, fields))
+        return;
+    while (bson_iter_next (&it)) {
+        if (!BSON_ITER_HOLDS_DOCUMENT (&it) || !bson_iter_recurse (&it, &acc) ||
+            !bson_iter_next (&acc))
+            continue;
+        if (strcmp (bson_iter_key (&acc), "$topN") && strcmp (bson_iter_key (&acc), "$bottomN")) {
+            if (strcmp (bson_iter_key (&acc), "$count"))
+                expr_riders (host, "fields", &acc);
+            continue;
+        }
+        if (!BSON_ITER_HOLDS_DOCUMENT (&acc) || !bson_iter_recurse (&acc, &arg))
+            continue;
+        while (bson_iter_next (&arg)) {
+            if (!strcmp (bson_iter_key (&arg), "output"))
+                expr_riders (host, "fields", &arg);
+            else if (!strcmp (bson_iter_key (&arg), "sortBy") &&
+                     BSON_ITER_HOLDS_DOCUMENT (&arg) && bson_iter_recurse (&arg, &sub))
+                while (bson_iter_next (&sub))
+                    rm_probe_add_rider (host, "sortBy", bson_iter_key (&sub));
+        }
+    }
+}
+
+/* embed's project: each field it keeps or drops (_id aside: every
+ * document has it). */
+static void
+project_riders (rm_probe_t *host, const bson_t *project)
+{
+    bson_iter_t it;
+    if (!host || !project || !bson_iter_init (&it, project))
+        return;
+    while (bson_iter_next (&it))
+        if (strcmp (bson_iter_key (&it), "_id"))
+            rm_probe_add_rider (host, "project", bson_iter_key (&it));
+}
+
+/* What the joins read of their joined side beyond the keys their rows
+ * probe, by kind. The natural home of these is a row of step_table.c
+ * (a "reads" function in each step file); they are here while those files
+ * change under the filters' work. */
+static void
+embed_reads (const rm_step_t *s, rm_probe_t *joined)
+{
+    project_riders (joined, s->u.embed.project);
+    sort_riders (joined, &s->u.embed.sort);
+}
+
+static void
+summarize_reads (const rm_step_t *s, rm_probe_t *joined)
+{
+    accumulator_riders (joined, s->u.summarize.exprs);
+    sort_riders (joined, &s->u.summarize.sort);
+}
+
+static void (*const joined_reads[RM_STEP_N_KINDS]) (const rm_step_t *, rm_probe_t *) = {
+    [RM_STEP_EMBED] = embed_reads,
+    [RM_STEP_SUMMARIZE] = summarize_reads,
+};
+
+void
+rm_engine_add_read_probes (const rm_step_t *s, rm_step_run_t *run)
+{
+    rm_probe_t *joined = host_probe (run, "foreignField");
+    query_riders (host_probe (run, NULL), "filter", s->filter);
+    query_riders (joined, "match", s->match);
+    if (joined && joined_reads[s->kind])
+        joined_reads[s->kind](s, joined);
 }

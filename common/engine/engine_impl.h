@@ -187,6 +187,8 @@ typedef struct {
  * that a join matched something; a warning printed with the summary. */
 void rm_engine_add_probe (rm_step_run_t *run, const char *key, const char *path,
                           const rm_nsref_t *ns);
+/* After the row's probes: the other paths the step reads, riding on them. */
+void rm_engine_add_read_probes (const rm_step_t *s, rm_step_run_t *run);
 bool rm_engine_allows_missing (const rm_engine_t *e, const rm_step_t *s);
 bool rm_engine_join_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run,
                            const rm_nsref_t *from, const rm_nsref_t *into, const rm_path_t *local,

@@ -14,8 +14,10 @@ rm_engine_runs_init (rm_engine_t *e)
     e->runs = bson_malloc0 ((e->plan->n + 1) * sizeof *e->runs);
     for (size_t i = 0; i < e->plan->n; i++)
         if (!rm_engine_allows_missing (e, &e->plan->steps[i]) &&
-            rm_step_classes[e->plan->steps[i].kind].probes)
+            rm_step_classes[e->plan->steps[i].kind].probes) {
             rm_step_classes[e->plan->steps[i].kind].probes (&e->plan->steps[i], &e->runs[i]);
+            rm_engine_add_read_probes (&e->plan->steps[i], &e->runs[i]);
+        }
 }
 
 /* A step writes only to a new namespace or an empty one (plan.h). */

@@ -1,5 +1,8 @@
 /* The probes of one step (probe.h) for a caller outside the engine
- * (remodel/fieldcheck.h): the same rows of step_class.h, the same error. */
+ * (remodel/fieldcheck.h): the same rows of step_class.h, the same error.
+ * The paths the step reads beyond its row's keys (engine_checks.c's
+ * riders) are fields of their own here, each asked about by the caller:
+ * `all` lists the row's probes and, after each, its riders. */
 #include "remodel/fieldcheck.h"
 
 #include "engine_impl.h"
@@ -8,15 +11,34 @@
 struct rm_fieldcheck {
     const rm_step_t *s;
     rm_step_run_t run;
+    rm_probe_t **all;
+    size_t n_all;
 };
+
+static void
+list_all (rm_fieldcheck_t *c)
+{
+    size_t n = c->run.n_probes;
+    for (size_t i = 0; i < c->run.n_probes; i++)
+        n += c->run.probes[i].n_riders;
+    c->all = bson_malloc0 ((n + 1) * sizeof *c->all);
+    for (size_t i = 0; i < c->run.n_probes; i++) {
+        c->all[c->n_all++] = &c->run.probes[i];
+        for (size_t r = 0; r < c->run.probes[i].n_riders; r++)
+            c->all[c->n_all++] = &c->run.probes[i].riders[r];
+    }
+}
 
 rm_fieldcheck_t *
 rm_fieldcheck_new (const rm_step_t *s, bool allow_missing)
 {
     rm_fieldcheck_t *c = bson_malloc0 (sizeof *c);
     c->s = s;
-    if (!allow_missing && !s->allow_missing && rm_step_classes[s->kind].probes)
+    if (!allow_missing && !s->allow_missing && rm_step_classes[s->kind].probes) {
         rm_step_classes[s->kind].probes (s, &c->run);
+        rm_engine_add_read_probes (s, &c->run);
+    }
+    list_all (c);
     return c;
 }
 
@@ -27,6 +49,7 @@ rm_fieldcheck_reads (const rm_step_t *s)
     c->s = s;
     if (rm_step_classes[s->kind].probes)
         rm_step_classes[s->kind].probes (s, &c->run);
+    list_all (c);
     return c;
 }
 
@@ -38,43 +61,44 @@ rm_fieldcheck_destroy (rm_fieldcheck_t *c)
     for (size_t i = 0; i < c->run.n_probes; i++)
         rm_probe_destroy (&c->run.probes[i]);
     bson_free (c->run.probes);
+    bson_free (c->all);
     bson_free (c);
 }
 
 size_t
 rm_fieldcheck_count (const rm_fieldcheck_t *c)
 {
-    return c->run.n_probes;
+    return c->n_all;
 }
 
 const char *
 rm_fieldcheck_path (const rm_fieldcheck_t *c, size_t i)
 {
-    return c->run.probes[i].path.text;
+    return c->all[i]->path.text;
 }
 
 const char *
 rm_fieldcheck_ns (const rm_fieldcheck_t *c, size_t i)
 {
-    return c->run.probes[i].ns;
+    return c->all[i]->ns;
 }
 
 void
 rm_fieldcheck_seen (rm_fieldcheck_t *c, size_t i)
 {
-    c->run.probes[i].seen = true;
+    c->all[i]->seen = true;
 }
 
 void
 rm_fieldcheck_doc (rm_fieldcheck_t *c, size_t i, const uint8_t *doc, uint32_t len)
 {
-    rm_probe_doc (&c->run.probes[i], doc, len);
+    rm_probe_doc_alone (c->all[i], doc, len);
 }
 
 void
 rm_fieldcheck_docs (rm_fieldcheck_t *c, size_t i, uint64_t n)
 {
-    c->run.probes[i].docs = n;
+    c->all[i]->docs = n;
 }
 
 bool

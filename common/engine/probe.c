@@ -32,6 +32,9 @@ rm_probe_destroy (rm_probe_t *p)
 {
     for (size_t i = 0; i < p->n_names; i++)
         bson_free (p->names[i]);
+    for (size_t i = 0; i < p->n_riders; i++)
+        rm_probe_destroy (&p->riders[i]);
+    bson_free (p->riders);
     if (p->parent.n)
         rm_path_destroy (&p->parent);
     rm_path_destroy (&p->path);
@@ -90,8 +93,10 @@ add_parent_names (const bson_iter_t *value, void *ctx)
     return p->n_names < RM_PROBE_NAMES;
 }
 
-void
-rm_probe_slow (rm_probe_t *p, const uint8_t *doc, uint32_t len)
+/* Looks for p's field in one document, gathering names while it has not
+ * been seen. */
+static void
+look (rm_probe_t *p, const uint8_t *doc, uint32_t len)
 {
     if (rm_path_visit (doc, len, &p->path, false, false, stop, NULL) > 0) {
         p->seen = true;
@@ -107,6 +112,52 @@ rm_probe_slow (rm_probe_t *p, const uint8_t *doc, uint32_t len)
     } else {
         add_names_of (p, doc, len, "", "");
     }
+}
+
+void
+rm_probe_slow (rm_probe_t *p, const uint8_t *doc, uint32_t len)
+{
+    if (!p->seen)
+        look (p, doc, len);
+    /* Once every rider has seen its field, rm_probe_doc stops calling here
+     * (a rider's count then stays behind: seen, it is never reported). */
+    for (size_t i = 0; p->riders_unseen && i < p->n_riders; i++) {
+        rm_probe_t *r = &p->riders[i];
+        if (r->seen)
+            continue;
+        r->docs++;
+        look (r, doc, len);
+        if (r->seen)
+            p->riders_unseen--;
+    }
+}
+
+void
+rm_probe_doc_alone (rm_probe_t *p, const uint8_t *doc, uint32_t len)
+{
+    p->docs++;
+    if (!p->seen)
+        look (p, doc, len);
+}
+
+void
+rm_probe_add_rider (rm_probe_t *p, const char *key, const char *path)
+{
+    rm_path_t parsed;
+    bson_error_t err;
+    /* A path the plan parser would refuse (it read the expression, not
+     * this path) is not probed: its own check says what is wrong. */
+    if (!rm_path_parse (&parsed, path, &err))
+        return;
+    rm_path_destroy (&parsed);
+    if (!strcmp (p->path.text, path))
+        return;
+    for (size_t i = 0; i < p->n_riders; i++)
+        if (!strcmp (p->riders[i].path.text, path))
+            return;
+    p->riders = bson_realloc (p->riders, (p->n_riders + 1) * sizeof *p->riders);
+    rm_probe_init (&p->riders[p->n_riders++], key, path, p->ns);
+    p->riders_unseen++;
 }
 
 /* Optimal string alignment distance (Levenshtein with swaps of two
@@ -164,8 +215,12 @@ rm_probe_check (const rm_probe_t *p, bson_error_t *err)
     char hint[600] = "";
     size_t n;
 
-    if (p->seen || p->docs == 0)
+    if (p->seen || p->docs == 0) {
+        for (size_t i = 0; i < p->n_riders; i++)
+            if (!rm_probe_check (&p->riders[i], err))
+                return false;
         return true;
+    }
     n = rm_closest_names (p->path.text, p->names, p->n_names, close, 3);
     if (n) {
         size_t at = (size_t) snprintf (hint, sizeof hint, "; did you mean ");

@@ -13,7 +13,9 @@
 
 #define RM_PROBE_NAMES 64 /* distinct names kept for "did you mean" */
 
-typedef struct {
+typedef struct rm_probe rm_probe_t;
+
+struct rm_probe {
     const char *key;        /* the plan key naming the field: "localField" */
     rm_path_t path;         /* the field (a dotted path) */
     char *ns;               /* the namespace it is looked for in */
@@ -23,7 +25,14 @@ typedef struct {
     uint64_t sampled;       /* documents whose names were gathered */
     char *names[RM_PROBE_NAMES];
     size_t n_names;
-} rm_probe_t;
+    /* Probes of other paths of the same documents, fed with this one: the
+     * paths a step reads beyond the keys its row probes (accumulators,
+     * project, sort, match, filter: engine_checks.c's
+     * rm_engine_add_read_probes), looked for in the documents the step's
+     * code already feeds this probe. */
+    rm_probe_t *riders;
+    size_t n_riders, riders_unseen;
+};
 
 void rm_probe_init (rm_probe_t *p, const char *key, const char *path, const char *ns);
 void rm_probe_destroy (rm_probe_t *p);
@@ -37,13 +46,21 @@ rm_probe_doc (rm_probe_t *p, const uint8_t *doc, uint32_t len)
     if (!p)
         return;
     p->docs++;
-    if (!p->seen)
+    if (!p->seen || p->riders_unseen)
         rm_probe_slow (p, doc, len);
 }
 
+/* rm_probe_doc for p alone, its riders not fed (a caller that asks about
+ * each of them on its own: fieldcheck.c). */
+void rm_probe_doc_alone (rm_probe_t *p, const uint8_t *doc, uint32_t len);
+
+/* Adds a rider of p (above): the field at path, named by key in errors
+ * (p's namespace). None when p or a rider already probes that path. */
+void rm_probe_add_rider (rm_probe_t *p, const char *key, const char *path);
+
 /* The error for a field that documents were looked at for and never
  * found, naming the step's key, the field, the namespace and the closest
- * names seen; true when there is none. */
+ * names seen, p's own first, then its riders'; true when there is none. */
 bool rm_probe_check (const rm_probe_t *p, bson_error_t *err);
 
 /* The closest of names to word, for "did you mean": those within a few
