@@ -4,7 +4,8 @@
 # tests/peers/install.sh): restore, run with progress, a kill -9 and a
 # resume, status, verify, an application's write found by verify and put
 # right by sync, finalize, rollback; then an in-place backfill and its
-# rollback.
+# rollback. A command that runs past two seconds shows how far it is every
+# two seconds (scripts/demo_lib.sh).
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -18,7 +19,9 @@ plan=$dir/embed-tasks.json
 cp dumps/plans/embed-tasks.json "$plan"
 
 say() { echo; echo "# $*"; }
-run() { echo "\$ $*" | sed "s|$dir/||g; s|$rm_|remodel|"; "$@" 2>&1 | sed "s|$dir/||g"; }
+. scripts/demo_lib.sh
+DEMO_STRIP=$dir/ DEMO_BIN=$rm_
+run() { demo_run "$@" || true; } # as before: a failing step shows its error and the demo goes on
 mongo() { python3 -c "import pymongo, sys
 db = pymongo.MongoClient(sys.argv[1])
 $1" "$uri"; }
@@ -62,8 +65,15 @@ cat >"$dir/backfill.json" <<'EOF'
   {"denormalize": {"in": "crm.tasks", "from": "crm.people", "localField": "owner",
                    "fields": {"owner_email": "email"}}}]}
 EOF
+# (FerretDB rewrites about 20 documents a second: the lines with "..." say
+# how far each phase is, as the server shows it)
+with_owner=$(mongo 'print(db.crm.tasks.count_documents({"owner": {"$exists": True}}))')
+DEMO_PROGRESS="mongo 'print(db.crm.tasks.count_documents({\"owner_email\": {\"\$exists\": True}}), \"of $with_owner tasks have owner_email\")'"
 run "$rm_" online run "$dir/backfill.json" --uri "$uri" --in-place
 mongo 'print(db.crm.tasks.find_one({"owner_email": {"$exists": True}}, {"description": 1, "owner_email": 1}))'
+DEMO_PROGRESS=
 run "$rm_" online verify "$dir/backfill.json" --uri "$uri"
+DEMO_PROGRESS="mongo 'print(db.crm.tasks.count_documents({\"owner_email\": {\"\$exists\": True}}), \"of $with_owner tasks still have owner_email\")'"
 run "$rm_" online rollback "$dir/backfill.json" --uri "$uri"
+DEMO_PROGRESS=
 mongo 'print(db.crm.tasks.count_documents({"owner_email": {"$exists": True}}), "tasks with owner_email left")'
