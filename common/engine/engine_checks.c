@@ -106,7 +106,7 @@ rm_engine_warnings (const rm_engine_t *e, char *const **out)
 
 /* The probe the documents of a side come through: the step's first (the
  * documents it changes: the filter's), or its "foreignField" one (the
- * joined side: match, project, sort, accumulators). */
+ * joined side: match, sort, accumulators). */
 static rm_probe_t *
 host_probe (rm_step_run_t *run, const char *key)
 {
@@ -192,19 +192,6 @@ accumulator_riders (rm_probe_t *host, const bson_t *fields)
     }
 }
 
-/* embed's project: each field it keeps or drops (_id aside: every
- * document has it). */
-static void
-project_riders (rm_probe_t *host, const bson_t *project)
-{
-    bson_iter_t it;
-    if (!host || !project || !bson_iter_init (&it, project))
-        return;
-    while (bson_iter_next (&it))
-        if (strcmp (bson_iter_key (&it), "_id"))
-            rm_probe_add_rider (host, "project", bson_iter_key (&it));
-}
-
 /* What the joins read of their joined side beyond the keys their rows
  * probe, by kind. The natural home of these is a row of step_table.c
  * (a "reads" function in each step file); they are here while those files
@@ -212,7 +199,9 @@ project_riders (rm_probe_t *host, const bson_t *project)
 static void
 embed_reads (const rm_step_t *s, rm_probe_t *joined)
 {
-    project_riders (joined, s->u.embed.project);
+    /* Not its project: a projection names fields a child may lack, as
+     * $project does (tests/transforms' edge cases keep one no document
+     * has), and the children come out without it, as on the server. */
     sort_riders (joined, &s->u.embed.sort);
 }
 

@@ -2,7 +2,7 @@
 # Every path a plan reads gets the guard localField and foreignField have
 # (issue 52, trip 1): a misspelt path in an accumulator ({"$sum": "$totl"}
 # summed to 0 for every parent, and check --against said "valid"), a sort,
-# a project, a match or a filter that no document has is refused with
+# a match or a filter that no document has is refused with
 # "is in none of the N documents; did you mean ...", by run and by check;
 # "allowMissing": true lets it through; a path some documents have, and a
 # filter's {"f": {"$exists": false}}, pass as before.
@@ -40,8 +40,6 @@ plan ssort.json "{$summ, \"sort\": {\"due_dtae\": 1}, \"fields\": {\"first\": {\
 refused "summarize sort" ssort.json sort due_dtae due_date
 plan esort.json "{$emb, \"sort\": {\"due_dat\": 1}}}"
 refused "embed sort" esort.json sort due_dat due_date
-plan eproj.json "{$emb, \"project\": {\"descripton\": 1}}}"
-refused "embed project" eproj.json project descripton description
 plan ematch.json "{$emb, \"match\": {\"don\": true}}}"
 refused "embed match" ematch.json match don done
 plan efilter.json "{$emb, \"filter\": {\"actve\": true}}}"
