@@ -19,7 +19,16 @@
  * that finds the rest held by others sweeps again every half second (a
  * holder gone is taken over at its next sweep), or as soon as one of
  * this process's workers ends a partition (most often the last one: no
- * half second lost at the end of each pass). */
+ * half second lost at the end of each pass).
+ *
+ * What the state database says is checked before it is believed (issue
+ * 50): a partition's checkpoint outside its range is refused, naming the
+ * plan, step and partition (a checkpoint past its range's end would end
+ * the partition with the rest of it unread, exit 0); and a partition done
+ * before this pass began whose range still holds _ids after its
+ * checkpoint (marked done by hand, or written since) is read on from its
+ * checkpoint rather than skipped. The bounds themselves are checked when
+ * the record is read (online_partition_state.c). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -29,6 +38,7 @@
 
 #include "online_cmd.h"
 #include "remodel/cli.h"
+#include "remodel/value.h"
 
 typedef struct {
     online_t *on;
@@ -43,6 +53,7 @@ typedef struct {
     bool stop;              /* an error: every worker stops at its next partition */
     bson_error_t err;       /* the first */
     int64_t taken;          /* partitions this process's workers read */
+    bool *reopen;           /* partition k: done, but read on from its checkpoint */
 } shared_t;
 
 typedef struct {
@@ -101,6 +112,155 @@ wait_moved (shared_t *sh, uint64_t seen, int ms)
     pthread_mutex_unlock (&sh->mu);
 }
 
+/* Pass pi of step s's, partition k of n: the words of every message. */
+static void
+part_name (const online_t *on, const rm_step_t *s, size_t pi, uint32_t k, uint32_t n, char *buf,
+           size_t cap)
+{
+    char pass[32] = "";
+    if (pi > 0)
+        snprintf (pass, sizeof pass, "/%zu", pi + 1);
+    snprintf (buf, cap, "plan %s, step %zu%s, partition %u of %u", on->names.name, s->index, pass,
+              k + 1, n);
+}
+
+/* A partition's checkpoint (last: {last: _id} or empty) lies in its
+ * range: what a run wrote always does (online_batch_read keeps only the
+ * _ids the partition holds); one past its end would make the partition
+ * read nothing more and end done. */
+static bool
+checkpoint_in_range (const online_t *on, const rm_step_t *s, size_t pi, uint32_t k, uint32_t n,
+                     const bson_t *part, const bson_t *last, bson_error_t *err)
+{
+    bson_iter_t lit;
+    char what[400];
+    if (!bson_iter_init_find (&lit, last, "last") || online_partition_holds (part, &lit))
+        return true;
+    part_name (on, s, pi, k, n, what, sizeof what);
+    rm_error_set (err, RM_ERR_DATA, "%s: %s: its checkpoint in %s.partitions lies outside its "
+                  "range (its _id is not one the partition holds): the state database was "
+                  "changed or is damaged, and reading on from it would leave the partition's "
+                  "other documents unread: remodel online run %s --restart starts the plan over "
+                  "(what it wrote stays)", on->where, what, on->o->state_db, on->o->plan_path);
+    return false;
+}
+
+/* Whether the partition's range on the server (c) holds an _id after its
+ * checkpoint (all of it without one): *more. Read in _id order, the _ids
+ * only; the range's filter may let through _ids of types no $type alias
+ * names, which the partition does not hold (online_partition.c). */
+static bool
+range_goes_on (online_t *on, mongoc_collection_t *c, const bson_t *part, const bson_t *last,
+               bool *more, bson_error_t *err)
+{
+    bson_t filter = BSON_INITIALIZER, range = BSON_INITIALIZER, after = BSON_INITIALIZER, *opts;
+    bson_iter_t lit;
+    bool has_last = bson_iter_init_find (&lit, last, "last"), ok;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+
+    *more = false;
+    ok = online_partition_filter (part, &range, err);
+    if (ok && has_last && !online_range_after (&lit, &after)) {
+        rm_error_set (err, RM_ERR_DATA, "%s: a partition's checkpoint makes too large a query",
+                      on->where);
+        ok = false;
+    }
+    if (ok && !bson_empty (&after) && !bson_empty (&range)) {
+        bson_t and;
+        BSON_APPEND_ARRAY_BEGIN (&filter, "$and", &and);
+        BSON_APPEND_DOCUMENT (&and, "0", &range);
+        BSON_APPEND_DOCUMENT (&and, "1", &after);
+        bson_append_array_end (&filter, &and);
+    } else if (ok) {
+        bson_concat (&filter, bson_empty (&after) ? &range : &after);
+    }
+    bson_destroy (&range);
+    bson_destroy (&after);
+    if (!ok) {
+        bson_destroy (&filter);
+        return false;
+    }
+    opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
+                     BCON_INT32 (1), "}", "batchSize", BCON_INT32 (16));
+    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    while (!*more && mongoc_cursor_next (cur, &doc)) {
+        bson_iter_t id;
+        *more = bson_iter_init_find (&id, doc, "_id") && online_partition_holds (part, &id) &&
+                (!has_last || rm_value_compare (&id, &lit) > 0);
+    }
+    ok = !mongoc_cursor_error (cur, &why) || online_fail (on, err, &why, "reading a partition's "
+                                                                          "range");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    bson_destroy (&filter);
+    return ok;
+}
+
+/* Before the workers start: every partition's checkpoint in its range
+ * (checkpoint_in_range), and each one done whose range goes on past its
+ * checkpoint marked in reopen, to be read on from it. */
+static bool
+parts_check (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, uint32_t n,
+             bool *reopen, bson_error_t *err)
+{
+    rm_pass_t passes[RM_MAX_PASSES];
+    const rm_nsref_t *in[4];
+    mongoc_collection_t *c = NULL;
+    bson_iter_t it;
+    uint32_t k = 0;
+    bool ok = true;
+
+    if (!rm_step_passes (s, on->o->in_place, passes, err))
+        return false;
+    rm_step_inputs (s, in, 4);
+    for (bson_iter_init (&it, parts); ok && bson_iter_next (&it); k++) {
+        bson_t part, last = BSON_INITIALIZER;
+        const uint8_t *data;
+        uint32_t len;
+        bool done, more = false;
+        int64_t seen, changed;
+        if (!BSON_ITER_HOLDS_DOCUMENT (&it))
+            continue; /* refused when the record was read */
+        bson_iter_document (&it, &len, &data);
+        ok = bson_init_static (&part, data, len) &&
+             online_part_read (on, s, pi, k, &last, &done, &seen, &changed, err) &&
+             checkpoint_in_range (on, s, pi, k, n, &part, &last, err);
+        if (ok && done) {
+            const rm_nsref_t *d = in[passes[pi].drive];
+            if (!c)
+                c = online_collection (on, d->db, rm_name_now (&on->names, d));
+            ok = range_goes_on (on, c, &part, &last, &more, err);
+        }
+        if (ok && more) {
+            char what[400];
+            reopen[k] = true;
+            part_name (on, s, pi, k, n, what, sizeof what);
+            if (!on->o->quiet)
+                rm_cli_line (stderr, "", "\n", "remodel: %s: marked done, but its range holds "
+                             "_ids after its checkpoint (written since it was done, or its "
+                             "checkpoint was changed): read on from there", what);
+        }
+        bson_destroy (&last);
+    }
+    if (c)
+        mongoc_collection_destroy (c);
+    return ok;
+}
+
+static bool
+reopened (shared_t *sh, uint32_t k, bool clear)
+{
+    bool r;
+    pthread_mutex_lock (&sh->mu);
+    r = sh->reopen[k];
+    if (clear)
+        sh->reopen[k] = false;
+    pthread_mutex_unlock (&sh->mu);
+    return r;
+}
+
 /* One sweep over the partitions: each not done that this worker can take,
  * read. *left: some are not done (held by others, or read now). */
 static bool
@@ -125,7 +285,7 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
         bson_destroy (&last);
         if (!ok)
             return false;
-        if (done)
+        if (done && !reopened (sh, k, false))
             continue;
         *left = true;
         online_part_key (on, sh->s, sh->pi, k, id, sizeof id);
@@ -135,11 +295,13 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
             return false;
         if (!taken)
             continue;
-        /* Done by another between the read and the take. */
+        /* Done by another between the read and the take; the
+         * checkpoint read from is in the range. */
         bson_init (&last);
-        ok = online_part_read (on, sh->s, sh->pi, k, &last, &done, &seen, &changed, err);
+        ok = online_part_read (on, sh->s, sh->pi, k, &last, &done, &seen, &changed, err) &&
+             checkpoint_in_range (on, sh->s, sh->pi, k, sh->n, &part, &last, err);
         bson_destroy (&last);
-        if (ok && !done) {
+        if (ok && (!done || reopened (sh, k, true))) {
             ok = sh->ops->run (st, k, &part, err);
             *read = ran = true;
             pthread_mutex_lock (&sh->mu);
@@ -250,6 +412,11 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
     sh.parts = parts;
     sh.n = online_parts_count (parts);
     sh.ops = ops;
+    sh.reopen = bson_malloc0 ((size_t) sh.n * sizeof *sh.reopen + 1);
+    if (!parts_check (on, s, pi, parts, sh.n, sh.reopen, err)) {
+        bson_free (sh.reopen);
+        return false;
+    }
     pthread_mutex_init (&sh.mu, NULL);
     pthread_cond_init (&sh.moved, NULL);
     w = bson_malloc0 ((size_t) n * sizeof *w);
@@ -264,6 +431,7 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
     for (int i = 0; i < started; i++)
         on->read_now += w[i].on.read_now;
     bson_free (w);
+    bson_free (sh.reopen);
     pthread_cond_destroy (&sh.moved);
     pthread_mutex_destroy (&sh.mu);
     *taken = sh.taken;

@@ -14,7 +14,12 @@
  *               lease's epoch as the pass's own is (online_state.c)
  *
  * A pass of one partition keeps only its own checkpoint, as before
- * partitions: a run begun by an older remodel resumes from it. */
+ * partitions: a run begun by an older remodel resumes from it.
+ *
+ * The recorded bounds are believed only when they tile the _ids' order
+ * (parts_tile): a record changed by hand or damaged is refused, naming
+ * the plan, the step and the partition, never read past (a gap's _ids
+ * left unwritten with every partition done) nor aborted on (issue 50). */
 #include <stdio.h>
 #include <string.h>
 
@@ -47,26 +52,174 @@ online_part_key (online_t *on, const rm_step_t *s, size_t p, uint32_t k, char *b
 }
 
 
-/* The record's partitions of key into parts: false when none. */
+/* A bound of a recorded partition (key "lo" or "hi"): absent (*b's kind
+ * NULL), or a document of one element whose kind is one of the two the
+ * key allows (lo: after a value, from a bracket; hi: up to a value, below
+ * a bracket), a bracket named by its $type alias. False: none of these. */
+typedef struct {
+    const char *kind;   /* NULL: absent */
+    bson_iter_t v;
+    bool value;         /* after or upto: v is the value; else a bracket's alias */
+} bound_t;
+
 static bool
-recorded (const bson_t *record, const char *key, bson_t *parts)
+bound_read (const bson_t *part, const char *key, bound_t *b)
+{
+    bson_iter_t it;
+    b->kind = NULL;
+    if (!bson_iter_init_find (&it, part, key))
+        return true;
+    if (!BSON_ITER_HOLDS_DOCUMENT (&it) || !bson_iter_recurse (&it, &b->v) ||
+        !bson_iter_next (&b->v))
+        return false;
+    b->kind = bson_iter_key (&b->v);
+    b->value = !strcmp (b->kind, !strcmp (key, "lo") ? "after" : "upto");
+    if (!b->value && strcmp (b->kind, !strcmp (key, "lo") ? "from" : "below"))
+        return false;
+    if (!b->value && (!BSON_ITER_HOLDS_UTF8 (&b->v) ||
+                      online_range_bracket_type (bson_iter_utf8 (&b->v, NULL)) == BSON_TYPE_EOD))
+        return false;
+    {
+        bson_iter_t more = b->v;
+        return !bson_iter_next (&more);
+    }
+}
+
+/* Where a bound falls in MongoDB's order: its bracket's rank (a value's
+ * type's, or the aliased bracket's). */
+static int
+bound_rank (const bound_t *b)
+{
+    return rm_value_canonical_type (b->value ? bson_iter_type (&b->v)
+                                             : online_range_bracket_type (bson_iter_utf8 (&b->v,
+                                                                                          NULL)));
+}
+
+/* lo before hi: a range that holds some of the order. */
+static bool
+bounds_ordered (const bound_t *lo, const bound_t *hi)
+{
+    if (!lo->kind || !hi->kind)
+        return true;
+    if (lo->value && hi->value)
+        return rm_value_compare (&lo->v, &hi->v) < 0;
+    if (hi->value) /* from a bracket, up to a value: the value in or past it */
+        return bound_rank (hi) >= bound_rank (lo);
+    return bound_rank (lo) < bound_rank (hi); /* a value or a bracket, below a bracket */
+}
+
+/* Partition k+1 begins where partition k ends: up to v, then after v; or
+ * below a bracket, then from it. */
+static bool
+bounds_meet (const bound_t *hi, const bound_t *lo)
+{
+    if (!hi->kind || !lo->kind || hi->value != lo->value)
+        return false;
+    if (hi->value)
+        return rm_value_compare (&hi->v, &lo->v) == 0;
+    return online_range_bracket_type (bson_iter_utf8 (&hi->v, NULL)) ==
+           online_range_bracket_type (bson_iter_utf8 (&lo->v, NULL));
+}
+
+/* A pass's recorded partitions are believed only when they tile MongoDB's
+ * order: each a document with bounds as online_partition.c writes them,
+ * the first from the start, the last to the end, each beginning where the
+ * one before ends, none empty. A gap would leave its _ids unread with
+ * every partition done, an overlap read them twice; and a record written
+ * by hand or damaged must not abort the program (bson_iter_document on
+ * what is not a document). What is wrong goes into why, naming the
+ * partition. */
+static bool
+parts_tile (const bson_t *parts, char *why, size_t cap)
+{
+    bson_iter_t it;
+    bound_t prev_hi = {NULL};
+    uint32_t k = 0, n = bson_count_keys (parts);
+
+    for (bson_iter_init (&it, parts); bson_iter_next (&it); k++) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_t part;
+        bound_t lo, hi;
+        if (!BSON_ITER_HOLDS_DOCUMENT (&it)) {
+            snprintf (why, cap, "partition %u of %u is not a document", k + 1, n);
+            return false;
+        }
+        bson_iter_document (&it, &len, &data);
+        if (!bson_init_static (&part, data, len) || !bound_read (&part, "lo", &lo) ||
+            !bound_read (&part, "hi", &hi)) {
+            snprintf (why, cap, "partition %u of %u has a bound that is not one", k + 1, n);
+            return false;
+        }
+        if (k == 0 && lo.kind) {
+            snprintf (why, cap, "partition 1 of %u does not begin at the start of the _ids", n);
+            return false;
+        }
+        if (k > 0 && !bounds_meet (&prev_hi, &lo)) {
+            snprintf (why, cap, "partition %u of %u does not begin where partition %u ends (a "
+                      "gap or an overlap between them)", k + 1, n, k);
+            return false;
+        }
+        if (!bounds_ordered (&lo, &hi)) {
+            snprintf (why, cap, "partition %u of %u ends before it begins", k + 1, n);
+            return false;
+        }
+        if (k + 1 == n && hi.kind) {
+            snprintf (why, cap, "partition %u of %u does not reach the end of the _ids", k + 1, n);
+            return false;
+        }
+        /* The iterators point into parts, which outlives the loop. */
+        prev_hi = hi;
+    }
+    return true;
+}
+
+/* The state database's record is not what a run wrote: refused, naming
+ * the plan, the pass's key and the fault, with the way out. */
+static bool
+record_refused (online_t *on, const char *key, const char *fault, bson_error_t *err)
+{
+    rm_error_set (err, RM_ERR_DATA, "%s: plan %s, step %s: its partitions in %s.plans "
+                  "(partitions.%s) are not what a run records: %s; the state database was "
+                  "changed or is damaged: remodel online run %s --restart starts the plan over "
+                  "(what it wrote stays)", on->where, on->names.name, key, on->o->state_db, key,
+                  fault, on->o->plan_path);
+    return false;
+}
+
+/* The record's partitions of key into parts: *there false when none; an
+ * error when the record holds something else than partitions that tile
+ * the order (parts_tile). */
+static bool
+recorded (online_t *on, const bson_t *record, const char *key, bson_t *parts, bool *there,
+          bson_error_t *err)
 {
     bson_iter_t it, sub;
     const uint8_t *data;
     uint32_t len;
-    if (!bson_iter_init_find (&it, record, "partitions") || !BSON_ITER_HOLDS_DOCUMENT (&it) ||
-        !bson_iter_recurse (&it, &sub) || !bson_iter_find (&sub, key) ||
-        !BSON_ITER_HOLDS_ARRAY (&sub))
-        return false;
+    bson_t view;
+    char why[200];
+
+    *there = false;
+    if (!bson_iter_init_find (&it, record, "partitions"))
+        return true;
+    if (!BSON_ITER_HOLDS_DOCUMENT (&it) || !bson_iter_recurse (&it, &sub))
+        return record_refused (on, key, "\"partitions\" is not a document", err);
+    if (!bson_iter_find (&sub, key))
+        return true;
+    if (!BSON_ITER_HOLDS_ARRAY (&sub))
+        return record_refused (on, key, "not an array of partitions", err);
     bson_iter_array (&sub, &len, &data);
+    if (!bson_init_static (&view, data, len))
+        return record_refused (on, key, "not an array of partitions", err);
+    if (bson_empty (&view))
+        return record_refused (on, key, "no partition", err);
+    if (!parts_tile (&view, why, sizeof why))
+        return record_refused (on, key, why, err);
     bson_reinit (parts);
-    {
-        bson_t view;
-        if (!bson_init_static (&view, data, len))
-            return false;
-        bson_concat (parts, &view);
-    }
-    return !bson_empty (parts);
+    bson_concat (parts, &view);
+    *there = true;
+    return true;
 }
 
 bool
@@ -75,14 +228,15 @@ online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_
 {
     char key[64], field[96], no_sample[300] = "";
     bson_t record, sample = BSON_INITIALIZER, *set;
-    bool found, ok;
+    bool found, ok, there = false;
     int64_t total = -1, want = on->o->partitions; /* total: not counted yet */
     online_partition_in_t in;
 
     pass_key (s, p, key, sizeof key);
     ok = online_state_get (on, "plans", on->names.id, &record, &found, "reading the plan's record",
-                           err);
-    if (ok && recorded (&record, key, parts)) {
+                           err) &&
+         recorded (on, &record, key, parts, &there, err);
+    if (ok && there) {
         bson_destroy (&record);
         bson_destroy (&sample);
         return true;
@@ -229,6 +383,16 @@ bound_text (const bson_t *part, const char *key, char *buf, size_t cap)
     }
 }
 
+/* A cell of status's table, escaped (rm_cli_put_text) and padded to
+ * width columns by what it took on the screen. */
+static void
+cell (const char *text, int width)
+{
+    size_t used = rm_cli_put_text (stdout, text, strlen (text));
+    for (; (int) used < width; used++)
+        fputc (' ', stdout);
+}
+
 int
 online_parts_list (online_t *on, bool running, bson_error_t *err)
 {
@@ -249,7 +413,13 @@ online_parts_list (online_t *on, bool running, bson_error_t *err)
             const char *key = bson_iter_key (&keys);
             bson_iter_t pi;
             uint32_t k = 0, n;
-            if (!recorded (&record, key, &parts) || (n = online_parts_count (&parts)) < 2)
+            bool listed;
+            if (!recorded (on, &record, key, &parts, &listed, err)) {
+                bson_destroy (&parts);
+                bson_destroy (&record);
+                return -1;
+            }
+            if (!listed || (n = online_parts_count (&parts)) < 2)
                 continue;
             if (!rows++)
                 printf ("%-9s %-9s %-8s %10s %10s  %-34s %s\n", "STEP", "PARTITION", "STATE",
@@ -284,8 +454,15 @@ online_parts_list (online_t *on, bool running, bson_error_t *err)
                 bound_text (&part, "hi", hi, sizeof hi);
                 snprintf (range, sizeof range, "%s%s%s", *lo ? lo : "from the start",
                           *hi ? ", " : "", *hi ? hi : "");
-                printf ("%-9s %4u of %-2u %-8s %10lld %10lld  %-34s %s\n", key, k + 1, n, st,
-                        (long long) seen, (long long) changed, range, *owner ? owner : "-");
+                /* The key, the bounds and the owner are as the state
+                 * database holds them: escaped, as every message is. */
+                cell (key, 9);
+                printf (" %4u of %-2u %-8s %10lld %10lld  ", k + 1, n, st, (long long) seen,
+                        (long long) changed);
+                cell (range, 34);
+                fputc (' ', stdout);
+                cell (*owner ? owner : "-", 0);
+                fputc ('\n', stdout);
                 bson_destroy (&doc);
             }
         }
