@@ -2,7 +2,8 @@
  * dates as ISO-8601) for scripts and monitoring: the plan, its mode, the
  * step in progress, its partitions (each driving range with its namespace,
  * bounds, state, worker and documents done), the workers with their rates,
- * the throttle's state and reason, and the lease. It only reads. */
+ * the throttle's state and reason, and the lease; JSON still (the error)
+ * when the plan's state cannot be read. It only reads. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -161,31 +162,55 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
     return true;
 }
 
-int
-online_status_json (online_t *on, bson_error_t *err)
+/* doc as one line of relaxed Extended JSON on standard output. */
+static void
+put_json (const bson_t *doc)
+{
+    rm_buf_t line;
+    rm_buf_init (&line);
+    rm_extjson_doc (&line, bson_get_data (doc), doc->len, RM_EXTJSON_RELAXED, false);
+    rm_buf_append (&line, "\n", 1);
+    fwrite (line.data, 1, line.len, stdout);
+    rm_buf_destroy (&line);
+}
+
+static void
+plan_doc (online_t *on, bool found, bson_t *out)
+{
+    bson_t sub;
+    BSON_APPEND_DOCUMENT_BEGIN (out, "plan", &sub);
+    BSON_APPEND_UTF8 (&sub, "name", on->names.name);
+    BSON_APPEND_UTF8 (&sub, "path", on->names.path);
+    BSON_APPEND_UTF8 (&sub, "id", on->names.id);
+    BSON_APPEND_BOOL (&sub, "found", found);
+    bson_append_document_end (out, &sub);
+}
+
+/* The status document on standard output: 0, or -1 with err and nothing
+ * printed. */
+static int
+status_doc (online_t *on, bson_error_t *err)
 {
     online_record_t r;
     char holder[200], tstate[32], reason[300], note[400];
     int64_t left = 0, epoch = 0, step = 0, rate = 0, since = 0, lag = -1;
     bool gone = false, alive, found;
     bson_t out = BSON_INITIALIZER, arr, sub, rec;
-    rm_buf_t line;
     bson_iter_t it;
 
     if (!online_plan_read (on, &r, err) ||
-        !online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, err) ||
-        !online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
+        !online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, err)) {
+        bson_destroy (&out);
+        return -1;
+    }
+    if (!online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
                            err)) {
+        bson_destroy (&rec);
         bson_destroy (&out);
         return -1;
     }
     alive = *holder && !gone;
-    BSON_APPEND_DOCUMENT_BEGIN (&out, "plan", &sub);
-    BSON_APPEND_UTF8 (&sub, "name", on->names.name);
-    BSON_APPEND_UTF8 (&sub, "path", on->names.path);
-    BSON_APPEND_UTF8 (&sub, "id", on->names.id);
-    BSON_APPEND_BOOL (&sub, "found", r.found);
-    bson_append_document_end (&out, &sub);
+    plan_doc (on, r.found, &out);
     BSON_APPEND_UTF8 (&out, "mode", r.in_place ? "in place" : "side by side");
     BSON_APPEND_BOOL (&out, "paused", r.paused);
     BSON_APPEND_BOOL (&out, "finalized", r.finalized);
@@ -251,14 +276,31 @@ online_status_json (online_t *on, bson_error_t *err)
         BSON_APPEND_UTF8 (&out, "error", r.error);
     else
         BSON_APPEND_NULL (&out, "error");
-    rm_buf_init (&line);
-    rm_extjson_doc (&line, bson_get_data (&out), out.len, RM_EXTJSON_RELAXED, false);
-    rm_buf_append (&line, "\n", 1);
-    fwrite (line.data, 1, line.len, stdout);
-    rm_buf_destroy (&line);
+    put_json (&out);
     bson_destroy (&rec);
     bson_destroy (&out);
     return 0;
+}
+
+/* A script reading standard output gets JSON whatever happens: when the
+ * plan's state cannot be read (the server away, a record that is not
+ * what a run writes), the plan, "unreadable": true and the error's
+ * message, as well as the error on standard error and a non-zero exit
+ * status. */
+int
+online_status_json (online_t *on, bson_error_t *err)
+{
+    bson_t out = BSON_INITIALIZER;
+    if (status_doc (on, err) == 0) {
+        bson_destroy (&out);
+        return 0;
+    }
+    plan_doc (on, false, &out);
+    BSON_APPEND_BOOL (&out, "unreadable", true);
+    BSON_APPEND_UTF8 (&out, "error", err->message);
+    put_json (&out);
+    bson_destroy (&out);
+    return -1;
 }
 
 void

@@ -29,7 +29,15 @@
  * holder's last renewal reached the server, so a holder that was stalled
  * (SIGSTOP, a swapped-out VM) stops writing MARGIN_MS before anyone else
  * may start. Checkpoints carry the epoch and are written only over an
- * older one's (online_state.c). */
+ * older one's (online_state.c).
+ *
+ * An epoch is a count of takes: from 1, one more each time. One below 0
+ * or past EPOCH_MAX was not written by a run (the state database edited,
+ * or damaged), and believed it would lock the plan for good (2^63 - 1 has
+ * no next epoch): the take refuses it, naming the way out, which is
+ * run --restart (or sync --restart): it drops the impossible fences and
+ * sets the lease back to the newest possible one, so the count stays above
+ * every epoch a run wrote under. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,10 +49,22 @@
 
 #include "online_state.h"
 #include "remodel/cli.h"
+#include "remodel/tmppath.h"
 
 /* How long a lease lasts without renewal (REMODEL_ONLINE_LEASE_MS, for the
  * tests, shortens it), and how long before that a holder stops writing. */
 #define LEASE_MS_DEFAULT 30000
+
+/* The largest epoch a run can have written: 2^53 takes is one a second
+ * for 285 million years, and a double (what a tool or a server may turn
+ * the number into) holds every epoch up to it exactly. */
+#define EPOCH_MAX (INT64_C (1) << 53)
+
+static bool
+epoch_possible (int64_t epoch)
+{
+    return epoch >= 0 && epoch <= EPOCH_MAX;
+}
 
 struct online_lease {
     pthread_t thread;
@@ -272,11 +292,61 @@ fence_insert (online_t *on, const char *id, int64_t next, int64_t now, bool *rac
     return ok;
 }
 
+/* An impossible epoch of id's lease (its document's, or its newest
+ * fence's): refused, with the way out. */
+static bool
+epoch_refused (online_t *on, const char *what, const char *where, int64_t epoch,
+               bson_error_t *err)
+{
+    rm_error_set (err, RM_ERR_DATA, "%s: %s: the lease's epoch %lld (in %s.%s) is impossible: "
+                  "epochs count the runs that took the lease, from 1 up, and no run could take "
+                  "it after that one; the state database was changed or is damaged: remodel "
+                  "online run %s --restart sets the lease back to its newest possible epoch "
+                  "and starts the plan over (what it wrote stays)", on->where, what,
+                  (long long) epoch, on->o->state_db, where, on->o->plan_path);
+    return false;
+}
+
+/* --restart's repair of an impossible epoch: the fences past or below
+ * the possible ones dropped, and the lease released at the newest fence
+ * left, so the next take's epoch is above every one a run wrote under. */
+static bool
+epoch_repair (online_t *on, const char *id, const char *what, int64_t bad, bson_error_t *err)
+{
+    mongoc_collection_t *fc = state (on, "fences"), *lc = state (on, "leases");
+    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lt",
+                            BCON_INT64 (0), "}", "}", "{", "epoch", "{", "$gt",
+                            BCON_INT64 (EPOCH_MAX), "}", "}", "]");
+    bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (id)), *update = NULL;
+    int64_t newest = 0, at;
+    bson_error_t why;
+    bool ok = mongoc_collection_delete_many (fc, del, NULL, NULL, &why) &&
+              fence_newest (fc, id, &newest, &at, NULL, 0, &why);
+    if (ok) {
+        update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (""), "epoch", BCON_INT64 (newest),
+                           "expires", BCON_DATE_TIME (0), "}");
+        ok = mongoc_collection_update_one (lc, filter, update, NULL, NULL, &why);
+    }
+    if (!ok)
+        online_fail (on, err, &why, "setting the lease's epoch back");
+    else if (!on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: %s: the lease's impossible epoch %lld set back "
+                     "to %lld, the newest possible one (--restart)", what, (long long) bad,
+                     (long long) newest);
+    if (update)
+        bson_destroy (update);
+    bson_destroy (filter);
+    bson_destroy (del);
+    mongoc_collection_destroy (lc);
+    mongoc_collection_destroy (fc);
+    return ok;
+}
+
 /* The lease of id (the plan's, or one of its partitions', what names it
  * in messages) into on->lease; refused (RM_ERR_USAGE) while another
- * holds it. */
+ * holds it. repaired: an impossible epoch was set back already. */
 static bool
-lease_take (online_t *on, const char *id, const char *what, bson_error_t *err)
+lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_error_t *err)
 {
     online_lease_t *l;
     lease_doc_t cur, again;
@@ -298,6 +368,13 @@ lease_take (online_t *on, const char *id, const char *what, bson_error_t *err)
         return online_fail (on, err, &why, "reading the lease's fences");
     }
     mongoc_collection_destroy (c);
+    if (!epoch_possible (cur.epoch) || !epoch_possible (newest)) {
+        int64_t bad = epoch_possible (cur.epoch) ? newest : cur.epoch;
+        if (!on->o->restart || repaired)
+            return epoch_refused (on, what, epoch_possible (cur.epoch) ? "fences" : "leases", bad,
+                                  err);
+        return epoch_repair (on, id, what, bad, err) && lease_take (on, id, what, true, err);
+    }
     /* A newer fence than the lease names, by another run that is not
      * gone: it is taking the lease right now (or died doing so on another
      * host: its claim lapses like a lease). */
@@ -381,6 +458,21 @@ lease_take (online_t *on, const char *id, const char *what, bson_error_t *err)
     return true;
 }
 
+/* The spill files (--tmp) of remodel processes that are gone (killed
+ * with SIGKILL mid-run), removed as the offline commands remove theirs
+ * (rm_tmppath_sweep_for: only names rm_tmppath_new made, of a process
+ * that is no more). Here because every command that writes takes the
+ * plan's lease first, before it spills anything. */
+static void
+sweep_spills (online_t *on)
+{
+    char where[2 * 4096 + 8];
+    size_t n = rm_tmppath_sweep_for (NULL, on->o->tmpdir, where, sizeof where);
+    if (n && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: removed %zu stale temporary file(s) of killed "
+                     "remodel runs from %s", n, where);
+}
+
 bool
 online_lease_take (online_t *on, bson_error_t *err)
 {
@@ -388,14 +480,17 @@ online_lease_take (online_t *on, bson_error_t *err)
     if (on->lease)
         return true; /* held for the whole command (finalize, rollback) */
     snprintf (what, sizeof what, "plan %s", on->names.name);
-    return lease_take (on, on->names.id, what, err);
+    if (!lease_take (on, on->names.id, what, false, err))
+        return false;
+    sweep_spills (on);
+    return true;
 }
 
 bool
 online_lease_take_key (online_t *on, const char *id, const char *what, bool *taken,
                        bson_error_t *err)
 {
-    *taken = lease_take (on, id, what, err);
+    *taken = lease_take (on, id, what, false, err);
     if (!*taken && err->code == RM_ERR_USAGE) {
         memset (err, 0, sizeof *err);
         return true; /* held by another: not an error */
