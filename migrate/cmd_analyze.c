@@ -161,6 +161,39 @@ print_notes (const bson_t *r, const char *key, const char *title)
         }
 }
 
+/* A relational import's own kinds (report[key]: {what, why}), under title. */
+static void
+print_kind (const bson_t *r, const char *key, const char *title)
+{
+    bson_iter_t it, arr;
+    bson_t e;
+    size_t n = 0;
+    if (!bson_iter_init_find (&it, r, key) || !bson_iter_recurse (&it, &arr))
+        return;
+    while (next_doc (&arr, &e)) {
+        if (!n++)
+            printf ("\n%s\n", title);
+        printf ("%s\n  %s\n", shown (get_s (&e, "what")), shown (get_s (&e, "why")));
+    }
+}
+
+/* The fields a relational import typed wrong, with their counts. */
+static void
+print_types (const bson_t *r)
+{
+    bson_iter_t it, arr;
+    bson_t e;
+    size_t n = 0;
+    if (!bson_iter_init_find (&it, r, "types") || !bson_iter_recurse (&it, &arr))
+        return;
+    while (next_doc (&arr, &e)) {
+        if (!n++)
+            printf ("\nTYPES\n");
+        printf ("%s.%s: %s (%lld of %lld)\n", shown (get_s (&e, "ns")), shown (get_s (&e, "field")),
+                get_s (&e, "what"), (long long) get_i (&e, "matching"), (long long) get_i (&e, "of"));
+    }
+}
+
 static void
 print_text (const bson_t *r)
 {
@@ -245,6 +278,12 @@ print_text (const bson_t *r)
     if (n)
         printf ("(%zu candidate(s) that the values alone matched rejected on the evidence: --json "
                 "lists them, with why)\n", n);
+    print_kind (r, "ownership", "OWNERSHIP");
+    print_kind (r, "joins", "JOIN COLLECTIONS");
+    print_kind (r, "hierarchies", "HIERARCHIES");
+    print_kind (r, "ties", "TIES");
+    print_kind (r, "sameValues", "SAME VALUES");
+    print_types (r);
     print_notes (r, "planChecks", "PLAN CHECK");
     print_notes (r, "hintNotes", "HINTS");
     printf ("\nCHECKS\n");
@@ -429,11 +468,13 @@ cmd_analyze (int argc, char **argv)
     } else {
         print_text (&report);
     }
-    /* What the plan's check left out, where the plan goes. */
+    /* What the plan's check left out, where the plan goes: a note, not
+     * an error (the plan is written, and the exit status is 0), a line a
+     * recommendation left out. */
     if (to.plan_out && bson_iter_init_find (&it, &report, "planChecks") && bson_iter_recurse (&it, &notes))
         while (bson_iter_next (&notes))
             if (BSON_ITER_HOLDS_UTF8 (&notes))
-                tool_errorf ("analyze: %s: %s", to.plan_out, shown (bson_iter_utf8 (&notes, NULL)));
+                tool_note (false, "analyze: %s: %s", to.plan_out, shown (bson_iter_utf8 (&notes, NULL)));
     /* --report runs the plan over what --ns selected: the selection lives
      * until then. */
     o.hints = NULL;

@@ -76,15 +76,15 @@ place_of (const rm_analysis_t *a, const rm_relation_t *r, place_t *pl)
         pl->base_len -= 2;
 }
 
-void
+bool
 rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t *o,
-                     const char *ranked_first)
+                     const char *ranked_first, const char *lead)
 {
     place_t pl;
     const rm_field_t *key = &a->cols[r->to].fields[r->key];
     const rm_field_t *chosen[EXTREF_MAX_FIELDS];
     char targets[EXTREF_MAX_FIELDS][300];
-    char name[600], why[1600], depends[600], list[700] = "", numbers[700] = "";
+    char name[600], why[2400], depends[600], list[700] = "", numbers[700] = "";
     size_t n = 0;
     bool alone, has_ratio;
     double ratio = 0;
@@ -100,7 +100,7 @@ rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t
     /* Rule five: copies of a side written more often than read would be
      * rewritten more often than they save a lookup. */
     if (has_ratio && ratio < 1)
-        return;
+        return false;
     for (size_t i = 0; i < pl.source->n_fields && n < EXTREF_MAX_FIELDS; i++) {
         const rm_field_t *f = &pl.source->fields[i];
         if (!identifies (pl.source, f, key))
@@ -118,7 +118,7 @@ rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t
         chosen[n++] = f;
     }
     if (!n)
-        return;
+        return false;
     for (size_t i = 0; i < n; i++) {
         size_t l = strlen (list), m = strlen (numbers);
         snprintf (list + l, sizeof list - l, "%s\"%s\"", i ? ", " : "", chosen[i]->path);
@@ -148,6 +148,10 @@ rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t
         snprintf (depends, sizeof depends, "whether %s rarely change%s and %s is read without "
                   "%s: a dump cannot show them (--hints says what is read alone)", list,
                   n > 1 ? "" : "s", pl.holder->ns, pl.source->ns);
+    if (lead) {
+        size_t l = strlen (why);
+        snprintf (why + l, sizeof why - l, "; %s", lead);
+    }
     if (ranked_first) {
         size_t l = strlen (why);
         snprintf (why + l, sizeof why - l, "; an alternative, not in the plan: the plan takes one "
@@ -164,7 +168,7 @@ rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t
                          "read and only seldom updated is a good candidate for denormalization",
                    depends);
     if (ranked_first || !rm_rec_step_begin (o, "denormalize", &step, &body))
-        return;
+        return true;
     BSON_APPEND_UTF8 (&body, "in", pl.holder->ns);
     BSON_APPEND_UTF8 (&body, "from", pl.source->ns);
     BSON_APPEND_UTF8 (&body, "localField", pl.local);
@@ -174,4 +178,5 @@ rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t
         BSON_APPEND_UTF8 (&fields, targets[i], chosen[i]->path);
     bson_append_document_end (&body, &fields);
     rm_rec_step_end (o, &step, &body, why);
+    return true;
 }

@@ -123,6 +123,10 @@ typedef struct {
      * (rm_key_append's tags), so two fields without a kind in common
      * share no key (analyze_relate.c). */
     uint8_t key_kinds;
+    /* What a relational import holds as strings (analyze_import.c, one
+     * more read when a top-level field holds strings): of its strings,
+     * those that read as dates, integers, decimals, and yes/no flags. */
+    uint64_t str_seen, str_dates, str_ints, str_decimals, str_flags;
 } rm_field_t;
 
 /* The path segment that stands for a map's generated keys. */
@@ -178,6 +182,8 @@ typedef struct {
 
 typedef struct {
     rm_level_t level;
+    bool same_values;       /* non-key fields equal by value: a copy, not a reference */
+    char tie[240];          /* the other targets that fit as well: "db.coll.key, ..." ("": none) */
     double score;           /* the items' points summed */
     double chance;          /* the share of the key's values the field's own range would hit */
     bool hinted;            /* the level is the hints' (references) */
@@ -215,6 +221,12 @@ typedef struct {
     uint64_t dup_key[RM_DUPS_SHOWN], dup_docs[RM_DUPS_SHOWN];
     char dup_value[RM_DUPS_SHOWN][64];
     rm_evidence_t ev;       /* its level (never rejected here: those are in a->rejected) */
+    /* A reference to its own collection: a hierarchy (analyze_import.c):
+     * the longest path from a root, the roots, and documents whose
+     * parents lead round a circle. */
+    bool tree_measured;
+    uint32_t depth;
+    uint64_t roots, cycles;
 } rm_relation_t;
 
 #define RM_REL_ACTS(r) ((r)->ev.level == RM_LEVEL_CONFIDENT)
@@ -389,6 +401,10 @@ void rm_analyze_shape (const rm_analysis_t *a, rm_relation_t *r);
  * (null), 1 the target is to.key (then *target says whether this pair is it). */
 int rm_hints_reference (const bson_t *hints, const char *from_ns, const char *field,
                         const char *to_ns, const char *key, bool *target);
+/* Whether a field's name says it holds a parent of its own collection
+ * (parent, manager, reportsTo, supervisor): only such a field is matched
+ * against its own collection's key (a hierarchy). */
+bool rm_hierarchy_named (const char *path);
 /* One sentence: what would confirm a possible relationship. */
 void rm_evidence_confirm (const rm_analysis_t *a, const rm_relation_t *r, char *out, size_t len);
 const char *rm_level_name (rm_level_t l);
@@ -411,6 +427,12 @@ void rm_relation_dup (rm_relation_t *r, uint64_t key, uint64_t docs);
  * over the target collections, only when there are some. */
 bool rm_analyze_dups (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
 bool rm_analyze_spill_dups (rm_analysis_t *a, bson_error_t *err);
+
+/* analyze_import.c: one more read of src, only when there is something
+ * to measure: the strings of top-level fields (dates, numbers and flags
+ * held as strings) and the depth of each hierarchy (a reference to its
+ * own collection). */
+bool rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
 
 /* Finds the relationships (pass 2 over src for those held in arrays). */
 bool rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);

@@ -70,8 +70,50 @@ void rm_rec_step_end (rm_recout_t *o, bson_t *step, bson_t *body, const char *wh
  * relationship's own pattern (ranked_first names it) makes a step, so the
  * extended reference stays in the report as the alternative and makes
  * none (NULL: it is the relationship's step). */
-void rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t *o,
-                          const char *ranked_first);
+bool rm_recommend_extref (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t *o,
+                          const char *ranked_first, const char *lead);
+/* lead (NULL: none) is a sentence added to the why (who owns the child);
+ * false when it recommends nothing (no identifying field, or rule five). */
+/* analyze_roles.c: what a relational import's collections are to each
+ * other (docs/analyze.md "Relational imports"). A lookup: a small
+ * collection of few fields others reference (nation, region, a media
+ * type): copied into its referrers, never their owner. */
+bool rm_is_lookup (const rm_analysis_t *a, size_t col);
+/* A join collection: its acting parent references to two or more other
+ * collections (their indexes into rels, at most max; the count returned,
+ * 0 when col is none) and at most RM_JOIN_OTHER_FIELDS other fields. */
+#define RM_JOIN_OTHER_FIELDS 3
+#define RM_JOIN_MAX 8
+size_t rm_join_rels (const rm_analysis_t *a, size_t col, size_t *rels, size_t max);
+/* The relationship by which a collection referencing several parents is
+ * owned (SIZE_MAX: none, or a single parent), why saying in one line why
+ * it and not the others. */
+size_t rm_owner_rel (const rm_analysis_t *a, size_t col, char *why, size_t len);
+/* What a relationship is in the design: its role and a line of why. */
+typedef enum {
+    RM_ROLE_PLAIN,      /* the class's pattern */
+    RM_ROLE_OWNER,      /* owns a child that references others too */
+    RM_ROLE_REFERENCED, /* the child has another owner: an extended reference */
+    RM_ROLE_LOOKUP,     /* the parent is a lookup: copied into the child */
+    RM_ROLE_JOIN,       /* one side of a join collection (many-to-many) */
+    RM_ROLE_TREE        /* a reference to its own collection: a hierarchy */
+} rm_role_t;
+rm_role_t rm_role_of (const rm_analysis_t *a, size_t rel, char *why, size_t len);
+const char *rm_role_name (rm_role_t r);
+/* The report's own kinds (--json): ownership[], joins[], hierarchies[],
+ * ties[], sameValues[], each an array of {.., "why"} (appended to out, a
+ * document). */
+void rm_analysis_roles (const rm_analysis_t *a, bson_t *out);
+/* analyze_types.c: the fields a relational import typed wrong (dates,
+ * numbers, flags held as strings; flags as 0/1), the report's types[]
+ * (appended to arr), and their recommendation with its set step. */
+void rm_analysis_types (const rm_analysis_t *a, bson_t *arr);
+void rm_recommend_types (const rm_analysis_t *a, rm_recout_t *o);
+/* analyze_recommend_rel.c: the many-to-many of a join collection and the
+ * tree of a hierarchy, recommended with their steps. */
+void rm_recommend_join (const rm_analysis_t *a, size_t col, rm_recout_t *o);
+void rm_recommend_tree (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t *o);
+
 /* analyze_recommend_coll.c: the bucket and extract recommendations, per
  * collection. */
 void rm_recommend_collections (const rm_analysis_t *a, rm_recout_t *o);

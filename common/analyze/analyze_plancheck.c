@@ -237,11 +237,37 @@ rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, char *w
     return check (a, steps, NULL, bad, why, len);
 }
 
-/* The notes' marks (step_ref) as the written plan numbers its steps:
- * "step N" for a step it holds, "the OP step left out" for one it does not
- * (ops: each recommended step's operation). */
+/* What a step does, in a few words ("the embed of lib.reviews into
+ * lib.books"), for the notes: a step left out is named by what it does,
+ * never by a number the plan does not have. */
 static char *
-render (const rm_analysis_t *a, const char *note, char **ops)
+describe (const bson_iter_t *step)
+{
+    bson_iter_t op;
+    const char *name = "?", *from = NULL, *into = NULL;
+    uint32_t l;
+    const uint8_t *d;
+    bson_t body;
+    if (bson_iter_recurse (step, &op) && bson_iter_next (&op) && BSON_ITER_HOLDS_DOCUMENT (&op)) {
+        name = bson_iter_key (&op);
+        bson_iter_document (&op, &l, &d);
+        if (bson_init_static (&body, d, l)) {
+            from = get_s (&body, "from");
+            into = get_s (&body, "into");
+            if (!into)
+                into = get_s (&body, "in");
+        }
+    }
+    if (from && into)
+        return bson_strdup_printf ("the %s of %s into %s", name, from, into);
+    return bson_strdup_printf ("the %s step of %s", name, into ? into : from ? from : "?");
+}
+
+/* The notes' marks (step_ref) as the written plan numbers its steps:
+ * "step N (what it does)" for a step it holds, "what it does (itself left
+ * out)" for one it does not (descs: each recommended step's words). */
+static char *
+render (const rm_analysis_t *a, const char *note, char **descs)
 {
     rm_buf_t out;
     char *s;
@@ -249,7 +275,7 @@ render (const rm_analysis_t *a, const char *note, char **ops)
     for (const char *p = note; *p;) {
         const char *end;
         size_t ord, written = 0;
-        char ref[80];
+        char ref[700];
         if (*p != REF_MARK || !(end = strchr (p + 1, REF_MARK))) {
             rm_buf_append (&out, p, 1);
             p++;
@@ -259,15 +285,41 @@ render (const rm_analysis_t *a, const char *note, char **ops)
         for (size_t k = 0; k < ord && k < a->n_plan_steps; k++)
             written += !a->plan_skip[k];
         if (ord < a->n_plan_steps && a->plan_skip[ord])
-            snprintf (ref, sizeof ref, "the %s step left out", ops[ord]);
+            snprintf (ref, sizeof ref, "%s (itself left out)", descs[ord]);
         else
-            snprintf (ref, sizeof ref, "step %zu", written + 1);
+            snprintf (ref, sizeof ref, "step %zu (%s)", written + 1,
+                      ord < a->n_plan_steps ? descs[ord] : "?");
         rm_buf_append (&out, ref, strlen (ref));
         p = end + 1;
+        /* The check's own "(op)" after a step: the words above say more. */
+        if (p[0] == ' ' && p[1] == '(' && strchr (p, ')') && !memchr (p + 2, ' ', (size_t) (strchr (p, ')') - p - 2)))
+            p = strchr (p, ')') + 1;
     }
     s = bson_strndup ((const char *) out.data, out.len);
     rm_buf_destroy (&out);
     return s;
+}
+
+/* A check's why less its subject (the step left out: its mark, then its
+ * words in parentheses), so that the note names it once: "would write
+ * over the field ...", "takes documents out of X, which step 5 (...) then
+ * reads". */
+static const char *
+reason_of (const char *why, size_t ord)
+{
+    char mark[32];
+    const char *p = why;
+    snprintf (mark, sizeof mark, "%c%zu%c", REF_MARK, ord, REF_MARK);
+    if (!strncmp (p, mark, strlen (mark)))
+        p += strlen (mark);
+    while (*p == ' ')
+        p++;
+    if (*p == '(') {
+        const char *close = strstr (p, ") ");
+        if (close)
+            p = close + 2;
+    }
+    return p;
 }
 
 void
@@ -289,8 +341,7 @@ rm_analyze_plan_resolve (rm_analysis_t *a)
     ops = bson_malloc0 ((a->n_plan_steps ? a->n_plan_steps : 1) * sizeof *ops);
     bson_iter_init (&it, &steps);
     for (size_t k = 0; k < a->n_plan_steps && bson_iter_next (&it); k++)
-        ops[k] = bson_strdup (bson_iter_recurse (&it, &op) && bson_iter_next (&op) ? bson_iter_key (&op)
-                                                                                  : "?");
+        ops[k] = describe (&it);
     for (tries = 0; tries <= a->n_plan_steps; tries++) {
         size_t bad = 0, n = 0;
         char why[700], *note;
@@ -309,8 +360,11 @@ rm_analyze_plan_resolve (rm_analysis_t *a)
             if (k == bad && bson_iter_recurse (&it, &op) && bson_iter_next (&op) &&
                 bson_iter_recurse (&op, &w) && bson_iter_find (&w, "why") && BSON_ITER_HOLDS_UTF8 (&w))
                 what = bson_iter_utf8 (&w, NULL);
-        note = bson_strdup_printf ("%s; so that step is left out of the plan (the safer one kept): "
-                                   "%.*s", why, (int) strcspn (what, ":"), what);
+        /* One plain sentence: which recommendation, what its step would
+         * have done, and why it may not (the why without its subject). */
+        note = bson_strdup_printf ("left out of the plan: %s, recommended for %.*s: it %s; the "
+                                   "recommendation stays in the report", ops[ord[bad]],
+                                   (int) strcspn (what, ":"), what, reason_of (why, ord[bad]));
         a->plan_notes = bson_realloc (a->plan_notes, (a->n_plan_notes + 1) * sizeof *a->plan_notes);
         a->plan_notes[a->n_plan_notes++] = note;
         bson_reinit (&recs);

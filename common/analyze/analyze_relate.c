@@ -8,6 +8,7 @@
  * reference from the many side. Children per parent come from the key
  * counts for parent references, and from a second pass, document by
  * document, for child references. */
+#include <math.h>
 #include <string.h>
 
 #include "analyze_int.h"
@@ -148,11 +149,16 @@ candidates (rm_analysis_t *a, size_t *n)
                 continue;
             for (size_t ti = 0; ti < a->n_cols; ti++) {
                 rm_collection_t *t = &a->cols[ti];
-                /* $lookup joins collections of one database. */
-                if (ti == ci || strcmp (t->db, a->cols[ci].db) != 0)
+                /* $lookup joins collections of one database; a field
+                 * named like a parent (manager, reportsTo) is matched
+                 * against its own collection's keys too: a hierarchy;
+                 * other fields of a collection keyed by small integers
+                 * fall among its own keys by the ranges alone. */
+                if (strcmp (t->db, a->cols[ci].db) != 0 ||
+                    (ti == ci && !rm_hierarchy_named (a->cols[ci].fields[fi].path)))
                     continue;
                 for (size_t ki = 0; ki < t->n_fields; ki++) {
-                    if (!target_shaped (t, &t->fields[ki]))
+                    if (!target_shaped (t, &t->fields[ki]) || (ti == ci && ki == fi))
                         continue;
                     if (*n == cap) {
                         cap = cap ? cap * 2 : 64;
@@ -256,6 +262,20 @@ ranks_before (const rm_evidence_t *x, double xrate, const rm_evidence_t *y, doub
     return xrate > yrate;
 }
 
+/* Scores this close are a tie: the evidence cannot tell the targets apart
+ * (a point is one piece of evidence; half of one is noise in the chance). */
+#define TIE_MARGIN 0.5
+
+/* Whether a name ties the field to its target (2 points for a name). */
+static bool
+names_tie (const rm_evidence_t *ev)
+{
+    for (uint8_t i = 1; i < ev->n; i++)
+        if (ev->item[i].points >= 2)
+            return true;
+    return false;
+}
+
 static void
 reject (rm_analysis_t *a, const rm_pair_t *p, const rm_evidence_t *ev)
 {
@@ -318,6 +338,44 @@ judge_field (rm_analysis_t *a, rm_pair_t *pairs, size_t i, size_t end)
         if (best == end || ranks_before (&ev[k - i], rates[k - i], &ev[best - i], rates[best - i]))
             best = k;
     }
+    /* Two targets the values fit as well (the same level, scores within
+     * TIE_MARGIN, neither named by the field or the hints): say so and
+     * ask, never pick one silently. */
+    if (best < end && ev[best - i].level != RM_LEVEL_REJECTED && !ev[best - i].hinted) {
+        size_t second = end;
+        for (size_t k = i; k < end; k++)
+            if (in[k - i] && k != best && ev[k - i].level == ev[best - i].level &&
+                !ev[k - i].same_values && fabs (ev[k - i].score - ev[best - i].score) < TIE_MARGIN &&
+                !names_tie (&ev[best - i]) && !names_tie (&ev[k - i]))
+                second = k;
+        if (second < end) {
+            /* Every target as good, named: the hints pick one. */
+            size_t tl = 0;
+            rm_evidence_t *b0 = &ev[best - i];
+            for (size_t k = i; k < end; k++)
+                if (in[k - i] && k != best && ev[k - i].level == b0->level && !ev[k - i].same_values &&
+                    fabs (ev[k - i].score - b0->score) < TIE_MARGIN && !names_tie (&ev[k - i]) &&
+                    tl < sizeof b0->tie)
+                    tl += (size_t) snprintf (b0->tie + tl, sizeof b0->tie - tl, "%s%s.%s", tl ? ", " : "",
+                                             a->cols[pairs[k].to].ns,
+                                             a->cols[pairs[k].to].fields[pairs[k].key].path);
+            const rm_collection_t *fc = &a->cols[pairs[best].from];
+            const rm_collection_t *t1 = &a->cols[pairs[best].to], *t2 = &a->cols[pairs[second].to];
+            rm_evidence_t *b = &ev[best - i];
+            (void) t2;
+            snprintf (ev[second - i].tie, sizeof ev[second - i].tie, "%s.%s", t1->ns,
+                      t1->fields[pairs[best].key].path);
+            b->level = RM_LEVEL_POSSIBLE;
+            if (b->n < RM_EVIDENCE_MAX) {
+                snprintf (b->item[b->n].what, sizeof b->item[0].what, "tied with %s (score %.1f): "
+                          "the values fit each as well; settle it with --hints {\"references\": "
+                          "{\"%s.%s\": \"%s.%s\"}} or the one meant", b->tie,
+                          ev[second - i].score, fc->ns, fc->fields[pairs[best].field].path, t1->ns,
+                          t1->fields[pairs[best].key].path);
+                b->item[b->n++].points = 0;
+            }
+        }
+    }
     if (best < end && ev[best - i].level != RM_LEVEL_REJECTED)
         relation_of (a, &pairs[best], &ev[best - i]);
     else
@@ -327,7 +385,12 @@ judge_field (rm_analysis_t *a, rm_pair_t *pairs, size_t i, size_t end)
             continue;
         if (best < end && ev[k - i].level != RM_LEVEL_REJECTED) {
             const rm_collection_t *tc = &a->cols[pairs[best].to];
-            if (ev[k - i].n < RM_EVIDENCE_MAX) {
+            if (ev[k - i].tie[0] && ev[k - i].n < RM_EVIDENCE_MAX) {
+                snprintf (ev[k - i].item[ev[k - i].n].what, sizeof ev[k - i].item[0].what,
+                          "tied with %s.%s: the values fit both, and the hints say which",
+                          tc->ns, tc->fields[pairs[best].key].path);
+                ev[k - i].item[ev[k - i].n++].points = 0;
+            } else if (ev[k - i].n < RM_EVIDENCE_MAX) {
                 snprintf (ev[k - i].item[ev[k - i].n].what, sizeof ev[k - i].item[0].what,
                           "the same values are better explained by %s.%s",
                           tc->ns, tc->fields[pairs[best].key].path);
@@ -420,5 +483,5 @@ rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
         !(spilled ? rm_analyze_spill_child_refs (a, ro, err) : count_child_refs (a, ro, err)))
         return false;
     judge_shapes (a);
-    return rm_analyze_dups (a, ro, err);
+    return rm_analyze_dups (a, ro, err) && rm_analyze_import (a, ro, err);
 }

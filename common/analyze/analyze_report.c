@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze_int.h"
+#include "analyze_patterns.h"
 
 static void
 append_dist (bson_t *out, const char *key, const rm_dist_t *d)
@@ -88,6 +88,7 @@ append_rejected (bson_t *out, const rm_analysis_t *a, const rm_rejected_t *x)
     BSON_APPEND_INT64 (out, "matched", (int64_t) x->pair.matched);
     BSON_APPEND_DOUBLE (out, "matchRate", x->refs ? (double) x->pair.matched / (double) x->refs : 0);
     append_evidence (out, &x->ev);
+    BSON_APPEND_BOOL (out, "sameValues", x->ev.same_values);
     /* Why: what counted against it. */
     for (uint8_t i = 0; i < x->ev.n && l < sizeof why; i++)
         if (x->ev.item[i].points < 0 || (x->ev.item[i].points == 0 && i > 0))
@@ -140,6 +141,15 @@ append_relation (bson_t *out, const rm_analysis_t *a, const rm_relation_t *r)
     }
     bson_append_array_end (out, &dups);
     append_evidence (out, &r->ev);
+    {
+        char why[2000];
+        rm_role_t role = rm_role_of (a, (size_t) (r - a->rels), why, sizeof why);
+        BSON_APPEND_UTF8 (out, "role", rm_role_name (role));
+        if (why[0])
+            BSON_APPEND_UTF8 (out, "roleWhy", why);
+    }
+    if (r->ev.tie[0])
+        BSON_APPEND_UTF8 (out, "tiedWith", r->ev.tie);
     if (r->ev.level == RM_LEVEL_POSSIBLE) {
         char confirm[800];
         rm_evidence_confirm (a, r, confirm, sizeof confirm);
@@ -178,6 +188,12 @@ rm_analysis_report (const rm_analysis_t *a, bson_t *out)
         append_rejected (&e, a, &a->rejected[i]);
         bson_append_document_end (&arr, &e);
     }
+    bson_append_array_end (out, &arr);
+    /* A relational import's own kinds: who owns a child, join
+     * collections, hierarchies, ties, same values, types held wrong. */
+    rm_analysis_roles (a, out);
+    BSON_APPEND_ARRAY_BEGIN (out, "types", &arr);
+    rm_analysis_types (a, &arr);
     bson_append_array_end (out, &arr);
     BSON_APPEND_ARRAY_BEGIN (out, "planChecks", &arr);
     for (size_t i = 0; i < a->n_plan_notes; i++) {

@@ -40,6 +40,12 @@
  * than strings spread at random would. */
 #define VOCABULARY_CHANCE 0.5
 #define MIN_COVERAGE 0.2
+/* A field of this many occurrences a distinct value or more, whose values
+ * are under this share of the keys, is counting, not referencing; and so
+ * is one with ten occurrences a key or more that reaches under half the
+ * keys (60,175 line numbers reach 7 of 25 nations). */
+#define MIN_RARE_COVERAGE 0.01
+#define RARE_REFS 100
 /* Shape (rm_analyze_shape): more orphans than real references keep; the
  * dispersion (variance over mean) of children per parent that values
  * spread at random give (a Poisson's: 1, with the noise of a few hundred
@@ -141,7 +147,33 @@ id_named (const char *name)
     for (size_t i = 0; id_words[i]; i++)
         if (!strcmp (last, id_words[i]))
             return true;
-    return false;
+    /* One word ending in "key" (custkey, nationkey: SQL's column names). */
+    return strlen (last) > 4 && !strcmp (last + strlen (last) - 3, "key");
+}
+
+/* The words that name a hierarchy's parent in the same collection
+ * (employees' manager, reportsTo; categories' parent). */
+static const char *const up_words[] = {"parent", "manager", "mgr", "reports", "reportsto", "boss",
+                                       "supervisor", "superior", "up", NULL};
+
+bool
+rm_hierarchy_named (const char *path)
+{
+    char ws[256];
+    words (leaf (path), ws, sizeof ws);
+    return has_word (ws, up_words);
+}
+
+/* Whether f is its own collection's key: a top-level field in (almost)
+ * every document, (almost) no value twice, named like a key. Such a key is
+ * numbered on its own: its values meeting another key's are the two
+ * counters' ranges, not a reference. */
+static bool
+own_key (const rm_collection_t *c, const rm_field_t *f)
+{
+    return !strchr (f->path, '.') && !f->in_array && !f->arrays && c->docs > 1 &&
+           f->values * 100 >= c->docs * 99 && f->distinct * 100 >= f->values * 99 &&
+           id_named (f->path);
 }
 
 /* A name reduced to compare: lower case letters and digits only, without
@@ -153,6 +185,13 @@ stem (const char *name, char *out, size_t len)
     static const char *const suffixes[] = {"ids", "id", "refs", "ref", "names", "name", "codes",
                                            "code", "keys", "key", NULL};
     size_t n = 0, l;
+    /* A table's prefix of one or two letters, as relational schemas name
+     * their columns (TPC-H's c_nationkey, ps_partkey): the rest is the
+     * name. */
+    if (isalpha ((unsigned char) name[0]) &&
+        ((name[1] == '_' && strlen (name + 2) >= 3) ||
+         (isalpha ((unsigned char) name[1]) && name[2] == '_' && strlen (name + 3) >= 3)))
+        name += name[1] == '_' ? 2 : 3;
     for (const char *p = name; *p && n + 1 < len; p++)
         if (isalnum ((unsigned char) *p))
             out[n++] = (char) tolower ((unsigned char) *p);
@@ -275,9 +314,15 @@ rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev)
     } else if (!is_id && fs[0] && !strcmp (fs, ks)) {
         add (ev, 2, "the name \"%s\" is the target key's, \"%s\"", fname, kname);
         names_tie = true;
+    } else if (p->from == p->to && rm_hierarchy_named (fname)) {
+        add (ev, 2, "the name \"%s\" names a parent in the same collection: a hierarchy", fname);
+        names_tie = true;
     } else if (id_named (fname)) {
         add (ev, 1, "the name \"%s\" is a reference's (an id or ref suffix)", fname);
     }
+    if (!names_tie && own_key (fc, f))
+        add (ev, -2, "\"%s\" is %s's own key (unique, named like a key): two keys numbered "
+             "on their own meet by their ranges, not by reference", fname, fc->coll);
     if (measure_named (fname))
         add (ev, -2, "the name \"%s\" is a measurement's (money, a quantity, a count, an age, a year): "
              "numbers that are rarely references", fname);
@@ -294,15 +339,35 @@ rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev)
         f->int_max <= 2100)
         add (ev, -1, "its integers (%lld..%lld) all look like years", (long long) f->int_min,
              (long long) f->int_max);
-    if (c >= VOCABULARY_CHANCE && k->distinct &&
-        (double) p->distinct < MIN_COVERAGE * (double) k->distinct)
-        add (ev, -1, "%llu distinct values that chance explains, %.0f%% of the %llu keys",
+    /* Values that chance explains covering few of the keys; or, whatever
+     * the chance, a handful of values among a great many keys (an
+     * ordinal, 1..7, among 15,000 order numbers): references to so many
+     * parents reach far more of them. */
+    if (k->distinct && ((c >= VOCABULARY_CHANCE && (double) p->distinct < MIN_COVERAGE * (double) k->distinct) ||
+                        (!names_tie && (double) p->distinct < MIN_RARE_COVERAGE * (double) k->distinct &&
+                         f->values >= RARE_REFS * p->distinct) ||
+                        (!names_tie && f->values >= 10 * k->distinct && p->distinct * 2 < k->distinct)))
+        add (ev, -1, c >= VOCABULARY_CHANCE ? "%llu distinct values that chance explains, %.0f%% "
+             "of the %llu keys" : "%llu distinct values, %.2g%% of the %llu keys: a count explains "
+             "them (references as many reach more keys)",
              (unsigned long long) p->distinct, 100.0 * (double) p->distinct / (double) k->distinct,
              (unsigned long long) k->distinct);
     ev->level = ev->score >= CONFIDENT_AT ? RM_LEVEL_CONFIDENT
                 : ev->score >= POSSIBLE_AT ? RM_LEVEL_POSSIBLE
                                            : RM_LEVEL_REJECTED;
+    /* Two fields that are no key (addresses, names, emails, cities) equal
+     * by value: the same string copied into both, not a reference, unless
+     * the target is unique and named like a key. */
+    if (!is_id && !names_tie && !id_named (fname) && !id_named (kname) &&
+        f->types[BSON_TYPE_UTF8] * 2 > f->values) {
+        ev->same_values = true;
+        ev->level = RM_LEVEL_REJECTED;
+        add (ev, 0, "same values: neither \"%s\" nor \"%s\" is named like a key, so equal "
+             "strings are a copy of the same value, not a reference", fname, kname);
+    }
     hint = rm_hints_reference (a->hints, fc->ns, f->path, tc->ns, kname, &target);
+    if (hint > 0 && target)
+        ev->same_values = false;
     if (hint < 0 || (hint > 0 && !target)) {
         ev->hinted = true;
         ev->level = RM_LEVEL_REJECTED;
@@ -369,6 +434,9 @@ rm_analyze_shape (const rm_analysis_t *a, rm_relation_t *r)
     r->ev.level = r->ev.score >= CONFIDENT_AT ? RM_LEVEL_CONFIDENT
                   : r->ev.score >= POSSIBLE_AT ? RM_LEVEL_POSSIBLE
                                                : RM_LEVEL_REJECTED;
+    /* A tie is the hints' to settle, whatever the shape says. */
+    if (r->ev.tie[0] && r->ev.level == RM_LEVEL_CONFIDENT)
+        r->ev.level = RM_LEVEL_POSSIBLE;
 }
 
 void

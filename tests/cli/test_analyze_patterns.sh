@@ -198,7 +198,8 @@ has "not an outlier: keep referencing, settled by the hints" \
     "rule 2: needing to access an object on its own is a compelling reason not to embed it | settled by the hints: the children are read or updated on their own"
 
 # --- extended reference ----------------------------------------------------
-# 40 authors with 11 to 30 books each (one-to-many: a subset): name, handle
+# 40 authors with 201 to 260 books each (past a couple of hundred: the
+# children keep referencing, the parent keeps a count): name, handle
 # and code identify an author (only the first two are copied); country
 # (3 values), bio (long text), email (in half) and the numbers do not.
 python3 - "$T/ext.json" <<'PY'
@@ -212,7 +213,7 @@ for i in range(40):
     if i % 2:
         a["email"] = "a%d@example.org" % i
     authors.append(a)
-    for k in range(random.randint(11, 30)):
+    for k in range(random.randint(201, 260)):
         n += 1
         books.append({"_id": n, "author_id": {"$oid": "%024x" % (i + 1)}, "title": "Book %d" % n})
 json.dump({"lib.authors": authors, "lib.books": books}, open(sys.argv[1], "w"))
@@ -227,16 +228,16 @@ has "extended reference: the rule names the article and rule five" "$got" \
     "\"6 Rules of Thumb for MongoDB Schema Design\" (William Zola), database denormalization from one to many"
 has "extended reference: depends on the fields rarely changing and the children read alone" "$got" \
     "whether \"name\", \"handle\" rarely change and lib.books is read without lib.authors"
-has "extended reference: beside the subset with count" "$(rec "$T/ext" "subset with count")" \
+has "extended reference: beside the computed summary" "$(rec "$T/ext" "computed summary")" \
     "lib.books.author_id -> lib.authors._id"
-has "extended reference: an alternative to the subset's step, not in the plan" "$got" \
-    "an alternative, not in the plan: the plan takes one step a relationship, and its subset with count step ranks first"
-# One step a relationship: the subset's embed, not the denormalize beside it.
+has "extended reference: an alternative to the summary's step, not in the plan" "$got" \
+    "an alternative, not in the plan: the plan takes one step a relationship, and its computed summary step ranks first"
+# One step a relationship: the summary's summarize, not the denormalize beside it.
 run_rm analyze "$T/ext" --plan-out "$T/ext-plan.json" -q
-expect_eq "extended reference: the plan holds the subset's embed, and no denormalize for the same relationship" \
-    "$(step "$T/ext-plan.json" denormalize)|$(step "$T/ext-plan.json" embed | python3 -c 'import json,sys; b=json.loads(sys.stdin.read()); print(b["from"], b["into"], b["limit"], b["countAs"])')" \
-    "|lib.books lib.authors 10 books_count"
-plan_runs "extended reference: the subset's plan" "$T/ext-plan.json" "$T/ext" "$T/ext-out.archive"
+expect_eq "extended reference: the plan holds the summary's summarize, and no denormalize for the same relationship" \
+    "$(step "$T/ext-plan.json" denormalize)|$(step "$T/ext-plan.json" summarize | python3 -c 'import json,sys; b=json.loads(sys.stdin.read()); print(b["from"], b["into"], ",".join(b["fields"]))')" \
+    "|lib.books lib.authors books_count"
+plan_runs "extended reference: the summary's plan" "$T/ext-plan.json" "$T/ext" "$T/ext-out.archive"
 
 # Not an extended reference: nothing identifies the parent (country has 3
 # values, bio is text, email is in half).
@@ -250,7 +251,7 @@ json.dump(d, open(sys.argv[2], "w"))
 PY
 python3 "$MKDUMP" "$T/noid" "@$T/noid.json"
 expect_eq "no extended reference: no field identifies the parent" "$(rec "$T/noid" "extended reference")" ""
-has "no extended reference: the subset is still recommended" "$(rec "$T/noid" "subset with count")" \
+has "no extended reference: the computed summary is still recommended" "$(rec "$T/noid" "computed summary")" \
     "lib.books.author_id -> lib.authors._id"
 echo '{"readWriteRatio": {"lib.authors": 0.5}}' >"$T/authors-written.json"
 expect_eq "no extended reference: the hints say the parent is written more than read (rule five)" \

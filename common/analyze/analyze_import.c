@@ -1,0 +1,305 @@
+/* What a relational import holds that the first pass does not measure
+ * (analyze_int.h, rm_analyze_import), from one more read of the dump, made
+ * only when there is something to measure:
+ *
+ * - the strings of top-level fields that a table's export wrote as text:
+ *   dates ("2007-01-01T00:00:00Z", "1996-03-13"), integers and decimals
+ *   ("42", "12.50") and yes/no flags ("Y"/"N"), counted per field, so that
+ *   the report and the plan convert them (analyze_types.c);
+ * - the depth of each hierarchy (a reference to its own collection: the
+ *   employees' manager): each document's key and its parent's, as hashes,
+ *   then the longest path from a root, the roots, and the documents whose
+ *   parents go round a circle. 16 bytes a document of such a collection. */
+#include <ctype.h>
+#include <string.h>
+
+#include "analyze_int.h"
+
+/* Whether the string is a date as exports write them: YYYY-MM-DD, then
+ * optionally a time (T or a space, hh:mm, :ss, .fraction) and a zone. */
+static bool
+is_date (const char *s, uint32_t n)
+{
+    static const char shape[] = "dddd-dd-dd";
+    uint32_t i;
+    if (n < 10)
+        return false;
+    for (i = 0; i < 10; i++)
+        if (shape[i] == 'd' ? !isdigit ((unsigned char) s[i]) : s[i] != shape[i])
+            return false;
+    if (n == 10)
+        return true;
+    if ((s[10] != 'T' && s[10] != ' ') || n < 16 || !isdigit ((unsigned char) s[11]) ||
+        !isdigit ((unsigned char) s[12]) || s[13] != ':' || !isdigit ((unsigned char) s[14]) ||
+        !isdigit ((unsigned char) s[15]))
+        return false;
+    i = 16;
+    if (i < n && s[i] == ':') {
+        if (i + 3 > n || !isdigit ((unsigned char) s[i + 1]) || !isdigit ((unsigned char) s[i + 2]))
+            return false;
+        i += 3;
+        if (i < n && s[i] == '.')
+            for (i++; i < n && isdigit ((unsigned char) s[i]); i++)
+                ;
+    }
+    if (i == n)
+        return true;
+    if (s[i] == 'Z')
+        return i + 1 == n;
+    if (s[i] != '+' && s[i] != '-')
+        return false;
+    for (i++; i < n; i++)
+        if (!isdigit ((unsigned char) s[i]) && s[i] != ':')
+            return false;
+    return true;
+}
+
+/* An integer as text, without leading zeros (a code like "007" or a zip
+ * code stays a string), that fits a long. */
+static bool
+is_int (const char *s, uint32_t n)
+{
+    uint32_t i = s[0] == '-';
+    if (n == i || n - i > 18 || (s[i] == '0' && n - i > 1))
+        return false;
+    for (; i < n; i++)
+        if (!isdigit ((unsigned char) s[i]))
+            return false;
+    return true;
+}
+
+static bool
+is_decimal (const char *s, uint32_t n)
+{
+    const char *dot = memchr (s, '.', n);
+    uint32_t k;
+    if (!dot || dot == s + n - 1)
+        return false;
+    k = (uint32_t) (dot - s);
+    if (!(k == 1 && s[0] == '0') && !is_int (s, k) && !(k == 2 && s[0] == '-' && s[1] == '0'))
+        return false;
+    for (const char *p = dot + 1; p < s + n; p++)
+        if (!isdigit ((unsigned char) *p))
+            return false;
+    return true;
+}
+
+static bool
+is_flag (const char *s, uint32_t n)
+{
+    static const char *const flags[] = {"Y", "N", "y", "n", "yes", "no", "Yes", "No", "YES", "NO",
+                                        NULL};
+    for (size_t i = 0; flags[i]; i++)
+        if (strlen (flags[i]) == n && !memcmp (flags[i], s, n))
+            return true;
+    return false;
+}
+
+/* A top-level field whose strings could be some other type's: strings
+ * with digits among those sampled (dates, numbers), or short ones only
+ * (flags). */
+static bool
+strings_to_read (const rm_field_t *f)
+{
+    return !strchr (f->path, '.') && strcmp (f->path, "_id") != 0 && f->types[BSON_TYPE_UTF8] &&
+           (f->sampled > f->vocab || (f->small == f->values && f->vocab));
+}
+
+/* A hierarchy being measured: its documents' keys and parents. */
+typedef struct {
+    size_t rel;
+    uint64_t *key, *parent; /* parent 0: none */
+    size_t n, cap;
+} tree_t;
+
+static bool
+self_ref (const rm_relation_t *r, const rm_analysis_t *a)
+{
+    return r->from == r->to && !r->child_refs && r->ev.level != RM_LEVEL_REJECTED &&
+           !strchr (a->cols[r->from].fields[r->field].path, '.');
+}
+
+static uint64_t
+key_at (const uint8_t *doc, uint32_t len, const char *path, rm_buf_t *scratch)
+{
+    bson_t b;
+    bson_iter_t it;
+    if (!bson_init_static (&b, doc, len) || !bson_iter_init_find (&it, &b, path) ||
+        BSON_ITER_HOLDS_NULL (&it) || BSON_ITER_HOLDS_ARRAY (&it) || BSON_ITER_HOLDS_DOCUMENT (&it))
+        return 0;
+    return rm_analyze_key (&it, scratch);
+}
+
+static void
+count_strings (rm_collection_t *c, const uint8_t *doc, uint32_t len)
+{
+    bson_t b;
+    bson_iter_t it;
+    if (!bson_init_static (&b, doc, len) || !bson_iter_init (&it, &b))
+        return;
+    while (bson_iter_next (&it)) {
+        const char *s;
+        uint32_t n;
+        rm_field_t *f = NULL;
+        if (!BSON_ITER_HOLDS_UTF8 (&it))
+            continue;
+        for (size_t k = 0; k < c->n_fields; k++)
+            if (!strcmp (c->fields[k].path, bson_iter_key (&it))) {
+                f = &c->fields[k];
+                break;
+            }
+        if (!f || !strings_to_read (f))
+            continue;
+        s = bson_iter_utf8 (&it, &n);
+        if (!n)
+            continue;
+        f->str_seen++;
+        f->str_dates += is_date (s, n);
+        f->str_ints += is_int (s, n);
+        f->str_decimals += is_decimal (s, n);
+        f->str_flags += is_flag (s, n);
+    }
+}
+
+/* The slot of key in a table of indexes + 1 (cap a power of two). */
+static size_t
+slot_of (const size_t *tab, size_t cap, const uint64_t *keys, uint64_t key)
+{
+    size_t i = (size_t) (key * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+    while (tab[i] && keys[tab[i] - 1] != key)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+/* Depth, roots and circles of one hierarchy: each document's depth is one
+ * more than its parent's; a parent that is not in the collection (null,
+ * or an orphan) makes a root. Walked without recursion: a chain is
+ * followed up to a known depth, then numbered back down. */
+static void
+measure_tree (rm_relation_t *r, tree_t *t)
+{
+    size_t cap = 16, *tab, *chain;
+    uint32_t *depth;
+    uint8_t *state; /* 0 not yet, 1 on the chain being walked, 2 done */
+    while (cap < t->n * 2)
+        cap *= 2;
+    tab = bson_malloc0 (cap * sizeof *tab);
+    depth = bson_malloc0 ((t->n ? t->n : 1) * sizeof *depth);
+    state = bson_malloc0 (t->n ? t->n : 1);
+    chain = bson_malloc ((t->n ? t->n : 1) * sizeof *chain);
+    for (size_t i = 0; i < t->n; i++)
+        if (t->key[i]) {
+            size_t s = slot_of (tab, cap, t->key, t->key[i]);
+            if (!tab[s])
+                tab[s] = i + 1;
+        }
+    for (size_t i = 0; i < t->n; i++) {
+        size_t n = 0, at = i;
+        uint32_t d = 0;
+        while (state[at] == 0) {
+            size_t s;
+            state[at] = 1;
+            chain[n++] = at;
+            if (!t->parent[at] || !(tab[s = slot_of (tab, cap, t->key, t->parent[at])])) {
+                r->roots++;
+                d = 0;
+                at = SIZE_MAX;
+                break;
+            }
+            at = tab[s] - 1;
+        }
+        if (at != SIZE_MAX && state[at] == 1) {
+            /* A circle: its documents have no root; counted, depth 0. */
+            r->cycles += n;
+            for (size_t k = 0; k < n; k++)
+                state[chain[k]] = 2;
+            continue;
+        }
+        if (at != SIZE_MAX)
+            d = depth[at] + 1;
+        else if (n)
+            d = 0, n--, depth[chain[n]] = 0, state[chain[n]] = 2, d = 1;
+        while (n) {
+            n--;
+            depth[chain[n]] = d;
+            state[chain[n]] = 2;
+            if (d > r->depth)
+                r->depth = d;
+            d++;
+        }
+    }
+    r->tree_measured = true;
+    bson_free (tab);
+    bson_free (depth);
+    bson_free (state);
+    bson_free (chain);
+}
+
+bool
+rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
+{
+    tree_t *trees = NULL;
+    size_t n_trees = 0, *col_of = NULL;
+    bool *strings = bson_malloc0 ((a->n_cols ? a->n_cols : 1) * sizeof *strings), any = false;
+    const rm_dump_info_t *info;
+    rm_reader_t *r;
+    rm_item_t item;
+    rm_buf_t scratch;
+    int rc = 0;
+
+    for (size_t c = 0; c < a->n_cols; c++)
+        for (size_t k = 0; k < a->cols[c].n_fields; k++)
+            any |= strings[c] |= strings_to_read (&a->cols[c].fields[k]);
+    for (size_t i = 0; i < a->n_rels; i++)
+        if (self_ref (&a->rels[i], a)) {
+            trees = bson_realloc (trees, (n_trees + 1) * sizeof *trees);
+            memset (&trees[n_trees], 0, sizeof *trees);
+            trees[n_trees++].rel = i;
+        }
+    if (!any && !n_trees) {
+        bson_free (strings);
+        return true;
+    }
+    rm_buf_init (&scratch);
+    r = rm_reader_open (a->src, ro, err);
+    rc = r ? 1 : -1;
+    if (r) {
+        info = rm_reader_info (r);
+        col_of = rm_analysis_col_of (a, info);
+    }
+    while (r && (rc = rm_reader_next (r, &item, err)) == 1) {
+        size_t c;
+        if (item.kind != RM_ITEM_DOC || item.ns->index >= info->n_ns || !(c = col_of[item.ns->index]))
+            continue;
+        c--;
+        if (strings[c])
+            count_strings (&a->cols[c], item.doc, item.len);
+        for (size_t t = 0; t < n_trees; t++) {
+            const rm_relation_t *rel = &a->rels[trees[t].rel];
+            tree_t *tr = &trees[t];
+            if (rel->from != c)
+                continue;
+            if (tr->n == tr->cap) {
+                tr->cap = tr->cap ? tr->cap * 2 : 256;
+                tr->key = bson_realloc (tr->key, tr->cap * sizeof *tr->key);
+                tr->parent = bson_realloc (tr->parent, tr->cap * sizeof *tr->parent);
+            }
+            tr->key[tr->n] = key_at (item.doc, item.len, a->cols[c].fields[rel->key].path, &scratch);
+            tr->parent[tr->n++] =
+                key_at (item.doc, item.len, a->cols[c].fields[rel->field].path, &scratch);
+        }
+    }
+    if (r)
+        rm_reader_close (r);
+    for (size_t t = 0; t < n_trees; t++) {
+        if (rc == 0)
+            measure_tree (&a->rels[trees[t].rel], &trees[t]);
+        bson_free (trees[t].key);
+        bson_free (trees[t].parent);
+    }
+    bson_free (trees);
+    bson_free (col_of);
+    bson_free (strings);
+    rm_buf_destroy (&scratch);
+    return rc == 0;
+}
