@@ -84,6 +84,27 @@ is_nested_spec (const bson_iter_t *it)
            bson_iter_key (&sub)[0] != '$';
 }
 
+/* Two fields of which one contains the other: named shorter first, as
+ * the stage's "path collision" refuses them. */
+static void
+collision (bson_error_t *err, const char *a, const char *b)
+{
+    if (strlen (a) > strlen (b)) {
+        const char *t = a;
+        a = b;
+        b = t;
+    }
+    rm_error_set (err, RM_ERR_USAGE, "\"%s\" and \"%s\" overlap (a path collision)", a, b);
+}
+
+static const xset_node_t *
+first_leaf (const xset_node_t *n)
+{
+    while (!n->expr && n->n_kids)
+        n = &n->kids[0];
+    return n;
+}
+
 static bool add_fields (rm_expr_set_t *s, xset_node_t *at, const char *prefix, bson_iter_t *it,
                         int depth, bson_error_t *err);
 
@@ -110,8 +131,7 @@ add_field (rm_expr_set_t *s, xset_node_t *at, const char *prefix, const char *ke
             break;
         }
         if (n->expr) {
-            rm_error_set (err, RM_ERR_USAGE, "\"%s\": path collision: a field set also sets a part of it",
-                          path);
+            collision (err, s->paths[n->slot], path);
             ok = false;
             break;
         }
@@ -120,8 +140,11 @@ add_field (rm_expr_set_t *s, xset_node_t *at, const char *prefix, const char *ke
             break;
         p = dot + 1;
     }
-    if (ok && (n->expr || (n->n_kids && !is_nested_spec (val)))) {
-        rm_error_set (err, RM_ERR_USAGE, "\"%s\": path collision: the field is set twice", path);
+    if (ok && n->expr) {
+        rm_error_set (err, RM_ERR_USAGE, "\"%s\": set twice (a path collision)", path);
+        ok = false;
+    } else if (ok && n->n_kids && !is_nested_spec (val)) {
+        collision (err, path, s->paths[first_leaf (n)->slot]);
         ok = false;
     }
     if (ok && is_nested_spec (val)) {

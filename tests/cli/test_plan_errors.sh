@@ -125,22 +125,22 @@ typo() {
             "2:remodel: error: $T/typo.json: plan: $want"
     done
 }
-KEYS='(embed takes from, into, localField, foreignField, as, project, sort, limit, countAs, keepSource, maxItems, onOverflow, overflowTo, allowMissing, why)'
+KEYS='(embed takes from, into, localField, foreignField, as, project, sort, limit, countAs, keepSource, maxItems, onOverflow, overflowTo, match, filter, allowMissing, why)'
 typo "embed foriegnField" '{"remodel": 1, "steps": [{"embed": {"from": "a.c", "into": "a.p", "localField": "_id", "foriegnField": "p", "as": "c"}}]}' \
     "step 1 (embed): \"foriegnField\": unknown key $KEYS: did you mean \"foreignField\"?"
 typo "embed keepsource" '{"remodel": 1, "steps": [{"embed": {"from": "a.c", "into": "a.p", "localField": "_id", "foreignField": "p", "as": "c", "keepsource": true}}]}' \
     "step 1 (embed): \"keepsource\": unknown key $KEYS: did you mean \"keepSource\"?"
 typo "extract parentFeild" '{"remodel": 1, "steps": [{"extract": {"from": "a.p", "path": "c", "to": "a.c", "style": "both", "parentFeild": "p"}}]}' \
-    'step 1 (extract): "parentFeild": unknown key (extract takes from, path, to, style, parentField, ordinalField, allowMissing, why): did you mean "parentField"?'
+    'step 1 (extract): "parentFeild": unknown key (extract takes from, path, to, style, parentField, ordinalField, filter, allowMissing, why): did you mean "parentField"?'
 typo "summarize in step 2, locaField" '{"remodel": 1, "steps": [{"set": {"in": "a.p", "fields": {"x": 1}}}, {"summarize": {"into": "a.p", "from": "a.c", "locaField": "_id", "foreignField": "p", "fields": {"n": {"$count": {}}}}}]}' \
-    'step 2 (summarize): "locaField": unknown key (summarize takes into, from, localField, foreignField, as, sort, fields, allowMissing, why): did you mean "localField"?'
+    'step 2 (summarize): "locaField": unknown key (summarize takes into, from, localField, foreignField, as, sort, fields, match, filter, allowMissing, why): did you mean "localField"?'
 typo "set feilds" '{"remodel": 1, "steps": [{"set": {"in": "a.p", "feilds": {"x": 1}}}]}' \
-    'step 1 (set): "feilds": unknown key (set takes in, fields, allowMissing, why): did you mean "fields"?'
+    'step 1 (set): "feilds": unknown key (set takes in, fields, filter, allowMissing, why): did you mean "fields"?'
 typo "bucketize timefield" '{"remodel": 1, "steps": [{"bucketize": {"from": "a.r", "to": "a.b", "timefield": "t", "metaField": "m"}}]}' \
-    'step 1 (bucketize): "timefield": unknown key (bucketize takes from, to, timeField, metaField, granularity, spanSeconds, maxCount, as, stats, keepSource, onInvalid, allowMissing, why): did you mean "timeField"?'
+    'step 1 (bucketize): "timefield": unknown key (bucketize takes from, to, timeField, metaField, granularity, spanSeconds, maxCount, as, stats, keepSource, onInvalid, filter, allowMissing, why): did you mean "timeField"?'
 typo "bucketize statistic cuont" '{"remodel": 1, "steps": [{"bucketize": {"from": "a.r", "to": "a.b", "timeField": "t", "metaField": "m", "stats": {"v": ["cuont"]}}}]}' \
     'step 1 (bucketize): "stats": "v": unknown statistic "cuont" (count, min, max, sum, avg): did you mean "count"?'
 typo "top-level stesp" '{"remodel": 1, "stesp": []}' \
     'unknown top-level key "stesp" (a plan has "remodel" and "steps"): did you mean "steps"?'
 typo "nothing near: no guess" '{"remodel": 1, "steps": [{"set": {"in": "a.p", "fields": {"x": 1}, "zzz": 1}}]}' \
-    'step 1 (set): "zzz": unknown key (set takes in, fields, allowMissing, why)'
+    'step 1 (set): "zzz": unknown key (set takes in, fields, filter, allowMissing, why)'

@@ -36,8 +36,8 @@ static const set_case_t cases[] = {
      "{\"s\": \"$a\", \"d\": {\"$date\": \"2020-01-01T00:00:00Z\"}, \"e\": {}}"},
     {"{\"a\": 1}", "{\"arr\": [\"$a\", \"$nope\"]}", "{\"a\": 1, \"arr\": [1, null]}"},
     /* the refusals */
-    {"{}", "{\"a\": 1, \"a.b\": 2}", "PARSE:path collision"},
-    {"{}", "{\"a.b\": 2, \"a\": {\"b\": 3}}", "PARSE:path collision"},
+    {"{}", "{\"a\": 1, \"a.b\": 2}", "PARSE:overlap (a path collision)"},
+    {"{}", "{\"a.b\": 2, \"a\": {\"b\": 3}}", "PARSE:\"a.b\": set twice"},
     {"{}", "{\"$a\": 1}", "PARSE:may not be empty nor start with '$'"},
     {"{}", "{\"d\": {\"$toDatee\": \"$s\"}}", "PARSE:unknown expression operator $toDatee"},
     {"{}", "{\"d\": {\"x\": {\"$bad\": 1}}}", "PARSE:unknown expression operator $bad"},
