@@ -2,6 +2,8 @@
  * documents, sizes and fields, and the join keys of every field that could
  * hold references; then the relationships (analyze_relate.c). */
 #include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -411,6 +413,36 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
     }
 }
 
+static int
+cmp_u32 (const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *) x, b = *(const uint32_t *) y;
+    return a < b ? -1 : a > b;
+}
+
+uint64_t
+rm_collection_size_quantile (const rm_collection_t *c, double q)
+{
+    uint32_t v[RM_ANALYZE_FEW_SIZES];
+    uint64_t want, x;
+    size_t b;
+    if (c->sizes)
+        return rm_dist_quantile (c->sizes, q);
+    if (!c->docs)
+        return 0;
+    /* What rm_dist_quantile says of the same values: exact up to 4096,
+     * the top of a 1/16-octave bucket above (at most the largest). */
+    memcpy (v, c->few_sizes, c->docs * sizeof *v);
+    qsort (v, c->docs, sizeof *v, cmp_u32);
+    want = (uint64_t) ceil (q * (double) c->docs);
+    x = v[(want < 1 ? 1 : want) - 1];
+    if (x <= 4096)
+        return x;
+    b = (size_t) (16.0 * log2 ((double) x));
+    x = (uint64_t) exp2 ((double) ((b < 1024 ? b : 1023) + 1) / 16.0);
+    return x > c->max_size ? c->max_size : x;
+}
+
 void
 rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_t len)
 {
@@ -419,13 +451,53 @@ rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_
     c->bytes += len;
     if (len > c->max_size)
         c->max_size = len;
-    rm_dist_add (&c->sizes, len);
+    if (c->docs <= RM_ANALYZE_FEW_SIZES) {
+        c->few_sizes[c->docs - 1] = len;
+    } else {
+        if (!c->sizes) {
+            c->sizes = bson_malloc0 (sizeof *c->sizes);
+            for (size_t i = 0; i < RM_ANALYZE_FEW_SIZES; i++)
+                rm_dist_add (c->sizes, c->few_sizes[i]);
+        }
+        rm_dist_add (c->sizes, len);
+    }
+    /* The walk's memory of the shapes, from the first document to the
+     * end of the pass (8 KB a collection). */
+    if (!c->shape)
+        c->shape = bson_malloc0 ((RM_ANALYZE_MAX_PATHS + 1) * sizeof *c->shape);
     /* The reader checked it (rm_bson_check): its length is its header's. */
     if (len >= 5 && le32 (doc) == len)
         walk (c, seq, 0, PATH_HASH_START, doc, 0, false, SIZE_MAX);
     /* Where the key tables may spill (analyze_adds.c). */
     rm_adds_end_doc (c->adds, c->index, mark);
     c->path[0] = '\0';
+}
+
+/* The report is one BSON document (rm_analysis_report), which cannot pass
+ * 2 GiB: libbson's appends fail past it, and a failed append of a
+ * subdocument leaves nothing to end. A bound on its size, generous (every
+ * string at its longest, each relationship with a recommendation): an
+ * analysis whose report could not be built fails here, with what to do,
+ * instead of crashing there. Each field keeps its likeliest targets only
+ * (analyze_pairs.c), so this takes tens of thousands of collections. */
+#define REPORT_MAX ((uint64_t) 1 << 30)
+#define ITEM_BYTES 8192 /* a relationship or rejected candidate, its evidence, its recommendation */
+
+static uint64_t
+report_bound (const rm_analysis_t *a)
+{
+    uint64_t b = 4096;
+    for (size_t i = 0; i < a->n_cols; i++) {
+        const rm_collection_t *c = &a->cols[i];
+        b += 512 + 3 * strlen (c->ns);
+        for (size_t k = 0; k < c->n_fields; k++) {
+            size_t types = 0;
+            for (int t = 0; t < 256; t++)
+                types += c->fields[k].types[t] != 0;
+            b += 256 + c->fields[k].path_len + types * 32 + (c->fields[k].lengths ? 128 : 0);
+        }
+    }
+    return b + (uint64_t) (a->n_rels * 2 + a->n_rejected) * ITEM_BYTES;
 }
 
 rm_analysis_t *
@@ -486,6 +558,10 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
         rc = -1;
     rm_reader_close (r);
     bson_free (by_ns);
+    for (size_t i = 0; i < a->n_cols; i++) {
+        bson_free (a->cols[i].shape);
+        a->cols[i].shape = NULL;
+    }
     if (rc == 0 && a->spill) {
         if (!rm_analyze_spill_merge (a, err))
             rc = -1;
@@ -497,6 +573,14 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
     a->progress = opts->progress;
     a->progress_ctx = opts->progress_ctx;
     if (rc < 0 || !rm_analyze_relate (a, &ro, err)) {
+        rm_analysis_destroy (a);
+        return NULL;
+    }
+    if (report_bound (a) > REPORT_MAX) {
+        rm_error_set (err, RM_ERR_UNSUPPORTED,
+                      "analyze: the report of %zu collections and %zu relationships could pass "
+                      "%llu MiB, more than one document holds: analyze fewer at a time (--ns)",
+                      a->n_cols, a->n_rels, (unsigned long long) (REPORT_MAX >> 20));
         rm_analysis_destroy (a);
         return NULL;
     }
@@ -527,6 +611,8 @@ rm_analysis_destroy (rm_analysis_t *a)
             rm_keymap_destroy (&c->fields[k].keys);
         }
         bson_free (c->fields);
+        bson_free (c->sizes);
+        bson_free (c->shape);
         bson_free (c->ns);
         bson_free (c->db);
         bson_free (c->coll);

@@ -37,35 +37,36 @@ value_text (const bson_iter_t *it, char *out, size_t len)
 }
 
 /* Fills the values of doc's duplicated keys; the number still missing. */
+/* The values of the duplicated keys a document of collection c holds,
+ * for the relationships of c's (rels[0..n)); returns how many it filled. */
 static size_t
-find_values (rm_analysis_t *a, size_t c, const uint8_t *doc, uint32_t len, rm_buf_t *scratch)
+find_values (rm_analysis_t *a, size_t c, const size_t *rels, size_t n, const uint8_t *doc, uint32_t len,
+             rm_buf_t *scratch)
 {
-    size_t missing = 0;
+    size_t filled = 0;
     bson_t d;
     if (!bson_init_static (&d, doc, len))
-        return 1;
-    for (size_t i = 0; i < a->n_rels; i++) {
-        rm_relation_t *r = &a->rels[i];
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        rm_relation_t *r = &a->rels[rels[i]];
         bson_iter_t it;
         uint64_t key;
-        if (!r->n_dups)
-            continue;
-        if (r->to == c && bson_iter_init_find (&it, &d, a->cols[c].fields[r->key].path)) {
+        if (bson_iter_init_find (&it, &d, a->cols[c].fields[r->key].path)) {
             key = rm_analyze_key (&it, scratch);
             for (uint8_t k = 0; k < r->n_dups; k++)
-                if (r->dup_key[k] == key && !r->dup_value[k][0])
+                if (r->dup_key[k] == key && !r->dup_value[k][0]) {
                     value_text (&it, r->dup_value[k], sizeof r->dup_value[k]);
+                    filled += r->dup_value[k][0] != 0;
+                }
         }
-        for (uint8_t k = 0; k < r->n_dups; k++)
-            missing += !r->dup_value[k][0];
     }
-    return missing;
+    return filled;
 }
 
 bool
 rm_analyze_dups (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
 {
-    size_t *col_of, missing = 0;
+    size_t *col_of, missing = 0, *first, *by_col;
     const rm_dump_info_t *info;
     rm_reader_t *rd;
     rm_item_t item;
@@ -99,13 +100,27 @@ rm_analyze_dups (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
         return false;
     info = rm_reader_info (rd);
     col_of = rm_analysis_col_of (a, info);
+    /* Each target collection's relationships with values to find
+     * (first[c]..first[c + 1] of by_col): a document asks only those. */
+    first = bson_malloc0 ((a->n_cols + 2) * sizeof *first);
+    by_col = bson_malloc ((a->n_rels ? a->n_rels : 1) * sizeof *by_col);
+    for (size_t i = 0; i < a->n_rels; i++)
+        first[a->rels[i].to + 2] += a->rels[i].n_dups > 0;
+    for (size_t c = 0; c < a->n_cols; c++)
+        first[c + 2] += first[c + 1];
+    for (size_t i = 0; i < a->n_rels; i++)
+        if (a->rels[i].n_dups)
+            by_col[first[a->rels[i].to + 1]++] = i;
     rm_buf_init (&scratch);
     while (missing && (rc = rm_reader_next (rd, &item, err)) == 1) {
         size_t c;
         if (item.kind != RM_ITEM_DOC || item.ns->index >= info->n_ns || !(c = col_of[item.ns->index]))
             continue;
-        missing = find_values (a, c - 1, item.doc, item.len, &scratch);
+        missing -= find_values (a, c - 1, by_col + first[c - 1], first[c] - first[c - 1], item.doc,
+                                item.len, &scratch);
     }
+    bson_free (first);
+    bson_free (by_col);
     rm_buf_destroy (&scratch);
     rm_reader_close (rd);
     bson_free (col_of);

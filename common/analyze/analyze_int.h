@@ -123,6 +123,9 @@ typedef struct {
      * (rm_key_append's tags), so two fields without a kind in common
      * share no key (analyze_relate.c). */
     uint8_t key_kinds;
+    /* Targets its values could reach that were not compared: past the
+     * likeliest RM_ANALYZE_TARGETS_KEPT (analyze_pairs.c). */
+    uint32_t targets_left;
     /* What a relational import holds as strings (analyze_import.c, one
      * more read when a top-level field holds strings): of its strings,
      * those that read as dates, integers, decimals, and yes/no flags. */
@@ -140,7 +143,11 @@ typedef struct {
     char *ns, *db, *coll;
     const char *metadata;   /* the dump's metadata text (NULL: none) */
     uint64_t docs, bytes, max_size;
-    rm_dist_t sizes;
+    /* Document sizes: the first RM_ANALYZE_FEW_SIZES in few_sizes, a
+     * distribution (41 KB) only past them: thousands of small collections
+     * (one per tenant) would otherwise need one each. */
+    rm_dist_t *sizes;
+    uint32_t few_sizes[16];
     rm_field_t *fields;
     size_t n_fields;
     bool fields_capped;
@@ -148,7 +155,7 @@ typedef struct {
     /* The field last found at each of the first places of a document or
      * of each field's document value (by the parent's field number, the
      * top level last): index + 1, 0 none (analyze.c's walk). */
-    uint16_t shape[RM_ANALYZE_MAX_PATHS + 1][RM_ANALYZE_SHAPE];
+    uint16_t (*shape)[RM_ANALYZE_SHAPE]; /* RM_ANALYZE_MAX_PATHS + 1 of them, the first pass only */
     /* The first pass: its fields' key tables, by field number, owned by
      * the adds' worker (analyze_adds.c) until the pass ends; then each
      * moves to its field's keys and this is NULL. */
@@ -260,6 +267,10 @@ struct rm_analysis {
     void (*progress) (void *ctx, int pass, rm_reader_t *r, uint64_t docs);
     void *progress_ctx;
 };
+
+#define RM_ANALYZE_FEW_SIZES 16
+/* The q-quantile of a collection's document sizes, as rm_dist_quantile. */
+uint64_t rm_collection_size_quantile (const rm_collection_t *c, double q);
 
 /* Pass 1 for one document. */
 void rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_t len);
@@ -433,6 +444,38 @@ bool rm_analyze_spill_dups (rm_analysis_t *a, bson_error_t *err);
  * held as strings) and the depth of each hierarchy (a reference to its
  * own collection). */
 bool rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
+
+/* The least share of a field's occurrences found among a target's keys
+ * for a candidate to measure like a relationship (analyze_relate.c); the
+ * search for candidates relies on it (analyze_pairs.c). */
+#define RM_ANALYZE_MIN_MATCH 0.8
+/* Targets a field is compared with at most: where its values fit more
+ * (small integers every collection holds), the likeliest, the rest
+ * counted (targets_left). */
+#define RM_ANALYZE_TARGETS_KEPT 8
+
+/* analyze_pairs.c: the candidates, without comparing every field with
+ * every field. A picker knows each field's role (the predicates say which
+ * may hold references, which may be their target) and keeps each field's
+ * likeliest targets as they are offered; finish returns the pairs in
+ * field-number order (and frees the picker). */
+typedef bool (*rm_field_pred_t) (const rm_collection_t *c, const rm_field_t *f);
+typedef struct rm_pairpick rm_pairpick_t;
+#define RM_PICK_REFS 1
+#define RM_PICK_TARGET 2
+rm_pairpick_t *rm_pairpick_new (rm_analysis_t *a, rm_field_pred_t is_refs, rm_field_pred_t is_target);
+/* RM_PICK_* of the field numbered gid (RM_FIELD_GID). */
+uint8_t rm_pairpick_role (const rm_pairpick_t *p, uint32_t gid);
+/* Whether a $lookup could join the two (one database, two collections). */
+bool rm_pairpick_may_join (const rm_pairpick_t *p, uint32_t from, uint32_t to);
+/* from may hold references to to: found of its occurrences were seen
+ * among to's keys (all of them, or those the search looked at). */
+void rm_pairpick_offer (rm_pairpick_t *p, uint32_t from, uint32_t to, uint64_t found);
+rm_pair_t *rm_pairpick_finish (rm_pairpick_t *p, size_t *n);
+/* The search with the key tables in memory. */
+void rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p);
+/* analyze_spill.c: the same from the merged keys. */
+bool rm_analyze_spill_pick (rm_analysis_t *a, rm_pairpick_t *p, bson_error_t *err);
 
 /* Finds the relationships (pass 2 over src for those held in arrays). */
 bool rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);

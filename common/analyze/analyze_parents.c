@@ -2,21 +2,47 @@
  * side of each child-reference relationship, read once for all of them.
  * Below both of its callers (analyze_relate.c in memory, analyze_spill.c
  * past the budget) and the duplicate keys' read (analyze_dups.c). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze_int.h"
+
+static int
+cmp_ns (const void *x, const void *y, void *ctx)
+{
+    const rm_analysis_t *a = ctx;
+    return strcmp (a->cols[*(const size_t *) x].ns, a->cols[*(const size_t *) y].ns);
+}
 
 size_t *
 rm_analysis_col_of (const rm_analysis_t *a, const rm_dump_info_t *info)
 {
     size_t *col_of = bson_malloc0 ((info->n_ns ? info->n_ns : 1) * sizeof *col_of);
+    size_t *order = bson_malloc ((a->n_cols ? a->n_cols : 1) * sizeof *order);
+    /* The collections by name, each namespace found by halving: a
+     * comparison of every namespace with every collection was quadratic
+     * in them (thousands of collections: one per tenant). */
+    for (size_t c = 0; c < a->n_cols; c++)
+        order[c] = c;
+    qsort_r (order, a->n_cols, sizeof *order, cmp_ns, (void *) a);
     for (size_t i = 0; i < info->n_ns; i++) {
         char name[512];
+        size_t lo = 0, hi = a->n_cols;
         rm_ns_name (info->ns[i], name, sizeof name);
-        for (size_t c = 0; c < a->n_cols; c++)
-            if (!strcmp (a->cols[c].ns, name))
-                col_of[i] = c + 1;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            int c = strcmp (a->cols[order[mid]].ns, name);
+            if (!c) {
+                col_of[i] = order[mid] + 1;
+                break;
+            }
+            if (c < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
     }
+    bson_free (order);
     return col_of;
 }
 
@@ -32,9 +58,25 @@ rm_analyze_each_parent (rm_analysis_t *a, const rm_read_opts_t *ro, rm_parent_fn
     int rc = -1;
     uint64_t seq = 0;
 
+    /* Each collection's child-reference relationships, side by side
+     * (first[c]..first[c + 1] of by_col): a document asks only its own. */
+    size_t *first = bson_malloc0 ((a->n_cols + 1) * sizeof *first);
+    size_t *by_col = bson_malloc ((a->n_rels ? a->n_rels : 1) * sizeof *by_col);
+
+    for (size_t i = 0; i < a->n_rels; i++)
+        if (a->rels[i].child_refs) {
+            rm_path_parse (&paths[i], a->cols[a->rels[i].from].fields[a->rels[i].field].path, NULL);
+            first[a->rels[i].from + 1]++;
+        }
+    for (size_t c = 0; c < a->n_cols; c++)
+        first[c + 1] += first[c];
+    /* Each collection's from its start up, a cursor each. */
+    size_t *at = bson_malloc ((a->n_cols + 1) * sizeof *at);
+    memcpy (at, first, (a->n_cols + 1) * sizeof *at);
     for (size_t i = 0; i < a->n_rels; i++)
         if (a->rels[i].child_refs)
-            rm_path_parse (&paths[i], a->cols[a->rels[i].from].fields[a->rels[i].field].path, NULL);
+            by_col[at[a->rels[i].from]++] = i;
+    bson_free (at);
     r = rm_reader_open (a->src, ro, err);
     if (r) {
         info = rm_reader_info (r);
@@ -48,12 +90,13 @@ rm_analyze_each_parent (rm_analysis_t *a, const rm_read_opts_t *ro, rm_parent_fn
             a->progress (a->progress_ctx, 2, r, seq);
         if (item.ns->index >= info->n_ns || !(c = col_of[item.ns->index]))
             continue;
-        for (size_t i = 0; i < a->n_rels; i++)
-            if (a->rels[i].child_refs && a->rels[i].from == c - 1 &&
-                !fn (ctx, i, item.doc, item.len, &paths[i], seq, err)) {
+        for (size_t k = first[c - 1]; k < first[c]; k++) {
+            size_t i = by_col[k];
+            if (!fn (ctx, i, item.doc, item.len, &paths[i], seq, err)) {
                 rc = -1;
                 break;
             }
+        }
         if (rc < 0)
             break;
     }
@@ -64,5 +107,7 @@ rm_analyze_each_parent (rm_analysis_t *a, const rm_read_opts_t *ro, rm_parent_fn
             rm_path_destroy (&paths[i]);
     bson_free (paths);
     bson_free (col_of);
+    bson_free (first);
+    bson_free (by_col);
     return rc == 0;
 }

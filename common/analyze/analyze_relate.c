@@ -16,7 +16,7 @@
 /* How much of a field's values must be found for a relationship: chance
  * matches (small numbers, common codes) rarely reach it, and a real
  * reference with a few dangling values does. */
-#define MIN_MATCH_RATE 0.8
+#define MIN_MATCH_RATE RM_ANALYZE_MIN_MATCH
 #define MIN_DISTINCT 2
 
 /* A field another's values could be references to, but for the count of
@@ -134,46 +134,46 @@ count_child_refs (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
     return ok;
 }
 
-/* Every field that holds key-like values against every target-shaped
- * field of the other collections of its database, in field-number order
- * (rm_analyze_spill_pairs looks them up by it). */
-static rm_pair_t *
-candidates (rm_analysis_t *a, size_t *n)
+static bool
+refs_shaped (const rm_collection_t *c, const rm_field_t *f)
 {
-    rm_pair_t *p = NULL;
-    size_t cap = 0;
-    *n = 0;
-    for (size_t ci = 0; ci < a->n_cols; ci++)
-        for (size_t fi = 0; fi < a->cols[ci].n_fields; fi++) {
-            if (!holds_refs (&a->cols[ci].fields[fi]))
-                continue;
-            for (size_t ti = 0; ti < a->n_cols; ti++) {
-                rm_collection_t *t = &a->cols[ti];
-                /* $lookup joins collections of one database; a field
-                 * named like a parent (manager, reportsTo) is matched
-                 * against its own collection's keys too: a hierarchy;
-                 * other fields of a collection keyed by small integers
-                 * fall among its own keys by the ranges alone. */
-                if (strcmp (t->db, a->cols[ci].db) != 0 ||
-                    (ti == ci && !rm_hierarchy_named (a->cols[ci].fields[fi].path)))
-                    continue;
-                for (size_t ki = 0; ki < t->n_fields; ki++) {
-                    if (!target_shaped (t, &t->fields[ki]) || (ti == ci && ki == fi))
-                        continue;
-                    if (*n == cap) {
-                        cap = cap ? cap * 2 : 64;
-                        p = bson_realloc (p, cap * sizeof *p);
-                    }
-                    memset (&p[*n], 0, sizeof *p);
-                    p[*n].from = ci;
-                    p[*n].field = fi;
-                    p[*n].to = ti;
-                    p[*n].key = ki;
-                    (*n)++;
-                }
-            }
-        }
+    (void) c;
+    return holds_refs (f);
+}
+
+/* A field against its own collection's keys is kept only when its name
+ * says it holds a parent (manager, reportsTo, parent): a hierarchy; other
+ * fields of a collection keyed by small integers fall among its own keys
+ * by the ranges alone. */
+static rm_pair_t *
+hierarchies_named (const rm_analysis_t *a, rm_pair_t *p, size_t *n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; p && i < *n; i++)
+        if (p[i].from != p[i].to || rm_hierarchy_named (a->cols[p[i].from].fields[p[i].field].path))
+            p[kept++] = p[i];
+    *n = kept;
     return p;
+}
+
+/* Every field that holds key-like values against the target-shaped fields
+ * of its database that could hold them (analyze_pairs.c: found from the
+ * keys, not by comparing every pair), in field-number order
+ * (rm_analyze_spill_pairs looks them up by it). NULL: err says why. */
+static rm_pair_t *
+candidates (rm_analysis_t *a, size_t *n, bson_error_t *err)
+{
+    rm_pairpick_t *pick = rm_pairpick_new (a, refs_shaped, target_shaped);
+    if (a->merged) {
+        if (!rm_analyze_spill_pick (a, pick, err)) {
+            bson_free (rm_pairpick_finish (pick, n));
+            *n = SIZE_MAX;
+            return NULL;
+        }
+    } else {
+        rm_analyze_pick_in_memory (a, pick);
+    }
+    return hierarchies_named (a, rm_pairpick_finish (pick, n), n);
 }
 
 /* Whether a candidate's two fields have a kind of key in common: if not
@@ -441,9 +441,12 @@ bool
 rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err)
 {
     size_t n, n_counted = 0;
-    rm_pair_t *pairs = candidates (a, &n);
+    rm_pair_t *pairs = candidates (a, &n, err);
     bool spilled = a->merged != NULL, any_child_refs = false;
     pieces_t pieces = {a, pairs, NULL};
+
+    if (!pairs && n == SIZE_MAX)
+        return false;
 
     if (spilled && !rm_analyze_spill_pairs (a, pairs, n, err)) {
         bson_free (pairs);

@@ -25,7 +25,7 @@ append_collection (bson_t *out, const rm_collection_t *c)
     BSON_APPEND_INT64 (out, "documents", (int64_t) c->docs);
     BSON_APPEND_INT64 (out, "bytes", (int64_t) c->bytes);
     BSON_APPEND_INT64 (out, "avgSize", c->docs ? (int64_t) (c->bytes / c->docs) : 0);
-    BSON_APPEND_INT64 (out, "p99Size", (int64_t) rm_dist_quantile (&c->sizes, 0.99));
+    BSON_APPEND_INT64 (out, "p99Size", (int64_t) rm_collection_size_quantile (c, 0.99));
     BSON_APPEND_INT64 (out, "maxSize", (int64_t) c->max_size);
     BSON_APPEND_DOUBLE (out, "maxOf16MiB", (double) c->max_size / (16.0 * 1024 * 1024));
     BSON_APPEND_ARRAY_BEGIN (out, "fields", &fields);
@@ -43,6 +43,9 @@ append_collection (bson_t *out, const rm_collection_t *c)
             if (x->types[t])
                 BSON_APPEND_INT64 (&types, rm_value_type_name ((bson_type_t) t), (int64_t) x->types[t]);
         bson_append_document_end (&f, &types);
+        /* Targets its values fit past the likeliest few (analyze_pairs.c). */
+        if (x->targets_left)
+            BSON_APPEND_INT64 (&f, "targetsLeftOut", (int64_t) x->targets_left);
         if (x->lengths) {
             BSON_APPEND_INT64 (&f, "arrays", (int64_t) x->arrays);
             append_dist (&f, "arrayLengths", x->lengths);

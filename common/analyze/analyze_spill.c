@@ -266,23 +266,142 @@ rm_analyze_spill_pairs (rm_analysis_t *a, rm_pair_t *pairs, size_t n, bson_error
     return rc == 0;
 }
 
+/* The candidates from the merged keys: for each key, each field that may
+ * hold references against each target holding it, what they share summed
+ * in a table of pairs (those sharing nothing never meet); a pair that
+ * could measure is offered to the picker. The table holds the pairs that
+ * share a key, not every pair. */
+typedef struct {
+    uint64_t pair;      /* from << 32 | to, + 1 (0: empty) */
+    uint64_t found;
+} pairslot_t;
+
+static void
+pairs_add (pairslot_t **t, size_t *cap, size_t *n, uint64_t pair, uint64_t found)
+{
+    size_t i;
+    if ((*n + 1) * 4 > *cap * 3) {
+        size_t old = *cap;
+        pairslot_t *o = *t;
+        *cap = old ? old * 2 : 1024;
+        *t = bson_malloc0 (*cap * sizeof **t);
+        *n = 0;
+        for (size_t k = 0; k < old; k++)
+            if (o[k].pair)
+                pairs_add (t, cap, n, o[k].pair - 1, o[k].found);
+        bson_free (o);
+    }
+    /* The product's high bits: its low ones depend only on the pair's
+     * low bits (the target's number), and would pile one field's pairs
+     * up in one run. */
+    i = (size_t) ((pair * 0x9E3779B97F4A7C15ULL) >> (64 - __builtin_ctzll (*cap)));
+    while ((*t)[i].pair && (*t)[i].pair != pair + 1)
+        i = (i + 1) & (*cap - 1);
+    if (!(*t)[i].pair) {
+        (*t)[i].pair = pair + 1;
+        (*n)++;
+    }
+    (*t)[i].found += found;
+}
+
+bool
+rm_analyze_spill_pick (rm_analysis_t *a, rm_pairpick_t *p, bson_error_t *err)
+{
+    groups_t g;
+    int rc;
+    pairslot_t *t = NULL;
+    size_t cap = 0, n = 0;
+    groups_open (a, &g);
+    while ((rc = groups_next (a, &g, err)) == 1)
+        for (size_t i = 0; i < g.n; i++) {
+            if (!(rm_pairpick_role (p, g.e[i].gid) & RM_PICK_REFS))
+                continue;
+            for (size_t j = 0; j < g.n; j++)
+                if ((rm_pairpick_role (p, g.e[j].gid) & RM_PICK_TARGET) &&
+                    rm_pairpick_may_join (p, g.e[i].gid, g.e[j].gid))
+                    pairs_add (&t, &cap, &n, (uint64_t) g.e[i].gid << 32 | g.e[j].gid, g.e[i].count);
+        }
+    bson_free (g.e);
+    for (size_t i = 0; rc == 0 && i < cap; i++) {
+        uint32_t from, to;
+        const rm_field_t *f;
+        if (!t[i].pair)
+            continue;
+        from = (uint32_t) ((t[i].pair - 1) >> 32);
+        to = (uint32_t) (t[i].pair - 1);
+        f = field_of (a, from);
+        /* What is found here is all that will be: a pair that cannot
+         * measure needs no more. */
+        if ((double) t[i].found >= RM_ANALYZE_MIN_MATCH * (double) f->values * (1 - 1e-9))
+            rm_pairpick_offer (p, from, to, t[i].found);
+    }
+    bson_free (t);
+    return rc == 0;
+}
+
+/* The relationships by their target's field (RM_FIELD_GID): sorted
+ * (gid, relationship) pairs, so that a group asks only the relationships
+ * whose target holds its key, not every relationship. */
+typedef struct {
+    uint32_t gid, rel;
+} byto_t;
+
+static int
+cmp_byto (const void *x, const void *y)
+{
+    const byto_t *p = x, *q = y;
+    if (p->gid != q->gid)
+        return p->gid < q->gid ? -1 : 1;
+    return p->rel < q->rel ? -1 : p->rel > q->rel;
+}
+
+static byto_t *
+rels_by_target (const rm_analysis_t *a, bool parent_refs_only, size_t *n)
+{
+    byto_t *v = bson_malloc ((a->n_rels ? a->n_rels : 1) * sizeof *v);
+    *n = 0;
+    for (size_t i = 0; i < a->n_rels; i++)
+        if (!parent_refs_only || !a->rels[i].child_refs) {
+            v[*n].gid = RM_FIELD_GID (a->rels[i].to, a->rels[i].key);
+            v[(*n)++].rel = (uint32_t) i;
+        }
+    qsort (v, *n, sizeof *v, cmp_byto);
+    return v;
+}
+
+/* The first of v (n of them) for gid, or n. */
+static size_t
+first_of (const byto_t *v, size_t n, uint32_t gid)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].gid < gid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 bool
 rm_analyze_spill_parents (rm_analysis_t *a, bson_error_t *err)
 {
     groups_t g;
     int rc;
+    size_t nb;
+    byto_t *by = rels_by_target (a, true, &nb);
     groups_open (a, &g);
     while ((rc = groups_next (a, &g, err)) == 1)
-        for (size_t i = 0; i < a->n_rels; i++) {
-            rm_relation_t *r = &a->rels[i];
-            uint64_t n;
-            if (r->child_refs || !group_count (&g, RM_FIELD_GID (r->to, r->key)))
-                continue;
-            n = group_count (&g, RM_FIELD_GID (r->from, r->field));
-            rm_dist_add (&r->children, n);
-            r->parents_none += n == 0;
-        }
+        for (size_t e = 0; e < g.n; e++)
+            for (size_t k = first_of (by, nb, g.e[e].gid); k < nb && by[k].gid == g.e[e].gid; k++) {
+                rm_relation_t *r = &a->rels[by[k].rel];
+                uint64_t n = group_count (&g, RM_FIELD_GID (r->from, r->field));
+                rm_dist_add (&r->children, n);
+                r->parents_none += n == 0;
+            }
     bson_free (g.e);
+    bson_free (by);
     return rc == 0;
 }
 
@@ -429,15 +548,18 @@ rm_analyze_spill_dups (rm_analysis_t *a, bson_error_t *err)
 {
     groups_t g;
     int rc;
+    size_t nb;
+    byto_t *by = rels_by_target (a, false, &nb);
     groups_open (a, &g);
     while ((rc = groups_next (a, &g, err)) == 1)
-        for (size_t i = 0; i < a->n_rels; i++) {
-            rm_relation_t *r = &a->rels[i];
-            uint64_t n = group_count (&g, RM_FIELD_GID (r->to, r->key));
-            if (n > 1)
-                rm_relation_dup (r, g.key, n);
+        for (size_t e = 0; e < g.n; e++) {
+            if (g.e[e].count < 2)
+                continue;
+            for (size_t k = first_of (by, nb, g.e[e].gid); k < nb && by[k].gid == g.e[e].gid; k++)
+                rm_relation_dup (&a->rels[by[k].rel], g.key, g.e[e].count);
         }
     bson_free (g.e);
+    bson_free (by);
     return rc == 0;
 }
 
