@@ -213,8 +213,10 @@ typedef struct {
 static void
 local_time (const rm_tz_t *tz, int64_t ms, lt_t *t)
 {
-    int64_t secs = rm_cal_fdiv (ms, 1000), local, sod;
-    t->ms = (int) (ms - secs * 1000);
+    /* Floor division without ms - secs * 1000, which overflows at the
+     * ends of the range (a date of -2^63 ms is a valid BSON date). */
+    int64_t rem = ms % 1000, secs = ms / 1000 - (rem < 0), local, sod;
+    t->ms = (int) (rem < 0 ? rem + 1000 : rem);
     t->off = rm_tz_offset (tz, secs);
     local = secs + t->off;
     t->days = rm_cal_fdiv (local, 86400);

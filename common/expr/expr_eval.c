@@ -131,6 +131,12 @@ rm_xeval (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
         rm_xbuild_end (&b, out);
         return true;
     case RM_X_OP:
+        /* A signal stops a long evaluation ($reduce over a large array)
+         * within the operator it is in, not at the next document. */
+        if (rm_interrupted) {
+            rm_error_set (err, RM_ERR_INTERRUPTED, "interrupted");
+            return false;
+        }
         if (++cx->depth > 4 * RM_X_MAX_DEPTH) {
             cx->depth--;
             return rm_xfail (err, e, "evaluation nested too deeply");

@@ -23,6 +23,9 @@
 
 /* The server's own limit on nesting. */
 #define RM_X_MAX_DEPTH 150
+/* The longest string an operator builds: a document (16 MiB) could not
+ * hold a longer one. */
+#define RM_X_MAX_STRING (16 * 1024 * 1024)
 /* Variables in scope at once ($let, $map, $filter, $reduce, ... nest). */
 #define RM_X_MAX_VARS 64
 

@@ -182,6 +182,17 @@ set_sub (rm_expr_ctx_t *cx, bson_value_t *out, const bson_value_t *in, const cha
 /* Null at the first null or missing argument (those after it are not
  * evaluated, as the server stops there); any other non-string is an
  * error; no argument at all is "". */
+/* A string past a document's limit can never be written: refused before
+ * it is built (a $reduce doubling a string would otherwise take all the
+ * memory there is). */
+static bool
+too_long (bson_error_t *err, const rm_expr_t *e, size_t total)
+{
+    return rm_xfail (err, e, "the result would be %zu bytes, over the %d-byte limit of a string "
+                             "(a document holds at most 16 MiB)",
+                     total, RM_X_MAX_STRING);
+}
+
 static bool
 eval_concat (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
@@ -205,6 +216,8 @@ eval_concat (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_erro
         *out = vals[0];
         return true;
     }
+    if (total > RM_X_MAX_STRING)
+        return too_long (err, e, total);
     p = rm_xalloc (cx, total + 1);
     total = 0;
     for (size_t i = 0; i < e->n; i++) {
@@ -715,6 +728,8 @@ eval_replace (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_err
     if (flen == 0) {
         size_t slots = all ? len + 1 : 1;
         total = len + slots * rlen;
+        if (total > RM_X_MAX_STRING)
+            return too_long (err, e, total);
         p = rm_xalloc (cx, total + 1);
         if (!all) {
             memcpy (p, r, rlen);
@@ -745,6 +760,8 @@ eval_replace (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_err
         return true;
     }
     total = len - n * flen + n * rlen;
+    if (total > RM_X_MAX_STRING)
+        return too_long (err, e, total);
     p = rm_xalloc (cx, total + 1);
     {
         size_t o = 0;
