@@ -14,6 +14,12 @@
 #include <string.h>
 
 #include "analyze_int.h"
+#include "remodel/nsselect.h"
+
+/* Of the strings sampled in the first pass, the share (%) with a digit
+ * that makes a field's strings worth reading again: dates and numbers
+ * all have one; names and words mostly none. */
+#define STRINGS_WITH_DIGITS 90
 
 /* Whether the string is a date as exports write them: YYYY-MM-DD, then
  * optionally a time (T or a space, hh:mm, :ss, .fraction) and a zone. */
@@ -102,7 +108,39 @@ static bool
 strings_to_read (const rm_field_t *f)
 {
     return !strchr (f->path, '.') && strcmp (f->path, "_id") != 0 && f->types[BSON_TYPE_UTF8] &&
-           (f->sampled > f->vocab || (f->small == f->values && f->vocab));
+           ((f->sampled && (f->sampled - f->vocab) * 100 >= f->sampled * STRINGS_WITH_DIGITS) ||
+            (f->small == f->values && f->vocab));
+}
+
+/* Only the collections to measure are read again (a directory dump's
+ * other files are not opened): a selection of their names, escaped as
+ * mongorestore's patterns escape a star; none (all read) when a name
+ * holds a '$', which no pattern may. */
+static rm_nsselect_t *
+select_of (const rm_analysis_t *a, const bool *wanted)
+{
+    rm_nsselect_t *sel = rm_nsselect_new ();
+    for (size_t c = 0; c < a->n_cols; c++) {
+        char pat[1100];
+        size_t n = 0;
+        bson_error_t err;
+        if (!wanted[c])
+            continue;
+        if (strchr (a->cols[c].ns, '$'))
+            goto all;
+        for (const char *p = a->cols[c].ns; *p && n + 3 < sizeof pat; p++) {
+            if (*p == '*' || *p == '\\')
+                pat[n++] = '\\';
+            pat[n++] = *p;
+        }
+        pat[n] = '\0';
+        if (!rm_nsselect_include (sel, pat, &err))
+            goto all;
+    }
+    return sel;
+all:
+    rm_nsselect_destroy (sel);
+    return NULL;
 }
 
 /* A hierarchy being measured: its documents' keys and parents. */
@@ -245,6 +283,8 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
     rm_reader_t *r;
     rm_item_t item;
     rm_buf_t scratch;
+    rm_read_opts_t only = *ro;
+    rm_nsselect_t *sel;
     int rc = 0;
 
     for (size_t c = 0; c < a->n_cols; c++)
@@ -260,8 +300,19 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
         bson_free (strings);
         return true;
     }
+    {
+        bool *wanted = bson_malloc0 ((a->n_cols ? a->n_cols : 1) * sizeof *wanted);
+        for (size_t c = 0; c < a->n_cols; c++)
+            wanted[c] = strings[c];
+        for (size_t t = 0; t < n_trees; t++)
+            wanted[a->rels[trees[t].rel].from] = true;
+        sel = select_of (a, wanted);
+        bson_free (wanted);
+    }
+    if (sel)
+        only.select = sel;
     rm_buf_init (&scratch);
-    r = rm_reader_open (a->src, ro, err);
+    r = rm_reader_open (a->src, &only, err);
     rc = r ? 1 : -1;
     if (r) {
         info = rm_reader_info (r);
@@ -299,6 +350,7 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
     }
     bson_free (trees);
     bson_free (col_of);
+    rm_nsselect_destroy (sel);
     bson_free (strings);
     rm_buf_destroy (&scratch);
     return rc == 0;
