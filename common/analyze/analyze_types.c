@@ -16,12 +16,13 @@
 
 typedef enum { T_NONE, T_DATE, T_INT, T_DECIMAL, T_FLAG, T_BOOL01 } wrong_t;
 
-/* Fields whose digits are codes, never numbers. */
+/* Fields whose digits are codes, never numbers (a version "4.10" is no
+ * decimal: as a number it would sort before "4.9"). */
 static bool
 code_named (const char *path)
 {
     static const char *const words[] = {"zip", "postal", "postcode", "phone", "fax", "tel", "code",
-                                        "sku", "isbn", "account", "iban", "ssn", NULL};
+                                        "sku", "isbn", "account", "iban", "ssn", "version", NULL};
     char low[256];
     size_t n = 0;
     for (const char *p = path; *p && n + 1 < sizeof low; p++)
@@ -53,7 +54,10 @@ wrong_of (const rm_analysis_t *a, size_t col, size_t k, uint64_t *n, uint64_t *o
     const rm_field_t *f = &c->fields[k];
     double seen = (double) f->str_seen;
     uint64_t ints = f->types[BSON_TYPE_INT32] + f->types[BSON_TYPE_INT64];
-    if (strchr (f->path, '.') || !strcmp (f->path, "_id") || joins (a, col, k))
+    size_t pl = strlen (f->path);
+    /* The server's own collections (system.version) hold what it wrote. */
+    if (strchr (f->path, '.') || !strcmp (f->path, "_id") || joins (a, col, k) ||
+        !strncmp (c->coll, "system.", 7))
         return T_NONE;
     *of = f->str_seen;
     if (f->str_seen) {
@@ -67,8 +71,11 @@ wrong_of (const rm_analysis_t *a, size_t col, size_t k, uint64_t *n, uint64_t *o
             (double) (*n = f->str_ints + f->str_decimals) >= TYPE_SHARE * seen)
             return T_DECIMAL;
     }
-    /* 0 and 1 only, in every value: a flag a table held as a bit. */
-    if (ints && ints == f->values && f->int_min == 0 && f->int_max == 1 && f->distinct == 2 &&
+    /* 0 and 1 only, in every value: a flag a table held as a bit (but an
+     * id that is 0 or 1 is a key: stmtId). */
+    if (ints && !(pl >= 2 && (!strcmp (f->path + pl - 2, "id") || !strcmp (f->path + pl - 2, "Id") ||
+                              !strcmp (f->path + pl - 2, "ID"))) &&
+        ints == f->values && f->int_min == 0 && f->int_max == 1 && f->distinct == 2 &&
         f->types[BSON_TYPE_INT32] + f->types[BSON_TYPE_INT64] == f->docs) {
         *n = *of = ints;
         return T_BOOL01;
