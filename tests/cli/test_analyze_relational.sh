@@ -217,3 +217,11 @@ expect_eq "left out: the line names the recommendation, what its step did and wh
     "remodel: analyze: $T/over-plan.json: left out of the plan: the embed of lib.reviews into lib.books, recommended for lib.reviews.bookId -> lib.books._id: it would write over the field \"reviews\" that lib.books's documents already have; the recommendation stays in the report"
 expect_eq "left out: no circular words (a step left out never named as \"the ... step left out\")" \
     "$(grep -c 'step left out' "$T/err")" 0
+
+# --- types that are no mistake ------------------------------------------------
+# A version "4.4" is no decimal, a 0/1 id is a key, a zip code's digits are
+# a code; a date string, though, is one, wherever it is.
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/notypes" '{"app.meta": [{"_id": 1, "version": "4.4", "stmtId": 0, "zip": "75011", "at": "2020-01-02"}, {"_id": 2, "version": "4.10", "stmtId": 1, "zip": "10115", "at": "2021-03-04"}]}'
+json "$T/notypes"
+expect_eq "types: a version, a 0/1 id and a zip code left as they are; the date string reported" \
+    "$(q 'print([(t["field"], t["what"]) for t in r["types"]])')" "[('at', 'dates held as strings')]"
