@@ -213,6 +213,127 @@ locate_bad_step (const char *s, size_t len, char *op, size_t op_len, size_t *at,
     return 0;
 }
 
+/* ---- {"$type": ...} in a plan ---- */
+
+#define TYPE_HIDDEN "\"$$typ\"" /* never a field, an operator or a variable */
+
+static size_t
+json_blank (const char *s, size_t i, size_t len)
+{
+    while (i < len && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t'))
+        i++;
+    return i;
+}
+
+static size_t hide_value (char *s, size_t i, size_t len, int depth);
+
+/* An object's "$type" keys, unless it also holds "$binary" (then it is
+ * the legacy binary form, left to the reader). Returns the index after
+ * it; malformed text is left for the reader to refuse. */
+static size_t
+hide_object (char *s, size_t i, size_t len, int depth)
+{
+    size_t at[16], n = 0;
+    bool binary = false;
+
+    for (i++;;) {
+        size_t k;
+        i = json_blank (s, i, len);
+        if (i >= len || s[i] != '"')
+            return i < len && s[i] == '}' ? i + 1 : len;
+        k = i;
+        i = rm_json_string_end (s, i, len);
+        if (i - k == 7 && !memcmp (s + k, "\"$type\"", 7) && n < 16)
+            at[n++] = k;
+        if (i - k == 9 && !memcmp (s + k, "\"$binary\"", 9))
+            binary = true;
+        i = json_blank (s, i, len);
+        if (i >= len || s[i] != ':')
+            return len;
+        i = hide_value (s, i + 1, len, depth + 1);
+        i = json_blank (s, i, len);
+        if (i < len && s[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i < len && s[i] == '}') {
+            for (size_t j = 0; !binary && j < n; j++)
+                memcpy (s + at[j], TYPE_HIDDEN, 7);
+            return i + 1;
+        }
+        return len;
+    }
+}
+
+static size_t
+hide_value (char *s, size_t i, size_t len, int depth)
+{
+    i = json_blank (s, i, len);
+    if (i >= len || depth > 200)
+        return len;
+    if (s[i] == '{')
+        return hide_object (s, i, len, depth);
+    if (s[i] == '[') {
+        for (i++;;) {
+            i = json_blank (s, i, len);
+            if (i < len && s[i] == ']')
+                return i + 1;
+            i = hide_value (s, i, len, depth + 1);
+            i = json_blank (s, i, len);
+            if (i < len && s[i] == ',')
+                i++;
+            else
+                return i < len && s[i] == ']' ? i + 1 : len;
+        }
+    }
+    return rm_json_value_end (s, i, len);
+}
+
+static char *
+type_keys_hide (const char *json, size_t len)
+{
+    char *s = bson_malloc (len + 1);
+    memcpy (s, json, len);
+    s[len] = '\0';
+    hide_value (s, 0, len, 0);
+    return s;
+}
+
+/* The document again, each hidden key named "$type". */
+static void
+type_keys_restore (const bson_t *in, bson_t *out, int depth)
+{
+    bson_iter_t it;
+    bson_iter_init (&it, in);
+    while (bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        bool doc = BSON_ITER_HOLDS_DOCUMENT (&it), arr = BSON_ITER_HOLDS_ARRAY (&it);
+        if (!strcmp (k, "$$typ"))
+            k = "$type";
+        if ((doc || arr) && depth < 200) {
+            uint32_t l;
+            const uint8_t *d;
+            bson_t sub, child;
+            if (doc)
+                bson_iter_document (&it, &l, &d);
+            else
+                bson_iter_array (&it, &l, &d);
+            bson_init_static (&sub, d, l);
+            if (doc)
+                bson_append_document_begin (out, k, -1, &child);
+            else
+                bson_append_array_begin (out, k, -1, &child);
+            type_keys_restore (&sub, &child, depth + 1);
+            if (doc)
+                bson_append_document_end (out, &child);
+            else
+                bson_append_array_end (out, &child);
+        } else {
+            bson_append_iter (out, k, -1, &it);
+        }
+    }
+}
+
 /* "filter" and "match": a query document, compiled (remodel/query.h) and
  * kept as written for compile. Every step takes filter; match only the
  * rows that list it (the joins: the joined side's documents). */
@@ -255,7 +376,21 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
                 return false;
             }
     }
-    doc = bson_new_from_json ((const uint8_t *) json, (ssize_t) len, &jerr);
+    {
+        /* libbson reads {"$type": ...} as legacy binary ({"$binary": ...,
+         * "$type": ...}); in a plan it is the query or expression
+         * operator: hidden from the reader under a key of the same length
+         * (error positions stay right), then put back. */
+        char *text = memmem (json, len, "\"$type\"", 7) ? type_keys_hide (json, len) : NULL;
+        doc = bson_new_from_json ((const uint8_t *) (text ? text : json), (ssize_t) len, &jerr);
+        if (doc && text) {
+            bson_t *back = bson_new ();
+            type_keys_restore (doc, back, 0);
+            bson_destroy (doc);
+            doc = back;
+        }
+        bson_free (text);
+    }
     if (!doc) {
         char op[64];
         bson_error_t why;

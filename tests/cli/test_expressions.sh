@@ -127,6 +127,20 @@ EOF
 run_rm check "$T/plans/dollar-key.json"
 expect_eq "a literal document with a \$-key: refused at load (exit 2)" "$rc" "2"
 
+# {"$type": ...} is the query and expression operator in a plan, not the
+# legacy binary form libbson's reader takes it for (that one, with its
+# "$binary", still reads as binary).
+cat >"$T/plans/types.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"set": {"in": "crm.people", "filter": {"active": {"$type": "bool"}, "birthdate": {"$type": ["date", 9]}},
+           "fields": {"t": {"$type": "$active"}, "ta": {"$type": ["$ssn"]},
+                      "old": {"$literal": {"$binary": "AA==", "$type": "00"}}}}}]}
+EOF
+run_rm run -q --force "$T/plans/types.json" --from "$S" --to "$T/types.archive"
+expect_eq "\$type in a filter and an expression: read as the operator, a legacy binary still binary" \
+    "$rc:$("$REMODEL" show --canonical "$T/types.archive" --ns crm.people | grep -c '"t":"bool","ta":"string","old":{"$binary":{"base64":"AA==","subType":"00"}}')" \
+    "0:$(grep -c '"birthdate":{"$date"' "$T/before")"
+
 # A summary computed by an expression, checked against Python's count.
 cat >"$T/plans/open-count.json" <<'EOF'
 {"remodel": 1, "steps": [
