@@ -335,6 +335,15 @@ name_is (const char *key, const char *name, size_t n)
     return key[n] == '\0';
 }
 
+/* Whether a field name can be no part of a path: a step, a $lookup or
+ * the plan would read a dot as a step down, a leading $ as an operator,
+ * and an empty name as nothing. */
+static bool
+pathless_name (const char *key, uint32_t n)
+{
+    return n == 0 || key[0] == '$' || memchr (key, '.', n) != NULL;
+}
+
 /* The fields of a document under the path of parent (plen bytes), the
  * field whose value the document is, or whose elements (SIZE_MAX: none, at
  * the top). A field's path is spelt out in c->path only when the shape
@@ -346,6 +355,7 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
     uint32_t dhash = plen ? path_hash_more (phash, ".", 1) : phash;
     uint16_t *shape = c->shape[parent == SIZE_MAX ? RM_ANALYZE_MAX_PATHS : parent];
     size_t at = 0, sep = plen ? 1 : 0;
+    char seg[208];
     elems_t s;
     elems_init (&s, doc);
     while (s.at < s.end) {
@@ -384,6 +394,16 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
         s.at = v + value_len (t, v);
         if (f)
             goto found;
+        /* A name no path can spell (a dot in it, a leading $, empty: legal
+         * since MongoDB 5.0): "owner.id" at the top is not owner's id. Its
+         * segment is written ["owner.id"], a field of its own, never a
+         * key, a target or a step's path (not_path), and its report says
+         * so; so is everything under it. */
+        if (pathless_name (key, klen)) {
+            int n = snprintf (seg, sizeof seg, "[\"%.*s\"]", (int) (klen < 200 ? klen : 200), key);
+            key = seg;
+            klen = (uint32_t) (n < (int) sizeof seg ? n : (int) sizeof seg - 1);
+        }
         if (plen + 1 + klen + 1 > sizeof c->path)
             continue; /* a path past 510 bytes: not analyzed */
         len = plen + sep + klen;
@@ -405,6 +425,8 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
             f = collection_field (c, c->path, len, path_hash_more (dhash, key, klen), in_array);
             if (f && at < RM_ANALYZE_SHAPE)
                 shape[at] = (uint16_t) (f - c->fields + 1);
+            if (f && (key == seg || (parent != SIZE_MAX && c->fields[parent].not_path)))
+                f->not_path = f->not_key = true;
         }
     found:
         at++;

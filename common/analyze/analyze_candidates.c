@@ -19,7 +19,7 @@ rm_bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, rm_bucket
             return false; /* the relationship's recommendation speaks for it */
     for (size_t i = 0; i < c->n_fields; i++) {
         const rm_field_t *f = &c->fields[i];
-        if (strchr (f->path, '.') || f->in_array || f->arrays)
+        if (strchr (f->path, '.') || f->not_path || f->in_array || f->arrays)
             continue;
         if (!time && f->types[BSON_TYPE_DATE_TIME] * 100 >= c->docs * 95)
             time = f;
@@ -54,5 +54,6 @@ rm_bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, rm_bucket
 bool
 rm_extract_candidate (const rm_field_t *f)
 {
-    return f->lengths && f->elem_docs > 0 && f->elem_ids * 10 >= f->elem_docs * 9;
+    /* A name no path spells: no step could name the array. */
+    return !f->not_path && f->lengths && f->elem_docs > 0 && f->elem_ids * 10 >= f->elem_docs * 9;
 }

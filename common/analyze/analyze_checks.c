@@ -18,6 +18,11 @@
 #define RULE_MAP "the attribute pattern: field names that are values (ids, dates) go into an " \
                  "array of key-value documents, one path and one index for all of them"
 
+/* A dot in a name is a step down in every path: MongoDB 5.0 allows such
+ * names, and only $getField and $setField reach them. */
+#define RULE_PATHLESS "MongoDB's field names: names with dots or a leading $ are reached only " \
+                      "by $getField and $setField, never by a path"
+
 static void
 check (bson_t *out, uint32_t *n, const char *kind, const char *ns, const char *field,
        const char *rule, const char *fmt, ...) BSON_GNUC_PRINTF (7, 8);
@@ -82,6 +87,13 @@ rm_analysis_checks (const rm_analysis_t *a, bson_t *out)
                        "path and one index serve every key",
                        f->map_example, (unsigned long long) f->map_keys,
                        (unsigned long long) f->docs, f->path, f->map_example);
+            /* Its own name, not a parent's: once per such name. */
+            if (f->not_path && f->path_len >= 2 && !strcmp (f->path + f->path_len - 2, "\"]"))
+                check (out, &n, "pathlessField", c->ns, f->path, RULE_PATHLESS,
+                       "the field name %s holds a dot, starts with $ or is empty (legal since "
+                       "MongoDB 5.0): a path would read it as something else (\"a.b\" as b inside "
+                       "a), so no relationship or step is found or recommended on it or under it; "
+                       "rename it ($setField and $getField can) to have it analyzed", f->path);
             if (!f->lengths)
                 continue;
             if (f->lengths->max > (objects ? RM_ANALYZE_MANY : 2000))

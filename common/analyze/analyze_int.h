@@ -103,6 +103,7 @@ typedef struct {
     bool in_array;          /* reached through an array: several per document */
     bool keyed;             /* its scalar values' keys are kept */
     bool not_key;           /* a value no reference has (long text, a date...) */
+    bool not_path;          /* its name (or a parent's) no path can spell: ["a.b"], ["$x"], [""] */
     rm_keymap_t keys;       /* in memory; spilled past --memory (analyze_spill.c) */
     uint64_t distinct;      /* distinct keys, once pass 1 is over */
     uint64_t values;        /* scalar occurrences keyed */

@@ -43,6 +43,9 @@ append_collection (bson_t *out, const rm_collection_t *c)
             if (x->types[t])
                 BSON_APPEND_INT64 (&types, rm_value_type_name ((bson_type_t) t), (int64_t) x->types[t]);
         bson_append_document_end (&f, &types);
+        /* A name no path spells (["a.b"]): left out of relationships and steps. */
+        if (x->not_path)
+            BSON_APPEND_BOOL (&f, "pathless", true);
         /* Targets its values fit past the likeliest few (analyze_pairs.c). */
         if (x->targets_left)
             BSON_APPEND_INT64 (&f, "targetsLeftOut", (int64_t) x->targets_left);

@@ -3,8 +3,10 @@
  * and GitLab draw in Markdown). Each collection is a box of its counts and
  * fields; each relationship an arrow from the referencing field to the
  * referenced collection. */
+#include <ctype.h>
 #include <string.h>
 
+#include "remodel/utf8.h"
 #include "report_int.h"
 
 /* Field rows a box shows: past them a "more fields" row, so a collection
@@ -41,6 +43,91 @@ find_coll (const bson_t *report, const char *ns, bson_t *out)
     return false;
 }
 
+/* Characters that are no text: the noncharacters (U+FDD0..U+FDEF and the
+ * last two of each plane), which Graphviz's label parser refuses (the box
+ * is then drawn without its fields, and dot still exits 0). */
+static bool
+noncharacter (uint32_t cp)
+{
+    return (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE;
+}
+
+/* s made fit for a diagram's label, in a new string: each noncharacter
+ * shown as \uXXXX, an empty name as "", and for Graphviz (gv) each
+ * backslash doubled: a label reads \N as the node's name and \G as the
+ * graph's (&#92; is decoded before that, so it is no help), and \\ as
+ * one backslash. */
+static char *
+label_text (const char *s, bool gv)
+{
+    rm_buf_t b;
+    const uint8_t *p = (const uint8_t *) s;
+    size_t n = strlen (s), i = 0;
+    char *out;
+    rm_buf_init (&b);
+    if (!n)
+        rm_rp_puts (&b, "\"\"");
+    while (i < n) {
+        uint32_t cp = p[i];
+        size_t len = p[i] < 0x80 ? 1 : rm_utf8_decode (p + i, n - i, &cp);
+        if (len == 0)
+            len = 1; /* bad UTF-8: the escapes below show it */
+        else if (cp >= 0x80 && noncharacter (cp)) {
+            rm_rp_printf (&b, gv ? "\\\\u%04X" : "U+%04X", (unsigned) cp);
+            i += len;
+            continue;
+        }
+        if (gv && p[i] == '\\')
+            rm_rp_puts (&b, "\\");
+        rm_buf_append (&b, s + i, len);
+        i += len;
+    }
+    rm_buf_append (&b, "", 1);
+    out = bson_strdup ((const char *) b.data);
+    rm_buf_destroy (&b);
+    return out;
+}
+
+/* Text inside one of Graphviz's HTML labels. */
+static void
+gv_html (rm_buf_t *b, const char *s)
+{
+    char *t = label_text (s, true);
+    rm_rp_html (b, t);
+    bson_free (t);
+}
+
+/* Text for Mermaid: an attribute's name (ident) must match the grammar's
+ * ATTRIBUTE_WORD, whose first character is a letter, _ or *: a name that
+ * starts otherwise (2fa, -x, "") takes a _ in front (its comment keeps the
+ * name as it is); an entity's shown name (ENTITY_NAME) holds no %. */
+static void
+mermaid_text (rm_buf_t *b, const char *s, bool ident)
+{
+    char *t = label_text (s, false);
+    if (ident && !(isalpha ((unsigned char) t[0]) || t[0] == '_'))
+        rm_rp_puts (b, "_");
+    rm_rp_mermaid (b, t, ident);
+    bson_free (t);
+}
+
+static void
+mermaid_entity (rm_buf_t *b, const char *ns)
+{
+    char *t = label_text (ns, false);
+    for (const char *p = t, *pct; *p; p = pct + 1) {
+        char *part;
+        pct = strchr (p, '%');
+        part = bson_strndup (p, pct ? (size_t) (pct - p) : strlen (p));
+        rm_rp_mermaid (b, part, false);
+        bson_free (part);
+        if (!pct)
+            break;
+        rm_rp_puts (b, "\xEF\xBC\x85"); /* U+FF05, the fullwidth percent sign */
+    }
+    bson_free (t);
+}
+
 /* The node's name, quoted for dot. */
 static void
 dot_id (rm_buf_t *b, const char *ns)
@@ -55,13 +142,21 @@ dot_id (rm_buf_t *b, const char *ns)
 static void
 field_name (rm_buf_t *b, const bson_t *f)
 {
-    const char *path = rm_rp_str (f, "path"), *last = strrchr (path, '.');
-    for (const char *p = path; *p; p++)
-        if (*p == '.')
+    const char *path = rm_rp_str (f, "path"), *last = NULL;
+    bool quoted = false;
+    /* A dot inside ["a.b"] (a name no path spells: analyze.c) is the
+     * name's, not a step down. */
+    for (const char *p = path; *p; p++) {
+        if (*p == '"' && p > path && (p[-1] == '[' || p[1] == ']'))
+            quoted = p[-1] == '[';
+        if (*p == '.' && !quoted) {
             rm_rp_puts (b, "&#160;&#160;&#160;");
+            last = p;
+        }
+    }
     if (last)
         rm_rp_puts (b, "<font color=\"#888888\">.</font>");
-    rm_rp_html (b, last ? last + 1 : path);
+    gv_html (b, last ? last + 1 : path);
     if (rm_rp_int (f, "arrays"))
         rm_rp_puts (b, "[ ]");
 }
@@ -79,7 +174,7 @@ dot_box (rm_buf_t *b, const bson_t *c)
     rm_rp_puts (b, " [class=\"coll\" label=<<table border=\"1\" color=\"#5b7a99\" cellborder=\"0\" cellspacing=\"0\" "
                    "cellpadding=\"3\" bgcolor=\"#ffffff\">\n    <tr><td colspan=\"2\" bgcolor=\"#2f5d8a\" "
                    "align=\"left\"><font color=\"#ffffff\" point-size=\"12\"><b>");
-    rm_rp_html (b, rm_rp_str (c, "ns"));
+    gv_html (b, rm_rp_str (c, "ns"));
     rm_rp_puts (b, "</b></font></td></tr>\n    <tr><td colspan=\"2\" bgcolor=\"#e8eef5\" align=\"left\">"
                    "<font point-size=\"9\">");
     rm_rp_count (b, rm_rp_int (c, "documents"));
@@ -121,7 +216,7 @@ static void
 dot_label (rm_buf_t *b, const bson_t *rel)
 {
     rm_rp_puts (b, "<<b>");
-    rm_rp_html (b, rm_rp_str (rel, "field"));
+    gv_html (b, rm_rp_str (rel, "field"));
     rm_rp_puts (b, "</b><br/>");
     rm_rp_html (b, rm_rp_str (rel, "class"));
     if (rm_rp_bool (rel, "manyToMany"))
@@ -131,9 +226,9 @@ dot_label (rm_buf_t *b, const bson_t *rel)
     rm_rp_puts (b, "</font>");
     if (!rm_rp_bool (rel, "indexed")) {
         rm_rp_puts (b, "<br/><font color=\"#b30000\">no index on ");
-        rm_rp_html (b, rm_rp_str (rel, "indexNs"));
+        gv_html (b, rm_rp_str (rel, "indexNs"));
         rm_rp_puts (b, ".");
-        rm_rp_html (b, rm_rp_str (rel, "indexField"));
+        gv_html (b, rm_rp_str (rel, "indexField"));
         rm_rp_puts (b, "</font>");
     }
     rm_rp_puts (b, ">");
@@ -253,7 +348,7 @@ mermaid (const bson_t *report, const only_t *only, rm_buf_t *out)
         if (!shown (only, rm_rp_str (&c, "ns")))
             continue;
         rm_rp_printf (out, "    c%d[\"", i);
-        rm_rp_mermaid (out, rm_rp_str (&c, "ns"), false);
+        mermaid_entity (out, rm_rp_str (&c, "ns"));
         rm_rp_puts (out, "\"] {\n");
         rm_rp_docs (&c, "fields", &farr);
         while (rm_rp_next (&farr, &f)) {
@@ -273,9 +368,9 @@ mermaid (const bson_t *report, const only_t *only, rm_buf_t *out)
                 rm_rp_mermaid (out, bson_iter_key (&t), true);
             }
             rm_rp_puts (out, " ");
-            rm_rp_mermaid (out, rm_rp_str (&f, "path"), true);
+            mermaid_text (out, rm_rp_str (&f, "path"), true);
             rm_rp_puts (out, " \"");
-            rm_rp_mermaid (out, rm_rp_str (&f, "path"), false);
+            mermaid_text (out, rm_rp_str (&f, "path"), false);
             rm_rp_puts (out, ": ");
             if (rm_rp_int (&f, "arrays"))
                 rm_rp_printf (out, "array, p50 %lld, max %lld", (long long) rm_rp_int (&f, "arrayLengths.p50"),
@@ -297,14 +392,14 @@ mermaid (const bson_t *report, const only_t *only, rm_buf_t *out)
          * most one for one-to-one). */
         rm_rp_printf (out, "    c%d ||--%s c%d : \"", coll_index (report, rm_rp_str (&rel, "parent")),
                       !strcmp (cls, "one-to-one") ? "o|" : "o{", coll_index (report, rm_rp_str (&rel, "child")));
-        rm_rp_mermaid (out, rm_rp_str (&rel, "field"), false);
+        mermaid_text (out, rm_rp_str (&rel, "field"), false);
         rm_rp_puts (out, ": ");
         rm_rp_mermaid (out, cls, false);
         rm_rp_puts (out, ", ");
         rm_rp_mermaid (out, rm_rp_str (&rel, "level"), false);
         if (!rm_rp_bool (&rel, "indexed")) {
             rm_rp_puts (out, ", no index on ");
-            rm_rp_mermaid (out, rm_rp_str (&rel, "indexField"), false);
+            mermaid_text (out, rm_rp_str (&rel, "indexField"), false);
         }
         rm_rp_puts (out, "\"\n");
     }

@@ -332,6 +332,65 @@ box db.x<img src=y onerror=alert(1)>\"& | 3 docs · 84 B · avg 28 B · max 28 B
 <b>\"f&"
 expect_eq "odd names: no script, nothing outside" "$(dom odd outside)" ""
 
+# ---- names no path spells, names Graphviz and Mermaid would misread ----
+# (issue 50, items 4 and 6) A top-level "owner.id" is not owner's id: no
+# relationship, no step on it, a pathlessField check; the plan and the
+# page are written. Graphviz expands \N and \G in labels and refuses
+# U+FFFE: every field in the drawn box, as it is named. Mermaid's grammar
+# wants attribute names that start with a letter or _ and entity names
+# without %.
+python3 - "$T/dotted.json" <<'PY'
+import json, sys
+oid = lambda i: {"$oid": "65%022x" % i}
+json.dump({"crm.people": [{"_id": oid(i), "name": "p%d" % i} for i in range(1, 101)],
+           "crm.tasks": [{"_id": i, "owner.id": oid(i * 7 % 100 + 1), "": "x", "$weird": 1,
+                          "title": "t%d" % i} for i in range(1, 1001)],
+           "db.w%25x\\N": [{"_id": i, "a\\Gb": i, "n\\N": 1, "u\ufffe": 2, "v\uffff": 3,
+                            "2fa": True, "-x": 5, "ok": 6} for i in range(3)]},
+          open(sys.argv[1], "w"))
+PY
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/dotted" "@$T/dotted.json"
+run_rm analyze "$T/dotted" -q --json --plan-out "$T/dotted-plan.json"
+expect_eq "a field named owner.id: no relationship on it, no step, three pathlessField checks" \
+    "$rc $(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2]))
+print(len(r["relationships"]), len(p["steps"]),
+      sorted(c["field"] for c in r["checks"] if c["check"] == "pathlessField"),
+      [f["path"] for c in r["collections"] for f in c["fields"] if f.get("pathless")][:3])' "$T/out" "$T/dotted-plan.json")" \
+    "0 0 0 ['[\"\"]', '[\"\$weird\"]', '[\"owner.id\"]'] ['[\"owner.id\"]', '[\"\"]', '[\"\$weird\"]']"
+run_rm analyze "$T/dotted" -q --report "$T/dotted.html"
+expect_eq "a field named owner.id: --report writes the page" "$rc $([ -s "$T/dotted.html" ] && echo written)" "0 written"
+"$REMODEL" analyze "$T/dotted" -q --format dot >"$T/dotted.dot"
+if command -v dot >/dev/null; then
+    dot -Tsvg "$T/dotted.dot" >"$T/dotted.svg" 2>"$T/err"
+    expect_eq "odd field names: dot draws them, silently" "$?:$(cat "$T/err")" "0:"
+    expect_eq "odd field names: every field in its box, named as it is (no \\N or \\G expanded)" \
+        "$(python3 -c '
+import html, re, sys
+t = [html.unescape(x) for x in re.findall(r"<text[^>]*>([^<]*)</text>", open(sys.argv[1]).read())]
+want = ["a\\Gb", "n\\N", "u\\uFFFE", "v\\uFFFF", "2fa", "-x", "ok", "[\"owner.id\"]", "[\"\"]", "db.w%x\\N"]
+print([w for w in want if w not in t], "design" in " ".join(t))' "$T/dotted.svg")" "[] False"
+fi
+"$REMODEL" analyze "$T/dotted" -q --format mermaid >"$T/dotted.mmd"
+# The erDiagram grammar's tokens (mermaid's erDiagram.jison): an entity's
+# shown name ENTITY_NAME "[^"%\r\n\v\b\\]+", an attribute's type and name
+# ATTRIBUTE_WORD, a comment "[^"]*".
+expect_eq "odd field names: the Mermaid text keeps the erDiagram grammar's tokens" "$(python3 -c '
+import re, sys
+word = r"[*A-Za-z_\u00C0-\uFFFF][A-Za-z0-9\-_\[\]().,\u00C0-\uFFFF*]*"
+bad = []
+for line in open(sys.argv[1], encoding="utf-8").read().splitlines()[1:]:
+    s = line.strip()
+    if s == "}" or re.fullmatch(r"c\d+ (\|\||\}o|o\{|o\|)--(o\{|o\||\|\||\}o) c\d+ : \"[^\"]*\"", s):
+        continue
+    if re.fullmatch(r"c\d+\[\"[^\"%\r\n\v\b\\\\]+\"\] \{", s):
+        continue
+    if re.fullmatch("(%s) (%s) \"[^\"]*\"" % (word, word), s):
+        continue
+    bad.append(s)
+print(bad)' "$T/dotted.mmd")" "[]"
+
 # ---- errors ----
 run_rm check "$P" --report "$T/x.html"
 expect_eq "check --report without --against: refused, exit 2" "$rc" 2
