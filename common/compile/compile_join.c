@@ -56,15 +56,19 @@ append_sort (bson_t *p, const rm_sortspec_t *sort, bool by_pos)
 
 /* ---- embed ---- */
 
+static void rewrite (bson_t *out, const char *key, bson_iter_t *it);
+
 /* The child as it goes into the array: whole, or its top-level fields
  * filtered by the projection, in the child's own order (as $project
- * keeps them). */
+ * keeps them), then its computed fields in project's order, each read
+ * from the child (the row's __rm): {$mergeObjects: [kept, {computed}]},
+ * whose object leaves out a missing result, as $project does. */
 static void
 append_child (bson_t *doc, const char *key, const rm_embed_t *e)
 {
     bson_t names, *expr;
     bson_iter_t it;
-    bool id_seen = false;
+    bool id_listed = false;
     uint32_t n = 0;
 
     if (!e->project) {
@@ -72,18 +76,16 @@ append_child (bson_t *doc, const char *key, const rm_embed_t *e)
         return;
     }
     bson_init (&names);
-    bson_iter_init (&it, e->project);
-    while (bson_iter_next (&it)) {
-        const char *k = bson_iter_key (&it);
-        bool on = BSON_ITER_HOLDS_BOOL (&it) ? bson_iter_bool (&it) : bson_iter_as_int64 (&it) != 0;
+    for (size_t i = 0; i < e->n_proj; i++) {
+        const rm_proj_field_t *f = &e->proj[i];
         char idx[16];
-        id_seen |= !strcmp (k, "_id");
-        if (on != e->project_inclusive)
+        id_listed |= !strcmp (f->name, "_id");
+        if (f->kind == RM_PROJ_COMPUTED || (f->kind == RM_PROJ_INCLUDE) != e->project_inclusive)
             continue;
         snprintf (idx, sizeof idx, "%u", n++);
-        BSON_APPEND_UTF8 (&names, idx, k);
+        BSON_APPEND_UTF8 (&names, idx, f->name);
     }
-    if (e->project_inclusive && !id_seen) {
+    if (e->project_inclusive && !id_listed) {
         char idx[16];
         snprintf (idx, sizeof idx, "%u", n++);
         BSON_APPEND_UTF8 (&names, idx, "_id"); /* included unless excluded */
@@ -97,7 +99,22 @@ append_child (bson_t *doc, const char *key, const rm_embed_t *e)
                          BCON_UTF8 ("$__rm"), "}", "cond", "{", "$eq", "[", "{", "$in", "[",
                          BCON_UTF8 ("$$this.k"), BCON_ARRAY (&names), "]", "}", BCON_BOOL (false),
                          "]", "}", "}", "}");
-    BSON_APPEND_DOCUMENT (doc, key, expr);
+    if (e->n_computed) {
+        bson_t merged, arr, obj;
+        BSON_APPEND_DOCUMENT_BEGIN (doc, key, &merged);
+        BSON_APPEND_ARRAY_BEGIN (&merged, "$mergeObjects", &arr);
+        BSON_APPEND_DOCUMENT (&arr, "0", expr);
+        BSON_APPEND_DOCUMENT_BEGIN (&arr, "1", &obj);
+        bson_iter_init (&it, e->project);
+        for (size_t i = 0; i < e->n_proj && bson_iter_next (&it); i++)
+            if (e->proj[i].kind == RM_PROJ_COMPUTED)
+                rewrite (&obj, e->proj[i].name, &it);
+        bson_append_document_end (&arr, &obj);
+        bson_append_array_end (&merged, &arr);
+        bson_append_document_end (doc, &merged);
+    } else {
+        BSON_APPEND_DOCUMENT (doc, key, expr);
+    }
     bson_destroy (expr);
     bson_destroy (&names);
 }
@@ -213,6 +230,35 @@ rm_compile_embed (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_
 
 /* ---- summarize ---- */
 
+/* {$getField: ...} read from the child: its input, $$CURRENT when not
+ * given (the shorthand {$getField: "name"} too), is the child; the field
+ * name stays as it is. */
+static void
+rewrite_get_field (bson_t *out, const char *key, bson_iter_t *arg)
+{
+    bson_t op, body;
+    bson_iter_t sub;
+    bool has_input = false;
+    BSON_APPEND_DOCUMENT_BEGIN (out, key, &op);
+    BSON_APPEND_DOCUMENT_BEGIN (&op, "$getField", &body);
+    if (BSON_ITER_HOLDS_DOCUMENT (arg) && bson_iter_recurse (arg, &sub)) {
+        while (bson_iter_next (&sub)) {
+            if (!strcmp (bson_iter_key (&sub), "input")) {
+                rewrite (&body, "input", &sub);
+                has_input = true;
+            } else {
+                bson_append_iter (&body, bson_iter_key (&sub), -1, &sub);
+            }
+        }
+    } else {
+        bson_append_iter (&body, "field", 5, arg);
+    }
+    if (!has_input)
+        BSON_APPEND_UTF8 (&body, "input", "$__rm");
+    bson_append_document_end (&op, &body);
+    bson_append_document_end (out, &op);
+}
+
 /* expr with its field paths read from the child (the row's __rm):
  * "$a.b" -> "$__rm.a.b", "$$ROOT" -> "$__rm"; {$literal: ...} kept. */
 static void
@@ -231,10 +277,16 @@ rewrite (bson_t *out, const char *key, bson_iter_t *it)
         bson_iter_t sub;
         bson_t child;
         bool arr = BSON_ITER_HOLDS_ARRAY (it);
-        if (bson_iter_recurse (it, &sub) && bson_iter_next (&sub) &&
-            !strcmp (bson_iter_key (&sub), "$literal")) {
-            bson_append_iter (out, key, -1, it);
-            return;
+        if (!arr && bson_iter_recurse (it, &sub) && bson_iter_next (&sub)) {
+            const char *op = bson_iter_key (&sub);
+            if (!strcmp (op, "$literal") || !strcmp (op, "$const")) {
+                bson_append_iter (out, key, -1, it);
+                return;
+            }
+            if (!strcmp (op, "$getField")) {
+                rewrite_get_field (out, key, &sub);
+                return;
+            }
         }
         if (arr)
             BSON_APPEND_ARRAY_BEGIN (out, key, &child);

@@ -275,23 +275,14 @@ struct rm_embed_out {
     size_t item_cap;
     rm_buf_t doc, key;
     size_t as_len, count_as_len, flag_len;
-    /* project's keys (the first of each name) and whether each keeps its
-     * field, looked up once instead of per field of every child */
-    const char **proj_key;
+    /* the lengths of project's keys, measured once, not per field of
+     * every child */
     uint32_t *proj_len;
-    bool *proj_keep;
-    size_t n_proj;
+    /* project's computed fields: evaluated on the consumer's thread (the
+     * probe workers prepare no child then), in cx, reset per child */
+    rm_expr_ctx_t *cx;
+    const char *from_name;
 };
-
-
-static bool
-projected (const rm_embed_t *spec, const char *key)
-{
-    bson_iter_t it;
-    if (!bson_iter_init_find (&it, spec->project, key))
-        return !spec->project_inclusive && false;
-    return BSON_ITER_HOLDS_BOOL (&it) ? bson_iter_bool (&it) : bson_iter_as_int64 (&it) != 0;
-}
 
 rm_embed_out_t *
 rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
@@ -306,24 +297,12 @@ rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     o->as_len = strlen (o->spec->as);
     o->count_as_len = o->spec->count_as ? strlen (o->spec->count_as) : 0;
     o->flag_len = strlen (o->flag);
-    if (o->spec->project) {
-        bson_iter_t it;
-        uint32_t n = bson_count_keys (o->spec->project);
-        o->proj_key = bson_malloc0 ((n + 1) * sizeof *o->proj_key);
-        o->proj_keep = bson_malloc0 ((n + 1) * sizeof *o->proj_keep);
-        o->proj_len = bson_malloc0 ((n + 1) * sizeof *o->proj_len);
-        bson_iter_init (&it, o->spec->project);
-        while (bson_iter_next (&it)) {
-            const char *k = bson_iter_key (&it);
-            bool seen = false;
-            for (size_t i = 0; i < o->n_proj && !seen; i++)
-                seen = !strcmp (o->proj_key[i], k);
-            if (seen)
-                continue;
-            o->proj_key[o->n_proj] = k;
-            o->proj_len[o->n_proj] = bson_iter_key_len (&it);
-            o->proj_keep[o->n_proj++] = projected (o->spec, k);
-        }
+    o->proj_len = bson_malloc0 ((o->spec->n_proj + 1) * sizeof *o->proj_len);
+    for (size_t i = 0; i < o->spec->n_proj; i++)
+        o->proj_len[i] = (uint32_t) strlen (o->spec->proj[i].name);
+    if (o->spec->n_computed) {
+        o->cx = rm_expr_ctx_new (rm_engine_now (e));
+        o->from_name = rm_engine_find (e, &o->spec->from)->stats->name;
     }
     o->next = rm_engine_store_new (e, o->into, err);
     if (!o->next) {
@@ -341,10 +320,43 @@ rm_embed_out_new (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     return o;
 }
 
+/* Appends one child's computed fields (project's, in its order) to the
+ * document being built in out: a missing result leaves its field out, as
+ * $project does. A failure names the child and the field; where the
+ * engine collects failures (check --against), the field is left out and
+ * the run goes on. */
+static bool
+computed_fields (rm_embed_out_t *o, const rm_child_t *c, rm_buf_t *out, bson_error_t *err)
+{
+    const rm_embed_t *spec = o->spec;
+    rm_expr_ctx_reset (o->cx);
+    for (size_t i = 0; i < spec->n_proj; i++) {
+        const rm_proj_field_t *f = &spec->proj[i];
+        bson_value_t v;
+        rm_raw_value_t raw;
+        if (f->kind != RM_PROJ_COMPUTED)
+            continue;
+        if (!rm_expr_eval (o->cx, f->expr, c->doc, c->len, &v, err)) {
+            rm_error_prefix (err, "project \"%s\"", f->name);
+            rm_doc_error (err, o->from_name, "document", c->doc, c->len);
+            if (rm_engine_doc_error (o->e, o->s, err))
+                continue;
+            return false;
+        }
+        if (v.value_type == BSON_TYPE_EOD)
+            continue;
+        rm_expr_raw (o->cx, &v, &raw);
+        rm_docbuf_key (out, (bson_type_t) raw.type, f->name);
+        rm_buf_append (out, raw.data, raw.len);
+    }
+    return true;
+}
+
 /* Appends one child, projected, as a whole document to out. Only reads o
- * (the probe worker calls it too, rm_embed_out_prepare). */
-static void
-project_child (const rm_embed_out_t *o, const rm_child_t *c, rm_buf_t *out)
+ * when project computes nothing (the probe worker calls it then too,
+ * rm_embed_out_prepare). */
+static bool
+project_child (rm_embed_out_t *o, const rm_child_t *c, rm_buf_t *out, bson_error_t *err)
 {
     const rm_embed_t *spec = o->spec;
     size_t start;
@@ -354,7 +366,10 @@ project_child (const rm_embed_out_t *o, const rm_child_t *c, rm_buf_t *out)
 
     /* A raw walk of the child's fields (checked when read), each kept
      * field's bytes copied as they are: neighbours together, in one copy
-     * (most children lose one field or none). */
+     * (most children lose one field or none). An inclusion keeps the
+     * fields it includes and _id unless excluded (a computed one is
+     * computed), in the child's order; an exclusion all but those it
+     * excludes; computed fields follow, in project's order ($project's). */
     start = rm_docbuf_begin (out);
     if (rm_walk_init (&w, c->doc, c->len))
         while (rm_walk_next (&w, &e) > 0) {
@@ -364,17 +379,13 @@ project_child (const rm_embed_out_t *o, const rm_child_t *c, rm_buf_t *out)
                 uint32_t kl = rm_elem_key_len (&e);
                 bool is_id = rm_elem_key_is (&w, &e, "_id", 3);
                 size_t p = 0;
-                bool listed, proj;
-                while (p < o->n_proj && (o->proj_len[p] != kl || memcmp (o->proj_key[p], k, kl)))
+                while (p < spec->n_proj &&
+                       (o->proj_len[p] != kl || memcmp (spec->proj[p].name, k, kl)))
                     p++;
-                listed = p < o->n_proj;
-                proj = listed && o->proj_keep[p];
-                if (spec->project_inclusive)
-                    keep = listed ? proj : is_id;
+                if (p < spec->n_proj)
+                    keep = spec->proj[p].kind == RM_PROJ_INCLUDE;
                 else
-                    keep = !(listed && !proj);
-                if (is_id && listed && !proj)
-                    keep = false;
+                    keep = !spec->project_inclusive || is_id;
             }
             if (!keep)
                 continue;
@@ -387,23 +398,30 @@ project_child (const rm_embed_out_t *o, const rm_child_t *c, rm_buf_t *out)
         }
     if (to > from)
         rm_buf_append (out, c->doc + from, to - from);
+    if (spec->n_computed && !computed_fields (o, c, out, err)) {
+        out->len = start;
+        return false;
+    }
     rm_docbuf_end (out, start);
+    return true;
 }
 
 void
 rm_embed_out_prepare (const void *o, const rm_child_t *c, rm_buf_t *out)
 {
-    project_child (o, c, out);
+    /* (never with computed fields: step_embed.c sets no prepare then) */
+    project_child ((rm_embed_out_t *) o, c, out, NULL);
 }
 
 /* Appends one child, projected, to o->items: as it came when prepared. */
-static void
-add_item (rm_embed_out_t *o, const rm_child_t *c)
+static bool
+add_item (rm_embed_out_t *o, const rm_child_t *c, bson_error_t *err)
 {
-    if (c->prepared)
+    if (c->prepared) {
         rm_buf_append (&o->items, c->doc, c->len);
-    else
-        project_child (o, c, &o->items);
+        return true;
+    }
+    return project_child (o, c, &o->items, err);
 }
 
 /* Appends the array of items [from, to) to out, as a BSON array's value:
@@ -645,7 +663,8 @@ rm_embed_out_child (void *ctx, const rm_child_t *c, bson_error_t *err)
         o->item_off = bson_realloc (o->item_off, o->item_cap * sizeof *o->item_off);
     }
     o->item_off[o->n] = o->items.len;
-    add_item (o, c);
+    if (!add_item (o, c, err))
+        return false;
     o->item_off[++o->n] = o->items.len;
     if (!o->closed) {
         if (spec->max_items && o->n > (size_t) spec->max_items) {
@@ -734,8 +753,7 @@ rm_embed_out_destroy (rm_embed_out_t *o)
     rm_buf_destroy (&o->doc);
     rm_buf_destroy (&o->key);
     bson_free (o->item_off);
-    bson_free (o->proj_key);
     bson_free (o->proj_len);
-    bson_free (o->proj_keep);
+    rm_expr_ctx_destroy (o->cx);
     bson_free (o);
 }

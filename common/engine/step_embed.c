@@ -17,6 +17,10 @@ rm_step_embed_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
                    .from = &spec->from, .into = &spec->into, .begin = rm_embed_out_begin,
                    .child = rm_embed_out_child, .end = rm_embed_out_end, .pass = rm_embed_out_pass,
                    .finish = rm_embed_out_finish, .prepare = rm_embed_out_prepare, .ctx = o};
+    /* Computed fields are evaluated where an error can be told: on the
+     * consumer's thread, not by the probe workers (embed_build.c). */
+    if (spec->n_computed)
+        j.prepare = NULL;
     bool ok = o && rm_join_run (e, &j, err);
     rm_embed_out_destroy (o);
     return ok;
@@ -50,42 +54,96 @@ rm_embed_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t 
 /* The step in a plan (step_class.h): its keys read, then freed; its
  * namespaces, for plan.c. */
 
+/* A number's or a bool's truth as $project reads a flag: any number but
+ * zero (0.5 and -1 too) includes. */
+static bool
+flag_on (const bson_iter_t *it)
+{
+    switch (bson_iter_type (it)) {
+    case BSON_TYPE_BOOL:
+        return bson_iter_bool (it);
+    case BSON_TYPE_DOUBLE:
+        return bson_iter_double (it) != 0.0;
+    case BSON_TYPE_DECIMAL128: {
+        bson_decimal128_t d;
+        char text[BSON_DECIMAL128_STRING];
+        bson_iter_decimal128 (it, &d);
+        bson_decimal128_to_string (&d, text);
+        /* zero in every exponent: only zeros before the exponent */
+        for (const char *p = text; *p && *p != 'E'; p++)
+            if (*p >= '1' && *p <= '9')
+                return true;
+        return !strncmp (text, "NaN", 3) || strstr (text, "Inf") != NULL;
+    }
+    default:
+        return bson_iter_as_int64 (it) != 0;
+    }
+}
+
+/* project is $project's document over each child: flags include or
+ * exclude top-level fields; any other value is an expression over the
+ * child, a computed field (which makes it an inclusion, as in
+ * $project: a literal number or bool needs {"$literal": ...}). */
 static bool
 parse_project (rm_plan_ctx_t *c, const bson_iter_t *it, rm_embed_t *e)
 {
     bson_iter_t sub;
     uint32_t len;
     const uint8_t *data;
-    int mode = -1; /* 1 inclusion, 0 exclusion */
+    bool includes = false, excludes = false;
 
     if (!BSON_ITER_HOLDS_DOCUMENT (it) || !bson_iter_recurse (it, &sub))
-        return rm_plan_fail (c, "project",
-                             "must be a document like {\"name\": 1} or {\"secret\": 0}");
-    while (bson_iter_next (&sub)) {
-        const char *k = bson_iter_key (&sub);
-        int v;
-        if (strchr (k, '.') || k[0] == '$')
-            return rm_plan_fail (c, "project",
-                                 "\"%s\": only top-level field names can be projected", k);
-        if (BSON_ITER_HOLDS_BOOL (&sub))
-            v = bson_iter_bool (&sub);
-        else if (BSON_ITER_HOLDS_NUMBER (&sub))
-            v = bson_iter_as_int64 (&sub) != 0;
-        else
-            return rm_plan_fail (c, "project", "\"%s\": only 1/true (include) or 0/false (exclude) are supported", k);
-        /* _id may be excluded in an inclusion projection, as in $project. */
-        if (strcmp (k, "_id") == 0 && v == 0)
-            continue;
-        if (mode >= 0 && mode != v)
-            return rm_plan_fail (c, "project",
-                                 "mixes inclusion and exclusion (only _id may be excluded "
-                                 "from an inclusion)");
-        mode = v;
-    }
+        return rm_plan_fail (c, "project", "must be a document like {\"name\": 1}, "
+                             "{\"secret\": 0} or {\"total\": {\"$multiply\": [\"$qty\", "
+                             "\"$price\"]}}");
     bson_iter_document (it, &len, &data);
     e->project = bson_new_from_data (data, len);
+    e->proj = bson_malloc0 ((bson_count_keys (e->project) + 1) * sizeof *e->proj);
+    while (bson_iter_next (&sub)) {
+        const char *k = bson_iter_key (&sub);
+        rm_proj_field_t *f = &e->proj[e->n_proj];
+        bool is_id = strcmp (k, "_id") == 0;
+        if (!*k || strchr (k, '.') || k[0] == '$')
+            return rm_plan_fail (c, "project",
+                                 "\"%s\": only top-level field names can be projected", k);
+        for (size_t i = 0; i < e->n_proj; i++)
+            if (!strcmp (e->proj[i].name, k))
+                return rm_plan_fail (c, "project", "\"%s\" is named twice", k);
+        if (BSON_ITER_HOLDS_BOOL (&sub) || BSON_ITER_HOLDS_NUMBER (&sub)) {
+            f->kind = flag_on (&sub) ? RM_PROJ_INCLUDE : RM_PROJ_EXCLUDE;
+        } else {
+            bson_iter_t first;
+            bson_error_t why;
+            /* A document not led by an operator is a projection of a
+             * sub-document's fields in $project, not an expression. */
+            if (BSON_ITER_HOLDS_DOCUMENT (&sub) && bson_iter_recurse (&sub, &first) &&
+                (!bson_iter_next (&first) || bson_iter_key (&first)[0] != '$'))
+                return rm_plan_fail (c, "project", "\"%s\": a sub-document's fields cannot "
+                                     "be projected (only top-level fields; compute it with "
+                                     "an expression: {\"$literal\": {...}} for a literal "
+                                     "document)", k);
+            f->expr = rm_expr_parse (&sub, &why);
+            if (!f->expr)
+                return rm_plan_fail (c, "project", "\"%s\": %s", k, why.message);
+            f->kind = RM_PROJ_COMPUTED;
+            e->n_computed++;
+        }
+        f->name = bson_strdup (k);
+        e->n_proj++;
+        /* _id may be excluded from an inclusion, as in $project. */
+        if (is_id && f->kind == RM_PROJ_EXCLUDE)
+            continue;
+        includes |= f->kind != RM_PROJ_EXCLUDE;
+        excludes |= f->kind == RM_PROJ_EXCLUDE;
+    }
+    if (includes && excludes)
+        return rm_plan_fail (c, "project", e->n_computed
+                                               ? "computed fields make an inclusion projection: "
+                                                 "it may exclude only _id"
+                                               : "mixes inclusion and exclusion (only _id may be "
+                                                 "excluded from an inclusion)");
     /* {"_id": 0} alone is an exclusion, as in $project. */
-    e->project_inclusive = mode == 1;
+    e->project_inclusive = includes;
     return true;
 }
 
@@ -150,6 +208,11 @@ rm_plan_clear_embed (rm_step_t *s)
     bson_free (e->count_as);
     if (e->project)
         bson_destroy (e->project);
+    for (size_t i = 0; i < e->n_proj; i++) {
+        bson_free (e->proj[i].name);
+        rm_expr_destroy (e->proj[i].expr);
+    }
+    bson_free (e->proj);
     rm_plan_sortspec_clear (&e->sort);
 }
 

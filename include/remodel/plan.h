@@ -51,12 +51,26 @@ typedef struct {
 typedef enum { RM_OVERFLOW_ERROR, RM_OVERFLOW_OUTLIER } rm_overflow_t;
 typedef enum { RM_STYLE_PARENT_REF, RM_STYLE_CHILD_REFS, RM_STYLE_BOTH } rm_style_t;
 
+/* One key of embed's project, read as $project reads it: 1/true (any
+ * number but zero) includes, 0/false excludes, anything else is an
+ * expression over the child (a computed field, in an inclusion). */
+typedef enum { RM_PROJ_EXCLUDE, RM_PROJ_INCLUDE, RM_PROJ_COMPUTED } rm_proj_kind_t;
+
+typedef struct {
+    char *name;             /* a top-level field name */
+    rm_proj_kind_t kind;
+    rm_expr_t *expr;        /* RM_PROJ_COMPUTED's */
+} rm_proj_field_t;
+
 typedef struct {
     rm_nsref_t from, into;
     rm_path_t local, foreign;
     char *as;
-    bson_t *project;        /* NULL: whole child documents */
+    bson_t *project;        /* NULL: whole child documents; as the plan wrote it */
     bool project_inclusive;
+    rm_proj_field_t *proj;  /* project's keys, in its order */
+    size_t n_proj;
+    size_t n_computed;      /* of them, computed fields */
     rm_sortspec_t sort;     /* n == 0: child _id ascending */
     int64_t limit;          /* 0: no limit */
     char *count_as;         /* NULL: no count */
@@ -83,6 +97,7 @@ typedef struct {
     rm_raw_value_t *raw;    /* the values as bytes, for the edits */
     bson_t *raw_holder;     /* where those bytes are */
     rm_expr_set_t *set;     /* set: the $set stage its fields make */
+    rm_expr_unset_t *unset; /* unset: the $unset stage its paths make */
     bson_t *set_doc;        /* set: "fields" as the plan wrote it (for compile) */
 } rm_fields_t;
 
