@@ -5,7 +5,11 @@
 # floor); analyze with its default --memory and with budgets small enough
 # to spill its join keys. Best of three runs each (peak RSS: the largest);
 # writes the table into BENCHMARKS.md between the "analyze" markers.
+# Then analyze at scale (issue 50): dumps of many small collections
+# (tests/transforms/analyze_scale.py), seconds, peak RSS and the --json
+# report's size, between the "analyze-scale" markers.
 #   scripts/bench_analyze.sh [BUILD]   SCALE=N (default 1200)
+#   ANALYZE_SCALE_ONLY=1: the scale table only (no benchmark dump)
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,6 +20,58 @@ CACHE=${BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench}/scale-$SCALE
 OUT=${BENCH_OUT:-$ROOT/BENCHMARKS.md}
 TIME=/usr/bin/time
 [ -x "$TIME" ] || { echo "bench-analyze: /usr/bin/time (GNU time) is needed: apt-get install time" >&2; exit 1; }
+# scale_rows: "NAME|SECONDS|PEAK_KB|REPORT_BYTES|RELATIONSHIPS" for each
+# dump of many collections (one run each: seconds, not a best of three;
+# the largest take minutes before issue 50's change).
+scale_rows() {
+    local w=$1 spec name t k
+    for spec in "unrelated 100" "unrelated 400" "unrelated 800" "unrelated 3000" "refs 800" \
+                "refs 2000 --wide 10000"; do
+        name=${spec// /-}
+        [ -d "$w/$name" ] || python3 "$ROOT/tests/transforms/analyze_scale.py" "$w/$name" $spec || return 1
+        "$TIME" -f '%e %M' -o "$w/time" "$R" analyze "$w/$name" --json -q >"$w/out" 2>"$w/err" ||
+            { echo "bench-analyze: analyze $spec failed: $(head -c 300 "$w/err")" >&2; return 1; }
+        read -r t k <"$w/time"
+        echo "$spec|$t|$k|$(stat -c %s "$w/out")|$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["relationships"]))' "$w/out")"
+    done
+}
+scale_table() {
+    python3 - "$1" <<'PY'
+import sys
+rows = [l.rstrip("\n").split("|") for l in open(sys.argv[1])]
+print("(dumps of many collections of five documents, tests/transforms/analyze_scale.py: "
+      "`unrelated N` whose fields say nothing of each other, `refs N` whose fields look like "
+      "references to every other collection, `--wide F` one more of F fields; one run each, "
+      "`remodel analyze --json -q`, `make bench-analyze`)\n")
+print("| dump | seconds | peak RSS MB | --json report MB | relationships |\n|---|---:|---:|---:|---:|")
+for spec, t, kb, size, rels in rows:
+    print("| `%s` | %.2f | %.0f | %.1f | %s |" % (spec, float(t), int(kb) / 1024, int(size) / 1e6, rels))
+PY
+}
+# put_table MARKER TABLE: the table between MARKER's begin and end in $OUT.
+put_table() {
+    python3 - "$OUT" "$1" "$2" <<'PY'
+import re, sys
+path, marker, table = sys.argv[1], sys.argv[2], sys.argv[3]
+text = open(path).read()
+start, end = "<!-- %s: begin -->" % marker, "<!-- %s: end -->" % marker
+body = start + "\n" + table + "\n" + end
+if start in text:
+    text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: body, text, flags=re.S)
+else:
+    text = text.rstrip() + "\n\n" + body + "\n"
+open(path, "w").write(text)
+PY
+}
+if [ -n "${ANALYZE_SCALE_ONLY:-}" ]; then
+    WORK=$(mktemp -d)
+    trap 'rm -rf "$WORK"' EXIT
+    scale_rows "$WORK" >"$WORK/rows" || exit 1
+    table=$(scale_table "$WORK/rows")
+    echo "$table"
+    put_table analyze-scale "$table"
+    exit 0
+fi
 d=$CACHE/dump
 if [ ! -f "$d/prelude.json" ]; then
     mkdir -p "$CACHE"
@@ -77,3 +133,7 @@ else:
     text = text.rstrip() + "\n\n## remodel analyze\n\n" + body + "\n"
 open(path, "w").write(text)
 PY
+scale_rows "$WORK" >"$WORK/scale" || exit 1
+table=$(scale_table "$WORK/scale")
+echo "$table"
+put_table analyze-scale "$table"
