@@ -22,23 +22,6 @@ rm_engine_new (const rm_plan_t *plan, const rm_engine_opts_t *opts)
     return e;
 }
 
-bool
-rm_engine_doc_error (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
-{
-    bson_error_t why;
-    if (!e || !e->opts.doc_error || err->code != RM_ERR_DATA)
-        return false;
-    why = *err;
-    rm_error_prefix (&why, "step %zu (%s)", s->index, s->op);
-    e->opts.doc_error (e->opts.doc_error_ctx, &why);
-    return true;
-}
-
-int64_t
-rm_engine_now (const rm_engine_t *e)
-{
-    return e->opts.now_ms;
-}
 
 void
 rm_step_created_info (const rm_step_t *s, rm_dump_info_t *out)

@@ -226,3 +226,67 @@ rm_engine_add_read_probes (const rm_step_t *s, rm_step_run_t *run)
     if (joined && joined_reads[s->kind])
         joined_reads[s->kind](s, joined);
 }
+
+/* What the steps ask of the run as they go (here, not in engine.c or
+ * engine_step.c, which call the steps: a step calling back into them would
+ * make a circle of files). */
+
+bool
+rm_engine_doc_error (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
+{
+    bson_error_t why;
+    if (!e || !e->opts.doc_error || err->code != RM_ERR_DATA)
+        return false;
+    why = *err;
+    rm_error_prefix (&why, "step %zu (%s)", s->index, s->op);
+    e->opts.doc_error (e->opts.doc_error_ctx, &why);
+    return true;
+}
+
+int64_t
+rm_engine_now (const rm_engine_t *e)
+{
+    return e->opts.now_ms;
+}
+
+/* rm_engine_filter's count of what the filter left out for lack of a
+ * field it compares. */
+typedef struct {
+    const uint8_t *doc;
+    uint32_t len;
+    const rm_path_t *lacking;
+} lacking_t;
+
+static void
+note_lacking (const rm_path_t *p, void *arg)
+{
+    lacking_t *l = arg;
+    bson_iter_t it;
+    if (!l->lacking && !rm_path_get (l->doc, l->len, p, &it))
+        l->lacking = p;
+}
+
+bool
+rm_engine_filter (rm_engine_t *e, const rm_step_t *s, rm_expr_ctx_t *cx, const uint8_t *doc,
+                  uint32_t len, bool *take, bson_error_t *err)
+{
+    lacking_t l = {doc, len, NULL};
+    rm_step_run_t *run;
+
+    *take = true;
+    if (!s->filter)
+        return true;
+    if (!rm_query_match (s->filter, cx, doc, len, take, err)) {
+        rm_error_prefix (err, "filter");
+        return false;
+    }
+    if (*take || !e)
+        return true;
+    rm_query_needs_fields (s->filter, note_lacking, &l);
+    if (l.lacking) {
+        run = rm_engine_step_run (e, s);
+        if (!run->filter_lacking++)
+            snprintf (run->filter_path, sizeof run->filter_path, "%s", l.lacking->text);
+    }
+    return true;
+}

@@ -107,6 +107,11 @@ struct rm_xparse {
     const char *vars[RM_X_MAX_VARS]; /* the names in scope, innermost last */
     int n_vars;
     int depth;
+    /* The catalogue (expr_table.c's rm_xop_find, rm_xop_refused), given
+     * by the entry point: the families call the parser, so the parser
+     * may not call the table that lists them. */
+    const rm_xop_t *(*find) (const char *name);
+    const char *(*refused) (const char *name);
 };
 
 /* Compiles the expression at it into *out. */

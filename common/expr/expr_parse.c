@@ -242,13 +242,13 @@ static bool
 parse_operator (rm_xparse_t *p, const char *name, const bson_iter_t *arg, rm_expr_t **out,
                 bson_error_t *err)
 {
-    const rm_xop_t *op = rm_xop_find (name);
+    const rm_xop_t *op = p->find (name);
     const char *why;
     rm_expr_t *e;
     bool ok;
 
     if (!op) {
-        if ((why = rm_xop_refused (name)))
+        if ((why = p->refused (name)))
             return rm_xparse_fail (err, NULL, "%s is not supported: %s", name, why);
         return rm_xparse_fail (err, NULL, "unknown expression operator %s", name);
     }
@@ -360,17 +360,6 @@ rm_xparse_expr (rm_xparse_t *p, const bson_iter_t *it, rm_expr_t **out, bson_err
     }
     p->depth--;
     return ok;
-}
-
-rm_expr_t *
-rm_expr_parse (const bson_iter_t *it, bson_error_t *err)
-{
-    rm_xparse_t p;
-    rm_expr_t *e = NULL;
-    memset (&p, 0, sizeof p);
-    if (!rm_xparse_expr (&p, it, &e, err))
-        return NULL;
-    return e;
 }
 
 bool

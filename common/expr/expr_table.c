@@ -45,6 +45,21 @@ rm_xop_refused (const char *name)
     return NULL;
 }
 
+/* The entry point: the parser is given the catalogue to look operators
+ * up in, so that it sits below the families that call back into it. */
+rm_expr_t *
+rm_expr_parse (const bson_iter_t *it, bson_error_t *err)
+{
+    rm_xparse_t p;
+    rm_expr_t *e = NULL;
+    memset (&p, 0, sizeof p);
+    p.find = rm_xop_find;
+    p.refused = rm_xop_refused;
+    if (!rm_xparse_expr (&p, it, &e, err))
+        return NULL;
+    return e;
+}
+
 bool
 rm_expr_op_supported (const char *name)
 {
