@@ -106,8 +106,12 @@ rm_compile_unset (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_
     const char *names[64];
     size_t n = 0;
 
-    if (!fields_compile (f, NULL, st))
-        return true;
+    /* The step is the $unset stage: dotted paths and all, as $project
+     * excludes them. */
+    for (size_t i = 0; i < f->n; i++)
+        if (rm_cs_reserved (f->paths[i].text))
+            return rm_compile_refuse (st, "a field starting with __rm, the compiled pipelines' "
+                                          "scratch fields");
     for (size_t i = 0; i < f->n; i++) {
         names[n++] = f->paths[i].text;
         if (n == 64 || i + 1 == f->n) {

@@ -59,15 +59,20 @@ rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_nam
         *out_len = sc->buf[0].len;
         return true;
     }
+    if (s->kind == RM_STEP_UNSET) {
+        /* The $unset stage: all its paths in one copy. */
+        bool changed;
+        rm_expr_unset_apply (f->unset, doc, (uint32_t) len, &sc->buf[0], &changed);
+        *out = sc->buf[0].data;
+        *out_len = sc->buf[0].len;
+        return true;
+    }
     for (size_t i = 0; i < f->n; i++) {
         rm_buf_t *b = &sc->buf[i & 1];
         bool changed = false, ok;
         switch (s->kind) {
         case RM_STEP_VERSION:
             ok = rm_doc_set (b, doc, len, &f->paths[i], &f->raw[i], err);
-            break;
-        case RM_STEP_UNSET:
-            ok = rm_doc_unset (b, doc, len, &f->paths[i], &changed, err);
             break;
         default:
             ok = rm_doc_rename (b, doc, len, &f->paths[i], &f->to[i], &changed, err);
@@ -343,6 +348,8 @@ rm_plan_parse_fields (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
         rm_path_parse (&f->paths[0], "schemaVersion", &perr);
     }
     fields_encode (f);
+    if (kind == RM_STEP_UNSET)
+        f->unset = rm_expr_unset_new (f->paths, f->n);
     if (kind != RM_STEP_VERSION && f->n == 0 && f->in.text)
         return rm_plan_fail (c, "fields", "names no field");
     return check_paths (c, kind, f);
@@ -366,6 +373,7 @@ rm_plan_clear_fields (rm_step_t *s)
     if (f->raw_holder)
         bson_destroy (f->raw_holder);
     rm_expr_set_destroy (f->set);
+    rm_expr_unset_destroy (f->unset);
     if (f->set_doc)
         bson_destroy (f->set_doc);
 }

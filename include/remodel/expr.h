@@ -19,6 +19,7 @@
 
 #include <bson/bson.h>
 
+#include "remodel/buf.h"
 #include "remodel/docpath.h"
 #include "remodel/error.h"
 
@@ -104,6 +105,16 @@ const rm_expr_t *rm_expr_set_expr (const rm_expr_set_t *s, size_t i);
  * error names the field: "field \"d\": $toDate: ...". */
 bool rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
                         rm_buf_t *out, bson_error_t *err);
+
+/* The $unset stage (a $project exclusion): removes each path, through
+ * documents and into each document of an array, a numeric component a
+ * field name; a path through a scalar changes nothing. paths stay the
+ * caller's while u lives. changed: whether a field went. */
+typedef struct rm_expr_unset rm_expr_unset_t;
+rm_expr_unset_t *rm_expr_unset_new (const rm_path_t *paths, size_t n);
+void rm_expr_unset_destroy (rm_expr_unset_t *u);
+void rm_expr_unset_apply (const rm_expr_unset_t *u, const uint8_t *doc, uint32_t len, rm_buf_t *out,
+                          bool *changed);
 
 /* The catalogue: whether name ("$toDate") is an operator this build
  * evaluates; rm_expr_op_name(i) lists them, NULL past the last. */

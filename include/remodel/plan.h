@@ -108,7 +108,13 @@ typedef struct {
     rm_path_t local, foreign;
     size_t n;
     char **targets;         /* field names written into `in` */
-    rm_path_t *sources;     /* paths read from the matched `from` document */
+    rm_path_t *sources;     /* paths read from the matched `from` document
+                             * (n == 0 where exprs[i] computes it instead) */
+    rm_expr_t **exprs;      /* per target: an expression over the matched
+                             * document, or NULL (a path) */
+    size_t n_exprs;         /* of them, expressions */
+    bson_t *expr_doc;       /* {target: expression} as the plan wrote them
+                             * (for compile) */
     rm_on_missing_t on_missing;
 } rm_denorm_t;
 

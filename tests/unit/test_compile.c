@@ -728,8 +728,8 @@ test_refusals (void)
                   "an element without an _id of its own gets a deterministic ObjectId (a hash of "
                   "the parent's _id, the path and the position), which no aggregation expression "
                   "computes");
-    check_reason ("{\"remodel\": 1, \"steps\": [{\"unset\": {\"in\": \"crm.people\","
-                  " \"fields\": [\"a.b\"]}}]}",
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"rename\": {\"in\": \"crm.people\","
+                  " \"fields\": {\"a.b\": \"c\"}}}]}",
                   "5.0", 0,
                   "\"a.b\" is a dotted path: through one, $addFields and $project reach into every "
                   "element of an array on the way and replace a scalar in the way, where the step "
