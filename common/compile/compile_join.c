@@ -635,7 +635,7 @@ rm_compile_denormalize (const rm_names_t *nm, rm_compile_version_t v, rm_compile
          *                     : (onMissing null ? null : as it is))
          *          : as it is
          * "as it is" reads the target itself: missing leaves it missing. */
-        char *src = rm_cs_ref ("__rm", d->sources[i].text);
+        char *src = d->exprs[i] ? NULL : rm_cs_ref ("__rm", d->sources[i].text);
         char *keep = rm_cs_ref (NULL, d->targets[i]);
         bson_t c, arr, scalar, sarr, ne, nearr, ifn, ifarr, notarr, narr, isa, copy, carr, m, marr;
         BSON_APPEND_DOCUMENT_BEGIN (&s.body, d->targets[i], &c);
@@ -674,8 +674,30 @@ rm_compile_denormalize (const rm_names_t *nm, rm_compile_version_t v, rm_compile
         }
         BSON_APPEND_DOCUMENT_BEGIN (&marr, "1", &copy);
         BSON_APPEND_ARRAY_BEGIN (&copy, "$cond", &carr);
-        rm_cs_append_has_field (&carr, "0", "$__rm", d->sources[i].text);
-        BSON_APPEND_UTF8 (&carr, "1", src);
+        if (d->exprs[i]) {
+            /* The expression over the matched document (__rm); a missing
+             * result leaves the target as it is, as a path finding
+             * nothing: {$objectToArray: {v: E}} is empty then. */
+            bson_iter_t ex;
+            bson_t has, hasarr, size, ota, obj;
+            bson_iter_init_find (&ex, d->expr_doc, d->targets[i]);
+            BSON_APPEND_DOCUMENT_BEGIN (&carr, "0", &has);
+            BSON_APPEND_ARRAY_BEGIN (&has, "$gt", &hasarr);
+            BSON_APPEND_DOCUMENT_BEGIN (&hasarr, "0", &size);
+            BSON_APPEND_DOCUMENT_BEGIN (&size, "$size", &ota);
+            BSON_APPEND_DOCUMENT_BEGIN (&ota, "$objectToArray", &obj);
+            rewrite (&obj, "v", &ex);
+            bson_append_document_end (&ota, &obj);
+            bson_append_document_end (&size, &ota);
+            bson_append_document_end (&hasarr, &size);
+            BSON_APPEND_INT32 (&hasarr, "1", 0);
+            bson_append_array_end (&has, &hasarr);
+            bson_append_document_end (&carr, &has);
+            rewrite (&carr, "1", &ex);
+        } else {
+            rm_cs_append_has_field (&carr, "0", "$__rm", d->sources[i].text);
+            BSON_APPEND_UTF8 (&carr, "1", src);
+        }
         BSON_APPEND_UTF8 (&carr, "2", keep);
         bson_append_array_end (&copy, &carr);
         bson_append_document_end (&marr, &copy);

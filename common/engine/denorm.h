@@ -24,13 +24,17 @@ typedef struct {
     size_t n;
 } rm_refs_t;
 
-/* The copied values of one matched document of `from`: {target: value}
- * for each target whose source exists, into out (reset first). */
-void rm_denorm_values (const rm_denorm_t *d, const uint8_t *doc, uint32_t len, rm_buf_t *out);
-
 /* Finds a document's references and rewrites it given, per reference
  * slot, the copied values (a BSON document) or NULL when nothing matched. */
 typedef struct rm_denorm_apply rm_denorm_apply_t;
+
+/* The copied values of one matched document of `from`: {target: value}
+ * for each target whose source exists or whose expression gives a value,
+ * into out (reset first). An expression that fails makes instead
+ * {"$error": why} (why naming the document of `from` and the target),
+ * told by rm_denorm_apply only when a reference finds it: on the server,
+ * an expression over the joined document runs only for a match. */
+void rm_denorm_values (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len, rm_buf_t *out);
 /* run: the step's probes and counts (references looked up, missed), or
  * NULL; e: the engine (the filter's and match's $$NOW, their warning and
  * errors: rm_step_select). */

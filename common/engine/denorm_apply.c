@@ -19,7 +19,13 @@ struct rm_denorm_apply {
     rm_buf_t arr, one;
     rm_buf_t buf[2];
     uint8_t *done;           /* per target: written in this element */
+    rm_expr_ctx_t *vcx;      /* the fields' expressions' (NULL: none) */
+    const char *in_name, *from_name;
 };
+
+/* The key of the values that stand for an expression's failure: no
+ * target starts with "$" (step_denorm.c). */
+#define ERROR_KEY "$error"
 
 rm_denorm_apply_t *
 rm_denorm_apply_new (rm_engine_t *e, const rm_step_t *s, rm_step_run_t *run)
@@ -34,6 +40,10 @@ rm_denorm_apply_new (rm_engine_t *e, const rm_step_t *s, rm_step_run_t *run)
     a->s = s;
     if (s->filter || s->match)
         a->cx = rm_expr_ctx_new (rm_engine_now (e));
+    if (d->n_exprs)
+        a->vcx = rm_expr_ctx_new (rm_engine_now (e));
+    a->in_name = rm_engine_find (e, &d->in)->stats->name;
+    a->from_name = rm_engine_find (e, &d->from)->stats->name;
     a->last = d->local.parts[d->local.n - 1];
     if (dot) {
         *dot = '\0';
@@ -58,6 +68,7 @@ rm_denorm_apply_destroy (rm_denorm_apply_t *a)
     if (!a)
         return;
     rm_expr_ctx_destroy (a->cx);
+    rm_expr_ctx_destroy (a->vcx);
     if (a->prefix.n)
         rm_path_destroy (&a->prefix);
     for (size_t i = 0; i < a->d->n; i++)
@@ -169,17 +180,75 @@ looked_up (rm_denorm_apply_t *a, const uint8_t *v)
 }
 
 void
-rm_denorm_values (const rm_denorm_t *d, const uint8_t *doc, uint32_t len, rm_buf_t *out)
+rm_denorm_values (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len, rm_buf_t *out)
 {
+    const rm_denorm_t *d = a->d;
     size_t start;
     rm_buf_reset (out);
     start = rm_docbuf_begin (out);
+    if (a->vcx)
+        rm_expr_ctx_reset (a->vcx);
     for (size_t i = 0; i < d->n; i++) {
         bson_iter_t v;
-        if (rm_path_get (doc, len, &d->sources[i], &v))
-            rm_docbuf_copy_as (out, d->targets[i], &v);
+        bson_value_t val;
+        rm_raw_value_t raw;
+        bson_error_t err;
+        if (!d->exprs[i]) {
+            if (rm_path_get (doc, len, &d->sources[i], &v))
+                rm_docbuf_copy_as (out, d->targets[i], &v);
+            continue;
+        }
+        if (!rm_expr_eval (a->vcx, d->exprs[i], doc, len, &val, &err)) {
+            bson_t why = BSON_INITIALIZER;
+            rm_error_prefix (&err, "field \"%s\"", d->targets[i]);
+            rm_doc_error (&err, a->from_name, "document", doc, len);
+            BSON_APPEND_UTF8 (&why, ERROR_KEY, err.message);
+            rm_buf_reset (out);
+            rm_buf_append (out, bson_get_data (&why), why.len);
+            bson_destroy (&why);
+            return;
+        }
+        /* A missing result copies nothing, as a path finding nothing. */
+        if (val.value_type == BSON_TYPE_EOD)
+            continue;
+        rm_expr_raw (a->vcx, &val, &raw);
+        rm_docbuf_key (out, (bson_type_t) raw.type, d->targets[i]);
+        rm_buf_append (out, raw.data, raw.len);
     }
     rm_docbuf_end (out, start);
+}
+
+/* The failure values found by a reference hold, if any (rm_denorm_values):
+ * its message into err. */
+static bool
+values_failed (const uint8_t *values, bson_error_t *err)
+{
+    bson_iter_t it;
+    if (!values || !rm_doc_field (values, rm_walk_le32 (values), ERROR_KEY, sizeof ERROR_KEY - 1,
+                                  &it) || !BSON_ITER_HOLDS_UTF8 (&it))
+        return false;
+    rm_error_set (err, RM_ERR_DATA, "%s", bson_iter_utf8 (&it, NULL));
+    return true;
+}
+
+/* Whether an expression failed on a document of `from` that one of doc's
+ * references (n_slots of them) finds: err says so; where the engine
+ * collects failures (check --against), *keep is set instead and doc
+ * stays as it was. */
+static bool
+refs_failed (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len, const uint8_t *const *values,
+             size_t n_slots, bool *keep, bson_error_t *err)
+{
+    bson_error_t why;
+    *keep = false;
+    for (size_t i = 0; a->vcx && i < n_slots; i++)
+        if (values_failed (values[i], err)) {
+            why = *err;
+            rm_doc_error (&why, a->in_name, "document", doc, len);
+            *keep = rm_engine_doc_error (a->e, a->s, &why);
+            return true;
+        }
+    return false;
 }
 
 static bool
@@ -300,6 +369,19 @@ rm_denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
         rm_probe_doc (&a->run->probes[0], doc, len); /* localField */
     if (shape == SHAPE_NONE)
         return true;
+    if (a->vcx) {
+        size_t n_slots = 1;
+        bool keep;
+        if (shape != SHAPE_SCALAR) {
+            bson_iter_t elem;
+            n_slots = 0;
+            bson_iter_recurse (&it, &elem);
+            while (bson_iter_next (&elem))
+                n_slots++;
+        }
+        if (refs_failed (a, doc, len, values, n_slots, &keep, err))
+            return keep;
+    }
     if (shape == SHAPE_SCALAR) {
         const uint8_t *v = values[0];
         looked_up (a, v);

@@ -42,7 +42,7 @@ source_doc (void *ctx, const uint8_t *doc, uint32_t len, rm_sort_doc_t *out)
                                                 j->e->opts.lookup_since_36681, doc, len, &j->keys)
                                 : 0;
     out->keys = &j->keys;
-    rm_denorm_values (j->d, doc, len, &j->vals);
+    rm_denorm_values (j->a, doc, len, &j->vals);
     out->payload = j->vals.data;
     out->payload_len = j->vals.len;
 }

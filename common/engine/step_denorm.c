@@ -99,7 +99,7 @@ rm_denorm_table_add (rm_denorm_table_t *dt, const uint8_t *doc, uint32_t doc_len
         slot_val = rm_keytab_add (&t->keys, t->tmp.data + off + 4, len, &fresh);
         if (fresh) {
             if (!values_made) {
-                rm_denorm_values (dt->d, doc, doc_len, &t->one);
+                rm_denorm_values (dt->apply, doc, doc_len, &t->one);
                 val_off = t->vals.len;
                 rm_buf_append (&t->vals, t->one.data, t->one.len);
                 values_made = true;
@@ -289,7 +289,8 @@ rm_denorm_probes (const rm_step_t *s, rm_step_run_t *run)
     rm_engine_add_probe (run, "localField", d->local.text, &d->in);
     rm_engine_add_probe (run, "foreignField", d->foreign.text, &d->from);
     for (size_t i = 0; i < d->n; i++)
-        rm_engine_add_probe (run, "fields", d->sources[i].text, &d->from);
+        if (!d->exprs[i])
+            rm_engine_add_probe (run, "fields", d->sources[i].text, &d->from);
 }
 
 bool
@@ -319,8 +320,11 @@ rm_denorm_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run, b
 /* The step in a plan (step_class.h): its keys read, then freed; its
  * namespaces, for plan.c. */
 
+/* Target's name checked and added; source is a path (its "$" optional)
+ * or, with expr, an expression over the matched document. */
 static bool
-denorm_add (rm_plan_ctx_t *c, rm_denorm_t *d, const char *target, const char *source)
+denorm_add (rm_plan_ctx_t *c, rm_denorm_t *d, const char *target, const char *source,
+            const bson_iter_t *expr)
 {
     bson_error_t perr;
     if (!*target || strchr (target, '.') || target[0] == '$')
@@ -331,9 +335,21 @@ denorm_add (rm_plan_ctx_t *c, rm_denorm_t *d, const char *target, const char *so
             return rm_plan_fail (c, "fields", "\"%s\" is named twice", target);
     d->targets = bson_realloc (d->targets, (d->n + 1) * sizeof *d->targets);
     d->sources = bson_realloc (d->sources, (d->n + 1) * sizeof *d->sources);
+    d->exprs = bson_realloc (d->exprs, (d->n + 1) * sizeof *d->exprs);
     d->targets[d->n] = bson_strdup (target);
     memset (&d->sources[d->n], 0, sizeof *d->sources);
+    d->exprs[d->n] = NULL;
     d->n++;
+    if (expr) {
+        d->exprs[d->n - 1] = rm_expr_parse (expr, &perr);
+        if (!d->exprs[d->n - 1])
+            return rm_plan_fail (c, "fields", "\"%s\": %s", target, perr.message);
+        if (!d->expr_doc)
+            d->expr_doc = bson_new ();
+        bson_append_iter (d->expr_doc, target, -1, expr);
+        d->n_exprs++;
+        return true;
+    }
     if (source[0] == '$')
         source++; /* {"name": "$name"} reads like an aggregation expression */
     if (!rm_path_parse (&d->sources[d->n - 1], source, &perr))
@@ -364,18 +380,31 @@ rm_plan_parse_denorm (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
         } else if (!strcmp (k, "fields")) {
             bson_iter_t sub;
             if (BSON_ITER_HOLDS_DOCUMENT (it) && bson_iter_recurse (it, &sub)) {
+                /* A string is a path (today's form, "$" optional); a
+                 * variable ("$$ROOT.a", "$$REMOVE"), a document or an
+                 * array, an expression over the matched document, as in
+                 * $addFields after the $lookup. */
                 while (ok && bson_iter_next (&sub)) {
-                    if (!BSON_ITER_HOLDS_UTF8 (&sub))
+                    if (BSON_ITER_HOLDS_UTF8 (&sub) &&
+                        strncmp (bson_iter_utf8 (&sub, NULL), "$$", 2) != 0)
+                        ok = denorm_add (c, d, bson_iter_key (&sub), bson_iter_utf8 (&sub, NULL),
+                                         NULL);
+                    else if (BSON_ITER_HOLDS_UTF8 (&sub) || BSON_ITER_HOLDS_DOCUMENT (&sub) ||
+                             BSON_ITER_HOLDS_ARRAY (&sub))
+                        ok = denorm_add (c, d, bson_iter_key (&sub), NULL, &sub);
+                    else
                         return rm_plan_fail (c, k,
-                                             "the source of \"%s\" must be a field path string",
+                                             "the source of \"%s\" must be a field path string "
+                                             "or an expression ({\"$toUpper\": \"$code\"}; "
+                                             "{\"$literal\": ...} for a constant)",
                                              bson_iter_key (&sub));
-                    ok = denorm_add (c, d, bson_iter_key (&sub), bson_iter_utf8 (&sub, NULL));
                 }
             } else if (BSON_ITER_HOLDS_ARRAY (it) && bson_iter_recurse (it, &sub)) {
                 while (ok && bson_iter_next (&sub)) {
                     if (!BSON_ITER_HOLDS_UTF8 (&sub))
                         return rm_plan_fail (c, k, "must list field names (strings)");
-                    ok = denorm_add (c, d, bson_iter_utf8 (&sub, NULL), bson_iter_utf8 (&sub, NULL));
+                    ok = denorm_add (c, d, bson_iter_utf8 (&sub, NULL), bson_iter_utf8 (&sub, NULL),
+                                     NULL);
                 }
             } else {
                 return rm_plan_fail (c, k,
@@ -409,9 +438,13 @@ rm_plan_clear_denorm (rm_step_t *s)
     for (size_t j = 0; j < d->n; j++) {
         bson_free (d->targets[j]);
         rm_path_destroy (&d->sources[j]);
+        rm_expr_destroy (d->exprs[j]);
     }
     bson_free (d->targets);
     bson_free (d->sources);
+    bson_free (d->exprs);
+    if (d->expr_doc)
+        bson_destroy (d->expr_doc);
 }
 
 /* in is read and written; from is only read. */
@@ -421,6 +454,12 @@ rm_plan_ns_denorm (const rm_step_t *s, rm_step_ns_t *ns)
     rm_step_refs_add (&ns->reads, &s->u.denorm.in, "in");
     rm_step_refs_add (&ns->reads, &s->u.denorm.from, "from");
     rm_step_refs_add (&ns->writes, &s->u.denorm.in, "in");
+}
+
+static void
+pass_reads_path (const rm_path_t *path, void *arg)
+{
+    rm_pass_reads (arg, path->text, strlen (path->text));
 }
 
 /* Online (remodel/passes.h): the documents of `in`, each with the
@@ -438,8 +477,15 @@ rm_denorm_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     /* Of each partner, the fields copied (and its _id and foreignField). */
     out[0].partner_some = true;
     out[0].partner_first = true;
-    for (size_t i = 0; i < d->n; i++)
-        rm_pass_reads (&out[0], d->sources[i].text, strlen (d->sources[i].text));
+    for (size_t i = 0; i < d->n; i++) {
+        bool whole = false;
+        if (!d->exprs[i])
+            rm_pass_reads (&out[0], d->sources[i].text, strlen (d->sources[i].text));
+        else
+            rm_expr_paths (d->exprs[i], pass_reads_path, &out[0], &whole);
+        if (whole)
+            out[0].partner_some = false; /* $$ROOT: whole partners */
+    }
     /* and what the step's match reads of them */
     rm_join_pass_reads (&out[0], s->match);
     return 1;
