@@ -56,6 +56,7 @@ typedef struct {
     bson_t stats;
     uint64_t readings;
     rm_expr_ctx_t *cx;  /* the step's filter's (one per run) */
+    rm_expr_ctx_t *vcx; /* the expressions' of stats (NULL: none) */
     rm_store_t *kept;   /* without keepSource: the readings it leaves out */
 } job_t;
 
@@ -266,6 +267,70 @@ is_number (const bson_iter_t *it)
            t == BSON_TYPE_DECIMAL128;
 }
 
+/* A measurement's failure in stats' expression st: the reading's _id
+ * (a measurement keeps it) and the statistics' name. */
+static bool
+stat_fail (job_t *j, const rm_bstat_t *st, const uint8_t *m, uint32_t mlen, bson_error_t *err)
+{
+    rm_error_prefix (err, "stats \"%s\"", st->field);
+    return rm_doc_error (err, j->from->stats->name, "document", m, mlen);
+}
+
+/* The statistics of an expression over each measurement (st->expr): its
+ * numeric results only, as for a field. Values live in j->vcx until the
+ * next statistics: a bucket's worth at most. */
+static bool
+expr_stats (job_t *j, size_t f, const uint8_t *arr, uint32_t arr_len, bson_t *child,
+            bson_error_t *err)
+{
+    const rm_bstat_t *st = &j->b->stats[f];
+    static const char *const names[] = {"count", "min", "max", "sum", "avg"};
+    bson_value_t min, max, v;
+    rm_walk_t aw, mw;
+    rm_elem_t el;
+    int32_t count = 0;
+    uint64_t seq = 0;
+    bool walk;
+
+    rm_expr_ctx_reset (j->vcx);
+    walk = rm_walk_init (&aw, arr, arr_len);
+    while (walk && rm_walk_next (&aw, &el) > 0) {
+        bson_type_t t;
+        if (!rm_walk_into (&mw, &aw, &el))
+            continue;
+        if (!rm_expr_eval (j->vcx, st->expr, mw.data, mw.len, &v, err))
+            return stat_fail (j, st, mw.data, mw.len, err);
+        if ((j->sum[f] && !rm_acc_add (j->sum[f], mw.data, mw.len, seq, err)) ||
+            (j->avg[f] && !rm_acc_add (j->avg[f], mw.data, mw.len, seq, err)))
+            return stat_fail (j, st, mw.data, mw.len, err);
+        seq++;
+        t = v.value_type;
+        if (t != BSON_TYPE_INT32 && t != BSON_TYPE_INT64 && t != BSON_TYPE_DOUBLE &&
+            t != BSON_TYPE_DECIMAL128)
+            continue;
+        if (count == 0 || rm_expr_compare (j->vcx, &v, &min) < 0)
+            min = v;
+        if (count == 0 || rm_expr_compare (j->vcx, &v, &max) > 0)
+            max = v;
+        count++;
+    }
+    for (size_t i = 0; i < st->n; i++) {
+        const char *name = names[st->kinds[i]];
+        if (st->kinds[i] == RM_BSTAT_COUNT)
+            bson_append_int32 (child, name, -1, count);
+        else if (count == 0)
+            bson_append_null (child, name, -1); /* as a field's: null without numbers */
+        else if (st->kinds[i] == RM_BSTAT_MIN)
+            rm_expr_append (child, name, -1, &min);
+        else if (st->kinds[i] == RM_BSTAT_MAX)
+            rm_expr_append (child, name, -1, &max);
+        else if (!rm_acc_finish (st->kinds[i] == RM_BSTAT_SUM ? j->sum[f] : j->avg[f], child,
+                                 name, err))
+            return false;
+    }
+    return true;
+}
+
 /* stats: {<field>: {<stat>: value, ...}} over the bucket's measurements
  * (arr: the array document), numbers only. */
 static bool
@@ -288,6 +353,13 @@ build_stats (job_t *j, const uint8_t *arr, uint32_t arr_len, bson_error_t *err)
             rm_acc_reset (j->sum[f]);
         if (j->avg[f])
             rm_acc_reset (j->avg[f]);
+        if (st->expr) {
+            bson_append_document_begin (&j->stats, st->field, -1, &child);
+            if (!expr_stats (j, f, arr, arr_len, &child, err))
+                return false;
+            bson_append_document_end (&j->stats, &child);
+            continue;
+        }
         /* Raw walks of the array (built here) and of each measurement, the
          * field found by its name's length first; an iterator only for
          * the field found. */
@@ -485,6 +557,9 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     j.b = b;
     if (s->filter)
         j.cx = rm_expr_ctx_new (rm_engine_now (e));
+    for (size_t f = 0; f < b->n_stats && !j.vcx; f++)
+        if (b->stats[f].expr)
+            j.vcx = rm_expr_ctx_new (rm_engine_now (e));
     j.run = rm_engine_step_run (e, s);
     j.from = rm_engine_find (e, &b->from);
     j.to = rm_engine_find (e, &b->to);
@@ -506,14 +581,18 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
         for (size_t i = 0; ok && i < b->stats[f].n; i++) {
             rm_bstat_kind_t k = b->stats[f].kinds[i];
             bson_t spec, acc;
-            bson_iter_t it;
+            bson_iter_t it, ex;
             char *path;
             if (k != RM_BSTAT_SUM && k != RM_BSTAT_AVG)
                 continue;
             path = bson_strdup_printf ("$%s", b->stats[f].field);
             bson_init (&spec);
             bson_append_document_begin (&spec, "a", 1, &acc);
-            bson_append_utf8 (&acc, k == RM_BSTAT_SUM ? "$sum" : "$avg", 4, path, -1);
+            /* an expression's statistics: $sum/$avg of it */
+            if (b->stats[f].expr && bson_iter_init_find (&ex, b->stats[f].expr_doc, "e"))
+                bson_append_iter (&acc, k == RM_BSTAT_SUM ? "$sum" : "$avg", 4, &ex);
+            else
+                bson_append_utf8 (&acc, k == RM_BSTAT_SUM ? "$sum" : "$avg", 4, path, -1);
             bson_append_document_end (&spec, &acc);
             bson_iter_init_find (&it, &spec, "a");
             j.specs[2 * f + (k == RM_BSTAT_AVG)] = rm_acc_spec_parse (&it, err);
@@ -557,6 +636,7 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     rm_store_destroy (j.invalid);
     rm_store_destroy (j.kept);
     rm_expr_ctx_destroy (j.cx);
+    rm_expr_ctx_destroy (j.vcx);
     if (j.sorter)
         rm_sorter_destroy (j.sorter);
     for (size_t f = 0; f < b->n_stats; f++) {
@@ -627,7 +707,8 @@ rm_bucketize_probes (const rm_step_t *s, rm_step_run_t *run)
     for (size_t i = 0; i < b->n_meta; i++)
         rm_engine_add_probe (run, "metaField", b->meta[i], &b->from);
     for (size_t i = 0; i < b->n_stats; i++)
-        rm_engine_add_probe (run, "stats", b->stats[i].field, &b->from);
+        if (!b->stats[i].expr)
+            rm_engine_add_probe (run, "stats", b->stats[i].field, &b->from);
 }
 
 bool

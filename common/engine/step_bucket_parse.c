@@ -80,8 +80,37 @@ parse_bucket_stats (rm_plan_ctx_t *c, const bson_iter_t *it, rm_bucketize_t *b)
         st = &b->stats[b->n_stats++];
         memset (st, 0, sizeof *st);
         st->field = bson_strdup (f);
-        if (!BSON_ITER_HOLDS_ARRAY (&sub) || !bson_iter_recurse (&sub, &list))
-            return rm_plan_fail (c, "stats", "\"%s\": must be a list of statistics (count, min, max, sum, avg)", f);
+        if (BSON_ITER_HOLDS_DOCUMENT (&sub)) {
+            /* {"expr": E, "stats": [...]}: the statistics of an
+             * expression over each measurement, named f. */
+            bson_iter_t k;
+            bson_error_t why;
+            bool has_list = false;
+            bson_iter_recurse (&sub, &k);
+            while (bson_iter_next (&k)) {
+                if (!strcmp (bson_iter_key (&k), "expr") && !st->expr) {
+                    st->expr = rm_expr_parse (&k, &why);
+                    if (!st->expr)
+                        return rm_plan_fail (c, "stats", "\"%s\": \"expr\": %s", f, why.message);
+                    st->expr_doc = bson_new ();
+                    bson_append_iter (st->expr_doc, "e", 1, &k);
+                } else if (!strcmp (bson_iter_key (&k), "stats") && !has_list &&
+                           BSON_ITER_HOLDS_ARRAY (&k)) {
+                    bson_iter_recurse (&k, &list);
+                    has_list = true;
+                } else {
+                    return rm_plan_fail (c, "stats", "\"%s\": must be {\"expr\": <expression>, "
+                                         "\"stats\": [\"min\", ...]}, not \"%s\"", f,
+                                         bson_iter_key (&k));
+                }
+            }
+            if (!st->expr || !has_list)
+                return rm_plan_fail (c, "stats", "\"%s\": must be {\"expr\": <expression>, "
+                                     "\"stats\": [\"min\", ...]} (both keys)", f);
+        } else if (!BSON_ITER_HOLDS_ARRAY (&sub) || !bson_iter_recurse (&sub, &list))
+            return rm_plan_fail (c, "stats", "\"%s\": must be a list of statistics (count, min, "
+                                 "max, sum, avg), or {\"expr\": <expression>, \"stats\": "
+                                 "[...]}", f);
         while (bson_iter_next (&list)) {
             const char *v = BSON_ITER_HOLDS_UTF8 (&list) ? bson_iter_utf8 (&list, NULL) : "";
             int k = -1;
@@ -208,6 +237,9 @@ rm_plan_clear_bucket (rm_step_t *s)
     for (size_t j = 0; j < b->n_stats; j++) {
         bson_free (b->stats[j].field);
         bson_free (b->stats[j].kinds);
+        rm_expr_destroy (b->stats[j].expr);
+        if (b->stats[j].expr_doc)
+            bson_destroy (b->stats[j].expr_doc);
     }
     bson_free (b->stats);
 }

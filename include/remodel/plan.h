@@ -135,9 +135,13 @@ typedef struct {
 typedef enum { RM_BSTAT_COUNT, RM_BSTAT_MIN, RM_BSTAT_MAX, RM_BSTAT_SUM, RM_BSTAT_AVG } rm_bstat_kind_t;
 
 typedef struct {
-    char *field;            /* a top-level field of the measurements */
+    char *field;            /* a top-level field of the measurements, or with
+                             * expr the name of the statistics computed */
     size_t n;
     rm_bstat_kind_t *kinds; /* in the order requested */
+    rm_expr_t *expr;        /* NULL: the field's values; else this
+                             * expression's over each measurement */
+    bson_t *expr_doc;       /* {"e": expr} as the plan wrote it */
 } rm_bstat_t;
 
 typedef struct {
