@@ -18,7 +18,7 @@ cd "$ROOT" || exit 1
 # --- nothing beside the repository --------------------------------------------
 # (The patterns are put together here so that this file does not hold them.)
 up=.. dir=shared
-for pat in "$up/$dir/" "$dir/fixtures"; do
+for pat in "$up/$dir" "$dir/fixtures"; do
     got=$(grep -rIlF -- "$pat" tests Makefile .ci scripts 2>/dev/null | grep -v '\.md$' | sort)
     expect_eq "no test, script, Makefile or .ci file names $pat (only docs may)" "$got" ""
 done
