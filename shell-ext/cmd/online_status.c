@@ -126,6 +126,7 @@ status_capture (online_t *on, const online_record_t *r)
 
 typedef struct {
     int64_t step[SHOWN_MAX], pass[SHOWN_MAX];
+    int64_t seen[SHOWN_MAX], changed[SHOWN_MAX]; /* its checkpoint's */
     size_t n;
 } shown_t;
 
@@ -179,6 +180,35 @@ status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_
         }
     }
     return true;
+}
+
+/* In place, a pass's checkpoint counts the documents it rewrote
+ * ("changed": their bytes differ); the rest of those it read it left as
+ * they were (its filter left them out, or they were already right). A
+ * line each under the table, so that the table's columns stay as the
+ * suites and scripts read them. Side by side every result is written
+ * (WRITTEN): what differs from the sources is not counted there. */
+static void
+status_counts (online_t *on, const online_record_t *r, const shown_t *sh)
+{
+    for (size_t i = 0; r->in_place && i < sh->n; i++) {
+        const rm_step_t *s;
+        rm_pass_t passes[RM_MAX_PASSES];
+        const rm_nsref_t *in[4];
+        bson_error_t why;
+        size_t np;
+        if (sh->step[i] < 1 || (size_t) sh->step[i] > on->plan.n)
+            continue;
+        s = &on->plan.steps[sh->step[i] - 1];
+        np = rm_step_passes (s, true, passes, &why);
+        rm_step_inputs (s, in, 4);
+        if (sh->pass[i] < 1 || (size_t) sh->pass[i] > np)
+            continue;
+        rm_cli_line (stdout, "", "\n", "step %lld (%s) %s: %lld changed, %lld unchanged",
+                     (long long) sh->step[i], s->op, in[passes[sh->pass[i] - 1].drive]->text,
+                     (long long) sh->changed[i],
+                     (long long) (sh->seen[i] > sh->changed[i] ? sh->seen[i] - sh->changed[i] : 0));
+    }
 }
 
 int
@@ -253,6 +283,8 @@ online_status (online_t *on, bson_error_t *err)
                 etab);
         if (shown.n < SHOWN_MAX) {
             shown.step[shown.n] = step;
+            shown.seen[shown.n] = seen;
+            shown.changed[shown.n] = changed;
             shown.pass[shown.n++] = pass;
         }
         rows++;
@@ -271,6 +303,7 @@ online_status (online_t *on, bson_error_t *err)
     mongoc_collection_destroy (c);
     if (rows && !status_pending (on, &r, &shown, err))
         return -1;
+    status_counts (on, &r, &shown);
     /* No checkpoint yet: a run may be starting (it holds the lease and
      * has not finished its first batch), or one stopped before that. */
     if (!rows && *holder && !gone)

@@ -152,6 +152,12 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
                 BSON_APPEND_NULL (&part, "worker");
             BSON_APPEND_INT64 (&part, "done", seen);
             BSON_APPEND_INT64 (&part, "written", changed);
+            /* In place, what was written is what changed; the rest of what
+             * was read was left as it was (online_status.c says it too). */
+            if (r->in_place) {
+                BSON_APPEND_INT64 (&part, "changed", changed);
+                BSON_APPEND_INT64 (&part, "unchanged", seen > changed ? seen - changed : 0);
+            }
             if (pr >= 0)
                 BSON_APPEND_INT64 (&part, "rate", pr);
             bson_append_document_end (arr, &part);
