@@ -12,6 +12,8 @@ rm_cli_exit_status (const bson_error_t *err)
     case RM_ERR_USAGE:
     case RM_ERR_UNSUPPORTED:
         return 2;
+    case RM_ERR_WINDOW:
+        return 3; /* nothing done: let the writes resume, try again */
     case RM_ERR_INTERRUPTED:
         return 130; /* 128 + SIGINT, as a shell reports it */
     default:

@@ -20,6 +20,8 @@ typedef enum {
     RM_ERR_DATA,        /* a valid document the plan cannot apply to (a field
                            in the way, an array where a path goes through):
                            exit status 1, unlike a usage error's 2 */
+    RM_ERR_WINDOW,      /* online finalize: the cut-over would pass --max-window;
+                           nothing switched, retry later: exit status 3 */
 } rm_errcode_t;
 
 /* Fills err (which may be NULL) with the RM_ERROR_DOMAIN domain. */

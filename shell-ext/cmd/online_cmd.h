@@ -86,12 +86,35 @@ bool online_preflight (online_t *on, bson_error_t *err);
 bool online_switch_forward (online_t *on, const bson_t *mark, size_t *n_switched,
                             bson_error_t *err);
 bool online_switch_back (online_t *on, bool *undone, bson_error_t *err);
-/* finalize, before its last sync: the server renames to names of the
- * switch's shapes (a probe collection in each namespace's database,
- * renamed, then dropped), so that this DDL is in the change log before the
- * point the switch is confirmed and told by (mongo-java-server's drop
- * event of a renamed collection names no collection). */
-bool online_switch_probe (online_t *on, bson_error_t *err);
+/* finalize, before the writes stop: the server renames to names of the
+ * switch's shapes (a probe collection named like each backup, in the
+ * state database, where no read of the sources' change log sees it:
+ * created, renamed, dropped); *rename_ms the slowest of those renames,
+ * *renames how many the switch will make, for the window's estimate. */
+bool online_switch_probe (online_t *on, int64_t *rename_ms, size_t *renames, bson_error_t *err);
+/* online_cutover.c: the cut-over's budget. Its figures (ms; drain_ms -1:
+ * not measured), from the plan's record (fresh: measured within the last
+ * half hour). prepare: finalize with the writes running (a sync, a
+ * sample verify unless ahead, the indexes, the probe, a point), the
+ * figures recorded and said. switch_ms: the renames and confirmation;
+ * total: with the drain. phase: a line as a phase of est_ms starts, when
+ * it is 2 s or more. fits: false (RM_ERR_WINDOW, nothing switched: say so,
+ * and what to run) when the window begun at t0 (online_mono_ms), with
+ * left_ms still to come, would pass --max-window; done names what the
+ * time went on. */
+typedef struct {
+    int64_t at;             /* ms since the epoch; 0: never measured */
+    int64_t drain_ms, rename_ms, renames, point_ms;
+    bool fresh;
+} online_cutover_t;
+bool online_cutover_read (online_t *on, online_cutover_t *c, bson_error_t *err);
+bool online_cutover_prepare (online_t *on, bool follows, bool ahead, bson_error_t *err);
+int64_t online_cutover_switch_ms (const online_cutover_t *c);
+int64_t online_cutover_total (const online_cutover_t *c);
+void online_cutover_describe (const online_cutover_t *c, char *buf, size_t cap);
+void online_cutover_phase (online_t *on, const char *what, int64_t est_ms);
+bool online_cutover_fits (online_t *on, const online_cutover_t *c, int64_t t0, int64_t left_ms,
+                          const char *done, bson_error_t *err);
 bool online_switch_rename (online_t *on, const char *db, const char *from, const char *to,
                            bson_error_t *err);
 bool online_switch_note (online_t *on, const bson_t *update, bson_error_t *err);

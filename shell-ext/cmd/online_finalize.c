@@ -283,6 +283,10 @@ online_finalize (online_t *on, bson_error_t *err)
     online_capture_t point;
     bson_t mark = BSON_INITIALIZER;
     bool ok, blocked = false, switched = false, follows = false, ahead = false;
+    size_t renames = 0;
+    online_cutover_t cut = {.drain_ms = -1};
+    /* Neither flag: the cut-over prepared, with the writes running. */
+    bool prepare = !o->writes_stopped && !o->block_writes;
     /* --writes-stopped: the window began when finalize was told so. */
     int64_t told = online_mono_ms ();
 
@@ -291,10 +295,9 @@ online_finalize (online_t *on, bson_error_t *err)
                       "new design; nothing to finalize (rollback undoes it)", on->names.name);
         return false;
     }
-    if (!o->writes_stopped && !o->block_writes) {
-        rm_error_set (err, RM_ERR_USAGE, "finalize switches the application to the new "
-                      "collections, so its writes to the sources must have stopped: give "
-                      "--block-writes (MongoDB 6.0+) or, once they have, --writes-stopped");
+    if (o->writes_stopped && o->block_writes) {
+        rm_error_set (err, RM_ERR_USAGE, "--writes-stopped and --block-writes: one or the other "
+                      "(the first says the application's writes stopped, the second stops them)");
         return false;
     }
     /* Only a finished run's results are switched (online_complete.c),
@@ -312,14 +315,46 @@ online_finalize (online_t *on, bson_error_t *err)
         rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->names.name);
         ok = false;
     }
-    /* Sources no other plan switched; their indexes on the results. */
+    if (ok && r.switching && prepare) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s: a switch is under way (an earlier finalize "
+                      "was stopped in it): finalize --writes-stopped completes it",
+                      on->names.name);
+        ok = false;
+    }
+    ahead = ok && !r.switching && follows && o->sample == 0 && sampled_ahead (on, err);
+    /* Neither flag: all that does not need the writes stopped, measured
+     * (online_cutover.c). */
+    if (ok && prepare) {
+        ok = online_cutover_prepare (on, follows, ahead, err);
+        online_capture_destroy (&point);
+        online_lease_drop (on);
+        return ok;
+    }
+    /* Sources no other plan switched; their indexes on the results; the
+     * renames probed, unless a prepare did it lately. */
+    ok = ok && online_cutover_read (on, &cut, err);
     if (ok && !r.switching)
-        ok = online_switch_ready (on, err) && online_switch_probe (on, err);
+        ok = online_switch_ready (on, err) &&
+             (cut.fresh || online_switch_probe (on, &cut.rename_ms, &renames, err));
+    if (ok && !r.switching && !cut.fresh) {
+        cut.renames = (int64_t) renames;
+        cut.drain_ms = -1;
+        cut.point_ms = 0;
+    }
     /* What the window will hold, said before it (--block-writes) or as
      * it begins (--writes-stopped). */
-    ahead = ok && !r.switching && follows && o->sample == 0 && sampled_ahead (on, err);
     if (ok)
         online_blocked_plan (on, &r, follows, ahead);
+    if (ok && !r.switching && cut.fresh && !o->quiet) {
+        char est[400];
+        online_cutover_describe (&cut, est, sizeof est);
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the window, estimated by the "
+                     "prepare: %s; --max-window %.1f s", est, (double) o->max_window_ms / 1000.0);
+    }
+    /* An estimate over the bound: nothing done, the writes not blocked. */
+    if (ok && !r.switching && cut.fresh)
+        ok = online_cutover_fits (on, &cut, o->block_writes ? online_mono_ms () : told,
+                                  online_cutover_total (&cut), "the checks took", err);
     if (ok && o->block_writes)
         ok = blocked = block_writes (on, true, err);
     if (ok)
@@ -329,6 +364,8 @@ online_finalize (online_t *on, bson_error_t *err)
      * against those checksums. Begun: the journal's switch completed. */
     if (ok && !r.switching) {
         int64_t t0 = online_mono_ms ();
+        online_cutover_phase (on, "draining the change log (a sync of every write since the "
+                              "last point)", cut.drain_ms);
         ok = (follows || checksum_sources (on, sums, &n_sums, err)) &&
              online_apply (on, ONLINE_SYNC, err) >= 0;
         /* A verify of a sample of each step's results, where the change
@@ -357,6 +394,10 @@ online_finalize (online_t *on, bson_error_t *err)
                          (double) (online_mono_ms () - t0) / 1000.0);
         if (ok)
             pause_before_switch ();
+        /* Before the first rename: the window so far, and the switch and
+         * confirmation still to come, within --max-window. */
+        ok = ok && online_cutover_fits (on, &cut, on->window_t0, online_cutover_switch_ms (&cut),
+                                        follows ? "the drain took" : "the checks took", err);
     }
     /* What rollback tells the application's writes to the switched-in
      * collections by, taken before the first rename (a write to a
@@ -370,12 +411,16 @@ online_finalize (online_t *on, bson_error_t *err)
         online_after_destroy (a);
         bson_free (a);
     }
+    if (ok)
+        online_cutover_phase (on, "switching the collections", cut.renames * cut.rename_ms);
     ok = ok && online_switch_forward (on, &mark, &n, err);
     switched = ok;
     /* Confirmed from the log, while writes are still blocked: nothing
      * written to a source after the drain. */
-    if (ok && follows)
+    if (ok && follows) {
+        online_cutover_phase (on, "confirming from the change log", cut.point_ms);
         ok = confirm_from_log (on, err);
+    }
     /* The key map and the journal served the syncs; nothing reads them
      * after the switch. */
     if (switched) {

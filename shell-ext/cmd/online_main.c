@@ -14,8 +14,8 @@ static const char usage[] =
     "       remodel online throttle|unthrottle PLAN --uri URI\n"
     "       remodel online set PLAN --uri URI [--batch-size N] [--max-rate N] [--max-lag D]\n"
     "       remodel online verify|sync|follow PLAN --uri URI [--sample N]\n"
-    "       remodel online finalize PLAN --uri URI --block-writes|--writes-stopped\n"
-    "                                 [--full-verify] [--sample N]\n"
+    "       remodel online finalize PLAN --uri URI [--block-writes|--writes-stopped]\n"
+    "                                 [--max-window D] [--full-verify] [--sample N]\n"
     "       remodel online rollback PLAN --uri URI\n"
     "\n"
     "Applies a plan to a live MongoDB server in batches, in _id order, with a\n"
@@ -106,7 +106,11 @@ static const char usage[] =
     "  --discard-writes-after-switch\n"
     "                     rollback after finalize: drop those writes\n"
     "  --block-writes     finalize: block writes with setUserWriteBlockMode (6.0+)\n"
-    "  --writes-stopped   finalize: the application's writes have stopped\n"
+    "  --writes-stopped   finalize: the application's writes have stopped (without\n"
+    "                     it or --block-writes: prepare, and estimate the window)\n"
+    "  --max-window D     finalize: stop before the switch, nothing switched (exit\n"
+    "                     status 3), rather than keep the writes stopped past D\n"
+    "                     (default 10s; 0: no bound)\n"
     "  --full-verify      finalize: with a change log too, the full check (checksums,\n"
     "                     a sync and a verify of every result)\n"
     "  --differences FILE verify: write every differing _id to FILE, one Extended\n"
@@ -257,6 +261,8 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->allow_missing = v[RM_OPT_ALLOW_MISSING].given;
     o->writes_stopped = v[RM_OPT_WRITES_STOPPED].given;
     o->full_verify = v[RM_OPT_FULL_VERIFY].given;
+    if (v[RM_OPT_MAX_WINDOW].given)
+        o->max_window_ms = (int64_t) v[RM_OPT_MAX_WINDOW].n;
     if (v[RM_OPT_SAMPLE].given)
         o->sample = v[RM_OPT_SAMPLE].n;
     o->block_writes = v[RM_OPT_BLOCK_WRITES].given;
@@ -290,7 +296,7 @@ int
 main (int argc, char **argv)
 {
     online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000,
-                       .max_lag_ms = 2000};
+                       .max_lag_ms = 2000, .max_window_ms = 10000};
     rm_cli_args_t args;
     rm_cmd_t cmd_id;
     char cmd_name[64];

@@ -442,10 +442,13 @@ run_moves (online_t *on, const journal_t *j, bool back, bson_error_t *err)
 }
 
 
-/* What a finalize killed in its preflight left: dropped by the next
- * preflight, or by the rollback that drops the results. */
-/* The probe collections of m's namespace: a collection of ours, named
- * like the backup, renamed to another such name, then dropped. */
+/* The probe collections of m's namespace: collections of ours, named
+ * like the backup, in the state database, where no change stream or
+ * oplog read of the sources looks: a drop in a source's database shows in
+ * its streams (mongo-java-server's drop events name no collection, so
+ * each read as a drop of a source), in the state database it does not.
+ * What a finalize killed in its probe left is dropped by the next probe,
+ * or by the rollback that drops the results. */
 static void
 probe_names (online_t *on, const move_t *m, char *probe, char *probe2, size_t cap)
 {
@@ -457,8 +460,16 @@ static bool
 drop_probes (online_t *on, const move_t *m, bson_error_t *err)
 {
     char probe[420], probe2[420];
+    const char *sdb = on->o->state_db;
+    bool old, old2;
     probe_names (on, m, probe, probe2, sizeof probe);
-    return online_coll_drop (on, m->db, probe, err) && online_coll_drop (on, m->db, probe2, err);
+    /* An earlier remodel probed in the source's database: dropped only
+     * where it is there, since a drop is an event in the sources' log. */
+    return online_coll_drop (on, sdb, probe, err) && online_coll_drop (on, sdb, probe2, err) &&
+           online_coll_exists (on, m->db, probe, &old, err) &&
+           online_coll_exists (on, m->db, probe2, &old2, err) &&
+           (!old || online_coll_drop (on, m->db, probe, err)) &&
+           (!old2 || online_coll_drop (on, m->db, probe2, err));
 }
 
 /* Before the first rename: every result there, no backup name taken, no
@@ -497,17 +508,22 @@ preflight (online_t *on, journal_t *j, bson_error_t *err)
 }
 
 bool
-online_switch_probe (online_t *on, bson_error_t *err)
+online_switch_probe (online_t *on, int64_t *rename_ms, size_t *renames, bson_error_t *err)
 {
     journal_t *j = bson_malloc0 (sizeof *j);
+    const char *sdb = on->o->state_db;
     bool ok = journal_plan (on, j, err);
+    *rename_ms = 0;
+    *renames = 0;
     for (size_t i = 0; ok && i < j->n; i++) {
         move_t *m = &j->moves[i];
         char probe[420], probe2[420];
+        int64_t t0;
+        bool there = false;
         probe_names (on, m, probe, probe2, sizeof probe);
-        ok = drop_probes (on, m, err);
+        ok = drop_probes (on, m, err) && online_coll_exists (on, m->db, m->coll, &there, err);
         if (ok) {
-            mongoc_database_t *d = mongoc_client_get_database (on->client, m->db);
+            mongoc_database_t *d = mongoc_client_get_database (on->client, sdb);
             bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (probe));
             bson_error_t why;
             ok = mongoc_database_command_simple (d, cmd, NULL, NULL, &why) ||
@@ -515,15 +531,21 @@ online_switch_probe (online_t *on, bson_error_t *err)
             bson_destroy (cmd);
             mongoc_database_destroy (d);
         }
-        if (ok && !rename_coll (on, m->db, probe, probe2, false, err)) {
+        /* Timed: the switch is as many renames, each with its note in
+         * the journal (a write of the plan's record, counted with it). */
+        t0 = online_mono_ms ();
+        if (ok && !rename_coll (on, sdb, probe, probe2, false, err)) {
             bson_error_t ignored;
             rm_error_prefix (err, "%s: plan %s: the server refuses to rename a collection "
                              "named like %s.%s's (nothing of the plan renamed)", on->where,
                              on->names.name, m->db, m->coll);
-            online_coll_drop (on, m->db, probe, &ignored);
+            online_coll_drop (on, sdb, probe, &ignored);
             ok = false;
         }
-        ok = ok && online_coll_drop (on, m->db, probe2, err);
+        if (ok && online_mono_ms () - t0 > *rename_ms)
+            *rename_ms = online_mono_ms () - t0;
+        *renames += there ? 2 : 1;
+        ok = ok && online_coll_drop (on, sdb, probe2, err);
     }
     bson_free (j);
     return ok;

@@ -46,6 +46,8 @@ typedef struct {
     int64_t retry_for_ms;   /* --retry-for: transient errors retried this long */
     bool writes_stopped;    /* finalize --writes-stopped */
     bool full_verify;       /* finalize --full-verify: every result, not a sample */
+    int64_t max_window_ms;  /* finalize --max-window: the writes stopped at most this
+                             * long (default 10 s; 0: no bound) */
     int64_t sample;         /* finalize --sample: drivers verified a pass (default 1000) */
     bool block_writes;      /* finalize --block-writes */
     bool force;             /* rollback --force: restore originals changed since */

@@ -120,8 +120,21 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
                          "(this rescan notes them)");
         goto done;
     }
+    ch.anon_check = true;
     ok = ok && online_changes_read (on, &from, next, nss, nns, &ch, err) &&
          online_made_load (on, &noted, err);
+    /* Drops naming no collection: the sources are the collections they
+     * were at the last point (checked above), which a UUID proves; a
+     * server that gives none leaves only a rescan to be sure. */
+    if (ok && ch.anon_drops && !*ch.rescan &&
+        !online_identity_proven (&from.sources, &next->sources))
+        snprintf (ch.rescan, sizeof ch.rescan, "the change log shows %lld drop(s) naming no "
+                  "collection, and the server gives no collection UUIDs to tell them from a "
+                  "drop of a source", (long long) ch.anon_drops);
+    else if (ok && ch.anon_drops && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: sync: the change log shows %lld drop(s) naming "
+                     "no collection; every source is the collection it was at the last point "
+                     "(its UUID): not a source's", (long long) ch.anon_drops);
     st->events = ch.events;
     on->incr_running = true;
     ok = ok && online_incr_sync (on, &ch, &noted, st, &done, first_full, err);

@@ -172,6 +172,29 @@ online_identity_compare (const bson_t *was, const bson_t *now, const char **gone
 }
 
 bool
+online_identity_proven (const bson_t *was, const bson_t *now)
+{
+    bson_iter_t it, f, old;
+    size_t n = 0;
+    if (!bson_iter_init (&it, now))
+        return false;
+    while (bson_iter_next (&it)) {
+        const uint8_t *a, *b;
+        uint32_t la, lb;
+        if (!BSON_ITER_HOLDS_DOCUMENT (&it) || !bson_iter_recurse (&it, &f) ||
+            !bson_iter_find (&f, "ns") || !BSON_ITER_HOLDS_UTF8 (&f) ||
+            !find_entry (was, bson_iter_utf8 (&f, NULL), &old))
+            return false;
+        a = field (&old, "uuid", &la);
+        b = field (&it, "uuid", &lb);
+        if (!a || !b || !same (a, la, b, lb))
+            return false;
+        n++;
+    }
+    return n > 0;
+}
+
+bool
 online_identity_now (online_t *on, const char **nss, size_t n, bson_t *out, bson_error_t *err)
 {
     bson_error_t why;

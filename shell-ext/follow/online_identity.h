@@ -21,6 +21,10 @@ bool online_identity_read (mongoc_client_t *client, const char **nss, size_t n, 
 void online_identity_compare (const bson_t *was, const bson_t *now, const char **gone,
                               char *changed, size_t cap);
 
+/* Whether every source of now has a UUID, the same as in was: the
+ * collections are those of the point, not others under their names. */
+bool online_identity_proven (const bson_t *was, const bson_t *now);
+
 /* The identities of nss now into out, errors said as the plan's. */
 bool online_identity_now (online_t *on, const char **nss, size_t n, bson_t *out,
                           bson_error_t *err);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "online_state.h"
+#include "remodel/value.h"
 
 size_t
 online_changes_sources (online_t *on, const char **out, size_t cap)
@@ -121,6 +122,50 @@ stream_close (online_t *on, const char *db, const char *coll, int64_t id)
     bson_destroy (cmd);
 }
 
+/* The position of the point to, where it has one: its cluster time, or
+ * its token's (MongoDB's KeyString; mongo-java-server's "_data" is 16 hex
+ * digits, the seconds and the counter of its one oplog, as its events'
+ * clusterTime). */
+static bool
+point_time (const online_capture_t *to, uint32_t *t, uint32_t *i)
+{
+    bson_iter_t it;
+    const char *hex;
+    uint32_t len;
+    uint64_t v = 0;
+    if (to->has_ts) {
+        *t = to->ts_t;
+        *i = to->ts_i;
+        return true;
+    }
+    if (rm_resume_token_time (&to->token, t, i))
+        return true;
+    if (!bson_iter_init_find (&it, &to->token, "_data") || !BSON_ITER_HOLDS_UTF8 (&it))
+        return false;
+    hex = bson_iter_utf8 (&it, &len);
+    if (len != 16)
+        return false;
+    for (uint32_t k = 0; k < len; k++) {
+        char c = hex[k];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return false;
+        v = v << 4 | (uint64_t) d;
+    }
+    *t = (uint32_t) (v >> 32);
+    *i = (uint32_t) v;
+    return true;
+}
+
+/* Whether the stream's last event is at or past the point (t, i): every
+ * event before the point is read; those after are the next read's. */
+static bool
+past_point (const online_changes_t *ch, bool bounded, uint32_t t, uint32_t i)
+{
+    return bounded && ch->last_known &&
+           (ch->last_t > t || (ch->last_t == t && ch->last_i >= i));
+}
+
 static bool
 stream_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
              const char *ns, online_changes_t *ch, bson_error_t *err)
@@ -131,7 +176,8 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
     bson_error_t why;
     int64_t id = 0, before, t0 = online_mono_ms ();
     online_stream_at_t at = {false, 0, 0};
-    bool ok;
+    uint32_t pt = 0, pi = 0;
+    bool ok, bounded;
     int reopened = 0;
 
     if (!dot || (size_t) (dot - ns) >= sizeof db)
@@ -140,6 +186,12 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
     coll = dot + 1;
     ch->own_last = false;
     ch->own_anon = 0;
+    ch->last_known = false;
+    /* A read stops at the point taken when its sync began, not at a quiet
+     * getMore: while the application writes faster than the getMore's
+     * wait, there is none (on MongoDB, whose getMore waits for the first
+     * event, too). */
+    bounded = point_time (to, &pt, &pi);
     if (!stream_open (on, db, coll, ns, from, NULL, ch, &id, &at, err))
         return false;
     do {
@@ -176,7 +228,8 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         bson_destroy (&reply);
         if (!ok)
             return online_fail (on, err, &why, "reading the change stream");
-    } while ((ch->events > before || online_stream_behind (&at, to)) && !*ch->rescan);
+    } while ((ch->events > before || online_stream_behind (&at, to)) && !*ch->rescan &&
+             !past_point (ch, bounded, pt, pi));
     if (ch->reopen && !*ch->rescan)
         snprintf (ch->rescan, sizeof ch->rescan, "the change stream of %s was invalidated more "
                   "than %d times", ns, STREAM_REOPEN_MAX);

@@ -298,6 +298,12 @@ typedef struct online_changes_s {
                              * in this stream (mongo-java-server's drop
                              * events name none: as many are taken as own
                              * holds drops) */
+    bool last_known;        /* the last event read had a clusterTime: last_t, last_i */
+    uint32_t last_t, last_i;
+    bool anon_check;        /* the caller tells drops naming no collection by the
+                             * sources' identities: counted in anon_drops, not a
+                             * rescan */
+    int64_t anon_drops;
     bson_t *reopen;         /* an invalidate after one of them: the stream is
                              * opened again after this token (MongoDB
                              * invalidates a stream on a renamed collection) */

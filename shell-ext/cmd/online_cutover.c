@@ -1,0 +1,191 @@
+/* The cut-over's budget (online_cmd.h): what finalize does with the
+ * application's writes still running, what it measures there, and the
+ * bound (--max-window) it keeps the window of stopped writes under.
+ *
+ * `finalize` without --writes-stopped or --block-writes prepares: a sync
+ * (timed: the drain will be one), the sample verify if none is recorded
+ * (online_sample.c), the results' indexes, the probe renames (timed: the
+ * switch is as many renames), and one point of the change log taken
+ * (timed: the confirmation takes one). The figures go into the plan's
+ * record (cutover: {at, drainMs, renameMs, renames, pointMs}) and are
+ * said as the window's estimate. `finalize --writes-stopped` then does
+ * only the drain, the switch and the confirmation; the estimate, and at
+ * the switch the time the window has lasted, are held against
+ * --max-window: past it, nothing is switched (RM_ERR_WINDOW, exit status
+ * 3), so a script lets the writes resume and tries again, after `follow`
+ * or `sync` made the next drain shorter. As gh-ost's cut-over, which
+ * gives up its lock past --cut-over-lock-timeout-seconds rather than
+ * hold it longer. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "online_cmd.h"
+#include "remodel/cli.h"
+
+/* A prepare older than this is measured again in the window (the probe):
+ * the figures of a server an hour ago say little of it now. */
+#define CUTOVER_FRESH_MS (30 * 60 * 1000)
+
+/* A phase at least this long says so as it starts. */
+#define CUTOVER_SAY_MS 2000
+
+bool
+online_cutover_read (online_t *on, online_cutover_t *c, bson_error_t *err)
+{
+    bson_t doc;
+    bson_iter_t it, f;
+    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+                                       "reading the plan's record", err);
+    memset (c, 0, sizeof *c);
+    c->drain_ms = -1;
+    if (ok && bson_iter_init_find (&it, &doc, "cutover") && BSON_ITER_HOLDS_DOCUMENT (&it) &&
+        bson_iter_recurse (&it, &f)) {
+        while (bson_iter_next (&f)) {
+            const char *k = bson_iter_key (&f);
+            int64_t v = BSON_ITER_HOLDS_DATE_TIME (&f) ? bson_iter_date_time (&f)
+                                                       : bson_iter_as_int64 (&f);
+            if (!strcmp (k, "at"))
+                c->at = v;
+            else if (!strcmp (k, "drainMs"))
+                c->drain_ms = v;
+            else if (!strcmp (k, "renameMs"))
+                c->rename_ms = v;
+            else if (!strcmp (k, "renames"))
+                c->renames = v;
+            else if (!strcmp (k, "pointMs"))
+                c->point_ms = v;
+        }
+        c->fresh = c->at > 0 && (int64_t) time (NULL) * 1000 - c->at < CUTOVER_FRESH_MS;
+    }
+    bson_destroy (&doc);
+    return ok;
+}
+
+static bool
+save (online_t *on, const online_cutover_t *c, bson_error_t *err)
+{
+    bson_t *set = BCON_NEW ("$set", "{", "cutover", "{", "at", BCON_DATE_TIME (c->at), "drainMs",
+                            BCON_INT64 (c->drain_ms), "renameMs", BCON_INT64 (c->rename_ms),
+                            "renames", BCON_INT64 (c->renames), "pointMs",
+                            BCON_INT64 (c->point_ms), "}", "}");
+    bool ok = online_plan_update (on, set, err);
+    bson_destroy (set);
+    return ok;
+}
+
+int64_t
+online_cutover_switch_ms (const online_cutover_t *c)
+{
+    return c->renames * c->rename_ms + c->point_ms;
+}
+
+int64_t
+online_cutover_total (const online_cutover_t *c)
+{
+    return (c->drain_ms > 0 ? c->drain_ms : 0) + online_cutover_switch_ms (c);
+}
+
+void
+online_cutover_describe (const online_cutover_t *c, char *buf, size_t cap)
+{
+    char drain[120];
+    if (c->drain_ms >= 0)
+        snprintf (drain, sizeof drain, "the drain %.1f s (as long as the last sync)",
+                  (double) c->drain_ms / 1000.0);
+    else
+        snprintf (drain, sizeof drain, "the drain not known (no sync measured)");
+    snprintf (buf, cap, "about %.1f s: %s, the switch %.1f s (%lld renames at %lld ms, as the "
+              "probe's), the confirmation %.1f s (a point of the change log)",
+              (double) online_cutover_total (c) / 1000.0, drain,
+              (double) (c->renames * c->rename_ms) / 1000.0, (long long) c->renames,
+              (long long) c->rename_ms, (double) c->point_ms / 1000.0);
+}
+
+void
+online_cutover_phase (online_t *on, const char *what, int64_t est_ms)
+{
+    if (!on->o->quiet && est_ms >= CUTOVER_SAY_MS)
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: %s (about %.1f s)", what,
+                     (double) est_ms / 1000.0);
+}
+
+bool
+online_cutover_fits (online_t *on, const online_cutover_t *c, int64_t t0, int64_t left_ms,
+                     const char *done, bson_error_t *err)
+{
+    int64_t max = on->o->max_window_ms, spent = online_mono_ms () - t0;
+    char est[400];
+    if (max <= 0 || spent + left_ms <= max)
+        return true;
+    online_cutover_describe (c, est, sizeof est);
+    rm_error_set (err, RM_ERR_WINDOW, "%s: plan %s: the writes would stay stopped past "
+                  "--max-window %.1f s (%s %.1f s, the switch and confirmation to come %.1f s; "
+                  "the estimate %s): nothing switched. Let the application's writes resume; "
+                  "run `remodel online follow` (or sync) so that the next drain is short, and "
+                  "`remodel online finalize` without --writes-stopped to measure again; then "
+                  "stop the writes and finalize again (--max-window 0: no bound)", on->where,
+                  on->names.name, (double) max / 1000.0, done, (double) spent / 1000.0,
+                  (double) left_ms / 1000.0, est);
+    return false;
+}
+
+bool
+online_cutover_prepare (online_t *on, bool follows, bool ahead, bson_error_t *err)
+{
+    online_cutover_t c;
+    online_capture_t pt;
+    int64_t t0, differ = 0;
+    size_t renames = 0;
+    char est[400];
+    bool ok;
+
+    memset (&c, 0, sizeof c);
+    if (!on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: preparing the cut-over with the "
+                     "application's writes running: a sync, %s, the results' indexes and the "
+                     "renames probed, then the window's estimate",
+                     ahead ? "no sample verify (one was verified ahead)"
+                           : "a sample of the results verified");
+    /* The drain with the writes stopped is a sync like this one, of what
+     * was written since: no longer, once follow keeps up. */
+    t0 = online_mono_ms ();
+    ok = online_apply (on, ONLINE_SYNC, err) >= 0;
+    c.drain_ms = online_mono_ms () - t0;
+    if (ok && follows && !ahead) {
+        ok = online_sample_verify (on, on->o->sample > 0 ? on->o->sample : ONLINE_FINALIZE_SAMPLE,
+                                   &differ, err);
+        if (ok && differ && !on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: finalize: %lld results of the sample "
+                         "differ, written since the sync (the drain recomputes them); none "
+                         "recorded as verified: finalize --writes-stopped verifies its own",
+                         (long long) differ);
+    }
+    ok = ok && online_switch_ready (on, err) &&
+         online_switch_probe (on, &c.rename_ms, &renames, err);
+    c.renames = (int64_t) renames;
+    /* One point of the change log: the confirmation takes one, and on a
+     * server whose oplog is slow to read that is most of the window. */
+    online_capture_init (&pt);
+    t0 = online_mono_ms ();
+    ok = ok && (!follows || online_capture_start (on, &pt, err));
+    c.point_ms = follows ? online_mono_ms () - t0 : 0;
+    online_capture_destroy (&pt);
+    c.at = (int64_t) time (NULL) * 1000;
+    ok = ok && save (on, &c, err);
+    if (!ok)
+        return false;
+    online_cutover_describe (&c, est, sizeof est);
+    if (!on->o->quiet) {
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the cut-over's window, estimated: %s",
+                     est);
+        if (on->o->max_window_ms > 0 && online_cutover_total (&c) > on->o->max_window_ms)
+            rm_cli_line (stderr, "", "\n", "remodel: finalize: that is over --max-window %.1f s: "
+                         "finalize --writes-stopped would stop before the switch; run `remodel "
+                         "online follow` (or sync) until a round is short, or give a larger "
+                         "--max-window", (double) on->o->max_window_ms / 1000.0);
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: ready: stop the application's writes, "
+                     "then run remodel online finalize %s --writes-stopped", on->names.path);
+    }
+    return true;
+}
