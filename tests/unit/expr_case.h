@@ -14,6 +14,7 @@
 #define REMODEL_EXPR_CASE_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bson/bson.h>
@@ -138,5 +139,117 @@ done:
             if (!x_case (__FILE__, (int) (c_ - (cases)) + 1, c_))            \
                 t_fail_checks++;                                             \
     } while (0)
+
+/* A test function that runs one table: X_TABLE_TEST (test_maps, maps). */
+#define X_TABLE_TEST(fn, cases)                                              \
+    static void fn (void)                                                    \
+    {                                                                        \
+        X_TABLE (cases);                                                     \
+    }
+
+/* libbson's allocations counted, through bson_mem_set_vtable, between
+ * x_count_start and x_count_stop (the "no allocation once warm" tests;
+ * test_expr_alloc.c adds the C library's own on top). */
+static size_t x_allocs;
+
+static inline void *
+x_count_malloc (size_t n)
+{
+    x_allocs++;
+    return malloc (n);
+}
+
+static inline void *
+x_count_calloc (size_t n, size_t m)
+{
+    x_allocs++;
+    return calloc (n, m);
+}
+
+static inline void *
+x_count_realloc (void *p, size_t n)
+{
+    x_allocs++;
+    return realloc (p, n);
+}
+
+static inline void
+x_count_start (void)
+{
+    static bson_mem_vtable_t vt = {x_count_malloc, x_count_calloc, x_count_realloc, free, NULL, {0}};
+    x_allocs = 0;
+    bson_mem_set_vtable (&vt);
+}
+
+static inline size_t
+x_count_stop (void)
+{
+    bson_mem_restore_vtable ();
+    return x_allocs;
+}
+
+/* Warm passes before counting, and counted passes. */
+enum { X_WARM_PASSES = 3, X_COUNTED_PASSES = 100 };
+
+/* Evaluates expr_json over doc_json until warm (the context reset before
+ * each pass, as a stage does per document), then X_COUNTED_PASSES more
+ * times with libbson's allocations counted. Returns how many there were,
+ * or -1, with the reason printed, where the case does not parse, a pass
+ * fails, or the last result is not of type want: so that one check,
+ * x_no_alloc_when_warm (...) == 0, says all of it. */
+static inline long
+x_no_alloc_when_warm (const char *doc_json, const char *expr_json, bson_type_t want)
+{
+    char *wrapped = bson_strdup_printf ("{\"e\": %s}", expr_json);
+    bson_error_t err;
+    bson_t *ex = bson_new_from_json ((const uint8_t *) wrapped, -1, &err);
+    bson_t *doc = bson_new_from_json ((const uint8_t *) doc_json, -1, &err);
+    bson_iter_t it;
+    bson_value_t out = {.value_type = BSON_TYPE_EOD};
+    rm_expr_t *e = NULL;
+    rm_expr_ctx_t *cx = NULL;
+    long n = -1;
+    int failed = 0;
+
+    bson_free (wrapped);
+    if (!ex || !doc) {
+        fprintf (stderr, "  no_alloc_when_warm: bad JSON: %s / %s\n", doc_json, expr_json);
+        goto done;
+    }
+    bson_iter_init_find (&it, ex, "e");
+    e = rm_expr_parse (&it, &err);
+    if (!e) {
+        fprintf (stderr, "  no_alloc_when_warm: %s: parse failed: %s\n", expr_json, err.message);
+        goto done;
+    }
+    cx = rm_expr_ctx_new (X_NOW);
+    for (int i = 0; i < X_WARM_PASSES + X_COUNTED_PASSES; i++) {
+        if (i == X_WARM_PASSES)
+            x_count_start ();
+        rm_expr_ctx_reset (cx);
+        if (!rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err) && !failed++)
+            fprintf (stderr, "  no_alloc_when_warm: %s: pass %d failed: %s\n", expr_json, i, err.message);
+    }
+    n = (long) x_count_stop ();
+    if (failed) {
+        n = -1;
+    } else if (out.value_type != want) {
+        fprintf (stderr, "  no_alloc_when_warm: %s: gave type 0x%02x, want 0x%02x\n", expr_json,
+                 (unsigned) out.value_type, (unsigned) want);
+        n = -1;
+    } else if (n) {
+        fprintf (stderr, "  no_alloc_when_warm: %s: %ld allocation(s) in %d warm passes\n", expr_json, n,
+                 (int) X_COUNTED_PASSES);
+    }
+    rm_expr_ctx_destroy (cx);
+done:
+    if (e)
+        rm_expr_destroy (e);
+    if (ex)
+        bson_destroy (ex);
+    if (doc)
+        bson_destroy (doc);
+    return n;
+}
 
 #endif

@@ -11,13 +11,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "test.h"
+#include "expr_case.h"
 
 #include "remodel/buf.h"
-#include "remodel/expr.h"
 #include "remodel/query.h"
-
-#define X_NOW 1704164645678LL
 
 #if defined(__SANITIZE_ADDRESS__)
 #define X_LIBC_COUNT 0
@@ -30,7 +27,7 @@
 #define X_LIBC_COUNT 1
 #endif
 
-static size_t bson_allocs, libc_allocs;
+static size_t libc_allocs;
 static bool counting;
 
 #if X_LIBC_COUNT
@@ -71,31 +68,13 @@ free (void *p)
 }
 #endif
 
-static void *
-count_malloc (size_t n)
-{
-    bson_allocs++;
-    return malloc (n);
-}
-static void *
-count_calloc (size_t n, size_t m)
-{
-    bson_allocs++;
-    return calloc (n, m);
-}
-static void *
-count_realloc (void *p, size_t n)
-{
-    bson_allocs++;
-    return realloc (p, n);
-}
-
+/* libbson's allocations counted by expr_case.h's vtable, the C
+ * library's by the wrappers above. */
 static void
 count_start (void)
 {
-    static bson_mem_vtable_t vt = {count_malloc, count_calloc, count_realloc, free, NULL, {0}};
-    bson_allocs = libc_allocs = 0;
-    bson_mem_set_vtable (&vt);
+    libc_allocs = 0;
+    x_count_start ();
     counting = true;
 }
 
@@ -103,8 +82,7 @@ static size_t
 count_stop (void)
 {
     counting = false;
-    bson_mem_restore_vtable ();
-    return bson_allocs + libc_allocs;
+    return x_count_stop () + libc_allocs;
 }
 
 /* The documents each expression runs over: tasks as remodel-gen writes
@@ -157,7 +135,7 @@ test_counters_count (void)
     free (m (16));
     bson_free (bm (16));
     count_stop ();
-    T_CHECK (bson_allocs == 1);
+    T_CHECK (x_allocs == 1);
     T_CHECK (libc_allocs == (X_LIBC_COUNT ? 2 : 0));
 }
 
@@ -208,7 +186,7 @@ test_bench_set_no_alloc (void)
     n = count_stop ();
     if (n)
         fprintf (stderr, "  the bench's set and filter: %zu allocations over %d documents (libbson %zu, libc %zu)\n",
-                 n, 20 * N_DOCS, bson_allocs, libc_allocs);
+                 n, 20 * N_DOCS, x_allocs, libc_allocs);
     T_CHECK (n == 0);
     T_CHECK (changed == 23 * 3); /* done: false */
     rm_buf_destroy (&out);

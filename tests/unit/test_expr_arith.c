@@ -654,66 +654,16 @@ test_expr_decimal_ops (void)
 }
 
 /* Once warmed, evaluating does not allocate, decimal arithmetic included. */
-static size_t allocs;
-static void *
-count_malloc (size_t n)
-{
-    allocs++;
-    return malloc (n);
-}
-static void *
-count_calloc (size_t n, size_t m)
-{
-    allocs++;
-    return calloc (n, m);
-}
-static void *
-count_realloc (void *p, size_t n)
-{
-    allocs++;
-    return realloc (p, n);
-}
-
 static void
 test_expr_arith_no_alloc_when_warm (void)
 {
-    const char *json =
-        "{\"e\": [{\"$add\": [\"$a\", \"$d\", 0.5]}, {\"$divide\": [\"$d\", 3]}, {\"$round\": [\"$x\", 2]},"
-        " {\"$sum\": \"$arr\"}, {\"$avg\": \"$arr\"}, {\"$sqrt\": \"$d\"}, {\"$ln\": \"$d\"},"
-        " {\"$mod\": [\"$d\", 7]}, {\"$multiply\": [\"$a\", \"$a\"]}]}";
-    const char *docjson = "{\"a\": 2147483647, \"d\": {\"$numberDecimal\": \"10.25\"}, \"x\": 2.675,"
-                          " \"arr\": [1, 2.5, {\"$numberDecimal\": \"1.1\"}]}";
-    bson_error_t err;
-    bson_t *ex = bson_new_from_json ((const uint8_t *) json, -1, &err);
-    bson_t *doc = bson_new_from_json ((const uint8_t *) docjson, -1, &err);
-    bson_iter_t it;
-    bson_value_t out;
-    bson_mem_vtable_t vt = {count_malloc, count_calloc, count_realloc, free, NULL, {0}};
-    rm_expr_t *e;
-    rm_expr_ctx_t *cx;
+    const char *expr = "[{\"$add\": [\"$a\", \"$d\", 0.5]}, {\"$divide\": [\"$d\", 3]}, {\"$round\": [\"$x\", 2]},"
+                       " {\"$sum\": \"$arr\"}, {\"$avg\": \"$arr\"}, {\"$sqrt\": \"$d\"}, {\"$ln\": \"$d\"},"
+                       " {\"$mod\": [\"$d\", 7]}, {\"$multiply\": [\"$a\", \"$a\"]}]";
+    const char *doc = "{\"a\": 2147483647, \"d\": {\"$numberDecimal\": \"10.25\"}, \"x\": 2.675,"
+                      " \"arr\": [1, 2.5, {\"$numberDecimal\": \"1.1\"}]}";
 
-    T_CHECK (ex && doc);
-    bson_iter_init_find (&it, ex, "e");
-    e = rm_expr_parse (&it, &err);
-    T_CHECK (e != NULL);
-    cx = rm_expr_ctx_new (X_NOW);
-    for (int i = 0; i < 3; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_set_vtable (&vt);
-    allocs = 0;
-    for (int i = 0; i < 100; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_restore_vtable ();
-    T_CHECK (allocs == 0);
-    T_CHECK (out.value_type == BSON_TYPE_ARRAY);
-    rm_expr_ctx_destroy (cx);
-    rm_expr_destroy (e);
-    bson_destroy (ex);
-    bson_destroy (doc);
+    T_CHECK (x_no_alloc_when_warm (doc, expr, BSON_TYPE_ARRAY) == 0);
 }
 
 int

@@ -572,147 +572,37 @@ static const x_case_t ns[] = {
     {NULL, NULL, NULL},
 };
 
-static void
-test_array_elem_at (void)
-{
-    X_TABLE (elem_at);
-}
-static void
-test_array_first_last (void)
-{
-    X_TABLE (first_last);
-}
-static void
-test_array_sizes (void)
-{
-    X_TABLE (sizes);
-}
-static void
-test_array_slices (void)
-{
-    X_TABLE (slices);
-}
-static void
-test_array_concats (void)
-{
-    X_TABLE (concats);
-}
-static void
-test_array_maps (void)
-{
-    X_TABLE (maps);
-}
-static void
-test_array_filters (void)
-{
-    X_TABLE (filters);
-}
-static void
-test_array_reduces (void)
-{
-    X_TABLE (reduces);
-}
-static void
-test_array_indexes (void)
-{
-    X_TABLE (indexes);
-}
-static void
-test_array_reverses (void)
-{
-    X_TABLE (reverses);
-}
-static void
-test_array_ranges (void)
-{
-    X_TABLE (ranges);
-}
-static void
-test_array_zips (void)
-{
-    X_TABLE (zips);
-}
-static void
-test_array_ins (void)
-{
-    X_TABLE (ins);
-}
-static void
-test_array_sorts (void)
-{
-    X_TABLE (sorts);
-}
-static void
-test_array_ns (void)
-{
-    X_TABLE (ns);
-}
+X_TABLE_TEST (test_array_elem_at, elem_at)
+X_TABLE_TEST (test_array_first_last, first_last)
+X_TABLE_TEST (test_array_sizes, sizes)
+X_TABLE_TEST (test_array_slices, slices)
+X_TABLE_TEST (test_array_concats, concats)
+X_TABLE_TEST (test_array_maps, maps)
+X_TABLE_TEST (test_array_filters, filters)
+X_TABLE_TEST (test_array_reduces, reduces)
+X_TABLE_TEST (test_array_indexes, indexes)
+X_TABLE_TEST (test_array_reverses, reverses)
+X_TABLE_TEST (test_array_ranges, ranges)
+X_TABLE_TEST (test_array_zips, zips)
+X_TABLE_TEST (test_array_ins, ins)
+X_TABLE_TEST (test_array_sorts, sorts)
+X_TABLE_TEST (test_array_ns, ns)
 
 /* Once warmed, evaluating allocates nothing: the operators that build,
  * sort and bind variables over the same document after a reset. */
-static size_t allocs;
-static void *
-count_malloc (size_t n)
-{
-    allocs++;
-    return malloc (n);
-}
-static void *
-count_calloc (size_t n, size_t m)
-{
-    allocs++;
-    return calloc (n, m);
-}
-static void *
-count_realloc (void *p, size_t n)
-{
-    allocs++;
-    return realloc (p, n);
-}
-
 static void
 test_array_no_alloc_when_warm (void)
 {
-    const char *json =
-        "{\"e\": [{\"$map\": {\"input\": \"$a\", \"as\": \"x\", \"in\": {\"$filter\": {\"input\": "
-        "\"$$x.v\", \"cond\": {\"$gt\": [\"$$this\", 1]}}}}}, {\"$sortArray\": {\"input\": \"$a\", "
-        "\"sortBy\": {\"k\": -1}}}, {\"$reduce\": {\"input\": \"$a.v\", \"initialValue\": [], \"in\": "
-        "{\"$concatArrays\": [\"$$value\", \"$$this\"]}}}, {\"$zip\": {\"inputs\": [\"$a\", {\"$range\": "
-        "[0, 5]}], \"useLongestLength\": true}}, {\"$maxN\": {\"n\": 2, \"input\": \"$a.k\"}}, "
-        "{\"$indexOfArray\": [\"$a.k\", 2]}, {\"$in\": [3, \"$a.k\"]}, {\"$slice\": [\"$a\", -2, 1]}]}";
-    const char *docjson = "{\"a\": [{\"k\": 1, \"v\": [1, 2, 3]}, {\"k\": 3, \"v\": [4]}, {\"k\": 2, "
-                          "\"v\": []}]}";
-    bson_error_t err;
-    bson_t *ex = bson_new_from_json ((const uint8_t *) json, -1, &err);
-    bson_t *doc = bson_new_from_json ((const uint8_t *) docjson, -1, &err);
-    bson_iter_t it;
-    bson_value_t out;
-    bson_mem_vtable_t vt = {count_malloc, count_calloc, count_realloc, free, NULL, {0}};
-    rm_expr_t *e;
-    rm_expr_ctx_t *cx;
+    const char *expr = "[{\"$map\": {\"input\": \"$a\", \"as\": \"x\", \"in\": {\"$filter\": {\"input\": "
+                       "\"$$x.v\", \"cond\": {\"$gt\": [\"$$this\", 1]}}}}}, {\"$sortArray\": {\"input\": \"$a\", "
+                       "\"sortBy\": {\"k\": -1}}}, {\"$reduce\": {\"input\": \"$a.v\", \"initialValue\": [], \"in\": "
+                       "{\"$concatArrays\": [\"$$value\", \"$$this\"]}}}, {\"$zip\": {\"inputs\": [\"$a\", {\"$range\": "
+                       "[0, 5]}], \"useLongestLength\": true}}, {\"$maxN\": {\"n\": 2, \"input\": \"$a.k\"}}, "
+                       "{\"$indexOfArray\": [\"$a.k\", 2]}, {\"$in\": [3, \"$a.k\"]}, {\"$slice\": [\"$a\", -2, 1]}]";
+    const char *doc = "{\"a\": [{\"k\": 1, \"v\": [1, 2, 3]}, {\"k\": 3, \"v\": [4]}, {\"k\": 2, "
+                      "\"v\": []}]}";
 
-    T_CHECK (ex && doc);
-    bson_iter_init_find (&it, ex, "e");
-    e = rm_expr_parse (&it, &err);
-    T_CHECK (e != NULL);
-    cx = rm_expr_ctx_new (X_NOW);
-    for (int i = 0; i < 3; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_set_vtable (&vt);
-    allocs = 0;
-    for (int i = 0; i < 100; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_restore_vtable ();
-    T_CHECK (allocs == 0);
-    T_CHECK (out.value_type == BSON_TYPE_ARRAY);
-    rm_expr_ctx_destroy (cx);
-    rm_expr_destroy (e);
-    bson_destroy (ex);
-    bson_destroy (doc);
+    T_CHECK (x_no_alloc_when_warm (doc, expr, BSON_TYPE_ARRAY) == 0);
 }
 
 int

@@ -508,56 +508,16 @@ static const x_case_t dates[] = {
     {NULL, NULL, NULL},
 };
 
-static void
-test_expr_types (void)
-{
-    X_TABLE (types);
-}
-static void
-test_expr_to_string (void)
-{
-    X_TABLE (to_string);
-}
-static void
-test_expr_to_int (void)
-{
-    X_TABLE (to_int);
-}
-static void
-test_expr_to_long (void)
-{
-    X_TABLE (to_long);
-}
-static void
-test_expr_to_double (void)
-{
-    X_TABLE (to_double);
-}
-static void
-test_expr_to_decimal (void)
-{
-    X_TABLE (to_decimal);
-}
-static void
-test_expr_to_bool (void)
-{
-    X_TABLE (to_bool);
-}
-static void
-test_expr_to_date (void)
-{
-    X_TABLE (to_date);
-}
-static void
-test_expr_to_objectid (void)
-{
-    X_TABLE (to_oid);
-}
-static void
-test_expr_convert (void)
-{
-    X_TABLE (converts);
-}
+X_TABLE_TEST (test_expr_types, types)
+X_TABLE_TEST (test_expr_to_string, to_string)
+X_TABLE_TEST (test_expr_to_int, to_int)
+X_TABLE_TEST (test_expr_to_long, to_long)
+X_TABLE_TEST (test_expr_to_double, to_double)
+X_TABLE_TEST (test_expr_to_decimal, to_decimal)
+X_TABLE_TEST (test_expr_to_bool, to_bool)
+X_TABLE_TEST (test_expr_to_date, to_date)
+X_TABLE_TEST (test_expr_to_objectid, to_oid)
+X_TABLE_TEST (test_expr_convert, converts)
 
 /* Whether the date helpers answer: a date written and a string read. */
 static bool
@@ -589,67 +549,15 @@ test_expr_date_strings (void)
 }
 
 /* Converting allocates nothing once the context is warm. */
-static size_t allocs;
-static void *
-count_malloc (size_t n)
-{
-    allocs++;
-    return malloc (n);
-}
-static void *
-count_calloc (size_t n, size_t m)
-{
-    allocs++;
-    return calloc (n, m);
-}
-static void *
-count_realloc (void *p, size_t n)
-{
-    allocs++;
-    return realloc (p, n);
-}
-
 static void
 test_expr_convert_no_alloc_when_warm (void)
 {
-    const char *json =
-        "{\"e\": [{\"$toDouble\": \"$s\"}, {\"$toString\": \"$d\"}, {\"$toDecimal\": \"$d\"}, "
-        "{\"$toDecimal\": \"$s\"}, {\"$convert\": {\"input\": \"$bad\", \"to\": \"int\", \"onError\": 0}}, "
-        "{\"$toObjectId\": \"$o\"}, {\"$type\": \"$s\"}, {\"$toInt\": \"$n\"}]}";
-    const char *docjson = "{\"s\": \"12.5\", \"d\": 0.1, \"bad\": \"x\", \"o\": \"5ab9c3da31c2ab715d421285\", \"n\": \"-7\"}";
-    bson_error_t err;
-    bson_t *ex = bson_new_from_json ((const uint8_t *) json, -1, &err);
-    bson_t *doc = bson_new_from_json ((const uint8_t *) docjson, -1, &err);
-    bson_iter_t it;
-    bson_value_t out;
-    bson_mem_vtable_t vt = {count_malloc, count_calloc, count_realloc, free, NULL, {0}};
-    rm_expr_t *e;
-    rm_expr_ctx_t *cx;
+    const char *expr = "[{\"$toDouble\": \"$s\"}, {\"$toString\": \"$d\"}, {\"$toDecimal\": \"$d\"}, "
+                       "{\"$toDecimal\": \"$s\"}, {\"$convert\": {\"input\": \"$bad\", \"to\": \"int\", \"onError\": 0}}, "
+                       "{\"$toObjectId\": \"$o\"}, {\"$type\": \"$s\"}, {\"$toInt\": \"$n\"}]";
+    const char *doc = "{\"s\": \"12.5\", \"d\": 0.1, \"bad\": \"x\", \"o\": \"5ab9c3da31c2ab715d421285\", \"n\": \"-7\"}";
 
-    T_CHECK (ex && doc);
-    bson_iter_init_find (&it, ex, "e");
-    e = rm_expr_parse (&it, &err);
-    T_CHECK (e != NULL);
-    if (!e)
-        return;
-    cx = rm_expr_ctx_new (X_NOW);
-    for (int i = 0; i < 3; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_set_vtable (&vt);
-    allocs = 0;
-    for (int i = 0; i < 100; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_restore_vtable ();
-    T_CHECK (allocs == 0);
-    T_CHECK (out.value_type == BSON_TYPE_ARRAY);
-    rm_expr_ctx_destroy (cx);
-    rm_expr_destroy (e);
-    bson_destroy (ex);
-    bson_destroy (doc);
+    T_CHECK (x_no_alloc_when_warm (doc, expr, BSON_TYPE_ARRAY) == 0);
 }
 
 int

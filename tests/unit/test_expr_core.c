@@ -124,103 +124,26 @@ static const x_case_t timestamps[] = {
     {NULL, NULL, NULL},
 };
 
-static void
-test_expr_timestamps (void)
-{
-    X_TABLE (timestamps);
-}
+X_TABLE_TEST (test_expr_timestamps, timestamps)
 
-static void
-test_expr_paths (void)
-{
-    X_TABLE (paths);
-}
-static void
-test_expr_literals (void)
-{
-    X_TABLE (literals);
-}
-static void
-test_expr_let (void)
-{
-    X_TABLE (lets);
-}
-static void
-test_expr_cond (void)
-{
-    X_TABLE (conds);
-}
-static void
-test_expr_logic (void)
-{
-    X_TABLE (logic);
-}
-static void
-test_expr_compare (void)
-{
-    X_TABLE (compares);
-}
+X_TABLE_TEST (test_expr_paths, paths)
+X_TABLE_TEST (test_expr_literals, literals)
+X_TABLE_TEST (test_expr_let, lets)
+X_TABLE_TEST (test_expr_cond, conds)
+X_TABLE_TEST (test_expr_logic, logic)
+X_TABLE_TEST (test_expr_compare, compares)
 
 /* Once warmed, evaluating does not allocate: the same expression over the
  * same document, after a reset, takes no new memory (libbson's allocator
  * counted through bson_mem_set_vtable). */
-static size_t allocs;
-static void *
-count_malloc (size_t n)
-{
-    allocs++;
-    return malloc (n);
-}
-static void *
-count_calloc (size_t n, size_t m)
-{
-    allocs++;
-    return calloc (n, m);
-}
-static void *
-count_realloc (void *p, size_t n)
-{
-    allocs++;
-    return realloc (p, n);
-}
-
 static void
 test_expr_no_alloc_when_warm (void)
 {
-    const char *json = "{\"e\": {\"x\": {\"$cond\": [{\"$gt\": [\"$a.b\", 1]}, [\"$a.b\", \"$$ROOT\"], "
-                       "{\"$let\": {\"vars\": {\"v\": \"$a\"}, \"in\": \"$$v.b\"}}]}}}";
-    const char *docjson = "{\"a\": [{\"b\": 1}, {\"b\": 5}, {\"c\": 2}]}";
-    bson_error_t err;
-    bson_t *ex = bson_new_from_json ((const uint8_t *) json, -1, &err);
-    bson_t *doc = bson_new_from_json ((const uint8_t *) docjson, -1, &err);
-    bson_iter_t it;
-    bson_value_t out;
-    bson_mem_vtable_t vt = {count_malloc, count_calloc, count_realloc, free, NULL, {0}};
-    rm_expr_t *e;
-    rm_expr_ctx_t *cx;
+    const char *expr = "{\"x\": {\"$cond\": [{\"$gt\": [\"$a.b\", 1]}, [\"$a.b\", \"$$ROOT\"], "
+                       "{\"$let\": {\"vars\": {\"v\": \"$a\"}, \"in\": \"$$v.b\"}}]}}";
+    const char *doc = "{\"a\": [{\"b\": 1}, {\"b\": 5}, {\"c\": 2}]}";
 
-    T_CHECK (ex && doc);
-    bson_iter_init_find (&it, ex, "e");
-    e = rm_expr_parse (&it, &err);
-    T_CHECK (e != NULL);
-    cx = rm_expr_ctx_new (X_NOW);
-    for (int i = 0; i < 3; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_set_vtable (&vt);
-    allocs = 0;
-    for (int i = 0; i < 100; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_restore_vtable ();
-    T_CHECK (allocs == 0);
-    T_CHECK (out.value_type == BSON_TYPE_DOCUMENT);
-    rm_expr_ctx_destroy (cx);
-    rm_expr_destroy (e);
-    bson_destroy (ex);
-    bson_destroy (doc);
+    T_CHECK (x_no_alloc_when_warm (doc, expr, BSON_TYPE_DOCUMENT) == 0);
 }
 
 /* docs/plans.md's catalogue lists every operator this build evaluates

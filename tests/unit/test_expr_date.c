@@ -612,59 +612,23 @@ static const x_case_t trunc_[] = {
     {NULL, NULL, NULL},
 };
 
-static void
-test_expr_date_parts (void)
-{
-    X_TABLE (parts);
-}
+X_TABLE_TEST (test_expr_date_parts, parts)
 
-static void
-test_expr_date_dst (void)
-{
-    X_TABLE (dst);
-}
+X_TABLE_TEST (test_expr_date_dst, dst)
 
-static void
-test_expr_date_to_parts (void)
-{
-    X_TABLE (to_parts);
-}
+X_TABLE_TEST (test_expr_date_to_parts, to_parts)
 
-static void
-test_expr_date_from_parts (void)
-{
-    X_TABLE (from_parts);
-}
+X_TABLE_TEST (test_expr_date_from_parts, from_parts)
 
-static void
-test_expr_date_to_string (void)
-{
-    X_TABLE (to_string);
-}
+X_TABLE_TEST (test_expr_date_to_string, to_string)
 
-static void
-test_expr_date_from_string (void)
-{
-    X_TABLE (from_string);
-}
+X_TABLE_TEST (test_expr_date_from_string, from_string)
 
-static void
-test_expr_date_add (void)
-{
-    X_TABLE (add);
-}
+X_TABLE_TEST (test_expr_date_add, add)
 
-static void
-test_expr_date_diff (void)
-{
-    X_TABLE (diff);
-}
+X_TABLE_TEST (test_expr_date_diff, diff)
 
-static void
-test_expr_date_trunc (void)
-{
-    X_TABLE (trunc_);
-}
+X_TABLE_TEST (test_expr_date_trunc, trunc_)
 
 /* The shared helpers other families call: the lenient parser ($toDate)
  * and the ISO form ($toString). */
@@ -727,70 +691,20 @@ test_expr_date_zones (void)
     }
 }
 
-static size_t allocs;
-static void *
-count_malloc (size_t n)
-{
-    allocs++;
-    return malloc (n);
-}
-static void *
-count_calloc (size_t n, size_t m)
-{
-    allocs++;
-    return calloc (n, m);
-}
-static void *
-count_realloc (void *p, size_t n)
-{
-    allocs++;
-    return realloc (p, n);
-}
-
 /* Evaluating allocates nothing once warm, a computed zone included (it
  * is loaded once, then found in the table). */
 static void
 test_expr_date_no_alloc_when_warm (void)
 {
-    const char *json =
-        "{\"e\": [{\"$dateToString\": {\"date\": \"$d\", \"format\": \"%Y-%m-%d %H:%M %z\", \"timezone\": \"$tz\"}},"
-        " {\"$dateFromString\": {\"dateString\": \"$s\", \"timezone\": \"Europe/Paris\"}},"
-        " {\"$dateTrunc\": {\"date\": \"$d\", \"unit\": \"week\", \"timezone\": \"$tz\"}},"
-        " {\"$dateToParts\": {\"date\": \"$d\", \"iso8601\": true}},"
-        " {\"$dateAdd\": {\"startDate\": \"$d\", \"unit\": \"month\", \"amount\": 1, \"timezone\": \"$tz\"}}]}";
-    const char *docjson = "{\"d\": {\"$date\": \"2021-03-14T12:00:00Z\"}, \"tz\": \"America/Chicago\", "
-                          "\"s\": \"2021-03-28 02:30:00\"}";
-    bson_error_t err;
-    bson_t *ex = bson_new_from_json ((const uint8_t *) json, -1, &err);
-    bson_t *doc = bson_new_from_json ((const uint8_t *) docjson, -1, &err);
-    bson_iter_t it;
-    bson_value_t out;
-    bson_mem_vtable_t vt = {count_malloc, count_calloc, count_realloc, free, NULL, {0}};
-    rm_expr_t *e;
-    rm_expr_ctx_t *cx;
+    const char *expr = "[{\"$dateToString\": {\"date\": \"$d\", \"format\": \"%Y-%m-%d %H:%M %z\", \"timezone\": \"$tz\"}},"
+                       " {\"$dateFromString\": {\"dateString\": \"$s\", \"timezone\": \"Europe/Paris\"}},"
+                       " {\"$dateTrunc\": {\"date\": \"$d\", \"unit\": \"week\", \"timezone\": \"$tz\"}},"
+                       " {\"$dateToParts\": {\"date\": \"$d\", \"iso8601\": true}},"
+                       " {\"$dateAdd\": {\"startDate\": \"$d\", \"unit\": \"month\", \"amount\": 1, \"timezone\": \"$tz\"}}]";
+    const char *doc = "{\"d\": {\"$date\": \"2021-03-14T12:00:00Z\"}, \"tz\": \"America/Chicago\", "
+                      "\"s\": \"2021-03-28 02:30:00\"}";
 
-    T_CHECK (ex && doc);
-    bson_iter_init_find (&it, ex, "e");
-    e = rm_expr_parse (&it, &err);
-    T_CHECK (e != NULL);
-    cx = rm_expr_ctx_new (X_NOW);
-    for (int i = 0; i < 3; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_set_vtable (&vt);
-    allocs = 0;
-    for (int i = 0; i < 100; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_restore_vtable ();
-    T_CHECK (allocs == 0);
-    T_CHECK (out.value_type == BSON_TYPE_ARRAY);
-    rm_expr_ctx_destroy (cx);
-    rm_expr_destroy (e);
-    bson_destroy (ex);
-    bson_destroy (doc);
+    T_CHECK (x_no_alloc_when_warm (doc, expr, BSON_TYPE_ARRAY) == 0);
 }
 
 int

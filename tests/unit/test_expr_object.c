@@ -538,71 +538,19 @@ static const x_case_t all_any[] = {
     {NULL, NULL, NULL},
 };
 
-static void
-test_object_object_to_array (void)
-{
-    X_TABLE (object_to_array);
-}
-static void
-test_object_array_to_object (void)
-{
-    X_TABLE (array_to_object);
-}
-static void
-test_object_merges (void)
-{
-    X_TABLE (merges);
-}
-static void
-test_object_get_fields (void)
-{
-    X_TABLE (get_fields);
-}
-static void
-test_object_set_fields (void)
-{
-    X_TABLE (set_fields);
-}
-static void
-test_object_unset_fields (void)
-{
-    X_TABLE (unset_fields);
-}
-static void
-test_object_sizes (void)
-{
-    X_TABLE (sizes);
-}
-static void
-test_object_unions (void)
-{
-    X_TABLE (unions);
-}
-static void
-test_object_intersections (void)
-{
-    X_TABLE (intersections);
-}
-static void
-test_object_differences (void)
-{
-    X_TABLE (differences);
-}
-static void
-test_object_equals (void)
-{
-    X_TABLE (equals);
-}
-static void
-test_object_subsets (void)
-{
-    X_TABLE (subsets);
-}
-static void
-test_object_all_any (void)
-{
-    X_TABLE (all_any);
-}
+X_TABLE_TEST (test_object_object_to_array, object_to_array)
+X_TABLE_TEST (test_object_array_to_object, array_to_object)
+X_TABLE_TEST (test_object_merges, merges)
+X_TABLE_TEST (test_object_get_fields, get_fields)
+X_TABLE_TEST (test_object_set_fields, set_fields)
+X_TABLE_TEST (test_object_unset_fields, unset_fields)
+X_TABLE_TEST (test_object_sizes, sizes)
+X_TABLE_TEST (test_object_unions, unions)
+X_TABLE_TEST (test_object_intersections, intersections)
+X_TABLE_TEST (test_object_differences, differences)
+X_TABLE_TEST (test_object_equals, equals)
+X_TABLE_TEST (test_object_subsets, subsets)
+X_TABLE_TEST (test_object_all_any, all_any)
 
 /* $getField without input reads $$CURRENT as a whole: the paths a step
  * reads must say so. */
@@ -634,68 +582,18 @@ test_object_get_field_reads_current (void)
 }
 
 /* Once warmed, evaluating allocates nothing. */
-static size_t allocs;
-static void *
-count_malloc (size_t n)
-{
-    allocs++;
-    return malloc (n);
-}
-static void *
-count_calloc (size_t n, size_t m)
-{
-    allocs++;
-    return calloc (n, m);
-}
-static void *
-count_realloc (void *p, size_t n)
-{
-    allocs++;
-    return realloc (p, n);
-}
-
 static void
 test_object_no_alloc_when_warm (void)
 {
-    const char *json =
-        "{\"e\": [{\"$arrayToObject\": {\"$objectToArray\": \"$d\"}}, {\"$mergeObjects\": [\"$d\", "
-        "{\"x\": 2}]}, {\"$setField\": {\"field\": \"a.b\", \"input\": \"$d\", \"value\": 1}}, "
-        "{\"$setUnion\": [\"$s\", [4, 1]]}, {\"$setIntersection\": [\"$s\", [3, 2]]}, "
-        "{\"$setDifference\": [\"$s\", [3]]}, {\"$setEquals\": [\"$s\", [3, 2, 1]]}, "
-        "{\"$setIsSubset\": [[1], \"$s\"]}, {\"$getField\": {\"field\": \"x\", \"input\": \"$d\"}}, "
-        "{\"$bsonSize\": \"$d\"}]}";
-    const char *docjson = "{\"d\": {\"x\": 1, \"y\": [1, 2]}, \"s\": [3, 1, 2, 1]}";
-    bson_error_t err;
-    bson_t *ex = bson_new_from_json ((const uint8_t *) json, -1, &err);
-    bson_t *doc = bson_new_from_json ((const uint8_t *) docjson, -1, &err);
-    bson_iter_t it;
-    bson_value_t out;
-    bson_mem_vtable_t vt = {count_malloc, count_calloc, count_realloc, free, NULL, {0}};
-    rm_expr_t *e;
-    rm_expr_ctx_t *cx;
+    const char *expr = "[{\"$arrayToObject\": {\"$objectToArray\": \"$d\"}}, {\"$mergeObjects\": [\"$d\", "
+                       "{\"x\": 2}]}, {\"$setField\": {\"field\": \"a.b\", \"input\": \"$d\", \"value\": 1}}, "
+                       "{\"$setUnion\": [\"$s\", [4, 1]]}, {\"$setIntersection\": [\"$s\", [3, 2]]}, "
+                       "{\"$setDifference\": [\"$s\", [3]]}, {\"$setEquals\": [\"$s\", [3, 2, 1]]}, "
+                       "{\"$setIsSubset\": [[1], \"$s\"]}, {\"$getField\": {\"field\": \"x\", \"input\": \"$d\"}}, "
+                       "{\"$bsonSize\": \"$d\"}]";
+    const char *doc = "{\"d\": {\"x\": 1, \"y\": [1, 2]}, \"s\": [3, 1, 2, 1]}";
 
-    T_CHECK (ex && doc);
-    bson_iter_init_find (&it, ex, "e");
-    e = rm_expr_parse (&it, &err);
-    T_CHECK (e != NULL);
-    cx = rm_expr_ctx_new (X_NOW);
-    for (int i = 0; i < 3; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_set_vtable (&vt);
-    allocs = 0;
-    for (int i = 0; i < 100; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_restore_vtable ();
-    T_CHECK (allocs == 0);
-    T_CHECK (out.value_type == BSON_TYPE_ARRAY);
-    rm_expr_ctx_destroy (cx);
-    rm_expr_destroy (e);
-    bson_destroy (ex);
-    bson_destroy (doc);
+    T_CHECK (x_no_alloc_when_warm (doc, expr, BSON_TYPE_ARRAY) == 0);
 }
 
 int

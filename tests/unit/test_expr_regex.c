@@ -238,36 +238,12 @@ static const x_case_t limits[] = {
     {NULL, NULL, NULL},
 };
 
-static void
-test_expr_regex_match (void)
-{
-    X_TABLE (matches);
-}
-static void
-test_expr_regex_find (void)
-{
-    X_TABLE (finds);
-}
-static void
-test_expr_regex_find_all (void)
-{
-    X_TABLE (find_alls);
-}
-static void
-test_expr_regex_refusals (void)
-{
-    X_TABLE (refusals);
-}
-static void
-test_expr_regex_dynamic (void)
-{
-    X_TABLE (dynamic);
-}
-static void
-test_expr_regex_limits (void)
-{
-    X_TABLE (limits);
-}
+X_TABLE_TEST (test_expr_regex_match, matches)
+X_TABLE_TEST (test_expr_regex_find, finds)
+X_TABLE_TEST (test_expr_regex_find_all, find_alls)
+X_TABLE_TEST (test_expr_regex_refusals, refusals)
+X_TABLE_TEST (test_expr_regex_dynamic, dynamic)
+X_TABLE_TEST (test_expr_regex_limits, limits)
 
 static rm_expr_t *
 parse_json (const char *json)
@@ -373,58 +349,16 @@ test_expr_regex_threads (void)
 
 /* Once warmed, a constant pattern's matching allocates nothing through
  * libbson (the results are built in the context's memory). */
-static size_t allocs;
-static void *
-count_malloc (size_t n)
-{
-    allocs++;
-    return malloc (n);
-}
-static void *
-count_calloc (size_t n, size_t m)
-{
-    allocs++;
-    return calloc (n, m);
-}
-static void *
-count_realloc (void *p, size_t n)
-{
-    allocs++;
-    return realloc (p, n);
-}
-
 static void
 test_expr_regex_no_alloc_when_warm (void)
 {
-    rm_expr_t *e = parse_json ("{\"e\": {\"a\": {\"$regexFindAll\": {\"input\": \"$s\", \"regex\": \"(\\\\w+)@(x)?\"}}, "
-                               "\"b\": {\"$regexMatch\": {\"input\": \"$s\", \"regex\": \"^ada\", \"options\": \"i\"}}, "
-                               "\"c\": {\"$regexFind\": {\"input\": \"$s\", \"regex\": \"é\"}}, "
-                               "\"d\": {\"$regexFind\": {\"input\": \"$s\", \"regex\": \"$r\"}}}}");
-    bson_error_t err;
-    bson_t *doc = bson_new_from_json ((const uint8_t *) "{\"s\": \"Ada@example, bob@x é\", \"r\": \"b.b\"}", -1, &err);
-    bson_value_t out;
-    bson_mem_vtable_t vt = {count_malloc, count_calloc, count_realloc, free, NULL, {0}};
-    rm_expr_ctx_t *cx = rm_expr_ctx_new (X_NOW);
+    const char *expr = "{\"a\": {\"$regexFindAll\": {\"input\": \"$s\", \"regex\": \"(\\\\w+)@(x)?\"}}, "
+                       "\"b\": {\"$regexMatch\": {\"input\": \"$s\", \"regex\": \"^ada\", \"options\": \"i\"}}, "
+                       "\"c\": {\"$regexFind\": {\"input\": \"$s\", \"regex\": \"é\"}}, "
+                       "\"d\": {\"$regexFind\": {\"input\": \"$s\", \"regex\": \"$r\"}}}";
+    const char *doc = "{\"s\": \"Ada@example, bob@x é\", \"r\": \"b.b\"}";
 
-    T_CHECK (e != NULL && doc != NULL);
-    if (!e || !doc)
-        return;
-    for (int i = 0; i < 3; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_set_vtable (&vt);
-    allocs = 0;
-    for (int i = 0; i < 100; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_restore_vtable ();
-    T_CHECK (allocs == 0);
-    T_CHECK (out.value_type == BSON_TYPE_DOCUMENT);
-    rm_expr_ctx_destroy (cx);
-    rm_expr_destroy (e);
-    bson_destroy (doc);
+    T_CHECK (x_no_alloc_when_warm (doc, expr, BSON_TYPE_DOCUMENT) == 0);
 }
 
 int

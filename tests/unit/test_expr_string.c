@@ -419,115 +419,29 @@ static const x_case_t together[] = {
     {NULL, NULL, NULL},
 };
 
-static void
-test_expr_concat (void)
-{
-    X_TABLE (concats);
-}
-static void
-test_expr_split (void)
-{
-    X_TABLE (splits);
-}
-static void
-test_expr_strlen (void)
-{
-    X_TABLE (strlens);
-}
-static void
-test_expr_substr (void)
-{
-    X_TABLE (substrs);
-}
-static void
-test_expr_indexof (void)
-{
-    X_TABLE (indexofs);
-}
-static void
-test_expr_case (void)
-{
-    X_TABLE (cases_);
-}
-static void
-test_expr_trim (void)
-{
-    X_TABLE (trims);
-}
-static void
-test_expr_replace (void)
-{
-    X_TABLE (replaces);
-}
-static void
-test_expr_string_together (void)
-{
-    X_TABLE (together);
-}
+X_TABLE_TEST (test_expr_concat, concats)
+X_TABLE_TEST (test_expr_split, splits)
+X_TABLE_TEST (test_expr_strlen, strlens)
+X_TABLE_TEST (test_expr_substr, substrs)
+X_TABLE_TEST (test_expr_indexof, indexofs)
+X_TABLE_TEST (test_expr_case, cases_)
+X_TABLE_TEST (test_expr_trim, trims)
+X_TABLE_TEST (test_expr_replace, replaces)
+X_TABLE_TEST (test_expr_string_together, together)
 
 /* Once warmed, the string operators allocate nothing per document
  * (libbson's allocator counted, as in test_expr_core.c). */
-static size_t allocs;
-static void *
-count_malloc (size_t n)
-{
-    allocs++;
-    return malloc (n);
-}
-static void *
-count_calloc (size_t n, size_t m)
-{
-    allocs++;
-    return calloc (n, m);
-}
-static void *
-count_realloc (void *p, size_t n)
-{
-    allocs++;
-    return realloc (p, n);
-}
-
 static void
 test_expr_string_no_alloc_when_warm (void)
 {
-    const char *json =
-        "{\"e\": {\"a\": {\"$concat\": [\"$f\", \" \", {\"$toUpper\": \"$l\"}]}, "
-        "\"b\": {\"$split\": [\"$l\", \"a\"]}, \"c\": {\"$substrCP\": [\"$f\", 1, 2]}, "
-        "\"d\": {\"$trim\": {\"input\": \"$p\", \"chars\": \" é\"}}, "
-        "\"g\": {\"$replaceAll\": {\"input\": \"$l\", \"find\": \"a\", \"replacement\": \"4\"}}, "
-        "\"h\": {\"$indexOfCP\": [\"$p\", \"x\"]}, \"i\": {\"$toLower\": 2.5}}}";
-    const char *docjson = "{\"f\": \"Ada\", \"l\": \"Lovelace\", \"p\": \" éxé \"}";
-    bson_error_t err;
-    bson_t *ex = bson_new_from_json ((const uint8_t *) json, -1, &err);
-    bson_t *doc = bson_new_from_json ((const uint8_t *) docjson, -1, &err);
-    bson_iter_t it;
-    bson_value_t out;
-    bson_mem_vtable_t vt = {count_malloc, count_calloc, count_realloc, free, NULL, {0}};
-    rm_expr_t *e;
-    rm_expr_ctx_t *cx;
+    const char *expr = "{\"a\": {\"$concat\": [\"$f\", \" \", {\"$toUpper\": \"$l\"}]}, "
+                       "\"b\": {\"$split\": [\"$l\", \"a\"]}, \"c\": {\"$substrCP\": [\"$f\", 1, 2]}, "
+                       "\"d\": {\"$trim\": {\"input\": \"$p\", \"chars\": \" é\"}}, "
+                       "\"g\": {\"$replaceAll\": {\"input\": \"$l\", \"find\": \"a\", \"replacement\": \"4\"}}, "
+                       "\"h\": {\"$indexOfCP\": [\"$p\", \"x\"]}, \"i\": {\"$toLower\": 2.5}}";
+    const char *doc = "{\"f\": \"Ada\", \"l\": \"Lovelace\", \"p\": \" éxé \"}";
 
-    T_CHECK (ex && doc);
-    bson_iter_init_find (&it, ex, "e");
-    e = rm_expr_parse (&it, &err);
-    T_CHECK (e != NULL);
-    cx = rm_expr_ctx_new (X_NOW);
-    for (int i = 0; i < 3; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_set_vtable (&vt);
-    allocs = 0;
-    for (int i = 0; i < 100; i++) {
-        rm_expr_ctx_reset (cx);
-        T_CHECK (rm_expr_eval (cx, e, bson_get_data (doc), doc->len, &out, &err));
-    }
-    bson_mem_restore_vtable ();
-    T_CHECK (allocs == 0);
-    T_CHECK (out.value_type == BSON_TYPE_DOCUMENT);
-    rm_expr_ctx_destroy (cx);
-    rm_expr_destroy (e);
-    bson_destroy (ex);
-    bson_destroy (doc);
+    T_CHECK (x_no_alloc_when_warm (doc, expr, BSON_TYPE_DOCUMENT) == 0);
 }
 
 int
