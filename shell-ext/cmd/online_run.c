@@ -800,9 +800,53 @@ check_indexes (online_t *on, const rm_step_t *s, const rm_pass_t *passes, size_t
         }
         /* A collection remodel made itself gets its index without asking. */
         ok = online_index_check (on, pr->db, now, passes[i].partner_key->text,
-                                 on->o->create_indexes || made, err);
+                                 on->create_indexes || made, err);
         if (!ok && err->code == RM_ERR_USAGE)
             rm_error_prefix (err, "%s: step %zu (%s)", on->where, s->index, s->op);
+    }
+    return ok;
+}
+
+/* Every step's join indexes on the sources, before the first step
+ * writes (check_indexes then makes or checks each as its step starts):
+ * a plan whose step 8 lacks one is refused before steps 1 to 7 write.
+ * A partner an earlier step makes gets its index from remodel. */
+static bool
+indexes_first (online_t *on, bson_error_t *err)
+{
+    const rm_nsref_t *made[64];
+    size_t nm = 0;
+    bool ok = true;
+    for (size_t i = 0; ok && i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        const rm_nsref_t *in[4], *targets[8];
+        rm_pass_t passes[RM_MAX_PASSES];
+        size_t np, nt;
+        rm_step_inputs (s, in, 4);
+        np = rm_step_passes (s, on->o->in_place, passes, err);
+        if (!np)
+            return false;
+        for (size_t p = 0; ok && p < np; p++) {
+            const rm_nsref_t *pr;
+            bool ours = false;
+            if (passes[p].partner < 0)
+                continue;
+            pr = in[passes[p].partner];
+            for (size_t m = 0; m < nm; m++)
+                ours |= !strcmp (made[m]->text, pr->text);
+            if (ours)
+                continue;
+            ok = online_index_check (on, pr->db, pr->coll, passes[p].partner_key->text, false,
+                                     err);
+            if (!ok && err->code == RM_ERR_USAGE)
+                rm_error_prefix (err, "%s: step %zu (%s), checked before any step writes",
+                                 on->where, s->index, s->op);
+        }
+        if (on->o->in_place)
+            continue;
+        nt = rm_step_targets (s, passes, np, targets);
+        for (size_t t = 0; t < nt && nm < 64; t++)
+            made[nm++] = targets[t];
     }
     return ok;
 }
@@ -1130,6 +1174,13 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     /* A misspelt namespace or field, refused before a run writes. */
     if (mode == ONLINE_RUN && !online_preflight (on, err))
         return -1;
+    /* --create-indexes as the run that began the plan was given it; else
+     * every step's join indexes there before the first writes. */
+    if (!online_plan_flag (on, "createIndexes", &on->create_indexes, err))
+        return -1;
+    on->create_indexes |= on->o->create_indexes;
+    if (mode == ONLINE_RUN && !on->o->dry_run && !on->create_indexes && !indexes_first (on, err))
+        return -1;
     if (server) {
         /* The pipelines for this server's version, checked against the
          * stages it has, before anything is written. */
@@ -1179,6 +1230,9 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     /* The sources' partitions, before the first batch. */
     if (ok && mode == ONLINE_RUN && !on->o->dry_run && !server && !joining)
         ok = parts_at_start (on, err);
+    /* Remembered with the run: a resume without the flag is the same. */
+    if (ok && mode == ONLINE_RUN && !on->o->dry_run && !joining && on->create_indexes)
+        ok = online_plan_set (on, "createIndexes", true, err);
     /* A run on the server's side notes no partner's keys: the next sync
      * rescans in full to write them (online_follow_sync). */
     if (ok && mode == ONLINE_RUN && !on->o->dry_run && (server || fresh))

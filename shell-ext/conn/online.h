@@ -138,6 +138,9 @@ typedef struct {
      * the documents read whole for checksums in it (online_coll_sum),
      * which its closing line says: what grows with the data. */
     int64_t window_t0, window_said, window_summed;
+    /* --create-indexes, given now or recorded by the run that began the
+     * plan (createIndexes in its record): a resume behaves the same. */
+    bool create_indexes;
     online_throttle_t throttle; /* run, sync: before each batch (online_throttle_wait) */
     /* finalize without a change log: each result its full verify read,
      * folded into a count and digest as it went (online_blocked.c), so
