@@ -61,7 +61,9 @@ add_name (rm_probe_t *p, const char *name)
     p->names[p->n_names++] = bson_strdup (name);
 }
 
-/* Each name of a document with `before` in front and `after` behind. */
+/* Each name of a document with `before` in front and `after` behind;
+ * with `after`, only names whose value could hold it (a document or an
+ * array: "owner.id" is no suggestion where "owner" is a string). */
 static void
 add_names_of (rm_probe_t *p, const uint8_t *data, uint32_t len, const char *before,
               const char *after)
@@ -71,6 +73,8 @@ add_names_of (rm_probe_t *p, const uint8_t *data, uint32_t len, const char *befo
     if (!bson_init_static (&d, data, len) || !bson_iter_init (&it, &d))
         return;
     while (bson_iter_next (&it) && p->n_names < RM_PROBE_NAMES) {
+        if (after[0] && !BSON_ITER_HOLDS_DOCUMENT (&it) && !BSON_ITER_HOLDS_ARRAY (&it))
+            continue;
         char *full = bson_strdup_printf ("%s%s%s", before, bson_iter_key (&it), after);
         add_name (p, full);
         bson_free (full);
@@ -106,6 +110,10 @@ look (rm_probe_t *p, const uint8_t *doc, uint32_t len)
         return;
     p->sampled++;
     if (p->path.n > 1) {
+        bson_iter_t whole;
+        /* Legal since MongoDB 5.0, and never reachable by a path. */
+        if (rm_doc_field (doc, len, p->path.text, strlen (p->path.text), &whole))
+            p->whole_name = true;
         const char *rest = p->path.text + strlen (p->path.parts[0]);
         add_names_of (p, doc, len, "", rest);
         rm_path_visit (doc, len, &p->parent, true, false, add_parent_names, p);
@@ -222,7 +230,10 @@ rm_probe_check (const rm_probe_t *p, bson_error_t *err)
         return true;
     }
     n = rm_closest_names (p->path.text, p->names, p->n_names, close, 3);
-    if (n) {
+    if (p->whole_name) {
+        snprintf (hint, sizeof hint, "; a field is named \"%s\" itself, dots and all: a path reads "
+                  "each dot as a step down, so no plan path names that field", p->path.text);
+    } else if (n) {
         size_t at = (size_t) snprintf (hint, sizeof hint, "; did you mean ");
         for (size_t i = 0; i < n && at < sizeof hint; i++)
             at += (size_t) snprintf (hint + at, sizeof hint - at, "%s\"%s\"", i ? " or " : "",

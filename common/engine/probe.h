@@ -22,6 +22,7 @@ struct rm_probe {
     rm_path_t parent;       /* path less its last component (n == 0: top) */
     uint64_t docs;          /* documents looked at */
     bool seen;
+    bool whole_name;    /* a top-level field is named the whole dotted path */
     uint64_t sampled;       /* documents whose names were gathered */
     char *names[RM_PROBE_NAMES];
     size_t n_names;

@@ -58,4 +58,24 @@ run_rm run "$T/allow.json" --from "$S" --to "$T/allow.archive" -q
 expect_eq "allowMissing: the typo runs" "$rc" 0
 run_rm run "$T/sum.json" --from "$S" --to "$T/allow2.archive" -q --allow-missing
 expect_eq "--allow-missing: the typo runs" "$rc" 0
+
+# A field named with a dot (legal since MongoDB 5.0) is no path: the guard
+# says so rather than suggest "_id.id"; a near path through a document
+# is still suggested, and names whose value is a scalar are not.
+mkdir -p "$T/dots/shop"
+python3 -c 'import bson, sys
+d = sys.argv[1]
+items = [{"_id": i, "owner.id": i % 3, "owner": {"name": "x"} if i % 2 else "s", "n": 1} for i in range(6)]
+open(d + "/items.bson", "wb").write(b"".join(bson.encode(x) for x in items))
+open(d + "/owners.bson", "wb").write(b"".join(bson.encode({"_id": i}) for i in range(3)))' "$T/dots/shop"
+dotemb='"embed": {"from": "shop.items", "into": "shop.owners", "localField": "_id", "as": "items"'
+plan dot.json "{$dotemb, \"foreignField\": \"owner.id\"}}"
+run_rm check "$T/dot.json" --against "$T/dots"
+expect_eq "a field named \"owner.id\": refused (exit 1)" "$rc" 1
+expect_message "... saying a field has that name and no path names it" \
+    'foreignField "owner.id" is in none of the 6 documents of shop.items; a field is named "owner.id" itself'
+expect_eq "... suggesting no \"_id.id\" nor \"n.id\"" "$(grep -c '"_id.id"\|"n.id"' "$T/err")" 0
+plan dot2.json "{$dotemb, \"foreignField\": \"ownr.name\"}}"
+run_rm check "$T/dot2.json" --against "$T/dots"
+expect_message "a near path through a document: suggested" 'did you mean "owner.name"?'
 exit 0
