@@ -15,7 +15,7 @@
 
 #include "remodel/value.h"
 
-#include "expr_impl.h"
+#include "expr_elems.h"
 
 /* The server refuses a $range whose elements would take this much of its
  * memory (internalQueryMaxRangeBytes: 24 bytes of vector and 16 bytes a
@@ -26,20 +26,6 @@
 #define BUILD_LIMIT ((size_t) 100 * 1024 * 1024)
 
 /* ---- Helpers ---- */
-
-/* "$op: WHAT must be WANT, not the TYPE VALUE" (or "not null", "but it is
- * missing"). */
-static bool
-wrong (rm_expr_ctx_t *cx, bson_error_t *err, const rm_expr_t *e, const char *what, const char *want,
-       const bson_value_t *v)
-{
-    if (rm_xval_missing (v))
-        return rm_xfail (err, e, "%s must be %s, but it is missing", what, want);
-    if (v->value_type == BSON_TYPE_NULL || v->value_type == BSON_TYPE_UNDEFINED)
-        return rm_xfail (err, e, "%s must be %s, not %s", what, want, rm_xval_type_name (v));
-    return rm_xfail (err, e, "%s must be %s, not the %s %s", what, want, rm_xval_type_name (v),
-                     rm_xshow (cx, v));
-}
 
 static bool
 too_big (rm_expr_ctx_t *cx, bson_error_t *err, const rm_expr_t *e, rm_xbuild_t *b)
@@ -64,52 +50,6 @@ int32_of (const bson_value_t *v, int32_t *out)
     return true;
 }
 
-/* An iterator kept in memory of cx: bson_iter_t asks for 128-byte
- * alignment (more than its size), so arrays of them are kept as bytes and
- * copied out to a local to be used. */
-typedef struct {
-    unsigned char b[sizeof (bson_iter_t)];
-} itbox_t;
-
-static void
-unbox (const itbox_t *box, bson_iter_t *it)
-{
-    memcpy (it, box->b, sizeof *it);
-}
-
-static bson_value_t
-box_value (const itbox_t *box)
-{
-    bson_iter_t it;
-    unbox (box, &it);
-    /* Strings, documents and binaries point into the array, not the
-     * iterator: the copy outlives it. */
-    return *bson_iter_value (&it);
-}
-
-static int
-box_compare (const itbox_t *a, const itbox_t *b)
-{
-    bson_iter_t ia, ib;
-    unbox (a, &ia);
-    unbox (b, &ib);
-    return rm_value_compare (&ia, &ib);
-}
-
-/* An array's elements, in memory of cx. */
-static itbox_t *
-elems (rm_expr_ctx_t *cx, const bson_value_t *arr, uint32_t *n)
-{
-    uint32_t k = rm_xval_count (arr), i = 0;
-    itbox_t *out = rm_xalloc (cx, (k ? k : 1) * sizeof *out);
-    bson_iter_t it;
-    rm_xval_iter (arr, &it);
-    while (i < k && bson_iter_next (&it))
-        memcpy (out[i++].b, &it, sizeof it);
-    *n = i;
-    return out;
-}
-
 /* v as an iterator over a document of cx ({"": v}), to compare it with
  * elements in place. Missing stands as undefined: the server's Value
  * comparison puts both in one class, equal to each other. */
@@ -127,42 +67,6 @@ iter_of_value (rm_expr_ctx_t *cx, const bson_value_t *v, bson_iter_t *it)
     rm_xbuild_end (&b, &doc);
     bson_iter_init_from_data (it, doc.value.v_doc.data, doc.value.v_doc.data_len);
     bson_iter_next (it);
-}
-
-/* A stable merge sort of the indexes idx[0..n) by cmp (tmp: room for n). */
-typedef int (*cmp_fn) (void *ctx, uint32_t a, uint32_t b);
-
-static void
-msort (uint32_t *idx, uint32_t *tmp, uint32_t n, cmp_fn cmp, void *ctx)
-{
-    uint32_t *src = idx, *dst = tmp;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, k = lo;
-            /* The left run wins ties: equal elements keep their order. */
-            while (i < mid && j < hi)
-                dst[k++] = cmp (ctx, src[j], src[i]) < 0 ? src[j++] : src[i++];
-            while (i < mid)
-                dst[k++] = src[i++];
-            while (j < hi)
-                dst[k++] = src[j++];
-        }
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != idx)
-        memcpy (idx, src, n * sizeof *idx);
-}
-
-static uint32_t *
-iota (rm_expr_ctx_t *cx, uint32_t n)
-{
-    uint32_t *idx = rm_xalloc (cx, (n ? n : 1) * sizeof *idx);
-    for (uint32_t i = 0; i < n; i++)
-        idx[i] = i;
-    return idx;
 }
 
 /* ---- Elements and slices ---- */
@@ -200,9 +104,9 @@ elem_common (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *arr, con
         return true;
     }
     if (arr->value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, e->n == 1 ? "its argument" : "its first argument", "an array", arr);
+        return rm_xwrong (cx, err, e, e->n == 1 ? "its argument" : "its first argument", "an array", arr);
     if (!rm_xval_is_number (idx))
-        return wrong (cx, err, e, "its index", "a number", idx);
+        return rm_xwrong (cx, err, e, "its index", "a number", idx);
     if (!int32_of (idx, &i))
         return rm_xfail (err, e, "its index must be an integer that fits 32 bits, not %s",
                          rm_xshow (cx, idx));
@@ -260,9 +164,9 @@ eval_slice (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error
         return true;
     }
     if (arr.value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its first argument", "an array", &arr);
+        return rm_xwrong (cx, err, e, "its first argument", "an array", &arr);
     if (!rm_xval_is_number (&a2))
-        return wrong (cx, err, e, "its second argument", "a number", &a2);
+        return rm_xwrong (cx, err, e, "its second argument", "a number", &a2);
     if (!int32_of (&a2, &p))
         return rm_xfail (err, e, "its second argument must be an integer that fits 32 bits, not %s",
                          rm_xshow (cx, &a2));
@@ -279,7 +183,7 @@ eval_slice (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error
             return true;
         }
         if (!rm_xval_is_number (&a3))
-            return wrong (cx, err, e, "its third argument", "a number", &a3);
+            return rm_xwrong (cx, err, e, "its third argument", "a number", &a3);
         if (!int32_of (&a3, &c))
             return rm_xfail (err, e, "its third argument must be an integer that fits 32 bits, not %s",
                              rm_xshow (cx, &a3));
@@ -297,10 +201,8 @@ static bool
 eval_size (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t v;
-    if (!rm_xeval (cx, e->args[0], &v, err))
+    if (!rm_xarg_strict (cx, e, e->args[0], BSON_TYPE_ARRAY, "its argument", "an array", &v, err))
         return false;
-    if (v.value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its argument", "an array", &v);
     rm_xset_int32 (out, (int32_t) rm_xval_count (&v));
     return true;
 }
@@ -317,7 +219,7 @@ eval_in (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t 
     if (!rm_xeval_args (cx, e, v, err))
         return false;
     if (v[1].value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its second argument", "an array", &v[1]);
+        return rm_xwrong (cx, err, e, "its second argument", "an array", &v[1]);
     iter_of_value (cx, &v[0], &key);
     rm_xval_iter (&v[1], &it);
     while (bson_iter_next (&it))
@@ -337,7 +239,7 @@ index_bound (rm_expr_ctx_t *cx, const rm_expr_t *e, const char *what, const bson
     if (!int32_of (v, i)) {
         char w[32];
         snprintf (w, sizeof w, "its %s", what);
-        return wrong (cx, err, e, w, "an integer that fits 32 bits", v);
+        return rm_xwrong (cx, err, e, w, "an integer that fits 32 bits", v);
     }
     if (*i < 0)
         return rm_xfail (err, e, "its %s must not be negative, not %d", what, *i);
@@ -353,14 +255,10 @@ eval_index_of (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_er
     bson_iter_t key, it;
     int32_t start = 0, end = INT32_MAX, i = 0;
 
-    if (!rm_xeval (cx, e->args[0], &arr, err))
+    if (!rm_xarg (cx, e, e->args[0], BSON_TYPE_ARRAY, "its first argument", "an array", &arr, out, err))
         return false;
-    if (rm_xval_nullish (&arr)) {
-        rm_xset_null (out);
+    if (rm_xval_nullish (&arr))
         return true;
-    }
-    if (arr.value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its first argument", "an array", &arr);
     if (!rm_xeval (cx, e->args[1], &v, err))
         return false;
     if (e->n > 2 && (!rm_xeval (cx, e->args[2], &b, err) || !index_bound (cx, e, "start", &b, &start, err)))
@@ -401,7 +299,7 @@ eval_concat (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_erro
         }
         if (v.value_type != BSON_TYPE_ARRAY) {
             rm_xbuild_abort (&b);
-            return wrong (cx, err, e, "each argument", "an array", &v);
+            return rm_xwrong (cx, err, e, "each argument", "an array", &v);
         }
         rm_xval_iter (&v, &it);
         while (bson_iter_next (&it))
@@ -417,22 +315,18 @@ static bool
 eval_reverse (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t v, x;
-    itbox_t *el;
+    rm_xbox_t *el;
     rm_xbuild_t b;
     uint32_t n;
 
-    if (!rm_xeval (cx, e->args[0], &v, err))
+    if (!rm_xarg (cx, e, e->args[0], BSON_TYPE_ARRAY, "its argument", "an array", &v, out, err))
         return false;
-    if (rm_xval_nullish (&v)) {
-        rm_xset_null (out);
+    if (rm_xval_nullish (&v))
         return true;
-    }
-    if (v.value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its argument", "an array", &v);
-    el = elems (cx, &v, &n);
+    el = rm_xelems (cx, &v, &n);
     rm_xbuild_begin (cx, &b, true);
     while (n > 0) {
-        x = box_value (&el[--n]);
+        x = rm_xbox_value (&el[--n]);
         rm_xbuild_push (&b, &x);
     }
     rm_xbuild_end (&b, out);
@@ -444,7 +338,7 @@ range_arg (rm_expr_ctx_t *cx, const rm_expr_t *e, const char *what, const bson_v
            bson_error_t *err)
 {
     if (!rm_xval_is_number (v))
-        return wrong (cx, err, e, what, "a number", v);
+        return rm_xwrong (cx, err, e, what, "a number", v);
     if (!int32_of (v, i))
         return rm_xfail (err, e, "%s must be an integer that fits 32 bits, not %s", what, rm_xshow (cx, v));
     return true;
@@ -578,7 +472,7 @@ eval_zip (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
     const zip_t *z = e->data;
     size_t ni = z->n_inputs;
     bson_value_t *in = rm_xvals (cx, ni), *dflt = rm_xvals (cx, ni);
-    itbox_t **el = rm_xalloc (cx, ni * sizeof *el);
+    rm_xbox_t **el = rm_xalloc (cx, ni * sizeof *el);
     uint32_t *len = rm_xalloc (cx, ni * sizeof *len), lo = 0, hi = 0, rows;
     rm_xbuild_t b, row;
 
@@ -590,8 +484,8 @@ eval_zip (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
             return true;
         }
         if (in[i].value_type != BSON_TYPE_ARRAY)
-            return wrong (cx, err, e, "each input", "an array", &in[i]);
-        el[i] = elems (cx, &in[i], &len[i]);
+            return rm_xwrong (cx, err, e, "each input", "an array", &in[i]);
+        el[i] = rm_xelems (cx, &in[i], &len[i]);
         lo = i == 0 || len[i] < lo ? len[i] : lo;
         hi = i == 0 || len[i] > hi ? len[i] : hi;
     }
@@ -607,7 +501,7 @@ eval_zip (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
         bson_value_t one, x;
         rm_xbuild_begin (cx, &row, true);
         for (size_t i = 0; i < ni; i++) {
-            x = r < len[i] ? box_value (&el[i][r]) : dflt[i];
+            x = r < len[i] ? rm_xbox_value (&el[i][r]) : dflt[i];
             rm_xbuild_push (&row, &x);
         }
         rm_xbuild_end (&row, &one);
@@ -639,7 +533,7 @@ bind_var (rm_xparse_t *p, const rm_expr_t *e, const char *name, bson_error_t *er
  * limit}} and {$reduce: {input, initialValue, in}}: keys[i] (a '*' first
  * marks a required one) lands in its[i]; "as" is read as a name. */
 static bool
-read_parts (const bson_iter_t *arg, const rm_expr_t *e, const char *const *keys, size_t n, itbox_t *its,
+read_parts (const bson_iter_t *arg, const rm_expr_t *e, const char *const *keys, size_t n, rm_xbox_t *its,
             bool *has, const char **as, bson_error_t *err)
 {
     bson_iter_t sub;
@@ -673,10 +567,10 @@ read_parts (const bson_iter_t *arg, const rm_expr_t *e, const char *const *keys,
 }
 
 static bool
-parse_part (rm_xparse_t *p, const itbox_t *box, rm_expr_t **out, bson_error_t *err)
+parse_part (rm_xparse_t *p, const rm_xbox_t *box, rm_expr_t **out, bson_error_t *err)
 {
     bson_iter_t it;
-    unbox (box, &it);
+    rm_xunbox (box, &it);
     return rm_xparse_expr (p, &it, out, err);
 }
 
@@ -686,7 +580,7 @@ static bool
 parse_map (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_error_t *err)
 {
     static const char *const keys[] = {"*input", "*in"};
-    itbox_t its[2];
+    rm_xbox_t its[2];
     bool has[2], ok;
     const char *as = "this";
 
@@ -715,7 +609,7 @@ loop_input (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *in, bson_value_
         return true;
     }
     if (in->value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its input", "an array", in);
+        return rm_xwrong (cx, err, e, "its input", "an array", in);
     return true;
 }
 
@@ -755,7 +649,7 @@ static bool
 parse_filter (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_error_t *err)
 {
     static const char *const keys[] = {"*input", "*cond", "limit"};
-    itbox_t its[3];
+    rm_xbox_t its[3];
     bool has[3], ok;
     const char *as = "this";
 
@@ -825,7 +719,7 @@ static bool
 parse_reduce (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_error_t *err)
 {
     static const char *const keys[] = {"*input", "*initialValue", "*in"};
-    itbox_t its[3];
+    rm_xbox_t its[3];
     bool has[3], ok;
 
     if (!read_parts (arg, e, keys, 3, its, has, NULL, err))
@@ -987,10 +881,10 @@ parse_sort_array (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_err
  * by fields each element's keys (has[i] false: missing, which sorts as
  * null). */
 typedef struct {
-    itbox_t *el;
+    rm_xbox_t *el;
     int dir;
     const sortby_t *by;
-    itbox_t *keys;
+    rm_xbox_t *keys;
     bool *has;
 } order_t;
 
@@ -998,7 +892,7 @@ static int
 cmp_whole (void *ctx, uint32_t a, uint32_t b)
 {
     order_t *o = ctx;
-    return o->dir * box_compare (&o->el[a], &o->el[b]);
+    return o->dir * rm_xbox_compare (&o->el[a], &o->el[b]);
 }
 
 static int
@@ -1009,9 +903,9 @@ cmp_keys (void *ctx, uint32_t a, uint32_t b)
     for (size_t j = 0; j < k; j++) {
         bson_iter_t ia, ib;
         if (o->has[a * k + j])
-            unbox (&o->keys[a * k + j], &ia);
+            rm_xunbox (&o->keys[a * k + j], &ia);
         if (o->has[b * k + j])
-            unbox (&o->keys[b * k + j], &ib);
+            rm_xunbox (&o->keys[b * k + j], &ib);
         int c = rm_value_compare (o->has[a * k + j] ? &ia : NULL, o->has[b * k + j] ? &ib : NULL);
         if (c)
             return o->by->dirs[j] * c;
@@ -1031,7 +925,7 @@ sort_keys (rm_expr_ctx_t *cx, order_t *o, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         for (size_t j = 0; j < k; j++) {
             bson_iter_t el, doc, found;
-            unbox (&o->el[i], &el);
+            rm_xunbox (&o->el[i], &el);
             o->has[i * k + j] = BSON_ITER_HOLDS_DOCUMENT (&el) && bson_iter_recurse (&el, &doc) &&
                                 bson_iter_find_descendant (&doc, o->by->paths[j], &found);
             if (o->has[i * k + j])
@@ -1040,10 +934,10 @@ sort_keys (rm_expr_ctx_t *cx, order_t *o, uint32_t n)
 }
 
 static void
-push_order (rm_xbuild_t *b, itbox_t *el, const uint32_t *idx, uint32_t n)
+push_order (rm_xbuild_t *b, rm_xbox_t *el, const uint32_t *idx, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
-        bson_value_t x = box_value (&el[idx[i]]);
+        bson_value_t x = rm_xbox_value (&el[idx[i]]);
         rm_xbuild_push (b, &x);
     }
 }
@@ -1059,23 +953,19 @@ eval_sort_array (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_
     uint32_t n, *idx;
     rm_xbuild_t b;
 
-    if (!rm_xeval (cx, e->args[0], &in, err))
+    if (!rm_xarg (cx, e, e->args[0], BSON_TYPE_ARRAY, "its input", "an array", &in, out, err))
         return false;
-    if (rm_xval_nullish (&in)) {
-        rm_xset_null (out);
+    if (rm_xval_nullish (&in))
         return true;
-    }
-    if (in.value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its input", "an array", &in);
-    o.el = elems (cx, &in, &n);
+    o.el = rm_xelems (cx, &in, &n);
     o.dir = s->dir;
     o.by = s;
-    idx = iota (cx, n);
+    idx = rm_xiota (cx, n);
     if (s->n) {
         sort_keys (cx, &o, n);
-        msort (idx, rm_xalloc (cx, (n ? n : 1) * sizeof *idx), n, cmp_keys, &o);
+        rm_xsort (idx, rm_xalloc (cx, (n ? n : 1) * sizeof *idx), n, cmp_keys, &o);
     } else {
-        msort (idx, rm_xalloc (cx, (n ? n : 1) * sizeof *idx), n, cmp_whole, &o);
+        rm_xsort (idx, rm_xalloc (cx, (n ? n : 1) * sizeof *idx), n, cmp_whole, &o);
     }
     rm_xbuild_begin (cx, &b, true);
     push_order (&b, o.el, idx, n);
@@ -1089,7 +979,7 @@ static bool
 n_of (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, int64_t *n, bson_error_t *err)
 {
     if (!rm_xval_is_number (v) || !rm_xval_to_int64 (v, n))
-        return wrong (cx, err, e, "'n'", "an integer", v);
+        return rm_xwrong (cx, err, e, "'n'", "an integer", v);
     if (*n <= 0)
         return rm_xfail (err, e, "'n' must be greater than 0, not %lld", (long long) *n);
     return true;
@@ -1106,7 +996,7 @@ n_input (rm_expr_ctx_t *cx, const rm_expr_t *e, int64_t *n, bson_value_t *in, bs
         !rm_xeval (cx, e->args[1], in, err))
         return false;
     if (in->value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its input", "an array", in);
+        return rm_xwrong (cx, err, e, "its input", "an array", in);
     return true;
 }
 
@@ -1141,15 +1031,15 @@ eval_max_min_n (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_e
 
     if (!n_input (cx, e, &n, &in, err))
         return false;
-    o.el = elems (cx, &in, &len);
+    o.el = rm_xelems (cx, &in, &len);
     o.dir = e->op->name[2] == 'a' ? -1 : 1;
     idx = rm_xalloc (cx, (len ? len : 1) * sizeof *idx);
     for (uint32_t i = 0; i < len; i++) {
-        bson_type_t t = box_value (&o.el[i]).value_type;
+        bson_type_t t = rm_xbox_value (&o.el[i]).value_type;
         if (t != BSON_TYPE_NULL && t != BSON_TYPE_UNDEFINED)
             idx[k++] = i;
     }
-    msort (idx, rm_xalloc (cx, (k ? k : 1) * sizeof *idx), k, cmp_whole, &o);
+    rm_xsort (idx, rm_xalloc (cx, (k ? k : 1) * sizeof *idx), k, cmp_whole, &o);
     rm_xbuild_begin (cx, &b, true);
     push_order (&b, o.el, idx, (int64_t) k < n ? k : (uint32_t) n);
     rm_xbuild_end (&b, out);

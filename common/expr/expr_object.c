@@ -16,104 +16,7 @@
 
 #include "remodel/value.h"
 
-#include "expr_impl.h"
-
-/* ---- Helpers ---- */
-
-/* "$op: WHAT must be WANT, not the TYPE VALUE" (or "not null", "but it is
- * missing"). */
-static bool
-wrong (rm_expr_ctx_t *cx, bson_error_t *err, const rm_expr_t *e, const char *what, const char *want,
-       const bson_value_t *v)
-{
-    if (rm_xval_missing (v))
-        return rm_xfail (err, e, "%s must be %s, but it is missing", what, want);
-    if (v->value_type == BSON_TYPE_NULL || v->value_type == BSON_TYPE_UNDEFINED)
-        return rm_xfail (err, e, "%s must be %s, not %s", what, want, rm_xval_type_name (v));
-    return rm_xfail (err, e, "%s must be %s, not the %s %s", what, want, rm_xval_type_name (v),
-                     rm_xshow (cx, v));
-}
-
-/* An iterator kept in memory of cx: bson_iter_t asks for 128-byte
- * alignment (more than its size), so arrays of them are kept as bytes and
- * copied out to a local to be used. */
-typedef struct {
-    unsigned char b[sizeof (bson_iter_t)];
-} itbox_t;
-
-static void
-unbox (const itbox_t *box, bson_iter_t *it)
-{
-    memcpy (it, box->b, sizeof *it);
-}
-
-static bson_value_t
-box_value (const itbox_t *box)
-{
-    bson_iter_t it;
-    unbox (box, &it);
-    /* Strings, documents and binaries point into the array, not the
-     * iterator: the copy outlives it. */
-    return *bson_iter_value (&it);
-}
-
-static int
-box_compare (const itbox_t *a, const itbox_t *b)
-{
-    bson_iter_t ia, ib;
-    unbox (a, &ia);
-    unbox (b, &ib);
-    return rm_value_compare (&ia, &ib);
-}
-
-/* An array's elements, in memory of cx. */
-static itbox_t *
-elems (rm_expr_ctx_t *cx, const bson_value_t *arr, uint32_t *n)
-{
-    uint32_t k = rm_xval_count (arr), i = 0;
-    itbox_t *out = rm_xalloc (cx, (k ? k : 1) * sizeof *out);
-    bson_iter_t it;
-    rm_xval_iter (arr, &it);
-    while (i < k && bson_iter_next (&it))
-        memcpy (out[i++].b, &it, sizeof it);
-    *n = i;
-    return out;
-}
-
-typedef int (*cmp_fn) (void *ctx, uint32_t a, uint32_t b);
-
-/* A stable merge sort of the indexes idx[0..n) by cmp (tmp: room for n). */
-static void
-msort (uint32_t *idx, uint32_t *tmp, uint32_t n, cmp_fn cmp, void *ctx)
-{
-    uint32_t *src = idx, *dst = tmp;
-    for (size_t w = 1; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                dst[k++] = cmp (ctx, src[j], src[i]) < 0 ? src[j++] : src[i++];
-            while (i < mid)
-                dst[k++] = src[i++];
-            while (j < hi)
-                dst[k++] = src[j++];
-        }
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != idx)
-        memcpy (idx, src, n * sizeof *idx);
-}
-
-static uint32_t *
-iota (rm_expr_ctx_t *cx, uint32_t n)
-{
-    uint32_t *idx = rm_xalloc (cx, (n ? n : 1) * sizeof *idx);
-    for (uint32_t i = 0; i < n; i++)
-        idx[i] = i;
-    return idx;
-}
+#include "expr_elems.h"
 
 /* ---- Documents with a key set twice ---- */
 
@@ -137,10 +40,10 @@ cmp_key (void *ctx, uint32_t a, uint32_t b)
 static void
 build_doc (rm_expr_ctx_t *cx, kv_t *kv, uint32_t n, bson_value_t *out)
 {
-    uint32_t *idx = iota (cx, n), *use = rm_xalloc (cx, (n ? n : 1) * sizeof *use);
+    uint32_t *idx = rm_xiota (cx, n), *use = rm_xalloc (cx, (n ? n : 1) * sizeof *use);
     rm_xbuild_t b;
 
-    msort (idx, rm_xalloc (cx, (n ? n : 1) * sizeof *idx), n, cmp_key, kv);
+    rm_xsort (idx, rm_xalloc (cx, (n ? n : 1) * sizeof *idx), n, cmp_key, kv);
     for (uint32_t i = 0; i < n; i++)
         use[i] = UINT32_MAX;
     /* Sorting is stable: a run of one key is in the order it was set. */
@@ -167,14 +70,10 @@ eval_object_to_array (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, 
     bson_iter_t it;
     rm_xbuild_t b, one;
 
-    if (!rm_xeval (cx, e->args[0], &v, err))
+    if (!rm_xarg (cx, e, e->args[0], BSON_TYPE_DOCUMENT, "its argument", "a document", &v, out, err))
         return false;
-    if (rm_xval_nullish (&v)) {
-        rm_xset_null (out);
+    if (rm_xval_nullish (&v))
         return true;
-    }
-    if (v.value_type != BSON_TYPE_DOCUMENT)
-        return wrong (cx, err, e, "its argument", "a document", &v);
     rm_xbuild_begin (cx, &b, true);
     rm_xval_iter (&v, &it);
     while (bson_iter_next (&it)) {
@@ -192,10 +91,10 @@ eval_object_to_array (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, 
 
 /* One element of $arrayToObject's input, [k, v] or {k, v}, as a pair. */
 static bool
-a2o_pair (rm_expr_ctx_t *cx, const rm_expr_t *e, const itbox_t *el, bool arrays, kv_t *kv,
+a2o_pair (rm_expr_ctx_t *cx, const rm_expr_t *e, const rm_xbox_t *el, bool arrays, kv_t *kv,
           bson_error_t *err)
 {
-    bson_value_t evv = box_value (el);
+    bson_value_t evv = rm_xbox_value (el);
     const bson_value_t *ev = &evv;
     bson_value_t key = {0}, val = {0};
     bson_iter_t it;
@@ -229,7 +128,7 @@ a2o_pair (rm_expr_ctx_t *cx, const rm_expr_t *e, const itbox_t *el, bool arrays,
     if (!arrays && (!has_k || !has_v))
         return rm_xfail (err, e, "each {k, v} document must have the fields k and v: %s", rm_xshow (cx, ev));
     if (key.value_type != BSON_TYPE_UTF8)
-        return wrong (cx, err, e, "a key", "a string", &key);
+        return rm_xwrong (cx, err, e, "a key", "a string", &key);
     if (strlen (key.value.v_utf8.str) != key.value.v_utf8.len)
         return rm_xfail (err, e, "a key may not hold a NUL byte: %s", rm_xshow (cx, &key));
     kv->key = key.value.v_utf8.str;
@@ -244,24 +143,20 @@ static bool
 eval_array_to_object (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t v, v0;
-    itbox_t *el;
+    rm_xbox_t *el;
     uint32_t n;
     kv_t *kv;
     bool arrays;
 
-    if (!rm_xeval (cx, e->args[0], &v, err))
+    if (!rm_xarg (cx, e, e->args[0], BSON_TYPE_ARRAY, "its argument", "an array", &v, out, err))
         return false;
-    if (rm_xval_nullish (&v)) {
-        rm_xset_null (out);
+    if (rm_xval_nullish (&v))
         return true;
-    }
-    if (v.value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its argument", "an array", &v);
-    el = elems (cx, &v, &n);
+    el = rm_xelems (cx, &v, &n);
     if (n > 0) {
-        v0 = box_value (&el[0]);
+        v0 = rm_xbox_value (&el[0]);
         if (v0.value_type != BSON_TYPE_ARRAY && v0.value_type != BSON_TYPE_DOCUMENT)
-            return wrong (cx, err, e, "each element", "a [key, value] array or a {k, v} document", &v0);
+            return rm_xwrong (cx, err, e, "each element", "a [key, value] array or a {k, v} document", &v0);
     }
     arrays = n > 0 && v0.value_type == BSON_TYPE_ARRAY;
     kv = rm_xalloc (cx, (n ? n : 1) * sizeof *kv);
@@ -282,7 +177,7 @@ static bool
 eval_merge (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t *vals = rm_xvals (cx, e->n), one;
-    itbox_t *el = NULL;
+    rm_xbox_t *el = NULL;
     uint32_t n = (uint32_t) e->n, total = 0, k = 0;
     kv_t *kv = NULL;
 
@@ -291,12 +186,12 @@ eval_merge (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error
         if (!rm_xeval (cx, e->args[0], &vals[0], err))
             return false;
         if (vals[0].value_type == BSON_TYPE_ARRAY)
-            el = elems (cx, &vals[0], &n);
+            el = rm_xelems (cx, &vals[0], &n);
     }
     for (uint32_t i = 0; i < n; i++) {
         const bson_value_t *src = &vals[i];
         if (el) {
-            one = box_value (&el[i]);
+            one = rm_xbox_value (&el[i]);
             src = &one;
         } else if (e->n > 1 && !rm_xeval (cx, e->args[i], &vals[i], err)) {
             return false;
@@ -304,7 +199,7 @@ eval_merge (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error
         if (rm_xval_nullish (src))
             continue;
         if (src->value_type != BSON_TYPE_DOCUMENT)
-            return wrong (cx, err, e, "each input", "a document", src);
+            return rm_xwrong (cx, err, e, "each input", "a document", src);
         total += rm_xval_count (src);
     }
     kv = rm_xalloc (cx, (total ? total : 1) * sizeof *kv);
@@ -312,7 +207,7 @@ eval_merge (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error
         const bson_value_t *src = &vals[i];
         bson_iter_t it;
         if (el) {
-            one = box_value (&el[i]);
+            one = rm_xbox_value (&el[i]);
             src = &one;
         }
         if (rm_xval_nullish (src))
@@ -400,10 +295,8 @@ eval_get_field (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_e
     bson_value_t f, in;
     bson_iter_t it;
 
-    if (!rm_xeval (cx, e->args[0], &f, err))
+    if (!rm_xarg_strict (cx, e, e->args[0], BSON_TYPE_UTF8, "'field'", "a string", &f, err))
         return false;
-    if (f.value_type != BSON_TYPE_UTF8)
-        return wrong (cx, err, e, "'field'", "a string", &f);
     if (!rm_xeval (cx, e->args[1], &in, err))
         return false;
     rm_xset_missing (out);
@@ -469,14 +362,10 @@ eval_set_field (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_e
     rm_xbuild_t b;
     bool done = false;
 
-    if (!rm_xeval (cx, e->args[1], &in, err))
+    if (!rm_xarg (cx, e, e->args[1], BSON_TYPE_DOCUMENT, "'input'", "a document", &in, out, err))
         return false;
-    if (rm_xval_nullish (&in)) {
-        rm_xset_null (out);
+    if (rm_xval_nullish (&in))
         return true;
-    }
-    if (in.value_type != BSON_TYPE_DOCUMENT)
-        return wrong (cx, err, e, "'input'", "a document", &in);
     if (!rm_xeval (cx, e->args[2], &v, err))
         return false;
     rm_xbuild_begin (cx, &b, false);
@@ -503,14 +392,10 @@ static bool
 eval_bson_size (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t v;
-    if (!rm_xeval (cx, e->args[0], &v, err))
+    if (!rm_xarg (cx, e, e->args[0], BSON_TYPE_DOCUMENT, "its argument", "a document", &v, out, err))
         return false;
-    if (rm_xval_nullish (&v)) {
-        rm_xset_null (out);
+    if (rm_xval_nullish (&v))
         return true;
-    }
-    if (v.value_type != BSON_TYPE_DOCUMENT)
-        return wrong (cx, err, e, "its argument", "a document", &v);
     rm_xset_int32 (out, (int32_t) v.value.v_doc.data_len);
     return true;
 }
@@ -528,7 +413,7 @@ eval_binary_size (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson
     else if (v.value_type == BSON_TYPE_BINARY)
         rm_xset_int32 (out, (int32_t) v.value.v_binary.data_len);
     else
-        return wrong (cx, err, e, "its argument", "a string or binary data", &v);
+        return rm_xwrong (cx, err, e, "its argument", "a string or binary data", &v);
     return true;
 }
 
@@ -536,39 +421,39 @@ eval_binary_size (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson
 
 /* A set: elements in MongoDB's order, no two equal. */
 typedef struct {
-    itbox_t *el;
+    rm_xbox_t *el;
     uint32_t n;
 } set_t;
 
 static int
 cmp_el (void *ctx, uint32_t a, uint32_t b)
 {
-    itbox_t *el = ctx;
-    return box_compare (&el[a], &el[b]);
+    rm_xbox_t *el = ctx;
+    return rm_xbox_compare (&el[a], &el[b]);
 }
 
 /* The set of el[0..n): sorted (stably), the first of equal elements kept. */
 static set_t
-to_set (rm_expr_ctx_t *cx, itbox_t *el, uint32_t n)
+to_set (rm_expr_ctx_t *cx, rm_xbox_t *el, uint32_t n)
 {
-    uint32_t *idx = iota (cx, n), k = 0;
+    uint32_t *idx = rm_xiota (cx, n), k = 0;
     set_t s;
-    msort (idx, rm_xalloc (cx, (n ? n : 1) * sizeof *idx), n, cmp_el, el);
+    rm_xsort (idx, rm_xalloc (cx, (n ? n : 1) * sizeof *idx), n, cmp_el, el);
     s.el = rm_xalloc (cx, (n ? n : 1) * sizeof *s.el);
     for (uint32_t i = 0; i < n; i++)
-        if (k == 0 || box_compare (&s.el[k - 1], &el[idx[i]]) != 0)
+        if (k == 0 || rm_xbox_compare (&s.el[k - 1], &el[idx[i]]) != 0)
             s.el[k++] = el[idx[i]];
     s.n = k;
     return s;
 }
 
 static bool
-set_has (const set_t *s, const itbox_t *x)
+set_has (const set_t *s, const rm_xbox_t *x)
 {
     uint32_t lo = 0, hi = s->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        int c = box_compare (&s->el[mid], x);
+        int c = rm_xbox_compare (&s->el[mid], x);
         if (c == 0)
             return true;
         if (c < 0)
@@ -585,28 +470,18 @@ push_set (rm_expr_ctx_t *cx, const set_t *s, bson_value_t *out)
     rm_xbuild_t b;
     rm_xbuild_begin (cx, &b, true);
     for (uint32_t i = 0; i < s->n; i++) {
-        bson_value_t x = box_value (&s->el[i]);
+        bson_value_t x = rm_xbox_value (&s->el[i]);
         rm_xbuild_push (&b, &x);
     }
     rm_xbuild_end (&b, out);
 }
 
-/* An argument of $setUnion, $setIntersection, $setDifference: false with
- * *null set when it is null or missing (the operator answers null). */
-static bool
-set_arg (rm_expr_ctx_t *cx, const rm_expr_t *e, size_t i, bson_value_t *v, bool *null, bson_error_t *err)
+/* How a message names argument i of $setUnion, $setIntersection. */
+static const char *
+set_what (const rm_expr_t *e, size_t i)
 {
     static const char *const nth[] = {"its first argument", "its second argument"};
-    *null = false;
-    if (!rm_xeval (cx, e->args[i], v, err))
-        return false;
-    if (rm_xval_nullish (v)) {
-        *null = true;
-        return false;
-    }
-    if (v->value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, e->n == 2 && i < 2 ? nth[i] : "each argument", "an array", v);
-    return true;
+    return e->n == 2 && i < 2 ? nth[i] : "each argument";
 }
 
 /* $setUnion: null as soon as an argument is null or missing. */
@@ -615,16 +490,14 @@ eval_set_union (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_e
 {
     bson_value_t *vals = rm_xvals (cx, e->n);
     uint32_t total = 0, k = 0;
-    itbox_t *all;
+    rm_xbox_t *all;
     set_t s;
-    bool null;
 
     for (size_t i = 0; i < e->n; i++) {
-        if (!set_arg (cx, e, i, &vals[i], &null, err)) {
-            if (null)
-                rm_xset_null (out);
-            return null;
-        }
+        if (!rm_xarg (cx, e, e->args[i], BSON_TYPE_ARRAY, set_what (e, i), "an array", &vals[i], out, err))
+            return false;
+        if (rm_xval_nullish (&vals[i]))
+            return true;
         total += rm_xval_count (&vals[i]);
     }
     all = rm_xalloc (cx, (total ? total : 1) * sizeof *all);
@@ -645,19 +518,17 @@ static bool
 eval_set_intersection (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     set_t cur = {NULL, 0};
-    bool null;
 
     for (size_t i = 0; i < e->n; i++) {
         bson_value_t v;
-        itbox_t *el;
+        rm_xbox_t *el;
         uint32_t n, k = 0;
         set_t next, keep, other;
-        if (!set_arg (cx, e, i, &v, &null, err)) {
-            if (null)
-                rm_xset_null (out);
-            return null;
-        }
-        el = elems (cx, &v, &n);
+        if (!rm_xarg (cx, e, e->args[i], BSON_TYPE_ARRAY, set_what (e, i), "an array", &v, out, err))
+            return false;
+        if (rm_xval_nullish (&v))
+            return true;
+        el = rm_xelems (cx, &v, &n);
         if (i == 0) {
             cur = to_set (cx, el, n);
             continue;
@@ -683,7 +554,7 @@ static bool
 eval_set_difference (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t v[2];
-    itbox_t *ea, *eb;
+    rm_xbox_t *ea, *eb;
     uint32_t na, nb, *idx, *first;
     set_t sb;
     rm_xbuild_t b;
@@ -696,24 +567,24 @@ eval_set_difference (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, b
         return true;
     }
     if (v[0].value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its first argument", "an array", &v[0]);
+        return rm_xwrong (cx, err, e, "its first argument", "an array", &v[0]);
     if (v[1].value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its second argument", "an array", &v[1]);
-    ea = elems (cx, &v[0], &na);
-    eb = elems (cx, &v[1], &nb);
+        return rm_xwrong (cx, err, e, "its second argument", "an array", &v[1]);
+    ea = rm_xelems (cx, &v[0], &na);
+    eb = rm_xelems (cx, &v[1], &nb);
     sb = to_set (cx, eb, nb);
     /* The first of each run of equal elements of a is the one kept. */
-    idx = iota (cx, na);
+    idx = rm_xiota (cx, na);
     first = rm_xalloc (cx, (na ? na : 1) * sizeof *first);
-    msort (idx, rm_xalloc (cx, (na ? na : 1) * sizeof *idx), na, cmp_el, ea);
+    rm_xsort (idx, rm_xalloc (cx, (na ? na : 1) * sizeof *idx), na, cmp_el, ea);
     memset (first, 0, (na ? na : 1) * sizeof *first);
     for (uint32_t i = 0; i < na; i++)
-        if (i == 0 || box_compare (&ea[idx[i - 1]], &ea[idx[i]]) != 0)
+        if (i == 0 || rm_xbox_compare (&ea[idx[i - 1]], &ea[idx[i]]) != 0)
             first[idx[i]] = !set_has (&sb, &ea[idx[i]]);
     rm_xbuild_begin (cx, &b, true);
     for (uint32_t i = 0; i < na; i++)
         if (first[i]) {
-            bson_value_t x = box_value (&ea[i]);
+            bson_value_t x = rm_xbox_value (&ea[i]);
             rm_xbuild_push (&b, &x);
         }
     rm_xbuild_end (&b, out);
@@ -728,7 +599,7 @@ eval_set_equals (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_
     set_t first = {NULL, 0};
     for (size_t i = 0; i < e->n; i++) {
         bson_value_t v;
-        itbox_t *el;
+        rm_xbox_t *el;
         uint32_t n;
         set_t s;
         if (!rm_xeval (cx, e->args[i], &v, err))
@@ -736,9 +607,9 @@ eval_set_equals (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_
         if (v.value_type != BSON_TYPE_ARRAY) {
             char what[48];
             snprintf (what, sizeof what, "argument %zu", i + 1);
-            return wrong (cx, err, e, what, "an array", &v);
+            return rm_xwrong (cx, err, e, what, "an array", &v);
         }
-        el = elems (cx, &v, &n);
+        el = rm_xelems (cx, &v, &n);
         s = to_set (cx, el, n);
         if (i == 0) {
             first = s;
@@ -746,7 +617,7 @@ eval_set_equals (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_
         }
         bool same = s.n == first.n;
         for (uint32_t j = 0; same && j < s.n; j++)
-            same = box_compare (&s.el[j], &first.el[j]) == 0;
+            same = rm_xbox_compare (&s.el[j], &first.el[j]) == 0;
         if (!same) {
             rm_xset_bool (out, false);
             return true;
@@ -762,20 +633,16 @@ static bool
 eval_set_is_subset (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t a, bv;
-    itbox_t *ea, *eb;
+    rm_xbox_t *ea, *eb;
     uint32_t na, nb;
     set_t sb;
 
-    if (!rm_xeval (cx, e->args[0], &a, err))
+    if (!rm_xarg_strict (cx, e, e->args[0], BSON_TYPE_ARRAY, "its first argument", "an array", &a, err))
         return false;
-    if (a.value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its first argument", "an array", &a);
-    if (!rm_xeval (cx, e->args[1], &bv, err))
+    if (!rm_xarg_strict (cx, e, e->args[1], BSON_TYPE_ARRAY, "its second argument", "an array", &bv, err))
         return false;
-    if (bv.value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its second argument", "an array", &bv);
-    ea = elems (cx, &a, &na);
-    eb = elems (cx, &bv, &nb);
+    ea = rm_xelems (cx, &a, &na);
+    eb = rm_xelems (cx, &bv, &nb);
     sb = to_set (cx, eb, nb);
     for (uint32_t i = 0; i < na; i++)
         if (!set_has (&sb, &ea[i])) {
@@ -795,10 +662,8 @@ eval_all_any (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_err
     bson_value_t v;
     bson_iter_t it;
 
-    if (!rm_xeval (cx, e->args[0], &v, err))
+    if (!rm_xarg_strict (cx, e, e->args[0], BSON_TYPE_ARRAY, "its argument", "an array", &v, err))
         return false;
-    if (v.value_type != BSON_TYPE_ARRAY)
-        return wrong (cx, err, e, "its argument", "an array", &v);
     rm_xval_iter (&v, &it);
     while (bson_iter_next (&it))
         if (rm_xval_truthy (bson_iter_value (&it)) != all) {
