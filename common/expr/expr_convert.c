@@ -1163,11 +1163,36 @@ eval_convert (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_err
     return true;
 }
 
-/* The shorthands: $convert with a fixed 'to', no onError or onNull. */
+/* The shorthands: $convert with a fixed 'to', no onError or onNull. Each
+ * is a row here; its check finds the row once, when parsed (e->data, not
+ * owned). */
+typedef struct {
+    const char *name;
+    int target;
+} fixed_t;
+
+static const fixed_t fixed_targets[] = {
+    {"$toString", BSON_TYPE_UTF8},         {"$toInt", BSON_TYPE_INT32},
+    {"$toLong", BSON_TYPE_INT64},          {"$toDouble", BSON_TYPE_DOUBLE},
+    {"$toDecimal", BSON_TYPE_DECIMAL128},  {"$toBool", BSON_TYPE_BOOL},
+    {"$toDate", BSON_TYPE_DATE_TIME},      {"$toObjectId", BSON_TYPE_OID},
+};
+
 static bool
-to_fixed (rm_expr_ctx_t *cx, const rm_expr_t *e, int target, bson_value_t *out, bson_error_t *err)
+check_to_fixed (rm_xparse_t *p, rm_expr_t *e, bson_error_t *err)
 {
-    conv_t c = {target, 0, FMT_AUTO};
+    for (size_t i = 0; i < sizeof fixed_targets / sizeof fixed_targets[0]; i++)
+        if (!strcmp (e->op->name, fixed_targets[i].name)) {
+            e->data = (void *) &fixed_targets[i];
+            return true;
+        }
+    return rm_xparse_fail (err, e, "no conversion by this name");
+}
+
+static bool
+eval_to_fixed (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+{
+    conv_t c = {((const fixed_t *) e->data)->target, 0, FMT_AUTO};
     bson_value_t in;
 
     if (!rm_xeval (cx, e->args[0], &in, err))
@@ -1177,47 +1202,6 @@ to_fixed (rm_expr_ctx_t *cx, const rm_expr_t *e, int target, bson_value_t *out, 
         return true;
     }
     return convert (cx, e, &in, &c, out, err) == CV_OK;
-}
-
-static bool
-eval_to_string (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
-{
-    return to_fixed (cx, e, BSON_TYPE_UTF8, out, err);
-}
-static bool
-eval_to_int (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
-{
-    return to_fixed (cx, e, BSON_TYPE_INT32, out, err);
-}
-static bool
-eval_to_long (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
-{
-    return to_fixed (cx, e, BSON_TYPE_INT64, out, err);
-}
-static bool
-eval_to_double (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
-{
-    return to_fixed (cx, e, BSON_TYPE_DOUBLE, out, err);
-}
-static bool
-eval_to_decimal (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
-{
-    return to_fixed (cx, e, BSON_TYPE_DECIMAL128, out, err);
-}
-static bool
-eval_to_bool (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
-{
-    return to_fixed (cx, e, BSON_TYPE_BOOL, out, err);
-}
-static bool
-eval_to_date (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
-{
-    return to_fixed (cx, e, BSON_TYPE_DATE_TIME, out, err);
-}
-static bool
-eval_to_oid (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
-{
-    return to_fixed (cx, e, BSON_TYPE_OID, out, err);
 }
 
 /* $toUUID: a string in the uuid format to binData subtype 4; anything
@@ -1299,14 +1283,14 @@ const rm_xop_t rm_xops_convert[] = {
     {"$isArray", eval_is_array, 1, 1, {NULL}, NULL, NULL},
     {"$convert", eval_convert, 0, 0, {"*input", "*to", "onError", "onNull", "format", NULL}, NULL,
      check_convert},
-    {"$toString", eval_to_string, 1, 1, {NULL}, NULL, NULL},
-    {"$toInt", eval_to_int, 1, 1, {NULL}, NULL, NULL},
-    {"$toLong", eval_to_long, 1, 1, {NULL}, NULL, NULL},
-    {"$toDouble", eval_to_double, 1, 1, {NULL}, NULL, NULL},
-    {"$toDecimal", eval_to_decimal, 1, 1, {NULL}, NULL, NULL},
-    {"$toBool", eval_to_bool, 1, 1, {NULL}, NULL, NULL},
-    {"$toDate", eval_to_date, 1, 1, {NULL}, NULL, NULL},
-    {"$toObjectId", eval_to_oid, 1, 1, {NULL}, NULL, NULL},
+    {"$toString", eval_to_fixed, 1, 1, {NULL}, NULL, check_to_fixed},
+    {"$toInt", eval_to_fixed, 1, 1, {NULL}, NULL, check_to_fixed},
+    {"$toLong", eval_to_fixed, 1, 1, {NULL}, NULL, check_to_fixed},
+    {"$toDouble", eval_to_fixed, 1, 1, {NULL}, NULL, check_to_fixed},
+    {"$toDecimal", eval_to_fixed, 1, 1, {NULL}, NULL, check_to_fixed},
+    {"$toBool", eval_to_fixed, 1, 1, {NULL}, NULL, check_to_fixed},
+    {"$toDate", eval_to_fixed, 1, 1, {NULL}, NULL, check_to_fixed},
+    {"$toObjectId", eval_to_fixed, 1, 1, {NULL}, NULL, check_to_fixed},
     {"$toUUID", eval_to_uuid, 1, 1, {NULL}, NULL, NULL},
     {NULL, NULL, 0, 0, {NULL}, NULL, NULL},
 };

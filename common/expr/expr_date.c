@@ -607,22 +607,43 @@ static const char *const month_full[12] = {"January", "February", "March",     "
                                            "May",     "June",     "July",      "August",
                                            "September", "October", "November", "December"};
 
+/* The 'format' of $dateToString and $dateFromString (e->args[1]), which
+ * may hold only the specifiers in specs: evaluated into *f when given;
+ * null or missing passes (the operator answers null). */
 static bool
-to_format_ok (const char *f, size_t len, char *why, size_t cap)
+eval_format (rm_expr_ctx_t *cx, const rm_expr_t *e, const char *specs, bson_value_t *f, bson_error_t *err)
 {
-    for (size_t i = 0; i < len; i++) {
-        if (f[i] != '%')
-            continue;
-        if (++i == len) {
-            snprintf (why, cap, "Unmatched '%%' at end of format string");
-            return false;
-        }
-        if (f[i] != '%' && (!f[i] || !strchr (to_specs, f[i]))) {
-            snprintf (why, cap, "Invalid format character '%%%c' in format string", f[i]);
-            return false;
+    char why[200];
+    if (!e->args[1])
+        return true;
+    if (!rm_xeval (cx, e->args[1], f, err))
+        return false;
+    if (rm_xval_nullish (f))
+        return true;
+    if (f->value_type != BSON_TYPE_UTF8)
+        return rm_xfail (err, e, "%s requires that 'format' be a string, found: %s with value %s", e->op->name,
+                         type_name (f), rm_xshow (cx, f));
+    if (!rm_xdate_format_ok (specs, f->value.v_utf8.str, f->value.v_utf8.len, why, sizeof why))
+        return rm_xfail (err, e, "%s", why);
+    return true;
+}
+
+/* The same, once, for a constant 'format'; then the arguments. */
+static bool
+check_format (rm_xparse_t *p, rm_expr_t *e, const char *specs, bson_error_t *err)
+{
+    char why[200];
+    if (is_const (e->args[1])) {
+        const bson_value_t *f = &e->args[1]->konst;
+        if (f->value_type == BSON_TYPE_UTF8) {
+            if (!rm_xdate_format_ok (specs, f->value.v_utf8.str, f->value.v_utf8.len, why, sizeof why))
+                return rm_xparse_fail (err, e, "%s", why);
+        } else if (!rm_xval_nullish (f)) {
+            return rm_xparse_fail (err, e, "%s requires that 'format' be a string, found: %s", e->op->name,
+                                   type_name (f));
         }
     }
-    return true;
+    return check_args (p, e, 2, -1, -1, err);
 }
 
 static bool
@@ -700,21 +721,9 @@ eval_to_string (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_e
     rm_tz_t tz;
     int64_t ms;
     int r;
-    char why[120];
 
-    if (!rm_xeval (cx, e->args[0], &v, err))
+    if (!rm_xeval (cx, e->args[0], &v, err) || !eval_format (cx, e, to_specs, &f, err))
         return false;
-    if (e->args[1]) {
-        if (!rm_xeval (cx, e->args[1], &f, err))
-            return false;
-        if (!rm_xval_nullish (&f)) {
-            if (f.value_type != BSON_TYPE_UTF8)
-                return rm_xfail (err, e, "$dateToString requires that 'format' be a string, found: %s "
-                                 "with value %s", type_name (&f), rm_xshow (cx, &f));
-            if (!to_format_ok (f.value.v_utf8.str, f.value.v_utf8.len, why, sizeof why))
-                return rm_xfail (err, e, "%s", why);
-        }
-    }
     if ((r = eval_tz (cx, e, &tz, err)) < 0)
         return false;
     if (rm_xval_nullish (&v)) {
@@ -739,18 +748,7 @@ eval_to_string (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_e
 static bool
 check_to_string (rm_xparse_t *p, rm_expr_t *e, bson_error_t *err)
 {
-    char why[120];
-    if (is_const (e->args[1])) {
-        const bson_value_t *f = &e->args[1]->konst;
-        if (f->value_type == BSON_TYPE_UTF8) {
-            if (!to_format_ok (f->value.v_utf8.str, f->value.v_utf8.len, why, sizeof why))
-                return rm_xparse_fail (err, e, "%s", why);
-        } else if (!rm_xval_nullish (f)) {
-            return rm_xparse_fail (err, e, "$dateToString requires that 'format' be a string, found: %s",
-                                   type_name (f));
-        }
-    }
-    return check_args (p, e, 2, -1, -1, err);
+    return check_format (p, e, to_specs, err);
 }
 
 /* ---- $dateFromString ---- */
@@ -763,21 +761,9 @@ eval_from_string (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson
     int64_t ms;
     int r;
     bool conversion;
-    char why[200];
 
-    if (!rm_xeval (cx, e->args[0], &s, err))
+    if (!rm_xeval (cx, e->args[0], &s, err) || !eval_format (cx, e, rm_xdate_from_specs, &f, err))
         return false;
-    if (e->args[1]) {
-        if (!rm_xeval (cx, e->args[1], &f, err))
-            return false;
-        if (!rm_xval_nullish (&f)) {
-            if (f.value_type != BSON_TYPE_UTF8)
-                return rm_xfail (err, e, "$dateFromString requires that 'format' be a string, found: "
-                                 "%s with value %s", type_name (&f), rm_xshow (cx, &f));
-            if (!rm_xdate_from_format_ok (f.value.v_utf8.str, f.value.v_utf8.len, why, sizeof why))
-                return rm_xfail (err, e, "%s", why);
-        }
-    }
     if ((r = eval_tz (cx, e, &tz, err)) < 0)
         return false;
     if (rm_xval_nullish (&s)) {
@@ -810,18 +796,7 @@ eval_from_string (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson
 static bool
 check_from_string (rm_xparse_t *p, rm_expr_t *e, bson_error_t *err)
 {
-    char why[200];
-    if (is_const (e->args[1])) {
-        const bson_value_t *f = &e->args[1]->konst;
-        if (f->value_type == BSON_TYPE_UTF8) {
-            if (!rm_xdate_from_format_ok (f->value.v_utf8.str, f->value.v_utf8.len, why, sizeof why))
-                return rm_xparse_fail (err, e, "%s", why);
-        } else if (!rm_xval_nullish (f)) {
-            return rm_xparse_fail (err, e, "$dateFromString requires that 'format' be a string, found: %s",
-                                   type_name (f));
-        }
-    }
-    return check_args (p, e, 2, -1, -1, err);
+    return check_format (p, e, rm_xdate_from_specs, err);
 }
 
 /* ---- $dateAdd, $dateSubtract ---- */

@@ -499,10 +499,10 @@ scan_lenient (dscan_t *p)
 
 /* ---- By format ---- */
 
-static const char from_specs[] = "bBdGHjLmMSuVYzZ";
+const char rm_xdate_from_specs[] = "bBdGHjLmMSuVYzZ";
 
 bool
-rm_xdate_from_format_ok (const char *f, size_t len, char *why, size_t cap)
+rm_xdate_format_ok (const char *specs, const char *f, size_t len, char *why, size_t cap)
 {
     for (size_t i = 0; i < len; i++) {
         if (f[i] != '%')
@@ -513,7 +513,7 @@ rm_xdate_from_format_ok (const char *f, size_t len, char *why, size_t cap)
         }
         if (f[i] == '%')
             continue;
-        if (!f[i] || !strchr (from_specs, f[i])) {
+        if (!f[i] || !strchr (specs, f[i])) {
             snprintf (why, cap, "Invalid format character '%%%c' in format string", f[i]);
             return false;
         }

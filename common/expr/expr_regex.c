@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "expr_impl.h"
+#include "expr_utf8.h"
 
 /* PCRE2's own default (10 million), which the server runs with: a
  * pattern the server can match, this can. */
@@ -345,28 +346,6 @@ rx_exec (rm_expr_ctx_t *cx, const rm_expr_t *e, rx_run_t *r, size_t start, bson_
     return 1;
 }
 
-static size_t
-cp_count (const char *s, size_t len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        if (((unsigned char) s[i] & 0xC0) != 0x80)
-            n++;
-    return n;
-}
-
-/* The length a lead byte announces (1 for ASCII). */
-static size_t
-cp_len (unsigned char c)
-{
-    size_t n = 0;
-    if (c < 0x80)
-        return 1;
-    while (n < 8 && (c & (0x80u >> n)))
-        n++;
-    return n;
-}
-
 /* The last match as {match, idx, captures}; *size grows by its bytes. */
 static void
 rx_match_doc (rm_expr_ctx_t *cx, const rx_run_t *r, size_t idx, bson_value_t *out, size_t *size)
@@ -442,7 +421,7 @@ eval_regex_find (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_
     rc = rx_exec (cx, e, &r, 0, err);
     if (rc > 0) {
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer (r.md);
-        rx_match_doc (cx, &r, cp_count (r.s, ov[0]), out, &size);
+        rx_match_doc (cx, &r, rm_xutf8_count (r.s, ov[0]), out, &size);
     }
     rx_release (e->data, &r);
     return rc >= 0;
@@ -481,7 +460,7 @@ eval_regex_find_all (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, b
         if (rc == 0)
             break;
         ov = pcre2_get_ovector_pointer (r.md);
-        cpos += cp_count (r.s + pos, ov[0] - pos);
+        cpos += rm_xutf8_count (r.s + pos, ov[0] - pos);
         pos = ov[0];
         rx_match_doc (cx, &r, cpos, &m, &size);
         if (size > RX_MAX_OUTPUT) {
@@ -493,10 +472,10 @@ eval_regex_find_all (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, b
         if (ov[1] == ov[0]) {
             if (pos >= r.len)
                 break;
-            pos += cp_len ((unsigned char) r.s[pos]);
+            pos += rm_xutf8_len ((unsigned char) r.s[pos]);
             cpos++;
         } else {
-            cpos += cp_count (r.s + ov[0], ov[1] - ov[0]);
+            cpos += rm_xutf8_count (r.s + ov[0], ov[1] - ov[0]);
             pos = ov[1];
         }
     } while (pos < r.len);

@@ -20,38 +20,7 @@
 #include <time.h>
 
 #include "expr_impl.h"
-
-/* ---- UTF-8, as the server reads it ---- */
-
-static inline bool
-is_cont (unsigned char c)
-{
-    return (c & 0xC0) == 0x80;
-}
-
-/* The length a lead byte announces: its count of leading one bits (1 for
- * ASCII and, as on the server, for a stray continuation byte; up to 8 for
- * bytes no valid UTF-8 holds). */
-static size_t
-cp_len (unsigned char c)
-{
-    size_t n = 0;
-    if (c < 0x80)
-        return 1;
-    while (n < 8 && (c & (0x80u >> n)))
-        n++;
-    return n;
-}
-
-static size_t
-cp_count (const char *s, size_t len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        if (!is_cont ((unsigned char) s[i]))
-            n++;
-    return n;
-}
+#include "expr_utf8.h"
 
 /* ---- Coercions ---- */
 
@@ -291,7 +260,7 @@ eval_strlen (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_erro
     if (!strcmp (e->op->name, "$strLenBytes"))
         rm_xset_int32 (out, (int32_t) v.value.v_utf8.len);
     else
-        rm_xset_int32 (out, (int32_t) cp_count (v.value.v_utf8.str, v.value.v_utf8.len));
+        rm_xset_int32 (out, (int32_t) rm_xutf8_count (v.value.v_utf8.str, v.value.v_utf8.len));
     return true;
 }
 
@@ -324,10 +293,10 @@ eval_substr_bytes (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bso
         return false;
     lower = (size_t) slower;
     length = slength < 0 ? len : (size_t) slength;
-    if (lower < len && is_cont ((unsigned char) s[lower]))
+    if (lower < len && rm_xutf8_is_cont ((unsigned char) s[lower]))
         return rm_xfail (err, e, "Invalid range, starting index is a UTF-8 continuation byte "
                          "(byte %zu of %s)", lower, rm_xshow (cx, &v[0]));
-    if (lower + length < len && is_cont ((unsigned char) s[lower + length]))
+    if (lower + length < len && rm_xutf8_is_cont ((unsigned char) s[lower + length]))
         return rm_xfail (err, e, "Invalid range, ending index is in the middle of a UTF-8 character "
                          "(byte %zu of %s)", lower + length, rm_xshow (cx, &v[0]));
     if (lower >= len) {
@@ -372,15 +341,15 @@ eval_substr_cp (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_e
             rm_xset_string (cx, out, "", 0);
             return true;
         }
-        if (is_cont ((unsigned char) s[from]) || cp_len ((unsigned char) s[from]) > 4)
+        if (rm_xutf8_is_cont ((unsigned char) s[from]) || rm_xutf8_len ((unsigned char) s[from]) > 4)
             return rm_xfail (err, e, "invalid UTF-8 string: %s", rm_xshow (cx, &v[0]));
-        from += cp_len ((unsigned char) s[from]);
+        from += rm_xutf8_len ((unsigned char) s[from]);
     }
     to = from;
     for (int32_t i = 0; i < length && to < len; i++) {
-        if (is_cont ((unsigned char) s[to]) || cp_len ((unsigned char) s[to]) > 4)
+        if (rm_xutf8_is_cont ((unsigned char) s[to]) || rm_xutf8_len ((unsigned char) s[to]) > 4)
             return rm_xfail (err, e, "invalid UTF-8 string: %s", rm_xshow (cx, &v[0]));
-        to += cp_len ((unsigned char) s[to]);
+        to += rm_xutf8_len ((unsigned char) s[to]);
     }
     /* A truncated last sequence: the server's substr stops at the end. */
     if (to > len)
@@ -411,16 +380,18 @@ index_arg (rm_expr_ctx_t *cx, const rm_expr_t *e, size_t i, const char *what, si
     return true;
 }
 
-/* The string (null for null or missing, the rest unevaluated) and the
- * token (a string: null is an error). */
+/* What $indexOfBytes and $indexOfCP read first: the string into v[0]
+ * (null or missing: *out is null and the rest unevaluated; the caller
+ * answers when rm_xval_nullish (&v[0])), the token into v[1] (a string:
+ * null is an error) and the optional starting index. */
 static bool
-index_strings (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *v, bool *null, bson_error_t *err)
+index_strings (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *v, size_t *start, bson_value_t *out,
+               bson_error_t *err)
 {
-    *null = false;
     if (!rm_xeval (cx, e->args[0], &v[0], err))
         return false;
     if (rm_xval_nullish (&v[0])) {
-        *null = true;
+        rm_xset_null (out);
         return true;
     }
     if (v[0].value_type != BSON_TYPE_UTF8)
@@ -431,29 +402,25 @@ index_strings (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *v, bool *nul
     if (v[1].value_type != BSON_TYPE_UTF8)
         return rm_xfail (err, e, "requires a string as the second argument, found: %s %s",
                          rm_xval_type_name (&v[1]), rm_xshow (cx, &v[1]));
-    return true;
+    *start = 0;
+    return e->n <= 2 || index_arg (cx, e, 2, "starting index", start, err);
 }
 
 static bool
 eval_index_bytes (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t v[2];
-    bool null;
-    size_t start = 0, end, len, tlen;
+    size_t start, end, len, tlen;
     const char *s, *hit;
 
-    if (!index_strings (cx, e, v, &null, err))
+    if (!index_strings (cx, e, v, &start, out, err))
         return false;
-    if (null) {
-        rm_xset_null (out);
+    if (rm_xval_nullish (&v[0]))
         return true;
-    }
     s = v[0].value.v_utf8.str;
     len = v[0].value.v_utf8.len;
     tlen = v[1].value.v_utf8.len;
     end = len;
-    if (e->n > 2 && !index_arg (cx, e, 2, "starting index", &start, err))
-        return false;
     if (e->n > 3 && !index_arg (cx, e, 3, "ending index", &end, err))
         return false;
     if (end > len)
@@ -475,28 +442,23 @@ static bool
 eval_index_cp (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t v[2];
-    bool null;
-    size_t start = 0, end, len, tlen, ncp = 0, sbyte = 0, b;
+    size_t start, end, len, tlen, ncp = 0, sbyte = 0, b;
     const char *s, *t;
 
-    if (!index_strings (cx, e, v, &null, err))
+    if (!index_strings (cx, e, v, &start, out, err))
         return false;
-    if (null) {
-        rm_xset_null (out);
+    if (rm_xval_nullish (&v[0]))
         return true;
-    }
     s = v[0].value.v_utf8.str;
     len = v[0].value.v_utf8.len;
     t = v[1].value.v_utf8.str;
     tlen = v[1].value.v_utf8.len;
-    if (e->n > 2 && !index_arg (cx, e, 2, "starting index", &start, err))
-        return false;
     for (b = 0; b < len; ncp++) {
         if (ncp == start)
             sbyte = b;
-        if (is_cont ((unsigned char) s[b]))
+        if (rm_xutf8_is_cont ((unsigned char) s[b]))
             return rm_xfail (err, e, "found bad UTF-8 in the input: %s", rm_xshow (cx, &v[0]));
-        b += cp_len ((unsigned char) s[b]);
+        b += rm_xutf8_len ((unsigned char) s[b]);
     }
     end = ncp;
     if (e->n > 3 && !index_arg (cx, e, 3, "ending index", &end, err))
@@ -517,7 +479,7 @@ eval_index_cp (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_er
             rm_xset_int32 (out, (int32_t) i);
             return true;
         }
-        b += cp_len ((unsigned char) s[b]);
+        b += rm_xutf8_len ((unsigned char) s[b]);
     }
     rm_xset_int32 (out, -1);
     return true;
@@ -623,8 +585,8 @@ chars_cps (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, cp_t **
 
     *n = 0;
     while (i < len) {
-        size_t k = cp_len ((unsigned char) s[i]);
-        if (is_cont ((unsigned char) s[i]))
+        size_t k = rm_xutf8_len ((unsigned char) s[i]);
+        if (rm_xutf8_is_cont ((unsigned char) s[i]))
             return rm_xfail (err, e, "invalid UTF-8 in 'chars' %s: a continuation byte where a code point "
                              "should start", rm_xshow (cx, v));
         if (k > len - i)

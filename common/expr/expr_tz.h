@@ -84,8 +84,11 @@ int64_t rm_cal_iso_days (int64_t y, int64_t w, int64_t d);
 bool rm_xdate_parse_in (rm_expr_ctx_t *cx, const rm_expr_t *op, const char *s, size_t len,
                         const rm_tz_t *tz, const char *format, size_t format_len, int64_t *ms,
                         bool *conversion, bson_error_t *err);
-/* Whether format holds only the specifiers $dateFromString takes (a
- * message in why, cap bytes, when not). */
-bool rm_xdate_from_format_ok (const char *format, size_t len, char *why, size_t cap);
+/* The specifiers $dateFromString takes after '%'. */
+extern const char rm_xdate_from_specs[];
+/* Whether format holds only the specifiers in specs after each '%' ("%%"
+ * stands for itself; a message in why, cap bytes, when not): for
+ * $dateFromString's and $dateToString's formats. */
+bool rm_xdate_format_ok (const char *specs, const char *format, size_t len, char *why, size_t cap);
 
 #endif

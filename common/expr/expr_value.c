@@ -11,6 +11,7 @@
 #include "remodel/value.h"
 
 #include "expr_ctx.h"
+#include "expr_utf8.h"
 
 #define CHUNK_MIN (64 * 1024)
 
@@ -488,7 +489,7 @@ rm_expr_show (rm_expr_ctx_t *cx, const bson_value_t *v, size_t max)
     if (out.len > max) {
         /* Cut at a character's start, and say so. */
         size_t n = max;
-        while (n > 0 && (out.data[n] & 0xC0) == 0x80)
+        while (n > 0 && rm_xutf8_is_cont (out.data[n]))
             n--;
         out.len = n;
         rm_buf_append (&out, "...", 3);
