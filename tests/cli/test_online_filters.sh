@@ -3,8 +3,9 @@
 # FerretDB (its oplog) and mongo-java-server (change streams), each with
 # its change log, four plans, each on a database of its own:
 #   set   a filter and three expressions ($concat, $multiply, $toUpper);
-#   embed a filter over the parents and a match over the children;
-#   den   a denormalize with a filter and a match;
+#   embed a filter over the parents, a match over the children and a
+#         computed field in its project;
+#   den   a denormalize with a filter, a match and a computed field;
 #   sum   a summarize with a filter, a match and an expression
 #         accumulator ({$sum: {$multiply: [qty, price]}});
 # `online run`; then the application's writes: (a) a document moved into
@@ -39,14 +40,18 @@ EOF
 cat >"$T/plans/embed.json" <<'EOF'
 {"remodel": 1, "steps": [
   {"embed": {"from": "femb.tasks", "into": "femb.people", "localField": "_id",
-             "foreignField": "owner", "as": "open", "project": {"owner": 0},
+             "foreignField": "owner", "as": "open",
+             "project": {"title": 1, "pri": 1,
+                         "label": {"$concat": ["$title", "/", {"$toString": "$pri"}]}},
              "sort": {"pri": 1}, "filter": {"active": true}, "match": {"done": false}}}]}
 EOF
 cat >"$T/plans/den.json" <<'EOF'
 {"remodel": 1, "steps": [
   {"denormalize": {"in": "fden.orders", "from": "fden.customers", "localField": "cust",
-                   "foreignField": "code", "fields": {"cust_name": "name"}, "onMissing": "null",
-                   "filter": {"status": "open"}, "match": {"active": true}}}]}
+                   "foreignField": "code", "fields": {"cust_name": "name", "cust_tag": {"$toUpper": "$name"}},
+                   "onMissing": "null",
+                   "filter": {"status": "open"},
+                   "match": {"$or": [{"active": true}, {"$expr": {"$eq": ["$vip", true]}}]}}}]}
 EOF
 cat >"$T/plans/sum.json" <<'EOF'
 {"remodel": 1, "steps": [
@@ -122,6 +127,7 @@ has = list(holders(e.tasks, "owner", {"done": False}))
 e.people.update_one({"_id": some(e.people, {"active": False, "_id": {"$in": has}})}, {"$set": {"active": True}})
 e.people.update_one({"_id": some(e.people, {"active": True, "_id": {"$in": has}})}, {"$set": {"active": False}})
 e.tasks.update_one({"_id": some(e.tasks, {"done": False})}, {"$set": {"pri": 9}})
+e.tasks.update_one({"_id": some(e.tasks, {"done": False})}, {"$set": {"title": "retitled %d" % n}})
 e.tasks.update_one({"_id": some(e.tasks, {"done": False})}, {"$set": {"done": True}})
 e.tasks.update_one({"_id": some(e.tasks, {"done": True})}, {"$set": {"done": False}})
 e.tasks.update_one({"_id": some(e.tasks, {"done": False})}, {"$set": {"owner": random.randrange(40)}})
@@ -139,6 +145,8 @@ has = list(holders(d.orders, "cust", {"status": "open"}))
 d.customers.update_one({"_id": some(d.customers, {"active": True, "code": {"$in": has}})}, {"$set": {"name": "renamed %d" % n}})
 d.customers.update_one({"_id": some(d.customers, {"active": False, "code": {"$in": has}})}, {"$set": {"active": True}})
 d.customers.update_one({"_id": some(d.customers, {"active": True, "code": {"$in": has}})}, {"$set": {"active": False}})
+# (d) through a field only the $expr of the match reads
+d.customers.update_one({"_id": some(d.customers, {"active": False, "vip": {"$exists": False}, "code": {"$in": has}})}, {"$set": {"vip": True}})
 d.orders.insert_one({"_id": 5000 + n, "cust": "C%d" % random.randrange(30), "status": "open", "amount": 1})
 d.orders.delete_one({"_id": some(d.orders, {"status": "open", "_id": {"$lt": 5000}})})
 d.customers.delete_one({"_id": some(d.customers, {"active": True})})
