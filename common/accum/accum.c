@@ -22,8 +22,9 @@
  *   the plan's order); missing gives null (the manual: "If the field that
  *   the $first accumulator is processing is missing, $first returns null").
  * $topN, $bottomN: accum_topn.c. $addToSet: accum_set.c. Expressions
- * (paths, $$ROOT, literals): accum_expr.c. Decimal arithmetic:
- * accum_dec.c.
+ * (paths, $$ROOT, literals): accum_expr.c. Decimal arithmetic and the
+ * double-double sum: the expression layer's (expr_decimal.h, expr_ddsum.h),
+ * which $sum and $avg as expressions use too.
  *
  * An empty group (no document fed) gives what the header says: $count and
  * $sum int32 0, $avg/$min/$max/$first/$last null, arrays empty. */
@@ -34,6 +35,8 @@
 #include "remodel/value.h"
 
 #include "accum_impl.h"
+#include "expr_ddsum.h"
+#include "expr_decimal.h"
 
 /* Numeric types from narrowest to widest, as the server widens them. */
 typedef enum { T_INT32, T_INT64, T_DOUBLE, T_DECIMAL } numtype_t;
@@ -165,107 +168,6 @@ rm_acc_spec_destroy (rm_acc_spec_t *s)
     bson_free (s);
 }
 
-/* ---- the double-double sum (Fast2Sum and 2Sum, the server's
- * DoubleDoubleSummation): sum + addend is the exact total of integers up to
- * about 2^106, and special is a plain sum kept for when the compensation
- * turns infinities into NaN. */
-
-typedef struct {
-    double sum, addend, special;
-} dd_t;
-
-static void
-dd_add (dd_t *d, double x)
-{
-    double s, z, t, ap, bp;
-
-    d->special += x;
-    /* Fast2Sum(x, addend): the addend is the smaller. */
-    s = x + d->addend;
-    z = s - x;
-    t = d->addend - z;
-    x = s;
-    d->addend = t;
-    /* 2Sum(sum, x): either may be the larger. */
-    s = d->sum + x;
-    ap = s - x;
-    bp = s - ap;
-    t = (d->sum - ap) + (x - bp);
-    d->sum = s;
-    d->addend += t;
-}
-
-/* An int64 as two doubles that hold it exactly: the high 32 bits and the
- * low, split the way C division truncates. */
-static void
-dd_add_int64 (dd_t *d, int64_t v)
-{
-    int64_t high = v / ((int64_t) 1 << 32) * ((int64_t) 1 << 32);
-    dd_add (d, (double) (v - high));
-    dd_add (d, (double) high);
-}
-
-static double
-dd_double (const dd_t *d)
-{
-    return isnan (d->sum) ? d->special : d->sum;
-}
-
-/* 2^63: the first double above INT64_MAX. */
-#define TWO63 9223372036854775808.0
-
-static bool
-dd_fits_int64 (const dd_t *d)
-{
-    if (d->sum > -TWO63 && d->sum < TWO63)
-        return true;
-    /* At a boundary the addend says which way the total rounds. */
-    if (d->sum == TWO63)
-        return d->addend < -0.5;
-    if (d->sum == -TWO63)
-        return d->addend >= -0.5;
-    return false; /* out of range, infinite or NaN */
-}
-
-/* x rounded to the nearest integer, halves away from zero (llround, but
- * without libm); |x| < 2^63. x minus its integer part is exact. */
-static int64_t
-round_half_away (double x)
-{
-    int64_t v = (int64_t) x;
-    double frac = x - (double) v;
-    if (frac >= 0.5)
-        v++;
-    else if (frac <= -0.5)
-        v--;
-    return v;
-}
-
-/* The total rounded to the nearest integer, halves away from zero; only
- * when dd_fits_int64. */
-static int64_t
-dd_int64 (const dd_t *d)
-{
-    int64_t v;
-    if (d->sum == TWO63) /* then -1024 <= addend < -0.5 */
-        return round_half_away (d->addend) - INT64_MIN;
-    v = round_half_away (d->sum);
-    return v + round_half_away ((d->sum - (double) v) + d->addend);
-}
-
-static void
-dd_decimal (const dd_t *d, bson_decimal128_t *r)
-{
-    bson_decimal128_t lo;
-    if (!isfinite (d->sum)) {
-        rm_acc_dec_from_double (r, d->special);
-        return;
-    }
-    rm_acc_dec_from_double (r, d->sum);
-    rm_acc_dec_from_double (&lo, d->addend);
-    rm_acc_dec_add (r, r, &lo);
-}
-
 /* ---- the running state */
 
 struct rm_acc {
@@ -274,7 +176,7 @@ struct rm_acc {
     uint64_t count;          /* documents ($count, constant $sum) or numbers ($avg) */
     /* $sum, $avg */
     numtype_t type;
-    dd_t dd;
+    rm_xdd_t dd;
     bson_decimal128_t dec;
     /* constant $sum and $count */
     int32_t c32;
@@ -383,20 +285,20 @@ add_number (rm_acc_t *a, const bson_iter_t *v)
     bson_decimal128_t d;
     switch (bson_iter_type (v)) {
     case BSON_TYPE_INT32:
-        dd_add (&a->dd, bson_iter_int32 (v));
+        rm_xdd_add (&a->dd, bson_iter_int32 (v));
         widen (a, T_INT32);
         return true;
     case BSON_TYPE_INT64:
-        dd_add_int64 (&a->dd, bson_iter_int64 (v));
+        rm_xdd_add_int64 (&a->dd, bson_iter_int64 (v));
         widen (a, T_INT64);
         return true;
     case BSON_TYPE_DOUBLE:
-        dd_add (&a->dd, bson_iter_double (v));
+        rm_xdd_add (&a->dd, bson_iter_double (v));
         widen (a, T_DOUBLE);
         return true;
     case BSON_TYPE_DECIMAL128:
         bson_iter_decimal128 (v, &d);
-        rm_acc_dec_add (&a->dec, &a->dec, &d);
+        rm_xdec_add (&a->dec, &a->dec, &d);
         widen (a, T_DECIMAL);
         return true;
     default:
@@ -491,22 +393,22 @@ finish_sum (rm_acc_t *a, bson_t *out, const char *name)
     }
     switch (a->type) {
     case T_INT32:
-        if (dd_fits_int64 (&a->dd)) {
-            int64_t v = dd_int64 (&a->dd);
+        if (rm_xdd_fits_int64 (&a->dd)) {
+            int64_t v = rm_xdd_int64 (&a->dd);
             if (v >= INT32_MIN && v <= INT32_MAX)
                 return bson_append_int32 (out, name, -1, (int32_t) v);
             return bson_append_int64 (out, name, -1, v);
         }
-        return bson_append_double (out, name, -1, dd_double (&a->dd));
+        return bson_append_double (out, name, -1, rm_xdd_double (&a->dd));
     case T_INT64:
-        if (dd_fits_int64 (&a->dd))
-            return bson_append_int64 (out, name, -1, dd_int64 (&a->dd));
-        return bson_append_double (out, name, -1, dd_double (&a->dd));
+        if (rm_xdd_fits_int64 (&a->dd))
+            return bson_append_int64 (out, name, -1, rm_xdd_int64 (&a->dd));
+        return bson_append_double (out, name, -1, rm_xdd_double (&a->dd));
     case T_DOUBLE:
-        return bson_append_double (out, name, -1, dd_double (&a->dd));
+        return bson_append_double (out, name, -1, rm_xdd_double (&a->dd));
     default:
-        dd_decimal (&a->dd, &d);
-        rm_acc_dec_add (&d, &a->dec, &d);
+        rm_xdd_decimal (&a->dd, &d);
+        rm_xdec_add (&d, &a->dec, &d);
         return bson_append_decimal128 (out, name, -1, &d);
     }
 }
@@ -519,12 +421,12 @@ finish_avg (rm_acc_t *a, bson_t *out, const char *name)
     if (a->count == 0)
         return bson_append_null (out, name, -1);
     if (a->type == T_DECIMAL) {
-        dd_decimal (&a->dd, &d);
-        rm_acc_dec_add (&d, &a->dec, &d);
-        rm_acc_dec_div_int64 (&d, &d, (int64_t) a->count);
+        rm_xdd_decimal (&a->dd, &d);
+        rm_xdec_add (&d, &a->dec, &d);
+        rm_xdec_div_int64 (&d, &d, (int64_t) a->count);
         return bson_append_decimal128 (out, name, -1, &d);
     }
-    return bson_append_double (out, name, -1, dd_double (&a->dd) / (double) a->count);
+    return bson_append_double (out, name, -1, rm_xdd_double (&a->dd) / (double) a->count);
 }
 
 bool

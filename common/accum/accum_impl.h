@@ -1,6 +1,7 @@
 /* Internals shared by the accumulator files: expressions
- * (accum_expr.c), decimal128 arithmetic (accum_dec.c), $topN/$bottomN
- * (accum_topn.c) and $addToSet (accum_set.c), all used by accum.c. */
+ * (accum_expr.c), $topN/$bottomN (accum_topn.c) and $addToSet
+ * (accum_set.c), all used by accum.c. Decimal arithmetic is the
+ * expression layer's (expr_decimal.h). */
 #ifndef REMODEL_ACCUM_IMPL_H
 #define REMODEL_ACCUM_IMPL_H
 
@@ -28,11 +29,6 @@ int rm_acc_expr_eval (const rm_acc_expr_t *e, rm_expr_ctx_t *cx, const uint8_t *
 int rm_acc_expr_append (const rm_acc_expr_t *e, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
                         bson_t *dst, const char *key, int keylen, bool null_if_missing,
                         bson_error_t *err);
-
-/* accum_dec.c: exact decimal128 arithmetic (IEEE 754-2008, 34 digits). */
-void rm_acc_dec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b);
-void rm_acc_dec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t n);
-void rm_acc_dec_from_double (bson_decimal128_t *r, double d);
 
 /* accum_topn.c */
 typedef struct rm_acc_topn_spec rm_acc_topn_spec_t;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr_ddsum.h"
 #include "expr_decimal.h"
 #include "expr_impl.h"
 
@@ -621,23 +622,39 @@ eval_sqrt (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_
 
 /* ---- $log, $pow */
 
+/* The opening $log and $pow share: both arguments evaluated, then null if
+ * either is null or missing, else each must be a number (what[i] names
+ * it in the message). As one_number: true to go on; false with *ok to
+ * return. */
 static bool
-eval_log (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+two_numbers (rm_expr_ctx_t *cx, const rm_expr_t *e, const char *const what[2], bson_value_t *v,
+             bson_value_t *out, bson_error_t *err, bool *ok)
 {
-    bson_value_t v[2];
-    double a, b;
-    if (!rm_xeval_args (cx, e, v, err))
+    *ok = rm_xeval_args (cx, e, v, err);
+    if (!*ok)
         return false;
     if (rm_xval_nullish (&v[0]) || rm_xval_nullish (&v[1])) {
         rm_xset_null (out);
-        return true;
+        return false;
     }
-    if (!rm_xval_is_number (&v[0]))
-        return rm_xfail (err, e, "the argument must be numeric, not %s %s", rm_xval_type_name (&v[0]),
-                         rm_xshow (cx, &v[0]));
-    if (!rm_xval_is_number (&v[1]))
-        return rm_xfail (err, e, "the base must be numeric, not %s %s", rm_xval_type_name (&v[1]),
-                         rm_xshow (cx, &v[1]));
+    for (int i = 0; i < 2; i++)
+        if (!rm_xval_is_number (&v[i])) {
+            *ok = rm_xfail (err, e, "the %s must be numeric, not %s %s", what[i], rm_xval_type_name (&v[i]),
+                            rm_xshow (cx, &v[i]));
+            return false;
+        }
+    return true;
+}
+
+static bool
+eval_log (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+{
+    static const char *const what[2] = {"argument", "base"};
+    bson_value_t v[2];
+    double a, b;
+    bool ok;
+    if (!two_numbers (cx, e, what, v, out, err, &ok))
+        return ok;
     if (v[0].value_type == BSON_TYPE_DECIMAL128 || v[1].value_type == BSON_TYPE_DECIMAL128) {
         bson_decimal128_t x, base, zero, one;
         as_dec (&v[0], &x);
@@ -666,23 +683,14 @@ eval_log (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
 static bool
 eval_pow (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
+    static const char *const what[2] = {"base", "exponent"};
     bson_value_t v[2];
     double b, x;
     int64_t bl, xl, r = 1;
-    bool wide;
+    bool wide, ok;
 
-    if (!rm_xeval_args (cx, e, v, err))
-        return false;
-    if (rm_xval_nullish (&v[0]) || rm_xval_nullish (&v[1])) {
-        rm_xset_null (out);
-        return true;
-    }
-    if (!rm_xval_is_number (&v[0]))
-        return rm_xfail (err, e, "the base must be numeric, not %s %s", rm_xval_type_name (&v[0]),
-                         rm_xshow (cx, &v[0]));
-    if (!rm_xval_is_number (&v[1]))
-        return rm_xfail (err, e, "the exponent must be numeric, not %s %s", rm_xval_type_name (&v[1]),
-                         rm_xshow (cx, &v[1]));
+    if (!two_numbers (cx, e, what, v, out, err, &ok))
+        return ok;
     if (v[0].value_type == BSON_TYPE_DECIMAL128 || v[1].value_type == BSON_TYPE_DECIMAL128) {
         bson_decimal128_t db, dx;
         as_dec (&v[0], &db);
@@ -1008,89 +1016,9 @@ eval_bitwise (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_err
 
 /* ---- $sum, $avg, $stdDevPop, $stdDevSamp, $min, $max */
 
-/* The server's DoubleDoubleSummation: sum + addend is the exact total of
- * integers up to about 2^106 and a compensated one of doubles; special
- * is the plain sum, kept for when the compensation turns an infinity
- * into NaN. */
-typedef struct {
-    double sum, addend, special;
-} dd_t;
-
-static void
-dd_add (dd_t *d, double x)
-{
-    double s, z, t, a, b;
-    d->special += x;
-    /* The new value with the old compensation (Fast2Sum: the addend is
-     * the smaller). */
-    s = x + d->addend;
-    z = s - x;
-    t = d->addend - z;
-    x = s;
-    d->addend = t;
-    /* Then with the sum (2Sum: either may be larger). */
-    s = d->sum + x;
-    a = s - x;
-    b = s - a;
-    d->addend += (d->sum - a) + (x - b);
-    d->sum = s;
-}
-
-/* An int64 as two doubles that each hold their part exactly. */
-static void
-dd_add_long (dd_t *d, int64_t v)
-{
-    int64_t high = v / ((int64_t) 1 << 32) * ((int64_t) 1 << 32);
-    dd_add (d, (double) (v - high));
-    dd_add (d, (double) high);
-}
-
-static double
-dd_double (const dd_t *d)
-{
-    return isnan (d->sum) ? d->special : d->sum;
-}
-
-#define TWO63 9223372036854775808.0
-
-static bool
-dd_fits_long (const dd_t *d)
-{
-    if (d->sum > -TWO63 && d->sum < TWO63)
-        return true;
-    if (d->sum == TWO63)
-        return d->addend < -0.5;
-    if (d->sum == -TWO63)
-        return d->addend >= -0.5;
-    return false;
-}
-
-static int64_t
-dd_long (const dd_t *d)
-{
-    int64_t v;
-    if (d->sum == TWO63)
-        return llround (d->addend) - INT64_MIN;
-    v = llround (d->sum);
-    return v + llround ((d->sum - (double) v) + d->addend);
-}
-
-static void
-dd_decimal (const dd_t *d, bson_decimal128_t *r)
-{
-    bson_decimal128_t lo;
-    if (!isfinite (d->sum)) {
-        rm_xdec_from_double (r, d->special, false);
-        return;
-    }
-    rm_xdec_from_double (r, d->sum, false);
-    rm_xdec_from_double (&lo, d->addend, false);
-    rm_xdec_add (r, r, &lo);
-}
-
 typedef struct {
     widest_t w;
-    dd_t dd;
+    rm_xdd_t dd;
     bson_decimal128_t dec; /* the decimals' own total, from 0 (exponent 0) */
     int64_t count;         /* the numbers seen */
     double mean, m2;       /* $stdDev*: Welford's running mean and squares */
@@ -1107,10 +1035,10 @@ acc_number (acc_t *a, const bson_value_t *v)
     switch (v->value_type) {
     case BSON_TYPE_INT32:
     case BSON_TYPE_INT64:
-        dd_add_long (&a->dd, as_long (v));
+        rm_xdd_add_int64 (&a->dd, as_long (v));
         break;
     case BSON_TYPE_DOUBLE:
-        dd_add (&a->dd, v->value.v_double);
+        rm_xdd_add (&a->dd, v->value.v_double);
         break;
     default:
         rm_xdec_add (&a->dec, &a->dec, &v->value.v_decimal128);
@@ -1185,13 +1113,13 @@ eval_accum (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error
     if (!strcmp (n, "$sum")) {
         if (a.w == W_DEC) {
             bson_decimal128_t d;
-            dd_decimal (&a.dd, &d);
+            rm_xdd_decimal (&a.dd, &d);
             out->value_type = BSON_TYPE_DECIMAL128;
             rm_xdec_add (&out->value.v_decimal128, &a.dec, &d);
-        } else if (a.w != W_DOUBLE && dd_fits_long (&a.dd)) {
-            set_int_or_long (out, dd_long (&a.dd), a.w == W_LONG);
+        } else if (a.w != W_DOUBLE && rm_xdd_fits_int64 (&a.dd)) {
+            set_int_or_long (out, rm_xdd_int64 (&a.dd), a.w == W_LONG);
         } else {
-            rm_xset_double (out, dd_double (&a.dd));
+            rm_xset_double (out, rm_xdd_double (&a.dd));
         }
         return true;
     }
@@ -1200,13 +1128,13 @@ eval_accum (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error
             rm_xset_null (out);
         } else if (a.w == W_DEC) {
             bson_decimal128_t d, c;
-            dd_decimal (&a.dd, &d);
+            rm_xdd_decimal (&a.dd, &d);
             rm_xdec_add (&d, &a.dec, &d);
             rm_xdec_from_int64 (&c, a.count);
             out->value_type = BSON_TYPE_DECIMAL128;
             rm_xdec_div (&out->value.v_decimal128, &d, &c);
         } else {
-            rm_xset_double (out, dd_double (&a.dd) / (double) a.count);
+            rm_xset_double (out, rm_xdd_double (&a.dd) / (double) a.count);
         }
         return true;
     }

@@ -518,6 +518,15 @@ rm_xdec_div (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decima
 }
 
 void
+rm_xdec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t n)
+{
+    bson_decimal128_t d;
+    BSON_ASSERT (n > 0);
+    rm_xdec_from_int64 (&d, n);
+    rm_xdec_div (r, a, &d);
+}
+
+void
 rm_xdec_mod (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b)
 {
     rm_dec_t x, y;

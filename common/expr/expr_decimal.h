@@ -7,7 +7,8 @@
  * double becomes a decimal of 15 significant digits in arithmetic (0.1 is
  * 0.100000000000000), of up to 34 in $round and $trunc. Nothing here
  * allocates: coefficients are bignum.h's fixed-size integers on the stack.
- * Private to common/expr/. */
+ * Private to common/expr/ and the layers above ($group's $sum and $avg in
+ * common/accum/ use it). */
 #ifndef REMODEL_EXPR_DECIMAL_H
 #define REMODEL_EXPR_DECIMAL_H
 
@@ -46,6 +47,8 @@ void rm_xdec_sub (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_d
 void rm_xdec_mul (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b);
 /* b must not be zero (the operators refuse it first). */
 void rm_xdec_div (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b);
+/* a / n for a count n > 0 ($avg's mean): rm_xdec_div by n's decimal. */
+void rm_xdec_div_int64 (bson_decimal128_t *r, const bson_decimal128_t *a, int64_t n);
 /* a - b * trunc(a / b), exact, with a's sign (C's fmod); b not zero. */
 void rm_xdec_mod (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b);
 /* The correctly rounded square root (a >= 0 or NaN). */
