@@ -37,7 +37,8 @@ void rm_rp_count (rm_buf_t *b, int64_t n);
  * HTML or (html false) for a Mermaid string. */
 void rm_rp_types (rm_buf_t *b, const bson_t *field, bool html);
 
-/* The page's parts (report_page.c, report_tables.c, report_steps.c). */
+/* The page's parts (report_page.c, report_tables.c, report_kinds.c,
+ * report_steps.c). */
 /* The diagram of report (only the n_only namespaces of only, when not
  * NULL) drawn into a figure, with its id ("": none) and caption (NULL:
  * none). */
@@ -49,6 +50,10 @@ size_t rm_rp_n_docs (const bson_t *d, const char *key);
  * there are none). */
 void rm_rp_strings (rm_buf_t *b, const bson_t *arr_doc, const char *title);
 void rm_rp_relationships (rm_buf_t *b, const bson_t *r, const char *id, const char *title);
+/* A relational import's kinds of r (ownership, joins, hierarchies, ties,
+ * same values, types held wrong), each under its heading when it has any
+ * (report_kinds.c). */
+void rm_rp_kinds (rm_buf_t *b, const bson_t *r);
 void rm_rp_changes (rm_buf_t *b, const rm_page_t *p);
 void rm_rp_collections (rm_buf_t *b, const bson_t *r);
 void rm_rp_checks_and_recs (rm_buf_t *b, const rm_page_t *p);

@@ -1,8 +1,9 @@
 /* The page of --report: one HTML file, its CSS and SVG inline, no script,
  * nothing it names outside itself, so it opens offline, attached to a
- * ticket or printed. The design as a diagram, then the relationships and
- * what was rejected, the plan's before and after side by side with its
- * steps, their rules and why, and the collections' numbers. */
+ * ticket or printed. The design as a diagram, then the relationships,
+ * what was rejected and a relational import's own kinds, the plan's
+ * before and after side by side with its steps, their rules and why, and
+ * the collections' numbers. */
 #include <errno.h>
 #include <string.h>
 
@@ -67,6 +68,7 @@ design_section (rm_buf_t *b, const rm_page_t *p, bson_error_t *err)
                    "<span class=\"bad\">red: no index on the field the join looks up by</span>; "
                    "dashed: possible only, not acted on.</p>\n");
     rm_rp_relationships (b, p->before, "relationships", "Relationships");
+    rm_rp_kinds (b, p->before);
     return true;
 }
 

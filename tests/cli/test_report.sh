@@ -137,6 +137,18 @@ elif q == "namespaces":
     for n in table.all():
         if n.tag == "tr" and n.kids and n.kids[0].tag == "td":
             print("".join(x.text for x in n.kids[0].all()).strip())
+elif q.startswith("section:"):
+    # What the list or table under the h3 of that id shows, an item or a
+    # row a line, its parts (what and why; cells) apart by " | ".
+    h = next((n for n in root.all() if n.tag == "h3" and n.attrs.get("id") == q[8:]), None)
+    if h:
+        txt = lambda n: "".join(x.text for x in n.all()).strip()
+        body = h.parent.kids[h.parent.kids.index(h) + 1]
+        for n in body.all():
+            if n.tag == "li" or (n.tag == "tr" and n.kids and n.kids[0].tag == "td"):
+                print(" | ".join(txt(k) for k in n.kids))
+elif q == "h3":
+    print("\n".join(n.text for n in root.all() if n.tag == "h3"))
 elif q == "h2":
     print("\n".join(n.text for n in root.all() if n.tag == "h2"))
 elif q == "figures":
@@ -250,6 +262,82 @@ arrow rel: shop.orders.customerId->shop.customers
 arrow shop.orders:e->rel: shop.orders.customerId"
 expect_eq "rejected: listed under the rejected candidates" "$(dom rejected rejected)" \
     "shop.orders.qty → shop.customers._id"
+
+# ---- a relational import's own kinds (issue 51), as --json carries them ----
+# The shop of tests/cli/test_analyze_relational.sh: each kind its own
+# section, in the text report's order, every entry's what and why as the
+# JSON has them, the fields typed wrong a row each with their counts.
+python3 "$ROOT/tests/transforms/relational_shop.py" "$T/shop" >/dev/null
+"$REMODEL" analyze "$T/shop" -q --json >"$T/shop.json"
+run_rm analyze "$T/shop" -q --report "$T/shop.html"
+expect_eq "shop: analyze --report exits 0, nothing on stderr" "$rc $(cat "$T/err")" "0 "
+browse "$T/shop.html" shop
+# kind KEY: the entries of --json's KEY as its section should show them.
+kind() {
+    python3 - "$T/shop.json" "$1" <<'EOF'
+import json, sys
+for e in json.load(open(sys.argv[1]))[sys.argv[2]]:
+    if sys.argv[2] == "types":
+        print("%s.%s | %s | {:,} | {:,}".format(e["matching"], e["of"]) % (e["ns"], e["field"], e["what"]))
+    else:
+        print("%s | %s" % (e["what"], e["why"]))
+EOF
+}
+expect_eq "shop: the kinds' sections, after the relationships, in the text report's order" \
+    "$(dom shop h3 | sed -n '/^Relationships$/,/^Types held wrong$/p')" \
+"Relationships
+Rejected candidates (not drawn)
+Ownership and lookups
+Join collections
+Hierarchies
+Ties between targets (not acted on)
+Same values, not references (not acted on)
+Types held wrong"
+expect_eq "shop: ownership: every entry of ownership[], its what and why" \
+    "$(dom shop section:ownership)" "$(kind ownership)"
+expect_eq "shop: ownership: the lines owned by the orders, the items only referenced" \
+    "$(dom shop section:ownership | sed -n 1p | grep -o "^.*(its name is the owner's: p99 14 children per parent")" \
+    "shop.orderLines owned by shop.orders (orderId) | shop.orderLines is owned by shop.orders (its name is the owner's: p99 14 children per parent"
+expect_eq "shop: ownership: the three lookups" "$(dom shop section:ownership | grep -c 'is a lookup |')" 3
+expect_eq "shop: join collections: every entry of joins[]" "$(dom shop section:joins)" "$(kind joins)"
+expect_eq "shop: join collections: the playlists' items, a many-to-many, the counts each side" \
+    "$(dom shop section:joins)" \
+    "shop.playlistItems joins shop.playlists and shop.items: many-to-many | its documents hold 2 references and at most 3 other fields; per shop.playlists: p50 17, p99 23, max 23; per shop.items: p50 1, p99 3, max 4"
+expect_eq "shop: hierarchies: every entry of hierarchies[]" "$(dom shop section:hierarchies)" "$(kind hierarchies)"
+expect_eq "shop: hierarchies: the managers' tree, its depth and fan-out" "$(dom shop section:hierarchies)" \
+    "shop.employees.reportsTo -> shop.employees._id: a hierarchy | depth 2, 1 root(s), 0 in circles; fan-out (children per parent) p50 0, p99 3, max 3, 5 leaves"
+expect_eq "shop: ties: every entry of ties[]" "$(dom shop section:ties)" "$(kind ties)"
+expect_eq "shop: ties: supportRepId, and the --hints line that settles it, its quotes as text" \
+    "$(dom shop section:ties | cut -d'|' -f1; dom shop section:ties | grep -o -- '--hints {"references": {"shop.customers.supportRepId": "[^"]*"}}')" \
+    'shop.customers.supportRepId -> shop.categories._id or shop.employees._id, shop.mediaTypes._id, shop.playlists._id 
+--hints {"references": {"shop.customers.supportRepId": "shop.categories._id"}}'
+expect_eq "shop: same values: every entry of sameValues[]" "$(dom shop section:same-values)" "$(kind sameValues)"
+expect_eq "shop: same values: the billing address, not a reference" \
+    "$(dom shop section:same-values | cut -d'|' -f1)" "shop.orders.billingAddress = shop.customers.address "
+expect_eq "shop: types held wrong: every entry of types[], with its counts" "$(dom shop section:types)" "$(kind types)"
+expect_eq "shop: types held wrong: the six fields" "$(dom shop section:types)" \
+"shop.customers.since | dates held as strings | 60 | 60
+shop.customers.vip | yes/no flags held as strings | 60 | 60
+shop.employees.hired | dates held as strings | 8 | 8
+shop.employees.active | booleans held as 0/1 | 8 | 8
+shop.orders.orderedAt | dates held as strings | 400 | 400
+shop.orders.total | decimal numbers held as strings | 400 | 400"
+expect_eq "shop: nothing outside the file, no script" "$(dom shop outside)" ""
+# The sample has none of these kinds: no heading without its list.
+expect_eq "sample: no kind's heading where analyze found none" \
+    "$(dom sample h3 | grep -c -E '^(Ownership|Join|Hierarchies|Ties|Same values|Types held)')" 0
+# A dump's names in a kind's section are text, never markup.
+python3 - "$T/oddtypes.json" <<'EOF'
+import json, sys
+json.dump({"db.t<i>&": [{"_id": i, "<when>": "2007-01-%02dT00:00:00Z" % (i % 28 + 1)} for i in range(20)]},
+          open(sys.argv[1], "w"))
+EOF
+python3 "$ROOT/tests/transforms/mkdump.py" "$T/oddtypes" "@$T/oddtypes.json"
+run_rm analyze "$T/oddtypes" -q --report "$T/oddtypes.html"
+browse "$T/oddtypes.html" oddtypes
+expect_eq "odd names: a field typed wrong, its names shown as text" "$(dom oddtypes section:types)" \
+    "db.t<i>&.<when> | dates held as strings | 20 | 20"
+expect_eq "odd names: no tag made of them in the page" "$(grep -c '<i>&\|<when>' "$T/oddtypes.html")" 0
 
 # ---- check PLAN --against DUMP --report: the after against a run analyzed by hand ----
 P=$ROOT/dumps/plans/embed-tasks.json
