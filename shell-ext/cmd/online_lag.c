@@ -58,8 +58,14 @@ online_lag_line (online_t *on, const bson_t *rec, const online_changes_t *ch)
         snprintf (age, sizeof age, "not known");
     if (events > 0 && ms > 0) {
         online_duration (eta, sizeof eta, (ch->events * ms + events * 1000 - 1) / (events * 1000));
-        snprintf (rate, sizeof rate, " at follow's %lld events/s",
-                  (long long) (events * 1000 / ms));
+        /* Never "0 events/s" for a round that applied some: under one a
+         * second, how many seconds an event took. */
+        if (events * 1000 >= ms)
+            snprintf (rate, sizeof rate, " at follow's %lld events/s",
+                      (long long) (events * 1000 / ms));
+        else
+            snprintf (rate, sizeof rate, " at follow's one event every %.1f s",
+                      (double) ms / 1000.0 / (double) events);
     } else {
         online_duration (eta, sizeof eta, -1);
         snprintf (rate, sizeof rate, " (no round of follow has applied an event yet)");

@@ -17,7 +17,8 @@
 #     what to run, exits 3; a finalize after it switches.
 #   - a sync under a steady writer (an update every 20 ms) ends at the
 #     point it took at its start: while the writer still writes, with the
-#     events up to its start, not all the writer's.
+#     events up to its start, not all the writer's; status's catch-up ETA
+#     after a follow round slower than an event a second says that rate.
 #   REMODEL=build/remodel bash tests/cli/test_online_cutover.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
@@ -52,7 +53,9 @@ for kind in $(online_kinds); do
         online verify embed --sample 1000
         [ $rc == 0 ] || { fail "$k: verify --sample" "$(cat "$T/err")"; continue; }
         writes 100
-        online finalize embed --writes-stopped
+        # No bound here: what the drain reads is checked, not how long a
+        # loaded machine takes (the bound's outcomes are below).
+        online finalize embed --writes-stopped --max-window 0
         if [ $rc == 0 ] && ! grep -q "rescanned" "$T/err" && grep -q "finalized" "$T/err"; then
             pass "$k: finalize drains what changed, nothing rescanned"
         else
@@ -147,6 +150,17 @@ open(sys.argv[3], 'w').write(str(n))" "$T/writer.stop" "$T/writer.done" &
         pass "$k: ... with the events up to its start ($ev of the writer's $made)"
     else
         fail "$k: ... with the events up to its start" "events [$ev], the writer's [$made]: $(grep 'change log' "$T/err")"
+    fi
+    # status's catch-up ETA after a follow round slower than an event a
+    # second: its rate said as such, never "0 events/s".
+    writes 5
+    py "c.remodel.plans.update_one({'_id': sys.argv[2]}, {'\$set': {'followRate': {'events': 5, 'ms': 10000}}})" "$(pid embed)"
+    run_rm online status "$T/plans/embed.json" --uri "$uri"
+    got=$(grep '^lag' "$T/out")
+    if [[ $got == *"at follow's one event every 2.0 s"* ]]; then
+        pass "$k: status: a slow follow's rate, not 0 events/s"
+    else
+        fail "$k: status: a slow follow's rate, not 0 events/s" "got [$got]"
     fi
     "$SERVER" stop "$T/srv-$kind-writer" >/dev/null 2>&1
 done
