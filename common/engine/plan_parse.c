@@ -132,8 +132,21 @@ rm_plan_get_field_name (rm_plan_ctx_t *c, const bson_iter_t *it, char **out)
     if (strchr (text, '.') || text[0] == '$')
         return rm_plan_fail (c, bson_iter_key (it),
                              "\"%s\" must be a plain field name (no dots, no $)", text);
+    if (!rm_plan_check_written (c, bson_iter_key (it), text))
+        return false;
     *out = bson_strdup (text);
     return true;
+}
+
+bool
+rm_plan_check_written (rm_plan_ctx_t *c, const char *key, const char *name)
+{
+    if (strcmp (name, "_id") != 0 && strncmp (name, "_id.", 4) != 0)
+        return true;
+    return rm_plan_fail (c, key, "\"%s\": a step may not write _id (a document's _id is its "
+                                 "identity: MongoDB refuses to change it, and two documents with one "
+                                 "_id cannot be restored)",
+                         name);
 }
 
 void

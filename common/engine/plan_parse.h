@@ -50,6 +50,10 @@ bool rm_plan_get_path (rm_plan_ctx_t *c, const bson_iter_t *it, rm_path_t *p);
 
 /* A plain field name (no dots, no leading $), copied to *out. */
 bool rm_plan_get_field_name (rm_plan_ctx_t *c, const bson_iter_t *it, char **out);
+/* Refuses a field the step writes that is _id or under it, naming key
+ * (rm_plan_get_field_name checks its names so; the keys of other shapes
+ * call it themselves). */
+bool rm_plan_check_written (rm_plan_ctx_t *c, const char *key, const char *name);
 
 /* The key "sort" (embed's and summarize's): {"field": 1, "other": -1}, at
  * least one field; its messages name "sort" whatever the iterator's key.

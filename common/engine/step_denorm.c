@@ -330,6 +330,8 @@ denorm_add (rm_plan_ctx_t *c, rm_denorm_t *d, const char *target, const char *so
     if (!*target || strchr (target, '.') || target[0] == '$')
         return rm_plan_fail (c, "fields", "\"%s\" must be a plain field name (no dots, no $)",
                              target);
+    if (!rm_plan_check_written (c, "fields", target))
+        return false;
     for (size_t i = 0; i < d->n; i++)
         if (!strcmp (d->targets[i], target))
             return rm_plan_fail (c, "fields", "\"%s\" is named twice", target);

@@ -237,6 +237,10 @@ rm_plan_parse_summarize (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s)
     }
     if (m->into.text && m->from.text && !strcmp (m->into.text, m->from.text))
         return rm_plan_fail (c, "into", "must differ from \"from\" (%s)", m->from.text);
+    /* Without "as", the results are top-level fields of the parents. */
+    for (size_t i = 0; !m->as && i < m->n; i++)
+        if (!rm_plan_check_written (c, "fields", m->names[i]))
+            return false;
     return true;
 }
 

@@ -44,6 +44,23 @@ refused "deep nesting" "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"crm.pe
 refused "a bad literal in step 2" '{"remodel": 1, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}, {"set": {"in": "a.b", "fields": {"y": {"$oid": "zz"}}}}]}' \
     "step 2 (set)" "not valid Extended JSON"
 
+# --- a step writing _id (issue 50): refused at load, naming the key --------------
+WID="a step may not write _id"
+refused "denormalize fields {_id: name}" '{"remodel": 1, "steps": [{"denormalize": {"in": "crm.tasks", "from": "crm.people", "localField": "owner", "fields": {"_id": "name"}}}]}' \
+    'step 1 (denormalize): "fields": "_id": '"$WID"
+refused "embed countAs _id" '{"remodel": 1, "steps": [{"embed": {"from": "crm.tasks", "into": "crm.people", "localField": "_id", "foreignField": "owner", "as": "t", "countAs": "_id"}}]}' \
+    'step 1 (embed): "countAs": "_id": '"$WID"
+refused "embed as _id" '{"remodel": 1, "steps": [{"embed": {"from": "crm.tasks", "into": "crm.people", "localField": "_id", "foreignField": "owner", "as": "_id"}}]}' \
+    'step 1 (embed): "as": "_id": '"$WID"
+refused "summarize fields {_id: ...}" '{"remodel": 1, "steps": [{"summarize": {"into": "crm.people", "from": "crm.tasks", "localField": "_id", "foreignField": "owner", "fields": {"_id": {"$sum": 1}}}}]}' \
+    'step 1 (summarize): "fields": "_id": '"$WID"
+refused "extract parentField _id" '{"remodel": 1, "steps": [{"extract": {"from": "crm.people", "path": "addresses", "to": "crm.a", "style": "parentRef", "parentField": "_id"}}]}' \
+    'step 1 (extract): "parentField": "_id": '"$WID"
+refused "extract ordinalField _id" '{"remodel": 1, "steps": [{"extract": {"from": "crm.people", "path": "addresses", "to": "crm.a", "style": "parentRef", "parentField": "p", "ordinalField": "_id"}}]}' \
+    'step 1 (extract): "ordinalField": "_id": '"$WID"
+refused "set _id.x" '{"remodel": 1, "steps": [{"set": {"in": "crm.people", "fields": {"_id.x": 1}}}]}' \
+    'step 1 (set)' '_id'
+
 # --- plans that parse but are wrong ----------------------------------------------
 refused "remodel 1.5" '{"remodel": 1.5, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}' '"remodel" must be 1'
 refused "remodel \"1\"" '{"remodel": "1", "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}' '"remodel" must be 1'
