@@ -346,6 +346,20 @@ eval_multiply (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_er
 
 /* ---- $divide, $mod */
 
+/* What $divide and $mod answer when their two arguments are not both
+ * numbers: null when either is null or missing, else an error. */
+static bool
+not_two_numbers (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, bson_value_t *out,
+                 bson_error_t *err)
+{
+    if (rm_xval_nullish (&v[0]) || rm_xval_nullish (&v[1])) {
+        rm_xset_null (out);
+        return true;
+    }
+    return rm_xfail (err, e, "only supports numeric types, not %s %s and %s %s", rm_xval_type_name (&v[0]),
+                     rm_xshow (cx, &v[0]), rm_xval_type_name (&v[1]), rm_xshow (cx, &v[1]));
+}
+
 static bool
 eval_divide (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
@@ -368,13 +382,7 @@ eval_divide (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_erro
         rm_xset_double (out, as_double (&v[0]) / as_double (&v[1]));
         return true;
     }
-    if (rm_xval_nullish (&v[0]) || rm_xval_nullish (&v[1])) {
-        rm_xset_null (out);
-        return true;
-    }
-    return rm_xfail (err, e, "only supports numeric types, not %s %s and %s %s",
-                     rm_xval_type_name (&v[0]), rm_xshow (cx, &v[0]), rm_xval_type_name (&v[1]),
-                     rm_xshow (cx, &v[1]));
+    return not_two_numbers (cx, e, v, out, err);
 }
 
 static bool
@@ -407,13 +415,7 @@ eval_mod (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
         }
         return true;
     }
-    if (rm_xval_nullish (&v[0]) || rm_xval_nullish (&v[1])) {
-        rm_xset_null (out);
-        return true;
-    }
-    return rm_xfail (err, e, "only supports numeric types, not %s %s and %s %s",
-                     rm_xval_type_name (&v[0]), rm_xshow (cx, &v[0]), rm_xval_type_name (&v[1]),
-                     rm_xshow (cx, &v[1]));
+    return not_two_numbers (cx, e, v, out, err);
 }
 
 /* ---- one numeric argument */

@@ -58,6 +58,20 @@ quiet (bson_decimal128_t *r, const bson_decimal128_t *nan)
     r->low = lo;
 }
 
+/* Unpacks both operands of an operation; a NaN among them (a's first)
+ * passes through quiet into r: true when r is then the result. */
+static bool
+unpack_two (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decimal128_t *b, rm_dec_t *x,
+            rm_dec_t *y)
+{
+    rm_dec_unpack (a, x);
+    rm_dec_unpack (b, y);
+    if (x->kind != RM_DEC_NAN && y->kind != RM_DEC_NAN)
+        return false;
+    quiet (r, x->kind == RM_DEC_NAN ? a : b);
+    return true;
+}
+
 /* Whether dropping digits whose last is digit (and below it, more when
  * rest) from a coefficient whose kept part is odd or not rounds it up. */
 static bool
@@ -366,12 +380,8 @@ rm_xdec_add (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decima
     int64_t d, exp;
     bool neg;
 
-    rm_dec_unpack (a, &x);
-    rm_dec_unpack (b, &y);
-    if (x.kind == RM_DEC_NAN || y.kind == RM_DEC_NAN) {
-        quiet (r, x.kind == RM_DEC_NAN ? a : b);
+    if (unpack_two (r, a, b, &x, &y))
         return;
-    }
     if (x.kind == RM_DEC_INF || y.kind == RM_DEC_INF) {
         if (x.kind == RM_DEC_INF && y.kind == RM_DEC_INF && x.neg != y.neg)
             set_nan (r); /* Infinity - Infinity */
@@ -440,12 +450,8 @@ rm_xdec_mul (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decima
     rm_big_t cx, cy;
     bool neg;
 
-    rm_dec_unpack (a, &x);
-    rm_dec_unpack (b, &y);
-    if (x.kind == RM_DEC_NAN || y.kind == RM_DEC_NAN) {
-        quiet (r, x.kind == RM_DEC_NAN ? a : b);
+    if (unpack_two (r, a, b, &x, &y))
         return;
-    }
     neg = x.neg != y.neg;
     coef (&x, &cx);
     coef (&y, &cy);
@@ -470,12 +476,8 @@ rm_xdec_div (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decima
     int64_t exp, pref;
     bool neg;
 
-    rm_dec_unpack (a, &x);
-    rm_dec_unpack (b, &y);
-    if (x.kind == RM_DEC_NAN || y.kind == RM_DEC_NAN) {
-        quiet (r, x.kind == RM_DEC_NAN ? a : b);
+    if (unpack_two (r, a, b, &x, &y))
         return;
-    }
     neg = x.neg != y.neg;
     if (x.kind == RM_DEC_INF) {
         if (y.kind == RM_DEC_INF)
@@ -533,12 +535,8 @@ rm_xdec_mod (bson_decimal128_t *r, const bson_decimal128_t *a, const bson_decima
     rm_big_t cx, cy, p;
     int64_t e;
 
-    rm_dec_unpack (a, &x);
-    rm_dec_unpack (b, &y);
-    if (x.kind == RM_DEC_NAN || y.kind == RM_DEC_NAN) {
-        quiet (r, x.kind == RM_DEC_NAN ? a : b);
+    if (unpack_two (r, a, b, &x, &y))
         return;
-    }
     if (x.kind == RM_DEC_INF) {
         set_nan (r);
         return;
