@@ -210,6 +210,13 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         }
         if (!id)
             break;
+        /* SIGINT, SIGTERM: between two getMores (each waits a fraction of
+         * a second), not after the whole log. */
+        if (online_stop_requested ()) {
+            stream_close (on, db, coll, id);
+            return online_stop_check (on, "while reading the change log (nothing applied from "
+                                      "it: the next sync reads it again)", err);
+        }
         if (online_stream_behind (&at, to) && online_mono_ms () - t0 > STREAM_BEHIND_MS) {
             rm_error_set (err, RM_ERR_IO, "%s: the change stream of %s has not reached the next "
                           "point, Timestamp(%u, %u), after %d s (at Timestamp(%u, %u)): its events "
@@ -273,9 +280,12 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
     bson_append_array_end (&in, &arr);
     bson_append_document_end (&filter, &in);
     cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
-    while (mongoc_cursor_next (cur, &e))
+    while (mongoc_cursor_next (cur, &e) && !online_stop_requested ())
         online_oplog_entry (ch, e, nss, nns);
-    if (mongoc_cursor_error (cur, &why))
+    if (online_stop_requested ())
+        ok = online_stop_check (on, "while reading local.oplog.rs (nothing applied from it: "
+                                "the next sync reads it again)", err);
+    else if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading local.oplog.rs");
     mongoc_cursor_destroy (cur);
     bson_destroy (opts);
