@@ -16,6 +16,8 @@ struct rm_batchstep {
     size_t slot[MAX_INPUTS];    /* input number -> namespace of info */
     rm_buf_t docs[MAX_INPUTS];  /* per namespace of info */
     bool lookup_since_36681;
+    void (*doc_error) (void *ctx, const bson_error_t *why); /* NULL: a failing document fails */
+    void *doc_error_ctx;
 };
 
 rm_batchstep_t *
@@ -65,13 +67,22 @@ relay (void *ctx, const rm_ns_t *ns, const uint8_t *doc, uint32_t len, bson_erro
     return r->fn (r->ctx, rm_ns_name (ns, name, sizeof name), doc, len, err);
 }
 
+void
+rm_batchstep_doc_error (rm_batchstep_t *b, void (*fn) (void *ctx, const bson_error_t *why),
+                        void *ctx)
+{
+    b->doc_error = fn;
+    b->doc_error_ctx = ctx;
+}
+
 bool
 rm_batchstep_run (rm_batchstep_t *b, rm_batchstep_fn fn, void *ctx, bson_error_t *err)
 {
     /* allow_missing: a batch may lack a field the whole collection has;
      * the checks of the data as a whole are the caller's. */
     rm_engine_opts_t o = {.memory = BATCH_MEMORY, .tmpdir = b->tmpdir, .allow_missing = true,
-                          .lookup_since_36681 = b->lookup_since_36681, .keep_copies = true};
+                          .lookup_since_36681 = b->lookup_since_36681, .keep_copies = true,
+                          .doc_error = b->doc_error, .doc_error_ctx = b->doc_error_ctx};
     const uint8_t *docs[MAX_INPUTS];
     size_t lens[MAX_INPUTS];
     rm_dump_info_t out;

@@ -35,6 +35,12 @@ rm_batchstep_t *rm_batchstep_new (const rm_step_t *s, const char *tmpdir);
  * of 5.0 to 8.x, the default (rm_engine_opts_t.lookup_since_36681). */
 void rm_batchstep_lookup (rm_batchstep_t *b, bool since_36681);
 
+/* A document the step's expressions or filters fail on (RM_ERR_DATA) is
+ * given to fn, naming it, and left out, rather than failing the batch
+ * (rm_engine_opts_t.doc_error): a dry run counts them all. NULL: off. */
+void rm_batchstep_doc_error (rm_batchstep_t *b, void (*fn) (void *ctx, const bson_error_t *why),
+                             void *ctx);
+
 /* Adds a copy of a document to the step's input number `input` (in the
  * order rm_step_inputs lists them). */
 void rm_batchstep_add (rm_batchstep_t *b, size_t input, const uint8_t *doc, uint32_t len);

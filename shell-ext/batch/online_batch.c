@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "online_batch.h"
+#include "remodel/cli.h"
 #include "remodel/docpath.h"
 #include "remodel/value.h"
 
@@ -542,10 +543,24 @@ online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs_t *o
     return rm_batchstep_run (j->engine, collect, &c, err);
 }
 
+/* A dry run's failing document: counted, the first few said. */
+#define DOC_FAILS_SHOWN 5
+static void
+on_doc_fail (void *ctx, const bson_error_t *why)
+{
+    online_t *on = ctx;
+    if (on->doc_fails++ < DOC_FAILS_SHOWN)
+        rm_cli_line (stderr, "", "\n", "remodel: dry run: fails: %s", why->message);
+}
+
 rm_batchstep_t *
 online_engine_new (online_t *on, const rm_step_t *s)
 {
     rm_batchstep_t *b = rm_batchstep_new (s, NULL);
     rm_batchstep_lookup (b, online_lookup_rules (on) == 2);
+    /* A dry run evaluates every document of every step: one that fails
+     * is counted, not the end of it. */
+    if (on->o->dry_run)
+        rm_batchstep_doc_error (b, on_doc_fail, on);
     return b;
 }

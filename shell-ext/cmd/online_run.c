@@ -1257,6 +1257,14 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     for (size_t i = first; ok && i < on->plan.n; i++)
         ok = run_step (on, &on->plan.steps[i], server ? &compiled.steps[i] : NULL, mode, &differ,
                        err);
+    if (ok && on->o->dry_run && on->doc_fails) {
+        rm_error_set (err, RM_ERR_DATA, "%s: dry run: %lld document(s) fail the plan's "
+                      "expressions or filters (the first %d said above): nothing written; give "
+                      "the operator an onError, or the step a filter that leaves them out",
+                      on->o->plan_path, (long long) on->doc_fails,
+                      on->doc_fails < 5 ? (int) on->doc_fails : 5);
+        ok = false;
+    }
     /* The results now cover the log up to the next point. */
     if (ok && save)
         ok = online_capture_save (on, &next, err) && online_made_drop (on, false, err) &&

@@ -141,6 +141,10 @@ typedef struct {
     /* --create-indexes, given now or recorded by the run that began the
      * plan (createIndexes in its record): a resume behaves the same. */
     bool create_indexes;
+    /* run --dry-run: the documents the steps' expressions or filters fail
+     * on, counted rather than stopping the run at the first; the first
+     * few said as they come (online_batch.c). */
+    int64_t doc_fails;
     online_throttle_t throttle; /* run, sync: before each batch (online_throttle_wait) */
     /* finalize without a change log: each result its full verify read,
      * folded into a count and digest as it went (online_blocked.c), so
