@@ -200,6 +200,24 @@ print_summary (FILE *f, const rm_ns_stats_t *st, size_t n)
     }
 }
 
+/* Under the table, for each step that rewrites documents in place: how
+ * many it changed and how many it left as they were (its filter's). */
+static void
+print_counts (FILE *f, const rm_engine_t *e, const rm_plan_t *plan)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        uint64_t changed, unchanged;
+        const rm_nsref_t *in[4];
+        if (!rm_engine_step_counts (e, i, &changed, &unchanged) ||
+            !rm_step_inputs (&plan->steps[i], in, 4))
+            continue;
+        fprintf (f, "step %zu (%s) ", plan->steps[i].index, plan->steps[i].op);
+        tool_put_cell (f, in[0]->text, 0);
+        fprintf (f, ": %llu changed, %llu unchanged\n", (unsigned long long) changed,
+                 (unsigned long long) unchanged);
+    }
+}
+
 /* Warnings come after the summary and even with --quiet: they are about
  * the data the run wrote. */
 static void
@@ -315,8 +333,10 @@ cmd_run (int argc, char **argv)
     if (ok) {
         const rm_ns_stats_t *st;
         size_t ns = rm_engine_stats (e, &st);
-        if (!o.quiet)
+        if (!o.quiet) {
             print_summary (o.dry_run ? stdout : stderr, st, ns);
+            print_counts (o.dry_run ? stdout : stderr, e, &plan);
+        }
         print_warnings (e);
         if (o.preview)
             ok = tool_preview (o.from, preview_to, st, ns, o.preview, &err);

@@ -290,3 +290,30 @@ rm_engine_filter (rm_engine_t *e, const rm_step_t *s, rm_expr_ctx_t *cx, const u
     }
     return true;
 }
+
+void
+rm_engine_rewrote (rm_engine_t *e, const rm_step_t *s, const uint8_t *in, size_t in_len,
+                   const uint8_t *out, size_t out_len)
+{
+    rm_step_run_t *run;
+    if (!e)
+        return;
+    run = rm_engine_step_run (e, s);
+    run->counts = true;
+    if (in == out || (in_len == out_len && !memcmp (in, out, in_len)))
+        run->unchanged++;
+    else
+        run->changed++;
+}
+
+bool
+rm_engine_step_counts (const rm_engine_t *e, size_t i, uint64_t *changed, uint64_t *unchanged)
+{
+    const rm_step_run_t *run;
+    if (!e->runs || i >= e->plan->n)
+        return false;
+    run = &e->runs[i];
+    *changed = run->changed;
+    *unchanged = run->unchanged;
+    return run->counts;
+}

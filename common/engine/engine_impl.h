@@ -32,6 +32,9 @@ typedef struct {
     uint64_t readings;     /* bucketize: readings... */
     uint64_t invalid;      /* ...sent to onInvalid */
     bool checked;          /* rm_engine_check_step ran */
+    bool counts;           /* a step rewriting documents in place... */
+    uint64_t changed;      /* ...counts those whose bytes it changed... */
+    uint64_t unchanged;    /* ...and those it left as they were */
     uint64_t filter_lacking; /* documents the filter left out that lack... */
     char filter_path[128];   /* ...this field, which it compares (a warning) */
 } rm_step_run_t;
@@ -71,6 +74,11 @@ int64_t rm_engine_now (const rm_engine_t *e);
  * them and the error is RM_ERR_DATA, else false (the run stops). The
  * error is prefixed with the step first. */
 bool rm_engine_doc_error (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+
+/* A step that rewrites documents where they are counts each: changed
+ * when its bytes differ from what came in (the summary's counts). */
+void rm_engine_rewrote (rm_engine_t *e, const rm_step_t *s, const uint8_t *in, size_t in_len,
+                        const uint8_t *out, size_t out_len);
 
 /* A step's filter over one document: *take whether the step changes it
  * (true without a filter). A document it leaves out that lacks a field

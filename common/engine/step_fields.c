@@ -33,10 +33,26 @@ rm_fields_scratch_destroy (rm_fields_scratch_t *sc)
     rm_expr_ctx_destroy (sc->cx);
 }
 
+static bool fields_rewrite (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
+                            const uint8_t *doc, size_t len, const uint8_t **out, size_t *out_len,
+                            bson_error_t *err);
+
+/* One document through the step, counted changed or unchanged. */
 static bool
 rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
                  const uint8_t *doc, size_t len, const uint8_t **out, size_t *out_len,
                  bson_error_t *err)
+{
+    if (!fields_rewrite (sc, s, ns_name, doc, len, out, out_len, err))
+        return false;
+    rm_engine_rewrote (sc->e, s, doc, len, *out, *out_len);
+    return true;
+}
+
+static bool
+fields_rewrite (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
+                const uint8_t *doc, size_t len, const uint8_t **out, size_t *out_len,
+                bson_error_t *err)
 {
     const rm_fields_t *f = &s->u.fields;
     bool take = true;

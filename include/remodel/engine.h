@@ -84,6 +84,10 @@ size_t rm_engine_stats (const rm_engine_t *e, const rm_ns_stats_t **stats);
 /* Warnings for the user, one line each ("step 2 (denormalize): 480 of the
  * 500 references ... found nothing ..."), for the tool to print. */
 size_t rm_engine_warnings (const rm_engine_t *e, char *const **out);
+/* Of step i (0-based) of a run: the documents it changed and those it
+ * left as they were (its filter's included), for the steps that rewrite
+ * documents in place (the field steps); false for the others. */
+bool rm_engine_step_counts (const rm_engine_t *e, size_t i, uint64_t *changed, uint64_t *unchanged);
 /* Whether some join went through the external sort. */
 bool rm_engine_spilled (const rm_engine_t *e);
 

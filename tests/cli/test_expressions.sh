@@ -68,6 +68,10 @@ EOF
 res=$(python3 "$T/expect.py" "$T/before" "$T/after" | tail -n 1)
 expect_eq "offline: 98 people, those below version 2 split and stamped, the rest byte for byte" \
     "$(awk '{print $1, $2, ($3 > 0 && $4 > 0), $5}' <<<"$res")" "98 98 1 0"
+read -r _ _ taken kept _ <<<"$res"
+run_rm run --force "$PLAN" --from "$T/pre.archive" --to "$T/post-counted.archive"
+expect_message "run: under the table, the documents the step changed and those it left" \
+    "step 1 (set) crm.people: $taken changed, $kept unchanged"
 expect_eq "offline: schemaVersion written as an int32" \
     "$(grep -c '"schemaVersion":{"$numberInt":"2"}' "$T/after.canonical"):$(grep -c '"schemaVersion"' "$T/after")" \
     "98:98"
