@@ -364,6 +364,12 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
     bool ok = true, has_version = false, has_steps = false;
 
     memset (plan, 0, sizeof *plan);
+    /* A UTF-8 byte order mark, which some editors write first: not JSON,
+     * but no doubt what it means. */
+    if (len >= 3 && !memcmp (json, "\xEF\xBB\xBF", 3)) {
+        json += 3;
+        len -= 3;
+    }
     {
         /* Said before parsing: libbson would only call the rest a bad token. */
         size_t end = object_end (json, len);

@@ -98,8 +98,15 @@ rm_plan_get_ns (rm_plan_ctx_t *c, const bson_iter_t *it, rm_nsref_t *ns)
         return false;
     dot = strchr (text, '.');
     if (!dot || dot == text || !dot[1])
-        return rm_plan_fail (c, bson_iter_key (it), "\"%s\" is not a namespace (db.collection)",
-                             text);
+        return rm_plan_fail (c, bson_iter_key (it), "\"%.60s%s\" is not a namespace (db.collection)",
+                             text, strlen (text) > 60 ? "..." : "");
+    /* MongoDB's limits, so that compile and check refuse what no server
+     * (nor mongorestore) takes, not only run, which finds it nowhere. */
+    if (dot - text > 63 || strlen (text) > 255)
+        return rm_plan_fail (c, bson_iter_key (it),
+                             "\"%.60s...\" (%zu bytes): %s", text, strlen (text),
+                             dot - text > 63 ? "a database name is at most 63 bytes"
+                                             : "a namespace is at most 255 bytes");
     ns->text = bson_strdup (text);
     ns->db = bson_strndup (text, (size_t) (dot - text));
     ns->coll = bson_strdup (dot + 1);

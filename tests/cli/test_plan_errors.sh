@@ -61,6 +61,17 @@ refused "extract ordinalField _id" '{"remodel": 1, "steps": [{"extract": {"from"
 refused "set _id.x" '{"remodel": 1, "steps": [{"set": {"in": "crm.people", "fields": {"_id.x": 1}}}]}' \
     'step 1 (set)' '_id'
 
+# --- namespaces past MongoDB's limits; a byte order mark ----------------------------
+LONG=$(printf 'x%.0s' $(seq 300))
+refused "a namespace of 304 bytes" '{"remodel": 1, "steps": [{"set": {"in": "crm.'"$LONG"'", "fields": {"a": 1}}}]}' \
+    '"in": "crm.xxx' '(304 bytes): a namespace is at most 255 bytes'
+printf '%s' '{"remodel": 1, "steps": [{"set": {"in": "crm.'"$LONG"'", "fields": {"a": 1}}}]}' >"$T/long.json"
+run_rm compile "$T/long.json"
+expect_eq "compile refuses it too (exit 2)" "$rc:$(grep -c 'at most 255 bytes' "$T/err")" "2:1"
+printf '\xef\xbb\xbf%s' "$GOOD" >"$T/bom.json"
+run_rm check "$T/bom.json"
+expect_eq "a plan after a UTF-8 byte order mark: read" "$rc" 0
+
 # --- plans that parse but are wrong ----------------------------------------------
 refused "remodel 1.5" '{"remodel": 1.5, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}' '"remodel" must be 1'
 refused "remodel \"1\"" '{"remodel": "1", "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}' '"remodel" must be 1'
