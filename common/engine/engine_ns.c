@@ -5,6 +5,7 @@
  * their table (engine_step.c, engine_stream.c, engine.c). */
 #include <string.h>
 
+#include "bsonwalk.h"
 #include "engine_impl.h"
 #include "remodel/bsoncheck.h"
 
@@ -177,6 +178,22 @@ rm_store_emit (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
     return rm_store_add (ctx, doc, len, err);
 }
 
+/* The last guard behind the plan's own checks (no step may write _id):
+ * a document with two top-level _ids is never written. */
+static bool
+one_id (const uint8_t *doc, uint32_t len)
+{
+    rm_walk_t w;
+    rm_elem_t el;
+    int ids = 0;
+    if (!rm_walk_init (&w, doc, len))
+        return true; /* not ours to judge: the writer checks the bytes */
+    while (rm_walk_next (&w, &el) > 0)
+        if (rm_elem_key_is (&w, &el, "_id", 3) && ++ids > 1)
+            return false;
+    return true;
+}
+
 bool
 rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
@@ -184,6 +201,13 @@ rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, 
         char *id = rm_doc_id_json (doc, len);
         rm_error_set (err, RM_ERR_FORMAT, "%s: document %s would be %u bytes, over the "
                       "16 MiB limit", ns->stats->name, id, len);
+        bson_free (id);
+        return false;
+    }
+    if (!ns->out->is_oplog && !one_id (doc, len)) {
+        char *id = rm_doc_id_json (doc, len);
+        rm_error_set (err, RM_ERR_DATA, "%s: document %s would hold _id twice (a step wrote "
+                      "one; mongorestore would refuse it)", ns->stats->name, id);
         bson_free (id);
         return false;
     }
