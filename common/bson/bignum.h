@@ -1,5 +1,6 @@
 /* A small unsigned big integer, for the exact decimal arithmetic of $sum and
- * $avg (accum_dec.c) and the exact number comparisons and keys (value.c):
+ * $avg and expressions (common/expr/expr_decimal.c) and the exact number
+ * comparisons and keys (value.c):
  * 32-bit limbs, least significant first, n of them in use (no leading zero
  * limb; zero has n = 0). Fixed-size and on the stack: none of this
  * allocates. Internal to the library. */
@@ -10,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 2,688 bits. The widest number met is an exact double in accum_dec.c, 53
+/* 2,688 bits. The widest number met is an exact double in expr_decimal.c, 53
  * bits times 5^1074 (about 2,550 bits); value.c's comparisons stay below
  * about 900. The asserts in bignum.c guard that reasoning. */
 #define RM_BIG_LIMBS 84

@@ -4,7 +4,7 @@
  * of up to 113 bits. A coefficient above 10^34 - 1 is non-canonical and
  * reads as zero, as the standard (and libbson's to_string) says; that
  * includes every coefficient of the "11" form, which starts at 2^113.
- * Shared by the decimal arithmetic (accum_dec.c) and the comparisons and
+ * Shared by the decimal arithmetic (common/expr/expr_decimal.c) and the comparisons and
  * keys (value.c), so that both read a decimal the same way. Internal. */
 #ifndef REMODEL_DEC128_H
 #define REMODEL_DEC128_H
