@@ -119,14 +119,15 @@ online_cutover_fits (online_t *on, const online_cutover_t *c, int64_t t0, int64_
     if (max <= 0 || spent + left_ms <= max)
         return true;
     online_cutover_describe (c, est, sizeof est);
+    /* What took the time goes on a line of its own: with the plan's name
+     * and the advice it would pass the one error line's room. */
+    rm_cli_line (stderr, "", "\n", "remodel: finalize: %s %.1f s, the switch and confirmation "
+                 "to come %.1f s; the estimate %s", done, (double) spent / 1000.0,
+                 (double) left_ms / 1000.0, est);
     rm_error_set (err, RM_ERR_WINDOW, "%s: plan %s: the writes would stay stopped past "
-                  "--max-window %.1f s (%s %.1f s, the switch and confirmation to come %.1f s; "
-                  "the estimate %s): nothing switched. Let the application's writes resume; "
-                  "run `remodel online follow` (or sync) so that the next drain is short, and "
-                  "`remodel online finalize` without --writes-stopped to measure again; then "
-                  "stop the writes and finalize again (--max-window 0: no bound)", on->where,
-                  on->names.name, (double) max / 1000.0, done, (double) spent / 1000.0,
-                  (double) left_ms / 1000.0, est);
+                  "--max-window %.1f s: nothing switched. Let the writes resume, run `remodel "
+                  "online follow` (or sync), then stop them and finalize again (--max-window 0: "
+                  "no bound)", on->where, on->names.name, (double) max / 1000.0);
     return false;
 }
 
