@@ -101,7 +101,8 @@ add_file_size (dirdump_t *d, const char *path)
 }
 
 static bool
-scan_db (rm_reader_t *r, dirdump_t *d, const char *dir, const char *db, bson_error_t *err)
+scan_db (rm_reader_t *r, dirdump_t *d, rm_nsindex_t *names_ix, const char *dir, const char *db,
+         bson_error_t *err)
 {
     size_t n;
     char **names = list_dir (dir, &n, err);
@@ -115,7 +116,7 @@ scan_db (rm_reader_t *r, dirdump_t *d, const char *dir, const char *db, bson_err
             char *json;
             path = bson_strdup_printf ("%s/%s", dir, names[i]);
             json = slurp_path (path, &len, err);
-            ok = json && rm_layout_add_metadata (&r->info, dir, db, stem, json, len, err);
+            ok = json && rm_layout_add_metadata (&r->info, names_ix, dir, db, stem, json, len, err);
             bson_free (json);
             bson_free (path);
         } else if (strcmp (names[i], "prelude.json") == 0 || strcmp (names[i], "prelude.json.gz") == 0) {
@@ -144,7 +145,7 @@ scan_db (rm_reader_t *r, dirdump_t *d, const char *dir, const char *db, bson_err
             bson_free (stem);
             continue;
         }
-        ns = rm_layout_ns_for_bson (&r->info, dir, db, stem, err);
+        ns = rm_layout_ns_for_bson (&r->info, names_ix, dir, db, stem, err);
         bson_free (stem);
         if (!ns) {
             bson_free (path);
@@ -239,8 +240,10 @@ rm_dir_reader_init (rm_reader_t *r, bson_error_t *err)
 {
     dirdump_t *d = bson_malloc0 (sizeof *d);
     const char *root = r->path;
+    rm_nsindex_t names_ix; /* the namespaces by name, while the files are matched */
     bool ok = true;
 
+    rm_nsindex_init (&names_ix);
     r->impl = d;
     r->ops = &dir_ops;
     r->info.format = RM_FORMAT_DIR;
@@ -263,7 +266,7 @@ rm_dir_reader_init (rm_reader_t *r, bson_error_t *err)
                 db = basename (copy);
             }
         }
-        ok = scan_db (r, d, root, db, err);
+        ok = scan_db (r, d, &names_ix, root, db, err);
         bson_free (copy);
     } else {
         size_t n;
@@ -273,7 +276,7 @@ rm_dir_reader_init (rm_reader_t *r, bson_error_t *err)
         for (size_t i = 0; ok && i < n; i++) {
             char *path = bson_strdup_printf ("%s/%s", root, names[i]);
             if (is_dir (path)) {
-                ok = scan_db (r, d, path, names[i], err);
+                ok = scan_db (r, d, &names_ix, path, names[i], err);
             } else if (strcmp (names[i], "prelude.json") == 0 ||
                        strcmp (names[i], "prelude.json.gz") == 0) {
                 size_t len = 0;
@@ -305,6 +308,7 @@ rm_dir_reader_init (rm_reader_t *r, bson_error_t *err)
                       ".metadata.json) in this directory", root);
         ok = false;
     }
+    rm_nsindex_destroy (&names_ix);
     /* Namespaces added by metadata alone have no slot yet. */
     grow_slots (d, r->info.n_ns);
     if (!ok) {

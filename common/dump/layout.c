@@ -81,7 +81,7 @@ apply_metadata (rm_ns_t *ns, const char *json, size_t len)
 }
 
 rm_ns_t *
-rm_layout_add_metadata (rm_dump_info_t *info, const char *where, const char *db,
+rm_layout_add_metadata (rm_dump_info_t *info, rm_nsindex_t *names, const char *where, const char *db,
                         const char *stem, const char *json, size_t len, bson_error_t *err)
 {
     rm_metadata_t m;
@@ -110,7 +110,7 @@ rm_layout_add_metadata (rm_dump_info_t *info, const char *where, const char *db,
         }
     }
     rm_metadata_clear (&m);
-    ns = rm_dump_info_find (info, db, coll);
+    ns = rm_nsindex_find (names, info, db, coll);
     if (!ns)
         ns = rm_dump_info_add (info, db, coll);
     bson_free (coll);
@@ -119,28 +119,42 @@ rm_layout_add_metadata (rm_dump_info_t *info, const char *where, const char *db,
 }
 
 rm_ns_t *
-rm_layout_ns_for_bson (rm_dump_info_t *info, const char *where, const char *db,
+rm_layout_ns_for_bson (rm_dump_info_t *info, rm_nsindex_t *names, const char *where, const char *db,
                        const char *stem, bson_error_t *err)
 {
     rm_ns_t *ns;
     char *coll = NULL;
 
-    /* A hashed stem is matched through the metadata's escaped name. */
-    for (size_t i = 0; i < info->n_ns; i++) {
-        rm_ns_t *c = info->ns[i];
-        char *esc;
-        if (strcmp (c->db, db) != 0)
-            continue;
-        esc = rm_nsname_escape (c->coll);
-        if (strcmp (esc, stem) == 0) {
+    if (rm_nsname_is_hashed (stem)) {
+        /* A hashed stem is matched through the metadata's escaped name
+         * (long names only: few). */
+        for (size_t i = 0; i < info->n_ns; i++) {
+            rm_ns_t *c = info->ns[i];
+            char *esc;
+            if (strcmp (c->db, db) != 0)
+                continue;
+            esc = rm_nsname_escape (c->coll);
+            if (strcmp (esc, stem) == 0) {
+                bson_free (esc);
+                return c;
+            }
             bson_free (esc);
-            return c;
         }
-        bson_free (esc);
+    } else {
+        /* Any other stem is the escaped name of the collection it holds:
+         * a namespace whose escaped name is the stem is the one its
+         * unescaped name finds. */
+        size_t len;
+        coll = rm_nsname_unescape_len (stem, &len);
+        ns = coll && strlen (coll) == len ? rm_nsindex_find (names, info, db, coll) : NULL;
+        bson_free (coll);
+        coll = NULL;
+        if (ns)
+            return ns;
     }
     if (strncmp (stem, "system.buckets.", 15) == 0) {
         char *base = rm_nsname_unescape (stem + 15);
-        ns = base ? rm_dump_info_find (info, db, base) : NULL;
+        ns = base ? rm_nsindex_find (names, info, db, base) : NULL;
         bson_free (base);
         if (ns && strcmp (ns->type, "timeseries") == 0) {
             bson_free (ns->data_coll);
@@ -155,7 +169,7 @@ rm_layout_ns_for_bson (rm_dump_info_t *info, const char *where, const char *db,
     }
     if (!coll)
         return NULL;
-    ns = rm_dump_info_find (info, db, coll);
+    ns = rm_nsindex_find (names, info, db, coll);
     if (!ns)
         ns = rm_dump_info_add (info, db, coll);
     bson_free (coll);

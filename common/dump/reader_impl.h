@@ -3,6 +3,7 @@
 #define REMODEL_READER_IMPL_H
 
 #include "remodel/dump.h"
+#include "nsindex.h"
 
 typedef struct {
     int (*next) (rm_reader_t *r, rm_item_t *item, bson_error_t *err);
@@ -95,14 +96,15 @@ typedef enum { RM_FILE_OTHER = 0, RM_FILE_BSON, RM_FILE_METADATA } rm_file_kind_
 rm_file_kind_t rm_layout_classify (const char *name, char **stem);
 
 /* Adds the namespace a metadata file describes (real name from
- * collectionName when present). where: the db directory, for messages. */
-rm_ns_t *rm_layout_add_metadata (rm_dump_info_t *info, const char *where, const char *db,
-                                 const char *stem, const char *json, size_t len,
+ * collectionName when present). where: the db directory, for messages;
+ * names: info's index (nsindex.h), one for the whole scan. */
+rm_ns_t *rm_layout_add_metadata (rm_dump_info_t *info, rm_nsindex_t *names, const char *where,
+                                 const char *db, const char *stem, const char *json, size_t len,
                                  bson_error_t *err);
 /* Finds or adds the namespace a .bson file holds: pairs system.buckets.X
  * with the time-series X. Returns NULL (err set) for a bad name. */
-rm_ns_t *rm_layout_ns_for_bson (rm_dump_info_t *info, const char *where, const char *db,
-                                const char *stem, bson_error_t *err);
+rm_ns_t *rm_layout_ns_for_bson (rm_dump_info_t *info, rm_nsindex_t *names, const char *where,
+                                const char *db, const char *stem, bson_error_t *err);
 /* Reads a whole small file (metadata, prelude) from s. bson_free it. */
 char *rm_layout_slurp (rm_instream_t *s, size_t *len, bson_error_t *err);
 /* Reads a prelude.json text into info's versions. */

@@ -126,11 +126,13 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
     pending_t *bson = NULL;
     size_t n_bson = 0;
     char *oplog_member = NULL;
+    rm_nsindex_t names_ix; /* the namespaces by name, while the members are matched */
     bool ok = true;
     int rc;
 
     if (!a)
         return false;
+    rm_nsindex_init (&names_ix);
     while (ok && (rc = archive_read_next_header (a, &e)) == ARCHIVE_OK) {
         const char *path = archive_entry_pathname (e);
         char *root = NULL, *db = NULL, *file = NULL, *stem = NULL, *label;
@@ -177,7 +179,7 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
             size_t len;
             char *json = read_member_text (a, label, &len, err);
             char *where = bson_strdup_printf ("%s:%s%s", r->path, root, db);
-            ok = json && rm_layout_add_metadata (&r->info, where, db, stem, json, len, err);
+            ok = json && rm_layout_add_metadata (&r->info, &names_ix, where, db, stem, json, len, err);
             bson_free (where);
             bson_free (json);
         } else if (kind == RM_FILE_BSON && t->root && strcmp (root, t->root) == 0) {
@@ -219,7 +221,7 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
     /* Data members are matched once every metadata file has been seen. */
     for (size_t i = 0; i < n_bson; i++) {
         if (ok) {
-            rm_ns_t *ns = rm_layout_ns_for_bson (&r->info, bson[i].where, bson[i].db,
+            rm_ns_t *ns = rm_layout_ns_for_bson (&r->info, &names_ix, bson[i].where, bson[i].db,
                                                  bson[i].stem, err);
             ok = ns != NULL;
             if (ok) {
@@ -236,6 +238,7 @@ first_pass (rm_reader_t *r, tar_t *t, bson_error_t *err)
         bson_free (bson[i].member);
     }
     bson_free (bson);
+    rm_nsindex_destroy (&names_ix);
     if (ok && oplog_member) {
         rm_ns_t *ns = rm_dump_info_add (&r->info, "", "oplog");
         rm_ns_set_metadata (ns, "", 0);
