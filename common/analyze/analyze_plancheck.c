@@ -13,6 +13,11 @@
  * - No embed writes its array or its count over a field its parents
  *   already have (but the array of references it replaces in place), and
  *   no denormalize or summarize its fields over fields already there.
+ * - No embed closes a ring (a collection's documents embedded, through
+ *   the steps before, into documents they already hold), and no step
+ *   nests documents deeper than the 100 levels MongoDB stores: look-alike
+ *   collections referencing each other round a ring would otherwise get
+ *   a chain of thousands of embeds, one inside the other.
  *
  * When a check fails, the step to leave out is the one that takes
  * documents (the later reader then sees them all): the safer of the two. */
@@ -23,6 +28,9 @@
 #include "analyze_int.h"
 
 #define MAX_TAKEN 256
+/* The levels of nesting MongoDB stores in a document, each object and
+ * array one, the document itself the first. */
+#define MAX_LEVELS 100
 /* A step's number in a note made while resolving: its number among all
  * the recommended steps between these marks, rendered once the plan is
  * settled (rm_analyze_plan_resolve), so that a note names the step as the
@@ -173,9 +181,206 @@ embed_ok (const rm_analysis_t *a, const bson_t *b, const char *ref, char *why, s
     return true;
 }
 
+/* What the steps so far made of each namespace's documents: the levels
+ * they nest to, and what was embedded into them (for rings). A hash of
+ * the namespaces: thousands of collections, thousands of steps. */
+typedef struct {
+    const char *ns;    /* NULL: a free slot */
+    int levels;        /* of its deepest document, at most (the document itself 1) */
+    uint32_t chain;    /* embeds one inside the other in its deepest */
+    size_t embedded;   /* the last edge of what was embedded into it, + 1 (0: none) */
+    size_t seen;       /* the ring search's mark */
+} nest_slot_t;
+
+typedef struct {
+    size_t from, next; /* the slot embedded; the holder's edge before, + 1 */
+} nest_edge_t;
+
+typedef struct {
+    nest_slot_t *slots;
+    size_t cap, mark;
+    nest_edge_t *edges;
+    size_t n_edges, cap_edges;
+    size_t *stack;
+} nest_t;
+
+/* The steps left out for their nesting in one pass of the check (its
+ * caller's ord given): each is independent of those after it, so the
+ * pass goes on without it rather than starting again per step, which on
+ * a ring of thousands of collections would be thousands of passes. */
+typedef struct {
+    size_t *at;        /* their numbers among the steps checked */
+    char **why;
+    size_t n;
+} nest_left_t;
+
+static void
+left_add (nest_left_t *left, size_t i, const char *why)
+{
+    left->at = bson_realloc (left->at, (left->n + 1) * sizeof *left->at);
+    left->why = bson_realloc (left->why, (left->n + 1) * sizeof *left->why);
+    left->at[left->n] = i;
+    left->why[left->n++] = bson_strdup (why);
+}
+
+static size_t
+nest_slot (nest_t *t, const char *ns)
+{
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (const char *p = ns; *p; p++)
+        h = (h ^ (uint8_t) *p) * 16777619u;
+    for (i = h & (t->cap - 1); t->slots[i].ns; i = (i + 1) & (t->cap - 1))
+        if (!strcmp (t->slots[i].ns, ns))
+            return i;
+    t->slots[i].ns = ns;
+    t->slots[i].levels = 1; /* a namespace a step makes: filled by its step */
+    return i;
+}
+
+/* The levels a field's documents reach, at most: a path's every parent an
+ * object or, through an array, two levels; an array itself one more. */
+static int
+field_levels (const rm_field_t *f)
+{
+    int parents = 0;
+    bool quoted = false;
+    /* A name no path spells (["a.b"]) is one name, its dots inside. */
+    for (const char *p = f->path; *p; p++)
+        if (*p == '"')
+            quoted = !quoted;
+        else if (*p == '.' && !quoted)
+            parents++;
+    return 1 + (f->in_array ? 2 : 1) * parents + (f->arrays ? 1 : 0);
+}
+
+static void
+nest_init (nest_t *t, const rm_analysis_t *a, const bson_t *steps)
+{
+    size_t want = 2 * (a->n_cols + 2 * (size_t) bson_count_keys (steps)) + 16;
+    memset (t, 0, sizeof *t);
+    for (t->cap = 16; t->cap < want; t->cap *= 2)
+        ;
+    t->slots = bson_malloc0 (t->cap * sizeof *t->slots);
+    t->cap_edges = bson_count_keys (steps) + 1;
+    t->edges = bson_malloc (t->cap_edges * sizeof *t->edges);
+    t->stack = bson_malloc (t->cap_edges * sizeof *t->stack);
+    for (size_t c = 0; c < a->n_cols; c++) {
+        nest_slot_t *s = &t->slots[nest_slot (t, a->cols[c].ns)];
+        for (size_t k = 0; k < a->cols[c].n_fields; k++) {
+            int l = field_levels (&a->cols[c].fields[k]);
+            if (l > s->levels)
+                s->levels = l;
+        }
+    }
+}
+
+static void
+nest_destroy (nest_t *t)
+{
+    bson_free (t->slots);
+    bson_free (t->edges);
+    bson_free (t->stack);
+}
+
+/* Whether the documents of holder already hold, embedded by the steps
+ * before, those of ns (a ring if ns is the embed's parent). */
 static bool
-check (const rm_analysis_t *a, const bson_t *steps, const size_t *ord, size_t *bad, char *why,
-       size_t len)
+nest_holds (nest_t *t, size_t holder, size_t ns)
+{
+    size_t n = 0;
+    t->mark++;
+    t->stack[n++] = holder;
+    t->slots[holder].seen = t->mark;
+    while (n) {
+        size_t s = t->stack[--n];
+        for (size_t e = t->slots[s].embedded; e; e = t->edges[e - 1].next) {
+            size_t f = t->edges[e - 1].from;
+            if (f == ns)
+                return true;
+            if (t->slots[f].seen != t->mark && n < t->cap_edges) {
+                t->slots[f].seen = t->mark;
+                t->stack[n++] = f;
+            }
+        }
+    }
+    return false;
+}
+
+static size_t
+dots (const char *path)
+{
+    size_t n = 0;
+    for (; path && *path; path++)
+        n += *path == '.';
+    return n;
+}
+
+/* Step name's nesting (why filled when it would close a ring or pass
+ * MAX_LEVELS), then what it made recorded. Embed, summarize and
+ * denormalize put the documents (or values) of from into those of into
+ * (in): an array and its element over from's levels, at most, and an
+ * embed's as under its parents; bucketize puts them in the buckets of to,
+ * extract some of them in to. */
+static bool
+nest_ok (nest_t *t, const char *name, const bson_t *b, const char *ref, char *why, size_t len)
+{
+    const char *from = get_s (b, "from"), *into = get_s (b, "into"), *to = get_s (b, "to");
+    bool embed = !strcmp (name, "embed");
+    size_t f, i;
+    int levels;
+
+    if (!strcmp (name, "denormalize"))
+        into = get_s (b, "in");
+    if (!from)
+        return true;
+    f = nest_slot (t, from);
+    if (to && (!strcmp (name, "bucketize") || !strcmp (name, "extract"))) {
+        nest_slot_t *s = &t->slots[nest_slot (t, to)];
+        int l = t->slots[f].levels + (!strcmp (name, "bucketize") ? 2 : 0);
+        if (l > s->levels)
+            s->levels = l;
+        return true;
+    }
+    if (!into || (!embed && strcmp (name, "summarize") && strcmp (name, "denormalize")))
+        return true;
+    i = nest_slot (t, into);
+    if (embed && (f == i || nest_holds (t, f, i))) {
+        snprintf (why, len, "%s (embed %s into %s) would close a ring: %s's documents already "
+                  "hold %s's, embedded by the steps before, so %s's would be embedded into "
+                  "themselves", ref, from, into, from, into, into);
+        return false;
+    }
+    levels = t->slots[f].levels + 2 + (embed ? 2 * (int) dots (get_s (b, "as")) : 0);
+    if (levels > MAX_LEVELS) {
+        if (embed)
+            snprintf (why, len, "%s (embed %s into %s) would nest %s's documents %d levels deep, "
+                      "past the %d MongoDB stores: %s's already hold a chain of %u embeds, one "
+                      "inside the other", ref, from, into, into, levels, MAX_LEVELS, from,
+                      t->slots[f].chain);
+        else
+            snprintf (why, len, "%s (%s from %s into %s) could nest %s's documents %d levels deep, "
+                      "past the %d MongoDB stores", ref, name, from, into, into, levels, MAX_LEVELS);
+        return false;
+    }
+    if (levels > t->slots[i].levels)
+        t->slots[i].levels = levels;
+    if (embed) {
+        if (t->slots[f].chain + 1 > t->slots[i].chain)
+            t->slots[i].chain = t->slots[f].chain + 1;
+        if (t->n_edges < t->cap_edges) {
+            t->edges[t->n_edges].from = f;
+            t->edges[t->n_edges].next = t->slots[i].embedded;
+            t->slots[i].embedded = ++t->n_edges;
+        }
+    }
+    return true;
+}
+
+/* The checks of the header, step by step. */
+static bool
+check_steps (const rm_analysis_t *a, const bson_t *steps, const size_t *ord, nest_t *nest,
+             nest_left_t *left, size_t *bad, char *why, size_t len)
 {
     const char *taken[MAX_TAKEN];   /* namespaces documents were taken out of */
     size_t taken_by[MAX_TAKEN], n_taken = 0, i = 0;
@@ -203,6 +408,14 @@ check (const rm_analysis_t *a, const bson_t *steps, const size_t *ord, size_t *b
             snprintf (why, len, "%s is not {op: {...}}", ref);
             return false;
         }
+        /* A ring first: its last embed also reads what its first took,
+         * but the ring is what the note should say. */
+        if (!strcmp (name, "embed") && !nest_ok (nest, name, &body, ref, why, len)) {
+            if (!left)
+                return false;
+            left_add (left, i, why);
+            continue;
+        }
         for (size_t r = 0; r < 3; r++) {
             const char *ns = get_s (&body, reads[r]);
             for (size_t t = 0; ns && t < n_taken; t++)
@@ -220,6 +433,12 @@ check (const rm_analysis_t *a, const bson_t *steps, const size_t *ord, size_t *b
         if ((!strcmp (name, "denormalize") || !strcmp (name, "summarize")) &&
             !fields_ok (a, name, &body, ref, why, len))
             return false;
+        if (strcmp (name, "embed") && !nest_ok (nest, name, &body, ref, why, len)) {
+            if (!left)
+                return false;
+            left_add (left, i, why);
+            continue;
+        }
         from = get_s (&body, "from");
         if (from && n_taken < MAX_TAKEN &&
             ((!strcmp (name, "embed") && !get_b (&body, "keepSource", false)) ||
@@ -231,10 +450,22 @@ check (const rm_analysis_t *a, const bson_t *steps, const size_t *ord, size_t *b
     return true;
 }
 
+static bool
+check (const rm_analysis_t *a, const bson_t *steps, const size_t *ord, nest_left_t *left, size_t *bad,
+       char *why, size_t len)
+{
+    nest_t nest;
+    bool ok;
+    nest_init (&nest, a, steps);
+    ok = check_steps (a, steps, ord, &nest, left, bad, why, len);
+    nest_destroy (&nest);
+    return ok;
+}
+
 bool
 rm_plan_check (const rm_analysis_t *a, const bson_t *steps, size_t *bad, char *why, size_t len)
 {
-    return check (a, steps, NULL, bad, why, len);
+    return check (a, steps, NULL, NULL, bad, why, len);
 }
 
 /* What a step does, in a few words ("the embed of lib.reviews into
@@ -322,11 +553,34 @@ reason_of (const char *why, size_t ord)
     return p;
 }
 
+/* Step bad of the steps checked left out of the plan, and a note saying
+ * so: one plain sentence, which recommendation, what its step would have
+ * done, and why it may not (the why without its subject). */
+static void
+leave_out (rm_analysis_t *a, const bson_t *steps, const size_t *ord, size_t bad, const char *why,
+           char **ops)
+{
+    bson_iter_t it, op, w;
+    const char *what = "";
+    char *note;
+    a->plan_skip[ord[bad]] = true;
+    bson_iter_init (&it, steps);
+    for (size_t k = 0; k <= bad && bson_iter_next (&it); k++)
+        if (k == bad && bson_iter_recurse (&it, &op) && bson_iter_next (&op) &&
+            bson_iter_recurse (&op, &w) && bson_iter_find (&w, "why") && BSON_ITER_HOLDS_UTF8 (&w))
+            what = bson_iter_utf8 (&w, NULL);
+    note = bson_strdup_printf ("left out of the plan: %s, recommended for %.*s: it %s; the "
+                               "recommendation stays in the report", ops[ord[bad]],
+                               (int) strcspn (what, ":"), what, reason_of (why, ord[bad]));
+    a->plan_notes = bson_realloc (a->plan_notes, (a->n_plan_notes + 1) * sizeof *a->plan_notes);
+    a->plan_notes[a->n_plan_notes++] = note;
+}
+
 void
 rm_analyze_plan_resolve (rm_analysis_t *a)
 {
     bson_t recs, steps;
-    bson_iter_t it, op;
+    bson_iter_t it;
     size_t tries, *ord;
     char **ops;
 
@@ -344,29 +598,25 @@ rm_analyze_plan_resolve (rm_analysis_t *a)
         ops[k] = describe (&it);
     for (tries = 0; tries <= a->n_plan_steps; tries++) {
         size_t bad = 0, n = 0;
-        char why[700], *note;
-        bson_iter_t w;
-        const char *what = "";
+        char why[700];
+        nest_left_t left = {0};
+        bool ok;
 
         /* The steps checked, by their number among all the recommended. */
         for (size_t k = 0; k < a->n_plan_steps; k++)
             if (!a->plan_skip[k])
                 ord[n++] = k;
-        if (check (a, &steps, ord, &bad, why, sizeof why) || bad >= n)
+        ok = check (a, &steps, ord, &left, &bad, why, sizeof why);
+        for (size_t k = 0; k < left.n; k++) {
+            leave_out (a, &steps, ord, left.at[k], left.why[k], ops);
+            bson_free (left.why[k]);
+        }
+        bson_free (left.at);
+        bson_free (left.why);
+        if (!ok && bad < n)
+            leave_out (a, &steps, ord, bad, why, ops);
+        else if (!left.n)
             break;
-        a->plan_skip[ord[bad]] = true;
-        bson_iter_init (&it, &steps);
-        for (size_t k = 0; bson_iter_next (&it); k++)
-            if (k == bad && bson_iter_recurse (&it, &op) && bson_iter_next (&op) &&
-                bson_iter_recurse (&op, &w) && bson_iter_find (&w, "why") && BSON_ITER_HOLDS_UTF8 (&w))
-                what = bson_iter_utf8 (&w, NULL);
-        /* One plain sentence: which recommendation, what its step would
-         * have done, and why it may not (the why without its subject). */
-        note = bson_strdup_printf ("left out of the plan: %s, recommended for %.*s: it %s; the "
-                                   "recommendation stays in the report", ops[ord[bad]],
-                                   (int) strcspn (what, ":"), what, reason_of (why, ord[bad]));
-        a->plan_notes = bson_realloc (a->plan_notes, (a->n_plan_notes + 1) * sizeof *a->plan_notes);
-        a->plan_notes[a->n_plan_notes++] = note;
         bson_reinit (&recs);
         bson_reinit (&steps);
         rm_analysis_recommend (a, &recs, &steps);

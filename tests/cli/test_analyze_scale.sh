@@ -85,3 +85,53 @@ limited analyze "$T/w" -q --json
 expect_eq "10,000 fields: fieldsCapped" "$(python3 -c '
 import json, sys
 print([c["fieldsCapped"] for c in json.load(sys.stdin)["collections"] if c["ns"] == "db.wide"])' <"$T/out")" "[True]"
+
+# 300 look-alike collections, each referencing the next round a ring:
+# every reference one-to-one, every one an embed, each into the next. As
+# recommended, a chain of 300 embeds one inside the other (--report then
+# failed whole: "nesting deeper than 500 levels") closing on its first.
+# The plan check leaves out what would nest past MongoDB's 100 levels and
+# what would close the ring, and says which and why.
+python3 "$GEN" "$T/ring" refs 300
+limited analyze "$T/ring" --json -q --plan-out "$T/ring-plan.json"
+cp "$T/out" "$T/ring.json"
+expect_eq "a ring of 300 embeds: exit 0, the plan written" "$rc $([ -s "$T/ring-plan.json" ] && echo written)" "0 written"
+# The plan's embeds run in order: the levels each collection's documents
+# reach (the document 1, an embed two more: its array and its element),
+# the deepest, and whether any embed puts a collection into one it is in.
+expect_eq "a ring of 300 embeds: the plan nests nothing past 100 levels, closes no ring, keeps the rest" \
+    "$(python3 - "$T/ring-plan.json" <<'PY'
+import json, sys
+steps = [s["embed"] for s in json.load(open(sys.argv[1]))["steps"] if "embed" in s]
+levels, inside, ring = {}, {}, 0
+for e in steps:
+    f, i = e["from"], e["into"]
+    held = {f} | inside.get(f, set())
+    ring += i in held
+    inside.setdefault(i, set()).update(held)
+    levels[i] = max(levels.get(i, 1), levels.get(f, 1) + 2)
+print(len(steps), max(levels.values()) <= 100, ring)
+PY
+)" "294 True 0"
+expect_eq "a ring of 300 embeds: each left out said once, which and why" \
+    "$(python3 -c '
+import json, sys
+notes = json.load(open(sys.argv[1]))["planChecks"]
+print(len(notes), sum("past the 100 MongoDB stores" in n for n in notes), sum("would close a ring" in n for n in notes))
+print(notes[0])' "$T/ring.json")" \
+"6 6 0
+left out of the plan: the embed of db.c00049 into db.c00050, recommended for db.c00049.c00050_id -> db.c00050._id: it would nest db.c00050's documents 101 levels deep, past the 100 MongoDB stores: db.c00049's already hold a chain of 49 embeds, one inside the other; the recommendation stays in the report"
+limited analyze "$T/ring" -q --report "$T/ring.html"
+expect_eq "a ring of 300 embeds: --report runs the plan and writes the page" \
+    "$rc $(head -c 300 "$T/err")$([ -s "$T/ring.html" ] && echo written)" "0 written"
+
+# A ring of three: no chain is deep, the ring itself is what is left out.
+python3 "$GEN" "$T/ring3" refs 3
+"$REMODEL" analyze "$T/ring3" --json -q --plan-out "$T/ring3-plan.json" >"$T/ring3.json" 2>/dev/null
+expect_eq "a ring of 3 embeds: the embed that closes it left out, and said so" \
+    "$(python3 -c '
+import json, sys
+print(len(json.load(open(sys.argv[2]))["steps"]))
+print("\n".join(json.load(open(sys.argv[1]))["planChecks"]))' "$T/ring3.json" "$T/ring3-plan.json")" \
+"2
+left out of the plan: the embed of db.c00002 into db.c00000, recommended for db.c00002.c00000_id -> db.c00000._id: it would close a ring: db.c00002's documents already hold db.c00000's, embedded by the steps before, so db.c00000's would be embedded into themselves; the recommendation stays in the report"
