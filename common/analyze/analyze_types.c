@@ -55,8 +55,10 @@ wrong_of (const rm_analysis_t *a, size_t col, size_t k, uint64_t *n, uint64_t *o
     double seen = (double) f->str_seen;
     uint64_t ints = f->types[BSON_TYPE_INT32] + f->types[BSON_TYPE_INT64];
     size_t pl = strlen (f->path);
-    /* The server's own collections (system.version) hold what it wrote. */
-    if (strchr (f->path, '.') || !strcmp (f->path, "_id") || joins (a, col, k) ||
+    /* The server's own collections (system.version) hold what it wrote.
+     * A name no path spells (["a.b"], ["$x"], [""]: not_path) has no
+     * "$f" for the step's $convert to read, whatever its values. */
+    if (strchr (f->path, '.') || f->not_path || !strcmp (f->path, "_id") || joins (a, col, k) ||
         !strncmp (c->coll, "system.", 7))
         return T_NONE;
     *of = f->str_seen;

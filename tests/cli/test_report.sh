@@ -326,13 +326,21 @@ expect_eq "shop: nothing outside the file, no script" "$(dom shop outside)" ""
 # The sample has none of these kinds: no heading without its list.
 expect_eq "sample: no kind's heading where analyze found none" \
     "$(dom sample h3 | grep -c -E '^(Ownership|Join|Hierarchies|Ties|Same values|Types held)')" 0
-# A dump's names in a kind's section are text, never markup.
+# A dump's names in a kind's section are text, never markup. Fields no
+# path spells ("$when", "", "a.b", "$bit") are never typed wrong, whatever
+# their values: no "$f" could convert them.
 python3 - "$T/oddtypes.json" <<'EOF'
 import json, sys
-json.dump({"db.t<i>&": [{"_id": i, "<when>": "2007-01-%02dT00:00:00Z" % (i % 28 + 1)} for i in range(20)]},
+json.dump({"db.t<i>&": [{"_id": i, "<when>": "2007-01-%02dT00:00:00Z" % (i % 28 + 1),
+                         "$when": "2008-02-%02d" % (i % 28 + 1), "": "Y" if i % 2 else "N",
+                         "a.b": "2009-03-%02d" % (i % 28 + 1), "$bit": i % 2} for i in range(20)]},
           open(sys.argv[1], "w"))
 EOF
 python3 "$ROOT/tests/transforms/mkdump.py" "$T/oddtypes" "@$T/oddtypes.json"
+"$REMODEL" analyze "$T/oddtypes" -q --json >"$T/oddtypes.analysis.json"
+expect_eq "pathless fields: not in types[], the field a path spells is" \
+    "$(python3 -c 'import json, sys; print([t["field"] for t in json.load(open(sys.argv[1]))["types"]])' "$T/oddtypes.analysis.json")" \
+    "['<when>']"
 run_rm analyze "$T/oddtypes" -q --report "$T/oddtypes.html"
 browse "$T/oddtypes.html" oddtypes
 expect_eq "odd names: a field typed wrong, its names shown as text" "$(dom oddtypes section:types)" \
