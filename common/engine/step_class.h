@@ -118,6 +118,7 @@ rm_step_ns_make (rm_step_ns_t *ns, const rm_nsref_t *ref, const char *key)
 
 bool rm_plan_parse_embed (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
 bool rm_plan_parse_extract (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
+void rm_fields_no_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 bool rm_plan_parse_fields (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
 bool rm_plan_parse_denorm (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
 bool rm_plan_parse_summarize (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);

@@ -412,6 +412,18 @@ rm_fields_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     return 1;
 }
 
+/* set, unset and version have none: what they overwrite or remove is
+ * gone from their results. Said per kind (remodel/plan.h). */
+void
+rm_fields_no_inverse (const rm_step_t *s, rm_step_inverse_t *out)
+{
+    out->why = s->kind == RM_STEP_SET
+                   ? "its values are expressions (or values) that overwrite fields: what they "
+                     "replaced is not in its results"
+               : s->kind == RM_STEP_UNSET ? "the fields it removes are not in its results"
+                                          : "the version it overwrites is not in its results";
+}
+
 /* rename's inverse (remodel/plan.h): of top-level fields, the same
  * rename the other way. */
 void

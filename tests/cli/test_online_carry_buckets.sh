@@ -107,7 +107,7 @@ print(got == want, same)' "$T/orig" "$T/written" ${CB_DEBUG:+debug})" "True True
     # ---- refused, naming the step ----
     pyd 'c.iot.readings.drop()
 c.iot.readings.insert_many([{"_id": i, "sensor": "s%d" % (i % 4), "ts": at(7 * i), "temp": i / 4} for i in range(40)])'
-    for p in "two:step 2 (set): remodel knows no exact inverse"; do
+    for p in "two:step 2 (set): its values are expressions (or values) that overwrite fields"; do
         online run "${p%%:*}" -q && online finalize "${p%%:*}" --writes-stopped -q
         pyd 'c.iot.readings.insert_one({"_id": "late", "sensor": "s0", "ts": at(1)})'
         online rollback "${p%%:*}" --carry-writes

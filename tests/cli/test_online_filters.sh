@@ -232,7 +232,7 @@ d = json.load(open(sys.argv[1]))
 print([(p["changed"], p["unchanged"]) for p in d["partitions"] if "changed" in p])' "$T/status.json")" "[(40, 20)]"
 
     # ---- rollback after the switch and the application's writes ----
-    for p in "set:fset:people:step 1 (set): remodel knows no exact inverse" \
+    for p in "set:fset:people:step 1 (set): its values are expressions (or values) that overwrite fields" \
              "embed:femb:people:step 1 (embed): a filter or match has no inverse"; do
         name=${p%%:*} rest=${p#*:}; db=${rest%%:*} rest=${rest#*:}; coll=${rest%%:*} why=${rest#*:}
         online finalize "$name" --writes-stopped -q

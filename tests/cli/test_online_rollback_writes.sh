@@ -141,7 +141,7 @@ online run set -q && online finalize set --writes-stopped -q
 py 'c.crm.tasks.insert_one({"_id": "t-set", "design": 2})'
 online rollback set --carry-writes
 expect_eq "java: set: --carry-writes refused (exit 2), naming the step with no inverse, nothing renamed" \
-    "$rc:$(grep -c 'step 1 (set): remodel knows no exact inverse' "$T/err"):$(exists "tasks_remodel_$(pid set)_backup")" \
+    "$rc:$(grep -c 'step 1 (set): its values are expressions (or values) that overwrite fields' "$T/err"):$(exists "tasks_remodel_$(pid set)_backup")" \
     "2:1:True"
 online rollback set --discard-writes-after-switch -q && online rollback set --discard-writes-after-switch -q
 expect_eq "java: set: discarded twice, the results gone" "$rc:$(exists "tasks_remodel_$(pid set)_1")" "0:False"
