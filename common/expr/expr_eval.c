@@ -195,17 +195,24 @@ rm_xnow (rm_expr_ctx_t *cx)
 }
 
 bool
-rm_xfail (bson_error_t *err, const rm_expr_t *e, const char *fmt, ...)
+rm_xerr_v (bson_error_t *err, rm_errcode_t code, const rm_expr_t *e, const char *fmt, va_list ap)
 {
     char msg[400];
+    vsnprintf (msg, sizeof msg, fmt, ap);
+    if (e && e->op)
+        rm_error_set (err, code, "%s: %s", e->op->name, msg);
+    else
+        rm_error_set (err, code, "%s", msg);
+    return false;
+}
+
+bool
+rm_xfail (bson_error_t *err, const rm_expr_t *e, const char *fmt, ...)
+{
     va_list ap;
     va_start (ap, fmt);
-    vsnprintf (msg, sizeof msg, fmt, ap);
+    rm_xerr_v (err, RM_ERR_DATA, e, fmt, ap);
     va_end (ap);
-    if (e && e->op)
-        rm_error_set (err, RM_ERR_DATA, "%s: %s", e->op->name, msg);
-    else
-        rm_error_set (err, RM_ERR_DATA, "%s", msg);
     return false;
 }
 

@@ -144,6 +144,9 @@ void rm_xvar_set (rm_expr_ctx_t *cx, int slot, const bson_value_t *v);
 const bson_value_t *rm_xcurrent (rm_expr_ctx_t *cx);
 int64_t rm_xnow (rm_expr_ctx_t *cx);
 
+/* An error naming the operator, "$op: REASON", with code (what the two
+ * below share). */
+bool rm_xerr_v (bson_error_t *err, rm_errcode_t code, const rm_expr_t *e, const char *fmt, va_list ap);
 /* An evaluation error naming the operator: "$op: REASON" (RM_ERR_DATA). */
 bool rm_xfail (bson_error_t *err, const rm_expr_t *e, const char *fmt, ...)
     BSON_GNUC_PRINTF (3, 4);

@@ -49,15 +49,10 @@ rm_expr_destroy (rm_expr_t *e)
 bool
 rm_xparse_fail (bson_error_t *err, const rm_expr_t *e, const char *fmt, ...)
 {
-    char msg[400];
     va_list ap;
     va_start (ap, fmt);
-    vsnprintf (msg, sizeof msg, fmt, ap);
+    rm_xerr_v (err, RM_ERR_USAGE, e, fmt, ap);
     va_end (ap);
-    if (e && e->op)
-        rm_error_set (err, RM_ERR_USAGE, "%s: %s", e->op->name, msg);
-    else
-        rm_error_set (err, RM_ERR_USAGE, "%s", msg);
     return false;
 }
 
