@@ -129,7 +129,7 @@ for kind in $(online_kinds); do
         "$rc:$(python3 -c 'import pymongo, sys
 print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people_remodel_'"$(pid embed-tasks)"'_1"))' "$uri")" "2:0"
     expect_message "$kind: ... naming the index to create" \
-        'step 1 (embed): crm.tasks has no index on "owner"' \
+        'step 1 (embed), checked before any step writes: crm.tasks has no index on "owner"' \
         'db.getSiblingDB("crm").getCollection("tasks").createIndex({"owner": 1})'
 
     online embed-tasks --create-indexes --batch-size 7
