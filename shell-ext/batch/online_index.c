@@ -236,7 +236,7 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
              * which need no index, sync, verify and finalize still do:
              * they compute client-side, batch by batch. */
             const char *cmd = on->o->command ? on->o->command : "run";
-            bool later = strcmp (cmd, "run") != 0;
+            bool later = !on->o->starts;
             rm_error_set (err, RM_ERR_USAGE,
                           "%s.%s has no index on \"%s\", by which the join fetches its "
                           "documents%s%s%s; create it (db.getSiblingDB(\"%s\").getCollection(\"%s\")"

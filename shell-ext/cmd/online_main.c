@@ -334,6 +334,8 @@ main (int argc, char **argv)
     }
     o.plan_path = args.pos[0];
     o.command = cmd;
+    o.switching = !strcmp (cmd, "finalize");
+    o.starts = !strcmp (cmd, "run");
     controls = !strcmp (cmd, "throttle") || !strcmp (cmd, "unthrottle") || !strcmp (cmd, "set");
     rm_cli_args_destroy (&args); /* o keeps only argv's strings */
     /* These write only state or switch collections: a dry run of them

@@ -1272,7 +1272,7 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     on->keys_rebuilt = false;
     /* The sources' indexes on the results, before finalize (which
      * checks them itself, before it blocks the writes). */
-    if (ok && mode != ONLINE_VERIFY && !(on->o->command && !strcmp (on->o->command, "finalize")) &&
+    if (ok && mode != ONLINE_VERIFY && !on->o->switching &&
         (!joining || on->lease))
         ok = online_index_copy (on, false, err);
     if (ok && mode == ONLINE_RUN && !joining)

@@ -27,7 +27,13 @@
 
 typedef struct {
     const char *plan_path;
-    const char *command;    /* "run", "sync", ...: for messages */
+    const char *command;    /* "run", "sync", ...: for messages only; what the
+                             * code below cmd/ must know of it is in the flags
+                             * the command table sets (switching, starts) */
+    bool switching;         /* the command switches the results in (finalize):
+                             * it checks the indexes itself, before the writes stop */
+    bool starts;            /* the command starts a run (run): the others take a
+                             * finished run's results */
     const char *uri;
     const char *state_db;   /* --state-db (default "remodel") */
     int64_t batch_size;     /* --batch-size (default 1000) */

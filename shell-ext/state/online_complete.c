@@ -124,6 +124,6 @@ online_run_complete (online_t *on, bson_error_t *err)
                   "its run %s: %s%s; remodel online run %s finishes it (then %s again); nothing "
                   "%s", on->where, on->names.name, on->o->command,
                   started ? "has not finished" : "has done no batch", said, more, on->o->plan_path,
-                  on->o->command, !strcmp (on->o->command, "finalize") ? "switched" : "written");
+                  on->o->command, on->o->switching ? "switched" : "written");
     return false;
 }
