@@ -360,6 +360,23 @@ not_two_numbers (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, b
                      rm_xshow (cx, &v[0]), rm_xval_type_name (&v[1]), rm_xshow (cx, &v[1]));
 }
 
+/* v[0] / v[1] or v[0] % v[1] in decimal, refusing a zero divisor with
+ * the server's words. */
+static bool
+dec_divide (const rm_expr_t *e, const bson_value_t v[2],
+            void (*op) (bson_decimal128_t *, const bson_decimal128_t *, const bson_decimal128_t *),
+            const char *by_zero, bson_value_t *out, bson_error_t *err)
+{
+    bson_decimal128_t a, b;
+    as_dec (&v[0], &a);
+    as_dec (&v[1], &b);
+    if (rm_xdec_is_zero (&b))
+        return rm_xfail (err, e, "%s", by_zero);
+    op (&a, &a, &b);
+    set_dec (out, &a);
+    return true;
+}
+
 static bool
 eval_divide (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
@@ -367,16 +384,8 @@ eval_divide (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_erro
     if (!rm_xeval_args (cx, e, v, err))
         return false;
     if (rm_xval_is_number (&v[0]) && rm_xval_is_number (&v[1])) {
-        if (v[0].value_type == BSON_TYPE_DECIMAL128 || v[1].value_type == BSON_TYPE_DECIMAL128) {
-            bson_decimal128_t a, b;
-            as_dec (&v[0], &a);
-            as_dec (&v[1], &b);
-            if (rm_xdec_is_zero (&b))
-                return rm_xfail (err, e, "can't divide by zero");
-            rm_xdec_div (&a, &a, &b);
-            set_dec (out, &a);
-            return true;
-        }
+        if (v[0].value_type == BSON_TYPE_DECIMAL128 || v[1].value_type == BSON_TYPE_DECIMAL128)
+            return dec_divide (e, v, rm_xdec_div, "can't divide by zero", out, err);
         if (as_double (&v[1]) == 0)
             return rm_xfail (err, e, "can't divide by zero");
         rm_xset_double (out, as_double (&v[0]) / as_double (&v[1]));
@@ -393,16 +402,8 @@ eval_mod (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
         return false;
     if (rm_xval_is_number (&v[0]) && rm_xval_is_number (&v[1])) {
         widest_t w = width_of (&v[0]) > width_of (&v[1]) ? width_of (&v[0]) : width_of (&v[1]);
-        if (w == W_DEC) {
-            bson_decimal128_t a, b;
-            as_dec (&v[0], &a);
-            as_dec (&v[1], &b);
-            if (rm_xdec_is_zero (&b))
-                return rm_xfail (err, e, "can't mod by zero");
-            rm_xdec_mod (&a, &a, &b);
-            set_dec (out, &a);
-            return true;
-        }
+        if (w == W_DEC)
+            return dec_divide (e, v, rm_xdec_mod, "can't mod by zero", out, err);
         if (as_double (&v[1]) == 0)
             return rm_xfail (err, e, "can't mod by zero");
         if (w == W_DOUBLE) {
