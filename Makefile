@@ -280,8 +280,6 @@ bench-expr: all
 bench-floor: all
 	@scripts/bench_floor.sh $(BUILD)
 
-# The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode",
-# "Online cut-over", "Online memory").
 # remodel analyze's MB/s next to remodel inspect's (BENCHMARKS.md, "remodel analyze").
 bench-analyze: all
 	@scripts/bench_analyze.sh $(BUILD)
@@ -291,6 +289,9 @@ bench-server-side: all
 	@tests/peers/install.sh >/dev/null
 	@scripts/bench_server_side.sh $(BUILD)
 
+# The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode",
+# "The cut-over window", "Online memory", "Online workers"). Each script writes its figures
+# to $(BUILD)/bench/NAME.md and replaces its own section of BENCHMARKS.md.
 bench-online: all
 	@tests/peers/install.sh >/dev/null
 	@scripts/bench_online.sh $(BUILD)

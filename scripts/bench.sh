@@ -4,7 +4,9 @@
 #   SCALE=N        remodel-gen --scale (default 1200, about 0.98 GB of BSON)
 #   BENCH_CACHE=D  where generated inputs are cached
 #                  (default ${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench)
-#   BENCH_OUT=F    the report (default BENCHMARKS.md)
+#   BENCH_OUT=F    the report whose "remodel" and "references" markers'
+#                  sections are replaced (default BENCHMARKS.md; "-": only
+#                  BUILD/bench/{remodel,references,profile}.md)
 #   BENCH_PYTHON=0 skip the by-hand Python scripts; BENCH_PROFILE=0 skip perf
 #   BENCH_REPEAT=N runs of each short measurement, the fastest counts (default 3)
 #   BENCH_OUTDIR=D where outputs are written (default a tmpfs, /dev/shm, when it
@@ -188,11 +190,17 @@ fi
 
 # ---- report
 MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/{print $2}') GiB RAM, inputs and temporary files on $(df -h "$CACHE" | awk 'NR==2{print $1}') ($(stat -f -c %T "$CACHE")), outputs on $(df -h "$OUTBASE" | awk 'NR==2{print $1}') ($(stat -f -c %T "$OUTBASE"))"
-python3 "$PLANS/report.py" "$RES" --out "$OUT" --scale "$SCALE" --machine "$MACHINE" --repeat "$REPEAT" \
+SEC=$CACHE/sections.$$
+python3 "$PLANS/report.py" "$RES" --outdir "$SEC" --scale "$SCALE" --machine "$MACHINE" --repeat "$REPEAT" \
     --command "make bench SCALE=$SCALE" --cache "$CACHE" --profile "$PROF" --notes "$PLANS/notes.md" \
     || log "report failed; raw results in $RES"
+for s in remodel references; do
+    [ -f "$SEC/$s.md" ] && python3 "$PLANS/section.py" "$s" "$SEC/$s.md" "$OUT" "$BUILD"
+done
+[ -f "$SEC/profile.md" ] && python3 "$PLANS/section.py" profile "$SEC/profile.md" - "$BUILD"
+rm -rf "$SEC"
 python3 "$PLANS/report.py" "$RES" --scale "$SCALE" --table-only >&2 || true
 rm -rf "$WORK" "$SPILL" "$PROF"
 mv "$RES" "$CACHE/last-results.tsv" 2>/dev/null
-log "wrote $OUT (raw: $CACHE/last-results.tsv)"
+log "raw results: $CACHE/last-results.tsv"
 exit 0

@@ -48,20 +48,11 @@ for spec, t, kb, size, rels in rows:
     print("| `%s` | %.2f | %.0f | %.1f | %s |" % (spec, float(t), int(kb) / 1024, int(size) / 1e6, rels))
 PY
 }
-# put_table MARKER TABLE: the table between MARKER's begin and end in $OUT.
+# put_table MARKER TABLE: the table in BUILD/bench/MARKER.md and between
+# MARKER's begin and end in $OUT (scripts/bench/section.py).
 put_table() {
-    python3 - "$OUT" "$1" "$2" <<'PY'
-import re, sys
-path, marker, table = sys.argv[1], sys.argv[2], sys.argv[3]
-text = open(path).read()
-start, end = "<!-- %s: begin -->" % marker, "<!-- %s: end -->" % marker
-body = start + "\n" + table + "\n" + end
-if start in text:
-    text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: body, text, flags=re.S)
-else:
-    text = text.rstrip() + "\n\n" + body + "\n"
-open(path, "w").write(text)
-PY
+    printf '%s\n' "$2" >"$WORK/section"
+    python3 "$ROOT/scripts/bench/section.py" "$1" "$WORK/section" "$OUT" "$BUILD"
 }
 if [ -n "${ANALYZE_SCALE_ONLY:-}" ]; then
     WORK=$(mktemp -d)
@@ -121,18 +112,7 @@ for name, t, kb, sp in rows:
 PY
 )
 echo "$table"
-python3 - "$OUT" "$table" <<'PY'
-import re, sys
-path, table = sys.argv[1], sys.argv[2]
-text = open(path).read()
-start, end = "<!-- analyze: begin -->", "<!-- analyze: end -->"
-body = start + "\n" + table + "\n" + end
-if start in text:
-    text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: body, text, flags=re.S)
-else:
-    text = text.rstrip() + "\n\n## remodel analyze\n\n" + body + "\n"
-open(path, "w").write(text)
-PY
+put_table analyze "$table"
 scale_rows "$WORK" >"$WORK/scale" || exit 1
 table=$(scale_table "$WORK/scale")
 echo "$table"

@@ -100,18 +100,8 @@ PY
 )
 table=$(show "$table")
 echo "$table"
-python3 - "$OUT" "$table" <<'PY'
-import re, sys
-path, table = sys.argv[1], sys.argv[2]
-text = open(path).read()
-start, end = "<!-- expressions: begin -->", "<!-- expressions: end -->"
-body = start + "\n" + table + "\n" + end
-if start in text:
-    text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: body, text, flags=re.S)
-else:
-    text = text.rstrip() + "\n\n## Expressions (issue 48)\n\n" + body + "\n"
-open(path, "w").write(text)
-PY
+printf '%s\n' "$table" >"$WORK/section"
+python3 "$ROOT/scripts/bench/section.py" expressions "$WORK/section" "$OUT" "$BUILD"
 # Where the time goes: perf's top functions of the remodel run (stderr).
 if [ "${BENCH_PROFILE:-1}" != 0 ] && perf record -q -e cpu-clock -o "$WORK/perf.data" -- true 2>/dev/null; then
     rm -f "$WORK/out.archive"

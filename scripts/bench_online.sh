@@ -8,8 +8,9 @@
 # extract (side by side) and a denormalize backfill (--in-place) at each
 # batch size, each with fresh state and its targets dropped afterwards; at
 # batch size 1000 also a --dry-run of each (reads and computes, writes
-# nothing). It prints a Markdown table and replaces the "## Online mode"
-# section of BENCHMARKS.md (everything above it is kept).
+# nothing). It prints a Markdown table, a row a server and step, and
+# writes it to BUILD/bench/online.md and between the "online" markers of
+# BENCHMARKS.md.
 #   SCALE=N          remodel-gen --scale of the side-by-side steps' data
 #                    (default 10: 980 people, 10,000 tasks)
 #   INPLACE_SCALE=N  the same for the in-place backfill (default 1: 1,200 log
@@ -22,7 +23,7 @@
 #                    only those: with BENCH_OUT=-, to leave BENCHMARKS.md as it is)
 #   BENCH_CACHE=D    where the generated dump is cached
 #                    (default ${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench)
-#   BENCH_OUT=F      the report (default BENCHMARKS.md; "-" prints only)
+#   BENCH_OUT=F      the report (default BENCHMARKS.md; "-": BUILD only)
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -167,89 +168,40 @@ for kind in $SERVERS; do
     "$SERVER" stop "$T/$kind" >/dev/null 2>&1
 done
 
-# ---- the report
-MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -g | awk '/^Mem:/{print $2}') GiB RAM"
-python3 - "$RES" "$OUT" "$SCALE" "$MACHINE" "mongorestore $("$MONGORESTORE" --version | head -n1 | sed "s/.*version: //")" "$INPLACE_SCALE" <<'PYEOF'
+# ---- the report: compact figures, BUILD/bench/online.md and the "online"
+# markers of BENCHMARKS.md (scripts/bench/section.py)
+python3 - "$RES" "$SCALE" "$INPLACE_SCALE" "$(uptime | sed 's/.*load average: //')" >"$T/section" <<'PYEOF'
 import sys, time
-res, out, scale, machine, mrversion, iscale = sys.argv[1:7]
+res, scale, iscale, load = sys.argv[1:5]
 rows = [l.rstrip("\n").split("\t") for l in open(res) if l.strip()]
-NAMES = {"embed": "embed crm.tasks → crm.people (side by side)",
-         "extract": "extract crm.people.addresses (side by side)",
+NAMES = {"embed": "embed crm.tasks → crm.people", "extract": "extract crm.people.addresses",
          "denormalize": "denormalize hosts → logmsg (--in-place)"}
 restore = {(r[0], r[2]): r for r in rows if r[1] == "restore"}
-def f(x, d=0):
-    return "{:,.{}f}".format(float(x), d)
-def rate(r):
-    return float(r[5]) / float(r[4]) if float(r[4]) > 0 else 0.0
-t = ["| server | step | batch size | docs read | docs written | wall s | docs/s | vs mongorestore | target (issue) |",
-     "|---|---|---:|---:|---:|---:|---:|---:|---|"]
-for r in rows:
-    if r[1] != "online":
-        continue
-    rs = restore.get((r[0], r[2]))
-    if r[4] == "FAIL":
-        t.append("| %s | %s | %s | — | — | failed | — | — | — |" % (r[0], NAMES[r[2]], r[3]))
-        continue
-    pct = 100 * rate(r) / rate(rs) if rs else 0
-    target = "—"
-    if r[3] == "1000" and r[2] != "denormalize":
-        target = "≥ 50%%: %s" % ("met" if pct >= 50 else "**missed: %.0f%%, needs %.1f× faster**" % (pct, 50 / pct))
-    t.append("| %s | %s | %s | %s | %s | %s | %s | %.0f%% | %s |" % (
-        r[0], NAMES[r[2]], f(r[3]), f(r[5]), f(r[6]), r[4], f(rate(r)), pct, target))
-m = ["| server | namespaces restored | documents | wall s | docs/s | server CPU s |",
-     "|---|---|---:|---:|---:|---:|"]
-NSS = {"embed": "crm.people, crm.tasks", "extract": "crm.people", "denormalize": "logging.logmsg, logging.hosts"}
-for r in rows:
-    if r[1] == "restore":
-        m.append("| %s | %s | %s | %s | %s | %s |" % (r[0], NSS[r[2]], f(r[5]), r[4], f(rate(r)), r[8]))
-w = ["| server | step | wall s | dry-run wall s | writes (wall − dry run) | remodel-online CPU s | server CPU s | server CPU s, dry run |",
-     "|---|---|---:|---:|---:|---:|---:|---:|"]
 dry = {(r[0], r[2]): r for r in rows if r[1] == "dry-run" and r[4] != "FAIL"}
+def rate(r):
+    return float(r[5]) / float(r[4]) if r[4] != "FAIL" and float(r[4]) > 0 else 0.0
+print("(%s, load average %s at the end; scale %s, in place %s; `make bench-online`, one run each)\n"
+      % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), load, scale, iscale))
+print("| server | step | docs read, written | wall s by batch size | docs/s by batch size "
+      "| vs mongorestore at 1,000 | dry run s at 1,000 | CPU s at 1,000: client, server | mongorestore s |")
+print("|---|---|---:|---|---|---:|---:|---|---:|")
+steps = []
 for r in rows:
-    if r[1] == "online" and r[3] == "1000" and r[4] != "FAIL":
-        d = dry.get((r[0], r[2]))
-        dw = float(d[4]) if d else float("nan")
-        w.append("| %s | %s | %s | %s | %.0f%% | %s | %s | %s |" % (
-            r[0], r[2], r[4], d[4] if d else "—", 100 * (float(r[4]) - dw) / float(r[4]),
-            r[7], r[8], d[8] if d else "—"))
-table = "\n".join(t)
-print(table)
-print()
-print("\n".join(w))
-if out == "-":
-    sys.exit(0)
-try:
-    doc = open(out).read()
-except FileNotFoundError:
-    doc = "# Benchmarks\n"
-# Keep everything above the section; a later notes paragraph is kept too.
-head, sep, rest = doc.partition("\n## Online mode\n")
-old_notes = ""
-if sep:
-    i = rest.find("\n### Where the time goes\n")
-    if i >= 0:
-        old_notes = rest[i:].split("\n## ", 1)[0]
-sec = ["", "## Online mode", "",
-       "Generated by `scripts/bench_online.sh` (`make bench-online`); numbers below are from one run of it.", "",
-       "- date: " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-       "- machine: " + machine + "; the server, mongorestore and remodel share its cores",
-       "- datasets: `remodel-gen --scale %s --seed 1` for the side-by-side steps and `--scale %s` for the in-place "
-       "backfill (dump directories); servers: FerretDB 1.x (SQLite backend) and mongo-java-server (in memory), each "
-       "started empty in a temporary directory (`tests/peers/server.sh`). The scales are small because both servers' "
-       "costs grow with the collection's size for each write (see below); larger ones (`SCALE=N INPLACE_SCALE=N`) "
-       "take hours on FerretDB" % (scale, iscale),
-       "- method: wall seconds of each command. mongorestore (%s, default options, `--noIndexRestore`) restores exactly "
-       "the namespaces the step reads; its docs/s is documents restored per second. Then each `remodel online run` "
-       "starts with fresh state (its own plan name) and its side-by-side targets are dropped after it; the join's index "
-       "is built before, untimed. docs/s is documents read from the driving collection (summed over the step's passes: "
-       "embed reads the parents, then the children for the orphans, so it reads every document of both collections "
-       "once as a driving range) per wall second; \"vs mongorestore\" is that rate over mongorestore's. The in-place "
-       "backfill fills a new field pair in every run, so every run changes every document." % mrversion,
-       "", table, "",
-       "mongorestore, the reference:", "", "\n".join(m), "",
-       "At batch size 1000, a `--dry-run` of the same step (reads the ranges and their partners and computes, writes "
-       "nothing) and the CPU seconds of each side:", "", "\n".join(w), ""]
-open(out, "w").write(head.rstrip("\n") + "\n" + "\n".join(sec) + old_notes.rstrip("\n") + "\n")
-print("wrote the Online mode section of " + out, file=sys.stderr)
+    if r[1] == "online" and (r[0], r[2]) not in steps:
+        steps.append((r[0], r[2]))
+for kind, step in steps:
+    runs = [r for r in rows if r[1] == "online" and r[0] == kind and r[2] == step]
+    ok = [r for r in runs if r[4] != "FAIL"]
+    at = {r[3]: r for r in ok}
+    rs, d = restore.get((kind, step)), dry.get((kind, step))
+    one = at.get("1000")
+    vs = "%.0f%%" % (100 * rate(one) / rate(rs)) if one and rs and rate(rs) else "—"
+    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        kind, NAMES[step], "%s, %s" % (ok[0][5], ok[0][6]) if ok else "—",
+        " / ".join("%s: %s" % (r[3], r[4]) for r in runs),
+        " / ".join("%.0f" % rate(r) for r in ok), vs, d[4] if d else "—",
+        "%s, %s" % (one[7], one[8]) if one else "—", rs[4] if rs else "—"))
 PYEOF
+cat "$T/section"
+python3 "$ROOT/scripts/bench/section.py" online "$T/section" "$OUT" "$BUILD"
 exit 0

@@ -13,10 +13,11 @@
 #     a set of the results' _ids), at two smaller sizes (mongo-java-server
 #     scans the readings for each batch of series), with the default
 #     --memory and with --memory 1M, past which the set is sorted on disk.
-# It replaces the "## Online memory" section of BENCHMARKS.md.
+# It writes BUILD/bench/online-memory.md and the "online-memory" section
+# of BENCHMARKS.md, between its markers.
 #   MEMORY_SIZES   posts per size (default "50000 200000")
 #   BUCKET_SIZES   series per size (default "10000 40000")
-#   BENCH_OUT=F    the report (default BENCHMARKS.md; "-" prints only)
+#   BENCH_OUT=F    the report (default BENCHMARKS.md; "-": BUILD only)
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -94,32 +95,23 @@ for n in $BUCKET_SIZES; do
     peak "bucketize, --memory 1M" "$n" bucket verify --batch-size 3000 --memory 1M
 done
 
-{
-    echo "## Online memory"
-    echo
-    echo "remodel-online's peak resident memory (GNU time), \`scripts/bench_online_memory.sh\` on"
-    echo "mongo-java-server: each plan's \`online run\`, then \`online verify\`, at N posts of 3"
-    echo "comments (3N children) and N sensors of 3 readings (3N buckets). $(date -u +%Y-%m-%d)."
-    echo
-    echo "| plan | N | command | peak RSS (MB) |"
-    echo "|---|---|---|---|"
-    awk -F'|' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$ROWS"
-    echo
-    echo "An extract whose children name their parent keeps nothing per result (issue 23):"
-    echo "its peak does not grow with N. A bucketize keeps a hash of each result's \`_id\`"
-    echo "(8 bytes in a table at most half full) within \`--memory\`; past it the hashes are"
-    echo "sorted on disk under \`--tmp\`, and the peak stays near the budget."
-} >"$T/section"
-if [ "$OUT" = - ]; then
-    cat "$T/section"
-else
-    python3 - "$OUT" "$T/section" <<'PY'
-import sys, re
-path, section = sys.argv[1], open(sys.argv[2]).read()
-text = open(path).read()
-m = re.search(r"^## Online memory\n.*?(?=^## |\Z)", text, re.S | re.M)
-text = text[:m.start()] + section + "\n" + text[m.end():] if m else text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
+# A row a plan and size, run and verify side by side: BUILD/bench/
+# online-memory.md and the "online-memory" markers of BENCHMARKS.md.
+python3 - "$ROWS" >"$T/section" <<'PY'
+import sys, time
+rows = [l.rstrip("\n").split("|") for l in open(sys.argv[1]) if l.strip()]
+print("(%s, mongo-java-server, `make bench-online`; peak RSS MB, GNU time)\n"
+      % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+print("| plan | N | run MB | verify MB |\n|---|---:|---:|---:|")
+seen = []
+for what, n, cmd, mb in rows:
+    if (what, n) not in seen:
+        seen.append((what, n))
+for what, n in seen:
+    mb = {r[2]: r[3] for r in rows if r[0] == what and r[1] == n}
+    print("| %s | %s | %s | %s |" % (what, "{:,}".format(int(n)), mb.get("run", "failed"),
+                                     mb.get("verify", "failed")))
 PY
-    log "wrote the section to $OUT"
-fi
+cat "$T/section"
+python3 "$ROOT/scripts/bench/section.py" online-memory "$T/section" "$OUT" "$BUILD"
+exit 0

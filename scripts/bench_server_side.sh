@@ -70,15 +70,6 @@ for step in embed denormalize; do
 done
 table=$(printf '%s\n' "| step | mode | documents read | seconds | docs/s |" "|---|---|---:|---:|---:|" "${rows[@]}")
 echo "$table"
-python3 - "$OUT" "$table" "$SCALE" <<'EOF'
-import sys, re
-path, table, scale = sys.argv[1], sys.argv[2], sys.argv[3]
-text = open(path).read()
-start, end = "<!-- server-side: begin -->", "<!-- server-side: end -->"
-body = "%s\n(scale %s dump, mongo-java-server, batch size 1000, `make bench-server-side`)\n\n%s\n%s" % (start, scale, table, end)
-if start in text:
-    text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: body, text, flags=re.S)
-else:
-    text = text.rstrip() + "\n\n" + body + "\n"
-open(path, "w").write(text)
-EOF
+printf '(%s, scale %s dump, mongo-java-server, batch size 1000, `make bench-server-side`)\n\n%s\n' \
+    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$SCALE" "$table" >"$T/section"
+python3 "$ROOT/scripts/bench/section.py" server-side "$T/section" "$OUT" "$BUILD"
