@@ -174,6 +174,12 @@ void rm_extract_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_rename_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_bucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_unbucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_denorm_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_summarize_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+/* An inverse that removes the n top-level fields names of in's documents
+ * (step_inverse.c): exact only where no document had them before the
+ * step, which the caller establishes (the online run records it). */
+bson_t *rm_inverse_unset (const rm_nsref_t *in, char *const *names, size_t n);
 /* What the passes functions share (passes_shared.c): the refusal of a step
  * the online mode cannot run (0 passes); whether a field a step writes is
  * _id or under it (its results then do not keep their driver's _id:

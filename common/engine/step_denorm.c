@@ -492,3 +492,14 @@ rm_denorm_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     rm_join_pass_reads (&out[0], s->match);
     return 1;
 }
+
+/* denormalize's inverse (remodel/plan.h): its copied fields removed from
+ * `in`, whatever its filter, match or onMissing left them on. Exact only
+ * where no document of `in` had one of them before the step (a value it
+ * overwrote is not in its results): the online run records that, and
+ * rollback --carry-writes refuses where it did not hold. */
+void
+rm_denorm_inverse (const rm_step_t *s, rm_step_inverse_t *out)
+{
+    out->plan = rm_inverse_unset (&s->u.denorm.in, s->u.denorm.targets, s->u.denorm.n);
+}

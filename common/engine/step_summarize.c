@@ -337,3 +337,15 @@ rm_summarize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     rm_join_pass_reads (&out[0], s->match);
     return 1;
 }
+
+/* summarize's inverse (remodel/plan.h): its computed fields removed from
+ * `into` (the document `as`, or each top-level result). Exact only where
+ * no document of `into` had one of them before the step, as denormalize's
+ * (step_denorm.c). */
+void
+rm_summarize_inverse (const rm_step_t *s, rm_step_inverse_t *out)
+{
+    const rm_summarize_t *m = &s->u.summarize;
+    char *as[1] = {m->as};
+    out->plan = m->as ? rm_inverse_unset (&m->into, as, 1) : rm_inverse_unset (&m->into, m->names, m->n);
+}

@@ -221,12 +221,109 @@ written_before (const rm_plan_t *plan, size_t i, const char *ns)
     return false;
 }
 
+/* The refusal of step s's inverse, which removes field from ns: what
+ * it would lose (said) and how to roll back without carrying. */
+static bool
+not_absent (online_t *on, const rm_step_t *s, const char *field, const char *ns,
+            const char *said, bson_error_t *err)
+{
+    rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step %zu (%s): its inverse removes "
+                  "\"%s\" from %s, which is exact only where no document had it before the "
+                  "run, and %s; nothing renamed: --discard-writes-after-switch rolls back "
+                  "without the writes made after the switch", on->where, on->names.name,
+                  s->index, s->op, field, ns, said);
+    return false;
+}
+
+/* An inverse that removes the fields its step wrote (inv's unset, from
+ * denormalize or summarize) is exact where none of them was there
+ * before: as the run recorded them at its start (online_preflight.c's
+ * <state-db>.before), and in the originals now, where the application
+ * may have written one since (back: under their own names, else their
+ * backups'). */
+static bool
+fields_absent (online_t *on, const rm_step_t *s, const rm_step_t *u, bool back,
+               bson_error_t *err)
+{
+    const rm_fields_t *f = &u->u.fields;
+    bson_t doc, entry;
+    bson_iter_t it, st, e;
+    bool found, ok, have = false, aside = !back;
+    char backup[400];
+    mongoc_collection_t *coll;
+
+    ok = online_state_get (on, "before", on->names.id, &doc, &found,
+                           "reading the fields there before the run", err);
+    if (ok && found && bson_iter_init_find (&it, &doc, "digest") && BSON_ITER_HOLDS_UTF8 (&it) &&
+        !strcmp (bson_iter_utf8 (&it, NULL), on->names.digest) &&
+        bson_iter_init_find (&it, &doc, "steps") && bson_iter_recurse (&it, &st))
+        while (!have && bson_iter_next (&st)) {
+            const uint8_t *data;
+            uint32_t len;
+            if (!BSON_ITER_HOLDS_DOCUMENT (&st))
+                continue;
+            bson_iter_document (&st, &len, &data);
+            have = bson_init_static (&entry, data, len) && bson_iter_init_find (&e, &entry, "step") &&
+                   bson_iter_as_int64 (&e) == (int64_t) s->index;
+        }
+    if (ok && !have)
+        ok = not_absent (on, s, f->paths[0].text, f->in.text, "the run recorded nothing of "
+                         "whether any was (it began before remodel recorded it)", err);
+    if (ok && bson_iter_init_find (&e, &entry, "unknown") && BSON_ITER_HOLDS_UTF8 (&e)) {
+        char *said = bson_strdup_printf ("the run could not tell whether any was: %s",
+                                         bson_iter_utf8 (&e, NULL));
+        ok = not_absent (on, s, f->paths[0].text, f->in.text, said, err);
+        bson_free (said);
+    }
+    if (ok && bson_iter_init_find (&e, &entry, "present") && bson_iter_recurse (&e, &it) &&
+        bson_iter_next (&it) && BSON_ITER_HOLDS_UTF8 (&it))
+        ok = not_absent (on, s, bson_iter_utf8 (&it, NULL), f->in.text, "some had it when the "
+                         "run began", err);
+    bson_destroy (&doc);
+    if (!ok)
+        return false;
+    rm_name_backup (&on->names, f->in.coll, backup, sizeof backup);
+    if (aside && !online_coll_exists (on, f->in.db, backup, &aside, err))
+        return false;
+    coll = online_collection (on, f->in.db, aside ? backup : f->in.coll);
+    for (size_t i = 0; ok && i < f->n; i++) {
+        bson_t *q = BCON_NEW (f->paths[i].text, "{", "$exists", BCON_BOOL (true), "}");
+        bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit",
+                                 BCON_INT64 (1));
+        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (coll, q, opts, NULL);
+        const bson_t *d;
+        bson_error_t why;
+        if (mongoc_cursor_next (cur, &d)) {
+            bson_t sel = BSON_INITIALIZER;
+            char *text, *said;
+            online_id_filter (bson_get_data (d), d->len, &sel);
+            text = bson_as_relaxed_extended_json (&sel, NULL);
+            said = bson_strdup_printf ("the original %s has it now", text);
+            ok = not_absent (on, s, f->paths[i].text, f->in.text, said, err);
+            bson_free (said);
+            bson_free (text);
+            bson_destroy (&sel);
+        } else if (mongoc_cursor_error (cur, &why)) {
+            ok = online_fail (on, err, &why, "reading the originals");
+        }
+        mongoc_cursor_destroy (cur);
+        bson_destroy (opts);
+        bson_destroy (q);
+    }
+    mongoc_collection_destroy (coll);
+    return ok;
+}
+
 bool
 online_carry_check (online_t *on, bool back, bson_error_t *err)
 {
     rm_plan_t inv;
-    bool ok = inverse (on, &inv, err);
-    if (ok)
+    bool planned = inverse (on, &inv, err), ok = planned;
+    /* inv runs the plan's inverses the last step's first. */
+    for (size_t j = 0; ok && j < inv.n; j++)
+        if (inv.steps[j].kind == RM_STEP_UNSET)
+            ok = fields_absent (on, &on->plan.steps[on->plan.n - 1 - j], &inv.steps[j], back, err);
+    if (planned)
         rm_plan_destroy (&inv);
     /* An inverse whose exactness is the data's (an extract's) is checked
      * in the originals: only where no earlier step rewrote its source. */

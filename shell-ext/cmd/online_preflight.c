@@ -124,6 +124,127 @@ written_before (const rm_plan_t *plan, size_t i, const char *ns)
     return false;
 }
 
+/* The fields step s's inverse removes (rm_step_inverse's plan, an unset
+ * of `in`: denormalize's copies, summarize's results), into fields; NULL
+ * when it removes none. Freed by the caller (bson_destroy). */
+static bson_t *
+inverse_removes (const rm_step_t *s, bson_iter_t *in, bson_iter_t *fields)
+{
+    rm_step_inverse_t iv;
+    bson_iter_t it;
+    rm_step_inverse (s, &iv);
+    if (!iv.plan)
+        return NULL;
+    if (bson_iter_init (&it, iv.plan) && bson_iter_find_descendant (&it, "steps.0.unset.in", in) &&
+        BSON_ITER_HOLDS_UTF8 (in) && bson_iter_init (&it, iv.plan) &&
+        bson_iter_find_descendant (&it, "steps.0.unset.fields", &it) &&
+        BSON_ITER_HOLDS_ARRAY (&it) && bson_iter_recurse (&it, fields))
+        return iv.plan;
+    bson_destroy (iv.plan);
+    return NULL;
+}
+
+/* Whether some document of db.coll has field (one read, by the server). */
+static bool
+some_have (online_t *on, const char *db, const char *coll, const char *field, bool *yes,
+           bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    bson_t *q = BCON_NEW (field, "{", "$exists", BCON_BOOL (true), "}");
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit", BCON_INT64 (1));
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+    *yes = mongoc_cursor_next (cur, &doc);
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "looking for the fields an inverse removes");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    bson_destroy (q);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+/* What rollback --carry-writes needs to know of the sources as the plan's
+ * run begins, and can know no later (an in-place run, or the
+ * application's writes, change them): for each step whose inverse
+ * removes the fields it wrote (denormalize, summarize), which of them some
+ * document of its namespace already had, which the removal would lose
+ * (<state-db>.before {_id: plan id, digest, steps: [{step, ns, present:
+ * [field, ...]} or {step, ns, unknown: why}]}, online_carry.c reads it).
+ * Written by the run that begins the plan (or --restart), kept by a
+ * resume. */
+static bool
+record_before (online_t *on, bson_error_t *err)
+{
+    online_record_t r;
+    bson_t doc = BSON_INITIALIZER, steps, *q;
+    mongoc_collection_t *c;
+    bson_t opts = BSON_INITIALIZER;
+    bson_error_t why;
+    size_t n = 0;
+    bool ok = online_plan_read (on, &r, err);
+
+    if (!ok || on->o->dry_run || (r.found && !on->o->restart))
+        return ok;
+    BSON_APPEND_UTF8 (&doc, "_id", on->names.id);
+    BSON_APPEND_UTF8 (&doc, "digest", on->names.digest);
+    BSON_APPEND_ARRAY_BEGIN (&doc, "steps", &steps);
+    for (size_t i = 0; ok && i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        bson_iter_t in, f;
+        bson_t *plan = inverse_removes (s, &in, &f), one, present;
+        const char *ns, *dot;
+        char key[16];
+        const char *k;
+        if (!plan)
+            continue;
+        ns = bson_iter_utf8 (&in, NULL);
+        dot = strchr (ns, '.');
+        bson_uint32_to_string ((uint32_t) n++, &k, key, sizeof key);
+        BSON_APPEND_DOCUMENT_BEGIN (&steps, k, &one);
+        BSON_APPEND_INT64 (&one, "step", (int64_t) s->index);
+        BSON_APPEND_UTF8 (&one, "ns", ns);
+        if (written_before (&on->plan, i, ns)) {
+            /* What the step will read there is an earlier step's. */
+            char *w = bson_strdup_printf ("an earlier step of the plan writes %s", ns);
+            BSON_APPEND_UTF8 (&one, "unknown", w);
+            bson_free (w);
+        } else {
+            char db[128];
+            snprintf (db, sizeof db, "%.*s", dot ? (int) (dot - ns) : 0, ns);
+            BSON_APPEND_ARRAY_BEGIN (&one, "present", &present);
+            for (size_t j = 0; ok && bson_iter_next (&f);) {
+                bool yes = false;
+                ok = dot && some_have (on, db, dot + 1, bson_iter_utf8 (&f, NULL), &yes, err);
+                if (ok && yes) {
+                    bson_uint32_to_string ((uint32_t) j++, &k, key, sizeof key);
+                    BSON_APPEND_UTF8 (&present, k, bson_iter_utf8 (&f, NULL));
+                }
+            }
+            bson_append_array_end (&one, &present);
+        }
+        bson_append_document_end (&steps, &one);
+        bson_destroy (plan);
+    }
+    bson_append_array_end (&doc, &steps);
+    q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+    c = online_collection (on, on->o->state_db, "before");
+    BSON_APPEND_BOOL (&opts, "upsert", true);
+    if (ok && n)
+        ok = mongoc_collection_replace_one (c, q, &doc, &opts, NULL, &why) ||
+             online_fail (on, err, &why, "recording the fields there before the run");
+    else if (ok)
+        ok = mongoc_collection_delete_one (c, q, NULL, NULL, &why) ||
+             online_fail (on, err, &why, "recording the fields there before the run");
+    mongoc_collection_destroy (c);
+    bson_destroy (&opts);
+    bson_destroy (q);
+    bson_destroy (&doc);
+    return ok;
+}
+
 /* Field f of c: asked of the server; when no document has it, the
  * namespace's count and a sample's names for the error. */
 static bool
@@ -209,5 +330,5 @@ online_preflight (online_t *on, bson_error_t *err)
         rm_fieldcheck_destroy (c);
     }
     rm_dump_info_destroy (&info);
-    return ok;
+    return ok && record_before (on, err);
 }
