@@ -15,7 +15,7 @@
 # and values on mongo-java-server, whose replace keeps the stored order).
 # FerretDB 1.x's own update race (an update reads the document, then
 # writes the whole of it: one whose read came before the application's
-# $set puts the field back; docs/online.md) can undo an application
+# $set puts the field back; docs/online-servers.md) can undo an application
 # write before rollback; the judge (which tails the oplog throughout, so
 # it keeps what the 1 MiB drops) lets such a loss pass only where the
 # oplog shows that race, each named on stderr (RI_DEBUG=1, and on a

@@ -9,7 +9,7 @@ Prints each acknowledged value the server lost and "N lost"; exits 1 when
 any was. FerretDB 1.x runs an update as a read of the document, then a
 write of the whole of it (its backends' Query, then UpdateAll), so one
 client's update whose read came before the other's write puts the other's
-field back: it loses some (docs/online.md, "Where it was exercised");
+field back: it loses some (docs/online-servers.md, "How they differ from MongoDB");
 mongo-java-server and MongoDB lose none. It uses the database
 remodel_update_race, dropped first. Run a server with tests/peers/server.sh
 in the same shell command (it stops when that shell exits).

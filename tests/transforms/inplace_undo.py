@@ -30,7 +30,7 @@ rollback after it (tests/cli/test_online_rollback_inplace.sh, issue 35).
       server runs an update as a read of the document, then a write of the
       whole of it, with nothing between, so an update whose read came
       before another's write puts back what that write changed
-      (docs/online.md). Its mark, in OPLOG (tail's): an entry with the
+      (docs/online-servers.md). Its mark, in OPLOG (tail's): an entry with the
       value, and another without it that is an entry from before both
       (or the original) with only remodel's owner_email changed: the
       stale read with remodel's $set applied, which no $set of
