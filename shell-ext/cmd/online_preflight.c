@@ -9,12 +9,32 @@
 #include <string.h>
 
 #include "online_cmd.h"
+#include "remodel/batchstep.h"
 #include "remodel/cli.h"
 #include "remodel/dump.h"
 #include "remodel/fieldcheck.h"
 
 /* Documents read for the names near a missing field. */
 #define NAMES_SAMPLE 200
+/* Documents of each namespace the steps are run over before the first
+ * write, to see the fields a step reads where an earlier one wrote. */
+#define CHAIN_SAMPLE 1000
+
+/* A namespace's sample as the plan's steps so far leave it. */
+typedef struct {
+    char ns[300];
+    bson_t **docs;
+    size_t n, cap;
+} sample_t;
+
+/* The samples of every namespace the plan reads or makes; known false
+ * from the first step the sample could not follow (nothing is said of
+ * what that step writes then, as before: the run's own probes see it). */
+typedef struct {
+    sample_t *s;
+    size_t n;
+    bool *known;
+} chain_t;
 
 /* Whether list (n names) holds name. */
 static bool
@@ -166,30 +186,57 @@ some_have (online_t *on, const char *db, const char *coll, const char *field, bo
     return ok;
 }
 
-/* What rollback --carry-writes needs to know of the sources as the plan's
- * run begins, and can know no later (an in-place run, or the
- * application's writes, change them): for each step whose inverse
- * removes the fields it wrote (denormalize, summarize), which of them some
- * document of its namespace already had, which the removal would lose
- * (<state-db>.before {_id: plan id, digest, steps: [{step, ns, present:
- * [field, ...]} or {step, ns, unknown: why}]}, online_carry.c reads it).
- * Written by the run that begins the plan (or --restart), kept by a
- * resume. */
+/* Whether the run that began the plan was given --allow-missing (its
+ * record of the sources, below): a resume checks as it did. *fresh: no
+ * run of this plan began (or --restart starts it over), so this run
+ * records. */
+static bool
+began_allowing (online_t *on, bool *allow, bool *fresh, bson_error_t *err)
+{
+    online_record_t r;
+    bson_t doc;
+    bson_iter_t it;
+    bool found, ok = online_plan_read (on, &r, err);
+
+    *allow = false;
+    /* A --restart of a plan switched in (or part way) is refused by the
+     * run: what it began with stays recorded for its rollback. */
+    *fresh = ok && (!r.found ||
+                    (on->o->restart && !r.switching && !r.finalized && !r.after_pending));
+    if (!ok || *fresh || strcmp (r.digest, on->names.digest) != 0)
+        return ok;
+    ok = online_state_get (on, "before", on->names.id, &doc, &found,
+                           "reading the run's record of the sources", err);
+    *allow = ok && found && bson_iter_init_find (&it, &doc, "digest") &&
+             BSON_ITER_HOLDS_UTF8 (&it) && !strcmp (bson_iter_utf8 (&it, NULL), on->names.digest) &&
+             bson_iter_init_find (&it, &doc, "allowMissing") && bson_iter_as_bool (&it);
+    bson_destroy (&doc);
+    return ok;
+}
+
+/* What a resume and rollback --carry-writes need to know of the sources
+ * as the plan's run begins, and can know no later (an in-place run, or
+ * the application's writes, change them): whether the run was given
+ * --allow-missing, and for each step whose inverse removes the fields it
+ * wrote (denormalize, summarize), which of them some document of its
+ * namespace already had, which the removal would lose
+ * (<state-db>.before {_id: plan id, digest, allowMissing, steps: [{step,
+ * ns, present: [field, ...]} or {step, ns, unknown: why}]}; online_carry.c
+ * reads the steps). Written by the run that begins the plan (or
+ * --restart), kept by a resume. */
 static bool
 record_before (online_t *on, bson_error_t *err)
 {
-    online_record_t r;
     bson_t doc = BSON_INITIALIZER, steps, *q;
     mongoc_collection_t *c;
     bson_t opts = BSON_INITIALIZER;
     bson_error_t why;
     size_t n = 0;
-    bool ok = online_plan_read (on, &r, err);
+    bool ok = true;
 
-    if (!ok || on->o->dry_run || (r.found && !on->o->restart))
-        return ok;
     BSON_APPEND_UTF8 (&doc, "_id", on->names.id);
     BSON_APPEND_UTF8 (&doc, "digest", on->names.digest);
+    BSON_APPEND_BOOL (&doc, "allowMissing", on->o->allow_missing);
     BSON_APPEND_ARRAY_BEGIN (&doc, "steps", &steps);
     for (size_t i = 0; ok && i < on->plan.n; i++) {
         const rm_step_t *s = &on->plan.steps[i];
@@ -232,11 +279,8 @@ record_before (online_t *on, bson_error_t *err)
     q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
     c = online_collection (on, on->o->state_db, "before");
     BSON_APPEND_BOOL (&opts, "upsert", true);
-    if (ok && n)
+    if (ok)
         ok = mongoc_collection_replace_one (c, q, &doc, &opts, NULL, &why) ||
-             online_fail (on, err, &why, "recording the fields there before the run");
-    else if (ok)
-        ok = mongoc_collection_delete_one (c, q, NULL, NULL, &why) ||
              online_fail (on, err, &why, "recording the fields there before the run");
     mongoc_collection_destroy (c);
     bson_destroy (&opts);
@@ -296,39 +340,274 @@ probe_field (online_t *on, rm_fieldcheck_t *c, size_t f, bson_error_t *err)
     return ok;
 }
 
+static sample_t *
+chain_find (chain_t *c, const char *ns, bool add)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp (c->s[i].ns, ns))
+            return &c->s[i];
+    if (!add)
+        return NULL;
+    c->s = bson_realloc (c->s, (c->n + 1) * sizeof *c->s);
+    memset (&c->s[c->n], 0, sizeof c->s[0]);
+    snprintf (c->s[c->n].ns, sizeof c->s[0].ns, "%s", ns);
+    return &c->s[c->n++];
+}
+
+static void
+sample_clear (sample_t *sm)
+{
+    for (size_t i = 0; i < sm->n; i++)
+        bson_destroy (sm->docs[i]);
+    sm->n = 0;
+}
+
+static void
+sample_add (sample_t *sm, const uint8_t *doc, uint32_t len)
+{
+    if (sm->n == sm->cap) {
+        sm->cap = sm->cap ? sm->cap * 2 : 64;
+        sm->docs = bson_realloc (sm->docs, sm->cap * sizeof *sm->docs);
+    }
+    sm->docs[sm->n++] = bson_new_from_data (doc, len);
+}
+
+static void
+chain_destroy (chain_t *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        sample_clear (&c->s[i]);
+        bson_free (c->s[i].docs);
+    }
+    bson_free (c->s);
+    bson_free (c->known);
+}
+
+/* The first documents of a namespace on the server (none where it is
+ * not there: one an earlier step makes). */
+static bool
+chain_read (online_t *on, const rm_dump_info_t *info, sample_t *sm, bson_error_t *err)
+{
+    const char *dot = strchr (sm->ns, '.');
+    char db[128];
+    mongoc_collection_t *coll;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_t empty = BSON_INITIALIZER, *opts;
+    bson_error_t why;
+    bool ok = true;
+
+    if (!dot || (size_t) (dot - sm->ns) >= sizeof db)
+        return true;
+    snprintf (db, sizeof db, "%.*s", (int) (dot - sm->ns), sm->ns);
+    if (!rm_dump_info_find (info, db, dot + 1))
+        return true;
+    coll = online_collection (on, db, dot + 1);
+    opts = BCON_NEW ("limit", BCON_INT64 (CHAIN_SAMPLE));
+    cur = mongoc_collection_find_with_opts (coll, &empty, opts, NULL);
+    while (mongoc_cursor_next (cur, &doc))
+        sample_add (sm, bson_get_data (doc), doc->len);
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading a sample of the plan's sources");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    mongoc_collection_destroy (coll);
+    return ok;
+}
+
+typedef struct {
+    chain_t *c;
+    sample_t *out;
+    size_t n_out;
+    const char **names;
+} collect_t;
+
+static bool
+collect (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *err)
+{
+    collect_t *k = ctx;
+    for (size_t i = 0; i < k->n_out; i++)
+        if (!strcmp (k->names[i], ns)) {
+            sample_add (&k->out[i], doc, len);
+            break;
+        }
+    return true;
+}
+
+static void
+doc_fails (void *ctx, const bson_error_t *why)
+{
+    (void) ctx;
+    (void) why; /* said by the run, on the whole namespace */
+}
+
+/* Step i run over the samples of its inputs, as the core's engine runs it
+ * over a batch (remodel/batchstep.h): the samples of the namespaces it
+ * writes become what it makes of them. A partner sample holds only some
+ * partners: a join finds fewer matches there than in the data, which is
+ * why a field is also taken as there when some source document has it or
+ * the step is one whose inverse removes it (online_preflight). */
+static void
+chain_step (online_t *on, chain_t *c, size_t i)
+{
+    const rm_step_t *s = &on->plan.steps[i];
+    const rm_nsref_t *in[4], *out[8];
+    size_t n_in = rm_step_inputs (s, in, 4), n_out = rm_step_outputs (s, out, 8);
+    rm_batchstep_t *b = rm_batchstep_new (s, NULL);
+    sample_t made[8];
+    const char *names[8];
+    collect_t k = {c, made, n_out, names};
+    bson_error_t why;
+
+    memset (made, 0, sizeof made);
+    rm_batchstep_lookup (b, online_lookup_rules (on) == 2);
+    rm_batchstep_doc_error (b, doc_fails, NULL);
+    for (size_t j = 0; j < n_in; j++) {
+        sample_t *sm = chain_find (c, in[j]->text, false);
+        for (size_t d = 0; sm && d < sm->n; d++)
+            rm_batchstep_add (b, j, bson_get_data (sm->docs[d]), sm->docs[d]->len);
+    }
+    for (size_t j = 0; j < n_out; j++)
+        names[j] = out[j]->text;
+    c->known[i] = rm_batchstep_run (b, collect, &k, &why);
+    for (size_t j = 0; j < n_out; j++) {
+        sample_t *sm = chain_find (c, out[j]->text, true);
+        if (c->known[i]) {
+            sample_clear (sm);
+            bson_free (sm->docs);
+            sm->docs = made[j].docs;
+            sm->n = made[j].n;
+            sm->cap = made[j].cap;
+        } else {
+            sample_clear (&made[j]);
+            bson_free (made[j].docs);
+        }
+    }
+    rm_batchstep_destroy (b);
+}
+
+/* Whether the top-level name of path is name (len bytes). */
+static bool
+same_top (const char *path, const char *name, size_t len)
+{
+    return strcspn (path, ".") == len && !strncmp (path, name, len);
+}
+
+/* Whether step i's field path (in ns) is one an earlier step that writes
+ * ns writes into every document, as its inverse shows: the fields an
+ * unset removes (denormalize's, summarize's), the array an extract takes
+ * apart (embed's `as`). Those a sample can miss: a join there finds only
+ * the partners the sample holds. */
+static bool
+written_by_earlier (const rm_plan_t *plan, size_t i, const char *ns, const char *path)
+{
+    for (size_t k = 0; k < i; k++) {
+        bson_iter_t in, f, it;
+        rm_step_inverse_t iv;
+        bson_t *inv = inverse_removes (&plan->steps[k], &in, &f);
+        bool yes = false;
+        if (inv && !strcmp (bson_iter_utf8 (&in, NULL), ns))
+            while (!yes && bson_iter_next (&f))
+                yes = BSON_ITER_HOLDS_UTF8 (&f) &&
+                      same_top (path, bson_iter_utf8 (&f, NULL), strlen (bson_iter_utf8 (&f, NULL)));
+        if (inv)
+            bson_destroy (inv);
+        rm_step_inverse (&plan->steps[k], &iv);
+        if (!yes && iv.plan && bson_iter_init (&it, iv.plan) &&
+            bson_iter_find_descendant (&it, "steps.0.extract.from", &in) &&
+            BSON_ITER_HOLDS_UTF8 (&in) && !strcmp (bson_iter_utf8 (&in, NULL), ns) &&
+            bson_iter_init (&it, iv.plan) &&
+            bson_iter_find_descendant (&it, "steps.0.extract.path", &f) && BSON_ITER_HOLDS_UTF8 (&f))
+            yes = same_top (path, bson_iter_utf8 (&f, NULL), strlen (bson_iter_utf8 (&f, NULL)));
+        if (iv.plan)
+            bson_destroy (iv.plan);
+        if (yes)
+            return true;
+    }
+    return false;
+}
+
+/* Whether every earlier step that writes ns was followed on the samples. */
+static bool
+chain_known (const chain_t *c, const rm_plan_t *plan, size_t i, const char *ns)
+{
+    for (size_t k = 0; k < i; k++) {
+        const rm_nsref_t *out[8];
+        size_t n = rm_step_outputs (&plan->steps[k], out, 8);
+        for (size_t j = 0; j < n; j++)
+            if (!strcmp (out[j]->text, ns) && !c->known[k])
+                return false;
+    }
+    return true;
+}
+
 bool
 online_preflight (online_t *on, bson_error_t *err)
 {
     rm_dump_info_t info;
-    bool ok;
+    chain_t chain = {0};
+    bool ok, follow = false, allow, fresh;
 
+    if (!began_allowing (on, &allow, &fresh, err))
+        return false;
+    allow |= on->o->allow_missing;
     rm_dump_info_init (&info);
     ok = server_namespaces (on, &info, err);
     if (ok && !rm_plan_check_against (&on->plan, &info, err)) {
         rm_error_prefix (err, "%s: %s", on->where, on->o->plan_path);
         ok = false;
     }
+    /* The steps followed on samples only where one reads what an earlier
+     * one wrote. */
+    for (size_t i = 0; i < on->plan.n && !follow; i++) {
+        const rm_nsref_t *in[4];
+        size_t n = rm_step_inputs (&on->plan.steps[i], in, 4);
+        for (size_t j = 0; j < n; j++)
+            follow |= written_before (&on->plan, i, in[j]->text);
+    }
+    chain.known = bson_malloc0 ((on->plan.n + 1) * sizeof *chain.known);
     for (size_t i = 0; ok && i < on->plan.n; i++) {
         const rm_step_t *s = &on->plan.steps[i];
-        rm_fieldcheck_t *c = rm_fieldcheck_new (s, on->o->allow_missing);
+        rm_fieldcheck_t *c = rm_fieldcheck_new (s, allow);
+        const rm_nsref_t *in[4];
+        size_t n_in = follow ? rm_step_inputs (s, in, 4) : 0;
+        for (size_t j = 0; ok && j < n_in; j++)
+            if (!chain_find (&chain, in[j]->text, false))
+                ok = chain_read (on, &info, chain_find (&chain, in[j]->text, true), err);
         for (size_t f = 0; ok && f < rm_fieldcheck_count (c); f++) {
             const char *ns = rm_fieldcheck_ns (c, f), *dot = strchr (ns, '.');
             char db[128];
-            /* Made or changed by an earlier step: seen as the step will
-             * see it only once that step has run. */
-            if (!dot || written_before (&on->plan, i, ns) || (size_t) (dot - ns) >= sizeof db)
+            sample_t *sm;
+            if (!dot || (size_t) (dot - ns) >= sizeof db)
                 continue;
             memcpy (db, ns, (size_t) (dot - ns));
             db[dot - ns] = '\0';
-            if (rm_dump_info_find (&info, db, dot + 1))
-                ok = probe_field (on, c, f, err);
+            /* One an earlier step makes is seen only as it runs. */
+            if (!rm_dump_info_find (&info, db, dot + 1))
+                continue;
+            if (written_before (&on->plan, i, ns)) {
+                /* Changed by an earlier step: seen as the steps before it
+                 * leave a sample of it, in its source, or written by one
+                 * of them. */
+                if (!chain_known (&chain, &on->plan, i, ns))
+                    continue;
+                if (written_by_earlier (&on->plan, i, ns, rm_fieldcheck_path (c, f)))
+                    rm_fieldcheck_seen (c, f);
+                sm = chain_find (&chain, ns, false);
+                for (size_t d = 0; sm && d < sm->n; d++)
+                    rm_fieldcheck_doc (c, f, bson_get_data (sm->docs[d]), sm->docs[d]->len);
+            }
+            ok = probe_field (on, c, f, err);
         }
         if (ok && !rm_fieldcheck_result (c, err)) {
             rm_error_prefix (err, "%s: %s", on->where, on->o->plan_path);
             ok = false;
         }
         rm_fieldcheck_destroy (c);
+        if (ok && follow)
+            chain_step (on, &chain, i);
     }
+    chain_destroy (&chain);
     rm_dump_info_destroy (&info);
-    return ok && record_before (on, err);
+    return ok && (!fresh || on->o->dry_run || record_before (on, err));
 }

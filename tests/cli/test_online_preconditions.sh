@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Every precondition of every step before the first write (issue 49, item
+# 3), on FerretDB and mongo-java-server: a plan of five steps whose later
+# steps read what earlier ones wrote (a set on crm.people, a rename and a
+# set on crm.tasks, a denormalize into crm.tasks, a summarize of crm.tasks
+# into crm.people). The fields a step reads where an earlier step wrote
+# are checked as `remodel run` checks them, on a sample the earlier steps
+# are run over (the core's engine, as the run does), before anything is
+# written: a misspelt accumulator path at step 5 ({"$sum": "$totl"}), a
+# misspelt denormalize source at step 4 (crm.people set by step 1), each
+# refused with the offline tool's words, nothing written (no result, no
+# record of the plan). The plan spelt right runs (its step 5 reading the
+# renamed field and the copied one, its step 6 the computed one). A
+# partner collection that is not there is refused before anything too.
+# --allow-missing is recorded with the run: its resume without the flag
+# checks as the run began.
+# CP_KINDS: the servers (default "ferretdb java").
+#   REMODEL=build/remodel bash tests/cli/test_online_preconditions.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+[ -n "${REMODEL_TEST_URI:-}" ] && { pass "preconditions: external deployments are not started here (skipped)"; exit 0; }
+trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+mkdir -p "$T/plans"
+# plan NAME DENORM_SOURCE SUMMARY_FIELDS [FROM]: the five steps (and a
+# sixth reading step 5's result).
+plan() {
+    cat >"$T/plans/$1.json" <<EOF
+{"remodel": 1, "steps": [
+  {"set": {"in": "crm.people", "fields": {"v": 2}}},
+  {"rename": {"in": "crm.tasks", "fields": {"title": "label"}}},
+  {"set": {"in": "crm.tasks", "fields": {"w": 1}}},
+  {"denormalize": {"in": "crm.tasks", "from": "crm.people", "localField": "owner",
+                   "fields": {"owner_name": "$2"}}},
+  {"summarize": {"into": "crm.people", "from": "${4:-crm.tasks}", "localField": "_id",
+                 "foreignField": "owner", "fields": $3}},
+  {"set": {"in": "crm.people", "fields": {"t2": "\$total"}, "filter": {"total": {"\$gt": 0}}}}]}
+EOF
+}
+plan good name '{"total": {"$sum": "$amount"}, "last": {"$max": "$label"}, "who": {"$max": "$owner_name"}}'
+plan acc name '{"total": {"$sum": "$totl"}}'
+plan src nme '{"total": {"$sum": "$amount"}}'
+plan partner name '{"total": {"$sum": "$amount"}}' crm.taks
+# A field no document has yet, meant: run with --allow-missing.
+cat >"$T/plans/bonus.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"summarize": {"into": "crm.people", "from": "crm.tasks", "localField": "_id",
+                 "foreignField": "owner", "fields": {"bonus": {"$sum": "$bonus"}}}}]}
+EOF
+# What is on the server besides the sources: crm's collections, the
+# plans recorded.
+written() { py 'print(sorted(c.crm.list_collection_names()), c.remodel.plans.count_documents({}) if "remodel" in c.list_database_names() else 0)'; }
+
+for kind in ${CP_KINDS:-ferretdb java}; do
+    online_start "$kind" "$T/srv-$kind" || continue
+    py 'c.crm.people.insert_many([{"_id": i, "name": "p%d" % i, "city": "x"} for i in range(50)])
+c.crm.tasks.insert_many([{"_id": 1000 + i, "owner": i % 50, "amount": i, "title": "t%d" % i} for i in range(300)])'
+    online run acc -q
+    expect_eq "$kind: step 5's misspelt accumulator path, read where steps 2-4 wrote: refused (exit 1) before anything is written" \
+        "$rc:$(grep -c -F 'step 5 (summarize): fields "totl" is in none of the 300 documents of crm.tasks' "$T/err"):$(written)" \
+        "1:1:['people', 'tasks'] 0"
+    online run src -q
+    expect_eq "$kind: step 4's misspelt denormalize source, read where step 1 wrote: refused (exit 1) with the offline words, nothing written" \
+        "$rc:$(grep -c -F 'step 4 (denormalize): fields "nme" is in none of the 50 documents of crm.people; did you mean "name"?' "$T/err"):$(written)" \
+        "1:1:['people', 'tasks'] 0"
+    online run partner -q
+    expect_eq "$kind: step 5's partner collection not there: refused (exit 2) before anything is written" \
+        "$rc:$(grep -c "crm.taks" "$T/err"):$(written)" "2:1:['people', 'tasks'] 0"
+    online run good -q --create-indexes
+    expect_eq "$kind: the plan spelt right runs (exit 0): step 5 reads the renamed and the copied fields" \
+        "$rc:$(cat "$T/err"):$(py 'p = c.crm[[n for n in c.crm.list_collection_names() if n.endswith("_6")][0]].find_one({"_id": 3})
+print(p["total"], p["last"], p["who"], p["t2"])')" \
+        "0::768 t53 p3 768"
+    # --allow-missing is remembered with the run: a resume without it checks as the run did
+    online run bonus -q --allow-missing --create-indexes
+    first=$rc
+    online run bonus -q
+    expect_eq "$kind: a run given --allow-missing, resumed without it: goes on as it began (exit 0, 0)" \
+        "$first:$rc:$(cat "$T/err")" "0:0:"
+    "$SERVER" stop "$T/srv-$kind" >/dev/null 2>&1
+done
