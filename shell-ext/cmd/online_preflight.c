@@ -186,12 +186,14 @@ some_have (online_t *on, const char *db, const char *coll, const char *field, bo
     return ok;
 }
 
-/* Whether the run that began the plan was given --allow-missing (its
- * record of the sources, below): a resume checks as it did. *fresh: no
- * run of this plan began (or --restart starts it over), so this run
- * records. */
+/* The choices that shape a run, as the run that began the plan made
+ * them, for a resume: --allow-missing (its record of the sources, below)
+ * checks as it did; the $lookup rules it joined by (the plan's record)
+ * join the rest, and a --server-version whose rules differ is refused,
+ * naming them (results of two rules would be mixed). *fresh: no run of
+ * this plan began (or --restart starts it over), so this run records. */
 static bool
-began_allowing (online_t *on, bool *allow, bool *fresh, bson_error_t *err)
+resumed_choices (online_t *on, bool *allow, bool *fresh, bson_error_t *err)
 {
     online_record_t r;
     bson_t doc;
@@ -203,8 +205,18 @@ began_allowing (online_t *on, bool *allow, bool *fresh, bson_error_t *err)
      * run: what it began with stays recorded for its rollback. */
     *fresh = ok && (!r.found ||
                     (on->o->restart && !r.switching && !r.finalized && !r.after_pending));
-    if (!ok || *fresh || strcmp (r.digest, on->names.digest) != 0)
+    if (!ok || *fresh || on->o->restart || strcmp (r.digest, on->names.digest) != 0)
         return ok;
+    if (r.lookup_rules && on->o->server_version_given &&
+        (rm_compile_lookup_since_36681 (on->o->server_version) ? 2 : 1) != r.lookup_rules) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s: its run began joining by $lookup's rules of "
+                      "MongoDB %s (recorded): --server-version contradicts them; leave it out "
+                      "(the recorded rules are used), or --restart", on->names.name,
+                      r.lookup_rules == 2 ? "9.0" : "5.0-8.x");
+        return false;
+    }
+    if (r.lookup_rules)
+        on->lookup_rules = r.lookup_rules;
     ok = online_state_get (on, "before", on->names.id, &doc, &found,
                            "reading the run's record of the sources", err);
     *allow = ok && found && bson_iter_init_find (&it, &doc, "digest") &&
@@ -548,7 +560,7 @@ online_preflight (online_t *on, bson_error_t *err)
     chain_t chain = {0};
     bool ok, follow = false, allow, fresh;
 
-    if (!began_allowing (on, &allow, &fresh, err))
+    if (!resumed_choices (on, &allow, &fresh, err))
         return false;
     allow |= on->o->allow_missing;
     rm_dump_info_init (&info);

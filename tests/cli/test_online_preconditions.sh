@@ -13,7 +13,8 @@
 # renamed field and the copied one, its step 6 the computed one). A
 # partner collection that is not there is refused before anything too.
 # --allow-missing is recorded with the run: its resume without the flag
-# checks as the run began.
+# checks as the run began; a resume with a --server-version whose $lookup
+# rules differ from those the run began with is refused, naming them.
 # CP_KINDS: the servers (default "ferretdb java").
 #   REMODEL=build/remodel bash tests/cli/test_online_preconditions.sh
 . "$(dirname "$0")/lib.sh"
@@ -76,5 +77,12 @@ print(p["total"], p["last"], p["who"], p["t2"])')" \
     online run bonus -q
     expect_eq "$kind: a run given --allow-missing, resumed without it: goes on as it began (exit 0, 0)" \
         "$first:$rc:$(cat "$T/err")" "0:0:"
+    # the $lookup rules the run began with: a --server-version of other rules is refused, naming them
+    rules() { py 'print(c.remodel.plans.find_one({"_id": sys.argv[2]}).get("lookupRules"))' "$(pid bonus)"; }
+    before=$(rules)
+    online run bonus -q --allow-missing --server-version "$([ "$before" = 9.0 ] && echo 8.0 || echo 9.0)"
+    expect_eq "$kind: ... resumed with a --server-version of other \$lookup rules: refused (exit 2), naming the recorded ones, the record kept" \
+        "$rc:$(grep -c -F "its run began joining by \$lookup's rules of MongoDB $before (recorded): --server-version contradicts them" "$T/err"):$(rules)" \
+        "2:1:$before"
     "$SERVER" stop "$T/srv-$kind" >/dev/null 2>&1
 done
