@@ -9,6 +9,28 @@
 #include "online_changes.h"
 #include "online_identity.h"
 
+/* online_commands.c: the commands as a table, which main dispatches by
+ * (docs/HACKING.md). A row: the command's name; its function (the exit
+ * status it returns, err set for main to print: 0, 1); its transition in
+ * the plan's life (online_life.c: the states it begins in), checked once
+ * at its top; whether it holds the plan's lease, takes --dry-run, stops
+ * cleanly on SIGINT and SIGTERM (signal handlers installed), takes the
+ * mode the plan's run recorded (online_plan_mode), and the flags it sets
+ * in online_opts_t (switching, starts); on_stop: what its stopped line
+ * tells to do next; said: its line once done (pause, resume, throttle,
+ * unthrottle, set). */
+typedef struct online_cmd online_cmd_t;
+struct online_cmd {
+    const char *name;
+    int (*fn) (online_t *on, const online_cmd_t *c, bson_error_t *err);
+    online_do_t life;
+    bool lease, dry_run, signals, mode, switching, starts;
+    const char *on_stop;
+    const char *said;
+};
+/* The row named name; NULL when none. */
+const online_cmd_t *online_cmd_find (const char *name);
+
 /* online_status.c: remodel online status. The rows it printed, -1. */
 int online_status (online_t *on, bson_error_t *err);
 /* online_status_json.c: status --json (0, -1); its partitions, from the

@@ -272,177 +272,226 @@ take_from_follow (online_t *on, bson_error_t *err)
     return true;
 }
 
+/* One finalize's state, from its checks to its switch. */
+typedef struct {
+    online_record_t r;
+    online_cutover_t cut;
+    bool follows, ahead, blocked, switched;
+    int64_t told;           /* --writes-stopped: the window began when finalize was told so */
+    size_t n_sums;
+    sums_t *sums;
+} fin_t;
+
+/* The flags finalize refuses before it reads anything. */
+static bool
+finalize_flags (online_t *on, bson_error_t *err)
+{
+    if (on->o->in_place) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: its documents are already the "
+                      "new design; nothing to finalize (rollback undoes it)", on->names.name);
+        return false;
+    }
+    if (on->o->writes_stopped && on->o->block_writes) {
+        rm_error_set (err, RM_ERR_USAGE, "--writes-stopped and --block-writes: one or the other "
+                      "(the first says the application's writes stopped, the second stops them)");
+        return false;
+    }
+    return true;
+}
+
+/* Before the writes stop: sources no other plan switched, their indexes
+ * on the results, the renames probed unless a prepare did it lately;
+ * what the window will hold, said before it (--block-writes) or as it
+ * begins (--writes-stopped); an estimate over the bound refused, nothing
+ * done, the writes not blocked. */
+static bool
+before_window (online_t *on, fin_t *f, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    size_t renames = 0;
+    bool ok = online_cutover_read (on, &f->cut, err);
+    if (ok && !f->r.switching)
+        ok = online_switch_ready (on, err) &&
+             (f->cut.fresh || online_switch_probe (on, &f->cut.rename_ms, &renames, err));
+    if (ok && !f->r.switching && !f->cut.fresh) {
+        f->cut.renames = (int64_t) renames;
+        f->cut.drain_ms = -1;
+        f->cut.point_ms = 0;
+    }
+    if (ok)
+        online_blocked_plan (on, &f->r, f->follows, f->ahead);
+    if (ok && !f->r.switching && f->cut.fresh && !o->quiet) {
+        char est[400];
+        online_cutover_describe (&f->cut, est, sizeof est);
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: the window, estimated by the "
+                     "prepare: %s; --max-window %.1f s", est, (double) o->max_window_ms / 1000.0);
+    }
+    if (ok && !f->r.switching && f->cut.fresh)
+        ok = online_cutover_fits (on, &f->cut, o->block_writes ? online_mono_ms () : f->told,
+                                  online_cutover_total (&f->cut), "the checks took", err);
+    return ok;
+}
+
+/* The writes stopped, a switch not begun: the originals' checksums, then
+ * a last sync, then a verify that must find nothing (after the renames
+ * the originals are checked against those checksums); the window so far
+ * and the switch still to come within --max-window. */
+static bool
+drain_and_verify (online_t *on, fin_t *f, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    int64_t differ = 0, t0 = online_mono_ms ();
+    bool ok;
+    online_cutover_phase (on, "draining the change log (a sync of every write since the "
+                          "last point)", f->cut.drain_ms);
+    ok = (f->follows || checksum_sources (on, f->sums, &f->n_sums, err)) &&
+         online_apply (on, ONLINE_SYNC, err) >= 0;
+    /* A verify of a sample of each step's results, where the change log
+     * drained into them (the rest of what changed was just recomputed by
+     * that sync), unless one was verified before the writes stopped
+     * (online_sample.c); every result with --full-verify or without a log. */
+    on->verify_sample = f->follows ? (o->sample > 0 ? o->sample : ONLINE_FINALIZE_SAMPLE) : 0;
+    /* Without a log the verify reads every result whole: the switch's
+     * mark takes their digests from that read. */
+    if (!f->follows)
+        online_blocked_fold_begin (on);
+    if (ok && !f->ahead && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
+        if (differ > 0)
+            rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
+                          "%lld results that differ (are the application's writes "
+                          "stopped?); nothing renamed", on->where, on->names.name,
+                          (long long) differ);
+        ok = false;
+    }
+    on->verify_sample = 0;
+    if (ok && f->follows && !o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: drained the change log%s in "
+                     "%.1f s", f->ahead ? "" : " and verified",
+                     (double) (online_mono_ms () - t0) / 1000.0);
+    if (ok)
+        pause_before_switch ();
+    return ok && online_cutover_fits (on, &f->cut, on->window_t0,
+                                      online_cutover_switch_ms (&f->cut),
+                                      f->follows ? "the drain took" : "the checks took", err);
+}
+
+/* What rollback tells the application's writes to the switched-in
+ * collections by, taken before the first rename (a write to a namespace
+ * switched in while the next one is renamed comes after it) and written
+ * with the switch's journal (online_after.c). */
+static bool
+mark_switch (online_t *on, bool follows, bson_t *mark, bson_error_t *err)
+{
+    online_after_t *a = bson_malloc0 (sizeof *a);
+    bool ok = online_after_mark (on, follows, a, err);
+    if (ok)
+        online_after_append (a, mark);
+    online_after_destroy (a);
+    bson_free (a);
+    return ok;
+}
+
+/* The switch, where all before it went well (ok), the writes still
+ * stopped: the renames, confirmed from the log (nothing written to a
+ * source after the drain); then, either way, what served the syncs
+ * dropped, the writes let go, the lease released; *n the namespaces
+ * switched. */
+static bool
+switch_in (online_t *on, fin_t *f, bool ok, const bson_t *mark, size_t *n, bson_error_t *err)
+{
+    if (ok) {
+        online_cutover_phase (on, "switching the collections",
+                              f->cut.renames * f->cut.rename_ms);
+        ok = f->switched = online_switch_forward (on, mark, n, err);
+    }
+    if (ok && f->follows) {
+        online_cutover_phase (on, "confirming from the change log", f->cut.point_ms);
+        ok = confirm_from_log (on, err);
+    }
+    /* The key map and the journal served the syncs; nothing reads them
+     * after the switch. */
+    if (f->switched) {
+        bson_error_t why;
+        online_keys_drop_plan (on, &why);
+        online_made_drop (on, true, &why);
+    }
+    if (f->blocked)
+        block_writes (on, false, err);
+    online_blocked_close (on, f->switched);
+    online_lease_drop (on);
+    return ok;
+}
+
+/* With the writes stopped (or blocked here): drained, verified, marked,
+ * switched; then what a rename raced (beside the results, not in them)
+ * and the originals' checksums checked. */
+static bool
+cut_over (online_t *on, fin_t *f, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    bson_t mark = BSON_INITIALIZER;
+    size_t n = 0;
+    bool ok = before_window (on, f, err);
+    if (ok && o->block_writes)
+        ok = f->blocked = block_writes (on, true, err);
+    if (ok)
+        online_blocked_open (on, f->blocked ? online_mono_ms () : f->told);
+    /* Begun: the journal's switch completed, with no sync (the one before
+     * the journal was written passed). */
+    if (ok && !f->r.switching)
+        ok = drain_and_verify (on, f, err) && mark_switch (on, f->follows, &mark, err);
+    ok = switch_in (on, f, ok, &mark, &n, err);
+    ok = ok && online_raced_check (on, err) &&
+         (f->follows || check_backups (on, f->sums, f->n_sums, err));
+    if (f->switched && !o->quiet)
+        rm_cli_line (stderr, "", "\n",
+                     "remodel: plan %s finalized: %zu collection(s) switched; the originals are "
+                     "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
+                     on->names.name, n, on->names.id);
+    online_blocked_fold_end (on);
+    bson_destroy (&mark);
+    return ok;
+}
+
 bool
 online_finalize (online_t *on, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
     static sums_t sums[64];
-    size_t n = 0, n_sums = 0;
-    int64_t differ;
-    online_record_t r;
+    fin_t f = {.cut = {.drain_ms = -1}, .told = online_mono_ms (), .sums = sums};
     online_capture_t point;
-    bson_t mark = BSON_INITIALIZER;
-    bool ok, blocked = false, switched = false, follows = false, ahead = false;
-    size_t renames = 0;
-    online_cutover_t cut = {.drain_ms = -1};
     /* Neither flag: the cut-over prepared, with the writes running. */
-    bool prepare = !o->writes_stopped && !o->block_writes;
-    /* --writes-stopped: the window began when finalize was told so. */
-    int64_t told = online_mono_ms ();
+    bool ok, prepare = !o->writes_stopped && !o->block_writes;
 
-    if (o->in_place) {
-        rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: its documents are already the "
-                      "new design; nothing to finalize (rollback undoes it)", on->names.name);
-        return false;
-    }
-    if (o->writes_stopped && o->block_writes) {
-        rm_error_set (err, RM_ERR_USAGE, "--writes-stopped and --block-writes: one or the other "
-                      "(the first says the application's writes stopped, the second stops them)");
-        return false;
-    }
     /* Only a finished run's results are switched (online_complete.c),
      * refused before anything is written. The lease for the whole of it:
      * no rollback, run or sync between the last sync and the switch; a
      * follow holding it hands it over. */
-    if (!online_plan_check (on, err) || !online_run_complete (on, err) ||
+    if (!finalize_flags (on, err) ||
+        !online_life_check (on, prepare ? ONLINE_DO_PREPARE : ONLINE_DO_FINALIZE, err) ||
         !take_from_follow (on, err))
         return false;
     online_capture_init (&point);
-    ok = online_plan_read (on, &r, err) && online_follow_point (on, &point, &follows, err);
+    ok = online_plan_read (on, &f.r, err) && online_follow_point (on, &point, &f.follows, err);
+    online_capture_destroy (&point);
     /* With a change log the cut-over reads what changed, not everything. */
-    follows &= !o->full_verify;
-    if (ok && r.finalized && !r.switching) {
-        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->names.name);
-        ok = false;
-    }
-    if (ok && r.switching && prepare) {
-        rm_error_set (err, RM_ERR_USAGE, "plan %s: a switch is under way (an earlier finalize "
-                      "was stopped in it): finalize --writes-stopped completes it",
-                      on->names.name);
-        ok = false;
-    }
-    ahead = ok && !r.switching && follows && o->sample == 0 && sampled_ahead (on, err);
+    f.follows &= !o->full_verify;
+    f.ahead = ok && !f.r.switching && f.follows && o->sample == 0 && sampled_ahead (on, err);
     /* Neither flag: all that does not need the writes stopped, measured
      * (online_cutover.c). */
     if (ok && prepare) {
-        ok = online_cutover_prepare (on, follows, ahead, err);
-        online_capture_destroy (&point);
+        ok = online_cutover_prepare (on, f.follows, f.ahead, err);
         online_lease_drop (on);
         return ok;
     }
-    /* Sources no other plan switched; their indexes on the results; the
-     * renames probed, unless a prepare did it lately. */
-    ok = ok && online_cutover_read (on, &cut, err);
-    if (ok && !r.switching)
-        ok = online_switch_ready (on, err) &&
-             (cut.fresh || online_switch_probe (on, &cut.rename_ms, &renames, err));
-    if (ok && !r.switching && !cut.fresh) {
-        cut.renames = (int64_t) renames;
-        cut.drain_ms = -1;
-        cut.point_ms = 0;
+    if (!ok) {
+        /* As before: nothing blocked, nothing switched; the lease goes. */
+        online_blocked_close (on, false);
+        online_lease_drop (on);
+        online_blocked_fold_end (on);
+        return false;
     }
-    /* What the window will hold, said before it (--block-writes) or as
-     * it begins (--writes-stopped). */
-    if (ok)
-        online_blocked_plan (on, &r, follows, ahead);
-    if (ok && !r.switching && cut.fresh && !o->quiet) {
-        char est[400];
-        online_cutover_describe (&cut, est, sizeof est);
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the window, estimated by the "
-                     "prepare: %s; --max-window %.1f s", est, (double) o->max_window_ms / 1000.0);
-    }
-    /* An estimate over the bound: nothing done, the writes not blocked. */
-    if (ok && !r.switching && cut.fresh)
-        ok = online_cutover_fits (on, &cut, o->block_writes ? online_mono_ms () : told,
-                                  online_cutover_total (&cut), "the checks took", err);
-    if (ok && o->block_writes)
-        ok = blocked = block_writes (on, true, err);
-    if (ok)
-        online_blocked_open (on, blocked ? online_mono_ms () : told);
-    /* Not begun: the originals' checksums, then a last sync, then a verify
-     * that must find nothing; after the renames the originals are checked
-     * against those checksums. Begun: the journal's switch completed. */
-    if (ok && !r.switching) {
-        int64_t t0 = online_mono_ms ();
-        online_cutover_phase (on, "draining the change log (a sync of every write since the "
-                              "last point)", cut.drain_ms);
-        ok = (follows || checksum_sources (on, sums, &n_sums, err)) &&
-             online_apply (on, ONLINE_SYNC, err) >= 0;
-        /* A verify of a sample of each step's results, where the change
-         * log drained into them (the rest of what changed was just
-         * recomputed by that sync), unless one was verified before the
-         * writes stopped (online_sample.c); every result with
-         * --full-verify or without a log. */
-        on->verify_sample = follows ? (o->sample > 0 ? o->sample : ONLINE_FINALIZE_SAMPLE) : 0;
-        differ = 0;
-        /* Without a log the verify reads every result whole: the
-         * switch's mark takes their digests from that read. */
-        if (!follows)
-            online_blocked_fold_begin (on);
-        if (ok && !ahead && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
-            if (differ > 0)
-                rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
-                              "%lld results that differ (are the application's writes "
-                              "stopped?); nothing renamed", on->where, on->names.name,
-                              (long long) differ);
-            ok = false;
-        }
-        on->verify_sample = 0;
-        if (ok && follows && !o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: finalize: drained the change log%s in "
-                         "%.1f s", ahead ? "" : " and verified",
-                         (double) (online_mono_ms () - t0) / 1000.0);
-        if (ok)
-            pause_before_switch ();
-        /* Before the first rename: the window so far, and the switch and
-         * confirmation still to come, within --max-window. */
-        ok = ok && online_cutover_fits (on, &cut, on->window_t0, online_cutover_switch_ms (&cut),
-                                        follows ? "the drain took" : "the checks took", err);
-    }
-    /* What rollback tells the application's writes to the switched-in
-     * collections by, taken before the first rename (a write to a
-     * namespace switched in while the next one is renamed comes after
-     * it) and written with the switch's journal (online_after.c). */
-    if (ok && !r.switching) {
-        online_after_t *a = bson_malloc0 (sizeof *a);
-        ok = online_after_mark (on, follows, a, err);
-        if (ok)
-            online_after_append (a, &mark);
-        online_after_destroy (a);
-        bson_free (a);
-    }
-    if (ok)
-        online_cutover_phase (on, "switching the collections", cut.renames * cut.rename_ms);
-    ok = ok && online_switch_forward (on, &mark, &n, err);
-    switched = ok;
-    /* Confirmed from the log, while writes are still blocked: nothing
-     * written to a source after the drain. */
-    if (ok && follows) {
-        online_cutover_phase (on, "confirming from the change log", cut.point_ms);
-        ok = confirm_from_log (on, err);
-    }
-    /* The key map and the journal served the syncs; nothing reads them
-     * after the switch. */
-    if (switched) {
-        bson_error_t why;
-        online_keys_drop_plan (on, &why);
-        online_made_drop (on, true, &why);
-    }
-    if (blocked)
-        block_writes (on, false, err);
-    online_blocked_close (on, switched);
-    online_lease_drop (on);
-    /* Writes a rename raced are beside the results, not in them. */
-    ok = ok && online_raced_check (on, err) && (follows || check_backups (on, sums, n_sums, err));
-    if (switched && !o->quiet)
-        rm_cli_line (stderr, "", "\n",
-                     "remodel: plan %s finalized: %zu collection(s) switched; the originals are "
-                     "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
-                     on->names.name, n, on->names.id);
-    online_capture_destroy (&point);
-    online_blocked_fold_end (on);
-    bson_destroy (&mark);
-    return ok;
+    return cut_over (on, &f, err);
 }
 
 /* Whether every version of a document remodel read (the backup's "read")
@@ -508,6 +557,196 @@ as_written (const bson_t *bd, const bson_t *now)
            (int64_t) online_fields_digest (bson_get_data (now), now->len) == bson_iter_as_int64 (&it);
 }
 
+/* One step's in-place rollback: the step, its first input, its backups'
+ * collection (name, b) and the input's (c), and what became of its
+ * documents. */
+typedef struct {
+    const rm_step_t *s;
+    const rm_nsref_t *in;
+    char bname[400];
+    mongoc_collection_t *b, *c;
+    int64_t restored, kept, forced, forgotten;
+} rb_step_t;
+
+/* The document with _id q now, against its backup bd (its original, data
+ * and len): *same once it is the original (already, or restored here),
+ * *drop when its backup goes with it not restored (--force over a
+ * deletion); *gone when the document is no more; held: what the
+ * application wrote where remodel did (online_undo.c). */
+static bool
+restore_doc (online_t *on, rb_step_t *st, const bson_t *bd, const bson_t *q, const uint8_t *data,
+             uint32_t len, bool *same, bool *drop, bool *gone, char *held, size_t cap,
+             bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    mongoc_cursor_t *cc = mongoc_collection_find_with_opts (st->c, q, NULL, NULL);
+    const bson_t *now = NULL;
+    online_undo_t undo = ONLINE_UNDO_UNKNOWN;
+    bson_t usel = BSON_INITIALIZER, upd = BSON_INITIALIZER, reply = BSON_INITIALIZER;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = true, ours = false;
+
+    *same = *drop = false;
+    if (mongoc_cursor_next (cc, &now))
+        undo = online_undo_plan (bd, data, len, now, &usel, &upd, held, cap);
+    if (now && (undo == ONLINE_UNDO_DONE ||
+                (now->len == len && same_fields (bson_get_data (now), now->len, data, len)))) {
+        /* The original already: restored by a rollback killed before it
+         * removed the backup (or written so by the application: either
+         * way nothing to restore). */
+        *same = true;
+    } else if (undo == ONLINE_UNDO_FIELDS) {
+        /* The application's fields kept, remodel's given back, on
+         * condition that they are still as just read. */
+        ok = online_lease_check (on, err) &&
+             (mongoc_collection_update_one (st->c, &usel, &upd, NULL, &reply, &why) ||
+              online_fail (on, err, &why, "restoring a document's fields"));
+        *same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
+                bson_iter_as_int64 (&it) == 1;
+    } else if (now && ((ours = undo == ONLINE_UNDO_UNKNOWN
+                                   ? as_written (bd, now) &&
+                                         only_ours (bd, (int64_t) rm_crc64_update (0, data, len))
+                                   : undo == ONLINE_UNDO_WHOLE) ||
+                       o->force)) {
+        /* Still what remodel wrote (or --force): back, on that condition,
+         * so a write between the read and this one is never overwritten;
+         * a field the application added since (which that condition
+         * cannot see) is given back at once (online_write.c), the rest
+         * restored all the same. */
+        bool undid;
+        ok = online_replace_checked (on, st->c, bson_get_data (now), now->len, data, len, same,
+                                     &undid, err);
+        *same = ok && *same;
+        st->forced += *same && !ours;
+    } else if (!now && o->force) {
+        /* Deleted by the application since: not brought back. */
+        *drop = true;
+        st->forgotten++;
+    }
+    *gone = now == NULL;
+    if (ok && mongoc_cursor_error (cc, &why))
+        ok = online_fail (on, err, &why, "reading a document");
+    mongoc_cursor_destroy (cc);
+    bson_destroy (&reply);
+    bson_destroy (&usel);
+    bson_destroy (&upd);
+    return ok;
+}
+
+/* One backup bd of the step: its document restored (restore_doc) and
+ * the backup removed, or, changed since, left and named. */
+static bool
+rollback_doc (online_t *on, rb_step_t *st, const bson_t *bd, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    bson_iter_t it, id;
+    const uint8_t *data;
+    uint32_t len;
+    bson_t q = BSON_INITIALIZER;
+    bson_error_t why;
+    char held[1000] = "";
+    bool ok, same, drop, gone;
+
+    if (!bson_iter_init_find (&id, bd, "_id") || !bson_iter_init_find (&it, bd, "doc") ||
+        !BSON_ITER_HOLDS_DOCUMENT (&it))
+        return true;
+    bson_iter_document (&it, &len, &data);
+    online_id_append (&q, &id);
+    ok = restore_doc (on, st, bd, &q, data, len, &same, &drop, &gone, held, sizeof held, err);
+    if (ok && !same && !drop && o->forget) {
+        drop = true;
+        st->forgotten++;
+    }
+    if (ok && (same || drop)) {
+        st->restored += same;
+        ok = online_lease_check (on, err) &&
+             (mongoc_collection_delete_one (st->b, &q, NULL, NULL, &why) ||
+              online_fail (on, err, &why, "removing a restored backup"));
+    } else if (ok) {
+        char *text = bson_as_relaxed_extended_json (&q, NULL);
+        /* Each one the application wrote where remodel did named with
+         * what it holds there (online_undo.c). */
+        if (*held)
+            rm_cli_line (stderr, "", "\n",
+                         "remodel: rollback: step %zu (%s) %s: document %s holds %s, "
+                         "written since remodel wrote it: left as it is; its earlier "
+                         "version stays in %s.%s (rollback --force restores it, --forget "
+                         "keeps the document as it is)", st->s->index, st->s->op, st->in->text,
+                         text, held, o->state_db, st->bname);
+        else if (st->kept < 10)
+            rm_cli_line (stderr, "", "\n",
+                         "remodel: rollback: step %zu (%s) %s: document %s %s since "
+                         "remodel wrote it: left as it is; its earlier version stays in "
+                         "%s.%s (rollback --force restores it, --forget keeps the "
+                         "document as it is)", st->s->index, st->s->op, st->in->text, text,
+                         gone ? "deleted" : "changed", o->state_db, st->bname);
+        st->kept++;
+        bson_free (text);
+    }
+    bson_destroy (&q);
+    return ok;
+}
+
+/* The step's line: what was restored, left, forced, forgotten. */
+static void
+rollback_said (online_t *on, const rb_step_t *st)
+{
+    char more[200] = "";
+    if (st->forced)
+        snprintf (more, sizeof more, " (%lld of them changed since remodel wrote them: "
+                  "--force)", (long long) st->forced);
+    if (st->forgotten)
+        snprintf (more + strlen (more), sizeof more - strlen (more), "; %lld %s",
+                  (long long) st->forgotten, on->o->force ? "deleted since: not brought back"
+                                                          : "kept as they are: --forget");
+    rm_cli_line (stderr, "", "\n", "remodel: rollback: step %zu (%s) %s: %lld restored, "
+                 "%lld left%s", st->s->index, st->s->op, st->in->text, (long long) st->restored,
+                 (long long) st->kept, more);
+}
+
+/* One step's backups, each restored where the document is still what
+ * remodel wrote; *left grows by those left. */
+static bool
+rollback_step (online_t *on, const rm_step_t *s, int64_t *left, bson_error_t *err)
+{
+    const rm_nsref_t *in[4];
+    rb_step_t st = {.s = s};
+    bson_t filter = BSON_INITIALIZER;
+    mongoc_cursor_t *cur;
+    const bson_t *bd;
+    bson_error_t why;
+    bool ok = true;
+
+    rm_step_inputs (s, in, 4);
+    st.in = in[0];
+    rm_name_inplace_backup (&on->names, s, st.bname, sizeof st.bname);
+    st.b = online_collection (on, on->o->state_db, st.bname);
+    st.c = online_collection (on, in[0]->db, in[0]->coll);
+    cur = mongoc_collection_find_with_opts (st.b, &filter, NULL, NULL);
+    while (ok && mongoc_cursor_next (cur, &bd)) {
+        /* SIGINT, SIGTERM: between two documents, each restored and its
+         * backup removed, so rollback again goes on (online_signal.c). */
+        if (online_stop_requested ()) {
+            char where[600];
+            snprintf (where, sizeof where, "during rollback of step %zu (%s) %s: %lld "
+                      "restored", s->index, s->op, in[0]->text, (long long) st.restored);
+            ok = online_stop_check (on, where, err);
+            break;
+        }
+        ok = rollback_doc (on, &st, bd, err);
+    }
+    if (ok && mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading the backups");
+    mongoc_cursor_destroy (cur);
+    if (ok && !on->o->quiet)
+        rollback_said (on, &st);
+    *left += st.kept;
+    mongoc_collection_destroy (st.b);
+    mongoc_collection_destroy (st.c);
+    return ok;
+}
+
 /* In place: step by step from the last, each backup restored where the
  * document is still what remodel wrote (only_ours). One changed since
  * (or gone) is left as it is, its backup kept, unless --force (restored
@@ -516,145 +755,9 @@ as_written (const bson_t *bd, const bson_t *now)
 static bool
 rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
     bool ok = true;
-    for (size_t i = on->plan.n; ok && i-- > 0;) {
-        const rm_step_t *s = &on->plan.steps[i];
-        const rm_nsref_t *in[4];
-        char bname[400];
-        mongoc_collection_t *b, *c;
-        mongoc_cursor_t *cur;
-        const bson_t *bd;
-        bson_t filter = BSON_INITIALIZER;
-        bson_error_t why;
-        int64_t restored = 0, kept = 0, forced = 0, forgotten = 0;
-
-        rm_step_inputs (s, in, 4);
-        rm_name_inplace_backup (&on->names, s, bname, sizeof bname);
-        b = online_collection (on, o->state_db, bname);
-        c = online_collection (on, in[0]->db, in[0]->coll);
-        cur = mongoc_collection_find_with_opts (b, &filter, NULL, NULL);
-        while (ok && mongoc_cursor_next (cur, &bd)) {
-            bson_iter_t it, id;
-            char where[600];
-            const uint8_t *data;
-            uint32_t len;
-            bson_t q = BSON_INITIALIZER, reply = BSON_INITIALIZER;
-            mongoc_cursor_t *cc;
-            const bson_t *now = NULL;
-            bool same = false, ours = false, drop = false;
-            online_undo_t undo = ONLINE_UNDO_UNKNOWN;
-            bson_t usel = BSON_INITIALIZER, upd = BSON_INITIALIZER;
-            char held[1000] = "";
-
-            /* SIGINT, SIGTERM: between two documents, each restored and
-             * its backup removed, so rollback again goes on (online_signal.c). */
-            if (online_stop_requested ()) {
-                snprintf (where, sizeof where, "during rollback of step %zu (%s) %s: %lld "
-                          "restored", s->index, s->op, in[0]->text, (long long) restored);
-                ok = online_stop_check (on, where, err);
-                break;
-            }
-            if (!bson_iter_init_find (&id, bd, "_id") || !bson_iter_init_find (&it, bd, "doc") ||
-                !BSON_ITER_HOLDS_DOCUMENT (&it))
-                continue;
-            bson_iter_document (&it, &len, &data);
-            online_id_append (&q, &id);
-            cc = mongoc_collection_find_with_opts (c, &q, NULL, NULL);
-            if (mongoc_cursor_next (cc, &now))
-                undo = online_undo_plan (bd, data, len, now, &usel, &upd, held, sizeof held);
-            if (now && (undo == ONLINE_UNDO_DONE || (now->len == len &&
-                                                     same_fields (bson_get_data (now), now->len, data, len)))) {
-                /* The original already: restored by a rollback killed
-                 * before it removed the backup (or written so by the
-                 * application: either way nothing to restore). */
-                same = true;
-            } else if (undo == ONLINE_UNDO_FIELDS) {
-                /* The application's fields kept, remodel's given back, on
-                 * condition that they are still as just read. */
-                ok = online_lease_check (on, err) &&
-                     (mongoc_collection_update_one (c, &usel, &upd, NULL, &reply, &why) ||
-                      online_fail (on, err, &why, "restoring a document's fields"));
-                same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
-                       bson_iter_as_int64 (&it) == 1;
-                bson_destroy (&reply);
-            } else if (now && ((ours = undo == ONLINE_UNDO_UNKNOWN
-                                           ? as_written (bd, now) &&
-                                                 only_ours (bd, (int64_t) rm_crc64_update (0, data, len))
-                                           : undo == ONLINE_UNDO_WHOLE) ||
-                               o->force)) {
-                /* Still what remodel wrote (or --force): back, on that
-                 * condition, so a write between the read and this one is
-                 * never overwritten; a field the application added since
-                 * (which that condition cannot see) is given back at once
-                 * (online_write.c), the rest restored all the same. */
-                bool undid;
-                ok = online_replace_checked (on, c, bson_get_data (now), now->len, data, len, &same,
-                                             &undid, err);
-                same = ok && same;
-                forced += same && !ours;
-            } else if (!now && o->force) {
-                /* Deleted by the application since: not brought back. */
-                drop = true;
-                forgotten++;
-            }
-            if (ok && mongoc_cursor_error (cc, &why))
-                ok = online_fail (on, err, &why, "reading a document");
-            mongoc_cursor_destroy (cc);
-            bson_destroy (&usel);
-            bson_destroy (&upd);
-            if (ok && !same && !drop && o->forget) {
-                drop = true;
-                forgotten++;
-            }
-            if (ok && (same || drop)) {
-                restored += same;
-                ok = online_lease_check (on, err) &&
-                     (mongoc_collection_delete_one (b, &q, NULL, NULL, &why) ||
-                      online_fail (on, err, &why, "removing a restored backup"));
-            } else if (ok) {
-                char *text = bson_as_relaxed_extended_json (&q, NULL);
-                /* Each one the application wrote where remodel did named
-                 * with what it holds there (online_undo.c). */
-                if (*held)
-                    rm_cli_line (stderr, "", "\n",
-                                 "remodel: rollback: step %zu (%s) %s: document %s holds %s, "
-                                 "written since remodel wrote it: left as it is; its earlier "
-                                 "version stays in %s.%s (rollback --force restores it, --forget "
-                                 "keeps the document as it is)", s->index, s->op, in[0]->text,
-                                 text, held, o->state_db, bname);
-                else if (kept < 10)
-                    rm_cli_line (stderr, "", "\n",
-                                 "remodel: rollback: step %zu (%s) %s: document %s %s since "
-                                 "remodel wrote it: left as it is; its earlier version stays in "
-                                 "%s.%s (rollback --force restores it, --forget keeps the "
-                                 "document as it is)", s->index, s->op, in[0]->text, text,
-                                 now ? "changed" : "deleted", o->state_db, bname);
-                kept++;
-                bson_free (text);
-            }
-            bson_destroy (&q);
-        }
-        if (ok && mongoc_cursor_error (cur, &why))
-            ok = online_fail (on, err, &why, "reading the backups");
-        mongoc_cursor_destroy (cur);
-        if (ok && !o->quiet) {
-            char more[200] = "";
-            if (forced)
-                snprintf (more, sizeof more, " (%lld of them changed since remodel wrote them: "
-                          "--force)", (long long) forced);
-            if (forgotten)
-                snprintf (more + strlen (more), sizeof more - strlen (more), "; %lld %s",
-                          (long long) forgotten, o->force ? "deleted since: not brought back"
-                                                          : "kept as they are: --forget");
-            rm_cli_line (stderr, "", "\n", "remodel: rollback: step %zu (%s) %s: %lld restored, "
-                         "%lld left%s", s->index, s->op, in[0]->text, (long long) restored,
-                         (long long) kept, more);
-        }
-        *left += kept;
-        mongoc_collection_destroy (b);
-        mongoc_collection_destroy (c);
-    }
+    for (size_t i = on->plan.n; ok && i-- > 0;)
+        ok = rollback_step (on, &on->plan.steps[i], left, err);
     return ok;
 }
 
@@ -677,7 +780,7 @@ online_rollback (online_t *on, bson_error_t *err)
         return false;
     }
     /* The lease for the whole of it: refused while finalize holds it. */
-    ok = online_plan_check (on, err) && online_lease_take (on, err);
+    ok = online_life_check (on, ONLINE_DO_ROLLBACK, err) && online_lease_take (on, err);
     if (!ok)
         return false;
     if (on->o->in_place) {

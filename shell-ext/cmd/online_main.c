@@ -173,30 +173,20 @@ driver_log (mongoc_log_level_t level, const char *domain, const char *message, v
  * the command stopped and whether the lease is free, read back from the
  * server (the command released it on its way out). */
 static void
-stopped_note (online_t *on, const char *cmd, const bson_error_t *err)
+stopped_note (online_t *on, const online_cmd_t *c, const bson_error_t *err)
 {
-    static const char *const next[][2] = {
-        {"run", "run it again to go on from there"},
-        {"sync", "sync again when ready"},
-        {"finalize", "nothing was renamed; finalize again when ready"},
-        {"rollback", "rollback again goes on"},
-    };
-    const char *then = "";
     char holder[200];
     int64_t left, epoch;
     bool gone, freed;
     bson_error_t why;
 
-    for (size_t i = 0; i < sizeof next / sizeof *next; i++)
-        if (!strcmp (cmd, next[i][0]))
-            then = next[i][1];
     online_lease_drop (on);
     freed = online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, &why) &&
             (!*holder || strncmp (holder, on->owner, strlen (on->owner)));
-    note ("", "%s: %s; %s; %s", cmd, err->message,
+    note ("", "%s: %s; %s; %s", c->name, err->message,
           freed ? "lease released"
                 : "the lease could not be released (a run on this host takes it over at once)",
-          then);
+          c->on_stop);
 }
 
 /* The options as the layer read them (remodel/cli.h, whose table says
@@ -292,20 +282,17 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     return true;
 }
 
-int
-main (int argc, char **argv)
+/* The command line into o and *c (its row in the command table): the
+ * status to exit with (2 a refusal, said; 0 after --help), or -1 to run
+ * the command. */
+static int
+parse (int argc, char **argv, online_opts_t *o, const online_cmd_t **c)
 {
-    online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000,
-                       .max_lag_ms = 2000, .max_window_ms = 10000};
     rm_cli_args_t args;
     rm_cmd_t cmd_id;
     char cmd_name[64];
-    int64_t n;
-    online_t on;
     bson_error_t err = {0};
     const char *cmd;
-    int rc;
-    bool controls;
 
     if (argc < 2 || !strcmp (argv[1], "--help") || !strcmp (argv[1], "-h")) {
         fputs (usage, argc < 2 ? stderr : stdout);
@@ -314,13 +301,12 @@ main (int argc, char **argv)
     cmd = argv[1];
     /* The option layer knows these as "online X" (compile is remodel's). */
     snprintf (cmd_name, sizeof cmd_name, "online %s", cmd);
-    if (!rm_cli_command_find (cmd_name, &cmd_id))
+    *c = online_cmd_find (cmd);
+    if (!*c || !rm_cli_command_find (cmd_name, &cmd_id))
         return fail_usage ("unknown command \"%s\"", cmd);
-    if (!rm_cli_parse (cmd_id, argc, argv, 2, &args, &err) || !read_opts (args.v, &o, &err)) {
+    if (!rm_cli_parse (cmd_id, argc, argv, 2, &args, &err) || !read_opts (args.v, o, &err)) {
         rm_cli_error (&err);
         rm_cli_args_destroy (&args);
-        if (o.write_concern)
-            mongoc_write_concern_destroy (o.write_concern);
         return 2;
     }
     if (args.v[RM_OPT_HELP].given) {
@@ -332,111 +318,72 @@ main (int argc, char **argv)
         rm_cli_args_destroy (&args);
         return fail_usage ("%s takes one plan file", cmd);
     }
-    o.plan_path = args.pos[0];
-    o.command = cmd;
-    o.switching = !strcmp (cmd, "finalize");
-    o.starts = !strcmp (cmd, "run");
-    controls = !strcmp (cmd, "throttle") || !strcmp (cmd, "unthrottle") || !strcmp (cmd, "set");
+    o->plan_path = args.pos[0];
+    o->command = (*c)->name;
+    o->switching = (*c)->switching;
+    o->starts = (*c)->starts;
     rm_cli_args_destroy (&args); /* o keeps only argv's strings */
-    /* These write only state or switch collections: a dry run of them
-     * would still write, so there is none. */
-    if (o.dry_run && (!strcmp (cmd, "finalize") || !strcmp (cmd, "rollback") ||
-                      !strcmp (cmd, "follow") ||
-                      !strcmp (cmd, "pause") || !strcmp (cmd, "resume") || controls))
+    if (o->dry_run && !(*c)->dry_run)
         return fail_usage ("--dry-run: %s has no dry run (run, verify and sync have)", cmd);
     /* The environment keeps credentials off the command line (and out of
      * ps). */
-    if (!o.uri)
-        o.uri = getenv ("MONGODB_URI");
-    if (!o.uri || !*o.uri)
+    if (!o->uri)
+        o->uri = getenv ("MONGODB_URI");
+    if (!o->uri || !*o->uri)
         return fail_usage ("%s needs --uri (or MONGODB_URI in the environment)", cmd);
+    return -1;
+}
 
+/* The status by one map, as remodel's (a refusal 2), from the command's
+ * rc and err; the error said once. */
+static int
+finish (online_t *on, const online_opts_t *o, const online_cmd_t *c, int rc, bson_error_t *err)
+{
+    if (rc && err->domain == RM_ERROR_DOMAIN && err->code == RM_ERR_INTERRUPTED &&
+        online_stop_requested ()) {
+        rc = 128 + online_stop_requested (); /* as a shell reports it: 130, 143 */
+        stopped_note (on, c, err);
+    } else if (rc && err->code) {
+        rc = rm_cli_exit_status (err);
+        rm_cli_error (err);
+    } else if (!rc && online_stop_requested () && !o->quiet && c->life != ONLINE_DO_FOLLOW) {
+        /* It came when nothing was left to stop between (a switch's renames
+         * are never left half done); follow stops on it by design. */
+        note ("", "%s: %s came as it was finishing: it completed first", c->name,
+              online_stop_name ());
+    }
+    return rc;
+}
+
+int
+main (int argc, char **argv)
+{
+    online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000,
+                       .max_lag_ms = 2000, .max_window_ms = 10000};
+    const online_cmd_t *c = NULL;
+    online_t on;
+    bson_error_t err = {0};
+    int rc = parse (argc, argv, &o, &c);
+
+    if (rc >= 0) {
+        if (o.write_concern)
+            mongoc_write_concern_destroy (o.write_concern);
+        return rc;
+    }
     /* The commands that hold the lease stop cleanly on SIGINT and SIGTERM;
      * the others (they write nothing) end at once, as any program. */
-    if (!strcmp (cmd, "run") || !strcmp (cmd, "sync") || !strcmp (cmd, "finalize") ||
-        !strcmp (cmd, "rollback") || !strcmp (cmd, "follow"))
+    if (c->signals)
         online_signal_install ();
     mongoc_log_set_handler (driver_log, NULL);
     mongoc_init ();
     memset (&on, 0, sizeof on);
-    if (!online_plan_load (&on, &o, &err) || !online_connect (&on, &o, &err)) {
-        rc = 1; /* the status: rm_cli_exit_status's, below */
-    } else if (strcmp (cmd, "status") && strcmp (cmd, "pause") && strcmp (cmd, "resume") &&
-               !controls && !online_plan_mode (&on, &o, !strcmp (cmd, "run"), &err)) {
-        rc = 1; /* a contradicting --in-place: 2, below */
-    } else if (!strcmp (cmd, "status")) {
-        rc = (o.json ? online_status_json (&on, &err) : online_status (&on, &err)) < 0 ? 1 : 0;
-    } else if (controls) {
-        /* Through the plan's record, as pause: every worker takes it at
-         * its next batch (online_throttle.c). */
-        rc = (!strcmp (cmd, "set") ? online_throttle_set (&on, &o, &err)
-                                   : online_throttle_manual (&on, !strcmp (cmd, "throttle"), &err))
-                 ? 0 : 1;
-        if (!rc && !o.quiet)
-            note ("", "plan %s %s", on.names.name,
-                  !strcmp (cmd, "set") ? "set (a run takes it at its next batch)"
-                  : !strcmp (cmd, "throttle") ? "throttled (a run waits at its next batch)"
-                                              : "unthrottled");
-    } else if (!strcmp (cmd, "pause") || !strcmp (cmd, "resume")) {
-        rc = online_plan_set (&on, "paused", !strcmp (cmd, "pause"), &err) ? 0 : 1;
-        if (!rc && !o.quiet)
-            note ("", "plan %s %s", on.names.name,
-                  !strcmp (cmd, "pause") ? "paused (a run waits at its next batch)" : "resumed");
-    } else if (!strcmp (cmd, "verify") || !strcmp (cmd, "sync")) {
-        bool sync = !strcmp (cmd, "sync");
-        int64_t differ = 0, listed = 0;
-        char first[800] = "", all[1200] = "";
-        /* verify keeps the _ids it finds differing: the first for its
-         * line, all of them for --differences. */
-        if (!sync && !online_diffs_open (&on, o.differences, &err))
-            n = -1;
-        else if (!sync && o.sample > 0)
-            n = online_sample_verify (&on, o.sample, &differ, &err) ? differ : -1;
-        else if (sync && !(online_plan_check (&on, &err) && online_run_complete (&on, &err)))
-            n = -1; /* a sync keeps a finished run's results current: it finishes none */
-        else
-            n = online_apply (&on, sync ? ONLINE_SYNC : ONLINE_VERIFY, &err);
-        if (!sync && n > 0)
-            online_diffs_first (&on, first, sizeof first);
-        if (!sync && !online_diffs_close (&on, n >= 0, &listed, &err))
-            n = -1;
-        if (!sync && n > 0 && o.differences)
-            snprintf (all, sizeof all, "; their %lld _id(s) in %s", (long long) listed,
-                      o.differences);
-        rc = n < 0 ? 1 : (!sync && n > 0) ? 1 : 0;
-        if (n == 0 && !o.quiet)
-            note ("", "%s: plan %s: every result %sas the sources make it", cmd, on.names.name,
-                  !sync && o.sample > 0 ? "of the sample " : "");
-        else if (n > 0 && !o.quiet)
-            note ("", "%s: plan %s: %lld result(s) %s%s%s%s", cmd, on.names.name, (long long) n,
-                  !sync ? "differ" : o.dry_run ? "would be rewritten or removed"
-                                               : "rewritten or removed",
-                  *first ? ", the first: " : "", first, all);
-        if (!sync && n > 0)
-            err.code = 0; /* said above; no error line */
-    } else if (!strcmp (cmd, "follow")) {
-        rc = online_follow (&on, &err) < 0 ? 1 : 0;
-    } else if (!strcmp (cmd, "finalize")) {
-        rc = online_finalize (&on, &err) ? 0 : 1;
-    } else if (!strcmp (cmd, "rollback")) {
-        rc = online_rollback (&on, &err) ? 0 : 1;
-    } else {
-        rc = online_apply (&on, ONLINE_RUN, &err) < 0 ? 1 : 0;
-    }
-    /* The status by one map, as remodel's (a refusal 2); the error once. */
-    if (rc && err.domain == RM_ERROR_DOMAIN && err.code == RM_ERR_INTERRUPTED &&
-        online_stop_requested ()) {
-        rc = 128 + online_stop_requested (); /* as a shell reports it: 130, 143 */
-        stopped_note (&on, cmd, &err);
-    } else if (rc && err.code) {
-        rc = rm_cli_exit_status (&err);
-        rm_cli_error (&err);
-    } else if (!rc && online_stop_requested () && !o.quiet && strcmp (cmd, "follow")) {
-        /* It came when nothing was left to stop between (a switch's renames
-         * are never left half done). */
-        note ("", "%s: %s came as it was finishing: it completed first", cmd,
-              online_stop_name ());
-    }
+    if (!online_plan_load (&on, &o, &err) || !online_connect (&on, &o, &err))
+        rc = 1; /* the status: finish's */
+    else if (c->mode && !online_plan_mode (&on, &o, c->starts, &err))
+        rc = 1; /* a contradicting --in-place: 2, by finish */
+    else
+        rc = c->fn (&on, c, &err);
+    rc = finish (&on, &o, c, rc, &err);
     /* A lease still held (an early return) is released, not left to
      * expire: here, where the commands release it, not in the connection
      * below them. */

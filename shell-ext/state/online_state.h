@@ -139,6 +139,61 @@ bool online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_
  * (busyMs; *busy gets it when not NULL); -1 when too short to measure. */
 int64_t online_checkpoint_rate (const bson_t *doc, int64_t *busy);
 
+/* online_life.c: one state machine of a plan's life, read from its
+ * record (docs/HACKING.md draws it). state: where the plan stands (r: its
+ * record; complete: every pass of its run done, by its checkpoints;
+ * following: a follow holds its lease). FORGOTTEN is where rollback
+ * leaves a plan (its record gone: it reads as NOT_RUN). allows: whether
+ * what may begin in state s (ONLINE_LIFE_OK) or why not; after: the state
+ * what leaves s in when it completes (s when refused); states: the states
+ * what is allowed in, ONLINE_LIFE_BIT's. Pure: the tests call them. */
+typedef enum {
+    ONLINE_LIFE_NOT_RUN,
+    ONLINE_LIFE_RUNNING,    /* a run begun, not every pass done */
+    ONLINE_LIFE_COMPLETE,
+    ONLINE_LIFE_FOLLOWING,  /* complete, a follow holding the lease */
+    ONLINE_LIFE_SWITCHING,  /* a switch journaled, either way (finalize's or rollback's) */
+    ONLINE_LIFE_FINALIZED,
+    ONLINE_LIFE_ROLLING_BACK, /* the switch undone, the results holding writes made
+                               * after it: rollback with a flag finishes */
+    ONLINE_LIFE_FORGOTTEN,
+    ONLINE_LIFE_N
+} online_life_t;
+#define ONLINE_LIFE_BIT(s) (1u << (s))
+/* What a command does to the plan (the command table's life column). */
+typedef enum {
+    ONLINE_DO_RUN,
+    ONLINE_DO_VERIFY,
+    ONLINE_DO_SYNC,
+    ONLINE_DO_FOLLOW,
+    ONLINE_DO_PREPARE,      /* finalize without --writes-stopped or --block-writes */
+    ONLINE_DO_FINALIZE,
+    ONLINE_DO_ROLLBACK,
+    ONLINE_DO_STATUS,
+    ONLINE_DO_CONTROL,      /* pause, resume, throttle, unthrottle, set */
+    ONLINE_DO_N
+} online_do_t;
+typedef enum {
+    ONLINE_LIFE_OK,
+    ONLINE_LIFE_NOT_RUN_HERE,       /* no record: run first */
+    ONLINE_LIFE_UNFINISHED,         /* the run has passes left */
+    ONLINE_LIFE_INTERRUPTED,        /* a switch journaled: finalize or rollback it */
+    ONLINE_LIFE_IS_FINALIZED,       /* the results are live: rollback first */
+    ONLINE_LIFE_WRITES_AFTER,       /* the results hold writes after the switch */
+    ONLINE_LIFE_FINALIZED_ALREADY,
+    ONLINE_LIFE_UNDER_WAY           /* a prepare while a switch is journaled */
+} online_life_why_t;
+online_life_t online_life_state (const online_record_t *r, bool complete, bool following);
+online_life_why_t online_life_allows (online_life_t s, online_do_t what);
+online_life_t online_life_after (online_life_t s, online_do_t what);
+unsigned online_life_states (online_do_t what);
+const char *online_life_name (online_life_t s);
+/* The check a command makes once, at its top: the plan as it ran
+ * (online_plan_check, where NOT_RUN is refused), its run finished where
+ * what needs it (online_run_complete), then its state; each refusal with
+ * the words it always had, into err. */
+bool online_life_check (online_t *on, online_do_t what, bson_error_t *err);
+
 /* online_capture.c: change capture, what the server offers to follow the
  * application's writes (docs/online.md). */
 typedef enum {

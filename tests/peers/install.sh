@@ -259,4 +259,29 @@ else
     rm -rf "$tmp"
 fi
 
+# --- lizard (scripts/check_complexity.sh: each function's complexity) --------
+# From PyPI with pip, pinned, into a venv of its own in $CACHE/lizard,
+# linked as bin/lizard; a failure only warns (tests/cli/test_complexity.sh
+# then says it skipped).
+LIZARD_VERSION=1.24.3
+lz_key=$(echo "lizard==$LIZARD_VERSION $(python3 --version 2>&1)" | sha256sum | cut -d' ' -f1)
+if fresh lizard "$lz_key" lizard; then
+    say "lizard $LIZARD_VERSION: cached"
+else
+    say "lizard $LIZARD_VERSION: installing with pip into a venv"
+    rm -f "$CACHE/stamps/lizard" "$CACHE/bin/lizard"
+    rm -rf "${CACHE:?}/lizard"
+    if python3 -m venv "$CACHE/lizard" >/dev/null 2>&1 &&
+        "$CACHE/lizard/bin/python" -m pip install --quiet --disable-pip-version-check \
+            "lizard==$LIZARD_VERSION" >"$CACHE/lizard/pip.log" 2>&1 &&
+        "$CACHE/lizard/bin/lizard" --version >/dev/null 2>&1; then
+        ln -s ../lizard/bin/lizard "$CACHE/bin/lizard"
+        echo "$lz_key" >"$CACHE/stamps/lizard"
+        say "lizard: installed $CACHE/bin/lizard"
+    else
+        say "lizard: WARNING: pip install failed (skipped):"
+        tail -n 10 "$CACHE/lizard/pip.log" 2>/dev/null | sed 's/^/    /'
+    fi
+fi
+
 say "peers ready in $CACHE/bin"
