@@ -6,21 +6,35 @@
 #include <string.h>
 
 #include "engine_impl.h"
+#include "field_run.h"
 #include "plan_parse.h"
 
 /* The two buffers a document is rewritten through, back and forth, and
- * the context set's and filter's expressions are evaluated in. */
-typedef struct {
+ * the context set's and filter's expressions are evaluated in. In the
+ * one-pass path, the first step of a run of fusable steps (field_run.h)
+ * leads it, and the others follow: they let through what it wrote. */
+typedef struct rm_fields_scratch rm_fields_scratch_t;
+struct rm_fields_scratch {
     rm_buf_t buf[2];
     rm_expr_ctx_t *cx;
     rm_engine_t *e;
-} rm_fields_scratch_t;
+    rm_field_run_t *run;        /* a leader's run */
+    bool *changed;              /* per step of it, for one document */
+    rm_buf_t hold[2];           /* its documents step by step (a name twice) */
+    const uint8_t *last_out;    /* what it gave the last document */
+    size_t last_len;
+    size_t first;               /* its first step's index in the plan */
+    rm_fields_scratch_t *lead;  /* a follower's leader */
+};
 
 static void
 rm_fields_scratch_init (rm_fields_scratch_t *sc, rm_engine_t *e)
 {
+    memset (sc, 0, sizeof *sc);
     rm_buf_init (&sc->buf[0]);
     rm_buf_init (&sc->buf[1]);
+    rm_buf_init (&sc->hold[0]);
+    rm_buf_init (&sc->hold[1]);
     sc->cx = rm_expr_ctx_new (rm_engine_now (e));
     sc->e = e;
 }
@@ -30,7 +44,11 @@ rm_fields_scratch_destroy (rm_fields_scratch_t *sc)
 {
     rm_buf_destroy (&sc->buf[0]);
     rm_buf_destroy (&sc->buf[1]);
+    rm_buf_destroy (&sc->hold[0]);
+    rm_buf_destroy (&sc->hold[1]);
     rm_expr_ctx_destroy (sc->cx);
+    rm_field_run_destroy (sc->run);
+    bson_free (sc->changed);
 }
 
 static bool fields_rewrite (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
@@ -142,6 +160,38 @@ rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 
 /* The one-pass path (rm_stage_class_t): the same rewrite, document by
  * document as the source is read. */
+static bool
+is_fields_step (const rm_step_t *s)
+{
+    return s->kind == RM_STEP_SET || s->kind == RM_STEP_UNSET || s->kind == RM_STEP_RENAME ||
+           s->kind == RM_STEP_VERSION;
+}
+
+/* Stages open in plan order: a step the run of the step before it covers
+ * follows that run's leader; another fusable one may lead a run of its
+ * own. */
+static void
+fields_fuse (rm_engine_t *e, rm_stage_t *st, rm_fields_scratch_t *sc)
+{
+    size_t at = (size_t) (st->s - e->plan->steps);
+
+    if (!e->stages || st != &e->stages[at] || !rm_field_run_fusable (st->s))
+        return;
+    if (at > 0 && is_fields_step (e->stages[at - 1].s) && e->stages[at - 1].data) {
+        rm_fields_scratch_t *prev = e->stages[at - 1].data;
+        rm_fields_scratch_t *lead = prev->run ? prev : prev->lead;
+        if (lead && at < lead->first + rm_field_run_steps (lead->run)) {
+            sc->lead = lead;
+            return;
+        }
+    }
+    sc->run = rm_field_run_new (st->s, e->plan->n - at, sc->cx);
+    if (sc->run) {
+        sc->first = at;
+        sc->changed = bson_malloc0 (rm_field_run_steps (sc->run) * sizeof *sc->changed);
+    }
+}
+
 static void
 fields_open (rm_engine_t *e, rm_stage_t *st)
 {
@@ -149,15 +199,66 @@ fields_open (rm_engine_t *e, rm_stage_t *st)
     rm_fields_scratch_init (sc, e);
     st->in = rm_engine_find (e, &st->s->u.fields.in);
     st->data = sc;
+    fields_fuse (e, st, sc);
+}
+
+static void
+count_step (rm_engine_t *e, const rm_step_t *s, bool changed)
+{
+    rm_step_run_t *run = rm_engine_step_run (e, s);
+    run->counts = true;
+    if (changed)
+        run->changed++;
+    else
+        run->unchanged++;
+}
+
+/* A leader: the document through its whole run, each step counted. A
+ * document the run cannot take goes through the steps one at a time. */
+static bool
+run_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, const uint8_t **out,
+           size_t *out_len, bson_error_t *err)
+{
+    rm_fields_scratch_t *sc = st->data;
+    size_t n = rm_field_run_steps (sc->run);
+
+    if (rm_field_run_apply (sc->run, doc, len, out, out_len, sc->changed)) {
+        for (size_t k = 0; k < n; k++)
+            count_step (sc->e, &st->s[k], sc->changed[k]);
+    } else {
+        *out = doc;
+        *out_len = len;
+        for (size_t k = 0; k < n; k++) {
+            rm_buf_t *h = &sc->hold[k & 1];
+            if (!rm_fields_apply (sc, &st->s[k], st->in->stats->name, *out, *out_len, out,
+                                  out_len, err))
+                return false;
+            /* The next step writes where this one did. */
+            rm_buf_reset (h);
+            rm_buf_append (h, *out, *out_len);
+            *out = h->data;
+        }
+    }
+    sc->last_out = *out;
+    sc->last_len = *out_len;
+    return true;
 }
 
 static bool
 fields_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
               const uint8_t **out, size_t *out_len, bson_error_t *err)
 {
+    rm_fields_scratch_t *sc = st->data;
     (void) emit;
     (void) ctx;
-    return rm_fields_apply (st->data, st->s, st->in->stats->name, doc, len, out, out_len, err);
+    if (sc->run)
+        return run_apply (st, doc, len, out, out_len, err);
+    if (sc->lead && doc == sc->lead->last_out && len == sc->lead->last_len) {
+        *out = doc; /* its leader applied this step already, and counted it */
+        *out_len = len;
+        return true;
+    }
+    return rm_fields_apply (sc, st->s, st->in->stats->name, doc, len, out, out_len, err);
 }
 
 static void
