@@ -12,13 +12,23 @@
  * not poll: it completes. The handler is reset after the first signal
  * (SA_RESETHAND), so a second Ctrl-C ends the process at once, as it did
  * before: its lease is then taken over at once by the next run on this
- * host (online_lease.c). */
+ * host (online_lease.c).
+ *
+ * A server call that may itself last many seconds, with nothing to poll
+ * in between (the oplog's last entry on FerretDB), runs on a thread and a
+ * connection of its own while the command's thread waits on the flag
+ * (online_interrupt.h): the driver retries its socket waits after EINTR,
+ * so a signal alone would not end the call. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "online.h"
+#include "online_interrupt.h"
+#include "remodel/cli.h"
 
 static volatile sig_atomic_t stop_signal;
 static bool tty;
@@ -95,4 +105,149 @@ online_signal_block (sigset_t *old)
     sigaddset (&set, SIGINT);
     sigaddset (&set, SIGTERM);
     pthread_sigmask (SIG_BLOCK, &set, old);
+}
+
+/* ---- a call a signal cuts short (online_interrupt.h) ---- */
+
+/* How often the wait looks at the stop flag, and after how long it says
+ * what it waits for (finalize's phases say so from two seconds on). */
+#define CALL_POLL_MS 100
+#define CALL_SAY_MS 2000
+
+/* One call, shared by its thread and the waiter; whichever is last to
+ * let go frees it (the waiter's side may go first, on a signal). */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    mongoc_uri_t *uri;
+    online_call_fn fn;
+    void *arg;
+    void (*arg_free) (void *);
+    int64_t delay_ms;
+    bool done, left, ok;
+    bson_error_t why;
+} call_t;
+
+static void
+call_free (call_t *c)
+{
+    if (c->left && c->arg_free)
+        c->arg_free (c->arg);
+    mongoc_uri_destroy (c->uri);
+    pthread_cond_destroy (&c->cv);
+    pthread_mutex_destroy (&c->mu);
+    free (c);
+}
+
+static void *
+call_run (void *p)
+{
+    call_t *c = p;
+    bson_error_t why;
+    mongoc_client_t *client = mongoc_client_new_from_uri_with_error (c->uri, &why);
+    bool ok = false, last;
+
+    /* A test's stand-in for a server that takes this long to answer
+     * (REMODEL_ONLINE_SLOW_CALL_MS). */
+    if (c->delay_ms > 0) {
+        struct timespec ts = {c->delay_ms / 1000, (c->delay_ms % 1000) * 1000000};
+        while (nanosleep (&ts, &ts))
+            ;
+    }
+    if (client) {
+        ok = c->fn (client, c->arg, &why);
+        mongoc_client_destroy (client);
+    }
+    pthread_mutex_lock (&c->mu);
+    c->ok = ok;
+    c->why = why;
+    c->done = true;
+    last = c->left;
+    pthread_cond_signal (&c->cv);
+    pthread_mutex_unlock (&c->mu);
+    if (last)
+        call_free (c);
+    return NULL;
+}
+
+static int64_t
+env_ms (const char *name)
+{
+    const char *v = getenv (name);
+    return v && *v ? strtoll (v, NULL, 10) : 0;
+}
+
+bool
+online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
+                           void (*arg_free) (void *), const char *waits, const char *where,
+                           bool *stopped, bson_error_t *why, bson_error_t *err)
+{
+    call_t *c = calloc (1, sizeof *c);
+    pthread_t th;
+    pthread_attr_t attr;
+    sigset_t old;
+    int64_t t0 = online_mono_ms (), ms;
+    bool said = false, ok, started;
+    const char *trace = getenv ("REMODEL_ONLINE_TRACE");
+
+    *stopped = false;
+    memset (why, 0, sizeof *why);
+    if (!c) {
+        bson_set_error (why, MONGOC_ERROR_CLIENT, 0, "out of memory");
+        return false;
+    }
+    pthread_mutex_init (&c->mu, NULL);
+    pthread_cond_init (&c->cv, NULL);
+    c->uri = mongoc_uri_copy (mongoc_client_get_uri (on->client));
+    c->fn = fn;
+    c->arg = arg;
+    c->arg_free = arg_free;
+    c->delay_ms = env_ms ("REMODEL_ONLINE_SLOW_CALL_MS");
+    /* The signal is the waiter's to see: the call's thread blocks it. */
+    online_signal_block (&old);
+    pthread_attr_init (&attr);
+    pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+    started = pthread_create (&th, &attr, call_run, c) == 0;
+    pthread_attr_destroy (&attr);
+    pthread_sigmask (SIG_SETMASK, &old, NULL);
+    if (!started) {
+        bson_set_error (why, MONGOC_ERROR_CLIENT, 0, "cannot start a thread for %s", waits);
+        c->arg_free = NULL;
+        call_free (c);
+        return false;
+    }
+    pthread_mutex_lock (&c->mu);
+    while (!c->done && !stop_signal) {
+        struct timespec until;
+        clock_gettime (CLOCK_REALTIME, &until);
+        until.tv_nsec += CALL_POLL_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait (&c->cv, &c->mu, &until);
+        if (!said && !c->done && online_mono_ms () - t0 >= CALL_SAY_MS) {
+            said = true;
+            if (!on->o->quiet)
+                rm_cli_line (stderr, "", "\n", "remodel: waiting for %s (Ctrl-C stops it)",
+                             waits);
+        }
+    }
+    if (!c->done) {
+        /* Left to finish on its own: its connection and arg go with it. */
+        c->left = true;
+        pthread_mutex_unlock (&c->mu);
+        *stopped = true;
+        return online_stop_check (on, where, err);
+    }
+    pthread_mutex_unlock (&c->mu);
+    ms = online_mono_ms () - t0;
+    if (trace && *trace && strcmp (trace, "0"))
+        fprintf (stderr, "trace: %8.1f ms %s (a connection of its own)\n", (double) ms, waits);
+    ok = c->ok;
+    if (!ok)
+        *why = c->why;
+    c->arg_free = NULL;
+    call_free (c);
+    return ok;
 }

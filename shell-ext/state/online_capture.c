@@ -35,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "online_interrupt.h"
 #include "online_state.h"
 #include "remodel/cli.h"
 #include "remodel/extjson.h"
@@ -134,39 +135,78 @@ copy_point (online_capture_t *c, const bson_t *reply)
     }
 }
 
-/* local.oplog.rs's first (dir 1) or last (dir -1) entry's ts; *found
- * false when it has none. The first is asked without a sort: a capped
- * collection is read in insertion order anyway, and FerretDB 1.x answers
- * {$natural: 1} by sorting the whole oplog (1 s for 120 MB, most of what
- * status took), the first entry without one in a millisecond. */
-bool
-online_oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found, bson_error_t *err)
+/* One edge of local.oplog.rs: what a call asks and what it found. */
+typedef struct {
+    int dir;
+    uint32_t t, i;
+    bool found;
+} edge_t;
+
+/* The first is asked without a sort: a capped collection is read in
+ * insertion order anyway, and FerretDB 1.x answers {$natural: 1} by
+ * sorting the whole oplog (1 s for 120 MB, most of what status took), the
+ * first entry without one in a millisecond. */
+static bool
+edge_read (mongoc_client_t *client, void *arg, bson_error_t *why)
 {
-    mongoc_collection_t *c = online_collection (on, "local", "oplog.rs");
+    edge_t *e = arg;
+    mongoc_collection_t *c = mongoc_client_get_collection (client, "local", "oplog.rs");
     bson_t q = BSON_INITIALIZER;
-    bson_t *opts = dir < 0 ? BCON_NEW ("sort", "{", "$natural", BCON_INT32 (dir), "}", "limit",
-                                       BCON_INT64 (1), "projection", "{", "ts", BCON_INT32 (1), "}")
-                           : BCON_NEW ("limit", BCON_INT64 (1), "projection", "{", "ts",
-                                       BCON_INT32 (1), "}");
+    bson_t *opts = e->dir < 0 ? BCON_NEW ("sort", "{", "$natural", BCON_INT32 (-1), "}", "limit",
+                                          BCON_INT64 (1), "projection", "{", "ts", BCON_INT32 (1),
+                                          "}")
+                              : BCON_NEW ("limit", BCON_INT64 (1), "projection", "{", "ts",
+                                          BCON_INT32 (1), "}");
     mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
     const bson_t *doc;
     bson_iter_t it;
-    bson_error_t why;
-    bool ok = true;
+    bool ok;
 
-    *found = false;
+    e->found = false;
     if (mongoc_cursor_next (cur, &doc) && bson_iter_init_find (&it, doc, "ts") &&
         BSON_ITER_HOLDS_TIMESTAMP (&it)) {
-        bson_iter_timestamp (&it, t, i);
-        *found = true;
+        bson_iter_timestamp (&it, &e->t, &e->i);
+        e->found = true;
     }
-    if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (on, err, &why, "reading local.oplog.rs");
+    ok = !mongoc_cursor_error (cur, why);
     mongoc_cursor_destroy (cur);
     bson_destroy (opts);
     bson_destroy (&q);
     mongoc_collection_destroy (c);
     return ok;
+}
+
+/* local.oplog.rs's first (dir 1) or last (dir -1) entry's ts; *found
+ * false when it has none. The last is asked on a call a signal cuts
+ * short (online_interrupt.h): FerretDB 1.x has no sort it does not do
+ * itself, and no range it filters in its SQL, so that one entry costs a
+ * read of the whole oplog (16 s at remodel-gen scale 20, under load), and
+ * no query found there answers it faster. */
+bool
+online_oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found, bson_error_t *err)
+{
+    edge_t *e = bson_malloc0 (sizeof *e);
+    bson_error_t why;
+    bool ok, stopped = false;
+
+    e->dir = dir;
+    if (dir < 0)
+        ok = online_call_interruptible (on, edge_read, e, bson_free, "the server's last oplog "
+                                        "entry (local.oplog.rs, read whole by some servers)",
+                                        "while waiting for the oplog's last entry (nothing read "
+                                        "or written for it: run the command again)",
+                                        &stopped, &why, err);
+    else
+        ok = edge_read (on->client, e, &why);
+    if (stopped)
+        return false; /* e is the call's to free */
+    *found = ok && e->found;
+    if (*found) {
+        *t = e->t;
+        *i = e->i;
+    }
+    bson_free (e);
+    return ok || online_fail (on, err, &why, "reading local.oplog.rs");
 }
 
 /* local.oplog.rs is there and capped: what oplog tailing needs (a

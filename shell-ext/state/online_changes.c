@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "online_interrupt.h"
 #include "online_state.h"
 #include "remodel/value.h"
 
@@ -246,25 +247,100 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
 
 /* ---- the oplog ---- */
 
+/* One read of the oplog, made on a call a signal cuts short
+ * (online_interrupt.h): FerretDB 1.x filters on ts in its own code, after
+ * reading every entry, so the first batch of a read of a few entries
+ * comes after the whole oplog (13 s at remodel-gen scale 20). What the
+ * call keeps of each entry is what online_oplog_entry reads: the op, ns,
+ * ts and the _id, the whole o of a command; a few dozen bytes an entry,
+ * whatever the documents weigh. */
+typedef struct {
+    bson_t filter;
+    bson_t kept; /* the entries, as an array */
+    uint32_t n;
+} oplog_call_t;
+
+static void
+oplog_call_free (void *p)
+{
+    oplog_call_t *r = p;
+    bson_destroy (&r->filter);
+    bson_destroy (&r->kept);
+    bson_free (r);
+}
+
+/* Appends to dst the element of src at path (top level or one below),
+ * under the same top-level key, when there is one. */
+static void
+keep_field (bson_t *dst, const bson_t *src, const char *key, const char *sub)
+{
+    bson_iter_t it, in;
+    bson_t d;
+    if (!bson_iter_init_find (&it, src, key))
+        return;
+    if (!sub) {
+        bson_append_iter (dst, key, -1, &it);
+        return;
+    }
+    if (!BSON_ITER_HOLDS_DOCUMENT (&it) || !bson_iter_recurse (&it, &in) || !bson_iter_find (&in, sub))
+        return;
+    BSON_APPEND_DOCUMENT_BEGIN (dst, key, &d);
+    bson_append_iter (&d, sub, -1, &in);
+    bson_append_document_end (dst, &d);
+}
+
+static bool
+oplog_call (mongoc_client_t *client, void *arg, bson_error_t *why)
+{
+    oplog_call_t *r = arg;
+    mongoc_collection_t *c = mongoc_client_get_collection (client, "local", "oplog.rs");
+    /* No sort: a capped collection is read in insertion order, and
+     * FerretDB sorts {$natural: 1} itself, on top of the read. */
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &r->filter, NULL, NULL);
+    const bson_t *e;
+    bool ok;
+
+    while (mongoc_cursor_next (cur, &e)) {
+        bson_iter_t it;
+        bson_t one;
+        char key[16];
+        const char *kp;
+        bool cmd = bson_iter_init_find (&it, e, "op") && BSON_ITER_HOLDS_UTF8 (&it) &&
+                   !strcmp (bson_iter_utf8 (&it, NULL), "c");
+        bson_uint32_to_string (r->n++, &kp, key, sizeof key);
+        BSON_APPEND_DOCUMENT_BEGIN (&r->kept, kp, &one);
+        keep_field (&one, e, "op", NULL);
+        keep_field (&one, e, "ns", NULL);
+        keep_field (&one, e, "ts", NULL);
+        keep_field (&one, e, "o", cmd ? NULL : "_id");
+        keep_field (&one, e, "o2", "_id");
+        bson_append_document_end (&r->kept, &one);
+    }
+    ok = !mongoc_cursor_error (cur, why);
+    mongoc_cursor_destroy (cur);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
 static bool
 oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
             const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
 {
-    mongoc_collection_t *c = online_collection (on, "local", "oplog.rs");
-    bson_t filter = BSON_INITIALIZER, ts, in, arr;
-    bson_t *opts = BCON_NEW ("sort", "{", "$natural", BCON_INT32 (1), "}");
-    mongoc_cursor_t *cur;
-    const bson_t *e;
+    oplog_call_t *r = bson_malloc0 (sizeof *r);
+    bson_t ts, in, arr;
+    bson_iter_t it;
     bson_error_t why;
     uint32_t n = 0;
-    bool ok = true;
+    bool ok, stopped;
 
-    BSON_APPEND_DOCUMENT_BEGIN (&filter, "ts", &ts);
+    bson_init (&r->filter);
+    bson_init (&r->kept);
+    BSON_APPEND_DOCUMENT_BEGIN (&r->filter, "ts", &ts);
     BSON_APPEND_TIMESTAMP (&ts, "$gt", from->ts_t, from->ts_i);
     if (to->has_ts)
         BSON_APPEND_TIMESTAMP (&ts, "$lte", to->ts_t, to->ts_i);
-    bson_append_document_end (&filter, &ts);
-    BSON_APPEND_DOCUMENT_BEGIN (&filter, "ns", &in);
+    bson_append_document_end (&r->filter, &ts);
+    BSON_APPEND_DOCUMENT_BEGIN (&r->filter, "ns", &in);
     BSON_APPEND_ARRAY_BEGIN (&in, "$in", &arr);
     for (size_t i = 0; i < nns; i++) {
         char key[16], cmd[200];
@@ -278,20 +354,29 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
         }
     }
     bson_append_array_end (&in, &arr);
-    bson_append_document_end (&filter, &in);
-    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
-    while (mongoc_cursor_next (cur, &e) && !online_stop_requested ())
-        online_oplog_entry (ch, e, nss, nns);
-    if (online_stop_requested ())
-        ok = online_stop_check (on, "while reading local.oplog.rs (nothing applied from it: "
-                                "the next sync reads it again)", err);
-    else if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (on, err, &why, "reading local.oplog.rs");
-    mongoc_cursor_destroy (cur);
-    bson_destroy (opts);
-    bson_destroy (&filter);
-    mongoc_collection_destroy (c);
-    return ok;
+    bson_append_document_end (&r->filter, &in);
+    ok = online_call_interruptible (on, oplog_call, r, oplog_call_free,
+                                    "the change log's entries since the last point "
+                                    "(local.oplog.rs, read whole by some servers)",
+                                    "while reading local.oplog.rs (nothing applied from it: the "
+                                    "next sync reads it again)", &stopped, &why, err);
+    if (stopped)
+        return false; /* r is the call's to free */
+    if (!ok) {
+        oplog_call_free (r);
+        return online_fail (on, err, &why, "reading local.oplog.rs");
+    }
+    if (bson_iter_init (&it, &r->kept))
+        while (bson_iter_next (&it)) {
+            const uint8_t *data;
+            uint32_t len;
+            bson_t one;
+            bson_iter_document (&it, &len, &data);
+            if (bson_init_static (&one, data, len))
+                online_oplog_entry (ch, &one, nss, nns);
+        }
+    oplog_call_free (r);
+    return true;
 }
 
 bool
