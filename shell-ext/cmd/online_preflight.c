@@ -19,6 +19,8 @@
 /* Documents of each namespace the steps are run over before the first
  * write, to see the fields a step reads where an earlier one wrote. */
 #define CHAIN_SAMPLE 1000
+/* and at most this many bytes of them (a collection of large documents). */
+#define CHAIN_BYTES (16 * 1024 * 1024)
 
 /* A namespace's sample as the plan's steps so far leave it. */
 typedef struct {
@@ -417,7 +419,7 @@ chain_read (online_t *on, const rm_dump_info_t *info, sample_t *sm, bson_error_t
     coll = online_collection (on, db, dot + 1);
     opts = BCON_NEW ("limit", BCON_INT64 (CHAIN_SAMPLE));
     cur = mongoc_collection_find_with_opts (coll, &empty, opts, NULL);
-    while (mongoc_cursor_next (cur, &doc))
+    for (size_t bytes = 0; bytes < CHAIN_BYTES && mongoc_cursor_next (cur, &doc); bytes += doc->len)
         sample_add (sm, bson_get_data (doc), doc->len);
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading a sample of the plan's sources");
