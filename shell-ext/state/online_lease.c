@@ -34,10 +34,14 @@
  * An epoch is a count of takes: from 1, one more each time. One below 0
  * or past EPOCH_MAX was not written by a run (the state database edited,
  * or damaged), and believed it would lock the plan for good (2^63 - 1 has
- * no next epoch): the take refuses it, naming the way out, which is
- * run --restart (or sync --restart): it drops the impossible fences and
- * sets the lease back to the newest possible one, so the count stays above
- * every epoch a run wrote under. */
+ * no next epoch). So would a lease document whose fields are not of the
+ * types a run writes (online_lease_doc_check: an owner that is no string
+ * reads as released, an epoch that is no number as 0, whose next epoch's
+ * fence exists already). The take refuses either, naming the field and
+ * the ways out, which are run --restart (or sync --restart) and rollback
+ * --forget: they drop the impossible fences and set the lease back to the
+ * newest possible one, released, so the count stays above every epoch a
+ * run wrote under. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -47,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "online_lease_doc.h"
 #include "online_state.h"
 #include "remodel/cli.h"
 #include "remodel/tmppath.h"
@@ -126,6 +131,8 @@ typedef struct {
     bool found;
     char owner[160];        /* "" when released */
     int64_t epoch, expires;
+    const char *bad;        /* a field of a type no run writes (NULL: none) */
+    char why[160];          /* what it holds */
 } lease_doc_t;
 
 static bool
@@ -135,6 +142,7 @@ lease_read (online_t *on, const char *id, lease_doc_t *l, bson_error_t *err)
     bool ok = online_state_get (on, "leases", id, &doc, &l->found, "reading the lease", err);
 
     online_lease_parse (&doc, l->owner, sizeof l->owner, &l->epoch, &l->expires);
+    online_lease_doc_check (&doc, &l->bad, l->why, sizeof l->why);
     bson_destroy (&doc);
     return ok;
 }
@@ -292,26 +300,43 @@ fence_insert (online_t *on, const char *id, int64_t next, int64_t now, bool *rac
     return ok;
 }
 
+/* The ways out of a lease that cannot be taken, for the refusals (short:
+ * an error's message holds 504 bytes, and the plan's path is in it twice). */
+#define WAYS_OUT "the state database was changed or is damaged: remodel online run %s " \
+                 "--restart or remodel online rollback %s --forget (a plan run in place) sets " \
+                 "the lease back"
+
 /* An impossible epoch of id's lease (its document's, or its newest
- * fence's): refused, with the way out. */
+ * fence's): refused, with the ways out. */
 static bool
 epoch_refused (online_t *on, const char *what, const char *where, int64_t epoch,
                bson_error_t *err)
 {
     rm_error_set (err, RM_ERR_DATA, "%s: %s: the lease's epoch %lld (in %s.%s) is impossible: "
-                  "epochs count the runs that took the lease, from 1 up, and no run could take "
-                  "it after that one; the state database was changed or is damaged: remodel "
-                  "online run %s --restart sets the lease back to its newest possible epoch "
-                  "and starts the plan over (what it wrote stays)", on->where, what,
-                  (long long) epoch, on->o->state_db, where, on->o->plan_path);
+                  "no run could have taken it; " WAYS_OUT, on->where, what, (long long) epoch,
+                  on->o->state_db, where, on->o->plan_path, on->o->plan_path);
     return false;
 }
 
-/* --restart's repair of an impossible epoch: the fences past or below
- * the possible ones dropped, and the lease released at the newest fence
- * left, so the next take's epoch is above every one a run wrote under. */
+/* A field of the lease document of a type no run writes: refused, naming
+ * it, with the ways out. */
 static bool
-epoch_repair (online_t *on, const char *id, const char *what, int64_t bad, bson_error_t *err)
+field_refused (online_t *on, const char *what, const lease_doc_t *l, bson_error_t *err)
+{
+    rm_error_set (err, RM_ERR_DATA, "%s: %s: the lease's %s (in %s.leases) %s; " WAYS_OUT,
+                  on->where, what, l->bad, on->o->state_db, l->why, on->o->plan_path,
+                  on->o->plan_path);
+    return false;
+}
+
+/* The repair of a lease that cannot be taken (run --restart, rollback
+ * --forget): the fences past or below the possible ones dropped, and the
+ * lease released at the newest fence left (each field of the type a run
+ * writes), so the next take's epoch is above every one a run wrote
+ * under. said: what was wrong, for the line that tells. */
+static bool
+lease_repair (online_t *on, const char *id, const char *what, const char *said,
+              bson_error_t *err)
 {
     mongoc_collection_t *fc = state (on, "fences"), *lc = state (on, "leases");
     bson_t *del = BCON_NEW ("plan", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lt",
@@ -330,9 +355,9 @@ epoch_repair (online_t *on, const char *id, const char *what, int64_t bad, bson_
     if (!ok)
         online_fail (on, err, &why, "setting the lease's epoch back");
     else if (!on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: %s: the lease's impossible epoch %lld set back "
-                     "to %lld, the newest possible one (--restart)", what, (long long) bad,
-                     (long long) newest);
+        rm_cli_line (stderr, "", "\n", "remodel: %s: the lease's %s set back to %lld, the "
+                     "newest possible one (%s)", what, said, (long long) newest,
+                     on->o->restart ? "--restart" : "--forget");
     if (update)
         bson_destroy (update);
     bson_destroy (filter);
@@ -352,7 +377,7 @@ lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_
     lease_doc_t cur, again;
     char claimer[160];
     int64_t now, mono, newest, newest_at, next;
-    bool raced = false, started;
+    bool raced = false, started, repairs;
     bson_error_t why;
     mongoc_collection_t *c;
     sigset_t mask;
@@ -360,6 +385,16 @@ lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_
     mono = online_mono_ms ();
     if (!online_server_now (on, &now, err) || !lease_read (on, id, &cur, err))
         return false;
+    /* Asked to repair (starting over, or forgetting the plan): a lease
+     * that cannot be taken is set back, then taken. */
+    repairs = (on->o->restart || on->o->forget) && !repaired;
+    if (cur.found && cur.bad) {
+        char said[260];
+        if (!repairs)
+            return field_refused (on, what, &cur, err);
+        snprintf (said, sizeof said, "%s, which %s,", cur.bad, cur.why);
+        return lease_repair (on, id, what, said, err) && lease_take (on, id, what, true, err);
+    }
     if (online_lease_blocks (cur.found, cur.owner, on->owner, cur.expires, now))
         return refuse_held (on, what, cur.owner, cur.expires - now, err);
     c = state (on, "fences");
@@ -370,10 +405,12 @@ lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_
     mongoc_collection_destroy (c);
     if (!epoch_possible (cur.epoch) || !epoch_possible (newest)) {
         int64_t bad = epoch_possible (cur.epoch) ? newest : cur.epoch;
-        if (!on->o->restart || repaired)
+        char said[80];
+        if (!repairs)
             return epoch_refused (on, what, epoch_possible (cur.epoch) ? "fences" : "leases", bad,
                                   err);
-        return epoch_repair (on, id, what, bad, err) && lease_take (on, id, what, true, err);
+        snprintf (said, sizeof said, "impossible epoch %lld", (long long) bad);
+        return lease_repair (on, id, what, said, err) && lease_take (on, id, what, true, err);
     }
     /* A newer fence than the lease names, by another run that is not
      * gone: it is taking the lease right now (or died doing so on another

@@ -4,12 +4,14 @@
  * document says. online_lease.c reads and writes the server; these
  * decide. Calls nothing of the program. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "online_lease_doc.h"
 #include "online_state.h"
 
 /* A process that ended and that its parent has not waited for yet (a
@@ -93,10 +95,66 @@ online_lease_parse (const bson_t *doc, char *owner, size_t cap, int64_t *epoch, 
     *epoch = *expires = 0;
     if (bson_iter_init_find (&it, doc, "owner") && BSON_ITER_HOLDS_UTF8 (&it))
         snprintf (owner, cap, "%s", bson_iter_utf8 (&it, NULL));
-    if (bson_iter_init_find (&it, doc, "epoch") && BSON_ITER_HOLDS_NUMBER (&it))
+    /* A double past int64's range converts to nothing defined: read as
+     * the largest, which no run writes (online_lease_doc_check says so). */
+    if (bson_iter_init_find (&it, doc, "epoch") && BSON_ITER_HOLDS_DOUBLE (&it) &&
+        !(bson_iter_double (&it) > -9.2e18 && bson_iter_double (&it) < 9.2e18))
+        *epoch = INT64_MAX;
+    else if (bson_iter_init_find (&it, doc, "epoch") && BSON_ITER_HOLDS_NUMBER (&it))
         *epoch = bson_iter_as_int64 (&it);
     if (bson_iter_init_find (&it, doc, "expires") && BSON_ITER_HOLDS_DATE_TIME (&it))
         *expires = bson_iter_date_time (&it);
+}
+
+/* A type as the refusals name it, with its article. */
+static const char *
+type_name (bson_type_t t)
+{
+    switch (t) {
+    case BSON_TYPE_UTF8: return "a string";
+    case BSON_TYPE_DOUBLE: return "a double";
+    case BSON_TYPE_INT32: return "a 32-bit integer";
+    case BSON_TYPE_INT64: return "a 64-bit integer";
+    case BSON_TYPE_DECIMAL128: return "a decimal";
+    case BSON_TYPE_DATE_TIME: return "a date";
+    case BSON_TYPE_TIMESTAMP: return "a timestamp";
+    case BSON_TYPE_BOOL: return "a boolean";
+    case BSON_TYPE_NULL: return "null";
+    case BSON_TYPE_DOCUMENT: return "a document";
+    case BSON_TYPE_ARRAY: return "an array";
+    case BSON_TYPE_OID: return "an ObjectId";
+    default: return "a value of another type";
+    }
+}
+
+bool
+online_lease_doc_check (const bson_t *doc, const char **field, char *why, size_t cap)
+{
+    bson_iter_t it;
+    *field = NULL;
+    if (bson_iter_init_find (&it, doc, "owner") && !BSON_ITER_HOLDS_UTF8 (&it)) {
+        *field = "owner";
+        snprintf (why, cap, "is %s, not a string naming the holder", type_name (bson_iter_type (&it)));
+    } else if (bson_iter_init_find (&it, doc, "epoch") && !BSON_ITER_HOLDS_INT32 (&it) &&
+               !BSON_ITER_HOLDS_INT64 (&it)) {
+        /* A double where a tool turned the number into one: believed only
+         * while it holds a whole number exactly (2^53 is the largest epoch
+         * a run writes); NaN fails the comparisons. */
+        double d = BSON_ITER_HOLDS_DOUBLE (&it) ? bson_iter_double (&it) : 0.5;
+        if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != (double) (int64_t) d) {
+            *field = "epoch";
+            if (BSON_ITER_HOLDS_DOUBLE (&it))
+                snprintf (why, cap, "is the double %.17g, not a whole number a run could write",
+                          d != d ? NAN : d); /* one way to say NaN, whatever its sign */
+            else
+                snprintf (why, cap, "is %s, not a number", type_name (bson_iter_type (&it)));
+        }
+    }
+    if (!*field && bson_iter_init_find (&it, doc, "expires") && !BSON_ITER_HOLDS_DATE_TIME (&it)) {
+        *field = "expires";
+        snprintf (why, cap, "is %s, not a date", type_name (bson_iter_type (&it)));
+    }
+    return *field == NULL;
 }
 
 void

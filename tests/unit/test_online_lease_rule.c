@@ -2,13 +2,17 @@
  * take (a lease free, released, expired, held), take over a dead holder
  * (real processes: one reaped, one a zombie, this one), the fence of a
  * run taking it right now, the next epoch, renew and stop writing (the
- * margin before expiry), and what a lease document says. */
+ * margin before expiry), what a lease document says, and which lease
+ * documents are refused before they are believed (issue 50: a field of
+ * a type no run writes, naming the field). */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "online_lease_doc.h"
 #include "online_state.h"
 #include "test.h"
 
@@ -177,6 +181,67 @@ test_parse (void)
     bson_destroy (doc);
 }
 
+/* doc_check of doc: "" when it passes, else the field and what it holds. */
+static const char *
+checked (bson_t *doc)
+{
+    static char out[300];
+    const char *field;
+    char why[200];
+    if (online_lease_doc_check (doc, &field, why, sizeof why))
+        out[0] = '\0';
+    else
+        snprintf (out, sizeof out, "%s %s", field, why);
+    bson_destroy (doc);
+    return out;
+}
+
+static void
+test_doc_check (void)
+{
+    /* What runs write, and what a release leaves: believed. */
+    T_CHECK_STR (checked (BCON_NEW ("_id", "p", "owner", "h:1:2", "epoch", BCON_INT64 (7),
+                                    "expires", BCON_DATE_TIME (1))), "");
+    T_CHECK_STR (checked (BCON_NEW ("owner", "", "epoch", BCON_INT32 (3), "expires",
+                                    BCON_DATE_TIME (0))), "");
+    T_CHECK_STR (checked (BCON_NEW ("_id", "p")), "");
+    /* A tool that turned the epoch into a double: a whole one passes
+     * (its range is online_lease.c's to judge). */
+    T_CHECK_STR (checked (BCON_NEW ("epoch", BCON_DOUBLE (12.0))), "");
+    T_CHECK_STR (checked (BCON_NEW ("epoch", BCON_DOUBLE (-5.0))), "");
+    /* The red team's: a holder that is no string, an expiry that is no
+     * date, an epoch that is no number: each named. */
+    T_CHECK_STR (checked (BCON_NEW ("owner", BCON_INT32 (5), "epoch", BCON_INT64 (1))),
+                 "owner is a 32-bit integer, not a string naming the holder");
+    T_CHECK_STR (checked (BCON_NEW ("owner", "[", "]", "epoch", BCON_INT64 (1))),
+                 "owner is an array, not a string naming the holder");
+    T_CHECK_STR (checked (BCON_NEW ("owner", "h:1:2", "expires", "tomorrow")),
+                 "expires is a string, not a date");
+    T_CHECK_STR (checked (BCON_NEW ("expires", BCON_INT64 (1700000000000))),
+                 "expires is a 64-bit integer, not a date");
+    T_CHECK_STR (checked (BCON_NEW ("epoch", "x")), "epoch is a string, not a number");
+    T_CHECK_STR (checked (BCON_NEW ("epoch", BCON_NULL)), "epoch is null, not a number");
+    T_CHECK_STR (checked (BCON_NEW ("epoch", BCON_DOUBLE (1.5))),
+                 "epoch is the double 1.5, not a whole number a run could write");
+    T_CHECK_STR (checked (BCON_NEW ("epoch", BCON_DOUBLE (1e300))),
+                 "epoch is the double 1.0000000000000001e+300, not a whole number a run could write");
+    /* The first that fails, in the order owner, epoch, expires. */
+    T_CHECK_STR (checked (BCON_NEW ("expires", "x", "epoch", "y", "owner", BCON_BOOL (true))),
+                 "owner is a boolean, not a string naming the holder");
+    {
+        /* NaN is no number of takes; a double past int64 reads as the
+         * largest epoch (refused by range), not as undefined behaviour. */
+        char owner[8];
+        int64_t epoch, expires;
+        bson_t *doc = BCON_NEW ("epoch", BCON_DOUBLE (1e300));
+        online_lease_parse (doc, owner, sizeof owner, &epoch, &expires);
+        T_CHECK (epoch == INT64_MAX);
+        bson_destroy (doc);
+        T_CHECK_STR (checked (BCON_NEW ("epoch", BCON_DOUBLE (NAN))),
+                     "epoch is the double nan, not a whole number a run could write");
+    }
+}
+
 int
 main (void)
 {
@@ -186,5 +251,6 @@ main (void)
     T_RUN (test_next_epoch);
     T_RUN (test_renew_fence);
     T_RUN (test_parse);
+    T_RUN (test_doc_check);
     return t_done ();
 }
