@@ -20,14 +20,19 @@
  * does the same and writes what differs. Neither uses the checkpoints;
  * with --workers, both read a pass by the partitions its run recorded,
  * each once, with threads (online_workers_rescan), and add up what they
- * find into what one reader finds. */
+ * find into what one reader finds.
+ *
+ * Each step and pass is resolved once (online_pass.h: what it reads and
+ * writes, under the names they have now) and handed to its command's
+ * driver (pass_run, pass_verify, pass_sync); the batches below them are
+ * the modes' own (batch_run, batch_check_*). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "online_cmd.h"
+#include "online_pass.h"
 #include "remodel/cli.h"
 
 /* ---- a pass, a step, the plan ---- */
@@ -104,6 +109,83 @@ batch_claims (online_job_t *j, online_passrun_t *pr, const online_docs_t *in,
     return ok;
 }
 
+/* run's batch: written (side by side, in place), or, in a dry run,
+ * counted. */
+static bool
+batch_run (online_job_t *j, online_passrun_t *pr, const online_docs_t *in, const online_docs_t *out,
+           bson_error_t *err)
+{
+    const online_opts_t *o = j->on->o;
+    bool ok;
+
+    if (o->dry_run) {
+        j->written += o->in_place ? online_would_change (in, out) : (int64_t) out->n;
+        return true;
+    }
+    if (o->in_place)
+        return online_inplace_write (&pr->ip, in, out, err);
+    /* The _ids join the step's set only once their batch is written: a
+     * batch retried after an error is checked against the batches before
+     * it, never against itself. Results naming their driver in a field
+     * keep no set: the target says whose a result with that _id is. */
+    ok = online_check_unique (j, pr, out, err) && batch_claims (j, pr, in, out, err) &&
+         online_side_write (pr->targets, out, err);
+    for (size_t i = 0; ok && i < out->n; i++)
+        if (pr->sets[out->docs[i].keep])
+            ok = online_idset_note (pr->sets[out->docs[i].keep],
+                                    online_id_hash (online_doc_bytes (out, i), out->docs[i].len),
+                                    err);
+    if (ok)
+        j->written += (int64_t) out->n;
+    return ok;
+}
+
+/* verify's and sync's batch in place: the documents the step would
+ * change, reported, and sync (not a dry run) changes them. */
+static bool
+batch_check_inplace (online_job_t *j, online_passrun_t *pr, const bson_t *before,
+                     const online_docs_t *in, const online_docs_t *out, bson_error_t *err)
+{
+    int64_t differ = online_would_change (in, out);
+    if (differ) {
+        online_diffs_inplace (j->on, j->in[j->p->drive]->text, in, out);
+        online_report_range (j, pr, before, differ, "documents not as the step makes them");
+    }
+    pr->differ += differ;
+    if (differ && pr->mode == ONLINE_SYNC && !j->on->o->dry_run)
+        return online_inplace_write (&pr->ip, in, out, err);
+    return true;
+}
+
+/* verify's and sync's batch side by side: each result against the
+ * target's document of its _id; without a set of every result's _id, a
+ * result its driver no longer makes is found batch by batch. */
+static bool
+batch_check_side (online_job_t *j, online_passrun_t *pr, const bson_t *before,
+                  const online_docs_t *in, const online_docs_t *out, bson_error_t *err)
+{
+    bson_t ids = BSON_INITIALIZER;
+    int64_t missing = 0;
+    bool ok = online_check_side (j, pr, out, before, err);
+
+    if (!ok || !rm_pass_traced (j->p) || pr->sets[0])
+        return ok;
+    for (size_t i = 0; i < in->n; i++) {
+        bson_iter_t id;
+        char key[16];
+        const char *kp;
+        size_t kl = bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+        if (rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, "_id", 3, &id))
+            bson_append_iter (&ids, kp, (int) kl, &id);
+    }
+    ok = online_check_missing (j, pr, &ids, out, &missing, err);
+    if (ok && missing)
+        online_report_range (j, pr, before, missing, "results their documents no longer make");
+    pr->differ += missing;
+    bson_destroy (&ids);
+    return ok;
+}
+
 /* One batch: read, compute, and what the mode does with it. Returns the
  * documents read (0: the end), -1. A dry run (run or sync) computes and
  * counts and writes nothing. */
@@ -111,7 +193,6 @@ static int64_t
 one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *in, online_docs_t *out,
            bson_error_t *err)
 {
-    const online_opts_t *o = j->on->o;
     bson_t before;
     int64_t n;
     bool ok;
@@ -122,59 +203,12 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
     if (ok && n > 0)
         ok = online_batch_compute (j, in, out, err);
     if (ok && n > 0) {
-        if (pr->mode == ONLINE_RUN && o->dry_run) {
-            j->written += o->in_place ? online_would_change (in, out) : (int64_t) out->n;
-        } else if (pr->mode == ONLINE_RUN) {
-            if (o->in_place) {
-                ok = online_inplace_write (&pr->ip, in, out, err);
-            } else {
-                /* The _ids join the step's set only once their batch is
-                 * written: a batch retried after an error is checked
-                 * against the batches before it, never against itself.
-                 * Results naming their driver in a field keep no set: the
-                 * target says whose a result with that _id is. */
-                ok = online_check_unique (j, pr, out, err) && batch_claims (j, pr, in, out, err) &&
-                     online_side_write (pr->targets, out, err);
-                for (size_t i = 0; ok && i < out->n; i++)
-                    if (pr->sets[out->docs[i].keep])
-                        ok = online_idset_note (pr->sets[out->docs[i].keep],
-                                                online_id_hash (online_doc_bytes (out, i),
-                                                                out->docs[i].len), err);
-                if (ok)
-                    j->written += (int64_t) out->n;
-            }
-        } else if (o->in_place) {
-            int64_t differ = online_would_change (in, out);
-            if (differ) {
-                online_diffs_inplace (j->on, j->in[j->p->drive]->text, in, out);
-                online_report_range (j, pr, &before, differ, "documents not as the step makes them");
-            }
-            pr->differ += differ;
-            if (differ && pr->mode == ONLINE_SYNC && !o->dry_run)
-                ok = online_inplace_write (&pr->ip, in, out, err);
-        } else {
-            ok = online_check_side (j, pr, out, &before, err);
-            /* Without a set of every result's _id, a result its driver no
-             * longer makes is found batch by batch. */
-            if (ok && rm_pass_traced (j->p) && !pr->sets[0]) {
-                bson_t ids = BSON_INITIALIZER;
-                int64_t missing = 0;
-                for (size_t i = 0; i < in->n; i++) {
-                    bson_iter_t id;
-                    char key[16];
-                    const char *kp;
-                    size_t kl = bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
-                    if (rm_doc_field (online_doc_bytes (in, i), in->docs[i].len, "_id", 3, &id))
-                        bson_append_iter (&ids, kp, (int) kl, &id);
-                }
-                ok = online_check_missing (j, pr, &ids, out, &missing, err);
-                if (ok && missing)
-                    online_report_range (j, pr, &before, missing,
-                                         "results their documents no longer make");
-                pr->differ += missing;
-                bson_destroy (&ids);
-            }
-        }
+        if (pr->mode == ONLINE_RUN)
+            ok = batch_run (j, pr, in, out, err);
+        else if (j->on->o->in_place)
+            ok = batch_check_inplace (j, pr, &before, in, out, err);
+        else
+            ok = batch_check_side (j, pr, &before, in, out, err);
     }
     if (!ok) {
         /* The range is done again from where it began. */
@@ -314,11 +348,14 @@ passrun_destroy (online_passrun_t *pr)
     online_docs_destroy (&pr->ip.again_out);
 }
 
+/* The reader of pass ps on on's connection: its collections opened by
+ * the names ps resolved, its engine, its key map, its writes. */
 static void
-reader_open (reader_t *r, online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
-             online_mode_t mode, online_idset_t *sets, size_t n_sets, online_passrun_t *pr)
+reader_open (reader_t *r, online_t *on, const online_pass_t *ps, online_mode_t mode,
+             online_passrun_t *pr)
 {
     const online_opts_t *o = on->o;
+    const rm_pass_t *p = ps->p;
     bool state = mode != ONLINE_VERIFY && !o->dry_run;
     online_job_t *j = &r->j;
 
@@ -331,45 +368,33 @@ reader_open (reader_t *r, online_t *on, const rm_step_t *s, const rm_pass_t *p, 
     r->mode = mode;
     r->t0 = online_mono_ms ();
     j->on = on;
-    j->s = s;
+    j->s = ps->s;
     j->p = p;
-    j->index = pi;
+    j->index = ps->index;
     j->batch_size = o->batch_size;
-    rm_step_inputs (s, j->in, 4);
+    memcpy (j->in, ps->st->in, sizeof j->in);
     online_docs_init (&r->in);
     online_docs_init (&r->out);
-    j->drive = online_collection (on, j->in[p->drive]->db, rm_name_now (&on->names, j->in[p->drive]));
-    if (p->partner >= 0)
-        j->partner = online_collection (on, j->in[p->partner]->db,
-                                        rm_name_now (&on->names, j->in[p->partner]));
-    j->engine = online_engine_new (on, s);
+    j->drive = online_collection (on, ps->drive->db, ps->drive_coll);
+    if (ps->partner)
+        j->partner = online_collection (on, ps->partner->db, ps->partner_coll);
+    j->engine = online_engine_new (on, ps->s);
     /* While the plan follows a change log, what a partner was read with
      * is kept (online_keys.c): a later change to it finds its old results. */
-    if (on->follows && p->partner >= 0 && state)
-        j->keys = online_keys_new (on, s, pi, p->partner_key);
+    if (on->follows && ps->partner && state)
+        j->keys = online_keys_new (on, ps->s, ps->index, p->partner_key);
     else if (on->follows && state && online_held_path (p, &r->held))
-        j->keys = online_keys_new (on, s, pi, &r->held);
+        j->keys = online_keys_new (on, ps->s, ps->index, &r->held);
     pr->ip.j = j;
     if (o->in_place) {
-        char backup[400];
-        rm_name_inplace_backup (&on->names, s, backup, sizeof backup);
-        pr->ip.backup = online_collection (on, o->state_db, backup);
-    } else {
-        for (size_t k = 0; k < p->n_keep; k++) {
-            char target[400];
-            rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
-            online_writes_init (&pr->targets[k], j,
-                                online_collection (on, p->keep[k]->db, target), "writing results");
-            /* A pass whose results name their driver keeps no set: run
-             * asks the target whose a result's _id is (online_check_
-             * claimed; a driver's own _id is unique), and verify and sync
-             * find a result no driver makes by the drivers' _ids (below,
-             * and online_check_extras), so memory does not grow with the
-             * data. */
-            for (size_t m = 0; m < n_sets; m++)
-                if (!strcmp (sets[m].ns, p->keep[k]->text) && !sets[m].by_drivers)
-                    pr->sets[k] = &sets[m];
-        }
+        pr->ip.backup = online_collection (on, o->state_db, ps->backup);
+        return;
+    }
+    for (size_t k = 0; k < p->n_keep; k++) {
+        online_writes_init (&pr->targets[k], j,
+                            online_collection (on, p->keep[k]->db, ps->target[k]),
+                            "writing results");
+        pr->sets[k] = ps->sets[k];
     }
 }
 
@@ -408,12 +433,8 @@ reader_close (reader_t *r)
  * the same whichever worker read which partition; a partition done
  * early waits in memory). */
 typedef struct pass_ctx {
-    const rm_step_t *s;
-    const rm_pass_t *p;
-    size_t pi;
+    const online_pass_t *ps; /* read only, shared by the workers */
     online_mode_t mode;
-    online_idset_t *sets;
-    size_t n_sets;
     uint32_t n;
     online_t *on;           /* the rescan's own, whose list is the command's */
     pthread_mutex_t mu;
@@ -431,7 +452,7 @@ worker_open (online_t *won, void *ctx, bson_error_t *err)
     pass_ctx_t *c = ctx;
     reader_t *r = bson_malloc0 (sizeof *r);
     (void) err;
-    reader_open (r, won, c->s, c->p, c->pi, c->mode, c->sets, c->n_sets, &r->own);
+    reader_open (r, won, c->ps, c->mode, &r->own);
     r->j.partners = c->partners;
     r->own.reported_pass = &c->reported;
     r->n_parts = c->n;
@@ -529,200 +550,300 @@ join_take (online_t *on, bson_error_t *err)
     return online_lease_take_key (on, on->names.id, what, &taken, err);
 }
 
+/* run: the pass's checkpoint (last, done, seen, written) and partitions
+ * (parts, n_parts). A run that joined waits for what only the plan's
+ * lease holder does (recording the partitions, reading a pass of one or
+ * keeping a set of its results' _ids), or takes the lease over from a
+ * holder gone. A dry run keeps no checkpoint: one range from the start. */
 static bool
-run_pass (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi, online_mode_t mode,
-          online_idset_t *sets, size_t n_sets, online_passrun_t *pr, bson_error_t *err)
+run_where (online_t *on, const online_pass_t *ps, bson_t *last, bool *done, int64_t *seen,
+           int64_t *written, bson_t *parts, uint32_t *n_parts, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
-    bool checkpoints = mode == ONLINE_RUN && !o->dry_run;
-    reader_t r;
-    bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
-    bool done = false, ok = true, keeps_set = false, said = false;
-    int64_t seen = 0, written = 0, seen0, taken = 0;
-    uint32_t n_parts = 1;
-    const rm_nsref_t *in[4];
-    const char *drive_ns, *drive_coll;
-    online_progress_t *pg = NULL;
-    online_partners_t *partners = NULL;
-    bool drawn;
+    bool checkpoints = !o->dry_run, ok = true, said = false;
 
-    rm_step_inputs (s, in, 4);
-    drive_ns = in[p->drive]->text;
-    drive_coll = rm_name_now (&on->names, in[p->drive]);
-    for (size_t k = 0; k < p->n_keep; k++)
-        for (size_t m = 0; m < n_sets; m++)
-            keeps_set |= !strcmp (sets[m].ns, p->keep[k]->text) && !sets[m].by_drivers;
-    /* The pass's checkpoint and partitions; a run that joined waits for
-     * what only the plan's lease holder does (recording the partitions,
-     * reading a pass of one or keeping a set of its results' _ids), or
-     * takes the lease over from a holder gone. */
     for (;;) {
         bool joined = checkpoints && o->join && !on->lease;
         if (joined)
             ok = join_take (on, err);
         joined = checkpoints && o->join && !on->lease;
-        bson_reinit (&last);
+        bson_reinit (last);
         if (ok && checkpoints)
-            ok = online_checkpoint_read (on, s, pi, &last, &done, &seen, &written, err);
-        if (!ok || done)
+            ok = online_checkpoint_read (on, ps->s, ps->index, last, done, seen, written, err);
+        if (!ok || *done)
             break;
         if (checkpoints) {
-            mongoc_collection_t *c = online_collection (on, in[p->drive]->db, drive_coll);
-            ok = online_parts_get (on, s, pi, c, one_part (p, &last, seen), !joined, &parts, err);
+            mongoc_collection_t *c = online_collection (on, ps->drive->db, ps->drive_coll);
+            ok = online_parts_get (on, ps->s, ps->index, c, one_part (ps->p, last, *seen), !joined,
+                                   parts, err);
             mongoc_collection_destroy (c);
-            n_parts = ok ? online_parts_count (&parts) : 1;
+            *n_parts = ok ? online_parts_count (parts) : 1;
         }
-        if (!ok || !joined || (n_parts > 1 && !keeps_set))
+        if (!ok || !joined || (*n_parts > 1 && !ps->keeps_set))
             break;
         if (!said && !o->quiet)
             rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: joined: waiting for the "
-                         "run that holds the plan's lease (%s)", s->index, s->op, drive_ns,
-                         n_parts == 0 ? "to record its partitions" : "to read it");
+                         "run that holds the plan's lease (%s)", ps->s->index, ps->s->op,
+                         ps->drive_ns, *n_parts == 0 ? "to record its partitions" : "to read it");
         said = true;
         online_sleep_ms (500);
     }
-    /* verify and sync's rescan with --workers: by the partitions the run
-     * recorded (online_workers_rescan); one range, as with one worker,
-     * where it recorded none (a run before partitions, or of one) or the
-     * pass keeps a set of its results' _ids, which one reader fills. */
-    if (ok && mode != ONLINE_RUN && o->workers > 1) {
-        ok = keeps_set || online_parts_get (on, s, pi, NULL, false, false, &parts, err);
-        n_parts = ok && !keeps_set && !bson_empty (&parts) ? online_parts_count (&parts) : 1;
-        if (ok && n_parts <= 1 && !o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: one range, one worker "
-                         "(%s)", mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
-                         drive_ns, keeps_set ? "its results' _ids are checked in one set"
-                                             : "its run read it whole");
+    return ok;
+}
+
+/* The pass's counts, its n partitions' added up. */
+static bool
+parts_totals (online_t *on, const online_pass_t *ps, uint32_t n, int64_t *seen, int64_t *written,
+              bson_error_t *err)
+{
+    bool ok = true;
+    *seen = *written = 0;
+    for (uint32_t k = 0; ok && k < n; k++) {
+        bson_t ignored = BSON_INITIALIZER;
+        bool pdone;
+        int64_t ps_seen, pc;
+        ok = online_part_read (on, ps->s, ps->index, k, &ignored, &pdone, &ps_seen, &pc, err);
+        *seen += ps_seen;
+        *written += pc;
+        bson_destroy (&ignored);
     }
-    if (ok && done) {
-        if (!o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
-                         s->op, drive_ns);
-        bson_destroy (&last);
-        bson_destroy (&parts);
-        return true;
+    return ok;
+}
+
+/* One reader over the whole pass (one partition), from last on, its
+ * progress drawn in *pg; seen0: the pass's count before this process. */
+static bool
+read_whole (online_t *on, const online_pass_t *ps, reader_t *r, bson_t *last, int64_t seen0,
+            online_progress_t **pg, bson_error_t *err)
+{
+    range_cp_t whole = {-1, 1, 0, 0};
+    bool ok;
+    *pg = online_progress_new (on, ps->drive->db, ps->drive_coll, seen0);
+    ok = run_range (&r->j, r->pr, r->mode, last, &whole, &r->in, &r->out, *pg, r->t0, err);
+    if (ok)
+        on->read_now += r->j.seen - seen0;
+    return ok;
+}
+
+/* run's partitions read by this process's workers (online_workers_pass;
+ * a pass keeping a set of its results' _ids by one), then the pass's
+ * totals theirs and its checkpoint done, written by the plan's lease
+ * holder: a run that joined waits for it, or takes the lease over from
+ * one gone. */
+static bool
+run_workers (online_t *on, const online_pass_t *ps, reader_t *r, const bson_t *parts,
+             uint32_t n_parts, const online_partners_t *partners, int64_t *taken,
+             bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    pass_ctx_t ctx = {ps, ONLINE_RUN, n_parts, .lists = NULL, .partners = partners};
+    online_worker_ops_t ops = {worker_open, worker_run, worker_close, &ctx};
+    bson_t empty = BSON_INITIALIZER;
+    bool ok = online_workers_pass (on, ps->s, ps->index, parts, ps->keeps_set ? 1 : (int) o->workers,
+                                   &ops, taken, err);
+
+    /* Every partition is done: the pass's totals are theirs. */
+    ok = ok && parts_totals (on, ps, n_parts, &r->j.seen, &r->j.written, err);
+    while (ok && o->join && !on->lease) {
+        bool pdone = false;
+        int64_t pseen, pc;
+        bson_t ignored = BSON_INITIALIZER;
+        ok = join_take (on, err) &&
+             (on->lease || online_checkpoint_read (on, ps->s, ps->index, &ignored, &pdone, &pseen,
+                                                   &pc, err));
+        bson_destroy (&ignored);
+        if (!ok || pdone)
+            break;
+        online_sleep_ms (500);
     }
-    if (ok && n_parts > 1 && mode == ONLINE_RUN) {
-        /* The pass's counts are its partitions'. */
-        seen = written = 0;
-        for (uint32_t k = 0; ok && k < n_parts; k++) {
-            bson_t ignored = BSON_INITIALIZER;
-            bool pdone;
-            int64_t ps, pc;
-            ok = online_part_read (on, s, pi, k, &ignored, &pdone, &ps, &pc, err);
-            seen += ps;
-            written += pc;
-            bson_destroy (&ignored);
-        }
-        if (ok && !o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: %u partitions, %lld "
-                         "worker(s)%s", s->index, s->op, drive_ns, n_parts,
-                         (long long) (keeps_set ? 1 : o->workers),
-                         keeps_set && o->workers > 1 ? " (its results' _ids are checked "
-                                                       "in one set)" : "");
-    }
-    seen0 = seen; /* what this process reads is counted from here */
-    reader_open (&r, on, s, p, pi, mode, sets, n_sets, pr);
-    /* run: the partners read once, before the workers start, which share
-     * them; after the change-log point capture_begin recorded (why that
-     * is safe: online_partners.c). Not in place, where a self-join's
-     * partners are the documents the pass rewrites. */
-    if (ok && mode == ONLINE_RUN && !o->in_place && r.j.partner &&
-        strcmp (in[p->partner]->text, drive_ns) != 0) {
-        partners = online_partners_read (on, r.j.partner, p, o->batch_size,
-                                         o->memory, err);
-        ok = partners || err->code == 0;
-        r.j.partners = partners;
-    }
-    r.j.seen = seen;
-    r.j.written = written;
-    if (ok && n_parts <= 1) {
-        range_cp_t whole = {-1, 1, 0, 0};
-        pg = online_progress_new (on, in[p->drive]->db, drive_coll, seen0);
-        ok = run_range (&r.j, pr, mode, &last, &whole, &r.in, &r.out, pg, r.t0, err);
-        if (ok)
-            on->read_now += r.j.seen - seen0;
-    } else if (ok && mode != ONLINE_RUN) {
-        pass_ctx_t ctx = {s, p, pi, mode, sets, n_sets, n_parts, .on = on};
-        online_worker_ops_t ops = {worker_open, rescan_run, worker_close, &ctx};
-        int n = o->workers < n_parts ? (int) o->workers : (int) n_parts;
-        pthread_mutex_init (&ctx.mu, NULL);
-        ctx.lists = bson_malloc0 (n_parts * sizeof *ctx.lists);
-        ctx.finished = bson_malloc0 (n_parts * sizeof *ctx.finished);
-        ok = online_workers_rescan (on, &parts, n, &ops, err);
-        /* After an error, what was found is dropped with the list. */
-        for (uint32_t k = ctx.adopted; k < n_parts; k++)
-            online_diffs_adopt (on, ctx.lists[k]);
-        bson_free (ctx.lists);
-        bson_free (ctx.finished);
-        pthread_mutex_destroy (&ctx.mu);
-        pr->differ += ctx.differ;
-        pr->reported = ctx.reported;
-        r.j.seen = ctx.read;
-        if (ok && !o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: %u partitions, %d "
-                         "worker(s): %lld read", mode == ONLINE_SYNC ? "sync" : "verify", s->index,
-                         s->op, drive_ns, n_parts, n, (long long) ctx.read);
-    } else if (ok) {
-        pass_ctx_t ctx = {s, p, pi, mode, sets, n_sets, n_parts, .lists = NULL,
-                          .partners = partners};
-        online_worker_ops_t ops = {worker_open, worker_run, worker_close, &ctx};
-        bson_t empty = BSON_INITIALIZER;
-        ok = online_workers_pass (on, s, pi, &parts, keeps_set ? 1 : (int) o->workers, &ops, &taken,
-                                  err);
-        /* Every partition is done: the pass's totals are theirs. */
-        r.j.seen = r.j.written = 0;
-        for (uint32_t k = 0; ok && k < n_parts; k++) {
-            bson_t ignored = BSON_INITIALIZER;
-            bool pdone;
-            int64_t ps, pc;
-            ok = online_part_read (on, s, pi, k, &ignored, &pdone, &ps, &pc, err);
-            r.j.seen += ps;
-            r.j.written += pc;
-            bson_destroy (&ignored);
-        }
-        /* The pass done: written by the plan's lease holder; a run that
-         * joined waits for it, or takes the lease over from one gone. */
-        while (ok && o->join && !on->lease) {
-            bool pdone = false;
-            int64_t ps, pc;
-            bson_t ignored = BSON_INITIALIZER;
-            ok = join_take (on, err) && (on->lease || online_checkpoint_read (on, s, pi, &ignored,
-                                                                              &pdone, &ps, &pc, err));
-            bson_destroy (&ignored);
-            if (!ok || pdone)
-                break;
-            online_sleep_ms (500);
-        }
-        if (ok && on->lease)
-            ok = online_checkpoint_save (on, s, pi, in[p->drive], drive_coll, &empty, r.j.seen,
-                                         r.j.written, true, err);
-        bson_destroy (&empty);
-    }
-    drawn = online_progress_end (pg);
-    if (ok && !o->quiet && mode == ONLINE_RUN) {
+    if (ok && on->lease)
+        ok = online_checkpoint_save (on, ps->s, ps->index, ps->drive, ps->drive_coll, &empty,
+                                     r->j.seen, r->j.written, true, err);
+    bson_destroy (&empty);
+    return ok;
+}
+
+/* The progress line ended: by run's closing line, a new line, or, after
+ * an error (said once at the top, alone), cleared. */
+static void
+pass_said (online_t *on, const online_pass_t *ps, const reader_t *r, online_progress_t *pg,
+           uint32_t n_parts, int64_t taken, bool ok)
+{
+    const online_opts_t *o = on->o;
+    bool drawn = online_progress_end (pg);
+    if (ok && !o->quiet && r->mode == ONLINE_RUN) {
         char split[600] = "", mine[100] = "";
         if (!o->dry_run && !o->in_place)
-            online_written_split (on, s, p, split, sizeof split);
+            online_written_split (on, ps->s, ps->p, split, sizeof split);
         if (n_parts > 1 && taken < n_parts)
             snprintf (mine, sizeof mine, " (%lld of the %u partitions read here)",
                       (long long) taken, n_parts);
         rm_cli_line (stderr, drawn ? "\r\033[K" : "", "\n",
-                     "remodel: step %zu (%s) %s: %lld read, %lld %s%s%s", s->index, s->op, drive_ns,
-                     (long long) r.j.seen, (long long) r.j.written,
+                     "remodel: step %zu (%s) %s: %lld read, %lld %s%s%s", ps->s->index, ps->s->op,
+                     ps->drive_ns, (long long) r->j.seen, (long long) r->j.written,
                      o->dry_run ? (o->in_place ? "would change" : "would write")
                                 : (o->in_place ? "changed" : "written"), split, mine);
     } else if (ok && drawn) {
         fprintf (stderr, "\n");
     } else if (drawn) {
-        fputs ("\r\033[K", stderr); /* the error's line, said once at the top, alone */
+        fputs ("\r\033[K", stderr);
     }
+}
+
+/* run's driver: from the pass's checkpoint (or each partition's) to its
+ * end, the partners read once before the workers start, which share
+ * them; after the change-log point capture_begin recorded (why that is
+ * safe: online_partners.c). Not in place, where a self-join's partners
+ * are the documents the pass rewrites. */
+static bool
+pass_run (online_t *on, const online_pass_t *ps, online_passrun_t *pr, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    reader_t r;
+    bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
+    bool done = false, ok;
+    int64_t seen = 0, written = 0, seen0, taken = 0;
+    uint32_t n_parts = 1;
+    online_progress_t *pg = NULL;
+    online_partners_t *partners = NULL;
+
+    ok = run_where (on, ps, &last, &done, &seen, &written, &parts, &n_parts, err);
+    if (ok && done) {
+        if (!o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", ps->s->index,
+                         ps->s->op, ps->drive_ns);
+        bson_destroy (&last);
+        bson_destroy (&parts);
+        return true;
+    }
+    if (ok && n_parts > 1) {
+        ok = parts_totals (on, ps, n_parts, &seen, &written, err);
+        if (ok && !o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: %u partitions, %lld "
+                         "worker(s)%s", ps->s->index, ps->s->op, ps->drive_ns, n_parts,
+                         (long long) (ps->keeps_set ? 1 : o->workers),
+                         ps->keeps_set && o->workers > 1 ? " (its results' _ids are checked "
+                                                           "in one set)" : "");
+    }
+    seen0 = seen; /* what this process reads is counted from here */
+    reader_open (&r, on, ps, ONLINE_RUN, pr);
+    if (ok && !o->in_place && r.j.partner && !ps->self_join) {
+        partners = online_partners_read (on, r.j.partner, ps->p, o->batch_size, o->memory, err);
+        ok = partners || err->code == 0;
+        r.j.partners = partners;
+    }
+    r.j.seen = seen;
+    r.j.written = written;
+    if (ok && n_parts <= 1)
+        ok = read_whole (on, ps, &r, &last, seen0, &pg, err);
+    else if (ok)
+        ok = run_workers (on, ps, &r, &parts, n_parts, partners, &taken, err);
+    pass_said (on, ps, &r, pg, n_parts, taken, ok);
     reader_close (&r);
     online_partners_destroy (partners);
     bson_destroy (&last);
     bson_destroy (&parts);
     return ok;
 }
+
+/* verify and sync's rescan with --workers: by the partitions the run
+ * recorded (online_workers_rescan); one range, as with one worker, where
+ * it recorded none (a run before partitions, or of one) or the pass
+ * keeps a set of its results' _ids, which one reader fills. */
+static bool
+rescan_parts (online_t *on, const online_pass_t *ps, online_mode_t mode, bson_t *parts,
+              uint32_t *n_parts, bson_error_t *err)
+{
+    bool ok = ps->keeps_set ||
+              online_parts_get (on, ps->s, ps->index, NULL, false, false, parts, err);
+    *n_parts = ok && !ps->keeps_set && !bson_empty (parts) ? online_parts_count (parts) : 1;
+    if (ok && *n_parts <= 1 && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: one range, one worker "
+                     "(%s)", mode == ONLINE_SYNC ? "sync" : "verify", ps->s->index, ps->s->op,
+                     ps->drive_ns, ps->keeps_set ? "its results' _ids are checked in one set"
+                                                 : "its run read it whole");
+    return ok;
+}
+
+/* The rescan's partitions read by workers, what they found added up. */
+static bool
+rescan_workers (online_t *on, const online_pass_t *ps, reader_t *r, const bson_t *parts,
+                uint32_t n_parts, bson_error_t *err)
+{
+    online_passrun_t *pr = r->pr;
+    pass_ctx_t ctx = {ps, r->mode, n_parts, .on = on};
+    online_worker_ops_t ops = {worker_open, rescan_run, worker_close, &ctx};
+    int n = on->o->workers < n_parts ? (int) on->o->workers : (int) n_parts;
+    bool ok;
+
+    pthread_mutex_init (&ctx.mu, NULL);
+    ctx.lists = bson_malloc0 (n_parts * sizeof *ctx.lists);
+    ctx.finished = bson_malloc0 (n_parts * sizeof *ctx.finished);
+    ok = online_workers_rescan (on, parts, n, &ops, err);
+    /* After an error, what was found is dropped with the list. */
+    for (uint32_t k = ctx.adopted; k < n_parts; k++)
+        online_diffs_adopt (on, ctx.lists[k]);
+    bson_free (ctx.lists);
+    bson_free (ctx.finished);
+    pthread_mutex_destroy (&ctx.mu);
+    pr->differ += ctx.differ;
+    pr->reported = ctx.reported;
+    r->j.seen = ctx.read;
+    if (ok && !on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: %u partitions, %d "
+                     "worker(s): %lld read", r->mode == ONLINE_SYNC ? "sync" : "verify",
+                     ps->s->index, ps->s->op, ps->drive_ns, n_parts, n, (long long) ctx.read);
+    return ok;
+}
+
+/* verify's and sync's rescan: every range recomputed from the sources as
+ * they are now, no checkpoint kept (it starts over when stopped). */
+static bool
+pass_rescan (online_t *on, const online_pass_t *ps, online_mode_t mode, online_passrun_t *pr,
+             bson_error_t *err)
+{
+    reader_t r;
+    bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
+    uint32_t n_parts = 1;
+    online_progress_t *pg = NULL;
+    bool ok = true;
+
+    if (on->o->workers > 1)
+        ok = rescan_parts (on, ps, mode, &parts, &n_parts, err);
+    reader_open (&r, on, ps, mode, pr);
+    if (ok && n_parts <= 1)
+        ok = read_whole (on, ps, &r, &last, 0, &pg, err);
+    else if (ok)
+        ok = rescan_workers (on, ps, &r, &parts, n_parts, err);
+    pass_said (on, ps, &r, pg, n_parts, 0, ok);
+    reader_close (&r);
+    bson_destroy (&last);
+    bson_destroy (&parts);
+    return ok;
+}
+
+/* verify's driver: compares, writes nothing. */
+static bool
+pass_verify (online_t *on, const online_pass_t *ps, online_passrun_t *pr, bson_error_t *err)
+{
+    return pass_rescan (on, ps, ONLINE_VERIFY, pr, err);
+}
+
+/* sync's driver: writes what differs (a dry run counts it). */
+static bool
+pass_sync (online_t *on, const online_pass_t *ps, online_passrun_t *pr, bson_error_t *err)
+{
+    return pass_rescan (on, ps, ONLINE_SYNC, pr, err);
+}
+
+/* A pass's driver, by the command's mode. */
+typedef bool (*pass_driver_t) (online_t *on, const online_pass_t *ps, online_passrun_t *pr,
+                               bson_error_t *err);
+static const pass_driver_t pass_drivers[] = {
+    [ONLINE_RUN] = pass_run,
+    [ONLINE_VERIFY] = pass_verify,
+    [ONLINE_SYNC] = pass_sync,
+};
 
 static bool
 create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, size_t nt,
@@ -774,14 +895,14 @@ dry_run_note (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, const rm_
  * creates none: it refuses as a run would, or says what a run would
  * create (online_index_check). */
 static bool
-check_indexes (online_t *on, const rm_step_t *s, const rm_pass_t *passes, size_t np,
-               bson_error_t *err)
+check_indexes (online_t *on, const online_step_t *st, bson_error_t *err)
 {
-    const rm_nsref_t *in[4], *said[8];
+    const rm_step_t *s = st->s;
+    const rm_pass_t *passes = st->passes;
+    const rm_nsref_t *const *in = st->in, *said[8];
     size_t n_said = 0;
     bool ok = true;
-    rm_step_inputs (s, in, 4);
-    for (size_t i = 0; ok && i < np; i++) {
+    for (size_t i = 0; ok && i < st->np; i++) {
         const rm_nsref_t *pr;
         const char *now;
         bool made;
@@ -819,34 +940,27 @@ indexes_first (online_t *on, bson_error_t *err)
     bool ok = true;
     for (size_t i = 0; ok && i < on->plan.n; i++) {
         const rm_step_t *s = &on->plan.steps[i];
-        const rm_nsref_t *in[4], *targets[8];
-        rm_pass_t passes[RM_MAX_PASSES];
-        size_t np, nt;
-        rm_step_inputs (s, in, 4);
-        np = rm_step_passes (s, on->o->in_place, passes, err);
-        if (!np)
+        online_step_t st;
+        if (!online_step_resolve (on, s, &st, err))
             return false;
-        for (size_t p = 0; ok && p < np; p++) {
+        for (size_t p = 0; ok && p < st.np; p++) {
+            const rm_pass_t *pass = &st.passes[p];
             const rm_nsref_t *pr;
             bool ours = false;
-            if (passes[p].partner < 0)
+            if (pass->partner < 0)
                 continue;
-            pr = in[passes[p].partner];
+            pr = st.in[pass->partner];
             for (size_t m = 0; m < nm; m++)
                 ours |= !strcmp (made[m]->text, pr->text);
             if (ours)
                 continue;
-            ok = online_index_check (on, pr->db, pr->coll, passes[p].partner_key->text, false,
-                                     err);
+            ok = online_index_check (on, pr->db, pr->coll, pass->partner_key->text, false, err);
             if (!ok && err->code == RM_ERR_USAGE)
                 rm_error_prefix (err, "%s: step %zu (%s), checked before any step writes",
                                  on->where, s->index, s->op);
         }
-        if (on->o->in_place)
-            continue;
-        nt = rm_step_targets (s, passes, np, targets);
-        for (size_t t = 0; t < nt && nm < 64; t++)
-            made[nm++] = targets[t];
+        for (size_t t = 0; t < st.nt && nm < 64; t++)
+            made[nm++] = st.targets[t];
     }
     return ok;
 }
@@ -870,45 +984,81 @@ kept_traced (const rm_pass_t *passes, size_t np, const rm_nsref_t *target, const
     return n == 1 && rm_pass_traced (by) && *field ? by : NULL;
 }
 
+/* --server-side: the step's compiled pipelines, when they are exact for
+ * the data there (*np 0: nothing left to run client-side); otherwise it
+ * runs client-side. */
+static bool
+server_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_mode_t mode,
+             size_t *np, bson_error_t *err)
+{
+    bool ok = true, exact;
+    if (!cs || mode != ONLINE_RUN)
+        return true;
+    if (!cs->n_passes) {
+        if (!on->o->quiet)
+            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) runs client-side: %s",
+                         s->index, s->op, cs->reason);
+        return true;
+    }
+    ok = online_server_exact (on, cs, &exact, err);
+    for (size_t i = 0; ok && exact && i < cs->n_passes; i++)
+        ok = online_server_pass (on, cs, &cs->passes[i], err);
+    if (ok && exact)
+        *np = 0;
+    return ok;
+}
+
+/* verify and sync, after the passes: the results no driver makes now. A
+ * target one pass keeps, naming their drivers, is merged with the
+ * drivers' _ids rather than looked up in a set. */
+static bool
+step_extras (online_t *on, const online_step_t *st, online_idset_t *sets, online_mode_t mode,
+             int64_t *differ, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t t = 0; ok && t < st->nt; t++) {
+        const char *field = NULL;
+        const rm_pass_t *by = kept_traced (st->passes, st->np, st->targets[t], &field);
+        mongoc_collection_t *drivers = NULL;
+        if (by)
+            drivers = online_collection (on, st->in[by->drive]->db,
+                                         rm_name_now (&on->names, st->in[by->drive]));
+        ok = online_check_extras (on, st->s, st->targets[t], &sets[t], drivers, field, mode,
+                                  differ, err);
+        if (drivers)
+            mongoc_collection_destroy (drivers);
+    }
+    return ok;
+}
+
 static bool
 run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_mode_t mode,
           int64_t *differ, bson_error_t *err)
 {
-    rm_pass_t passes[2];
-    const rm_nsref_t *targets[8];
-    size_t np = rm_step_passes (s, on->o->in_place, passes, err);
-    size_t nt = on->o->in_place ? 0 : rm_step_targets (s, passes, np, targets);
+    online_step_t st;
     online_idset_t sets[8];
-    bool ok = check_indexes (on, s, passes, np, err);
+    size_t np;
+    bool ok = online_step_resolve (on, s, &st, err) && check_indexes (on, &st, err);
 
     memset (sets, 0, sizeof sets);
-    for (size_t t = 0; t < nt; t++) {
+    for (size_t t = 0; t < st.nt; t++) {
         const char *field;
-        sets[t].ns = targets[t]->text;
-        sets[t].by_drivers = kept_traced (passes, np, targets[t], &field) != NULL;
+        sets[t].ns = st.targets[t]->text;
+        sets[t].by_drivers = kept_traced (st.passes, st.np, st.targets[t], &field) != NULL;
         /* --memory, shared by the step's sets. */
-        sets[t].budget = on->o->memory / nt;
+        sets[t].budget = on->o->memory / st.nt;
         sets[t].tmpdir = on->o->tmpdir;
     }
     if (ok && mode != ONLINE_VERIFY && !on->o->dry_run)
-        ok = create_targets (on, s, targets, nt, err);
-    /* --server-side: the compiled pipelines, when they are exact for the
-     * data there; otherwise this step runs client-side. */
-    if (ok && cs && cs->n_passes && mode == ONLINE_RUN) {
-        bool exact;
-        ok = online_server_exact (on, cs, &exact, err);
-        for (size_t i = 0; ok && exact && i < cs->n_passes; i++)
-            ok = online_server_pass (on, cs, &cs->passes[i], err);
-        if (ok && exact)
-            np = 0;
-    } else if (ok && cs && !cs->n_passes && mode == ONLINE_RUN && !on->o->quiet) {
-        rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) runs client-side: %s", s->index,
-                     s->op, cs->reason);
-    }
+        ok = create_targets (on, s, st.targets, st.nt, err);
+    np = st.np;
+    ok = ok && server_step (on, s, cs, mode, &np, err);
     for (size_t i = 0; ok && i < np; i++) {
+        online_pass_t ps;
         online_passrun_t pr;
+        online_pass_resolve (on, &st, i, sets, st.nt, &ps);
         passrun_init (&pr, mode);
-        ok = run_pass (on, s, &passes[i], i, mode, sets, nt, &pr, err);
+        ok = pass_drivers[mode](on, &ps, &pr, err);
         *differ += pr.differ;
         if (pr.reported > ONLINE_REPORT_MAX && !(mode == ONLINE_SYNC && on->o->quiet))
             rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s): %d more ranges differ",
@@ -918,28 +1068,16 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
     }
     /* Past --memory, two results of a run with one _id are found here,
      * after the step's writes. */
-    for (size_t t = 0; ok && mode == ONLINE_RUN && t < nt; t++)
+    for (size_t t = 0; ok && mode == ONLINE_RUN && t < st.nt; t++)
         if (sets[t].disk)
-            ok = online_check_dups (on, s, targets[t], &sets[t], err);
-    for (size_t t = 0; ok && mode != ONLINE_RUN && t < nt; t++) {
-        /* A target one pass keeps, naming their drivers: merged with
-         * the drivers' _ids rather than looked up in a set. */
-        const char *field = NULL;
-        const rm_pass_t *by = kept_traced (passes, np, targets[t], &field);
-        mongoc_collection_t *drivers = NULL;
-        const rm_nsref_t *in[4];
-        rm_step_inputs (s, in, 4);
-        if (by)
-            drivers = online_collection (on, in[by->drive]->db, rm_name_now (&on->names, in[by->drive]));
-        ok = online_check_extras (on, s, targets[t], &sets[t], drivers, field, mode, differ, err);
-        if (drivers)
-            mongoc_collection_destroy (drivers);
-    }
-    for (size_t t = 0; t < nt; t++)
+            ok = online_check_dups (on, s, st.targets[t], &sets[t], err);
+    if (ok && mode != ONLINE_RUN)
+        ok = step_extras (on, &st, sets, mode, differ, err);
+    for (size_t t = 0; t < st.nt; t++)
         online_idset_destroy (&sets[t]);
     /* The next steps read this one's results. */
     if (ok)
-        rm_name_move_step (&on->names, s, targets, nt);
+        rm_name_move_step (&on->names, s, st.targets, st.nt);
     return ok;
 }
 
@@ -955,10 +1093,10 @@ lookup_rules_settle (online_t *on, online_mode_t mode, bson_error_t *err)
     bool ok, joins = false;
     /* Only a plan with a join has rules to keep. */
     for (size_t i = 0; i < on->plan.n; i++) {
-        rm_pass_t passes[RM_MAX_PASSES];
-        size_t np = rm_step_passes (&on->plan.steps[i], on->o->in_place, passes, err);
-        for (size_t p = 0; p < np; p++)
-            joins |= passes[p].partner >= 0;
+        online_step_t st;
+        online_step_resolve (on, &on->plan.steps[i], &st, err);
+        for (size_t p = 0; p < st.np; p++)
+            joins |= st.passes[p].partner >= 0;
     }
     if (!joins)
         return true;
@@ -1011,12 +1149,10 @@ parts_at_start (online_t *on, bson_error_t *err)
     bool ok = true;
     for (size_t i = 0; ok && i < on->plan.n; i++) {
         const rm_step_t *s = &on->plan.steps[i];
-        const rm_nsref_t *in[4];
-        rm_pass_t passes[RM_MAX_PASSES];
-        size_t np = rm_step_passes (s, on->o->in_place, passes, err);
-        rm_step_inputs (s, in, 4);
-        for (size_t pi = 0; ok && pi < np; pi++) {
-            const rm_nsref_t *ref = in[passes[pi].drive];
+        online_step_t st;
+        online_step_resolve (on, s, &st, err);
+        for (size_t pi = 0; ok && pi < st.np; pi++) {
+            const rm_nsref_t *ref = st.in[st.passes[pi].drive];
             bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
             bool source = false, done = false;
             int64_t seen = 0, written = 0;
@@ -1026,7 +1162,7 @@ parts_at_start (online_t *on, bson_error_t *err)
                 ok = online_checkpoint_read (on, s, pi, &last, &done, &seen, &written, err);
             if (ok && source && !done) {
                 mongoc_collection_t *c = online_collection (on, ref->db, ref->coll);
-                ok = online_parts_get (on, s, pi, c, one_part (&passes[pi], &last, seen), true,
+                ok = online_parts_get (on, s, pi, c, one_part (&st.passes[pi], &last, seen), true,
                                        &parts, err);
                 mongoc_collection_destroy (c);
             }
@@ -1149,114 +1285,134 @@ capture_end (online_t *on, const online_capture_t *c, int64_t ms)
                  on->read_now > 0 ? "this run's rate" : "the rate its checkpoints show");
 }
 
-int64_t
-online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
-{
-    bool ok = true, lease = mode != ONLINE_VERIFY && !on->o->dry_run, took;
-    int64_t differ = 0;
-    rm_compile_plan_t compiled = {0};
-    bool server = on->o->server_side && mode == ONLINE_RUN, fresh = false, joining;
+/* What one command's run, verify or sync holds from its start to its
+ * end (online_apply's phases below). */
+typedef struct {
+    online_mode_t mode;
+    bool server;            /* run --server-side */
+    bool joining;           /* run --join */
+    bool took;              /* this command took the plan's lease */
+    bool fresh;             /* the run begins the plan */
+    bool save;              /* sync: the next point is saved at the end */
+    rm_compile_plan_t compiled;
     online_capture_t capture, next;
-    int64_t t0 = 0;
-    size_t first = 0;
-    bool save = false;
+    size_t first;           /* the first step rescanned */
+    int64_t differ, t0;
+} apply_t;
 
-    online_capture_init (&capture);
-    online_capture_init (&next);
-    /* Refused whole before anything is written. */
+/* Refused whole before anything is written: a step that cannot run
+ * online, a misspelt namespace or field, a missing join index, a plan
+ * the server cannot run on its side. */
+static bool
+apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    rm_compile_version_t v = o->server_version;
+    bool ok;
+
     for (size_t i = 0; i < on->plan.n; i++) {
-        rm_pass_t passes[2];
-        if (!rm_step_passes (&on->plan.steps[i], on->o->in_place, passes, err)) {
-            rm_error_prefix (err, "%s", on->o->plan_path);
-            return -1;
+        online_step_t st;
+        if (!online_step_resolve (on, &on->plan.steps[i], &st, err)) {
+            rm_error_prefix (err, "%s", o->plan_path);
+            return false;
         }
     }
-    /* A misspelt namespace or field, refused before a run writes. */
-    if (mode == ONLINE_RUN && !online_preflight (on, err))
-        return -1;
+    if (a->mode == ONLINE_RUN && !online_preflight (on, err))
+        return false;
     /* --create-indexes as the run that began the plan was given it; else
      * every step's join indexes there before the first writes. */
     if (!online_plan_flag (on, "createIndexes", &on->create_indexes, err))
-        return -1;
-    on->create_indexes |= on->o->create_indexes;
-    if (mode == ONLINE_RUN && !on->o->dry_run && !on->create_indexes && !indexes_first (on, err))
-        return -1;
-    if (server) {
-        /* The pipelines for this server's version, checked against the
-         * stages it has, before anything is written. */
-        rm_compile_version_t v = on->o->server_version;
-        if (on->o->in_place || on->o->dry_run) {
-            rm_error_set (err, RM_ERR_USAGE, "--server-side runs side by side and writes: "
-                          "without --%s (client-side mode has it)",
-                          on->o->in_place ? "in-place" : "dry-run");
-            return -1;
-        }
-        ok = (on->o->server_version_given || online_server_version (on, &v, err)) &&
-             rm_compile_plan (&on->plan, &on->names, v, &compiled, err) && online_server_check (on, &compiled, err);
-        rm_names_clear (&on->names);
-        if (!ok) {
-            rm_compile_plan_destroy (&compiled);
-            return -1;
-        }
+        return false;
+    on->create_indexes |= o->create_indexes;
+    if (a->mode == ONLINE_RUN && !o->dry_run && !on->create_indexes && !indexes_first (on, err))
+        return false;
+    if (!a->server)
+        return true;
+    /* The pipelines for this server's version, checked against the
+     * stages it has, before anything is written. */
+    if (o->in_place || o->dry_run) {
+        rm_error_set (err, RM_ERR_USAGE, "--server-side runs side by side and writes: "
+                      "without --%s (client-side mode has it)", o->in_place ? "in-place" : "dry-run");
+        return false;
     }
-    /* finalize holds the lease already, for its sync and verify. run
-     * --join works beside the run that holds it (run_pass takes it over
-     * from one gone). */
-    joining = mode == ONLINE_RUN && on->o->join;
-    lease &= !joining;
-    took = lease && !on->lease;
-    if (joining)
+    ok = (o->server_version_given || online_server_version (on, &v, err)) &&
+         rm_compile_plan (&on->plan, &on->names, v, &a->compiled, err) &&
+         online_server_check (on, &a->compiled, err);
+    rm_names_clear (&on->names);
+    return ok;
+}
+
+/* The lease (finalize holds it already, for its sync and verify; run
+ * --join works beside the run that holds it: run_where takes it over
+ * from one gone), the plan's record and what it settles, where the change
+ * log stands before any source document is read, the sources'
+ * partitions before the first batch. */
+static bool
+apply_begin (online_t *on, apply_t *a, bson_error_t *err)
+{
+    const online_opts_t *o = on->o;
+    online_mode_t mode = a->mode;
+    bool run = mode == ONLINE_RUN && !o->dry_run, lease = mode != ONLINE_VERIFY && !o->dry_run;
+    bool ok = true;
+
+    lease &= !a->joining;
+    a->took = lease && !on->lease;
+    if (a->joining)
         ok = online_plan_check (on, err);
     else if (lease)
-        ok = online_lease_take (on, err) &&
-             (mode == ONLINE_RUN ? online_plan_record (on, &fresh, err)
-                                 : online_plan_check (on, err));
+        ok = online_lease_take (on, err) && (mode == ONLINE_RUN ? online_plan_record (on, &a->fresh, err)
+                                                                 : online_plan_check (on, err));
     else if (mode == ONLINE_VERIFY)
         ok = online_plan_check (on, err);
     /* A source another plan switched since this one's run began. */
-    if (ok && !on->o->dry_run && !joining)
-        ok = online_shared_check (on, mode == ONLINE_RUN, fresh, err);
+    if (ok && !o->dry_run && !a->joining)
+        ok = online_shared_check (on, mode == ONLINE_RUN, a->fresh, err);
     /* A run that joins joins by the rules the run recorded. */
-    if (ok && !on->o->dry_run)
-        ok = lookup_rules_settle (on, joining ? ONLINE_SYNC : mode, err);
+    if (ok && !o->dry_run)
+        ok = lookup_rules_settle (on, a->joining ? ONLINE_SYNC : mode, err);
     /* Every batch, resume and sync evaluates $$NOW as the run began. */
-    if (ok && !on->o->dry_run)
+    if (ok && !o->dry_run)
         ok = now_settle (on, mode, err);
-    /* Where the change log stands, before any source document is read. */
-    if (ok && joining)
-        ok = capture_joined (on, &capture, err);
+    if (ok && a->joining)
+        ok = capture_joined (on, &a->capture, err);
     else if (ok && mode == ONLINE_RUN)
-        ok = capture_begin (on, &capture, fresh, err);
-    /* The sources' partitions, before the first batch. */
-    if (ok && mode == ONLINE_RUN && !on->o->dry_run && !server && !joining)
+        ok = capture_begin (on, &a->capture, a->fresh, err);
+    if (ok && run && !a->server && !a->joining)
         ok = parts_at_start (on, err);
     /* Remembered with the run: a resume without the flag is the same. */
-    if (ok && mode == ONLINE_RUN && !on->o->dry_run && !joining && on->create_indexes)
+    if (ok && run && !a->joining && on->create_indexes)
         ok = online_plan_set (on, "createIndexes", true, err);
     /* A run on the server's side notes no partner's keys: the next sync
      * rescans in full to write them (online_follow_sync). */
-    if (ok && mode == ONLINE_RUN && !on->o->dry_run && (server || fresh))
-        ok = online_plan_set (on, "keysMissing", server, err);
-    t0 = online_mono_ms ();
+    if (ok && run && (a->server || a->fresh))
+        ok = online_plan_set (on, "keysMissing", a->server, err);
+    return ok;
+}
+
+/* The steps: sync from the change log first where the run recorded a
+ * point (what it cannot follow is rescanned), finalize's verify by
+ * sample where the steps' results are one per driver, the rest in full. */
+static bool
+apply_steps (online_t *on, apply_t *a, bson_error_t *err)
+{
+    online_mode_t mode = a->mode;
+    bool ok = true;
+
     /* Nothing to recompute once the results are the live collections, or
      * half of them are. */
-    if (ok && mode != ONLINE_RUN) {
+    if (mode != ONLINE_RUN) {
         online_record_t r;
         ok = online_plan_read (on, &r, err) && online_plan_unswitched (on, &r, err);
     }
-    /* sync: from the change log where the run recorded a point; what it
-     * cannot follow is rescanned below. */
     if (ok && mode == ONLINE_SYNC && !on->o->dry_run) {
-        ok = online_follow_sync (on, &first, &next, &save, err);
-        differ += on->incr.rewritten + on->incr.removed;
+        ok = online_follow_sync (on, &a->first, &a->next, &a->save, err);
+        a->differ += on->incr.rewritten + on->incr.removed;
     }
-    /* finalize's verify by sample, where the steps' results are one per
-     * driver; the rest in full. */
     if (ok && mode == ONLINE_VERIFY && on->verify_sample > 0)
-        ok = online_incr_verify_sample (on, on->verify_sample, &differ, &first, err);
-    for (size_t i = first; ok && i < on->plan.n; i++)
-        ok = run_step (on, &on->plan.steps[i], server ? &compiled.steps[i] : NULL, mode, &differ,
-                       err);
+        ok = online_incr_verify_sample (on, on->verify_sample, &a->differ, &a->first, err);
+    for (size_t i = a->first; ok && i < on->plan.n; i++)
+        ok = run_step (on, &on->plan.steps[i], a->server ? &a->compiled.steps[i] : NULL, mode,
+                       &a->differ, err);
     if (ok && on->o->dry_run && on->doc_fails) {
         rm_error_set (err, RM_ERR_DATA, "%s: dry run: %lld document(s) fail the plan's "
                       "expressions or filters (the first %d said above): nothing written; give "
@@ -1266,27 +1422,57 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
         ok = false;
     }
     /* The results now cover the log up to the next point. */
-    if (ok && save)
-        ok = online_capture_save (on, &next, err) && online_made_drop (on, false, err) &&
+    if (ok && a->save)
+        ok = online_capture_save (on, &a->next, err) && online_made_drop (on, false, err) &&
              (!on->keys_rebuilt || online_plan_set (on, "keysMissing", false, err));
+    return ok;
+}
+
+/* After the steps: the sources' indexes on the results, before finalize
+ * (which checks them itself, before it blocks the writes); capture
+ * none's cost; for status, what stopped the run or that it went through,
+ * written while the lease is held (a run that lost it writes nothing);
+ * the lease dropped. */
+static bool
+apply_end (online_t *on, apply_t *a, bool ok, bson_error_t *err)
+{
+    online_mode_t mode = a->mode;
     on->keys_rebuilt = false;
-    /* The sources' indexes on the results, before finalize (which
-     * checks them itself, before it blocks the writes). */
-    if (ok && mode != ONLINE_VERIFY && !on->o->switching &&
-        (!joining || on->lease))
+    if (ok && mode != ONLINE_VERIFY && !on->o->switching && (!a->joining || on->lease))
         ok = online_index_copy (on, false, err);
-    if (ok && mode == ONLINE_RUN && !joining)
-        capture_end (on, &capture, online_mono_ms () - t0);
-    /* For status: what stopped the run, or that it went through; written
-     * while the lease is held (a run that lost it writes nothing). */
-    if ((took || (joining && on->lease)) && mode == ONLINE_RUN && err->code != RM_ERR_USAGE &&
-        err->code != RM_ERR_UNSUPPORTED)
+    if (ok && mode == ONLINE_RUN && !a->joining)
+        capture_end (on, &a->capture, online_mono_ms () - a->t0);
+    if ((a->took || (a->joining && on->lease)) && mode == ONLINE_RUN &&
+        err->code != RM_ERR_USAGE && err->code != RM_ERR_UNSUPPORTED)
         online_plan_note_error (on, ok ? NULL : err->message);
-    if (took || joining)
+    if (a->took || a->joining)
         online_lease_drop (on);
+    return ok;
+}
+
+int64_t
+online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
+{
+    apply_t a;
+    bool ok;
+
+    memset (&a, 0, sizeof a);
+    a.mode = mode;
+    a.server = on->o->server_side && mode == ONLINE_RUN;
+    a.joining = mode == ONLINE_RUN && on->o->join;
+    online_capture_init (&a.capture);
+    online_capture_init (&a.next);
+    if (!apply_refuse (on, &a, err)) {
+        rm_compile_plan_destroy (&a.compiled);
+        return -1;
+    }
+    ok = apply_begin (on, &a, err);
+    a.t0 = online_mono_ms ();
+    ok = ok && apply_steps (on, &a, err);
+    ok = apply_end (on, &a, ok, err);
     rm_names_clear (&on->names);
-    rm_compile_plan_destroy (&compiled);
-    online_capture_destroy (&capture);
-    online_capture_destroy (&next);
-    return ok ? differ : -1;
+    rm_compile_plan_destroy (&a.compiled);
+    online_capture_destroy (&a.capture);
+    online_capture_destroy (&a.next);
+    return ok ? a.differ : -1;
 }

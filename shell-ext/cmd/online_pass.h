@@ -1,0 +1,62 @@
+/* A step and its passes resolved once (issue 53): what each pass reads
+ * and writes, under the names those namespaces have now, and the sets of
+ * its results' _ids, computed in one place (online_pass.c) into values
+ * that run, verify and sync drive (online_run.c) and that the pass's
+ * workers share read only: names, not connections, so a worker opens its
+ * own collections from them on its own connection.
+ *
+ * A pass is one step's today. Fusing consecutive steps into one read
+ * (issue 49) would make a pass read its first step's inputs and write its
+ * last step's targets: the value keeps what it reads (in, drive, partner)
+ * apart from what it writes (target, sets), so that it can say so without
+ * its users changing. */
+#ifndef REMODEL_ONLINE_PASS_H
+#define REMODEL_ONLINE_PASS_H
+
+#include "online_cmd.h"
+
+/* A step: its passes (rm_step_passes), its inputs (rm_step_inputs'
+ * order, which rm_pass_t.drive and partner index) and, side by side, its
+ * targets (rm_step_targets; none in place). */
+typedef struct {
+    const rm_step_t *s;
+    rm_pass_t passes[RM_MAX_PASSES];
+    size_t np;
+    const rm_nsref_t *in[4];
+    const rm_nsref_t *targets[8];
+    size_t nt;
+} online_step_t;
+
+/* Pass number index of a step, as it is before the step runs. */
+typedef struct {
+    const online_step_t *st;
+    const rm_step_t *s;
+    const rm_pass_t *p;
+    size_t index;
+    /* What it reads: the driving namespace (its text for messages), the
+     * partners' (NULL: none), and the collections holding them now (an
+     * earlier step's results, side by side). */
+    const rm_nsref_t *drive, *partner;
+    const char *drive_ns;
+    char drive_coll[400], partner_coll[400];
+    bool self_join;         /* the partners are the drivers' namespace */
+    /* What it writes: side by side, per keep[], the result collection and
+     * the step's set of its _ids (NULL: the target says whose a result
+     * is, online_check_claimed); in place, the backups' collection in the
+     * state database. */
+    char target[4][400];
+    online_idset_t *sets[4];
+    bool keeps_set;         /* some keep[] has a set: one reader fills it */
+    char backup[400];
+} online_pass_t;
+
+/* Step s for on's mode (--in-place). False with err when it cannot run
+ * online. */
+bool online_step_resolve (const online_t *on, const rm_step_t *s, online_step_t *st,
+                          bson_error_t *err);
+/* Pass pi of st, its sets among the step's (sets[n_sets], matched by
+ * namespace; those kept by drivers are no set). */
+void online_pass_resolve (const online_t *on, const online_step_t *st, size_t pi,
+                          online_idset_t *sets, size_t n_sets, online_pass_t *ps);
+
+#endif
