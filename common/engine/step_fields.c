@@ -122,17 +122,77 @@ fields_rewrite (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name
     return true;
 }
 
+static void
+count_step (rm_engine_t *e, const rm_step_t *s, bool changed)
+{
+    rm_step_run_t *run = rm_engine_step_run (e, s);
+    run->counts = true;
+    if (changed)
+        run->changed++;
+    else
+        run->unchanged++;
+}
+
+/* A leader (sc->run, whose first step is steps[0]): the document through
+ * the whole run, each step counted. A document the run cannot take goes
+ * through the steps one at a time. */
+static bool
+run_apply (rm_fields_scratch_t *sc, const rm_step_t *steps, const char *ns_name,
+           const uint8_t *doc, uint32_t len, const uint8_t **out, size_t *out_len,
+           bson_error_t *err)
+{
+    size_t n = rm_field_run_steps (sc->run);
+
+    if (rm_field_run_apply (sc->run, doc, len, out, out_len, sc->changed)) {
+        for (size_t k = 0; k < n; k++)
+            count_step (sc->e, &steps[k], sc->changed[k]);
+    } else {
+        *out = doc;
+        *out_len = len;
+        for (size_t k = 0; k < n; k++) {
+            rm_buf_t *h = &sc->hold[k & 1];
+            if (!rm_fields_apply (sc, &steps[k], ns_name, *out, *out_len, out, out_len, err))
+                return false;
+            /* The next step writes where this one did. */
+            rm_buf_reset (h);
+            rm_buf_append (h, *out, *out_len);
+            *out = h->data;
+        }
+    }
+    sc->last_out = *out;
+    sc->last_len = *out_len;
+    return true;
+}
+
+/* The run steps[0] leads, if any, into sc (field_run.h). */
+static void
+run_lead (rm_fields_scratch_t *sc, const rm_step_t *steps, size_t n, size_t at)
+{
+    sc->run = rm_field_run_fusable (steps) ? rm_field_run_new (steps, n, sc->cx) : NULL;
+    if (sc->run) {
+        sc->first = at;
+        sc->changed = bson_malloc0 (rm_field_run_steps (sc->run) * sizeof *sc->changed);
+    }
+}
+
+/* Store to store. A step that leads a run takes the whole run over the
+ * store; the run's other steps, counted by then (each document counts
+ * each step), have nothing left to do. */
 bool
 rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
 {
     rm_ens_t *ns = rm_engine_find (e, &s->u.fields.in);
-    rm_store_t *next = rm_engine_store_new (e, ns, err);
+    size_t at = (size_t) (s - e->plan->steps);
+    rm_store_t *next;
     rm_instream_t *in;
     rm_fields_scratch_t sc;
     rm_frame_t fr;
-    bool ok = true;
+    bool ok = true, started = false;
     int rc = 0;
 
+    if (rm_engine_step_run (e, s)->counts)
+        return true; /* its run's leader ran it */
+    next = rm_engine_store_new (e, ns, err);
     if (!next)
         return false;
     in = rm_store_open (ns->store, err);
@@ -144,7 +204,14 @@ rm_step_fields_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     while (ok && (rc = rm_store_next (in, &fr, err)) > 0) {
         const uint8_t *doc;
         size_t len;
-        ok = rm_fields_apply (&sc, s, ns->stats->name, fr.data, fr.len, &doc, &len, err) &&
+        /* At the first document: an empty store makes no run, and leaves
+         * every step uncounted, as it always did. */
+        if (!started) {
+            run_lead (&sc, s, e->plan->n - at, at);
+            started = true;
+        }
+        ok = (sc.run ? run_apply (&sc, s, ns->stats->name, fr.data, fr.len, &doc, &len, err)
+                     : rm_fields_apply (&sc, s, ns->stats->name, fr.data, fr.len, &doc, &len, err)) &&
              rm_store_add (next, doc, (uint32_t) len, err);
     }
     if (rc < 0)
@@ -185,11 +252,7 @@ fields_fuse (rm_engine_t *e, rm_stage_t *st, rm_fields_scratch_t *sc)
             return;
         }
     }
-    sc->run = rm_field_run_new (st->s, e->plan->n - at, sc->cx);
-    if (sc->run) {
-        sc->first = at;
-        sc->changed = bson_malloc0 (rm_field_run_steps (sc->run) * sizeof *sc->changed);
-    }
+    run_lead (sc, st->s, e->plan->n - at, at);
 }
 
 static void
@@ -202,48 +265,6 @@ fields_open (rm_engine_t *e, rm_stage_t *st)
     fields_fuse (e, st, sc);
 }
 
-static void
-count_step (rm_engine_t *e, const rm_step_t *s, bool changed)
-{
-    rm_step_run_t *run = rm_engine_step_run (e, s);
-    run->counts = true;
-    if (changed)
-        run->changed++;
-    else
-        run->unchanged++;
-}
-
-/* A leader: the document through its whole run, each step counted. A
- * document the run cannot take goes through the steps one at a time. */
-static bool
-run_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, const uint8_t **out,
-           size_t *out_len, bson_error_t *err)
-{
-    rm_fields_scratch_t *sc = st->data;
-    size_t n = rm_field_run_steps (sc->run);
-
-    if (rm_field_run_apply (sc->run, doc, len, out, out_len, sc->changed)) {
-        for (size_t k = 0; k < n; k++)
-            count_step (sc->e, &st->s[k], sc->changed[k]);
-    } else {
-        *out = doc;
-        *out_len = len;
-        for (size_t k = 0; k < n; k++) {
-            rm_buf_t *h = &sc->hold[k & 1];
-            if (!rm_fields_apply (sc, &st->s[k], st->in->stats->name, *out, *out_len, out,
-                                  out_len, err))
-                return false;
-            /* The next step writes where this one did. */
-            rm_buf_reset (h);
-            rm_buf_append (h, *out, *out_len);
-            *out = h->data;
-        }
-    }
-    sc->last_out = *out;
-    sc->last_len = *out_len;
-    return true;
-}
-
 static bool
 fields_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
               const uint8_t **out, size_t *out_len, bson_error_t *err)
@@ -252,7 +273,7 @@ fields_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit,
     (void) emit;
     (void) ctx;
     if (sc->run)
-        return run_apply (st, doc, len, out, out_len, err);
+        return run_apply (sc, st->s, st->in->stats->name, doc, len, out, out_len, err);
     if (sc->lead && doc == sc->lead->last_out && len == sc->lead->last_len) {
         *out = doc; /* its leader applied this step already, and counted it */
         *out_len = len;
