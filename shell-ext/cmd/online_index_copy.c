@@ -147,26 +147,14 @@ cannot_keep (online_t *on, const carry_t *m, const bson_t *key, bool unique, cha
     return ok;
 }
 
-/* The documents of the result that share a key of the unique index ix
- * (key, partial filter), named in lines; *dups how many keys are shared
- * (at most 10 looked at), once the server refused to build it. By $group
- * and $sum, which both test servers have; what this misses (a collation's
- * equal strings) is the server's error as it gave it. */
-static bool
-name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t *ix,
-                 const bson_t *key, int64_t *dups, bson_error_t *err)
+/* The documents a unique index ix holds, as a query: its partial filter,
+ * and, sparse, its first key's field there. */
+static void
+dup_filter (const bson_t *ix, const bson_t *key, bson_t *filter)
 {
-    bson_t pipeline = BSON_INITIALIZER, stages, st, g, id, filter = BSON_INITIALIZER;
     bson_iter_t it, k;
-    mongoc_collection_t *c = online_collection (on, m->db, m->result);
-    mongoc_cursor_t *cur;
-    const bson_t *doc;
-    bson_error_t why;
-    bool ok = true, sparse = bson_iter_init_find (&it, ix, "sparse") && bson_iter_as_bool (&it);
-    char f[16];
-    int i = 0;
+    bool sparse = bson_iter_init_find (&it, ix, "sparse") && bson_iter_as_bool (&it);
 
-    *dups = 0;
     if (bson_iter_init_find (&it, ix, "partialFilterExpression") &&
         BSON_ITER_HOLDS_DOCUMENT (&it)) {
         const uint8_t *data;
@@ -174,27 +162,38 @@ name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t 
         bson_t pf;
         bson_iter_document (&it, &len, &data);
         if (bson_init_static (&pf, data, len))
-            bson_concat (&filter, &pf);
+            bson_concat (filter, &pf);
     }
     if (sparse && bson_iter_init (&k, key) && bson_iter_next (&k)) {
         /* A sparse index holds the documents that have its field; in an
          * $and, as the partial filter may name that field too (a query
          * with a key twice is refused by some servers). */
-        bson_t *both = BCON_NEW ("$and", "[", BCON_DOCUMENT (&filter), "{", bson_iter_key (&k),
+        bson_t *both = BCON_NEW ("$and", "[", BCON_DOCUMENT (filter), "{", bson_iter_key (&k),
                                  "{", "$exists", BCON_BOOL (true), "}", "}", "]");
-        bson_reinit (&filter);
-        bson_concat (&filter, both);
+        bson_reinit (filter);
+        bson_concat (filter, both);
         bson_destroy (both);
     }
-    BSON_APPEND_ARRAY_BEGIN (&pipeline, "pipeline", &stages);
+}
+
+/* {pipeline: [...]}: up to 10 keys (f0, f1... of the index's fields)
+ * that more than one document of filter shares. */
+static void
+dup_pipeline (const bson_t *filter, const bson_t *key, bson_t *pipeline)
+{
+    bson_t stages, st, g, id;
+    bson_iter_t k;
+    int i = 0;
+
+    BSON_APPEND_ARRAY_BEGIN (pipeline, "pipeline", &stages);
     BSON_APPEND_DOCUMENT_BEGIN (&stages, "0", &st);
-    BSON_APPEND_DOCUMENT (&st, "$match", &filter);
+    BSON_APPEND_DOCUMENT (&st, "$match", filter);
     bson_append_document_end (&stages, &st);
     BSON_APPEND_DOCUMENT_BEGIN (&stages, "1", &st);
     BSON_APPEND_DOCUMENT_BEGIN (&st, "$group", &g);
     BSON_APPEND_DOCUMENT_BEGIN (&g, "_id", &id);
     for (bson_iter_init (&k, key); bson_iter_next (&k); i++) {
-        char ref[600];
+        char ref[600], f[16];
         snprintf (f, sizeof f, "f%d", i);
         snprintf (ref, sizeof ref, "$%s", bson_iter_key (&k));
         BSON_APPEND_UTF8 (&id, f, ref);
@@ -215,66 +214,107 @@ name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t 
     BSON_APPEND_DOCUMENT_BEGIN (&stages, "3", &st);
     BSON_APPEND_INT32 (&st, "$limit", 10);
     bson_append_document_end (&stages, &st);
-    bson_append_array_end (&pipeline, &stages);
+    bson_append_array_end (pipeline, &stages);
+}
 
+/* The query of the documents with a shared key (group: the pipeline's
+ * {_id: {f0: ...}}) into q, the key alone (as the index's fields) into
+ * keyq. */
+static void
+dup_query (const bson_t *filter, const bson_t *key, const bson_t *group, bson_t *q, bson_t *keyq)
+{
+    bson_iter_t k, gid, v;
+    bson_t *and;
+    int i = 0;
+
+    for (bson_iter_init (&k, key); bson_iter_next (&k); i++) {
+        char f[16];
+        snprintf (f, sizeof f, "f%d", i);
+        /* A key the documents lack is null to the index. */
+        if (bson_iter_init_find (&gid, group, "_id") && BSON_ITER_HOLDS_DOCUMENT (&gid) &&
+            bson_iter_recurse (&gid, &v) && bson_iter_find (&v, f))
+            bson_append_iter (keyq, bson_iter_key (&k), -1, &v);
+        else
+            BSON_APPEND_NULL (keyq, bson_iter_key (&k));
+    }
+    and = BCON_NEW ("$and", "[", BCON_DOCUMENT (filter), BCON_DOCUMENT (keyq), "]");
+    bson_concat (q, and);
+    bson_destroy (and);
+}
+
+/* One shared key's line: the documents of c with it (q), up to 10 of
+ * their _ids and how many there are. */
+static bool
+dup_say (online_t *on, const carry_t *m, const char *name, mongoc_collection_t *c, const bson_t *q,
+         const bson_t *keyq, bson_error_t *err)
+{
+    bson_t *opts = BCON_NEW ("limit", BCON_INT64 (10), "projection", "{", "_id", BCON_INT32 (1), "}");
+    mongoc_cursor_t *dc = mongoc_collection_find_with_opts (c, q, opts, NULL);
+    const bson_t *d;
+    bson_error_t why;
+    char ids[1200] = "", *keytext;
+    size_t at = 0;
+    int64_t n = 0;
+    bool ok = true;
+
+    while (mongoc_cursor_next (dc, &d)) {
+        bson_iter_t di;
+        if (bson_iter_init_find (&di, d, "_id") && at < sizeof ids) {
+            bson_t one = BSON_INITIALIZER;
+            char *t;
+            bson_append_iter (&one, "_id", 3, &di);
+            t = bson_as_relaxed_extended_json (&one, NULL);
+            /* {"_id" : X}: X alone. */
+            at += (size_t) snprintf (ids + at, sizeof ids - at, "%s%.*s", n ? ", " : "",
+                                     (int) (strlen (t) > 12 ? strlen (t) - 12 : 0), t + 10);
+            bson_free (t);
+            bson_destroy (&one);
+        }
+        n++;
+    }
+    if (mongoc_cursor_error (dc, &why))
+        ok = online_fail (on, err, &why, "reading the documents that share a unique key");
+    if (ok && n == 10 &&
+        (n = mongoc_collection_count_documents (c, q, NULL, NULL, NULL, &why)) < 0)
+        ok = online_fail (on, err, &why, "counting the documents that share a unique key");
+    if (n > 10)
+        snprintf (ids + strlen (ids), sizeof ids - strlen (ids), ", ...");
+    mongoc_cursor_destroy (dc);
+    bson_destroy (opts);
+    keytext = bson_as_relaxed_extended_json (keyq, NULL);
+    if (ok)
+        rm_cli_line (stderr, "", "\n", "remodel: %s: unique index %s of %s.%s: the new "
+                     "design's %s.%s has %lld documents with %s (_id %s)", on->o->command,
+                     name, m->db, m->coll, m->db, m->result, (long long) n, keytext, ids);
+    bson_free (keytext);
+    return ok;
+}
+
+/* The documents of the result that share a key of the unique index ix
+ * (key, partial filter), named in lines; *dups how many keys are shared
+ * (at most 10 looked at), once the server refused to build it. By $group
+ * and $sum, which both test servers have; what this misses (a collation's
+ * equal strings) is the server's error as it gave it. */
+static bool
+name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t *ix,
+                 const bson_t *key, int64_t *dups, bson_error_t *err)
+{
+    bson_t pipeline = BSON_INITIALIZER, filter = BSON_INITIALIZER;
+    mongoc_collection_t *c = online_collection (on, m->db, m->result);
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+
+    *dups = 0;
+    dup_filter (ix, key, &filter);
+    dup_pipeline (&filter, key, &pipeline);
     cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, &pipeline, NULL, NULL);
     while (ok && mongoc_cursor_next (cur, &doc)) {
-        bson_t q = BSON_INITIALIZER, keyq = BSON_INITIALIZER, *opts;
-        bson_iter_t gid, v;
-        mongoc_cursor_t *dc;
-        const bson_t *d;
-        char ids[1200] = "", *keytext;
-        size_t at = 0;
-        int64_t n = 0;
+        bson_t q = BSON_INITIALIZER, keyq = BSON_INITIALIZER;
         (*dups)++;
-        i = 0;
-        for (bson_iter_init (&k, key); bson_iter_next (&k); i++) {
-            snprintf (f, sizeof f, "f%d", i);
-            /* A key the documents lack is null to the index. */
-            if (bson_iter_init_find (&gid, doc, "_id") && BSON_ITER_HOLDS_DOCUMENT (&gid) &&
-                bson_iter_recurse (&gid, &v) && bson_iter_find (&v, f))
-                bson_append_iter (&keyq, bson_iter_key (&k), -1, &v);
-            else
-                BSON_APPEND_NULL (&keyq, bson_iter_key (&k));
-        }
-        {
-            bson_t *and = BCON_NEW ("$and", "[", BCON_DOCUMENT (&filter), BCON_DOCUMENT (&keyq),
-                                    "]");
-            bson_concat (&q, and);
-            bson_destroy (and);
-        }
-        opts = BCON_NEW ("limit", BCON_INT64 (10), "projection", "{", "_id", BCON_INT32 (1), "}");
-        dc = mongoc_collection_find_with_opts (c, &q, opts, NULL);
-        while (mongoc_cursor_next (dc, &d)) {
-            bson_iter_t di;
-            if (bson_iter_init_find (&di, d, "_id") && at < sizeof ids) {
-                bson_t one = BSON_INITIALIZER;
-                char *t;
-                bson_append_iter (&one, "_id", 3, &di);
-                t = bson_as_relaxed_extended_json (&one, NULL);
-                /* {"_id" : X}: X alone. */
-                at += (size_t) snprintf (ids + at, sizeof ids - at, "%s%.*s", n ? ", " : "",
-                                         (int) (strlen (t) > 12 ? strlen (t) - 12 : 0), t + 10);
-                bson_free (t);
-                bson_destroy (&one);
-            }
-            n++;
-        }
-        if (mongoc_cursor_error (dc, &why))
-            ok = online_fail (on, err, &why, "reading the documents that share a unique key");
-        if (ok && n == 10 &&
-            (n = mongoc_collection_count_documents (c, &q, NULL, NULL, NULL, &why)) < 0)
-            ok = online_fail (on, err, &why, "counting the documents that share a unique key");
-        if (n > 10)
-            snprintf (ids + strlen (ids), sizeof ids - strlen (ids), ", ...");
-        mongoc_cursor_destroy (dc);
-        bson_destroy (opts);
-        keytext = bson_as_relaxed_extended_json (&keyq, NULL);
-        if (ok)
-            rm_cli_line (stderr, "", "\n", "remodel: %s: unique index %s of %s.%s: the new "
-                         "design's %s.%s has %lld documents with %s (_id %s)", on->o->command,
-                         name, m->db, m->coll, m->db, m->result, (long long) n, keytext, ids);
-        bson_free (keytext);
+        dup_query (&filter, key, doc, &q, &keyq);
+        ok = dup_say (on, m, name, c, &q, &keyq, err);
         bson_destroy (&keyq);
         bson_destroy (&q);
     }
