@@ -198,9 +198,9 @@ bool online_partner_prefix_exact (uint64_t hi, uint64_t lo);
 bool online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs_t *out,
                            bson_error_t *err);
 
-/* online_write.c: statements for one collection, sent in commands of a
- * few dozen (FerretDB 1.x stops answering an update command of about a
- * hundred). */
+/* online_write.c: statements for one collection, sent in commands of the
+ * server's size (online_caps_write_chunk: a few dozen on FerretDB 1.x,
+ * which stops answering an update command of about a hundred). */
 typedef struct {
     online_job_t *j;
     mongoc_collection_t *coll;
@@ -227,12 +227,14 @@ bool online_side_write (online_writes_t *targets, const online_docs_t *out, bson
 void online_written_split (online_t *on, const rm_step_t *s, const rm_pass_t *p, char *buf,
                            size_t cap);
 /* Side by side: out's documents idx[0..n) into w's collection, where their
- * _id may be there already: deleted, then inserted. Not a replace:
- * mongo-java-server keeps the stored document's field order on a replace
- * (a field a source gained lands last), so the result would never be the
- * bytes written and sync would rewrite it forever. Only remodel writes
- * these collections; a stop between the two leaves the result missing,
- * which the batch's replay or the next sync writes. */
+ * _id may be there already: replaced where the server's replace keeps the
+ * given field order (online_caps_replace_keeps_order: MongoDB), else
+ * deleted, then inserted. mongo-java-server keeps the stored document's
+ * field order on a replace (a field a source gained lands last), so there
+ * the result would never be the bytes written and sync would rewrite it
+ * forever. Only remodel writes these collections; a stop between a delete
+ * and its insert leaves the result missing, which the batch's replay or
+ * the next sync writes. */
 bool online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
                           bson_error_t *err);
 

@@ -5,7 +5,8 @@
  * Why: neither test server finds a $in by a secondary index (FerretDB
  * 1.x pushes no $in down, mongo-java-server uses only _id's), so each
  * batch's find scanned the whole partner collection and a run was
- * quadratic in its size (BENCHMARKS.md, "Online workers").
+ * quadratic in its size (BENCHMARKS.md, "Online workers"). A server that
+ * does (online_caps_in_by_index: MongoDB) keeps the finds by key.
  *
  * Why it is as correct as the finds: a batch's find is no snapshot
  * either, and reads the partners at some moment after the run recorded
@@ -278,7 +279,9 @@ online_partners_read (online_t *on, mongoc_collection_t *partner, const rm_pass_
     int64_t count, bytes;
 
     memset (err, 0, sizeof *err);
-    if (p->partner_key->n != 1)
+    /* A server that reads $in from the join's index (online_caps.c:
+     * MongoDB) finds each batch's partners by key: nothing read whole. */
+    if (p->partner_key->n != 1 || online_caps_in_by_index (on))
         return NULL;
     /* Larger than --memory by the server's own measure (collStats): the
      * finds at once, not a read up to the budget first. */

@@ -23,9 +23,6 @@
 /* A document read again because it changed under us is recomputed at most
  * this many times before the run stops naming it. */
 #define RETRIES 5
-/* Write commands carry at most this many statements: FerretDB 1.x (SQLite)
- * stops answering an update command of about a hundred (sixty is fine). */
-#define WRITE_CHUNK 50
 
 void
 online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
@@ -70,7 +67,8 @@ online_writes_flush (online_writes_t *w, bson_error_t *err)
 mongoc_bulk_operation_t *
 online_writes_next (online_writes_t *w, bson_error_t *err)
 {
-    if (w->n == WRITE_CHUNK && !online_writes_flush (w, err))
+    /* Statements a command: the server's (online_caps_write_chunk). */
+    if ((int64_t) w->n >= online_caps_write_chunk (w->j->on) && !online_writes_flush (w, err))
         return NULL;
     if (!w->b) {
         bson_t opts = BSON_INITIALIZER;
@@ -101,10 +99,10 @@ online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *e
     return ok;
 }
 
-/* Inserts of side-by-side results go this many a command: inserting into
- * a new collection is the fast way (on FerretDB 1.x a hundred times faster
- * than upserts, which it answers by scanning: BENCHMARKS.md). */
-#define INSERT_CHUNK 1000
+/* Side-by-side results are inserted (inserting into a new collection is
+ * the fast way: on FerretDB 1.x a hundred times faster than upserts, which
+ * it answers by scanning, BENCHMARKS.md), in commands of the server's
+ * size (online_caps_insert_chunk). */
 
 /* The most a document can hold (MongoDB's BSONObjectMaxUserSize). A
  * larger one is refused here, before anything of its batch is written:
@@ -146,6 +144,35 @@ results_fit (online_job_t *j, const online_docs_t *out, bson_error_t *err)
 static bool insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx,
                           size_t from, size_t to, bool rewrite_dups, bson_error_t *err);
 
+/* Each of out's documents idx[0..n) as an upserting replace of its _id,
+ * in commands of the server's size. */
+static bool
+side_replace (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
+              bson_error_t *err)
+{
+    bson_t *opts = BCON_NEW ("upsert", BCON_BOOL (true));
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++) {
+        mongoc_bulk_operation_t *b;
+        bson_t sel = BSON_INITIALIZER, d;
+        bson_iter_t id;
+        bson_error_t why;
+        const uint8_t *doc = online_doc_bytes (out, idx[i]);
+        uint32_t len = out->docs[idx[i]].len;
+        if (!rm_doc_field (doc, len, "_id", 3, &id) || !bson_init_static (&d, doc, len)) {
+            bson_destroy (&sel);
+            continue;
+        }
+        online_id_append (&sel, &id);
+        b = online_writes_next (w, err);
+        ok = b && (mongoc_bulk_operation_replace_one_with_opts (b, &sel, &d, opts, &why) ||
+                   online_fail (w->j->on, err, &why, w->what));
+        bson_destroy (&sel);
+    }
+    bson_destroy (opts);
+    return ok && online_writes_flush (w, err);
+}
+
 bool
 online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
                      bson_error_t *err)
@@ -156,15 +183,19 @@ online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t 
             return too_large (w->j, w->j->p->keep[out->docs[idx[i]].keep]->text,
                               online_doc_bytes (out, idx[i]), out->docs[idx[i]].len, "the result",
                               out->docs[idx[i]].len, err);
+    /* Where a replace keeps the given field order (online_caps.c), one
+     * replace a result: the result is never missing in between. */
+    if (online_caps_replace_keeps_order (w->j->on))
+        return side_replace (w, out, idx, n, err);
     for (size_t i = 0; ok && i < n; i++) {
         bson_iter_t id;
         if (rm_doc_field (online_doc_bytes (out, idx[i]), out->docs[idx[i]].len, "_id", 3, &id))
             ok = online_writes_delete (w, &id, err);
     }
     ok = ok && online_writes_flush (w, err);
-    for (size_t from = 0; ok && from < n; from += INSERT_CHUNK)
-        ok = insert_chunk (w, out, idx, from, from + INSERT_CHUNK < n ? from + INSERT_CHUNK : n,
-                           false, err);
+    for (size_t from = 0, step = (size_t) online_caps_insert_chunk (w->j->on); ok && from < n;
+         from += step)
+        ok = insert_chunk (w, out, idx, from, from + step < n ? from + step : n, false, err);
     return ok;
 }
 
@@ -279,7 +310,7 @@ online_written_split (online_t *on, const rm_step_t *s, const rm_pass_t *p, char
 bool
 online_side_write (online_writes_t *targets, const online_docs_t *out, bson_error_t *err)
 {
-    size_t *idx;
+    size_t *idx, step = (size_t) online_caps_insert_chunk (targets[0].j->on);
     bool ok = results_fit (targets[0].j, out, err);
     idx = ok ? bson_malloc ((out->n + 1) * sizeof *idx) : NULL;
     for (size_t k = 0; ok && k < targets[0].j->p->n_keep; k++) {
@@ -287,9 +318,9 @@ online_side_write (online_writes_t *targets, const online_docs_t *out, bson_erro
         for (size_t i = 0; i < out->n; i++)
             if (out->docs[i].keep == (int) k)
                 idx[n++] = i;
-        for (size_t from = 0; ok && from < n; from += INSERT_CHUNK)
-            ok = insert_chunk (&targets[k], out, idx, from,
-                               from + INSERT_CHUNK < n ? from + INSERT_CHUNK : n, true, err);
+        for (size_t from = 0; ok && from < n; from += step)
+            ok = insert_chunk (&targets[k], out, idx, from, from + step < n ? from + step : n,
+                               true, err);
     }
     bson_free (idx);
     return ok;
@@ -798,7 +829,8 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
     online_writes_init (&save, j, ip->backup, "saving the originals");
     online_writes_init (&repl, j, j->drive, "replacing documents");
     /* The originals first (a crash between the two keeps them), then the
-     * documents, each in commands of WRITE_CHUNK. */
+     * documents, each in commands of the server's size
+     * (online_caps_write_chunk). */
     for (int pass = 0; ok && pass < 2; pass++) {
         for (size_t i = 0; ok && i < in->n; i++) {
             ssize_t r = online_result_of (in, i, out, &at);

@@ -211,152 +211,214 @@ status_counts (online_t *on, const online_record_t *r, const shown_t *sh)
     }
 }
 
-int
-online_status (online_t *on, bson_error_t *err)
+/* One checkpoint as stored. */
+typedef struct {
+    const char *op, *ns, *db, *coll;
+    int64_t step, pass, seen, changed;
+    bool done;
+} row_t;
+
+static const char *
+row_utf8 (const bson_t *doc, const char *key, const char *none)
+{
+    bson_iter_t it;
+    return bson_iter_init_find (&it, doc, key) && BSON_ITER_HOLDS_UTF8 (&it)
+               ? bson_iter_utf8 (&it, NULL) : none;
+}
+
+static int64_t
+row_int (const bson_t *doc, const char *key, int64_t none)
+{
+    bson_iter_t it;
+    return bson_iter_init_find (&it, doc, key) ? bson_iter_as_int64 (&it) : none;
+}
+
+static void
+row_parse (const bson_t *doc, row_t *w)
+{
+    bson_iter_t it;
+    w->op = row_utf8 (doc, "op", "?");
+    w->ns = row_utf8 (doc, "ns", "?");
+    w->db = row_utf8 (doc, "db", NULL);
+    w->coll = row_utf8 (doc, "coll", NULL);
+    w->step = row_int (doc, "step", 0);
+    w->pass = row_int (doc, "pass", 1);
+    w->seen = row_int (doc, "seen", 0);
+    w->changed = row_int (doc, "changed", 0);
+    w->done = bson_iter_init_find (&it, doc, "done") && bson_iter_as_bool (&it);
+}
+
+/* A row of the table for checkpoint doc, noted in shown. */
+static void
+status_row (online_t *on, const online_record_t *r, const bson_t *doc, bool alive, shown_t *shown)
+{
+    row_t w;
+    const char *st;
+    int64_t rate, total, eta = -1;
+    char opname[64], etab[32], rateb[32];
+
+    row_parse (doc, &w);
+    rate = online_checkpoint_rate (doc, NULL);
+    st = w.done ? "done" : r->paused ? "paused" : alive ? "running" : "stopped";
+    /* Only a step that moves has time left: a stopped one shows "-",
+     * never a "0s" that reads as nearly done; and a count below what
+     * was read (documents deleted since) says nothing either. */
+    if (!strcmp (st, "running") && rate > 0 && w.db && w.coll &&
+        (total = online_estimated (on, w.db, w.coll)) > w.seen)
+        eta = (total - w.seen + rate - 1) / rate;
+    /* Paused, no time is left "remaining": the ETA counts again from
+     * the resume. */
+    if (!w.done && r->paused)
+        snprintf (etab, sizeof etab, "paused");
+    else
+        online_duration (etab, sizeof etab, w.done ? -1 : eta);
+    if (rate < 0)
+        snprintf (rateb, sizeof rateb, "-");
+    else
+        snprintf (rateb, sizeof rateb, "%lld", (long long) rate);
+    if (w.pass > 1)
+        snprintf (opname, sizeof opname, "%s/%lld", w.op, (long long) w.pass);
+    else
+        snprintf (opname, sizeof opname, "%s", w.op);
+    /* op and ns are as the state database holds them: escaped. */
+    printf ("%-5lld ", (long long) w.step);
+    cell (opname, 14);
+    fputc (' ', stdout);
+    cell (w.ns, 30);
+    printf (" %-8s %10lld %10lld %8s %8s\n", st, (long long) w.seen, (long long) w.changed, rateb,
+            etab);
+    if (shown->n < SHOWN_MAX) {
+        shown->step[shown->n] = w.step;
+        shown->seen[shown->n] = w.seen;
+        shown->changed[shown->n] = w.changed;
+        shown->pass[shown->n++] = w.pass;
+    }
+}
+
+/* The table of the plan's checkpoints: how many rows, -1 on an error. */
+static int
+status_table (online_t *on, const online_record_t *r, bool alive, shown_t *shown,
+              bson_error_t *err)
 {
     mongoc_collection_t *c = online_collection (on, on->o->state_db, "checkpoints");
-    bson_t *q, *opts;
-    mongoc_cursor_t *cur;
+    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    bson_t *opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "pass", BCON_INT32 (1), "}");
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
     const bson_t *doc;
     bson_error_t why;
-    online_record_t r;
-    char holder[200];
-    int64_t left = 0, epoch = 0;
-    bool gone = false;
     int rows = 0;
-    shown_t shown = {.n = 0};
 
-    if (!online_plan_read (on, &r, err) ||
-        !online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, err)) {
-        mongoc_collection_destroy (c);
-        return -1;
-    }
-    q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
-    opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "pass", BCON_INT32 (1), "}");
-    cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
     printf ("%-5s %-14s %-30s %-8s %10s %10s %8s %8s\n", "STEP", "OPERATION", "NAMESPACE",
             "STATUS", "READ", "WRITTEN", "RATE/S", "ETA");
     while (mongoc_cursor_next (cur, &doc)) {
-        bson_iter_t it;
-        const char *op = "?", *ns = "?", *db = NULL, *coll = NULL, *st;
-        int64_t step = 0, pass = 1, seen = 0, changed = 0, rate;
-        int64_t total, eta = -1;
-        char opname[64], etab[32], rateb[32];
-        bool done = false;
-        if (bson_iter_init_find (&it, doc, "step")) step = bson_iter_as_int64 (&it);
-        if (bson_iter_init_find (&it, doc, "pass")) pass = bson_iter_as_int64 (&it);
-        if (bson_iter_init_find (&it, doc, "op") && BSON_ITER_HOLDS_UTF8 (&it)) op = bson_iter_utf8 (&it, NULL);
-        if (bson_iter_init_find (&it, doc, "ns") && BSON_ITER_HOLDS_UTF8 (&it)) ns = bson_iter_utf8 (&it, NULL);
-        if (bson_iter_init_find (&it, doc, "db") && BSON_ITER_HOLDS_UTF8 (&it)) db = bson_iter_utf8 (&it, NULL);
-        if (bson_iter_init_find (&it, doc, "coll") && BSON_ITER_HOLDS_UTF8 (&it)) coll = bson_iter_utf8 (&it, NULL);
-        if (bson_iter_init_find (&it, doc, "seen")) seen = bson_iter_as_int64 (&it);
-        if (bson_iter_init_find (&it, doc, "changed")) changed = bson_iter_as_int64 (&it);
-        if (bson_iter_init_find (&it, doc, "done")) done = bson_iter_as_bool (&it);
-        rate = online_checkpoint_rate (doc, NULL);
-        st = done ? "done" : r.paused ? "paused" : *holder && !gone ? "running" : "stopped";
-        /* Only a step that moves has time left: a stopped one shows "-",
-         * never a "0s" that reads as nearly done; and a count below what
-         * was read (documents deleted since) says nothing either. */
-        if (!strcmp (st, "running") && rate > 0 && db && coll &&
-            (total = online_estimated (on, db, coll)) > seen)
-            eta = (total - seen + rate - 1) / rate;
-        /* Paused, no time is left "remaining": the ETA counts again from
-         * the resume. */
-        if (!done && r.paused)
-            snprintf (etab, sizeof etab, "paused");
-        else
-            online_duration (etab, sizeof etab, done ? -1 : eta);
-        if (rate < 0)
-            snprintf (rateb, sizeof rateb, "-");
-        else
-            snprintf (rateb, sizeof rateb, "%lld", (long long) rate);
-        if (pass > 1)
-            snprintf (opname, sizeof opname, "%s/%lld", op, (long long) pass);
-        else
-            snprintf (opname, sizeof opname, "%s", op);
-        /* op and ns are as the state database holds them: escaped. */
-        printf ("%-5lld ", (long long) step);
-        cell (opname, 14);
-        fputc (' ', stdout);
-        cell (ns, 30);
-        printf (" %-8s %10lld %10lld %8s %8s\n", st, (long long) seen, (long long) changed, rateb,
-                etab);
-        if (shown.n < SHOWN_MAX) {
-            shown.step[shown.n] = step;
-            shown.seen[shown.n] = seen;
-            shown.changed[shown.n] = changed;
-            shown.pass[shown.n++] = pass;
-        }
+        status_row (on, r, doc, alive, shown);
         rows++;
     }
     if (mongoc_cursor_error (cur, &why)) {
-        mongoc_cursor_destroy (cur);
-        bson_destroy (q);
-        bson_destroy (opts);
-        mongoc_collection_destroy (c);
         online_fail (on, err, &why, "reading the checkpoints");
-        return -1;
+        rows = -1;
     }
     mongoc_cursor_destroy (cur);
     bson_destroy (q);
     bson_destroy (opts);
     mongoc_collection_destroy (c);
-    if (rows && !status_pending (on, &r, &shown, err))
-        return -1;
-    status_counts (on, &r, &shown);
-    /* No checkpoint yet: a run may be starting (it holds the lease and
-     * has not finished its first batch), or one stopped before that. */
-    if (!rows && *holder && !gone)
+    return rows;
+}
+
+/* No checkpoint yet: a run may be starting (it holds the lease and has
+ * not finished its first batch), or one stopped before that. */
+static void
+status_none (online_t *on, const online_record_t *r, const char *holder, bool gone)
+{
+    if (*holder && !gone)
         rm_cli_line (stdout, "", "\n", "(plan %s: starting on %s: run by %s, no batch done yet)",
                      on->names.name, on->where, holder);
-    else if (!rows && *holder)
+    else if (*holder)
         rm_cli_line (stdout, "", "\n", "(plan %s: its run by %s on %s stopped before its first "
                      "batch was done)", on->names.name, holder, on->where);
-    else if (!rows && r.found)
+    else if (r->found)
         rm_cli_line (stdout, "", "\n", "(plan %s: no batch done on %s yet)", on->names.name,
                      on->where);
-    else if (!rows)
+    else
         rm_cli_line (stdout, "", "\n", "(plan %s has not run on %s)", on->names.name, on->where);
-    /* The passes split in partitions (online_partition_state.c). */
-    if (rows && online_parts_list (on, *holder && !gone, err) < 0)
-        return -1;
-    if (r.found)
+}
+
+/* The plan's lines under the table: its path and mode, its joins' rules,
+ * the capture, an interrupted switch. */
+static void
+status_plan (online_t *on, const online_record_t *r)
+{
+    if (r->found) {
         rm_cli_line (stdout, "", "\n", "plan: %s (id %s)", on->names.path, on->names.id);
-    if (r.found)
-        printf ("mode: %s%s%s\n", r.in_place ? "in place" : "side by side",
-                r.paused ? "; paused (remodel online resume)" : "",
-                r.finalized ? "; finalized" : "");
-    if (r.lookup_rules)
+        printf ("mode: %s%s%s\n", r->in_place ? "in place" : "side by side",
+                r->paused ? "; paused (remodel online resume)" : "",
+                r->finalized ? "; finalized" : "");
+    }
+    if (r->lookup_rules)
         printf ("joins: $lookup by MongoDB %s's rules (the other commands take them from here "
-                "unless given --server-version)\n", r.lookup_rules == 2 ? "9.0" : "5.0-8.x");
-    if (r.found)
-        status_capture (on, &r);
-    if (r.switching) {
+                "unless given --server-version)\n", r->lookup_rules == 2 ? "9.0" : "5.0-8.x");
+    if (r->found)
+        status_capture (on, r);
+    if (r->switching) {
         rm_cli_line (stdout, "", "\n", "switch: the %s of the collections was interrupted after "
-                     "%lld of %lld renames", r.direction, (long long) r.renamed,
-                     (long long) r.renames);
+                     "%lld of %lld renames", r->direction, (long long) r->renamed,
+                     (long long) r->renames);
         rm_cli_line (stdout, "", "\n", "  remodel online finalize %s --writes-stopped completes "
                      "it; remodel online rollback %s undoes it", on->o->plan_path,
                      on->o->plan_path);
     }
-    if (r.found)
-        online_status_throttle (on, *holder && !gone);
-    /* The holder and the last error are as the state database holds
-     * them, the plan's path as given: escaped, each one line. */
+}
+
+/* The holder and the last error are as the state database holds them,
+ * the plan's path as given: escaped, each one line. */
+static void
+status_lease (online_t *on, const online_record_t *r, const char *holder, int64_t left,
+              int64_t epoch)
+{
     if (*holder)
         rm_cli_line (stdout, "", "\n", "lease: held by %s (epoch %lld), for %lld s more unless "
                      "renewed", holder, (long long) epoch, (long long) ((left + 999) / 1000));
-    if (r.rollback_left)
+    if (r->rollback_left)
         rm_cli_line (stdout, "", "\n", "rollback: %lld document(s) changed since remodel wrote "
                      "them were left as they are; remodel online rollback %s --force restores "
                      "their originals (their later changes are lost), --forget keeps them and "
-                     "forgets the plan", (long long) r.rollback_left, on->o->plan_path);
-    if (r.after_pending)
+                     "forgets the plan", (long long) r->rollback_left, on->o->plan_path);
+    if (r->after_pending)
         rm_cli_line (stdout, "", "\n", "rollback: the results beside the originals hold the "
                      "application's writes made after the switch; remodel online rollback %s "
                      "--carry-writes carries them into the originals, "
                      "--discard-writes-after-switch drops them", on->o->plan_path);
-    if (*r.error)
-        rm_cli_line (stdout, "", "\n", "last error: %s", r.error);
+    if (*r->error)
+        rm_cli_line (stdout, "", "\n", "last error: %s", r->error);
+}
+
+int
+online_status (online_t *on, bson_error_t *err)
+{
+    online_record_t r;
+    char holder[200];
+    int64_t left = 0, epoch = 0;
+    bool gone = false;
+    int rows;
+    shown_t shown = {.n = 0};
+
+    if (!online_plan_read (on, &r, err) ||
+        !online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, err))
+        return -1;
+    rows = status_table (on, &r, *holder && !gone, &shown, err);
+    if (rows < 0 || (rows && !status_pending (on, &r, &shown, err)))
+        return -1;
+    status_counts (on, &r, &shown);
+    if (!rows)
+        status_none (on, &r, holder, gone);
+    /* The passes split in partitions (online_partition_state.c). */
+    if (rows && online_parts_list (on, *holder && !gone, err) < 0)
+        return -1;
+    status_plan (on, &r);
+    if (r.found)
+        online_status_throttle (on, *holder && !gone);
+    status_lease (on, &r, holder, left, epoch);
+    /* What the server is and the write forms chosen for it (online_caps.c). */
+    online_caps_print (&on->caps, stdout);
     return rows;
 }

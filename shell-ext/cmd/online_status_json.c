@@ -282,6 +282,8 @@ status_doc (online_t *on, bson_error_t *err)
         BSON_APPEND_UTF8 (&out, "error", r.error);
     else
         BSON_APPEND_NULL (&out, "error");
+    /* What the server is and the write forms chosen for it (online_caps.c). */
+    online_caps_append (&on->caps, &out, "server");
     put_json (&out);
     bson_destroy (&rec);
     bson_destroy (&out);

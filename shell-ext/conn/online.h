@@ -103,6 +103,30 @@ typedef struct {
     int64_t rate_t0, rate_n;          /* --max-rate: counted since it last changed */
 } online_throttle_t;
 
+/* caps: begin (online_caps.c, issue 53) */
+/* What the server is and does, filled once at connect (online_caps_fill)
+ * from hello (or isMaster), buildInfo and a table keyed by the server's
+ * identity; the write forms and batch sizes of the layers above are read
+ * from it, never from constants (online_caps_write_chunk...). */
+typedef struct {
+    bool known;                 /* the server answered buildInfo: the choices are its own */
+    char identity[24];          /* "mongodb", "ferretdb", "mongo-java-server", "unknown" */
+    char version[32];           /* buildInfo.version */
+    char set_name[64];          /* hello.setName ("": not a replica set member) */
+    char msg[16];               /* hello.msg ("isdbgrid": a mongos) */
+    int64_t max_write_batch;    /* hello.maxWriteBatchSize (0: not said) */
+    int64_t max_bson_size;      /* hello.maxBsonObjectSize */
+    int64_t max_message_size;   /* hello.maxMessageSizeBytes */
+    /* The choices made from them. */
+    int64_t write_chunk;        /* statements a write command (batch/online_write.c) */
+    int64_t insert_chunk;       /* side-by-side results an insert command (the same) */
+    int64_t update_chunk;       /* key-map updates a command (state/online_keys.c) */
+    bool replace_keeps_order;   /* a side-by-side rewrite is a replace, not delete+insert */
+    bool in_by_index;           /* $in on a secondary index is read from it: partners by key */
+    const char *source;         /* where the choices came from (static text) */
+} online_caps_t;
+/* caps: end */
+
 /* A connection and what a run keeps of its plan. */
 typedef struct {
     mongoc_client_t *client;
@@ -157,7 +181,43 @@ typedef struct {
      * that the switch's mark need not read them again; NULL: not asked. */
     struct online_fold_s *fold;
     size_t n_fold;
+    online_caps_t caps;         /* the server's capabilities (online_caps.c) */
 } online_t;
+
+/* caps: begin (online_caps.c, issue 53) */
+/* The choices of a server that said nothing (caps not filled): today's
+ * conservative ones, right on every server. choose: the record from the
+ * replies (hello NULL: the server refused it, isMaster's in its place or
+ * NULL too; build_info NULL: refused). fill: asks them, once, at connect
+ * (and, for a server the table does not know, reads the probe's findings
+ * recorded in the state database's capabilities, or, in a run that starts
+ * and writes, probes and records them); a refusal leaves the conservative
+ * choices, never an error. */
+void online_caps_choose (online_caps_t *c, const bson_t *hello, bool hello_refused,
+                         const bson_t *build_info);
+void online_caps_fill (online_t *on);
+int64_t online_caps_write_chunk (const online_t *on);
+int64_t online_caps_insert_chunk (const online_t *on);
+int64_t online_caps_update_chunk (const online_t *on);
+bool online_caps_replace_keeps_order (const online_t *on);
+bool online_caps_in_by_index (const online_t *on);
+/* status: the record as "server:" lines on out; --json: as a document
+ * under key in doc. */
+void online_caps_print (const online_caps_t *c, FILE *out);
+void online_caps_append (const online_caps_t *c, bson_t *doc, const char *key);
+/* Whether s, a host a server's hello lists, is one the driver parses as
+ * host[:port] (a name, an IPv4 address, a bracketed IPv6 one, a .sock
+ * path): libmongoc 1.23.1 crashes on one it cannot parse (issue 50).
+ * hosts_ok: every one of hello's hosts, passives, arbiters and me; the
+ * first that fails, escaped, into bad. */
+bool online_caps_host_ok (const char *s);
+bool online_caps_hosts_ok (const bson_t *hello, char *bad, size_t cap);
+/* The probe's judges (a server the table does not know): whether stored
+ * has given's fields in given's order; whether an explain reply names an
+ * index scan. */
+bool online_caps_order_kept (const bson_t *given, const bson_t *stored);
+bool online_caps_explain_indexed (const bson_t *explain);
+/* caps: end */
 
 /* online_conn.c: connect and ping (errors redact credentials). */
 bool online_connect (online_t *on, const online_opts_t *o, bson_error_t *err);

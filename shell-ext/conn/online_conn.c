@@ -192,6 +192,87 @@ trace_commands (mongoc_client_t *client)
     mongoc_apm_callbacks_destroy (cb);
 }
 
+/* The URI with its host list replaced by host alone, directConnection
+ * and without replicaSet, its credentials and every other option (TLS
+ * too) kept: into buf; false when it does not fit or has no host list to
+ * replace (mongodb+srv: the hosts come from DNS). */
+static bool
+direct_uri (const char *uri, const char *host, char *buf, size_t cap)
+{
+    const char *rest = strstr (uri, "://"), *end, *at, *q;
+    size_t len = 0;
+    if (!rest || strncmp (uri, "mongodb://", 10))
+        return false;
+    rest += 3;
+    end = rest + strcspn (rest, "/?");
+    at = rest;
+    for (const char *p = rest; p < end; p++)
+        if (*p == '@')
+            at = p + 1;
+    q = strchr (end, '?');
+    len = (size_t) snprintf (buf, cap, "mongodb://%.*s%s/%.*s?directConnection=true",
+                             (int) (at - rest), rest, host,
+                             (int) (q ? (size_t) (q - end) : strlen (end)) - (*end == '/'),
+                             end + (*end == '/'));
+    for (const char *k = q; k && *k && len < cap; k = strchr (k + 1, '&')) {
+        size_t kl = strcspn (k + 1, "&");
+        if (kl == 0 || !strncasecmp (k + 1, "replicaset=", 11) ||
+            !strncasecmp (k + 1, "directconnection=", 17))
+            continue;
+        len += (size_t) snprintf (buf + len, cap - len, "&%.*s", (int) kl, k + 1);
+    }
+    return len < cap;
+}
+
+/* Issue 50: a replica set's seed whose hello lists a host the driver
+ * cannot parse makes libmongoc 1.23.1 crash as it adds the hosts to its
+ * view of the set, before anything can be said. So each seed is asked
+ * first alone (directConnection), and such a host refused here. A seed
+ * that does not answer is left to the driver, which says so as before. */
+static bool
+seeds_parse (const mongoc_uri_t *uri, const char *text, const char *where, bson_error_t *err)
+{
+    for (const mongoc_host_list_t *h = mongoc_uri_get_hosts (uri); h; h = h->next) {
+        char direct[4096], bad[300];
+        bson_error_t why;
+        bson_t *cmd = BCON_NEW ("hello", BCON_INT32 (1)), reply;
+        mongoc_uri_t *one;
+        mongoc_client_t *client = NULL;
+        bool asked = false;
+
+        if (direct_uri (text, h->host_and_port, direct, sizeof direct) &&
+            (one = mongoc_uri_new_with_error (direct, &why))) {
+            if (!mongoc_uri_has_option (one, MONGOC_URI_SERVERSELECTIONTIMEOUTMS))
+                mongoc_uri_set_option_as_int32 (one, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, 5000);
+            client = mongoc_client_new_from_uri (one);
+            mongoc_uri_destroy (one);
+        }
+        if (client) {
+            asked = mongoc_client_command_simple (client, "admin", cmd, NULL, &reply, &why);
+            if (!asked) {
+                bson_destroy (&reply);
+                bson_destroy (cmd);
+                cmd = BCON_NEW ("isMaster", BCON_INT32 (1));
+                asked = mongoc_client_command_simple (client, "admin", cmd, NULL, &reply, &why);
+            }
+            if (asked && !online_caps_hosts_ok (&reply, bad, sizeof bad)) {
+                rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: the replica set's hello lists a "
+                              "member that is not host:port (\"%s\"), which the driver cannot "
+                              "connect to: fix the set's configuration, or connect to one member "
+                              "without replicaSet=", where, bad);
+                bson_destroy (&reply);
+                bson_destroy (cmd);
+                mongoc_client_destroy (client);
+                return false;
+            }
+            bson_destroy (&reply);
+            mongoc_client_destroy (client);
+        }
+        bson_destroy (cmd);
+    }
+    return true;
+}
+
 bool
 online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
 {
@@ -228,6 +309,10 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
     /* The URI's own appName stands (setting a second one is an error). */
     if (!mongoc_uri_get_appname (uri))
         mongoc_uri_set_appname (uri, "remodel-online");
+    if (mongoc_uri_get_replica_set (uri) && !seeds_parse (uri, o->uri, on->where, err)) {
+        mongoc_uri_destroy (uri);
+        return false;
+    }
     on->client = mongoc_client_new_from_uri_with_error (uri, &why);
     mongoc_uri_destroy (uri);
     if (!on->client) {
@@ -240,7 +325,11 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
     BSON_APPEND_INT32 (&ping, "ping", 1);
     ok = mongoc_client_command_simple (on->client, "admin", &ping, NULL, NULL, &why);
     bson_destroy (&ping);
-    return ok || online_fail (on, err, &why, "cannot reach the server");
+    if (!ok)
+        return online_fail (on, err, &why, "cannot reach the server");
+    /* What the server is and can do, once (online_caps.c). */
+    online_caps_fill (on);
+    return true;
 }
 
 void
@@ -284,12 +373,17 @@ online_state_get (online_t *on, const char *coll, const char *id, bson_t *doc, b
 bool
 online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
 {
-    bson_t *cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
+    bson_t *cmd;
     bson_t reply;
     bson_iter_t it;
     bson_error_t why;
-    bool ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &why);
+    bool ok;
 
+    /* Asked at connect already (online_caps_fill). */
+    if (on->caps.known && *on->caps.version && rm_compile_version_parse (on->caps.version, v))
+        return true;
+    cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
+    ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &why);
     bson_destroy (cmd);
     if (!ok) {
         bson_destroy (&reply);

@@ -27,9 +27,6 @@
 #include "online_state.h"
 #include "remodel/docpath.h"
 
-/* Updates go this many a command (FerretDB 1.x stops answering an update
- * command of about a hundred: online_batch.h). */
-#define UPDATE_CHUNK 50
 
 typedef struct {
     uint64_t h;  /* online_id_hash of the entry */
@@ -377,7 +374,8 @@ new_bulk (online_keys_t *k)
 }
 
 /* Gives each pending entry whose index is in which (all when NULL) the
- * keys the map lacks, by updates, UPDATE_CHUNK a command; have: whether
+ * keys the map lacks, by updates, in commands of the server's size
+ * (online_caps_update_chunk); have: whether
  * k->there says what the map holds. */
 static bool
 add_keys (online_keys_t *k, const bool *which, bool have, bson_error_t *err)
@@ -405,7 +403,7 @@ add_keys (online_keys_t *k, const bool *which, bool have, bson_error_t *err)
             b = new_bulk (k);
         ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, NULL, &why) ||
              online_fail (k->on, err, &why, "writing the join's key map");
-        if (ok && ++in_bulk == UPDATE_CHUNK) {
+        if (ok && (int64_t) ++in_bulk >= online_caps_update_chunk (k->on)) {
             ok = execute (k, b, NULL, 0, NULL, err);
             mongoc_bulk_operation_destroy (b);
             b = NULL;
