@@ -789,12 +789,14 @@ online_rollback (online_t *on, bson_error_t *err)
         online_record_t r;
         /* A finished switch: the application may have written to the new
          * collections since (online_after.c); checked before any rename. */
+        online_life_t life;
         ok = online_plan_read (on, &r, err);
+        life = ok ? online_life_state (&r, true, false) : ONLINE_LIFE_NOT_RUN;
         /* A switch finalize did not finish (finalize run again completes
          * it): the same check, in the namespaces it switched in already,
          * by its journal's mark (a switch of an earlier remodel, with
          * none, undone as before). */
-        if (ok && (r.finalized || r.switching))
+        if (ok && (life == ONLINE_LIFE_FINALIZED || life == ONLINE_LIFE_SWITCHING))
             ok = online_after_check (on, r.finalized, r.switching, err);
         ok = ok && online_switch_back (on, &undone, err);
         ok = ok && (!undone || online_after_settle (on, err));
