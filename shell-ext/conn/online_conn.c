@@ -224,51 +224,68 @@ direct_uri (const char *uri, const char *host, char *buf, size_t cap)
     return len < cap;
 }
 
+/* Seed host's hello (isMaster where refused) over a connection to it
+ * alone, with the URI's credentials and options: false when it did not
+ * answer (reply then untouched). Traced as every command is. */
+static bool
+seed_hello (const char *text, const char *host, bson_t *reply)
+{
+    char direct[4096];
+    bson_error_t why;
+    bson_t *cmd = BCON_NEW ("hello", BCON_INT32 (1));
+    mongoc_uri_t *one;
+    mongoc_client_t *client;
+    bool asked;
+
+    if (!direct_uri (text, host, direct, sizeof direct) ||
+        !(one = mongoc_uri_new_with_error (direct, &why))) {
+        bson_destroy (cmd);
+        return false;
+    }
+    if (!mongoc_uri_has_option (one, MONGOC_URI_SERVERSELECTIONTIMEOUTMS))
+        mongoc_uri_set_option_as_int32 (one, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, 5000);
+    client = mongoc_client_new_from_uri (one);
+    mongoc_uri_destroy (one);
+    if (client)
+        trace_commands (client);
+    asked = client && mongoc_client_command_simple (client, "admin", cmd, NULL, reply, &why);
+    if (client && !asked) {
+        bson_destroy (reply);
+        bson_destroy (cmd);
+        cmd = BCON_NEW ("isMaster", BCON_INT32 (1));
+        asked = mongoc_client_command_simple (client, "admin", cmd, NULL, reply, &why);
+    }
+    if (client && !asked)
+        bson_destroy (reply);
+    if (client)
+        mongoc_client_destroy (client);
+    bson_destroy (cmd);
+    return asked;
+}
+
 /* Issue 50: a replica set's seed whose hello lists a host the driver
  * cannot parse makes libmongoc 1.23.1 crash as it adds the hosts to its
- * view of the set, before anything can be said. So each seed is asked
- * first alone (directConnection), and such a host refused here. A seed
- * that does not answer is left to the driver, which says so as before. */
+ * view of the set, before anything can be said. So the seeds are asked
+ * first, each alone (directConnection), until one answers (the members
+ * share one configuration), and such a host is refused here. Seeds that
+ * do not answer are left to the driver, which says so as before. */
 static bool
 seeds_parse (const mongoc_uri_t *uri, const char *text, const char *where, bson_error_t *err)
 {
     for (const mongoc_host_list_t *h = mongoc_uri_get_hosts (uri); h; h = h->next) {
-        char direct[4096], bad[300];
-        bson_error_t why;
-        bson_t *cmd = BCON_NEW ("hello", BCON_INT32 (1)), reply;
-        mongoc_uri_t *one;
-        mongoc_client_t *client = NULL;
-        bool asked = false;
-
-        if (direct_uri (text, h->host_and_port, direct, sizeof direct) &&
-            (one = mongoc_uri_new_with_error (direct, &why))) {
-            if (!mongoc_uri_has_option (one, MONGOC_URI_SERVERSELECTIONTIMEOUTMS))
-                mongoc_uri_set_option_as_int32 (one, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, 5000);
-            client = mongoc_client_new_from_uri (one);
-            mongoc_uri_destroy (one);
-        }
-        if (client) {
-            asked = mongoc_client_command_simple (client, "admin", cmd, NULL, &reply, &why);
-            if (!asked) {
-                bson_destroy (&reply);
-                bson_destroy (cmd);
-                cmd = BCON_NEW ("isMaster", BCON_INT32 (1));
-                asked = mongoc_client_command_simple (client, "admin", cmd, NULL, &reply, &why);
-            }
-            if (asked && !online_caps_hosts_ok (&reply, bad, sizeof bad)) {
-                rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: the replica set's hello lists a "
-                              "member that is not host:port (\"%s\"), which the driver cannot "
-                              "connect to: fix the set's configuration, or connect to one member "
-                              "without replicaSet=", where, bad);
-                bson_destroy (&reply);
-                bson_destroy (cmd);
-                mongoc_client_destroy (client);
-                return false;
-            }
-            bson_destroy (&reply);
-            mongoc_client_destroy (client);
-        }
-        bson_destroy (cmd);
+        char bad[300];
+        bson_t reply;
+        bool ok;
+        if (!seed_hello (text, h->host_and_port, &reply))
+            continue;
+        ok = online_caps_hosts_ok (&reply, bad, sizeof bad);
+        bson_destroy (&reply);
+        if (!ok)
+            rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: the replica set's hello lists a "
+                          "member that is not host:port (\"%s\"), which the driver cannot "
+                          "connect to: fix the set's configuration, or connect to one member "
+                          "without replicaSet=", where, bad);
+        return ok;
     }
     return true;
 }

@@ -88,6 +88,9 @@ if online_start ferretdb "$T/rs" 0 changelog; then
     expect_eq "replicaSet= on a set whose hello lists 127.0.0.1:0: exit 2, no crash" "$rc" 2
     expect_message "... one error naming the host" 'lists a member that is not host:port ("127.0.0.1:0")'
     expect_eq "... nothing on standard output" "$(wc -c <"$T/out")" 0
+    run_rm online status "$T/plans/side.json" --uri "mongodb://127.0.0.1:1,${uri#mongodb://}?replicaSet=rs0"
+    expect_eq "... a first seed that does not answer: the next one asked, the same error" \
+        "$rc:$(grep -c 'lists a member that is not host:port ("127.0.0.1:0")' "$T/err")" "2:1"
     run_rm online status "$T/plans/side.json" --uri "$uri"
     expect_eq "... without replicaSet=: status as before" "$rc:$(grep -c '^server: ferretdb ' "$T/out")" "0:1"
 fi
