@@ -86,15 +86,10 @@ rm_engine_join_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *r
                       const rm_nsref_t *from, const rm_nsref_t *into, const rm_path_t *local,
                       const rm_path_t *foreign, bson_error_t *err)
 {
-    if (run->matched || !run->children || !run->parents || rm_engine_allows_missing (e, s))
-        return true;
-    rm_error_set (err, RM_ERR_FORMAT,
-                  "none of the %llu documents of %s matches any of the %llu of %s (localField "
-                  "\"%s\" = foreignField \"%s\"): check the fields and their types (if that is "
-                  "expected, add \"allowMissing\": true to the step)",
-                  (unsigned long long) run->children, from->text,
-                  (unsigned long long) run->parents, into->text, local->text, foreign->text);
-    return false;
+    rm_join_seen_t j = {.refs = run->children, .partners = run->parents, .found = run->matched,
+                        .refs_ns = from->text, .partner_ns = into->text, .local = local->text,
+                        .foreign = foreign->text};
+    return rm_join_seen_check (&j, rm_engine_allows_missing (e, s), err);
 }
 
 size_t

@@ -2,7 +2,9 @@
  * (remodel/fieldcheck.h): the same rows of step_class.h, the same error.
  * The paths the step reads beyond its row's keys (engine_checks.c's
  * riders) are fields of their own here, each asked about by the caller:
- * `all` lists the row's probes and, after each, its riders. */
+ * `all` lists the row's probes and, after each, its riders. A join's
+ * check (rm_fieldjoin_*) is the engine's own (probe.c's
+ * rm_join_seen_check), given what the caller counted. */
 #include "remodel/fieldcheck.h"
 
 #include "engine_impl.h"
@@ -110,4 +112,77 @@ rm_fieldcheck_result (const rm_fieldcheck_t *c, bson_error_t *err)
             return false;
         }
     return true;
+}
+
+/* The joins' sides, by kind (the natural home is a row of step_table.c,
+ * as engine_checks.c says of what the joins read). */
+static void
+embed_sides (const rm_step_t *s, rm_fieldjoin_side_t *local, rm_fieldjoin_side_t *foreign)
+{
+    const rm_embed_t *m = &s->u.embed;
+    *local = (rm_fieldjoin_side_t){m->into.text, m->local.text, s->filter_doc};
+    *foreign = (rm_fieldjoin_side_t){m->from.text, m->foreign.text, s->match_doc};
+}
+
+static void
+summarize_sides (const rm_step_t *s, rm_fieldjoin_side_t *local, rm_fieldjoin_side_t *foreign)
+{
+    const rm_summarize_t *m = &s->u.summarize;
+    *local = (rm_fieldjoin_side_t){m->into.text, m->local.text, s->filter_doc};
+    *foreign = (rm_fieldjoin_side_t){m->from.text, m->foreign.text, s->match_doc};
+}
+
+static void
+denorm_sides (const rm_step_t *s, rm_fieldjoin_side_t *local, rm_fieldjoin_side_t *foreign)
+{
+    const rm_denorm_t *d = &s->u.denorm;
+    *local = (rm_fieldjoin_side_t){d->in.text, d->local.text, s->filter_doc};
+    *foreign = (rm_fieldjoin_side_t){d->from.text, d->foreign.text, s->match_doc};
+}
+
+/* lookups: the check counts references looked up (rm_join_seen_t). */
+static const struct {
+    void (*sides) (const rm_step_t *, rm_fieldjoin_side_t *, rm_fieldjoin_side_t *);
+    bool lookups;
+} joins[RM_STEP_N_KINDS] = {
+    [RM_STEP_EMBED] = {embed_sides, false},
+    [RM_STEP_SUMMARIZE] = {summarize_sides, false},
+    [RM_STEP_DENORMALIZE] = {denorm_sides, true},
+};
+
+bool
+rm_fieldjoin_sides (const rm_step_t *s, rm_fieldjoin_side_t *local, rm_fieldjoin_side_t *foreign)
+{
+    if (!joins[s->kind].sides)
+        return false;
+    joins[s->kind].sides (s, local, foreign);
+    return true;
+}
+
+bool
+rm_fieldjoin_result (const rm_step_t *s, bool allow_missing, const rm_fieldjoin_count_t *n,
+                     bson_error_t *err)
+{
+    rm_fieldjoin_side_t local, foreign;
+    rm_join_seen_t j = {.lookups = joins[s->kind].lookups, .found = n->found};
+    if (!rm_fieldjoin_sides (s, &local, &foreign))
+        return true;
+    j.local = local.path;
+    j.foreign = foreign.path;
+    if (j.lookups) {
+        j.refs = n->refs;
+        j.refs_ns = local.ns;
+        j.partners = n->partners;
+        j.partner_ns = foreign.ns;
+    } else {
+        /* offline counts `from`'s documents matched to `into`'s */
+        j.refs = n->partners;
+        j.refs_ns = foreign.ns;
+        j.partners = n->docs;
+        j.partner_ns = local.ns;
+    }
+    if (rm_join_seen_check (&j, allow_missing || s->allow_missing, err))
+        return true;
+    rm_error_prefix (err, "step %zu (%s)", s->index, s->op);
+    return false;
 }

@@ -254,3 +254,25 @@ rm_probe_check (const rm_probe_t *p, bson_error_t *err)
                   p->key, p->path.text, (unsigned long long) p->docs, p->ns, hint);
     return false;
 }
+
+bool
+rm_join_seen_check (const rm_join_seen_t *j, bool allow_missing, bson_error_t *err)
+{
+    if (j->found || !j->refs || !j->partners || allow_missing)
+        return true;
+    if (j->lookups)
+        rm_error_set (err, RM_ERR_FORMAT,
+                      "none of the %llu references in %s (localField \"%s\") is found in %s "
+                      "(foreignField \"%s\"): check the fields and their types (if that is "
+                      "expected, add \"allowMissing\": true to the step)",
+                      (unsigned long long) j->refs, j->refs_ns, j->local, j->partner_ns,
+                      j->foreign);
+    else
+        rm_error_set (err, RM_ERR_FORMAT,
+                      "none of the %llu documents of %s matches any of the %llu of %s (localField "
+                      "\"%s\" = foreignField \"%s\"): check the fields and their types (if that "
+                      "is expected, add \"allowMissing\": true to the step)",
+                      (unsigned long long) j->refs, j->refs_ns, (unsigned long long) j->partners,
+                      j->partner_ns, j->local, j->foreign);
+    return false;
+}

@@ -64,6 +64,29 @@ void rm_probe_add_rider (rm_probe_t *p, const char *key, const char *path);
  * names seen, p's own first, then its riders'; true when there is none. */
 bool rm_probe_check (const rm_probe_t *p, bson_error_t *err);
 
+/* A join as its check sees it: counted by the engine as it ran the step
+ * over a dump, or by the online companion on a server before a run
+ * (remodel/fieldcheck.h). A join in which nothing found a partner is
+ * almost always keys of two types or the wrong field, and running on
+ * would empty data (an embed's arrays all [], a denormalize's copies all
+ * null) without a word: the one place that decides it, and says it. */
+typedef struct {
+    /* true: denormalize, refs are the references of refs_ns (localField)
+     * looked up in partner_ns (foreignField); false: embed, summarize,
+     * refs are the documents of refs_ns (`from`, foreignField) matched to
+     * those of partner_ns (`into`, localField). */
+    bool lookups;
+    uint64_t refs;     /* those looked up (references or documents) */
+    uint64_t partners; /* the other side's documents */
+    uint64_t found;    /* of refs, those that found a partner */
+    const char *refs_ns, *partner_ns, *local, *foreign;
+} rm_join_seen_t;
+
+/* The error for a join of which no reference found a partner while
+ * both sides had some, unless allow_missing ("allowMissing": true, or
+ * --allow-missing); true when there is none. */
+bool rm_join_seen_check (const rm_join_seen_t *j, bool allow_missing, bson_error_t *err);
+
 /* The closest of names to word, for "did you mean": those within a few
  * edits (Damerau-Levenshtein), best first, at most max; returns the count. */
 size_t rm_closest_names (const char *word, char *const *names, size_t n, const char **out,

@@ -299,16 +299,13 @@ rm_denorm_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run, b
     const rm_denorm_t *d = &s->u.denorm;
     rm_engine_find (e, &d->in)->stats->missed += run->missed;
     /* (probe 1, foreignField's, counted `from`'s documents) */
-    if (run->lookups && run->missed == run->lookups && !rm_engine_allows_missing (e, s) &&
-        run->n_probes > 1 && run->probes[1].docs > 0) {
-        rm_error_set (err, RM_ERR_FORMAT,
-                             "none of the %llu references in %s (localField \"%s\") is found in "
-                             "%s (foreignField \"%s\"): check the fields and their types (if "
-                             "that is expected, add \"allowMissing\": true to the step)",
-                             (unsigned long long) run->lookups, d->in.text, d->local.text,
-                             d->from.text, d->foreign.text);
+    rm_join_seen_t j = {.lookups = true, .refs = run->lookups,
+                        .partners = run->n_probes > 1 ? run->probes[1].docs : 0,
+                        .found = run->lookups - run->missed, .refs_ns = d->in.text,
+                        .partner_ns = d->from.text, .local = d->local.text,
+                        .foreign = d->foreign.text};
+    if (!rm_join_seen_check (&j, rm_engine_allows_missing (e, s), err))
         return false;
-    }
     if (run->missed * 2 > run->lookups)
         rm_engine_warn (e, s, "%llu of the %llu references in %s found nothing in %s (localField "
                         "\"%s\", foreignField \"%s\")", (unsigned long long) run->missed,

@@ -45,4 +45,34 @@ void rm_fieldcheck_docs (rm_fieldcheck_t *c, size_t i, uint64_t n);
  * closest names; true when there is none. */
 bool rm_fieldcheck_result (const rm_fieldcheck_t *c, bson_error_t *err);
 
+/* A join's check (embed, summarize, denormalize): `remodel run` refuses
+ * a step none of whose references finds a partner while both sides have
+ * documents, in the words below; the online companion asks its server
+ * for the same before a run's first write. The side whose references
+ * are read (ns, path: the step's localField, query: the step's filter as
+ * the plan wrote it, NULL for every document), and the side they are
+ * looked for in (foreignField, the step's match). */
+typedef struct {
+    const char *ns, *path;
+    const bson_t *query;
+} rm_fieldjoin_side_t;
+
+/* Step s's two sides; false when s joins nothing. */
+bool rm_fieldjoin_sides (const rm_step_t *s, rm_fieldjoin_side_t *local,
+                         rm_fieldjoin_side_t *foreign);
+
+/* What was found: the local side's documents the step takes, the
+ * references among them (localField's values, an array's elements each),
+ * the foreign side's documents it takes, and how many references found
+ * one of those (any number above zero says the same). */
+typedef struct {
+    uint64_t docs, refs, partners, found;
+} rm_fieldjoin_count_t;
+
+/* The error `remodel run` gives for step s's join counted so (prefixed
+ * "step N (op)"), unless allow_missing or the step's "allowMissing";
+ * true when there is none. */
+bool rm_fieldjoin_result (const rm_step_t *s, bool allow_missing, const rm_fieldjoin_count_t *n,
+                          bson_error_t *err);
+
 #endif

@@ -5,7 +5,10 @@
  * would otherwise run through: every customer embedded with no accounts,
  * a verify that agrees, a finalize that switches it in. Refused with the
  * offline tool's words and its "did you mean"; "allowMissing": true on
- * the step, or --allow-missing, lets a field through. */
+ * the step, or --allow-missing, lets a field through. A join none of
+ * whose references finds a partner (keys of two types, the wrong field)
+ * is refused too, as `remodel run` refuses it, and let through the same
+ * way (join_check). */
 #include <string.h>
 
 #include "online_cmd.h"
@@ -16,6 +19,10 @@
 
 /* Documents read for the names near a missing field. */
 #define NAMES_SAMPLE 200
+/* References asked about in one query ($in), and at most this many bytes
+ * of them. */
+#define JOIN_KEYS 1000
+#define JOIN_KEY_BYTES (1024 * 1024)
 /* Documents of each namespace the steps are run over before the first
  * write, to see the fields a step reads where an earlier one wrote. */
 #define CHAIN_SAMPLE 1000
@@ -354,6 +361,167 @@ probe_field (online_t *on, rm_fieldcheck_t *c, size_t f, bson_error_t *err)
     return ok;
 }
 
+/* A join's references read from the server, asked about in batches. */
+typedef struct {
+    bson_t vals; /* the $in array being filled */
+    uint32_t n;
+    bool found;     /* some reference found a partner */
+    bool uncertain; /* a value $in compares otherwise than $lookup (a regex) */
+} join_keys_t;
+
+static bool
+join_key (const bson_iter_t *value, void *ctx)
+{
+    join_keys_t *k = ctx;
+    char key[16];
+    const char *name;
+    bson_iter_t sub;
+    bson_uint32_to_string (k->n, &name, key, sizeof key);
+    if (!value) {
+        BSON_APPEND_NULL (&k->vals, name);
+    } else if (BSON_ITER_HOLDS_REGEX (value) ||
+               (BSON_ITER_HOLDS_DOCUMENT (value) && bson_iter_recurse (value, &sub) &&
+                bson_iter_next (&sub) && bson_iter_key (&sub)[0] == '$')) {
+        /* $in matches a regex as a pattern, and refuses an operator */
+        k->uncertain = true;
+        return true;
+    } else {
+        bson_append_iter (&k->vals, name, -1, value);
+    }
+    k->n++;
+    return true;
+}
+
+/* Whether any of the references gathered finds a document of the
+ * foreign side the step takes (one read of at most one _id, by the
+ * foreign field's index); the batch emptied. */
+static bool
+join_ask (online_t *on, mongoc_collection_t *c, const rm_fieldjoin_side_t *foreign,
+          join_keys_t *k, bson_error_t *err)
+{
+    bson_t q = BSON_INITIALIZER, and, one, cond;
+    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit", BCON_INT64 (1));
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    bool ok = true;
+
+    if (!k->n)
+        return true;
+    if (foreign->query) {
+        BSON_APPEND_ARRAY_BEGIN (&q, "$and", &and);
+        BSON_APPEND_DOCUMENT (&and, "0", foreign->query);
+        BSON_APPEND_DOCUMENT_BEGIN (&and, "1", &one);
+    }
+    BSON_APPEND_DOCUMENT_BEGIN (foreign->query ? &one : &q, foreign->path, &cond);
+    BSON_APPEND_ARRAY (&cond, "$in", &k->vals);
+    bson_append_document_end (foreign->query ? &one : &q, &cond);
+    if (foreign->query) {
+        bson_append_document_end (&and, &one);
+        bson_append_array_end (&q, &and);
+    }
+    cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
+    k->found = mongoc_cursor_next (cur, &doc);
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "looking for the plan's references");
+    mongoc_cursor_destroy (cur);
+    bson_destroy (opts);
+    bson_destroy (&q);
+    bson_reinit (&k->vals);
+    k->n = 0;
+    return ok;
+}
+
+/* The collection of ns on the server, or NULL where it is not there
+ * (one an earlier step makes: seen only as it runs). */
+static mongoc_collection_t *
+join_collection (online_t *on, const rm_dump_info_t *info, const char *ns)
+{
+    const char *dot = strchr (ns, '.');
+    char db[128];
+    if (!dot || (size_t) (dot - ns) >= sizeof db)
+        return NULL;
+    snprintf (db, sizeof db, "%.*s", (int) (dot - ns), ns);
+    return rm_dump_info_find (info, db, dot + 1) ? online_collection (on, db, dot + 1) : NULL;
+}
+
+/* A join none of whose references finds a partner, refused as `remodel
+ * run` refuses it (remodel/fieldcheck.h decides and words it): the
+ * references of the local side read in batches, each asked about by key
+ * on the foreign side, until one finds a document there. Only where both
+ * sides are on the server as the step will read them (no earlier step
+ * writes either). The whole local side is read only when nothing matches:
+ * the refusal then counts what `remodel run` counts. */
+static bool
+join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson_error_t *err)
+{
+    const rm_step_t *s = &on->plan.steps[i];
+    rm_fieldjoin_side_t local, foreign;
+    rm_fieldjoin_count_t n = {0};
+    mongoc_collection_t *lc, *fc;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_t empty = BSON_INITIALIZER, *opts;
+    bson_error_t why;
+    rm_path_t path;
+    join_keys_t k = {.n = 0};
+    char top[256];
+    int64_t count;
+    bool ok = true, denorm = s->kind == RM_STEP_DENORMALIZE;
+
+    if (allow || s->allow_missing || !rm_fieldjoin_sides (s, &local, &foreign) ||
+        written_before (&on->plan, i, local.ns) || written_before (&on->plan, i, foreign.ns) ||
+        !rm_path_parse (&path, local.path, NULL))
+        return true;
+    lc = join_collection (on, info, local.ns);
+    fc = join_collection (on, info, foreign.ns);
+    bson_init (&k.vals);
+    /* The top-level field only: a path's numeric part indexes an array,
+     * which a projection would not. */
+    snprintf (top, sizeof top, "%.*s", (int) strcspn (local.path, "."), local.path);
+    opts = BCON_NEW ("projection", "{", top, BCON_INT32 (1), "}");
+    cur = lc && fc ? mongoc_collection_find_with_opts (lc, local.query ? local.query : &empty,
+                                                       opts, NULL)
+                   : NULL;
+    while (cur && ok && !k.found && mongoc_cursor_next (cur, &doc)) {
+        uint32_t before = k.n;
+        n.docs++;
+        /* A missing localField joins as null ($lookup); denormalize looks
+         * nothing up for it. */
+        if (!rm_path_visit (bson_get_data (doc), doc->len, &path, true, false, join_key, &k) &&
+            !denorm)
+            join_key (NULL, &k);
+        n.refs += k.n - before;
+        if (k.n >= JOIN_KEYS || k.vals.len >= JOIN_KEY_BYTES)
+            ok = join_ask (on, fc, &foreign, &k, err);
+    }
+    if (cur && ok && mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading the plan's references");
+    if (cur && ok && !k.found)
+        ok = join_ask (on, fc, &foreign, &k, err);
+    if (cur && ok && !k.found && !k.uncertain) {
+        count = mongoc_collection_count_documents (fc, foreign.query ? foreign.query : &empty,
+                                                   NULL, NULL, NULL, &why);
+        if (count < 0)
+            ok = online_fail (on, err, &why, "counting the plan's partners");
+        n.partners = count < 0 ? 0 : (uint64_t) count;
+        if (ok && !rm_fieldjoin_result (s, allow, &n, err)) {
+            rm_error_prefix (err, "%s: %s", on->where, on->o->plan_path);
+            ok = false;
+        }
+    }
+    if (cur)
+        mongoc_cursor_destroy (cur);
+    if (lc)
+        mongoc_collection_destroy (lc);
+    if (fc)
+        mongoc_collection_destroy (fc);
+    bson_destroy (opts);
+    bson_destroy (&k.vals);
+    rm_path_destroy (&path);
+    return ok;
+}
+
 static sample_t *
 chain_find (chain_t *c, const char *ns, bool add)
 {
@@ -617,6 +785,7 @@ online_preflight (online_t *on, bson_error_t *err)
             rm_error_prefix (err, "%s: %s", on->where, on->o->plan_path);
             ok = false;
         }
+        ok = ok && join_check (on, &info, i, allow, err);
         rm_fieldcheck_destroy (c);
         if (ok && follow)
             chain_step (on, &chain, i);

@@ -15,6 +15,12 @@
 # --allow-missing is recorded with the run: its resume without the flag
 # checks as the run began; a resume with a --server-version whose $lookup
 # rules differ from those the run began with is refused, naming them.
+# A join none of whose references finds a partner (a denormalize by
+# "title" into people's _id, an embed by people's "name" = tasks' "owner")
+# is refused before anything too, with `remodel run`'s words and exit
+# status on a dump of the same server (the same code words both:
+# remodel/fieldcheck.h); --allow-missing lets it run, as offline, and a
+# match that takes no task leaves nothing to refuse.
 # CP_KINDS: the servers (default "ferretdb java").
 #   REMODEL=build/remodel bash tests/cli/test_online_preconditions.sh
 . "$(dirname "$0")/lib.sh"
@@ -47,8 +53,29 @@ cat >"$T/plans/bonus.json" <<'EOF'
   {"summarize": {"into": "crm.people", "from": "crm.tasks", "localField": "_id",
                  "foreignField": "owner", "fields": {"bonus": {"$sum": "$bonus"}}}}]}
 EOF
+cat >"$T/plans/nomatch-denorm.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"denormalize": {"in": "crm.tasks", "from": "crm.people", "localField": "title",
+                   "foreignField": "_id", "fields": {"owner_name": "name"}}}]}
+EOF
+cat >"$T/plans/nomatch-embed.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"embed": {"from": "crm.tasks", "into": "crm.people", "localField": "name",
+             "foreignField": "owner", "as": "tasks"}}]}
+EOF
+cat >"$T/plans/nomatch-none.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"embed": {"from": "crm.tasks", "into": "crm.people", "localField": "name",
+             "foreignField": "owner", "as": "tasks", "match": {"owner": {"$gt": 100}}}}]}
+EOF
+cat >"$T/plans/late.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"denormalize": {"in": "crm.refs", "from": "crm.people", "localField": "p",
+                   "foreignField": "_id", "fields": {"who": "name"}}}]}
+EOF
 # What is on the server besides the sources: crm's collections, the
 # plans recorded.
+checkpoints() { py 'print(c.remodel.checkpoints.count_documents({}))'; }
 written() { py 'print(sorted(c.crm.list_collection_names()), c.remodel.plans.count_documents({}) if "remodel" in c.list_database_names() else 0)'; }
 
 for kind in ${CP_KINDS:-ferretdb java}; do
@@ -66,6 +93,29 @@ c.crm.tasks.insert_many([{"_id": 1000 + i, "owner": i % 50, "amount": i, "title"
     online run partner -q
     expect_eq "$kind: step 5's partner collection not there: refused (exit 2) before anything is written" \
         "$rc:$(grep -c "crm.taks" "$T/err"):$(written)" "2:1:['people', 'tasks'] 0"
+    "$MONGODUMP" --uri "$uri" --db crm --archive="$T/crm-src.archive" --quiet
+    for p in nomatch-denorm nomatch-embed; do
+        "$REMODEL" run -q "$T/plans/$p.json" --from "$T/crm-src.archive" --to "$T/$p.archive" 2>"$T/off-err"
+        off="$?:$(sed "s|^remodel: error: $T/plans/$p.json: ||" "$T/off-err")"
+        online run "$p" -q --create-indexes
+        expect_eq "$kind: $p: a join whose references find nothing: refused before anything is written, as remodel run refuses it" \
+            "$rc:$(sed "s|^remodel: error: [^ ]*: $T/plans/$p.json: ||" "$T/err"):$(written):$(checkpoints)" \
+            "$off:['people', 'tasks'] 0:0"
+        cp "$T/off-err" "$T/off-err-$p"
+    done
+    expect_eq "$kind: ... in the offline words" \
+        "$(cat "$T/off-err-nomatch-denorm" "$T/off-err-nomatch-embed" | grep -c -F -e 'step 1 (denormalize): none of the 300 references in crm.tasks (localField "title") is found in crm.people (foreignField "_id")' -e 'step 1 (embed): none of the 300 documents of crm.tasks matches any of the 50 of crm.people (localField "name" = foreignField "owner")')" 2
+    for p in nomatch-denorm nomatch-embed; do
+        online run "$p" -q --create-indexes --allow-missing
+        expect_eq "$kind: $p: ... run with --allow-missing (exit 0)" "$rc:$(cat "$T/err")" "0:"
+    done
+    online run nomatch-none -q --create-indexes
+    expect_eq "$kind: ... a match that takes no task: nothing to refuse (exit 0)" "$rc:$(cat "$T/err")" "0:"
+    # references asked about a batch at a time: the one that finds is in the third
+    py 'c.crm.refs.insert_many([{"_id": i, "p": "x%d" % i} for i in range(2499)] + [{"_id": 2499, "p": 7}])'
+    online run late -q --create-indexes
+    expect_eq "$kind: ... the only reference that finds a partner is the 2,500th: not refused (exit 0)" \
+        "$rc:$(cat "$T/err")" "0:"
     online run good -q --create-indexes
     expect_eq "$kind: the plan spelt right runs (exit 0): step 5 reads the renamed and the copied fields" \
         "$rc:$(cat "$T/err"):$(py 'p = c.crm[[n for n in c.crm.list_collection_names() if n.endswith("_6")][0]].find_one({"_id": 3})
