@@ -172,6 +172,143 @@ inplace_chunk (online_job_t *j, online_passrun_t *pr, const online_docs_t *in,
     return ok;
 }
 
+/* What a followed pass works with while it recomputes its drivers: the
+ * job (collections, engine, key map), its writes, and per chunk the
+ * drivers read, their results and the lists those had. */
+typedef struct {
+    online_job_t j;
+    online_passrun_t pr;
+    online_idset_t scratch[4];
+    online_docs_t in, out;
+    online_changes_t old;
+    bson_t none;
+} follow_t;
+
+static void
+follow_open (follow_t *f, online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
+             online_mode_t mode, online_changes_t *made)
+{
+    online_job_t *j = &f->j;
+
+    memset (f, 0, sizeof *f);
+    online_changes_init (&f->old);
+    online_docs_init (&f->in);
+    online_docs_init (&f->out);
+    online_docs_init (&f->pr.found);
+    bson_init (&f->none);
+    j->on = on;
+    j->s = s;
+    j->p = p;
+    j->index = pi;
+    j->batch_size = on->o->batch_size;
+    rm_step_inputs (s, j->in, 4);
+    j->drive = online_collection (on, j->in[p->drive]->db, rm_name_now (&on->names, j->in[p->drive]));
+    if (p->partner >= 0) {
+        j->partner = online_collection (on, j->in[p->partner]->db,
+                                        rm_name_now (&on->names, j->in[p->partner]));
+        if (mode == ONLINE_SYNC)
+            j->keys = online_keys_new (on, s, pi, p->partner_key);
+    }
+    j->engine = online_engine_new (on, s);
+    f->pr.mode = mode;
+    f->pr.changed = made;
+    /* No range reports: the count is said once, at the end. */
+    f->pr.reported = ONLINE_REPORT_MAX + 1;
+    online_docs_init (&f->pr.ip.again);
+    online_docs_init (&f->pr.ip.again_out);
+    if (on->o->in_place) {
+        char backup[400];
+        rm_name_inplace_backup (&on->names, s, backup, sizeof backup);
+        f->pr.ip.j = j;
+        f->pr.ip.backup = online_collection (on, on->o->state_db, backup);
+    }
+    for (size_t k = 0; !on->o->in_place && k < p->n_keep; k++) {
+        char target[400];
+        rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
+        online_writes_init (&f->pr.targets[k], j, online_collection (on, p->keep[k]->db, target),
+                            "writing results");
+        f->pr.sets[k] = &f->scratch[k];
+    }
+}
+
+static void
+follow_close (follow_t *f)
+{
+    for (size_t k = 0; k < 4; k++)
+        if (f->pr.targets[k].coll)
+            mongoc_collection_destroy (f->pr.targets[k].coll);
+    if (f->pr.ip.backup)
+        mongoc_collection_destroy (f->pr.ip.backup);
+    online_docs_destroy (&f->pr.ip.again);
+    online_docs_destroy (&f->pr.ip.again_out);
+    online_keys_destroy (f->j.keys);
+    if (f->j.partner)
+        mongoc_collection_destroy (f->j.partner);
+    mongoc_collection_destroy (f->j.drive);
+    rm_batchstep_destroy (f->j.engine);
+    online_docs_destroy (&f->in);
+    online_docs_destroy (&f->out);
+    online_docs_destroy (&f->pr.found);
+    online_changes_destroy (&f->old);
+    bson_destroy (&f->none);
+}
+
+/* Side by side, a chunk of drivers (ids, among all the pass's drivers)
+ * recomputed into f->out: their results rewritten where they differ,
+ * removed where the drivers make them no more. */
+static bool
+side_chunk (follow_t *f, const bson_t *ids, const online_idlist_t *drivers, bool ahead,
+            online_incr_stats_t *st, bson_error_t *err)
+{
+    online_job_t *j = &f->j;
+    online_passrun_t *pr = &f->pr;
+    bool ok;
+
+    /* The lists of the drivers' results, before they are rewritten. */
+    online_changes_destroy (&f->old);
+    online_changes_init (&f->old);
+    ok = online_refs_old (j, pr, ids, &f->old, err);
+    if (ok && f->out.n && pr->mode == ONLINE_SYNC)
+        ok = online_check_unique (j, pr, &f->out, err) &&
+             online_check_claimed (j, pr, &f->out, drivers, err) &&
+             online_refs_claimed (j, pr, &f->out, drivers, &f->old, err);
+    if (ok && ahead)
+        ok = note_ahead (j, pr, ids, &f->out, &f->old, err);
+    ok = ok && online_refs_missing (j, pr, ids, &f->old, &f->out, &st->removed, err);
+    if (ok && f->out.n) {
+        int64_t before = pr->differ;
+        ok = online_check_side (j, pr, &f->out, &f->none, err);
+        st->rewritten += pr->differ - before;
+    }
+    return ok && online_check_missing (j, pr, ids, &f->out, &st->removed, err);
+}
+
+/* Which drivers a pass recomputes (into aff's "drivers", a name no
+ * namespace has: no dot): the changed ones, then those changed partners
+ * affect. */
+static bool
+drivers_affected (follow_t *f, online_changes_t *ch, online_changes_t *aff,
+                  online_incr_stats_t *st, bson_error_t *err)
+{
+    online_job_t *j = &f->j;
+    const online_idlist_t *d = online_changes_list (ch, j->in[j->p->drive]->text, false);
+    const online_idlist_t *pc = NULL;
+    bool ok = true;
+
+    if (j->p->partner >= 0)
+        pc = online_changes_list (ch, j->in[j->p->partner]->text, false);
+    for (uint32_t i = 0; d && i < d->n; i++) {
+        bson_iter_t id;
+        online_idlist_get (d, i, &id);
+        online_changes_add (aff, "drivers", &id);
+    }
+    if (pc && j->keys)
+        ok = partners_affect (j, pc, aff, &st->read, err);
+    if (*aff->rescan && !*ch->rescan)
+        snprintf (ch->rescan, sizeof ch->rescan, "%s", aff->rescan);
+    return ok;
+}
+
 /* One pass whose results name their drivers (online_followers.c's rows
  * by _id, by a field, by the driver's list): ch holds the changes of its
  * inputs; what it rewrites or removes is noted in made, and, where a later
@@ -182,133 +319,43 @@ online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, siz
                        online_changes_t *made, bool ahead, online_incr_stats_t *st,
                        bson_error_t *err)
 {
-    online_job_t j;
-    online_passrun_t pr;
-    online_idset_t scratch[4];
-    online_changes_t aff, old;
-    const online_idlist_t *d, *pc = NULL;
+    follow_t f;
+    online_changes_t aff;
     online_idlist_t *drivers;
-    online_docs_t in, out;
-    bson_t none = BSON_INITIALIZER;
     online_values_t ids;
-    bool ok = true;
+    bool ok;
 
     online_values_init (&ids);
-    memset (&j, 0, sizeof j);
-    memset (&pr, 0, sizeof pr);
-    memset (scratch, 0, sizeof scratch);
     online_changes_init (&aff);
-    online_changes_init (&old);
-    online_docs_init (&in);
-    online_docs_init (&out);
-    online_docs_init (&pr.found);
-    j.on = on;
-    j.s = s;
-    j.p = p;
-    j.index = pi;
-    j.batch_size = on->o->batch_size;
-    rm_step_inputs (s, j.in, 4);
-    j.drive = online_collection (on, j.in[p->drive]->db, rm_name_now (&on->names, j.in[p->drive]));
-    if (p->partner >= 0) {
-        j.partner = online_collection (on, j.in[p->partner]->db,
-                                       rm_name_now (&on->names, j.in[p->partner]));
-        if (mode == ONLINE_SYNC)
-            j.keys = online_keys_new (on, s, pi, p->partner_key);
-        pc = online_changes_list (ch, j.in[p->partner]->text, false);
-    }
-    j.engine = online_engine_new (on, s);
-    pr.mode = mode;
-    pr.changed = made;
-    /* No range reports: the count is said once, at the end. */
-    pr.reported = ONLINE_REPORT_MAX + 1;
-    online_docs_init (&pr.ip.again);
-    online_docs_init (&pr.ip.again_out);
-    if (on->o->in_place) {
-        char backup[400];
-        rm_name_inplace_backup (&on->names, s, backup, sizeof backup);
-        pr.ip.j = &j;
-        pr.ip.backup = online_collection (on, on->o->state_db, backup);
-    }
-    for (size_t k = 0; !on->o->in_place && k < p->n_keep; k++) {
-        char target[400];
-        rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
-        online_writes_init (&pr.targets[k], &j, online_collection (on, p->keep[k]->db, target),
-                            "writing results");
-        pr.sets[k] = &scratch[k];
-    }
-
-    /* Which drivers: the changed ones, then those changed partners
-     * affect. Noted under a name no namespace has (no dot). */
-    d = online_changes_list (ch, j.in[p->drive]->text, false);
-    for (uint32_t i = 0; d && i < d->n; i++) {
-        bson_iter_t id;
-        online_idlist_get (d, i, &id);
-        online_changes_add (&aff, "drivers", &id);
-    }
-    if (pc && j.keys)
-        ok = partners_affect (&j, pc, &aff, &st->read, err);
-    if (*aff.rescan && !*ch->rescan)
-        snprintf (ch->rescan, sizeof ch->rescan, "%s", aff.rescan);
+    follow_open (&f, on, s, p, pi, mode, made);
+    ok = drivers_affected (&f, ch, &aff, st, err);
     drivers = online_changes_list (&aff, "drivers", false);
     for (uint32_t at = 0; ok && !*aff.rescan && drivers && at < drivers->n;) {
-        uint32_t n = online_idlist_chunk (drivers, &at, j.batch_size, &ids);
+        uint32_t n = online_idlist_chunk (drivers, &at, f.j.batch_size, &ids);
         int64_t got;
         /* finalize's drain with the writes stopped: said when long. */
         online_blocked_progress (on, mode == ONLINE_SYNC ? "drain" : "verify", s,
-                                j.in[p->drive]->text, (int64_t) at - n, (int64_t) drivers->n);
+                                f.j.in[p->drive]->text, (int64_t) at - n, (int64_t) drivers->n);
         st->recomputed += n;
-        got = online_batch_read_ids (&j, &ids.arr, &in, err);
+        got = online_batch_read_ids (&f.j, &ids.arr, &f.in, err);
         ok = got >= 0;
         st->read += got > 0 ? got : 0;
         /* A chunk of drivers all gone still removes their results. */
-        if (ok && in.n)
-            ok = online_batch_compute (&j, &in, &out, err);
+        if (ok && f.in.n)
+            ok = online_batch_compute (&f.j, &f.in, &f.out, err);
         else
-            online_docs_reset (&out);
+            online_docs_reset (&f.out);
         if (on->o->in_place) {
-            ok = ok && inplace_chunk (&j, &pr, &in, &out, ahead, st, err);
+            ok = ok && inplace_chunk (&f.j, &f.pr, &f.in, &f.out, ahead, st, err);
             continue;
         }
-        /* The lists of the drivers' results, before they are rewritten. */
-        online_changes_destroy (&old);
-        online_changes_init (&old);
-        ok = ok && online_refs_old (&j, &pr, &ids.arr, &old, err);
-        if (ok && out.n && mode == ONLINE_SYNC)
-            ok = online_check_unique (&j, &pr, &out, err) &&
-                 online_check_claimed (&j, &pr, &out, drivers, err) &&
-                 online_refs_claimed (&j, &pr, &out, drivers, &old, err);
-        if (ok && ahead)
-            ok = note_ahead (&j, &pr, &ids.arr, &out, &old, err);
-        ok = ok && online_refs_missing (&j, &pr, &ids.arr, &old, &out, &st->removed, err);
-        if (ok && out.n) {
-            int64_t before = pr.differ;
-            ok = online_check_side (&j, &pr, &out, &none, err);
-            st->rewritten += pr.differ - before;
-        }
-        ok = ok && online_check_missing (&j, &pr, &ids.arr, &out, &st->removed, err);
+        ok = ok && side_chunk (&f, &ids.arr, drivers, ahead, st, err);
         for (size_t k = 0; k < p->n_keep; k++)
-            online_idset_destroy (&scratch[k]);
+            online_idset_destroy (&f.scratch[k]);
     }
-
-    for (size_t k = 0; k < 4; k++)
-        if (pr.targets[k].coll)
-            mongoc_collection_destroy (pr.targets[k].coll);
-    if (pr.ip.backup)
-        mongoc_collection_destroy (pr.ip.backup);
-    online_docs_destroy (&pr.ip.again);
-    online_docs_destroy (&pr.ip.again_out);
-    online_keys_destroy (j.keys);
-    if (j.partner)
-        mongoc_collection_destroy (j.partner);
-    mongoc_collection_destroy (j.drive);
-    rm_batchstep_destroy (j.engine);
-    online_docs_destroy (&in);
-    online_docs_destroy (&out);
-    online_docs_destroy (&pr.found);
+    follow_close (&f);
     online_changes_destroy (&aff);
-    online_changes_destroy (&old);
     bson_destroy (&ids.arr);
-    bson_destroy (&none);
     return ok;
 }
 
