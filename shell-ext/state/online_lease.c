@@ -498,13 +498,25 @@ lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_
 /* The spill files (--tmp) of remodel processes that are gone (killed
  * with SIGKILL mid-run), removed as the offline commands remove theirs
  * (rm_tmppath_sweep_for: only names rm_tmppath_new made, of a process
- * that is no more). Here because every command that writes takes the
- * plan's lease first, before it spills anything. */
+ * that is no more). Here because every command that writes takes a lease
+ * first, before it spills anything: the plan's, or, for a run that joins
+ * (run --join), its partitions'. Once a process: its workers take
+ * partition leases from threads of their own. */
 static void
 sweep_spills (online_t *on)
 {
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static bool swept;
     char where[2 * 4096 + 8];
-    size_t n = rm_tmppath_sweep_for (NULL, on->o->tmpdir, where, sizeof where);
+    size_t n = 0;
+    bool now;
+
+    pthread_mutex_lock (&mu);
+    now = !swept;
+    swept = true;
+    pthread_mutex_unlock (&mu);
+    if (now)
+        n = rm_tmppath_sweep_for (NULL, on->o->tmpdir, where, sizeof where);
     if (n && !on->o->quiet)
         rm_cli_line (stderr, "", "\n", "remodel: removed %zu stale temporary file(s) of killed "
                      "remodel runs from %s", n, where);
@@ -528,6 +540,8 @@ online_lease_take_key (online_t *on, const char *id, const char *what, bool *tak
                        bson_error_t *err)
 {
     *taken = lease_take (on, id, what, false, err);
+    if (*taken)
+        sweep_spills (on);
     if (!*taken && err->code == RM_ERR_USAGE) {
         memset (err, 0, sizeof *err);
         return true; /* held by another: not an error */

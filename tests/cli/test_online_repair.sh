@@ -11,6 +11,10 @@
 #   - rollback --forget sets the lease back and forgets the plan (exit 0,
 #     said), leaving a lease of the types a run writes;
 #   - the next run takes the lease and runs the plan (exit 0).
+# And what a killed run leaves in --tmp (issue 50 item 6): a spill file of
+# a process that is gone is removed by a run that joins (run --join takes
+# its partitions' leases, never the plan's, which the run it joins holds),
+# as by every command taking the plan's lease (test_online_redteam.sh).
 #   REMODEL=build/remodel bash tests/cli/test_online_repair.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
@@ -68,6 +72,25 @@ if isinstance(e, int) and (e < 0 or e > 2**53):
         expect_eq "$kind: ... the next run takes the lease and runs the plan (exit 0)" \
             "$rc:$(cat "$T/err"):$(py "print(c.rp.parents.count_documents({'done': True}))")" "0::20"
     done
+
+    # A killed run's spill file in the --tmp of a run that joins.
+    py "c.drop_database('rj')
+c.rj.parents.insert_many([{'_id': i} for i in range(40)])"
+    echo '{"remodel": 1, "steps": [{"set": {"in": "rj.parents", "fields": {"done": true}}}]}' >"$T/plans/join.json"
+    rm -rf "$T/tmp" && mkdir -p "$T/tmp"
+    sh -c 'exit 0' &
+    dead=$!
+    wait $dead
+    : >"$T/tmp/.remodel-store.remodel-$dead-1"
+    rm -f "$T/a.rc"
+    ( "$REMODEL" online run "$T/plans/join.json" --uri "$uri" --partitions 8 --batch-size 5 \
+        --pause 500ms -q >/dev/null 2>"$T/a.err"; echo $? >"$T/a.rc" ) &
+    python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid join)" 1
+    online run join --join --batch-size 5 --tmp "$T/tmp"
+    wait
+    expect_eq "$kind: a killed run's spill file in --tmp: removed by a run that joins, said" \
+        "$rc:$(cat "$T/a.rc"):$(ls -A "$T/tmp" | wc -l):$(grep -c "removed 1 stale temporary file(s) of killed remodel runs from $T/tmp" "$T/err"):$(py "print(c.rj['$(target rj parents)'].count_documents({'done': True}))")" \
+        "0:0:0:1:40"
     "$SERVER" stop "$T/$kind" >/dev/null 2>&1
 done
 exit 0
