@@ -48,7 +48,7 @@ struct rm_field_run {
     field_t *fields;
     size_t n_fields, cap_fields;
     uint32_t *slots;        /* the hash: 1 + a field's index, 0 free */
-    size_t n_slots;
+    size_t n_slots, cap_slots;
     rm_buf_t out;
 };
 
@@ -219,31 +219,38 @@ load (rm_field_run_t *r, const uint8_t *doc, uint32_t len)
     size_t want = 16, slot;
     int rc;
 
-    /* A field per 2 bytes at most ({"": null}), and the run's new ones: the hash stays
-     * at most half full. */
-    while (want < 2 * ((size_t) len / 2 + r->n_new + 1))
-        want *= 2;
-    if (want > r->n_slots) {
-        bson_free (r->slots);
-        r->slots = bson_malloc (want * sizeof *r->slots);
-        r->n_slots = want;
-    }
-    memset (r->slots, 0, r->n_slots * sizeof *r->slots);
     r->n_fields = 0;
     if (!rm_walk_init (&w, doc, len))
         return false;
     while ((rc = rm_walk_next (&w, &el)) > 0) {
         const char *key = rm_elem_key (&w, &el);
-        uint32_t klen = rm_elem_key_len (&el), h = name_hash (key, klen);
-        field_t *f;
-        if (lookup (r, key, klen, h, &slot))
-            return false;
-        f = field_add (r);
-        *f = (field_t){(const uint8_t *) key, klen, h, el.type, w.data + el.value,
-                       el.end - el.value, false};
-        r->slots[slot] = (uint32_t) r->n_fields;
+        uint32_t klen = rm_elem_key_len (&el);
+        field_t *f = field_add (r);
+        *f = (field_t){(const uint8_t *) key, klen, name_hash (key, klen), el.type,
+                       w.data + el.value, el.end - el.value, false};
     }
-    return rc == 0;
+    if (rc < 0)
+        return false;
+    /* Sized by the fields there and those the run may add: at most half
+     * full, whatever the document's size. */
+    while (want < 2 * (r->n_fields + r->n_new + 1))
+        want *= 2;
+    if (want > r->cap_slots) {
+        bson_free (r->slots);
+        r->slots = bson_malloc (want * sizeof *r->slots);
+        r->cap_slots = want;
+    }
+    /* Only what this document uses: a huge one before it costs the next
+     * small ones nothing. */
+    r->n_slots = want;
+    memset (r->slots, 0, r->n_slots * sizeof *r->slots);
+    for (size_t i = 0; i < r->n_fields; i++) {
+        const field_t *f = &r->fields[i];
+        if (lookup (r, f->key, f->klen, f->hash, &slot))
+            return false;
+        r->slots[slot] = (uint32_t) (i + 1);
+    }
+    return true;
 }
 
 static void
