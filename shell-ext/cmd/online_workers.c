@@ -36,7 +36,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "online_cmd.h"
+#include "online_pass.h"
 #include "remodel/cli.h"
 #include "remodel/value.h"
 
@@ -56,10 +56,20 @@ typedef struct {
     bool *reopen;           /* partition k: done, but read on from its checkpoint */
 } shared_t;
 
+/* A worker's online_t, built by worker_begin alone: the run's plan,
+ * names and settings, shared and read only; of its own, a connection
+ * (opened in its thread, closed by worker_end: never online_close, which
+ * would close what is the run's), its name in the leases (two workers of
+ * one process are two holders), its counts, no differences list (the
+ * caller's ops give it one), no finalize fold; and a lease of its own
+ * (a run's worker takes each partition's) or the plan's, shared (a
+ * rescan's: checked by its writes, never dropped by it). */
+typedef enum { WORKER_OWN_LEASE, WORKER_SHARED_LEASE } worker_lease_t;
+
 typedef struct {
     shared_t *sh;
     int index;
-    online_t on;            /* this worker's: its own connection and lease */
+    online_t on;            /* this worker's (worker_begin) */
 } worker_t;
 
 static bool
@@ -205,16 +215,16 @@ static bool
 parts_check (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, uint32_t n,
              bool *reopen, bson_error_t *err)
 {
-    rm_pass_t passes[RM_MAX_PASSES];
-    const rm_nsref_t *in[4];
+    online_step_t st;
+    online_pass_t ps;
     mongoc_collection_t *c = NULL;
     bson_iter_t it;
     uint32_t k = 0;
     bool ok = true;
 
-    if (!rm_step_passes (s, on->o->in_place, passes, err))
+    if (!online_step_resolve (on, s, &st, err))
         return false;
-    rm_step_inputs (s, in, 4);
+    online_pass_resolve (on, &st, pi, NULL, 0, &ps);
     for (bson_iter_init (&it, parts); ok && bson_iter_next (&it); k++) {
         bson_t part, last = BSON_INITIALIZER;
         const uint8_t *data;
@@ -228,9 +238,8 @@ parts_check (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, u
              online_part_read (on, s, pi, k, &last, &done, &seen, &changed, err) &&
              checkpoint_in_range (on, s, pi, k, n, &part, &last, err);
         if (ok && done) {
-            const rm_nsref_t *d = in[passes[pi].drive];
             if (!c)
-                c = online_collection (on, d->db, rm_name_now (&on->names, d));
+                c = online_collection (on, ps.drive->db, ps.drive_coll);
             ok = range_goes_on (on, c, &part, &last, &more, err);
         }
         if (ok && more) {
@@ -317,12 +326,8 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
     return true;
 }
 
-/* A worker's online_t: the run's plan and names, shared and read only; a
- * connection and counts of its own, no differences list (the caller's
- * ops give it one), no finalize fold; its own name in the leases (two
- * workers of one process are two holders). */
 static void
-worker_on (const online_t *on, int i, online_t *won)
+worker_begin (const online_t *on, int i, worker_lease_t lease, online_t *won)
 {
     *won = *on;
     won->client = NULL;
@@ -331,7 +336,20 @@ worker_on (const online_t *on, int i, online_t *won)
     won->diffs = NULL;
     won->fold = NULL;
     won->n_fold = 0;
+    if (lease == WORKER_OWN_LEASE) {
+        won->lease = NULL;
+        won->epoch = 0;
+    }
     online_lease_worker (on->owner, i + 1, won->owner, sizeof won->owner);
+}
+
+/* What the worker opened; its lease, if its own, is dropped already. */
+static void
+worker_end (online_t *won)
+{
+    if (won->client)
+        mongoc_client_destroy (won->client);
+    won->client = NULL;
 }
 
 static void *
@@ -369,8 +387,7 @@ worker_main (void *arg)
         sh->ops->close (st);
     if (!ok)
         fail (sh, &err);
-    if (w->on.client)
-        mongoc_client_destroy (w->on.client);
+    worker_end (&w->on);
     return NULL;
 }
 
@@ -423,9 +440,7 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
     for (int i = 0; i < n; i++) {
         w[i].sh = &sh;
         w[i].index = i;
-        worker_on (on, i, &w[i].on);
-        w[i].on.lease = NULL;
-        w[i].on.epoch = 0;
+        worker_begin (on, i, WORKER_OWN_LEASE, &w[i].on);
     }
     started = run_all (w, sizeof *w, n, worker_main);
     for (int i = 0; i < started; i++)
@@ -514,8 +529,7 @@ rescan_main (void *arg)
         rs->stop = true;
         pthread_mutex_unlock (&rs->mu);
     }
-    if (w->on.client)
-        mongoc_client_destroy (w->on.client);
+    worker_end (&w->on);
     return NULL;
 }
 
@@ -535,11 +549,10 @@ online_workers_rescan (online_t *on, const bson_t *parts, int n, const online_wo
     pthread_mutex_init (&rs.mu, NULL);
     w = bson_malloc0 ((size_t) n * sizeof *w);
     /* The plan's lease, held by this process (NULL: verify, a dry run),
-     * stays in each worker's online_t (worker_on): checked by the
-     * worker's writes, never dropped by it. */
+     * shared: checked by the workers' writes, never dropped by them. */
     for (int i = 0; i < n; i++) {
         w[i].rs = &rs;
-        worker_on (on, i, &w[i].on);
+        worker_begin (on, i, WORKER_SHARED_LEASE, &w[i].on);
     }
     started = run_all (w, sizeof *w, n, rescan_main);
     bson_free (w);
