@@ -120,24 +120,24 @@ static void
 embed_sides (const rm_step_t *s, rm_fieldjoin_side_t *local, rm_fieldjoin_side_t *foreign)
 {
     const rm_embed_t *m = &s->u.embed;
-    *local = (rm_fieldjoin_side_t){m->into.text, m->local.text, s->filter_doc};
-    *foreign = (rm_fieldjoin_side_t){m->from.text, m->foreign.text, s->match_doc};
+    *local = (rm_fieldjoin_side_t){m->into.text, m->local.text, s->filter};
+    *foreign = (rm_fieldjoin_side_t){m->from.text, m->foreign.text, s->match};
 }
 
 static void
 summarize_sides (const rm_step_t *s, rm_fieldjoin_side_t *local, rm_fieldjoin_side_t *foreign)
 {
     const rm_summarize_t *m = &s->u.summarize;
-    *local = (rm_fieldjoin_side_t){m->into.text, m->local.text, s->filter_doc};
-    *foreign = (rm_fieldjoin_side_t){m->from.text, m->foreign.text, s->match_doc};
+    *local = (rm_fieldjoin_side_t){m->into.text, m->local.text, s->filter};
+    *foreign = (rm_fieldjoin_side_t){m->from.text, m->foreign.text, s->match};
 }
 
 static void
 denorm_sides (const rm_step_t *s, rm_fieldjoin_side_t *local, rm_fieldjoin_side_t *foreign)
 {
     const rm_denorm_t *d = &s->u.denorm;
-    *local = (rm_fieldjoin_side_t){d->in.text, d->local.text, s->filter_doc};
-    *foreign = (rm_fieldjoin_side_t){d->from.text, d->foreign.text, s->match_doc};
+    *local = (rm_fieldjoin_side_t){d->in.text, d->local.text, s->filter};
+    *foreign = (rm_fieldjoin_side_t){d->from.text, d->foreign.text, s->match};
 }
 
 /* lookups: the check counts references looked up (rm_join_seen_t). */

@@ -49,12 +49,13 @@ bool rm_fieldcheck_result (const rm_fieldcheck_t *c, bson_error_t *err);
  * a step none of whose references finds a partner while both sides have
  * documents, in the words below; the online companion asks its server
  * for the same before a run's first write. The side whose references
- * are read (ns, path: the step's localField, query: the step's filter as
- * the plan wrote it, NULL for every document), and the side they are
- * looked for in (foreignField, the step's match). */
+ * are read (ns, path: the step's localField, query: the step's filter,
+ * NULL for every document), and the side they are looked for in
+ * (foreignField, the step's match). The queries are the engine's
+ * (rm_query_match): a server may lack an operator the plan uses. */
 typedef struct {
     const char *ns, *path;
-    const bson_t *query;
+    const rm_query_t *query;
 } rm_fieldjoin_side_t;
 
 /* Step s's two sides; false when s joins nothing. */

@@ -15,7 +15,9 @@
 #include "remodel/batchstep.h"
 #include "remodel/cli.h"
 #include "remodel/dump.h"
+#include "remodel/expr.h"
 #include "remodel/fieldcheck.h"
+#include "remodel/query.h"
 
 /* Documents read for the names near a missing field. */
 #define NAMES_SAMPLE 200
@@ -392,15 +394,32 @@ join_key (const bson_iter_t *value, void *ctx)
     return true;
 }
 
+/* Whether doc is one the step takes (q NULL: every one). The query is
+ * the engine's, not the server's: FerretDB lacks operators a plan may
+ * use. One that fails on the document takes it not, as the run leaves it. */
+static bool
+takes (const rm_query_t *q, rm_expr_ctx_t *cx, const bson_t *doc)
+{
+    bson_error_t why;
+    bool take = true;
+    if (!q)
+        return true;
+    rm_expr_ctx_reset (cx);
+    return rm_query_match (q, cx, bson_get_data (doc), doc->len, &take, &why) && take;
+}
+
 /* Whether any of the references gathered finds a document of the
- * foreign side the step takes (one read of at most one _id, by the
- * foreign field's index); the batch emptied. */
+ * foreign side the step takes (by the foreign field's index: one _id
+ * read, or with a match the documents the keys find until one passes);
+ * the batch emptied. */
 static bool
 join_ask (online_t *on, mongoc_collection_t *c, const rm_fieldjoin_side_t *foreign,
-          join_keys_t *k, bson_error_t *err)
+          rm_expr_ctx_t *cx, join_keys_t *k, bson_error_t *err)
 {
-    bson_t q = BSON_INITIALIZER, and, one, cond;
-    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit", BCON_INT64 (1));
+    bson_t q = BSON_INITIALIZER, cond;
+    bson_t *opts = foreign->query ? bson_new ()
+                                  : BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}",
+                                              "limit", BCON_INT64 (1));
     mongoc_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
@@ -408,20 +427,12 @@ join_ask (online_t *on, mongoc_collection_t *c, const rm_fieldjoin_side_t *forei
 
     if (!k->n)
         return true;
-    if (foreign->query) {
-        BSON_APPEND_ARRAY_BEGIN (&q, "$and", &and);
-        BSON_APPEND_DOCUMENT (&and, "0", foreign->query);
-        BSON_APPEND_DOCUMENT_BEGIN (&and, "1", &one);
-    }
-    BSON_APPEND_DOCUMENT_BEGIN (foreign->query ? &one : &q, foreign->path, &cond);
+    BSON_APPEND_DOCUMENT_BEGIN (&q, foreign->path, &cond);
     BSON_APPEND_ARRAY (&cond, "$in", &k->vals);
-    bson_append_document_end (foreign->query ? &one : &q, &cond);
-    if (foreign->query) {
-        bson_append_document_end (&and, &one);
-        bson_append_array_end (&q, &and);
-    }
+    bson_append_document_end (&q, &cond);
     cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
-    k->found = mongoc_cursor_next (cur, &doc);
+    while (!k->found && mongoc_cursor_next (cur, &doc))
+        k->found = takes (foreign->query, cx, doc);
     if (mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "looking for the plan's references");
     mongoc_cursor_destroy (cur);
@@ -430,6 +441,33 @@ join_ask (online_t *on, mongoc_collection_t *c, const rm_fieldjoin_side_t *forei
     bson_reinit (&k->vals);
     k->n = 0;
     return ok;
+}
+
+/* The documents of the foreign side the step takes, for the refusal's
+ * words: the server's count, or with a match each document read (a
+ * refusal's cost only). -1: an error, said in err. */
+static int64_t
+join_partners (online_t *on, mongoc_collection_t *c, const rm_fieldjoin_side_t *foreign,
+               rm_expr_ctx_t *cx, bson_error_t *err)
+{
+    bson_t empty = BSON_INITIALIZER;
+    mongoc_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    int64_t n = 0;
+    if (!foreign->query) {
+        n = mongoc_collection_count_documents (c, &empty, NULL, NULL, NULL, &why);
+        if (n < 0)
+            online_fail (on, err, &why, "counting the plan's partners");
+        return n;
+    }
+    cur = mongoc_collection_find_with_opts (c, &empty, NULL, NULL);
+    while (mongoc_cursor_next (cur, &doc))
+        n += takes (foreign->query, cx, doc);
+    if (mongoc_cursor_error (cur, &why))
+        n = online_fail (on, err, &why, "counting the plan's partners") ? n : -1;
+    mongoc_cursor_destroy (cur);
+    return n;
 }
 
 /* The collection of ns on the server, or NULL where it is not there
@@ -464,6 +502,7 @@ join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson
     bson_t empty = BSON_INITIALIZER, *opts;
     bson_error_t why;
     rm_path_t path;
+    rm_expr_ctx_t *cx;
     join_keys_t k = {.n = 0};
     char top[256];
     int64_t count;
@@ -475,16 +514,17 @@ join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson
         return true;
     lc = join_collection (on, info, local.ns);
     fc = join_collection (on, info, foreign.ns);
+    cx = rm_expr_ctx_new (0);
     bson_init (&k.vals);
-    /* The top-level field only: a path's numeric part indexes an array,
-     * which a projection would not. */
+    /* The top-level field only (a path's numeric part indexes an array,
+     * which a projection would not), unless the filter reads others. */
     snprintf (top, sizeof top, "%.*s", (int) strcspn (local.path, "."), local.path);
-    opts = BCON_NEW ("projection", "{", top, BCON_INT32 (1), "}");
-    cur = lc && fc ? mongoc_collection_find_with_opts (lc, local.query ? local.query : &empty,
-                                                       opts, NULL)
-                   : NULL;
+    opts = local.query ? bson_new () : BCON_NEW ("projection", "{", top, BCON_INT32 (1), "}");
+    cur = lc && fc ? mongoc_collection_find_with_opts (lc, &empty, opts, NULL) : NULL;
     while (cur && ok && !k.found && mongoc_cursor_next (cur, &doc)) {
         uint32_t before = k.n;
+        if (!takes (local.query, cx, doc))
+            continue;
         n.docs++;
         /* A missing localField joins as null ($lookup); denormalize looks
          * nothing up for it. */
@@ -493,18 +533,16 @@ join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson
             join_key (NULL, &k);
         n.refs += k.n - before;
         if (k.n >= JOIN_KEYS || k.vals.len >= JOIN_KEY_BYTES)
-            ok = join_ask (on, fc, &foreign, &k, err);
+            ok = join_ask (on, fc, &foreign, cx, &k, err);
     }
     if (cur && ok && mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading the plan's references");
     if (cur && ok && !k.found)
-        ok = join_ask (on, fc, &foreign, &k, err);
+        ok = join_ask (on, fc, &foreign, cx, &k, err);
     if (cur && ok && !k.found && !k.uncertain) {
-        count = mongoc_collection_count_documents (fc, foreign.query ? foreign.query : &empty,
-                                                   NULL, NULL, NULL, &why);
-        if (count < 0)
-            ok = online_fail (on, err, &why, "counting the plan's partners");
-        n.partners = count < 0 ? 0 : (uint64_t) count;
+        count = join_partners (on, fc, &foreign, cx, err);
+        ok = count >= 0;
+        n.partners = ok ? (uint64_t) count : 0;
         if (ok && !rm_fieldjoin_result (s, allow, &n, err)) {
             rm_error_prefix (err, "%s: %s", on->where, on->o->plan_path);
             ok = false;
@@ -516,6 +554,7 @@ join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson
         mongoc_collection_destroy (lc);
     if (fc)
         mongoc_collection_destroy (fc);
+    rm_expr_ctx_destroy (cx);
     bson_destroy (opts);
     bson_destroy (&k.vals);
     rm_path_destroy (&path);
