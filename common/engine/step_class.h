@@ -177,7 +177,7 @@ void rm_unbucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_denorm_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_summarize_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 /* An inverse that removes the n top-level fields names of in's documents
- * (step_inverse.c): exact only where no document had them before the
+ * (inverse_unset.c): exact only where no document had them before the
  * step, which the caller establishes (the online run records it). */
 bson_t *rm_inverse_unset (const rm_nsref_t *in, char *const *names, size_t n);
 /* What the passes functions share (passes_shared.c): the refusal of a step
