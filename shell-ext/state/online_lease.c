@@ -367,20 +367,91 @@ lease_repair (online_t *on, const char *id, const char *what, const char *said,
     return ok;
 }
 
+/* The lease document: ours at epoch next, unless a run with a newer epoch
+ * wrote it first (refused as held). */
+static bool
+lease_write (online_t *on, const char *id, const char *what, int64_t next, int64_t now,
+             bson_error_t *err)
+{
+    bson_error_t why;
+    mongoc_collection_t *lc = state (on, "leases");
+    /* Only over an older epoch (or none): a newer run's lease stays. */
+    bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lt",
+                               BCON_INT64 (next), "}", "}", "{", "epoch", "{", "$exists",
+                               BCON_BOOL (false), "}", "}", "]");
+    bson_t *update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (on->owner), "epoch",
+                               BCON_INT64 (next), "expires",
+                               BCON_DATE_TIME (now + lease_ms ()), "digest",
+                               BCON_UTF8 (on->names.digest), "plan", BCON_UTF8 (on->names.name), "}");
+    bson_t opts = BSON_INITIALIZER;
+    bool ok;
+    BSON_APPEND_BOOL (&opts, "upsert", true);
+    ok = mongoc_collection_update_one (lc, filter, update, &opts, NULL, &why);
+    bson_destroy (&opts);
+    bson_destroy (filter);
+    bson_destroy (update);
+    mongoc_collection_destroy (lc);
+    if (!ok && why.code == 11000)
+        return refuse_held (on, what, "a newer run", lease_ms (), err);
+    if (!ok)
+        return online_fail (on, err, &why, "taking the lease");
+    return true;
+}
+
+/* on->lease: the lease just written, with its renewals started in a
+ * thread of its own (and client of its own). */
+static bool
+lease_start (online_t *on, const char *id, const char *what, int64_t next, int64_t now,
+             int64_t mono, bson_error_t *err)
+{
+    online_lease_t *l;
+    bool started;
+    sigset_t mask;
+
+    l = bson_malloc0 (sizeof *l);
+    pthread_mutex_init (&l->mu, NULL);
+    pthread_cond_init (&l->cv, NULL);
+    snprintf (l->id, sizeof l->id, "%s", id);
+    snprintf (l->what, sizeof l->what, "%s", what);
+    snprintf (l->state_db, sizeof l->state_db, "%s", on->o->state_db);
+    snprintf (l->owner, sizeof l->owner, "%s", on->owner);
+    l->epoch = next;
+    l->lease_ms = lease_ms ();
+    l->margin_ms = l->lease_ms / 3;
+    l->server0 = now;
+    l->mono0 = mono;
+    l->renewed = mono;
+    l->client = lease_client (on);
+    on->lease = l;
+    on->epoch = next;
+    /* The renewals never see SIGINT or SIGTERM: the main thread's loops
+     * stop on them (online_signal.c), and the thread inherits the mask. */
+    online_signal_block (&mask);
+    started = l->client && pthread_create (&l->thread, NULL, renewer, l) == 0;
+    pthread_sigmask (SIG_SETMASK, &mask, NULL);
+    if (!started) {
+        if (l->client)
+            mongoc_client_destroy (l->client);
+        l->client = NULL;
+        online_lease_drop (on);
+        rm_error_set (err, RM_ERR_IO, "%s: cannot start the lease's renewals", on->where);
+        return false;
+    }
+    return true;
+}
+
 /* The lease of id (the plan's, or one of its partitions', what names it
  * in messages) into on->lease; refused (RM_ERR_USAGE) while another
  * holds it. repaired: an impossible epoch was set back already. */
 static bool
 lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_error_t *err)
 {
-    online_lease_t *l;
     lease_doc_t cur, again;
     char claimer[160];
     int64_t now, mono, newest, newest_at, next;
-    bool raced = false, started, repairs;
+    bool raced = false, repairs;
     bson_error_t why;
     mongoc_collection_t *c;
-    sigset_t mask;
 
     mono = online_mono_ms ();
     if (!online_server_now (on, &now, err) || !lease_read (on, id, &cur, err))
@@ -432,28 +503,8 @@ lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_
         return false;
     if (online_lease_blocks (again.found, again.owner, on->owner, again.expires, now))
         return refuse_held (on, what, again.owner, again.expires - now, err);
-    {
-        mongoc_collection_t *lc = state (on, "leases");
-        bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lt",
-                                   BCON_INT64 (next), "}", "}", "{", "epoch", "{", "$exists",
-                                   BCON_BOOL (false), "}", "}", "]");
-        bson_t *update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (on->owner), "epoch",
-                                   BCON_INT64 (next), "expires",
-                                   BCON_DATE_TIME (now + lease_ms ()), "digest",
-                                   BCON_UTF8 (on->names.digest), "plan", BCON_UTF8 (on->names.name), "}");
-        bson_t opts = BSON_INITIALIZER;
-        bool ok;
-        BSON_APPEND_BOOL (&opts, "upsert", true);
-        ok = mongoc_collection_update_one (lc, filter, update, &opts, NULL, &why);
-        bson_destroy (&opts);
-        bson_destroy (filter);
-        bson_destroy (update);
-        mongoc_collection_destroy (lc);
-        if (!ok && why.code == 11000)
-            return refuse_held (on, what, "a newer run", lease_ms (), err);
-        if (!ok)
-            return online_fail (on, err, &why, "taking the lease");
-    }
+    if (!lease_write (on, id, what, next, now, err))
+        return false;
     /* Said, so that a user who saw "is being run by" before knows why
      * this run did not wait: the epoch went up, so nothing the gone
      * process may have left in flight counts after this. */
@@ -463,36 +514,7 @@ lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_
                      "remodel: %s: lease taken over at once from %s, a process of this "
                      "host that is gone (epoch %lld, after its %lld)", what, cur.owner,
                      (long long) next, (long long) cur.epoch);
-    l = bson_malloc0 (sizeof *l);
-    pthread_mutex_init (&l->mu, NULL);
-    pthread_cond_init (&l->cv, NULL);
-    snprintf (l->id, sizeof l->id, "%s", id);
-    snprintf (l->what, sizeof l->what, "%s", what);
-    snprintf (l->state_db, sizeof l->state_db, "%s", on->o->state_db);
-    snprintf (l->owner, sizeof l->owner, "%s", on->owner);
-    l->epoch = next;
-    l->lease_ms = lease_ms ();
-    l->margin_ms = l->lease_ms / 3;
-    l->server0 = now;
-    l->mono0 = mono;
-    l->renewed = mono;
-    l->client = lease_client (on);
-    on->lease = l;
-    on->epoch = next;
-    /* The renewals never see SIGINT or SIGTERM: the main thread's loops
-     * stop on them (online_signal.c), and the thread inherits the mask. */
-    online_signal_block (&mask);
-    started = l->client && pthread_create (&l->thread, NULL, renewer, l) == 0;
-    pthread_sigmask (SIG_SETMASK, &mask, NULL);
-    if (!started) {
-        if (l->client)
-            mongoc_client_destroy (l->client);
-        l->client = NULL;
-        online_lease_drop (on);
-        rm_error_set (err, RM_ERR_IO, "%s: cannot start the lease's renewals", on->where);
-        return false;
-    }
-    return true;
+    return lease_start (on, id, what, next, now, mono, err);
 }
 
 /* The spill files (--tmp) of remodel processes that are gone (killed

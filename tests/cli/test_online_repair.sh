@@ -8,8 +8,8 @@
 # that is no date. Each time:
 #   - run and rollback refuse it (exit 1) with one error naming the field
 #     and the ways out, rollback --forget and run --restart;
-#   - rollback --forget sets the lease back and forgets the plan (exit 0,
-#     said), leaving a lease of the types a run writes;
+#   - rollback --forget sets the lease back and forgets the plan, its
+#     before-record too (exit 0, said), leaving a lease of the types a run writes;
 #   - the next run takes the lease and runs the plan (exit 0).
 # And what a killed run leaves in --tmp (issue 50 item 6): a spill file of
 # a process that is gone is removed by a run that joins (run --join takes
@@ -34,6 +34,12 @@ c.rp.parents.insert_many([{'_id': i, 'n': i} for i in range(20)])"
 lease_types() {
     py "d = c.remodel.leases.find_one({'_id': '$(pid fix)'})
 print(type(d['owner']).__name__, isinstance(d['epoch'], int), type(d['expires']).__name__)"
+}
+
+# befores: how many before-records (what the run found before it wrote, for
+# --carry-writes) the state database holds for plan fix.
+befores() {
+    py "print(c.remodel.before.count_documents({'_id': '$(pid fix)'}))"
 }
 
 # field name, the mutation ($set of the lease document), what the error says of it
@@ -61,12 +67,12 @@ if isinstance(e, int) and (e < 0 or e > 2**53):
             "$rc:$(grep -c '^remodel: error: ' "$T/err"):$(grep -cF "plan fix.json: $said" "$T/err"):$(grep -c "remodel online run .*fix.json --restart or remodel online rollback .*fix.json --forget (a plan run in place) sets the lease back$" "$T/err")" \
             "1:1:1:1"
         online rollback fix
-        expect_eq "$kind: ... rollback without --forget refuses it too (exit 1)" \
-            "$rc:$(grep -cF "plan fix.json: $said" "$T/err")" "1:1"
+        expect_eq "$kind: ... rollback without --forget refuses it too (exit 1); the run's before-record kept" \
+            "$rc:$(grep -cF "plan fix.json: $said" "$T/err"):$(befores)" "1:1:1"
         online rollback fix --forget
         expect_eq "$kind: ... rollback --forget: exit 0, the lease set back, the plan forgotten" \
-            "$rc:$(grep -c "remodel: plan fix.json: the lease's .* set back to [0-9]*, the newest possible one (--forget)" "$T/err"):$(py "print(c.remodel.plans.count_documents({'_id': '$(pid fix)'}))")" \
-            "0:1:0"
+            "$rc:$(grep -c "remodel: plan fix.json: the lease's .* set back to [0-9]*, the newest possible one (--forget)" "$T/err"):$(py "print(c.remodel.plans.count_documents({'_id': '$(pid fix)'}))"):$(befores)" \
+            "0:1:0:0"
         expect_eq "$kind: ... the lease left holds the types a run writes" "$(lease_types)" "str True datetime"
         online run fix -q --in-place
         expect_eq "$kind: ... the next run takes the lease and runs the plan (exit 0)" \
