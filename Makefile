@@ -239,6 +239,13 @@ online-switch-matrix: all
 	@REMODEL=$(BUILD)/remodel REMODEL_SWITCH_MATRIX=full bash tests/cli/test_online_switch.sh | tee $(BUILD)/online-switch-matrix.log
 	@! grep -q '^FAIL ' $(BUILD)/online-switch-matrix.log
 
+# The fault layer's matrix in full (tests/cli/test_online_fault_matrix.sh):
+# every server call of finalize and of rollback cut before and after it is
+# sent, on both servers (make check replays a part). Fails when any check does.
+online-fault-matrix: all
+	@REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=full bash tests/cli/test_online_fault_matrix.sh | tee $(BUILD)/online-fault-matrix.log
+	@! grep -q '^FAIL ' $(BUILD)/online-fault-matrix.log
+
 # The online lease's campaign: on each server, 20 runs racing for an
 # expired lease and 10 holders stalled by SIGSTOP past it (make check runs
 # 5 and 4).

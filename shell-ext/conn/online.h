@@ -400,4 +400,12 @@ void online_json_batch (const online_t *on, const rm_step_t *s, size_t pass, con
                         bool server_side, int64_t n, int64_t ms, int64_t seen, int64_t written,
                         int64_t rate);
 
+/* --- online_fault.c (issue 53): the fault layer, for the tests only --- */
+/* Wraps client's connections in the fault layer when REMODEL_ONLINE_FAULT
+ * asks (read once): the Nth call of a kind cut before or after sending,
+ * failed or delayed; "count" only counts. Unset: nothing is wrapped. False
+ * with err when the variable says nothing the layer reads. */
+bool online_fault_install (mongoc_client_t *client, bson_error_t *err);
+/* --- end of online_fault.c --- */
+
 #endif

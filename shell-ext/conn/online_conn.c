@@ -338,6 +338,9 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
         rm_error_set (err, RM_ERR_USAGE, "--uri: %s", message);
         return false;
     }
+    /* The tests' fault layer, before the first connection (online_fault.c). */
+    if (!online_fault_install (on->client, err))
+        return false;
     trace_commands (on->client);
     BSON_APPEND_INT32 (&ping, "ping", 1);
     ok = mongoc_client_command_simple (on->client, "admin", &ping, NULL, NULL, &why);

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# The fault layer's matrix (issue 53): every server call of `remodel
+# online finalize` and of `rollback`, on FerretDB and mongo-java-server,
+# cut by the fault layer (shell-ext/conn/online_fault.c) before it is sent
+# (the server never sees it) and after (the server applied it, the reply
+# is lost). A small crm (people, tasks) and dumps/plans/embed-tasks.json:
+# - counted first (REMODEL_ONLINE_FAULT=count): finalize switches, rollback
+#   swaps back, each exit 0, and the layer numbers their calls;
+# - finalize with call N cut: exit 0, or finalize again exits 0; then the
+#   collections switched exactly once (the results live, remodel run's
+#   documents byte for byte, the originals under their backup names, no
+#   collection else: no probe, no temporary), then rollback puts the
+#   originals back byte for byte;
+# - rollback (after a finalize) with call N cut: exit 0, or rollback again
+#   exits 0; the originals back byte for byte, the results beside them.
+# The checker is the switch suite's (tests/cli/test_online_switch.sh,
+# check.py), so both judge a state by the same rules.
+#
+# The default run replays a part: on each server, points spread over each
+# command's calls, the cut before and after alternating, and each
+# renameCollection cut after sending. REMODEL_FAULT_MATRIX=full (make
+# online-fault-matrix) runs every call, both cuts.
+#   REMODEL=build/remodel bash tests/cli/test_online_fault_matrix.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+FULL=0
+[ "${REMODEL_FAULT_MATRIX:-}" == full ] && FULL=1
+trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+export ROOT PYTHONPATH=$ROOT/tests/transforms
+t_lap=$SECONDS
+lap() { echo "# $1: $((SECONDS - t_lap)) s" >&2; t_lap=$SECONDS; }
+
+mkdir -p "$T/plans"
+cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/embed.json"
+sed -n "/^cat >\"\$T\/check.py\" <<'PYEOF'\$/,/^PYEOF\$/p" "$ROOT/tests/cli/test_online_switch.sh" |
+    sed '1d;$d' >"$T/check.py"
+if ! grep -q '^uri, pid, orig_path, off_path, moves_s, drops_s, expect, phase = ' "$T/check.py"; then
+    fail "the switch suite's checker" "check.py not found in tests/cli/test_online_switch.sh"
+    exit 0
+fi
+MOVES="tasks=1,people=1"
+
+# fill: crm and the state database dropped, then 8 people and 24 tasks
+# (three each, one owner missing: an orphan), inserted in _id order.
+fill() {
+    python3 -c 'import pymongo, sys, os, datetime
+c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=10000)
+c.drop_database("crm"); c.drop_database("remodel")
+c.crm.people.insert_many([{"_id": i, "name": "p%d" % i, "phone": "555-%04d" % i} for i in range(1, 9)])
+c.crm.tasks.insert_many([{"_id": 100 + t, "owner": 1 + t % 9, "title": "t%d" % t,
+                          "due_date": datetime.datetime(2026, 1, 1 + (t * 7) % 28), "done": t % 2 == 0}
+                         for t in range(24)])
+os._exit(0)' "$uri"
+}
+# setup KIND: a fresh server, filled, its dump (the originals) and remodel
+# run's result of the plan on it.
+setup() {
+    "$SERVER" stop "$T/$1" >/dev/null 2>&1
+    rm -rf "$T/$1"
+    online_start "$1" "$T/$1" || return 1
+    fill
+    "$MONGODUMP" --uri "$uri" --db crm --archive="$T/$1-orig.archive" --quiet
+    "$REMODEL" run -q --force "$T/plans/embed.json" --from "$T/$1-orig.archive" --to "$T/$1-offline.archive" ||
+        { fail "$1: remodel run offline"; return 1; }
+    pid=$(plan_id "$T/plans/embed.json")
+}
+online() { run_rm online "$1" "$T/plans/embed.json" --uri "$uri" "${@:2}"; }
+# state NAME EXPECT PHASE: check.py's verdict (the switch suite's).
+state() {
+    summary=$(python3 "$T/check.py" "$uri" "$pid" "$T/$kind-orig.archive" "$T/$kind-offline.archive" \
+        "$MOVES" "" "$2" "$3" 2>&1)
+    if [ "${summary#ok: }" != "$summary" ]; then pass "$1"; else fail "$1" "$summary"; fi
+}
+# faulted SPEC CMD ARGS...: remodel online CMD with REMODEL_ONLINE_FAULT=SPEC;
+# its status in $frc, its stderr in $T/ferr, the calls in $T/flog.
+faulted() {
+    local spec=$1
+    shift
+    rm -f "$T/flog"
+    REMODEL_ONLINE_FAULT=$spec REMODEL_ONLINE_FAULT_LOG=$T/flog \
+        "$REMODEL" online "$1" "$T/plans/embed.json" --uri "$uri" --retry-for 2s "${@:2}" \
+        >"$T/fout" 2>"$T/ferr"
+    frc=$?
+}
+# prepared [finalized]: crm filled again, the plan run (and finalized).
+prepared() {
+    fill
+    online run -q --create-indexes
+    [ $rc == 0 ] || { fail "$kind: online run" "$(cat "$T/err")"; return 1; }
+    [ "${1:-}" != finalized ] && return 0
+    online finalize --writes-stopped
+    [ $rc == 0 ] || { fail "$kind: finalize before a rollback point" "$(cat "$T/err")"; return 1; }
+}
+# fired: what the layer did, as it said it ("call N (KIND #K) cut ...").
+fired() { sed -n 's/^remodel-online: fault layer: \(call .*\)/\1/p' "$T/ferr" | head -n 1; }
+
+# finalize_point SPEC: finalize with SPEC's fault, again when it failed;
+# switched once; rollback puts the originals back.
+finalize_point() {
+    local n="$kind: finalize, $1"
+    prepared || return 1
+    faulted "$1" finalize --writes-stopped
+    n="$n [$(fired)]"
+    if [ $frc != 0 ]; then
+        online finalize --writes-stopped
+        expect_eq "$n: failed (exit $frc); finalize again: exit 0" "$rc" 0
+        [ $rc == 0 ] || { sed 's/^/  /' "$T/ferr" "$T/err" | tail -n 12 >&2; }
+    else
+        pass "$n: exit 0 (the driver or remodel's retry took it)"
+    fi
+    state "$n: switched once, remodel run's documents, the originals kept, nothing else" after rollback
+    online rollback
+    expect_eq "$n: then rollback: exit 0" "$rc" 0
+    state "$n: ... the originals back byte for byte" before rollback
+}
+# rollback_point SPEC: the plan finalized, rollback with SPEC's fault,
+# again when it failed; the originals back.
+rollback_point() {
+    local n="$kind: rollback, $1"
+    prepared finalized || return 1
+    faulted "$1" rollback
+    n="$n [$(fired)]"
+    if [ $frc != 0 ]; then
+        online rollback
+        expect_eq "$n: failed (exit $frc); rollback again: exit 0" "$rc" 0
+        [ $rc == 0 ] || { sed 's/^/  /' "$T/ferr" "$T/err" | tail -n 12 >&2; }
+    else
+        pass "$n: exit 0 (the driver or remodel's retry took it)"
+    fi
+    state "$n: the originals back byte for byte, the results beside them" before rollback
+}
+
+# count CMD: the calls CMD made (the "any" numbering) in $calls, its
+# renameCollection calls in $renames, the sequence on standard error.
+count_calls() {
+    calls=$(grep -c '^[0-9]' "$T/flog")
+    renames=$(grep -c ' renameCollection ' "$T/flog")
+    echo "# $kind: $1: $calls calls: $(awk '$1 != "-" {print $2}' "$T/flog" | uniq -c |
+        awk '{printf "%s%s%s", sep, $2, ($1 > 1 ? "x" $1 : ""); sep = " "}')" >&2
+}
+# points N: the calls to cut: all of them in full, else about five spread
+# over them, the first and the last among them.
+points() {
+    if [ $FULL == 1 ]; then seq 1 "$1"; return; fi
+    local step=$((($1 + 3) / 4))
+    { seq 1 $step "$1"; echo "$1"; } | sort -nu
+}
+
+total=0
+for kind in $(online_kinds); do
+    [ $kind == external ] && { echo "# the fault matrix needs local servers: skipped on $kind" >&2; continue; }
+    setup $kind || continue
+    prepared || continue
+    faulted count finalize --writes-stopped
+    expect_eq "$kind: finalize under the layer, counting: exit 0, four renames" \
+        "$frc:$(grep -c '^remodel: renamed ' "$T/ferr")" "0:4"
+    state "$kind: ... switched, remodel run's documents" after rollback
+    count_calls finalize
+    fcalls=$calls frenames=$renames
+    faulted count rollback
+    expect_eq "$kind: rollback under the layer, counting: exit 0" "$frc" 0
+    state "$kind: ... the originals back" before rollback
+    count_calls rollback
+    rcalls=$calls rrenames=$renames
+    # finalize renames each probe too (two more).
+    expect_eq "$kind: the layer sees every rename: finalize's four (and its probes'), rollback's four" \
+        "$((frenames >= 4)):$rrenames" "1:4"
+    lap "$kind: counted"
+
+    i=0
+    for k in $(points $fcalls); do
+        if [ $FULL == 1 ]; then
+            finalize_point "any:$k:cut"
+            finalize_point "any:$k:cut-after"
+            total=$((total + 2))
+        else
+            [ $((i % 2)) == 0 ] && finalize_point "any:$k:cut-after" || finalize_point "any:$k:cut"
+            total=$((total + 1))
+        fi
+        i=$((i + 1))
+    done
+    lap "$kind: finalize, $i of its $fcalls calls cut"
+    i=0
+    for k in $(points $rcalls); do
+        if [ $FULL == 1 ]; then
+            rollback_point "any:$k:cut"
+            rollback_point "any:$k:cut-after"
+            total=$((total + 2))
+        else
+            [ $((i % 2)) == 0 ] && rollback_point "any:$k:cut-after" || rollback_point "any:$k:cut"
+            total=$((total + 1))
+        fi
+        i=$((i + 1))
+    done
+    lap "$kind: rollback, $i of its $rcalls calls cut"
+    # Each rename's reply lost: the hardest case for a switch done once.
+    for ((k = 1; k <= frenames; k++)); do finalize_point "renameCollection:$k:cut-after"; done
+    for ((k = 1; k <= rrenames; k++)); do rollback_point "renameCollection:$k:cut-after"; done
+    total=$((total + frenames + rrenames))
+    lap "$kind: each rename's reply lost"
+    # A failure answered by the server, and a slow call, once each.
+    finalize_point "renameCollection:3:fail"
+    finalize_point "any:$(((fcalls + 1) / 2)):delay=300"
+    total=$((total + 2))
+done
+echo "# $total fault points" >&2
