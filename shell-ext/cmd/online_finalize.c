@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "online_cmd.h"
+#include "online_interrupt.h"
 #include "remodel/cli.h"
 #include "remodel/crc64.h"
 #include "remodel/docpath.h"
@@ -278,6 +279,8 @@ typedef struct {
     online_cutover_t cut;
     bool follows, ahead, blocked, switched;
     int64_t told;           /* --writes-stopped: the window began when finalize was told so */
+    const char *phase;      /* in the window, before the switch: what it does, */
+    int64_t phase_t0;       /* since when (online_mono_ms) */
     size_t n_sums;
     sums_t *sums;
 } fin_t;
@@ -332,6 +335,42 @@ before_window (online_t *on, fin_t *f, bson_error_t *err)
     return ok;
 }
 
+/* The phase of the window that begins (for given_up). */
+static void
+phase (fin_t *f, const char *what)
+{
+    f->phase = what;
+    f->phase_t0 = online_mono_ms ();
+}
+
+/* A call or a loop given up at the window's bound (online_interrupt.h):
+ * what it waited for, how long the phase and the window had lasted, then
+ * the bound's own words, as when the estimate or the drain passed it
+ * (online_cutover_fits: nothing switched, what to run). Any other error
+ * is returned as it is. */
+static bool
+given_up (online_t *on, fin_t *f, bson_error_t *err)
+{
+    bson_error_t call = *err;
+    char done[200];
+    int64_t now = online_mono_ms ();
+    if (err->domain != RM_ERROR_DOMAIN || err->code != RM_ERR_WINDOW || !f->phase)
+        return false;
+    if (!on->o->quiet)
+        rm_cli_line (stderr, "", "\n", "remodel: finalize: %s, %.1f s of the window's %.1f s "
+                     "(--max-window %.1f s): %s", f->phase,
+                     (double) (now - f->phase_t0) / 1000.0,
+                     (double) (now - on->window_t0) / 1000.0,
+                     (double) on->o->max_window_ms / 1000.0, call.message);
+    snprintf (done, sizeof done, "%s took", f->phase);
+    memset (err, 0, sizeof *err);
+    /* Past the bound, with more than the switch still to come. */
+    if (online_cutover_fits (on, &f->cut, on->window_t0, online_cutover_switch_ms (&f->cut) + 1,
+                             done, err))
+        *err = call;
+    return false;
+}
+
 /* The writes stopped, a switch not begun: the originals' checksums, then
  * a last sync, then a verify that must find nothing (after the renames
  * the originals are checked against those checksums); the window so far
@@ -344,7 +383,9 @@ drain_and_verify (online_t *on, fin_t *f, bson_error_t *err)
     bool ok;
     online_cutover_phase (on, "draining the change log (a sync of every write since the "
                           "last point)", f->cut.drain_ms);
+    phase (f, f->follows ? "the drain" : "the checks");
     ok = (f->follows || checksum_sources (on, f->sums, &f->n_sums, err)) &&
+         online_call_deadline_check ("before the drain", err) &&
          online_apply (on, ONLINE_SYNC, err) >= 0;
     /* A verify of a sample of each step's results, where the change log
      * drained into them (the rest of what changed was just recomputed by
@@ -355,6 +396,8 @@ drain_and_verify (online_t *on, fin_t *f, bson_error_t *err)
      * mark takes their digests from that read. */
     if (!f->follows)
         online_blocked_fold_begin (on);
+    if (ok && !f->ahead && (ok = online_call_deadline_check ("draining the change log", err)))
+        phase (f, "the verify");
     if (ok && !f->ahead && (differ = online_apply (on, ONLINE_VERIFY, err)) != 0) {
         if (differ > 0)
             rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
@@ -364,6 +407,8 @@ drain_and_verify (online_t *on, fin_t *f, bson_error_t *err)
         ok = false;
     }
     on->verify_sample = 0;
+    if (!ok)
+        return given_up (on, f, err);
     if (ok && f->follows && !o->quiet)
         rm_cli_line (stderr, "", "\n", "remodel: finalize: drained the change log%s in "
                      "%.1f s", f->ahead ? "" : " and verified",
@@ -437,9 +482,19 @@ cut_over (online_t *on, fin_t *f, bson_error_t *err)
     if (ok)
         online_blocked_open (on, f->blocked ? online_mono_ms () : f->told);
     /* Begun: the journal's switch completed, with no sync (the one before
-     * the journal was written passed). */
-    if (ok && !f->r.switching)
-        ok = drain_and_verify (on, f, err) && mark_switch (on, f->follows, &mark, err);
+     * the journal was written passed), and no bound: it must end. Not
+     * begun: the bound reaches into the calls a slow server makes long
+     * (online_interrupt.h) until the mark, which writes nothing; never
+     * past it, where a rename may be done. */
+    if (ok && !f->r.switching) {
+        if (o->max_window_ms > 0)
+            online_call_deadline (on->window_t0 + o->max_window_ms);
+        ok = drain_and_verify (on, f, err);
+        phase (f, f->follows ? "the change log's point before the switch"
+                             : "the results' checksums before the switch");
+        ok = ok && (mark_switch (on, f->follows, &mark, err) || given_up (on, f, err));
+        online_call_deadline (0);
+    }
     ok = switch_in (on, f, ok, &mark, &n, err);
     ok = ok && online_raced_check (on, err) &&
          (f->follows || check_backups (on, f->sums, f->n_sums, err));

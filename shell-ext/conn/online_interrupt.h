@@ -14,7 +14,17 @@
  * RM_ERR_INTERRUPTED is set in err, "plan P: stopped by SIGINT WHERE".
  * A wait of two seconds or more says on the terminal what it waits for
  * (waits), unless --quiet. Returns false on the stop (err) or when fn
- * failed or no connection could be made (*why). */
+ * failed or no connection could be made (*why).
+ *
+ * finalize's bound on its window of stopped writes reaches into these
+ * calls, the ones that take its time on a slow server: from the deadline
+ * set by online_call_deadline (online_mono_ms; 0: none) on, a call still
+ * waiting is left as on a signal (*stopped), and one asked after it is
+ * not begun, with RM_ERR_WINDOW in err ("waiting for WAITS, given up at
+ * the window's bound"), for finalize to say with its own words. finalize
+ * sets it only while nothing is switched: no call after the first rename
+ * is ever given up. online_call_deadline_check is the same bound for a
+ * loop between two of its batches (where: what it was doing). */
 #ifndef ONLINE_INTERRUPT_H
 #define ONLINE_INTERRUPT_H
 
@@ -25,5 +35,7 @@ typedef bool (*online_call_fn) (mongoc_client_t *client, void *arg, bson_error_t
 bool online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
                                 void (*arg_free) (void *), const char *waits, const char *where,
                                 bool *stopped, bson_error_t *why, bson_error_t *err);
+void online_call_deadline (int64_t at_ms);
+bool online_call_deadline_check (const char *where, bson_error_t *err);
 
 #endif

@@ -114,6 +114,31 @@ online_signal_block (sigset_t *old)
 #define CALL_POLL_MS 100
 #define CALL_SAY_MS 2000
 
+/* finalize's deadline (online_mono_ms; 0: none). Set and cleared by the
+ * command's thread only, around phases in which no worker runs a call. */
+static int64_t call_deadline;
+
+void
+online_call_deadline (int64_t at_ms)
+{
+    call_deadline = at_ms;
+}
+
+static bool
+past_deadline (void)
+{
+    return call_deadline > 0 && online_mono_ms () >= call_deadline;
+}
+
+bool
+online_call_deadline_check (const char *where, bson_error_t *err)
+{
+    if (!past_deadline ())
+        return true;
+    rm_error_set (err, RM_ERR_WINDOW, "%s, given up at the window's bound", where);
+    return false;
+}
+
 /* One call, shared by its thread and the waiter; whichever is last to
  * let go frees it (the waiter's side may go first, on a signal). */
 typedef struct {
@@ -192,6 +217,17 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
 
     *stopped = false;
     memset (why, 0, sizeof *why);
+    /* Past the bound already: a call that would only keep the window
+     * open is not begun (arg stays the caller's, as when fn ends). */
+    if (past_deadline ()) {
+        free (c);
+        if (arg_free)
+            arg_free (arg);
+        *stopped = true;
+        rm_error_set (err, RM_ERR_WINDOW, "waiting for %s, given up at the window's bound",
+                      waits);
+        return false;
+    }
     if (!c) {
         bson_set_error (why, MONGOC_ERROR_CLIENT, 0, "out of memory");
         return false;
@@ -217,7 +253,7 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
         return false;
     }
     pthread_mutex_lock (&c->mu);
-    while (!c->done && !stop_signal) {
+    while (!c->done && !stop_signal && !past_deadline ()) {
         struct timespec until;
         clock_gettime (CLOCK_REALTIME, &until);
         until.tv_nsec += CALL_POLL_MS * 1000000L;
@@ -238,7 +274,11 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
         c->left = true;
         pthread_mutex_unlock (&c->mu);
         *stopped = true;
-        return online_stop_check (on, where, err);
+        if (stop_signal)
+            return online_stop_check (on, where, err);
+        rm_error_set (err, RM_ERR_WINDOW, "waiting for %s (%.1f s), given up at the window's "
+                      "bound", waits, (double) (online_mono_ms () - t0) / 1000.0);
+        return false;
     }
     pthread_mutex_unlock (&c->mu);
     ms = online_mono_ms () - t0;
