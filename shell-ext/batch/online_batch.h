@@ -246,9 +246,10 @@ typedef struct {
     online_docs_t again, again_out; /* a document read again, its result */
     rm_fieldcheck_t *reads;         /* the fields the step reads (a batch's) */
 } online_inplace_t;
-/* A digest of doc's top-level fields and values that does not depend on
- * their order (a sum of each field's CRC-64): what a backup's wroteFields
- * holds, so that rollback knows remodel's version in another order. */
+/* online_write_rule.c: a digest of doc's top-level fields and values that
+ * does not depend on their order (a sum of each field's CRC-64): what a
+ * backup's wroteFields holds, so that rollback knows remodel's version in
+ * another order. */
 uint64_t online_fields_digest (const uint8_t *doc, uint32_t len);
 bool online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const online_docs_t *out,
                            bson_error_t *err);
@@ -360,5 +361,64 @@ void online_diffs_inplace (online_t *on, const char *ns, const online_docs_t *in
  * naming the document there. */
 bool online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
                            const online_idlist_t *drivers, bson_error_t *err);
+
+/* ---- server-free decisions (issue 53; tests/unit/test_online_write.c,
+ * test_online_undo.c): plain values in, a choice and the documents it
+ * sends out, no server. ---- */
+
+/* online_write_rule.c: the most a document can hold (MongoDB's
+ * BSONObjectMaxUserSize). A larger one is refused before anything of its
+ * batch is written: servers answer it with an error no retry mends, or
+ * (mongo-java-server) by dropping the connection, which would look
+ * transient. */
+#define ONLINE_DOC_MAX 16777216
+/* Whether doc (as read) can become want in place, its backup beside it:
+ * *size is want's (DOC_TOO_LARGE) or the backup's (otherwise). */
+typedef enum {
+    ONLINE_WRITE_FITS,
+    ONLINE_WRITE_DOC_TOO_LARGE,    /* want is over ONLINE_DOC_MAX */
+    ONLINE_WRITE_BACKUP_TOO_LARGE, /* the original and its checksums are */
+} online_write_fit_t;
+online_write_fit_t online_write_fits (const uint8_t *doc, uint32_t len, const uint8_t *want,
+                                      uint32_t wlen, uint64_t *size);
+/* The backup of doc before it becomes want, upserted on sel ({_id}):
+ * u is {$setOnInsert: {doc}, $set: {wrote, wroteFields[, undoWhole]},
+ * $addToSet: {read, wrote_all, fieldsWrote.<field>...}}. */
+void online_write_backup (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen,
+                          bson_t *sel, bson_t *u);
+/* How doc becomes want in place: FIELDS when a $set/$unset of top-level
+ * fields (u) gives exactly want's bytes on the server; REPLACE otherwise
+ * (u left empty; online_replace_checked). u is initialised either way. */
+typedef enum {
+    ONLINE_WRITE_FIELDS,
+    ONLINE_WRITE_REPLACE,
+} online_write_form_t;
+online_write_form_t online_write_form (const uint8_t *doc, uint32_t len, const uint8_t *want,
+                                       uint32_t wlen, bson_t *u);
+/* The condition update u of doc is written on, into sel (initialised
+ * here): the _id, each top-level field the step reads (reads, those of
+ * namespace ns) and each u writes, as read: a value, or {$exists: false}. */
+void online_write_filter (const rm_fieldcheck_t *reads, const char *ns, const uint8_t *doc,
+                          uint32_t len, const bson_t *u, bson_t *sel);
+/* After doc (as read) was replaced by want and the server answered with
+ * pre (what it replaced): the application's writes in between, given
+ * back by u ({$set}) on sel (the _id, and each such field as want gave
+ * it). false: nothing to give back (sel and u initialised either way). */
+bool online_write_give_back (const uint8_t *doc, uint32_t len, const uint8_t *pre, uint32_t plen,
+                             const uint8_t *want, uint32_t wlen, bson_t *sel, bson_t *u);
+/* An insert of idx[from..to) that failed with error code and reply:
+ * FAIL (not only duplicate keys, or rewrite_dups false: an error),
+ * REWRITE_DUPS (the rest inserted: dups[0..*nd) rewritten), REWRITE_ALL
+ * (the server stopped at a duplicate: the whole chunk rewritten). dups
+ * holds to - from. */
+typedef enum {
+    ONLINE_INSERT_FAIL,
+    ONLINE_INSERT_REWRITE_DUPS,
+    ONLINE_INSERT_REWRITE_ALL,
+} online_insert_retry_t;
+online_insert_retry_t online_insert_failed (const bson_t *reply, uint32_t code, bool rewrite_dups,
+                                            const size_t *idx, size_t from, size_t to,
+                                            size_t *dups, size_t *nd);
+/* ---- end of the server-free decisions ---- */
 
 #endif

@@ -5,19 +5,19 @@
  * a batch written twice leaves the same documents, byte for byte.
  *
  * In place: for each document that changes, first its backup (the
- * original, and checksums of what remodel read and wrote: backup_update),
- * then $set/$unset of the fields that change (field_update; a replacement
- * where those would not give the same bytes), on condition that what the
- * step depends on is still as read (update_filter: the _id, the fields the
- * step reads and those it writes; a replacement: all its fields, and a
- * field the application added since given back: online_replace_checked):
- * one the application changed in between is read again and recomputed,
- * never overwritten stale. */
+ * original, and checksums of what remodel read and wrote:
+ * online_write_backup), then $set/$unset of the fields that change
+ * (online_write_form; a replacement where those would not give the same
+ * bytes), on condition that what the step depends on is still as read
+ * (online_write_filter: the _id, the fields the step reads and those it
+ * writes; a replacement: all its fields, and a field the application
+ * added since given back: online_replace_checked): one the application
+ * changed in between is read again and recomputed, never overwritten
+ * stale. The decisions are online_write_rule.c's. */
 #include <stdio.h>
 #include <string.h>
 
 #include "online_batch.h"
-#include "remodel/crc64.h"
 #include "remodel/docpath.h"
 
 /* A document read again because it changed under us is recomputed at most
@@ -104,12 +104,6 @@ online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *e
  * it answers by scanning, BENCHMARKS.md), in commands of the server's
  * size (online_caps_insert_chunk). */
 
-/* The most a document can hold (MongoDB's BSONObjectMaxUserSize). A
- * larger one is refused here, before anything of its batch is written:
- * servers answer it with an error no retry mends, or (mongo-java-server)
- * by dropping the connection, which would look transient. */
-#define DOC_MAX 16777216
-
 /* The error for a document of the step too large to store, naming its
  * namespace and _id; not one to retry. */
 static bool
@@ -123,7 +117,7 @@ too_large (online_job_t *j, const char *ns, const uint8_t *doc, uint32_t len, co
     rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): %s document %s: %s would be %llu "
                   "bytes, over the %d a document can hold (16 MiB); nothing of its batch was "
                   "written", j->on->where, j->s->index, j->s->op, ns, id ? id : "?", what,
-                  (unsigned long long) size, DOC_MAX);
+                  (unsigned long long) size, ONLINE_DOC_MAX);
     bson_free (id);
     bson_destroy (&sel);
     j->on->transient = false;
@@ -135,7 +129,7 @@ static bool
 results_fit (online_job_t *j, const online_docs_t *out, bson_error_t *err)
 {
     for (size_t i = 0; i < out->n; i++)
-        if (out->docs[i].len > DOC_MAX && out->docs[i].keep >= 0)
+        if (out->docs[i].len > ONLINE_DOC_MAX && out->docs[i].keep >= 0)
             return too_large (j, j->p->keep[out->docs[i].keep]->text, online_doc_bytes (out, i),
                               out->docs[i].len, "the result", out->docs[i].len, err);
     return true;
@@ -179,7 +173,7 @@ online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t 
 {
     bool ok = true;
     for (size_t i = 0; i < n; i++)
-        if (out->docs[idx[i]].len > DOC_MAX) /* refused before any is deleted */
+        if (out->docs[idx[i]].len > ONLINE_DOC_MAX) /* refused before any is deleted */
             return too_large (w->j, w->j->p->keep[out->docs[idx[i]].keep]->text,
                               online_doc_bytes (out, idx[i]), out->docs[idx[i]].len, "the result",
                               out->docs[idx[i]].len, err);
@@ -208,7 +202,6 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
 {
     bson_t opts = BSON_INITIALIZER, reply, d;
     bson_error_t why;
-    bson_iter_t it, e;
     mongoc_bulk_operation_t *b;
     bool ok = true;
 
@@ -237,32 +230,17 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
          * from its start, never counted as written. When the server
          * stopped at its first duplicate despite ordered: false (not every
          * result inserted or refused), the whole chunk is rewritten. */
-        int64_t inserted = bson_iter_init_find (&it, &reply, "nInserted")
-                               ? bson_iter_as_int64 (&it) : -1;
-        bool dups_only = rewrite_dups && why.code == 11000 &&
-                         !(bson_iter_init_find (&it, &reply, "writeConcernErrors") &&
-                           bson_iter_recurse (&it, &e) && bson_iter_next (&e)) &&
-                         bson_iter_init_find (&it, &reply, "writeErrors") &&
-                         bson_iter_recurse (&it, &e);
-        size_t *dups = dups_only ? bson_malloc ((to - from) * sizeof *dups) : NULL, nd = 0;
-        while (dups_only && bson_iter_next (&e)) {
-            bson_iter_t f, g;
-            int64_t at = -1, code = 0;
-            if (bson_iter_recurse (&e, &f) && bson_iter_find (&f, "index"))
-                at = bson_iter_as_int64 (&f);
-            if (bson_iter_recurse (&e, &g) && bson_iter_find (&g, "code"))
-                code = bson_iter_as_int64 (&g);
-            if (code != 11000 || at < 0 || from + (size_t) at >= to || nd == to - from)
-                dups_only = false;
-            else
-                dups[nd++] = idx[from + (size_t) at];
-        }
-        if (!dups_only || nd == 0)
-            ok = online_fail (w->j->on, err, &why, w->what);
-        else if (inserted >= 0 && (size_t) inserted + nd == to - from)
+        size_t *dups = bson_malloc ((to - from) * sizeof *dups), nd;
+        switch (online_insert_failed (&reply, why.code, rewrite_dups, idx, from, to, dups, &nd)) {
+        case ONLINE_INSERT_REWRITE_DUPS:
             ok = online_side_rewrite (w, out, dups, nd, err);
-        else
+            break;
+        case ONLINE_INSERT_REWRITE_ALL:
             ok = online_side_rewrite (w, out, idx + from, to - from, err);
+            break;
+        default:
+            ok = online_fail (w->j->on, err, &why, w->what);
+        }
         bson_free (dups);
     }
     bson_destroy (&reply);
@@ -359,218 +337,6 @@ online_would_change (const online_docs_t *in, const online_docs_t *out)
     return n;
 }
 
-uint64_t
-online_fields_digest (const uint8_t *doc, uint32_t len)
-{
-    bson_iter_t it;
-    uint64_t sum = 0;
-    if (!bson_iter_init_from_data (&it, doc, len))
-        return 0;
-    while (bson_iter_next (&it)) {
-        rm_raw_value_t v;
-        const char *k = bson_iter_key (&it);
-        uint64_t h = rm_crc64_update (0, (const uint8_t *) k, strlen (k) + 1);
-        if (rm_raw_value_of (&it, &v)) {
-            h = rm_crc64_update (h, &v.type, 1);
-            h = rm_crc64_update (h, v.data, v.len);
-        }
-        sum += h;
-    }
-    return sum;
-}
-
-/* The backup of one document, upserted by _id: {$setOnInsert: {doc: <the
- * document as first read>}, $set: {wrote: <CRC-64 of its replacement>,
- * wroteFields: <online_fields_digest of it>},
- * $addToSet: {read: <CRC-64 of the document as read now>, wrote_all:
- * <the replacement's>, fieldsWrote.<field>: <each value's checksum>}}.
- * rollback gives back what remodel wrote of doc, field by field, keeping
- * the application's (online_undo.c); for a backup of an earlier remodel
- * (no fieldsWrote), doc where the document is still what remodel last
- * wrote and every version remodel read of it was the original or one it
- * wrote: no change of the application's is lost. */
-static void
-backup_update (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen, bson_t *sel,
-               bson_t *u)
-{
-    bson_t inner, d;
-    int64_t wrote = (int64_t) rm_crc64_update (0, want, wlen);
-    bool whole;
-    online_id_filter (doc, len, sel);
-    bson_init (u);
-    BSON_APPEND_DOCUMENT_BEGIN (u, "$setOnInsert", &inner);
-    if (bson_init_static (&d, doc, len))
-        BSON_APPEND_DOCUMENT (&inner, "doc", &d);
-    bson_append_document_end (u, &inner);
-    bson_init (&d);
-    BSON_APPEND_INT64 (&d, "read", (int64_t) rm_crc64_update (0, doc, len));
-    BSON_APPEND_INT64 (&d, "wrote_all", wrote);
-    /* Field by field too, so that rollback keeps the application's
-     * (online_undo.c). */
-    whole = !online_undo_note (doc, len, want, wlen, &d);
-    BSON_APPEND_DOCUMENT_BEGIN (u, "$set", &inner);
-    BSON_APPEND_INT64 (&inner, "wrote", wrote);
-    BSON_APPEND_INT64 (&inner, "wroteFields", (int64_t) online_fields_digest (want, wlen));
-    if (whole)
-        BSON_APPEND_BOOL (&inner, "undoWhole", true);
-    bson_append_document_end (u, &inner);
-    BSON_APPEND_DOCUMENT (u, "$addToSet", &d);
-    bson_destroy (&d);
-}
-
-/* Whether a field name can stand as a path in $set or $unset. */
-static bool
-plain_name (const char *k)
-{
-    return *k && *k != '$' && !strchr (k, '.');
-}
-
-/* Beyond this many top-level fields the checks below (quadratic) are not
- * worth it: the document is replaced. */
-#define FIELD_UPDATE_MAX 64
-
-static bool
-find_raw (const uint8_t *doc, uint32_t len, const char *k, rm_raw_value_t *v)
-{
-    bson_iter_t it;
-    return bson_iter_init_from_data (&it, doc, len) && bson_iter_find (&it, k) &&
-           rm_raw_value_of (&it, v);
-}
-
-/* Whether want keeps doc's fields in doc's order, with new ones only after
- * them, in lexicographic order (MongoDB 5.0+ appends several new fields
- * in that order, older servers and the test servers in the order given:
- * then both agree), every name one $set can take. */
-static bool
-reachable (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen)
-{
-    bson_iter_t a, b;
-    const char *last_new = NULL;
-    rm_raw_value_t v;
-    size_t n = 0;
-
-    if (!bson_iter_init_from_data (&a, doc, len) || !bson_iter_init_from_data (&b, want, wlen))
-        return false;
-    while (bson_iter_next (&b)) {
-        const char *k = bson_iter_key (&b);
-        if (++n > FIELD_UPDATE_MAX)
-            return false;
-        if (!find_raw (doc, len, k, &v)) {
-            if (!plain_name (k) || (last_new && strcmp (last_new, k) >= 0))
-                return false;
-            last_new = k;
-            continue;
-        }
-        if (last_new)
-            return false; /* an old field after a new one: it moved */
-        /* doc's next field that want keeps must be this one */
-        for (;;) {
-            if (!bson_iter_next (&a))
-                return false;
-            if (strcmp (bson_iter_key (&a), k) == 0)
-                break;
-            if (find_raw (want, wlen, bson_iter_key (&a), &v))
-                return false; /* kept, but later in want: moved */
-        }
-    }
-    return true;
-}
-
-/* The update that makes want of doc by $set and $unset of top-level fields
- * ({$set: {<changed or new>}, $unset: {<gone>}}) into u, when the server
- * gives exactly want's bytes by it (reachable); false otherwise, and the
- * caller replaces the document. Either way the write is conditional on
- * the document as read. */
-static bool
-field_update (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen, bson_t *u)
-{
-    bson_iter_t it;
-    bson_t set, unset;
-    rm_raw_value_t ov, wv;
-    size_t n_set = 0, n_unset = 0;
-    bool ok = true;
-
-    if (!reachable (doc, len, want, wlen))
-        return false;
-    bson_init (&set);
-    bson_init (&unset);
-    bson_iter_init_from_data (&it, want, wlen);
-    while (ok && bson_iter_next (&it)) {
-        const char *k = bson_iter_key (&it);
-        if (find_raw (doc, len, k, &ov) && rm_raw_value_of (&it, &wv) && ov.type == wv.type &&
-            ov.len == wv.len && memcmp (ov.data, wv.data, ov.len) == 0)
-            continue;
-        ok = plain_name (k) && bson_append_iter (&set, k, -1, &it);
-        n_set++;
-    }
-    bson_iter_init_from_data (&it, doc, len);
-    while (ok && bson_iter_next (&it)) {
-        const char *k = bson_iter_key (&it);
-        if (find_raw (want, wlen, k, &wv))
-            continue;
-        ok = plain_name (k) && BSON_APPEND_UTF8 (&unset, k, "");
-        n_unset++;
-    }
-    ok = ok && (n_set || n_unset);
-    if (ok) {
-        bson_init (u);
-        if (n_set)
-            BSON_APPEND_DOCUMENT (u, "$set", &set);
-        if (n_unset)
-            BSON_APPEND_DOCUMENT (u, "$unset", &unset);
-    }
-    bson_destroy (&set);
-    bson_destroy (&unset);
-    return ok;
-}
-
-/* Adds to sel the condition that doc's top-level field of path (up to its
- * first dot) is as read: its value, or {$exists: false}; once a name. */
-static void
-filter_field (bson_t *sel, const uint8_t *doc, uint32_t len, const char *path)
-{
-    int n = (int) strcspn (path, ".");
-    bson_iter_t it;
-    bson_t inner;
-
-    if (n == 3 && !memcmp (path, "_id", 3))
-        return;
-    if (bson_iter_init (&it, sel) && bson_iter_find_w_len (&it, path, n))
-        return;
-    if (bson_iter_init_from_data (&it, doc, len) && bson_iter_find_w_len (&it, path, n)) {
-        bson_append_iter (sel, path, n, &it);
-        return;
-    }
-    bson_append_document_begin (sel, path, n, &inner);
-    BSON_APPEND_BOOL (&inner, "$exists", false);
-    bson_append_document_end (sel, &inner);
-}
-
-/* The condition a $set/$unset u of doc is written on: the _id, each
- * top-level field the step reads in this namespace and each u writes, as
- * they were read. An application's change to any of them makes it match
- * nothing (the document is read again and redone); a change to any other
- * field neither stops it nor is overwritten by it, and the server finds
- * the document by _id instead of comparing it whole. */
-static void
-update_filter (const online_inplace_t *ip, const uint8_t *doc, uint32_t len, const bson_t *u,
-               bson_t *sel)
-{
-    const char *ns = ip->j->in[ip->j->p->drive]->text;
-    bson_iter_t op, f;
-
-    online_id_filter (doc, len, sel);
-    for (size_t i = 0; ip->reads && i < rm_fieldcheck_count (ip->reads); i++)
-        if (!strcmp (rm_fieldcheck_ns (ip->reads, i), ns))
-            filter_field (sel, doc, len, rm_fieldcheck_path (ip->reads, i));
-    if (!bson_iter_init (&op, u))
-        return;
-    while (bson_iter_next (&op))
-        if (BSON_ITER_HOLDS_DOCUMENT (&op) && bson_iter_recurse (&op, &f))
-            while (bson_iter_next (&f))
-                filter_field (sel, doc, len, bson_iter_key (&f));
-}
-
 /* The application's writes a replacement of doc by want undid, given
  * back: each field of pre (the document it replaced) that doc lacks or
  * holds otherwise, by a $set on condition that it still holds what want
@@ -581,33 +347,17 @@ give_back (online_t *on, mongoc_collection_t *c, const uint8_t *doc, uint32_t le
            const uint8_t *pre, uint32_t plen, const uint8_t *want, uint32_t wlen, bool *undid,
            bson_error_t *err)
 {
-    bson_t sel, set = BSON_INITIALIZER, u = BSON_INITIALIZER;
-    bson_iter_t it;
+    bson_t sel, u;
     bson_error_t why;
-    rm_raw_value_t dv, pv;
     bool ok = true;
 
-    online_id_filter (doc, len, &sel);
-    *undid = false;
-    bson_iter_init_from_data (&it, pre, plen);
-    while (bson_iter_next (&it)) {
-        const char *k = bson_iter_key (&it);
-        if (!strcmp (k, "_id") || !plain_name (k) ||
-            (find_raw (doc, len, k, &dv) && rm_raw_value_of (&it, &pv) && dv.type == pv.type &&
-             dv.len == pv.len && memcmp (dv.data, pv.data, dv.len) == 0))
-            continue;
-        bson_append_iter (&set, k, -1, &it);
-        filter_field (&sel, want, wlen, k);
-        *undid = true;
-    }
+    *undid = online_write_give_back (doc, len, pre, plen, want, wlen, &sel, &u);
     if (*undid) {
-        BSON_APPEND_DOCUMENT (&u, "$set", &set);
         ok = online_lease_check (on, err) &&
              (mongoc_collection_update_one (c, &sel, &u, NULL, NULL, &why) ||
               online_fail (on, err, &why, "giving back an application's write"));
     }
     bson_destroy (&sel);
-    bson_destroy (&set);
     bson_destroy (&u);
     return ok;
 }
@@ -669,7 +419,8 @@ write_one (online_inplace_t *ip, online_writes_t *w, const uint8_t *doc, uint32_
     bson_t sel, u;
     bson_error_t why;
     bool ok, matched, undid;
-    if (!field_update (doc, len, want, wlen, &u)) {
+    if (online_write_form (doc, len, want, wlen, &u) == ONLINE_WRITE_REPLACE) {
+        bson_destroy (&u);
         ok = online_replace_checked (ip->j->on, ip->j->drive, doc, len, want, wlen, &matched,
                                      &undid, err);
         *replaced += matched && !undid;
@@ -679,30 +430,12 @@ write_one (online_inplace_t *ip, online_writes_t *w, const uint8_t *doc, uint32_
         bson_destroy (&u);
         return false;
     }
-    update_filter (ip, doc, len, &u, &sel);
+    online_write_filter (ip->reads, ip->j->in[ip->j->p->drive]->text, doc, len, &u, &sel);
     ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, NULL, &why) ||
          online_fail (ip->j->on, err, &why, "queueing a write");
     bson_destroy (&sel);
     bson_destroy (&u);
     return ok;
-}
-
-/* Room in a backup for the checksums later versions add ($addToSet of
- * read and wrote_all: 11 bytes each), a dozen of each. */
-#define BACKUP_ROOM 264
-
-/* The size of a document's backup (backup_update): {_id, doc: <the
- * original>, wrote, wroteFields, read: [crc], wrote_all: [crc]}, and
- * BACKUP_ROOM. */
-static uint64_t
-backup_size (const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen)
-{
-    bson_iter_t it;
-    rm_raw_value_t v;
-    uint64_t id = rm_doc_field (doc, len, "_id", 3, &it) && rm_raw_value_of (&it, &v) ? v.len : 0;
-    return 4 + (1 + 4 + id) + (1 + 4 + (uint64_t) len) + (1 + 6 + 8) + (1 + 12 + 8) +
-           (1 + 5 + 4 + 11 + 1) + (1 + 10 + 4 + 11 + 1) + 1 + BACKUP_ROOM +
-           online_undo_room (doc, len, want, wlen);
 }
 
 /* In place: the document doc becomes want, after its backup; both must
@@ -712,13 +445,16 @@ inplace_fits (online_job_t *j, const uint8_t *doc, uint32_t len, const uint8_t *
               uint32_t wlen, bson_error_t *err)
 {
     const char *ns = j->in[j->p->drive]->text;
-    uint64_t backup = backup_size (doc, len, want, wlen);
-    if (wlen > DOC_MAX)
-        return too_large (j, ns, doc, len, "the document as the step makes it", wlen, err);
-    if (backup > DOC_MAX)
+    uint64_t size;
+    switch (online_write_fits (doc, len, want, wlen, &size)) {
+    case ONLINE_WRITE_DOC_TOO_LARGE:
+        return too_large (j, ns, doc, len, "the document as the step makes it", size, err);
+    case ONLINE_WRITE_BACKUP_TOO_LARGE:
         return too_large (j, ns, doc, len, "its backup (the original and checksums, in the state "
-                          "database)", backup, err);
-    return true;
+                          "database)", size, err);
+    default:
+        return true;
+    }
 }
 
 /* The document whose conditional replace matched nothing: it changed or
@@ -750,7 +486,7 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
                            online_doc_bytes (&ip->again_out, (size_t) r), ip->again_out.docs[r].len,
                            err))
             return false;
-        backup_update (online_doc_bytes (&ip->again, 0), ip->again.docs[0].len,
+        online_write_backup (online_doc_bytes (&ip->again, 0), ip->again.docs[0].len,
                        online_doc_bytes (&ip->again_out, (size_t) r), ip->again_out.docs[r].len,
                        &sel, &u);
         BSON_APPEND_BOOL (&up, "upsert", true);
@@ -772,7 +508,9 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
                           ip->again_out.docs[r].len);
         if (!online_lease_check (j->on, err))
             return false;
-        if (!field_update (bson_get_data (&cur), cur.len, bson_get_data (&want), want.len, &u)) {
+        if (online_write_form (bson_get_data (&cur), cur.len, bson_get_data (&want), want.len,
+                               &u) == ONLINE_WRITE_REPLACE) {
+            bson_destroy (&u);
             if (!online_replace_checked (j->on, j->drive, bson_get_data (&cur), cur.len,
                                          bson_get_data (&want), want.len, &matched, &undid, err))
                 return false;
@@ -780,7 +518,8 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
                 return true;
             continue;
         }
-        update_filter (ip, bson_get_data (&cur), cur.len, &u, &sel);
+        online_write_filter (ip->reads, j->in[j->p->drive]->text, bson_get_data (&cur), cur.len, &u,
+                             &sel);
         done = mongoc_collection_update_one (j->drive, &sel, &u, NULL, &reply, &why);
         bson_destroy (&sel);
         bson_destroy (&u);
@@ -851,8 +590,8 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
                 ok = false;
                 break;
             }
-            backup_update (doc, len, online_doc_bytes (out, (size_t) r), out->docs[r].len, &sel,
-                           &u);
+            online_write_backup (doc, len, online_doc_bytes (out, (size_t) r), out->docs[r].len,
+                                 &sel, &u);
             BSON_APPEND_BOOL (&opts, "upsert", true);
             ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, &opts, &why) ||
                  online_fail (j->on, err, &why, "queueing a write");

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "online_carry_rule.h"
 #include "online_cmd.h"
 #include "remodel/batchstep.h"
 #include "remodel/cli.h"
@@ -70,66 +71,20 @@ typedef struct {
     int64_t differ[ONLINE_AFTER_MAX];
 } carry_t;
 
-/* The inverse of step s as a plan of one step (NULL, with why, when it
- * has none): the step's own row says (remodel/plan.h). */
-static bson_t *
-step_inverse (const rm_step_t *s, const char **why)
-{
-    rm_step_inverse_t iv;
-    rm_step_inverse (s, &iv);
-    *why = iv.why;
-    return iv.plan;
-}
-
-/* The inverse of the plan into inv: each step's inverse, the last step's
- * first (composed: each runs over what the one before it gave back);
- * false with RM_ERR_UNSUPPORTED naming the first step that has none. */
+/* The inverse of the plan into inv (online_carry_inverse); false with
+ * RM_ERR_UNSUPPORTED naming the first step that has none. */
 static bool
 inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
 {
-    const rm_step_t *s = on->plan.steps;
-    bson_t plan = BSON_INITIALIZER, steps;
+    bson_t plan;
     char *json;
-    const char *why = NULL;
+    const char *why;
+    size_t refused;
     bool ok;
 
     memset (inv, 0, sizeof *inv);
-    BSON_APPEND_INT32 (&plan, "remodel", 1);
-    BSON_APPEND_ARRAY_BEGIN (&plan, "steps", &steps);
-    for (size_t i = on->plan.n; i-- > 0 && !why;) {
-        bson_t *b;
-        bson_iter_t it;
-        const uint8_t *data;
-        uint32_t len;
-        char key[16];
-        const char *kp;
-        s = &on->plan.steps[i];
-        b = step_inverse (s, &why);
-        if (b && bson_iter_init (&it, b) && bson_iter_find_descendant (&it, "steps.0", &it) &&
-            BSON_ITER_HOLDS_DOCUMENT (&it)) {
-            bson_t one;
-            bson_iter_document (&it, &len, &data);
-            bson_init_static (&one, data, len);
-            bson_uint32_to_string ((uint32_t) (on->plan.n - 1 - i), &kp, key, sizeof key);
-            BSON_APPEND_DOCUMENT (&steps, kp, &one);
-        }
-        if (b)
-            bson_destroy (b);
-    }
-    bson_append_array_end (&plan, &steps);
-    /* The first step without one is named: the plan's order. */
-    for (size_t i = 0; i < on->plan.n && why; i++) {
-        const char *w;
-        bson_t *b = step_inverse (&on->plan.steps[i], &w);
-        if (b)
-            bson_destroy (b);
-        if (w) {
-            s = &on->plan.steps[i];
-            why = w;
-            break;
-        }
-    }
-    if (why) {
+    if (!online_carry_inverse (&on->plan, &plan, &refused, &why)) {
+        const rm_step_t *s = &on->plan.steps[refused];
         bson_destroy (&plan);
         rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s; nothing renamed: "
                       "--discard-writes-after-switch rolls back without the writes made after "
@@ -203,24 +158,6 @@ elements_own_ids (online_t *on, const rm_step_t *s, const rm_step_inverse_t *iv,
     return ok;
 }
 
-/* Whether a step before step i writes ns (its input or its target). */
-static bool
-written_before (const rm_plan_t *plan, size_t i, const char *ns)
-{
-    for (size_t j = 0; j < i; j++) {
-        const rm_step_t *s = &plan->steps[j];
-        const rm_nsref_t *refs[12];
-        rm_pass_t passes[RM_MAX_PASSES];
-        bson_error_t why;
-        size_t n = rm_step_inputs (s, refs, 4), np = rm_step_passes (s, false, passes, &why);
-        n += rm_step_targets (s, passes, np, refs + n);
-        for (size_t k = 0; k < n; k++)
-            if (!strcmp (refs[k]->text, ns))
-                return true;
-    }
-    return false;
-}
-
 /* The refusal of step s's inverse, which removes field from ns: what
  * it would lose (said) and how to roll back without carrying. */
 static bool
@@ -246,39 +183,26 @@ fields_absent (online_t *on, const rm_step_t *s, const rm_step_t *u, bool back,
                bson_error_t *err)
 {
     const rm_fields_t *f = &u->u.fields;
-    bson_t doc, entry;
-    bson_iter_t it, st, e;
-    bool found, ok, have = false, aside = !back;
-    char backup[400];
+    bson_t doc;
+    bool found, ok, aside = !back;
+    char backup[400], reason[1024];
+    const char *field;
     mongoc_collection_t *coll;
 
     ok = online_state_get (on, "before", on->names.id, &doc, &found,
                            "reading the fields there before the run", err);
-    if (ok && found && bson_iter_init_find (&it, &doc, "digest") && BSON_ITER_HOLDS_UTF8 (&it) &&
-        !strcmp (bson_iter_utf8 (&it, NULL), on->names.digest) &&
-        bson_iter_init_find (&it, &doc, "steps") && bson_iter_recurse (&it, &st))
-        while (!have && bson_iter_next (&st)) {
-            const uint8_t *data;
-            uint32_t len;
-            if (!BSON_ITER_HOLDS_DOCUMENT (&st))
-                continue;
-            bson_iter_document (&st, &len, &data);
-            have = bson_init_static (&entry, data, len) && bson_iter_init_find (&e, &entry, "step") &&
-                   bson_iter_as_int64 (&e) == (int64_t) s->index;
+    if (ok) {
+        switch (online_carry_before (found ? &doc : NULL, on->names.digest, s->index, &field,
+                                     reason, sizeof reason)) {
+        case ONLINE_CARRY_ABSENT:
+            break;
+        case ONLINE_CARRY_PRESENT:
+            ok = not_absent (on, s, field, f->in.text, reason, err);
+            break;
+        default:
+            ok = not_absent (on, s, f->paths[0].text, f->in.text, reason, err);
         }
-    if (ok && !have)
-        ok = not_absent (on, s, f->paths[0].text, f->in.text, "the run recorded nothing of "
-                         "whether any was (it began before remodel recorded it)", err);
-    if (ok && bson_iter_init_find (&e, &entry, "unknown") && BSON_ITER_HOLDS_UTF8 (&e)) {
-        char *said = bson_strdup_printf ("the run could not tell whether any was: %s",
-                                         bson_iter_utf8 (&e, NULL));
-        ok = not_absent (on, s, f->paths[0].text, f->in.text, said, err);
-        bson_free (said);
     }
-    if (ok && bson_iter_init_find (&e, &entry, "present") && bson_iter_recurse (&e, &it) &&
-        bson_iter_next (&it) && BSON_ITER_HOLDS_UTF8 (&it))
-        ok = not_absent (on, s, bson_iter_utf8 (&it, NULL), f->in.text, "some had it when the "
-                         "run began", err);
     bson_destroy (&doc);
     if (!ok)
         return false;
@@ -335,7 +259,7 @@ online_carry_check (online_t *on, bool back, bson_error_t *err)
             bson_destroy (iv.plan);
         if (!iv.own_ids)
             continue;
-        if (written_before (&on->plan, i, iv.own_ids->text)) {
+        if (online_carry_written_before (&on->plan, i, iv.own_ids->text)) {
             rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): its inverse is "
                           "exact only when each element had an _id of its own, which the "
                           "originals cannot show once an earlier step rewrote %s; nothing "
@@ -434,15 +358,15 @@ flush (carry_t *c, size_t k, bson_error_t *err)
         bson_reinit (&c->sel);
         online_id_filter (doc, len, &c->sel);
         o = original_of (c, doc, len, &olen);
+        online_carry_write_t w = online_carry_write (o, olen, doc, len);
         if (c->held[k]) {
-            c->differ[k] += !o || olen != len ||
-                            online_fields_digest (o, olen) != online_fields_digest (doc, len);
-        } else if (!o) {
+            c->differ[k] += w != ONLINE_CARRY_KEEP;
+        } else if (w == ONLINE_CARRY_INSERT) {
             ok = online_lease_check (on, err) &&
                  (mongoc_collection_insert_one (c->originals[k], &d, NULL, NULL, &why) ||
                   online_fail (on, err, &why, "carrying a document back"));
             c->inserted[k] += ok;
-        } else if (olen != len || online_fields_digest (o, olen) != online_fields_digest (doc, len)) {
+        } else if (w == ONLINE_CARRY_REPLACE) {
             ok = online_lease_check (on, err) &&
                  (mongoc_collection_replace_one (c->originals[k], &c->sel, &d, NULL, NULL, &why) ||
                   online_fail (on, err, &why, "carrying a document back"));
@@ -683,13 +607,8 @@ carry_stages (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
 static bool
 held_check (carry_t *c, bson_error_t *err)
 {
-    char said[1200] = "";
-    size_t at = 0;
-    for (size_t k = 0; k < c->a.n && at < sizeof said; k++)
-        if (c->differ[k])
-            at += (size_t) snprintf (said + at, sizeof said - at, "%s%s: %lld document(s)",
-                                     at ? ", " : "", c->a.c[k].ns, (long long) c->differ[k]);
-    if (!at)
+    char said[1200];
+    if (!online_carry_held (&c->a, c->differ, said, sizeof said))
         return true;
     rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: carried back into the namespaces the "
                   "stopped switch had switched in, but what the inverse makes differs from the "

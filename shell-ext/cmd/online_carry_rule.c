@@ -1,0 +1,155 @@
+/* The decisions of rollback --carry-writes (online_carry.c) that need no
+ * server (online_carry_rule.h): which inverse applies, composed; whether
+ * an earlier step rewrote a namespace; what the run recorded of the
+ * fields an inverse removes; what each document the inverse makes does to
+ * its original; and the namespaces whose originals differ, named. Plain
+ * values in and out, so tests/unit/test_online_carry_rule.c tries every
+ * branch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "online_carry_rule.h"
+
+/* The inverse of step s as a plan of one step (NULL, with why, when it
+ * has none): the step's own row says (remodel/plan.h). */
+static bson_t *
+step_inverse (const rm_step_t *s, const char **why)
+{
+    rm_step_inverse_t iv;
+    rm_step_inverse (s, &iv);
+    *why = iv.why;
+    return iv.plan;
+}
+
+bool
+online_carry_inverse (const rm_plan_t *plan, bson_t *inv, size_t *refused, const char **why)
+{
+    bson_t steps;
+    size_t stop = 0;
+
+    *why = NULL;
+    bson_init (inv);
+    BSON_APPEND_INT32 (inv, "remodel", 1);
+    BSON_APPEND_ARRAY_BEGIN (inv, "steps", &steps);
+    for (size_t i = plan->n; i-- > 0 && !*why;) {
+        bson_t *b;
+        bson_iter_t it;
+        const uint8_t *data;
+        uint32_t len;
+        char key[16];
+        const char *kp;
+        stop = i;
+        b = step_inverse (&plan->steps[i], why);
+        if (b && bson_iter_init (&it, b) && bson_iter_find_descendant (&it, "steps.0", &it) &&
+            BSON_ITER_HOLDS_DOCUMENT (&it)) {
+            bson_t one;
+            bson_iter_document (&it, &len, &data);
+            bson_init_static (&one, data, len);
+            bson_uint32_to_string ((uint32_t) (plan->n - 1 - i), &kp, key, sizeof key);
+            BSON_APPEND_DOCUMENT (&steps, kp, &one);
+        }
+        if (b)
+            bson_destroy (b);
+    }
+    bson_append_array_end (inv, &steps);
+    if (!*why)
+        return true;
+    /* The first step without one is named: the plan's order. */
+    *refused = stop;
+    for (size_t i = 0; i < plan->n; i++) {
+        const char *w;
+        bson_t *b = step_inverse (&plan->steps[i], &w);
+        if (b)
+            bson_destroy (b);
+        if (w) {
+            *refused = i;
+            *why = w;
+            break;
+        }
+    }
+    bson_reinit (inv);
+    return false;
+}
+
+bool
+online_carry_written_before (const rm_plan_t *plan, size_t i, const char *ns)
+{
+    for (size_t j = 0; j < i; j++) {
+        const rm_step_t *s = &plan->steps[j];
+        const rm_nsref_t *refs[12];
+        rm_pass_t passes[RM_MAX_PASSES];
+        bson_error_t why;
+        size_t n = rm_step_inputs (s, refs, 4), np = rm_step_passes (s, false, passes, &why);
+        n += rm_step_targets (s, passes, np, refs + n);
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp (refs[k]->text, ns))
+                return true;
+    }
+    return false;
+}
+
+online_carry_before_t
+online_carry_before (const bson_t *before, const char *digest, size_t step, const char **field,
+                     char *said, size_t cap)
+{
+    bson_t entry;
+    bson_iter_t it, st, e;
+    bool have = false;
+
+    *field = NULL;
+    *said = '\0';
+    /* The entry of this plan (its digest) for this step. */
+    if (before && bson_iter_init_find (&it, before, "digest") && BSON_ITER_HOLDS_UTF8 (&it) &&
+        !strcmp (bson_iter_utf8 (&it, NULL), digest) &&
+        bson_iter_init_find (&it, before, "steps") && bson_iter_recurse (&it, &st))
+        while (!have && bson_iter_next (&st)) {
+            const uint8_t *data;
+            uint32_t len;
+            if (!BSON_ITER_HOLDS_DOCUMENT (&st))
+                continue;
+            bson_iter_document (&st, &len, &data);
+            have = bson_init_static (&entry, data, len) &&
+                   bson_iter_init_find (&e, &entry, "step") &&
+                   bson_iter_as_int64 (&e) == (int64_t) step;
+        }
+    if (!have) {
+        snprintf (said, cap, "the run recorded nothing of whether any was (it began before "
+                  "remodel recorded it)");
+        return ONLINE_CARRY_UNRECORDED;
+    }
+    if (bson_iter_init_find (&e, &entry, "unknown") && BSON_ITER_HOLDS_UTF8 (&e)) {
+        snprintf (said, cap, "the run could not tell whether any was: %s",
+                  bson_iter_utf8 (&e, NULL));
+        return ONLINE_CARRY_UNKNOWN;
+    }
+    if (bson_iter_init_find (&e, &entry, "present") && bson_iter_recurse (&e, &it) &&
+        bson_iter_next (&it) && BSON_ITER_HOLDS_UTF8 (&it)) {
+        *field = bson_iter_utf8 (&it, NULL);
+        snprintf (said, cap, "some had it when the run began");
+        return ONLINE_CARRY_PRESENT;
+    }
+    return ONLINE_CARRY_ABSENT;
+}
+
+online_carry_write_t
+online_carry_write (const uint8_t *orig, uint32_t olen, const uint8_t *doc, uint32_t len)
+{
+    if (!orig)
+        return ONLINE_CARRY_INSERT;
+    /* A server may keep another order: the same fields and values stay. */
+    if (olen != len || online_fields_digest (orig, olen) != online_fields_digest (doc, len))
+        return ONLINE_CARRY_REPLACE;
+    return ONLINE_CARRY_KEEP;
+}
+
+size_t
+online_carry_held (const online_after_t *a, const int64_t *differ, char *said, size_t cap)
+{
+    size_t at = 0;
+    *said = '\0';
+    for (size_t k = 0; k < a->n && at < cap; k++)
+        if (differ[k])
+            at += (size_t) snprintf (said + at, cap - at, "%s%s: %lld document(s)", at ? ", " : "",
+                                     a->c[k].ns, (long long) differ[k]);
+    return at;
+}

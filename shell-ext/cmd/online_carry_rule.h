@@ -1,0 +1,51 @@
+/* The decisions of rollback --carry-writes (online_carry.c) that need no
+ * server (online_carry_rule.c; tests/unit/test_online_carry_rule.c). */
+#ifndef REMODEL_ONLINE_CARRY_RULE_H
+#define REMODEL_ONLINE_CARRY_RULE_H
+
+#include "online_cmd.h"
+
+/* The plan's inverse into inv (a plan's document, {remodel: 1, steps:
+ * [...]}, initialised here): each step's inverse, the last step's first
+ * (composed: each runs over what the one before it gave back). false:
+ * *refused is the first step of the plan without one, *why its reason
+ * (the step table's words), inv left empty. */
+bool online_carry_inverse (const rm_plan_t *plan, bson_t *inv, size_t *refused, const char **why);
+
+/* Whether a step of plan before step i writes ns (its input or its
+ * target): an inverse exact only by the data's own _ids is then refused. */
+bool online_carry_written_before (const rm_plan_t *plan, size_t i, const char *ns);
+
+/* What the run recorded at its start (<state-db>.before, before: NULL
+ * when there is none) says of step's fields, which its inverse removes:
+ * ABSENT (none was there: the originals are checked next), or a refusal
+ * with its reason in said: UNRECORDED (no entry for this plan's digest and
+ * step), UNKNOWN (the run could not tell), PRESENT (*field: the first
+ * that was there, pointing into before). */
+typedef enum {
+    ONLINE_CARRY_ABSENT,
+    ONLINE_CARRY_UNRECORDED,
+    ONLINE_CARRY_UNKNOWN,
+    ONLINE_CARRY_PRESENT,
+} online_carry_before_t;
+online_carry_before_t online_carry_before (const bson_t *before, const char *digest, size_t step,
+                                           const char **field, char *said, size_t cap);
+
+/* What a document the inverse made (doc) does to the original of its _id
+ * (orig; NULL: none): KEEP (the same fields and values, in any order),
+ * INSERT, REPLACE. Where a namespace was not switched in, any but KEEP is
+ * a difference, counted, not written. */
+typedef enum {
+    ONLINE_CARRY_KEEP,
+    ONLINE_CARRY_INSERT,
+    ONLINE_CARRY_REPLACE,
+} online_carry_write_t;
+online_carry_write_t online_carry_write (const uint8_t *orig, uint32_t olen, const uint8_t *doc,
+                                         uint32_t len);
+
+/* The namespaces of a (differ[k] of their originals differing from what
+ * the inverse makes) named in said, "ns: N document(s)", comma-separated;
+ * its length (0: none differs). */
+size_t online_carry_held (const online_after_t *a, const int64_t *differ, char *said, size_t cap);
+
+#endif
