@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "online_interrupt.h"
 #include "online_pass.h"
 #include "remodel/cli.h"
 
@@ -283,6 +284,10 @@ run_range (online_job_t *j, online_passrun_t *pr, online_mode_t mode, bson_t *la
                                            checkpoints ? "the checkpoint saved"
                                                        : "nothing kept (it starts over)",
                                            err)))
+            break;
+        /* finalize's bound on its window, between two batches of its full
+         * sync or verify (no bound outside finalize). */
+        if (!(ok = online_call_deadline_check ("recomputing the results", err)))
             break;
         /* Paused, throttled, resized, set (online_throttle.c). */
         if (state && !online_throttle_wait (on, n, ms, &j->batch_size, err)) {

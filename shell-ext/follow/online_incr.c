@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "online_changes.h"
+#include "online_interrupt.h"
 #include "remodel/cli.h"
 
 typedef struct {
@@ -331,8 +332,13 @@ online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, siz
     ok = drivers_affected (&f, ch, &aff, st, err);
     drivers = online_changes_list (&aff, "drivers", false);
     for (uint32_t at = 0; ok && !*aff.rescan && drivers && at < drivers->n;) {
-        uint32_t n = online_idlist_chunk (drivers, &at, f.j.batch_size, &ids);
+        uint32_t n;
         int64_t got;
+        /* finalize's bound on its window, between two batches of the
+         * drain (no bound outside finalize). */
+        if (!(ok = online_call_deadline_check ("draining the change log", err)))
+            break;
+        n = online_idlist_chunk (drivers, &at, f.j.batch_size, &ids);
         /* finalize's drain with the writes stopped: said when long. */
         online_blocked_progress (on, mode == ONLINE_SYNC ? "drain" : "verify", s,
                                 f.j.in[p->drive]->text, (int64_t) at - n, (int64_t) drivers->n);
