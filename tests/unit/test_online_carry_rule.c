@@ -9,28 +9,7 @@
 
 #include "online_carry_rule.h"
 #include "test.h"
-
-static bson_t *
-doc (const char *json)
-{
-    bson_error_t err;
-    bson_t *b = bson_new_from_json ((const uint8_t *) json, -1, &err);
-    if (!b)
-        fprintf (stderr, "  bad test JSON %s: %s\n", json, err.message);
-    return b;
-}
-
-static bool
-is_json (const bson_t *b, const char *want, const char *what)
-{
-    char *got = bson_as_canonical_extended_json (b, NULL);
-    bool same = got && !strcmp (got, want);
-    if (!same)
-        fprintf (stderr, "  %s: got %s\n  %*s  want %s\n", what, got ? got : "(null)",
-                 (int) strlen (what), "", want);
-    bson_free (got);
-    return same;
-}
+#include "test_bson.h"
 
 #define RENAME_PEOPLE "{\"rename\": {\"in\": \"crm.people\", \"fields\": {\"name\": \"fullName\"}}}"
 #define RENAME_TASKS "{\"rename\": {\"in\": \"crm.tasks\", \"fields\": {\"t\": \"title\"}}}"
