@@ -641,3 +641,15 @@ online_after_before_drop (online_t *on, bson_error_t *err)
     online_after_destroy (&a);
     return ok;
 }
+
+bool
+online_after_unsettled (online_t *on, bool *unsettled, bson_error_t *err)
+{
+    online_after_t a;
+    bool ok = after_read (on, &a, err);
+    /* The record's afterSwitch outlives the switch back only until the
+     * rollback settles it; pending, it was settled (writes kept). */
+    *unsettled = ok && a.found && !a.pending;
+    online_after_destroy (&a);
+    return ok;
+}

@@ -281,6 +281,10 @@ bool online_after_settle (online_t *on, bson_error_t *err);
 /* rollback, before it drops the results: none holds writes after the
  * switch that no flag let go. */
 bool online_after_before_drop (online_t *on, bson_error_t *err);
+/* rollback, of a plan neither finalized nor switching: whether a rollback
+ * put the originals back and stopped before it settled (its record's
+ * afterSwitch still there, not pending). */
+bool online_after_unsettled (online_t *on, bool *unsettled, bson_error_t *err);
 
 /* online_carry.c: rollback --carry-writes, through the plan's inverse
  * (embed, extract, rename). check: there is one, exact for the originals'
