@@ -6,7 +6,6 @@
 #include <stdlib.h>
 
 #include "online_batch.h"
-#include "remodel/cli.h"
 #include "remodel/docpath.h"
 #include "remodel/value.h"
 
@@ -550,7 +549,7 @@ on_doc_fail (void *ctx, const bson_error_t *why)
 {
     online_t *on = ctx;
     if (on->doc_fails++ < DOC_FAILS_SHOWN)
-        rm_cli_line (stderr, "", "\n", "remodel: dry run: fails: %s", why->message);
+        online_say_warn (on, "dry run: fails: %s", why->message);
 }
 
 rm_batchstep_t *

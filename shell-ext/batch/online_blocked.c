@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "online_batch.h"
-#include "remodel/cli.h"
 
 /* How often a long pass in the window says where it is. */
 #define WINDOW_PROGRESS_MS 5000
@@ -52,7 +51,7 @@ online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool 
                                           : "stopped (--writes-stopped)";
     char what[700];
 
-    if (on->o->quiet)
+    if (online_say_how (on).quiet)
         return;
     if (r->switching) {
         snprintf (what, sizeof what, "complete the interrupted switch (%lld of %lld renames "
@@ -87,7 +86,7 @@ online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool 
                   "switch the collections, then check the originals against the checksums: %s",
                   on->o->full_verify ? "--full-verify" : "no change log to drain", cost);
     }
-    rm_cli_line (stderr, "", "\n", "remodel: finalize: with the writes %s, it will %s", how, what);
+    online_say_note (on, "finalize: with the writes %s, it will %s", how, what);
 }
 
 void
@@ -96,8 +95,8 @@ online_blocked_progress (online_t *on, const char *what, const rm_step_t *s, con
 {
     char step[200] = "", count[80];
     int64_t now;
-    if (!on->window_t0 || on->o->quiet || (now = online_mono_ms ()) - on->window_said <
-                                                  WINDOW_PROGRESS_MS)
+    if (!on->window_t0 || online_say_how (on).quiet ||
+        (now = online_mono_ms ()) - on->window_said < WINDOW_PROGRESS_MS)
         return;
     on->window_said = now;
     if (s)
@@ -107,9 +106,9 @@ online_blocked_progress (online_t *on, const char *what, const rm_step_t *s, con
     else
         snprintf (count, sizeof count, "%lld of %lld drivers recomputed", (long long) n,
                   (long long) of);
-    rm_cli_line (stderr, "", "\n", "remodel: finalize: %s: %s%s: %s (the writes %s for %lld s)",
-                 what, step, ns, count, on->o->block_writes ? "blocked" : "stopped",
-                 (long long) ((now - on->window_t0) / 1000));
+    online_say_note (on, "finalize: %s: %s%s: %s (the writes %s for %lld s)", what, step, ns,
+                     count, on->o->block_writes ? "blocked" : "stopped",
+                     (long long) ((now - on->window_t0) / 1000));
 }
 
 void
@@ -117,10 +116,8 @@ online_blocked_close (online_t *on, bool switched)
 {
     if (!on->window_t0)
         return;
-    if (!on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the writes were %s for %.1f s (from %s "
-                     "to %s; %lld documents read whole for checksums in it)",
-                     on->o->block_writes ? "blocked" : "stopped",
+    online_say_note (on, "finalize: the writes were %s for %.1f s (from %s to %s; %lld documents "
+                     "read whole for checksums in it)", on->o->block_writes ? "blocked" : "stopped",
                      (double) (online_mono_ms () - on->window_t0) / 1000.0,
                      on->o->block_writes ? "setUserWriteBlockMode" : "the start of finalize",
                      switched ? "the end of the switch" : "its stop, nothing switched",

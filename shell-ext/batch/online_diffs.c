@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 
 #include "online_batch.h"
-#include "remodel/cli.h"
 #include "remodel/docpath.h"
 #include "remodel/extjson.h"
 #include "remodel/tmppath.h"
@@ -53,9 +52,9 @@ online_diffs_open (online_t *on, const char *path, bson_error_t *err)
          * rename left beside FILE goes first. */
         char where[2 * PATH_MAX + 8];
         size_t n = rm_tmppath_sweep_for (path, NULL, where, sizeof where);
-        if (n && !on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: removed %zu stale temporary file(s) of "
-                         "killed remodel runs from %s", n, where);
+        if (n)
+            online_say_note (on, "removed %zu stale temporary file(s) of killed remodel runs from "
+                             "%s", n, where);
         d->tmp = rm_tmppath_new (path);
         if (!(d->f = fopen (d->tmp, "w"))) {
             rm_error_set (err, RM_ERR_IO, "--differences %s: cannot write %s: %s", path, d->tmp,

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "online_batch.h"
-#include "remodel/cli.h"
 #include "remodel/engine.h"
 
 /* Whether spec (an index's "key") starts with field. */
@@ -107,9 +106,9 @@ online_index_drop_made (online_t *on, bson_error_t *err)
                      (mongoc_collection_drop_index_with_opts (c, v[2], NULL, &why) ||
                       online_fail (on, err, &why, "dropping an index it made"));
                 mongoc_collection_destroy (c);
-                if (ok && !on->o->quiet)
-                    rm_cli_line (stderr, "", "\n", "remodel: rollback: dropped index %s of %s.%s "
-                                 "(made by --create-indexes)", v[2], v[0], v[1]);
+                if (ok)
+                    online_say_note (on, "rollback: dropped index %s of %s.%s (made by "
+                                     "--create-indexes)", v[2], v[0], v[1]);
             }
         }
     }
@@ -208,11 +207,9 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
     if (ok && !found) {
         if (create && on->o->dry_run) {
             /* A dry run writes nothing: it says what a run would make. */
-            if (!on->o->quiet)
-                rm_cli_line (stderr, "", "\n",
-                             "remodel: dry run: %s.%s has no index on \"%s\", by which the join "
-                             "fetches its documents: a run would create it (--create-indexes); "
-                             "this one fetches them without", db, coll, key);
+            online_say_note (on, "dry run: %s.%s has no index on \"%s\", by which the join fetches "
+                             "its documents: a run would create it (--create-indexes); this one "
+                             "fetches them without", db, coll, key);
         } else if (create) {
             char name[300];
             bson_t *cmd;

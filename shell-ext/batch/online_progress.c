@@ -8,12 +8,11 @@
  * a pass that reads past it (the application inserting meanwhile) shows
  * no percentage and no ETA rather than a wrong one. */
 #include <stdio.h>
-#include <unistd.h>
 
 #include "online_batch.h"
-#include "remodel/cli.h"
 
 struct online_progress {
+    const online_t *on; /* whose reporter draws it (online_say_progress) */
     int64_t total;  /* -1: not known */
     int64_t seen0;  /* read before this process began the pass */
     int64_t t0;     /* when it began (online_mono_ms) */
@@ -24,9 +23,10 @@ online_progress_t *
 online_progress_new (online_t *on, const char *db, const char *coll, int64_t seen0)
 {
     online_progress_t *p;
-    if (on->o->quiet || on->o->log_json || !isatty (STDERR_FILENO))
+    if (!online_say_how (on).meter)
         return NULL;
     p = bson_malloc0 (sizeof *p);
+    p->on = on;
     p->total = online_estimated (on, db, coll);
     p->seen0 = seen0;
     p->t0 = online_mono_ms ();
@@ -52,10 +52,9 @@ online_progress_draw (online_progress_t *p, size_t step, const char *op, const c
                       (long long) (left % 60));
         }
     }
-    rm_cli_line (stderr, "\r\033[K", "", "remodel: step %zu (%s) %s: %lld%s, %lld written, "
-                 "%lld/s%s", step, op, ns, (long long) seen, of, (long long) written,
-                 (long long) rate, eta);
-    p->drawn = true;
+    if (online_say_progress (p->on, "step %zu (%s) %s: %lld%s, %lld written, %lld/s%s", step, op,
+                             ns, (long long) seen, of, (long long) written, (long long) rate, eta))
+        p->drawn = true;
 }
 
 bool

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "online_batch.h"
-#include "remodel/cli.h"
 #include "remodel/crc64.h"
 #include "remodel/docpath.h"
 #include "remodel/value.h"
@@ -20,7 +19,7 @@ online_report_range (online_job_t *j, online_passrun_t *pr, const bson_t *before
     char *from = NULL;
     int k = pr->reported_pass ? __atomic_fetch_add (pr->reported_pass, 1, __ATOMIC_RELAXED)
                               : pr->reported++;
-    if (k >= ONLINE_REPORT_MAX || (pr->mode == ONLINE_SYNC && j->on->o->quiet))
+    if (k >= ONLINE_REPORT_MAX)
         return;
     if (bson_iter_init_find (&it, before, "last")) {
         bson_t tmp = BSON_INITIALIZER;
@@ -28,9 +27,11 @@ online_report_range (online_job_t *j, online_passrun_t *pr, const bson_t *before
         from = bson_as_relaxed_extended_json (&tmp, NULL);
         bson_destroy (&tmp);
     }
-    rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: the range after %s: %lld %s",
-                 pr->mode == ONLINE_SYNC ? "sync" : "verify", j->s->index, j->s->op,
-                 j->in[j->p->drive]->text, from ? from : "the start", (long long) n, what);
+    /* A verify's finding is its output, --quiet or not; a sync's repair a note. */
+    online_say (j->on, pr->mode == ONLINE_SYNC ? ONLINE_SAY_NOTE : ONLINE_SAY_WARN,
+                "%s: step %zu (%s) %s: the range after %s: %lld %s",
+                pr->mode == ONLINE_SYNC ? "sync" : "verify", j->s->index, j->s->op,
+                j->in[j->p->drive]->text, from ? from : "the start", (long long) n, what);
     bson_free (from);
 }
 
@@ -364,14 +365,14 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     if (cur)
         mongoc_cursor_destroy (cur);
     ok = ok && online_writes_flush (&del, err);
-    if (ok && extra && !(mode == ONLINE_SYNC && on->o->quiet))
-        rm_cli_line (stderr, "", "\n",
-                     "remodel: %s: step %zu (%s) %s: %lld documents in %s.%s that no range makes "
-                     "(their sources are gone)%s", mode == ONLINE_SYNC ? "sync" : "verify",
-                     s->index, s->op, ref->text, (long long) extra, ref->db, name,
-                     mode != ONLINE_SYNC ? ""
-                     : on->o->dry_run    ? ": a sync would remove them"
-                                         : ": removed");
+    if (ok && extra)
+        online_say (on, mode == ONLINE_SYNC ? ONLINE_SAY_NOTE : ONLINE_SAY_WARN,
+                    "%s: step %zu (%s) %s: %lld documents in %s.%s that no range makes (their "
+                    "sources are gone)%s", mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
+                    ref->text, (long long) extra, ref->db, name,
+                    mode != ONLINE_SYNC ? ""
+                    : on->o->dry_run    ? ": a sync would remove them"
+                                        : ": removed");
     *differ += extra;
     bson_destroy (opts);
     mongoc_collection_destroy (c);

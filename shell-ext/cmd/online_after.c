@@ -56,7 +56,6 @@
 #include <string.h>
 
 #include "online_cmd.h"
-#include "remodel/cli.h"
 #include "remodel/crc64.h"
 
 bool
@@ -294,16 +293,15 @@ online_after_mark (online_t *on, bool follows, online_after_t *a, bson_error_t *
         ok = after_sums_folded (on, a, &read, err);
     for (size_t i = 0; i < a->n; i++)
         docs += a->c[i].docs;
-    if (ok && !on->o->quiet && follows)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the change log's point before the "
-                     "switch recorded, so that rollback finds the application's writes to the "
-                     "switched-in collections there (no checksums recorded: nothing read with "
-                     "the writes stopped)");
-    else if (ok && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the results' checksums recorded "
-                     "before the switch (%lld documents, %lld of them read again for it, the "
-                     "rest as the verify read them), so that rollback finds the application's "
-                     "writes to the switched-in collections", (long long) docs, (long long) read);
+    if (ok && follows)
+        online_say_note (on, "finalize: the change log's point before the switch recorded, so that "
+                         "rollback finds the application's writes to the switched-in collections "
+                         "there (no checksums recorded: nothing read with the writes stopped)");
+    else if (ok)
+        online_say_note (on, "finalize: the results' checksums recorded before the switch (%lld "
+                         "documents, %lld of them read again for it, the rest as the verify read "
+                         "them), so that rollback finds the application's writes to the "
+                         "switched-in collections", (long long) docs, (long long) read);
     return ok;
 }
 
@@ -387,9 +385,9 @@ after_find (online_t *on, online_after_t *a, bool renamed, bool sum, size_t *tot
         /* None up to a point after the digests: they are the switch's. */
         if (ok && by_log && none && sum)
             ok = after_sums (on, a, false, err) && after_log (on, a, &by_log, why, sizeof why, err);
-        if (ok && !by_log && a->summed && !on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: rollback: the change log cannot say what "
-                         "was written since the switch (%s): the checksums recorded then tell", why);
+        if (ok && !by_log && a->summed)
+            online_say_note (on, "rollback: the change log cannot say what was written since the "
+                             "switch (%s): the checksums recorded then tell", why);
         if (ok && !by_log && !a->summed) {
             /* The switch kept only the point: nothing else tells. */
             snprintf (lost, cap, "%s", why);
@@ -412,10 +410,10 @@ after_find (online_t *on, online_after_t *a, bool renamed, bool sum, size_t *tot
         ok = online_coll_sum (on, a->c[i].db, renamed ? a->c[i].result : a->c[i].coll, &docs,
                               &digest, err);
         a->c[i].written = ok && (docs != a->c[i].docs || digest != a->c[i].sum) ? -1 : 0;
-        if (a->c[i].written && !on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: rollback: %s changed since the switch (%lld "
-                         "documents then, %lld now)", a->c[i].ns, (long long) a->c[i].docs,
-                         (long long) docs);
+        if (a->c[i].written)
+            online_say_note (on, "rollback: %s changed since the switch (%lld documents then, %lld "
+                             "now)", a->c[i].ns, (long long) a->c[i].docs,
+                             (long long) docs);
     }
     for (size_t i = 0; ok && i < a->n; i++)
         *total += a->c[i].written != 0;
@@ -464,11 +462,11 @@ after_half (online_t *on, online_after_t *a, bool *none, bson_error_t *err)
             *at += (size_t) snprintf (buf + *at, sizeof in - *at, "%s%s", *at ? ", " : "",
                                       a->c[i].ns);
     }
-    if (ok && !*none && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: rollback: finalize stopped part way through the "
-                     "switch: %s switched in (checked for writes since the switch), %s%s", in,
-                     *out ? out : "none other", *out ? " not yet (their originals as they are)"
-                                                     : "");
+    if (ok && !*none)
+        online_say_note (on, "rollback: finalize stopped part way through the switch: %s switched "
+                         "in (checked for writes since the switch), %s%s", in,
+                         *out ? out : "none other", *out ? " not yet (their originals as they are)"
+                                                         : "");
     return ok;
 }
 
@@ -540,11 +538,11 @@ online_after_check (online_t *on, bool finalized, bool switching, bson_error_t *
         ok = false;
     }
     ok = ok && (!o->carry_writes || online_carry_check (on, false, err));
-    if (ok && total && !o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: rollback: written since the switch, by %s: %s: "
-                     "%s", how, said, o->carry_writes ? "carried back into the originals once "
-                     "they are back (--carry-writes)" : "left in the results beside the "
-                     "originals (--discard-writes-after-switch)");
+    if (ok && total)
+        online_say_note (on, "rollback: written since the switch, by %s: %s: %s",
+                         how, said, o->carry_writes ? "carried back into the originals once "
+                         "they are back (--carry-writes)" : "left in the results beside the "
+                         "originals (--discard-writes-after-switch)");
     if (ok) {
         snprintf (a.decided, sizeof a.decided, "%s",
                   o->carry_writes ? "carry" : o->discard_writes ? "discard" : "none");
@@ -626,10 +624,8 @@ online_after_before_drop (online_t *on, bson_error_t *err)
         if (on->o->carry_writes || (!strcmp (a.decided, "carry") && !on->o->discard_writes)) {
             ok = online_carry_check (on, true, err) && carry_and_forget (on, &a, err);
         } else if (on->o->discard_writes) {
-            if (!on->o->quiet)
-                rm_cli_line (stderr, "", "\n", "remodel: rollback: the writes made after the "
-                             "switch (%s) are dropped with the results "
-                             "(--discard-writes-after-switch)", said);
+            online_say_note (on, "rollback: the writes made after the switch (%s) are dropped with "
+                             "the results (--discard-writes-after-switch)", said);
         } else {
             rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: the results hold writes made after "
                           "the switch (%s): nothing dropped: --carry-writes carries them back "

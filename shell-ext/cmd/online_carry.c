@@ -39,7 +39,6 @@
 #include "online_carry_rule.h"
 #include "online_cmd.h"
 #include "remodel/batchstep.h"
-#include "remodel/cli.h"
 
 #define BATCH 1000
 
@@ -665,11 +664,11 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
     ok = ok && carry_pass (c, &inv.steps[inv.n - 1], err);
     for (size_t k = 0; ok && k < c->a.n; k++) {
         ok = !c->exists[k] || c->held[k] || delete_gone (c, k, err);
-        if (ok && c->exists[k] && !c->held[k] && !on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: rollback: carried back into %s.%s: %lld "
-                         "inserted, %lld replaced, %lld deleted", c->a.c[k].db, c->a.c[k].coll,
-                         (long long) c->inserted[k], (long long) c->replaced[k],
-                         (long long) c->deleted[k]);
+        if (ok && c->exists[k] && !c->held[k])
+            online_say_note (on, "rollback: carried back into %s.%s: %lld inserted, %lld replaced, "
+                             "%lld deleted", c->a.c[k].db, c->a.c[k].coll,
+                             (long long) c->inserted[k], (long long) c->replaced[k],
+                             (long long) c->deleted[k]);
     }
     /* The stages served: gone (a carry that failed leaves them for the
      * next, which drops them before it writes them). */

@@ -72,6 +72,7 @@ online_lag_line (online_t *on, const bson_t *rec, const online_changes_t *ch)
     }
     if (taken)
         snprintf (when, sizeof when, ", taken %lld s ago", (long long) (now - taken));
-    printf ("lag: %s: %lld events (%lld documents) after the recorded point%s; catch-up ETA "
-            "%s%s\n", age, (long long) ch->events, (long long) ch->kept, when, eta, rate);
+    online_say_out (on, "lag: %s: %lld events (%lld documents) after the recorded point%s; "
+                    "catch-up ETA %s%s\n", age, (long long) ch->events, (long long) ch->kept,
+                    when, eta, rate);
 }

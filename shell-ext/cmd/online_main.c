@@ -158,15 +158,15 @@ fail_usage (const char *fmt, const char *arg)
     return 2;
 }
 
-/* The driver's own log: errors reach us as values and are printed once;
- * its warnings (a server without endSessions, as mongo-java-server) are
- * noise unless REMODEL_ONLINE_DEBUG is set. */
+/* The driver's own log, through the one voice (online_say_driver): errors
+ * reach us as values and are printed once; its warnings (a server without
+ * endSessions, as mongo-java-server) are noise unless REMODEL_ONLINE_DEBUG
+ * is set. */
 static void
 driver_log (mongoc_log_level_t level, const char *domain, const char *message, void *ctx)
 {
     (void) ctx;
-    if (level <= MONGOC_LOG_LEVEL_ERROR || getenv ("REMODEL_ONLINE_DEBUG"))
-        mongoc_log_default_handler (level, domain, message, NULL);
+    online_say_driver (level, domain, message);
 }
 
 /* After SIGINT or SIGTERM (online_signal.c): the one line that says where

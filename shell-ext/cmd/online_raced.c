@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "online_cmd.h"
-#include "remodel/cli.h"
 
 void
 online_raced_name (online_t *on, const char *coll, int n, char *buf, size_t cap)
@@ -66,9 +65,9 @@ count_one (online_t *on, const char *db, const char *raced, const char *coll, vo
     mongoc_collection_destroy (c);
     if (k < 0)
         return online_fail (on, err, &why, "counting a raced collection's documents");
-    rm_cli_line (stderr, "", "\n", "remodel: finalize: %lld document(s) the application wrote to "
-                 "%s.%s during the switch are in %s.%s, in the old design", (long long) k, db,
-                 coll, db, raced);
+    online_say_warn (on, "finalize: %lld document(s) the application wrote to %s.%s during the "
+                     "switch are in %s.%s, in the old design", (long long) k, db,
+                     coll, db, raced);
     n[0] += k;
     n[1]++;
     return true;
@@ -143,9 +142,9 @@ carry_one (online_t *on, const char *db, const char *raced, const char *coll, vo
                  online_fail (on, err, &why, "removing a carried document");
         } else if (ok && why.code == 11000) {
             char *text = bson_as_relaxed_extended_json (&sel, NULL);
-            rm_cli_line (stderr, "", "\n", "remodel: rollback: %s.%s: document %s, written "
-                         "during the switch, has an _id %s.%s holds already: left in %s.%s",
-                         db, raced, text, db, coll, db, raced);
+            online_say_warn (on, "rollback: %s.%s: document %s, written during the switch, has an "
+                             "_id %s.%s holds already: left in %s.%s",
+                             db, raced, text, db, coll, db, raced);
             bson_free (text);
             kept++;
         } else if (ok) {
@@ -158,10 +157,10 @@ carry_one (online_t *on, const char *db, const char *raced, const char *coll, vo
     mongoc_cursor_destroy (cur);
     mongoc_collection_destroy (from);
     mongoc_collection_destroy (to);
-    if (ok && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: rollback: %lld document(s) written to %s.%s "
-                     "during the switch carried back into it from %s.%s%s", (long long) carried,
-                     db, coll, db, raced, kept ? "" : " (dropped)");
+    if (ok)
+        online_say_note (on, "rollback: %lld document(s) written to %s.%s during the switch "
+                         "carried back into it from %s.%s%s", (long long) carried,
+                         db, coll, db, raced, kept ? "" : " (dropped)");
     *left += kept;
     if (ok && !kept) {
         mongoc_collection_t *r = online_collection (on, db, raced);

@@ -7,10 +7,8 @@
  * A range replayed after a crash merges the same documents again. */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "online_cmd.h"
-#include "remodel/cli.h"
 
 /* The smallest pipeline using the stage, to see whether the server has it. */
 static bson_t *
@@ -186,11 +184,9 @@ online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact, bso
     if (mongoc_cursor_next (cur, &doc)) {
         char *id = bson_as_relaxed_extended_json (doc, NULL);
         *exact = false;
-        if (!on->o->quiet)
-            rm_cli_line (stderr, "", "\n",
-                         "remodel: step %zu (%s): %s has a document whose \"%s\" holds an array "
-                         "(%s), for which the compiled pipeline is not exact: this step runs "
-                         "client-side", st->s->index, st->s->op, st->guard_ns->text,
+        online_say_note (on, "step %zu (%s): %s has a document whose \"%s\" holds an array (%s), "
+                         "for which the compiled pipeline is not exact: this step runs client-side",
+                         st->s->index, st->s->op, st->guard_ns->text,
                          st->guard_field, id);
         bson_free (id);
     }
@@ -334,13 +330,12 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
     mongoc_cursor_t *cur = NULL;
     int64_t seen = 0, written = 0, t0 = online_mono_ms ();
     online_retry_t retry = {0, 0};
-    bool done = false, ok, tty = isatty (STDERR_FILENO) && !o->log_json && !o->quiet;
+    bool done = false, ok, drawn = false;
 
     ok = online_checkpoint_read (on, s, cp->pass, &last, &done, &seen, &written, err);
     if (ok && done) {
-        if (!o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", s->index,
-                         s->op, cp->drive->text);
+        online_say_note (on, "step %zu (%s) %s: done before", s->index, s->op,
+                         cp->drive->text);
         goto out;
     }
     while (ok) {
@@ -378,14 +373,15 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
         bson_concat (&last, &hi);
         {
             int64_t now = online_mono_ms (), all = now - t0;
-            if (o->log_json)
+            if (online_say_how (on).json)
                 online_json_batch (on, s, cp->pass, cp->drive->text, true, n, now - b0, seen,
                                    written, all > 0 ? seen * 1000 / all : 0);
-            else if (tty)
-                rm_cli_line (stderr, "\r", "",
-                             "remodel: step %zu (%s) %s: %lld read, %lld written, %lld/s "
-                             "(server-side) ", s->index, s->op, cp->drive->text, (long long) seen,
-                             (long long) written, (long long) (all > 0 ? seen * 1000 / all : 0));
+            else
+                drawn |= online_say_progress (on, "step %zu (%s) %s: %lld read, %lld written, "
+                                              "%lld/s (server-side) ", s->index, s->op,
+                                              cp->drive->text, (long long) seen,
+                                              (long long) written,
+                                              (long long) (all > 0 ? seen * 1000 / all : 0));
         }
         if (o->max_rate > 0)
             online_sleep_ms (t0 + seen * 1000 / o->max_rate - online_mono_ms ());
@@ -394,10 +390,10 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
     if (ok)
         ok = online_checkpoint_save (on, s, cp->pass, cp->drive, cp->coll, &last, seen, written,
                                      true, err);
-    if (ok && !o->quiet)
-        rm_cli_line (stderr, tty && seen ? "\r" : "", "\n",
-                     "remodel: step %zu (%s) %s: %lld read, %lld written (server-side)", s->index,
-                     s->op, cp->drive->text, (long long) seen, (long long) written);
+    if (ok)
+        online_say_closing (on, drawn, "step %zu (%s) %s: %lld read, %lld written (server-side)",
+                            s->index, s->op, cp->drive->text, (long long) seen,
+                            (long long) written);
 out:
     if (cur)
         mongoc_cursor_destroy (cur);

@@ -96,8 +96,8 @@ rename_coll (online_t *on, const char *db, const char *from, const char *to, boo
         snprintf (what, sizeof what, "renaming %s to %s", a, b);
         return online_fail (on, err, &why, what);
     }
-    if (say && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: renamed %s to %s", a, b);
+    if (say)
+        online_say_note (on, "renamed %s to %s", a, b);
     return true;
 }
 
@@ -379,9 +379,9 @@ raced_aside (online_t *on, const move_t *m, bson_error_t *err)
         if (!online_coll_exists (on, m->db, name, &there, err))
             return false;
     }
-    rm_cli_line (stderr, "", "\n", "remodel: %s.%s was made again by the application's writes "
-                 "during the switch (they have not stopped): renamed aside, to be carried back "
-                 "into the original by rollback", m->db, m->coll);
+    online_say_warn (on, "%s.%s was made again by the application's writes during the switch (they "
+                     "have not stopped): renamed aside, to be carried back into the original by "
+                     "rollback", m->db, m->coll);
     return online_switch_rename (on, m->db, m->coll, name, err);
 }
 
@@ -573,9 +573,8 @@ online_switch_forward (online_t *on, const bson_t *mark, size_t *n_switched, bso
              journal_write (on, j, "finalize", 0, mark, err);
     } else if (ok) {
         ok = journal_resume (on, j, "finalize", err);
-        if (ok && !on->o->quiet)
-            rm_cli_line (stderr, "", "\n",
-                         "remodel: finalize: completing the switch an earlier command began");
+        if (ok)
+            online_say_note (on, "finalize: completing the switch an earlier command began");
     }
     ok = ok && run_moves (on, j, false, err);
     /* Finalized before anything is dropped: the intermediates are what no

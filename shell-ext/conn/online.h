@@ -400,6 +400,55 @@ void online_json_batch (const online_t *on, const rm_step_t *s, size_t pass, con
                         bool server_side, int64_t n, int64_t ms, int64_t seen, int64_t written,
                         int64_t rate);
 
+/* say: begin (online_say.c, issue 53) */
+/* The one voice: every line the program says below its commands' own
+ * closing words goes out through these, which decide once, from --quiet,
+ * --log-format json and whether standard error is a terminal, what is
+ * shown and how; text from the data is escaped (rm_cli_put_text). */
+typedef struct {
+    bool quiet;             /* --quiet: no notes, no meter */
+    bool json;              /* --log-format json: batches and throttle events as JSON lines */
+    bool meter;             /* a progress line redrawn in place: a terminal, neither of those */
+} online_say_how_t;
+typedef enum {
+    ONLINE_SAY_NOTE,        /* what it did or will do: not with --quiet */
+    ONLINE_SAY_WARN,        /* what the user must know (a finding, a failing document): always */
+    ONLINE_SAY_ASIDE        /* a note that may come while a meter is drawn: under it */
+} online_say_kind_t;
+/* on may be NULL (no options: shown, no JSON). */
+online_say_how_t online_say_how (const online_t *on);
+/* "remodel: " and the formatted text, escaped, a line on standard error,
+ * as kind says (note, warn and aside: shorthands). */
+void online_say (const online_t *on, online_say_kind_t kind, const char *fmt, ...)
+    BSON_GNUC_PRINTF (3, 4);
+void online_say_note (const online_t *on, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+void online_say_warn (const online_t *on, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+void online_say_aside (const online_t *on, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+/* The meter: the line redrawn in place, left open; false (nothing drawn)
+ * where there is no meter. closing: a pass's last line, over the meter
+ * when one was drawn (not with --quiet). meter_end: a drawn meter ended
+ * by a new line (keep) or erased (after an error, said alone). */
+bool online_say_progress (const online_t *on, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+void online_say_closing (const online_t *on, bool drawn, const char *fmt, ...)
+    BSON_GNUC_PRINTF (3, 4);
+void online_say_meter_end (const online_t *on, bool drawn, bool keep);
+/* A --log-format json line (its newline included), in one write on
+ * standard error; the caller builds it only where online_say_how says json. */
+void online_say_json (const online_t *on, const rm_buf_t *line);
+/* A command's report (status, lag) on standard output, as formatted
+ * (its fields are the caller's to escape); _stream: that stream. */
+void online_say_out (const online_t *on, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+FILE *online_say_out_stream (const online_t *on);
+/* libmongoc's log (main's handler): its errors only, unless
+ * REMODEL_ONLINE_DEBUG is set (a server without endSessions draws
+ * warnings that are noise), in the driver's own form. */
+bool online_say_driver_shown (mongoc_log_level_t level);
+void online_say_driver (mongoc_log_level_t level, const char *domain, const char *message);
+/* Tests: the streams instead of standard output and error (NULL: those),
+ * and whether err counts as a terminal (-1: isatty says). */
+void online_say_to (FILE *out, FILE *err, int tty);
+/* say: end */
+
 /* --- online_fault.c (issue 53): the fault layer, for the tests only --- */
 /* Wraps client's connections in the fault layer when REMODEL_ONLINE_FAULT
  * asks (read once): the Nth call of a kind cut before or after sending,

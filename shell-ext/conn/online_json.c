@@ -44,7 +44,6 @@ online_json_batch (const online_t *on, const rm_step_t *s, size_t pass, const ch
               server_side ? ",\"serverSide\":true" : "", (long long) n, (long long) ms,
               (long long) seen, (long long) written, (long long) rate);
     rm_buf_append (&line, nums, strlen (nums));
-    /* One call: lines of two writers never interleave. */
-    fwrite (line.data, 1, line.len, stderr);
+    online_say_json (on, &line);
     rm_buf_destroy (&line);
 }

@@ -5,10 +5,8 @@
  * first error of the run. online_retry_batch: that, and a run of
  * retries ended, at the end of a batch loop's batch. */
 #include <stdio.h>
-#include <unistd.h>
 
 #include "online.h"
-#include "remodel/cli.h"
 
 bool
 online_retry (online_t *on, online_retry_t *r, const bson_error_t *err)
@@ -23,9 +21,7 @@ online_retry (online_t *on, online_retry_t *r, const bson_error_t *err)
         return false;
     wait = 250LL << (r->tries < 5 ? r->tries : 5);
     r->tries++;
-    if (!on->o->quiet)
-        rm_cli_line (stderr, isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", "\n",
-                     "remodel: %s; retrying in %lld ms", err->message, (long long) wait);
+    online_say_aside (on, "%s; retrying in %lld ms", err->message, (long long) wait);
     online_sleep_ms (wait);
     return true;
 }

@@ -20,7 +20,6 @@
 
 #include "online_changes.h"
 #include "online_identity.h"
-#include "remodel/cli.h"
 
 bool
 online_follow_point (online_t *on, online_capture_t *c, bool *follows, bson_error_t *err)
@@ -103,9 +102,8 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     *save = ok;
     online_capture_point (&from, point, sizeof point);
     if (ok && lost) {
-        if (!on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: sync: history lost since %s (the change "
-                         "log no longer holds it): every step rescanned in full", point);
+        online_say_note (on, "sync: history lost since %s (the change log no longer holds it): "
+                         "every step rescanned in full", point);
         goto done;
     }
     /* After a --server-side run, no key map: a partner whose key changed
@@ -113,11 +111,9 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     ok = ok && online_plan_flag (on, "keysMissing", &nokeys, err);
     if (ok && nokeys) {
         on->keys_rebuilt = true;
-        if (!on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: sync: every step rescanned in full: the "
-                         "run was --server-side, which notes no join partner's keys, so a "
-                         "change to a partner's key could not be traced from the change log "
-                         "(this rescan notes them)");
+        online_say_note (on, "sync: every step rescanned in full: the run was --server-side, which "
+                         "notes no join partner's keys, so a change to a partner's key could not "
+                         "be traced from the change log (this rescan notes them)");
         goto done;
     }
     ch.anon_check = true;
@@ -131,20 +127,20 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
         snprintf (ch.rescan, sizeof ch.rescan, "the change log shows %lld drop(s) naming no "
                   "collection, and the server gives no collection UUIDs to tell them from a "
                   "drop of a source", (long long) ch.anon_drops);
-    else if (ok && ch.anon_drops && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: sync: the change log shows %lld drop(s) naming "
-                     "no collection; every source is the collection it was at the last point "
-                     "(its UUID): not a source's", (long long) ch.anon_drops);
+    else if (ok && ch.anon_drops)
+        online_say_note (on, "sync: the change log shows %lld drop(s) naming no collection; every "
+                         "source is the collection it was at the last point (its UUID): not a "
+                         "source's", (long long) ch.anon_drops);
     st->events = ch.events;
     on->incr_running = true;
     ok = ok && online_incr_sync (on, &ch, &noted, st, &done, first_full, err);
     on->incr_running = false;
-    if (ok && !on->o->quiet && (st->events || !on->following))
-        rm_cli_line (stderr, "", "\n", "remodel: sync: change log: %lld events since %s: %lld "
-                     "documents recomputed, %lld read, %lld results rewritten, %lld removed%s",
-                     (long long) st->events, point, (long long) st->recomputed,
-                     (long long) st->read, (long long) st->rewritten, (long long) st->removed,
-                     done ? "" : "; the rest rescanned");
+    if (ok && (st->events || !on->following))
+        online_say_note (on, "sync: change log: %lld events since %s: %lld documents recomputed, "
+                         "%lld read, %lld results rewritten, %lld removed%s",
+                         (long long) st->events, point, (long long) st->recomputed,
+                         (long long) st->read, (long long) st->rewritten, (long long) st->removed,
+                         done ? "" : "; the rest rescanned");
 done:
     online_changes_destroy (&ch);
     online_changes_destroy (&noted);

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "online_changes.h"
-#include "remodel/cli.h"
 
 /* err prefixed with the step, unless it names it already (the engine's
  * errors do, and the writes' "HOST: step N (OP): ..."): said once. */
@@ -112,8 +111,7 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
         for (size_t p = 0; p < np; p++)
             traced &= online_follower (&passes[p]) != NULL;
         if (!traced || *ch->rescan) {
-            if (!on->o->quiet)
-                rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full (%s)",
+            online_say_note (on, "sync: step %zu (%s)%s: rescanned in full (%s)",
                              s->index, s->op, i + 1 < on->plan.n ? " and the steps after it" : "",
                              *ch->rescan ? ch->rescan
                                          : "its results do not say which source document made "
@@ -135,9 +133,7 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
          * rescanned in full, from where its names still are. */
         if (*ch->rescan) {
             online_changes_destroy (&made);
-            if (!on->o->quiet)
-                rm_cli_line (stderr, "", "\n", "remodel: sync: step %zu (%s)%s: rescanned in full "
-                             "(%s)", s->index, s->op,
+            online_say_note (on, "sync: step %zu (%s)%s: rescanned in full (%s)", s->index, s->op,
                              i + 1 < on->plan.n ? " and the steps after it" : "", ch->rescan);
             *first_full = i;
             return true;
@@ -190,9 +186,8 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
             }
         }
         *differ += st.rewritten + st.removed;
-        if (!on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s): %lld documents "
-                         "verified (%s%s), %lld differ", on->o->command, s->index, s->op,
+        online_say_note (on, "%s: step %zu (%s): %lld documents verified (%s%s), %lld differ",
+                         on->o->command, s->index, s->op,
                          (long long) checked,
                          *no_sample ? "the first in _id order, as the server's $sample "
                                       "failed: " :

@@ -49,11 +49,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "online_lease_doc.h"
 #include "online_state.h"
-#include "remodel/cli.h"
 #include "remodel/tmppath.h"
 
 /* How long a lease lasts without renewal (REMODEL_ONLINE_LEASE_MS, for the
@@ -354,10 +352,9 @@ lease_repair (online_t *on, const char *id, const char *what, const char *said,
     }
     if (!ok)
         online_fail (on, err, &why, "setting the lease's epoch back");
-    else if (!on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: %s: the lease's %s set back to %lld, the "
-                     "newest possible one (%s)", what, said, (long long) newest,
-                     on->o->restart ? "--restart" : "--forget");
+    else
+        online_say_note (on, "%s: the lease's %s set back to %lld, the newest possible one (%s)",
+                         what, said, (long long) newest, on->o->restart ? "--restart" : "--forget");
     if (update)
         bson_destroy (update);
     bson_destroy (filter);
@@ -508,12 +505,10 @@ lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_
     /* Said, so that a user who saw "is being run by" before knows why
      * this run did not wait: the epoch went up, so nothing the gone
      * process may have left in flight counts after this. */
-    if (cur.found && *cur.owner && strcmp (cur.owner, on->owner) && cur.expires > now &&
-        !on->o->quiet)
-        rm_cli_line (stderr, "", "\n",
-                     "remodel: %s: lease taken over at once from %s, a process of this "
-                     "host that is gone (epoch %lld, after its %lld)", what, cur.owner,
-                     (long long) next, (long long) cur.epoch);
+    if (cur.found && *cur.owner && strcmp (cur.owner, on->owner) && cur.expires > now)
+        online_say_note (on, "%s: lease taken over at once from %s, a process of this host that is "
+                         "gone (epoch %lld, after its %lld)", what, cur.owner,
+                         (long long) next, (long long) cur.epoch);
     return lease_start (on, id, what, next, now, mono, err);
 }
 
@@ -539,9 +534,9 @@ sweep_spills (online_t *on)
     pthread_mutex_unlock (&mu);
     if (now)
         n = rm_tmppath_sweep_for (NULL, on->o->tmpdir, where, sizeof where);
-    if (n && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: removed %zu stale temporary file(s) of killed "
-                     "remodel runs from %s", n, where);
+    if (n)
+        online_say_note (on, "removed %zu stale temporary file(s) of killed remodel runs from %s",
+                         n, where);
 }
 
 bool

@@ -386,11 +386,11 @@ bound_text (const bson_t *part, const char *key, char *buf, size_t cap)
 /* A cell of status's table, escaped (rm_cli_put_text) and padded to
  * width columns by what it took on the screen. */
 static void
-cell (const char *text, int width)
+cell (FILE *out, const char *text, int width)
 {
-    size_t used = rm_cli_put_text (stdout, text, strlen (text));
+    size_t used = rm_cli_put_text (out, text, strlen (text));
     for (; (int) used < width; used++)
-        fputc (' ', stdout);
+        fputc (' ', out);
 }
 
 int
@@ -400,6 +400,8 @@ online_parts_list (online_t *on, bool running, bson_error_t *err)
     bson_iter_t it, keys;
     bool found;
     int rows = 0;
+    /* status's table: on the reporter's standard output. */
+    FILE *out = online_say_out_stream (on);
 
     if (!online_state_get (on, "plans", on->names.id, &record, &found, "reading the plan's record",
                            err)) {
@@ -422,8 +424,8 @@ online_parts_list (online_t *on, bool running, bson_error_t *err)
             if (!listed || (n = online_parts_count (&parts)) < 2)
                 continue;
             if (!rows++)
-                printf ("%-9s %-9s %-8s %10s %10s  %-34s %s\n", "STEP", "PARTITION", "STATE",
-                        "READ", "WRITTEN", "RANGE", "WORKER");
+                online_say_out (on, "%-9s %-9s %-8s %10s %10s  %-34s %s\n", "STEP", "PARTITION",
+                                "STATE", "READ", "WRITTEN", "RANGE", "WORKER");
             for (bson_iter_init (&pi, &parts); bson_iter_next (&pi); k++) {
                 char id[300], lo[200], hi[200], range[420], owner[160];
                 bson_t doc, part;
@@ -456,13 +458,13 @@ online_parts_list (online_t *on, bool running, bson_error_t *err)
                           *hi ? ", " : "", *hi ? hi : "");
                 /* The key, the bounds and the owner are as the state
                  * database holds them: escaped, as every message is. */
-                cell (key, 9);
-                printf (" %4u of %-2u %-8s %10lld %10lld  ", k + 1, n, st, (long long) seen,
-                        (long long) changed);
-                cell (range, 34);
-                fputc (' ', stdout);
-                cell (*owner ? owner : "-", 0);
-                fputc ('\n', stdout);
+                cell (out, key, 9);
+                online_say_out (on, " %4u of %-2u %-8s %10lld %10lld  ", k + 1, n, st,
+                                (long long) seen, (long long) changed);
+                cell (out, range, 34);
+                fputc (' ', out);
+                cell (out, *owner ? owner : "-", 0);
+                fputc ('\n', out);
                 bson_destroy (&doc);
             }
         }

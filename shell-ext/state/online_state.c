@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "online_state.h"
-#include "remodel/cli.h"
 #include "remodel/value.h"
 
 static mongoc_collection_t *
@@ -265,16 +264,16 @@ online_wait_while_paused (online_t *on, bson_error_t *err)
             break;
         if (!online_stop_check (on, "while paused", err))
             return false;
-        if (!said && !on->o->quiet)
-            rm_cli_line (stderr, isatty (STDERR_FILENO) && !on->o->log_json ? "\n" : "", "\n",
-                         "remodel: plan %s paused (remodel online resume goes on)", on->names.name);
+        if (!said)
+            online_say_aside (on, "plan %s paused (remodel online resume goes on)",
+                              on->names.name);
         said = true;
         if (!online_lease_check (on, err))
             return false;
         online_sleep_ms (1000);
     }
-    if (said && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: plan %s resumed", on->names.name);
+    if (said)
+        online_say_note (on, "plan %s resumed", on->names.name);
     return true;
 }
 

@@ -18,10 +18,8 @@
  * decisions themselves are online_throttle_rule.c's. */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "online_state.h"
-#include "remodel/cli.h"
 
 /* How old the record's lag may be before a worker reads it again. */
 #define LAG_EVERY_MS 1000
@@ -69,7 +67,7 @@ json_line (online_t *on, const char *what, const char *reason, const char *more)
     if (more)
         rm_buf_append (&line, more, strlen (more));
     rm_buf_append (&line, "}\n", 2);
-    fwrite (line.data, 1, line.len, stderr);
+    online_say_json (on, &line);
     rm_buf_destroy (&line);
 }
 
@@ -130,8 +128,9 @@ probe (online_t *on, online_throttle_t *th, bson_error_t *err)
         /* A line of text in either format, as run's capture line: the
          * JSON log's lines stay those of batches and of throttle events. */
         /* Once a process, not once a worker: its workers each probe. */
-        if (!on->o->quiet && !__atomic_exchange_n (&lag_note_said, true, __ATOMIC_SEQ_CST))
-            rm_cli_line (stderr, "", "\n", "remodel: throttle: %s", line);
+        if (!online_say_how (on).quiet &&
+            !__atomic_exchange_n (&lag_note_said, true, __ATOMIC_SEQ_CST))
+            online_say_note (on, "throttle: %s", line);
     }
     return true;
 }
@@ -224,13 +223,12 @@ take_settings (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *
         th->max_lag_ms = v;
         snprintf (said + k, sizeof said - k, " --max-lag %lldms", (long long) v);
     }
-    if (on->o->log_json) {
+    if (online_say_how (on).json) {
         snprintf (more, sizeof more, ",\"batchSize\":%lld,\"maxRate\":%lld,\"maxLagMs\":%lld",
                   (long long) *batch_size, (long long) th->max_rate, (long long) th->max_lag_ms);
         json_line (on, "set", said + (*said == ' '), more);
-    } else if (!on->o->quiet) {
-        rm_cli_line (stderr, isatty (STDERR_FILENO) ? "\n" : "", "\n",
-                     "remodel: set by remodel online set:%s", said);
+    } else {
+        online_say_aside (on, "set by remodel online set:%s", said);
     }
     set = BCON_NEW ("$set", "{", "settings.takenAt", BCON_DATE_TIME (online_wall_ms ()), "}");
     ok = online_plan_update (on, set, err);
@@ -315,17 +313,16 @@ online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size, 
     } else if (n > 0) {
         int64_t was = *batch_size;
         *batch_size = th->size = online_throttle_size (*batch_size, th->base, ms, th->max_latency_ms);
-        if (*batch_size != was && on->o->log_json) {
+        if (*batch_size != was && online_say_how (on).json) {
             char more[200];
             snprintf (more, sizeof more, ",\"batchSize\":%lld,\"was\":%lld,\"ms\":%lld",
                       (long long) *batch_size, (long long) was, (long long) ms);
             json_line (on, *batch_size < was ? "smaller batches" : "larger batches",
                        *batch_size < was ? "a batch's round trips over --max-latency" : NULL, more);
-        } else if (*batch_size < was && !on->o->quiet) {
-            rm_cli_line (stderr, isatty (STDERR_FILENO) ? "\n" : "", "\n",
-                         "remodel: a batch took %lld ms, over --max-latency %lld ms: batches of "
-                         "%lld documents now", (long long) ms, (long long) th->max_latency_ms,
-                         (long long) *batch_size);
+        } else if (*batch_size < was) {
+            online_say_aside (on, "a batch took %lld ms, over --max-latency %lld ms: batches of "
+                              "%lld documents now", (long long) ms, (long long) th->max_latency_ms,
+                              (long long) *batch_size);
         }
         th->rate_n += n;
         if (th->max_rate > 0)
@@ -353,12 +350,11 @@ online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size, 
             char more[64];
             int64_t took = online_mono_ms () - th->since;
             th->throttled = false;
-            if (on->o->log_json) {
+            if (online_say_how (on).json) {
                 snprintf (more, sizeof more, ",\"ms\":%lld", (long long) took);
                 json_line (on, "off", NULL, more);
-            } else if (!on->o->quiet) {
-                rm_cli_line (stderr, "", "\n", "remodel: throttle lifted after %.1f s",
-                             (double) took / 1000.0);
+            } else {
+                online_say_note (on, "throttle lifted after %.1f s", (double) took / 1000.0);
             }
             /* The rate counts from here: the wait is no reason to hurry. */
             th->rate_t0 = online_mono_ms ();
@@ -370,11 +366,10 @@ online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size, 
         if (!th->throttled) {
             th->throttled = true;
             th->since = online_mono_ms ();
-            if (on->o->log_json)
+            if (online_say_how (on).json)
                 json_line (on, "on", th->reason, NULL);
-            else if (!on->o->quiet)
-                rm_cli_line (stderr, isatty (STDERR_FILENO) ? "\n" : "", "\n",
-                             "remodel: throttled: %s", th->reason);
+            else
+                online_say_aside (on, "throttled: %s", th->reason);
             if (!note_state (on, th, err))
                 return false;
         }

@@ -1,0 +1,220 @@
+/* The one voice of remodel-online (online.h, "say"): every note, warning,
+ * progress line and --log-format json line of the layers below the
+ * commands' own closing words goes out here, as curl's infof and failf
+ * and git's progress do. What is shown, and how, is decided in one place
+ * (online_say_how) from --quiet, --log-format json and whether standard
+ * error is a terminal, so that no caller picks a stream, tests --quiet or
+ * asks isatty itself.
+ *
+ * Text from the data (a namespace, a plan's name, a server's message) is
+ * escaped here by rm_cli_put_text, as every message of every program is:
+ * one message stays one line and cannot drive the terminal. A line goes
+ * out under the stream's lock, so that two workers' lines never mix. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "online.h"
+#include "remodel/cli.h"
+
+/* Where the lines go: standard output and error, unless a test gave
+ * others (online_say_to). tty: -1 asks isatty of the error stream. */
+static FILE *say_out, *say_err;
+static int say_tty = -1;
+
+/* Clears the line a progress meter left: back to its start, then erased. */
+#define METER_LEAD "\r\033[K"
+
+void
+online_say_to (FILE *out, FILE *err, int tty)
+{
+    say_out = out;
+    say_err = err;
+    say_tty = tty;
+}
+
+static FILE *
+out_stream (void)
+{
+    return say_out ? say_out : stdout;
+}
+
+static FILE *
+err_stream (void)
+{
+    return say_err ? say_err : stderr;
+}
+
+online_say_how_t
+online_say_how (const online_t *on)
+{
+    online_say_how_t h;
+    const online_opts_t *o = on ? on->o : NULL;
+    bool tty = say_tty >= 0 ? say_tty > 0 : isatty (fileno (err_stream ()));
+
+    h.quiet = o && o->quiet;
+    h.json = o && o->log_json;
+    /* A meter only where a person watches, and where it would not break
+     * the lines a program reads (JSON) or a silence asked for. */
+    h.meter = tty && !h.quiet && !h.json;
+    return h;
+}
+
+/* lead, "remodel: " and the formatted text escaped, end: one write under
+ * the stream's lock. */
+static void
+put_line (FILE *f, const char *lead, const char *end, const char *fmt, va_list ap)
+{
+    char small[1024], *text = small;
+    va_list again;
+    int n;
+
+    va_copy (again, ap);
+    n = vsnprintf (small, sizeof small, fmt, ap);
+    if (n >= (int) sizeof small && (text = malloc ((size_t) n + 1)) != NULL)
+        vsnprintf (text, (size_t) n + 1, fmt, again);
+    else if (n >= (int) sizeof small)
+        text = small, n = (int) sizeof small - 1; /* cut rather than lost */
+    va_end (again);
+    flockfile (f);
+    fputs (lead, f);
+    fputs ("remodel: ", f);
+    if (n > 0)
+        rm_cli_put_text (f, text, (size_t) n);
+    fputs (end, f);
+    funlockfile (f);
+    if (text != small)
+        free (text);
+}
+
+static void
+vsay (const online_t *on, online_say_kind_t kind, const char *fmt, va_list ap)
+{
+    online_say_how_t h = online_say_how (on);
+    const char *lead = "";
+
+    switch (kind) {
+    case ONLINE_SAY_WARN:
+        break;
+    case ONLINE_SAY_ASIDE:
+        /* A meter may be open on the terminal: this line goes under it. */
+        if (h.meter)
+            lead = "\n";
+        /* fall through */
+    case ONLINE_SAY_NOTE:
+        if (h.quiet)
+            return;
+        break;
+    }
+    put_line (err_stream (), lead, "\n", fmt, ap);
+}
+
+void
+online_say (const online_t *on, online_say_kind_t kind, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    vsay (on, kind, fmt, ap);
+    va_end (ap);
+}
+
+void
+online_say_note (const online_t *on, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    vsay (on, ONLINE_SAY_NOTE, fmt, ap);
+    va_end (ap);
+}
+
+void
+online_say_warn (const online_t *on, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    vsay (on, ONLINE_SAY_WARN, fmt, ap);
+    va_end (ap);
+}
+
+void
+online_say_aside (const online_t *on, const char *fmt, ...)
+{
+    va_list ap;
+    va_start (ap, fmt);
+    vsay (on, ONLINE_SAY_ASIDE, fmt, ap);
+    va_end (ap);
+}
+
+bool
+online_say_progress (const online_t *on, const char *fmt, ...)
+{
+    va_list ap;
+    if (!online_say_how (on).meter)
+        return false;
+    va_start (ap, fmt);
+    put_line (err_stream (), METER_LEAD, "", fmt, ap);
+    va_end (ap);
+    return true;
+}
+
+void
+online_say_closing (const online_t *on, bool drawn, const char *fmt, ...)
+{
+    va_list ap;
+    if (online_say_how (on).quiet)
+        return;
+    va_start (ap, fmt);
+    put_line (err_stream (), drawn ? METER_LEAD : "", "\n", fmt, ap);
+    va_end (ap);
+}
+
+void
+online_say_meter_end (const online_t *on, bool drawn, bool keep)
+{
+    FILE *f = err_stream ();
+    (void) on;
+    if (drawn)
+        fputs (keep ? "\n" : METER_LEAD, f);
+}
+
+void
+online_say_json (const online_t *on, const rm_buf_t *line)
+{
+    FILE *f = err_stream ();
+    (void) on;
+    /* One call: lines of two writers never interleave. */
+    fwrite (line->data, 1, line->len, f);
+}
+
+void
+online_say_out (const online_t *on, const char *fmt, ...)
+{
+    va_list ap;
+    (void) on;
+    va_start (ap, fmt);
+    vfprintf (out_stream (), fmt, ap);
+    va_end (ap);
+}
+
+FILE *
+online_say_out_stream (const online_t *on)
+{
+    (void) on;
+    return out_stream ();
+}
+
+bool
+online_say_driver_shown (mongoc_log_level_t level)
+{
+    /* Only its errors: a server without endSessions (mongo-java-server)
+     * draws warnings that are noise, unless REMODEL_ONLINE_DEBUG asks. */
+    return level <= MONGOC_LOG_LEVEL_ERROR || getenv ("REMODEL_ONLINE_DEBUG");
+}
+
+void
+online_say_driver (mongoc_log_level_t level, const char *domain, const char *message)
+{
+    if (online_say_driver_shown (level))
+        mongoc_log_default_handler (level, domain, message, NULL);
+}

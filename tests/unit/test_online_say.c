@@ -1,0 +1,230 @@
+/* The online program's one voice (shell-ext/conn/online_say.c): what each
+ * kind of line prints, byte for byte, with and without --quiet and
+ * --log-format json, on a terminal and not, and that text from the data
+ * is escaped; the lines caught in memory streams the reporter is given. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "online.h"
+#include "online_batch.h"
+#include "test.h"
+
+static char *out_text, *err_text;
+static size_t out_len, err_len;
+static FILE *out_f, *err_f;
+static online_opts_t opts;
+static online_t on;
+
+/* A fresh capture: options as given, standard error a terminal or not. */
+static void
+begin (bool quiet, bool json, int tty)
+{
+    memset (&opts, 0, sizeof opts);
+    memset (&on, 0, sizeof on);
+    opts.quiet = quiet;
+    opts.log_json = json;
+    on.o = &opts;
+    snprintf (on.names.name, sizeof on.names.name, "p.json");
+    out_f = open_memstream (&out_text, &out_len);
+    err_f = open_memstream (&err_text, &err_len);
+    online_say_to (out_f, err_f, tty);
+}
+
+/* What reached each stream, compared, and the capture ended. */
+static void
+end (const char *want_out, const char *want_err)
+{
+    online_say_to (NULL, NULL, -1);
+    fclose (out_f);
+    fclose (err_f);
+    T_CHECK_STR (out_text, want_out);
+    T_CHECK_STR (err_text, want_err);
+    free (out_text);
+    free (err_text);
+}
+
+static void
+test_how (void)
+{
+    online_say_how_t h;
+    begin (false, false, 1);
+    h = online_say_how (&on);
+    T_CHECK (!h.quiet && !h.json && h.meter);
+    end ("", "");
+    /* The meter only on a terminal, and never with --quiet or JSON lines. */
+    begin (false, false, 0);
+    T_CHECK (!online_say_how (&on).meter);
+    end ("", "");
+    begin (true, false, 1);
+    h = online_say_how (&on);
+    T_CHECK (h.quiet && !h.meter);
+    end ("", "");
+    begin (false, true, 1);
+    h = online_say_how (&on);
+    T_CHECK (h.json && !h.meter);
+    end ("", "");
+    /* No options (the driver's log): said, plainly. */
+    begin (false, false, 0);
+    h = online_say_how (NULL);
+    T_CHECK (!h.quiet && !h.json && !h.meter);
+    end ("", "");
+}
+
+static void
+test_note_and_warn (void)
+{
+    begin (false, false, 0);
+    online_say_note (&on, "sync: %lld events", 3LL);
+    online_say_warn (&on, "dry run: fails: %s", "x");
+    end ("", "remodel: sync: 3 events\nremodel: dry run: fails: x\n");
+    /* --quiet: the notes go, the warnings stay. */
+    begin (true, false, 1);
+    online_say_note (&on, "renamed %s to %s", "a", "b");
+    online_say_warn (&on, "finalize: %d document(s)", 2);
+    online_say (&on, ONLINE_SAY_NOTE, "sync: step %d", 1);
+    online_say (&on, ONLINE_SAY_WARN, "verify: step %d", 1);
+    end ("", "remodel: finalize: 2 document(s)\nremodel: verify: step 1\n");
+    /* JSON lines: a note is still text. */
+    begin (false, true, 1);
+    online_say_note (&on, "plan %s resumed", "p");
+    end ("", "remodel: plan p resumed\n");
+}
+
+static void
+test_aside (void)
+{
+    /* Under a meter that may be open: a line of its own on a terminal. */
+    begin (false, false, 1);
+    online_say_aside (&on, "throttled: %s", "lag");
+    end ("", "\nremodel: throttled: lag\n");
+    begin (false, false, 0);
+    online_say_aside (&on, "throttled: %s", "lag");
+    end ("", "remodel: throttled: lag\n");
+    begin (false, true, 1);
+    online_say_aside (&on, "x; retrying in %d ms", 250);
+    end ("", "remodel: x; retrying in 250 ms\n");
+    begin (true, false, 1);
+    online_say_aside (&on, "plan %s paused", "p");
+    end ("", "");
+}
+
+static void
+test_meter (void)
+{
+    bool drawn;
+    begin (false, false, 1);
+    drawn = online_say_progress (&on, "step %d (%s) %s: %d read", 1, "embed", "db.a", 10);
+    online_say_closing (&on, drawn, "step %d (%s) %s: %d read", 1, "embed", "db.a", 20);
+    end ("", "\r\033[Kremodel: step 1 (embed) db.a: 10 read"
+             "\r\033[Kremodel: step 1 (embed) db.a: 20 read\n");
+    T_CHECK (drawn);
+    /* No terminal, --quiet, JSON: nothing drawn; the closing line plain
+     * (not with --quiet). */
+    begin (false, false, 0);
+    drawn = online_say_progress (&on, "step %d", 1);
+    online_say_closing (&on, drawn, "step %d: done", 1);
+    end ("", "remodel: step 1: done\n");
+    T_CHECK (!drawn);
+    begin (true, false, 1);
+    drawn = online_say_progress (&on, "step %d", 1);
+    online_say_closing (&on, drawn, "step %d: done", 1);
+    end ("", "");
+    T_CHECK (!drawn);
+    begin (false, true, 1);
+    T_CHECK (!online_say_progress (&on, "step %d", 1));
+    end ("", "");
+    /* A drawn meter ended: a new line, or erased after an error. */
+    begin (false, false, 1);
+    online_say_meter_end (&on, true, true);
+    online_say_meter_end (&on, true, false);
+    online_say_meter_end (&on, false, true);
+    end ("", "\n\r\033[K");
+}
+
+static void
+test_progress_of_a_pass (void)
+{
+    /* batch/online_progress.c asks the reporter: no meter, no progress
+     * (and no count asked of a server). */
+    begin (false, false, 0);
+    T_CHECK (online_progress_new (&on, "db", "a", 0) == NULL);
+    online_progress_draw (NULL, 1, "embed", "db.a", 5, 5);
+    T_CHECK (!online_progress_end (NULL));
+    end ("", "");
+    begin (true, false, 1);
+    T_CHECK (online_progress_new (&on, "db", "a", 0) == NULL);
+    end ("", "");
+    begin (false, true, 1);
+    T_CHECK (online_progress_new (&on, "db", "a", 0) == NULL);
+    end ("", "");
+}
+
+static void
+test_escaped (void)
+{
+    /* A namespace from the data: a line break, an escape sequence and a
+     * right-to-left override stay one inert line. */
+    begin (false, false, 0);
+    online_say_note (&on, "renamed %s to %s", "db.a\n\033[2Jb", "db.\xe2\x80\xae" "c");
+    end ("", "remodel: renamed db.a\\x0a\\x1b[2Jb to db.\\u202ec\n");
+}
+
+static void
+test_json_lines (void)
+{
+    rm_step_t s;
+    rm_buf_t line;
+    memset (&s, 0, sizeof s);
+    s.index = 2;
+    s.op = "embed";
+    /* A batch's line: JSON-escaped names, and said with --quiet too. */
+    begin (true, true, 1);
+    snprintf (on.names.name, sizeof on.names.name, "a\"b.json");
+    online_json_batch (&on, &s, 0, "db.c", false, 10, 5, 10, 9, 2000);
+    end ("", "{\"plan\":\"a\\\"b.json\",\"step\":2,\"op\":\"embed\",\"pass\":1,\"ns\":\"db.c\","
+             "\"batch\":10,\"ms\":5,\"read\":10,\"written\":9,\"rate\":2000}\n");
+    begin (false, true, 0);
+    rm_buf_init (&line);
+    rm_buf_append (&line, "{\"x\":1}\n", 8);
+    online_say_json (&on, &line);
+    rm_buf_destroy (&line);
+    end ("", "{\"x\":1}\n");
+}
+
+static void
+test_out (void)
+{
+    /* A command's report: standard output, as formatted, --quiet or not. */
+    begin (true, false, 1);
+    online_say_out (&on, "lag: %s: %d events\n", "5 s", 3);
+    T_CHECK (online_say_out_stream (&on) == out_f);
+    end ("lag: 5 s: 3 events\n", "");
+}
+
+static void
+test_driver (void)
+{
+    unsetenv ("REMODEL_ONLINE_DEBUG");
+    T_CHECK (online_say_driver_shown (MONGOC_LOG_LEVEL_ERROR));
+    T_CHECK (!online_say_driver_shown (MONGOC_LOG_LEVEL_WARNING));
+    T_CHECK (!online_say_driver_shown (MONGOC_LOG_LEVEL_DEBUG));
+    setenv ("REMODEL_ONLINE_DEBUG", "1", 1);
+    T_CHECK (online_say_driver_shown (MONGOC_LOG_LEVEL_WARNING));
+    unsetenv ("REMODEL_ONLINE_DEBUG");
+}
+
+int
+main (void)
+{
+    T_RUN (test_how);
+    T_RUN (test_note_and_warn);
+    T_RUN (test_aside);
+    T_RUN (test_meter);
+    T_RUN (test_progress_of_a_pass);
+    T_RUN (test_escaped);
+    T_RUN (test_json_lines);
+    T_RUN (test_out);
+    T_RUN (test_driver);
+    return t_done ();
+}
