@@ -104,10 +104,12 @@ bool online_preflight (online_t *on, bson_error_t *err);
  * namespaces switched; mark: fields $set with its journal, before its
  * first rename (finalize's afterSwitch, online_after.c). back: rollback's, from any point of a switch or
  * after it; *undone false when nothing was switched (no backup is there
- * either: the results may go). */
+ * either: the results may go); unsettled: a switch back stopped before it
+ * settled (online_after_unsettled), finished, not taken for nothing
+ * switched. */
 bool online_switch_forward (online_t *on, const bson_t *mark, size_t *n_switched,
                             bson_error_t *err);
-bool online_switch_back (online_t *on, bool *undone, bson_error_t *err);
+bool online_switch_back (online_t *on, bool unsettled, bool *undone, bson_error_t *err);
 /* finalize, before the writes stop: the server renames to names of the
  * switch's shapes (a probe collection named like each backup, in the
  * state database, where no read of the sources' change log sees it:

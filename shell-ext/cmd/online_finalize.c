@@ -845,6 +845,7 @@ online_rollback (online_t *on, bson_error_t *err)
         /* A finished switch: the application may have written to the new
          * collections since (online_after.c); checked before any rename. */
         online_life_t life;
+        bool unsettled;
         ok = online_plan_read (on, &r, err);
         life = ok ? online_life_state (&r, true, false) : ONLINE_LIFE_NOT_RUN;
         /* A switch finalize did not finish (finalize run again completes
@@ -853,7 +854,8 @@ online_rollback (online_t *on, bson_error_t *err)
          * none, undone as before). */
         if (ok && (life == ONLINE_LIFE_FINALIZED || life == ONLINE_LIFE_SWITCHING))
             ok = online_after_check (on, r.finalized, r.switching, err);
-        ok = ok && online_switch_back (on, &undone, err);
+        ok = ok && online_after_unsettled (on, &unsettled, err) &&
+             online_switch_back (on, unsettled, &undone, err);
         ok = ok && (!undone || online_after_settle (on, err));
         if (ok && undone) {
             if (!on->o->quiet)

@@ -609,7 +609,7 @@ online_switch_in (online_t *on, online_after_t *a, bson_error_t *err)
 }
 
 bool
-online_switch_back (online_t *on, bool *undone, bson_error_t *err)
+online_switch_back (online_t *on, bool unsettled, bool *undone, bson_error_t *err)
 {
     journal_t *j = bson_malloc0 (sizeof *j);
     online_record_t r;
@@ -618,13 +618,11 @@ online_switch_back (online_t *on, bool *undone, bson_error_t *err)
 
     *undone = false;
     if (ok && !found && !r.finalized) {
-        bool unsettled;
         /* A rollback whose renames were done and recorded (finalized
          * false, the journal gone) but that stopped before it settled:
          * finished here as it would have gone on (the raced writes carried,
          * the caller settles), the results kept beside the originals. */
-        ok = online_after_unsettled (on, &unsettled, err);
-        if (ok && unsettled) {
+        if (unsettled) {
             ok = online_raced_carry (on, err);
             *undone = ok;
             bson_free (j);
@@ -632,7 +630,7 @@ online_switch_back (online_t *on, bool *undone, bson_error_t *err)
         }
         /* Nothing was switched: the caller drops the results. But no
          * backup may be there (a switch whose journal is gone). */
-        ok = ok && journal_plan (on, j, err);
+        ok = journal_plan (on, j, err);
         for (size_t i = 0; ok && i < j->n; i++) {
             bool b;
             ok = drop_probes (on, &j->moves[i], err) &&
