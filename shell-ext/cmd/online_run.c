@@ -1322,6 +1322,14 @@ apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
             return false;
         }
     }
+    /* A plan whose results are live (finalized, or a switch begun) is
+     * refused before the preflight reads those collections, which are no
+     * longer its sources: with the words online_plan_record says it. */
+    if (a->mode == ONLINE_RUN) {
+        online_record_t r;
+        if (!online_plan_read (on, &r, err) || (r.found && !online_plan_unswitched (on, &r, err)))
+            return false;
+    }
     if (a->mode == ONLINE_RUN && !online_preflight (on, err))
         return false;
     /* --create-indexes as the run that began the plan was given it; else
