@@ -30,9 +30,11 @@ c['$1'].kids.insert_many([{'_id': 'a', 'owner': [0, 's0001']}, {'_id': 'l', 'own
 }
 # finds COLL FIELD: the run's finds of COLL (REMODEL_ONLINE_TRACE): of
 # them all in _id order in replies of 100 (the read once), then by FIELD
-# $in (a batch's).
+# $in (a batch's). From the run's first write of the plan's record on: the
+# preflight's reads come before it (whether any reference finds a partner).
 finds() {
-    echo "$(grep -c "\"find\" : \"$1\", \"filter\" : { *}, \"sort\" : { \"_id\" : 1 }, \"batchSize\" : 100," "$T/err"):$(grep -c "\"find\" : \"$1\", \"filter\" : { \"$2\" : { \"\$in\"" "$T/err")"
+    sed -n '/"update" : "plans"/,$p' "$T/err" >"$T/run-trace"
+    echo "$(grep -c "\"find\" : \"$1\", \"filter\" : { *}, \"sort\" : { \"_id\" : 1 }, \"batchSize\" : 100," "$T/run-trace"):$(grep -c "\"find\" : \"$1\", \"filter\" : { \"$2\" : { \"\$in\"" "$T/run-trace")"
 }
 
 for kind in $(online_kinds); do
