@@ -90,14 +90,20 @@ rm_cli_vmessage (const char *prefix, const char *fmt, va_list ap)
 }
 
 void
+rm_cli_vline (FILE *f, const char *lead, const char *end, const char *fmt, va_list ap)
+{
+    fputs (lead, f);
+    put_formatted (f, fmt, ap);
+    fputs (end, f);
+}
+
+void
 rm_cli_line (FILE *f, const char *lead, const char *end, const char *fmt, ...)
 {
     va_list ap;
-    fputs (lead, f);
     va_start (ap, fmt);
-    put_formatted (f, fmt, ap);
+    rm_cli_vline (f, lead, end, fmt, ap);
     va_end (ap);
-    fputs (end, f);
 }
 
 static void

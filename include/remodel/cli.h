@@ -151,6 +151,7 @@ void rm_cli_vmessage (const char *prefix, const char *fmt, va_list ap);
  * (end ""), its own control bytes kept apart from what it shows. */
 void rm_cli_line (FILE *f, const char *lead, const char *end, const char *fmt, ...)
     BSON_GNUC_PRINTF (4, 5);
+void rm_cli_vline (FILE *f, const char *lead, const char *end, const char *fmt, va_list ap);
 /* "remodel: error: MESSAGE", escaped: an error printed once, at the top. */
 void rm_cli_error (const bson_error_t *err);
 

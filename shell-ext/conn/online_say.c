@@ -66,26 +66,12 @@ online_say_how (const online_t *on)
 static void
 put_line (FILE *f, const char *lead, const char *end, const char *fmt, va_list ap)
 {
-    char small[1024], *text = small;
-    va_list again;
-    int n;
-
-    va_copy (again, ap);
-    n = vsnprintf (small, sizeof small, fmt, ap);
-    if (n >= (int) sizeof small && (text = malloc ((size_t) n + 1)) != NULL)
-        vsnprintf (text, (size_t) n + 1, fmt, again);
-    else if (n >= (int) sizeof small)
-        text = small, n = (int) sizeof small - 1; /* cut rather than lost */
-    va_end (again);
+    /* stdio's locks nest: rm_cli_vline's writes stay inside this one. */
     flockfile (f);
     fputs (lead, f);
     fputs ("remodel: ", f);
-    if (n > 0)
-        rm_cli_put_text (f, text, (size_t) n);
-    fputs (end, f);
+    rm_cli_vline (f, "", end, fmt, ap);
     funlockfile (f);
-    if (text != small)
-        free (text);
 }
 
 static void
