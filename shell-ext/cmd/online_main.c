@@ -1,6 +1,5 @@
 /* remodel-online: the online companion's commands (online_cmd.h). Reached as
  * `remodel online COMMAND ...`; errors are printed once, here. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,19 +133,6 @@ static const char usage[] =
     "in full (no abbreviation); one a command does not take is refused (exit 2),\n"
     "naming both.\n";
 
-/* "remodel: PREFIX..." on standard error, escaped as every message is
- * (remodel/cli.h): names from the plan or the server stay one line. */
-static void
-note (const char *prefix, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
-static void
-note (const char *prefix, const char *fmt, ...)
-{
-    va_list ap;
-    va_start (ap, fmt);
-    rm_cli_vmessage (prefix, fmt, ap);
-    va_end (ap);
-}
-
 /* A refusal of the command line: "remodel: error: online: ...", escaped
  * (the plan's path or a value may hold any byte), exit 2. */
 static int
@@ -154,7 +140,7 @@ fail_usage (const char *fmt, const char *arg)
 {
     char text[1024];
     snprintf (text, sizeof text, fmt, arg);
-    note ("error: online: ", "%s (remodel online --help)", text);
+    online_say_warn (NULL, "error: online: %s (remodel online --help)", text);
     return 2;
 }
 
@@ -183,7 +169,7 @@ stopped_note (online_t *on, const online_cmd_t *c, const bson_error_t *err)
     online_lease_drop (on);
     freed = online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, &why) &&
             (!*holder || strncmp (holder, on->owner, strlen (on->owner)));
-    note ("", "%s: %s; %s; %s", c->name, err->message,
+    online_say_warn (on, "%s: %s; %s; %s", c->name, err->message,
           freed ? "lease released"
                 : "the lease could not be released (a run on this host takes it over at once)",
           c->on_stop);
@@ -295,7 +281,7 @@ parse (int argc, char **argv, online_opts_t *o, const online_cmd_t **c)
     const char *cmd;
 
     if (argc < 2 || !strcmp (argv[1], "--help") || !strcmp (argv[1], "-h")) {
-        fputs (usage, argc < 2 ? stderr : stdout);
+        online_say_usage (usage, argc >= 2);
         return argc < 2 ? 2 : 0;
     }
     cmd = argv[1];
@@ -305,12 +291,12 @@ parse (int argc, char **argv, online_opts_t *o, const online_cmd_t **c)
     if (!*c || !rm_cli_command_find (cmd_name, &cmd_id))
         return fail_usage ("unknown command \"%s\"", cmd);
     if (!rm_cli_parse (cmd_id, argc, argv, 2, &args, &err) || !read_opts (args.v, o, &err)) {
-        rm_cli_error (&err);
+        online_say_error (NULL, &err);
         rm_cli_args_destroy (&args);
         return 2;
     }
     if (args.v[RM_OPT_HELP].given) {
-        fputs (usage, stdout);
+        online_say_usage (usage, true);
         rm_cli_args_destroy (&args);
         return 0;
     }
@@ -337,7 +323,7 @@ parse (int argc, char **argv, online_opts_t *o, const online_cmd_t **c)
 /* The status by one map, as remodel's (a refusal 2), from the command's
  * rc and err; the error said once. */
 static int
-finish (online_t *on, const online_opts_t *o, const online_cmd_t *c, int rc, bson_error_t *err)
+finish (online_t *on, const online_cmd_t *c, int rc, bson_error_t *err)
 {
     if (rc && err->domain == RM_ERROR_DOMAIN && err->code == RM_ERR_INTERRUPTED &&
         online_stop_requested ()) {
@@ -345,12 +331,12 @@ finish (online_t *on, const online_opts_t *o, const online_cmd_t *c, int rc, bso
         stopped_note (on, c, err);
     } else if (rc && err->code) {
         rc = rm_cli_exit_status (err);
-        rm_cli_error (err);
-    } else if (!rc && online_stop_requested () && !o->quiet && c->life != ONLINE_DO_FOLLOW) {
+        online_say_error (on, err);
+    } else if (!rc && online_stop_requested () && c->life != ONLINE_DO_FOLLOW) {
         /* It came when nothing was left to stop between (a switch's renames
          * are never left half done); follow stops on it by design. */
-        note ("", "%s: %s came as it was finishing: it completed first", c->name,
-              online_stop_name ());
+        online_say_note (on, "%s: %s came as it was finishing: it completed first", c->name,
+                         online_stop_name ());
     }
     return rc;
 }
@@ -363,7 +349,10 @@ main (int argc, char **argv)
     const online_cmd_t *c = NULL;
     online_t on;
     bson_error_t err = {0};
-    int rc = parse (argc, argv, &o, &c);
+    int rc;
+
+    online_say_start (); /* the trace's clock */
+    rc = parse (argc, argv, &o, &c);
 
     if (rc >= 0) {
         if (o.write_concern)
@@ -383,7 +372,7 @@ main (int argc, char **argv)
         rc = 1; /* a contradicting --in-place: 2, by finish */
     else
         rc = c->fn (&on, c, &err);
-    rc = finish (&on, &o, c, rc, &err);
+    rc = finish (&on, c, rc, &err);
     /* A lease still held (an early return) is released, not left to
      * expire: here, where the commands release it, not in the connection
      * below them. */

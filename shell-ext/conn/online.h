@@ -444,6 +444,17 @@ FILE *online_say_out_stream (const online_t *on);
  * warnings that are noise), in the driver's own form. */
 bool online_say_driver_shown (mongoc_log_level_t level);
 void online_say_driver (mongoc_log_level_t level, const char *domain, const char *message);
+/* error: "remodel: error: " and err's message, always (main's last line);
+ * usage: the usage text, on standard output when asked for (--help), on
+ * standard error with a refusal. */
+void online_say_error (const online_t *on, const bson_error_t *err);
+void online_say_usage (const char *text, bool asked);
+/* REMODEL_ONLINE_TRACE's line of a reply: "trace: at T ms took D ms "
+ * then what and how, T since online_say_start (main's first act; else
+ * the first trace line), read as the line is written, so that the lines
+ * are in time order; D the call's own duration. */
+void online_say_start (void);
+void online_say_trace (int64_t took_usec, const char *what, const char *how);
 /* Tests: the streams instead of standard output and error (NULL: those),
  * and whether err counts as a terminal (-1: isatty says). */
 void online_say_to (FILE *out, FILE *err, int tty);

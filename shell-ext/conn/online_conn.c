@@ -138,10 +138,12 @@ credentials_escaped (const char *uri)
     return true;
 }
 
-/* REMODEL_ONLINE_TRACE=1: each command the server answers, one line on
- * stderr (milliseconds, database, the command cut short), to see where a
- * slow run spends its time. No secret: the driver hands its monitoring
- * the authentication commands emptied (the APM specification's redaction). */
+/* REMODEL_ONLINE_TRACE=1: each command the server answers, one line
+ * through the reporter (when since the start, how long the call took,
+ * database, the command cut short), to see where a slow run spends its
+ * time: a gap between two lines is time spent off the server. No secret:
+ * the driver hands its monitoring the authentication commands emptied
+ * (the APM specification's redaction). */
 static __thread char trace_last[512]; /* a worker's own: its commands run on its thread */
 
 static void
@@ -157,7 +159,7 @@ trace_started (const mongoc_apm_command_started_t *e)
 static void
 trace_done (int64_t usec, const char *how)
 {
-    fprintf (stderr, "trace: %8.1f ms %s%s\n", (double) usec / 1000.0, trace_last, how);
+    online_say_trace (usec, trace_last, how);
 }
 
 static void

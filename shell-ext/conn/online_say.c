@@ -164,6 +164,47 @@ online_say_meter_end (const online_t *on, bool drawn, bool keep)
         fputs (keep ? "\n" : METER_LEAD, f);
 }
 
+/* The one line an error ends the command with: main says it, once. */
+void
+online_say_error (const online_t *on, const bson_error_t *err)
+{
+    online_say_warn (on, "error: %s", err->message);
+}
+
+void
+online_say_usage (const char *text, bool asked)
+{
+    /* Asked for (--help): the command's output; else a refusal's. */
+    fputs (text, asked ? out_stream () : err_stream ());
+}
+
+/* The trace's clock starts where main starts it, or at its first line. */
+static int64_t say_t0;
+
+void
+online_say_start (void)
+{
+    __atomic_store_n (&say_t0, bson_get_monotonic_time (), __ATOMIC_SEQ_CST);
+}
+
+void
+online_say_trace (int64_t took_usec, const char *what, const char *how)
+{
+    FILE *f = err_stream ();
+    int64_t zero = 0, now;
+
+    (void) __atomic_compare_exchange_n (&say_t0, &zero, bson_get_monotonic_time (), false,
+                                        __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    /* The clock read under the stream's lock: a trace read top to bottom
+     * is in time order, whichever worker's reply each line is. */
+    flockfile (f);
+    now = bson_get_monotonic_time ();
+    fprintf (f, "trace: at %9.1f ms took %8.1f ms %s%s\n",
+             (double) (now - __atomic_load_n (&say_t0, __ATOMIC_SEQ_CST)) / 1000.0,
+             (double) took_usec / 1000.0, what, how);
+    funlockfile (f);
+}
+
 void
 online_say_json (const online_t *on, const rm_buf_t *line)
 {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "online.h"
 #include "online_batch.h"
@@ -203,6 +204,60 @@ test_out (void)
 }
 
 static void
+test_error_and_usage (void)
+{
+    bson_error_t err;
+    /* The command's last line, escaped, with --quiet too. */
+    begin (true, false, 1);
+    bson_set_error (&err, 1, 1, "plan %s: no such file", "a\nb");
+    online_say_error (&on, &err);
+    online_say_error (NULL, &err);
+    end ("", "remodel: error: plan a\\x0ab: no such file\n"
+             "remodel: error: plan a\\x0ab: no such file\n");
+    /* Usage: --help's output, or a refusal's on standard error. */
+    begin (false, false, 0);
+    online_say_usage ("usage: x\n", true);
+    online_say_usage ("usage: y\n", false);
+    end ("usage: x\n", "usage: y\n");
+}
+
+static void
+test_trace (void)
+{
+    double at[3], took[3];
+    char what[3][64];
+    const char *line;
+    /* Each reply: since the start, then the call's own time; in order. */
+    begin (true, true, 0);
+    online_say_start ();
+    online_say_trace (1500, "admin: { \"ping\" : 1 }", "");
+    online_say_trace (300, "db: { \"find\" : \"a\" }", " (failed: x)");
+    usleep (2000);
+    online_say_trace (123456789, "db: {}", "");
+    online_say_to (NULL, NULL, -1);
+    fclose (out_f);
+    fclose (err_f);
+    T_CHECK_STR (out_text, "");
+    line = err_text;
+    for (int i = 0; i < 3; i++) {
+        T_CHECK (sscanf (line, "trace: at %lf ms took %lf ms %63[^\n]", &at[i], &took[i],
+                         what[i]) == 3);
+        T_CHECK (!strncmp (line, "trace: at ", 10));
+        line = strchr (line, '\n') + 1;
+    }
+    T_CHECK (*line == '\0');
+    T_CHECK (at[0] >= 0 && at[0] <= at[1] && at[1] + 2.0 <= at[2]);
+    T_CHECK (took[0] == 1.5 && took[1] == 0.3 && took[2] == 123456.8);
+    T_CHECK_STR (what[0], "admin: { \"ping\" : 1 }");
+    T_CHECK_STR (what[1], "db: { \"find\" : \"a\" } (failed: x)");
+    T_CHECK_STR (what[2], "db: {}");
+    /* The figures in columns, as before the clock was added. */
+    T_CHECK (strstr (err_text, " took      1.5 ms admin: ") != NULL);
+    free (out_text);
+    free (err_text);
+}
+
+static void
 test_driver (void)
 {
     unsetenv ("REMODEL_ONLINE_DEBUG");
@@ -225,6 +280,8 @@ main (void)
     T_RUN (test_escaped);
     T_RUN (test_json_lines);
     T_RUN (test_out);
+    T_RUN (test_error_and_usage);
+    T_RUN (test_trace);
     T_RUN (test_driver);
     return t_done ();
 }
