@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "remodel/crc64.h"
+#include "remodel/fuse.h"
 #include "remodel/names.h"
 #include "remodel/passes.h"
 #include "remodel/sha1.h"
@@ -83,7 +84,12 @@ void
 rm_name_target (const rm_names_t *nm, const rm_step_t *s, const rm_nsref_t *ref, char *buf,
                 size_t cap)
 {
-    snprintf (buf, cap, "%s_remodel_%s_%zu", ref->coll, nm->id, s->index);
+    size_t index = s->index;
+    if (nm->fused && s->index >= 1 && s->index <= nm->fused->n) {
+        size_t first, n = rm_plan_run (nm->fused, s->index - 1, &first);
+        index = nm->fused->steps[first + n - 1].index;
+    }
+    snprintf (buf, cap, "%s_remodel_%s_%zu", ref->coll, nm->id, index);
 }
 
 void
@@ -117,6 +123,31 @@ rm_name_move_step (rm_names_t *nm, const rm_step_t *s, const rm_nsref_t **target
     }
 }
 
+size_t
+rm_names_run (const rm_names_t *nm, size_t i)
+{
+    size_t first, n;
+    if (!nm->fused || i >= nm->fused->n)
+        return 1;
+    n = rm_plan_run (nm->fused, i, &first);
+    return first == i ? n : 0;
+}
+
+void
+rm_names_label (const rm_names_t *nm, const rm_step_t *s, char *buf, size_t cap)
+{
+    size_t n = s->index >= 1 ? rm_names_run (nm, s->index - 1) : 1, at;
+    if (n <= 1) {
+        snprintf (buf, cap, "step %zu (%s)", s->index, s->op);
+        return;
+    }
+    at = (size_t) snprintf (buf, cap, "steps %zu-%zu (", s->index, s[n - 1].index);
+    for (size_t k = 0; k < n && at < cap; k++)
+        at += (size_t) snprintf (buf + at, cap - at, "%s%s", k ? ", " : "", s[k].op);
+    if (at < cap)
+        snprintf (buf + at, cap - at, ")");
+}
+
 void
 rm_names_clear (rm_names_t *nm)
 {
@@ -137,9 +168,11 @@ rm_names_of_plan (rm_names_t *nm, const rm_plan_t *plan, bson_error_t *err)
         const rm_step_t *s = &plan->steps[i];
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *targets[8];
-        size_t np = rm_step_passes (s, false, passes, err);
+        size_t np = rm_step_passes (s, false, passes, err), first;
         if (!np)
             return false;
+        if (nm->fused && (rm_plan_run (nm->fused, i, &first), first != i))
+            continue;
         rm_name_move_step (nm, s, targets, rm_step_targets (s, passes, np, targets));
     }
     return true;

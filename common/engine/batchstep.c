@@ -1,6 +1,7 @@
 /* A step over a batch held in memory (remodel/batchstep.h): the engine
- * itself, given a one-step plan, a reader over the batch's documents and a
- * writer that hands the results back. */
+ * itself, given a one-step plan (or a fused run's steps, remodel/fuse.h),
+ * a reader over the batch's documents and a writer that hands the results
+ * back. */
 #include "engine_impl.h"
 #include "remodel/batchstep.h"
 
@@ -10,7 +11,7 @@
 #define MAX_INPUTS 4
 
 struct rm_batchstep {
-    rm_plan_t plan;             /* one step: the caller's, by pointer */
+    rm_plan_t plan;             /* one step or a run: the caller's, by pointer */
     const char *tmpdir;
     rm_dump_info_t info;        /* the step's distinct inputs */
     size_t slot[MAX_INPUTS];    /* input number -> namespace of info */
@@ -23,12 +24,20 @@ struct rm_batchstep {
 rm_batchstep_t *
 rm_batchstep_new (const rm_step_t *s, const char *tmpdir)
 {
+    return rm_batchstep_new_run (s, 1, tmpdir);
+}
+
+/* The run's inputs are its first step's: the steps after it read what it
+ * writes (remodel/fuse.h). */
+rm_batchstep_t *
+rm_batchstep_new_run (const rm_step_t *s, size_t n_steps, const char *tmpdir)
+{
     rm_batchstep_t *b = bson_malloc0 (sizeof *b);
     const rm_nsref_t *in[MAX_INPUTS];
     size_t n = rm_step_inputs (s, in, MAX_INPUTS);
 
     b->plan.steps = (rm_step_t *) s;
-    b->plan.n = 1;
+    b->plan.n = n_steps ? n_steps : 1;
     b->tmpdir = tmpdir;
     rm_dump_info_init (&b->info);
     for (size_t i = 0; i < n; i++) {

@@ -30,6 +30,10 @@ typedef bool (*rm_batchstep_fn) (void *ctx, const char *ns, const uint8_t *doc, 
 
 /* tmpdir: where a batch too large for memory spills (NULL: $TMPDIR). */
 rm_batchstep_t *rm_batchstep_new (const rm_step_t *s, const char *tmpdir);
+/* A fused run (remodel/fuse.h): the n_steps steps from s on, consecutive
+ * in the caller's plan, in one pass of the engine over the run's first
+ * step's inputs; the results are the last step's. */
+rm_batchstep_t *rm_batchstep_new_run (const rm_step_t *s, size_t n_steps, const char *tmpdir);
 
 /* Joins by $lookup's rules of MongoDB 9.0 (SERVER-36681) rather than those
  * of 5.0 to 8.x, the default (rm_engine_opts_t.lookup_since_36681). */

@@ -27,6 +27,10 @@ typedef struct {
     char digest[17];        /* CRC-64 of the plan's bytes, hex */
     rm_name_t *moved;       /* each move, in order: a namespace's last says */
     size_t n_moved;         /* where it is now */
+    /* The plan whose runs of steps run fused (remodel/fuse.h): a run has
+     * one result per namespace, named after its last step, and no other;
+     * NULL (rm_names_identify's): every step its own (the compiler's). */
+    const rm_plan_t *fused;
 } rm_names_t;
 
 /* Fills nm's identity from the plan file's path (nothing moved yet). id:
@@ -38,7 +42,8 @@ void rm_names_identify (rm_names_t *nm, const char *plan_path);
 /* The collection holding ref's documents now. */
 const char *rm_name_now (const rm_names_t *nm, const rm_nsref_t *ref);
 /* The collection a side-by-side step writes output ref to:
- * "<coll>_remodel_<id>_<step>", beside its source until finalize. */
+ * "<coll>_remodel_<id>_<step>", beside its source until finalize; with
+ * fused runs, any step of a run writes its run's, named after its last. */
 void rm_name_target (const rm_names_t *nm, const rm_step_t *s, const rm_nsref_t *ref, char *buf,
                      size_t cap);
 /* Where finalize keeps coll's original: "<coll>_remodel_<id>_backup". */
@@ -47,12 +52,22 @@ void rm_name_backup (const rm_names_t *nm, const char *coll, char *buf, size_t c
 void rm_name_inplace_backup (const rm_names_t *nm, const rm_step_t *s, char *buf, size_t cap);
 /* From now on ref's documents are in coll. */
 void rm_name_move (rm_names_t *nm, const rm_nsref_t *ref, const char *coll);
-/* Step s ran side by side: its targets are where their namespaces are. */
+/* Step s ran side by side (a fused run: its first step): its targets are
+ * where their namespaces are. */
 void rm_name_move_step (rm_names_t *nm, const rm_step_t *s, const rm_nsref_t **targets, size_t nt);
+/* How many steps the run beginning at plan step number i (0-based) has
+ * under nm: 1 without fused runs or for a step alone, 0 for a step
+ * inside a run begun before it (that run's pass computes it). */
+size_t rm_names_run (const rm_names_t *nm, size_t i);
+/* For messages: "step 3 (set)", or a fused run's "steps 3-5 (set, unset,
+ * rename)", for the step s begins. */
+void rm_names_label (const rm_names_t *nm, const rm_step_t *s, char *buf, size_t cap);
 /* Forgets every move (the identity stays). */
 void rm_names_clear (rm_names_t *nm);
 /* Where each namespace ends once every step of plan has run side by side,
- * without running anything (false: a step that cannot run online). */
+ * without running anything (false: a step that cannot run online). With
+ * nm->fused, a run moves its namespace once, to its one result: its
+ * steps' other names are never made, so nothing expects them. */
 bool rm_names_of_plan (rm_names_t *nm, const rm_plan_t *plan, bson_error_t *err);
 
 #endif

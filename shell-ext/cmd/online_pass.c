@@ -29,6 +29,7 @@ online_pass_resolve (const online_t *on, const online_step_t *st, size_t pi, onl
     ps->s = st->s;
     ps->p = p;
     ps->index = pi;
+    rm_names_label (&on->names, st->s, ps->label, sizeof ps->label);
     ps->drive = st->in[p->drive];
     ps->drive_ns = ps->drive->text;
     snprintf (ps->drive_coll, sizeof ps->drive_coll, "%s", rm_name_now (&on->names, ps->drive));

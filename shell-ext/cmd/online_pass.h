@@ -5,11 +5,12 @@
  * workers share read only: names, not connections, so a worker opens its
  * own collections from them on its own connection.
  *
- * A pass is one step's today. Fusing consecutive steps into one read
- * (issue 49) would make a pass read its first step's inputs and write its
- * last step's targets: the value keeps what it reads (in, drive, partner)
- * apart from what it writes (target, sets), so that it can say so without
- * its users changing. */
+ * A pass is one step's, or a fused run's (remodel/fuse.h, issue 49): s is
+ * then the run's first step, whose inputs it reads, whose checkpoints and
+ * partitions it keeps, and whose engine computes the whole run
+ * (online_engine_new); its targets are the run's one result per
+ * namespace, named after its last step (rm_name_target). Its users see
+ * one pass either way. */
 #ifndef REMODEL_ONLINE_PASS_H
 #define REMODEL_ONLINE_PASS_H
 
@@ -33,6 +34,7 @@ typedef struct {
     const rm_step_t *s;
     const rm_pass_t *p;
     size_t index;
+    char label[200];        /* "step 3 (set)", "steps 3-5 (set, unset, rename)" */
     /* What it reads: the driving namespace (its text for messages), the
      * partners' (NULL: none), and the collections holding them now (an
      * earlier step's results, side by side). */

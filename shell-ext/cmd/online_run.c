@@ -587,9 +587,9 @@ run_where (online_t *on, const online_pass_t *ps, bson_t *last, bool *done, int6
         if (!ok || !joined || (*n_parts > 1 && !ps->keeps_set))
             break;
         if (!said && !o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: joined: waiting for the "
-                         "run that holds the plan's lease (%s)", ps->s->index, ps->s->op,
-                         ps->drive_ns, *n_parts == 0 ? "to record its partitions" : "to read it");
+            rm_cli_line (stderr, "", "\n", "remodel: %s %s: joined: waiting for the run that "
+                         "holds the plan's lease (%s)", ps->label, ps->drive_ns,
+                         *n_parts == 0 ? "to record its partitions" : "to read it");
         said = true;
         online_sleep_ms (500);
     }
@@ -684,8 +684,7 @@ pass_said (online_t *on, const online_pass_t *ps, const reader_t *r, online_prog
             snprintf (mine, sizeof mine, " (%lld of the %u partitions read here)",
                       (long long) taken, n_parts);
         rm_cli_line (stderr, drawn ? "\r\033[K" : "", "\n",
-                     "remodel: step %zu (%s) %s: %lld read, %lld %s%s%s", ps->s->index, ps->s->op,
-                     ps->drive_ns, (long long) r->j.seen, (long long) r->j.written,
+                     "remodel: %s %s: %lld read, %lld %s%s%s", ps->label, ps->drive_ns, (long long) r->j.seen, (long long) r->j.written,
                      o->dry_run ? (o->in_place ? "would change" : "would write")
                                 : (o->in_place ? "changed" : "written"), split, mine);
     } else if (ok && drawn) {
@@ -715,8 +714,8 @@ pass_run (online_t *on, const online_pass_t *ps, online_passrun_t *pr, bson_erro
     ok = run_where (on, ps, &last, &done, &seen, &written, &parts, &n_parts, err);
     if (ok && done) {
         if (!o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: done before", ps->s->index,
-                         ps->s->op, ps->drive_ns);
+            rm_cli_line (stderr, "", "\n", "remodel: %s %s: done before", ps->label,
+                         ps->drive_ns);
         bson_destroy (&last);
         bson_destroy (&parts);
         return true;
@@ -724,8 +723,8 @@ pass_run (online_t *on, const online_pass_t *ps, online_passrun_t *pr, bson_erro
     if (ok && n_parts > 1) {
         ok = parts_totals (on, ps, n_parts, &seen, &written, err);
         if (ok && !o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) %s: %u partitions, %lld "
-                         "worker(s)%s", ps->s->index, ps->s->op, ps->drive_ns, n_parts,
+            rm_cli_line (stderr, "", "\n", "remodel: %s %s: %u partitions, %lld worker(s)%s",
+                         ps->label, ps->drive_ns, n_parts,
                          (long long) (ps->keeps_set ? 1 : o->workers),
                          ps->keeps_set && o->workers > 1 ? " (its results' _ids are checked "
                                                            "in one set)" : "");
@@ -763,9 +762,8 @@ rescan_parts (online_t *on, const online_pass_t *ps, online_mode_t mode, bson_t 
               online_parts_get (on, ps->s, ps->index, NULL, false, false, parts, err);
     *n_parts = ok && !ps->keeps_set && !bson_empty (parts) ? online_parts_count (parts) : 1;
     if (ok && *n_parts <= 1 && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: one range, one worker "
-                     "(%s)", mode == ONLINE_SYNC ? "sync" : "verify", ps->s->index, ps->s->op,
-                     ps->drive_ns, ps->keeps_set ? "its results' _ids are checked in one set"
+        rm_cli_line (stderr, "", "\n", "remodel: %s: %s %s: one range, one worker (%s)",
+                     mode == ONLINE_SYNC ? "sync" : "verify", ps->label, ps->drive_ns, ps->keeps_set ? "its results' _ids are checked in one set"
                                                  : "its run read it whole");
     return ok;
 }
@@ -795,9 +793,8 @@ rescan_workers (online_t *on, const online_pass_t *ps, reader_t *r, const bson_t
     pr->reported = ctx.reported;
     r->j.seen = ctx.read;
     if (ok && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s) %s: %u partitions, %d "
-                     "worker(s): %lld read", r->mode == ONLINE_SYNC ? "sync" : "verify",
-                     ps->s->index, ps->s->op, ps->drive_ns, n_parts, n, (long long) ctx.read);
+        rm_cli_line (stderr, "", "\n", "remodel: %s: %s %s: %u partitions, %d worker(s): %lld "
+                     "read", r->mode == ONLINE_SYNC ? "sync" : "verify", ps->label, ps->drive_ns, n_parts, n, (long long) ctx.read);
     return ok;
 }
 
@@ -1066,8 +1063,8 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
         ok = pass_drivers[mode](on, &ps, &pr, err);
         *differ += pr.differ;
         if (pr.reported > ONLINE_REPORT_MAX && !(mode == ONLINE_SYNC && on->o->quiet))
-            rm_cli_line (stderr, "", "\n", "remodel: %s: step %zu (%s): %d more ranges differ",
-                         mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
+            rm_cli_line (stderr, "", "\n", "remodel: %s: %s: %d more ranges differ",
+                         mode == ONLINE_SYNC ? "sync" : "verify", ps.label,
                          pr.reported - ONLINE_REPORT_MAX);
         passrun_destroy (&pr);
     }
@@ -1423,9 +1420,16 @@ apply_steps (online_t *on, apply_t *a, bson_error_t *err)
     }
     if (ok && mode == ONLINE_VERIFY && on->verify_sample > 0)
         ok = online_incr_verify_sample (on, on->verify_sample, &a->differ, &a->first, err);
-    for (size_t i = a->first; ok && i < on->plan.n; i++)
-        ok = run_step (on, &on->plan.steps[i], a->server ? &a->compiled.steps[i] : NULL, mode,
-                       &a->differ, err);
+    /* A fused run (remodel/fuse.h) is one pass, its first step's, which
+     * runs client-side: the compiler's pipelines are a step's each. */
+    for (size_t i = a->first; ok && i < on->plan.n;) {
+        size_t n = rm_names_run (&on->names, i);
+        if (n > 0)
+            ok = run_step (on, &on->plan.steps[i],
+                           a->server && n == 1 ? &a->compiled.steps[i] : NULL, mode, &a->differ,
+                           err);
+        i += n ? n : 1;
+    }
     if (ok && on->o->dry_run && on->doc_fails) {
         rm_error_set (err, RM_ERR_DATA, "%s: dry run: %lld document(s) fail the plan's "
                       "expressions or filters (the first %d said above): nothing written; give "

@@ -139,6 +139,49 @@ was_shown (const shown_t *sh, int64_t step, int64_t pass)
     return false;
 }
 
+/* The steps of the run plan step i begins (remodel/fuse.h): 0 for one
+ * inside a run, whose row is its first step's. A plan that ran in place
+ * fused nothing, whatever this command was given. */
+static size_t
+run_of (const online_t *on, const online_record_t *r, size_t i)
+{
+    return r->in_place ? 1 : rm_names_run (&on->names, i);
+}
+
+/* The STEP column: a fused run's steps as "1-4". */
+static void
+step_cell (const online_t *on, const online_record_t *r, const rm_step_t *s)
+{
+    size_t n = s->index >= 1 ? run_of (on, r, s->index - 1) : 1;
+    char steps[32];
+    if (n <= 1) {
+        printf ("%-5zu ", s->index);
+        return;
+    }
+    snprintf (steps, sizeof steps, "%zu-%zu", s->index, s[n - 1].index);
+    printf ("%-5s ", steps);
+}
+
+/* Under the table, a line for each fused run: its steps read as one pass
+ * and written as one result, which the table's row (its first step's
+ * checkpoint) counts. */
+static void
+status_runs (online_t *on, const online_record_t *r)
+{
+    for (size_t i = 0; i < on->plan.n; i++) {
+        const rm_step_t *s = &on->plan.steps[i];
+        const rm_nsref_t *in[4];
+        char label[200], target[400];
+        if (run_of (on, r, i) <= 1)
+            continue;
+        rm_step_inputs (s, in, 4);
+        rm_names_label (&on->names, s, label, sizeof label);
+        rm_name_target (&on->names, s, in[0], target, sizeof target);
+        rm_cli_line (stdout, "", "\n", "%s %s: fused: one pass, one result (%s.%s)", label,
+                     in[0]->text, in[0]->db, target);
+    }
+}
+
 /* A row for each pass after those with a checkpoint that has none yet,
  * "pending": a run stopped between two passes would otherwise show only
  * the passes done and read as finished. A pass split in partitions is
@@ -153,6 +196,8 @@ status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_
         size_t np = rm_step_passes (s, r->in_place, passes, err);
         if (!np)
             return false;
+        if (!run_of (on, r, i))
+            continue;
         rm_step_inputs (s, in, 4);
         for (size_t p = 0; p < np; p++) {
             char opname[64];
@@ -172,7 +217,7 @@ status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_
                 snprintf (opname, sizeof opname, "%s/%zu", s->op, p + 1);
             else
                 snprintf (opname, sizeof opname, "%s", s->op);
-            printf ("%-5zu ", s->index);
+            step_cell (on, r, s);
             cell (opname, 14);
             fputc (' ', stdout);
             cell (in[passes[p].drive]->text, 30);
@@ -281,7 +326,10 @@ status_row (online_t *on, const online_record_t *r, const bson_t *doc, bool aliv
     else
         snprintf (opname, sizeof opname, "%s", w.op);
     /* op and ns are as the state database holds them: escaped. */
-    printf ("%-5lld ", (long long) w.step);
+    if (w.step >= 1 && (size_t) w.step <= on->plan.n)
+        step_cell (on, r, &on->plan.steps[w.step - 1]);
+    else
+        printf ("%-5lld ", (long long) w.step);
     cell (opname, 14);
     fputc (' ', stdout);
     cell (w.ns, 30);
@@ -409,6 +457,7 @@ online_status (online_t *on, bson_error_t *err)
     if (rows < 0 || (rows && !status_pending (on, &r, &shown, err)))
         return -1;
     status_counts (on, &r, &shown);
+    status_runs (on, &r);
     if (!rows)
         status_none (on, &r, holder, gone);
     /* The passes split in partitions (online_partition_state.c). */

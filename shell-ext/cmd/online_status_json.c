@@ -12,13 +12,39 @@
 #include "remodel/cli.h"
 #include "remodel/extjson.h"
 
+/* A fused run's steps, for a pass of its first step s (n of them:
+ * remodel/fuse.h): "steps" [1, 2, ...] and "ops" beside "step" and "op",
+ * which are its first step's, where its checkpoints are. A step alone
+ * has neither. */
+static void
+run_fields (const rm_step_t *s, size_t n, bson_t *part)
+{
+    bson_t steps, ops;
+    char key[16];
+    const char *kp;
+    if (n <= 1)
+        return;
+    BSON_APPEND_ARRAY_BEGIN (part, "steps", &steps);
+    for (size_t k = 0; k < n; k++) {
+        bson_uint32_to_string ((uint32_t) k, &kp, key, sizeof key);
+        BSON_APPEND_INT64 (&steps, kp, (int64_t) s[k].index);
+    }
+    bson_append_array_end (part, &steps);
+    BSON_APPEND_ARRAY_BEGIN (part, "ops", &ops);
+    for (size_t k = 0; k < n; k++) {
+        bson_uint32_to_string ((uint32_t) k, &kp, key, sizeof key);
+        BSON_APPEND_UTF8 (&ops, kp, s[k].op);
+    }
+    bson_append_array_end (part, &ops);
+}
+
 /* Pass p of step s's recorded partitions, when it was split in two or
  * more (online_partition_state.c): each appended to arr from *n on with
  * its bounds as recorded, its state, worker and counts. Returns how many
  * (0: the pass is one partition, its own checkpoint), -1 on an error. */
 static int
-split_pass (online_t *on, const rm_step_t *s, size_t p, const char *ns, bool alive, bson_t *arr,
-            uint32_t *n, bool *all_done, bson_error_t *err)
+split_pass (online_t *on, const rm_step_t *s, size_t run, size_t p, const char *ns, bool alive,
+            bson_t *arr, uint32_t *n, bool *all_done, bson_error_t *err)
 {
     bson_t parts = BSON_INITIALIZER;
     bson_iter_t it;
@@ -61,6 +87,7 @@ split_pass (online_t *on, const rm_step_t *s, size_t p, const char *ns, bool ali
         BSON_APPEND_UTF8 (&part, "ns", ns);
         BSON_APPEND_INT64 (&part, "step", (int64_t) s->index);
         BSON_APPEND_UTF8 (&part, "op", s->op);
+        run_fields (s, run, &part);
         BSON_APPEND_INT64 (&part, "pass", (int64_t) p + 1);
         BSON_APPEND_INT64 (&part, "partition", (int64_t) k + 1);
         BSON_APPEND_INT64 (&part, "of", (int64_t) count);
@@ -98,8 +125,13 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *in[4];
         size_t np = rm_step_passes (s, r->in_place, passes, err);
+        /* A fused run's partitions are its first step's; a plan run in
+         * place fused nothing. */
+        size_t run = r->in_place ? 1 : rm_names_run (&on->names, i);
         if (!np)
             return false;
+        if (!run)
+            continue;
         rm_step_inputs (s, in, 4);
         for (size_t p = 0; p < np; p++) {
             char id[300], key[16];
@@ -108,7 +140,7 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
             bool found, done = false;
             int64_t seen = 0, changed = 0, pr;
             bool split_done;
-            int split = split_pass (on, s, p, in[passes[p].drive]->text, alive, arr, &n,
+            int split = split_pass (on, s, run, p, in[passes[p].drive]->text, alive, arr, &n,
                                     &split_done, err);
             if (split < 0)
                 return false;
@@ -140,6 +172,7 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
             BSON_APPEND_UTF8 (&part, "ns", in[passes[p].drive]->text);
             BSON_APPEND_INT64 (&part, "step", (int64_t) s->index);
             BSON_APPEND_UTF8 (&part, "op", s->op);
+            run_fields (s, run, &part);
             BSON_APPEND_INT64 (&part, "pass", (int64_t) p + 1);
             BSON_APPEND_DOCUMENT_BEGIN (&part, "bounds", &bounds);
             BSON_APPEND_MINKEY (&bounds, "min");

@@ -16,10 +16,10 @@
 /* err prefixed with the step, unless it names it already (the engine's
  * errors do, and the writes' "HOST: step N (OP): ..."): said once. */
 static void
-online_error_step (bson_error_t *err, const rm_step_t *s)
+online_error_step (const online_t *on, bson_error_t *err, const rm_step_t *s)
 {
-    char tag[120];
-    snprintf (tag, sizeof tag, "step %zu (%s)", s->index, s->op);
+    char tag[200];
+    rm_names_label (&on->names, s, tag, sizeof tag);
     if (!strstr (err->message, tag))
         rm_error_prefix (err, "%s", tag);
 }
@@ -98,21 +98,29 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
 {
     *done = false;
     *first_full = 0;
-    for (size_t i = 0; i < on->plan.n; i++) {
+    for (size_t i = 0, run; i < on->plan.n; i += run) {
         const rm_step_t *s = &on->plan.steps[i];
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *targets[8];
         size_t np = rm_step_passes (s, on->o->in_place, passes, err), nt;
         bool traced = true;
         online_changes_t made;
+        char label[200];
 
+        /* A fused run is its first step's pass (remodel/fuse.h). */
+        run = rm_names_run (&on->names, i);
+        if (!run) {
+            run = 1;
+            continue;
+        }
+        rm_names_label (&on->names, s, label, sizeof label);
         if (!np)
             return false;
         for (size_t p = 0; p < np; p++)
             traced &= online_follower (&passes[p]) != NULL;
         if (!traced || *ch->rescan) {
-            online_say_note (on, "sync: step %zu (%s)%s: rescanned in full (%s)",
-                             s->index, s->op, i + 1 < on->plan.n ? " and the steps after it" : "",
+            online_say_note (on, "sync: %s%s: rescanned in full (%s)", label,
+                             i + run < on->plan.n ? " and the steps after it" : "",
                              *ch->rescan ? ch->rescan
                                          : "its results do not say which source document made "
                                            "them");
@@ -124,17 +132,18 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
         for (size_t p = 0; p < np; p++)
             if (!online_follower (&passes[p])->follow (on, s, &passes[p], p, ONLINE_SYNC, ch,
                                                        noted, &made,
-                                                       read_later (on, i, targets, nt), st, err)) {
+                                                       read_later (on, i + run - 1, targets, nt),
+                                                       st, err)) {
                 online_changes_destroy (&made);
-                online_error_step (err, s);
+                online_error_step (on, err, s);
                 return false;
             }
         /* Too many drivers to recompute one by one: this step is
          * rescanned in full, from where its names still are. */
         if (*ch->rescan) {
             online_changes_destroy (&made);
-            online_say_note (on, "sync: step %zu (%s)%s: rescanned in full (%s)", s->index, s->op,
-                             i + 1 < on->plan.n ? " and the steps after it" : "", ch->rescan);
+            online_say_note (on, "sync: %s%s: rescanned in full (%s)", label,
+                             i + run < on->plan.n ? " and the steps after it" : "", ch->rescan);
             *first_full = i;
             return true;
         }
@@ -143,7 +152,7 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
         /* In place the next steps read the same collections. */
         if (!on->o->in_place)
             rm_name_move_step (&on->names, s, targets, nt);
-        *first_full = i + 1;
+        *first_full = i + run;
     }
     *done = true;
     return true;
@@ -154,16 +163,22 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
                            bson_error_t *err)
 {
     *first_full = 0;
-    for (size_t i = 0; i < on->plan.n; i++) {
+    for (size_t i = 0, run; i < on->plan.n; i += run) {
         const rm_step_t *s = &on->plan.steps[i];
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *targets[8];
         size_t np = rm_step_passes (s, false, passes, err), nt;
         bool traced = np > 0;
-        char no_sample[200] = "";
+        char no_sample[200] = "", label[200];
         int64_t checked = 0;
         online_incr_stats_t st;
 
+        run = rm_names_run (&on->names, i);
+        if (!run) {
+            run = 1;
+            continue;
+        }
+        rm_names_label (&on->names, s, label, sizeof label);
         if (!np)
             return false;
         for (size_t p = 0; p < np; p++)
@@ -181,13 +196,13 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
             checked += ch.kept;
             online_changes_destroy (&ch);
             if (!ok) {
-                online_error_step (err, s);
+                online_error_step (on, err, s);
                 return false;
             }
         }
         *differ += st.rewritten + st.removed;
-        online_say_note (on, "%s: step %zu (%s): %lld documents verified (%s%s), %lld differ",
-                         on->o->command, s->index, s->op,
+        online_say_note (on, "%s: %s: %lld documents verified (%s%s), %lld differ",
+                         on->o->command, label,
                          (long long) checked,
                          *no_sample ? "the first in _id order, as the server's $sample "
                                       "failed: " :
@@ -195,7 +210,7 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
                          no_sample, (long long) (st.rewritten + st.removed));
         nt = rm_step_targets (s, passes, np, targets);
         rm_name_move_step (&on->names, s, targets, nt);
-        *first_full = i + 1;
+        *first_full = i + run;
     }
     return true;
 }

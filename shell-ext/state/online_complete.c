@@ -84,6 +84,11 @@ online_run_complete (online_t *on, bson_error_t *err)
         const rm_nsref_t *in[4];
         rm_pass_t passes[RM_MAX_PASSES];
         size_t np = rm_step_passes (s, on->o->in_place, passes, err);
+        char label[200];
+        /* A fused run's checkpoints are its first step's (remodel/fuse.h). */
+        if (np && rm_names_run (&on->names, i) == 0)
+            continue;
+        rm_names_label (&on->names, s, label, sizeof label);
         if (!np) {
             rm_error_prefix (err, "%s", on->o->plan_path);
             return false;
@@ -110,8 +115,8 @@ online_run_complete (online_t *on, bson_error_t *err)
             else
                 snprintf (how, sizeof how, "%lld read", (long long) cp->seen);
             used += (size_t) snprintf (said + used, used < sizeof said ? sizeof said - used : 0,
-                                       "%sstep %zu (%s) %s%s: %s", named++ ? "; " : "", s->index,
-                                       s->op, in[passes[p].drive]->text, pass, how);
+                                       "%s%s %s%s: %s", named++ ? "; " : "", label,
+                                       in[passes[p].drive]->text, pass, how);
             if (used >= sizeof said)
                 used = sizeof said - 1;
         }

@@ -39,6 +39,11 @@ online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
     if (!rm_plan_load (&on->plan, o->plan_path, err))
         return false;
     rm_names_identify (&on->names, o->plan_path);
+    /* Side by side, consecutive steps the engine runs in one pass run in
+     * one online pass with one result (remodel/fuse.h); in place each
+     * step keeps its own backups. */
+    if (!o->in_place)
+        on->names.fused = &on->plan;
     {
         char host[64] = "?";
         gethostname (host, sizeof host - 1);
