@@ -34,13 +34,11 @@ note_made (online_t *on, const char *db, const char *coll, const char *name, con
     if (on->lease) {
         ok = online_plan_update (on, u, err);
     } else {
-        mongoc_collection_t *c = online_collection (on, on->o->state_db, "plans");
         bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
         bson_error_t why;
-        ok = mongoc_collection_update_one (c, q, u, NULL, NULL, &why) ||
+        ok = online_ops (on)->state_update (on, "plans", q, u, false, NULL, &why) ||
              online_fail (on, err, &why, "noting an index it made");
         bson_destroy (q);
-        mongoc_collection_destroy (c);
     }
     bson_destroy (u);
     return ok;
@@ -52,14 +50,15 @@ static bool
 has_made (online_t *on, const char *db, const char *coll, const char *name, const char *key,
           bson_error_t *err, bool *found)
 {
+    const online_ops_t *ops = online_ops (on);
     mongoc_collection_t *c = online_collection (on, db, coll);
-    mongoc_cursor_t *cur = mongoc_collection_find_indexes_with_opts (c, NULL);
+    online_cursor_t *cur = ops->indexes (on, c);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
 
     *found = false;
-    while (!*found && mongoc_cursor_next (cur, &doc)) {
+    while (!*found && ops->next (cur, &doc)) {
         bson_iter_t it, k;
         if (!bson_iter_init_find (&it, doc, "name") || !BSON_ITER_HOLDS_UTF8 (&it) ||
             strcmp (bson_iter_utf8 (&it, NULL), name) != 0)
@@ -70,9 +69,8 @@ has_made (online_t *on, const char *db, const char *coll, const char *name, cons
                  !bson_iter_next (&k);
     }
     /* Its collection gone (results dropped): the index went with it. */
-    if (mongoc_cursor_error (cur, &why) && why.code != 26)
+    if (!ops->end (cur, &why) && why.code != 26)
         ok = online_fail (on, err, &why, "listing indexes");
-    mongoc_cursor_destroy (cur);
     mongoc_collection_destroy (c);
     return ok;
 }
@@ -103,7 +101,7 @@ online_index_drop_made (online_t *on, bson_error_t *err)
                 mongoc_collection_t *c = online_collection (on, v[0], v[1]);
                 bson_error_t why;
                 ok = online_lease_check (on, err) &&
-                     (mongoc_collection_drop_index_with_opts (c, v[2], NULL, &why) ||
+                     (online_ops (on)->drop_index (on, c, v[2], &why) ||
                       online_fail (on, err, &why, "dropping an index it made"));
                 mongoc_collection_destroy (c);
                 if (ok)
@@ -162,7 +160,7 @@ online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t **targe
                                 BCON_DOCUMENT (&key), "name", BCON_UTF8 (name), "}", "]");
                 c = online_collection (on, ns->db, coll);
                 ok = online_lease_check (on, err) &&
-                     (mongoc_collection_write_command_with_opts (c, cmd, NULL, NULL, &why) ||
+                     (online_ops (on)->index_command (on, c, cmd, NULL, &why) ||
                       online_fail (on, err, &why, "creating an index of a new collection"));
                 mongoc_collection_destroy (c);
                 bson_destroy (cmd);
@@ -178,8 +176,9 @@ bool
 online_index_check (online_t *on, const char *db, const char *coll, const char *key, bool create,
                     bson_error_t *err)
 {
+    const online_ops_t *ops = online_ops (on);
     mongoc_collection_t *c;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool found = false, ok = true;
@@ -187,8 +186,8 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
     if (strcmp (key, "_id") == 0)
         return true; /* every collection has it */
     c = online_collection (on, db, coll);
-    cur = mongoc_collection_find_indexes_with_opts (c, NULL);
-    while (!found && mongoc_cursor_next (cur, &doc)) {
+    cur = ops->indexes (on, c);
+    while (!found && ops->next (cur, &doc)) {
         bson_iter_t it;
         const uint8_t *data;
         uint32_t len;
@@ -201,9 +200,8 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
     }
     /* A collection that does not exist yet has no index and no documents:
      * NamespaceNotFound (26) is not an error here. */
-    if (mongoc_cursor_error (cur, &why) && why.code != 26)
+    if (!ops->end (cur, &why) && why.code != 26)
         ok = online_fail (on, err, &why, "listing indexes");
-    mongoc_cursor_destroy (cur);
     if (ok && !found) {
         if (create && on->o->dry_run) {
             /* A dry run writes nothing: it says what a run would make. */
@@ -218,7 +216,7 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
             bson_iter_t a, b;
             cmd = BCON_NEW ("createIndexes", BCON_UTF8 (coll), "indexes", "[", "{", "key", "{",
                             key, BCON_INT32 (1), "}", "name", BCON_UTF8 (name), "}", "]");
-            ok = mongoc_collection_write_command_with_opts (c, cmd, NULL, &reply, &why) ||
+            ok = ops->index_command (on, c, cmd, &reply, &why) ||
                  online_fail (on, err, &why, "creating an index");
             /* Noted only when this command made it: an index another
              * client made in between is not remodel's to drop. */

@@ -200,26 +200,27 @@ static int
 read_cursor (online_t *on, mongoc_collection_t *partner, const rm_pass_t *p, int64_t chunk,
              fill_t *f, bson_error_t *err)
 {
-    bson_t filter = BSON_INITIALIZER, *opts;
-    mongoc_cursor_t *cur;
+    const online_ops_t *ops = online_ops (on);
+    bson_t *opts;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
-    bool fits = true;
+    bool fits = true, read;
 
     opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "batchSize",
                      BCON_INT32 ((int32_t) chunk));
     online_partner_projection (p, opts);
-    cur = mongoc_collection_find_with_opts (partner, &filter, opts, NULL);
+    cur = ops->range (on, partner, NULL, opts);
     bson_destroy (opts);
-    while (fits && mongoc_cursor_next (cur, &doc))
+    while (fits && ops->next (cur, &doc))
         fits = fill_add (f, p->partner_key, doc);
-    if (fits && mongoc_cursor_error (cur, &why)) {
-        mongoc_cursor_destroy (cur);
+    /* Not all read (past --memory): the cursor is killed here, its
+     * error (none asked for more) not the read's. */
+    read = ops->end (cur, &why);
+    if (fits && !read) {
         online_fail (on, err, &why, "reading a pass's partners");
         return -1;
     }
-    /* Not all read (past --memory): the cursor is killed here. */
-    mongoc_cursor_destroy (cur);
     return fits ? 1 : 0;
 }
 

@@ -182,7 +182,94 @@ typedef struct {
     struct online_fold_s *fold;
     size_t n_fold;
     online_caps_t caps;         /* the server's capabilities (online_caps.c) */
+    const struct online_ops *ops; /* the server's operations (online_ops.c); NULL: libmongoc's */
 } online_t;
+
+/* ops: begin (online_ops.c, issue 53) */
+/* Every call remodel makes of a server goes through this table: one
+ * implementation over libmongoc (online_ops_mongoc), and, because each is
+ * a pointer, room for another that picks the server per operation (a
+ * source read, a destination written: issue 54) or names the operation
+ * (a fault layer, a trace). Collections are the driver's handles
+ * (online_collection); a read is a cursor read with next and ended with
+ * end (its error, then freed); a write batch is filled with add and sent
+ * with send (freed either way; discard frees one unsent). Each says only
+ * the server's error in why: the caller names what it was doing
+ * (online_fail). reply arguments are initialized either way, or NULL. */
+typedef struct online_cursor online_cursor_t;
+typedef struct online_wbatch online_wbatch_t;
+typedef enum {
+    ONLINE_W_INSERT,        /* doc */
+    ONLINE_W_UPDATE,        /* the document sel finds, by the update doc */
+    ONLINE_W_REPLACE,       /* the document sel finds, by doc whole */
+    ONLINE_W_DELETE         /* the document sel finds */
+} online_wkind_t;
+/* What the oplog read does with each entry (online_changes.c keeps a few fields). */
+typedef void (*online_entry_fn) (const bson_t *entry, void *arg);
+typedef struct online_ops {
+    const char *name;
+    /* Reads: filter with opts (sort, projection, limit...); range, in _id
+     * order after the _id after (NULL: from the first); keys, whose field
+     * is one of the array keys; indexes, listIndexes. */
+    online_cursor_t *(*find) (online_t *on, mongoc_collection_t *c, const bson_t *filter,
+                              const bson_t *opts);
+    online_cursor_t *(*range) (online_t *on, mongoc_collection_t *c, const bson_iter_t *after,
+                               const bson_t *opts);
+    online_cursor_t *(*keys) (online_t *on, mongoc_collection_t *c, const char *field,
+                              const bson_t *keys, const bson_t *opts);
+    online_cursor_t *(*indexes) (online_t *on, mongoc_collection_t *c);
+    bool (*next) (online_cursor_t *cur, const bson_t **doc);
+    bool (*end) (online_cursor_t *cur, bson_error_t *why);
+    int64_t (*count) (online_t *on, mongoc_collection_t *c, const bson_t *filter,
+                      bson_error_t *why);
+    /* A write batch, unordered, in --write-concern; its size and forms are
+     * the caller's, from online_t.caps. */
+    online_wbatch_t *(*batch) (online_t *on, mongoc_collection_t *c);
+    bool (*add) (online_wbatch_t *b, online_wkind_t kind, const bson_t *sel, const bson_t *doc,
+                 bool upsert, bson_error_t *why);
+    bool (*send) (online_wbatch_t *b, bson_t *reply, bson_error_t *why);
+    void (*discard) (online_wbatch_t *b);
+    /* One write now (a delete: of every match when many); replace_if, a
+     * findAndModify replacing the document sel finds by want, its reply
+     * holding the one it replaced. */
+    bool (*write) (online_t *on, mongoc_collection_t *c, online_wkind_t kind, const bson_t *sel,
+                   const bson_t *doc, bool upsert, bool many, bson_t *reply, bson_error_t *why);
+    bool (*replace_if) (online_t *on, mongoc_collection_t *c, const bson_t *sel,
+                        const bson_t *want, bson_t *reply, bson_error_t *why);
+    /* Collections: renameCollection ("db.coll" names), drop, and index
+     * commands on c (createIndexes; drop_index by name). */
+    bool (*rename) (online_t *on, const char *from, const char *to, bool drop_target,
+                    bson_error_t *why);
+    bool (*drop) (online_t *on, mongoc_collection_t *c, bson_error_t *why);
+    bool (*index_command) (online_t *on, mongoc_collection_t *c, const bson_t *cmd,
+                           bson_t *reply, bson_error_t *why);
+    bool (*drop_index) (online_t *on, mongoc_collection_t *c, const char *name,
+                        bson_error_t *why);
+    /* The change log: a change stream's aggregate, getMore or killCursors
+     * in db; the oplog's entries matching filter, each to fn, on client
+     * (a connection of its own that a signal may cut: online_interrupt.h). */
+    bool (*stream) (online_t *on, const char *db, const bson_t *cmd, bson_t *reply,
+                    bson_error_t *why);
+    bool (*oplog) (mongoc_client_t *client, const bson_t *filter, online_entry_fn fn, void *arg,
+                   bson_error_t *why);
+    /* The state database's documents (--state-db): the first coll holds
+     * that matches filter into doc (initialized; *found), one inserted,
+     * one updated (reply as write's), those matching filter deleted. */
+    bool (*state_read) (online_t *on, const char *coll, const bson_t *filter, bson_t *doc,
+                        bool *found, bson_error_t *why);
+    bool (*state_insert) (online_t *on, const char *coll, const bson_t *doc, bson_error_t *why);
+    bool (*state_update) (online_t *on, const char *coll, const bson_t *sel, const bson_t *u,
+                          bool upsert, bson_t *reply, bson_error_t *why);
+    bool (*state_delete) (online_t *on, const char *coll, const bson_t *filter, bool many,
+                          bson_error_t *why);
+} online_ops_t;
+extern const online_ops_t online_ops_mongoc;
+static inline const online_ops_t *
+online_ops (const online_t *on)
+{
+    return on->ops ? on->ops : &online_ops_mongoc;
+}
+/* ops: end */
 
 /* caps: begin (online_caps.c, issue 53) */
 /* The choices of a server that said nothing (caps not filled): today's

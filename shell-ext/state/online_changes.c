@@ -95,7 +95,7 @@ stream_open (online_t *on, const char *db, const char *coll, const char *ns,
                         "fullDocument", BCON_UTF8 ("updateLookup"), "startAfter",
                         BCON_DOCUMENT (token ? token : &from->token), "}", "}", "]", "cursor",
                         "{", "}");
-    ok = mongoc_client_command_simple (on->client, db, cmd, NULL, &reply, &why);
+    ok = online_ops (on)->stream (on, db, cmd, &reply, &why);
     bson_destroy (cmd);
     *id = 0;
     if (!ok) {
@@ -119,7 +119,7 @@ stream_close (online_t *on, const char *db, const char *coll, int64_t id)
     if (!id)
         return;
     cmd = BCON_NEW ("killCursors", BCON_UTF8 (coll), "cursors", "[", BCON_INT64 (id), "]");
-    mongoc_client_command_simple (on->client, db, cmd, NULL, NULL, NULL);
+    online_ops (on)->stream (on, db, cmd, NULL, NULL);
     bson_destroy (cmd);
 }
 
@@ -229,7 +229,7 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         }
         cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (coll), "maxTimeMS",
                         BCON_INT32 (to->sentinel ? STREAM_QUIET_SENTINEL_MS : STREAM_QUIET_MS));
-        ok = mongoc_client_command_simple (on->client, db, cmd, NULL, &reply, &why);
+        ok = online_ops (on)->stream (on, db, cmd, &reply, &why);
         bson_destroy (cmd);
         if (ok)
             online_stream_batch (ch, ns, &reply, "nextBatch", &id, &at);
@@ -258,6 +258,7 @@ typedef struct {
     bson_t filter;
     bson_t kept; /* the entries, as an array */
     uint32_t n;
+    const online_ops_t *ops; /* the run's (the call has its client only) */
 } oplog_call_t;
 
 static void
@@ -289,37 +290,32 @@ keep_field (bson_t *dst, const bson_t *src, const char *key, const char *sub)
     bson_append_document_end (dst, &d);
 }
 
+/* What the oplog read keeps of an entry (the table's oplog calls it). */
+static void
+oplog_keep (const bson_t *e, void *arg)
+{
+    oplog_call_t *r = arg;
+    bson_iter_t it;
+    bson_t one;
+    char key[16];
+    const char *kp;
+    bool cmd = bson_iter_init_find (&it, e, "op") && BSON_ITER_HOLDS_UTF8 (&it) &&
+               !strcmp (bson_iter_utf8 (&it, NULL), "c");
+    bson_uint32_to_string (r->n++, &kp, key, sizeof key);
+    BSON_APPEND_DOCUMENT_BEGIN (&r->kept, kp, &one);
+    keep_field (&one, e, "op", NULL);
+    keep_field (&one, e, "ns", NULL);
+    keep_field (&one, e, "ts", NULL);
+    keep_field (&one, e, "o", cmd ? NULL : "_id");
+    keep_field (&one, e, "o2", "_id");
+    bson_append_document_end (&r->kept, &one);
+}
+
 static bool
 oplog_call (mongoc_client_t *client, void *arg, bson_error_t *why)
 {
     oplog_call_t *r = arg;
-    mongoc_collection_t *c = mongoc_client_get_collection (client, "local", "oplog.rs");
-    /* No sort: a capped collection is read in insertion order, and
-     * FerretDB sorts {$natural: 1} itself, on top of the read. */
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &r->filter, NULL, NULL);
-    const bson_t *e;
-    bool ok;
-
-    while (mongoc_cursor_next (cur, &e)) {
-        bson_iter_t it;
-        bson_t one;
-        char key[16];
-        const char *kp;
-        bool cmd = bson_iter_init_find (&it, e, "op") && BSON_ITER_HOLDS_UTF8 (&it) &&
-                   !strcmp (bson_iter_utf8 (&it, NULL), "c");
-        bson_uint32_to_string (r->n++, &kp, key, sizeof key);
-        BSON_APPEND_DOCUMENT_BEGIN (&r->kept, kp, &one);
-        keep_field (&one, e, "op", NULL);
-        keep_field (&one, e, "ns", NULL);
-        keep_field (&one, e, "ts", NULL);
-        keep_field (&one, e, "o", cmd ? NULL : "_id");
-        keep_field (&one, e, "o2", "_id");
-        bson_append_document_end (&r->kept, &one);
-    }
-    ok = !mongoc_cursor_error (cur, why);
-    mongoc_cursor_destroy (cur);
-    mongoc_collection_destroy (c);
-    return ok;
+    return r->ops->oplog (client, &r->filter, oplog_keep, r, why);
 }
 
 static bool
@@ -333,6 +329,7 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
     uint32_t n = 0;
     bool ok, stopped;
 
+    r->ops = online_ops (on);
     bson_init (&r->filter);
     bson_init (&r->kept);
     BSON_APPEND_DOCUMENT_BEGIN (&r->filter, "ts", &ts);

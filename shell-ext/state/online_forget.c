@@ -12,22 +12,18 @@
 bool
 online_parts_forget (online_t *on, bson_error_t *err)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, "partitions");
     bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
     bson_error_t why;
-    bool ok = mongoc_collection_delete_many (c, del, NULL, NULL, &why) ||
+    bool ok = online_ops (on)->state_delete (on, "partitions", del, true, &why) ||
               online_fail (on, err, &why, "forgetting the partitions' checkpoints");
     bson_destroy (del);
-    mongoc_collection_destroy (c);
     return ok;
 }
 
 bool
 online_plan_forget (online_t *on, bson_error_t *err)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, "plans");
-    mongoc_collection_t *cp = online_collection (on, on->o->state_db, "checkpoints");
-    mongoc_collection_t *bf = online_collection (on, on->o->state_db, "before");
+    const online_ops_t *ops = online_ops (on);
     bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
     bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
     bson_error_t why;
@@ -35,14 +31,11 @@ online_plan_forget (online_t *on, bson_error_t *err)
     bool ok = online_lease_check (on, err) && online_keys_drop_plan (on, err) &&
               online_made_drop (on, true, err) &&
               online_parts_forget (on, err) &&
-              ((mongoc_collection_delete_many (cp, del, NULL, NULL, &why) &&
-                mongoc_collection_delete_one (bf, q, NULL, NULL, &why) &&
-                mongoc_collection_delete_one (c, q, NULL, NULL, &why)) ||
+              ((ops->state_delete (on, "checkpoints", del, true, &why) &&
+                ops->state_delete (on, "before", q, false, &why) &&
+                ops->state_delete (on, "plans", q, false, &why)) ||
                online_fail (on, err, &why, "forgetting the plan's state"));
     bson_destroy (del);
     bson_destroy (q);
-    mongoc_collection_destroy (bf);
-    mongoc_collection_destroy (cp);
-    mongoc_collection_destroy (c);
     return ok;
 }

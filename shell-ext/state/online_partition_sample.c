@@ -45,11 +45,12 @@ online_partition_sample_of (online_t *on, mongoc_collection_t *c, int want, int6
     if (ok && !sampled) {
         bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
         bson_t empty = BSON_INITIALIZER;
-        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
+        const online_ops_t *ops = online_ops (on);
+        online_cursor_t *cur = ops->find (on, c, &empty, opts);
         int64_t every = total / n > 1 ? total / n : 1, seen = 0;
         uint32_t k = 0;
         const bson_t *doc;
-        while (mongoc_cursor_next (cur, &doc)) {
+        while (ops->next (cur, &doc)) {
             bson_iter_t id;
             char key[16];
             const char *kp;
@@ -58,9 +59,8 @@ online_partition_sample_of (online_t *on, mongoc_collection_t *c, int want, int6
             size_t kl = bson_uint32_to_string (k++, &kp, key, sizeof key);
             bson_append_iter (sample, kp, (int) kl, &id);
         }
-        if (mongoc_cursor_error (cur, &why))
+        if (!ops->end (cur, &why))
             ok = online_fail (on, err, &why, "reading _ids to partition");
-        mongoc_cursor_destroy (cur);
         bson_destroy (opts);
     }
     return ok;

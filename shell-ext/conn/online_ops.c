@@ -1,0 +1,330 @@
+/* The server's operations over libmongoc (online.h, "ops"): the one
+ * implementation of the table every layer sends its calls through.
+ *
+ * Each sends exactly the command the code it replaced sent, with the same
+ * options, so that what a server sees (and the fault layer counts by
+ * command name, online_fault.c) is the same call for call. A cursor and a
+ * write batch are the driver's own objects behind the table's opaque
+ * types: no allocation of ours per read or per batch. */
+#include <string.h>
+
+#include "online.h"
+
+static mongoc_cursor_t *
+cursor_of (online_cursor_t *c)
+{
+    return (mongoc_cursor_t *) c;
+}
+
+static mongoc_bulk_operation_t *
+bulk_of (online_wbatch_t *b)
+{
+    return (mongoc_bulk_operation_t *) b;
+}
+
+static online_cursor_t *
+ops_find (online_t *on, mongoc_collection_t *c, const bson_t *filter, const bson_t *opts)
+{
+    (void) on;
+    return (online_cursor_t *) mongoc_collection_find_with_opts (c, filter, opts, NULL);
+}
+
+/* The sort is the caller's to give in opts ({_id: 1}): a read that ends
+ * in a limit wants it there with the limit. */
+static online_cursor_t *
+ops_range (online_t *on, mongoc_collection_t *c, const bson_iter_t *after, const bson_t *opts)
+{
+    bson_t filter = BSON_INITIALIZER;
+    online_cursor_t *cur;
+    if (after)
+        online_range_after (after, &filter);
+    cur = ops_find (on, c, &filter, opts);
+    bson_destroy (&filter);
+    return cur;
+}
+
+static online_cursor_t *
+ops_keys (online_t *on, mongoc_collection_t *c, const char *field, const bson_t *keys,
+          const bson_t *opts)
+{
+    bson_t filter = BSON_INITIALIZER, cond;
+    online_cursor_t *cur;
+    BSON_APPEND_DOCUMENT_BEGIN (&filter, field, &cond);
+    BSON_APPEND_ARRAY (&cond, "$in", keys);
+    bson_append_document_end (&filter, &cond);
+    cur = ops_find (on, c, &filter, opts);
+    bson_destroy (&filter);
+    return cur;
+}
+
+static online_cursor_t *
+ops_indexes (online_t *on, mongoc_collection_t *c)
+{
+    (void) on;
+    return (online_cursor_t *) mongoc_collection_find_indexes_with_opts (c, NULL);
+}
+
+static bool
+ops_next (online_cursor_t *cur, const bson_t **doc)
+{
+    return cur && mongoc_cursor_next (cursor_of (cur), doc);
+}
+
+static bool
+ops_end (online_cursor_t *cur, bson_error_t *why)
+{
+    bool ok;
+    if (!cur)
+        return true;
+    ok = !mongoc_cursor_error (cursor_of (cur), why);
+    mongoc_cursor_destroy (cursor_of (cur));
+    return ok;
+}
+
+static int64_t
+ops_count (online_t *on, mongoc_collection_t *c, const bson_t *filter, bson_error_t *why)
+{
+    (void) on;
+    return mongoc_collection_count_documents (c, filter, NULL, NULL, NULL, why);
+}
+
+static online_wbatch_t *
+ops_batch (online_t *on, mongoc_collection_t *c)
+{
+    bson_t opts = BSON_INITIALIZER;
+    mongoc_bulk_operation_t *b;
+    BSON_APPEND_BOOL (&opts, "ordered", false);
+    b = mongoc_collection_create_bulk_operation_with_opts (c, &opts);
+    if (on->o->write_concern)
+        mongoc_bulk_operation_set_write_concern (b, on->o->write_concern);
+    bson_destroy (&opts);
+    return (online_wbatch_t *) b;
+}
+
+/* The statement's options: {upsert: true} only when asked, so that the
+ * statement sent is the one the code before the table sent. */
+static const bson_t *
+upsert_opts (bool upsert, bson_t *opts)
+{
+    bson_init (opts);
+    if (upsert)
+        BSON_APPEND_BOOL (opts, "upsert", true);
+    return upsert ? opts : NULL;
+}
+
+static bool
+ops_add (online_wbatch_t *b, online_wkind_t kind, const bson_t *sel, const bson_t *doc,
+         bool upsert, bson_error_t *why)
+{
+    mongoc_bulk_operation_t *bulk = bulk_of (b);
+    bson_t opts;
+    const bson_t *o = upsert_opts (upsert, &opts);
+    bool ok = false;
+    switch (kind) {
+    case ONLINE_W_INSERT:
+        ok = mongoc_bulk_operation_insert_with_opts (bulk, doc, NULL, why);
+        break;
+    case ONLINE_W_UPDATE:
+        ok = mongoc_bulk_operation_update_one_with_opts (bulk, sel, doc, o, why);
+        break;
+    case ONLINE_W_REPLACE:
+        ok = mongoc_bulk_operation_replace_one_with_opts (bulk, sel, doc, o, why);
+        break;
+    case ONLINE_W_DELETE:
+        ok = mongoc_bulk_operation_remove_one_with_opts (bulk, sel, NULL, why);
+        break;
+    }
+    bson_destroy (&opts);
+    return ok;
+}
+
+static bool
+ops_send (online_wbatch_t *b, bson_t *reply, bson_error_t *why)
+{
+    bool ok = mongoc_bulk_operation_execute (bulk_of (b), reply, why) != 0;
+    mongoc_bulk_operation_destroy (bulk_of (b));
+    return ok;
+}
+
+static void
+ops_discard (online_wbatch_t *b)
+{
+    mongoc_bulk_operation_destroy (bulk_of (b));
+}
+
+static bool
+ops_write (online_t *on, mongoc_collection_t *c, online_wkind_t kind, const bson_t *sel,
+           const bson_t *doc, bool upsert, bool many, bson_t *reply, bson_error_t *why)
+{
+    bson_t opts;
+    const bson_t *o = upsert_opts (upsert, &opts);
+    bool ok = false;
+    (void) on;
+    switch (kind) {
+    case ONLINE_W_INSERT:
+        ok = mongoc_collection_insert_one (c, doc, NULL, reply, why);
+        break;
+    case ONLINE_W_UPDATE:
+        ok = mongoc_collection_update_one (c, sel, doc, o, reply, why);
+        break;
+    case ONLINE_W_REPLACE:
+        ok = mongoc_collection_replace_one (c, sel, doc, o, reply, why);
+        break;
+    case ONLINE_W_DELETE:
+        ok = many ? mongoc_collection_delete_many (c, sel, NULL, reply, why)
+                  : mongoc_collection_delete_one (c, sel, NULL, reply, why);
+        break;
+    }
+    bson_destroy (&opts);
+    return ok;
+}
+
+static bool
+ops_replace_if (online_t *on, mongoc_collection_t *c, const bson_t *sel, const bson_t *want,
+                bson_t *reply, bson_error_t *why)
+{
+    mongoc_find_and_modify_opts_t *fam = mongoc_find_and_modify_opts_new ();
+    bson_t extra = BSON_INITIALIZER;
+    bool ok;
+    mongoc_find_and_modify_opts_set_update (fam, want);
+    if (on->o->write_concern)
+        mongoc_write_concern_append (on->o->write_concern, &extra);
+    mongoc_find_and_modify_opts_append (fam, &extra);
+    ok = mongoc_collection_find_and_modify_with_opts (c, sel, fam, reply, why);
+    bson_destroy (&extra);
+    mongoc_find_and_modify_opts_destroy (fam);
+    return ok;
+}
+
+/* Without dropTarget unless asked: a rename never drops by default. */
+static bool
+ops_rename (online_t *on, const char *from, const char *to, bool drop_target, bson_error_t *why)
+{
+    bson_t *cmd = BCON_NEW ("renameCollection", BCON_UTF8 (from), "to", BCON_UTF8 (to));
+    bool ok;
+    if (drop_target)
+        BSON_APPEND_BOOL (cmd, "dropTarget", true);
+    ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, NULL, why);
+    bson_destroy (cmd);
+    return ok;
+}
+
+static bool
+ops_drop (online_t *on, mongoc_collection_t *c, bson_error_t *why)
+{
+    (void) on;
+    return mongoc_collection_drop (c, why);
+}
+
+static bool
+ops_index_command (online_t *on, mongoc_collection_t *c, const bson_t *cmd, bson_t *reply,
+                   bson_error_t *why)
+{
+    (void) on;
+    return mongoc_collection_write_command_with_opts (c, cmd, NULL, reply, why);
+}
+
+static bool
+ops_drop_index (online_t *on, mongoc_collection_t *c, const char *name, bson_error_t *why)
+{
+    (void) on;
+    return mongoc_collection_drop_index_with_opts (c, name, NULL, why);
+}
+
+static bool
+ops_stream (online_t *on, const char *db, const bson_t *cmd, bson_t *reply, bson_error_t *why)
+{
+    return mongoc_client_command_simple (on->client, db, cmd, NULL, reply, why);
+}
+
+/* No sort: a capped collection is read in insertion order, and FerretDB
+ * sorts {$natural: 1} itself, on top of the read. */
+static bool
+ops_oplog (mongoc_client_t *client, const bson_t *filter, online_entry_fn fn, void *arg,
+           bson_error_t *why)
+{
+    mongoc_collection_t *c = mongoc_client_get_collection (client, "local", "oplog.rs");
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, filter, NULL, NULL);
+    const bson_t *e;
+    bool ok;
+    while (mongoc_cursor_next (cur, &e))
+        fn (e, arg);
+    ok = !mongoc_cursor_error (cur, why);
+    mongoc_cursor_destroy (cur);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+static bool
+ops_state_read (online_t *on, const char *coll, const bson_t *filter, bson_t *doc, bool *found,
+                bson_error_t *why)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, coll);
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, filter, NULL, NULL);
+    const bson_t *d;
+    bool ok;
+    bson_init (doc);
+    *found = mongoc_cursor_next (cur, &d);
+    if (*found)
+        bson_concat (doc, d);
+    ok = !mongoc_cursor_error (cur, why);
+    mongoc_cursor_destroy (cur);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+static bool
+ops_state_insert (online_t *on, const char *coll, const bson_t *doc, bson_error_t *why)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, coll);
+    bool ok = ops_write (on, c, ONLINE_W_INSERT, NULL, doc, false, false, NULL, why);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+static bool
+ops_state_update (online_t *on, const char *coll, const bson_t *sel, const bson_t *u, bool upsert,
+                  bson_t *reply, bson_error_t *why)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, coll);
+    bool ok = ops_write (on, c, ONLINE_W_UPDATE, sel, u, upsert, false, reply, why);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+static bool
+ops_state_delete (online_t *on, const char *coll, const bson_t *filter, bool many,
+                  bson_error_t *why)
+{
+    mongoc_collection_t *c = online_collection (on, on->o->state_db, coll);
+    bool ok = ops_write (on, c, ONLINE_W_DELETE, filter, NULL, false, many, NULL, why);
+    mongoc_collection_destroy (c);
+    return ok;
+}
+
+const online_ops_t online_ops_mongoc = {
+    .name = "libmongoc",
+    .find = ops_find,
+    .range = ops_range,
+    .keys = ops_keys,
+    .indexes = ops_indexes,
+    .next = ops_next,
+    .end = ops_end,
+    .count = ops_count,
+    .batch = ops_batch,
+    .add = ops_add,
+    .send = ops_send,
+    .discard = ops_discard,
+    .write = ops_write,
+    .replace_if = ops_replace_if,
+    .rename = ops_rename,
+    .drop = ops_drop,
+    .index_command = ops_index_command,
+    .drop_index = ops_drop_index,
+    .stream = ops_stream,
+    .oplog = ops_oplog,
+    .state_read = ops_state_read,
+    .state_insert = ops_state_insert,
+    .state_update = ops_state_update,
+    .state_delete = ops_state_delete,
+};
