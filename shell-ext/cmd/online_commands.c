@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "remodel/cli.h"
 #include "online_cmd.h"
 
 static int
@@ -21,8 +20,8 @@ cmd_status (online_t *on, const online_cmd_t *c, bson_error_t *err)
 static int
 said (online_t *on, const online_cmd_t *c, bool ok)
 {
-    if (ok && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: plan %s %s", on->names.name, c->said);
+    if (ok)
+        online_say_note (on, "plan %s %s", on->names.name, c->said);
     return ok ? 0 : 1;
 }
 
@@ -64,18 +63,15 @@ rescan_said (online_t *on, const online_cmd_t *c, bool sync, int64_t n, const ch
              const char *all)
 {
     const online_opts_t *o = on->o;
-    if (o->quiet)
-        return;
     if (n == 0)
-        rm_cli_line (stderr, "", "\n", "remodel: %s: plan %s: every result %sas the sources "
-                     "make it", c->name, on->names.name,
-                     !sync && o->sample > 0 ? "of the sample " : "");
+        online_say_note (on, "%s: plan %s: every result %sas the sources make it", c->name,
+                         on->names.name, !sync && o->sample > 0 ? "of the sample " : "");
     else if (n > 0)
-        rm_cli_line (stderr, "", "\n", "remodel: %s: plan %s: %lld result(s) %s%s%s%s", c->name,
-                     on->names.name, (long long) n,
-                     !sync ? "differ" : o->dry_run ? "would be rewritten or removed"
-                                                   : "rewritten or removed",
-                     *first ? ", the first: " : "", first, all);
+        online_say_note (on, "%s: plan %s: %lld result(s) %s%s%s%s", c->name, on->names.name,
+                         (long long) n,
+                         !sync ? "differ" : o->dry_run ? "would be rewritten or removed"
+                                                       : "rewritten or removed",
+                         *first ? ", the first: " : "", first, all);
 }
 
 /* verify keeps the _ids it finds differing: the first for its line, all

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "online_cmd.h"
-#include "remodel/cli.h"
 
 /* The round's figures in the plan's record, for status. */
 static bool
@@ -98,10 +97,10 @@ online_follow (online_t *on, bson_error_t *err)
                 break;
             }
             sample_at = online_mono_ms () + (differ ? FOLLOW_SAMPLE_RETRY_MS : FOLLOW_SAMPLE_MS);
-            if (differ && !on->o->quiet)
-                rm_cli_line (stderr, "", "\n", "remodel: follow: %lld result(s) of the sample "
-                             "differ, written since the round's point or wrong: sampled again in "
-                             "%d s", (long long) differ, FOLLOW_SAMPLE_RETRY_MS / 1000);
+            if (differ)
+                online_say_note (on, "follow: %lld result(s) of the sample differ, written since "
+                                 "the round's point or wrong: sampled again in %d s",
+                                 (long long) differ, FOLLOW_SAMPLE_RETRY_MS / 1000);
         }
         /* finalize waits for the lease with the writes stopped: the
          * record is read again every third step of the pause. */
@@ -112,11 +111,11 @@ online_follow (online_t *on, bson_error_t *err)
                 ok = online_plan_flag (on, "handover", &asked, err);
         }
     }
-    if (ok && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: follow: plan %s: stopped after %lld rounds (%s)",
-                     on->names.name, (long long) round,
-                     asked ? "finalize asked for the lease"
-                     : online_stop_requested () == SIGINT ? "interrupted" : "terminated");
+    if (ok)
+        online_say_note (on, "follow: plan %s: stopped after %lld rounds (%s)", on->names.name,
+                         (long long) round,
+                         asked ? "finalize asked for the lease"
+                         : online_stop_requested () == SIGINT ? "interrupted" : "terminated");
     if (on->lease)
         online_lease_drop (on);
     return ok ? 0 : -1;

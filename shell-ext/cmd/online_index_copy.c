@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "online_cmd.h"
-#include "remodel/cli.h"
 
 /* One result and the source collection it replaces. */
 typedef struct {
@@ -283,9 +282,9 @@ dup_say (online_t *on, const carry_t *m, const char *name, mongoc_collection_t *
     bson_destroy (opts);
     keytext = bson_as_relaxed_extended_json (keyq, NULL);
     if (ok)
-        rm_cli_line (stderr, "", "\n", "remodel: %s: unique index %s of %s.%s: the new "
-                     "design's %s.%s has %lld documents with %s (_id %s)", on->o->command,
-                     name, m->db, m->coll, m->db, m->result, (long long) n, keytext, ids);
+        online_say_warn (on, "%s: unique index %s of %s.%s: the new design's %s.%s has %lld "
+                         "documents with %s (_id %s)", on->o->command, name, m->db, m->coll,
+                         m->db, m->result, (long long) n, keytext, ids);
     bson_free (keytext);
     return ok;
 }
@@ -426,9 +425,9 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
         return false;
     if (*why) {
         t->cannot++;
-        rm_cli_line (stderr, "", "\n", "remodel: %s: index %s of %s.%s is not carried to the "
-                     "new design (%s.%s): %s; make the index it needs after the switch",
-                     on->o->command, name, m->db, m->coll, m->db, m->result, why);
+        online_say_warn (on, "%s: index %s of %s.%s is not carried to the new design (%s.%s): "
+                         "%s; make the index it needs after the switch", on->o->command, name,
+                         m->db, m->coll, m->db, m->result, why);
         return true;
     }
     /* As listIndexes gives it, but its version and namespace (the
@@ -457,9 +456,8 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
         t->violated++;
     if (ok && made) {
         t->made++;
-        if (!on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: %s: made index %s of %s.%s on %s.%s",
-                         on->o->command, name, m->db, m->coll, m->db, m->result);
+        online_say_note (on, "%s: made index %s of %s.%s on %s.%s", on->o->command, name, m->db,
+                         m->coll, m->db, m->result);
     }
     bson_destroy (cmd);
     bson_destroy (&spec);
@@ -549,10 +547,10 @@ carry_options (online_t *on, const carry_t *m, tally_t *t, bson_error_t *err)
     if (ok && bson_iter_init_find (&it, &src, "collation") &&
         !bson_iter_init_find (&r, &res, "collation")) {
         t->cannot++;
-        rm_cli_line (stderr, "", "\n", "remodel: %s: %s.%s's default collation is not carried: "
-                     "%s.%s was created without it (by an earlier remodel); remodel online run "
-                     "--restart makes the results anew with it", on->o->command, m->db, m->coll,
-                     m->db, m->result);
+        online_say_warn (on, "%s: %s.%s's default collation is not carried: %s.%s was created "
+                         "without it (by an earlier remodel); remodel online run --restart "
+                         "makes the results anew with it", on->o->command, m->db, m->coll, m->db,
+                         m->result);
     }
     if (ok && bson_iter_init_find (&it, &src, "validator") && BSON_ITER_HOLDS_DOCUMENT (&it) &&
         !bson_iter_init_find (&r, &res, "validator")) {
@@ -569,10 +567,10 @@ carry_options (online_t *on, const carry_t *m, tally_t *t, bson_error_t *err)
         if (ok && rejects) {
             char *text = bson_as_relaxed_extended_json (&v, NULL);
             t->cannot++;
-            rm_cli_line (stderr, "", "\n", "remodel: %s: the validator of %s.%s (%s) rejects "
-                         "documents of the new design (%s.%s): not carried; give the new "
-                         "collection its own after the switch (collMod)", on->o->command, m->db,
-                         m->coll, text, m->db, m->result);
+            online_say_warn (on, "%s: the validator of %s.%s (%s) rejects documents of the new "
+                             "design (%s.%s): not carried; give the new collection its own after "
+                             "the switch (collMod)", on->o->command, m->db, m->coll, text, m->db,
+                             m->result);
             bson_free (text);
         } else if (ok) {
             bson_t *cmd = BCON_NEW ("collMod", BCON_UTF8 (m->result), "validator",
@@ -586,9 +584,9 @@ carry_options (online_t *on, const carry_t *m, tally_t *t, bson_error_t *err)
             ok = online_lease_check (on, err) &&
                  (mongoc_database_command_simple (d, cmd, NULL, NULL, &why) ||
                   online_fail (on, err, &why, "giving a result its source's validator"));
-            if (ok && !on->o->quiet)
-                rm_cli_line (stderr, "", "\n", "remodel: %s: gave %s.%s the validator of %s.%s",
-                             on->o->command, m->db, m->result, m->db, m->coll);
+            if (ok)
+                online_say_note (on, "%s: gave %s.%s the validator of %s.%s", on->o->command,
+                                 m->db, m->result, m->db, m->coll);
             mongoc_database_destroy (d);
             bson_destroy (cmd);
         }
@@ -651,9 +649,9 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
                       "then finalize again", on->where, on->names.name, (long long) t.violated);
         return false;
     }
-    if (ok && finalize && !on->o->quiet && (t.made || t.kept || t.cannot))
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the sources' indexes are on the "
-                     "results (%lld made now, %lld there already, %lld not carried)",
-                     (long long) t.made, (long long) t.kept, (long long) t.cannot);
+    if (ok && finalize && (t.made || t.kept || t.cannot))
+        online_say_note (on, "finalize: the sources' indexes are on the results (%lld made now, "
+                         "%lld there already, %lld not carried)", (long long) t.made,
+                         (long long) t.kept, (long long) t.cannot);
     return ok;
 }

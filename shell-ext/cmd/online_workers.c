@@ -37,7 +37,6 @@
 #include <time.h>
 
 #include "online_pass.h"
-#include "remodel/cli.h"
 #include "remodel/value.h"
 
 typedef struct {
@@ -246,10 +245,9 @@ parts_check (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, u
             char what[400];
             reopen[k] = true;
             part_name (on, s, pi, k, n, what, sizeof what);
-            if (!on->o->quiet)
-                rm_cli_line (stderr, "", "\n", "remodel: %s: marked done, but its range holds "
-                             "_ids after its checkpoint (written since it was done, or its "
-                             "checkpoint was changed): read on from there", what);
+            online_say_note (on, "%s: marked done, but its range holds _ids after its "
+                             "checkpoint (written since it was done, or its checkpoint was "
+                             "changed): read on from there", what);
         }
         bson_destroy (&last);
     }

@@ -128,8 +128,7 @@ probe (online_t *on, online_throttle_t *th, bson_error_t *err)
         /* A line of text in either format, as run's capture line: the
          * JSON log's lines stay those of batches and of throttle events. */
         /* Once a process, not once a worker: its workers each probe. */
-        if (!online_say_how (on).quiet &&
-            !__atomic_exchange_n (&lag_note_said, true, __ATOMIC_SEQ_CST))
+        if (!__atomic_exchange_n (&lag_note_said, true, __ATOMIC_SEQ_CST))
             online_say_note (on, "throttle: %s", line);
     }
     return true;
