@@ -21,7 +21,6 @@
 #include <time.h>
 
 #include "online_cmd.h"
-#include "remodel/cli.h"
 
 /* A prepare older than this is measured again in the window (the probe):
  * the figures of a server an hour ago say little of it now. */
@@ -105,9 +104,9 @@ online_cutover_describe (const online_cutover_t *c, char *buf, size_t cap)
 void
 online_cutover_phase (online_t *on, const char *what, int64_t est_ms)
 {
-    if (!on->o->quiet && est_ms >= CUTOVER_SAY_MS)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: %s (about %.1f s)", what,
-                     (double) est_ms / 1000.0);
+    if (est_ms >= CUTOVER_SAY_MS)
+        online_say_note (on, "finalize: %s (about %.1f s)", what,
+                         (double) est_ms / 1000.0);
 }
 
 bool
@@ -121,9 +120,9 @@ online_cutover_fits (online_t *on, const online_cutover_t *c, int64_t t0, int64_
     online_cutover_describe (c, est, sizeof est);
     /* What took the time goes on a line of its own: with the plan's name
      * and the advice it would pass the one error line's room. */
-    rm_cli_line (stderr, "", "\n", "remodel: finalize: %s %.1f s, the switch and confirmation "
-                 "to come %.1f s; the estimate %s", done, (double) spent / 1000.0,
-                 (double) left_ms / 1000.0, est);
+    online_say_warn (on, "finalize: %s %.1f s, the switch and confirmation "
+                     "to come %.1f s; the estimate %s", done, (double) spent / 1000.0,
+                     (double) left_ms / 1000.0, est);
     rm_error_set (err, RM_ERR_WINDOW, "%s: plan %s: the writes would stay stopped past "
                   "--max-window %.1f s: nothing switched. Let the writes resume, run `remodel "
                   "online follow` (or sync), then stop them and finalize again (--max-window 0: "
@@ -142,12 +141,11 @@ online_cutover_prepare (online_t *on, bool follows, bool ahead, bson_error_t *er
     bool ok;
 
     memset (&c, 0, sizeof c);
-    if (!on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: preparing the cut-over with the "
+    online_say_note (on, "finalize: preparing the cut-over with the "
                      "application's writes running: a sync, %s, the results' indexes and the "
                      "renames probed, then the window's estimate",
                      ahead ? "no sample verify (one was verified ahead)"
-                           : "a sample of the results verified");
+                     : "a sample of the results verified");
     /* The drain with the writes stopped is a sync like this one, of what
      * was written since: no longer, once follow keeps up. */
     t0 = online_mono_ms ();
@@ -156,11 +154,11 @@ online_cutover_prepare (online_t *on, bool follows, bool ahead, bson_error_t *er
     if (ok && follows && !ahead) {
         ok = online_sample_verify (on, on->o->sample > 0 ? on->o->sample : ONLINE_FINALIZE_SAMPLE,
                                    &differ, err);
-        if (ok && differ && !on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: finalize: %lld results of the sample "
-                         "differ, written since the sync (the drain recomputes them); none "
-                         "recorded as verified: finalize --writes-stopped verifies its own",
-                         (long long) differ);
+        if (ok && differ)
+            online_say_note (on, "finalize: %lld results of the sample "
+                             "differ, written since the sync (the drain recomputes them); none "
+                             "recorded as verified: finalize --writes-stopped verifies its own",
+                             (long long) differ);
     }
     ok = ok && online_switch_ready (on, err) &&
          online_switch_probe (on, &c.rename_ms, &renames, err);
@@ -177,16 +175,13 @@ online_cutover_prepare (online_t *on, bool follows, bool ahead, bson_error_t *er
     if (!ok)
         return false;
     online_cutover_describe (&c, est, sizeof est);
-    if (!on->o->quiet) {
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the cut-over's window, estimated: %s",
-                     est);
-        if (on->o->max_window_ms > 0 && online_cutover_total (&c) > on->o->max_window_ms)
-            rm_cli_line (stderr, "", "\n", "remodel: finalize: that is over --max-window %.1f s: "
+    online_say_note (on, "finalize: the cut-over's window, estimated: %s", est);
+    if (on->o->max_window_ms > 0 && online_cutover_total (&c) > on->o->max_window_ms)
+        online_say_note (on, "finalize: that is over --max-window %.1f s: "
                          "finalize --writes-stopped would stop before the switch; run `remodel "
                          "online follow` (or sync) until a round is short, or give a larger "
                          "--max-window", (double) on->o->max_window_ms / 1000.0);
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: ready: stop the application's writes, "
+    online_say_note (on, "finalize: ready: stop the application's writes, "
                      "then run remodel online finalize %s --writes-stopped", on->names.path);
-    }
     return true;
 }

@@ -24,7 +24,6 @@
 
 #include "online_cmd.h"
 #include "online_interrupt.h"
-#include "remodel/cli.h"
 #include "remodel/crc64.h"
 #include "remodel/docpath.h"
 
@@ -110,10 +109,9 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
         ok = checksum (on, db, backup, &now, err);
         if (ok && (now.docs != before[i].docs || now.sum != before[i].sum)) {
             changed++;
-            rm_cli_line (stderr, "", "\n",
-                         "remodel: finalize: %s changed after the last sync (%lld documents then, "
-                         "%lld now in %s.%s)", before[i].ns, (long long) before[i].docs,
-                         (long long) now.docs, db, backup);
+            online_say_warn (on, "finalize: %s changed after the last sync (%lld documents then, "
+                             "%lld now in %s.%s)", before[i].ns, (long long) before[i].docs,
+                             (long long) now.docs, db, backup);
         }
     }
     if (ok && changed) {
@@ -123,10 +121,9 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
                       "writes stopped", on->where, on->names.name, changed);
         return false;
     }
-    if (ok && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n",
-                     "remodel: finalize: the originals did not change from the last sync to the "
-                     "switch (%zu checked)", n);
+    if (ok)
+        online_say_note (on, "finalize: the originals did not change from the last sync to the "
+                         "switch (%zu checked)", n);
     return ok;
 }
 
@@ -157,8 +154,8 @@ pause_before_switch (void)
             sa.sa_flags = SA_RESTART;
             sigemptyset (&sa.sa_mask);
             sigaction (SIGUSR1, &sa, NULL);
-            rm_cli_line (stderr, "", "\n", "remodel: finalize: pausing %ld ms before the switch "
-                         "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)", v);
+            online_say_warn (NULL, "finalize: pausing %ld ms before the switch "
+                             "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)", v);
             nanosleep (&ts, NULL); /* never restarted: SIGUSR1 ends it */
         }
     }
@@ -200,8 +197,7 @@ confirm_from_log (online_t *on, bson_error_t *err)
                       on->names.name, (long long) written);
         return false;
     }
-    if (!on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the change log shows no write to the "
+    online_say_note (on, "finalize: the change log shows no write to the "
                      "sources from the last sync to the switch");
     return true;
 }
@@ -220,12 +216,12 @@ sampled_ahead (online_t *on, bson_error_t *err)
     ok = ok && online_sample_read (&doc, &s);
     bson_destroy (&doc);
     memset (err, 0, sizeof *err);
-    if (ok && !on->o->quiet) {
+    if (ok) {
         online_sample_describe (&s, said, sizeof said);
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: a sample of the results was verified "
-                     "%s; every change since is recomputed by the drain: none verified with "
-                     "the writes stopped (--sample N verifies one, --full-verify everything)",
-                     said);
+        online_say_note (on, "finalize: a sample of the results was verified "
+                         "%s; every change since is recomputed by the drain: none verified with "
+                         "the writes stopped (--sample N verifies one, --full-verify everything)",
+                         said);
     }
     return ok;
 }
@@ -263,9 +259,9 @@ take_from_follow (online_t *on, bson_error_t *err)
         }
         if (!asked && !online_plan_set (on, "handover", true, err))
             return false;
-        if (!asked && !on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: finalize: asking the follow of plan %s (%s) "
-                         "for the lease", on->names.name, holder);
+        if (!asked)
+            online_say_note (on, "finalize: asking the follow of plan %s (%s) "
+                             "for the lease", on->names.name, holder);
         asked = true;
         /* The writes are stopped while this waits: asked often. */
         online_sleep_ms (100);
@@ -323,11 +319,11 @@ before_window (online_t *on, fin_t *f, bson_error_t *err)
     }
     if (ok)
         online_blocked_plan (on, &f->r, f->follows, f->ahead);
-    if (ok && !f->r.switching && f->cut.fresh && !o->quiet) {
+    if (ok && !f->r.switching && f->cut.fresh) {
         char est[400];
         online_cutover_describe (&f->cut, est, sizeof est);
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: the window, estimated by the "
-                     "prepare: %s; --max-window %.1f s", est, (double) o->max_window_ms / 1000.0);
+        online_say_note (on, "finalize: the window, estimated by the "
+                         "prepare: %s; --max-window %.1f s", est, (double) o->max_window_ms / 1000.0);
     }
     if (ok && !f->r.switching && f->cut.fresh)
         ok = online_cutover_fits (on, &f->cut, o->block_writes ? online_mono_ms () : f->told,
@@ -356,8 +352,7 @@ given_up (online_t *on, fin_t *f, bson_error_t *err)
     int64_t now = online_mono_ms ();
     if (err->domain != RM_ERROR_DOMAIN || err->code != RM_ERR_WINDOW || !f->phase)
         return false;
-    if (!on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: %s, %.1f s of the window's %.1f s "
+    online_say_note (on, "finalize: %s, %.1f s of the window's %.1f s "
                      "(--max-window %.1f s): %s", f->phase,
                      (double) (now - f->phase_t0) / 1000.0,
                      (double) (now - on->window_t0) / 1000.0,
@@ -409,10 +404,10 @@ drain_and_verify (online_t *on, fin_t *f, bson_error_t *err)
     on->verify_sample = 0;
     if (!ok)
         return given_up (on, f, err);
-    if (ok && f->follows && !o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: finalize: drained the change log%s in "
-                     "%.1f s", f->ahead ? "" : " and verified",
-                     (double) (online_mono_ms () - t0) / 1000.0);
+    if (ok && f->follows)
+        online_say_note (on, "finalize: drained the change log%s in "
+                         "%.1f s", f->ahead ? "" : " and verified",
+                         (double) (online_mono_ms () - t0) / 1000.0);
     if (ok)
         pause_before_switch ();
     return ok && online_cutover_fits (on, &f->cut, on->window_t0,
@@ -454,8 +449,9 @@ switch_in (online_t *on, fin_t *f, bool ok, const bson_t *mark, size_t *n, bson_
         ok = confirm_from_log (on, err);
     }
     /* The key map and the journal served the syncs; nothing reads them
-     * after the switch. */
-    if (f->switched) {
+     * after the switch, even one whose last record write failed (*n:
+     * every rename done). */
+    if (f->switched || *n > 0) {
         bson_error_t why;
         online_keys_drop_plan (on, &why);
         online_made_drop (on, true, &why);
@@ -498,11 +494,10 @@ cut_over (online_t *on, fin_t *f, bson_error_t *err)
     ok = switch_in (on, f, ok, &mark, &n, err);
     ok = ok && online_raced_check (on, err) &&
          (f->follows || check_backups (on, f->sums, f->n_sums, err));
-    if (f->switched && !o->quiet)
-        rm_cli_line (stderr, "", "\n",
-                     "remodel: plan %s finalized: %zu collection(s) switched; the originals are "
-                     "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
-                     on->names.name, n, on->names.id);
+    if (f->switched)
+        online_say_note (on, "plan %s finalized: %zu collection(s) switched; the originals are "
+                         "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
+                         on->names.name, n, on->names.id);
     online_blocked_fold_end (on);
     bson_destroy (&mark);
     return ok;
@@ -723,19 +718,17 @@ rollback_doc (online_t *on, rb_step_t *st, const bson_t *bd, bson_error_t *err)
         /* Each one the application wrote where remodel did named with
          * what it holds there (online_undo.c). */
         if (*held)
-            rm_cli_line (stderr, "", "\n",
-                         "remodel: rollback: step %zu (%s) %s: document %s holds %s, "
-                         "written since remodel wrote it: left as it is; its earlier "
-                         "version stays in %s.%s (rollback --force restores it, --forget "
-                         "keeps the document as it is)", st->s->index, st->s->op, st->in->text,
-                         text, held, o->state_db, st->bname);
+            online_say_warn (on, "rollback: step %zu (%s) %s: document %s holds %s, "
+                             "written since remodel wrote it: left as it is; its earlier "
+                             "version stays in %s.%s (rollback --force restores it, --forget "
+                             "keeps the document as it is)", st->s->index, st->s->op, st->in->text,
+                             text, held, o->state_db, st->bname);
         else if (st->kept < 10)
-            rm_cli_line (stderr, "", "\n",
-                         "remodel: rollback: step %zu (%s) %s: document %s %s since "
-                         "remodel wrote it: left as it is; its earlier version stays in "
-                         "%s.%s (rollback --force restores it, --forget keeps the "
-                         "document as it is)", st->s->index, st->s->op, st->in->text, text,
-                         gone ? "deleted" : "changed", o->state_db, st->bname);
+            online_say_warn (on, "rollback: step %zu (%s) %s: document %s %s since "
+                             "remodel wrote it: left as it is; its earlier version stays in "
+                             "%s.%s (rollback --force restores it, --forget keeps the "
+                             "document as it is)", st->s->index, st->s->op, st->in->text, text,
+                             gone ? "deleted" : "changed", o->state_db, st->bname);
         st->kept++;
         bson_free (text);
     }
@@ -755,9 +748,9 @@ rollback_said (online_t *on, const rb_step_t *st)
         snprintf (more + strlen (more), sizeof more - strlen (more), "; %lld %s",
                   (long long) st->forgotten, on->o->force ? "deleted since: not brought back"
                                                           : "kept as they are: --forget");
-    rm_cli_line (stderr, "", "\n", "remodel: rollback: step %zu (%s) %s: %lld restored, "
-                 "%lld left%s", st->s->index, st->s->op, st->in->text, (long long) st->restored,
-                 (long long) st->kept, more);
+    online_say_note (on, "rollback: step %zu (%s) %s: %lld restored, "
+                     "%lld left%s", st->s->index, st->s->op, st->in->text, (long long) st->restored,
+                     (long long) st->kept, more);
 }
 
 /* One step's backups, each restored where the document is still what
@@ -794,7 +787,7 @@ rollback_step (online_t *on, const rm_step_t *s, int64_t *left, bson_error_t *er
     if (ok && mongoc_cursor_error (cur, &why))
         ok = online_fail (on, err, &why, "reading the backups");
     mongoc_cursor_destroy (cur);
-    if (ok && !on->o->quiet)
+    if (ok)
         rollback_said (on, &st);
     *left += st.kept;
     mongoc_collection_destroy (st.b);
@@ -858,9 +851,7 @@ online_rollback (online_t *on, bson_error_t *err)
              online_switch_back (on, unsettled, &undone, err);
         ok = ok && (!undone || online_after_settle (on, err));
         if (ok && undone) {
-            if (!on->o->quiet)
-                rm_cli_line (stderr, "", "\n",
-                             "remodel: plan %s: the original collections are back; the results "
+            online_say_note (on, "plan %s: the original collections are back; the results "
                              "stay beside them (rollback again drops them)", on->names.name);
             online_lease_drop (on);
             return true;
@@ -874,9 +865,9 @@ online_rollback (online_t *on, bson_error_t *err)
             const char *coll;
             split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
             ok = online_coll_drop (on, db, on->names.moved[i].coll, err);
-            if (ok && !on->o->quiet)
-                rm_cli_line (stderr, "", "\n", "remodel: rollback: dropped %s.%s", db,
-                             on->names.moved[i].coll);
+            if (ok)
+                online_say_note (on, "rollback: dropped %s.%s", db,
+                                 on->names.moved[i].coll);
         }
         rm_names_clear (&on->names);
     }

@@ -577,6 +577,11 @@ online_switch_forward (online_t *on, const bson_t *mark, size_t *n_switched, bso
             online_say_note (on, "finalize: completing the switch an earlier command began");
     }
     ok = ok && run_moves (on, j, false, err);
+    /* Switched once every rename is done, whatever becomes of the record's
+     * writes after them: the caller drops what served the syncs then
+     * (a lost reply to the last $unset would leave them for good, since a
+     * finalize after it is refused as finalized already). */
+    *n_switched = ok ? j->n : 0;
     /* Finalized before anything is dropped: the intermediates are what no
      * later command needs. */
     done = BCON_NEW ("$set", "{", "finalized", BCON_BOOL (true), "}");
@@ -585,7 +590,6 @@ online_switch_forward (online_t *on, const bson_t *mark, size_t *n_switched, bso
     done = BCON_NEW ("$unset", "{", "switch", BCON_UTF8 (""), "}");
     ok = ok && online_switch_note (on, done, err);
     bson_destroy (done);
-    *n_switched = j->n;
     bson_free (j);
     return ok;
 }

@@ -553,6 +553,9 @@ void online_say_to (FILE *out, FILE *err, int tty);
  * failed or delayed; "count" only counts. Unset: nothing is wrapped. False
  * with err when the variable says nothing the layer reads. */
 bool online_fault_install (mongoc_client_t *client, bson_error_t *err);
+/* The calls this thread makes from now on counted as "KIND.command", out
+ * of "any": for a thread a timer drives (the lease's renewals). */
+void online_fault_thread (const char *kind);
 /* --- end of online_fault.c --- */
 
 #endif

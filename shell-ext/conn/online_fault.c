@@ -7,8 +7,16 @@
  * hardest case for exactly-once), answers it with a failure, or delays it.
  * REMODEL_ONLINE_FAULT=count injects nothing and says the calls at exit;
  * REMODEL_ONLINE_FAULT_LOG=FILE gets a line per call either way, so that a
- * test can enumerate every call of a command and replay a fault at each.
- * With REMODEL_ONLINE_FAULT unset nothing is wrapped. */
+ * test can enumerate every call of a command and replay a fault at each
+ * (its number in "any", its command, its number in its kind, and the
+ * collection or database it names, where the command names one first).
+ * With REMODEL_ONLINE_FAULT unset nothing is wrapped.
+ *
+ * A thread whose calls come when a timer says (the lease's renewals)
+ * names its own kind (online_fault_thread): its calls are counted as
+ * "KIND.command", never in "any", since how many of them fall between
+ * two calls of a command varies from run to run, and a numbering that
+ * moved would replay a fault at another call each time. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -51,6 +59,15 @@ static struct {
     FILE *log;
 } F = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
+/* The kind this thread's calls are counted under ("": the command's own). */
+static _Thread_local char thread_kind[16];
+
+void
+online_fault_thread (const char *kind)
+{
+    bson_strncpy (thread_kind, kind, sizeof thread_kind);
+}
+
 /* The driver's own calls on a new connection (the handshake, the
  * authentication) and at its end: counted under their names, never in
  * "any", so that a command's numbering does not move with the number of
@@ -69,13 +86,19 @@ housekeeping (const char *name)
 static const char *const act_names[] = {"", "cut before sending", "cut after sending",
                                         "failed", "delayed"};
 
-/* Notes a call of kind name, and says what to do with it. */
+/* Notes a call of kind command (naming target), and says what to do with it. */
 static fault_act_t
-fault_note (const char *name)
+fault_note (const char *command, const char *target)
 {
     fault_act_t act = ACT_NONE;
     fault_kind_t *k = NULL;
-    bool counted = !housekeeping (name);
+    char name[48];
+    bool counted = !*thread_kind && !housekeeping (command);
+
+    if (*thread_kind)
+        bson_snprintf (name, sizeof name, "%s.%s", thread_kind, command);
+    else
+        bson_strncpy (name, command, sizeof name);
 
     pthread_mutex_lock (&F.mu);
     for (size_t i = 0; i < F.nkinds && !k; i++)
@@ -99,9 +122,9 @@ fault_note (const char *name)
     }
     if (F.log) {
         if (counted)
-            fprintf (F.log, "%ld %s %ld\n", F.seq, name, k ? k->calls : 0);
+            fprintf (F.log, "%ld %s %ld %s\n", F.seq, name, k ? k->calls : 0, target);
         else
-            fprintf (F.log, "- %s %ld\n", name, k ? k->calls : 0);
+            fprintf (F.log, "- %s %ld %s\n", name, k ? k->calls : 0, target);
         fflush (F.log);
     }
     pthread_mutex_unlock (&F.mu);
@@ -194,29 +217,41 @@ le32 (const uint8_t *b)
                       (uint32_t) b[3] << 24);
 }
 
-/* The first key of the document at off into name: false when there is none. */
+/* The first key of the document at off into name, and its value into
+ * target where it is a string ("-" else): false when there is none. */
 static bool
-first_key (const mongoc_iovec_t *iov, size_t iovcnt, size_t off, char *name, size_t cap)
+first_key (const mongoc_iovec_t *iov, size_t iovcnt, size_t off, char *name, size_t cap,
+           char *target, size_t tcap)
 {
-    size_t i = 0;
+    size_t i = 0, t = 0;
+    uint8_t type = 0;
     char ch = 1;
+    iov_get (iov, iovcnt, off + 4, &type, 1);
     off += 5; /* its length, its first element's type */
     while (i + 1 < cap && iov_get (iov, iovcnt, off + i, &ch, 1) && ch)
         name[i++] = ch;
     name[i] = '\0';
+    /* A string's value follows its key's end and its length. */
+    if (type == BSON_TYPE_UTF8 && ch == '\0')
+        for (off += i + 1 + 4; t + 1 < tcap && iov_get (iov, iovcnt, off + t, &ch, 1) && ch > ' ';)
+            target[t++] = ch;
+    target[t] = '\0';
+    if (!t)
+        bson_strncpy (target, "-", tcap);
     return i > 0 && ch == '\0';
 }
 
-/* The command a message carries, and its request id and opcode. */
+/* The command a message carries (and what it names), its request id and opcode. */
 static void
-message_name (const mongoc_iovec_t *iov, size_t iovcnt, char *name, size_t cap, int32_t *len,
-              int32_t *request, int32_t *opcode)
+message_name (const mongoc_iovec_t *iov, size_t iovcnt, char *name, size_t cap, char *target,
+              size_t tcap, int32_t *len, int32_t *request, int32_t *opcode)
 {
     uint8_t h[16], b[4];
     size_t off = 20;
     char ch = 1;
 
     bson_strncpy (name, "?", cap);
+    bson_strncpy (target, "-", tcap);
     *len = *request = *opcode = 0;
     if (!iov_get (iov, iovcnt, 0, h, 16))
         return;
@@ -228,14 +263,14 @@ message_name (const mongoc_iovec_t *iov, size_t iovcnt, char *name, size_t cap, 
                iov_get (iov, iovcnt, off + 1, b, 4))
             off += 1 + (size_t) le32 (b);
         if (kind == 0)
-            first_key (iov, iovcnt, off + 1, name, cap);
+            first_key (iov, iovcnt, off + 1, name, cap, target, tcap);
     } else if (*opcode == OP_QUERY) {
         /* The flags, the namespace (a C string), skip and return, the query. */
         while (iov_get (iov, iovcnt, off, &ch, 1) && ch)
             off++;
         off += 9;
-        if (first_key (iov, iovcnt, off, name, cap) && !strcmp (name, "$query"))
-            first_key (iov, iovcnt, off + 5 + strlen ("$query") + 1, name, cap);
+        if (first_key (iov, iovcnt, off, name, cap, target, tcap) && !strcmp (name, "$query"))
+            first_key (iov, iovcnt, off + 5 + strlen ("$query") + 1, name, cap, target, tcap);
     } else if (*opcode == OP_COMPRESSED) {
         bson_strncpy (name, "compressed", cap);
     }
@@ -284,12 +319,13 @@ fault_writev (mongoc_stream_t *stream, mongoc_iovec_t *iov, size_t iovcnt, int32
         return -1;
     }
     if (!s->left) { /* a message starts */
-        char name[48];
+        char name[48], target[128];
         int32_t len, request, opcode;
-        message_name (iov, iovcnt, name, sizeof name, &len, &request, &opcode);
+        message_name (iov, iovcnt, name, sizeof name, target, sizeof target, &len, &request,
+                      &opcode);
         s->left = len > 0 ? (size_t) len : total;
         s->swallow = false;
-        switch (fault_note (name)) {
+        switch (fault_note (name, target)) {
         case ACT_CUT:
             fault_kill (s);
             errno = ECONNRESET;

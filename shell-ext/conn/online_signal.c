@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "online_interrupt.h"
-#include "remodel/cli.h"
 
 static volatile sig_atomic_t stop_signal;
 static bool tty;
@@ -179,10 +178,13 @@ call_run (void *p)
         while (nanosleep (&ts, &ts))
             ;
     }
-    if (client) {
+    /* Under the tests' fault layer as the command's own connection is: its
+     * calls are the command's, made while the command waits for them, so
+     * they are numbered with the command's. */
+    if (client && online_fault_install (client, &why))
         ok = c->fn (client, c->arg, &why);
+    if (client)
         mongoc_client_destroy (client);
-    }
     pthread_mutex_lock (&c->mu);
     c->ok = ok;
     c->why = why;
@@ -264,9 +266,7 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
         pthread_cond_timedwait (&c->cv, &c->mu, &until);
         if (!said && !c->done && online_mono_ms () - t0 >= CALL_SAY_MS) {
             said = true;
-            if (!on->o->quiet)
-                rm_cli_line (stderr, "", "\n", "remodel: waiting for %s (Ctrl-C stops it)",
-                             waits);
+            online_say_note (on, "waiting for %s (Ctrl-C stops it)", waits);
         }
     }
     if (!c->done) {
@@ -283,7 +283,7 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
     pthread_mutex_unlock (&c->mu);
     ms = online_mono_ms () - t0;
     if (trace && *trace && strcmp (trace, "0"))
-        fprintf (stderr, "trace: %8.1f ms %s (a connection of its own)\n", (double) ms, waits);
+        online_say_trace (ms * 1000, waits, " (a connection of its own)");
     ok = c->ok;
     if (!ok)
         *why = c->why;

@@ -231,6 +231,11 @@ static void *
 renewer (void *arg)
 {
     online_lease_t *l = arg;
+    /* Renewals come when the timer says, a number of them between two of
+     * the command's calls that varies from run to run: the fault layer
+     * counts them as a kind of their own ("lease.update"), out of the
+     * command's numbering, which then stays the same from run to run. */
+    online_fault_thread ("lease");
     pthread_mutex_lock (&l->mu);
     while (!l->stop && !l->lost) {
         struct timespec until;
@@ -272,6 +277,12 @@ lease_client (online_t *on)
     mongoc_uri_destroy (uri);
     if (c)
         mongoc_client_set_appname (c, "remodel-online-lease");
+    /* The tests' fault layer under it too (its variable was read at the
+     * run's own connection: nothing new to refuse here). */
+    if (c && !online_fault_install (c, &why)) {
+        mongoc_client_destroy (c);
+        return NULL;
+    }
     return c;
 }
 

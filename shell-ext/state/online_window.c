@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "online_state.h"
-#include "remodel/cli.h"
 
 typedef struct {
     int64_t used, max;    /* bytes */
@@ -144,7 +143,8 @@ online_window_before_run (online_t *on, const online_capture_t *c)
     bson_error_t why;
     char held[32], wr[32], mine[32], dur[32], hist[32];
 
-    if (on->o->quiet || c->mode == ONLINE_CAPTURE_NONE || !oplog_read (on, &o))
+    /* Said only as a note: with --quiet the oplog is not even read. */
+    if (online_say_how (on).quiet || c->mode == ONLINE_CAPTURE_NONE || !oplog_read (on, &o))
         return;
     for (size_t i = 0; i < on->plan.n; i++) {
         const rm_step_t *s = &on->plan.steps[i];
@@ -191,14 +191,14 @@ online_window_before_run (online_t *on, const online_capture_t *c)
     megabytes (mine, sizeof mine, bytes);
     online_duration (dur, sizeof dur, secs);
     online_duration (hist, sizeof hist, wrate > 0 ? o.max / wrate : -1);
-    rm_cli_line (stderr, "", "\n",
-                 "remodel: capture: the oplog is too small for this run: it keeps %s (about %s of "
-                 "history at the %s/s it holds now), and the copy writes about %s of results to "
-                 "it over about %s (%lld documents at about %lld/s): its start point would roll "
-                 "off before the copy ends, and every sync then rescans everything; grow it "
-                 "first: db.adminCommand({replSetResizeOplog: 1, size: %lld}) (megabytes)",
-                 held, hist, wr, mine, dur, (long long) docs, (long long) rate,
-                 (long long) resize_mb (needed));
+    online_say_note (on, "capture: the oplog is too small for this run: it keeps %s (about %s "
+                     "of history at the %s/s it holds now), and the copy writes about %s of "
+                     "results to it over about %s (%lld documents at about %lld/s): its start "
+                     "point would roll off before the copy ends, and every sync then rescans "
+                     "everything; grow it first: db.adminCommand({replSetResizeOplog: 1, size: "
+                     "%lld}) (megabytes)",
+                     held, hist, wr, mine, dur, (long long) docs, (long long) rate,
+                     (long long) resize_mb (needed));
 }
 
 void
@@ -208,7 +208,8 @@ online_window_follow (online_t *on, const online_capture_t *c)
     int64_t wrate, history, age;
     char a[32], h[32], left[32];
 
-    if (on->o->quiet || c->mode == ONLINE_CAPTURE_NONE || !c->has_ts || !oplog_read (on, &o))
+    if (online_say_how (on).quiet || c->mode == ONLINE_CAPTURE_NONE || !c->has_ts ||
+        !oplog_read (on, &o))
         return;
     wrate = oplog_rate (&o);
     history = wrate > 0 ? o.max / wrate : -1;
@@ -218,10 +219,9 @@ online_window_follow (online_t *on, const online_capture_t *c)
     online_duration (a, sizeof a, age);
     online_duration (h, sizeof h, history);
     online_duration (left, sizeof left, history > age ? history - age : 0);
-    rm_cli_line (stderr, "", "\n",
-                 "remodel: follow: the recorded point is %s old in an oplog that keeps about %s "
-                 "of history at the rate it is written: it rolls off in about %s unless follow "
-                 "catches up; grow the oplog: db.adminCommand({replSetResizeOplog: 1, size: "
-                 "%lld}) (megabytes)", a, h, left,
-                 (long long) resize_mb (wrate * age));
+    online_say_note (on, "follow: the recorded point is %s old in an oplog that keeps about %s "
+                     "of history at the rate it is written: it rolls off in about %s unless follow "
+                     "catches up; grow the oplog: db.adminCommand({replSetResizeOplog: 1, size: "
+                     "%lld}) (megabytes)", a, h, left,
+                     (long long) resize_mb (wrate * age));
 }

@@ -26,7 +26,7 @@
 use_peers "peers" || exit 0
 FULL=0
 [ "${REMODEL_FAULT_MATRIX:-}" == full ] && FULL=1
-trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap 'for d in ferretdb java ferretdb-cl java-cl; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 t_lap=$SECONDS
 lap() { echo "# $1: $((SECONDS - t_lap)) s" >&2; t_lap=$SECONDS; }
@@ -45,7 +45,7 @@ MOVES="tasks=1,people=1"
 # (three each, one owner missing: an orphan), inserted in _id order.
 fill() {
     python3 -c 'import pymongo, sys, os, datetime
-c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=10000)
+c = pymongo.MongoClient(sys.argv[1], directConnection=True, serverSelectionTimeoutMS=10000)
 c.drop_database("crm"); c.drop_database("remodel")
 c.crm.people.insert_many([{"_id": i, "name": "p%d" % i, "phone": "555-%04d" % i} for i in range(1, 9)])
 c.crm.tasks.insert_many([{"_id": 100 + t, "owner": 1 + t % 9, "title": "t%d" % t,
@@ -171,6 +171,57 @@ points() {
     { seq 1 $step "$1"; echo "$1"; } | sort -nu
 }
 
+# unset_point: on a server with its change log, after a sync that left
+# the plan's key map (keys_ID) in the state database, finalize with the
+# reply to its last write of the plan's record lost (the $unset of the
+# switch's journal, its number found by counting a finalize first):
+# finalize again completes, or says it was finalized already, and
+# nothing of the plan's (keys_ID, made_ID) is left in the state database.
+cl_prepared() {
+    fill
+    online run -q --create-indexes
+    [ $rc == 0 ] || { fail "$kind: online run (change log)" "$(cat "$T/err")"; return 1; }
+    python3 -c 'import pymongo, sys, os
+c = pymongo.MongoClient(sys.argv[1], directConnection=True)
+c.crm.tasks.update_one({"_id": 101}, {"$set": {"owner": 3}})
+c.crm.people.update_one({"_id": 2}, {"$set": {"name": "renamed"}})
+c.crm.tasks.insert_one({"_id": 500, "owner": 4, "title": "new"})
+os._exit(0)' "$uri"
+    online sync
+    [ $rc == 0 ] || { fail "$kind: online sync (change log)" "$(cat "$T/err")"; return 1; }
+}
+# left: the state database's collections of the plan's syncs.
+left() {
+    python3 -c 'import pymongo, sys
+c = pymongo.MongoClient(sys.argv[1], directConnection=True)
+print(" ".join(sorted(n for n in c.remodel.list_collection_names() if n.endswith("_" + sys.argv[2]))))' \
+        "$uri" "$pid"
+}
+unset_point() {
+    local k n="$kind: finalize with the change log, its last \$unset's reply lost"
+    "$SERVER" stop "$T/$kind" >/dev/null 2>&1
+    PEERS_OPLOG_BYTES=67108864 online_start "$kind" "$T/$kind-cl" 0 changelog || return 1
+    cl_prepared || return 1
+    expect_eq "$kind: a sync from the change log leaves the plan's key map" "$(left)" "keys_$pid"
+    faulted count finalize --writes-stopped
+    k=$(awk '$2 == "update" && $4 == "plans" {k = $3} END {print k}' "$T/flog")
+    cl_prepared || return 1
+    faulted "update:$k:cut-after" finalize --writes-stopped
+    n="$n [$(fired)]"
+    if [ $frc != 0 ]; then
+        online finalize --writes-stopped
+        if [ $rc == 2 ] && grep -q 'is finalized already' "$T/err"; then
+            pass "$n: failed (exit $frc); finalize again: it was finalized already (exit 2)"
+        else
+            expect_eq "$n: failed (exit $frc); finalize again: exit 0" "$rc" 0
+        fi
+    else
+        pass "$n: exit 0 (the driver or remodel's retry took it)"
+    fi
+    expect_eq "$n: ... nothing of the plan's syncs left in the state database" "$(left)" ""
+    "$SERVER" stop "$T/$kind-cl" >/dev/null 2>&1
+}
+
 # REMODEL_FAULT_ONLY='rollback_point any:47:cut-after' runs that alone (on
 # REMODEL_FAULT_KIND, default ferretdb), to replay one point.
 if [ -n "${REMODEL_FAULT_ONLY:-}" ]; then
@@ -234,5 +285,19 @@ for kind in $(online_kinds); do
     finalize_point "renameCollection:3:fail"
     finalize_point "any:$(((fcalls + 1) / 2)):delay=300"
     total=$((total + 2))
+    # The lease's renewals (a thread of their own, out of "any"): with a
+    # 3 s lease one comes every 0.5 s, and the pause before the switch
+    # makes sure one falls inside finalize.
+    export REMODEL_ONLINE_LEASE_MS=3000 REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=1200
+    for p in lease.update:1:cut-after lease.find:1:cut; do
+        finalize_point "$p"
+        expect_eq "$kind: finalize, $p: the fault came" "$(fired | grep -c "(${p%%:*} #1)")" 1
+    done
+    unset REMODEL_ONLINE_LEASE_MS REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS
+    total=$((total + 2))
+    lap "$kind: the lease's renewals cut"
+    unset_point
+    total=$((total + 1))
+    lap "$kind: the last \$unset's reply lost, with the change log"
 done
 echo "# $total fault points" >&2
