@@ -520,8 +520,13 @@ void online_say_closing (const online_t *on, bool drawn, const char *fmt, ...)
     BSON_GNUC_PRINTF (3, 4);
 void online_say_meter_end (const online_t *on, bool drawn, bool keep);
 /* A --log-format json line (its newline included), in one write on
- * standard error; the caller builds it only where online_say_how says json. */
+ * standard error, only where JSON lines are asked for (a caller may build
+ * it only where online_say_how says json: a batch's, made often). event:
+ * something that happened, said once in the form asked for: json, or
+ * the text as kind says. */
 void online_say_json (const online_t *on, const rm_buf_t *line);
+void online_say_event (const online_t *on, online_say_kind_t kind, const rm_buf_t *json,
+                       const char *fmt, ...) BSON_GNUC_PRINTF (4, 5);
 /* A command's report (status, lag) on standard output, as formatted
  * (its fields are the caller's to escape); _stream: that stream. */
 void online_say_out (const online_t *on, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);

@@ -209,9 +209,24 @@ void
 online_say_json (const online_t *on, const rm_buf_t *line)
 {
     FILE *f = err_stream ();
-    (void) on;
+    if (!online_say_how (on).json)
+        return;
     /* One call: lines of two writers never interleave. */
     fwrite (line->data, 1, line->len, f);
+}
+
+void
+online_say_event (const online_t *on, online_say_kind_t kind, const rm_buf_t *json,
+                  const char *fmt, ...)
+{
+    va_list ap;
+    if (online_say_how (on).json) {
+        online_say_json (on, json);
+        return;
+    }
+    va_start (ap, fmt);
+    vsay (on, kind, fmt, ap);
+    va_end (ap);
 }
 
 void

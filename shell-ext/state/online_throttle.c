@@ -50,9 +50,13 @@ online_throttle_read (const bson_t *record, char *state, size_t scap, char *reas
                                                             : field_int (record, "throttle.lagMs", -1);
 }
 
-/* A --log-format json line {"throttle": what, "reason": ..., more}. */
+/* A --log-format json line {"throttle": what, "reason": ..., more} into
+ * line (initialized here; the caller destroys it), for the reporter to
+ * say instead of the text where JSON lines are asked for. Events are
+ * rare: built whether or not JSON is asked for. */
 static void
-json_line (online_t *on, const char *what, const char *reason, const char *more)
+json_line (rm_buf_t *line_out, online_t *on, const char *what, const char *reason,
+           const char *more)
 {
     rm_buf_t line;
     rm_buf_init (&line);
@@ -67,8 +71,7 @@ json_line (online_t *on, const char *what, const char *reason, const char *more)
     if (more)
         rm_buf_append (&line, more, strlen (more));
     rm_buf_append (&line, "}\n", 2);
-    online_say_json (on, &line);
-    rm_buf_destroy (&line);
+    *line_out = line;
 }
 
 /* The server's answer to one command; false only on a network error
@@ -202,6 +205,7 @@ take_settings (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *
     int64_t at = field_int (rec, "settings.at", 0), v;
     char said[300] = "", more[300];
     size_t k = 0;
+    rm_buf_t line;
     bson_t *set;
     bool ok;
 
@@ -222,13 +226,11 @@ take_settings (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *
         th->max_lag_ms = v;
         snprintf (said + k, sizeof said - k, " --max-lag %lldms", (long long) v);
     }
-    if (online_say_how (on).json) {
-        snprintf (more, sizeof more, ",\"batchSize\":%lld,\"maxRate\":%lld,\"maxLagMs\":%lld",
-                  (long long) *batch_size, (long long) th->max_rate, (long long) th->max_lag_ms);
-        json_line (on, "set", said + (*said == ' '), more);
-    } else {
-        online_say_aside (on, "set by remodel online set:%s", said);
-    }
+    snprintf (more, sizeof more, ",\"batchSize\":%lld,\"maxRate\":%lld,\"maxLagMs\":%lld",
+              (long long) *batch_size, (long long) th->max_rate, (long long) th->max_lag_ms);
+    json_line (&line, on, "set", said + (*said == ' '), more);
+    online_say_event (on, ONLINE_SAY_ASIDE, &line, "set by remodel online set:%s", said);
+    rm_buf_destroy (&line);
     set = BCON_NEW ("$set", "{", "settings.takenAt", BCON_DATE_TIME (online_wall_ms ()), "}");
     ok = online_plan_update (on, set, err);
     bson_destroy (set);
@@ -312,16 +314,22 @@ online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size, 
     } else if (n > 0) {
         int64_t was = *batch_size;
         *batch_size = th->size = online_throttle_size (*batch_size, th->base, ms, th->max_latency_ms);
-        if (*batch_size != was && online_say_how (on).json) {
+        if (*batch_size != was) {
             char more[200];
+            rm_buf_t line;
             snprintf (more, sizeof more, ",\"batchSize\":%lld,\"was\":%lld,\"ms\":%lld",
                       (long long) *batch_size, (long long) was, (long long) ms);
-            json_line (on, *batch_size < was ? "smaller batches" : "larger batches",
+            json_line (&line, on, *batch_size < was ? "smaller batches" : "larger batches",
                        *batch_size < was ? "a batch's round trips over --max-latency" : NULL, more);
-        } else if (*batch_size < was) {
-            online_say_aside (on, "a batch took %lld ms, over --max-latency %lld ms: batches of "
-                              "%lld documents now", (long long) ms, (long long) th->max_latency_ms,
-                              (long long) *batch_size);
+            /* Larger batches are a JSON line only: on a terminal, no news. */
+            if (*batch_size < was)
+                online_say_event (on, ONLINE_SAY_ASIDE, &line, "a batch took %lld ms, over "
+                                  "--max-latency %lld ms: batches of %lld documents now",
+                                  (long long) ms, (long long) th->max_latency_ms,
+                                  (long long) *batch_size);
+            else
+                online_say_json (on, &line);
+            rm_buf_destroy (&line);
         }
         th->rate_n += n;
         if (th->max_rate > 0)
@@ -347,14 +355,14 @@ online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size, 
             return false;
         if (!wait && th->throttled) {
             char more[64];
+            rm_buf_t line;
             int64_t took = online_mono_ms () - th->since;
             th->throttled = false;
-            if (online_say_how (on).json) {
-                snprintf (more, sizeof more, ",\"ms\":%lld", (long long) took);
-                json_line (on, "off", NULL, more);
-            } else {
-                online_say_note (on, "throttle lifted after %.1f s", (double) took / 1000.0);
-            }
+            snprintf (more, sizeof more, ",\"ms\":%lld", (long long) took);
+            json_line (&line, on, "off", NULL, more);
+            online_say_event (on, ONLINE_SAY_NOTE, &line, "throttle lifted after %.1f s",
+                              (double) took / 1000.0);
+            rm_buf_destroy (&line);
             /* The rate counts from here: the wait is no reason to hurry. */
             th->rate_t0 = online_mono_ms ();
             th->rate_n = 0;
@@ -363,12 +371,12 @@ online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size, 
         if (!wait)
             return true;
         if (!th->throttled) {
+            rm_buf_t line;
             th->throttled = true;
             th->since = online_mono_ms ();
-            if (online_say_how (on).json)
-                json_line (on, "on", th->reason, NULL);
-            else
-                online_say_aside (on, "throttled: %s", th->reason);
+            json_line (&line, on, "on", th->reason, NULL);
+            online_say_event (on, ONLINE_SAY_ASIDE, &line, "throttled: %s", th->reason);
+            rm_buf_destroy (&line);
             if (!note_state (on, th, err))
                 return false;
         }

@@ -194,6 +194,31 @@ test_json_lines (void)
 }
 
 static void
+test_event (void)
+{
+    rm_buf_t line;
+    rm_buf_init (&line);
+    rm_buf_append (&line, "{\"throttle\":\"on\"}\n", 18);
+    /* JSON lines asked for: the line, not the text, --quiet or not. */
+    begin (true, true, 1);
+    online_say_event (&on, ONLINE_SAY_ASIDE, &line, "throttled: %s", "lag");
+    online_say_event (&on, ONLINE_SAY_NOTE, &line, "lifted after %d s", 2);
+    end ("", "{\"throttle\":\"on\"}\n{\"throttle\":\"on\"}\n");
+    /* Text: as the kind says; the JSON line alone says nothing. */
+    begin (false, false, 1);
+    online_say_event (&on, ONLINE_SAY_ASIDE, &line, "throttled: %s", "lag");
+    online_say_event (&on, ONLINE_SAY_NOTE, &line, "lifted after %d s", 2);
+    online_say_json (&on, &line);
+    end ("", "\nremodel: throttled: lag\nremodel: lifted after 2 s\n");
+    begin (true, false, 0);
+    online_say_event (&on, ONLINE_SAY_NOTE, &line, "lifted after %d s", 2);
+    online_say_event (&on, ONLINE_SAY_WARN, &line, "x");
+    online_say_json (&on, &line);
+    end ("", "remodel: x\n");
+    rm_buf_destroy (&line);
+}
+
+static void
 test_out (void)
 {
     /* A command's report: standard output, as formatted, --quiet or not. */
@@ -279,6 +304,7 @@ main (void)
     T_RUN (test_progress_of_a_pass);
     T_RUN (test_escaped);
     T_RUN (test_json_lines);
+    T_RUN (test_event);
     T_RUN (test_out);
     T_RUN (test_error_and_usage);
     T_RUN (test_trace);
