@@ -431,6 +431,22 @@ mark_switch (online_t *on, bool follows, bson_t *mark, bson_error_t *err)
     return ok;
 }
 
+/* What served the syncs dropped after the switch. A connection lost on
+ * the way is retried (--retry-for), since nothing drops them later: a
+ * finalize after this one is refused as finalized already. Any other
+ * failure leaves them, as before: the switch is done. */
+static void
+drop_sync_state (online_t *on)
+{
+    online_retry_t retry = {0, 0};
+    bson_error_t why;
+    while (!online_keys_drop_plan (on, &why) && online_retry (on, &retry, &why))
+        ;
+    ONLINE_RETRY_RESET (retry);
+    while (!online_made_drop (on, true, &why) && online_retry (on, &retry, &why))
+        ;
+}
+
 /* The switch, where all before it went well (ok), the writes still
  * stopped: the renames, confirmed from the log (nothing written to a
  * source after the drain); then, either way, what served the syncs
@@ -451,11 +467,8 @@ switch_in (online_t *on, fin_t *f, bool ok, const bson_t *mark, size_t *n, bson_
     /* The key map and the journal served the syncs; nothing reads them
      * after the switch, even one whose last record write failed (*n:
      * every rename done). */
-    if (f->switched || *n > 0) {
-        bson_error_t why;
-        online_keys_drop_plan (on, &why);
-        online_made_drop (on, true, &why);
-    }
+    if (f->switched || *n > 0)
+        drop_sync_state (on);
     if (f->blocked)
         block_writes (on, false, err);
     online_blocked_close (on, f->switched);

@@ -171,12 +171,13 @@ points() {
     { seq 1 $step "$1"; echo "$1"; } | sort -nu
 }
 
-# unset_point: on a server with its change log, after a sync that left
-# the plan's key map (keys_ID) in the state database, finalize with the
-# reply to its last write of the plan's record lost (the $unset of the
-# switch's journal, its number found by counting a finalize first):
-# finalize again completes, or says it was finalized already, and
-# nothing of the plan's (keys_ID, made_ID) is left in the state database.
+# On a server with its change log, after a sync that left the plan's key
+# map (keys_ID) in the state database, finalize with a fault at a call
+# found by counting a finalize first; finalize again completes, or says it
+# was finalized already, and nothing of the plan's syncs (keys_ID,
+# made_ID) is left in the state database. The calls: the reply to its
+# last write of the plan's record lost (the $unset of the switch's
+# journal), and the key map's drop cut before it is sent.
 cl_prepared() {
     fill
     online run -q --create-indexes
@@ -197,16 +198,16 @@ c = pymongo.MongoClient(sys.argv[1], directConnection=True)
 print(" ".join(sorted(n for n in c.remodel.list_collection_names() if n.endswith("_" + sys.argv[2]))))' \
         "$uri" "$pid"
 }
-unset_point() {
-    local k n="$kind: finalize with the change log, its last \$unset's reply lost"
-    "$SERVER" stop "$T/$kind" >/dev/null 2>&1
-    PEERS_OPLOG_BYTES=67108864 online_start "$kind" "$T/$kind-cl" 0 changelog || return 1
+# sync_state_point WHAT CALL ACTION: CALL an awk pattern over the counted
+# finalize's log lines ("N COMMAND K TARGET"), its last match faulted.
+sync_state_point() {
+    local k n="$kind: finalize with the change log, $1"
     cl_prepared || return 1
-    expect_eq "$kind: a sync from the change log leaves the plan's key map" "$(left)" "keys_$pid"
+    expect_eq "$n: a sync from the change log leaves the plan's key map" "$(left)" "keys_$pid"
     faulted count finalize --writes-stopped
-    k=$(awk '$2 == "update" && $4 == "plans" {k = $3} END {print k}' "$T/flog")
+    k=$(awk "$2"' {k = $2 ":" $3} END {print k}' "$T/flog")
     cl_prepared || return 1
-    faulted "update:$k:cut-after" finalize --writes-stopped
+    faulted "$k:$3" finalize --writes-stopped
     n="$n [$(fired)]"
     if [ $frc != 0 ]; then
         online finalize --writes-stopped
@@ -219,6 +220,12 @@ unset_point() {
         pass "$n: exit 0 (the driver or remodel's retry took it)"
     fi
     expect_eq "$n: ... nothing of the plan's syncs left in the state database" "$(left)" ""
+}
+sync_state_points() {
+    "$SERVER" stop "$T/$kind" >/dev/null 2>&1
+    PEERS_OPLOG_BYTES=67108864 online_start "$kind" "$T/$kind-cl" 0 changelog || return 1
+    sync_state_point "its last \$unset's reply lost" '$2 == "update" && $4 == "plans"' cut-after
+    sync_state_point "the key map's drop cut" '$2 == "drop" && $4 ~ /^keys_/' cut
     "$SERVER" stop "$T/$kind-cl" >/dev/null 2>&1
 }
 
@@ -296,8 +303,8 @@ for kind in $(online_kinds); do
     unset REMODEL_ONLINE_LEASE_MS REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS
     total=$((total + 2))
     lap "$kind: the lease's renewals cut"
-    unset_point
-    total=$((total + 1))
-    lap "$kind: the last \$unset's reply lost, with the change log"
+    sync_state_points
+    total=$((total + 2))
+    lap "$kind: with the change log, the syncs' state dropped after the switch"
 done
 echo "# $total fault points" >&2
