@@ -80,12 +80,21 @@ rm_names_identify (rm_names_t *nm, const char *plan_path)
 /* The step number last: a backup name ends in "_backup", a result's in
  * digits, and the id is the same length of hex in both, so no plan's
  * result is another's (or its own) backup. */
+/* Whether s is a step of the plan nm fuses (not another plan's, such as
+ * an inverse built for a rollback). */
+static bool
+fused_step (const rm_names_t *nm, const rm_step_t *s)
+{
+    return nm->fused && s->index >= 1 && s->index <= nm->fused->n &&
+           &nm->fused->steps[s->index - 1] == s;
+}
+
 void
 rm_name_target (const rm_names_t *nm, const rm_step_t *s, const rm_nsref_t *ref, char *buf,
                 size_t cap)
 {
     size_t index = s->index;
-    if (nm->fused && s->index >= 1 && s->index <= nm->fused->n) {
+    if (fused_step (nm, s)) {
         size_t first, n = rm_plan_run (nm->fused, s->index - 1, &first);
         index = nm->fused->steps[first + n - 1].index;
     }
@@ -136,7 +145,7 @@ rm_names_run (const rm_names_t *nm, size_t i)
 void
 rm_names_label (const rm_names_t *nm, const rm_step_t *s, char *buf, size_t cap)
 {
-    size_t n = s->index >= 1 ? rm_names_run (nm, s->index - 1) : 1, at;
+    size_t n = fused_step (nm, s) ? rm_names_run (nm, s->index - 1) : 1, at;
     if (n <= 1) {
         snprintf (buf, cap, "step %zu (%s)", s->index, s->op);
         return;

@@ -555,8 +555,10 @@ on_doc_fail (void *ctx, const bson_error_t *why)
 rm_batchstep_t *
 online_engine_new (online_t *on, const rm_step_t *s)
 {
-    /* A fused run's first step computes the run (remodel/fuse.h). */
-    size_t n = s->index >= 1 ? rm_names_run (&on->names, s->index - 1) : 1;
+    /* A fused run's first step computes the run (remodel/fuse.h); a step
+     * of no plan of on's (an inverse) is its own. */
+    bool ours = s->index >= 1 && s->index <= on->plan.n && &on->plan.steps[s->index - 1] == s;
+    size_t n = ours ? rm_names_run (&on->names, s->index - 1) : 1;
     rm_batchstep_t *b = rm_batchstep_new_run (s, n ? n : 1, NULL);
     rm_batchstep_lookup (b, online_lookup_rules (on) == 2);
     /* A dry run evaluates every document of every step: one that fails

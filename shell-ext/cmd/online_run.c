@@ -1424,6 +1424,12 @@ apply_steps (online_t *on, apply_t *a, bson_error_t *err)
      * runs client-side: the compiler's pipelines are a step's each. */
     for (size_t i = a->first; ok && i < on->plan.n;) {
         size_t n = rm_names_run (&on->names, i);
+        if (n > 1 && a->server && !on->o->quiet) {
+            char label[200];
+            rm_names_label (&on->names, &on->plan.steps[i], label, sizeof label);
+            rm_cli_line (stderr, "", "\n", "remodel: %s runs client-side: its steps are fused "
+                         "into one pass", label);
+        }
         if (n > 0)
             ok = run_step (on, &on->plan.steps[i],
                            a->server && n == 1 ? &a->compiled.steps[i] : NULL, mode, &a->differ,

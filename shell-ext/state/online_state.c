@@ -169,6 +169,9 @@ online_plan_mode (online_t *on, online_opts_t *o, bool run, bson_error_t *err)
         return false;
     }
     o->in_place |= r.in_place;
+    /* A plan run in place fused nothing (online_plan_load). */
+    if (o->in_place)
+        on->names.fused = NULL;
     return true;
 }
 

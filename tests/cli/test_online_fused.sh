@@ -10,9 +10,11 @@
 #   - killed (-9) part way, then run again: resumed under its first step,
 #     the same results;
 #   - a write after the run reaches the results through the fused steps
-#     and the join by a sync from the change log;
-#   - finalize switches both in; rollback brings the originals back, and
-#     rollback again leaves only them.
+#     and the join by a sync from the change log; verify agrees;
+#   - finalize switches the result in; rollback brings the originals back,
+#     and rollback again leaves only them;
+#   - in place nothing is fused, even in a command not given --in-place;
+#   - --server-side (mongo-java-server) runs the fused run client-side.
 # CI_KINDS: the servers (default "ferretdb java"); CI_DEBUG=1: messages.
 #   REMODEL=build/remodel bash tests/cli/test_online_fused.sh
 . "$(dirname "$0")/lib.sh"
@@ -80,6 +82,10 @@ c.fz.owners.update_one({"_id": 4}, {"$set": {"name": "renamed"}})'
     expect_eq "$kind: sync (exit 0) from the change log, not a rescan" \
         "$rc:$(grep -c 'rescanned in full' "$T/err")" "0:0"
     same "$kind: ... the writes reached the results through every step"
+    online verify fused
+    debug
+    expect_eq "$kind: verify (exit 0) finds every result right, naming no step inside the run" \
+        "$rc:$(grep -c 'every result .*as the sources make it' "$T/err"):$(grep -c 'step [234] (' "$T/err")" "0:1:0"
     expect_eq "$kind: ... still two result collections" \
         "$(colls)" "['items', 'items_remodel_${ID}_4', 'items_remodel_${ID}_5', 'owners']"
 
@@ -121,5 +127,36 @@ c.fz.owners.update_one({"_id": 4}, {"$set": {"name": "renamed"}})'
         "$(colls)" "['items', 'items_remodel_${ID}_4', 'items_remodel_${ID}_5', 'owners']"
     online rollback fused -q
     expect_eq "$kind: rollback of the run (exit 0): only the originals" "$rc:$(colls)" "0:['items', 'owners']"
+
+    # in place nothing is fused (each step keeps its own backups), also in
+    # a later command given no --in-place (the mode its run recorded)
+    state_clear
+    seed 300
+    online run fused --in-place --create-indexes
+    debug
+    py 'c.fz.items.update_one({"_id": 3}, {"$set": {"qty": 99}})'
+    online sync fused
+    debug
+    expect_eq "$kind: in place: run and a sync without --in-place (exit 0), step by step" \
+        "$rc:$(grep -c 'steps 1-4' "$T/err"):$(py 'print(sorted(d["step"] for d in c.remodel.checkpoints.find({})))')" \
+        "0:0:[1, 2, 3, 4, 5]"
+    online rollback fused -q
+    expect_eq "$kind: ... rollback (exit 0) restores every step's backups" \
+        "$rc:$(py 'print(c.fz.items.count_documents({"$or": [{"flag": {"$exists": True}}, {"title": {"$exists": True}}]}), c.fz.items.count_documents({"old": {"$exists": True}}))')" \
+        "0:0 300"
+
+    # --server-side: the compiler's pipelines are a step's each, so the
+    # fused run runs client-side, the join after it reads the run's result
+    if [ "$kind" = java ]; then
+        state_clear
+        seed 300
+        online run fused --server-side --create-indexes
+        debug
+        expect_eq "$kind: --server-side (exit 0): the fused run said to run client-side" \
+            "$rc:$(grep -c 'remodel: steps 1-4 (set, unset, rename, version) runs client-side: its steps are fused into one pass' "$T/err")" "0:1"
+        same "$kind: ... the results are remodel run's"
+        expect_eq "$kind: ... two result collections" \
+            "$(colls)" "['items', 'items_remodel_${ID}_4', 'items_remodel_${ID}_5', 'owners']"
+    fi
     "$SERVER" stop "$T/srv-$kind" >/dev/null 2>&1
 done
