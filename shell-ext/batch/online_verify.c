@@ -47,9 +47,10 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
     size_t *redo = rewrite ? bson_malloc ((out->n + 1) * sizeof *redo) : NULL;
     for (size_t k = 0; k < j->p->n_keep; k++) {
         online_writes_t *w = &pr->targets[k];
+        const online_ops_t *ops = online_ops (j->on);
         online_fold_t *fold;
-        bson_t filter = BSON_INITIALIZER, cond, arr;
-        mongoc_cursor_t *cur;
+        bson_t arr = BSON_INITIALIZER;
+        online_cursor_t *cur;
         const bson_t *doc;
         bson_error_t why;
         uint32_t n = 0;
@@ -57,8 +58,6 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
         bool ok = true;
 
         online_docs_reset (&pr->found);
-        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
-        BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
         for (size_t i = 0; ok && i < out->n; i++) {
             bson_iter_t id;
             char key[16];
@@ -72,13 +71,11 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
                 ok = online_idset_note (pr->sets[k], online_id_hash (online_doc_bytes (out, i),
                                                                      out->docs[i].len), err);
         }
-        bson_append_array_end (&cond, &arr);
-        bson_append_document_end (&filter, &cond);
         if (n == 0) {
-            bson_destroy (&filter);
+            bson_destroy (&arr);
             continue;
         }
-        cur = mongoc_collection_find_with_opts (w->coll, &filter, NULL, NULL);
+        cur = ops->keys (j->on, w->coll, "_id", &arr, NULL);
         /* finalize's verify without a change log: each result read here
          * also goes into its digest, which the switch's mark would
          * otherwise read the results again for (online_blocked.c). */
@@ -86,17 +83,16 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
                    ? online_blocked_fold (j->on, j->p->keep[k]->db,
                                           mongoc_collection_get_name (w->coll))
                    : NULL;
-        while (mongoc_cursor_next (cur, &doc)) {
+        while (ops->next (cur, &doc)) {
             online_docs_add (&pr->found, bson_get_data (doc), doc->len, (int) k);
             if (fold) {
                 fold->docs++;
                 fold->sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
             }
         }
-        if (mongoc_cursor_error (cur, &why))
+        if (!ops->end (cur, &why))
             ok = online_fail (j->on, err, &why, "reading a target");
-        mongoc_cursor_destroy (cur);
-        bson_destroy (&filter);
+        bson_destroy (&arr);
         for (size_t i = 0; ok && i < out->n; i++) {
             ssize_t r;
             if (out->docs[i].keep != (int) k)
@@ -169,16 +165,17 @@ online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t 
          * carry their driver's _id cannot make one twice. */
         if (!dup && pr->sets[k] && online_idset_has (pr->sets[k], h)) {
             /* Confirmed by the target's document (a hash may collide). */
+            const online_ops_t *ops = online_ops (j->on);
             bson_t q;
-            mongoc_cursor_t *cur;
+            online_cursor_t *cur;
             const bson_t *found;
             online_id_filter (doc, out->docs[i].len, &q);
-            cur = mongoc_collection_find_with_opts (pr->targets[k].coll, &q, NULL, NULL);
-            if (mongoc_cursor_next (cur, &found)) {
+            cur = ops->find (j->on, pr->targets[k].coll, &q, NULL);
+            if (ops->next (cur, &found)) {
                 dup = true;
                 online_doc_text (bson_get_data (found), found->len, b, sizeof b);
             }
-            mongoc_cursor_destroy (cur);
+            ops->end (cur, NULL);
             bson_destroy (&q);
         }
         if (dup) {
@@ -199,22 +196,22 @@ static rm_sorter_t *
 target_by_hash (online_t *on, mongoc_collection_t *c, bson_error_t *err)
 {
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
+    const online_ops_t *ops = online_ops (on);
     bson_t empty = BSON_INITIALIZER;
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
+    online_cursor_t *cur = ops->find (on, c, &empty, opts);
     rm_sorter_t *t = rm_sorter_new (on->o->memory / 2, on->o->tmpdir, NULL, NULL);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
 
-    while (ok && mongoc_cursor_next (cur, &doc)) {
+    while (ok && ops->next (cur, &doc)) {
         uint8_t key[8];
         online_hash_key (online_id_hash (bson_get_data (doc), doc->len), key);
         ok = rm_sorter_add (t, key, sizeof key, bson_get_data (doc), doc->len, err);
     }
-    if (ok && mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why) && ok)
         ok = online_fail (on, err, &why, "reading a target");
     ok = ok && rm_sorter_finish (t, err);
-    mongoc_cursor_destroy (cur);
     bson_destroy (opts);
     if (!ok) {
         rm_sorter_destroy (t);
@@ -320,9 +317,10 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
                      mongoc_collection_t *drivers, const char *field, online_mode_t mode,
                      int64_t *differ, bson_error_t *err)
 {
+    const online_ops_t *ops = online_ops (on);
     char name[400];
     mongoc_collection_t *c;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
     bson_t filter = BSON_INITIALIZER;
@@ -349,8 +347,8 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
         ok = extras_on_disk (on, c, ref->text, set,
                              mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
                              &extra, err);
-    cur = drivers || set->disk ? NULL : mongoc_collection_find_with_opts (c, &filter, opts, NULL);
-    while (ok && cur && mongoc_cursor_next (cur, &doc)) {
+    cur = drivers || set->disk ? NULL : ops->find (on, c, &filter, opts);
+    while (ok && cur && ops->next (cur, &doc)) {
         bson_iter_t id;
         if (online_idset_has (set, online_id_hash (bson_get_data (doc), doc->len)) ||
             !bson_iter_init_find (&id, doc, "_id"))
@@ -360,10 +358,8 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
         if (mode == ONLINE_SYNC && !on->o->dry_run)
             ok = online_writes_delete (&del, &id, err);
     }
-    if (ok && cur && mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why) && ok)
         ok = online_fail (on, err, &why, "reading a target");
-    if (cur)
-        mongoc_cursor_destroy (cur);
     ok = ok && online_writes_flush (&del, err);
     if (ok && extra)
         online_say (on, mode == ONLINE_SYNC ? ONLINE_SAY_NOTE : ONLINE_SAY_WARN,
@@ -451,16 +447,16 @@ has_id (online_t *on, mongoc_collection_t *c, const bson_iter_t *id, bool *yes, 
 {
     bson_t q = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit", BCON_INT64 (1));
-    mongoc_cursor_t *cur;
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
     online_id_append (&q, id);
-    cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
-    *yes = mongoc_cursor_next (cur, &doc);
-    if (mongoc_cursor_error (cur, &why))
+    cur = ops->find (on, c, &q, opts);
+    *yes = ops->next (cur, &doc);
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "reading a driving document");
-    mongoc_cursor_destroy (cur);
     bson_destroy (opts);
     bson_destroy (&q);
     return ok;
@@ -481,15 +477,16 @@ online_check_orphans (online_t *on, mongoc_collection_t *target, const char *ns,
                                     BCON_BOOL (true));
     bson_t *dopts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
                               BCON_INT32 (1), "}");
+    const online_ops_t *ops = online_ops (on);
     bson_t empty = BSON_INITIALIZER, cur_b = BSON_INITIALIZER;
-    mongoc_cursor_t *a, *b;
+    online_cursor_t *a, *b;
     const bson_t *doc;
-    bson_error_t why;
-    bool ok = true, b_more = true, b_have = false;
+    bson_error_t why, why_b;
+    bool ok = true, b_more = true, b_have = false, a_read, b_read;
 
-    a = mongoc_collection_find_with_opts (target, &empty, topts, NULL);
-    b = mongoc_collection_find_with_opts (drivers, &empty, dopts, NULL);
-    while (ok && mongoc_cursor_next (a, &doc)) {
+    a = ops->find (on, target, &empty, topts);
+    b = ops->range (on, drivers, NULL, dopts);
+    while (ok && ops->next (a, &doc)) {
         bson_iter_t id, v, bid;
         int c = 1;
         bool there = false;
@@ -506,7 +503,7 @@ online_check_orphans (online_t *on, mongoc_collection_t *target, const char *ns,
                 (c = rm_value_compare (&bid, &v)) >= 0)
                 break;
             const bson_t *bd;
-            b_have = b_more = mongoc_cursor_next (b, &bd);
+            b_have = b_more = ops->next (b, &bd);
             if (b_have) {
                 bson_reinit (&cur_b);
                 bson_concat (&cur_b, bd);
@@ -523,10 +520,11 @@ online_check_orphans (online_t *on, mongoc_collection_t *target, const char *ns,
         if (del)
             ok = online_writes_delete (del, &id, err);
     }
-    if (ok && (mongoc_cursor_error (a, &why) || mongoc_cursor_error (b, &why)))
-        ok = online_fail (on, err, &why, "reading a target's and its drivers' _ids");
-    mongoc_cursor_destroy (a);
-    mongoc_cursor_destroy (b);
+    a_read = ops->end (a, &why);
+    b_read = ops->end (b, &why_b);
+    if (ok && (!a_read || !b_read))
+        ok = online_fail (on, err, a_read ? &why_b : &why,
+                          "reading a target's and its drivers' _ids");
     bson_destroy (&cur_b);
     bson_destroy (topts);
     bson_destroy (dopts);
@@ -539,17 +537,18 @@ online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t
 {
     bool ok = true;
     for (size_t k = 0; ok && k < j->p->n_keep; k++) {
+        const online_ops_t *ops = online_ops (j->on);
         const char *by = j->p->driver_field[k];
-        bson_t filter = BSON_INITIALIZER, cond, arr;
-        mongoc_cursor_t *cur;
+        bson_t arr = BSON_INITIALIZER;
+        online_cursor_t *cur;
         const bson_t *doc;
         bson_error_t why;
         uint32_t n = 0;
 
-        if (!by || !strcmp (by, "_id"))
+        if (!by || !strcmp (by, "_id")) {
+            bson_destroy (&arr);
             continue;
-        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
-        BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &arr);
+        }
         for (size_t i = 0; i < out->n; i++) {
             bson_iter_t id;
             char key[16];
@@ -561,10 +560,8 @@ online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t
             kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
             bson_append_iter (&arr, kp, (int) kl, &id);
         }
-        bson_append_array_end (&cond, &arr);
-        bson_append_document_end (&filter, &cond);
-        cur = n ? mongoc_collection_find_with_opts (pr->targets[k].coll, &filter, NULL, NULL) : NULL;
-        while (ok && cur && mongoc_cursor_next (cur, &doc)) {
+        cur = n ? ops->keys (j->on, pr->targets[k].coll, "_id", &arr, NULL) : NULL;
+        while (ok && cur && ops->next (cur, &doc)) {
             bson_iter_t it, v;
             bool there = true;
             char a[240], b[240] = "?";
@@ -585,11 +582,9 @@ online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t
                           j->on->where, j->s->index, j->s->op, j->p->keep[k]->text, a, b);
             ok = false;
         }
-        if (ok && cur && mongoc_cursor_error (cur, &why))
+        if (!ops->end (cur, &why) && ok)
             ok = online_fail (j->on, err, &why, "reading a target");
-        if (cur)
-            mongoc_cursor_destroy (cur);
-        bson_destroy (&filter);
+        bson_destroy (&arr);
     }
     return ok;
 }

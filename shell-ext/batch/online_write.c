@@ -24,6 +24,15 @@
  * this many times before the run stops naming it. */
 #define RETRIES 5
 
+/* The batch being filled, the table's (online_ops): online_writes_t's
+ * field still has the driver's type in online_batch.h, which holds it
+ * for this file only. */
+static online_wbatch_t *
+batch_of (const online_writes_t *w)
+{
+    return (online_wbatch_t *) w->b;
+}
+
 void
 online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
                     const char *what)
@@ -45,12 +54,12 @@ online_writes_flush (online_writes_t *w, bson_error_t *err)
         return true;
     /* Fenced: a run that lost its lease sends nothing more. */
     if (!online_lease_check (w->j->on, err)) {
-        mongoc_bulk_operation_destroy (w->b);
+        online_ops (w->j->on)->discard (batch_of (w));
         w->b = NULL;
         w->n = 0;
         return false;
     }
-    ok = mongoc_bulk_operation_execute (w->b, &reply, &why) != 0;
+    ok = online_ops (w->j->on)->send (batch_of (w), &reply, &why);
     if (!ok)
         online_fail (w->j->on, err, &why, w->what);
     else if (bson_iter_init_find (&it, &reply, "nMatched"))
@@ -58,42 +67,35 @@ online_writes_flush (online_writes_t *w, bson_error_t *err)
     if (ok && bson_iter_init_find (&it, &reply, "nRemoved"))
         w->removed += bson_iter_as_int64 (&it);
     bson_destroy (&reply);
-    mongoc_bulk_operation_destroy (w->b);
     w->b = NULL;
     w->n = 0;
     return ok;
 }
 
-mongoc_bulk_operation_t *
-online_writes_next (online_writes_t *w, bson_error_t *err)
+/* The batch the next statement goes into (the last one sent when full). */
+static online_wbatch_t *
+writes_next (online_writes_t *w, bson_error_t *err)
 {
     /* Statements a command: the server's (online_caps_write_chunk). */
     if ((int64_t) w->n >= online_caps_write_chunk (w->j->on) && !online_writes_flush (w, err))
         return NULL;
-    if (!w->b) {
-        bson_t opts = BSON_INITIALIZER;
-        const online_opts_t *o = w->j->on->o;
-        BSON_APPEND_BOOL (&opts, "ordered", false);
-        w->b = mongoc_collection_create_bulk_operation_with_opts (w->coll, &opts);
-        if (o->write_concern)
-            mongoc_bulk_operation_set_write_concern (w->b, o->write_concern);
-        bson_destroy (&opts);
-    }
+    if (!w->b)
+        w->b = (mongoc_bulk_operation_t *) online_ops (w->j->on)->batch (w->j->on, w->coll);
     w->n++;
-    return w->b;
+    return batch_of (w);
 }
 
 bool
 online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err)
 {
-    mongoc_bulk_operation_t *b = online_writes_next (w, err);
+    online_wbatch_t *b = writes_next (w, err);
     bson_t sel = BSON_INITIALIZER;
     bson_error_t why;
     bool ok;
     if (!b)
         return false;
     online_id_append (&sel, id);
-    ok = mongoc_bulk_operation_remove_one_with_opts (b, &sel, NULL, &why) ||
+    ok = online_ops (w->j->on)->add (b, ONLINE_W_DELETE, &sel, NULL, false, &why) ||
          online_fail (w->j->on, err, &why, w->what);
     bson_destroy (&sel);
     return ok;
@@ -144,10 +146,9 @@ static bool
 side_replace (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
               bson_error_t *err)
 {
-    bson_t *opts = BCON_NEW ("upsert", BCON_BOOL (true));
     bool ok = true;
     for (size_t i = 0; ok && i < n; i++) {
-        mongoc_bulk_operation_t *b;
+        online_wbatch_t *b;
         bson_t sel = BSON_INITIALIZER, d;
         bson_iter_t id;
         bson_error_t why;
@@ -158,12 +159,11 @@ side_replace (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
             continue;
         }
         online_id_append (&sel, &id);
-        b = online_writes_next (w, err);
-        ok = b && (mongoc_bulk_operation_replace_one_with_opts (b, &sel, &d, opts, &why) ||
+        b = writes_next (w, err);
+        ok = b && (online_ops (w->j->on)->add (b, ONLINE_W_REPLACE, &sel, &d, true, &why) ||
                    online_fail (w->j->on, err, &why, w->what));
         bson_destroy (&sel);
     }
-    bson_destroy (opts);
     return ok && online_writes_flush (w, err);
 }
 
@@ -200,28 +200,25 @@ static bool
 insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t from,
               size_t to, bool rewrite_dups, bson_error_t *err)
 {
-    bson_t opts = BSON_INITIALIZER, reply, d;
+    const online_ops_t *ops = online_ops (w->j->on);
+    bson_t reply, d;
     bson_error_t why;
-    mongoc_bulk_operation_t *b;
+    online_wbatch_t *b;
     bool ok = true;
 
-    BSON_APPEND_BOOL (&opts, "ordered", false);
-    b = mongoc_collection_create_bulk_operation_with_opts (w->coll, &opts);
-    bson_destroy (&opts);
-    if (w->j->on->o->write_concern)
-        mongoc_bulk_operation_set_write_concern (b, w->j->on->o->write_concern);
+    b = ops->batch (w->j->on, w->coll);
     for (size_t i = from; ok && i < to; i++)
         ok = bson_init_static (&d, online_doc_bytes (out, idx[i]), out->docs[idx[i]].len) &&
-             mongoc_bulk_operation_insert_with_opts (b, &d, NULL, &why);
+             ops->add (b, ONLINE_W_INSERT, NULL, &d, false, &why);
     if (!ok) {
-        mongoc_bulk_operation_destroy (b);
+        ops->discard (b);
         return online_fail (w->j->on, err, &why, "queueing results");
     }
     if (!online_lease_check (w->j->on, err)) {
-        mongoc_bulk_operation_destroy (b);
+        ops->discard (b);
         return false;
     }
-    if (!mongoc_bulk_operation_execute (b, &reply, &why)) {
+    if (!ops->send (b, &reply, &why)) {
         /* Only duplicate keys are expected (a batch replayed after its
          * write's reply was lost); those results are rewritten. The
          * failure must be theirs: one the server never answered (the
@@ -244,7 +241,6 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
         bson_free (dups);
     }
     bson_destroy (&reply);
-    mongoc_bulk_operation_destroy (b);
     return ok;
 }
 
@@ -266,7 +262,7 @@ online_written_split (online_t *on, const rm_step_t *s, const rm_pass_t *p, char
         int64_t n;
         rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
         c = online_collection (on, p->keep[k]->db, target);
-        n = mongoc_collection_count_documents (c, &all, NULL, NULL, NULL, NULL);
+        n = online_ops (on)->count (on, c, &all, NULL);
         mongoc_collection_destroy (c);
         if (n < 0) {
             *buf = '\0';
@@ -354,7 +350,7 @@ give_back (online_t *on, mongoc_collection_t *c, const uint8_t *doc, uint32_t le
     *undid = online_write_give_back (doc, len, pre, plen, want, wlen, &sel, &u);
     if (*undid) {
         ok = online_lease_check (on, err) &&
-             (mongoc_collection_update_one (c, &sel, &u, NULL, NULL, &why) ||
+             (online_ops (on)->write (on, c, ONLINE_W_UPDATE, &sel, &u, false, false, NULL, &why) ||
               online_fail (on, err, &why, "giving back an application's write"));
     }
     bson_destroy (&sel);
@@ -376,8 +372,7 @@ online_replace_checked (online_t *on, mongoc_collection_t *c, const uint8_t *doc
                         const uint8_t *want, uint32_t wlen, bool *replaced, bool *undid,
                         bson_error_t *err)
 {
-    mongoc_find_and_modify_opts_t *fam = mongoc_find_and_modify_opts_new ();
-    bson_t sel, w, reply, extra = BSON_INITIALIZER;
+    bson_t sel, w, reply;
     bson_iter_t it;
     bson_error_t why;
     bool ok;
@@ -385,14 +380,10 @@ online_replace_checked (online_t *on, mongoc_collection_t *c, const uint8_t *doc
     *replaced = *undid = false;
     bson_init_static (&sel, doc, len);
     bson_init_static (&w, want, wlen);
-    mongoc_find_and_modify_opts_set_update (fam, &w);
-    if (on->o->write_concern)
-        mongoc_write_concern_append (on->o->write_concern, &extra);
-    mongoc_find_and_modify_opts_append (fam, &extra);
     ok = online_lease_check (on, err);
     if (ok) {
         /* reply is set either way */
-        if (!mongoc_collection_find_and_modify_with_opts (c, &sel, fam, &reply, &why)) {
+        if (!online_ops (on)->replace_if (on, c, &sel, &w, &reply, &why)) {
             ok = online_fail (on, err, &why, "replacing a document");
         } else if (bson_iter_init_find (&it, &reply, "value") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
             const uint8_t *pre;
@@ -403,8 +394,6 @@ online_replace_checked (online_t *on, mongoc_collection_t *c, const uint8_t *doc
         }
         bson_destroy (&reply);
     }
-    bson_destroy (&extra);
-    mongoc_find_and_modify_opts_destroy (fam);
     return ok;
 }
 
@@ -415,7 +404,7 @@ static bool
 write_one (online_inplace_t *ip, online_writes_t *w, const uint8_t *doc, uint32_t len,
            const uint8_t *want, uint32_t wlen, int64_t *replaced, bson_error_t *err)
 {
-    mongoc_bulk_operation_t *b;
+    online_wbatch_t *b;
     bson_t sel, u;
     bson_error_t why;
     bool ok, matched, undid;
@@ -426,12 +415,12 @@ write_one (online_inplace_t *ip, online_writes_t *w, const uint8_t *doc, uint32_
         *replaced += matched && !undid;
         return ok;
     }
-    if (!(b = online_writes_next (w, err))) {
+    if (!(b = writes_next (w, err))) {
         bson_destroy (&u);
         return false;
     }
     online_write_filter (ip->reads, ip->j->in[ip->j->p->drive]->text, doc, len, &u, &sel);
-    ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, NULL, &why) ||
+    ok = online_ops (ip->j->on)->add (b, ONLINE_W_UPDATE, &sel, &u, false, &why) ||
          online_fail (ip->j->on, err, &why, "queueing a write");
     bson_destroy (&sel);
     bson_destroy (&u);
@@ -472,7 +461,7 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         int rc = online_batch_reread (j, &id, &ip->again, err);
         ssize_t r;
         size_t at = 0;
-        bson_t cur, want, reply, sel, u, up = BSON_INITIALIZER;
+        bson_t cur, want, reply, sel, u;
         bson_iter_t it;
         bool done, matched, undid;
         if (rc <= 0)
@@ -489,18 +478,16 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         online_write_backup (online_doc_bytes (&ip->again, 0), ip->again.docs[0].len,
                        online_doc_bytes (&ip->again_out, (size_t) r), ip->again_out.docs[r].len,
                        &sel, &u);
-        BSON_APPEND_BOOL (&up, "upsert", true);
         done = online_lease_check (j->on, err);
         if (!done) {
             bson_destroy (&sel);
             bson_destroy (&u);
-            bson_destroy (&up);
             return false;
         }
-        done = mongoc_collection_update_one (ip->backup, &sel, &u, &up, NULL, &why);
+        done = online_ops (j->on)->write (j->on, ip->backup, ONLINE_W_UPDATE, &sel, &u, true,
+                                          false, NULL, &why);
         bson_destroy (&sel);
         bson_destroy (&u);
-        bson_destroy (&up);
         if (!done)
             return online_fail (j->on, err, &why, "saving an original");
         bson_init_static (&cur, online_doc_bytes (&ip->again, 0), ip->again.docs[0].len);
@@ -520,7 +507,8 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         }
         online_write_filter (ip->reads, j->in[j->p->drive]->text, bson_get_data (&cur), cur.len, &u,
                              &sel);
-        done = mongoc_collection_update_one (j->drive, &sel, &u, NULL, &reply, &why);
+        done = online_ops (j->on)->write (j->on, j->drive, ONLINE_W_UPDATE, &sel, &u, false, false,
+                                          &reply, &why);
         bson_destroy (&sel);
         bson_destroy (&u);
         if (!done) {
@@ -575,7 +563,7 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
             ssize_t r = online_result_of (in, i, out, &at);
             const uint8_t *doc = online_doc_bytes (in, i);
             uint32_t len = in->docs[i].len;
-            mongoc_bulk_operation_t *b;
+            online_wbatch_t *b;
             bson_error_t why;
             if (r < 0 || online_same_doc (in, i, out, (size_t) r))
                 continue;
@@ -585,19 +573,17 @@ online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const onlin
                                 out->docs[r].len, &replaced, err);
                 continue;
             }
-            bson_t sel, u, opts = BSON_INITIALIZER;
-            if (!(b = online_writes_next (&save, err))) {
+            bson_t sel, u;
+            if (!(b = writes_next (&save, err))) {
                 ok = false;
                 break;
             }
             online_write_backup (doc, len, online_doc_bytes (out, (size_t) r), out->docs[r].len,
                                  &sel, &u);
-            BSON_APPEND_BOOL (&opts, "upsert", true);
-            ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, &opts, &why) ||
+            ok = online_ops (j->on)->add (b, ONLINE_W_UPDATE, &sel, &u, true, &why) ||
                  online_fail (j->on, err, &why, "queueing a write");
             bson_destroy (&sel);
             bson_destroy (&u);
-            bson_destroy (&opts);
         }
         ok = ok && online_writes_flush (pass ? &repl : &save, err);
     }

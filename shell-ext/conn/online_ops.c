@@ -73,10 +73,11 @@ ops_next (online_cursor_t *cur, const bson_t **doc)
 static bool
 ops_end (online_cursor_t *cur, bson_error_t *why)
 {
+    bson_error_t none;
     bool ok;
     if (!cur)
         return true;
-    ok = !mongoc_cursor_error (cursor_of (cur), why);
+    ok = !mongoc_cursor_error (cursor_of (cur), why ? why : &none);
     mongoc_cursor_destroy (cursor_of (cur));
     return ok;
 }

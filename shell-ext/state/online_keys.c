@@ -183,17 +183,15 @@ holds (const bson_iter_t *arr, const bson_iter_t *v)
 }
 
 /* The find of the entries of partners ids ({_id: {$in: [...]}}), k only. */
-static mongoc_cursor_t *
+static online_cursor_t *
 find_entries (online_keys_t *k, const bson_t *ids)
 {
-    bson_t filter = BSON_INITIALIZER, cond, in;
+    bson_t in = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("projection", "{", "k", BCON_INT32 (1), "}");
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     bson_iter_t it;
     uint32_t n = 0;
 
-    BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
-    BSON_APPEND_ARRAY_BEGIN (&cond, "$in", &in);
     if (bson_iter_init (&it, ids))
         while (bson_iter_next (&it)) {
             char key[16];
@@ -201,11 +199,9 @@ find_entries (online_keys_t *k, const bson_t *ids)
             size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
             entry_id (k, &in, kp, kl, &it);
         }
-    bson_append_array_end (&cond, &in);
-    bson_append_document_end (&filter, &cond);
-    cur = mongoc_collection_find_with_opts (k->coll, &filter, opts, NULL);
+    cur = online_ops (k->on)->keys (k->on, k->coll, "_id", &in, opts);
     bson_destroy (opts);
-    bson_destroy (&filter);
+    bson_destroy (&in);
     return cur;
 }
 
@@ -222,8 +218,9 @@ static bool
 read_there (online_keys_t *k, const bool *which, bson_error_t *err)
 {
     online_docs_t *p = &k->pending;
+    const online_ops_t *ops = online_ops (k->on);
     bson_t ids = BSON_INITIALIZER;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
@@ -243,7 +240,7 @@ read_there (online_keys_t *k, const bool *which, bson_error_t *err)
     }
     cur = find_entries (k, &ids);
     k->nby = 0;
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (ops->next (cur, &doc)) {
         if (k->nby == k->capby) {
             k->capby = k->capby ? 2 * k->capby : 256;
             k->by_hash = bson_realloc (k->by_hash, k->capby * sizeof *k->by_hash);
@@ -251,9 +248,8 @@ read_there (online_keys_t *k, const bool *which, bson_error_t *err)
         k->by_hash[k->nby++] = (there_t){online_id_hash (bson_get_data (doc), doc->len), k->there.n};
         online_docs_add (&k->there, bson_get_data (doc), doc->len, -1);
     }
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (k->on, err, &why, "reading the join's key map");
-    mongoc_cursor_destroy (cur);
     bson_destroy (&ids);
     qsort (k->by_hash, k->nby, sizeof *k->by_hash, by_hash_cmp);
     return ok;
@@ -309,15 +305,15 @@ lacking (const uint8_t *e, uint32_t len, const uint8_t *have, uint32_t hlen, bso
     return n > 0;
 }
 
-/* Runs bulk b (fenced like every write: a run that lost its lease sends
- * nothing). refused, when not NULL, gets the bulk indexes refused as
+/* Sends batch b, which is gone after (fenced like every write: a run
+ * that lost its lease sends nothing). refused, when not NULL, gets the bulk indexes refused as
  * duplicate _ids, which are then no error, and *complete whether each of
  * its nops inserts was either inserted or refused (mongo-java-server
  * stops an unordered bulk at its first duplicate: those after it are
  * neither). A failure that lists no duplicate (the connection lost: the
  * driver's reply holds an empty writeErrors) is an error. */
 static bool
-execute (online_keys_t *k, mongoc_bulk_operation_t *b, bson_t *refused, size_t nops,
+execute (online_keys_t *k, online_wbatch_t *b, bson_t *refused, size_t nops,
          bool *complete, bson_error_t *err)
 {
     bson_t reply;
@@ -329,9 +325,11 @@ execute (online_keys_t *k, mongoc_bulk_operation_t *b, bson_t *refused, size_t n
 
     if (complete)
         *complete = true;
-    if (!online_lease_check (k->on, err))
+    if (!online_lease_check (k->on, err)) {
+        online_ops (k->on)->discard (b);
         return false;
-    ok = mongoc_bulk_operation_execute (b, &reply, &why);
+    }
+    ok = online_ops (k->on)->send (b, &reply, &why);
     if (!ok && refused && bson_iter_init_find (&it, &reply, "writeErrors") &&
         bson_iter_recurse (&it, &e) &&
         !(bson_iter_init_find (&f, &reply, "writeConcernErrors") && bson_iter_recurse (&f, &wc) &&
@@ -360,19 +358,6 @@ execute (online_keys_t *k, mongoc_bulk_operation_t *b, bson_t *refused, size_t n
     return ok || online_fail (k->on, err, &why, "writing the join's key map");
 }
 
-static mongoc_bulk_operation_t *
-new_bulk (online_keys_t *k)
-{
-    bson_t opts = BSON_INITIALIZER;
-    mongoc_bulk_operation_t *b;
-    BSON_APPEND_BOOL (&opts, "ordered", false);
-    b = mongoc_collection_create_bulk_operation_with_opts (k->coll, &opts);
-    if (k->on->o->write_concern)
-        mongoc_bulk_operation_set_write_concern (b, k->on->o->write_concern);
-    bson_destroy (&opts);
-    return b;
-}
-
 /* Gives each pending entry whose index is in which (all when NULL) the
  * keys the map lacks, by updates, in commands of the server's size
  * (online_caps_update_chunk); have: whether
@@ -380,8 +365,9 @@ new_bulk (online_keys_t *k)
 static bool
 add_keys (online_keys_t *k, const bool *which, bool have, bson_error_t *err)
 {
+    const online_ops_t *ops = online_ops (k->on);
     online_docs_t *p = &k->pending;
-    mongoc_bulk_operation_t *b = NULL;
+    online_wbatch_t *b = NULL;
     size_t in_bulk = 0;
     bson_error_t why;
     bool ok = true;
@@ -400,12 +386,11 @@ add_keys (online_keys_t *k, const bool *which, bool have, bson_error_t *err)
             goto next;
         bson_append_iter (&sel, "_id", 3, &id);
         if (!b)
-            b = new_bulk (k);
-        ok = mongoc_bulk_operation_update_one_with_opts (b, &sel, &u, NULL, &why) ||
+            b = ops->batch (k->on, k->coll);
+        ok = ops->add (b, ONLINE_W_UPDATE, &sel, &u, false, &why) ||
              online_fail (k->on, err, &why, "writing the join's key map");
         if (ok && (int64_t) ++in_bulk >= online_caps_update_chunk (k->on)) {
             ok = execute (k, b, NULL, 0, NULL, err);
-            mongoc_bulk_operation_destroy (b);
             b = NULL;
             in_bulk = 0;
         }
@@ -413,10 +398,12 @@ add_keys (online_keys_t *k, const bool *which, bool have, bson_error_t *err)
         bson_destroy (&sel);
         bson_destroy (&u);
     }
-    if (ok && b)
+    if (ok && b) {
         ok = execute (k, b, NULL, 0, NULL, err);
+        b = NULL;
+    }
     if (b)
-        mongoc_bulk_operation_destroy (b);
+        ops->discard (b);
     return ok;
 }
 
@@ -427,8 +414,9 @@ add_keys (online_keys_t *k, const bool *which, bool have, bson_error_t *err)
 static bool
 insert_new (online_keys_t *k, bool have, bson_error_t *err)
 {
+    const online_ops_t *ops = online_ops (k->on);
     online_docs_t *p = &k->pending;
-    mongoc_bulk_operation_t *b = new_bulk (k);
+    online_wbatch_t *b = ops->batch (k->on, k->coll);
     size_t *op = bson_malloc ((p->n ? p->n : 1) * sizeof *op), nop = 0;
     bool *again = bson_malloc0 (p->n ? p->n : 1);
     bson_t refused = BSON_INITIALIZER;
@@ -441,17 +429,18 @@ insert_new (online_keys_t *k, bool have, bson_error_t *err)
         if (have && find_there (k, online_doc_bytes (p, i), p->docs[i].len) >= 0)
             continue;
         bson_init_static (&e, online_doc_bytes (p, i), p->docs[i].len);
-        ok = mongoc_bulk_operation_insert_with_opts (b, &e, NULL, &why) ||
+        ok = ops->add (b, ONLINE_W_INSERT, NULL, &e, false, &why) ||
              online_fail (k->on, err, &why, "writing the join's key map");
         op[nop++] = i;
     }
     if (ok && nop)
         ok = execute (k, b, &refused, nop, &complete, err);
+    else
+        ops->discard (b);
     if (ok && !complete) {
         /* Some neither inserted nor refused: what is there now read and
          * given its keys, the rest inserted again (each round leaves
          * fewer: what the server inserted or refused is there now). */
-        mongoc_bulk_operation_destroy (b);
         bson_destroy (&refused);
         bson_free (op);
         bson_free (again);
@@ -466,7 +455,6 @@ insert_new (online_keys_t *k, bool have, bson_error_t *err)
         }
     if (ok && any)
         ok = read_there (k, again, err) && add_keys (k, again, true, err);
-    mongoc_bulk_operation_destroy (b);
     bson_destroy (&refused);
     bson_free (op);
     bson_free (again);
@@ -491,12 +479,13 @@ online_keys_flush (online_keys_t *k, bson_error_t *err)
 bool
 online_keys_old (online_keys_t *k, const bson_t *ids, bson_t *arr, uint32_t *n, bson_error_t *err)
 {
-    mongoc_cursor_t *cur = find_entries (k, ids);
+    const online_ops_t *ops = online_ops (k->on);
+    online_cursor_t *cur = find_entries (k, ids);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
 
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (ops->next (cur, &doc)) {
         bson_iter_t vals, v;
         if (!bson_iter_init_find (&vals, doc, "k") || !bson_iter_recurse (&vals, &v))
             continue;
@@ -507,9 +496,8 @@ online_keys_old (online_keys_t *k, const bson_t *ids, bson_t *arr, uint32_t *n, 
             bson_append_iter (arr, kp, (int) kl, &v);
         }
     }
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (k->on, err, &why, "reading the join's key map");
-    mongoc_cursor_destroy (cur);
     return ok;
 }
 
@@ -520,7 +508,7 @@ online_keys_drop_plan (online_t *on, bson_error_t *err)
     bson_error_t why;
     /* NamespaceNotFound (26): no map, nothing to forget. */
     bool ok = online_lease_check (on, err) &&
-              (mongoc_collection_drop (c, &why) || why.code == 26 ||
+              (online_ops (on)->drop (on, c, &why) || why.code == 26 ||
                strstr (why.message, "not found") ||
                online_fail (on, err, &why, "forgetting the join's key map"));
     mongoc_collection_destroy (c);
