@@ -42,7 +42,19 @@ expect_message() {
 }
 
 # run_rm ARGS...: runs remodel --quiet, output in $T/out, $T/err, status in $rc.
-run_rm() { "$REMODEL" "$@" >"$T/out" 2>"$T/err"; rc=$?; }
+# A finalize the suite gives no --max-window is unbounded: finalize's bound
+# (10 s by default) is a wall-clock limit, which a loaded test machine can
+# pass; the suites of the bound itself (test_online_cutover.sh,
+# test_online_window_ferret.sh) give it, or set ONLINE_DEFAULT_WINDOW=1.
+run_rm() {
+    local bound=()
+    if [ "${1:-}" = online ] && [ "${2:-}" = finalize ] && [ -z "${ONLINE_DEFAULT_WINDOW:-}" ] &&
+        [[ " ${*:3} " != *" --max-window"* ]]; then
+        bound=(--max-window 0)
+    fi
+    "$REMODEL" "$@" "${bound[@]}" >"$T/out" 2>"$T/err"
+    rc=$?
+}
 
 # use_peers NAME: the peer tools (tests/peers/install.sh): $BSONDUMP,
 # $MONGORESTORE, $MONGODUMP, $FERRETDB, $PEERS, $SERVER, and $SRV, a
@@ -121,18 +133,8 @@ $code" "$uri" "$@"
 }
 target() { py "print([n for n in c['$1'].list_collection_names() if n.startswith('$2_remodel_')][0])"; }
 pid() { plan_id "$T/plans/$1.json"; }
-# A finalize the suite gives no --max-window is unbounded: finalize's bound
-# (10 s by default) is a wall-clock limit, which a loaded test machine can
-# pass; the suites of the bound itself (test_online_cutover.sh,
-# test_online_window_ferret.sh) give it, or set ONLINE_DEFAULT_WINDOW=1.
-online() {
-    local bound=()
-    if [ "$1" = finalize ] && [ -z "${ONLINE_DEFAULT_WINDOW:-}" ] &&
-        [[ " ${*:3} " != *" --max-window"* ]]; then
-        bound=(--max-window 0)
-    fi
-    run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}" "${bound[@]}"
-}
+# online CMD NAME ...: run_rm online CMD of plan NAME on $uri.
+online() { run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
 # kids_plan NAME DB: plan NAME, DB.kids embedded into DB.parents by owner.
 kids_plan() {
     echo "{\"remodel\": 1, \"steps\": [{\"embed\": {\"from\": \"$2.kids\", \"into\": \"$2.parents\", \"localField\": \"_id\", \"foreignField\": \"owner\", \"as\": \"kids\", \"project\": {\"owner\": 0}}}]}" >"$T/plans/$1.json"
