@@ -115,7 +115,9 @@ carry_point() {
 only() {
     kind=${REMODEL_FAULT_KIND:-ferretdb}
     online_start "$kind" "$T/srv-$kind" 0 changelog || exit 0
-    carried_setup && faulted count && originals "$T/want" && eval "$REMODEL_FAULT_ONLY"
+    carried_setup && faulted count && originals "$T/want" || exit 0
+    awk '$1 != "-" {print $2 ":" $3}' "$T/flog" >"$T/calls"
+    eval "$REMODEL_FAULT_ONLY"
     exit 0
 }
 [ -n "${REMODEL_FAULT_ONLY:-}" ] && only
