@@ -586,10 +586,10 @@ run_where (online_t *on, const online_pass_t *ps, bson_t *last, bool *done, int6
         }
         if (!ok || !joined || (*n_parts > 1 && !ps->keeps_set))
             break;
-        if (!said && !o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: %s %s: joined: waiting for the run that "
-                         "holds the plan's lease (%s)", ps->label, ps->drive_ns,
-                         *n_parts == 0 ? "to record its partitions" : "to read it");
+        if (!said)
+            online_say_note (on, "%s %s: joined: waiting for the run that holds the plan's "
+                             "lease (%s)", ps->label, ps->drive_ns,
+                             *n_parts == 0 ? "to record its partitions" : "to read it");
         said = true;
         online_sleep_ms (500);
     }
@@ -676,21 +676,22 @@ pass_said (online_t *on, const online_pass_t *ps, const reader_t *r, online_prog
 {
     const online_opts_t *o = on->o;
     bool drawn = online_progress_end (pg);
-    if (ok && !o->quiet && r->mode == ONLINE_RUN) {
+    /* Asked of the reporter first: the split counts the results on the
+     * server, which a --quiet run does not say. */
+    if (ok && !online_say_how (on).quiet && r->mode == ONLINE_RUN) {
         char split[600] = "", mine[100] = "";
         if (!o->dry_run && !o->in_place)
             online_written_split (on, ps->s, ps->p, split, sizeof split);
         if (n_parts > 1 && taken < n_parts)
             snprintf (mine, sizeof mine, " (%lld of the %u partitions read here)",
                       (long long) taken, n_parts);
-        rm_cli_line (stderr, drawn ? "\r\033[K" : "", "\n",
-                     "remodel: %s %s: %lld read, %lld %s%s%s", ps->label, ps->drive_ns, (long long) r->j.seen, (long long) r->j.written,
-                     o->dry_run ? (o->in_place ? "would change" : "would write")
-                                : (o->in_place ? "changed" : "written"), split, mine);
-    } else if (ok && drawn) {
-        fprintf (stderr, "\n");
-    } else if (drawn) {
-        fputs ("\r\033[K", stderr);
+        online_say_closing (on, drawn, "%s %s: %lld read, %lld %s%s%s", ps->label, ps->drive_ns,
+                            (long long) r->j.seen, (long long) r->j.written,
+                            o->dry_run ? (o->in_place ? "would change" : "would write")
+                                       : (o->in_place ? "changed" : "written"),
+                            split, mine);
+    } else {
+        online_say_meter_end (on, drawn, ok);
     }
 }
 
@@ -713,21 +714,18 @@ pass_run (online_t *on, const online_pass_t *ps, online_passrun_t *pr, bson_erro
 
     ok = run_where (on, ps, &last, &done, &seen, &written, &parts, &n_parts, err);
     if (ok && done) {
-        if (!o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: %s %s: done before", ps->label,
-                         ps->drive_ns);
+        online_say_note (on, "%s %s: done before", ps->label, ps->drive_ns);
         bson_destroy (&last);
         bson_destroy (&parts);
         return true;
     }
     if (ok && n_parts > 1) {
         ok = parts_totals (on, ps, n_parts, &seen, &written, err);
-        if (ok && !o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: %s %s: %u partitions, %lld worker(s)%s",
-                         ps->label, ps->drive_ns, n_parts,
-                         (long long) (ps->keeps_set ? 1 : o->workers),
-                         ps->keeps_set && o->workers > 1 ? " (its results' _ids are checked "
-                                                           "in one set)" : "");
+        if (ok)
+            online_say_note (on, "%s %s: %u partitions, %lld worker(s)%s", ps->label,
+                             ps->drive_ns, n_parts, (long long) (ps->keeps_set ? 1 : o->workers),
+                             ps->keeps_set && o->workers > 1 ? " (its results' _ids are checked "
+                                                               "in one set)" : "");
     }
     seen0 = seen; /* what this process reads is counted from here */
     reader_open (&r, on, ps, ONLINE_RUN, pr);
@@ -761,10 +759,11 @@ rescan_parts (online_t *on, const online_pass_t *ps, online_mode_t mode, bson_t 
     bool ok = ps->keeps_set ||
               online_parts_get (on, ps->s, ps->index, NULL, false, false, parts, err);
     *n_parts = ok && !ps->keeps_set && !bson_empty (parts) ? online_parts_count (parts) : 1;
-    if (ok && *n_parts <= 1 && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: %s: %s %s: one range, one worker (%s)",
-                     mode == ONLINE_SYNC ? "sync" : "verify", ps->label, ps->drive_ns, ps->keeps_set ? "its results' _ids are checked in one set"
-                                                 : "its run read it whole");
+    if (ok && *n_parts <= 1)
+        online_say_note (on, "%s: %s %s: one range, one worker (%s)",
+                         mode == ONLINE_SYNC ? "sync" : "verify", ps->label, ps->drive_ns,
+                         ps->keeps_set ? "its results' _ids are checked in one set"
+                                       : "its run read it whole");
     return ok;
 }
 
@@ -792,9 +791,10 @@ rescan_workers (online_t *on, const online_pass_t *ps, reader_t *r, const bson_t
     pr->differ += ctx.differ;
     pr->reported = ctx.reported;
     r->j.seen = ctx.read;
-    if (ok && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: %s: %s %s: %u partitions, %d worker(s): %lld "
-                     "read", r->mode == ONLINE_SYNC ? "sync" : "verify", ps->label, ps->drive_ns, n_parts, n, (long long) ctx.read);
+    if (ok)
+        online_say_note (on, "%s: %s %s: %u partitions, %d worker(s): %lld read",
+                         r->mode == ONLINE_SYNC ? "sync" : "verify", ps->label, ps->drive_ns,
+                         n_parts, n, (long long) ctx.read);
     return ok;
 }
 
@@ -875,7 +875,8 @@ dry_run_note (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, const rm_
     char **names;
     bool there = false;
 
-    if (!strcmp (now, ref->coll) || on->o->quiet)
+    /* Asked of the reporter first: the note lists the collections. */
+    if (!strcmp (now, ref->coll) || online_say_how (on).quiet)
         return;
     for (size_t i = 0; i < *n_said; i++)
         if (said[i] == ref)
@@ -887,10 +888,9 @@ dry_run_note (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, const rm_
         there |= !strcmp (names[i], now);
     bson_strfreev (names);
     mongoc_database_destroy (d);
-    rm_cli_line (stderr, "", "\n",
-                 "remodel: step %zu (%s): dry run: %s is an earlier step's result (%s.%s), which "
-                 "a dry run does not write: %s", s->index, s->op, ref->text, ref->db, now,
-                 there ? "read as an earlier run left it" : "not there, so read as empty");
+    online_say_note (on, "step %zu (%s): dry run: %s is an earlier step's result (%s.%s), which "
+                     "a dry run does not write: %s", s->index, s->op, ref->text, ref->db, now,
+                     there ? "read as an earlier run left it" : "not there, so read as empty");
 }
 
 /* The indexes the joins need, before anything is written. A dry run
@@ -997,9 +997,7 @@ server_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, onli
     if (!cs || mode != ONLINE_RUN)
         return true;
     if (!cs->n_passes) {
-        if (!on->o->quiet)
-            rm_cli_line (stderr, "", "\n", "remodel: step %zu (%s) runs client-side: %s",
-                         s->index, s->op, cs->reason);
+        online_say_note (on, "step %zu (%s) runs client-side: %s", s->index, s->op, cs->reason);
         return true;
     }
     ok = online_server_exact (on, cs, &exact, err);
@@ -1062,10 +1060,11 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
         passrun_init (&pr, mode);
         ok = pass_drivers[mode](on, &ps, &pr, err);
         *differ += pr.differ;
-        if (pr.reported > ONLINE_REPORT_MAX && !(mode == ONLINE_SYNC && on->o->quiet))
-            rm_cli_line (stderr, "", "\n", "remodel: %s: %s: %d more ranges differ",
-                         mode == ONLINE_SYNC ? "sync" : "verify", ps.label,
-                         pr.reported - ONLINE_REPORT_MAX);
+        /* verify's finding is always said, sync's (it repairs them) a note. */
+        if (pr.reported > ONLINE_REPORT_MAX)
+            online_say (on, mode == ONLINE_SYNC ? ONLINE_SAY_NOTE : ONLINE_SAY_WARN,
+                        "%s: %s: %d more ranges differ", mode == ONLINE_SYNC ? "sync" : "verify",
+                        ps.label, pr.reported - ONLINE_REPORT_MAX);
         passrun_destroy (&pr);
     }
     /* Past --memory, two results of a run with one _id are found here,
@@ -1241,9 +1240,9 @@ capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
     }
     on->follows = ok && !on->o->dry_run && c->mode != ONLINE_CAPTURE_NONE &&
                   (!bson_empty (&c->token) || c->has_ts);
-    if (ok && !on->o->quiet) {
+    if (ok) {
         online_capture_describe (c, more, line, sizeof line);
-        rm_cli_line (stderr, "", "\n", "remodel: capture: %s", line);
+        online_say_note (on, "capture: %s", line);
     }
     /* Whether the log's history will outlast the copy (online_window.c). */
     if (ok && (on->follows || on->o->dry_run))
@@ -1262,9 +1261,8 @@ capture_joined (online_t *on, online_capture_t *c, bson_error_t *err)
     on->follows = ok && online_capture_load (&doc, c) && c->mode != ONLINE_CAPTURE_NONE &&
                   (!bson_empty (&c->token) || c->has_ts);
     bson_destroy (&doc);
-    if (ok && !on->o->quiet)
-        rm_cli_line (stderr, "", "\n", "remodel: plan %s: joining its run in progress",
-                     on->names.name);
+    if (ok)
+        online_say_note (on, "plan %s: joining its run in progress", on->names.name);
     return ok;
 }
 
@@ -1277,14 +1275,15 @@ capture_end (online_t *on, const online_capture_t *c, int64_t ms)
     char cost[300];
     int64_t seen, rate;
     bson_error_t why;
-    if (c->mode != ONLINE_CAPTURE_NONE || on->o->quiet || on->o->dry_run ||
+    /* Asked of the reporter first: the totals are read from the server. */
+    if (c->mode != ONLINE_CAPTURE_NONE || online_say_how (on).quiet || on->o->dry_run ||
         !online_checkpoint_totals (on, &seen, &rate, &why))
         return;
     if (on->read_now > 0 && ms > 0)
         rate = on->read_now * 1000 / ms;
     online_capture_cost (seen, on->o->in_place, rate, cost, sizeof cost);
-    rm_cli_line (stderr, "", "\n", "remodel: capture: none: %s (%s)", cost,
-                 on->read_now > 0 ? "this run's rate" : "the rate its checkpoints show");
+    online_say_note (on, "capture: none: %s (%s)", cost,
+                     on->read_now > 0 ? "this run's rate" : "the rate its checkpoints show");
 }
 
 /* What one command's run, verify or sync holds from its start to its
@@ -1424,11 +1423,10 @@ apply_steps (online_t *on, apply_t *a, bson_error_t *err)
      * runs client-side: the compiler's pipelines are a step's each. */
     for (size_t i = a->first; ok && i < on->plan.n;) {
         size_t n = rm_names_run (&on->names, i);
-        if (n > 1 && a->server && !on->o->quiet) {
+        if (n > 1 && a->server) {
             char label[200];
             rm_names_label (&on->names, &on->plan.steps[i], label, sizeof label);
-            rm_cli_line (stderr, "", "\n", "remodel: %s runs client-side: its steps are fused "
-                         "into one pass", label);
+            online_say_note (on, "%s runs client-side: its steps are fused into one pass", label);
         }
         if (n > 0)
             ok = run_step (on, &on->plan.steps[i],
