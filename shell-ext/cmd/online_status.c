@@ -10,17 +10,18 @@
 #include "online_cmd.h"
 #include "remodel/cli.h"
 
-/* A cell of the table: text from the state database or the plan (a
- * namespace, an operation) escaped as every message is (rm_cli_put_text:
- * a name holding ESC sequences, a newline or bidirectional controls
- * neither drives the terminal nor breaks the table), then padded to width
- * columns by what it took on the screen. */
+/* A cell of the table, on the reporter's stream for a command's output
+ * (out, online_say_out_stream): text from the state database or the plan
+ * (a namespace, an operation) escaped as every message is
+ * (rm_cli_put_text: a name holding ESC sequences, a newline or
+ * bidirectional controls neither drives the terminal nor breaks the
+ * table), then padded to width columns by what it took on the screen. */
 static void
-cell (const char *text, int width)
+cell (FILE *out, const char *text, int width)
 {
-    size_t used = rm_cli_put_text (stdout, text, strlen (text));
+    size_t used = rm_cli_put_text (out, text, strlen (text));
     for (; (int) used < width; used++)
-        fputc (' ', stdout);
+        fputc (' ', out);
 }
 
 /* The follow line: its last round, and how far the results are behind
@@ -29,6 +30,7 @@ cell (const char *text, int width)
 static void
 status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
 {
+    FILE *out = online_say_out_stream (on);
     online_capture_t to;
     online_changes_t ch;
     const char *nss[64];
@@ -51,18 +53,19 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
     if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "follow.pid", &it))
         pid = bson_iter_as_int64 (&it);
     if (round)
-        printf ("follow: round %lld, %lld s ago (pid %lld): %lld events applied in %.1f s\n",
-                (long long) round, (long long) (now - at), (long long) pid, (long long) events,
-                (double) lag / 1000.0);
+        online_say_out (on, "follow: round %lld, %lld s ago (pid %lld): %lld events applied in "
+                        "%.1f s\n", (long long) round, (long long) (now - at), (long long) pid,
+                        (long long) events, (double) lag / 1000.0);
     online_capture_init (&to);
     online_changes_init (&ch);
     if (!online_changes_read (on, c, &to, nss, nns, &ch, &why))
-        rm_cli_line (stdout, "", "\n", "lag: not read: %s", why.message);
+        rm_cli_line (out, "", "\n", "lag: not read: %s", why.message);
     else if (*ch.rescan)
-        rm_cli_line (stdout, "", "\n", "lag: %lld events since the recorded point, and %s: the "
+        rm_cli_line (out, "", "\n", "lag: %lld events since the recorded point, and %s: the "
                      "next sync rescans", (long long) ch.events, ch.rescan);
     else if (!ch.events)
-        printf ("lag: none (the change log holds no event after the recorded point)\n");
+        online_say_out (on, "lag: none (the change log holds no event after the recorded "
+                        "point)\n");
     else
         online_lag_line (on, rec, &ch);
     /* What finalize will verify with the writes stopped (online_sample.c);
@@ -70,11 +73,12 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
     in_place = bson_iter_init_find (&it, rec, "inPlace") && bson_iter_as_bool (&it);
     if (online_sample_read (rec, &s)) {
         online_sample_describe (&s, said, sizeof said);
-        rm_cli_line (stdout, "", "\n", "sample: verified %s%s", said,
+        rm_cli_line (out, "", "\n", "sample: verified %s%s", said,
                      in_place ? "" : ": finalize verifies none while the writes are stopped");
     } else if (!in_place) {
-        printf ("sample: none verified ahead: finalize verifies one while the writes are "
-                "stopped (verify --sample N, or a follow running, verifies one before)\n");
+        online_say_out (on, "sample: none verified ahead: finalize verifies one while the "
+                        "writes are stopped (verify --sample N, or a follow running, verifies "
+                        "one before)\n");
     }
     online_changes_destroy (&ch);
     online_capture_destroy (&to);
@@ -87,6 +91,7 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
 static void
 status_capture (online_t *on, const online_record_t *r)
 {
+    FILE *out = online_say_out_stream (on);
     int64_t seen = 0, rate = 0;
     online_capture_t c;
     bson_t doc;
@@ -97,22 +102,22 @@ status_capture (online_t *on, const online_record_t *r)
     online_capture_init (&c);
     if (!online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
                            &why)) {
-        rm_cli_line (stdout, "", "\n", "capture: not read: %s", why.message);
+        rm_cli_line (out, "", "\n", "capture: not read: %s", why.message);
     } else if (!online_capture_load (&doc, &c)) {
-        printf ("capture: no start point recorded (a run records one before its copy begins; "
-                "one begun before remodel did needs --restart)\n");
+        online_say_out (on, "capture: no start point recorded (a run records one before its "
+                        "copy begins; one begun before remodel did needs --restart)\n");
     } else {
         *more = '\0';
         if (c.mode == ONLINE_CAPTURE_NONE && online_checkpoint_totals (on, &seen, &rate, &why))
             online_capture_cost (seen, r->in_place, rate, more, sizeof more);
         online_capture_describe (&c, c.mode == ONLINE_CAPTURE_NONE ? more : NULL, line,
                                  sizeof line);
-        rm_cli_line (stdout, "", "\n", "capture: %s", line);
+        rm_cli_line (out, "", "\n", "capture: %s", line);
         online_capture_point (&c, point, sizeof point);
         if (c.mode != ONLINE_CAPTURE_NONE && !online_capture_lost (on, &c, &lost, &why))
-            rm_cli_line (stdout, "", "\n", "history: not checked: %s", why.message);
+            rm_cli_line (out, "", "\n", "history: not checked: %s", why.message);
         else if (c.mode != ONLINE_CAPTURE_NONE && lost)
-            rm_cli_line (stdout, "", "\n", "history lost since %s: the next sync rescans "
+            rm_cli_line (out, "", "\n", "history lost since %s: the next sync rescans "
                          "everything", point);
         else if (c.mode != ONLINE_CAPTURE_NONE)
             status_follow (on, &doc, &c);
@@ -155,11 +160,11 @@ step_cell (const online_t *on, const online_record_t *r, const rm_step_t *s)
     size_t n = s->index >= 1 ? run_of (on, r, s->index - 1) : 1;
     char steps[32];
     if (n <= 1) {
-        printf ("%-5zu ", s->index);
+        online_say_out (on, "%-5zu ", s->index);
         return;
     }
     snprintf (steps, sizeof steps, "%zu-%zu", s->index, s[n - 1].index);
-    printf ("%-5s ", steps);
+    online_say_out (on, "%-5s ", steps);
 }
 
 /* Under the table, a line for each fused run: its steps read as one pass
@@ -168,6 +173,7 @@ step_cell (const online_t *on, const online_record_t *r, const rm_step_t *s)
 static void
 status_runs (online_t *on, const online_record_t *r)
 {
+    FILE *out = online_say_out_stream (on);
     for (size_t i = 0; i < on->plan.n; i++) {
         const rm_step_t *s = &on->plan.steps[i];
         const rm_nsref_t *in[4];
@@ -177,7 +183,7 @@ status_runs (online_t *on, const online_record_t *r)
         rm_step_inputs (s, in, 4);
         rm_names_label (&on->names, s, label, sizeof label);
         rm_name_target (&on->names, s, in[0], target, sizeof target);
-        rm_cli_line (stdout, "", "\n", "%s %s: fused: one pass, one result (%s.%s)", label,
+        rm_cli_line (out, "", "\n", "%s %s: fused: one pass, one result (%s.%s)", label,
                      in[0]->text, in[0]->db, target);
     }
 }
@@ -189,6 +195,7 @@ status_runs (online_t *on, const online_record_t *r)
 static bool
 status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_error_t *err)
 {
+    FILE *out = online_say_out_stream (on);
     for (size_t i = 0; i < on->plan.n; i++) {
         const rm_step_t *s = &on->plan.steps[i];
         rm_pass_t passes[RM_MAX_PASSES];
@@ -218,10 +225,10 @@ status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_
             else
                 snprintf (opname, sizeof opname, "%s", s->op);
             step_cell (on, r, s);
-            cell (opname, 14);
-            fputc (' ', stdout);
-            cell (in[passes[p].drive]->text, 30);
-            printf (" %-8s %10d %10d %8s %8s\n", "pending", 0, 0, "-", "-");
+            cell (out, opname, 14);
+            fputc (' ', out);
+            cell (out, in[passes[p].drive]->text, 30);
+            online_say_out (on, " %-8s %10d %10d %8s %8s\n", "pending", 0, 0, "-", "-");
         }
     }
     return true;
@@ -236,6 +243,7 @@ status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_
 static void
 status_counts (online_t *on, const online_record_t *r, const shown_t *sh)
 {
+    FILE *out = online_say_out_stream (on);
     for (size_t i = 0; r->in_place && i < sh->n; i++) {
         const rm_step_t *s;
         rm_pass_t passes[RM_MAX_PASSES];
@@ -249,7 +257,7 @@ status_counts (online_t *on, const online_record_t *r, const shown_t *sh)
         rm_step_inputs (s, in, 4);
         if (sh->pass[i] < 1 || (size_t) sh->pass[i] > np)
             continue;
-        rm_cli_line (stdout, "", "\n", "step %lld (%s) %s: %lld changed, %lld unchanged",
+        rm_cli_line (out, "", "\n", "step %lld (%s) %s: %lld changed, %lld unchanged",
                      (long long) sh->step[i], s->op, in[passes[sh->pass[i] - 1].drive]->text,
                      (long long) sh->changed[i],
                      (long long) (sh->seen[i] > sh->changed[i] ? sh->seen[i] - sh->changed[i] : 0));
@@ -297,6 +305,7 @@ row_parse (const bson_t *doc, row_t *w)
 static void
 status_row (online_t *on, const online_record_t *r, const bson_t *doc, bool alive, shown_t *shown)
 {
+    FILE *out = online_say_out_stream (on);
     row_t w;
     const char *st;
     int64_t rate, total, eta = -1;
@@ -329,12 +338,12 @@ status_row (online_t *on, const online_record_t *r, const bson_t *doc, bool aliv
     if (w.step >= 1 && (size_t) w.step <= on->plan.n)
         step_cell (on, r, &on->plan.steps[w.step - 1]);
     else
-        printf ("%-5lld ", (long long) w.step);
-    cell (opname, 14);
-    fputc (' ', stdout);
-    cell (w.ns, 30);
-    printf (" %-8s %10lld %10lld %8s %8s\n", st, (long long) w.seen, (long long) w.changed, rateb,
-            etab);
+        online_say_out (on, "%-5lld ", (long long) w.step);
+    cell (out, opname, 14);
+    fputc (' ', out);
+    cell (out, w.ns, 30);
+    online_say_out (on, " %-8s %10lld %10lld %8s %8s\n", st, (long long) w.seen,
+                    (long long) w.changed, rateb, etab);
     if (shown->n < SHOWN_MAX) {
         shown->step[shown->n] = w.step;
         shown->seen[shown->n] = w.seen;
@@ -356,8 +365,8 @@ status_table (online_t *on, const online_record_t *r, bool alive, shown_t *shown
     bson_error_t why;
     int rows = 0;
 
-    printf ("%-5s %-14s %-30s %-8s %10s %10s %8s %8s\n", "STEP", "OPERATION", "NAMESPACE",
-            "STATUS", "READ", "WRITTEN", "RATE/S", "ETA");
+    online_say_out (on, "%-5s %-14s %-30s %-8s %10s %10s %8s %8s\n", "STEP", "OPERATION",
+                    "NAMESPACE", "STATUS", "READ", "WRITTEN", "RATE/S", "ETA");
     while (mongoc_cursor_next (cur, &doc)) {
         status_row (on, r, doc, alive, shown);
         rows++;
@@ -378,17 +387,18 @@ status_table (online_t *on, const online_record_t *r, bool alive, shown_t *shown
 static void
 status_none (online_t *on, const online_record_t *r, const char *holder, bool gone)
 {
+    FILE *out = online_say_out_stream (on);
     if (*holder && !gone)
-        rm_cli_line (stdout, "", "\n", "(plan %s: starting on %s: run by %s, no batch done yet)",
+        rm_cli_line (out, "", "\n", "(plan %s: starting on %s: run by %s, no batch done yet)",
                      on->names.name, on->where, holder);
     else if (*holder)
-        rm_cli_line (stdout, "", "\n", "(plan %s: its run by %s on %s stopped before its first "
+        rm_cli_line (out, "", "\n", "(plan %s: its run by %s on %s stopped before its first "
                      "batch was done)", on->names.name, holder, on->where);
     else if (r->found)
-        rm_cli_line (stdout, "", "\n", "(plan %s: no batch done on %s yet)", on->names.name,
+        rm_cli_line (out, "", "\n", "(plan %s: no batch done on %s yet)", on->names.name,
                      on->where);
     else
-        rm_cli_line (stdout, "", "\n", "(plan %s has not run on %s)", on->names.name, on->where);
+        rm_cli_line (out, "", "\n", "(plan %s has not run on %s)", on->names.name, on->where);
 }
 
 /* The plan's lines under the table: its path and mode, its joins' rules,
@@ -396,22 +406,24 @@ status_none (online_t *on, const online_record_t *r, const char *holder, bool go
 static void
 status_plan (online_t *on, const online_record_t *r)
 {
+    FILE *out = online_say_out_stream (on);
     if (r->found) {
-        rm_cli_line (stdout, "", "\n", "plan: %s (id %s)", on->names.path, on->names.id);
-        printf ("mode: %s%s%s\n", r->in_place ? "in place" : "side by side",
-                r->paused ? "; paused (remodel online resume)" : "",
-                r->finalized ? "; finalized" : "");
+        rm_cli_line (out, "", "\n", "plan: %s (id %s)", on->names.path, on->names.id);
+        online_say_out (on, "mode: %s%s%s\n", r->in_place ? "in place" : "side by side",
+                        r->paused ? "; paused (remodel online resume)" : "",
+                        r->finalized ? "; finalized" : "");
     }
     if (r->lookup_rules)
-        printf ("joins: $lookup by MongoDB %s's rules (the other commands take them from here "
-                "unless given --server-version)\n", r->lookup_rules == 2 ? "9.0" : "5.0-8.x");
+        online_say_out (on, "joins: $lookup by MongoDB %s's rules (the other commands take them "
+                        "from here unless given --server-version)\n",
+                        r->lookup_rules == 2 ? "9.0" : "5.0-8.x");
     if (r->found)
         status_capture (on, r);
     if (r->switching) {
-        rm_cli_line (stdout, "", "\n", "switch: the %s of the collections was interrupted after "
+        rm_cli_line (out, "", "\n", "switch: the %s of the collections was interrupted after "
                      "%lld of %lld renames", r->direction, (long long) r->renamed,
                      (long long) r->renames);
-        rm_cli_line (stdout, "", "\n", "  remodel online finalize %s --writes-stopped completes "
+        rm_cli_line (out, "", "\n", "  remodel online finalize %s --writes-stopped completes "
                      "it; remodel online rollback %s undoes it", on->o->plan_path,
                      on->o->plan_path);
     }
@@ -423,21 +435,22 @@ static void
 status_lease (online_t *on, const online_record_t *r, const char *holder, int64_t left,
               int64_t epoch)
 {
+    FILE *out = online_say_out_stream (on);
     if (*holder)
-        rm_cli_line (stdout, "", "\n", "lease: held by %s (epoch %lld), for %lld s more unless "
+        rm_cli_line (out, "", "\n", "lease: held by %s (epoch %lld), for %lld s more unless "
                      "renewed", holder, (long long) epoch, (long long) ((left + 999) / 1000));
     if (r->rollback_left)
-        rm_cli_line (stdout, "", "\n", "rollback: %lld document(s) changed since remodel wrote "
+        rm_cli_line (out, "", "\n", "rollback: %lld document(s) changed since remodel wrote "
                      "them were left as they are; remodel online rollback %s --force restores "
                      "their originals (their later changes are lost), --forget keeps them and "
                      "forgets the plan", (long long) r->rollback_left, on->o->plan_path);
     if (r->after_pending)
-        rm_cli_line (stdout, "", "\n", "rollback: the results beside the originals hold the "
+        rm_cli_line (out, "", "\n", "rollback: the results beside the originals hold the "
                      "application's writes made after the switch; remodel online rollback %s "
                      "--carry-writes carries them into the originals, "
                      "--discard-writes-after-switch drops them", on->o->plan_path);
     if (*r->error)
-        rm_cli_line (stdout, "", "\n", "last error: %s", r->error);
+        rm_cli_line (out, "", "\n", "last error: %s", r->error);
 }
 
 int
@@ -468,6 +481,6 @@ online_status (online_t *on, bson_error_t *err)
         online_status_throttle (on, *holder && !gone);
     status_lease (on, &r, holder, left, epoch);
     /* What the server is and the write forms chosen for it (online_caps.c). */
-    online_caps_print (&on->caps, stdout);
+    online_caps_print (&on->caps, online_say_out_stream (on));
     return rows;
 }

@@ -201,15 +201,16 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
     return true;
 }
 
-/* doc as one line of relaxed Extended JSON on standard output. */
+/* doc as one line of relaxed Extended JSON, the command's output, on the
+ * reporter's stream (standard output), in one write. */
 static void
-put_json (const bson_t *doc)
+put_json (const online_t *on, const bson_t *doc)
 {
     rm_buf_t line;
     rm_buf_init (&line);
     rm_extjson_doc (&line, bson_get_data (doc), doc->len, RM_EXTJSON_RELAXED, false);
     rm_buf_append (&line, "\n", 1);
-    fwrite (line.data, 1, line.len, stdout);
+    fwrite (line.data, 1, line.len, online_say_out_stream (on));
     rm_buf_destroy (&line);
 }
 
@@ -317,7 +318,7 @@ status_doc (online_t *on, bson_error_t *err)
         BSON_APPEND_NULL (&out, "error");
     /* What the server is and the write forms chosen for it (online_caps.c). */
     online_caps_append (&on->caps, &out, "server");
-    put_json (&out);
+    put_json (on, &out);
     bson_destroy (&rec);
     bson_destroy (&out);
     return 0;
@@ -339,7 +340,7 @@ online_status_json (online_t *on, bson_error_t *err)
     plan_doc (on, false, &out);
     BSON_APPEND_BOOL (&out, "unreadable", true);
     BSON_APPEND_UTF8 (&out, "error", err->message);
-    put_json (&out);
+    put_json (on, &out);
     bson_destroy (&out);
     return -1;
 }
@@ -353,10 +354,11 @@ online_status_throttle (online_t *on, bool alive)
     bool found;
     bson_error_t why;
     time_t now = time (NULL);
+    FILE *out = online_say_out_stream (on);
 
     if (!online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
                            &why)) {
-        rm_cli_line (stdout, "", "\n", "throttle: not read: %s", why.message);
+        rm_cli_line (out, "", "\n", "throttle: not read: %s", why.message);
         bson_destroy (&rec);
         return;
     }
@@ -364,10 +366,10 @@ online_status_throttle (online_t *on, bool alive)
                           sizeof note);
     online_duration (ago, sizeof ago, since ? (int64_t) now - since / 1000 : -1);
     if (alive && !strcmp (tstate, "throttled"))
-        rm_cli_line (stdout, "", "\n", "throttle: throttled for %s: %s", ago, reason);
+        rm_cli_line (out, "", "\n", "throttle: throttled for %s: %s", ago, reason);
     else if (alive && lag >= 0)
-        printf ("throttle: none (replication lag %.1f s)\n", (double) lag / 1000.0);
+        online_say_out (on, "throttle: none (replication lag %.1f s)\n", (double) lag / 1000.0);
     else if (alive && *note)
-        rm_cli_line (stdout, "", "\n", "throttle: none (%s)", note);
+        rm_cli_line (out, "", "\n", "throttle: none (%s)", note);
     bson_destroy (&rec);
 }
