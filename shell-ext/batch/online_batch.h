@@ -204,7 +204,7 @@ bool online_batch_compute (online_job_t *j, const online_docs_t *in, online_docs
 typedef struct {
     online_job_t *j;
     mongoc_collection_t *coll;
-    mongoc_bulk_operation_t *b;
+    online_wbatch_t *b;     /* the table's batch being filled (online_ops) */
     size_t n;
     const char *what;       /* for errors: "writing results", ... */
     int64_t matched, removed;
@@ -212,8 +212,6 @@ typedef struct {
 
 void online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
                          const char *what);
-/* The bulk the next statement goes into (the last one sent when full). */
-mongoc_bulk_operation_t *online_writes_next (online_writes_t *w, bson_error_t *err);
 bool online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err);
 bool online_writes_flush (online_writes_t *w, bson_error_t *err);
 /* Side by side: out's documents into targets[keep]: inserted, or

@@ -24,15 +24,6 @@
  * this many times before the run stops naming it. */
 #define RETRIES 5
 
-/* The batch being filled, the table's (online_ops): online_writes_t's
- * field still has the driver's type in online_batch.h, which holds it
- * for this file only. */
-static online_wbatch_t *
-batch_of (const online_writes_t *w)
-{
-    return (online_wbatch_t *) w->b;
-}
-
 void
 online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
                     const char *what)
@@ -54,12 +45,12 @@ online_writes_flush (online_writes_t *w, bson_error_t *err)
         return true;
     /* Fenced: a run that lost its lease sends nothing more. */
     if (!online_lease_check (w->j->on, err)) {
-        online_ops (w->j->on)->discard (batch_of (w));
+        online_ops (w->j->on)->discard (w->b);
         w->b = NULL;
         w->n = 0;
         return false;
     }
-    ok = online_ops (w->j->on)->send (batch_of (w), &reply, &why);
+    ok = online_ops (w->j->on)->send (w->b, &reply, &why);
     if (!ok)
         online_fail (w->j->on, err, &why, w->what);
     else if (bson_iter_init_find (&it, &reply, "nMatched"))
@@ -80,9 +71,9 @@ writes_next (online_writes_t *w, bson_error_t *err)
     if ((int64_t) w->n >= online_caps_write_chunk (w->j->on) && !online_writes_flush (w, err))
         return NULL;
     if (!w->b)
-        w->b = (mongoc_bulk_operation_t *) online_ops (w->j->on)->batch (w->j->on, w->coll);
+        w->b = online_ops (w->j->on)->batch (w->j->on, w->coll);
     w->n++;
-    return batch_of (w);
+    return w->b;
 }
 
 bool
