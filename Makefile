@@ -240,8 +240,9 @@ online-switch-matrix: all
 	@! grep -q '^FAIL ' $(BUILD)/online-switch-matrix.log
 
 # The fault layer's matrix in full (tests/cli/test_online_fault_matrix.sh):
-# every server call of finalize and of rollback cut before and after it is
-# sent, on both servers (make check replays a part). Fails when any check does.
+# every server call of finalize, of rollback and of a carry
+# (test_online_fault_carry.sh) cut before and after it is sent, on both
+# servers (make check replays a part). Fails when any check does.
 online-fault-matrix: all
 	@for t in matrix carry; do REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=full bash tests/cli/test_online_fault_$$t.sh; done | tee $(BUILD)/online-fault-matrix.log
 	@! grep -q '^FAIL ' $(BUILD)/online-fault-matrix.log
