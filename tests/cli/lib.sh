@@ -11,6 +11,12 @@ MT=$FIX/mongo-tools
 . "$ROOT/tests/python.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/remodel-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+# Each suite's own temporary directory: remodel sweeps the spill files of
+# killed remodel processes from it and says so, which in a shared /tmp
+# would add a line to another suite's output whenever a suite (or anyone
+# on the machine) had just killed a run.
+mkdir -p "$T/.tmp"
+export TMPDIR=$T/.tmp
 
 # atlas_sample: the path of a dump shaped like MongoDB Atlas's sample
 # datasets (sample_analytics, sample_mflix, sample_geospatial,
