@@ -17,6 +17,8 @@ online_record_parse (const bson_t *doc, online_record_t *r)
         snprintf (r->digest, sizeof r->digest, "%s", bson_iter_utf8 (&it, NULL));
     if (bson_iter_init_find (&it, doc, "inPlace"))
         r->in_place = bson_iter_as_bool (&it);
+    if (bson_iter_init_find (&it, doc, "unfused"))
+        r->unfused = bson_iter_as_bool (&it);
     if (bson_iter_init_find (&it, doc, "paused"))
         r->paused = bson_iter_as_bool (&it);
     if (bson_iter_init_find (&it, doc, "finalized"))

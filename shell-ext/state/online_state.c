@@ -41,8 +41,10 @@ online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
     rm_names_identify (&on->names, o->plan_path);
     /* Side by side, consecutive steps the engine runs in one pass run in
      * one online pass with one result (remodel/fuse.h); in place each
-     * step keeps its own backups. */
-    if (!o->in_place)
+     * step keeps its own backups, and --server-side runs each step's
+     * compiled pipelines, on the server, a step's each. A run records
+     * which (unfused), for the commands after it (online_plan_mode). */
+    if (!o->in_place && !o->server_side)
         on->names.fused = &on->plan;
     {
         char host[64] = "?";
@@ -107,7 +109,8 @@ online_plan_record (online_t *on, bool *fresh, bson_error_t *err)
          * old results (online_sample.c) goes with it, and the old
          * partitions (online_partition_state.c). */
         set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->names.digest), "inPlace",
-                        BCON_BOOL (on->o->in_place), "name", BCON_UTF8 (on->names.name), "path",
+                        BCON_BOOL (on->o->in_place), "unfused", BCON_BOOL (on->names.fused == NULL),
+                        "name", BCON_UTF8 (on->names.name), "path",
                         BCON_UTF8 (on->names.path), "}", "$unset", "{", "capture",
                         BCON_UTF8 (""), "sampled", BCON_UTF8 (""), "partitions", BCON_UTF8 (""),
                         "}");
@@ -169,9 +172,9 @@ online_plan_mode (online_t *on, online_opts_t *o, bool run, bson_error_t *err)
         return false;
     }
     o->in_place |= r.in_place;
-    /* A plan run in place fused nothing (online_plan_load). */
-    if (o->in_place)
-        on->names.fused = NULL;
+    /* As the run that began the plan fused or not (online_plan_load),
+     * whatever this command's flags: the names of its results are those. */
+    on->names.fused = o->in_place || r.unfused ? NULL : &on->plan;
     return true;
 }
 

@@ -65,6 +65,7 @@ typedef struct {
     bool found;
     char digest[32];
     bool in_place, paused, finalized;
+    bool unfused;           /* run --server-side began it: each step its own pass */
     char error[512];        /* the last run's error, "" when none */
     bool switching;         /* a switch's journal is there (online_switch.c) */
     char direction[16];     /* "finalize" or "rollback": who wrote it last */

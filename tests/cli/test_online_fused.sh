@@ -14,7 +14,7 @@
 #   - finalize switches the result in; rollback brings the originals back,
 #     and rollback again leaves only them;
 #   - in place nothing is fused, even in a command not given --in-place;
-#   - --server-side (mongo-java-server) runs the fused run client-side.
+#   - --server-side (mongo-java-server) fuses nothing: each step on the server.
 # CI_KINDS: the servers (default "ferretdb java"); CI_DEBUG=1: messages.
 #   REMODEL=build/remodel bash tests/cli/test_online_fused.sh
 . "$(dirname "$0")/lib.sh"
@@ -145,18 +145,22 @@ c.fz.owners.update_one({"_id": 4}, {"$set": {"name": "renamed"}})'
         "$rc:$(py 'print(c.fz.items.count_documents({"$or": [{"flag": {"$exists": True}}, {"title": {"$exists": True}}]}), c.fz.items.count_documents({"old": {"$exists": True}}))')" \
         "0:0 300"
 
-    # --server-side: the compiler's pipelines are a step's each, so the
-    # fused run runs client-side, the join after it reads the run's result
+    # --server-side: the compiler's pipelines are a step's each, run on
+    # the server, so the run fuses nothing (recorded: a resume without the
+    # flag keeps its names), each step server-side, one result each.
     if [ "$kind" = java ]; then
         state_clear
         seed 300
         online run fused --server-side --create-indexes
         debug
-        expect_eq "$kind: --server-side (exit 0): the fused run said to run client-side" \
-            "$rc:$(grep -c 'remodel: steps 1-4 (set, unset, rename, version) runs client-side: its steps are fused into one pass' "$T/err")" "0:1"
+        expect_eq "$kind: --server-side (exit 0): no step fused, none client-side" \
+            "$rc:$(grep -c 'steps 1-4' "$T/err"):$(grep -c 'runs client-side' "$T/err")" "0:0:0"
         same "$kind: ... the results are remodel run's"
-        expect_eq "$kind: ... two result collections" \
-            "$(colls)" "['items', 'items_remodel_${ID}_4', 'items_remodel_${ID}_5', 'owners']"
+        expect_eq "$kind: ... a result collection per step" \
+            "$(colls)" "['items', 'items_remodel_${ID}_1', 'items_remodel_${ID}_2', 'items_remodel_${ID}_3', 'items_remodel_${ID}_4', 'items_remodel_${ID}_5', 'owners']"
+        online verify fused
+        expect_eq "$kind: ... verify without the flag takes the run's names (exit 0)" \
+            "$rc:$(grep -c 'steps 1-4' "$T/err")" "0:0"
     fi
     "$SERVER" stop "$T/srv-$kind" >/dev/null 2>&1
 done
