@@ -107,7 +107,7 @@ const rm_opt_t rm_cli_options[] = {
      .what = "a number of documents per second"},
     /* The throttle on the server's health (online_throttle.c); a bare
      * number is seconds, as gh-ost's and pt-osc's lag limits read. */
-    {R (RM_OPT_MAX_LAG, "max-lag", RM_VAL_DURATION, BATCHES | C (ONLINE_SET)), .max = INT64_MAX,
+    {R (RM_OPT_MAX_LAG, "max-lag", RM_VAL_DURATION, BATCHES | C (ONLINE_SET) | C (ONLINE_STATUS)), .max = INT64_MAX,
      .unit_ms = 1000},
     {R (RM_OPT_MAX_LATENCY, "max-latency", RM_VAL_DURATION, BATCHES), .min = 1, .max = INT64_MAX,
      .unit_ms = 1},

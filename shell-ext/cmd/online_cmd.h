@@ -326,5 +326,9 @@ int online_dest_run (online_t *on, bson_error_t *err);
 bool online_dest_copy_all (online_t *on, const bson_t *copies, bool again, int *copied,
                           int64_t *docs, bson_error_t *err);
 bool online_dest_finalize (online_t *on, bson_error_t *err);
+/* online_dest_status.c: verify's outcome (differ results) in the pair's
+ * record; status --json's toUri and canCommit, appended to out. */
+bool online_dest_verified (online_t *on, int64_t differ, bson_error_t *err);
+void online_dest_status (online_t *on, bson_t *out);
 
 #endif

@@ -95,6 +95,8 @@ cmd_verify (online_t *on, const online_cmd_t *c, bson_error_t *err)
         online_diffs_first (on, first, sizeof first);
     if (!online_diffs_close (on, n >= 0, &listed, err))
         n = -1;
+    if (on->pair && !online_dest_verified (on, n, err)) /* --to-uri: for canCommit */
+        n = -1;
     if (n > 0 && o->differences)
         snprintf (all, sizeof all, "; their %lld _id(s) in %s", (long long) listed,
                   o->differences);

@@ -79,6 +79,19 @@ print(c.shop[n[0]].count_documents({}) if n else 0)')
     two run -q
     expect_eq "$from->$to: the run resumed completes (exit 0)" "$rc:$(cat "$T/err")" "0:"
 
+    # ---- status --json: canCommit ----
+    cancommit() { two status --json --max-lag 1m; python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); print(d["canCommit"], d["toUri"]["why"])' "$T/out"; }
+    expect_eq "$from->$to: status --json before any verify: canCommit false, saying why" \
+        "$(cancommit)" "False no verify yet (remodel online verify --to-uri)"
+    two verify -q
+    expect_eq "$from->$to: verify --to-uri: every result as the source makes it (exit 0)" "$rc" "0"
+    expect_eq "$from->$to: ... then canCommit true" "$(cancommit)" "True None"
+    uri=$SRC py 'c.shop.parents.update_one({"_id": 5}, {"$set": {"name": "changed"}})'
+    two verify -q
+    expect_eq "$from->$to: a source written since: verify finds it (exit 1), canCommit false" \
+        "$rc $(cancommit)" "1 False the last verify found results that differ (sync, then verify)"
+
     # ---- finalize ----
     two finalize -q
     expect_eq "$from->$to: finalize without --writes-stopped: refused (exit 2)" "$rc" "2"
