@@ -92,6 +92,15 @@ d = json.load(open(sys.argv[1])); print(d["canCommit"], d["toUri"]["why"])' "$T/
     expect_eq "$from->$to: a source written since: verify finds it (exit 1), canCommit false" \
         "$rc $(cancommit)" "1 False the last verify found results that differ (sync, then verify)"
 
+    two sync
+    expect_message "$from->$to: sync --to-uri rewrites it on the destination (a rescan)" \
+        "sync: plan emb.json: 1 result(s) rewritten or removed"
+    two follow
+    expect_eq "$from->$to: follow --to-uri: refused, no log followed yet (exit 2)" "$rc" "2"
+    two rollback --carry-writes
+    expect_message "$from->$to: rollback --carry-writes --to-uri: not built, said (exit 2)" \
+        "carrying the destination's writes back to the source is not built yet"
+
     # ---- finalize ----
     two finalize -q
     expect_eq "$from->$to: finalize without --writes-stopped: refused (exit 2)" "$rc" "2"
