@@ -320,6 +320,8 @@ void online_lag_line (online_t *on, const bson_t *rec, const online_changes_t *c
  * noted done (again: every one, taken anew). finalize: the cut-over. */
 bool online_dest_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err);
 bool online_dest_check (online_t *on, bool starts, bson_error_t *err);
+/* When the plan was committed on the destination, into at ("": not). */
+bool online_dest_committed (online_t *on, char *at, size_t cap, bson_error_t *err);
 bool online_dest_finals (online_t *on, online_after_t *finals, bson_t *copies, int *n,
                          bson_error_t *err);
 int online_dest_run (online_t *on, bson_error_t *err);

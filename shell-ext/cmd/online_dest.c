@@ -192,22 +192,53 @@ online_dest_finals (online_t *on, online_after_t *finals, bson_t *copies, int *n
     return ok && untouched (on, finals, copies, n, err);
 }
 
+/* When the plan was committed on the destination (into at; "" when not). */
+bool
+online_dest_committed (online_t *on, char *at, size_t cap, bson_error_t *err)
+{
+    bson_t rec;
+    bson_iter_t it;
+    bool found, ok = online_pair_read (on, &rec, &found, err);
+
+    *at = '\0';
+    if (ok && found && bson_iter_init_find (&it, &rec, "committed") && bson_iter_as_bool (&it))
+        online_field_utf8 (&rec, "committedAt", at, cap);
+    bson_destroy (&rec);
+    return ok;
+}
+
 bool
 online_dest_check (online_t *on, bool starts, bson_error_t *err)
 {
     online_after_t finals;
-    bson_t copies;
+    bson_t copies, rec;
+    char at[40];
     bool begun, ok;
     int n;
 
-    if (!starts || on->o->dry_run)
-        return online_pair_record (on, false, err);
-    if (!online_pair_begun (on, &begun, err))
+    if (!online_pair_record (on, false, err) || !online_dest_committed (on, at, sizeof at, err))
         return false;
-    if (begun)
-        return online_pair_record (on, false, err);
-    ok = online_dest_finals (on, &finals, &copies, &n, err) && claim_all (on, &finals, &copies, err) &&
-         online_pair_record (on, true, err);
+    /* Committed: the results have their final names on the destination,
+     * where a run, sync or verify would look for them side by side. */
+    if (*at && strcmp (on->o->command, "status") && strcmp (on->o->command, "finalize")) {
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s was committed on %s at %s: its results "
+                      "have their final names there, and the source is as it was (carrying "
+                      "writes back is not built yet)", on->o->command, on->names.name, on->where,
+                      at);
+        return false;
+    }
+    if (!starts || on->o->dry_run)
+        return true;
+    /* Begun: the run's record is written (online_plan_record); before it
+     * nothing of the run's is on the destination, so a run refused before
+     * (a missing index) claims the names again. */
+    ok = online_state_get (on, "plans", on->names.id, &rec, &begun, "reading the plan's record",
+                           err);
+    bson_destroy (&rec);
+    if (!ok || begun)
+        return ok;
+    ok = online_dest_finals (on, &finals, &copies, &n, err) &&
+         claim_all (on, &finals, &copies, err) && online_pair_record (on, true, err);
     online_after_destroy (&finals);
     bson_destroy (&copies);
     return ok;

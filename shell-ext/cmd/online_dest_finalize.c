@@ -94,6 +94,13 @@ online_dest_finalize (online_t *on, bson_error_t *err)
                       "give --writes-stopped");
         return false;
     }
+    if (!online_dest_committed (on, at, sizeof at, err))
+        return false;
+    if (*at) {
+        online_say_note (on, "finalize: plan %s was committed on %s at %s already",
+                         on->names.name, on->where, at);
+        return true;
+    }
     if (!online_life_check (on, ONLINE_DO_SYNC, err) || !drained (on, &rewritten, err))
         return false;
     now = time (NULL);

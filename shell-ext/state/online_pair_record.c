@@ -132,17 +132,6 @@ online_pair_record (online_t *on, bool begin, bson_error_t *err)
 }
 
 bool
-online_pair_begun (online_t *on, bool *begun, bson_error_t *err)
-{
-    bson_t doc, *sel = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
-    bson_error_t why;
-    bool ok = online_ops (on)->state_read (on, "pairs", sel, &doc, begun, &why);
-    bson_destroy (sel);
-    bson_destroy (&doc);
-    return ok || online_fail (on, err, &why, "reading the plan's pair of deployments");
-}
-
-bool
 online_pair_note (online_t *on, const bson_t *set, bson_error_t *err)
 {
     bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->names.id)), u = BSON_INITIALIZER;

@@ -8,10 +8,14 @@
 #  - run killed (kill -9) mid-copy, resumed: it completes;
 #  - another source against the same destination: refused (exit 2),
 #    naming both pairs;
+#  - status --json's canCommit: false before a verify and after a source
+#    write, true after a clean verify; sync rewrites by a rescan; follow
+#    and rollback --carry-writes refused (not built yet);
 #  - finalize without --writes-stopped refused (exit 2); with it, the
 #    destination's shop equals `remodel run` offline over a mongodump of
 #    the source, byte for byte, shop.other with its index; the source has
-#    no state database and its collections as they were.
+#    no state database and its collections as they were; after it, sync
+#    is refused and finalize says it was done.
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri.sh
 . "$(dirname "$0")/lib.sh"
@@ -124,6 +128,12 @@ c.shop.other.delete_one({"_id": 3})'
     expect_eq "$from->$to: the pair recorded committed on the destination" \
         "$(uri=$DST py 'd = c.remodel.pairs.find_one(); print(d["committed"], d["copied"])')" \
         "True ['shop.other']"
+    two sync -q
+    expect_eq "$from->$to: sync after the commit: refused (exit 2), saying why" \
+        "$rc $(grep -c 'was committed on .*: its results have their final names there' "$T/err")" "2 1"
+    two finalize --writes-stopped
+    expect_eq "$from->$to: finalize again: committed already, said (exit 0)" \
+        "$rc $(grep -c 'finalize: plan emb.json was committed on .* already' "$T/err")" "0 1"
     for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done
 done
 
