@@ -85,8 +85,9 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     int n = 0, copied = 0;
     int64_t t0 = online_mono_ms (), docs = 0, rewritten = 0, took;
     time_t now;
-    char at[32];
-    bool ok;
+    char at[32], point[80] = "not a replica set: no oplog read";
+    uint32_t ts_t = 0, ts_i = 0;
+    bool ok, has_ts;
 
     if (!on->o->writes_stopped) {
         rm_error_set (err, RM_ERR_USAGE, "finalize --to-uri: the cut-over is your switch of "
@@ -105,13 +106,22 @@ online_dest_finalize (online_t *on, bson_error_t *err)
         return false;
     now = time (NULL);
     strftime (at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime (&now));
+    /* The source's log point the destination now reflects, where it has
+     * an oplog (read, never followed yet): the writes are stopped. Only a
+     * replica set member keeps one; asking another could make it a local
+     * database (mongo-java-server makes one for any read). */
+    has_ts = false;
+    if (*on->pair->caps.set_name && !online_pair_oplog_last (on, &ts_t, &ts_i, &has_ts, err))
+        return false;
+    if (has_ts)
+        snprintf (point, sizeof point, "its oplog at Timestamp(%u, %u)", ts_t, ts_i);
     ok = online_dest_finals (on, &finals, &copies, &n, err) &&
          online_dest_copy_all (on, &copies, true, &copied, &docs, err) &&
          name_results (on, &finals, err);
     took = online_mono_ms () - t0;
     if (ok) {
         set = BCON_NEW ("committed", BCON_BOOL (true), "committedAt", BCON_UTF8 (at),
-                        "finalizeMs", BCON_INT64 (took));
+                        "finalizeMs", BCON_INT64 (took), "sourcePoint", BCON_UTF8 (point));
         ok = online_pair_note (on, set, err);
         bson_destroy (set);
     }
@@ -119,9 +129,9 @@ online_dest_finalize (online_t *on, bson_error_t *err)
         on->pair->all_dest = true;
         online_say_note (on, "finalize: plan %s committed on %s in %lld ms: %zu result(s) under "
                          "their final names, %d namespace(s) copied as they are; %lld result(s) "
-                         "rewritten by the last sync; the source as of %s (no change log "
-                         "followed: every step rescanned)", on->names.name, on->where,
-                         (long long) took, finals.n, copied, (long long) rewritten, at);
+                         "rewritten by the last sync; the source as of %s, %s (no change "
+                         "log followed: every step rescanned)", on->names.name, on->where,
+                         (long long) took, finals.n, copied, (long long) rewritten, at, point);
     }
     online_after_destroy (&finals);
     bson_destroy (&copies);

@@ -605,6 +605,10 @@ bool online_pair_create (online_t *on, const char *db, const char *coll, const b
 /* The client the sources are read by: the source's with --to-uri, else
  * the one (for the code that lists them without online_collection). */
 mongoc_client_t *online_source_client (online_t *on);
+/* The ts of the source's local.oplog.rs's last entry (*found false when
+ * it has none: no oplog there, or an empty one). */
+bool online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found,
+                             bson_error_t *err);
 /* The source's databases (bson_strfreev them); NULL on error. */
 char **online_pair_databases (online_t *on, bson_error_t *err);
 /* --- end of online_ops_pair.c --- */

@@ -141,3 +141,31 @@ online_source_client (online_t *on)
 {
     return on->pair ? on->pair->client : on->client;
 }
+
+bool
+online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found, bson_error_t *err)
+{
+    mongoc_collection_t *c = mongoc_client_get_collection (on->pair->client, "local", "oplog.rs");
+    bson_t filter = BSON_INITIALIZER;
+    bson_t *opts = BCON_NEW ("sort", "{", "$natural", BCON_INT32 (-1), "}", "limit",
+                             BCON_INT64 (1), "projection", "{", "ts", BCON_INT32 (1), "}");
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    const bson_t *doc;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = true;
+
+    *found = false;
+    if (mongoc_cursor_next (cur, &doc) && bson_iter_init_find (&it, doc, "ts") &&
+        BSON_ITER_HOLDS_TIMESTAMP (&it)) {
+        bson_iter_timestamp (&it, t, i);
+        *found = true;
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading the source's oplog's last entry");
+    mongoc_cursor_destroy (cur);
+    mongoc_collection_destroy (c);
+    bson_destroy (opts);
+    bson_destroy (&filter);
+    return ok;
+}

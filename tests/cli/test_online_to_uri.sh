@@ -116,6 +116,8 @@ c.shop.other.delete_one({"_id": 3})'
     expect_message "$from->$to: ... committed, how long, the source's point" \
         "finalize: plan emb.json committed on" "2 result(s) under their final names" \
         "1 namespace(s) copied as they are" "the source as of"
+    [ "$from" = ferretdb ] && point="its oplog at Timestamp(" || point="not a replica set: no oplog read"
+    expect_message "$from->$to: ... the source's log point it reached" "$point"
     uri=$SRC offline_run emb shop
     uri=$DST online_same "$from->$to: the destination equals remodel run offline over the source's dump, byte for byte" \
         "$T/emb.archive" shop.parents=parents shop.kids=kids shop.other=other
