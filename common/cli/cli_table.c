@@ -43,8 +43,8 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_FORCE, "force", RM_VAL_NONE, WRITES | C (ONLINE_ROLLBACK)), .letter = 'f'},
     {R (RM_OPT_VERBOSE, "verbose", RM_VAL_NONE, C (CONVERT) | C (CAT)), .letter = 'v'},
     {R (RM_OPT_SKIP_INVALID, "skip-invalid", RM_VAL_OPTIONAL, READS)},
-    {R (RM_OPT_NS_INCLUDE, "nsInclude", RM_VAL_STRING, READS), .repeat = true},
-    {R (RM_OPT_NS_EXCLUDE, "nsExclude", RM_VAL_STRING, READS), .repeat = true},
+    {R (RM_OPT_NS_INCLUDE, "nsInclude", RM_VAL_STRING, READS | C (ONLINE_RUN)), .repeat = true},
+    {R (RM_OPT_NS_EXCLUDE, "nsExclude", RM_VAL_STRING, READS | C (ONLINE_RUN)), .repeat = true},
     {R (RM_OPT_NS_FROM, "nsFrom", RM_VAL_STRING, READS), .repeat = true},
     {R (RM_OPT_NS_TO, "nsTo", RM_VAL_STRING, READS), .repeat = true},
     /* A pattern wherever it is taken (as --nsInclude's). */
@@ -91,6 +91,10 @@ const rm_opt_t rm_cli_options[] = {
 
     {R (RM_OPT_URI, "uri", RM_VAL_STRING, ONLINE)},
     {R (RM_OPT_STATE_DB, "state-db", RM_VAL_STRING, ONLINE)},
+    /* From one deployment to another (shell-ext/conn/online_pair.c): the
+     * destination, and run's leave to drop what it holds of the results. */
+    {R (RM_OPT_TO_URI, "to-uri", RM_VAL_STRING, ONLINE)},
+    {R (RM_OPT_DROP, "drop", RM_VAL_NONE, C (ONLINE_RUN))},
     /* online set: the values a running run takes at its next batch. */
     {R (RM_OPT_BATCH_SIZE, "batch-size", RM_VAL_COUNT, BATCHES | C (ONLINE_SET)), .min = 1,
      .max = INT64_MAX, .what = "a number of documents"},
@@ -103,7 +107,7 @@ const rm_opt_t rm_cli_options[] = {
      .what = "a number of documents per second"},
     /* The throttle on the server's health (online_throttle.c); a bare
      * number is seconds, as gh-ost's and pt-osc's lag limits read. */
-    {R (RM_OPT_MAX_LAG, "max-lag", RM_VAL_DURATION, BATCHES | C (ONLINE_SET)), .max = INT64_MAX,
+    {R (RM_OPT_MAX_LAG, "max-lag", RM_VAL_DURATION, BATCHES | C (ONLINE_SET) | C (ONLINE_STATUS)), .max = INT64_MAX,
      .unit_ms = 1000},
     {R (RM_OPT_MAX_LATENCY, "max-latency", RM_VAL_DURATION, BATCHES), .min = 1, .max = INT64_MAX,
      .unit_ms = 1},

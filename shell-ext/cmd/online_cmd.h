@@ -7,6 +7,7 @@
 #define REMODEL_ONLINE_CMD_H
 
 #include "online_changes.h"
+#include "remodel/cli.h"
 #include "online_identity.h"
 
 /* online_commands.c: the commands as a table, which main dispatches by
@@ -307,5 +308,29 @@ bool online_rollback (online_t *on, bson_error_t *err);
  * oldest is, and when follow will have caught up at the rate its rounds
  * applied events (rec: the plan's record). */
 void online_lag_line (online_t *on, const bson_t *rec, const online_changes_t *ch);
+
+/* online_dest.c, online_dest_copy.c, online_dest_finalize.c (--to-uri):
+ * from one deployment to another. opts: --drop, --nsInclude, --nsExclude
+ * into o (refused without --to-uri). check: at every command's start, the
+ * pair recorded or checked (online_pair_record); a run that begins the
+ * plan refuses first a destination holding a namespace it would write
+ * (--drop: dropped). finals: the namespaces the plan writes, and those it
+ * copies as they are (listCollections documents with "db"). run: the
+ * steps, then those copies (the exit status). copy_all: the copies not
+ * noted done (again: every one, taken anew). finalize: the cut-over. */
+bool online_dest_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err);
+bool online_dest_check (online_t *on, bool starts, bson_error_t *err);
+/* When the plan was committed on the destination, into at ("": not). */
+bool online_dest_committed (online_t *on, char *at, size_t cap, bson_error_t *err);
+bool online_dest_finals (online_t *on, online_after_t *finals, bson_t *copies, int *n,
+                         bson_error_t *err);
+int online_dest_run (online_t *on, bson_error_t *err);
+bool online_dest_copy_all (online_t *on, const bson_t *copies, bool again, int *copied,
+                          int64_t *docs, bson_error_t *err);
+bool online_dest_finalize (online_t *on, bson_error_t *err);
+/* online_dest_status.c: verify's outcome (differ results) in the pair's
+ * record; status --json's toUri and canCommit, appended to out. */
+bool online_dest_verified (online_t *on, int64_t differ, bson_error_t *err);
+void online_dest_status (online_t *on, bson_t *out);
 
 #endif

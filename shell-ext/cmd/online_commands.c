@@ -95,6 +95,8 @@ cmd_verify (online_t *on, const online_cmd_t *c, bson_error_t *err)
         online_diffs_first (on, first, sizeof first);
     if (!online_diffs_close (on, n >= 0, &listed, err))
         n = -1;
+    if (on->pair && !online_dest_verified (on, n, err)) /* --to-uri: for canCommit */
+        n = -1;
     if (n > 0 && o->differences)
         snprintf (all, sizeof all, "; their %lld _id(s) in %s", (long long) listed,
                   o->differences);
@@ -125,6 +127,8 @@ static int
 cmd_finalize (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
     (void) c;
+    if (on->pair) /* --to-uri (online_dest_finalize.c) */
+        return online_dest_finalize (on, err) ? 0 : 1;
     return online_finalize (on, err) ? 0 : 1;
 }
 
@@ -132,6 +136,11 @@ static int
 cmd_rollback (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
     (void) c;
+    if (on->pair && (on->o->carry_writes || on->o->discard_writes)) {
+        rm_error_set (err, RM_ERR_UNSUPPORTED, "rollback --to-uri: carrying the destination's "
+                      "writes back to the source is not built yet");
+        return 1;
+    }
     return online_rollback (on, err) ? 0 : 1;
 }
 
@@ -143,6 +152,8 @@ static int
 cmd_run (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
     (void) c;
+    if (on->pair) /* --to-uri (online_dest.c) */
+        return online_dest_run (on, err);
     return online_apply (on, ONLINE_RUN, err) < 0 ? 1 : 0;
 }
 

@@ -52,6 +52,15 @@ static const char usage[] =
     "\n"
     "  --uri URI          the server (mongodb://...; default: $MONGODB_URI, which\n"
     "                     keeps credentials off the command line; never printed)\n"
+    "  --to-uri URI       another deployment to move the data to, reshaped: the\n"
+    "                     source (--uri) is only read, the plan's state lives\n"
+    "                     there, finalize gives the results their final names\n"
+    "                     there (docs/online.md, \"From one deployment to another\")\n"
+    "  --drop             run --to-uri: drop a namespace the destination holds that\n"
+    "                     the run would write (without it: refused, exit 1)\n"
+    "  --nsInclude P, --nsExclude P\n"
+    "                     run --to-uri: the namespaces copied as they are (those\n"
+    "                     the plan does not write), by mongorestore's patterns\n"
     "  --in-place         backfill the namespaces themselves (see above); the\n"
     "                     other commands use the mode the plan's run recorded\n"
     "  --create-indexes   create the index a join fetches its partners by when\n"
@@ -184,6 +193,10 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     uint64_t w;
 
     o->uri = v[RM_OPT_URI].text;
+    o->to_uri = v[RM_OPT_TO_URI].text;
+    o->drop = v[RM_OPT_DROP].given;
+    if (!online_dest_opts (v, o, err))
+        return false;
     if (v[RM_OPT_STATE_DB].given)
         o->state_db = v[RM_OPT_STATE_DB].text;
     if (v[RM_OPT_BATCH_SIZE].given)
@@ -366,8 +379,11 @@ main (int argc, char **argv)
     mongoc_log_set_handler (driver_log, NULL);
     mongoc_init ();
     memset (&on, 0, sizeof on);
-    if (!online_plan_load (&on, &o, &err) || !online_connect (&on, &o, &err))
+    if (!online_plan_load (&on, &o, &err) ||
+        !(o.to_uri ? online_pair_connect (&on, &o, &err) : online_connect (&on, &o, &err)))
         rc = 1; /* the status: finish's */
+    else if (o.to_uri && !online_dest_check (&on, c->starts, &err))
+        rc = 1; /* --to-uri: another pair, or a namespace held (online_dest.c) */
     else if (c->mode && !online_plan_mode (&on, &o, c->starts, &err))
         rc = 1; /* a contradicting --in-place: 2, by finish */
     else
@@ -377,7 +393,10 @@ main (int argc, char **argv)
      * expire: here, where the commands release it, not in the connection
      * below them. */
     online_lease_drop (&on);
+    online_pair_close (&on);
     online_close (&on);
+    if (o.ns_select)
+        rm_nsselect_destroy (o.ns_select);
     if (o.write_concern)
         mongoc_write_concern_destroy (o.write_concern);
     mongoc_cleanup ();

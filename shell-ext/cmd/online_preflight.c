@@ -61,7 +61,7 @@ listed (char **list, size_t n, const char *name)
 static bool
 add_collections (online_t *on, const char *db, rm_dump_info_t *info, bson_error_t *err)
 {
-    mongoc_database_t *d = mongoc_client_get_database (on->client, db);
+    mongoc_database_t *d = mongoc_client_get_database (online_source_client (on), db);
     bson_error_t why;
     char **names = mongoc_database_get_collection_names_with_opts (d, NULL, &why);
     mongoc_database_destroy (d);
@@ -79,7 +79,8 @@ is_ferretdb (online_t *on)
 {
     bson_t *cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
     bson_t reply;
-    bool yes = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, NULL) &&
+    bool yes = mongoc_client_command_simple (online_source_client (on), "admin", cmd, NULL,
+                                             &reply, NULL) &&
                bson_has_field (&reply, "ferretdbVersion");
     bson_destroy (&reply);
     bson_destroy (cmd);
@@ -98,7 +99,8 @@ static bool
 server_namespaces (online_t *on, rm_dump_info_t *info, bson_error_t *err)
 {
     bson_error_t why;
-    char **dbs = mongoc_client_get_database_names_with_opts (on->client, NULL, &why);
+    char **dbs = mongoc_client_get_database_names_with_opts (online_source_client (on), NULL,
+                                                              &why);
     char **done = NULL;
     size_t n_dbs = 0, n_done = 0;
     int ferret = -1;

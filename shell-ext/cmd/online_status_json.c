@@ -318,6 +318,8 @@ status_doc (online_t *on, bson_error_t *err)
         BSON_APPEND_NULL (&out, "error");
     /* What the server is and the write forms chosen for it (online_caps.c). */
     online_caps_append (&on->caps, &out, "server");
+    if (on->pair) /* --to-uri: toUri and canCommit (online_dest_status.c) */
+        online_dest_status (on, &out);
     put_json (on, &out);
     bson_destroy (&rec);
     bson_destroy (&out);

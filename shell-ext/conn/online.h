@@ -16,11 +16,13 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "remodel/batchstep.h"
 #include "remodel/compile.h"
 #include "remodel/error.h"
 #include "remodel/names.h"
+#include "remodel/nsselect.h"
 #include "remodel/passes.h"
 #include "remodel/plan.h"
 #include "remodel/sorter.h"
@@ -71,6 +73,12 @@ typedef struct {
     bool json;              /* status --json */
     /* set: which of --batch-size, --max-rate, --max-lag it was given */
     bool given_batch_size, given_max_rate, given_max_lag;
+    /* --to-uri: the destination (NULL: one deployment); run --drop, and
+     * run's --nsInclude/--nsExclude of the namespaces copied as they are
+     * (NULL: every one). online_ops_pair.c. */
+    const char *to_uri;
+    bool drop;
+    rm_nsselect_t *ns_select;
 } online_opts_t;
 
 typedef enum {
@@ -183,6 +191,9 @@ typedef struct {
     size_t n_fold;
     online_caps_t caps;         /* the server's capabilities (online_caps.c) */
     const struct online_ops *ops; /* the server's operations (online_ops.c); NULL: libmongoc's */
+    /* --to-uri: the source's connection (online_ops_pair.c); NULL: one
+     * deployment. With it, client is the destination's. */
+    struct online_pair *pair;
 } online_t;
 
 /* ops: begin (online_ops.c, issue 53) */
@@ -551,6 +562,56 @@ void online_say_trace (int64_t took_usec, const char *what, const char *how);
  * and whether err counts as a terminal (-1: isatty says). */
 void online_say_to (FILE *out, FILE *err, int tty);
 /* say: end */
+
+/* --- online_ops_pair.c (issue 54): from one deployment to another --- */
+/* With --to-uri, on is connected to the destination (its client, where,
+ * caps: the state database lives there) and on->pair to the source, with
+ * its own capabilities record. The source is only read: a collection of
+ * the plan's namespaces under its own name is the source's (the drivers
+ * and partners of a step that reads it where it is), every other (the
+ * results, side by side, and the state database) the destination's. */
+typedef enum { ONLINE_SOURCE, ONLINE_DEST } online_side_t;
+typedef struct online_pair {
+    mongoc_client_t *client;    /* the source */
+    char where[300];
+    online_caps_t caps;
+    bool all_dest;              /* finalize renamed the results: every name is the destination's */
+} online_pair_t;
+/* Connects the destination (o->to_uri) into on and the source (o->uri)
+ * into on->pair; err names which of the two failed. */
+bool online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
+void online_pair_close (online_t *on);
+/* The client db.coll is read and written by (online_collection's hook,
+ * online_conn.c): a result's (side by side: "_remodel_" in its name) or a
+ * state document's collection is the destination's, and so is every one
+ * once finalize gave the results their names; a plan's namespace under
+ * its own name is the source's. */
+static inline mongoc_client_t *
+online_pair_client (const online_t *on, const char *db, const char *coll)
+{
+    bool dest = on->pair->all_dest || !strcmp (db, on->o->state_db) || strstr (coll, "_remodel_");
+    return dest ? on->client : on->pair->client;
+}
+/* The collection db.coll on the side asked. */
+mongoc_collection_t *online_pair_side (online_t *on, online_side_t side, const char *db,
+                                       const char *coll);
+/* The collections of db on a side: each one's listCollections document
+ * (name, type, options, info) appended to out (an array, keys from *n). */
+bool online_pair_list (online_t *on, online_side_t side, const char *db, bson_t *out, int *n,
+                       bson_error_t *err);
+/* create with options on the destination (collation, validator...). */
+bool online_pair_create (online_t *on, const char *db, const char *coll, const bson_t *options,
+                         bson_error_t *err);
+/* The client the sources are read by: the source's with --to-uri, else
+ * the one (for the code that lists them without online_collection). */
+mongoc_client_t *online_source_client (online_t *on);
+/* The ts of the source's local.oplog.rs's last entry (*found false when
+ * it has none: no oplog there, or an empty one). */
+bool online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found,
+                             bson_error_t *err);
+/* The source's databases (bson_strfreev them); NULL on error. */
+char **online_pair_databases (online_t *on, bson_error_t *err);
+/* --- end of online_ops_pair.c --- */
 
 /* --- online_fault.c (issue 53): the fault layer, for the tests only --- */
 /* Wraps client's connections in the fault layer when REMODEL_ONLINE_FAULT

@@ -366,6 +366,8 @@ online_close (online_t *on)
 mongoc_collection_t *
 online_collection (online_t *on, const char *db, const char *coll)
 {
+    if (on->pair) /* --to-uri: the source's or the destination's (online_ops_pair.c) */
+        return mongoc_client_get_collection (online_pair_client (on, db, coll), db, coll);
     return mongoc_client_get_collection (on->client, db, coll);
 }
 

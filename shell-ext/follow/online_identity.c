@@ -198,7 +198,7 @@ bool
 online_identity_now (online_t *on, const char **nss, size_t n, bson_t *out, bson_error_t *err)
 {
     bson_error_t why;
-    if (online_identity_read (on->client, nss, n, out, &why))
+    if (online_identity_read (online_source_client (on), nss, n, out, &why))
         return true;
     /* online_fail's words; not called: this file calls no other. */
     rm_error_set (err, RM_ERR_IO, "%s: listing the plan's sources: %s", on->where, why.message);

@@ -248,6 +248,12 @@ online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
     c->has_ts = c->sentinel = false;
     snprintf (c->db, sizeof c->db, "%s", db);
     snprintf (c->coll, sizeof c->coll, "%s", coll);
+    /* --to-uri: the destination's log says nothing of the source's writes,
+     * and following the source's is not built yet: every sync rescans. */
+    if (on->pair) {
+        c->mode = ONLINE_CAPTURE_NONE;
+        return true;
+    }
     if (open_stream (on, db, coll, &stage, &reply, &why)) {
         c->mode = ONLINE_CAPTURE_STREAM;
         copy_point (c, &reply);

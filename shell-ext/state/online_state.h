@@ -541,4 +541,13 @@ bool online_throttle_set (online_t *on, const online_opts_t *o, bson_error_t *er
 void online_throttle_read (const bson_t *record, char *state, size_t scap, char *reason,
                            size_t rcap, int64_t *since, int64_t *lag_ms, char *note, size_t ncap);
 
+/* online_pair_record.c (--to-uri): the plan's pair of deployments in the
+ * destination's state database (pairs). record: checked against the one
+ * recorded (a refusal naming both, RM_ERR_USAGE); none recorded, written
+ * when begin (a run that writes), else passed. note: fields $set in it;
+ * read: it, into doc (initialized; *found false when none). */
+bool online_pair_record (online_t *on, bool begin, bson_error_t *err);
+bool online_pair_note (online_t *on, const bson_t *set, bson_error_t *err);
+bool online_pair_read (online_t *on, bson_t *doc, bool *found, bson_error_t *err);
+
 #endif

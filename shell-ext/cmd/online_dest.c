@@ -1,0 +1,269 @@
+/* From one deployment to another (--to-uri, issue 54): run's part.
+ *
+ * The steps run as within one deployment (online_apply), the connection
+ * routing each collection (online_ops_pair.c): drivers and partners read
+ * where they are (the source, or the destination for an earlier step's
+ * results), results and state written to the destination. What this file
+ * adds: the refusal of a destination that already holds a namespace the
+ * run would write (before anything is written; --drop drops it), the
+ * record of the pair, and the namespaces the plan does not write, copied
+ * as they are with their options and indexes (--nsInclude/--nsExclude
+ * choose them), each noted once done so that a resumed run skips it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "remodel/cli.h"
+#include "online_cmd.h"
+
+bool
+online_dest_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
+{
+    const rm_cli_value_t *inc = &v[RM_OPT_NS_INCLUDE], *exc = &v[RM_OPT_NS_EXCLUDE];
+
+    if (!o->to_uri && (o->drop || inc->given || exc->given)) {
+        rm_error_set (err, RM_ERR_USAGE, "--drop, --nsInclude and --nsExclude choose what a run "
+                      "writes to another deployment: they need --to-uri");
+        return false;
+    }
+    if (o->to_uri && v[RM_OPT_WORKERS].given && v[RM_OPT_WORKERS].n > 1) {
+        rm_error_set (err, RM_ERR_USAGE, "--to-uri: --workers above 1 is not built yet (one "
+                      "reader between two deployments)");
+        return false;
+    }
+    if (o->to_uri && v[RM_OPT_CREATE_INDEXES].given) {
+        rm_error_set (err, RM_ERR_USAGE, "--to-uri: --create-indexes would write the source, "
+                      "which a run to another deployment only reads: create the join's index "
+                      "there yourself");
+        return false;
+    }
+    if (o->to_uri && (v[RM_OPT_IN_PLACE].given || v[RM_OPT_SERVER_SIDE].given)) {
+        rm_error_set (err, RM_ERR_USAGE, "--to-uri: --in-place and --server-side write on one "
+                      "server; between two the results are written on the destination");
+        return false;
+    }
+    if (!inc->given && !exc->given)
+        return true;
+    o->ns_select = rm_nsselect_new ();
+    for (size_t i = 0; i < inc->n_all; i++)
+        if (!rm_nsselect_include (o->ns_select, inc->all[i], err))
+            return false;
+    for (size_t i = 0; i < exc->n_all; i++)
+        if (!rm_nsselect_exclude (o->ns_select, exc->all[i], err))
+            return false;
+    return true;
+}
+
+/* The namespaces copied as they are: the source's collections that are
+ * not system ones, not a plan's results, not written by this plan
+ * (finals), chosen by --nsInclude/--nsExclude. Each listCollections
+ * document with its database under "db", appended to out. */
+static bool
+untouched (online_t *on, const online_after_t *finals, bson_t *out, int *n, bson_error_t *err)
+{
+    char **dbs = online_pair_databases (on, err);
+    bool ok = dbs != NULL;
+
+    for (size_t i = 0; ok && dbs[i]; i++) {
+        const char *db = dbs[i];
+        bson_t list = BSON_INITIALIZER;
+        bson_iter_t it;
+        int m = 0;
+        if (!strcmp (db, "admin") || !strcmp (db, "local") || !strcmp (db, "config") ||
+            !strcmp (db, on->o->state_db))
+            continue;
+        ok = online_pair_list (on, ONLINE_SOURCE, db, &list, &m, err);
+        bson_iter_init (&it, &list);
+        while (ok && bson_iter_next (&it)) {
+            uint32_t len;
+            const uint8_t *data;
+            bson_t one, with;
+            char name[256], type[32], ns[400];
+            bool written = false;
+            char key[16];
+            bson_iter_document (&it, &len, &data);
+            bson_init_static (&one, data, len);
+            online_field_utf8 (&one, "name", name, sizeof name);
+            online_field_utf8 (&one, "type", type, sizeof type);
+            snprintf (ns, sizeof ns, "%s.%s", db, name);
+            for (size_t k = 0; k < finals->n; k++)
+                written |= !strcmp (finals->c[k].ns, ns);
+            if (written || (*type && strcmp (type, "collection")) ||
+                !strncmp (name, "system.", 7) || strstr (name, "_remodel_") ||
+                (on->o->ns_select && !rm_nsselect_wants (on->o->ns_select, ns)))
+                continue;
+            bson_init (&with);
+            bson_concat (&with, &one);
+            BSON_APPEND_UTF8 (&with, "db", db);
+            snprintf (key, sizeof key, "%d", (*n)++);
+            BSON_APPEND_DOCUMENT (out, key, &with);
+            bson_destroy (&with);
+        }
+        bson_destroy (&list);
+    }
+    if (dbs)
+        bson_strfreev (dbs);
+    return ok;
+}
+
+/* Whether the destination holds db.coll. */
+static bool
+dest_has (online_t *on, const char *db, const char *coll, bool *has, bson_error_t *err)
+{
+    bson_t list = BSON_INITIALIZER;
+    bson_iter_t it;
+    int n = 0;
+    bool ok = online_pair_list (on, ONLINE_DEST, db, &list, &n, err);
+
+    *has = false;
+    bson_iter_init (&it, &list);
+    while (ok && bson_iter_next (&it)) {
+        uint32_t len;
+        const uint8_t *data;
+        bson_t one;
+        char name[256];
+        bson_iter_document (&it, &len, &data);
+        bson_init_static (&one, data, len);
+        online_field_utf8 (&one, "name", name, sizeof name);
+        *has |= !strcmp (name, coll);
+    }
+    bson_destroy (&list);
+    return ok;
+}
+
+/* A namespace the run would write that the destination holds: refused,
+ * named, or with --drop dropped. */
+static bool
+claim (online_t *on, const char *db, const char *coll, bson_error_t *err)
+{
+    mongoc_collection_t *c;
+    bson_error_t why;
+    bool has, ok;
+
+    if (!dest_has (on, db, coll, &has, err))
+        return false;
+    if (!has)
+        return true;
+    if (!on->o->drop) {
+        rm_error_set (err, RM_ERR_EXISTS, "run: the destination %s already holds %s.%s, which "
+                      "this run would write: nothing was written (--drop drops it first)",
+                      on->where, db, coll);
+        return false;
+    }
+    c = online_pair_side (on, ONLINE_DEST, db, coll);
+    ok = online_ops (on)->drop (on, c, &why);
+    mongoc_collection_destroy (c);
+    if (ok)
+        online_say_note (on, "run: --drop: %s.%s dropped on the destination", db, coll);
+    return ok || online_fail (on, err, &why, "dropping a namespace on the destination (--drop)");
+}
+
+/* Every namespace the run would write, checked before anything is. */
+static bool
+claim_all (online_t *on, const online_after_t *finals, const bson_t *copies, bson_error_t *err)
+{
+    bson_iter_t it;
+    for (size_t k = 0; k < finals->n; k++)
+        if (!claim (on, finals->c[k].db, finals->c[k].coll, err))
+            return false;
+    bson_iter_init (&it, copies);
+    while (bson_iter_next (&it)) {
+        uint32_t len;
+        const uint8_t *data;
+        bson_t one;
+        char db[128], name[256];
+        bson_iter_document (&it, &len, &data);
+        bson_init_static (&one, data, len);
+        online_field_utf8 (&one, "db", db, sizeof db);
+        online_field_utf8 (&one, "name", name, sizeof name);
+        if (!claim (on, db, name, err))
+            return false;
+    }
+    return true;
+}
+
+bool
+online_dest_finals (online_t *on, online_after_t *finals, bson_t *copies, int *n,
+                    bson_error_t *err)
+{
+    bool ok = online_after_plan (on, finals, err);
+    online_capture_init (&finals->point); /* after_destroy's to free */
+    bson_init (copies);
+    *n = 0;
+    return ok && untouched (on, finals, copies, n, err);
+}
+
+/* When the plan was committed on the destination (into at; "" when not). */
+bool
+online_dest_committed (online_t *on, char *at, size_t cap, bson_error_t *err)
+{
+    bson_t rec;
+    bson_iter_t it;
+    bool found, ok = online_pair_read (on, &rec, &found, err);
+
+    *at = '\0';
+    if (ok && found && bson_iter_init_find (&it, &rec, "committed") && bson_iter_as_bool (&it))
+        online_field_utf8 (&rec, "committedAt", at, cap);
+    bson_destroy (&rec);
+    return ok;
+}
+
+bool
+online_dest_check (online_t *on, bool starts, bson_error_t *err)
+{
+    online_after_t finals;
+    bson_t copies, rec;
+    char at[40];
+    bool begun, ok;
+    int n;
+
+    if (!online_pair_record (on, false, err) || !online_dest_committed (on, at, sizeof at, err))
+        return false;
+    /* Committed: the results have their final names on the destination,
+     * where a run, sync or verify would look for them side by side. */
+    if (*at && strcmp (on->o->command, "status") && strcmp (on->o->command, "finalize")) {
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s was committed on %s at %s: its results "
+                      "have their final names there, and the source is as it was (carrying "
+                      "writes back is not built yet)", on->o->command, on->names.name, on->where,
+                      at);
+        return false;
+    }
+    if (!starts || on->o->dry_run)
+        return true;
+    /* Begun: the run's record is written (online_plan_record); before it
+     * nothing of the run's is on the destination, so a run refused before
+     * (a missing index) claims the names again. */
+    ok = online_state_get (on, "plans", on->names.id, &rec, &begun, "reading the plan's record",
+                           err);
+    bson_destroy (&rec);
+    if (!ok || begun)
+        return ok;
+    ok = online_dest_finals (on, &finals, &copies, &n, err) &&
+         claim_all (on, &finals, &copies, err) && online_pair_record (on, true, err);
+    online_after_destroy (&finals);
+    bson_destroy (&copies);
+    return ok;
+}
+
+int
+online_dest_run (online_t *on, bson_error_t *err)
+{
+    online_after_t finals;
+    bson_t copies;
+    int n = 0, copied = 0;
+    int64_t docs = 0;
+    bool ok;
+
+    if (online_apply (on, ONLINE_RUN, err) < 0)
+        return 1;
+    if (on->o->dry_run)
+        return 0;
+    ok = online_dest_finals (on, &finals, &copies, &n, err) &&
+         online_dest_copy_all (on, &copies, false, &copied, &docs, err);
+    if (ok)
+        online_say_note (on, "run: plan %s: %d namespace(s) the plan does not write copied as "
+                         "they are to %s (%lld document(s))", on->names.name, copied, on->where,
+                         (long long) docs);
+    online_after_destroy (&finals);
+    bson_destroy (&copies);
+    return ok ? 0 : 1;
+}

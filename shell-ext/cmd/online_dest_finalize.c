@@ -1,0 +1,139 @@
+/* --to-uri: finalize. The cut-over is the operator's switch of connection
+ * string, so nothing on the source is renamed or written: with the
+ * application's writes to the source stopped (--writes-stopped), the
+ * results are brought to the source as it is now (a sync: with no change
+ * log followed between two deployments yet, a rescan of every step), then
+ * verified (a sample, or every result with --full-verify), the namespaces
+ * the plan does not write copied again, each result given its final name
+ * on the destination (which holds no namespace of that name: run made
+ * sure), the intermediate results dropped, and the plan recorded as
+ * committed in the pair's record. Run again after an interruption, it
+ * takes each of those as the destination shows it. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "online_cmd.h"
+
+/* Each result under its final name; one already moved (an interrupted
+ * finalize) is passed. */
+static bool
+name_results (online_t *on, const online_after_t *finals, bson_error_t *err)
+{
+    const online_ops_t *ops = online_ops (on);
+    bson_error_t why;
+
+    for (size_t k = 0; k < finals->n; k++) {
+        const online_after_coll_t *c = &finals->c[k];
+        char from[400];
+        if (!strcmp (c->result, c->coll))
+            continue;
+        snprintf (from, sizeof from, "%s.%s", c->db, c->result);
+        if (!ops->rename (on, from, c->ns, false, &why)) {
+            mongoc_collection_t *r = online_pair_side (on, ONLINE_DEST, c->db, c->result);
+            int64_t left = ops->count (on, r, NULL, &why);
+            mongoc_collection_destroy (r);
+            if (left <= 0)
+                continue; /* moved by the finalize interrupted */
+            return online_fail (on, err, &why, "giving a result its final name on the "
+                                "destination");
+        }
+    }
+    for (size_t k = 0; k < finals->n_drops; k++) {
+        const char *dot = strchr (finals->drops[k], '.');
+        char db[128];
+        mongoc_collection_t *d;
+        if (!dot)
+            continue;
+        snprintf (db, sizeof db, "%.*s", (int) (dot - finals->drops[k]), finals->drops[k]);
+        d = online_pair_side (on, ONLINE_DEST, db, dot + 1);
+        ops->drop (on, d, &why); /* gone already: the same */
+        mongoc_collection_destroy (d);
+    }
+    return true;
+}
+
+/* A sync, then the verify asked for: false (err) when a result differs. */
+static bool
+drained (online_t *on, int64_t *rewritten, bson_error_t *err)
+{
+    int64_t differ = 0;
+
+    *rewritten = online_apply (on, ONLINE_SYNC, err);
+    if (*rewritten < 0)
+        return false;
+    if (on->o->full_verify)
+        differ = online_apply (on, ONLINE_VERIFY, err);
+    else if (!online_sample_verify (on, on->o->sample, &differ, err))
+        return false;
+    if (differ < 0)
+        return false;
+    if (differ > 0) {
+        rm_error_set (err, RM_ERR_DATA, "finalize: plan %s: %lld result(s) differ from what the "
+                      "source makes after the sync (the writes had not stopped?): nothing "
+                      "renamed; finalize again", on->names.name, (long long) differ);
+        return false;
+    }
+    return true;
+}
+
+bool
+online_dest_finalize (online_t *on, bson_error_t *err)
+{
+    online_after_t finals;
+    bson_t copies, *set;
+    int n = 0, copied = 0;
+    int64_t t0 = online_mono_ms (), docs = 0, rewritten = 0, took;
+    time_t now;
+    char at[32], point[80] = "not a replica set: no oplog read";
+    uint32_t ts_t = 0, ts_i = 0;
+    bool ok, has_ts;
+
+    if (!on->o->writes_stopped) {
+        rm_error_set (err, RM_ERR_USAGE, "finalize --to-uri: the cut-over is your switch of "
+                      "connection string: stop the application's writes to the source, then "
+                      "give --writes-stopped");
+        return false;
+    }
+    if (!online_dest_committed (on, at, sizeof at, err))
+        return false;
+    if (*at) {
+        online_say_note (on, "finalize: plan %s was committed on %s at %s already",
+                         on->names.name, on->where, at);
+        return true;
+    }
+    if (!online_life_check (on, ONLINE_DO_SYNC, err) || !drained (on, &rewritten, err))
+        return false;
+    now = time (NULL);
+    strftime (at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime (&now));
+    /* The source's log point the destination now reflects, where it has
+     * an oplog (read, never followed yet): the writes are stopped. Only a
+     * replica set member keeps one; asking another could make it a local
+     * database (mongo-java-server makes one for any read). */
+    has_ts = false;
+    if (*on->pair->caps.set_name && !online_pair_oplog_last (on, &ts_t, &ts_i, &has_ts, err))
+        return false;
+    if (has_ts)
+        snprintf (point, sizeof point, "its oplog at Timestamp(%u, %u)", ts_t, ts_i);
+    ok = online_dest_finals (on, &finals, &copies, &n, err) &&
+         online_dest_copy_all (on, &copies, true, &copied, &docs, err) &&
+         name_results (on, &finals, err);
+    took = online_mono_ms () - t0;
+    if (ok) {
+        set = BCON_NEW ("committed", BCON_BOOL (true), "committedAt", BCON_UTF8 (at),
+                        "finalizeMs", BCON_INT64 (took), "sourcePoint", BCON_UTF8 (point));
+        ok = online_pair_note (on, set, err);
+        bson_destroy (set);
+    }
+    if (ok) {
+        on->pair->all_dest = true;
+        online_say_note (on, "finalize: plan %s committed on %s in %lld ms: %zu result(s) under "
+                         "their final names, %d namespace(s) copied as they are; %lld result(s) "
+                         "rewritten by the last sync; the source as of %s, %s (no change "
+                         "log followed: every step rescanned)", on->names.name, on->where,
+                         (long long) took, finals.n, copied, (long long) rewritten, at, point);
+    }
+    online_after_destroy (&finals);
+    bson_destroy (&copies);
+    return ok;
+}

@@ -1,0 +1,171 @@
+/* From one deployment to another (online.h, "online_ops_pair.c"): the
+ * second connection, and which of the two each collection is on.
+ *
+ * With --to-uri the program holds two connections. on->client is the
+ * destination's, so that everything that lasts between two commands (the
+ * plan's record, its lease, its checkpoints) is written there, by the code
+ * that writes it within one deployment, unchanged; the source is reached
+ * only through the collections routed to it here, which the layers above
+ * read and never write: a step's results go side by side (names no
+ * source holds), so a name of a plan's namespace as it is is the source's.
+ * Like online_ops.c, the one place of this pair's calls of the driver. */
+#include <string.h>
+
+#include "online.h"
+
+/* The source's connection: online_connect on a scratch record, its client,
+ * where and capabilities kept. A copy of the options that neither starts
+ * nor writes, so that capabilities' probe (online_caps.c) never writes
+ * the source's state database. */
+static bool
+connect_source (online_t *on, const online_opts_t *o, bson_error_t *err)
+{
+    online_opts_t so = *o;
+    online_t src;
+
+    memset (&src, 0, sizeof src);
+    so.starts = false;
+    so.dry_run = true;
+    if (!online_connect (&src, &so, err)) {
+        char m[sizeof err->message];
+        bson_strncpy (m, err->message, sizeof m);
+        rm_error_set (err, err->code, "the source (--uri): %s", m);
+        if (src.client)
+            mongoc_client_destroy (src.client);
+        return false;
+    }
+    on->pair = bson_malloc0 (sizeof *on->pair);
+    on->pair->client = src.client;
+    bson_strncpy (on->pair->where, src.where, sizeof on->pair->where);
+    on->pair->caps = src.caps;
+    return true;
+}
+
+bool
+online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
+{
+    online_opts_t dest = *o;
+
+    if (!strcmp (o->uri, o->to_uri)) {
+        rm_error_set (err, RM_ERR_USAGE, "--to-uri: the same connection string as --uri (one "
+                      "deployment: leave --to-uri out)");
+        return false;
+    }
+    if (!connect_source (on, o, err))
+        return false;
+    dest.uri = o->to_uri;
+    if (!online_connect (on, &dest, err)) {
+        char m[sizeof err->message];
+        bson_strncpy (m, err->message, sizeof m);
+        rm_error_set (err, err->code, "the destination (--to-uri): %s", m);
+        on->o = o;
+        return false;
+    }
+    on->o = o; /* dest was a copy for the connection only */
+    return true;
+}
+
+void
+online_pair_close (online_t *on)
+{
+    if (!on->pair)
+        return;
+    if (on->pair->client)
+        mongoc_client_destroy (on->pair->client);
+    bson_free (on->pair);
+    on->pair = NULL;
+}
+
+mongoc_collection_t *
+online_pair_side (online_t *on, online_side_t side, const char *db, const char *coll)
+{
+    mongoc_client_t *client = side == ONLINE_SOURCE ? on->pair->client : on->client;
+    return mongoc_client_get_collection (client, db, coll);
+}
+
+bool
+online_pair_list (online_t *on, online_side_t side, const char *db, bson_t *out, int *n,
+                  bson_error_t *err)
+{
+    mongoc_client_t *client = side == ONLINE_SOURCE ? on->pair->client : on->client;
+    mongoc_database_t *d = mongoc_client_get_database (client, db);
+    mongoc_cursor_t *cur = mongoc_database_find_collections_with_opts (d, NULL);
+    const bson_t *doc;
+    bson_error_t why;
+    char key[16];
+    bool ok = true;
+
+    while (mongoc_cursor_next (cur, &doc)) {
+        snprintf (key, sizeof key, "%d", (*n)++);
+        bson_append_document (out, key, -1, doc);
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, side == ONLINE_SOURCE ? "listing the source's collections"
+                                                                : "listing the destination's "
+                                                                  "collections");
+    mongoc_cursor_destroy (cur);
+    mongoc_database_destroy (d);
+    return ok;
+}
+
+bool
+online_pair_create (online_t *on, const char *db, const char *coll, const bson_t *options,
+                    bson_error_t *err)
+{
+    mongoc_database_t *d = mongoc_client_get_database (on->client, db);
+    mongoc_collection_t *c;
+    bson_error_t why;
+
+    c = mongoc_database_create_collection (d, coll, options, &why);
+    mongoc_database_destroy (d);
+    if (!c && why.code == 48)
+        return true; /* NamespaceExists: a resumed copy made it before */
+    if (!c)
+        return online_fail (on, err, &why, "creating a collection on the destination");
+    mongoc_collection_destroy (c);
+    return true;
+}
+
+char **
+online_pair_databases (online_t *on, bson_error_t *err)
+{
+    bson_error_t why;
+    char **names = mongoc_client_get_database_names_with_opts (on->pair->client, NULL, &why);
+    if (!names)
+        online_fail (on, err, &why, "listing the source's databases");
+    return names;
+}
+
+mongoc_client_t *
+online_source_client (online_t *on)
+{
+    return on->pair ? on->pair->client : on->client;
+}
+
+bool
+online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found, bson_error_t *err)
+{
+    mongoc_collection_t *c = mongoc_client_get_collection (on->pair->client, "local", "oplog.rs");
+    bson_t filter = BSON_INITIALIZER;
+    bson_t *opts = BCON_NEW ("sort", "{", "$natural", BCON_INT32 (-1), "}", "limit",
+                             BCON_INT64 (1), "projection", "{", "ts", BCON_INT32 (1), "}");
+    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    const bson_t *doc;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = true;
+
+    *found = false;
+    if (mongoc_cursor_next (cur, &doc) && bson_iter_init_find (&it, doc, "ts") &&
+        BSON_ITER_HOLDS_TIMESTAMP (&it)) {
+        bson_iter_timestamp (&it, t, i);
+        *found = true;
+    }
+    if (mongoc_cursor_error (cur, &why))
+        ok = online_fail (on, err, &why, "reading the source's oplog's last entry");
+    mongoc_cursor_destroy (cur);
+    mongoc_collection_destroy (c);
+    bson_destroy (opts);
+    bson_destroy (&filter);
+    return ok;
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# From one deployment to another (--to-uri, issue 54), across vendors in
+# both directions: FerretDB (with its oplog) to mongo-java-server, and
+# mongo-java-server (with its oplog) to FerretDB. A plan embeds shop.kids
+# into shop.parents; shop.other, which it does not touch, has an index.
+#  - a destination already holding shop.parents: run refused (exit 1),
+#    naming it, nothing written on either side; --drop drops it;
+#  - run killed (kill -9) mid-copy, resumed: it completes;
+#  - another source against the same destination: refused (exit 2),
+#    naming both pairs;
+#  - status --json's canCommit: false before a verify and after a source
+#    write, true after a clean verify; sync rewrites by a rescan; follow
+#    and rollback --carry-writes refused (not built yet);
+#  - finalize without --writes-stopped refused (exit 2); with it, the
+#    destination's shop equals `remodel run` offline over a mongodump of
+#    the source, byte for byte, shop.other with its index; the source has
+#    no state database and its collections as they were; after it, sync
+#    is refused and finalize says it was done.
+# CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
+#   REMODEL=build/remodel bash tests/cli/test_online_to_uri.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+[ -n "${REMODEL_TEST_URI:-}" ] && { pass "to-uri: external deployments are not started here (skipped)"; exit 0; }
+trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+mkdir -p "$T/plans"
+kids_plan emb shop
+P=$T/plans/emb.json
+
+seed() {
+    py 'c.shop.parents.insert_many([{"_id": i, "name": "p%d" % i} for i in range(400)])
+c.shop.kids.insert_many([{"_id": 1000 + i, "owner": i % 400, "x": i} for i in range(1200)])
+c.shop.other.insert_many([{"_id": i, "v": i * 2} for i in range(50)])
+c.shop.kids.create_index("owner")
+c.shop.other.create_index("v", name="v_1")'
+}
+# remodel online CMD with --uri SRC --to-uri DST, as run_rm.
+two() { run_rm online "$1" "$P" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
+colls() { uri=$1 py 'print(",".join(sorted(c.shop.list_collection_names())))'; }
+
+for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
+    from=${dir%%:*} to=${dir##*:}
+    online_start "$from" "$T/srv-src-$from" 0 changelog || continue
+    SRC=$uri
+    seed
+    online_start "$to" "$T/srv-dst-$to" 0 || continue
+    DST=$uri
+    online_start ferretdb "$T/srv-other-$from" 0 || continue
+    OTHER=$uri
+
+    # ---- a destination holding a namespace the run would write ----
+    uri=$DST py 'c.shop.parents.insert_one({"_id": "old"})'
+    two run -q
+    expect_eq "$from->$to: a destination holding shop.parents: refused (exit 1)" "$rc" "1"
+    expect_message "$from->$to: ... naming it, nothing written" \
+        "already holds shop.parents, which this run would write: nothing was written (--drop drops it first)"
+    # (mongo-java-server makes a database of any name a read asks: its
+    # state database may be listed, empty)
+    expect_eq "$from->$to: ... the destination as it was, no state recorded there" \
+        "$(uri=$DST py 'print(sorted(c.shop.list_collection_names()), c.shop.parents.count_documents({}),
+sum(c.remodel[n].count_documents({}) for n in c.remodel.list_collection_names()))')" \
+        "['parents'] 1 0"
+
+    # ---- run --drop, killed mid-copy (kill -9), resumed ----
+    "$REMODEL" online run "$P" --uri "$SRC" --to-uri "$DST" --drop -q --batch-size 10 --pause 40ms \
+        >"$T/out" 2>"$T/err.kill" &
+    pid=$!
+    for ((w = 0; w < 200; w++)); do
+        n=$(uri=$DST py 'n = [x for x in c.shop.list_collection_names() if x.startswith("parents_remodel_")]
+print(c.shop[n[0]].count_documents({}) if n else 0)')
+        [ "$n" -ge 40 ] && break
+        sleep 0.05
+    done
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    expect_eq "$from->$to: run killed (kill -9) mid-copy: some results written, not all" \
+        "$([ "$n" -ge 40 ] && [ "$n" -lt 400 ] && echo mid || echo "at $n")" "mid"
+    # ---- another source against the same destination ----
+    run_rm online status "$P" --uri "$OTHER" --to-uri "$DST"
+    expect_eq "$from->$to: another source against this destination: refused (exit 2)" "$rc" "2"
+    [ "$from" = java ] && said=mongo-java-server || said=ferretdb
+    expect_message "$from->$to: ... naming both pairs" "plan emb.json: recorded from $said" \
+        "this command names ferretdb" "give the pair its run began with"
+    two run -q
+    expect_eq "$from->$to: the run resumed completes (exit 0)" "$rc:$(cat "$T/err")" "0:"
+
+    # ---- status --json: canCommit ----
+    cancommit() { two status --json --max-lag 1m; python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); print(d["canCommit"], d["toUri"]["why"])' "$T/out"; }
+    expect_eq "$from->$to: status --json before any verify: canCommit false, saying why" \
+        "$(cancommit)" "False no verify yet (remodel online verify --to-uri)"
+    two verify -q
+    expect_eq "$from->$to: verify --to-uri: every result as the source makes it (exit 0)" "$rc" "0"
+    expect_eq "$from->$to: ... then canCommit true" "$(cancommit)" "True None"
+    uri=$SRC py 'c.shop.parents.update_one({"_id": 5}, {"$set": {"name": "changed"}})'
+    two verify -q
+    expect_eq "$from->$to: a source written since: verify finds it (exit 1), canCommit false" \
+        "$rc $(cancommit)" "1 False the last verify found results that differ (sync, then verify)"
+
+    two sync
+    expect_message "$from->$to: sync --to-uri rewrites it on the destination (a rescan)" \
+        "sync: plan emb.json: 1 result(s) rewritten or removed"
+    two follow
+    expect_eq "$from->$to: follow --to-uri: refused, no log followed yet (exit 2)" "$rc" "2"
+    two rollback --carry-writes
+    expect_message "$from->$to: rollback --carry-writes --to-uri: not built, said (exit 2)" \
+        "carrying the destination's writes back to the source is not built yet"
+
+    # ---- finalize ----
+    two finalize -q
+    expect_eq "$from->$to: finalize without --writes-stopped: refused (exit 2)" "$rc" "2"
+    expect_message "$from->$to: ... saying why" "give --writes-stopped"
+    uri=$SRC py 'c.shop.kids.insert_one({"_id": 5000, "owner": 7, "x": -1})
+c.shop.other.delete_one({"_id": 3})'
+    two finalize --writes-stopped --max-window 0
+    expect_eq "$from->$to: finalize --writes-stopped (exit 0)" "$rc" "0"
+    expect_message "$from->$to: ... committed, how long, the source's point" \
+        "finalize: plan emb.json committed on" "2 result(s) under their final names" \
+        "1 namespace(s) copied as they are" "the source as of"
+    [ "$from" = ferretdb ] && point="its oplog at Timestamp(" || point="not a replica set: no oplog read"
+    expect_message "$from->$to: ... the source's log point it reached" "$point"
+    uri=$SRC offline_run emb shop
+    uri=$DST online_same "$from->$to: the destination equals remodel run offline over the source's dump, byte for byte" \
+        "$T/emb.archive" shop.parents=parents shop.kids=kids shop.other=other
+    expect_eq "$from->$to: ... only the final names there" "$(colls "$DST")" "kids,other,parents"
+    expect_eq "$from->$to: ... shop.other's index copied" \
+        "$(uri=$DST py 'print(sorted(i["name"] for i in c.shop.other.list_indexes()))')" "['_id_', 'v_1']"
+    expect_eq "$from->$to: the source: its collections as they were, no state database" \
+        "$(colls "$SRC") $(uri=$SRC py 'print("remodel" in c.list_database_names())')" \
+        "kids,other,parents False"
+    expect_eq "$from->$to: the pair recorded committed on the destination" \
+        "$(uri=$DST py 'd = c.remodel.pairs.find_one(); print(d["committed"], d["copied"])')" \
+        "True ['shop.other']"
+    two sync -q
+    expect_eq "$from->$to: sync after the commit: refused (exit 2), saying why" \
+        "$rc $(grep -c 'was committed on .*: its results have their final names there' "$T/err")" "2 1"
+    two finalize --writes-stopped
+    expect_eq "$from->$to: finalize again: committed already, said (exit 0)" \
+        "$rc $(grep -c 'finalize: plan emb.json was committed on .* already' "$T/err")" "0 1"
+    for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done
+done
+
+# ---- options without a destination ----
+run_rm online run "$P" --uri mongodb://127.0.0.1:1 --drop
+expect_eq "--drop without --to-uri: refused (exit 2)" "$rc" "2"
+expect_message "... saying it needs --to-uri" "they need --to-uri"
+run_rm online run "$P" --uri mongodb://127.0.0.1:1 --to-uri mongodb://127.0.0.1:2 --create-indexes
+expect_eq "--to-uri --create-indexes: refused (the source is only read, exit 2)" "$rc" "2"

@@ -1,0 +1,38 @@
+/* --to-uri without a server: which connection each collection is routed
+ * to (online_pair_client, conn/online.h). The pair's record
+ * (state/online_pair_record.c) is tested against the real servers, in
+ * tests/cli/test_online_to_uri.sh: no fake server stands in for one. */
+#include "online_state.h"
+#include "test.h"
+
+static void
+test_routing (void)
+{
+    online_opts_t o = {.state_db = "remodel"};
+    online_pair_t pair;
+    online_t on;
+    mongoc_client_t *dest = (mongoc_client_t *) (uintptr_t) 0x10;
+    mongoc_client_t *src = (mongoc_client_t *) (uintptr_t) 0x20;
+
+    memset (&on, 0, sizeof on);
+    memset (&pair, 0, sizeof pair);
+    on.o = &o;
+    on.client = dest;
+    on.pair = &pair;
+    pair.client = src;
+    /* a plan's namespace under its own name: the source's */
+    T_CHECK (online_pair_client (&on, "shop", "parents") == src);
+    /* a result, side by side, and the state database: the destination's */
+    T_CHECK (online_pair_client (&on, "shop", "parents_remodel_emb_0123456789ab_1") == dest);
+    T_CHECK (online_pair_client (&on, "remodel", "plans") == dest);
+    /* once finalize named the results: every collection */
+    pair.all_dest = true;
+    T_CHECK (online_pair_client (&on, "shop", "parents") == dest);
+}
+
+int
+main (void)
+{
+    T_RUN (test_routing);
+    return t_done ();
+}
