@@ -263,6 +263,16 @@ typedef struct online_ops {
                     bson_error_t *why);
     bool (*oplog) (mongoc_client_t *client, const bson_t *filter, online_entry_fn fn, void *arg,
                    bson_error_t *why);
+    /* Anything else the server is asked: a pipeline over c (a cursor, as
+     * find's), and a command (hello, buildInfo, listCollections, create,
+     * collMod, serverStatus...) of database db on on's connection or, with
+     * c, of c's database on the connection c belongs to (--to-uri: the
+     * source's or the destination's). The rows above are preferred where one fits: they
+     * say what is done, which a trace or a second server can act on. */
+    online_cursor_t *(*aggregate) (online_t *on, mongoc_collection_t *c, const bson_t *pipeline,
+                                   const bson_t *opts);
+    bool (*command) (online_t *on, mongoc_collection_t *c, const char *db, const bson_t *cmd,
+                     bson_t *reply, bson_error_t *why);
     /* The state database's documents (--state-db): the first coll holds
      * that matches filter into doc (initialized; *found), one inserted,
      * one updated (reply as write's), those matching filter deleted. */

@@ -238,6 +238,26 @@ ops_stream (online_t *on, const char *db, const bson_t *cmd, bson_t *reply, bson
     return mongoc_client_command_simple (on->client, db, cmd, NULL, reply, why);
 }
 
+static online_cursor_t *
+ops_aggregate (online_t *on, mongoc_collection_t *c, const bson_t *pipeline, const bson_t *opts)
+{
+    (void) on;
+    return (online_cursor_t *) mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipeline, opts,
+                                                            NULL);
+}
+
+/* With a collection, through it: the driver has no public way from a
+ * collection to its client, and this sends the command to c's database
+ * on c's own connection. */
+static bool
+ops_command (online_t *on, mongoc_collection_t *c, const char *db, const bson_t *cmd,
+             bson_t *reply, bson_error_t *why)
+{
+    if (c)
+        return mongoc_collection_command_simple (c, cmd, NULL, reply, why);
+    return mongoc_client_command_simple (on->client, db, cmd, NULL, reply, why);
+}
+
 /* No sort: a capped collection is read in insertion order, and FerretDB
  * sorts {$natural: 1} itself, on top of the read. */
 static bool
@@ -324,6 +344,8 @@ const online_ops_t online_ops_mongoc = {
     .drop_index = ops_drop_index,
     .stream = ops_stream,
     .oplog = ops_oplog,
+    .aggregate = ops_aggregate,
+    .command = ops_command,
     .state_read = ops_state_read,
     .state_insert = ops_state_insert,
     .state_update = ops_state_update,
