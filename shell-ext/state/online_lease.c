@@ -74,6 +74,7 @@ struct online_lease {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     mongoc_client_t *client;  /* the renewals' own connection */
+    online_t *own;            /* the run's table and options on that connection */
     char id[300], owner[128], state_db[128];
     char what[400];           /* for messages: "plan P", or a partition of it */
     int64_t epoch;
@@ -106,7 +107,7 @@ online_server_now (online_t *on, int64_t *now, bson_error_t *err)
         bson_t *cmd = BCON_NEW (cmds[i], BCON_INT32 (1));
         bson_t reply;
         bson_iter_t it;
-        bool ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &why);
+        bool ok = online_ops (on)->command (on, NULL, "admin", cmd, &reply, &why);
         bool found = ok && bson_iter_init_find (&it, &reply, "localTime") &&
                      BSON_ITER_HOLDS_DATE_TIME (&it);
         if (found)
@@ -148,19 +149,19 @@ lease_read (online_t *on, const char *id, lease_doc_t *l, bson_error_t *err)
 /* The newest fence of the plan: its epoch and when it was taken (0, 0:
  * none). */
 static bool
-fence_newest (mongoc_collection_t *c, const char *id, int64_t *epoch, int64_t *at,
+fence_newest (online_t *on, mongoc_collection_t *c, const char *id, int64_t *epoch, int64_t *at,
               char *owner, size_t cap, bson_error_t *why)
 {
     bson_t *q = BCON_NEW ("plan", BCON_UTF8 (id));
     bson_t *opts = BCON_NEW ("sort", "{", "epoch", BCON_INT32 (-1), "}", "limit", BCON_INT64 (1));
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
+    online_cursor_t *cur = online_ops (on)->find (on, c, q, opts);
     const bson_t *doc;
     bson_iter_t it;
     bool ok;
     *epoch = *at = 0;
     if (owner)
         *owner = '\0';
-    if (mongoc_cursor_next (cur, &doc)) {
+    if (online_ops (on)->next (cur, &doc)) {
         if (bson_iter_init_find (&it, doc, "epoch") && BSON_ITER_HOLDS_NUMBER (&it))
             *epoch = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, doc, "at") && BSON_ITER_HOLDS_DATE_TIME (&it))
@@ -168,8 +169,7 @@ fence_newest (mongoc_collection_t *c, const char *id, int64_t *epoch, int64_t *a
         if (owner && bson_iter_init_find (&it, doc, "owner") && BSON_ITER_HOLDS_UTF8 (&it))
             snprintf (owner, cap, "%s", bson_iter_utf8 (&it, NULL));
     }
-    ok = !mongoc_cursor_error (cur, why);
-    mongoc_cursor_destroy (cur);
+    ok = online_ops (on)->end (cur, why);
     bson_destroy (opts);
     bson_destroy (q);
     return ok;
@@ -195,8 +195,8 @@ server_time (const online_lease_t *l, int64_t mono)
 static bool
 renew_once (online_lease_t *l, bool *lost)
 {
-    mongoc_collection_t *lc = mongoc_client_get_collection (l->client, l->state_db, "leases");
-    mongoc_collection_t *fc = mongoc_client_get_collection (l->client, l->state_db, "fences");
+    online_t *own = l->own;
+    mongoc_collection_t *fc = online_collection (own, l->state_db, "fences");
     int64_t sent = online_mono_ms (), newer = 0, at;
     bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (l->id), "owner", BCON_UTF8 (l->owner), "epoch",
                                BCON_INT64 (l->epoch));
@@ -205,13 +205,13 @@ renew_once (online_lease_t *l, bool *lost)
     bson_t reply;
     bson_iter_t it;
     bson_error_t why;
-    bool ok = mongoc_collection_update_one (lc, filter, update, NULL, &reply, &why);
+    bool ok = online_ops (own)->state_update (own, "leases", filter, update, false, &reply, &why);
 
     *lost = ok && !(bson_iter_init_find (&it, &reply, "matchedCount") &&
                     bson_iter_as_int64 (&it) == 1);
     /* A run taking over writes its fence before the lease document. */
     if (ok && !*lost) {
-        ok = fence_newest (fc, l->id, &newer, &at, NULL, 0, &why);
+        ok = fence_newest (own, fc, l->id, &newer, &at, NULL, 0, &why);
         *lost = ok && online_lease_fenced (newer, l->epoch);
     }
     if (ok && !*lost) {
@@ -223,7 +223,6 @@ renew_once (online_lease_t *l, bool *lost)
     bson_destroy (filter);
     bson_destroy (update);
     mongoc_collection_destroy (fc);
-    mongoc_collection_destroy (lc);
     return ok;
 }
 
@@ -292,7 +291,6 @@ static bool
 fence_insert (online_t *on, const char *id, int64_t next, int64_t now, bool *raced,
               bson_error_t *err)
 {
-    mongoc_collection_t *c = state (on, "fences");
     char fid[340];
     bson_t *doc;
     bson_error_t why;
@@ -300,12 +298,11 @@ fence_insert (online_t *on, const char *id, int64_t next, int64_t now, bool *rac
     snprintf (fid, sizeof fid, "%s#%lld", id, (long long) next);
     doc = BCON_NEW ("_id", BCON_UTF8 (fid), "plan", BCON_UTF8 (id), "epoch", BCON_INT64 (next),
                     "owner", BCON_UTF8 (on->owner), "at", BCON_DATE_TIME (now));
-    ok = mongoc_collection_insert_one (c, doc, NULL, NULL, &why);
+    ok = online_ops (on)->state_insert (on, "fences", doc, &why);
     *raced = !ok && why.code == 11000;
     if (!ok && !*raced)
         online_fail (on, err, &why, "taking the lease (its fence)");
     bson_destroy (doc);
-    mongoc_collection_destroy (c);
     return ok;
 }
 
@@ -347,19 +344,19 @@ static bool
 lease_repair (online_t *on, const char *id, const char *what, const char *said,
               bson_error_t *err)
 {
-    mongoc_collection_t *fc = state (on, "fences"), *lc = state (on, "leases");
+    mongoc_collection_t *fc = state (on, "fences");
     bson_t *del = BCON_NEW ("plan", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lt",
                             BCON_INT64 (0), "}", "}", "{", "epoch", "{", "$gt",
                             BCON_INT64 (EPOCH_MAX), "}", "}", "]");
     bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (id)), *update = NULL;
     int64_t newest = 0, at;
     bson_error_t why;
-    bool ok = mongoc_collection_delete_many (fc, del, NULL, NULL, &why) &&
-              fence_newest (fc, id, &newest, &at, NULL, 0, &why);
+    bool ok = online_ops (on)->state_delete (on, "fences", del, true, &why) &&
+              fence_newest (on, fc, id, &newest, &at, NULL, 0, &why);
     if (ok) {
         update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (""), "epoch", BCON_INT64 (newest),
                            "expires", BCON_DATE_TIME (0), "}");
-        ok = mongoc_collection_update_one (lc, filter, update, NULL, NULL, &why);
+        ok = online_ops (on)->state_update (on, "leases", filter, update, false, NULL, &why);
     }
     if (!ok)
         online_fail (on, err, &why, "setting the lease's epoch back");
@@ -370,7 +367,6 @@ lease_repair (online_t *on, const char *id, const char *what, const char *said,
         bson_destroy (update);
     bson_destroy (filter);
     bson_destroy (del);
-    mongoc_collection_destroy (lc);
     mongoc_collection_destroy (fc);
     return ok;
 }
@@ -382,7 +378,6 @@ lease_write (online_t *on, const char *id, const char *what, int64_t next, int64
              bson_error_t *err)
 {
     bson_error_t why;
-    mongoc_collection_t *lc = state (on, "leases");
     /* Only over an older epoch (or none): a newer run's lease stays. */
     bson_t *filter = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lt",
                                BCON_INT64 (next), "}", "}", "{", "epoch", "{", "$exists",
@@ -391,14 +386,9 @@ lease_write (online_t *on, const char *id, const char *what, int64_t next, int64
                                BCON_INT64 (next), "expires",
                                BCON_DATE_TIME (now + lease_ms ()), "digest",
                                BCON_UTF8 (on->names.digest), "plan", BCON_UTF8 (on->names.name), "}");
-    bson_t opts = BSON_INITIALIZER;
-    bool ok;
-    BSON_APPEND_BOOL (&opts, "upsert", true);
-    ok = mongoc_collection_update_one (lc, filter, update, &opts, NULL, &why);
-    bson_destroy (&opts);
+    bool ok = online_ops (on)->state_update (on, "leases", filter, update, true, NULL, &why);
     bson_destroy (filter);
     bson_destroy (update);
-    mongoc_collection_destroy (lc);
     if (!ok && why.code == 11000)
         return refuse_held (on, what, "a newer run", lease_ms (), err);
     if (!ok)
@@ -430,6 +420,10 @@ lease_start (online_t *on, const char *id, const char *what, int64_t next, int64
     l->mono0 = mono;
     l->renewed = mono;
     l->client = lease_client (on);
+    l->own = bson_malloc0 (sizeof *l->own);
+    l->own->client = l->client;
+    l->own->o = on->o;
+    l->own->ops = on->ops;
     on->lease = l;
     on->epoch = next;
     /* The renewals never see SIGINT or SIGTERM: the main thread's loops
@@ -477,7 +471,7 @@ lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_
     if (online_lease_blocks (cur.found, cur.owner, on->owner, cur.expires, now))
         return refuse_held (on, what, cur.owner, cur.expires - now, err);
     c = state (on, "fences");
-    if (!fence_newest (c, id, &newest, &newest_at, claimer, sizeof claimer, &why)) {
+    if (!fence_newest (on, c, id, &newest, &newest_at, claimer, sizeof claimer, &why)) {
         mongoc_collection_destroy (c);
         return online_fail (on, err, &why, "reading the lease's fences");
     }
@@ -611,7 +605,6 @@ void
 online_lease_drop (online_t *on)
 {
     online_lease_t *l = on->lease;
-    mongoc_collection_t *c;
     bson_t *filter, *update;
     bool lost;
     if (!l)
@@ -628,18 +621,17 @@ online_lease_drop (online_t *on)
     /* Released by unsetting the holder: the epoch stays, so the next
      * run's is higher than any this one wrote under. */
     if (!lost) {
-        c = state (on, "leases");
         filter = BCON_NEW ("_id", BCON_UTF8 (l->id), "owner", BCON_UTF8 (on->owner), "epoch",
                            BCON_INT64 (l->epoch));
         update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (""), "expires", BCON_DATE_TIME (0),
                            "}");
-        mongoc_collection_update_one (c, filter, update, NULL, NULL, NULL);
+        online_ops (on)->state_update (on, "leases", filter, update, false, NULL, NULL);
         bson_destroy (filter);
         bson_destroy (update);
-        mongoc_collection_destroy (c);
     }
     pthread_cond_destroy (&l->cv);
     pthread_mutex_destroy (&l->mu);
+    bson_free (l->own);
     bson_free (l);
     on->lease = NULL;
 }
