@@ -94,7 +94,7 @@ kill_cursor (online_t *on, const char *db, const bson_t *reply)
     if (!id || !ns || !(coll = strchr (ns, '.')))
         return;
     cmd = BCON_NEW ("killCursors", BCON_UTF8 (coll + 1), "cursors", "[", BCON_INT64 (id), "]");
-    mongoc_client_command_simple (on->client, db, cmd, NULL, NULL, NULL);
+    online_ops (on)->stream (on, db, cmd, NULL, NULL);
     bson_destroy (cmd);
 }
 
@@ -107,7 +107,7 @@ open_stream (online_t *on, const char *db, const char *coll, const bson_t *stage
 {
     bson_t *cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream",
                             BCON_DOCUMENT (stage), "}", "]", "cursor", "{", "}");
-    bool ok = mongoc_client_command_simple (on->client, db, cmd, NULL, reply, why);
+    bool ok = online_ops (on)->stream (on, db, cmd, reply, why);
     bson_destroy (cmd);
     return ok;
 }
@@ -140,6 +140,8 @@ typedef struct {
     int dir;
     uint32_t t, i;
     bool found;
+    const online_opts_t *o;     /* the run's options and table, for its own client */
+    const online_ops_t *ops;
 } edge_t;
 
 /* The first is asked without a sort: a capped collection is read in
@@ -150,26 +152,33 @@ static bool
 edge_read (mongoc_client_t *client, void *arg, bson_error_t *why)
 {
     edge_t *e = arg;
-    mongoc_collection_t *c = mongoc_client_get_collection (client, "local", "oplog.rs");
+    online_t own;
+    mongoc_collection_t *c;
     bson_t q = BSON_INITIALIZER;
     bson_t *opts = e->dir < 0 ? BCON_NEW ("sort", "{", "$natural", BCON_INT32 (-1), "}", "limit",
                                           BCON_INT64 (1), "projection", "{", "ts", BCON_INT32 (1),
                                           "}")
                               : BCON_NEW ("limit", BCON_INT64 (1), "projection", "{", "ts",
                                           BCON_INT32 (1), "}");
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_iter_t it;
     bool ok;
 
+    /* The table's read on this call's own connection. */
+    memset (&own, 0, sizeof own);
+    own.client = client;
+    own.o = e->o;
+    own.ops = e->ops;
+    c = online_collection (&own, "local", "oplog.rs");
+    cur = online_ops (&own)->find (&own, c, &q, opts);
     e->found = false;
-    if (mongoc_cursor_next (cur, &doc) && bson_iter_init_find (&it, doc, "ts") &&
+    if (online_ops (&own)->next (cur, &doc) && bson_iter_init_find (&it, doc, "ts") &&
         BSON_ITER_HOLDS_TIMESTAMP (&it)) {
         bson_iter_timestamp (&it, &e->t, &e->i);
         e->found = true;
     }
-    ok = !mongoc_cursor_error (cur, why);
-    mongoc_cursor_destroy (cur);
+    ok = online_ops (&own)->end (cur, why);
     bson_destroy (opts);
     bson_destroy (&q);
     mongoc_collection_destroy (c);
@@ -190,6 +199,8 @@ online_oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found,
     bool ok, stopped = false;
 
     e->dir = dir;
+    e->o = on->o;
+    e->ops = on->ops;
     if (dir < 0)
         ok = online_call_interruptible (on, edge_read, e, bson_free, "the server's last oplog "
                                         "entry (local.oplog.rs, read whole by some servers)",
@@ -214,24 +225,30 @@ online_oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found,
 static bool
 oplog_there (online_t *on, bool *yes, bson_error_t *err)
 {
-    mongoc_database_t *d = mongoc_client_get_database (on->client, "local");
-    bson_t *opts = BCON_NEW ("filter", "{", "name", BCON_UTF8 ("oplog.rs"), "}");
-    mongoc_cursor_t *cur = mongoc_database_find_collections_with_opts (d, opts);
-    const bson_t *doc;
-    bson_iter_t it;
+    bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "filter", "{", "name",
+                            BCON_UTF8 ("oplog.rs"), "}");
+    bson_t reply;
+    bson_iter_t it, doc;
     bson_error_t why;
     bool ok = true;
 
     *yes = false;
-    while (mongoc_cursor_next (cur, &doc))
-        if (bson_iter_init (&it, doc) && bson_iter_find_descendant (&it, "options.capped", &it))
-            *yes = bson_iter_as_bool (&it);
-    /* A server that keeps local to itself refuses: no oplog for us. */
-    if (mongoc_cursor_error (cur, &why) && network (&why))
+    if (online_ops (on)->command (on, NULL, "local", cmd, &reply, &why)) {
+        if (bson_iter_init (&it, &reply) &&
+            bson_iter_find_descendant (&it, "cursor.firstBatch", &it) &&
+            BSON_ITER_HOLDS_ARRAY (&it) && bson_iter_recurse (&it, &doc))
+            while (bson_iter_next (&doc)) {
+                bson_iter_t cap;
+                if (BSON_ITER_HOLDS_DOCUMENT (&doc) && bson_iter_recurse (&doc, &cap) &&
+                    bson_iter_find_descendant (&cap, "options.capped", &cap))
+                    *yes = bson_iter_as_bool (&cap);
+            }
+    } else if (network (&why)) {
+        /* A server that keeps local to itself refuses: no oplog for us. */
         ok = online_fail (on, err, &why, "looking for local.oplog.rs");
-    mongoc_cursor_destroy (cur);
-    bson_destroy (opts);
-    mongoc_database_destroy (d);
+    }
+    bson_destroy (&reply);
+    bson_destroy (cmd);
     return ok;
 }
 
@@ -321,7 +338,6 @@ sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
     bson_t reply, stage = BSON_INITIALIZER, *doc, *more;
     bson_error_t why;
     bson_oid_t oid;
-    mongoc_collection_t *coll;
     bson_iter_t it;
     int64_t id = 0;
     bool ok, seen = false;
@@ -336,16 +352,15 @@ sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
     bson_oid_init (&oid, NULL);
     doc = BCON_NEW ("_id", BCON_OID (&oid), "plan", BCON_UTF8 (on->names.id), "owner",
                     BCON_UTF8 (on->owner));
-    coll = online_collection (on, sdb, "capture");
     ok = online_lease_check (on, err) &&
-         (mongoc_collection_insert_one (coll, doc, NULL, NULL, &why) ||
+         (online_ops (on)->state_insert (on, "capture", doc, &why) ||
           online_fail (on, err, &why, "writing the change log's start point"));
     /* A few waits for the event: it is there at once on a live server. */
     for (int tries = 0; ok && !seen && id && tries < 10; tries++) {
         bson_t next;
         more = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 ("capture"),
                          "maxTimeMS", BCON_INT32 (200));
-        ok = mongoc_client_command_simple (on->client, sdb, more, NULL, &next, &why) ||
+        ok = online_ops (on)->stream (on, sdb, more, &next, &why) ||
              online_fail (on, err, &why, "reading the change stream");
         seen = ok && sentinel_event (&next, &oid, &c->token);
         if (ok && bson_iter_init (&it, &next) && bson_iter_find_descendant (&it, "cursor.id", &it))
@@ -363,11 +378,10 @@ sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
     /* The sentinel has served; its deletion is one more event, harmless. */
     if (ok) {
         bson_t *q = BCON_NEW ("_id", BCON_OID (&oid));
-        mongoc_collection_delete_one (coll, q, NULL, NULL, NULL);
+        online_ops (on)->state_delete (on, "capture", q, false, NULL);
         bson_destroy (q);
     }
     c->sentinel = ok;
-    mongoc_collection_destroy (coll);
     bson_destroy (doc);
     bson_destroy (&reply);
     bson_destroy (&stage);
