@@ -29,13 +29,13 @@ read_checkpoints (online_t *on, cp_t *cps, size_t *n, bson_error_t *err)
 {
     mongoc_collection_t *c = online_collection (on, on->o->state_db, "checkpoints");
     bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+    online_cursor_t *cur = online_ops (on)->find (on, c, q, NULL);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
 
     *n = 0;
-    while (mongoc_cursor_next (cur, &doc) && *n < CP_MAX) {
+    while (online_ops (on)->next (cur, &doc) && *n < CP_MAX) {
         cp_t *p = &cps[(*n)++];
         bson_iter_t it;
         memset (p, 0, sizeof *p);
@@ -58,9 +58,8 @@ read_checkpoints (online_t *on, cp_t *cps, size_t *n, bson_error_t *err)
             bson_destroy (&tmp);
         }
     }
-    if (mongoc_cursor_error (cur, &why))
+    if (!online_ops (on)->end (cur, &why))
         ok = online_fail (on, err, &why, "reading the checkpoints");
-    mongoc_cursor_destroy (cur);
     bson_destroy (q);
     mongoc_collection_destroy (c);
     return ok;
