@@ -82,7 +82,7 @@ ask (online_t *on, const char *name, bson_t *reply, bool *answered, char *note, 
 {
     bson_t *cmd = BCON_NEW (name, BCON_INT32 (1));
     bson_error_t why;
-    *answered = mongoc_client_command_simple (on->client, "admin", cmd, NULL, reply, &why);
+    *answered = online_ops (on)->command (on, NULL, "admin", cmd, reply, &why);
     bson_destroy (cmd);
     if (*answered)
         return true;
@@ -144,7 +144,6 @@ lag_now (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *lag_ms
          size_t cap, bool *flow, bson_error_t *err)
 {
     int64_t at = field_int (rec, "throttle.lagAt", -1), now = online_wall_ms ();
-    mongoc_collection_t *c;
     bson_t *q, *claim, reply, result = BSON_INITIALIZER;
     bson_iter_t it;
     bson_error_t why;
@@ -157,19 +156,17 @@ lag_now (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *lag_ms
     online_field_utf8 (rec, "throttle.lagOf", of, cap);
     if (at >= 0 && now - at < LAG_EVERY_MS && now >= at)
         return true;
-    c = online_collection (on, on->o->state_db, "plans");
     q = at >= 0 ? BCON_NEW ("_id", BCON_UTF8 (on->names.id), "throttle.lagAt", BCON_DATE_TIME (at))
                 : BCON_NEW ("_id", BCON_UTF8 (on->names.id), "throttle.lagAt", "{", "$exists",
                             BCON_BOOL (false), "}");
     claim = BCON_NEW ("$set", "{", "throttle.lagAt", BCON_DATE_TIME (now), "}");
     ok = online_lease_check (on, err) &&
-         (mongoc_collection_update_one (c, q, claim, NULL, &result, &why) ||
+         (online_ops (on)->state_update (on, "plans", q, claim, false, &result, &why) ||
           online_fail (on, err, &why, "claiming the lag's read"));
     won = ok && bson_iter_init_find (&it, &result, "modifiedCount") && bson_iter_as_int64 (&it) == 1;
     bson_destroy (&result);
     bson_destroy (claim);
     bson_destroy (q);
-    mongoc_collection_destroy (c);
     if (!won)
         return ok; /* another worker reads it: the record's until then */
     *lag_ms = -1;
