@@ -57,20 +57,75 @@ listed (char **list, size_t n, const char *name)
     return false;
 }
 
-/* Adds db's collections to info. */
+/* A command of database db on the server the sources are read from (the
+ * source's with --to-uri: online_source_client's), by the table's row. */
+static bool
+source_command (online_t *on, const char *db, const bson_t *cmd, bson_t *reply, bson_error_t *why)
+{
+    mongoc_collection_t *c = on->pair ? online_pair_side (on, ONLINE_SOURCE, db, "$cmd") : NULL;
+    bool ok = online_ops (on)->command (on, c, db, cmd, reply, why);
+    if (c)
+        mongoc_collection_destroy (c);
+    return ok;
+}
+
+/* Each name in the array at path of reply (a listing's batch: "databases",
+ * "cursor.firstBatch", "cursor.nextBatch") added to info under db, or, db
+ * NULL, to the NULL-ended list *names (n so far). */
+static void
+names_of (const bson_t *reply, const char *path, const char *db, rm_dump_info_t *info,
+          char ***names, size_t *n)
+{
+    bson_iter_t it, a, f;
+    if (!bson_iter_init (&it, reply) || !bson_iter_find_descendant (&it, path, &a) ||
+        !BSON_ITER_HOLDS_ARRAY (&a) || !bson_iter_recurse (&a, &a))
+        return;
+    while (bson_iter_next (&a)) {
+        if (!BSON_ITER_HOLDS_DOCUMENT (&a) || !bson_iter_recurse (&a, &f) ||
+            !bson_iter_find (&f, "name") || !BSON_ITER_HOLDS_UTF8 (&f))
+            continue;
+        if (db) {
+            rm_dump_info_add (info, db, bson_iter_utf8 (&f, NULL));
+            continue;
+        }
+        *names = bson_realloc (*names, (*n + 2) * sizeof **names);
+        (*names)[(*n)++] = bson_strdup (bson_iter_utf8 (&f, NULL));
+        (*names)[*n] = NULL;
+    }
+}
+
+/* Adds db's collections to info (listCollections, its names only, and a
+ * getMore while the server keeps a cursor open). */
 static bool
 add_collections (online_t *on, const char *db, rm_dump_info_t *info, bson_error_t *err)
 {
-    mongoc_database_t *d = mongoc_client_get_database (online_source_client (on), db);
+    bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "nameOnly", BCON_BOOL (true));
+    const char *batch = "cursor.firstBatch";
+    bson_t reply;
+    bson_iter_t it;
     bson_error_t why;
-    char **names = mongoc_database_get_collection_names_with_opts (d, NULL, &why);
-    mongoc_database_destroy (d);
-    if (!names)
-        return online_fail (on, err, &why, "listing the collections");
-    for (size_t i = 0; names[i]; i++)
-        rm_dump_info_add (info, db, names[i]);
-    bson_strfreev (names);
-    return true;
+    bool ok = source_command (on, db, cmd, &reply, &why);
+
+    while (ok) {
+        int64_t id;
+        names_of (&reply, batch, db, info, NULL, NULL);
+        id = bson_iter_init (&it, &reply) && bson_iter_find_descendant (&it, "cursor.id", &it)
+                 ? bson_iter_as_int64 (&it)
+                 : 0;
+        if (!id)
+            break;
+        bson_destroy (cmd);
+        bson_destroy (&reply);
+        cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection",
+                        BCON_UTF8 ("$cmd.listCollections"));
+        batch = "cursor.nextBatch";
+        ok = source_command (on, db, cmd, &reply, &why);
+    }
+    if (!ok)
+        online_fail (on, err, &why, "listing the collections");
+    bson_destroy (&reply);
+    bson_destroy (cmd);
+    return ok;
 }
 
 /* Whether the server is FerretDB (its buildInfo says ferretdbVersion). */
@@ -79,12 +134,30 @@ is_ferretdb (online_t *on)
 {
     bson_t *cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
     bson_t reply;
-    bool yes = mongoc_client_command_simple (online_source_client (on), "admin", cmd, NULL,
-                                             &reply, NULL) &&
+    bool yes = source_command (on, "admin", cmd, &reply, NULL) &&
                bson_has_field (&reply, "ferretdbVersion");
     bson_destroy (&reply);
     bson_destroy (cmd);
     return yes;
+}
+
+/* The databases of the server the sources are read from (listDatabases,
+ * names only), NULL-ended (bson_strfreev them); NULL on error, in why. */
+static char **
+source_databases (online_t *on, bson_error_t *why)
+{
+    bson_t *cmd = BCON_NEW ("listDatabases", BCON_INT32 (1), "nameOnly", BCON_BOOL (true));
+    bson_t reply;
+    char **names = NULL;
+    size_t n = 0;
+    if (source_command (on, "admin", cmd, &reply, why)) {
+        names_of (&reply, "databases", NULL, NULL, &names, &n);
+        if (!names)
+            names = bson_malloc0 (sizeof *names);
+    }
+    bson_destroy (&reply);
+    bson_destroy (cmd);
+    return names;
 }
 
 /* The server's namespaces in the databases the plan reads, and in those
@@ -99,8 +172,7 @@ static bool
 server_namespaces (online_t *on, rm_dump_info_t *info, bson_error_t *err)
 {
     bson_error_t why;
-    char **dbs = mongoc_client_get_database_names_with_opts (online_source_client (on), NULL,
-                                                              &why);
+    char **dbs = source_databases (on, &why);
     char **done = NULL;
     size_t n_dbs = 0, n_done = 0;
     int ferret = -1;
@@ -185,14 +257,14 @@ some_have (online_t *on, const char *db, const char *coll, const char *field, bo
     mongoc_collection_t *c = online_collection (on, db, coll);
     bson_t *q = BCON_NEW (field, "{", "$exists", BCON_BOOL (true), "}");
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit", BCON_INT64 (1));
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur = ops->find (on, c, q, opts);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
-    *yes = mongoc_cursor_next (cur, &doc);
-    if (mongoc_cursor_error (cur, &why))
+    *yes = ops->next (cur, &doc);
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "looking for the fields an inverse removes");
-    mongoc_cursor_destroy (cur);
     bson_destroy (opts);
     bson_destroy (q);
     mongoc_collection_destroy (c);
@@ -254,7 +326,6 @@ record_before (online_t *on, bson_error_t *err)
 {
     bson_t doc = BSON_INITIALIZER, steps, *q;
     mongoc_collection_t *c;
-    bson_t opts = BSON_INITIALIZER;
     bson_error_t why;
     size_t n = 0;
     bool ok = true;
@@ -303,15 +374,33 @@ record_before (online_t *on, bson_error_t *err)
     bson_append_array_end (&doc, &steps);
     q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
     c = online_collection (on, on->o->state_db, "before");
-    BSON_APPEND_BOOL (&opts, "upsert", true);
     if (ok)
-        ok = mongoc_collection_replace_one (c, q, &doc, &opts, NULL, &why) ||
+        ok = online_ops (on)->write (on, c, ONLINE_W_REPLACE, q, &doc, true, false, NULL, &why) ||
              online_fail (on, err, &why, "recording the fields there before the run");
     mongoc_collection_destroy (c);
-    bson_destroy (&opts);
     bson_destroy (q);
     bson_destroy (&doc);
     return ok;
+}
+
+/* The documents of coll (named name) as the server estimates them
+ * ({count: name}, the command estimatedDocumentCount sends), into f of c;
+ * nothing when it cannot say. */
+static void
+estimated_count (online_t *on, mongoc_collection_t *coll, const char *name, rm_fieldcheck_t *c,
+                 size_t f)
+{
+    bson_t *cmd = BCON_NEW ("count", BCON_UTF8 (name));
+    bson_t reply;
+    bson_iter_t it;
+    int64_t count = -1;
+    if (online_ops (on)->command (on, coll, NULL, cmd, &reply, NULL) &&
+        bson_iter_init_find (&it, &reply, "n"))
+        count = bson_iter_as_int64 (&it);
+    if (count >= 0)
+        rm_fieldcheck_docs (c, f, (uint64_t) count);
+    bson_destroy (&reply);
+    bson_destroy (cmd);
 }
 
 /* Field f of c: asked of the server; when no document has it, the
@@ -321,15 +410,15 @@ probe_field (online_t *on, rm_fieldcheck_t *c, size_t f, bson_error_t *err)
 {
     const char *ns = rm_fieldcheck_ns (c, f), *dot = strchr (ns, '.');
     char db[128];
+    const online_ops_t *ops = online_ops (on);
     mongoc_collection_t *coll;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_t q = BSON_INITIALIZER, cond;
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit", BCON_INT64 (1));
     bson_t *sample = BCON_NEW ("limit", BCON_INT64 (NAMES_SAMPLE));
     bson_t empty = BSON_INITIALIZER;
     bson_error_t why;
-    int64_t count;
     bool ok = true, found;
 
     if (!dot || (size_t) (dot - ns) >= sizeof db)
@@ -340,23 +429,20 @@ probe_field (online_t *on, rm_fieldcheck_t *c, size_t f, bson_error_t *err)
     BSON_APPEND_DOCUMENT_BEGIN (&q, rm_fieldcheck_path (c, f), &cond);
     BSON_APPEND_BOOL (&cond, "$exists", true);
     bson_append_document_end (&q, &cond);
-    cur = mongoc_collection_find_with_opts (coll, &q, opts, NULL);
-    found = mongoc_cursor_next (cur, &doc);
-    if (mongoc_cursor_error (cur, &why))
+    cur = ops->find (on, coll, &q, opts);
+    found = ops->next (cur, &doc);
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "looking for the plan's fields");
-    mongoc_cursor_destroy (cur);
     if (ok && found)
         rm_fieldcheck_seen (c, f);
     if (ok && !found) {
-        cur = mongoc_collection_find_with_opts (coll, &empty, sample, NULL);
-        while (mongoc_cursor_next (cur, &doc))
+        cur = ops->find (on, coll, &empty, sample);
+        while (ops->next (cur, &doc))
             rm_fieldcheck_doc (c, f, bson_get_data (doc), doc->len);
-        if (mongoc_cursor_error (cur, &why))
+        if (!ops->end (cur, &why))
             ok = online_fail (on, err, &why, "looking for the plan's fields");
-        mongoc_cursor_destroy (cur);
-        count = ok ? mongoc_collection_estimated_document_count (coll, NULL, NULL, NULL, &why) : 0;
-        if (ok && count >= 0)
-            rm_fieldcheck_docs (c, f, (uint64_t) count);
+        if (ok)
+            estimated_count (on, coll, dot + 1, c, f);
     }
     bson_destroy (opts);
     bson_destroy (sample);
@@ -418,28 +504,24 @@ static bool
 join_ask (online_t *on, mongoc_collection_t *c, const rm_fieldjoin_side_t *foreign,
           rm_expr_ctx_t *cx, join_keys_t *k, bson_error_t *err)
 {
-    bson_t q = BSON_INITIALIZER, cond;
-    bson_t *opts = foreign->query ? bson_new ()
-                                  : BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}",
-                                              "limit", BCON_INT64 (1));
-    mongoc_cursor_t *cur;
+    const online_ops_t *ops = online_ops (on);
+    bson_t *opts;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
 
     if (!k->n)
         return true;
-    BSON_APPEND_DOCUMENT_BEGIN (&q, foreign->path, &cond);
-    BSON_APPEND_ARRAY (&cond, "$in", &k->vals);
-    bson_append_document_end (&q, &cond);
-    cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
-    while (!k->found && mongoc_cursor_next (cur, &doc))
+    opts = foreign->query ? bson_new ()
+                          : BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit",
+                                      BCON_INT64 (1));
+    cur = ops->keys (on, c, foreign->path, &k->vals, opts);
+    while (!k->found && ops->next (cur, &doc))
         k->found = takes (foreign->query, cx, doc);
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "looking for the plan's references");
-    mongoc_cursor_destroy (cur);
     bson_destroy (opts);
-    bson_destroy (&q);
     bson_reinit (&k->vals);
     k->n = 0;
     return ok;
@@ -452,23 +534,23 @@ static int64_t
 join_partners (online_t *on, mongoc_collection_t *c, const rm_fieldjoin_side_t *foreign,
                rm_expr_ctx_t *cx, bson_error_t *err)
 {
+    const online_ops_t *ops = online_ops (on);
     bson_t empty = BSON_INITIALIZER;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     int64_t n = 0;
     if (!foreign->query) {
-        n = mongoc_collection_count_documents (c, &empty, NULL, NULL, NULL, &why);
+        n = ops->count (on, c, &empty, &why);
         if (n < 0)
             online_fail (on, err, &why, "counting the plan's partners");
         return n;
     }
-    cur = mongoc_collection_find_with_opts (c, &empty, NULL, NULL);
-    while (mongoc_cursor_next (cur, &doc))
+    cur = ops->find (on, c, &empty, NULL);
+    while (ops->next (cur, &doc))
         n += takes (foreign->query, cx, doc);
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         n = online_fail (on, err, &why, "counting the plan's partners") ? n : -1;
-    mongoc_cursor_destroy (cur);
     return n;
 }
 
@@ -498,8 +580,9 @@ join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson
     const rm_step_t *s = &on->plan.steps[i];
     rm_fieldjoin_side_t local, foreign;
     rm_fieldjoin_count_t n = {0};
+    const online_ops_t *ops = online_ops (on);
     mongoc_collection_t *lc, *fc;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_t empty = BSON_INITIALIZER, *opts;
     bson_error_t why;
@@ -522,8 +605,8 @@ join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson
      * which a projection would not), unless the filter reads others. */
     snprintf (top, sizeof top, "%.*s", (int) strcspn (local.path, "."), local.path);
     opts = local.query ? bson_new () : BCON_NEW ("projection", "{", top, BCON_INT32 (1), "}");
-    cur = lc && fc ? mongoc_collection_find_with_opts (lc, &empty, opts, NULL) : NULL;
-    while (cur && ok && !k.found && mongoc_cursor_next (cur, &doc)) {
+    cur = lc && fc ? ops->find (on, lc, &empty, opts) : NULL;
+    while (cur && ok && !k.found && ops->next (cur, &doc)) {
         uint32_t before = k.n;
         if (!takes (local.query, cx, doc))
             continue;
@@ -537,7 +620,7 @@ join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson
         if (k.n >= JOIN_KEYS || k.vals.len >= JOIN_KEY_BYTES)
             ok = join_ask (on, fc, &foreign, cx, &k, err);
     }
-    if (cur && ok && mongoc_cursor_error (cur, &why))
+    if (cur && !ops->end (cur, &why) && ok)
         ok = online_fail (on, err, &why, "reading the plan's references");
     if (cur && ok && !k.found)
         ok = join_ask (on, fc, &foreign, cx, &k, err);
@@ -550,8 +633,6 @@ join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson
             ok = false;
         }
     }
-    if (cur)
-        mongoc_cursor_destroy (cur);
     if (lc)
         mongoc_collection_destroy (lc);
     if (fc)
@@ -613,8 +694,9 @@ chain_read (online_t *on, const rm_dump_info_t *info, sample_t *sm, bson_error_t
 {
     const char *dot = strchr (sm->ns, '.');
     char db[128];
+    const online_ops_t *ops = online_ops (on);
     mongoc_collection_t *coll;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_t empty = BSON_INITIALIZER, *opts;
     bson_error_t why;
@@ -627,12 +709,11 @@ chain_read (online_t *on, const rm_dump_info_t *info, sample_t *sm, bson_error_t
         return true;
     coll = online_collection (on, db, dot + 1);
     opts = BCON_NEW ("limit", BCON_INT64 (CHAIN_SAMPLE));
-    cur = mongoc_collection_find_with_opts (coll, &empty, opts, NULL);
-    for (size_t bytes = 0; bytes < CHAIN_BYTES && mongoc_cursor_next (cur, &doc); bytes += doc->len)
+    cur = ops->find (on, coll, &empty, opts);
+    for (size_t bytes = 0; bytes < CHAIN_BYTES && ops->next (cur, &doc); bytes += doc->len)
         sample_add (sm, bson_get_data (doc), doc->len);
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "reading a sample of the plan's sources");
-    mongoc_cursor_destroy (cur);
     bson_destroy (opts);
     mongoc_collection_destroy (coll);
     return ok;
