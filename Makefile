@@ -244,7 +244,7 @@ online-switch-matrix: all
 # (test_online_fault_carry.sh) cut before and after it is sent, on both
 # servers (make check replays a part). Fails when any check does.
 online-fault-matrix: all
-	@for t in matrix carry; do REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=full bash tests/cli/test_online_fault_$$t.sh; done | tee $(BUILD)/online-fault-matrix.log
+	@for t in fault_matrix fault_carry to_uri_kill; do REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=full bash tests/cli/test_online_$$t.sh; done | tee $(BUILD)/online-fault-matrix.log
 	@! grep -q '^FAIL ' $(BUILD)/online-fault-matrix.log
 
 # The online lease's campaign: on each server, 20 runs racing for an

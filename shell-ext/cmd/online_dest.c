@@ -212,6 +212,7 @@ online_dest_check (online_t *on, bool starts, bson_error_t *err)
 {
     online_after_t finals;
     bson_t copies, rec;
+    bson_iter_t it;
     char at[40];
     bool begun, ok;
     int n;
@@ -226,6 +227,24 @@ online_dest_check (online_t *on, bool starts, bson_error_t *err)
                       "writes back is not built yet)", on->o->command, on->names.name, on->where,
                       at);
         return false;
+    }
+    /* A finalize interrupted while naming the results: some have their
+     * final names; only finalize completes it. */
+    if (!*at && strcmp (on->o->command, "status") && strcmp (on->o->command, "finalize")) {
+        bool found, naming;
+        ok = online_pair_read (on, &rec, &found, err);
+        naming = ok && found && bson_iter_init_find (&it, &rec, "naming") &&
+                 bson_iter_as_bool (&it);
+        bson_destroy (&rec);
+        if (!ok)
+            return false;
+        if (naming) {
+            rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: a finalize was interrupted on %s "
+                          "while giving the results their final names: finalize "
+                          "--writes-stopped again completes it", on->o->command, on->names.name,
+                          on->where);
+            return false;
+        }
     }
     if (!starts || on->o->dry_run)
         return true;

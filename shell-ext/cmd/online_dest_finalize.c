@@ -8,7 +8,11 @@
  * on the destination (which holds no namespace of that name: run made
  * sure), the intermediate results dropped, and the plan recorded as
  * committed in the pair's record. Run again after an interruption, it
- * takes each of those as the destination shows it. */
+ * takes each of those as the destination shows it; once the naming has
+ * begun (noted "naming" in the pair's record before the first rename),
+ * only the naming is done again: a sync then would make the results
+ * side by side anew beside those already moved (tests/cli/
+ * test_online_to_uri_kill.sh, a rename's reply lost). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -31,7 +35,9 @@ name_results (online_t *on, const online_after_t *finals, bson_error_t *err)
         snprintf (from, sizeof from, "%s.%s", c->db, c->result);
         if (!ops->rename (on, from, c->ns, false, &why)) {
             mongoc_collection_t *r = online_pair_side (on, ONLINE_DEST, c->db, c->result);
-            int64_t left = ops->count (on, r, NULL, &why);
+            bson_t all = BSON_INITIALIZER;
+            int64_t left = ops->count (on, r, &all, &why);
+            bson_destroy (&all);
             mongoc_collection_destroy (r);
             if (left <= 0)
                 continue; /* moved by the finalize interrupted */
@@ -51,6 +57,19 @@ name_results (online_t *on, const online_after_t *finals, bson_error_t *err)
         mongoc_collection_destroy (d);
     }
     return true;
+}
+
+/* Whether an interrupted finalize began the naming (the pair's record). */
+static bool
+online_dest_naming (online_t *on, bool *naming, bson_error_t *err)
+{
+    bson_t rec;
+    bson_iter_t it;
+    bool found, ok = online_pair_read (on, &rec, &found, err);
+
+    *naming = ok && found && bson_iter_init_find (&it, &rec, "naming") && bson_iter_as_bool (&it);
+    bson_destroy (&rec);
+    return ok;
 }
 
 /* A sync, then the verify asked for: false (err) when a result differs. */
@@ -87,7 +106,7 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     time_t now;
     char at[32], point[80] = "not a replica set: no oplog read";
     uint32_t ts_t = 0, ts_i = 0;
-    bool ok, has_ts;
+    bool ok, has_ts, naming = false;
 
     if (!on->o->writes_stopped) {
         rm_error_set (err, RM_ERR_USAGE, "finalize --to-uri: the cut-over is your switch of "
@@ -102,7 +121,8 @@ online_dest_finalize (online_t *on, bson_error_t *err)
                          on->names.name, on->where, at);
         return true;
     }
-    if (!online_life_check (on, ONLINE_DO_SYNC, err) || !drained (on, &rewritten, err))
+    if (!online_dest_naming (on, &naming, err) || !online_life_check (on, ONLINE_DO_SYNC, err) ||
+        (!naming && !drained (on, &rewritten, err)))
         return false;
     now = time (NULL);
     strftime (at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime (&now));
@@ -116,8 +136,13 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     if (has_ts)
         snprintf (point, sizeof point, "its oplog at Timestamp(%u, %u)", ts_t, ts_i);
     ok = online_dest_finals (on, &finals, &copies, &n, err) &&
-         online_dest_copy_all (on, &copies, true, &copied, &docs, err) &&
-         name_results (on, &finals, err);
+         (naming || online_dest_copy_all (on, &copies, true, &copied, &docs, err));
+    if (ok && !naming) {
+        set = BCON_NEW ("naming", BCON_BOOL (true));
+        ok = online_pair_note (on, set, err);
+        bson_destroy (set);
+    }
+    ok = ok && name_results (on, &finals, err);
     took = online_mono_ms () - t0;
     if (ok) {
         set = BCON_NEW ("committed", BCON_BOOL (true), "committedAt", BCON_UTF8 (at),
