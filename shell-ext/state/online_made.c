@@ -34,12 +34,12 @@ online_made_load (online_t *on, online_changes_t *made, bson_error_t *err)
 {
     mongoc_collection_t *c = made_collection (on);
     bson_t empty = BSON_INITIALIZER;
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &empty, NULL, NULL);
+    online_cursor_t *cur = online_ops (on)->find (on, c, &empty, NULL);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
 
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (online_ops (on)->next (cur, &doc)) {
         bson_iter_t ns, ids, id;
         if (!bson_iter_init_find (&ns, doc, "ns") || !BSON_ITER_HOLDS_UTF8 (&ns) ||
             !bson_iter_init_find (&ids, doc, "ids") || !bson_iter_recurse (&ids, &id))
@@ -48,9 +48,8 @@ online_made_load (online_t *on, online_changes_t *made, bson_error_t *err)
             online_changes_add (made, bson_iter_utf8 (&ns, NULL), &id);
         on->made_noted = true;
     }
-    if (mongoc_cursor_error (cur, &why))
+    if (!online_ops (on)->end (cur, &why))
         ok = online_fail (on, err, &why, "reading what an earlier sync was writing");
-    mongoc_cursor_destroy (cur);
     mongoc_collection_destroy (c);
     return ok;
 }
@@ -84,7 +83,8 @@ online_made_note (online_t *on, const char *ns, const bson_t *ids, bson_error_t 
         bson_append_array_end (&doc, &arr);
         /* Fenced: a sync that lost its lease notes nothing more. */
         ok = online_lease_check (on, err) &&
-             (mongoc_collection_insert_one (c, &doc, NULL, NULL, &why) ||
+             (online_ops (on)->write (on, c, ONLINE_W_INSERT, NULL, &doc, false, false, NULL,
+                                      &why) ||
               online_fail (on, err, &why, "noting what a sync is about to write"));
         any |= ok;
         bson_destroy (&doc);
@@ -105,7 +105,7 @@ online_made_drop (online_t *on, bool always, bson_error_t *err)
     c = made_collection (on);
     /* NamespaceNotFound (26): nothing noted, nothing to forget. */
     ok = online_lease_check (on, err) &&
-         (mongoc_collection_drop (c, &why) || why.code == 26 || strstr (why.message, "not found") ||
+         (online_ops (on)->drop (on, c, &why) || why.code == 26 || strstr (why.message, "not found") ||
           online_fail (on, err, &why, "forgetting what a sync was writing"));
     if (ok)
         on->made_noted = false;
