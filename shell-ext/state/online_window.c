@@ -30,7 +30,7 @@ static bool
 command_doc (online_t *on, const char *db, bson_t *cmd, bson_t *reply)
 {
     bson_error_t why;
-    bool ok = mongoc_client_command_simple (on->client, db, cmd, NULL, reply, &why);
+    bool ok = online_ops (on)->command (on, NULL, db, cmd, reply, &why);
     bson_destroy (cmd);
     return ok;
 }
@@ -103,14 +103,14 @@ copy_rate (online_t *on, int64_t from_checkpoints, const char *db, const char *c
         mongoc_collection_t *c = online_collection (on, db, coll);
         bson_t q = BSON_INITIALIZER;
         bson_t *opts = BCON_NEW ("limit", BCON_INT64 (b), "sort", "{", "_id", BCON_INT32 (1), "}");
-        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &q, opts, NULL);
+        online_cursor_t *cur = online_ops (on)->find (on, c, &q, opts);
         const bson_t *doc;
         int64_t n = 0, t0 = online_mono_ms (), ms;
-        while (mongoc_cursor_next (cur, &doc))
+        while (online_ops (on)->next (cur, &doc))
             n++;
         ms = online_mono_ms () - t0;
         rate = n > 0 ? n * 1000 / (ms > 0 ? ms : 1) : 0;
-        mongoc_cursor_destroy (cur);
+        online_ops (on)->end (cur, NULL);
         bson_destroy (opts);
         mongoc_collection_destroy (c);
     }
