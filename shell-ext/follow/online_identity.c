@@ -17,12 +17,12 @@
 
 /* ns's entry of listCollections into out, under key. */
 static bool
-read_one (mongoc_client_t *client, const char *ns, bson_t *out, const char *key,
-          bson_error_t *why)
+read_one (online_t *on, const char *ns, bson_t *out, const char *key, bson_error_t *why)
 {
     char db[128];
     const char *dot = strchr (ns, '.');
     bson_t *cmd, reply, entry;
+    mongoc_collection_t *c;
     bson_iter_t it, batch, f;
     bool ok, exists = false;
 
@@ -31,7 +31,11 @@ read_one (mongoc_client_t *client, const char *ns, bson_t *out, const char *key,
     snprintf (db, sizeof db, "%.*s", (int) (dot - ns), ns);
     cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "filter", "{", "name",
                     BCON_UTF8 (dot + 1), "}");
-    ok = mongoc_client_command_simple (client, db, cmd, NULL, &reply, why);
+    /* On the connection the source is on (--to-uri: the source's). */
+    c = on->pair ? online_pair_side (on, ONLINE_SOURCE, db, dot + 1)
+                 : online_collection (on, db, dot + 1);
+    ok = online_ops (on)->command (on, c, db, cmd, &reply, why);
+    mongoc_collection_destroy (c);
     bson_destroy (cmd);
     BSON_APPEND_DOCUMENT_BEGIN (out, key, &entry);
     BSON_APPEND_UTF8 (&entry, "ns", ns);
@@ -61,15 +65,14 @@ read_one (mongoc_client_t *client, const char *ns, bson_t *out, const char *key,
 }
 
 bool
-online_identity_read (mongoc_client_t *client, const char **nss, size_t n, bson_t *out,
-                      bson_error_t *why)
+online_identity_read (online_t *on, const char **nss, size_t n, bson_t *out, bson_error_t *why)
 {
     bson_reinit (out);
     for (size_t i = 0; i < n; i++) {
         char key[16];
         const char *kp;
         bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
-        if (!read_one (client, nss[i], out, kp, why))
+        if (!read_one (on, nss[i], out, kp, why))
             return false;
     }
     return true;
@@ -198,7 +201,7 @@ bool
 online_identity_now (online_t *on, const char **nss, size_t n, bson_t *out, bson_error_t *err)
 {
     bson_error_t why;
-    if (online_identity_read (online_source_client (on), nss, n, out, &why))
+    if (online_identity_read (on, nss, n, out, &why))
         return true;
     /* online_fail's words; not called: this file calls no other. */
     rm_error_set (err, RM_ERR_IO, "%s: listing the plan's sources: %s", on->where, why.message);

@@ -10,7 +10,7 @@
 /* The identity of each of nss ("db.coll") now, appended to out (an
  * array, emptied first) as {ns, exists, uuid (where listCollections'
  * info.uuid gives one), options}. why: the server's error, unwrapped. */
-bool online_identity_read (mongoc_client_t *client, const char **nss, size_t n, bson_t *out,
+bool online_identity_read (online_t *on, const char **nss, size_t n, bson_t *out,
                            bson_error_t *why);
 
 /* was (recorded with a point) against now: *gone the first source of
