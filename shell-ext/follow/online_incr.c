@@ -69,29 +69,24 @@ partners_affect (online_job_t *j, const online_idlist_t *pc, online_changes_t *a
     online_values_init (&ids);
     for (uint32_t at = 0; ok && at < pc->n;) {
         uint32_t nk = 0;
-        bson_t keys = BSON_INITIALIZER, filter = BSON_INITIALIZER, cond;
-        mongoc_cursor_t *cur;
+        bson_t keys = BSON_INITIALIZER;
+        const online_ops_t *ops = online_ops (j->on);
+        online_cursor_t *cur;
         const bson_t *doc;
         bson_error_t why;
 
         online_idlist_chunk (pc, &at, j->batch_size, &ids);
         ok = online_keys_old (j->keys, &ids.arr, &keys, &nk, err);
-        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
-        BSON_APPEND_ARRAY (&cond, "$in", &ids.arr);
-        bson_append_document_end (&filter, &cond);
-        cur = ok ? mongoc_collection_find_with_opts (j->partner, &filter, NULL, NULL) : NULL;
-        while (cur && mongoc_cursor_next (cur, &doc)) {
+        cur = ok ? ops->keys (j->on, j->partner, "_id", &ids.arr, NULL) : NULL;
+        while (cur && ops->next (cur, &doc)) {
             online_keys_values (bson_get_data (doc), doc->len, j->p->partner_key, &keys, &nk);
             (*read)++;
         }
-        if (cur && mongoc_cursor_error (cur, &why))
+        if (cur && !ops->end (cur, &why))
             ok = online_fail (j->on, err, &why, "reading changed partners");
-        if (cur)
-            mongoc_cursor_destroy (cur);
         if (ok && nk)
             ok = online_batch_ids_where (j, j->drive, j->p->drive_key->text, &keys, note_id, &nt,
                                          err);
-        bson_destroy (&filter);
         bson_destroy (&keys);
     }
     bson_destroy (&ids.arr);
@@ -367,10 +362,10 @@ online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, siz
 
 /* Adds the _ids cur yields to ns's list of ch. */
 static void
-add_ids (mongoc_cursor_t *cur, online_changes_t *ch, const char *ns)
+add_ids (online_t *on, online_cursor_t *cur, online_changes_t *ch, const char *ns)
 {
     const bson_t *doc;
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (online_ops (on)->next (cur, &doc)) {
         bson_iter_t id;
         if (bson_iter_init_find (&id, doc, "_id"))
             online_changes_add (ch, ns, &id);
@@ -396,12 +391,11 @@ sample_ids (online_t *on, mongoc_collection_t *c, int64_t n, online_changes_t *c
         bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
                                  BCON_INT32 (1), "}", "limit", BCON_INT64 (n));
         bson_t empty = BSON_INITIALIZER;
-        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &empty, opts, NULL);
+        online_cursor_t *cur = online_ops (on)->find (on, c, &empty, opts);
         bson_error_t why;
-        add_ids (cur, ch, ns);
-        if (mongoc_cursor_error (cur, &why))
+        add_ids (on, cur, ch, ns);
+        if (!online_ops (on)->end (cur, &why))
             ok = online_fail (on, err, &why, "reading documents to verify");
-        mongoc_cursor_destroy (cur);
         bson_destroy (opts);
     }
     bson_destroy (&ids);
