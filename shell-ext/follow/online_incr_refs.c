@@ -94,8 +94,9 @@ online_refs_old (online_job_t *j, online_passrun_t *pr, const bson_t *ids, onlin
     bool ok = true;
     for (size_t k = 0; ok && k < j->p->n_keep; k++) {
         const char *path = j->p->driver_list[k];
-        bson_t filter = BSON_INITIALIZER, cond, *opts;
-        mongoc_cursor_t *cur;
+        bson_t *opts;
+        const online_ops_t *ops = online_ops (j->on);
+        online_cursor_t *cur;
         const bson_t *doc;
         bson_error_t why;
 
@@ -105,18 +106,12 @@ online_refs_old (online_job_t *j, online_passrun_t *pr, const bson_t *ids, onlin
          * nothing has nothing to remove. */
         online_changes_list (old, old_name (j, k), true);
         opts = BCON_NEW ("projection", "{", path, BCON_INT32 (1), "}");
-        BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &cond);
-        BSON_APPEND_ARRAY (&cond, "$in", ids);
-        bson_append_document_end (&filter, &cond);
-        cur = mongoc_collection_find_with_opts (pr->targets[j->p->list_in[k]].coll, &filter, opts,
-                                                NULL);
-        while (mongoc_cursor_next (cur, &doc))
+        cur = ops->keys (j->on, pr->targets[j->p->list_in[k]].coll, "_id", ids, opts);
+        while (ops->next (cur, &doc))
             note_listed (doc, path, old, old_name (j, k));
-        if (mongoc_cursor_error (cur, &why))
+        if (!ops->end (cur, &why))
             ok = online_fail (j->on, err, &why, "reading the parents' results in the target");
-        mongoc_cursor_destroy (cur);
         bson_destroy (opts);
-        bson_destroy (&filter);
     }
     return ok;
 }
@@ -182,13 +177,14 @@ online_refs_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t 
                     online_value_hash (&id) == online_value_hash (&it) &&
                     bson_iter_type (&id) == bson_iter_type (&it)) {
                     bson_t q = BSON_INITIALIZER;
-                    mongoc_cursor_t *cur;
+                    const online_ops_t *ops = online_ops (j->on);
+                    online_cursor_t *cur;
                     const bson_t *doc;
                     online_id_append (&q, &it);
-                    cur = mongoc_collection_find_with_opts (pr->targets[k].coll, &q, NULL, NULL);
-                    if (mongoc_cursor_next (cur, &doc))
+                    cur = ops->find (j->on, pr->targets[k].coll, &q, NULL);
+                    if (ops->next (cur, &doc))
                         online_doc_text (bson_get_data (doc), doc->len, a, sizeof a);
-                    mongoc_cursor_destroy (cur);
+                    ops->end (cur, NULL);
                     bson_destroy (&q);
                     online_doc_text (online_doc_bytes (out, i), out->docs[i].len, b, sizeof b);
                     break;
