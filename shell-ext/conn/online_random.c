@@ -41,7 +41,7 @@ online_random_cursor (online_t *on, char *why, size_t cap)
         bson_t *cmd = BCON_NEW ("serverStatus", BCON_INT32 (1));
         bson_t reply;
         bson_error_t fault;
-        bool answered = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &fault);
+        bool answered = online_ops (on)->command (on, NULL, "admin", cmd, &reply, &fault);
 
         /* A serverStatus refused (a user without clusterMonitor's
          * rights) says nothing: $sample is asked, as before this check,
@@ -69,12 +69,12 @@ online_random_ids (online_t *on, mongoc_collection_t *c, int64_t n, bson_t *ids,
 
     *sampled = false;
     for (int tries = 0; ok && !*sampled && tries < 3; tries++) {
-        mongoc_cursor_t *cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipe, NULL, NULL);
+        online_cursor_t *cur = online_ops (on)->aggregate (on, c, pipe, NULL);
         const bson_t *doc;
         uint32_t k = 0;
         /* A failed cursor may have yielded some: each try starts anew. */
         bson_reinit (ids);
-        while (mongoc_cursor_next (cur, &doc)) {
+        while (online_ops (on)->next (cur, &doc)) {
             bson_iter_t id;
             char key[16];
             const char *kp;
@@ -83,11 +83,10 @@ online_random_ids (online_t *on, mongoc_collection_t *c, int64_t n, bson_t *ids,
             size_t kl = bson_uint32_to_string (k++, &kp, key, sizeof key);
             bson_append_iter (ids, kp, (int) kl, &id);
         }
-        *sampled = !mongoc_cursor_error (cur, &fault);
+        *sampled = online_ops (on)->end (cur, &fault);
         if (!*sampled && (fault.domain == MONGOC_ERROR_STREAM ||
                           fault.domain == MONGOC_ERROR_SERVER_SELECTION))
             ok = online_fail (on, err, &fault, what);
-        mongoc_cursor_destroy (cur);
     }
     if (!*sampled) {
         bson_reinit (ids);
