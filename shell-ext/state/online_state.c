@@ -96,12 +96,11 @@ online_plan_record (online_t *on, bool *fresh, bson_error_t *err)
     if (ok && !online_plan_unswitched (on, &r, err))
         return false;
     if (ok && (!r.found || strcmp (r.digest, on->names.digest) != 0 || on->o->restart)) {
-        mongoc_collection_t *c = state (on, "plans"), *cp = state (on, "checkpoints");
         bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
-        bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id)), *set, opts = BSON_INITIALIZER;
+        bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id)), *set;
         bson_error_t why;
         ok = online_lease_check (on, err) &&
-             (mongoc_collection_delete_many (cp, del, NULL, NULL, &why) ||
+             (online_ops (on)->state_delete (on, "checkpoints", del, true, &why) ||
               online_fail (on, err, &why, "forgetting the old checkpoints")) &&
              online_parts_forget (on, err);
         /* The old start point goes with the old checkpoints: the run
@@ -115,15 +114,11 @@ online_plan_record (online_t *on, bool *fresh, bson_error_t *err)
                         BCON_UTF8 (""), "sampled", BCON_UTF8 (""), "partitions", BCON_UTF8 (""),
                         "}");
         *fresh = true;
-        BSON_APPEND_BOOL (&opts, "upsert", true);
-        ok = ok && (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||
+        ok = ok && (online_ops (on)->state_update (on, "plans", q, set, true, NULL, &why) ||
                     online_fail (on, err, &why, "recording the plan"));
-        bson_destroy (&opts);
         bson_destroy (set);
         bson_destroy (del);
         bson_destroy (q);
-        mongoc_collection_destroy (cp);
-        mongoc_collection_destroy (c);
     }
     return ok;
 }
@@ -209,14 +204,13 @@ online_plan_check (online_t *on, bson_error_t *err)
 bool
 online_plan_update (online_t *on, const bson_t *update, bson_error_t *err)
 {
-    mongoc_collection_t *c = state (on, "plans");
     bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
     bson_t reply = BSON_INITIALIZER;
     bson_iter_t it;
     bson_error_t why;
     /* The holder of a lease writes only while it holds it. */
     bool ok = online_lease_check (on, err) &&
-              (mongoc_collection_update_one (c, q, update, NULL, &reply, &why) ||
+              (online_ops (on)->state_update (on, "plans", q, update, false, &reply, &why) ||
                online_fail (on, err, &why, "updating the plan's record"));
     if (ok && !(bson_iter_init_find (&it, &reply, "matchedCount") && bson_iter_as_int64 (&it) == 1)) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here", on->where, on->names.name);
@@ -224,7 +218,6 @@ online_plan_update (online_t *on, const bson_t *update, bson_error_t *err)
     }
     bson_destroy (&reply);
     bson_destroy (q);
-    mongoc_collection_destroy (c);
     return ok;
 }
 
@@ -301,26 +294,21 @@ bool
 online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last, bool *done,
                         int64_t *seen, int64_t *changed, bson_error_t *err)
 {
-    mongoc_collection_t *c = state (on, "checkpoints");
     char id[300];
-    bson_t *q;
-    mongoc_cursor_t *cur;
-    const bson_t *doc;
+    bson_t *q, doc;
     bson_error_t why;
-    bool ok = true;
+    bool ok = true, found;
 
     checkpoint_id (on, s, p, id, sizeof id);
     q = BCON_NEW ("_id", BCON_UTF8 (id));
-    cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
     *done = false;
     *seen = *changed = 0;
-    if (mongoc_cursor_next (cur, &doc))
-        online_checkpoint_parse (doc, last, done, seen, changed);
-    if (mongoc_cursor_error (cur, &why))
+    if (!online_ops (on)->state_read (on, "checkpoints", q, &doc, &found, &why))
         ok = online_fail (on, err, &why, "reading a checkpoint");
-    mongoc_cursor_destroy (cur);
+    else if (found)
+        online_checkpoint_parse (&doc, last, done, seen, changed);
+    bson_destroy (&doc);
     bson_destroy (q);
-    mongoc_collection_destroy (c);
     return ok;
 }
 
@@ -333,8 +321,7 @@ bool
 online_fenced_upsert (online_t *on, const char *coll, const char *id, const bson_t *set,
                       const char *what, bson_error_t *err)
 {
-    mongoc_collection_t *c = state (on, coll);
-    bson_t *q, opts = BSON_INITIALIZER;
+    bson_t *q;
     bson_error_t why;
     char doing[80];
     bool ok;
@@ -342,18 +329,15 @@ online_fenced_upsert (online_t *on, const char *coll, const char *id, const bson
     q = BCON_NEW ("_id", BCON_UTF8 (id), "$or", "[", "{", "epoch", "{", "$lte",
                   BCON_INT64 (on->epoch), "}", "}", "{", "epoch", "{", "$exists", BCON_BOOL (false),
                   "}", "}", "]");
-    BSON_APPEND_BOOL (&opts, "upsert", true);
     snprintf (doing, sizeof doing, "writing a %s", what);
     ok = online_lease_check (on, err) &&
-         (mongoc_collection_update_one (c, q, set, &opts, NULL, &why) ||
+         (online_ops (on)->state_update (on, coll, q, set, true, NULL, &why) ||
           (why.code == 11000
                ? (rm_error_set (err, RM_ERR_IO, "%s: plan %s: a newer run wrote this %s; this "
                                 "one lost its lease and stops", on->where, on->names.name, what),
                   false)
                : online_fail (on, err, &why, doing)));
-    bson_destroy (&opts);
     bson_destroy (q);
-    mongoc_collection_destroy (c);
     return ok;
 }
 
@@ -535,7 +519,7 @@ online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error
 {
     mongoc_collection_t *c = state (on, "checkpoints");
     bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+    online_cursor_t *cur = online_ops (on)->find (on, c, q, NULL);
     const bson_t *doc;
     bson_error_t why;
     bson_iter_t it;
@@ -543,7 +527,7 @@ online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error
     bool ok = true;
 
     *seen = *rate = 0;
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (online_ops (on)->next (cur, &doc)) {
         int64_t busy = 0, started = 0, updated = 0;
         if (bson_iter_init_find (&it, doc, "seen"))
             *seen += bson_iter_as_int64 (&it);
@@ -559,11 +543,10 @@ online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error
         else if (started && updated > started && !bson_has_field (doc, "busyMs"))
             ms += updated - started;
     }
-    if (mongoc_cursor_error (cur, &why))
+    if (!online_ops (on)->end (cur, &why))
         ok = online_fail (on, err, &why, "reading the checkpoints");
     if (ms > 0)
         *rate = *seen * 1000 / ms;
-    mongoc_cursor_destroy (cur);
     bson_destroy (q);
     mongoc_collection_destroy (c);
     return ok;
@@ -575,13 +558,11 @@ online_plan_note_error (online_t *on, const char *message)
     bson_error_t lost;
     if (!on->lease || !online_lease_check (on, &lost))
         return false;
-    mongoc_collection_t *c = state (on, "plans");
     bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
     bson_t *set = message ? BCON_NEW ("$set", "{", "error", BCON_UTF8 (message), "}")
                           : BCON_NEW ("$unset", "{", "error", BCON_UTF8 (""), "}");
-    bool ok = mongoc_collection_update_one (c, q, set, NULL, NULL, NULL);
+    bool ok = online_ops (on)->state_update (on, "plans", q, set, false, NULL, NULL);
     bson_destroy (set);
     bson_destroy (q);
-    mongoc_collection_destroy (c);
     return ok;
 }
