@@ -65,14 +65,14 @@ any (online_t *on, const char *db, const char *coll, const bson_t *filter, bool 
     mongoc_collection_t *c = online_collection (on, db, coll);
     bson_t *opts =
         BCON_NEW ("limit", BCON_INT64 (1), "projection", "{", "_id", BCON_INT32 (1), "}");
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, filter, opts, NULL);
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur = ops->find (on, c, filter, opts);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
-    *yes = mongoc_cursor_next (cur, &doc);
-    if (mongoc_cursor_error (cur, &why))
+    *yes = ops->next (cur, &doc);
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "reading for an index's fields");
-    mongoc_cursor_destroy (cur);
     bson_destroy (opts);
     mongoc_collection_destroy (c);
     return ok;
@@ -248,7 +248,8 @@ dup_say (online_t *on, const carry_t *m, const char *name, mongoc_collection_t *
          const bson_t *keyq, bson_error_t *err)
 {
     bson_t *opts = BCON_NEW ("limit", BCON_INT64 (10), "projection", "{", "_id", BCON_INT32 (1), "}");
-    mongoc_cursor_t *dc = mongoc_collection_find_with_opts (c, q, opts, NULL);
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *dc = ops->find (on, c, q, opts);
     const bson_t *d;
     bson_error_t why;
     char ids[1200] = "", *keytext;
@@ -256,7 +257,7 @@ dup_say (online_t *on, const carry_t *m, const char *name, mongoc_collection_t *
     int64_t n = 0;
     bool ok = true;
 
-    while (mongoc_cursor_next (dc, &d)) {
+    while (ops->next (dc, &d)) {
         bson_iter_t di;
         if (bson_iter_init_find (&di, d, "_id") && at < sizeof ids) {
             bson_t one = BSON_INITIALIZER;
@@ -271,14 +272,13 @@ dup_say (online_t *on, const carry_t *m, const char *name, mongoc_collection_t *
         }
         n++;
     }
-    if (mongoc_cursor_error (dc, &why))
+    /* Ended before the count: a read of at most 10 leaves no cursor open. */
+    if (!ops->end (dc, &why))
         ok = online_fail (on, err, &why, "reading the documents that share a unique key");
-    if (ok && n == 10 &&
-        (n = mongoc_collection_count_documents (c, q, NULL, NULL, NULL, &why)) < 0)
+    if (ok && n == 10 && (n = ops->count (on, c, q, &why)) < 0)
         ok = online_fail (on, err, &why, "counting the documents that share a unique key");
     if (n > 10)
         snprintf (ids + strlen (ids), sizeof ids - strlen (ids), ", ...");
-    mongoc_cursor_destroy (dc);
     bson_destroy (opts);
     keytext = bson_as_relaxed_extended_json (keyq, NULL);
     if (ok)
@@ -300,7 +300,8 @@ name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t 
 {
     bson_t pipeline = BSON_INITIALIZER, filter = BSON_INITIALIZER;
     mongoc_collection_t *c = online_collection (on, m->db, m->result);
-    mongoc_cursor_t *cur;
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
@@ -308,8 +309,8 @@ name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t 
     *dups = 0;
     dup_filter (ix, key, &filter);
     dup_pipeline (&filter, key, &pipeline);
-    cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, &pipeline, NULL, NULL);
-    while (ok && mongoc_cursor_next (cur, &doc)) {
+    cur = ops->aggregate (on, c, &pipeline, NULL);
+    while (ok && ops->next (cur, &doc)) {
         bson_t q = BSON_INITIALIZER, keyq = BSON_INITIALIZER;
         (*dups)++;
         dup_query (&filter, key, doc, &q, &keyq);
@@ -317,9 +318,8 @@ name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t 
         bson_destroy (&keyq);
         bson_destroy (&q);
     }
-    if (ok && mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why) && ok)
         ok = online_fail (on, err, &why, "looking for documents that share a unique key");
-    mongoc_cursor_destroy (cur);
     mongoc_collection_destroy (c);
     bson_destroy (&pipeline);
     bson_destroy (&filter);
@@ -335,7 +335,8 @@ made_indexes_all (online_t *on, bson_t *out, bson_error_t *err)
     mongoc_collection_t *c = online_collection (on, on->o->state_db, "plans");
     bson_t filter = BSON_INITIALIZER, arr;
     bson_t *opts = BCON_NEW ("projection", "{", "madeIndexes", BCON_INT32 (1), "}");
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur = ops->find (on, c, &filter, opts);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
@@ -343,7 +344,7 @@ made_indexes_all (online_t *on, bson_t *out, bson_error_t *err)
 
     bson_init (out);
     BSON_APPEND_ARRAY_BEGIN (out, "madeIndexes", &arr);
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (ops->next (cur, &doc)) {
         bson_iter_t it, list;
         if (!bson_iter_init_find (&it, doc, "madeIndexes") || !BSON_ITER_HOLDS_ARRAY (&it) ||
             !bson_iter_recurse (&it, &list))
@@ -356,9 +357,8 @@ made_indexes_all (online_t *on, bson_t *out, bson_error_t *err)
         }
     }
     bson_append_array_end (out, &arr);
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "reading the plans' records");
-    mongoc_cursor_destroy (cur);
     mongoc_collection_destroy (c);
     bson_destroy (opts);
     return ok;
@@ -442,7 +442,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
         snprintf (what, sizeof what, "making index %s of %s.%s on %s.%s", name, m->db, m->coll,
                   m->db, m->result);
         ok = online_lease_check (on, err);
-        made = ok && mongoc_collection_write_command_with_opts (c, cmd, NULL, NULL, &fail);
+        made = ok && online_ops (on)->index_command (on, c, cmd, NULL, &fail);
         /* A unique index the server refuses: the documents that share a
          * key, named (the server is the judge of what violates it: a
          * missing field is one on MongoDB, not on FerretDB). */
@@ -471,53 +471,83 @@ indexes_of (online_t *on, const char *db, const char *coll, bson_t *out, bool *t
             bson_error_t *err)
 {
     mongoc_collection_t *c = online_collection (on, db, coll);
-    mongoc_cursor_t *cur = mongoc_collection_find_indexes_with_opts (c, NULL);
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur = ops->indexes (on, c);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
     *there = true;
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (ops->next (cur, &doc)) {
         bson_iter_t it;
         if (bson_iter_init_find (&it, doc, "name") && BSON_ITER_HOLDS_UTF8 (&it))
             BSON_APPEND_DOCUMENT (out, bson_iter_utf8 (&it, NULL), doc);
     }
-    if (mongoc_cursor_error (cur, &why)) {
+    if (!ops->end (cur, &why)) {
         if (why.code == 26)
             *there = false;
         else
             ok = online_fail (on, err, &why, "listing indexes");
     }
-    mongoc_cursor_destroy (cur);
     mongoc_collection_destroy (c);
     return ok;
 }
 
-/* db.coll's options (listCollections), into opts (empty when none). */
-static bool
-options_of (online_t *on, const char *db, const char *coll, bson_t *opts, bson_error_t *err)
+/* The options of each collection in the array at path of a listing's
+ * reply, into opts. */
+static void
+options_in (const bson_t *reply, const char *path, bson_t *opts)
 {
-    mongoc_database_t *d = mongoc_client_get_database (on->client, db);
-    bson_t *filter = BCON_NEW ("filter", "{", "name", BCON_UTF8 (coll), "}");
-    mongoc_cursor_t *cur = mongoc_database_find_collections_with_opts (d, filter);
-    const bson_t *doc;
-    bson_error_t why;
-    bool ok = true;
-    while (mongoc_cursor_next (cur, &doc)) {
-        bson_iter_t it;
+    bson_iter_t it, a, f;
+    if (!bson_iter_init (&it, reply) || !bson_iter_find_descendant (&it, path, &a) ||
+        !BSON_ITER_HOLDS_ARRAY (&a) || !bson_iter_recurse (&a, &a))
+        return;
+    while (bson_iter_next (&a)) {
         const uint8_t *data;
         uint32_t len;
         bson_t o;
-        if (bson_iter_init_find (&it, doc, "options") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
-            bson_iter_document (&it, &len, &data);
+        if (BSON_ITER_HOLDS_DOCUMENT (&a) && bson_iter_recurse (&a, &f) &&
+            bson_iter_find (&f, "options") && BSON_ITER_HOLDS_DOCUMENT (&f)) {
+            bson_iter_document (&f, &len, &data);
             if (bson_init_static (&o, data, len))
                 bson_concat (opts, &o);
         }
     }
-    if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (on, err, &why, "listing collections");
-    mongoc_cursor_destroy (cur);
-    bson_destroy (filter);
-    mongoc_database_destroy (d);
+}
+
+/* db.coll's options (listCollections, filtered by its name, on the
+ * connection db.coll is on; a getMore while the server keeps a cursor),
+ * into opts (empty when none). */
+static bool
+options_of (online_t *on, const char *db, const char *coll, bson_t *opts, bson_error_t *err)
+{
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "filter", "{", "name",
+                            BCON_UTF8 (coll), "}");
+    const char *batch = "cursor.firstBatch";
+    bson_t reply;
+    bson_iter_t it;
+    bson_error_t why;
+    bool ok = online_ops (on)->command (on, c, db, cmd, &reply, &why);
+    while (ok) {
+        int64_t id;
+        options_in (&reply, batch, opts);
+        id = bson_iter_init (&it, &reply) && bson_iter_find_descendant (&it, "cursor.id", &it)
+                 ? bson_iter_as_int64 (&it)
+                 : 0;
+        if (!id)
+            break;
+        bson_destroy (cmd);
+        bson_destroy (&reply);
+        cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection",
+                        BCON_UTF8 ("$cmd.listCollections"));
+        batch = "cursor.nextBatch";
+        ok = online_ops (on)->command (on, c, db, cmd, &reply, &why);
+    }
+    if (!ok)
+        online_fail (on, err, &why, "listing collections");
+    bson_destroy (&reply);
+    bson_destroy (cmd);
+    mongoc_collection_destroy (c);
     return ok;
 }
 
@@ -575,19 +605,19 @@ carry_options (online_t *on, const carry_t *m, tally_t *t, bson_error_t *err)
         } else if (ok) {
             bson_t *cmd = BCON_NEW ("collMod", BCON_UTF8 (m->result), "validator",
                                     BCON_DOCUMENT (&v));
-            mongoc_database_t *d = mongoc_client_get_database (on->client, m->db);
+            mongoc_collection_t *c = online_collection (on, m->db, m->result);
             bson_error_t why;
             if (bson_iter_init_find (&r, &src, "validationLevel"))
                 bson_append_iter (cmd, "validationLevel", -1, &r);
             if (bson_iter_init_find (&r, &src, "validationAction"))
                 bson_append_iter (cmd, "validationAction", -1, &r);
             ok = online_lease_check (on, err) &&
-                 (mongoc_database_command_simple (d, cmd, NULL, NULL, &why) ||
+                 (online_ops (on)->command (on, c, m->db, cmd, NULL, &why) ||
                   online_fail (on, err, &why, "giving a result its source's validator"));
             if (ok)
                 online_say_note (on, "%s: gave %s.%s the validator of %s.%s", on->o->command,
                                  m->db, m->result, m->db, m->coll);
-            mongoc_database_destroy (d);
+            mongoc_collection_destroy (c);
             bson_destroy (cmd);
         }
         bson_destroy (&nor);
