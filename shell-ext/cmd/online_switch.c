@@ -53,19 +53,81 @@ split_ns (const char *ns, char *db, size_t cap, const char **coll)
     *coll = dot + 1;
 }
 
+/* A listCollections (or getMore) reply's batch: each name appended to
+ * names (*n of them, NULL after); its cursor's id and, for a getMore,
+ * the collection its ns names (after the first dot), into id and more. */
+static char **
+batch_names (const bson_t *reply, char **names, size_t *n, int64_t *id, const char **more)
+{
+    bson_iter_t it, c, d, name;
+    *id = 0;
+    *more = NULL;
+    if (!bson_iter_init_find (&it, reply, "cursor") || !bson_iter_recurse (&it, &c))
+        return names;
+    while (bson_iter_next (&c)) {
+        const char *k = bson_iter_key (&c);
+        if (!strcmp (k, "id")) {
+            *id = bson_iter_as_int64 (&c);
+        } else if (!strcmp (k, "ns") && BSON_ITER_HOLDS_UTF8 (&c)) {
+            *more = strchr (bson_iter_utf8 (&c, NULL), '.');
+            *more = *more ? *more + 1 : NULL;
+        } else if ((!strcmp (k, "firstBatch") || !strcmp (k, "nextBatch")) &&
+                   bson_iter_recurse (&c, &d)) {
+            while (bson_iter_next (&d)) {
+                if (!BSON_ITER_HOLDS_DOCUMENT (&d) || !bson_iter_recurse (&d, &name) ||
+                    !bson_iter_find (&name, "name") || !BSON_ITER_HOLDS_UTF8 (&name))
+                    continue;
+                names = bson_realloc (names, (*n + 2) * sizeof *names);
+                names[(*n)++] = bson_strdup (bson_iter_utf8 (&name, NULL));
+                names[*n] = NULL;
+            }
+        }
+    }
+    return names;
+}
+
+/* db's collections' names, asked as the driver's list of them asked
+ * (listCollections with the filter, when one, and nameOnly; getMore while
+ * its cursor lasts) on on's connection; NULL with why on an error
+ * (bson_strfreev them). */
+static char **
+collection_names (online_t *on, const char *db, const bson_t *filter, bson_error_t *why)
+{
+    bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1));
+    char **names = bson_malloc0 (sizeof *names);
+    size_t n = 0;
+    bool ok = true;
+
+    if (filter)
+        BSON_APPEND_DOCUMENT (cmd, "filter", filter);
+    BSON_APPEND_BOOL (cmd, "nameOnly", true);
+    while (ok && cmd) {
+        bson_t reply;
+        int64_t id = 0;
+        const char *more = NULL;
+        ok = online_ops (on)->command (on, NULL, db, cmd, &reply, why);
+        bson_destroy (cmd);
+        cmd = NULL;
+        if (ok)
+            names = batch_names (&reply, names, &n, &id, &more);
+        if (ok && id && more)
+            cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (more));
+        bson_destroy (&reply);
+    }
+    if (!ok) {
+        bson_strfreev (names);
+        names = NULL;
+    }
+    return names;
+}
+
 bool
 online_coll_exists (online_t *on, const char *db, const char *coll, bool *yes, bson_error_t *err)
 {
-    mongoc_database_t *d = mongoc_client_get_database (on->client, db);
-    bson_t opts = BSON_INITIALIZER, f;
+    bson_t *f = BCON_NEW ("name", BCON_UTF8 (coll));
     bson_error_t why;
-    char **names;
-    BSON_APPEND_DOCUMENT_BEGIN (&opts, "filter", &f);
-    BSON_APPEND_UTF8 (&f, "name", coll);
-    bson_append_document_end (&opts, &f);
-    names = mongoc_database_get_collection_names_with_opts (d, &opts, &why);
-    bson_destroy (&opts);
-    mongoc_database_destroy (d);
+    char **names = collection_names (on, db, f, &why);
+    bson_destroy (f);
     if (!names)
         return online_fail (on, err, &why, "listing collections");
     *yes = false;
@@ -81,16 +143,13 @@ rename_coll (online_t *on, const char *db, const char *from, const char *to, boo
              bson_error_t *err)
 {
     char a[600], b[600];
-    bson_t *cmd;
     bson_error_t why;
     bool ok;
     if (!online_lease_check (on, err))
         return false;
     snprintf (a, sizeof a, "%s.%s", db, from);
     snprintf (b, sizeof b, "%s.%s", db, to);
-    cmd = BCON_NEW ("renameCollection", BCON_UTF8 (a), "to", BCON_UTF8 (b));
-    ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, NULL, &why);
-    bson_destroy (cmd);
+    ok = online_ops (on)->rename (on, a, b, false, &why);
     if (!ok) {
         char what[1300];
         snprintf (what, sizeof what, "renaming %s to %s", a, b);
@@ -116,7 +175,7 @@ online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *
     mongoc_collection_t *c = online_collection (on, db, coll);
     bson_error_t why;
     bool ok = online_lease_check (on, err) &&
-              (mongoc_collection_drop (c, &why) || why.code == 26 /* not there */ ||
+              (online_ops (on)->drop (on, c, &why) || why.code == 26 /* not there */ ||
                strstr (why.message, "ns not found") ||
                online_fail (on, err, &why, "dropping a collection"));
     mongoc_collection_destroy (c);
@@ -523,13 +582,11 @@ online_switch_probe (online_t *on, int64_t *rename_ms, size_t *renames, bson_err
         probe_names (on, m, probe, probe2, sizeof probe);
         ok = drop_probes (on, m, err) && online_coll_exists (on, m->db, m->coll, &there, err);
         if (ok) {
-            mongoc_database_t *d = mongoc_client_get_database (on->client, sdb);
             bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (probe));
             bson_error_t why;
-            ok = mongoc_database_command_simple (d, cmd, NULL, NULL, &why) ||
+            ok = online_ops (on)->command (on, NULL, sdb, cmd, NULL, &why) ||
                  online_fail (on, err, &why, "creating a probe collection");
             bson_destroy (cmd);
-            mongoc_database_destroy (d);
         }
         /* Timed: the switch is as many renames, each with its note in
          * the journal (a write of the plan's record, counted with it). */
