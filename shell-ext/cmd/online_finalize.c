@@ -32,7 +32,7 @@ block_writes (online_t *on, bool on_, bson_error_t *err)
 {
     bson_t *cmd = BCON_NEW ("setUserWriteBlockMode", BCON_INT32 (1), "global", BCON_BOOL (on_));
     bson_error_t why;
-    bool ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, NULL, &why);
+    bool ok = online_ops (on)->command (on, NULL, "admin", cmd, NULL, &why);
     bson_destroy (cmd);
     if (!ok && on_) {
         rm_error_set (err, RM_ERR_UNSUPPORTED,
@@ -642,7 +642,8 @@ restore_doc (online_t *on, rb_step_t *st, const bson_t *bd, const bson_t *q, con
              bson_error_t *err)
 {
     const online_opts_t *o = on->o;
-    mongoc_cursor_t *cc = mongoc_collection_find_with_opts (st->c, q, NULL, NULL);
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cc = ops->find (on, st->c, q, NULL);
     const bson_t *now = NULL;
     online_undo_t undo = ONLINE_UNDO_UNKNOWN;
     bson_t usel = BSON_INITIALIZER, upd = BSON_INITIALIZER, reply = BSON_INITIALIZER;
@@ -651,7 +652,7 @@ restore_doc (online_t *on, rb_step_t *st, const bson_t *bd, const bson_t *q, con
     bool ok = true, ours = false;
 
     *same = *drop = false;
-    if (mongoc_cursor_next (cc, &now))
+    if (ops->next (cc, &now))
         undo = online_undo_plan (bd, data, len, now, &usel, &upd, held, cap);
     if (now && (undo == ONLINE_UNDO_DONE ||
                 (now->len == len && same_fields (bson_get_data (now), now->len, data, len)))) {
@@ -663,7 +664,7 @@ restore_doc (online_t *on, rb_step_t *st, const bson_t *bd, const bson_t *q, con
         /* The application's fields kept, remodel's given back, on
          * condition that they are still as just read. */
         ok = online_lease_check (on, err) &&
-             (mongoc_collection_update_one (st->c, &usel, &upd, NULL, &reply, &why) ||
+             (ops->write (on, st->c, ONLINE_W_UPDATE, &usel, &upd, false, false, &reply, &why) ||
               online_fail (on, err, &why, "restoring a document's fields"));
         *same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
                 bson_iter_as_int64 (&it) == 1;
@@ -688,9 +689,8 @@ restore_doc (online_t *on, rb_step_t *st, const bson_t *bd, const bson_t *q, con
         st->forgotten++;
     }
     *gone = now == NULL;
-    if (ok && mongoc_cursor_error (cc, &why))
+    if (!ops->end (cc, ok ? &why : NULL) && ok)
         ok = online_fail (on, err, &why, "reading a document");
-    mongoc_cursor_destroy (cc);
     bson_destroy (&reply);
     bson_destroy (&usel);
     bson_destroy (&upd);
@@ -724,7 +724,8 @@ rollback_doc (online_t *on, rb_step_t *st, const bson_t *bd, bson_error_t *err)
     if (ok && (same || drop)) {
         st->restored += same;
         ok = online_lease_check (on, err) &&
-             (mongoc_collection_delete_one (st->b, &q, NULL, NULL, &why) ||
+             (online_ops (on)->write (on, st->b, ONLINE_W_DELETE, &q, NULL, false, false, NULL,
+                                      &why) ||
               online_fail (on, err, &why, "removing a restored backup"));
     } else if (ok) {
         char *text = bson_as_relaxed_extended_json (&q, NULL);
@@ -773,8 +774,9 @@ rollback_step (online_t *on, const rm_step_t *s, int64_t *left, bson_error_t *er
 {
     const rm_nsref_t *in[4];
     rb_step_t st = {.s = s};
+    const online_ops_t *ops = online_ops (on);
     bson_t filter = BSON_INITIALIZER;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *bd;
     bson_error_t why;
     bool ok = true;
@@ -784,8 +786,8 @@ rollback_step (online_t *on, const rm_step_t *s, int64_t *left, bson_error_t *er
     rm_name_inplace_backup (&on->names, s, st.bname, sizeof st.bname);
     st.b = online_collection (on, on->o->state_db, st.bname);
     st.c = online_collection (on, in[0]->db, in[0]->coll);
-    cur = mongoc_collection_find_with_opts (st.b, &filter, NULL, NULL);
-    while (ok && mongoc_cursor_next (cur, &bd)) {
+    cur = ops->find (on, st.b, &filter, NULL);
+    while (ok && ops->next (cur, &bd)) {
         /* SIGINT, SIGTERM: between two documents, each restored and its
          * backup removed, so rollback again goes on (online_signal.c). */
         if (online_stop_requested ()) {
@@ -797,9 +799,8 @@ rollback_step (online_t *on, const rm_step_t *s, int64_t *left, bson_error_t *er
         }
         ok = rollback_doc (on, &st, bd, err);
     }
-    if (ok && mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, ok ? &why : NULL) && ok)
         ok = online_fail (on, err, &why, "reading the backups");
-    mongoc_cursor_destroy (cur);
     if (ok)
         rollback_said (on, &st);
     *left += st.kept;
