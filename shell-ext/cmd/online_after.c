@@ -62,9 +62,10 @@ bool
 online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *docs, uint64_t *sum,
                  bson_error_t *err)
 {
+    const online_ops_t *ops = online_ops (on);
     mongoc_collection_t *c = online_collection (on, db, coll);
     bson_t filter = BSON_INITIALIZER;
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &filter, NULL, NULL);
+    online_cursor_t *cur = ops->find (on, c, &filter, NULL);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
@@ -72,7 +73,7 @@ online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *docs, 
     *docs = 0;
     *sum = 0;
     snprintf (ns, sizeof ns, "%s.%s", db, coll);
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (ops->next (cur, &doc)) {
         (*docs)++;
         on->window_summed += on->window_t0 != 0;
         *sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
@@ -82,9 +83,8 @@ online_coll_sum (online_t *on, const char *db, const char *coll, int64_t *docs, 
         if (*docs % 1000 == 0)
             online_blocked_progress (on, "checksum", NULL, ns, *docs, -1);
     }
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "reading a collection for its checksum");
-    mongoc_cursor_destroy (cur);
     mongoc_collection_destroy (c);
     return ok;
 }
@@ -231,9 +231,18 @@ after_sums (online_t *on, online_after_t *a, bool renamed, bson_error_t *err)
 static int64_t
 count_of (online_t *on, const char *db, const char *coll)
 {
+    /* The count command the driver's estimated count sends. */
     mongoc_collection_t *c = online_collection (on, db, coll);
+    bson_t *cmd = BCON_NEW ("count", BCON_UTF8 (coll));
+    bson_t reply;
+    bson_iter_t it;
     bson_error_t why;
-    int64_t n = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, &why);
+    int64_t n = -1;
+    if (online_ops (on)->command (on, c, NULL, cmd, &reply, &why) &&
+        bson_iter_init_find (&it, &reply, "n") && BSON_ITER_HOLDS_NUMBER (&it))
+        n = bson_iter_as_int64 (&it);
+    bson_destroy (&reply);
+    bson_destroy (cmd);
     mongoc_collection_destroy (c);
     return n;
 }
