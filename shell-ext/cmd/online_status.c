@@ -360,22 +360,22 @@ status_table (online_t *on, const online_record_t *r, bool alive, shown_t *shown
     mongoc_collection_t *c = online_collection (on, on->o->state_db, "checkpoints");
     bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
     bson_t *opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "pass", BCON_INT32 (1), "}");
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, opts, NULL);
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur = ops->find (on, c, q, opts);
     const bson_t *doc;
     bson_error_t why;
     int rows = 0;
 
     online_say_out (on, "%-5s %-14s %-30s %-8s %10s %10s %8s %8s\n", "STEP", "OPERATION",
                     "NAMESPACE", "STATUS", "READ", "WRITTEN", "RATE/S", "ETA");
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (ops->next (cur, &doc)) {
         status_row (on, r, doc, alive, shown);
         rows++;
     }
-    if (mongoc_cursor_error (cur, &why)) {
+    if (!ops->end (cur, &why)) {
         online_fail (on, err, &why, "reading the checkpoints");
         rows = -1;
     }
-    mongoc_cursor_destroy (cur);
     bson_destroy (q);
     bson_destroy (opts);
     mongoc_collection_destroy (c);
