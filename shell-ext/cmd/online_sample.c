@@ -79,7 +79,7 @@ online_sample_verify (online_t *on, int64_t n, int64_t *differ, bson_error_t *er
                     "drivers", BCON_INT64 (n), "by", BCON_UTF8 (on->o->command), "}", "}");
     /* Recorded only where the point is still the one verified against. */
     ok = online_lease_check (on, err) &&
-         (mongoc_collection_update_one (plans, q, upd, NULL, NULL, &why) ||
+         (online_ops (on)->write (on, plans, ONLINE_W_UPDATE, q, upd, false, false, NULL, &why) ||
           online_fail (on, err, &why, "recording the sample in the plan's record"));
     bson_destroy (upd);
     bson_destroy (q);
