@@ -13,12 +13,13 @@ static bool
 read_into (online_job_t *j, const bson_t *filter, const bson_t *opts, online_docs_t *in,
            bson_t *last, const char *what, bson_error_t *err)
 {
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (j->drive, filter, opts, NULL);
+    const online_ops_t *ops = online_ops (j->on);
+    online_cursor_t *cur = ops->find (j->on, j->drive, filter, opts);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
 
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (ops->next (cur, &doc)) {
         online_docs_add (in, bson_get_data (doc), doc->len, -1);
         if (last) {
             bson_iter_t id;
@@ -27,9 +28,8 @@ read_into (online_job_t *j, const bson_t *filter, const bson_t *opts, online_doc
                 bson_append_iter (last, "last", 4, &id);
         }
     }
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (j->on, err, &why, what);
-    mongoc_cursor_destroy (cur);
     return ok;
 }
 
@@ -53,7 +53,7 @@ series_load (online_job_t *j, bson_error_t *err)
     int64_t docs;
     size_t cap = 16;
 
-    ok = mongoc_collection_command_simple (j->drive, cmd, NULL, &reply, &why);
+    ok = online_ops (j->on)->command (j->on, j->drive, NULL, cmd, &reply, &why);
     bson_destroy (cmd);
     if (!ok) {
         bson_destroy (&reply);
@@ -230,10 +230,11 @@ online_batch_read_series (online_job_t *j, const bson_t *values, online_docs_t *
 int64_t
 online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_t *err)
 {
+    const online_ops_t *ops = online_ops (j->on);
     const bson_t *doc;
     bson_error_t why;
     bson_iter_t lit;
-    bool skipping = false;
+    bool skipping = false, more = true;
 
     if (j->p->series)
         return series_read (j, last, in, err);
@@ -272,11 +273,14 @@ online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_
         bson_destroy (&range);
         opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "batchSize",
                          BCON_INT32 ((int32_t) (j->batch_size < 100000 ? j->batch_size : 100000)));
-        j->cursor = mongoc_collection_find_with_opts (j->drive, &filter, opts, NULL);
+        /* online_batch.h types the field as the driver's cursor: the
+         * table's, held there. */
+        j->cursor = (mongoc_cursor_t *) ops->find (j->on, j->drive, &filter, opts);
         bson_destroy (opts);
         bson_destroy (&filter);
     }
-    while ((int64_t) in->n < j->batch_size && mongoc_cursor_next (j->cursor, &doc)) {
+    while ((int64_t) in->n < j->batch_size &&
+           (more = ops->next ((online_cursor_t *) j->cursor, &doc))) {
         bson_iter_t id;
         bool has_id = bson_iter_init_find (&id, doc, "_id");
         /* What the filter lets through from before the checkpoint comes
@@ -295,13 +299,15 @@ online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_
         if (has_id)
             bson_append_iter (last, "last", 4, &id);
     }
-    if (mongoc_cursor_error (j->cursor, &why)) {
-        online_batch_close (j);
-        online_fail (j->on, err, &why, "reading a batch");
-        return -1;
-    }
-    if ((int64_t) in->n < j->batch_size) {
-        online_batch_close (j);
+    /* A cursor that ran out (or failed) is ended; one that filled the
+     * batch stays open for the next. */
+    if (!more) {
+        bool read = ops->end ((online_cursor_t *) j->cursor, &why);
+        j->cursor = NULL;
+        if (!read) {
+            online_fail (j->on, err, &why, "reading a batch");
+            return -1;
+        }
         j->ended = true;
     }
     return (int64_t) in->n;
@@ -311,7 +317,7 @@ void
 online_batch_close (online_job_t *j)
 {
     if (j->cursor)
-        mongoc_cursor_destroy (j->cursor);
+        online_ops (j->on)->end ((online_cursor_t *) j->cursor, NULL);
     j->cursor = NULL;
 }
 
@@ -346,25 +352,20 @@ online_batch_docs_where (online_job_t *j, mongoc_collection_t *c, const char *pa
                          const bson_t *values, const bson_t *opts, online_batch_doc_fn fn,
                          void *ctx, int64_t *read, bson_error_t *err)
 {
-    bson_t filter = BSON_INITIALIZER, cond;
-    mongoc_cursor_t *cur;
+    const online_ops_t *ops = online_ops (j->on);
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
 
-    bson_append_document_begin (&filter, path, -1, &cond);
-    BSON_APPEND_ARRAY (&cond, "$in", values);
-    bson_append_document_end (&filter, &cond);
-    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
-    while (mongoc_cursor_next (cur, &doc)) {
+    cur = ops->keys (j->on, c, path, values, opts);
+    while (ops->next (cur, &doc)) {
         fn (ctx, doc);
         if (read)
             (*read)++;
     }
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (j->on, err, &why, "finding what a change affects");
-    mongoc_cursor_destroy (cur);
-    bson_destroy (&filter);
     return ok;
 }
 
@@ -442,8 +443,9 @@ fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
 {
     bson_t filter = BSON_INITIALIZER, by_key = BSON_INITIALIZER, cond, values = BSON_INITIALIZER,
            *opts;
+    const online_ops_t *ops = online_ops (j->on);
     uint32_t n = 0;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
@@ -487,17 +489,16 @@ fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
     opts = BCON_NEW ("batchSize",
                      BCON_INT32 ((int32_t) (j->batch_size < 100000 ? j->batch_size : 100000)));
     online_partner_projection (j->p, opts);
-    cur = mongoc_collection_find_with_opts (j->partner, &filter, opts, NULL);
+    cur = ops->find (j->on, j->partner, &filter, opts);
     bson_destroy (opts);
-    while (ok && mongoc_cursor_next (cur, &doc))
+    while (ok && ops->next (cur, &doc))
         ok = add_partner (j, bson_get_data (doc), doc->len, err);
-    if (ok && mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, ok ? &why : NULL) && ok)
         ok = online_fail (j->on, err, &why, "fetching a batch's partners");
     /* The keys are on the server before the batch's results and its
      * checkpoint: a result is never there without them. */
     if (ok && j->keys)
         ok = online_keys_flush (j->keys, err);
-    mongoc_cursor_destroy (cur);
     bson_destroy (&filter);
     return ok;
 }
