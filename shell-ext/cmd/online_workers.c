@@ -162,10 +162,11 @@ static bool
 range_goes_on (online_t *on, mongoc_collection_t *c, const bson_t *part, const bson_t *last,
                bool *more, bson_error_t *err)
 {
+    const online_ops_t *ops = online_ops (on);
     bson_t filter = BSON_INITIALIZER, range = BSON_INITIALIZER, after = BSON_INITIALIZER, *opts;
     bson_iter_t lit;
     bool has_last = bson_iter_init_find (&lit, last, "last"), ok;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
 
@@ -193,15 +194,13 @@ range_goes_on (online_t *on, mongoc_collection_t *c, const bson_t *part, const b
     }
     opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
                      BCON_INT32 (1), "}", "batchSize", BCON_INT32 (16));
-    cur = mongoc_collection_find_with_opts (c, &filter, opts, NULL);
-    while (!*more && mongoc_cursor_next (cur, &doc)) {
+    cur = ops->find (on, c, &filter, opts);
+    while (!*more && ops->next (cur, &doc)) {
         bson_iter_t id;
         *more = bson_iter_init_find (&id, doc, "_id") && online_partition_holds (part, &id) &&
                 (!has_last || rm_value_compare (&id, &lit) > 0);
     }
-    ok = !mongoc_cursor_error (cur, &why) || online_fail (on, err, &why, "reading a partition's "
-                                                                          "range");
-    mongoc_cursor_destroy (cur);
+    ok = ops->end (cur, &why) || online_fail (on, err, &why, "reading a partition's range");
     bson_destroy (opts);
     bson_destroy (&filter);
     return ok;
