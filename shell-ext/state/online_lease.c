@@ -261,12 +261,14 @@ renewer (void *arg)
     return NULL;
 }
 
-/* The renewals' connection: the same URI as the run's. */
+/* The renewals' connection: to the deployment holding the lease, the
+ * run's own (on->client's): with --to-uri the destination, never the
+ * source, which a run only reads. */
 static mongoc_client_t *
 lease_client (online_t *on)
 {
     bson_error_t why;
-    mongoc_uri_t *uri = mongoc_uri_new_with_error (on->o->uri, &why);
+    mongoc_uri_t *uri = mongoc_uri_new_with_error (on->o->to_uri ? on->o->to_uri : on->o->uri, &why);
     mongoc_client_t *c;
     if (!uri)
         return NULL;
