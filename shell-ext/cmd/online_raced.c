@@ -27,6 +27,74 @@ online_raced_name (online_t *on, const char *coll, int n, char *buf, size_t cap)
     snprintf (buf, cap, "%s_remodel_%s_raced_%d", coll, on->names.id, n);
 }
 
+/* A listCollections (or getMore) reply's batch: each name appended to
+ * names (*n of them, NULL after); its cursor's id and, for a getMore,
+ * the collection its ns names (after the first dot), into id and more. */
+static char **
+batch_names (const bson_t *reply, char **names, size_t *n, int64_t *id, const char **more)
+{
+    bson_iter_t it, c, d, name;
+    *id = 0;
+    *more = NULL;
+    if (!bson_iter_init_find (&it, reply, "cursor") || !bson_iter_recurse (&it, &c))
+        return names;
+    while (bson_iter_next (&c)) {
+        const char *k = bson_iter_key (&c);
+        if (!strcmp (k, "id")) {
+            *id = bson_iter_as_int64 (&c);
+        } else if (!strcmp (k, "ns") && BSON_ITER_HOLDS_UTF8 (&c)) {
+            *more = strchr (bson_iter_utf8 (&c, NULL), '.');
+            *more = *more ? *more + 1 : NULL;
+        } else if ((!strcmp (k, "firstBatch") || !strcmp (k, "nextBatch")) &&
+                   bson_iter_recurse (&c, &d)) {
+            while (bson_iter_next (&d)) {
+                if (!BSON_ITER_HOLDS_DOCUMENT (&d) || !bson_iter_recurse (&d, &name) ||
+                    !bson_iter_find (&name, "name") || !BSON_ITER_HOLDS_UTF8 (&name))
+                    continue;
+                names = bson_realloc (names, (*n + 2) * sizeof *names);
+                names[(*n)++] = bson_strdup (bson_iter_utf8 (&name, NULL));
+                names[*n] = NULL;
+            }
+        }
+    }
+    return names;
+}
+
+/* db's collections' names, asked as the driver's list of them asked
+ * (listCollections with the filter, when one, and nameOnly; getMore while
+ * its cursor lasts) on on's connection; NULL with why on an error
+ * (bson_strfreev them). */
+static char **
+collection_names (online_t *on, const char *db, const bson_t *filter, bson_error_t *why)
+{
+    bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1));
+    char **names = bson_malloc0 (sizeof *names);
+    size_t n = 0;
+    bool ok = true;
+
+    if (filter)
+        BSON_APPEND_DOCUMENT (cmd, "filter", filter);
+    BSON_APPEND_BOOL (cmd, "nameOnly", true);
+    while (ok && cmd) {
+        bson_t reply;
+        int64_t id = 0;
+        const char *more = NULL;
+        ok = online_ops (on)->command (on, NULL, db, cmd, &reply, why);
+        bson_destroy (cmd);
+        cmd = NULL;
+        if (ok)
+            names = batch_names (&reply, names, &n, &id, &more);
+        if (ok && id && more)
+            cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (more));
+        bson_destroy (&reply);
+    }
+    if (!ok) {
+        bson_strfreev (names);
+        names = NULL;
+    }
+    return names;
+}
+
 /* The raced collections of db.coll: calls fn for each; false when fn
  * does (or listing fails). */
 static bool
@@ -35,15 +103,13 @@ each_raced (online_t *on, const char *db, const char *coll,
                         void *arg, bson_error_t *err),
             void *arg, bson_error_t *err)
 {
-    mongoc_database_t *d = mongoc_client_get_database (on->client, db);
     char prefix[400], **names;
     bson_error_t why;
     bool ok = true;
     size_t pl;
     online_raced_name (on, coll, 0, prefix, sizeof prefix);
     pl = strlen (prefix) - 1; /* "..._raced_" */
-    names = mongoc_database_get_collection_names_with_opts (d, NULL, &why);
-    mongoc_database_destroy (d);
+    names = collection_names (on, db, NULL, &why);
     if (!names)
         return online_fail (on, err, &why, "listing collections");
     for (char **n = names; ok && *n; n++)
@@ -61,7 +127,7 @@ count_one (online_t *on, const char *db, const char *raced, const char *coll, vo
     mongoc_collection_t *c = online_collection (on, db, raced);
     bson_t q = BSON_INITIALIZER;
     bson_error_t why;
-    k = mongoc_collection_count_documents (c, &q, NULL, NULL, NULL, &why);
+    k = online_ops (on)->count (on, c, &q, &why);
     mongoc_collection_destroy (c);
     if (k < 0)
         return online_fail (on, err, &why, "counting a raced collection's documents");
@@ -123,22 +189,23 @@ carry_one (online_t *on, const char *db, const char *raced, const char *coll, vo
 {
     int64_t *left = arg, carried = 0, kept = 0;
     mongoc_collection_t *from = online_collection (on, db, raced), *to = online_collection (on, db, coll);
+    const online_ops_t *ops = online_ops (on);
     bson_t q = BSON_INITIALIZER;
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (from, &q, NULL, NULL);
+    online_cursor_t *cur = ops->find (on, from, &q, NULL);
     const bson_t *d;
     bson_error_t why;
     bool ok = true;
 
-    while (ok && mongoc_cursor_next (cur, &d)) {
+    while (ok && ops->next (cur, &d)) {
         bson_t sel = BSON_INITIALIZER;
         bson_iter_t id;
         if (!bson_iter_init_find (&id, d, "_id"))
             continue;
         online_id_append (&sel, &id);
         ok = online_lease_check (on, err);
-        if (ok && mongoc_collection_insert_one (to, d, NULL, NULL, &why)) {
+        if (ok && ops->write (on, to, ONLINE_W_INSERT, NULL, d, false, false, NULL, &why)) {
             carried++;
-            ok = mongoc_collection_delete_one (from, &sel, NULL, NULL, &why) ||
+            ok = ops->write (on, from, ONLINE_W_DELETE, &sel, NULL, false, false, NULL, &why) ||
                  online_fail (on, err, &why, "removing a carried document");
         } else if (ok && why.code == 11000) {
             char *text = bson_as_relaxed_extended_json (&sel, NULL);
@@ -152,9 +219,8 @@ carry_one (online_t *on, const char *db, const char *raced, const char *coll, vo
         }
         bson_destroy (&sel);
     }
-    if (ok && mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, ok ? &why : NULL) && ok)
         ok = online_fail (on, err, &why, "reading a raced collection");
-    mongoc_cursor_destroy (cur);
     mongoc_collection_destroy (from);
     mongoc_collection_destroy (to);
     if (ok)
@@ -164,7 +230,7 @@ carry_one (online_t *on, const char *db, const char *raced, const char *coll, vo
     *left += kept;
     if (ok && !kept) {
         mongoc_collection_t *r = online_collection (on, db, raced);
-        ok = online_lease_check (on, err) && (mongoc_collection_drop (r, &why) ||
+        ok = online_lease_check (on, err) && (ops->drop (on, r, &why) ||
                                               online_fail (on, err, &why, "dropping a raced collection"));
         mongoc_collection_destroy (r);
     }
