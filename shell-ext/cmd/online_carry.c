@@ -111,9 +111,10 @@ elements_own_ids (online_t *on, const rm_step_t *s, const rm_step_inverse_t *iv,
     const rm_nsref_t *from = iv->own_ids;
     const char *path = iv->own_ids_path;
     char backup[400];
+    const online_ops_t *ops = online_ops (on);
     mongoc_collection_t *coll;
     bson_t filter = BSON_INITIALIZER, *opts;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true, aside = !back;
@@ -125,8 +126,8 @@ elements_own_ids (online_t *on, const rm_step_t *s, const rm_step_inverse_t *iv,
         return false;
     coll = online_collection (on, from->db, aside ? backup : from->coll);
     opts = BCON_NEW ("projection", "{", path, BCON_INT32 (1), "}");
-    cur = mongoc_collection_find_with_opts (coll, &filter, opts, NULL);
-    while (ok && mongoc_cursor_next (cur, &doc)) {
+    cur = ops->find (on, coll, &filter, opts);
+    while (ok && ops->next (cur, &doc)) {
         bson_iter_t it, el, id;
         if (!bson_iter_init_find (&it, doc, path) || !BSON_ITER_HOLDS_ARRAY (&it) ||
             !bson_iter_recurse (&it, &el))
@@ -149,9 +150,8 @@ elements_own_ids (online_t *on, const rm_step_t *s, const rm_step_inverse_t *iv,
                 ok = false;
             }
     }
-    if (ok && mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, ok ? &why : NULL) && ok)
         ok = online_fail (on, err, &why, "reading the originals");
-    mongoc_cursor_destroy (cur);
     bson_destroy (opts);
     mongoc_collection_destroy (coll);
     return ok;
@@ -213,10 +213,11 @@ fields_absent (online_t *on, const rm_step_t *s, const rm_step_t *u, bool back,
         bson_t *q = BCON_NEW (f->paths[i].text, "{", "$exists", BCON_BOOL (true), "}");
         bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "limit",
                                  BCON_INT64 (1));
-        mongoc_cursor_t *cur = mongoc_collection_find_with_opts (coll, q, opts, NULL);
+        online_cursor_t *cur = online_ops (on)->find (on, coll, q, opts);
         const bson_t *d;
         bson_error_t why;
-        if (mongoc_cursor_next (cur, &d)) {
+        bool read;
+        if (online_ops (on)->next (cur, &d)) {
             bson_t sel = BSON_INITIALIZER;
             char *text, *said;
             online_id_filter (bson_get_data (d), d->len, &sel);
@@ -226,10 +227,11 @@ fields_absent (online_t *on, const rm_step_t *s, const rm_step_t *u, bool back,
             bson_free (said);
             bson_free (text);
             bson_destroy (&sel);
-        } else if (mongoc_cursor_error (cur, &why)) {
-            ok = online_fail (on, err, &why, "reading the originals");
         }
-        mongoc_cursor_destroy (cur);
+        /* Its error asked only when it found none, as before. */
+        read = online_ops (on)->end (cur, ok ? &why : NULL);
+        if (ok && !read)
+            ok = online_fail (on, err, &why, "reading the originals");
         bson_destroy (opts);
         bson_destroy (q);
     }
@@ -312,8 +314,8 @@ flush (carry_t *c, size_t k, bson_error_t *err)
     online_t *on = c->on;
     online_docs_t *p = &c->pend[k];
     online_values_t ids;
-    bson_t filter = BSON_INITIALIZER, in;
-    mongoc_cursor_t *cur;
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur;
     const bson_t *now;
     bson_error_t why;
     bool ok = true;
@@ -327,17 +329,12 @@ flush (carry_t *c, size_t k, bson_error_t *err)
             bson_iter_find (&id, "_id"))
             online_values_add (&ids, &id);
     }
-    BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &in);
-    BSON_APPEND_ARRAY (&in, "$in", &ids.arr);
-    bson_append_document_end (&filter, &in);
     online_docs_reset (&c->there);
-    cur = mongoc_collection_find_with_opts (c->originals[k], &filter, NULL, NULL);
-    while (mongoc_cursor_next (cur, &now))
+    cur = ops->keys (on, c->originals[k], "_id", &ids.arr, NULL);
+    while (ops->next (cur, &now))
         online_docs_add (&c->there, bson_get_data (now), now->len, -1);
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "reading the originals");
-    mongoc_cursor_destroy (cur);
-    bson_destroy (&filter);
     bson_destroy (&ids.arr);
     if (ok && c->there.n > c->by_cap) {
         c->by_cap = c->there.n;
@@ -362,17 +359,80 @@ flush (carry_t *c, size_t k, bson_error_t *err)
             c->differ[k] += w != ONLINE_CARRY_KEEP;
         } else if (w == ONLINE_CARRY_INSERT) {
             ok = online_lease_check (on, err) &&
-                 (mongoc_collection_insert_one (c->originals[k], &d, NULL, NULL, &why) ||
+                 (ops->write (on, c->originals[k], ONLINE_W_INSERT, NULL, &d, false, false, NULL,
+                              &why) ||
                   online_fail (on, err, &why, "carrying a document back"));
             c->inserted[k] += ok;
         } else if (w == ONLINE_CARRY_REPLACE) {
             ok = online_lease_check (on, err) &&
-                 (mongoc_collection_replace_one (c->originals[k], &c->sel, &d, NULL, NULL, &why) ||
+                 (ops->write (on, c->originals[k], ONLINE_W_REPLACE, &c->sel, &d, false, false,
+                              NULL, &why) ||
                   online_fail (on, err, &why, "carrying a document back"));
             c->replaced[k] += ok;
         }
     }
     online_docs_reset (p);
+    return ok;
+}
+
+/* The first of a write command's reply's errors (writeErrors, then its
+ * writeConcernError) into why, as the driver says one; false when it
+ * has one. */
+static bool
+write_reply_ok (const bson_t *reply, bson_error_t *why)
+{
+    bson_iter_t it, e, f;
+    uint32_t domain = MONGOC_ERROR_COMMAND;
+    if (bson_iter_init_find (&it, reply, "writeErrors") && BSON_ITER_HOLDS_ARRAY (&it) &&
+        bson_iter_recurse (&it, &e) && bson_iter_next (&e) && BSON_ITER_HOLDS_DOCUMENT (&e))
+        bson_iter_recurse (&e, &f);
+    else if (bson_iter_init_find (&it, reply, "writeConcernError") &&
+             BSON_ITER_HOLDS_DOCUMENT (&it) && bson_iter_recurse (&it, &f))
+        domain = MONGOC_ERROR_WRITE_CONCERN;
+    else
+        return true;
+    memset (why, 0, sizeof *why);
+    why->domain = domain;
+    while (bson_iter_next (&f))
+        if (!strcmp (bson_iter_key (&f), "code"))
+            why->code = (uint32_t) bson_iter_as_int64 (&f);
+        else if (!strcmp (bson_iter_key (&f), "errmsg") && BSON_ITER_HOLDS_UTF8 (&f))
+            bson_strncpy (why->message, bson_iter_utf8 (&f, NULL), sizeof why->message);
+    return false;
+}
+
+/* docs into c (a stage collection: on's connection's), as the driver's
+ * insert_many sent them: insert commands, ordered, in the connection's
+ * write concern; each within a command's 16 MB (the driver's within a
+ * message's 48: a stage of larger documents is sent in more commands). */
+static bool
+insert_ordered (online_t *on, mongoc_collection_t *c, const bson_t **docs, size_t n,
+                bson_error_t *why)
+{
+    const mongoc_write_concern_t *wc = mongoc_client_get_write_concern (on->client);
+    const size_t cap = 16 * 1024 * 1024 - 64 * 1024;
+    bool ok = true;
+    for (size_t i = 0; ok && i < n;) {
+        bson_t *cmd = BCON_NEW ("insert", BCON_UTF8 (mongoc_collection_get_name (c)));
+        bson_t arr, reply;
+        size_t bytes = 0;
+        char key[16];
+        const char *kp;
+        BSON_APPEND_ARRAY_BEGIN (cmd, "documents", &arr);
+        for (uint32_t k = 0; i < n && (k == 0 || bytes + docs[i]->len <= cap); i++, k++) {
+            bson_uint32_to_string (k, &kp, key, sizeof key);
+            BSON_APPEND_DOCUMENT (&arr, kp, docs[i]);
+            bytes += docs[i]->len;
+        }
+        bson_append_array_end (cmd, &arr);
+        BSON_APPEND_BOOL (cmd, "ordered", true);
+        if (wc && !mongoc_write_concern_is_default (wc))
+            mongoc_write_concern_append ((mongoc_write_concern_t *) wc, cmd);
+        ok = online_ops (on)->command (on, c, NULL, cmd, &reply, why) &&
+             write_reply_ok (&reply, why);
+        bson_destroy (&reply);
+        bson_destroy (cmd);
+    }
     return ok;
 }
 
@@ -391,7 +451,7 @@ sink_flush (carry_t *c, size_t k, bson_error_t *err)
         docs[i] = &c->out[i];
     }
     ok = online_lease_check (c->on, err) &&
-         (mongoc_collection_insert_many (c->sink[k], docs, p->n, NULL, NULL, &why) ||
+         (insert_ordered (c->on, c->sink[k], docs, p->n, &why) ||
           online_fail (c->on, err, &why, "writing what an inverse step gave back"));
     online_docs_reset (p);
     return ok;
@@ -447,29 +507,29 @@ delete_gone (carry_t *c, size_t k, bson_error_t *err)
     mongoc_collection_t *coll = c->originals[k];
     bson_t filter = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (coll, &filter, opts, NULL);
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur = ops->find (on, coll, &filter, opts);
     const bson_t *doc;
     online_values_t gone;
     bson_error_t why;
     bool ok = true;
 
     online_values_init (&gone);
-    while (mongoc_cursor_next (cur, &doc)) {
+    while (ops->next (cur, &doc)) {
         bson_iter_t id;
         if (!online_idset_has (&c->seen[k], online_id_hash (bson_get_data (doc), doc->len)) &&
             bson_iter_init_find (&id, doc, "_id"))
             online_values_add (&gone, &id);
     }
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "reading the originals");
-    mongoc_cursor_destroy (cur);
     if (ok && gone.n) {
         bson_t sel = BSON_INITIALIZER, in;
         BSON_APPEND_DOCUMENT_BEGIN (&sel, "_id", &in);
         BSON_APPEND_ARRAY (&in, "$in", &gone.arr);
         bson_append_document_end (&sel, &in);
         ok = online_lease_check (on, err) &&
-             (mongoc_collection_delete_many (coll, &sel, NULL, NULL, &why) ||
+             (ops->write (on, coll, ONLINE_W_DELETE, &sel, NULL, false, true, NULL, &why) ||
               online_fail (on, err, &why, "deleting an original the application deleted"));
         c->deleted[k] = ok ? gone.n : 0;
         bson_destroy (&sel);
@@ -490,13 +550,14 @@ carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_err
     mongoc_collection_t *coll = online_collection (on, c->a.c[k].db, c->from[k]);
     bson_t filter = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}");
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (coll, &filter, opts, NULL);
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur = ops->find (on, coll, &filter, opts);
     const bson_t *doc;
     bson_error_t why;
     size_t n = 0;
     bool ok = true;
 
-    while (ok && mongoc_cursor_next (cur, &doc)) {
+    while (ok && ops->next (cur, &doc)) {
         if (in < 0) {
             ok = put (c, c->a.c[k].ns, bson_get_data (doc), doc->len, err);
             continue;
@@ -509,11 +570,12 @@ carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_err
             n = 0;
         }
     }
-    if (ok && mongoc_cursor_error (cur, &why))
+    /* Ended before the last batch's writes: a cursor read to its end
+     * (the one way on) sends nothing more. */
+    if (!ops->end (cur, ok ? &why : NULL) && ok)
         ok = online_fail (on, err, &why, "reading a result");
     if (ok && in >= 0 && !join && n)
         ok = rm_batchstep_run (b, put, c, err);
-    mongoc_cursor_destroy (cur);
     bson_destroy (opts);
     mongoc_collection_destroy (coll);
     return ok;
