@@ -47,11 +47,12 @@ shard_key (online_t *on, const char *db, const char *coll, bson_t *key)
     mongoc_collection_t *c = online_collection (on, "config", "collections");
     char *id = bson_strdup_printf ("%s.%s", db, coll);
     bson_t *q = BCON_NEW ("_id", BCON_UTF8 (id));
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur = ops->find (on, c, q, NULL);
     const bson_t *doc;
     bson_iter_t it;
     bool sharded = false;
-    if (mongoc_cursor_next (cur, &doc) && bson_iter_init_find (&it, doc, "key") &&
+    if (ops->next (cur, &doc) && bson_iter_init_find (&it, doc, "key") &&
         BSON_ITER_HOLDS_DOCUMENT (&it) &&
         !(bson_iter_init_find (&it, doc, "dropped") && bson_iter_as_bool (&it))) {
         uint32_t len;
@@ -63,7 +64,7 @@ shard_key (online_t *on, const char *db, const char *coll, bson_t *key)
         bson_copy_to (&found, key);
         sharded = true;
     }
-    mongoc_cursor_destroy (cur); /* an error (no config database): not sharded */
+    ops->end (cur, NULL); /* an error (no config database): not sharded */
     bson_destroy (q);
     bson_free (id);
     mongoc_collection_destroy (c);
@@ -121,6 +122,7 @@ online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err
     const char *names[32];
     size_t n = 0;
     mongoc_collection_t *probe = online_collection (on, on->o->state_db, "probe");
+    const online_ops_t *ops = online_ops (on);
     bool ok = true;
 
     for (size_t i = 0; i < c->n; i++)
@@ -129,14 +131,14 @@ online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err
     for (size_t k = 0; ok && k < n; k++) {
         bson_t *pipeline = probe_stage (on, names[k]);
         bson_t opts = BSON_INITIALIZER;
-        mongoc_cursor_t *cur;
+        online_cursor_t *cur;
         const bson_t *doc;
         bson_error_t why;
         BSON_APPEND_BOOL (&opts, "allowDiskUse", true);
-        cur = mongoc_collection_aggregate (probe, MONGOC_QUERY_NONE, pipeline, &opts, NULL);
-        while (mongoc_cursor_next (cur, &doc))
+        cur = ops->aggregate (on, probe, pipeline, &opts);
+        while (ops->next (cur, &doc))
             ;
-        if (mongoc_cursor_error (cur, &why)) {
+        if (!ops->end (cur, &why)) {
             ok = online_fail (on, err, &why, "trying a stage");
             if (!on->transient) {
                 const char *who = "";
@@ -156,7 +158,6 @@ online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err
                               on->where, names[k], who, why.message);
             }
         }
-        mongoc_cursor_destroy (cur);
         bson_destroy (&opts);
         bson_destroy (pipeline);
     }
@@ -169,7 +170,8 @@ online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact, bso
 {
     mongoc_collection_t *c;
     bson_t *filter, *opts;
-    mongoc_cursor_t *cur;
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
@@ -180,8 +182,8 @@ online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact, bso
     c = online_collection (on, st->guard_ns->db, st->guard_coll);
     filter = BCON_NEW (st->guard_field, "{", "$type", BCON_INT32 (4), "}");
     opts = BCON_NEW ("limit", BCON_INT64 (1), "projection", "{", "_id", BCON_INT32 (1), "}");
-    cur = mongoc_collection_find_with_opts (c, filter, opts, NULL);
-    if (mongoc_cursor_next (cur, &doc)) {
+    cur = ops->find (on, c, filter, opts);
+    if (ops->next (cur, &doc)) {
         char *id = bson_as_relaxed_extended_json (doc, NULL);
         *exact = false;
         online_say_note (on, "step %zu (%s): %s has a document whose \"%s\" holds an array (%s), "
@@ -190,9 +192,8 @@ online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact, bso
                          st->guard_field, id);
         bson_free (id);
     }
-    if (mongoc_cursor_error (cur, &why))
+    if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "looking for arrays the pipelines do not take");
-    mongoc_cursor_destroy (cur);
     bson_destroy (filter);
     bson_destroy (opts);
     mongoc_collection_destroy (c);
@@ -203,7 +204,7 @@ online_server_exact (online_t *on, const rm_compile_step_t *st, bool *exact, bso
  * in _id order, through one cursor for the whole pass, as the client-side
  * runner reads; opened again after an error. After last of any type
  * (online_range_after); NULL when its filter does not fit. */
-static mongoc_cursor_t *
+static online_cursor_t *
 open_ids (online_t *on, mongoc_collection_t *drive, const bson_t *last, int64_t batch,
           bson_error_t *err)
 {
@@ -211,12 +212,12 @@ open_ids (online_t *on, mongoc_collection_t *drive, const bson_t *last, int64_t 
     bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}", "sort", "{", "_id",
                              BCON_INT32 (1), "}", "batchSize", BCON_INT64 (batch));
     bson_iter_t it;
-    mongoc_cursor_t *cur = NULL;
+    online_cursor_t *cur = NULL;
     if (bson_iter_init_find (&it, last, "last") && !online_range_after (&it, &filter))
         rm_error_set (err, RM_ERR_DATA, "%s: the checkpoint's _id makes too large a query",
                       on->where);
     else
-        cur = mongoc_collection_find_with_opts (drive, &filter, opts, NULL);
+        cur = online_ops (on)->find (on, drive, &filter, opts);
     bson_destroy (opts);
     bson_destroy (&filter);
     return cur;
@@ -226,19 +227,22 @@ open_ids (online_t *on, mongoc_collection_t *drive, const bson_t *last, int64_t 
  * into hi as "last". after: the checkpoint the cursor was just opened
  * after ({"last": <_id>}), whose filter may let through a few _ids before
  * it (online_range_before), first: skipped; NULL once a range was read.
- * Returns how many (0: the end), -1 on error. */
+ * Once the cursor is read to its end it is ended (*cur NULL, *ended set:
+ * a cursor read again past its end is an error). Returns how many (0:
+ * the end), -1 on error. */
 static int64_t
-next_range (online_t *on, mongoc_cursor_t *cur, int64_t batch, const bson_t *after, bson_t *ids,
-            bson_t *hi, bson_error_t *err)
+next_range (online_t *on, online_cursor_t **cur, bool *ended, int64_t batch, const bson_t *after,
+            bson_t *ids, bson_t *hi, bson_error_t *err)
 {
+    const online_ops_t *ops = online_ops (on);
     const bson_t *doc;
     bson_iter_t it, lit;
     bson_error_t why;
     int64_t n = 0;
-    bool skipping = after && bson_iter_init_find (&lit, after, "last");
+    bool skipping = after && bson_iter_init_find (&lit, after, "last"), more = !*ended;
 
     bson_reinit (ids);
-    while (n < batch && mongoc_cursor_more (cur) && mongoc_cursor_next (cur, &doc)) {
+    while (n < batch && more && (more = ops->next (*cur, &doc))) {
         char key[24];
         if (!bson_iter_init_find (&it, doc, "_id"))
             continue;
@@ -250,8 +254,13 @@ next_range (online_t *on, mongoc_cursor_t *cur, int64_t batch, const bson_t *aft
         bson_reinit (hi);
         BSON_APPEND_VALUE (hi, "last", bson_iter_value (&it));
     }
-    if (mongoc_cursor_error (cur, &why))
-        return online_fail (on, err, &why, "reading the next range's _ids") ? 0 : -1;
+    if (!more && !*ended) {
+        bool ok = ops->end (*cur, &why);
+        *cur = NULL;
+        *ended = true;
+        if (!ok)
+            return online_fail (on, err, &why, "reading the next range's _ids") ? 0 : -1;
+    }
     return n;
 }
 
@@ -264,7 +273,8 @@ run_range (online_t *on, const rm_compile_pass_t *cp, mongoc_collection_t *drive
     bson_t pipeline = BSON_INITIALIZER, stage = BSON_INITIALIZER, opts = BSON_INITIALIZER;
     bson_t filter = BSON_INITIALIZER, in;
     bson_iter_t it;
-    mongoc_cursor_t *cur;
+    const online_ops_t *ops = online_ops (on);
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
@@ -288,10 +298,10 @@ run_range (online_t *on, const rm_compile_pass_t *cp, mongoc_collection_t *drive
         bson_destroy (&stage);
         return false;
     }
-    cur = mongoc_collection_aggregate (drive, MONGOC_QUERY_NONE, &pipeline, &opts, NULL);
-    while (mongoc_cursor_next (cur, &doc))
+    cur = ops->aggregate (on, drive, &pipeline, &opts);
+    while (ops->next (cur, &doc))
         ;
-    if (mongoc_cursor_error (cur, &why)) {
+    if (!ops->end (cur, &why)) {
         ok = online_fail (on, err, &why, "running a range's pipeline");
         if (!on->transient) {
             size_t l = strlen (err->message);
@@ -300,12 +310,11 @@ run_range (online_t *on, const rm_compile_pass_t *cp, mongoc_collection_t *drive
                       "one; client-side mode runs every step)");
         }
     }
-    mongoc_cursor_destroy (cur);
     if (ok) {
         BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &in);
         BSON_APPEND_ARRAY (&in, "$in", ids);
         bson_append_document_end (&filter, &in);
-        n = mongoc_collection_count_documents (target, &filter, NULL, NULL, NULL, &why);
+        n = ops->count (on, target, &filter, &why);
         if (n < 0)
             ok = online_fail (on, err, &why, "counting a range's results");
         else
@@ -327,10 +336,10 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
     mongoc_collection_t *drive = online_collection (on, cp->drive->db, cp->coll);
     mongoc_collection_t *target = online_collection (on, cp->out->db, cp->target);
     bson_t last = BSON_INITIALIZER, hi = BSON_INITIALIZER, ids = BSON_INITIALIZER;
-    mongoc_cursor_t *cur = NULL;
+    online_cursor_t *cur = NULL;
     int64_t seen = 0, written = 0, t0 = online_mono_ms ();
     online_retry_t retry = {0, 0};
-    bool done = false, ok, drawn = false;
+    bool done = false, ok, drawn = false, ended = false; /* ended: cur read to its end */
 
     ok = online_checkpoint_read (on, s, cp->pass, &last, &done, &seen, &written, err);
     if (ok && done) {
@@ -340,22 +349,24 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
     }
     while (ok) {
         int64_t b0 = online_mono_ms (), n, w = 0;
-        bool opened = !cur;
+        bool opened = !cur && !ended;
         /* SIGINT, SIGTERM: between two ranges, the last one's checkpoint
          * saved (online_signal.c). */
         if (!(ok = online_stop_check_step (on, s, cp->drive->text, seen, "the checkpoint saved",
                                            err)))
             break;
-        if (!cur && !(cur = open_ids (on, drive, &last, o->batch_size, err))) {
+        if (opened && !(cur = open_ids (on, drive, &last, o->batch_size, err))) {
             ok = false;
             break;
         }
         if (!online_wait_while_paused (on, err) ||
-            (n = next_range (on, cur, o->batch_size, opened ? &last : NULL, &ids, &hi, err)) < 0 ||
+            (n = next_range (on, &cur, &ended, o->batch_size, opened ? &last : NULL, &ids, &hi,
+                             err)) < 0 ||
             (n > 0 && !run_range (on, cp, drive, target, &ids, &w, err))) {
             /* The range again, from the checkpoint. */
-            mongoc_cursor_destroy (cur);
+            online_ops (on)->end (cur, NULL);
             cur = NULL;
+            ended = false;
             n = -1;
         }
         online_batch_end_t end = online_retry_batch (on, &retry, n, err);
@@ -395,8 +406,7 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
                             s->index, s->op, cp->drive->text, (long long) seen,
                             (long long) written);
 out:
-    if (cur)
-        mongoc_cursor_destroy (cur);
+    online_ops (on)->end (cur, NULL);
     bson_destroy (&ids);
     bson_destroy (&last);
     bson_destroy (&hi);
