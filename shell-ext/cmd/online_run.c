@@ -861,74 +861,6 @@ create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, si
     return ok && online_index_created (on, s, targets, colls, nt < 8 ? nt : 8, err);
 }
 
-/* A listCollections (or getMore) reply's batch: each name appended to
- * names (*n of them, NULL after); its cursor's id and, for a getMore,
- * the collection its ns names (after the first dot), into id and more. */
-static char **
-batch_names (const bson_t *reply, char **names, size_t *n, int64_t *id, const char **more)
-{
-    bson_iter_t it, c, d, name;
-    *id = 0;
-    *more = NULL;
-    if (!bson_iter_init_find (&it, reply, "cursor") || !bson_iter_recurse (&it, &c))
-        return names;
-    while (bson_iter_next (&c)) {
-        const char *k = bson_iter_key (&c);
-        if (!strcmp (k, "id")) {
-            *id = bson_iter_as_int64 (&c);
-        } else if (!strcmp (k, "ns") && BSON_ITER_HOLDS_UTF8 (&c)) {
-            *more = strchr (bson_iter_utf8 (&c, NULL), '.');
-            *more = *more ? *more + 1 : NULL;
-        } else if ((!strcmp (k, "firstBatch") || !strcmp (k, "nextBatch")) &&
-                   bson_iter_recurse (&c, &d)) {
-            while (bson_iter_next (&d)) {
-                if (!BSON_ITER_HOLDS_DOCUMENT (&d) || !bson_iter_recurse (&d, &name) ||
-                    !bson_iter_find (&name, "name") || !BSON_ITER_HOLDS_UTF8 (&name))
-                    continue;
-                names = bson_realloc (names, (*n + 2) * sizeof *names);
-                names[(*n)++] = bson_strdup (bson_iter_utf8 (&name, NULL));
-                names[*n] = NULL;
-            }
-        }
-    }
-    return names;
-}
-
-/* db's collections' names, asked as the driver's list of them asked
- * (listCollections with the filter, when one, and nameOnly; getMore while
- * its cursor lasts) on on's connection; NULL with why on an error
- * (bson_strfreev them). */
-static char **
-collection_names (online_t *on, const char *db, const bson_t *filter, bson_error_t *why)
-{
-    bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1));
-    char **names = bson_malloc0 (sizeof *names);
-    size_t n = 0;
-    bool ok = true;
-
-    if (filter)
-        BSON_APPEND_DOCUMENT (cmd, "filter", filter);
-    BSON_APPEND_BOOL (cmd, "nameOnly", true);
-    while (ok && cmd) {
-        bson_t reply;
-        int64_t id = 0;
-        const char *more = NULL;
-        ok = online_ops (on)->command (on, NULL, db, cmd, &reply, why);
-        bson_destroy (cmd);
-        cmd = NULL;
-        if (ok)
-            names = batch_names (&reply, names, &n, &id, &more);
-        if (ok && id && more)
-            cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (more));
-        bson_destroy (&reply);
-    }
-    if (!ok) {
-        bson_strfreev (names);
-        names = NULL;
-    }
-    return names;
-}
-
 /* A dry run writes no step's results, so a later step's input that an
  * earlier step makes (side by side) is not there unless a real run made
  * it: said once per namespace, and read as it is (nothing when absent). */
@@ -948,7 +880,7 @@ dry_run_note (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, const rm_
         if (said[i] == ref)
             return;
     said[(*n_said)++] = ref;
-    names = collection_names (on, ref->db, NULL, &why);
+    names = online_collection_names (on, ref->db, NULL, &why);
     for (size_t i = 0; names && names[i]; i++)
         there |= !strcmp (names[i], now);
     bson_strfreev (names);

@@ -28,74 +28,6 @@ noted (const bson_t *rec, const char *id)
     return false;
 }
 
-/* A listCollections (or getMore) reply's batch: each name appended to
- * names (*n of them, NULL after); its cursor's id and, for a getMore,
- * the collection its ns names (after the first dot), into id and more. */
-static char **
-batch_names (const bson_t *reply, char **names, size_t *n, int64_t *id, const char **more)
-{
-    bson_iter_t it, c, d, name;
-    *id = 0;
-    *more = NULL;
-    if (!bson_iter_init_find (&it, reply, "cursor") || !bson_iter_recurse (&it, &c))
-        return names;
-    while (bson_iter_next (&c)) {
-        const char *k = bson_iter_key (&c);
-        if (!strcmp (k, "id")) {
-            *id = bson_iter_as_int64 (&c);
-        } else if (!strcmp (k, "ns") && BSON_ITER_HOLDS_UTF8 (&c)) {
-            *more = strchr (bson_iter_utf8 (&c, NULL), '.');
-            *more = *more ? *more + 1 : NULL;
-        } else if ((!strcmp (k, "firstBatch") || !strcmp (k, "nextBatch")) &&
-                   bson_iter_recurse (&c, &d)) {
-            while (bson_iter_next (&d)) {
-                if (!BSON_ITER_HOLDS_DOCUMENT (&d) || !bson_iter_recurse (&d, &name) ||
-                    !bson_iter_find (&name, "name") || !BSON_ITER_HOLDS_UTF8 (&name))
-                    continue;
-                names = bson_realloc (names, (*n + 2) * sizeof *names);
-                names[(*n)++] = bson_strdup (bson_iter_utf8 (&name, NULL));
-                names[*n] = NULL;
-            }
-        }
-    }
-    return names;
-}
-
-/* db's collections' names, asked as the driver's list of them asked
- * (listCollections with the filter, when one, and nameOnly; getMore while
- * its cursor lasts) on on's connection; NULL with why on an error
- * (bson_strfreev them). */
-static char **
-collection_names (online_t *on, const char *db, const bson_t *filter, bson_error_t *why)
-{
-    bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1));
-    char **names = bson_malloc0 (sizeof *names);
-    size_t n = 0;
-    bool ok = true;
-
-    if (filter)
-        BSON_APPEND_DOCUMENT (cmd, "filter", filter);
-    BSON_APPEND_BOOL (cmd, "nameOnly", true);
-    while (ok && cmd) {
-        bson_t reply;
-        int64_t id = 0;
-        const char *more = NULL;
-        ok = online_ops (on)->command (on, NULL, db, cmd, &reply, why);
-        bson_destroy (cmd);
-        cmd = NULL;
-        if (ok)
-            names = batch_names (&reply, names, &n, &id, &more);
-        if (ok && id && more)
-            cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (more));
-        bson_destroy (&reply);
-    }
-    if (!ok) {
-        bson_strfreev (names);
-        names = NULL;
-    }
-    return names;
-}
-
 /* The other plans' backups of db.coll: ids[] (each "<id>", at most
  * SHARED_MAX in all), and the backup's name of the first new one. */
 static bool
@@ -103,7 +35,7 @@ backups_of (online_t *on, const char *db, const char *coll, char (*ids)[96], siz
             bson_error_t *err)
 {
     bson_error_t why;
-    char **names = collection_names (on, db, NULL, &why);
+    char **names = online_collection_names (on, db, NULL, &why);
     size_t cl = strlen (coll);
     if (!names)
         return online_fail (on, err, &why, "listing collections");

@@ -285,6 +285,11 @@ typedef struct online_ops {
                           bson_error_t *why);
 } online_ops_t;
 extern const online_ops_t online_ops_mongoc;
+/* db's collections' names (filter: listCollections', or NULL), through
+ * the table's command row on on's connection; NULL with why on an error
+ * (bson_strfreev them). */
+char **online_collection_names (online_t *on, const char *db, const bson_t *filter,
+                                bson_error_t *why);
 static inline const online_ops_t *
 online_ops (const online_t *on)
 {
