@@ -492,60 +492,33 @@ indexes_of (online_t *on, const char *db, const char *coll, bson_t *out, bool *t
     return ok;
 }
 
-/* The options of each collection in the array at path of a listing's
- * reply, into opts. */
+/* A listed collection's options, into the bson_t arg. */
 static void
-options_in (const bson_t *reply, const char *path, bson_t *opts)
+options_in (const bson_t *doc, void *arg)
 {
-    bson_iter_t it, a, f;
-    if (!bson_iter_init (&it, reply) || !bson_iter_find_descendant (&it, path, &a) ||
-        !BSON_ITER_HOLDS_ARRAY (&a) || !bson_iter_recurse (&a, &a))
-        return;
-    while (bson_iter_next (&a)) {
-        const uint8_t *data;
-        uint32_t len;
-        bson_t o;
-        if (BSON_ITER_HOLDS_DOCUMENT (&a) && bson_iter_recurse (&a, &f) &&
-            bson_iter_find (&f, "options") && BSON_ITER_HOLDS_DOCUMENT (&f)) {
-            bson_iter_document (&f, &len, &data);
-            if (bson_init_static (&o, data, len))
-                bson_concat (opts, &o);
-        }
+    bson_iter_t f;
+    const uint8_t *data;
+    uint32_t len;
+    bson_t o;
+    if (bson_iter_init_find (&f, doc, "options") && BSON_ITER_HOLDS_DOCUMENT (&f)) {
+        bson_iter_document (&f, &len, &data);
+        if (bson_init_static (&o, data, len))
+            bson_concat (arg, &o);
     }
 }
 
 /* db.coll's options (listCollections, filtered by its name, on the
- * connection db.coll is on; a getMore while the server keeps a cursor),
- * into opts (empty when none). */
+ * connection db.coll is on), into opts (empty when none). */
 static bool
 options_of (online_t *on, const char *db, const char *coll, bson_t *opts, bson_error_t *err)
 {
     mongoc_collection_t *c = online_collection (on, db, coll);
     bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "filter", "{", "name",
                             BCON_UTF8 (coll), "}");
-    const char *batch = "cursor.firstBatch";
-    bson_t reply;
-    bson_iter_t it;
     bson_error_t why;
-    bool ok = online_ops (on)->command (on, c, db, cmd, &reply, &why);
-    while (ok) {
-        int64_t id;
-        options_in (&reply, batch, opts);
-        id = bson_iter_init (&it, &reply) && bson_iter_find_descendant (&it, "cursor.id", &it)
-                 ? bson_iter_as_int64 (&it)
-                 : 0;
-        if (!id)
-            break;
-        bson_destroy (cmd);
-        bson_destroy (&reply);
-        cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection",
-                        BCON_UTF8 ("$cmd.listCollections"));
-        batch = "cursor.nextBatch";
-        ok = online_ops (on)->command (on, c, db, cmd, &reply, &why);
-    }
+    bool ok = online_command_each (on, c, db, cmd, options_in, opts, &why);
     if (!ok)
         online_fail (on, err, &why, "listing collections");
-    bson_destroy (&reply);
     bson_destroy (cmd);
     mongoc_collection_destroy (c);
     return ok;

@@ -69,12 +69,10 @@ source_command (online_t *on, const char *db, const bson_t *cmd, bson_t *reply, 
     return ok;
 }
 
-/* Each name in the array at path of reply (a listing's batch: "databases",
- * "cursor.firstBatch", "cursor.nextBatch") added to info under db, or, db
- * NULL, to the NULL-ended list *names (n so far). */
+/* Each name in the array at path of reply (listDatabases' "databases")
+ * added to the NULL-ended list *names (n so far). */
 static void
-names_of (const bson_t *reply, const char *path, const char *db, rm_dump_info_t *info,
-          char ***names, size_t *n)
+names_of (const bson_t *reply, const char *path, char ***names, size_t *n)
 {
     bson_iter_t it, a, f;
     if (!bson_iter_init (&it, reply) || !bson_iter_find_descendant (&it, path, &a) ||
@@ -84,46 +82,40 @@ names_of (const bson_t *reply, const char *path, const char *db, rm_dump_info_t 
         if (!BSON_ITER_HOLDS_DOCUMENT (&a) || !bson_iter_recurse (&a, &f) ||
             !bson_iter_find (&f, "name") || !BSON_ITER_HOLDS_UTF8 (&f))
             continue;
-        if (db) {
-            rm_dump_info_add (info, db, bson_iter_utf8 (&f, NULL));
-            continue;
-        }
         *names = bson_realloc (*names, (*n + 2) * sizeof **names);
         (*names)[(*n)++] = bson_strdup (bson_iter_utf8 (&f, NULL));
         (*names)[*n] = NULL;
     }
 }
 
-/* Adds db's collections to info (listCollections, its names only, and a
- * getMore while the server keeps a cursor open). */
+typedef struct {
+    const char *db;
+    rm_dump_info_t *info;
+} listing_t;
+
+static void
+listed_collection (const bson_t *doc, void *arg)
+{
+    listing_t *l = arg;
+    bson_iter_t it;
+    if (bson_iter_init_find (&it, doc, "name") && BSON_ITER_HOLDS_UTF8 (&it))
+        rm_dump_info_add (l->info, l->db, bson_iter_utf8 (&it, NULL));
+}
+
+/* Adds db's collections to info (listCollections, its names only), on
+ * the server the sources are read from (source_command's). */
 static bool
 add_collections (online_t *on, const char *db, rm_dump_info_t *info, bson_error_t *err)
 {
     bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "nameOnly", BCON_BOOL (true));
-    const char *batch = "cursor.firstBatch";
-    bson_t reply;
-    bson_iter_t it;
+    mongoc_collection_t *c = on->pair ? online_pair_side (on, ONLINE_SOURCE, db, "$cmd") : NULL;
+    listing_t l = {db, info};
     bson_error_t why;
-    bool ok = source_command (on, db, cmd, &reply, &why);
-
-    while (ok) {
-        int64_t id;
-        names_of (&reply, batch, db, info, NULL, NULL);
-        id = bson_iter_init (&it, &reply) && bson_iter_find_descendant (&it, "cursor.id", &it)
-                 ? bson_iter_as_int64 (&it)
-                 : 0;
-        if (!id)
-            break;
-        bson_destroy (cmd);
-        bson_destroy (&reply);
-        cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection",
-                        BCON_UTF8 ("$cmd.listCollections"));
-        batch = "cursor.nextBatch";
-        ok = source_command (on, db, cmd, &reply, &why);
-    }
+    bool ok = online_command_each (on, c, db, cmd, listed_collection, &l, &why);
     if (!ok)
         online_fail (on, err, &why, "listing the collections");
-    bson_destroy (&reply);
+    if (c)
+        mongoc_collection_destroy (c);
     bson_destroy (cmd);
     return ok;
 }
@@ -151,7 +143,7 @@ source_databases (online_t *on, bson_error_t *why)
     char **names = NULL;
     size_t n = 0;
     if (source_command (on, "admin", cmd, &reply, why)) {
-        names_of (&reply, "databases", NULL, NULL, &names, &n);
+        names_of (&reply, "databases", &names, &n);
         if (!names)
             names = bson_malloc0 (sizeof *names);
     }

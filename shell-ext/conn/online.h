@@ -285,6 +285,11 @@ typedef struct online_ops {
                           bson_error_t *why);
 } online_ops_t;
 extern const online_ops_t online_ops_mongoc;
+/* A command answered by a cursor (listCollections, listIndexes...) through
+ * the table's command row, as online_ops_t.command sends it: each document
+ * of its batches to each, with a getMore while the cursor lasts. */
+bool online_command_each (online_t *on, mongoc_collection_t *c, const char *db, const bson_t *cmd,
+                          online_entry_fn each, void *arg, bson_error_t *why);
 /* db's collections' names (filter: listCollections', or NULL), through
  * the table's command row on on's connection; NULL with why on an error
  * (bson_strfreev them). */

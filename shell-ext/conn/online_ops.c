@@ -352,17 +352,16 @@ const online_ops_t online_ops_mongoc = {
     .state_delete = ops_state_delete,
 };
 
-/* A listCollections (or getMore) reply's batch: each name appended to
- * names (*n of them, NULL after); its cursor's id and, for a getMore,
- * the collection its ns names (after the first dot), into id and more. */
-static char **
-batch_names (const bson_t *reply, char **names, size_t *n, int64_t *id, const char **more)
+/* The documents of a cursor reply's batch, each to each; its cursor's
+ * id, and the collection of its ns (after the first dot) a getMore names. */
+static void
+batch_each (const bson_t *reply, online_entry_fn each, void *arg, int64_t *id, const char **more)
 {
-    bson_iter_t it, c, d, name;
+    bson_iter_t it, c, d;
     *id = 0;
     *more = NULL;
     if (!bson_iter_init_find (&it, reply, "cursor") || !bson_iter_recurse (&it, &c))
-        return names;
+        return;
     while (bson_iter_next (&c)) {
         const char *k = bson_iter_key (&c);
         if (!strcmp (k, "id")) {
@@ -373,48 +372,78 @@ batch_names (const bson_t *reply, char **names, size_t *n, int64_t *id, const ch
         } else if ((!strcmp (k, "firstBatch") || !strcmp (k, "nextBatch")) &&
                    bson_iter_recurse (&c, &d)) {
             while (bson_iter_next (&d)) {
-                if (!BSON_ITER_HOLDS_DOCUMENT (&d) || !bson_iter_recurse (&d, &name) ||
-                    !bson_iter_find (&name, "name") || !BSON_ITER_HOLDS_UTF8 (&name))
+                const uint8_t *data;
+                uint32_t len;
+                bson_t doc;
+                if (!BSON_ITER_HOLDS_DOCUMENT (&d))
                     continue;
-                names = bson_realloc (names, (*n + 2) * sizeof *names);
-                names[(*n)++] = bson_strdup (bson_iter_utf8 (&name, NULL));
-                names[*n] = NULL;
+                bson_iter_document (&d, &len, &data);
+                if (bson_init_static (&doc, data, len))
+                    each (&doc, arg);
             }
         }
     }
-    return names;
 }
 
-/* online.h. As the driver's own listing asks (listCollections with the
- * filter and nameOnly, then getMore while its cursor lasts), through the
- * command row, so that a trace or a second server sees it. */
+/* online.h. A getMore names the collection of the reply's ns, as the
+ * driver's own cursors do. */
+bool
+online_command_each (online_t *on, mongoc_collection_t *c, const char *db, const bson_t *cmd,
+                     online_entry_fn each, void *arg, bson_error_t *why)
+{
+    bson_t *more_cmd = NULL;
+    bool ok = true;
+
+    for (const bson_t *next = cmd; ok && next;) {
+        bson_t reply;
+        int64_t id;
+        const char *more;
+        ok = online_ops (on)->command (on, c, db, next, &reply, why);
+        if (more_cmd)
+            bson_destroy (more_cmd);
+        more_cmd = NULL;
+        next = NULL;
+        if (ok) {
+            batch_each (&reply, each, arg, &id, &more);
+            if (id && more)
+                next = more_cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (more));
+        }
+        bson_destroy (&reply);
+    }
+    return ok;
+}
+
+typedef struct {
+    char **names;
+    size_t n;
+} names_t;
+
+static void
+name_add (const bson_t *doc, void *arg)
+{
+    names_t *l = arg;
+    bson_iter_t it;
+    if (!bson_iter_init_find (&it, doc, "name") || !BSON_ITER_HOLDS_UTF8 (&it))
+        return;
+    l->names = bson_realloc (l->names, (l->n + 2) * sizeof *l->names);
+    l->names[l->n++] = bson_strdup (bson_iter_utf8 (&it, NULL));
+    l->names[l->n] = NULL;
+}
+
+/* online.h. As the driver's own listing asks: listCollections with the
+ * filter and nameOnly. */
 char **
 online_collection_names (online_t *on, const char *db, const bson_t *filter, bson_error_t *why)
 {
     bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1));
-    char **names = bson_malloc0 (sizeof *names);
-    size_t n = 0;
-    bool ok = true;
-
+    names_t l = {bson_malloc0 (sizeof (char *)), 0};
     if (filter)
         BSON_APPEND_DOCUMENT (cmd, "filter", filter);
     BSON_APPEND_BOOL (cmd, "nameOnly", true);
-    while (ok && cmd) {
-        bson_t reply;
-        int64_t id = 0;
-        const char *more = NULL;
-        ok = online_ops (on)->command (on, NULL, db, cmd, &reply, why);
-        bson_destroy (cmd);
-        cmd = NULL;
-        if (ok)
-            names = batch_names (&reply, names, &n, &id, &more);
-        if (ok && id && more)
-            cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (more));
-        bson_destroy (&reply);
+    if (!online_command_each (on, NULL, db, cmd, name_add, &l, why)) {
+        bson_strfreev (l.names);
+        l.names = NULL;
     }
-    if (!ok) {
-        bson_strfreev (names);
-        names = NULL;
-    }
-    return names;
+    bson_destroy (cmd);
+    return l.names;
 }
