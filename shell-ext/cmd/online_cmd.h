@@ -332,5 +332,20 @@ bool online_dest_finalize (online_t *on, bson_error_t *err);
  * record; status --json's toUri and canCommit, appended to out. */
 bool online_dest_verified (online_t *on, int64_t differ, bson_error_t *err);
 void online_dest_status (online_t *on, bson_t *out);
+/* online_dest_log.c: the destination's change log, read as the one
+ * deployment's. take: its point now (write: a sentinel where a stream
+ * gives no token; else only asked), for finalize's commit; load: the
+ * pair's record's destPoint into c (false: none); changes: what the log
+ * shows written to finals' namespaces since from (ch->rescan: it cannot
+ * tell, said why). */
+bool online_dest_point_take (online_t *on, bool write, online_capture_t *c, bson_error_t *err);
+bool online_dest_point_load (const bson_t *rec, online_capture_t *c);
+bool online_dest_changes (online_t *on, const online_capture_t *from, const online_after_t *finals,
+                          online_changes_t *ch, bson_error_t *err);
+/* online_dest_rollback.c: rollback --to-uri of a committed plan: refused
+ * when the destination was written since the commit, unless
+ * --carry-writes (back to the source through the plan's inverse) or
+ * --discard-writes-after-switch; the plan marked rolled back there. */
+bool online_dest_rollback (online_t *on, bson_error_t *err);
 
 #endif

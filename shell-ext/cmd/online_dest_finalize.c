@@ -107,6 +107,7 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     char at[32], point[80] = "not a replica set: no oplog read";
     uint32_t ts_t = 0, ts_i = 0;
     bool ok, has_ts, naming = false;
+    online_capture_t dest_point;
 
     if (!on->o->writes_stopped) {
         rm_error_set (err, RM_ERR_USAGE, "finalize --to-uri: the cut-over is your switch of "
@@ -143,13 +144,27 @@ online_dest_finalize (online_t *on, bson_error_t *err)
         bson_destroy (set);
     }
     ok = ok && name_results (on, &finals, err);
+    /* The destination's log point at the commit, after finalize's own
+     * renames: what the application writes there from now on is what
+     * rollback --carry-writes reads back (online_dest_log.c). */
+    online_capture_init (&dest_point);
+    ok = ok && online_dest_point_take (on, true, &dest_point, err);
     took = online_mono_ms () - t0;
     if (ok) {
         set = BCON_NEW ("committed", BCON_BOOL (true), "committedAt", BCON_UTF8 (at),
                         "finalizeMs", BCON_INT64 (took), "sourcePoint", BCON_UTF8 (point));
+        online_capture_append (&dest_point, "destPoint", set);
         ok = online_pair_note (on, set, err);
         bson_destroy (set);
     }
+    if (ok) {
+        char dp[300];
+        online_capture_describe (&dest_point, NULL, dp, sizeof dp);
+        online_say_note (on, "finalize: the destination's change log at the commit: %s "
+                         "(rollback --carry-writes reads the application's writes from there)",
+                         dp);
+    }
+    online_capture_destroy (&dest_point);
     if (ok) {
         on->pair->all_dest = true;
         online_say_note (on, "finalize: plan %s committed on %s in %lld ms: %zu result(s) under "
