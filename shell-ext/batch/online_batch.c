@@ -80,7 +80,7 @@ series_load (online_job_t *j, bson_error_t *err)
         }
     qsort (j->values + 1, j->n_values - 1, sizeof *j->values, cmp_values);
     /* About --batch-size readings a batch, from the average series. */
-    docs = online_estimated_of (j->drive, NULL);
+    docs = online_estimated_of (j->on, j->drive, NULL);
     j->per_batch = docs > 0 ? (size_t) (j->batch_size * (int64_t) j->n_values / docs) : 1;
     if (j->per_batch < 1)
         j->per_batch = 1;

@@ -286,7 +286,7 @@ online_partners_read (online_t *on, mongoc_collection_t *partner, const rm_pass_
         return NULL;
     /* Larger than --memory by the server's own measure (collStats): the
      * finds at once, not a read up to the budget first. */
-    bytes = online_bytes_of (partner, &count);
+    bytes = online_bytes_of (on, partner, &count);
     if (bytes > 0 && (uint64_t) bytes > budget)
         return NULL;
     /* A dropped connection, a server restarting: the read again from

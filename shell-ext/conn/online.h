@@ -233,6 +233,8 @@ typedef struct online_ops {
     bool (*end) (online_cursor_t *cur, bson_error_t *why);
     int64_t (*count) (online_t *on, mongoc_collection_t *c, const bson_t *filter,
                       bson_error_t *why);
+    /* The count from the server's metadata (estimatedDocumentCount): no scan. */
+    int64_t (*estimate) (online_t *on, mongoc_collection_t *c, bson_error_t *why);
     /* A write batch, unordered, in --write-concern; its size and forms are
      * the caller's, from online_t.caps. */
     online_wbatch_t *(*batch) (online_t *on, mongoc_collection_t *c);
@@ -295,6 +297,9 @@ bool online_command_each (online_t *on, mongoc_collection_t *c, const char *db, 
  * (bson_strfreev them). */
 char **online_collection_names (online_t *on, const char *db, const bson_t *filter,
                                 bson_error_t *why);
+/* The driver's handle of db.coll (--to-uri: on the side it is on,
+ * online_pair_client); mongoc_collection_destroy it. */
+mongoc_collection_t *online_collection (online_t *on, const char *db, const char *coll);
 static inline const online_ops_t *
 online_ops (const online_t *on)
 {
@@ -342,7 +347,6 @@ bool online_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
 /* Closes the connection (a lease still held is the caller's to drop
  * first, online_lease_drop). */
 void online_close (online_t *on);
-mongoc_collection_t *online_collection (online_t *on, const char *db, const char *coll);
 /* A driver error as ours, naming what was being done and where; notes in
  * on->transient whether it is one to retry (network, failover, shutdown). */
 bool online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what);
@@ -602,7 +606,7 @@ typedef struct online_pair {
 bool online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
 void online_pair_close (online_t *on);
 /* The client db.coll is read and written by (online_collection's hook,
- * online_conn.c): a result's (side by side: "_remodel_" in its name) or a
+ * online_ops.c): a result's (side by side: "_remodel_" in its name) or a
  * state document's collection is the destination's, and so is every one
  * once finalize gave the results their names; a plan's namespace under
  * its own name is the source's. */

@@ -137,7 +137,7 @@ ask (online_t *on, const char *name, bson_t *reply)
     bson_error_t why;
     bool ok;
     BSON_APPEND_INT32 (&cmd, name, 1);
-    ok = mongoc_client_command_simple (on->client, "admin", &cmd, NULL, reply, &why);
+    ok = online_ops (on)->command (on, NULL, "admin", &cmd, reply, &why);
     bson_destroy (&cmd);
     return ok;
 }
@@ -190,8 +190,9 @@ online_caps_order_kept (const bson_t *given, const bson_t *stored)
  * False when the server refused a step (the conservative answers stand);
  * a server without explain answers "scans". */
 static bool
-probe_ask (mongoc_collection_t *c, bool *keeps, bool *by_index)
+probe_ask (online_t *on, mongoc_collection_t *c, bool *keeps, bool *by_index)
 {
+    const online_ops_t *ops = online_ops (on);
     bson_t *first = BCON_NEW ("_id", BCON_INT32 (1), "a", BCON_INT32 (1), "b", BCON_INT32 (2));
     bson_t *second = BCON_NEW ("_id", BCON_INT32 (1), "c", BCON_INT32 (3), "b", BCON_INT32 (2),
                                "a", BCON_INT32 (1));
@@ -205,20 +206,20 @@ probe_ask (mongoc_collection_t *c, bool *keeps, bool *by_index)
                                 BCON_UTF8 ("queryPlanner"));
     bson_t reply;
     const bson_t *doc;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     bson_error_t why;
-    bool ok = mongoc_collection_insert_one (c, first, NULL, NULL, &why) &&
-              mongoc_collection_replace_one (c, sel, second, NULL, NULL, &why);
+    bool ok = ops->write (on, c, ONLINE_W_INSERT, NULL, first, false, false, NULL, &why) &&
+              ops->write (on, c, ONLINE_W_REPLACE, sel, second, false, false, NULL, &why);
 
     *keeps = *by_index = false;
     if (ok) {
-        cur = mongoc_collection_find_with_opts (c, sel, NULL, NULL);
-        ok = mongoc_cursor_next (cur, &doc);
+        cur = ops->find (on, c, sel, NULL);
+        ok = ops->next (cur, &doc);
         *keeps = ok && online_caps_order_kept (second, doc);
-        mongoc_cursor_destroy (cur);
+        ops->end (cur, NULL);
     }
-    ok = ok && mongoc_collection_write_command_with_opts (c, index, NULL, NULL, &why);
-    if (ok && mongoc_collection_command_simple (c, explain, NULL, &reply, &why))
+    ok = ok && ops->index_command (on, c, index, NULL, &why);
+    if (ok && ops->command (on, c, NULL, explain, &reply, &why))
         *by_index = online_caps_explain_indexed (&reply);
     if (ok)
         bson_destroy (&reply);
@@ -235,21 +236,21 @@ probe_ask (mongoc_collection_t *c, bool *keeps, bool *by_index)
  * document a server (_id its host list), so that a run asks once and the
  * commands after it (status, sync, finalize) read the same answers. */
 static bool
-probe_recorded (online_t *on, mongoc_collection_t *rec, online_caps_t *c)
+probe_recorded (online_t *on, online_caps_t *c)
 {
     bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->where));
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (rec, q, NULL, NULL);
-    const bson_t *doc;
+    bson_t doc;
     bson_iter_t it;
-    bool found = mongoc_cursor_next (cur, &doc);
+    bson_error_t why;
+    bool found = false;
 
-    if (found) {
-        c->replace_keeps_order = bson_iter_init_find (&it, doc, "replaceKeepsOrder") &&
+    if (online_ops (on)->state_read (on, "capabilities", q, &doc, &found, &why) && found) {
+        c->replace_keeps_order = bson_iter_init_find (&it, &doc, "replaceKeepsOrder") &&
                                  bson_iter_as_bool (&it);
-        c->in_by_index = bson_iter_init_find (&it, doc, "inByIndex") && bson_iter_as_bool (&it);
+        c->in_by_index = bson_iter_init_find (&it, &doc, "inByIndex") && bson_iter_as_bool (&it);
         c->source = "probe (recorded in the state database's capabilities)";
     }
-    mongoc_cursor_destroy (cur);
+    bson_destroy (&doc);
     bson_destroy (q);
     return found;
 }
@@ -271,27 +272,25 @@ probe (online_t *on)
         return;
     if (!on->o || !on->o->state_db)
         return;
-    rec = mongoc_client_get_collection (on->client, on->o->state_db, "capabilities");
-    if (!probe_recorded (on, rec, &on->caps) && on->o->starts && !on->o->dry_run) {
-        snprintf (name, sizeof name, "capabilitiesProbe_%ld", (long) getpid ());
-        scratch = mongoc_client_get_collection (on->client, on->o->state_db, name);
-        if (probe_ask (scratch, &keeps, &by_index)) {
-            bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->where));
-            bson_t *doc = BCON_NEW ("_id", BCON_UTF8 (on->where), "identity",
-                                    BCON_UTF8 (on->caps.identity), "version",
-                                    BCON_UTF8 (on->caps.version), "replaceKeepsOrder",
-                                    BCON_BOOL (keeps), "inByIndex", BCON_BOOL (by_index));
-            bson_t *up = BCON_NEW ("upsert", BCON_BOOL (true));
-            if (mongoc_collection_replace_one (rec, sel, doc, up, NULL, &why))
-                probe_recorded (on, rec, &on->caps);
-            bson_destroy (sel);
-            bson_destroy (doc);
-            bson_destroy (up);
-        }
-        mongoc_collection_drop (scratch, &why);
-        mongoc_collection_destroy (scratch);
+    if (probe_recorded (on, &on->caps) || !on->o->starts || on->o->dry_run)
+        return;
+    snprintf (name, sizeof name, "capabilitiesProbe_%ld", (long) getpid ());
+    scratch = online_collection (on, on->o->state_db, name);
+    if (probe_ask (on, scratch, &keeps, &by_index)) {
+        bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->where));
+        bson_t *doc = BCON_NEW ("_id", BCON_UTF8 (on->where), "identity",
+                                BCON_UTF8 (on->caps.identity), "version",
+                                BCON_UTF8 (on->caps.version), "replaceKeepsOrder",
+                                BCON_BOOL (keeps), "inByIndex", BCON_BOOL (by_index));
+        rec = online_collection (on, on->o->state_db, "capabilities");
+        if (online_ops (on)->write (on, rec, ONLINE_W_REPLACE, sel, doc, true, false, NULL, &why))
+            probe_recorded (on, &on->caps);
+        mongoc_collection_destroy (rec);
+        bson_destroy (sel);
+        bson_destroy (doc);
     }
-    mongoc_collection_destroy (rec);
+    online_ops (on)->drop (on, scratch, &why);
+    mongoc_collection_destroy (scratch);
 }
 
 void

@@ -237,6 +237,9 @@ seed_hello (const char *text, const char *host, bson_t *reply)
     bson_t *cmd = BCON_NEW ("hello", BCON_INT32 (1));
     mongoc_uri_t *one;
     mongoc_client_t *client;
+    /* The seed's own connection as a record of its own, so that its
+     * hello goes through the table as every other call does. */
+    online_t seed = {0};
     bool asked;
 
     if (!direct_uri (text, host, direct, sizeof direct) ||
@@ -248,14 +251,15 @@ seed_hello (const char *text, const char *host, bson_t *reply)
         mongoc_uri_set_option_as_int32 (one, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, 5000);
     client = mongoc_client_new_from_uri (one);
     mongoc_uri_destroy (one);
+    seed.client = client;
     if (client)
         trace_commands (client);
-    asked = client && mongoc_client_command_simple (client, "admin", cmd, NULL, reply, &why);
+    asked = client && online_ops (&seed)->command (&seed, NULL, "admin", cmd, reply, &why);
     if (client && !asked) {
         bson_destroy (reply);
         bson_destroy (cmd);
         cmd = BCON_NEW ("isMaster", BCON_INT32 (1));
-        asked = mongoc_client_command_simple (client, "admin", cmd, NULL, reply, &why);
+        asked = online_ops (&seed)->command (&seed, NULL, "admin", cmd, reply, &why);
     }
     if (client && !asked)
         bson_destroy (reply);
@@ -344,8 +348,12 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
     if (!online_fault_install (on->client, err))
         return false;
     trace_commands (on->client);
+    /* The one table of the server's operations (online_ops.c): the
+     * driver's, unless a caller put another in place before connecting. */
+    if (!on->ops)
+        on->ops = &online_ops_mongoc;
     BSON_APPEND_INT32 (&ping, "ping", 1);
-    ok = mongoc_client_command_simple (on->client, "admin", &ping, NULL, NULL, &why);
+    ok = on->ops->command (on, NULL, "admin", &ping, NULL, &why);
     bson_destroy (&ping);
     if (!ok)
         return online_fail (on, err, &why, "cannot reach the server");
@@ -363,34 +371,15 @@ online_close (online_t *on)
     rm_plan_destroy (&on->plan);
 }
 
-mongoc_collection_t *
-online_collection (online_t *on, const char *db, const char *coll)
-{
-    if (on->pair) /* --to-uri: the source's or the destination's (online_ops_pair.c) */
-        return mongoc_client_get_collection (online_pair_client (on, db, coll), db, coll);
-    return mongoc_client_get_collection (on->client, db, coll);
-}
-
 bool
 online_state_get (online_t *on, const char *coll, const char *id, bson_t *doc, bool *found,
                   const char *what, bson_error_t *err)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, coll);
     bson_t *q = BCON_NEW ("_id", BCON_UTF8 (id));
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, q, NULL, NULL);
-    const bson_t *d;
     bson_error_t why;
-    bool ok = true;
-
-    bson_init (doc);
-    *found = mongoc_cursor_next (cur, &d);
-    if (*found)
-        bson_concat (doc, d);
-    if (mongoc_cursor_error (cur, &why))
-        ok = online_fail (on, err, &why, what);
-    mongoc_cursor_destroy (cur);
+    bool ok = online_ops (on)->state_read (on, coll, q, doc, found, &why) ||
+              online_fail (on, err, &why, what);
     bson_destroy (q);
-    mongoc_collection_destroy (c);
     return ok;
 }
 
@@ -407,7 +396,7 @@ online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
     if (on->caps.known && *on->caps.version && rm_compile_version_parse (on->caps.version, v))
         return true;
     cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
-    ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, &reply, &why);
+    ok = online_ops (on)->command (on, NULL, "admin", cmd, &reply, &why);
     bson_destroy (cmd);
     if (!ok) {
         bson_destroy (&reply);

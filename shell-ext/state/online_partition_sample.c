@@ -19,7 +19,7 @@ online_partition_sample (online_t *on, mongoc_collection_t *c, int want, bson_t 
     bson_error_t why;
 
     bson_reinit (sample);
-    *total = online_estimated_of (c, &why);
+    *total = online_estimated_of (on, c, &why);
     if (*total < 0)
         return online_fail (on, err, &why, "counting documents to partition");
     return online_partition_sample_of (on, c, want, *total, sample, no_sample, cap, err);

@@ -252,7 +252,7 @@ online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_
     if (one)
         want = 1;
     else if (want <= 0) {
-        total = online_estimated_of (c, NULL);
+        total = online_estimated_of (on, c, NULL);
         want = total > 0 ? total / PART_DOCS_DEFAULT + 1 : 1;
         if (on->o->workers > 1 && want < PARTS_PER_WORKER * on->o->workers)
             want = PARTS_PER_WORKER * on->o->workers;

@@ -414,42 +414,42 @@ static bool no_collstats;
  * $collStats (mongo-java-server, which counts from memory) gets the count
  * command; -1 and why when that fails too. */
 int64_t
-online_estimated_of (mongoc_collection_t *c, bson_error_t *why)
+online_estimated_of (online_t *on, mongoc_collection_t *c, bson_error_t *why)
 {
+    const online_ops_t *ops = online_ops (on);
     bson_t *pipe;
-    mongoc_cursor_t *cur;
+    online_cursor_t *cur;
     const bson_t *doc;
     bson_error_t refused;
     int64_t n = 0;
     bool counted = false;
 
     if (__atomic_load_n (&no_collstats, __ATOMIC_RELAXED))
-        return mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, why);
+        return ops->estimate (on, c, why);
     pipe = BCON_NEW ("pipeline", "[", "{", "$collStats", "{", "count", "{", "}", "}", "}", "]");
-    cur = mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipe, NULL, NULL);
-    while (mongoc_cursor_next (cur, &doc)) {
+    cur = ops->aggregate (on, c, pipe, NULL);
+    while (ops->next (cur, &doc)) {
         bson_iter_t it;
         if (bson_iter_init_find (&it, doc, "count") && BSON_ITER_HOLDS_NUMBER (&it)) {
             n += bson_iter_as_int64 (&it);
             counted = true;
         }
     }
-    if (mongoc_cursor_error (cur, &refused)) {
+    if (!ops->end (cur, &refused)) {
         counted = false;
         if ((refused.domain == MONGOC_ERROR_SERVER || refused.domain == MONGOC_ERROR_QUERY) &&
             refused.code == UNKNOWN_STAGE)
             __atomic_store_n (&no_collstats, true, __ATOMIC_RELAXED);
     }
-    mongoc_cursor_destroy (cur);
     bson_destroy (pipe);
-    return counted ? n : mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, why);
+    return counted ? n : ops->estimate (on, c, why);
 }
 
 /* The bytes and documents of c from the server's metadata: collStats'
  * size (the documents' BSON on mongo-java-server, the storage's on
  * FerretDB, which is larger) and count; -1 each when unknown. */
 int64_t
-online_bytes_of (mongoc_collection_t *c, int64_t *count)
+online_bytes_of (online_t *on, mongoc_collection_t *c, int64_t *count)
 {
     bson_t *cmd = BCON_NEW ("collStats", BCON_UTF8 (mongoc_collection_get_name (c)));
     bson_t reply;
@@ -457,7 +457,7 @@ online_bytes_of (mongoc_collection_t *c, int64_t *count)
     int64_t size = -1;
 
     *count = -1;
-    if (mongoc_collection_command_simple (c, cmd, NULL, &reply, NULL)) {
+    if (online_ops (on)->command (on, c, NULL, cmd, &reply, NULL)) {
         if (bson_iter_init_find (&it, &reply, "size") && BSON_ITER_HOLDS_NUMBER (&it))
             size = bson_iter_as_int64 (&it);
         if (bson_iter_init_find (&it, &reply, "count") && BSON_ITER_HOLDS_NUMBER (&it))
@@ -474,7 +474,7 @@ int64_t
 online_estimated (online_t *on, const char *db, const char *coll)
 {
     mongoc_collection_t *c = online_collection (on, db, coll);
-    int64_t n = online_estimated_of (c, NULL);
+    int64_t n = online_estimated_of (on, c, NULL);
     mongoc_collection_destroy (c);
     return n;
 }

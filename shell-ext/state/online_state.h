@@ -288,11 +288,11 @@ void online_duration (char *buf, size_t cap, int64_t s);
  * from its metadata (no scan); -1 when unknown. _of: of c, why set when
  * -1 (may be NULL). */
 int64_t online_estimated (online_t *on, const char *db, const char *coll);
-int64_t online_estimated_of (mongoc_collection_t *c, bson_error_t *why);
+int64_t online_estimated_of (online_t *on, mongoc_collection_t *c, bson_error_t *why);
 /* online_state.c: c's bytes from its metadata (collStats' size: the
  * documents' BSON on mongo-java-server, the storage's on FerretDB), -1
  * when unknown; its count in *count (-1: unknown). */
-int64_t online_bytes_of (mongoc_collection_t *c, int64_t *count);
+int64_t online_bytes_of (online_t *on, mongoc_collection_t *c, int64_t *count);
 
 /* online_changes.c: what the change log shows written since a point.
  * The _ids of one namespace that changed: each once, in the order first

@@ -128,7 +128,7 @@ static int64_t
 coll_bytes (online_t *on, const char *db, const char *coll)
 {
     mongoc_collection_t *c = online_collection (on, db, coll);
-    int64_t count, n = online_bytes_of (c, &count);
+    int64_t count, n = online_bytes_of (on, c, &count);
     mongoc_collection_destroy (c);
     return n > 0 ? n : 0;
 }
