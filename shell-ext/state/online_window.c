@@ -15,7 +15,9 @@
  * whatever the capture mode (a replica set's change streams are read from
  * it too); an oplog that is not capped (mongo-java-server's) or that this
  * user may not read is never said to be short. Only said, never fatal:
- * the run goes on, and a lost point costs a rescan, not a write. */
+ * the run goes on, and a lost point costs a rescan, not a write.
+ * --to-uri: the oplog is the source's; the copy's results go to the
+ * destination, so only the application's writes count against it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +26,7 @@
 typedef struct {
     int64_t used, max;    /* bytes */
     uint32_t first, last; /* entries' seconds */
+    uint32_t first_i;     /* the first entry's increment */
 } oplog_t;
 
 static bool
@@ -46,7 +49,7 @@ number (const bson_t *doc, const char *key)
 
 /* The oplog's size and span; false when it is not capped or not read. */
 static bool
-oplog_read (online_t *on, oplog_t *o)
+oplog_span (online_t *on, oplog_t *o)
 {
     bson_t reply;
     bson_iter_t it;
@@ -64,8 +67,19 @@ oplog_read (online_t *on, oplog_t *o)
     o->max = number (&reply, "maxSize");
     bson_destroy (&reply);
     return capped && o->max > 0 && o->used >= 0 &&
-           online_oplog_edge (on, 1, &o->first, &i, &found1, &why) &&
+           online_oplog_edge (on, 1, &o->first, &o->first_i, &found1, &why) &&
            online_oplog_edge (on, -1, &o->last, &i, &found2, &why) && found1 && found2;
+}
+
+/* --to-uri: the source's oplog, through a view of its connection
+ * (online_pair_log): the application writes there. */
+static bool
+oplog_read (online_t *on, oplog_t *o)
+{
+    online_t view, *src = online_pair_log (on, &view);
+    bool ok = oplog_span (src, o);
+    online_pair_log_end (on, src);
+    return ok;
 }
 
 /* Bytes a second the oplog was written at, over the time it spans (a
@@ -133,6 +147,30 @@ coll_bytes (online_t *on, const char *db, const char *coll)
     return n > 0 ? n : 0;
 }
 
+/* --to-uri: the source's oplog against the application's writes alone,
+ * at the rate it holds them, over the copy's docs at rate a second. */
+static void
+window_pair (online_t *on, const oplog_t *o, int64_t docs, int64_t rate)
+{
+    int64_t secs = (docs + rate - 1) / rate, wrate = oplog_rate (o), needed = wrate * secs;
+    char held[32], wr[32], dur[32], hist[32];
+
+    if (needed <= o->max)
+        return;
+    megabytes (held, sizeof held, o->max);
+    megabytes (wr, sizeof wr, wrate);
+    online_duration (dur, sizeof dur, secs);
+    online_duration (hist, sizeof hist, wrate > 0 ? o->max / wrate : -1);
+    online_say_note (on, "capture: the source's oplog is too small for this run: it keeps %s "
+                     "(about %s of history at the %s/s it holds now), and the copy takes about "
+                     "%s (%lld documents at about %lld/s): its start point would roll off before "
+                     "the copy ends, and every sync then rescans everything; grow it first, on "
+                     "the source: db.adminCommand({replSetResizeOplog: 1, size: %lld}) "
+                     "(megabytes)",
+                     held, hist, wr, dur, (long long) docs, (long long) rate,
+                     (long long) resize_mb (needed));
+}
+
 void
 online_window_before_run (online_t *on, const online_capture_t *c)
 {
@@ -181,6 +219,12 @@ online_window_before_run (online_t *on, const online_capture_t *c)
                       first_db ? first_db->coll : NULL);
     if (docs <= 0 || rate <= 0)
         return;
+    /* --to-uri: the copy writes its results to the destination; only the
+     * application's writes fill the source's oplog meanwhile. */
+    if (on->pair) {
+        window_pair (on, &o, docs, rate);
+        return;
+    }
     secs = (docs + rate - 1) / rate;
     wrate = oplog_rate (&o);
     needed = bytes + wrate * secs;
@@ -214,10 +258,20 @@ online_window_follow (online_t *on, const online_capture_t *c)
     wrate = oplog_rate (&o);
     history = wrate > 0 ? o.max / wrate : -1;
     age = o.last > c->ts_t ? (int64_t) (o.last - c->ts_t) : 0;
-    if (history < 0 || age * 2 <= history)
-        return;
     online_duration (a, sizeof a, age);
     online_duration (h, sizeof h, history);
+    /* Rolled off already: the estimate of history is beside the point (a
+     * capped oplog just truncated holds less than its size, so its
+     * history reads long), and follow's first round rescans. */
+    if (c->ts_t < o.first || (c->ts_t == o.first && c->ts_i < o.first_i)) {
+        online_say_note (on, "follow: the recorded point is %s old, older than the oplog's "
+                         "first entry: it rolled off, and follow rescans first; grow the oplog: "
+                         "db.adminCommand({replSetResizeOplog: 1, size: %lld}) (megabytes)", a,
+                         (long long) resize_mb (wrate * age));
+        return;
+    }
+    if (history < 0 || age * 2 <= history)
+        return;
     online_duration (left, sizeof left, history > age ? history - age : 0);
     online_say_note (on, "follow: the recorded point is %s old in an oplog that keeps about %s "
                      "of history at the rate it is written: it rolls off in about %s unless follow "
