@@ -306,14 +306,15 @@ bench-server-side: all
 	@scripts/bench_server_side.sh $(BUILD)
 
 # The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode",
-# "The cut-over window", "Online memory", "Online workers"). Each script writes its figures
-# to $(BUILD)/bench/NAME.md and replaces its own section of BENCHMARKS.md.
+# "The cut-over window", "Online memory", "Online workers", "Between deployments"). Each script
+# writes its figures to $(BUILD)/bench/NAME.md and replaces its own section of BENCHMARKS.md.
 bench-online: all
 	@tests/peers/install.sh >/dev/null
 	@scripts/bench_online.sh $(BUILD)
 	@scripts/bench_cutover.sh $(BUILD)
 	@scripts/bench_online_memory.sh $(BUILD)
 	@scripts/bench_online_workers.sh $(BUILD)
+	@scripts/bench_to_uri.sh $(BUILD)
 
 # The man pages, from docs/*.md by scripts/md2man.awk (POSIX awk: no pandoc).
 MAN_PAGES = $(BUILD)/man/remodel.1 $(BUILD)/man/remodel-online.1 $(BUILD)/man/remodel-plan.5

@@ -24,6 +24,10 @@
 #   BENCH_CACHE=D    where the generated dump is cached
 #                    (default ${XDG_CACHE_HOME:-$HOME/.cache}/remodel-bench)
 #   BENCH_OUT=F      the report (default BENCHMARKS.md; "-": BUILD only)
+#   BENCH_TSV=F      the raw rows also copied to F (server, kind, step, batch,
+#                    wall s, read, written, client CPU s, server CPU s), for
+#                    comparing two builds round by round (BENCHMARKS.md,
+#                    "Online mode": before and after issue 53)
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -202,6 +206,7 @@ for kind, step in steps:
         " / ".join("%.0f" % rate(r) for r in ok), vs, d[4] if d else "—",
         "%s, %s" % (one[7], one[8]) if one else "—", rs[4] if rs else "—"))
 PYEOF
+[ -n "${BENCH_TSV:-}" ] && cp "$RES" "$BENCH_TSV"
 cat "$T/section"
 python3 "$ROOT/scripts/bench/section.py" online "$T/section" "$OUT" "$BUILD"
 exit 0
