@@ -31,7 +31,15 @@
  * (an embedded child, say) or the application's own to the original, and
  * which is not known: refused, naming them, both kept (the results stay
  * beside the originals). An original there that the inverse no longer
- * makes stays (keeping it loses no write). */
+ * makes stays (keeping it loses no write).
+ *
+ * From one deployment to another (--to-uri, online_dest_rollback.c), the
+ * same computation: the results are read on the destination under their
+ * final names, the originals compared and written on the source (the
+ * stage collections, whose names hold "_remodel_", on the destination);
+ * nothing is renamed. A dry run there counts what would be inserted,
+ * replaced and deleted, writing nothing: only through an inverse of one
+ * step, as the stages of several would be written. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +49,16 @@
 #include "remodel/batchstep.h"
 
 #define BATCH 1000
+
+/* What each refusal below leaves, and the way without carrying. */
+static const char *
+refused_tail (const online_t *on)
+{
+    return on->pair ? "nothing written to the source: --discard-writes-after-switch forgets the "
+                      "commit without the writes made on the destination since"
+                    : "nothing renamed: --discard-writes-after-switch rolls back without the "
+                      "writes made after the switch";
+}
 
 typedef struct {
     online_t *on;
@@ -67,6 +85,7 @@ typedef struct {
     int64_t missing;
     int64_t inserted[ONLINE_AFTER_MAX], replaced[ONLINE_AFTER_MAX], deleted[ONLINE_AFTER_MAX];
     bool held[ONLINE_AFTER_MAX];   /* not switched in: compared, not written */
+    bool counting;          /* a dry run (--to-uri): counted, not written */
     int64_t differ[ONLINE_AFTER_MAX];
 } carry_t;
 
@@ -85,9 +104,8 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
     if (!online_carry_inverse (&on->plan, &plan, &refused, &why)) {
         const rm_step_t *s = &on->plan.steps[refused];
         bson_destroy (&plan);
-        rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s; nothing renamed: "
-                      "--discard-writes-after-switch rolls back without the writes made after "
-                      "the switch", on->names.name, s->index, s->op, why);
+        rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s; %s", on->names.name,
+                      s->index, s->op, why, refused_tail (on));
         return false;
     }
     json = bson_as_relaxed_extended_json (&plan, NULL);
@@ -141,10 +159,9 @@ elements_own_ids (online_t *on, const rm_step_t *s, const rm_step_inverse_t *iv,
                 text = bson_as_relaxed_extended_json (&sel, NULL);
                 rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step %zu (%s): its "
                               "inverse gives the elements of %s back only when each had an _id "
-                              "of its own, and %s's %s has one without; nothing renamed: "
-                              "--discard-writes-after-switch rolls back without the writes made "
-                              "after the switch", on->where, on->names.name, s->index,
-                              s->op, from->text, text, path);
+                              "of its own, and %s's %s has one without; %s", on->where,
+                              on->names.name, s->index, s->op, from->text, text, path,
+                              refused_tail (on));
                 bson_free (text);
                 bson_destroy (&sel);
                 ok = false;
@@ -165,9 +182,8 @@ not_absent (online_t *on, const rm_step_t *s, const char *field, const char *ns,
 {
     rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step %zu (%s): its inverse removes "
                   "\"%s\" from %s, which is exact only where no document had it before the "
-                  "run, and %s; nothing renamed: --discard-writes-after-switch rolls back "
-                  "without the writes made after the switch", on->where, on->names.name,
-                  s->index, s->op, field, ns, said);
+                  "run, and %s; %s", on->where, on->names.name, s->index, s->op, field, ns, said,
+                  refused_tail (on));
     return false;
 }
 
@@ -263,10 +279,8 @@ online_carry_check (online_t *on, bool back, bson_error_t *err)
         if (online_carry_written_before (&on->plan, i, iv.own_ids->text)) {
             rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): its inverse is "
                           "exact only when each element had an _id of its own, which the "
-                          "originals cannot show once an earlier step rewrote %s; nothing "
-                          "renamed: --discard-writes-after-switch rolls back without the writes "
-                          "made after the switch", on->names.name, s->index, s->op,
-                          iv.own_ids->text);
+                          "originals cannot show once an earlier step rewrote %s; %s",
+                          on->names.name, s->index, s->op, iv.own_ids->text, refused_tail (on));
             ok = false;
         } else {
             ok = elements_own_ids (on, s, &iv, back, err);
@@ -357,6 +371,9 @@ flush (carry_t *c, size_t k, bson_error_t *err)
         online_carry_write_t w = online_carry_write (o, olen, doc, len);
         if (c->held[k]) {
             c->differ[k] += w != ONLINE_CARRY_KEEP;
+        } else if (c->counting) {
+            c->inserted[k] += w == ONLINE_CARRY_INSERT;
+            c->replaced[k] += w == ONLINE_CARRY_REPLACE;
         } else if (w == ONLINE_CARRY_INSERT) {
             ok = online_lease_check (on, err) &&
                  (ops->write (on, c->originals[k], ONLINE_W_INSERT, NULL, &d, false, false, NULL,
@@ -523,7 +540,9 @@ delete_gone (carry_t *c, size_t k, bson_error_t *err)
     }
     if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "reading the originals");
-    if (ok && gone.n) {
+    if (ok && c->counting)
+        c->deleted[k] = gone.n;
+    else if (ok && gone.n) {
         bson_t sel = BSON_INITIALIZER, in;
         BSON_APPEND_DOCUMENT_BEGIN (&sel, "_id", &in);
         BSON_APPEND_ARRAY (&in, "$in", &gone.arr);
@@ -547,7 +566,11 @@ static bool
 carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_error_t *err)
 {
     online_t *on = c->on;
-    mongoc_collection_t *coll = online_collection (on, c->a.c[k].db, c->from[k]);
+    /* --to-uri: a result under its final name is the destination's (the
+     * routing gives a plan's namespace under its own name the source). */
+    mongoc_collection_t *coll = on->pair && !strcmp (c->from[k], c->a.c[k].coll)
+                                    ? online_pair_side (on, ONLINE_DEST, c->a.c[k].db, c->from[k])
+                                    : online_collection (on, c->a.c[k].db, c->from[k]);
     bson_t filter = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}");
     const online_ops_t *ops = online_ops (on);
@@ -681,6 +704,27 @@ held_check (carry_t *c, bson_error_t *err)
     return false;
 }
 
+/* --to-uri: whether the source holds db.coll (the old design's place). */
+static bool
+source_has (online_t *on, const char *db, const char *coll, bool *yes, bson_error_t *err)
+{
+    bson_t list = BSON_INITIALIZER;
+    bson_iter_t it;
+    int n = 0;
+    bool ok = online_pair_list (on, ONLINE_SOURCE, db, &list, &n, err);
+
+    *yes = false;
+    if (ok && bson_iter_init (&it, &list))
+        while (bson_iter_next (&it)) {
+            bson_iter_t f;
+            if (BSON_ITER_HOLDS_DOCUMENT (&it) && bson_iter_recurse (&it, &f) &&
+                bson_iter_find (&f, "name") && BSON_ITER_HOLDS_UTF8 (&f))
+                *yes |= !strcmp (bson_iter_utf8 (&f, NULL), coll);
+        }
+    bson_destroy (&list);
+    return ok;
+}
+
 bool
 online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
 {
@@ -698,12 +742,24 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
     for (size_t k = 0; k < ONLINE_AFTER_MAX; k++)
         online_docs_init (&c->pend[k]);
     for (size_t k = 0; ok && k < c->a.n; k++) {
+        /* --to-uri: the originals under their own names are the source's,
+         * the results the destination's under the same names. */
         c->originals[k] = online_collection (on, c->a.c[k].db, c->a.c[k].coll);
-        snprintf (c->from[k], sizeof c->from[k], "%s", c->a.c[k].result);
-        ok = online_coll_exists (on, c->a.c[k].db, c->a.c[k].coll, &c->exists[k], err);
+        snprintf (c->from[k], sizeof c->from[k], "%s",
+                  on->pair ? c->a.c[k].coll : c->a.c[k].result);
+        ok = on->pair ? source_has (on, c->a.c[k].db, c->a.c[k].coll, &c->exists[k], err)
+                      : online_coll_exists (on, c->a.c[k].db, c->a.c[k].coll, &c->exists[k], err);
         all &= c->exists[k];
     }
+    c->counting = on->pair && on->o->dry_run;
     planned = ok = ok && inverse (on, &inv, err);
+    if (ok && c->counting && inv.n > 1) {
+        rm_error_set (err, RM_ERR_USAGE, "rollback --dry-run: plan %s: its inverse has %zu "
+                      "steps, each after the first run over what the one before wrote to a stage "
+                      "collection: a dry run, which writes nothing, counts through one only",
+                      on->names.name, inv.n);
+        ok = false;
+    }
     ok = ok && carry_stages (c, &inv, err);
     c->final = true;
     /* Where a namespace has no place in the old design, a dry pass first:
@@ -727,8 +783,9 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
     for (size_t k = 0; ok && k < c->a.n; k++) {
         ok = !c->exists[k] || c->held[k] || delete_gone (c, k, err);
         if (ok && c->exists[k] && !c->held[k])
-            online_say_note (on, "rollback: carried back into %s.%s: %lld inserted, %lld replaced, "
-                             "%lld deleted", c->a.c[k].db, c->a.c[k].coll,
+            online_say_note (on, "rollback: %s %s.%s%s: %lld inserted, %lld replaced, "
+                             "%lld deleted", c->counting ? "would carry back into" : "carried back into",
+                             c->a.c[k].db, c->a.c[k].coll, on->pair ? " on the source" : "",
                              (long long) c->inserted[k], (long long) c->replaced[k],
                              (long long) c->deleted[k]);
     }

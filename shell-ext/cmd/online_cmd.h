@@ -347,5 +347,9 @@ bool online_dest_changes (online_t *on, const online_capture_t *from, const onli
  * --carry-writes (back to the source through the plan's inverse) or
  * --discard-writes-after-switch; the plan marked rolled back there. */
 bool online_dest_rollback (online_t *on, bson_error_t *err);
+/* status --json: a plan rolled back (the pair's record rec says when and
+ * how): its record under sub's rolledBack, and why canCommit is false
+ * (each when not NULL); nothing when it was not. */
+void online_dest_rolled_back (const bson_t *rec, bson_t *sub, char *why, size_t cap);
 
 #endif

@@ -132,13 +132,16 @@ cmd_finalize (online_t *on, const online_cmd_t *c, bson_error_t *err)
     return online_finalize (on, err) ? 0 : 1;
 }
 
+/* --to-uri: going back to the source (online_dest_rollback.c), which
+ * alone has a dry run: within one deployment a rollback renames. */
 static int
 cmd_rollback (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
-    (void) c;
-    if (on->pair && (on->o->carry_writes || on->o->discard_writes)) {
-        rm_error_set (err, RM_ERR_UNSUPPORTED, "rollback --to-uri: carrying the destination's "
-                      "writes back to the source is not built yet");
+    if (on->pair)
+        return online_dest_rollback (on, err) ? 0 : 1;
+    if (on->o->dry_run) {
+        rm_error_set (err, RM_ERR_USAGE, "--dry-run: %s has no dry run (run, verify and sync "
+                      "have; rollback --to-uri of a committed plan has)", c->name);
         return 1;
     }
     return online_rollback (on, err) ? 0 : 1;
@@ -181,7 +184,7 @@ static const online_cmd_t commands[] = {
     {"follow", cmd_follow, ONLINE_DO_FOLLOW, true, false, true, true, false, false, "", NULL},
     {"finalize", cmd_finalize, ONLINE_DO_FINALIZE, true, false, true, true, true, false,
      "nothing was renamed; finalize again when ready", NULL},
-    {"rollback", cmd_rollback, ONLINE_DO_ROLLBACK, true, false, true, true, false, false,
+    {"rollback", cmd_rollback, ONLINE_DO_ROLLBACK, true, true, true, true, false, false,
      "rollback again goes on", NULL},
 };
 

@@ -220,12 +220,14 @@ online_dest_check (online_t *on, bool starts, bson_error_t *err)
     if (!online_pair_record (on, false, err) || !online_dest_committed (on, at, sizeof at, err))
         return false;
     /* Committed: the results have their final names on the destination,
-     * where a run, sync or verify would look for them side by side. */
-    if (*at && strcmp (on->o->command, "status") && strcmp (on->o->command, "finalize")) {
+     * where a run, sync or verify would look for them side by side;
+     * rollback goes back to the source (online_dest_rollback.c). */
+    if (*at && strcmp (on->o->command, "status") && strcmp (on->o->command, "finalize") &&
+        strcmp (on->o->command, "rollback")) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s was committed on %s at %s: its results "
-                      "have their final names there, and the source is as it was (carrying "
-                      "writes back is not built yet)", on->o->command, on->names.name, on->where,
-                      at);
+                      "have their final names there, and the source is as it was (rollback "
+                      "--carry-writes goes back to it)", on->o->command, on->names.name,
+                      on->where, at);
         return false;
     }
     /* A finalize interrupted while naming the results: some have their

@@ -101,6 +101,7 @@ online_dest_status (online_t *on, bson_t *out)
         judge (on, &rec, &lag, why, sizeof why);
     else
         snprintf (why, sizeof why, "%s", committed ? "committed already" : "not begun");
+    online_dest_rolled_back (&rec, NULL, why, sizeof why); /* online_dest_rollback.c */
     BSON_APPEND_DOCUMENT_BEGIN (out, "toUri", &sub);
     BSON_APPEND_UTF8 (&sub, "source", src);
     BSON_APPEND_UTF8 (&sub, "destination", dst);
@@ -112,6 +113,7 @@ online_dest_status (online_t *on, bson_t *out)
         BSON_APPEND_NULL (&sub, "why");
     if (found && !committed && lag >= 0)
         BSON_APPEND_INT64 (&sub, "verifiedAgoMs", lag);
+    online_dest_rolled_back (&rec, &sub, NULL, 0);
     bson_append_document_end (out, &sub);
     BSON_APPEND_BOOL (out, "canCommit", found && !committed && !*why);
     bson_destroy (&rec);
