@@ -1,8 +1,9 @@
 /* --to-uri: finalize. The cut-over is the operator's switch of connection
  * string, so nothing on the source is renamed or written: with the
  * application's writes to the source stopped (--writes-stopped), the
- * results are brought to the source as it is now (a sync: with no change
- * log followed between two deployments yet, a rescan of every step), then
+ * results are brought to the source as it is now (a sync: the drain of
+ * the source's change log from the recorded point, where the run
+ * recorded one; else a rescan of every step), then
  * verified (a sample, or every result with --full-verify), the namespaces
  * the plan does not write copied again, each result given its final name
  * on the destination (which holds no namespace of that name: run made
@@ -72,15 +73,21 @@ online_dest_naming (online_t *on, bool *naming, bson_error_t *err)
     return ok;
 }
 
-/* A sync, then the verify asked for: false (err) when a result differs. */
+/* A sync, then the verify asked for: false (err) when a result differs.
+ * how: what the sync did, for finalize's closing line. */
 static bool
-drained (online_t *on, int64_t *rewritten, bson_error_t *err)
+drained (online_t *on, int64_t *rewritten, char *how, size_t cap, bson_error_t *err)
 {
     int64_t differ = 0;
 
     *rewritten = online_apply (on, ONLINE_SYNC, err);
     if (*rewritten < 0)
         return false;
+    if (on->follows)
+        snprintf (how, cap, "the drain applied %lld event(s) of the source's change log%s",
+                  (long long) on->incr.events, on->incr.events ? "" : " (none since the last sync)");
+    else
+        snprintf (how, cap, "no change log followed: every step rescanned");
     if (on->o->full_verify)
         differ = online_apply (on, ONLINE_VERIFY, err);
     else if (!online_sample_verify (on, on->o->sample, &differ, err))
@@ -104,7 +111,7 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     int n = 0, copied = 0;
     int64_t t0 = online_mono_ms (), docs = 0, rewritten = 0, took;
     time_t now;
-    char at[32], point[80] = "not a replica set: no oplog read";
+    char at[32], point[80] = "not a replica set: no oplog read", how[160] = "";
     uint32_t ts_t = 0, ts_i = 0;
     bool ok, has_ts, naming = false;
     online_capture_t dest_point;
@@ -123,7 +130,7 @@ online_dest_finalize (online_t *on, bson_error_t *err)
         return true;
     }
     if (!online_dest_naming (on, &naming, err) || !online_life_check (on, ONLINE_DO_SYNC, err) ||
-        (!naming && !drained (on, &rewritten, err)))
+        (!naming && !drained (on, &rewritten, how, sizeof how, err)))
         return false;
     now = time (NULL);
     strftime (at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime (&now));
@@ -169,9 +176,10 @@ online_dest_finalize (online_t *on, bson_error_t *err)
         on->pair->all_dest = true;
         online_say_note (on, "finalize: plan %s committed on %s in %lld ms: %zu result(s) under "
                          "their final names, %d namespace(s) copied as they are; %lld result(s) "
-                         "rewritten by the last sync; the source as of %s, %s (no change "
-                         "log followed: every step rescanned)", on->names.name, on->where,
-                         (long long) took, finals.n, copied, (long long) rewritten, at, point);
+                         "rewritten by the last sync; the source as of %s, %s (%s)",
+                         on->names.name, on->where, (long long) took, finals.n, copied,
+                         (long long) rewritten, at, point,
+                         *how ? how : "the naming completed: no sync");
     }
     online_after_destroy (&finals);
     bson_destroy (&copies);

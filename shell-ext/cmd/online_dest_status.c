@@ -4,9 +4,13 @@
  * canCommit, as mongosync's /progress says it: the copy done (every pass
  * of every step by its checkpoints, every namespace the plan does not
  * write copied), the destination's lag under --max-lag, and the last
- * verify clean. No change log is followed between two deployments yet,
- * so the lag is what can be proved: the time since a verify last found
- * the destination as the source makes it (verify --to-uri records when). */
+ * verify clean (verify --to-uri's, or a sample follow verified since).
+ * Where the run recorded a point in the source's change log, the lag is
+ * the log's: how old the oldest write to a source after the point the
+ * destination reflects is, by the source's clock (0 when the log shows
+ * none). Where it recorded none (a source without a log), the lag is
+ * what can be proved: the time since a verify last found the
+ * destination as the source makes it (verify --to-uri records when). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -48,24 +52,104 @@ copies_done (online_t *on, const bson_t *rec, bson_error_t *err)
     return ok && noted >= n;
 }
 
-/* The reason canCommit is false into why ("" when true). */
+/* The source's log since the plan's recorded point, for its lag: the
+ * events there (lag->events), how old the oldest is by the source's
+ * clock (lag->ms; 0: none), or why it is not known (lag->why: the point
+ * rolled off, the log not read). lag->follows false: no point recorded. */
+typedef struct {
+    bool follows;
+    int64_t events, ms;
+    char why[400];
+} log_lag_t;
+
 static void
-judge (online_t *on, const bson_t *rec, int64_t *lag_ms, char *why, size_t cap)
+log_lag (online_t *on, log_lag_t *lag)
+{
+    online_capture_t from, to;
+    online_changes_t ch;
+    online_t view, *src;
+    const char *nss[64];
+    bson_error_t err = {0};
+    int64_t now = 0;
+    bool lost = false;
+
+    memset (lag, 0, sizeof *lag);
+    online_capture_init (&from);
+    online_capture_init (&to);
+    online_changes_init (&ch);
+    if (!online_follow_point (on, &from, &lag->follows, &err))
+        snprintf (lag->why, sizeof lag->why, "the plan's point not read: %s", err.message);
+    else if (lag->follows && !online_capture_lost (on, &from, &lost, &err))
+        snprintf (lag->why, sizeof lag->why, "the source's change log not read: %s", err.message);
+    else if (lost)
+        snprintf (lag->why, sizeof lag->why, "the source's change log no longer holds the "
+                  "recorded point: the next sync rescans");
+    else if (lag->follows &&
+             !online_changes_read (on, &from, &to, nss, online_changes_sources (on, nss, 64), &ch,
+                                   &err))
+        snprintf (lag->why, sizeof lag->why, "the source's change log not read: %s", err.message);
+    else if (*ch.rescan)
+        snprintf (lag->why, sizeof lag->why, "%s: the next sync rescans", ch.rescan);
+    lag->events = ch.events;
+    if (lag->follows && !*lag->why && ch.oldest) {
+        /* By the source's clock, which wrote the events' times; ours
+         * where it says none. */
+        src = online_pair_log (on, &view);
+        if (!online_server_now (src, &now, &err))
+            now = (int64_t) time (NULL) * 1000;
+        online_pair_log_end (on, src);
+        lag->ms = now - (int64_t) ch.oldest * 1000;
+        if (lag->ms < 0)
+            lag->ms = 0; /* a second's rounding */
+    }
+    online_changes_destroy (&ch);
+    online_capture_destroy (&to);
+    online_capture_destroy (&from);
+}
+
+/* The last verify's time and whether it was clean: verify --to-uri's
+ * (verified in the pair's record), or a sample verified since by follow
+ * or verify --sample (sampled in the plan's, recorded only clean). */
+static void
+last_verify (online_t *on, const bson_t *rec, int64_t *at, bool *clean)
+{
+    bson_t plan;
+    bson_iter_t it;
+    bson_error_t err;
+    online_sample_t s;
+    bool found;
+
+    *at = 0;
+    *clean = false;
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "verified.clean", &it))
+        *clean = bson_iter_as_bool (&it);
+    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "verified.at", &it) &&
+        BSON_ITER_HOLDS_DATE_TIME (&it))
+        *at = bson_iter_date_time (&it);
+    if (online_state_get (on, "plans", on->names.id, &plan, &found, "reading the plan's record",
+                          &err) &&
+        found && online_sample_read (&plan, &s) && s.at_ms > *at) {
+        *at = s.at_ms;
+        *clean = true;
+    }
+    bson_destroy (&plan);
+}
+
+/* The reason canCommit is false into why ("" when true); lag: the
+ * source's log's, when the plan follows one. */
+static void
+judge (online_t *on, const bson_t *rec, int64_t *lag_ms, log_lag_t *lag, char *why, size_t cap)
 {
     bson_error_t err = {0};
-    bson_iter_t it;
     bool clean = false;
     int64_t at = 0;
 
     *why = '\0';
     *lag_ms = -1;
-    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "verified.clean", &it))
-        clean = bson_iter_as_bool (&it);
-    if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "verified.at", &it) &&
-        BSON_ITER_HOLDS_DATE_TIME (&it))
-        at = bson_iter_date_time (&it);
+    last_verify (on, rec, &at, &clean);
     if (at)
         *lag_ms = (int64_t) time (NULL) * 1000 - at;
+    log_lag (on, lag);
     if (!online_run_complete (on, &err))
         snprintf (why, cap, "the copy is not done: %s", err.message);
     else if (!copies_done (on, rec, &err))
@@ -75,7 +159,13 @@ judge (online_t *on, const bson_t *rec, int64_t *lag_ms, char *why, size_t cap)
         snprintf (why, cap, "no verify yet (remodel online verify --to-uri)");
     else if (!clean)
         snprintf (why, cap, "the last verify found results that differ (sync, then verify)");
-    else if (*lag_ms > on->o->max_lag_ms)
+    else if (lag->follows && *lag->why)
+        snprintf (why, cap, "%s", lag->why);
+    else if (lag->follows && lag->ms > on->o->max_lag_ms)
+        snprintf (why, cap, "the source's change log holds %lld event(s) not applied, the "
+                  "oldest %llds old, over --max-lag (follow, or sync)", (long long) lag->events,
+                  (long long) (lag->ms / 1000));
+    else if (!lag->follows && *lag_ms > on->o->max_lag_ms)
         snprintf (why, cap, "the last clean verify is %llds old, over --max-lag",
                   (long long) (*lag_ms / 1000));
 }
@@ -89,6 +179,7 @@ online_dest_status (online_t *on, bson_t *out)
     bson_iter_t it;
     char src[512] = "", dst[512] = "", why[700];
     int64_t lag = -1;
+    log_lag_t log = {0};
 
     if (!online_pair_read (on, &rec, &found, &err)) {
         bson_destroy (&rec);
@@ -98,7 +189,7 @@ online_dest_status (online_t *on, bson_t *out)
     online_field_utf8 (&rec, "destination", dst, sizeof dst);
     committed = bson_iter_init_find (&it, &rec, "committed") && bson_iter_as_bool (&it);
     if (found && !committed)
-        judge (on, &rec, &lag, why, sizeof why);
+        judge (on, &rec, &lag, &log, why, sizeof why);
     else
         snprintf (why, sizeof why, "%s", committed ? "committed already" : "not begun");
     online_dest_rolled_back (&rec, NULL, why, sizeof why); /* online_dest_rollback.c */
@@ -113,6 +204,18 @@ online_dest_status (online_t *on, bson_t *out)
         BSON_APPEND_NULL (&sub, "why");
     if (found && !committed && lag >= 0)
         BSON_APPEND_INT64 (&sub, "verifiedAgoMs", lag);
+    /* The lag canCommit weighed: the source's log's where it is followed. */
+    if (found && !committed && log.follows && !*log.why) {
+        BSON_APPEND_UTF8 (&sub, "lagFrom", "the source's change log");
+        BSON_APPEND_INT64 (&sub, "lagMs", log.ms);
+        BSON_APPEND_INT64 (&sub, "lagEvents", log.events);
+    } else if (found && !committed) {
+        BSON_APPEND_UTF8 (&sub, "lagFrom", log.follows ? "not known" : "the last clean verify");
+        if (!log.follows && lag >= 0)
+            BSON_APPEND_INT64 (&sub, "lagMs", lag);
+        else
+            BSON_APPEND_NULL (&sub, "lagMs");
+    }
     online_dest_rolled_back (&rec, &sub, NULL, 0);
     bson_append_document_end (out, &sub);
     BSON_APPEND_BOOL (out, "canCommit", found && !committed && !*why);

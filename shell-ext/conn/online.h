@@ -635,6 +635,15 @@ bool online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found
                              bson_error_t *err);
 /* The source's databases (bson_strfreev them); NULL on error. */
 char **online_pair_databases (online_t *on, bson_error_t *err);
+/* The source's change log read as one deployment's (the change capture:
+ * state/online_capture.c, online_changes.c, online_window.c): on itself
+ * without a pair; else view, filled as a copy of on whose connection,
+ * host and capabilities are the source's and whose every collection is
+ * the source's (pair NULL, no lease). Only reads go through a view: the
+ * state database and the plan's record stay on's, the destination's.
+ * log_end carries a view's transient error back to on. */
+online_t *online_pair_log (online_t *on, online_t *view);
+void online_pair_log_end (online_t *on, const online_t *view);
 /* --- end of online_ops_pair.c --- */
 
 /* --- online_fault.c (issue 53): the fault layer, for the tests only --- */

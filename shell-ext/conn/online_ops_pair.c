@@ -169,3 +169,28 @@ online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found, bso
     bson_destroy (&filter);
     return ok;
 }
+
+/* A shallow copy: the plan, its names and options are on's, read only;
+ * nothing the copy is handed to writes (the capture's writes, its
+ * sentinel and its point in the plan's record, go through on). */
+online_t *
+online_pair_log (online_t *on, online_t *view)
+{
+    if (!on->pair)
+        return on;
+    *view = *on;
+    view->client = on->pair->client;
+    bson_strncpy (view->where, on->pair->where, sizeof view->where);
+    view->caps = on->pair->caps;
+    view->pair = NULL;
+    view->lease = NULL;
+    view->transient = false;
+    return view;
+}
+
+void
+online_pair_log_end (online_t *on, const online_t *view)
+{
+    if (view != on)
+        on->transient = view->transient;
+}

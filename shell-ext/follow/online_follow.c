@@ -13,7 +13,9 @@
  * already rewritten for the steps after it, it noted before writing
  * (online_made.c).
  *
- * `remodel online follow` runs it in rounds (online_follow_cmd.c). */
+ * `remodel online follow` runs it in rounds (online_follow_cmd.c).
+ * --to-uri: the log is the source's (online_capture.c reads it there),
+ * the results and every point the destination's. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -102,8 +104,9 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     *save = ok;
     online_capture_point (&from, point, sizeof point);
     if (ok && lost) {
-        online_say_note (on, "sync: history lost since %s (the change log no longer holds it): "
-                         "every step rescanned in full", point);
+        online_say_note (on, "sync: history lost since %s (the %schange log no longer holds "
+                         "it): every step rescanned in full", point,
+                         on->pair ? "source's " : "");
         goto done;
     }
     /* After a --server-side run, no key map: a partner whose key changed
@@ -136,9 +139,10 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     ok = ok && online_incr_sync (on, &ch, &noted, st, &done, first_full, err);
     on->incr_running = false;
     if (ok && (st->events || !on->following))
-        online_say_note (on, "sync: change log: %lld events since %s: %lld documents recomputed, "
-                         "%lld read, %lld results rewritten, %lld removed%s",
-                         (long long) st->events, point, (long long) st->recomputed,
+        online_say_note (on, "sync: %schange log: %lld events since %s: %lld documents "
+                         "recomputed, %lld read, %lld results rewritten, %lld removed%s",
+                         on->pair ? "the source's " : "", (long long) st->events, point,
+                         (long long) st->recomputed,
                          (long long) st->read, (long long) st->rewritten, (long long) st->removed,
                          done ? "" : "; the rest rescanned");
 done:

@@ -30,7 +30,13 @@
  * written once, when a run begins the plan (or --restart begins it again);
  * a resumed run keeps it, so no write made during any part of the copy is
  * missed. A sync moves it on once its results cover the log up to a
- * newer point (online_follow.c). */
+ * newer point (online_follow.c).
+ *
+ * --to-uri: the log followed is the source's, where the application
+ * writes; the point is kept on the destination with the plan's record.
+ * Every read of the log goes to the source through a view of its
+ * connection (online_pair_log), by the code above; the one write, the
+ * sentinel, is never made there: its oplog's position stands in. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -252,25 +258,15 @@ oplog_there (online_t *on, bool *yes, bson_error_t *err)
     return ok;
 }
 
-bool
-online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
+/* What the server (a view of the source's, with --to-uri) offers, and
+ * where its log stands: the mode and the point's ts or token. */
+static bool
+detect (online_t *on, online_capture_t *c, const char *db, const char *coll, bson_error_t *err)
 {
     bson_t reply, stage = BSON_INITIALIZER;
     bson_error_t why;
-    const rm_nsref_t *ns = source_ns (on);
-    const char *db = ns ? ns->db : "admin", *coll = ns ? ns->coll : "remodel";
     bool yes;
 
-    bson_reinit (&c->token);
-    c->has_ts = c->sentinel = false;
-    snprintf (c->db, sizeof c->db, "%s", db);
-    snprintf (c->coll, sizeof c->coll, "%s", coll);
-    /* --to-uri: the destination's log says nothing of the source's writes,
-     * and following the source's is not built yet: every sync rescans. */
-    if (on->pair) {
-        c->mode = ONLINE_CAPTURE_NONE;
-        return true;
-    }
     if (open_stream (on, db, coll, &stage, &reply, &why)) {
         c->mode = ONLINE_CAPTURE_STREAM;
         copy_point (c, &reply);
@@ -293,6 +289,27 @@ online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
         c->has_ts = found;
     }
     return true;
+}
+
+/* --to-uri: the source's log (its streams, or its oplog) is what the
+ * application writes to; the destination's says nothing of those
+ * writes. Read through a view of the source's connection
+ * (online_pair_log), which is only read. */
+bool
+online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
+{
+    const rm_nsref_t *ns = source_ns (on);
+    const char *db = ns ? ns->db : "admin", *coll = ns ? ns->coll : "remodel";
+    online_t view, *src = online_pair_log (on, &view);
+    bool ok;
+
+    bson_reinit (&c->token);
+    c->has_ts = c->sentinel = false;
+    snprintf (c->db, sizeof c->db, "%s", db);
+    snprintf (c->coll, sizeof c->coll, "%s", coll);
+    ok = detect (src, c, db, coll, err);
+    online_pair_log_end (on, src);
+    return ok;
 }
 
 /* The token of the event of the document oid in a getMore's reply, into
@@ -388,15 +405,42 @@ sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
     return ok;
 }
 
+/* --to-uri, a source whose streams give no token (mongo-java-server):
+ * the source is never written, so no sentinel there. Such a server's
+ * tokens are positions in its one oplog ("_data": the seconds and the
+ * counter of its ts, as 16 hex digits; online_changes.c reads them
+ * back), so its oplog's last entry is the point, in that form: a stream
+ * started after it gives every event logged after it. An empty oplog
+ * gives position 0: every event. */
+static bool
+position_point (online_t *on, online_capture_t *c, bson_error_t *err)
+{
+    online_t view, *src = online_pair_log (on, &view);
+    uint32_t t = 0, i = 0;
+    bool found, ok = online_oplog_edge (src, -1, &t, &i, &found, err);
+    char hex[24];
+
+    online_pair_log_end (on, src);
+    if (!ok)
+        return false;
+    if (!found)
+        t = i = 0;
+    snprintf (hex, sizeof hex, "%08x%08x", t, i);
+    bson_reinit (&c->token);
+    BSON_APPEND_UTF8 (&c->token, "_data", hex);
+    return true;
+}
+
 bool
 online_capture_start (online_t *on, online_capture_t *c, bson_error_t *err)
 {
     if (!online_capture_detect (on, c, err))
         return false;
     /* A cluster time alone will do (startAtOperationTime): only a server
-     * that gives neither needs the sentinel. */
+     * that gives neither needs the sentinel, or, with --to-uri, its
+     * oplog's position. */
     if (c->mode == ONLINE_CAPTURE_STREAM && bson_empty (&c->token) && !c->has_ts)
-        return sentinel_point (on, c, err);
+        return on->pair ? position_point (on, c, err) : sentinel_point (on, c, err);
     if (c->mode == ONLINE_CAPTURE_OPLOG && !c->has_ts) {
         /* An empty oplog would give no point to compare its first entry
          * with later; the plan's record was written first, so this is a
@@ -536,10 +580,9 @@ online_capture_describe (const online_capture_t *c, const char *more, char *buf,
                   "collection%s%s)", sep, more);
 }
 
-bool
-online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_error_t *err)
+static bool
+capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_error_t *err)
 {
-    *lost = false;
     if (c->mode == ONLINE_CAPTURE_OPLOG) {
         uint32_t t, i;
         bool found, yes;
@@ -583,6 +626,19 @@ online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_e
         return online_fail (on, err, &why, "resuming the change stream");
     }
     return true;
+}
+
+/* --to-uri: the source's log, through a view of its connection. */
+bool
+online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_error_t *err)
+{
+    online_t view, *src = online_pair_log (on, &view);
+    bool ok;
+
+    *lost = false;
+    ok = capture_lost (src, c, lost, err);
+    online_pair_log_end (on, src);
+    return ok;
 }
 
 void

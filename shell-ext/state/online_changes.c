@@ -376,14 +376,19 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
     return true;
 }
 
+/* --to-uri: the source's log, read through a view of its connection
+ * (online_pair_log): the sources are there, the results elsewhere. */
 bool
 online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
                      const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
 {
+    online_t view, *src = online_pair_log (on, &view);
+    bool ok = true;
+
     if (from->mode == ONLINE_CAPTURE_OPLOG)
-        return oplog_read (on, from, to, nss, nns, ch, err);
-    for (size_t i = 0; i < nns && !*ch->rescan; i++)
-        if (!stream_read (on, from, to, nss[i], ch, err))
-            return false;
-    return true;
+        ok = oplog_read (src, from, to, nss, nns, ch, err);
+    for (size_t i = 0; ok && from->mode != ONLINE_CAPTURE_OPLOG && i < nns && !*ch->rescan; i++)
+        ok = stream_read (src, from, to, nss[i], ch, err);
+    online_pair_log_end (on, src);
+    return ok;
 }
