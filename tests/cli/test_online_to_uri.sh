@@ -9,8 +9,9 @@
 #  - another source against the same destination: refused (exit 2),
 #    naming both pairs;
 #  - status --json's canCommit: false before a verify and after a source
-#    write, true after a clean verify; sync rewrites by a rescan; follow
-#    and rollback --carry-writes refused (not built yet);
+#    write, true after a clean verify; sync rewrites from the source's
+#    log; follow runs until SIGINT; rollback --carry-writes refused (not
+#    built yet);
 #  - finalize without --writes-stopped refused (exit 2); with it, the
 #    destination's shop equals `remodel run` offline over a mongodump of
 #    the source, byte for byte, shop.other with its index; the source has
@@ -97,10 +98,14 @@ d = json.load(open(sys.argv[1])); print(d["canCommit"], d["toUri"]["why"])' "$T/
         "$rc $(cancommit)" "1 False the last verify found results that differ (sync, then verify)"
 
     two sync
-    expect_message "$from->$to: sync --to-uri rewrites it on the destination (a rescan)" \
+    expect_message "$from->$to: sync --to-uri rewrites it on the destination (from the source's log)" \
         "sync: plan emb.json: 1 result(s) rewritten or removed"
-    two follow
-    expect_eq "$from->$to: follow --to-uri: refused, no log followed yet (exit 2)" "$rc" "2"
+    # follow follows the source's log until a signal (more in
+    # tests/cli/test_online_to_uri_follow.sh).
+    timeout --preserve-status -s INT 4 "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" \
+        --pause 200ms >"$T/out" 2>"$T/err"
+    expect_eq "$from->$to: follow --to-uri: follows the source's log until SIGINT (exit 0)" \
+        "$?:$(grep -c 'follow: plan emb.json: stopped after [0-9]* rounds (interrupted)' "$T/err")" "0:1"
     two rollback --carry-writes
     expect_message "$from->$to: rollback --carry-writes --to-uri: not built, said (exit 2)" \
         "carrying the destination's writes back to the source is not built yet"

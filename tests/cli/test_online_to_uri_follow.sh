@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# From one deployment to another (--to-uri, issue 54 item 2): the source's
+# change log followed into the destination, in both directions: FerretDB
+# (its oplog) to mongo-java-server, and mongo-java-server (its change
+# streams) to FerretDB. A plan embeds shop.kids into shop.parents while an
+# application writer inserts, updates and deletes parents (the drivers)
+# and kids (their joined children) on the source:
+#  - during the copy: run records the source's log point before it reads;
+#  - sync applies the changes from the source's log (not a rescan), said
+#    with how many events;
+#  - follow while the writer writes, killed (kill -9) mid-way, run again:
+#    it resumes from the last point saved; then stopped by SIGINT;
+#  - status --json: canCommit weighs the source's log's lag;
+#  - the writer stopped, follow catches up: the destination's results
+#    equal `remodel run` offline over a mongodump of the source, byte for
+#    byte (nothing lost across the kill);
+#  - finalize --writes-stopped drains the source's log, says so; the
+#    destination under the final names equals the offline run again; the
+#    source holds no state database and was not written by remodel;
+#  - a source oplog of 1 MiB (FerretDB) that rolls past the recorded
+#    point: sync says the history is lost and rescans, and is right.
+# CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
+#   REMODEL=build/remodel bash tests/cli/test_online_to_uri_follow.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+[ -n "${REMODEL_TEST_URI:-}" ] && { pass "to-uri follow: external deployments are not started here (skipped)"; exit 0; }
+trap 'stop_writer; for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+mkdir -p "$T/plans"
+kids_plan emb shop
+P=$T/plans/emb.json
+
+seed() {
+    py 'c.shop.parents.insert_many([{"_id": i, "name": "p%d" % i} for i in range(300)])
+c.shop.kids.insert_many([{"_id": 1000 + i, "owner": i % 300, "x": i} for i in range(900)])
+c.shop.kids.create_index("owner")'
+}
+# The application: inserts, updates and deletes of parents and of kids on
+# the source ($uri), a few dozen a second, until $T/stop exists; what it
+# did in $T/writer.log. Begun once it has written (a few ops).
+start_writer() {
+    rm -f "$T/stop" "$T/writing"
+    uri=$SRC py 'import os, time
+rnd, n, ops = random.Random(7), 0, {}
+stop = sys.argv[2]
+while not os.path.exists(stop):
+    k = rnd.randrange(8)
+    p, kid = rnd.randrange(320), 1000 + rnd.randrange(1000)
+    if k == 0:
+        c.shop.parents.update_one({"_id": p}, {"$set": {"name": "w%d" % n}}, upsert=True)
+    elif k == 1:
+        c.shop.parents.delete_one({"_id": rnd.randrange(300)})
+    elif k == 2:
+        c.shop.kids.update_one({"_id": kid}, {"$set": {"x": -n}})
+    elif k == 3:
+        c.shop.kids.update_one({"_id": kid}, {"$set": {"owner": rnd.randrange(320)}})
+    elif k == 4:
+        c.shop.kids.delete_one({"_id": kid})
+    elif k == 5:
+        c.shop.kids.insert_one({"_id": 5000 + n, "owner": rnd.randrange(320), "x": n})
+    elif k == 6:
+        c.shop.parents.insert_one({"_id": 10000 + n, "name": "new%d" % n})
+    else:
+        c.shop.kids.insert_one({"_id": 9000000 + n, "owner": 10000 + rnd.randrange(n + 1), "x": 0})
+    ops[k] = ops.get(k, 0) + 1
+    n += 1
+    if n == 20:
+        open(sys.argv[3], "w").close()
+    time.sleep(0.01)
+print(n, sorted(ops.items()))' "$T/stop" "$T/writing" >"$T/writer.log" 2>&1 &
+    writer=$!
+    for ((w = 0; w < 100; w++)); do [ -e "$T/writing" ] && break; sleep 0.1; done
+}
+stop_writer() {
+    [ -n "${writer:-}" ] || return 0
+    touch "$T/stop"
+    wait "$writer" 2>/dev/null
+    writer=
+}
+# remodel online CMD with --uri SRC --to-uri DST, as run_rm.
+two() { run_rm online "$1" "$P" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
+# follow in the background, its messages in $T/follow.err; its pid in $follower.
+follow_bg() {
+    "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" --pause 200ms >/dev/null 2>"$T/follow.err" &
+    follower=$!
+}
+# Waits until the plan's record shows follow round N or more (up to 60 s).
+wait_round() {
+    local r
+    for ((w = 0; w < 300; w++)); do
+        r=$(uri=$DST py 'd = c.remodel.plans.find_one({"follow.round": {"$exists": True}})
+print(d["follow"]["round"] if d else 0)')
+        [ "$r" -ge "$1" ] && return 0
+        kill -0 "$follower" 2>/dev/null || return 1
+        sleep 0.2
+    done
+    return 1
+}
+results() { uri=$DST py 'print(",".join("shop.%s=%s" % (n.split("_remodel_")[0], n) for n in sorted(c.shop.list_collection_names()) if "_remodel_" in n))'; }
+
+for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
+    from=${dir%%:*} to=${dir##*:}
+    d="$from->$to"
+    online_start "$from" "$T/srv-src-$from" 0 changelog || continue
+    SRC=$uri
+    seed
+    online_start "$to" "$T/srv-dst-$to" 0 || continue
+    DST=$uri
+
+    # ---- the copy, the application writing ----
+    start_writer
+    two run --batch-size 20 --pause 20ms
+    expect_eq "$d: run --to-uri with the application writing (exit 0)" "$rc" "0"
+    [ "$from" = ferretdb ] && mode="oplog (from ts Timestamp(" || mode="change streams (resume point {\"_data\":\""
+    expect_message "$d: ... the source's log point recorded before the copy" "capture: $mode" \
+        "recorded now, before the copy"
+
+    # ---- sync: the source's log, not a rescan ----
+    two sync
+    expect_eq "$d: sync --to-uri (exit 0)" "$rc" "0"
+    n=$(sed -n "s/.*sync: the source's change log: \([0-9][0-9]*\) events since .*/\1/p" "$T/err")
+    expect_eq "$d: ... applies the writes from the source's change log, not a rescan" \
+        "$([ "${n:-0}" -gt 0 ] && echo yes || echo "no: $(head -c 600 "$T/err")"):$(grep -c 'rescanned' "$T/err")" "yes:0"
+
+    # ---- follow, killed (kill -9) mid-way, run again ----
+    follow_bg
+    wait_round 2
+    expect_eq "$d: follow --to-uri follows the source's log in rounds" "$?" "0"
+    sleep 0.$((RANDOM % 9 + 1))
+    kill -9 "$follower" 2>/dev/null
+    wait "$follower" 2>/dev/null
+    r1=$(uri=$DST py 'print(c.remodel.plans.find_one()["follow"]["round"])')
+    follow_bg
+    uri=$DST py 'import time
+for _ in range(300):
+    d = c.remodel.plans.find_one()
+    if d["follow"]["round"] != int(sys.argv[2]) or d["follow"]["pid"] != int(sys.argv[3]): break
+    time.sleep(0.2)' "$r1" "$follower"
+    wait_round 2
+    expect_eq "$d: follow run again after kill -9 takes the plan over and goes on" "$?" "0"
+
+    # ---- status --json: the lag from the source's log ----
+    two status --json --max-lag 1h
+    expect_eq "$d: status --json: the lag weighed is the source's change log's" \
+        "$(python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["toUri"]; print(t["lagFrom"], type(t["lagMs"]).__name__, type(t["lagEvents"]).__name__)' "$T/out")" \
+        "the source's change log int int"
+
+    # ---- the writer stopped: follow catches up, then SIGINT ----
+    stop_writer
+    expect_eq "$d: the writer wrote inserts, updates and deletes of parents and kids" \
+        "$(python3 -c 'import sys, ast; n, ops = open(sys.argv[1]).read().split(" ", 1); print(int(n) > 100, len(ast.literal_eval(ops)))' "$T/writer.log")" "True 8"
+    r=$(uri=$DST py 'print(c.remodel.plans.find_one()["follow"]["round"])')
+    wait_round $((r + 2))
+    kill -INT "$follower"
+    wait "$follower"
+    expect_eq "$d: follow stopped by SIGINT (exit 0), saying so" \
+        "$?:$(grep -c 'follow: plan emb.json: stopped after [0-9]* rounds (interrupted)' "$T/follow.err")" "0:1"
+    uri=$SRC offline_run emb shop
+    uri=$DST online_same "$d: after kill -9 and a resumed follow, the results equal remodel run offline over the source's dump, byte for byte" \
+        "$T/emb.archive" $(results | tr , ' ')
+    two verify --sample 50 -q
+    two status --json --max-lag 1h
+    expect_eq "$d: status --json: canCommit after a clean sampled verify, no event of the source's log left" \
+        "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["canCommit"], d["toUri"]["lagEvents"], d["toUri"]["lagMs"], d["toUri"]["why"])' "$T/out")" "True 0 0 None"
+
+    # ---- finalize: the drain of the source's log ----
+    two finalize --writes-stopped --max-window 0
+    expect_eq "$d: finalize --writes-stopped (exit 0)" "$rc" "0"
+    expect_message "$d: ... drains the source's change log, said" \
+        "finalize: plan emb.json committed on" "the drain applied 0 event(s) of the source's change log"
+    uri=$DST online_same "$d: the destination equals remodel run offline over the source's dump, byte for byte" \
+        "$T/emb.archive" shop.parents=parents shop.kids=kids
+    expect_eq "$d: the source holds no state database" \
+        "$(uri=$SRC py 'print("remodel" in c.list_database_names(), sorted(c.shop.list_collection_names()))')" \
+        "False ['kids', 'parents']"
+    for s in "$T"/srv-*; do "$SERVER" stop "$s" >/dev/null 2>&1; done
+done
+
+# ---- a source oplog too small: the point rolls off, sync rescans ----
+if [[ " ${CI_KINDS:-ferretdb:java} " == *" ferretdb:"* ]] &&
+    PEERS_OPLOG_BYTES=1048576 online_start ferretdb "$T/srv-small" 0 changelog; then
+    SRC=$uri
+    seed
+    if online_start java "$T/srv-dst-small" 0; then
+        DST=$uri
+        two run -q
+        expect_eq "small oplog: run --to-uri (exit 0)" "$rc" "0"
+        uri=$SRC py 'pad = "x" * 4000
+for r in range(3):
+    for i in range(300):
+        c.shop.parents.update_one({"_id": i}, {"$set": {"pad": pad, "r": r}})'
+        for ((i = 0; i < 40; i++)); do
+            two status
+            grep -q '^history lost' "$T/out" && break
+            sleep 0.5
+        done
+        expect_eq "small oplog: status says the source's point rolled off" "$(grep -c '^history lost' "$T/out")" "1"
+        two sync
+        expect_message "small oplog: sync says the history is lost, once, and rescans" \
+            "sync: history lost since Timestamp(" "(the source's change log no longer holds it): every step rescanned in full"
+        expect_eq "small oplog: ... said once" "$(grep -c 'history lost' "$T/err")" "1"
+        uri=$SRC offline_run emb shop
+        uri=$DST online_same "small oplog: after the rescan, the results equal remodel run offline, byte for byte" \
+            "$T/emb.archive" $(results | tr , ' ')
+    fi
+fi
