@@ -13,6 +13,7 @@ test_rows (void)
     const online_ops_t *m = &online_ops_mongoc;
     T_CHECK_STR (m->name, "libmongoc");
     T_CHECK (m->find && m->range && m->keys && m->indexes && m->next && m->end && m->count);
+    T_CHECK (m->estimate);
     T_CHECK (m->batch && m->add && m->send && m->discard && m->write && m->replace_if);
     T_CHECK (m->rename && m->drop && m->index_command && m->drop_index);
     T_CHECK (m->stream && m->oplog && m->aggregate && m->command);
