@@ -259,9 +259,11 @@ oplog_there (online_t *on, bool *yes, bson_error_t *err)
 }
 
 /* What the server (a view of the source's, with --to-uri) offers, and
- * where its log stands: the mode and the point's ts or token. */
+ * where its log stands: the mode and the point's ts or token. oplog:
+ * whether local.oplog.rs may be asked for. */
 static bool
-detect (online_t *on, online_capture_t *c, const char *db, const char *coll, bson_error_t *err)
+detect (online_t *on, online_capture_t *c, const char *db, const char *coll, bool oplog,
+        bson_error_t *err)
 {
     bson_t reply, stage = BSON_INITIALIZER;
     bson_error_t why;
@@ -279,7 +281,8 @@ detect (online_t *on, online_capture_t *c, const char *db, const char *coll, bso
     bson_destroy (&stage);
     if (network (&why))
         return online_fail (on, err, &why, "asking the server for a change stream");
-    if (!oplog_there (on, &yes, err))
+    yes = false;
+    if (oplog && !oplog_there (on, &yes, err))
         return false;
     c->mode = yes ? ONLINE_CAPTURE_OPLOG : ONLINE_CAPTURE_NONE;
     if (yes) {
@@ -294,7 +297,9 @@ detect (online_t *on, online_capture_t *c, const char *db, const char *coll, bso
 /* --to-uri: the source's log (its streams, or its oplog) is what the
  * application writes to; the destination's says nothing of those
  * writes. Read through a view of the source's connection
- * (online_pair_log), which is only read. */
+ * (online_pair_log), which is only read. Its oplog is asked for only
+ * where it is a replica set member: mongo-java-server makes a database
+ * (local) of any name a read asks, and only a member keeps an oplog. */
 bool
 online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
 {
@@ -307,7 +312,7 @@ online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
     c->has_ts = c->sentinel = false;
     snprintf (c->db, sizeof c->db, "%s", db);
     snprintf (c->coll, sizeof c->coll, "%s", coll);
-    ok = detect (src, c, db, coll, err);
+    ok = detect (src, c, db, coll, !on->pair || *on->pair->caps.set_name, err);
     online_pair_log_end (on, src);
     return ok;
 }

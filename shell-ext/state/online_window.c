@@ -72,12 +72,19 @@ oplog_span (online_t *on, oplog_t *o)
 }
 
 /* --to-uri: the source's oplog, through a view of its connection
- * (online_pair_log): the application writes there. */
+ * (online_pair_log): the application writes there. Only a replica set
+ * member's is capped; another's is not asked for (mongo-java-server
+ * would make a database local for the read). */
 static bool
 oplog_read (online_t *on, oplog_t *o)
 {
-    online_t view, *src = online_pair_log (on, &view);
-    bool ok = oplog_span (src, o);
+    online_t view, *src;
+    bool ok;
+
+    if (on->pair && !*on->pair->caps.set_name)
+        return false;
+    src = online_pair_log (on, &view);
+    ok = oplog_span (src, o);
     online_pair_log_end (on, src);
     return ok;
 }

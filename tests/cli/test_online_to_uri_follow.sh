@@ -18,7 +18,9 @@
 #    destination under the final names equals the offline run again; the
 #    source holds no state database and was not written by remodel;
 #  - a source oplog of 1 MiB (FerretDB) that rolls past the recorded
-#    point: sync says the history is lost and rescans, and is right.
+#    point: sync says the history is lost and rescans, and is right;
+#  - a source with no log (mongo-java-server without its oplog): sync
+#    rescans, status weighs the last verify, the source gains no database.
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_follow.sh
 . "$(dirname "$0")/lib.sh"
@@ -80,7 +82,8 @@ stop_writer() {
 two() { run_rm online "$1" "$P" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
 # follow in the background, its messages in $T/follow.err; its pid in $follower.
 follow_bg() {
-    "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" --pause 200ms >/dev/null 2>"$T/follow.err" &
+    "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" --pause 200ms --sample 50 \
+        >/dev/null 2>"$T/follow.err" &
     follower=$!
 }
 # Waits until the plan's record shows follow round N or more (up to 60 s).
@@ -114,6 +117,7 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     expect_message "$d: ... the source's log point recorded before the copy" "capture: $mode" \
         "recorded now, before the copy"
 
+    echo "# $d: run at ${SECONDS}s"
     # ---- sync: the source's log, not a rescan ----
     two sync
     expect_eq "$d: sync --to-uri (exit 0)" "$rc" "0"
@@ -121,6 +125,7 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     expect_eq "$d: ... applies the writes from the source's change log, not a rescan" \
         "$([ "${n:-0}" -gt 0 ] && echo yes || echo "no: $(head -c 600 "$T/err")"):$(grep -c 'rescanned' "$T/err")" "yes:0"
 
+    echo "# $d: sync at ${SECONDS}s"
     # ---- follow, killed (kill -9) mid-way, run again ----
     follow_bg
     wait_round 2
@@ -135,9 +140,10 @@ for _ in range(300):
     d = c.remodel.plans.find_one()
     if d["follow"]["round"] != int(sys.argv[2]) or d["follow"]["pid"] != int(sys.argv[3]): break
     time.sleep(0.2)' "$r1" "$follower"
-    wait_round 2
+    wait_round 1
     expect_eq "$d: follow run again after kill -9 takes the plan over and goes on" "$?" "0"
 
+    echo "# $d: follow resumed at ${SECONDS}s"
     # ---- status --json: the lag from the source's log ----
     two status --json --max-lag 1h
     expect_eq "$d: status --json: the lag weighed is the source's change log's" \
@@ -145,6 +151,7 @@ for _ in range(300):
 t = json.load(open(sys.argv[1]))["toUri"]; print(t["lagFrom"], type(t["lagMs"]).__name__, type(t["lagEvents"]).__name__)' "$T/out")" \
         "the source's change log int int"
 
+    echo "# $d: status at ${SECONDS}s"
     # ---- the writer stopped: follow catches up, then SIGINT ----
     stop_writer
     expect_eq "$d: the writer wrote inserts, updates and deletes of parents and kids" \
@@ -163,6 +170,7 @@ t = json.load(open(sys.argv[1]))["toUri"]; print(t["lagFrom"], type(t["lagMs"]).
     expect_eq "$d: status --json: canCommit after a clean sampled verify, no event of the source's log left" \
         "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["canCommit"], d["toUri"]["lagEvents"], d["toUri"]["lagMs"], d["toUri"]["why"])' "$T/out")" "True 0 0 None"
 
+    echo "# $d: caught up, compared at ${SECONDS}s"
     # ---- finalize: the drain of the source's log ----
     two finalize --writes-stopped --max-window 0
     expect_eq "$d: finalize --writes-stopped (exit 0)" "$rc" "0"
@@ -173,6 +181,7 @@ t = json.load(open(sys.argv[1]))["toUri"]; print(t["lagFrom"], type(t["lagMs"]).
     expect_eq "$d: the source holds no state database" \
         "$(uri=$SRC py 'print("remodel" in c.list_database_names(), sorted(c.shop.list_collection_names()))')" \
         "False ['kids', 'parents']"
+    echo "# $d: finalized at ${SECONDS}s"
     for s in "$T"/srv-*; do "$SERVER" stop "$s" >/dev/null 2>&1; done
 done
 
@@ -185,15 +194,14 @@ if [[ " ${CI_KINDS:-ferretdb:java} " == *" ferretdb:"* ]] &&
         DST=$uri
         two run -q
         expect_eq "small oplog: run --to-uri (exit 0)" "$rc" "0"
-        uri=$SRC py 'pad = "x" * 4000
-for r in range(3):
-    for i in range(300):
-        c.shop.parents.update_one({"_id": i}, {"$set": {"pad": pad, "r": r}})'
+        uri=$SRC py 'for r in range(3):
+    c.shop.parents.update_many({}, {"$set": {"pad": "x" * 4000, "r": r}})'
         for ((i = 0; i < 40; i++)); do
             two status
             grep -q '^history lost' "$T/out" && break
             sleep 0.5
         done
+        echo "# small oplog: rolled off at ${SECONDS}s"
         expect_eq "small oplog: status says the source's point rolled off" "$(grep -c '^history lost' "$T/out")" "1"
         two sync
         expect_message "small oplog: sync says the history is lost, once, and rescans" \
@@ -202,5 +210,30 @@ for r in range(3):
         uri=$SRC offline_run emb shop
         uri=$DST online_same "small oplog: after the rescan, the results equal remodel run offline, byte for byte" \
             "$T/emb.archive" $(results | tr , ' ')
+    fi
+fi
+
+echo "# small oplog: done at ${SECONDS}s"
+# ---- a source without a change log (mongo-java-server without its oplog) ----
+# Nothing to follow: sync rescans; the source is not written, nor is a
+# database made there by asking for an oplog it does not keep.
+if online_start java "$T/srv-plain" 0; then
+    SRC=$uri
+    seed
+    if online_start java "$T/srv-dst-plain" 0; then
+        DST=$uri
+        two run -q
+        expect_eq "no log: run --to-uri (exit 0)" "$rc" "0"
+        uri=$SRC py 'c.shop.parents.update_one({"_id": 3}, {"$set": {"name": "plain"}})'
+        two sync
+        expect_message "no log: sync rescans and rewrites what changed" \
+            "sync: plan emb.json: 1 result(s) rewritten or removed"
+        expect_eq "no log: ... not from a change log" "$(grep -c 'change log:' "$T/err")" "0"
+        two status --json --max-lag 1h
+        expect_eq "no log: status --json: the lag is the last clean verify's" \
+            "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["toUri"]["lagFrom"])' "$T/out")" \
+            "the last clean verify"
+        expect_eq "no log: the source's databases as they were" \
+            "$(uri=$SRC py 'print(c.list_database_names())')" "['shop']"
     fi
 fi
