@@ -336,12 +336,18 @@ void online_dest_status (online_t *on, bson_t *out);
  * deployment's. take: its point now (write: a sentinel where a stream
  * gives no token; else only asked), for finalize's commit; load: the
  * pair's record's destPoint into c (false: none); changes: what the log
- * shows written to finals' namespaces since from (ch->rescan: it cannot
+ * shows written to the namespaces nss since from (ch->rescan: it cannot
  * tell, said why). */
 bool online_dest_point_take (online_t *on, bool write, online_capture_t *c, bson_error_t *err);
 bool online_dest_point_load (const bson_t *rec, online_capture_t *c);
-bool online_dest_changes (online_t *on, const online_capture_t *from, const online_after_t *finals,
-                          online_changes_t *ch, bson_error_t *err);
+bool online_dest_changes (online_t *on, const online_capture_t *from, const char **nss,
+                          size_t nns, online_changes_t *ch, bson_error_t *err);
+/* online_dest_copy_back.c: a namespace the run copied as it is (ns): the
+ * documents ch shows written on the destination since the commit given
+ * back to the source as the destination holds them (*put), or deleted
+ * there (*gone); count: only counted (a dry run). */
+bool online_dest_copy_back (online_t *on, online_changes_t *ch, const char *ns, bool count,
+                            int64_t *put, int64_t *gone, bson_error_t *err);
 /* online_dest_rollback.c: rollback --to-uri of a committed plan: refused
  * when the destination was written since the commit, unless
  * --carry-writes (back to the source through the plan's inverse) or

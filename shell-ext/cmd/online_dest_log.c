@@ -64,12 +64,11 @@ online_dest_point_load (const bson_t *rec, online_capture_t *c)
 }
 
 bool
-online_dest_changes (online_t *on, const online_capture_t *from, const online_after_t *finals,
+online_dest_changes (online_t *on, const online_capture_t *from, const char **nss, size_t nns,
                      online_changes_t *ch, bson_error_t *err)
 {
     online_t d;
     online_capture_t to;
-    const char *nss[ONLINE_AFTER_MAX];
     bool ok;
 
     if (from->mode == ONLINE_CAPTURE_NONE) {
@@ -77,13 +76,11 @@ online_dest_changes (online_t *on, const online_capture_t *from, const online_af
                   "commit (no oplog, no change streams)");
         return true;
     }
-    for (size_t k = 0; k < finals->n; k++)
-        nss[k] = finals->c[k].ns;
     dest_view (on, &d);
     online_capture_init (&to);
     /* Where the log stands now bounds the read (writes nothing). */
     ok = online_capture_detect (&d, &to, err) &&
-         online_changes_read (&d, from, &to, nss, finals->n, ch, err);
+         online_changes_read (&d, from, &to, nss, nns, ch, err);
     on->transient = d.transient;
     online_capture_destroy (&to);
     return ok;

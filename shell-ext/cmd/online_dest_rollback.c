@@ -20,7 +20,10 @@
  *    any point is completed by the same command, nothing written twice.
  * The log says whether there is something to carry and how much; the
  * carry itself does not depend on it, so a destination without a log
- * (a standalone server) carries too. The destination's results are kept
+ * (a standalone server) carries too. The namespaces the run copied as
+ * they are have no inverse to run: their documents the log shows written
+ * are given back as they are (online_dest_copy_back.c), which needs the
+ * log (refused without one, before anything is written). The destination's results are kept
  * as they are (the pair's record says so, and status): remodel drops
  * nothing the application may still read. --dry-run writes nothing on
  * either server and says what it would do. */
@@ -35,10 +38,16 @@
                      "left them (remodel drops nothing there: drop them once the application " \
                      "is back on the source)"
 
-/* What the destination's log shows written since the commit. */
+/* What the destination's log shows written since the commit: to the
+ * results (finals) and to the namespaces copied as they are (the pair's
+ * record's copied, pointing into it). */
 typedef struct {
+    const char *nss[2 * ONLINE_AFTER_MAX];
+    size_t n_finals, n;     /* nss: the results' first, then the copies' */
+    online_changes_t ch;
     int64_t total;          /* documents, each once (-1: it cannot tell) */
     char said[1200];        /* "ns: N document(s), ..." or why it cannot tell */
+    char copies[600];       /* the copies' names, for a refusal */
 } since_t;
 
 static bool
@@ -46,33 +55,76 @@ written_since (online_t *on, const bson_t *rec, const online_after_t *finals, si
                bson_error_t *err)
 {
     online_capture_t from;
-    online_changes_t ch;
+    bson_iter_t it, c;
     bool ok = true;
+    size_t at = 0, cat = 0;
 
+    w->n = 0;
+    for (size_t k = 0; k < finals->n; k++)
+        w->nss[w->n++] = finals->c[k].ns;
+    w->n_finals = w->n;
+    *w->copies = '\0';
+    if (bson_iter_init_find (&it, rec, "copied") && BSON_ITER_HOLDS_ARRAY (&it) &&
+        bson_iter_recurse (&it, &c))
+        while (bson_iter_next (&c) && w->n < sizeof w->nss / sizeof *w->nss)
+            if (BSON_ITER_HOLDS_UTF8 (&c) && cat < sizeof w->copies) {
+                w->nss[w->n++] = bson_iter_utf8 (&c, NULL);
+                cat += (size_t) snprintf (w->copies + cat, sizeof w->copies - cat, "%s%s",
+                                          cat ? ", " : "", bson_iter_utf8 (&c, NULL));
+            }
     online_capture_init (&from);
-    online_changes_init (&ch);
     if (!online_dest_point_load (rec, &from))
-        snprintf (ch.rescan, sizeof ch.rescan, "the commit recorded no point of the "
+        snprintf (w->ch.rescan, sizeof w->ch.rescan, "the commit recorded no point of the "
                   "destination's change log (finalized by an earlier remodel)");
     else
-        ok = online_dest_changes (on, &from, finals, &ch, err);
+        ok = online_dest_changes (on, &from, w->nss, w->n, &w->ch, err);
     w->total = 0;
     *w->said = '\0';
-    if (ok && *ch.rescan) {
+    if (ok && *w->ch.rescan) {
         w->total = -1;
-        snprintf (w->said, sizeof w->said, "%s", ch.rescan);
+        snprintf (w->said, sizeof w->said, "%s", w->ch.rescan);
     }
-    for (size_t k = 0, at = 0; ok && !*ch.rescan && k < finals->n && at < sizeof w->said; k++) {
-        online_idlist_t *l = online_changes_list (&ch, finals->c[k].ns, false);
+    for (size_t k = 0; ok && !*w->ch.rescan && k < w->n && at < sizeof w->said; k++) {
+        online_idlist_t *l = online_changes_list (&w->ch, w->nss[k], false);
         if (!l || !l->n)
             continue;
-        at += (size_t) snprintf (w->said + at, sizeof w->said - at, "%s%s: %u document(s)",
-                                 at ? ", " : "", finals->c[k].ns, l->n);
+        at += (size_t) snprintf (w->said + at, sizeof w->said - at, "%s%s: %u document(s)%s",
+                                 at ? ", " : "", w->nss[k], l->n,
+                                 k < w->n_finals ? "" : " (copied as it is)");
         w->total += l->n;
     }
-    online_changes_destroy (&ch);
     online_capture_destroy (&from);
     return ok;
+}
+
+/* The namespaces copied as they are: their writes given back (count:
+ * only counted), each said. Without the log they cannot be told: refused
+ * (before the carry writes anything). */
+static bool
+copies_back (online_t *on, since_t *w, bool count, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t k = w->n_finals; ok && k < w->n; k++) {
+        int64_t put = 0, gone = 0;
+        ok = online_dest_copy_back (on, &w->ch, w->nss[k], count, &put, &gone, err);
+        if (ok && (put || gone))
+            online_say_note (on, "rollback: %s %s on the source (copied as it is): %lld "
+                             "replaced or inserted, %lld deleted", count ? "would give back"
+                             : "given back", w->nss[k], (long long) put, (long long) gone);
+    }
+    return ok;
+}
+
+static bool
+copies_unknown (online_t *on, const since_t *w, bson_error_t *err)
+{
+    if (w->total >= 0 || w->n == w->n_finals)
+        return false;
+    rm_error_set (err, RM_ERR_USAGE, "rollback --to-uri --carry-writes: plan %s: the writes made "
+                  "on the destination to the namespaces copied as they are (%s) cannot be told "
+                  "without its change log (%s): nothing written; --discard-writes-after-switch "
+                  "forgets the commit without them", on->names.name, w->copies, w->said);
+    return true;
 }
 
 /* The plan marked rolled back in the pair's record (how: "carried",
@@ -116,7 +168,7 @@ refuse_written (online_t *on, const char *at, const since_t *w, bson_error_t *er
 /* --dry-run: what the command would do, nothing written on either side
  * (the carry only counts). */
 static bool
-dry (online_t *on, const char *at, const since_t *w, bson_error_t *err)
+dry (online_t *on, const char *at, since_t *w, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
 
@@ -129,7 +181,8 @@ dry (online_t *on, const char *at, const since_t *w, bson_error_t *err)
         online_say_note (on, "rollback --dry-run: plan %s: whether the destination was written "
                          "since the commit at %s is not known (%s)", on->names.name, at,
                          w->said);
-    if (o->carry_writes && !(online_carry_check (on, true, err) && online_carry (on, NULL, err)))
+    if (o->carry_writes && (copies_unknown (on, w, err) || !online_carry_check (on, true, err) ||
+                            !online_carry (on, NULL, err) || !copies_back (on, w, true, err)))
         return false;
     if (o->discard_writes)
         online_say_note (on, "rollback --dry-run: would forget the commit, the source as it is%s",
@@ -145,7 +198,7 @@ dry (online_t *on, const char *at, const since_t *w, bson_error_t *err)
 
 /* The rollback proper, under the lease. */
 static bool
-go_back (online_t *on, const char *at, const since_t *w, bson_error_t *err)
+go_back (online_t *on, const char *at, since_t *w, bson_error_t *err)
 {
     const online_opts_t *o = on->o;
     const char *how = o->carry_writes ? "carried" : o->discard_writes ? "discarded" : "unwritten";
@@ -157,7 +210,8 @@ go_back (online_t *on, const char *at, const since_t *w, bson_error_t *err)
                          "destination since the commit%s%s%s", on->names.name,
                          (long long) w->total, *w->said ? " (" : "", w->said,
                          *w->said ? ")" : "");
-    if (o->carry_writes && !(online_carry_check (on, true, err) && online_carry (on, NULL, err)))
+    if (o->carry_writes && (copies_unknown (on, w, err) || !online_carry_check (on, true, err) ||
+                            !online_carry (on, NULL, err) || !copies_back (on, w, false, err)))
         return false;
     if (!mark (on, how, w, err))
         return false;
@@ -215,6 +269,7 @@ online_dest_rollback (online_t *on, bson_error_t *err)
     /* A carry reads the results whole: the destination's writes stop
      * first, as the source's did for finalize. */
     ok = ok && (o->dry_run || online_lease_take (on, err));
+    online_changes_init (&w.ch);
     if (ok) {
         ok = online_dest_finals (on, &finals, &copies, &n, err) &&
              written_since (on, &rec, &finals, &w, err) &&
@@ -222,6 +277,7 @@ online_dest_rollback (online_t *on, bson_error_t *err)
         online_after_destroy (&finals);
         bson_destroy (&copies);
     }
+    online_changes_destroy (&w.ch);
     bson_destroy (&rec);
     online_lease_drop (on);
     return ok;

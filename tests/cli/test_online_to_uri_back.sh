@@ -10,7 +10,9 @@
 #  - an application writer on DEST: a parent renamed, one inserted with a
 #    child, one deleted with its children; a child pushed into a parent,
 #    one pulled, one changed in place; a parentless kid changed, one
-#    deleted, one inserted;
+#    deleted, one inserted; in shop.other, which the plan copied as it
+#    is, a document changed, one deleted, one inserted (given back as
+#    they are);
 #  - rollback without a flag: refused (exit 2), naming the namespaces and
 #    how many documents, nothing written;
 #  - rollback --carry-writes --dry-run: says what it would carry; both
@@ -39,7 +41,8 @@ seed() {
     py 'c.shop.parents.insert_many([{"_id": i, "name": "p%d" % i} for i in range(60)])
 c.shop.kids.insert_many([{"_id": 1000 + i, "owner": i % 60, "x": i} for i in range(180)])
 c.shop.kids.insert_many([{"_id": 5000 + i, "owner": 900 + i, "x": -i} for i in range(5)])
-c.shop.kids.create_index("owner")'
+c.shop.kids.create_index("owner")
+c.shop.other.insert_many([{"_id": i, "v": i} for i in range(20)])'
 }
 # remodel online CMD PLAN with --uri SRC --to-uri DST, as run_rm.
 two() { run_rm online "$1" "$P" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
@@ -69,7 +72,11 @@ six = p.find_one({"_id": 6})["kids"]
 p.update_one({"_id": 6}, {"$set": {"kids": [dict(e, x=606) if e["_id"] == 1006 else e for e in six]}})
 k.update_one({"_id": 5001}, {"$set": {"x": 51}})
 k.delete_one({"_id": 5002})
-k.insert_one({"_id": 5009, "owner": 909, "x": 59})'
+k.insert_one({"_id": 5009, "owner": 909, "x": 59})
+o = c.shop.other
+o.update_one({"_id": 2}, {"$set": {"v": -2}})
+o.delete_one({"_id": 3})
+o.insert_one({"_id": 99, "v": 99})'
 # (FerretDB 1.x takes neither a positional $set nor a $pull by condition:
 # the application rewrites the array.)
 # expect_src FILE KIND: SRC (of KIND) as it was (snap FILE) with exactly
@@ -106,8 +113,11 @@ kid(1006, 606, 6)
 put("kids", {"_id": 5001, "owner": 901, "x": 51})
 del docs[("kids", 5002)]
 put("kids", {"_id": 5009, "owner": 909, "x": 59})
+put("other", {"_id": 2, "v": -2})
+del docs[("other", 3)]
+put("other", {"_id": 99, "v": 99})
 with open(sys.argv[1] + ".want", "w") as f:
-    for coll in ("kids", "parents"):
+    for coll in ("kids", "other", "parents"):
         for key in sorted((k for k in docs if k[0] == coll), key=lambda k: repr(k[1])):
             print("shop", coll, docs[key].hex(), file=f)
     for r in rows:
@@ -162,7 +172,8 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     expect_eq "$d: rollback of a plan written on the destination since the commit: refused (exit 2)" "$rc" "2"
     expect_message "$d: ... naming the namespaces and how many, nothing written" \
         "the destination's change log shows writes since the commit" "shop.parents: 6 document(s)" \
-        "shop.kids: 3 document(s)" "--carry-writes carries them back" "nothing written"
+        "shop.kids: 3 document(s)" "shop.other: 3 document(s) (copied as it is)" \
+        "--carry-writes carries them back" "nothing written"
     snap "$SRC" "$T/src1"
     expect_eq "$d: ... the source as it was" "$(cmp -s "$T/src0" "$T/src1" && echo same)" "same"
 
@@ -171,9 +182,10 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     two rollback --carry-writes --dry-run
     expect_eq "$d: rollback --carry-writes --dry-run (exit 0)" "$rc:$(grep -c 'error' "$T/err")" "0:0"
     expect_message "$d: ... says what it would carry" \
-        "shows 9 document(s) written since the commit" \
+        "shows 12 document(s) written since the commit" \
         "rollback: would carry back into shop.parents on the source: 1 inserted, 1 replaced, 1 deleted" \
         "rollback: would carry back into shop.kids on the source: 3 inserted, 2 replaced, 5 deleted" \
+        "rollback: would give back shop.other on the source (copied as it is): 2 replaced or inserted, 1 deleted" \
         "nothing written on either server"
     snap "$SRC" "$T/src1"
     snap "$DST" "$T/dst1"
@@ -201,7 +213,7 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     fi
     expect_eq "$d: the pair's record: rolled back, carried, the results kept" \
         "$(uri=$DST py 'r = c.remodel.pairs.find_one()["rolledBack"]; print(r["how"], r["writesSince"], r["results"][:47])')" \
-        "carried 9 kept on the destination under their final names"
+        "carried 12 kept on the destination under their final names"
     two status --json
     expect_eq "$d: status --json says it" \
         "$(python3 -c 'import json, sys
