@@ -357,5 +357,7 @@ bool online_dest_rollback (online_t *on, bson_error_t *err);
  * how): its record under sub's rolledBack, and why canCommit is false
  * (each when not NULL); nothing when it was not. */
 void online_dest_rolled_back (const bson_t *rec, bson_t *sub, char *why, size_t cap);
+/* status (text): a committed plan's line, and how it was rolled back. */
+void online_dest_status_line (online_t *on);
 
 #endif

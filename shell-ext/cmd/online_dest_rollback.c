@@ -305,3 +305,27 @@ online_dest_rolled_back (const bson_t *rec, bson_t *sub, char *why, size_t cap)
     if (sub)
         BSON_APPEND_DOCUMENT (sub, "rolledBack", &rb);
 }
+
+void
+online_dest_status_line (online_t *on)
+{
+    bson_t rec;
+    bson_error_t err;
+    bool found;
+    char at[40] = "", why[700] = "";
+
+    if (!online_pair_read (on, &rec, &found, &err) || !found) {
+        bson_destroy (&rec);
+        return; /* status said the record's state itself */
+    }
+    online_field_utf8 (&rec, "committedAt", at, sizeof at);
+    online_dest_rolled_back (&rec, NULL, why, sizeof why);
+    if (*why)
+        rm_cli_line (online_say_out_stream (on), "", "\n", "to-uri: committed at %s, then %s",
+                     at, why);
+    else if (*at)
+        rm_cli_line (online_say_out_stream (on), "", "\n", "to-uri: committed on %s at %s: the "
+                     "application writes there; remodel online rollback %s --carry-writes goes "
+                     "back to the source with its writes", on->where, at, on->o->plan_path);
+    bson_destroy (&rec);
+}

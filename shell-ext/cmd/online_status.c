@@ -480,6 +480,8 @@ online_status (online_t *on, bson_error_t *err)
     if (r.found)
         online_status_throttle (on, *holder && !gone);
     status_lease (on, &r, holder, left, epoch);
+    if (on->pair) /* --to-uri: committed, rolled back (online_dest_rollback.c) */
+        online_dest_status_line (on);
     /* What the server is and the write forms chosen for it (online_caps.c). */
     online_caps_print (&on->caps, online_say_out_stream (on));
     return rows;

@@ -219,6 +219,9 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
         "$(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))["toUri"]; print(d["rolledBack"]["how"], d["canCommit"], d["why"][:15])' "$T/out")" \
         "carried False rolled back at "
+    two status
+    expect_eq "$d: status says it too" \
+        "$(grep -c '^to-uri: committed at .*, then rolled back at .* (carried): the source is the application.s again; the results are kept on the destination' "$T/out")" "1"
     two rollback --carry-writes
     expect_eq "$d: rollback again: done already, said (exit 0)" \
         "$rc $(grep -c 'was rolled back on .* already' "$T/err")" "0 1"
