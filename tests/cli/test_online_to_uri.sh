@@ -10,8 +10,9 @@
 #    naming both pairs;
 #  - status --json's canCommit: false before a verify and after a source
 #    write, true after a clean verify; sync rewrites from the source's
-#    log; follow runs until SIGINT; rollback --carry-writes refused (not
-#    built yet);
+#    log; follow runs until SIGINT; rollback --carry-writes before the commit
+#    refused (nothing to carry back: tests/cli/test_online_to_uri_back.sh
+#    goes back after one);
 #  - finalize without --writes-stopped refused (exit 2); with it, the
 #    destination's shop equals `remodel run` offline over a mongodump of
 #    the source, byte for byte, shop.other with its index; the source has
@@ -107,8 +108,9 @@ d = json.load(open(sys.argv[1])); print(d["canCommit"], d["toUri"]["why"])' "$T/
     expect_eq "$from->$to: follow --to-uri: follows the source's log until SIGINT (exit 0)" \
         "$?:$(grep -c 'follow: plan emb.json: stopped after [0-9]* rounds (interrupted)' "$T/err")" "0:1"
     two rollback --carry-writes
-    expect_message "$from->$to: rollback --carry-writes --to-uri: not built, said (exit 2)" \
-        "carrying the destination's writes back to the source is not built yet"
+    expect_eq "$from->$to: rollback --carry-writes --to-uri before the commit: refused (exit 2)" "$rc" "2"
+    expect_message "$from->$to: ... nothing to carry back, said" \
+        "plan emb.json was not committed on" "so there is nothing to carry back"
 
     # ---- finalize ----
     two finalize -q
