@@ -135,16 +135,17 @@ killed() {
         "$REMODEL" online rollback "$P" --uri "$SRC" --to-uri "$DST" --carry-writes \
         >"$T/fout" 2>"$T/ferr" &
     p=$!
+    # Held once the layer said it and logged the call (in that order).
+    at() { awk -v k="${1%%:*}" -v n="${1##*:}" '$2 == k && $3 == n {print $4; exit}' "$T/flog" 2>/dev/null; }
     for ((w = 0; w < 600; w++)); do
-        grep -q "^remodel-online: fault layer: call" "$T/ferr" 2>/dev/null && break
+        grep -q "^remodel-online: fault layer: call" "$T/ferr" 2>/dev/null && [ -n "$(at "$1")" ] && break
         kill -0 $p 2>/dev/null || break
         sleep 0.05
     done
     kill -9 $p 2>/dev/null
     wait $p 2>/dev/null
     held=
-    grep -q "^remodel-online: fault layer: call" "$T/ferr" &&
-        held="${1%%:*} #${1##*:} on $(awk -v k="${1%%:*}" -v n="${1##*:}" '$2 == k && $3 == n {print $4; exit}' "$T/flog")"
+    grep -q "^remodel-online: fault layer: call" "$T/ferr" && held="${1%%:*} #${1##*:} on $(at "$1")"
 }
 
 for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
