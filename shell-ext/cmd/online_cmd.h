@@ -301,6 +301,9 @@ bool online_carry (online_t *on, const online_after_t *rec, bson_error_t *err);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);
+/* The plan's lease for a finalize, handed over by a `follow` that holds
+ * it (asked in the plan's record, waited for up to a minute). */
+bool online_finalize_lease (online_t *on, bson_error_t *err);
 bool online_rollback (online_t *on, bson_error_t *err);
 
 /* online_lag.c: status's lag line for a plan following a log, with

@@ -129,7 +129,10 @@ online_dest_finalize (online_t *on, bson_error_t *err)
                          on->names.name, on->where, at);
         return true;
     }
-    if (!online_dest_naming (on, &naming, err) || !online_life_check (on, ONLINE_DO_SYNC, err) ||
+    /* A follow keeping DEST current hands its lease over, as within one
+     * deployment (online_finalize.c). */
+    if (!online_finalize_lease (on, err) || !online_dest_naming (on, &naming, err) ||
+        !online_life_check (on, ONLINE_DO_SYNC, err) ||
         (!naming && !drained (on, &rewritten, how, sizeof how, err)))
         return false;
     now = time (NULL);

@@ -229,8 +229,8 @@ sampled_ahead (online_t *on, bson_error_t *err)
 /* The lease, from a `follow` that holds it when finalize begins: asked
  * for in the plan's record (handover), which follow sees after its round
  * or during its pause; waited for up to a minute. */
-static bool
-take_from_follow (online_t *on, bson_error_t *err)
+bool
+online_finalize_lease (online_t *on, bson_error_t *err)
 {
     int64_t t0 = online_mono_ms ();
     bool asked = false;
@@ -532,7 +532,7 @@ online_finalize (online_t *on, bson_error_t *err)
      * follow holding it hands it over. */
     if (!finalize_flags (on, err) ||
         !online_life_check (on, prepare ? ONLINE_DO_PREPARE : ONLINE_DO_FINALIZE, err) ||
-        !take_from_follow (on, err))
+        !online_finalize_lease (on, err))
         return false;
     online_capture_init (&point);
     ok = online_plan_read (on, &f.r, err) && online_follow_point (on, &point, &f.follows, err);

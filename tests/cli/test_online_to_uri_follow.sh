@@ -14,7 +14,8 @@
 #  - the writer stopped, follow catches up: the destination's results
 #    equal `remodel run` offline over a mongodump of the source, byte for
 #    byte (nothing lost across the kill);
-#  - finalize --writes-stopped drains the source's log, says so; the
+#  - finalize --writes-stopped, a follow running: follow hands its lease
+#    over and stops; finalize drains the source's log, says so; the
 #    destination under the final names equals the offline run again; the
 #    source holds no state database and was not written by remodel;
 #  - a source oplog of 1 MiB (FerretDB) that rolls past the recorded
@@ -171,9 +172,16 @@ t = json.load(open(sys.argv[1]))["toUri"]; print(t["lagFrom"], type(t["lagMs"]).
         "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["canCommit"], d["toUri"]["lagEvents"], d["toUri"]["lagMs"], d["toUri"]["why"])' "$T/out")" "True 0 0 None"
 
     echo "# $d: caught up, compared at ${SECONDS}s"
-    # ---- finalize: the drain of the source's log ----
+    # ---- finalize: a running follow hands its lease over; the drain ----
+    follow_bg
+    wait_round 1
     two finalize --writes-stopped --max-window 0
     expect_eq "$d: finalize --writes-stopped (exit 0)" "$rc" "0"
+    expect_message "$d: ... asks the running follow for the lease" \
+        "finalize: asking the follow of plan emb.json"
+    wait "$follower"
+    expect_eq "$d: ... which hands it over and stops (exit 0), saying so" \
+        "$?:$(grep -c 'follow: plan emb.json: stopped after [0-9]* rounds (finalize asked for the lease)' "$T/follow.err")" "0:1"
     expect_message "$d: ... drains the source's change log, said" \
         "finalize: plan emb.json committed on" "the drain applied 0 event(s) of the source's change log"
     uri=$DST online_same "$d: the destination equals remodel run offline over the source's dump, byte for byte" \
