@@ -17,6 +17,33 @@
 
 #include "online_cmd.h"
 
+/* Results that differ where the source's log shows no write (someone
+ * else wrote the destination): a sync from the log would recompute none
+ * of them. The next sync, follow round or finalize's drain rescans every
+ * step in full, saying why (capture.rescan, as for a source put back;
+ * the point it saves forgets it). A plan with no point rescans anyway. */
+static bool
+rescan_next (online_t *on, int64_t differ, bson_error_t *err)
+{
+    bson_t rec, *upd;
+    bson_iter_t it;
+    char why[300];
+    bool found, ok = online_state_get (on, "plans", on->names.id, &rec, &found,
+                                       "reading the plan's record", err);
+
+    found = ok && found && bson_iter_init_find (&it, &rec, "capture") &&
+            BSON_ITER_HOLDS_DOCUMENT (&it);
+    bson_destroy (&rec);
+    if (!found)
+        return ok;
+    snprintf (why, sizeof why, "verify found %lld result(s) on %s that differ from what the "
+              "source makes, which its change log does not show", (long long) differ, on->where);
+    upd = BCON_NEW ("$set", "{", "capture.rescan", BCON_UTF8 (why), "}");
+    ok = online_plan_update (on, upd, err);
+    bson_destroy (upd);
+    return ok;
+}
+
 bool
 online_dest_verified (online_t *on, int64_t differ, bson_error_t *err)
 {
@@ -30,6 +57,8 @@ online_dest_verified (online_t *on, int64_t differ, bson_error_t *err)
                     BCON_INT64 (on->o->sample), "}");
     ok = online_pair_note (on, set, err);
     bson_destroy (set);
+    if (ok && differ > 0)
+        ok = rescan_next (on, differ, err);
     return ok;
 }
 
