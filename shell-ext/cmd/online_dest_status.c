@@ -17,51 +17,6 @@
 
 #include "online_cmd.h"
 
-/* Results that differ where the source's log shows no write (someone
- * else wrote the destination): a sync from the log would recompute none
- * of them. The next sync, follow round or finalize's drain rescans every
- * step in full, saying why (capture.rescan, as for a source put back;
- * the point it saves forgets it). A plan with no point rescans anyway. */
-static bool
-rescan_next (online_t *on, int64_t differ, bson_error_t *err)
-{
-    bson_t rec, *upd;
-    bson_iter_t it;
-    char why[300];
-    bool found, ok = online_state_get (on, "plans", on->names.id, &rec, &found,
-                                       "reading the plan's record", err);
-
-    found = ok && found && bson_iter_init_find (&it, &rec, "capture") &&
-            BSON_ITER_HOLDS_DOCUMENT (&it);
-    bson_destroy (&rec);
-    if (!found)
-        return ok;
-    snprintf (why, sizeof why, "verify found %lld result(s) on %s that differ from what the "
-              "source makes, which its change log does not show", (long long) differ, on->where);
-    upd = BCON_NEW ("$set", "{", "capture.rescan", BCON_UTF8 (why), "}");
-    ok = online_plan_update (on, upd, err);
-    bson_destroy (upd);
-    return ok;
-}
-
-bool
-online_dest_verified (online_t *on, int64_t differ, bson_error_t *err)
-{
-    bson_t *set;
-    bool ok;
-
-    if (on->o->dry_run || differ < 0)
-        return true;
-    set = BCON_NEW ("verified", "{", "at", BCON_DATE_TIME ((int64_t) time (NULL) * 1000),
-                    "clean", BCON_BOOL (differ == 0), "differ", BCON_INT64 (differ), "sample",
-                    BCON_INT64 (on->o->sample), "}");
-    ok = online_pair_note (on, set, err);
-    bson_destroy (set);
-    if (ok && differ > 0)
-        ok = rescan_next (on, differ, err);
-    return ok;
-}
-
 /* Whether every namespace the plan does not write is noted copied. */
 static bool
 copies_done (online_t *on, const bson_t *rec, bson_error_t *err)
@@ -134,6 +89,52 @@ log_lag (online_t *on, log_lag_t *lag)
     online_changes_destroy (&ch);
     online_capture_destroy (&to);
     online_capture_destroy (&from);
+}
+
+/* Results that differ while the source's log shows no write since the
+ * plan's point (someone else wrote the destination): a sync from the log
+ * would recompute none of them. The next sync, follow round or
+ * finalize's drain rescans every step in full, saying why
+ * (capture.rescan, as for a source put back; the point it saves forgets
+ * it). Writes in the log may explain them: the sync applies those, and a
+ * verify after it that still finds some marks the rescan. A plan with no
+ * point, or whose log is lost, rescans anyway. */
+static bool
+rescan_next (online_t *on, int64_t differ, bson_error_t *err)
+{
+    bson_t *upd;
+    char why[300];
+    log_lag_t lag;
+    bool ok;
+
+    log_lag (on, &lag);
+    if (!lag.follows || *lag.why || lag.events)
+        return true;
+    snprintf (why, sizeof why, "verify found %lld result(s) on %s that differ from what the "
+              "source makes, and the source's change log shows no write since the last point",
+              (long long) differ, on->where);
+    upd = BCON_NEW ("$set", "{", "capture.rescan", BCON_UTF8 (why), "}");
+    ok = online_plan_update (on, upd, err);
+    bson_destroy (upd);
+    return ok;
+}
+
+bool
+online_dest_verified (online_t *on, int64_t differ, bson_error_t *err)
+{
+    bson_t *set;
+    bool ok;
+
+    if (on->o->dry_run || differ < 0)
+        return true;
+    set = BCON_NEW ("verified", "{", "at", BCON_DATE_TIME ((int64_t) time (NULL) * 1000),
+                    "clean", BCON_BOOL (differ == 0), "differ", BCON_INT64 (differ), "sample",
+                    BCON_INT64 (on->o->sample), "}");
+    ok = online_pair_note (on, set, err);
+    bson_destroy (set);
+    if (ok && differ > 0)
+        ok = rescan_next (on, differ, err);
+    return ok;
 }
 
 /* The last verify's time and whether it was clean: verify --to-uri's
