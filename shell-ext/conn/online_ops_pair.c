@@ -56,7 +56,10 @@ online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
     dest.uri = o->to_uri;
     if (!online_connect (on, &dest, err)) {
         char m[sizeof err->message];
-        bson_strncpy (m, err->message, sizeof m);
+        /* online_connect's refusals of the string name --uri: here it
+         * is --to-uri's, which the prefix names. */
+        const char *tail = !strncmp (err->message, "--uri: ", 7) ? err->message + 7 : err->message;
+        bson_strncpy (m, tail, sizeof m);
         rm_error_set (err, err->code, "the destination (--to-uri): %s", m);
         on->o = o;
         return false;
