@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The kill matrix of --to-uri (issue 54): `online run --to-uri` and
-# `finalize --to-uri --writes-stopped` interrupted, in both directions
-# (FerretDB with its oplog to mongo-java-server, and back), on the plan and
-# data of test_online_to_uri.sh (shop.kids embedded into shop.parents;
-# shop.other, which it does not touch, copied as it is with its index).
+# The kill matrix of --to-uri (issue 54): `online run --to-uri`, `follow
+# --to-uri` and `finalize --to-uri --writes-stopped` interrupted, in both
+# directions (FerretDB with its oplog to mongo-java-server, and back), on
+# the plan and data of test_online_to_uri.sh (shop.kids embedded into
+# shop.parents; shop.other, which it does not touch, copied as it is with
+# its index).
 # Each call is numbered by the fault layer (shell-ext/conn/online_fault.c,
 # REMODEL_ONLINE_FAULT=count with REMODEL_ONLINE_FAULT_LOG); a point is
-#  - kill:N       the run killed (kill -9) at its call N: the layer holds
-#                 the call (delay), the suite kills the process once the
-#                 layer says it came;
+#  - kill:N       the command killed (kill -9) at its call N: the layer
+#                 holds the call (delay), the suite kills the process once
+#                 the layer says it came;
 #  - cut:N        call N's connection cut before it is sent;
 #  - cut-after:N  call N sent, applied, its reply lost.
 # After each, the same command again completes (exit 0; for finalize, or
@@ -18,17 +19,34 @@
 # with its index; the source as it was (every document, byte for byte, its
 # indexes, no state database); the destination's pairs record one,
 # committed, shop.other noted copied.
+# Follow's points: the source seeded again, a run, then an application's
+# writes on the source (inserts, updates and deletes of parents and of
+# kids, drawn from a fixed seed: the same writes on the same data, so that
+# a follow's calls are numbered the same each time); follow --to-uri
+# interrupted at call N of its first round or of that round's sample
+# (cut and cut-after with --retry-for 1s: the follow retries, goes on to
+# its sample and stops at SIGINT, exit 0; or, at a call it does not retry,
+# fails saying why, exit 1); follow again while the application writes
+# more (between its rounds), stopped by SIGINT (exit 0); then
+# finalize --writes-stopped, which drains what follow left, and the checks
+# above against the source as the writes left it.
 # Also the destination stopped and started again (same directory and port)
 # in the middle of a run, then the run again (mongo-java-server keeps
 # nothing across a restart: the run again begins afresh).
 #
 # The default replay: per direction, a few points of the run spread over
 # its calls (the copy of the results and of shop.other among them, each
-# kind of interruption), and finalize at a few of its calls, both cuts.
+# kind of interruption); finalize at a few of its calls, both cuts; follow
+# at four calls of its round: kill -9 at its second write of results, the
+# last read of the source's log before it reads the source cut, the
+# round's point saved after its last write of results with its reply lost,
+# kill -9 at its sample's first read of the results.
 # REMODEL_FAULT_MATRIX=full (make online-fault-matrix): every call of the
-# run killed, every call of finalize cut and cut after. REMODEL_FAULT_ONLY
-# ('run_point kill 12', 'finalize_point cut-after 30') replays one point
-# (on CI_KINDS' first direction).
+# run killed, every call of finalize cut and cut after, every call of
+# follow's round (the first, to its sample recorded) killed, cut and cut
+# after. REMODEL_FAULT_ONLY ('run_point kill 12', 'finalize_point cut-after
+# 30', 'follow_point cut 41') replays one point (on CI_KINDS' first
+# direction).
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_kill.sh
 . "$(dirname "$0")/lib.sh"
@@ -47,31 +65,32 @@ t_lap=$SECONDS
 export REMODEL_ONLINE_LEASE_MS=3000
 lap() { echo "# $1: $((SECONDS - t_lap)) s" >&2; t_lap=$SECONDS; }
 
-seed() {
-    py 'c.shop.parents.insert_many([{"_id": i, "name": "p%d" % i} for i in range(400)])
+SEED_PY='c.shop.parents.insert_many([{"_id": i, "name": "p%d" % i} for i in range(400)])
 c.shop.kids.insert_many([{"_id": 1000 + i, "owner": i % 400, "x": i} for i in range(1200)])
 c.shop.other.insert_many([{"_id": i, "v": i * 2} for i in range(300)])
 c.shop.kids.create_index("owner")
 c.shop.other.create_index("v", name="v_1")'
-}
+seed() { py "$SEED_PY"; }
 # A run's options: small batches, so that the copy is many calls.
 RUN_OPTS=(--batch-size 50)
 # fingerprint: the source's shop, every document's bytes, its indexes,
 # and whether it has a state database.
-fingerprint() {
-    uri=$SRC py 'import hashlib
-from bson.codec_options import CodecOptions
-from bson.raw_bson import RawBSONDocument
-h = hashlib.sha1()
-for n in sorted(c.shop.list_collection_names()):
-    co = c.shop.get_collection(n, codec_options=CodecOptions(document_class=RawBSONDocument))
-    k = 0
-    for d in co.find().sort("_id", 1):
-        h.update(d.raw); k += 1
-    ix = sorted((i["name"], sorted(i["key"].items())) for i in c.shop[n].list_indexes())
-    h.update(repr((n, k, ix)).encode())
-print(h.hexdigest(), "remodel" in c.list_database_names())'
-}
+# (FINGERPRINT_PY defines it for a client s, for judge's script.)
+FINGERPRINT_PY='def fingerprint(s):
+    import hashlib
+    from bson.codec_options import CodecOptions
+    from bson.raw_bson import RawBSONDocument
+    h = hashlib.sha1()
+    for n in sorted(s.shop.list_collection_names()):
+        co = s.shop.get_collection(n, codec_options=CodecOptions(document_class=RawBSONDocument))
+        k = 0
+        for d in co.find().sort("_id", 1):
+            h.update(d.raw); k += 1
+        ix = sorted((i["name"], sorted(i["key"].items())) for i in s.shop[n].list_indexes())
+        h.update(repr((n, k, ix)).encode())
+    return "%s %s" % (h.hexdigest(), "remodel" in s.list_database_names())'
+fingerprint() { uri=$SRC py "$FINGERPRINT_PY
+print(fingerprint(c))"; }
 # fresh: the destination emptied of shop and of the state database.
 fresh() { uri=$DST py 'c.drop_database("shop"); c.drop_database("remodel")'; }
 # faulted SPEC CMD ARGS...: remodel online CMD --to-uri under the layer;
@@ -111,17 +130,29 @@ what() { awk -v n="$1" '$1 == n {print $2 " " $4}' "$2"; }
 judge() {
     uri=$DST online_same "$1: the destination equals remodel run offline, byte for byte" \
         "$T/emb-$from.archive" shop.parents=parents shop.kids=kids shop.other=other
+    # The destination's names and pairs record, the source's fingerprint,
+    # in one script (a python is slow to start).
+    local d
+    d=$(uri=$DST py "$FINGERPRINT_PY"'
+print(",".join(sorted(c.shop.list_collection_names())),
+      sorted(i["name"] for i in c.shop.other.list_indexes()))
+print(fingerprint(pymongo.MongoClient(sys.argv[2], directConnection=True, serverSelectionTimeoutMS=10000)))
+print(c.remodel.pairs.count_documents({}), [(d.get("committed"), d.get("copied")) for d in c.remodel.pairs.find()])' "$SRC")
     expect_eq "$1: ... only the final names, shop.other's index" \
-        "$(uri=$DST py 'print(",".join(sorted(c.shop.list_collection_names())),
-sorted(i["name"] for i in c.shop.other.list_indexes()))')" "kids,other,parents ['_id_', 'v_1']"
-    expect_eq "$1: ... the source as it was, no state database there" "$(fingerprint)" "$before"
+        "$(echo "$d" | sed -n 1p)" "kids,other,parents ['_id_', 'v_1']"
+    expect_eq "$1: ... the source as it was, no state database there" "$(echo "$d" | sed -n 2p)" "$before"
     expect_eq "$1: ... one pair recorded, committed, shop.other copied" \
-        "$(uri=$DST py 'print(c.remodel.pairs.count_documents({}), [(d.get("committed"), d.get("copied")) for d in c.remodel.pairs.find()])')" \
-        "1 [(True, ['shop.other'])]"
+        "$(echo "$d" | sed -n 3p)" "1 [(True, ['shop.other'])]"
 }
-# finalized NAME: finalize --writes-stopped (exit 0), then judge.
+# finalized NAME [PID]: finalize --writes-stopped (exit 0), then judge;
+# with PID, the offline run (offline_run, in the background: both only
+# read the source) awaited first and kept as the direction's.
 finalized() {
     two finalize --writes-stopped
+    if [ -n "${2:-}" ]; then
+        wait "$2"
+        mv "$T/emb.archive" "$T/emb-$from.archive"
+    fi
     expect_eq "$1: then finalize --writes-stopped: exit 0" "$rc" 0
     [ $rc == 0 ] || sed 's/^/  /' "$T/err" | tail -n 6 >&2
     judge "$1"
@@ -202,6 +233,155 @@ print(c.shop[n[0]].count_documents({}) if n else 0)' 2>/dev/null)
     finalized "$from->$to: the destination restarted mid-run"
 }
 
+# ---- follow interrupted ----
+# writes SEED N: the application's writes on the source, N of them, one by
+# one: inserts, updates and deletes of parents and of kids (a kid moved to
+# another parent, a kid of a new parent), drawn from random.Random(SEED):
+# on the same source, the same writes, so that a follow's calls are
+# numbered the same each time.
+writes() {
+    uri=$SRC py 'seed, m = int(sys.argv[2]), int(sys.argv[3])
+rnd = random.Random(seed)
+for n in range(m):
+    k, i = rnd.randrange(8), seed * 100000 + n
+    p, kid = rnd.randrange(420), 1000 + rnd.randrange(1250)
+    if k == 0:
+        c.shop.parents.update_one({"_id": p}, {"$set": {"name": "w%d" % i}}, upsert=True)
+    elif k == 1:
+        c.shop.parents.delete_one({"_id": rnd.randrange(400)})
+    elif k == 2:
+        c.shop.kids.update_one({"_id": kid}, {"$set": {"x": -i}})
+    elif k == 3:
+        c.shop.kids.update_one({"_id": kid}, {"$set": {"owner": rnd.randrange(420)}})
+    elif k == 4:
+        c.shop.kids.delete_one({"_id": kid})
+    elif k == 5:
+        c.shop.kids.insert_one({"_id": i, "owner": rnd.randrange(420), "x": n})
+    elif k == 6:
+        c.shop.parents.insert_one({"_id": i, "name": "new%d" % n})
+    else:
+        c.shop.kids.insert_one({"_id": i + 50000, "owner": seed * 100000 + rnd.randrange(n + 1), "x": 0})' "$1" "$2"
+}
+# follow_setup: the destination fresh, the source's shop as seeded (in
+# one client's script: a python is slow to start), run --to-uri, then the
+# application's first writes, which a follow's first round applies.
+follow_setup() {
+    uri=$SRC py 'd = pymongo.MongoClient(sys.argv[2], directConnection=True, serverSelectionTimeoutMS=10000)
+d.drop_database("shop"); d.drop_database("remodel")
+c.drop_database("shop")
+'"$SEED_PY" "$DST"
+    two run -q
+    [ $rc == 0 ] || fail "$from->$to: run before a follow point" "$(head -c 600 "$T/err")"
+    writes 1 60
+}
+# follow_bg SPEC PAUSE ARGS...: follow --to-uri in the background, under
+# the layer (SPEC, "" for none), rounds PAUSE apart (60s: a stop comes in
+# the pause, after the first round and its sample), a small sample; its
+# pid in $fp, stderr in $T/ferr, its calls in $T/flog.
+follow_bg() {
+    local layer=()
+    rm -f "$T/flog"
+    [ -n "$1" ] && layer=(REMODEL_ONLINE_FAULT="$1" REMODEL_ONLINE_FAULT_LOG="$T/flog")
+    env "${layer[@]}" "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" --pause "$2" \
+        --sample 50 "${@:3}" >"$T/fout" 2>"$T/ferr" &
+    fp=$!
+}
+# said TEXT: waits (60 s at most) until $T/ferr holds TEXT, or $fp ended.
+said() {
+    local w
+    for ((w = 0; w < 1200; w++)); do
+        grep -qF -- "$1" "$T/ferr" 2>/dev/null && return 0
+        kill -0 $fp 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
+# held N: the call the layer acted on, "call N COMMAND"; want N: what it
+# must be, the counted follow's call N. In the round's sample (after the
+# round noted in $fnoted) the reads vary with the drivers sampled ($sample
+# on mongo-java-server): there, the call's number alone.
+held() {
+    if [ "$1" -gt "$fnoted" ]; then
+        fired | cut -d' ' -f1-2
+    else
+        fired | sed 's/^\(call [0-9]*\) (\([^ ]*\) #.*/\1 \2/'
+    fi
+}
+want() {
+    if [ "$1" -gt "$fnoted" ]; then
+        echo "call $1"
+    else
+        echo "call $1 $(what "$1" "$T/follow.flog" | cut -d' ' -f1)"
+    fi
+}
+# stopped: once the follow ($fp) verified its first round's sample (or
+# ended), SIGINT; its status in $frc.
+stopped() {
+    said "documents verified"
+    kill -INT $fp 2>/dev/null
+    wait $fp
+    frc=$?
+}
+# follow_count: a follow's calls, counted, in $T/follow.flog; the number of
+# its round's last (the first round, then its sample recorded) in $fround,
+# the round's noted in the plan's record (before the sample) in $fnoted.
+follow_count() {
+    follow_setup
+    follow_bg count 60s
+    stopped
+    expect_eq "$from->$to: follow under the layer, counting: its round, stopped by SIGINT (exit 0)" \
+        "$frc:$(grep -c 'follow: plan emb.json: stopped after 1 rounds (interrupted)' "$T/ferr")" "0:1"
+    cp "$T/flog" "$T/follow.flog"
+    fround=$(awk '$1 != "-" && $2 == "update" && $4 == "plans" {print $1}' "$T/follow.flog" | tail -n 1)
+    fnoted=$(awk '$1 != "-" && $2 == "update" && $4 == "plans" {print $1}' "$T/follow.flog" | tail -n 2 | head -n 1)
+}
+# follow_point HOW N: follow --to-uri, the source written since the run,
+# interrupted at its call N (kill, cut, cut-after); follow again, the
+# application writing meanwhile, between its rounds, stopped by SIGINT;
+# finalize --writes-stopped (which drains what follow left), judged.
+follow_point() {
+    local how=$1 k=$2 n
+    follow_setup
+    if [ "$how" == kill ]; then
+        follow_bg "any:$k:delay=60000" 60s
+        said "fault layer: call $k "
+        kill -9 $fp 2>/dev/null
+        wait $fp 2>/dev/null
+        frc=$?
+        n="$from->$to: follow killed (kill -9) at call $k [$(what "$k" "$T/follow.flog")]"
+        expect_eq "$n: the layer held the call (the counted one's), the follow killed there" \
+            "$(held $k):$frc" "$(want $k):137"
+    else
+        follow_bg "any:$k:$how" 60s --retry-for 1s
+        stopped
+        n="$from->$to: follow, call $k $how [$(what "$k" "$T/follow.flog")]"
+        # It retries (--retry-for) and goes on; or, where it does not (a
+        # connection's first call, the lease taken, the round noted in the
+        # plan's record), it fails, saying why.
+        if [ $frc == 0 ]; then
+            expect_eq "$n: the fault came at that call (the counted one's); the follow retried, went on to its sample, stopped by SIGINT (exit 0)" \
+                "$(held $k):$(grep -q 'documents verified' "$T/ferr" && echo 1):$(grep -c 'stopped after [0-9]* rounds (interrupted)' "$T/ferr")" \
+                "$(want $k):1:1"
+        else
+            expect_eq "$n: the fault came at that call (the counted one's); the follow failed (exit $frc), saying why" \
+                "$(held $k):$frc:$(grep -q '^remodel: error: ' "$T/ferr" && echo 1)" "$(want $k):1:1"
+            echo "# $n: $(grep -m 1 '^remodel: error: ' "$T/ferr")" >&2
+            [ $frc == 1 ] || sed 's/^/  /' "$T/ferr" | tail -n 6 >&2
+        fi
+    fi
+    follow_bg "" 200ms
+    writes 2 40
+    stopped
+    expect_eq "$n: follow again, the application writing: its rounds, stopped by SIGINT (exit 0)" \
+        "$frc:$(grep -c 'follow: plan emb.json: stopped after [0-9]* rounds (interrupted)' "$T/ferr")" "0:1"
+    [ $frc == 0 ] || sed 's/^/  /' "$T/ferr" | tail -n 6 >&2
+    # The application stopped: the source as it is now, the offline run
+    # over its dump (while finalize runs), then finalize, judged.
+    before=$(fingerprint)
+    uri=$SRC offline_run emb shop &
+    finalized "$n" $!
+}
+
 total=0
 for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     from=${dir%%:*} to=${dir##*:}
@@ -214,9 +394,13 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     uri=$SRC offline_run emb shop
     mv "$T/emb.archive" "$T/emb-$from.archive"
     if [ -n "${REMODEL_FAULT_ONLY:-}" ]; then
-        fresh
-        faulted count run "${RUN_OPTS[@]}"
-        cp "$T/flog" "$T/run.flog"
+        if [[ $REMODEL_FAULT_ONLY == *follow_point* ]]; then
+            follow_count
+        else
+            fresh
+            faulted count run "${RUN_OPTS[@]}"
+            cp "$T/flog" "$T/run.flog"
+        fi
         eval "$REMODEL_FAULT_ONLY"
         break
     fi
@@ -290,6 +474,35 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     restart_point
     total=$((total + 1))
     lap "$from->$to: destination restarted"
+
+    # ---- follow interrupted (the source written since the run) ----
+    follow_count
+    lap "$from->$to: follow counted ($fround calls to its round's sample recorded)"
+    if [ $FULL == 1 ]; then
+        for ((k = 1; k <= fround; k++)); do
+            follow_point kill $k
+            follow_point cut $k
+            follow_point cut-after $k
+            total=$((total + 3))
+        done
+    else
+        # kill -9 at the round's second write of results (some written,
+        # not all); the last read of the source's log before the round's
+        # reads of the source cut; the round's point saved after its last
+        # write of results, its reply lost; kill -9 at the sample's first
+        # read of the results.
+        ws=$(awk '$1 != "-" && $2 ~ /^(insert|update|delete)$/ && $4 ~ /_remodel_/ {print $1}' "$T/follow.flog")
+        made=$(awk '$1 != "-" && $4 ~ /^made_/ {print $1; exit}' "$T/follow.flog")
+        log1=$(awk -v m="$made" '$1 != "-" && $1 < m && ($2 == "getMore" || $4 == "oplog.rs") {k = $1} END {print k}' "$T/follow.flog")
+        saved=$(awk -v l="$(echo "$ws" | tail -n 1)" '$1 != "-" && $1 > l && $2 == "update" && $4 == "plans" {print $1; exit}' "$T/follow.flog")
+        sampled=$(awk -v l="$fnoted" '$1 != "-" && $1 > l && $4 ~ /_remodel_/ {print $1; exit}' "$T/follow.flog")
+        follow_point kill "$(echo "$ws" | sed -n 2p)"
+        follow_point cut "$log1"
+        follow_point cut-after "$saved"
+        follow_point kill "$sampled"
+        total=$((total + 4))
+    fi
+    lap "$from->$to: follow interrupted"
     for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done
 done
 echo "# $total points" >&2
