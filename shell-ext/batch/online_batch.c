@@ -249,7 +249,7 @@ online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_
                 bson_destroy (&after);
                 bson_destroy (&range);
                 rm_error_set (err, RM_ERR_DATA, "%s: the checkpoint's _id makes too large a "
-                              "query", j->on->where);
+                              "query", j->on->run->where);
                 return -1;
             }
             skipping = true;
@@ -472,7 +472,7 @@ fetch_partners (online_job_t *j, const online_docs_t *in, bson_error_t *err)
     BSON_APPEND_ARRAY (&cond, "$in", &values);
     bson_append_document_end (&by_key, &cond);
     bson_destroy (&values);
-    if (j->on->lookup_rules == 2 && j->p->partner_key->n > 1 && asks_null (&by_key)) {
+    if (j->on->run->lookup_rules == 2 && j->p->partner_key->n > 1 && asks_null (&by_key)) {
         bson_t or;
         BSON_APPEND_ARRAY_BEGIN (&filter, "$or", &or);
         BSON_APPEND_DOCUMENT (&or, "0", &by_key);
@@ -558,13 +558,13 @@ online_engine_new (online_t *on, const rm_step_t *s)
 {
     /* A fused run's first step computes the run (remodel/fuse.h); a step
      * of no plan of on's (an inverse) is its own. */
-    bool ours = s->index >= 1 && s->index <= on->plan.n && &on->plan.steps[s->index - 1] == s;
-    size_t n = ours ? rm_names_run (&on->names, s->index - 1) : 1;
+    bool ours = s->index >= 1 && s->index <= on->run->plan.n && &on->run->plan.steps[s->index - 1] == s;
+    size_t n = ours ? rm_names_run (&on->run->names, s->index - 1) : 1;
     rm_batchstep_t *b = rm_batchstep_new_run (s, n ? n : 1, NULL);
     rm_batchstep_lookup (b, online_lookup_rules (on) == 2);
     /* A dry run evaluates every document of every step: one that fails
      * is counted, not the end of it. */
-    if (on->o->dry_run)
+    if (on->run->o->dry_run)
         rm_batchstep_doc_error (b, on_doc_fail, on);
     return b;
 }

@@ -36,7 +36,7 @@ last_round_ms (online_t *on)
     bson_error_t why;
     bool found;
     int64_t ms = -1;
-    if (online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+    if (online_state_get (on, "plans", on->run->names.id, &doc, &found, "reading the plan's record",
                           &why) &&
         bson_iter_init (&it, &doc) && bson_iter_find_descendant (&it, "follow.lagMs", &it))
         ms = bson_iter_as_int64 (&it);
@@ -47,7 +47,7 @@ last_round_ms (online_t *on)
 void
 online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool ahead)
 {
-    const char *how = on->o->block_writes ? "blocked (--block-writes)"
+    const char *how = on->run->o->block_writes ? "blocked (--block-writes)"
                                           : "stopped (--writes-stopped)";
     char what[700];
 
@@ -63,7 +63,7 @@ online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool 
             snprintf (verify, sizeof verify, "verify nothing (a sample was verified ahead)");
         else
             snprintf (verify, sizeof verify, "verify a sample of %lld drivers a pass",
-                      (long long) (on->o->sample > 0 ? on->o->sample : ONLINE_FINALIZE_SAMPLE));
+                      (long long) (on->run->o->sample > 0 ? on->run->o->sample : ONLINE_FINALIZE_SAMPLE));
         if (ms >= 0)
             snprintf (est, sizeof est, "the drain about as long as follow's last round "
                       "(%.1f s) when the writes stopped as it ended", (double) ms / 1000.0);
@@ -84,7 +84,7 @@ online_blocked_plan (online_t *on, const online_record_t *r, bool follows, bool 
         snprintf (what, sizeof what, "read every source it switches (checksums), sync and verify "
                   "every result in full (%s; the verify's read gives the results' checksums), "
                   "switch the collections, then check the originals against the checksums: %s",
-                  on->o->full_verify ? "--full-verify" : "no change log to drain", cost);
+                  on->run->o->full_verify ? "--full-verify" : "no change log to drain", cost);
     }
     online_say_note (on, "finalize: with the writes %s, it will %s", how, what);
 }
@@ -107,7 +107,7 @@ online_blocked_progress (online_t *on, const char *what, const rm_step_t *s, con
         snprintf (count, sizeof count, "%lld of %lld drivers recomputed", (long long) n,
                   (long long) of);
     online_say_note (on, "finalize: %s: %s%s: %s (the writes %s for %lld s)", what, step, ns,
-                     count, on->o->block_writes ? "blocked" : "stopped",
+                     count, on->run->o->block_writes ? "blocked" : "stopped",
                      (long long) ((now - on->window_t0) / 1000));
 }
 
@@ -117,9 +117,9 @@ online_blocked_close (online_t *on, bool switched)
     if (!on->window_t0)
         return;
     online_say_note (on, "finalize: the writes were %s for %.1f s (from %s to %s; %lld documents "
-                     "read whole for checksums in it)", on->o->block_writes ? "blocked" : "stopped",
+                     "read whole for checksums in it)", on->run->o->block_writes ? "blocked" : "stopped",
                      (double) (online_mono_ms () - on->window_t0) / 1000.0,
-                     on->o->block_writes ? "setUserWriteBlockMode" : "the start of finalize",
+                     on->run->o->block_writes ? "setUserWriteBlockMode" : "the start of finalize",
                      switched ? "the end of the switch" : "its stop, nothing switched",
                      (long long) on->window_summed);
     on->window_t0 = 0;

@@ -34,7 +34,7 @@ note_made (online_t *on, const char *db, const char *coll, const char *name, con
     if (on->lease) {
         ok = online_plan_update (on, u, err);
     } else {
-        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
         bson_error_t why;
         ok = online_ops (on)->state_update (on, "plans", q, u, false, NULL, &why) ||
              online_fail (on, err, &why, "noting an index it made");
@@ -82,7 +82,7 @@ online_index_drop_made (online_t *on, bson_error_t *err)
     bson_iter_t it, list;
     bool found, ok;
 
-    ok = online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
+    ok = online_state_get (on, "plans", on->run->names.id, &rec, &found, "reading the plan's record",
                            err);
     if (ok && found && bson_iter_init_find (&it, &rec, "madeIndexes") &&
         BSON_ITER_HOLDS_ARRAY (&it) && bson_iter_recurse (&it, &list)) {
@@ -203,7 +203,7 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
     if (!ops->end (cur, &why) && why.code != 26)
         ok = online_fail (on, err, &why, "listing indexes");
     if (ok && !found) {
-        if (create && on->o->dry_run) {
+        if (create && on->run->o->dry_run) {
             /* A dry run writes nothing: it says what a run would make. */
             online_say_note (on, "dry run: %s.%s has no index on \"%s\", by which the join fetches "
                              "its documents: a run would create it (--create-indexes); this one "
@@ -230,8 +230,8 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
             /* After a run by the compiled pipelines or the mongosh script,
              * which need no index, sync, verify and finalize still do:
              * they compute client-side, batch by batch. */
-            const char *cmd = on->o->command ? on->o->command : "run";
-            bool later = !on->o->starts;
+            const char *cmd = on->run->o->command ? on->run->o->command : "run";
+            bool later = !on->run->o->starts;
             rm_error_set (err, RM_ERR_USAGE,
                           "%s.%s has no index on \"%s\", by which the join fetches its "
                           "documents%s%s%s; create it (db.getSiblingDB(\"%s\").getCollection(\"%s\")"

@@ -43,7 +43,7 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
 {
     int64_t differ = 0;
     /* sync: the results that differ, rewritten together after the check */
-    bool rewrite = pr->mode == ONLINE_SYNC && !j->on->o->dry_run;
+    bool rewrite = pr->mode == ONLINE_SYNC && !j->on->run->o->dry_run;
     size_t *redo = rewrite ? bson_malloc ((out->n + 1) * sizeof *redo) : NULL;
     for (size_t k = 0; k < j->p->n_keep; k++) {
         online_writes_t *w = &pr->targets[k];
@@ -182,7 +182,7 @@ online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t 
             online_doc_text (doc, out->docs[i].len, a, sizeof a);
             rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
                           "(%s and %s): stopping before either overwrites the other",
-                          j->on->where, j->s->index, j->s->op, j->p->keep[k]->text, b, a);
+                          j->on->run->where, j->s->index, j->s->op, j->p->keep[k]->text, b, a);
             ok = false;
         }
     }
@@ -199,7 +199,7 @@ target_by_hash (online_t *on, mongoc_collection_t *c, bson_error_t *err)
     const online_ops_t *ops = online_ops (on);
     bson_t empty = BSON_INITIALIZER;
     online_cursor_t *cur = ops->find (on, c, &empty, opts);
-    rm_sorter_t *t = rm_sorter_new (on->o->memory / 2, on->o->tmpdir, NULL, NULL);
+    rm_sorter_t *t = rm_sorter_new (on->run->o->memory / 2, on->run->o->tmpdir, NULL, NULL);
     const bson_t *doc;
     bson_error_t why;
     bool ok = true;
@@ -253,7 +253,7 @@ online_check_dups (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, onli
     if (!dup)
         return true;
     /* Named by the target's document of that hash. */
-    rm_name_target (&on->names, s, ref, name, sizeof name);
+    rm_name_target (&on->run->names, s, ref, name, sizeof name);
     c = online_collection (on, ref->db, name);
     t = target_by_hash (on, c, err);
     mongoc_collection_destroy (c);
@@ -268,7 +268,7 @@ online_check_dups (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, onli
         rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
                       "(%s), found at the end of the step (past --memory, the results' _ids "
                       "are checked on disk): the later has replaced the earlier in %s.%s; the "
-                      "sources are untouched", on->where, s->index, s->op, ref->text, text,
+                      "sources are untouched", on->run->where, s->index, s->op, ref->text, text,
                       ref->db, name);
     }
     rm_sorter_destroy (t);
@@ -336,16 +336,16 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     j.on = on;
     j.s = s;
     j.p = &p;
-    rm_name_target (&on->names, s, ref, name, sizeof name);
+    rm_name_target (&on->run->names, s, ref, name, sizeof name);
     c = online_collection (on, ref->db, name);
     online_writes_init (&del, &j, c, "removing documents no range makes");
     if (drivers)
         ok = online_check_orphans (on, c, ref->text, field, drivers,
-                                   mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
+                                   mode == ONLINE_SYNC && !on->run->o->dry_run ? &del : NULL,
                                    &extra, err);
     else if (set->disk)
         ok = extras_on_disk (on, c, ref->text, set,
-                             mode == ONLINE_SYNC && !on->o->dry_run ? &del : NULL,
+                             mode == ONLINE_SYNC && !on->run->o->dry_run ? &del : NULL,
                              &extra, err);
     cur = drivers || set->disk ? NULL : ops->find (on, c, &filter, opts);
     while (ok && cur && ops->next (cur, &doc)) {
@@ -355,7 +355,7 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
             continue;
         extra++;
         online_diff_note (on, ref->text, &id);
-        if (mode == ONLINE_SYNC && !on->o->dry_run)
+        if (mode == ONLINE_SYNC && !on->run->o->dry_run)
             ok = online_writes_delete (&del, &id, err);
     }
     if (!ops->end (cur, &why) && ok)
@@ -367,7 +367,7 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
                     "sources are gone)%s", mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
                     ref->text, (long long) extra, ref->db, name,
                     mode != ONLINE_SYNC ? ""
-                    : on->o->dry_run    ? ": a sync would remove them"
+                    : on->run->o->dry_run    ? ": a sync would remove them"
                                         : ": removed");
     *differ += extra;
     bson_destroy (opts);
@@ -385,7 +385,7 @@ bool
 online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
                       const online_docs_t *out, int64_t *missing, bson_error_t *err)
 {
-    bool write = pr->mode == ONLINE_SYNC && !j->on->o->dry_run, ok = true;
+    bool write = pr->mode == ONLINE_SYNC && !j->on->run->o->dry_run, ok = true;
     for (size_t k = 0; ok && k < j->p->n_keep; k++) {
         const char *by = j->p->driver_field[k];
         bool own = by && !strcmp (by, "_id");
@@ -579,7 +579,7 @@ online_check_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t
                     online_doc_text (online_doc_bytes (out, i), out->docs[i].len, b, sizeof b);
             rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
                           "(%s and %s): stopping before either overwrites the other",
-                          j->on->where, j->s->index, j->s->op, j->p->keep[k]->text, a, b);
+                          j->on->run->where, j->s->index, j->s->op, j->p->keep[k]->text, a, b);
             ok = false;
         }
         if (!ops->end (cur, &why) && ok)

@@ -109,7 +109,7 @@ too_large (online_job_t *j, const char *ns, const uint8_t *doc, uint32_t len, co
     id = bson_as_relaxed_extended_json (&sel, NULL);
     rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): %s document %s: %s would be %llu "
                   "bytes, over the %d a document can hold (16 MiB); nothing of its batch was "
-                  "written", j->on->where, j->s->index, j->s->op, ns, id ? id : "?", what,
+                  "written", j->on->run->where, j->s->index, j->s->op, ns, id ? id : "?", what,
                   (unsigned long long) size, ONLINE_DOC_MAX);
     bson_free (id);
     bson_destroy (&sel);
@@ -251,7 +251,7 @@ online_written_split (online_t *on, const rm_step_t *s, const rm_pass_t *p, char
         mongoc_collection_t *c;
         bson_t all = BSON_INITIALIZER;
         int64_t n;
-        rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
+        rm_name_target (&on->run->names, s, p->keep[k], target, sizeof target);
         c = online_collection (on, p->keep[k]->db, target);
         n = online_ops (on)->count (on, c, &all, NULL);
         mongoc_collection_destroy (c);
@@ -517,7 +517,7 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         online_id_filter (orig, olen, &sel);
         text = bson_as_relaxed_extended_json (&sel, NULL);
         rm_error_set (err, RM_ERR_IO, "%s: %s: document %s keeps changing under the run "
-                      "(%d attempts); stopping (the checkpoint stands)", j->on->where,
+                      "(%d attempts); stopping (the checkpoint stands)", j->on->run->where,
                       j->in[j->p->drive]->text, text, RETRIES);
         bson_free (text);
         bson_destroy (&sel);

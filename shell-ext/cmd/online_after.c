@@ -102,7 +102,7 @@ after_read (online_t *on, online_after_t *a, bson_error_t *err)
 {
     bson_t doc, sub;
     bson_iter_t it, arr;
-    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+    bool found, ok = online_state_get (on, "plans", on->run->names.id, &doc, &found,
                                        "reading the plan's record", err);
     const uint8_t *data;
     uint32_t len;
@@ -482,7 +482,7 @@ after_half (online_t *on, online_after_t *a, bool *none, bson_error_t *err)
 bool
 online_after_check (online_t *on, bool finalized, bool switching, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     online_after_t a;
     size_t total = 0;
     const char *how = "";
@@ -525,8 +525,8 @@ online_after_check (online_t *on, bool finalized, bool switching, bson_error_t *
                       "application's writes since by (finalized by an earlier remodel): a "
                       "rollback could lose them; nothing "
                       "renamed: --carry-writes carries whatever differs back into the originals, "
-                      "--discard-writes-after-switch rolls back without them", on->where,
-                      on->names.name);
+                      "--discard-writes-after-switch rolls back without them", on->run->where,
+                      on->run->names.name);
         return false;
     }
     ok = ok && after_find (on, &a, false, !o->carry_writes, &total, &how, lost, sizeof lost, err);
@@ -537,13 +537,13 @@ online_after_check (online_t *on, bool finalized, bool switching, bson_error_t *
                       "switch recorded only its point there: a rollback could lose those writes; "
                       "nothing renamed: --discard-writes-after-switch rolls back leaving the "
                       "results as they are beside the originals, --carry-writes carries whatever "
-                      "differs back into the originals", on->where, on->names.name, lost);
+                      "differs back into the originals", on->run->where, on->run->names.name, lost);
         ok = false;
     } else if (ok && total && !o->carry_writes && !o->discard_writes) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: written since the switch, by %s: %s; a "
                       "rollback would lose those writes; nothing renamed: --carry-writes carries "
                       "them back into the originals, --discard-writes-after-switch drops them",
-                      on->where, on->names.name, how, said);
+                      on->run->where, on->run->names.name, how, said);
         ok = false;
     }
     ok = ok && (!o->carry_writes || online_carry_check (on, false, err));
@@ -581,12 +581,12 @@ online_after_settle (online_t *on, bson_error_t *err)
 
     /* Nothing recorded (a switch of an earlier remodel): carried on the
      * operator's word alone, recorded first as below. */
-    if (ok && !a.found && on->o->carry_writes) {
+    if (ok && !a.found && on->run->o->carry_writes) {
         ok = after_unknown (on, &a, "carry", err);
         a.found = true;
     }
     if (ok && a.found && !a.pending) {
-        if ((!strcmp (a.decided, "carry") && !on->o->discard_writes) || on->o->carry_writes) {
+        if ((!strcmp (a.decided, "carry") && !on->run->o->discard_writes) || on->run->o->carry_writes) {
             /* Pending until carried: a carry that fails leaves the
              * results guarded (and is tried again by rollback). */
             a.pending = true;
@@ -598,13 +598,13 @@ online_after_settle (online_t *on, bson_error_t *err)
             after_describe (&a, said, sizeof said);
             a.pending = total != 0;
             ok = ok && (a.pending ? after_write (on, &a, err) : online_after_forget (on, err));
-            if (ok && a.pending && !on->o->discard_writes) {
+            if (ok && a.pending && !on->run->o->discard_writes) {
                 rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the originals are back, but the "
                               "results beside them were written after the switch (%s, by %s): "
                               "rollback again refuses to drop them: with --carry-writes it "
                               "carries them back into the originals, with "
-                              "--discard-writes-after-switch it drops them", on->where,
-                              on->names.name, said, how);
+                              "--discard-writes-after-switch it drops them", on->run->where,
+                              on->run->names.name, said, how);
                 ok = false;
             }
         }
@@ -630,16 +630,16 @@ online_after_before_drop (online_t *on, bson_error_t *err)
         after_describe (&a, said, sizeof said);
         /* A carry chosen before (killed part way) goes on without the
          * flag, as a killed rollback's renames do. */
-        if (on->o->carry_writes || (!strcmp (a.decided, "carry") && !on->o->discard_writes)) {
+        if (on->run->o->carry_writes || (!strcmp (a.decided, "carry") && !on->run->o->discard_writes)) {
             ok = online_carry_check (on, true, err) && carry_and_forget (on, &a, err);
-        } else if (on->o->discard_writes) {
+        } else if (on->run->o->discard_writes) {
             online_say_note (on, "rollback: the writes made after the switch (%s) are dropped with "
                              "the results (--discard-writes-after-switch)", said);
         } else {
             rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: the results hold writes made after "
                           "the switch (%s): nothing dropped: --carry-writes carries them back "
                           "into the originals, --discard-writes-after-switch drops them",
-                          on->where, on->names.name, said);
+                          on->run->where, on->run->names.name, said);
             ok = false;
         }
     }

@@ -12,31 +12,31 @@ bool
 online_after_plan (online_t *on, online_after_t *a, bson_error_t *err)
 {
     memset (a, 0, sizeof *a);
-    if (!rm_names_of_plan (&on->names, &on->plan, err))
+    if (!rm_names_of_plan (&on->own_run->names, &on->run->plan, err))
         return false;
     /* The last name of each namespace is its final result. */
-    for (size_t i = on->names.n_moved; i-- > 0 && a->n < ONLINE_AFTER_MAX;) {
+    for (size_t i = on->run->names.n_moved; i-- > 0 && a->n < ONLINE_AFTER_MAX;) {
         online_after_coll_t *c = &a->c[a->n];
-        const char *dot = strchr (on->names.moved[i].ns, '.');
+        const char *dot = strchr (on->run->names.moved[i].ns, '.');
         bool seen = false;
         for (size_t k = 0; k < a->n; k++)
-            seen |= strcmp (a->c[k].ns, on->names.moved[i].ns) == 0;
+            seen |= strcmp (a->c[k].ns, on->run->names.moved[i].ns) == 0;
         /* An earlier result of a namespace: an intermediate, which
          * finalize drops. */
         if (seen && a->n_drops < ONLINE_AFTER_MAX)
             snprintf (a->drops[a->n_drops++], sizeof a->drops[0], "%.*s.%s",
-                      dot ? (int) (dot - on->names.moved[i].ns) : 0, on->names.moved[i].ns,
-                      on->names.moved[i].coll);
+                      dot ? (int) (dot - on->run->names.moved[i].ns) : 0, on->run->names.moved[i].ns,
+                      on->run->names.moved[i].coll);
         if (seen || !dot)
             continue;
-        snprintf (c->ns, sizeof c->ns, "%s", on->names.moved[i].ns);
-        snprintf (c->db, sizeof c->db, "%.*s", (int) (dot - on->names.moved[i].ns),
-                  on->names.moved[i].ns);
+        snprintf (c->ns, sizeof c->ns, "%s", on->run->names.moved[i].ns);
+        snprintf (c->db, sizeof c->db, "%.*s", (int) (dot - on->run->names.moved[i].ns),
+                  on->run->names.moved[i].ns);
         snprintf (c->coll, sizeof c->coll, "%s", dot + 1);
-        snprintf (c->result, sizeof c->result, "%s", on->names.moved[i].coll);
-        rm_name_backup (&on->names, c->coll, c->backup, sizeof c->backup);
+        snprintf (c->result, sizeof c->result, "%s", on->run->names.moved[i].coll);
+        rm_name_backup (&on->run->names, c->coll, c->backup, sizeof c->backup);
         a->n++;
     }
-    rm_names_clear (&on->names);
+    rm_names_clear (&on->own_run->names);
     return true;
 }

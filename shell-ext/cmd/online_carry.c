@@ -54,7 +54,7 @@
 static const char *
 refused_tail (const online_t *on)
 {
-    return on->pair ? "nothing written to the source: --discard-writes-after-switch forgets the "
+    return on->run->pair ? "nothing written to the source: --discard-writes-after-switch forgets the "
                       "commit without the writes made on the destination since"
                     : "nothing renamed: --discard-writes-after-switch rolls back without the "
                       "writes made after the switch";
@@ -101,17 +101,17 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
     bool ok;
 
     memset (inv, 0, sizeof *inv);
-    if (!online_carry_inverse (&on->plan, &plan, &refused, &why)) {
-        const rm_step_t *s = &on->plan.steps[refused];
+    if (!online_carry_inverse (&on->run->plan, &plan, &refused, &why)) {
+        const rm_step_t *s = &on->run->plan.steps[refused];
         bson_destroy (&plan);
-        rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s; %s", on->names.name,
+        rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s; %s", on->run->names.name,
                       s->index, s->op, why, refused_tail (on));
         return false;
     }
     json = bson_as_relaxed_extended_json (&plan, NULL);
     ok = rm_plan_parse (inv, json, strlen (json), err);
     if (!ok)
-        rm_error_prefix (err, "plan %s: its inverse", on->names.name);
+        rm_error_prefix (err, "plan %s: its inverse", on->run->names.name);
     bson_free (json);
     bson_destroy (&plan);
     return ok;
@@ -137,7 +137,7 @@ elements_own_ids (online_t *on, const rm_step_t *s, const rm_step_inverse_t *iv,
     bson_error_t why;
     bool ok = true, aside = !back;
 
-    rm_name_backup (&on->names, from->coll, backup, sizeof backup);
+    rm_name_backup (&on->run->names, from->coll, backup, sizeof backup);
     /* A switch stopped part way has an original not yet renamed aside:
      * under its own name still. */
     if (aside && !online_coll_exists (on, from->db, backup, &aside, err))
@@ -159,8 +159,8 @@ elements_own_ids (online_t *on, const rm_step_t *s, const rm_step_inverse_t *iv,
                 text = bson_as_relaxed_extended_json (&sel, NULL);
                 rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step %zu (%s): its "
                               "inverse gives the elements of %s back only when each had an _id "
-                              "of its own, and %s's %s has one without; %s", on->where,
-                              on->names.name, s->index, s->op, from->text, text, path,
+                              "of its own, and %s's %s has one without; %s", on->run->where,
+                              on->run->names.name, s->index, s->op, from->text, text, path,
                               refused_tail (on));
                 bson_free (text);
                 bson_destroy (&sel);
@@ -182,7 +182,7 @@ not_absent (online_t *on, const rm_step_t *s, const char *field, const char *ns,
 {
     rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step %zu (%s): its inverse removes "
                   "\"%s\" from %s, which is exact only where no document had it before the "
-                  "run, and %s; %s", on->where, on->names.name, s->index, s->op, field, ns, said,
+                  "run, and %s; %s", on->run->where, on->run->names.name, s->index, s->op, field, ns, said,
                   refused_tail (on));
     return false;
 }
@@ -204,10 +204,10 @@ fields_absent (online_t *on, const rm_step_t *s, const rm_step_t *u, bool back,
     const char *field;
     mongoc_collection_t *coll;
 
-    ok = online_state_get (on, "before", on->names.id, &doc, &found,
+    ok = online_state_get (on, "before", on->run->names.id, &doc, &found,
                            "reading the fields there before the run", err);
     if (ok) {
-        switch (online_carry_before (found ? &doc : NULL, on->names.digest, s->index, &field,
+        switch (online_carry_before (found ? &doc : NULL, on->run->names.digest, s->index, &field,
                                      reason, sizeof reason)) {
         case ONLINE_CARRY_ABSENT:
             break;
@@ -221,7 +221,7 @@ fields_absent (online_t *on, const rm_step_t *s, const rm_step_t *u, bool back,
     bson_destroy (&doc);
     if (!ok)
         return false;
-    rm_name_backup (&on->names, f->in.coll, backup, sizeof backup);
+    rm_name_backup (&on->run->names, f->in.coll, backup, sizeof backup);
     if (aside && !online_coll_exists (on, f->in.db, backup, &aside, err))
         return false;
     coll = online_collection (on, f->in.db, aside ? backup : f->in.coll);
@@ -263,24 +263,24 @@ online_carry_check (online_t *on, bool back, bson_error_t *err)
     /* inv runs the plan's inverses the last step's first. */
     for (size_t j = 0; ok && j < inv.n; j++)
         if (inv.steps[j].kind == RM_STEP_UNSET)
-            ok = fields_absent (on, &on->plan.steps[on->plan.n - 1 - j], &inv.steps[j], back, err);
+            ok = fields_absent (on, &on->run->plan.steps[on->run->plan.n - 1 - j], &inv.steps[j], back, err);
     if (planned)
         rm_plan_destroy (&inv);
     /* An inverse whose exactness is the data's (an extract's) is checked
      * in the originals: only where no earlier step rewrote its source. */
-    for (size_t i = 0; ok && i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0; ok && i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         rm_step_inverse_t iv;
         rm_step_inverse (s, &iv);
         if (iv.plan)
             bson_destroy (iv.plan);
         if (!iv.own_ids)
             continue;
-        if (online_carry_written_before (&on->plan, i, iv.own_ids->text)) {
+        if (online_carry_written_before (&on->run->plan, i, iv.own_ids->text)) {
             rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): its inverse is "
                           "exact only when each element had an _id of its own, which the "
                           "originals cannot show once an earlier step rewrote %s; %s",
-                          on->names.name, s->index, s->op, iv.own_ids->text, refused_tail (on));
+                          on->run->names.name, s->index, s->op, iv.own_ids->text, refused_tail (on));
             ok = false;
         } else {
             ok = elements_own_ids (on, s, &iv, back, err);
@@ -488,15 +488,15 @@ put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *
     bson_reinit (&c->sel);
     if (k == c->a.n || !online_id_filter (doc, len, &c->sel)) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the inverse made a document of %s, "
-                      "which the plan did not switch (or one without _id)", on->where,
-                      on->names.name, ns);
+                      "which the plan did not switch (or one without _id)", on->run->where,
+                      on->run->names.name, ns);
         return false;
     }
     if (!online_idset_add (&c->seen[k], online_id_hash (doc, len))) {
         char *text = bson_as_relaxed_extended_json (&c->sel, NULL);
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: carrying back makes two documents of "
                       "%s with %s (the application gave one _id to two of them): carry "
-                      "stopped; the results stay", on->where, on->names.name, ns, text);
+                      "stopped; the results stay", on->run->where, on->run->names.name, ns, text);
         bson_free (text);
         return false;
     }
@@ -568,7 +568,7 @@ carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_err
     online_t *on = c->on;
     /* --to-uri: a result under its final name is the destination's (the
      * routing gives a plan's namespace under its own name the source). */
-    mongoc_collection_t *coll = on->pair && !strcmp (c->from[k], c->a.c[k].coll)
+    mongoc_collection_t *coll = on->run->pair && !strcmp (c->from[k], c->a.c[k].coll)
                                     ? online_pair_side (on, ONLINE_DEST, c->a.c[k].db, c->from[k])
                                     : online_collection (on, c->a.c[k].db, c->from[k]);
     bson_t filter = BSON_INITIALIZER;
@@ -612,7 +612,7 @@ carry_pass (carry_t *c, const rm_step_t *step, bson_error_t *err)
 {
     const rm_nsref_t *in[4];
     size_t n_in = rm_step_inputs (step, in, 4);
-    rm_batchstep_t *b = rm_batchstep_new (step, c->on->o->tmpdir);
+    rm_batchstep_t *b = rm_batchstep_new (step, c->on->run->o->tmpdir);
     bool ok = true;
 
     for (size_t k = 0; ok && k < c->a.n; k++) {
@@ -643,7 +643,7 @@ seen_reset (carry_t *c)
 static void
 stage_name (const carry_t *c, size_t k, size_t j, char *buf, size_t cap)
 {
-    snprintf (buf, cap, "%s_remodel_%s_carry%zu", c->a.c[k].coll, c->on->names.id, j);
+    snprintf (buf, cap, "%s_remodel_%s_carry%zu", c->a.c[k].coll, c->on->run->names.id, j);
 }
 
 /* Each stage's collections dropped (before a stage writes them, so that
@@ -699,8 +699,8 @@ held_check (carry_t *c, bson_error_t *err)
                   "originals of those it had not (%s): written through a switched-in one, or by "
                   "the application to the original itself, which is not known: left as they "
                   "are; the results stay beside the originals: compare them by hand, then "
-                  "rollback --discard-writes-after-switch drops the results", c->on->where,
-                  c->on->names.name, said);
+                  "rollback --discard-writes-after-switch drops the results", c->on->run->where,
+                  c->on->run->names.name, said);
     return false;
 }
 
@@ -746,18 +746,18 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
          * the results the destination's under the same names. */
         c->originals[k] = online_collection (on, c->a.c[k].db, c->a.c[k].coll);
         snprintf (c->from[k], sizeof c->from[k], "%s",
-                  on->pair ? c->a.c[k].coll : c->a.c[k].result);
-        ok = on->pair ? source_has (on, c->a.c[k].db, c->a.c[k].coll, &c->exists[k], err)
+                  on->run->pair ? c->a.c[k].coll : c->a.c[k].result);
+        ok = on->run->pair ? source_has (on, c->a.c[k].db, c->a.c[k].coll, &c->exists[k], err)
                       : online_coll_exists (on, c->a.c[k].db, c->a.c[k].coll, &c->exists[k], err);
         all &= c->exists[k];
     }
-    c->counting = on->pair && on->o->dry_run;
+    c->counting = on->run->pair && on->run->o->dry_run;
     planned = ok = ok && inverse (on, &inv, err);
     if (ok && c->counting && inv.n > 1) {
         rm_error_set (err, RM_ERR_USAGE, "rollback --dry-run: plan %s: its inverse has %zu "
                       "steps, each after the first run over what the one before wrote to a stage "
                       "collection: a dry run, which writes nothing, counts through one only",
-                      on->names.name, inv.n);
+                      on->run->names.name, inv.n);
         ok = false;
     }
     ok = ok && carry_stages (c, &inv, err);
@@ -774,7 +774,7 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
                           "switch belong to no document of the old design (children whose "
                           "parent is not there): nothing carried; the results stay beside the "
                           "originals: rollback --discard-writes-after-switch drops them",
-                          on->where, on->names.name, (long long) c->missing);
+                          on->run->where, on->run->names.name, (long long) c->missing);
             ok = false;
         }
         c->missing = 0;
@@ -785,7 +785,7 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
         if (ok && c->exists[k] && !c->held[k])
             online_say_note (on, "rollback: %s %s.%s%s: %lld inserted, %lld replaced, "
                              "%lld deleted", c->counting ? "would carry back into" : "carried back into",
-                             c->a.c[k].db, c->a.c[k].coll, on->pair ? " on the source" : "",
+                             c->a.c[k].db, c->a.c[k].coll, on->run->pair ? " on the source" : "",
                              (long long) c->inserted[k], (long long) c->replaced[k],
                              (long long) c->deleted[k]);
     }

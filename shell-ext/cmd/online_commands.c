@@ -11,7 +11,7 @@ static int
 cmd_status (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
     (void) c;
-    return (on->o->json ? online_status_json (on, err) : online_status (on, err)) < 0 ? 1 : 0;
+    return (on->run->o->json ? online_status_json (on, err) : online_status (on, err)) < 0 ? 1 : 0;
 }
 
 /* pause, resume, throttle, unthrottle, set: through the plan's record;
@@ -21,7 +21,7 @@ static int
 said (online_t *on, const online_cmd_t *c, bool ok)
 {
     if (ok)
-        online_say_note (on, "plan %s %s", on->names.name, c->said);
+        online_say_note (on, "plan %s %s", on->run->names.name, c->said);
     return ok ? 0 : 1;
 }
 
@@ -52,7 +52,7 @@ cmd_unthrottle (online_t *on, const online_cmd_t *c, bson_error_t *err)
 static int
 cmd_set (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
-    return said (on, c, online_throttle_set (on, on->o, err));
+    return said (on, c, online_throttle_set (on, on->run->o, err));
 }
 
 /* verify's and sync's line: n results that differ (verify) or were
@@ -62,12 +62,12 @@ static void
 rescan_said (online_t *on, const online_cmd_t *c, bool sync, int64_t n, const char *first,
              const char *all)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     if (n == 0)
         online_say_note (on, "%s: plan %s: every result %sas the sources make it", c->name,
-                         on->names.name, !sync && o->sample > 0 ? "of the sample " : "");
+                         on->run->names.name, !sync && o->sample > 0 ? "of the sample " : "");
     else if (n > 0)
-        online_say_note (on, "%s: plan %s: %lld result(s) %s%s%s%s", c->name, on->names.name,
+        online_say_note (on, "%s: plan %s: %lld result(s) %s%s%s%s", c->name, on->run->names.name,
                          (long long) n,
                          !sync ? "differ" : o->dry_run ? "would be rewritten or removed"
                                                        : "rewritten or removed",
@@ -80,7 +80,7 @@ rescan_said (online_t *on, const online_cmd_t *c, bool sync, int64_t n, const ch
 static int
 cmd_verify (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     int64_t n, differ = 0, listed = 0;
     char first[800] = "", all[1200] = "";
 
@@ -95,7 +95,7 @@ cmd_verify (online_t *on, const online_cmd_t *c, bson_error_t *err)
         online_diffs_first (on, first, sizeof first);
     if (!online_diffs_close (on, n >= 0, &listed, err))
         n = -1;
-    if (on->pair && !online_dest_verified (on, n, err)) /* --to-uri: for canCommit */
+    if (on->run->pair && !online_dest_verified (on, n, err)) /* --to-uri: for canCommit */
         n = -1;
     if (n > 0 && o->differences)
         snprintf (all, sizeof all, "; their %lld _id(s) in %s", (long long) listed,
@@ -127,7 +127,7 @@ static int
 cmd_finalize (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
     (void) c;
-    if (on->pair) /* --to-uri (online_dest_finalize.c) */
+    if (on->run->pair) /* --to-uri (online_dest_finalize.c) */
         return online_dest_finalize (on, err) ? 0 : 1;
     return online_finalize (on, err) ? 0 : 1;
 }
@@ -137,9 +137,9 @@ cmd_finalize (online_t *on, const online_cmd_t *c, bson_error_t *err)
 static int
 cmd_rollback (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
-    if (on->pair)
+    if (on->run->pair)
         return online_dest_rollback (on, err) ? 0 : 1;
-    if (on->o->dry_run) {
+    if (on->run->o->dry_run) {
         rm_error_set (err, RM_ERR_USAGE, "--dry-run: %s has no dry run (run, verify and sync "
                       "have; rollback --to-uri of a committed plan has)", c->name);
         return 1;
@@ -155,7 +155,7 @@ static int
 cmd_run (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
     (void) c;
-    if (on->pair) /* --to-uri (online_dest.c) */
+    if (on->run->pair) /* --to-uri (online_dest.c) */
         return online_dest_run (on, err);
     return online_apply (on, ONLINE_RUN, err) < 0 ? 1 : 0;
 }

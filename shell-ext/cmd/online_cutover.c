@@ -34,7 +34,7 @@ online_cutover_read (online_t *on, online_cutover_t *c, bson_error_t *err)
 {
     bson_t doc;
     bson_iter_t it, f;
-    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+    bool found, ok = online_state_get (on, "plans", on->run->names.id, &doc, &found,
                                        "reading the plan's record", err);
     memset (c, 0, sizeof *c);
     c->drain_ms = -1;
@@ -113,7 +113,7 @@ bool
 online_cutover_fits (online_t *on, const online_cutover_t *c, int64_t t0, int64_t left_ms,
                      const char *done, bson_error_t *err)
 {
-    int64_t max = on->o->max_window_ms, spent = online_mono_ms () - t0;
+    int64_t max = on->run->o->max_window_ms, spent = online_mono_ms () - t0;
     char est[400];
     if (max <= 0 || spent + left_ms <= max)
         return true;
@@ -126,7 +126,7 @@ online_cutover_fits (online_t *on, const online_cutover_t *c, int64_t t0, int64_
     rm_error_set (err, RM_ERR_WINDOW, "%s: plan %s: the writes would stay stopped past "
                   "--max-window %.1f s: nothing switched. Let the writes resume, run `remodel "
                   "online follow` (or sync), then stop them and finalize again (--max-window 0: "
-                  "no bound)", on->where, on->names.name, (double) max / 1000.0);
+                  "no bound)", on->run->where, on->run->names.name, (double) max / 1000.0);
     return false;
 }
 
@@ -152,7 +152,7 @@ online_cutover_prepare (online_t *on, bool follows, bool ahead, bson_error_t *er
     ok = online_apply (on, ONLINE_SYNC, err) >= 0;
     c.drain_ms = online_mono_ms () - t0;
     if (ok && follows && !ahead) {
-        ok = online_sample_verify (on, on->o->sample > 0 ? on->o->sample : ONLINE_FINALIZE_SAMPLE,
+        ok = online_sample_verify (on, on->run->o->sample > 0 ? on->run->o->sample : ONLINE_FINALIZE_SAMPLE,
                                    &differ, err);
         if (ok && differ)
             online_say_note (on, "finalize: %lld results of the sample "
@@ -176,12 +176,12 @@ online_cutover_prepare (online_t *on, bool follows, bool ahead, bson_error_t *er
         return false;
     online_cutover_describe (&c, est, sizeof est);
     online_say_note (on, "finalize: the cut-over's window, estimated: %s", est);
-    if (on->o->max_window_ms > 0 && online_cutover_total (&c) > on->o->max_window_ms)
+    if (on->run->o->max_window_ms > 0 && online_cutover_total (&c) > on->run->o->max_window_ms)
         online_say_note (on, "finalize: that is over --max-window %.1f s: "
                          "finalize --writes-stopped would stop before the switch; run `remodel "
                          "online follow` (or sync) until a round is short, or give a larger "
-                         "--max-window", (double) on->o->max_window_ms / 1000.0);
+                         "--max-window", (double) on->run->o->max_window_ms / 1000.0);
     online_say_note (on, "finalize: ready: stop the application's writes, "
-                     "then run remodel online finalize %s --writes-stopped", on->names.path);
+                     "then run remodel online finalize %s --writes-stopped", on->run->names.path);
     return true;
 }

@@ -69,7 +69,7 @@ untouched (online_t *on, const online_after_t *finals, bson_t *out, int *n, bson
         bson_iter_t it;
         int m = 0;
         if (!strcmp (db, "admin") || !strcmp (db, "local") || !strcmp (db, "config") ||
-            !strcmp (db, on->o->state_db))
+            !strcmp (db, on->run->o->state_db))
             continue;
         ok = online_pair_list (on, ONLINE_SOURCE, db, &list, &m, err);
         bson_iter_init (&it, &list);
@@ -89,7 +89,7 @@ untouched (online_t *on, const online_after_t *finals, bson_t *out, int *n, bson
                 written |= !strcmp (finals->c[k].ns, ns);
             if (written || (*type && strcmp (type, "collection")) ||
                 !strncmp (name, "system.", 7) || strstr (name, "_remodel_") ||
-                (on->o->ns_select && !rm_nsselect_wants (on->o->ns_select, ns)))
+                (on->run->o->ns_select && !rm_nsselect_wants (on->run->o->ns_select, ns)))
                 continue;
             bson_init (&with);
             bson_concat (&with, &one);
@@ -143,10 +143,10 @@ claim (online_t *on, const char *db, const char *coll, bson_error_t *err)
         return false;
     if (!has)
         return true;
-    if (!on->o->drop) {
+    if (!on->run->o->drop) {
         rm_error_set (err, RM_ERR_EXISTS, "run: the destination %s already holds %s.%s, which "
                       "this run would write: nothing was written (--drop drops it first)",
-                      on->where, db, coll);
+                      on->run->where, db, coll);
         return false;
     }
     c = online_pair_side (on, ONLINE_DEST, db, coll);
@@ -222,17 +222,17 @@ online_dest_check (online_t *on, bool starts, bson_error_t *err)
     /* Committed: the results have their final names on the destination,
      * where a run, sync or verify would look for them side by side;
      * rollback goes back to the source (online_dest_rollback.c). */
-    if (*at && strcmp (on->o->command, "status") && strcmp (on->o->command, "finalize") &&
-        strcmp (on->o->command, "rollback")) {
+    if (*at && strcmp (on->run->o->command, "status") && strcmp (on->run->o->command, "finalize") &&
+        strcmp (on->run->o->command, "rollback")) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s was committed on %s at %s: its results "
                       "have their final names there, and the source is as it was (rollback "
-                      "--carry-writes goes back to it)", on->o->command, on->names.name,
-                      on->where, at);
+                      "--carry-writes goes back to it)", on->run->o->command, on->run->names.name,
+                      on->run->where, at);
         return false;
     }
     /* A finalize interrupted while naming the results: some have their
      * final names; only finalize completes it. */
-    if (!*at && strcmp (on->o->command, "status") && strcmp (on->o->command, "finalize")) {
+    if (!*at && strcmp (on->run->o->command, "status") && strcmp (on->run->o->command, "finalize")) {
         bool found, naming;
         ok = online_pair_read (on, &rec, &found, err);
         naming = ok && found && bson_iter_init_find (&it, &rec, "naming") &&
@@ -243,17 +243,17 @@ online_dest_check (online_t *on, bool starts, bson_error_t *err)
         if (naming) {
             rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: a finalize was interrupted on %s "
                           "while giving the results their final names: finalize "
-                          "--writes-stopped again completes it", on->o->command, on->names.name,
-                          on->where);
+                          "--writes-stopped again completes it", on->run->o->command, on->run->names.name,
+                          on->run->where);
             return false;
         }
     }
-    if (!starts || on->o->dry_run)
+    if (!starts || on->run->o->dry_run)
         return true;
     /* Begun: the run's record is written (online_plan_record); before it
      * nothing of the run's is on the destination, so a run refused before
      * (a missing index) claims the names again. */
-    ok = online_state_get (on, "plans", on->names.id, &rec, &begun, "reading the plan's record",
+    ok = online_state_get (on, "plans", on->run->names.id, &rec, &begun, "reading the plan's record",
                            err);
     bson_destroy (&rec);
     if (!ok || begun)
@@ -276,13 +276,13 @@ online_dest_run (online_t *on, bson_error_t *err)
 
     if (online_apply (on, ONLINE_RUN, err) < 0)
         return 1;
-    if (on->o->dry_run)
+    if (on->run->o->dry_run)
         return 0;
     ok = online_dest_finals (on, &finals, &copies, &n, err) &&
          online_dest_copy_all (on, &copies, false, &copied, &docs, err);
     if (ok)
         online_say_note (on, "run: plan %s: %d namespace(s) the plan does not write copied as "
-                         "they are to %s (%lld document(s))", on->names.name, copied, on->where,
+                         "they are to %s (%lld document(s))", on->run->names.name, copied, on->run->where,
                          (long long) docs);
     online_after_destroy (&finals);
     bson_destroy (&copies);

@@ -116,7 +116,7 @@ noted (const bson_t *rec, const char *ns)
 static bool
 note_copied (online_t *on, const char *ns, bson_error_t *err)
 {
-    bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+    bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
     bson_t *u = BCON_NEW ("$addToSet", "{", "copied", BCON_UTF8 (ns), "}");
     bson_error_t why;
     bool ok = online_ops (on)->state_update (on, "pairs", sel, u, false, NULL, &why);

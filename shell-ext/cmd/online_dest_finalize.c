@@ -83,21 +83,21 @@ drained (online_t *on, int64_t *rewritten, char *how, size_t cap, bson_error_t *
     *rewritten = online_apply (on, ONLINE_SYNC, err);
     if (*rewritten < 0)
         return false;
-    if (on->follows)
+    if (on->run->follows)
         snprintf (how, cap, "the drain applied %lld event(s) of the source's change log%s",
                   (long long) on->incr.events, on->incr.events ? "" : " (none since the last sync)");
     else
         snprintf (how, cap, "no change log followed: every step rescanned");
-    if (on->o->full_verify)
+    if (on->run->o->full_verify)
         differ = online_apply (on, ONLINE_VERIFY, err);
-    else if (!online_sample_verify (on, on->o->sample, &differ, err))
+    else if (!online_sample_verify (on, on->run->o->sample, &differ, err))
         return false;
     if (differ < 0)
         return false;
     if (differ > 0) {
         rm_error_set (err, RM_ERR_DATA, "finalize: plan %s: %lld result(s) differ from what the "
                       "source makes after the sync (the writes had not stopped?): nothing "
-                      "renamed; finalize again", on->names.name, (long long) differ);
+                      "renamed; finalize again", on->run->names.name, (long long) differ);
         return false;
     }
     return true;
@@ -116,7 +116,7 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     bool ok, has_ts, naming = false;
     online_capture_t dest_point;
 
-    if (!on->o->writes_stopped) {
+    if (!on->run->o->writes_stopped) {
         rm_error_set (err, RM_ERR_USAGE, "finalize --to-uri: the cut-over is your switch of "
                       "connection string: stop the application's writes to the source, then "
                       "give --writes-stopped");
@@ -126,7 +126,7 @@ online_dest_finalize (online_t *on, bson_error_t *err)
         return false;
     if (*at) {
         online_say_note (on, "finalize: plan %s was committed on %s at %s already",
-                         on->names.name, on->where, at);
+                         on->run->names.name, on->run->where, at);
         return true;
     }
     /* A follow keeping DEST current hands its lease over, as within one
@@ -142,7 +142,7 @@ online_dest_finalize (online_t *on, bson_error_t *err)
      * replica set member keeps one; asking another could make it a local
      * database (mongo-java-server makes one for any read). */
     has_ts = false;
-    if (*on->pair->caps.set_name && !online_pair_oplog_last (on, &ts_t, &ts_i, &has_ts, err))
+    if (*on->run->pair->caps.set_name && !online_pair_oplog_last (on, &ts_t, &ts_i, &has_ts, err))
         return false;
     if (has_ts)
         snprintf (point, sizeof point, "its oplog at Timestamp(%u, %u)", ts_t, ts_i);
@@ -176,11 +176,11 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     }
     online_capture_destroy (&dest_point);
     if (ok) {
-        on->pair->all_dest = true;
+        on->run->pair->all_dest = true;
         online_say_note (on, "finalize: plan %s committed on %s in %lld ms: %zu result(s) under "
                          "their final names, %d namespace(s) copied as they are; %lld result(s) "
                          "rewritten by the last sync; the source as of %s, %s (%s)",
-                         on->names.name, on->where, (long long) took, finals.n, copied,
+                         on->run->names.name, on->run->where, (long long) took, finals.n, copied,
                          (long long) rewritten, at, point,
                          *how ? how : "the naming completed: no sync");
     }

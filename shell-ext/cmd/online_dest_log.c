@@ -21,19 +21,20 @@
  * stream and oplog read on->client's. Shares on's plan, names and lease
  * (nothing of them is freed through it). */
 static void
-dest_view (const online_t *on, online_t *d)
+dest_view (const online_t *on, online_t *d, online_run_t *d_run)
 {
-    *d = *on;
-    d->pair = NULL;
+    online_view (on, d, d_run);
+    d_run->pair = NULL;
 }
 
 bool
 online_dest_point_take (online_t *on, bool write, online_capture_t *c, bson_error_t *err)
 {
     online_t d;
+    online_run_t d_run;
     bool ok;
 
-    dest_view (on, &d);
+    dest_view (on, &d, &d_run);
     /* start may write a sentinel to the state database (a stream that
      * gives no token): not in a dry run, which asks where it stands. */
     ok = write ? online_capture_start (&d, c, err) : online_capture_detect (&d, c, err);
@@ -68,6 +69,7 @@ online_dest_changes (online_t *on, const online_capture_t *from, const char **ns
                      online_changes_t *ch, bson_error_t *err)
 {
     online_t d;
+    online_run_t d_run;
     online_capture_t to;
     bool ok;
 
@@ -76,7 +78,7 @@ online_dest_changes (online_t *on, const online_capture_t *from, const char **ns
                   "commit (no oplog, no change streams)");
         return true;
     }
-    dest_view (on, &d);
+    dest_view (on, &d, &d_run);
     online_capture_init (&to);
     /* Where the log stands now bounds the read (writes nothing). */
     ok = online_capture_detect (&d, &to, err) &&

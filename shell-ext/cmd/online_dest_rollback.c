@@ -123,7 +123,7 @@ copies_unknown (online_t *on, const since_t *w, bson_error_t *err)
     rm_error_set (err, RM_ERR_USAGE, "rollback --to-uri --carry-writes: plan %s: the writes made "
                   "on the destination to the namespaces copied as they are (%s) cannot be told "
                   "without its change log (%s): nothing written; --discard-writes-after-switch "
-                  "forgets the commit without them", on->names.name, w->copies, w->said);
+                  "forgets the commit without them", on->run->names.name, w->copies, w->said);
     return true;
 }
 
@@ -155,13 +155,13 @@ refuse_written (online_t *on, const char *at, const since_t *w, bson_error_t *er
                       "log shows writes since the commit at %s (%s), which the source does not "
                       "hold: --carry-writes carries them back through the plan's inverse, "
                       "--discard-writes-after-switch forgets the commit without them; nothing "
-                      "written", on->names.name, at, w->said);
+                      "written", on->run->names.name, at, w->said);
     else
         rm_error_set (err, RM_ERR_USAGE, "rollback --to-uri: plan %s: whether the application "
                       "wrote to the destination since the commit at %s is not known (%s): "
                       "--carry-writes carries whatever it wrote back through the plan's "
                       "inverse, --discard-writes-after-switch forgets the commit without it; "
-                      "nothing written", on->names.name, at, w->said);
+                      "nothing written", on->run->names.name, at, w->said);
     return false;
 }
 
@@ -170,16 +170,16 @@ refuse_written (online_t *on, const char *at, const since_t *w, bson_error_t *er
 static bool
 dry (online_t *on, const char *at, since_t *w, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
 
     if (w->total >= 0)
         online_say_note (on, "rollback --dry-run: plan %s: the destination's change log shows "
                          "%lld document(s) written since the commit at %s%s%s%s",
-                         on->names.name, (long long) w->total, at, *w->said ? " (" : "",
+                         on->run->names.name, (long long) w->total, at, *w->said ? " (" : "",
                          w->said, *w->said ? ")" : "");
     else
         online_say_note (on, "rollback --dry-run: plan %s: whether the destination was written "
-                         "since the commit at %s is not known (%s)", on->names.name, at,
+                         "since the commit at %s is not known (%s)", on->run->names.name, at,
                          w->said);
     if (o->carry_writes && (copies_unknown (on, w, err) || !online_carry_check (on, true, err) ||
                             !online_carry (on, NULL, err) || !copies_back (on, w, true, err)))
@@ -200,14 +200,14 @@ dry (online_t *on, const char *at, since_t *w, bson_error_t *err)
 static bool
 go_back (online_t *on, const char *at, since_t *w, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     const char *how = o->carry_writes ? "carried" : o->discard_writes ? "discarded" : "unwritten";
 
     if (!o->carry_writes && !o->discard_writes && w->total)
         return refuse_written (on, at, w, err);
     if (o->carry_writes && w->total >= 0)
         online_say_note (on, "rollback: plan %s: carrying back %lld document(s) written to the "
-                         "destination since the commit%s%s%s", on->names.name,
+                         "destination since the commit%s%s%s", on->run->names.name,
                          (long long) w->total, *w->said ? " (" : "", w->said,
                          *w->said ? ")" : "");
     if (o->carry_writes && (copies_unknown (on, w, err) || !online_carry_check (on, true, err) ||
@@ -216,7 +216,7 @@ go_back (online_t *on, const char *at, since_t *w, bson_error_t *err)
     if (!mark (on, how, w, err))
         return false;
     online_say_note (on, "rollback: plan %s rolled back (%s): the source is the application's "
-                     "again%s; the results are %s", on->names.name, how,
+                     "again%s; the results are %s", on->run->names.name, how,
                      o->carry_writes    ? ", with the writes made on the destination since the commit"
                      : o->discard_writes ? ", without the writes made on the destination since the "
                                            "commit"
@@ -228,7 +228,7 @@ go_back (online_t *on, const char *at, since_t *w, bson_error_t *err)
 bool
 online_dest_rollback (online_t *on, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     online_after_t finals;
     bson_t copies, rec;
     bson_iter_t it;
@@ -250,8 +250,8 @@ online_dest_rollback (online_t *on, bson_error_t *err)
         if (o->carry_writes || o->discard_writes || o->dry_run) {
             rm_error_set (err, RM_ERR_USAGE, "rollback --to-uri: plan %s was not committed on "
                           "%s: the application never wrote there, so there is nothing to carry "
-                          "back; rollback without --%s drops the results there", on->names.name,
-                          on->where, o->carry_writes     ? "carry-writes"
+                          "back; rollback without --%s drops the results there", on->run->names.name,
+                          on->run->where, o->carry_writes     ? "carry-writes"
                                      : o->discard_writes ? "discard-writes-after-switch"
                                                          : "dry-run");
             return false;
@@ -261,7 +261,7 @@ online_dest_rollback (online_t *on, bson_error_t *err)
     ok = online_pair_read (on, &rec, &found, err);
     if (ok && bson_iter_init (&it, &rec) && bson_iter_find_descendant (&it, "rolledBack.at", &it)) {
         online_say_note (on, "rollback: plan %s was rolled back on %s already, at %s: the source "
-                         "is the application's; the results are %s", on->names.name, on->where,
+                         "is the application's; the results are %s", on->run->names.name, on->run->where,
                          bson_iter_utf8 (&it, NULL), RESULTS_KEPT);
         bson_destroy (&rec);
         return true;
@@ -326,6 +326,6 @@ online_dest_status_line (online_t *on)
     else if (*at)
         rm_cli_line (online_say_out_stream (on), "", "\n", "to-uri: committed on %s at %s: the "
                      "application writes there; remodel online rollback %s --carry-writes goes "
-                     "back to the source with its writes", on->where, at, on->o->plan_path);
+                     "back to the source with its writes", on->run->where, at, on->run->o->plan_path);
     bson_destroy (&rec);
 }

@@ -52,6 +52,7 @@ log_lag (online_t *on, log_lag_t *lag)
     online_capture_t from, to;
     online_changes_t ch;
     online_t view, *src;
+    online_run_t view_run;
     const char *nss[64];
     bson_error_t err = {0};
     int64_t now = 0;
@@ -78,7 +79,7 @@ log_lag (online_t *on, log_lag_t *lag)
     if (lag->follows && !*lag->why && ch.oldest) {
         /* By the source's clock, which wrote the events' times; ours
          * where it says none. */
-        src = online_pair_log (on, &view);
+        src = online_pair_log (on, &view, &view_run);
         if (!online_server_now (src, &now, &err))
             now = (int64_t) time (NULL) * 1000;
         online_pair_log_end (on, src);
@@ -112,7 +113,7 @@ rescan_next (online_t *on, int64_t differ, bson_error_t *err)
         return true;
     snprintf (why, sizeof why, "verify found %lld result(s) on %s that differ from what the "
               "source makes, and the source's change log shows no write since the last point",
-              (long long) differ, on->where);
+              (long long) differ, on->run->where);
     upd = BCON_NEW ("$set", "{", "capture.rescan", BCON_UTF8 (why), "}");
     ok = online_plan_update (on, upd, err);
     bson_destroy (upd);
@@ -125,11 +126,11 @@ online_dest_verified (online_t *on, int64_t differ, bson_error_t *err)
     bson_t *set;
     bool ok;
 
-    if (on->o->dry_run || differ < 0)
+    if (on->run->o->dry_run || differ < 0)
         return true;
     set = BCON_NEW ("verified", "{", "at", BCON_DATE_TIME ((int64_t) time (NULL) * 1000),
                     "clean", BCON_BOOL (differ == 0), "differ", BCON_INT64 (differ), "sample",
-                    BCON_INT64 (on->o->sample), "}");
+                    BCON_INT64 (on->run->o->sample), "}");
     ok = online_pair_note (on, set, err);
     bson_destroy (set);
     if (ok && differ > 0)
@@ -156,7 +157,7 @@ last_verify (online_t *on, const bson_t *rec, int64_t *at, bool *clean)
     if (bson_iter_init (&it, rec) && bson_iter_find_descendant (&it, "verified.at", &it) &&
         BSON_ITER_HOLDS_DATE_TIME (&it))
         *at = bson_iter_date_time (&it);
-    if (online_state_get (on, "plans", on->names.id, &plan, &found, "reading the plan's record",
+    if (online_state_get (on, "plans", on->run->names.id, &plan, &found, "reading the plan's record",
                           &err) &&
         found && online_sample_read (&plan, &s) && s.at_ms > *at) {
         *at = s.at_ms;
@@ -191,11 +192,11 @@ judge (online_t *on, const bson_t *rec, int64_t *lag_ms, log_lag_t *lag, char *w
         snprintf (why, cap, "the last verify found results that differ (sync, then verify)");
     else if (lag->follows && *lag->why)
         snprintf (why, cap, "%s", lag->why);
-    else if (lag->follows && lag->ms > on->o->max_lag_ms)
+    else if (lag->follows && lag->ms > on->run->o->max_lag_ms)
         snprintf (why, cap, "the source's change log holds %lld event(s) not applied, the "
                   "oldest %llds old, over --max-lag (follow, or sync)", (long long) lag->events,
                   (long long) (lag->ms / 1000));
-    else if (!lag->follows && *lag_ms > on->o->max_lag_ms)
+    else if (!lag->follows && *lag_ms > on->run->o->max_lag_ms)
         snprintf (why, cap, "the last clean verify is %llds old, over --max-lag",
                   (long long) (*lag_ms / 1000));
 }

@@ -38,7 +38,7 @@ block_writes (online_t *on, bool on_, bson_error_t *err)
         rm_error_set (err, RM_ERR_UNSUPPORTED,
                       "%s: --block-writes: the server refuses setUserWriteBlockMode (MongoDB 6.0 "
                       "and later have it): %s; stop the application's writes yourself and give "
-                      "--writes-stopped", on->where, why.message);
+                      "--writes-stopped", on->run->where, why.message);
         return false;
     }
     return true;
@@ -71,24 +71,24 @@ checksum (online_t *on, const char *db, const char *coll, sums_t *out, bson_erro
 static bool
 checksum_sources (online_t *on, sums_t *sums, size_t *n, bson_error_t *err)
 {
-    bool ok = rm_names_of_plan (&on->names, &on->plan, err);
+    bool ok = rm_names_of_plan (&on->own_run->names, &on->run->plan, err);
     *n = 0;
-    for (size_t i = 0; ok && i < on->names.n_moved && *n < 64; i++) {
+    for (size_t i = 0; ok && i < on->run->names.n_moved && *n < 64; i++) {
         char db[128];
         const char *coll;
         bool there, seen = false;
         for (size_t k = 0; k < *n; k++)
-            seen |= strcmp (sums[k].ns, on->names.moved[i].ns) == 0;
+            seen |= strcmp (sums[k].ns, on->run->names.moved[i].ns) == 0;
         if (seen)
             continue;
-        split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
+        split_ns (on->run->names.moved[i].ns, db, sizeof db, &coll);
         ok = online_coll_exists (on, db, coll, &there, err);
         if (ok && there) {
-            snprintf (sums[*n].ns, sizeof sums[*n].ns, "%s", on->names.moved[i].ns);
+            snprintf (sums[*n].ns, sizeof sums[*n].ns, "%s", on->run->names.moved[i].ns);
             ok = checksum (on, db, coll, &sums[(*n)++], err);
         }
     }
-    rm_names_clear (&on->names);
+    rm_names_clear (&on->own_run->names);
     return ok;
 }
 
@@ -105,7 +105,7 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
         const char *coll;
         sums_t now;
         split_ns (before[i].ns, db, sizeof db, &coll);
-        rm_name_backup (&on->names, coll, backup, sizeof backup);
+        rm_name_backup (&on->run->names, coll, backup, sizeof backup);
         ok = checksum (on, db, backup, &now, err);
         if (ok && (now.docs != before[i].docs || now.sum != before[i].sum)) {
             changed++;
@@ -118,7 +118,7 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %zu original(s) changed between the last "
                       "sync and the switch, so the results may miss those writes: remodel online "
                       "rollback swaps the originals back; then sync and finalize again, with the "
-                      "writes stopped", on->where, on->names.name, changed);
+                      "writes stopped", on->run->where, on->run->names.name, changed);
         return false;
     }
     if (ok)
@@ -186,15 +186,15 @@ confirm_from_log (online_t *on, bson_error_t *err)
                       "nothing was written to the sources between the last sync and the switch "
                       "(%s), so the results may miss writes: remodel online rollback swaps the "
                       "originals back; then sync and finalize again, with the writes stopped",
-                      on->where, on->names.name, why);
+                      on->run->where, on->run->names.name, why);
         return false;
     }
     if (written) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: the change log shows %lld document(s) of "
                       "the sources written between the last sync and the switch, so the results "
                       "may miss those writes: remodel online rollback swaps the originals back; "
-                      "then sync and finalize again, with the writes stopped", on->where,
-                      on->names.name, (long long) written);
+                      "then sync and finalize again, with the writes stopped", on->run->where,
+                      on->run->names.name, (long long) written);
         return false;
     }
     online_say_note (on, "finalize: the change log shows no write to the "
@@ -210,7 +210,7 @@ sampled_ahead (online_t *on, bson_error_t *err)
 {
     online_sample_t s;
     bson_t doc;
-    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+    bool found, ok = online_state_get (on, "plans", on->run->names.id, &doc, &found,
                                        "reading the plan's record", err);
     char said[200];
     ok = ok && online_sample_read (&doc, &s);
@@ -244,7 +244,7 @@ online_finalize_lease (online_t *on, bson_error_t *err)
         if (err->code != RM_ERR_USAGE || online_mono_ms () - t0 > 60000)
             return false;
         /* Only a follow is asked: a run or sync is refused as before. */
-        if (!online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+        if (!online_state_get (on, "plans", on->run->names.id, &doc, &found, "reading the plan's record",
                                err))
             return false;
         /* The holder is "host:pid:...": the follow's when its pid is. */
@@ -261,7 +261,7 @@ online_finalize_lease (online_t *on, bson_error_t *err)
             return false;
         if (!asked)
             online_say_note (on, "finalize: asking the follow of plan %s (%s) "
-                             "for the lease", on->names.name, holder);
+                             "for the lease", on->run->names.name, holder);
         asked = true;
         /* The writes are stopped while this waits: asked often. */
         online_sleep_ms (100);
@@ -285,12 +285,12 @@ typedef struct {
 static bool
 finalize_flags (online_t *on, bson_error_t *err)
 {
-    if (on->o->in_place) {
+    if (on->run->o->in_place) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: its documents are already the "
-                      "new design; nothing to finalize (rollback undoes it)", on->names.name);
+                      "new design; nothing to finalize (rollback undoes it)", on->run->names.name);
         return false;
     }
-    if (on->o->writes_stopped && on->o->block_writes) {
+    if (on->run->o->writes_stopped && on->run->o->block_writes) {
         rm_error_set (err, RM_ERR_USAGE, "--writes-stopped and --block-writes: one or the other "
                       "(the first says the application's writes stopped, the second stops them)");
         return false;
@@ -306,7 +306,7 @@ finalize_flags (online_t *on, bson_error_t *err)
 static bool
 before_window (online_t *on, fin_t *f, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     size_t renames = 0;
     bool ok = online_cutover_read (on, &f->cut, err);
     if (ok && !f->r.switching)
@@ -356,7 +356,7 @@ given_up (online_t *on, fin_t *f, bson_error_t *err)
                      "(--max-window %.1f s): %s", f->phase,
                      (double) (now - f->phase_t0) / 1000.0,
                      (double) (now - on->window_t0) / 1000.0,
-                     (double) on->o->max_window_ms / 1000.0, call.message);
+                     (double) on->run->o->max_window_ms / 1000.0, call.message);
     snprintf (done, sizeof done, "%s took", f->phase);
     memset (err, 0, sizeof *err);
     /* Past the bound, with more than the switch still to come. */
@@ -373,7 +373,7 @@ given_up (online_t *on, fin_t *f, bson_error_t *err)
 static bool
 drain_and_verify (online_t *on, fin_t *f, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     int64_t differ = 0, t0 = online_mono_ms ();
     bool ok;
     online_cutover_phase (on, "draining the change log (a sync of every write since the "
@@ -386,7 +386,7 @@ drain_and_verify (online_t *on, fin_t *f, bson_error_t *err)
      * drained into them (the rest of what changed was just recomputed by
      * that sync), unless one was verified before the writes stopped
      * (online_sample.c); every result with --full-verify or without a log. */
-    on->verify_sample = f->follows ? (o->sample > 0 ? o->sample : ONLINE_FINALIZE_SAMPLE) : 0;
+    on->own_run->verify_sample = f->follows ? (o->sample > 0 ? o->sample : ONLINE_FINALIZE_SAMPLE) : 0;
     /* Without a log the verify reads every result whole: the switch's
      * mark takes their digests from that read. */
     if (!f->follows)
@@ -397,11 +397,11 @@ drain_and_verify (online_t *on, fin_t *f, bson_error_t *err)
         if (differ > 0)
             rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: verify after the last sync finds "
                           "%lld results that differ (are the application's writes "
-                          "stopped?); nothing renamed", on->where, on->names.name,
+                          "stopped?); nothing renamed", on->run->where, on->run->names.name,
                           (long long) differ);
         ok = false;
     }
-    on->verify_sample = 0;
+    on->own_run->verify_sample = 0;
     if (!ok)
         return given_up (on, f, err);
     if (ok && f->follows)
@@ -482,7 +482,7 @@ switch_in (online_t *on, fin_t *f, bool ok, const bson_t *mark, size_t *n, bson_
 static bool
 cut_over (online_t *on, fin_t *f, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     bson_t mark = BSON_INITIALIZER;
     size_t n = 0;
     bool ok = before_window (on, f, err);
@@ -510,7 +510,7 @@ cut_over (online_t *on, fin_t *f, bson_error_t *err)
     if (f->switched)
         online_say_note (on, "plan %s finalized: %zu collection(s) switched; the originals are "
                          "kept as COLL_remodel_%s_backup (remodel online rollback swaps them back)",
-                         on->names.name, n, on->names.id);
+                         on->run->names.name, n, on->run->names.id);
     online_blocked_fold_end (on);
     bson_destroy (&mark);
     return ok;
@@ -519,7 +519,7 @@ cut_over (online_t *on, fin_t *f, bson_error_t *err)
 bool
 online_finalize (online_t *on, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     static sums_t sums[64];
     fin_t f = {.cut = {.drain_ms = -1}, .told = online_mono_ms (), .sums = sums};
     online_capture_t point;
@@ -641,7 +641,7 @@ restore_doc (online_t *on, rb_step_t *st, const bson_t *bd, const bson_t *q, con
              uint32_t len, bool *same, bool *drop, bool *gone, char *held, size_t cap,
              bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     const online_ops_t *ops = online_ops (on);
     online_cursor_t *cc = ops->find (on, st->c, q, NULL);
     const bson_t *now = NULL;
@@ -702,7 +702,7 @@ restore_doc (online_t *on, rb_step_t *st, const bson_t *bd, const bson_t *q, con
 static bool
 rollback_doc (online_t *on, rb_step_t *st, const bson_t *bd, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     bson_iter_t it, id;
     const uint8_t *data;
     uint32_t len;
@@ -760,7 +760,7 @@ rollback_said (online_t *on, const rb_step_t *st)
                   "--force)", (long long) st->forced);
     if (st->forgotten)
         snprintf (more + strlen (more), sizeof more - strlen (more), "; %lld %s",
-                  (long long) st->forgotten, on->o->force ? "deleted since: not brought back"
+                  (long long) st->forgotten, on->run->o->force ? "deleted since: not brought back"
                                                           : "kept as they are: --forget");
     online_say_note (on, "rollback: step %zu (%s) %s: %lld restored, "
                      "%lld left%s", st->s->index, st->s->op, st->in->text, (long long) st->restored,
@@ -783,8 +783,8 @@ rollback_step (online_t *on, const rm_step_t *s, int64_t *left, bson_error_t *er
 
     rm_step_inputs (s, in, 4);
     st.in = in[0];
-    rm_name_inplace_backup (&on->names, s, st.bname, sizeof st.bname);
-    st.b = online_collection (on, on->o->state_db, st.bname);
+    rm_name_inplace_backup (&on->run->names, s, st.bname, sizeof st.bname);
+    st.b = online_collection (on, on->run->o->state_db, st.bname);
     st.c = online_collection (on, in[0]->db, in[0]->coll);
     cur = ops->find (on, st.b, &filter, NULL);
     while (ok && ops->next (cur, &bd)) {
@@ -818,8 +818,8 @@ static bool
 rollback_in_place (online_t *on, int64_t *left, bson_error_t *err)
 {
     bool ok = true;
-    for (size_t i = on->plan.n; ok && i-- > 0;)
-        ok = rollback_step (on, &on->plan.steps[i], left, err);
+    for (size_t i = on->run->plan.n; ok && i-- > 0;)
+        ok = rollback_step (on, &on->run->plan.steps[i], left, err);
     return ok;
 }
 
@@ -829,23 +829,23 @@ online_rollback (online_t *on, bson_error_t *err)
     int64_t left = 0;
     bool ok, undone = false;
 
-    if (!on->o->in_place && (on->o->force || on->o->forget)) {
+    if (!on->run->o->in_place && (on->run->o->force || on->run->o->forget)) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s ran side by side: --%s is for an in-place "
-                      "rollback (the originals there are not touched)", on->names.name,
-                      on->o->force ? "force" : "forget");
+                      "rollback (the originals there are not touched)", on->run->names.name,
+                      on->run->o->force ? "force" : "forget");
         return false;
     }
-    if (on->o->in_place && (on->o->carry_writes || on->o->discard_writes)) {
+    if (on->run->o->in_place && (on->run->o->carry_writes || on->run->o->discard_writes)) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s ran in place: --%s is for the rollback of a "
-                      "plan finalized side by side", on->names.name,
-                      on->o->carry_writes ? "carry-writes" : "discard-writes-after-switch");
+                      "plan finalized side by side", on->run->names.name,
+                      on->run->o->carry_writes ? "carry-writes" : "discard-writes-after-switch");
         return false;
     }
     /* The lease for the whole of it: refused while finalize holds it. */
     ok = online_life_check (on, ONLINE_DO_ROLLBACK, err) && online_lease_take (on, err);
     if (!ok)
         return false;
-    if (on->o->in_place) {
+    if (on->run->o->in_place) {
         ok = rollback_in_place (on, &left, err);
     } else {
         online_record_t r;
@@ -866,24 +866,24 @@ online_rollback (online_t *on, bson_error_t *err)
         ok = ok && (!undone || online_after_settle (on, err));
         if (ok && undone) {
             online_say_note (on, "plan %s: the original collections are back; the results "
-                             "stay beside them (rollback again drops them)", on->names.name);
+                             "stay beside them (rollback again drops them)", on->run->names.name);
             online_lease_drop (on);
             return true;
         }
         /* Nothing switched, no backup anywhere: the results go, unless
          * they hold writes after a switch that no flag let go. */
         ok = ok && online_after_before_drop (on, err) &&
-             rm_names_of_plan (&on->names, &on->plan, err);
-        for (size_t i = 0; ok && i < on->names.n_moved; i++) {
+             rm_names_of_plan (&on->own_run->names, &on->run->plan, err);
+        for (size_t i = 0; ok && i < on->run->names.n_moved; i++) {
             char db[128];
             const char *coll;
-            split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
-            ok = online_coll_drop (on, db, on->names.moved[i].coll, err);
+            split_ns (on->run->names.moved[i].ns, db, sizeof db, &coll);
+            ok = online_coll_drop (on, db, on->run->names.moved[i].coll, err);
             if (ok)
                 online_say_note (on, "rollback: dropped %s.%s", db,
-                                 on->names.moved[i].coll);
+                                 on->run->names.moved[i].coll);
         }
-        rm_names_clear (&on->names);
+        rm_names_clear (&on->own_run->names);
     }
     if (ok && left) {
         /* For status, until a rollback leaves none. */
@@ -893,7 +893,7 @@ online_rollback (online_t *on, bson_error_t *err)
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld documents changed since remodel "
                       "wrote them and were left as they are (listed above): rollback --force "
                       "restores their originals (their later changes are lost), rollback --forget "
-                      "keeps them as they are and forgets the plan", on->where, on->names.name,
+                      "keeps them as they are and forgets the plan", on->run->where, on->run->names.name,
                       (long long) left);
         ok = false;
     }

@@ -46,8 +46,8 @@ note_round (online_t *on, int64_t round, int64_t ms, bson_error_t *err)
 int
 online_follow (online_t *on, bson_error_t *err)
 {
-    int64_t round = 0, pause = on->o->pause_ms > 0 ? on->o->pause_ms : 1000;
-    int64_t sample_at = 0, n_sample = on->o->sample > 0 ? on->o->sample : ONLINE_FINALIZE_SAMPLE;
+    int64_t round = 0, pause = on->run->o->pause_ms > 0 ? on->run->o->pause_ms : 1000;
+    int64_t sample_at = 0, n_sample = on->run->o->sample > 0 ? on->run->o->sample : ONLINE_FINALIZE_SAMPLE;
     online_retry_t retry = {0, 0};
     bool ok, asked = false, follows;
     online_capture_t point;
@@ -60,7 +60,7 @@ online_follow (online_t *on, bson_error_t *err)
     online_capture_destroy (&point);
     if (ok && !follows) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s has no point in a change log to follow (status "
-                      "says its capture): sync rescans instead", on->names.name);
+                      "says its capture): sync rescans instead", on->run->names.name);
         return -1;
     }
     ok = ok && online_lease_take (on, err);
@@ -69,7 +69,7 @@ online_follow (online_t *on, bson_error_t *err)
         ok = online_plan_update (on, unset, err);
         bson_destroy (unset);
     }
-    on->following = true;
+    on->own_run->following = true;
     while (ok && !online_stop_requested () && !asked) {
         int64_t t0 = online_mono_ms ();
         if (online_apply (on, ONLINE_SYNC, err) < 0) {
@@ -112,7 +112,7 @@ online_follow (online_t *on, bson_error_t *err)
         }
     }
     if (ok)
-        online_say_note (on, "follow: plan %s: stopped after %lld rounds (%s)", on->names.name,
+        online_say_note (on, "follow: plan %s: stopped after %lld rounds (%s)", on->run->names.name,
                          (long long) round,
                          asked ? "finalize asked for the lease"
                          : online_stop_requested () == SIGINT ? "interrupted" : "terminated");

@@ -32,11 +32,11 @@ typedef struct {
 static bool
 carries_of_plan (online_t *on, carry_t *out, size_t *n, bson_error_t *err)
 {
-    rm_names_t nm = on->names; /* the identity; the moves its own */
+    rm_names_t nm = on->run->names; /* the identity; the moves its own */
     nm.moved = NULL;
     nm.n_moved = 0;
     *n = 0;
-    if (!rm_names_of_plan (&nm, &on->plan, err))
+    if (!rm_names_of_plan (&nm, &on->run->plan, err))
         return false;
     for (size_t i = nm.n_moved; i-- > 0 && *n < CARRY_MAX;) {
         const char *dot = strchr (nm.moved[i].ns, '.');
@@ -283,7 +283,7 @@ dup_say (online_t *on, const carry_t *m, const char *name, mongoc_collection_t *
     keytext = bson_as_relaxed_extended_json (keyq, NULL);
     if (ok)
         online_say_warn (on, "%s: unique index %s of %s.%s: the new design's %s.%s has %lld "
-                         "documents with %s (_id %s)", on->o->command, name, m->db, m->coll,
+                         "documents with %s (_id %s)", on->run->o->command, name, m->db, m->coll,
                          m->db, m->result, (long long) n, keytext, ids);
     bson_free (keytext);
     return ok;
@@ -332,7 +332,7 @@ name_duplicates (online_t *on, const carry_t *m, const char *name, const bson_t 
 static bool
 made_indexes_all (online_t *on, bson_t *out, bson_error_t *err)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, "plans");
+    mongoc_collection_t *c = online_collection (on, on->run->o->state_db, "plans");
     bson_t filter = BSON_INITIALIZER, arr;
     bson_t *opts = BCON_NEW ("projection", "{", "madeIndexes", BCON_INT32 (1), "}");
     const online_ops_t *ops = online_ops (on);
@@ -426,7 +426,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
     if (*why) {
         t->cannot++;
         online_say_warn (on, "%s: index %s of %s.%s is not carried to the new design (%s.%s): "
-                         "%s; make the index it needs after the switch", on->o->command, name,
+                         "%s; make the index it needs after the switch", on->run->o->command, name,
                          m->db, m->coll, m->db, m->result, why);
         return true;
     }
@@ -456,7 +456,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
         t->violated++;
     if (ok && made) {
         t->made++;
-        online_say_note (on, "%s: made index %s of %s.%s on %s.%s", on->o->command, name, m->db,
+        online_say_note (on, "%s: made index %s of %s.%s on %s.%s", on->run->o->command, name, m->db,
                          m->coll, m->db, m->result);
     }
     bson_destroy (cmd);
@@ -552,7 +552,7 @@ carry_options (online_t *on, const carry_t *m, tally_t *t, bson_error_t *err)
         t->cannot++;
         online_say_warn (on, "%s: %s.%s's default collation is not carried: %s.%s was created "
                          "without it (by an earlier remodel); remodel online run --restart "
-                         "makes the results anew with it", on->o->command, m->db, m->coll, m->db,
+                         "makes the results anew with it", on->run->o->command, m->db, m->coll, m->db,
                          m->result);
     }
     if (ok && bson_iter_init_find (&it, &src, "validator") && BSON_ITER_HOLDS_DOCUMENT (&it) &&
@@ -572,7 +572,7 @@ carry_options (online_t *on, const carry_t *m, tally_t *t, bson_error_t *err)
             t->cannot++;
             online_say_warn (on, "%s: the validator of %s.%s (%s) rejects documents of the new "
                              "design (%s.%s): not carried; give the new collection its own after "
-                             "the switch (collMod)", on->o->command, m->db, m->coll, text, m->db,
+                             "the switch (collMod)", on->run->o->command, m->db, m->coll, text, m->db,
                              m->result);
             bson_free (text);
         } else if (ok) {
@@ -588,7 +588,7 @@ carry_options (online_t *on, const carry_t *m, tally_t *t, bson_error_t *err)
                  (online_ops (on)->command (on, c, m->db, cmd, NULL, &why) ||
                   online_fail (on, err, &why, "giving a result its source's validator"));
             if (ok)
-                online_say_note (on, "%s: gave %s.%s the validator of %s.%s", on->o->command,
+                online_say_note (on, "%s: gave %s.%s the validator of %s.%s", on->run->o->command,
                                  m->db, m->result, m->db, m->coll);
             mongoc_collection_destroy (c);
             bson_destroy (cmd);
@@ -610,9 +610,9 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     bson_t rec = BSON_INITIALIZER;
     bool ok;
 
-    if (on->o->in_place || on->o->dry_run)
+    if (on->run->o->in_place || on->run->o->dry_run)
         return true; /* no result replaces anything */
-    if (on->following && !finalize) {
+    if (on->run->following && !finalize) {
         if (followed)
             return true;
         followed = true;
@@ -649,7 +649,7 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld unique index(es) of the sources "
                       "would not hold in the new design (the documents that share a key are "
                       "named above); nothing renamed: change those documents or the plan, sync, "
-                      "then finalize again", on->where, on->names.name, (long long) t.violated);
+                      "then finalize again", on->run->where, on->run->names.name, (long long) t.violated);
         return false;
     }
     if (ok && finalize && (t.made || t.kept || t.cannot))

@@ -9,11 +9,11 @@ online_step_resolve (const online_t *on, const rm_step_t *s, online_step_t *st, 
 {
     memset (st, 0, sizeof *st);
     st->s = s;
-    st->np = rm_step_passes (s, on->o->in_place, st->passes, err);
+    st->np = rm_step_passes (s, on->run->o->in_place, st->passes, err);
     if (!st->np)
         return false;
     rm_step_inputs (s, st->in, 4);
-    if (!on->o->in_place)
+    if (!on->run->o->in_place)
         st->nt = rm_step_targets (s, st->passes, st->np, st->targets);
     return true;
 }
@@ -29,22 +29,22 @@ online_pass_resolve (const online_t *on, const online_step_t *st, size_t pi, onl
     ps->s = st->s;
     ps->p = p;
     ps->index = pi;
-    rm_names_label (&on->names, st->s, ps->label, sizeof ps->label);
+    rm_names_label (&on->run->names, st->s, ps->label, sizeof ps->label);
     ps->drive = st->in[p->drive];
     ps->drive_ns = ps->drive->text;
-    snprintf (ps->drive_coll, sizeof ps->drive_coll, "%s", rm_name_now (&on->names, ps->drive));
+    snprintf (ps->drive_coll, sizeof ps->drive_coll, "%s", rm_name_now (&on->run->names, ps->drive));
     if (p->partner >= 0) {
         ps->partner = st->in[p->partner];
         snprintf (ps->partner_coll, sizeof ps->partner_coll, "%s",
-                  rm_name_now (&on->names, ps->partner));
+                  rm_name_now (&on->run->names, ps->partner));
         ps->self_join = !strcmp (ps->partner->text, ps->drive_ns);
     }
-    if (on->o->in_place) {
-        rm_name_inplace_backup (&on->names, st->s, ps->backup, sizeof ps->backup);
+    if (on->run->o->in_place) {
+        rm_name_inplace_backup (&on->run->names, st->s, ps->backup, sizeof ps->backup);
         return;
     }
     for (size_t k = 0; k < p->n_keep; k++) {
-        rm_name_target (&on->names, st->s, p->keep[k], ps->target[k], sizeof ps->target[k]);
+        rm_name_target (&on->run->names, st->s, p->keep[k], ps->target[k], sizeof ps->target[k]);
         /* A pass whose results name their driver keeps no set: run asks
          * the target whose a result's _id is (online_check_claimed; a
          * driver's own _id is unique), and verify and sync find a result

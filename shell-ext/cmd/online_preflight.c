@@ -62,7 +62,7 @@ listed (char **list, size_t n, const char *name)
 static bool
 source_command (online_t *on, const char *db, const bson_t *cmd, bson_t *reply, bson_error_t *why)
 {
-    mongoc_collection_t *c = on->pair ? online_pair_side (on, ONLINE_SOURCE, db, "$cmd") : NULL;
+    mongoc_collection_t *c = on->run->pair ? online_pair_side (on, ONLINE_SOURCE, db, "$cmd") : NULL;
     bool ok = online_ops (on)->command (on, c, db, cmd, reply, why);
     if (c)
         mongoc_collection_destroy (c);
@@ -108,7 +108,7 @@ static bool
 add_collections (online_t *on, const char *db, rm_dump_info_t *info, bson_error_t *err)
 {
     bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "nameOnly", BCON_BOOL (true));
-    mongoc_collection_t *c = on->pair ? online_pair_side (on, ONLINE_SOURCE, db, "$cmd") : NULL;
+    mongoc_collection_t *c = on->run->pair ? online_pair_side (on, ONLINE_SOURCE, db, "$cmd") : NULL;
     listing_t l = {db, info};
     bson_error_t why;
     bool ok = online_command_each (on, c, db, cmd, listed_collection, &l, &why);
@@ -174,9 +174,9 @@ server_namespaces (online_t *on, rm_dump_info_t *info, bson_error_t *err)
         return online_fail (on, err, &why, "listing the databases");
     while (dbs[n_dbs])
         n_dbs++;
-    for (size_t i = 0; ok && i < on->plan.n; i++) {
+    for (size_t i = 0; ok && i < on->run->plan.n; i++) {
         const rm_nsref_t *in[4];
-        size_t n = rm_step_inputs (&on->plan.steps[i], in, 4);
+        size_t n = rm_step_inputs (&on->run->plan.steps[i], in, 4);
         for (size_t j = 0; ok && j < n; j++) {
             const char *db = in[j]->db;
             size_t len = strlen (db), most = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
@@ -281,23 +281,23 @@ resumed_choices (online_t *on, bool *allow, bool *fresh, bson_error_t *err)
     /* A --restart of a plan switched in (or part way) is refused by the
      * run: what it began with stays recorded for its rollback. */
     *fresh = ok && (!r.found ||
-                    (on->o->restart && !r.switching && !r.finalized && !r.after_pending));
-    if (!ok || *fresh || on->o->restart || strcmp (r.digest, on->names.digest) != 0)
+                    (on->run->o->restart && !r.switching && !r.finalized && !r.after_pending));
+    if (!ok || *fresh || on->run->o->restart || strcmp (r.digest, on->run->names.digest) != 0)
         return ok;
-    if (r.lookup_rules && on->o->server_version_given &&
-        (rm_compile_lookup_since_36681 (on->o->server_version) ? 2 : 1) != r.lookup_rules) {
+    if (r.lookup_rules && on->run->o->server_version_given &&
+        (rm_compile_lookup_since_36681 (on->run->o->server_version) ? 2 : 1) != r.lookup_rules) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s: its run began joining by $lookup's rules of "
                       "MongoDB %s (recorded): --server-version contradicts them; leave it out "
-                      "(the recorded rules are used), or --restart", on->names.name,
+                      "(the recorded rules are used), or --restart", on->run->names.name,
                       r.lookup_rules == 2 ? "9.0" : "5.0-8.x");
         return false;
     }
     if (r.lookup_rules)
-        on->lookup_rules = r.lookup_rules;
-    ok = online_state_get (on, "before", on->names.id, &doc, &found,
+        on->own_run->lookup_rules = r.lookup_rules;
+    ok = online_state_get (on, "before", on->run->names.id, &doc, &found,
                            "reading the run's record of the sources", err);
     *allow = ok && found && bson_iter_init_find (&it, &doc, "digest") &&
-             BSON_ITER_HOLDS_UTF8 (&it) && !strcmp (bson_iter_utf8 (&it, NULL), on->names.digest) &&
+             BSON_ITER_HOLDS_UTF8 (&it) && !strcmp (bson_iter_utf8 (&it, NULL), on->run->names.digest) &&
              bson_iter_init_find (&it, &doc, "allowMissing") && bson_iter_as_bool (&it);
     bson_destroy (&doc);
     return ok;
@@ -322,12 +322,12 @@ record_before (online_t *on, bson_error_t *err)
     size_t n = 0;
     bool ok = true;
 
-    BSON_APPEND_UTF8 (&doc, "_id", on->names.id);
-    BSON_APPEND_UTF8 (&doc, "digest", on->names.digest);
-    BSON_APPEND_BOOL (&doc, "allowMissing", on->o->allow_missing);
+    BSON_APPEND_UTF8 (&doc, "_id", on->run->names.id);
+    BSON_APPEND_UTF8 (&doc, "digest", on->run->names.digest);
+    BSON_APPEND_BOOL (&doc, "allowMissing", on->run->o->allow_missing);
     BSON_APPEND_ARRAY_BEGIN (&doc, "steps", &steps);
-    for (size_t i = 0; ok && i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0; ok && i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         bson_iter_t in, f;
         bson_t *plan = inverse_removes (s, &in, &f), one, present;
         const char *ns, *dot;
@@ -341,7 +341,7 @@ record_before (online_t *on, bson_error_t *err)
         BSON_APPEND_DOCUMENT_BEGIN (&steps, k, &one);
         BSON_APPEND_INT64 (&one, "step", (int64_t) s->index);
         BSON_APPEND_UTF8 (&one, "ns", ns);
-        if (written_before (&on->plan, i, ns)) {
+        if (written_before (&on->run->plan, i, ns)) {
             /* What the step will read there is an earlier step's. */
             char *w = bson_strdup_printf ("an earlier step of the plan writes %s", ns);
             BSON_APPEND_UTF8 (&one, "unknown", w);
@@ -364,8 +364,8 @@ record_before (online_t *on, bson_error_t *err)
         bson_destroy (plan);
     }
     bson_append_array_end (&doc, &steps);
-    q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
-    c = online_collection (on, on->o->state_db, "before");
+    q = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
+    c = online_collection (on, on->run->o->state_db, "before");
     if (ok)
         ok = online_ops (on)->write (on, c, ONLINE_W_REPLACE, q, &doc, true, false, NULL, &why) ||
              online_fail (on, err, &why, "recording the fields there before the run");
@@ -569,7 +569,7 @@ join_collection (online_t *on, const rm_dump_info_t *info, const char *ns)
 static bool
 join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson_error_t *err)
 {
-    const rm_step_t *s = &on->plan.steps[i];
+    const rm_step_t *s = &on->run->plan.steps[i];
     rm_fieldjoin_side_t local, foreign;
     rm_fieldjoin_count_t n = {0};
     const online_ops_t *ops = online_ops (on);
@@ -586,7 +586,7 @@ join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson
     bool ok = true, denorm = s->kind == RM_STEP_DENORMALIZE;
 
     if (allow || s->allow_missing || !rm_fieldjoin_sides (s, &local, &foreign) ||
-        written_before (&on->plan, i, local.ns) || written_before (&on->plan, i, foreign.ns) ||
+        written_before (&on->run->plan, i, local.ns) || written_before (&on->run->plan, i, foreign.ns) ||
         !rm_path_parse (&path, local.path, NULL))
         return true;
     lc = join_collection (on, info, local.ns);
@@ -621,7 +621,7 @@ join_check (online_t *on, const rm_dump_info_t *info, size_t i, bool allow, bson
         ok = count >= 0;
         n.partners = ok ? (uint64_t) count : 0;
         if (ok && !rm_fieldjoin_result (s, allow, &n, err)) {
-            rm_error_prefix (err, "%s: %s", on->where, on->o->plan_path);
+            rm_error_prefix (err, "%s: %s", on->run->where, on->run->o->plan_path);
             ok = false;
         }
     }
@@ -746,7 +746,7 @@ doc_fails (void *ctx, const bson_error_t *why)
 static void
 chain_step (online_t *on, chain_t *c, size_t i)
 {
-    const rm_step_t *s = &on->plan.steps[i];
+    const rm_step_t *s = &on->run->plan.steps[i];
     const rm_nsref_t *in[4], *out[8];
     size_t n_in = rm_step_inputs (s, in, 4), n_out = rm_step_outputs (s, out, 8);
     rm_batchstep_t *b = rm_batchstep_new (s, NULL);
@@ -846,24 +846,24 @@ online_preflight (online_t *on, bson_error_t *err)
 
     if (!resumed_choices (on, &allow, &fresh, err))
         return false;
-    allow |= on->o->allow_missing;
+    allow |= on->run->o->allow_missing;
     rm_dump_info_init (&info);
     ok = server_namespaces (on, &info, err);
-    if (ok && !rm_plan_check_against (&on->plan, &info, err)) {
-        rm_error_prefix (err, "%s: %s", on->where, on->o->plan_path);
+    if (ok && !rm_plan_check_against (&on->run->plan, &info, err)) {
+        rm_error_prefix (err, "%s: %s", on->run->where, on->run->o->plan_path);
         ok = false;
     }
     /* The steps followed on samples only where one reads what an earlier
      * one wrote. */
-    for (size_t i = 0; i < on->plan.n && !follow; i++) {
+    for (size_t i = 0; i < on->run->plan.n && !follow; i++) {
         const rm_nsref_t *in[4];
-        size_t n = rm_step_inputs (&on->plan.steps[i], in, 4);
+        size_t n = rm_step_inputs (&on->run->plan.steps[i], in, 4);
         for (size_t j = 0; j < n; j++)
-            follow |= written_before (&on->plan, i, in[j]->text);
+            follow |= written_before (&on->run->plan, i, in[j]->text);
     }
-    chain.known = bson_malloc0 ((on->plan.n + 1) * sizeof *chain.known);
-    for (size_t i = 0; ok && i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    chain.known = bson_malloc0 ((on->run->plan.n + 1) * sizeof *chain.known);
+    for (size_t i = 0; ok && i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         rm_fieldcheck_t *c = rm_fieldcheck_new (s, allow);
         const rm_nsref_t *in[4];
         size_t n_in = follow ? rm_step_inputs (s, in, 4) : 0;
@@ -881,13 +881,13 @@ online_preflight (online_t *on, bson_error_t *err)
             /* One an earlier step makes is seen only as it runs. */
             if (!rm_dump_info_find (&info, db, dot + 1))
                 continue;
-            if (written_before (&on->plan, i, ns)) {
+            if (written_before (&on->run->plan, i, ns)) {
                 /* Changed by an earlier step: seen as the steps before it
                  * leave a sample of it, in its source, or written by one
                  * of them. */
-                if (!chain_known (&chain, &on->plan, i, ns))
+                if (!chain_known (&chain, &on->run->plan, i, ns))
                     continue;
-                if (written_by_earlier (&on->plan, i, ns, rm_fieldcheck_path (c, f)))
+                if (written_by_earlier (&on->run->plan, i, ns, rm_fieldcheck_path (c, f)))
                     rm_fieldcheck_seen (c, f);
                 sm = chain_find (&chain, ns, false);
                 for (size_t d = 0; sm && d < sm->n; d++)
@@ -896,7 +896,7 @@ online_preflight (online_t *on, bson_error_t *err)
             ok = probe_field (on, c, f, err);
         }
         if (ok && !rm_fieldcheck_result (c, err)) {
-            rm_error_prefix (err, "%s: %s", on->where, on->o->plan_path);
+            rm_error_prefix (err, "%s: %s", on->run->where, on->run->o->plan_path);
             ok = false;
         }
         ok = ok && join_check (on, &info, i, allow, err);
@@ -906,5 +906,5 @@ online_preflight (online_t *on, bson_error_t *err)
     }
     chain_destroy (&chain);
     rm_dump_info_destroy (&info);
-    return ok && (!fresh || on->o->dry_run || record_before (on, err));
+    return ok && (!fresh || on->run->o->dry_run || record_before (on, err));
 }

@@ -24,7 +24,7 @@
 void
 online_raced_name (online_t *on, const char *coll, int n, char *buf, size_t cap)
 {
-    snprintf (buf, cap, "%s_remodel_%s_raced_%d", coll, on->names.id, n);
+    snprintf (buf, cap, "%s_remodel_%s_raced_%d", coll, on->run->names.id, n);
 }
 
 /* The raced collections of db.coll: calls fn for each; false when fn
@@ -78,20 +78,20 @@ each_moved (online_t *on,
                         void *arg, bson_error_t *err),
             void *arg, bson_error_t *err)
 {
-    bool ok = rm_names_of_plan (&on->names, &on->plan, err);
-    for (size_t i = 0; ok && i < on->names.n_moved; i++) {
+    bool ok = rm_names_of_plan (&on->own_run->names, &on->run->plan, err);
+    for (size_t i = 0; ok && i < on->run->names.n_moved; i++) {
         char db[128];
-        const char *dot = strchr (on->names.moved[i].ns, '.');
+        const char *dot = strchr (on->run->names.moved[i].ns, '.');
         bool seen = false;
         for (size_t k = 0; k < i; k++)
-            seen |= strcmp (on->names.moved[k].ns, on->names.moved[i].ns) == 0;
+            seen |= strcmp (on->run->names.moved[k].ns, on->run->names.moved[i].ns) == 0;
         if (seen || !dot)
             continue;
-        snprintf (db, sizeof db, "%.*s", (int) (dot - on->names.moved[i].ns),
-                  on->names.moved[i].ns);
+        snprintf (db, sizeof db, "%.*s", (int) (dot - on->run->names.moved[i].ns),
+                  on->run->names.moved[i].ns);
         ok = each_raced (on, db, dot + 1, fn, arg, err);
     }
-    rm_names_clear (&on->names);
+    rm_names_clear (&on->own_run->names);
     return ok;
 }
 
@@ -106,8 +106,8 @@ online_raced_check (online_t *on, bson_error_t *err)
                       "to the sources during the switch (%lld collection(s) listed above), "
                       "so its writes had not stopped and the results lack them: remodel online "
                       "rollback puts the originals back and carries those documents into them; "
-                      "then sync and finalize again, with the writes stopped", on->where,
-                      on->names.name, (long long) n[0], (long long) n[1]);
+                      "then sync and finalize again, with the writes stopped", on->run->where,
+                      on->run->names.name, (long long) n[0], (long long) n[1]);
         return false;
     }
     return true;
@@ -179,7 +179,7 @@ online_raced_carry (online_t *on, bson_error_t *err)
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld document(s) written during the "
                       "switch have an _id their original holds already: left where they are "
                       "(listed above); merge them by hand, then drop those collections",
-                      on->where, on->names.name, (long long) left);
+                      on->run->where, on->run->names.name, (long long) left);
         return false;
     }
     return true;

@@ -58,7 +58,7 @@ create_collection (online_t *on, const char *db, const char *coll, const char *s
 static void
 log_batch (online_job_t *j, online_progress_t *pg, int64_t n, int64_t ms, int64_t t0)
 {
-    const online_opts_t *o = j->on->o;
+    const online_opts_t *o = j->on->run->o;
     int64_t all = online_mono_ms () - t0;
     if (o->log_json)
         online_json_batch (j->on, j->s, j->index, j->in[j->p->drive]->text, false, n, ms,
@@ -73,7 +73,7 @@ log_batch (online_job_t *j, online_progress_t *pg, int64_t n, int64_t ms, int64_
 static void
 size_batch (online_job_t *j, int64_t n, int64_t ms)
 {
-    int64_t want = j->on->o->batch_time_ms, next;
+    int64_t want = j->on->run->o->batch_time_ms, next;
     if (want <= 0 || n < j->batch_size)
         return;
     next = ms > 0 ? j->batch_size * want / ms : j->batch_size * 2;
@@ -114,7 +114,7 @@ static bool
 batch_run (online_job_t *j, online_passrun_t *pr, const online_docs_t *in, const online_docs_t *out,
            bson_error_t *err)
 {
-    const online_opts_t *o = j->on->o;
+    const online_opts_t *o = j->on->run->o;
     bool ok;
 
     if (o->dry_run) {
@@ -151,7 +151,7 @@ batch_check_inplace (online_job_t *j, online_passrun_t *pr, const bson_t *before
         online_report_range (j, pr, before, differ, "documents not as the step makes them");
     }
     pr->differ += differ;
-    if (differ && pr->mode == ONLINE_SYNC && !j->on->o->dry_run)
+    if (differ && pr->mode == ONLINE_SYNC && !j->on->run->o->dry_run)
         return online_inplace_write (&pr->ip, in, out, err);
     return true;
 }
@@ -204,7 +204,7 @@ one_batch (online_job_t *j, online_passrun_t *pr, bson_t *last, online_docs_t *i
     if (ok && n > 0) {
         if (pr->mode == ONLINE_RUN)
             ok = batch_run (j, pr, in, out, err);
-        else if (j->on->o->in_place)
+        else if (j->on->run->o->in_place)
             ok = batch_check_inplace (j, pr, &before, in, out, err);
         else
             ok = batch_check_side (j, pr, &before, in, out, err);
@@ -250,7 +250,7 @@ range_save (online_job_t *j, const range_cp_t *r, const bson_t *last, bool done,
 {
     const rm_nsref_t *ns = j->in[j->p->drive];
     if (r->k < 0)
-        return online_checkpoint_save (j->on, j->s, j->index, ns, rm_name_now (&j->on->names, ns),
+        return online_checkpoint_save (j->on, j->s, j->index, ns, rm_name_now (&j->on->run->names, ns),
                                        last, j->seen, j->written, done, err);
     return online_part_save (j->on, j->s, j->index, (uint32_t) r->k, r->n, ns, last,
                              j->seen - r->seen0, j->written - r->written0, done, err);
@@ -265,7 +265,7 @@ run_range (online_job_t *j, online_passrun_t *pr, online_mode_t mode, bson_t *la
            int64_t t0, bson_error_t *err)
 {
     online_t *on = j->on;
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     const rm_step_t *s = j->s;
     bool state = mode != ONLINE_VERIFY && !o->dry_run;
     bool checkpoints = mode == ONLINE_RUN && !o->dry_run;
@@ -357,7 +357,7 @@ static void
 reader_open (reader_t *r, online_t *on, const online_pass_t *ps, online_mode_t mode,
              online_passrun_t *pr)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     const rm_pass_t *p = ps->p;
     bool state = mode != ONLINE_VERIFY && !o->dry_run;
     online_job_t *j = &r->j;
@@ -384,9 +384,9 @@ reader_open (reader_t *r, online_t *on, const online_pass_t *ps, online_mode_t m
     j->engine = online_engine_new (on, ps->s);
     /* While the plan follows a change log, what a partner was read with
      * is kept (online_keys.c): a later change to it finds its old results. */
-    if (on->follows && ps->partner && state)
+    if (on->run->follows && ps->partner && state)
         j->keys = online_keys_new (on, ps->s, ps->index, p->partner_key);
-    else if (on->follows && state && online_held_path (p, &r->held))
+    else if (on->run->follows && state && online_held_path (p, &r->held))
         j->keys = online_keys_new (on, ps->s, ps->index, &r->held);
     pr->ip.j = j;
     if (o->in_place) {
@@ -549,8 +549,8 @@ join_take (online_t *on, bson_error_t *err)
     bool taken;
     if (on->lease)
         return true;
-    snprintf (what, sizeof what, "plan %s", on->names.name);
-    return online_lease_take_key (on, on->names.id, what, &taken, err);
+    snprintf (what, sizeof what, "plan %s", on->run->names.name);
+    return online_lease_take_key (on, on->run->names.id, what, &taken, err);
 }
 
 /* run: the pass's checkpoint (last, done, seen, written) and partitions
@@ -562,7 +562,7 @@ static bool
 run_where (online_t *on, const online_pass_t *ps, bson_t *last, bool *done, int64_t *seen,
            int64_t *written, bson_t *parts, uint32_t *n_parts, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     bool checkpoints = !o->dry_run, ok = true, said = false;
 
     for (;;) {
@@ -638,7 +638,7 @@ run_workers (online_t *on, const online_pass_t *ps, reader_t *r, const bson_t *p
              uint32_t n_parts, const online_partners_t *partners, int64_t *taken,
              bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     pass_ctx_t ctx = {ps, ONLINE_RUN, n_parts, .lists = NULL, .partners = partners};
     online_worker_ops_t ops = {worker_open, worker_run, worker_close, &ctx};
     bson_t empty = BSON_INITIALIZER;
@@ -672,7 +672,7 @@ static void
 pass_said (online_t *on, const online_pass_t *ps, const reader_t *r, online_progress_t *pg,
            uint32_t n_parts, int64_t taken, bool ok)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     bool drawn = online_progress_end (pg);
     /* Asked of the reporter first: the split counts the results on the
      * server, which a --quiet run does not say. */
@@ -701,7 +701,7 @@ pass_said (online_t *on, const online_pass_t *ps, const reader_t *r, online_prog
 static bool
 pass_run (online_t *on, const online_pass_t *ps, online_passrun_t *pr, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     reader_t r;
     bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
     bool done = false, ok;
@@ -773,7 +773,7 @@ rescan_workers (online_t *on, const online_pass_t *ps, reader_t *r, const bson_t
     online_passrun_t *pr = r->pr;
     pass_ctx_t ctx = {ps, r->mode, n_parts, .on = on};
     online_worker_ops_t ops = {worker_open, rescan_run, worker_close, &ctx};
-    int n = on->o->workers < n_parts ? (int) on->o->workers : (int) n_parts;
+    int n = on->run->o->workers < n_parts ? (int) on->run->o->workers : (int) n_parts;
     bool ok;
 
     pthread_mutex_init (&ctx.mu, NULL);
@@ -808,7 +808,7 @@ pass_rescan (online_t *on, const online_pass_t *ps, online_mode_t mode, online_p
     online_progress_t *pg = NULL;
     bool ok = true;
 
-    if (on->o->workers > 1)
+    if (on->run->o->workers > 1)
         ok = rescan_parts (on, ps, mode, &parts, &n_parts, err);
     reader_open (&r, on, ps, mode, pr);
     if (ok && n_parts <= 1)
@@ -853,7 +853,7 @@ create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, si
     char names[8][400];
     const char *colls[8];
     for (size_t t = 0; ok && t < nt && t < 8; t++) {
-        rm_name_target (&on->names, s, targets[t], names[t], sizeof names[t]);
+        rm_name_target (&on->run->names, s, targets[t], names[t], sizeof names[t]);
         colls[t] = names[t];
         ok = create_collection (on, targets[t]->db, names[t], targets[t]->coll, err);
     }
@@ -868,7 +868,7 @@ static void
 dry_run_note (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, const rm_nsref_t **said,
               size_t *n_said)
 {
-    const char *now = rm_name_now (&on->names, ref);
+    const char *now = rm_name_now (&on->run->names, ref);
     bson_error_t why;
     char **names;
     bool there = false;
@@ -904,14 +904,14 @@ check_indexes (online_t *on, const online_step_t *st, bson_error_t *err)
         const rm_nsref_t *pr;
         const char *now;
         bool made;
-        if (on->o->dry_run)
+        if (on->run->o->dry_run)
             dry_run_note (on, s, in[passes[i].drive], said, &n_said);
         if (passes[i].partner < 0)
             continue;
         pr = in[passes[i].partner];
-        now = rm_name_now (&on->names, pr);
+        now = rm_name_now (&on->run->names, pr);
         made = strcmp (now, pr->coll) != 0;
-        if (made && on->o->dry_run) {
+        if (made && on->run->o->dry_run) {
             /* A run makes this one's index itself, after the earlier step
              * made the collection. */
             dry_run_note (on, s, pr, said, &n_said);
@@ -919,9 +919,9 @@ check_indexes (online_t *on, const online_step_t *st, bson_error_t *err)
         }
         /* A collection remodel made itself gets its index without asking. */
         ok = online_index_check (on, pr->db, now, passes[i].partner_key->text,
-                                 on->create_indexes || made, err);
+                                 on->run->create_indexes || made, err);
         if (!ok && err->code == RM_ERR_USAGE)
-            rm_error_prefix (err, "%s: step %zu (%s)", on->where, s->index, s->op);
+            rm_error_prefix (err, "%s: step %zu (%s)", on->run->where, s->index, s->op);
     }
     return ok;
 }
@@ -936,8 +936,8 @@ indexes_first (online_t *on, bson_error_t *err)
     const rm_nsref_t *made[64];
     size_t nm = 0;
     bool ok = true;
-    for (size_t i = 0; ok && i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0; ok && i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         online_step_t st;
         if (!online_step_resolve (on, s, &st, err))
             return false;
@@ -955,7 +955,7 @@ indexes_first (online_t *on, bson_error_t *err)
             ok = online_index_check (on, pr->db, pr->coll, pass->partner_key->text, false, err);
             if (!ok && err->code == RM_ERR_USAGE)
                 rm_error_prefix (err, "%s: step %zu (%s), checked before any step writes",
-                                 on->where, s->index, s->op);
+                                 on->run->where, s->index, s->op);
         }
         for (size_t t = 0; t < st.nt && nm < 64; t++)
             made[nm++] = st.targets[t];
@@ -1018,7 +1018,7 @@ step_extras (online_t *on, const online_step_t *st, online_idset_t *sets, online
         mongoc_collection_t *drivers = NULL;
         if (by)
             drivers = online_collection (on, st->in[by->drive]->db,
-                                         rm_name_now (&on->names, st->in[by->drive]));
+                                         rm_name_now (&on->run->names, st->in[by->drive]));
         ok = online_check_extras (on, st->s, st->targets[t], &sets[t], drivers, field, mode,
                                   differ, err);
         if (drivers)
@@ -1042,10 +1042,10 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
         sets[t].ns = st.targets[t]->text;
         sets[t].by_drivers = kept_traced (st.passes, st.np, st.targets[t], &field) != NULL;
         /* --memory, shared by the step's sets. */
-        sets[t].budget = on->o->memory / st.nt;
-        sets[t].tmpdir = on->o->tmpdir;
+        sets[t].budget = on->run->o->memory / st.nt;
+        sets[t].tmpdir = on->run->o->tmpdir;
     }
-    if (ok && mode != ONLINE_VERIFY && !on->o->dry_run)
+    if (ok && mode != ONLINE_VERIFY && !on->run->o->dry_run)
         ok = create_targets (on, s, st.targets, st.nt, err);
     np = st.np;
     ok = ok && server_step (on, s, cs, mode, &np, err);
@@ -1074,7 +1074,7 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
         online_idset_destroy (&sets[t]);
     /* The next steps read this one's results. */
     if (ok)
-        rm_name_move_step (&on->names, s, st.targets, st.nt);
+        rm_name_move_step (&on->own_run->names, s, st.targets, st.nt);
     return ok;
 }
 
@@ -1089,9 +1089,9 @@ lookup_rules_settle (online_t *on, online_mode_t mode, bson_error_t *err)
     bson_t *set;
     bool ok, joins = false;
     /* Only a plan with a join has rules to keep. */
-    for (size_t i = 0; i < on->plan.n; i++) {
+    for (size_t i = 0; i < on->run->plan.n; i++) {
         online_step_t st;
-        online_step_resolve (on, &on->plan.steps[i], &st, err);
+        online_step_resolve (on, &on->run->plan.steps[i], &st, err);
         for (size_t p = 0; p < st.np; p++)
             joins |= st.passes[p].partner >= 0;
     }
@@ -1099,11 +1099,11 @@ lookup_rules_settle (online_t *on, online_mode_t mode, bson_error_t *err)
         return true;
     if (!online_plan_read (on, &r, err))
         return false;
-    if (mode != ONLINE_RUN && r.lookup_rules && !on->o->server_version_given)
-        on->lookup_rules = r.lookup_rules;
+    if (mode != ONLINE_RUN && r.lookup_rules && !on->run->o->server_version_given)
+        on->own_run->lookup_rules = r.lookup_rules;
     if (mode != ONLINE_RUN || r.lookup_rules == online_lookup_rules (on))
         return true;
-    set = BCON_NEW ("$set", "{", "lookupRules", BCON_UTF8 (on->lookup_rules == 2 ? "9.0" : "5.0-8.x"),
+    set = BCON_NEW ("$set", "{", "lookupRules", BCON_UTF8 (on->run->lookup_rules == 2 ? "9.0" : "5.0-8.x"),
                     "}");
     ok = online_plan_update (on, set, err);
     bson_destroy (set);
@@ -1144,8 +1144,8 @@ parts_at_start (online_t *on, bson_error_t *err)
     const char *nss[64];
     size_t nn = online_changes_sources (on, nss, 64);
     bool ok = true;
-    for (size_t i = 0; ok && i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0; ok && i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         online_step_t st;
         online_step_resolve (on, s, &st, err);
         for (size_t pi = 0; ok && pi < st.np; pi++) {
@@ -1175,9 +1175,9 @@ static bool
 copied (online_t *on, bool *none, bson_error_t *err)
 {
     const online_ops_t *ops = online_ops (on);
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, "checkpoints");
+    mongoc_collection_t *c = online_collection (on, on->run->o->state_db, "checkpoints");
     /* The pipeline the driver's count of documents with a limit of 1 sent. */
-    bson_t *pipeline = BCON_NEW ("0", "{", "$match", "{", "plan", BCON_UTF8 (on->names.id), "}",
+    bson_t *pipeline = BCON_NEW ("0", "{", "$match", "{", "plan", BCON_UTF8 (on->run->names.id), "}",
                                  "}", "1", "{", "$limit", BCON_INT64 (1), "}", "2", "{", "$group",
                                  "{", "_id", BCON_INT32 (1), "n", "{", "$sum", BCON_INT32 (1), "}",
                                  "}", "}");
@@ -1202,19 +1202,19 @@ copied (online_t *on, bool *none, bson_error_t *err)
 static bool
 capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
 {
-    const char *none = on->o->in_place ? "the cost of a rescan is said when this run ends"
+    const char *none = on->run->o->in_place ? "the cost of a rescan is said when this run ends"
                                        : "the cost of finalize is said when this run ends";
     const char *more = NULL;
     char line[1200];
     bool ok = true, recorded = false;
 
-    if (on->o->dry_run) {
+    if (on->run->o->dry_run) {
         ok = online_capture_detect (on, c, err);
         more = "a dry run records no start point";
     } else if (!fresh) {
         bson_t doc;
         bool found;
-        ok = online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+        ok = online_state_get (on, "plans", on->run->names.id, &doc, &found, "reading the plan's record",
                                err);
         recorded = ok && online_capture_load (&doc, c);
         bson_destroy (&doc);
@@ -1234,7 +1234,7 @@ capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
             c->has_ts = false;
         }
     }
-    if (ok && fresh && !on->o->dry_run) {
+    if (ok && fresh && !on->run->o->dry_run) {
         /* A key map of an earlier run of the plan is of results gone. */
         const char *nss[64];
         ok = online_keys_drop_plan (on, err) && online_made_drop (on, true, err) &&
@@ -1244,14 +1244,14 @@ capture_begin (online_t *on, online_capture_t *c, bool fresh, bson_error_t *err)
              online_capture_save (on, c, err);
         more = c->mode == ONLINE_CAPTURE_NONE ? none : "recorded now, before the copy";
     }
-    on->follows = ok && !on->o->dry_run && c->mode != ONLINE_CAPTURE_NONE &&
+    on->own_run->follows = ok && !on->run->o->dry_run && c->mode != ONLINE_CAPTURE_NONE &&
                   (!bson_empty (&c->token) || c->has_ts);
     if (ok) {
         online_capture_describe (c, more, line, sizeof line);
         online_say_note (on, "capture: %s", line);
     }
     /* Whether the log's history will outlast the copy (online_window.c). */
-    if (ok && (on->follows || on->o->dry_run))
+    if (ok && (on->run->follows || on->run->o->dry_run))
         online_window_before_run (on, c);
     return ok;
 }
@@ -1262,13 +1262,13 @@ static bool
 capture_joined (online_t *on, online_capture_t *c, bson_error_t *err)
 {
     bson_t doc;
-    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+    bool found, ok = online_state_get (on, "plans", on->run->names.id, &doc, &found,
                                        "reading the plan's record", err);
-    on->follows = ok && online_capture_load (&doc, c) && c->mode != ONLINE_CAPTURE_NONE &&
+    on->own_run->follows = ok && online_capture_load (&doc, c) && c->mode != ONLINE_CAPTURE_NONE &&
                   (!bson_empty (&c->token) || c->has_ts);
     bson_destroy (&doc);
     if (ok)
-        online_say_note (on, "plan %s: joining its run in progress", on->names.name);
+        online_say_note (on, "plan %s: joining its run in progress", on->run->names.name);
     return ok;
 }
 
@@ -1282,12 +1282,12 @@ capture_end (online_t *on, const online_capture_t *c, int64_t ms)
     int64_t seen, rate;
     bson_error_t why;
     /* Asked of the reporter first: the totals are read from the server. */
-    if (c->mode != ONLINE_CAPTURE_NONE || online_say_how (on).quiet || on->o->dry_run ||
+    if (c->mode != ONLINE_CAPTURE_NONE || online_say_how (on).quiet || on->run->o->dry_run ||
         !online_checkpoint_totals (on, &seen, &rate, &why))
         return;
     if (on->read_now > 0 && ms > 0)
         rate = on->read_now * 1000 / ms;
-    online_capture_cost (seen, on->o->in_place, rate, cost, sizeof cost);
+    online_capture_cost (seen, on->run->o->in_place, rate, cost, sizeof cost);
     online_say_note (on, "capture: none: %s (%s)", cost,
                      on->read_now > 0 ? "this run's rate" : "the rate its checkpoints show");
 }
@@ -1313,13 +1313,13 @@ typedef struct {
 static bool
 apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     rm_compile_version_t v = o->server_version;
     bool ok;
 
-    for (size_t i = 0; i < on->plan.n; i++) {
+    for (size_t i = 0; i < on->run->plan.n; i++) {
         online_step_t st;
-        if (!online_step_resolve (on, &on->plan.steps[i], &st, err)) {
+        if (!online_step_resolve (on, &on->run->plan.steps[i], &st, err)) {
             rm_error_prefix (err, "%s", o->plan_path);
             return false;
         }
@@ -1336,10 +1336,10 @@ apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
         return false;
     /* --create-indexes as the run that began the plan was given it; else
      * every step's join indexes there before the first writes. */
-    if (!online_plan_flag (on, "createIndexes", &on->create_indexes, err))
+    if (!online_plan_flag (on, "createIndexes", &on->own_run->create_indexes, err))
         return false;
-    on->create_indexes |= o->create_indexes;
-    if (a->mode == ONLINE_RUN && !o->dry_run && !on->create_indexes && !indexes_first (on, err))
+    on->own_run->create_indexes |= o->create_indexes;
+    if (a->mode == ONLINE_RUN && !o->dry_run && !on->run->create_indexes && !indexes_first (on, err))
         return false;
     if (!a->server)
         return true;
@@ -1351,9 +1351,9 @@ apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
         return false;
     }
     ok = (o->server_version_given || online_server_version (on, &v, err)) &&
-         rm_compile_plan (&on->plan, &on->names, v, &a->compiled, err) &&
+         rm_compile_plan (&on->run->plan, &on->own_run->names, v, &a->compiled, err) &&
          online_server_check (on, &a->compiled, err);
-    rm_names_clear (&on->names);
+    rm_names_clear (&on->own_run->names);
     return ok;
 }
 
@@ -1365,7 +1365,7 @@ apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
 static bool
 apply_begin (online_t *on, apply_t *a, bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     online_mode_t mode = a->mode;
     bool run = mode == ONLINE_RUN && !o->dry_run, lease = mode != ONLINE_VERIFY && !o->dry_run;
     bool ok = true;
@@ -1395,7 +1395,7 @@ apply_begin (online_t *on, apply_t *a, bson_error_t *err)
     if (ok && run && !a->server && !a->joining)
         ok = parts_at_start (on, err);
     /* Remembered with the run: a resume without the flag is the same. */
-    if (ok && run && !a->joining && on->create_indexes)
+    if (ok && run && !a->joining && on->run->create_indexes)
         ok = online_plan_set (on, "createIndexes", true, err);
     /* A run on the server's side notes no partner's keys: the next sync
      * rescans in full to write them (online_follow_sync). */
@@ -1419,39 +1419,39 @@ apply_steps (online_t *on, apply_t *a, bson_error_t *err)
         online_record_t r;
         ok = online_plan_read (on, &r, err) && online_plan_unswitched (on, &r, err);
     }
-    if (ok && mode == ONLINE_SYNC && !on->o->dry_run) {
+    if (ok && mode == ONLINE_SYNC && !on->run->o->dry_run) {
         ok = online_follow_sync (on, &a->first, &a->next, &a->save, err);
         a->differ += on->incr.rewritten + on->incr.removed;
     }
-    if (ok && mode == ONLINE_VERIFY && on->verify_sample > 0)
-        ok = online_incr_verify_sample (on, on->verify_sample, &a->differ, &a->first, err);
+    if (ok && mode == ONLINE_VERIFY && on->run->verify_sample > 0)
+        ok = online_incr_verify_sample (on, on->run->verify_sample, &a->differ, &a->first, err);
     /* A fused run (remodel/fuse.h) is one pass, its first step's, which
      * runs client-side: the compiler's pipelines are a step's each. */
-    for (size_t i = a->first; ok && i < on->plan.n;) {
-        size_t n = rm_names_run (&on->names, i);
+    for (size_t i = a->first; ok && i < on->run->plan.n;) {
+        size_t n = rm_names_run (&on->run->names, i);
         if (n > 1 && a->server) {
             char label[200];
-            rm_names_label (&on->names, &on->plan.steps[i], label, sizeof label);
+            rm_names_label (&on->run->names, &on->run->plan.steps[i], label, sizeof label);
             online_say_note (on, "%s runs client-side: its steps are fused into one pass", label);
         }
         if (n > 0)
-            ok = run_step (on, &on->plan.steps[i],
+            ok = run_step (on, &on->run->plan.steps[i],
                            a->server && n == 1 ? &a->compiled.steps[i] : NULL, mode, &a->differ,
                            err);
         i += n ? n : 1;
     }
-    if (ok && on->o->dry_run && on->doc_fails) {
+    if (ok && on->run->o->dry_run && on->doc_fails) {
         rm_error_set (err, RM_ERR_DATA, "%s: dry run: %lld document(s) fail the plan's "
                       "expressions or filters (the first %d said above): nothing written; give "
                       "the operator an onError, or the step a filter that leaves them out",
-                      on->o->plan_path, (long long) on->doc_fails,
+                      on->run->o->plan_path, (long long) on->doc_fails,
                       on->doc_fails < 5 ? (int) on->doc_fails : 5);
         ok = false;
     }
     /* The results now cover the log up to the next point. */
     if (ok && a->save)
         ok = online_capture_save (on, &a->next, err) && online_made_drop (on, false, err) &&
-             (!on->keys_rebuilt || online_plan_set (on, "keysMissing", false, err));
+             (!on->run->keys_rebuilt || online_plan_set (on, "keysMissing", false, err));
     return ok;
 }
 
@@ -1464,8 +1464,8 @@ static bool
 apply_end (online_t *on, apply_t *a, bool ok, bson_error_t *err)
 {
     online_mode_t mode = a->mode;
-    on->keys_rebuilt = false;
-    if (ok && mode != ONLINE_VERIFY && !on->o->switching && (!a->joining || on->lease))
+    on->own_run->keys_rebuilt = false;
+    if (ok && mode != ONLINE_VERIFY && !on->run->o->switching && (!a->joining || on->lease))
         ok = online_index_copy (on, false, err);
     if (ok && mode == ONLINE_RUN && !a->joining)
         capture_end (on, &a->capture, online_mono_ms () - a->t0);
@@ -1485,8 +1485,8 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
 
     memset (&a, 0, sizeof a);
     a.mode = mode;
-    a.server = on->o->server_side && mode == ONLINE_RUN;
-    a.joining = mode == ONLINE_RUN && on->o->join;
+    a.server = on->run->o->server_side && mode == ONLINE_RUN;
+    a.joining = mode == ONLINE_RUN && on->run->o->join;
     online_capture_init (&a.capture);
     online_capture_init (&a.next);
     if (!apply_refuse (on, &a, err)) {
@@ -1497,7 +1497,7 @@ online_apply (online_t *on, online_mode_t mode, bson_error_t *err)
     a.t0 = online_mono_ms ();
     ok = ok && apply_steps (on, &a, err);
     ok = apply_end (on, &a, ok, err);
-    rm_names_clear (&on->names);
+    rm_names_clear (&on->own_run->names);
     rm_compile_plan_destroy (&a.compiled);
     online_capture_destroy (&a.capture);
     online_capture_destroy (&a.next);

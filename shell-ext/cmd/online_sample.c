@@ -35,7 +35,7 @@ point_now (online_t *on, bson_t *capture, bson_error_t *err)
     const uint8_t *data;
     uint32_t len;
     bool found, have = false;
-    bool ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+    bool ok = online_state_get (on, "plans", on->run->names.id, &doc, &found,
                                 "reading the plan's record", err);
     if (ok && bson_iter_init_find (&it, &doc, "capture") && BSON_ITER_HOLDS_DOCUMENT (&it)) {
         bson_iter_document (&it, &len, &data);
@@ -63,20 +63,20 @@ online_sample_verify (online_t *on, int64_t n, int64_t *differ, bson_error_t *er
      * takes a new one, and the sample is then of results that are gone. */
     if (!point_now (on, &was, err))
         return false;
-    on->verify_sample = n;
+    on->own_run->verify_sample = n;
     d = online_apply (on, ONLINE_VERIFY, err);
-    on->verify_sample = 0;
-    if (d < 0 || d > 0 || on->o->dry_run || bson_empty (&was)) {
+    on->own_run->verify_sample = 0;
+    if (d < 0 || d > 0 || on->run->o->dry_run || bson_empty (&was)) {
         /* --dry-run writes no state; a plan with no point follows no log */
         bson_destroy (&was);
         *differ = d > 0 ? d : 0;
         return d >= 0;
     }
     *differ = 0;
-    plans = online_collection (on, on->o->state_db, "plans");
-    q = BCON_NEW ("_id", BCON_UTF8 (on->names.id), "capture", BCON_DOCUMENT (&was));
+    plans = online_collection (on, on->run->o->state_db, "plans");
+    q = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id), "capture", BCON_DOCUMENT (&was));
     upd = BCON_NEW ("$set", "{", "sampled", "{", "at", BCON_DATE_TIME ((int64_t) time (NULL) * 1000),
-                    "drivers", BCON_INT64 (n), "by", BCON_UTF8 (on->o->command), "}", "}");
+                    "drivers", BCON_INT64 (n), "by", BCON_UTF8 (on->run->o->command), "}", "}");
     /* Recorded only where the point is still the one verified against. */
     ok = online_lease_check (on, err) &&
          (online_ops (on)->write (on, plans, ONLINE_W_UPDATE, q, upd, false, false, NULL, &why) ||

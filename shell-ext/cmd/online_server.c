@@ -32,7 +32,7 @@ probe_stage (online_t *on, const char *stage)
     if (!strcmp (stage, "$project"))
         return BCON_NEW ("0", "{", "$project", "{", "a", BCON_INT32 (0), "}", "}");
     if (!strcmp (stage, "$merge"))
-        return BCON_NEW ("0", "{", "$merge", "{", "into", "{", "db", BCON_UTF8 (on->o->state_db),
+        return BCON_NEW ("0", "{", "$merge", "{", "into", "{", "db", BCON_UTF8 (on->run->o->state_db),
                          "coll", BCON_UTF8 ("probe_merge"), "}", "on", BCON_UTF8 ("_id"),
                          "whenMatched", BCON_UTF8 ("replace"), "whenNotMatched",
                          BCON_UTF8 ("insert"), "}", "}");
@@ -92,7 +92,7 @@ check_sharding (online_t *on, const rm_compile_plan_t *c, bson_error_t *err)
                                   "%s: step %zu (%s): %s.%s is sharded by a key other than _id, "
                                   "and the compiled $merge replaces by _id, which must hold the "
                                   "shard key: shard it by _id, or drop it and let the run create "
-                                  "it unsharded", on->where, c->steps[i].s->index,
+                                  "it unsharded", on->run->where, c->steps[i].s->index,
                                   c->steps[i].s->op, cp->out->db, cp->target);
                     return false;
                 }
@@ -107,7 +107,7 @@ check_sharding (online_t *on, const rm_compile_plan_t *c, bson_error_t *err)
                     rm_error_set (err, RM_ERR_UNSUPPORTED,
                                   "%s: step %zu (%s): %s.%s is sharded, and $lookup reads a "
                                   "sharded collection from MongoDB 5.1 (the server is %d.%d)",
-                                  on->where, c->steps[i].s->index, c->steps[i].s->op,
+                                  on->run->where, c->steps[i].s->index, c->steps[i].s->op,
                                   cp->drive->db, bson_iter_utf8 (&body, NULL), c->version.major,
                                   c->version.minor);
                     return false;
@@ -121,7 +121,7 @@ online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err
 {
     const char *names[32];
     size_t n = 0;
-    mongoc_collection_t *probe = online_collection (on, on->o->state_db, "probe");
+    mongoc_collection_t *probe = online_collection (on, on->run->o->state_db, "probe");
     const online_ops_t *ops = online_ops (on);
     bool ok = true;
 
@@ -155,7 +155,7 @@ online_server_check (online_t *on, const rm_compile_plan_t *c, bson_error_t *err
                               "%s: the server has no aggregation stage %s, which the compiled "
                               "pipelines need (%s; the server said: %s): run without "
                               "--server-side (client-side mode runs every step)",
-                              on->where, names[k], who, why.message);
+                              on->run->where, names[k], who, why.message);
             }
         }
         bson_destroy (&opts);
@@ -215,7 +215,7 @@ open_ids (online_t *on, mongoc_collection_t *drive, const bson_t *last, int64_t 
     online_cursor_t *cur = NULL;
     if (bson_iter_init_find (&it, last, "last") && !online_range_after (&it, &filter))
         rm_error_set (err, RM_ERR_DATA, "%s: the checkpoint's _id makes too large a query",
-                      on->where);
+                      on->run->where);
     else
         cur = online_ops (on)->find (on, drive, &filter, opts);
     bson_destroy (opts);
@@ -289,8 +289,8 @@ run_range (online_t *on, const rm_compile_pass_t *cp, mongoc_collection_t *drive
         bson_append_iter (&pipeline, key, -1, &it);
     }
     BSON_APPEND_BOOL (&opts, "allowDiskUse", true);
-    if (on->o->write_concern)
-        mongoc_write_concern_append (on->o->write_concern, &opts);
+    if (on->run->o->write_concern)
+        mongoc_write_concern_append (on->run->o->write_concern, &opts);
     /* The range's $merge is a write: only while the lease is ours. */
     if (!online_lease_check (on, err)) {
         bson_destroy (&opts);
@@ -331,7 +331,7 @@ bool
 online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_pass_t *cp,
                     bson_error_t *err)
 {
-    const online_opts_t *o = on->o;
+    const online_opts_t *o = on->run->o;
     const rm_step_t *s = st->s;
     mongoc_collection_t *drive = online_collection (on, cp->drive->db, cp->coll);
     mongoc_collection_t *target = online_collection (on, cp->out->db, cp->target);

@@ -51,7 +51,7 @@ backups_of (online_t *on, const char *db, const char *coll, char (*ids)[96], siz
         snprintf (ids[*n], sizeof ids[0], "%.*s", (int) (tail - mid), mid);
         for (size_t k = 0; k < *n; k++)
             seen |= !strcmp (ids[k], ids[*n]);
-        if (!seen && strcmp (ids[*n], on->names.id) != 0)
+        if (!seen && strcmp (ids[*n], on->run->names.id) != 0)
             (*n)++;
     }
     bson_strfreev (names);
@@ -66,9 +66,9 @@ online_shared_check (online_t *on, bool run, bool fresh, bson_error_t *err)
     bson_t rec;
     bool found, ok = true;
 
-    for (size_t i = 0; ok && i < on->plan.n; i++) {
+    for (size_t i = 0; ok && i < on->run->plan.n; i++) {
         const rm_nsref_t *in[4];
-        size_t ni = rm_step_inputs (&on->plan.steps[i], in, 4);
+        size_t ni = rm_step_inputs (&on->run->plan.steps[i], in, 4);
         for (size_t k = 0; ok && k < ni; k++) {
             size_t before = n;
             ok = backups_of (on, in[k]->db, in[k]->coll, ids, &n, err);
@@ -105,7 +105,7 @@ online_shared_check (online_t *on, bool run, bool fresh, bson_error_t *err)
     }
     if (!n)
         return true;
-    ok = online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
+    ok = online_state_get (on, "plans", on->run->names.id, &rec, &found, "reading the plan's record",
                            err);
     for (size_t i = 0; ok && i < n; i++) {
         bson_t other;
@@ -126,7 +126,7 @@ online_shared_check (online_t *on, bool run, bool fresh, bson_error_t *err)
                       "and %s is that plan's result): nothing of this plan's results matches it; "
                       "remodel online rollback of plan %s swaps the original back, or remodel "
                       "online run --restart runs this plan anew over the new design",
-                      on->where, on->names.name, where[i], name,
+                      on->run->where, on->run->names.name, where[i], name,
                       (int) (dot ? dot - where[i] : 0), where[i], dot ? dot + 1 : "", ids[i],
                       where[i], name);
         ok = false;

@@ -100,7 +100,7 @@ status_capture (online_t *on, const online_record_t *r)
     char line[1200], more[300], point[400];
 
     online_capture_init (&c);
-    if (!online_state_get (on, "plans", on->names.id, &doc, &found, "reading the plan's record",
+    if (!online_state_get (on, "plans", on->run->names.id, &doc, &found, "reading the plan's record",
                            &why)) {
         rm_cli_line (out, "", "\n", "capture: not read: %s", why.message);
     } else if (!online_capture_load (&doc, &c)) {
@@ -150,7 +150,7 @@ was_shown (const shown_t *sh, int64_t step, int64_t pass)
 static size_t
 run_of (const online_t *on, const online_record_t *r, size_t i)
 {
-    return r->in_place ? 1 : rm_names_run (&on->names, i);
+    return r->in_place ? 1 : rm_names_run (&on->run->names, i);
 }
 
 /* The STEP column: a fused run's steps as "1-4". */
@@ -174,15 +174,15 @@ static void
 status_runs (online_t *on, const online_record_t *r)
 {
     FILE *out = online_say_out_stream (on);
-    for (size_t i = 0; i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0; i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         const rm_nsref_t *in[4];
         char label[200], target[400];
         if (run_of (on, r, i) <= 1)
             continue;
         rm_step_inputs (s, in, 4);
-        rm_names_label (&on->names, s, label, sizeof label);
-        rm_name_target (&on->names, s, in[0], target, sizeof target);
+        rm_names_label (&on->run->names, s, label, sizeof label);
+        rm_name_target (&on->run->names, s, in[0], target, sizeof target);
         rm_cli_line (out, "", "\n", "%s %s: fused: one pass, one result (%s.%s)", label,
                      in[0]->text, in[0]->db, target);
     }
@@ -196,8 +196,8 @@ static bool
 status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_error_t *err)
 {
     FILE *out = online_say_out_stream (on);
-    for (size_t i = 0; i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0; i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *in[4];
         size_t np = rm_step_passes (s, r->in_place, passes, err);
@@ -250,9 +250,9 @@ status_counts (online_t *on, const online_record_t *r, const shown_t *sh)
         const rm_nsref_t *in[4];
         bson_error_t why;
         size_t np;
-        if (sh->step[i] < 1 || (size_t) sh->step[i] > on->plan.n)
+        if (sh->step[i] < 1 || (size_t) sh->step[i] > on->run->plan.n)
             continue;
-        s = &on->plan.steps[sh->step[i] - 1];
+        s = &on->run->plan.steps[sh->step[i] - 1];
         np = rm_step_passes (s, true, passes, &why);
         rm_step_inputs (s, in, 4);
         if (sh->pass[i] < 1 || (size_t) sh->pass[i] > np)
@@ -335,8 +335,8 @@ status_row (online_t *on, const online_record_t *r, const bson_t *doc, bool aliv
     else
         snprintf (opname, sizeof opname, "%s", w.op);
     /* op and ns are as the state database holds them: escaped. */
-    if (w.step >= 1 && (size_t) w.step <= on->plan.n)
-        step_cell (on, r, &on->plan.steps[w.step - 1]);
+    if (w.step >= 1 && (size_t) w.step <= on->run->plan.n)
+        step_cell (on, r, &on->run->plan.steps[w.step - 1]);
     else
         online_say_out (on, "%-5lld ", (long long) w.step);
     cell (out, opname, 14);
@@ -357,8 +357,8 @@ static int
 status_table (online_t *on, const online_record_t *r, bool alive, shown_t *shown,
               bson_error_t *err)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, "checkpoints");
-    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    mongoc_collection_t *c = online_collection (on, on->run->o->state_db, "checkpoints");
+    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->run->names.id));
     bson_t *opts = BCON_NEW ("sort", "{", "step", BCON_INT32 (1), "pass", BCON_INT32 (1), "}");
     const online_ops_t *ops = online_ops (on);
     online_cursor_t *cur = ops->find (on, c, q, opts);
@@ -390,15 +390,15 @@ status_none (online_t *on, const online_record_t *r, const char *holder, bool go
     FILE *out = online_say_out_stream (on);
     if (*holder && !gone)
         rm_cli_line (out, "", "\n", "(plan %s: starting on %s: run by %s, no batch done yet)",
-                     on->names.name, on->where, holder);
+                     on->run->names.name, on->run->where, holder);
     else if (*holder)
         rm_cli_line (out, "", "\n", "(plan %s: its run by %s on %s stopped before its first "
-                     "batch was done)", on->names.name, holder, on->where);
+                     "batch was done)", on->run->names.name, holder, on->run->where);
     else if (r->found)
-        rm_cli_line (out, "", "\n", "(plan %s: no batch done on %s yet)", on->names.name,
-                     on->where);
+        rm_cli_line (out, "", "\n", "(plan %s: no batch done on %s yet)", on->run->names.name,
+                     on->run->where);
     else
-        rm_cli_line (out, "", "\n", "(plan %s has not run on %s)", on->names.name, on->where);
+        rm_cli_line (out, "", "\n", "(plan %s has not run on %s)", on->run->names.name, on->run->where);
 }
 
 /* The plan's lines under the table: its path and mode, its joins' rules,
@@ -408,7 +408,7 @@ status_plan (online_t *on, const online_record_t *r)
 {
     FILE *out = online_say_out_stream (on);
     if (r->found) {
-        rm_cli_line (out, "", "\n", "plan: %s (id %s)", on->names.path, on->names.id);
+        rm_cli_line (out, "", "\n", "plan: %s (id %s)", on->run->names.path, on->run->names.id);
         online_say_out (on, "mode: %s%s%s\n", r->in_place ? "in place" : "side by side",
                         r->paused ? "; paused (remodel online resume)" : "",
                         r->finalized ? "; finalized" : "");
@@ -424,8 +424,8 @@ status_plan (online_t *on, const online_record_t *r)
                      "%lld of %lld renames", r->direction, (long long) r->renamed,
                      (long long) r->renames);
         rm_cli_line (out, "", "\n", "  remodel online finalize %s --writes-stopped completes "
-                     "it; remodel online rollback %s undoes it", on->o->plan_path,
-                     on->o->plan_path);
+                     "it; remodel online rollback %s undoes it", on->run->o->plan_path,
+                     on->run->o->plan_path);
     }
 }
 
@@ -443,12 +443,12 @@ status_lease (online_t *on, const online_record_t *r, const char *holder, int64_
         rm_cli_line (out, "", "\n", "rollback: %lld document(s) changed since remodel wrote "
                      "them were left as they are; remodel online rollback %s --force restores "
                      "their originals (their later changes are lost), --forget keeps them and "
-                     "forgets the plan", (long long) r->rollback_left, on->o->plan_path);
+                     "forgets the plan", (long long) r->rollback_left, on->run->o->plan_path);
     if (r->after_pending)
         rm_cli_line (out, "", "\n", "rollback: the results beside the originals hold the "
                      "application's writes made after the switch; remodel online rollback %s "
                      "--carry-writes carries them into the originals, "
-                     "--discard-writes-after-switch drops them", on->o->plan_path);
+                     "--discard-writes-after-switch drops them", on->run->o->plan_path);
     if (*r->error)
         rm_cli_line (out, "", "\n", "last error: %s", r->error);
 }
@@ -480,9 +480,9 @@ online_status (online_t *on, bson_error_t *err)
     if (r.found)
         online_status_throttle (on, *holder && !gone);
     status_lease (on, &r, holder, left, epoch);
-    if (on->pair) /* --to-uri: committed, rolled back (online_dest_rollback.c) */
+    if (on->run->pair) /* --to-uri: committed, rolled back (online_dest_rollback.c) */
         online_dest_status_line (on);
     /* What the server is and the write forms chosen for it (online_caps.c). */
-    online_caps_print (&on->caps, online_say_out_stream (on));
+    online_caps_print (&on->run->caps, online_say_out_stream (on));
     return rows;
 }

@@ -120,14 +120,14 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
     uint32_t n = 0;
     *step = 0;
     *rate = 0;
-    for (size_t i = 0; i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0; i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *in[4];
         size_t np = rm_step_passes (s, r->in_place, passes, err);
         /* A fused run's partitions are its first step's; a plan run in
          * place fused nothing. */
-        size_t run = r->in_place ? 1 : rm_names_run (&on->names, i);
+        size_t run = r->in_place ? 1 : rm_names_run (&on->run->names, i);
         if (!np)
             return false;
         if (!run)
@@ -150,9 +150,9 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
                 continue;
             }
             if (p == 0)
-                snprintf (id, sizeof id, "%s:%zu", on->names.id, s->index);
+                snprintf (id, sizeof id, "%s:%zu", on->run->names.id, s->index);
             else
-                snprintf (id, sizeof id, "%s:%zu/%zu", on->names.id, s->index, p + 1);
+                snprintf (id, sizeof id, "%s:%zu/%zu", on->run->names.id, s->index, p + 1);
             if (!online_state_get (on, "checkpoints", id, &doc, &found, "reading the checkpoints",
                                    err)) {
                 bson_destroy (&doc);
@@ -219,9 +219,9 @@ plan_doc (online_t *on, bool found, bson_t *out)
 {
     bson_t sub;
     BSON_APPEND_DOCUMENT_BEGIN (out, "plan", &sub);
-    BSON_APPEND_UTF8 (&sub, "name", on->names.name);
-    BSON_APPEND_UTF8 (&sub, "path", on->names.path);
-    BSON_APPEND_UTF8 (&sub, "id", on->names.id);
+    BSON_APPEND_UTF8 (&sub, "name", on->run->names.name);
+    BSON_APPEND_UTF8 (&sub, "path", on->run->names.path);
+    BSON_APPEND_UTF8 (&sub, "id", on->run->names.id);
     BSON_APPEND_BOOL (&sub, "found", found);
     bson_append_document_end (out, &sub);
 }
@@ -243,7 +243,7 @@ status_doc (online_t *on, bson_error_t *err)
         bson_destroy (&out);
         return -1;
     }
-    if (!online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
+    if (!online_state_get (on, "plans", on->run->names.id, &rec, &found, "reading the plan's record",
                            err)) {
         bson_destroy (&rec);
         bson_destroy (&out);
@@ -317,8 +317,8 @@ status_doc (online_t *on, bson_error_t *err)
     else
         BSON_APPEND_NULL (&out, "error");
     /* What the server is and the write forms chosen for it (online_caps.c). */
-    online_caps_append (&on->caps, &out, "server");
-    if (on->pair) /* --to-uri: toUri and canCommit (online_dest_status.c) */
+    online_caps_append (&on->run->caps, &out, "server");
+    if (on->run->pair) /* --to-uri: toUri and canCommit (online_dest_status.c) */
         online_dest_status (on, &out);
     put_json (on, &out);
     bson_destroy (&rec);
@@ -358,7 +358,7 @@ online_status_throttle (online_t *on, bool alive)
     time_t now = time (NULL);
     FILE *out = online_say_out_stream (on);
 
-    if (!online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
+    if (!online_state_get (on, "plans", on->run->names.id, &rec, &found, "reading the plan's record",
                            &why)) {
         rm_cli_line (out, "", "\n", "throttle: not read: %s", why.message);
         bson_destroy (&rec);

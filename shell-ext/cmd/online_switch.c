@@ -125,48 +125,48 @@ online_switch_note (online_t *on, const bson_t *update, bson_error_t *err)
 /* ---- the journal ---- */
 
 /* The moves from the plan: the namespaces whose collection it replaces,
- * each with its final result (on->names, last entry per namespace), and
+ * each with its final result (on->run->names, last entry per namespace), and
  * the intermediate results a later step replaced. */
 static bool
 journal_plan (online_t *on, journal_t *j, bson_error_t *err)
 {
     memset (j, 0, sizeof *j);
-    if (!rm_names_of_plan (&on->names, &on->plan, err))
+    if (!rm_names_of_plan (&on->own_run->names, &on->run->plan, err))
         return false;
-    for (size_t i = on->names.n_moved; i-- > 0;) {
+    for (size_t i = on->run->names.n_moved; i-- > 0;) {
         bool seen = false;
         for (size_t k = 0; k < j->n; k++)
-            seen |= strcmp (j->moves[k].ns, on->names.moved[i].ns) == 0;
+            seen |= strcmp (j->moves[k].ns, on->run->names.moved[i].ns) == 0;
         if (seen) {
             char db[128];
             const char *coll;
-            split_ns (on->names.moved[i].ns, db, sizeof db, &coll);
+            split_ns (on->run->names.moved[i].ns, db, sizeof db, &coll);
             if (j->n_drops < MOVES_MAX) {
                 size_t dl = strlen (db);
                 memcpy (j->drops[j->n_drops], db, dl + 1);
                 snprintf (j->drops[j->n_drops] + dl + 1, sizeof j->drops[0] - dl - 1, "%s",
-                          on->names.moved[i].coll);
+                          on->run->names.moved[i].coll);
                 j->n_drops++;
             }
             continue;
         }
         if (j->n == MOVES_MAX) {
             rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s changes more than %d namespaces",
-                          on->names.name, MOVES_MAX);
-            rm_names_clear (&on->names);
+                          on->run->names.name, MOVES_MAX);
+            rm_names_clear (&on->own_run->names);
             return false;
         }
         {
             move_t *m = &j->moves[j->n++];
             const char *coll;
-            snprintf (m->ns, sizeof m->ns, "%s", on->names.moved[i].ns);
+            snprintf (m->ns, sizeof m->ns, "%s", on->run->names.moved[i].ns);
             split_ns (m->ns, m->db, sizeof m->db, &coll);
             snprintf (m->coll, sizeof m->coll, "%s", coll);
-            snprintf (m->result, sizeof m->result, "%s", on->names.moved[i].coll);
-            rm_name_backup (&on->names, coll, m->backup, sizeof m->backup);
+            snprintf (m->result, sizeof m->result, "%s", on->run->names.moved[i].coll);
+            rm_name_backup (&on->run->names, coll, m->backup, sizeof m->backup);
         }
     }
-    rm_names_clear (&on->names);
+    rm_names_clear (&on->own_run->names);
     return true;
 }
 
@@ -233,7 +233,7 @@ journal_read (online_t *on, journal_t *j, bool *found, bson_error_t *err)
 {
     bson_t doc;
     bson_iter_t it, arr, e;
-    bool there, ok = online_state_get (on, "plans", on->names.id, &doc, &there,
+    bool there, ok = online_state_get (on, "plans", on->run->names.id, &doc, &there,
                                        "reading the switch's journal", err);
 
     memset (j, 0, sizeof *j);
@@ -302,7 +302,7 @@ observe (online_t *on, const move_t *m, at_t *at, bson_error_t *err)
                       "%s: plan %s: %s is in no state the switch leaves: %s.%s %s, %s.%s %s, "
                       "%s.%s %s (the namespace %s a collection before); nothing renamed: "
                       "put them back as they were, then run the command again",
-                      on->where, on->names.name, m->ns, m->db, m->coll, c ? "exists" : "is missing",
+                      on->run->where, on->run->names.name, m->ns, m->db, m->coll, c ? "exists" : "is missing",
                       m->db, m->result, r ? "exists" : "is missing", m->db, m->backup,
                       b ? "exists" : "is missing", m->original ? "had" : "had no");
         return false;
@@ -443,15 +443,15 @@ run_moves (online_t *on, const journal_t *j, bool back, bson_error_t *err)
 static void
 probe_names (online_t *on, const move_t *m, char *probe, char *probe2, size_t cap)
 {
-    snprintf (probe, cap, "%s_remodel_%s_probe", m->coll, on->names.id);
-    snprintf (probe2, cap, "%s_remodel_%s_probe2", m->coll, on->names.id);
+    snprintf (probe, cap, "%s_remodel_%s_probe", m->coll, on->run->names.id);
+    snprintf (probe2, cap, "%s_remodel_%s_probe2", m->coll, on->run->names.id);
 }
 
 static bool
 drop_probes (online_t *on, const move_t *m, bson_error_t *err)
 {
     char probe[420], probe2[420];
-    const char *sdb = on->o->state_db;
+    const char *sdb = on->run->o->state_db;
     bool old, old2;
     probe_names (on, m, probe, probe2, sizeof probe);
     /* An earlier remodel probed in the source's database: dropped only
@@ -477,20 +477,20 @@ preflight (online_t *on, journal_t *j, bson_error_t *err)
              online_coll_exists (on, m->db, m->coll, &m->original, err);
         if (ok && !r) {
             rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: the result for %s (%s.%s) is not "
-                          "there: remodel online run first; nothing renamed", on->where,
-                          on->names.name, m->ns, m->db, m->result);
+                          "there: remodel online run first; nothing renamed", on->run->where,
+                          on->run->names.name, m->ns, m->db, m->result);
             return false;
         }
         if (ok && b) {
             rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: %s.%s, where finalize would keep the "
-                          "original %s, exists already; nothing renamed", on->where, on->names.name,
+                          "original %s, exists already; nothing renamed", on->run->where, on->run->names.name,
                           m->db, m->backup, m->ns);
             return false;
         }
         if (ok && strlen (m->db) + 1 + strlen (m->backup) > 255) {
             rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: %s.%s is longer than a namespace "
                           "may be (255 bytes): give the plan a shorter file name; nothing "
-                          "renamed", on->where, on->names.name, m->db, m->backup);
+                          "renamed", on->run->where, on->run->names.name, m->db, m->backup);
             return false;
         }
         j->renames += m->original ? 2 : 1;
@@ -502,7 +502,7 @@ bool
 online_switch_probe (online_t *on, int64_t *rename_ms, size_t *renames, bson_error_t *err)
 {
     journal_t *j = bson_malloc0 (sizeof *j);
-    const char *sdb = on->o->state_db;
+    const char *sdb = on->run->o->state_db;
     bool ok = journal_plan (on, j, err);
     *rename_ms = 0;
     *renames = 0;
@@ -526,8 +526,8 @@ online_switch_probe (online_t *on, int64_t *rename_ms, size_t *renames, bson_err
         if (ok && !rename_coll (on, sdb, probe, probe2, false, err)) {
             bson_error_t ignored;
             rm_error_prefix (err, "%s: plan %s: the server refuses to rename a collection "
-                             "named like %s.%s's (nothing of the plan renamed)", on->where,
-                             on->names.name, m->db, m->coll);
+                             "named like %s.%s's (nothing of the plan renamed)", on->run->where,
+                             on->run->names.name, m->db, m->coll);
             online_coll_drop (on, sdb, probe, &ignored);
             ok = false;
         }
@@ -631,7 +631,7 @@ online_switch_back (online_t *on, bool unsettled, bool *undone, bson_error_t *er
             if (ok && b) {
                 rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %s.%s holds an original, but the "
                               "plan is not finalized and no switch is journaled: nothing "
-                              "dropped; rename it back to %s.%s by hand", on->where, on->names.name,
+                              "dropped; rename it back to %s.%s by hand", on->run->where, on->run->names.name,
                               j->moves[i].db, j->moves[i].backup, j->moves[i].db,
                               j->moves[i].coll);
                 ok = false;

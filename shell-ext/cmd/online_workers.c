@@ -129,7 +129,7 @@ part_name (const online_t *on, const rm_step_t *s, size_t pi, uint32_t k, uint32
     char pass[32] = "";
     if (pi > 0)
         snprintf (pass, sizeof pass, "/%zu", pi + 1);
-    snprintf (buf, cap, "plan %s, step %zu%s, partition %u of %u", on->names.name, s->index, pass,
+    snprintf (buf, cap, "plan %s, step %zu%s, partition %u of %u", on->run->names.name, s->index, pass,
               k + 1, n);
 }
 
@@ -150,7 +150,7 @@ checkpoint_in_range (const online_t *on, const rm_step_t *s, size_t pi, uint32_t
                   "range (its _id is not one the partition holds): the state database was "
                   "changed or is damaged, and reading on from it would leave the partition's "
                   "other documents unread: remodel online run %s --restart starts the plan over "
-                  "(what it wrote stays)", on->where, what, on->o->state_db, on->o->plan_path);
+                  "(what it wrote stays)", on->run->where, what, on->run->o->state_db, on->run->o->plan_path);
     return false;
 }
 
@@ -174,7 +174,7 @@ range_goes_on (online_t *on, mongoc_collection_t *c, const bson_t *part, const b
     ok = online_partition_filter (part, &range, err);
     if (ok && has_last && !online_range_after (&lit, &after)) {
         rm_error_set (err, RM_ERR_DATA, "%s: a partition's checkpoint makes too large a query",
-                      on->where);
+                      on->run->where);
         ok = false;
     }
     if (ok && !bson_empty (&after) && !bson_empty (&range)) {
@@ -295,7 +295,7 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
             continue;
         *left = true;
         online_part_key (on, sh->s, sh->pi, k, id, sizeof id);
-        snprintf (what, sizeof what, "plan %s, step %zu, partition %u of %u", on->names.name,
+        snprintf (what, sizeof what, "plan %s, step %zu, partition %u of %u", on->run->names.name,
                   sh->s->index, k + 1, sh->n);
         if (!online_lease_take_key (on, id, what, &taken, err))
             return false;
@@ -359,7 +359,7 @@ worker_main (void *arg)
     void *st = NULL;
     bool ok, left = true, read;
 
-    ok = online_connect (&w->on, sh->on->o, &err);
+    ok = online_connect (&w->on, sh->on->run->o, &err);
     if (ok)
         st = sh->ops->open (&w->on, sh->ops->ctx, &err);
     ok = ok && st;
@@ -448,7 +448,7 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
     pthread_mutex_destroy (&sh.mu);
     *taken = sh.taken;
     if (started < n && !sh.stop) {
-        rm_error_set (err, RM_ERR_IO, "%s: cannot start the workers", on->where);
+        rm_error_set (err, RM_ERR_IO, "%s: cannot start the workers", on->run->where);
         return false;
     }
     if (sh.stop)
@@ -487,7 +487,7 @@ rescan_main (void *arg)
     rescan_t *rs = w->rs;
     bson_error_t err = {0};
     void *st = NULL;
-    bool ok = online_connect (&w->on, rs->on->o, &err);
+    bool ok = online_connect (&w->on, rs->on->run->o, &err);
 
     if (ok)
         ok = (st = rs->ops->open (&w->on, rs->ops->ctx, &err)) != NULL;
@@ -513,7 +513,7 @@ rescan_main (void *arg)
         }
         if (!ok)
             rm_error_set (&err, RM_ERR_FORMAT, "%s: plan %s: partition %u of %u in its record is "
-                          "not a document", rs->on->where, rs->on->names.name, k + 1, rs->n);
+                          "not a document", rs->on->run->where, rs->on->run->names.name, k + 1, rs->n);
         else
             ok = rs->ops->run (st, k, &part, &err);
     }
@@ -555,7 +555,7 @@ online_workers_rescan (online_t *on, const bson_t *parts, int n, const online_wo
     bson_free (w);
     pthread_mutex_destroy (&rs.mu);
     if (started < n && !rs.stop) {
-        rm_error_set (err, RM_ERR_IO, "%s: cannot start the workers", on->where);
+        rm_error_set (err, RM_ERR_IO, "%s: cannot start the workers", on->run->where);
         return false;
     }
     if (rs.stop)

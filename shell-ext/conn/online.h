@@ -303,7 +303,7 @@ mongoc_collection_t *online_collection (online_t *on, const char *db, const char
 static inline const online_ops_t *
 online_ops (const online_t *on)
 {
-    return on->ops ? on->ops : &online_ops_mongoc;
+    return on->run->ops ? on->run->ops : &online_ops_mongoc;
 }
 /* ops: end */
 
@@ -445,7 +445,7 @@ bool online_random_cursor (online_t *on, char *why, size_t cap);
 bool online_random_cursor_of (const bson_t *server_status, char *why, size_t cap);
 
 /* online_conn.c: the server's version (buildInfo), and the $lookup rules
- * it follows, settled once a process (on->lookup_rules: 1 MongoDB
+ * it follows, settled once a process (on->run->lookup_rules: 1 MongoDB
  * 5.0-8.x's, 2 9.0's; a plan's record may have set them first). */
 bool online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err);
 int online_lookup_rules (online_t *on);
@@ -589,7 +589,7 @@ void online_say_to (FILE *out, FILE *err, int tty);
 
 /* --- online_ops_pair.c (issue 54): from one deployment to another --- */
 /* With --to-uri, on is connected to the destination (its client, where,
- * caps: the state database lives there) and on->pair to the source, with
+ * caps: the state database lives there) and on->run->pair to the source, with
  * its own capabilities record. The source is only read: a collection of
  * the plan's namespaces under its own name is the source's (the drivers
  * and partners of a step that reads it where it is), every other (the
@@ -602,7 +602,7 @@ typedef struct online_pair {
     bool all_dest;              /* finalize renamed the results: every name is the destination's */
 } online_pair_t;
 /* Connects the destination (o->to_uri) into on and the source (o->uri)
- * into on->pair; err names which of the two failed. */
+ * into on->run->pair; err names which of the two failed. */
 bool online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
 void online_pair_close (online_t *on);
 /* The client db.coll is read and written by (online_collection's hook,
@@ -613,8 +613,8 @@ void online_pair_close (online_t *on);
 static inline mongoc_client_t *
 online_pair_client (const online_t *on, const char *db, const char *coll)
 {
-    bool dest = on->pair->all_dest || !strcmp (db, on->o->state_db) || strstr (coll, "_remodel_");
-    return dest ? on->client : on->pair->client;
+    bool dest = on->run->pair->all_dest || !strcmp (db, on->run->o->state_db) || strstr (coll, "_remodel_");
+    return dest ? on->client : on->run->pair->client;
 }
 /* The collection db.coll on the side asked. */
 mongoc_collection_t *online_pair_side (online_t *on, online_side_t side, const char *db,
@@ -637,12 +637,12 @@ bool online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found
 char **online_pair_databases (online_t *on, bson_error_t *err);
 /* The source's change log read as one deployment's (the change capture:
  * state/online_capture.c, online_changes.c, online_window.c): on itself
- * without a pair; else view, filled as a copy of on whose connection,
+ * without a pair; else view (its run in view_run), filled as a copy of on whose connection,
  * host and capabilities are the source's and whose every collection is
  * the source's (pair NULL, no lease). Only reads go through a view: the
  * state database and the plan's record stay on's, the destination's.
  * log_end carries a view's transient error back to on. */
-online_t *online_pair_log (online_t *on, online_t *view);
+online_t *online_pair_log (online_t *on, online_t *view, online_run_t *view_run);
 void online_pair_log_end (online_t *on, const online_t *view);
 /* --- end of online_ops_pair.c --- */
 

@@ -238,7 +238,7 @@ probe_ask (online_t *on, mongoc_collection_t *c, bool *keeps, bool *by_index)
 static bool
 probe_recorded (online_t *on, online_caps_t *c)
 {
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->where));
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->run->where));
     bson_t doc;
     bson_iter_t it;
     bson_error_t why;
@@ -268,23 +268,23 @@ probe (online_t *on)
     bool keeps, by_index;
     bson_error_t why;
 
-    if (strcmp (on->caps.identity, "unknown") && !(force && !strcmp (force, "probe")))
+    if (strcmp (on->run->caps.identity, "unknown") && !(force && !strcmp (force, "probe")))
         return;
-    if (!on->o || !on->o->state_db)
+    if (!on->run->o || !on->run->o->state_db)
         return;
-    if (probe_recorded (on, &on->caps) || !on->o->starts || on->o->dry_run)
+    if (probe_recorded (on, &on->own_run->caps) || !on->run->o->starts || on->run->o->dry_run)
         return;
     snprintf (name, sizeof name, "capabilitiesProbe_%ld", (long) getpid ());
-    scratch = online_collection (on, on->o->state_db, name);
+    scratch = online_collection (on, on->run->o->state_db, name);
     if (probe_ask (on, scratch, &keeps, &by_index)) {
-        bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->where));
-        bson_t *doc = BCON_NEW ("_id", BCON_UTF8 (on->where), "identity",
-                                BCON_UTF8 (on->caps.identity), "version",
-                                BCON_UTF8 (on->caps.version), "replaceKeepsOrder",
+        bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->run->where));
+        bson_t *doc = BCON_NEW ("_id", BCON_UTF8 (on->run->where), "identity",
+                                BCON_UTF8 (on->run->caps.identity), "version",
+                                BCON_UTF8 (on->run->caps.version), "replaceKeepsOrder",
                                 BCON_BOOL (keeps), "inByIndex", BCON_BOOL (by_index));
-        rec = online_collection (on, on->o->state_db, "capabilities");
+        rec = online_collection (on, on->run->o->state_db, "capabilities");
         if (online_ops (on)->write (on, rec, ONLINE_W_REPLACE, sel, doc, true, false, NULL, &why))
-            probe_recorded (on, &on->caps);
+            probe_recorded (on, &on->own_run->caps);
         mongoc_collection_destroy (rec);
         bson_destroy (sel);
         bson_destroy (doc);
@@ -304,7 +304,7 @@ online_caps_fill (online_t *on)
         legacy = ask (on, "isMaster", &hello);
     }
     build_ok = ask (on, "buildInfo", &build);
-    online_caps_choose (&on->caps, hello_ok || legacy ? &hello : NULL, !hello_ok,
+    online_caps_choose (&on->own_run->caps, hello_ok || legacy ? &hello : NULL, !hello_ok,
                         build_ok ? &build : NULL);
     probe (on);
     bson_destroy (&hello);
@@ -316,31 +316,31 @@ online_caps_fill (online_t *on)
 int64_t
 online_caps_write_chunk (const online_t *on)
 {
-    return on->caps.write_chunk > 0 ? on->caps.write_chunk : conservative.write_chunk;
+    return on->run->caps.write_chunk > 0 ? on->run->caps.write_chunk : conservative.write_chunk;
 }
 
 int64_t
 online_caps_insert_chunk (const online_t *on)
 {
-    return on->caps.insert_chunk > 0 ? on->caps.insert_chunk : conservative.insert_chunk;
+    return on->run->caps.insert_chunk > 0 ? on->run->caps.insert_chunk : conservative.insert_chunk;
 }
 
 int64_t
 online_caps_update_chunk (const online_t *on)
 {
-    return on->caps.update_chunk > 0 ? on->caps.update_chunk : conservative.update_chunk;
+    return on->run->caps.update_chunk > 0 ? on->run->caps.update_chunk : conservative.update_chunk;
 }
 
 bool
 online_caps_replace_keeps_order (const online_t *on)
 {
-    return on->caps.write_chunk > 0 && on->caps.replace_keeps_order;
+    return on->run->caps.write_chunk > 0 && on->run->caps.replace_keeps_order;
 }
 
 bool
 online_caps_in_by_index (const online_t *on)
 {
-    return on->caps.write_chunk > 0 && on->caps.in_by_index;
+    return on->run->caps.write_chunk > 0 && on->run->caps.in_by_index;
 }
 
 /* The text a server sent, as it prints: printable ASCII kept, every

@@ -54,7 +54,7 @@ online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const cha
     char message[sizeof why->message];
     on->transient = is_transient (why);
     masked (why->message, message, sizeof message);
-    rm_error_set (err, RM_ERR_IO, "%s: %s: %s", on->where, what, message);
+    rm_error_set (err, RM_ERR_IO, "%s: %s: %s", on->run->where, what, message);
     return false;
 }
 
@@ -306,7 +306,7 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
     size_t at = 0;
     bool ok;
 
-    on->o = o;
+    on->own_run->o = o;
     if (!credentials_escaped (o->uri)) {
         rm_error_set (err, RM_ERR_USAGE, "--uri: not a MongoDB connection string: a user name "
                       "or password must percent-encode '@', ':', '/', '?', '#', '[', ']' and '%%' "
@@ -321,18 +321,18 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
     }
     if (mongoc_uri_get_password (uri))
         bson_strncpy (secret, mongoc_uri_get_password (uri), sizeof secret);
-    for (h = mongoc_uri_get_hosts (uri); h && at < sizeof on->where - 1; h = h->next)
-        at += (size_t) snprintf (on->where + at, sizeof on->where - at, "%s%s", at ? "," : "",
+    for (h = mongoc_uri_get_hosts (uri); h && at < sizeof on->run->where - 1; h = h->next)
+        at += (size_t) snprintf (on->run->where + at, sizeof on->run->where - at, "%s%s", at ? "," : "",
                                  h->host_and_port);
     if (!at)
-        snprintf (on->where, sizeof on->where, "(the server)");
+        snprintf (on->run->where, sizeof on->run->where, "(the server)");
     /* Fail fast when nothing answers: the retry policy is the run's. */
     if (!mongoc_uri_has_option (uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS))
         mongoc_uri_set_option_as_int32 (uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, 5000);
     /* The URI's own appName stands (setting a second one is an error). */
     if (!mongoc_uri_get_appname (uri))
         mongoc_uri_set_appname (uri, "remodel-online");
-    if (mongoc_uri_get_replica_set (uri) && !seeds_parse (uri, o->uri, on->where, err)) {
+    if (mongoc_uri_get_replica_set (uri) && !seeds_parse (uri, o->uri, on->run->where, err)) {
         mongoc_uri_destroy (uri);
         return false;
     }
@@ -350,10 +350,10 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
     trace_commands (on->client);
     /* The one table of the server's operations (online_ops.c): the
      * driver's, unless a caller put another in place before connecting. */
-    if (!on->ops)
-        on->ops = &online_ops_mongoc;
+    if (!on->run->ops)
+        on->own_run->ops = &online_ops_mongoc;
     BSON_APPEND_INT32 (&ping, "ping", 1);
-    ok = on->ops->command (on, NULL, "admin", &ping, NULL, &why);
+    ok = on->run->ops->command (on, NULL, "admin", &ping, NULL, &why);
     bson_destroy (&ping);
     if (!ok)
         return online_fail (on, err, &why, "cannot reach the server");
@@ -368,7 +368,7 @@ online_close (online_t *on)
     if (on->client)
         mongoc_client_destroy (on->client);
     on->client = NULL;
-    rm_plan_destroy (&on->plan);
+    rm_plan_destroy (&on->own_run->plan);
 }
 
 bool
@@ -393,7 +393,7 @@ online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
     bool ok;
 
     /* Asked at connect already (online_caps_fill). */
-    if (on->caps.known && *on->caps.version && rm_compile_version_parse (on->caps.version, v))
+    if (on->run->caps.known && *on->run->caps.version && rm_compile_version_parse (on->run->caps.version, v))
         return true;
     cmd = BCON_NEW ("buildInfo", BCON_INT32 (1));
     ok = online_ops (on)->command (on, NULL, "admin", cmd, &reply, &why);
@@ -406,7 +406,7 @@ online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
          rm_compile_version_parse (bson_iter_utf8 (&it, NULL), v);
     if (!ok)
         rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: the server's buildInfo names no version "
-                      "remodel reads: give --server-version", on->where);
+                      "remodel reads: give --server-version", on->run->where);
     bson_destroy (&reply);
     return ok;
 }
@@ -414,12 +414,12 @@ online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
 int
 online_lookup_rules (online_t *on)
 {
-    if (!on->lookup_rules) {
-        rm_compile_version_t v = on->o->server_version;
+    if (!on->run->lookup_rules) {
+        rm_compile_version_t v = on->run->o->server_version;
         bson_error_t ignored;
-        if (!on->o->server_version_given && !online_server_version (on, &v, &ignored))
+        if (!on->run->o->server_version_given && !online_server_version (on, &v, &ignored))
             rm_compile_version_parse (RM_LOOKUP_DEFAULT_VERSION, &v);
-        on->lookup_rules = rm_compile_lookup_since_36681 (v) ? 2 : 1;
+        on->own_run->lookup_rules = rm_compile_lookup_since_36681 (v) ? 2 : 1;
     }
-    return on->lookup_rules;
+    return on->run->lookup_rules;
 }

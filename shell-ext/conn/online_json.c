@@ -32,7 +32,7 @@ online_json_batch (const online_t *on, const rm_step_t *s, size_t pass, const ch
 
     rm_buf_init (&line);
     rm_buf_append (&line, "{\"plan\":", 8);
-    online_json_string (&line, on->names.name);
+    online_json_string (&line, on->run->names.name);
     snprintf (nums, sizeof nums, ",\"step\":%zu,\"op\":", s->index);
     rm_buf_append (&line, nums, strlen (nums));
     online_json_string (&line, s->op);

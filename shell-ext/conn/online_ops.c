@@ -103,8 +103,8 @@ ops_batch (online_t *on, mongoc_collection_t *c)
     mongoc_bulk_operation_t *b;
     BSON_APPEND_BOOL (&opts, "ordered", false);
     b = mongoc_collection_create_bulk_operation_with_opts (c, &opts);
-    if (on->o->write_concern)
-        mongoc_bulk_operation_set_write_concern (b, on->o->write_concern);
+    if (on->run->o->write_concern)
+        mongoc_bulk_operation_set_write_concern (b, on->run->o->write_concern);
     bson_destroy (&opts);
     return (online_wbatch_t *) b;
 }
@@ -195,8 +195,8 @@ ops_replace_if (online_t *on, mongoc_collection_t *c, const bson_t *sel, const b
     bson_t extra = BSON_INITIALIZER;
     bool ok;
     mongoc_find_and_modify_opts_set_update (fam, want);
-    if (on->o->write_concern)
-        mongoc_write_concern_append (on->o->write_concern, &extra);
+    if (on->run->o->write_concern)
+        mongoc_write_concern_append (on->run->o->write_concern, &extra);
     mongoc_find_and_modify_opts_append (fam, &extra);
     ok = mongoc_collection_find_and_modify_with_opts (c, sel, fam, reply, why);
     bson_destroy (&extra);
@@ -287,7 +287,7 @@ static bool
 ops_state_read (online_t *on, const char *coll, const bson_t *filter, bson_t *doc, bool *found,
                 bson_error_t *why)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, coll);
+    mongoc_collection_t *c = online_collection (on, on->run->o->state_db, coll);
     mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, filter, NULL, NULL);
     const bson_t *d;
     bool ok;
@@ -304,7 +304,7 @@ ops_state_read (online_t *on, const char *coll, const bson_t *filter, bson_t *do
 static bool
 ops_state_insert (online_t *on, const char *coll, const bson_t *doc, bson_error_t *why)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, coll);
+    mongoc_collection_t *c = online_collection (on, on->run->o->state_db, coll);
     bool ok = ops_write (on, c, ONLINE_W_INSERT, NULL, doc, false, false, NULL, why);
     mongoc_collection_destroy (c);
     return ok;
@@ -314,7 +314,7 @@ static bool
 ops_state_update (online_t *on, const char *coll, const bson_t *sel, const bson_t *u, bool upsert,
                   bson_t *reply, bson_error_t *why)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, coll);
+    mongoc_collection_t *c = online_collection (on, on->run->o->state_db, coll);
     bool ok = ops_write (on, c, ONLINE_W_UPDATE, sel, u, upsert, false, reply, why);
     mongoc_collection_destroy (c);
     return ok;
@@ -324,7 +324,7 @@ static bool
 ops_state_delete (online_t *on, const char *coll, const bson_t *filter, bool many,
                   bson_error_t *why)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, coll);
+    mongoc_collection_t *c = online_collection (on, on->run->o->state_db, coll);
     bool ok = ops_write (on, c, ONLINE_W_DELETE, filter, NULL, false, many, NULL, why);
     mongoc_collection_destroy (c);
     return ok;
@@ -337,7 +337,7 @@ ops_state_delete (online_t *on, const char *coll, const bson_t *filter, bool man
 mongoc_collection_t *
 online_collection (online_t *on, const char *db, const char *coll)
 {
-    if (on->pair) /* --to-uri: the source's or the destination's (online_ops_pair.c) */
+    if (on->run->pair) /* --to-uri: the source's or the destination's (online_ops_pair.c) */
         return mongoc_client_get_collection (online_pair_client (on, db, coll), db, coll);
     return mongoc_client_get_collection (on->client, db, coll);
 }

@@ -22,8 +22,9 @@ connect_source (online_t *on, const online_opts_t *o, bson_error_t *err)
 {
     online_opts_t so = *o;
     online_t src;
+    online_run_t src_run;
 
-    memset (&src, 0, sizeof src);
+    online_init (&src, &src_run);
     so.starts = false;
     so.dry_run = true;
     if (!online_connect (&src, &so, err)) {
@@ -34,10 +35,10 @@ connect_source (online_t *on, const online_opts_t *o, bson_error_t *err)
             mongoc_client_destroy (src.client);
         return false;
     }
-    on->pair = bson_malloc0 (sizeof *on->pair);
-    on->pair->client = src.client;
-    bson_strncpy (on->pair->where, src.where, sizeof on->pair->where);
-    on->pair->caps = src.caps;
+    on->own_run->pair = bson_malloc0 (sizeof *on->run->pair);
+    on->run->pair->client = src.client;
+    bson_strncpy (on->run->pair->where, src_run.where, sizeof on->run->pair->where);
+    on->run->pair->caps = src_run.caps;
     return true;
 }
 
@@ -61,28 +62,28 @@ online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
         const char *tail = !strncmp (err->message, "--uri: ", 7) ? err->message + 7 : err->message;
         bson_strncpy (m, tail, sizeof m);
         rm_error_set (err, err->code, "the destination (--to-uri): %s", m);
-        on->o = o;
+        on->own_run->o = o;
         return false;
     }
-    on->o = o; /* dest was a copy for the connection only */
+    on->own_run->o = o; /* dest was a copy for the connection only */
     return true;
 }
 
 void
 online_pair_close (online_t *on)
 {
-    if (!on->pair)
+    if (!on->run->pair)
         return;
-    if (on->pair->client)
-        mongoc_client_destroy (on->pair->client);
-    bson_free (on->pair);
-    on->pair = NULL;
+    if (on->run->pair->client)
+        mongoc_client_destroy (on->run->pair->client);
+    bson_free (on->run->pair);
+    on->own_run->pair = NULL;
 }
 
 mongoc_collection_t *
 online_pair_side (online_t *on, online_side_t side, const char *db, const char *coll)
 {
-    mongoc_client_t *client = side == ONLINE_SOURCE ? on->pair->client : on->client;
+    mongoc_client_t *client = side == ONLINE_SOURCE ? on->run->pair->client : on->client;
     return mongoc_client_get_collection (client, db, coll);
 }
 
@@ -90,7 +91,7 @@ bool
 online_pair_list (online_t *on, online_side_t side, const char *db, bson_t *out, int *n,
                   bson_error_t *err)
 {
-    mongoc_client_t *client = side == ONLINE_SOURCE ? on->pair->client : on->client;
+    mongoc_client_t *client = side == ONLINE_SOURCE ? on->run->pair->client : on->client;
     mongoc_database_t *d = mongoc_client_get_database (client, db);
     mongoc_cursor_t *cur = mongoc_database_find_collections_with_opts (d, NULL);
     const bson_t *doc;
@@ -133,7 +134,7 @@ char **
 online_pair_databases (online_t *on, bson_error_t *err)
 {
     bson_error_t why;
-    char **names = mongoc_client_get_database_names_with_opts (on->pair->client, NULL, &why);
+    char **names = mongoc_client_get_database_names_with_opts (on->run->pair->client, NULL, &why);
     if (!names)
         online_fail (on, err, &why, "listing the source's databases");
     return names;
@@ -142,13 +143,13 @@ online_pair_databases (online_t *on, bson_error_t *err)
 mongoc_client_t *
 online_source_client (online_t *on)
 {
-    return on->pair ? on->pair->client : on->client;
+    return on->run->pair ? on->run->pair->client : on->client;
 }
 
 bool
 online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found, bson_error_t *err)
 {
-    mongoc_collection_t *c = mongoc_client_get_collection (on->pair->client, "local", "oplog.rs");
+    mongoc_collection_t *c = mongoc_client_get_collection (on->run->pair->client, "local", "oplog.rs");
     bson_t filter = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("sort", "{", "$natural", BCON_INT32 (-1), "}", "limit",
                              BCON_INT64 (1), "projection", "{", "ts", BCON_INT32 (1), "}");
@@ -177,15 +178,15 @@ online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found, bso
  * nothing the copy is handed to writes (the capture's writes, its
  * sentinel and its point in the plan's record, go through on). */
 online_t *
-online_pair_log (online_t *on, online_t *view)
+online_pair_log (online_t *on, online_t *view, online_run_t *view_run)
 {
-    if (!on->pair)
+    if (!on->run->pair)
         return on;
-    *view = *on;
-    view->client = on->pair->client;
-    bson_strncpy (view->where, on->pair->where, sizeof view->where);
-    view->caps = on->pair->caps;
-    view->pair = NULL;
+    online_view (on, view, view_run);
+    view->client = on->run->pair->client;
+    bson_strncpy (view_run->where, on->run->pair->where, sizeof view_run->where);
+    view_run->caps = on->run->pair->caps;
+    view_run->pair = NULL;
     view->lease = NULL;
     view->transient = false;
     return view;

@@ -17,7 +17,7 @@ online_retry (online_t *on, online_retry_t *r, const bson_error_t *err)
     on->transient = false;
     if (!r->since)
         r->since = now;
-    if (now - r->since >= on->o->retry_for_ms)
+    if (now - r->since >= on->run->o->retry_for_ms)
         return false;
     wait = 250LL << (r->tries < 5 ? r->tries : 5);
     r->tries++;

@@ -50,7 +50,7 @@ online_say_how_t
 online_say_how (const online_t *on)
 {
     online_say_how_t h;
-    const online_opts_t *o = on ? on->o : NULL;
+    const online_opts_t *o = on ? on->run->o : NULL;
     bool tty = say_tty >= 0 ? say_tty > 0 : isatty (fileno (err_stream ()));
 
     h.quiet = o && o->quiet;

@@ -79,7 +79,7 @@ online_stop_check (online_t *on, const char *where, bson_error_t *err)
 {
     if (!stop_signal)
         return true;
-    rm_error_set (err, RM_ERR_INTERRUPTED, "plan %s: stopped by %s %s", on->names.name,
+    rm_error_set (err, RM_ERR_INTERRUPTED, "plan %s: stopped by %s %s", on->run->names.name,
                   online_stop_name (), where);
     return false;
 }

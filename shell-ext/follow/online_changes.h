@@ -12,7 +12,7 @@
 /* online_follow.c: a sync from the change log, when the plan's run
  * recorded a point: the next point into next (saved by the caller once
  * every step is synced, when *save), the steps from *first_full on left
- * to rescan in full. on->follows false: no point, rescan everything. */
+ * to rescan in full. on->run->follows false: no point, rescan everything. */
 bool online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bool *save,
                          bson_error_t *err);
 /* The point the plan's record holds into c; *follows: there is one in a

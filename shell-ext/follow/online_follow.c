@@ -27,7 +27,7 @@ bool
 online_follow_point (online_t *on, online_capture_t *c, bool *follows, bson_error_t *err)
 {
     bson_t doc;
-    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+    bool found, ok = online_state_get (on, "plans", on->run->names.id, &doc, &found,
                                        "reading the plan's record", err);
     bool recorded = ok && online_capture_load (&doc, c);
     bson_destroy (&doc);
@@ -80,8 +80,8 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     online_capture_init (&from);
     online_changes_init (&ch);
     online_changes_init (&noted);
-    ok = online_follow_point (on, &from, &on->follows, err);
-    if (!ok || !on->follows)
+    ok = online_follow_point (on, &from, &on->own_run->follows, err);
+    if (!ok || !on->run->follows)
         goto done;
     /* The next point first: whatever is written from here on is after it. */
     st->point_at = (int64_t) time (NULL) * 1000;
@@ -106,14 +106,14 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     if (ok && lost) {
         online_say_note (on, "sync: history lost since %s (the %schange log no longer holds "
                          "it): every step rescanned in full", point,
-                         on->pair ? "source's " : "");
+                         on->run->pair ? "source's " : "");
         goto done;
     }
     /* After a --server-side run, no key map: a partner whose key changed
      * since would leave its old results as they are. */
     ok = ok && online_plan_flag (on, "keysMissing", &nokeys, err);
     if (ok && nokeys) {
-        on->keys_rebuilt = true;
+        on->own_run->keys_rebuilt = true;
         online_say_note (on, "sync: every step rescanned in full: the run was --server-side, which "
                          "notes no join partner's keys, so a change to a partner's key could not "
                          "be traced from the change log (this rescan notes them)");
@@ -135,13 +135,13 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
                          "source is the collection it was at the last point (its UUID): not a "
                          "source's", (long long) ch.anon_drops);
     st->events = ch.events;
-    on->incr_running = true;
+    on->own_run->incr_running = true;
     ok = ok && online_incr_sync (on, &ch, &noted, st, &done, first_full, err);
-    on->incr_running = false;
-    if (ok && (st->events || !on->following))
+    on->own_run->incr_running = false;
+    if (ok && (st->events || !on->run->following))
         online_say_note (on, "sync: %schange log: %lld events since %s: %lld documents "
                          "recomputed, %lld read, %lld results rewritten, %lld removed%s",
-                         on->pair ? "the source's " : "", (long long) st->events, point,
+                         on->run->pair ? "the source's " : "", (long long) st->events, point,
                          (long long) st->recomputed,
                          (long long) st->read, (long long) st->rewritten, (long long) st->removed,
                          done ? "" : "; the rest rescanned");

@@ -19,7 +19,7 @@ static void
 online_error_step (const online_t *on, bson_error_t *err, const rm_step_t *s)
 {
     char tag[200];
-    rm_names_label (&on->names, s, tag, sizeof tag);
+    rm_names_label (&on->run->names, s, tag, sizeof tag);
     if (!strstr (err->message, tag))
         rm_error_prefix (err, "%s", tag);
 }
@@ -81,9 +81,9 @@ take_made (online_changes_t *ch, online_changes_t *made, const online_changes_t 
 static bool
 read_later (const online_t *on, size_t i, const rm_nsref_t **targets, size_t nt)
 {
-    for (size_t l = i + 1; l < on->plan.n; l++) {
+    for (size_t l = i + 1; l < on->run->plan.n; l++) {
         const rm_nsref_t *in[4];
-        size_t n = rm_step_inputs (&on->plan.steps[l], in, 4);
+        size_t n = rm_step_inputs (&on->run->plan.steps[l], in, 4);
         for (size_t a = 0; a < n; a++)
             for (size_t t = 0; t < nt; t++)
                 if (!strcmp (in[a]->text, targets[t]->text))
@@ -98,29 +98,29 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
 {
     *done = false;
     *first_full = 0;
-    for (size_t i = 0, run; i < on->plan.n; i += run) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0, run; i < on->run->plan.n; i += run) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *targets[8];
-        size_t np = rm_step_passes (s, on->o->in_place, passes, err), nt;
+        size_t np = rm_step_passes (s, on->run->o->in_place, passes, err), nt;
         bool traced = true;
         online_changes_t made;
         char label[200];
 
         /* A fused run is its first step's pass (remodel/fuse.h). */
-        run = rm_names_run (&on->names, i);
+        run = rm_names_run (&on->run->names, i);
         if (!run) {
             run = 1;
             continue;
         }
-        rm_names_label (&on->names, s, label, sizeof label);
+        rm_names_label (&on->run->names, s, label, sizeof label);
         if (!np)
             return false;
         for (size_t p = 0; p < np; p++)
             traced &= online_follower (&passes[p]) != NULL;
         if (!traced || *ch->rescan) {
             online_say_note (on, "sync: %s%s: rescanned in full (%s)", label,
-                             i + run < on->plan.n ? " and the steps after it" : "",
+                             i + run < on->run->plan.n ? " and the steps after it" : "",
                              *ch->rescan ? ch->rescan
                                          : "its results do not say which source document made "
                                            "them");
@@ -143,15 +143,15 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
         if (*ch->rescan) {
             online_changes_destroy (&made);
             online_say_note (on, "sync: %s%s: rescanned in full (%s)", label,
-                             i + run < on->plan.n ? " and the steps after it" : "", ch->rescan);
+                             i + run < on->run->plan.n ? " and the steps after it" : "", ch->rescan);
             *first_full = i;
             return true;
         }
-        take_made (ch, &made, noted, targets, nt, on->o->in_place);
+        take_made (ch, &made, noted, targets, nt, on->run->o->in_place);
         online_changes_destroy (&made);
         /* In place the next steps read the same collections. */
-        if (!on->o->in_place)
-            rm_name_move_step (&on->names, s, targets, nt);
+        if (!on->run->o->in_place)
+            rm_name_move_step (&on->own_run->names, s, targets, nt);
         *first_full = i + run;
     }
     *done = true;
@@ -163,8 +163,8 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
                            bson_error_t *err)
 {
     *first_full = 0;
-    for (size_t i = 0, run; i < on->plan.n; i += run) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0, run; i < on->run->plan.n; i += run) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         rm_pass_t passes[RM_MAX_PASSES];
         const rm_nsref_t *targets[8];
         size_t np = rm_step_passes (s, false, passes, err), nt;
@@ -173,12 +173,12 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         int64_t checked = 0;
         online_incr_stats_t st;
 
-        run = rm_names_run (&on->names, i);
+        run = rm_names_run (&on->run->names, i);
         if (!run) {
             run = 1;
             continue;
         }
-        rm_names_label (&on->names, s, label, sizeof label);
+        rm_names_label (&on->run->names, s, label, sizeof label);
         if (!np)
             return false;
         for (size_t p = 0; p < np; p++)
@@ -202,14 +202,14 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         }
         *differ += st.rewritten + st.removed;
         online_say_note (on, "%s: %s: %lld documents verified (%s%s), %lld differ",
-                         on->o->command, label,
+                         on->run->o->command, label,
                          (long long) checked,
                          *no_sample ? "the first in _id order, as the server's $sample "
                                       "failed: " :
                                       "a random sample",
                          no_sample, (long long) (st.rewritten + st.removed));
         nt = rm_step_targets (s, passes, np, targets);
-        rm_name_move_step (&on->names, s, targets, nt);
+        rm_name_move_step (&on->own_run->names, s, targets, nt);
         *first_full = i + run;
     }
     return true;

@@ -32,7 +32,7 @@ read_one (online_t *on, const char *ns, bson_t *out, const char *key, bson_error
     cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "filter", "{", "name",
                     BCON_UTF8 (dot + 1), "}");
     /* On the connection the source is on (--to-uri: the source's). */
-    c = on->pair ? online_pair_side (on, ONLINE_SOURCE, db, dot + 1)
+    c = on->run->pair ? online_pair_side (on, ONLINE_SOURCE, db, dot + 1)
                  : online_collection (on, db, dot + 1);
     ok = online_ops (on)->command (on, c, db, cmd, &reply, why);
     mongoc_collection_destroy (c);
@@ -204,7 +204,7 @@ online_identity_now (online_t *on, const char **nss, size_t n, bson_t *out, bson
     if (online_identity_read (on, nss, n, out, &why))
         return true;
     /* online_fail's words; not called: this file calls no other. */
-    rm_error_set (err, RM_ERR_IO, "%s: listing the plan's sources: %s", on->where, why.message);
+    rm_error_set (err, RM_ERR_IO, "%s: listing the plan's sources: %s", on->run->where, why.message);
     return false;
 }
 
@@ -221,12 +221,12 @@ online_identity_check (online_t *on, const online_capture_t *from, const bson_t 
                       "(dropped, or renamed away): put it back under its name "
                       "(renameCollection, or mongorestore) and sync again, which rescans the "
                       "steps that read it; or rollback to drop the plan's results",
-                      on->names.name, gone);
+                      on->run->names.name, gone);
         snprintf (later, ONLINE_IDENTITY_NOTE, "%s was gone at a round since the last point",
                   gone);
         /* follow waits for it as for a server away (--retry-for): a drop
          * and create again, a mongorestore --drop, pass. */
-        on->transient = on->following;
+        on->transient = on->run->following;
         return false;
     }
     if (!*rescan && *from->rescan)

@@ -196,12 +196,12 @@ follow_open (follow_t *f, online_t *on, const rm_step_t *s, const rm_pass_t *p, 
     j->s = s;
     j->p = p;
     j->index = pi;
-    j->batch_size = on->o->batch_size;
+    j->batch_size = on->run->o->batch_size;
     rm_step_inputs (s, j->in, 4);
-    j->drive = online_collection (on, j->in[p->drive]->db, rm_name_now (&on->names, j->in[p->drive]));
+    j->drive = online_collection (on, j->in[p->drive]->db, rm_name_now (&on->run->names, j->in[p->drive]));
     if (p->partner >= 0) {
         j->partner = online_collection (on, j->in[p->partner]->db,
-                                        rm_name_now (&on->names, j->in[p->partner]));
+                                        rm_name_now (&on->run->names, j->in[p->partner]));
         if (mode == ONLINE_SYNC)
             j->keys = online_keys_new (on, s, pi, p->partner_key);
     }
@@ -212,15 +212,15 @@ follow_open (follow_t *f, online_t *on, const rm_step_t *s, const rm_pass_t *p, 
     f->pr.reported = ONLINE_REPORT_MAX + 1;
     online_docs_init (&f->pr.ip.again);
     online_docs_init (&f->pr.ip.again_out);
-    if (on->o->in_place) {
+    if (on->run->o->in_place) {
         char backup[400];
-        rm_name_inplace_backup (&on->names, s, backup, sizeof backup);
+        rm_name_inplace_backup (&on->run->names, s, backup, sizeof backup);
         f->pr.ip.j = j;
-        f->pr.ip.backup = online_collection (on, on->o->state_db, backup);
+        f->pr.ip.backup = online_collection (on, on->run->o->state_db, backup);
     }
-    for (size_t k = 0; !on->o->in_place && k < p->n_keep; k++) {
+    for (size_t k = 0; !on->run->o->in_place && k < p->n_keep; k++) {
         char target[400];
-        rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
+        rm_name_target (&on->run->names, s, p->keep[k], target, sizeof target);
         online_writes_init (&f->pr.targets[k], j, online_collection (on, p->keep[k]->db, target),
                             "writing results");
         f->pr.sets[k] = &f->scratch[k];
@@ -346,7 +346,7 @@ online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, siz
             ok = online_batch_compute (&f.j, &f.in, &f.out, err);
         else
             online_docs_reset (&f.out);
-        if (on->o->in_place) {
+        if (on->run->o->in_place) {
             ok = ok && inplace_chunk (&f.j, &f.pr, &f.in, &f.out, ahead, st, err);
             continue;
         }
@@ -412,7 +412,7 @@ online_sample_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, int
     mongoc_collection_t *c;
     bool ok;
     rm_step_inputs (s, in, 4);
-    c = online_collection (on, in[p->drive]->db, rm_name_now (&on->names, in[p->drive]));
+    c = online_collection (on, in[p->drive]->db, rm_name_now (&on->run->names, in[p->drive]));
     ok = sample_ids (on, c, n, ch, in[p->drive]->text, no_sample, cap, err);
     mongoc_collection_destroy (c);
     return ok;

@@ -191,7 +191,7 @@ online_refs_claimed (online_job_t *j, online_passrun_t *pr, const online_docs_t 
                 }
             rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): two results for %s with one _id "
                           "(%s and %s): stopping before either overwrites the other",
-                          j->on->where, j->s->index, j->s->op, j->p->keep[k]->text, a, b);
+                          j->on->run->where, j->s->index, j->s->op, j->p->keep[k]->text, a, b);
             ok = false;
         }
         online_changes_destroy (&others);
@@ -207,7 +207,7 @@ online_refs_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
                      const online_changes_t *old, const online_docs_t *out, int64_t *missing,
                      bson_error_t *err)
 {
-    bool write = pr->mode == ONLINE_SYNC && !j->on->o->dry_run, ok = true;
+    bool write = pr->mode == ONLINE_SYNC && !j->on->run->o->dry_run, ok = true;
     for (size_t k = 0; ok && k < j->p->n_keep; k++) {
         const char *path = j->p->driver_list[k];
         const online_idlist_t *had =

@@ -82,7 +82,7 @@ remove_unmade (online_job_t *j, online_passrun_t *pr, size_t k, const bson_t *th
                const online_idset_t *made, const online_idset_t *kept, online_incr_stats_t *st,
                bson_error_t *err)
 {
-    bool write = pr->mode == ONLINE_SYNC && !j->on->o->dry_run, ok = true;
+    bool write = pr->mode == ONLINE_SYNC && !j->on->run->o->dry_run, ok = true;
     bson_iter_t it;
     if (!bson_iter_init (&it, there))
         return true;
@@ -185,7 +185,7 @@ series_pass (online_job_t *j, online_passrun_t *pr, online_changes_t *ch,
         online_changes_add (&aff, "series", &v);
     }
     series = online_changes_list (&aff, "series", false);
-    if (ok && series && pr->mode == ONLINE_SYNC && !j->on->o->dry_run)
+    if (ok && series && pr->mode == ONLINE_SYNC && !j->on->run->o->dry_run)
         for (uint32_t at = 0; ok && at < series->n;) {
             online_idlist_chunk (series, &at, 10000, &vals);
             ok = online_made_note (j->on, journal, &vals.arr, err);
@@ -393,10 +393,10 @@ follow_open (online_job_t *j, online_passrun_t *pr, online_t *on, const rm_step_
     j->s = s;
     j->p = p;
     j->index = pi;
-    j->batch_size = on->o->batch_size;
+    j->batch_size = on->run->o->batch_size;
     rm_step_inputs (s, j->in, 4);
     j->drive =
-        online_collection (on, j->in[p->drive]->db, rm_name_now (&on->names, j->in[p->drive]));
+        online_collection (on, j->in[p->drive]->db, rm_name_now (&on->run->names, j->in[p->drive]));
     j->engine = online_engine_new (on, s);
     pr->mode = mode;
     pr->changed = made;
@@ -404,7 +404,7 @@ follow_open (online_job_t *j, online_passrun_t *pr, online_t *on, const rm_step_
     pr->reported = ONLINE_REPORT_MAX + 1;
     for (size_t k = 0; k < p->n_keep; k++) {
         char target[400];
-        rm_name_target (&on->names, s, p->keep[k], target, sizeof target);
+        rm_name_target (&on->run->names, s, p->keep[k], target, sizeof target);
         online_writes_init (&pr->targets[k], j, online_collection (on, p->keep[k]->db, target),
                             "writing results");
     }
@@ -459,13 +459,13 @@ online_follow_held (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t
     if (!np || !online_held_path (&all[0], &path)) {
         ok = false;
         if (np)
-            rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: %s._id is not a path", on->where,
+            rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: %s._id is not a path", on->run->where,
                           all[0].holds);
     } else {
         const rm_nsref_t *b = j.in[all[0].drive], *a = np > 1 ? j.in[all[1].drive] : NULL;
-        mongoc_collection_t *buckets = online_collection (on, b->db, rm_name_now (&on->names, b));
+        mongoc_collection_t *buckets = online_collection (on, b->db, rm_name_now (&on->run->names, b));
         mongoc_collection_t *aside =
-            a ? online_collection (on, a->db, rm_name_now (&on->names, a)) : NULL;
+            a ? online_collection (on, a->db, rm_name_now (&on->run->names, a)) : NULL;
         if (p->holds)
             keys = online_keys_new (on, s, pi, &path);
         ok = held_pass (&j, &pr, keys, &path, buckets, aside, ch, ahead, st, err);

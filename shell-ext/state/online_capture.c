@@ -75,9 +75,9 @@ online_capture_name (online_capture_mode_t m)
 static const rm_nsref_t *
 source_ns (online_t *on)
 {
-    for (size_t i = 0; i < on->plan.n; i++) {
+    for (size_t i = 0; i < on->run->plan.n; i++) {
         const rm_nsref_t *in[4];
-        if (rm_step_inputs (&on->plan.steps[i], in, 4) > 0)
+        if (rm_step_inputs (&on->run->plan.steps[i], in, 4) > 0)
             return in[0];
     }
     return NULL;
@@ -159,6 +159,7 @@ edge_read (mongoc_client_t *client, void *arg, bson_error_t *why)
 {
     edge_t *e = arg;
     online_t own;
+    online_run_t scratch;
     mongoc_collection_t *c;
     bson_t q = BSON_INITIALIZER;
     bson_t *opts = e->dir < 0 ? BCON_NEW ("sort", "{", "$natural", BCON_INT32 (-1), "}", "limit",
@@ -173,9 +174,11 @@ edge_read (mongoc_client_t *client, void *arg, bson_error_t *why)
 
     /* The table's read on this call's own connection. */
     memset (&own, 0, sizeof own);
+    memset (&scratch, 0, sizeof scratch);
+    scratch.o = e->o;
+    scratch.ops = e->ops;
+    own.run = &scratch;
     own.client = client;
-    own.o = e->o;
-    own.ops = e->ops;
     c = online_collection (&own, "local", "oplog.rs");
     cur = online_ops (&own)->find (&own, c, &q, opts);
     e->found = false;
@@ -205,8 +208,8 @@ online_oplog_edge (online_t *on, int dir, uint32_t *t, uint32_t *i, bool *found,
     bool ok, stopped = false;
 
     e->dir = dir;
-    e->o = on->o;
-    e->ops = on->ops;
+    e->o = on->run->o;
+    e->ops = on->run->ops;
     if (dir < 0)
         ok = online_call_interruptible (on, edge_read, e, bson_free, "the server's last oplog "
                                         "entry (local.oplog.rs, read whole by some servers)",
@@ -305,14 +308,15 @@ online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
 {
     const rm_nsref_t *ns = source_ns (on);
     const char *db = ns ? ns->db : "admin", *coll = ns ? ns->coll : "remodel";
-    online_t view, *src = online_pair_log (on, &view);
+    online_run_t view_run;
+    online_t view, *src = online_pair_log (on, &view, &view_run);
     bool ok;
 
     bson_reinit (&c->token);
     c->has_ts = c->sentinel = false;
     snprintf (c->db, sizeof c->db, "%s", db);
     snprintf (c->coll, sizeof c->coll, "%s", coll);
-    ok = detect (src, c, db, coll, !on->pair || *on->pair->caps.set_name, err);
+    ok = detect (src, c, db, coll, !on->run->pair || *on->run->pair->caps.set_name, err);
     online_pair_log_end (on, src);
     return ok;
 }
@@ -356,7 +360,7 @@ sentinel_event (const bson_t *reply, const bson_oid_t *oid, bson_t *token)
 static bool
 sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
 {
-    const char *sdb = on->o->state_db;
+    const char *sdb = on->run->o->state_db;
     bson_t reply, stage = BSON_INITIALIZER, *doc, *more;
     bson_error_t why;
     bson_oid_t oid;
@@ -372,7 +376,7 @@ sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
     if (bson_iter_init (&it, &reply) && bson_iter_find_descendant (&it, "cursor.id", &it))
         id = bson_iter_as_int64 (&it);
     bson_oid_init (&oid, NULL);
-    doc = BCON_NEW ("_id", BCON_OID (&oid), "plan", BCON_UTF8 (on->names.id), "owner",
+    doc = BCON_NEW ("_id", BCON_OID (&oid), "plan", BCON_UTF8 (on->run->names.id), "owner",
                     BCON_UTF8 (on->owner));
     ok = online_lease_check (on, err) &&
          (online_ops (on)->state_insert (on, "capture", doc, &why) ||
@@ -393,7 +397,7 @@ sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
     kill_cursor (on, sdb, &reply);
     if (ok && !seen) {
         rm_error_set (err, RM_ERR_IO, "%s: the change stream on %s showed no event for remodel's "
-                      "own write (%s.capture): no start point for the change log", on->where,
+                      "own write (%s.capture): no start point for the change log", on->run->where,
                       sdb, sdb);
         ok = false;
     }
@@ -420,7 +424,8 @@ sentinel_point (online_t *on, online_capture_t *c, bson_error_t *err)
 static bool
 position_point (online_t *on, online_capture_t *c, bson_error_t *err)
 {
-    online_t view, *src = online_pair_log (on, &view);
+    online_run_t view_run;
+    online_t view, *src = online_pair_log (on, &view, &view_run);
     uint32_t t = 0, i = 0;
     bool found, ok = online_oplog_edge (src, -1, &t, &i, &found, err);
     char hex[24];
@@ -445,13 +450,13 @@ online_capture_start (online_t *on, online_capture_t *c, bson_error_t *err)
      * that gives neither needs the sentinel, or, with --to-uri, its
      * oplog's position. */
     if (c->mode == ONLINE_CAPTURE_STREAM && bson_empty (&c->token) && !c->has_ts)
-        return on->pair ? position_point (on, c, err) : sentinel_point (on, c, err);
+        return on->run->pair ? position_point (on, c, err) : sentinel_point (on, c, err);
     if (c->mode == ONLINE_CAPTURE_OPLOG && !c->has_ts) {
         /* An empty oplog would give no point to compare its first entry
          * with later; the plan's record was written first, so this is a
          * server that logs nothing remodel writes. */
         rm_error_set (err, RM_ERR_IO, "%s: local.oplog.rs is empty after remodel wrote its "
-                      "state: no start point for the change log", on->where);
+                      "state: no start point for the change log", on->run->where);
         return false;
     }
     return true;
@@ -637,7 +642,8 @@ capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_error_t 
 bool
 online_capture_lost (online_t *on, const online_capture_t *c, bool *lost, bson_error_t *err)
 {
-    online_t view, *src = online_pair_log (on, &view);
+    online_run_t view_run;
+    online_t view, *src = online_pair_log (on, &view, &view_run);
     bool ok;
 
     *lost = false;

@@ -20,8 +20,8 @@ online_changes_sources (online_t *on, const char **out, size_t cap)
 {
     const rm_nsref_t *made[64];
     size_t n = 0, nm = 0;
-    for (size_t i = 0; i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0; i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         const rm_nsref_t *in[4], *targets[8];
         rm_pass_t passes[RM_MAX_PASSES];
         bson_error_t why;
@@ -37,7 +37,7 @@ online_changes_sources (online_t *on, const char **out, size_t cap)
         }
         /* In place a step rewrites its sources, whose events are in the
          * log: nothing is made elsewhere. */
-        if (on->o->in_place)
+        if (on->run->o->in_place)
             continue;
         np = rm_step_passes (s, false, passes, &why);
         nt = rm_step_targets (s, passes, np, targets);
@@ -221,7 +221,7 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         if (online_stream_behind (&at, to) && online_mono_ms () - t0 > STREAM_BEHIND_MS) {
             rm_error_set (err, RM_ERR_IO, "%s: the change stream of %s has not reached the next "
                           "point, Timestamp(%u, %u), after %d s (at Timestamp(%u, %u)): its events "
-                          "are not majority-committed yet; run it again", on->where, ns,
+                          "are not majority-committed yet; run it again", on->run->where, ns,
                           to->ts_t, to->ts_i, STREAM_BEHIND_MS / 1000, at.t, at.i);
             /* A lag that passes: retried like a network error. */
             on->transient = true;
@@ -382,7 +382,8 @@ bool
 online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
                      const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
 {
-    online_t view, *src = online_pair_log (on, &view);
+    online_run_t view_run;
+    online_t view, *src = online_pair_log (on, &view, &view_run);
     bool ok = true;
 
     if (from->mode == ONLINE_CAPTURE_OPLOG)

@@ -27,8 +27,8 @@ typedef struct {
 static bool
 read_checkpoints (online_t *on, cp_t *cps, size_t *n, bson_error_t *err)
 {
-    mongoc_collection_t *c = online_collection (on, on->o->state_db, "checkpoints");
-    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    mongoc_collection_t *c = online_collection (on, on->run->o->state_db, "checkpoints");
+    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->run->names.id));
     online_cursor_t *cur = online_ops (on)->find (on, c, q, NULL);
     const bson_t *doc;
     bson_error_t why;
@@ -78,18 +78,18 @@ online_run_complete (online_t *on, bson_error_t *err)
 
     if (!read_checkpoints (on, cps, &n_cps, err))
         return false;
-    for (size_t i = 0; i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0; i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         const rm_nsref_t *in[4];
         rm_pass_t passes[RM_MAX_PASSES];
-        size_t np = rm_step_passes (s, on->o->in_place, passes, err);
+        size_t np = rm_step_passes (s, on->run->o->in_place, passes, err);
         char label[200];
         /* A fused run's checkpoints are its first step's (remodel/fuse.h). */
-        if (np && rm_names_run (&on->names, i) == 0)
+        if (np && rm_names_run (&on->run->names, i) == 0)
             continue;
-        rm_names_label (&on->names, s, label, sizeof label);
+        rm_names_label (&on->run->names, s, label, sizeof label);
         if (!np) {
-            rm_error_prefix (err, "%s", on->o->plan_path);
+            rm_error_prefix (err, "%s", on->run->o->plan_path);
             return false;
         }
         rm_step_inputs (s, in, 4);
@@ -126,8 +126,8 @@ online_run_complete (online_t *on, bson_error_t *err)
         snprintf (more, sizeof more, "; %zu more pass(es) not finished", left - named);
     rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: %s takes the results of a finished run, and "
                   "its run %s: %s%s; remodel online run %s finishes it (then %s again); nothing "
-                  "%s", on->where, on->names.name, on->o->command,
-                  started ? "has not finished" : "has done no batch", said, more, on->o->plan_path,
-                  on->o->command, on->o->switching ? "switched" : "written");
+                  "%s", on->run->where, on->run->names.name, on->run->o->command,
+                  started ? "has not finished" : "has done no batch", said, more, on->run->o->plan_path,
+                  on->run->o->command, on->run->o->switching ? "switched" : "written");
     return false;
 }

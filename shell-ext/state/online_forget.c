@@ -12,7 +12,7 @@
 bool
 online_parts_forget (online_t *on, bson_error_t *err)
 {
-    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->run->names.id));
     bson_error_t why;
     bool ok = online_ops (on)->state_delete (on, "partitions", del, true, &why) ||
               online_fail (on, err, &why, "forgetting the partitions' checkpoints");
@@ -24,8 +24,8 @@ bool
 online_plan_forget (online_t *on, bson_error_t *err)
 {
     const online_ops_t *ops = online_ops (on);
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
-    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
+    bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->run->names.id));
     bson_error_t why;
     /* The lease and its fences stay: the next run's epoch is higher. */
     bool ok = online_lease_check (on, err) && online_keys_drop_plan (on, err) &&

@@ -53,8 +53,8 @@ static mongoc_collection_t *
 map_collection (online_t *on)
 {
     char name[160];
-    snprintf (name, sizeof name, "keys_%s", on->names.id);
-    return online_collection (on, on->o->state_db, name);
+    snprintf (name, sizeof name, "keys_%s", on->run->names.id);
+    return online_collection (on, on->run->o->state_db, name);
 }
 
 online_keys_t *
@@ -64,7 +64,7 @@ online_keys_new (online_t *on, const rm_step_t *s, size_t pass, const rm_path_t 
     /* A run's partners are mostly new to the map; a sync's, mostly there
      * already, and a duplicate _id is slow to refuse (mongo-java-server:
      * about 1.4 ms each). */
-    k->known_first = on->incr_running;
+    k->known_first = on->run->incr_running;
     k->on = on;
     k->s = s;
     k->pass = pass;

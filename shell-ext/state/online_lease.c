@@ -75,6 +75,7 @@ struct online_lease {
     pthread_cond_t cv;
     mongoc_client_t *client;  /* the renewals' own connection */
     online_t *own;            /* the run's table and options on that connection */
+    online_run_t renew_run;   /* the run as it sees it: options and table, no pair */
     char id[300], owner[128], state_db[128];
     char what[400];           /* for messages: "plan P", or a partition of it */
     int64_t epoch;
@@ -95,7 +96,7 @@ lease_ms (void)
 static mongoc_collection_t *
 state (online_t *on, const char *coll)
 {
-    return online_collection (on, on->o->state_db, coll);
+    return online_collection (on, on->run->o->state_db, coll);
 }
 
 bool
@@ -122,7 +123,7 @@ online_server_now (online_t *on, int64_t *now, bson_error_t *err)
             return false;
     }
     rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: the server says no localTime in hello or "
-                  "isMaster, which the lease judges expiry by", on->where);
+                  "isMaster, which the lease judges expiry by", on->run->where);
     return false;
 }
 
@@ -180,7 +181,7 @@ refuse_held (online_t *on, const char *what, const char *holder, int64_t left, b
 {
     rm_error_set (err, RM_ERR_USAGE,
                   "%s: %s is being run by %s (its lease expires in %lld s unless renewed)",
-                  on->where, what, holder, (long long) (left > 0 ? (left + 999) / 1000 : 0));
+                  on->run->where, what, holder, (long long) (left > 0 ? (left + 999) / 1000 : 0));
     return false;
 }
 
@@ -268,7 +269,7 @@ static mongoc_client_t *
 lease_client (online_t *on)
 {
     bson_error_t why;
-    mongoc_uri_t *uri = mongoc_uri_new_with_error (on->o->to_uri ? on->o->to_uri : on->o->uri, &why);
+    mongoc_uri_t *uri = mongoc_uri_new_with_error (on->run->o->to_uri ? on->run->o->to_uri : on->run->o->uri, &why);
     mongoc_client_t *c;
     if (!uri)
         return NULL;
@@ -321,8 +322,8 @@ epoch_refused (online_t *on, const char *what, const char *where, int64_t epoch,
                bson_error_t *err)
 {
     rm_error_set (err, RM_ERR_DATA, "%s: %s: the lease's epoch %lld (in %s.%s) is impossible: "
-                  "no run could have taken it; " WAYS_OUT, on->where, what, (long long) epoch,
-                  on->o->state_db, where, on->o->plan_path, on->o->plan_path);
+                  "no run could have taken it; " WAYS_OUT, on->run->where, what, (long long) epoch,
+                  on->run->o->state_db, where, on->run->o->plan_path, on->run->o->plan_path);
     return false;
 }
 
@@ -332,8 +333,8 @@ static bool
 field_refused (online_t *on, const char *what, const lease_doc_t *l, bson_error_t *err)
 {
     rm_error_set (err, RM_ERR_DATA, "%s: %s: the lease's %s (in %s.leases) %s; " WAYS_OUT,
-                  on->where, what, l->bad, on->o->state_db, l->why, on->o->plan_path,
-                  on->o->plan_path);
+                  on->run->where, what, l->bad, on->run->o->state_db, l->why, on->run->o->plan_path,
+                  on->run->o->plan_path);
     return false;
 }
 
@@ -364,7 +365,7 @@ lease_repair (online_t *on, const char *id, const char *what, const char *said,
         online_fail (on, err, &why, "setting the lease's epoch back");
     else
         online_say_note (on, "%s: the lease's %s set back to %lld, the newest possible one (%s)",
-                         what, said, (long long) newest, on->o->restart ? "--restart" : "--forget");
+                         what, said, (long long) newest, on->run->o->restart ? "--restart" : "--forget");
     if (update)
         bson_destroy (update);
     bson_destroy (filter);
@@ -387,7 +388,7 @@ lease_write (online_t *on, const char *id, const char *what, int64_t next, int64
     bson_t *update = BCON_NEW ("$set", "{", "owner", BCON_UTF8 (on->owner), "epoch",
                                BCON_INT64 (next), "expires",
                                BCON_DATE_TIME (now + lease_ms ()), "digest",
-                               BCON_UTF8 (on->names.digest), "plan", BCON_UTF8 (on->names.name), "}");
+                               BCON_UTF8 (on->run->names.digest), "plan", BCON_UTF8 (on->run->names.name), "}");
     bool ok = online_ops (on)->state_update (on, "leases", filter, update, true, NULL, &why);
     bson_destroy (filter);
     bson_destroy (update);
@@ -413,7 +414,7 @@ lease_start (online_t *on, const char *id, const char *what, int64_t next, int64
     pthread_cond_init (&l->cv, NULL);
     snprintf (l->id, sizeof l->id, "%s", id);
     snprintf (l->what, sizeof l->what, "%s", what);
-    snprintf (l->state_db, sizeof l->state_db, "%s", on->o->state_db);
+    snprintf (l->state_db, sizeof l->state_db, "%s", on->run->o->state_db);
     snprintf (l->owner, sizeof l->owner, "%s", on->owner);
     l->epoch = next;
     l->lease_ms = lease_ms ();
@@ -424,8 +425,9 @@ lease_start (online_t *on, const char *id, const char *what, int64_t next, int64
     l->client = lease_client (on);
     l->own = bson_malloc0 (sizeof *l->own);
     l->own->client = l->client;
-    l->own->o = on->o;
-    l->own->ops = on->ops;
+    l->renew_run.o = on->run->o;
+    l->renew_run.ops = on->run->ops;
+    l->own->run = &l->renew_run;
     on->lease = l;
     on->epoch = next;
     /* The renewals never see SIGINT or SIGTERM: the main thread's loops
@@ -438,7 +440,7 @@ lease_start (online_t *on, const char *id, const char *what, int64_t next, int64
             mongoc_client_destroy (l->client);
         l->client = NULL;
         online_lease_drop (on);
-        rm_error_set (err, RM_ERR_IO, "%s: cannot start the lease's renewals", on->where);
+        rm_error_set (err, RM_ERR_IO, "%s: cannot start the lease's renewals", on->run->where);
         return false;
     }
     return true;
@@ -462,7 +464,7 @@ lease_take (online_t *on, const char *id, const char *what, bool repaired, bson_
         return false;
     /* Asked to repair (starting over, or forgetting the plan): a lease
      * that cannot be taken is set back, then taken. */
-    repairs = (on->o->restart || on->o->forget) && !repaired;
+    repairs = (on->run->o->restart || on->run->o->forget) && !repaired;
     if (cur.found && cur.bad) {
         char said[260];
         if (!repairs)
@@ -540,7 +542,7 @@ sweep_spills (online_t *on)
     swept = true;
     pthread_mutex_unlock (&mu);
     if (now)
-        n = rm_tmppath_sweep_for (NULL, on->o->tmpdir, where, sizeof where);
+        n = rm_tmppath_sweep_for (NULL, on->run->o->tmpdir, where, sizeof where);
     if (n)
         online_say_note (on, "removed %zu stale temporary file(s) of killed remodel runs from %s",
                          n, where);
@@ -552,8 +554,8 @@ online_lease_take (online_t *on, bson_error_t *err)
     char what[300];
     if (on->lease)
         return true; /* held for the whole command (finalize, rollback) */
-    snprintf (what, sizeof what, "plan %s", on->names.name);
-    if (!lease_take (on, on->names.id, what, false, err))
+    snprintf (what, sizeof what, "plan %s", on->run->names.name);
+    if (!lease_take (on, on->run->names.id, what, false, err))
         return false;
     sweep_spills (on);
     return true;
@@ -590,13 +592,13 @@ online_lease_check (online_t *on, bson_error_t *err)
     if (verdict == ONLINE_LEASE_LOST) {
         rm_error_set (err, RM_ERR_IO, "%s: %s: this run lost its lease to another; "
                       "stopping before writing anything more (its checkpoint stands)",
-                      on->where, l->what);
+                      on->run->where, l->what);
         return false;
     }
     if (verdict == ONLINE_LEASE_STALE) {
         rm_error_set (err, RM_ERR_IO, "%s: %s: the lease was not renewed for %lld s (the "
                       "server away, or this process stalled); stopping before writing anything "
-                      "more, since another run may take it over", on->where, l->what,
+                      "more, since another run may take it over", on->run->where, l->what,
                       (long long) ((online_mono_ms () - renewed) / 1000));
         return false;
     }
@@ -648,7 +650,7 @@ online_lease_status (online_t *on, char *holder, size_t cap, int64_t *left, int6
     *gone = false;
     *left = 0;
     *epoch = 0;
-    if (!online_server_now (on, &now, err) || !lease_read (on, on->names.id, &l, err))
+    if (!online_server_now (on, &now, err) || !lease_read (on, on->run->names.id, &l, err))
         return false;
     *epoch = l.epoch;
     if (l.found && *l.owner && l.expires > now) {

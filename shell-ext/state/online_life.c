@@ -123,12 +123,12 @@ refuse (online_t *on, online_life_why_t why, const online_record_t *r, bson_erro
     case ONLINE_LIFE_WRITES_AFTER:
         return online_plan_unswitched (on, r, err);
     case ONLINE_LIFE_FINALIZED_ALREADY:
-        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->names.name);
+        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->run->names.name);
         return false;
     case ONLINE_LIFE_UNDER_WAY:
         rm_error_set (err, RM_ERR_USAGE, "plan %s: a switch is under way (an earlier finalize "
                       "was stopped in it): finalize --writes-stopped completes it",
-                      on->names.name);
+                      on->run->names.name);
         return false;
     default:
         return true;

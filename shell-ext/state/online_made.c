@@ -25,8 +25,8 @@ static mongoc_collection_t *
 made_collection (online_t *on)
 {
     char name[160];
-    snprintf (name, sizeof name, "made_%s", on->names.id);
-    return online_collection (on, on->o->state_db, name);
+    snprintf (name, sizeof name, "made_%s", on->run->names.id);
+    return online_collection (on, on->run->o->state_db, name);
 }
 
 bool

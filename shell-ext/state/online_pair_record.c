@@ -17,8 +17,8 @@
 static bool
 fingerprint (online_t *on, online_side_t side, char *buf, size_t cap, bson_error_t *err)
 {
-    const online_caps_t *c = side == ONLINE_SOURCE ? &on->pair->caps : &on->caps;
-    const char *where = side == ONLINE_SOURCE ? on->pair->where : on->where;
+    const online_caps_t *c = side == ONLINE_SOURCE ? &on->run->pair->caps : &on->run->caps;
+    const char *where = side == ONLINE_SOURCE ? on->run->pair->where : on->run->where;
     uint64_t h = 1469598103934665603ull; /* FNV-1a over the UUIDs' bytes */
     bool any = false;
     char dbs[8][128];
@@ -27,9 +27,9 @@ fingerprint (online_t *on, online_side_t side, char *buf, size_t cap, bson_error
 
     /* The sources' UUIDs: the source's only (the destination's
      * collections are the run's own, made and dropped by it). */
-    for (size_t i = 0; side == ONLINE_SOURCE && i < on->plan.n; i++) {
+    for (size_t i = 0; side == ONLINE_SOURCE && i < on->run->plan.n; i++) {
         const rm_nsref_t *in[8];
-        size_t n_in = rm_step_inputs (&on->plan.steps[i], in, 8);
+        size_t n_in = rm_step_inputs (&on->run->plan.steps[i], in, 8);
         for (size_t j = 0; j < n_in; j++) {
             size_t k = 0;
             if (n_refs < 32)
@@ -99,7 +99,7 @@ online_pair_record (online_t *on, bool begin, bson_error_t *err)
     if (!fingerprint (on, ONLINE_SOURCE, src, sizeof src, err) ||
         !fingerprint (on, ONLINE_DEST, dst, sizeof dst, err))
         return false;
-    sel = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+    sel = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
     ok = online_ops (on)->state_read (on, "pairs", sel, &doc, &found, &why);
     if (!ok) {
         bson_destroy (sel);
@@ -115,7 +115,7 @@ online_pair_record (online_t *on, bool begin, bson_error_t *err)
             return true;
         rm_error_set (err, RM_ERR_USAGE, "plan %s: recorded from %s to %s; this command names "
                       "%s to %s: give the pair its run began with (or rollback --forget it "
-                      "there)", on->names.name, had_src, had_dst, src, dst);
+                      "there)", on->run->names.name, had_src, had_dst, src, dst);
         return false;
     }
     bson_destroy (&doc);
@@ -123,8 +123,8 @@ online_pair_record (online_t *on, bool begin, bson_error_t *err)
         bson_destroy (sel);
         return true; /* nothing begun: the command says so itself */
     }
-    rec = BCON_NEW ("_id", BCON_UTF8 (on->names.id), "source", BCON_UTF8 (src), "destination",
-                    BCON_UTF8 (dst), "plan", BCON_UTF8 (on->names.name));
+    rec = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id), "source", BCON_UTF8 (src), "destination",
+                    BCON_UTF8 (dst), "plan", BCON_UTF8 (on->run->names.name));
     ok = online_ops (on)->state_insert (on, "pairs", rec, &why);
     bson_destroy (rec);
     bson_destroy (sel);
@@ -134,7 +134,7 @@ online_pair_record (online_t *on, bool begin, bson_error_t *err)
 bool
 online_pair_note (online_t *on, const bson_t *set, bson_error_t *err)
 {
-    bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->names.id)), u = BSON_INITIALIZER;
+    bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id)), u = BSON_INITIALIZER;
     bson_error_t why;
     bool ok;
 
@@ -148,7 +148,7 @@ online_pair_note (online_t *on, const bson_t *set, bson_error_t *err)
 bool
 online_pair_read (online_t *on, bson_t *doc, bool *found, bson_error_t *err)
 {
-    bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+    bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
     bson_error_t why;
     bool ok = online_ops (on)->state_read (on, "pairs", sel, doc, found, &why);
     bson_destroy (sel);

@@ -48,7 +48,7 @@ online_part_key (online_t *on, const rm_step_t *s, size_t p, uint32_t k, char *b
 {
     char key[64];
     pass_key (s, p, key, sizeof key);
-    snprintf (buf, cap, "%s:%s#%u", on->names.id, key, k);
+    snprintf (buf, cap, "%s:%s#%u", on->run->names.id, key, k);
 }
 
 
@@ -182,8 +182,8 @@ record_refused (online_t *on, const char *key, const char *fault, bson_error_t *
     rm_error_set (err, RM_ERR_DATA, "%s: plan %s, step %s: its partitions in %s.plans "
                   "(partitions.%s) are not what a run records: %s; the state database was "
                   "changed or is damaged: remodel online run %s --restart starts the plan over "
-                  "(what it wrote stays)", on->where, on->names.name, key, on->o->state_db, key,
-                  fault, on->o->plan_path);
+                  "(what it wrote stays)", on->run->where, on->run->names.name, key, on->run->o->state_db, key,
+                  fault, on->run->o->plan_path);
     return false;
 }
 
@@ -229,11 +229,11 @@ online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_
     char key[64], field[96], no_sample[300] = "";
     bson_t record, sample = BSON_INITIALIZER, *set;
     bool found, ok, there = false;
-    int64_t total = -1, want = on->o->partitions; /* total: not counted yet */
+    int64_t total = -1, want = on->run->o->partitions; /* total: not counted yet */
     online_partition_in_t in;
 
     pass_key (s, p, key, sizeof key);
-    ok = online_state_get (on, "plans", on->names.id, &record, &found, "reading the plan's record",
+    ok = online_state_get (on, "plans", on->run->names.id, &record, &found, "reading the plan's record",
                            err) &&
          recorded (on, &record, key, parts, &there, err);
     if (ok && there) {
@@ -254,8 +254,8 @@ online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_
     else if (want <= 0) {
         total = online_estimated_of (on, c, NULL);
         want = total > 0 ? total / PART_DOCS_DEFAULT + 1 : 1;
-        if (on->o->workers > 1 && want < PARTS_PER_WORKER * on->o->workers)
-            want = PARTS_PER_WORKER * on->o->workers;
+        if (on->run->o->workers > 1 && want < PARTS_PER_WORKER * on->run->o->workers)
+            want = PARTS_PER_WORKER * on->run->o->workers;
     }
     /* The count just read is the sample's too: not asked twice. */
     ok = total >= 0 ? online_partition_sample_of (on, c, (int) want, total, &sample, no_sample,
@@ -264,8 +264,8 @@ online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_
                                                sizeof no_sample, err);
     in = (online_partition_in_t) {.sample = &sample, .total = total, .want = (int) want,
                                   /* --partitions asks for that many whatever the size */
-                                  .small = on->o->partitions > 0 || one ? 0
-                                           : on->o->workers > 1 ? PART_DOCS_FLOOR
+                                  .small = on->run->o->partitions > 0 || one ? 0
+                                           : on->run->o->workers > 1 ? PART_DOCS_FLOOR
                                                                 : PART_DOCS_DEFAULT / 2};
     bson_reinit (parts);
     ok = ok && online_partition_compute (&in, parts, err);
@@ -317,7 +317,7 @@ part_write (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
 
     online_part_key (on, s, p, k, id, sizeof id);
     BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
-    BSON_APPEND_UTF8 (&inner, "plan", on->names.id);
+    BSON_APPEND_UTF8 (&inner, "plan", on->run->names.id);
     BSON_APPEND_INT64 (&inner, "step", (int64_t) s->index);
     BSON_APPEND_INT64 (&inner, "pass", (int64_t) p + 1);
     BSON_APPEND_INT64 (&inner, "part", (int64_t) k);
@@ -403,7 +403,7 @@ online_parts_list (online_t *on, bool running, bson_error_t *err)
     /* status's table: on the reporter's standard output. */
     FILE *out = online_say_out_stream (on);
 
-    if (!online_state_get (on, "plans", on->names.id, &record, &found, "reading the plan's record",
+    if (!online_state_get (on, "plans", on->run->names.id, &record, &found, "reading the plan's record",
                            err)) {
         bson_destroy (&record);
         return -1;
@@ -437,7 +437,7 @@ online_parts_list (online_t *on, bool running, bson_error_t *err)
                 bson_iter_document (&pi, &len, &data);
                 if (!bson_init_static (&part, data, len))
                     continue;
-                snprintf (id, sizeof id, "%s:%s#%u", on->names.id, key, k);
+                snprintf (id, sizeof id, "%s:%s#%u", on->run->names.id, key, k);
                 if (!online_state_get (on, "partitions", id, &doc, &there,
                                        "reading a partition's checkpoint", err)) {
                     bson_destroy (&doc);

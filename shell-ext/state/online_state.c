@@ -28,24 +28,24 @@
 static mongoc_collection_t *
 state (online_t *on, const char *coll)
 {
-    return online_collection (on, on->o->state_db, coll);
+    return online_collection (on, on->run->o->state_db, coll);
 }
 
 
 bool
 online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
 {
-    on->o = o;
-    if (!rm_plan_load (&on->plan, o->plan_path, err))
+    on->own_run->o = o;
+    if (!rm_plan_load (&on->own_run->plan, o->plan_path, err))
         return false;
-    rm_names_identify (&on->names, o->plan_path);
+    rm_names_identify (&on->own_run->names, o->plan_path);
     /* Side by side, consecutive steps the engine runs in one pass run in
      * one online pass with one result (remodel/fuse.h); in place each
      * step keeps its own backups, and --server-side runs each step's
      * compiled pipelines, on the server, a step's each. A run records
      * which (unfused), for the commands after it (online_plan_mode). */
     if (!o->in_place && !o->server_side)
-        on->names.fused = &on->plan;
+        on->own_run->names.fused = &on->run->plan;
     {
         char host[64] = "?";
         gethostname (host, sizeof host - 1);
@@ -59,7 +59,7 @@ bool
 online_plan_read (online_t *on, online_record_t *r, bson_error_t *err)
 {
     bson_t doc;
-    bool ok = online_state_get (on, "plans", on->names.id, &doc, &r->found, "reading the plan's record",
+    bool ok = online_state_get (on, "plans", on->run->names.id, &doc, &r->found, "reading the plan's record",
                                 err);
 
     online_record_parse (&doc, r);
@@ -81,23 +81,23 @@ online_plan_record (online_t *on, bool *fresh, bson_error_t *err)
     bool ok = online_plan_read (on, &r, err);
 
     *fresh = false;
-    if (ok && r.found && strcmp (r.digest, on->names.digest) != 0 && !on->o->restart) {
+    if (ok && r.found && strcmp (r.digest, on->run->names.digest) != 0 && !on->run->o->restart) {
         rm_error_set (err, RM_ERR_USAGE,
                       "plan %s changed since its run began (digest %s, now %s): --restart "
                       "starts it over (its checkpoints are forgotten; what it wrote stays)",
-                      on->names.name, r.digest, on->names.digest);
+                      on->run->names.name, r.digest, on->run->names.digest);
         return false;
     }
-    if (ok && r.found && r.in_place != on->o->in_place && !on->o->restart) {
+    if (ok && r.found && r.in_place != on->run->o->in_place && !on->run->o->restart) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s was started %s, not %s: run it as it began, "
-                      "or --restart", on->names.name, mode_name (r.in_place), mode_name (on->o->in_place));
+                      "or --restart", on->run->names.name, mode_name (r.in_place), mode_name (on->run->o->in_place));
         return false;
     }
     if (ok && !online_plan_unswitched (on, &r, err))
         return false;
-    if (ok && (!r.found || strcmp (r.digest, on->names.digest) != 0 || on->o->restart)) {
-        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
-        bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->names.id)), *set;
+    if (ok && (!r.found || strcmp (r.digest, on->run->names.digest) != 0 || on->run->o->restart)) {
+        bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
+        bson_t *del = BCON_NEW ("plan", BCON_UTF8 (on->run->names.id)), *set;
         bson_error_t why;
         ok = online_lease_check (on, err) &&
              (online_ops (on)->state_delete (on, "checkpoints", del, true, &why) ||
@@ -107,10 +107,10 @@ online_plan_record (online_t *on, bool *fresh, bson_error_t *err)
          * takes a new one (online_capture.c); a sample verified of the
          * old results (online_sample.c) goes with it, and the old
          * partitions (online_partition_state.c). */
-        set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->names.digest), "inPlace",
-                        BCON_BOOL (on->o->in_place), "unfused", BCON_BOOL (on->names.fused == NULL),
-                        "name", BCON_UTF8 (on->names.name), "path",
-                        BCON_UTF8 (on->names.path), "}", "$unset", "{", "capture",
+        set = BCON_NEW ("$set", "{", "digest", BCON_UTF8 (on->run->names.digest), "inPlace",
+                        BCON_BOOL (on->run->o->in_place), "unfused", BCON_BOOL (on->run->names.fused == NULL),
+                        "name", BCON_UTF8 (on->run->names.name), "path",
+                        BCON_UTF8 (on->run->names.path), "}", "$unset", "{", "capture",
                         BCON_UTF8 (""), "sampled", BCON_UTF8 (""), "partitions", BCON_UTF8 (""),
                         "}");
         *fresh = true;
@@ -129,20 +129,20 @@ online_plan_unswitched (online_t *on, const online_record_t *r, bson_error_t *er
     if (r->switching) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s: a %s of its collections was interrupted: "
                       "remodel online finalize completes it, remodel online rollback undoes it",
-                      on->names.name, r->direction);
+                      on->run->names.name, r->direction);
         return false;
     }
     if (r->finalized) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized (its results are the live "
                       "collections): remodel online rollback first to run, verify or sync it "
-                      "again", on->names.name);
+                      "again", on->run->names.name);
         return false;
     }
     if (r->after_pending) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s: its results hold the application's writes "
                       "made after the switch, which a run, sync or finalize would overwrite: "
                       "remodel online rollback --carry-writes carries them into the originals, "
-                      "--discard-writes-after-switch drops them", on->names.name);
+                      "--discard-writes-after-switch drops them", on->run->names.name);
         return false;
     }
     return true;
@@ -163,13 +163,13 @@ online_plan_mode (online_t *on, online_opts_t *o, bool run, bson_error_t *err)
      * its --restart. */
     if (!run && o->in_place && !r.in_place) {
         rm_error_set (err, RM_ERR_USAGE, "plan %s ran side by side: --in-place contradicts it "
-                      "(leave it out: the mode its run recorded is used)", on->names.name);
+                      "(leave it out: the mode its run recorded is used)", on->run->names.name);
         return false;
     }
     o->in_place |= r.in_place;
     /* As the run that began the plan fused or not (online_plan_load),
      * whatever this command's flags: the names of its results are those. */
-    on->names.fused = o->in_place || r.unfused ? NULL : &on->plan;
+    on->own_run->names.fused = o->in_place || r.unfused ? NULL : &on->run->plan;
     return true;
 }
 
@@ -181,21 +181,21 @@ online_plan_check (online_t *on, bson_error_t *err)
         return false;
     if (!r.found) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here (remodel online run first)",
-                      on->where, on->names.name);
+                      on->run->where, on->run->names.name);
         return false;
     }
-    if (strcmp (r.digest, on->names.digest) != 0) {
+    if (strcmp (r.digest, on->run->names.digest) != 0) {
         /* Its results, checkpoints and change log point are the plan's
          * as it ran: no command mixes them with another plan's. */
         rm_error_set (err, RM_ERR_USAGE, "plan %s changed since its run began (digest %s, now "
                       "%s), so its results are not this plan's: restore the file as it was, or "
-                      "start over with remodel online run %s --restart", on->names.name, r.digest,
-                      on->names.digest, on->o->plan_path);
+                      "start over with remodel online run %s --restart", on->run->names.name, r.digest,
+                      on->run->names.digest, on->run->o->plan_path);
         return false;
     }
-    if (r.in_place != on->o->in_place) {
-        rm_error_set (err, RM_ERR_USAGE, "plan %s runs %s, not %s", on->names.name,
-                      mode_name (r.in_place), mode_name (on->o->in_place));
+    if (r.in_place != on->run->o->in_place) {
+        rm_error_set (err, RM_ERR_USAGE, "plan %s runs %s, not %s", on->run->names.name,
+                      mode_name (r.in_place), mode_name (on->run->o->in_place));
         return false;
     }
     return true;
@@ -204,7 +204,7 @@ online_plan_check (online_t *on, bson_error_t *err)
 bool
 online_plan_update (online_t *on, const bson_t *update, bson_error_t *err)
 {
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
     bson_t reply = BSON_INITIALIZER;
     bson_iter_t it;
     bson_error_t why;
@@ -213,7 +213,7 @@ online_plan_update (online_t *on, const bson_t *update, bson_error_t *err)
               (online_ops (on)->state_update (on, "plans", q, update, false, &reply, &why) ||
                online_fail (on, err, &why, "updating the plan's record"));
     if (ok && !(bson_iter_init_find (&it, &reply, "matchedCount") && bson_iter_as_int64 (&it) == 1)) {
-        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here", on->where, on->names.name);
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here", on->run->where, on->run->names.name);
         ok = false;
     }
     bson_destroy (&reply);
@@ -237,7 +237,7 @@ online_plan_flag (online_t *on, const char *name, bool *set, bson_error_t *err)
 {
     bson_t doc;
     bson_iter_t it;
-    bool found, ok = online_state_get (on, "plans", on->names.id, &doc, &found,
+    bool found, ok = online_state_get (on, "plans", on->run->names.id, &doc, &found,
                                        "reading the plan's record", err);
     *set = ok && bson_iter_init_find (&it, &doc, name) && bson_iter_as_bool (&it);
     bson_destroy (&doc);
@@ -270,14 +270,14 @@ online_wait_while_paused (online_t *on, bson_error_t *err)
             return false;
         if (!said)
             online_say_aside (on, "plan %s paused (remodel online resume goes on)",
-                              on->names.name);
+                              on->run->names.name);
         said = true;
         if (!online_lease_check (on, err))
             return false;
         online_sleep_ms (1000);
     }
     if (said)
-        online_say_note (on, "plan %s resumed", on->names.name);
+        online_say_note (on, "plan %s resumed", on->run->names.name);
     return true;
 }
 
@@ -285,9 +285,9 @@ static void
 checkpoint_id (online_t *on, const rm_step_t *s, size_t p, char *buf, size_t cap)
 {
     if (p == 0)
-        snprintf (buf, cap, "%s:%zu", on->names.id, s->index);
+        snprintf (buf, cap, "%s:%zu", on->run->names.id, s->index);
     else
-        snprintf (buf, cap, "%s:%zu/%zu", on->names.id, s->index, p + 1);
+        snprintf (buf, cap, "%s:%zu/%zu", on->run->names.id, s->index, p + 1);
 }
 
 bool
@@ -334,7 +334,7 @@ online_fenced_upsert (online_t *on, const char *coll, const char *id, const bson
          (online_ops (on)->state_update (on, coll, q, set, true, NULL, &why) ||
           (why.code == 11000
                ? (rm_error_set (err, RM_ERR_IO, "%s: plan %s: a newer run wrote this %s; this "
-                                "one lost its lease and stops", on->where, on->names.name, what),
+                                "one lost its lease and stops", on->run->where, on->run->names.name, what),
                   false)
                : online_fail (on, err, &why, doing)));
     bson_destroy (q);
@@ -353,9 +353,9 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
     checkpoint_id (on, s, p, id, sizeof id);
     bson_init (&set);
     BSON_APPEND_DOCUMENT_BEGIN (&set, "$set", &inner);
-    BSON_APPEND_UTF8 (&inner, "plan", on->names.id);
+    BSON_APPEND_UTF8 (&inner, "plan", on->run->names.id);
     BSON_APPEND_INT64 (&inner, "epoch", on->epoch);
-    BSON_APPEND_UTF8 (&inner, "digest", on->names.digest);
+    BSON_APPEND_UTF8 (&inner, "digest", on->run->names.digest);
     BSON_APPEND_INT64 (&inner, "step", (int64_t) s->index);
     BSON_APPEND_INT64 (&inner, "pass", (int64_t) p + 1);
     BSON_APPEND_UTF8 (&inner, "op", s->op);
@@ -518,7 +518,7 @@ bool
 online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error_t *err)
 {
     mongoc_collection_t *c = state (on, "checkpoints");
-    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->names.id));
+    bson_t *q = BCON_NEW ("plan", BCON_UTF8 (on->run->names.id));
     online_cursor_t *cur = online_ops (on)->find (on, c, q, NULL);
     const bson_t *doc;
     bson_error_t why;
@@ -558,7 +558,7 @@ online_plan_note_error (online_t *on, const char *message)
     bson_error_t lost;
     if (!on->lease || !online_lease_check (on, &lost))
         return false;
-    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->names.id));
+    bson_t *q = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
     bson_t *set = message ? BCON_NEW ("$set", "{", "error", BCON_UTF8 (message), "}")
                           : BCON_NEW ("$unset", "{", "error", BCON_UTF8 (""), "}");
     bool ok = online_ops (on)->state_update (on, "plans", q, set, false, NULL, NULL);

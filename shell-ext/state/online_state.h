@@ -73,7 +73,7 @@ typedef struct {
     int64_t rollback_left;  /* in place: documents the last rollback left */
     bool after_pending;     /* the results hold writes made after a switch (online_after.c) */
     int lookup_rules;       /* the $lookup rules the run joined by (online_conn.c's
-                               on->lookup_rules), 0: not recorded */
+                               on->run->lookup_rules), 0: not recorded */
     int64_t now_ms;         /* $$NOW of the plan's run (remodel/expr.h), 0: not recorded */
 } online_record_t;
 bool online_plan_read (online_t *on, online_record_t *r, bson_error_t *err);

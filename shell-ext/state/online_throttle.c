@@ -61,7 +61,7 @@ json_line (rm_buf_t *line_out, online_t *on, const char *what, const char *reaso
     rm_buf_t line;
     rm_buf_init (&line);
     rm_buf_append (&line, "{\"plan\":", 8);
-    online_json_string (&line, on->names.name);
+    online_json_string (&line, on->run->names.name);
     rm_buf_append (&line, ",\"throttle\":", 12);
     online_json_string (&line, what);
     if (reason) {
@@ -156,8 +156,8 @@ lag_now (online_t *on, online_throttle_t *th, const bson_t *rec, int64_t *lag_ms
     online_field_utf8 (rec, "throttle.lagOf", of, cap);
     if (at >= 0 && now - at < LAG_EVERY_MS && now >= at)
         return true;
-    q = at >= 0 ? BCON_NEW ("_id", BCON_UTF8 (on->names.id), "throttle.lagAt", BCON_DATE_TIME (at))
-                : BCON_NEW ("_id", BCON_UTF8 (on->names.id), "throttle.lagAt", "{", "$exists",
+    q = at >= 0 ? BCON_NEW ("_id", BCON_UTF8 (on->run->names.id), "throttle.lagAt", BCON_DATE_TIME (at))
+                : BCON_NEW ("_id", BCON_UTF8 (on->run->names.id), "throttle.lagAt", "{", "$exists",
                             BCON_BOOL (false), "}");
     claim = BCON_NEW ("$set", "{", "throttle.lagAt", BCON_DATE_TIME (now), "}");
     ok = online_lease_check (on, err) &&
@@ -289,14 +289,14 @@ online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size, 
         bson_t rec;
         bool found;
         th->started = true;
-        th->max_lag_ms = on->o->max_lag_ms;
-        th->max_latency_ms = on->o->max_latency_ms;
-        th->max_rate = on->o->max_rate;
-        th->base = on->o->batch_size;
+        th->max_lag_ms = on->run->o->max_lag_ms;
+        th->max_latency_ms = on->run->o->max_latency_ms;
+        th->max_rate = on->run->o->max_rate;
+        th->base = on->run->o->batch_size;
         th->rate_t0 = now;
         /* A `set` before this run began was for the run before: this one
          * takes its own options, and any `set` from now on. */
-        if (!online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
+        if (!online_state_get (on, "plans", on->run->names.id, &rec, &found, "reading the plan's record",
                                err))
             ok = false;
         th->settings_at = ok ? field_int (&rec, "settings.at", 0) : 0;
@@ -335,7 +335,7 @@ online_throttle_wait (online_t *on, int64_t n, int64_t ms, int64_t *batch_size, 
     for (;;) {
         bson_t rec;
         bool found, wait = false;
-        ok = online_state_get (on, "plans", on->names.id, &rec, &found, "reading the plan's record",
+        ok = online_state_get (on, "plans", on->run->names.id, &rec, &found, "reading the plan's record",
                                err);
         /* One read of the record a batch, as before the throttle: pause
          * keeps its own wait (and words) when the record says paused. */

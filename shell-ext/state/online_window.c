@@ -79,11 +79,12 @@ static bool
 oplog_read (online_t *on, oplog_t *o)
 {
     online_t view, *src;
+    online_run_t view_run;
     bool ok;
 
-    if (on->pair && !*on->pair->caps.set_name)
+    if (on->run->pair && !*on->run->pair->caps.set_name)
         return false;
-    src = online_pair_log (on, &view);
+    src = online_pair_log (on, &view, &view_run);
     ok = oplog_span (src, o);
     online_pair_log_end (on, src);
     return ok;
@@ -119,7 +120,7 @@ resize_mb (int64_t needed)
 static int64_t
 copy_rate (online_t *on, int64_t from_checkpoints, const char *db, const char *coll)
 {
-    int64_t rate = from_checkpoints, b = on->o->batch_size > 0 ? on->o->batch_size : 1000;
+    int64_t rate = from_checkpoints, b = on->run->o->batch_size > 0 ? on->run->o->batch_size : 1000;
     if (rate <= 0 && db) {
         mongoc_collection_t *c = online_collection (on, db, coll);
         bson_t q = BSON_INITIALIZER;
@@ -137,10 +138,10 @@ copy_rate (online_t *on, int64_t from_checkpoints, const char *db, const char *c
     }
     if (rate <= 0)
         return 0;
-    if (on->o->max_rate > 0 && rate > on->o->max_rate)
-        rate = on->o->max_rate;
-    if (on->o->pause_ms > 0)
-        rate = b * 1000 / (b * 1000 / rate + on->o->pause_ms);
+    if (on->run->o->max_rate > 0 && rate > on->run->o->max_rate)
+        rate = on->run->o->max_rate;
+    if (on->run->o->pause_ms > 0)
+        rate = b * 1000 / (b * 1000 / rate + on->run->o->pause_ms);
     return rate > 0 ? rate : 1;
 }
 
@@ -191,12 +192,12 @@ online_window_before_run (online_t *on, const online_capture_t *c)
     /* Said only as a note: with --quiet the oplog is not even read. */
     if (online_say_how (on).quiet || c->mode == ONLINE_CAPTURE_NONE || !oplog_read (on, &o))
         return;
-    for (size_t i = 0; i < on->plan.n; i++) {
-        const rm_step_t *s = &on->plan.steps[i];
+    for (size_t i = 0; i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
         const rm_nsref_t *in[4];
         rm_pass_t passes[RM_MAX_PASSES];
         size_t ni = rm_step_inputs (s, in, 4);
-        size_t np = rm_step_passes (s, on->o->in_place, passes, &why);
+        size_t np = rm_step_passes (s, on->run->o->in_place, passes, &why);
         for (size_t p = 0; p < np; p++) {
             int64_t n = online_estimated (on, in[passes[p].drive]->db, in[passes[p].drive]->coll);
             docs += n > 0 ? n : 0;
@@ -228,7 +229,7 @@ online_window_before_run (online_t *on, const online_capture_t *c)
         return;
     /* --to-uri: the copy writes its results to the destination; only the
      * application's writes fill the source's oplog meanwhile. */
-    if (on->pair) {
+    if (on->run->pair) {
         window_pair (on, &o, docs, rate);
         return;
     }

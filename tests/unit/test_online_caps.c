@@ -193,13 +193,14 @@ test_unknown_conservative (void)
     bson_t *build = json ("{\"version\": \"5.0.0\", \"gitVersion\": \"x\", \"ok\": 1}");
     online_caps_t c;
     online_t on;
+    online_run_t on_run;
 
     online_caps_choose (&c, NULL, true, NULL);
     check_choices (&c, "unknown", 50, 50, false, false);
     T_CHECK (!c.known);
     online_caps_choose (&c, NULL, true, build);
     check_choices (&c, "unknown", 50, 50, false, false);
-    memset (&on, 0, sizeof on);
+    online_init (&on, &on_run);
     T_CHECK (online_caps_write_chunk (&on) == 50);
     T_CHECK (online_caps_update_chunk (&on) == 50);
     T_CHECK (online_caps_insert_chunk (&on) == 1000);

@@ -18,6 +18,7 @@
 
 static online_opts_t opts;
 static online_t on;
+static online_run_t on_run;
 static atomic_int begun, finished, freed;
 
 typedef struct {
@@ -134,8 +135,9 @@ main (void)
 {
     mongoc_init ();
     opts.quiet = true;
-    on.o = &opts;
-    snprintf (on.names.name, sizeof on.names.name, "p.json");
+    online_init (&on, &on_run);
+    on.own_run->o = &opts;
+    snprintf (on.own_run->names.name, sizeof on.run->names.name, "p.json");
     on.client = mongoc_client_new ("mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100");
     T_RUN (test_no_deadline);
     T_RUN (test_given_up_at_the_deadline);

@@ -24,10 +24,11 @@ static void
 test_default (void)
 {
     online_t on;
+    online_run_t on_run;
     online_ops_t mine = online_ops_mongoc;
-    memset (&on, 0, sizeof on);
+    online_init (&on, &on_run);
     T_CHECK (online_ops (&on) == &online_ops_mongoc);
-    on.ops = &mine;
+    on.own_run->ops = &mine;
     T_CHECK (online_ops (&on) == &mine);
 }
 

@@ -11,14 +11,15 @@ test_routing (void)
     online_opts_t o = {.state_db = "remodel"};
     online_pair_t pair;
     online_t on;
+    online_run_t on_run;
     mongoc_client_t *dest = (mongoc_client_t *) (uintptr_t) 0x10;
     mongoc_client_t *src = (mongoc_client_t *) (uintptr_t) 0x20;
 
-    memset (&on, 0, sizeof on);
+    online_init (&on, &on_run);
     memset (&pair, 0, sizeof pair);
-    on.o = &o;
+    on.own_run->o = &o;
     on.client = dest;
-    on.pair = &pair;
+    on.own_run->pair = &pair;
     pair.client = src;
     /* a plan's namespace under its own name: the source's */
     T_CHECK (online_pair_client (&on, "shop", "parents") == src);

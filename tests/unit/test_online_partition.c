@@ -508,7 +508,10 @@ static void
 test_server_sample (void)
 {
     online_opts_t o = {.uri = server_uri};
-    online_t on = {0};
+    online_t on;
+    online_run_t on_run;
+
+    online_init (&on, &on_run);
     bson_error_t err;
     mongoc_collection_t *c;
     mongoc_bulk_operation_t *bulk;

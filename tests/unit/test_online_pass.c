@@ -18,19 +18,21 @@ static void
 setup (online_t *on, online_opts_t *o, bool in_place)
 {
     bson_error_t err;
-    memset (on, 0, sizeof *on);
+    static online_run_t run;
+
+    online_init (on, &run);
     memset (o, 0, sizeof *o);
     o->in_place = in_place;
-    on->o = o;
-    T_CHECK (rm_plan_parse (&on->plan, plan_text, strlen (plan_text), &err));
-    rm_names_identify (&on->names, "/plans/p.json");
+    on->own_run->o = o;
+    T_CHECK (rm_plan_parse (&on->own_run->plan, plan_text, strlen (plan_text), &err));
+    rm_names_identify (&on->own_run->names, "/plans/p.json");
 }
 
 static void
 teardown (online_t *on)
 {
-    rm_names_clear (&on->names);
-    rm_plan_destroy (&on->plan);
+    rm_names_clear (&on->own_run->names);
+    rm_plan_destroy (&on->own_run->plan);
 }
 
 static void
@@ -45,7 +47,7 @@ test_side_by_side (void)
     char want[400];
 
     setup (&on, &o, false);
-    T_CHECK (online_step_resolve (&on, &on.plan.steps[0], &st, &err));
+    T_CHECK (online_step_resolve (&on, &on.run->plan.steps[0], &st, &err));
     /* The parents with their children, then the children no parent
      * takes; each namespace a target. */
     T_CHECK (st.np == 2);
@@ -57,14 +59,14 @@ test_side_by_side (void)
     sets[0].ns = st.targets[0]->text;
     sets[1].ns = st.targets[1]->text;
     online_pass_resolve (&on, &st, 0, sets, st.nt, &ps);
-    T_CHECK (ps.s == &on.plan.steps[0] && ps.p == &st.passes[0] && ps.index == 0);
+    T_CHECK (ps.s == &on.run->plan.steps[0] && ps.p == &st.passes[0] && ps.index == 0);
     T_CHECK_STR (ps.drive_ns, "crm.people");
     T_CHECK_STR (ps.drive_coll, "people");
     T_CHECK (ps.partner != NULL);
     T_CHECK_STR (ps.partner->text, "crm.tasks");
     T_CHECK_STR (ps.partner_coll, "tasks");
     T_CHECK (!ps.self_join);
-    rm_name_target (&on.names, &on.plan.steps[0], st.targets[0], want, sizeof want);
+    rm_name_target (&on.run->names, &on.run->plan.steps[0], st.targets[0], want, sizeof want);
     T_CHECK_STR (ps.target[0], want);
     T_CHECK (ps.sets[0] == &sets[0] && ps.keeps_set);
     T_CHECK_STR (ps.backup, "");
@@ -80,8 +82,8 @@ test_side_by_side (void)
     T_CHECK (ps.sets[0] == NULL && !ps.keeps_set);
 
     /* Step 2 reads step 1's results where they are now. */
-    rm_name_move_step (&on.names, &on.plan.steps[0], st.targets, st.nt);
-    T_CHECK (online_step_resolve (&on, &on.plan.steps[1], &st, &err));
+    rm_name_move_step (&on.own_run->names, &on.run->plan.steps[0], st.targets, st.nt);
+    T_CHECK (online_step_resolve (&on, &on.run->plan.steps[1], &st, &err));
     online_pass_resolve (&on, &st, 0, NULL, 0, &ps);
     T_CHECK_STR (ps.drive_ns, "crm.people");
     T_CHECK_STR (ps.drive_coll, want);
@@ -101,11 +103,11 @@ test_in_place (void)
     char want[400];
 
     setup (&on, &o, true);
-    T_CHECK (online_step_resolve (&on, &on.plan.steps[1], &st, &err));
+    T_CHECK (online_step_resolve (&on, &on.run->plan.steps[1], &st, &err));
     T_CHECK (st.np == 1 && st.nt == 0);
     online_pass_resolve (&on, &st, 0, NULL, 0, &ps);
     T_CHECK_STR (ps.drive_coll, "people");
-    rm_name_inplace_backup (&on.names, &on.plan.steps[1], want, sizeof want);
+    rm_name_inplace_backup (&on.run->names, &on.run->plan.steps[1], want, sizeof want);
     T_CHECK_STR (ps.backup, want);
     T_CHECK_STR (ps.target[0], "");
     teardown (&on);

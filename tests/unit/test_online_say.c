@@ -16,17 +16,18 @@ static size_t out_len, err_len;
 static FILE *out_f, *err_f;
 static online_opts_t opts;
 static online_t on;
+static online_run_t on_run;
 
 /* A fresh capture: options as given, standard error a terminal or not. */
 static void
 begin (bool quiet, bool json, int tty)
 {
     memset (&opts, 0, sizeof opts);
-    memset (&on, 0, sizeof on);
+    online_init (&on, &on_run);
     opts.quiet = quiet;
     opts.log_json = json;
-    on.o = &opts;
-    snprintf (on.names.name, sizeof on.names.name, "p.json");
+    on.own_run->o = &opts;
+    snprintf (on.own_run->names.name, sizeof on.run->names.name, "p.json");
     out_f = open_memstream (&out_text, &out_len);
     err_f = open_memstream (&err_text, &err_len);
     online_say_to (out_f, err_f, tty);
@@ -181,7 +182,7 @@ test_json_lines (void)
     s.op = "embed";
     /* A batch's line: JSON-escaped names, and said with --quiet too. */
     begin (true, true, 1);
-    snprintf (on.names.name, sizeof on.names.name, "a\"b.json");
+    snprintf (on.own_run->names.name, sizeof on.run->names.name, "a\"b.json");
     online_json_batch (&on, &s, 0, "db.c", false, 10, 5, 10, 9, 2000);
     end ("", "{\"plan\":\"a\\\"b.json\",\"step\":2,\"op\":\"embed\",\"pass\":1,\"ns\":\"db.c\","
              "\"batch\":10,\"ms\":5,\"read\":10,\"written\":9,\"rate\":2000}\n");
