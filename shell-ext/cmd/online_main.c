@@ -360,7 +360,8 @@ main (int argc, char **argv)
     online_opts_t o = {.state_db = "remodel", .batch_size = 1000, .retry_for_ms = 600000,
                        .max_lag_ms = 2000, .max_window_ms = 10000};
     const online_cmd_t *c = NULL;
-    online_t on;
+    online_run_t run;       /* what the command's threads share (online.h) */
+    online_t on;            /* its own connection and counts */
     bson_error_t err = {0};
     int rc;
 
@@ -378,7 +379,7 @@ main (int argc, char **argv)
         online_signal_install ();
     mongoc_log_set_handler (driver_log, NULL);
     mongoc_init ();
-    memset (&on, 0, sizeof on);
+    online_init (&on, &run);
     if (!online_plan_load (&on, &o, &err) ||
         !(o.to_uri ? online_pair_connect (&on, &o, &err) : online_connect (&on, &o, &err)))
         rc = 1; /* the status: finish's */
@@ -395,6 +396,7 @@ main (int argc, char **argv)
     online_lease_drop (&on);
     online_pair_close (&on);
     online_close (&on);
+    online_run_destroy (&run);
     if (o.ns_select)
         rm_nsselect_destroy (o.ns_select);
     if (o.write_concern)

@@ -55,14 +55,17 @@ typedef struct {
     bool *reopen;           /* partition k: done, but read on from its checkpoint */
 } shared_t;
 
-/* A worker's online_t, built by worker_begin alone: the run's plan,
- * names and settings, shared and read only; of its own, a connection
- * (opened in its thread, closed by worker_end: never online_close, which
- * would close what is the run's), its name in the leases (two workers of
- * one process are two holders), its counts, no differences list (the
- * caller's ops give it one), no finalize fold; and a lease of its own
- * (a run's worker takes each partition's) or the plan's, shared (a
- * rescan's: checked by its writes, never dropped by it). */
+/* A worker's online_t, built from zero by worker_begin: the command's
+ * run (plan, names, settings), shared through a const pointer and
+ * without own_run, so that a worker cannot change what the others read;
+ * of its own, a connection (opened in its thread, closed by worker_end),
+ * its name in the leases (two workers of one process are two holders),
+ * its counts (added up by the command: read_now, doc_fails), its
+ * throttle (from the command's), no differences list (the caller's ops
+ * give it one), no finalize fold;
+ * and a lease of its own (a run's worker takes each partition's) or the
+ * plan's, shared (a rescan's: checked by its writes, never dropped by
+ * it). */
 typedef enum { WORKER_OWN_LEASE, WORKER_SHARED_LEASE } worker_lease_t;
 
 typedef struct {
@@ -326,27 +329,24 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
 static void
 worker_begin (const online_t *on, int i, worker_lease_t lease, online_t *won)
 {
-    *won = *on;
-    won->client = NULL;
-    won->busy_ms = 0;
-    won->read_now = 0;
-    won->diffs = NULL;
-    won->fold = NULL;
-    won->n_fold = 0;
-    if (lease == WORKER_OWN_LEASE) {
-        won->lease = NULL;
-        won->epoch = 0;
+    memset (won, 0, sizeof *won);
+    won->run = on->run;
+    /* Its throttle from where the command's is, its own from then on:
+     * the settings a `set` gave this run hold in its workers too. */
+    won->throttle = on->throttle;
+    if (lease == WORKER_SHARED_LEASE) {
+        won->lease = on->lease;
+        won->epoch = on->epoch;
     }
     online_lease_worker (on->owner, i + 1, won->owner, sizeof won->owner);
 }
 
-/* What the worker opened; its lease, if its own, is dropped already. */
+/* What the worker opened (online_close: its own only); its lease, if its
+ * own, is dropped already. */
 static void
 worker_end (online_t *won)
 {
-    if (won->client)
-        mongoc_client_destroy (won->client);
-    won->client = NULL;
+    online_close (won);
 }
 
 static void *
@@ -359,7 +359,7 @@ worker_main (void *arg)
     void *st = NULL;
     bool ok, left = true, read;
 
-    ok = online_connect (&w->on, sh->on->run->o, &err);
+    ok = online_connect_worker (&w->on, &err);
     if (ok)
         st = sh->ops->open (&w->on, sh->ops->ctx, &err);
     ok = ok && st;
@@ -433,6 +433,9 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
     }
     pthread_mutex_init (&sh.mu, NULL);
     pthread_cond_init (&sh.moved, NULL);
+    /* The $lookup rules every batch asks for, kept in the run now: a
+     * worker cannot keep them (online_lookup_rules). */
+    online_lookup_rules (on);
     w = bson_malloc0 ((size_t) n * sizeof *w);
     for (int i = 0; i < n; i++) {
         w[i].sh = &sh;
@@ -440,8 +443,10 @@ online_workers_pass (online_t *on, const rm_step_t *s, size_t pi, const bson_t *
         worker_begin (on, i, WORKER_OWN_LEASE, &w[i].on);
     }
     started = run_all (w, sizeof *w, n, worker_main);
-    for (int i = 0; i < started; i++)
+    for (int i = 0; i < started; i++) {
         on->read_now += w[i].on.read_now;
+        on->doc_fails += w[i].on.doc_fails;
+    }
     bson_free (w);
     bson_free (sh.reopen);
     pthread_cond_destroy (&sh.moved);
@@ -487,7 +492,7 @@ rescan_main (void *arg)
     rescan_t *rs = w->rs;
     bson_error_t err = {0};
     void *st = NULL;
-    bool ok = online_connect (&w->on, rs->on->run->o, &err);
+    bool ok = online_connect_worker (&w->on, &err);
 
     if (ok)
         ok = (st = rs->ops->open (&w->on, rs->ops->ctx, &err)) != NULL;
@@ -544,6 +549,7 @@ online_workers_rescan (online_t *on, const bson_t *parts, int n, const online_wo
     rs.n = online_parts_count (parts);
     rs.ops = ops;
     pthread_mutex_init (&rs.mu, NULL);
+    online_lookup_rules (on); /* as online_workers_pass */
     w = bson_malloc0 ((size_t) n * sizeof *w);
     /* The plan's lease, held by this process (NULL: verify, a dry run),
      * shared: checked by the workers' writes, never dropped by them. */

@@ -135,19 +135,67 @@ typedef struct {
 } online_caps_t;
 /* caps: end */
 
-/* A connection and what a run keeps of its plan. */
-typedef struct {
-    mongoc_client_t *client;
-    char where[300];        /* host:port list, never the credentials */
+/* What one command's run shares with every thread it starts: made once by
+ * the command (online_init, then online_plan_load and online_connect fill
+ * it), read by its workers through online_t.run, a const pointer, and
+ * freed once by the command (online_run_destroy). Only the thread that
+ * made it changes it, through online_t.own_run, between the passes its
+ * workers read: a worker's online_t has no own_run, so a worker cannot
+ * change what the others read. */
+typedef struct online_run {
+    /* The command line and the plan: fixed from the start. */
     const online_opts_t *o;
     rm_plan_t plan;
     /* The plan's name, path, id and digest, and where each namespace is
-     * now (remodel/names.h). */
+     * now (remodel/names.h): moved by the command (finalize, switch,
+     * follow) as it renames, never while workers read. */
     rm_names_t names;
+    /* The deployment, as the command's connect found it: the same server
+     * for every connection of the run, so asked once (online_connect). */
+    char where[300];        /* host:port list, never the credentials */
+    online_caps_t caps;         /* the server's capabilities (online_caps.c) */
+    const struct online_ops *ops; /* the server's operations (online_ops.c); NULL: libmongoc's */
+    /* --to-uri: the source's connection (online_ops_pair.c); NULL: one
+     * deployment. With it, a connection's client is the destination's.
+     * The command's alone: --to-uri has no workers (online_dest.c). */
+    struct online_pair *pair;
+    /* Settled by the command before its passes, read by every batch. */
+    /* --create-indexes, given now or recorded by the run that began the
+     * plan (createIndexes in its record): a resume behaves the same. */
+    bool create_indexes;
+    int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
+    int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
+    /* The plan follows a change log (a point is recorded): partners'
+     * keys are noted as they are read (online_keys.c). */
+    bool follows;
+    /* What the command is doing, for the code below it. */
+    bool following;         /* in `follow`: quiet rounds say nothing */
+    bool incr_running;      /* a sync from the log is recomputing */
+    /* sync: the run was --server-side, which writes no key map: this
+     * sync rescans every step, writing it (keysMissing in the record). */
+    bool keys_rebuilt;
+} online_run_t;
+
+/* A connection and what one thread does on it: the command's, or a
+ * worker's (cmd/online_workers.c). A worker's is made from zero around
+ * the run (nothing of the command's is copied, so nothing is cleared by
+ * hand), and online_close closes only what it holds. */
+typedef struct {
+    const online_run_t *run;    /* the run's, shared: read only */
+    online_run_t *own_run;      /* the same run where this is the command's,
+                                 * which alone may change it; NULL in a worker */
+    /* This thread's connection: its client, and what its last error was. */
+    mongoc_client_t *client;
+    bool transient;         /* the last driver error may pass: retry */
+    int random_cursor;      /* online_random_cursor: 0 not asked, 1 yes, -1 no, */
+    char random_why[160];   /* and why not (asked on this connection, once) */
+    /* Its name in the leases (two workers of one process are two
+     * holders) and the lease it holds: its own, or the plan's, shared
+     * with the command that holds it (a rescan's: checked, never dropped). */
     char owner[128];        /* this run, in the lease */
     online_lease_t *lease;  /* held (online_lease.c), or NULL */
     int64_t epoch;          /* the lease's epoch while held: the fencing token */
-    bool transient;         /* the last driver error may pass: retry */
+    /* What this thread did, which its command adds up (workers'). */
     /* run: documents this process read, for capture none's cost of
      * finalize at this run's rate. */
     int64_t read_now;
@@ -156,45 +204,49 @@ typedef struct {
      * busyMs: status's rate leaves out pauses, lease waits and the time
      * between two runs. */
     int64_t busy_ms;
-    /* The plan follows a change log (a point is recorded): partners'
-     * keys are noted as they are read (online_keys.c). */
-    bool follows;
-    bool following;         /* in `follow`: quiet rounds say nothing */
-    bool incr_running;      /* a sync from the log is recomputing */
-    /* sync: the run was --server-side, which writes no key map: this
-     * sync rescans every step, writing it (keysMissing in the record). */
-    bool keys_rebuilt;
-    bool made_noted;        /* online_made.c: the journal may hold _ids */
-    online_incr_stats_t incr; /* the last sync from the log */
-    int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
-    int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
-    int random_cursor;      /* online_random_cursor: 0 not asked, 1 yes, -1 no, */
-    char random_why[160];   /* and why not */
-    online_diffs_t *diffs;  /* verify: the differing _ids (online_diffs.c), or NULL */
-    /* finalize: when the writes stopped (online_mono_ms; 0: not in the
-     * window), and when a progress line last said so (online_blocked.c);
-     * the documents read whole for checksums in it (online_coll_sum),
-     * which its closing line says: what grows with the data. */
-    int64_t window_t0, window_said, window_summed;
-    /* --create-indexes, given now or recorded by the run that began the
-     * plan (createIndexes in its record): a resume behaves the same. */
-    bool create_indexes;
     /* run --dry-run: the documents the steps' expressions or filters fail
      * on, counted rather than stopping the run at the first; the first
      * few said as they come (online_batch.c). */
     int64_t doc_fails;
+    online_incr_stats_t incr; /* the last sync from the log */
+    bool made_noted;        /* online_made.c: the journal may hold _ids */
     online_throttle_t throttle; /* run, sync: before each batch (online_throttle_wait) */
+    online_diffs_t *diffs;  /* verify: the differing _ids (online_diffs.c), or NULL */
+    /* finalize's, a command without workers. When the writes stopped
+     * (online_mono_ms; 0: not in the window), and when a progress line
+     * last said so (online_blocked.c); the documents read whole for
+     * checksums in it (online_coll_sum), which its closing line says:
+     * what grows with the data. */
+    int64_t window_t0, window_said, window_summed;
     /* finalize without a change log: each result its full verify read,
      * folded into a count and digest as it went (online_blocked.c), so
      * that the switch's mark need not read them again; NULL: not asked. */
     struct online_fold_s *fold;
     size_t n_fold;
-    online_caps_t caps;         /* the server's capabilities (online_caps.c) */
-    const struct online_ops *ops; /* the server's operations (online_ops.c); NULL: libmongoc's */
-    /* --to-uri: the source's connection (online_ops_pair.c); NULL: one
-     * deployment. With it, client is the destination's. */
-    struct online_pair *pair;
 } online_t;
+
+/* on, the command's, over run, both made empty: online_plan_load and
+ * online_connect fill them. */
+static inline void
+online_init (online_t *on, online_run_t *run)
+{
+    memset (run, 0, sizeof *run);
+    memset (on, 0, sizeof *on);
+    on->run = on->own_run = run;
+}
+
+/* view: on as seen over another deployment or side (--to-uri's views of
+ * one of the two), with run its own copy of on's, which the caller
+ * changes where they differ (where, caps, pair). The plan and names
+ * are on's, shared (nothing is freed through the view); what is written
+ * to the view's run stays in it. */
+static inline void
+online_view (const online_t *on, online_t *view, online_run_t *run)
+{
+    *view = *on;
+    *run = *on->run;
+    view->run = view->own_run = run;
+}
 
 /* ops: begin (online_ops.c, issue 53) */
 /* Every call remodel makes of a server goes through this table: one
@@ -342,11 +394,17 @@ bool online_caps_order_kept (const bson_t *given, const bson_t *stored);
 bool online_caps_explain_indexed (const bson_t *explain);
 /* caps: end */
 
-/* online_conn.c: connect and ping (errors redact credentials). */
+/* online_conn.c: connect and ping (errors redact credentials). connect:
+ * the command's, which fills its run's o, where and capabilities;
+ * connect_worker: a worker's connection of its own to the run's server
+ * (cmd/online_workers.c), which asks nothing the run knows already. */
 bool online_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
-/* Closes the connection (a lease still held is the caller's to drop
- * first, online_lease_drop). */
+bool online_connect_worker (online_t *on, bson_error_t *err);
+/* Closes what on holds: its connection (a lease still held is the
+ * caller's to drop first, online_lease_drop); never the run, which
+ * online_run_destroy frees once, when the command ends. */
 void online_close (online_t *on);
+void online_run_destroy (online_run_t *run);
 /* A driver error as ours, naming what was being done and where; notes in
  * on->transient whether it is one to retry (network, failover, shutdown). */
 bool online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what);
@@ -613,7 +671,8 @@ void online_pair_close (online_t *on);
 static inline mongoc_client_t *
 online_pair_client (const online_t *on, const char *db, const char *coll)
 {
-    bool dest = on->run->pair->all_dest || !strcmp (db, on->run->o->state_db) || strstr (coll, "_remodel_");
+    bool dest = on->run->pair->all_dest || !strcmp (db, on->run->o->state_db) ||
+                strstr (coll, "_remodel_");
     return dest ? on->client : on->run->pair->client;
 }
 /* The collection db.coll on the side asked. */

@@ -296,43 +296,44 @@ seeds_parse (const mongoc_uri_t *uri, const char *text, const char *where, bson_
     return true;
 }
 
-bool
-online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
+/* A client for the connection string text into on->client, pinged. where:
+ * the command's, filled with the URI's hosts (and the password noted, to
+ * be masked); NULL for a worker's, whose run has them already. */
+static bool
+open_client (online_t *on, const char *text, char *where, size_t cap, bson_error_t *err)
 {
     bson_error_t why;
     mongoc_uri_t *uri;
-    const mongoc_host_list_t *h;
     bson_t ping = BSON_INITIALIZER;
     size_t at = 0;
     bool ok;
 
-    on->own_run->o = o;
-    if (!credentials_escaped (o->uri)) {
+    if (!credentials_escaped (text)) {
         rm_error_set (err, RM_ERR_USAGE, "--uri: not a MongoDB connection string: a user name "
                       "or password must percent-encode '@', ':', '/', '?', '#', '[', ']' and '%%' "
                       "(an '@' is %%40, a '/' %%2F)");
         return false;
     }
-    uri = mongoc_uri_new_with_error (o->uri, &why);
+    uri = mongoc_uri_new_with_error (text, &why);
     if (!uri) {
         /* The driver's message can quote the URI: not ours to print. */
         rm_error_set (err, RM_ERR_USAGE, "--uri: not a MongoDB connection string");
         return false;
     }
-    if (mongoc_uri_get_password (uri))
+    if (where && mongoc_uri_get_password (uri))
         bson_strncpy (secret, mongoc_uri_get_password (uri), sizeof secret);
-    for (h = mongoc_uri_get_hosts (uri); h && at < sizeof on->run->where - 1; h = h->next)
-        at += (size_t) snprintf (on->run->where + at, sizeof on->run->where - at, "%s%s", at ? "," : "",
-                                 h->host_and_port);
-    if (!at)
-        snprintf (on->run->where, sizeof on->run->where, "(the server)");
+    for (const mongoc_host_list_t *h = mongoc_uri_get_hosts (uri); where && h && at < cap - 1;
+         h = h->next)
+        at += (size_t) snprintf (where + at, cap - at, "%s%s", at ? "," : "", h->host_and_port);
+    if (where && !at)
+        snprintf (where, cap, "(the server)");
     /* Fail fast when nothing answers: the retry policy is the run's. */
     if (!mongoc_uri_has_option (uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS))
         mongoc_uri_set_option_as_int32 (uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, 5000);
     /* The URI's own appName stands (setting a second one is an error). */
     if (!mongoc_uri_get_appname (uri))
         mongoc_uri_set_appname (uri, "remodel-online");
-    if (mongoc_uri_get_replica_set (uri) && !seeds_parse (uri, o->uri, on->run->where, err)) {
+    if (mongoc_uri_get_replica_set (uri) && !seeds_parse (uri, text, on->run->where, err)) {
         mongoc_uri_destroy (uri);
         return false;
     }
@@ -355,11 +356,26 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
     BSON_APPEND_INT32 (&ping, "ping", 1);
     ok = on->run->ops->command (on, NULL, "admin", &ping, NULL, &why);
     bson_destroy (&ping);
-    if (!ok)
-        return online_fail (on, err, &why, "cannot reach the server");
+    return ok || online_fail (on, err, &why, "cannot reach the server");
+}
+
+bool
+online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
+{
+    on->own_run->o = o;
+    if (!open_client (on, o->uri, on->own_run->where, sizeof on->own_run->where, err))
+        return false;
     /* What the server is and can do, once (online_caps.c). */
     online_caps_fill (on);
     return true;
+}
+
+bool
+online_connect_worker (online_t *on, bson_error_t *err)
+{
+    /* The same server as the command's connection: its hosts, password
+     * and capabilities are the run's already. */
+    return open_client (on, on->run->o->uri, NULL, 0, err);
 }
 
 void
@@ -368,7 +384,13 @@ online_close (online_t *on)
     if (on->client)
         mongoc_client_destroy (on->client);
     on->client = NULL;
-    rm_plan_destroy (&on->own_run->plan);
+}
+
+void
+online_run_destroy (online_run_t *run)
+{
+    rm_plan_destroy (&run->plan);
+    rm_names_clear (&run->names);
 }
 
 bool
@@ -414,12 +436,19 @@ online_server_version (online_t *on, rm_compile_version_t *v, bson_error_t *err)
 int
 online_lookup_rules (online_t *on)
 {
-    if (!on->run->lookup_rules) {
-        rm_compile_version_t v = on->run->o->server_version;
-        bson_error_t ignored;
-        if (!on->run->o->server_version_given && !online_server_version (on, &v, &ignored))
-            rm_compile_version_parse (RM_LOOKUP_DEFAULT_VERSION, &v);
-        on->own_run->lookup_rules = rm_compile_lookup_since_36681 (v) ? 2 : 1;
-    }
-    return on->run->lookup_rules;
+    rm_compile_version_t v;
+    bson_error_t ignored;
+    int rules;
+
+    if (on->run->lookup_rules)
+        return on->run->lookup_rules;
+    v = on->run->o->server_version;
+    if (!on->run->o->server_version_given && !online_server_version (on, &v, &ignored))
+        rm_compile_version_parse (RM_LOOKUP_DEFAULT_VERSION, &v);
+    rules = rm_compile_lookup_since_36681 (v) ? 2 : 1;
+    /* Kept by the command's thread; a worker, which cannot change the
+     * run, finds them settled before its pass (lookup_rules_settle). */
+    if (on->own_run)
+        on->own_run->lookup_rules = rules;
+    return rules;
 }
