@@ -247,7 +247,8 @@ read_once (online_t *on, mongoc_collection_t *partner, const rm_pass_t *p, int64
     bson_iter_t it;
     int r;
 
-    f.c = bson_malloc0 (sizeof *f.c);
+    /* It holds a bson_t, which libbson aligns to 128 bytes: malloc gives 16. */
+    f.c = bson_aligned_alloc0 (BSON_ALIGNOF (online_partners_t), sizeof *f.c);
     online_docs_init (&f.c->docs);
     bson_init (&f.c->values);
     r = read_cursor (on, partner, p, chunk, &f, err);
