@@ -144,15 +144,9 @@ print(c.remodel.pairs.count_documents({}), [(d.get("committed"), d.get("copied")
     expect_eq "$1: ... one pair recorded, committed, shop.other copied" \
         "$(echo "$d" | sed -n 3p)" "1 [(True, ['shop.other'])]"
 }
-# finalized NAME [PID]: finalize --writes-stopped (exit 0), then judge;
-# with PID, the offline run (offline_run, in the background: both only
-# read the source) awaited first and kept as the direction's.
+# finalized NAME: finalize --writes-stopped (exit 0), then judge.
 finalized() {
     two finalize --writes-stopped
-    if [ -n "${2:-}" ]; then
-        wait "$2"
-        mv "$T/emb.archive" "$T/emb-$from.archive"
-    fi
     expect_eq "$1: then finalize --writes-stopped: exit 0" "$rc" 0
     [ $rc == 0 ] || sed 's/^/  /' "$T/err" | tail -n 6 >&2
     judge "$1"
@@ -376,10 +370,11 @@ follow_point() {
         "$frc:$(grep -c 'follow: plan emb.json: stopped after [0-9]* rounds (interrupted)' "$T/ferr")" "0:1"
     [ $frc == 0 ] || sed 's/^/  /' "$T/ferr" | tail -n 6 >&2
     # The application stopped: the source as it is now, the offline run
-    # over its dump (while finalize runs), then finalize, judged.
+    # over its dump, then finalize, judged.
     before=$(fingerprint)
-    uri=$SRC offline_run emb shop &
-    finalized "$n" $!
+    uri=$SRC offline_run emb shop
+    mv "$T/emb.archive" "$T/emb-$from.archive"
+    finalized "$n"
 }
 
 total=0
