@@ -5,15 +5,18 @@
  *
  * A deployment is known by what it says of itself: the server's identity
  * and version (buildInfo, online_caps.c), its replica set's name (hello),
- * and, where listCollections gives them (MongoDB), the UUIDs of the plan's
- * sources, which survive a change of host names; where it gives none
- * (FerretDB, mongo-java-server) its host list stands in for them. */
+ * its host list and, where listCollections gives them (MongoDB, FerretDB),
+ * the UUIDs of the plan's sources. Either of the last two may change while
+ * the deployment stays the same: the hosts renamed, or a source dropped
+ * and made again during follow (DDL, which the capture rescans). So the
+ * pair is another only when both changed (same_deployment). */
 #include <stdio.h>
 #include <string.h>
 
 #include "online_state.h"
 
-/* "ferretdb 1.24.0, set rs0, uuids <hex digest>" or "..., at host:port". */
+/* "ferretdb 1.24.0, set rs0, uuids <hex digest>, at host:port", without
+ * the uuids where the server gives none. */
 static bool
 fingerprint (online_t *on, online_side_t side, char *buf, size_t cap, bson_error_t *err)
 {
@@ -80,12 +83,44 @@ fingerprint (online_t *on, online_side_t side, char *buf, size_t cap, bson_error
         bson_destroy (&list);
     }
     if (any)
-        snprintf (buf, cap, "%s %s, set %s, uuids %016llx", c->identity, c->version,
-                  *c->set_name ? c->set_name : "none", (unsigned long long) h);
+        snprintf (buf, cap, "%s %s, set %s, uuids %016llx, at %s", c->identity, c->version,
+                  *c->set_name ? c->set_name : "none", (unsigned long long) h, where);
     else
         snprintf (buf, cap, "%s %s, set %s, at %s", c->identity, c->version,
                   *c->set_name ? c->set_name : "none", where);
     return true;
+}
+
+/* A fingerprint's parts: what the server is ("ID VERSION, set S"), its
+ * sources' UUIDs ("" where none), its hosts ("" in a record made before
+ * they were kept beside the UUIDs). */
+static void
+split (const char *f, char *head, char *uuids, char *at, size_t cap)
+{
+    const char *u = strstr (f, ", uuids "), *a = strstr (f, ", at ");
+    const char *end = u ? u : a ? a : f + strlen (f);
+    size_t n = (size_t) (end - f);
+
+    snprintf (head, cap, "%.*s", (int) (n < cap ? n : cap - 1), f);
+    *uuids = *at = '\0';
+    if (u)
+        snprintf (uuids, cap, "%.*s", (int) strcspn (u + 8, ","), u + 8);
+    if (a)
+        snprintf (at, cap, "%s", a + 5);
+}
+
+/* The same deployment: the same server and set, and its sources' UUIDs or
+ * its hosts the same (one of them may have changed, not both). */
+static bool
+same_deployment (const char *had, const char *now)
+{
+    char h1[512], u1[512], a1[512], h2[512], u2[512], a2[512];
+
+    split (had, h1, u1, a1, sizeof h1);
+    split (now, h2, u2, a2, sizeof h2);
+    if (strcmp (h1, h2))
+        return false;
+    return (*u1 && *u2 && !strcmp (u1, u2)) || (*a1 && *a2 && !strcmp (a1, a2));
 }
 
 bool
@@ -111,7 +146,7 @@ online_pair_record (online_t *on, bool begin, bson_error_t *err)
         online_field_utf8 (&doc, "destination", had_dst, sizeof had_dst);
         bson_destroy (&doc);
         bson_destroy (sel);
-        if (!strcmp (had_src, src) && !strcmp (had_dst, dst))
+        if (same_deployment (had_src, src) && same_deployment (had_dst, dst))
             return true;
         rm_error_set (err, RM_ERR_USAGE, "plan %s: recorded from %s to %s; this command names "
                       "%s to %s: give the pair its run began with (or rollback --forget it "

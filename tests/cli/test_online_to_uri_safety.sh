@@ -24,16 +24,13 @@
 #    started again on its directory and port during follow --to-uri,
 #    written after it: follow rides it out (or stops with one error naming
 #    the source), a follow after it applies the writes, verify is clean;
-#  - DDL on the source during follow --to-uri (mongo-java-server source:
-#    shop.kids dropped and made again, other documents): follow rescans
-#    once, saying so, the results are remodel run's over the source then;
+#  - DDL on the source during follow --to-uri (shop.kids dropped and made
+#    again, other documents): follow rescans once, saying so, the results
+#    are remodel run's over the source then; the pair is the same (FerretDB
+#    gives the sources' UUIDs, which change; its hosts do not);
 #  - after each direction, finalize --writes-stopped: the destination
 #    equals remodel run offline over the source's mongodump, byte for
 #    byte, under the final names only.
-# Not run: DDL from a FerretDB source. It gives its collections' UUIDs,
-# which the pair's record holds (shell-ext/state/online_pair_record.c), so
-# a source dropped and made again makes every command after it refused as
-# another pair (exit 2): a known failure, said in a "#" line.
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_safety.sh
 . "$(dirname "$0")/lib.sh"
@@ -290,12 +287,9 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     if [ "$from" == ferretdb ]; then
         written_case sync
         restart_case
-        # A FerretDB source gives its collections' UUIDs, which the pair's
-        # record holds (shell-ext/state/online_pair_record.c): a source
-        # dropped and made again is a new pair, every command after it
-        # refused (a known failure; the DDL case runs from
-        # mongo-java-server, which gives none).
-        echo "# $from->$to: DDL during follow not run: a source made again changes the pair's UUIDs (known failure)" >&2
+        # Its collections' UUIDs change with the DDL, its hosts do not: the
+        # same pair (shell-ext/state/online_pair_record.c).
+        ddl_case
     else
         ddl_case
         written_case finalize
