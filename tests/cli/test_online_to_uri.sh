@@ -102,8 +102,10 @@ d = json.load(open(sys.argv[1])); print(d["canCommit"], d["toUri"]["why"])' "$T/
     expect_message "$from->$to: sync --to-uri rewrites it on the destination (from the source's log)" \
         "sync: plan emb.json: 1 result(s) rewritten or removed"
     # follow follows the source's log until a signal (more in
-    # tests/cli/test_online_to_uri_follow.sh).
-    timeout --preserve-status -s INT 4 "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" \
+    # tests/cli/test_online_to_uri_follow.sh). --foreground: one SIGINT,
+    # to follow alone; timeout also signals its process group, and a
+    # second SIGINT ends a command at once (exit 130), by design.
+    timeout --foreground --preserve-status -s INT 4 "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" \
         --pause 200ms >"$T/out" 2>"$T/err"
     expect_eq "$from->$to: follow --to-uri: follows the source's log until SIGINT (exit 0)" \
         "$?:$(grep -c 'follow: plan emb.json: stopped after [0-9]* rounds (interrupted)' "$T/err")" "0:1"
