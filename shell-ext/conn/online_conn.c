@@ -238,8 +238,10 @@ seed_hello (const char *text, const char *host, bson_t *reply)
     mongoc_uri_t *one;
     mongoc_client_t *client;
     /* The seed's own connection as a record of its own, so that its
-     * hello goes through the table as every other call does. */
-    online_t seed = {0};
+     * hello goes through the table as every other call does: a run of
+     * its own too, empty (libmongoc's table, no plan). */
+    online_run_t seed_run = {0};
+    online_t seed = {.run = &seed_run};
     bool asked;
 
     if (!direct_uri (text, host, direct, sizeof direct) ||
