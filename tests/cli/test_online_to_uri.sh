@@ -21,31 +21,14 @@
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri.sh
 . "$(dirname "$0")/lib.sh"
-use_peers "peers" || exit 0
-[ -n "${REMODEL_TEST_URI:-}" ] && { pass "to-uri: external deployments are not started here (skipped)"; exit 0; }
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
-mkdir -p "$T/plans"
-kids_plan emb shop
-P=$T/plans/emb.json
-
-seed() {
-    py 'c.shop.parents.insert_many([{"_id": i, "name": "p%d" % i} for i in range(400)])
-c.shop.kids.insert_many([{"_id": 1000 + i, "owner": i % 400, "x": i} for i in range(1200)])
-c.shop.other.insert_many([{"_id": i, "v": i * 2} for i in range(50)])
-c.shop.kids.create_index("owner")
-c.shop.other.create_index("v", name="v_1")'
-}
-# remodel online CMD with --uri SRC --to-uri DST, as run_rm.
-two() { run_rm online "$1" "$P" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
+. "$(dirname "$0")/lib_to_uri.sh"
+to_uri_setup "to-uri"
+seed() { seed_shop 400 1200 50; }
 colls() { uri=$1 py 'print(",".join(sorted(c.shop.list_collection_names())))'; }
 
 for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     from=${dir%%:*} to=${dir##*:}
-    online_start "$from" "$T/srv-src-$from" 0 changelog || continue
-    SRC=$uri
-    seed
-    online_start "$to" "$T/srv-dst-$to" 0 || continue
-    DST=$uri
+    pair_start "$from" "$to" || continue
     online_start ferretdb "$T/srv-other-$from" 0 || continue
     OTHER=$uri
 

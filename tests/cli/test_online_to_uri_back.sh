@@ -29,12 +29,8 @@
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_back.sh
 . "$(dirname "$0")/lib.sh"
-use_peers "peers" || exit 0
-[ -n "${REMODEL_TEST_URI:-}" ] && { pass "to-uri back: external deployments are not started here (skipped)"; exit 0; }
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
-mkdir -p "$T/plans"
-kids_plan emb shop
-P=$T/plans/emb.json
+. "$(dirname "$0")/lib_to_uri.sh"
+to_uri_setup "to-uri back"
 echo '{"remodel": 1, "steps": [{"set": {"in": "misc.items", "fields": {"tag": "new"}}}]}' >"$T/plans/tag.json"
 
 seed() {
@@ -44,8 +40,6 @@ c.shop.kids.insert_many([{"_id": 5000 + i, "owner": 900 + i, "x": -i} for i in r
 c.shop.kids.create_index("owner")
 c.shop.other.insert_many([{"_id": i, "v": i} for i in range(20)])'
 }
-# remodel online CMD PLAN with --uri SRC --to-uri DST, as run_rm.
-two() { run_rm online "$1" "$P" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
 # snap URI FILE: every document of shop (and misc) on URI, its bytes, in
 # _id order, and the state database's collections with their counts.
 snap() {

@@ -25,18 +25,10 @@
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_follow.sh
 . "$(dirname "$0")/lib.sh"
-use_peers "peers" || exit 0
-[ -n "${REMODEL_TEST_URI:-}" ] && { pass "to-uri follow: external deployments are not started here (skipped)"; exit 0; }
-trap 'stop_writer; for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
-mkdir -p "$T/plans"
-kids_plan emb shop
-P=$T/plans/emb.json
-
-seed() {
-    py 'c.shop.parents.insert_many([{"_id": i, "name": "p%d" % i} for i in range(300)])
-c.shop.kids.insert_many([{"_id": 1000 + i, "owner": i % 300, "x": i} for i in range(900)])
-c.shop.kids.create_index("owner")'
-}
+. "$(dirname "$0")/lib_to_uri.sh"
+to_uri_setup "to-uri follow"
+to_uri_cleanup() { stop_writer; }
+seed() { seed_shop 300 900 0; }
 # The application: inserts, updates and deletes of parents and of kids on
 # the source ($uri), a few dozen a second, until $T/stop exists; what it
 # did in $T/writer.log. Begun once it has written (a few ops).
@@ -79,8 +71,6 @@ stop_writer() {
     wait "$writer" 2>/dev/null
     writer=
 }
-# remodel online CMD with --uri SRC --to-uri DST, as run_rm.
-two() { run_rm online "$1" "$P" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
 # follow in the background, its messages in $T/follow.err; its pid in $follower.
 follow_bg() {
     "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" --pause 200ms --sample 50 \
@@ -104,11 +94,7 @@ results() { uri=$DST py 'print(",".join("shop.%s=%s" % (n.split("_remodel_")[0],
 for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     from=${dir%%:*} to=${dir##*:}
     d="$from->$to"
-    online_start "$from" "$T/srv-src-$from" 0 changelog || continue
-    SRC=$uri
-    seed
-    online_start "$to" "$T/srv-dst-$to" 0 || continue
-    DST=$uri
+    pair_start "$from" "$to" || continue
 
     # ---- the copy, the application writing ----
     start_writer

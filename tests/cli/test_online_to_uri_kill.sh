@@ -50,14 +50,10 @@
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_kill.sh
 . "$(dirname "$0")/lib.sh"
-use_peers "peers" || exit 0
-[ -n "${REMODEL_TEST_URI:-}" ] && { pass "to-uri kill matrix: needs local servers (skipped)"; exit 0; }
+. "$(dirname "$0")/lib_to_uri.sh"
+to_uri_setup "to-uri kill matrix"
 FULL=0
 [ "${REMODEL_FAULT_MATRIX:-}" == full ] && FULL=1
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
-mkdir -p "$T/plans"
-kids_plan emb shop
-P=$T/plans/emb.json
 t_lap=$SECONDS
 # A short lease: each run renews it several times, and the renewals must
 # go to the destination, which holds it (the source has no state database
@@ -120,7 +116,6 @@ killed() {
     wait $p 2>/dev/null
     frc=$?
 }
-two() { run_rm online "$1" "$P" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
 fired() { sed -n 's/^remodel-online: fault layer: \(call .*\)/\1/p' "$T/ferr" | head -n 1; }
 # what N: call N of the counted run, as the log says it.
 what() { awk -v n="$1" '$1 == n {print $2 " " $4}' "$2"; }
@@ -380,11 +375,7 @@ follow_point() {
 total=0
 for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     from=${dir%%:*} to=${dir##*:}
-    online_start "$from" "$T/srv-src-$from" 0 changelog || continue
-    SRC=$uri
-    seed
-    online_start "$to" "$T/srv-dst-$to" 0 || continue
-    DST=$uri
+    pair_start "$from" "$to" || continue
     before=$(fingerprint)
     uri=$SRC offline_run emb shop
     mv "$T/emb.archive" "$T/emb-$from.archive"
