@@ -155,9 +155,9 @@ typedef struct online_run {
     char where[300];        /* host:port list, never the credentials */
     online_caps_t caps;         /* the server's capabilities (online_caps.c) */
     const struct online_ops *ops; /* the server's operations (online_ops.c); NULL: libmongoc's */
-    /* --to-uri: the source's connection (online_ops_pair.c); NULL: one
-     * deployment. With it, a connection's client is the destination's.
-     * The command's alone: --to-uri has no workers (online_dest.c). */
+    /* --to-uri: the source's where and capabilities (online_ops_pair.c);
+     * NULL: one deployment. With it, a connection's client is the
+     * destination's, and its source the source's (online_t.source). */
     struct online_pair *pair;
     /* Settled by the command before its passes, read by every batch. */
     /* --create-indexes, given now or recorded by the run that began the
@@ -186,6 +186,11 @@ typedef struct {
                                  * which alone may change it; NULL in a worker */
     /* This thread's connection: its client, and what its last error was. */
     mongoc_client_t *client;
+    /* --to-uri: this thread's connection to the source (NULL: one
+     * deployment), opened and closed with client: the command's by
+     * online_pair_connect, a worker's by online_connect_worker. A driver
+     * client serves one thread, so no two threads share one. */
+    mongoc_client_t *source;
     bool transient;         /* the last driver error may pass: retry */
     int random_cursor;      /* online_random_cursor: 0 not asked, 1 yes, -1 no, */
     char random_why[160];   /* and why not (asked on this connection, once) */
@@ -397,10 +402,11 @@ bool online_caps_explain_indexed (const bson_t *explain);
 /* online_conn.c: connect and ping (errors redact credentials). connect:
  * the command's, which fills its run's o, where and capabilities;
  * connect_worker: a worker's connection of its own to the run's server
- * (cmd/online_workers.c), which asks nothing the run knows already. */
+ * (cmd/online_workers.c), which asks nothing the run knows already;
+ * with --to-uri, two: the destination's and the source's. */
 bool online_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
 bool online_connect_worker (online_t *on, bson_error_t *err);
-/* Closes what on holds: its connection (a lease still held is the
+/* Closes what on holds: its connections (a lease still held is the
  * caller's to drop first, online_lease_drop); never the run, which
  * online_run_destroy frees once, when the command ends. */
 void online_close (online_t *on);
@@ -647,20 +653,22 @@ void online_say_to (FILE *out, FILE *err, int tty);
 
 /* --- online_ops_pair.c (issue 54): from one deployment to another --- */
 /* With --to-uri, on is connected to the destination (its client, where,
- * caps: the state database lives there) and on->run->pair to the source, with
- * its own capabilities record. The source is only read: a collection of
- * the plan's namespaces under its own name is the source's (the drivers
- * and partners of a step that reads it where it is), every other (the
- * results, side by side, and the state database) the destination's. */
+ * caps: the state database lives there) and to the source (its source;
+ * on->run->pair: the source's where and its own capabilities record).
+ * The source is only read: a collection of the plan's namespaces under
+ * its own name is the source's (the drivers and partners of a step that
+ * reads it where it is), every other (the results, side by side, and the
+ * state database) the destination's. */
 typedef enum { ONLINE_SOURCE, ONLINE_DEST } online_side_t;
 typedef struct online_pair {
-    mongoc_client_t *client;    /* the source */
-    char where[300];
+    char where[300];            /* the source's */
     online_caps_t caps;
     bool all_dest;              /* finalize renamed the results: every name is the destination's */
 } online_pair_t;
-/* Connects the destination (o->to_uri) into on and the source (o->uri)
- * into on->run->pair; err names which of the two failed. */
+/* Connects the destination (o->to_uri) into on->client and the source
+ * (o->uri) into on->source, its where and caps into on->run->pair; err
+ * names which of the two failed. close: frees the pair (online_close
+ * closes the two connections). */
 bool online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
 void online_pair_close (online_t *on);
 /* The client db.coll is read and written by (online_collection's hook,
@@ -673,7 +681,7 @@ online_pair_client (const online_t *on, const char *db, const char *coll)
 {
     bool dest = on->run->pair->all_dest || !strcmp (db, on->run->o->state_db) ||
                 strstr (coll, "_remodel_");
-    return dest ? on->client : on->run->pair->client;
+    return dest ? on->client : on->source;
 }
 /* The collection db.coll on the side asked. */
 mongoc_collection_t *online_pair_side (online_t *on, online_side_t side, const char *db,

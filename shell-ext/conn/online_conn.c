@@ -372,12 +372,41 @@ online_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
     return true;
 }
 
+/* --to-uri: a worker's source, opened as the command's was: through a
+ * view whose where is the source's, so that its errors name the source's
+ * hosts, and its transient error carried back to the worker. */
+static bool
+connect_worker_source (online_t *on, bson_error_t *err)
+{
+    online_t view;
+    online_run_t view_run;
+    bool ok;
+
+    online_view (on, &view, &view_run);
+    view.client = view.source = NULL;
+    view_run.pair = NULL;
+    bson_strncpy (view_run.where, on->run->pair->where, sizeof view_run.where);
+    ok = open_client (&view, on->run->o->uri, NULL, 0, err);
+    on->source = view.client; /* closed by online_close, even after a failed ping */
+    on->transient = view.transient;
+    if (!ok) {
+        char m[sizeof err->message];
+        bson_strncpy (m, err->message, sizeof m);
+        rm_error_set (err, err->code, "the source (--uri): %s", m);
+    }
+    return ok;
+}
+
 bool
 online_connect_worker (online_t *on, bson_error_t *err)
 {
-    /* The same server as the command's connection: its hosts, password
-     * and capabilities are the run's already. */
-    return open_client (on, on->run->o->uri, NULL, 0, err);
+    /* The same servers as the command's connections: their hosts,
+     * password and capabilities are the run's already. With --to-uri
+     * the worker's client is the destination's, where its state, leases
+     * and results are written, as the command's is. */
+    if (!on->run->pair)
+        return open_client (on, on->run->o->uri, NULL, 0, err);
+    return open_client (on, on->run->o->to_uri, NULL, 0, err) && connect_worker_source (on, err);
 }
 
 void
@@ -385,7 +414,9 @@ online_close (online_t *on)
 {
     if (on->client)
         mongoc_client_destroy (on->client);
-    on->client = NULL;
+    if (on->source)
+        mongoc_client_destroy (on->source);
+    on->client = on->source = NULL;
 }
 
 void

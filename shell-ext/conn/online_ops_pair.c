@@ -1,13 +1,15 @@
 /* From one deployment to another (online.h, "online_ops_pair.c"): the
  * second connection, and which of the two each collection is on.
  *
- * With --to-uri the program holds two connections. on->client is the
- * destination's, so that everything that lasts between two commands (the
- * plan's record, its lease, its checkpoints) is written there, by the code
- * that writes it within one deployment, unchanged; the source is reached
- * only through the collections routed to it here, which the layers above
- * read and never write: a step's results go side by side (names no
- * source holds), so a name of a plan's namespace as it is is the source's.
+ * With --to-uri each thread holds two connections (a driver client
+ * serves one thread: a worker opens its own, online_connect_worker).
+ * on->client is the destination's, so that everything that lasts between
+ * two commands (the plan's record, its lease, its checkpoints) is written
+ * there, by the code that writes it within one deployment, unchanged; the
+ * source is reached only through the collections routed to it here
+ * (on->source), which the layers above read and never write: a step's
+ * results go side by side (names no source holds), so a name of a plan's
+ * namespace as it is is the source's.
  * Like online_ops.c, the one place of this pair's calls of the driver. */
 #include <string.h>
 
@@ -36,7 +38,7 @@ connect_source (online_t *on, const online_opts_t *o, bson_error_t *err)
         return false;
     }
     on->own_run->pair = bson_malloc0 (sizeof *on->run->pair);
-    on->run->pair->client = src.client;
+    on->source = src.client; /* closed by online_close */
     bson_strncpy (on->run->pair->where, src_run.where, sizeof on->run->pair->where);
     on->run->pair->caps = src_run.caps;
     return true;
@@ -74,8 +76,6 @@ online_pair_close (online_t *on)
 {
     if (!on->run->pair)
         return;
-    if (on->run->pair->client)
-        mongoc_client_destroy (on->run->pair->client);
     bson_free (on->run->pair);
     on->own_run->pair = NULL;
 }
@@ -83,7 +83,7 @@ online_pair_close (online_t *on)
 mongoc_collection_t *
 online_pair_side (online_t *on, online_side_t side, const char *db, const char *coll)
 {
-    mongoc_client_t *client = side == ONLINE_SOURCE ? on->run->pair->client : on->client;
+    mongoc_client_t *client = side == ONLINE_SOURCE ? on->source : on->client;
     return mongoc_client_get_collection (client, db, coll);
 }
 
@@ -91,7 +91,7 @@ bool
 online_pair_list (online_t *on, online_side_t side, const char *db, bson_t *out, int *n,
                   bson_error_t *err)
 {
-    mongoc_client_t *client = side == ONLINE_SOURCE ? on->run->pair->client : on->client;
+    mongoc_client_t *client = side == ONLINE_SOURCE ? on->source : on->client;
     mongoc_database_t *d = mongoc_client_get_database (client, db);
     mongoc_cursor_t *cur = mongoc_database_find_collections_with_opts (d, NULL);
     const bson_t *doc;
@@ -134,7 +134,7 @@ char **
 online_pair_databases (online_t *on, bson_error_t *err)
 {
     bson_error_t why;
-    char **names = mongoc_client_get_database_names_with_opts (on->run->pair->client, NULL, &why);
+    char **names = mongoc_client_get_database_names_with_opts (on->source, NULL, &why);
     if (!names)
         online_fail (on, err, &why, "listing the source's databases");
     return names;
@@ -143,13 +143,13 @@ online_pair_databases (online_t *on, bson_error_t *err)
 mongoc_client_t *
 online_source_client (online_t *on)
 {
-    return on->run->pair ? on->run->pair->client : on->client;
+    return on->run->pair ? on->source : on->client;
 }
 
 bool
 online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found, bson_error_t *err)
 {
-    mongoc_collection_t *c = mongoc_client_get_collection (on->run->pair->client, "local", "oplog.rs");
+    mongoc_collection_t *c = mongoc_client_get_collection (on->source, "local", "oplog.rs");
     bson_t filter = BSON_INITIALIZER;
     bson_t *opts = BCON_NEW ("sort", "{", "$natural", BCON_INT32 (-1), "}", "limit",
                              BCON_INT64 (1), "projection", "{", "ts", BCON_INT32 (1), "}");
@@ -183,7 +183,8 @@ online_pair_log (online_t *on, online_t *view, online_run_t *view_run)
     if (!on->run->pair)
         return on;
     online_view (on, view, view_run);
-    view->client = on->run->pair->client;
+    view->client = on->source;
+    view->source = NULL;
     bson_strncpy (view_run->where, on->run->pair->where, sizeof view_run->where);
     view_run->caps = on->run->pair->caps;
     view_run->pair = NULL;
