@@ -198,8 +198,9 @@ bool online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_com
                          bson_error_t *err);
 
 /* online_follow_cmd.c: remodel online follow: syncs from the log in
- * rounds until a signal or finalize stops it. 0, -1. */
-int online_follow (online_t *on, bson_error_t *err);
+ * rounds until a signal or finalize stops it, its transition (life)
+ * checked first; every server call retried for --retry-for. 0, -1. */
+int online_follow (online_t *on, online_do_t life, bson_error_t *err);
 
 /* online_sample.c: a sample of the results verified ahead of the
  * cut-over. verify: n drivers a pass (the steps whose results are not one

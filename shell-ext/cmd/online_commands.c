@@ -118,7 +118,7 @@ cmd_sync (online_t *on, const online_cmd_t *c, bson_error_t *err)
 static int
 cmd_follow (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
-    return online_life_check (on, c->life, err) && online_follow (on, err) >= 0 ? 0 : 1;
+    return online_follow (on, c->life, err) >= 0 ? 0 : 1; /* checks its life, retried */
 }
 
 /* finalize and rollback check their flags first, then their transition

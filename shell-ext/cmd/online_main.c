@@ -354,6 +354,37 @@ finish (online_t *on, const online_cmd_t *c, int rc, bson_error_t *err)
     return rc;
 }
 
+/* The connections and the checks every command makes before its own.
+ * follow, which runs unattended, retries a transient error here (a
+ * server restarting as it starts) for up to --retry-for, as it does in
+ * its rounds (online_follow_cmd.c); a connection that failed is made
+ * again, one that answered is reused (the driver reconnects it). */
+static bool
+begin (online_t *on, online_opts_t *o, const online_cmd_t *c, bson_error_t *err)
+{
+    online_retry_t r = {0, 0};
+    bool connected = false;
+
+    on->own_run->o = o; /* online_retry's --retry-for, before a connection fills it */
+    for (;;) {
+        on->transient = false;
+        memset (err, 0, sizeof *err);
+        if (!connected)
+            connected = o->to_uri ? online_pair_connect (on, o, err) : online_connect (on, o, err);
+        /* --to-uri: another pair, or a namespace held, refused
+         * (online_dest.c); a contradicting --in-place too (2, by finish). */
+        if (connected && (!o->to_uri || online_dest_check (on, c->starts, err)) &&
+            (!c->mode || online_plan_mode (on, o, c->starts, err)))
+            return true;
+        if (c->life != ONLINE_DO_FOLLOW || online_stop_requested () || !online_retry (on, &r, err))
+            return false;
+        if (!connected) {
+            online_pair_close (on);
+            online_close (on);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -380,13 +411,8 @@ main (int argc, char **argv)
     mongoc_log_set_handler (driver_log, NULL);
     mongoc_init ();
     online_init (&on, &run);
-    if (!online_plan_load (&on, &o, &err) ||
-        !(o.to_uri ? online_pair_connect (&on, &o, &err) : online_connect (&on, &o, &err)))
+    if (!online_plan_load (&on, &o, &err) || !begin (&on, &o, c, &err))
         rc = 1; /* the status: finish's */
-    else if (o.to_uri && !online_dest_check (&on, c->starts, &err))
-        rc = 1; /* --to-uri: another pair, or a namespace held (online_dest.c) */
-    else if (c->mode && !online_plan_mode (&on, &o, c->starts, &err))
-        rc = 1; /* a contradicting --in-place: 2, by finish */
     else
         rc = c->fn (&on, c, &err);
     rc = finish (&on, c, rc, &err);
