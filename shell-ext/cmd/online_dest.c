@@ -25,11 +25,6 @@ online_dest_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
                       "writes to another deployment: they need --to-uri");
         return false;
     }
-    if (o->to_uri && v[RM_OPT_WORKERS].given && v[RM_OPT_WORKERS].n > 1) {
-        rm_error_set (err, RM_ERR_USAGE, "--to-uri: --workers above 1 is not built yet (one "
-                      "reader between two deployments)");
-        return false;
-    }
     if (o->to_uri && v[RM_OPT_CREATE_INDEXES].given) {
         rm_error_set (err, RM_ERR_USAGE, "--to-uri: --create-indexes would write the source, "
                       "which a run to another deployment only reads: create the join's index "
