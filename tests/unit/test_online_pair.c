@@ -20,12 +20,21 @@ test_routing (void)
     on.own_run->o = &o;
     on.client = dest;
     on.own_run->pair = &pair;
-    pair.client = src;
+    on.source = src;
     /* a plan's namespace under its own name: the source's */
     T_CHECK (online_pair_client (&on, "shop", "parents") == src);
     /* a result, side by side, and the state database: the destination's */
     T_CHECK (online_pair_client (&on, "shop", "parents_remodel_emb_0123456789ab_1") == dest);
     T_CHECK (online_pair_client (&on, "remodel", "plans") == dest);
+    /* a worker's (made from zero over the same run): its own two
+     * connections, never the command's (a client serves one thread) */
+    {
+        online_t w = {.run = on.run};
+        w.client = (mongoc_client_t *) (uintptr_t) 0x30;
+        w.source = (mongoc_client_t *) (uintptr_t) 0x40;
+        T_CHECK (online_pair_client (&w, "shop", "parents") == w.source);
+        T_CHECK (online_pair_client (&w, "remodel", "partitions") == w.client);
+    }
     /* once finalize named the results: every collection */
     pair.all_dest = true;
     T_CHECK (online_pair_client (&on, "shop", "parents") == dest);
