@@ -354,6 +354,33 @@ finish (online_t *on, const online_cmd_t *c, int rc, bson_error_t *err)
     return rc;
 }
 
+/* The connections, for begin: true when made. A connection whose
+ * buildInfo went unanswered (a cut as it connected: online_caps.c keeps
+ * the conservative row and says nothing) has no identity for the pair's
+ * record to match; follow, which retries, connects again while it may,
+ * then goes on with what it has. */
+static bool
+connect_once (online_t *on, online_opts_t *o, const online_cmd_t *c, online_retry_t *r,
+              bson_error_t *err)
+{
+    bool ok = o->to_uri ? online_pair_connect (on, o, err) : online_connect (on, o, err);
+    bool unknown = ok && (!on->run->caps.known || (on->run->pair && !on->run->pair->caps.known));
+
+    if (!unknown || c->life != ONLINE_DO_FOLLOW || online_stop_requested ())
+        return ok;
+    on->transient = true;
+    rm_error_set (err, RM_ERR_IO, "%s: the server did not answer buildInfo as it connected",
+                  !on->run->caps.known ? on->run->where : on->run->pair->where);
+    if (!online_retry (on, r, err)) {
+        memset (err, 0, sizeof *err);
+        return true;
+    }
+    memset (err, 0, sizeof *err); /* waited: begin connects again */
+    online_pair_close (on);
+    online_close (on);
+    return false;
+}
+
 /* The connections and the checks every command makes before its own.
  * follow, which runs unattended, retries a transient error here (a
  * server restarting as it starts) for up to --retry-for, as it does in
@@ -369,8 +396,8 @@ begin (online_t *on, online_opts_t *o, const online_cmd_t *c, bson_error_t *err)
     for (;;) {
         on->transient = false;
         memset (err, 0, sizeof *err);
-        if (!connected)
-            connected = o->to_uri ? online_pair_connect (on, o, err) : online_connect (on, o, err);
+        if (!connected && !(connected = connect_once (on, o, c, &r, err)) && !*err->message)
+            continue; /* made again after an unanswered buildInfo, waited already */
         /* --to-uri: another pair, or a namespace held, refused
          * (online_dest.c); a contradicting --in-place too (2, by finish). */
         if (connected && (!o->to_uri || online_dest_check (on, c->starts, err)) &&
