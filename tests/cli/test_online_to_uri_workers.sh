@@ -11,9 +11,11 @@
 #    worker pinging the destination, then the source): exit 1, naming the
 #    source and its host;
 #  - run again, a worker's write on the destination cut after sending
-#    (applied, its reply lost): retried, the run completes (exit 0); the
-#    partitions, split at the source's _ids, done on the destination, read
-#    by both workers, their leases there; no state database on the source;
+#    (applied, its reply lost), and a second process joining (--join
+#    --workers 2): the cut retried, both complete (exit 0); the partitions,
+#    split at the source's _ids, done on the destination, read by both
+#    processes' workers, their leases there; no state database on the
+#    source;
 #  - the writer stopped: sync --workers 2 applies its writes from the
 #    source's log; verify --workers 2 reads by the eight partitions, clean;
 #  - a source write then: verify --workers 2 finds the same differing _ids
@@ -65,12 +67,13 @@ stop_writer() {
     writer=
 }
 # On the destination: each pass's partitions done of those recorded, the
-# workers that read them, and the leases kept for them.
+# workers and processes that read them, and the leases kept for them.
 parts() {
     uri=$DST py 'p = list(c.remodel.partitions.find())
 leases = [d["_id"] for d in c.remodel.leases.find() if "#" in d["_id"]]
-print("%d of %d done, %d worker(s), %d lease(s)" % (sum(x["state"] == "done" for x in p), len(p),
-      len({x["owner"].split(":")[3] for x in p}), len(leases)))'
+print("%d of %d done, %d worker(s) of %s process(es), %d lease(s)" % (sum(x["state"] == "done" for x in p),
+      len(p), len({x["owner"].split(":")[3] for x in p}),
+      "2 or more" if len({x["owner"].split(":")[1] for x in p}) >= 2 else "1", len(leases)))'
 }
 nostate() { uri=$SRC py 'print("remodel" in c.list_database_names())'; }
 
@@ -87,16 +90,25 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     expect_message "$d: ... the fault on the pass's last worker connection, the source named" \
         "(ping #6) cut before sending" "error: the source (--uri): ${host%/}: cannot reach the server"
 
-    # ---- run again, a worker's destination write's reply lost ----
-    REMODEL_ONLINE_FAULT=insert:6:cut-after two run --workers 2 --partitions 8 --batch-size 20 \
-        --pause 20ms
-    expect_eq "$d: run again, a worker's destination write cut after sending: it completes (exit 0)" \
-        "$rc" "0"
+    # ---- run again, a worker's destination write's reply lost; another
+    # process joins (--join --workers 2) once three partitions are done ----
+    REMODEL_ONLINE_FAULT=insert:6:cut-after "$REMODEL" online run "$P" --uri "$SRC" --to-uri "$DST" \
+        --workers 2 --partitions 8 --batch-size 10 --pause 100ms >/dev/null 2>"$T/a.err" &
+    a=$!
+    python3 "$ROOT/tests/peers/partitions_done.py" "$DST" "$(pid emb)" 3
+    "$REMODEL" online run "$P" --uri "$SRC" --to-uri "$DST" --join --workers 2 --batch-size 10 \
+        --pause 100ms >/dev/null 2>"$T/b.err"
+    brc=$?
+    wait "$a"
+    expect_eq "$d: run again, a worker's destination write cut after sending, another process joining: both complete (exit 0)" \
+        "$?:$brc" "0:0"
+    cp "$T/a.err" "$T/err"
     expect_message "$d: ... the cut retried, eight partitions, two workers" \
         "(insert #6) cut after sending" "retrying in" \
         "step 1 (embed) shop.parents: 8 partitions, 2 worker(s)"
-    expect_eq "$d: ... the partitions done on the destination, both workers, their leases there" \
-        "$(parts)" "16 of 16 done, 2 worker(s), 16 lease(s)"
+    expect_eq "$d: ... the other joined" "$(grep -c 'plan emb.json: joining its run in progress' "$T/b.err")" "1"
+    expect_eq "$d: ... the partitions done on the destination, by both processes' workers, their leases there" \
+        "$(parts)" "16 of 16 done, 2 worker(s) of 2 or more process(es), 16 lease(s)"
     expect_eq "$d: ... no state database on the source" "$(nostate)" "False"
 
     # ---- sync and verify with workers ----
