@@ -1,6 +1,8 @@
 /* The workers of a pass split in partitions (online_cmd.h; issue 37):
- * threads of this process, each on a connection of its own, taking the
- * partitions nobody holds, one at a time, each under its own lease.
+ * threads of this process, each on a connection of its own (with
+ * --to-uri, two: the destination's, where the partitions' leases and
+ * checkpoints are, and the source's, read), taking the partitions nobody
+ * holds, one at a time, each under its own lease.
  *
  * A partition's lease is the plan's lease's rules on another key
  * (online_lease_take_key: a fence inserted for each epoch, the server's
@@ -58,7 +60,9 @@ typedef struct {
 /* A worker's online_t, built from zero by worker_begin: the command's
  * run (plan, names, settings), shared through a const pointer and
  * without own_run, so that a worker cannot change what the others read;
- * of its own, a connection (opened in its thread, closed by worker_end),
+ * of its own, its connections (opened in its thread by
+ * online_connect_worker, closed by worker_end; with --to-uri the
+ * destination's and the source's, a driver client serving one thread),
  * its name in the leases (two workers of one process are two holders),
  * its counts (added up by the command: read_now, doc_fails), its
  * throttle (from the command's), no differences list (the caller's ops
