@@ -156,9 +156,12 @@ online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t **targe
                 bson_iter_document (&e, &len, &data);
                 if (!bson_init_static (&key, data, len))
                     continue;
-                cmd = BCON_NEW ("createIndexes", BCON_UTF8 (coll), "indexes", "[", "{", "key",
-                                BCON_DOCUMENT (&key), "name", BCON_UTF8 (name), "}", "]");
+                /* The handle's name: with --to-uri a final result has
+                 * its namespace's own on the destination. */
                 c = online_collection (on, ns->db, coll);
+                cmd = BCON_NEW ("createIndexes", BCON_UTF8 (mongoc_collection_get_name (c)),
+                                "indexes", "[", "{", "key", BCON_DOCUMENT (&key), "name",
+                                BCON_UTF8 (name), "}", "]");
                 ok = online_lease_check (on, err) &&
                      (online_ops (on)->index_command (on, c, cmd, NULL, &why) ||
                       online_fail (on, err, &why, "creating an index of a new collection"));
@@ -214,7 +217,8 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
             snprintf (name, sizeof name, "%s_1", key);
             bson_t reply;
             bson_iter_t a, b;
-            cmd = BCON_NEW ("createIndexes", BCON_UTF8 (coll), "indexes", "[", "{", "key", "{",
+            cmd = BCON_NEW ("createIndexes", BCON_UTF8 (mongoc_collection_get_name (c)), "indexes",
+                            "[", "{", "key", "{",
                             key, BCON_INT32 (1), "}", "name", BCON_UTF8 (name), "}", "]");
             ok = ops->index_command (on, c, cmd, &reply, &why) ||
                  online_fail (on, err, &why, "creating an index");

@@ -365,7 +365,7 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
         online_say (on, mode == ONLINE_SYNC ? ONLINE_SAY_NOTE : ONLINE_SAY_WARN,
                     "%s: step %zu (%s) %s: %lld documents in %s.%s that no range makes (their "
                     "sources are gone)%s", mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
-                    ref->text, (long long) extra, ref->db, name,
+                    ref->text, (long long) extra, ref->db, mongoc_collection_get_name (c),
                     mode != ONLINE_SYNC ? ""
                     : on->run->o->dry_run    ? ": a sync would remove them"
                                         : ": removed");

@@ -214,9 +214,9 @@ online_dest_check (online_t *on, bool starts, bson_error_t *err)
 
     if (!online_pair_record (on, false, err) || !online_dest_committed (on, at, sizeof at, err))
         return false;
-    /* Committed: the results have their final names on the destination,
-     * where a run, sync or verify would look for them side by side;
-     * rollback goes back to the source (online_dest_rollback.c). */
+    /* Committed: the application may write the results on the
+     * destination now, where a run, sync or verify would write them
+     * again; rollback goes back to the source (online_dest_rollback.c). */
     if (*at && strcmp (on->run->o->command, "status") && strcmp (on->run->o->command, "finalize") &&
         strcmp (on->run->o->command, "rollback")) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s was committed on %s at %s: its results "
@@ -225,20 +225,20 @@ online_dest_check (online_t *on, bool starts, bson_error_t *err)
                       on->run->where, at);
         return false;
     }
-    /* A finalize interrupted while naming the results: some have their
-     * final names; only finalize completes it. */
+    /* A finalize interrupted while dropping the intermediate results: a
+     * sync would read one dropped; only finalize completes it. */
     if (!*at && strcmp (on->run->o->command, "status") && strcmp (on->run->o->command, "finalize")) {
-        bool found, naming;
+        bool found, finishing;
         ok = online_pair_read (on, &rec, &found, err);
-        naming = ok && found && bson_iter_init_find (&it, &rec, "naming") &&
+        finishing = ok && found && bson_iter_init_find (&it, &rec, "finishing") &&
                  bson_iter_as_bool (&it);
         bson_destroy (&rec);
         if (!ok)
             return false;
-        if (naming) {
+        if (finishing) {
             rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: a finalize was interrupted on %s "
-                          "while giving the results their final names: finalize "
-                          "--writes-stopped again completes it", on->run->o->command, on->run->names.name,
+                          "while dropping the intermediate results: finalize --writes-stopped "
+                          "again completes it", on->run->o->command, on->run->names.name,
                           on->run->where);
             return false;
         }

@@ -3,72 +3,50 @@
  * application's writes to the source stopped (--writes-stopped), the
  * results are brought to the source as it is now (a sync: the drain of
  * the source's change log from the recorded point, where the run
- * recorded one; else a rescan of every step), then
- * verified (a sample, or every result with --full-verify), the namespaces
- * the plan does not write copied again, each result given its final name
- * on the destination (which holds no namespace of that name: run made
- * sure), the intermediate results dropped, and the plan recorded as
- * committed in the pair's record. Run again after an interruption, it
- * takes each of those as the destination shows it; once the naming has
- * begun (noted "naming" in the pair's record before the first rename),
- * only the naming is done again: a sync then would make the results
- * side by side anew beside those already moved (tests/cli/
- * test_online_to_uri_kill.sh, a rename's reply lost). */
+ * recorded one; else a rescan of every step), then verified (a sample,
+ * or every result with --full-verify), the namespaces the plan does not
+ * write copied again, the intermediate results dropped, and the plan
+ * recorded as committed in the pair's record. The results have had their
+ * final names on the destination from the start (online_ops_pair.c):
+ * nothing is renamed. Run again after an interruption, it takes each of
+ * those as the destination shows it; once the drops have begun (noted
+ * "finishing" in the pair's record before the first), only they are done
+ * again: a sync then would read an intermediate result already dropped. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "online_cmd.h"
 
-/* Each result under its final name; one already moved (an interrupted
- * finalize) is passed. */
+/* The intermediate results dropped (one gone already: the same; any
+ * other failure stops the commit, or one would stay). Each under its own
+ * name on the destination (no final result's: online_ops_pair.c). */
 static bool
-name_results (online_t *on, const online_after_t *finals, bson_error_t *err)
+drop_intermediates (online_t *on, const online_after_t *finals, bson_error_t *err)
 {
-    const online_ops_t *ops = online_ops (on);
-    bson_error_t why;
+    bool ok = true;
 
-    for (size_t k = 0; k < finals->n; k++) {
-        const online_after_coll_t *c = &finals->c[k];
-        char from[400];
-        if (!strcmp (c->result, c->coll))
-            continue;
-        snprintf (from, sizeof from, "%s.%s", c->db, c->result);
-        if (!ops->rename (on, from, c->ns, false, &why)) {
-            mongoc_collection_t *r = online_pair_side (on, ONLINE_DEST, c->db, c->result);
-            bson_t all = BSON_INITIALIZER;
-            int64_t left = ops->count (on, r, &all, &why);
-            bson_destroy (&all);
-            mongoc_collection_destroy (r);
-            if (left <= 0)
-                continue; /* moved by the finalize interrupted */
-            return online_fail (on, err, &why, "giving a result its final name on the "
-                                "destination");
-        }
-    }
-    for (size_t k = 0; k < finals->n_drops; k++) {
+    for (size_t k = 0; ok && k < finals->n_drops; k++) {
         const char *dot = strchr (finals->drops[k], '.');
         char db[128];
-        mongoc_collection_t *d;
         if (!dot)
             continue;
         snprintf (db, sizeof db, "%.*s", (int) (dot - finals->drops[k]), finals->drops[k]);
-        d = online_pair_side (on, ONLINE_DEST, db, dot + 1);
-        ops->drop (on, d, &why); /* gone already: the same */
-        mongoc_collection_destroy (d);
+        ok = online_coll_drop (on, db, dot + 1, err);
     }
-    return true;
+    return ok;
 }
 
-/* Whether an interrupted finalize began the naming (the pair's record). */
+/* Whether an interrupted finalize began the drops (the pair's record). */
 static bool
-online_dest_naming (online_t *on, bool *naming, bson_error_t *err)
+online_dest_finishing (online_t *on, bool *finishing, bson_error_t *err)
 {
     bson_t rec;
     bson_iter_t it;
     bool found, ok = online_pair_read (on, &rec, &found, err);
 
-    *naming = ok && found && bson_iter_init_find (&it, &rec, "naming") && bson_iter_as_bool (&it);
+    *finishing = ok && found && bson_iter_init_find (&it, &rec, "finishing") &&
+                 bson_iter_as_bool (&it);
     bson_destroy (&rec);
     return ok;
 }
@@ -97,7 +75,7 @@ drained (online_t *on, int64_t *rewritten, char *how, size_t cap, bson_error_t *
     if (differ > 0) {
         rm_error_set (err, RM_ERR_DATA, "finalize: plan %s: %lld result(s) differ from what the "
                       "source makes after the sync (the writes had not stopped?): nothing "
-                      "renamed; finalize again", on->run->names.name, (long long) differ);
+                      "committed; finalize again", on->run->names.name, (long long) differ);
         return false;
     }
     return true;
@@ -113,7 +91,7 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     time_t now;
     char at[32], point[80] = "not a replica set: no oplog read", how[160] = "";
     uint32_t ts_t = 0, ts_i = 0;
-    bool ok, has_ts, naming = false;
+    bool ok, has_ts, finishing = false;
     online_capture_t dest_point;
 
     if (!on->run->o->writes_stopped) {
@@ -131,9 +109,9 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     }
     /* A follow keeping DEST current hands its lease over, as within one
      * deployment (online_finalize.c). */
-    if (!online_finalize_lease (on, err) || !online_dest_naming (on, &naming, err) ||
+    if (!online_finalize_lease (on, err) || !online_dest_finishing (on, &finishing, err) ||
         !online_life_check (on, ONLINE_DO_SYNC, err) ||
-        (!naming && !drained (on, &rewritten, how, sizeof how, err)))
+        (!finishing && !drained (on, &rewritten, how, sizeof how, err)))
         return false;
     now = time (NULL);
     strftime (at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime (&now));
@@ -147,15 +125,15 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     if (has_ts)
         snprintf (point, sizeof point, "its oplog at Timestamp(%u, %u)", ts_t, ts_i);
     ok = online_dest_finals (on, &finals, &copies, &n, err) &&
-         (naming || online_dest_copy_all (on, &copies, true, &copied, &docs, err));
-    if (ok && !naming) {
-        set = BCON_NEW ("naming", BCON_BOOL (true));
+         (finishing || online_dest_copy_all (on, &copies, true, &copied, &docs, err));
+    if (ok && !finishing && finals.n_drops) {
+        set = BCON_NEW ("finishing", BCON_BOOL (true));
         ok = online_pair_note (on, set, err);
         bson_destroy (set);
     }
-    ok = ok && name_results (on, &finals, err);
+    ok = ok && drop_intermediates (on, &finals, err);
     /* The destination's log point at the commit, after finalize's own
-     * renames: what the application writes there from now on is what
+     * drops: what the application writes there from now on is what
      * rollback --carry-writes reads back (online_dest_log.c). */
     online_capture_init (&dest_point);
     ok = ok && online_dest_point_take (on, true, &dest_point, err);
@@ -182,7 +160,7 @@ online_dest_finalize (online_t *on, bson_error_t *err)
                          "rewritten by the last sync; the source as of %s, %s (%s)",
                          on->run->names.name, on->run->where, (long long) took, finals.n, copied,
                          (long long) rewritten, at, point,
-                         *how ? how : "the naming completed: no sync");
+                         *how ? how : "the drops completed: no sync");
     }
     online_after_destroy (&finals);
     bson_destroy (&copies);

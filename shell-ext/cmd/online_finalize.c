@@ -879,9 +879,12 @@ online_rollback (online_t *on, bson_error_t *err)
             const char *coll;
             split_ns (on->run->names.moved[i].ns, db, sizeof db, &coll);
             ok = online_coll_drop (on, db, on->run->names.moved[i].coll, err);
+            /* --to-uri: a final result has its namespace's name there. */
             if (ok)
-                online_say_note (on, "rollback: dropped %s.%s", db,
-                                 on->run->names.moved[i].coll);
+                online_say_note (on, "rollback: dropped %s.%s%s", db,
+                                 on->run->pair ? online_pair_name (on, db, on->run->names.moved[i].coll)
+                                               : on->run->names.moved[i].coll,
+                                 on->run->pair ? " on the destination" : "");
         }
         rm_names_clear (&on->own_run->names);
     }

@@ -402,7 +402,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
     const uint8_t *data;
     uint32_t len;
     bson_t key, spec = BSON_INITIALIZER, *cmd;
-    char why[700];
+    char why[700], there[256]; /* the result's name where it is (--to-uri: its final) */
     bool ok = true, unique, made = false;
     int64_t dups = 0;
 
@@ -433,14 +433,15 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
     /* As listIndexes gives it, but its version and namespace (the
      * server's own, refused in a createIndexes by some). */
     bson_copy_to_excluding_noinit (ix, &spec, "v", "ns", NULL);
-    cmd = BCON_NEW ("createIndexes", BCON_UTF8 (m->result), "indexes", "[",
-                    BCON_DOCUMENT (&spec), "]");
     {
         mongoc_collection_t *c = online_collection (on, m->db, m->result);
         bson_error_t fail;
         char what[900];
+        bson_strncpy (there, mongoc_collection_get_name (c), sizeof there);
+        cmd = BCON_NEW ("createIndexes", BCON_UTF8 (there), "indexes", "[",
+                        BCON_DOCUMENT (&spec), "]");
         snprintf (what, sizeof what, "making index %s of %s.%s on %s.%s", name, m->db, m->coll,
-                  m->db, m->result);
+                  m->db, there);
         ok = online_lease_check (on, err);
         made = ok && online_ops (on)->index_command (on, c, cmd, NULL, &fail);
         /* A unique index the server refuses: the documents that share a
@@ -457,7 +458,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
     if (ok && made) {
         t->made++;
         online_say_note (on, "%s: made index %s of %s.%s on %s.%s", on->run->o->command, name, m->db,
-                         m->coll, m->db, m->result);
+                         m->coll, m->db, there);
     }
     bson_destroy (cmd);
     bson_destroy (&spec);
@@ -513,8 +514,10 @@ static bool
 options_of (online_t *on, const char *db, const char *coll, bson_t *opts, bson_error_t *err)
 {
     mongoc_collection_t *c = online_collection (on, db, coll);
+    /* The handle's name: with --to-uri a final result has its
+     * namespace's own on the destination (online_ops_pair.c). */
     bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "filter", "{", "name",
-                            BCON_UTF8 (coll), "}");
+                            BCON_UTF8 (mongoc_collection_get_name (c)), "}");
     bson_error_t why;
     bool ok = online_command_each (on, c, db, cmd, options_in, opts, &why);
     if (!ok)
@@ -576,9 +579,9 @@ carry_options (online_t *on, const carry_t *m, tally_t *t, bson_error_t *err)
                              m->result);
             bson_free (text);
         } else if (ok) {
-            bson_t *cmd = BCON_NEW ("collMod", BCON_UTF8 (m->result), "validator",
-                                    BCON_DOCUMENT (&v));
             mongoc_collection_t *c = online_collection (on, m->db, m->result);
+            bson_t *cmd = BCON_NEW ("collMod", BCON_UTF8 (mongoc_collection_get_name (c)),
+                                    "validator", BCON_DOCUMENT (&v));
             bson_error_t why;
             if (bson_iter_init_find (&r, &src, "validationLevel"))
                 bson_append_iter (cmd, "validationLevel", -1, &r);

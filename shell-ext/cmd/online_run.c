@@ -44,14 +44,18 @@ static bool
 create_collection (online_t *on, const char *db, const char *coll, const char *source,
                    bson_error_t *err)
 {
-    bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (coll));
+    /* The handle's name: with --to-uri a final result has its
+     * namespace's own on the destination (online_ops_pair.c). */
+    mongoc_collection_t *c = online_collection (on, db, coll);
+    bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (mongoc_collection_get_name (c)));
     bson_error_t why;
     bool ok = online_index_copy_create (on, db, source, cmd, err) &&
               online_lease_check (on, err) &&
-              (online_ops (on)->command (on, NULL, db, cmd, NULL, &why) ||
+              (online_ops (on)->command (on, c, db, cmd, NULL, &why) ||
                why.code == 48 /* NamespaceExists: made by an earlier attempt */ ||
                online_fail (on, err, &why, "creating a target collection"));
     bson_destroy (cmd);
+    mongoc_collection_destroy (c);
     return ok;
 }
 

@@ -409,7 +409,10 @@ status_plan (online_t *on, const online_record_t *r)
     FILE *out = online_say_out_stream (on);
     if (r->found) {
         rm_cli_line (out, "", "\n", "plan: %s (id %s)", on->run->names.path, on->run->names.id);
-        online_say_out (on, "mode: %s%s%s\n", r->in_place ? "in place" : "side by side",
+        online_say_out (on, "mode: %s%s%s\n", r->in_place ? "in place"
+                                              : on->run->pair ? "to another deployment (the results "
+                                                                "under their final names there)"
+                                                              : "side by side",
                         r->paused ? "; paused (remodel online resume)" : "",
                         r->finalized ? "; finalized" : "");
     }

@@ -107,8 +107,7 @@ online_coll_drop (online_t *on, const char *db, const char *coll, bson_error_t *
     mongoc_collection_t *c = online_collection (on, db, coll);
     bson_error_t why;
     bool ok = online_lease_check (on, err) &&
-              (online_ops (on)->drop (on, c, &why) || why.code == 26 /* not there */ ||
-               strstr (why.message, "ns not found") ||
+              (online_ops (on)->drop (on, c, &why) || online_drop_gone (&why) ||
                online_fail (on, err, &why, "dropping a collection"));
     mongoc_collection_destroy (c);
     return ok;

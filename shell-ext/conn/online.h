@@ -651,37 +651,69 @@ void online_say_trace (int64_t took_usec, const char *what, const char *how);
 void online_say_to (FILE *out, FILE *err, int tty);
 /* say: end */
 
+/* Whether a failed drop failed only because the collection is not there
+ * (the same as dropped): NamespaceNotFound (26), or the message ("ns not
+ * found") of the servers that give it no code (mongo-java-server). */
+static inline bool
+online_drop_gone (const bson_error_t *why)
+{
+    return why->code == 26 || strstr (why->message, "not found") != NULL;
+}
+
 /* --- online_ops_pair.c (issue 54): from one deployment to another --- */
 /* With --to-uri, on is connected to the destination (its client, where,
  * caps: the state database lives there) and to the source (its source;
  * on->run->pair: the source's where and its own capabilities record).
  * The source is only read: a collection of the plan's namespaces under
  * its own name is the source's (the drivers and partners of a step that
- * reads it where it is), every other (the results, side by side, and the
- * state database) the destination's. */
+ * reads it where it is), every other (the results and the state
+ * database) the destination's. The layers above
+ * name a result as within one deployment (COLL_remodel_ID_N, names.h);
+ * on the destination, a namespace's final result is written under the
+ * namespace's own name from the start, so that finalize renames nothing
+ * (the pair's names; an intermediate result, read by a later step and
+ * dropped by finalize, keeps its own). */
 typedef enum { ONLINE_SOURCE, ONLINE_DEST } online_side_t;
+typedef struct {
+    char db[128];
+    char result[256];           /* as the layers above name it */
+    char coll[256];             /* its name on the destination */
+} online_pair_name_t;
 typedef struct online_pair {
     char where[300];            /* the source's */
     online_caps_t caps;
-    bool all_dest;              /* finalize renamed the results: every name is the destination's */
+    bool all_dest;              /* committed: every name is the destination's */
+    online_pair_name_t *names;  /* each namespace's final result */
+    size_t n_names;
 } online_pair_t;
-/* Connects the destination (o->to_uri) into on->client and the source
- * (o->uri) into on->source, its where and caps into on->run->pair; err
- * names which of the two failed. close: frees the pair (online_close
- * closes the two connections). */
+/* Connects the destination (o->to_uri) into on and the source (o->uri)
+ * into on->run->pair, and fills the pair's names from the plan (loaded
+ * before); err names which of the two failed. */
 bool online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
 void online_pair_close (online_t *on);
 /* The client db.coll is read and written by (online_collection's hook,
- * online_ops.c): a result's (side by side: "_remodel_" in its name) or a
- * state document's collection is the destination's, and so is every one
- * once finalize gave the results their names; a plan's namespace under
- * its own name is the source's. */
+ * online_ops.c): a result's ("_remodel_" in its name) or a state
+ * document's collection is the destination's, and so is every one once
+ * the plan is committed there; a plan's namespace under its own name is
+ * the source's. */
 static inline mongoc_client_t *
 online_pair_client (const online_t *on, const char *db, const char *coll)
 {
     bool dest = on->run->pair->all_dest || !strcmp (db, on->run->o->state_db) ||
                 strstr (coll, "_remodel_");
     return dest ? on->client : on->source;
+}
+/* db.coll's name on the destination: its namespace's own where it is a
+ * final result, else coll. Here, not in online_ops_pair.c, for
+ * online_collection (online_ops.c), which that file's connecting calls. */
+static inline const char *
+online_pair_name (const online_t *on, const char *db, const char *coll)
+{
+    const online_pair_t *p = on->run->pair;
+    for (size_t k = 0; k < p->n_names; k++)
+        if (!strcmp (p->names[k].result, coll) && !strcmp (p->names[k].db, db))
+            return p->names[k].coll;
+    return coll;
 }
 /* The collection db.coll on the side asked. */
 mongoc_collection_t *online_pair_side (online_t *on, online_side_t side, const char *db,

@@ -8,8 +8,10 @@
  * REMODEL_ONLINE_FAULT=count injects nothing and says the calls at exit;
  * REMODEL_ONLINE_FAULT_LOG=FILE gets a line per call either way, so that a
  * test can enumerate every call of a command and replay a fault at each
- * (its number in "any", its command, its number in its kind, and the
- * collection or database it names, where the command names one first).
+ * (its number in "any", its command, its number in its kind, the
+ * collection or database it names, where the command names one first, and
+ * the server's port: with --to-uri, which of the two deployments it went
+ * to, where a result and its source have one name).
  * With REMODEL_ONLINE_FAULT unset nothing is wrapped.
  *
  * A thread whose calls come when a timer says (the lease's renewals)
@@ -86,9 +88,10 @@ housekeeping (const char *name)
 static const char *const act_names[] = {"", "cut before sending", "cut after sending",
                                         "failed", "delayed"};
 
-/* Notes a call of kind command (naming target), and says what to do with it. */
+/* Notes a call of kind command (naming target, sent to port), and says
+ * what to do with it. */
 static fault_act_t
-fault_note (const char *command, const char *target)
+fault_note (const char *command, const char *target, unsigned port)
 {
     fault_act_t act = ACT_NONE;
     fault_kind_t *k = NULL;
@@ -122,9 +125,9 @@ fault_note (const char *command, const char *target)
     }
     if (F.log) {
         if (counted)
-            fprintf (F.log, "%ld %s %ld %s\n", F.seq, name, k ? k->calls : 0, target);
+            fprintf (F.log, "%ld %s %ld %s %u\n", F.seq, name, k ? k->calls : 0, target, port);
         else
-            fprintf (F.log, "- %s %ld %s\n", name, k ? k->calls : 0, target);
+            fprintf (F.log, "- %s %ld %s %u\n", name, k ? k->calls : 0, target, port);
         fflush (F.log);
     }
     pthread_mutex_unlock (&F.mu);
@@ -190,6 +193,7 @@ typedef struct {
     bool dead;
     uint8_t reply[128]; /* a failure's reply, read from here */
     size_t reply_len, reply_at;
+    unsigned port;      /* the server's, for the log */
 } fault_stream_t;
 
 /* n bytes at offset off of the message in iov into out: false past its end. */
@@ -325,7 +329,7 @@ fault_writev (mongoc_stream_t *stream, mongoc_iovec_t *iov, size_t iovcnt, int32
                       &opcode);
         s->left = len > 0 ? (size_t) len : total;
         s->swallow = false;
-        switch (fault_note (name, target)) {
+        switch (fault_note (name, target, s->port)) {
         case ACT_CUT:
             fault_kill (s);
             errno = ECONNRESET;
@@ -482,6 +486,7 @@ fault_initiator (const mongoc_uri_t *uri, const mongoc_host_list_t *host, void *
         return NULL;
     s = bson_malloc0 (sizeof *s);
     s->base = base;
+    s->port = host->port;
     s->vt.type = FAULT_STREAM_TYPE;
     s->vt.destroy = fault_destroy;
     s->vt.failed = fault_failed;

@@ -337,8 +337,12 @@ ops_state_delete (online_t *on, const char *coll, const bson_t *filter, bool man
 mongoc_collection_t *
 online_collection (online_t *on, const char *db, const char *coll)
 {
-    if (on->run->pair) /* --to-uri: the source's or the destination's (online_ops_pair.c) */
-        return mongoc_client_get_collection (online_pair_client (on, db, coll), db, coll);
+    if (on->run->pair) { /* --to-uri: the source's or the destination's (online_ops_pair.c) */
+        mongoc_client_t *client = online_pair_client (on, db, coll);
+        return mongoc_client_get_collection (client, db, client == on->client
+                                                            ? online_pair_name (on, db, coll)
+                                                            : coll);
+    }
     return mongoc_client_get_collection (on->client, db, coll);
 }
 

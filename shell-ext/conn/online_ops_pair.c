@@ -1,5 +1,6 @@
 /* From one deployment to another (online.h, "online_ops_pair.c"): the
- * second connection, and which of the two each collection is on.
+ * second connection, which of the two each collection is on, and what a
+ * result is named there.
  *
  * With --to-uri each thread holds two connections (a driver client
  * serves one thread: a worker opens its own, online_connect_worker).
@@ -7,13 +8,48 @@
  * two commands (the plan's record, its lease, its checkpoints) is written
  * there, by the code that writes it within one deployment, unchanged; the
  * source is reached only through the collections routed to it here
- * (on->source), which the layers above read and never write: a step's
- * results go side by side (names no source holds), so a name of a plan's
- * namespace as it is is the source's.
- * Like online_ops.c, the one place of this pair's calls of the driver. */
+ * (on->source), which the layers above read and never write. They name a
+ * step's results side by side (names no source holds), so a name of a
+ * plan's namespace as it is is the source's; here a namespace's final
+ * result is given the namespace's own name on the destination (the
+ * pair's names), so that finalize renames nothing. Like online_ops.c,
+ * the one place of this pair's calls of the driver. */
 #include <string.h>
 
 #include "online.h"
+
+/* Each namespace's final result (its last move once every step ran: the
+ * same rule as finalize's, online_after_plan.c), from the plan alone: a
+ * scratch copy of the run's names (its identity and fusing, so the
+ * results' names are the run's), its moves its own. */
+static bool
+pair_names (online_t *on, bson_error_t *err)
+{
+    rm_names_t nm = on->run->names;
+    online_pair_t *p = on->run->pair;
+    bool ok;
+
+    nm.moved = NULL;
+    nm.n_moved = 0;
+    ok = rm_names_of_plan (&nm, &on->run->plan, err);
+    p->names = bson_malloc0 ((nm.n_moved ? nm.n_moved : 1) * sizeof *p->names);
+    for (size_t i = nm.n_moved; ok && i-- > 0;) {
+        const char *dot = strchr (nm.moved[i].ns, '.');
+        online_pair_name_t *n = &p->names[p->n_names];
+        bool seen = false;
+        for (size_t k = i + 1; k < nm.n_moved; k++)
+            seen |= !strcmp (nm.moved[k].ns, nm.moved[i].ns);
+        if (seen || !dot)
+            continue;
+        snprintf (n->db, sizeof n->db, "%.*s", (int) (dot - nm.moved[i].ns), nm.moved[i].ns);
+        bson_strncpy (n->result, nm.moved[i].coll, sizeof n->result);
+        bson_strncpy (n->coll, dot + 1, sizeof n->coll);
+        p->n_names++;
+    }
+    rm_names_clear (&nm);
+    return ok;
+}
+
 
 /* The source's connection: online_connect on a scratch record, its client,
  * where and capabilities kept. A copy of the options that neither starts
@@ -68,7 +104,7 @@ online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
         return false;
     }
     on->own_run->o = o; /* dest was a copy for the connection only */
-    return true;
+    return pair_names (on, err);
 }
 
 void
@@ -76,6 +112,7 @@ online_pair_close (online_t *on)
 {
     if (!on->run->pair)
         return;
+    bson_free (on->run->pair->names);
     bson_free (on->run->pair);
     on->own_run->pair = NULL;
 }

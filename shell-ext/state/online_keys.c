@@ -508,8 +508,7 @@ online_keys_drop_plan (online_t *on, bson_error_t *err)
     bson_error_t why;
     /* NamespaceNotFound (26): no map, nothing to forget. */
     bool ok = online_lease_check (on, err) &&
-              (online_ops (on)->drop (on, c, &why) || why.code == 26 ||
-               strstr (why.message, "not found") ||
+              (online_ops (on)->drop (on, c, &why) || online_drop_gone (&why) ||
                online_fail (on, err, &why, "forgetting the join's key map"));
     mongoc_collection_destroy (c);
     return ok;

@@ -105,7 +105,7 @@ online_made_drop (online_t *on, bool always, bson_error_t *err)
     c = made_collection (on);
     /* NamespaceNotFound (26): nothing noted, nothing to forget. */
     ok = online_lease_check (on, err) &&
-         (online_ops (on)->drop (on, c, &why) || why.code == 26 || strstr (why.message, "not found") ||
+         (online_ops (on)->drop (on, c, &why) || online_drop_gone (&why) ||
           online_fail (on, err, &why, "forgetting what a sync was writing"));
     if (ok)
         on->made_noted = false;

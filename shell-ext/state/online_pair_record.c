@@ -142,10 +142,24 @@ online_pair_record (online_t *on, bool begin, bson_error_t *err)
         return online_fail (on, err, &why, "reading the plan's pair of deployments");
     }
     if (found) {
+        bson_iter_t it;
+        /* Before resultsFinal, a run wrote its results side by side on the
+         * destination and finalize renamed them: a run of that kind not
+         * committed yet has results where this remodel does not look. */
+        bool side = !bson_iter_init_find (&it, &doc, "resultsFinal") &&
+                    !(bson_iter_init_find (&it, &doc, "committed") && bson_iter_as_bool (&it));
         online_field_utf8 (&doc, "source", had_src, sizeof had_src);
         online_field_utf8 (&doc, "destination", had_dst, sizeof had_dst);
         bson_destroy (&doc);
         bson_destroy (sel);
+        if (side) {
+            rm_error_set (err, RM_ERR_USAGE, "plan %s: its run on %s was begun by an earlier "
+                          "remodel, which wrote the results side by side: finalize it with "
+                          "that remodel, or drop its results (*_remodel_%s_*) and its records "
+                          "(%s: pairs, plans) there and run again", on->run->names.name,
+                          on->run->where, on->run->names.id, on->run->o->state_db);
+            return false;
+        }
         if (same_deployment (had_src, src) && same_deployment (had_dst, dst))
             return true;
         rm_error_set (err, RM_ERR_USAGE, "plan %s: recorded from %s to %s; this command names "
@@ -159,7 +173,8 @@ online_pair_record (online_t *on, bool begin, bson_error_t *err)
         return true; /* nothing begun: the command says so itself */
     }
     rec = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id), "source", BCON_UTF8 (src), "destination",
-                    BCON_UTF8 (dst), "plan", BCON_UTF8 (on->run->names.name));
+                    BCON_UTF8 (dst), "plan", BCON_UTF8 (on->run->names.name), "resultsFinal",
+                    BCON_BOOL (true));
     ok = online_ops (on)->state_insert (on, "pairs", rec, &why);
     bson_destroy (rec);
     bson_destroy (sel);

@@ -45,3 +45,6 @@ pair_start() {
 # two CMD ARGS...: remodel online CMD $P with --uri SRC --to-uri DST, as
 # run_rm (its output in $T/out and $T/err, its status in $rc).
 two() { run_rm online "$1" "$P" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
+# port_of URI: its (first) host's port, as the fault layer's log gives
+# it in a call's fifth field (shell-ext/conn/online_fault.c).
+port_of() { local p=${1##*:}; p=${p%%/*}; echo "${p%%\?*}"; }

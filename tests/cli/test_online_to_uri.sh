@@ -5,7 +5,8 @@
 # into shop.parents; shop.other, which it does not touch, has an index.
 #  - a destination already holding shop.parents: run refused (exit 1),
 #    naming it, nothing written on either side; --drop drops it;
-#  - run killed (kill -9) mid-copy, resumed: it completes;
+#  - run killed (kill -9) mid-copy, resumed: it completes, the results
+#    under their final names (nothing side by side, before finalize);
 #  - another source against the same destination: refused (exit 2),
 #    naming both pairs;
 #  - status --json's canCommit: false before a verify and after a source
@@ -17,7 +18,13 @@
 #    destination's shop equals `remodel run` offline over a mongodump of
 #    the source, byte for byte, shop.other with its index; the source has
 #    no state database and its collections as they were; after it, sync
-#    is refused and finalize says it was done.
+#    is refused and finalize says it was done;
+#  - a plan with an intermediate result (two steps on shop.parents): it
+#    is beside the final names until finalize; rollback before the commit
+#    drops the results, the intermediate and the copy, and forgets the
+#    pair; finalize cut after the intermediate's drop: sync refused, then
+#    finalize completes, only the final names left, equal to the offline
+#    run byte for byte.
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri.sh
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +32,15 @@
 to_uri_setup "to-uri"
 seed() { seed_shop 400 1200 50; }
 colls() { uri=$1 py 'print(",".join(sorted(c.shop.list_collection_names())))'; }
+# A plan whose first step's result of shop.parents is an intermediate.
+P2=$T/plans/two.json
+cat >"$P2" <<'EOF'
+{"remodel": 1, "steps": [
+  {"embed": {"from": "shop.kids", "into": "shop.parents", "localField": "_id", "foreignField": "owner", "as": "kids", "project": {"owner": 0}}},
+  {"set": {"in": "shop.parents", "fields": {"design": 2}}}
+]}
+EOF
+tw() { run_rm online "$1" "$P2" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
 
 for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     from=${dir%%:*} to=${dir##*:}
@@ -50,8 +66,7 @@ sum(c.remodel[n].count_documents({}) for n in c.remodel.list_collection_names())
         >"$T/out" 2>"$T/err.kill" &
     pid=$!
     for ((w = 0; w < 200; w++)); do
-        n=$(uri=$DST py 'n = [x for x in c.shop.list_collection_names() if x.startswith("parents_remodel_")]
-print(c.shop[n[0]].count_documents({}) if n else 0)')
+        n=$(uri=$DST py 'print(c.shop.parents.count_documents({}))')
         [ "$n" -ge 40 ] && break
         sleep 0.05
     done
@@ -67,6 +82,8 @@ print(c.shop[n[0]].count_documents({}) if n else 0)')
         "this command names ferretdb" "give the pair its run began with"
     two run -q
     expect_eq "$from->$to: the run resumed completes (exit 0)" "$rc:$(cat "$T/err")" "0:"
+    expect_eq "$from->$to: ... the results under their final names from the start, nothing side by side" \
+        "$(colls "$DST")" "kids,other,parents"
 
     # ---- status --json: canCommit ----
     cancommit() { two status --json --max-lag 1m; python3 -c 'import json, sys
@@ -128,6 +145,34 @@ c.shop.other.delete_one({"_id": 3})'
     two finalize --writes-stopped
     expect_eq "$from->$to: finalize again: committed already, said (exit 0)" \
         "$rc $(grep -c 'finalize: plan emb.json was committed on .* already' "$T/err")" "0 1"
+
+    # ---- a plan with an intermediate result (two steps on shop.parents) ----
+    I=parents_remodel_$(plan_id "$P2")_1
+    tw run -q --drop
+    expect_eq "$from->$to: two steps: run --drop (exit 0): the final results under their names, the intermediate beside them" \
+        "$rc $(colls "$DST")" "0 kids,other,parents,$I"
+    tw rollback
+    expect_eq "$from->$to: ... rollback before the commit: the results, the intermediate and the copy dropped, the pair forgotten (exit 0)" \
+        "$rc [$(colls "$DST")] $(uri=$DST py 'print(c.remodel.pairs.count_documents({"plan": "two.json"}))')" "0 [] 0"
+    expect_message "$from->$to: ... each said" "rollback: dropped shop.parents on the destination" \
+        "rollback: dropped shop.$I on the destination" "rollback: dropped shop.other on the destination (copied as it is)"
+    tw run -q
+    expect_eq "$from->$to: ... run again, without --drop: nothing held there now (exit 0)" "$rc" "0"
+    # Finalize's drops: shop.other's, taken anew, then the intermediate's.
+    REMODEL_ONLINE_FAULT=drop:2:cut-after tw finalize --writes-stopped --retry-for 0
+    expect_eq "$from->$to: ... finalize, the intermediate's drop sent, its reply lost: exit 1, nothing committed" \
+        "$rc $(uri=$DST py 'd = c.remodel.pairs.find_one({"plan": "two.json"}); print(d.get("finishing"), d.get("committed"))')" \
+        "1 True None"
+    tw sync -q
+    expect_eq "$from->$to: ... then sync refused (exit 2): finalize completes it" \
+        "$rc $(grep -c 'while dropping the intermediate results: finalize --writes-stopped again' "$T/err")" "2 1"
+    tw finalize --writes-stopped
+    expect_eq "$from->$to: ... finalize again completes (exit 0): only the final names there" \
+        "$rc $(colls "$DST")" "0 kids,other,parents"
+    [ $rc == 0 ] || sed 's/^/  /' "$T/err" | tail -n 4 >&2
+    uri=$SRC offline_run two shop
+    uri=$DST online_same "$from->$to: ... the destination equals remodel run offline, byte for byte" \
+        "$T/two.archive" shop.parents=parents shop.kids=kids shop.other=other
     for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done
 done
 
