@@ -312,6 +312,11 @@ bool online_rollback (online_t *on, bson_error_t *err);
  * oldest is, and when follow will have caught up at the rate its rounds
  * applied events (rec: the plan's record). */
 void online_lag_line (online_t *on, const bson_t *rec, const online_changes_t *ch);
+/* How old the oldest event of ch is, in ms, by the source's clock (with
+ * --to-uri the source's); *at_most where the log gives no time: the time
+ * since the point was taken. status --json's toUri.lagMs is this too. */
+bool online_lag_age (online_t *on, const bson_t *rec, const online_changes_t *ch, int64_t *ms,
+                     bool *at_most, bson_error_t *err);
 
 /* online_dest.c, online_dest_copy.c, online_dest_finalize.c (--to-uri):
  * from one deployment to another. opts: --drop, --nsInclude, --nsExclude

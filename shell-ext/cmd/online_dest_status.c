@@ -8,7 +8,9 @@
  * Where the run recorded a point in the source's change log, the lag is
  * the log's: how old the oldest write to a source after the point the
  * destination reflects is, by the source's clock (0 when the log shows
- * none). Where it recorded none (a source without a log), the lag is
+ * none), as status's lag line says it (online_lag_age: at most the time
+ * since the point was taken, where the log's events say no time). Where
+ * it recorded none (a source without a log), the lag is
  * what can be proved: the time since a verify last found the
  * destination as the source makes it (verify --to-uri records when). */
 #include <stdio.h>
@@ -38,24 +40,38 @@ copies_done (online_t *on, const bson_t *rec, bson_error_t *err)
 
 /* The source's log since the plan's recorded point, for its lag: the
  * events there (lag->events), how old the oldest is by the source's
- * clock (lag->ms; 0: none), or why it is not known (lag->why: the point
- * rolled off, the log not read). lag->follows false: no point recorded. */
+ * clock (lag->ms; 0: none; at_most: a bound, online_lag_age), or why it
+ * is not known (lag->why: the point rolled off, the log or the source's
+ * clock not read). lag->follows false: no point recorded. */
 typedef struct {
-    bool follows;
+    bool follows, at_most;
     int64_t events, ms;
     char why[400];
 } log_lag_t;
+
+/* How old the oldest event of ch is, by the plan's record (its point's
+ * time), as the lag line says it. */
+static void
+log_age (online_t *on, const online_changes_t *ch, log_lag_t *lag)
+{
+    bson_t plan;
+    bson_error_t err = {0};
+    bool found = false;
+
+    if (!online_state_get (on, "plans", on->run->names.id, &plan, &found,
+                           "reading the plan's record", &err) ||
+        !online_lag_age (on, &plan, ch, &lag->ms, &lag->at_most, &err))
+        snprintf (lag->why, sizeof lag->why, "the lag not known: %s", err.message);
+    bson_destroy (&plan);
+}
 
 static void
 log_lag (online_t *on, log_lag_t *lag)
 {
     online_capture_t from, to;
     online_changes_t ch;
-    online_t view, *src;
-    online_run_t view_run;
     const char *nss[64];
     bson_error_t err = {0};
-    int64_t now = 0;
     bool lost = false;
 
     memset (lag, 0, sizeof *lag);
@@ -76,17 +92,8 @@ log_lag (online_t *on, log_lag_t *lag)
     else if (*ch.rescan)
         snprintf (lag->why, sizeof lag->why, "%s: the next sync rescans", ch.rescan);
     lag->events = ch.events;
-    if (lag->follows && !*lag->why && ch.oldest) {
-        /* By the source's clock, which wrote the events' times; ours
-         * where it says none. */
-        src = online_pair_log (on, &view, &view_run);
-        if (!online_server_now (src, &now, &err))
-            now = (int64_t) time (NULL) * 1000;
-        online_pair_log_end (on, src);
-        lag->ms = now - (int64_t) ch.oldest * 1000;
-        if (lag->ms < 0)
-            lag->ms = 0; /* a second's rounding */
-    }
+    if (lag->follows && !*lag->why && ch.events)
+        log_age (on, &ch, lag);
     online_changes_destroy (&ch);
     online_capture_destroy (&to);
     online_capture_destroy (&from);
@@ -194,8 +201,8 @@ judge (online_t *on, const bson_t *rec, int64_t *lag_ms, log_lag_t *lag, char *w
         snprintf (why, cap, "%s", lag->why);
     else if (lag->follows && lag->ms > on->run->o->max_lag_ms)
         snprintf (why, cap, "the source's change log holds %lld event(s) not applied, the "
-                  "oldest %llds old, over --max-lag (follow, or sync)", (long long) lag->events,
-                  (long long) (lag->ms / 1000));
+                  "oldest %s%llds old, over --max-lag (follow, or sync)", (long long) lag->events,
+                  lag->at_most ? "at most " : "", (long long) (lag->ms / 1000));
     else if (!lag->follows && *lag_ms > on->run->o->max_lag_ms)
         snprintf (why, cap, "the last clean verify is %llds old, over --max-lag",
                   (long long) (*lag_ms / 1000));
@@ -239,6 +246,7 @@ online_dest_status (online_t *on, bson_t *out)
     if (found && !committed && log.follows && !*log.why) {
         BSON_APPEND_UTF8 (&sub, "lagFrom", "the source's change log");
         BSON_APPEND_INT64 (&sub, "lagMs", log.ms);
+        BSON_APPEND_BOOL (&sub, "lagAtMost", log.at_most);
         BSON_APPEND_INT64 (&sub, "lagEvents", log.events);
     } else if (found && !committed) {
         BSON_APPEND_UTF8 (&sub, "lagFrom", log.follows ? "not known" : "the last clean verify");

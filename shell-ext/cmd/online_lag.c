@@ -2,13 +2,17 @@
  * following a change log are behind it, in events, documents and
  * seconds, and when follow will have caught up.
  *
- * The seconds are the age of the oldest event after the recorded point:
- * its time in the log (an oplog entry's ts, a change event's clusterTime
- * or wallTime) against the server's clock; where the log gives no time
+ * The seconds are the age of the oldest event after the recorded point
+ * (online_lag_age, which status --json's toUri.lagMs reads too, so the
+ * two agree): its time in the log (an oplog entry's ts, a change event's
+ * clusterTime or wallTime), written by the source's clock, against the
+ * source's clock now (its hello's localTime: with --to-uri the source's,
+ * never the destination's nor ours). Where the log gives no time
  * (mongo-java-server's events), the time since the recorded point was
- * taken, which the oldest event cannot be older than. The catch-up ETA
- * is those events at the rate follow's last round that applied any did
- * (followRate in the plan's record, online_follow.c): "-" before one did. */
+ * taken, which the oldest event cannot be older than, by our clock, which
+ * stamped it. The catch-up ETA is those events at the rate follow's last
+ * round that applied any did (followRate in the plan's record,
+ * online_follow.c): "-" before one did. */
 #include <stdio.h>
 #include <time.h>
 
@@ -35,25 +39,45 @@ record_int (const bson_t *rec, const char *path)
     return 0;
 }
 
+bool
+online_lag_age (online_t *on, const bson_t *rec, const online_changes_t *ch, int64_t *ms,
+                bool *at_most, bson_error_t *err)
+{
+    int64_t taken = record_date (rec, "capture.taken"), now = 0;
+    online_t view, *src;
+    online_run_t view_run;
+    bool ok = true;
+
+    *ms = 0;
+    *at_most = false;
+    if (ch->oldest) {
+        src = online_pair_log (on, &view, &view_run);
+        ok = online_server_now (src, &now, err);
+        online_pair_log_end (on, src);
+        *ms = now - (int64_t) ch->oldest * 1000;
+    } else if (taken && ch->events) {
+        *ms = ((int64_t) time (NULL) - taken) * 1000;
+        *at_most = true;
+    }
+    if (*ms < 0)
+        *ms = 0; /* clocks a second apart, or the log's time rounded down */
+    return ok;
+}
+
 void
 online_lag_line (online_t *on, const bson_t *rec, const online_changes_t *ch)
 {
-    int64_t now = time (NULL), taken = record_date (rec, "capture.taken"), server = 0, lag = -1;
+    int64_t now = time (NULL), taken = record_date (rec, "capture.taken"), lag = 0;
     int64_t events = record_int (rec, "followRate.events"), ms = record_int (rec, "followRate.ms");
     bson_error_t why;
-    char age[64], eta[32], rate[80] = "", when[64] = "";
-    const char *bound = "";
+    char age[300], eta[32], rate[80] = "", when[64] = "";
+    bool at_most;
 
-    if (ch->oldest && online_server_now (on, &server, &why))
-        lag = server / 1000 - (int64_t) ch->oldest;
-    else if (taken) {
-        lag = now - taken;
-        bound = "at most ";
-    }
-    if (lag < 0 && (ch->oldest || taken))
-        lag = 0; /* clocks a second apart */
-    if (lag >= 0)
-        snprintf (age, sizeof age, "%s%lld s", bound, (long long) lag);
+    if (!online_lag_age (on, rec, ch, &lag, &at_most, &why))
+        snprintf (age, sizeof age, "not known (%s)", why.message);
+    else if (ch->oldest || at_most)
+        snprintf (age, sizeof age, "%s%lld s", at_most ? "at most " : "",
+                  (long long) (lag / 1000));
     else
         snprintf (age, sizeof age, "not known");
     if (events > 0 && ms > 0) {
