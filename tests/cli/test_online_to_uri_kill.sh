@@ -269,6 +269,11 @@ c.drop_database("shop")
 follow_bg() {
     local layer=()
     rm -f "$T/flog"
+    # Emptied here, not by the background job's redirection, which may
+    # come after said looked: said would find the last follow's words
+    # and signal this one before it installs its handler (a background
+    # job ignores SIGINT until then), and it would never stop.
+    : >"$T/ferr"
     [ -n "$1" ] && layer=(REMODEL_ONLINE_FAULT="$1" REMODEL_ONLINE_FAULT_LOG="$T/flog")
     env "${layer[@]}" "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" --pause "$2" \
         --sample 50 "${@:3}" >"$T/fout" 2>"$T/ferr" &
