@@ -69,6 +69,7 @@ connect_source (online_t *on, const online_opts_t *o, bson_error_t *err)
         char m[sizeof err->message];
         bson_strncpy (m, err->message, sizeof m);
         rm_error_set (err, err->code, "the source (--uri): %s", m);
+        on->transient = src.transient; /* follow retries a cut as it connects */
         if (src.client)
             mongoc_client_destroy (src.client);
         return false;
