@@ -7,9 +7,10 @@
 # does not touch, is copied as it is. An application writes parents and
 # kids on the source all through the copy.
 #  - run --workers 2 --partitions 8, a worker's source connection cut as
-#    it opens (the fault layer: the last ping of the pass's workers, each
-#    worker pinging the destination, then the source): exit 1, naming the
-#    source and its host;
+#    it opens (the fault layer's ping #6: the command pings the source and
+#    the destination, then each of the two workers its destination, then
+#    its source, so the last of the six is a worker's source's): exit 1,
+#    naming the source and its host;
 #  - run again, a worker's write on the destination cut after sending
 #    (applied, its reply lost), and a second process joining (--join
 #    --workers 2): the cut retried, both complete (exit 0); the partitions,
