@@ -303,9 +303,27 @@ fence_insert (online_t *on, const char *id, int64_t next, int64_t now, bool *rac
                     "owner", BCON_UTF8 (on->owner), "at", BCON_DATE_TIME (now));
     ok = online_ops (on)->state_insert (on, "fences", doc, &why);
     *raced = !ok && why.code == 11000;
-    if (!ok && !*raced)
-        online_fail (on, err, &why, "taking the lease (its fence)");
     bson_destroy (doc);
+    /* Our own fence, inserted and its reply lost, then sent again by the
+     * driver (a retryable write FerretDB applies twice): not a race. */
+    if (*raced) {
+        bson_t fence;
+        bool found = false;
+        char owner[sizeof on->owner] = "";
+        bool read = online_state_get (on, "fences", fid, &fence, &found,
+                                      "reading the lease's fence", err);
+        if (read && found)
+            online_field_utf8 (&fence, "owner", owner, sizeof owner);
+        bson_destroy (&fence);
+        if (!read) {
+            *raced = false; /* err says why */
+            return false;
+        }
+        *raced = !found || strcmp (owner, on->owner) != 0;
+        return !*raced;
+    }
+    if (!ok)
+        online_fail (on, err, &why, "taking the lease (its fence)");
     return ok;
 }
 
@@ -390,10 +408,20 @@ lease_write (online_t *on, const char *id, const char *what, int64_t next, int64
                                BCON_DATE_TIME (now + lease_ms ()), "digest",
                                BCON_UTF8 (on->run->names.digest), "plan", BCON_UTF8 (on->run->names.name), "}");
     bool ok = online_ops (on)->state_update (on, "leases", filter, update, true, NULL, &why);
+    lease_doc_t now_l;
     bson_destroy (filter);
     bson_destroy (update);
-    if (!ok && why.code == 11000)
+    /* Our own write, applied and its reply lost, then sent again by the
+     * driver (a retryable write, which a server without transactions'
+     * bookkeeping, FerretDB, applies twice): the condition refuses the
+     * second, the upsert then collides with the lease. Ours if it says so. */
+    if (!ok && why.code == 11000) {
+        if (!lease_read (on, id, &now_l, err))
+            return false;
+        if (now_l.found && now_l.epoch == next && !strcmp (now_l.owner, on->owner))
+            return true;
         return refuse_held (on, what, "a newer run", lease_ms (), err);
+    }
     if (!ok)
         return online_fail (on, err, &why, "taking the lease");
     return true;
