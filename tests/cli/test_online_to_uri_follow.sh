@@ -22,6 +22,8 @@
 #    source holds no state database and was not written by remodel;
 #  - a source oplog of 1 MiB (FerretDB) that rolls past the recorded
 #    point: sync says the history is lost and rescans, and is right;
+#  - status's lag by the source's clock with a destination an hour ahead
+#    (mongo-java-server under libfaketime);
 #  - a source with no log (mongo-java-server without its oplog): sync
 #    rescans, status weighs the last verify, the source gains no database.
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
@@ -238,6 +240,34 @@ if [[ " ${CI_KINDS:-ferretdb:java} " == *" ferretdb:"* ]] &&
 fi
 
 echo "# small oplog: done at ${SECONDS}s"
+# ---- status's lag with a destination whose clock runs an hour ahead ----
+# The events' times are the source's: the lag is by the source's clock,
+# the text line's and --json's alike, never the destination's (an hour
+# off here: mongo-java-server under libfaketime, which FerretDB, a Go
+# program reading the clock itself, does not see).
+FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
+if [[ " ${CI_KINDS:-ferretdb:java} " == *" ferretdb:"* ]] && [ -e "$FAKETIME_LIB" ] &&
+    online_start ferretdb "$T/srv-clock-src" 0 changelog; then
+    SRC=$uri
+    seed
+    if LD_PRELOAD=$FAKETIME_LIB FAKETIME=+1h FAKETIME_DONT_FAKE_MONOTONIC=1 \
+        online_start java "$T/srv-clock-dst" 0; then
+        DST=$uri
+        ahead=$(uri=$DST py 'import datetime
+print(round((c.admin.command("isMaster")["localTime"] - datetime.datetime.utcnow()).total_seconds() / 60))')
+        two run -q
+        expect_eq "clock: run --to-uri to a destination whose clock is ${ahead} min ahead (exit 0)" "$rc:$ahead" "0:60"
+        uri=$SRC py 'c.shop.parents.update_many({"_id": {"$lt": 5}}, {"$set": {"clock": 1}})'
+        sleep 3
+        two status
+        text=$(sed -n 's/^lag: \([0-9][0-9]*\) s: .*/\1/p' "$T/out")
+        two status --json --max-lag 1h
+        json=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["toUri"]["lagMs"] // 1000)' "$T/out")
+        expect_eq "clock: status's lag line and --json's lagMs, by the source's clock: near the writes' 3 s, not the hour" \
+            "$([ -n "$text" ] && [ "$text" -ge 3 ] && [ "$text" -le 7 ] && [ "$json" -ge 3 ] && [ "$json" -le 8 ] && echo yes)" yes
+        echo "#   clock: text [$text], --json [$json]" >&2
+    fi
+fi
 # ---- a source without a change log (mongo-java-server without its oplog) ----
 # Nothing to follow: sync rescans; the source is not written, nor is a
 # database made there by asking for an oplog it does not keep.
