@@ -349,10 +349,13 @@ follow_point() {
         stopped
         n="$from->$to: follow, call $k $how [$(what "$k" "$T/follow.flog")]"
         # Every call of follow is retried (--retry-for), from its
-        # connections' first to the round's sample: it goes on.
-        expect_eq "$n: the fault came at that call (the counted one's); the follow retried, went on to its sample, stopped by SIGINT (exit 0)" \
-            "$(held $k):$frc:$(grep -q 'documents verified' "$T/ferr" && echo 1):$(grep -c 'stopped after [0-9]* rounds (interrupted)' "$T/ferr")" \
-            "$(want $k):0:1:1"
+        # connections' first to the round's sample: it goes on. (Late in
+        # a full matrix the numbering can move a call from the counted
+        # follow's; the first check says so, apart from the second.)
+        expect_eq "$n: the fault came at that call (the counted one's)" "$(held $k)" "$(want $k)"
+        expect_eq "$n: the follow retried, went on to its sample, stopped by SIGINT (exit 0)" \
+            "$frc:$(grep -q 'documents verified' "$T/ferr" && echo 1):$(grep -c 'stopped after [0-9]* rounds (interrupted)' "$T/ferr")" \
+            "0:1:1"
         [ $frc == 0 ] || sed 's/^/  /' "$T/ferr" | tail -n 6 >&2
     fi
     follow_bg "" 200ms
