@@ -7,9 +7,8 @@
  *     another renamed onto the name, has another;
  *   - options (validator, collation...): a collMod, or a recreate with
  *     other options.
- * It reads nothing but listCollections, one command a source, and calls
- * no other file of shell-ext/ (scripts/check_layers.sh): the callers wrap
- * its errors. */
+ * It reads nothing but listCollections, one command a source, through
+ * the connection layer below it (scripts/check_layers.sh). */
 #include <stdio.h>
 #include <string.h>
 
@@ -203,9 +202,9 @@ online_identity_now (online_t *on, const char **nss, size_t n, bson_t *out, bson
     bson_error_t why;
     if (online_identity_read (on, nss, n, out, &why))
         return true;
-    /* online_fail's words; not called: this file calls no other. */
-    rm_error_set (err, RM_ERR_IO, "%s: listing the plan's sources: %s", on->run->where, why.message);
-    return false;
+    /* online_fail: a cut connection here is retried as any round's call
+     * (follow, --retry-for). */
+    return online_fail (on, err, &why, "listing the plan's sources");
 }
 
 bool
