@@ -48,3 +48,18 @@ two() { run_rm online "$1" "$P" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
 # port_of URI: its (first) host's port, as the fault layer's log gives
 # it in a call's fifth field (shell-ext/conn/online_fault.c).
 port_of() { local p=${1##*:}; p=${p%%/*}; echo "${p%%\?*}"; }
+
+# writer_started: the application's writer just started in the background
+# ($!: a script that touches $T/writing once it writes, and stops when
+# $T/stop is there) noted in $writer, waited for until it writes;
+# stop_writer stops it and waits for its end.
+writer_started() {
+    writer=$!
+    for ((w = 0; w < 100; w++)); do [ -e "$T/writing" ] && break; sleep 0.1; done
+}
+stop_writer() {
+    [ -n "${writer:-}" ] || return 0
+    touch "$T/stop"
+    wait "$writer" 2>/dev/null
+    writer=
+}

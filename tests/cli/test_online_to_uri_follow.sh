@@ -66,14 +66,7 @@ while not os.path.exists(stop):
         open(sys.argv[3], "w").close()
     time.sleep(0.01)
 print(n, sorted(ops.items()))' "$T/stop" "$T/writing" >"$T/writer.log" 2>&1 &
-    writer=$!
-    for ((w = 0; w < 100; w++)); do [ -e "$T/writing" ] && break; sleep 0.1; done
-}
-stop_writer() {
-    [ -n "${writer:-}" ] || return 0
-    touch "$T/stop"
-    wait "$writer" 2>/dev/null
-    writer=
+    writer_started
 }
 # follow in the background, its messages in $T/follow.err; its pid in $follower.
 follow_bg() {

@@ -58,14 +58,7 @@ while not os.path.exists(sys.argv[2]):
         open(sys.argv[3], "w").close()
     time.sleep(0.01)
 print(n)' "$T/stop" "$T/writing" >"$T/writer.log" 2>&1 &
-    writer=$!
-    for ((w = 0; w < 100; w++)); do [ -e "$T/writing" ] && break; sleep 0.1; done
-}
-stop_writer() {
-    [ -n "${writer:-}" ] || return 0
-    touch "$T/stop"
-    wait "$writer" 2>/dev/null
-    writer=
+    writer_started
 }
 # On the destination: each pass's partitions done of those recorded, the
 # workers and processes that read them, and the leases kept for them.
