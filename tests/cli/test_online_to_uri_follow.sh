@@ -170,14 +170,16 @@ t = json.load(open(sys.argv[1]))["toUri"]; print(t["lagFrom"], type(t["lagMs"]).
     two status --json --max-lag 1h
     json=$(python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["toUri"]
 print("%s%d %d" % ("at most " if t["lagAtMost"] else "", t["lagMs"] // 1000, t["lagEvents"]))' "$T/out")
-    expect_eq "$d: status's lag line and --json's lagMs: the same bound or not, events, seconds within 3 s of each other and of the writes' 4 s" \
+    # The seconds: each status takes its own (seconds on a loaded
+    # machine), and --json's comes after the text's.
+    expect_eq "$d: status's lag line and --json's lagMs: the same bound or not, events; seconds the writes' 4 s and more, --json's from the text's on" \
         "$(python3 -c 'import sys
 def p(s):
     b = s.startswith("at most ")
     s, e = s.replace("at most ", "").split()
     return b, int(s), int(e)
 (tb, ts, te), (jb, js, je) = p(sys.argv[1]), p(sys.argv[2])
-print(tb == jb, te == je > 0, abs(ts - js) <= 3, 4 <= ts <= 7, 4 <= js <= 8)' "$text" "$json")" \
+print(tb == jb, te == je > 0, ts - 1 <= js <= ts + 60, 4 <= ts <= 120, 4 <= js <= 180)' "$text" "$json")" \
         "True True True True True"
     [ -n "$text" ] || grep '^lag' "$T/status.txt" >&2
     echo "#   lag: text [$text], --json [$json]" >&2
@@ -256,8 +258,11 @@ print(round((c.admin.command("isMaster")["localTime"] - datetime.datetime.utcnow
         text=$(sed -n 's/^lag: \([0-9][0-9]*\) s: .*/\1/p' "$T/out")
         two status --json --max-lag 1h
         json=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["toUri"]["lagMs"] // 1000)' "$T/out")
-        expect_eq "clock: status's lag line and --json's lagMs, by the source's clock: near the writes' 3 s, not the hour" \
-            "$([ -n "$text" ] && [ "$text" -ge 3 ] && [ "$text" -le 7 ] && [ "$json" -ge 3 ] && [ "$json" -le 8 ] && echo yes)" yes
+        # At least the 3 s slept; each status itself takes seconds on a
+        # loaded machine, so the bound that matters is far from the hour.
+        expect_eq "clock: status's lag line and --json's lagMs, by the source's clock: the writes' 3 s and more, not the hour" \
+            "$([ -n "$text" ] && [ -n "$json" ] && [ "$text" -ge 3 ] && [ "$text" -le 600 ] &&
+                [ "$json" -ge $((text - 1)) ] && [ "$json" -le $((text + 600)) ] && echo yes)" yes
         echo "#   clock: text [$text], --json [$json]" >&2
     fi
 fi
