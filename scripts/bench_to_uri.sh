@@ -16,8 +16,11 @@
 #            the copy while the application would still write
 #   finalize `remodel online finalize PLAN --uri SRC --to-uri DEST
 #            --writes-stopped --max-window 0`: the cut-over (a last sync and
-#            verify, the indexes, the results under their final names);
-#            its own figure is the one its closing line says ("in N ms")
+#            verify, the indexes, the intermediates dropped: the results
+#            have their final names from the start); its own figure is the
+#            one its closing line says ("in N ms")
+#   run -w2  the run again with --workers 2 (each worker its own two
+#            connections), on a destination emptied
 # docs/s: the source's documents over the wall time. The rows go to
 # BUILD/bench/to-uri.md and between the "to-uri" markers of BENCHMARKS.md
 # (scripts/bench/section.py).
@@ -122,6 +125,9 @@ for dir in $DIRS; do
         pyq "$DST" 'print("owner_1" in c.crm.tasks.index_information())' | grep -q True ||
             echo "$dir" >>"$T/idx-missing"
         result "$dir" finalize "$r" "$wall" "$docs" "${own:--}"
+        empty "$DST"
+        timed "online run --workers 2" "$R" online run "$P" --uri "$SRC" --to-uri "$DST" -q \
+            --workers 2 && result "$dir" run2 "$r" "$wall" "$docs"
         log "$dir: round $r: copy, run, finalize: $(awk -F'\t' -v r="$r" -v d="$dir" '$1 == d && $3 == r { printf "%s s ", $4 }' "$RES")"
     done
     empty "$DST"
@@ -144,19 +150,21 @@ print("(%s, load average %s at the end; scale %s: crm's people and tasks; `make 
       "median of %s rounds, the range after it)\n" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                                                      load, scale, rounds))
 print("| source → destination | documents | dump \\| restore s | docs/s | `online run --to-uri` s | docs/s "
-      "| vs dump \\| restore | `finalize --writes-stopped` s | its own ms |")
-print("|---|---:|---|---:|---|---:|---:|---|---:|")
+      "| vs dump \\| restore | `--workers 2` s | docs/s | `finalize --writes-stopped` s | its own ms |")
+print("|---|---:|---|---:|---|---:|---:|---|---:|---|---:|")
 names = {"ferretdb": "FerretDB (oplog)", "java": "mongo-java-server (change streams)"}
 for d in dict.fromkeys(r[0] for r in rows):
     f, t = d.split(":")
     copy, run, fin, own = of(d, "copy"), of(d, "run"), of(d, "finalize"), of(d, "finalize", 5)
+    run2 = of(d, "run2")
     docs = next(int(r[4]) for r in rows if r[0] == d)
     crate = docs / statistics.median(copy) if copy else 0
     rrate = docs / statistics.median(run) if run else 0
-    print("| %s → %s | %d | %s (%s) | %.0f | %s (%s) | %.0f | %s | %s (%s) | %s |" % (
+    r2rate = docs / statistics.median(run2) if run2 else 0
+    print("| %s → %s | %d | %s (%s) | %.0f | %s (%s) | %.0f | %s | %s (%s) | %.0f | %s (%s) | %s |" % (
         names.get(f, f), names.get(t, t).split(" (")[0], docs, med(copy), span(copy), crate,
         med(run), span(run), rrate, "%.0f%%" % (100 * rrate / crate) if crate and rrate else "—",
-        med(fin), span(fin), med(own, "%.0f")))
+        med(run2), span(run2), r2rate, med(fin), span(fin), med(own, "%.0f")))
 PYEOF
 [ -s "$T/ns-refused" ] && printf '\nmongorestore into FerretDB from mongo-java-server: every document restored, the index on tasks.owner refused (mongo-java-server lists it with the legacy "ns" field, which FerretDB does not take)%s.\n' \
     "$([ -s "$T/idx-missing" ] || echo "; remodel's finalize copied it")" >>"$T/section"
