@@ -337,6 +337,12 @@ int online_dest_run (online_t *on, bson_error_t *err);
 bool online_dest_copy_all (online_t *on, const bson_t *copies, bool again, int *copied,
                           int64_t *docs, bson_error_t *err);
 bool online_dest_finalize (online_t *on, bson_error_t *err);
+/* rollback before the commit, its results dropped, under its lease and
+ * before the plan is forgotten (online_rollback): the namespaces the run
+ * copied as they are dropped too (the run claimed each: the destination
+ * held none, or --drop dropped it), and the pair's record, so that the
+ * destination is as it was and a run can begin again. */
+bool online_dest_forget (online_t *on, bson_error_t *err);
 /* online_dest_status.c: verify's outcome (differ results) in the pair's
  * record; status --json's toUri and canCommit, appended to out. */
 bool online_dest_verified (online_t *on, int64_t differ, bson_error_t *err);

@@ -283,3 +283,42 @@ online_dest_run (online_t *on, bson_error_t *err)
     bson_destroy (&copies);
     return ok ? 0 : 1;
 }
+
+bool
+online_dest_forget (online_t *on, bson_error_t *err)
+{
+    online_after_t finals;
+    bson_t copies, *sel;
+    bson_iter_t it;
+    bson_error_t why;
+    int n = 0;
+    bool ok = online_dest_finals (on, &finals, &copies, &n, err);
+
+    for (bson_iter_init (&it, &copies); ok && bson_iter_next (&it);) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_t one;
+        char db[128], name[256];
+        mongoc_collection_t *c;
+        bson_iter_document (&it, &len, &data);
+        bson_init_static (&one, data, len);
+        online_field_utf8 (&one, "db", db, sizeof db);
+        online_field_utf8 (&one, "name", name, sizeof name);
+        c = online_pair_side (on, ONLINE_DEST, db, name);
+        ok = online_lease_check (on, err) &&
+             (online_ops (on)->drop (on, c, &why) || online_drop_gone (&why) ||
+              online_fail (on, err, &why, "dropping a namespace copied as it is"));
+        mongoc_collection_destroy (c);
+        if (ok)
+            online_say_note (on, "rollback: dropped %s.%s on the destination (copied as it is)",
+                             db, name);
+    }
+    online_after_destroy (&finals);
+    bson_destroy (&copies);
+    sel = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
+    ok = ok && online_lease_check (on, err) &&
+         (online_ops (on)->state_delete (on, "pairs", sel, false, &why) ||
+          online_fail (on, err, &why, "forgetting the plan's pair of deployments"));
+    bson_destroy (sel);
+    return ok;
+}

@@ -225,56 +225,6 @@ go_back (online_t *on, const char *at, since_t *w, bson_error_t *err)
     return true;
 }
 
-/* Not committed, the plan's results dropped and its state forgotten
- * (online_rollback): the namespaces the run copied as they are dropped
- * too (the run claimed each: the destination held none, or --drop
- * dropped it), and the pair's record, so that the destination is as it
- * was and a run can begin again. A rollback that left something (its
- * plan's record still there) leaves them for the next. */
-static bool
-forget_copies (online_t *on, bson_error_t *err)
-{
-    online_after_t finals;
-    bson_t copies, rec, *sel;
-    bson_iter_t it;
-    bson_error_t why;
-    bool left, ok;
-    int n = 0;
-
-    ok = online_state_get (on, "plans", on->run->names.id, &rec, &left, "reading the plan's record",
-                           err);
-    bson_destroy (&rec);
-    if (!ok || left)
-        return ok;
-    ok = online_dest_finals (on, &finals, &copies, &n, err);
-    for (bson_iter_init (&it, &copies); ok && bson_iter_next (&it);) {
-        const uint8_t *data;
-        uint32_t len;
-        bson_t one;
-        char db[128], name[256];
-        mongoc_collection_t *c;
-        bson_iter_document (&it, &len, &data);
-        bson_init_static (&one, data, len);
-        online_field_utf8 (&one, "db", db, sizeof db);
-        online_field_utf8 (&one, "name", name, sizeof name);
-        c = online_pair_side (on, ONLINE_DEST, db, name);
-        ok = online_lease_check (on, err) &&
-             (online_ops (on)->drop (on, c, &why) || online_drop_gone (&why) ||
-              online_fail (on, err, &why, "dropping a namespace copied as it is"));
-        mongoc_collection_destroy (c);
-        if (ok)
-            online_say_note (on, "rollback: dropped %s.%s on the destination (copied as it is)",
-                             db, name);
-    }
-    online_after_destroy (&finals);
-    bson_destroy (&copies);
-    sel = BCON_NEW ("_id", BCON_UTF8 (on->run->names.id));
-    ok = ok && (online_ops (on)->state_delete (on, "pairs", sel, false, &why) ||
-                online_fail (on, err, &why, "forgetting the plan's pair of deployments"));
-    bson_destroy (sel);
-    return ok;
-}
-
 bool
 online_dest_rollback (online_t *on, bson_error_t *err)
 {
@@ -306,7 +256,7 @@ online_dest_rollback (online_t *on, bson_error_t *err)
                                                          : "dry-run");
             return false;
         }
-        return online_rollback (on, err) && forget_copies (on, err);
+        return online_rollback (on, err); /* online_dest_forget, under its lease */
     }
     ok = online_pair_read (on, &rec, &found, err);
     if (ok && bson_iter_init (&it, &rec) && bson_iter_find_descendant (&it, "rolledBack.at", &it)) {

@@ -900,8 +900,10 @@ online_rollback (online_t *on, bson_error_t *err)
                       (long long) left);
         ok = false;
     }
-    /* The plan is forgotten: the indexes it made go first. */
-    ok = ok && online_index_drop_made (on, err) && online_plan_forget (on, err);
+    /* The plan is forgotten: the indexes it made go first, and with
+     * --to-uri what else the run wrote on the destination (online_dest.c). */
+    ok = ok && online_index_drop_made (on, err) &&
+         (!on->run->pair || online_dest_forget (on, err)) && online_plan_forget (on, err);
     online_lease_drop (on);
     return ok;
 }
