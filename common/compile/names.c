@@ -157,6 +157,15 @@ rm_names_label (const rm_names_t *nm, const rm_step_t *s, char *buf, size_t cap)
         snprintf (buf + at, cap - at, ")");
 }
 
+bool
+rm_names_last (const rm_names_t *nm, size_t i)
+{
+    for (size_t k = i + 1; k < nm->n_moved; k++)
+        if (!strcmp (nm->moved[k].ns, nm->moved[i].ns))
+            return false;
+    return true;
+}
+
 void
 rm_names_clear (rm_names_t *nm)
 {

@@ -62,6 +62,9 @@ size_t rm_names_run (const rm_names_t *nm, size_t i);
 /* For messages: "step 3 (set)", or a fused run's "steps 3-5 (set, unset,
  * rename)", for the step s begins. */
 void rm_names_label (const rm_names_t *nm, const rm_step_t *s, char *buf, size_t cap);
+/* Whether move i is its namespace's last (its final result): no later
+ * move of the same namespace; an earlier one is an intermediate. */
+bool rm_names_last (const rm_names_t *nm, size_t i);
 /* Forgets every move (the identity stays). */
 void rm_names_clear (rm_names_t *nm);
 /* Where each namespace ends once every step of plan has run side by side,

@@ -18,9 +18,7 @@ online_after_plan (online_t *on, online_after_t *a, bson_error_t *err)
     for (size_t i = on->run->names.n_moved; i-- > 0 && a->n < ONLINE_AFTER_MAX;) {
         online_after_coll_t *c = &a->c[a->n];
         const char *dot = strchr (on->run->names.moved[i].ns, '.');
-        bool seen = false;
-        for (size_t k = 0; k < a->n; k++)
-            seen |= strcmp (a->c[k].ns, on->run->names.moved[i].ns) == 0;
+        bool seen = !rm_names_last (&on->run->names, i);
         /* An earlier result of a namespace: an intermediate, which
          * finalize drops. */
         if (seen && a->n_drops < ONLINE_AFTER_MAX)

@@ -18,8 +18,8 @@
 
 #include "online.h"
 
-/* Each namespace's final result (its last move once every step ran: the
- * same rule as finalize's, online_after_plan.c), from the plan alone: a
+/* Each namespace's final result (its last move once every step ran,
+ * rm_names_last, as finalize's: online_after_plan.c), from the plan alone: a
  * scratch copy of the run's names (its identity and fusing, so the
  * results' names are the run's), its moves its own. */
 static bool
@@ -36,10 +36,7 @@ pair_names (online_t *on, bson_error_t *err)
     for (size_t i = nm.n_moved; ok && i-- > 0;) {
         const char *dot = strchr (nm.moved[i].ns, '.');
         online_pair_name_t *n = &p->names[p->n_names];
-        bool seen = false;
-        for (size_t k = i + 1; k < nm.n_moved; k++)
-            seen |= !strcmp (nm.moved[k].ns, nm.moved[i].ns);
-        if (seen || !dot)
+        if (!rm_names_last (&nm, i) || !dot)
             continue;
         snprintf (n->db, sizeof n->db, "%.*s", (int) (dot - nm.moved[i].ns), nm.moved[i].ns);
         bson_strncpy (n->result, nm.moved[i].coll, sizeof n->result);
