@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every suite and ends with "N passed, N failed".
+# Runs every suite and ends with the failures, if any, and
+# "N passed, N failed".
 #   tests/run.sh BUILD [SANITIZE_BUILD]
 # Unit suites are programs in BUILD/tests; command-line suites are
 # tests/cli/*.sh, run with REMODEL=BUILD/remodel. Each prints PASS/FAIL lines.
@@ -54,9 +55,11 @@ report_suite() {
     fi
     grep -c '^PASS ' "$dir/out" >>"$log/passes" || true
     grep -c '^FAIL ' "$dir/out" >>"$log/fails" || true
+    grep '^FAIL ' "$dir/out" | sed "s/^/$name: /" >>"$log/faillines" || true
     if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$dir/out"; then
         echo "FAIL $name (exit $rc, no result lines)"
         echo 1 >>"$log/fails"
+        echo "$name: FAIL exit $rc, no result lines" >>"$log/faillines"
     fi
     rm -rf "$dir"
 }
@@ -159,6 +162,13 @@ fi
 passed=$(awk '{ n += $1 } END { print n + 0 }' "$log/passes" 2>/dev/null)
 failed=$(awk '{ n += $1 } END { print n + 0 }' "$log/fails" 2>/dev/null)
 passed=${passed:-0}; failed=${failed:-0}
+# The failures again at the end: a log read from its tail (CI's) shows
+# them beside the count, not hours of output above it.
+if [ -s "$log/faillines" ]; then
+    echo
+    echo "failed:"
+    sed 's/^/  /' "$log/faillines"
+fi
 echo
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
