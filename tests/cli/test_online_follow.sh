@@ -187,13 +187,9 @@ scenario() {
     touch "$T/ended"
     wait $wpid
     expect_eq "$tag: the writer ran to its end: exit 0" "$?:$(tail -c 300 "$T/w1.err")" "0:"
-    # Known to fail now and then for bucketize on mongo-java-server (seen 1
-    # in 16 runs): "two results for iot.buckets with one _id", a bucket of 1
-    # reading then the full one of the same series and window; likely a
-    # reading moved to another series while a batch of series was read
-    # (the server returns a document matched under its old series with its
-    # new one, and online_batch.c's series_read takes it as read). A bug of
-    # the run, not of this test: reported, left failing.
+    # bucketize on mongo-java-server once made "two results for
+    # iot.buckets with one _id" here: a reading moved to another series
+    # while a batch read it (online_batch.c's series_only keeps it out).
     expect_eq "$tag: run while the application writes: exit 0" "$rrc" 0
     [ "$rrc" == 0 ] || echo "  run: $(tail -n 3 "$T/run.err")" >&2
 
