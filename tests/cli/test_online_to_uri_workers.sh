@@ -24,7 +24,11 @@
 #    verify --workers 2 is clean again;
 #  - finalize --writes-stopped: the destination equals `remodel run`
 #    offline over a mongodump of the source, byte for byte, shop.other
-#    with it; the source holds its own collections only, no state database.
+#    with it; the source holds its own collections only, no state database;
+#  - a source without a change log (mongo-java-server without its oplog)
+#    to FerretDB: sync --workers 2 rescans by the partitions, rewriting
+#    exactly the results the writes changed; verify clean; after finalize
+#    the destination equals remodel run offline.
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_workers.sh
 . "$(dirname "$0")/lib.sh"
@@ -142,4 +146,44 @@ c.shop.parents.insert_one({"_id": 399.5, "name": "between"})'
         "$(colls "$SRC") $(nostate)" "kids,other,parents False"
     for s in "$T"/srv-*; do "$SERVER" stop "$s" >/dev/null 2>&1; done
 done
+
+# ---- a source without a change log: sync --workers 2 rescans ----
+# mongo-java-server without its oplog: nothing to read the writes from,
+# so sync rescans the source by the run's partitions, with workers; what
+# it rewrites is exactly what the writes changed.
+if [[ " ${CI_KINDS:-ferretdb:java java:ferretdb} " == *" java:ferretdb "* ]] &&
+    online_start java "$T/srv-plain-src" 0; then
+    SRC=$uri
+    seed
+    if online_start ferretdb "$T/srv-plain-dst" 0; then
+        DST=$uri
+        two run -q --workers 2 --partitions 8 --batch-size 20
+        expect_eq "no log: run --workers 2 --partitions 8 (exit 0)" "$rc:$(cat "$T/err")" "0:"
+        # Nine results change: parents 5 (renamed), 300 and 17 (kid 1300
+        # moved between them), 1 (its kid 1001 deleted) and 399.5 (new)
+        # rewritten; parent 7 deleted, so its result removed and its three
+        # kids (1007, 1407, 1807) left in shop.kids as orphans.
+        uri=$SRC py 'c.shop.parents.update_one({"_id": 5}, {"$set": {"name": "changed"}})
+c.shop.kids.update_one({"_id": 1300}, {"$set": {"owner": 17}})
+c.shop.kids.delete_one({"_id": 1001})
+c.shop.parents.delete_one({"_id": 7})
+c.shop.parents.insert_one({"_id": 399.5, "name": "between"})'
+        two sync --workers 2
+        expect_eq "no log: sync --workers 2 rescans by the eight partitions (exit 0), not from a change log" \
+            "$rc:$(grep -c 'sync: step 1 (embed) shop.parents: 8 partitions, 2 worker(s)' "$T/err"):$(grep -c 'change log:' "$T/err")" \
+            "0:1:0"
+        expect_message "no log: ... rewriting the nine results the writes changed, no other" \
+            "shop.parents: 1 documents in shop.parents that no range makes (their sources are gone): removed" \
+            "sync: plan emb.json: 9 result(s) rewritten or removed"
+        two verify --workers 2
+        expect_eq "no log: verify --workers 2 then clean (exit 0)" "$rc" "0"
+        two finalize --writes-stopped --max-window 0
+        expect_eq "no log: finalize --writes-stopped (exit 0)" "$rc" "0"
+        uri=$SRC offline_run emb shop
+        uri=$DST online_same "no log: the destination equals remodel run offline over the source's dump, byte for byte" \
+            "$T/emb.archive" shop.parents=parents shop.kids=kids shop.other=other
+        expect_eq "no log: the source: its own collections, no state database" \
+            "$(colls "$SRC") $(nostate)" "kids,other,parents False"
+    fi
+fi
 exit 0
