@@ -44,9 +44,10 @@
 # REMODEL_FAULT_MATRIX=full (make online-fault-matrix): every call of the
 # run killed, every call of finalize cut and cut after, every call of
 # follow's round (the first, to its sample recorded) killed, cut and cut
-# after. REMODEL_FAULT_ONLY ('run_point kill 12', 'finalize_point cut-after
-# 30', 'follow_point cut 41') replays one point (on CI_KINDS' first
-# direction).
+# after; REMODEL_FAULT_CALLS=A-B keeps its points at calls A to B (a long
+# campaign run in parts). REMODEL_FAULT_ONLY ('run_point kill 12',
+# 'finalize_point cut-after 30', 'follow_point cut 41') replays one point
+# (on CI_KINDS' first direction).
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_kill.sh
 . "$(dirname "$0")/lib.sh"
@@ -54,6 +55,12 @@
 to_uri_setup "to-uri kill matrix"
 FULL=0
 [ "${REMODEL_FAULT_MATRIX:-}" == full ] && FULL=1
+# The full matrix's calls: REMODEL_FAULT_CALLS=A-B, or all of them.
+calls=${REMODEL_FAULT_CALLS:-1-100000}
+[[ $calls =~ ^[0-9]+-[0-9]+$ ]] || { echo "REMODEL_FAULT_CALLS is A-B, not $calls" >&2; exit 2; }
+call_lo=${calls%-*} call_hi=${calls#*-}
+# in_calls N: whether call N is among them.
+in_calls() { [ "$1" -ge "$call_lo" ] && [ "$1" -le "$call_hi" ]; }
 t_lap=$SECONDS
 # A short lease: each run renews it several times, and the renewals must
 # go to the destination, which holds it (the source has no state database
@@ -418,8 +425,13 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
 
     # ---- run interrupted ----
     if [ $FULL == 1 ]; then
-        for ((k = 1; k <= rcalls; k++)); do run_point kill $k; total=$((total + 1)); done
+        for ((k = 1; k <= rcalls; k++)); do
+            in_calls $k || continue
+            run_point kill $k
+            total=$((total + 1))
+        done
         for k in $other $note; do
+            in_calls $k || continue
             run_point cut $k
             run_point cut-after $k
             total=$((total + 2))
@@ -443,6 +455,7 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     # ---- finalize interrupted ----
     if [ $FULL == 1 ]; then
         for ((k = 1; k <= fcalls; k++)); do
+            in_calls $k || continue
             finalize_point cut $k
             finalize_point cut-after $k
             total=$((total + 2))
@@ -466,6 +479,7 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     lap "$from->$to: follow counted ($fround calls to its round's sample recorded)"
     if [ $FULL == 1 ]; then
         for ((k = 1; k <= fround; k++)); do
+            in_calls $k || continue
             follow_point kill $k
             follow_point cut $k
             follow_point cut-after $k
