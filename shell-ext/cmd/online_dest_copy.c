@@ -155,6 +155,44 @@ copy_one (online_t *on, const bson_t *one, int64_t *docs, bson_error_t *err)
     return ok;
 }
 
+/* finalize's copy, the writes stopped: the destination's dropped first,
+ * so that it is the source's as it is now, documents deleted since the
+ * run's copy too. A drop whose reply was lost, or an earlier finalize
+ * cut after its drop, finds none: that is done. */
+static bool
+drop_copy (online_t *on, const char *db, const char *name, bson_error_t *err)
+{
+    mongoc_collection_t *dst = online_pair_side (on, ONLINE_DEST, db, name);
+    bson_error_t why;
+    bool ok = online_ops (on)->drop (on, dst, &why) || online_drop_gone (&why) ||
+              online_fail (on, err, &why, "dropping a copy to take it again");
+    mongoc_collection_destroy (dst);
+    return ok;
+}
+
+/* One namespace copied (again: from its drop), whole again after a
+ * transient error, for --retry-for: the create takes "exists" as made,
+ * the documents are replaced by _id, so a try cut midway and taken again
+ * writes each document once; *docs counts the try that completed. */
+static bool
+copy_retried (online_t *on, const bson_t *one, bool again, int64_t *docs, bson_error_t *err)
+{
+    online_retry_t retry = {0, 0};
+    char db[128], name[256];
+
+    online_field_utf8 (one, "db", db, sizeof db);
+    online_field_utf8 (one, "name", name, sizeof name);
+    for (;;) {
+        int64_t n = 0;
+        if ((!again || drop_copy (on, db, name, err)) && copy_one (on, one, &n, err)) {
+            *docs += n;
+            return true;
+        }
+        if (!online_retry (on, &retry, err))
+            return false;
+    }
+}
+
 bool
 online_dest_copy_all (online_t *on, const bson_t *copies, bool again, int *copied,
                       int64_t *docs, bson_error_t *err)
@@ -176,17 +214,8 @@ online_dest_copy_all (online_t *on, const bson_t *copies, bool again, int *copie
         snprintf (ns, sizeof ns, "%s.%s", db, name);
         if (!again && noted (&rec, ns))
             continue;
-        /* finalize's copy, the writes stopped: as the source is now,
-         * documents deleted since the run's copy too. */
-        if (again) {
-            mongoc_collection_t *dst = online_pair_side (on, ONLINE_DEST, db, name);
-            bson_error_t why;
-            ok = online_ops (on)->drop (on, dst, &why) ||
-                 online_fail (on, err, &why, "dropping a copy to take it again");
-            mongoc_collection_destroy (dst);
-        }
-        ok = ok && online_stop_check (on, "copying the namespaces the plan does not write", err) &&
-             copy_one (on, &one, docs, err) && (again || note_copied (on, ns, err));
+        ok = online_stop_check (on, "copying the namespaces the plan does not write", err) &&
+             copy_retried (on, &one, again, docs, err) && (again || note_copied (on, ns, err));
         *copied += ok;
     }
     bson_destroy (&rec);

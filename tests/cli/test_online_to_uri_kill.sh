@@ -36,11 +36,12 @@
 #
 # The default replay: per direction, a few points of the run spread over
 # its calls (the copy of the results and of shop.other among them, each
-# kind of interruption); finalize at a few of its calls, both cuts; follow
-# at four calls of its round: kill -9 at its second write of results, the
-# last read of the source's log before it reads the source cut, the
-# round's point saved after its last write of results with its reply lost,
-# kill -9 at its sample's first read of the results.
+# kind of interruption); finalize at a few of its calls, both cuts
+# (shop.other's drop for its last copy, its reply lost, among them);
+# follow at four calls of its round: kill -9 at its second write of
+# results, the last read of the source's log before it reads the source
+# cut, the round's point saved after its last write of results with its
+# reply lost, kill -9 at its sample's first read of the results.
 # REMODEL_FAULT_MATRIX=full (make online-fault-matrix): every call of the
 # run killed, every call of finalize cut and cut after, every call of
 # follow's round (the first, to its sample recorded) killed, cut and cut
@@ -463,10 +464,12 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     else
         copies=$(awk '$1 != "-" && $2 == "insert" && $4 == "other" {print $1}' "$T/fin.flog")
         fnote=$(awk '$1 != "-" && $2 == "update" && $4 == "pairs" {k = $1} END {print k}' "$T/fin.flog")
+        dropo=$(awk '$1 != "-" && $2 == "drop" && $4 == "other" {print $1; exit}' "$T/fin.flog")
         finalize_point cut "$(((fcalls + 1) / 2))"
         finalize_point cut-after "$(echo "$copies" | head -n 1)"
         finalize_point cut-after "$fnote"
-        total=$((total + 3))
+        finalize_point cut-after "$dropo"
+        total=$((total + 4))
     fi
     lap "$from->$to: finalize interrupted"
 
