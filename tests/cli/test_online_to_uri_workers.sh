@@ -74,6 +74,19 @@ print("%d of %d done, %d worker(s) of %s process(es), %d lease(s)" % (sum(x["sta
       "2 or more" if len({x["owner"].split(":")[1] for x in p}) >= 2 else "1", len(leases)))'
 }
 nostate() { uri=$SRC py 'print("remodel" in c.list_database_names())'; }
+# finalized TAG: finalize --writes-stopped; then the destination equals
+# remodel run offline over the source's dump, byte for byte, under the
+# final names only, and the source holds its own collections only.
+finalized() {
+    two finalize --writes-stopped --max-window 0
+    expect_eq "$1: finalize --writes-stopped (exit 0)" "$rc" "0"
+    uri=$SRC offline_run emb shop
+    uri=$DST online_same "$1: the destination equals remodel run offline over the source's dump, byte for byte" \
+        "$T/emb.archive" shop.parents=parents shop.kids=kids shop.other=other
+    expect_eq "$1: ... only the final names there" "$(colls "$DST")" "kids,other,parents"
+    expect_eq "$1: the source: its own collections, no state database" \
+        "$(colls "$SRC") $(nostate)" "kids,other,parents False"
+}
 
 for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     from=${dir%%:*} to=${dir##*:}
@@ -135,15 +148,7 @@ c.shop.parents.insert_one({"_id": 399.5, "name": "between"})'
     two verify --workers 2
     expect_eq "$d: ... verify --workers 2 clean again (exit 0)" "$rc" "0"
 
-    # ---- finalize ----
-    two finalize --writes-stopped --max-window 0
-    expect_eq "$d: finalize --writes-stopped (exit 0)" "$rc" "0"
-    uri=$SRC offline_run emb shop
-    uri=$DST online_same "$d: the destination equals remodel run offline over the source's dump, byte for byte" \
-        "$T/emb.archive" shop.parents=parents shop.kids=kids shop.other=other
-    expect_eq "$d: ... only the final names there" "$(colls "$DST")" "kids,other,parents"
-    expect_eq "$d: the source: its own collections, no state database" \
-        "$(colls "$SRC") $(nostate)" "kids,other,parents False"
+    finalized "$d"
     for s in "$T"/srv-*; do "$SERVER" stop "$s" >/dev/null 2>&1; done
 done
 
@@ -177,13 +182,7 @@ c.shop.parents.insert_one({"_id": 399.5, "name": "between"})'
             "sync: plan emb.json: 9 result(s) rewritten or removed"
         two verify --workers 2
         expect_eq "no log: verify --workers 2 then clean (exit 0)" "$rc" "0"
-        two finalize --writes-stopped --max-window 0
-        expect_eq "no log: finalize --writes-stopped (exit 0)" "$rc" "0"
-        uri=$SRC offline_run emb shop
-        uri=$DST online_same "no log: the destination equals remodel run offline over the source's dump, byte for byte" \
-            "$T/emb.archive" shop.parents=parents shop.kids=kids shop.other=other
-        expect_eq "no log: the source: its own collections, no state database" \
-            "$(colls "$SRC") $(nostate)" "kids,other,parents False"
+        finalized "no log"
     fi
 fi
 exit 0
