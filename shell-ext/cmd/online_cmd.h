@@ -336,6 +336,11 @@ bool online_dest_finals (online_t *on, online_after_t *finals, bson_t *copies, i
 int online_dest_run (online_t *on, bson_error_t *err);
 bool online_dest_copy_all (online_t *on, const bson_t *copies, bool again, int *copied,
                           int64_t *docs, bson_error_t *err);
+/* db.name dropped on the destination; none there is done too (a drop
+ * whose reply was lost, an earlier command cut after it); what names the
+ * drop in an error. */
+bool online_dest_drop (online_t *on, const char *db, const char *name, const char *what,
+                       bson_error_t *err);
 bool online_dest_finalize (online_t *on, bson_error_t *err);
 /* rollback before the commit, its results dropped, under its lease and
  * before the plan is forgotten (online_rollback): the namespaces the run

@@ -299,16 +299,12 @@ online_dest_forget (online_t *on, bson_error_t *err)
         uint32_t len;
         bson_t one;
         char db[128], name[256];
-        mongoc_collection_t *c;
         bson_iter_document (&it, &len, &data);
         bson_init_static (&one, data, len);
         online_field_utf8 (&one, "db", db, sizeof db);
         online_field_utf8 (&one, "name", name, sizeof name);
-        c = online_pair_side (on, ONLINE_DEST, db, name);
         ok = online_lease_check (on, err) &&
-             (online_ops (on)->drop (on, c, &why) || online_drop_gone (&why) ||
-              online_fail (on, err, &why, "dropping a namespace copied as it is"));
-        mongoc_collection_destroy (c);
+             online_dest_drop (on, db, name, "dropping a namespace copied as it is", err);
         if (ok)
             online_say_note (on, "rollback: dropped %s.%s on the destination (copied as it is)",
                              db, name);

@@ -155,22 +155,21 @@ copy_one (online_t *on, const bson_t *one, int64_t *docs, bson_error_t *err)
     return ok;
 }
 
-/* finalize's copy, the writes stopped: the destination's dropped first,
- * so that it is the source's as it is now, documents deleted since the
- * run's copy too. A drop whose reply was lost, or an earlier finalize
- * cut after its drop, finds none: that is done. */
-static bool
-drop_copy (online_t *on, const char *db, const char *name, bson_error_t *err)
+bool
+online_dest_drop (online_t *on, const char *db, const char *name, const char *what,
+                  bson_error_t *err)
 {
     mongoc_collection_t *dst = online_pair_side (on, ONLINE_DEST, db, name);
     bson_error_t why;
     bool ok = online_ops (on)->drop (on, dst, &why) || online_drop_gone (&why) ||
-              online_fail (on, err, &why, "dropping a copy to take it again");
+              online_fail (on, err, &why, what);
     mongoc_collection_destroy (dst);
     return ok;
 }
 
-/* One namespace copied (again: from its drop), whole again after a
+/* One namespace copied (again, finalize's, the writes stopped: from its
+ * drop, so that it is the source's as it is now, documents deleted since
+ * the run's copy too), whole again after a
  * transient error, for --retry-for: the create takes "exists" as made,
  * the documents are replaced by _id, so a try cut midway and taken again
  * writes each document once; *docs counts the try that completed. */
@@ -184,7 +183,8 @@ copy_retried (online_t *on, const bson_t *one, bool again, int64_t *docs, bson_e
     online_field_utf8 (one, "name", name, sizeof name);
     for (;;) {
         int64_t n = 0;
-        if ((!again || drop_copy (on, db, name, err)) && copy_one (on, one, &n, err)) {
+        if ((!again || online_dest_drop (on, db, name, "dropping a copy to take it again", err)) &&
+            copy_one (on, one, &n, err)) {
             *docs += n;
             return true;
         }
