@@ -95,6 +95,9 @@ const rm_opt_t rm_cli_options[] = {
      * destination, and run's leave to drop what it holds of the results. */
     {R (RM_OPT_TO_URI, "to-uri", RM_VAL_STRING, ONLINE)},
     {R (RM_OPT_DROP, "drop", RM_VAL_NONE, C (ONLINE_RUN))},
+    /* --uri and --to-uri from a file, off the command line (as
+     * mongo-tools' --config): shell-ext/cmd/online_config.c. */
+    {R (RM_OPT_CONFIG, "config", RM_VAL_STRING, ONLINE)},
     /* online set: the values a running run takes at its next batch. */
     {R (RM_OPT_BATCH_SIZE, "batch-size", RM_VAL_COUNT, BATCHES | C (ONLINE_SET)), .min = 1,
      .max = INT64_MAX, .what = "a number of documents"},

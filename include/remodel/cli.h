@@ -64,6 +64,7 @@ typedef enum {
     RM_OPT_DIFFERENCES, RM_OPT_PARTITIONS, RM_OPT_WORKERS, RM_OPT_JOIN,
     RM_OPT_MAX_LAG, RM_OPT_MAX_LATENCY, RM_OPT_MAX_WINDOW,
     RM_OPT_TO_URI, RM_OPT_DROP, /* online, from one deployment to another */
+    RM_OPT_CONFIG,              /* online: the connection strings from a file */
     RM_OPT_N
 } rm_opt_id_t;
 

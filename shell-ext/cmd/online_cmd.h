@@ -328,6 +328,11 @@ bool online_lag_age (online_t *on, const bson_t *rec, const online_changes_t *ch
  * steps, then those copies (the exit status). copy_all: the copies not
  * noted done (again: every one, taken anew). finalize: the cut-over. */
 bool online_dest_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err);
+/* online_config.c: --config FILE's uri and toUri into o (o->config_*,
+ * uri and to_uri pointing at them); a key given twice, on the command
+ * line too, unknown, or a line that is no "key: value" is refused,
+ * naming the file and line (RM_ERR_USAGE). */
+bool online_config_read (const char *path, online_opts_t *o, bson_error_t *err);
 bool online_dest_check (online_t *on, bool starts, bson_error_t *err);
 /* When the plan was committed on the destination, into at ("": not). */
 bool online_dest_committed (online_t *on, char *at, size_t cap, bson_error_t *err);

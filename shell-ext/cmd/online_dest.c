@@ -36,6 +36,7 @@ online_dest_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
                       "server; between two the results are written on the destination");
         return false;
     }
+    o->ns_included = inc->given;
     if (!inc->given && !exc->given)
         return true;
     o->ns_select = rm_nsselect_new ();
@@ -55,7 +56,7 @@ online_dest_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
 static bool
 untouched (online_t *on, const online_after_t *finals, bson_t *out, int *n, bson_error_t *err)
 {
-    char **dbs = online_pair_databases (on, err);
+    char **dbs = online_pair_databases (on, ONLINE_SOURCE, err);
     bool ok = dbs != NULL;
 
     for (size_t i = 0; ok && dbs[i]; i++) {
@@ -125,43 +126,77 @@ dest_has (online_t *on, const char *db, const char *coll, bool *has, bson_error_
     return ok;
 }
 
-/* A namespace the run would write that the destination holds: refused,
- * named, or with --drop dropped. */
+/* Whether a step of the plan reads or writes a namespace of db. */
 static bool
-claim (online_t *on, const char *db, const char *coll, bson_error_t *err)
+plan_names_db (const online_t *on, const char *db)
 {
-    mongoc_collection_t *c;
-    bson_error_t why;
-    bool has, ok;
+    const rm_plan_t *p = &on->run->plan;
+    for (size_t s = 0; s < p->n; s++) {
+        const rm_nsref_t *refs[8];
+        size_t n = rm_step_inputs (&p->steps[s], refs, 4);
+        n += rm_step_outputs (&p->steps[s], refs + n, 4);
+        for (size_t k = 0; k < n; k++)
+            if (!strcmp (refs[k]->db, db))
+                return true;
+    }
+    return false;
+}
+
+/* The namespaces the destination already holds of those the run would
+ * write, as one list for the message: held, every one; foreign, those
+ * --drop may not drop, of a database the plan does not name that
+ * --nsInclude did not choose (a destination's other databases are the
+ * operator's: dropped only where they were named). */
+typedef struct {
+    bson_t names;           /* "db.coll" strings, in order: held */
+    bson_string_t *held, *foreign;
+    int n_held, n_foreign;
+} claims_t;
+
+static void
+claims_add (bson_string_t *list, int *n, const char *ns)
+{
+    if (*n < 10)
+        bson_string_append_printf (list, "%s%s", *n ? ", " : "", ns);
+    else if (*n == 10)
+        bson_string_append (list, ", ...");
+    (*n)++;
+}
+
+static bool
+claim (online_t *on, claims_t *cl, const char *db, const char *coll, bson_error_t *err)
+{
+    char ns[400], key[16];
+    bool has;
 
     if (!dest_has (on, db, coll, &has, err))
         return false;
     if (!has)
         return true;
-    if (!on->run->o->drop) {
-        rm_error_set (err, RM_ERR_EXISTS, "run: the destination %s already holds %s.%s, which "
-                      "this run would write: nothing was written (--drop drops it first)",
-                      on->run->where, db, coll);
-        return false;
-    }
-    c = online_pair_side (on, ONLINE_DEST, db, coll);
-    ok = online_ops (on)->drop (on, c, &why);
-    mongoc_collection_destroy (c);
-    if (ok)
-        online_say_note (on, "run: --drop: %s.%s dropped on the destination", db, coll);
-    return ok || online_fail (on, err, &why, "dropping a namespace on the destination (--drop)");
+    snprintf (ns, sizeof ns, "%s.%s", db, coll);
+    snprintf (key, sizeof key, "%d", cl->n_held);
+    BSON_APPEND_UTF8 (&cl->names, key, ns);
+    claims_add (cl->held, &cl->n_held, ns);
+    if (!plan_names_db (on, db) && !(on->run->o->ns_included &&
+                                     rm_nsselect_wants (on->run->o->ns_select, ns)))
+        claims_add (cl->foreign, &cl->n_foreign, ns);
+    return true;
 }
 
-/* Every namespace the run would write, checked before anything is. */
+/* Every namespace the run would write, checked before anything is: none
+ * held, or (--drop) each dropped once none is refused. */
 static bool
 claim_all (online_t *on, const online_after_t *finals, const bson_t *copies, bson_error_t *err)
 {
+    claims_t cl = {.held = bson_string_new (""), .foreign = bson_string_new ("")};
     bson_iter_t it;
-    for (size_t k = 0; k < finals->n; k++)
-        if (!claim (on, finals->c[k].db, finals->c[k].coll, err))
-            return false;
+    bool ok = true;
+
+    bson_init (&cl.names);
+    for (size_t k = 0; ok && k < finals->n; k++)
+        ok = claim (on, &cl, finals->c[k].db, finals->c[k].coll, err);
     bson_iter_init (&it, copies);
-    while (bson_iter_next (&it)) {
+    while (ok && bson_iter_next (&it)) {
         uint32_t len;
         const uint8_t *data;
         bson_t one;
@@ -170,10 +205,41 @@ claim_all (online_t *on, const online_after_t *finals, const bson_t *copies, bso
         bson_init_static (&one, data, len);
         online_field_utf8 (&one, "db", db, sizeof db);
         online_field_utf8 (&one, "name", name, sizeof name);
-        if (!claim (on, db, name, err))
-            return false;
+        ok = claim (on, &cl, db, name, err);
     }
-    return true;
+    if (ok && cl.n_held && !on->run->o->drop) {
+        rm_error_set (err, RM_ERR_EXISTS, "run: the destination %s already holds %s, which "
+                      "this run would write: nothing was written (--drop drops %s first%s)",
+                      on->run->where, cl.held->str, cl.n_held > 1 ? "them" : "it",
+                      cl.n_foreign ? ", but not those of a database the plan does not name "
+                                     "unless --nsInclude names them" : "");
+        ok = false;
+    } else if (ok && cl.n_foreign) {
+        rm_error_set (err, RM_ERR_EXISTS, "run: --drop would drop %s on the destination %s, "
+                      "of a database the plan does not name: nothing was written or dropped "
+                      "(name them with --nsInclude for --drop to drop them, or drop them "
+                      "yourself)", cl.foreign->str, on->run->where);
+        ok = false;
+    }
+    /* Nothing refused: the drops, each said. */
+    bson_iter_init (&it, &cl.names);
+    while (ok && bson_iter_next (&it)) {
+        const char *ns = bson_iter_utf8 (&it, NULL), *dot = strchr (ns, '.');
+        char db[128];
+        mongoc_collection_t *c;
+        bson_error_t why;
+        snprintf (db, sizeof db, "%.*s", (int) (dot - ns), ns);
+        c = online_pair_side (on, ONLINE_DEST, db, dot + 1);
+        ok = online_ops (on)->drop (on, c, &why) ||
+             online_fail (on, err, &why, "dropping a namespace on the destination (--drop)");
+        mongoc_collection_destroy (c);
+        if (ok)
+            online_say_note (on, "run: --drop: %s dropped on the destination", ns);
+    }
+    bson_destroy (&cl.names);
+    bson_string_free (cl.held, true);
+    bson_string_free (cl.foreign, true);
+    return ok;
 }
 
 bool

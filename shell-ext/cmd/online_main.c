@@ -55,7 +55,10 @@ static const char usage[] =
     "  --to-uri URI       another deployment to move the data to, reshaped: the\n"
     "                     source (--uri) is only read, the plan's state and the\n"
     "                     results, under their final names, live there\n"
-    "                     (docs/online.md, \"From one deployment to another\")\n"
+    "                     (docs/online.md, \"From one deployment to another\");\n"
+    "                     default: $MONGODB_TO_URI\n"
+    "  --config FILE      uri: and toUri: lines, as mongo-tools' --config: the\n"
+    "                     connection strings off the command line\n"
     "  --drop             run --to-uri: drop a namespace the destination holds that\n"
     "                     the run would write (without it: refused, exit 1)\n"
     "  --nsInclude P, --nsExclude P\n"
@@ -194,11 +197,19 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
 
     o->uri = v[RM_OPT_URI].text;
     o->to_uri = v[RM_OPT_TO_URI].text;
+    if (v[RM_OPT_CONFIG].given && !online_config_read (v[RM_OPT_CONFIG].text, o, err))
+        return false;
+    /* As MONGODB_URI for --uri: the destination's credentials off the
+     * command line (and out of ps). */
+    if (!o->to_uri && getenv ("MONGODB_TO_URI") && *getenv ("MONGODB_TO_URI"))
+        o->to_uri = getenv ("MONGODB_TO_URI");
     o->drop = v[RM_OPT_DROP].given;
     if (!online_dest_opts (v, o, err))
         return false;
     if (v[RM_OPT_STATE_DB].given)
         o->state_db = v[RM_OPT_STATE_DB].text;
+    if (!online_state_db_name_check (o->state_db, err))
+        return false;
     if (v[RM_OPT_BATCH_SIZE].given)
         o->batch_size = (int64_t) v[RM_OPT_BATCH_SIZE].n;
     o->pause_ms = (int64_t) v[RM_OPT_PAUSE].n;
@@ -329,7 +340,8 @@ parse (int argc, char **argv, online_opts_t *o, const online_cmd_t **c)
     if (!o->uri)
         o->uri = getenv ("MONGODB_URI");
     if (!o->uri || !*o->uri)
-        return fail_usage ("%s needs --uri (or MONGODB_URI in the environment)", cmd);
+        return fail_usage ("%s needs --uri (or uri in --config's file, or MONGODB_URI in the "
+                           "environment)", cmd);
     return -1;
 }
 
@@ -364,7 +376,17 @@ connect_once (online_t *on, online_opts_t *o, const online_cmd_t *c, online_retr
               bson_error_t *err)
 {
     bool ok = o->to_uri ? online_pair_connect (on, o, err) : online_connect (on, o, err);
-    bool unknown = ok && (!on->run->caps.known || (on->run->pair && !on->run->pair->caps.known));
+    bool unknown;
+
+    /* Before anything is written (the capabilities' probe writes in the
+     * state database): a run's records go into remodel's own database
+     * (online_state_db.c), and --to-uri is not the source under another
+     * name (online_pair_same.c). */
+    ok = ok && (!o->starts || o->dry_run || online_state_db_holdings_check (on, err)) &&
+         (!o->to_uri || online_pair_distinct (on, err));
+    if (ok)
+        online_caps_probe (on);
+    unknown = ok && (!on->run->caps.known || (on->run->pair && !on->run->pair->caps.known));
 
     if (!unknown || c->life != ONLINE_DO_FOLLOW || online_stop_requested ())
         return ok;
@@ -393,6 +415,8 @@ begin (online_t *on, online_opts_t *o, const online_cmd_t *c, bson_error_t *err)
     bool connected = false;
 
     on->own_run->o = o; /* online_retry's --retry-for, before a connection fills it */
+    if (!online_state_db_plan_check (on, err))
+        return false;
     for (;;) {
         on->transient = false;
         memset (err, 0, sizeof *err);
@@ -429,6 +453,8 @@ main (int argc, char **argv)
     if (rc >= 0) {
         if (o.write_concern)
             mongoc_write_concern_destroy (o.write_concern);
+        bson_free (o.config_uri);
+        bson_free (o.config_to_uri);
         return rc;
     }
     /* The commands that hold the lease stop cleanly on SIGINT and SIGTERM;
@@ -452,6 +478,8 @@ main (int argc, char **argv)
     online_run_destroy (&run);
     if (o.ns_select)
         rm_nsselect_destroy (o.ns_select);
+    bson_free (o.config_uri);
+    bson_free (o.config_to_uri);
     if (o.write_concern)
         mongoc_write_concern_destroy (o.write_concern);
     mongoc_cleanup ();

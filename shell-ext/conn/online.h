@@ -79,6 +79,11 @@ typedef struct {
     const char *to_uri;
     bool drop;
     rm_nsselect_t *ns_select;
+    bool ns_included;       /* --nsInclude given: --drop may drop what it names
+                             * in a database the plan does not (online_dest.c) */
+    /* --config FILE's uri and toUri (uri and to_uri point at them where
+     * the file gave them): the command's to free. */
+    char *config_uri, *config_to_uri;
 } online_opts_t;
 
 typedef enum {
@@ -376,6 +381,11 @@ online_ops (const online_t *on)
 void online_caps_choose (online_caps_t *c, const bson_t *hello, bool hello_refused,
                          const bson_t *build_info);
 void online_caps_fill (online_t *on);
+/* The probe fill leaves to the command (a run that starts and writes,
+ * on a server the table does not know): it writes in the state
+ * database, so it comes after the checks that the state database is
+ * remodel's and the destination not the source (cmd/online_main.c). */
+void online_caps_probe (online_t *on);
 int64_t online_caps_write_chunk (const online_t *on);
 int64_t online_caps_insert_chunk (const online_t *on);
 int64_t online_caps_update_chunk (const online_t *on);
@@ -660,6 +670,19 @@ online_drop_gone (const bson_error_t *why)
     return why->code == 26 || strstr (why->message, "not found") != NULL;
 }
 
+/* online_state_db.c: --state-db is remodel's alone. name_check: a name
+ * MongoDB takes for a database, not the server's own (admin, local,
+ * config). plan_check: the plan reads and writes none of its namespaces.
+ * holdings_check: it holds no collection remodel does not make (ours
+ * says which are), on the server and, with --to-uri, on the source too
+ * (whose database of that name the copy leaves out). RM_ERR_USAGE.
+ * The command runs holdings_check once connected, for a run that writes,
+ * before the capabilities' probe writes there (online_caps_probe). */
+bool online_state_db_name_check (const char *db, bson_error_t *err);
+bool online_state_db_plan_check (const online_t *on, bson_error_t *err);
+bool online_state_db_ours (const char *coll);
+bool online_state_db_holdings_check (online_t *on, bson_error_t *err);
+
 /* --- online_ops_pair.c (issue 54): from one deployment to another --- */
 /* With --to-uri, on is connected to the destination (its client, where,
  * caps: the state database lives there) and to the source (its source;
@@ -690,6 +713,11 @@ typedef struct online_pair {
  * into on->run->pair, and fills the pair's names from the plan (loaded
  * before); err names which of the two failed. */
 bool online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err);
+/* online_pair_same.c: false, RM_ERR_USAGE, where the two connections
+ * reach one deployment (one process answers both, or a marker written
+ * through the destination is found through the source; a dry run asks
+ * only the former). Before anything of a plan's is written or dropped. */
+bool online_pair_distinct (online_t *on, bson_error_t *err);
 void online_pair_close (online_t *on);
 /* The client db.coll is read and written by (online_collection's hook,
  * online_ops.c): a result's ("_remodel_" in its name) or a state
@@ -732,8 +760,9 @@ mongoc_client_t *online_source_client (online_t *on);
  * it has none: no oplog there, or an empty one). */
 bool online_pair_oplog_last (online_t *on, uint32_t *t, uint32_t *i, bool *found,
                              bson_error_t *err);
-/* The source's databases (bson_strfreev them); NULL on error. */
-char **online_pair_databases (online_t *on, bson_error_t *err);
+/* The databases of a side (ONLINE_DEST without a pair: the one
+ * deployment's); bson_strfreev them; NULL on error. */
+char **online_pair_databases (online_t *on, online_side_t side, bson_error_t *err);
 /* The source's change log read as one deployment's (the change capture:
  * state/online_capture.c, online_changes.c, online_window.c): on itself
  * without a pair; else view (its run in view_run), filled as a copy of on whose connection,

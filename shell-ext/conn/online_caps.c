@@ -259,8 +259,8 @@ probe_recorded (online_t *on, online_caps_t *c)
  * probe, as the tests ask of theirs): its answers as recorded, or, for a
  * run that starts and writes (not --dry-run), asked now and recorded.
  * Nothing here fails a command: a refusal keeps the conservative row. */
-static void
-probe (online_t *on)
+void
+online_caps_probe (online_t *on)
 {
     const char *force = getenv ("REMODEL_ONLINE_CAPS");
     mongoc_collection_t *rec, *scratch;
@@ -306,7 +306,6 @@ online_caps_fill (online_t *on)
     build_ok = ask (on, "buildInfo", &build);
     online_caps_choose (&on->own_run->caps, hello_ok || legacy ? &hello : NULL, !hello_ok,
                         build_ok ? &build : NULL);
-    probe (on);
     bson_destroy (&hello);
     bson_destroy (&build);
 }

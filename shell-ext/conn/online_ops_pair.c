@@ -97,7 +97,9 @@ online_pair_connect (online_t *on, const online_opts_t *o, bson_error_t *err)
          * is --to-uri's, which the prefix names. */
         const char *tail = !strncmp (err->message, "--uri: ", 7) ? err->message + 7 : err->message;
         bson_strncpy (m, tail, sizeof m);
-        rm_error_set (err, err->code, "the destination (--to-uri): %s", m);
+        /* The state database's refusal names the side it looked at. */
+        if (strncmp (m, "--state-db ", 11))
+            rm_error_set (err, err->code, "the destination (--to-uri): %s", m);
         on->own_run->o = o;
         return false;
     }
@@ -166,12 +168,14 @@ online_pair_create (online_t *on, const char *db, const char *coll, const bson_t
 }
 
 char **
-online_pair_databases (online_t *on, bson_error_t *err)
+online_pair_databases (online_t *on, online_side_t side, bson_error_t *err)
 {
+    mongoc_client_t *client = side == ONLINE_SOURCE ? on->source : on->client;
     bson_error_t why;
-    char **names = mongoc_client_get_database_names_with_opts (on->source, NULL, &why);
+    char **names = mongoc_client_get_database_names_with_opts (client, NULL, &why);
     if (!names)
-        online_fail (on, err, &why, "listing the source's databases");
+        online_fail (on, err, &why, side == ONLINE_SOURCE ? "listing the source's databases"
+                                                          : "listing the databases");
     return names;
 }
 

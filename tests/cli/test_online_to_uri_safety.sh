@@ -84,10 +84,11 @@ leaked() {
 # round: follow's last round, in the plan's record on the destination.
 round() { uri=$DST py 'd = c.remodel.plans.find_one({"_id": sys.argv[2]}) or {}
 print(d.get("follow", {}).get("round", 0))' "$(pid emb)"; }
-# rounds N: waits (up to 30 s) until follow's record shows round N or past.
+# rounds N: waits until follow's record shows round N or past (a
+# generous deadline, 180 s: a loaded machine slows every round).
 rounds() {
-    local i r
-    for i in $(seq 1 150); do
+    local r end=$((SECONDS + 180))
+    while [ $SECONDS -lt $end ]; do
         r=$(round 2>/dev/null)
         [ "${r:-0}" -ge "$1" ] && return 0
         kill -0 "$fp" 2>/dev/null || return 1
@@ -122,8 +123,13 @@ k.insert_many([{"_id": 2000 + i, "owner": i % 350, "x": -i} for i in range(900)]
     rounds $((r0 + 4)) || fail "$from->$to: ddl: follow's rounds after the drop" "$(tail -n 3 "$T/follow.err")"
     follow_stop
     cp "$T/follow.err" "$T/ddl.err"
-    expect_eq "$from->$to: shop.kids dropped and made again during follow --to-uri: rescanned once, said, not at every round (exit 0)" \
-        "$frc:$(grep -c 'rescanned in full' "$T/follow.err")" "0:1"
+    # The drop and the create are two events: a round may fall between
+    # them on a loaded machine (the script's own start takes a second or
+    # more), and each is then a rescan of its own, rightly. Not at every
+    # round: four rounds ran after them.
+    n=$(grep -c 'rescanned in full' "$T/follow.err")
+    expect_eq "$from->$to: shop.kids dropped and made again during follow --to-uri: rescanned once or twice, said, not at every round (exit 0)" \
+        "$frc:$([ "$n" -ge 1 ] && [ "$n" -le 2 ] && echo said || echo "$n rescans")" "0:said"
     [ "$frc" == 0 ] || sed 's/^/  /' "$T/follow.err" | tail -n 3 >&2
     uri=$SRC offline_run emb shop
     uri=$DST online_same "$from->$to: ... the destination's results equal remodel run offline over the source as it is then" \
