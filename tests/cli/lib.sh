@@ -175,7 +175,7 @@ proxy_start() {
     rm -f "$T/pport"
     python3 "$ROOT/tests/peers/proxy.py" "$1" "$T/pport" "${@:2}" >"$T/proxy.log" 2>&1 &
     proxy=$!
-    for ((w = 0; w < 100; w++)); do [ -s "$T/pport" ] && break; sleep 0.1; done
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do [ -s "$T/pport" ] && break; sleep 0.1; done
     pport=$(cat "$T/pport")
 }
 proxy_stop() {

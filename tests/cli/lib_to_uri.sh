@@ -55,7 +55,7 @@ port_of() { local p=${1##*:}; p=${p%%/*}; echo "${p%%\?*}"; }
 # stop_writer stops it and waits for its end.
 writer_started() {
     writer=$!
-    for ((w = 0; w < 100; w++)); do [ -e "$T/writing" ] && break; sleep 0.1; done
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do [ -e "$T/writing" ] && break; sleep 0.1; done
 }
 stop_writer() {
     [ -n "${writer:-}" ] || return 0

@@ -152,7 +152,7 @@ c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1,
     restore $kind
     "$REMODEL" online run -q --in-place "$T/plan.json" --uri "$uri" --batch-size 5 --pause-ms 200 >/dev/null 2>&1 &
     pid=$!
-    for ((w = 0; w < 100; w++)); do [ "$(state_count leases)" == 1 ] && break; sleep 0.1; done
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do [ "$(state_count leases)" == 1 ] && break; sleep 0.1; done
     run_rm online run -q --in-place "$T/plan.json" --uri "$uri"
     expect_eq "$kind: a concurrent run of the plan: refused (exit 2)" "$rc" 2
     expect_message "$kind: ... naming the run that holds it" "plan plan.json is being run by"

@@ -374,7 +374,7 @@ print(n > 0 and n == o.count_documents({"cust": "C37", "note": "app", "cust_name
         "$REMODEL" online follow "$T/plans/inplace.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
         fp=$!
         for s in 61 62; do ip_writes $s; sleep 0.3; done
-        for i in $(seq 1 60); do
+        for ((i = 1, iend = SECONDS + 120; SECONDS < iend; i++)); do
             "$REMODEL" online status "$T/plans/inplace.json" --uri "$uri" >"$T/status" 2>&1
             grep -q '^lag: none' "$T/status" && grep -q '^follow: round' "$T/status" && break
             sleep 0.5
@@ -472,7 +472,7 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
     "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
     fp=$!
     for s in 2 3 4; do writes $s; sleep 0.3; done
-    for i in $(seq 1 120); do
+    for ((i = 1, iend = SECONDS + 240; SECONDS < iend; i++)); do
         "$REMODEL" online status "$T/plans/chain.json" --uri "$uri" >"$T/status" 2>&1
         grep -q '^lag: none' "$T/status" && grep -q '^follow: round' "$T/status" && break
         sleep 0.5
@@ -501,7 +501,7 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
     py 'c.remodel.plans.update_one({"_id": sys.argv[2]}, {"$unset": {"sampled": 1}})' "$(pid chain)"
     "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
     fp=$!
-    for i in $(seq 1 120); do
+    for ((i = 1, iend = SECONDS + 240; SECONDS < iend; i++)); do
         "$REMODEL" online status "$T/plans/chain.json" --uri "$uri" >"$T/status" 2>&1
         grep -q '^sample: verified' "$T/status" && break
         sleep 0.5
@@ -555,7 +555,7 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
     REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=4000 "$REMODEL" online finalize "$T/plans/chain.json" \
         --uri "$uri" --writes-stopped >/dev/null 2>"$T/fin.err" &
     fp=$!
-    for i in $(seq 1 100); do grep -q 'pausing' "$T/fin.err" && break; sleep 0.2; done
+    for ((i = 1, iend = SECONDS + 120; SECONDS < iend; i++)); do grep -q 'pausing' "$T/fin.err" && break; sleep 0.2; done
     py 'c.shop.orders.update_one({"_id": 1001}, {"$inc": {"amount": 1}})'
     grep -q pausing "$T/fin.err" && kill -USR1 $fp 2>/dev/null # the pause's end: the write is made
     wait $fp; frc=$?
@@ -576,7 +576,7 @@ PEERS_OPLOG_BYTES=1048576 online_start ferretdb "$T/srv-small" 0 changelog && {
     online run chain --batch-size 100 -q
     "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 15s 2>"$T/follow.err" &
     fp=$!
-    for i in $(seq 1 100); do
+    for ((i = 1, iend = SECONDS + 120; SECONDS < iend; i++)); do
         "$REMODEL" online status "$T/plans/chain.json" --uri "$uri" >"$T/status" 2>&1
         grep -q '^follow: round' "$T/status" && break
         sleep 0.3
@@ -585,12 +585,12 @@ PEERS_OPLOG_BYTES=1048576 online_start ferretdb "$T/srv-small" 0 changelog && {
     # 1.6 MB through the 1 MiB oplog (trimmed every second, a part at a
     # time), while follow pauses: its point rolls off.
     py 'c.scratch.fill.insert_many([{"pad": "x" * 2000, "i": i} for i in range(800)])'
-    for i in $(seq 1 40); do
+    for ((i = 1, iend = SECONDS + 160; SECONDS < iend; i++)); do
         "$REMODEL" online status "$T/plans/chain.json" --uri "$uri" >"$T/status" 2>&1
         grep -q '^history lost since' "$T/status" && break
         sleep 1
     done
-    for i in $(seq 1 60); do grep -q 'history lost since' "$T/follow.err" && break; sleep 0.5; done
+    for ((i = 1, iend = SECONDS + 120; SECONDS < iend; i++)); do grep -q 'history lost since' "$T/follow.err" && break; sleep 0.5; done
     # A TERM during the round's rescan stops it between two batches
     # (exit 0); its point is not saved, so a sync does that round again.
     kill -TERM $fp; wait $fp; frc=$?

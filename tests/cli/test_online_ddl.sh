@@ -50,10 +50,10 @@ dumped() {
     "$MONGODUMP" --uri "$uri" --db "$1" --archive="$T/$1.archive" --quiet &&
         "$REMODEL" run -q "$T/plans/$1.json" --from "$T/$1.archive" --to "$T/$1-out.archive"
 }
-# rounds PLAN N: waits (up to 30 s) until follow's record shows round N or past.
+# rounds PLAN N: waits (up to 120 s) until follow's record shows round N or past.
 rounds() {
     local i r
-    for i in $(seq 1 150); do
+    for ((i = 1, iend = SECONDS + 120; SECONDS < iend; i++)); do
         r=$(py 'd = c.remodel.plans.find_one({"_id": sys.argv[2]}) or {}
 print(d.get("follow", {}).get("round", 0))' "$(pid "$1")")
         [ "${r:-0}" -ge "$2" ] && return 0
@@ -110,8 +110,8 @@ k.insert_many([{"_id": i, "code": "C%d" % i, "name": "new %d" % i} for i in rang
     rounds rena 1 || fail "$kind: rename: follow's first round"
     py 'c.rena.customers.rename("customers_away")
 c.rena.customers_away.update_many({"_id": {"$lt": 10}}, {"$set": {"name": "renamed while away"}})'
-    # (a follow that does not see it goes on: stopped after 30 s)
-    for i in $(seq 1 150); do kill -0 $fp 2>/dev/null || break; sleep 0.2; done
+    # (a follow that does not see it goes on: stopped after 120 s)
+    for ((i = 1, iend = SECONDS + 120; SECONDS < iend; i++)); do kill -0 $fp 2>/dev/null || break; sleep 0.2; done
     kill -TERM $fp 2>/dev/null; wait $fp; frc=$?
     expect_eq "$kind: rename: follow refuses, naming the source and the way on (exit 2)" \
         "$frc:$(tail -n 1 "$T/follow.err" | grep -c 'error: plan rena.json: source rena.customers is gone since the last point (dropped, or renamed away): put it back under its name .* and sync again')" "2:1"

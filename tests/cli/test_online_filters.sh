@@ -211,7 +211,7 @@ for kind in ${FILTERS_KINDS:-ferretdb java}; do
         echo $! >"$T/follow-$p.pid"
     done
     for p in set setip embed den sum; do
-        for i in $(seq 1 100); do grep -q 'change log: [1-9]' "$T/follow-$p.err" && break; sleep 0.2; done
+        for ((i = 1, iend = SECONDS + 120; SECONDS < iend; i++)); do grep -q 'change log: [1-9]' "$T/follow-$p.err" && break; sleep 0.2; done
         fp=$(cat "$T/follow-$p.pid")
         kill -TERM "$fp"; wait "$fp"; frc=$?
         expect_eq "$kind: $p: follow: a round from the log (none rescanned), TERM stops it (exit 0)" \
@@ -254,7 +254,7 @@ print([(p["changed"], p["unchanged"]) for p in d["partitions"] if "changed" in p
     "$ONLINE" run "$T/plans/now.json" --uri "$uri" --batch-size 5 --pause 30ms -q 2>"$T/now.err" &
     np=$!
     tgt=items_remodel_$(pid now)_1
-    for i in $(seq 1 200); do
+    for ((i = 1, iend = SECONDS + 120; SECONDS < iend; i++)); do
         [ "$(py 'print(c.fnow[sys.argv[2]].count_documents({}))' "$tgt" 2>/dev/null)" -gt 20 ] 2>/dev/null && break
         sleep 0.1
     done

@@ -47,7 +47,7 @@ follow_at() {
     REMODEL_ONLINE_FAULT=$1 REMODEL_ONLINE_FAULT_LOG=$T/flog "$REMODEL" online follow "$P" \
         --uri "$uri" --pause 60s --sample 20 --retry-for 5s >/dev/null 2>"$T/ferr" &
     p=$!
-    for ((w = 0; w < 1200; w++)); do
+    for ((w = 0, wend = SECONDS + 240; SECONDS < wend; w++)); do
         grep -q "documents verified" "$T/ferr" && break
         kill -0 $p 2>/dev/null || break
         sleep 0.05

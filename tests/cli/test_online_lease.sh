@@ -161,10 +161,10 @@ reload() {
     "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
         --noIndexRestore --quiet
 }
-# wait_holder PID ID: until the lease of plan ID names process PID (false after 20 s, or when PID ended).
+# wait_holder PID ID: until the lease of plan ID names process PID (false after 120 s, or when PID ended).
 wait_holder() {
     local w
-    for ((w = 0; w < 200; w++)); do
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do
         case "$(h lease "$uri" "$2")" in *":$1:"*) return 0 ;; esac
         kill -0 "$1" 2>/dev/null || return 1
         sleep 0.1
@@ -216,7 +216,7 @@ stall() {
     expect_eq "$what: REMODEL_ONLINE_LEASE_MS=$LEASE_MS: the lease expires within $LEASE_MS ms of the server's time" \
         "$(awk -v l="$left" -v m=$LEASE_MS 'BEGIN { print (l > 0 && l <= m) }')" 1
     # Stopped at a random moment after its first checkpoint.
-    for ((w = 0; w < 200; w++)); do
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do
         [ "$(h epochs "$uri" "$STALL_ID" | awk '{ print $NF }')" != 0 ] && break
         sleep 0.1
     done
@@ -230,7 +230,7 @@ stall() {
         expect_eq "$what: the stalled run had changed documents, their originals in remodel.backup.$STALL_ID.1" \
             "$(h count "$uri" "remodel.backup.$STALL_ID.1" | awk '{ print ($1 > 0) }')" 1
         # The takeover: an in-place rollback, once the lease expired.
-        for ((w = 0; w < 60; w++)); do
+        for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do
             REMODEL_ONLINE_LEASE_MS=$LEASE_MS run_rm online rollback --in-place "$T/p/stall.json" --uri "$uri"
             [ $rc != 2 ] && break
             sleep 0.25
@@ -238,7 +238,7 @@ stall() {
         expect_eq "$what: a rollback takes the expired lease over and restores every document" \
             "$rc:$(h same "$uri" crm.tasks "$T/tasks.orig")" "0:same 1000"
     else
-        for ((w = 0; w < 60; w++)); do
+        for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do
             REMODEL_ONLINE_LEASE_MS=$LEASE_MS run_rm online run -q "$T/p/stall.json" --uri "$uri"
             [ $rc != 2 ] && break
             sleep 0.25
@@ -302,7 +302,7 @@ race() {
     REMODEL_ONLINE_LEASE_MS=$LEASE_MS python3 "$T/at.py" "$t" "$REMODEL" online run \
         "$T/p/race.json" --uri "$uri" --batch-size 20 >/dev/null 2>"$T/r2.err" &
     b=$!
-    for ((w = 0; w < 300; w++)); do
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do
         kill -0 $a 2>/dev/null && kill -0 $b 2>/dev/null || break
         sleep 0.1
     done
@@ -417,7 +417,7 @@ for kind in ${REMODEL_LEASE_KINDS:-$(online_kinds)}; do
             --pause-ms 300 >/dev/null 2>"$T/a.err" &
         a=$!
         holder=
-        for ((w = 0; w < 200; w++)); do
+        for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do
             holder=$(h lease "$uri" "$HOLD_ID" | awk '$1 != "-" { split($1, o, ":"); print o[2] }')
             [ -n "$holder" ] && break
             sleep 0.1

@@ -265,7 +265,7 @@ PYEOF
     cp "$T/plans/embed.json" "$T/plans/paused.json"
     "$REMODEL" online run -q "$T/plans/paused.json" --uri "$uri" --batch-size 4 --pause-ms 30 >"$T/run.out" 2>"$T/run.err" &
     pid=$!
-    for ((w = 0; w < 100; w++)); do [ "$(pyq 'print(db.remodel.checkpoints.count_documents({"_id": {"$regex": "^paused"}}))')" != 0 ] && break; sleep 0.1; done
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do [ "$(pyq 'print(db.remodel.checkpoints.count_documents({"_id": {"$regex": "^paused"}}))')" != 0 ] && break; sleep 0.1; done
     online pause paused
     expect_eq "$kind: pause: exit 0" "$rc" 0
     sleep 1

@@ -65,7 +65,7 @@ sum(c.remodel[n].count_documents({}) for n in c.remodel.list_collection_names())
     "$REMODEL" online run "$P" --uri "$SRC" --to-uri "$DST" --drop -q --batch-size 10 --pause 40ms \
         >"$T/out" 2>"$T/err.kill" &
     pid=$!
-    for ((w = 0; w < 200; w++)); do
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do
         n=$(uri=$DST py 'print(c.shop.parents.count_documents({}))')
         [ "$n" -ge 40 ] && break
         sleep 0.05

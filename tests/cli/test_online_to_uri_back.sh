@@ -131,7 +131,7 @@ killed() {
     p=$!
     # Held once the layer said it and logged the call (in that order).
     at() { awk -v k="${1%%:*}" -v n="${1##*:}" '$2 == k && $3 == n {print $4; exit}' "$T/flog" 2>/dev/null; }
-    for ((w = 0; w < 600; w++)); do
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do
         grep -q "^remodel-online: fault layer: call" "$T/ferr" 2>/dev/null && [ -n "$(at "$1")" ] && break
         kill -0 $p 2>/dev/null || break
         sleep 0.05

@@ -74,10 +74,10 @@ follow_bg() {
         >/dev/null 2>"$T/follow.err" &
     follower=$!
 }
-# Waits until the plan's record shows follow round N or more (up to 60 s).
+# Waits until the plan's record shows follow round N or more (up to 240 s).
 wait_round() {
     local r
-    for ((w = 0; w < 300; w++)); do
+    for ((w = 0, wend = SECONDS + 240; SECONDS < wend; w++)); do
         r=$(uri=$DST py 'd = c.remodel.plans.find_one({"follow.round": {"$exists": True}})
 print(d["follow"]["round"] if d else 0)')
         [ "$r" -ge "$1" ] && return 0

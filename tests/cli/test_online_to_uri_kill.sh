@@ -115,7 +115,7 @@ killed() {
     REMODEL_ONLINE_FAULT=any:$n:delay=60000 REMODEL_ONLINE_FAULT_LOG=$T/flog \
         "$REMODEL" online run "$P" --uri "$SRC" --to-uri "$DST" "$@" >"$T/fout" 2>"$T/ferr" &
     local p=$!
-    for ((w = 0; w < 600; w++)); do
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do
         grep -q "^remodel-online: fault layer: call $n " "$T/ferr" 2>/dev/null && break
         kill -0 $p 2>/dev/null || break
         sleep 0.05
@@ -212,7 +212,7 @@ restart_point() {
     "$REMODEL" online run "$P" --uri "$SRC" --to-uri "$DST" -q --batch-size 10 --pause 40ms \
         >"$T/out" 2>"$T/err.restart" &
     p=$!
-    for ((w = 0; w < 400; w++)); do
+    for ((w = 0, wend = SECONDS + 120; SECONDS < wend; w++)); do
         m=$(uri=$DST py 'print(c.shop.parents.count_documents({}))' 2>/dev/null)
         [ "${m:-0}" -ge 40 ] && break
         sleep 0.05
@@ -287,10 +287,10 @@ follow_bg() {
         --sample 50 "${@:3}" >"$T/fout" 2>"$T/ferr" &
     fp=$!
 }
-# said TEXT: waits (60 s at most) until $T/ferr holds TEXT, or $fp ended.
+# said TEXT: waits (240 s at most) until $T/ferr holds TEXT, or $fp ended.
 said() {
     local w
-    for ((w = 0; w < 1200; w++)); do
+    for ((w = 0, wend = SECONDS + 240; SECONDS < wend; w++)); do
         grep -qF -- "$1" "$T/ferr" 2>/dev/null && return 0
         kill -0 $fp 2>/dev/null || return 1
         sleep 0.05
