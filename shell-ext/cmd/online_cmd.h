@@ -333,7 +333,10 @@ bool online_dest_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *
  * line too, unknown, or a line that is no "key: value" is refused,
  * naming the file and line (RM_ERR_USAGE). */
 bool online_config_read (const char *path, online_opts_t *o, bson_error_t *err);
-bool online_dest_check (online_t *on, bool starts, bson_error_t *err);
+/* --to-uri: the checks every command makes (online_main.c's begin): the
+ * pair recorded, what the command (what: its life column) may do in the
+ * pair's state, and for a run that begins, the namespaces claimed. */
+bool online_dest_check (online_t *on, online_do_t what, bool starts, bson_error_t *err);
 /* When the plan was committed on the destination, into at ("": not). */
 bool online_dest_committed (online_t *on, char *at, size_t cap, bson_error_t *err);
 bool online_dest_finals (online_t *on, online_after_t *finals, bson_t *copies, int *n,

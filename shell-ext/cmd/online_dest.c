@@ -253,61 +253,71 @@ online_dest_finals (online_t *on, online_after_t *finals, bson_t *copies, int *n
     return ok && untouched (on, finals, copies, n, err);
 }
 
+/* When the pair's record rec says the plan was committed (into at; ""
+ * when not). */
+static void
+committed_at (const bson_t *rec, char *at, size_t cap)
+{
+    bson_iter_t it;
+    *at = '\0';
+    if (bson_iter_init_find (&it, rec, "committed") && bson_iter_as_bool (&it))
+        online_field_utf8 (rec, "committedAt", at, cap);
+}
+
 /* When the plan was committed on the destination (into at; "" when not). */
 bool
 online_dest_committed (online_t *on, char *at, size_t cap, bson_error_t *err)
 {
     bson_t rec;
-    bson_iter_t it;
     bool found, ok = online_pair_read (on, &rec, &found, err);
 
     *at = '\0';
-    if (ok && found && bson_iter_init_find (&it, &rec, "committed") && bson_iter_as_bool (&it))
-        online_field_utf8 (&rec, "committedAt", at, cap);
+    if (ok && found)
+        committed_at (&rec, at, cap);
     bson_destroy (&rec);
     return ok;
 }
 
 bool
-online_dest_check (online_t *on, bool starts, bson_error_t *err)
+online_dest_check (online_t *on, online_do_t what, bool starts, bson_error_t *err)
 {
     online_after_t finals;
     bson_t copies, rec;
     bson_iter_t it;
     char at[40];
-    bool begun, ok;
+    bool begun, found, finishing, ok;
+    online_life_t s;
     int n;
 
-    if (!online_pair_record (on, false, err) || !online_dest_committed (on, at, sizeof at, err))
+    if (!online_pair_record (on, false, err) || !online_pair_read (on, &rec, &found, err))
         return false;
-    /* Committed: the application may write the results on the
+    *at = '\0';
+    if (found)
+        committed_at (&rec, at, sizeof at);
+    finishing = found && bson_iter_init_find (&it, &rec, "finishing") && bson_iter_as_bool (&it);
+    bson_destroy (&rec);
+    /* The pair's states are rows of the plan's life (online_life.c):
+     * committed, the application may write the results on the
      * destination now, where a run, sync or verify would write them
-     * again; rollback goes back to the source (online_dest_rollback.c). */
-    if (*at && strcmp (on->run->o->command, "status") && strcmp (on->run->o->command, "finalize") &&
-        strcmp (on->run->o->command, "rollback")) {
+     * again, and rollback goes back to the source (online_dest_rollback.c);
+     * finishing, a finalize was interrupted dropping the intermediate
+     * results, which a sync would read: only finalize completes it. */
+    s = online_life_pair_state (ONLINE_LIFE_COMPLETE, *at != '\0', finishing);
+    switch (online_life_allows (s, what)) {
+    case ONLINE_LIFE_COMMITTED_THERE:
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s was committed on %s at %s: its results "
                       "have their final names there, and the source is as it was (rollback "
                       "--carry-writes goes back to it)", on->run->o->command, on->run->names.name,
                       on->run->where, at);
         return false;
-    }
-    /* A finalize interrupted while dropping the intermediate results: a
-     * sync would read one dropped; only finalize completes it. */
-    if (!*at && strcmp (on->run->o->command, "status") && strcmp (on->run->o->command, "finalize")) {
-        bool found, finishing;
-        ok = online_pair_read (on, &rec, &found, err);
-        finishing = ok && found && bson_iter_init_find (&it, &rec, "finishing") &&
-                 bson_iter_as_bool (&it);
-        bson_destroy (&rec);
-        if (!ok)
-            return false;
-        if (finishing) {
-            rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: a finalize was interrupted on %s "
-                          "while dropping the intermediate results: finalize --writes-stopped "
-                          "again completes it", on->run->o->command, on->run->names.name,
-                          on->run->where);
-            return false;
-        }
+    case ONLINE_LIFE_FINISH_FIRST:
+        rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: a finalize was interrupted on %s "
+                      "while dropping the intermediate results: finalize --writes-stopped "
+                      "again completes it", on->run->o->command, on->run->names.name,
+                      on->run->where);
+        return false;
+    default:
+        break;
     }
     if (!starts || on->run->o->dry_run)
         return true;

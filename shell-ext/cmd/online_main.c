@@ -424,7 +424,7 @@ begin (online_t *on, online_opts_t *o, const online_cmd_t *c, bson_error_t *err)
             continue; /* made again after an unanswered buildInfo, waited already */
         /* --to-uri: another pair, or a namespace held, refused
          * (online_dest.c); a contradicting --in-place too (2, by finish). */
-        if (connected && (!o->to_uri || online_dest_check (on, c->starts, err)) &&
+        if (connected && (!o->to_uri || online_dest_check (on, c->life, c->starts, err)) &&
             (!c->mode || online_plan_mode (on, o, c->starts, err)))
             return true;
         if (c->life != ONLINE_DO_FOLLOW || online_stop_requested () || !online_retry (on, &r, err))

@@ -21,6 +21,8 @@
 #define WA ONLINE_LIFE_WRITES_AFTER
 #define FA ONLINE_LIFE_FINALIZED_ALREADY
 #define UW ONLINE_LIFE_UNDER_WAY
+#define CT ONLINE_LIFE_COMMITTED_THERE
+#define FF ONLINE_LIFE_FINISH_FIRST
 
 /* Rows: the states; columns: run, verify, sync, follow, prepare,
  * finalize, rollback, status, control. A follow holding the lease
@@ -36,6 +38,11 @@ static const online_life_why_t allows[ONLINE_LIFE_N][ONLINE_DO_N] = {
     [ONLINE_LIFE_FINALIZED] = {FI, FI, FI, FI, FA, FA, OK, OK, OK},
     [ONLINE_LIFE_ROLLING_BACK] = {WA, WA, WA, WA, WA, WA, OK, OK, OK},
     [ONLINE_LIFE_FORGOTTEN] = {OK, NR, NR, NR, NR, NR, NR, OK, OK},
+    /* --to-uri: committed, finalize says so and rollback goes back; a
+     * run, sync or verify would write the results the application now
+     * writes. Finishing: a sync would read an intermediate dropped. */
+    [ONLINE_LIFE_COMMITTED] = {CT, CT, CT, CT, OK, OK, OK, OK, CT},
+    [ONLINE_LIFE_FINISHING] = {FF, FF, FF, FF, OK, OK, FF, OK, FF},
 };
 
 online_life_t
@@ -54,6 +61,12 @@ online_life_state (const online_record_t *r, bool complete, bool following)
     if (!complete)
         return ONLINE_LIFE_RUNNING;
     return following ? ONLINE_LIFE_FOLLOWING : ONLINE_LIFE_COMPLETE;
+}
+
+online_life_t
+online_life_pair_state (online_life_t s, bool committed, bool finishing)
+{
+    return committed ? ONLINE_LIFE_COMMITTED : finishing ? ONLINE_LIFE_FINISHING : s;
 }
 
 online_life_why_t
@@ -75,11 +88,15 @@ online_life_after (online_life_t s, online_do_t what)
     case ONLINE_DO_FOLLOW:
         return ONLINE_LIFE_FOLLOWING; /* until stopped: complete again */
     case ONLINE_DO_FINALIZE:
-        return ONLINE_LIFE_FINALIZED;
+        return s == ONLINE_LIFE_FINISHING || s == ONLINE_LIFE_COMMITTED ? ONLINE_LIFE_COMMITTED
+                                                                         : ONLINE_LIFE_FINALIZED;
     case ONLINE_DO_ROLLBACK:
         /* A switch (done, begun, or undone with writes kept) is undone
          * and the results stay beside the originals; with none, the
          * results go and the plan is forgotten. */
+        /* --to-uri's, committed: back to the source, the pair forgotten. */
+        if (s == ONLINE_LIFE_COMMITTED)
+            return ONLINE_LIFE_FORGOTTEN;
         return s == ONLINE_LIFE_SWITCHING || s == ONLINE_LIFE_FINALIZED ||
                        s == ONLINE_LIFE_ROLLING_BACK
                    ? ONLINE_LIFE_COMPLETE
@@ -105,6 +122,7 @@ online_life_name (online_life_t s)
     static const char *const names[ONLINE_LIFE_N] = {
         "not run", "running", "complete", "following",
         "switching", "finalized", "rolling back", "forgotten",
+        "committed on the destination", "finishing on the destination",
     };
     return (unsigned) s < ONLINE_LIFE_N ? names[s] : "?";
 }

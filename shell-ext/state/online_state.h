@@ -144,7 +144,9 @@ int64_t online_checkpoint_rate (const bson_t *doc, int64_t *busy);
  * record (docs/HACKING.md draws it). state: where the plan stands (r: its
  * record; complete: every pass of its run done, by its checkpoints;
  * following: a follow holds its lease). FORGOTTEN is where rollback
- * leaves a plan (its record gone: it reads as NOT_RUN). allows: whether
+ * leaves a plan (its record gone: it reads as NOT_RUN). COMMITTED and
+ * FINISHING are --to-uri's, read from the pair's record (pair_state:
+ * committed, finishing; else s as it is). allows: whether
  * what may begin in state s (ONLINE_LIFE_OK) or why not; after: the state
  * what leaves s in when it completes (s when refused); states: the states
  * what is allowed in, ONLINE_LIFE_BIT's. Pure: the tests call them. */
@@ -158,6 +160,9 @@ typedef enum {
     ONLINE_LIFE_ROLLING_BACK, /* the switch undone, the results holding writes made
                                * after it: rollback with a flag finishes */
     ONLINE_LIFE_FORGOTTEN,
+    /* --to-uri, by the pair's record on the destination: */
+    ONLINE_LIFE_COMMITTED,  /* committed there: the application writes the results */
+    ONLINE_LIFE_FINISHING,  /* a finalize stopped in its drops of intermediates */
     ONLINE_LIFE_N
 } online_life_t;
 #define ONLINE_LIFE_BIT(s) (1u << (s))
@@ -182,9 +187,12 @@ typedef enum {
     ONLINE_LIFE_IS_FINALIZED,       /* the results are live: rollback first */
     ONLINE_LIFE_WRITES_AFTER,       /* the results hold writes after the switch */
     ONLINE_LIFE_FINALIZED_ALREADY,
-    ONLINE_LIFE_UNDER_WAY           /* a prepare while a switch is journaled */
+    ONLINE_LIFE_UNDER_WAY,          /* a prepare while a switch is journaled */
+    ONLINE_LIFE_COMMITTED_THERE,    /* --to-uri: the destination is the application's now */
+    ONLINE_LIFE_FINISH_FIRST        /* --to-uri: only finalize completes the drops */
 } online_life_why_t;
 online_life_t online_life_state (const online_record_t *r, bool complete, bool following);
+online_life_t online_life_pair_state (online_life_t s, bool committed, bool finishing);
 online_life_why_t online_life_allows (online_life_t s, online_do_t what);
 online_life_t online_life_after (online_life_t s, online_do_t what);
 unsigned online_life_states (online_do_t what);

@@ -57,6 +57,8 @@ test_allows (void)
 #define WA ONLINE_LIFE_WRITES_AFTER
 #define FA ONLINE_LIFE_FINALIZED_ALREADY
 #define UW ONLINE_LIFE_UNDER_WAY
+#define CT ONLINE_LIFE_COMMITTED_THERE
+#define FF ONLINE_LIFE_FINISH_FIRST
         {S (NOT_RUN), {OK, NR, NR, NR, NR, NR, NR, OK, OK}},
         {S (RUNNING), {OK, OK, UF, UF, UF, UF, OK, OK, OK}},
         {S (COMPLETE), {OK, OK, OK, OK, OK, OK, OK, OK, OK}},
@@ -65,6 +67,9 @@ test_allows (void)
         {S (FINALIZED), {FI, FI, FI, FI, FA, FA, OK, OK, OK}},
         {S (ROLLING_BACK), {WA, WA, WA, WA, WA, WA, OK, OK, OK}},
         {S (FORGOTTEN), {OK, NR, NR, NR, NR, NR, NR, OK, OK}},
+        /* --to-uri's: what online_dest.c refused by the command's name */
+        {S (COMMITTED), {CT, CT, CT, CT, OK, OK, OK, OK, CT}},
+        {S (FINISHING), {FF, FF, FF, FF, OK, OK, FF, OK, FF}},
     };
     T_CHECK (sizeof want / sizeof *want == ONLINE_LIFE_N);
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
@@ -109,13 +114,23 @@ test_after (void)
     T_CHECK (online_life_after (S (FINALIZED), D (RUN)) == S (FINALIZED));
     T_CHECK (online_life_after (S (SWITCHING), D (PREPARE)) == S (SWITCHING));
     T_CHECK (online_life_after (S (ROLLING_BACK), D (SYNC)) == S (ROLLING_BACK));
+    /* --to-uri: finalize commits (again: committed already); rollback
+     * after the commit goes back and forgets the pair. */
+    T_CHECK (online_life_after (S (FINISHING), D (FINALIZE)) == S (COMMITTED));
+    T_CHECK (online_life_after (S (COMMITTED), D (FINALIZE)) == S (COMMITTED));
+    T_CHECK (online_life_after (S (COMMITTED), D (ROLLBACK)) == S (FORGOTTEN));
+    T_CHECK (online_life_after (S (FINISHING), D (SYNC)) == S (FINISHING));
+    T_CHECK (online_life_after (S (COMMITTED), D (RUN)) == S (COMMITTED));
     /* Every state and command: allowed leads somewhere allowed to be
-     * rolled back from, except where nothing is recorded. */
+     * rolled back from, except where nothing is recorded, and finishing,
+     * whose way out is finalize. */
     for (int s = 0; s < ONLINE_LIFE_N; s++)
         for (int d = 0; d < ONLINE_DO_N; d++) {
             online_life_t to = online_life_after ((online_life_t) s, (online_do_t) d);
             T_CHECK (to < ONLINE_LIFE_N);
-            if (to != S (NOT_RUN) && to != S (FORGOTTEN))
+            if (to == S (FINISHING))
+                T_CHECK (online_life_allows (to, D (FINALIZE)) == OK);
+            else if (to != S (NOT_RUN) && to != S (FORGOTTEN))
                 T_CHECK (online_life_allows (to, D (ROLLBACK)) == OK);
         }
 }
@@ -127,18 +142,21 @@ test_states (void)
     unsigned all = (1u << ONLINE_LIFE_N) - 1, unrecorded = ONLINE_LIFE_BIT (S (NOT_RUN)) |
                                                           ONLINE_LIFE_BIT (S (FORGOTTEN));
     unsigned done = ONLINE_LIFE_BIT (S (COMPLETE)) | ONLINE_LIFE_BIT (S (FOLLOWING));
+    unsigned pair = ONLINE_LIFE_BIT (S (COMMITTED)) | ONLINE_LIFE_BIT (S (FINISHING));
     T_CHECK (online_life_states (D (STATUS)) == all);
-    T_CHECK (online_life_states (D (CONTROL)) == all);
-    T_CHECK (online_life_states (D (ROLLBACK)) == (all & ~unrecorded));
+    T_CHECK (online_life_states (D (CONTROL)) == (all & ~pair));
+    T_CHECK (online_life_states (D (ROLLBACK)) ==
+             (all & ~unrecorded & ~ONLINE_LIFE_BIT (S (FINISHING))));
     T_CHECK (online_life_states (D (RUN)) == (unrecorded | done | ONLINE_LIFE_BIT (S (RUNNING))));
     T_CHECK (online_life_states (D (VERIFY)) == (done | ONLINE_LIFE_BIT (S (RUNNING))));
     T_CHECK (online_life_states (D (SYNC)) == done);
     T_CHECK (online_life_states (D (FOLLOW)) == done);
-    T_CHECK (online_life_states (D (PREPARE)) == done);
-    T_CHECK (online_life_states (D (FINALIZE)) == (done | ONLINE_LIFE_BIT (S (SWITCHING))));
+    T_CHECK (online_life_states (D (PREPARE)) == (done | pair));
+    T_CHECK (online_life_states (D (FINALIZE)) == (done | pair | ONLINE_LIFE_BIT (S (SWITCHING))));
     T_CHECK_STR (online_life_name (S (NOT_RUN)), "not run");
     T_CHECK_STR (online_life_name (S (ROLLING_BACK)), "rolling back");
     T_CHECK_STR (online_life_name (S (FORGOTTEN)), "forgotten");
+    T_CHECK_STR (online_life_name (S (COMMITTED)), "committed on the destination");
     T_CHECK_STR (online_life_name (ONLINE_LIFE_N), "?");
 }
 
