@@ -48,8 +48,6 @@
 #include "online_cmd.h"
 #include "remodel/batchstep.h"
 
-#define BATCH 1000
-
 /* What each refusal below leaves, and the way without carrying. */
 static const char *
 refused_tail (const online_t *on)
@@ -79,7 +77,12 @@ typedef struct {
     char from[ONLINE_AFTER_MAX][400];
     mongoc_collection_t *sink[ONLINE_AFTER_MAX];
     bool final;
-    bson_t out[BATCH];
+    /* Documents a batch: read, looked up by one $in, inserted by one
+     * command into a stage collection. The server's insert chunk (its
+     * capabilities record), within --batch-size. */
+    size_t batch;
+    bson_t *out;
+    const bson_t **outp;
     bool exists[ONLINE_AFTER_MAX]; /* the namespace has a collection in the old design */
     bool dry;               /* only count what has nowhere to go (missing) */
     int64_t missing;
@@ -458,17 +461,16 @@ static bool
 sink_flush (carry_t *c, size_t k, bson_error_t *err)
 {
     online_docs_t *p = &c->pend[k];
-    const bson_t *docs[BATCH];
     bson_error_t why;
     bool ok;
     if (!p->n)
         return true;
     for (size_t i = 0; i < p->n; i++) {
         bson_init_static (&c->out[i], online_doc_bytes (p, i), p->docs[i].len);
-        docs[i] = &c->out[i];
+        c->outp[i] = &c->out[i];
     }
     ok = online_lease_check (c->on, err) &&
-         (insert_ordered (c->on, c->sink[k], docs, p->n, &why) ||
+         (insert_ordered (c->on, c->sink[k], c->outp, p->n, &why) ||
           online_fail (c->on, err, &why, "writing what an inverse step gave back"));
     online_docs_reset (p);
     return ok;
@@ -503,7 +505,7 @@ put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *
     /* Before the last stage: into the stage's collection. */
     if (!c->final) {
         online_docs_add (&c->pend[k], doc, len, -1);
-        return c->pend[k].n < BATCH || sink_flush (c, k, err);
+        return c->pend[k].n < c->batch || sink_flush (c, k, err);
     }
     /* A namespace the plan made (an extract's children) has no place in
      * the old design: what the inverse leaves there (children of no
@@ -513,7 +515,7 @@ put (void *ctx, const char *ns, const uint8_t *doc, uint32_t len, bson_error_t *
         return true;
     }
     online_docs_add (&c->pend[k], doc, len, -1);
-    return c->pend[k].n < BATCH || flush (c, k, err);
+    return c->pend[k].n < c->batch || flush (c, k, err);
 }
 
 /* The originals of move k the inverse no longer makes: deleted since. */
@@ -588,7 +590,7 @@ carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_err
         rm_batchstep_add (b, (size_t) in, bson_get_data (doc), doc->len);
         /* A join's batch holds every partner: one batch, which the
          * engine spills to --tmp past memory. */
-        if (!join && ++n == BATCH) {
+        if (!join && ++n == c->batch) {
             ok = rm_batchstep_run (b, put, c, err);
             n = 0;
         }
@@ -737,6 +739,10 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
             c->held[k] |= rec->c[i].unswitched && !strcmp (rec->c[i].ns, c->a.c[k].ns);
 
     c->on = on;
+    c->batch = (size_t) BSON_MIN (BSON_MAX (online_caps_insert_chunk (on), 1),
+                                  BSON_MAX (on->run->o->batch_size, 1));
+    c->out = bson_malloc (c->batch * sizeof *c->out);
+    c->outp = bson_malloc (c->batch * sizeof *c->outp);
     bson_init (&c->sel);
     online_docs_init (&c->there);
     for (size_t k = 0; k < ONLINE_AFTER_MAX; k++)
@@ -804,6 +810,8 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
         online_docs_destroy (&c->pend[k]);
     online_docs_destroy (&c->there);
     bson_free (c->by);
+    bson_free (c->out);
+    bson_free (c->outp);
     bson_destroy (&c->sel);
     bson_free (c);
     return ok;
