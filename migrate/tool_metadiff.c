@@ -5,6 +5,7 @@
  * server gave it (a restore gives a new one), so it is no difference
  * unless asked (--compare-uuids); nor is an index's "ns", which older
  * mongodumps wrote and which follows the namespace's name. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "remodel/buf.h"
@@ -49,28 +50,56 @@ value_at (rm_buf_t *out, const bson_t *doc, const char *path)
 }
 
 /* "WHAT PATH: <a> in A, <b> in B" when a and b differ (prefix names what
- * they belong to, e.g. "index \"x_1\" "). */
+ * they belong to, e.g. "index \"x_1\" "). Where the two values at the
+ * first difference read the same, the fields around them are in another
+ * order (an index's key {a: 1, b: 1} and {b: 1, a: 1}): the document
+ * that holds them is named, whole, instead. */
 static void
 compare (rm_buf_t *out, const char *prefix, const bson_t *a, const bson_t *b)
 {
-    rm_buf_t path;
+    rm_buf_t path, va, vb;
+    char *dot;
     rm_buf_init (&path);
     if (rm_doc_first_difference (bson_get_data (a), a->len, bson_get_data (b), b->len, &path)) {
         rm_buf_append (&path, "", 1);
+        for (;;) {
+            rm_buf_init (&va);
+            rm_buf_init (&vb);
+            value_at (&va, a, (const char *) path.data);
+            value_at (&vb, b, (const char *) path.data);
+            dot = strrchr ((char *) path.data, '.');
+            if (!dot || va.len != vb.len || memcmp (va.data, vb.data, va.len))
+                break;
+            *dot = '\0';
+            rm_buf_destroy (&va);
+            rm_buf_destroy (&vb);
+        }
         sep (out);
         put (out, prefix);
         put (out, (const char *) path.data);
         put (out, ": ");
-        value_at (out, a, (const char *) path.data);
+        rm_buf_append (out, va.data, va.len);
         put (out, " in A, ");
-        value_at (out, b, (const char *) path.data);
+        rm_buf_append (out, vb.data, vb.len);
         put (out, " in B");
+        rm_buf_destroy (&va);
+        rm_buf_destroy (&vb);
     }
     rm_buf_destroy (&path);
 }
 
+/* An index's fields by name (qsort's), for its spec in a sorted order. */
+static int
+by_key (const void *a, const void *b)
+{
+    return strcmp (bson_iter_key ((const bson_iter_t *) a), bson_iter_key ((const bson_iter_t *) b));
+}
+
 /* The index named name in the indexes array at it, without "ns", into
- * out (initialized); false when there is none. */
+ * out (initialized), its fields by name: a spec's options are a set (the
+ * server gives them in its own order, a tool in another), where its key's
+ * order is the index's own and is kept as it is; false when there is
+ * none. */
 static bool
 index_named (const bson_t *meta, const char *name, bson_t *out)
 {
@@ -88,8 +117,19 @@ index_named (const bson_t *meta, const char *name, bson_t *out)
         if (!bson_init_static (&ix, data, len) || !bson_iter_init_find (&f, &ix, "name") ||
             !BSON_ITER_HOLDS_UTF8 (&f) || strcmp (bson_iter_utf8 (&f, NULL), name) != 0)
             continue;
-        bson_init (out);
-        bson_copy_to_excluding_noinit (&ix, out, "ns", NULL);
+        {
+            bson_iter_t *fields = bson_malloc ((bson_count_keys (&ix) + 1) * sizeof *fields);
+            size_t n = 0;
+            bson_iter_init (&f, &ix);
+            while (bson_iter_next (&f))
+                fields[n++] = f;
+            qsort (fields, n, sizeof *fields, by_key);
+            bson_init (out);
+            for (size_t k = 0; k < n; k++)
+                if (strcmp (bson_iter_key (&fields[k]), "ns"))
+                    bson_append_iter (out, NULL, 0, &fields[k]);
+            bson_free (fields);
+        }
         return true;
     }
     return false;

@@ -74,6 +74,12 @@ put("A", "t", "opts", docs, '{"options":{"validator":{"$jsonSchema":{"required":
 put("B", "t", "opts", docs, '{"options":{"validator":{"$jsonSchema":{"required":["a"]}}},"indexes":[],"collectionName":"opts"}')
 put("A", "t", "uuid", docs, '{"indexes":[%s],"uuid":"%s","collectionName":"uuid"}' % (ix % '', "a" * 32))
 put("B", "t", "uuid", docs, '{"indexes":[%s],"collectionName":"uuid","uuid":"%s"}' % (ix % ',"ns":"x.uuid"', "b" * 32))
+# An index spec's fields in another order: the same index (issue 65); its
+# key's order is the index's own: another index.
+put("A", "t", "ixorder", docs, '{"indexes":[{"v":2,"key":{"_id":1},"name":"_id_"},{"v":2,"key":{"a":1,"b":1},"name":"ab","unique":true}]}')
+put("B", "t", "ixorder", docs, '{"indexes":[{"name":"_id_","key":{"_id":1},"v":2},{"unique":true,"name":"ab","v":2,"key":{"a":1,"b":1}}]}')
+put("A", "t", "keyorder", docs, '{"indexes":[{"v":2,"key":{"a":1,"b":1},"name":"ab"}]}')
+put("B", "t", "keyorder", docs, '{"indexes":[{"v":2,"key":{"b":1,"a":1},"name":"ab"}]}')
 PY
 diff_rm "$T/A" "$T/B"
 expect_eq "crafted: exit 1" "$rc" 1
@@ -87,6 +93,11 @@ expect_eq "metadata: an index's option, named with each side's value" "$(grep '^
     't.uniq: metadata: index "email_1" unique: true in A, none in B'
 expect_eq "metadata: a collection option, its path and values" "$(grep '^t.opts: ' "$T/out")" \
     't.opts: metadata: options.validator.$jsonSchema.required.1: "b" in A, none in B'
+expect_eq "metadata: an index spec's fields in another order alone: identical" \
+    "$(row t.ixorder):$(grep -c '^t.ixorder: ' "$T/out")" "identical 10 10 0 0 0 same:0"
+expect_eq "metadata: an index's key in another order: a difference, named by its path" \
+    "$(row t.keyorder):$(grep '^t.keyorder: ' "$T/out")" \
+    'metadata 10 10 0 0 0 differs:t.keyorder: metadata: index "ab" key: {"a":1,"b":1} in A, {"b":1,"a":1} in B'
 expect_eq "metadata: the UUID, field order and an index's ns alone: identical" \
     "$(row t.uuid):$(grep -c '^t.uuid: ' "$T/out")" "identical 10 10 0 0 0 same:0"
 diff_rm "$T/A" "$T/B" --compare-uuids
