@@ -259,14 +259,15 @@ online_written_split (online_t *on, const rm_step_t *s, const rm_pass_t *p, char
             *buf = '\0';
             return;
         }
-        /* A namespace the step makes is named by its plan key, the one
-         * it fills (into) by its name alone. */
+        /* A namespace the step makes is named, then its plan key in
+         * quotes (after the name: a key called "to" read "1 to to x"),
+         * the one it fills (into) by its name alone. */
         for (size_t m = 0; m < nm; m++)
             if (!strcmp (made[m]->text, p->keep[k]->text))
                 key = keys[m];
-        at += (size_t) snprintf (buf + at, at < cap ? cap - at : 0, "%s%lld to %s%s%s",
-                                 k ? ", " : " (", (long long) n, key ? key : "", key ? " " : "",
-                                 p->keep[k]->text);
+        at += (size_t) snprintf (buf + at, at < cap ? cap - at : 0, "%s%lld to %s%s%s%s",
+                                 k ? ", " : " (", (long long) n, p->keep[k]->text,
+                                 key ? " \"" : "", key ? key : "", key ? "\"" : "");
     }
     if (at < cap)
         snprintf (buf + at, cap - at, ")");

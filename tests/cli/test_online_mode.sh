@@ -13,7 +13,8 @@
 #    --create-indexes made (crm.tasks' owner_1), saying so; one there
 #    before the run stays;
 #  - an embed with overflow pages: its line says how many went where
-#    ("243 written (98 to crm.people, 145 to overflowTo crm.task_pages)"),
+#    ("243 written (98 to crm.people, 145 to crm.task_pages \"overflowTo\")", the
+#    namespace a step makes named, then its plan key),
 #    and the pages' collection has parent_id_1, as `remodel run`'s output;
 #  - status while a run holds the lease before its first batch (the run
 #    stopped there under gdb): "starting", by whom, not "has not run";
@@ -155,7 +156,7 @@ for kind in $(online_kinds); do
     python3 -c 'import sys, pymongo; pymongo.MongoClient(sys.argv[1]).crm.tasks.create_index("owner")' "$uri"
     run_rm online run "$T/pages.json" --uri "$uri" --create-indexes
     expect_eq "$kind: an embed with overflow pages: exit 0, the pages said" \
-        "$rc:$(grep -c '^remodel: step 1 (embed) crm.people: 98 read, 243 written (98 to crm.people, 145 to overflowTo crm.task_pages)$' "$T/err")" "0:1"
+        "$rc:$(grep -c '^remodel: step 1 (embed) crm.people: 98 read, 243 written (98 to crm.people, 145 to crm.task_pages "overflowTo")$' "$T/err")" "0:1"
     expect_eq "$kind: ... the pages' collection indexed by parent_id (as remodel run's metadata)" \
         "$(indexes "task_pages_remodel_$(plan_id "$T/pages.json")_1")" "_id_ parent_id_1"
     run_rm online rollback "$T/pages.json" --uri "$uri"
