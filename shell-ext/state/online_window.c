@@ -114,6 +114,28 @@ resize_mb (int64_t needed)
     return mb < 990 ? 990 : mb;
 }
 
+/* How to grow the oplog to hold `needed` bytes, on the server in use
+ * (its capabilities record's identity): MongoDB resizes it in place;
+ * FerretDB has no replSetResizeOplog (it keeps the capped local.oplog.rs
+ * its operator made with --repl-set-name), which is made again larger,
+ * losing its history: before a run, not while one follows. */
+static void
+grow_advice (const online_t *on, int64_t needed, char *buf, size_t cap)
+{
+    /* The source's server: with --to-uri the pair's record holds it (a
+     * view of the source's log has it as its own). */
+    const online_caps_t *caps = on->run->pair ? &on->run->pair->caps : &on->run->caps;
+    if (!strcmp (caps->identity, "ferretdb"))
+        snprintf (buf, cap, "FerretDB has no replSetResizeOplog: make its capped oplog again, "
+                  "larger, before the run (its history is lost): "
+                  "db.getSiblingDB(\"local\").oplog.rs.drop(); "
+                  "db.getSiblingDB(\"local\").createCollection(\"oplog.rs\", {capped: true, "
+                  "size: %lld}) (bytes)", (long long) resize_mb (needed) * 1000000);
+    else
+        snprintf (buf, cap, "db.adminCommand({replSetResizeOplog: 1, size: %lld}) (megabytes)",
+                  (long long) resize_mb (needed));
+}
+
 /* Documents a second the copy will read: the checkpoints' rate, else a
  * batch of the driving collection read and timed; then --max-rate and
  * --pause. */
@@ -161,10 +183,11 @@ static void
 window_pair (online_t *on, const oplog_t *o, int64_t docs, int64_t rate)
 {
     int64_t secs = (docs + rate - 1) / rate, wrate = oplog_rate (o), needed = wrate * secs;
-    char held[32], wr[32], dur[32], hist[32];
+    char held[32], wr[32], dur[32], hist[32], grow[300];
 
     if (needed <= o->max)
         return;
+    grow_advice (on, needed, grow, sizeof grow);
     megabytes (held, sizeof held, o->max);
     megabytes (wr, sizeof wr, wrate);
     online_duration (dur, sizeof dur, secs);
@@ -173,10 +196,8 @@ window_pair (online_t *on, const oplog_t *o, int64_t docs, int64_t rate)
                      "(about %s of history at the %s/s it holds now), and the copy takes about "
                      "%s (%lld documents at about %lld/s): its start point would roll off before "
                      "the copy ends, and every sync then rescans everything; grow it first, on "
-                     "the source: db.adminCommand({replSetResizeOplog: 1, size: %lld}) "
-                     "(megabytes)",
-                     held, hist, wr, dur, (long long) docs, (long long) rate,
-                     (long long) resize_mb (needed));
+                     "the source: %s",
+                     held, hist, wr, dur, (long long) docs, (long long) rate, grow);
 }
 
 void
@@ -187,7 +208,7 @@ online_window_before_run (online_t *on, const online_capture_t *c)
     size_t n_seen = 0;
     int64_t docs = 0, bytes = 0, done = 0, ck_rate = 0, rate, secs, wrate, needed;
     bson_error_t why;
-    char held[32], wr[32], mine[32], dur[32], hist[32];
+    char held[32], wr[32], mine[32], dur[32], hist[32], grow[300];
 
     /* Said only as a note: with --quiet the oplog is not even read. */
     if (online_say_how (on).quiet || c->mode == ONLINE_CAPTURE_NONE || !oplog_read (on, &o))
@@ -238,6 +259,7 @@ online_window_before_run (online_t *on, const online_capture_t *c)
     needed = bytes + wrate * secs;
     if (needed <= o.max)
         return;
+    grow_advice (on, needed, grow, sizeof grow);
     megabytes (held, sizeof held, o.max);
     megabytes (wr, sizeof wr, wrate);
     megabytes (mine, sizeof mine, bytes);
@@ -247,10 +269,8 @@ online_window_before_run (online_t *on, const online_capture_t *c)
                      "of history at the %s/s it holds now), and the copy writes about %s of "
                      "results to it over about %s (%lld documents at about %lld/s): its start "
                      "point would roll off before the copy ends, and every sync then rescans "
-                     "everything; grow it first: db.adminCommand({replSetResizeOplog: 1, size: "
-                     "%lld}) (megabytes)",
-                     held, hist, wr, mine, dur, (long long) docs, (long long) rate,
-                     (long long) resize_mb (needed));
+                     "everything; grow it first: %s",
+                     held, hist, wr, mine, dur, (long long) docs, (long long) rate, grow);
 }
 
 void
@@ -258,7 +278,7 @@ online_window_follow (online_t *on, const online_capture_t *c)
 {
     oplog_t o;
     int64_t wrate, history, age;
-    char a[32], h[32], left[32];
+    char a[32], h[32], left[32], grow[300];
 
     if (online_say_how (on).quiet || c->mode == ONLINE_CAPTURE_NONE || !c->has_ts ||
         !oplog_read (on, &o))
@@ -268,14 +288,14 @@ online_window_follow (online_t *on, const online_capture_t *c)
     age = o.last > c->ts_t ? (int64_t) (o.last - c->ts_t) : 0;
     online_duration (a, sizeof a, age);
     online_duration (h, sizeof h, history);
+    grow_advice (on, wrate * age, grow, sizeof grow);
     /* Rolled off already: the estimate of history is beside the point (a
      * capped oplog just truncated holds less than its size, so its
      * history reads long), and follow's first round rescans. */
     if (c->ts_t < o.first || (c->ts_t == o.first && c->ts_i < o.first_i)) {
         online_say_note (on, "follow: the recorded point is %s old, older than the oplog's "
-                         "first entry: it rolled off, and follow rescans first; grow the oplog: "
-                         "db.adminCommand({replSetResizeOplog: 1, size: %lld}) (megabytes)", a,
-                         (long long) resize_mb (wrate * age));
+                         "first entry: it rolled off, and follow rescans first; grow the oplog: %s",
+                         a, grow);
         return;
     }
     if (history < 0 || age * 2 <= history)
@@ -283,7 +303,5 @@ online_window_follow (online_t *on, const online_capture_t *c)
     online_duration (left, sizeof left, history > age ? history - age : 0);
     online_say_note (on, "follow: the recorded point is %s old in an oplog that keeps about %s "
                      "of history at the rate it is written: it rolls off in about %s unless follow "
-                     "catches up; grow the oplog: db.adminCommand({replSetResizeOplog: 1, size: "
-                     "%lld}) (megabytes)", a, h, left,
-                     (long long) resize_mb (wrate * age));
+                     "catches up; grow the oplog: %s", a, h, left, grow);
 }
