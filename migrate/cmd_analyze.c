@@ -317,8 +317,14 @@ write_plan (const rm_analysis_t *a, const char *path, bson_error_t *err)
     FILE *f = fopen (tmp, "w");
     bool ok = f != NULL, first = true;
 
-    /* Checked: a plan that would lose a document is not written. */
-    if (!rm_analysis_plan (a, &steps, err)) {
+    /* Checked: a plan that would lose a document is not written. Nor
+     * is an empty one, which check and run refuse: a script that acts on
+     * the file is told by the exit status that there is nothing to do
+     * (a file already there is left as it was). */
+    if (!rm_analysis_plan (a, &steps, err) ||
+        (bson_count_keys (&steps) == 0 &&
+         (rm_error_set (err, RM_ERR_DATA, "%s: analyze recommends no step (the report says "
+                        "what it found): nothing to do, no plan written", path), true))) {
         if (f)
             fclose (f);
         unlink (tmp);
