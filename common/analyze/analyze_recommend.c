@@ -94,7 +94,7 @@ shared_why_of (const rm_analysis_t *a, const rm_relation_t *r, char *out, size_t
     if (dups && l < len)
         l += (size_t) snprintf (out + l, len - l, "%s%llu key(s) of %s.%s held by more than one "
                                 "document (duplicateKey)", r->shared ? ", and " : "",
-                                (unsigned long long) dups, cc->ns, k->path);
+                                (unsigned long long) dups, a->cols[r->to].ns, k->path);
     if (l >= len)
         return;
     if (odd * 100 <= cc->docs)

@@ -230,8 +230,10 @@ python3 "$MKDUMP" "$T/over" "@$T/over.json"
 run_rm analyze "$T/over" -q --plan-out "$T/over-plan.json"
 expect_message "overwrite: the embed is left out, naming the field" \
     "would write over the field \"reviews\" that lib.books's documents already have"
-expect_eq "overwrite: no embed into lib.books" "$(steps "$T/over-plan.json" | grep -c '^embed')" 0
-accounted "overwrite plan" "$T/over-plan.json" "$T/over"
+# (Its one recommendation left out, nothing is left to do: no plan of no
+# step is written, exit 1, said.)
+expect_eq "overwrite: no embed into lib.books: nothing left to do, no plan written (exit 1)" \
+    "$rc:$([ -e "$T/over-plan.json" ] && echo written || echo none):$(grep -c 'analyze recommends no step' "$T/err")" "1:none:1"
 
 # Two parents, each taking the same children without keepSource: the
 # second reads what the first took; the first is left out.
@@ -351,3 +353,20 @@ print(len(json.load(sys.stdin)["hintNotes"]))')" "4"
 run_rm analyze "$ROOT/dumps/sample" -q --hints "$T/typo-hints.json" --ns 'crm.tasks'
 expect_eq "... with --ns leaving crm.people out, its hints are said too" \
     "$(grep -c '"crm.people" (readWriteRatio) names no collection this analysis read (not in the dump, or left out by --ns)' "$T/out")" "1"
+
+# A reference by a key that is not unique (customers.code, C006 twice):
+# the duplicate-key note of the embed's reason names the key's collection,
+# not the one that references it (issue 64).
+python3 - "$T/dupkey.json" <<'PY'
+import json, random, sys
+random.seed(3)
+d = {"shop.customers": [{"_id": i, "code": "C%03d" % (i if i != 7 else 6), "name": "n%d" % i}
+                        for i in range(200)],
+     "shop.orders": [{"_id": 1000 + i, "customerCode": "C%03d" % random.randint(0, 199), "amount": i}
+                     for i in range(2000)]}
+json.dump(d, open(sys.argv[1], "w"))
+PY
+python3 "$MKDUMP" "$T/dupkey" "@$T/dupkey.json" >/dev/null
+run_rm analyze "$T/dupkey" -q
+expect_eq "a duplicate key: the recommendation's note names the key's collection and field" \
+    "$(grep -c '1 key(s) of shop.customers.code held by more than one document (duplicateKey)' "$T/out"):$(grep -c 'key(s) of shop.orders.code' "$T/out")" "1:0"

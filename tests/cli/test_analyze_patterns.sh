@@ -452,7 +452,8 @@ has "extract: without hints, no step and dependsOn says why" "$got" \
     "a dump cannot show it, so no step (--hints: list the array as \"db.coll.path\" in readAlone or updatedAlone)"
 expect_eq "extract: notes (no ids) are no candidate" "$(rec "$T/extract" extract | grep -c notes)" 0
 run_rm analyze "$T/extract" --plan-out "$T/extract-plan.json" -q
-expect_eq "extract: without hints, no extract step in the plan" "$(step "$T/extract-plan.json" extract)" ""
+expect_eq "extract: without hints, no extract step in the plan" \
+    "$([ -e "$T/extract-plan.json" ] && step "$T/extract-plan.json" extract)" ""
 echo '{"readAlone": ["shop.orders.items"]}' >"$T/items-alone.json"
 has "extract: with readAlone shop.orders.items, settled by the hints" \
     "$(rec "$T/extract" extract --hints "$T/items-alone.json")" \
@@ -473,8 +474,9 @@ print(len(got), got == want, sum(1 for o in map(bson.decode, nss["shop.orders"])
 PY
 )" "$NITEMS True 0"
 echo '{"updatedAlone": ["shop.orders.notes"]}' >"$T/notes-alone.json"
-run_rm analyze "$T/extract" --hints "$T/notes-alone.json" --plan-out "$T/extract-plan.json" -q
-expect_eq "extract: a hint for another array makes no step for items" "$(step "$T/extract-plan.json" extract)" ""
+run_rm analyze "$T/extract" --hints "$T/notes-alone.json" --plan-out "$T/notes-plan.json" -q
+expect_eq "extract: a hint for another array makes no step for items" \
+    "$([ -e "$T/notes-plan.json" ] && step "$T/notes-plan.json" extract)" ""
 echo '{"readAlone": ["orders"]}' >"$T/bad-name.json"
 run_rm analyze "$T/extract" --hints "$T/bad-name.json"
 expect_eq "hints: a name without its database refused (exit 2)" "$rc" 2
