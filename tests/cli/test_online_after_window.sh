@@ -66,7 +66,7 @@ if [ -z "${AW_FERRETDB_ONLY:-}" ]; then
     # ---- mongo-java-server, change streams: a write between the check and the renames ----
     ONLINE=$(dirname "$REMODEL")/remodel-online
     killat() {
-        MONGOC_DISABLE_SHM=1 "$ROOT/tests/peers/killat.sh" --timeout 180 -q --log "$T/klog" "$1" "$2" -- \
+        MONGOC_DISABLE_SHM=1 "$ROOT/tests/peers/killat.sh" --timeout 600 -q --log "$T/klog" "$1" "$2" -- \
             "$ONLINE" "${@:3}" --uri "$uri" >"$T/kout" 2>"$T/kerr"
         krc=$?
     }

@@ -164,7 +164,7 @@ for kind in $(online_kinds); do
         "$rc:$(grep -c 'dropped index' "$T/err"):$(indexes tasks)" "0:0:_id_ owner_1"
 
     # status while a run holds the lease before its first batch.
-    "$KILLAT" --timeout 120 -q --exec "'$REMODEL' online status '$T/tier.json' --uri '$uri' >'$T/st0' 2>&1" \
+    "$KILLAT" --timeout 600 -q --exec "'$REMODEL' online status '$T/tier.json' --uri '$uri' >'$T/st0' 2>&1" \
         online_checkpoint_write 1 -- "$ONLINE" run -q "$T/tier.json" --uri "$uri" >"$T/kout" 2>"$T/kerr"
     expect_eq "$kind: status before the first batch: starting, by whom; not 'has not run'" \
         "$(grep -c "^(plan tier.json: starting on .*: run by $(hostname):[0-9]*:[0-9]*, no batch done yet)$" "$T/st0"):$(grep -c 'has not run' "$T/st0")" "1:0"
@@ -191,7 +191,7 @@ for kind in $(online_kinds); do
     run_rm online rollback "$T/tier.json" --uri "$uri"
 
     # In place: conditional on what the step reads and writes.
-    REMODEL_ONLINE_TRACE=1 "$KILLAT" --timeout 120 -q --exec "python3 '$T/change.py' '$uri'" \
+    REMODEL_ONLINE_TRACE=1 "$KILLAT" --timeout 600 -q --exec "python3 '$T/change.py' '$uri'" \
         mongoc_bulk_operation_execute 2 -- "$ONLINE" run -q "$T/email.json" --uri "$uri" --in-place \
         --batch-size 5 >"$T/kout" 2>"$T/kerr"
     expect_eq "$kind: in place with the application's changes in between: exit 0" "$?" 0

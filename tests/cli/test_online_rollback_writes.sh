@@ -151,7 +151,7 @@ expect_eq "java: set: discarded twice, the results gone" "$rc:$(exists "tasks_re
 # call (remodel would leave libmongoc's /dev/shm/mongoc-PID behind).
 ONLINE=$(dirname "$REMODEL")/remodel-online
 killat() {
-    MONGOC_DISABLE_SHM=1 "$ROOT/tests/peers/killat.sh" --timeout 180 -q --log "$T/klog" "$1" "$2" -- \
+    MONGOC_DISABLE_SHM=1 "$ROOT/tests/peers/killat.sh" --timeout 600 -q --log "$T/klog" "$1" "$2" -- \
         "$ONLINE" "${@:3}" --uri "$uri" >"$T/kout" 2>"$T/kerr"
     krc=$?
 }

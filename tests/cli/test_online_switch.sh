@@ -320,7 +320,7 @@ online() { run_rm online "$1" "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
 # kat FUNCTION K CMD PLAN ARGS...: remodel-online CMD under killat, killed at
 # the K-th call of FUNCTION; its status in $krc, its stderr in $T/kerr.
 kat() {
-    "$KILLAT" --timeout 180 -q --log "$T/klog" "$1" "$2" -- "$ONLINE" "$3" "$T/plans/$4.json" \
+    "$KILLAT" --timeout 600 -q --log "$T/klog" "$1" "$2" -- "$ONLINE" "$3" "$T/plans/$4.json" \
         --uri "$uri" "${@:5}" >"$T/kout" 2>"$T/kerr"
     krc=$?
     [ $krc == 125 ] || [ $krc == 124 ] && echo "  killat: $(tail -n 5 "$T/kerr")" >&2
@@ -579,7 +579,7 @@ server_stop_point() {
         REMODEL_SERVER_OWNER=$$ PEERS_SERVER_PORT=$port "$SERVER" start "$T/$kind" ferretdb >/dev/null 2>"$T/restart.err"
     ) &
     restarter=$!
-    "$KILLAT" --timeout 240 -q --exec "\"$SERVER\" stop \"$T/$kind\" >/dev/null 2>&1; touch \"$T/stopped\"" \
+    "$KILLAT" --timeout 600 -q --exec "\"$SERVER\" stop \"$T/$kind\" >/dev/null 2>&1; touch \"$T/stopped\"" \
         "$f" "$k" -- "$ONLINE" finalize "$T/plans/$p.json" --uri "$uri" --writes-stopped --retry-for 60 \
         >"$T/kout" 2>"$T/kerr"
     frc=$?

@@ -46,7 +46,7 @@ colls() { py 'print(" ".join(sorted(n.replace(sys.argv[2], "ID") for n in c.crm.
 # killed FUNCTION K CMD ARGS...: remodel-online CMD killed at FUNCTION's
 # K-th call; its status in $krc.
 killed() {
-    "$KILLAT" --timeout 180 -q --log "$T/klog" "$1" "$2" -- "$ONLINE" "$3" "$T/plans/embed.json" \
+    "$KILLAT" --timeout 600 -q --log "$T/klog" "$1" "$2" -- "$ONLINE" "$3" "$T/plans/embed.json" \
         --uri "$uri" "${@:4}" >/dev/null 2>"$T/kerr"
     krc=$?
     [ -n "${HALF_DEBUG:-}" ] && cat "$T/kerr" >&2

@@ -37,8 +37,10 @@
 . "$(dirname "$0")/lib_to_uri.sh"
 to_uri_setup "to-uri safety"
 to_uri_cleanup() { kill $(jobs -p) 2>/dev/null; }
-# A short lease: a follow stopped by a restart frees it soon.
-export REMODEL_ONLINE_LEASE_MS=3000
+# A short lease: a follow stopped by a restart frees it soon. Not so
+# short that a loaded machine stalls its renewals past it (a follow whose
+# renewal is late stops, as it must: at 3 s, a load of 10 did that).
+export REMODEL_ONLINE_LEASE_MS=8000
 
 seed() { seed_shop 400 1200 50; }
 # everything: a server's ($uri) databases (but admin, local, config and
