@@ -1,5 +1,5 @@
 /* $group accumulators as the MongoDB server computes them (its
- * accumulator_*.cpp, and shared/reference/mongodb-semantics.md). Choices
+ * accumulator_*.cpp, and its manual's $group page). Choices
  * where the manual leaves room follow the server:
  *
  * $sum, $avg: non-numeric values (strings, arrays, null, missing...) are

@@ -1,4 +1,4 @@
-/* Reading mongodump --archive streams (see shared/reference/dump-formats.md):
+/* Reading mongodump --archive streams (mongo-tools' archive format):
  * magic, header, prelude of namespaces, then interleaved data segments, each
  * namespace closed by an EOF block whose CRC-64 is checked here. */
 #include <stdio.h>

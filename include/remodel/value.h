@@ -1,4 +1,4 @@
-/* BSON values as MongoDB compares them (shared/reference/mongodb-semantics.md):
+/* BSON values as MongoDB compares them (the manual's "Comparison/Sort Order"):
  * the sort order across types, and a canonical byte encoding of join keys
  * so that $lookup equality is memcmp equality. */
 #ifndef REMODEL_VALUE_H

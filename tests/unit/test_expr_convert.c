@@ -5,7 +5,7 @@
  * documentation of each operator (their stated inputs and outputs), the
  * server's conversion table and parser (jstests/aggregation/expressions/
  * convert.js, expression_convert_test.cpp, base/parse_number.cpp), and the
- * traps of shared/reference/mongodb-semantics.md ("Conversions").
+ * conversions' known traps (the manual's $convert and $toString pages).
  *
  * Dates to and from strings come from expr_date_parse.c's helpers: those
  * cases run only once the helpers answer (a probe says so), and are

@@ -1,8 +1,8 @@
 /* The expression layer's core: paths and their array traversal,
  * variables, object and array expressions, $literal, $let, the
  * conditionals, logic and comparisons, and the parser's refusals. Cases
- * from MongoDB's documentation of each operator, and the traps of
- * shared/reference/mongodb-semantics.md ("Expressions"). */
+ * from MongoDB's documentation of each operator, and the expression
+ * language's known traps. */
 #include "expr_case.h"
 
 static const x_case_t paths[] = {

@@ -3,7 +3,7 @@
  * the server's own jstests where they state results
  * (jstests/core/query/elemmatch/elemmatch_value.js, the array-free part
  * of null_query_semantics.js), and the traps of
- * shared/reference/mongodb-semantics.md ("Queries"): null against missing
+ * the query language's known traps: null against missing
  * and undefined (8.0: null no longer matches undefined), dotted paths
  * through arrays, comparisons bracketed by type. JSON is written with
  * single quotes (query_case.h). */
