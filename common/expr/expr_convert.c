@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtoa_shortest.h"
 #include "expr_impl.h"
 
 /* What a conversion gave: a value, a failure onError may catch, or an
@@ -38,55 +39,8 @@ enum { A_INPUT, A_TO, A_ONERROR, A_ONNULL, A_FORMAT };
 
 /* ---- Doubles as strings ---- */
 
-/* The digits of a positive finite d, fewest that read back (closest to d
- * among those), and the decimal exponent of the first: d ~ 0.dig x 10^(e+1).
- * printf rounds correctly, so the nearest p-digit string is tried first;
- * only at a power of two, where the gap below is half the gap above, can a
- * p-digit neighbour read back when the nearest does not. */
-static int
-shortest_digits (double d, char *dig, int *e10)
-{
-    char b[48];
-    for (int p = 1; p <= 17; p++) {
-        char *ep;
-        unsigned long long m = 0;
-        int x, n = 0;
-        double back;
-
-        snprintf (b, sizeof b, "%.*e", p - 1, d);
-        back = strtod (b, NULL);
-        for (const char *s = b; *s != 'e'; s++)
-            if (*s != '.')
-                m = m * 10 + (unsigned long long) (*s - '0');
-        x = (int) strtol (strchr (b, 'e') + 1, &ep, 10) - (p - 1);
-        if (back != d) {
-            unsigned long long m2 = back < d ? m + 1 : m - 1;
-            char c[48];
-            snprintf (c, sizeof c, "%llue%d", m2, x);
-            if (p == 17 || strtod (c, NULL) != d)
-                continue;
-            m = m2;
-        }
-        /* m x 10^x: its digits without trailing zeros. */
-        snprintf (b, sizeof b, "%llu", m);
-        n = (int) strlen (b);
-        *e10 = x + n - 1;
-        while (n > 1 && b[n - 1] == '0')
-            n--;
-        memcpy (dig, b, (size_t) n);
-        dig[n] = '\0';
-        return n;
-    }
-    /* Not reached: 17 digits always read back. */
-    snprintf (b, sizeof b, "%.16e", d);
-    *e10 = (int) strtol (strchr (b, 'e') + 1, NULL, 10);
-    dig[0] = b[0];
-    memcpy (dig + 1, b + 2, 16);
-    dig[17] = '\0';
-    return 17;
-}
-
-/* The server formats with fmt's "{}": the shortest digits, fixed notation
+/* The server formats with fmt's "{}": the shortest digits (the closest of
+ * those that read back, dtoa_shortest.h), fixed notation
  * for decimal exponents -4 to 15, else d.ddde+XX (two exponent digits at
  * least): 1e+16, 1e-05, 1337, 0.0001. */
 size_t
@@ -104,7 +58,7 @@ rm_xdouble_string (double d, char *out, size_t cap)
         return (size_t) snprintf (out, cap, "%s", signbit (d) ? "-0" : "0");
     if (d < 0)
         buf[n++] = '-';
-    nd = shortest_digits (fabs (d), dig, &e10);
+    nd = rm_dtoa_shortest (d, dig, &e10);
     if (e10 < -4 || e10 >= 16) {
         buf[n++] = dig[0];
         if (nd > 1) {
