@@ -5,7 +5,10 @@
  * neighbour on the far side, which can read back when the nearest does
  * not. Over 2 million seeded random bit patterns, every power of two and
  * of ten with their neighbours, subnormals, integers and the named
- * boundaries; then the strings $toString and Extended JSON make of them. */
+ * boundaries; then the strings $toString and Extended JSON make of them.
+ * And $toDecimal of a double, whose 34 digits came from printf's "%.33e"
+ * and now come from integer arithmetic where it is exact: against that
+ * printf, kept here too. */
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -13,8 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bson/bson.h>
+
 #include "dtoa_shortest.h"
 #include "expr_impl.h"
+#include "remodel/expr.h"
 #include "remodel/buf.h"
 #include "remodel/extjson.h"
 #include "test.h"
@@ -257,6 +263,145 @@ test_dtoa_extjson (void)
     rm_buf_destroy (&b);
 }
 
+/* The old $toDecimal of a double: 34 digits by printf, then 15, half to
+ * even both times, read by libbson. */
+static void
+oracle_decimal (double x, bson_decimal128_t *out)
+{
+    char s[64], t[64], dig[40];
+    int n = 0, e10;
+    bool up;
+
+    if (x == 0) {
+        bson_decimal128_from_string (signbit (x) ? "-0" : "0", out);
+        return;
+    }
+    snprintf (s, sizeof s, "%.33e", fabs (x));
+    for (const char *p = s; *p != 'e'; p++)
+        if (*p != '.')
+            dig[n++] = *p;
+    e10 = atoi (strchr (s, 'e') + 1);
+    up = dig[15] > '5';
+    if (dig[15] == '5') {
+        up = (dig[14] - '0') % 2 == 1;
+        for (int i = 16; i < n; i++)
+            if (dig[i] != '0')
+                up = true;
+    }
+    if (up) {
+        int i = 14;
+        while (i >= 0 && dig[i] == '9')
+            dig[i--] = '0';
+        if (i >= 0) {
+            dig[i]++;
+        } else {
+            dig[0] = '1';
+            e10++;
+        }
+    }
+    dig[15] = '\0';
+    snprintf (t, sizeof t, "%s%sE%d", x < 0 ? "-" : "", dig, e10 - 14);
+    bson_decimal128_from_string (t, out);
+}
+
+static rm_expr_t *to_dec;
+static rm_expr_ctx_t *to_dec_cx;
+static long dec_compared, dec_differed;
+
+/* {$toDecimal: "$x"} over {x: d}, bit for bit against the oracle. */
+static void
+decimal_same (double d)
+{
+    bson_t doc;
+    bson_value_t out;
+    bson_error_t err;
+    bson_decimal128_t want;
+
+    if (isnan (d) || isinf (d))
+        return;
+    bson_init (&doc);
+    BSON_APPEND_DOUBLE (&doc, "x", d);
+    oracle_decimal (d, &want);
+    dec_compared++;
+    if (!rm_expr_eval (to_dec_cx, to_dec, bson_get_data (&doc), doc.len, &out, &err) ||
+        out.value_type != BSON_TYPE_DECIMAL128 || out.value.v_decimal128.high != want.high ||
+        out.value.v_decimal128.low != want.low) {
+        if (dec_differed++ < 10) {
+            char g[BSON_DECIMAL128_STRING] = "?", w[BSON_DECIMAL128_STRING];
+            if (out.value_type == BSON_TYPE_DECIMAL128)
+                bson_decimal128_to_string (&out.value.v_decimal128, g);
+            bson_decimal128_to_string (&want, w);
+            fprintf (stderr, "  $toDecimal of %a (%.17g): got %s, want %s\n", d, d, g, w);
+        }
+        t_fail_checks++;
+    }
+    bson_destroy (&doc);
+}
+
+static void
+test_dtoa_todecimal (void)
+{
+    bson_error_t err;
+    bson_t *ex = bson_new_from_json ((const uint8_t *) "{\"e\": {\"$toDecimal\": \"$x\"}}", -1, &err);
+    bson_iter_t it;
+    long before = dec_compared;
+
+    T_CHECK (ex && bson_iter_init_find (&it, ex, "e"));
+    to_dec = rm_expr_parse (&it, &err);
+    T_CHECK (to_dec != NULL);
+    to_dec_cx = rm_expr_ctx_new (0);
+    if (!to_dec)
+        return;
+    /* Random bit patterns (most outside the exact path's range) */
+    for (int i = 0; i < 200000; i++)
+        decimal_same (from_bits (t_xorshift (&seed)));
+    /* and random doubles inside it, 1e-22 to 1e35, either sign. */
+    for (int i = 0; i < 1000000; i++) {
+        uint64_t r = t_xorshift (&seed);
+        uint64_t bq = 1023 - 74 + (r >> 52) % (74 + 118);
+        decimal_same (from_bits ((r & (UINT64_C (0x800FFFFFFFFFFFFF))) | bq << 52));
+    }
+    for (int e = -1074; e <= 1023; e++) {
+        double p = ldexp (1, e);
+        decimal_same (p);
+        decimal_same (-nextafter (p, 0));
+        decimal_same (nextafter (p, INFINITY));
+    }
+    for (int e = -323; e <= 308; e++) {
+        char s[16];
+        double p;
+        snprintf (s, sizeof s, "1e%d", e);
+        p = strtod (s, NULL);
+        decimal_same (p);
+        decimal_same (nextafter (p, 0));
+        decimal_same (nextafter (p, INFINITY));
+    }
+    /* Integers, halves (ties at the 15th digit: 100000000000000.5) and
+     * numbers with 16 or 17 digits. */
+    for (int i = 0; i < 200000; i++) {
+        uint64_t r = t_xorshift (&seed);
+        double d = (double) (r >> (11 + r % 53));
+        decimal_same (d);
+        decimal_same (d + 0.5);
+        decimal_same (d / 4);
+    }
+    for (double d = 99999999999999.5; d < 100000000000100.0; d += 0.5)
+        decimal_same (d);
+    decimal_same (0.0);
+    decimal_same (-0.0);
+    decimal_same (DBL_MAX);
+    decimal_same (5e-324);
+    decimal_same (0.1);
+    decimal_same (2.5);
+    decimal_same (1e-21);
+    decimal_same (9.999999999999999e33);
+    decimal_same (1e34);
+    T_CHECK (dec_compared - before > 1800000);
+    rm_expr_ctx_destroy (to_dec_cx);
+    rm_expr_destroy (to_dec);
+    bson_destroy (ex);
+}
+
 int
 main (void)
 {
@@ -267,6 +412,8 @@ main (void)
     T_RUN (test_dtoa_random_bits);
     T_RUN (test_dtoa_tostring);
     T_RUN (test_dtoa_extjson);
-    fprintf (stderr, "  dtoa: %ld doubles compared with the oracle, %ld differed\n", compared, differed);
+    T_RUN (test_dtoa_todecimal);
+    fprintf (stderr, "  dtoa: %ld doubles compared with the oracle, %ld differed; $toDecimal: %ld, %ld\n",
+             compared, differed, dec_compared, dec_differed);
     return t_done ();
 }
