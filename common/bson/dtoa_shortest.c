@@ -39,8 +39,9 @@ typedef unsigned __int128 u128;
 #define MASK63 ((UINT64_C (1) << 63) - 1)
 
 /* floor (e log10 2), floor (log10 (3/4 2^e)) and floor (e log2 10), by a
- * fixed-point product: exact for |e| up to 1,100 (checked against exact
- * rational arithmetic), beyond every use here (|e| <= 1,075). */
+ * fixed-point product: checked equal to exact rational arithmetic for |e|
+ * up to 1,100 (the first two) and 350 (the last), beyond every use here
+ * (|e| <= 1,075 and <= 324). */
 static inline int
 flog10_pow2 (int e)
 {
