@@ -13,6 +13,7 @@
 
 #include "remodel/extjson.h"
 #include "remodel/utf8.h"
+#include "dtoa_shortest.h"
 
 static void
 put (rm_buf_t *out, const char *s)
@@ -100,8 +101,8 @@ put_string (rm_buf_t *out, const char *str, size_t n)
 void
 rm_extjson_double (rm_buf_t *out, double d)
 {
-    char e[40], digits[24], *p;
-    int prec, exp, nd = 0;
+    char digits[RM_DTOA_DIGITS];
+    int exp, nd;
 
     if (isnan (d)) {
         put (out, "NaN");
@@ -115,21 +116,11 @@ rm_extjson_double (rm_buf_t *out, double d)
         put (out, signbit (d) ? "-0.0" : "0.0");
         return;
     }
-    /* The shortest digits that read back as d, as Go's FormatFloat(-1). */
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf (e, sizeof e, "%.*e", prec - 1, d);
-        if (strtod (e, NULL) == d)
-            break;
-    }
-    p = e;
-    if (*p == '-')
-        rm_buf_append (out, p++, 1);
-    for (; *p != 'e'; p++)
-        if (*p != '.')
-            digits[nd++] = *p;
-    exp = atoi (p + 1);
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
+    /* The shortest digits that read back as d, the closest of those, as
+     * Go's FormatFloat(-1). */
+    if (d < 0)
+        rm_buf_append (out, "-", 1);
+    nd = rm_dtoa_shortest (d, digits, &exp);
     /* 'G' with the shortest digits: Go decides the exponent form with a
      * precision of 6 whatever the digits, so below 1e-4 and from 1e6 on. */
     if (exp < -4 || exp >= 6) {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtoa_shortest.h"
 #include "expr_impl.h"
 
 /* What a conversion gave: a value, a failure onError may catch, or an
@@ -38,55 +39,8 @@ enum { A_INPUT, A_TO, A_ONERROR, A_ONNULL, A_FORMAT };
 
 /* ---- Doubles as strings ---- */
 
-/* The digits of a positive finite d, fewest that read back (closest to d
- * among those), and the decimal exponent of the first: d ~ 0.dig x 10^(e+1).
- * printf rounds correctly, so the nearest p-digit string is tried first;
- * only at a power of two, where the gap below is half the gap above, can a
- * p-digit neighbour read back when the nearest does not. */
-static int
-shortest_digits (double d, char *dig, int *e10)
-{
-    char b[48];
-    for (int p = 1; p <= 17; p++) {
-        char *ep;
-        unsigned long long m = 0;
-        int x, n = 0;
-        double back;
-
-        snprintf (b, sizeof b, "%.*e", p - 1, d);
-        back = strtod (b, NULL);
-        for (const char *s = b; *s != 'e'; s++)
-            if (*s != '.')
-                m = m * 10 + (unsigned long long) (*s - '0');
-        x = (int) strtol (strchr (b, 'e') + 1, &ep, 10) - (p - 1);
-        if (back != d) {
-            unsigned long long m2 = back < d ? m + 1 : m - 1;
-            char c[48];
-            snprintf (c, sizeof c, "%llue%d", m2, x);
-            if (p == 17 || strtod (c, NULL) != d)
-                continue;
-            m = m2;
-        }
-        /* m x 10^x: its digits without trailing zeros. */
-        snprintf (b, sizeof b, "%llu", m);
-        n = (int) strlen (b);
-        *e10 = x + n - 1;
-        while (n > 1 && b[n - 1] == '0')
-            n--;
-        memcpy (dig, b, (size_t) n);
-        dig[n] = '\0';
-        return n;
-    }
-    /* Not reached: 17 digits always read back. */
-    snprintf (b, sizeof b, "%.16e", d);
-    *e10 = (int) strtol (strchr (b, 'e') + 1, NULL, 10);
-    dig[0] = b[0];
-    memcpy (dig + 1, b + 2, 16);
-    dig[17] = '\0';
-    return 17;
-}
-
-/* The server formats with fmt's "{}": the shortest digits, fixed notation
+/* The server formats with fmt's "{}": the shortest digits (the closest of
+ * those that read back, dtoa_shortest.h), fixed notation
  * for decimal exponents -4 to 15, else d.ddde+XX (two exponent digits at
  * least): 1e+16, 1e-05, 1337, 0.0001. */
 size_t
@@ -104,7 +58,7 @@ rm_xdouble_string (double d, char *out, size_t cap)
         return (size_t) snprintf (out, cap, "%s", signbit (d) ? "-0" : "0");
     if (d < 0)
         buf[n++] = '-';
-    nd = shortest_digits (fabs (d), dig, &e10);
+    nd = rm_dtoa_shortest (d, dig, &e10);
     if (e10 < -4 || e10 >= 16) {
         buf[n++] = dig[0];
         if (nd > 1) {
@@ -228,16 +182,96 @@ dec_to_double (const bson_decimal128_t *d, double *out)
     return !isinf (*out) && fabs (*out) >= DBL_MIN;
 }
 
+typedef unsigned __int128 u128;
+
+/* 5^0 to 5^27, the powers of five below 2^64. */
+static const uint64_t pow5_64[28] = {
+    1, 5, 25, 125, 625, 3125, 15625, 78125, 390625, 1953125, 9765625, 48828125, 244140625,
+    1220703125, 6103515625, 30517578125, 152587890625, 762939453125, 3814697265625,
+    19073486328125, 95367431640625, 476837158203125, 2384185791015625, 11920928955078125,
+    59604644775390625, 298023223876953125, 1490116119384765625, 7450580596923828125};
+
+/* x (positive, finite) at 34 significant digits, rounded half to even,
+ * exactly, as "%.33e" does: *n34 (10^33 to 10^34 - 1) x 10^(*e10 - 33).
+ * Integer arithmetic on x = c 2^q: the product c 5^s (s = 33 - e10) in
+ * 192 bits, shifted by q + s. false where 5^s passes 2^128 or s < 0
+ * (|x| below about 1e-21, or from 1e34 on): the caller's printf does
+ * those. */
+static bool
+dec34_of_double (double x, u128 *n34, int *e10)
+{
+    const u128 ten34 = (u128) 10000000000000000000ull * 1000000000000000ull;
+    uint64_t bits, c, p[3];
+    int q, e;
+
+    memcpy (&bits, &x, sizeof bits);
+    q = (int) (bits >> 52) & 0x7ff;
+    if (!q)
+        return false; /* a subnormal, far below 1e-21 */
+    c = (bits & ((UINT64_C (1) << 52) - 1)) | UINT64_C (1) << 52;
+    q -= 1075;
+    /* floor (log10 2^(q + 52)): floor (log10 x) or one below it; one
+     * more when rounding to 34 digits carries into a 35th. */
+    e = (int) (((int64_t) (q + 52) * INT64_C (661971961084)) >> 41);
+    for (int pass = 0; pass < 3; pass++, e++) {
+        int s = 33 - e, sh, cmp = -1;
+        u128 f, lo, hi, low128, n;
+
+        if (s < 0 || s > 54)
+            return false;
+        f = s < 28 ? pow5_64[s] : (u128) pow5_64[27] * pow5_64[s - 27];
+        lo = (u128) c * (uint64_t) f;
+        hi = (u128) c * (uint64_t) (f >> 64) + (uint64_t) (lo >> 64);
+        p[0] = (uint64_t) lo;
+        p[1] = (uint64_t) hi;
+        p[2] = (uint64_t) (hi >> 64);
+        low128 = (u128) p[1] << 64 | p[0];
+        sh = -(q + s);
+        if (sh <= 0) {
+            /* An integer: c 5^s 2^-sh, below 10^35 (checked: never lose a bit). */
+            if (p[2] || sh <= -128 || (sh < 0 && low128 >> (128 + sh)))
+                return false;
+            n = low128 << -sh;
+        } else {
+            /* n = P >> sh; cmp: the bits cut against half of 2^sh. */
+            int hb = sh - 1;
+            bool half, sticky = false;
+            if (sh >= 192)
+                return false;
+            half = (p[hb / 64] >> (hb % 64)) & 1;
+            for (int i = 0; i < hb / 64; i++)
+                sticky |= p[i] != 0;
+            sticky |= (p[hb / 64] & ((UINT64_C (1) << (hb % 64)) - 1)) != 0;
+            cmp = !half ? -1 : sticky ? 1 : 0;
+            if (sh >= 128)
+                n = p[2] >> (sh - 128);
+            else if (sh >= 64)
+                n = ((u128) p[2] << 64 | p[1]) >> (sh - 64);
+            else
+                n = (u128) p[2] << (128 - sh) | low128 >> sh;
+        }
+        if (cmp > 0 || (cmp == 0 && (n & 1)))
+            n++;
+        if (n < ten34) {
+            *n34 = n;
+            *e10 = e;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* A double as the server's Decimal128(double): exactly 15 significant
  * digits, trailing zeros kept (2.5 -> 2.50000000000000). The server first
  * takes the double to 34 digits, then quantizes to 15, rounding half to
- * even both times: "%.33e" is that first rounding. */
+ * even both times: dec34_of_double, or "%.33e", is that first rounding. */
 static void
 dec_of_double (double x, bson_decimal128_t *out)
 {
     char s[64], t[64], dig[40];
     int n = 0, e10;
     bool up;
+    u128 n34;
 
     if (isnan (x)) {
         dec_special (out, false, true);
@@ -249,6 +283,20 @@ dec_of_double (double x, bson_decimal128_t *out)
     }
     if (x == 0) {
         bson_decimal128_from_string (signbit (x) ? "-0" : "0", out);
+        return;
+    }
+    if (dec34_of_double (fabs (x), &n34, &e10)) {
+        const uint64_t p19 = 10000000000000000000ull, p15 = 1000000000000000ull;
+        uint64_t n15 = (uint64_t) (n34 / p19), rem = (uint64_t) (n34 % p19);
+        if (rem > p19 / 2 || (rem == p19 / 2 && (n15 & 1)))
+            n15++;
+        if (n15 == p15) {
+            n15 /= 10;
+            e10++;
+        }
+        /* 15 digits x 10^(e10 - 14): a coefficient in the low word. */
+        out->low = n15;
+        out->high = (x < 0 ? UINT64_C (0x8000000000000000) : 0) | (uint64_t) (e10 - 14 + 6176) << 49;
         return;
     }
     snprintf (s, sizeof s, "%.33e", fabs (x));
