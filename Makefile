@@ -66,7 +66,7 @@ GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
-.PHONY: FORCE all online-missing graphviz-missing deps unit toy check check-unit check-cli check-online demo demo-online install uninstall man \
+.PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-rollback-inplace online-switch-matrix \
         bench-online bench-server-side bench-analyze bench-floor
 
@@ -223,6 +223,11 @@ check-cli: deps
 check-online: deps
 	@$(MAKE) $(PAR) --no-print-directory all
 	@RUN_PARTS=online RUN_ONLY="$(T)" tests/run.sh $(BUILD)
+
+# The shortest digits of a double and $toDecimal against their printf
+# oracles over SCALE (default 20) times make check's random doubles.
+dtoa-campaign: unit
+	@REMODEL_DTOA_SCALE=$${SCALE:-20} $(BUILD)/tests/test_dtoa
 
 # The online mode's kill -9 campaign: many random kills per server, client-
 # and server-side (make check replays four, and three server-side).
