@@ -43,31 +43,6 @@ to_uri_cleanup() { kill $(jobs -p) 2>/dev/null; }
 export REMODEL_ONLINE_LEASE_MS=8000
 
 seed() { seed_shop 400 1200 50; }
-# everything: a server's ($uri) databases (but admin, local, config and
-# empty ones: mongo-java-server lists a database a read named), their
-# collections, indexes and every document's bytes, as one hash and the
-# names.
-everything() {
-    py 'import hashlib
-from bson.codec_options import CodecOptions
-from bson.raw_bson import RawBSONDocument
-h, names = hashlib.sha1(), []
-for db in sorted(c.list_database_names()):
-    if db in ("admin", "local", "config"):
-        continue
-    colls = sorted(c[db].list_collection_names())
-    if not colls:
-        continue
-    for n in colls:
-        co = c[db].get_collection(n, codec_options=CodecOptions(document_class=RawBSONDocument))
-        k = 0
-        for d in co.find().sort("_id", 1):
-            h.update(d.raw); k += 1
-        ix = sorted((i["name"], sorted(i["key"].items())) for i in c[db][n].list_indexes())
-        h.update(repr((db, n, k, ix)).encode())
-        names.append("%s.%s:%d" % (db, n, k))
-print(h.hexdigest()[:16], " ".join(names))'
-}
 both() { echo "src[$(uri=$SRC everything)] dst[$(uri=$DST everything)]"; }
 colls() { uri=$1 py 'print(",".join(sorted(c.shop.list_collection_names())))'; }
 # with_creds URI USER PASS: URI with USER:PASS@ after the scheme.
