@@ -402,6 +402,10 @@ parse_set (rm_plan_ctx_t *c, bson_iter_t *it, rm_fields_t *f)
     const uint8_t *data;
 
     f->set = rm_expr_set_parse (it, &perr);
+    if (!f->set && perr.code == RM_ERR_INTERRUPTED) {
+        *c->err = perr; /* a signal while reading: not the plan's fault */
+        return false;
+    }
     if (!f->set)
         return rm_plan_fail (c, "fields", "%s", perr.message);
     bson_iter_document (it, &len, &data);
