@@ -151,8 +151,12 @@ run_apply (rm_fields_scratch_t *sc, const rm_step_t *steps, const char *ns_name,
         *out_len = len;
         for (size_t k = 0; k < n; k++) {
             rm_buf_t *h = &sc->hold[k & 1];
-            if (!rm_fields_apply (sc, &steps[k], ns_name, *out, *out_len, out, out_len, err))
+            if (!rm_fields_apply (sc, &steps[k], ns_name, *out, *out_len, out, out_len, err)) {
+                /* Named here: the caller would name the run's first step. */
+                if (err->message[0] && strncmp (err->message, "step ", 5) != 0)
+                    rm_error_prefix (err, "step %zu (%s)", steps[k].index, steps[k].op);
                 return false;
+            }
             /* The next step writes where this one did. */
             rm_buf_reset (h);
             rm_buf_append (h, *out, *out_len);
