@@ -218,7 +218,7 @@ note_read (const rm_path_t *p, void *arg)
 
 /* A set of expressions: one op per field, evaluated per document. */
 static void
-add_xset (rm_field_run_t *r, size_t k, const rm_step_t *s, const names_t *written, size_t *cap)
+add_xset (rm_field_run_t *r, size_t k, const rm_step_t *s, names_t *written, size_t *cap)
 {
     const rm_fields_t *f = &s->u.fields;
     reads_t reads = {written, false};
@@ -233,6 +233,7 @@ add_xset (rm_field_run_t *r, size_t k, const rm_step_t *s, const names_t *writte
         op->klen = (uint32_t) strlen (op->key);
         op->hash = name_hash (op->key, op->klen);
         op->expr = x;
+        written->ops = r->ops; /* op_add may have moved them */
         rm_expr_paths (x, note_read, &reads, &whole);
         r->n_new++;
     }
