@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "remodel/cli.h"
+#include "remodel/expr.h"
 #include "remodel/nsselect.h"
 #include "tool.h"
 
@@ -132,6 +133,8 @@ read_opts (rm_cmd_t cmd, const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *
         }
         o->memory = (size_t) v[RM_OPT_MEMORY].n;
         o->memory_text = v[RM_OPT_MEMORY].text;
+        /* It bounds one document's expression values too. */
+        rm_expr_set_memory (o->memory);
     }
     o->ns = v[RM_OPT_NS].all;
     o->n_ns = v[RM_OPT_NS].n_all;

@@ -10,7 +10,9 @@
 # time of three (CPU seconds, user + system, of that run; peak RSS the
 # largest); the by-hand output is checked equal to remodel's (remodel
 # diff). Writes the table into BENCHMARKS.md between the "expressions"
-# markers. A benchmark, never a test: it reports, it never fails the build.
+# markers. Two rows of large plans (issue 62, item 6) on 1,000 small
+# documents made here: one set of 40,000 fields, 3,000 sets of
+# expressions. A benchmark, never a test: it reports, it never fails the build.
 #   scripts/bench_expr.sh [BUILD]   FLOOR_SCALE=N (default 1000)
 #   BENCH_PROFILE=0: no perf record of the remodel run
 set -u
@@ -64,6 +66,22 @@ show() { sed "s|$WORK|OUT|g; s|$CACHE|CACHE|g; s|$ROOT/||g; /^- /s|'||g" <<<"$1"
     run expr "'$R' run -q '$PLANS/expr.json' --from '$IN' --to '$WORK/out.archive'"
     python3 -c 'import bson, fastcrc' 2>/dev/null &&
         run by-hand "python3 '$PLANS/expr_by_hand.py' '$IN' '$WORK/out.archive'"
+    # Large plans (issue 62, item 6), on 1,000 small documents of their own:
+    # one set of 40,000 fields, and 3,000 sets of expressions in a row.
+    python3 - "$WORK" <<'PY' &&
+import json, sys
+w = sys.argv[1]
+json.dump({"t.c": [{"_id": i, "a": i, "s": "v%d" % i} for i in range(1000)]}, open(w + "/small.json", "w"))
+json.dump({"remodel": 1, "steps": [{"set": {"in": "t.c", "fields": {
+    "f%d" % i: {"$add": ["$a", i]} for i in range(40000)}}}]}, open(w + "/wide.json", "w"))
+json.dump({"remodel": 1, "steps": [{"set": {"in": "t.c", "fields": {
+    "g%d" % i: {"$concat": ["$s", "-%d" % i]}}}} for i in range(3000)]}, open(w + "/sets.json", "w"))
+PY
+        python3 "$ROOT/tests/transforms/mkdump.py" "$WORK/small" "@$WORK/small.json" >/dev/null &&
+        "$R" convert -q "$WORK/small" "$WORK/small.archive" && {
+        run wide "'$R' run -q '$WORK/wide.json' --from '$WORK/small.archive' --to '$WORK/out.archive'"
+        run sets "'$R' run -q '$WORK/sets.json' --from '$WORK/small.archive' --to '$WORK/out.archive'"
+    }
 } >"$WORK/rows"
 # The by-hand output must be remodel's, document for document.
 same="not compared"
@@ -83,7 +101,10 @@ b, sc, same = int(sys.argv[1]), sys.argv[2], sys.argv[4]
 rows = [l.rstrip("\n").split("|", 4) for l in open(sys.argv[3])]
 what = {"convert": "identity `remodel convert`",
         "expr": "`remodel run` of one `set` of six expressions and a filter",
-        "by-hand": "by hand: Python, pymongo's `bson`, archive to archive"}
+        "by-hand": "by hand: Python, pymongo's `bson`, archive to archive",
+        "wide": "`remodel run` of one `set` of 40,000 fields over 1,000 small documents",
+        "sets": "`remodel run` of 3,000 `set`s of expressions over 1,000 small documents"}
+small = ("wide", "sets")  # their own input: no MB/s, no command line
 print("(bench-floor's archive with a string due date added: remodel-gen --scale %s --seed 1, crm.* only, "
       "1,000,000 tasks, about 60%% not done (the filter's), %.0f MB; best of three, `make bench-expr`; "
       "the by-hand output has %s)\n" % (sc, b / 1e6, same))
@@ -92,10 +113,12 @@ for name, t, cpu, kb, cmd in rows:
     if t == "FAIL":
         print("| %s | failed | | | |" % what[name])
         continue
-    print("| %s | %.2f | %s | %.0f | %.0f |" % (what[name], float(t), cpu, b / 1e6 / float(t), int(kb) / 1024))
+    mbs = "-" if name in small else "%.0f" % (b / 1e6 / float(t))
+    print("| %s | %.2f | %s | %s | %.0f |" % (what[name], float(t), cpu, mbs, int(kb) / 1024))
 print()
 for name, t, cpu, kb, cmd in rows:
-    print("- %s: `%s`" % (name, cmd))
+    if name not in small:
+        print("- %s: `%s`" % (name, cmd))
 PY
 )
 table=$(show "$table")

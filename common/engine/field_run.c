@@ -11,9 +11,15 @@
  * constant (its bytes computed once, by the set itself over an empty
  * document) at a top-level field replaces an existing field in its place
  * or adds a new one at the end; unset of a top-level field drops it. A
- * document holding a name twice is left to the steps. A step changed the
- * document when its bytes after differ from its bytes before: a value
- * replaced by the same type and bytes is no change. */
+ * set of expressions does the same with the values it computes, per
+ * document, over the document as the step would get it: the one that
+ * came into the run when none of the fields it reads was written by an
+ * earlier step of the run, else the run's table written out first (so a
+ * step reading what an earlier one set sees the new value); a missing
+ * value drops the field, as the set does. A document an expression fails
+ * on, or holding a name twice, is left to the steps (which say why). A
+ * step changed the document when its bytes after differ from its bytes
+ * before: a value replaced by the same type and bytes is no change. */
 #include <string.h>
 
 #include "bsonwalk.h"
@@ -27,6 +33,9 @@ typedef struct {
     uint8_t type;           /* set: the value's */
     size_t val;             /* set: its offset in r->vals, then its bytes' */
     uint32_t vlen;
+    const rm_expr_t *expr;  /* a set of expressions: this field's */
+    size_t n_step;          /* the first op of such a step: its ops */
+    bool current;           /* ... evaluated over the run's table written out */
 } op_t;
 
 /* A field of the document as the run has it: where its name and value
@@ -50,6 +59,14 @@ struct rm_field_run {
     uint32_t *slots;        /* the hash: 1 + a field's index, 0 free */
     size_t n_slots, cap_slots;
     rm_buf_t out;
+    /* Sets of expressions: their context, each op's value for the
+     * document (0 type: missing), the document as a step sees it. */
+    rm_expr_ctx_t *cx;
+    bool has_expr;
+    uint8_t *x_type;
+    const uint8_t **x_val;
+    uint32_t *x_len;
+    rm_buf_t view;
 };
 
 static uint32_t
@@ -71,14 +88,8 @@ rm_field_run_fusable (const rm_step_t *s)
     for (size_t i = 0; i < f->n; i++)
         if (f->paths[i].n != 1)
             return false;
-    if (s->kind == RM_STEP_SET) {
-        const bson_value_t *v;
-        if (!f->set || rm_expr_set_count (f->set) != f->n)
-            return false;
-        for (size_t i = 0; i < f->n; i++)
-            if (!rm_expr_constant (rm_expr_set_expr (f->set, i), &v))
-                return false;
-    }
+    if (s->kind == RM_STEP_SET && (!f->set || rm_expr_set_count (f->set) != f->n))
+        return false;
     return f->n > 0;
 }
 
@@ -132,9 +143,110 @@ add_set (rm_field_run_t *r, size_t k, const rm_step_t *s, rm_expr_ctx_t *cx, siz
     return ok && n == s->u.fields.n;
 }
 
+static bool
+all_constant (const rm_step_t *s)
+{
+    const bson_value_t *v;
+    for (size_t i = 0; i < s->u.fields.n; i++)
+        if (!rm_expr_constant (rm_expr_set_expr (s->u.fields.set, i), &v))
+            return false;
+    return true;
+}
+
+/* The names the run's steps so far write or remove (ops' indexes + 1),
+ * for telling whether a later set reads one: built once, with the run. */
+typedef struct {
+    const op_t *ops;
+    uint32_t *slots;
+    size_t cap, n;
+} names_t;
+
+static bool
+names_has (const names_t *w, const char *key, uint32_t klen, uint32_t h)
+{
+    if (!w->cap)
+        return false;
+    for (size_t i = h & (w->cap - 1); w->slots[i]; i = (i + 1) & (w->cap - 1)) {
+        const op_t *o = &w->ops[w->slots[i] - 1];
+        if (o->hash == h && o->klen == klen && !memcmp (o->key, key, klen))
+            return true;
+    }
+    return false;
+}
+
+static void
+names_add (names_t *w, const op_t *ops, size_t from, size_t to)
+{
+    w->ops = ops;
+    for (size_t k = from; k < to; k++) {
+        if (names_has (w, ops[k].key, ops[k].klen, ops[k].hash))
+            continue;
+        if (2 * (w->n + 1) > w->cap) {
+            size_t cap = w->cap ? 2 * w->cap : 64;
+            uint32_t *slots = bson_malloc0 (cap * sizeof *slots);
+            for (size_t i = 0; i < w->cap; i++)
+                if (w->slots[i]) {
+                    size_t j = ops[w->slots[i] - 1].hash & (cap - 1);
+                    while (slots[j])
+                        j = (j + 1) & (cap - 1);
+                    slots[j] = w->slots[i];
+                }
+            bson_free (w->slots);
+            w->slots = slots;
+            w->cap = cap;
+        }
+        size_t j = ops[k].hash & (w->cap - 1);
+        while (w->slots[j])
+            j = (j + 1) & (w->cap - 1);
+        w->slots[j] = (uint32_t) (k + 1);
+        w->n++;
+    }
+}
+
+typedef struct {
+    const names_t *w;
+    bool hit;
+} reads_t;
+
+static void
+note_read (const rm_path_t *p, void *arg)
+{
+    reads_t *r = arg;
+    if (p->n > 0 && names_has (r->w, p->parts[0], p->lens[0], name_hash (p->parts[0], p->lens[0])))
+        r->hit = true;
+}
+
+/* A set of expressions: one op per field, evaluated per document. */
+static void
+add_xset (rm_field_run_t *r, size_t k, const rm_step_t *s, names_t *written, size_t *cap)
+{
+    const rm_fields_t *f = &s->u.fields;
+    reads_t reads = {written, false};
+    bool whole = false;
+    size_t first = r->n_ops;
+
+    for (size_t i = 0; i < f->n; i++) {
+        const rm_expr_t *x = rm_expr_set_expr (f->set, i);
+        op_t *op = op_add (r, cap);
+        op->step = k;
+        op->key = f->paths[i].parts[0];
+        op->klen = (uint32_t) strlen (op->key);
+        op->hash = name_hash (op->key, op->klen);
+        op->expr = x;
+        written->ops = r->ops; /* op_add may have moved them */
+        rm_expr_paths (x, note_read, &reads, &whole);
+        r->n_new++;
+    }
+    r->ops[first].n_step = f->n;
+    /* $$ROOT as a whole sees every change before it. */
+    r->ops[first].current = reads.hit || (whole && k > 0);
+    r->has_expr = true;
+}
+
 rm_field_run_t *
 rm_field_run_new (const rm_step_t *steps, size_t n, rm_expr_ctx_t *cx)
 {
+    names_t written = {0};
     rm_field_run_t *r;
     size_t len = 0, cap = 0;
 
@@ -146,10 +258,14 @@ rm_field_run_new (const rm_step_t *steps, size_t n, rm_expr_ctx_t *cx)
     r = bson_malloc0 (sizeof *r);
     rm_buf_init (&r->vals);
     rm_buf_init (&r->out);
+    rm_buf_init (&r->view);
+    r->cx = cx;
     for (size_t k = 0; k < len; k++) {
         const rm_fields_t *f = &steps[k].u.fields;
         size_t mark = r->n_ops, new_mark = r->n_new, vals_mark = r->vals.len;
-        if (steps[k].kind == RM_STEP_SET) {
+        if (steps[k].kind == RM_STEP_SET && !all_constant (&steps[k])) {
+            add_xset (r, k, &steps[k], &written, &cap);
+        } else if (steps[k].kind == RM_STEP_SET) {
             if (!add_set (r, k, &steps[k], cx, &cap)) {
                 /* The run ends before this step. */
                 r->n_ops = mark;
@@ -167,11 +283,18 @@ rm_field_run_new (const rm_step_t *steps, size_t n, rm_expr_ctx_t *cx)
                 op->hash = name_hash (op->key, op->klen);
             }
         }
+        names_add (&written, r->ops, mark, r->n_ops);
         r->n_steps = k + 1;
     }
+    bson_free (written.slots);
     if (r->n_steps < 2) {
         rm_field_run_destroy (r);
         return NULL;
+    }
+    if (r->has_expr) {
+        r->x_type = bson_malloc0 (r->n_ops * sizeof *r->x_type);
+        r->x_val = bson_malloc0 (r->n_ops * sizeof *r->x_val);
+        r->x_len = bson_malloc0 (r->n_ops * sizeof *r->x_len);
     }
     return r;
 }
@@ -254,23 +377,53 @@ load (rm_field_run_t *r, const uint8_t *doc, uint32_t len)
 }
 
 static void
-write_out (rm_field_run_t *r)
+write_out (rm_field_run_t *r, rm_buf_t *out)
 {
     uint32_t n;
-    rm_buf_reset (&r->out);
-    rm_buf_append (&r->out, "\0\0\0\0", 4);
+    rm_buf_reset (out);
+    rm_buf_append (out, "\0\0\0\0", 4);
     for (size_t i = 0; i < r->n_fields; i++) {
         const field_t *f = &r->fields[i];
         if (f->gone)
             continue;
-        rm_buf_append (&r->out, &f->type, 1);
-        rm_buf_append (&r->out, f->key, f->klen);
-        rm_buf_append (&r->out, "", 1);
-        rm_buf_append (&r->out, f->val, f->vlen);
+        rm_buf_append (out, &f->type, 1);
+        rm_buf_append (out, f->key, f->klen);
+        rm_buf_append (out, "", 1);
+        rm_buf_append (out, f->val, f->vlen);
     }
-    rm_buf_append (&r->out, "", 1);
-    n = BSON_UINT32_TO_LE ((uint32_t) r->out.len);
-    memcpy (r->out.data, &n, 4);
+    rm_buf_append (out, "", 1);
+    n = BSON_UINT32_TO_LE ((uint32_t) out->len);
+    memcpy (out->data, &n, 4);
+}
+
+/* The values of the set of expressions whose ops start at ops[i], over
+ * the document as that step gets it; false when one fails. */
+static bool
+eval_step (rm_field_run_t *r, size_t i, const uint8_t *doc, uint32_t len)
+{
+    const op_t *head = &r->ops[i];
+    bson_error_t err;
+
+    if (head->current) {
+        write_out (r, &r->view);
+        doc = r->view.data;
+        len = (uint32_t) r->view.len;
+    }
+    for (size_t k = i; k < i + head->n_step; k++) {
+        bson_value_t v;
+        rm_raw_value_t raw;
+        if (!rm_expr_eval (r->cx, r->ops[k].expr, doc, len, &v, &err))
+            return false;
+        if (v.value_type == BSON_TYPE_EOD) {
+            r->x_type[k] = 0;
+            continue;
+        }
+        rm_expr_raw (r->cx, &v, &raw);
+        r->x_type[k] = raw.type;
+        r->x_val[k] = raw.data;
+        r->x_len[k] = raw.len;
+    }
+    return true;
 }
 
 bool
@@ -282,14 +435,27 @@ rm_field_run_apply (rm_field_run_t *r, const uint8_t *doc, uint32_t len,
 
     if (!load (r, doc, len))
         return false;
+    if (r->has_expr)
+        rm_expr_ctx_reset (r->cx);
     memset (changed, 0, r->n_steps * sizeof *changed);
     for (size_t i = 0; i < r->n_ops; i++) {
         const op_t *op = &r->ops[i];
-        field_t *f = lookup (r, op->key, op->klen, op->hash, &slot);
+        uint8_t type = op->type;
         const uint8_t *val = r->vals.data + op->val;
+        uint32_t vlen = op->vlen;
+        bool unset = op->unset;
+        if (op->n_step && !eval_step (r, i, doc, len))
+            return false; /* the steps one by one say why */
+        if (op->expr) {
+            type = r->x_type[i];
+            val = r->x_val[i];
+            vlen = r->x_len[i];
+            unset = type == 0; /* missing: the set removes the field */
+        }
+        field_t *f = lookup (r, op->key, op->klen, op->hash, &slot);
         if (f && f->gone)
             f = NULL; /* removed by an earlier step: a set adds it anew, at the end */
-        if (op->unset) {
+        if (unset) {
             if (f) {
                 f->gone = true;
                 changed[op->step] = true;
@@ -297,17 +463,16 @@ rm_field_run_apply (rm_field_run_t *r, const uint8_t *doc, uint32_t len,
             continue;
         }
         if (f) {
-            if (f->type != op->type || f->vlen != op->vlen || memcmp (f->val, val, op->vlen)) {
-                f->type = op->type;
+            if (f->type != type || f->vlen != vlen || memcmp (f->val, val, vlen)) {
+                f->type = type;
                 f->val = val;
-                f->vlen = op->vlen;
+                f->vlen = vlen;
                 changed[op->step] = true;
             }
             continue;
         }
         f = field_add (r);
-        *f = (field_t){(const uint8_t *) op->key, op->klen, op->hash, op->type, val, op->vlen,
-                       false};
+        *f = (field_t){(const uint8_t *) op->key, op->klen, op->hash, type, val, vlen, false};
         r->slots[slot] = (uint32_t) r->n_fields;
         changed[op->step] = true;
     }
@@ -318,7 +483,7 @@ rm_field_run_apply (rm_field_run_t *r, const uint8_t *doc, uint32_t len,
         *out_len = len;
         return true;
     }
-    write_out (r);
+    write_out (r, &r->out);
     *out = r->out.data;
     *out_len = r->out.len;
     return true;
@@ -334,5 +499,9 @@ rm_field_run_destroy (rm_field_run_t *r)
     bson_free (r->slots);
     rm_buf_destroy (&r->vals);
     rm_buf_destroy (&r->out);
+    rm_buf_destroy (&r->view);
+    bson_free (r->x_type);
+    bson_free (r->x_val);
+    bson_free (r->x_len);
     bson_free (r);
 }

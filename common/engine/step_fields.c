@@ -151,8 +151,12 @@ run_apply (rm_fields_scratch_t *sc, const rm_step_t *steps, const char *ns_name,
         *out_len = len;
         for (size_t k = 0; k < n; k++) {
             rm_buf_t *h = &sc->hold[k & 1];
-            if (!rm_fields_apply (sc, &steps[k], ns_name, *out, *out_len, out, out_len, err))
+            if (!rm_fields_apply (sc, &steps[k], ns_name, *out, *out_len, out, out_len, err)) {
+                /* Named here: the caller would name the run's first step. */
+                if (err->message[0] && strncmp (err->message, "step ", 5) != 0)
+                    rm_error_prefix (err, "step %zu (%s)", steps[k].index, steps[k].op);
                 return false;
+            }
             /* The next step writes where this one did. */
             rm_buf_reset (h);
             rm_buf_append (h, *out, *out_len);
@@ -402,6 +406,10 @@ parse_set (rm_plan_ctx_t *c, bson_iter_t *it, rm_fields_t *f)
     const uint8_t *data;
 
     f->set = rm_expr_set_parse (it, &perr);
+    if (!f->set && perr.code == RM_ERR_INTERRUPTED) {
+        *c->err = perr; /* a signal while reading: not the plan's fault */
+        return false;
+    }
     if (!f->set)
         return rm_plan_fail (c, "fields", "%s", perr.message);
     bson_iter_document (it, &len, &data);

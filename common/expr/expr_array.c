@@ -626,6 +626,9 @@ eval_map (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
     if (done)
         return true;
     rm_xbuild_begin (cx, &b, true);
+    /* Each element's scratch goes once it is pushed (copied). */
+    rm_xmark_t m;
+    rm_xmark (cx, &m);
     rm_xval_iter (&in, &it);
     while (bson_iter_next (&it)) {
         bson_value_t v;
@@ -636,8 +639,13 @@ eval_map (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
         }
         /* A missing result is pushed as null, as the server does. */
         rm_xbuild_push (&b, &v);
+        rm_xrewind (cx, &m);
         if (too_big (cx, err, e, &b))
             return false;
+        if (!rm_xmem_check (cx, e, err)) {
+            rm_xbuild_abort (&b);
+            return false;
+        }
     }
     rm_xbuild_end (&b, out);
     return true;
@@ -695,6 +703,9 @@ eval_filter (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_erro
         }
     }
     rm_xbuild_begin (cx, &b, true);
+    /* The condition's scratch goes element by element. */
+    rm_xmark_t m;
+    rm_xmark (cx, &m);
     rm_xval_iter (&in, &it);
     while (left != 0 && bson_iter_next (&it)) {
         bson_value_t c;
@@ -703,10 +714,16 @@ eval_filter (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_erro
             rm_xbuild_abort (&b);
             return false;
         }
-        if (rm_xval_truthy (&c)) {
-            rm_xbuild_push (&b, bson_iter_value (&it));
-            if (left > 0)
-                left--;
+        bool take = rm_xval_truthy (&c);
+        rm_xrewind (cx, &m);
+        if (!take)
+            continue;
+        rm_xbuild_push (&b, bson_iter_value (&it));
+        if (left > 0)
+            left--;
+        if (!rm_xmem_check (cx, e, err)) {
+            rm_xbuild_abort (&b);
+            return false;
         }
     }
     rm_xbuild_end (&b, out);
@@ -738,12 +755,20 @@ parse_reduce (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_error_t
     return ok;
 }
 
+/* Each iteration's scratch is given back once its result is kept: the
+ * accumulator goes, when it lies in that scratch, into one of two
+ * buffers, the one the previous accumulator is not in (the next "in" may
+ * read it). So a reduce that appends to a string 16,000 times holds two
+ * accumulators at a time, not 16,000. */
 static bool
 eval_reduce (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t in, acc;
     bson_iter_t it;
-    bool done;
+    rm_xmark_t m;
+    rm_buf_t *keep[2];
+    int at = -1; /* the buffer acc may lie in */
+    bool done, ok = true;
 
     if (!loop_input (cx, e, &in, out, &done, err))
         return false;
@@ -751,20 +776,45 @@ eval_reduce (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_erro
         return true;
     if (!rm_xeval (cx, e->args[1], &acc, err))
         return false;
+    keep[0] = rm_xbuf_take (cx);
+    keep[1] = rm_xbuf_take (cx);
+    rm_xmark (cx, &m);
     rm_xval_iter (&in, &it);
-    while (bson_iter_next (&it)) {
+    while (ok && bson_iter_next (&it)) {
+        bson_value_t v;
         rm_xvar_set (cx, e->ivar[0], bson_iter_value (&it));
         rm_xvar_set (cx, e->ivar[1], &acc);
-        if (!rm_xeval (cx, e->args[2], &acc, err))
-            return false;
-        if ((acc.value_type == BSON_TYPE_ARRAY || acc.value_type == BSON_TYPE_DOCUMENT) &&
-            acc.value.v_doc.data_len > BUILD_LIMIT)
-            return rm_xfail (err, e, "the value it accumulates passes %zu MiB: refused rather than "
-                             "exhausting memory",
-                             BUILD_LIMIT >> 20);
+        if (!rm_xeval (cx, e->args[2], &v, err)) {
+            ok = false;
+            break;
+        }
+        if ((v.value_type == BSON_TYPE_ARRAY || v.value_type == BSON_TYPE_DOCUMENT) &&
+            v.value.v_doc.data_len > BUILD_LIMIT) {
+            ok = rm_xfail (err, e, "the value it accumulates passes %zu MiB: refused rather than "
+                           "exhausting memory",
+                           BUILD_LIMIT >> 20);
+            break;
+        }
+        if (rm_xval_since (cx, &m, &v)) {
+            int to = at == 0 ? 1 : 0;
+            rm_xval_keep (cx, keep[to], &v, &acc);
+            if (at >= 0)
+                rm_xval_unkeep (cx, keep[at]);
+            at = to;
+        } else {
+            acc = v; /* the input's, the last accumulator's or a constant's */
+        }
+        rm_xrewind (cx, &m);
+        ok = rm_xmem_check (cx, e, err);
+    }
+    if (ok && at >= 0 && rm_xval_in_buf (keep[at], &acc))
+        rm_xval_from_buf (cx, keep[at], &acc);
+    for (int k = 0; k < 2; k++) {
+        rm_xval_unkeep (cx, keep[k]);
+        rm_xbuf_give (cx, keep[k]);
     }
     *out = acc;
-    return true;
+    return ok;
 }
 
 /* ---- Ordering: $sortArray, $maxN, $minN ---- */

@@ -27,6 +27,13 @@ struct rm_expr_ctx {
     bson_value_t current; /* $$CURRENT */
     bson_value_t vars[RM_X_MAX_VARS];
     int depth;
+    /* The bound on one document's scratch (docs/plans.md, "Memory"):
+     * what rm_xalloc handed out since the reset (live), what builders and
+     * $reduce's kept accumulators hold besides (kept), against limit. Past
+     * it, over stays set until the reset, and the evaluation fails at the
+     * operator that crossed it (rm_xmem_check). */
+    size_t live, kept, limit;
+    bool over;
 };
 
 #endif

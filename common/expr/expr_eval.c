@@ -129,7 +129,7 @@ rm_xeval (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
                 rm_xbuild_field (&b, e->names[i], strlen (e->names[i]), &v);
         }
         rm_xbuild_end (&b, out);
-        return true;
+        return rm_xmem_check (cx, NULL, err);
     case RM_X_OP:
         /* A signal stops a long evaluation ($reduce over a large array)
          * within the operator it is in, not at the next document. */
@@ -143,7 +143,10 @@ rm_xeval (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
         }
         bool ok = e->op->eval (cx, e, out, err);
         cx->depth--;
-        return ok;
+        /* The operator that took the document past its bound says so
+         * (those around it see the error; one that would swallow it
+         * still meets the flag on its own return). */
+        return ok && rm_xmem_check (cx, e, err);
     }
     return false;
 }
@@ -224,5 +227,5 @@ rm_expr_eval (rm_expr_ctx_t *cx, const rm_expr_t *e, const uint8_t *doc, uint32_
     cx->root_len = len;
     root_value (cx, &cx->current);
     cx->depth = 0;
-    return rm_xeval (cx, e, out, err);
+    return rm_xeval (cx, e, out, err) && rm_xmem_check (cx, NULL, err);
 }

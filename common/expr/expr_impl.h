@@ -227,8 +227,37 @@ bool rm_xval_to_double (const bson_value_t *v, double *d);
  * "3"): false otherwise. */
 bool rm_xval_to_int64 (const bson_value_t *v, int64_t *i);
 
-/* Memory of cx until its next reset (8-byte aligned). */
+/* Memory of cx until its next reset (8-byte aligned). Counted against
+ * the document's bound: past it the evaluation fails at the next
+ * rm_xmem_check (every operator's return is one). */
 void *rm_xalloc (rm_expr_ctx_t *cx, size_t n);
+/* false with err naming e's operator when the document's values passed
+ * the bound (remodel/expr.h, rm_expr_set_memory). */
+bool rm_xmem_check (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_error_t *err);
+
+/* A point in cx's memory to come back to: what a loop's iteration made
+ * ($reduce's, $map's scratch) is garbage once its result is kept, and
+ * rm_xrewind gives it back, so that a loop's peak is its largest
+ * iteration, not the sum of them all. */
+typedef struct {
+    size_t cur, used, live;
+} rm_xmark_t;
+void rm_xmark (rm_expr_ctx_t *cx, rm_xmark_t *m);
+void rm_xrewind (rm_expr_ctx_t *cx, const rm_xmark_t *m);
+/* Whether v's bytes lie in memory handed out since m (a rewind would
+ * take them); false for values without bytes of their own (numbers). */
+bool rm_xval_since (rm_expr_ctx_t *cx, const rm_xmark_t *m, const bson_value_t *v);
+/* A buffer of cx's pool (reused document after document), and back. */
+rm_buf_t *rm_xbuf_take (rm_expr_ctx_t *cx);
+void rm_xbuf_give (rm_expr_ctx_t *cx, rm_buf_t *buf);
+/* v copied into buf (emptied first), as *out pointing there; the bytes
+ * count as kept until rm_xval_unkeep (buf). */
+void rm_xval_keep (rm_expr_ctx_t *cx, rm_buf_t *buf, const bson_value_t *v, bson_value_t *out);
+void rm_xval_unkeep (rm_expr_ctx_t *cx, rm_buf_t *buf);
+/* Whether v's bytes are those buf keeps. */
+bool rm_xval_in_buf (const rm_buf_t *buf, const bson_value_t *v);
+/* The value buf keeps, copied into memory of cx as *out; buf unkept. */
+void rm_xval_from_buf (rm_expr_ctx_t *cx, rm_buf_t *buf, bson_value_t *out);
 /* A string value of len bytes copied into memory of cx (NUL added). */
 void rm_xset_string (rm_expr_ctx_t *cx, bson_value_t *v, const char *s, size_t len);
 

@@ -14,11 +14,46 @@
 #include "expr_utf8.h"
 
 #define CHUNK_MIN (64 * 1024)
+/* One document's scratch when no --memory says otherwise: --memory's own
+ * default. */
+#define DEFAULT_MEMORY ((size_t) 512 << 20)
+
+/* The bound new contexts take (rm_expr_set_memory): process-wide, as
+ * $$NOW is, set once by the command from its --memory. */
+static size_t memory_bound;
+
+void
+rm_expr_set_memory (size_t bytes)
+{
+    __atomic_store_n (&memory_bound, bytes, __ATOMIC_SEQ_CST);
+}
+
+size_t
+rm_expr_memory (void)
+{
+    size_t b = __atomic_load_n (&memory_bound, __ATOMIC_SEQ_CST);
+    return b ? b : DEFAULT_MEMORY;
+}
+
+void
+rm_expr_ctx_set_memory (rm_expr_ctx_t *cx, size_t bytes)
+{
+    cx->limit = bytes ? bytes : rm_expr_memory ();
+}
+
+static void
+count (rm_expr_ctx_t *cx, size_t more)
+{
+    if (cx->live + cx->kept + more > cx->limit)
+        cx->over = true;
+}
 
 void *
 rm_xalloc (rm_expr_ctx_t *cx, size_t n)
 {
     n = (n + 7) & ~(size_t) 7;
+    count (cx, n);
+    cx->live += n;
     while (cx->cur < cx->n_chunks) {
         rm_xchunk_t *c = &cx->chunks[cx->cur];
         if (c->cap - c->used >= n) {
@@ -36,13 +71,126 @@ rm_xalloc (rm_expr_ctx_t *cx, size_t n)
     }
     cx->chunks = bson_realloc (cx->chunks, (cx->n_chunks + 1) * sizeof *cx->chunks);
     rm_xchunk_t *c = &cx->chunks[cx->n_chunks];
+    /* Each block at least twice the last: blocks are kept for the next
+     * documents, and a value growing a little at a time ($reduce's
+     * accumulator) must not leave one block per size behind it. */
     c->cap = n > CHUNK_MIN ? n : CHUNK_MIN;
-    if (cx->n_chunks && c->cap < cx->chunks[cx->n_chunks - 1].cap * 2 && n <= CHUNK_MIN * 16)
+    if (cx->n_chunks && c->cap < cx->chunks[cx->n_chunks - 1].cap * 2)
         c->cap = cx->chunks[cx->n_chunks - 1].cap * 2;
     c->data = bson_malloc (c->cap);
     c->used = n;
     cx->cur = cx->n_chunks++;
     return c->data;
+}
+
+bool
+rm_xmem_check (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_error_t *err)
+{
+    char size[32];
+    if (!cx->over)
+        return true;
+    if (cx->limit % ((size_t) 1 << 20) == 0)
+        snprintf (size, sizeof size, "%zu MiB", cx->limit >> 20);
+    else if (cx->limit % 1024 == 0)
+        snprintf (size, sizeof size, "%zu KiB", cx->limit >> 10);
+    else
+        snprintf (size, sizeof size, "%zu bytes", cx->limit);
+    return rm_xfail (err, e,
+                     "this document's expression values pass %s of memory (the bound of --memory): "
+                     "refused rather than exhausting memory",
+                     size);
+}
+
+void
+rm_xmark (rm_expr_ctx_t *cx, rm_xmark_t *m)
+{
+    m->cur = cx->cur;
+    m->used = cx->cur < cx->n_chunks ? cx->chunks[cx->cur].used : 0;
+    m->live = cx->live;
+}
+
+void
+rm_xrewind (rm_expr_ctx_t *cx, const rm_xmark_t *m)
+{
+    for (size_t j = m->cur + 1; j <= cx->cur && j < cx->n_chunks; j++)
+        cx->chunks[j].used = 0;
+    if (m->cur < cx->n_chunks)
+        cx->chunks[m->cur].used = m->used;
+    cx->cur = m->cur;
+    cx->live = m->live;
+}
+
+/* Where v's bytes start (NULL: it has none); *several when they are in
+ * more than one piece (a regex's pattern and options). */
+static const uint8_t *
+bytes_of (const bson_value_t *v, bool *several)
+{
+    *several = false;
+    switch (v->value_type) {
+    case BSON_TYPE_UTF8:
+        return (const uint8_t *) v->value.v_utf8.str;
+    case BSON_TYPE_DOCUMENT:
+    case BSON_TYPE_ARRAY:
+        return v->value.v_doc.data;
+    case BSON_TYPE_BINARY:
+        return v->value.v_binary.data;
+    case BSON_TYPE_CODE:
+        return (const uint8_t *) v->value.v_code.code;
+    case BSON_TYPE_SYMBOL:
+        return (const uint8_t *) v->value.v_symbol.symbol;
+    case BSON_TYPE_REGEX:
+        *several = true;
+        return (const uint8_t *) v->value.v_regex.regex;
+    case BSON_TYPE_DBPOINTER:
+        *several = true;
+        return (const uint8_t *) v->value.v_dbpointer.collection;
+    case BSON_TYPE_CODEWSCOPE:
+        *several = true;
+        return (const uint8_t *) v->value.v_codewscope.code;
+    default:
+        return NULL;
+    }
+}
+
+bool
+rm_xval_since (rm_expr_ctx_t *cx, const rm_xmark_t *m, const bson_value_t *v)
+{
+    bool several;
+    const uint8_t *p = bytes_of (v, &several);
+    if (several)
+        return true; /* its pieces may lie apart: copied, to be safe */
+    if (!p)
+        return false;
+    for (size_t j = m->cur; j <= cx->cur && j < cx->n_chunks; j++) {
+        const rm_xchunk_t *c = &cx->chunks[j];
+        size_t from = j == m->cur ? m->used : 0;
+        if (p >= c->data + from && p < c->data + c->cap)
+            return true;
+    }
+    return false;
+}
+
+bool
+rm_xval_in_buf (const rm_buf_t *buf, const bson_value_t *v)
+{
+    bool several;
+    const uint8_t *p = bytes_of (v, &several);
+    return p && buf->len && p >= buf->data && p < buf->data + buf->len;
+}
+
+void
+rm_xval_from_buf (rm_expr_ctx_t *cx, rm_buf_t *buf, bson_value_t *out)
+{
+    bson_iter_t it;
+    uint8_t *p;
+
+    if (!buf->len)
+        return;
+    p = rm_xalloc (cx, buf->len);
+    memcpy (p, buf->data, buf->len);
+    if (bson_iter_init_from_data (&it, p, buf->len) && bson_iter_next (&it))
+        *out = *bson_iter_value (&it);
+    rm_xval_unkeep (cx, buf);
 }
 
 void
@@ -89,6 +237,7 @@ rm_expr_ctx_new (int64_t now_ms)
 {
     rm_expr_ctx_t *cx = bson_malloc0 (sizeof *cx);
     cx->now_ms = now_ms ? now_ms : rm_expr_run_now ();
+    cx->limit = rm_expr_memory ();
     rm_buf_init (&cx->cmp[0]);
     rm_buf_init (&cx->cmp[1]);
     return cx;
@@ -100,6 +249,8 @@ rm_expr_ctx_reset (rm_expr_ctx_t *cx)
     for (size_t i = 0; i < cx->n_chunks; i++)
         cx->chunks[i].used = 0;
     cx->cur = 0;
+    cx->live = cx->kept = 0;
+    cx->over = false;
     /* Builders left open by an error go back to the pool. */
     cx->n_free = 0;
     for (size_t i = 0; i < cx->n_bufs; i++)
@@ -258,8 +409,8 @@ rm_expr_append (bson_t *doc, const char *key, int key_len, const bson_value_t *v
 
 /* ---- Builders ---- */
 
-void
-rm_xbuild_begin (rm_expr_ctx_t *cx, rm_xbuild_t *b, bool array)
+rm_buf_t *
+rm_xbuf_take (rm_expr_ctx_t *cx)
 {
     if (cx->n_free == 0) {
         rm_buf_t *nb = bson_malloc (sizeof *nb);
@@ -269,11 +420,55 @@ rm_xbuild_begin (rm_expr_ctx_t *cx, rm_xbuild_t *b, bool array)
         cx->bufs[cx->n_bufs++] = nb;
         cx->free_bufs[cx->n_free++] = nb;
     }
+    rm_buf_t *b = cx->free_bufs[--cx->n_free];
+    rm_buf_reset (b);
+    return b;
+}
+
+void
+rm_xbuf_give (rm_expr_ctx_t *cx, rm_buf_t *buf)
+{
+    cx->free_bufs[cx->n_free++] = buf;
+}
+
+void
+rm_xval_unkeep (rm_expr_ctx_t *cx, rm_buf_t *buf)
+{
+    cx->kept -= buf->len <= cx->kept ? buf->len : cx->kept;
+    rm_buf_reset (buf);
+}
+
+void
+rm_xval_keep (rm_expr_ctx_t *cx, rm_buf_t *buf, const bson_value_t *v, bson_value_t *out)
+{
+    bson_iter_t it;
+    uint32_t len;
+
+    rm_xval_unkeep (cx, buf);
+    if (rm_xval_missing (v)) {
+        rm_xset_missing (out);
+        return;
+    }
+    put32 (buf, 0);
+    rm_xval_encode (buf, "", 0, v);
+    rm_buf_append (buf, "", 1);
+    len = (uint32_t) buf->len;
+    memcpy (buf->data, &len, 4);
+    count (cx, buf->len);
+    cx->kept += buf->len;
+    if (bson_iter_init_from_data (&it, buf->data, buf->len) && bson_iter_next (&it))
+        *out = *bson_iter_value (&it);
+    else
+        rm_xset_null (out); /* (cannot happen: the bytes are ours) */
+}
+
+void
+rm_xbuild_begin (rm_expr_ctx_t *cx, rm_xbuild_t *b, bool array)
+{
     b->cx = cx;
-    b->buf = cx->free_bufs[--cx->n_free];
+    b->buf = rm_xbuf_take (cx);
     b->n = 0;
     b->array = array;
-    rm_buf_reset (b->buf);
     put32 (b->buf, 0);
 }
 
@@ -284,6 +479,7 @@ rm_xbuild_field (rm_xbuild_t *b, const char *key, size_t key_len, const bson_val
         return;
     rm_xval_encode (b->buf, key, key_len, v);
     b->n++;
+    count (b->cx, b->buf->len);
 }
 
 void
@@ -298,6 +494,7 @@ rm_xbuild_push (rm_xbuild_t *b, const bson_value_t *v)
         v = &null_v;
     }
     rm_xval_encode (b->buf, key, (size_t) kl, v);
+    count (b->cx, b->buf->len);
 }
 
 void

@@ -54,6 +54,15 @@ bool rm_expr_uses_now (const rm_expr_t *e);
 void rm_expr_set_run_now (int64_t ms);
 int64_t rm_expr_run_now (void);
 
+/* The bound on the memory one document's expression values take in a
+ * context (everything built between two rm_expr_ctx_reset), for contexts
+ * made from now on: the command's --memory (0: its default, 512 MiB).
+ * Past it the evaluation fails, RM_ERR_DATA, naming the operator.
+ * Process-wide, as $$NOW is. rm_expr_ctx_set_memory bounds one context
+ * (0: the process's). */
+void rm_expr_set_memory (size_t bytes);
+size_t rm_expr_memory (void);
+
 /* An evaluation context: reused for every document of a run (one per
  * thread). now_ms is $$NOW (0: rm_expr_run_now ()). */
 rm_expr_ctx_t *rm_expr_ctx_new (int64_t now_ms);
@@ -61,6 +70,7 @@ void rm_expr_ctx_destroy (rm_expr_ctx_t *cx);
 /* Frees (for reuse) every value built since the last reset: call it
  * before each document, once the values of the last one are written. */
 void rm_expr_ctx_reset (rm_expr_ctx_t *cx);
+void rm_expr_ctx_set_memory (rm_expr_ctx_t *cx, size_t bytes);
 
 /* Evaluates e over the document (doc, len: $$ROOT and $$CURRENT) into
  * *out. An error (a conversion that fails, $size of a non-array, a

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "remodel/cli.h"
+#include "remodel/expr.h"
 #include "online_cmd.h"
 
 static const char usage[] =
@@ -269,6 +270,8 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->server_side = v[RM_OPT_SERVER_SIDE].given;
     o->quiet = v[RM_OPT_QUIET].given;
     o->memory = v[RM_OPT_MEMORY].given ? (size_t) v[RM_OPT_MEMORY].n : (size_t) 512 << 20;
+    /* It bounds one document's expression values too, as offline. */
+    rm_expr_set_memory (o->memory);
     o->tmpdir = v[RM_OPT_TMP].text;
     o->differences = v[RM_OPT_DIFFERENCES].text;
     if (v[RM_OPT_SERVER_VERSION].given) {

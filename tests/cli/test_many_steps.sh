@@ -143,8 +143,13 @@ import json, random, sys
 rnd = random.Random(7)
 names = ["f1", "f7", "f8", "name", "g", "h"]
 values = [1, 2, "x", 2.5, None, {"$literal": {"k": 1}}, {"$numberLong": "1"}, "$name",
-          {"$ifNull": ["$h", "none"]}]
-for n in range(12):
+          {"$ifNull": ["$h", "none"]},
+          # expressions, fused too: each reads fields earlier steps of its
+          # run may have set or removed, and must see them as they are
+          {"$ifNull": ["$g", "$f7"]}, {"$type": "$h"}, ["$f1", "$g"], {"k": "$h", "n": "$name"},
+          {"$cond": [{"$eq": [{"$type": "$f1"}, "int"]}, "$f8", "$$REMOVE"]},
+          {"$getField": "name"}, {"$size": {"$objectToArray": "$$ROOT"}}, "$$ROOT.g", "$nope"]
+for n in range(20):
     steps = []
     for _ in range(rnd.randint(5, 60)):
         r = rnd.random()

@@ -277,6 +277,30 @@ static const x_case_t reduces[] = {
     {"{}",
      "{\"$reduce\": {\"input\": [\"a\", \"b\"], \"initialValue\": [], \"in\": [[\"$$value\"], \"$$this\"]}}",
      "[[[[[]], \"a\"]], \"b\"]"},
+    /* each iteration's scratch is given back (expr_array.c): the
+     * accumulator kept aside, in the previous one's buffer or not, or
+     * pointing into it ($$value unchanged, a part of it) */
+    {"{}",
+     "{\"$reduce\": {\"input\": [\"a\", \"b\", \"c\"], \"initialValue\": \"\", \"in\": {\"$concat\": [\"$$value\", \"$$this\"]}}}",
+     "\"abc\""},
+    {"{}",
+     "{\"$reduce\": {\"input\": [1, 2, 3, 4], \"initialValue\": \"\", \"in\": {\"$cond\": [{\"$eq\": [{\"$mod\": [\"$$this\", 2]}, 0]}, {\"$concat\": [\"$$value\", {\"$substrBytes\": [\"0123456789\", \"$$this\", 1]}]}, \"$$value\"]}}}",
+     "\"24\""},
+    {"{}",
+     "{\"$reduce\": {\"input\": [1, 2, 3], \"initialValue\": {\"a\": {\"b\": \"x\"}}, \"in\": {\"$cond\": [{\"$eq\": [\"$$this\", 2]}, \"$$value.a\", {\"$mergeObjects\": [\"$$value\", {\"c\": \"$$this\"}]}]}}}",
+     "{\"b\": \"x\", \"c\": 3}"},
+    {"{}",
+     "{\"$reduce\": {\"input\": [[1, 2], [3]], \"initialValue\": \"\", \"in\": {\"$concat\": [\"$$value\", {\"$reduce\": {\"input\": \"$$this\", \"initialValue\": \"-\", \"in\": {\"$concat\": [\"$$value\", {\"$substrBytes\": [\"0123456789\", \"$$this\", 1]}]}}}]}}}",
+     "\"-12-3\""},
+    {"{}",
+     "{\"$reduce\": {\"input\": [\"a\", \"b\"], \"initialValue\": [], \"in\": {\"$concatArrays\": [\"$$value\", {\"$map\": {\"input\": [\"$$this\"], \"in\": {\"$concat\": [\"$$this\", \"!\"]}}}]}}}",
+     "[\"a!\", \"b!\"]"},
+    {"{}",
+     "{\"$map\": {\"input\": [\"a\", \"b\"], \"as\": \"s\", \"in\": {\"$concat\": [\"$$s\", {\"$toUpper\": \"$$s\"}]}}}",
+     "[\"aA\", \"bB\"]"},
+    {"{}",
+     "{\"$filter\": {\"input\": [\"ab\", \"c\", \"de\"], \"cond\": {\"$eq\": [{\"$strLenBytes\": {\"$concat\": [\"$$this\", \"$$this\"]}}, 4]}}}",
+     "[\"ab\", \"de\"]"},
     /* an empty input gives the initial value, even missing */
     {"{}", "{\"$reduce\": {\"input\": [], \"initialValue\": 7, \"in\": 1}}", "7"},
     {"{}", "{\"$reduce\": {\"input\": [], \"initialValue\": \"$nope\", \"in\": 1}}", "MISSING"},
@@ -590,6 +614,52 @@ X_TABLE_TEST (test_array_ns, ns)
 
 /* Once warmed, evaluating allocates nothing: the operators that build,
  * sort and bind variables over the same document after a reset. */
+/* One document's values are bounded as a whole (rm_expr_ctx_set_memory):
+ * a reduce appending 32 KiB 64 times holds 2 MiB at its end, refused
+ * under a bound of 1 MiB with the operator named, the next document
+ * evaluated afresh after the reset; under 8 MiB it is computed, each
+ * iteration's scratch given back. */
+static void
+test_array_memory_bound (void)
+{
+    size_t n = 32 * 1024;
+    char *lit = bson_malloc (n + 1), *json = bson_malloc (n + 400);
+    bson_error_t err;
+    bson_value_t out;
+    bson_iter_t it;
+    bson_t *ex;
+    rm_expr_t *e;
+    rm_expr_ctx_t *cx;
+    static const uint8_t empty[5] = {5, 0, 0, 0, 0};
+
+    memset (lit, 'x', n);
+    lit[n] = '\0';
+    snprintf (json, n + 400,
+              "{\"e\": {\"$strLenBytes\": {\"$reduce\": {\"input\": {\"$range\": [0, 64]}, "
+              "\"initialValue\": \"\", \"in\": {\"$concat\": [\"$$value\", \"%s\"]}}}}}",
+              lit);
+    ex = bson_new_from_json ((const uint8_t *) json, -1, &err);
+    T_CHECK (ex != NULL);
+    bson_iter_init_find (&it, ex, "e");
+    e = rm_expr_parse (&it, &err);
+    T_CHECK (e != NULL);
+    cx = rm_expr_ctx_new (X_NOW);
+    rm_expr_ctx_set_memory (cx, (size_t) 1 << 20);
+    T_CHECK (!rm_expr_eval (cx, e, empty, 5, &out, &err));
+    T_CHECK (err.code == RM_ERR_DATA);
+    T_CHECK (strstr (err.message, "pass 1 MiB of memory") != NULL);
+    T_CHECK (strstr (err.message, "$reduce: ") != NULL || strstr (err.message, "$concat: ") != NULL);
+    rm_expr_ctx_reset (cx);
+    rm_expr_ctx_set_memory (cx, (size_t) 8 << 20);
+    T_CHECK (rm_expr_eval (cx, e, empty, 5, &out, &err));
+    T_CHECK (out.value_type == BSON_TYPE_INT32 && out.value.v_int32 == 64 * 32 * 1024);
+    rm_expr_ctx_destroy (cx);
+    rm_expr_destroy (e);
+    bson_destroy (ex);
+    bson_free (lit);
+    bson_free (json);
+}
+
 static void
 test_array_no_alloc_when_warm (void)
 {
@@ -623,6 +693,7 @@ main (void)
     T_RUN (test_array_ins);
     T_RUN (test_array_sorts);
     T_RUN (test_array_ns);
+    T_RUN (test_array_memory_bound);
     T_RUN (test_array_no_alloc_when_warm);
     return t_done ();
 }
