@@ -14,7 +14,9 @@ rm_engine_too_deep (const uint8_t *in, size_t in_len, const uint8_t *out, size_t
 {
     int depth, before;
 
-    if (out == in || rm_bson_depth (out, out_len, RM_BSON_MAX_NESTING) <= RM_BSON_MAX_NESTING)
+    /* Most documents are too short to nest that deep: no walk for them. */
+    if (out == in || out_len < RM_BSON_DEPTH_MIN_LEN (RM_BSON_MAX_NESTING + 1) ||
+        rm_bson_depth (out, out_len, RM_BSON_MAX_NESTING) <= RM_BSON_MAX_NESTING)
         return false;
     /* Past the limit: the exact figures, once, for the message. A
      * document that came in as deep (one a server holds: its own bound is

@@ -24,6 +24,13 @@
  * anything read). */
 #define RM_BSON_WALK_DEPTH 500
 
+/* The fewest bytes of a document whose deepest field is at level `levels`:
+ * its length and end (5), then per level below the first an element
+ * holding a document (type, an empty key's 0x00, a length, an end: 7),
+ * and the deepest field (type, 0x00: 2). A shorter document nests less:
+ * no walk needed to know it. */
+#define RM_BSON_DEPTH_MIN_LEN(levels) ((size_t) 7 * (size_t) (levels))
+
 /* The levels of doc (len bytes, a valid document): the deepest level any
  * of its fields is at, 0 for {}. The walk stops past `stop` (at most
  * RM_BSON_WALK_DEPTH) and then returns stop + 1. No allocation, no

@@ -107,6 +107,20 @@ test_depth_rule (void)
     d = deep_doc (100000, 7, &len);
     T_CHECK (rm_bson_depth (d, len, RM_BSON_WALK_DEPTH) == RM_BSON_WALK_DEPTH + 1);
     bson_free (d);
+    /* The shortest document of 101 levels is RM_BSON_DEPTH_MIN_LEN (101)
+     * bytes: empty keys, a null at the bottom. */
+    {
+        bson_t lv[101]; /* lv[0] the top, lv[i] the document at level i's field */
+        bson_init (&lv[0]);
+        for (int i = 1; i < 101; i++)
+            T_CHECK (bson_append_document_begin (&lv[i - 1], "", 0, &lv[i]));
+        T_CHECK (bson_append_null (&lv[100], "", 0));
+        for (int i = 100; i >= 1; i--)
+            T_CHECK (bson_append_document_end (&lv[i - 1], &lv[i]));
+        T_CHECK (lv[0].len == RM_BSON_DEPTH_MIN_LEN (101));
+        T_CHECK (rm_bson_depth (bson_get_data (&lv[0]), lv[0].len, 100) == 101);
+        bson_destroy (&lv[0]);
+    }
 }
 
 /* The Extended JSON of a document holds its marker of cut levels only
