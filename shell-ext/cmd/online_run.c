@@ -697,8 +697,8 @@ pass_said (online_t *on, const online_pass_t *ps, const reader_t *r, online_prog
     }
 }
 
-/* An in-place pass that failed part way (a failing expression, a document
- * nested too deep) leaves its collection part migrated: the documents of
+/* An in-place pass that failed part way on a document (a failing
+ * expression, a document nested too deep: RM_ERR_DATA) leaves its collection part migrated: the documents of
  * the batches before are changed where they are. Said in the error, with
  * what puts them back, rather than left for the operator to find. */
 static void
@@ -776,7 +776,8 @@ pass_run (online_t *on, const online_pass_t *ps, online_passrun_t *pr, bson_erro
     else if (ok)
         ok = run_workers (on, ps, &r, &parts, n_parts, partners, &taken, err);
     pass_said (on, ps, &r, pg, n_parts, taken, ok);
-    if (!ok && o->in_place && !o->dry_run)
+    if (!ok && o->in_place && !o->dry_run && err->domain == RM_ERROR_DOMAIN &&
+        err->code == RM_ERR_DATA)
         inplace_failed (on, ps, &r, n_parts, err);
     reader_close (&r);
     online_partners_destroy (partners);
