@@ -27,6 +27,7 @@
 
 #include "bytes.h"
 #include "remodel/bsoncheck.h"
+#include "remodel/bsondepth.h"
 
 #if defined(__x86_64__) && defined(__SSE2__) && defined(__GNUC__)
 #define HAVE_X86 1
@@ -41,8 +42,9 @@
 /* Levels of documents and arrays below the top-level document: libbson
  * 2.x's bound, and the depth of mongo-tools' deep_nested.bson, which
  * bsondump must read. (The server stores at most 100 levels.) It also
- * bounds the frame stack below, 4 KB. */
-#define MAX_DEPTH 500
+ * bounds the frame stack below, 4 KB, and the walks that recurse over a
+ * value (remodel/bsondepth.h). */
+#define MAX_DEPTH RM_BSON_WALK_DEPTH
 
 /* Marks the place of the quoted field path in a reason's format. */
 #define F "\x01"

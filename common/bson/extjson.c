@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "remodel/bsondepth.h"
 #include "remodel/extjson.h"
 #include "remodel/utf8.h"
 #include "dtoa_shortest.h"
@@ -196,10 +197,23 @@ put_iso_date (rm_buf_t *out, int64_t ms)
     put (out, "Z\"}");
 }
 
-static void put_document (rm_buf_t *out, bson_iter_t *it, bool array, rm_extjson_mode_t mode);
+static void put_document (rm_buf_t *out, bson_iter_t *it, bool array, rm_extjson_mode_t mode,
+                          int depth);
 
+/* A document or array `depth` levels below the top whose contents are not
+ * written: past RM_BSON_WALK_DEPTH, deeper than any dump remodel reads,
+ * only an expression's value can go, and following it would take a stack
+ * frame a level (a value 16,000 levels deep overflowed the stack). */
 static void
-put_value (rm_buf_t *out, bson_iter_t *it, rm_extjson_mode_t mode)
+put_cut (rm_buf_t *out, bool array)
+{
+    put (out, array ? "[...]" : "{...}");
+}
+
+/* A value in a container `depth` levels below the top-level document (0:
+ * in it). */
+static void
+put_value (rm_buf_t *out, bson_iter_t *it, rm_extjson_mode_t mode, int depth)
 {
     bool canonical = mode == RM_EXTJSON_CANONICAL;
     uint32_t len;
@@ -225,8 +239,12 @@ put_value (rm_buf_t *out, bson_iter_t *it, rm_extjson_mode_t mode)
     case BSON_TYPE_ARRAY: {
         bson_iter_t child;
         bool array = bson_iter_type (it) == BSON_TYPE_ARRAY;
-        bson_iter_recurse (it, &child);
-        put_document (out, &child, array, mode);
+        if (depth >= RM_BSON_WALK_DEPTH)
+            put_cut (out, array);
+        else if (bson_iter_recurse (it, &child))
+            put_document (out, &child, array, mode, depth + 1);
+        else
+            put (out, array ? "[]" : "{}");
         break;
     }
     case BSON_TYPE_BINARY: {
@@ -320,8 +338,10 @@ put_value (rm_buf_t *out, bson_iter_t *it, rm_extjson_mode_t mode)
         put (out, "{\"$code\":");
         put_string (out, str, len);
         put (out, ",\"$scope\":");
-        if (bson_init_static (&s, scope, scope_len) && bson_iter_init (&child, &s))
-            put_document (out, &child, false, mode);
+        if (depth >= RM_BSON_WALK_DEPTH)
+            put_cut (out, false);
+        else if (bson_init_static (&s, scope, scope_len) && bson_iter_init (&child, &s))
+            put_document (out, &child, false, mode, depth + 1);
         else
             put (out, "{}");
         put (out, "}");
@@ -364,7 +384,7 @@ put_value (rm_buf_t *out, bson_iter_t *it, rm_extjson_mode_t mode)
 }
 
 static void
-put_document (rm_buf_t *out, bson_iter_t *it, bool array, rm_extjson_mode_t mode)
+put_document (rm_buf_t *out, bson_iter_t *it, bool array, rm_extjson_mode_t mode, int depth)
 {
     bool first = true;
     rm_buf_append (out, array ? "[" : "{", 1);
@@ -376,7 +396,7 @@ put_document (rm_buf_t *out, bson_iter_t *it, bool array, rm_extjson_mode_t mode
             put_string (out, bson_iter_key (it), bson_iter_key_len (it));
             rm_buf_append (out, ":", 1);
         }
-        put_value (out, it, mode);
+        put_value (out, it, mode, depth);
     }
     rm_buf_append (out, array ? "]" : "}", 1);
 }
@@ -443,7 +463,7 @@ void
 rm_extjson_value (rm_buf_t *out, const bson_iter_t *it, rm_extjson_mode_t mode)
 {
     bson_iter_t copy = *it;
-    put_value (out, &copy, mode);
+    put_value (out, &copy, mode, 0);
 }
 
 void
@@ -459,7 +479,7 @@ rm_extjson_doc (rm_buf_t *out, const uint8_t *doc, size_t len, rm_extjson_mode_t
     if (!bson_init_static (&b, doc, len) || !bson_iter_init (&it, &b))
         put (dst, "{}");
     else
-        put_document (dst, &it, false, mode);
+        put_document (dst, &it, false, mode, 0);
     if (pretty)
         indent (out, compact.data, compact.len);
 }

@@ -352,10 +352,25 @@ build_array (rm_denorm_apply_t *a, shape_t shape, const bson_iter_t *arr,
     return true;
 }
 
+static bool denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
+                          const uint8_t *const *values, const uint8_t **out, size_t *out_len,
+                          bson_error_t *err);
+
+/* The copied fields may nest: the result no deeper than MongoDB stores
+ * (the callers name the document). */
 bool
 rm_denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
                  const uint8_t *const *values, const uint8_t **out, size_t *out_len,
                  bson_error_t *err)
+{
+    return denorm_apply (a, doc, len, values, out, out_len, err) &&
+           !rm_engine_too_deep (doc, len, *out, *out_len, err);
+}
+
+static bool
+denorm_apply (rm_denorm_apply_t *a, const uint8_t *doc, uint32_t len,
+              const uint8_t *const *values, const uint8_t **out, size_t *out_len,
+              bson_error_t *err)
 {
     const rm_denorm_t *d = a->d;
     bson_iter_t it;

@@ -599,6 +599,13 @@ write_page (rm_embed_out_t *o, size_t from, size_t to, bson_error_t *err)
     rm_docbuf_key (&o->doc, BSON_TYPE_ARRAY, o->spec->as);
     build_array (o, from, to, &o->doc);
     rm_docbuf_end (&o->doc, start);
+    if (rm_engine_too_deep (NULL, 0, o->doc.data, o->doc.len, err)) {
+        char *id = rm_doc_id_json (o->pdoc, o->plen);
+        rm_error_prefix (err, "%s: overflow page %d of parent %s", o->overflow->stats->name,
+                         o->page, id);
+        bson_free (id);
+        return false;
+    }
     if (!rm_store_add (o->next_overflow, o->doc.data, (uint32_t) o->doc.len, err))
         return false;
     o->overflow->stats->overflow++;
@@ -717,6 +724,11 @@ rm_embed_out_end (void *ctx, bson_error_t *err)
     /* Settled earlier, the count may since have grown a width. */
     if (o->closed && !parent_fits (o, o->k, true))
         return parent_fail (o, err, "with %zu children is over 16 MiB", o->k);
+    /* The children nest a level below the array: the parent no deeper
+     * than MongoDB stores. */
+    if (!rm_engine_depth_ok (o->into->stats->name, "parent", o->pdoc, o->plen, o->doc.data,
+                             o->doc.len, err))
+        return false;
     o->into->stats->embedded += o->k;
     return rm_store_add (o->next, o->doc.data, (uint32_t) o->doc.len, err) &&
            flush_pages (o, true, err);

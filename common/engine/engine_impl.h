@@ -146,6 +146,17 @@ char *rm_doc_id_json (const uint8_t *doc, uint32_t len);
 bool rm_doc_error (bson_error_t *err, const char *ns_name, const char *what, const uint8_t *doc,
                    uint32_t len);
 
+/* Whether a step's output document out nests deeper than MongoDB stores
+ * (remodel/bsondepth.h) and than the document in it came from (NULL: one
+ * made of others): then err, RM_ERR_DATA, "would nest N levels deep ..."
+ * (engine_depth.c). */
+bool rm_engine_too_deep (const uint8_t *in, size_t in_len, const uint8_t *out, size_t out_len,
+                         bson_error_t *err);
+/* The same, as "<ns_name>: <what> <_id>: would nest ..." (rm_doc_error)
+ * and false when it does, for the caller to prefix with its step. */
+bool rm_engine_depth_ok (const char *ns_name, const char *what, const uint8_t *in, size_t in_len,
+                         const uint8_t *out, size_t out_len, bson_error_t *err);
+
 /* Takes a document (valid only during the call). */
 typedef bool (*rm_emit_fn) (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err);
 /* An rm_emit_fn adding to the store ctx. */

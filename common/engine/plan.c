@@ -355,9 +355,38 @@ parse_query (rm_plan_ctx_t *c, bson_iter_t *it, rm_query_t **q, bson_t **doc)
     return true;
 }
 
+/* A plan saved as UTF-16 or UTF-32 (Windows editors and PowerShell's
+ * redirection write UTF-16), by its byte order mark or, without one, by
+ * where the zero bytes of its first ASCII characters fall (RFC 4627's
+ * rule: JSON begins with two ASCII characters): what it is, else NULL. A
+ * JSON text in UTF-8 holds no zero byte. */
+static const char *
+wide_encoding (const char *json, size_t len)
+{
+    const uint8_t *b = (const uint8_t *) json;
+    if (len >= 4 && !memcmp (b, "\x00\x00\xFE\xFF", 4))
+        return "UTF-32 (big-endian, with a byte order mark)";
+    if (len >= 4 && !memcmp (b, "\xFF\xFE\x00\x00", 4))
+        return "UTF-32 (little-endian, with a byte order mark)";
+    if (len >= 2 && !memcmp (b, "\xFE\xFF", 2))
+        return "UTF-16 (big-endian, with a byte order mark)";
+    if (len >= 2 && !memcmp (b, "\xFF\xFE", 2))
+        return "UTF-16 (little-endian, with a byte order mark)";
+    if (len >= 4 && !b[0] && !b[1] && !b[2] && b[3])
+        return "UTF-32 (big-endian)";
+    if (len >= 4 && b[0] && !b[1] && !b[2] && !b[3])
+        return "UTF-32 (little-endian)";
+    if (len >= 2 && !b[0] && b[1])
+        return "UTF-16 (big-endian)";
+    if (len >= 2 && b[0] && !b[1])
+        return "UTF-16 (little-endian)";
+    return NULL;
+}
+
 bool
 rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
 {
+    const char *wide;
     bson_error_t jerr;
     bson_t *doc;
     bson_iter_t it, steps;
@@ -369,6 +398,11 @@ rm_plan_parse (rm_plan_t *plan, const char *json, size_t len, bson_error_t *err)
     if (len >= 3 && !memcmp (json, "\xEF\xBB\xBF", 3)) {
         json += 3;
         len -= 3;
+    }
+    /* Else its zero bytes would be read as the end of the object. */
+    if ((wide = wide_encoding (json, len))) {
+        rm_error_set (err, RM_ERR_USAGE, "plan: the file is %s: save it as UTF-8", wide);
+        return false;
     }
     {
         /* Said before parsing: libbson would only call the rest a bad token. */

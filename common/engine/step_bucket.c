@@ -464,6 +464,13 @@ flush (job_t *j, bson_error_t *err)
         rm_buf_append (&j->doc, bson_get_data (&j->stats), j->stats.len);
     }
     rm_docbuf_end (&j->doc, st);
+    /* Its readings nest a level below the array. */
+    if (rm_engine_too_deep (NULL, 0, j->doc.data + st, j->doc.len - st, err)) {
+        char *id = rm_doc_id_json (j->first.data, (uint32_t) j->first.len);
+        rm_error_prefix (err, "%s: the bucket of the reading %s", j->to->stats->name, id);
+        bson_free (id);
+        return false;
+    }
     j->to->stats->extracted += j->count;
     j->count = 0;
     rm_buf_reset (&j->meas);

@@ -63,6 +63,14 @@ rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_nam
 {
     if (!fields_rewrite (sc, s, ns_name, doc, len, out, out_len, err))
         return false;
+    /* unset only takes levels away. */
+    if (s->kind != RM_STEP_UNSET &&
+        !rm_engine_depth_ok (ns_name, "document", doc, len, *out, *out_len, err)) {
+        if (!rm_engine_doc_error (sc->e, s, err))
+            return false;
+        *out = doc; /* left as it came, as a failing expression leaves it */
+        *out_len = len;
+    }
     rm_engine_rewrote (sc->e, s, doc, len, *out, *out_len);
     return true;
 }
@@ -143,7 +151,10 @@ run_apply (rm_fields_scratch_t *sc, const rm_step_t *steps, const char *ns_name,
 {
     size_t n = rm_field_run_steps (sc->run);
 
-    if (rm_field_run_apply (sc->run, doc, len, out, out_len, sc->changed)) {
+    /* A result nested too deep goes the steps one at a time, so that the
+     * step that made it so is the one named. */
+    if (rm_field_run_apply (sc->run, doc, len, out, out_len, sc->changed) &&
+        rm_engine_depth_ok (ns_name, "document", doc, len, *out, *out_len, err)) {
         for (size_t k = 0; k < n; k++)
             count_step (sc->e, &steps[k], sc->changed[k]);
     } else {

@@ -118,6 +118,10 @@ on_end (void *ctx, bson_error_t *err)
             append_result (s, m->names[a]);
     bson_free (written);
     rm_docbuf_end (&s->doc, start);
+    /* $push of documents nests them: no deeper than MongoDB stores. */
+    if (!rm_engine_depth_ok (s->into->stats->name, "parent", s->pdoc, s->plen, s->doc.data,
+                             s->doc.len, err))
+        return false;
     return rm_store_add (s->next, s->doc.data, (uint32_t) s->doc.len, err);
 }
 

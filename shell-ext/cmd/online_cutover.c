@@ -90,23 +90,22 @@ online_cutover_describe (const online_cutover_t *c, char *buf, size_t cap)
 {
     char drain[120];
     if (c->drain_ms >= 0)
-        snprintf (drain, sizeof drain, "the drain %.1f s (as long as the last sync)",
-                  (double) c->drain_ms / 1000.0);
+        snprintf (drain, sizeof drain, "the drain %s (as long as the last sync)",
+                  ONLINE_DUR (c->drain_ms));
     else
         snprintf (drain, sizeof drain, "the drain not known (no sync measured)");
-    snprintf (buf, cap, "about %.1f s: %s, the switch %.1f s (%lld renames at %lld ms, as the "
-              "probe's), the confirmation %.1f s (a point of the change log)",
-              (double) online_cutover_total (c) / 1000.0, drain,
-              (double) (c->renames * c->rename_ms) / 1000.0, (long long) c->renames,
-              (long long) c->rename_ms, (double) c->point_ms / 1000.0);
+    snprintf (buf, cap, "about %s: %s, the switch %s (%lld renames at %lld ms, as the "
+              "probe's), the confirmation %s (a point of the change log)",
+              ONLINE_DUR (online_cutover_total (c)), drain,
+              ONLINE_DUR (c->renames * c->rename_ms), (long long) c->renames,
+              (long long) c->rename_ms, ONLINE_DUR (c->point_ms));
 }
 
 void
 online_cutover_phase (online_t *on, const char *what, int64_t est_ms)
 {
     if (est_ms >= CUTOVER_SAY_MS)
-        online_say_note (on, "finalize: %s (about %.1f s)", what,
-                         (double) est_ms / 1000.0);
+        online_say_note (on, "finalize: %s (about %s)", what, ONLINE_DUR (est_ms));
 }
 
 bool
@@ -120,13 +119,13 @@ online_cutover_fits (online_t *on, const online_cutover_t *c, int64_t t0, int64_
     online_cutover_describe (c, est, sizeof est);
     /* What took the time goes on a line of its own: with the plan's name
      * and the advice it would pass the one error line's room. */
-    online_say_warn (on, "finalize: %s %.1f s, the switch and confirmation "
-                     "to come %.1f s; the estimate %s", done, (double) spent / 1000.0,
-                     (double) left_ms / 1000.0, est);
+    online_say_warn (on, "finalize: %s %s, the switch and confirmation "
+                     "to come %s; the estimate %s", done, ONLINE_DUR (spent),
+                     ONLINE_DUR (left_ms), est);
     rm_error_set (err, RM_ERR_WINDOW, "%s: plan %s: the writes would stay stopped past "
-                  "--max-window %.1f s: nothing switched. Let the writes resume, run `remodel "
+                  "--max-window %s: nothing switched. Let the writes resume, run `remodel "
                   "online follow` (or sync), then stop them and finalize again (--max-window 0: "
-                  "no bound)", on->run->where, on->run->names.name, (double) max / 1000.0);
+                  "no bound)", on->run->where, on->run->names.name, ONLINE_DUR (max));
     return false;
 }
 
@@ -177,10 +176,10 @@ online_cutover_prepare (online_t *on, bool follows, bool ahead, bson_error_t *er
     online_cutover_describe (&c, est, sizeof est);
     online_say_note (on, "finalize: the cut-over's window, estimated: %s", est);
     if (on->run->o->max_window_ms > 0 && online_cutover_total (&c) > on->run->o->max_window_ms)
-        online_say_note (on, "finalize: that is over --max-window %.1f s: "
+        online_say_note (on, "finalize: that is over --max-window %s: "
                          "finalize --writes-stopped would stop before the switch; run `remodel "
                          "online follow` (or sync) until a round is short, or give a larger "
-                         "--max-window", (double) on->run->o->max_window_ms / 1000.0);
+                         "--max-window", ONLINE_DUR (on->run->o->max_window_ms));
     online_say_note (on, "finalize: ready: stop the application's writes, "
                      "then run remodel online finalize %s --writes-stopped", on->run->names.path);
     return true;

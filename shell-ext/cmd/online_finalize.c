@@ -323,7 +323,7 @@ before_window (online_t *on, fin_t *f, bson_error_t *err)
         char est[400];
         online_cutover_describe (&f->cut, est, sizeof est);
         online_say_note (on, "finalize: the window, estimated by the "
-                         "prepare: %s; --max-window %.1f s", est, (double) o->max_window_ms / 1000.0);
+                         "prepare: %s; --max-window %s", est, ONLINE_DUR (o->max_window_ms));
     }
     if (ok && !f->r.switching && f->cut.fresh)
         ok = online_cutover_fits (on, &f->cut, o->block_writes ? online_mono_ms () : f->told,
@@ -352,11 +352,9 @@ given_up (online_t *on, fin_t *f, bson_error_t *err)
     int64_t now = online_mono_ms ();
     if (err->domain != RM_ERROR_DOMAIN || err->code != RM_ERR_WINDOW || !f->phase)
         return false;
-    online_say_note (on, "finalize: %s, %.1f s of the window's %.1f s "
-                     "(--max-window %.1f s): %s", f->phase,
-                     (double) (now - f->phase_t0) / 1000.0,
-                     (double) (now - on->window_t0) / 1000.0,
-                     (double) on->run->o->max_window_ms / 1000.0, call.message);
+    online_say_note (on, "finalize: %s, %s of the window's %s (--max-window %s): %s", f->phase,
+                     ONLINE_DUR (now - f->phase_t0), ONLINE_DUR (now - on->window_t0),
+                     ONLINE_DUR (on->run->o->max_window_ms), call.message);
     snprintf (done, sizeof done, "%s took", f->phase);
     memset (err, 0, sizeof *err);
     /* Past the bound, with more than the switch still to come. */
@@ -405,9 +403,8 @@ drain_and_verify (online_t *on, fin_t *f, bson_error_t *err)
     if (!ok)
         return given_up (on, f, err);
     if (ok && f->follows)
-        online_say_note (on, "finalize: drained the change log%s in "
-                         "%.1f s", f->ahead ? "" : " and verified",
-                         (double) (online_mono_ms () - t0) / 1000.0);
+        online_say_note (on, "finalize: drained the change log%s in %s",
+                         f->ahead ? "" : " and verified", ONLINE_DUR (online_mono_ms () - t0));
     if (ok)
         pause_before_switch ();
     return ok && online_cutover_fits (on, &f->cut, on->window_t0,

@@ -697,6 +697,39 @@ pass_said (online_t *on, const online_pass_t *ps, const reader_t *r, online_prog
     }
 }
 
+/* An in-place pass that failed part way on a document (a failing
+ * expression, a document nested too deep: RM_ERR_DATA) leaves its collection part migrated: the documents of
+ * the batches before are changed where they are. Said in the error, with
+ * what puts them back, rather than left for the operator to find. */
+static void
+inplace_failed (online_t *on, const online_pass_t *ps, const reader_t *r, uint32_t n_parts,
+                bson_error_t *err)
+{
+    int64_t changed = r->j.written, seen = 0, w = 0;
+    bson_error_t why = *err, scratch;
+    char tail[400];
+    int room;
+
+    /* With workers, the partitions' checkpoints hold what they wrote. */
+    if (n_parts > 1 && parts_totals (on, ps, n_parts, &seen, &w, &scratch))
+        changed = w;
+    if (changed <= 0 || !err->message[0])
+        return;
+    snprintf (tail, sizeof tail, " (--in-place: %s is left part migrated, %lld document(s) "
+              "changed where they are; `remodel online rollback %s` with the same --uri puts "
+              "them back, or fix the plan and run again to go on)", ps->drive_ns,
+              (long long) changed, on->run->o->plan_path);
+    /* The advice whole, the cause cut short if both do not fit. */
+    room = (int) sizeof err->message - 1 - (int) strlen (tail);
+    if (room < 40)
+        room = 40;
+    if ((int) strlen (why.message) > room)
+        rm_error_set (err, (rm_errcode_t) why.code, "%.*s...%s", room - 3, why.message, tail);
+    else
+        rm_error_set (err, (rm_errcode_t) why.code, "%s%s", why.message, tail);
+    err->domain = why.domain;
+}
+
 /* run's driver: from the pass's checkpoint (or each partition's) to its
  * end, the partners read once before the workers start, which share
  * them; after the change-log point capture_begin recorded (why that is
@@ -743,6 +776,9 @@ pass_run (online_t *on, const online_pass_t *ps, online_passrun_t *pr, bson_erro
     else if (ok)
         ok = run_workers (on, ps, &r, &parts, n_parts, partners, &taken, err);
     pass_said (on, ps, &r, pg, n_parts, taken, ok);
+    if (!ok && o->in_place && !o->dry_run && err->domain == RM_ERROR_DOMAIN &&
+        err->code == RM_ERR_DATA)
+        inplace_failed (on, ps, &r, n_parts, err);
     reader_close (&r);
     online_partners_destroy (partners);
     bson_destroy (&last);

@@ -455,6 +455,12 @@ void online_field_utf8 (const bson_t *doc, const char *key, char *buf, size_t ca
 void online_sleep_ms (int64_t ms);
 int64_t online_mono_ms (void);
 int64_t online_wall_ms (void);
+/* A duration for a message: "20 ms" below a second, where "0.0 s" would
+ * say nothing (--max-window 20ms), "1.5 s" from there on; into buf, which
+ * it returns. ONLINE_DUR(ms): the same in a buffer of the statement's. */
+#define ONLINE_DUR_LEN 32
+const char *online_dur (char *buf, int64_t ms);
+#define ONLINE_DUR(ms) online_dur ((char[ONLINE_DUR_LEN]){0}, (ms))
 /* online_retry.c: after a transient error (network, failover,
  * shutdown), online_retry waits with backoff and returns true to try
  * again, for up to --retry-for since the first of a run of them; any

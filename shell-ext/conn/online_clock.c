@@ -23,6 +23,16 @@ online_mono_ms (void)
     return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+const char *
+online_dur (char *buf, int64_t ms)
+{
+    if (ms > -1000 && ms < 1000)
+        snprintf (buf, ONLINE_DUR_LEN, "%lld ms", (long long) ms);
+    else
+        snprintf (buf, ONLINE_DUR_LEN, "%.1f s", (double) ms / 1000.0);
+    return buf;
+}
+
 /* The wall clock: for what is stored and read by other processes and
  * hosts (checkpoints' and partitions' update times, the throttle's). */
 int64_t

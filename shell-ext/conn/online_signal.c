@@ -276,8 +276,8 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
         *stopped = true;
         if (stop_signal)
             return online_stop_check (on, where, err);
-        rm_error_set (err, RM_ERR_WINDOW, "waiting for %s (%.1f s), given up at the window's "
-                      "bound", waits, (double) (online_mono_ms () - t0) / 1000.0);
+        rm_error_set (err, RM_ERR_WINDOW, "waiting for %s (%s), given up at the window's "
+                      "bound", waits, ONLINE_DUR (online_mono_ms () - t0));
         return false;
     }
     pthread_mutex_unlock (&c->mu);

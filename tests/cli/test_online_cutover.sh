@@ -91,7 +91,7 @@ for kind in $(online_kinds); do
     # The drain passes a bound of a millisecond: stopped before the switch.
     online finalize embed --writes-stopped --max-window 1ms
     expect_eq "$k: a drain past --max-window: exit 3" "$rc" 3
-    expect_message "$k: ... says so, nothing switched, what to run" "past --max-window 0.0 s" \
+    expect_message "$k: ... says so, nothing switched, what to run" "past --max-window 1 ms" \
         "the drain took" "nothing switched" "remodel online follow" "its stop, nothing switched"
     expect_eq "$k: ... no collection renamed" "$(switched)" False
     writes 50

@@ -71,6 +71,16 @@ expect_eq "compile refuses it too (exit 2)" "$rc:$(grep -c 'at most 255 bytes' "
 printf '\xef\xbb\xbf%s' "$GOOD" >"$T/bom.json"
 run_rm check "$T/bom.json"
 expect_eq "a plan after a UTF-8 byte order mark: read" "$rc" 0
+# UTF-16 and UTF-32 (with a byte order mark or without): said, not "something
+# follows the plan's closing brace" at its first zero byte.
+for enc in "UTF-16 UTF-16 (little-endian, with a byte order mark)" "UTF-16LE UTF-16 (little-endian)" \
+    "UTF-16BE UTF-16 (big-endian)" "UTF-32 UTF-32 (little-endian, with a byte order mark)" \
+    "UTF-32BE UTF-32 (big-endian)"; do
+    printf '%s' "$GOOD" | iconv -f UTF-8 -t "${enc%% *}" >"$T/wide.json"
+    run_rm check "$T/wide.json"
+    expect_eq "a plan in ${enc%% *}: exit 2, said" "$rc:$(cat "$T/err")" \
+        "2:remodel: error: $T/wide.json: plan: the file is ${enc#* }: save it as UTF-8"
+done
 
 # --- plans that parse but are wrong ----------------------------------------------
 refused "remodel 1.5" '{"remodel": 1.5, "steps": [{"set": {"in": "a.b", "fields": {"x": 1}}}]}' '"remodel" must be 1'
