@@ -95,10 +95,13 @@ rm_xmem_check (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_error_t *err)
         snprintf (size, sizeof size, "%zu KiB", cx->limit >> 10);
     else
         snprintf (size, sizeof size, "%zu bytes", cx->limit);
-    return rm_xfail (err, e,
-                     "this document's expression values pass %s of memory (the bound of --memory): "
-                     "refused rather than exhausting memory",
-                     size);
+    /* Said as rm_xfail says an operator's error (its name first), set
+     * here: expr_eval.c, which has rm_xfail, calls down into this file. */
+    rm_error_set (err, RM_ERR_DATA,
+                  "%s%sthis document's expression values pass %s of memory (the bound of "
+                  "--memory): refused rather than exhausting memory",
+                  e && e->op ? e->op->name : "", e && e->op ? ": " : "", size);
+    return false;
 }
 
 void
