@@ -25,6 +25,7 @@
 #define REMODEL_STEP_CLASS_H
 
 #include "engine_impl.h"
+#include "remodel/indexes.h"
 #include "remodel/passes.h"
 #include "remodel/plan.h"
 
@@ -91,6 +92,10 @@ typedef struct {
     /* Fills a zeroed out with its exact inverse, or why it has none here
      * (remodel/plan.h's rm_step_inverse); NULL: it has none. */
     void (*inverse) (const rm_step_t *s, rm_step_inverse_t *out);
+    /* What it does to the indexes of the namespaces it changes
+     * (index_follow.c, remodel/indexes.h); NULL: nothing (it only adds
+     * fields, or writes its own metadata). */
+    void (*indexes) (const rm_step_t *s, rm_ixplan_t *ix);
 } rm_step_class_t;
 
 /* One row per kind: unsized here so that step_table.c's _Static_assert
@@ -170,6 +175,9 @@ size_t rm_summarize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *er
 size_t rm_bucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 size_t rm_unbucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 void rm_embed_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_embed_indexes (const rm_step_t *s, rm_ixplan_t *ix);
+void rm_extract_indexes (const rm_step_t *s, rm_ixplan_t *ix);
+void rm_fields_indexes (const rm_step_t *s, rm_ixplan_t *ix);
 void rm_extract_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_rename_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_bucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out);
