@@ -479,17 +479,19 @@ same_key (const rm_ixns_t *ns, const bson_t *spec, size_t except)
 
 /* ---- in place: rename, unset ---- */
 
+/* The paths a field step removes (from) or moves (from, to). */
 typedef struct {
-    const rm_fields_t *f;
+    const char **from, **to;
+    size_t n;
 } fields_ctx_t;
 
 static verdict_t
 rename_path (void *ctx, where_t where, const char *path, char **to)
 {
-    const rm_fields_t *f = ((fields_ctx_t *) ctx)->f;
+    const fields_ctx_t *f = ctx;
     for (size_t i = 0; i < f->n; i++)
-        if (at_or_under (path, f->paths[i].text)) {
-            *to = bson_strdup_printf ("%s%s", f->to[i].text, path + strlen (f->paths[i].text));
+        if (at_or_under (path, f->from[i])) {
+            *to = bson_strdup_printf ("%s%s", f->to[i], path + strlen (f->from[i]));
             return PATH_MAP;
         }
     return PATH_KEEP;
@@ -498,31 +500,52 @@ rename_path (void *ctx, where_t where, const char *path, char **to)
 static verdict_t
 unset_path (void *ctx, where_t where, const char *path, char **to)
 {
-    const rm_fields_t *f = ((fields_ctx_t *) ctx)->f;
+    const fields_ctx_t *f = ctx;
     for (size_t i = 0; i < f->n; i++)
-        if (at_or_under (path, f->paths[i].text))
+        if (at_or_under (path, f->from[i]))
             return PATH_DROP;
     return PATH_KEEP;
 }
 
 static void
-follow_rename (rm_ixplan_t *p, const rm_step_t *s, rm_ixns_t *ns)
+follow_rename (rm_ixplan_t *p, const rm_step_t *s, rm_ixns_t *ns, fields_ctx_t *c)
 {
-    fields_ctx_t c = {&s->u.fields};
-    for (size_t i = 0; i < ns->n; i++) {
+    size_t n0 = ns->n;
+    for (size_t i = 0; i < n0; i++) {
         bson_t *next = NULL;
         unsigned changed = 0;
         dropped_t d = {NULL, IX_KEY, 0};
         char *old_default, *new_name = NULL, *before, *after;
         const char *name = spec_name (ns->specs[i]), *dup;
         if (is_id_index (ns->specs[i]) ||
-            !map_spec (ns->specs[i], rename_path, &c, &next, &changed, &d) || !changed) {
+            !map_spec (ns->specs[i], rename_path, c, &next, &changed, &d) || !changed) {
             bson_free (d.field);
             if (!changed && next)
                 bson_destroy (next);
             continue;
         }
         old_default = spec_default_name (ns->specs[i]);
+        if (s->filter) {
+            /* the documents the filter leaves out keep the old names: the
+             * index stays, and a copy on the new names is made */
+            char *copy_name = spec_default_name (next);
+            char *k = key_json (next);
+            if (find_name (ns, copy_name) != (size_t) -1 || same_key (ns, next, (size_t) -1)) {
+                say (p, s, ns->ns, name, "kept (the step's filter renames in some documents "
+                     "only); no copy on key %s: an index of that name or key exists", k);
+            } else {
+                bson_t *copy = spec_edit (next, NULL, copy_name, NULL);
+                say (p, s, ns->ns, name, "kept (the step's filter renames in some documents "
+                     "only), and a copy \"%s\" made on key %s, every option kept", copy_name, k);
+                ns_append (ns, copy);
+                ns->changed = true;
+            }
+            bson_free (copy_name);
+            bson_free (k);
+            bson_free (old_default);
+            bson_destroy (next);
+            continue;
+        }
         if (!strcmp (old_default, name)) {
             new_name = spec_default_name (next);
             if (find_name (ns, new_name) != (size_t) -1) {
@@ -535,7 +558,7 @@ follow_rename (rm_ixplan_t *p, const rm_step_t *s, rm_ixns_t *ns)
         after = key_json (next);
         {
             /* the other parts that name the renamed fields */
-            char parts[96] = "";
+            char parts[128] = "";
             for (int w = IX_FILTER; w <= IX_WILDCARD; w++)
                 if (changed & (1u << w)) {
                     strcat (parts, ", its ");
@@ -569,17 +592,24 @@ follow_rename (rm_ixplan_t *p, const rm_step_t *s, rm_ixns_t *ns)
 }
 
 static void
-follow_unset (rm_ixplan_t *p, const rm_step_t *s, rm_ixns_t *ns)
+follow_unset (rm_ixplan_t *p, const rm_step_t *s, rm_ixns_t *ns, fields_ctx_t *c)
 {
-    fields_ctx_t c = {&s->u.fields};
     for (size_t i = 0; i < ns->n;) {
         bson_t *next = NULL, key;
         unsigned changed;
         dropped_t d = {NULL, IX_KEY, 0};
         if (is_id_index (ns->specs[i]) ||
-            map_spec (ns->specs[i], unset_path, &c, &next, &changed, &d)) {
+            map_spec (ns->specs[i], unset_path, c, &next, &changed, &d)) {
             if (next)
                 bson_destroy (next);
+            i++;
+            continue;
+        }
+        if (s->filter) {
+            say (p, s, ns->ns, spec_name (ns->specs[i]), "kept, though its %s names \"%s\": "
+                 "the step's filter unsets it in some documents only", where_text (d.where),
+                 d.field);
+            bson_free (d.field);
             i++;
             continue;
         }
@@ -604,14 +634,33 @@ follow_unset (rm_ixplan_t *p, const rm_step_t *s, rm_ixns_t *ns)
 void
 rm_fields_indexes (const rm_step_t *s, rm_ixplan_t *p)
 {
-    rm_ixns_t *ns = rm_ixplan_find (p, s->u.fields.in.text);
+    const rm_fields_t *f = &s->u.fields;
+    rm_ixns_t *ns = rm_ixplan_find (p, f->in.text);
+    fields_ctx_t c = {NULL, NULL, 0};
+    bson_iter_t it;
     if (!ns)
         return;
-    /* set and version write fields; what was indexed stays */
+    c.from = bson_malloc0 ((f->n + 1) * sizeof *c.from);
+    c.to = bson_malloc0 ((f->n + 1) * sizeof *c.to);
+    if (s->kind == RM_STEP_RENAME || s->kind == RM_STEP_UNSET) {
+        for (size_t i = 0; i < f->n; i++) {
+            c.from[i] = f->paths[i].text;
+            c.to[i] = s->kind == RM_STEP_RENAME ? f->to[i].text : NULL;
+        }
+        c.n = f->n;
+    } else if (s->kind == RM_STEP_SET && f->set_doc && bson_iter_init (&it, f->set_doc)) {
+        /* a set writes fields, and removes those it sets to "$$REMOVE";
+         * one that may give a value (a $cond) leaves the index */
+        while (bson_iter_next (&it) && c.n < f->n)
+            if (BSON_ITER_HOLDS_UTF8 (&it) && !strcmp (bson_iter_utf8 (&it, NULL), "$$REMOVE"))
+                c.from[c.n++] = bson_iter_key (&it);
+    }
     if (s->kind == RM_STEP_RENAME)
-        follow_rename (p, s, ns);
-    else if (s->kind == RM_STEP_UNSET)
-        follow_unset (p, s, ns);
+        follow_rename (p, s, ns, &c);
+    else if (c.n)
+        follow_unset (p, s, ns, &c);
+    bson_free (c.from);
+    bson_free (c.to);
 }
 
 /* ---- moved to another namespace: embed, extract ---- */
@@ -821,11 +870,14 @@ rm_extract_indexes (const rm_step_t *s, rm_ixplan_t *p)
                     : "");
             bson_destroy (next);
             move_into (p, s, to, from->ns, name, done, how);
-            say (p, s, from->ns, name, "dropped: its fields moved with \"%s\" to %s",
-                 x->path.text, to->ns);
+            if (!s->filter)
+                say (p, s, from->ns, name, "dropped: its fields moved with \"%s\" to %s",
+                     x->path.text, to->ns);
             bson_free (how);
             bson_free (old_default);
             bson_free (new_name);
+        } else if (s->filter) {
+            /* said below */
         } else if (!strcmp (d.field, x->path.text)) {
             say (p, s, from->ns, name, "dropped: its %s names the array \"%s\", which %s "
                  "(an index on whole elements is not carried to %s)", where_text (d.where),
@@ -838,6 +890,15 @@ rm_extract_indexes (const rm_step_t *s, rm_ixplan_t *p)
                  parent_d.field, to->ns, d.field);
         }
         bson_free (d.field);
+        if (s->filter) {
+            /* the parents the filter leaves out keep their arrays */
+            say (p, s, from->ns, name, "kept, though its %s names \"%s\": the step's filter "
+                 "leaves the array in the parents it does not select", where_text (parent_d.where),
+                 parent_d.field);
+            bson_free (parent_d.field);
+            i++;
+            continue;
+        }
         bson_free (parent_d.field);
         ns_remove (from, i);
         from->changed = true;

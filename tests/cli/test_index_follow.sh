@@ -188,6 +188,24 @@ index: crm.orders: index "items.sku_1": dropped: its fields moved with "items" t
 index: crm.orders: index "items_1": dropped: its key names the array "items", which goes to the children (an index on whole elements is not carried to crm.lines) (step 1, extract)
 index: crm.orders: index "cust_1_items.qty_1": dropped: its key names "items.qty", which goes to crm.lines, and "cust", which the children do not have (step 1, extract)'
 
+# ---- a step with a filter changes some documents only ----
+cat >"$T/plans/filtered.json" <<'EOF'
+{"remodel": 1, "steps": [{"rename": {"in": "crm.tasks", "filter": {"due": {"$lt": 2}}, "fields": {"owner": "owner_id"}}},
+ {"set": {"in": "crm.tasks", "fields": {"tag": "$$REMOVE", "title": {"$cond": [true, "$$REMOVE", 1]}}}},
+ {"unset": {"in": "crm.tasks", "filter": {"due": 3}, "fields": ["code"]}}]}
+EOF
+"$REMODEL" run "$T/plans/filtered.json" --from "$T/src" --to "$T/filtered" >"$T/out" 2>"$T/err"
+expect_eq "filtered: run exits 0" "$?" 0
+expect_eq "filtered: a filtered rename keeps the index and adds one on the new names; set's \$\$REMOVE drops" \
+    "$(specs "$T/filtered" crm.tasks | python3 -c 'import json, sys; print(" ".join(json.loads(l)["name"] for l in sys.stdin))')" \
+    "_id_ owner_1 code_1 owner_1_due_-1 due_1 made_ttl title_1 project_id_1 owner_id_1 owner_id_1_due_-1"
+expect_eq "filtered: each said" "$(grep '^index: ' "$T/err")" \
+'index: crm.tasks: index "owner_1": kept (the step'"'"'s filter renames in some documents only), and a copy "owner_id_1" made on key {"owner_id":1}, every option kept (step 1, rename)
+index: crm.tasks: index "owner_1_due_-1": kept (the step'"'"'s filter renames in some documents only), and a copy "owner_id_1_due_-1" made on key {"owner_id":1,"due":-1}, every option kept (step 1, rename)
+index: crm.tasks: index "due_1": kept (the step'"'"'s filter renames in some documents only); no copy on key {"due":1}: an index of that name or key exists (step 1, rename)
+index: crm.tasks: index "tag_1": dropped: its key names "tag", which is unset (step 2, set)
+index: crm.tasks: index "code_1": kept, though its key names "code": the step'"'"'s filter unsets it in some documents only (step 3, unset)'
+
 # ---- the archive's prelude, and what the server builds from it ----
 "$REMODEL" run "$T/plans/rename.json" --from "$T/src" --to "$T/rename.archive" -q 2>"$T/err"
 expect_eq "rename to an archive: exits 0" "$?" 0
