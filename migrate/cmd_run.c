@@ -460,7 +460,9 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
     }
     ok = ok && rm_idcheck_finish (ids, err) && tool_idcheck_error (ids, &out, err);
     if (ok) {
-        print_index_changes (stdout, e);
+        /* --format dot|mermaid: standard output is the diagram's */
+        if (!o->diagram)
+            print_index_changes (stdout, e);
         print_warnings (e);
     }
     rm_idcheck_destroy (ids);
