@@ -524,6 +524,18 @@ follow_rename (rm_ixplan_t *p, const rm_step_t *s, rm_ixns_t *ns, fields_ctx_t *
                 bson_destroy (next);
             continue;
         }
+        if (!s->filter && (dup = same_key (ns, next, i))) {
+            /* two indexes on one key: mongorestore refuses the second */
+            char *k = key_json (next);
+            say (p, s, ns->ns, name, "dropped: its new key %s is index \"%s\"'s", k, dup);
+            bson_free (k);
+            bson_destroy (next);
+            ns_remove (ns, i);
+            ns->changed = true;
+            n0--;
+            i--; /* the next spec is at i now (unsigned wrap, then ++) */
+            continue;
+        }
         old_default = spec_default_name (ns->specs[i]);
         if (s->filter) {
             /* the documents the filter leaves out keep the old names: the
@@ -581,9 +593,6 @@ follow_rename (rm_ixplan_t *p, const rm_step_t *s, rm_ixns_t *ns, fields_ctx_t *
         ns->changed = true;
         bson_destroy (ns->specs[i]);
         ns->specs[i] = next;
-        dup = same_key (ns, next, i);
-        if (dup)
-            say (p, s, ns->ns, spec_name (next), "now has the key of index \"%s\" too", dup);
         bson_free (old_default);
         bson_free (new_name);
         bson_free (before);

@@ -148,11 +148,36 @@ test_embed_rules (void)
     bson_destroy (parent);
 }
 
+/* A rename onto a field that has its own index: the renamed one would
+ * be a second index on one key, which mongorestore refuses: dropped. */
+static void
+test_rename_onto_indexed (void)
+{
+    rm_ixplan_t p;
+    bson_t *ix = json ("[{\"v\": 2, \"key\": {\"_id\": 1}, \"name\": \"_id_\"},"
+                       " {\"v\": 2, \"key\": {\"a\": 1}, \"name\": \"a_1\"},"
+                       " {\"v\": 2, \"key\": {\"b\": 1}, \"name\": \"b_1\", \"unique\": true}]");
+    char *text;
+    rm_ixplan_init (&p);
+    rm_ixplan_add (&p, "d.c", ix);
+    run_plan (&p, "{\"remodel\": 1, \"steps\": [{\"rename\": {\"in\": \"d.c\", \"fields\": "
+                  "{\"a\": \"b\"}}}]}");
+    text = specs_text (&p, "d.c");
+    T_CHECK_STR (text, "{ \"v\" : 2, \"key\" : { \"_id\" : 1 }, \"name\" : \"_id_\" }\n"
+                       "{ \"v\" : 2, \"key\" : { \"b\" : 1 }, \"name\" : \"b_1\", \"unique\" : "
+                       "true }\n");
+    T_CHECK (p.n_changes == 1 && strstr (p.changes[0], "dropped: its new key") != NULL);
+    bson_free (text);
+    rm_ixplan_destroy (&p);
+    bson_destroy (ix);
+}
+
 int
 main (void)
 {
     T_RUN (test_default_names);
     T_RUN (test_rename_every_part);
     T_RUN (test_embed_rules);
+    T_RUN (test_rename_onto_indexed);
     return t_done ();
 }
