@@ -15,6 +15,8 @@
  *     it has an exact one, its inverse (rollback --carry-writes:
  *     remodel/plan.h's rm_step_inverse), in its step file too, and in its
  *     row whether --in-place takes it;
+ *   - where it removes or moves fields, its indexes function
+ *     (index_follow.c: what it does to the index specifications);
  *   - above the engine, its row in the compile layer's table:
  *     compile_table.c (its compiler, or why no pipeline expresses it).
  * Each table is sized by its rows and checked against RM_STEP_N_KINDS, so
