@@ -218,6 +218,14 @@ name_part (rm_buf_t *b, const char *field, const bson_iter_t *v)
     rm_buf_append (b, text, strlen (text));
 }
 
+/* b's bytes as a string (libbson's strndup reads one byte past n). */
+static char *
+buf_string (rm_buf_t *b)
+{
+    rm_buf_append (b, "", 1);
+    return bson_strdup ((const char *) b->data);
+}
+
 char *
 rm_index_default_name (const bson_t *key, const bson_t *weights)
 {
@@ -245,7 +253,7 @@ rm_index_default_name (const bson_t *key, const bson_t *weights)
                 rm_buf_append (&b, "_", 1);
             name_part (&b, k, &it);
         }
-    out = bson_strndup ((const char *) b.data, b.len);
+    out = buf_string (&b);
     rm_buf_destroy (&b);
     return out;
 }
@@ -267,7 +275,7 @@ json_of (const bson_t *doc)
     char *out;
     rm_buf_init (&b);
     rm_extjson_doc (&b, bson_get_data (doc), doc->len, RM_EXTJSON_RELAXED, false);
-    out = bson_strndup ((const char *) b.data, b.len);
+    out = buf_string (&b);
     rm_buf_destroy (&b);
     return out;
 }
