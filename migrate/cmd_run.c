@@ -460,9 +460,9 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
     }
     ok = ok && rm_idcheck_finish (ids, err) && tool_idcheck_error (ids, &out, err);
     if (ok) {
-        /* --format dot|mermaid: standard output is the diagram's */
-        if (!o->diagram)
-            print_index_changes (stdout, e);
+        /* beside the warnings: standard output is the verdict's (or
+         * the diagram's), which scripts read */
+        print_index_changes (stderr, e);
         print_warnings (e);
     }
     rm_idcheck_destroy (ids);

@@ -124,9 +124,9 @@ expect_eq "rename: the lines come after the table" \
 
 "$REMODEL" check "$T/plans/rename.json" --against "$T/src" >"$T/check" 2>"$T/err"
 expect_eq "check --against: exits 0" "$?" 0
-expect_eq "check --against: the same lines, then the verdict" "$(cat "$T/check")" \
-    "$rename_lines
-$T/plans/rename.json: 1 step(s), valid against $T/src"
+expect_eq "check --against: the same lines, on stderr" "$(grep '^index: ' "$T/err")" "$rename_lines"
+expect_eq "check --against: standard output the verdict alone" "$(cat "$T/check")" \
+    "$T/plans/rename.json: 1 step(s), valid against $T/src"
 
 # ---- --keep-indexes ----
 "$REMODEL" run "$T/plans/rename.json" --from "$T/src" --to "$T/kept" --keep-indexes >"$T/out" 2>"$T/err"
