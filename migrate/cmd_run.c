@@ -167,6 +167,16 @@ write_stats_json (const char *path, const rm_engine_t *e, const tool_opts_t *o, 
         BSON_APPEND_UTF8 (&arr, k, warnings[i]);
     }
     bson_append_array_end (&doc, &arr);
+    /* the lines print_index_changes prints */
+    n_warnings = rm_engine_index_changes (e, &warnings);
+    BSON_APPEND_ARRAY_BEGIN (&doc, "indexChanges", &arr);
+    for (size_t i = 0; i < n_warnings; i++) {
+        char key[16];
+        const char *k;
+        bson_uint32_to_string ((uint32_t) i, &k, key, sizeof key);
+        BSON_APPEND_UTF8 (&arr, k, warnings[i]);
+    }
+    bson_append_array_end (&doc, &arr);
     json = bson_as_relaxed_extended_json (&doc, NULL);
     bson_destroy (&doc);
     /* Like every output: written under a temporary name, renamed when whole. */
@@ -461,8 +471,10 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
     ok = ok && rm_idcheck_finish (ids, err) && tool_idcheck_error (ids, &out, err);
     if (ok) {
         /* beside the warnings: standard output is the verdict's (or
-         * the diagram's), which scripts read */
-        print_index_changes (stderr, e);
+         * the diagram's), which scripts read; --quiet leaves them out as
+         * it leaves out run's summary */
+        if (!o->quiet)
+            print_index_changes (stderr, e);
         print_warnings (e);
     }
     rm_idcheck_destroy (ids);

@@ -125,8 +125,15 @@ expect_eq "rename: the lines come after the table" \
 "$REMODEL" check "$T/plans/rename.json" --against "$T/src" >"$T/check" 2>"$T/err"
 expect_eq "check --against: exits 0" "$?" 0
 expect_eq "check --against: the same lines, on stderr" "$(grep '^index: ' "$T/err")" "$rename_lines"
+"$REMODEL" check "$T/plans/rename.json" --against "$T/src" -q >"$T/out" 2>"$T/err"
+expect_eq "check --against -q: no index line" "$?:$(grep -c '^index: ' "$T/err")" "0:0"
 expect_eq "check --against: standard output the verdict alone" "$(cat "$T/check")" \
     "$T/plans/rename.json: 1 step(s), valid against $T/src"
+
+"$REMODEL" run "$T/plans/rename.json" --from "$T/src" --dry-run -q --stats-json "$T/stats.json" >"$T/out" 2>"$T/err"
+expect_eq "--stats-json: indexChanges holds the same lines" \
+    "$(python3 -c 'import json, sys; print("\n".join("index: " + l for l in json.load(open(sys.argv[1]))["indexChanges"]))' "$T/stats.json")" \
+    "$rename_lines"
 
 # ---- --keep-indexes ----
 "$REMODEL" run "$T/plans/rename.json" --from "$T/src" --to "$T/kept" --keep-indexes >"$T/out" 2>"$T/err"
