@@ -36,6 +36,11 @@ static const char run_usage_fmt[] =
     "                        of scalars or an empty one)\n"
     "  --allow-missing       let every step name a field no document has, or join\n"
     "                        nothing (by default an error: a misspelling)\n"
+    "  --keep-indexes        write the input's index specifications as they were\n"
+    "                        (by default they follow the plan: a renamed field's\n"
+    "                        index renamed, an unset one's dropped, an embedded\n"
+    "                        child's moved to the parent; each change is listed\n"
+    "                        after the summary)\n"
     "  --preview N           write nothing; print N documents of each namespace\n"
     "                        the plan touches, before and after it\n"
     "  --quiet, -q           no progress or summary\n"
@@ -163,6 +168,16 @@ write_stats_json (const char *path, const rm_engine_t *e, const tool_opts_t *o, 
         BSON_APPEND_UTF8 (&arr, k, warnings[i]);
     }
     bson_append_array_end (&doc, &arr);
+    /* the lines print_index_changes prints */
+    n_warnings = rm_engine_index_changes (e, &warnings);
+    BSON_APPEND_ARRAY_BEGIN (&doc, "indexChanges", &arr);
+    for (size_t i = 0; i < n_warnings; i++) {
+        char key[16];
+        const char *k;
+        bson_uint32_to_string ((uint32_t) i, &k, key, sizeof key);
+        BSON_APPEND_UTF8 (&arr, k, warnings[i]);
+    }
+    bson_append_array_end (&doc, &arr);
     json = bson_as_relaxed_extended_json (&doc, NULL);
     bson_destroy (&doc);
     /* Like every output: written under a temporary name, renamed when whole. */
@@ -216,6 +231,20 @@ print_counts (FILE *f, const rm_engine_t *e, const rm_plan_t *plan)
         tool_put_cell (f, in[0]->text, 0);
         fprintf (f, ": %llu changed, %llu unchanged\n", (unsigned long long) changed,
                  (unsigned long long) unchanged);
+    }
+}
+
+/* Under the table too: what the plan did to the output's indexes
+ * (remodel/indexes.h), one line each. */
+static void
+print_index_changes (FILE *f, const rm_engine_t *e)
+{
+    char *const *lines;
+    size_t n = rm_engine_index_changes (e, &lines);
+    for (size_t i = 0; i < n; i++) {
+        fputs ("index: ", f);
+        tool_put_cell (f, lines[i], 0);
+        fputc ('\n', f);
     }
 }
 
@@ -306,6 +335,7 @@ cmd_run (int argc, char **argv)
     eo.tmpdir = o.tmpdir;
     eo.batch = o.batch;
     eo.allow_missing = o.allow_missing;
+    eo.follow_indexes = !o.keep_indexes;
     eo.lookup_since_36681 = rm_compile_lookup_since_36681 (o.server_version);
     eo.progress = on_progress;
     eo.progress_ctx = &pc;
@@ -337,6 +367,7 @@ cmd_run (int argc, char **argv)
         if (!o.quiet) {
             print_summary (o.dry_run ? stdout : stderr, st, ns);
             print_counts (o.dry_run ? stdout : stderr, e, &plan);
+            print_index_changes (o.dry_run ? stdout : stderr, e);
         }
         print_warnings (e);
         if (o.preview)
@@ -416,6 +447,7 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
     eo.output_ctx = ids;
     eo.tmpdir = o->tmpdir;
     eo.allow_missing = o->allow_missing;
+    eo.follow_indexes = true;
     eo.lookup_since_36681 = rm_compile_lookup_since_36681 (o->server_version);
     eo.progress = on_progress;
     eo.progress_ctx = &pc;
@@ -438,8 +470,14 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
         ok = false;
     }
     ok = ok && rm_idcheck_finish (ids, err) && tool_idcheck_error (ids, &out, err);
-    if (ok)
+    if (ok) {
+        /* beside the warnings: standard output is the verdict's (or
+         * the diagram's), which scripts read; --quiet leaves them out as
+         * it leaves out run's summary */
+        if (!o->quiet)
+            print_index_changes (stderr, e);
         print_warnings (e);
+    }
     rm_idcheck_destroy (ids);
     rm_engine_destroy (e);
     rm_dump_info_destroy (&out);

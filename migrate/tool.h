@@ -27,6 +27,7 @@ typedef struct {
     bool dry_run;
     bool batch;          /* every step store to store (--batch) */
     bool allow_missing;  /* --allow-missing: every step as with "allowMissing" */
+    bool keep_indexes;   /* run --keep-indexes: the metadata's indexes as they were */
     bool compare_uuids;  /* diff --compare-uuids */
     uint64_t preview;    /* --preview N: documents shown before and after */
     /* remodel show, analyze: --ns patterns (nsselect.h), as given */

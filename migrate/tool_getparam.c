@@ -123,6 +123,7 @@ read_opts (rm_cmd_t cmd, const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *
     o->dry_run = v[RM_OPT_DRY_RUN].given;
     o->batch = v[RM_OPT_BATCH].given;
     o->allow_missing = v[RM_OPT_ALLOW_MISSING].given;
+    o->keep_indexes = v[RM_OPT_KEEP_INDEXES].given;
     o->compare_uuids = v[RM_OPT_COMPARE_UUIDS].given;
     o->preview = v[RM_OPT_PREVIEW].n;
     if (v[RM_OPT_MEMORY].given) {

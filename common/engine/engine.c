@@ -45,6 +45,8 @@ rm_engine_prepare (rm_engine_t *e, const rm_dump_info_t *in, rm_dump_info_t *out
         if (rm_step_classes[s->kind].created)
             rm_step_classes[s->kind].created (s, out, in);
     }
+    if (e->opts.follow_indexes)
+        rm_indexes_follow_dump (e->plan, out, &e->index_changes, &e->n_index_changes);
     /* The oplog stays the last namespace of the output. */
     for (size_t i = 0; i + 1 < out->n_ns; i++)
         if (out->ns[i]->is_oplog) {
@@ -213,8 +215,18 @@ rm_engine_destroy (rm_engine_t *e)
         rm_store_destroy (e->ns[i].store);
         bson_free (e->stats[i].name);
     }
+    for (size_t i = 0; i < e->n_index_changes; i++)
+        bson_free (e->index_changes[i]);
+    bson_free (e->index_changes);
     bson_free (e->ns);
     bson_free (e->stats);
     bson_free (e->sinks);
     bson_free (e);
+}
+
+size_t
+rm_engine_index_changes (const rm_engine_t *e, char *const **out)
+{
+    *out = e->index_changes;
+    return e->n_index_changes;
 }

@@ -65,6 +65,8 @@ struct rm_engine {
     rm_store_pool_t pool;
     char **warnings;
     size_t n_warnings;
+    char **index_changes; /* rm_engine_index_changes */
+    size_t n_index_changes;
 };
 
 /* $$NOW of the run (rm_engine_opts_t's now_ms). */

@@ -15,6 +15,8 @@
  *     it has an exact one, its inverse (rollback --carry-writes:
  *     remodel/plan.h's rm_step_inverse), in its step file too, and in its
  *     row whether --in-place takes it;
+ *   - where it removes or moves fields, its indexes function
+ *     (index_follow.c: what it does to the index specifications);
  *   - above the engine, its row in the compile layer's table:
  *     compile_table.c (its compiler, or why no pipeline expresses it).
  * Each table is sized by its rows and checked against RM_STEP_N_KINDS, so
@@ -25,6 +27,7 @@
 #define REMODEL_STEP_CLASS_H
 
 #include "engine_impl.h"
+#include "remodel/indexes.h"
 #include "remodel/passes.h"
 #include "remodel/plan.h"
 
@@ -91,6 +94,10 @@ typedef struct {
     /* Fills a zeroed out with its exact inverse, or why it has none here
      * (remodel/plan.h's rm_step_inverse); NULL: it has none. */
     void (*inverse) (const rm_step_t *s, rm_step_inverse_t *out);
+    /* What it does to the indexes of the namespaces it changes
+     * (index_follow.c, remodel/indexes.h); NULL: nothing (it only adds
+     * fields, or writes its own metadata). */
+    void (*indexes) (const rm_step_t *s, rm_ixplan_t *ix);
 } rm_step_class_t;
 
 /* One row per kind: unsized here so that step_table.c's _Static_assert
@@ -170,6 +177,9 @@ size_t rm_summarize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *er
 size_t rm_bucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 size_t rm_unbucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 void rm_embed_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_embed_indexes (const rm_step_t *s, rm_ixplan_t *ix);
+void rm_extract_indexes (const rm_step_t *s, rm_ixplan_t *ix);
+void rm_fields_indexes (const rm_step_t *s, rm_ixplan_t *ix);
 void rm_extract_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_rename_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_bucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out);

@@ -6,7 +6,7 @@
     {.name = op, .keys = {__VA_ARGS__, NULL}, .parse = rm_plan_parse_fields,                    \
      .clear = rm_plan_clear_fields, .ns = rm_plan_ns_fields, .run = rm_step_fields_run,         \
      .stage = &rm_fields_stage, .passes = rm_fields_passes, .in_place = true, .inverse = inv,   \
-     .filters = true}
+     .filters = true, .indexes = rm_fields_indexes}
 
 /* Sized by its rows (see the assertion after it). */
 const rm_step_class_t rm_step_classes[] = {
@@ -23,7 +23,8 @@ const rm_step_class_t rm_step_classes[] = {
                        .check = rm_embed_check,
                        .created = rm_embed_created,
                        .passes = rm_embed_passes,
-                       .inverse = rm_embed_inverse},
+                       .inverse = rm_embed_inverse,
+                       .indexes = rm_embed_indexes},
     [RM_STEP_EXTRACT] = {.name = "extract",
                          .keys = {"*from", "*path", "*to", "*style", "parentField",
                                   "ordinalField", NULL},
@@ -36,7 +37,8 @@ const rm_step_class_t rm_step_classes[] = {
                          .created = rm_extract_created,
                          .stage = &rm_extract_stage,
                          .passes = rm_extract_passes,
-                         .inverse = rm_extract_inverse},
+                         .inverse = rm_extract_inverse,
+                         .indexes = rm_extract_indexes},
     [RM_STEP_SET] = FIELD_STEP ("set", rm_fields_no_inverse, "*in", "*fields"),
     [RM_STEP_UNSET] = FIELD_STEP ("unset", rm_fields_no_inverse, "*in", "*fields"),
     [RM_STEP_RENAME] = FIELD_STEP ("rename", rm_rename_inverse, "*in", "*fields"),

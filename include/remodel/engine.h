@@ -25,6 +25,10 @@ typedef struct {
      * rather than each _id once (remodel/batchstep.h: the online mode
      * checks a batch's results against the whole step's itself). */
     bool keep_copies;
+    /* rm_engine_prepare carries the indexes of out's metadata through the
+     * plan (remodel/indexes.h): remodel run, unless --keep-indexes, and
+     * check --against. false: the metadata as it was. */
+    bool follow_indexes;
     /* $$NOW for every expression of the run, in milliseconds since the
      * epoch: one value per run (the online mode records it with the plan,
      * so resumes agree). 0: remodel/expr.h's rm_expr_run_now (). */
@@ -88,6 +92,9 @@ size_t rm_engine_warnings (const rm_engine_t *e, char *const **out);
  * left as they were (its filter's included), for the steps that rewrite
  * documents in place (the field steps); false for the others. */
 bool rm_engine_step_counts (const rm_engine_t *e, size_t i, uint64_t *changed, uint64_t *unchanged);
+/* The index changes rm_engine_prepare made to the metadata with
+ * follow_indexes, one line each ("db.coll: index \"x_1\": ..."). */
+size_t rm_engine_index_changes (const rm_engine_t *e, char *const **out);
 /* Whether some join went through the external sort. */
 bool rm_engine_spilled (const rm_engine_t *e);
 
