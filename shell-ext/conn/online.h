@@ -749,9 +749,13 @@ online_pair_name (const online_t *on, const char *db, const char *coll)
             return p->names[k].coll;
     return coll;
 }
-/* The collection db.coll on the side asked. */
+/* The collection db.coll on the side asked; _primary: read from the
+ * primary whatever the URI's read preference (a secondary may lag behind
+ * a write just made). */
 mongoc_collection_t *online_pair_side (online_t *on, online_side_t side, const char *db,
                                        const char *coll);
+mongoc_collection_t *online_pair_side_primary (online_t *on, online_side_t side, const char *db,
+                                               const char *coll);
 /* The collections of db on a side: each one's listCollections document
  * (name, type, options, info) appended to out (an array, keys from *n). */
 bool online_pair_list (online_t *on, online_side_t side, const char *db, bson_t *out, int *n,

@@ -124,6 +124,16 @@ online_pair_side (online_t *on, online_side_t side, const char *db, const char *
     return mongoc_client_get_collection (client, db, coll);
 }
 
+mongoc_collection_t *
+online_pair_side_primary (online_t *on, online_side_t side, const char *db, const char *coll)
+{
+    mongoc_collection_t *c = online_pair_side (on, side, db, coll);
+    mongoc_read_prefs_t *primary = mongoc_read_prefs_new (MONGOC_READ_PRIMARY);
+    mongoc_collection_set_read_prefs (c, primary);
+    mongoc_read_prefs_destroy (primary);
+    return c;
+}
+
 bool
 online_pair_list (online_t *on, online_side_t side, const char *db, bson_t *out, int *n,
                   bson_error_t *err)

@@ -78,7 +78,6 @@ static bool
 marker_seen (online_t *on, bool *seen, bson_error_t *err)
 {
     const online_ops_t *ops = online_ops (on);
-    mongoc_read_prefs_t *primary;
     mongoc_collection_t *c;
     online_cursor_t *cur;
     const bson_t *doc;
@@ -98,14 +97,11 @@ marker_seen (online_t *on, bool *seen, bson_error_t *err)
                       "the two deployments apart");
     if (ok && source_has_state_db (on)) {
         opts = BCON_NEW ("limit", BCON_INT64 (1));
-        c = online_pair_side (on, ONLINE_SOURCE, on->run->o->state_db, MARKERS);
-        primary = mongoc_read_prefs_new (MONGOC_READ_PRIMARY);
-        mongoc_collection_set_read_prefs (c, primary);
+        c = online_pair_side_primary (on, ONLINE_SOURCE, on->run->o->state_db, MARKERS);
         cur = ops->find (on, c, sel, opts);
         *seen = ops->next (cur, &doc);
         ok = ops->end (cur, &why) ||
              online_fail (on, err, &why, "looking for the destination's marker on the source");
-        mongoc_read_prefs_destroy (primary);
         mongoc_collection_destroy (c);
         bson_destroy (opts);
     }
