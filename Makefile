@@ -66,9 +66,9 @@ GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
-.PHONY: FORCE all online-missing graphviz-missing deps unit toy check check-unit check-cli check-online demo demo-online install uninstall man \
+.PHONY: FORCE all online-missing graphviz-missing deps unit toy check check-timings check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-rollback-inplace online-switch-matrix \
-        bench-online bench-server-side bench-analyze bench-floor
+        bench-online bench-server-side bench-analyze bench-floor bench-guard
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
@@ -209,6 +209,12 @@ check: deps
 	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    build/sanitize/remodel unit replays
 	@RUN_ONLY="$(T)" tests/run.sh $(BUILD) build/sanitize
+
+# make check, then each suite's seconds lowered or added in tests/timings.txt
+# (commit it): the server suites start longest first by it, and a suite
+# far over its figure fails (docs/tests.md, "How long").
+check-timings:
+	@RUN_RECORD=1 $(MAKE) --no-print-directory check
 
 check-unit: deps
 	@$(MAKE) $(PAR) --no-print-directory all unit
