@@ -302,6 +302,13 @@ bench-expr: all
 bench-floor: all
 	@scripts/bench_floor.sh $(BUILD)
 
+# The floor rows and the expression row for HEAD against BASE=COMMIT (by
+# default the merge base with main, else HEAD~1), each built in its own
+# tree, run in turn; fails on a row over 10% slower (GUARD_MAX). Not in
+# make check (BENCHMARKS.md, "Against a base").
+bench-guard:
+	@scripts/bench_guard.sh $(BUILD)
+
 # remodel analyze's MB/s next to remodel inspect's (BENCHMARKS.md, "remodel analyze").
 bench-analyze: all
 	@scripts/bench_analyze.sh $(BUILD)
