@@ -84,6 +84,9 @@ build() {
 }
 B=$(build "$base") || die "the base $(short "$base") could not be built"
 N=$(build "$new") || die "the new commit $(short "$new") could not be built"
+# The four builds used last are kept, the older removed.
+touch "$BENCH/guard/$base" "$BENCH/guard/$new"
+ls -dt "$BENCH"/guard/*/ | tail -n +5 | while read -r d; do rm -rf "$d"; done
 
 # The inputs, made as scripts/bench_floor.sh and scripts/bench_expr.sh
 # make them (the same cache), by the new commit's programs.
@@ -130,6 +133,16 @@ PY
 }
 ROWS=$WORK/rows
 : >"$ROWS"
+: >"$WORK/why"
+# side WHICH BUILD: one run of the row's command (row's locals), its
+# first error line kept in WORK/why (WHICH, the row, the line) when it fails.
+side() {
+    local r
+    r=$(once "$2" "$cmd")
+    [ "$r" != FAIL ] || printf '%s\t%s\t%s\n' "$1" "$name" \
+        "$(grep -m1 . "$WORK/err" | sed "s|$ROOT/||g; s|$CACHE/|CACHE/|g" | cut -c1-160)" >>"$WORK/why"
+    echo "$r"
+}
 # row NAME INPUT CMD: RUNS pairs of runs, each line "NAME base new" of
 # "wall cpu rss" triples (or FAIL) into ROWS.
 row() {
@@ -140,11 +153,10 @@ row() {
     once "$N" "$cmd" >/dev/null
     for ((i = 0; i < RUNS; i++)); do
         if ((i % 2)); then
-            b=$(once "$N" "$cmd") a=$(once "$B" "$cmd")
+            b=$(side new "$N") a=$(side base "$B")
         else
-            a=$(once "$B" "$cmd") b=$(once "$N" "$cmd")
+            a=$(side base "$B") b=$(side new "$N")
         fi
-        [ "$b" != FAIL ] || log "$name failed with the new commit: $(tail -n2 "$WORK/err" | tr '\n' ' ')"
         printf '%s\t%s\t%s\n' "$name" "$a" "$b" >>"$ROWS"
     done
 }
@@ -156,10 +168,14 @@ row "run summarize logmsg into hosts" "$ALL" "'\$R' run -q '$PLANS/summarize.jso
 row "run bucketize iot.readings" "$ALL" "'\$R' run -q '$PLANS/bucketize.json' --from '$ALL' --to '$O/out.archive'"
 row "run of six expressions and a filter" "$DUE" "'\$R' run -q '$PLANS/expr.json' --from '$DUE' --to '$O/out.archive'"
 
-python3 - "$ROWS" "$WORK/section" "$WORK/verdicts" "$(short "$base")" "$(short "$new")" "$how" "$RUNS" "$MAX" "$BY" \
+python3 - "$ROWS" "$WORK/why" "$WORK/section" "$WORK/verdicts" "$(short "$base")" "$(short "$new")" "$how" "$RUNS" "$MAX" "$BY" \
     "$SCALE" "$(uptime | sed 's/.*load average: //')" <<'EOF'
 import datetime, statistics, sys
-rows, section, verdicts, base, new, how, runs, mx, by, scale, load = sys.argv[1:12]
+rows, why_file, section, verdicts, base, new, how, runs, mx, by, scale, load = sys.argv[1:13]
+why = {}
+for line in open(why_file):
+    side, name, msg = line.rstrip("\n").split("\t", 2)
+    why.setdefault((side, name), msg.replace("|", "\\|"))
 mx = float(mx)
 k = 1 if by == "cpu" else 0
 by_row = {}
@@ -182,10 +198,10 @@ for name, pairs in by_row.items():
     fmt = lambda xs, i: ("%.3f" % med(x[i] for x in xs)) if xs else "failed"
     cells = [fmt(A, 0), fmt(Bn, 0), fmt(A, 1), fmt(Bn, 1)]
     if len(Bn) < len(pairs):
-        ratio, verdict = "—", "**the new commit failed**"
-        V.append(f"{name}: the new commit failed to run it")
+        ratio, verdict = "—", f"**the new commit failed**: {why.get(('new', name), '')}"
+        V.append(f"{name}: the new commit failed to run it: {why.get(('new', name), '')}")
     elif not A:
-        ratio, verdict = "—", "not judged: the base cannot run it"
+        ratio, verdict = "—", f"not judged, the base cannot run it: {why.get(('base', name), '')}"
     else:
         r = med(b[k] / a[k] for a, b in both)
         ratio = f"{r:.2f}"
