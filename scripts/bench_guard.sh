@@ -169,9 +169,9 @@ row "run bucketize iot.readings" "$ALL" "'\$R' run -q '$PLANS/bucketize.json' --
 row "run of six expressions and a filter" "$DUE" "'\$R' run -q '$PLANS/expr.json' --from '$DUE' --to '$O/out.archive'"
 
 python3 - "$ROWS" "$WORK/why" "$WORK/section" "$WORK/verdicts" "$(short "$base")" "$(short "$new")" "$how" "$RUNS" "$MAX" "$BY" \
-    "$SCALE" "$(uptime | sed 's/.*load average: //')" <<'EOF'
+    "$SCALE" "$(uptime | sed 's/.*load average: //')" "make bench-guard${BASE:+ BASE=$BASE}" <<'EOF'
 import datetime, statistics, sys
-rows, why_file, section, verdicts, base, new, how, runs, mx, by, scale, load = sys.argv[1:13]
+rows, why_file, section, verdicts, base, new, how, runs, mx, by, scale, load, cmd = sys.argv[1:14]
 why = {}
 for line in open(why_file):
     side, name, msg = line.rstrip("\n").split("\t", 2)
@@ -187,7 +187,7 @@ med = statistics.median
 L = [f"({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, load average {load} at the end; "
      f"base {base} ({how}), new {new}; crm-only archive at scale {scale}, whole dump at scale {int(scale) // 5}; "
      f"medians of {runs} runs each, interleaved; judged by {'CPU' if k else 'wall'} seconds, the median of "
-     f"the pairs' ratios; `make bench-guard`)", "",
+     f"the pairs' ratios; `{cmd}`)", "",
      "| row | base wall s | new wall s | base CPU s | new CPU s | new/base | verdict |",
      "|---|---:|---:|---:|---:|---:|---|"]
 V = []
