@@ -66,9 +66,9 @@ GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
-.PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check check-unit check-cli check-online demo demo-online install uninstall man \
+.PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check check-timings check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-rollback-inplace online-switch-matrix \
-        bench-online bench-server-side bench-analyze bench-floor
+        bench-online bench-server-side bench-analyze bench-floor bench-guard
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
@@ -210,6 +210,12 @@ check: deps
 	    build/sanitize/remodel unit replays
 	@RUN_ONLY="$(T)" tests/run.sh $(BUILD) build/sanitize
 
+# make check, then each suite's seconds lowered or added in tests/timings.txt
+# (commit it): the server suites start longest first by it, and a suite
+# far over its figure fails (docs/tests.md, "How long").
+check-timings:
+	@RUN_RECORD=1 $(MAKE) --no-print-directory check
+
 check-unit: deps
 	@$(MAKE) $(PAR) --no-print-directory all unit
 	@RUN_PARTS=unit RUN_ONLY="$(T)" tests/run.sh $(BUILD)
@@ -300,6 +306,13 @@ bench-expr: all
 # cat plus sync of the same archive (BENCHMARKS.md, "At the floor").
 bench-floor: all
 	@scripts/bench_floor.sh $(BUILD)
+
+# The floor rows and the expression row for HEAD against BASE=COMMIT (by
+# default the merge base with main, else HEAD~1), each built in its own
+# tree, run in turn; fails on a row over 10% slower (GUARD_MAX). Not in
+# make check (BENCHMARKS.md, "Against a base").
+bench-guard:
+	@scripts/bench_guard.sh $(BUILD)
 
 # remodel analyze's MB/s next to remodel inspect's (BENCHMARKS.md, "remodel analyze").
 bench-analyze: all

@@ -7,12 +7,23 @@
 # RUN_PARTS (default all): unit, cli (every command-line suite) or online
 # (those that start a server: test_online*, test_compile*, test_servers).
 # RUN_ONLY: only the suites whose name holds it (make check T=NAME).
+# Each suite's seconds go to BUILD/timings.txt; RUN_RECORD=1 (make
+# check-timings) also lowers or adds them in the recorded figures,
+# tests/timings.txt, by which the server suites start longest first and a
+# suite far over its figure fails (docs/tests.md, "How long").
+# RUN_TIMINGS (the recorded file) and RUN_SUITES (the command-line suites'
+# directory; peers are installed only for tests/cli) are for
+# tests/cli/test_run_timings.sh.
 set -u
 cd "$(dirname "$0")/.."
 build=${1:-build}
 sanbuild=${2:-}
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
+timings=${RUN_TIMINGS:-tests/timings.txt}
+suitedir=${RUN_SUITES:-tests/cli}
+record=${RUN_RECORD:-}
+case $record in ''|0|1) ;; *) echo "tests/run.sh: RUN_RECORD is 1 or unset, not $record" >&2; exit 2 ;; esac
 
 # python3 by its own path, not a version manager's shim (tests/python.sh).
 . tests/python.sh
@@ -32,6 +43,35 @@ wanted() {
     esac
     [ -z "$only" ] || [[ $2 == *"$only"* ]]
 }
+# The recorded seconds of each suite, by name ("cli test_online"): the
+# file's lines are the name, then the seconds, whole; # starts a comment.
+declare -A recorded=()
+if [ -f "$timings" ]; then
+    while read -r line; do
+        line=${line%%#*}
+        [[ $line =~ ^(.*[^[:space:]])[[:space:]]+([0-9]+)[[:space:]]*$ ]] &&
+            recorded[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+    done <"$timings"
+fi
+# A suite fails its budget when it takes more than twice its recorded
+# seconds AND more than 120 s over them. Twice: this 2-core machine is
+# shared, and load alone doubles a suite's time (BENCHMARKS.md: single runs
+# vary by a factor of two), more than that is a suite that grew or a wait
+# that now runs to its deadline. 120 s over: the short suites vary most in
+# ratio (a server's start, a JVM's warm-up, a second of rounding on a 2 s
+# suite) while costing the total nothing; a suite must lose two minutes to
+# matter to make check's length, and a regression that size is what the
+# budget is for. RUN_BUDGET_FLOOR changes the 120 (the budget's own test).
+floor=${RUN_BUDGET_FLOOR:-120}
+case $floor in [0-9] | [1-9][0-9]*) ;; *) echo "tests/run.sh: RUN_BUDGET_FLOOR is whole seconds, not $floor" >&2; exit 2 ;; esac
+# over_budget NAME SECS RECORDED: a FAIL line, counted, when over.
+over_budget() {
+    if [ "$2" -gt $(($3 * 2)) ] && [ "$2" -gt $(($3 + floor)) ]; then
+        echo "FAIL $1: took $2 s, over twice its recorded $3 s and $floor s over it ($timings)"
+        echo 1 >>"$log/fails"
+        echo "$1: FAIL took $2 s, recorded $3 s" >>"$log/faillines"
+    fi
+}
 # exec_suite DIR COMMAND...: runs a suite, its output, status and seconds
 # in DIR (out, err, rc, secs; secs last, whole, once the rest is written).
 exec_suite() {
@@ -43,16 +83,26 @@ exec_suite() {
 }
 # report_suite NAME DIR: prints what exec_suite kept and counts it.
 report_suite() {
-    local name=$1 dir=$2 rc
+    local name=$1 dir=$2 rc secs
     rc=$(cat "$dir/rc")
     suites=$((suites + 1))
     echo "== $name"
     cat "$dir/out"
-    # How long: make check is kept near 30 minutes (docs/tests.md).
-    echo "-- $name: $(cat "$dir/secs") s"
+    # How long, against its recorded figure (docs/tests.md, "How long").
+    secs=$(cat "$dir/secs")
+    printf '%s %s\n' "$name" "$secs" >>"$log/measured"
+    if [ -n "${recorded[$name]:-}" ]; then
+        echo "-- $name: $secs s (recorded ${recorded[$name]} s)"
+        over_budget "$name" "$secs" "${recorded[$name]}"
+    else
+        echo "-- $name: $secs s (not recorded)"
+    fi
     if grep -q '^FAIL ' "$dir/out" || [ "$rc" -ne 0 ]; then
         sed 's/^/    /' "$dir/err" | tail -40
     fi
+    # Only a suite that passed whole is a figure to record: one that
+    # stopped early would lower its figure to its failure's.
+    grep -q '^FAIL ' "$dir/out" || [ "$rc" -ne 0 ] || printf '%s %s\n' "$name" "$secs" >>"$log/passed"
     grep -c '^PASS ' "$dir/out" >>"$log/passes" || true
     grep -c '^FAIL ' "$dir/out" >>"$log/fails" || true
     grep '^FAIL ' "$dir/out" | sed "s/^/$name: /" >>"$log/faillines" || true
@@ -72,9 +122,11 @@ run_suite() { # NAME COMMAND...
 # The suites that start a server spend much of their time waiting on it
 # (and on sleeps and polls of their own): they run after the others,
 # RUN_JOBS of them (default 2) at once, each in its own directory with its
-# own servers on ports the kernel picks, reported in order as each
-# finishes (its "-- NAME: N s" is then the time it took beside another).
-# RUN_JOBS=1: one after another, in their place.
+# own servers on ports the kernel picks, reported in the order they
+# started as each finishes (its "-- NAME: N s" is then the time it took
+# beside another). They start longest first by their recorded seconds,
+# those not recorded before all, so that the pool does not end with one
+# long suite running alone. RUN_JOBS=1: one after another, in their place.
 jobs_max=${RUN_JOBS:-2}
 case $jobs_max in [1-9]) ;; *) echo "tests/run.sh: RUN_JOBS is 1 to 9, not $jobs_max" >&2; exit 2 ;; esac
 pool_names=() pool_next=0
@@ -108,7 +160,7 @@ pool_wait() {
 }
 
 # Peer tools (bsondump, mongorestore, a server) are installed once and cached.
-if [ "$parts" != unit ] && [ -x tests/peers/install.sh ]; then
+if [ "$parts" != unit ] && [ "$suitedir" == tests/cli ] && [ -x tests/peers/install.sh ]; then
     tests/peers/install.sh >"$log/peers" 2>&1 || { echo "peer install failed:"; tail -30 "$log/peers"; }
     [ -f tests/peers/env.sh ] && . tests/peers/env.sh
 fi
@@ -120,7 +172,7 @@ done
 wanted unit check_layers && run_suite "layers check_layers" scripts/check_layers.sh "$build"
 # The suites that start a server after the others, RUN_JOBS at a time.
 pooled=()
-for t in tests/cli/test_*.sh; do
+for t in "$suitedir"/test_*.sh; do
     name=$(basename "$t" .sh)
     [ -f "$t" ] && wanted cli "$name" || continue
     case $name in
@@ -129,6 +181,11 @@ for t in tests/cli/test_*.sh; do
     esac
     run_suite "cli $name" env REMODEL="$build/remodel" bash "$t"
 done
+# Longest first: "SECONDS<TAB>PATH", the unrecorded as the longest, ties by name.
+for t in ${pooled[@]+"${pooled[@]}"}; do
+    printf '%s\t%s\n' "${recorded[cli $(basename "$t" .sh)]:-999999999}" "$t"
+done | LC_ALL=C sort -t$'\t' -k1,1nr -k2,2 | cut -f2 >"$log/order"
+mapfile -t pooled <"$log/order"
 for t in ${pooled[@]+"${pooled[@]}"}; do
     pool_suite "cli $(basename "$t" .sh)" env REMODEL="$build/remodel" bash "$t"
 done
@@ -137,11 +194,9 @@ if [ -n "$sanbuild" ]; then
     for t in "$sanbuild"/tests/test_*; do
         [ -x "$t" ] && wanted unit "$(basename "$t")" && run_suite "asan+ubsan unit $(basename "$t")" "$t"
     done
-    for t in tests/cli/test_fixtures.sh tests/cli/test_errors.sh tests/cli/test_transforms.sh \
-             tests/cli/test_names.sh tests/cli/test_plan_errors.sh tests/cli/test_outputs.sh \
-             tests/cli/test_diff.sh tests/cli/test_preview.sh tests/cli/test_stops.sh \
-             tests/cli/test_memory.sh tests/cli/test_checks.sh tests/cli/test_roundtrip.sh \
-             tests/cli/test_analyze.sh tests/cli/test_analyze_patterns.sh tests/cli/test_analyze_evidence.sh; do
+    for t in fixtures errors transforms names plan_errors outputs diff preview stops memory checks \
+             roundtrip analyze analyze_patterns analyze_evidence; do
+        t=$suitedir/test_$t.sh
         [ -f "$t" ] && wanted cli "$(basename "$t" .sh)" && run_suite "asan+ubsan cli $(basename "$t" .sh)" \
             env REMODEL="$sanbuild/remodel" REMODEL_SANITIZE=1 bash "$t"
     done
@@ -156,6 +211,52 @@ if [ -n "$sanbuild" ]; then
         [ -x "$sanbuild/fuzz-replay/$harness" ] && wanted unit "fuzz_$name" && run_suite "asan+ubsan fuzz replay $name" \
             "$sanbuild/fuzz-replay/$harness" "$name" tests/fuzz/corpus/"$name" tests/fuzz/crashes/"$name"
     done
+fi
+
+# This run's seconds, for inspection (make check writes no tracked file).
+if [ -s "$log/measured" ]; then
+    mkdir -p "$build" && LC_ALL=C sort "$log/measured" >"$build/timings.txt"
+fi
+# RUN_RECORD=1: each suite's figure lowered to this run's or added, never
+# raised (as scripts/complexity-allow.txt only shrinks: a suite that must
+# take longer has its line raised by hand, in the commit that says why);
+# only a suite that passed whole gives a figure. After a whole run (every
+# part, no RUN_ONLY, the sanitizer build given) the lines of suites that
+# did not run at all are dropped.
+if [ "$record" == 1 ] && [ -s "$log/passed" ]; then
+    whole=0
+    [ "$parts" == all ] && [ -z "$only" ] && [ -n "$sanbuild" ] && whole=1
+    declare -A ran=() seen=()
+    while read -r line; do
+        ran[${line% *}]=${line##* }
+    done <"$log/passed"
+    while read -r line; do
+        seen[${line% *}]=1
+    done <"$log/measured"
+    {
+        for n in "${!recorded[@]}"; do
+            if [ -n "${ran[$n]:-}" ]; then
+                [ "${ran[$n]}" -lt "${recorded[$n]}" ] && echo "$n ${ran[$n]}" || echo "$n ${recorded[$n]}"
+            elif [ $whole -eq 0 ] || [ -n "${seen[$n]:-}" ]; then
+                echo "$n ${recorded[$n]}"
+            else
+                echo "tests/run.sh: $n did not run: its line is dropped from $timings" >&2
+            fi
+        done
+        for n in "${!ran[@]}"; do
+            [ -n "${recorded[$n]:-}" ] || echo "$n ${ran[$n]}"
+        done
+    } | LC_ALL=C sort >"$log/timings.new"
+    {
+        echo "# Each suite's seconds in make check, recorded by RUN_RECORD=1 (make check-timings):"
+        echo "# lowered by a faster run, never raised but by hand (docs/tests.md, \"How long\")."
+        cat "$log/timings.new"
+    } >"$log/timings.file"
+    if cmp -s "$log/timings.file" "$timings"; then
+        echo "tests/run.sh: $timings unchanged"
+    else
+        cp "$log/timings.file" "$timings" && echo "tests/run.sh: $timings updated"
+    fi
 fi
 
 [ $suites -gt 0 ] || echo "tests/run.sh: no suite of part $parts matches '$only'" >&2

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# tests/run.sh's recorded seconds (issue 60): the server suites start
+# longest first by tests/timings.txt, a suite over twice its figure and
+# over the floor fails with a FAIL line naming it and both figures, a
+# plain run writes only BUILD/timings.txt, and RUN_RECORD=1 lowers or adds
+# figures, never raises them, and after a whole run drops the suites gone.
+# Runs tests/run.sh on suites of its own (RUN_SUITES) against a timings
+# file of its own (RUN_TIMINGS); nothing of the real suites runs.
+#   REMODEL=build/remodel bash tests/cli/test_run_timings.sh
+. "$(dirname "$0")/lib.sh"
+RUN=$ROOT/tests/run.sh
+S=$T/suites
+mkdir -p "$S" "$T/san"
+# suite NAME [BODY]: a suite that prints "PASS NAME" after BODY.
+suite() {
+    printf '#!/usr/bin/env bash\n%s\necho "PASS %s"\n' "${2:-}" "$1" >"$S/$1.sh"
+}
+suite test_online_a
+suite test_online_b
+suite test_online_c
+suite test_online_new
+# The one slow suite: it takes at least two seconds on any machine, as the
+# budget's test needs a suite longer than its figure of 0 (no speed is
+# tested: the other suites may take any time up to 100 s).
+suite test_online_slow 'sleep 2'
+cat >"$T/recorded" <<'EOF'
+# a comment, and a line of a suite that is no more
+cli test_gone 7
+cli test_online_a 100
+cli test_online_b 300
+cli test_online_c 200
+cli test_online_slow 0
+EOF
+cp "$T/recorded" "$T/timings"
+# runs ARGS...: tests/run.sh on those suites, output in $T/out, status in rc.
+runs() {
+    RUN_SUITES=$S RUN_TIMINGS=$T/timings RUN_PARTS=online RUN_ONLY= RUN_JOBS=2 RUN_RECORD= RUN_BUDGET_FLOOR=120 "$@" \
+        >"$T/out" 2>"$T/err"
+    rc=$?
+}
+
+runs env "$RUN" "$T/build"
+expect_eq "the pool starts the unrecorded first, then the longest first" \
+    "$(sed -n 's/^== cli //p' "$T/out" | tr '\n' ' ')" \
+    "test_online_new test_online_b test_online_c test_online_a test_online_slow "
+check "a suite's time is shown beside its recorded one" grep -qE '^-- cli test_online_b: [0-9]+ s \(recorded 300 s\)$' "$T/out"
+check "and an unrecorded suite says so" grep -qE '^-- cli test_online_new: [0-9]+ s \(not recorded\)$' "$T/out"
+expect_eq "a suite over twice its figure but within the 120 s floor passes" "$rc" 0
+check "the run ends with every suite passed" grep -qx '5 passed, 0 failed' "$T/out"
+check "a plain run leaves the recorded figures as they were" cmp -s "$T/timings" "$T/recorded"
+expect_eq "it writes this run's seconds to BUILD/timings.txt, a line a suite" \
+    "$(sed 's/ [0-9]*$//' "$T/build/timings.txt" | tr '\n' ,)" \
+    "cli test_online_a,cli test_online_b,cli test_online_c,cli test_online_new,cli test_online_slow,"
+
+runs env RUN_BUDGET_FLOOR=0 "$RUN" "$T/build"
+expect_eq "a suite over twice its figure and over the floor fails the run" "$rc" 1
+check "with a FAIL line naming it, its seconds and its recorded seconds" \
+    grep -qE '^FAIL cli test_online_slow: took [2-9][0-9]* s, over twice its recorded 0 s and 0 s over it' "$T/out"
+check "named again among the failures at the end" grep -qE '^  cli test_online_slow: FAIL took [0-9]+ s, recorded 0 s$' "$T/out"
+check "the suites within their budgets pass" grep -qx '5 passed, 1 failed' "$T/out"
+if grep -q '^FAIL cli test_online_[abc]' "$T/out"; then
+    fail "no FAIL for a suite within twice its figure" "$(grep '^FAIL' "$T/out")"
+else
+    pass "no FAIL for a suite within twice its figure"
+fi
+
+# RUN_RECORD=1 after a part: lowered, added, kept.
+suite test_online_broken 'echo "FAIL broken"'
+runs env RUN_RECORD=1 "$RUN" "$T/build"
+fig() { sed -n "s/^$1 \([0-9]*\)$/\1/p" "$T/timings"; }
+ran() { sed -n "s/^$1 \([0-9]*\)$/\1/p" "$T/build/timings.txt"; }
+a=$(fig 'cli test_online_a')
+expect_eq "RUN_RECORD=1 lowers a figure to this run's" "$a" "$(ran 'cli test_online_a')"
+[ -n "$a" ] && [ "$a" -lt 100 ] && pass "below what was recorded ($a s < 100 s)" || fail "below what was recorded" "[$a]"
+expect_eq "adds a suite not recorded" "$(fig 'cli test_online_new')" "$(ran 'cli test_online_new')"
+expect_eq "never raises a figure (the slow suite's stays 0)" "$(fig 'cli test_online_slow')" 0
+expect_eq "adds no figure of a suite that failed" "$(fig 'cli test_online_broken')" ""
+expect_eq "keeps, after a part, a suite that did not run" "$(fig 'cli test_gone')" 7
+check "says it updated the file" grep -q "tests/run.sh: $T/timings updated" "$T/out"
+check "the file keeps a comment that says what it is" grep -q '^# .*RUN_RECORD=1' "$T/timings"
+expect_eq "its lines sorted by name" "$(grep -v '^#' "$T/timings" | sed 's/ [0-9]*$//' | tr '\n' ,)" \
+    "cli test_gone,cli test_online_a,cli test_online_b,cli test_online_c,cli test_online_new,cli test_online_slow,"
+rm "$S/test_online_broken.sh"
+
+# After a whole run (every part, no RUN_ONLY, a sanitizer build), the
+# suites that did not run are dropped.
+runs env RUN_RECORD=1 RUN_PARTS=all "$RUN" "$T/build" "$T/san"
+expect_eq "a whole run drops the line of a suite that is no more" "$(fig 'cli test_gone')" ""
+check "and says so" grep -q 'cli test_gone did not run: its line is dropped' "$T/err"
+expect_eq "and keeps the others" "$(fig 'cli test_online_b')" "$(ran 'cli test_online_b')"
+
+cp "$T/recorded" "$T/timings"
+runs env RUN_RECORD=2 "$RUN" "$T/build"
+expect_eq "RUN_RECORD other than 1 is refused" "$rc" 2
+expect_message "with a message naming it" "RUN_RECORD is 1 or unset, not 2"
+exit 0
