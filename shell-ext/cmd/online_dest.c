@@ -126,22 +126,6 @@ dest_has (online_t *on, const char *db, const char *coll, bool *has, bson_error_
     return ok;
 }
 
-/* Whether a step of the plan reads or writes a namespace of db. */
-static bool
-plan_names_db (const online_t *on, const char *db)
-{
-    const rm_plan_t *p = &on->run->plan;
-    for (size_t s = 0; s < p->n; s++) {
-        const rm_nsref_t *refs[8];
-        size_t n = rm_step_inputs (&p->steps[s], refs, 4);
-        n += rm_step_outputs (&p->steps[s], refs + n, 4);
-        for (size_t k = 0; k < n; k++)
-            if (!strcmp (refs[k]->db, db))
-                return true;
-    }
-    return false;
-}
-
 /* The namespaces the destination already holds of those the run would
  * write, as one list for the message: held, every one; foreign, those
  * --drop may not drop, of a database the plan does not name that
@@ -177,7 +161,7 @@ claim (online_t *on, claims_t *cl, const char *db, const char *coll, bson_error_
     snprintf (key, sizeof key, "%d", cl->n_held);
     BSON_APPEND_UTF8 (&cl->names, key, ns);
     claims_add (cl->held, &cl->n_held, ns);
-    if (!plan_names_db (on, db) && !(on->run->o->ns_included &&
+    if (!online_plan_ns_in_db (on, db, NULL) && !(on->run->o->ns_included &&
                                      rm_nsselect_wants (on->run->o->ns_select, ns)))
         claims_add (cl->foreign, &cl->n_foreign, ns);
     return true;

@@ -686,6 +686,9 @@ online_drop_gone (const bson_error_t *why)
  * before the capabilities' probe writes there (online_caps_probe). */
 bool online_state_db_name_check (const char *db, bson_error_t *err);
 bool online_state_db_plan_check (const online_t *on, bson_error_t *err);
+/* The first namespace of database db a step of the plan reads or writes
+ * (its step's index in *step), or NULL: the plan does not name db. */
+const rm_nsref_t *online_plan_ns_in_db (const online_t *on, const char *db, size_t *step);
 bool online_state_db_ours (const char *coll);
 bool online_state_db_holdings_check (online_t *on, bson_error_t *err);
 

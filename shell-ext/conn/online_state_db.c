@@ -39,11 +39,10 @@ online_state_db_name_check (const char *db, bson_error_t *err)
     return why == NULL;
 }
 
-bool
-online_state_db_plan_check (const online_t *on, bson_error_t *err)
+const rm_nsref_t *
+online_plan_ns_in_db (const online_t *on, const char *db, size_t *step)
 {
     const rm_plan_t *p = &on->run->plan;
-    const char *db = on->run->o->state_db;
 
     for (size_t s = 0; s < p->n; s++) {
         const rm_nsref_t *refs[8];
@@ -51,14 +50,27 @@ online_state_db_plan_check (const online_t *on, bson_error_t *err)
         n += rm_step_outputs (&p->steps[s], refs + n, 4);
         for (size_t k = 0; k < n; k++)
             if (!strcmp (refs[k]->db, db)) {
-                rm_error_set (err, RM_ERR_USAGE, "--state-db %s: step %zu (%s) of the plan "
-                              "names %s, a namespace of that database: remodel's records would "
-                              "mix with the plan's data; give --state-db another database",
-                              db, s + 1, rm_step_kind_name (p->steps[s].kind), refs[k]->text);
-                return false;
+                if (step)
+                    *step = s;
+                return refs[k];
             }
     }
-    return true;
+    return NULL;
+}
+
+bool
+online_state_db_plan_check (const online_t *on, bson_error_t *err)
+{
+    const char *db = on->run->o->state_db;
+    size_t s;
+    const rm_nsref_t *ref = online_plan_ns_in_db (on, db, &s);
+
+    if (ref)
+        rm_error_set (err, RM_ERR_USAGE, "--state-db %s: step %zu (%s) of the plan names %s, a "
+                      "namespace of that database: remodel's records would mix with the plan's "
+                      "data; give --state-db another database", db, s + 1,
+                      rm_step_kind_name (on->run->plan.steps[s].kind), ref->text);
+    return ref == NULL;
 }
 
 /* Whether a collection of the state database is one remodel makes there:
