@@ -88,11 +88,11 @@ compare (rm_buf_t *out, const char *prefix, const bson_t *a, const bson_t *b)
     rm_buf_destroy (&path);
 }
 
-/* An index's fields by name (qsort's), for its spec in a sorted order. */
+/* An index's field names (qsort's), for its spec in a sorted order. */
 static int
 by_key (const void *a, const void *b)
 {
-    return strcmp (bson_iter_key ((const bson_iter_t *) a), bson_iter_key ((const bson_iter_t *) b));
+    return strcmp (*(const char *const *) a, *(const char *const *) b);
 }
 
 /* The index named name in the indexes array at it, without "ns", into
@@ -118,17 +118,19 @@ index_named (const bson_t *meta, const char *name, bson_t *out)
             !BSON_ITER_HOLDS_UTF8 (&f) || strcmp (bson_iter_utf8 (&f, NULL), name) != 0)
             continue;
         {
-            bson_iter_t *fields = bson_malloc ((bson_count_keys (&ix) + 1) * sizeof *fields);
+            /* The names (into ix's bytes), not iterators: bson_iter_t
+             * wants an alignment bson_malloc does not give. */
+            const char **keys = bson_malloc ((bson_count_keys (&ix) + 1) * sizeof *keys);
             size_t n = 0;
             bson_iter_init (&f, &ix);
             while (bson_iter_next (&f))
-                fields[n++] = f;
-            qsort (fields, n, sizeof *fields, by_key);
+                keys[n++] = bson_iter_key (&f);
+            qsort (keys, n, sizeof *keys, by_key);
             bson_init (out);
             for (size_t k = 0; k < n; k++)
-                if (strcmp (bson_iter_key (&fields[k]), "ns"))
-                    bson_append_iter (out, NULL, 0, &fields[k]);
-            bson_free (fields);
+                if (strcmp (keys[k], "ns") && bson_iter_init_find (&f, &ix, keys[k]))
+                    bson_append_iter (out, NULL, 0, &f);
+            bson_free (keys);
         }
         return true;
     }
