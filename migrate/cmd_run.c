@@ -121,6 +121,22 @@ on_progress (void *ctx, uint64_t docs)
     tool_progress_tick (p->prog, p->r, docs);
 }
 
+
+/* strings[0..n) as the array key of doc. */
+static void
+append_strings (bson_t *doc, const char *key, char *const *strings, size_t n)
+{
+    bson_t arr;
+    BSON_APPEND_ARRAY_BEGIN (doc, key, &arr);
+    for (size_t i = 0; i < n; i++) {
+        char buf[16];
+        const char *k;
+        bson_uint32_to_string ((uint32_t) i, &k, buf, sizeof buf);
+        BSON_APPEND_UTF8 (&arr, k, strings[i]);
+    }
+    bson_append_array_end (doc, &arr);
+}
+
 static bool
 write_stats_json (const char *path, const rm_engine_t *e, const tool_opts_t *o, bson_error_t *err)
 {
@@ -160,24 +176,10 @@ write_stats_json (const char *path, const rm_engine_t *e, const tool_opts_t *o, 
     BSON_APPEND_UTF8 (&doc, "serverVersion", o->server_version_text);
     BSON_APPEND_UTF8 (&doc, "lookupRules",
                       rm_compile_lookup_rules (rm_compile_lookup_since_36681 (o->server_version)));
-    BSON_APPEND_ARRAY_BEGIN (&doc, "warnings", &arr);
-    for (size_t i = 0; i < n_warnings; i++) {
-        char key[16];
-        const char *k;
-        bson_uint32_to_string ((uint32_t) i, &k, key, sizeof key);
-        BSON_APPEND_UTF8 (&arr, k, warnings[i]);
-    }
-    bson_append_array_end (&doc, &arr);
+    append_strings (&doc, "warnings", warnings, n_warnings);
     /* the lines print_index_changes prints */
     n_warnings = rm_engine_index_changes (e, &warnings);
-    BSON_APPEND_ARRAY_BEGIN (&doc, "indexChanges", &arr);
-    for (size_t i = 0; i < n_warnings; i++) {
-        char key[16];
-        const char *k;
-        bson_uint32_to_string ((uint32_t) i, &k, key, sizeof key);
-        BSON_APPEND_UTF8 (&arr, k, warnings[i]);
-    }
-    bson_append_array_end (&doc, &arr);
+    append_strings (&doc, "indexChanges", warnings, n_warnings);
     json = bson_as_relaxed_extended_json (&doc, NULL);
     bson_destroy (&doc);
     /* Like every output: written under a temporary name, renamed when whole. */
