@@ -152,10 +152,12 @@ $(BUILD)/bench_bsoncheck: tests/bench/bench_bsoncheck.c $(BUILD)/libremodel.a
 
 # Fuzz harnesses (tests/fuzz/): one per parser, each a LLVMFuzzerTestOneInput.
 # A corpus is NAME:HARNESS; the reader harness runs over four corpora.
-# The online harness (what a server answers) is built where libmongoc is.
-FUZZ_HARNESSES = reader dir plan metadata $(if $(HAVE_MONGOC),online)
+# The online harnesses (what a server answers; --config's file) are built
+# where libmongoc is.
+ONLINE_HARNESSES = online config
+FUZZ_HARNESSES = reader dir plan metadata $(if $(HAVE_MONGOC),$(ONLINE_HARNESSES))
 FUZZ_CORPORA   = archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata \
-                 $(if $(HAVE_MONGOC),online:online)
+                 $(if $(HAVE_MONGOC),online:online config:config)
 FUZZ_SECONDS  ?= 60
 REPLAY_BIN     = $(FUZZ_HARNESSES:%=$(BUILD)/fuzz-replay/%)
 
@@ -165,9 +167,9 @@ $(BUILD)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/fuzz -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/replay.c $(BUILD)/libremodel.a $(LIBS_ALL)
 
-$(BUILD)/fuzz-replay/online: tests/fuzz/fuzz_online.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a $(HEADERS)
+$(ONLINE_HARNESSES:%=$(BUILD)/fuzz-replay/%): $(BUILD)/fuzz-replay/%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests/fuzz $(ONLINE_INC) $(shell pkg-config --cflags libmongoc-1.0) -o $@ tests/fuzz/fuzz_online.c \
+	$(CC) $(CFLAGS_ALL) -Itests/fuzz $(ONLINE_INC) $(shell pkg-config --cflags libmongoc-1.0) -o $@ tests/fuzz/fuzz_$*.c \
 	    tests/fuzz/replay.c $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a $(MONGOC_LIBS) $(LIBS_ALL)
 
 replays: $(REPLAY_BIN)
@@ -182,7 +184,7 @@ fuzz:
 	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libremodel.a \
 	    $(if $(HAVE_MONGOC),build/fuzz/libremodel-online.a)
 	@for h in $(FUZZ_HARNESSES); do \
-	    online=; [ $$h != online ] || online="$(ONLINE_INC) $$(pkg-config --cflags libmongoc-1.0) build/fuzz/libremodel-online.a $(MONGOC_LIBS)"; \
+	    online=; case " $(ONLINE_HARNESSES) " in *" $$h "*) ;; *) false ;; esac && online="$(ONLINE_INC) $$(pkg-config --cflags libmongoc-1.0) build/fuzz/libremodel-online.a $(MONGOC_LIBS)"; \
 	    clang -std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude $(CORE_INC) -Itests/fuzz \
 	        $$(pkg-config --cflags $(PKGS)) -o build/fuzz/fuzz_$$h tests/fuzz/fuzz_$$h.c $$online build/fuzz/libremodel.a \
 	        $$(pkg-config --libs $(PKGS)) -lpthread -lm || exit 1; \

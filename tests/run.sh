@@ -206,7 +206,7 @@ fi
 # (corpus NAME runs through the harness after the colon; see the Makefile).
 if [ -n "$sanbuild" ]; then
     for pair in archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata \
-                online:online; do
+                online:online config:config; do
         name=${pair%%:*} harness=${pair#*:}
         [ -x "$sanbuild/fuzz-replay/$harness" ] && wanted unit "fuzz_$name" && run_suite "asan+ubsan fuzz replay $name" \
             "$sanbuild/fuzz-replay/$harness" "$name" tests/fuzz/corpus/"$name" tests/fuzz/crashes/"$name"

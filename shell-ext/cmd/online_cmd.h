@@ -333,6 +333,10 @@ bool online_dest_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *
  * line too, unknown, or a line that is no "key: value" is refused,
  * naming the file and line (RM_ERR_USAGE). */
 bool online_config_read (const char *path, online_opts_t *o, bson_error_t *err);
+/* The same over a file's text (name: the file, for messages; the fuzz
+ * harness's entry). */
+bool online_config_parse (const char *name, const char *text, size_t len, online_opts_t *o,
+                          bson_error_t *err);
 /* --to-uri: the checks every command makes (online_main.c's begin): the
  * pair recorded, what the command (what: its life column) may do in the
  * pair's state, and for a run that begins, the namespaces claimed. */
