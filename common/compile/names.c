@@ -123,7 +123,7 @@ rm_name_move (rm_names_t *nm, const rm_nsref_t *ref, const char *coll)
 }
 
 void
-rm_name_move_step (rm_names_t *nm, const rm_step_t *s, const rm_nsref_t **targets, size_t nt)
+rm_name_move_step (rm_names_t *nm, const rm_step_t *s, const rm_nsref_t *const *targets, size_t nt)
 {
     for (size_t t = 0; t < nt; t++) {
         char name[400];

@@ -54,7 +54,7 @@ void rm_name_inplace_backup (const rm_names_t *nm, const rm_step_t *s, char *buf
 void rm_name_move (rm_names_t *nm, const rm_nsref_t *ref, const char *coll);
 /* Step s ran side by side (a fused run: its first step): its targets are
  * where their namespaces are. */
-void rm_name_move_step (rm_names_t *nm, const rm_step_t *s, const rm_nsref_t **targets, size_t nt);
+void rm_name_move_step (rm_names_t *nm, const rm_step_t *s, const rm_nsref_t *const *targets, size_t nt);
 /* How many steps the run beginning at plan step number i (0-based) has
  * under nm: 1 without fused runs or for a step alone, 0 for a step
  * inside a run begun before it (that run's pass computes it). */

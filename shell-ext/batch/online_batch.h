@@ -16,7 +16,7 @@ bool online_index_check (online_t *on, const char *db, const char *coll, const c
 /* The indexes `remodel run` gives the namespaces step s creates (its
  * metadata's: an overflow page's parent_id), made on their targets
  * (targets[i] is written to db colls[i]). */
-bool online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t **targets,
+bool online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t *const *targets,
                            const char **colls, size_t n, bson_error_t *err);
 /* rollback: drops the indexes the plan's runs made (noted in its record)
  * that are still there as made, saying each; never one made by others. */

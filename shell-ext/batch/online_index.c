@@ -117,7 +117,7 @@ online_index_drop_made (online_t *on, bson_error_t *err)
 /* The indexes `remodel run` writes in the metadata of the namespaces step
  * s creates (rm_step_created_info), made on their targets db.coll[i]. */
 bool
-online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t **targets,
+online_index_created (online_t *on, const rm_step_t *s, const rm_nsref_t *const *targets,
                       const char **colls, size_t n, bson_error_t *err)
 {
     rm_dump_info_t made;

@@ -279,7 +279,7 @@ online_carry_check (online_t *on, bool back, bson_error_t *err)
             bson_destroy (iv.plan);
         if (!iv.own_ids)
             continue;
-        if (online_carry_written_before (&on->run->plan, i, iv.own_ids->text)) {
+        if (online_carry_written_before (on, i, iv.own_ids->text)) {
             rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): its inverse is "
                           "exact only when each element had an _id of its own, which the "
                           "originals cannot show once an earlier step rewrote %s; %s",

@@ -72,17 +72,15 @@ online_carry_inverse (const rm_plan_t *plan, bson_t *inv, size_t *refused, const
 }
 
 bool
-online_carry_written_before (const rm_plan_t *plan, size_t i, const char *ns)
+online_carry_written_before (const online_t *on, size_t i, const char *ns)
 {
     for (size_t j = 0; j < i; j++) {
-        const rm_step_t *s = &plan->steps[j];
-        const rm_nsref_t *refs[12];
-        rm_pass_t passes[RM_MAX_PASSES];
-        bson_error_t why;
-        size_t n = rm_step_inputs (s, refs, 4), np = rm_step_passes (s, false, passes, &why);
-        n += rm_step_targets (s, passes, np, refs + n);
-        for (size_t k = 0; k < n; k++)
-            if (!strcmp (refs[k]->text, ns))
+        const online_step_t *st = online_step (on, &on->run->plan.steps[j], false);
+        for (size_t k = 0; k < st->n_in; k++)
+            if (!strcmp (st->in[k]->text, ns))
+                return true;
+        for (size_t k = 0; k < st->nt; k++)
+            if (!strcmp (st->targets[k]->text, ns))
                 return true;
     }
     return false;

@@ -12,9 +12,10 @@
  * (the step table's words), inv left empty. */
 bool online_carry_inverse (const rm_plan_t *plan, bson_t *inv, size_t *refused, const char **why);
 
-/* Whether a step of plan before step i writes ns (its input or its
- * target): an inverse exact only by the data's own _ids is then refused. */
-bool online_carry_written_before (const rm_plan_t *plan, size_t i, const char *ns);
+/* Whether a step of on's plan before step i writes ns (its input or its
+ * target side by side): an inverse exact only by the data's own _ids is
+ * then refused. */
+bool online_carry_written_before (const online_t *on, size_t i, const char *ns);
 
 /* What the run recorded at its start (<state-db>.before, before: NULL
  * when there is none) says of step's fields, which its inverse removes:

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "online_interrupt.h"
+#include "online_cmd.h"
 #include "online_pass.h"
 #include "remodel/cli.h"
 
@@ -886,7 +887,7 @@ static const pass_driver_t pass_drivers[] = {
 };
 
 static bool
-create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t **targets, size_t nt,
+create_targets (online_t *on, const rm_step_t *s, const rm_nsref_t *const *targets, size_t nt,
                 bson_error_t *err)
 {
     bool ok = true;
@@ -978,16 +979,16 @@ indexes_first (online_t *on, bson_error_t *err)
     bool ok = true;
     for (size_t i = 0; ok && i < on->run->plan.n; i++) {
         const rm_step_t *s = &on->run->plan.steps[i];
-        online_step_t st;
-        if (!online_step_resolve (on, s, &st, err))
+        const online_step_t *st = online_step (on, s, on->run->o->in_place);
+        if (!online_step_runs (st, err))
             return false;
-        for (size_t p = 0; ok && p < st.np; p++) {
-            const rm_pass_t *pass = &st.passes[p];
+        for (size_t p = 0; ok && p < st->np; p++) {
+            const rm_pass_t *pass = &st->passes[p];
             const rm_nsref_t *pr;
             bool ours = false;
             if (pass->partner < 0)
                 continue;
-            pr = st.in[pass->partner];
+            pr = st->in[pass->partner];
             for (size_t m = 0; m < nm; m++)
                 ours |= !strcmp (made[m]->text, pr->text);
             if (ours)
@@ -997,8 +998,8 @@ indexes_first (online_t *on, bson_error_t *err)
                 rm_error_prefix (err, "%s: step %zu (%s), checked before any step writes",
                                  on->run->where, s->index, s->op);
         }
-        for (size_t t = 0; t < st.nt && nm < 64; t++)
-            made[nm++] = st.targets[t];
+        for (size_t t = 0; t < st->nt && nm < 64; t++)
+            made[nm++] = st->targets[t];
     }
     return ok;
 }
@@ -1071,28 +1072,28 @@ static bool
 run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_mode_t mode,
           int64_t *differ, bson_error_t *err)
 {
-    online_step_t st;
+    const online_step_t *st = online_step (on, s, on->run->o->in_place);
     online_idset_t sets[8];
     size_t np;
-    bool ok = online_step_resolve (on, s, &st, err) && check_indexes (on, &st, err);
+    bool ok = online_step_runs (st, err) && check_indexes (on, st, err);
 
     memset (sets, 0, sizeof sets);
-    for (size_t t = 0; t < st.nt; t++) {
+    for (size_t t = 0; t < st->nt; t++) {
         const char *field;
-        sets[t].ns = st.targets[t]->text;
-        sets[t].by_drivers = kept_traced (st.passes, st.np, st.targets[t], &field) != NULL;
+        sets[t].ns = st->targets[t]->text;
+        sets[t].by_drivers = kept_traced (st->passes, st->np, st->targets[t], &field) != NULL;
         /* --memory, shared by the step's sets. */
-        sets[t].budget = on->run->o->memory / st.nt;
+        sets[t].budget = on->run->o->memory / st->nt;
         sets[t].tmpdir = on->run->o->tmpdir;
     }
     if (ok && mode != ONLINE_VERIFY && !on->run->o->dry_run)
-        ok = create_targets (on, s, st.targets, st.nt, err);
-    np = st.np;
+        ok = create_targets (on, s, st->targets, st->nt, err);
+    np = st->np;
     ok = ok && server_step (on, s, cs, mode, &np, err);
     for (size_t i = 0; ok && i < np; i++) {
         online_pass_t ps;
         online_passrun_t pr;
-        online_pass_resolve (on, &st, i, sets, st.nt, &ps);
+        online_pass_resolve (on, st, i, sets, st->nt, &ps);
         passrun_init (&pr, mode);
         ok = pass_drivers[mode](on, &ps, &pr, err);
         *differ += pr.differ;
@@ -1105,16 +1106,16 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
     }
     /* Past --memory, two results of a run with one _id are found here,
      * after the step's writes. */
-    for (size_t t = 0; ok && mode == ONLINE_RUN && t < st.nt; t++)
+    for (size_t t = 0; ok && mode == ONLINE_RUN && t < st->nt; t++)
         if (sets[t].disk)
-            ok = online_check_dups (on, s, st.targets[t], &sets[t], err);
+            ok = online_check_dups (on, s, st->targets[t], &sets[t], err);
     if (ok && mode != ONLINE_RUN)
-        ok = step_extras (on, &st, sets, mode, differ, err);
-    for (size_t t = 0; t < st.nt; t++)
+        ok = step_extras (on, st, sets, mode, differ, err);
+    for (size_t t = 0; t < st->nt; t++)
         online_idset_destroy (&sets[t]);
     /* The next steps read this one's results. */
     if (ok)
-        rm_name_move_step (&on->own_run->names, s, st.targets, st.nt);
+        rm_name_move_step (&on->own_run->names, s, st->targets, st->nt);
     return ok;
 }
 
@@ -1130,10 +1131,9 @@ lookup_rules_settle (online_t *on, online_mode_t mode, bson_error_t *err)
     bool ok, joins = false;
     /* Only a plan with a join has rules to keep. */
     for (size_t i = 0; i < on->run->plan.n; i++) {
-        online_step_t st;
-        online_step_resolve (on, &on->run->plan.steps[i], &st, err);
-        for (size_t p = 0; p < st.np; p++)
-            joins |= st.passes[p].partner >= 0;
+        const online_step_t *st = online_step (on, &on->run->plan.steps[i], on->run->o->in_place);
+        for (size_t p = 0; p < st->np; p++)
+            joins |= st->passes[p].partner >= 0;
     }
     if (!joins)
         return true;
@@ -1186,10 +1186,9 @@ parts_at_start (online_t *on, bson_error_t *err)
     bool ok = true;
     for (size_t i = 0; ok && i < on->run->plan.n; i++) {
         const rm_step_t *s = &on->run->plan.steps[i];
-        online_step_t st;
-        online_step_resolve (on, s, &st, err);
-        for (size_t pi = 0; ok && pi < st.np; pi++) {
-            const rm_nsref_t *ref = st.in[st.passes[pi].drive];
+        const online_step_t *st = online_step (on, s, on->run->o->in_place);
+        for (size_t pi = 0; ok && pi < st->np; pi++) {
+            const rm_nsref_t *ref = st->in[st->passes[pi].drive];
             bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
             bool source = false, done = false;
             int64_t seen = 0, written = 0;
@@ -1199,7 +1198,7 @@ parts_at_start (online_t *on, bson_error_t *err)
                 ok = online_checkpoint_read (on, s, pi, &last, &done, &seen, &written, err);
             if (ok && source && !done) {
                 mongoc_collection_t *c = online_collection (on, ref->db, ref->coll);
-                ok = online_parts_get (on, s, pi, c, one_part (&st.passes[pi], &last, seen), true,
+                ok = online_parts_get (on, s, pi, c, one_part (&st->passes[pi], &last, seen), true,
                                        &parts, err);
                 mongoc_collection_destroy (c);
             }
@@ -1358,8 +1357,7 @@ apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
     bool ok;
 
     for (size_t i = 0; i < on->run->plan.n; i++) {
-        online_step_t st;
-        if (!online_step_resolve (on, &on->run->plan.steps[i], &st, err)) {
+        if (!online_step_runs (online_step (on, &on->run->plan.steps[i], o->in_place), err)) {
             rm_error_prefix (err, "%s", o->plan_path);
             return false;
         }

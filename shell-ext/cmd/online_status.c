@@ -198,15 +198,12 @@ status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_
     FILE *out = online_say_out_stream (on);
     for (size_t i = 0; i < on->run->plan.n; i++) {
         const rm_step_t *s = &on->run->plan.steps[i];
-        rm_pass_t passes[RM_MAX_PASSES];
-        const rm_nsref_t *in[4];
-        size_t np = rm_step_passes (s, r->in_place, passes, err);
-        if (!np)
+        const online_step_t *st = online_step (on, s, r->in_place);
+        if (!online_step_runs (st, err))
             return false;
         if (!run_of (on, r, i))
             continue;
-        rm_step_inputs (s, in, 4);
-        for (size_t p = 0; p < np; p++) {
+        for (size_t p = 0; p < st->np; p++) {
             char opname[64];
             bson_t parts = BSON_INITIALIZER;
             uint32_t split;
@@ -227,7 +224,7 @@ status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_
             step_cell (on, r, s);
             cell (out, opname, 14);
             fputc (' ', out);
-            cell (out, in[passes[p].drive]->text, 30);
+            cell (out, st->in[st->passes[p].drive]->text, 30);
             online_say_out (on, " %-8s %10d %10d %8s %8s\n", "pending", 0, 0, "-", "-");
         }
     }
@@ -246,19 +243,15 @@ status_counts (online_t *on, const online_record_t *r, const shown_t *sh)
     FILE *out = online_say_out_stream (on);
     for (size_t i = 0; r->in_place && i < sh->n; i++) {
         const rm_step_t *s;
-        rm_pass_t passes[RM_MAX_PASSES];
-        const rm_nsref_t *in[4];
-        bson_error_t why;
-        size_t np;
+        const online_step_t *st;
         if (sh->step[i] < 1 || (size_t) sh->step[i] > on->run->plan.n)
             continue;
         s = &on->run->plan.steps[sh->step[i] - 1];
-        np = rm_step_passes (s, true, passes, &why);
-        rm_step_inputs (s, in, 4);
-        if (sh->pass[i] < 1 || (size_t) sh->pass[i] > np)
+        st = online_step (on, s, true);
+        if (sh->pass[i] < 1 || (size_t) sh->pass[i] > st->np)
             continue;
         rm_cli_line (out, "", "\n", "step %lld (%s) %s: %lld changed, %lld unchanged",
-                     (long long) sh->step[i], s->op, in[passes[sh->pass[i] - 1].drive]->text,
+                     (long long) sh->step[i], s->op, st->in[st->passes[sh->pass[i] - 1].drive]->text,
                      (long long) sh->changed[i],
                      (long long) (sh->seen[i] > sh->changed[i] ? sh->seen[i] - sh->changed[i] : 0));
     }

@@ -122,17 +122,17 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
     *rate = 0;
     for (size_t i = 0; i < on->run->plan.n; i++) {
         const rm_step_t *s = &on->run->plan.steps[i];
-        rm_pass_t passes[RM_MAX_PASSES];
-        const rm_nsref_t *in[4];
-        size_t np = rm_step_passes (s, r->in_place, passes, err);
+        const online_step_t *st = online_step (on, s, r->in_place);
+        const rm_nsref_t *const *in = st->in;
+        const rm_pass_t *passes = st->passes;
+        size_t np = st->np;
         /* A fused run's partitions are its first step's; a plan run in
          * place fused nothing. */
         size_t run = r->in_place ? 1 : rm_names_run (&on->run->names, i);
-        if (!np)
+        if (!online_step_runs (st, err))
             return false;
         if (!run)
             continue;
-        rm_step_inputs (s, in, 4);
         for (size_t p = 0; p < np; p++) {
             char id[300], key[16];
             const char *kp, *state;

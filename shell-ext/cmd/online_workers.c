@@ -38,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "online_cmd.h"
 #include "online_pass.h"
 #include "remodel/value.h"
 
@@ -220,16 +221,16 @@ static bool
 parts_check (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, uint32_t n,
              bool *reopen, bson_error_t *err)
 {
-    online_step_t st;
+    const online_step_t *st = online_step (on, s, on->run->o->in_place);
     online_pass_t ps;
     mongoc_collection_t *c = NULL;
     bson_iter_t it;
     uint32_t k = 0;
     bool ok = true;
 
-    if (!online_step_resolve (on, s, &st, err))
+    if (!online_step_runs (st, err))
         return false;
-    online_pass_resolve (on, &st, pi, NULL, 0, &ps);
+    online_pass_resolve (on, st, pi, NULL, 0, &ps);
     for (bson_iter_init (&it, parts); ok && bson_iter_next (&it); k++) {
         bson_t part, last = BSON_INITIALIZER;
         const uint8_t *data;

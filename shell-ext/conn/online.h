@@ -147,10 +147,33 @@ typedef struct {
  * made it changes it, through online_t.own_run, between the passes its
  * workers read: a worker's online_t has no own_run, so a worker cannot
  * change what the others read. */
+/* A step's passes, resolved once when the plan is loaded (online_steps.c)
+ * for both modes, and read by every layer from there on: its passes
+ * (rm_step_passes; np 0: it cannot run this way, why says so), its inputs
+ * (rm_step_inputs' order, which rm_pass_t.drive and partner index) and,
+ * side by side, its targets (rm_step_targets; none in place). */
+typedef struct online_step {
+    const rm_step_t *s;
+    rm_pass_t passes[RM_MAX_PASSES];
+    size_t np;
+    const rm_nsref_t *in[4];
+    size_t n_in;
+    const rm_nsref_t *targets[8];
+    size_t nt;
+    /* What the passes write, in either mode (rm_step_targets): sync asks
+     * whether a later step reads it. */
+    const rm_nsref_t *written[8];
+    size_t n_written;
+    bson_error_t why;
+} online_step_t;
+
 typedef struct online_run {
     /* The command line and the plan: fixed from the start. */
     const online_opts_t *o;
     rm_plan_t plan;
+    /* Each plan step's, side by side [0] and in place [1]: the one place
+     * passes are derived (online_step). */
+    online_step_t *steps[2];
     /* The plan's name, path, id and digest, and where each namespace is
      * now (remodel/names.h): moved by the command (finalize, switch,
      * follow) as it renames, never while workers read. */
@@ -257,6 +280,14 @@ online_view (const online_t *on, online_t *view, online_run_t *run)
     *run = *on->run;
     view->run = view->own_run = run;
 }
+
+/* online_steps.c: run's steps resolved (online_plan_load calls it once
+ * the plan is read; a test over a plan of its own too); online_step:
+ * step s's as in_place runs it (s one of the run's plan's steps);
+ * online_step_runs: false with its why in err when it has no passes. */
+void online_steps_resolve (online_run_t *run);
+const online_step_t *online_step (const online_t *on, const rm_step_t *s, bool in_place);
+bool online_step_runs (const online_step_t *st, bson_error_t *err);
 
 /* ops: begin (online_ops.c, issue 53) */
 /* Every call remodel makes of a server goes through this table: one

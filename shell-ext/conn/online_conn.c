@@ -424,6 +424,8 @@ online_run_destroy (online_run_t *run)
 {
     rm_plan_destroy (&run->plan);
     rm_names_clear (&run->names);
+    bson_free (run->steps[0]);
+    bson_free (run->steps[1]);
 }
 
 bool

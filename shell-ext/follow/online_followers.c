@@ -57,7 +57,7 @@ online_follower (const rm_pass_t *p)
  * read the namespace itself, the application's changes and the step's). */
 static void
 take_made (online_changes_t *ch, online_changes_t *made, const online_changes_t *noted,
-           const rm_nsref_t **targets, size_t nt, bool in_place)
+           const rm_nsref_t *const *targets, size_t nt, bool in_place)
 {
     for (size_t t = 0; t < nt; t++) {
         online_idlist_t *l = online_changes_list (ch, targets[t]->text, false);
@@ -79,7 +79,7 @@ take_made (online_changes_t *ch, online_changes_t *made, const online_changes_t 
 
 /* Whether a step after step i reads one of its targets. */
 static bool
-read_later (const online_t *on, size_t i, const rm_nsref_t **targets, size_t nt)
+read_later (const online_t *on, size_t i, const rm_nsref_t *const *targets, size_t nt)
 {
     for (size_t l = i + 1; l < on->run->plan.n; l++) {
         const rm_nsref_t *in[4];
@@ -100,9 +100,9 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
     *first_full = 0;
     for (size_t i = 0, run; i < on->run->plan.n; i += run) {
         const rm_step_t *s = &on->run->plan.steps[i];
-        rm_pass_t passes[RM_MAX_PASSES];
-        const rm_nsref_t *targets[8];
-        size_t np = rm_step_passes (s, on->run->o->in_place, passes, err), nt;
+        const online_step_t *os = online_step (on, s, on->run->o->in_place);
+        const rm_pass_t *passes = os->passes;
+        size_t np = os->np;
         bool traced = true;
         online_changes_t made;
         char label[200];
@@ -114,7 +114,7 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
             continue;
         }
         rm_names_label (&on->run->names, s, label, sizeof label);
-        if (!np)
+        if (!online_step_runs (os, err))
             return false;
         for (size_t p = 0; p < np; p++)
             traced &= online_follower (&passes[p]) != NULL;
@@ -128,11 +128,11 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
             return true;
         }
         online_changes_init (&made);
-        nt = rm_step_targets (s, passes, np, targets);
         for (size_t p = 0; p < np; p++)
             if (!online_follower (&passes[p])->follow (on, s, &passes[p], p, ONLINE_SYNC, ch,
                                                        noted, &made,
-                                                       read_later (on, i + run - 1, targets, nt),
+                                                       read_later (on, i + run - 1, os->written,
+                                                                   os->n_written),
                                                        st, err)) {
                 online_changes_destroy (&made);
                 online_error_step (on, err, s);
@@ -147,11 +147,11 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
             *first_full = i;
             return true;
         }
-        take_made (ch, &made, noted, targets, nt, on->run->o->in_place);
+        take_made (ch, &made, noted, os->written, os->n_written, on->run->o->in_place);
         online_changes_destroy (&made);
         /* In place the next steps read the same collections. */
         if (!on->run->o->in_place)
-            rm_name_move_step (&on->own_run->names, s, targets, nt);
+            rm_name_move_step (&on->own_run->names, s, os->written, os->n_written);
         *first_full = i + run;
     }
     *done = true;
@@ -165,9 +165,9 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
     *first_full = 0;
     for (size_t i = 0, run; i < on->run->plan.n; i += run) {
         const rm_step_t *s = &on->run->plan.steps[i];
-        rm_pass_t passes[RM_MAX_PASSES];
-        const rm_nsref_t *targets[8];
-        size_t np = rm_step_passes (s, false, passes, err), nt;
+        const online_step_t *os = online_step (on, s, false);
+        const rm_pass_t *passes = os->passes;
+        size_t np = os->np;
         bool traced = np > 0;
         char no_sample[200] = "", label[200];
         int64_t checked = 0;
@@ -179,7 +179,7 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
             continue;
         }
         rm_names_label (&on->run->names, s, label, sizeof label);
-        if (!np)
+        if (!online_step_runs (os, err))
             return false;
         for (size_t p = 0; p < np; p++)
             traced &= online_follower (&passes[p]) != NULL;
@@ -208,8 +208,7 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
                                       "failed: " :
                                       "a random sample",
                          no_sample, (long long) (st.rewritten + st.removed));
-        nt = rm_step_targets (s, passes, np, targets);
-        rm_name_move_step (&on->own_run->names, s, targets, nt);
+        rm_name_move_step (&on->own_run->names, s, os->targets, os->nt);
         *first_full = i + run;
     }
     return true;

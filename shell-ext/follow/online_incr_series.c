@@ -446,7 +446,8 @@ online_follow_held (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t
     online_job_t j;
     online_passrun_t pr;
     online_keys_t *keys = NULL;
-    rm_pass_t all[RM_MAX_PASSES];
+    const online_step_t *os = online_step (on, s, false);
+    const rm_pass_t *all = os->passes;
     rm_path_t path;
     size_t np;
     bool ok;
@@ -455,8 +456,8 @@ online_follow_held (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t
     follow_open (&j, &pr, on, s, p, pi, mode, made);
     /* The buckets are the first pass's drivers, the readings set aside
      * the second's. */
-    np = rm_step_passes (s, false, all, err);
-    if (!np || !online_held_path (&all[0], &path)) {
+    np = os->np;
+    if (!online_step_runs (os, err) || !online_held_path (&all[0], &path)) {
         ok = false;
         if (np)
             rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: %s._id is not a path", on->run->where,

@@ -22,10 +22,9 @@ online_changes_sources (online_t *on, const char **out, size_t cap)
     size_t n = 0, nm = 0;
     for (size_t i = 0; i < on->run->plan.n; i++) {
         const rm_step_t *s = &on->run->plan.steps[i];
-        const rm_nsref_t *in[4], *targets[8];
-        rm_pass_t passes[RM_MAX_PASSES];
-        bson_error_t why;
-        size_t ni = rm_step_inputs (s, in, 4), np, nt;
+        const online_step_t *st = online_step (on, s, false);
+        const rm_nsref_t *const *in = st->in;
+        size_t ni = st->n_in;
         for (size_t k = 0; k < ni; k++) {
             bool skip = false;
             for (size_t m = 0; m < nm; m++)
@@ -39,10 +38,8 @@ online_changes_sources (online_t *on, const char **out, size_t cap)
          * log: nothing is made elsewhere. */
         if (on->run->o->in_place)
             continue;
-        np = rm_step_passes (s, false, passes, &why);
-        nt = rm_step_targets (s, passes, np, targets);
-        for (size_t t = 0; t < nt && nm < 64; t++)
-            made[nm++] = targets[t];
+        for (size_t t = 0; t < st->nt && nm < 64; t++)
+            made[nm++] = st->targets[t];
     }
     return n;
 }

@@ -80,19 +80,19 @@ online_run_complete (online_t *on, bson_error_t *err)
         return false;
     for (size_t i = 0; i < on->run->plan.n; i++) {
         const rm_step_t *s = &on->run->plan.steps[i];
-        const rm_nsref_t *in[4];
-        rm_pass_t passes[RM_MAX_PASSES];
-        size_t np = rm_step_passes (s, on->run->o->in_place, passes, err);
+        const online_step_t *st = online_step (on, s, on->run->o->in_place);
+        const rm_nsref_t *const *in = st->in;
+        const rm_pass_t *passes = st->passes;
+        size_t np = st->np;
         char label[200];
         /* A fused run's checkpoints are its first step's (remodel/fuse.h). */
         if (np && rm_names_run (&on->run->names, i) == 0)
             continue;
         rm_names_label (&on->run->names, s, label, sizeof label);
-        if (!np) {
+        if (!online_step_runs (st, err)) {
             rm_error_prefix (err, "%s", on->run->o->plan_path);
             return false;
         }
-        rm_step_inputs (s, in, 4);
         for (size_t p = 0; p < np; p++) {
             const cp_t *cp = NULL;
             char pass[40] = "", how[300];

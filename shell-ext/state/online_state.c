@@ -39,6 +39,7 @@ online_plan_load (online_t *on, const online_opts_t *o, bson_error_t *err)
     if (!rm_plan_load (&on->own_run->plan, o->plan_path, err))
         return false;
     rm_names_identify (&on->own_run->names, o->plan_path);
+    online_steps_resolve (on->own_run);
     /* Side by side, consecutive steps the engine runs in one pass run in
      * one online pass with one result (remodel/fuse.h); in place each
      * step keeps its own backups, and --server-side runs each step's

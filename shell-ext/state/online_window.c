@@ -215,11 +215,11 @@ online_window_before_run (online_t *on, const online_capture_t *c)
         return;
     for (size_t i = 0; i < on->run->plan.n; i++) {
         const rm_step_t *s = &on->run->plan.steps[i];
-        const rm_nsref_t *in[4];
-        rm_pass_t passes[RM_MAX_PASSES];
-        size_t ni = rm_step_inputs (s, in, 4);
-        size_t np = rm_step_passes (s, on->run->o->in_place, passes, &why);
-        for (size_t p = 0; p < np; p++) {
+        const online_step_t *st = online_step (on, s, on->run->o->in_place);
+        const rm_nsref_t *const *in = st->in;
+        const rm_pass_t *passes = st->passes;
+        size_t ni = st->n_in;
+        for (size_t p = 0; p < st->np; p++) {
             int64_t n = online_estimated (on, in[passes[p].drive]->db, in[passes[p].drive]->coll);
             docs += n > 0 ? n : 0;
             if (!first_db)

@@ -105,16 +105,19 @@ test_written_before (void)
         {2, "crm.orders", false},
         {3, "crm.people", true},
     };
-    rm_plan_t plan;
+    online_run_t run;
+    online_t on;
     bson_error_t err;
-    T_CHECK (rm_plan_parse (&plan, text, strlen (text), &err));
+    online_init (&on, &run);
+    T_CHECK (rm_plan_parse (&run.plan, text, strlen (text), &err));
+    online_steps_resolve (&run);
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-        bool w = online_carry_written_before (&plan, rows[r].i, rows[r].ns);
+        bool w = online_carry_written_before (&on, rows[r].i, rows[r].ns);
         if (w != rows[r].written)
             fprintf (stderr, "  before step %zu, %s: %d\n", rows[r].i, rows[r].ns, w);
         T_CHECK (w == rows[r].written);
     }
-    rm_plan_destroy (&plan);
+    online_run_destroy (&run);
 }
 
 #define UNRECORDED_SAID                                                                        \

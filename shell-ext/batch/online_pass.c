@@ -4,20 +4,6 @@
 
 #include "online_pass.h"
 
-bool
-online_step_resolve (const online_t *on, const rm_step_t *s, online_step_t *st, bson_error_t *err)
-{
-    memset (st, 0, sizeof *st);
-    st->s = s;
-    st->np = rm_step_passes (s, on->run->o->in_place, st->passes, err);
-    if (!st->np)
-        return false;
-    rm_step_inputs (s, st->in, 4);
-    if (!on->run->o->in_place)
-        st->nt = rm_step_targets (s, st->passes, st->np, st->targets);
-    return true;
-}
-
 void
 online_pass_resolve (const online_t *on, const online_step_t *st, size_t pi, online_idset_t *sets,
                      size_t n_sets, online_pass_t *ps)

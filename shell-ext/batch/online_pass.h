@@ -5,6 +5,10 @@
  * workers share read only: names, not connections, so a worker opens its
  * own collections from them on its own connection.
  *
+ * The step is the run's, derived when the plan was loaded (online_step,
+ * conn/online_steps.c); a pass is resolved here, in batch/, beside the
+ * code that reads and writes it, and the commands above hand it down.
+ *
  * A pass is one step's, or a fused run's (remodel/fuse.h, issue 49): s is
  * then the run's first step, whose inputs it reads, whose checkpoints and
  * partitions it keeps, and whose engine computes the whole run
@@ -14,19 +18,7 @@
 #ifndef REMODEL_ONLINE_PASS_H
 #define REMODEL_ONLINE_PASS_H
 
-#include "online_cmd.h"
-
-/* A step: its passes (rm_step_passes), its inputs (rm_step_inputs'
- * order, which rm_pass_t.drive and partner index) and, side by side, its
- * targets (rm_step_targets; none in place). */
-typedef struct {
-    const rm_step_t *s;
-    rm_pass_t passes[RM_MAX_PASSES];
-    size_t np;
-    const rm_nsref_t *in[4];
-    const rm_nsref_t *targets[8];
-    size_t nt;
-} online_step_t;
+#include "online_batch.h"
 
 /* Pass number index of a step, as it is before the step runs. */
 typedef struct {
@@ -52,10 +44,6 @@ typedef struct {
     char backup[400];
 } online_pass_t;
 
-/* Step s for on's mode (--in-place). False with err when it cannot run
- * online. */
-bool online_step_resolve (const online_t *on, const rm_step_t *s, online_step_t *st,
-                          bson_error_t *err);
 /* Pass pi of st, its sets among the step's (sets[n_sets], matched by
  * namespace; those kept by drivers are no set). */
 void online_pass_resolve (const online_t *on, const online_step_t *st, size_t pi,
