@@ -390,7 +390,7 @@ static const x_case_t from_string[] = {
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04\", \"format\": \"%Y/%m/%d\"}}", "ERROR:Format literal not found"},
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04\", \"format\": \"%Y/%m/%d\", \"onError\": 1}}", "1"},
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04x\", \"format\": \"%Y-%m-%d\"}}", "ERROR:Trailing data"},
-    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07\", \"format\": \"%Y-%m-%d\"}}", "ERROR:Not enough data"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07\", \"format\": \"%Y-%m-%d\"}}", "ERROR:Data missing"},
     {"{}", "{\"$dateFromString\": {\"dateString\": \"07-04\", \"format\": \"%m-%d\"}}", "ERROR:an incomplete date/time string"},
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-02-29\", \"format\": \"%Y-%m-%d\"}}", "ERROR:The parsed date was invalid"},
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04\", \"format\": \"%Y-%m-%d %Q\"}}", "PARSE:Invalid format character '%Q'"},
@@ -411,6 +411,78 @@ static const x_case_t from_string[] = {
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04\", \"format\": 1}}", "PARSE:requires that 'format' be a string"},
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04\", \"timezone\": \"Nowhere/Land\"}}", "PARSE:unrecognized time zone"},
     {"{}", "{\"$dateFromString\": {\"format\": \"%Y\"}}", "PARSE:missing the required argument 'dateString'"},
+    {NULL, NULL, NULL},
+};
+
+/* The server's own expectations of format specifiers (date_from_string.js):
+ * %z after a space and with a zone name, %Z in minutes, ISO week dates
+ * (%G, %V, %u) and their errors. */
+static const x_case_t from_string_formats[] = {
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04T11:56:02Z\", \"format\": \"%Y-%m-%dT%H:%M:%SZ\"}}", D ("2017-07-04T11:56:02Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04T11:56:02.81Z\", \"format\": \"%Y-%m-%dT%H:%M:%S.%LZ\"}}", D ("2017-07-04T11:56:02.810Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04T11:56.02.8\", \"format\": \"%Y-%m-%dT%H:%M.%S.%L\"}}", D ("2017-07-04T11:56:02.800Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"05 12 1988\", \"format\": \"%d %m %Y\"}}", D ("1988-12-05T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"05*12*1988\", \"format\": \"%d*%m*%Y\"}}", D ("1988-12-05T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"1992 % 04 % 26\", \"format\": \"%Y %% %m %% %d\"}}", D ("1992-04-26T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"Day: 05 Month: 12 Year: 1988\", \"format\": \"Day: %d Month: %m Year: %Y\"}}", D ("1988-12-05T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"4/26/1992:+0445\", \"format\": \"%m/%d/%Y:%z\"}}", D ("1992-04-25T19:15:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"4/26/1992:+285\", \"format\": \"%m/%d/%Y:%Z\"}}", D ("1992-04-25T19:15:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017\", \"format\": \"%G\"}}", D ("2017-01-02T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017, Week 53\", \"format\": \"%G, Week %V\"}}", D ("2018-01-01T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017, Day 5\", \"format\": \"%G, Day %u\"}}", D ("2017-01-06T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"53.7.2017\", \"format\": \"%V.%u.%G\"}}", D ("2018-01-07T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"1.1.1\", \"format\": \"%V.%u.%G\"}}", D ("0001-01-01T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 GMT\"}}", D ("2017-07-14T12:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 GMT\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T12:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 GMT+00\"}}", D ("2017-07-14T12:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 GMT+00\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T12:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 GMT+00:00\"}}", D ("2017-07-14T12:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 GMT+00:00\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T12:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 GMT+02\"}}", D ("2017-07-14T10:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 GMT+02\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T10:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 GMT+02:00\"}}", D ("2017-07-14T10:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 GMT+02:00\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T10:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771+03\"}}", D ("2017-07-14T09:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771+03\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T09:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771+0330\"}}", D ("2017-07-14T08:32:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771+0330\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T08:32:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771+03:30\"}}", D ("2017-07-14T08:32:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771+03:30\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T08:32:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 UTC\"}}", D ("2017-07-14T12:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 UTC\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T12:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 CEST\"}}", D ("2017-07-14T10:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 CEST\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T10:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 EST\"}}", D ("2017-07-14T17:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 EST\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T17:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 PDT\"}}", D ("2017-07-14T19:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 PDT\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T19:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 A\"}}", D ("2017-07-14T11:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 A\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T11:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 L\"}}", D ("2017-07-14T01:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 L\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T01:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 P\"}}", D ("2017-07-14T15:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 P\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T15:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 Z\"}}", D ("2017-07-14T12:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44.771 Z\", \"format\": \"%Y-%m-%dT%H:%M:%S.%L%z\"}}", D ("2017-07-14T12:02:44.771Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-01\", \"format\": \"%Y-%m-%d\"}}", "ERROR:Data missing"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-01\", \"format\": \"%Y\"}}", "ERROR:Trailing data"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"1992-26-04\", \"format\": \"Y-d-m\"}}", "ERROR:Format literal not found"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"ISO Day 6\", \"format\": \"ISO Day %u\"}}", "ERROR:The parsed date was invalid"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"ISO Week 52\", \"format\": \"ISO Week %V\"}}", "ERROR:The parsed date was invalid"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"ISO Week 1, 2018\", \"format\": \"ISO Week %V, %Y\"}}", "ERROR:Mixing of ISO dates with natural dates is not allowed"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"12/31/2018\", \"format\": \"%m/%d/%G\"}}", "ERROR:Mixing of ISO dates with natural dates is not allowed"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"4/26/1992:+0445\", \"format\": \"%m/%d/%Y:%z\", \"timezone\": \"+0500\"}}", "ERROR:you cannot pass in a date/time string with GMT offset together with a timezone argument"},
+    /* a NUL ends the string, or the format, as in C */
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"12/31\\u0000/2018\", \"format\": \"%m/%d/%Y\"}}", "ERROR:Data missing"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"12/31/2018\", \"format\": \"%m/%d\\u0000/%Y\"}}", "ERROR:Trailing data"},
+    /* the zone in parentheses, and British summer time without a format */
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14 12:02 (CEST)\", \"format\": \"%Y-%m-%d %H:%M%z\"}}",
+     D ("2017-07-14T10:02:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"July 4th, 2017 12:39:30 BST\"}}", D ("2017-07-04T11:39:30Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04 12:48:07 GMT+0545\"}}", D ("2017-07-04T07:03:07Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04 12:48:07 GMT-0200\"}}", D ("2017-07-04T14:48:07Z")},
+    /* J is local time, not a zone */
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44 J\"}}", "ERROR:The timezone could not be found"},
     {NULL, NULL, NULL},
 };
 
@@ -623,6 +695,7 @@ X_TABLE_TEST (test_expr_date_from_parts, from_parts)
 X_TABLE_TEST (test_expr_date_to_string, to_string)
 
 X_TABLE_TEST (test_expr_date_from_string, from_string)
+X_TABLE_TEST (test_expr_date_from_string_formats, from_string_formats)
 
 X_TABLE_TEST (test_expr_date_add, add)
 
@@ -716,6 +789,7 @@ main (void)
     T_RUN (test_expr_date_from_parts);
     T_RUN (test_expr_date_to_string);
     T_RUN (test_expr_date_from_string);
+    T_RUN (test_expr_date_from_string_formats);
     T_RUN (test_expr_date_add);
     T_RUN (test_expr_date_diff);
     T_RUN (test_expr_date_trunc);
