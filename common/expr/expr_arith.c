@@ -780,7 +780,8 @@ eval_round_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson
             return true;
         }
         out->value_type = BSON_TYPE_DECIMAL128;
-        rm_xdec_quantize (&out->value.v_decimal128, &v.value.v_decimal128, (int32_t) -place, mode);
+        rm_xdec_quantize (&out->value.v_decimal128, &v.value.v_decimal128,
+                          rm_xdec_place_exp (&v.value.v_decimal128, (int32_t) -place), mode);
         return true;
     case BSON_TYPE_DOUBLE:
         /* The double's value to 34 digits, rounded in decimal (so 2.675,
@@ -790,7 +791,7 @@ eval_round_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson
             return true;
         }
         rm_xdec_from_double (&d, v.value.v_double, false);
-        rm_xdec_quantize (&d, &d, (int32_t) -place, mode);
+        rm_xdec_quantize (&d, &d, rm_xdec_place_exp (&d, (int32_t) -place), mode);
         rm_xset_double (out, dec_to_double (&d));
         return true;
     default: {
