@@ -684,6 +684,105 @@ static const x_case_t trunc_[] = {
     {NULL, NULL, NULL},
 };
 
+/* The server's expectations (date_trunc.js): every argument from the
+ * document, a missing one (binSize, timezone, startOfWeek with unit week)
+ * makes null before any other is checked, startOfWeek is only read for
+ * weeks, binSize may be any integral number. */
+static const x_case_t trunc_server[] = {
+    {"{}",
+     "{\"$dateTrunc\": {\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"binSize\": 2}}",
+     "{\"$date\": \"2020-11-01T18:00:00Z\"}"},
+    {"{\"date\": {\"$date\": \"2021-12-01T18:23:36Z\"}, \"unit\": \"hour\", \"binSize\": 4, \"timeZone\": \"America/New_York\", \"startOfWeek\": \"IGNORED\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "{\"$date\": \"2021-12-01T17:00:00Z\"}"},
+    {"{\"date\": {\"$date\": \"2021-02-15T18:23:36Z\"}}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"week\"}}",
+     "{\"$date\": \"2021-02-14T00:00:00Z\"}"},
+    {"{\"date\": {\"$date\": \"2000-01-30T18:00:00Z\"}, \"unit\": \"week\", \"binSize\": 2, \"timeZone\": \"America/New_York\", \"startOfWeek\": \"mon\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "{\"$date\": \"2000-01-17T05:00:00Z\"}"},
+    {"{\"_id\": {\"$oid\": \"507c7f79bcf86cd7994f6c0e\"}}",
+     "{\"$dateTrunc\": {\"date\": \"$_id\", \"unit\": \"minute\", \"binSize\": 10}}",
+     "{\"$date\": \"2012-10-15T21:20:00Z\"}"},
+    {"{\"ts\": {\"$timestamp\": {\"t\": 1350336377, \"i\": 0}}}",
+     "{\"$dateTrunc\": {\"date\": \"$ts\", \"unit\": \"second\", \"binSize\": 10}}",
+     "{\"$date\": \"2012-10-15T21:26:10Z\"}"},
+    {"{\"date\": \"string\", \"unit\": \"hour\", \"binSize\": 1, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"unit\": \"H\", \"binSize\": \"string\", \"timeZone\": 1}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"date\": null, \"unit\": \"hour\", \"binSize\": 1, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": null, \"binSize\": 1, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"date\": \"Invalid\", \"binSize\": \"Invalid\", \"timeZone\": \"Invalid\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": 1, \"binSize\": 1, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"century\", \"binSize\": 1, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"binSize\": null, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"date\": \"Invalid\", \"unit\": \"invalid\", \"timeZone\": \"Invalid\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"binSize\": \"Number\", \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"binSize\": 0, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"binSize\": 2.5, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"date\": {\"$date\": \"2020-01-30T18:59:00Z\"}, \"unit\": \"minute\", \"binSize\": {\"$numberDecimal\": \"15\"}, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "{\"$date\": \"2020-01-30T18:45:00Z\"}"},
+    {"{\"date\": {\"$date\": \"2020-01-30T18:59:00Z\"}, \"unit\": \"day\", \"binSize\": {\"$numberLong\": \"1\"}, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "{\"$date\": \"2020-01-30T00:00:00Z\"}"},
+    {"{\"date\": {\"$date\": \"2020-01-30T18:59:00.003Z\"}, \"unit\": \"millisecond\", \"binSize\": 1000, \"timeZone\": \"UTC\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "{\"$date\": \"2020-01-30T18:59:00.000Z\"}"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"binSize\": 1, \"timeZone\": null}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"date\": 1, \"unit\": \"century\", \"binSize\": \"1\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"binSize\": 1, \"timeZone\": 1}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"binSize\": 1, \"timeZone\": \"America/Invalid\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"week\", \"startOfWeek\": null}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "null"},
+    {"{\"date\": 1, \"unit\": \"week\", \"binSize\": \"\", \"timeZone\": 1}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "null"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"week\", \"binSize\": 1, \"timeZone\": \"GMT\", \"startOfWeek\": 1}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "ERROR:"},
+    {"{\"date\": {\"$date\": \"2020-01-30T18:59:00.000Z\"}, \"binSize\": 1, \"unit\": \"year\", \"timeZone\": \"GMT\", \"startOfWeek\": 1}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "{\"$date\": \"2020-01-01T00:00:00.000Z\"}"},
+    {"{\"date\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"week\", \"binSize\": 1, \"timeZone\": \"GMT\", \"startOfWeek\": \"FRIDIE\"}",
+     "{\"$dateTrunc\": {\"date\": \"$date\", \"unit\": \"$unit\", \"binSize\": \"$binSize\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "ERROR:"},
+
+    {NULL, NULL, NULL},
+};
+
 X_TABLE_TEST (test_expr_date_parts, parts)
 
 X_TABLE_TEST (test_expr_date_dst, dst)
@@ -702,6 +801,7 @@ X_TABLE_TEST (test_expr_date_add, add)
 X_TABLE_TEST (test_expr_date_diff, diff)
 
 X_TABLE_TEST (test_expr_date_trunc, trunc_)
+X_TABLE_TEST (test_expr_date_trunc_server, trunc_server)
 
 /* The shared helpers other families call: the lenient parser ($toDate)
  * and the ISO form ($toString). */
@@ -793,6 +893,7 @@ main (void)
     T_RUN (test_expr_date_add);
     T_RUN (test_expr_date_diff);
     T_RUN (test_expr_date_trunc);
+    T_RUN (test_expr_date_trunc_server);
     T_RUN (test_expr_date_shared);
     T_RUN (test_expr_date_zones);
     T_RUN (test_expr_date_no_alloc_when_warm);
