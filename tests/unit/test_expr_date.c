@@ -783,6 +783,116 @@ static const x_case_t trunc_server[] = {
     {NULL, NULL, NULL},
 };
 
+/* The server's expectations (date_to_string.js): %z and %Z in zones with
+ * odd and historical offsets, natural and ISO weeks, month names, null
+ * and missing arguments, the default format, the refusals. */
+static const x_case_t to_string_server[] = {
+    {"{\"date\": {\"$date\": \"2017-07-04T14:56:42.911Z\"}, \"tz\": \"UTC\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$tz\"}}",
+     "\"2017-07-04 14:56:42 +0000 (0 minutes)\""},
+    {"{\"date\": {\"$date\": \"2017-07-04T14:56:42.911Z\"}, \"tz\": \"Europe/London\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$tz\"}}",
+     "\"2017-07-04 15:56:42 +0100 (60 minutes)\""},
+    {"{\"date\": {\"$date\": \"2017-07-04T14:56:42.911Z\"}, \"tz\": \"America/New_York\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$tz\"}}",
+     "\"2017-07-04 10:56:42 -0400 (-240 minutes)\""},
+    {"{\"date\": {\"$date\": \"2017-07-04T14:56:42.911Z\"}, \"tz\": \"Australia/Eucla\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$tz\"}}",
+     "\"2017-07-04 23:41:42 +0845 (525 minutes)\""},
+    {"{\"date\": {\"$date\": \"2017-07-04T14:56:42.911Z\"}, \"tz\": \"Asia/Kathmandu\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$tz\"}}",
+     "\"2017-07-04 20:41:42 +0545 (345 minutes)\""},
+    {"{\"date\": {\"$date\": \"1935-07-10T11:36:37.133Z\"}, \"tz\": \"Europe/Amsterdam\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$tz\"}}",
+     "\"1935-07-10 12:56:09 +0119 (79 minutes)\""},
+    {"{\"date\": {\"$date\": \"1900-07-10T11:41:22.418Z\"}, \"tz\": \"America/Caracas\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$tz\"}}",
+     "\"1900-07-10 07:13:42 -0427 (-267 minutes)\""},
+    {"{\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"tz\": \"America/New_York\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$tz\"}}",
+     "\"2017-01-04 10:08:51 -0500 (-300 minutes)\""},
+    {"{\"date\": {\"$date\": \"2017-12-04T15:09:14.911Z\"}, \"tz\": \"America/New_York\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$tz\"}}",
+     "\"2017-12-04 10:09:14 -0500 (-300 minutes)\""},
+    {"{\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\"}}",
+     "\"2017-01-04 15:08:51 +0000 (0 minutes)\""},
+    {"{\"date\": {\"$date\": \"2017-01-01T15:08:51.911Z\"}}",
+     "{\"$dateToString\": {\"format\": \"Natural: %Y-W%w-%U, ISO: %G-W%u-%V\", \"date\": \"$date\"}}",
+     "\"Natural: 2017-W1-01, ISO: 2016-W7-52\""},
+    {"{\"date\": {\"$date\": \"2017-07-04T15:09:12.911Z\"}}",
+     "{\"$dateToString\": {\"format\": \"Natural: %Y-W%w-%U, ISO: %G-W%u-%V\", \"date\": \"$date\"}}",
+     "\"Natural: 2017-W3-27, ISO: 2017-W2-27\""},
+    {"{\"date\": {\"$date\": \"2017-12-04T15:09:14.911Z\"}}",
+     "{\"$dateToString\": {\"format\": \"Natural: %Y-W%w-%U, ISO: %G-W%u-%V\", \"date\": \"$date\"}}",
+     "\"Natural: 2017-W2-49, ISO: 2017-W1-49\""},
+    {"{\"date\": {\"$date\": \"2017-01-01T15:08:51.911Z\"}}",
+     "{\"$dateToString\": {\"format\": \"%b (%B) %d, %Y\", \"date\": \"$date\"}}",
+     "\"Jan (January) 01, 2017\""},
+    {"{\"date\": {\"$date\": \"2017-07-04T15:09:12.911Z\"}}",
+     "{\"$dateToString\": {\"format\": \"%b (%B) %d, %Y\", \"date\": \"$date\"}}",
+     "\"Jul (July) 04, 2017\""},
+    {"{\"date\": {\"$date\": \"2017-12-04T15:09:14.911Z\"}}",
+     "{\"$dateToString\": {\"format\": \"%b (%B) %d, %Y\", \"date\": \"$date\"}}",
+     "\"Dec (December) 04, 2017\""},
+    {"{\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$timezone\"}}",
+     "null"},
+    {"{\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"timezone\": null}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$timezone\"}}",
+     "null"},
+    {"{\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"timezone\": {\"$undefined\": true}}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$timezone\"}}",
+     "null"},
+    {"{\"timezone\": \"Europe/Oslo\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$timezone\"}}",
+     "null"},
+    {"{\"date\": null, \"timezone\": \"Europe/Oslo\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$timezone\"}}",
+     "null"},
+    {"{\"date\": {\"$undefined\": true}, \"timezone\": \"Europe/Oslo\"}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S %z (%Z minutes)\", \"date\": \"$date\", \"timezone\": \"$timezone\"}}",
+     "null"},
+    {"{\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}}",
+     "{\"$dateToString\": {\"date\": \"$date\", \"timezone\": \"America/New_York\"}}",
+     "\"2017-01-04T10:08:51.911\""},
+    {"{\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}}",
+     "{\"$dateToString\": {\"date\": \"$date\", \"timezone\": \"UTC\"}}",
+     "\"2017-01-04T15:08:51.911Z\""},
+    {"{}",
+     "{\"$dateToString\": {\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"format\": null}}",
+     "null"},
+    {"{}",
+     "{\"$dateToString\": {\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"format\": {\"$undefined\": true}}}",
+     "null"},
+    {"{}",
+     "{\"$dateToString\": {\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"format\": \"$missing\"}}",
+     "null"},
+    {"{}",
+     "{\"$dateToString\": {\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"format\": 5}}",
+     "PARSE:"},
+    {"{}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S\", \"timezone\": \"$tz\"}}",
+     "PARSE:"},
+    {"{}",
+     "{\"$dateToString\": {\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"format\": \"%Y-%m-%d %H:%M:%S\", \"timezone\": 5}}",
+     "PARSE:"},
+    {"{}",
+     "{\"$dateToString\": {\"format\": \"%Y-%m-%d %H:%M:%S\", \"date\": 42}}",
+     "ERROR:"},
+    {"{}",
+     "{\"$dateToString\": {\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"format\": \"%Y-%m-%d %H:%M:%S\", \"timezone\": \"DoesNotExist\"}}",
+     "PARSE:"},
+    {"{}",
+     "{\"$dateToString\": {\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"format\": \"%\"}}",
+     "PARSE:Unmatched '%' at end of format string"},
+    {"{}",
+     "{\"$dateToString\": {\"date\": {\"$date\": \"2017-01-04T15:08:51.911Z\"}, \"format\": \"%n\"}}",
+     "PARSE:Invalid format character '%n' in format string"},
+
+    {NULL, NULL, NULL},
+};
+
 X_TABLE_TEST (test_expr_date_parts, parts)
 
 X_TABLE_TEST (test_expr_date_dst, dst)
@@ -792,6 +902,7 @@ X_TABLE_TEST (test_expr_date_to_parts, to_parts)
 X_TABLE_TEST (test_expr_date_from_parts, from_parts)
 
 X_TABLE_TEST (test_expr_date_to_string, to_string)
+X_TABLE_TEST (test_expr_date_to_string_server, to_string_server)
 
 X_TABLE_TEST (test_expr_date_from_string, from_string)
 X_TABLE_TEST (test_expr_date_from_string_formats, from_string_formats)
@@ -888,6 +999,7 @@ main (void)
     T_RUN (test_expr_date_to_parts);
     T_RUN (test_expr_date_from_parts);
     T_RUN (test_expr_date_to_string);
+    T_RUN (test_expr_date_to_string_server);
     T_RUN (test_expr_date_from_string);
     T_RUN (test_expr_date_from_string_formats);
     T_RUN (test_expr_date_add);
