@@ -406,10 +406,17 @@ eval_mod (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
             return dec_divide (e, v, rm_xdec_mod, "can't mod by zero", out, err);
         if (as_double (&v[1]) == 0)
             return rm_xfail (err, e, "can't mod by zero");
+        /* A double divisor an int32 holds exactly leaves an int or long
+         * dividend's type ({$mod: [8, 3.0]} is the int 2): the server's
+         * expression_mod.js. */
+        if (w == W_DOUBLE && v[0].value_type != BSON_TYPE_DOUBLE && v[1].value.v_double >= INT32_MIN &&
+            v[1].value.v_double <= INT32_MAX && v[1].value.v_double == trunc (v[1].value.v_double))
+            w = width_of (&v[0]);
         if (w == W_DOUBLE) {
             rm_xset_double (out, fmod (as_double (&v[0]), as_double (&v[1])));
         } else {
-            int64_t a = as_long (&v[0]), b = as_long (&v[1]);
+            int64_t a = as_long (&v[0]);
+            int64_t b = v[1].value_type == BSON_TYPE_DOUBLE ? (int64_t) v[1].value.v_double : as_long (&v[1]);
             /* INT64_MIN % -1 is 0, not a trap. */
             int64_t r = b == -1 ? 0 : a % b;
             set_int_or_long (out, r, w == W_LONG);

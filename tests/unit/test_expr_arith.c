@@ -141,6 +141,39 @@ static const x_case_t mods[] = {
     {NULL, NULL, NULL},
 };
 
+/* The server's expectations (expression_mod.js): the type of each pair,
+ * a double divisor that is integral keeping an integral dividend's type,
+ * zero refused, NaN and infinities; the result has the dividend's sign. */
+static const x_case_t mods_server[] = {
+    {"{}", "{\"$mod\": [138.5, 3.0]}", "0.5"},
+    {"{}", "{\"$mod\": [138.5, {\"$numberLong\": \"3\"}]}", "0.5"},
+    {"{}", "{\"$mod\": [138.5, 3]}", "0.5"},
+    {"{}", "{\"$mod\": [8, 3.25]}", "1.5"},
+    {"{}", "{\"$mod\": [8, 3.0]}", "2"},
+    {"{}", "{\"$mod\": [8, 3]}", "2"},
+    {"{}", "{\"$mod\": [8, {\"$numberLong\": \"3\"}]}", "{\"$numberLong\": \"2\"}"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"8\"}, 3.25]}", "1.5"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"8\"}, 3.0]}", "{\"$numberLong\": \"2\"}"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"500000000000\"}, 450000000000.0]}", "50000000000.0"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"8\"}, 3]}", "{\"$numberLong\": \"2\"}"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"8\"}, {\"$numberLong\": \"3\"}]}", "{\"$numberLong\": \"2\"}"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"800000000000\"}, {\"$numberLong\": \"300000000000\"}]}", "{\"$numberLong\": \"200000000000\"}"},
+    {"{}", "{\"$mod\": [10.0, 0.0]}", "ERROR:can't mod by zero"},
+    {"{}", "{\"$mod\": [10, 0]}", "ERROR:can't mod by zero"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"10\"}, {\"$numberLong\": \"0\"}]}", "ERROR:can't mod by zero"},
+    {"{}", "{\"$mod\": [10.0, {\"$numberDouble\": \"NaN\"}]}", "{\"$numberDouble\": \"NaN\"}"},
+    {"{}", "{\"$mod\": [10.0, {\"$numberDouble\": \"Infinity\"}]}", "10.0"},
+    {"{}", "{\"$mod\": [10.0, {\"$numberDouble\": \"-Infinity\"}]}", "10.0"},
+    {"{}", "{\"$mod\": [{\"$numberDouble\": \"NaN\"}, 10.0]}", "{\"$numberDouble\": \"NaN\"}"},
+    {"{}", "{\"$mod\": [-8, 3]}", "-2"},
+    {"{}", "{\"$mod\": [-8, -3]}", "-2"},
+    {"{}", "{\"$mod\": [8, -3]}", "2"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"-8\"}, 3]}", "{\"$numberLong\": \"-2\"}"},
+    {"{}", "{\"$mod\": [-8.5, -3]}", "-2.5"},
+    {"{}", "{\"$mod\": [8.5, -3.0]}", "2.5"},
+    {NULL, NULL, NULL},
+};
+
 static const x_case_t absolutes[] = {
     {"{\"startTemp\": 50, \"endTemp\": 80}", "{\"$abs\": {\"$subtract\": [\"$startTemp\", \"$endTemp\"]}}", "30"},
     {"{}", "{\"$abs\": -1}", "1"},
@@ -545,6 +578,7 @@ TABLE_TEST (subtracts)
 TABLE_TEST (multiplies)
 TABLE_TEST (divides)
 TABLE_TEST (mods)
+TABLE_TEST (mods_server)
 TABLE_TEST (absolutes)
 TABLE_TEST (ceilfloor)
 TABLE_TEST (rounds)
@@ -762,6 +796,7 @@ main (void)
     T_RUN (test_expr_multiplies);
     T_RUN (test_expr_divides);
     T_RUN (test_expr_mods);
+    T_RUN (test_expr_mods_server);
     T_RUN (test_expr_absolutes);
     T_RUN (test_expr_ceilfloor);
     T_RUN (test_expr_rounds);
