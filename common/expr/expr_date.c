@@ -942,6 +942,21 @@ get_date (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, const ch
                      type_name (v), rm_xshow (cx, v));
 }
 
+/* Whether argument i (if given) is null or missing; a constant one was
+ * checked when parsed. */
+static bool
+arg_nullish (rm_expr_ctx_t *cx, const rm_expr_t *e, int i, bool *nullish, bson_error_t *err)
+{
+    bson_value_t v;
+    *nullish = false;
+    if (i < 0 || !e->args[i] || is_const (e->args[i]))
+        return true;
+    if (!rm_xeval (cx, e->args[i], &v, err))
+        return false;
+    *nullish = rm_xval_nullish (&v);
+    return true;
+}
+
 static bool
 eval_diff (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
@@ -949,6 +964,7 @@ eval_diff (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_
     rm_tz_t tz;
     int unit, sow = 7, r;
     int64_t a, b, res;
+    bool tz_null;
     lt_t s, t;
 
     if (!rm_xeval (cx, e->args[0], &sv, err))
@@ -957,9 +973,11 @@ eval_diff (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_
         rm_xset_null (out);
         return true;
     }
-    if (!rm_xeval (cx, e->args[1], &ev, err))
+    /* as the server (date_diff.js): a null or missing timezone makes null
+     * before the unit is checked */
+    if (!rm_xeval (cx, e->args[1], &ev, err) || !arg_nullish (cx, e, dd (e)->tz_arg, &tz_null, err))
         return false;
-    if (rm_xval_nullish (&ev)) {
+    if (rm_xval_nullish (&ev) || tz_null) {
         rm_xset_null (out);
         return true;
     }
@@ -1003,21 +1021,6 @@ check_diff (rm_xparse_t *p, rm_expr_t *e, bson_error_t *err)
 }
 
 /* ---- $dateTrunc ---- */
-
-/* Whether argument i (if given) is null or missing; a constant one was
- * checked when parsed. */
-static bool
-arg_nullish (rm_expr_ctx_t *cx, const rm_expr_t *e, int i, bool *nullish, bson_error_t *err)
-{
-    bson_value_t v;
-    *nullish = false;
-    if (i < 0 || !e->args[i] || is_const (e->args[i]))
-        return true;
-    if (!rm_xeval (cx, e->args[i], &v, err))
-        return false;
-    *nullish = rm_xval_nullish (&v);
-    return true;
-}
 
 static bool
 eval_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)

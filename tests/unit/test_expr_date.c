@@ -893,6 +893,92 @@ static const x_case_t to_string_server[] = {
     {NULL, NULL, NULL},
 };
 
+/* The server's expectations (date_diff.js): arguments from the document,
+ * a missing or null one makes null before the others are checked, dates
+ * from ObjectIds and timestamps, startOfWeek only read for weeks. */
+static const x_case_t diff_server[] = {
+    {"{}",
+     "{\"$dateDiff\": {\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-02T00:00:00Z\"}, \"unit\": \"hour\"}}",
+     "{\"$numberLong\": \"6\"}"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-02T00:00:00Z\"}, \"unit\": \"hour\", \"timeZone\": \"America/New_York\", \"startOfWeek\": \"IGNORED\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "{\"$numberLong\": \"6\"}"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-02T00:00:00Z\"}, \"unit\": \"hour\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\"}}",
+     "{\"$numberLong\": \"6\"}"},
+    {"{\"_id\": {\"$oid\": \"507c7f79bcf86cd7994f6c0e\"}}",
+     "{\"$dateDiff\": {\"startDate\": \"$_id\", \"endDate\": \"$_id\", \"unit\": \"millisecond\", \"timezone\": \"America/New_York\"}}",
+     "{\"$numberLong\": \"0\"}"},
+    {"{\"ts\": {\"$timestamp\": {\"t\": 1350336377, \"i\": 3}}}",
+     "{\"$dateDiff\": {\"startDate\": \"$ts\", \"endDate\": \"$ts\", \"unit\": \"millisecond\"}}",
+     "{\"$numberLong\": \"0\"}"},
+    {"{\"startDate\": \"string\", \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"timeZone\": \"UTC\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"endDate\": 1, \"unit\": \"century\", \"timeZone\": \"INVALID\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"startDate\": null, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"timeZone\": \"UTC\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": 1, \"unit\": \"hour\", \"timeZone\": \"UTC\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"startDate\": \"\", \"unit\": \"epoch\", \"timeZone\": \"INVALID\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": null, \"timeZone\": \"UTC\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"startDate\": 1, \"endDate\": 2, \"timeZone\": \"INVALID\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": 5, \"timeZone\": \"UTC\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"decade\", \"timeZone\": \"UTC\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"timeZone\": null}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"startDate\": 1, \"endDate\": 2, \"unit\": \"century\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "null"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"timeZone\": 1}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"timeZone\": \"America/Invalid\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\"}}",
+     "ERROR:"},
+    {"{\"startDate\": {\"$date\": \"2021-01-24T18:23:36Z\"}, \"endDate\": {\"$date\": \"2021-01-25T02:23:36Z\"}, \"unit\": \"week\", \"timeZone\": \"GMT\", \"startOfWeek\": \"MONDAY\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "{\"$numberLong\": \"1\"}"},
+    {"{\"startDate\": {\"$date\": \"2021-01-17T05:00:00Z\"}, \"endDate\": {\"$date\": \"2021-01-17T04:59:00Z\"}, \"unit\": \"week\", \"timeZone\": \"America/New_York\", \"startOfWeek\": \"sunday\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "{\"$numberLong\": \"-1\"}"},
+    {"{\"startDate\": {\"$date\": \"2021-01-24T18:23:36Z\"}, \"endDate\": {\"$date\": \"2021-01-25T02:23:36Z\"}}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"week\"}}",
+     "{\"$numberLong\": \"0\"}"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"week\", \"startOfWeek\": null}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "null"},
+    {"{\"startDate\": 1, \"endDate\": 2, \"unit\": \"week\", \"timeZone\": 1}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "null"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"week\", \"timeZone\": \"GMT\", \"startOfWeek\": 1}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "ERROR:"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"hour\", \"timeZone\": \"GMT\", \"startOfWeek\": 1}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "{\"$numberLong\": \"0\"}"},
+    {"{\"startDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"endDate\": {\"$date\": \"2020-11-01T18:23:36Z\"}, \"unit\": \"week\", \"timeZone\": \"GMT\", \"startOfWeek\": \"FRIDIE\"}",
+     "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
+     "ERROR:"},
+
+    {NULL, NULL, NULL},
+};
+
 X_TABLE_TEST (test_expr_date_parts, parts)
 
 X_TABLE_TEST (test_expr_date_dst, dst)
@@ -910,6 +996,7 @@ X_TABLE_TEST (test_expr_date_from_string_formats, from_string_formats)
 X_TABLE_TEST (test_expr_date_add, add)
 
 X_TABLE_TEST (test_expr_date_diff, diff)
+X_TABLE_TEST (test_expr_date_diff_server, diff_server)
 
 X_TABLE_TEST (test_expr_date_trunc, trunc_)
 X_TABLE_TEST (test_expr_date_trunc_server, trunc_server)
@@ -1004,6 +1091,7 @@ main (void)
     T_RUN (test_expr_date_from_string_formats);
     T_RUN (test_expr_date_add);
     T_RUN (test_expr_date_diff);
+    T_RUN (test_expr_date_diff_server);
     T_RUN (test_expr_date_trunc);
     T_RUN (test_expr_date_trunc_server);
     T_RUN (test_expr_date_shared);
