@@ -942,15 +942,18 @@ get_date (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, const ch
                      type_name (v), rm_xshow (cx, v));
 }
 
-/* Whether argument i (if given) is null or missing; a constant one was
- * checked when parsed. */
+/* Whether argument i (if given) is null or missing. */
 static bool
 arg_nullish (rm_expr_ctx_t *cx, const rm_expr_t *e, int i, bool *nullish, bson_error_t *err)
 {
     bson_value_t v;
     *nullish = false;
-    if (i < 0 || !e->args[i] || is_const (e->args[i]))
+    if (i < 0 || !e->args[i])
         return true;
+    if (is_const (e->args[i])) {
+        *nullish = rm_xval_nullish (&e->args[i]->konst);
+        return true;
+    }
     if (!rm_xeval (cx, e->args[i], &v, err))
         return false;
     *nullish = rm_xval_nullish (&v);

@@ -976,6 +976,9 @@ static const x_case_t diff_server[] = {
      "{\"$dateDiff\": {\"startDate\": \"$startDate\", \"endDate\": \"$endDate\", \"unit\": \"$unit\", \"timezone\": \"$timeZone\", \"startOfWeek\": \"$startOfWeek\"}}",
      "ERROR:"},
 
+    /* a constant null timezone too, the unit from the document */
+    {"{\"u\": \"century\"}", "{\"$dateDiff\": {\"startDate\": 1, \"endDate\": 2, \"unit\": \"$u\", \"timezone\": null}}", "null"},
+    {"{\"u\": \"century\"}", "{\"$dateTrunc\": {\"date\": 1, \"unit\": \"$u\", \"timezone\": null}}", "null"},
     {NULL, NULL, NULL},
 };
 
