@@ -982,6 +982,78 @@ static const x_case_t diff_server[] = {
     {NULL, NULL, NULL},
 };
 
+/* The server's expectations of onError (date_from_string_on_error.js): it
+ * catches unparsable and non-string input, never a null format or
+ * timezone (null wins), nor an invalid format. */
+static const x_case_t from_string_on_error[] = {
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"July 4th\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"12:50:53\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"60.Monday1770/06:59\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"Not even close\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"July 4th, 10000\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": 5, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": {\"$literal\": {\"year\": 2018, \"month\": 2, \"day\": 5}}, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": {\"$literal\": [\"2018-02-05\"]}, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": null, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": {\"$undefined\": true}, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"$missing\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-02-06\", \"format\": \"%Y\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-02-06\", \"format\": \"%Y-%m-%dT%H\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-02-06\", \"format\": \"Y-m-d\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-02-06T11:56:02Z\", \"format\": null, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-02-06T11:56:02Z\", \"timezone\": null, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-02-06T11:56:02Z\", \"format\": {\"$undefined\": true}, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-02-06T11:56:02Z\", \"timezone\": {\"$undefined\": true}, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-02-06T11:56:02Z\", \"format\": \"$missing\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2018-02-06T11:56:02Z\", \"timezone\": \"$missing\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": 5, \"format\": null, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": 5, \"timezone\": \"$missing\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "{\"$date\": \"2017-07-04T11:56:02Z\"}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"Invalid date string\", \"format\": null, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"Invalid date string\", \"timezone\": \"$missing\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"invalid\", \"onError\": {\"$literal\": {}}}}",
+     "{}"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"invalid\", \"onError\": 5}}",
+     "5"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"invalid\", \"onError\": \"Not a date\"}}",
+     "\"Not a date\""},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"invalid\", \"onError\": null}}",
+     "null"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"invalid\", \"onError\": \"$missing\"}}",
+     "MISSING"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"4/26/1992\", \"format\": 5, \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "PARSE:requires that 'format' be a string"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"4/26/1992\", \"format\": \"%n\", \"onError\": {\"$date\": \"2017-07-04T11:56:02Z\"}}}",
+     "PARSE:Invalid format character '%n' in format string"},
+
+    {NULL, NULL, NULL},
+};
+
 X_TABLE_TEST (test_expr_date_parts, parts)
 
 X_TABLE_TEST (test_expr_date_dst, dst)
@@ -995,6 +1067,7 @@ X_TABLE_TEST (test_expr_date_to_string_server, to_string_server)
 
 X_TABLE_TEST (test_expr_date_from_string, from_string)
 X_TABLE_TEST (test_expr_date_from_string_formats, from_string_formats)
+X_TABLE_TEST (test_expr_date_from_string_on_error, from_string_on_error)
 
 X_TABLE_TEST (test_expr_date_add, add)
 
@@ -1092,6 +1165,7 @@ main (void)
     T_RUN (test_expr_date_to_string_server);
     T_RUN (test_expr_date_from_string);
     T_RUN (test_expr_date_from_string_formats);
+    T_RUN (test_expr_date_from_string_on_error);
     T_RUN (test_expr_date_add);
     T_RUN (test_expr_date_diff);
     T_RUN (test_expr_date_diff_server);
