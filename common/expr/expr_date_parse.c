@@ -7,7 +7,8 @@
  * the forms data holds: ISO dates ("2017-07-04", "2017-07-04T12:00:00Z",
  * "20170704"), "2017/07/04", American "07/04/2017", day-first
  * "04.07.2017" and "04-07-2017", month names ("July 4th, 2017",
- * "4 Jul 2017", "Tue, 04 Jul 2017 12:00:00 GMT"), times with seconds,
+ * "4 Jul 2017", "Tue, 04 Jul 2017 12:00:00 GMT"), ISO week dates
+ * ("2017-W27-2", "2017W272", "2017-W27"), times with seconds,
  * fractions and am/pm ("12pm", "12:30:15.123"), and zones as offsets
  * ("+02:00", "-0500", "+03"), "Z", "UTC", "GMT", the US abbreviations
  * (EST, EDT, CST, CDT, MST, MDT, PST, PDT), Europe's (WET, WEST, BST, CET,
@@ -372,6 +373,28 @@ after_month_name (dscan_t *p, int m)
 }
 
 /* A token starting with a digit. */
+/* After a year, an ISO week date as timelib reads one: "-W27-2",
+ * "W272", "-W27" (its Monday); the week 01 to 53, the day 0 to 7 (0 the
+ * Sunday before the week's Monday, 7 the one at its end). */
+static bool
+iso_week_date (dscan_t *p, int64_t y)
+{
+    int64_t w, d = 1, yy;
+    int mm, dd;
+    p->i += p->s[p->i] == '-' ? 2 : 1;
+    if (digits (p, 2, &w) != 2 || w < 1 || w > 53)
+        return fail_at (p, "Unexpected character");
+    if (peek (p, 0) == '-' && is_digit (peek (p, 1)))
+        p->i++;
+    if (is_digit (peek (p, 0))) {
+        d = p->s[p->i++] - '0';
+        if (d > 7)
+            return fail_at (p, "Unexpected character");
+    }
+    rm_cal_civil (rm_cal_iso_days (y, w, 1) + d - 1, &yy, &mm, &dd);
+    return set_date (p, yy, mm, dd);
+}
+
 static bool
 read_number (dscan_t *p)
 {
@@ -380,6 +403,8 @@ read_number (dscan_t *p)
     int k = digits (p, 9, &a), k2, k3, pm;
     char n0 = peek (p, 0);
 
+    if (k == 4 && (n0 == 'W' || (n0 == '-' && peek (p, 1) == 'W')))
+        return iso_week_date (p, a);
     if (k == 4 && (n0 == '-' || n0 == '/') && is_digit (peek (p, 1))) {
         /* 2017-07-04, 2017-07, 2017/07/04 */
         p->i++;

@@ -483,6 +483,20 @@ static const x_case_t from_string_formats[] = {
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-04 12:48:07 GMT-0200\"}}", D ("2017-07-04T14:48:07Z")},
     /* J is local time, not a zone */
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-07-14T12:02:44 J\"}}", "ERROR:The timezone could not be found"},
+    /* ISO week dates without a format (timelib's isoweekday and isoweek) */
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W27-2\"}}", D ("2017-07-04T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017W272\"}}", D ("2017-07-04T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W27\"}}", D ("2017-07-03T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W01-1\"}}", D ("2017-01-02T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2009-W01-1\"}}", D ("2008-12-29T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2020-W53-7\"}}", D ("2021-01-03T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W27-0\"}}", D ("2017-07-02T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W27-7\"}}", D ("2017-07-09T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W27-2T10:30:00Z\"}}", D ("2017-07-04T10:30:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W27-2 10:30 +02:00\"}}", D ("2017-07-04T08:30:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W54-1\"}}", "ERROR:Error parsing date string"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W27-8\"}}", "ERROR:Error parsing date string"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W27-2\", \"onError\": 0}}", D ("2017-07-04T00:00:00Z")},
     {NULL, NULL, NULL},
 };
 
