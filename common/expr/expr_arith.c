@@ -406,10 +406,17 @@ eval_mod (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
             return dec_divide (e, v, rm_xdec_mod, "can't mod by zero", out, err);
         if (as_double (&v[1]) == 0)
             return rm_xfail (err, e, "can't mod by zero");
+        /* A double divisor an int32 holds exactly leaves an int or long
+         * dividend's type ({$mod: [8, 3.0]} is the int 2): the server's
+         * expression_mod.js. */
+        if (w == W_DOUBLE && v[0].value_type != BSON_TYPE_DOUBLE && v[1].value.v_double >= INT32_MIN &&
+            v[1].value.v_double <= INT32_MAX && v[1].value.v_double == trunc (v[1].value.v_double))
+            w = width_of (&v[0]);
         if (w == W_DOUBLE) {
             rm_xset_double (out, fmod (as_double (&v[0]), as_double (&v[1])));
         } else {
-            int64_t a = as_long (&v[0]), b = as_long (&v[1]);
+            int64_t a = as_long (&v[0]);
+            int64_t b = v[1].value_type == BSON_TYPE_DOUBLE ? (int64_t) v[1].value.v_double : as_long (&v[1]);
             /* INT64_MIN % -1 is 0, not a trap. */
             int64_t r = b == -1 ? 0 : a % b;
             set_int_or_long (out, r, w == W_LONG);
@@ -780,7 +787,8 @@ eval_round_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson
             return true;
         }
         out->value_type = BSON_TYPE_DECIMAL128;
-        rm_xdec_quantize (&out->value.v_decimal128, &v.value.v_decimal128, (int32_t) -place, mode);
+        rm_xdec_quantize (&out->value.v_decimal128, &v.value.v_decimal128,
+                          rm_xdec_place_exp (&v.value.v_decimal128, (int32_t) -place), mode);
         return true;
     case BSON_TYPE_DOUBLE:
         /* The double's value to 34 digits, rounded in decimal (so 2.675,
@@ -790,7 +798,7 @@ eval_round_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson
             return true;
         }
         rm_xdec_from_double (&d, v.value.v_double, false);
-        rm_xdec_quantize (&d, &d, (int32_t) -place, mode);
+        rm_xdec_quantize (&d, &d, rm_xdec_place_exp (&d, (int32_t) -place), mode);
         rm_xset_double (out, dec_to_double (&d));
         return true;
     default: {

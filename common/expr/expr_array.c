@@ -515,18 +515,41 @@ eval_zip (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
 
 /* ---- $map, $filter, $reduce ---- */
 
-/* Binds name for the expressions parsed next: its slot, or -1 with err
- * naming the operator. */
-static int
-bind_var (rm_xparse_t *p, const rm_expr_t *e, const char *name, bson_error_t *err)
+/* Binds name for the expressions parsed next into *slot; false with err
+ * naming the operator. "as": "CURRENT" rebinds CURRENT, as the server's
+ * map.js does: each element is then what "$a" reads (RM_XVAR_CURRENT; the
+ * scope keeps an entry so that unbinding stays even, and $$CURRENT is
+ * matched before the scope is searched). */
+static bool
+bind_var (rm_xparse_t *p, const rm_expr_t *e, const char *name, int *slot, bson_error_t *err)
 {
-    int slot = rm_xparse_bind (p, name, err);
-    if (slot < 0) {
+    if (!strcmp (name, "CURRENT") && p->n_vars < RM_X_MAX_VARS) {
+        p->vars[p->n_vars++] = name;
+        *slot = RM_XVAR_CURRENT;
+        return true;
+    }
+    *slot = rm_xparse_bind (p, name, err);
+    if (*slot < 0) {
         char why[sizeof err->message];
         memcpy (why, err->message, sizeof why);
-        rm_xparse_fail (err, e, "%s", why);
+        return rm_xparse_fail (err, e, "%s", why);
     }
-    return slot;
+    return true;
+}
+
+/* Runs a loop whose "as" may be CURRENT, and gives CURRENT back after. */
+static bool
+keeping_current (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err,
+                 bool (*loop) (rm_expr_ctx_t *, const rm_expr_t *, bson_value_t *, bson_error_t *))
+{
+    bson_value_t saved;
+    bool ok;
+    if (e->ivar[0] != RM_XVAR_CURRENT)
+        return loop (cx, e, out, err);
+    saved = *rm_xcurrent (cx);
+    ok = loop (cx, e, out, err);
+    rm_xvar_set (cx, RM_XVAR_CURRENT, &saved);
+    return ok;
 }
 
 /* The parts of {$map: {input, as, in}}, {$filter: {input, as, cond,
@@ -587,7 +610,7 @@ parse_map (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_error_t *e
     if (!read_parts (arg, e, keys, 2, its, has, &as, err))
         return false;
     rm_xnode_args (e, 2);
-    if (!parse_part (p, &its[0], &e->args[0], err) || (e->ivar[0] = bind_var (p, e, as, err)) < 0)
+    if (!parse_part (p, &its[0], &e->args[0], err) || !bind_var (p, e, as, &e->ivar[0], err))
         return false;
     ok = parse_part (p, &its[1], &e->args[1], err);
     rm_xparse_unbind (p, 1);
@@ -614,7 +637,7 @@ loop_input (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *in, bson_value_
 }
 
 static bool
-eval_map (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+map_loop (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t in;
     bson_iter_t it;
@@ -666,7 +689,7 @@ parse_filter (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_error_t
     rm_xnode_args (e, 3);
     if (!parse_part (p, &its[0], &e->args[0], err) ||
         (has[2] && !parse_part (p, &its[2], &e->args[2], err)) ||
-        (e->ivar[0] = bind_var (p, e, as, err)) < 0)
+        !bind_var (p, e, as, &e->ivar[0], err))
         return false;
     ok = parse_part (p, &its[1], &e->args[1], err);
     rm_xparse_unbind (p, 1);
@@ -674,7 +697,7 @@ parse_filter (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_error_t
 }
 
 static bool
-eval_filter (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+filter_loop (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     bson_value_t in, lim;
     bson_iter_t it;
@@ -730,6 +753,18 @@ eval_filter (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_erro
     return true;
 }
 
+static bool
+eval_map (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+{
+    return keeping_current (cx, e, out, err, map_loop);
+}
+
+static bool
+eval_filter (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+{
+    return keeping_current (cx, e, out, err, filter_loop);
+}
+
 /* $reduce: args input, initialValue, in; ivar[0] the slot of $$this,
  * ivar[1] of $$value (both seen by "in" only). */
 static bool
@@ -744,9 +779,9 @@ parse_reduce (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_error_t
     rm_xnode_args (e, 3);
     if (!parse_part (p, &its[0], &e->args[0], err) || !parse_part (p, &its[1], &e->args[1], err))
         return false;
-    if ((e->ivar[0] = bind_var (p, e, "this", err)) < 0)
+    if (!bind_var (p, e, "this", &e->ivar[0], err))
         return false;
-    if ((e->ivar[1] = bind_var (p, e, "value", err)) < 0) {
+    if (!bind_var (p, e, "value", &e->ivar[1], err)) {
         rm_xparse_unbind (p, 1);
         return false;
     }

@@ -5,9 +5,10 @@
  *
  * The conversion table is the server's (its ExpressionConvert): what it
  * refuses we refuse, and a refusal or a value that does not convert is a
- * "conversion failure", the only error onError catches. An error while
- * evaluating input, or a 'to' or 'format' that names nothing, is not one:
- * it goes up as it is. Numbers parse as the server's NumberParser does (no
+ * "conversion failure", the only error onError catches; so is a 'to' that
+ * names a type $convert does not make (an object, "missing"), as the
+ * server's convert.js expects. An error while evaluating input, or a 'to'
+ * or 'format' that names nothing, is not one: it goes up as it is. Numbers parse as the server's NumberParser does (no
  * whitespace, no "0x", the whole string), and a double becomes a decimal
  * rounded to 15 significant digits, as its Decimal128(double) does. */
 #include <errno.h>
@@ -630,6 +631,19 @@ target_name (int t)
     case BSON_TYPE_INT64: return "a long";
     case BSON_TYPE_DECIMAL128: return "a decimal";
     case BSON_TYPE_BINARY: return "binData";
+    case 0: return "missing";
+    case BSON_TYPE_DOCUMENT: return "an object";
+    case BSON_TYPE_ARRAY: return "an array";
+    case BSON_TYPE_NULL: return "null";
+    case BSON_TYPE_UNDEFINED: return "undefined";
+    case BSON_TYPE_REGEX: return "a regex";
+    case BSON_TYPE_TIMESTAMP: return "a timestamp";
+    case BSON_TYPE_CODE: return "javascript";
+    case BSON_TYPE_SYMBOL: return "a symbol";
+    case BSON_TYPE_DBPOINTER: return "a dbPointer";
+    case BSON_TYPE_CODEWSCOPE: return "javascriptWithScope";
+    case -1: return "minKey";
+    case 127: return "maxKey";
     default: return "that type";
     }
 }
@@ -1022,7 +1036,8 @@ convert (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, const con
     case BSON_TYPE_BINARY:
         return to_binary (cx, e, v, c, out, err);
     default:
-        return hard (err, e, "cannot convert to that type");
+        /* a type 'to' names but $convert does not make */
+        return unsupported (cx, e, err, v, c->target);
     }
 }
 
@@ -1038,11 +1053,15 @@ static const struct {
     {"javascript", 13}, {"symbol", 14},   {"javascriptWithScope", 15},
     {"int", 16},       {"timestamp", 17}, {"long", 18},      {"decimal", 19},
     {"minKey", -1},    {"maxKey", 127},
+    /* what $type says of a missing value: a name 'to' takes, though no
+     * conversion makes it */
+    {"missing", 0},
 };
 
 /* A type as 'to' names it (a name or a BSON type number) into c->target;
- * false with err (not a conversion failure) if it names none or one
- * $convert does not make. */
+ * false with err (not a conversion failure) if it names none. One that
+ * $convert does not make is kept: converting to it is a failure onError
+ * catches. */
 static bool
 resolve_type (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, conv_t *c, bson_error_t *err)
 {
@@ -1062,7 +1081,7 @@ resolve_type (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, conv
         if (!rm_xval_to_int64 (v, &i))
             return rm_xfail (err, e, "numeric 'to' argument %s is not an integer", rm_xshow (cx, v));
         for (size_t k = 0; k < sizeof type_names / sizeof type_names[0]; k++)
-            if (type_names[k].code == i) {
+            if (type_names[k].code == i && i != 0) {
                 code = (int) i;
                 found = true;
             }
@@ -1071,21 +1090,8 @@ resolve_type (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, conv
     } else {
         return rm_xfail (err, e, "'to' must be a string or a number, not %s", rm_xval_type_name (v));
     }
-    switch (code) {
-    case BSON_TYPE_DOUBLE:
-    case BSON_TYPE_UTF8:
-    case BSON_TYPE_BINARY:
-    case BSON_TYPE_OID:
-    case BSON_TYPE_BOOL:
-    case BSON_TYPE_DATE_TIME:
-    case BSON_TYPE_INT32:
-    case BSON_TYPE_INT64:
-    case BSON_TYPE_DECIMAL128:
-        c->target = code;
-        return true;
-    default:
-        return rm_xfail (err, e, "unsupported 'to' type %s", rm_xshow (cx, v));
-    }
+    c->target = code;
+    return true;
 }
 
 static bool

@@ -942,6 +942,24 @@ get_date (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, const ch
                      type_name (v), rm_xshow (cx, v));
 }
 
+/* Whether argument i (if given) is null or missing. */
+static bool
+arg_nullish (rm_expr_ctx_t *cx, const rm_expr_t *e, int i, bool *nullish, bson_error_t *err)
+{
+    bson_value_t v;
+    *nullish = false;
+    if (i < 0 || !e->args[i])
+        return true;
+    if (is_const (e->args[i])) {
+        *nullish = rm_xval_nullish (&e->args[i]->konst);
+        return true;
+    }
+    if (!rm_xeval (cx, e->args[i], &v, err))
+        return false;
+    *nullish = rm_xval_nullish (&v);
+    return true;
+}
+
 static bool
 eval_diff (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
@@ -949,6 +967,7 @@ eval_diff (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_
     rm_tz_t tz;
     int unit, sow = 7, r;
     int64_t a, b, res;
+    bool tz_null;
     lt_t s, t;
 
     if (!rm_xeval (cx, e->args[0], &sv, err))
@@ -957,9 +976,11 @@ eval_diff (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_
         rm_xset_null (out);
         return true;
     }
-    if (!rm_xeval (cx, e->args[1], &ev, err))
+    /* as the server (date_diff.js): a null or missing timezone makes null
+     * before the unit is checked */
+    if (!rm_xeval (cx, e->args[1], &ev, err) || !arg_nullish (cx, e, dd (e)->tz_arg, &tz_null, err))
         return false;
-    if (rm_xval_nullish (&ev)) {
+    if (rm_xval_nullish (&ev) || tz_null) {
         rm_xset_null (out);
         return true;
     }
@@ -1007,25 +1028,30 @@ check_diff (rm_xparse_t *p, rm_expr_t *e, bson_error_t *err)
 static bool
 eval_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
+    const ddata_t *d = dd (e);
     bson_value_t dv, bv;
     rm_tz_t tz;
     int unit, sow = 7, r;
     int64_t date, bin = 1, res;
+    bool unit_null, tz_null;
     lt_t t;
 
-    if (!rm_xeval (cx, e->args[0], &dv, err))
+    /* The server's order (date_trunc.js): a null or missing date, unit,
+     * binSize or timezone makes null before any of them is checked, then
+     * the unit, then a null startOfWeek for weeks, then the rest. */
+    rm_xset_missing (&bv);
+    if (!rm_xeval (cx, e->args[0], &dv, err) || (e->args[2] && !rm_xeval (cx, e->args[2], &bv, err)) ||
+        !arg_nullish (cx, e, d->unit_arg, &unit_null, err) || !arg_nullish (cx, e, d->tz_arg, &tz_null, err))
         return false;
-    if (rm_xval_nullish (&dv)) {
+    if (rm_xval_nullish (&dv) || (e->args[2] && rm_xval_nullish (&bv)) || unit_null || tz_null) {
         rm_xset_null (out);
         return true;
     }
+    if ((r = eval_unit (cx, e, &unit, err)) <= 0 || (unit == U_WEEK && (r = eval_sow (cx, e, &sow, err)) <= 0)) {
+        rm_xset_null (out);
+        return r == 0;
+    }
     if (e->args[2]) {
-        if (!rm_xeval (cx, e->args[2], &bv, err))
-            return false;
-        if (rm_xval_nullish (&bv)) {
-            rm_xset_null (out);
-            return true;
-        }
         if (!rm_xval_to_int64 (&bv, &bin))
             return rm_xfail (err, e, "$dateTrunc requires 'binSize' to be a 64-bit integer, but got "
                              "value %s of type %s", rm_xshow (cx, &bv), type_name (&bv));
@@ -1033,8 +1059,7 @@ eval_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error
             return rm_xfail (err, e, "$dateTrunc requires 'binSize' to be greater than 0, but got "
                              "value %lld", (long long) bin);
     }
-    if ((r = eval_unit (cx, e, &unit, err)) <= 0 ||
-        (unit == U_WEEK && (r = eval_sow (cx, e, &sow, err)) <= 0) || (r = eval_tz (cx, e, &tz, err)) <= 0) {
+    if ((r = eval_tz (cx, e, &tz, err)) <= 0) {
         rm_xset_null (out);
         return r == 0;
     }

@@ -7,10 +7,12 @@
  * the forms data holds: ISO dates ("2017-07-04", "2017-07-04T12:00:00Z",
  * "20170704"), "2017/07/04", American "07/04/2017", day-first
  * "04.07.2017" and "04-07-2017", month names ("July 4th, 2017",
- * "4 Jul 2017", "Tue, 04 Jul 2017 12:00:00 GMT"), times with seconds,
+ * "4 Jul 2017", "Tue, 04 Jul 2017 12:00:00 GMT"), ISO week dates
+ * ("2017-W27-2", "2017W272", "2017-W27"), times with seconds,
  * fractions and am/pm ("12pm", "12:30:15.123"), and zones as offsets
- * ("+02:00", "-0500", "+03"), "Z", "UTC", "GMT" and the US abbreviations
- * (EST, EDT, CST, CDT, MST, MDT, PST, PDT). Anything else is refused
+ * ("+02:00", "-0500", "+03"), "Z", "UTC", "GMT", the US abbreviations
+ * (EST, EDT, CST, CDT, MST, MDT, PST, PDT), Europe's (WET, WEST, BST, CET,
+ * CEST, EET, EEST) and the military letters. Anything else is refused
  * with an error naming the string, never guessed: a form the server
  * would read differently must not become a wrong date.
  *
@@ -278,10 +280,22 @@ typedef struct {
     int32_t off;
 } abbr_t;
 
+/* The US abbreviations, Europe's that timelib reads one way only, and the
+ * military letters (A to I are +1 to +9, K to M +10 to +12, N to Y -1 to
+ * -12, Z zero; J is local time, so not a zone), which the server's
+ * date_from_string.js reads ("12:02 A" is 11:02 UTC). */
 static const abbr_t abbrs[] = {
     {"z", 0},          {"utc", 0},        {"gmt", 0},        {"ut", 0},
     {"est", -5 * 3600}, {"edt", -4 * 3600}, {"cst", -6 * 3600}, {"cdt", -5 * 3600},
     {"mst", -7 * 3600}, {"mdt", -6 * 3600}, {"pst", -8 * 3600}, {"pdt", -7 * 3600},
+    {"wet", 0},        {"west", 3600},    {"bst", 3600},     {"cet", 3600},
+    {"cest", 2 * 3600}, {"eet", 2 * 3600}, {"eest", 3 * 3600},
+    {"a", 3600},       {"b", 2 * 3600},   {"c", 3 * 3600},   {"d", 4 * 3600},
+    {"e", 5 * 3600},   {"f", 6 * 3600},   {"g", 7 * 3600},   {"h", 8 * 3600},
+    {"i", 9 * 3600},   {"k", 10 * 3600},  {"l", 11 * 3600},  {"m", 12 * 3600},
+    {"n", -3600},      {"o", -2 * 3600},  {"p", -3 * 3600},  {"q", -4 * 3600},
+    {"r", -5 * 3600},  {"s", -6 * 3600},  {"t", -7 * 3600},  {"u", -8 * 3600},
+    {"v", -9 * 3600},  {"w", -10 * 3600}, {"x", -11 * 3600}, {"y", -12 * 3600},
     {NULL, 0},
 };
 
@@ -359,6 +373,28 @@ after_month_name (dscan_t *p, int m)
 }
 
 /* A token starting with a digit. */
+/* After a year, an ISO week date as timelib reads one: "-W27-2",
+ * "W272", "-W27" (its Monday); the week 01 to 53, the day 0 to 7 (0 the
+ * Sunday before the week's Monday, 7 the one at its end). */
+static bool
+iso_week_date (dscan_t *p, int64_t y)
+{
+    int64_t w, d = 1, yy;
+    int mm, dd;
+    p->i += p->s[p->i] == '-' ? 2 : 1;
+    if (digits (p, 2, &w) != 2 || w < 1 || w > 53)
+        return fail_at (p, "Unexpected character");
+    if (peek (p, 0) == '-' && is_digit (peek (p, 1)))
+        p->i++;
+    if (is_digit (peek (p, 0))) {
+        d = p->s[p->i++] - '0';
+        if (d > 7)
+            return fail_at (p, "Unexpected character");
+    }
+    rm_cal_civil (rm_cal_iso_days (y, w, 1) + d - 1, &yy, &mm, &dd);
+    return set_date (p, yy, mm, dd);
+}
+
 static bool
 read_number (dscan_t *p)
 {
@@ -367,6 +403,8 @@ read_number (dscan_t *p)
     int k = digits (p, 9, &a), k2, k3, pm;
     char n0 = peek (p, 0);
 
+    if (k == 4 && (n0 == 'W' || (n0 == '-' && peek (p, 1) == 'W')))
+        return iso_week_date (p, a);
     if (k == 4 && (n0 == '-' || n0 == '/') && is_digit (peek (p, 1))) {
         /* 2017-07-04, 2017-07, 2017/07/04 */
         p->i++;
@@ -541,7 +579,7 @@ scan_format (dscan_t *p, const char *f, size_t flen)
             if (f[j] == '%')
                 j++;
             if (p->i >= p->len)
-                return fail_at (p, "Not enough data available to satisfy format");
+                return fail_at (p, "Data missing");
             if (p->s[p->i] != f[j])
                 return fail_at (p, "Format literal not found");
             p->i++;
@@ -549,7 +587,7 @@ scan_format (dscan_t *p, const char *f, size_t flen)
         }
         char spec = f[++j];
         if (p->i >= p->len)
-            return fail_at (p, "Not enough data available to satisfy format");
+            return fail_at (p, "Data missing");
         switch (spec) {
         case 'Y':
             if (!fixed_digits (p, 1, 4, &y, "A four digit year could not be found"))
@@ -631,6 +669,11 @@ scan_format (dscan_t *p, const char *f, size_t flen)
             break;
         }
         case 'z':
+            /* timelib skips blanks and an opening parenthesis before a
+             * zone ("12:02:44.771 GMT+02"), and closing ones after */
+            skip (p, " \t(");
+            if (p->i >= p->len)
+                return fail_at (p, "Data missing");
             if (p->s[p->i] == '+' || p->s[p->i] == '-') {
                 if (!is_digit (peek (p, 1)))
                     return fail_at (p, "The timezone could not be found in the database");
@@ -642,6 +685,7 @@ scan_format (dscan_t *p, const char *f, size_t flen)
             } else {
                 return fail_at (p, "The timezone could not be found in the database");
             }
+            skip (p, ")");
             break;
         case 'Z': {
             int sign = p->s[p->i] == '-' ? -1 : 1;
@@ -718,6 +762,13 @@ rm_xdate_parse_in (rm_expr_ctx_t *cx, const rm_expr_t *op, const char *s, size_t
     p.m = p.d = p.h = p.mi = p.sec = p.wday = UNSET;
     p.us = UNSET;
     *conversion = true;
+    if (format) {
+        /* timelib reads both as C strings: each ends at a NUL, so the
+         * rest of the string is missing or the rest of the format never
+         * read (date_from_string.js) */
+        p.len = len = strnlen (s, len);
+        format_len = strnlen (format, format_len);
+    }
     ok = format ? scan_format (&p, format, format_len) : scan_lenient (&p);
     if (!ok) {
         *conversion = p.conversion;

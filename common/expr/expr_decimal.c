@@ -647,6 +647,25 @@ rm_xdec_sqrt (bson_decimal128_t *r, const bson_decimal128_t *a)
     round_pack (r, false, &s, e, true);
 }
 
+int32_t
+rm_xdec_place_exp (const bson_decimal128_t *a, int32_t exp)
+{
+    rm_dec_t x;
+    rm_big_t c;
+    unsigned nd;
+
+    rm_dec_unpack (a, &x);
+    if (x.kind != RM_DEC_FINITE || x.exp < exp)
+        return exp;
+    coef (&x, &c);
+    if (rm_big_is_zero (&c))
+        return exp;
+    nd = rm_big_digits (&c);
+    if (nd + (uint64_t) (x.exp - exp) <= DIGITS)
+        return exp;
+    return (int32_t) (x.exp + (int64_t) nd - DIGITS);
+}
+
 void
 rm_xdec_quantize (bson_decimal128_t *r, const bson_decimal128_t *a, int32_t exp,
                   rm_xdec_round_t mode)

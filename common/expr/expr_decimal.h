@@ -58,6 +58,11 @@ void rm_xdec_sqrt (bson_decimal128_t *r, const bson_decimal128_t *a);
  * IEEE 754's quantize says. */
 void rm_xdec_quantize (bson_decimal128_t *r, const bson_decimal128_t *a, int32_t exp,
                        rm_xdec_round_t mode);
+/* The exponent $round and $trunc quantize a to for a place at 10^exp: exp,
+ * or where padding a with zeros to it would need more than 34 digits, the
+ * one that gives 34 (the server pads 1.298 at 100 places to 34 digits,
+ * round_trunc.js, where IEEE's quantize says NaN). */
+int32_t rm_xdec_place_exp (const bson_decimal128_t *a, int32_t exp);
 void rm_xdec_abs (bson_decimal128_t *r, const bson_decimal128_t *a);
 
 #endif

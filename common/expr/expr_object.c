@@ -280,6 +280,10 @@ parse_get_field (rm_xparse_t *p, const bson_iter_t *arg, rm_expr_t *e, bson_erro
             }
             if (!e->args[0])
                 return rm_xparse_fail (err, e, "missing the required argument 'field'");
+            /* only the shorthand reads $$CURRENT: the server refuses the
+             * full form without 'input' (expression_get_field.js) */
+            if (!e->args[1])
+                return rm_xparse_fail (err, e, "missing the required argument 'input'");
         }
     } else if (!rm_xparse_expr (p, arg, &e->args[0], err)) {
         return false;

@@ -19,7 +19,8 @@
  *
  * Every match runs with limits (match_limit, depth_limit): a pattern that
  * backtracks without end fails with an error naming the operator instead
- * of holding the run. */
+ * of holding the run. A limit the pattern sets itself ((*LIMIT_MATCH=n))
+ * is the user's: reaching it finds nothing. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <pthread.h>
@@ -186,6 +187,7 @@ check_regex (rm_xparse_t *p, rm_expr_t *e, bson_error_t *err)
 {
     rx_t *rx = bson_malloc0 (sizeof *rx);
     const rm_expr_t *re = e->args[1], *opt = e->args[2];
+    bson_value_t none;
     char why[300];
 
     pthread_mutex_init (&rx->lock, NULL);
@@ -194,12 +196,13 @@ check_regex (rm_xparse_t *p, rm_expr_t *e, bson_error_t *err)
     pcre2_set_depth_limit (rx->mctx, RX_DEPTH_LIMIT);
     e->data = rx;
     e->data_free = rx_free;
-    rx->konst = re->kind == RM_X_CONST && (!opt || opt->kind == RM_X_CONST);
+    /* a regex left out is a missing one, as the server's regex_find.js
+     * has it ({input: "$text"} finds nothing) */
+    rm_xset_missing (&none);
+    rx->konst = (!re || re->kind == RM_X_CONST) && (!opt || opt->kind == RM_X_CONST);
     if (rx->konst) {
-        bson_value_t none;
         rx_spec_t sp;
-        rm_xset_missing (&none);
-        if (!rx_spec (&re->konst, opt ? &opt->konst : &none, &sp, why, sizeof why))
+        if (!rx_spec (re ? &re->konst : &none, opt ? &opt->konst : &none, &sp, why, sizeof why))
             return rm_xparse_fail (err, e, "%s", why);
         if (!sp.has) {
             rx->null_pattern = true;
@@ -321,6 +324,15 @@ rx_begin (rm_expr_ctx_t *cx, const rm_expr_t *e, rx_run_t *r, bool *null, bson_e
     return true;
 }
 
+/* Whether the pattern sets the limit that rc says was reached. */
+static bool
+own_limit (const pcre2_code *code, int rc)
+{
+    uint32_t v;
+    return pcre2_pattern_info (code, rc == PCRE2_ERROR_MATCHLIMIT ? PCRE2_INFO_MATCHLIMIT : PCRE2_INFO_DEPTHLIMIT,
+                               &v) == 0;
+}
+
 /* One match from byte start: > 0 matched, 0 none, < 0 an error (set). */
 static int
 rx_exec (rm_expr_ctx_t *cx, const rm_expr_t *e, rx_run_t *r, size_t start, bson_error_t *err)
@@ -331,6 +343,11 @@ rx_exec (rm_expr_ctx_t *cx, const rm_expr_t *e, rx_run_t *r, size_t start, bson_
     int rc = pcre2_match (r->code, (PCRE2_SPTR) r->s, r->len, start, r->utf_checked ? PCRE2_NO_UTF_CHECK : 0,
                           r->md, rx->mctx);
     if (rc == PCRE2_ERROR_NOMATCH)
+        return 0;
+    /* A limit the pattern sets itself ("(*LIMIT_MATCH=1)fé") only stops
+     * that search, as the server's regex_find.js expects; the default
+     * limits stay an error, so a catastrophic pattern is named. */
+    if ((rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT) && own_limit (r->code, rc))
         return 0;
     if (rc < 0) {
         PCRE2_UCHAR msg[160];
@@ -485,8 +502,8 @@ eval_regex_find_all (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, b
 }
 
 const rm_xop_t rm_xops_regex[] = {
-    {"$regexMatch", eval_regex_match, 0, 0, {"*input", "*regex", "options"}, NULL, check_regex},
-    {"$regexFind", eval_regex_find, 0, 0, {"*input", "*regex", "options"}, NULL, check_regex},
-    {"$regexFindAll", eval_regex_find_all, 0, 0, {"*input", "*regex", "options"}, NULL, check_regex},
+    {"$regexMatch", eval_regex_match, 0, 0, {"input", "regex", "options"}, NULL, check_regex},
+    {"$regexFind", eval_regex_find, 0, 0, {"input", "regex", "options"}, NULL, check_regex},
+    {"$regexFindAll", eval_regex_find_all, 0, 0, {"input", "regex", "options"}, NULL, check_regex},
     {NULL, NULL, 0, 0, {NULL}, NULL, NULL},
 };

@@ -141,6 +141,39 @@ static const x_case_t mods[] = {
     {NULL, NULL, NULL},
 };
 
+/* The server's expectations (expression_mod.js): the type of each pair,
+ * a double divisor that is integral keeping an integral dividend's type,
+ * zero refused, NaN and infinities; the result has the dividend's sign. */
+static const x_case_t mods_server[] = {
+    {"{}", "{\"$mod\": [138.5, 3.0]}", "0.5"},
+    {"{}", "{\"$mod\": [138.5, {\"$numberLong\": \"3\"}]}", "0.5"},
+    {"{}", "{\"$mod\": [138.5, 3]}", "0.5"},
+    {"{}", "{\"$mod\": [8, 3.25]}", "1.5"},
+    {"{}", "{\"$mod\": [8, 3.0]}", "2"},
+    {"{}", "{\"$mod\": [8, 3]}", "2"},
+    {"{}", "{\"$mod\": [8, {\"$numberLong\": \"3\"}]}", "{\"$numberLong\": \"2\"}"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"8\"}, 3.25]}", "1.5"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"8\"}, 3.0]}", "{\"$numberLong\": \"2\"}"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"500000000000\"}, 450000000000.0]}", "50000000000.0"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"8\"}, 3]}", "{\"$numberLong\": \"2\"}"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"8\"}, {\"$numberLong\": \"3\"}]}", "{\"$numberLong\": \"2\"}"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"800000000000\"}, {\"$numberLong\": \"300000000000\"}]}", "{\"$numberLong\": \"200000000000\"}"},
+    {"{}", "{\"$mod\": [10.0, 0.0]}", "ERROR:can't mod by zero"},
+    {"{}", "{\"$mod\": [10, 0]}", "ERROR:can't mod by zero"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"10\"}, {\"$numberLong\": \"0\"}]}", "ERROR:can't mod by zero"},
+    {"{}", "{\"$mod\": [10.0, {\"$numberDouble\": \"NaN\"}]}", "{\"$numberDouble\": \"NaN\"}"},
+    {"{}", "{\"$mod\": [10.0, {\"$numberDouble\": \"Infinity\"}]}", "10.0"},
+    {"{}", "{\"$mod\": [10.0, {\"$numberDouble\": \"-Infinity\"}]}", "10.0"},
+    {"{}", "{\"$mod\": [{\"$numberDouble\": \"NaN\"}, 10.0]}", "{\"$numberDouble\": \"NaN\"}"},
+    {"{}", "{\"$mod\": [-8, 3]}", "-2"},
+    {"{}", "{\"$mod\": [-8, -3]}", "-2"},
+    {"{}", "{\"$mod\": [8, -3]}", "2"},
+    {"{}", "{\"$mod\": [{\"$numberLong\": \"-8\"}, 3]}", "{\"$numberLong\": \"-2\"}"},
+    {"{}", "{\"$mod\": [-8.5, -3]}", "-2.5"},
+    {"{}", "{\"$mod\": [8.5, -3.0]}", "2.5"},
+    {NULL, NULL, NULL},
+};
+
 static const x_case_t absolutes[] = {
     {"{\"startTemp\": 50, \"endTemp\": 80}", "{\"$abs\": {\"$subtract\": [\"$startTemp\", \"$endTemp\"]}}", "30"},
     {"{}", "{\"$abs\": -1}", "1"},
@@ -206,7 +239,7 @@ static const x_case_t rounds[] = {
     {"{}", "{\"$round\": [{\"$numberDecimal\": \"5\"}, 2]}", "{\"$numberDecimal\": \"5.00\"}"},
     {"{}", "{\"$round\": [{\"$numberDecimal\": \"1250\"}, -2]}", "{\"$numberDecimal\": \"1.2E+3\"}"},
     {"{}", "{\"$round\": {\"$numberDecimal\": \"-0.5\"}}", "{\"$numberDecimal\": \"-0\"}"},
-    {"{}", "{\"$round\": [{\"$numberDecimal\": \"1E+40\"}, 0]}", "{\"$numberDecimal\": \"NaN\"}"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"1E+40\"}, 0]}", "{\"$numberDecimal\": \"1.000000000000000000000000000000000E+40\"}"},
     {"{}", "{\"$round\": {\"$numberDecimal\": \"Infinity\"}}", "{\"$numberDecimal\": \"Infinity\"}"},
     {"{}", "{\"$round\": {\"$numberDouble\": \"Infinity\"}}", "{\"$numberDouble\": \"Infinity\"}"},
     {"{}", "{\"$round\": [5.5, 2.0]}", "5.5"},
@@ -215,7 +248,7 @@ static const x_case_t rounds[] = {
     {"{}", "{\"$round\": [5.5, \"1\"]}", "ERROR:integral"},
     {"{}", "{\"$round\": [5.5, 101]}", "ERROR:outside [-20, 100]"},
     {"{}", "{\"$round\": [5.5, -21]}", "ERROR:outside [-20, 100]"},
-    {"{}", "{\"$round\": [5.5, 100]}", "{\"$numberDouble\": \"NaN\"}"},
+    {"{}", "{\"$round\": [5.5, 100]}", "5.5"},
     {"{}", "{\"$round\": [5.5, 32]}", "5.5"},
     {"{}", "{\"$round\": [null, 1]}", "null"},
     {"{}", "{\"$round\": [1.5, null]}", "null"},
@@ -233,6 +266,93 @@ static const x_case_t rounds[] = {
     {"{}", "{\"$trunc\": [-99, -1]}", "-90"},
     {"{}", "{\"$trunc\": [7, 1]}", "7"},
     {"{}", "{\"$trunc\": \"x\"}", "ERROR:only supports numeric types"},
+    {NULL, NULL, NULL},
+};
+
+/* The server's expectations (round_trunc.js) and every numeric type at a
+ * place: NaN and infinities pass through, a place past 34 digits pads to
+ * 34 (1.298 at 100 places), int and long keep their type. */
+static const x_case_t round_trunc_server[] = {
+    {"{}", "{\"$trunc\": {\"$numberLong\": \"4\"}}", "{\"$numberLong\": \"4\"}"},
+    {"{}", "{\"$trunc\": {\"$numberDouble\": \"NaN\"}}", "{\"$numberDouble\": \"NaN\"}"},
+    {"{}", "{\"$trunc\": {\"$numberDouble\": \"Infinity\"}}", "{\"$numberDouble\": \"Infinity\"}"},
+    {"{}", "{\"$trunc\": {\"$numberDouble\": \"-Infinity\"}}", "{\"$numberDouble\": \"-Infinity\"}"},
+    {"{}", "{\"$trunc\": null}", "null"},
+    {"{}", "{\"$trunc\": -2.0}", "-2.0"},
+    {"{}", "{\"$trunc\": 0.9}", "0.0"},
+    {"{}", "{\"$trunc\": -1.2}", "-1.0"},
+    {"{}", "{\"$trunc\": {\"$numberDecimal\": \"-1.6\"}}", "{\"$numberDecimal\": \"-1\"}"},
+    {"{}", "{\"$round\": {\"$numberLong\": \"4\"}}", "{\"$numberLong\": \"4\"}"},
+    {"{}", "{\"$round\": {\"$numberDouble\": \"NaN\"}}", "{\"$numberDouble\": \"NaN\"}"},
+    {"{}", "{\"$round\": {\"$numberDouble\": \"Infinity\"}}", "{\"$numberDouble\": \"Infinity\"}"},
+    {"{}", "{\"$round\": {\"$numberDouble\": \"-Infinity\"}}", "{\"$numberDouble\": \"-Infinity\"}"},
+    {"{}", "{\"$round\": null}", "null"},
+    {"{}", "{\"$round\": -2.0}", "-2.0"},
+    {"{}", "{\"$round\": 0.9}", "1.0"},
+    {"{}", "{\"$round\": -1.2}", "-1.0"},
+    {"{}", "{\"$round\": {\"$numberDecimal\": \"-1.6\"}}", "{\"$numberDecimal\": \"-2\"}"},
+    {"{}", "{\"$trunc\": [1.298, 0]}", "1.0"},
+    {"{}", "{\"$trunc\": [1.298, 1]}", "1.2"},
+    {"{}", "{\"$trunc\": [23.298, -1]}", "20.0"},
+    {"{}", "{\"$trunc\": [{\"$numberDecimal\": \"1.298\"}, 0]}", "{\"$numberDecimal\": \"1\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberDecimal\": \"1.298\"}, 1]}", "{\"$numberDecimal\": \"1.2\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberDecimal\": \"23.298\"}, -1]}", "{\"$numberDecimal\": \"2E+1\"}"},
+    {"{}", "{\"$trunc\": [1.298, 100]}", "1.298"},
+    {"{}", "{\"$trunc\": [{\"$numberDecimal\": \"1.298912343250054252245154325\"}, {\"$numberLong\": \"20\"}]}", "{\"$numberDecimal\": \"1.29891234325005425224\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberDecimal\": \"1.298\"}, {\"$numberDecimal\": \"100\"}]}", "{\"$numberDecimal\": \"1.298000000000000000000000000000000\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberDouble\": \"Infinity\"}, 0]}", "{\"$numberDouble\": \"Infinity\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberDouble\": \"-Infinity\"}, 0]}", "{\"$numberDouble\": \"-Infinity\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberDouble\": \"NaN\"}, 0]}", "{\"$numberDouble\": \"NaN\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberDecimal\": \"Infinity\"}, 0]}", "{\"$numberDecimal\": \"Infinity\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberDecimal\": \"-Infinity\"}, 0]}", "{\"$numberDecimal\": \"-Infinity\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberDecimal\": \"NaN\"}, 0]}", "{\"$numberDecimal\": \"NaN\"}"},
+    {"{}", "{\"$trunc\": [1, {\"$numberLong\": \"101\"}]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$trunc\": [1, {\"$numberLong\": \"-21\"}]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$trunc\": [1, {\"$numberDecimal\": \"101\"}]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$trunc\": [1, {\"$numberDecimal\": \"-21\"}]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$trunc\": [1, 101]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$trunc\": [1, -21]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$round\": [1.298, 0]}", "1.0"},
+    {"{}", "{\"$round\": [1.298, 1]}", "1.3"},
+    {"{}", "{\"$round\": [23.298, -1]}", "20.0"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"1.298\"}, 0]}", "{\"$numberDecimal\": \"1\"}"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"1.298\"}, 1]}", "{\"$numberDecimal\": \"1.3\"}"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"23.298\"}, -1]}", "{\"$numberDecimal\": \"2E+1\"}"},
+    {"{}", "{\"$round\": [1.298, 100]}", "1.298"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"1.298912343250054252245154325\"}, {\"$numberLong\": \"20\"}]}", "{\"$numberDecimal\": \"1.29891234325005425225\"}"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"1.298\"}, {\"$numberDecimal\": \"100\"}]}", "{\"$numberDecimal\": \"1.298000000000000000000000000000000\"}"},
+    {"{}", "{\"$round\": [{\"$numberDouble\": \"Infinity\"}, 0]}", "{\"$numberDouble\": \"Infinity\"}"},
+    {"{}", "{\"$round\": [{\"$numberDouble\": \"-Infinity\"}, 0]}", "{\"$numberDouble\": \"-Infinity\"}"},
+    {"{}", "{\"$round\": [{\"$numberDouble\": \"NaN\"}, 0]}", "{\"$numberDouble\": \"NaN\"}"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"Infinity\"}, 0]}", "{\"$numberDecimal\": \"Infinity\"}"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"-Infinity\"}, 0]}", "{\"$numberDecimal\": \"-Infinity\"}"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"NaN\"}, 0]}", "{\"$numberDecimal\": \"NaN\"}"},
+    {"{}", "{\"$round\": [1, {\"$numberLong\": \"101\"}]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$round\": [1, {\"$numberLong\": \"-21\"}]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$round\": [1, {\"$numberDecimal\": \"101\"}]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$round\": [1, {\"$numberDecimal\": \"-21\"}]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$round\": [1, 101]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$round\": [1, -21]}", "ERROR:outside [-20, 100]"},
+    {"{}", "{\"$round\": [2147483647, -1]}", "{\"$numberLong\": \"2147483650\"}"},
+    {"{}", "{\"$round\": [{\"$numberLong\": \"9223372036854775806\"}, -1]}", "ERROR:does not fit a long"},
+    {"{}", "{\"$round\": [1, {\"$numberDecimal\": \"1.4\"}]}", "ERROR:integral"},
+    {"{}", "{\"$trunc\": [1, 10.5]}", "ERROR:integral"},
+    {"{}", "{\"$trunc\": \"string\"}", "ERROR:only supports numeric types"},
+    {"{}", "{\"$trunc\": [1, 2, 3]}", "PARSE:takes 1 to 2 arguments"},
+    {"{}", "{\"$round\": [1234, 2]}", "1234"},
+    {"{}", "{\"$round\": [1250, -2]}", "1200"},
+    {"{}", "{\"$round\": [1350, -2]}", "1400"},
+    {"{}", "{\"$trunc\": [1299, -2]}", "1200"},
+    {"{}", "{\"$trunc\": [-1299, -2]}", "-1200"},
+    {"{}", "{\"$round\": [{\"$numberLong\": \"1250\"}, -2]}", "{\"$numberLong\": \"1200\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberLong\": \"-1299\"}, -2]}", "{\"$numberLong\": \"-1200\"}"},
+    {"{}", "{\"$round\": [{\"$numberLong\": \"7\"}, 1]}", "{\"$numberLong\": \"7\"}"},
+    {"{}", "{\"$round\": [1.25, 1]}", "1.2"},
+    {"{}", "{\"$round\": [-1.35, 1]}", "-1.4"},
+    {"{}", "{\"$trunc\": [-1.29, 1]}", "-1.2"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"1.25\"}, -1]}", "{\"$numberDecimal\": \"0E+1\"}"},
+    {"{}", "{\"$trunc\": [{\"$numberDecimal\": \"-19.9\"}, 0]}", "{\"$numberDecimal\": \"-19\"}"},
+    {"{}", "{\"$round\": [{\"$numberDecimal\": \"1E+40\"}, -20]}", "{\"$numberDecimal\": \"1.00000000000000000000E+40\"}"},
     {NULL, NULL, NULL},
 };
 
@@ -458,9 +578,11 @@ TABLE_TEST (subtracts)
 TABLE_TEST (multiplies)
 TABLE_TEST (divides)
 TABLE_TEST (mods)
+TABLE_TEST (mods_server)
 TABLE_TEST (absolutes)
 TABLE_TEST (ceilfloor)
 TABLE_TEST (rounds)
+TABLE_TEST (round_trunc_server)
 TABLE_TEST (logs)
 TABLE_TEST (pows)
 TABLE_TEST (trigs)
@@ -674,9 +796,11 @@ main (void)
     T_RUN (test_expr_multiplies);
     T_RUN (test_expr_divides);
     T_RUN (test_expr_mods);
+    T_RUN (test_expr_mods_server);
     T_RUN (test_expr_absolutes);
     T_RUN (test_expr_ceilfloor);
     T_RUN (test_expr_rounds);
+    T_RUN (test_expr_round_trunc_server);
     T_RUN (test_expr_logs);
     T_RUN (test_expr_pows);
     T_RUN (test_expr_trigs);

@@ -596,12 +596,47 @@ static const x_case_t ns[] = {
     {NULL, NULL, NULL},
 };
 
+/* The server's expectations (map.js): a missing result is null in the
+ * array, "as" may rebind CURRENT but not ROOT, a null input is null. */
+#define MAP_DOC "{\"simple\": [1, 2, 3, 4], \"nested\": [{\"a\": 1}, {\"a\": 2}], \"mixed\": [{\"a\": 1}, {}, {\"a\": 2}, {\"a\": null}], \"notArray\": 1, \"null\": null}"
+static const x_case_t maps_server[] = {
+    {MAP_DOC, "{\"$map\": {\"input\": \"$simple\", \"as\": \"var\", \"in\": \"$$var\"}}",
+     "[1, 2, 3, 4]"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$simple\", \"as\": \"var\", \"in\": {\"$add\": [10, \"$$var\"]}}}",
+     "[11, 12, 13, 14]"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$simple\", \"in\": \"$$this\"}}",
+     "[1, 2, 3, 4]"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$nested\", \"as\": \"var\", \"in\": \"$$var.a\"}}",
+     "[1, 2]"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$nested\", \"as\": \"CURRENT\", \"in\": \"$a\"}}",
+     "[1, 2]"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$mixed\", \"as\": \"var\", \"in\": \"$$var.a\"}}",
+     "[1, null, 2, null]"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$null\", \"as\": \"var\", \"in\": \"$$var\"}}",
+     "null"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$mixed\", \"in\": \"$$this.b\"}}",
+     "[null, null, null, null]"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$nope\", \"in\": \"$$this\"}}",
+     "null"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$simple\", \"as\": \"ROOT\", \"in\": \"$$ROOT\"}}", "PARSE:"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$notArray\", \"as\": \"var\", \"in\": \"$$var\"}}", "ERROR:"},
+    {MAP_DOC, "{\"$map\": {\"x\": 1, \"input\": \"$simple\", \"as\": \"var\", \"in\": \"$$var\"}}", "PARSE:"},
+    {MAP_DOC, "{\"$map\": {\"as\": \"var\", \"in\": \"$$var\"}}", "PARSE:"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$simple\", \"as\": \"var\"}}", "PARSE:"},
+    {MAP_DOC, "{\"$map\": {\"input\": \"$simple\", \"in\": \"$$var\"}}", "PARSE:"},
+    /* CURRENT is the document's again after the loop; $filter's "as" too */
+    {MAP_DOC, "[{\"$map\": {\"input\": \"$nested\", \"as\": \"CURRENT\", \"in\": \"$a\"}}, \"$notArray\"]", "[[1, 2], 1]"},
+    {MAP_DOC, "{\"$filter\": {\"input\": \"$mixed\", \"as\": \"CURRENT\", \"cond\": \"$a\"}}", "[{\"a\": 1}, {\"a\": 2}]"},
+    {NULL, NULL, NULL},
+};
+
 X_TABLE_TEST (test_array_elem_at, elem_at)
 X_TABLE_TEST (test_array_first_last, first_last)
 X_TABLE_TEST (test_array_sizes, sizes)
 X_TABLE_TEST (test_array_slices, slices)
 X_TABLE_TEST (test_array_concats, concats)
 X_TABLE_TEST (test_array_maps, maps)
+X_TABLE_TEST (test_array_maps_server, maps_server)
 X_TABLE_TEST (test_array_filters, filters)
 X_TABLE_TEST (test_array_reduces, reduces)
 X_TABLE_TEST (test_array_indexes, indexes)
@@ -684,6 +719,7 @@ main (void)
     T_RUN (test_array_slices);
     T_RUN (test_array_concats);
     T_RUN (test_array_maps);
+    T_RUN (test_array_maps_server);
     T_RUN (test_array_filters);
     T_RUN (test_array_reduces);
     T_RUN (test_array_indexes);

@@ -431,10 +431,7 @@ static const x_case_t converts[] = {
     {"{}", "{\"$convert\": {\"input\": 1, \"to\": 100, \"onError\": 0}}", "ERROR:does not correspond to a BSON type"},
     {"{}", "{\"$convert\": {\"input\": 1, \"to\": -2, \"onError\": 0}}", "ERROR:does not correspond"},
     {"{}", "{\"$convert\": {\"input\": 1, \"to\": [\"int\"], \"onError\": 0}}", "ERROR:must be a string or a number"},
-    {"{}", "{\"$convert\": {\"input\": 1, \"to\": \"object\", \"onError\": 0}}", "ERROR:unsupported 'to' type"},
-    {"{}", "{\"$convert\": {\"input\": 1, \"to\": \"minKey\", \"onError\": 0}}", "ERROR:unsupported 'to' type"},
-    {"{}", "{\"$convert\": {\"input\": 1, \"to\": \"timestamp\", \"onError\": 0}}", "ERROR:unsupported 'to' type"},
-    {"{}", "{\"$convert\": {\"input\": 1, \"to\": \"missing\", \"onError\": 0}}", "ERROR:$convert"},
+    {"{}", "{\"$convert\": {\"input\": 1, \"to\": 0, \"onError\": 0}}", "ERROR:does not correspond"},
     /* onError catches conversion failures only */
     {"{}", "{\"$convert\": {\"input\": \"abc\", \"to\": \"int\", \"onError\": -1}}", "-1"},
     {"{}", "{\"$convert\": {\"input\": 1e10, \"to\": \"int\", \"onError\": \"big\"}}", "\"big\""},
@@ -495,6 +492,48 @@ static const x_case_t converts[] = {
     {NULL, NULL, NULL},
 };
 
+/* A 'to' computed per document (convert.js's illegal conversions): a type
+ * $convert does not make, or a conversion it refuses, is a conversion
+ * failure, so onError catches it and without onError the document fails. */
+#define TO_T(doc, onerr) {doc, "{\"$convert\": {\"input\": \"$i\", \"to\": \"$t\"" onerr "}}", "\"ERROR\""}
+#define BAD_TO(t)                                                                                   \
+    {"{\"i\": 1.9, \"t\": \"" t "\"}", "{\"$convert\": {\"input\": \"$i\", \"to\": \"$t\", \"onError\": \"ERROR\"}}", \
+     "\"ERROR\""},                                                                                    \
+        {"{\"i\": 1.9, \"t\": \"" t "\"}",                                                            \
+         "{\"$convert\": {\"input\": \"$i\", \"to\": \"$t\", \"onError\": \"$$REMOVE\"}}", "MISSING"}, \
+        {"{\"i\": 1.9, \"t\": \"" t "\"}", "{\"$convert\": {\"input\": \"$i\", \"to\": \"$t\"}}",      \
+         "ERROR:unsupported conversion"}
+#define ON_ERROR ", \"onError\": \"ERROR\""
+static const x_case_t computed_to[] = {
+    BAD_TO ("minKey"), BAD_TO ("missing"), BAD_TO ("object"), BAD_TO ("array"),
+    BAD_TO ("binData"), BAD_TO ("undefined"), BAD_TO ("null"), BAD_TO ("regex"),
+    BAD_TO ("dbPointer"), BAD_TO ("javascript"), BAD_TO ("symbol"),
+    BAD_TO ("javascriptWithScope"), BAD_TO ("timestamp"), BAD_TO ("maxKey"),
+    /* conversions the table refuses, with 'to' from the document */
+    TO_T ("{\"i\": 1.9, \"t\": \"objectId\"}", ON_ERROR),
+    TO_T ("{\"i\": " OID ", \"t\": \"double\"}", ON_ERROR),
+    TO_T ("{\"i\": " OID ", \"t\": \"int\"}", ON_ERROR),
+    TO_T ("{\"i\": " OID ", \"t\": \"long\"}", ON_ERROR),
+    TO_T ("{\"i\": " OID ", \"t\": \"decimal\"}", ON_ERROR),
+    TO_T ("{\"i\": false, \"t\": \"objectId\"}", ON_ERROR),
+    TO_T ("{\"i\": false, \"t\": \"date\"}", ON_ERROR),
+    TO_T ("{\"i\": " D ("123") ", \"t\": \"objectId\"}", ON_ERROR),
+    TO_T ("{\"i\": " D ("123") ", \"t\": \"int\"}", ON_ERROR),
+    TO_T ("{\"i\": 1, \"t\": \"objectId\"}", ON_ERROR),
+    TO_T ("{\"i\": 1, \"t\": \"date\"}", ON_ERROR),
+    TO_T ("{\"i\": " L ("1") ", \"t\": \"objectId\"}", ON_ERROR),
+    TO_T ("{\"i\": " DEC ("1.9") ", \"t\": \"objectId\"}", ON_ERROR),
+    /* the same targets by number: 3 is object, 17 timestamp, -1 minKey */
+    {"{\"i\": 1}", "{\"$convert\": {\"input\": \"$i\", \"to\": 3, \"onError\": \"E\"}}", "\"E\""},
+    {"{\"i\": 1}", "{\"$convert\": {\"input\": \"$i\", \"to\": 17, \"onError\": \"E\"}}", "\"E\""},
+    {"{\"i\": 1}", "{\"$convert\": {\"input\": \"$i\", \"to\": -1, \"onError\": \"E\"}}", "\"E\""},
+    /* a null input still gives onNull, whatever the target */
+    {"{\"t\": \"object\"}", "{\"$convert\": {\"input\": null, \"to\": \"$t\", \"onNull\": \"N\", \"onError\": \"E\"}}", "\"N\""},
+    /* a name that is no type stays an error of the plan */
+    {"{\"t\": \"dinosaur\"}", "{\"$convert\": {\"input\": 1, \"to\": \"$t\", \"onError\": 0}}", "ERROR:unknown type name"},
+    {NULL, NULL, NULL},
+};
+
 /* Dates to and from strings (expr_date_parse.c's helpers). */
 static const x_case_t dates[] = {
     {"{}", "{\"$toString\": " D ("1522169931538") "}", "\"2018-03-27T16:58:51.538Z\""},
@@ -518,6 +557,7 @@ X_TABLE_TEST (test_expr_to_bool, to_bool)
 X_TABLE_TEST (test_expr_to_date, to_date)
 X_TABLE_TEST (test_expr_to_objectid, to_oid)
 X_TABLE_TEST (test_expr_convert, converts)
+X_TABLE_TEST (test_expr_convert_computed_to, computed_to)
 
 /* Whether the date helpers answer: a date written and a string read. */
 static bool
@@ -573,6 +613,7 @@ main (void)
     T_RUN (test_expr_to_date);
     T_RUN (test_expr_to_objectid);
     T_RUN (test_expr_convert);
+    T_RUN (test_expr_convert_computed_to);
     T_RUN (test_expr_date_strings);
     T_RUN (test_expr_convert_no_alloc_when_warm);
     return t_done ();
