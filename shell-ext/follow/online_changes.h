@@ -57,7 +57,8 @@ bool online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_
 /* online_followers.c: the followers of a change log, a row per way a
  * pass's results trace back to the documents that made them
  * (rm_pass_t.trace), found by online_follower (NULL: not followed, the
- * step and those after it are rescanned in full). A row's follow finds
+ * step and those after it are rescanned in full). A row's follow, asked
+ * for pass p (number pi) of step s by a request (online_follow_req_t), finds
  * what the changes of ch affect (the changed drivers and those the
  * changed partners' keys match, their series, what they held), recomputes
  * it, and in mode sync rewrites the results that differ and removes those
@@ -66,10 +67,18 @@ bool online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_
  * counts them into st. noted: what an earlier sync noted (NULL: nothing).
  * Its sample puts up to n drivers of the pass into ch, which verify then
  * follows as if they had changed (no_sample: why they are not random). */
-typedef bool (*online_follow_fn) (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
-                                  online_mode_t mode, online_changes_t *ch,
-                                  const online_changes_t *noted, online_changes_t *made,
-                                  bool ahead, online_incr_stats_t *st, bson_error_t *err);
+typedef struct {
+    const rm_step_t *s;
+    const rm_pass_t *p;
+    size_t pi;                      /* p's number in its step */
+    online_mode_t mode;
+    online_changes_t *ch;
+    const online_changes_t *noted;
+    online_changes_t *made;         /* NULL: nothing noted (verify) */
+    bool ahead;
+    online_incr_stats_t *st;
+} online_follow_req_t;
+typedef bool (*online_follow_fn) (online_t *on, const online_follow_req_t *rq, bson_error_t *err);
 typedef bool (*online_sample_fn) (online_t *on, const rm_step_t *s, const rm_pass_t *p, int64_t n,
                                   online_changes_t *ch, char *no_sample, size_t cap,
                                   bson_error_t *err);
@@ -84,18 +93,9 @@ const online_follower_t *online_follower (const rm_pass_t *p);
  * (online_incr_refs.c); a sample of the pass's drivers.
  * online_incr_series.c: by series, by what the drivers hold (the key
  * map). */
-bool online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
-                            online_mode_t mode, online_changes_t *ch,
-                            const online_changes_t *noted, online_changes_t *made, bool ahead,
-                            online_incr_stats_t *st, bson_error_t *err);
-bool online_follow_series (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
-                           online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
-                           online_changes_t *made, bool ahead, online_incr_stats_t *st,
-                           bson_error_t *err);
-bool online_follow_held (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
-                         online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
-                         online_changes_t *made, bool ahead, online_incr_stats_t *st,
-                         bson_error_t *err);
+bool online_follow_drivers (online_t *on, const online_follow_req_t *rq, bson_error_t *err);
+bool online_follow_series (online_t *on, const online_follow_req_t *rq, bson_error_t *err);
+bool online_follow_held (online_t *on, const online_follow_req_t *rq, bson_error_t *err);
 bool online_sample_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, int64_t n,
                             online_changes_t *ch, char *no_sample, size_t cap, bson_error_t *err);
 /* The key path "<holds>._id" of a pass whose drivers hold their

@@ -128,16 +128,16 @@ online_incr_sync (online_t *on, online_changes_t *ch, const online_changes_t *no
             return true;
         }
         online_changes_init (&made);
-        for (size_t p = 0; p < np; p++)
-            if (!online_follower (&passes[p])->follow (on, s, &passes[p], p, ONLINE_SYNC, ch,
-                                                       noted, &made,
-                                                       read_later (on, i + run - 1, os->written,
-                                                                   os->n_written),
-                                                       st, err)) {
+        for (size_t p = 0; p < np; p++) {
+            online_follow_req_t rq = {s, &passes[p], p, ONLINE_SYNC, ch, noted, &made,
+                                      read_later (on, i + run - 1, os->written, os->n_written),
+                                      st};
+            if (!online_follower (&passes[p])->follow (on, &rq, err)) {
                 online_changes_destroy (&made);
                 online_error_step (on, err, s);
                 return false;
             }
+        }
         /* Too many drivers to recompute one by one: this step is
          * rescanned in full, from where its names still are. */
         if (*ch->rescan) {
@@ -189,10 +189,11 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
         for (size_t p = 0; p < np; p++) {
             const online_follower_t *f = online_follower (&passes[p]);
             online_changes_t ch;
+            online_follow_req_t rq = {s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, NULL, false, &st};
             bool ok;
             online_changes_init (&ch);
             ok = f->sample (on, s, &passes[p], n, &ch, no_sample, sizeof no_sample, err) &&
-                 f->follow (on, s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, NULL, false, &st, err);
+                 f->follow (on, &rq, err);
             checked += ch.kept;
             online_changes_destroy (&ch);
             if (!ok) {

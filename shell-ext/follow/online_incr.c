@@ -181,10 +181,11 @@ typedef struct {
 } follow_t;
 
 static void
-follow_open (follow_t *f, online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
-             online_mode_t mode, online_changes_t *made)
+follow_open (follow_t *f, online_t *on, const online_follow_req_t *rq)
 {
     online_job_t *j = &f->j;
+    const rm_step_t *s = rq->s;
+    const rm_pass_t *p = rq->p;
 
     memset (f, 0, sizeof *f);
     online_changes_init (&f->old);
@@ -195,19 +196,19 @@ follow_open (follow_t *f, online_t *on, const rm_step_t *s, const rm_pass_t *p, 
     j->on = on;
     j->s = s;
     j->p = p;
-    j->index = pi;
+    j->index = rq->pi;
     j->batch_size = on->run->o->batch_size;
     rm_step_inputs (s, j->in, 4);
     j->drive = online_collection (on, j->in[p->drive]->db, rm_name_now (&on->run->names, j->in[p->drive]));
     if (p->partner >= 0) {
         j->partner = online_collection (on, j->in[p->partner]->db,
                                         rm_name_now (&on->run->names, j->in[p->partner]));
-        if (mode == ONLINE_SYNC)
-            j->keys = online_keys_new (on, s, pi, p->partner_key);
+        if (rq->mode == ONLINE_SYNC)
+            j->keys = online_keys_new (on, s, rq->pi, p->partner_key);
     }
     j->engine = online_engine_new (on, s);
-    f->pr.mode = mode;
-    f->pr.changed = made;
+    f->pr.mode = rq->mode;
+    f->pr.changed = rq->made;
     /* No range reports: the count is said once, at the end. */
     f->pr.reported = ONLINE_REPORT_MAX + 1;
     online_docs_init (&f->pr.ip.again);
@@ -310,11 +311,13 @@ drivers_affected (follow_t *f, online_changes_t *ch, online_changes_t *aff,
  * inputs; what it rewrites or removes is noted in made, and, where a later
  * step reads it (ahead), in the state database before it is written. */
 bool
-online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
-                       online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
-                       online_changes_t *made, bool ahead, online_incr_stats_t *st,
-                       bson_error_t *err)
+online_follow_drivers (online_t *on, const online_follow_req_t *rq, bson_error_t *err)
 {
+    const rm_step_t *s = rq->s;
+    const rm_pass_t *p = rq->p;
+    online_changes_t *ch = rq->ch;
+    online_incr_stats_t *st = rq->st;
+    bool ahead = rq->ahead;
     follow_t f;
     online_changes_t aff;
     online_idlist_t *drivers;
@@ -323,7 +326,7 @@ online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, siz
 
     online_values_init (&ids);
     online_changes_init (&aff);
-    follow_open (&f, on, s, p, pi, mode, made);
+    follow_open (&f, on, rq);
     ok = drivers_affected (&f, ch, &aff, st, err);
     drivers = online_changes_list (&aff, "drivers", false);
     for (uint32_t at = 0; ok && !*aff.rescan && drivers && at < drivers->n;) {
@@ -335,7 +338,7 @@ online_follow_drivers (online_t *on, const rm_step_t *s, const rm_pass_t *p, siz
             break;
         n = online_idlist_chunk (drivers, &at, f.j.batch_size, &ids);
         /* finalize's drain with the writes stopped: said when long. */
-        online_blocked_progress (on, mode == ONLINE_SYNC ? "drain" : "verify", s,
+        online_blocked_progress (on, rq->mode == ONLINE_SYNC ? "drain" : "verify", s,
                                 f.j.in[p->drive]->text, (int64_t) at - n, (int64_t) drivers->n);
         st->recomputed += n;
         got = online_batch_read_ids (&f.j, &ids.arr, &f.in, err);

@@ -154,9 +154,13 @@ affected_series (online_job_t *j, online_passrun_t *pr, const online_idlist_t *d
 
 /* bucketize: see the head of the file. */
 static bool
-series_pass (online_job_t *j, online_passrun_t *pr, online_changes_t *ch,
-             const online_changes_t *noted, bool ahead, online_incr_stats_t *st, bson_error_t *err)
+series_pass (online_job_t *j, online_passrun_t *pr, const online_follow_req_t *rq,
+             bson_error_t *err)
 {
+    online_changes_t *ch = rq->ch;
+    const online_changes_t *noted = rq->noted;
+    online_incr_stats_t *st = rq->st;
+    bool ahead = rq->ahead;
     const rm_pass_t *p = j->p;
     const online_idlist_t *d = online_changes_list (ch, j->in[p->drive]->text, false);
     const online_idlist_t *was, *series;
@@ -294,9 +298,12 @@ note_kept (void *ctx, const bson_iter_t *id)
  * path) or the readings set aside (aside, NULL: none) have it. */
 static bool
 held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_path_t *path,
-           mongoc_collection_t *buckets, mongoc_collection_t *aside, online_changes_t *ch,
-           bool ahead, online_incr_stats_t *st, bson_error_t *err)
+           mongoc_collection_t *buckets, mongoc_collection_t *aside,
+           const online_follow_req_t *rq, bson_error_t *err)
 {
+    online_changes_t *ch = rq->ch;
+    online_incr_stats_t *st = rq->st;
+    bool ahead = rq->ahead;
     const rm_pass_t *p = j->p;
     const online_idlist_t *d = online_changes_list (ch, j->in[p->drive]->text, false);
     online_docs_t in, out;
@@ -383,23 +390,24 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
 /* What both rows share around their pass: the job over its driving
  * namespace and the engine, the writes to its targets; then freed. */
 static void
-follow_open (online_job_t *j, online_passrun_t *pr, online_t *on, const rm_step_t *s,
-             const rm_pass_t *p, size_t pi, online_mode_t mode, online_changes_t *made)
+follow_open (online_job_t *j, online_passrun_t *pr, online_t *on, const online_follow_req_t *rq)
 {
+    const rm_step_t *s = rq->s;
+    const rm_pass_t *p = rq->p;
     memset (j, 0, sizeof *j);
     memset (pr, 0, sizeof *pr);
     online_docs_init (&pr->found);
     j->on = on;
     j->s = s;
     j->p = p;
-    j->index = pi;
+    j->index = rq->pi;
     j->batch_size = on->run->o->batch_size;
     rm_step_inputs (s, j->in, 4);
     j->drive =
         online_collection (on, j->in[p->drive]->db, rm_name_now (&on->run->names, j->in[p->drive]));
     j->engine = online_engine_new (on, s);
-    pr->mode = mode;
-    pr->changed = made;
+    pr->mode = rq->mode;
+    pr->changed = rq->made;
     /* No range reports: the count is said once, at the end. */
     pr->reported = ONLINE_REPORT_MAX + 1;
     for (size_t k = 0; k < p->n_keep; k++) {
@@ -422,27 +430,22 @@ follow_close (online_job_t *j, online_passrun_t *pr)
 
 /* By series: see the head of the file. */
 bool
-online_follow_series (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
-                      online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
-                      online_changes_t *made, bool ahead, online_incr_stats_t *st,
-                      bson_error_t *err)
+online_follow_series (online_t *on, const online_follow_req_t *rq, bson_error_t *err)
 {
     online_job_t j;
     online_passrun_t pr;
     bool ok;
-    follow_open (&j, &pr, on, s, p, pi, mode, made);
-    ok = series_pass (&j, &pr, ch, noted, ahead, st, err);
+    follow_open (&j, &pr, on, rq);
+    ok = series_pass (&j, &pr, rq, err);
     follow_close (&j, &pr);
     return ok;
 }
 
 /* By what the drivers hold: see the head of the file. */
 bool
-online_follow_held (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t pi,
-                    online_mode_t mode, online_changes_t *ch, const online_changes_t *noted,
-                    online_changes_t *made, bool ahead, online_incr_stats_t *st,
-                    bson_error_t *err)
+online_follow_held (online_t *on, const online_follow_req_t *rq, bson_error_t *err)
 {
+    const rm_step_t *s = rq->s;
     online_job_t j;
     online_passrun_t pr;
     online_keys_t *keys = NULL;
@@ -453,7 +456,7 @@ online_follow_held (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t
     bool ok;
 
     memset (&path, 0, sizeof path);
-    follow_open (&j, &pr, on, s, p, pi, mode, made);
+    follow_open (&j, &pr, on, rq);
     /* The buckets are the first pass's drivers, the readings set aside
      * the second's. */
     np = os->np;
@@ -467,9 +470,9 @@ online_follow_held (online_t *on, const rm_step_t *s, const rm_pass_t *p, size_t
         mongoc_collection_t *buckets = online_collection (on, b->db, rm_name_now (&on->run->names, b));
         mongoc_collection_t *aside =
             a ? online_collection (on, a->db, rm_name_now (&on->run->names, a)) : NULL;
-        if (p->holds)
-            keys = online_keys_new (on, s, pi, &path);
-        ok = held_pass (&j, &pr, keys, &path, buckets, aside, ch, ahead, st, err);
+        if (rq->p->holds)
+            keys = online_keys_new (on, s, rq->pi, &path);
+        ok = held_pass (&j, &pr, keys, &path, buckets, aside, rq, err);
         mongoc_collection_destroy (buckets);
         if (aside)
             mongoc_collection_destroy (aside);
