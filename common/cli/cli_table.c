@@ -26,7 +26,7 @@
 static const char *const dump_formats[] = {"archive", "dir|directory", "tar", "bson", NULL};
 /* Also the merge point of remodel compile's move into remodel: its rows
  * hold all it takes. */
-static const char *const compile_formats[] = {"pipeline", "mongosh", NULL};
+static const char *const compile_formats[] = {"pipeline", "mongosh", "views", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 /* analyze and check: the relationship diagram as text (remodel/report.h). */
 static const char *const diagram_formats[] = {"dot", "mermaid", NULL};

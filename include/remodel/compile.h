@@ -105,4 +105,14 @@ char *rm_compile_print_pipelines (const rm_names_t *nm, const rm_compile_plan_t 
                                   bool canonical);
 char *rm_compile_print_mongosh (const rm_names_t *nm, const rm_compile_plan_t *c);
 
+/* --format views: for each namespace a step changed that existed before
+ * the plan, the `create` command of a view (COLL_before) over the
+ * collections the plan leaves that gives back its old documents, a line
+ * each ({"db": DB, "command": {...}}, canonical Extended JSON with
+ * canonical, else mongosh's syntax). A namespace no pipeline gives back
+ * exactly gets a line "no view of NS: step N (OP): why" in *refusals
+ * instead. Both texts to bson_free. */
+char *rm_compile_print_views (const rm_plan_t *plan, rm_compile_version_t v, bool canonical,
+                              char **refusals);
+
 #endif

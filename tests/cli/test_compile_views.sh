@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# remodel compile --format views (issue 63): for each namespace a plan
+# changed, the `create` command of a view over the new collections giving
+# back the old documents.
+# - without a server: one line per view, in the plan's order; the
+#   namespaces no pipeline gives back exactly (a set, an embed with a
+#   filter) named with the step and the reason, and no line for them; a
+#   --server-version without $unionWith refuses the view that needs it;
+# - on mongo-java-server, holding `remodel run`'s output of the plan over
+#   the sample dump: each view's pipeline (its $unionWith stages run as
+#   their own aggregates: the server has neither views nor $unionWith,
+#   tests/transforms/views_same.py) gives back the dump's namespace,
+#   document for document, typed-equal; an embed of crm.tasks (with the
+#   orphans), and one plan of embed, extract, rename, denormalize and
+#   bucketize; a wrong value in an embedded child is caught.
+#   REMODEL=build/remodel bash tests/cli/test_compile_views.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+S=$ROOT/dumps/sample
+C=$ROOT/tests/transforms/cases/views
+trap '"$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+export PYTHONPATH=$ROOT/tests/transforms
+
+# views NAME PLAN ARGS...: the views in $T/NAME.views, stderr in $T/err.
+views() { local n=$1 p=$2; shift 2; "$REMODEL" compile "$p" --format views "$@" >"$T/$n.views" 2>"$T/err"; rc=$?; }
+# The views' names and what they read, a line each.
+names() { python3 -c "import sys; from bson import json_util
+for l in open(sys.argv[1]):
+    c = json_util.loads(l)
+    print(c['db'], c['command']['create'], c['command']['viewOn'])" "$T/$1.views"; }
+
+# ---- compile's output, no server ----
+views crm "$ROOT/dumps/plans/embed-tasks.json" --canonical
+expect_eq "views: an embed exits 0, nothing on stderr" "$rc:$(cat "$T/err")" "0:"
+expect_eq "views: the children and the parents, each over the parents" "$(names crm)" \
+    "crm tasks_before people
+crm people_before people"
+expect_eq "views: the children unwound, the reference given back, the orphans added" \
+    "$(python3 -c "import sys; from bson import json_util
+c = json_util.loads(open(sys.argv[1]).readline())['command']['pipeline']
+print([list(s)[0] for s in c], c[1]['\$replaceRoot']['newRoot'], c[2]['\$unionWith'])" "$T/crm.views")" \
+    "['\$unwind', '\$replaceRoot', '\$unionWith'] {'\$mergeObjects': ['\$tasks', {'owner': '\$_id'}]} {'coll': 'tasks', 'pipeline': []}"
+views crm-shell "$ROOT/dumps/plans/embed-tasks.json"
+expect_eq "views: the default output is mongosh's syntax, the same commands" \
+    "$(wc -l <"$T/crm-shell.views"):$(grep -c '"\$numberInt"' "$T/crm-shell.views")" "2:0"
+
+views composite "$C/composite.json" --canonical
+expect_eq "views: a plan of five steps, a view per namespace it changed, in the plan's order" \
+    "$(names composite)" "blog comments_before posts
+blog posts_before posts
+logging logmsg_before logmsg
+iot readings_before buckets"
+expect_eq "views: the denormalized copies projected away" \
+    "$(sed -n 3p "$T/composite.views" | python3 -c "import sys; from bson import json_util
+print(json_util.loads(sys.stdin.read())['command']['pipeline'])")" \
+    "[{'\$project': {'hostname': 0, 'dc': 0}}]"
+
+views refused "$C/refused.json" --canonical
+expect_eq "views: refused namespaces exit 0 and print no view" "$rc:$(names refused)" \
+    "0:blog posts_before posts
+school courses_before courses"
+expect_message "views: a set and a filtered embed named with the step and the reason" \
+    "remodel: compile: no view of crm.people: step 1 (set): set wrote computed values over the old ones" \
+    "remodel: compile: no view of blog.comments: step 2 (embed): with a filter or match the children left in the source cannot be told apart"
+expect_eq "views: the parents of the filtered embed still have theirs" \
+    "$(grep -c '"posts_before"' "$T/refused.views")" 1
+views old "$ROOT/dumps/plans/embed-tasks.json" --canonical --server-version 4.2
+expect_message "views --server-version 4.2: the orphans need \$unionWith" \
+    "no view of crm.tasks: step 1 (embed): the view needs \$unionWith (MongoDB 4.4) to add crm.tasks's documents"
+expect_eq "views --server-version 4.2: the parents' view only" "$(names old)" "crm people_before people"
+views q "$C/refused.json" --quiet
+expect_eq "views --quiet: the refusals not named" "$(cat "$T/err")" ""
+
+# ---- mongo-java-server: the views give the dump back ----
+online_start java "$T/java" || exit 0
+# same NAME PLAN: the plan run offline over the sample, restored (the
+# collections it leaves replacing theirs), its views compared with the
+# sample.
+same() {
+    local n=$1 plan=$2
+    rm -rf "$T/out-$n"
+    "$REMODEL" run "$plan" --from "$S" --to "$T/out-$n" --format dir >"$T/run" 2>&1 ||
+        { fail "$n: remodel run" "$(tail -3 "$T/run")"; return; }
+    "$MONGORESTORE" --uri "$uri" --dir "$T/out-$n" --drop >"$T/restore" 2>&1 ||
+        { fail "$n: restore" "$(tail -3 "$T/restore")"; return; }
+    if python3 "$ROOT/tests/transforms/views_same.py" "$uri" "$S" "$T/$n.views" >"$T/same-$n" 2>&1; then
+        pass "$n: every view gives back the dump's namespace ($(tr '\n' ';' <"$T/same-$n"))"
+    else
+        fail "$n: every view gives back the dump's namespace" "$(cat "$T/same-$n")"
+    fi
+}
+same crm "$ROOT/dumps/plans/embed-tasks.json"
+same composite "$C/composite.json"
+
+# The comparison catches a wrong child: one embedded task's done flag made
+# a string in the output.
+"$MONGORESTORE" --uri "$uri" --dir "$T/out-crm" --nsInclude 'crm.*' --drop >"$T/restore" 2>&1
+python3 - "$uri" <<'PY'
+import sys, pymongo
+db = pymongo.MongoClient(sys.argv[1]).crm
+p = db.people.find_one({"tasks.0": {"$exists": True}})
+db.people.update_one({"_id": p["_id"]}, {"$set": {"tasks.0.done": "yes"}})
+PY
+python3 "$ROOT/tests/transforms/views_same.py" "$uri" "$S" "$T/crm.views" >"$T/same-bad" 2>&1
+rc=$?
+expect_eq "views: a child changed in the new design is a difference, named" \
+    "$rc:$(grep -c '^crm.tasks: 1000 documents from the view, 1000 in the dump: 1 differ' "$T/same-bad")" "1:1"
