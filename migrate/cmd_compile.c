@@ -9,6 +9,8 @@
 static const char usage[] =
     "usage: remodel compile PLAN [--format pipeline|mongosh|views] [--canonical]\n"
     "                            [--server-version V]\n"
+    "       remodel compile PLAN --format validators [--against SRC] [--action A]\n"
+    "                            [--canonical]\n"
     "\n"
     "Prints the plan as the server's aggregation pipelines, one per step and\n"
     "pass, each ending in a $merge into the step's side-by-side result (the\n"
@@ -22,8 +24,16 @@ static const char usage[] =
     "                     script that runs them range by range, resumable) or\n"
     "                     views (per namespace the plan changed, the create\n"
     "                     command of a view COLL_before of the new collections\n"
-    "                     giving back the old documents, a line each)\n"
-    "  --canonical        --format pipeline, views: canonical Extended JSON (strict JSON,\n"
+    "                     giving back the old documents, a line each) or\n"
+    "                     validators (per namespace the plan changed, the\n"
+    "                     collMod command of a $jsonSchema validator of the\n"
+    "                     fields it writes, a line each)\n"
+    "  --against SRC      --format validators: the types and required fields\n"
+    "                     from SRC, a dump of the new design (remodel run's\n"
+    "                     output), as analyze counts them\n"
+    "  --action A         --format validators: validationAction warn (default)\n"
+    "                     or error\n"
+    "  --canonical        --format pipeline, views, validators: canonical Extended JSON (strict JSON,\n"
     "                     for programs) instead\n"
     "  --server-version V the stages and operators of MongoDB V only (default\n"
     "                     5.0; 3.6 or later)\n"
@@ -55,6 +65,42 @@ print_views (const char *path, const tool_opts_t *o)
     return 0;
 }
 
+/* --format validators: with --against, analyze's type counts of that
+ * dump (the new design's) decide the types and `required`. */
+static int
+print_validators (const char *path, const tool_opts_t *o)
+{
+    bson_error_t err;
+    rm_plan_t plan;
+    rm_analysis_t *a = NULL;
+    bson_t report = BSON_INITIALIZER;
+    char *text;
+
+    if (!rm_plan_load (&plan, path, &err)) {
+        tool_error (&err);
+        return err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED ? 2 : 1;
+    }
+    if (o->against) {
+        rm_analyze_opts_t ao = {.memory = o->memory, .tmpdir = o->tmpdir};
+        if (!(a = rm_analyze (o->against, &ao, &err))) {
+            tool_error (&err);
+            bson_destroy (&report);
+            rm_plan_destroy (&plan);
+            return rm_cli_exit_status (&err);
+        }
+        rm_analysis_report (a, &report);
+    }
+    text = rm_validators_print (&plan, a ? &report : NULL, o->validation_action,
+                                o->show_canonical);
+    fputs (text, stdout);
+    bson_free (text);
+    bson_destroy (&report);
+    if (a)
+        rm_analysis_destroy (a);
+    rm_plan_destroy (&plan);
+    return 0;
+}
+
 int
 cmd_compile (int argc, char **argv)
 {
@@ -74,6 +120,8 @@ cmd_compile (int argc, char **argv)
         rm_compile_version_parse ("5.0", &o.server_version);
     if (o.compile_format && !strcmp (o.compile_format, "views"))
         return print_views (pos[0], &o);
+    if (o.compile_format && !strcmp (o.compile_format, "validators"))
+        return print_validators (pos[0], &o);
     if (!rm_plan_load (&plan, pos[0], &err)) {
         tool_error (&err);
         /* A plan at fault is a refusal, as remodel online says it. */

@@ -115,4 +115,28 @@ char *rm_compile_print_mongosh (const rm_names_t *nm, const rm_compile_plan_t *c
 char *rm_compile_print_views (const rm_plan_t *plan, rm_compile_version_t v, bool canonical,
                               char **refusals);
 
+/* --format validators: the fields a plan writes, per namespace it leaves
+ * changed (common/compile/validator_fields.c), for a $jsonSchema each. */
+typedef struct {
+    char *path;       /* dotted; through an array, its elements' field */
+    const char *type; /* a $jsonSchema bsonType alias; NULL: the data's */
+    bool required;    /* every document gets it, whatever the data */
+    char *by;         /* "step N (op)" */
+} rm_vfield_t;
+
+typedef struct {
+    char *ns;
+    bool whole; /* a step made the namespace: every field is the plan's */
+    rm_vfield_t *f;
+    size_t n, cap;
+} rm_vns_t;
+
+typedef struct {
+    rm_vns_t *ns;
+    size_t n, cap;
+} rm_vplan_t;
+
+void rm_compile_validator_fields (const rm_plan_t *plan, rm_vplan_t *out);
+void rm_vplan_destroy (rm_vplan_t *v);
+
 #endif

@@ -12,7 +12,13 @@
 #   tests/transforms/views_same.py) gives back the dump's namespace,
 #   document for document, typed-equal; an embed of crm.tasks (with the
 #   orphans), and one plan of embed, extract, rename, denormalize and
-#   bucketize; a wrong value in an embedded child is caught.
+#   bucketize; a wrong value in an embedded child is caught;
+# - --format validators: a collMod per namespace the plan writes fields to
+#   (moderate; warn, or --action error), the types the steps decide, or
+#   with --against the output dump those analyze counts; every output
+#   document satisfies its validator (tests/transforms/validators_check.py:
+#   the server has no $jsonSchema), and a task whose done is made a
+#   string in one parent's array does not.
 #   REMODEL=build/remodel bash tests/cli/test_compile_views.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
@@ -105,3 +111,48 @@ python3 "$ROOT/tests/transforms/views_same.py" "$uri" "$S" "$T/crm.views" >"$T/s
 rc=$?
 expect_eq "views: a child changed in the new design is a difference, named" \
     "$rc:$(grep -c '^crm.tasks: 1000 documents from the view, 1000 in the dump: 1 differ' "$T/same-bad")" "1:1"
+
+# ---- --format validators ----
+# vals NAME PLAN ARGS...: the validators in $T/NAME.val.
+vals() { local n=$1 p=$2; shift 2; "$REMODEL" compile "$p" --format validators "$@" >"$T/$n.val" 2>"$T/err"; rc=$?; }
+# jv NAME EXPR: EXPR over the validators' lines (l: the list of them).
+jv() { python3 -c "import sys; from bson import json_util
+l = [json_util.loads(x) for x in open(sys.argv[1])]
+print($2)" "$T/$1.val"; }
+vals steps "$C/composite.json" --canonical
+expect_eq "validators: a collMod per namespace the plan writes fields to, moderate, warn" \
+    "$(jv steps "[(x['db'], x['command']['collMod'], x['command']['validationLevel'], x['command']['validationAction']) for x in l]")" \
+    "[('blog', 'posts', 'moderate', 'warn'), ('blog', 'notes', 'moderate', 'warn'), ('logging', 'logmsg', 'moderate', 'warn'), ('iot', 'buckets', 'moderate', 'warn')]"
+expect_eq "validators from the steps: a bucket's fields, their types, all required" \
+    "$(jv steps "(l[3]['command']['validator']['\$jsonSchema']['required'], {k: v.get('bsonType') for k, v in l[3]['command']['validator']['\$jsonSchema']['properties'].items()})")" \
+    "(['_id', 'sensor_id', 'start', 'end', 'count', 'metaPositions', 'measurements', 'stats'], {'_id': 'objectId', 'sensor_id': None, 'start': 'date', 'end': 'date', 'count': 'int', 'metaPositions': 'array', 'measurements': 'array', 'stats': 'object'})"
+expect_eq "validators from the steps: the array extract took away is not the parents', the renamed fields are" \
+    "$(jv steps "sorted(l[0]['command']['validator']['\$jsonSchema']['properties'])")" "['by', 'headline']"
+vals against "$C/composite.json" --canonical --against "$T/out-composite" --action error
+expect_eq "validators --against: the data's types, required where every document has it, --action error" \
+    "$(jv against "(l[1]['command']['validationAction'], l[1]['command']['validator']['\$jsonSchema']['required'], l[1]['command']['validator']['\$jsonSchema']['properties']['author'])")" \
+    "('error', ['_id', 'author', 'text', 'ts', 'votes', 'post_id', 'n'], {'bsonType': ['string', 'null']})"
+expect_eq "validators --against: the measurements' fields under items" \
+    "$(jv against "sorted(l[3]['command']['validator']['\$jsonSchema']['properties']['measurements']['items']['properties'])")" \
+    "['_id', 'battery', 'humidity', 'temperature', 'ts']"
+vals usage "$C/composite.json" --against "$S"
+expect_eq "validators: --against with another format refused" "$(
+    "$REMODEL" compile "$C/composite.json" --against "$S" >/dev/null 2>"$T/err"; echo $?):$(cat "$T/err")" \
+    "2:remodel: error: --against: only with --format validators"
+# Every document of the plan's output satisfies its validator (checked
+# here: mongo-java-server has neither collMod nor $jsonSchema), from the
+# steps and from the data; the composite plan's output is still there.
+for v in steps against; do
+    if python3 "$ROOT/tests/transforms/validators_check.py" "$uri" "$T/$v.val" >"$T/check-$v" 2>&1; then
+        pass "validators ($v): every output document valid ($(tr '\n' ';' <"$T/check-$v"))"
+    else
+        fail "validators ($v): every output document valid" "$(cat "$T/check-$v")"
+    fi
+done
+# crm.people holds the embed's output with one task's done made a string.
+vals crm "$ROOT/dumps/plans/embed-tasks.json" --canonical --against "$T/out-crm"
+python3 "$ROOT/tests/transforms/validators_check.py" "$uri" "$T/crm.val" >"$T/check-crm" 2>&1
+rc=$?
+expect_eq "validators: the wrong type in an embedded task fails, the others pass" \
+    "$rc:$(sed -n 's/^crm.people: 98 documents, 1 fail; first: _id [0-9a-f]*: tasks\.[0-9]*\.done: string, not bool$/found/p' "$T/check-crm")" \
+    "1:found"
