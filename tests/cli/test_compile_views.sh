@@ -11,8 +11,10 @@
 #   their own aggregates: the server has neither views nor $unionWith,
 #   tests/transforms/views_same.py) gives back the dump's namespace,
 #   document for document, typed-equal; an embed of crm.tasks (with the
-#   orphans), and one plan of embed, extract, rename, denormalize and
-#   bucketize; a wrong value in an embedded child is caught;
+#   orphans), one plan of embed, extract, rename, denormalize and
+#   bucketize, and an extract of arrays whose elements' _ids are in no
+#   order (they come back in the array's order); a wrong value in an
+#   embedded child is caught;
 # - --format validators: a collMod per namespace the plan writes fields to
 #   (moderate; warn, or --action error), the types the steps decide, or
 #   with --against the output dump those analyze counts; every output
@@ -97,6 +99,28 @@ same() {
 }
 same crm "$ROOT/dumps/plans/embed-tasks.json"
 same composite "$C/composite.json"
+# An extract's elements come back in their order, not their _ids': orders
+# whose lines have _ids in no order and values of several types; an order
+# without lines, one whose lines are null (both left as they were).
+python3 - "$T/shop" <<'PY'
+import sys, bson, rmlib
+from bson.int64 import Int64
+orders = []
+for i in range(30):
+    o = {"_id": i, "customer": "c%d" % (i % 7)}
+    if i % 10 == 3:
+        pass
+    elif i % 10 == 4:
+        o["lines"] = None
+    else:
+        o["lines"] = [{"_id": (i * 37 + k * 11) % 101 + 1000 * i, "sku": "s%d" % k,
+                       "qty": [1, Int64(2), 2.5, None][k % 4]} for k in range(i % 5 + 1)]
+    o["total"] = bson.Decimal128("%d.10" % i)
+    orders.append(o)
+rmlib.write_dump(sys.argv[1], {"shop.orders": orders})
+PY
+"$REMODEL" compile "$C/extract.json" --format views --canonical >"$T/extract.views" 2>"$T/err"
+S=$T/shop same extract "$C/extract.json"
 
 # The comparison catches a wrong child: one embedded task's done flag made
 # a string in the output.
