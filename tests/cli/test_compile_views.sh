@@ -12,8 +12,9 @@
 #   tests/transforms/views_same.py) gives back the dump's namespace,
 #   document for document, typed-equal; an embed of crm.tasks (with the
 #   orphans), one plan of embed, extract, rename, denormalize and
-#   bucketize, and an extract of arrays whose elements' _ids are in no
-#   order (they come back in the array's order); a wrong value in an
+#   bucketize, a rename of the children before an embed (its inverse
+#   inside the orphans' $unionWith too), and an extract of arrays whose
+#   elements' _ids are in no order (they come back in the array's order); a wrong value in an
 #   embedded child is caught;
 # - --format validators: a collMod per namespace the plan writes fields to
 #   (moderate; warn, or --action error), the types the steps decide, or
@@ -99,6 +100,15 @@ same() {
 }
 same crm "$ROOT/dumps/plans/embed-tasks.json"
 same composite "$C/composite.json"
+# A rename of the children before the embed: its inverse applies to the
+# unwound children and, inside the $unionWith, to the orphans.
+"$REMODEL" compile "$C/union.json" --format views --canonical >"$T/union.views" 2>"$T/err"
+expect_eq "views: a stage after a \$unionWith goes before it and into its pipeline" \
+    "$(python3 -c "import sys; from bson import json_util
+p = json_util.loads(open(sys.argv[1]).readline())['command']['pipeline']
+print([list(s)[0] for s in p], [list(s)[0] for s in p[-1]['\$unionWith']['pipeline']])" "$T/union.views")" \
+    "['\$unwind', '\$replaceRoot', '\$replaceRoot', '\$unionWith'] ['\$replaceRoot']"
+same union "$C/union.json"
 # An extract's elements come back in their order, not their _ids': orders
 # whose lines have _ids in no order and values of several types; an order
 # without lines, one whose lines are null (both left as they were).
@@ -165,7 +175,10 @@ expect_eq "validators: --against with another format refused" "$(
     "2:remodel: error: --against: only with --format validators"
 # Every document of the plan's output satisfies its validator (checked
 # here: mongo-java-server has neither collMod nor $jsonSchema), from the
-# steps and from the data; the composite plan's output is still there.
+# steps and from the data; the composite plan's output restored again
+# (crm keeps the changed task).
+"$MONGORESTORE" --uri "$uri" --dir "$T/out-composite" --nsInclude 'blog.*' --nsInclude 'logging.*' \
+    --nsInclude 'iot.*' --drop >"$T/restore" 2>&1 || fail "validators: restore" "$(tail -3 "$T/restore")"
 for v in steps against; do
     if python3 "$ROOT/tests/transforms/validators_check.py" "$uri" "$T/$v.val" >"$T/check-$v" 2>&1; then
         pass "validators ($v): every output document valid ($(tr '\n' ';' <"$T/check-$v"))"
