@@ -217,6 +217,13 @@ rm_compile_validator_fields (const rm_plan_t *plan, rm_vplan_t *out)
         for (size_t k = 0; k < n; k++)
             vns (out, ns[k]);
         step_fields (out, s);
+        /* A namespace the step empties holds nothing to validate. */
+        n = rm_step_empties (s, ns, 8);
+        for (size_t k = 0; k < n; k++) {
+            rm_vns_t *x = vns (out, ns[k]);
+            clear_fields (x);
+            x->whole = false;
+        }
     }
 }
 
