@@ -7,7 +7,10 @@
 #include "tool.h"
 
 static const char usage[] =
-    "usage: remodel compile PLAN [--format pipeline|mongosh] [--canonical] [--server-version V]\n"
+    "usage: remodel compile PLAN [--format pipeline|mongosh|views] [--canonical]\n"
+    "                            [--server-version V]\n"
+    "       remodel compile PLAN --format validators [--against SRC] [--action A]\n"
+    "                            [--canonical]\n"
     "\n"
     "Prints the plan as the server's aggregation pipelines, one per step and\n"
     "pass, each ending in a $merge into the step's side-by-side result (the\n"
@@ -17,14 +20,89 @@ static const char usage[] =
     "run --server-side runs them client-side). No server is needed.\n"
     "\n"
     "  --format F         pipeline (default; values in mongosh's syntax, to paste:\n"
-    "                     NumberLong(\"5\"), Double(1), ISODate(...)) or mongosh (a\n"
-    "                     script that runs them range by range, resumable)\n"
-    "  --canonical        --format pipeline: canonical Extended JSON (strict JSON,\n"
-    "                     for programs) instead\n"
+    "                     NumberLong(\"5\"), Double(1), ISODate(...)), mongosh (a\n"
+    "                     script that runs them range by range, resumable),\n"
+    "                     views (per namespace the plan changed, the create\n"
+    "                     command of a view COLL_before of the new collections\n"
+    "                     giving back the old documents, a line each; the\n"
+    "                     namespaces no view gives back named on standard\n"
+    "                     error) or\n"
+    "                     validators (per namespace the plan changed, the\n"
+    "                     collMod command of a $jsonSchema validator of the\n"
+    "                     fields it writes, a line each)\n"
+    "  --against SRC      --format validators: the types and required fields\n"
+    "                     from SRC, a dump of the new design (remodel run's\n"
+    "                     output), as analyze counts them\n"
+    "  --action A         --format validators: validationAction warn (default)\n"
+    "                     or error\n"
+    "  --canonical        --format pipeline, views, validators: canonical\n"
+    "                     Extended JSON (strict JSON, for programs) instead\n"
     "  --server-version V the stages and operators of MongoDB V only (default\n"
     "                     5.0; 3.6 or later)\n"
-    "  --quiet, -q        the steps that run client-side not named\n"
+    "  --quiet, -q        the steps that run client-side (views: the namespaces\n"
+    "                     without a view) not named\n"
     "  --help, -h         this text\n";
+
+/* --format views: the views of the old shape; a namespace without one
+ * named on standard error (exit 0: the others are printed). */
+static int
+print_views (const char *path, const tool_opts_t *o)
+{
+    bson_error_t err;
+    rm_plan_t plan;
+    char *text, *why;
+
+    if (!rm_plan_load (&plan, path, &err)) {
+        tool_error (&err);
+        return err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED ? 2 : 1;
+    }
+    text = rm_compile_print_views (&plan, o->server_version, o->show_canonical, &why);
+    fputs (text, stdout);
+    for (char *line = why, *nl; !o->quiet && *line; line = nl + 1) {
+        nl = strchr (line, '\n');
+        fprintf (stderr, "remodel: compile: %.*s\n", (int) (nl - line), line);
+    }
+    bson_free (text);
+    bson_free (why);
+    rm_plan_destroy (&plan);
+    return 0;
+}
+
+/* --format validators: with --against, analyze's type counts of that
+ * dump (the new design's) decide the types and `required`. */
+static int
+print_validators (const char *path, const tool_opts_t *o)
+{
+    bson_error_t err;
+    rm_plan_t plan;
+    rm_analysis_t *a = NULL;
+    bson_t report = BSON_INITIALIZER;
+    char *text;
+
+    if (!rm_plan_load (&plan, path, &err)) {
+        tool_error (&err);
+        return err.code == RM_ERR_USAGE || err.code == RM_ERR_UNSUPPORTED ? 2 : 1;
+    }
+    if (o->against) {
+        rm_analyze_opts_t ao = {.memory = o->memory, .tmpdir = o->tmpdir};
+        if (!(a = rm_analyze (o->against, &ao, &err))) {
+            tool_error (&err);
+            bson_destroy (&report);
+            rm_plan_destroy (&plan);
+            return rm_cli_exit_status (&err);
+        }
+        rm_analysis_report (a, &report);
+    }
+    text = rm_validators_print (&plan, a ? &report : NULL, o->validation_action,
+                                o->show_canonical);
+    fputs (text, stdout);
+    bson_free (text);
+    bson_destroy (&report);
+    if (a)
+        rm_analysis_destroy (a);
+    rm_plan_destroy (&plan);
+    return 0;
+}
 
 int
 cmd_compile (int argc, char **argv)
@@ -43,6 +121,10 @@ cmd_compile (int argc, char **argv)
         return help ? 0 : 2;
     if (!o.server_version_given)
         rm_compile_version_parse ("5.0", &o.server_version);
+    if (o.compile_format && !strcmp (o.compile_format, "views"))
+        return print_views (pos[0], &o);
+    if (o.compile_format && !strcmp (o.compile_format, "validators"))
+        return print_validators (pos[0], &o);
     if (!rm_plan_load (&plan, pos[0], &err)) {
         tool_error (&err);
         /* A plan at fault is a refusal, as remodel online says it. */

@@ -42,6 +42,7 @@ typedef struct {
     /* remodel analyze and check: --report FILE, --format dot|mermaid (NULL: not given) */
     const char *report, *diagram;
     /* remodel compile */
+    const char *validation_action;        /* compile --action: warn (default) or error */
     const char *compile_format;           /* --format pipeline|mongosh (NULL: pipeline) */
     rm_compile_version_t server_version;  /* --server-version... */
     bool server_version_given;            /* ...when given */

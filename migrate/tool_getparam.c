@@ -79,6 +79,13 @@ static bool
 read_compile_opts (const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *err)
 {
     o->compile_format = v[RM_OPT_FORMAT].text;
+    o->validation_action = v[RM_OPT_ACTION].given ? v[RM_OPT_ACTION].text : "warn";
+    if ((v[RM_OPT_ACTION].given || v[RM_OPT_AGAINST].given) &&
+        (!o->compile_format || strcmp (o->compile_format, "validators") != 0)) {
+        rm_error_set (err, RM_ERR_USAGE, "--%s: only with --format validators",
+                      v[RM_OPT_ACTION].given ? "action" : "against");
+        return false;
+    }
     return true;
 }
 

@@ -26,7 +26,9 @@
 static const char *const dump_formats[] = {"archive", "dir|directory", "tar", "bson", NULL};
 /* Also the merge point of remodel compile's move into remodel: its rows
  * hold all it takes. */
-static const char *const compile_formats[] = {"pipeline", "mongosh", NULL};
+static const char *const compile_formats[] = {"pipeline", "mongosh", "views", "validators", NULL};
+/* compile --format validators: what the server does with a document that fails. */
+static const char *const validation_actions[] = {"warn", "error", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
 /* analyze and check: the relationship diagram as text (remodel/report.h). */
 static const char *const diagram_formats[] = {"dot", "mermaid", NULL};
@@ -65,7 +67,7 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_BATCH, "batch", RM_VAL_NONE, C (RUN))},
     {R (RM_OPT_PREVIEW, "preview", RM_VAL_COUNT, C (RUN)), .min = 1,
      .what = "a number of documents"},
-    {R (RM_OPT_AGAINST, "against", RM_VAL_STRING, C (CHECK))},
+    {R (RM_OPT_AGAINST, "against", RM_VAL_STRING, C (CHECK) | C (COMPILE))},
     {R (RM_OPT_ALLOW_MISSING, "allow-missing", RM_VAL_NONE, C (RUN) | C (CHECK) | C (ONLINE_RUN))},
     /* run: the output's metadata as the input's (no index follows the plan). */
     {R (RM_OPT_KEEP_INDEXES, "keep-indexes", RM_VAL_NONE, C (RUN))},
@@ -88,6 +90,7 @@ const rm_opt_t rm_cli_options[] = {
     /* A MongoDB version (5.0), checked by the compiler's own reader: the
      * stages compile may use, and the $lookup rules the engine follows
      * wherever it joins (9.0: SERVER-36681's). */
+    {R (RM_OPT_ACTION, "action", RM_VAL_ENUM, C (COMPILE)), .words = validation_actions},
     {R (RM_OPT_SERVER_VERSION, "server-version", RM_VAL_STRING, C (COMPILE) | C (RUN) | C (CHECK) | BATCHES)},
     {R (RM_OPT_SERVER_SIDE, "server-side", RM_VAL_NONE, C (ONLINE_RUN))},
 

@@ -20,6 +20,7 @@
 
 #include "remodel/dump.h"
 #include "remodel/error.h"
+#include "remodel/plan.h"
 
 /* A distribution of counts: exact quantiles (the values are kept in a
  * table of exact counts up to 4096, in 1/16-octave buckets above). */
@@ -97,5 +98,15 @@ bool rm_analysis_plan (const rm_analysis_t *a, bson_t *steps, bson_error_t *err)
 /* Whether the join keys spilled, and how much went to disk. */
 bool rm_analysis_spilled (const rm_analysis_t *a, size_t *runs, uint64_t *bytes);
 void rm_analysis_destroy (rm_analysis_t *a);
+
+/* remodel compile --format validators: per namespace the plan leaves
+ * changed, a line {"db": DB, "command": {"collMod": COLL, "validator":
+ * {"$jsonSchema": ...}, "validationLevel": "moderate",
+ * "validationAction": action}} for the fields the plan writes (canonical
+ * Extended JSON, or mongosh's syntax). report: rm_analysis_report of a
+ * dump in the new design, whose types and presence decide (NULL: the
+ * types the steps decide). Text to bson_free. */
+char *rm_validators_print (const rm_plan_t *plan, const bson_t *report, const char *action,
+                           bool canonical);
 
 #endif

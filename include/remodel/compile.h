@@ -105,4 +105,38 @@ char *rm_compile_print_pipelines (const rm_names_t *nm, const rm_compile_plan_t 
                                   bool canonical);
 char *rm_compile_print_mongosh (const rm_names_t *nm, const rm_compile_plan_t *c);
 
+/* --format views: for each namespace a step changed that existed before
+ * the plan, the `create` command of a view (COLL_before) over the
+ * collections the plan leaves that gives back its old documents, a line
+ * each ({"db": DB, "command": {...}}, canonical Extended JSON with
+ * canonical, else mongosh's syntax). A namespace no pipeline gives back
+ * exactly gets a line "no view of NS: step N (OP): why" in *refusals
+ * instead. Both texts to bson_free. */
+char *rm_compile_print_views (const rm_plan_t *plan, rm_compile_version_t v, bool canonical,
+                              char **refusals);
+
+/* --format validators: the fields a plan writes, per namespace it leaves
+ * changed (common/compile/validator_fields.c), for a $jsonSchema each. */
+typedef struct {
+    char *path;       /* dotted; through an array, its elements' field */
+    const char *type; /* a $jsonSchema bsonType alias; NULL: the data's */
+    bool required;    /* every document gets it, whatever the data */
+    char *by;         /* "step N (op)" */
+} rm_vfield_t;
+
+typedef struct {
+    char *ns;
+    bool whole; /* a step made the namespace: every field is the plan's */
+    rm_vfield_t *f;
+    size_t n, cap;
+} rm_vns_t;
+
+typedef struct {
+    rm_vns_t *ns;
+    size_t n, cap;
+} rm_vplan_t;
+
+void rm_compile_validator_fields (const rm_plan_t *plan, rm_vplan_t *out);
+void rm_vplan_destroy (rm_vplan_t *v);
+
 #endif

@@ -122,7 +122,7 @@ refused "online finalize --writes-stoped" \
     'unknown option "--writes-stoped" (did you mean "--writes-stopped"?)' online finalize "$T/p.json" --writes-stoped
 refused "online run --batch-size-docs" \
     'unknown option "--batch-size-docs" (did you mean "--batch-size"?)' online run "$T/p.json" --batch-size-docs 5
-refused "compile --format dir: compile's own values" '--format: expected pipeline or mongosh, got "dir"' \
+refused "compile --format dir: compile's own values" '--format: expected pipeline, mongosh, views or validators, got "dir"' \
     compile "$T/p.json" --format dir
 refused "compile --formt" 'unknown option "--formt" (did you mean "--format"?)' compile "$T/p.json" --formt mongosh
 # Taken: the refusal comes from the server that is not there (exit 1).

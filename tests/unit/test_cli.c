@@ -126,7 +126,7 @@ test_values_and_forms (void)
     rm_cli_args_destroy (&a);
     /* The same option, compile's values. */
     T_CHECK (!parse (RM_CMD_COMPILE, "p --format dir", &a, m, sizeof m));
-    T_CHECK_STR (m, "--format: expected pipeline or mongosh, got \"dir\"");
+    T_CHECK_STR (m, "--format: expected pipeline, mongosh, views or validators, got \"dir\"");
     rm_cli_args_destroy (&a);
     T_CHECK (parse (RM_CMD_COMPILE, "p --format mongosh --server-version 4.0", &a, m, sizeof m));
     T_CHECK (a.v[RM_OPT_FORMAT].n == 1);

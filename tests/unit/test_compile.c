@@ -14,6 +14,7 @@
 
 #include "compile_impl.h"
 #include "step_class.h"
+#include "view_def.h"
 #include "remodel/sha1.h"
 #include "test.h"
 
@@ -70,6 +71,8 @@ test_tables (void)
          * never both. */
         T_CHECK (rm_step_classes[k].passes != NULL);
         T_CHECK ((rm_compile_kinds[k].compile != NULL) != (rm_compile_kinds[k].refusal != NULL));
+        /* and a view's inverse or the reason there is none (view_table.c) */
+        T_CHECK ((rm_view_kinds[k].view != NULL) != (rm_view_kinds[k].refusal != NULL));
     }
 }
 
