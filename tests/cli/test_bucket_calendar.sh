@@ -10,7 +10,8 @@
 # every measurement in its bucket's window; bucketize -> unbucketize gives
 # the readings back byte for byte; unbucketize refuses buckets that are
 # not bins of its unit; check refuses bad units and zones naming the plan
-# file and the step.
+# file and the step; online run on FerretDB and mongo-java-server makes
+# the monthly buckets remodel run makes, byte for byte, and verify agrees.
 #
 # The server side: remodel compile leaves bucketize client-side (a
 # bucket's _id is a hash no expression computes), so no compiled pipeline
@@ -216,6 +217,25 @@ bad 'binSize past the server'"'"'s bound' '"unit": "year", "binSize": 1000000000
 run_rm compile "$T/monthly.json"
 expect_eq "compile: exit 0, bucketize named client-side with the reason" \
     "$rc:$(grep -c "^remodel: compile: step 1 (bucketize) runs client-side: a bucket's _id is a deterministic ObjectId" "$T/err")" "0:1"
+
+# ---- online: the step's windows are the engine's, run series by series ----
+use_peers "online: the peer tools" || exit 0
+trap 'for k in ferretdb java; do "$SERVER" stop "$T/srv-$k" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+"$REMODEL" run -q "$T/monthly.json" --from "$T/src" --to "$T/monthly.archive"
+P=$(plan_id "$T/monthly.json")
+for kind in $(online_kinds); do
+    online_start "$kind" "$T/srv-$kind" || continue
+    "$MONGORESTORE" --uri "$uri" --dir "$T/src" --noIndexRestore --quiet 2>"$T/err" ||
+        { fail "$kind: restore the series" "$(cat "$T/err")"; continue; }
+    run_rm online run -q "$T/monthly.json" --uri "$uri" --batch-size 300
+    expect_eq "$kind: online run of the monthly plan: exit 0" "$rc:$(cat "$T/err")" "0:"
+    online_same "$kind: the monthly buckets in New York, side by side: remodel run's, byte for byte" \
+        "$T/monthly.archive" iot.buckets=buckets_remodel_${P}_1 iot.readings=readings_remodel_${P}_1
+    run_rm online verify "$T/monthly.json" --uri "$uri"
+    expect_eq "$kind: online verify: every bucket as the readings make it" \
+        "$rc:$(grep -c 'every result as the sources make it' "$T/err")" "0:1"
+    "$SERVER" stop "$T/srv-$kind" >/dev/null 2>&1
+done
 
 # ---- mingo: $dateTrunc with the plan's arguments, grouped ----
 . "$ROOT/tests/peers/env.sh"
