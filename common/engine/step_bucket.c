@@ -452,8 +452,12 @@ flush (job_t *j, bson_error_t *err)
     for (size_t m = 0; m < b->n_meta; m++)
         rm_docbuf_copy (&j->doc, &j->sc.meta[m].it);
     /* Its readings' windows were made, ends checked, as they were read:
-     * the window of its start is the same one. */
-    rm_bucket_window (b, j->start, &start, &end, why, sizeof why);
+     * the window of its start is the same one, found again for its end. */
+    if (!rm_bucket_window (b, j->start, &start, &end, why, sizeof why)) {
+        rm_error_set (err, RM_ERR_DATA, "%s: the bucket at %lld: %s", j->to->stats->name,
+                      (long long) j->start, why);
+        return false;
+    }
     put_date (&j->doc, "start", j->start);
     put_date (&j->doc, "end", end);
     put_i32 (&j->doc, "count", (int32_t) j->count);
