@@ -11,7 +11,10 @@
 # the readings back byte for byte; unbucketize refuses buckets that are
 # not bins of its unit; check refuses bad units and zones naming the plan
 # file and the step; online run on FerretDB and mongo-java-server makes
-# the monthly buckets remodel run makes, byte for byte, and verify agrees.
+# the monthly buckets remodel run makes, byte for byte, verify agrees, and
+# sync following the change log (readings added on both sides of a month
+# start, moved across one, deleted, a new series) leaves remodel run's
+# buckets of the readings then.
 #
 # The server side: remodel compile leaves bucketize client-side (a
 # bucket's _id is a hash no expression computes), so no compiled pipeline
@@ -226,8 +229,10 @@ else
 trap 'for k in ferretdb java; do "$SERVER" stop "$T/srv-$k" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 "$REMODEL" run -q "$T/monthly.json" --from "$T/src" --to "$T/monthly.archive"
 P=$(plan_id "$T/monthly.json")
+sed 's/"stats"/"keepSource": true, "stats"/' "$T/monthly.json" >"$T/follow.json"
+F=$(plan_id "$T/follow.json")
 for kind in $(online_kinds); do
-    online_start "$kind" "$T/srv-$kind" || continue
+    PEERS_OPLOG_BYTES=67108864 online_start "$kind" "$T/srv-$kind" 0 changelog || continue
     "$MONGORESTORE" --uri "$uri" --dir "$T/src" --noIndexRestore --quiet 2>"$T/err" ||
         { fail "$kind: restore the series" "$(cat "$T/err")"; continue; }
     run_rm online run -q "$T/monthly.json" --uri "$uri" --batch-size 300
@@ -237,6 +242,31 @@ for kind in $(online_kinds); do
     run_rm online verify "$T/monthly.json" --uri "$uri"
     expect_eq "$kind: online verify: every bucket as the readings make it" \
         "$rc:$(grep -c 'every result as the sources make it' "$T/err")" "0:1"
+    # Following the change log (keepSource, so the readings stay to be
+    # written to): readings put on both sides of New York's month starts,
+    # one moved across a month start, one deleted, a new series; sync
+    # recomputes those series' buckets, and they are remodel run's on a
+    # dump taken then.
+    run_rm online run -q "$T/follow.json" --uri "$uri" --batch-size 300
+    expect_eq "$kind: online run of the followed monthly plan: exit 0" "$rc:$(cat "$T/err")" "0:"
+    python3 -c 'import sys, datetime as dt, pymongo
+c = pymongo.MongoClient(sys.argv[1], directConnection=True).iot.readings
+u = dt.timezone.utc
+edge = dt.datetime(2025, 3, 1, 5, tzinfo=u)
+c.insert_many([{"_id": 90001, "sensor": "a", "ts": edge - dt.timedelta(milliseconds=1), "value": 7.0},
+               {"_id": 90002, "sensor": "a", "ts": edge, "value": 8.0},
+               {"_id": 90003, "sensor": "c", "ts": dt.datetime(2024, 11, 1, 3, 59, tzinfo=u), "value": 9.0}])
+c.update_one({"_id": 11}, {"$set": {"ts": dt.datetime(2024, 4, 1, 4, tzinfo=u)}})
+c.delete_one({"_id": 12})' "$uri"
+    run_rm online sync "$T/follow.json" --uri "$uri"
+    expect_eq "$kind: sync follows the log (exit 0, nothing rescanned)" \
+        "$rc:$(grep -c 'rescanned in full' "$T/err")" "0:0"
+    rm -f "$T/now.archive" "$T/follow.archive"
+    "$MONGODUMP" --uri "$uri" --db iot --collection readings --archive="$T/now.archive" --quiet &&
+        "$REMODEL" run -q "$T/follow.json" --from "$T/now.archive" --to "$T/follow.archive" ||
+        fail "$kind: the offline reference after the writes"
+    online_same "$kind: after sync, the monthly buckets are remodel run's on the readings then" \
+        "$T/follow.archive" iot.buckets=buckets_remodel_${F}_1
     "$SERVER" stop "$T/srv-$kind" >/dev/null 2>&1
 done
 fi
