@@ -92,13 +92,35 @@ rm_bucket_scan (rm_bucket_scan_t *s, const rm_bucketize_t *b, const uint8_t *doc
 
 /* floor(t / span) * span and its end, or false when out of int64's range. */
 static bool
-window_of (int64_t t, int64_t span_ms, int64_t *start)
+window_of (int64_t t, int64_t span_ms, int64_t *start, int64_t *end)
 {
-    int64_t q = t / span_ms, end;
+    int64_t q = t / span_ms;
     if (t % span_ms < 0)
         q--;
     return !__builtin_mul_overflow (q, span_ms, start) &&
-           !__builtin_add_overflow (*start, span_ms, &end);
+           !__builtin_add_overflow (*start, span_ms, end);
+}
+
+bool
+rm_bucket_window (const rm_bucketize_t *b, int64_t t, int64_t *start, int64_t *end, char *why,
+                  size_t cap)
+{
+    int64_t e;
+    bson_error_t err;
+    /* The end is checked too: a bucket's end must be a date. */
+    if (!end)
+        end = &e;
+    if (!b->calendar) {
+        if (window_of (t, b->span * 1000, start, end))
+            return true;
+        snprintf (why, cap, "the time's window is outside the dates BSON can hold");
+        return false;
+    }
+    if (rm_dt_bin (&b->bins, t, start, end, &err))
+        return true;
+    snprintf (why, cap, "the time's window (unit %s): %s", rm_dt_unit_name (b->bins.unit),
+              err.message);
+    return false;
 }
 
 void
@@ -145,10 +167,8 @@ rm_bucket_record_make (rm_bucket_record_t *r, const rm_bucketize_t *b, const uin
         return false;
     }
     t = bson_iter_date_time (&sc->time);
-    if (!window_of (t, b->span * 1000, &start)) {
-        snprintf (r->why, sizeof r->why, "the time's window is outside the dates BSON can hold");
+    if (!rm_bucket_window (b, t, &start, NULL, r->why, sizeof r->why))
         return false;
-    }
 
     rm_buf_reset (&r->mkey);
     for (size_t m = 0; m < b->n_meta; m++) {

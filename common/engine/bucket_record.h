@@ -18,6 +18,13 @@ typedef struct {
     bson_iter_t it;
 } rm_bucket_slot_t;
 
+/* The window of a reading at t (ms): floor(t / span) * span for
+ * granularity and spanSeconds, $dateTrunc's bin for unit (calendar
+ * windows: months, years in a time zone); *end (when not NULL) the next
+ * window's start. False, why set, when a bound leaves the int64 range. */
+bool rm_bucket_window (const rm_bucketize_t *b, int64_t t, int64_t *start, int64_t *end,
+                       char *why, size_t cap);
+
 /* One reading's top-level fields of interest, found in one scan. */
 typedef struct {
     rm_bucket_slot_t *meta; /* n_meta */

@@ -418,6 +418,8 @@ flush (job_t *j, bson_error_t *err)
     uint64_t h;
     uint32_t secs, mlen;
     size_t st, arr;
+    int64_t start, end;
+    char why[300];
 
     if (j->count == 0)
         return true;
@@ -449,8 +451,15 @@ flush (job_t *j, bson_error_t *err)
     rm_bucket_scan (&j->sc, b, j->first.data, (uint32_t) j->first.len);
     for (size_t m = 0; m < b->n_meta; m++)
         rm_docbuf_copy (&j->doc, &j->sc.meta[m].it);
+    /* Its readings' windows were made, ends checked, as they were read:
+     * the window of its start is the same one, found again for its end. */
+    if (!rm_bucket_window (b, j->start, &start, &end, why, sizeof why)) {
+        rm_error_set (err, RM_ERR_DATA, "%s: the bucket at %lld: %s", j->to->stats->name,
+                      (long long) j->start, why);
+        return false;
+    }
     put_date (&j->doc, "start", j->start);
-    put_date (&j->doc, "end", j->start + b->span * 1000);
+    put_date (&j->doc, "end", end);
     put_i32 (&j->doc, "count", (int32_t) j->count);
     put_positions (&j->doc, "metaPositions", j->first_pos, b->n_meta);
     rm_docbuf_key (&j->doc, BSON_TYPE_ARRAY, b->as);

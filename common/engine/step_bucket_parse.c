@@ -137,10 +137,133 @@ parse_bucket_stats (rm_plan_ctx_t *c, const bson_iter_t *it, rm_bucketize_t *b)
     return true;
 }
 
+/* ---- The window: granularity, spanSeconds, or $dateTrunc's keys ---- */
+
+static const char *const window_keys[] = {"granularity", "spanSeconds", "unit", "binSize",
+                                          "timezone", "startOfWeek"};
+enum { W_GRAN, W_SPAN, W_UNIT, W_BIN, W_TZ, W_SOW, W_N };
+
+/* Which of them the step gave. */
+typedef struct {
+    bool has[W_N];
+} window_keys_t;
+
+static bool
+is_window_key (const char *k)
+{
+    for (int i = 0; i < W_N; i++)
+        if (!strcmp (k, window_keys[i]))
+            return true;
+    return false;
+}
+
+static bool
+parse_granularity (rm_plan_ctx_t *c, const bson_iter_t *it, rm_bucketize_t *b)
+{
+    static const char *const grans[] = {"seconds", "minutes", "hours", "days"};
+    static const int64_t secs[] = {1, 60, 3600, 86400};
+    const char *v;
+    if (!rm_plan_get_string (c, it, &v))
+        return false;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp (v, grans[i])) {
+            b->span = secs[i];
+            return true;
+        }
+    /* weeks, months, ...: not a fixed number of seconds */
+    return rm_plan_fail (c, "granularity", "must be \"seconds\", \"minutes\", \"hours\" or "
+                         "\"days\", not \"%s\" (for calendar windows, months or years in a time "
+                         "zone, give \"unit\" as $dateTrunc takes it: \"unit\": \"month\")", v);
+}
+
+static bool
+parse_unit (rm_plan_ctx_t *c, const bson_iter_t *it, rm_bucketize_t *b)
+{
+    const char *names[RM_DT_MILLISECOND + 1], *v;
+    char near[120];
+    if (!rm_plan_get_string (c, it, &v))
+        return false;
+    if ((b->bins.unit = rm_dt_unit (v, strlen (v))) >= 0)
+        return true;
+    for (int u = 0; u <= RM_DT_MILLISECOND; u++)
+        names[u] = rm_dt_unit_name (u);
+    return rm_plan_fail (c, "unit", "unknown unit \"%s\" (year, quarter, month, week, day, hour, "
+                         "minute, second, millisecond)%s", v,
+                         rm_plan_did_you_mean (v, names, RM_DT_MILLISECOND + 1, near, sizeof near));
+}
+
+static bool
+parse_window_key (rm_plan_ctx_t *c, const bson_iter_t *it, rm_bucketize_t *b, window_keys_t *w)
+{
+    const char *k = bson_iter_key (it), *v;
+    int i = 0;
+    while (strcmp (k, window_keys[i]))
+        i++;
+    w->has[i] = true;
+    switch (i) {
+    case W_GRAN: return parse_granularity (c, it, b);
+    case W_SPAN: return rm_plan_get_int (c, it, 1, &b->span);
+    case W_UNIT: return parse_unit (c, it, b);
+    case W_BIN: return rm_plan_get_int (c, it, 1, &b->bins.bin);
+    case W_TZ:
+        if (!rm_plan_get_string (c, it, &v))
+            return false;
+        b->timezone = bson_strdup (v);
+        if (!rm_tz_find (v, strlen (v), &b->bins.tz))
+            return rm_plan_fail (c, k, "unrecognized time zone \"%s\" (an Olson name such as "
+                                 "\"America/New_York\", or an offset such as \"+05:30\")", v);
+        return true;
+    default:
+        if (!rm_plan_get_string (c, it, &v))
+            return false;
+        b->start_of_week = bson_strdup (v);
+        if ((b->bins.sow = rm_dt_day_of_week (v, strlen (v))) < 0)
+            return rm_plan_fail (c, k, "\"%s\" is not a day of the week (\"monday\" or "
+                                 "\"mon\", ..., in any case)", v);
+        return true;
+    }
+}
+
+/* One way to give the window; $dateTrunc's keys only with unit. */
+static bool
+check_window_keys (rm_plan_ctx_t *c, rm_bucketize_t *b, const window_keys_t *w, bool reverse)
+{
+    int ways = w->has[W_GRAN] + w->has[W_SPAN] + w->has[W_UNIT];
+    if (ways > 1)
+        return rm_plan_fail (c, w->has[W_UNIT] ? "unit" : "spanSeconds",
+                             "give one of \"granularity\", \"spanSeconds\" and \"unit\"");
+    for (int i = W_BIN; i < W_N; i++)
+        if (w->has[i] && !w->has[W_UNIT])
+            return rm_plan_fail (c, window_keys[i], "is one of $dateTrunc's keys: give \"unit\" "
+                                 "with it");
+    if (ways == 0 && !reverse)
+        return rm_plan_fail (c, "granularity", "missing (give \"granularity\", \"spanSeconds\" "
+                             "or \"unit\")");
+    if (w->has[W_SOW] && b->bins.unit != RM_DT_WEEK)
+        return rm_plan_fail (c, "startOfWeek", "applies to the unit \"week\" only, not \"%s\"",
+                             rm_dt_unit_name (b->bins.unit));
+    if (b->span > INT64_MAX / 1000)
+        return rm_plan_fail (c, "spanSeconds", "is too large");
+    if (!w->has[W_UNIT])
+        return true;
+    b->calendar = true;
+    if (!w->has[W_BIN])
+        b->bins.bin = 1;
+    if (!w->has[W_TZ])
+        rm_tz_utc (&b->bins.tz);
+    if (!w->has[W_SOW])
+        b->bins.sow = 7;
+    /* the server's bound ($dateTrunc refuses more) */
+    if (b->bins.unit <= RM_DT_DAY && b->bins.bin > INT64_C (100000000000))
+        return rm_plan_fail (c, "binSize", "is too large for the unit \"%s\" (at most "
+                             "100000000000)", rm_dt_unit_name (b->bins.unit));
+    return true;
+}
+
 static bool
 parse_bucket_keys (rm_plan_ctx_t *c, bson_iter_t *it, rm_bucketize_t *b, bool reverse)
 {
-    bool has_gran = false, has_span = false;
+    window_keys_t w = {0};
     b->max_count = reverse ? 0 : 1000;
     b->keep_source = reverse;
     while (bson_iter_next (it)) {
@@ -154,17 +277,8 @@ parse_bucket_keys (rm_plan_ctx_t *c, bson_iter_t *it, rm_bucketize_t *b, bool re
         else if (!strcmp (k, "maxCount")) ok = rm_plan_get_int (c, it, 1, &b->max_count);
         else if (!strcmp (k, "keepSource")) ok = rm_plan_get_bool (c, it, &b->keep_source);
         else if (!strcmp (k, "stats")) ok = parse_bucket_stats (c, it, b);
-        else if (!strcmp (k, "spanSeconds")) ok = rm_plan_get_int (c, it, 1, &b->span), has_span = true;
-        else if (!strcmp (k, "granularity")) {
-            const char *v;
-            has_gran = true;
-            ok = rm_plan_get_string (c, it, &v);
-            if (ok && !strcmp (v, "seconds")) b->span = 1;
-            else if (ok && !strcmp (v, "minutes")) b->span = 60;
-            else if (ok && !strcmp (v, "hours")) b->span = 3600;
-            else if (ok && !strcmp (v, "days")) b->span = 86400;
-            else if (ok) ok = rm_plan_fail (c, k, "must be \"seconds\", \"minutes\", \"hours\" or \"days\", not \"%s\"", v);
-        } else if (!strcmp (k, "onInvalid")) {
+        else if (is_window_key (k)) ok = parse_window_key (c, it, b, &w);
+        else if (!strcmp (k, "onInvalid")) {
             bson_iter_t sub;
             if (BSON_ITER_HOLDS_UTF8 (it) && !strcmp (bson_iter_utf8 (it, NULL), "error"))
                 ;
@@ -187,13 +301,8 @@ parse_bucket_keys (rm_plan_ctx_t *c, bson_iter_t *it, rm_bucketize_t *b, bool re
         if (!ok)
             return false;
     }
-    if (has_gran && has_span)
-        return rm_plan_fail (c, "spanSeconds",
-                             "give either \"granularity\" or \"spanSeconds\", not both");
-    if (!has_gran && !has_span && !reverse)
-        return rm_plan_fail (c, "granularity", "missing (give \"granularity\" or \"spanSeconds\")");
-    if (b->span > INT64_MAX / 1000)
-        return rm_plan_fail (c, "spanSeconds", "is too large");
+    if (!check_window_keys (c, b, &w, reverse))
+        return false;
     if (!b->as)
         b->as = bson_strdup ("measurements");
     if (!check_bucket_names (c, b->time_field, b->n_meta, b->meta, b->as))
@@ -231,6 +340,8 @@ rm_plan_clear_bucket (rm_step_t *s)
     rm_plan_nsref_clear (&b->invalid_to);
     bson_free (b->time_field);
     bson_free (b->as);
+    bson_free (b->timezone);
+    bson_free (b->start_of_week);
     for (size_t j = 0; j < b->n_meta; j++)
         bson_free (b->meta[j]);
     bson_free (b->meta);

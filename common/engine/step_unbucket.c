@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "bsonwalk.h"
+#include "bucket_record.h"
 #include "docbuf.h"
 #include "embed_join.h"
 #include "engine_impl.h"
@@ -145,8 +146,9 @@ agree (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
     bson_iter_t it, end;
 
     bson_init_static (&b, doc, len);
-    if (u->span) {
-        int64_t span = u->span * 1000, start, stop, q;
+    if (u->span || u->calendar) {
+        int64_t start, stop, ws, we;
+        char why[300];
         if (!bson_iter_init_find (&it, &b, "start") || !BSON_ITER_HOLDS_DATE_TIME (&it) ||
             !bson_iter_init_find (&end, &b, "end") || !BSON_ITER_HOLDS_DATE_TIME (&end)) {
             rm_error_set (err, RM_ERR_FORMAT, "the bucket has no dates \"start\" and \"end\" "
@@ -155,12 +157,20 @@ agree (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
         }
         start = bson_iter_date_time (&it);
         stop = bson_iter_date_time (&end);
-        q = start / span - (start % span < 0);
-        if (q * span != start || stop - start != span) {
-            rm_error_set (err, RM_ERR_FORMAT,
-                          "its window (%lld ms from %lld) is not the plan's window of %lld s "
-                          "(granularity or spanSeconds)", (long long) (stop - start),
-                          (long long) start, (long long) u->span);
+        /* The window bucketize gives its start is the bucket's own. */
+        if (!rm_bucket_window (u, start, &ws, &we, why, sizeof why) || ws != start ||
+            we != stop) {
+            if (u->calendar)
+                rm_error_set (err, RM_ERR_FORMAT,
+                              "its window (%lld to %lld ms) is not a bin of the plan's unit "
+                              "\"%s\" (binSize %lld, timezone %s)", (long long) start,
+                              (long long) stop, rm_dt_unit_name (u->bins.unit),
+                              (long long) u->bins.bin, u->timezone ? u->timezone : "UTC");
+            else
+                rm_error_set (err, RM_ERR_FORMAT,
+                              "its window (%lld ms from %lld) is not the plan's window of %lld s "
+                              "(granularity or spanSeconds)", (long long) (stop - start),
+                              (long long) start, (long long) u->span);
             return false;
         }
     }

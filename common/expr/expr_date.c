@@ -22,7 +22,6 @@ enum {
     OP_ISO_WEEK_YEAR, OP_ISO_DAY_OF_WEEK, OP_HOUR, OP_MINUTE, OP_SECOND, OP_MILLISECOND,
 };
 
-enum { U_YEAR, U_QUARTER, U_MONTH, U_WEEK, U_DAY, U_HOUR, U_MINUTE, U_SECOND, U_MILLISECOND };
 static const char *const unit_names[] = {"year", "quarter", "month", "week", "day",
                                          "hour", "minute", "second", "millisecond"};
 
@@ -87,10 +86,10 @@ eval_tz (rm_expr_ctx_t *cx, const rm_expr_t *e, rm_tz_t *tz, bson_error_t *err)
     return 1;
 }
 
-static int
-unit_of (const char *s, size_t len)
+int
+rm_dt_unit (const char *s, size_t len)
 {
-    for (int u = 0; u <= U_MILLISECOND; u++)
+    for (int u = 0; u <= RM_DT_MILLISECOND; u++)
         if (strlen (unit_names[u]) == len && !memcmp (unit_names[u], s, len))
             return u;
     return -1;
@@ -114,7 +113,7 @@ eval_unit (rm_expr_ctx_t *cx, const rm_expr_t *e, int *unit, bson_error_t *err)
         rm_xfail (err, e, "requires 'unit' to be a string, but got %s", type_name (&v));
         return -1;
     }
-    if ((*unit = unit_of (v.value.v_utf8.str, v.value.v_utf8.len)) < 0) {
+    if ((*unit = rm_dt_unit (v.value.v_utf8.str, v.value.v_utf8.len)) < 0) {
         rm_xfail (err, e, "parameter 'unit' value parsing failed: unknown time unit value: %s",
                   rm_xshow (cx, &v));
         return -1;
@@ -122,8 +121,14 @@ eval_unit (rm_expr_ctx_t *cx, const rm_expr_t *e, int *unit, bson_error_t *err)
     return 1;
 }
 
-static int
-day_of_week_of (const char *s, size_t len)
+const char *
+rm_dt_unit_name (int unit)
+{
+    return unit >= RM_DT_YEAR && unit <= RM_DT_MILLISECOND ? unit_names[unit] : "?";
+}
+
+int
+rm_dt_day_of_week (const char *s, size_t len)
 {
     static const char *const names[] = {"monday", "tuesday", "wednesday", "thursday",
                                         "friday", "saturday", "sunday"};
@@ -161,7 +166,7 @@ eval_sow (rm_expr_ctx_t *cx, const rm_expr_t *e, int *sow, bson_error_t *err)
         rm_xfail (err, e, "requires 'startOfWeek' to be a string, but got %s", type_name (&v));
         return -1;
     }
-    if ((*sow = day_of_week_of (v.value.v_utf8.str, v.value.v_utf8.len)) < 0) {
+    if ((*sow = rm_dt_day_of_week (v.value.v_utf8.str, v.value.v_utf8.len)) < 0) {
         rm_xfail (err, e, "parameter 'startOfWeek' value cannot be recognized as a day of a week: %s",
                   rm_xshow (cx, &v));
         return -1;
@@ -396,7 +401,7 @@ check_args (rm_xparse_t *p, rm_expr_t *e, int tz_arg, int unit_arg, int sow_arg,
     if (unit_arg >= 0 && is_const (e->args[unit_arg])) {
         const bson_value_t *v = &e->args[unit_arg]->konst;
         if (v->value_type == BSON_TYPE_UTF8) {
-            if ((d->unit = unit_of (v->value.v_utf8.str, v->value.v_utf8.len)) < 0)
+            if ((d->unit = rm_dt_unit (v->value.v_utf8.str, v->value.v_utf8.len)) < 0)
                 return rm_xparse_fail (err, e, "parameter 'unit' value parsing failed: unknown time "
                                        "unit value: %s", v->value.v_utf8.str);
             d->unit_const = true;
@@ -409,7 +414,7 @@ check_args (rm_xparse_t *p, rm_expr_t *e, int tz_arg, int unit_arg, int sow_arg,
     if (sow_arg >= 0 && is_const (e->args[sow_arg])) {
         const bson_value_t *v = &e->args[sow_arg]->konst;
         if (v->value_type == BSON_TYPE_UTF8 &&
-            (d->sow = day_of_week_of (v->value.v_utf8.str, v->value.v_utf8.len)) > 0)
+            (d->sow = rm_dt_day_of_week (v->value.v_utf8.str, v->value.v_utf8.len)) > 0)
             d->sow_const = true;
     }
     return true;
@@ -809,13 +814,13 @@ amount_ok (int unit, int64_t amount)
     const int64_t max_days = INT64_C (213503982335); /* 2^64 ms in days, + 1 */
     int64_t max;
     switch (unit) {
-    case U_YEAR: max = max_days / 365 + 1; break;
-    case U_QUARTER: max = (max_days / 365 + 1) * 4; break;
-    case U_MONTH: max = (max_days / 365 + 1) * 12; break;
-    case U_WEEK: max = max_days / 7; break;
-    case U_DAY: max = max_days; break;
-    case U_HOUR: max = max_days * 24; break;
-    case U_MINUTE: max = max_days * 24 * 60; break;
+    case RM_DT_YEAR: max = max_days / 365 + 1; break;
+    case RM_DT_QUARTER: max = (max_days / 365 + 1) * 4; break;
+    case RM_DT_MONTH: max = (max_days / 365 + 1) * 12; break;
+    case RM_DT_WEEK: max = max_days / 7; break;
+    case RM_DT_DAY: max = max_days; break;
+    case RM_DT_HOUR: max = max_days * 24; break;
+    case RM_DT_MINUTE: max = max_days * 24 * 60; break;
     default: max = max_days * 24 * 60 * 60; break;
     }
     return -max < amount && amount < max;
@@ -833,7 +838,7 @@ date_add (const rm_expr_t *e, int64_t date, int unit, int64_t amount, const rm_t
     lt_t t;
     int64_t days, prod;
 
-    if (unit == U_MILLISECOND) {
+    if (unit == RM_DT_MILLISECOND) {
         if (__builtin_add_overflow (date, amount, res))
             return rm_xfail (err, e, "dateAdd overflowed");
         return true;
@@ -841,16 +846,16 @@ date_add (const rm_expr_t *e, int64_t date, int unit, int64_t amount, const rm_t
     if (!amount_ok (unit, amount))
         return rm_xfail (err, e, "invalid dateAdd 'amount' parameter value: %lld %s", (long long) amount,
                          unit_names[unit]);
-    if (unit >= U_HOUR) {
+    if (unit >= RM_DT_HOUR) {
         if (__builtin_mul_overflow (amount, unit_ms[unit], &prod) || __builtin_add_overflow (date, prod, res))
             return rm_xfail (err, e, "dateAdd overflowed");
         return true;
     }
     local_time (tz, date, &t);
-    if (unit == U_DAY || unit == U_WEEK) {
-        days = t.days + amount * (unit == U_WEEK ? 7 : 1);
+    if (unit == RM_DT_DAY || unit == RM_DT_WEEK) {
+        days = t.days + amount * (unit == RM_DT_WEEK ? 7 : 1);
     } else {
-        int64_t months = amount * (unit == U_YEAR ? 12 : unit == U_QUARTER ? 3 : 1);
+        int64_t months = amount * (unit == RM_DT_YEAR ? 12 : unit == RM_DT_QUARTER ? 3 : 1);
         int64_t m0 = t.m - 1 + months;
         int64_t y = t.y + rm_cal_fdiv (m0, 12);
         int m = (int) rm_cal_fmod (m0, 12) + 1;
@@ -985,13 +990,13 @@ eval_diff (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_
         return true;
     }
     if ((r = eval_unit (cx, e, &unit, err)) <= 0 ||
-        (unit == U_WEEK && (r = eval_sow (cx, e, &sow, err)) <= 0) || (r = eval_tz (cx, e, &tz, err)) <= 0) {
+        (unit == RM_DT_WEEK && (r = eval_sow (cx, e, &sow, err)) <= 0) || (r = eval_tz (cx, e, &tz, err)) <= 0) {
         rm_xset_null (out);
         return r == 0;
     }
     if (!get_date (cx, e, &sv, "startDate", &a, err) || !get_date (cx, e, &ev, "endDate", &b, err))
         return false;
-    if (unit == U_MILLISECOND) {
+    if (unit == RM_DT_MILLISECOND) {
         if (__builtin_sub_overflow (b, a, &res))
             return rm_xfail (err, e, "dateDiff overflowed");
         rm_xset_int64 (out, res);
@@ -1004,13 +1009,13 @@ eval_diff (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_
      * change of offset between them (truncated, as the server's) */
     int64_t dh = t.h - s.h + ddays * 24, dmi = t.mi - s.mi + dh * 60;
     switch (unit) {
-    case U_YEAR: res = t.y - s.y; break;
-    case U_QUARTER: res = quarter_of (t.m) - quarter_of (s.m) + (t.y - s.y) * 4; break;
-    case U_MONTH: res = t.m - s.m + (t.y - s.y) * 12; break;
-    case U_WEEK: res = (ddays + dow_from (s.days, sow) - dow_from (t.days, sow)) / 7; break;
-    case U_DAY: res = ddays; break;
-    case U_HOUR: res = dh + (s.off - t.off) / 3600; break;
-    case U_MINUTE: res = dmi + (s.off - t.off) / 60; break;
+    case RM_DT_YEAR: res = t.y - s.y; break;
+    case RM_DT_QUARTER: res = quarter_of (t.m) - quarter_of (s.m) + (t.y - s.y) * 4; break;
+    case RM_DT_MONTH: res = t.m - s.m + (t.y - s.y) * 12; break;
+    case RM_DT_WEEK: res = (ddays + dow_from (s.days, sow) - dow_from (t.days, sow)) / 7; break;
+    case RM_DT_DAY: res = ddays; break;
+    case RM_DT_HOUR: res = dh + (s.off - t.off) / 3600; break;
+    case RM_DT_MINUTE: res = dmi + (s.off - t.off) / 60; break;
     default: res = t.s - s.s + dmi * 60 + (s.off - t.off); break;
     }
     rm_xset_int64 (out, res);
@@ -1025,16 +1030,68 @@ check_diff (rm_xparse_t *p, rm_expr_t *e, bson_error_t *err)
 
 /* ---- $dateTrunc ---- */
 
+/* The bin of date: its start, and (end not NULL) the next bin's start.
+ * e names the operator in errors (NULL outside an expression). */
+static bool
+trunc_bin (const rm_expr_t *e, const rm_dt_bins_t *b, int64_t date, int64_t *start, int64_t *end,
+           bson_error_t *err)
+{
+    int unit = b->unit;
+    int64_t bin = b->bin;
+    lt_t t;
+
+    /* The reference point: 2000-01-01 local (moved to the first day of
+     * a week for weeks), the instant bins are counted from. */
+    int64_t ref = INT64_C (946684800000) - (int64_t) rm_tz_offset (&b->tz, INT64_C (946684800)) * 1000;
+    int ref_day = 1;
+    if (unit == RM_DT_WEEK) {
+        int adjust = (int) ((7 - dow_from (rm_cal_days (2000, 1, 1), b->sow)) % 7);
+        ref += adjust * MS_PER_DAY;
+        ref_day += adjust;
+    }
+    if (unit >= RM_DT_HOUR) {
+        int64_t bin_ms, shifted;
+        if (__builtin_mul_overflow (bin, unit_ms[unit], &bin_ms) ||
+            __builtin_sub_overflow (date, ref, &shifted) ||
+            __builtin_sub_overflow (date, rm_cal_fmod (shifted, bin_ms), start) ||
+            (end && __builtin_add_overflow (*start, bin_ms, end)))
+            return rm_xfail (err, e, "dateTrunc overflowed");
+        return true;
+    }
+    if (bin > INT64_C (100000000000))
+        return rm_xfail (err, e, "dateTrunc unsupported binSize value: %lld", (long long) bin);
+    local_time (&b->tz, date, &t);
+    int64_t ref_days = rm_cal_days (2000, 1, ref_day), dist;
+    switch (unit) {
+    case RM_DT_DAY: dist = t.days - ref_days; break;
+    case RM_DT_WEEK: dist = (t.days - ref_days + dow_from (ref_days, b->sow) - dow_from (t.days, b->sow)) / 7; break;
+    case RM_DT_MONTH: dist = t.m - 1 + (t.y - 2000) * 12; break;
+    case RM_DT_QUARTER: dist = quarter_of (t.m) + (t.y - 2000) * 4; break;
+    default: dist = t.y - 2000; break;
+    }
+    dist -= rm_cal_fmod (dist, bin);
+    /* The end from the reference too, not from the start: a start moved
+     * by a daylight change (midnight in a gap) would carry its shift. */
+    return date_add (e, ref, unit, dist, &b->tz, start, err) &&
+           (!end || date_add (e, ref, unit, dist + bin, &b->tz, end, err));
+}
+
+bool
+rm_dt_bin (const rm_dt_bins_t *b, int64_t date, int64_t *start, int64_t *end, bson_error_t *err)
+{
+    return trunc_bin (NULL, b, date, start, end, err);
+}
+
 static bool
 eval_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
     const ddata_t *d = dd (e);
     bson_value_t dv, bv;
     rm_tz_t tz;
+    rm_dt_bins_t bins;
     int unit, sow = 7, r;
     int64_t date, bin = 1, res;
     bool unit_null, tz_null;
-    lt_t t;
 
     /* The server's order (date_trunc.js): a null or missing date, unit,
      * binSize or timezone makes null before any of them is checked, then
@@ -1047,7 +1104,8 @@ eval_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error
         rm_xset_null (out);
         return true;
     }
-    if ((r = eval_unit (cx, e, &unit, err)) <= 0 || (unit == U_WEEK && (r = eval_sow (cx, e, &sow, err)) <= 0)) {
+    if ((r = eval_unit (cx, e, &unit, err)) <= 0 ||
+        (unit == RM_DT_WEEK && (r = eval_sow (cx, e, &sow, err)) <= 0)) {
         rm_xset_null (out);
         return r == 0;
     }
@@ -1065,37 +1123,11 @@ eval_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error
     }
     if (!get_date (cx, e, &dv, "date", &date, err))
         return false;
-
-    /* The reference point: 2000-01-01 local (moved to the first day of
-     * a week for weeks), the instant bins are counted from. */
-    int64_t ref = INT64_C (946684800000) - (int64_t) rm_tz_offset (&tz, INT64_C (946684800)) * 1000;
-    int ref_day = 1;
-    if (unit == U_WEEK) {
-        int adjust = (int) ((7 - dow_from (rm_cal_days (2000, 1, 1), sow)) % 7);
-        ref += adjust * MS_PER_DAY;
-        ref_day += adjust;
-    }
-    if (unit >= U_HOUR) {
-        int64_t bin_ms, shifted;
-        if (__builtin_mul_overflow (bin, unit_ms[unit], &bin_ms) ||
-            __builtin_sub_overflow (date, ref, &shifted) ||
-            __builtin_sub_overflow (date, rm_cal_fmod (shifted, bin_ms), &res))
-            return rm_xfail (err, e, "dateTrunc overflowed");
-        rm_xset_date (out, res);
-        return true;
-    }
-    if (bin > INT64_C (100000000000))
-        return rm_xfail (err, e, "dateTrunc unsupported binSize value: %lld", (long long) bin);
-    local_time (&tz, date, &t);
-    int64_t ref_days = rm_cal_days (2000, 1, ref_day), dist;
-    switch (unit) {
-    case U_DAY: dist = t.days - ref_days; break;
-    case U_WEEK: dist = (t.days - ref_days + dow_from (ref_days, sow) - dow_from (t.days, sow)) / 7; break;
-    case U_MONTH: dist = t.m - 1 + (t.y - 2000) * 12; break;
-    case U_QUARTER: dist = quarter_of (t.m) + (t.y - 2000) * 4; break;
-    default: dist = t.y - 2000; break;
-    }
-    if (!date_add (e, ref, unit, dist - rm_cal_fmod (dist, bin), &tz, &res, err))
+    bins.unit = unit;
+    bins.bin = bin;
+    bins.sow = sow;
+    bins.tz = tz;
+    if (!trunc_bin (e, &bins, date, &res, NULL, err))
         return false;
     rm_xset_date (out, res);
     return true;

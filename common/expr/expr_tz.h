@@ -8,6 +8,8 @@
  * constant timezone resolves it when parsed, one with a computed timezone
  * finds it in the table (loading it the first time only).
  *
+ * rm_tz_t, rm_tz_utc and rm_tz_find are public (remodel/datetrunc.h).
+ *
  * The calendar is the proleptic Gregorian one, by days since 1970-01-01,
  * for any year an int64 of milliseconds can reach. */
 #ifndef REMODEL_EXPR_TZ_H
@@ -18,20 +20,8 @@
 #include <stdint.h>
 
 #include "expr_impl.h"
+#include "remodel/datetrunc.h"
 
-typedef struct rm_tzzone rm_tzzone_t;
-
-typedef struct {
-    const rm_tzzone_t *zone; /* an Olson zone; NULL: a fixed offset */
-    int32_t offset;          /* the fixed offset, in seconds */
-    bool utc;                /* the server's UTC zone ("UTC", an offset of 0, none) */
-} rm_tz_t;
-
-/* The UTC zone. */
-void rm_tz_utc (rm_tz_t *tz);
-/* Resolves a timezone argument (an Olson name or an offset): false if it
- * is neither. May read a file the first time a name is seen. */
-bool rm_tz_find (const char *name, size_t len, rm_tz_t *tz);
 /* The offset from UTC, in seconds, at the instant t (seconds since the
  * epoch). */
 int32_t rm_tz_offset (const rm_tz_t *tz, int64_t t);

@@ -9,6 +9,7 @@
 
 #include <bson/bson.h>
 
+#include "remodel/datetrunc.h"
 #include "remodel/docpath.h"
 #include "remodel/dump.h"
 #include "remodel/expr.h"
@@ -150,7 +151,11 @@ typedef struct {
     char *time_field;
     size_t n_meta;
     char **meta;            /* metaField, in its order */
-    int64_t span;           /* the window, in seconds */
+    int64_t span;           /* the window, in seconds (0: calendar) */
+    bool calendar;          /* unit given: windows are $dateTrunc's bins */
+    rm_dt_bins_t bins;      /* unit, binSize, timezone, startOfWeek */
+    char *timezone;         /* as the plan gave it; NULL: UTC */
+    char *start_of_week;    /* as the plan gave it; NULL: Sunday */
     int64_t max_count;
     char *as;
     size_t n_stats;
@@ -160,7 +165,7 @@ typedef struct {
 
 /* unbucketize takes the keys of the bucketize it reverses: from (the
  * buckets), to (the readings), timeField, metaField, as; granularity or
- * spanSeconds (span 0: not given), maxCount (0: not given) and stats are
+ * spanSeconds (span 0: not given) or unit (calendar), maxCount (0: not given) and stats are
  * checked against each bucket; keepSource (default true here: the buckets
  * stay) and onInvalid's namespace, whose set-aside readings come back too. */
 typedef rm_bucketize_t rm_unbucketize_t;

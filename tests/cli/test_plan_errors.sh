@@ -175,7 +175,7 @@ typo "summarize in step 2, locaField" '{"remodel": 1, "steps": [{"set": {"in": "
 typo "set feilds" '{"remodel": 1, "steps": [{"set": {"in": "a.p", "feilds": {"x": 1}}}]}' \
     'step 1 (set): "feilds": unknown key (set takes in, fields, filter, allowMissing, why): did you mean "fields"?'
 typo "bucketize timefield" '{"remodel": 1, "steps": [{"bucketize": {"from": "a.r", "to": "a.b", "timefield": "t", "metaField": "m"}}]}' \
-    'step 1 (bucketize): "timefield": unknown key (bucketize takes from, to, timeField, metaField, granularity, spanSeconds, maxCount, as, stats, keepSource, onInvalid, filter, allowMissing, why): did you mean "timeField"?'
+    'step 1 (bucketize): "timefield": unknown key (bucketize takes from, to, timeField, metaField, granularity, spanSeconds, unit, binSize, timezone, startOfWeek, maxCount, as, stats, keepSource, onInvalid, filter, allowMissing, why): did you mean "timeField"?'
 typo "bucketize statistic cuont" '{"remodel": 1, "steps": [{"bucketize": {"from": "a.r", "to": "a.b", "timeField": "t", "metaField": "m", "stats": {"v": ["cuont"]}}}]}' \
     'step 1 (bucketize): "stats": "v": unknown statistic "cuont" (count, min, max, sum, avg): did you mean "count"?'
 typo "top-level stesp" '{"remodel": 1, "stesp": []}' \
