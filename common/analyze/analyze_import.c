@@ -201,6 +201,11 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
     }
     if (sel)
         only.select = sel;
+    /* The first pass checked every document of src (and failed on one
+     * that was not whole) but when bad ones are set aside: checking them
+     * again was half of this read. What is read here goes through
+     * libbson's iterator, which stops at a length that does not hold. */
+    only.no_check = !ro->skip_invalid;
     rm_buf_init (&scratch);
     r = rm_reader_open (a->src, &only, err);
     rc = r ? 1 : -1;
