@@ -354,6 +354,9 @@ home (uint64_t key, unsigned bits)
     return (size_t) ((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
 }
 
+/* How many lookups ahead a target's slot is asked for. */
+#define UNIQ_AHEAD 16
+
 /* The entries of key's chain in the table (e[x - 1] for each x). */
 static inline uint32_t
 chain_of (const uint32_t *head, size_t hcap, unsigned bits, const sentry_t *e, uint64_t key)
@@ -388,6 +391,7 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
     unsigned bits = 4;
     kc_t *kc = NULL;
     uint32_t *head, *mark, *touched, *uniq;
+    uint64_t *ukey;
     size_t n_touched;
 
     for (size_t ci = 0; ci < a->n_cols; ci++)
@@ -400,7 +404,7 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
     while (hcap < n * 2)
         hcap *= 2, bits++;
     /* Open addressing by key: the first entry of each key + 1; uniq, the
-     * slot of each key once. */
+     * slot of each key once (then its chain). */
     head = bson_malloc0 (hcap * sizeof *head);
     uniq = bson_malloc ((n ? n : 1) * sizeof *uniq);
     for (size_t i = 0; i < n; i++) {
@@ -411,6 +415,13 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
             uniq[n_uniq++] = (uint32_t) h;
         e[i].next = head[h];
         head[h] = (uint32_t) (i + 1);
+    }
+    /* Each key once, and its chain: what a target with more keys is
+     * asked, its slots asked for into the cache ahead of the lookups. */
+    ukey = bson_malloc ((n_uniq ? n_uniq : 1) * sizeof *ukey);
+    for (size_t u = 0; u < n_uniq; u++) {
+        uniq[u] = head[uniq[u]];
+        ukey[u] = e[uniq[u] - 1].key;
     }
     mark = bson_malloc0 ((p->n_fields ? p->n_fields : 1) * sizeof *mark);
     touched = bson_malloc ((p->n_fields ? p->n_fields : 1) * sizeof *touched);
@@ -424,9 +435,12 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
             /* The keys in common, from the side with fewer: a target of
              * a million keys is asked for the table's few thousand. */
             if (n_uniq < m->n) {
-                for (size_t u = 0; u < n_uniq; u++)
-                    if (rm_keymap_get (m, e[head[uniq[u]] - 1].key))
-                        touch (p, e, head[uniq[u]], to, stamp, mark, touched, &n_touched);
+                for (size_t u = 0; u < n_uniq; u++) {
+                    if (u + UNIQ_AHEAD < n_uniq)
+                        rm_keymap_prefetch (m, ukey[u + UNIQ_AHEAD]);
+                    if (rm_keymap_get (m, ukey[u]))
+                        touch (p, e, uniq[u], to, stamp, mark, touched, &n_touched);
+                }
             } else {
                 for (size_t s = 0; s < m->cap; s++)
                     if (m->slots[s].key)
@@ -446,6 +460,7 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
         }
     bson_free (head);
     bson_free (uniq);
+    bson_free (ukey);
     bson_free (mark);
     bson_free (touched);
     bson_free (e);
