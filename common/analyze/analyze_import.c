@@ -78,15 +78,36 @@ self_ref (const rm_relation_t *r, const rm_analysis_t *a)
            !strchr (a->cols[r->from].fields[r->field].path, '.');
 }
 
+/* The key of a top-level value (0: null, an array or a document). */
 static uint64_t
-key_at (const uint8_t *doc, uint32_t len, const char *path, rm_buf_t *scratch)
+value_key (const bson_iter_t *it, rm_buf_t *scratch)
 {
-    bson_t b;
-    bson_iter_t it;
-    if (!bson_init_static (&b, doc, len) || !bson_iter_init_find (&it, &b, path) ||
-        BSON_ITER_HOLDS_NULL (&it) || BSON_ITER_HOLDS_ARRAY (&it) || BSON_ITER_HOLDS_DOCUMENT (&it))
+    if (BSON_ITER_HOLDS_NULL (it) || BSON_ITER_HOLDS_ARRAY (it) || BSON_ITER_HOLDS_DOCUMENT (it))
         return 0;
-    return rm_analyze_key (&it, scratch);
+    return rm_analyze_key (it, scratch);
+}
+
+/* The keys of a document's first top-level fields named key_name and
+ * parent_name (0: missing), in one walk of its fields. */
+static void
+keys_at (const uint8_t *doc, uint32_t len, const char *key_name, const char *parent_name,
+         uint64_t *key, uint64_t *parent, rm_buf_t *scratch)
+{
+    bson_iter_t it;
+    bool got_key = false, got_parent = false;
+    *key = *parent = 0;
+    if (!bson_iter_init_from_data (&it, doc, len))
+        return;
+    while ((!got_key || !got_parent) && bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        if (!got_key && !strcmp (k, key_name)) {
+            got_key = true;
+            *key = value_key (&it, scratch);
+        } else if (!got_parent && !strcmp (k, parent_name)) {
+            got_parent = true;
+            *parent = value_key (&it, scratch);
+        }
+    }
 }
 
 /* The slot of key in a table of indexes + 1 (cap a power of two). */
@@ -228,9 +249,10 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
                 tr->key = bson_realloc (tr->key, tr->cap * sizeof *tr->key);
                 tr->parent = bson_realloc (tr->parent, tr->cap * sizeof *tr->parent);
             }
-            tr->key[tr->n] = key_at (item.doc, item.len, a->cols[c].fields[rel->key].path, &scratch);
-            tr->parent[tr->n++] =
-                key_at (item.doc, item.len, a->cols[c].fields[rel->field].path, &scratch);
+            keys_at (item.doc, item.len, a->cols[c].fields[rel->key].path,
+                     a->cols[c].fields[rel->field].path, &tr->key[tr->n], &tr->parent[tr->n],
+                     &scratch);
+            tr->n++;
         }
     }
     if (r)
