@@ -8,8 +8,10 @@
  * take the field's most frequent keys until they cover more than the rest
  * (1 - RM_ANALYZE_MIN_MATCH) of its occurrences: a target holding none of
  * them finds too few to measure. Those keys go into one hash table; each
- * target field's keys are looked up in it once, and a hit names a field
- * that may hold references to it. The work is the keys, once each, plus
+ * target field's keys are looked up in it once (or, for a target with
+ * more keys than the table, the table's in the target's), and a hit names
+ * a field that may hold references to it. The work is the keys, once
+ * each (at most), plus
  * the candidates found: linear, but where the values themselves say
  * little (small integers that every collection holds), when it is the
  * answer that is large. There each field keeps its RM_ANALYZE_TARGETS_KEPT
