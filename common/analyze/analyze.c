@@ -430,6 +430,10 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
         }
     found:
         at++;
+        /* A top-level string, counted here for analyze_import.c: its
+         * field's path is its name, but for a name no path spells. */
+        if (f && t == BSON_TYPE_UTF8 && parent == SIZE_MAX && key != seg)
+            rm_analyze_count_string (f, v);
         if (f)
             add_value (c, seq, f, len, t, v, depth, in_array);
     }

@@ -1,105 +1,26 @@
 /* What a relational import holds that the first pass does not measure
- * (analyze_int.h, rm_analyze_import), from one more read of the dump, made
- * only when there is something to measure:
+ * (analyze_int.h, rm_analyze_import):
  *
  * - the strings of top-level fields that a table's export wrote as text:
  *   dates ("2007-01-01T00:00:00Z", "1996-03-13"), integers and decimals
- *   ("42", "12.50") and yes/no flags ("Y"/"N"), counted per field, so that
- *   the report and the plan convert them (analyze_types.c);
- * - the depth of each hierarchy (a reference to its own collection: the
+ *   ("42", "12.50") and yes/no flags ("Y"/"N"), counted per field by the
+ *   first pass (analyze_strings.c), kept here for the fields whose
+ *   strings may be another type's, so that the report and the plan
+ *   convert them (analyze_types.c);
+ * - from one more read of the dump, made only when there is one: the
+ *   depth of each hierarchy (a reference to its own collection: the
  *   employees' manager): each document's key and its parent's, as hashes,
  *   then the longest path from a root, the roots, and the documents whose
  *   parents go round a circle. 16 bytes a document of such a collection. */
-#include <ctype.h>
 #include <string.h>
 
 #include "analyze_int.h"
 #include "remodel/nsselect.h"
 
 /* Of the strings sampled in the first pass, the share (%) with a digit
- * that makes a field's strings worth reading again: dates and numbers
- * all have one; names and words mostly none. */
+ * that makes a field's strings worth reporting: dates and numbers all
+ * have one; names and words mostly none. */
 #define STRINGS_WITH_DIGITS 90
-
-/* Whether the string is a date as exports write them: YYYY-MM-DD, then
- * optionally a time (T or a space, hh:mm, :ss, .fraction) and a zone. */
-static bool
-is_date (const char *s, uint32_t n)
-{
-    static const char shape[] = "dddd-dd-dd";
-    uint32_t i;
-    if (n < 10)
-        return false;
-    for (i = 0; i < 10; i++)
-        if (shape[i] == 'd' ? !isdigit ((unsigned char) s[i]) : s[i] != shape[i])
-            return false;
-    if (n == 10)
-        return true;
-    if ((s[10] != 'T' && s[10] != ' ') || n < 16 || !isdigit ((unsigned char) s[11]) ||
-        !isdigit ((unsigned char) s[12]) || s[13] != ':' || !isdigit ((unsigned char) s[14]) ||
-        !isdigit ((unsigned char) s[15]))
-        return false;
-    i = 16;
-    if (i < n && s[i] == ':') {
-        if (i + 3 > n || !isdigit ((unsigned char) s[i + 1]) || !isdigit ((unsigned char) s[i + 2]))
-            return false;
-        i += 3;
-        if (i < n && s[i] == '.')
-            for (i++; i < n && isdigit ((unsigned char) s[i]); i++)
-                ;
-    }
-    if (i == n)
-        return true;
-    if (s[i] == 'Z')
-        return i + 1 == n;
-    if (s[i] != '+' && s[i] != '-')
-        return false;
-    for (i++; i < n; i++)
-        if (!isdigit ((unsigned char) s[i]) && s[i] != ':')
-            return false;
-    return true;
-}
-
-/* An integer as text, without leading zeros (a code like "007" or a zip
- * code stays a string), that fits a long. */
-static bool
-is_int (const char *s, uint32_t n)
-{
-    uint32_t i = s[0] == '-';
-    if (n == i || n - i > 18 || (s[i] == '0' && n - i > 1))
-        return false;
-    for (; i < n; i++)
-        if (!isdigit ((unsigned char) s[i]))
-            return false;
-    return true;
-}
-
-static bool
-is_decimal (const char *s, uint32_t n)
-{
-    const char *dot = memchr (s, '.', n);
-    uint32_t k;
-    if (!dot || dot == s + n - 1)
-        return false;
-    k = (uint32_t) (dot - s);
-    if (!(k == 1 && s[0] == '0') && !is_int (s, k) && !(k == 2 && s[0] == '-' && s[1] == '0'))
-        return false;
-    for (const char *p = dot + 1; p < s + n; p++)
-        if (!isdigit ((unsigned char) *p))
-            return false;
-    return true;
-}
-
-static bool
-is_flag (const char *s, uint32_t n)
-{
-    static const char *const flags[] = {"Y", "N", "y", "n", "yes", "no", "Yes", "No", "YES", "NO",
-                                        NULL};
-    for (size_t i = 0; flags[i]; i++)
-        if (strlen (flags[i]) == n && !memcmp (flags[i], s, n))
-            return true;
-    return false;
-}
 
 /* A top-level field whose strings could be some other type's: strings
  * with digits among those sampled (dates, numbers), or short ones only
@@ -157,45 +78,35 @@ self_ref (const rm_relation_t *r, const rm_analysis_t *a)
            !strchr (a->cols[r->from].fields[r->field].path, '.');
 }
 
+/* The key of a top-level value (0: null, an array or a document). */
 static uint64_t
-key_at (const uint8_t *doc, uint32_t len, const char *path, rm_buf_t *scratch)
+value_key (const bson_iter_t *it, rm_buf_t *scratch)
 {
-    bson_t b;
-    bson_iter_t it;
-    if (!bson_init_static (&b, doc, len) || !bson_iter_init_find (&it, &b, path) ||
-        BSON_ITER_HOLDS_NULL (&it) || BSON_ITER_HOLDS_ARRAY (&it) || BSON_ITER_HOLDS_DOCUMENT (&it))
+    if (BSON_ITER_HOLDS_NULL (it) || BSON_ITER_HOLDS_ARRAY (it) || BSON_ITER_HOLDS_DOCUMENT (it))
         return 0;
-    return rm_analyze_key (&it, scratch);
+    return rm_analyze_key (it, scratch);
 }
 
+/* The keys of a document's first top-level fields named key_name and
+ * parent_name (0: missing), in one walk of its fields. */
 static void
-count_strings (rm_collection_t *c, const uint8_t *doc, uint32_t len)
+keys_at (const uint8_t *doc, uint32_t len, const char *key_name, const char *parent_name,
+         uint64_t *key, uint64_t *parent, rm_buf_t *scratch)
 {
-    bson_t b;
     bson_iter_t it;
-    if (!bson_init_static (&b, doc, len) || !bson_iter_init (&it, &b))
+    bool got_key = false, got_parent = false;
+    *key = *parent = 0;
+    if (!bson_iter_init_from_data (&it, doc, len))
         return;
-    while (bson_iter_next (&it)) {
-        const char *s;
-        uint32_t n;
-        rm_field_t *f = NULL;
-        if (!BSON_ITER_HOLDS_UTF8 (&it))
-            continue;
-        for (size_t k = 0; k < c->n_fields; k++)
-            if (!strcmp (c->fields[k].path, bson_iter_key (&it))) {
-                f = &c->fields[k];
-                break;
-            }
-        if (!f || !strings_to_read (f))
-            continue;
-        s = bson_iter_utf8 (&it, &n);
-        if (!n)
-            continue;
-        f->str_seen++;
-        f->str_dates += is_date (s, n);
-        f->str_ints += is_int (s, n);
-        f->str_decimals += is_decimal (s, n);
-        f->str_flags += is_flag (s, n);
+    while ((!got_key || !got_parent) && bson_iter_next (&it)) {
+        const char *k = bson_iter_key (&it);
+        if (!got_key && !strcmp (k, key_name)) {
+            got_key = true;
+            *key = value_key (&it, scratch);
+        } else if (!got_parent && !strcmp (k, parent_name)) {
+            got_parent = true;
+            *parent = value_key (&it, scratch);
+        }
     }
 }
 
@@ -278,7 +189,6 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
 {
     tree_t *trees = NULL;
     size_t n_trees = 0, *col_of = NULL;
-    bool *strings = bson_malloc0 ((a->n_cols ? a->n_cols : 1) * sizeof *strings), any = false;
     const rm_dump_info_t *info;
     rm_reader_t *r;
     rm_item_t item;
@@ -287,23 +197,24 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
     rm_nsselect_t *sel;
     int rc = 0;
 
+    /* The first pass counted every top-level field's strings: the report
+     * speaks of those that may be another type's only. */
     for (size_t c = 0; c < a->n_cols; c++)
-        for (size_t k = 0; k < a->cols[c].n_fields; k++)
-            any |= strings[c] |= strings_to_read (&a->cols[c].fields[k]);
+        for (size_t k = 0; k < a->cols[c].n_fields; k++) {
+            rm_field_t *f = &a->cols[c].fields[k];
+            if (!strings_to_read (f))
+                f->str_seen = f->str_dates = f->str_ints = f->str_decimals = f->str_flags = 0;
+        }
     for (size_t i = 0; i < a->n_rels; i++)
         if (self_ref (&a->rels[i], a)) {
             trees = bson_realloc (trees, (n_trees + 1) * sizeof *trees);
             memset (&trees[n_trees], 0, sizeof *trees);
             trees[n_trees++].rel = i;
         }
-    if (!any && !n_trees) {
-        bson_free (strings);
+    if (!n_trees)
         return true;
-    }
     {
         bool *wanted = bson_malloc0 ((a->n_cols ? a->n_cols : 1) * sizeof *wanted);
-        for (size_t c = 0; c < a->n_cols; c++)
-            wanted[c] = strings[c];
         for (size_t t = 0; t < n_trees; t++)
             wanted[a->rels[trees[t].rel].from] = true;
         sel = select_of (a, wanted);
@@ -311,6 +222,11 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
     }
     if (sel)
         only.select = sel;
+    /* The first pass checked every document of src (and failed on one
+     * that was not whole) but when bad ones are set aside: checking them
+     * again was half of this read. What is read here goes through
+     * libbson's iterator, which stops at a length that does not hold. */
+    only.no_check = !ro->skip_invalid;
     rm_buf_init (&scratch);
     r = rm_reader_open (a->src, &only, err);
     rc = r ? 1 : -1;
@@ -323,8 +239,6 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
         if (item.kind != RM_ITEM_DOC || item.ns->index >= info->n_ns || !(c = col_of[item.ns->index]))
             continue;
         c--;
-        if (strings[c])
-            count_strings (&a->cols[c], item.doc, item.len);
         for (size_t t = 0; t < n_trees; t++) {
             const rm_relation_t *rel = &a->rels[trees[t].rel];
             tree_t *tr = &trees[t];
@@ -335,9 +249,10 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
                 tr->key = bson_realloc (tr->key, tr->cap * sizeof *tr->key);
                 tr->parent = bson_realloc (tr->parent, tr->cap * sizeof *tr->parent);
             }
-            tr->key[tr->n] = key_at (item.doc, item.len, a->cols[c].fields[rel->key].path, &scratch);
-            tr->parent[tr->n++] =
-                key_at (item.doc, item.len, a->cols[c].fields[rel->field].path, &scratch);
+            keys_at (item.doc, item.len, a->cols[c].fields[rel->key].path,
+                     a->cols[c].fields[rel->field].path, &tr->key[tr->n], &tr->parent[tr->n],
+                     &scratch);
+            tr->n++;
         }
     }
     if (r)
@@ -351,7 +266,6 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
     bson_free (trees);
     bson_free (col_of);
     rm_nsselect_destroy (sel);
-    bson_free (strings);
     rm_buf_destroy (&scratch);
     return rc == 0;
 }

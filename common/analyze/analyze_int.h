@@ -127,9 +127,10 @@ typedef struct {
     /* Targets its values could reach that were not compared: past the
      * likeliest RM_ANALYZE_TARGETS_KEPT (analyze_pairs.c). */
     uint32_t targets_left;
-    /* What a relational import holds as strings (analyze_import.c, one
-     * more read when a top-level field holds strings): of its strings,
-     * those that read as dates, integers, decimals, and yes/no flags. */
+    /* What a relational import holds as strings (analyze_strings.c,
+     * kept by analyze_import.c for the top-level fields that may hold
+     * them): of its strings, those that read as dates, integers,
+     * decimals, and yes/no flags. */
     uint64_t str_seen, str_dates, str_ints, str_decimals, str_flags;
 } rm_field_t;
 
@@ -440,10 +441,14 @@ void rm_relation_dup (rm_relation_t *r, uint64_t key, uint64_t docs);
 bool rm_analyze_dups (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
 bool rm_analyze_spill_dups (rm_analysis_t *a, bson_error_t *err);
 
-/* analyze_import.c: one more read of src, only when there is something
- * to measure: the strings of top-level fields (dates, numbers and flags
- * held as strings) and the depth of each hierarchy (a reference to its
- * own collection). */
+/* analyze_strings.c: a top-level string (v: its BSON value) counted into
+ * f's str_ counts, by the first pass. */
+void rm_analyze_count_string (rm_field_t *f, const uint8_t *v);
+
+/* analyze_import.c: keeps the str_ counts of the fields whose strings
+ * could be another type's (the rest zeroed), then one more read of src,
+ * only when there is something to measure: the depth of each hierarchy
+ * (a reference to its own collection). */
 bool rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err);
 
 /* The least share of a field's occurrences found among a target's keys

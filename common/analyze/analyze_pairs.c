@@ -8,8 +8,10 @@
  * take the field's most frequent keys until they cover more than the rest
  * (1 - RM_ANALYZE_MIN_MATCH) of its occurrences: a target holding none of
  * them finds too few to measure. Those keys go into one hash table; each
- * target field's keys are looked up in it once, and a hit names a field
- * that may hold references to it. The work is the keys, once each, plus
+ * target field's keys are looked up in it once (or, for a target with
+ * more keys than the table, the table's in the target's), and a hit names
+ * a field that may hold references to it. The work is the keys, once
+ * each (at most), plus
  * the candidates found: linear, but where the values themselves say
  * little (small integers that every collection holds), when it is the
  * answer that is large. There each field keeps its RM_ANALYZE_TARGETS_KEPT
@@ -244,7 +246,7 @@ rm_pairpick_finish (rm_pairpick_t *p, size_t *n)
 
 /* The in-memory search: the keys that any target must hold, one table. */
 typedef struct {
-    uint64_t key, count;
+    uint64_t key;
     uint32_t from;      /* RM_FIELD_GID */
     uint32_t next;      /* the next entry of the same key + 1 (0: none) */
 } sentry_t;
@@ -253,24 +255,31 @@ typedef struct {
     uint64_t count, key;
 } kc_t;
 
-static int
-cmp_kc (const void *x, const void *y)
+static inline void
+kc_swap (kc_t *x, kc_t *y)
 {
-    const kc_t *p = x, *q = y;
-    if (p->count != q->count)
-        return p->count > q->count ? -1 : 1;
-    return p->key < q->key ? -1 : p->key > q->key;
+    kc_t t = *x;
+    *x = *y;
+    *y = t;
 }
 
 /* Appends to *e the keys of f that any target must hold for f to
  * measure: the most frequent until they cover more than the share of
- * occurrences that may go unfound. */
+ * occurrences that may go unfound. Any keys covering that much will do
+ * (a target holding none of them finds too few), so the fewest are found
+ * by selection, not by sorting all of a field's keys (a field of a
+ * million keys sorted was a tenth of an analysis): each round splits the
+ * keys left around one count, takes the larger ones whole when they do
+ * not cover enough, and goes on among the rest. */
 static void
 must_hold (const rm_field_t *f, uint32_t gid, sentry_t **e, size_t *n, size_t *cap, kc_t **kc,
            size_t *kc_cap)
 {
-    size_t m = 0;
-    uint64_t covered = 0;
+    size_t m = 0, lo = 0, hi;
+    uint64_t covered = 0, total = 0;
+    /* Unfound, the rest would keep the match rate below the least:
+     * covered > (1 - min) * values, in whole numbers. */
+    double enough = (1.0 - RM_ANALYZE_MIN_MATCH) * (double) f->values + 1e-9 * (double) f->values;
     if (*kc_cap < f->keys.n) {
         *kc_cap = f->keys.n;
         *kc = bson_realloc (*kc, *kc_cap * sizeof **kc);
@@ -278,25 +287,46 @@ must_hold (const rm_field_t *f, uint32_t gid, sentry_t **e, size_t *n, size_t *c
     for (size_t i = 0; i < f->keys.cap; i++)
         if (f->keys.slots[i].key) {
             (*kc)[m].key = f->keys.slots[i].key;
-            (*kc)[m++].count = f->keys.slots[i].count;
+            total += (*kc)[m++].count = f->keys.slots[i].count;
         }
-    /* Every key once: any of them will do, no order needed. */
-    if (f->values != m)
-        qsort (*kc, m, sizeof **kc, cmp_kc);
-    for (size_t i = 0; i < m; i++) {
-        if (*n == *cap) {
+    /* kc[0, lo) taken, kc[lo, hi) to choose from, each of them as
+     * frequent as any past hi and no more than any taken. */
+    hi = (double) total > enough ? m : 0;
+    lo = hi ? 0 : m;
+    while (lo < hi) {
+        uint64_t pivot = (*kc)[lo + (hi - lo) / 2].count, more = 0;
+        size_t gt = lo, i = lo, lt = hi;
+        /* [lo, gt) more frequent than pivot, [gt, lt) as frequent,
+         * [lt, hi) less. */
+        while (i < lt) {
+            if ((*kc)[i].count > pivot) {
+                more += (*kc)[i].count;
+                kc_swap (&(*kc)[gt++], &(*kc)[i++]);
+            } else if ((*kc)[i].count < pivot) {
+                kc_swap (&(*kc)[i], &(*kc)[--lt]);
+            } else {
+                i++;
+            }
+        }
+        if ((double) (covered + more) > enough) {
+            hi = gt;
+            continue;
+        }
+        covered += more;
+        for (lo = gt; lo < lt && (double) covered <= enough;)
+            covered += (*kc)[lo++].count;
+        if ((double) covered > enough)
+            break;
+    }
+    if (*n + lo > *cap) {
+        while (*n + lo > *cap)
             *cap = *cap ? *cap * 2 : 1024;
-            *e = bson_realloc (*e, *cap * sizeof **e);
-        }
+        *e = bson_realloc (*e, *cap * sizeof **e);
+    }
+    for (size_t i = 0; i < lo; i++) {
         (*e)[*n].key = (*kc)[i].key;
-        (*e)[*n].count = (*kc)[i].count;
         (*e)[*n].from = gid;
         (*n)++;
-        covered += (*kc)[i].count;
-        /* Unfound, the rest would keep the match rate below the least:
-         * covered > (1 - min) * values, in whole numbers. */
-        if ((double) covered > (1.0 - RM_ANALYZE_MIN_MATCH) * (double) f->values + 1e-9 * (double) f->values)
-            break;
     }
 }
 
@@ -316,14 +346,54 @@ shared (const rm_keymap_t *f, const rm_keymap_t *k)
     return sum;
 }
 
+/* The home of key in a table of 1 << bits slots: the product's high
+ * bits. Not its low bits, the home in the fields' own tables
+ * (RM_KEYMAP_HOME): the keys taken from one are read in that order, so
+ * that a prefix of them shares low bits, and would pile up here. */
+static inline size_t
+home (uint64_t key, unsigned bits)
+{
+    return (size_t) ((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
+
+/* How many lookups ahead a target's slot is asked for. */
+#define UNIQ_AHEAD 16
+
+/* The entries of key's chain in the table (e[x - 1] for each x). */
+static inline uint32_t
+chain_of (const uint32_t *head, size_t hcap, unsigned bits, const sentry_t *e, uint64_t key)
+{
+    size_t h = home (key, bits);
+    while (head[h] && e[head[h] - 1].key != key)
+        h = (h + 1) & (hcap - 1);
+    return head[h];
+}
+
+/* The fields whose chain (e[x - 1]...) may reach target to: each once in
+ * touched, stamped in mark. */
+static inline void
+touch (const rm_pairpick_t *p, const sentry_t *e, uint32_t x, uint32_t to, uint32_t stamp, uint32_t *mark,
+       uint32_t *touched, size_t *n_touched)
+{
+    for (; x; x = e[x - 1].next) {
+        uint32_t from = e[x - 1].from;
+        size_t d = p->base[from / RM_ANALYZE_MAX_PATHS] + from % RM_ANALYZE_MAX_PATHS;
+        if (mark[d] != stamp && rm_pairpick_may_join (p, from, to)) {
+            mark[d] = stamp;
+            touched[(*n_touched)++] = from;
+        }
+    }
+}
+
 void
 rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
 {
     sentry_t *e = NULL;
-    size_t n = 0, cap = 0, kc_cap = 0, hcap = 16;
+    size_t n = 0, cap = 0, kc_cap = 0, hcap = 16, n_uniq = 0;
+    unsigned bits = 4;
     kc_t *kc = NULL;
-    uint32_t *head, *mark, *touched;
-    uint64_t *found;
+    uint32_t *head, *mark, *touched, *uniq;
+    uint64_t *ukey;
     size_t n_touched;
 
     for (size_t ci = 0; ci < a->n_cols; ci++)
@@ -334,18 +404,28 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
         }
     bson_free (kc);
     while (hcap < n * 2)
-        hcap *= 2;
-    /* Open addressing by key: the first entry of each key + 1. */
+        hcap *= 2, bits++;
+    /* Open addressing by key: the first entry of each key + 1; uniq, the
+     * slot of each key once (then its chain). */
     head = bson_malloc0 (hcap * sizeof *head);
+    uniq = bson_malloc ((n ? n : 1) * sizeof *uniq);
     for (size_t i = 0; i < n; i++) {
-        size_t h = (size_t) (e[i].key * 0x9E3779B97F4A7C15ULL) & (hcap - 1);
+        size_t h = home (e[i].key, bits);
         while (head[h] && e[head[h] - 1].key != e[i].key)
             h = (h + 1) & (hcap - 1);
+        if (!head[h])
+            uniq[n_uniq++] = (uint32_t) h;
         e[i].next = head[h];
         head[h] = (uint32_t) (i + 1);
     }
+    /* Each key once, and its chain: what a target with more keys is
+     * asked, its slots asked for into the cache ahead of the lookups. */
+    ukey = bson_malloc ((n_uniq ? n_uniq : 1) * sizeof *ukey);
+    for (size_t u = 0; u < n_uniq; u++) {
+        uniq[u] = head[uniq[u]];
+        ukey[u] = e[uniq[u] - 1].key;
+    }
     mark = bson_malloc0 ((p->n_fields ? p->n_fields : 1) * sizeof *mark);
-    found = bson_malloc0 ((p->n_fields ? p->n_fields : 1) * sizeof *found);
     touched = bson_malloc ((p->n_fields ? p->n_fields : 1) * sizeof *touched);
     for (size_t ti = 0; ti < a->n_cols; ti++)
         for (size_t ki = 0; ki < a->cols[ti].n_fields; ki++) {
@@ -354,26 +434,20 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
             if (!n || !(p->role[p->base[ti] + ki] & RM_PICK_TARGET))
                 continue;
             n_touched = 0;
-            for (size_t s = 0; s < m->cap; s++) {
-                uint64_t key = m->slots[s].key;
-                size_t h;
-                if (!key)
-                    continue;
-                h = (size_t) (key * 0x9E3779B97F4A7C15ULL) & (hcap - 1);
-                while (head[h] && e[head[h] - 1].key != key)
-                    h = (h + 1) & (hcap - 1);
-                for (uint32_t x = head[h]; x; x = e[x - 1].next) {
-                    uint32_t from = e[x - 1].from;
-                    size_t d = p->base[from / RM_ANALYZE_MAX_PATHS] + from % RM_ANALYZE_MAX_PATHS;
-                    if (!rm_pairpick_may_join (p, from, to))
-                        continue;
-                    if (mark[d] != stamp) {
-                        mark[d] = stamp;
-                        found[d] = 0;
-                        touched[n_touched++] = from;
-                    }
-                    found[d] += e[x - 1].count;
+            /* The keys in common, from the side with fewer: a target of
+             * a million keys is asked for the table's few thousand. */
+            if (n_uniq < m->n) {
+                for (size_t u = 0; u < n_uniq; u++) {
+                    if (u + UNIQ_AHEAD < n_uniq)
+                        rm_keymap_prefetch (m, ukey[u + UNIQ_AHEAD]);
+                    if (rm_keymap_get (m, ukey[u]))
+                        touch (p, e, uniq[u], to, stamp, mark, touched, &n_touched);
                 }
+            } else {
+                for (size_t s = 0; s < m->cap; s++)
+                    if (m->slots[s].key)
+                        touch (p, e, chain_of (head, hcap, bits, e, m->slots[s].key), to, stamp, mark, touched,
+                               &n_touched);
             }
             /* The fields that may reach this target: what they share,
              * counted as the spilled search counts it (all of it), so
@@ -387,8 +461,9 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
             }
         }
     bson_free (head);
+    bson_free (uniq);
+    bson_free (ukey);
     bson_free (mark);
-    bson_free (found);
     bson_free (touched);
     bson_free (e);
 }

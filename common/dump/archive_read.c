@@ -359,7 +359,8 @@ rm_archive_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err)
     r->info.format = RM_FORMAT_ARCHIVE;
     r->info.codec = rm_instream_codec (s);
     rm_instream_skip (s, 4); /* the magic, checked by the caller */
-    rm_instream_expect_frames (s);
+    if (!r->opts.no_check) /* else no document is checked, ahead or not */
+        rm_instream_expect_frames (s);
     if (!read_header (r, a, err) || !read_prelude (r, a, err)) {
         archive_close (r);
         r->ops = NULL;

@@ -110,7 +110,8 @@ rm_bson_reader_init (rm_reader_t *r, rm_instream_t *s, bson_error_t *err)
     bool ok = true;
 
     b->s = s;
-    rm_instream_expect_frames (s);
+    if (!r->opts.no_check) /* else no document is checked, ahead or not */
+        rm_instream_expect_frames (s);
     r->impl = b;
     r->ops = &bson_ops;
     r->info.format = RM_FORMAT_BSON;

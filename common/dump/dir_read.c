@@ -198,7 +198,8 @@ dir_next (rm_reader_t *r, rm_item_t *item, bson_error_t *err)
             d->s = rm_instream_open (path, err);
             if (!d->s)
                 return -1;
-            rm_instream_expect_frames (d->s);
+            if (!r->opts.no_check) /* else no document is checked, ahead or not */
+                rm_instream_expect_frames (d->s);
         }
         if (d->s) {
             int rc = rm_layout_next_doc (r, d->s, ns, item, err);

@@ -11,6 +11,7 @@
 #include "embed_join.h"
 #include "plan_parse.h"
 #include "remodel/accum.h"
+#include "remodel/bsondepth.h"
 
 typedef struct {
     rm_engine_t *e;
@@ -22,6 +23,7 @@ typedef struct {
     rm_buf_t doc;
     const uint8_t *pdoc; /* the parent being summarized */
     uint32_t plen;
+    bool *written;       /* per result: written into the parent (m->n) */
 } sum_t;
 
 static bool
@@ -81,7 +83,7 @@ on_end (void *ctx, bson_error_t *err)
 {
     sum_t *s = ctx;
     const rm_summarize_t *m = s->m;
-    bool *written = NULL, as_written = false;
+    bool *written = s->written, as_written = false;
     bson_t d;
     bson_iter_t it;
     size_t start;
@@ -93,7 +95,7 @@ on_end (void *ctx, bson_error_t *err)
 
     rm_buf_reset (&s->doc);
     start = rm_docbuf_begin (&s->doc);
-    written = m->as ? NULL : bson_malloc0 (m->n * sizeof *written);
+    memset (written, 0, m->n * sizeof *written);
     bson_init_static (&d, s->pdoc, s->plen);
     bson_iter_init (&it, &d);
     while (bson_iter_next (&it)) {
@@ -116,10 +118,14 @@ on_end (void *ctx, bson_error_t *err)
     for (size_t a = 0; !m->as && a < m->n; a++)
         if (!written[a])
             append_result (s, m->names[a]);
-    bson_free (written);
     rm_docbuf_end (&s->doc, start);
-    /* $push of documents nests them: no deeper than MongoDB stores. */
-    if (!rm_engine_depth_ok (s->into->stats->name, "parent", s->pdoc, s->plen, s->doc.data,
+    /* $push of documents nests them: no deeper than MongoDB stores. The
+     * parent's fields stay at their levels, the results' one below at
+     * most (in `as`), and a document of n bytes nests at most n / 7
+     * levels (RM_BSON_DEPTH_MIN_LEN): short ones need no walk. */
+    if ((s->plen >= RM_BSON_DEPTH_MIN_LEN (RM_BSON_MAX_NESTING + 1) ||
+         s->results.len >= RM_BSON_DEPTH_MIN_LEN (RM_BSON_MAX_NESTING)) &&
+        !rm_engine_depth_ok (s->into->stats->name, "parent", s->pdoc, s->plen, s->doc.data,
                              s->doc.len, err))
         return false;
     return rm_store_add (s->next, s->doc.data, (uint32_t) s->doc.len, err);
@@ -158,6 +164,7 @@ rm_step_summarize_run (rm_engine_t *e, const rm_step_t *st, bson_error_t *err)
     s.m = m;
     s.into = rm_engine_find (e, &m->into);
     s.accs = bson_malloc0 (m->n * sizeof *s.accs);
+    s.written = bson_malloc0 ((m->n ? m->n : 1) * sizeof *s.written);
     for (size_t a = 0; a < m->n; a++)
         s.accs[a] = rm_acc_new (m->accs[a]);
     bson_init (&s.results);
@@ -167,6 +174,7 @@ rm_step_summarize_run (rm_engine_t *e, const rm_step_t *st, bson_error_t *err)
     for (size_t a = 0; a < m->n; a++)
         rm_acc_destroy (s.accs[a]);
     bson_free (s.accs);
+    bson_free (s.written);
     bson_destroy (&s.results);
     rm_buf_destroy (&s.doc);
     return ok;

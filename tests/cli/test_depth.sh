@@ -140,6 +140,31 @@ open(sys.argv[1] + "/crm/people.bson", "wb").write(bson.encode({"_id": 1}))
 run_rm run --quiet "$T/pe.json" --from "$T/emb" --to "$T/out-emb"
 expect_eq embed-fits "$rc $(python3 "$D" depth "$T/out-emb/crm/people.bson")" "0 100"
 
+# 5b. summarize: $addToSet of a child's a (a document 99 levels deep when the
+# child's innermost field is at 100) sits 101 levels deep in its parent
+# (the field and the array's element add one each); one level less fits.
+cat >"$T/ps.json" <<'EOF'
+{"remodel": 1, "steps": [
+  {"set": {"in": "crm.tasks", "fields": {"owner": 1}}},
+  {"summarize": {"into": "crm.people", "from": "crm.tasks", "localField": "_id",
+                 "foreignField": "owner", "fields": {"all": {"$addToSet": "$a"}}}}]}
+EOF
+for lv in 100 99; do
+    rm -rf "$T/sum"
+    python3 "$D" dump "$T/sum" crm.tasks "$lv" 10
+    python3 -c '
+import bson, sys
+open(sys.argv[1] + "/crm/people.bson", "wb").write(bson.encode({"_id": 1}))
+' "$T/sum"
+    if [ "$lv" = 100 ]; then
+        run_rm run --quiet "$T/ps.json" --from "$T/sum" --to "$W/out"
+        expect_refused summarize-deep "step 2 (summarize): crm.people: parent { \"_id\" : 1 }: would nest 101 levels deep"
+    else
+        run_rm run --quiet "$T/ps.json" --from "$T/sum" --to "$T/out-sum"
+        expect_eq summarize-fits "$rc $(python3 "$D" depth "$T/out-sum/crm/people.bson")" "0 100"
+    fi
+done
+
 # 6. denormalize: a copied value nests where it goes: into the elements of
 # an array of references, two levels down (a's value is 99 levels deep).
 rm -rf "$T/den"
