@@ -7,7 +7,11 @@
  * `follow`'s first round, and checked (completed) by finalize before it
  * blocks the writes, so the write-blocked window builds none.
  *
- * An index the new design cannot keep (a key field in no result, or, for
+ * The indexes a result gets are the plan's mapping of its source's (the
+ * offline run's computation, remodel/indexes.h): a rename's keys renamed,
+ * an unset's indexes dropped, an embedded child's made multikey on the
+ * parent; each change a line. What the mapping keeps but the results
+ * still cannot (a key field in no result, or, for
  * a unique one, a field now inside an array, where uniqueness would hold
  * across the array's elements) is named and not made; a unique index the
  * results would violate is not made either, the documents that share a
@@ -17,6 +21,7 @@
 #include <string.h>
 
 #include "online_cmd.h"
+#include "remodel/indexes.h"
 
 /* One result and the source collection it replaces. */
 typedef struct {
@@ -493,6 +498,85 @@ indexes_of (online_t *on, const char *db, const char *coll, bson_t *out, bool *t
     return ok;
 }
 
+/* ns's indexes as listIndexes gives them, in their order, into the
+ * array out, but those remodel made for a join (rec); *there false when
+ * the collection is not. */
+static bool
+source_indexes (online_t *on, const carry_t *m, const bson_t *rec, bson_t *out, bool *there,
+                bson_error_t *err)
+{
+    bson_t byname = BSON_INITIALIZER;
+    bson_iter_t it, n;
+    uint32_t i = 0;
+    bool ok = indexes_of (on, m->db, m->coll, &byname, there, err);
+    for (bson_iter_init (&it, &byname); ok && bson_iter_next (&it);) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_t ix;
+        char k[16];
+        const char *kp;
+        if (!BSON_ITER_HOLDS_DOCUMENT (&it) || made_by_remodel (rec, m, bson_iter_key (&it)))
+            continue;
+        bson_iter_document (&it, &len, &data);
+        if (!bson_init_static (&ix, data, len) || !bson_iter_init_find (&n, &ix, "key"))
+            continue;
+        bson_uint32_to_string (i++, &kp, k, sizeof k);
+        BSON_APPEND_DOCUMENT (out, kp, &ix);
+    }
+    bson_destroy (&byname);
+    return ok;
+}
+
+/* Adds namespace db.coll to plan with its source's indexes (once; none
+ * known when it is not there: a namespace the plan makes). */
+static bool
+plan_add (online_t *on, const carry_t *m, const bson_t *rec, rm_ixplan_t *plan,
+          bson_error_t *err)
+{
+    char *name = bson_strdup_printf ("%s.%s", m->db, m->coll);
+    bson_t arr = BSON_INITIALIZER;
+    bool there = false, ok = true;
+    if (!rm_ixplan_find (plan, name)) {
+        ok = source_indexes (on, m, rec, &arr, &there, err);
+        if (ok)
+            rm_ixplan_add (plan, name, there ? &arr : NULL);
+    }
+    bson_destroy (&arr);
+    bson_free (name);
+    return ok;
+}
+
+/* The plan's mapping of the sources' indexes (the offline run's, through
+ * remodel/indexes.h), into plan: every source the plan replaces and every
+ * child it embeds, then each step over them. Each change is said, every
+ * time, as the plan's line. */
+static bool
+index_plan (online_t *on, const carry_t *mv, size_t n, const bson_t *rec, rm_ixplan_t *plan,
+            bson_error_t *err)
+{
+    const rm_plan_t *pl = &on->run->plan;
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = plan_add (on, &mv[i], rec, plan, err);
+    for (size_t i = 0; ok && i < pl->n; i++) {
+        const rm_step_t *s = &pl->steps[i];
+        carry_t child;
+        const char *dot;
+        if (s->kind != RM_STEP_EMBED || !(dot = strchr (s->u.embed.from.text, '.')))
+            continue;
+        snprintf (child.db, sizeof child.db, "%.*s", (int) (dot - s->u.embed.from.text),
+                  s->u.embed.from.text);
+        snprintf (child.coll, sizeof child.coll, "%s", dot + 1);
+        child.result[0] = '\0';
+        ok = plan_add (on, &child, rec, plan, err);
+    }
+    for (size_t i = 0; ok && i < pl->n; i++)
+        rm_ixplan_step (plan, &pl->steps[i]);
+    for (size_t i = 0; ok && i < plan->n_changes; i++)
+        online_say_note (on, "%s: the plan's indexes: %s", on->run->o->command, plan->changes[i]);
+    return ok;
+}
+
 /* A listed collection's options, into the bson_t arg. */
 static void
 options_in (const bson_t *doc, void *arg)
@@ -611,6 +695,7 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     size_t n = 0;
     tally_t t = {0, 0, 0, 0};
     bson_t rec = BSON_INITIALIZER;
+    rm_ixplan_t plan;
     bool ok;
 
     if (on->run->o->in_place || on->run->o->dry_run)
@@ -621,33 +706,30 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
         followed = true;
     }
     mv = bson_malloc0 (CARRY_MAX * sizeof *mv);
-    ok = made_indexes_all (on, &rec, err) && carries_of_plan (on, mv, &n, err);
+    rm_ixplan_init (&plan);
+    ok = made_indexes_all (on, &rec, err) && carries_of_plan (on, mv, &n, err) &&
+         index_plan (on, mv, n, &rec, &plan, err);
     for (size_t i = 0; ok && i < n; i++) {
         bson_t src = BSON_INITIALIZER, have = BSON_INITIALIZER;
-        bson_iter_t it;
         bool s_there, r_there;
         ok = indexes_of (on, mv[i].db, mv[i].coll, &src, &s_there, err) &&
              indexes_of (on, mv[i].db, mv[i].result, &have, &r_there, err);
         /* A namespace the plan makes, or a result not made yet (a step
          * that failed): nothing to carry, or nothing to carry it to. */
         if (ok && s_there && r_there) {
+            char *name = bson_strdup_printf ("%s.%s", mv[i].db, mv[i].coll);
+            rm_ixns_t *ns = rm_ixplan_find (&plan, name);
             ok = carry_options (on, &mv[i], &t, err);
-            for (bson_iter_init (&it, &src); ok && bson_iter_next (&it);) {
-                const uint8_t *data;
-                uint32_t len;
-                bson_t ix;
-                if (!BSON_ITER_HOLDS_DOCUMENT (&it))
-                    continue;
-                bson_iter_document (&it, &len, &data);
-                if (bson_init_static (&ix, data, len))
-                    ok = carry_index (on, &mv[i], &ix, &have, &rec, &t, err);
-            }
+            for (size_t k = 0; ok && ns && k < ns->n; k++)
+                ok = carry_index (on, &mv[i], ns->specs[k], &have, &rec, &t, err);
+            bson_free (name);
         }
         bson_destroy (&src);
         bson_destroy (&have);
     }
     bson_free (mv);
     bson_destroy (&rec);
+    rm_ixplan_destroy (&plan);
     if (ok && finalize && t.violated) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld unique index(es) of the sources "
                       "would not hold in the new design (the documents that share a key are "
