@@ -394,7 +394,29 @@ made_by_remodel (const bson_t *rec, const carry_t *m, const char *name)
 /* What the carry-over found, over every index. */
 typedef struct {
     int64_t made, kept, cannot, violated;
+    bson_t list; /* [{ns, name, key}]: the results' indexes, for status */
+    uint32_t n;
 } tally_t;
+
+/* Adds index name (key) of the result of m to t's list. */
+static void
+tally_index (tally_t *t, const carry_t *m, const char *name, const bson_t *key)
+{
+    char k[16], ns[400];
+    const char *kp;
+    /* The key as text: its field names have dots, which a stored
+     * document's keys may not. */
+    char *text = bson_as_relaxed_extended_json (key, NULL);
+    bson_t one;
+    bson_uint32_to_string (t->n++, &kp, k, sizeof k);
+    snprintf (ns, sizeof ns, "%s.%s", m->db, m->coll);
+    BSON_APPEND_DOCUMENT_BEGIN (&t->list, kp, &one);
+    BSON_APPEND_UTF8 (&one, "ns", ns);
+    BSON_APPEND_UTF8 (&one, "name", name);
+    BSON_APPEND_UTF8 (&one, "key", text);
+    bson_append_document_end (&t->list, &one);
+    bson_free (text);
+}
 
 /* The index ix of m's source, made on its result unless there already
  * (by name) or named as one the new design cannot keep or violates. */
@@ -416,15 +438,16 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
     name = bson_iter_utf8 (&it, NULL);
     if (!strcmp (name, "_id_") || made_by_remodel (rec, m, name))
         return true;
-    if (bson_iter_init_find (&it, have, name)) {
-        t->kept++;
-        return true;
-    }
     if (!bson_iter_init_find (&it, ix, "key") || !BSON_ITER_HOLDS_DOCUMENT (&it))
         return true;
     bson_iter_document (&it, &len, &data);
     if (!bson_init_static (&key, data, len))
         return true;
+    if (bson_iter_init_find (&it, have, name)) {
+        t->kept++;
+        tally_index (t, m, name, &key);
+        return true;
+    }
     unique = bson_iter_init_find (&it, ix, "unique") && bson_iter_as_bool (&it);
     if (!cannot_keep (on, m, &key, unique, why, sizeof why, err))
         return false;
@@ -462,6 +485,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
         t->violated++;
     if (ok && made) {
         t->made++;
+        tally_index (t, m, name, &key);
         online_say_note (on, "%s: made index %s of %s.%s on %s.%s", on->run->o->command, name, m->db,
                          m->coll, m->db, there);
     }
@@ -693,7 +717,7 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     static bool followed; /* follow: its first round makes them */
     carry_t *mv;
     size_t n = 0;
-    tally_t t = {0, 0, 0, 0};
+    tally_t t = {0, 0, 0, 0, BSON_INITIALIZER, 0};
     bson_t rec = BSON_INITIALIZER;
     rm_ixplan_t plan;
     bool ok;
@@ -730,6 +754,14 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     bson_free (mv);
     bson_destroy (&rec);
     rm_ixplan_destroy (&plan);
+    /* For status: the results' indexes, by the command that holds the
+     * plan's lease (a joining worker's are its holder's). */
+    if (ok && on->lease && !t.violated) {
+        bson_t *u = BCON_NEW ("$set", "{", "resultIndexes", BCON_ARRAY (&t.list), "}");
+        ok = online_plan_update (on, u, err);
+        bson_destroy (u);
+    }
+    bson_destroy (&t.list);
     if (ok && finalize && t.violated) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld unique index(es) of the sources "
                       "would not hold in the new design (the documents that share a key are "
@@ -737,9 +769,41 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
                       "then finalize again", on->run->where, on->run->names.name, (long long) t.violated);
         return false;
     }
-    if (ok && finalize && (t.made || t.kept || t.cannot))
-        online_say_note (on, "finalize: the sources' indexes are on the results (%lld made now, "
-                         "%lld there already, %lld not carried)", (long long) t.made,
-                         (long long) t.kept, (long long) t.cannot);
+    if (ok && (t.made || t.kept || t.cannot))
+        online_say_note (on, "%s: the sources' indexes, as the plan maps them, are on the "
+                         "results (%lld made now, %lld there already, %lld not carried)",
+                         on->run->o->command, (long long) t.made, (long long) t.kept,
+                         (long long) t.cannot);
     return ok;
+}
+
+void
+online_index_copy_status (online_t *on)
+{
+    bson_t rec;
+    bson_iter_t it, list, e;
+    bson_error_t why;
+    bool found;
+    if (!online_state_get (on, "plans", on->run->names.id, &rec, &found, "reading the plan's record",
+                           &why) || !found) {
+        bson_destroy (&rec);
+        return;
+    }
+    if (bson_iter_init_find (&it, &rec, "resultIndexes") && BSON_ITER_HOLDS_ARRAY (&it) &&
+        bson_iter_recurse (&it, &list))
+        while (bson_iter_next (&list)) {
+            const char *ns = NULL, *name = NULL, *key = NULL;
+            if (bson_iter_recurse (&list, &e) && bson_iter_find (&e, "ns") && BSON_ITER_HOLDS_UTF8 (&e))
+                ns = bson_iter_utf8 (&e, NULL);
+            if (bson_iter_recurse (&list, &e) && bson_iter_find (&e, "name") &&
+                BSON_ITER_HOLDS_UTF8 (&e))
+                name = bson_iter_utf8 (&e, NULL);
+            if (bson_iter_recurse (&list, &e) && bson_iter_find (&e, "key") &&
+                BSON_ITER_HOLDS_UTF8 (&e))
+                key = bson_iter_utf8 (&e, NULL);
+            if (ns && name && key)
+                rm_cli_line (online_say_out_stream (on), "", "\n", "index: %s's result has %s "
+                             "%s (the plan's mapping of the source's)", ns, name, key);
+        }
+    bson_destroy (&rec);
 }

@@ -7,7 +7,8 @@
 # embeds a child with a unique secondary index. After `online run` and
 # `online finalize`, listIndexes of the switched-in collection equals the
 # indexes of the offline run's metadata for the same data and plan,
-# options and all; run names each change; after `online rollback` (the
+# options and all; run names each change and counts them, status lists
+# them; after `online rollback` (the
 # originals swapped back) the sources' indexes are as they were, and
 # after the second (the results dropped) no made index remains.
 #   REMODEL=build/remodel bash tests/cli/test_online_index_follow.sh
@@ -82,6 +83,13 @@ for kind in $(online_kinds); do
         'run: the plan'"'"'s indexes: ixf.people: index "orders.sku_1": new' \
         "remodel: run: made index mail_1 of ixf.people on ixf.people_remodel_${A}_" \
         "remodel: run: made index orders.sku_1 of ixf.people on ixf.people_remodel_${A}_"
+    expect_message "$kind: run's summary counts them" \
+        "remodel: run: the sources' indexes, as the plan maps them, are on the results ("
+    online status f
+    if grep -qF "index: ixf.people's result has orders.sku_1 { \"orders.sku\" : 1 }" "$T/out" &&
+       grep -qF "index: ixf.people's result has mail_1 { \"mail\" : 1 }" "$T/out" && ! grep -q phone_1 "$T/out"; then
+        pass "$kind: status lists the results' indexes"
+    else fail "$kind: status lists the results' indexes" "$(grep index: "$T/out")"; fi
     if grep -q "is not carried to the new design" "$T/err"; then
         fail "$kind: run carries every index the plan keeps" "$(grep "not carried" "$T/err")"
     else pass "$kind: run carries every index the plan keeps"; fi
