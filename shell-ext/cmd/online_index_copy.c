@@ -552,7 +552,8 @@ source_indexes (online_t *on, const carry_t *m, const bson_t *rec, bson_t *out, 
 }
 
 /* Adds namespace db.coll to plan with its source's indexes (once; none
- * known when it is not there: a namespace the plan makes). */
+ * when it is not there: a namespace the plan makes, which gets what the
+ * steps move into it, an extract's children's, as offline). */
 static bool
 plan_add (online_t *on, const carry_t *m, const bson_t *rec, rm_ixplan_t *plan,
           bson_error_t *err)
@@ -563,7 +564,7 @@ plan_add (online_t *on, const carry_t *m, const bson_t *rec, rm_ixplan_t *plan,
     if (!rm_ixplan_find (plan, name)) {
         ok = source_indexes (on, m, rec, &arr, &there, err);
         if (ok)
-            rm_ixplan_add (plan, name, there ? &arr : NULL);
+            rm_ixplan_add (plan, name, &arr);
     }
     bson_destroy (&arr);
     bson_free (name);
@@ -738,12 +739,13 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
         bool s_there, r_there;
         ok = indexes_of (on, mv[i].db, mv[i].coll, &src, &s_there, err) &&
              indexes_of (on, mv[i].db, mv[i].result, &have, &r_there, err);
-        /* A namespace the plan makes, or a result not made yet (a step
-         * that failed): nothing to carry, or nothing to carry it to. */
-        if (ok && s_there && r_there) {
+        /* A result not made yet (a step that failed): nothing to carry
+         * it to. A namespace the plan makes gets what the plan moves
+         * into it (its own indexes are online_index_created's). */
+        if (ok && r_there) {
             char *name = bson_strdup_printf ("%s.%s", mv[i].db, mv[i].coll);
             rm_ixns_t *ns = rm_ixplan_find (&plan, name);
-            ok = carry_options (on, &mv[i], &t, err);
+            ok = !s_there || carry_options (on, &mv[i], &t, err);
             for (size_t k = 0; ok && ns && k < ns->n; k++)
                 ok = carry_index (on, &mv[i], ns->specs[k], &have, &rec, &t, err);
             bson_free (name);

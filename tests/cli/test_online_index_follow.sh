@@ -3,8 +3,9 @@
 # (issue 63, item 1), the computation `remodel run` writes in its
 # metadata: on FerretDB and mongo-java-server, a plan that renames
 # indexed fields (a unique sparse index; on java also a partial one
-# whose filter names a renamed field), unsets an indexed field and
-# embeds a child with a unique secondary index. After `online run` and
+# whose filter names a renamed field), unsets an indexed field, embeds a
+# child with a unique secondary index and extracts an array with an
+# index on one of its fields (the children's collection gets it). After `online run` and
 # `online finalize`, listIndexes of the switched-in collection equals the
 # indexes of the offline run's metadata for the same data and plan,
 # options and all; run names each change and counts them, status lists
@@ -22,7 +23,9 @@ cat >"$T/plans/f.json" <<'PEOF'
   {"rename": {"in": "ixf.people", "fields": {"email": "mail", "active": "live"}}},
   {"unset": {"in": "ixf.people", "fields": ["phone"]}},
   {"embed": {"from": "ixf.orders", "into": "ixf.people", "localField": "_id",
-             "foreignField": "owner", "as": "orders"}}]}
+             "foreignField": "owner", "as": "orders"}},
+  {"extract": {"from": "ixf.people", "path": "addrs", "to": "ixf.addrs",
+               "style": "parentRef", "parentField": "person_id"}}]}
 PEOF
 
 # load KIND: the sources, their indexes (partial ones where the server
@@ -30,12 +33,14 @@ PEOF
 load() {
     py 'from bson.son import SON
 d = c.ixf
-d.people.insert_many([dict({"_id": i, "name": "p%d" % i, "phone": "555-%04d" % i, "active": i % 2 == 0},
+d.people.insert_many([dict({"_id": i, "name": "p%d" % i, "phone": "555-%04d" % i, "active": i % 2 == 0,
+                            "addrs": [{"city": "c%d" % (i % 7), "zip": i * 10 + k} for k in range(i % 3)]},
                            **({"email": "p%d@x.org" % i} if i % 5 else {})) for i in range(1, 41)])
 d.orders.insert_many([{"_id": 100 + i, "owner": 1 + i % 40, "sku": "s%03d" % i} for i in range(120)])
 people = [{"key": {"email": 1}, "name": "email_1", "unique": True, "sparse": True},
           {"key": {"phone": 1}, "name": "phone_1"},
-          {"key": {"name": 1, "phone": -1}, "name": "name_phone"}]
+          {"key": {"name": 1, "phone": -1}, "name": "name_phone"},
+          {"key": {"addrs.city": 1}, "name": "addrs.city_1"}]
 if sys.argv[2] == "java":
     people += [{"key": {"email": -1}, "name": "email_-1",
                 "partialFilterExpression": {"active": True}}]
@@ -73,6 +78,7 @@ for kind in $(online_kinds); do
         "$REMODEL" run -q --force "$T/plans/f.json" --from "$T/src.archive" --to "$T/off" 2>"$T/offerr" ||
         { fail "$kind: the offline run" "$(cat "$T/offerr")"; continue; }
     offline "$T/off/ixf/people.metadata.json" >"$T/want"
+    offline "$T/off/ixf/addrs.metadata.json" >"$T/want-addrs"
     A=$(pid f)
 
     online run f
@@ -102,6 +108,12 @@ for kind in $(online_kinds); do
         pass "$kind: the switched-in indexes are the offline run's metadata's ($(wc -l <"$T/got"))"
     else
         fail "$kind: the switched-in indexes are the offline run's metadata's" "$(diff "$T/want" "$T/got")"
+    fi
+    listed addrs >"$T/got-addrs"
+    if cmp -s "$T/want-addrs" "$T/got-addrs" && grep -q '"city": 1' "$T/got-addrs"; then
+        pass "$kind: the extracted children's indexes are the offline run's ($(wc -l <"$T/got-addrs"))"
+    else
+        fail "$kind: the extracted children's indexes are the offline run's" "$(diff "$T/want-addrs" "$T/got-addrs")"
     fi
     if [ "$kind" == java ]; then
         grep -qF '"partialFilterExpression": {"live": true}' "$T/got" &&
