@@ -10,8 +10,9 @@
  * The indexes a result gets are the plan's mapping of its source's (the
  * offline run's computation, remodel/indexes.h): a rename's keys renamed,
  * an unset's indexes dropped, an embedded child's made multikey on the
- * parent; each change a line. What the mapping keeps but the results
- * still cannot (a key field in no result, or, for
+ * parent, an extracted array's moved to the children; each change a line
+ * (`status` lists what each result has). What the mapping keeps but the
+ * results still cannot (a key field in no result, or, for
  * a unique one, a field now inside an array, where uniqueness would hold
  * across the array's elements) is named and not made; a unique index the
  * results would violate is not made either, the documents that share a
