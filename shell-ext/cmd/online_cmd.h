@@ -45,13 +45,17 @@ bool online_status_partitions (online_t *on, const online_record_t *r, const cha
 void online_status_throttle (online_t *on, bool alive);
 
 /* online_index_copy.c: what the switch carries over. Each result that
- * replaces a source collection gets its indexes (every option), and its
+ * replaces a source collection gets its indexes as the plan maps them
+ * (remodel/indexes.h; every option kept), and its
  * validator unless that rejects a document of the new design; an index
  * the new design cannot keep, and a unique one the results violate, are
  * named and not made. At the end of run and sync, at follow's first
  * round; finalize (before it blocks the writes): refused while a unique
  * index would be violated. */
 bool online_index_copy (online_t *on, bool finalize, bson_error_t *err);
+/* status: the results' indexes the last of those made or found, a line
+ * each (nothing when none is recorded). */
+void online_index_copy_status (online_t *on);
 /* A result written for the namespace db.source is created with cmd
  * ({create: ...}), given here the source's default collation. */
 bool online_index_copy_create (online_t *on, const char *db, const char *source, bson_t *cmd,

@@ -7,7 +7,12 @@
  * `follow`'s first round, and checked (completed) by finalize before it
  * blocks the writes, so the write-blocked window builds none.
  *
- * An index the new design cannot keep (a key field in no result, or, for
+ * The indexes a result gets are the plan's mapping of its source's (the
+ * offline run's computation, remodel/indexes.h): a rename's keys renamed,
+ * an unset's indexes dropped, an embedded child's made multikey on the
+ * parent, an extracted array's moved to the children; each change a line
+ * (`status` lists what each result has). What the mapping keeps but the
+ * results still cannot (a key field in no result, or, for
  * a unique one, a field now inside an array, where uniqueness would hold
  * across the array's elements) is named and not made; a unique index the
  * results would violate is not made either, the documents that share a
@@ -17,6 +22,7 @@
 #include <string.h>
 
 #include "online_cmd.h"
+#include "remodel/indexes.h"
 
 /* One result and the source collection it replaces. */
 typedef struct {
@@ -389,7 +395,29 @@ made_by_remodel (const bson_t *rec, const carry_t *m, const char *name)
 /* What the carry-over found, over every index. */
 typedef struct {
     int64_t made, kept, cannot, violated;
+    bson_t list; /* [{ns, name, key}]: the results' indexes, for status */
+    uint32_t n;
 } tally_t;
+
+/* Adds index name (key) of the result of m to t's list. */
+static void
+tally_index (tally_t *t, const carry_t *m, const char *name, const bson_t *key)
+{
+    char k[16], ns[400];
+    const char *kp;
+    /* The key as text: its field names have dots, which a stored
+     * document's keys may not. */
+    char *text = bson_as_relaxed_extended_json (key, NULL);
+    bson_t one;
+    bson_uint32_to_string (t->n++, &kp, k, sizeof k);
+    snprintf (ns, sizeof ns, "%s.%s", m->db, m->coll);
+    BSON_APPEND_DOCUMENT_BEGIN (&t->list, kp, &one);
+    BSON_APPEND_UTF8 (&one, "ns", ns);
+    BSON_APPEND_UTF8 (&one, "name", name);
+    BSON_APPEND_UTF8 (&one, "key", text);
+    bson_append_document_end (&t->list, &one);
+    bson_free (text);
+}
 
 /* The index ix of m's source, made on its result unless there already
  * (by name) or named as one the new design cannot keep or violates. */
@@ -411,15 +439,16 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
     name = bson_iter_utf8 (&it, NULL);
     if (!strcmp (name, "_id_") || made_by_remodel (rec, m, name))
         return true;
-    if (bson_iter_init_find (&it, have, name)) {
-        t->kept++;
-        return true;
-    }
     if (!bson_iter_init_find (&it, ix, "key") || !BSON_ITER_HOLDS_DOCUMENT (&it))
         return true;
     bson_iter_document (&it, &len, &data);
     if (!bson_init_static (&key, data, len))
         return true;
+    if (bson_iter_init_find (&it, have, name)) {
+        t->kept++;
+        tally_index (t, m, name, &key);
+        return true;
+    }
     unique = bson_iter_init_find (&it, ix, "unique") && bson_iter_as_bool (&it);
     if (!cannot_keep (on, m, &key, unique, why, sizeof why, err))
         return false;
@@ -457,6 +486,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
         t->violated++;
     if (ok && made) {
         t->made++;
+        tally_index (t, m, name, &key);
         online_say_note (on, "%s: made index %s of %s.%s on %s.%s", on->run->o->command, name, m->db,
                          m->coll, m->db, there);
     }
@@ -490,6 +520,86 @@ indexes_of (online_t *on, const char *db, const char *coll, bson_t *out, bool *t
             ok = online_fail (on, err, &why, "listing indexes");
     }
     mongoc_collection_destroy (c);
+    return ok;
+}
+
+/* ns's indexes as listIndexes gives them, in their order, into the
+ * array out, but those remodel made for a join (rec); *there false when
+ * the collection is not. */
+static bool
+source_indexes (online_t *on, const carry_t *m, const bson_t *rec, bson_t *out, bool *there,
+                bson_error_t *err)
+{
+    bson_t byname = BSON_INITIALIZER;
+    bson_iter_t it, n;
+    uint32_t i = 0;
+    bool ok = indexes_of (on, m->db, m->coll, &byname, there, err);
+    for (bson_iter_init (&it, &byname); ok && bson_iter_next (&it);) {
+        const uint8_t *data;
+        uint32_t len;
+        bson_t ix;
+        char k[16];
+        const char *kp;
+        if (!BSON_ITER_HOLDS_DOCUMENT (&it) || made_by_remodel (rec, m, bson_iter_key (&it)))
+            continue;
+        bson_iter_document (&it, &len, &data);
+        if (!bson_init_static (&ix, data, len) || !bson_iter_init_find (&n, &ix, "key"))
+            continue;
+        bson_uint32_to_string (i++, &kp, k, sizeof k);
+        BSON_APPEND_DOCUMENT (out, kp, &ix);
+    }
+    bson_destroy (&byname);
+    return ok;
+}
+
+/* Adds namespace db.coll to plan with its source's indexes (once; none
+ * when it is not there: a namespace the plan makes, which gets what the
+ * steps move into it, an extract's children's, as offline). */
+static bool
+plan_add (online_t *on, const carry_t *m, const bson_t *rec, rm_ixplan_t *plan,
+          bson_error_t *err)
+{
+    char *name = bson_strdup_printf ("%s.%s", m->db, m->coll);
+    bson_t arr = BSON_INITIALIZER;
+    bool there = false, ok = true;
+    if (!rm_ixplan_find (plan, name)) {
+        ok = source_indexes (on, m, rec, &arr, &there, err);
+        if (ok)
+            rm_ixplan_add (plan, name, &arr);
+    }
+    bson_destroy (&arr);
+    bson_free (name);
+    return ok;
+}
+
+/* The plan's mapping of the sources' indexes (the offline run's, through
+ * remodel/indexes.h), into plan: every source the plan replaces and every
+ * child it embeds, then each step over them. Each change is said, every
+ * time, as the plan's line. */
+static bool
+index_plan (online_t *on, const carry_t *mv, size_t n, const bson_t *rec, rm_ixplan_t *plan,
+            bson_error_t *err)
+{
+    const rm_plan_t *pl = &on->run->plan;
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = plan_add (on, &mv[i], rec, plan, err);
+    for (size_t i = 0; ok && i < pl->n; i++) {
+        const rm_step_t *s = &pl->steps[i];
+        carry_t child;
+        const char *dot;
+        if (s->kind != RM_STEP_EMBED || !(dot = strchr (s->u.embed.from.text, '.')))
+            continue;
+        snprintf (child.db, sizeof child.db, "%.*s", (int) (dot - s->u.embed.from.text),
+                  s->u.embed.from.text);
+        snprintf (child.coll, sizeof child.coll, "%s", dot + 1);
+        child.result[0] = '\0';
+        ok = plan_add (on, &child, rec, plan, err);
+    }
+    for (size_t i = 0; ok && i < pl->n; i++)
+        rm_ixplan_step (plan, &pl->steps[i]);
+    for (size_t i = 0; ok && i < plan->n_changes; i++)
+        online_say_note (on, "%s: the plan's indexes: %s", on->run->o->command, plan->changes[i]);
     return ok;
 }
 
@@ -609,8 +719,9 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     static bool followed; /* follow: its first round makes them */
     carry_t *mv;
     size_t n = 0;
-    tally_t t = {0, 0, 0, 0};
+    tally_t t = {0, 0, 0, 0, BSON_INITIALIZER, 0};
     bson_t rec = BSON_INITIALIZER;
+    rm_ixplan_t plan;
     bool ok;
 
     if (on->run->o->in_place || on->run->o->dry_run)
@@ -621,33 +732,39 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
         followed = true;
     }
     mv = bson_malloc0 (CARRY_MAX * sizeof *mv);
-    ok = made_indexes_all (on, &rec, err) && carries_of_plan (on, mv, &n, err);
+    rm_ixplan_init (&plan);
+    ok = made_indexes_all (on, &rec, err) && carries_of_plan (on, mv, &n, err) &&
+         index_plan (on, mv, n, &rec, &plan, err);
     for (size_t i = 0; ok && i < n; i++) {
         bson_t src = BSON_INITIALIZER, have = BSON_INITIALIZER;
-        bson_iter_t it;
         bool s_there, r_there;
         ok = indexes_of (on, mv[i].db, mv[i].coll, &src, &s_there, err) &&
              indexes_of (on, mv[i].db, mv[i].result, &have, &r_there, err);
-        /* A namespace the plan makes, or a result not made yet (a step
-         * that failed): nothing to carry, or nothing to carry it to. */
-        if (ok && s_there && r_there) {
-            ok = carry_options (on, &mv[i], &t, err);
-            for (bson_iter_init (&it, &src); ok && bson_iter_next (&it);) {
-                const uint8_t *data;
-                uint32_t len;
-                bson_t ix;
-                if (!BSON_ITER_HOLDS_DOCUMENT (&it))
-                    continue;
-                bson_iter_document (&it, &len, &data);
-                if (bson_init_static (&ix, data, len))
-                    ok = carry_index (on, &mv[i], &ix, &have, &rec, &t, err);
-            }
+        /* A result not made yet (a step that failed): nothing to carry
+         * it to. A namespace the plan makes gets what the plan moves
+         * into it (its own indexes are online_index_created's). */
+        if (ok && r_there) {
+            char *name = bson_strdup_printf ("%s.%s", mv[i].db, mv[i].coll);
+            rm_ixns_t *ns = rm_ixplan_find (&plan, name);
+            ok = !s_there || carry_options (on, &mv[i], &t, err);
+            for (size_t k = 0; ok && ns && k < ns->n; k++)
+                ok = carry_index (on, &mv[i], ns->specs[k], &have, &rec, &t, err);
+            bson_free (name);
         }
         bson_destroy (&src);
         bson_destroy (&have);
     }
     bson_free (mv);
     bson_destroy (&rec);
+    rm_ixplan_destroy (&plan);
+    /* For status: the results' indexes, by the command that holds the
+     * plan's lease (a joining worker's are its holder's). */
+    if (ok && on->lease && !t.violated) {
+        bson_t *u = BCON_NEW ("$set", "{", "resultIndexes", BCON_ARRAY (&t.list), "}");
+        ok = online_plan_update (on, u, err);
+        bson_destroy (u);
+    }
+    bson_destroy (&t.list);
     if (ok && finalize && t.violated) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld unique index(es) of the sources "
                       "would not hold in the new design (the documents that share a key are "
@@ -655,9 +772,41 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
                       "then finalize again", on->run->where, on->run->names.name, (long long) t.violated);
         return false;
     }
-    if (ok && finalize && (t.made || t.kept || t.cannot))
-        online_say_note (on, "finalize: the sources' indexes are on the results (%lld made now, "
-                         "%lld there already, %lld not carried)", (long long) t.made,
-                         (long long) t.kept, (long long) t.cannot);
+    if (ok && (t.made || t.kept || t.cannot))
+        online_say_note (on, "%s: the sources' indexes, as the plan maps them, are on the "
+                         "results (%lld made now, %lld there already, %lld not carried)",
+                         on->run->o->command, (long long) t.made, (long long) t.kept,
+                         (long long) t.cannot);
     return ok;
+}
+
+void
+online_index_copy_status (online_t *on)
+{
+    bson_t rec;
+    bson_iter_t it, list, e;
+    bson_error_t why;
+    bool found;
+    if (!online_state_get (on, "plans", on->run->names.id, &rec, &found, "reading the plan's record",
+                           &why) || !found) {
+        bson_destroy (&rec);
+        return;
+    }
+    if (bson_iter_init_find (&it, &rec, "resultIndexes") && BSON_ITER_HOLDS_ARRAY (&it) &&
+        bson_iter_recurse (&it, &list))
+        while (bson_iter_next (&list)) {
+            const char *ns = NULL, *name = NULL, *key = NULL;
+            if (bson_iter_recurse (&list, &e) && bson_iter_find (&e, "ns") && BSON_ITER_HOLDS_UTF8 (&e))
+                ns = bson_iter_utf8 (&e, NULL);
+            if (bson_iter_recurse (&list, &e) && bson_iter_find (&e, "name") &&
+                BSON_ITER_HOLDS_UTF8 (&e))
+                name = bson_iter_utf8 (&e, NULL);
+            if (bson_iter_recurse (&list, &e) && bson_iter_find (&e, "key") &&
+                BSON_ITER_HOLDS_UTF8 (&e))
+                key = bson_iter_utf8 (&e, NULL);
+            if (ns && name && key)
+                rm_cli_line (online_say_out_stream (on), "", "\n", "index: %s's result has %s "
+                             "%s (the plan's mapping of the source's)", ns, name, key);
+        }
+    bson_destroy (&rec);
 }

@@ -473,6 +473,8 @@ online_status (online_t *on, bson_error_t *err)
     if (rows && online_parts_list (on, *holder && !gone, err) < 0)
         return -1;
     status_plan (on, &r);
+    if (r.found && !r.in_place)
+        online_index_copy_status (on);
     if (r.found)
         online_status_throttle (on, *holder && !gone);
     status_lease (on, &r, holder, left, epoch);
