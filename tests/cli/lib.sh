@@ -89,6 +89,15 @@ use_peers() {
 online_kinds() {
     if [ -n "${REMODEL_TEST_URI:-}" ]; then echo external; else echo ferretdb java; fi
 }
+# online_kind KIND: the server a suite runs on when what it checks is
+# remodel's own logic, the same on any server: KIND alone (tests/cli/
+# test_online_smoke.sh runs each online command on both);
+# REMODEL_TEST_BOTH=1: both, as online_kinds; "external" as online_kinds.
+online_kind() {
+    if [ -n "${REMODEL_TEST_URI:-}" ]; then echo external
+    elif [ "${REMODEL_TEST_BOTH:-}" == 1 ]; then echo ferretdb java
+    else echo "$1"; fi
+}
 # online_start KIND DIR [PORT] [changelog]: a server of that kind in DIR (on
 # PORT when given, 0 for any; FerretDB keeps the data of an earlier start
 # there), with its change log when "changelog" is given (tests/peers/
