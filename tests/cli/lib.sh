@@ -165,7 +165,8 @@ py_ask() {
     env -0 >"$d/env"
     mkfifo "$d/done"
     exec {fd}<>"$d/done"
-    echo "$d" >"$PYD/in"
+    # Opened read-write: never blocks, even were the server gone.
+    echo "$d" 1<>"$PYD/in"
     until read -r -t 10 st <&"$fd"; do
         kill -0 "$py_pid" 2>/dev/null || { st=1; echo "py: tests/cli/py_server.py ended: $(cat "$PYD/log")" >&2; break; }
     done

@@ -88,6 +88,10 @@ def child(d):
             sys.argv = ["-c"] + argv
             sys.path[0] = ""  # python3 -c's first entry: the working directory
             name = "<string>"
+        # A PYTHONPATH the suite exported after this server started.
+        for entry in reversed(env.get("PYTHONPATH", "").split(os.pathsep)):
+            if entry and entry not in sys.path:
+                sys.path.insert(1, entry)
         if kind == "code":
             for module in PRELUDE_NAMES:
                 scope[module] = sys.modules[module]
