@@ -39,7 +39,7 @@ EOF
 same() { online_same "$@"; }
 online() { run_rm online "$1" -q "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
 pid() { plan_id "$T/plans/$1.json"; }
-pyq() { python3 -c "import pymongo, sys
+pyq() { pyrun -c "import pymongo, sys
 db = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
 $1" "$uri"; }
 # as_before OLD NEW: two archives of logging, by fields and values (any
