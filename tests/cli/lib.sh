@@ -158,7 +158,9 @@ pyrun() {
 # answer finds a reader.
 py_ask() {
     local d st fd
-    while d=$PYD/r.$BASHPID.$((py_n += 1)); ! mkdir "$d" 2>/dev/null; do :; done
+    while d=$PYD/r.$BASHPID.$((py_n += 1)); ! mkdir "$d" 2>/dev/null; do
+        [ -d "$PYD" ] || { echo "py: $PYD is gone (the suite's directory removed)" >&2; return 1; }
+    done
     printf '%s' "$2" >"$d/$1"
     printf '%s\0' "${@:3}" >"$d/argv"
     echo "$PWD" >"$d/cwd"
