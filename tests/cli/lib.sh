@@ -89,6 +89,15 @@ use_peers() {
 online_kinds() {
     if [ -n "${REMODEL_TEST_URI:-}" ]; then echo external; else echo ferretdb java; fi
 }
+# online_kind KIND: the server a suite runs on when what it checks is
+# remodel's own logic, the same on any server: KIND alone (tests/cli/
+# test_online_smoke.sh runs each online command on both);
+# REMODEL_TEST_BOTH=1: both, as online_kinds; "external" as online_kinds.
+online_kind() {
+    if [ -n "${REMODEL_TEST_URI:-}" ]; then echo external
+    elif [ "${REMODEL_TEST_BOTH:-}" == 1 ]; then echo ferretdb java
+    else echo "$1"; fi
+}
 # online_start KIND DIR [PORT] [changelog]: a server of that kind in DIR (on
 # PORT when given, 0 for any; FerretDB keeps the data of an earlier start
 # there), with its change log when "changelog" is given (tests/peers/
@@ -113,7 +122,7 @@ for db in ("crm", "blog", "catalog", "school", "logging", "iot", "iotx", "sample
 # (tests/transforms/online_same.py).
 online_same() {
     local name=$1 offline=$2; shift 2
-    if python3 "$ROOT/tests/transforms/online_same.py" "$uri" "$offline" "$@" >"$T/same" 2>&1; then
+    if pyrun "$ROOT/tests/transforms/online_same.py" "$uri" "$offline" "$@" >"$T/same" 2>&1; then
         pass "$name"
     else
         fail "$name" "$(cat "$T/same")"
@@ -133,9 +142,63 @@ online_same() {
 #   events              the events of that line
 py() {
     local code=$1; shift
-    python3 -c "import sys, random, json, datetime, pymongo
+    py_up || { python3 -c "import sys, random, json, datetime, pymongo
 c = pymongo.MongoClient(sys.argv[1], directConnection=True, serverSelectionTimeoutMS=10000)
-$code" "$uri" "$@"
+$code" "$uri" "$@"; return; }
+    py_ask code "$code" "$uri" "$@"
+}
+# pyrun SCRIPT ARGS... or pyrun -c CODE ARGS...: python3 with those
+# arguments, through the same server.
+pyrun() {
+    py_up || { python3 "$@"; return; }
+    if [ "$1" == -c ]; then py_ask plain "${@:2}"; else py_ask script "$@"; fi
+}
+# py_ask KIND TEXT ARGS...: the request (tests/cli/py_server.py says its
+# files), then its status on done, held open first so that the server's
+# answer finds a reader.
+py_ask() {
+    local d st fd
+    while d=$PYD/r.$BASHPID.$((py_n += 1)); ! mkdir "$d" 2>/dev/null; do
+        [ -d "$PYD" ] || { echo "py: $PYD is gone (the suite's directory removed)" >&2; return 1; }
+    done
+    printf '%s' "$2" >"$d/$1"
+    printf '%s\0' "${@:3}" >"$d/argv"
+    echo "$PWD" >"$d/cwd"
+    env -0 >"$d/env"
+    mkfifo "$d/done"
+    exec {fd}<>"$d/done"
+    # Opened read-write: never blocks, even were the server gone.
+    echo "$d" 1<>"$PYD/in"
+    until read -r -t 10 st <&"$fd"; do
+        kill -0 "$py_pid" 2>/dev/null || { st=1; echo "py: tests/cli/py_server.py ended: $(cat "$PYD/log")" >&2; break; }
+    done
+    exec {fd}<&-
+    cat "$d/out" 2>/dev/null
+    cat "$d/err" >&2 2>/dev/null
+    rm -rf "$d"
+    return "$st"
+}
+# One python3 with pymongo imported serves every py of the suite
+# (tests/cli/py_server.py): a launch and an import cost a third of a second
+# on an idle machine and seconds on a loaded one, tens of times a suite. It
+# is started at the first py, in $PYD (fixed here: suites change $T in
+# subshells), by whichever caller makes the directory; it is not a job of
+# the suite's shell (wait and jobs do not see it) and ends with the shell.
+# Not started (no pymongo, say): py runs python3 itself, as it did.
+PYD=$T/.py py_n=0 py_pid=
+py_up() {
+    local wend
+    [ -n "$py_pid" ] && return 0
+    if mkdir "$PYD" 2>/dev/null; then
+        mkfifo "$PYD/in"
+        (python3 "$ROOT/tests/cli/py_server.py" "$PYD" $$ </dev/null >"$PYD/log" 2>&1 &)
+    fi
+    for ((wend = SECONDS + 120; SECONDS < wend; )); do
+        [ -s "$PYD/ready" ] && read -r py_pid <"$PYD/ready" && return 0
+        [ -e "$PYD/log" ] && [ -s "$PYD/log" ] && grep -q Error "$PYD/log" && break
+        sleep 0.05
+    done
+    return 1
 }
 target() { py "print([n for n in c['$1'].list_collection_names() if n.startswith('$2_remodel_')][0])"; }
 pid() { plan_id "$T/plans/$1.json"; }
@@ -159,7 +222,7 @@ events() { sed -n 's/.*change log: \([0-9][0-9]*\) events.*/\1/p' "$T/err" | tai
 # letter, digit, - or _ made _, then _ and 12 hex digits of the SHA-1 of
 # its full path. Results are COLL_remodel_ID_STEP, backups COLL_remodel_ID_backup.
 plan_id() {
-    python3 -c 'import hashlib, os, re, sys
+    pyrun -c 'import hashlib, os, re, sys
 p = os.path.realpath(sys.argv[1]).encode()
 b = os.path.basename(p)
 b = b[:-5] if len(b) > 5 and b.endswith(b".json") else b

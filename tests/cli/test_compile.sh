@@ -100,7 +100,7 @@ JS
         } >"$T/paste-run.js"
         "$MONGOSH1" "$uri" --quiet --norc "$T/paste-run.js" >"$T/paste.out" 2>"$T/err" ||
             fail "java $p: mongosh 1.10.6 runs the pasted pipelines" "$(head -c 400 "$T/err")"
-        got=$(python3 -c 'import sys, pymongo
+        got=$(pyrun -c 'import sys, pymongo
 from bson import json_util
 from bson.raw_bson import RawBSONDocument
 from bson.codec_options import CodecOptions
@@ -169,7 +169,7 @@ done
 # int64, double and string in one collection (a range spans types: {$gt,
 # $lte} on _id would keep to one type, so ranges name their _ids), numbers
 # of other types as references, null and missing ones.
-python3 "$ROOT/tests/transforms/mkdump.py" "$T/edge" "$(cat "$ROOT/tests/transforms/cases/compile/data/edge.json")"
+pyrun "$ROOT/tests/transforms/mkdump.py" "$T/edge" "$(cat "$ROOT/tests/transforms/cases/compile/data/edge.json")"
 "$MONGORESTORE" --uri "$uri" --dir "$T/edge" --quiet 2>"$T/err" || fail "java: restore the edge data" "$(cat "$T/err")"
 for p in mingo-edge-embed mingo-edge-denorm; do
     plan=$ROOT/tests/transforms/cases/compile/$p.json
@@ -221,7 +221,7 @@ fi
 # --server-version 9.0, SERVER-36681's: 13. Each as remodel run's with the
 # same --server-version, and verify (with it) finds nothing differs; the
 # run records its rules in the plan's record for the commands after.
-python3 "$ROOT/tests/transforms/mkdump.py" "$T/lk" '{
+pyrun "$ROOT/tests/transforms/mkdump.py" "$T/lk" '{
   "lk.local": [{"_id": 0, "b": null}],
   "lk.foreign": [{"_id": 0, "a": {"no_x": 1}}, {"_id": 1, "a": {"no_x": [1, 2]}},
     {"_id": 2, "a": [{"no_x": 1}, {"no_x": 2}]}, {"_id": 3, "a": [{"no_x": 2}, {"x": 1}]},
@@ -243,7 +243,7 @@ for v in default 9.0; do
     # shellcheck disable=SC2046
     set -- $(pairs "$plan")
     expect_eq "java lookup rules ($v): the local null embeds $want of 15 foreign documents" \
-        "$(python3 -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); print(c.lk[sys.argv[2]].find_one()["n"])' \
+        "$(pyrun -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); print(c.lk[sys.argv[2]].find_one()["n"])' \
             "$uri" "${1#*=}")" "$want"
     online_same "java lookup rules ($v): remodel run's result with the same --server-version, byte for byte" \
         "$T/off-lk-$v.archive" "$@"
@@ -287,7 +287,7 @@ for ((i = 1; i <= CRASHES; i++)); do
     sleep "$((RANDOM % 2)).$(printf '%02d' $((RANDOM % 90 + 5)))"
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
-    python3 -c 'import pymongo, sys, datetime
+    pyrun -c 'import pymongo, sys, datetime
 c = pymongo.MongoClient(sys.argv[1])
 c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1, 1)}})' "$uri"
     run_rm online run "$T/plans/crash$i.json" --uri "$uri" --server-side --server-version 4.0
@@ -308,13 +308,13 @@ if [ -n "$MONGOSH1" ] && [ -x "$MONGOSH1" ]; then
     "$REMODEL" compile "$plan" --format mongosh --server-version 4.0 >"$T/script.js" 2>"$T/err"
     expect_eq "script: compiled" "$?" 0
     "$REMODEL" online rollback "$plan" --uri "$uri" -q >/dev/null 2>&1 # the results dropped
-    python3 -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); c.remodel.plans.delete_many({}); c.remodel.checkpoints.delete_many({}); c.remodel.leases.delete_many({})' "$uri"
+    pyrun -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); c.remodel.plans.delete_many({}); c.remodel.checkpoints.delete_many({}); c.remodel.leases.delete_many({})' "$uri"
     "$MONGOSH1" --quiet "$uri" --eval 'var batchSize = 25, pauseMs = 150, owner = "script-test"' \
         "$T/script.js" >"$T/s1" 2>&1 &
     pid=$!
     # Killed once its checkpoint is part way (mongosh may take seconds to
     # start on a loaded machine: a fixed sleep killed it before any batch).
-    python3 -c 'import pymongo, sys, time
+    pyrun -c 'import pymongo, sys, time
 c = pymongo.MongoClient(sys.argv[1])
 for _ in range(1200):
     d = c.remodel.checkpoints.find_one({"_id": sys.argv[2] + ":1"}) or {}
@@ -323,7 +323,7 @@ for _ in range(1200):
     time.sleep(0.05)' "$uri" "$(pid backfill-logging)"
     kill -9 $pid 2>/dev/null
     wait $pid 2>/dev/null
-    done_before=$(python3 -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); d = c.remodel.checkpoints.find_one({"_id": "'"$(pid backfill-logging)"':1"}) or {}; print(d.get("done"), d.get("seen", 0) > 0)' "$uri")
+    done_before=$(pyrun -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); d = c.remodel.checkpoints.find_one({"_id": "'"$(pid backfill-logging)"':1"}) or {}; print(d.get("done"), d.get("seen", 0) > 0)' "$uri")
     expect_eq "script: killed mid-run, with a checkpoint part way" "$done_before" "False True"
     "$MONGOSH1" --quiet "$uri" --eval 'var batchSize = 100, owner = "script-test"' "$T/script.js" >"$T/s2" 2>&1
     expect_eq "script: run again, it finishes" "$?" 0
@@ -343,7 +343,7 @@ for _ in range(1200):
     # they go through.
     eplan=$T/plans/embed-tasks.json
     "$REMODEL" online rollback "$eplan" --uri "$uri" -q >/dev/null 2>&1
-    python3 -c 'import pymongo, sys
+    pyrun -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1])
 c.remodel.plans.delete_many({}); c.remodel.checkpoints.delete_many({}); c.remodel.leases.delete_many({})
 for name, spec in c.crm.tasks.index_information().items():
@@ -398,7 +398,7 @@ expect_message "ferretdb: the missing stage named, and the way out" \
 run_rm online run "$T/plans/fields.json" --uri "$uri" --server-side
 expect_message "ferretdb: a plan of field steps needs \$merge: named" "the server has no aggregation stage \$merge"
 expect_eq "ferretdb: nothing written" \
-    "$(python3 -c 'import pymongo, sys; print(sorted(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names()))' "$uri")" \
+    "$(pyrun -c 'import pymongo, sys; print(sorted(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names()))' "$uri")" \
     "['people', 'tasks']"
 run_rm online run "$T/plans/fields.json" --uri "$uri"
 expect_eq "ferretdb: the same plan client-side runs" "$rc" 0

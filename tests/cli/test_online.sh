@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # remodel online (issue 12, first part): a plan's per-document steps (set,
-# unset, rename, version) applied to a live server, on FerretDB and on
-# mongo-java-server. The result read back by mongodump equals `remodel run`
+# unset, rename, version) applied to a live server, on mongo-java-server
+# (online_kind: test_online_smoke.sh runs each command on both servers;
+# REMODEL_TEST_BOTH=1 runs this suite on both). The result read back by mongodump equals `remodel run`
 # on the same documents; a second run does nothing; kill -9 at random
 # moments then a rerun gives the same result; a concurrent run is refused
 # (lease); a changed plan is refused unless --restart; --dry-run writes
@@ -62,12 +63,12 @@ export ROOT
 dump() { "$MONGODUMP" --uri "$uri" --db crm --archive="$1" --quiet; }
 # state_count COLL: the documents of a collection of the state database.
 state_count() {
-    python3 -c 'import pymongo, sys
+    pyrun -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
 print(c.remodel[sys.argv[2]].count_documents({}))' "$uri" "$1"
 }
 
-for kind in $(online_kinds); do
+for kind in $(online_kind java); do
     restore $kind || { fail "$kind: restore"; continue; }
     ref=$T/offline.archive ntasks=1000
     # FerretDB's SQLite handler scans the whole collection for each
@@ -79,7 +80,7 @@ for kind in $(online_kinds); do
     # on them (mongo-java-server keeps all).
     if [ $kind == ferretdb ]; then
         ntasks=150 ref=$T/$kind-offline.archive
-        python3 -c 'import pymongo, sys
+        pyrun -c 'import pymongo, sys
 t = pymongo.MongoClient(sys.argv[1]).crm.tasks
 ids = [d["_id"] for d in t.find({}, {"_id": 1}).sort("_id", 1)]
 t.delete_many({"_id": {"$in": ids[150:]}})' "$uri"
@@ -113,7 +114,7 @@ t.delete_many({"_id": {"$in": ids[150:]}})' "$uri"
     expect_message "$kind: ... saying so" "plan plan.json changed since its run began" "--restart starts it over"
     run_rm online run -q --in-place --restart "$T/plan.json" --uri "$uri"
     expect_eq "$kind: --restart runs it" "$rc:$(cat "$T/err")" "0:"
-    expect_eq "$kind: ... and its set took" "$(python3 -c 'import pymongo, sys
+    expect_eq "$kind: ... and its set took" "$(pyrun -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1]); print(c.crm.people.count_documents({"tier": "gold"}))' "$uri")" 98
     cp "$T/plan.orig" "$T/plan.json"
 
@@ -136,10 +137,10 @@ c = pymongo.MongoClient(sys.argv[1]); print(c.crm.people.count_documents({"tier"
         kill -9 $pid 2>/dev/null
         wait $pid 2>/dev/null
         expect_eq "$kind: killed ($i) part way: not every step done yet" \
-            "$(python3 -c 'import pymongo, sys
+            "$(pyrun -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1]); print(c.remodel.checkpoints.count_documents({"done": True}) < 4)' "$uri")" True
         # The killed run's lease expires; a new run takes it over.
-        python3 -c 'import pymongo, sys, datetime
+        pyrun -c 'import pymongo, sys, datetime
 c = pymongo.MongoClient(sys.argv[1])
 c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1, 1)}})' "$uri"
         run_rm online run -q --in-place "$T/plan.json" --uri "$uri"
@@ -163,7 +164,7 @@ done
 echo '{"remodel": 1, "steps": [{"set": {"in": "crm.people", "fields": {"a": 1}}}, {"embed": {"from": "crm.tasks", "into": "crm.people", "localField": "_id", "foreignField": "owner", "as": "tasks"}}]}' >"$T/embed.json"
 run_rm online run --in-place "$T/embed.json" --uri "$uri"
 expect_eq "--in-place with a step that makes new documents: refused before anything (exit 2)" \
-    "$rc:$(python3 -c 'import pymongo, sys
+    "$rc:$(pyrun -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1]); print(c.crm.people.count_documents({"a": 1}))' "$uri")" "2:0"
 expect_message "... naming the step" "step 2 (embed): --in-place takes set, unset, rename, version, denormalize and summarize"
 run_rm online run "$T/plan.json" --uri "not a uri"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Consecutive steps the offline engine runs in one pass over a collection
 # run in one online pass with one result collection (issue 49, item 4), on
-# FerretDB with its oplog and mongo-java-server with its change streams.
+# mongo-java-server with its change streams (online_kind: the fusing is
+# remodel's own; test_online_changelog follows both servers' logs,
+# REMODEL_TEST_BOTH=1 runs this suite on FerretDB with its oplog too).
 # A plan of four field steps on fz.items (set, unset, rename, version),
 # then a denormalize of fz.items from fz.owners, which ends the run:
 #   - run makes two result collections (the run's, the join's), not five;
@@ -15,7 +17,7 @@
 #     and rollback again leaves only them;
 #   - in place nothing is fused, even in a command not given --in-place;
 #   - --server-side (mongo-java-server) fuses nothing: each step on the server.
-# CI_KINDS: the servers (default "ferretdb java"); CI_DEBUG=1: messages.
+# CI_KINDS: the servers (default: online_kind java); CI_DEBUG=1: messages.
 #   REMODEL=build/remodel bash tests/cli/test_online_fused.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
@@ -49,7 +51,7 @@ same() {
 debug() { [ -n "${CI_DEBUG:-}" ] && cat "$T/err" >&2; return 0; }
 
 ID=$(pid fused)
-for kind in ${CI_KINDS:-ferretdb java}; do
+for kind in ${CI_KINDS:-$(online_kind java)}; do
     online_start "$kind" "$T/srv-$kind" 0 changelog || continue
     seed 300
     online run fused --create-indexes

@@ -81,7 +81,7 @@ killed_at() {
     outer=$!
     while [ ! -s "$T/pid" ]; do sleep 0.01; done
     pid=$(cat "$T/pid")
-    python3 "$T/at.py" "$uri" $((RANDOM % 31 + 10)) "$pid"
+    pyrun "$T/at.py" "$uri" $((RANDOM % 31 + 10)) "$pid"
     wait $outer
     expect_eq "$name: killed part way (a checkpoint not done)" \
         "$(py 'print(c.remodel.checkpoints.count_documents({"done": False}) > 0)')" True
@@ -94,7 +94,7 @@ for kind in $(online_kinds); do
     [ $kind == external ] && kind=java # a real server stores every type
 
     # 1. Side by side, killed at a random checkpoint, run again.
-    n=$(python3 "$T/mk.py" "$uri" $kind ids1 $N)
+    n=$(pyrun "$T/mk.py" "$uri" $kind ids1 $N)
     plan kill ids1
     offline_run kill ids1
     killed_at "$kind: run --batch-size 5" \
@@ -110,7 +110,7 @@ for kind in $(online_kinds); do
 
     if [ $kind == java ]; then
         # 3. --server-side, killed and run again.
-        python3 "$T/mk.py" "$uri" $kind ids3 $N >/dev/null
+        pyrun "$T/mk.py" "$uri" $kind ids3 $N >/dev/null
         plan server ids3
         offline_run server ids3
         killed_at "$kind: run --server-side" \
@@ -125,7 +125,7 @@ for kind in $(online_kinds); do
 
         # 4. The mongosh script, killed and run again.
         if [ -n "$MONGOSH1" ] && [ -x "$MONGOSH1" ]; then
-            python3 "$T/mk.py" "$uri" $kind ids4 $N >/dev/null
+            pyrun "$T/mk.py" "$uri" $kind ids4 $N >/dev/null
             plan script ids4
             offline_run script ids4
             "$REMODEL" compile "$T/plans/script.json" --format mongosh --server-version 4.0 \
@@ -151,13 +151,13 @@ for kind in $(online_kinds); do
     down() { kill -9 "$(cat "$T/$kind/pid")"; "$SERVER" stop "$T/$kind" >/dev/null 2>&1; }
 
     # 2. In place, the server stopped for 3 s mid-run (FerretDB keeps its data).
-    python3 "$T/mk.py" "$uri" $kind ids2 $N >/dev/null
+    pyrun "$T/mk.py" "$uri" $kind ids2 $N >/dev/null
     plan restart ids2
     offline_run restart ids2
     "$REMODEL" online run "$T/plans/restart.json" --uri "$uri" --in-place --batch-size 5 \
         --pause-ms 40 --retry-for 60 >/dev/null 2>"$T/run.err" &
     pid=$!
-    python3 "$T/at.py" "$uri" $((RANDOM % 31 + 10)) 0
+    pyrun "$T/at.py" "$uri" $((RANDOM % 31 + 10)) 0
     down
     sleep 3
     online_start $kind "$T/$kind" "$port"
@@ -170,7 +170,7 @@ for kind in $(online_kinds); do
     online_same "$kind: ... as remodel run, byte for byte" "$T/restart.archive" "ids2.things=things"
 
     # 5. sync across a restart: the other types' results are no stray.
-    python3 "$T/mk.py" "$uri" $kind ids5 $N >/dev/null
+    pyrun "$T/mk.py" "$uri" $kind ids5 $N >/dev/null
     plan sync ids5
     offline_run sync ids5
     run_rm online run -q "$T/plans/sync.json" --uri "$uri"

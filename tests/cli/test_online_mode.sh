@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # remodel online: the mode a plan's run recorded is used (issue 25, item
-# 6), on FerretDB and on mongo-java-server.
+# 6), on mongo-java-server (online_kind: test_online_smoke.sh runs each
+# command on both servers; REMODEL_TEST_BOTH=1 runs this suite on both).
 #  - A plan run with --in-place: status says "mode: in place"; verify, sync,
 #    run again and rollback without --in-place work in place (exit 0, their
 #    usual lines; rollback restores every document byte for byte);
@@ -74,7 +75,7 @@ KILLAT=$ROOT/tests/peers/killat.sh
 ONLINE=$(dirname "$REMODEL")/remodel-online
 export MONGOC_DISABLE_SHM=1
 # indexes COLL: crm.COLL's index names, sorted.
-indexes() { python3 -c 'import sys, pymongo
+indexes() { pyrun -c 'import sys, pymongo
 print(" ".join(sorted(pymongo.MongoClient(sys.argv[1]).crm[sys.argv[2]].index_information())))' "$uri" "$1"; }
 # rate_ok PLAN PAUSED_MS: status's RATE/S of the plan's one row is "-" or
 # more than its documents read over PAUSED_MS (what a rate counting the
@@ -91,13 +92,13 @@ restore() {
         --noIndexRestore --quiet
 }
 # snap FILE: crm.people's and crm.tasks' documents, their bytes by _id.
-snap() { python3 -c 'import json, sys, bson, pymongo
+snap() { pyrun -c 'import json, sys, bson, pymongo
 from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 c = pymongo.MongoClient(sys.argv[1]).get_database("crm", codec_options=CodecOptions(document_class=RawBSONDocument))
 json.dump({n: sorted(d.raw.hex() for d in c[n].find()) for n in ("people", "tasks")}, open(sys.argv[2], "w"))' "$uri" "$1"; }
 
-for kind in $(online_kinds); do
+for kind in $(online_kind java); do
     restore $kind || { fail "$kind: restore"; continue; }
     snap "$T/before.json"
     run_rm online run -q --in-place "$T/backfill.json" --uri "$uri"
@@ -153,7 +154,7 @@ for kind in $(online_kinds); do
     expect_eq "$kind: ... crm.tasks' indexes as before the run" "$(indexes tasks)" "_id_"
 
     # Overflow pages: said, and indexed by parent_id as remodel run's are.
-    python3 -c 'import sys, pymongo; pymongo.MongoClient(sys.argv[1]).crm.tasks.create_index("owner")' "$uri"
+    pyrun -c 'import sys, pymongo; pymongo.MongoClient(sys.argv[1]).crm.tasks.create_index("owner")' "$uri"
     run_rm online run "$T/pages.json" --uri "$uri" --create-indexes
     expect_eq "$kind: an embed with overflow pages: exit 0, the pages said" \
         "$rc:$(grep -c '^remodel: step 1 (embed) crm.people: 98 read, 243 written (98 to crm.people, 145 to crm.task_pages "overflowTo")$' "$T/err")" "0:1"
@@ -198,7 +199,7 @@ for kind in $(online_kinds); do
     expect_eq "$kind: ... each \$set conditional on _id, owner and owner_email (absent), not the whole task" \
         "$(grep '"update" : "tasks"' "$T/kerr" | head -n 1 | grep -cE '"updates" : \[ \{ "q" : \{ "_id" : \{ "\$oid" : "[0-9a-f]{24}" \}, "owner" : \{ "\$oid" : "[0-9a-f]{24}" \}, "owner_email" : \{ "\$exists" : false \} \}, "u" : \{ "\$set" : \{ "owner_email" : ')" 1
     expect_eq "$kind: ... the task whose owner changed got its new owner's email; the other kept the application's description" \
-        "$(python3 -c 'import sys, pymongo
+        "$(pyrun -c 'import sys, pymongo
 db = pymongo.MongoClient(sys.argv[1]).crm
 t = list(db.tasks.find().sort("_id", 1).limit(2))
 print([x["owner_email"] == db.people.find_one({"_id": x["owner"]})["email"] for x in t], t[1]["description"])' "$uri")" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # remodel online verify, sync, finalize, rollback, pause/resume, JSON logs,
-# --batch-time, retries across a server restart, on FerretDB and on
-# mongo-java-server:
+# --batch-time, on mongo-java-server (online_kind: test_online_smoke.sh
+# runs each command on both servers; REMODEL_TEST_BOTH=1 runs this suite on
+# both), and retries across a server restart, on FerretDB:
 # - an application writer updates, inserts and deletes sources during a
 #   side-by-side run: after it stops, verify finds the stale results, sync
 #   rewrites them, verify passes, and the results equal `remodel run` on a
@@ -38,7 +39,7 @@ EOF
 same() { online_same "$@"; }
 online() { run_rm online "$1" -q "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
 pid() { plan_id "$T/plans/$1.json"; }
-pyq() { python3 -c "import pymongo, sys
+pyq() { pyrun -c "import pymongo, sys
 db = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
 $1" "$uri"; }
 # as_before OLD NEW: two archives of logging, by fields and values (any
@@ -55,7 +56,7 @@ PYEOF
 # start KIND [PORT [DIR]]: a server of that kind in $T/DIR (default KIND).
 start() { online_start "$1" "$T/${3:-$1}" "${2:-0}"; }
 
-for kind in $(online_kinds); do
+for kind in $(online_kind java); do
     start $kind || continue
     "$MONGORESTORE" --uri "$uri" --dir "$S" --nsInclude 'crm.*' --nsInclude 'logging.*' \
         --noIndexRestore --quiet

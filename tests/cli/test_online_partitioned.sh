@@ -36,7 +36,7 @@ for kind in $(online_kinds); do
     online_start $kind "$T/$kind" || continue
 
     # 1. Eight partitions, one worker.
-    n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p1 $N)
+    n=$(pyrun "$ROOT/tests/transforms/mixed_ids.py" "$uri" p1 $N)
     kids_plan eight p1
     offline_run eight p1
     REMODEL_ONLINE_TRACE=1 online run eight --partitions 8 --batch-size 10 --create-indexes
@@ -61,7 +61,7 @@ for kind in $(online_kinds); do
 
     # 2. Killed once two partitions are done, the data's spread changed,
     # run again.
-    python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p2 $N >/dev/null
+    pyrun "$ROOT/tests/transforms/mixed_ids.py" "$uri" p2 $N >/dev/null
     kids_plan killed p2
     offline_run killed p2
     rm -f "$T/pid"
@@ -69,7 +69,7 @@ for kind in $(online_kinds); do
         --pause 30ms --create-indexes >/dev/null 2>"$T/killed.err" & echo $! >"$T/pid"; wait $! ) 2>/dev/null &
     outer=$!
     while [ ! -s "$T/pid" ]; do sleep 0.01; done
-    python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid killed)" 2 "$(cat "$T/pid")"
+    pyrun "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid killed)" 2 "$(cat "$T/pid")"
     wait $outer
     before=$(parts killed)
     left=$(py "print(8 - c.remodel.partitions.count_documents({'plan': '$(pid killed)', 'pass': 1, 'state': 'done'}))")
@@ -91,7 +91,7 @@ for kind in $(online_kinds); do
     expect_eq "$kind: ... verify passes" "$rc:$(cat "$T/err")" "0:"
 
     # 3. In place, three partitions.
-    python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p3 $N >/dev/null
+    pyrun "$ROOT/tests/transforms/mixed_ids.py" "$uri" p3 $N >/dev/null
     echo '{"remodel": 1, "steps": [{"set": {"in": "p3.parents", "fields": {"done": true}}}]}' >"$T/plans/inplace.json"
     offline_run inplace p3
     online run inplace --in-place --partitions 3 --batch-size 9
@@ -101,7 +101,7 @@ for kind in $(online_kinds); do
     online_same "$kind: ... as remodel run, byte for byte" "$T/inplace.archive" "p3.parents=parents"
 
     # 4. A small collection without --partitions: one, as before.
-    python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" p4 5 >/dev/null
+    pyrun "$ROOT/tests/transforms/mixed_ids.py" "$uri" p4 5 >/dev/null
     kids_plan small p4
     online run small --create-indexes
     expect_eq "$kind: a small collection: one partition, the pass's own checkpoint" \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# remodel online: stopping a run (issue 25, item 3), on FerretDB and on
-# mongo-java-server.
+# remodel online: stopping a run (issue 25, item 3), on mongo-java-server
+# (online_kind: test_online_smoke.sh runs each command on both servers;
+# REMODEL_TEST_BOTH=1 runs this suite on both).
 #  - SIGINT, then SIGTERM, during a throttled run (the sample's
 #    embed-tasks plan, --batch-size 50 --pause 200ms), once it has saved a
 #    checkpoint: exit 130 and 143, one line saying where it stopped ("the
@@ -57,7 +58,7 @@ same_results() {
         "crm.tasks=tasks_remodel_${ID}_1"
 }
 
-for kind in $(online_kinds); do
+for kind in $(online_kind java); do
     for sig in INT TERM; do
         want=$([ $sig == INT ] && echo 130 || echo 143)
         restore $kind || { fail "$kind: restore"; continue 2; }

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# remodel online run, every step kind, on FerretDB and on mongo-java-server:
+# remodel online run, every step kind, on mongo-java-server (online_kind:
+# test_online_smoke.sh runs each command on both servers; REMODEL_TEST_BOTH=1
+# runs this suite on both):
 # the online result read back from the server equals `remodel run` on the
 # same documents, namespace by namespace, document by document, byte for
 # byte (tests/transforms/online_same.py). Side by side (embed with child
@@ -111,7 +113,7 @@ same() { online_same "$1" "$T/$2.archive" "${@:3}"; }
 online() { run_rm online run -q "$T/plans/$1.json" --uri "$uri" "${@:2}"; }
 pid() { plan_id "$T/plans/$1.json"; }
 
-for kind in $(online_kinds); do
+for kind in $(online_kind java); do
     online_start "$kind" "$T/$kind" || continue
     # FerretDB 1.x has no decimal128: catalog.parts (prices) is not restored there.
     exclude=()
@@ -126,7 +128,7 @@ for kind in $(online_kinds); do
     # A join whose partners have no index: refused before anything is written.
     online embed-tasks
     expect_eq "$kind: a join without its index: refused (exit 2), nothing written" \
-        "$rc:$(python3 -c 'import pymongo, sys
+        "$rc:$(pyrun -c 'import pymongo, sys
 print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people_remodel_'"$(pid embed-tasks)"'_1"))' "$uri")" "2:0"
     expect_message "$kind: ... naming the index to create" \
         'step 1 (embed), checked before any step writes: crm.tasks has no index on "owner"' \
@@ -164,7 +166,7 @@ print(pymongo.MongoClient(sys.argv[1]).crm.list_collection_names().count("people
     same "$kind: the Atlas sample's customers with their accounts (accounts.account_id): as remodel run" atlas \
         sample_analytics.customers=customers_remodel_$(pid atlas)_1
     # Two results with one _id: an error naming both, never an overwrite.
-    python3 -c 'import pymongo, sys
+    pyrun -c 'import pymongo, sys
 db = pymongo.MongoClient(sys.argv[1]).dup
 db.x.insert_many([{"_id": 1, "items": [{"_id": 5, "v": 1}]}, {"_id": 2, "items": [{"_id": 6}]},
                   {"_id": 3, "items": [{"_id": 5, "v": 2}]}])' "$uri"
@@ -172,12 +174,12 @@ db.x.insert_many([{"_id": 1, "items": [{"_id": 5, "v": 1}]}, {"_id": 2, "items":
     expect_eq "$kind: two results with one _id: exit 1, one line" "$rc:$(grep -c . "$T/err")" "1:1"
     expect_message "$kind: ... naming both" \
         'step 1 (extract): two results for dup.items with one _id ({ "_id" : 5, "v" : 1, "x_id" : 1 } and { "_id" : 5, "v" : 2, "x_id" : 3 })'
-    expect_eq "$kind: ... the first not overwritten" "$(python3 -c 'import pymongo, sys
+    expect_eq "$kind: ... the first not overwritten" "$(pyrun -c 'import pymongo, sys
 print(pymongo.MongoClient(sys.argv[1]).dup["items_remodel_'"$(pid dup)"'_1"].find_one({"_id": 5})["v"])' "$uri")" 1
     # Past --memory the step's set goes to disk, and the same duplicate is
     # found at the end of the step, named, exit 1 (batches 30 parents
     # apart, so no batch holds both).
-    python3 -c 'import pymongo, sys
+    pyrun -c 'import pymongo, sys
 db = pymongo.MongoClient(sys.argv[1]).dup
 db.c.insert_many([{"_id": i, "items": [{"_id": 1000 + i, "v": i}]} for i in range(300)] +
                  [{"_id": 400, "items": [{"_id": 1005, "v": 2}]}])' "$uri"
@@ -206,7 +208,7 @@ PYEOF
         iot.buckets=buckets_remodel_$(pid bucket)_1 iot.readings=readings_remodel_$(pid bucket)_1
     # verify and sync with the step's set on disk (--memory 1K): a stray
     # bucket found and removed, nothing else.
-    python3 -c 'import pymongo, sys
+    pyrun -c 'import pymongo, sys
 pymongo.MongoClient(sys.argv[1]).iot["buckets_remodel_%s_1" % sys.argv[2]].insert_one({"_id": "stray"})' \
         "$uri" "$(pid bucket)"
     run_rm online verify "$T/plans/bucket.json" --uri "$uri" --memory 1K
@@ -218,7 +220,7 @@ pymongo.MongoClient(sys.argv[1]).iot["buckets_remodel_%s_1" % sys.argv[2]].inser
         "$rc:$(grep -c 'every result as the sources make it' "$T/err")" "0:1"
     same "$kind: ... the buckets as remodel run's" bucket iot.buckets=buckets_remodel_$(pid bucket)_1
     # The readings again, with some a bucket cannot take (no time, a string).
-    python3 -c 'import pymongo, sys
+    pyrun -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1])
 docs = list(c.iot.readings.find())
 docs += [{"_id": "bad%d" % i, "sensor_id": "s%d" % (i % 3), "ts": "yesterday" if i % 2 else None,
@@ -257,7 +259,7 @@ c.iotx.readings.insert_many(docs)' "$uri"
         wait $pid 2>/dev/null
         expect_eq "$kind: $p killed (-9) ($i): no driver counters left in /dev/shm" \
             "$(find /dev/shm -maxdepth 1 -name "mongoc-$pid" -newer "$T/started" 2>/dev/null | wc -l)" 0
-        python3 -c 'import pymongo, sys, datetime
+        pyrun -c 'import pymongo, sys, datetime
 c = pymongo.MongoClient(sys.argv[1])
 c.remodel.leases.update_many({}, {"$set": {"expires": datetime.datetime(2000, 1, 1)}})' "$uri"
         online crash$i "${mode[@]}"

@@ -298,7 +298,7 @@ restore() {
 # refill: crm and the state database dropped, the sample's crm restored
 # again (as restore made it: the originals' dump stands).
 refill() {
-    python3 -c 'import pymongo, sys, os
+    pyrun -c 'import pymongo, sys, os
 c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=10000)
 c.drop_database("crm"); c.drop_database("remodel"); os._exit(0)' "$uri"
     "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
@@ -329,7 +329,7 @@ renamed_in() { grep -c '^remodel: renamed ' "$1"; }
 # state NAME PLAN EXPECT PHASE: check.py's verdict, PASS or FAIL NAME; the
 # summary in $summary.
 state() {
-    summary=$(python3 "$T/check.py" "$uri" "$pid" "$T/$kind-orig.archive" "$T/offline-$2.archive" \
+    summary=$(pyrun "$T/check.py" "$uri" "$pid" "$T/$kind-orig.archive" "$T/offline-$2.archive" \
         "${MOVES[$2]}" "${DROPS[$2]}" "$3" "$4" 2>&1)
     if [ "${summary#ok: }" != "$summary" ]; then pass "$1"; else fail "$1" "$summary"; fi
 }
@@ -404,7 +404,7 @@ probe_point() {
     online rollback "$p"
     expect_eq "$n, rollback at once: exit 0" "$rc" 0
     state "$n, rollback at once: ... the results dropped, the probe too, the plan forgotten" "$p" gone rollback
-    python3 -c 'import pymongo, sys, os
+    pyrun -c 'import pymongo, sys, os
 c = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=10000)
 for n in c.crm.list_collection_names():
     if n.endswith("_probe") or n.endswith("_probe2"): c.crm.drop_collection(n)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The throttle and the controls of a running run (issue 37, items 3-5;
-# shell-ext/state/online_throttle.c), on FerretDB and mongo-java-server:
-# - neither is a replica set: a run says once that the replication lag is
+# shell-ext/state/online_throttle.c), on mongo-java-server (online_kind:
+# test_online_smoke.sh runs each command on both servers;
+# REMODEL_TEST_BOTH=1 runs this suite on both):
+# - the server is no replica set: a run says once that the replication lag is
 #   not available, and goes on;
 # - remodel online throttle on a running run: it reads nothing more until
 #   unthrottled; status says throttled and why, status --json too (parsed:
@@ -41,7 +43,7 @@ s = json.load(open(sys.argv[1]))
 $2" "$T/status.json"
 }
 
-for kind in $(online_kinds); do
+for kind in $(online_kind java); do
     online_start "$kind" "$T/$kind" || continue
     "$MONGORESTORE" --uri "$uri" --dir "$S" --nsInclude 'crm.*' --noIndexRestore --quiet
     for p in held slow; do cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/$p.json"; done

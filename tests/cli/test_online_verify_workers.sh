@@ -50,7 +50,7 @@ parts() { sed -n 's/.*: \([0-9]* partitions, [0-9]* worker(s): [0-9]* read\)$/\1
 for kind in ${KINDS:-$(online_kinds)}; do
     online_start $kind "$T/$kind" || continue
 
-    n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" v1 $N)
+    n=$(pyrun "$ROOT/tests/transforms/mixed_ids.py" "$uri" v1 $N)
     kids_plan vw v1
     online run vw --partitions 8 --workers 2 --batch-size 7 --create-indexes
     run_rc=$rc
@@ -134,7 +134,7 @@ for x in [d['_id'] for d in t.find({}, {'_id': 1})][::3]:
         "$(shown):$s1" "1:10:1:1:10:1"
 
     # 3. A run that read it whole: one range, one worker.
-    python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" v2 3 >/dev/null
+    pyrun "$ROOT/tests/transforms/mixed_ids.py" "$uri" v2 3 >/dev/null
     kids_plan whole v2
     online run whole --create-indexes -q
     pyq "c.v2['$(target v2 parents)'].delete_one({'_id': 2})"

@@ -67,12 +67,12 @@ for kind in $(online_kinds); do
     online_start $kind "$T/$kind" || continue
 
     # 1. Two processes, two workers each.
-    n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w1 $N)
+    n=$(pyrun "$ROOT/tests/transforms/mixed_ids.py" "$uri" w1 $N)
     kids_plan two w1
     offline_run two w1
     bg a run "$T/plans/two.json" --uri "$uri" --partitions 8 --workers 2 --batch-size 5 \
         --pause 100ms --create-indexes
-    python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid two)" 1
+    pyrun "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid two)" 1
     bg b run "$T/plans/two.json" --uri "$uri" --join --workers 2 --batch-size 5 --pause 100ms
     expect_rcs "$kind: two processes of two workers (one --join): both exit 0" \
         "$(waitrc a):$(waitrc b)" "0:0" a b
@@ -81,7 +81,7 @@ for kind in $(online_kinds); do
     online_same "$kind: ... as remodel run, byte for byte" "$T/two.archive" "w1.parents=$(target w1 parents)"
 
     # 2. Three workers in one process.
-    n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w2 60)
+    n=$(pyrun "$ROOT/tests/transforms/mixed_ids.py" "$uri" w2 60)
     setp three w2
     offline_run three w2
     online run three --partitions 8 --workers 3 --batch-size 10 --pause 20ms
@@ -98,13 +98,13 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
         "0:8 8 {8} $n"
 
     # 3. The first process killed with SIGKILL, the one that joined finishes.
-    n=$(python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w3 $N)
+    n=$(pyrun "$ROOT/tests/transforms/mixed_ids.py" "$uri" w3 $N)
     setp killed w3
     offline_run killed w3
     bg a run "$T/plans/killed.json" --uri "$uri" --partitions 8 --workers 2 --batch-size 5 \
         --pause 100ms
     apid=$bgpid
-    python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid killed)" 2
+    pyrun "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid killed)" 2
     bg b run "$T/plans/killed.json" --uri "$uri" --join --workers 2 --batch-size 5 --pause 100ms
     sleep 0.3
     kill -9 "$apid"
@@ -117,13 +117,13 @@ print(len(p), sum(x["state"] == "done" for x in p), {x["of"] for x in p}, sum(x[
     expect_eq "$kind: ... verify passes" "$rc:$(cat "$T/err")" "0:"
 
     # 4. A process stopped past its leases; another joins and finishes.
-    python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" w4 $N >/dev/null
+    pyrun "$ROOT/tests/transforms/mixed_ids.py" "$uri" w4 $N >/dev/null
     setp stopped w4
     offline_run stopped w4
     export REMODEL_ONLINE_LEASE_MS=2000
     bg a run "$T/plans/stopped.json" --uri "$uri" --partitions 8 --batch-size 5 --pause 60ms
     apid=$bgpid
-    python3 "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid stopped)" 1
+    pyrun "$ROOT/tests/peers/partitions_done.py" "$uri" "$(pid stopped)" 1
     kill -STOP "$apid"
     bg b run "$T/plans/stopped.json" --uri "$uri" --join --workers 2 --batch-size 5
     expect_rcs "$kind: a process stopped (SIGSTOP), another joins: it finishes (exit 0)" \
