@@ -74,7 +74,13 @@ MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 # it the rest builds, and make says what is missing.
 ONLINE_BIN  = $(if $(HAVE_MONGOC),$(BUILD)/remodel-online,online-missing)
 
-all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN) $(if $(HAVE_GRAPHVIZ),,graphviz-missing)
+# The in-memory server the online suites may run against (tests/mem/,
+# docs/tests.md "The in-memory server"): a test program, built with the
+# rest so that every suite finds it, never linked into remodel.
+MEM_SRC = $(wildcard tests/mem/*.c)
+MEM_BIN = $(BUILD)/tests/remodel-memsrv
+
+all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN) $(MEM_BIN) $(if $(HAVE_GRAPHVIZ),,graphviz-missing)
 
 FORCE:
 
@@ -123,6 +129,10 @@ $(BUILD)/tests/toy/%.o: LAYER_INC = $(CORE_INC)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) -o $@ $< $(BUILD)/libremodel.a $(GV_LIBS) $(LIBS_ALL)
+$(MEM_BIN): LAYER_INC = $(CORE_INC)
+$(MEM_BIN): $(MEM_SRC) $(wildcard tests/mem/*.h) $(BUILD)/libremodel.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests/mem -o $@ $(MEM_SRC) $(BUILD)/libremodel.a $(LIBS_ALL)
 $(BUILD)/tests/test_online_%: tests/unit/test_online_%.c $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) $(ONLINE_INC) $(shell pkg-config --cflags libmongoc-1.0) -o $@ $< \
