@@ -73,6 +73,8 @@ bool mem_coll_insert (mem_coll_t *c, const bson_t *doc, bson_error_t *err);
 /* Replaces slot's document with a copy of doc (indexes checked). */
 bool mem_coll_replace (mem_coll_t *c, size_t slot, const bson_t *doc, bson_error_t *err);
 void mem_coll_remove (mem_coll_t *c, size_t slot);
+/* Closes the holes removals left (slot numbers change). */
+void mem_coll_tidy (mem_coll_t *c);
 /* Whether doc would break a unique index against another document than
  * slot skip (-1: none). */
 bool mem_coll_unique_ok (mem_coll_t *c, const bson_t *doc, ssize_t skip, bson_error_t *err);

@@ -263,6 +263,7 @@ delete (const mem_call_t *call, bson_t *reply)
             for (size_t k = 0; k < ns && (!limit || k < 1); k++, n++)
                 remove_slot (c, slots[k]);
             bson_free (slots);
+            mem_coll_tidy (c);
         }
     BSON_APPEND_INT32 (reply, "n", n);
     finish (reply, &errors, nerr);
@@ -300,6 +301,7 @@ find_and_modify (const mem_call_t *call, bson_t *reply)
         if (mem_bool (call->body, "remove", false)) {
             bson_concat (&value, d[0]);
             remove_slot (c, slot);
+            mem_coll_tidy (c);
             n = 1;
         } else if (mem_sub (call->body, "update", &u)) {
             bson_t st = BSON_INITIALIZER, id = BSON_INITIALIZER, before;

@@ -83,6 +83,15 @@ plain_value (const bson_iter_t *v)
     return !BSON_ITER_HOLDS_DOCUMENT (v) && !BSON_ITER_HOLDS_ARRAY (v) && !BSON_ITER_HOLDS_REGEX (v);
 }
 
+static bool
+give_up (size_t **slots, size_t *n)
+{
+    bson_free (*slots);
+    *slots = NULL;
+    *n = 0;
+    return false;
+}
+
 /* The slots a top-level _id condition narrows the filter to: {_id: v},
  * {_id: {$eq: v}} or {_id: {$in: [...]}} through the hash; false when
  * the filter has no such condition (every slot is a candidate). */
@@ -102,8 +111,7 @@ id_candidates (mem_coll_t *c, const bson_t *filter, size_t **slots, size_t *n)
     }
     if (!BSON_ITER_HOLDS_DOCUMENT (&id) || !bson_iter_recurse (&id, &op) || !bson_iter_next (&op) ||
         (el = op, bson_iter_next (&el))) {
-        bson_free (*slots);
-        return false;
+        return give_up (slots, n);
     }
     if (!strcmp (bson_iter_key (&op), "$eq") && plain_value (&op)) {
         ssize_t at = mem_coll_find_id (c, &op);
@@ -112,15 +120,13 @@ id_candidates (mem_coll_t *c, const bson_t *filter, size_t **slots, size_t *n)
         return true;
     }
     if (strcmp (bson_iter_key (&op), "$in") || !BSON_ITER_HOLDS_ARRAY (&op)) {
-        bson_free (*slots);
-        return false;
+        return give_up (slots, n);
     }
     bson_iter_recurse (&op, &el);
     while (bson_iter_next (&el)) {
         ssize_t at;
         if (!plain_value (&el)) {
-            bson_free (*slots);
-            return false;
+            return give_up (slots, n);
         }
         if ((at = mem_coll_find_id (c, &el)) < 0)
             continue;

@@ -263,6 +263,7 @@ cap (mem_coll_t *c)
             s++;
         mem_coll_remove (c, s);
     }
+    mem_coll_tidy (c);
 }
 
 bool
@@ -307,7 +308,14 @@ mem_coll_remove (mem_coll_t *c, size_t slot)
     bson_destroy (c->docs[slot]);
     c->docs[slot] = NULL;
     c->live--;
-    if (c->n > 64 && 2 * c->live < c->n)
+}
+
+/* Slot numbers stay valid while a command removes documents; the holes
+ * are closed after it. */
+void
+mem_coll_tidy (mem_coll_t *c)
+{
+    if (c && c->n > 64 && 2 * c->live < c->n)
         compact (c);
 }
 
