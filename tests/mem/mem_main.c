@@ -5,7 +5,8 @@
  *
  *   remodel-memsrv [--port N] [--port-file F] [--repl-set NAME]
  *                  [--oplog] [--oplog-bytes N]
- *                  [--fail CMD:CODE[:TIMES]] [--delay CMD:MS] */
+ *                  [--fail CMD:CODE[:TIMES]] [--delay CMD:MS]
+ *   remodel-memsrv --send PORT JSON     one command, as a client */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -67,6 +68,8 @@ main (int argc, char **argv)
     int ls, one = 1;
     mem_settings_t *st = mem_settings ();
 
+    if (argc == 4 && !strcmp (argv[1], "--send"))
+        return mem_client_send (atoi (argv[2]), argv[3]);
     for (int i = 1; i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp (argv[i], "--oplog")) {

@@ -13,4 +13,7 @@ bool mem_wire_read (int fd, rm_buf_t *msg);
  * message is not one the server reads (the connection is then closed). */
 bool mem_wire_answer (int fd, const rm_buf_t *msg, int port);
 
+/* mem_client.c: one command sent to the server on port (--send). */
+int mem_client_send (int port, const char *json);
+
 #endif
