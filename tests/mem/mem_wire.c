@@ -188,6 +188,11 @@ mem_wire_answer (int fd, const rm_buf_t *msg, int port)
         bson_destroy (&reply);
         return false;
     }
+    /* moreToCome from the client (an unacknowledged write): no reply. */
+    if (op == OP_MSG && (le32 (p) & 2)) {
+        bson_destroy (&reply);
+        return true;
+    }
     rm_buf_init (&out);
     put32 (&out, 0);
     put32 (&out, req + 1);
