@@ -16,17 +16,27 @@
 # The checker is the switch suite's (tests/cli/test_online_switch.sh,
 # check.py), so both judge a state by the same rules.
 #
-# The default run replays a part: on each server, points spread over each
-# command's calls, the cut before and after alternating, and each
-# renameCollection cut after sending. REMODEL_FAULT_MATRIX=full (make
-# online-fault-matrix) runs every call, both cuts; REMODEL_FAULT_ONLY
-# replays one point (below).
+# The default run replays a part on FerretDB and mongo-java-server:
+# points spread over each command's calls, the cut before and after
+# alternating, and each renameCollection cut after sending.
+# REMODEL_FAULT_MATRIX=full (make online-fault-matrix) runs every call,
+# both cuts, on remodel's in-memory server (tests/mem/, kind mem: reset
+# between points by memSnapshot/memRestore rather than filled and run
+# again), and the default part on the real servers; =full-real runs every
+# call on the real servers too. REMODEL_FAULT_KINDS chooses the servers;
+# REMODEL_FAULT_ONLY replays one point (below).
 #   REMODEL=build/remodel bash tests/cli/test_online_fault_matrix.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
+. "$ROOT/tests/cli/lib_mem.sh"
 FULL=0
-[ "${REMODEL_FAULT_MATRIX:-}" == full ] && FULL=1
-trap 'for d in ferretdb java ferretdb-cl java-cl; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+case ${REMODEL_FAULT_MATRIX:-} in
+    full) KINDS=${REMODEL_FAULT_KINDS:-$([ -n "${REMODEL_TEST_URI:-}" ] || echo mem; online_kinds)} ;;
+    full-real) FULL=1 KINDS=${REMODEL_FAULT_KINDS:-$(online_kinds)} ;;
+    *) KINDS=${REMODEL_FAULT_KINDS:-$(online_kinds)} ;;
+esac
+REAL_FULL=$FULL
+trap 'for d in ferretdb java mem ferretdb-cl java-cl mem-cl; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 t_lap=$SECONDS
 lap() { echo "# $1: $((SECONDS - t_lap)) s" >&2; t_lap=$SECONDS; }
@@ -84,14 +94,26 @@ faulted() {
     frc=$?
 }
 # prepared [finalized]: crm filled again, the plan run (and finalized).
+# On mem the first time makes a snapshot, the others restore it.
 prepared() {
+    local snap=prepared-${1:-run}
+    if [ "$kind" == mem ] && [ -n "${SNAPS[$snap]:-}" ]; then
+        mem_restore "$snap" || { fail "$kind: memRestore $snap"; return 1; }
+        return 0
+    fi
     fill
     online run -q --create-indexes
     [ $rc == 0 ] || { fail "$kind: online run" "$(cat "$T/err")"; return 1; }
-    [ "${1:-}" != finalized ] && return 0
-    online finalize --writes-stopped
-    [ $rc == 0 ] || { fail "$kind: finalize before a rollback point" "$(cat "$T/err")"; return 1; }
+    if [ "${1:-}" == finalized ]; then
+        online finalize --writes-stopped
+        [ $rc == 0 ] || { fail "$kind: finalize before a rollback point" "$(cat "$T/err")"; return 1; }
+    fi
+    if [ "$kind" == mem ]; then
+        mem_snapshot "$snap" && SNAPS[$snap]=1
+    fi
+    return 0
 }
+declare -A SNAPS
 # fired: what the layer did, as it said it ("call N (KIND #K) cut ...").
 fired() { sed -n 's/^remodel-online: fault layer: \(call .*\)/\1/p' "$T/ferr" | head -n 1; }
 
@@ -237,8 +259,12 @@ if [ -n "${REMODEL_FAULT_ONLY:-}" ]; then
     exit 0
 fi
 total=0
-for kind in $(online_kinds); do
+for kind in $KINDS; do
     [ $kind == external ] && { echo "# the fault matrix needs local servers: skipped on $kind" >&2; continue; }
+    # full: every point on mem, the default part elsewhere.
+    FULL=$REAL_FULL
+    [ $kind == mem ] && [ "${REMODEL_FAULT_MATRIX:-}" == full ] && FULL=1
+    SNAPS=()
     setup $kind || continue
     prepared || continue
     faulted count finalize --writes-stopped
@@ -306,5 +332,6 @@ for kind in $(online_kinds); do
     sync_state_points
     total=$((total + 2))
     lap "$kind: with the change log, the syncs' state dropped after the switch"
+    [ $kind == mem ] && echo "# mem: $total fault points so far" >&2
 done
 echo "# $total fault points" >&2

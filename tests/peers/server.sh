@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A throwaway MongoDB wire-compatible server for tests, one per directory:
 # FerretDB (SQLite backend, data in DIR/data), or mongo-java-server (in
-# memory), two independent implementations.
+# memory), two independent implementations; or mem, remodel's own
+# in-memory test server (tests/mem/, build/tests/remodel-memsrv: starts in
+# milliseconds, drives remodel's logic only; docs/tests.md).
 #
-#   tests/peers/server.sh start DIR [ferretdb|java] [changelog]
+#   tests/peers/server.sh start DIR [ferretdb|java|mem] [changelog]
 #                                     start it (default ferretdb), listening
 #                                     on 127.0.0.1 on a free port; waits until
 #                                     it accepts connections, then writes the
@@ -21,7 +23,10 @@
 #                                     background, here every second, 10% of
 #                                     the entries at a time);
 #                                     mongo-java-server with --oplog (change
-#                                     streams, its oplog never rolls over)
+#                                     streams, its oplog never rolls over);
+#                                     mem with --repl-set rs0 --oplog
+#                                     (local.oplog.rs of PEERS_OPLOG_BYTES,
+#                                     oldest entries dropped at once)
 #   tests/peers/server.sh stop DIR    stop it and wait until it is gone
 #
 # Files in DIR: pid, uri, log (the server's log), watchdog.pid, data/.
@@ -36,12 +41,12 @@ set -u
 
 die() { echo "server.sh: $*" >&2; exit 1; }
 
-usage() { die "usage: server.sh start DIR [ferretdb|java] [changelog] | stop DIR"; }
+usage() { die "usage: server.sh start DIR [ferretdb|java|mem] [changelog] | stop DIR"; }
 [ $# -eq 2 ] || { [ $# -ge 3 ] && [ $# -le 4 ] && [ "$1" == start ]; } || usage
 cmd=$1
 kind=${3:-ferretdb}
 changelog=${4:-}
-case $kind in ferretdb | java) ;; *) usage ;; esac
+case $kind in ferretdb | java | mem) ;; *) usage ;; esac
 case $changelog in "" | changelog) ;; *) usage ;; esac
 case $cmd in
     start) mkdir -p "$2" || die "cannot create $2" ;;
@@ -51,6 +56,15 @@ esac
 dir=$(cd "$2" && pwd)
 FERRETDB=${FERRETDB:-${REMODEL_PEERS:-$HOME/.cache/remodel-peers}/bin/ferretdb}
 MONGO_JAVA_SERVER=${MONGO_JAVA_SERVER:-${REMODEL_PEERS:-$HOME/.cache/remodel-peers}/bin/mongo-java-server}
+# The in-memory server: next to the remodel under test (REMODEL=BUILD/
+# remodel), else in this checkout's build/.
+if [ -z "${MEMSRV:-}" ]; then
+    if [ -n "${REMODEL:-}" ] && [ -x "$(dirname "$REMODEL")/tests/remodel-memsrv" ]; then
+        MEMSRV=$(dirname "$REMODEL")/tests/remodel-memsrv
+    else
+        MEMSRV=$(cd "$(dirname "$0")/../.." && pwd)/build/tests/remodel-memsrv
+    fi
+fi
 WAIT=${PEERS_SERVER_WAIT:-30}
 # A fixed port (0: any free one), to start a stopped server again where its
 # clients look for it (FerretDB keeps its data in DIR/data across restarts).
@@ -120,6 +134,7 @@ start() {
     local pid owner port i
     local bin=$FERRETDB
     [ "$kind" == java ] && bin=$MONGO_JAVA_SERVER
+    [ "$kind" == mem ] && bin=$MEMSRV
     [ -x "$bin" ] || die "no server binary at $bin (run tests/peers/install.sh)"
     if pid=$(cat "$dir/pid" 2>/dev/null) && alive "$pid"; then
         die "a server is already running for $dir (pid $pid)"
@@ -131,6 +146,9 @@ start() {
     # "Listening on TCP 127.0.0.1:PORT").
     if [ "$kind" == java ]; then
         "$MONGO_JAVA_SERVER" "$PORT" ${changelog:+--oplog} </dev/null >"$dir/log" 2>&1 &
+    elif [ "$kind" == mem ]; then
+        "$MEMSRV" --port "$PORT" ${changelog:+--repl-set rs0 --oplog --oplog-bytes "${PEERS_OPLOG_BYTES:-67108864}"} \
+            </dev/null >"$dir/log" 2>&1 &
     else
         "$FERRETDB" --handler=sqlite --sqlite-url="file:$dir/data/" \
             --state-dir="$dir" --listen-addr="127.0.0.1:$PORT" --debug-addr=- \
