@@ -5,7 +5,8 @@
 # Unit suites are programs in BUILD/tests; command-line suites are
 # tests/cli/*.sh, run with REMODEL=BUILD/remodel. Each prints PASS/FAIL lines.
 # RUN_PARTS (default all): unit, cli (every command-line suite) or online
-# (those that start a server: test_online*, test_compile*, test_servers).
+# (those that start a server: test_online*, test_compile*, test_servers,
+# test_mem_server).
 # RUN_ONLY: only the suites whose name holds it (make check T=NAME).
 # Each suite's seconds go to BUILD/timings.txt; RUN_RECORD=1 (make
 # check-timings) also lowers or adds them in the recorded figures,
@@ -38,7 +39,7 @@ wanted() {
         unit) [ "$1" == unit ] || return 1 ;;
         cli) [ "$1" == cli ] || return 1 ;;
         online) [ "$1" == cli ] || return 1
-                case $2 in test_online* | test_compile* | test_servers) ;; *) return 1 ;; esac ;;
+                case $2 in test_online* | test_compile* | test_servers | test_mem_server) ;; *) return 1 ;; esac ;;
         *) echo "tests/run.sh: RUN_PARTS is unit, cli or online, not $parts" >&2; exit 2 ;;
     esac
     [ -z "$only" ] || [[ $2 == *"$only"* ]]
@@ -176,7 +177,7 @@ for t in "$suitedir"/test_*.sh; do
     name=$(basename "$t" .sh)
     [ -f "$t" ] && wanted cli "$name" || continue
     case $name in
-        test_online* | test_compile* | test_servers)
+        test_online* | test_compile* | test_servers | test_mem_server)
             [ "$jobs_max" -gt 1 ] && { pooled+=("$t"); continue; } ;;
     esac
     run_suite "cli $name" env REMODEL="$build/remodel" bash "$t"
