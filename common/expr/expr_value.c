@@ -254,6 +254,7 @@ rm_expr_ctx_reset (rm_expr_ctx_t *cx)
     cx->cur = 0;
     cx->live = cx->kept = 0;
     cx->over = false;
+    cx->held = NULL;
     /* Builders left open by an error go back to the pool. */
     cx->n_free = 0;
     for (size_t i = 0; i < cx->n_bufs; i++)
@@ -268,6 +269,7 @@ rm_expr_ctx_destroy (rm_expr_ctx_t *cx)
     for (size_t i = 0; i < cx->n_chunks; i++)
         bson_free (cx->chunks[i].data);
     bson_free (cx->chunks);
+    bson_free (cx->seen);
     for (size_t i = 0; i < cx->n_bufs; i++) {
         rm_buf_destroy (cx->bufs[i]);
         bson_free (cx->bufs[i]);
