@@ -409,6 +409,8 @@ eval_step (rm_field_run_t *r, size_t i, const uint8_t *doc, uint32_t len)
         doc = r->view.data;
         len = (uint32_t) r->view.len;
     }
+    /* Afresh: the view may be rewritten in place between two steps. */
+    rm_expr_ctx_release (r->cx);
     rm_expr_ctx_hold (r->cx, doc, len);
     for (size_t k = i; k < i + head->n_step; k++) {
         bson_value_t v;

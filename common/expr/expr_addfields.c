@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "bsonwalk.h"
-#include "expr_impl.h"
+#include "expr_ctx.h"
 
 typedef struct xset_node xset_node_t;
 struct xset_node {
@@ -436,14 +436,18 @@ rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc
     bson_value_t *vals = rm_xvals (cx, s->n_leaves);
     uint8_t *seen;
 
+    /* Held by the caller already (its filter read it), or here. */
+    bool mine = cx->held != doc || cx->held_len != len;
     rm_expr_ctx_hold (cx, doc, len);
     for (size_t i = 0; i < s->n_leaves; i++)
         if (!rm_expr_eval (cx, s->leaves[i]->expr, doc, len, &vals[i], err)) {
-            rm_expr_ctx_release (cx);
+            if (mine)
+                rm_expr_ctx_release (cx);
             rm_error_prefix (err, "field \"%s\"", s->paths[i]);
             return false;
         }
-    rm_expr_ctx_release (cx);
+    if (mine)
+        rm_expr_ctx_release (cx);
     seen = rm_xalloc (cx, tree_size (&s->root) + 1);
     rm_buf_reset (out);
     apply_doc (out, doc, len, &s->root, vals, seen);

@@ -49,6 +49,8 @@ path_in_value (rm_expr_ctx_t *cx, const bson_value_t *v, const rm_path_t *p, siz
 void
 rm_expr_ctx_hold (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len)
 {
+    if (cx->held == doc && cx->held_len == len)
+        return; /* held already: what its reads met stays */
     cx->held = doc;
     cx->held_len = len;
     cx->held_pos = 4;
@@ -102,15 +104,21 @@ held_field (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, bson_iter_t *out
     return bson_iter_init_from_data_at_offset (out, d, cx->held_len, f->start, f->klen);
 }
 
+bool
+rm_expr_ctx_field (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len, const char *name,
+                   uint32_t name_len, bson_iter_t *out)
+{
+    if (cx && doc == cx->held && len == cx->held_len)
+        return held_field (cx, name, name_len, out);
+    return rm_doc_field (doc, len, name, name_len, out);
+}
+
 static bool
 path_in_doc (rm_expr_ctx_t *cx, const uint8_t *data, uint32_t len, const rm_path_t *p, size_t k,
              bson_value_t *out)
 {
     bson_iter_t it;
-    bool found = data == cx->held && len == cx->held_len
-                     ? held_field (cx, p->parts[k], p->lens[k], &it)
-                     : rm_doc_field (data, len, p->parts[k], p->lens[k], &it);
-    if (!found) {
+    if (!rm_expr_ctx_field (cx, data, len, p->parts[k], p->lens[k], &it)) {
         rm_xset_missing (out);
         return true;
     }
