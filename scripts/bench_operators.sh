@@ -15,6 +15,8 @@
 # docs/performance.md).
 #   scripts/bench_operators.sh [BUILD]   OPS_SCALE=N (default 20)
 #   ONLY=REGEX: only the rows whose operator matches
+#   BENCH_IR="FILE...": no runs, the table of counts saved before
+#   (BUILD/bench/operators.tsv, written by every run)
 set -u
 BUILD=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -209,11 +211,13 @@ ROWS
 ir() {
     local out=$WORK/cg.out
     rm -f "$WORK/out.archive" "$out"
-    valgrind --tool=callgrind --callgrind-out-file="$out" "$@" >/dev/null 2>"$WORK/err" ||
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$@" </dev/null >/dev/null 2>"$WORK/err" ||
         { echo FAIL; return; }
     awk '/^summary:/ {print $2}' "$out"
 }
-{
+if [ -n "${BENCH_IR:-}" ]; then
+    cat $BENCH_IR >"$WORK/ir" # counts saved by earlier runs: the table again
+else {
     printf 'convert\t-\t%s\n' "$(ir "$R" convert -q "$IN" "$WORK/out.archive")"
     n=0
     while IFS=$'\t' read -r op expr; do
@@ -227,10 +231,17 @@ ir() {
         printf '%s\t%s\t%s\n' "$op" "$expr" "$got"
     done <"$WORK/rows"
 } >"$WORK/ir"
+fi
+mkdir -p "$BUILD/bench" && cp "$WORK/ir" "$BUILD/bench/operators.tsv"
 docs=$("$R" inspect "$IN" 2>/dev/null | awk '$1 == "crm.tasks" {print $3}')
 table=$(python3 - "$WORK/ir" "${docs:-0}" "$SCALE" <<'PY'
 import sys
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+rows, seen = [], set()
+for l in open(sys.argv[1]):
+    r = l.rstrip("\n").split("\t")
+    if r[0] not in seen:  # BENCH_IR's files may repeat a row: the first counts
+        seen.add(r[0])
+        rows.append(r)
 docs, scale = int(sys.argv[2]), sys.argv[3]
 ir = dict((r[0], r[2]) for r in rows)
 conv = float(ir["convert"])

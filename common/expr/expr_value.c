@@ -487,18 +487,35 @@ rm_xbuild_field (rm_xbuild_t *b, const char *key, size_t key_len, const bson_val
     count (b->cx, b->buf->len);
 }
 
+/* An array index as its key's digits into key (16 bytes): a third of an
+ * array-building operator's time went to snprintf. */
+static size_t
+index_key (char *key, uint32_t n)
+{
+    char tmp[16];
+    size_t len = 0, i = 0;
+    do {
+        tmp[len++] = (char) ('0' + n % 10);
+        n /= 10;
+    } while (n);
+    while (len)
+        key[i++] = tmp[--len];
+    key[i] = '\0';
+    return i;
+}
+
 void
 rm_xbuild_push (rm_xbuild_t *b, const bson_value_t *v)
 {
     char key[16];
-    int kl = snprintf (key, sizeof key, "%u", b->n++);
+    size_t kl = index_key (key, (uint32_t) b->n++);
     bson_value_t null_v;
 
     if (rm_xval_missing (v)) {
         rm_xset_null (&null_v);
         v = &null_v;
     }
-    rm_xval_encode (b->buf, key, (size_t) kl, v);
+    rm_xval_encode (b->buf, key, kl, v);
     count (b->cx, b->buf->len);
 }
 
