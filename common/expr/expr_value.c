@@ -10,6 +10,7 @@
 #include "remodel/extjson.h"
 #include "remodel/value.h"
 
+#include "bsonwalk.h"
 #include "expr_ctx.h"
 #include "expr_utf8.h"
 
@@ -559,11 +560,15 @@ rm_xval_iter (const bson_value_t *v, bson_iter_t *it)
 uint32_t
 rm_xval_count (const bson_value_t *v)
 {
-    bson_iter_t it;
+    /* By the lengths alone (bsonwalk.h), not libbson's iterator: every
+     * array operator counts its input before it reads it. */
+    rm_walk_t w;
+    rm_elem_t el;
     uint32_t n = 0;
-    if (!rm_xval_iter (v, &it))
+    if ((v->value_type != BSON_TYPE_ARRAY && v->value_type != BSON_TYPE_DOCUMENT) ||
+        !rm_walk_init (&w, v->value.v_doc.data, v->value.v_doc.data_len))
         return 0;
-    while (bson_iter_next (&it))
+    while (rm_walk_next (&w, &el) > 0)
         n++;
     return n;
 }
