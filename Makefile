@@ -68,7 +68,7 @@ MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
 .PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check check-timings check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-rollback-inplace online-switch-matrix \
-        bench-online bench-server-side bench-analyze bench-floor bench-guard
+        bench-online bench-server-side bench-analyze bench-floor bench-guard bench-operators
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
@@ -316,6 +316,11 @@ bench: all
 # "Expressions").
 bench-expr: all
 	@scripts/bench_expr.sh $(BUILD)
+
+# Issue 61's per-operator table: every catalogue operator's `set` against a
+# constant `set`, in instructions (callgrind); docs/performance.md, "Operators".
+bench-operators: all
+	@BENCH_OUT=docs/performance.md scripts/bench_operators.sh $(BUILD)
 
 # Issue 39's rows: embed, analyze, convert, summarize and bucketize against
 # cat plus sync of the same archive (BENCHMARKS.md, "At the floor").

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench's expressions row (issue 48, item 8): on bench-floor's 1M-task
 # archive (remodel-gen --scale 1000 --seed 1, crm.* only: 98,000 people,
-# 1,000,000 tasks), a plan of one set step of six expressions and a filter
+# 1,000,000 tasks), a plan of one set step of ten expressions and a filter
 # (scripts/bench/expr.json), against identity `remodel convert` of the same
 # archive and against the same change by a Python script (pymongo's bson,
 # archive to archive: scripts/bench/expr_by_hand.py). The $toDate reads a
@@ -100,7 +100,7 @@ import sys
 b, sc, same = int(sys.argv[1]), sys.argv[2], sys.argv[4]
 rows = [l.rstrip("\n").split("|", 4) for l in open(sys.argv[3])]
 what = {"convert": "identity `remodel convert`",
-        "expr": "`remodel run` of one `set` of six expressions and a filter",
+        "expr": "`remodel run` of one `set` of ten expressions and a filter",
         "by-hand": "by hand: Python, pymongo's `bson`, archive to archive",
         "wide": "`remodel run` of one `set` of 40,000 fields over 1,000 small documents",
         "sets": "`remodel run` of 3,000 `set`s of expressions over 1,000 small documents"}

@@ -166,7 +166,7 @@ row "run embed tasks into people" "$CRM" "'\$R' run -q '$PLANS/embed.json' --fro
 row "analyze --json" "$CRM" "'\$R' analyze --json '$CRM' > '$O/an.json'"
 row "run summarize logmsg into hosts" "$ALL" "'\$R' run -q '$PLANS/summarize.json' --from '$ALL' --to '$O/out.archive'"
 row "run bucketize iot.readings" "$ALL" "'\$R' run -q '$PLANS/bucketize.json' --from '$ALL' --to '$O/out.archive'"
-row "run of six expressions and a filter" "$DUE" "'\$R' run -q '$PLANS/expr.json' --from '$DUE' --to '$O/out.archive'"
+row "run of ten expressions and a filter" "$DUE" "'\$R' run -q '$PLANS/expr.json' --from '$DUE' --to '$O/out.archive'"
 
 python3 - "$ROWS" "$WORK/why" "$WORK/section" "$WORK/verdicts" "$(short "$base")" "$(short "$new")" "$how" "$RUNS" "$MAX" "$BY" \
     "$SCALE" "$(uptime | sed 's/.*load average: //')" "make bench-guard${BASE:+ BASE=$BASE}" <<'EOF'

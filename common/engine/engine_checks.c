@@ -247,6 +247,7 @@ rm_engine_now (const rm_engine_t *e)
 /* rm_engine_filter's count of what the filter left out for lack of a
  * field it compares. */
 typedef struct {
+    rm_expr_ctx_t *cx;
     const uint8_t *doc;
     uint32_t len;
     const rm_path_t *lacking;
@@ -257,7 +258,10 @@ note_lacking (const rm_path_t *p, void *arg)
 {
     lacking_t *l = arg;
     bson_iter_t it;
-    if (!l->lacking && !rm_path_get (l->doc, l->len, p, &it))
+    /* A top-level field: through the walk the filter held. */
+    bool there = p->n == 1 ? rm_expr_ctx_field (l->cx, l->doc, l->len, p->parts[0], (uint32_t) p->lens[0], &it)
+                           : rm_path_get (l->doc, l->len, p, &it);
+    if (!l->lacking && !there)
         l->lacking = p;
 }
 
@@ -265,7 +269,7 @@ bool
 rm_engine_filter (rm_engine_t *e, const rm_step_t *s, rm_expr_ctx_t *cx, const uint8_t *doc,
                   uint32_t len, bool *take, bson_error_t *err)
 {
-    lacking_t l = {doc, len, NULL};
+    lacking_t l = {cx, doc, len, NULL};
     rm_step_run_t *run;
 
     *take = true;

@@ -131,6 +131,8 @@ bool rm_engine_run_step (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
  * one over the 16 MiB limit (engine_ns.c, as the next). */
 bool rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len,
                      bson_error_t *err);
+bool rm_engine_emit_as (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bool as_read,
+                       bson_error_t *err);
 /* Writes and ends the touched namespaces whose documents are in stores
  * (only those with only[i] set, when only is not NULL). */
 bool rm_engine_write_stores (rm_engine_t *e, const bool *only, bson_error_t *err);

@@ -108,6 +108,10 @@ static bool
 feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t len,
       bson_error_t *err)
 {
+    const uint8_t *came = doc;
+    /* Field steps never touch _id (check_paths refuses it): what they
+     * give holds the _ids that came. */
+    bool ids_came = first == 0;
     for (size_t i = first; i < e->plan->n; i++) {
         rm_stage_t *st = &e->stages[i];
         const uint8_t *out;
@@ -124,10 +128,12 @@ feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t l
         child = (feed_t){e, st->to, i + 1};
         if (!stage_class (st->s)->apply (st, doc, len, feed_child, &child, &out, &out_len, err))
             return step_error (st, err);
+        ids_came &= out == came || st->s->kind == RM_STEP_SET || st->s->kind == RM_STEP_UNSET ||
+                    st->s->kind == RM_STEP_RENAME || st->s->kind == RM_STEP_VERSION;
         doc = out;
         len = (uint32_t) out_len;
     }
-    return rm_engine_emit (e, ns, doc, len, err);
+    return rm_engine_emit_as (e, ns, doc, len, ids_came, err);
 }
 
 /* `from` of a waiting stage has been read whole: the documents that
@@ -245,7 +251,7 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
             if (ok)
                 ok = ns->stats->touched || ns->read
                          ? feed (e, ns, 0, item.doc, item.len, err)
-                         : rm_engine_emit (e, ns, item.doc, item.len, err);
+                         : rm_engine_emit_as (e, ns, item.doc, item.len, true, err);
             continue;
         }
         if (!ns->stats->touched && e->w) {

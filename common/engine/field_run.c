@@ -409,11 +409,16 @@ eval_step (rm_field_run_t *r, size_t i, const uint8_t *doc, uint32_t len)
         doc = r->view.data;
         len = (uint32_t) r->view.len;
     }
+    /* Afresh: the view may be rewritten in place between two steps. */
+    rm_expr_ctx_release (r->cx);
+    rm_expr_ctx_hold (r->cx, doc, len);
     for (size_t k = i; k < i + head->n_step; k++) {
         bson_value_t v;
         rm_raw_value_t raw;
-        if (!rm_expr_eval (r->cx, r->ops[k].expr, doc, len, &v, &err))
+        if (!rm_expr_eval (r->cx, r->ops[k].expr, doc, len, &v, &err)) {
+            rm_expr_ctx_release (r->cx);
             return false;
+        }
         if (v.value_type == BSON_TYPE_EOD) {
             r->x_type[k] = 0;
             continue;
@@ -423,6 +428,7 @@ eval_step (rm_field_run_t *r, size_t i, const uint8_t *doc, uint32_t len)
         r->x_val[k] = raw.data;
         r->x_len[k] = raw.len;
     }
+    rm_expr_ctx_release (r->cx);
     return true;
 }
 

@@ -84,6 +84,9 @@ fields_rewrite (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name
     bool take = true;
 
     rm_expr_ctx_reset (sc->cx);
+    /* The filter's reads and the set's share one walk of the document
+     * (until the next reset). */
+    rm_expr_ctx_hold (sc->cx, doc, (uint32_t) len);
     *out = doc;
     *out_len = len;
     if (!rm_engine_filter (sc->e, s, sc->cx, doc, (uint32_t) len, &take, err)) {

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "bsonwalk.h"
-#include "expr_impl.h"
+#include "expr_ctx.h"
 
 typedef struct xset_node xset_node_t;
 struct xset_node {
@@ -376,6 +376,7 @@ apply_doc (rm_buf_t *out, const uint8_t *data, uint32_t len, const xset_node_t *
     rm_walk_t w;
     rm_elem_t el;
     size_t start;
+    uint32_t kept = 4; /* untouched elements from here on, copied as one run */
 
     memset (seen, 0, n->n_kids);
     begin_doc (out, &start);
@@ -383,12 +384,11 @@ apply_doc (rm_buf_t *out, const uint8_t *data, uint32_t len, const xset_node_t *
     while (rm_walk_next (&w, &el) > 0) {
         const char *key = rm_elem_key (&w, &el);
         size_t klen = rm_elem_key_len (&el), i = node_find (n, key, klen, NULL);
-        if (i == n->n_kids || seen[i]) {
-            /* Untouched (or a second field of one name: the first took
-             * the change, this one stays as it was). */
-            rm_buf_append (out, w.data + el.start, el.end - el.start);
-            continue;
-        }
+        if (i == n->n_kids || seen[i])
+            continue; /* untouched (or a second field of one name: the
+                       * first took the change, this one stays as it was) */
+        rm_buf_append (out, w.data + kept, el.start - kept);
+        kept = el.end;
         seen[i] = 1;
         const xset_node_t *k = &n->kids[i];
         if (k->expr) {
@@ -399,6 +399,10 @@ apply_doc (rm_buf_t *out, const uint8_t *data, uint32_t len, const xset_node_t *
             apply_value (out, el.type, w.data + el.value, el.end - el.value, k, vals, seen + n->n_kids);
         }
     }
+    /* To the last element's end (a walk stopped by bad bytes copies what
+     * it passed, as element by element did). */
+    if (len && w.pos < len && w.pos > kept)
+        rm_buf_append (out, w.data + kept, w.pos - kept);
     for (size_t i = 0; i < n->n_kids; i++) {
         if (seen[i])
             continue;
@@ -432,11 +436,18 @@ rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc
     bson_value_t *vals = rm_xvals (cx, s->n_leaves);
     uint8_t *seen;
 
+    /* Held by the caller already (its filter read it), or here. */
+    bool mine = cx->held != doc || cx->held_len != len;
+    rm_expr_ctx_hold (cx, doc, len);
     for (size_t i = 0; i < s->n_leaves; i++)
         if (!rm_expr_eval (cx, s->leaves[i]->expr, doc, len, &vals[i], err)) {
+            if (mine)
+                rm_expr_ctx_release (cx);
             rm_error_prefix (err, "field \"%s\"", s->paths[i]);
             return false;
         }
+    if (mine)
+        rm_expr_ctx_release (cx);
     seen = rm_xalloc (cx, tree_size (&s->root) + 1);
     rm_buf_reset (out);
     apply_doc (out, doc, len, &s->root, vals, seen);

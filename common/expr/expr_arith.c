@@ -748,6 +748,41 @@ eval_pow (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
 
 /* ---- $round, $trunc */
 
+/* $round of a double x to place 0..15, straight, when the answer is the
+ * slow path's: x * 10^place held exactly as hi + lo (fma), rounded half
+ * to even, divided back (one correctly rounded division, as the slow
+ * path's read of the decimal is). The slow path first rounds x to 34
+ * digits, which never moves it onto or across a tie: x = m * 2^e (m <
+ * 2^53, e < 0) lies at least 1 / (2 * 10^place * m) of itself, over
+ * 5.5e-32, from any (n + 0.5) / 10^place it is not, the 34th digit moves
+ * it 5e-34 at most, and the ties themselves have under 18 digits. False:
+ * the slow path decides (a product of 2^51 or more, a zero result, whose
+ * sign is the decimal's). */
+static bool
+round_double_fast (double x, int64_t place, double *out)
+{
+    static const double tens[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    double s, hi, lo, fl, t, n;
+
+    if (place < 0 || place > 15)
+        return false;
+    s = tens[place];
+    hi = x * s;
+    if (!(fabs (hi) < 0x1p51))
+        return false;
+    lo = fma (x, s, -hi);
+    fl = floor (hi);
+    t = (hi - fl) - 0.5; /* exact: both are multiples of hi's last bit */
+    n = fl;
+    if (t > 0 || (t == 0 && (lo > 0 || (lo == 0 && fmod (fl, 2) != 0))))
+        n = fl + 1;
+    if (n == 0)
+        return false;
+    *out = n / s;
+    return true;
+}
+
 static bool
 eval_round_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
@@ -795,6 +830,10 @@ eval_round_trunc (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson
          * really 2.67499999..., rounds to 2.67), read back. */
         if (isinf (v.value.v_double) || isnan (v.value.v_double)) {
             *out = v;
+            return true;
+        }
+        if (mode == RM_XDEC_HALF_EVEN && round_double_fast (v.value.v_double, place, &out->value.v_double)) {
+            out->value_type = BSON_TYPE_DOUBLE;
             return true;
         }
         rm_xdec_from_double (&d, v.value.v_double, false);

@@ -13,6 +13,11 @@ typedef struct {
     size_t used, cap;
 } rm_xchunk_t;
 
+/* A top-level field of the held document: its key and where it starts. */
+typedef struct {
+    uint32_t start, klen;
+} rm_xfield_t;
+
 struct rm_expr_ctx {
     rm_xchunk_t *chunks;
     size_t n_chunks, cur;
@@ -34,6 +39,13 @@ struct rm_expr_ctx {
      * operator that crossed it (rm_xmem_check). */
     size_t live, kept, limit;
     bool over;
+    /* The held document's top-level fields met so far (rm_expr_ctx_hold):
+     * each path read looks here first and walks on from where the last
+     * stopped, so N reads of one document cost one walk, not N. */
+    const uint8_t *held;
+    uint32_t held_len, held_pos;
+    rm_xfield_t *seen;
+    size_t n_seen, cap_seen;
 };
 
 #endif

@@ -743,6 +743,45 @@ scan_format (dscan_t *p, const char *f, size_t flen)
     return true;
 }
 
+/* n digits at s as a number, or -1. */
+static int
+iso_digits (const char *s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!is_digit (s[i]))
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+/* The form dates are written in ($dateToString's default, ISO 8601 in
+ * UTC: "2013-07-15T00:00:00Z", or with ".000" milliseconds), read
+ * straight; false sends anything else, or a field out of range (its
+ * message is the scan's), through the scan, which reads it the same. */
+static bool
+parse_iso_utc (const char *s, size_t len, int64_t *ms)
+{
+    int y, m, d, h, mi, sec, frac = 0;
+    if ((len != 20 && len != 24) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+        s[16] != ':' || s[len - 1] != 'Z')
+        return false;
+    y = iso_digits (s, 4);
+    m = iso_digits (s + 5, 2);
+    d = iso_digits (s + 8, 2);
+    h = iso_digits (s + 11, 2);
+    mi = iso_digits (s + 14, 2);
+    sec = iso_digits (s + 17, 2);
+    if (len == 24 && (s[19] != '.' || (frac = iso_digits (s + 20, 3)) < 0))
+        return false;
+    if (y < 1000 || m < 1 || m > 12 || d < 1 || d > rm_cal_month_days (y, m) || h < 0 || h > 23 ||
+        mi < 0 || mi > 59 || sec < 0 || sec > 59)
+        return false;
+    *ms = (rm_cal_days (y, m, d) * 86400 + h * 3600 + mi * 60 + sec) * 1000 + frac;
+    return true;
+}
+
 bool
 rm_xdate_parse_in (rm_expr_ctx_t *cx, const rm_expr_t *op, const char *s, size_t len,
                    const rm_tz_t *tz, const char *format, size_t format_len, int64_t *ms,
@@ -751,6 +790,10 @@ rm_xdate_parse_in (rm_expr_ctx_t *cx, const rm_expr_t *op, const char *s, size_t
     dscan_t p;
     bool ok;
     int64_t days, local, utc;
+
+    *conversion = true;
+    if (!format && tz->utc && parse_iso_utc (s, len, ms))
+        return true;
 
     memset (&p, 0, sizeof p);
     p.cx = cx;

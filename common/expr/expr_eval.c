@@ -13,6 +13,7 @@
  * end of the path is the value itself. */
 #include <string.h>
 
+#include "bsonwalk.h"
 #include "expr_ctx.h"
 
 /* The value of component k.. of path p in the document (data, len). */
@@ -45,12 +46,79 @@ path_in_value (rm_expr_ctx_t *cx, const bson_value_t *v, const rm_path_t *p, siz
     }
 }
 
+void
+rm_expr_ctx_hold (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len)
+{
+    if (cx->held == doc && cx->held_len == len)
+        return; /* held already: what its reads met stays */
+    cx->held = doc;
+    cx->held_len = len;
+    cx->held_pos = 4;
+    cx->n_seen = 0;
+}
+
+void
+rm_expr_ctx_release (rm_expr_ctx_t *cx)
+{
+    cx->held = NULL;
+}
+
+/* The first field named (name, nlen) of the held document, as
+ * rm_doc_field finds it: among the fields met so far, else walking on
+ * from where the last read stopped. */
+static bool
+held_field (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, bson_iter_t *out)
+{
+    const uint8_t *d = cx->held;
+    const rm_xfield_t *f = NULL;
+    rm_walk_t w;
+    rm_elem_t e;
+
+    for (size_t i = 0; i < cx->n_seen; i++)
+        if (cx->seen[i].klen == nlen && !memcmp (d + cx->seen[i].start + 1, name, nlen)) {
+            f = &cx->seen[i];
+            break;
+        }
+    if (!f) {
+        if (!rm_walk_init (&w, d, cx->held_len))
+            return false;
+        w.pos = cx->held_pos;
+        while (rm_walk_next (&w, &e) > 0) {
+            if (cx->n_seen == cx->cap_seen) {
+                /* Kept from document to document: grows to the widest. */
+                cx->cap_seen = cx->cap_seen ? 2 * cx->cap_seen : 32;
+                cx->seen = bson_realloc (cx->seen, cx->cap_seen * sizeof *cx->seen);
+            }
+            rm_xfield_t *s = &cx->seen[cx->n_seen++];
+            s->start = e.start;
+            s->klen = rm_elem_key_len (&e);
+            cx->held_pos = w.pos;
+            if (s->klen == nlen && !memcmp (rm_elem_key (&w, &e), name, nlen)) {
+                f = s;
+                break;
+            }
+        }
+        if (!f)
+            return false;
+    }
+    return bson_iter_init_from_data_at_offset (out, d, cx->held_len, f->start, f->klen);
+}
+
+bool
+rm_expr_ctx_field (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len, const char *name,
+                   uint32_t name_len, bson_iter_t *out)
+{
+    if (cx && doc == cx->held && len == cx->held_len)
+        return held_field (cx, name, name_len, out);
+    return rm_doc_field (doc, len, name, name_len, out);
+}
+
 static bool
 path_in_doc (rm_expr_ctx_t *cx, const uint8_t *data, uint32_t len, const rm_path_t *p, size_t k,
              bson_value_t *out)
 {
     bson_iter_t it;
-    if (!rm_doc_field (data, len, p->parts[k], p->lens[k], &it)) {
+    if (!rm_expr_ctx_field (cx, data, len, p->parts[k], p->lens[k], &it)) {
         rm_xset_missing (out);
         return true;
     }

@@ -129,7 +129,7 @@ walk_doc (rm_qstate_t *st, const rm_qnode_t *n, const uint8_t *doc, uint32_t len
     bson_iter_t v;
 
     for (;; i++) {
-        if (!rm_doc_field (doc, len, p->parts[i], p->lens[i], &v))
+        if (!rm_expr_ctx_field (st->cx, doc, len, p->parts[i], (uint32_t) p->lens[i], &v))
             return leaf_single (st, n, NULL) && !st->failed;
         if (i + 1 == p->n)
             return visit_end (st, n, &v);

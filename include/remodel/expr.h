@@ -71,6 +71,14 @@ void rm_expr_ctx_destroy (rm_expr_ctx_t *cx);
  * before each document, once the values of the last one are written. */
 void rm_expr_ctx_reset (rm_expr_ctx_t *cx);
 void rm_expr_ctx_set_memory (rm_expr_ctx_t *cx, size_t bytes);
+/* Until rm_expr_ctx_release (or a reset), doc (len bytes) stays as it is
+ * and evaluations over it share one walk of its top-level fields. */
+void rm_expr_ctx_hold (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len);
+void rm_expr_ctx_release (rm_expr_ctx_t *cx);
+/* rm_doc_field's first field named (name, name_len) of doc, through the
+ * held walk when doc is the held document (cx may be NULL). */
+bool rm_expr_ctx_field (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len, const char *name,
+                        uint32_t name_len, bson_iter_t *out);
 
 /* Evaluates e over the document (doc, len: $$ROOT and $$CURRENT) into
  * *out. An error (a conversion that fails, $size of a non-array, a

@@ -2,7 +2,7 @@
 """By hand: scripts/bench/expr.json's $set over a mongodump archive, archive
 to archive, as a user with pymongo's bson module would write it. The
 archive is walked block by block; the documents of crm.tasks with done
-false are decoded, given the six fields and encoded again, every other
+false are decoded, given the ten fields and encoded again, every other
 document is copied as it is; each namespace's EOF block gets the CRC-64 of
 what was written (mongorestore checks it; fastcrc computes it).
 Usage: expr_by_hand.py SRC.archive DST.archive"""
@@ -17,6 +17,7 @@ import fastcrc
 TERM = b"\xff\xff\xff\xff"
 NS = ("crm", "tasks")
 UTC = datetime.timezone.utc
+EPOCH = datetime.datetime(1970, 1, 1)
 
 
 def to_date(s):
@@ -27,6 +28,14 @@ def to_date(s):
     return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def double_string(x):
+    # $toString of a double: the shortest digits that read back, no ".0"
+    # on a whole number (as the server writes them; repr's exponent form
+    # starts at 1e16, past these values)
+    r = repr(x)
+    return r[:-2] if r.endswith(".0") else r
+
+
 def change(d):
     p = d.get("priority")
     d["due"] = to_date(d.get("due_s"))
@@ -35,6 +44,12 @@ def change(d):
     d["shout"] = d["description"].upper()
     d["prio"] = 0 if p is None else p
     d["cost"] = None if p is None else (p + 1) * 1.5
+    due = d.get("due_date")
+    d["day"] = None if due is None else due.strftime("%Y-%m-%d")
+    weeks = None if due is None else (due - EPOCH) // datetime.timedelta(milliseconds=1) / 604800000
+    d["weeks"] = None if weeks is None else double_string(weeks)
+    d["weeks_r"] = None if weeks is None else round(weeks, 2)
+    d["head"] = d["description"][:8]
 
 
 def main():

@@ -35,6 +35,14 @@ static const set_case_t cases[] = {
     {"{}", "{\"s\": {\"$literal\": \"$a\"}, \"d\": {\"$date\": \"2020-01-01T00:00:00Z\"}, \"e\": {}}",
      "{\"s\": \"$a\", \"d\": {\"$date\": \"2020-01-01T00:00:00Z\"}, \"e\": {}}"},
     {"{\"a\": 1}", "{\"arr\": [\"$a\", \"$nope\"]}", "{\"a\": 1, \"arr\": [1, null]}"},
+    /* the fields read share one walk of the document (rm_expr_ctx_hold):
+     * in any order, a missing one first, a name twice giving the first */
+    {"{\"a\": 1, \"b\": 2, \"a\": 3, \"c\": {\"d\": 4}}",
+     "{\"r1\": \"$c.d\", \"r2\": \"$nope\", \"r3\": \"$a\", \"r4\": \"$b\", \"r5\": \"$c\"}",
+     "{\"a\": 1, \"b\": 2, \"a\": 3, \"c\": {\"d\": 4}, \"r1\": 4, \"r3\": 1, \"r4\": 2, "
+     "\"r5\": {\"d\": 4}}"},
+    {"{\"b\": 2, \"a\": 1}", "{\"r\": {\"$add\": [\"$a\", \"$b\", \"$a\"]}, \"s\": \"$b\"}",
+     "{\"b\": 2, \"a\": 1, \"r\": 4, \"s\": 2}"},
     /* the refusals */
     {"{}", "{\"a\": 1, \"a.b\": 2}", "PARSE:overlap (a path collision)"},
     {"{}", "{\"a.b\": 2, \"a\": {\"b\": 3}}", "PARSE:\"a.b\": set twice"},
