@@ -247,14 +247,7 @@ put_line (rm_buf_t *b, const rm_vns_t *x, const fields_t *fs, const char *action
     BSON_APPEND_UTF8 (&cmd, "validationLevel", "moderate");
     BSON_APPEND_UTF8 (&cmd, "validationAction", action);
     bson_append_document_end (line, &cmd);
-    if (canonical) {
-        char *j = bson_as_canonical_extended_json (line, NULL);
-        rm_compile_put (b, j);
-        bson_free (j);
-    } else {
-        rm_compile_put_shell (b, line);
-    }
-    rm_compile_put (b, "\n");
+    rm_compile_put_line (b, line, canonical);
     bson_destroy (line);
     bson_destroy (&props);
     bson_destroy (&req);

@@ -46,5 +46,8 @@ void rm_compile_put_str (rm_buf_t *b, const char *s);
 void rm_compile_put_pipeline (rm_buf_t *b, const bson_t *pipeline, const char *indent);
 /* doc in mongosh's syntax, every BSON type kept (compile_shell.c). */
 void rm_compile_put_shell (rm_buf_t *b, const bson_t *doc);
+/* One command of the views' and validators' formats, a line: canonical
+ * Extended JSON, or mongosh's syntax (compile_shell.c). */
+void rm_compile_put_line (rm_buf_t *b, const bson_t *line, bool canonical);
 
 #endif

@@ -258,3 +258,16 @@ rm_compile_put_shell (rm_buf_t *b, const bson_t *doc)
         }
     rm_compile_put (b, "}");
 }
+
+void
+rm_compile_put_line (rm_buf_t *b, const bson_t *line, bool canonical)
+{
+    if (canonical) {
+        char *j = bson_as_canonical_extended_json (line, NULL);
+        rm_compile_put (b, j);
+        bson_free (j);
+    } else {
+        rm_compile_put_shell (b, line);
+    }
+    rm_compile_put (b, "\n");
+}

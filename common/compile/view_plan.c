@@ -49,14 +49,7 @@ put_command (rm_buf_t *b, const rm_view_def_t *d, bool canonical)
     BSON_APPEND_UTF8 (&cmd, "viewOn", d->coll);
     BSON_APPEND_ARRAY (&cmd, "pipeline", &d->pipeline);
     bson_append_document_end (line, &cmd);
-    if (canonical) {
-        char *j = bson_as_canonical_extended_json (line, NULL);
-        rm_compile_put (b, j);
-        bson_free (j);
-    } else {
-        rm_compile_put_shell (b, line);
-    }
-    rm_compile_put (b, "\n");
+    rm_compile_put_line (b, line, canonical);
     bson_destroy (line);
     bson_free (db);
     bson_free (name);
