@@ -74,12 +74,15 @@ follow_bg() {
         >/dev/null 2>"$T/follow.err" &
     follower=$!
 }
-# Waits until the plan's record shows follow round N or more (up to 240 s).
+# Waits until the plan's record shows follow round N or more of this
+# follow ($follower: the record names an earlier one's rounds until the
+# new one's first; finalize asks only the follow the record names), up
+# to 240 s.
 wait_round() {
     local r
     for ((w = 0, wend = SECONDS + 240; SECONDS < wend; w++)); do
         r=$(uri=$DST py 'd = c.remodel.plans.find_one({"follow.round": {"$exists": True}})
-print(d["follow"]["round"] if d else 0)')
+print(d["follow"]["round"] if d and d["follow"].get("pid") == int(sys.argv[2]) else 0)' "$follower")
         [ "$r" -ge "$1" ] && return 0
         kill -0 "$follower" 2>/dev/null || return 1
         sleep 0.2
@@ -192,6 +195,8 @@ print(tb == jb, te == je > 0, ts - 1 <= js <= ts + 60, 4 <= ts <= 120, 4 <= js <
     expect_eq "$d: finalize --writes-stopped (exit 0)" "$rc" "0"
     expect_message "$d: ... asks the running follow for the lease" \
         "finalize: asking the follow of plan emb.json"
+    # A finalize that failed asked nothing: the follow would run on.
+    [ "$rc" == 0 ] || kill -INT "$follower" 2>/dev/null
     wait "$follower"
     expect_eq "$d: ... which hands it over and stops (exit 0), saying so" \
         "$?:$(grep -c 'follow: plan emb.json: stopped after [0-9]* rounds (finalize asked for the lease)' "$T/follow.err")" "0:1"
