@@ -333,6 +333,16 @@ online_dest_run (online_t *on, bson_error_t *err)
         return 1;
     if (on->run->o->dry_run)
         return 0;
+    /* A run that joined another leaves the copies to it: two processes
+     * upserting one _id at once may both insert it, and one fails on the
+     * duplicate key (FerretDB, and MongoDB outside the cases it retries).
+     * Finalize copies every such namespace again, so none is missed
+     * should the run joined stop first. */
+    if (on->run->o->join) {
+        online_say_note (on, "run: plan %s: the namespaces the plan does not write are copied "
+                         "by the run it joined", on->run->names.name);
+        return 0;
+    }
     ok = online_dest_finals (on, &finals, &copies, &n, err) &&
          online_dest_copy_all (on, &copies, false, &copied, &docs, err);
     if (ok)
