@@ -254,11 +254,12 @@ static bool
 range_save (online_job_t *j, const range_cp_t *r, const bson_t *last, bool done, bson_error_t *err)
 {
     const rm_nsref_t *ns = j->in[j->p->drive];
+    online_cp_where_t at = {j->s, j->index, r->k < 0 ? 0 : (uint32_t) r->k, r->n};
+    online_cp_tally_t t = {done, j->seen - r->seen0, j->written - r->written0};
     if (r->k < 0)
-        return online_checkpoint_save (j->on, j->s, j->index, ns, rm_name_now (&j->on->run->names, ns),
-                                       last, j->seen, j->written, done, err);
-    return online_part_save (j->on, j->s, j->index, (uint32_t) r->k, r->n, ns, last,
-                             j->seen - r->seen0, j->written - r->written0, done, err);
+        return online_checkpoint_save (j->on, &at, ns, rm_name_now (&j->on->run->names, ns), last,
+                                       &t, err);
+    return online_part_save (j->on, &at, ns, last, &t, err);
 }
 
 /* The batches of a range (a partition, or the whole collection) after
@@ -474,14 +475,14 @@ worker_run (void *reader, uint32_t k, const bson_t *part, bson_error_t *err)
     reader_t *r = reader;
     online_job_t *j = &r->j;
     bson_t last = BSON_INITIALIZER;
-    bool done, ok;
-    int64_t seen, changed;
-    ok = online_part_read (j->on, j->s, j->index, k, &last, &done, &seen, &changed, err);
+    online_cp_where_t at = {j->s, j->index, k, r->n_parts};
+    online_cp_tally_t t;
+    bool ok = online_part_read (j->on, &at, &last, &t, err);
     if (ok) {
         /* The partition's own counts, from its checkpoint on. */
         range_cp_t rc = {k, r->n_parts, 0, 0};
-        j->seen = seen;
-        j->written = changed;
+        j->seen = t.seen;
+        j->written = t.changed;
         j->part = part;
         j->ended = false;
         online_batch_close (j);
@@ -489,7 +490,7 @@ worker_run (void *reader, uint32_t k, const bson_t *part, bson_error_t *err)
         online_batch_close (j);
         j->part = NULL;
         if (ok)
-            j->on->read_now += j->seen - seen;
+            j->on->read_now += j->seen - t.seen;
     }
     bson_destroy (&last);
     return ok;
@@ -558,16 +559,16 @@ join_take (online_t *on, bson_error_t *err)
     return online_lease_take_key (on, on->run->names.id, what, &taken, err);
 }
 
-/* run: the pass's checkpoint (last, done, seen, written) and partitions
- * (parts, n_parts). A run that joined waits for what only the plan's
+/* run: the pass's checkpoint (last, t) and partitions (parts, n_parts). A run that joined waits for what only the plan's
  * lease holder does (recording the partitions, reading a pass of one or
  * keeping a set of its results' _ids), or takes the lease over from a
  * holder gone. A dry run keeps no checkpoint: one range from the start. */
 static bool
-run_where (online_t *on, const online_pass_t *ps, bson_t *last, bool *done, int64_t *seen,
-           int64_t *written, bson_t *parts, uint32_t *n_parts, bson_error_t *err)
+run_where (online_t *on, const online_pass_t *ps, bson_t *last, online_cp_tally_t *t,
+           bson_t *parts, uint32_t *n_parts, bson_error_t *err)
 {
     const online_opts_t *o = on->run->o;
+    online_cp_where_t at = {ps->s, ps->index, 0, 0};
     bool checkpoints = !o->dry_run, ok = true, said = false;
 
     for (;;) {
@@ -577,13 +578,13 @@ run_where (online_t *on, const online_pass_t *ps, bson_t *last, bool *done, int6
         joined = checkpoints && o->join && !on->lease;
         bson_reinit (last);
         if (ok && checkpoints)
-            ok = online_checkpoint_read (on, ps->s, ps->index, last, done, seen, written, err);
-        if (!ok || *done)
+            ok = online_checkpoint_read (on, &at, last, t, err);
+        if (!ok || t->done)
             break;
         if (checkpoints) {
             mongoc_collection_t *c = online_collection (on, ps->drive->db, ps->drive_coll);
-            ok = online_parts_get (on, ps->s, ps->index, c, one_part (ps->p, last, *seen), !joined,
-                                   parts, err);
+            ok = online_parts_get (on, &at, c, one_part (ps->p, last, t->seen), !joined, parts,
+                                   err);
             mongoc_collection_destroy (c);
             *n_parts = ok ? online_parts_count (parts) : 1;
         }
@@ -599,20 +600,20 @@ run_where (online_t *on, const online_pass_t *ps, bson_t *last, bool *done, int6
     return ok;
 }
 
-/* The pass's counts, its n partitions' added up. */
+/* The pass's counts, its n partitions' added up (sum->done untouched). */
 static bool
-parts_totals (online_t *on, const online_pass_t *ps, uint32_t n, int64_t *seen, int64_t *written,
+parts_totals (online_t *on, const online_pass_t *ps, uint32_t n, online_cp_tally_t *sum,
               bson_error_t *err)
 {
     bool ok = true;
-    *seen = *written = 0;
+    sum->seen = sum->changed = 0;
     for (uint32_t k = 0; ok && k < n; k++) {
         bson_t ignored = BSON_INITIALIZER;
-        bool pdone;
-        int64_t ps_seen, pc;
-        ok = online_part_read (on, ps->s, ps->index, k, &ignored, &pdone, &ps_seen, &pc, err);
-        *seen += ps_seen;
-        *written += pc;
+        online_cp_where_t at = {ps->s, ps->index, k, n};
+        online_cp_tally_t t;
+        ok = online_part_read (on, &at, &ignored, &t, err);
+        sum->seen += t.seen;
+        sum->changed += t.changed;
         bson_destroy (&ignored);
     }
     return ok;
@@ -647,26 +648,27 @@ run_workers (online_t *on, const online_pass_t *ps, reader_t *r, const bson_t *p
     pass_ctx_t ctx = {ps, ONLINE_RUN, n_parts, .lists = NULL, .partners = partners};
     online_worker_ops_t ops = {worker_open, worker_run, worker_close, &ctx};
     bson_t empty = BSON_INITIALIZER;
+    online_cp_where_t at = {ps->s, ps->index, 0, 0};
+    online_cp_tally_t sum = {true, 0, 0};
     bool ok = online_workers_pass (on, ps->s, ps->index, parts, ps->keeps_set ? 1 : (int) o->workers,
                                    &ops, taken, err);
 
     /* Every partition is done: the pass's totals are theirs. */
-    ok = ok && parts_totals (on, ps, n_parts, &r->j.seen, &r->j.written, err);
+    ok = ok && parts_totals (on, ps, n_parts, &sum, err);
+    r->j.seen = sum.seen;
+    r->j.written = sum.changed;
     while (ok && o->join && !on->lease) {
-        bool pdone = false;
-        int64_t pseen, pc;
+        online_cp_tally_t t = {false, 0, 0};
         bson_t ignored = BSON_INITIALIZER;
         ok = join_take (on, err) &&
-             (on->lease || online_checkpoint_read (on, ps->s, ps->index, &ignored, &pdone, &pseen,
-                                                   &pc, err));
+             (on->lease || online_checkpoint_read (on, &at, &ignored, &t, err));
         bson_destroy (&ignored);
-        if (!ok || pdone)
+        if (!ok || t.done)
             break;
         online_sleep_ms (500);
     }
     if (ok && on->lease)
-        ok = online_checkpoint_save (on, ps->s, ps->index, ps->drive, ps->drive_coll, &empty,
-                                     r->j.seen, r->j.written, true, err);
+        ok = online_checkpoint_save (on, &at, ps->drive, ps->drive_coll, &empty, &sum, err);
     bson_destroy (&empty);
     return ok;
 }
@@ -706,14 +708,15 @@ static void
 inplace_failed (online_t *on, const online_pass_t *ps, const reader_t *r, uint32_t n_parts,
                 bson_error_t *err)
 {
-    int64_t changed = r->j.written, seen = 0, w = 0;
+    int64_t changed = r->j.written;
+    online_cp_tally_t sum;
     bson_error_t why = *err, scratch;
     char tail[400];
     int room;
 
     /* With workers, the partitions' checkpoints hold what they wrote. */
-    if (n_parts > 1 && parts_totals (on, ps, n_parts, &seen, &w, &scratch))
-        changed = w;
+    if (n_parts > 1 && parts_totals (on, ps, n_parts, &sum, &scratch))
+        changed = sum.changed;
     if (changed <= 0 || !err->message[0])
         return;
     snprintf (tail, sizeof tail, " (--in-place: %s is left part migrated, %lld document(s) "
@@ -742,36 +745,37 @@ pass_run (online_t *on, const online_pass_t *ps, online_passrun_t *pr, bson_erro
     const online_opts_t *o = on->run->o;
     reader_t r;
     bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
-    bool done = false, ok;
-    int64_t seen = 0, written = 0, seen0, taken = 0;
+    online_cp_tally_t t = {false, 0, 0};
+    bool ok;
+    int64_t seen0, taken = 0;
     uint32_t n_parts = 1;
     online_progress_t *pg = NULL;
     online_partners_t *partners = NULL;
 
-    ok = run_where (on, ps, &last, &done, &seen, &written, &parts, &n_parts, err);
-    if (ok && done) {
+    ok = run_where (on, ps, &last, &t, &parts, &n_parts, err);
+    if (ok && t.done) {
         online_say_note (on, "%s %s: done before", ps->label, ps->drive_ns);
         bson_destroy (&last);
         bson_destroy (&parts);
         return true;
     }
     if (ok && n_parts > 1) {
-        ok = parts_totals (on, ps, n_parts, &seen, &written, err);
+        ok = parts_totals (on, ps, n_parts, &t, err);
         if (ok)
             online_say_note (on, "%s %s: %u partitions, %lld worker(s)%s", ps->label,
                              ps->drive_ns, n_parts, (long long) (ps->keeps_set ? 1 : o->workers),
                              ps->keeps_set && o->workers > 1 ? " (its results' _ids are checked "
                                                                "in one set)" : "");
     }
-    seen0 = seen; /* what this process reads is counted from here */
+    seen0 = t.seen; /* what this process reads is counted from here */
     reader_open (&r, on, ps, ONLINE_RUN, pr);
     if (ok && !o->in_place && r.j.partner && !ps->self_join) {
         partners = online_partners_read (on, r.j.partner, ps->p, o->batch_size, o->memory, err);
         ok = partners || err->code == 0;
         r.j.partners = partners;
     }
-    r.j.seen = seen;
-    r.j.written = written;
+    r.j.seen = t.seen;
+    r.j.written = t.changed;
     if (ok && n_parts <= 1)
         ok = read_whole (on, ps, &r, &last, seen0, &pg, err);
     else if (ok)
@@ -795,8 +799,8 @@ static bool
 rescan_parts (online_t *on, const online_pass_t *ps, online_mode_t mode, bson_t *parts,
               uint32_t *n_parts, bson_error_t *err)
 {
-    bool ok = ps->keeps_set ||
-              online_parts_get (on, ps->s, ps->index, NULL, false, false, parts, err);
+    online_cp_where_t at = {ps->s, ps->index, 0, 0};
+    bool ok = ps->keeps_set || online_parts_get (on, &at, NULL, false, false, parts, err);
     *n_parts = ok && !ps->keeps_set && !bson_empty (parts) ? online_parts_count (parts) : 1;
     if (ok && *n_parts <= 1)
         online_say_note (on, "%s: %s %s: one range, one worker (%s)",
@@ -1190,15 +1194,16 @@ parts_at_start (online_t *on, bson_error_t *err)
         for (size_t pi = 0; ok && pi < st->np; pi++) {
             const rm_nsref_t *ref = st->in[st->passes[pi].drive];
             bson_t last = BSON_INITIALIZER, parts = BSON_INITIALIZER;
-            bool source = false, done = false;
-            int64_t seen = 0, written = 0;
+            online_cp_where_t at = {s, pi, 0, 0};
+            online_cp_tally_t t = {false, 0, 0};
+            bool source = false;
             for (size_t k = 0; k < nn; k++)
                 source |= !strcmp (nss[k], ref->text);
             if (source)
-                ok = online_checkpoint_read (on, s, pi, &last, &done, &seen, &written, err);
-            if (ok && source && !done) {
+                ok = online_checkpoint_read (on, &at, &last, &t, err);
+            if (ok && source && !t.done) {
                 mongoc_collection_t *c = online_collection (on, ref->db, ref->coll);
-                ok = online_parts_get (on, s, pi, c, one_part (&st->passes[pi], &last, seen), true,
+                ok = online_parts_get (on, &at, c, one_part (&st->passes[pi], &last, t.seen), true,
                                        &parts, err);
                 mongoc_collection_destroy (c);
             }

@@ -337,12 +337,14 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
     mongoc_collection_t *target = online_collection (on, cp->out->db, cp->target);
     bson_t last = BSON_INITIALIZER, hi = BSON_INITIALIZER, ids = BSON_INITIALIZER;
     online_cursor_t *cur = NULL;
-    int64_t seen = 0, written = 0, t0 = online_mono_ms ();
+    int64_t t0 = online_mono_ms ();
     online_retry_t retry = {0, 0};
-    bool done = false, ok, drawn = false, ended = false; /* ended: cur read to its end */
+    online_cp_where_t at = {s, cp->pass, 0, 0};
+    online_cp_tally_t t = {false, 0, 0};
+    bool ok, drawn = false, ended = false; /* ended: cur read to its end */
 
-    ok = online_checkpoint_read (on, s, cp->pass, &last, &done, &seen, &written, err);
-    if (ok && done) {
+    ok = online_checkpoint_read (on, &at, &last, &t, err);
+    if (ok && t.done) {
         online_say_note (on, "step %zu (%s) %s: done before", s->index, s->op,
                          cp->drive->text);
         goto out;
@@ -352,7 +354,7 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
         bool opened = !cur && !ended;
         /* SIGINT, SIGTERM: between two ranges, the last one's checkpoint
          * saved (online_signal.c). */
-        if (!(ok = online_stop_check_step (on, s, cp->drive->text, seen, "the checkpoint saved",
+        if (!(ok = online_stop_check_step (on, s, cp->drive->text, t.seen, "the checkpoint saved",
                                            err)))
             break;
         if (opened && !(cur = open_ids (on, drive, &last, o->batch_size, err))) {
@@ -374,37 +376,37 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
             continue;
         if (!(ok = end != ONLINE_BATCH_FAILED) || end == ONLINE_BATCH_DONE)
             break;
-        seen += n;
-        written += w;
+        t.seen += n;
+        t.changed += w;
         on->busy_ms += online_mono_ms () - b0; /* status's rate (online_state.c) */
-        if (!(ok = online_checkpoint_save (on, s, cp->pass, cp->drive, cp->coll, &hi, seen,
-                                           written, false, err)))
+        if (!(ok = online_checkpoint_save (on, &at, cp->drive, cp->coll, &hi, &t, err)))
             break;
         bson_reinit (&last);
         bson_concat (&last, &hi);
         {
             int64_t now = online_mono_ms (), all = now - t0;
             if (online_say_how (on).json)
-                online_json_batch (on, s, cp->pass, cp->drive->text, true, n, now - b0, seen,
-                                   written, all > 0 ? seen * 1000 / all : 0);
+                online_json_batch (on, s, cp->pass, cp->drive->text, true, n, now - b0, t.seen,
+                                   t.changed, all > 0 ? t.seen * 1000 / all : 0);
             else
                 drawn |= online_say_progress (on, "step %zu (%s) %s: %lld read, %lld written, "
                                               "%lld/s (server-side) ", s->index, s->op,
-                                              cp->drive->text, (long long) seen,
-                                              (long long) written,
-                                              (long long) (all > 0 ? seen * 1000 / all : 0));
+                                              cp->drive->text, (long long) t.seen,
+                                              (long long) t.changed,
+                                              (long long) (all > 0 ? t.seen * 1000 / all : 0));
         }
         if (o->max_rate > 0)
-            online_sleep_ms (t0 + seen * 1000 / o->max_rate - online_mono_ms ());
+            online_sleep_ms (t0 + t.seen * 1000 / o->max_rate - online_mono_ms ());
         online_sleep_ms (o->pause_ms);
     }
-    if (ok)
-        ok = online_checkpoint_save (on, s, cp->pass, cp->drive, cp->coll, &last, seen, written,
-                                     true, err);
+    if (ok) {
+        t.done = true;
+        ok = online_checkpoint_save (on, &at, cp->drive, cp->coll, &last, &t, err);
+    }
     if (ok)
         online_say_closing (on, drawn, "step %zu (%s) %s: %lld read, %lld written (server-side)",
-                            s->index, s->op, cp->drive->text, (long long) seen,
-                            (long long) written);
+                            s->index, s->op, cp->drive->text, (long long) t.seen,
+                            (long long) t.changed);
 out:
     online_ops (on)->end (cur, NULL);
     bson_destroy (&ids);

@@ -209,7 +209,8 @@ status_pending (online_t *on, const online_record_t *r, const shown_t *sh, bson_
             uint32_t split;
             if (was_shown (sh, (int64_t) s->index, (int64_t) p + 1))
                 continue;
-            if (!online_parts_get (on, s, p, NULL, false, false, &parts, err)) {
+            online_cp_where_t at = {s, p, 0, 0};
+            if (!online_parts_get (on, &at, NULL, false, false, &parts, err)) {
                 bson_destroy (&parts);
                 return false;
             }

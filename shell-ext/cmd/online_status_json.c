@@ -49,7 +49,8 @@ split_pass (online_t *on, const rm_step_t *s, size_t run, size_t p, const char *
     bson_t parts = BSON_INITIALIZER;
     bson_iter_t it;
     uint32_t k = 0, count;
-    if (!online_parts_get (on, s, p, NULL, false, false, &parts, err)) {
+    online_cp_where_t at = {s, p, 0, 0};
+    if (!online_parts_get (on, &at, NULL, false, false, &parts, err)) {
         bson_destroy (&parts);
         return -1;
     }
@@ -64,8 +65,8 @@ split_pass (online_t *on, const rm_step_t *s, size_t run, size_t p, const char *
         const uint8_t *data;
         uint32_t len;
         bson_t bounds, doc, last = BSON_INITIALIZER, part;
-        bool there, done = false;
-        int64_t seen = 0, changed = 0;
+        bool there;
+        online_cp_tally_t t = {false, 0, 0};
         bson_iter_document (&it, &len, &data);
         if (!bson_init_static (&bounds, data, len))
             continue;
@@ -78,10 +79,10 @@ split_pass (online_t *on, const rm_step_t *s, size_t run, size_t p, const char *
             return -1;
         }
         if (there)
-            online_checkpoint_parse (&doc, &last, &done, &seen, &changed);
+            online_checkpoint_parse (&doc, &last, &t);
         online_field_utf8 (&doc, "owner", owner, sizeof owner);
-        state = done ? "done" : !there ? "pending" : alive ? "running" : "stopped";
-        *all_done = *all_done && done;
+        state = t.done ? "done" : !there ? "pending" : alive ? "running" : "stopped";
+        *all_done = *all_done && t.done;
         bson_uint32_to_string ((*n)++, &kp, key, sizeof key);
         bson_append_document_begin (arr, kp, -1, &part);
         BSON_APPEND_UTF8 (&part, "ns", ns);
@@ -93,12 +94,12 @@ split_pass (online_t *on, const rm_step_t *s, size_t run, size_t p, const char *
         BSON_APPEND_INT64 (&part, "of", (int64_t) count);
         BSON_APPEND_DOCUMENT (&part, "bounds", &bounds);
         BSON_APPEND_UTF8 (&part, "state", state);
-        if (*owner && !done)
+        if (*owner && !t.done)
             BSON_APPEND_UTF8 (&part, "worker", owner);
         else
             BSON_APPEND_NULL (&part, "worker");
-        BSON_APPEND_INT64 (&part, "done", seen);
-        BSON_APPEND_INT64 (&part, "written", changed);
+        BSON_APPEND_INT64 (&part, "done", t.seen);
+        BSON_APPEND_INT64 (&part, "written", t.changed);
         bson_append_document_end (arr, &part);
         bson_destroy (&last);
         bson_destroy (&doc);
@@ -137,8 +138,9 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
             char id[300], key[16];
             const char *kp, *state;
             bson_t doc, last, part, bounds;
-            bool found, done = false;
-            int64_t seen = 0, changed = 0, pr;
+            bool found;
+            online_cp_tally_t t = {false, 0, 0};
+            int64_t pr;
             bool split_done;
             int split = split_pass (on, s, run, p, in[passes[p].drive]->text, alive, arr, &n,
                                     &split_done, err);
@@ -160,9 +162,9 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
             }
             bson_init (&last);
             if (found)
-                online_checkpoint_parse (&doc, &last, &done, &seen, &changed);
-            state = done ? "done" : found && alive && !r->paused ? "running" : "pending";
-            if (!done && !*step)
+                online_checkpoint_parse (&doc, &last, &t);
+            state = t.done ? "done" : found && alive && !r->paused ? "running" : "pending";
+            if (!t.done && !*step)
                 *step = (int64_t) s->index;
             pr = found && !strcmp (state, "running") ? online_checkpoint_rate (&doc, NULL) : -1;
             if (pr > 0)
@@ -183,13 +185,13 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
                 BSON_APPEND_UTF8 (&part, "worker", holder);
             else
                 BSON_APPEND_NULL (&part, "worker");
-            BSON_APPEND_INT64 (&part, "done", seen);
-            BSON_APPEND_INT64 (&part, "written", changed);
+            BSON_APPEND_INT64 (&part, "done", t.seen);
+            BSON_APPEND_INT64 (&part, "written", t.changed);
             /* In place, what was written is what changed; the rest of what
              * was read was left as it was (online_status.c says it too). */
             if (r->in_place) {
-                BSON_APPEND_INT64 (&part, "changed", changed);
-                BSON_APPEND_INT64 (&part, "unchanged", seen > changed ? seen - changed : 0);
+                BSON_APPEND_INT64 (&part, "changed", t.changed);
+                BSON_APPEND_INT64 (&part, "unchanged", t.seen > t.changed ? t.seen - t.changed : 0);
             }
             if (pr >= 0)
                 BSON_APPEND_INT64 (&part, "rate", pr);

@@ -129,16 +129,16 @@ wait_moved (shared_t *sh, uint64_t seen, int ms)
     pthread_mutex_unlock (&sh->mu);
 }
 
-/* Pass pi of step s's, partition k of n: the words of every message. */
+/* A partition (pass at->p of step at->s's, partition at->k of at->n):
+ * the words of every message. */
 static void
-part_name (const online_t *on, const rm_step_t *s, size_t pi, uint32_t k, uint32_t n, char *buf,
-           size_t cap)
+part_name (const online_t *on, const online_cp_where_t *at, char *buf, size_t cap)
 {
     char pass[32] = "";
-    if (pi > 0)
-        snprintf (pass, sizeof pass, "/%zu", pi + 1);
-    snprintf (buf, cap, "plan %s, step %zu%s, partition %u of %u", on->run->names.name, s->index, pass,
-              k + 1, n);
+    if (at->p > 0)
+        snprintf (pass, sizeof pass, "/%zu", at->p + 1);
+    snprintf (buf, cap, "plan %s, step %zu%s, partition %u of %u", on->run->names.name,
+              at->s->index, pass, at->k + 1, at->n);
 }
 
 /* A partition's checkpoint (last: {last: _id} or empty) lies in its
@@ -146,14 +146,14 @@ part_name (const online_t *on, const rm_step_t *s, size_t pi, uint32_t k, uint32
  * _ids the partition holds); one past its end would make the partition
  * read nothing more and end done. */
 static bool
-checkpoint_in_range (const online_t *on, const rm_step_t *s, size_t pi, uint32_t k, uint32_t n,
-                     const bson_t *part, const bson_t *last, bson_error_t *err)
+checkpoint_in_range (const online_t *on, const online_cp_where_t *at, const bson_t *part,
+                     const bson_t *last, bson_error_t *err)
 {
     bson_iter_t lit;
     char what[400];
     if (!bson_iter_init_find (&lit, last, "last") || online_partition_holds (part, &lit))
         return true;
-    part_name (on, s, pi, k, n, what, sizeof what);
+    part_name (on, at, what, sizeof what);
     rm_error_set (err, RM_ERR_DATA, "%s: %s: its checkpoint in %s.partitions lies outside its "
                   "range (its _id is not one the partition holds): the state database was "
                   "changed or is damaged, and reading on from it would leave the partition's "
@@ -235,15 +235,16 @@ parts_check (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, u
         bson_t part, last = BSON_INITIALIZER;
         const uint8_t *data;
         uint32_t len;
-        bool done, more = false;
-        int64_t seen, changed;
+        bool more = false;
+        online_cp_where_t at = {s, pi, k, n};
+        online_cp_tally_t t;
         if (!BSON_ITER_HOLDS_DOCUMENT (&it))
             continue; /* refused when the record was read */
         bson_iter_document (&it, &len, &data);
         ok = bson_init_static (&part, data, len) &&
-             online_part_read (on, s, pi, k, &last, &done, &seen, &changed, err) &&
-             checkpoint_in_range (on, s, pi, k, n, &part, &last, err);
-        if (ok && done) {
+             online_part_read (on, &at, &last, &t, err) &&
+             checkpoint_in_range (on, &at, &part, &last, err);
+        if (ok && t.done) {
             if (!c)
                 c = online_collection (on, ps.drive->db, ps.drive_coll);
             ok = range_goes_on (on, c, &part, &last, &more, err);
@@ -251,7 +252,7 @@ parts_check (online_t *on, const rm_step_t *s, size_t pi, const bson_t *parts, u
         if (ok && more) {
             char what[400];
             reopen[k] = true;
-            part_name (on, s, pi, k, n, what, sizeof what);
+            part_name (on, &at, what, sizeof what);
             online_say_note (on, "%s: marked done, but its range holds _ids after its "
                              "checkpoint (written since it was done, or its checkpoint was "
                              "changed): read on from there", what);
@@ -290,16 +291,17 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
         const uint8_t *data;
         uint32_t len;
         char id[400], what[400];
-        bool done, taken, ok, ran = false;
-        int64_t seen, changed;
+        bool taken, ok, ran = false;
+        online_cp_where_t at = {sh->s, sh->pi, k, sh->n};
+        online_cp_tally_t t;
         bson_iter_document (&it, &len, &data);
         if (!bson_init_static (&part, data, len))
             continue;
-        ok = online_part_read (on, sh->s, sh->pi, k, &last, &done, &seen, &changed, err);
+        ok = online_part_read (on, &at, &last, &t, err);
         bson_destroy (&last);
         if (!ok)
             return false;
-        if (done && !reopened (sh, k, false))
+        if (t.done && !reopened (sh, k, false))
             continue;
         *left = true;
         online_part_key (on, sh->s, sh->pi, k, id, sizeof id);
@@ -312,10 +314,10 @@ sweep (worker_t *w, void *st, bool *left, bool *read, bson_error_t *err)
         /* Done by another between the read and the take; the
          * checkpoint read from is in the range. */
         bson_init (&last);
-        ok = online_part_read (on, sh->s, sh->pi, k, &last, &done, &seen, &changed, err) &&
-             checkpoint_in_range (on, sh->s, sh->pi, k, sh->n, &part, &last, err);
+        ok = online_part_read (on, &at, &last, &t, err) &&
+             checkpoint_in_range (on, &at, &part, &last, err);
         bson_destroy (&last);
-        if (ok && (!done || reopened (sh, k, true))) {
+        if (ok && (!t.done || reopened (sh, k, true))) {
             ok = sh->ops->run (st, k, &part, err);
             *read = ran = true;
             pthread_mutex_lock (&sh->mu);

@@ -223,9 +223,11 @@ recorded (online_t *on, const bson_t *record, const char *key, bson_t *parts, bo
 }
 
 bool
-online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_t *c, bool one,
+online_parts_get (online_t *on, const online_cp_where_t *at, mongoc_collection_t *c, bool one,
                   bool may_record, bson_t *parts, bson_error_t *err)
 {
+    const rm_step_t *s = at->s;
+    size_t p = at->p;
     char key[64], field[96], no_sample[300] = "";
     bson_t record, sample = BSON_INITIALIZER, *set;
     bool found, ok, there = false;
@@ -292,25 +294,28 @@ online_parts_count (const bson_t *parts)
 }
 
 bool
-online_part_read (online_t *on, const rm_step_t *s, size_t p, uint32_t k, bson_t *last,
-                  bool *done, int64_t *seen, int64_t *changed, bson_error_t *err)
+online_part_read (online_t *on, const online_cp_where_t *at, bson_t *last, online_cp_tally_t *t,
+                  bson_error_t *err)
 {
     char id[300];
     bson_t doc;
     bool found, ok;
-    online_part_key (on, s, p, k, id, sizeof id);
+    online_part_key (on, at->s, at->p, at->k, id, sizeof id);
     ok = online_state_get (on, "partitions", id, &doc, &found, "reading a partition's checkpoint",
                            err);
-    online_checkpoint_parse (&doc, last, done, seen, changed);
+    online_checkpoint_parse (&doc, last, t);
     bson_destroy (&doc);
     return ok;
 }
 
 static bool
-part_write (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
-            const rm_nsref_t *ns, const bson_value_t *last, int64_t seen, int64_t changed,
-            bool done, bson_error_t *err)
+part_write (online_t *on, const online_cp_where_t *at, const rm_nsref_t *ns,
+            const bson_value_t *last, const online_cp_tally_t *t, bson_error_t *err)
 {
+    const rm_step_t *s = at->s;
+    size_t p = at->p;
+    uint32_t k = at->k, n = at->n;
+    bool done = t->done;
     char id[300];
     bson_t set = BSON_INITIALIZER, inner;
     bool ok;
@@ -328,8 +333,8 @@ part_write (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
     BSON_APPEND_INT64 (&inner, "epoch", on->epoch);
     if (last)
         BSON_APPEND_VALUE (&inner, "last", last);
-    BSON_APPEND_INT64 (&inner, "seen", seen);
-    BSON_APPEND_INT64 (&inner, "changed", changed);
+    BSON_APPEND_INT64 (&inner, "seen", t->seen);
+    BSON_APPEND_INT64 (&inner, "changed", t->changed);
     BSON_APPEND_BOOL (&inner, "done", done);
     BSON_APPEND_DATE_TIME (&inner, "updated", online_wall_ms ());
     bson_append_document_end (&set, &inner);
@@ -341,14 +346,13 @@ part_write (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
 }
 
 bool
-online_part_save (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
-                  const rm_nsref_t *ns, const bson_t *last, int64_t seen, int64_t changed,
-                  bool done, bson_error_t *err)
+online_part_save (online_t *on, const online_cp_where_t *at, const rm_nsref_t *ns,
+                  const bson_t *last, const online_cp_tally_t *t, bson_error_t *err)
 {
     online_retry_t retry = {0, 0};
     bson_iter_t it;
     const bson_value_t *v = bson_iter_init_find (&it, last, "last") ? bson_iter_value (&it) : NULL;
-    while (!part_write (on, s, p, k, n, ns, v, seen, changed, done, err))
+    while (!part_write (on, at, ns, v, t, err))
         if (!online_retry (on, &retry, err))
             return false;
     return true;
@@ -431,8 +435,8 @@ online_parts_list (online_t *on, bool running, bson_error_t *err)
                 bson_t doc, part;
                 const uint8_t *data;
                 uint32_t len;
-                bool there, done = false;
-                int64_t seen = 0, changed = 0;
+                bool there;
+                online_cp_tally_t t = {false, 0, 0};
                 const char *st;
                 bson_iter_document (&pi, &len, &data);
                 if (!bson_init_static (&part, data, len))
@@ -447,11 +451,11 @@ online_parts_list (online_t *on, bool running, bson_error_t *err)
                 }
                 if (there) {
                     bson_t ignored = BSON_INITIALIZER;
-                    online_checkpoint_parse (&doc, &ignored, &done, &seen, &changed);
+                    online_checkpoint_parse (&doc, &ignored, &t);
                     bson_destroy (&ignored);
                 }
                 online_field_utf8 (&doc, "owner", owner, sizeof owner);
-                st = done ? "done" : !there ? "pending" : running ? "running" : "stopped";
+                st = t.done ? "done" : !there ? "pending" : running ? "running" : "stopped";
                 bound_text (&part, "lo", lo, sizeof lo);
                 bound_text (&part, "hi", hi, sizeof hi);
                 snprintf (range, sizeof range, "%s%s%s", *lo ? lo : "from the start",
@@ -460,7 +464,7 @@ online_parts_list (online_t *on, bool running, bson_error_t *err)
                  * database holds them: escaped, as every message is. */
                 cell (out, key, 9);
                 online_say_out (on, " %4u of %-2u %-8s %10lld %10lld  ", k + 1, n, st,
-                                (long long) seen, (long long) changed);
+                                (long long) t.seen, (long long) t.changed);
                 cell (out, range, 34);
                 fputc (' ', out);
                 cell (out, *owner ? owner : "-", 0);

@@ -47,18 +47,17 @@ online_record_parse (const bson_t *doc, online_record_t *r)
 }
 
 void
-online_checkpoint_parse (const bson_t *doc, bson_t *last, bool *done, int64_t *seen,
-                         int64_t *changed)
+online_checkpoint_parse (const bson_t *doc, bson_t *last, online_cp_tally_t *t)
 {
     bson_iter_t it;
-    *done = false;
-    *seen = *changed = 0;
+    t->done = false;
+    t->seen = t->changed = 0;
     if (bson_iter_init_find (&it, doc, "last"))
         bson_append_iter (last, "last", 4, &it);
     if (bson_iter_init_find (&it, doc, "done"))
-        *done = bson_iter_as_bool (&it);
+        t->done = bson_iter_as_bool (&it);
     if (bson_iter_init_find (&it, doc, "seen"))
-        *seen = bson_iter_as_int64 (&it);
+        t->seen = bson_iter_as_int64 (&it);
     if (bson_iter_init_find (&it, doc, "changed"))
-        *changed = bson_iter_as_int64 (&it);
+        t->changed = bson_iter_as_int64 (&it);
 }

@@ -292,22 +292,21 @@ checkpoint_id (online_t *on, const rm_step_t *s, size_t p, char *buf, size_t cap
 }
 
 bool
-online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last, bool *done,
-                        int64_t *seen, int64_t *changed, bson_error_t *err)
+online_checkpoint_read (online_t *on, const online_cp_where_t *at, bson_t *last,
+                        online_cp_tally_t *t, bson_error_t *err)
 {
     char id[300];
     bson_t *q, doc;
     bson_error_t why;
     bool ok = true, found;
 
-    checkpoint_id (on, s, p, id, sizeof id);
+    checkpoint_id (on, at->s, at->p, id, sizeof id);
     q = BCON_NEW ("_id", BCON_UTF8 (id));
-    *done = false;
-    *seen = *changed = 0;
+    *t = (online_cp_tally_t) {false, 0, 0};
     if (!online_ops (on)->state_read (on, "checkpoints", q, &doc, &found, &why))
         ok = online_fail (on, err, &why, "reading a checkpoint");
     else if (found)
-        online_checkpoint_parse (&doc, last, done, seen, changed);
+        online_checkpoint_parse (&doc, last, t);
     bson_destroy (&doc);
     bson_destroy (q);
     return ok;
@@ -343,10 +342,12 @@ online_fenced_upsert (online_t *on, const char *coll, const char *id, const bson
 }
 
 bool
-online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
-                         const char *coll, const bson_value_t *last, int64_t seen,
-                         int64_t changed, bool done, bson_error_t *err)
+online_checkpoint_write (online_t *on, const online_cp_where_t *at, const rm_nsref_t *ns,
+                         const char *coll, const bson_value_t *last, const online_cp_tally_t *t,
+                         bson_error_t *err)
 {
+    const rm_step_t *s = at->s;
+    size_t p = at->p;
     char id[300];
     bson_t set, inner;
     bool ok;
@@ -369,9 +370,9 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
          * (online_range.c). */
         BSON_APPEND_UTF8 (&inner, "lastType", rm_value_type_name (last->value_type));
     }
-    BSON_APPEND_INT64 (&inner, "seen", seen);
-    BSON_APPEND_INT64 (&inner, "changed", changed);
-    BSON_APPEND_BOOL (&inner, "done", done);
+    BSON_APPEND_INT64 (&inner, "seen", t->seen);
+    BSON_APPEND_INT64 (&inner, "changed", t->changed);
+    BSON_APPEND_BOOL (&inner, "done", t->done);
     BSON_APPEND_DATE_TIME (&inner, "updated", online_wall_ms ());
     BSON_APPEND_UTF8 (&inner, "tool", "remodel 0.1.0");
     bson_append_document_end (&set, &inner);
@@ -389,14 +390,14 @@ online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_ns
 }
 
 bool
-online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
-                        const char *coll, const bson_t *last, int64_t seen, int64_t changed,
-                        bool done, bson_error_t *err)
+online_checkpoint_save (online_t *on, const online_cp_where_t *at, const rm_nsref_t *ns,
+                        const char *coll, const bson_t *last, const online_cp_tally_t *t,
+                        bson_error_t *err)
 {
     online_retry_t retry = {0, 0};
     bson_iter_t it;
     const bson_value_t *v = bson_iter_init_find (&it, last, "last") ? bson_iter_value (&it) : NULL;
-    while (!online_checkpoint_write (on, s, p, ns, coll, v, seen, changed, done, err))
+    while (!online_checkpoint_write (on, at, ns, coll, v, t, err))
         if (!online_retry (on, &retry, err))
             return false;
     return true;

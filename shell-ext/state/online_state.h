@@ -112,27 +112,41 @@ bool online_wait_while_paused (online_t *on, bson_error_t *err);
 bool online_plan_note_error (online_t *on, const char *message);
 /* Forgets the plan's record and checkpoints (rollback). */
 bool online_plan_forget (online_t *on, bson_error_t *err);
-/* The checkpoint of pass p of step s: its last _id copied into last as
- * "last" (nothing when none), *done when finished. */
-bool online_checkpoint_read (online_t *on, const rm_step_t *s, size_t p, bson_t *last, bool *done,
-                             int64_t *seen, int64_t *changed, bson_error_t *err);
+/* Where a checkpoint is kept: pass p of step s, and for a pass read in
+ * partitions, partition k of n (online_part_read, _save). */
+typedef struct {
+    const rm_step_t *s;
+    size_t p;
+    uint32_t k, n;
+} online_cp_where_t;
+
+/* What a checkpoint counts: the pass (or partition) done, the documents it
+ * read (seen) and wrote (changed). */
+typedef struct {
+    bool done;
+    int64_t seen, changed;
+} online_cp_tally_t;
+
+/* The checkpoint at (its pass's own): its last _id copied into last as
+ * "last" (nothing when none), t->done when finished. */
+bool online_checkpoint_read (online_t *on, const online_cp_where_t *at, bson_t *last,
+                             online_cp_tally_t *t, bson_error_t *err);
 /* online_record_parse.c: a checkpoint document's fields ({"last": <_id>}
  * appended to last when it has one; done, seen, changed: false, 0 when
  * missing). */
-void online_checkpoint_parse (const bson_t *doc, bson_t *last, bool *done, int64_t *seen,
-                              int64_t *changed);
+void online_checkpoint_parse (const bson_t *doc, bson_t *last, online_cp_tally_t *t);
 /* Written only by the lease holder (it renews the lease first). ns: the
  * namespace the pass reads. */
-bool online_checkpoint_write (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
-                              const char *coll, const bson_value_t *last, int64_t seen,
-                              int64_t changed, bool done, bson_error_t *err);
+bool online_checkpoint_write (online_t *on, const online_cp_where_t *at, const rm_nsref_t *ns,
+                              const char *coll, const bson_value_t *last,
+                              const online_cp_tally_t *t, bson_error_t *err);
 /* online_checkpoint_write, retried after transient errors (the lease
  * renewed each time); last: {"last": <_id>} or empty. */
 bool online_fenced_upsert (online_t *on, const char *coll, const char *id, const bson_t *set,
                           const char *what, bson_error_t *err);
-bool online_checkpoint_save (online_t *on, const rm_step_t *s, size_t p, const rm_nsref_t *ns,
-                             const char *coll, const bson_t *last, int64_t seen, int64_t changed,
-                             bool done, bson_error_t *err);
+bool online_checkpoint_save (online_t *on, const online_cp_where_t *at, const rm_nsref_t *ns,
+                             const char *coll, const bson_t *last, const online_cp_tally_t *t,
+                             bson_error_t *err);
 /* What the plan's passes read in all, by their checkpoints, and at what
  * rate (documents a second over the time they ran; 0: unknown). */
 bool online_checkpoint_totals (online_t *on, int64_t *seen, int64_t *rate, bson_error_t *err);
@@ -493,16 +507,15 @@ bool online_partition_sample_of (online_t *on, mongoc_collection_t *c, int want,
  * running is false and it is not done; pending: not begun), documents
  * read and written, range and the worker that last wrote its checkpoint;
  * the rows printed (0: no pass split), -1 on error. */
-bool online_parts_get (online_t *on, const rm_step_t *s, size_t p, mongoc_collection_t *c, bool one,
+bool online_parts_get (online_t *on, const online_cp_where_t *at, mongoc_collection_t *c, bool one,
                        bool may_record, bson_t *parts, bson_error_t *err);
 uint32_t online_parts_count (const bson_t *parts);
 /* The _id of partition k's checkpoint, which its lease has too. */
 void online_part_key (online_t *on, const rm_step_t *s, size_t p, uint32_t k, char *buf, size_t cap);
-bool online_part_read (online_t *on, const rm_step_t *s, size_t p, uint32_t k, bson_t *last,
-                       bool *done, int64_t *seen, int64_t *changed, bson_error_t *err);
-bool online_part_save (online_t *on, const rm_step_t *s, size_t p, uint32_t k, uint32_t n,
-                       const rm_nsref_t *ns, const bson_t *last, int64_t seen, int64_t changed,
-                       bool done, bson_error_t *err);
+bool online_part_read (online_t *on, const online_cp_where_t *at, bson_t *last,
+                       online_cp_tally_t *t, bson_error_t *err);
+bool online_part_save (online_t *on, const online_cp_where_t *at, const rm_nsref_t *ns,
+                       const bson_t *last, const online_cp_tally_t *t, bson_error_t *err);
 bool online_parts_forget (online_t *on, bson_error_t *err);
 int online_parts_list (online_t *on, bool running, bson_error_t *err);
 

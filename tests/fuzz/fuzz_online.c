@@ -95,9 +95,8 @@ checkpoint (const bson_t *doc)
 {
     bson_t last = BSON_INITIALIZER, filter = BSON_INITIALIZER;
     bson_iter_t it;
-    bool done;
-    int64_t seen, changed;
-    online_checkpoint_parse (doc, &last, &done, &seen, &changed);
+    online_cp_tally_t t;
+    online_checkpoint_parse (doc, &last, &t);
     if (bson_iter_init_find (&it, &last, "last")) {
         (void) online_range_after (&it, &filter);
         (void) online_range_before (&it, &it);
