@@ -79,8 +79,13 @@ ONLINE_BIN  = $(if $(HAVE_MONGOC),$(BUILD)/remodel-online,online-missing)
 # rest so that every suite finds it, never linked into remodel.
 MEM_SRC = $(wildcard tests/mem/*.c)
 MEM_BIN = $(BUILD)/tests/remodel-memsrv
+# The fault matrix in-process (tests/mem/matrix/): the online program's
+# main and objects driven against the in-memory server, run by
+# tests/cli/test_online_fault_matrix.sh; a test program, never installed.
+MATRIX_SRC = $(wildcard tests/mem/matrix/*.c)
+MATRIX_BIN = $(if $(HAVE_MONGOC),$(BUILD)/tests/remodel-fault-matrix)
 
-all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN) $(MEM_BIN) $(if $(HAVE_GRAPHVIZ),,graphviz-missing)
+all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN) $(MEM_BIN) $(MATRIX_BIN) $(if $(HAVE_GRAPHVIZ),,graphviz-missing)
 
 FORCE:
 
@@ -133,6 +138,17 @@ $(MEM_BIN): LAYER_INC = $(CORE_INC)
 $(MEM_BIN): $(MEM_SRC) $(wildcard tests/mem/*.h) $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/mem -o $@ $(MEM_SRC) $(BUILD)/libremodel.a $(LIBS_ALL)
+# Its main is the online program's own, renamed in a copy of its object;
+# its sleeps go through the matrix's (--wrap: a retry's backoff shortened).
+$(BUILD)/tests/matrix/online_main_entry.o: $(BUILD)/shell-ext/cmd/online_main.o
+	@mkdir -p $(dir $@)
+	objcopy --redefine-sym main=remodel_online_main $< $@
+$(BUILD)/tests/remodel-fault-matrix: $(MATRIX_SRC) tests/mem/matrix/matrix.h $(BUILD)/tests/matrix/online_main_entry.o \
+                                     $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags libmongoc-1.0) -Itests/mem/matrix -o $@ $(MATRIX_SRC) \
+	    $(BUILD)/tests/matrix/online_main_entry.o $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a \
+	    -Wl,--wrap=online_sleep_ms $(MONGOC_LIBS) $(LIBS_ALL)
 $(BUILD)/tests/test_online_%: tests/unit/test_online_%.c $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) $(ONLINE_INC) $(shell pkg-config --cflags libmongoc-1.0) -o $@ $< \

@@ -1,0 +1,92 @@
+/* remodel-fault-matrix: the fault layer's matrix of `online finalize` and
+ * `rollback` run in-process against the in-memory server (tests/mem/),
+ * for make check (tests/cli/test_online_fault_matrix.sh calls it). A test
+ * program only, never linked into the product. Its parts:
+ *   matrix_child.c  one online command in a forked child, through the
+ *                   online program's own main (no exec), a fault spec in
+ *                   its environment, killed at its call when asked;
+ *   matrix_server.c the in-memory server (one child), its snapshots, the
+ *                   crm data filled, the offline engine's reference;
+ *   matrix_state.c  the server's state read (every document of crm, the
+ *                   state database's collections, the plan's record) and
+ *                   compared with a reference;
+ *   matrix_main.c   the references from clean runs, then every point. */
+#ifndef MATRIX_H
+#define MATRIX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mongoc/mongoc.h>
+
+/* --- matrix_child.c --- */
+typedef struct {
+    int rc;          /* exit status; 128+N when killed by signal N */
+    bool killed;     /* killed by us at its faulted call */
+    char err[32768]; /* its standard error (the start when longer) */
+} mx_run_t;
+
+typedef struct {
+    const char *uri;
+    const char *plan;
+} mx_target_t;
+
+/* The online program's main, its symbol renamed in a copy of its object
+ * (the Makefile's rule for this program). */
+int remodel_online_main (int argc, char **argv);
+/* `remodel online CMD PLAN --uri URI ARGS...` (ARGS ends with NULL) in a
+ * forked child: fault (NULL: none) as REMODEL_ONLINE_FAULT, log (NULL:
+ * none) as REMODEL_ONLINE_FAULT_LOG; kill: the child SIGKILLed once the
+ * fault layer says the faulted call came (the spec holds it by a delay).
+ * False when it could not run, or a kill's call never came (said in err). */
+bool mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log, bool kill_at,
+                const char *cmd, ...);
+/* The fault layer's line about the faulted call ("call N (KIND #K) ..."),
+ * or "no fault fired". */
+const char *mx_fired (const mx_run_t *r, char *buf, size_t cap);
+
+/* --- matrix_server.c --- */
+typedef struct {
+    pid_t pid;
+    char uri[128];
+    mongoc_client_t *client;
+} mx_server_t;
+
+bool mx_server_start (mx_server_t *s, const char *memsrv, const char *dir, char *why, size_t cap);
+void mx_server_stop (mx_server_t *s);
+/* {CMD: NAME} on the admin database (memSnapshot, memRestore). */
+bool mx_server_cmd (mx_server_t *s, const char *cmd, const char *name, char *why, size_t cap);
+/* crm and the state database dropped, then 8 people and 24 tasks. */
+bool mx_fill (mx_server_t *s, char *why, size_t cap);
+/* The filled documents as a mongodump directory under dir/orig, and
+ * `remodel run PLAN` over it into dir/off (the offline engine's output). */
+bool mx_offline (const char *remodel, const char *plan, const char *dir, char *why, size_t cap);
+
+/* --- matrix_state.c --- */
+typedef struct {
+    char name[128];
+    uint8_t *bytes; /* every document, in _id order, back to back */
+    size_t len, count;
+} mx_coll_t;
+
+typedef struct {
+    mx_coll_t coll[32];     /* crm's collections, by name */
+    size_t ncoll;
+    char state_names[1024]; /* the state database's collections, sorted, space-separated */
+    bool record, finalized, journal, after_switch;
+} mx_state_t;
+
+bool mx_state_read (mongoc_client_t *c, mx_state_t *st, char *why, size_t cap);
+void mx_state_free (mx_state_t *st);
+/* Whether got is want, document for document, byte for byte, and no
+ * collection else; what differs first into why. */
+bool mx_state_same (const mx_state_t *got, const mx_state_t *want, char *why, size_t cap);
+const mx_coll_t *mx_state_coll (const mx_state_t *st, const char *name);
+/* The documents of a mongodump .bson file, in _id order (as a collection
+ * read back): false when unreadable. */
+bool mx_coll_from_file (mx_coll_t *c, const char *name, const char *path);
+/* Whether a and b hold the same documents, byte for byte (any order). */
+bool mx_coll_same_docs (const mx_coll_t *a, const mx_coll_t *b);
+
+#endif
