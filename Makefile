@@ -280,8 +280,9 @@ online-switch-matrix: all
 
 # The fault layer's matrix in full (tests/cli/test_online_fault_matrix.sh):
 # every server call of finalize and of rollback cut before and after it is
-# sent on the in-memory server (tests/mem/), make check's part on both
-# real servers (FAULT_MATRIX=full-real: every call there too); every call
+# sent and killed at it, in-process on the in-memory server
+# (tests/mem/matrix/, as make check), make check's part on both real
+# servers (FAULT_MATRIX=full-real: every call cut there too); every call
 # of a carry (test_online_fault_carry.sh) on both servers. Fails when any
 # check does.
 online-fault-matrix: all
