@@ -7,10 +7,13 @@
  *                   its environment, killed at its call when asked;
  *   matrix_server.c the in-memory server (one child), its snapshots, the
  *                   crm data filled, the offline engine's reference;
- *   matrix_state.c  the server's state read (every document of crm, the
- *                   state database's collections, the plan's record) and
- *                   compared with a reference;
- *   matrix_main.c   the references from clean runs, then every point. */
+ *   matrix_state.c  the server's state read (every document of a
+ *                   database, the state database's collections, the
+ *                   plan's record) and compared with a reference;
+ *   matrix_common.c the PASS/FAIL lines, a judgement, the lanes;
+ *   matrix_switch.c finalize's and rollback's matrix;
+ *   matrix_carry.c  rollback --carry-writes' matrix;
+ *   matrix_main.c   the options, then each matrix. */
 #ifndef MATRIX_H
 #define MATRIX_H
 
@@ -53,7 +56,9 @@ typedef struct {
     mongoc_client_t *client;
 } mx_server_t;
 
-bool mx_server_start (mx_server_t *s, const char *memsrv, const char *dir, char *why, size_t cap);
+/* changelog: a primary with its oplog (--repl-set rs0 --oplog). */
+bool mx_server_start (mx_server_t *s, const char *memsrv, const char *dir, bool changelog,
+                      char *why, size_t cap);
 void mx_server_stop (mx_server_t *s);
 /* {CMD: NAME} on the admin database (memSnapshot, memRestore). */
 bool mx_server_cmd (mx_server_t *s, const char *cmd, const char *name, char *why, size_t cap);
@@ -77,7 +82,11 @@ typedef struct {
     bool record, finalized, journal, after_switch;
 } mx_state_t;
 
-bool mx_state_read (mongoc_client_t *c, mx_state_t *st, char *why, size_t cap);
+/* What a state holds: crm, the state database's collections and the
+ * plan's record; or shop's collections but the results (a carry's
+ * originals, any stage left). */
+enum { MX_SCOPE_CRM, MX_SCOPE_SHOP_ORIGINALS };
+bool mx_state_read (mongoc_client_t *c, unsigned scope, mx_state_t *st, char *why, size_t cap);
 void mx_state_free (mx_state_t *st);
 /* Whether got is want, document for document, byte for byte, and no
  * collection else; what differs first into why. */
@@ -86,7 +95,44 @@ const mx_coll_t *mx_state_coll (const mx_state_t *st, const char *name);
 /* The documents of a mongodump .bson file, in _id order (as a collection
  * read back): false when unreadable. */
 bool mx_coll_from_file (mx_coll_t *c, const char *name, const char *path);
+void mx_coll_append (mx_coll_t *c, const bson_t *d);
 /* Whether a and b hold the same documents, byte for byte (any order). */
 bool mx_coll_same_docs (const mx_coll_t *a, const mx_coll_t *b);
+
+/* --- matrix_common.c --- */
+typedef struct {
+    const char *memsrv, *remodel, *plan, *tmp;
+    const char *only; /* "CMD CALL:ACTION": that point alone */
+    char acts[3][16]; /* cut, cut-after, kill */
+    int nacts, lanes;
+} mx_opts_t;
+
+extern int mx_passes, mx_failures;
+extern mx_server_t mx_srv; /* this process's (a lane's) server */
+extern mx_target_t mx_tgt;
+
+void mx_say (bool ok, const char *fmt, ...) BSON_GNUC_PRINTF (2, 3);
+/* The last lines of a command's standard error, to ours. */
+void mx_tail (const mx_run_t *r);
+/* memRestore snap; a FAIL line named label when it fails. */
+bool mx_restore (const char *snap, const char *label);
+/* The state now against want: a PASS or FAIL line "label: what". */
+bool mx_judge (const mx_state_t *want, unsigned scope, const char *label, const char *what);
+/* The fault layer's spec for action at call ("any:12", "update:3"). */
+void mx_spec (char *out, size_t cap, const char *call, const char *action);
+void mx_label (char *out, size_t cap, const char *cmd, const char *call, const char *action,
+               const mx_run_t *r);
+bool mx_wanted (const mx_opts_t *o, const char *cmd, const char *call, const char *action);
+/* Points 0..npoints-1 dealt to o->lanes forked processes, each with a
+ * server of its own made by setup (lane, its directory); their lines
+ * printed lane by lane and counted. A point's time is mostly waiting (a
+ * round trip's wake-ups, a fork), so lanes overlap it. */
+void mx_lanes (const mx_opts_t *o, const char *name, long npoints, bool (*setup) (int, const char *),
+               void (*point) (long));
+
+/* --- matrix_switch.c, matrix_carry.c: each matrix, its PASS/FAIL lines;
+ * false when its references could not be made. --- */
+bool mx_switch_matrix (const mx_opts_t *o);
+bool mx_carry_matrix (const mx_opts_t *o);
 
 #endif

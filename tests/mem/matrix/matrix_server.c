@@ -15,7 +15,8 @@
 #include "matrix.h"
 
 bool
-mx_server_start (mx_server_t *s, const char *memsrv, const char *dir, char *why, size_t cap)
+mx_server_start (mx_server_t *s, const char *memsrv, const char *dir, bool changelog, char *why,
+                 size_t cap)
 {
     char port_file[600], buf[32] = "";
     struct timespec tick = {0, 10000000};
@@ -32,7 +33,11 @@ mx_server_start (mx_server_t *s, const char *memsrv, const char *dir, char *why,
         int null = open ("/dev/null", O_WRONLY);
         if (null >= 0)
             dup2 (null, 1);
-        execl (memsrv, memsrv, "--port-file", port_file, (char *) NULL);
+        if (changelog)
+            execl (memsrv, memsrv, "--port-file", port_file, "--repl-set", "rs0", "--oplog",
+                   (char *) NULL);
+        else
+            execl (memsrv, memsrv, "--port-file", port_file, (char *) NULL);
         fprintf (stderr, "%s: %s\n", memsrv, strerror (errno));
         _exit (127);
     }

@@ -1,5 +1,5 @@
 /* The server's state as the matrix judges it (matrix.h): every document of
- * every crm collection, byte for byte in _id order; the state database's
+ * every collection of crm (or shop's originals), byte for byte in _id order; the state database's
  * collections by name (a key map, a probe or a temporary left shows
  * there); the plan's record: there or not, finalized, a switch journaled,
  * an after-switch record. */
@@ -15,8 +15,8 @@ by_name (const void *a, const void *b)
     return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
-static void
-append (mx_coll_t *c, const bson_t *d)
+void
+mx_coll_append (mx_coll_t *c, const bson_t *d)
 {
     c->bytes = realloc (c->bytes, c->len + d->len);
     memcpy (c->bytes + c->len, bson_get_data (d), d->len);
@@ -25,9 +25,9 @@ append (mx_coll_t *c, const bson_t *d)
 }
 
 static bool
-read_coll (mongoc_client_t *cl, mx_coll_t *c, char *why, size_t cap)
+read_coll (mongoc_client_t *cl, const char *db, mx_coll_t *c, char *why, size_t cap)
 {
-    mongoc_collection_t *coll = mongoc_client_get_collection (cl, "crm", c->name);
+    mongoc_collection_t *coll = mongoc_client_get_collection (cl, db, c->name);
     bson_t q = BSON_INITIALIZER, opts = BSON_INITIALIZER, sort;
     const bson_t *d;
     bson_error_t err;
@@ -39,9 +39,9 @@ read_coll (mongoc_client_t *cl, mx_coll_t *c, char *why, size_t cap)
     bson_append_document_end (&opts, &sort);
     cur = mongoc_collection_find_with_opts (coll, &q, &opts, NULL);
     while (mongoc_cursor_next (cur, &d))
-        append (c, d);
+        mx_coll_append (c, d);
     if (!(ok = !mongoc_cursor_error (cur, &err)))
-        snprintf (why, cap, "reading crm.%s: %s", c->name, err.message);
+        snprintf (why, cap, "reading %s.%s: %s", db, c->name, err.message);
     mongoc_cursor_destroy (cur);
     mongoc_collection_destroy (coll);
     bson_destroy (&q);
@@ -98,27 +98,45 @@ read_record (mongoc_client_t *cl, mx_state_t *st, char *why, size_t cap)
     return ok;
 }
 
-bool
-mx_state_read (mongoc_client_t *cl, mx_state_t *st, char *why, size_t cap)
+/* A result's name: NAME_remodel_ID_STEP, ID ending in 12 hex digits. */
+static bool
+is_result (const char *n)
 {
+    const char *r = strstr (n, "_remodel_"), *u = strrchr (n, '_');
+    size_t hex = 0;
+    if (!r || !u || !u[1] || strspn (u + 1, "0123456789") != strlen (u + 1) || u - n < 13)
+        return false;
+    for (const char *p = u - 12; p < u && strchr ("0123456789abcdef", *p); p++)
+        hex++;
+    return hex == 12 && u[-13] == '_';
+}
+
+bool
+mx_state_read (mongoc_client_t *cl, unsigned scope, mx_state_t *st, char *why, size_t cap)
+{
+    const char *db = scope == MX_SCOPE_CRM ? "crm" : "shop";
     char **crm, **state;
     bool ok = true;
 
     memset (st, 0, sizeof *st);
-    if (!(crm = names (cl, "crm", why, cap)))
+    if (!(crm = names (cl, db, why, cap)))
         return false;
     for (size_t i = 0; crm[i] && ok; i++) {
+        if (scope == MX_SCOPE_SHOP_ORIGINALS && is_result (crm[i]))
+            continue;
         if (st->ncoll == sizeof st->coll / sizeof *st->coll) {
-            snprintf (why, cap, "crm holds more than %zu collections", st->ncoll);
+            snprintf (why, cap, "the database holds more than %zu collections", st->ncoll);
             ok = false;
             break;
         }
         mx_coll_t *c = &st->coll[st->ncoll++];
         bson_strncpy (c->name, crm[i], sizeof c->name);
-        ok = read_coll (cl, c, why, cap);
+        ok = read_coll (cl, db, c, why, cap);
     }
     bson_strfreev (crm);
-    if (!ok || !(state = names (cl, "remodel", why, cap)))
+    if (!ok || scope != MX_SCOPE_CRM)
+        return ok;
+    if (!(state = names (cl, "remodel", why, cap)))
         return false;
     for (size_t i = 0; state[i]; i++) {
         size_t at = strlen (st->state_names);
@@ -162,13 +180,13 @@ mx_state_same (const mx_state_t *got, const mx_state_t *want, char *why, size_t 
     list (got, g, sizeof g);
     list (want, w, sizeof w);
     if (strcmp (g, w)) {
-        snprintf (why, cap, "crm holds [%s], not [%s]", g, w);
+        snprintf (why, cap, "the database holds [%s], not [%s]", g, w);
         return false;
     }
     for (size_t i = 0; i < want->ncoll; i++) {
         const mx_coll_t *a = &got->coll[i], *b = &want->coll[i];
         if (a->count != b->count || a->len != b->len || memcmp (a->bytes, b->bytes, a->len)) {
-            snprintf (why, cap, "crm.%s: %zu documents (%zu bytes), not the %zu wanted (%zu "
+            snprintf (why, cap, "%s: %zu documents (%zu bytes), not the %zu wanted (%zu "
                       "bytes), or not byte for byte", a->name, a->count, a->len, b->count, b->len);
             return false;
         }
@@ -200,7 +218,7 @@ mx_coll_from_file (mx_coll_t *c, const char *name, const char *path)
     if (!r)
         return false;
     while ((d = bson_reader_read (r, &eof)))
-        append (c, d);
+        mx_coll_append (c, d);
     bson_reader_destroy (r);
     return eof;
 }
