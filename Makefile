@@ -281,12 +281,12 @@ online-switch-matrix: all
 # The fault layer's matrix in full (tests/cli/test_online_fault_matrix.sh):
 # every server call of finalize and of rollback cut before and after it is
 # sent and killed at it, in-process on the in-memory server
-# (tests/mem/matrix/, as make check), make check's part on both real
-# servers (FAULT_MATRIX=full-real: every call cut there too); every call
+# (tests/mem/matrix/, as make check), and every call cut on both real
+# servers (FAULT_MATRIX=full: make check's part there only); every call
 # of a carry (test_online_fault_carry.sh) on both servers. Fails when any
 # check does.
 online-fault-matrix: all
-	@{ REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=$${FAULT_MATRIX:-full} bash tests/cli/test_online_fault_matrix.sh; \
+	@{ REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=$${FAULT_MATRIX:-full-real} bash tests/cli/test_online_fault_matrix.sh; \
 	   for t in fault_carry to_uri_kill; do REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=full bash tests/cli/test_online_$$t.sh; done; } | tee $(BUILD)/online-fault-matrix.log
 	@! grep -q '^FAIL ' $(BUILD)/online-fault-matrix.log
 

@@ -7,11 +7,13 @@
 #
 # What runs where:
 # - Every point, in-process, on the in-memory server (issue 60):
-#   build/tests/remodel-fault-matrix (tests/mem/matrix/) runs finalize and
-#   rollback in forked children through the online program's own main,
-#   each call cut, cut after and killed (about 600 points in seconds),
-#   and judges each state document by document against clean runs, which
-#   it checks against the data and remodel run's offline output.
+#   build/tests/remodel-fault-matrix (tests/mem/matrix/) runs finalize,
+#   rollback and rollback --carry-writes (test_online_fault_carry.sh's
+#   plan and writes) in forked children through the online program's own
+#   main, each call cut, cut after and killed (about 900 points in half a
+#   minute), and judges each state document by document against clean
+#   runs, which it checks against the data, remodel run's offline output
+#   and the application's writes carried back by hand.
 # - A short replay on FerretDB and mongo-java-server here, for what only a
 #   real server shows (its renames, its driver's reconnects, its change
 #   log, a lease's timer), judged by the switch suite's checker
@@ -26,9 +28,10 @@
 #   - a rename answered with a failure, a slow call; a lease renewal's
 #     reply lost on FerretDB, one's read cut on mongo-java-server; on
 #     FerretDB with its oplog, the syncs' state dropped after the switch.
-# REMODEL_FAULT_MATRIX=full (make online-fault-matrix) runs the same;
-# =full-real runs every call, both cuts, each rename's reply lost, both
-# lease points and the change log's on both real servers. REMODEL_FAULT_KINDS chooses the servers (mem: the
+# REMODEL_FAULT_MATRIX=full-real (make online-fault-matrix) adds a failure
+# answered at every call in-process, and runs every call, both cuts, each
+# rename's reply lost, both lease points and the change log's on both
+# real servers; =full runs the default part. REMODEL_FAULT_KINDS chooses the servers (mem: the
 # replay on remodel-memsrv, reset between points by memSnapshot/
 # memRestore); REMODEL_FAULT_ONLY replays one point (below); the
 # in-process program replays one with --only (its --help).
@@ -38,8 +41,11 @@
 MATRIX=$(dirname "$REMODEL")/tests/remodel-fault-matrix
 if [ -z "${REMODEL_FAULT_ONLY:-}" ] && [ -x "$MATRIX" ]; then
     mkdir -p "$T/inproc"
+    # The campaign adds the layer's failure reply at every call.
+    actions="cut cut-after kill"
+    [ "${REMODEL_FAULT_MATRIX:-}" == full-real ] && actions="$actions fail"
     "$MATRIX" --memsrv "$(dirname "$REMODEL")/tests/remodel-memsrv" --remodel "$REMODEL" \
-        --plan "$ROOT/dumps/plans/embed-tasks.json" --tmp "$T/inproc" ||
+        --plan "$ROOT/dumps/plans/embed-tasks.json" --tmp "$T/inproc" --actions "$actions" ||
         echo "# the in-process matrix failed (its FAIL lines above)" >&2
     rm -rf "$T/inproc"
 elif [ -z "${REMODEL_FAULT_ONLY:-}" ]; then

@@ -103,7 +103,7 @@ bool mx_coll_same_docs (const mx_coll_t *a, const mx_coll_t *b);
 typedef struct {
     const char *memsrv, *remodel, *plan, *tmp;
     const char *only; /* "CMD CALL:ACTION": that point alone */
-    char acts[3][16]; /* cut, cut-after, kill */
+    char acts[4][16]; /* cut, cut-after, kill, fail (the layer's failure reply) */
     int nacts, lanes;
 } mx_opts_t;
 

@@ -309,7 +309,7 @@ mx_carry_matrix (const mx_opts_t *o)
     mx_server_stop (&mx_srv);
     if (!ok)
         return false;
-    points = calloc ((size_t) ncalls * 3 + 1, sizeof *points);
+    points = calloc ((size_t) ncalls * 4 + 1, sizeof *points);
     for (int a = 0; a < o->nacts; a++)
         for (long k = 0; k < ncalls; k++)
             if (mx_wanted (o, "carry", calls[k], o->acts[a]))

@@ -1,10 +1,11 @@
 /* remodel-fault-matrix (matrix.h): the fault layer's matrices in-process,
  * on the in-memory server: finalize's and rollback's (matrix_switch.c),
  * rollback --carry-writes' (matrix_carry.c). Every call of each command
- * cut before it is sent, cut after it, and the command killed at it.
+ * cut before it is sent, cut after it, and the command killed at it (and,
+ * asked, answered by the layer with a failure).
  * Prints PASS/FAIL lines (tests/run.sh counts them); exit 1 on a FAIL.
  *   remodel-fault-matrix --memsrv BIN --remodel BIN --plan FILE --tmp DIR
- *       [--matrix switch|carry|all] [--actions 'cut cut-after kill']
+ *       [--matrix switch|carry|all] [--actions 'cut cut-after kill [fail]']
  *       [--only 'CMD CALL:ACTION'] [--lanes N]
  * --plan is the switch's (dumps/plans/embed-tasks.json); the carry writes
  * its own. --only replays one point ('finalize any:12:cut', 'rollback
@@ -22,7 +23,7 @@ static void
 usage (void)
 {
     fprintf (stderr, "usage: remodel-fault-matrix --memsrv BIN --remodel BIN --plan FILE --tmp DIR "
-                     "[--matrix switch|carry|all] [--actions 'cut cut-after kill'] "
+                     "[--matrix switch|carry|all] [--actions 'cut cut-after kill [fail]'] "
                      "[--only 'CMD CALL:ACTION'] [--lanes N (1-16, default 4)]\n");
     exit (2);
 }
@@ -61,7 +62,7 @@ main (int argc, char **argv)
     if (!o.memsrv || !o.remodel || !o.plan || !o.tmp || o.lanes < 1 || o.lanes > 16 ||
         (strcmp (matrix, "switch") && strcmp (matrix, "carry") && strcmp (matrix, "all")))
         usage ();
-    for (const char *p = actions; *p && o.nacts < 3;) {
+    for (const char *p = actions; *p && o.nacts < 4;) {
         int n = 0;
         while (*p == ' ')
             p++;

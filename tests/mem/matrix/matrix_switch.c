@@ -319,7 +319,7 @@ mx_switch_matrix (const mx_opts_t *o)
     }
     mx_server_stop (&mx_srv);
 
-    points = calloc ((size_t) (fcalls + rcalls) * 3 + 1, sizeof *points);
+    points = calloc ((size_t) (fcalls + rcalls) * 4 + 1, sizeof *points);
     for (int a = 0; a < o->nacts; a++)
         for (long k = 1; k <= fcalls; k++) {
             snprintf (call, sizeof call, "any:%ld", k);
@@ -334,7 +334,7 @@ mx_switch_matrix (const mx_opts_t *o)
         }
     mx_lanes (o, "switch", npoints, lane_server, point);
     fprintf (stderr, "# in-process: finalize and rollback: %ld points (finalize's %ld calls, "
-             "rollback's %ld, each cut, cut after, killed as asked)\n", npoints, fcalls, rcalls);
+             "rollback's %ld; actions as asked)\n", npoints, fcalls, rcalls);
     free (points);
     mx_state_free (&s_run), mx_state_free (&s_fin), mx_state_free (&s_rb),
         mx_state_free (&s_gone);
