@@ -41,11 +41,12 @@
 MATRIX=$(dirname "$REMODEL")/tests/remodel-fault-matrix
 if [ -z "${REMODEL_FAULT_ONLY:-}" ] && [ -x "$MATRIX" ]; then
     mkdir -p "$T/inproc"
-    # The campaign adds the layer's failure reply at every call.
-    actions="cut cut-after kill"
-    [ "${REMODEL_FAULT_MATRIX:-}" == full-real ] && actions="$actions fail"
+    # The campaign's adds the layer's failure reply at every call, and
+    # cuts run --to-uri's calls too (--full).
+    full=()
+    [ "${REMODEL_FAULT_MATRIX:-}" == full-real ] && full=(--full)
     "$MATRIX" --memsrv "$(dirname "$REMODEL")/tests/remodel-memsrv" --remodel "$REMODEL" \
-        --plan "$ROOT/dumps/plans/embed-tasks.json" --tmp "$T/inproc" --actions "$actions" ||
+        --plan "$ROOT/dumps/plans/embed-tasks.json" --tmp "$T/inproc" "${full[@]}" ||
         echo "# the in-process matrix failed (its FAIL lines above)" >&2
     rm -rf "$T/inproc"
 elif [ -z "${REMODEL_FAULT_ONLY:-}" ]; then

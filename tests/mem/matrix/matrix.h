@@ -13,6 +13,7 @@
  *   matrix_common.c the PASS/FAIL lines, a judgement, the lanes;
  *   matrix_switch.c finalize's and rollback's matrix;
  *   matrix_carry.c  rollback --carry-writes' matrix;
+ *   matrix_to_uri.c run --to-uri's and finalize --to-uri's matrix;
  *   matrix_main.c   the options, then each matrix. */
 #ifndef MATRIX_H
 #define MATRIX_H
@@ -67,11 +68,15 @@ bool mx_fill (mx_server_t *s, char *why, size_t cap);
 /* The filled documents as a mongodump directory under dir/orig, and
  * `remodel run PLAN` over it into dir/off (the offline engine's output). */
 bool mx_offline (const char *remodel, const char *plan, const char *dir, char *why, size_t cap);
+/* remodel run -q --force PLAN --from FROM --to TO. */
+bool mx_run_offline (const char *remodel, const char *plan, const char *from, const char *to,
+                     char *why, size_t cap);
 
 /* --- matrix_state.c --- */
 typedef struct {
     char name[128];
-    uint8_t *bytes; /* every document, in _id order, back to back */
+    char indexes[256]; /* its indexes' names, sorted, space-separated */
+    uint8_t *bytes;    /* every document, in _id order, back to back */
     size_t len, count;
 } mx_coll_t;
 
@@ -84,8 +89,9 @@ typedef struct {
 
 /* What a state holds: crm, the state database's collections and the
  * plan's record; or shop's collections but the results (a carry's
- * originals, any stage left). */
-enum { MX_SCOPE_CRM, MX_SCOPE_SHOP_ORIGINALS };
+ * originals, any stage left); or all of shop's. Each collection's
+ * indexes by name too. */
+enum { MX_SCOPE_CRM, MX_SCOPE_SHOP_ORIGINALS, MX_SCOPE_SHOP };
 bool mx_state_read (mongoc_client_t *c, unsigned scope, mx_state_t *st, char *why, size_t cap);
 void mx_state_free (mx_state_t *st);
 /* Whether got is want, document for document, byte for byte, and no
@@ -105,6 +111,7 @@ typedef struct {
     const char *only; /* "CMD CALL:ACTION": that point alone */
     char acts[4][16]; /* cut, cut-after, kill, fail (the layer's failure reply) */
     int nacts, lanes;
+    bool full; /* the campaign's: every action everywhere */
 } mx_opts_t;
 
 extern int mx_passes, mx_failures;
@@ -125,14 +132,16 @@ void mx_label (char *out, size_t cap, const char *cmd, const char *call, const c
 bool mx_wanted (const mx_opts_t *o, const char *cmd, const char *call, const char *action);
 /* Points 0..npoints-1 dealt to o->lanes forked processes, each with a
  * server of its own made by setup (lane, its directory); their lines
- * printed lane by lane and counted. A point's time is mostly waiting (a
+ * printed lane by lane and counted; teardown (or NULL) at a lane's end
+ * stops what else it started. A point's time is mostly waiting (a
  * round trip's wake-ups, a fork), so lanes overlap it. */
 void mx_lanes (const mx_opts_t *o, const char *name, long npoints, bool (*setup) (int, const char *),
-               void (*point) (long));
+               void (*point) (long), void (*teardown) (void));
 
 /* --- matrix_switch.c, matrix_carry.c: each matrix, its PASS/FAIL lines;
  * false when its references could not be made. --- */
 bool mx_switch_matrix (const mx_opts_t *o);
 bool mx_carry_matrix (const mx_opts_t *o);
+bool mx_to_uri_matrix (const mx_opts_t *o);
 
 #endif

@@ -314,7 +314,7 @@ mx_carry_matrix (const mx_opts_t *o)
         for (long k = 0; k < ncalls; k++)
             if (mx_wanted (o, "carry", calls[k], o->acts[a]))
                 points[npoints++] = (point_t) {k, a};
-    mx_lanes (o, "carry", npoints, lane_server, point);
+    mx_lanes (o, "carry", npoints, lane_server, point, NULL);
     fprintf (stderr, "# in-process: rollback --carry-writes: %ld points (its %ld calls)\n", npoints,
              ncalls);
     free (points);

@@ -97,7 +97,7 @@ mx_wanted (const mx_opts_t *o, const char *cmd, const char *call, const char *ac
 
 void
 mx_lanes (const mx_opts_t *o, const char *name, long npoints, bool (*setup) (int, const char *),
-          void (*point) (long))
+          void (*point) (long), void (*teardown) (void))
 {
     int lanes = o->lanes > npoints ? (npoints ? (int) npoints : 1) : o->lanes;
     pid_t pids[16];
@@ -117,6 +117,8 @@ mx_lanes (const mx_opts_t *o, const char *name, long npoints, bool (*setup) (int
         for (long i = l; up && i < npoints; i += lanes)
             point (i);
         mx_server_stop (&mx_srv);
+        if (teardown)
+            teardown ();
         fflush (stdout);
         _exit (0);
     }

@@ -214,16 +214,11 @@ write_dump (const char *dir, char *why, size_t cap)
 }
 
 bool
-mx_offline (const char *remodel, const char *plan, const char *dir, char *why, size_t cap)
+mx_run_offline (const char *remodel, const char *plan, const char *from, const char *to,
+                char *why, size_t cap)
 {
-    char from[600], to[600];
     int status;
     pid_t pid;
-
-    if (!write_dump (dir, why, cap))
-        return false;
-    snprintf (from, sizeof from, "%s/orig", dir);
-    snprintf (to, sizeof to, "%s/off", dir);
     fflush (stdout);
     if ((pid = fork ()) == 0) {
         int null = open ("/dev/null", O_WRONLY);
@@ -239,4 +234,15 @@ mx_offline (const char *remodel, const char *plan, const char *dir, char *why, s
         return false;
     }
     return true;
+}
+
+bool
+mx_offline (const char *remodel, const char *plan, const char *dir, char *why, size_t cap)
+{
+    char from[600], to[600];
+    if (!write_dump (dir, why, cap))
+        return false;
+    snprintf (from, sizeof from, "%s/orig", dir);
+    snprintf (to, sizeof to, "%s/off", dir);
+    return mx_run_offline (remodel, plan, from, to, why, cap);
 }

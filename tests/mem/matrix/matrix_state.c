@@ -43,6 +43,25 @@ read_coll (mongoc_client_t *cl, const char *db, mx_coll_t *c, char *why, size_t 
     if (!(ok = !mongoc_cursor_error (cur, &err)))
         snprintf (why, cap, "reading %s.%s: %s", db, c->name, err.message);
     mongoc_cursor_destroy (cur);
+    if (ok) {
+        char *names[32];
+        size_t n = 0, at = 0;
+        bson_iter_t it;
+        cur = mongoc_collection_find_indexes_with_opts (coll, NULL);
+        while (mongoc_cursor_next (cur, &d) && n < 32)
+            if (bson_iter_init_find (&it, d, "name") && BSON_ITER_HOLDS_UTF8 (&it))
+                names[n++] = bson_strdup (bson_iter_utf8 (&it, NULL));
+        if (!(ok = !mongoc_cursor_error (cur, &err)))
+            snprintf (why, cap, "listing %s.%s's indexes: %s", db, c->name, err.message);
+        mongoc_cursor_destroy (cur);
+        qsort (names, n, sizeof *names, by_name);
+        for (size_t i = 0; i < n; i++) {
+            if (at < sizeof c->indexes)
+                at += (size_t) snprintf (c->indexes + at, sizeof c->indexes - at, "%s%s",
+                                         i ? " " : "", names[i]);
+            bson_free (names[i]);
+        }
+    }
     mongoc_collection_destroy (coll);
     bson_destroy (&q);
     bson_destroy (&opts);
@@ -185,6 +204,10 @@ mx_state_same (const mx_state_t *got, const mx_state_t *want, char *why, size_t 
     }
     for (size_t i = 0; i < want->ncoll; i++) {
         const mx_coll_t *a = &got->coll[i], *b = &want->coll[i];
+        if (strcmp (a->indexes, b->indexes)) {
+            snprintf (why, cap, "%s: indexes [%s], not [%s]", a->name, a->indexes, b->indexes);
+            return false;
+        }
         if (a->count != b->count || a->len != b->len || memcmp (a->bytes, b->bytes, a->len)) {
             snprintf (why, cap, "%s: %zu documents (%zu bytes), not the %zu wanted (%zu "
                       "bytes), or not byte for byte", a->name, a->count, a->len, b->count, b->len);

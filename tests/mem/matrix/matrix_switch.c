@@ -332,7 +332,7 @@ mx_switch_matrix (const mx_opts_t *o)
             if (mx_wanted (o, "rollback", call, o->acts[a]))
                 points[npoints++] = (point_t) {"rollback", k, a};
         }
-    mx_lanes (o, "switch", npoints, lane_server, point);
+    mx_lanes (o, "switch", npoints, lane_server, point, NULL);
     fprintf (stderr, "# in-process: finalize and rollback: %ld points (finalize's %ld calls, "
              "rollback's %ld; actions as asked)\n", npoints, fcalls, rcalls);
     free (points);
