@@ -8,12 +8,14 @@
 # What runs where:
 # - Every point, in-process, on the in-memory server (issue 60):
 #   build/tests/remodel-fault-matrix (tests/mem/matrix/) runs finalize,
-#   rollback and rollback --carry-writes (test_online_fault_carry.sh's
-#   plan and writes) in forked children through the online program's own
-#   main, each call cut, cut after and killed (about 900 points in half a
-#   minute), and judges each state document by document against clean
-#   runs, which it checks against the data, remodel run's offline output
-#   and the application's writes carried back by hand.
+#   rollback, rollback --carry-writes (test_online_fault_carry.sh's plan
+#   and writes) and finalize --to-uri (test_online_to_uri_kill.sh's) in
+#   forked children through the online program's own main, each call
+#   cut, cut after and killed, and run --to-uri killed at each call
+#   (about 1,300 points in under a minute); it judges each state
+#   document by document against clean runs, which it checks against the
+#   data, remodel run's offline output and the application's writes
+#   carried back by hand.
 # - A short replay on FerretDB and mongo-java-server here, for what only a
 #   real server shows (its renames, its driver's reconnects, its change
 #   log, a lease's timer), judged by the switch suite's checker
@@ -29,7 +31,8 @@
 #     reply lost on FerretDB, one's read cut on mongo-java-server; on
 #     FerretDB with its oplog, the syncs' state dropped after the switch.
 # REMODEL_FAULT_MATRIX=full-real (make online-fault-matrix) adds a failure
-# answered at every call in-process, and runs every call, both cuts, each
+# answered at every call in-process and run --to-uri's calls cut (--full),
+# and runs every call, both cuts, each
 # rename's reply lost, both lease points and the change log's on both
 # real servers; =full runs the default part. REMODEL_FAULT_KINDS chooses the servers (mem: the
 # replay on remodel-memsrv, reset between points by memSnapshot/
