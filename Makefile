@@ -79,8 +79,13 @@ ONLINE_BIN  = $(if $(HAVE_MONGOC),$(BUILD)/remodel-online,online-missing)
 # rest so that every suite finds it, never linked into remodel.
 MEM_SRC = $(wildcard tests/mem/*.c)
 MEM_BIN = $(BUILD)/tests/remodel-memsrv
+# The fault matrix in-process (tests/mem/matrix/): the online program's
+# main and objects driven against the in-memory server, run by
+# tests/cli/test_online_fault_matrix.sh; a test program, never installed.
+MATRIX_SRC = $(wildcard tests/mem/matrix/*.c)
+MATRIX_BIN = $(if $(HAVE_MONGOC),$(BUILD)/tests/remodel-fault-matrix)
 
-all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN) $(MEM_BIN) $(if $(HAVE_GRAPHVIZ),,graphviz-missing)
+all: $(BUILD)/remodel $(BUILD)/remodel-gen $(ONLINE_BIN) $(MEM_BIN) $(MATRIX_BIN) $(if $(HAVE_GRAPHVIZ),,graphviz-missing)
 
 FORCE:
 
@@ -133,6 +138,17 @@ $(MEM_BIN): LAYER_INC = $(CORE_INC)
 $(MEM_BIN): $(MEM_SRC) $(wildcard tests/mem/*.h) $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests/mem -o $@ $(MEM_SRC) $(BUILD)/libremodel.a $(LIBS_ALL)
+# Its main is the online program's own, renamed in a copy of its object;
+# its sleeps go through the matrix's (--wrap: a retry's backoff shortened).
+$(BUILD)/tests/matrix/online_main_entry.o: $(BUILD)/shell-ext/cmd/online_main.o
+	@mkdir -p $(dir $@)
+	objcopy --redefine-sym main=remodel_online_main $< $@
+$(BUILD)/tests/remodel-fault-matrix: $(MATRIX_SRC) tests/mem/matrix/matrix.h $(BUILD)/tests/matrix/online_main_entry.o \
+                                     $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags libmongoc-1.0) -Itests/mem/matrix -o $@ $(MATRIX_SRC) \
+	    $(BUILD)/tests/matrix/online_main_entry.o $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a \
+	    -Wl,--wrap=online_sleep_ms $(MONGOC_LIBS) $(LIBS_ALL)
 $(BUILD)/tests/test_online_%: tests/unit/test_online_%.c $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(DEPFLAGS) $(ONLINE_INC) $(shell pkg-config --cflags libmongoc-1.0) -o $@ $< \
@@ -264,12 +280,13 @@ online-switch-matrix: all
 
 # The fault layer's matrix in full (tests/cli/test_online_fault_matrix.sh):
 # every server call of finalize and of rollback cut before and after it is
-# sent on the in-memory server (tests/mem/), make check's part on both
-# real servers (FAULT_MATRIX=full-real: every call there too); every call
+# sent and killed at it, in-process on the in-memory server
+# (tests/mem/matrix/, as make check), and every call cut on both real
+# servers (FAULT_MATRIX=full: make check's part there only); every call
 # of a carry (test_online_fault_carry.sh) on both servers. Fails when any
 # check does.
 online-fault-matrix: all
-	@{ REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=$${FAULT_MATRIX:-full} bash tests/cli/test_online_fault_matrix.sh; \
+	@{ REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=$${FAULT_MATRIX:-full-real} bash tests/cli/test_online_fault_matrix.sh; \
 	   for t in fault_carry to_uri_kill; do REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=full bash tests/cli/test_online_$$t.sh; done; } | tee $(BUILD)/online-fault-matrix.log
 	@! grep -q '^FAIL ' $(BUILD)/online-fault-matrix.log
 

@@ -1,41 +1,67 @@
 #!/usr/bin/env bash
 # The fault layer's matrix (issue 53): every server call of `remodel
-# online finalize` and of `rollback`, on FerretDB and mongo-java-server,
-# cut by the fault layer (shell-ext/conn/online_fault.c) before it is sent
-# (the server never sees it) and after (the server applied it, the reply
-# is lost). A small crm (people, tasks) and dumps/plans/embed-tasks.json:
-# - counted first (REMODEL_ONLINE_FAULT=count): finalize switches, rollback
-#   swaps back, each exit 0, and the layer numbers their calls;
-# - finalize with call N cut: exit 0, or finalize again exits 0; then the
-#   collections switched exactly once (the results live, remodel run's
-#   documents byte for byte, the originals under their backup names, no
-#   collection else: no probe, no temporary), then rollback puts the
-#   originals back byte for byte;
-# - rollback (after a finalize) with call N cut: exit 0, or rollback again
-#   exits 0; the originals back byte for byte, the results beside them.
-# The checker is the switch suite's (tests/cli/test_online_switch.sh,
-# check.py), so both judge a state by the same rules.
+# online finalize` and of `rollback` cut by the fault layer
+# (shell-ext/conn/online_fault.c) before it is sent (the server never sees
+# it), after (the server applied it, the reply is lost), or the command
+# killed at it. A small crm (people, tasks) and dumps/plans/embed-tasks.json.
 #
-# The default run replays a part on FerretDB and mongo-java-server:
-# points spread over each command's calls, the cut before and after
-# alternating, and each renameCollection cut after sending.
-# REMODEL_FAULT_MATRIX=full (make online-fault-matrix) runs every call,
-# both cuts, on remodel's in-memory server (tests/mem/, kind mem: reset
-# between points by memSnapshot/memRestore rather than filled and run
-# again), and the default part on the real servers; =full-real runs every
-# call on the real servers too. REMODEL_FAULT_KINDS chooses the servers;
-# REMODEL_FAULT_ONLY replays one point (below).
+# What runs where:
+# - Every point, in-process, on the in-memory server (issue 60):
+#   build/tests/remodel-fault-matrix (tests/mem/matrix/) runs finalize,
+#   rollback, rollback --carry-writes (test_online_fault_carry.sh's plan
+#   and writes) and finalize --to-uri (test_online_to_uri_kill.sh's) in
+#   forked children through the online program's own main, each call
+#   cut, cut after and killed, and run --to-uri killed at each call
+#   (about 1,300 points in under a minute); it judges each state
+#   document by document against clean runs, which it checks against the
+#   data, remodel run's offline output and the application's writes
+#   carried back by hand.
+# - A short replay on FerretDB and mongo-java-server here, for what only a
+#   real server shows (its renames, its driver's reconnects, its change
+#   log, a lease's timer), judged by the switch suite's checker
+#   (tests/cli/test_online_switch.sh, check.py):
+#   - counted first (REMODEL_ONLINE_FAULT=count): finalize switches,
+#     rollback swaps back, each exit 0, the layer numbers their calls;
+#   - finalize with a rename's reply lost, and rollback likewise: exit 0,
+#     or the command again exits 0 (finalize: or says it was finalized
+#     already); then the collections switched exactly once (remodel run's
+#     documents byte for byte, the originals under their backup names, no
+#     probe, no temporary), and rollback puts the originals back;
+#   - a rename answered with a failure, a slow call; a lease renewal's
+#     reply lost on FerretDB, one's read cut on mongo-java-server; on
+#     FerretDB with its oplog, the syncs' state dropped after the switch.
+# REMODEL_FAULT_MATRIX=full-real (make online-fault-matrix) adds a failure
+# answered at every call in-process and run --to-uri's calls cut (--full),
+# and runs every call, both cuts, each
+# rename's reply lost, both lease points and the change log's on both
+# real servers; =full runs the default part. REMODEL_FAULT_KINDS chooses the servers (mem: the
+# replay on remodel-memsrv, reset between points by memSnapshot/
+# memRestore); REMODEL_FAULT_ONLY replays one point (below); the
+# in-process program replays one with --only (its --help).
 #   REMODEL=build/remodel bash tests/cli/test_online_fault_matrix.sh
 . "$(dirname "$0")/lib.sh"
+# Every point in-process first: it needs no peer.
+MATRIX=$(dirname "$REMODEL")/tests/remodel-fault-matrix
+if [ -z "${REMODEL_FAULT_ONLY:-}" ] && [ -x "$MATRIX" ]; then
+    mkdir -p "$T/inproc"
+    # The campaign's adds the layer's failure reply at every call, and
+    # cuts run --to-uri's calls too (--full).
+    full=()
+    [ "${REMODEL_FAULT_MATRIX:-}" == full-real ] && full=(--full)
+    "$MATRIX" --memsrv "$(dirname "$REMODEL")/tests/remodel-memsrv" --remodel "$REMODEL" \
+        --plan "$ROOT/dumps/plans/embed-tasks.json" --tmp "$T/inproc" "${full[@]}" ||
+        echo "# the in-process matrix failed (its FAIL lines above)" >&2
+    rm -rf "$T/inproc"
+elif [ -z "${REMODEL_FAULT_ONLY:-}" ]; then
+    echo "# no $MATRIX (built with libmongoc): the in-process matrix skipped" >&2
+fi
 use_peers "peers" || exit 0
 . "$ROOT/tests/cli/lib_mem.sh"
 FULL=0
 case ${REMODEL_FAULT_MATRIX:-} in
-    full) KINDS=${REMODEL_FAULT_KINDS:-$([ -n "${REMODEL_TEST_URI:-}" ] || echo mem; online_kinds)} ;;
     full-real) FULL=1 KINDS=${REMODEL_FAULT_KINDS:-$(online_kinds)} ;;
     *) KINDS=${REMODEL_FAULT_KINDS:-$(online_kinds)} ;;
 esac
-REAL_FULL=$FULL
 trap 'for d in ferretdb java mem ferretdb-cl java-cl mem-cl; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 t_lap=$SECONDS
@@ -185,14 +211,6 @@ count_calls() {
     echo "# $kind: $1: $calls calls: $(awk '$1 != "-" {print $2}' "$T/flog" | uniq -c |
         awk '{printf "%s%s%s", sep, $2, ($1 > 1 ? "x" $1 : ""); sep = " "}')" >&2
 }
-# points N: the calls to cut: all of them in full, else about five spread
-# over them, the first and the last among them.
-points() {
-    if [ $FULL == 1 ]; then seq 1 "$1"; return; fi
-    local step=$((($1 + 3) / 4))
-    { seq 1 $step "$1"; echo "$1"; } | sort -nu
-}
-
 # On a server with its change log, after a sync that left the plan's key
 # map (keys_ID) in the state database, finalize with a fault at a call
 # found by counting a finalize first; finalize again completes, or says it
@@ -261,9 +279,6 @@ fi
 total=0
 for kind in $KINDS; do
     [ $kind == external ] && { echo "# the fault matrix needs local servers: skipped on $kind" >&2; continue; }
-    # full: every point on mem, the default part elsewhere.
-    FULL=$REAL_FULL
-    [ $kind == mem ] && [ "${REMODEL_FAULT_MATRIX:-}" == full ] && FULL=1
     SNAPS=()
     setup $kind || continue
     prepared || continue
@@ -283,55 +298,56 @@ for kind in $KINDS; do
         "$((frenames >= 4)):$rrenames" "1:4"
     lap "$kind: counted"
 
-    i=0
-    for k in $(points $fcalls); do
-        if [ $FULL == 1 ]; then
+    if [ $FULL == 1 ]; then
+        for ((k = 1; k <= fcalls; k++)); do
             finalize_point "any:$k:cut"
             finalize_point "any:$k:cut-after"
-            total=$((total + 2))
-        else
-            [ $((i % 2)) == 0 ] && finalize_point "any:$k:cut-after" || finalize_point "any:$k:cut"
-            total=$((total + 1))
-        fi
-        i=$((i + 1))
-    done
-    lap "$kind: finalize, $i of its $fcalls calls cut"
-    i=0
-    for k in $(points $rcalls); do
-        if [ $FULL == 1 ]; then
+        done
+        lap "$kind: finalize, each of its $fcalls calls cut, both ways"
+        for ((k = 1; k <= rcalls; k++)); do
             rollback_point "any:$k:cut"
             rollback_point "any:$k:cut-after"
-            total=$((total + 2))
-        else
-            [ $((i % 2)) == 0 ] && rollback_point "any:$k:cut-after" || rollback_point "any:$k:cut"
-            total=$((total + 1))
-        fi
-        i=$((i + 1))
-    done
-    lap "$kind: rollback, $i of its $rcalls calls cut"
-    # Each rename's reply lost: the hardest case for a switch done once.
-    for ((k = 1; k <= frenames; k++)); do finalize_point "renameCollection:$k:cut-after"; done
-    for ((k = 1; k <= rrenames; k++)); do rollback_point "renameCollection:$k:cut-after"; done
-    total=$((total + frenames + rrenames))
-    lap "$kind: each rename's reply lost"
+        done
+        lap "$kind: rollback, each of its $rcalls calls cut, both ways"
+        # Each rename's reply lost: the hardest case for a switch done once.
+        for ((k = 1; k <= frenames; k++)); do finalize_point "renameCollection:$k:cut-after"; done
+        for ((k = 1; k <= rrenames; k++)); do rollback_point "renameCollection:$k:cut-after"; done
+        total=$((total + 2 * (fcalls + rcalls) + frenames + rrenames))
+        lap "$kind: each rename's reply lost"
+    else
+        # Every call runs in-process (above); here a rename's reply lost
+        # in the middle of the switch, each way, as this server renames.
+        finalize_point "renameCollection:4:cut-after"
+        rollback_point "renameCollection:2:cut-after"
+        total=$((total + 2))
+        lap "$kind: a rename's reply lost, each way"
+    fi
     # A failure answered by the server, and a slow call, once each.
     finalize_point "renameCollection:3:fail"
     finalize_point "any:$(((fcalls + 1) / 2)):delay=300"
     total=$((total + 2))
     # The lease's renewals (a thread of their own, out of "any"): with a
     # 3 s lease one comes every 0.5 s, and the pause before the switch
-    # makes sure one falls inside finalize.
+    # makes sure one falls inside finalize. The default run shares them
+    # out: the renewal's reply lost on FerretDB, its read cut on
+    # mongo-java-server (each point takes seconds of the lease's timer).
     export REMODEL_ONLINE_LEASE_MS=3000 REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=1200
     for p in lease.update:1:cut-after lease.find:1:cut; do
+        [ $FULL == 0 ] && [ "$kind:$p" == ferretdb:lease.find:1:cut ] && continue
+        [ $FULL == 0 ] && [ "$kind:$p" == java:lease.update:1:cut-after ] && continue
         finalize_point "$p"
         expect_eq "$kind: finalize, $p: the fault came" "$(fired | grep -c "(${p%%:*} #1)")" 1
+        total=$((total + 1))
     done
     unset REMODEL_ONLINE_LEASE_MS REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS
-    total=$((total + 2))
     lap "$kind: the lease's renewals cut"
-    sync_state_points
-    total=$((total + 2))
-    lap "$kind: with the change log, the syncs' state dropped after the switch"
-    [ $kind == mem ] && echo "# mem: $total fault points so far" >&2
+    # The change log's points test remodel's own drop of the syncs' state:
+    # by default on FerretDB only (its oplog; starting mongo-java-server
+    # with its change streams again costs the most of its replay).
+    if [ $FULL == 1 ] || [ $kind != java ]; then
+        sync_state_points
+        total=$((total + 2))
+        lap "$kind: with the change log, the syncs' state dropped after the switch"
+    fi
 done
 echo "# $total fault points" >&2
