@@ -47,6 +47,18 @@ static const q_case_t documented[] = {
     {"{'_id': {'$oid': '65a000000000000000000001'}, 'name': 'x', 'year': 2020}", "{'$jsonSchema': {'additionalProperties': false, 'properties': {'name': {'bsonType': 'string'}, 'year': {'bsonType': 'int'}}}}", "0"},
     {"{'_id': {'$oid': '65a000000000000000000001'}, 'name': 'x', 'year': 2020}", "{'$jsonSchema': {'additionalProperties': false, 'properties': {'_id': {'bsonType': 'objectId'}, 'name': {'bsonType': 'string'}, 'year': {'bsonType': 'int'}}}}", "1"},
     {"{'_id': {'$oid': '65a000000000000000000001'}, 'name': 'x', 'year': 2020, 'extra': 1}", "{'$jsonSchema': {'additionalProperties': false, 'properties': {'_id': {'bsonType': 'objectId'}, 'name': {'bsonType': 'string'}, 'year': {'bsonType': 'int'}}}}", "0"},
+    /* "Tips for JSON Schema Validation": without _id in properties,
+     * additionalProperties: false rejects every document */
+    {"{'_id': {'$oid': '65a000000000000000000002'}, 'storeLocation': 'Denver'}", "{'$jsonSchema': {'required': ['_id', 'storeLocation'], 'properties': {'storeLocation': {'bsonType': 'string'}}, 'additionalProperties': false}}", "0"},
+    {"{'_id': {'$oid': '65a000000000000000000002'}, 'storeLocation': 'Denver'}", "{'$jsonSchema': {'required': ['_id', 'storeLocation'], 'properties': {'_id': {'bsonType': 'objectId'}, 'storeLocation': {'bsonType': 'string'}}, 'additionalProperties': false}}", "1"},
+    {"{'storeLocation': null}", "{'$jsonSchema': {'properties': {'storeLocation': {'bsonType': 'string'}}}}", "0"},
+    {"{'storeLocation': null}", "{'$jsonSchema': {'properties': {'storeLocation': {'bsonType': ['null', 'string']}}}}", "1"},
+    /* the operator's introduction (SERVER-30191): stringsOnly */
+    {"{'str': 'foo'}", "{'$jsonSchema': {'properties': {'str': {'type': 'string'}}}}", "1"},
+    {"{'str': 1}", "{'$jsonSchema': {'properties': {'str': {'type': 'string'}}}}", "0"},
+    /* a property's name is a field's name, never a path */
+    {"{'address': {'city': 5}}", "{'$jsonSchema': {'properties': {'address.city': {'bsonType': 'string'}}}}", "1"},
+    {"{'address.city': 5}", "{'$jsonSchema': {'properties': {'address.city': {'bsonType': 'string'}}}}", "0"},
     {NULL, NULL, NULL},
 };
 
