@@ -13,8 +13,10 @@
 # - a server that validates (REMODEL_TEST_URI: a real MongoDB) judges too:
 #   a collection created with the validator in error mode takes every
 #   output document and refuses the wrong one with code 121;
-#   mongo-java-server drops a create's validator (it has no JSON Schema),
-#   which is checked and said.
+#   mongo-java-server drops a create's validator and refuses $jsonSchema
+#   in a find (it has no JSON Schema), which is checked and said; a server
+#   whose find takes $jsonSchema must agree with remodel's (0 invalid, 1
+#   with the wrong one).
 #   REMODEL=build/remodel bash tests/cli/test_compile_validators.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
@@ -117,7 +119,15 @@ db.command({"create": coll + "_validated", "validator": cmd["command"]["validato
             "validationLevel": "strict", "validationAction": "error"})
 info = db.command({"listCollections": 1, "filter": {"name": coll + "_validated"}})["cursor"]["firstBatch"][0]
 if "validator" not in info.get("options", {}):
-    print("dropped")
+    # No validation there; its find may still judge, a second opinion.
+    schema = cmd["command"]["validator"]["$jsonSchema"]
+    db.drop_collection("bad_people")
+    db.bad_people.insert_many([json_util.loads(l) for l in open(sys.argv[3])])
+    try:
+        n = [db[x].count_documents({"$nor": [{"$jsonSchema": schema}]}) for x in (coll, "bad_people")]
+        print("dropped; find: %d invalid, %d with the wrong one" % tuple(n))
+    except pymongo.errors.OperationFailure as e:
+        print("dropped; find refuses $jsonSchema (%d)" % e.code)
     sys.exit(0)
 good = list(db[coll].find())
 db[coll + "_validated"].insert_many(good)
@@ -130,8 +140,10 @@ except pymongo.errors.WriteError as e:
     print("kept; %d valid taken; the wrong one refused with %d" % (len(good), e.code))
 PY
 case $(cat "$T/server") in
-dropped)
-    pass "server: mongo-java-server takes the create but drops its validator: no judge there" ;;
+"dropped; find refuses \$jsonSchema (2)")
+    pass "server: mongo-java-server takes the create but drops its validator, and refuses \$jsonSchema in a find: no judge there" ;;
+"dropped; find: 0 invalid, 1 with the wrong one")
+    pass "server: no validator kept, but its find with \$jsonSchema agrees: 0 invalid, 1 with the wrong one" ;;
 "kept; 98 valid taken; the wrong one refused with 121")
     pass "server: every output document valid there, the wrong one refused with 121" ;;
 *) fail "server: the validator judges as the filter does" "$(cat "$T/server")" ;;
