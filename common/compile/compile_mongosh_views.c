@@ -24,8 +24,8 @@ static const char intro[] =
     "// aside, to NAME_remodel_PLANID_aside, and the view reads it there. A\n"
     "// namespace that holds the new design gets its view beside it, as\n"
     "// NAME_before. Run again, it replaces the views it made. It refuses while\n"
-    "// the plan's run is recorded here and not finalized (the sources would\n"
-    "// still hold the old documents).\n";
+    "// the plan's run is recorded in the state database (stateDb) and not\n"
+    "// finalized: the sources would still hold the old documents.\n";
 
 static const char runner[] =
     "// A stage's references to the collection renamed aside, made to the new name.\n"
