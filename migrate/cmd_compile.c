@@ -8,7 +8,7 @@
 
 static const char usage[] =
     "usage: remodel compile PLAN [--format pipeline|mongosh|views] [--canonical]\n"
-    "                            [--server-version V]\n"
+    "                            [--server-version V] [--views]\n"
     "       remodel compile PLAN --format validators [--against SRC] [--action A]\n"
     "                            [--canonical]\n"
     "\n"
@@ -35,6 +35,9 @@ static const char usage[] =
     "                     output), as analyze counts them\n"
     "  --action A         --format validators: validationAction warn (default)\n"
     "                     or error\n"
+    "  --views            --format mongosh: the script also creates the views of\n"
+    "                     the old shape, when run again after finalize with\n"
+    "                     var views = true\n"
     "  --canonical        --format pipeline, views, validators: canonical\n"
     "                     Extended JSON (strict JSON, for programs) instead\n"
     "  --server-version V the stages and operators of MongoDB V only (default\n"
@@ -42,6 +45,16 @@ static const char usage[] =
     "  --quiet, -q        the steps that run client-side (views: the namespaces\n"
     "                     without a view) not named\n"
     "  --help, -h         this text\n";
+
+/* The namespaces without a view, a line each in why, on standard error. */
+static void
+print_refusals (const char *why, const tool_opts_t *o)
+{
+    for (const char *line = why, *nl; !o->quiet && *line; line = nl + 1) {
+        nl = strchr (line, '\n');
+        fprintf (stderr, "remodel: compile: %.*s\n", (int) (nl - line), line);
+    }
+}
 
 /* --format views: the views of the old shape; a namespace without one
  * named on standard error (exit 0: the others are printed). */
@@ -58,10 +71,7 @@ print_views (const char *path, const tool_opts_t *o)
     }
     text = rm_compile_print_views (&plan, o->server_version, o->show_canonical, &why);
     fputs (text, stdout);
-    for (char *line = why, *nl; !o->quiet && *line; line = nl + 1) {
-        nl = strchr (line, '\n');
-        fprintf (stderr, "remodel: compile: %.*s\n", (int) (nl - line), line);
-    }
+    print_refusals (why, o);
     bson_free (text);
     bson_free (why);
     rm_plan_destroy (&plan);
@@ -143,9 +153,16 @@ cmd_compile (int argc, char **argv)
         if (!c.steps[i].n_passes)
             fprintf (stderr, "remodel: compile: step %zu (%s) runs client-side: %s\n",
                      c.steps[i].s->index, c.steps[i].s->op, c.steps[i].reason);
-    text = o.compile_format && !strcmp (o.compile_format, "mongosh")
-               ? rm_compile_print_mongosh (&nm, &c)
-               : rm_compile_print_pipelines (&nm, &c, o.show_canonical);
+    if (o.views) {
+        char *why;
+        text = rm_compile_print_mongosh_views (&nm, &c, &plan, &why);
+        print_refusals (why, &o);
+        bson_free (why);
+    } else if (o.compile_format && !strcmp (o.compile_format, "mongosh")) {
+        text = rm_compile_print_mongosh (&nm, &c);
+    } else {
+        text = rm_compile_print_pipelines (&nm, &c, o.show_canonical);
+    }
     fputs (text, stdout);
     bson_free (text);
     rm_compile_plan_destroy (&c);

@@ -43,6 +43,7 @@ typedef struct {
     const char *report, *diagram;
     /* remodel compile */
     const char *validation_action;        /* compile --action: warn (default) or error */
+    bool views;                           /* compile --views: the script creates them too */
     const char *compile_format;           /* --format pipeline|mongosh (NULL: pipeline) */
     rm_compile_version_t server_version;  /* --server-version... */
     bool server_version_given;            /* ...when given */

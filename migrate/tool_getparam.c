@@ -86,6 +86,11 @@ read_compile_opts (const rm_cli_value_t *v, tool_opts_t *o, bson_error_t *err)
                       v[RM_OPT_ACTION].given ? "action" : "against");
         return false;
     }
+    o->views = v[RM_OPT_VIEWS].given;
+    if (o->views && (!o->compile_format || strcmp (o->compile_format, "mongosh") != 0)) {
+        rm_error_set (err, RM_ERR_USAGE, "--views: only with --format mongosh");
+        return false;
+    }
     return true;
 }
 

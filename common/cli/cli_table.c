@@ -91,6 +91,8 @@ const rm_opt_t rm_cli_options[] = {
      * stages compile may use, and the $lookup rules the engine follows
      * wherever it joins (9.0: SERVER-36681's). */
     {R (RM_OPT_ACTION, "action", RM_VAL_ENUM, C (COMPILE)), .words = validation_actions},
+    /* --format mongosh: the script also creates the views of the old shape */
+    {R (RM_OPT_VIEWS, "views", RM_VAL_NONE, C (COMPILE))},
     {R (RM_OPT_SERVER_VERSION, "server-version", RM_VAL_STRING, C (COMPILE) | C (RUN) | C (CHECK) | BATCHES)},
     {R (RM_OPT_SERVER_SIDE, "server-side", RM_VAL_NONE, C (ONLINE_RUN))},
 

@@ -49,5 +49,9 @@ void rm_compile_put_shell (rm_buf_t *b, const bson_t *doc);
 /* One command of the views' and validators' formats, a line: canonical
  * Extended JSON, or mongosh's syntax (compile_shell.c). */
 void rm_compile_put_line (rm_buf_t *b, const bson_t *line, bool canonical);
+/* The mongosh script's part that creates the views of the old shape
+ * (compile_mongosh_views.c); the namespaces without one in *refusals, as
+ * rm_compile_print_views says them. Both to bson_free. */
+char *rm_compile_mongosh_views (const rm_plan_t *plan, rm_compile_version_t v, char **refusals);
 
 #endif

@@ -277,8 +277,9 @@ static const char runner[] =
     "dropLease();\n"
     "print(`remodel: plan ${PLAN.name}: every step ran server-side`);\n";
 
-char *
-rm_compile_print_mongosh (const rm_names_t *nm, const rm_compile_plan_t *c)
+/* views: the part creating the views (compile_mongosh_views.c), or NULL. */
+static char *
+print_script (const rm_names_t *nm, const rm_compile_plan_t *c, const char *views)
 {
     rm_buf_t b;
     char line[256];
@@ -365,7 +366,28 @@ rm_compile_print_mongosh (const rm_names_t *nm, const rm_compile_plan_t *c)
         rm_compile_put (&b, "]}");
     }
     rm_compile_put (&b, "]};\n");
+    if (views)
+        rm_compile_put (&b, views);
     rm_compile_put (&b, runner);
+    if (views)
+        rm_compile_put (&b, "print(\"remodel: after remodel online finalize, run this script again with \"\n"
+                            "      + \"--eval 'var views = true' to create the views of the old shape\");\n");
     rm_buf_append (&b, "", 1);
     return (char *) b.data;
+}
+
+char *
+rm_compile_print_mongosh (const rm_names_t *nm, const rm_compile_plan_t *c)
+{
+    return print_script (nm, c, NULL);
+}
+
+char *
+rm_compile_print_mongosh_views (const rm_names_t *nm, const rm_compile_plan_t *c,
+                                const rm_plan_t *plan, char **refusals)
+{
+    char *views = rm_compile_mongosh_views (plan, c->version, refusals);
+    char *text = print_script (nm, c, views);
+    bson_free (views);
+    return text;
 }

@@ -1,7 +1,7 @@
 /* The query layer's internals: a query document compiled into a tree of
  * conditions (query_parse.c), matched against one document at a time
  * (query_match.c), with the regular expressions of $regex compiled once by
- * PCRE2 (query_regex.c). The tree follows the server's own
+ * PCRE2 (query_regex.c), $jsonSchema by its own tree (query_schema.h). The tree follows the server's own
  * (src/mongo/db/matcher/): $ne, $nin, $not and {$exists: false} are a NOT
  * over the positive condition on the whole document, $all is an AND of
  * equalities on one path, {a: {$gt: 1, $lt: 5}} an AND of two leaves. */
@@ -29,6 +29,7 @@ typedef enum {
     QN_NOT,
     QN_FALSE, /* $all: [] */
     QN_EXPR,  /* $expr: over the whole document */
+    QN_SCHEMA, /* $jsonSchema: over the whole document (query_schema.h) */
     /* leaves: a test of each value a path gives */
     QN_CMP,
     QN_IN,
@@ -86,6 +87,7 @@ struct rm_qnode {
     size_t nbits;
     rm_qregex_t re;       /* QN_REGEX */
     rm_expr_t *expr;      /* QN_EXPR */
+    struct rm_qschema *schema; /* QN_SCHEMA */
 };
 
 /* A top-level field's condition, for rm_query_needs_fields. */

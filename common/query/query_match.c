@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "dec128.h"
-#include "query_impl.h"
+#include "query_schema.h"
 
 typedef bool (*leaf_fn) (rm_qstate_t *st, const rm_qnode_t *n, const bson_iter_t *v);
 
@@ -547,6 +547,7 @@ rm_qmatch_doc (rm_qstate_t *st, const rm_qnode_t *n, const uint8_t *doc, uint32_
         return !st->failed && !r;
     case QN_FALSE: return false;
     case QN_EXPR: return expr_match (st, n);
+    case QN_SCHEMA: return rm_qschema_match_doc (st, n->schema, doc, len) && !st->failed;
     default:
         if (!n->path) /* cannot happen: a pathless leaf is only met by leaf_single */
             return false;

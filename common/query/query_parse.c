@@ -5,13 +5,13 @@
  * $nin, $not and {$exists: false} negate the positive condition; $all is
  * an AND of equalities (or of $elemMatch); $in keeps its values sorted for
  * a binary search. The operators that need the server ($where, $text, the
- * geospatial ones, $jsonSchema, $sampleRate) are refused by name, with
+ * geospatial ones, $sampleRate) are refused by name, with
  * the reason. Everything a match needs is built here, so that matching
  * allocates nothing. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "query_impl.h"
+#include "query_schema.h"
 
 /* Nesting deeper than this ($and in $or in $elemMatch ...) is refused, so
  * that hostile input cannot exhaust the stack of the parser or a match. */
@@ -41,7 +41,6 @@ static const struct {
     {"$geoWithin", "it needs the server's geometry"},
     {"$within", "it needs the server's geometry"},
     {"$geoIntersects", "it needs the server's geometry"},
-    {"$jsonSchema", "it needs the server's JSON Schema validator"},
     {"$sampleRate", "it samples at random: a migration must give the same result on every run"},
     {"$rand", "it samples at random: a migration must give the same result on every run"},
     {NULL, NULL},
@@ -107,6 +106,7 @@ node_destroy (rm_qnode_t *n)
     bson_free (n->bits);
     rm_qregex_destroy (&n->re);
     rm_expr_destroy (n->expr);
+    rm_qschema_destroy (n->schema);
     free (n);
 }
 
@@ -968,6 +968,21 @@ parse_top_op (pctx_t *p, const bson_iter_t *e, level_t level, bool *skip)
         n->expr = x;
         return n;
     }
+    if (!strcmp (k, "$jsonSchema")) {
+        rm_qnode_t *n;
+        rm_qschema_t *s;
+        if (level != LEVEL_TOP) {
+            rm_error_set (p->err, RM_ERR_USAGE,
+                          "$jsonSchema can only be applied to the top-level document");
+            return NULL;
+        }
+        s = rm_qschema_parse (e, p->err);
+        if (!s)
+            return NULL;
+        n = node_new (QN_SCHEMA, NULL);
+        n->schema = s;
+        return n;
+    }
     if (!strcmp (k, "$alwaysTrue") || !strcmp (k, "$alwaysFalse")) {
         int64_t one;
         const char *why;
@@ -1106,6 +1121,11 @@ paths_of (const rm_qnode_t *n, rm_expr_path_fn fn, void *arg, bool *whole)
 {
     if (n->kind == QN_EXPR) {
         rm_expr_paths (n->expr, fn, arg, whole);
+        return;
+    }
+    if (n->kind == QN_SCHEMA) {
+        if (whole) /* a schema may read any field ("additionalProperties") */
+            *whole = true;
         return;
     }
     if (n->path)

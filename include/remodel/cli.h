@@ -56,6 +56,7 @@ typedef enum {
     /* compile, and online run --server-side */
     RM_OPT_SERVER_VERSION, RM_OPT_SERVER_SIDE,
     RM_OPT_ACTION, /* compile --format validators */
+    RM_OPT_VIEWS,  /* compile --format mongosh */
     /* online */
     RM_OPT_URI, RM_OPT_STATE_DB, RM_OPT_BATCH_SIZE, RM_OPT_BATCH_TIME, RM_OPT_PAUSE,
     RM_OPT_DISCARD_WRITES, RM_OPT_CARRY_WRITES, /* online rollback after finalize */

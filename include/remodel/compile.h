@@ -104,6 +104,11 @@ size_t rm_compile_stage_names (const bson_t *pipeline, const char **names, size_
 char *rm_compile_print_pipelines (const rm_names_t *nm, const rm_compile_plan_t *c,
                                   bool canonical);
 char *rm_compile_print_mongosh (const rm_names_t *nm, const rm_compile_plan_t *c);
+/* The same script, which also creates the views of the old shape (as
+ * --format views gives them) when run with views = true after finalize;
+ * the namespaces without a view in *refusals (to bson_free). */
+char *rm_compile_print_mongosh_views (const rm_names_t *nm, const rm_compile_plan_t *c,
+                                      const rm_plan_t *plan, char **refusals);
 
 /* --format views: for each namespace a step changed that existed before
  * the plan, the `create` command of a view (COLL_before) over the

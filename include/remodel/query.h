@@ -2,7 +2,8 @@
  * "match" ({"schemaVersion": {"$lt": 2}}, {"$or": [...]}, {"$expr": ...}),
  * with the server's rules (reference/mongodb-semantics.md, "Queries"):
  * {a: null} matches missing, a condition on an array matches any element
- * or the whole array, comparisons bracket by type. The layer is
+ * or the whole array, comparisons bracket by type; {"$jsonSchema": ...}
+ * judges the whole document as the server's validator does. The layer is
  * common/query/, above common/expr/ (for $expr). */
 #ifndef REMODEL_QUERY_H
 #define REMODEL_QUERY_H

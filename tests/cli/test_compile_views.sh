@@ -193,3 +193,69 @@ rc=$?
 expect_eq "validators: the wrong type in an embedded task fails, the others pass" \
     "$rc:$(sed -n 's/^crm.people: 98 documents, 1 fail; first: _id [0-9a-f]*: tasks\.[0-9]*\.done: string, not bool$/found/p' "$T/check-crm")" \
     "1:found"
+
+# ---- --format mongosh --views: the script creates them after finalize ----
+# The script run by mongosh 1.10.6 with views = true over a restored
+# output: each view it creates (its db.createView calls recorded by a shim
+# that then calls the real one: mongo-java-server has no views) gives back
+# the dump's namespace, typed-equal; a namespace the new design no longer
+# holds (crm.tasks, iot.readings) gets the old name, its leftover
+# collection renamed aside first and read there; one whose run is recorded
+# and not finalized is refused.
+expect_eq "mongosh --views: only with --format mongosh" "$(
+    "$REMODEL" compile "$ROOT/dumps/plans/embed-tasks.json" --views 2>&1 >/dev/null; echo $?)" \
+    "remodel: error: --views: only with --format mongosh
+2"
+cat >"$T/shim.js" <<'JS'
+var views = true;
+const realCreateView = Object.getPrototypeOf(db).createView;
+Object.getPrototypeOf(db).createView = function (name, source, pipeline) {
+  print(EJSON.stringify({db: this.getName(), command: {create: name, viewOn: source, pipeline: pipeline}}, {relaxed: false}));
+  return realCreateView.call(this, name, source, pipeline);
+};
+JS
+# script_views NAME PLAN NS...: the plan's output restored (only NS's
+# databases), the script run with views = true; its views in
+# $T/NAME.sviews, its output in $T/NAME.sout.
+script_views() {
+    local n=$1 plan=$2 inc=() d
+    shift 2
+    for d in "$@"; do inc+=(--nsInclude "$d.*"); py "c.drop_database('$d')"; done
+    "$MONGORESTORE" --uri "$uri" --dir "$T/out-$n" "${inc[@]}" --drop >"$T/restore" 2>&1 ||
+        fail "$n: restore" "$(tail -3 "$T/restore")"
+    "$REMODEL" compile "$plan" --format mongosh --views >"$T/$n.js" 2>"$T/err"
+    "$MONGOSH1" "$uri" --quiet --norc --eval "$(cat "$T/shim.js")" "$T/$n.js" >"$T/$n.sout" 2>&1
+    rc=$?
+    grep '^{"db"' "$T/$n.sout" >"$T/$n.sviews"
+}
+if [ -n "${MONGOSH1:-}" ] && [ -x "$MONGOSH1" ]; then
+    plan_id_of() { sed -n 's/^const PLAN = {name: .*, id: "\([^"]*\)".*/\1/p' "$1"; }
+    "$REMODEL" compile "$ROOT/dumps/plans/embed-tasks.json" --format mongosh --views >"$T/pre.js"
+    py "c.remodel.plans.replace_one({'_id': sys.argv[2]}, {'_id': sys.argv[2], 'finalized': False}, upsert=True)" \
+        "$(plan_id_of "$T/pre.js")"
+    script_views crm "$ROOT/dumps/plans/embed-tasks.json" crm
+    expect_eq "mongosh --views: refused while the run is recorded and not finalized" \
+        "$rc:$(grep -c 'not finalized: run remodel online finalize first' "$T/crm.sout"):$(wc -l <"$T/crm.sviews")" "2:1:0"
+    py "c.remodel.plans.delete_many({})"
+    for x in crm:embed-tasks.json:crm composite:"$C"/composite.json:"blog logging iot"; do
+        IFS=: read -r n p dbs <<<"$x"
+        [ "${p#/}" == "$p" ] && p=$ROOT/dumps/plans/$p
+        # shellcheck disable=SC2086
+        script_views "$n" "$p" $dbs
+        [ $rc == 0 ] || { fail "$n: mongosh 1.10.6 runs the views part" "$(head -c 600 "$T/$n.sout")"; continue; }
+        if python3 "$ROOT/tests/transforms/views_same.py" "$uri" "$S" "$T/$n.sviews" >"$T/same-s$n" 2>&1; then
+            pass "$n: the script's views give back the dump's namespaces ($(tr '\n' ';' <"$T/same-s$n"))"
+        else
+            fail "$n: the script's views give back the dump's namespaces" "$(cat "$T/same-s$n")"
+        fi
+    done
+    expect_eq "mongosh --views: the old names where the new design left them, the rest beside" \
+        "$(cat "$T/crm.sviews" "$T/composite.sviews" | python3 -c "import sys, json
+print(' '.join(json.loads(l)['db'] + '.' + json.loads(l)['command']['create'] for l in sys.stdin))")" \
+        "crm.tasks crm.people_before blog.comments blog.posts_before logging.logmsg_before iot.readings"
+    expect_eq "mongosh --views: the leftovers renamed aside, read there" \
+        "$(grep -c '^remodel: crm.tasks renamed aside to crm.tasks_remodel_.*_aside$' "$T/crm.sout"):$(
+            grep -c '"coll":"tasks_remodel_[^"]*_aside"' "$T/crm.sviews")" "1:1"
+else
+    fail "mongosh --views: mongosh 1.10.6" "MONGOSH1 not installed (tests/peers/install.sh)"
+fi

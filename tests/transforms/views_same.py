@@ -61,7 +61,10 @@ def main():
         lines = [json_util.loads(l) for l in f if l.strip()]
     for line in lines:
         cmd = line["command"]
-        ns = line["db"] + "." + cmd["create"][:-len("_before")]
+        # COLL_before, or COLL itself (the mongosh script's view of a
+        # namespace the new design no longer holds under its name)
+        name = cmd["create"]
+        ns = line["db"] + "." + (name[:-len("_before")] if name.endswith("_before") else name)
         db = client[line["db"]]
         db.drop_collection(cmd["create"])
         db.command(cmd)

@@ -806,6 +806,41 @@ test_print (void)
     compile_done (&plan, &nm, &c);
 }
 
+/* --format mongosh --views: the views' part, before the steps' runner,
+ * and nothing of it without --views. */
+static void
+test_print_mongosh_views (void)
+{
+    rm_plan_t plan;
+    rm_names_t nm;
+    rm_compile_plan_t c;
+    char *text, *why = NULL;
+    const char *views, *runner;
+    compile_json ("{\"remodel\": 1, \"steps\": ["
+                  "{\"embed\": {\"from\": \"crm.tasks\", \"into\": \"crm.people\", \"localField\": \"_id\","
+                  " \"foreignField\": \"owner\", \"as\": \"tasks\", \"project\": {\"owner\": 0}}},"
+                  "{\"set\": {\"in\": \"crm.notes\", \"fields\": {\"v\": 2}}}]}",
+                  "5.0", &plan, &nm, &c);
+    text = rm_compile_print_mongosh (&nm, &c);
+    T_CHECK (strstr (text, "VIEWS") == NULL && strstr (text, "createView") == NULL);
+    bson_free (text);
+    text = rm_compile_print_mongosh_views (&nm, &c, &plan, &why);
+    views = strstr (text, "const VIEWS = [\n  EJSON.deserialize({ \"db\" : \"crm\", \"command\" : "
+                          "{ \"create\" : \"tasks_before\", \"viewOn\" : \"people\", ");
+    runner = strstr (text, "// ---- the runner");
+    T_CHECK (views != NULL && runner != NULL && views < runner);
+    /* the children's view and the parents', then the end of the list;
+     * the set's namespace has none, and the reason */
+    T_CHECK (views && strstr (views, "people_before") && strstr (views, "\n];\n") &&
+             strstr (views, "people_before") < strstr (views, "\n];\n") && !strstr (views, "notes"));
+    T_CHECK_STR (why, "no view of crm.notes: step 2 (set): set wrote computed values over the "
+                      "old ones: no view gives them back\n");
+    T_CHECK (strstr (text, "renamed aside") && strstr (text, "if (typeof views === 'boolean' && views)"));
+    bson_free (text);
+    bson_free (why);
+    compile_done (&plan, &nm, &c);
+}
+
 int
 main (void)
 {
@@ -824,5 +859,6 @@ main (void)
     T_RUN (test_compile_summarize);
     T_RUN (test_refusals);
     T_RUN (test_print);
+    T_RUN (test_print_mongosh_views);
     return t_done ();
 }

@@ -794,7 +794,6 @@ static const q_case_t refused[] = {
     {"{}", "{'loc': {'$geoWithin': {'$box': [[0, 0], [1, 1]]}}}", "PARSE:$geoWithin is not supported: it needs the server"},
     {"{}", "{'loc': {'$geoIntersects': {'$geometry': {'type': 'Point', 'coordinates': [0, 0]}}}}", "PARSE:$geoIntersects is not supported: it needs the server"},
     {"{}", "{'loc': {'$within': {'$box': [[0, 0], [1, 1]]}}}", "PARSE:$within is not supported: it needs the server"},
-    {"{}", "{'$jsonSchema': {'required': ['a']}}", "PARSE:$jsonSchema is not supported: it needs the server"},
     {"{}", "{'$sampleRate': 0.5}", "PARSE:$sampleRate is not supported: it needs the server"},
     {"{}", "{'$rand': {}}", "PARSE:$rand is not supported: it needs the server"},
     {"{}", "{'$or': [{'$where': 'true'}]}", "PARSE:$where is not supported"},
