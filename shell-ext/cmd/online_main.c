@@ -374,7 +374,9 @@ finish (online_t *on, const online_cmd_t *c, int rc, bson_error_t *err)
  * buildInfo went unanswered (a cut as it connected: online_caps.c keeps
  * the conservative row and says nothing) has no identity for the pair's
  * record to match; follow, which retries, connects again while it may,
- * then goes on with what it has. */
+ * then goes on with what it has. A --to-uri run, which records that
+ * identity, connects again too, and fails rather than record none (the
+ * run again would be refused as another pair). */
 static bool
 connect_once (online_t *on, online_opts_t *o, const online_cmd_t *c, online_retry_t *r,
               bson_error_t *err)
@@ -392,12 +394,22 @@ connect_once (online_t *on, online_opts_t *o, const online_cmd_t *c, online_retr
         online_caps_probe (on);
     unknown = ok && (!on->run->caps.known || (on->run->pair && !on->run->pair->caps.known));
 
-    if (!unknown || c->life != ONLINE_DO_FOLLOW || online_stop_requested ())
+    bool records = o->to_uri && o->starts && !o->dry_run;
+    if (!unknown || (c->life != ONLINE_DO_FOLLOW && !records))
         return ok;
+    if (online_stop_requested ()) {
+        if (!records)
+            return ok;
+        rm_error_set (err, RM_ERR_IO, "%s: the server did not answer buildInfo as it connected",
+                      !on->run->caps.known ? on->run->where : on->run->pair->where);
+        return false;
+    }
     on->transient = true;
     rm_error_set (err, RM_ERR_IO, "%s: the server did not answer buildInfo as it connected",
                   !on->run->caps.known ? on->run->where : on->run->pair->where);
     if (!online_retry (on, r, err)) {
+        if (records)
+            return false; /* err: the retries' last word */
         memset (err, 0, sizeof *err);
         return true;
     }
