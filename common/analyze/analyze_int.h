@@ -192,6 +192,8 @@ typedef struct {
 typedef struct {
     rm_level_t level;
     bool same_values;       /* non-key fields equal by value: a copy, not a reference */
+    bool natural_shape;     /* no name ties the two: strings found among a unique field's */
+    bool natural;           /* and the data makes it a reference (a natural key) */
     char tie[240];          /* the other targets that fit as well: "db.coll.key, ..." ("": none) */
     double score;           /* the items' points summed */
     double chance;          /* the share of the key's values the field's own range would hit */

@@ -25,6 +25,9 @@
 
 /* bucketize's default maxCount: the window chosen keeps a bucket within it. */
 #define RM_BUCKET_MAX_COUNT 1000
+/* The fewest readings a bucket of the widest window must average (a
+ * handful) for the collection to be a bucket candidate. */
+#define RM_BUCKET_MIN_READINGS 5
 
 /* A bucket candidate: many small documents with a date and a field naming
  * few series. */
