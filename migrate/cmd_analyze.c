@@ -189,8 +189,11 @@ print_types (const bson_t *r)
     while (next_doc (&arr, &e)) {
         if (!n++)
             printf ("\nTYPES\n");
-        printf ("%s.%s: %s (%lld of %lld)\n", shown (get_s (&e, "ns")), shown (get_s (&e, "field")),
+        printf ("%s.%s: %s (%lld of %lld)", shown (get_s (&e, "ns")), shown (get_s (&e, "field")),
                 get_s (&e, "what"), (long long) get_i (&e, "matching"), (long long) get_i (&e, "of"));
+        if (bson_iter_init_find (&it, &e, "format"))
+            printf (", format \"%s\"", shown (bson_iter_utf8 (&it, NULL)));
+        printf ("\n");
     }
 }
 

@@ -132,6 +132,13 @@ typedef struct {
      * them): of its strings, those that read as dates, integers,
      * decimals, and yes/no flags. */
     uint64_t str_seen, str_dates, str_ints, str_decimals, str_flags;
+    /* Dates in another shape ("2001/01/01 00:47", "Jun 12 1998"): the
+     * format of $dateFromString the first such string gave, how many
+     * strings had it, and whether one of them could only be day first
+     * (13/01/2000) or month first (01/13/2000). */
+    char str_format[24];
+    uint64_t str_formatted;
+    bool str_day_first, str_month_first;
 } rm_field_t;
 
 /* The path segment that stands for a map's generated keys. */
@@ -446,6 +453,10 @@ bool rm_analyze_spill_dups (rm_analysis_t *a, bson_error_t *err);
 /* analyze_strings.c: a top-level string (v: its BSON value) counted into
  * f's str_ counts, by the first pass. */
 void rm_analyze_count_string (rm_field_t *f, const uint8_t *v);
+/* The format of $dateFromString f's dates held as strings in another
+ * shape than ISO's have, into out (cap bytes); false when the field's
+ * numbers are day first in one string and month first in another. */
+bool rm_analyze_date_format (const rm_field_t *f, char *out, size_t cap);
 
 /* analyze_import.c: keeps the str_ counts of the fields whose strings
  * could be another type's (the rest zeroed), then one more read of src,
