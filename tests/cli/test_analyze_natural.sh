@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# remodel analyze on a new user's data as a CSV import leaves it (issue 64,
+# item 4; tests/transforms/natural_keys.py), judged by an oracle that is
+# not remodel (tests/transforms/natural_oracle.py: Python's own coverage,
+# uniqueness and strptime):
+# - flights.origin and destination, IATA codes found among airports.iata
+#   (unique, every one found, many flights a code) with no name tying
+#   them: references, confident, not "same values";
+# - dates held as strings in other shapes than ISO ("2001/01/01 00:47",
+#   "Jun 12 1998", "Jan 1 2000", "12/31/1999") reported with their format,
+#   and the plan's set step converts each to the date strptime reads;
+# - monthly prices in 20 series: no bucket of "about 0 readings";
+# - enrolments (an int _id, studentId, courseId, nothing else): a join
+#   collection, never embedded into one side;
+# - nothing to recommend: --plan-out writes no plan and exits 4.
+#   REMODEL=build/remodel bash tests/cli/test_analyze_natural.sh
+. "$(dirname "$0")/lib.sh"
+export PYTHONDONTWRITEBYTECODE=1
+export TX=$ROOT/tests/transforms
+
+python3 "$TX/natural_keys.py" "$T/d"
+run_rm analyze "$T/d" --json --plan-out "$T/plan.json"
+expect_eq "natural keys dump: analyze --plan-out exit 0" "$rc" 0
+cp "$T/out" "$T/r.json"
+q() { python3 -c "import json; r = json.load(open('$T/r.json')); $1"; }
+
+# (a) references decided by the data, not the names.
+expect_eq "natural keys: the string references are exactly the oracle's (all found, unique target, many to one)" \
+    "$(q 'print("\n".join(sorted("%s %s %s %s" % (x["from"], x["field"], x["to"], x["key"]) for x in r["relationships"] if x["to"].startswith("travel."))))')" \
+    "$(python3 "$TX/natural_oracle.py" "$T/d" refs | sort)"
+expect_eq "natural keys: confident, a natural key in the evidence, not same values" \
+    "$(q 'print(sorted((x["field"], x["level"], any("a natural key" in e["what"] for e in x["evidence"])) for x in r["relationships"] if x["to"] == "travel.airports"), [s["what"] for s in r["sameValues"]])')" \
+    "[('destination', 'confident', True), ('origin', 'confident', True)] []"
+# Short of every value found, only the names are missing: possible, with
+# its --hints line.
+python3 - "$T/d" "$T/d2" <<'PY'
+import os, shutil, sys
+sys.path.insert(0, os.environ["TX"])
+import bson, rmlib
+nss, _ = rmlib.read_dir(sys.argv[1])
+flights = [bson.decode(d) for d in nss["travel.flights"]]
+for f in flights[:150]:
+    f["origin"] = "ZZ%d" % (flights.index(f) % 7)  # 2.5% found nowhere
+rmlib.write_dump(sys.argv[2], {"travel.airports": [bson.decode(d) for d in nss["travel.airports"]],
+                               "travel.flights": flights})
+PY
+run_rm analyze "$T/d2" --json
+expect_eq "natural keys: 97.5% found, no name: possible, its --hints line to confirm it" \
+    "$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
+print([(x["field"], x["level"], "--hints {\"references\": {\"travel.flights.origin\": \"travel.airports.iata\"}}" in x.get("confirm", "")) for x in r["relationships"] if x["field"] == "origin"])' "$T/out")" \
+    "[('origin', 'possible', True)]"
+
+# (b) dates held as strings, in the formats the oracle parses them with.
+expect_eq "string dates: every field and format the oracle finds (non-ISO), reported" \
+    "$(q 'print("\n".join(sorted("%s %s %s" % (t["ns"], t["field"], t["format"]) for t in r["types"] if "format" in t)))')" \
+    "$(python3 "$TX/natural_oracle.py" "$T/d" dates | sort)"
+python3 -c 'import json, sys
+p = json.load(open(sys.argv[1])); p["steps"] = [s for s in p["steps"] if "set" in s]
+json.dump(p, open(sys.argv[2], "w"))' "$T/plan.json" "$T/sets.json"
+expect_eq "string dates: the plan converts with \$dateFromString and the detected format" \
+    "$(python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+print(sorted((k, v["$dateFromString"]["format"]) for s in p["steps"] for k, v in s["set"]["fields"].items()))' "$T/sets.json")" \
+    "[('added', '%m/%d/%Y'), ('dep', '%Y/%m/%d %H:%M'), ('opened', '%b %d %Y'), ('released', '%b %d %Y')]"
+run_rm run "$T/sets.json" --from "$T/d" --to "$T/conv"
+expect_eq "string dates: the set steps run" "$rc" 0
+expect_eq "string dates: each converted value is the date strptime reads" \
+    "$(python3 "$TX/natural_oracle.py" "$T/d" convert "$T/conv")" "7500 converted, 0 wrong"
+# Day first where a day past 12 says so.
+python3 "$TX/mkdump.py" "$T/eu" '{"shop.sales": [{"_id": 1, "on": "13/01/2000"}, {"_id": 2, "on": "02/03/2001"}, {"_id": 3, "on": "28/12/1999"}]}'
+run_rm analyze "$T/eu" --json
+expect_eq "string dates: a day past 12 first makes the format day first" \
+    "$(python3 -c 'import json, sys; print([t.get("format") for t in json.load(open(sys.argv[1]))["types"]])' "$T/out")" \
+    "['%d/%m/%Y']"
+
+# (c) buckets of a handful of readings at least.
+expect_eq "buckets: monthly prices average under 5 readings a day a series (oracle), so no bucket" \
+    "$(python3 "$TX/natural_oracle.py" "$T/d" buckets | awk '{print ($1 < 5) ? "sparse" : "dense"}') $(q 'print([c["ns"] for c in r["checks"] if c["check"] == "bucketCandidate"], [x["pattern"] for x in r["recommendations"] if x["pattern"] == "bucket"])')" \
+    "sparse [] []"
+
+# (d) a junction by its shape.
+expect_eq "junction: enrolments joins students and courses, a many-to-many, arrays of references" \
+    "$(q 'print([j["what"] for j in r["joins"]], sorted(x["relationship"] + " " + x["pattern"] for x in r["recommendations"] if "enrolments" in x["relationship"]))')" \
+    "['school.enrolments joins school.students and school.courses: many-to-many'] ['school.enrolments: school.courses array of references', 'school.enrolments: school.students array of references']"
+expect_eq "junction: its rows embedded into neither side" \
+    "$(python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+print([s for s in p["steps"] if "embed" in s and s["embed"]["from"] == "school.enrolments"])' "$T/plan.json")" "[]"
+
+# (e) nothing to recommend.
+python3 "$TX/mkdump.py" "$T/none" '{"app.things": [{"_id": 1, "v": 2}, {"_id": 2, "v": 4}]}'
+run_rm analyze "$T/none" --plan-out "$T/none-plan.json"
+expect_eq "nothing to recommend: exit 4, no plan, one line saying so" \
+    "$rc:$([ -e "$T/none-plan.json" ] && echo written || echo none):$(grep -c 'nothing to do, no plan written' "$T/err")" "4:none:1"
+run_rm analyze "$T/none"
+expect_eq "nothing to recommend: the report says so (exit 0 without --plan-out)" \
+    "$rc:$(grep -c '^(nothing to recommend' "$T/out")" "0:1"
