@@ -349,8 +349,12 @@ rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev)
     if (natural && natural_key (tc, k, f, p)) {
         /* No name says it, the data does: a natural key (an airport's
          * IATA code in each flight's origin). */
+        /* Words and codes (chance 0.5) are all found among a list of
+         * names as often as they reference it: a point and a half, so
+         * that only their skewed spread (analyze_shape) or a name makes
+         * them confident. */
         ev->natural = true;
-        add (ev, 2, "a natural key: all %llu of its values found among \"%s\", unique in every "
+        add (ev, c >= VOCABULARY_CHANCE ? 1.5 : 2, "a natural key: all %llu of its values found among \"%s\", unique in every "
              "document of %s, each key found referenced by %.1f documents on average (many to "
              "one): coverage, uniqueness and cardinality make it a reference, not its name",
              (unsigned long long) f->values, kname, tc->coll, (double) f->values / (double) p->distinct);
@@ -440,8 +444,12 @@ rm_analyze_shape (const rm_analysis_t *a, rm_relation_t *r)
     double mean, var, orphans = r->refs ? (double) r->orphans / (double) r->refs : 0;
     double none = r->children.n ? (double) r->parents_none / (double) r->children.n : 0;
     bool tied = false;
+    /* A name or ids that chance does not explain; not a natural key,
+     * which the data alone makes: words drawn evenly over another
+     * collection's unique names (an event's city among stores named
+     * after cities) are all found too, and only their spread tells. */
     for (uint8_t i = 0; i < r->ev.n; i++)
-        tied |= r->ev.item[i].points >= 2; /* a name or ids that chance does not explain */
+        tied |= r->ev.item[i].points >= 2 && strncmp (r->ev.item[i].what, "a natural key", 13) != 0;
     if (orphans > MAX_ORPHANS)
         add (&r->ev, -1, "%.0f%% of its references found nowhere (orphans): references dangle "
              "rarely, values that merely fall among the keys often", 100 * orphans);
