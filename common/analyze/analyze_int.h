@@ -135,10 +135,12 @@ typedef struct {
     /* Dates in another shape ("2001/01/01 00:47", "Jun 12 1998"): the
      * format of $dateFromString the first such string gave, how many
      * strings had it, and whether one of them could only be day first
-     * (13/01/2000) or month first (01/13/2000). */
+     * (13/01/2000) or month first (01/13/2000); its month names as %b,
+     * %B where they are full (analyze_strings.c). */
     char str_format[24];
     uint64_t str_formatted;
     bool str_day_first, str_month_first;
+    uint8_t str_month_names;   /* 4: a month's full name seen, 8: its three letters */
 } rm_field_t;
 
 /* The path segment that stands for a map's generated keys. */

@@ -100,7 +100,8 @@ is_flag (const char *s, uint32_t n)
 
 typedef struct {
     int n;
-    char kind[FMT_TOKENS];       /* 'n' a number, 'b' a month's 3 letters, 'B' its name */
+    char kind[FMT_TOKENS];       /* 'n' a number, 'b' a month's 3 letters, 'B' its name,
+                                  * 'm' May (both) */
     int len[FMT_TOKENS], val[FMT_TOKENS];
     char sep[FMT_TOKENS][3];     /* after the token ("" at the end) */
 } tokens_t;
@@ -115,7 +116,7 @@ month_of (const char *s, int len, char *kind)
         if (len != 3 && len != nl)
             continue;
         if (strncasecmp (s, names[m], (size_t) len) == 0) {
-            *kind = len == 3 ? 'b' : 'B';
+            *kind = len == nl ? (len == 3 ? 'm' : 'B') : 'b';
             return m + 1;
         }
     }
@@ -163,7 +164,9 @@ num (const tokens_t *t, int i, int lo, int hi, int max_len)
 }
 
 /* The format of string s into fmt ("" when it is no date of these
- * shapes); order: 1 when its numbers can only be day first, 2 month first. */
+ * shapes), a month's name always as %b; order: 1 when its numbers can
+ * only be day first, 2 month first; | 4 a month's full name, | 8 its
+ * three letters (May is both: neither). */
 static void
 date_format (const char *s, uint32_t n, char *fmt, size_t cap, int *order)
 {
@@ -190,10 +193,10 @@ date_format (const char *s, uint32_t n, char *fmt, size_t cap, int *order)
     } else if (t.kind[0] != 'n' && num (&t, 1, 1, 31, 2) && num (&t, 2, 1, 9999, 4) &&
                t.len[2] == 4 && (!strcmp (s0, " ") || !strcmp (s0, "-")) &&
                (!strcmp (s1, s0) || !strcmp (s1, ", ")))
-        l = (size_t) snprintf (fmt, cap, "%%%c%s%%d%s%%Y", t.kind[0], s0, s1);
+        l = (size_t) snprintf (fmt, cap, "%%b%s%%d%s%%Y", s0, s1);
     else if (num (&t, 0, 1, 31, 2) && t.kind[1] != 'n' && num (&t, 2, 1, 9999, 4) &&
              t.len[2] == 4 && (!strcmp (s0, " ") || !strcmp (s0, "-")) && !strcmp (s1, s0))
-        l = (size_t) snprintf (fmt, cap, "%%d%s%%%c%s%%Y", s0, t.kind[1], s0);
+        l = (size_t) snprintf (fmt, cap, "%%d%s%%b%s%%Y", s0, s0);
     else
         return;
     /* A time: " H:M", then ":S", then ".L". */
@@ -204,6 +207,8 @@ date_format (const char *s, uint32_t n, char *fmt, size_t cap, int *order)
         fmt[0] = '\0';
         return;
     }
+    for (int k = 0; k < 2; k++)
+        *order |= t.kind[k] == 'B' ? 4 : t.kind[k] == 'b' ? 8 : 0;
     if (t.n > 3)
         snprintf (fmt + l, cap - l, "%s", t.n == 5 ? " %H:%M" : t.n == 6 ? " %H:%M:%S" : " %H:%M:%S.%L");
 }
@@ -211,10 +216,13 @@ date_format (const char *s, uint32_t n, char *fmt, size_t cap, int *order)
 bool
 rm_analyze_date_format (const rm_field_t *f, char *out, size_t cap)
 {
-    char *m, *d;
+    char *m, *d, *b;
     snprintf (out, cap, "%s", f->str_format);
-    if (f->str_day_first && f->str_month_first)
+    if ((f->str_day_first && f->str_month_first) || (f->str_month_names & 12) == 12)
         return false;
+    /* Full names: %B (May alone reads as either). */
+    if ((b = strstr (out, "%b")) && (f->str_month_names & 4))
+        b[1] = 'B';
     m = strstr (out, "%m");
     d = strstr (out, "%d");
     /* The numbers say the other order than the separator's: swap them. */
@@ -259,8 +267,9 @@ count_format (rm_field_t *f, const char *s, uint32_t n)
     else if (strcmp (f->str_format, fmt) != 0)
         return;
     f->str_formatted++;
-    f->str_day_first |= order == 1;
-    f->str_month_first |= order == 2;
+    f->str_day_first |= (order & 3) == 1;
+    f->str_month_first |= (order & 3) == 2;
+    f->str_month_names |= (uint8_t) (order & 12);
 }
 
 void
@@ -280,9 +289,11 @@ rm_analyze_count_string (rm_field_t *f, const uint8_t *v)
             count_format (f, s, n);
         return;
     }
+    /* A date alone ("2006-11-17") is also %Y-%m-%d: a field may hold
+     * "2006-3-7" beside it. */
     if (is_date (s, n))
         f->str_dates++;
-    else if (n >= 8 && isdigit ((unsigned char) s[0]))
+    if ((n == 10 || !is_date (s, n)) && n >= 8 && isdigit ((unsigned char) s[0]))
         count_format (f, s, n);
     f->str_ints += is_int (s, n);
     f->str_decimals += is_decimal (s, n);

@@ -12,7 +12,9 @@
 # - monthly prices in 20 series: no bucket of "about 0 readings";
 # - enrolments (an int _id, studentId, courseId, nothing else): a join
 #   collection, never embedded into one side;
-# - nothing to recommend: --plan-out writes no plan and exits 4.
+# - nothing to recommend: --plan-out writes no plan and exits 4;
+# - every shape of date read, and strings that are none, checked against
+#   strptime.
 #   REMODEL=build/remodel bash tests/cli/test_analyze_natural.sh
 . "$(dirname "$0")/lib.sh"
 export PYTHONDONTWRITEBYTECODE=1
@@ -95,3 +97,50 @@ expect_eq "nothing to recommend: exit 4, no plan, one line saying so" \
 run_rm analyze "$T/none"
 expect_eq "nothing to recommend: the report says so (exit 0 without --plan-out)" \
     "$rc:$(grep -c '^(nothing to recommend' "$T/out")" "0:1"
+
+# Every shape of date the first pass reads, and strings that are none:
+# each field's format must read all its strings in Python's strptime (%L
+# as %f), and the plan's conversion give the dates strptime gives.
+python3 - "$T/shapes.json" <<'PY'
+import datetime, json, random, sys
+random.seed(7)
+rows = []
+for i in range(60):
+    t = datetime.datetime(1990, 1, 1) + datetime.timedelta(seconds=random.randrange(10 ** 9))
+    rows.append({"_id": i,
+                 "long": t.strftime("%B ") + str(t.day) + t.strftime(", %Y"),
+                 "dayfirst": t.strftime("%d %b %Y"),
+                 "dotted": t.strftime("%d.%m.%Y %H:%M:%S"),
+                 "unpadded": "%d-%d-%d" % (t.year, t.month, t.day),
+                 "millis": t.strftime("%m/%d/%Y %H:%M:%S.") + "%03d" % (i * 7),
+                 "version": "4.%d" % i, "digits": "%08d" % (i * 1234567),
+                 "words": "Mar %d sales" % i})
+json.dump({"app.shapes": rows}, open(sys.argv[1], "w"))
+PY
+python3 "$TX/mkdump.py" "$T/shapes" "@$T/shapes.json"
+run_rm analyze "$T/shapes" --json --plan-out "$T/shapes-plan.json"
+cp "$T/out" "$T/shapes.r.json"
+expect_eq "date shapes: each field's format, the strings that are no date left out" \
+    "$(python3 -c 'import json, sys; print(sorted((t["field"], t.get("format")) for t in json.load(open(sys.argv[1]))["types"]))' "$T/shapes.r.json")" \
+    "[('dayfirst', '%d %b %Y'), ('dotted', '%d.%m.%Y %H:%M:%S'), ('long', '%B %d, %Y'), ('millis', '%m/%d/%Y %H:%M:%S.%L'), ('unpadded', '%Y-%m-%d')]"
+run_rm run "$T/shapes-plan.json" --from "$T/shapes" --to "$T/shapes-out"
+expect_eq "date shapes: the plan's dates are strptime's, with the format reported (%L as %f)" \
+    "$rc $(python3 - "$T/shapes" "$T/shapes-out" "$T/shapes.r.json" <<'PY'
+import datetime, json, os, sys
+sys.path.insert(0, os.environ["TX"])
+import bson, rmlib
+src = {bson.decode(d)["_id"]: bson.decode(d) for d in rmlib.read_dir(sys.argv[1])[0]["app.shapes"]}
+out = {bson.decode(d)["_id"]: bson.decode(d) for d in rmlib.read_dir(sys.argv[2])[0]["app.shapes"]}
+good = bad = 0
+for t in json.load(open(sys.argv[3]))["types"]:
+    fmt = t["format"].replace("%L", "%f")
+    for i, d in src.items():
+        want = datetime.datetime.strptime(d[t["field"]], fmt)
+        have = out[i][t["field"]]
+        if isinstance(have, datetime.datetime) and have.replace(tzinfo=None) == want:
+            good += 1
+        else:
+            bad += 1
+print(good, "right", bad, "wrong", sorted(k for k, v in out[0].items() if isinstance(v, str)))
+PY
+)" "0 300 right 0 wrong ['digits', 'version', 'words']"
