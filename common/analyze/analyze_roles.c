@@ -87,6 +87,50 @@ only_refs (const rm_analysis_t *a, size_t col)
     return true;
 }
 
+/* A rejected candidate's score above which it may still be a join's
+ * reference: a measurement's name (-2) says it is none. */
+#define JOIN_MIN_SCORE -2.0
+
+bool
+rm_join_shaped (const rm_analysis_t *a, size_t col)
+{
+    const rm_collection_t *c = &a->cols[col];
+    size_t first = SIZE_MAX;
+    bool two = false;
+    for (size_t i = 0; i < a->n_rels; i++) {
+        const rm_relation_t *r = &a->rels[i];
+        if (r->to == col && r->from != col)
+            return false; /* referenced, even possibly: no join */
+        if (r->from != col || r->child_refs || r->to == col)
+            continue;
+        if (first == SIZE_MAX)
+            first = r->to;
+        else
+            two |= r->to != first;
+    }
+    for (size_t k = 0; k < c->n_fields; k++) {
+        bool ref = false;
+        if (!strcmp (c->fields[k].path, "_id"))
+            continue;
+        for (size_t j = 0; j < a->n_rels; j++)
+            ref |= a->rels[j].from == col && a->rels[j].field == k && !a->rels[j].child_refs;
+        /* Or values found among another collection's keys that the
+         * evidence could not tell from chance (integers of a dense range
+         * fit any such range), but neither a measurement's nor a copy. */
+        for (size_t j = 0; j < a->n_rejected; j++) {
+            const rm_rejected_t *x = &a->rejected[j];
+            if (x->pair.from == col && x->pair.field == k && x->pair.to != col &&
+                !x->ev.same_values && x->ev.score > JOIN_MIN_SCORE) {
+                ref = true;
+                two |= first != SIZE_MAX && x->pair.to != first;
+            }
+        }
+        if (!ref)
+            return false;
+    }
+    return two;
+}
+
 size_t
 rm_join_rels (const rm_analysis_t *a, size_t col, size_t *rels, size_t max)
 {

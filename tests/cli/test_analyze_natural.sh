@@ -144,3 +144,31 @@ for t in json.load(open(sys.argv[3]))["types"]:
 print(good, "right", bad, "wrong", sorted(k for k, v in out[0].items() if isinstance(v, str)))
 PY
 )" "0 300 right 0 wrong ['digits', 'version', 'words']"
+
+# A junction whose second reference the values cannot tell from chance
+# ("c": courses 1..40, no name): its shape still keeps its rows out of
+# the students, with the --hints line that would make it a join.
+python3 - "$T/j.json" <<'PY'
+import json, random, sys
+random.seed(5)
+d = {"school.students": [{"_id": i, "name": "student %d" % i} for i in range(1, 201)],
+     "school.courses": [{"_id": i, "title": "course %d" % i} for i in range(1, 41)],
+     "school.enrolments": []}
+for s in range(1, 201):
+    for c in random.sample(range(1, 41), random.randint(1, 6)):
+        d["school.enrolments"].append({"_id": len(d["school.enrolments"]) + 1, "studentId": s, "c": c})
+json.dump(d, open(sys.argv[1], "w"))
+PY
+python3 "$TX/mkdump.py" "$T/j" "@$T/j.json"
+run_rm analyze "$T/j" --json --plan-out "$T/j-plan.json"
+expect_eq "junction, one reference unsure: not embedded into the students (no step: exit 4), the hint named" \
+    "$rc $([ -e "$T/j-plan.json" ] && echo written || echo none) $(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print([(x["pattern"], "{\"references\": {\"school.enrolments.c\": " in x["why"]) for x in r["recommendations"]])' "$T/out")" \
+    "4 none [('keep referencing', True)]"
+run_rm analyze "$T/j" --json --hints <(echo '{"references": {"school.enrolments.c": "school.courses._id"}}')
+expect_eq "junction, the hint given: a join, arrays of references on both sides" \
+    "$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print([j["what"] for j in r["joins"]], sorted(x["pattern"] for x in r["recommendations"]))' "$T/out")" \
+    "['school.enrolments joins school.students and school.courses: many-to-many'] ['array of references', 'array of references']"
