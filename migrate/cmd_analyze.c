@@ -12,6 +12,9 @@
 #include "remodel/tmppath.h"
 #include "tool.h"
 
+/* --plan-out with no step to recommend: not written, and this status. */
+#define RM_ANALYZE_EXIT_NOTHING 4
+
 static const char usage[] =
     "usage: remodel analyze SRC [--ns PATTERN]... [--json] [--plan-out FILE] [--hints FILE]\n"
     "                        [--report FILE] [--format dot|mermaid] [--memory SIZE] [--tmp DIR]\n"
@@ -189,8 +192,11 @@ print_types (const bson_t *r)
     while (next_doc (&arr, &e)) {
         if (!n++)
             printf ("\nTYPES\n");
-        printf ("%s.%s: %s (%lld of %lld)\n", shown (get_s (&e, "ns")), shown (get_s (&e, "field")),
+        printf ("%s.%s: %s (%lld of %lld)", shown (get_s (&e, "ns")), shown (get_s (&e, "field")),
                 get_s (&e, "what"), (long long) get_i (&e, "matching"), (long long) get_i (&e, "of"));
+        if (bson_iter_init_find (&it, &e, "format"))
+            printf (", format \"%s\"", shown (bson_iter_utf8 (&it, NULL)));
+        printf ("\n");
     }
 }
 
@@ -301,15 +307,20 @@ print_text (const bson_t *r)
     printf ("\nRECOMMENDATIONS\n");
     bson_iter_init_find (&it, r, "recommendations");
     bson_iter_recurse (&it, &arr);
-    while (next_doc (&arr, &rel))
+    n = 0;
+    while (next_doc (&arr, &rel)) {
+        n++;
         printf ("%s: %s\n  %s\n  rule: %s\n  depends on: %s\n", get_s (&rel, "relationship"),
                 get_s (&rel, "pattern"), get_s (&rel, "why"), get_s (&rel, "rule"),
                 get_s (&rel, "dependsOn"));
+    }
+    if (!n)
+        printf ("(nothing to recommend: the design holds no move these rules make)\n");
 }
 
 /* The recommended steps as a plan file, written whole or not at all. */
 static bool
-write_plan (const rm_analysis_t *a, const char *path, bson_error_t *err)
+write_plan (const rm_analysis_t *a, const char *path, bool *empty, bson_error_t *err)
 {
     bson_t steps = BSON_INITIALIZER;
     bson_iter_t it;
@@ -321,8 +332,9 @@ write_plan (const rm_analysis_t *a, const char *path, bson_error_t *err)
      * is an empty one, which check and run refuse: a script that acts on
      * the file is told by the exit status that there is nothing to do
      * (a file already there is left as it was). */
+    *empty = false;
     if (!rm_analysis_plan (a, &steps, err) ||
-        (bson_count_keys (&steps) == 0 &&
+        (bson_count_keys (&steps) == 0 && (*empty = true) &&
          (rm_error_set (err, RM_ERR_DATA, "%s: analyze recommends no step (the report says "
                         "what it found): nothing to do, no plan written", path), true))) {
         if (f)
@@ -392,7 +404,7 @@ cmd_analyze (int argc, char **argv)
     const char *src, *hints_path;
     bson_t hints;
     bool have_hints = false;
-    bool json, quiet;
+    bool json, quiet, empty = false;
     bson_error_t err = {0};
     rm_analysis_t *a;
     bson_t report;
@@ -493,10 +505,12 @@ cmd_analyze (int argc, char **argv)
     }
     rm_nsselect_destroy (sel);
     bson_destroy (&report);
-    if (to.plan_out && !write_plan (a, to.plan_out, &err)) {
+    if (to.plan_out && !write_plan (a, to.plan_out, &empty, &err)) {
         tool_error (&err);
         rm_analysis_destroy (a);
-        return 1;
+        /* Nothing to do is no failure, nor success: a status of its own
+         * (docs/remodel.1.md) that a script tells from both. */
+        return empty ? RM_ANALYZE_EXIT_NOTHING : 1;
     }
     rm_analysis_destroy (a);
     return 0;

@@ -48,7 +48,10 @@ rm_bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, rm_bucket
             out->granularity = windows[w].name;
             out->per_bucket = windows[w].s / out->interval;
         }
-    return true;
+    /* A bucket of a reading or two saves nothing and costs a document of
+     * its own with its statistics: readings that sparse (a price a
+     * month, bucketed by day) are no bucket candidate. */
+    return out->per_bucket >= RM_BUCKET_MIN_READINGS;
 }
 
 bool

@@ -203,7 +203,8 @@ rm_analyze_import (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
         for (size_t k = 0; k < a->cols[c].n_fields; k++) {
             rm_field_t *f = &a->cols[c].fields[k];
             if (!strings_to_read (f))
-                f->str_seen = f->str_dates = f->str_ints = f->str_decimals = f->str_flags = 0;
+                f->str_seen = f->str_dates = f->str_ints = f->str_decimals = f->str_flags =
+                    f->str_formatted = 0;
         }
     for (size_t i = 0; i < a->n_rels; i++)
         if (self_ref (&a->rels[i], a)) {

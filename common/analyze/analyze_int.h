@@ -132,6 +132,15 @@ typedef struct {
      * them): of its strings, those that read as dates, integers,
      * decimals, and yes/no flags. */
     uint64_t str_seen, str_dates, str_ints, str_decimals, str_flags;
+    /* Dates in another shape ("2001/01/01 00:47", "Jun 12 1998"): the
+     * format of $dateFromString the first such string gave, how many
+     * strings had it, and whether one of them could only be day first
+     * (13/01/2000) or month first (01/13/2000); its month names as %b,
+     * %B where they are full (analyze_strings.c). */
+    char str_format[24];
+    uint64_t str_formatted;
+    bool str_day_first, str_month_first;
+    uint8_t str_month_names;   /* 4: a month's full name seen, 8: its three letters */
 } rm_field_t;
 
 /* The path segment that stands for a map's generated keys. */
@@ -192,6 +201,8 @@ typedef struct {
 typedef struct {
     rm_level_t level;
     bool same_values;       /* non-key fields equal by value: a copy, not a reference */
+    bool natural_shape;     /* no name ties the two: strings found among a unique field's */
+    bool natural;           /* and the data makes it a reference (a natural key) */
     char tie[240];          /* the other targets that fit as well: "db.coll.key, ..." ("": none) */
     double score;           /* the items' points summed */
     double chance;          /* the share of the key's values the field's own range would hit */
@@ -444,6 +455,10 @@ bool rm_analyze_spill_dups (rm_analysis_t *a, bson_error_t *err);
 /* analyze_strings.c: a top-level string (v: its BSON value) counted into
  * f's str_ counts, by the first pass. */
 void rm_analyze_count_string (rm_field_t *f, const uint8_t *v);
+/* The format of $dateFromString f's dates held as strings in another
+ * shape than ISO's have, into out (cap bytes); false when the field's
+ * numbers are day first in one string and month first in another. */
+bool rm_analyze_date_format (const rm_field_t *f, char *out, size_t cap);
 
 /* analyze_import.c: keeps the str_ counts of the fields whose strings
  * could be another type's (the rest zeroed), then one more read of src,

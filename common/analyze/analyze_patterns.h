@@ -25,6 +25,9 @@
 
 /* bucketize's default maxCount: the window chosen keeps a bucket within it. */
 #define RM_BUCKET_MAX_COUNT 1000
+/* The fewest readings a bucket of the widest window must average (a
+ * handful) for the collection to be a bucket candidate. */
+#define RM_BUCKET_MIN_READINGS 5
 
 /* A bucket candidate: many small documents with a date and a field naming
  * few series. */
@@ -85,6 +88,11 @@ bool rm_is_lookup (const rm_analysis_t *a, size_t col);
 #define RM_JOIN_OTHER_FIELDS 3
 #define RM_JOIN_MAX 8
 size_t rm_join_rels (const rm_analysis_t *a, size_t col, size_t *rels, size_t max);
+/* Whether col holds nothing but _id and references to two or more other
+ * collections (confident or possible), and nothing references it: a join
+ * by its shape, whose rows no embed takes into one side even while a
+ * reference is only possible. */
+bool rm_join_shaped (const rm_analysis_t *a, size_t col);
 /* The relationship by which a collection referencing several parents is
  * owned (SIZE_MAX: none, or a single parent), why saying in one line why
  * it and not the others. */

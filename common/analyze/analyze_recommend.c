@@ -292,6 +292,48 @@ reads_first (rm_role_t role)
     return role == RM_ROLE_REFERENCED || role == RM_ROLE_LOOKUP || role == RM_ROLE_JOIN;
 }
 
+/* A join by its shape whose other references are only possible: its rows
+ * stay where they are (embedded into this side, the other side's pairs
+ * would be lost to it), and the hints that would make it a join. */
+static void
+keep_join (const rm_analysis_t *a, const rm_relation_t *r, rm_recout_t *o)
+{
+    const rm_collection_t *f = &a->cols[r->from], *t = &a->cols[r->to];
+    char name[600], why[2400];
+    size_t l;
+    snprintf (name, sizeof name, "%s.%s -> %s.%s", f->ns, f->fields[r->field].path, t->ns,
+              t->fields[r->key].path);
+    l = (size_t) snprintf (why, sizeof why, "%s: %s holds nothing but _id and references to two "
+                           "or more collections, and nothing references it: a join collection by "
+                           "its shape (a many-to-many), whose rows are embedded into neither side; "
+                           "confirm its other references with --hints", name, f->ns);
+    for (size_t i = 0; i < a->n_rels && l < sizeof why; i++) {
+        const rm_relation_t *x = &a->rels[i];
+        if (x->from == r->from && !RM_REL_ACTS (x))
+            l += (size_t) snprintf (why + l, sizeof why - l, " {\"references\": {\"%s.%s\": \"%s.%s\"}}",
+                                    f->ns, f->fields[x->field].path, a->cols[x->to].ns,
+                                    a->cols[x->to].fields[x->key].path);
+    }
+    /* A field only rejected candidates measured: its first, once. */
+    for (size_t i = 0; i < a->n_rejected && l < sizeof why; i++) {
+        const rm_pair_t *x = &a->rejected[i].pair;
+        bool seen = false;
+        for (size_t k = 0; k < a->n_rels; k++)
+            seen |= a->rels[k].from == x->from && a->rels[k].field == x->field;
+        for (size_t k = 0; k < i; k++)
+            seen |= a->rejected[k].pair.from == x->from && a->rejected[k].pair.field == x->field;
+        if (x->from == r->from && !seen)
+            l += (size_t) snprintf (why + l, sizeof why - l, " {\"references\": {\"%s.%s\": \"%s.%s\"}} "
+                                    "(or the collection it references)", f->ns,
+                                    f->fields[x->field].path, a->cols[x->to].ns,
+                                    a->cols[x->to].fields[x->key].path);
+    }
+    rm_rec_append (o, name, NULL, NULL, "keep referencing", why,
+                   RM_SRC_GUIDE ", Many-to-Many: arrays of references on one or both sides, "
+                   "never the pairs embedded into one",
+                   "whether the possible references are references: the hints settle it");
+}
+
 void
 rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
 {
@@ -328,6 +370,8 @@ rm_analysis_recommend (const rm_analysis_t *a, bson_t *recs, bson_t *steps)
                                    "whether the children are read with the parent: a dump cannot "
                                    "show it");
                 }
+            } else if (!r->child_refs && rm_join_shaped (a, r->from)) {
+                keep_join (a, r, &o);
             } else {
                 recommend_class (a, r, &o, role == RM_ROLE_OWNER ? lead : NULL);
             }

@@ -404,6 +404,42 @@ judge_field (rm_analysis_t *a, rm_pair_t *pairs, size_t i, size_t end)
     bson_free (in);
 }
 
+/* Strings no name ties found among a unique field's (natural_shape) are a
+ * copy of the same value, not a reference, where the collection already
+ * references the target's collection by another field that a name or _id
+ * ties: an order's billing address beside its customerId. */
+static void
+judge_copies (rm_analysis_t *a)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < a->n_rels; i++) {
+        rm_relation_t *r = &a->rels[i];
+        bool copy = false;
+        for (size_t k = 0; k < a->n_rels && r->ev.natural_shape && !r->ev.hinted; k++)
+            copy |= k != i && a->rels[k].from == r->from && a->rels[k].to == r->to &&
+                    !a->rels[k].ev.natural_shape;
+        if (copy) {
+            rm_pair_t p = {r->from, r->field, r->to, r->key, r->matched, r->distinct_matched,
+                           r->shared};
+            const rm_collection_t *tc = &a->cols[r->to];
+            r->ev.same_values = true;
+            if (r->ev.n < RM_EVIDENCE_MAX) {
+                snprintf (r->ev.item[r->ev.n].what, sizeof r->ev.item[0].what,
+                          "same values: %s references %s by a key already, so equal strings "
+                          "are a copy of the same value, not a reference",
+                          a->cols[r->from].coll, tc->coll);
+                r->ev.item[r->ev.n++].points = 0;
+            }
+            reject (a, &p, &r->ev);
+            continue;
+        }
+        if (kept != i)
+            a->rels[kept] = *r;
+        kept++;
+    }
+    a->n_rels = kept;
+}
+
 /* The shape's evidence, now that children per parent are counted: a
  * relationship it rejects joins the rejected, and two-way is judged
  * again. (Only each field's best candidate is counted, so the shape
@@ -467,6 +503,7 @@ rm_analyze_relate (rm_analysis_t *a, const rm_read_opts_t *ro, bson_error_t *err
         i = end;
     }
     bson_free (pairs);
+    judge_copies (a);
     pieces.rels = bson_malloc ((a->n_rels ? a->n_rels : 1) * sizeof *pieces.rels);
     for (size_t i = 0; i < a->n_rels; i++) {
         rm_relation_t *r = &a->rels[i];

@@ -70,6 +70,67 @@ parent_ref_of (const rm_relation_t *r, size_t col)
     return RM_REL_ACTS (r) && r->from == col && !r->child_refs && r->to != col;
 }
 
+/* Whether col's fields but _id are all references that act. */
+static bool
+only_refs (const rm_analysis_t *a, size_t col)
+{
+    const rm_collection_t *c = &a->cols[col];
+    for (size_t k = 0; k < c->n_fields; k++) {
+        bool ref = false;
+        if (!strcmp (c->fields[k].path, "_id"))
+            continue;
+        for (size_t j = 0; j < a->n_rels; j++)
+            ref |= parent_ref_of (&a->rels[j], col) && a->rels[j].field == k;
+        if (!ref)
+            return false;
+    }
+    return true;
+}
+
+/* A rejected candidate's score above which it may still be a join's
+ * reference: a measurement's name (-2) says it is none. */
+#define JOIN_MIN_SCORE -2.0
+
+bool
+rm_join_shaped (const rm_analysis_t *a, size_t col)
+{
+    const rm_collection_t *c = &a->cols[col];
+    size_t first = SIZE_MAX;
+    bool two = false;
+    for (size_t i = 0; i < a->n_rels; i++) {
+        const rm_relation_t *r = &a->rels[i];
+        if (r->to == col && r->from != col)
+            return false; /* referenced, even possibly: no join */
+        if (r->from != col || r->child_refs || r->to == col)
+            continue;
+        if (first == SIZE_MAX)
+            first = r->to;
+        else
+            two |= r->to != first;
+    }
+    for (size_t k = 0; k < c->n_fields; k++) {
+        bool ref = false;
+        if (!strcmp (c->fields[k].path, "_id"))
+            continue;
+        for (size_t j = 0; j < a->n_rels; j++)
+            ref |= a->rels[j].from == col && a->rels[j].field == k && !a->rels[j].child_refs;
+        /* Or values found among another collection's keys that the
+         * evidence could not tell from chance (integers of a dense range
+         * fit any such range), but neither a measurement's nor a copy. */
+        for (size_t j = 0; j < a->n_rejected; j++) {
+            const rm_rejected_t *x = &a->rejected[j];
+            if (x->pair.from == col && x->pair.field == k && x->pair.to != col &&
+                !x->ev.same_values && x->ev.score > JOIN_MIN_SCORE) {
+                ref = true;
+                two |= first != SIZE_MAX && x->pair.to != first;
+            }
+        }
+        if (!ref)
+            return false;
+    }
+    return two;
+}
+
 size_t
 rm_join_rels (const rm_analysis_t *a, size_t col, size_t *rels, size_t max)
 {
@@ -91,9 +152,12 @@ rm_join_rels (const rm_analysis_t *a, size_t col, size_t *rels, size_t max)
     if (n < 2)
         return 0;
     /* A row of a join table has no key of its own (the pair is its key):
-     * its _id is made up on import (an ObjectId), no other field a key. */
+     * its _id is made up on import (an ObjectId), no other field a key;
+     * or, whatever its _id (a row number), it holds nothing but the
+     * references: the shape alone says it is a join. */
     for (size_t k = 0; k < c->n_fields; k++)
-        if (!strcmp (c->fields[k].path, "_id") && c->fields[k].types[BSON_TYPE_OID] < c->docs)
+        if (!strcmp (c->fields[k].path, "_id") && c->fields[k].types[BSON_TYPE_OID] < c->docs &&
+            !only_refs (a, col))
             return 0;
     for (size_t k = 0; k < c->n_fields; k++) {
         bool ref = false;
@@ -365,10 +429,11 @@ rm_analysis_roles (const rm_analysis_t *a, bson_t *out)
         snprintf (what, sizeof what, "%s.%s = %s.%s", c->ns, c->fields[x->pair.field].path, t->ns,
                   t->fields[x->pair.key].path);
         snprintf (why, sizeof why, "%llu of %llu values (%llu distinct) equal to values of %s.%s: "
-                  "copies of the same data (an address, a name, an email), not a reference, "
-                  "because neither is named like a key",
+                  "copies of the same data (an address, a name, an email), not a reference: "
+                  "neither is named like a key, and %s references %s by a key already",
                   (unsigned long long) x->pair.matched, (unsigned long long) x->refs,
-                  (unsigned long long) x->pair.distinct, t->ns, t->fields[x->pair.key].path);
+                  (unsigned long long) x->pair.distinct, t->ns, t->fields[x->pair.key].path,
+                  c->ns, t->ns);
         entry (&arr, &n, what, c->ns, why);
     }
     bson_append_array_end (out, &arr);

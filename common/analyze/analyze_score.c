@@ -55,6 +55,9 @@
 #define SKEWED_DISPERSION 3.0
 #define MIN_SHAPE_PARENTS 30
 #define MIN_SHAPE_MEAN 2.0
+/* Documents a key a natural key's references average at least: many to
+ * one, as references are (natural_key). */
+#define NATURAL_REFS_A_KEY 2
 
 const char *
 rm_level_name (rm_level_t l)
@@ -205,10 +208,25 @@ stem (const char *name, char *out, size_t len)
     }
     if (n > 4 && !strcmp (out + n - 3, "ies"))
         snprintf (out + n - 3, 4, "y");
-    else if (n > 3 && (!strcmp (out + n - 3, "ses") || !strcmp (out + n - 3, "xes")))
+    /* "addresses", "statuses", "boxes" lose "es"; "courses", "houses"
+     * only their "s". */
+    else if (n > 4 && ((!strcmp (out + n - 3, "ses") && (out[n - 4] == 's' || out[n - 4] == 'u')) ||
+                       !strcmp (out + n - 3, "xes")))
         out[n - 2] = '\0';
     else if (n > 2 && out[n - 1] == 's' && out[n - 2] != 's')
         out[n - 1] = '\0';
+}
+
+/* Whether field f's values (pair p) are references to k by the data
+ * alone: k in every document of its collection with no value twice, every
+ * one of f's values found among k's, and several documents a key found
+ * (many to one: a copy of a unique value, a name or an address, is as
+ * many as what it was copied from, or nearly). */
+static bool
+natural_key (const rm_collection_t *tc, const rm_field_t *k, const rm_field_t *f, const rm_pair_t *p)
+{
+    return k->values >= tc->docs && k->distinct == k->values && p->matched == f->values &&
+           p->distinct >= 2 && f->values >= NATURAL_REFS_A_KEY * p->distinct;
 }
 
 /* The share of the key's values that the field's values would hit by
@@ -295,7 +313,7 @@ rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev)
     char fs[256], cs[256], ks[256], how[240];
     bool names_tie = false, is_id = !strcmp (kname, "_id");
     double c, v;
-    bool target = false;
+    bool target = false, natural;
     int hint;
 
     memset (ev, 0, sizeof *ev);
@@ -326,9 +344,23 @@ rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev)
     if (measure_named (fname))
         add (ev, -2, "the name \"%s\" is a measurement's (money, a quantity, a count, an age, a year): "
              "numbers that are rarely references", fname);
-    if (!is_id && measure_named (kname))
+    natural = !is_id && !names_tie && !id_named (fname) && !id_named (kname) &&
+              f->types[BSON_TYPE_UTF8] * 2 > f->values;
+    if (natural && natural_key (tc, k, f, p)) {
+        /* No name says it, the data does: a natural key (an airport's
+         * IATA code in each flight's origin). */
+        /* Words and codes (chance 0.5) are all found among a list of
+         * names as often as they reference it: a point and a half, so
+         * that only their skewed spread (analyze_shape) or a name makes
+         * them confident. */
+        ev->natural = true;
+        add (ev, c >= VOCABULARY_CHANCE ? 1.5 : 2, "a natural key: all %llu of its values found among \"%s\", unique in every "
+             "document of %s, each key found referenced by %.1f documents on average (many to "
+             "one): coverage, uniqueness and cardinality make it a reference, not its name",
+             (unsigned long long) f->values, kname, tc->coll, (double) f->values / (double) p->distinct);
+    } else if (!is_id && measure_named (kname))
         add (ev, -2, "the target key \"%s\" is a measurement's: unique by accident", kname);
-    else if (!is_id && !names_tie && !id_named (kname))
+    else if (!is_id && !names_tie && !id_named (kname) && !natural)
         add (ev, -1, "the target key \"%s\" is neither _id nor named like a key, and no name ties "
              "them: unique by accident", kname);
     /* (An array's elements are not counted by type: nothing to compare.) */
@@ -355,15 +387,22 @@ rm_analyze_score (const rm_analysis_t *a, const rm_pair_t *p, rm_evidence_t *ev)
     ev->level = ev->score >= CONFIDENT_AT ? RM_LEVEL_CONFIDENT
                 : ev->score >= POSSIBLE_AT ? RM_LEVEL_POSSIBLE
                                            : RM_LEVEL_REJECTED;
-    /* Two fields that are no key (addresses, names, emails, cities) equal
-     * by value: the same string copied into both, not a reference, unless
-     * the target is unique and named like a key. */
-    if (!is_id && !names_tie && !id_named (fname) && !id_named (kname) &&
-        f->types[BSON_TYPE_UTF8] * 2 > f->values) {
-        ev->same_values = true;
-        ev->level = RM_LEVEL_REJECTED;
-        add (ev, 0, "same values: neither \"%s\" nor \"%s\" is named like a key, so equal "
-             "strings are a copy of the same value, not a reference", fname, kname);
+    /* Strings of fields no name ties (a code, an address, a name) found
+     * among a unique field's: the data decides (natural_key). Short of
+     * all of it, the names are what is missing: possible, never acted on
+     * without the hints (analyze_relate.c still calls it same values when
+     * the collection references the target by a key of its own, as an
+     * order's billing address beside its customerId). */
+    if (natural) {
+        ev->natural_shape = true;
+        if (!ev->natural && ev->level == RM_LEVEL_CONFIDENT)
+            ev->level = RM_LEVEL_POSSIBLE;
+        if (!ev->natural && ev->level == RM_LEVEL_REJECTED && ev->score > -2) {
+            ev->level = RM_LEVEL_POSSIBLE;
+            add (ev, 0, "only the names are missing: %.0f%% of its values found among a unique "
+                 "field's, which a name or the hints would confirm",
+                 100.0 * (double) p->matched / (double) f->values);
+        }
     }
     hint = rm_hints_reference (a->hints, fc->ns, f->path, tc->ns, kname, &target);
     if (hint > 0 && target)
@@ -405,8 +444,12 @@ rm_analyze_shape (const rm_analysis_t *a, rm_relation_t *r)
     double mean, var, orphans = r->refs ? (double) r->orphans / (double) r->refs : 0;
     double none = r->children.n ? (double) r->parents_none / (double) r->children.n : 0;
     bool tied = false;
+    /* A name or ids that chance does not explain; not a natural key,
+     * which the data alone makes: words drawn evenly over another
+     * collection's unique names (an event's city among stores named
+     * after cities) are all found too, and only their spread tells. */
     for (uint8_t i = 0; i < r->ev.n; i++)
-        tied |= r->ev.item[i].points >= 2; /* a name or ids that chance does not explain */
+        tied |= r->ev.item[i].points >= 2 && strncmp (r->ev.item[i].what, "a natural key", 13) != 0;
     if (orphans > MAX_ORPHANS)
         add (&r->ev, -1, "%.0f%% of its references found nowhere (orphans): references dangle "
              "rarely, values that merely fall among the keys often", 100 * orphans);

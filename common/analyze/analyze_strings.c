@@ -6,7 +6,9 @@
  * keeps the counts of those), and reading the dump again to count them
  * cost more than counting every field's. */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "analyze_int.h"
 
@@ -90,6 +92,186 @@ is_flag (const char *s, uint32_t n)
     return false;
 }
 
+/* Dates in the other shapes exports write, as a format of $dateFromString
+ * (docs/plans.md): Y/m/d, m/d/Y (or d.m.Y, d-m-Y), "Jun 12 1998",
+ * "June 12, 1998", "12 Jun 1998", then optionally " H:M", ":S", ".L".
+ * Read as tokens (numbers, month names) and the separators between them. */
+#define FMT_TOKENS 8
+
+typedef struct {
+    int n;
+    char kind[FMT_TOKENS];       /* 'n' a number, 'b' a month's 3 letters, 'B' its name,
+                                  * 'm' May (both) */
+    int len[FMT_TOKENS], val[FMT_TOKENS];
+    char sep[FMT_TOKENS][3];     /* after the token ("" at the end) */
+} tokens_t;
+
+static int
+month_of (const char *s, int len, char *kind)
+{
+    static const char *const names[12] = {"january", "february", "march", "april", "may", "june", "july",
+                                          "august", "september", "october", "november", "december"};
+    for (int m = 0; m < 12; m++) {
+        int nl = (int) strlen (names[m]);
+        if (len != 3 && len != nl)
+            continue;
+        if (strncasecmp (s, names[m], (size_t) len) == 0) {
+            *kind = len == nl ? (len == 3 ? 'm' : 'B') : 'b';
+            return m + 1;
+        }
+    }
+    return 0;
+}
+
+static bool
+tokenize (const char *s, uint32_t n, tokens_t *t)
+{
+    uint32_t i = 0;
+    t->n = 0;
+    while (i < n) {
+        uint32_t at = i, k = 0;
+        if (t->n == FMT_TOKENS)
+            return false;
+        if (isdigit ((unsigned char) s[i])) {
+            int v = 0;
+            for (; i < n && isdigit ((unsigned char) s[i]) && i - at < 5; i++)
+                v = v * 10 + (s[i] - '0');
+            if (i - at > 4)
+                return false;
+            t->kind[t->n] = 'n';
+            t->val[t->n] = v;
+        } else {
+            for (; i < n && isalpha ((unsigned char) s[i]); i++)
+                ;
+            if (!(t->val[t->n] = month_of (s + at, (int) (i - at), &t->kind[t->n])))
+                return false;
+        }
+        t->len[t->n] = (int) (i - at);
+        for (; i < n && k < 2 && strchr (" /-.,:", s[i]); i++)
+            t->sep[t->n][k++] = s[i];
+        t->sep[t->n][k] = '\0';
+        if (i < n && !k)
+            return false;
+        t->n++;
+    }
+    return t->n >= 3 && !t->sep[t->n - 1][0];
+}
+
+static bool
+num (const tokens_t *t, int i, int lo, int hi, int max_len)
+{
+    return t->kind[i] == 'n' && t->len[i] <= max_len && t->val[i] >= lo && t->val[i] <= hi;
+}
+
+/* The format of string s into fmt ("" when it is no date of these
+ * shapes), a month's name always as %b; order: 1 when its numbers can
+ * only be day first, 2 month first; | 4 a month's full name, | 8 its
+ * three letters (May is both: neither). */
+static void
+date_format (const char *s, uint32_t n, char *fmt, size_t cap, int *order)
+{
+    tokens_t t;
+    const char *s0, *s1;
+    size_t l = 0;
+    fmt[0] = '\0';
+    *order = 0;
+    if (n > 40 || !tokenize (s, n, &t))
+        return;
+    s0 = t.sep[0];
+    s1 = t.sep[1];
+    if (num (&t, 0, 1, 9999, 4) && t.len[0] == 4 && num (&t, 1, 1, 12, 2) && num (&t, 2, 1, 31, 2) &&
+        !strcmp (s0, s1) && strlen (s0) == 1 && strchr ("/-.", s0[0]))
+        l = (size_t) snprintf (fmt, cap, "%%Y%s%%m%s%%d", s0, s0);
+    else if (num (&t, 0, 1, 31, 2) && num (&t, 1, 1, 31, 2) && num (&t, 2, 1, 9999, 4) &&
+             t.len[2] == 4 && !strcmp (s0, s1) && strlen (s0) == 1 && strchr ("/-.", s0[0])) {
+        if (t.val[0] > 12 && t.val[1] > 12)
+            return;
+        *order = t.val[0] > 12 ? 1 : t.val[1] > 12 ? 2 : 0;
+        /* As the lenient parser reads them: "/" month first, "." and "-"
+         * day first (the field's strings may say otherwise: rm_analyze_date_format). */
+        l = (size_t) snprintf (fmt, cap, s0[0] == '/' ? "%%m%s%%d%s%%Y" : "%%d%s%%m%s%%Y", s0, s0);
+    } else if (t.kind[0] != 'n' && num (&t, 1, 1, 31, 2) && num (&t, 2, 1, 9999, 4) &&
+               t.len[2] == 4 && (!strcmp (s0, " ") || !strcmp (s0, "-")) &&
+               (!strcmp (s1, s0) || !strcmp (s1, ", ")))
+        l = (size_t) snprintf (fmt, cap, "%%b%s%%d%s%%Y", s0, s1);
+    else if (num (&t, 0, 1, 31, 2) && t.kind[1] != 'n' && num (&t, 2, 1, 9999, 4) &&
+             t.len[2] == 4 && (!strcmp (s0, " ") || !strcmp (s0, "-")) && !strcmp (s1, s0))
+        l = (size_t) snprintf (fmt, cap, "%%d%s%%b%s%%Y", s0, s0);
+    else
+        return;
+    /* A time: " H:M", then ":S", then ".L". */
+    if (t.n > 3 && (strcmp (t.sep[2], " ") || !num (&t, 3, 0, 23, 2) || t.n < 5 ||
+                    strcmp (t.sep[3], ":") || !num (&t, 4, 0, 59, 2) || t.len[4] != 2 ||
+                    (t.n > 5 && (strcmp (t.sep[4], ":") || !num (&t, 5, 0, 59, 2) || t.len[5] != 2)) ||
+                    (t.n > 6 && (strcmp (t.sep[5], ".") || !num (&t, 6, 0, 999, 3))) || t.n > 7)) {
+        fmt[0] = '\0';
+        return;
+    }
+    for (int k = 0; k < 2; k++)
+        *order |= t.kind[k] == 'B' ? 4 : t.kind[k] == 'b' ? 8 : 0;
+    if (t.n > 3)
+        snprintf (fmt + l, cap - l, "%s", t.n == 5 ? " %H:%M" : t.n == 6 ? " %H:%M:%S" : " %H:%M:%S.%L");
+}
+
+bool
+rm_analyze_date_format (const rm_field_t *f, char *out, size_t cap)
+{
+    char *m, *d, *b;
+    snprintf (out, cap, "%s", f->str_format);
+    if ((f->str_day_first && f->str_month_first) || (f->str_month_names & 12) == 12)
+        return false;
+    /* Full names: %B (May alone reads as either). */
+    if ((b = strstr (out, "%b")) && (f->str_month_names & 4))
+        b[1] = 'B';
+    m = strstr (out, "%m");
+    d = strstr (out, "%d");
+    /* The numbers say the other order than the separator's: swap them. */
+    if (m && d && ((m < d && f->str_day_first) || (d < m && f->str_month_first))) {
+        m[1] = 'd';
+        d[1] = 'm';
+    }
+    return true;
+}
+
+/* Strings of a letter first go no further unless a month's name starts
+ * them (cheap: most are words). */
+static bool
+month_first (const char *s, uint32_t n)
+{
+    /* The months' first three letters, lower case, packed: twelve
+     * compares of an integer (every word of every document comes here). */
+    static const uint32_t abbr[12] = {
+        0x6a616e, 0x666562, 0x6d6172, 0x617072, 0x6d6179, 0x6a756e,
+        0x6a756c, 0x617567, 0x736570, 0x6f6374, 0x6e6f76, 0x646563};
+    uint32_t k;
+    char kind;
+    bool any = false;
+    if (n < 8)
+        return false;
+    k = (uint32_t) (s[0] | 0x20) << 16 | (uint32_t) (s[1] | 0x20) << 8 | (uint32_t) (s[2] | 0x20);
+    for (int m = 0; m < 12; m++)
+        any |= k == abbr[m];
+    return any && (!isalpha ((unsigned char) s[3]) || month_of (s, (int) strcspn (s, " -,"), &kind));
+}
+
+static void
+count_format (rm_field_t *f, const char *s, uint32_t n)
+{
+    char fmt[sizeof f->str_format];
+    int order;
+    date_format (s, n, fmt, sizeof fmt, &order);
+    if (!fmt[0])
+        return;
+    if (!f->str_format[0])
+        memcpy (f->str_format, fmt, sizeof fmt);
+    else if (strcmp (f->str_format, fmt) != 0)
+        return;
+    f->str_formatted++;
+    f->str_day_first |= (order & 3) == 1;
+    f->str_month_first |= (order & 3) == 2;
+    f->str_month_names |= (uint8_t) (order & 12);
+}
+
 void
 rm_analyze_count_string (rm_field_t *f, const uint8_t *v)
 {
@@ -102,9 +284,17 @@ rm_analyze_count_string (rm_field_t *f, const uint8_t *v)
     f->str_seen++;
     /* Dates and numbers begin with a digit or '-', flags are at most 3
      * bytes: most strings (names, words) stop here. */
-    if (n > 3 && !isdigit ((unsigned char) s[0]) && s[0] != '-')
+    if (n > 3 && !isdigit ((unsigned char) s[0]) && s[0] != '-') {
+        if (month_first (s, n))
+            count_format (f, s, n);
         return;
-    f->str_dates += is_date (s, n);
+    }
+    /* A date alone ("2006-11-17") is also %Y-%m-%d: a field may hold
+     * "2006-3-7" beside it. */
+    if (is_date (s, n))
+        f->str_dates++;
+    if ((n == 10 || !is_date (s, n)) && n >= 8 && isdigit ((unsigned char) s[0]))
+        count_format (f, s, n);
     f->str_ints += is_int (s, n);
     f->str_decimals += is_decimal (s, n);
     f->str_flags += is_flag (s, n);

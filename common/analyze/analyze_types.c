@@ -14,7 +14,7 @@
 /* What most of a field's strings must read as. */
 #define TYPE_SHARE 0.95
 
-typedef enum { T_NONE, T_DATE, T_INT, T_DECIMAL, T_FLAG, T_BOOL01 } wrong_t;
+typedef enum { T_NONE, T_DATE, T_INT, T_DECIMAL, T_FLAG, T_BOOL01, T_DATE_FORMAT } wrong_t;
 
 /* Fields whose digits are codes, never numbers (a version "4.10" is no
  * decimal: as a number it would sort before "4.9"). */
@@ -63,8 +63,11 @@ wrong_of (const rm_analysis_t *a, size_t col, size_t k, uint64_t *n, uint64_t *o
         return T_NONE;
     *of = f->str_seen;
     if (f->str_seen) {
+        char fmt[sizeof f->str_format];
         if ((double) (*n = f->str_dates) >= TYPE_SHARE * seen)
             return T_DATE;
+        if ((double) (*n = f->str_formatted) >= TYPE_SHARE * seen && rm_analyze_date_format (f, fmt, sizeof fmt))
+            return T_DATE_FORMAT;
         if ((double) (*n = f->str_flags) >= TYPE_SHARE * seen)
             return T_FLAG;
         if (!code_named (f->path) && (double) (*n = f->str_ints) >= TYPE_SHARE * seen)
@@ -87,7 +90,8 @@ wrong_of (const rm_analysis_t *a, size_t col, size_t k, uint64_t *n, uint64_t *o
 
 static const char *const wrong_names[] = {"", "dates held as strings", "integers held as strings",
                                           "decimal numbers held as strings",
-                                          "yes/no flags held as strings", "booleans held as 0/1"};
+                                          "yes/no flags held as strings", "booleans held as 0/1",
+                                          "dates held as strings"};
 
 void
 rm_analysis_types (const rm_analysis_t *a, bson_t *arr)
@@ -108,6 +112,11 @@ rm_analysis_types (const rm_analysis_t *a, bson_t *arr)
             BSON_APPEND_UTF8 (&e, "what", wrong_names[w]);
             BSON_APPEND_INT64 (&e, "matching", (int64_t) n);
             BSON_APPEND_INT64 (&e, "of", (int64_t) of);
+            if (w == T_DATE_FORMAT) {
+                char fmt[sizeof a->cols[c].fields[k].str_format];
+                rm_analyze_date_format (&a->cols[c].fields[k], fmt, sizeof fmt);
+                BSON_APPEND_UTF8 (&e, "format", fmt);
+            }
             bson_append_document_end (arr, &e);
         }
 }
@@ -123,6 +132,24 @@ append_convert (bson_t *fields, const char *path, const char *to)
     BSON_APPEND_DOCUMENT_BEGIN (&v, "$convert", &c);
     BSON_APPEND_UTF8 (&c, "input", ref);
     BSON_APPEND_UTF8 (&c, "to", to);
+    BSON_APPEND_UTF8 (&c, "onError", ref);
+    BSON_APPEND_UTF8 (&c, "onNull", ref);
+    bson_append_document_end (&v, &c);
+    bson_append_document_end (fields, &v);
+}
+
+/* {"$dateFromString": {"dateString": "$f", "format": fmt, "onError": "$f", "onNull": "$f"}} */
+static void
+append_date_from (bson_t *fields, const rm_field_t *f)
+{
+    bson_t v, c;
+    char ref[300], fmt[sizeof f->str_format];
+    snprintf (ref, sizeof ref, "$%s", f->path);
+    rm_analyze_date_format (f, fmt, sizeof fmt);
+    BSON_APPEND_DOCUMENT_BEGIN (fields, f->path, &v);
+    BSON_APPEND_DOCUMENT_BEGIN (&v, "$dateFromString", &c);
+    BSON_APPEND_UTF8 (&c, "dateString", ref);
+    BSON_APPEND_UTF8 (&c, "format", fmt);
     BSON_APPEND_UTF8 (&c, "onError", ref);
     BSON_APPEND_UTF8 (&c, "onNull", ref);
     bson_append_document_end (&v, &c);
@@ -211,6 +238,8 @@ rm_recommend_types (const rm_analysis_t *a, rm_recout_t *o)
                 append_convert (&fields, path, "bool");
             else if (w == T_FLAG)
                 append_flag (&fields, path);
+            else if (w == T_DATE_FORMAT)
+                append_date_from (&fields, &a->cols[c].fields[k]);
         }
         bson_append_document_end (&body, &fields);
         rm_rec_step_end (o, &step, &body, why);

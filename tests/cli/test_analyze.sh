@@ -141,12 +141,12 @@ with open(sys.argv[1], "wb") as f:
     for i in range(50):
         f.write(bson.encode({"_id": i, "v": i * 2, "name": "x%d" % i}))' "$T/lone.bson"
 run_rm analyze "$T/lone.bson" -q --plan-out "$T/lone-plan.json"
-expect_eq "nothing to recommend: --plan-out writes no plan (exit 1), saying so" \
+expect_eq "nothing to recommend: --plan-out writes no plan (exit 4, its own status), saying so" \
     "$rc:$([ -e "$T/lone-plan.json" ] && echo written || echo none):$(grep -c 'analyze recommends no step (the report says what it found): nothing to do, no plan written' "$T/err")" \
-    "1:none:1"
+    "4:none:1"
 echo keep >"$T/lone-plan.json"
 run_rm analyze "$T/lone.bson" -q --plan-out "$T/lone-plan.json"
-expect_eq "... a file already there left as it was" "$rc:$(cat "$T/lone-plan.json")" "1:keep"
+expect_eq "... a file already there left as it was" "$rc:$(cat "$T/lone-plan.json")" "4:keep"
 run_rm analyze "$S" --plan-out "$T/sample-plan.json" -q
 # steps PLAN: each step's operation and the namespace it writes (into, in or to).
 steps() {

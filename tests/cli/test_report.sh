@@ -447,14 +447,14 @@ json.dump({"crm.people": [{"_id": oid(i), "name": "p%d" % i} for i in range(1, 1
 PY
 python3 "$ROOT/tests/transforms/mkdump.py" "$T/dotted" "@$T/dotted.json"
 run_rm analyze "$T/dotted" -q --json --plan-out "$T/dotted-plan.json"
-expect_eq "a field named owner.id: no relationship on it, no plan (nothing to do: exit 1), three pathlessField checks" \
+expect_eq "a field named owner.id: no relationship on it, no plan (nothing to do: exit 4), three pathlessField checks" \
     "$rc $(python3 -c '
 import json, os, sys
 r = json.load(open(sys.argv[1]))
 print(len(r["relationships"]), "none" if not os.path.exists(sys.argv[2]) else "written",
       sorted(c["field"] for c in r["checks"] if c["check"] == "pathlessField"),
       [f["path"] for c in r["collections"] for f in c["fields"] if f.get("pathless")][:3])' "$T/out" "$T/dotted-plan.json")" \
-    "1 0 none ['[\"\"]', '[\"\$weird\"]', '[\"owner.id\"]'] ['[\"owner.id\"]', '[\"\"]', '[\"\$weird\"]']"
+    "4 0 none ['[\"\"]', '[\"\$weird\"]', '[\"owner.id\"]'] ['[\"owner.id\"]', '[\"\"]', '[\"\$weird\"]']"
 run_rm analyze "$T/dotted" -q --report "$T/dotted.html"
 expect_eq "a field named owner.id: --report writes the page" "$rc $([ -s "$T/dotted.html" ] && echo written)" "0 written"
 "$REMODEL" analyze "$T/dotted" -q --format dot >"$T/dotted.dot"

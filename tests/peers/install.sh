@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and caches the peer tools the tests compare remodel against:
-#   bsondump, mongorestore, mongodump, mongoexport  (mongo-tools, built from Go source)
+#   bsondump, mongorestore, mongodump, mongoexport, mongoimport (mongo-tools, built from Go source)
 #   ferretdb                           (FerretDB v1, SQLite backend: a MongoDB
 #                                       wire-compatible server, no service needed)
 #   mongosh, mongosh1                  (optional, from npm; failures only warn)
@@ -87,7 +87,7 @@ fresh() {
 
 # --- mongo-tools --------------------------------------------------------------
 mt_key=$(stamp_key "$HERE/go/mongo-tools/go.mod" "$HERE/go/mongo-tools/go.sum")
-if fresh mongo-tools "$mt_key" bsondump mongorestore mongodump mongoexport; then
+if fresh mongo-tools "$mt_key" bsondump mongorestore mongodump mongoexport mongoimport; then
     say "mongo-tools $MONGO_TOOLS_DESCRIBE: cached"
 else
     say "mongo-tools $MONGO_TOOLS_DESCRIBE: building with $GO_VERSION (takes about a minute)"
@@ -95,16 +95,16 @@ else
     tmp=$(mktemp -d "$CACHE/build.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
     ldflags="-X main.VersionStr=$MONGO_TOOLS_DESCRIBE -X main.GitCommit=$MONGO_TOOLS_COMMIT"
-    for tool in bsondump mongorestore mongodump mongoexport; do
+    for tool in bsondump mongorestore mongodump mongoexport mongoimport; do
         "$GO" -C "$HERE/go/mongo-tools" build -trimpath -ldflags "$ldflags" \
             -o "$tmp/$tool" "github.com/mongodb/mongo-tools/$tool/main" ||
             die "building $tool (mongo-tools $MONGO_TOOLS_VERSION) failed"
         "$tmp/$tool" --version >/dev/null || die "built $tool does not run"
     done
-    for tool in bsondump mongorestore mongodump mongoexport; do mv -f "$tmp/$tool" "$CACHE/bin/$tool"; done
+    for tool in bsondump mongorestore mongodump mongoexport mongoimport; do mv -f "$tmp/$tool" "$CACHE/bin/$tool"; done
     rm -rf "$tmp"; trap - EXIT
     echo "$mt_key" >"$CACHE/stamps/mongo-tools"
-    say "mongo-tools: built $CACHE/bin/{bsondump,mongorestore,mongodump,mongoexport}"
+    say "mongo-tools: built $CACHE/bin/{bsondump,mongorestore,mongodump,mongoexport,mongoimport}"
 fi
 
 # --- FerretDB ---------------------------------------------------------------

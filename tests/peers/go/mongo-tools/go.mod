@@ -8,6 +8,7 @@ tool (
 	github.com/mongodb/mongo-tools/bsondump/main
 	github.com/mongodb/mongo-tools/mongodump/main
 	github.com/mongodb/mongo-tools/mongoexport/main
+	github.com/mongodb/mongo-tools/mongoimport/main
 	github.com/mongodb/mongo-tools/mongorestore/main
 )
 
@@ -40,5 +41,6 @@ require (
 	golang.org/x/sys v0.33.0 // indirect
 	golang.org/x/term v0.32.0 // indirect
 	golang.org/x/text v0.25.0 // indirect
+	gopkg.in/tomb.v2 v2.0.0-20161208151619-d5d1b5820637 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )
