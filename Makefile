@@ -44,7 +44,11 @@ LIB_SRC  = $(wildcard common/*/*.c) $(if $(TOY),tests/toy/step_toy.c)
 # the layers below it, never one above (scripts/check_layers.sh checks
 # the calls).
 ONLINE_DIRS = conn state batch follow cmd
-ONLINE_SRC = $(wildcard $(ONLINE_DIRS:%=shell-ext/%/*.c))
+# The fault layer (shell-ext/conn/online_fault.c) goes into test programs
+# only (build/tests/fault/, the in-process matrix); remodel-online has
+# online_fault_off.c in its place.
+FAULT_SRC  = shell-ext/conn/online_fault.c
+ONLINE_SRC = $(filter-out $(FAULT_SRC),$(wildcard $(ONLINE_DIRS:%=shell-ext/%/*.c)))
 $(foreach L,$(ONLINE_DIRS),$(eval $(BUILD)/shell-ext/$(L)/%.o: LAYER_INC = $(call layers_upto,$(L),$(ONLINE_DIRS),shell-ext)))
 HAVE_MONGOC = $(shell pkg-config --exists libmongoc-1.0 && echo yes)
 # The online program's unit tests and fuzz harness see every layer's header.
@@ -64,6 +68,7 @@ CLI_OBJ  = $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 GEN_OBJ  = $(GEN_SRC:%.c=$(BUILD)/%.o)
 ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
+FAULT_OBJ  = $(FAULT_SRC:%.c=$(BUILD)/%.o)
 MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
 .PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check check-timings check-unit check-cli check-online demo demo-online install uninstall man \
@@ -72,7 +77,11 @@ MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
-ONLINE_BIN  = $(if $(HAVE_MONGOC),$(BUILD)/remodel-online,online-missing)
+ONLINE_BIN  = $(if $(HAVE_MONGOC),$(BUILD)/remodel-online $(FAULTY_BIN),online-missing)
+# remodel and remodel-online with the fault layer, for the suites that
+# inject faults (REMODEL_ONLINE_FAULT; tests/cli/lib.sh's faulty_remodel):
+# remodel runs the remodel-online beside it.
+FAULTY_BIN  = $(BUILD)/tests/fault/remodel $(BUILD)/tests/fault/remodel-online
 
 # The in-memory server the online suites may run against (tests/mem/,
 # docs/tests.md "The in-memory server"): a test program, built with the
@@ -121,6 +130,16 @@ $(BUILD)/shell-ext/%.o: shell-ext/%.c
 $(BUILD)/remodel-online: $(ONLINE_OBJ) $(BUILD)/libremodel.a
 	$(CC) $(CFLAGS_ALL) -o $@ $(ONLINE_OBJ) $(BUILD)/libremodel.a $(shell pkg-config --libs libmongoc-1.0) $(LIBS_ALL)
 
+$(BUILD)/tests/fault/remodel-online: $(filter-out %/online_fault_off.o,$(ONLINE_OBJ)) $(FAULT_OBJ) $(BUILD)/libremodel.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $(filter-out %/online_fault_off.o,$(ONLINE_OBJ)) $(FAULT_OBJ) $(BUILD)/libremodel.a \
+	    $(shell pkg-config --libs libmongoc-1.0) $(LIBS_ALL)
+# A hard link, not a symbolic one: remodel finds remodel-online beside the
+# path it was run by (/proc/self/exe), which a symbolic link resolves.
+$(BUILD)/tests/fault/remodel: $(BUILD)/remodel
+	@mkdir -p $(dir $@)
+	ln -f $< $@
+
 # The online program but its main, for its unit tests and fuzz harness.
 $(BUILD)/libremodel-online.a: $(filter-out %/online_main.o,$(ONLINE_OBJ))
 	@rm -f $@
@@ -143,11 +162,11 @@ $(MEM_BIN): $(MEM_SRC) $(wildcard tests/mem/*.h) $(BUILD)/libremodel.a
 $(BUILD)/tests/matrix/online_main_entry.o: $(BUILD)/shell-ext/cmd/online_main.o
 	@mkdir -p $(dir $@)
 	objcopy --redefine-sym main=remodel_online_main $< $@
-$(BUILD)/tests/remodel-fault-matrix: $(MATRIX_SRC) tests/mem/matrix/matrix.h $(BUILD)/tests/matrix/online_main_entry.o \
+$(BUILD)/tests/remodel-fault-matrix: $(MATRIX_SRC) tests/mem/matrix/matrix.h $(BUILD)/tests/matrix/online_main_entry.o $(FAULT_OBJ) \
                                      $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags libmongoc-1.0) -Itests/mem/matrix -o $@ $(MATRIX_SRC) \
-	    $(BUILD)/tests/matrix/online_main_entry.o $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a \
+	    $(BUILD)/tests/matrix/online_main_entry.o $(FAULT_OBJ) $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a \
 	    -Wl,--wrap=online_sleep_ms $(MONGOC_LIBS) $(LIBS_ALL)
 $(BUILD)/tests/test_online_%: tests/unit/test_online_%.c $(BUILD)/libremodel-online.a $(BUILD)/libremodel.a
 	@mkdir -p $(dir $@)

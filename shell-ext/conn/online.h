@@ -818,7 +818,8 @@ online_t *online_pair_log (online_t *on, online_t *view, online_run_t *view_run)
 void online_pair_log_end (online_t *on, const online_t *view);
 /* --- end of online_ops_pair.c --- */
 
-/* --- online_fault.c (issue 53): the fault layer, for the tests only --- */
+/* --- online_fault.c (issue 53): the fault layer, linked into test programs
+ * only; online_fault_off.c, the installed program's, does nothing --- */
 /* Wraps client's connections in the fault layer when REMODEL_ONLINE_FAULT
  * asks (read once): the Nth call of a kind cut before or after sending,
  * failed or delayed; "count" only counts. Unset: nothing is wrapped. False

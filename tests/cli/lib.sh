@@ -6,8 +6,8 @@ case $REMODEL in /*) ;; *) REMODEL=$PWD/$REMODEL ;; esac
 # use_faulty: REMODEL becomes the same build with the tests' fault layer
 # (tests/fault/remodel beside it, which runs the remodel-online linked
 # with shell-ext/conn/online_fault.c: the installed one has none), for the
-# suites that inject faults with REMODEL_ONLINE_FAULT; a FAIL line and
-# false when it is not built.
+# suites that inject faults with REMODEL_ONLINE_FAULT (REMODEL_PRODUCT:
+# the build without it); a FAIL line and false when it is not built.
 use_faulty() {
     local f
     f=$(dirname "$REMODEL")/tests/fault/remodel
@@ -18,7 +18,7 @@ use_faulty() {
     # The build's own in-memory server still (tests/peers/server.sh looks
     # beside REMODEL).
     [ -n "${MEMSRV:-}" ] || export MEMSRV=$(dirname "$REMODEL")/tests/remodel-memsrv
-    REMODEL=$f
+    REMODEL_PRODUCT=$REMODEL REMODEL=$f
 }
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # The fixtures in the repository (tests/fixtures/README.md): mongo-tools'

@@ -26,6 +26,7 @@
 # (on REMODEL_FAULT_KIND, default ferretdb).
 #   REMODEL=build/remodel bash tests/cli/test_online_fault_carry.sh
 . "$(dirname "$0")/lib.sh"
+use_faulty || exit 1
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "fault carry: external deployments are not started here (skipped)"; exit 0; }
 FULL=0

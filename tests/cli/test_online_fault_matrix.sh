@@ -44,8 +44,7 @@
 MATRIX=$(dirname "$REMODEL")/tests/remodel-fault-matrix
 if [ -z "${REMODEL_FAULT_ONLY:-}" ] && [ -x "$MATRIX" ]; then
     mkdir -p "$T/inproc"
-    # The campaign's adds the layer's failure reply at every call, and
-    # cuts run --to-uri's calls too (--full).
+    # The campaign adds the layer's failure reply at every call (--full).
     full=()
     [ "${REMODEL_FAULT_MATRIX:-}" == full-real ] && full=(--full)
     "$MATRIX" --memsrv "$(dirname "$REMODEL")/tests/remodel-memsrv" --remodel "$REMODEL" \
@@ -57,6 +56,7 @@ elif [ -z "${REMODEL_FAULT_ONLY:-}" ]; then
 fi
 use_peers "peers" || exit 0
 . "$ROOT/tests/cli/lib_mem.sh"
+use_faulty || exit 1
 FULL=0
 case ${REMODEL_FAULT_MATRIX:-} in
     full-real) FULL=1 KINDS=${REMODEL_FAULT_KINDS:-$(online_kinds)} ;;

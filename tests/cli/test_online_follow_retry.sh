@@ -20,6 +20,22 @@
 # verify finds every result as the sources make it.
 #   REMODEL=build/remodel bash tests/cli/test_online_follow_retry.sh
 . "$(dirname "$0")/lib.sh"
+use_faulty || exit 1
+# The fault layer is the tests' build's only: the installed remodel-online
+# never reads REMODEL_ONLINE_FAULT (a spec it cannot read is no error
+# there, where the tests' build refuses it before it connects).
+REMODEL_ONLINE_FAULT=nonsense "$REMODEL_PRODUCT" online status "$ROOT/dumps/plans/embed-tasks.json" \
+    --uri mongodb://127.0.0.1:1/ >/dev/null 2>"$T/perr"
+prc=$?
+REMODEL_ONLINE_FAULT=nonsense "$REMODEL" online status "$ROOT/dumps/plans/embed-tasks.json" \
+    --uri mongodb://127.0.0.1:1/ >/dev/null 2>"$T/ferr"
+frc=$?
+if [ $prc -ne 0 ] && ! grep -q REMODEL_ONLINE_FAULT "$T/perr" && [ $frc -ne 0 ] &&
+    grep -q 'REMODEL_ONLINE_FAULT: expected' "$T/ferr"; then
+    pass "fault layer: in the tests' build only (the installed one ignores REMODEL_ONLINE_FAULT)"
+else
+    fail "fault layer: in the tests' build only" "installed: exit $prc, $(head -c 300 "$T/perr"); tests' build: exit $frc, $(head -c 300 "$T/ferr")"
+fi
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "follow retry: external deployments are not started here (skipped)"; exit 0; }
 trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT

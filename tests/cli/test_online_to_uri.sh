@@ -29,6 +29,7 @@
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri.sh
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_to_uri.sh"
+use_faulty || exit 1
 to_uri_setup "to-uri"
 seed() { seed_shop 400 1200 50; }
 colls() { uri=$1 py 'print(",".join(sorted(c.shop.list_collection_names())))'; }

@@ -30,6 +30,7 @@
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_back.sh
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_to_uri.sh"
+use_faulty || exit 1
 to_uri_setup "to-uri back"
 echo '{"remodel": 1, "steps": [{"set": {"in": "misc.items", "fields": {"tag": "new"}}}]}' >"$T/plans/tag.json"
 

@@ -53,6 +53,7 @@
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_kill.sh
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_to_uri.sh"
+use_faulty || exit 1
 to_uri_setup "to-uri kill matrix"
 FULL=0
 [ "${REMODEL_FAULT_MATRIX:-}" == full ] && FULL=1

@@ -33,6 +33,7 @@
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_workers.sh
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_to_uri.sh"
+use_faulty || exit 1
 to_uri_setup "to-uri workers"
 to_uri_cleanup() { stop_writer; }
 seed() { seed_shop 400 1200 50; }
