@@ -23,6 +23,10 @@ const rm_compile_kind_t rm_compile_kinds[] = {
                                    "metaPositions records, and each bucket is checked against "
                                    "the window and stats: no pipeline stage places fields by "
                                    "position or stops on a bucket that disagrees"},
+    [RM_STEP_COPY] = {NULL, "copy has no pipeline yet: run it with remodel run or remodel-online"},
+    [RM_STEP_MOVE] = {NULL, "move has no pipeline yet: run it with remodel run or remodel-online"},
+    [RM_STEP_DELETE] = {NULL, "delete has no pipeline yet: run it with remodel run or "
+                              "remodel-online"},
 #ifdef REMODEL_TOY_STEP
     [RM_STEP_TOY] = {NULL, "the test build's toy step has no pipeline"},
 #endif
