@@ -9,15 +9,18 @@
 #    indexes carried; a whole move and its move back giving the input;
 #  - the plan's mistakes refused before any data is read, naming the step
 #    and the key;
-#  - compile names why it has no pipeline for them; the inverses
-#    (rollback --carry-writes): a delete refused, naming the step;
+#  - compile names why it has no pipeline for them;
 #  - the output restored by the real mongorestore into mongo-java-server:
 #    the documents and the carried indexes are there;
 #  - online, side by side on mongo-java-server with its change log: the
 #    run, then the application's writes (a flight made late, one made on
 #    time, a late one inserted, one deleted), a sync and a round of
 #    follow: each time the results are remodel run's over a dump of the
-#    sources as they are (byte for byte).
+#    sources as they are (byte for byte);
+#  - --in-place refused, naming the step; after finalize and the
+#    application's writes, rollback --carry-writes refuses a filtered move
+#    and a delete, naming the step and why, and carries the writes back
+#    through a whole move's inverse (the move back).
 #   REMODEL=build/remodel bash tests/cli/test_copy_steps.sh
 . "$(dirname "$0")/lib.sh"
 export REMODEL PYTHONDONTWRITEBYTECODE=1
@@ -78,3 +81,82 @@ expect_eq "java: the server built the indexes carried to the copies" \
     "$(py 'print(" ".join(sorted(i["name"] for i in c.air.delayed.list_indexes())), "/",
       " ".join(sorted(i["name"] for i in c.archive.orders.list_indexes())))')" \
     "_id_ delay_-1 origin_1_dest_1 / _id_ placed_1"
+
+# --- online, side by side, with the application's writes ---------------------
+cat >"$T/plans/late.json" <<'EOF2'
+{"remodel": 1, "steps": [
+  {"copy": {"from": "oair.flights", "to": "oair.jfk", "filter": {"origin": "JFK"},
+            "project": {"origin": 1, "dest": 1}}},
+  {"move": {"from": "oair.flights", "to": "oair.delayed", "filter": {"delay": {"$gt": 15}},
+            "fields": {"late_by": {"$subtract": ["$delay", 15]}}, "project": {"notes": 0}}},
+  {"delete": {"from": "oair.flights", "filter": {"cancelled": true}}}]}
+EOF2
+PAIRS="oair.jfk=jfk_remodel_@_1 oair.delayed=delayed_remodel_@_2 oair.flights=flights_remodel_@_3"
+py 'random.seed(64)
+c.oair.flights.insert_many([{"_id": i, "origin": random.choice(["JFK", "LAX", "ORD"]),
+                             "dest": random.choice(["ATL", "SFO"]), "delay": random.randrange(-5, 60),
+                             "notes": "n%d" % i, "cancelled": i % 11 == 0} for i in range(300)])'
+same() {
+    rm -f "$T/late.archive"
+    offline_run late oair || fail "java: $1: the offline reference"
+    online_same "java: $1: the results are remodel run's on the sources as they are" \
+        "$T/late.archive" ${PAIRS//@/$(pid late)}
+}
+online run late --batch-size 13 -q
+expect_eq "java: online run (exit 0, nothing said)" "$rc:$(cat "$T/err")" "0:"
+same "after the run"
+# writes SEED: a flight made late, one made on time, a late JFK one
+# inserted, a late one and a cancelled one deleted, one cancelled.
+writes() {
+    py 'n = int(sys.argv[2]); random.seed(n); f = c.oair.flights
+def some(q): return random.choice(sorted(x["_id"] for x in f.find(q, {"_id": 1})))
+f.update_one({"_id": some({"delay": {"$lte": 15}, "cancelled": False})}, {"$set": {"delay": 40 + n}})
+f.update_one({"_id": some({"delay": {"$gt": 15}, "cancelled": False})}, {"$set": {"delay": 3}})
+f.update_one({"_id": some({"origin": "JFK", "cancelled": False})}, {"$set": {"origin": "LAX"}})
+f.insert_one({"_id": 1000 + n, "origin": "JFK", "dest": "SFO", "delay": 90, "notes": "new", "cancelled": False})
+f.delete_one({"_id": some({"delay": {"$gt": 15}})})
+f.update_one({"_id": some({"cancelled": False})}, {"$set": {"cancelled": True}})' "$1"
+}
+writes 1
+online sync late
+expect_eq "java: sync follows the log (exit 0, no step rescanned)" \
+    "$rc:$(grep -c 'rescanned in full' "$T/err"):$(grep -c 'change log: [1-9]' "$T/err")" "0:0:1"
+same "after writes and a sync"
+writes 2
+"$REMODEL" online follow "$T/plans/late.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
+fp=$!
+for ((iend = SECONDS + 120; SECONDS < iend; )); do grep -q 'change log: [1-9]' "$T/follow.err" && break; sleep 0.2; done
+kill -TERM "$fp"; wait "$fp"; frc=$?
+expect_eq "java: follow: a round from the log (none rescanned), TERM stops it (exit 0)" \
+    "$frc:$(grep -c 'change log: [1-9]' "$T/follow.err" | awk '{print ($1 > 0)}'):$(grep -c 'rescanned in full' "$T/follow.err")" "0:1:0"
+same "after more writes and a round of follow"
+
+# --- in place, and the inverses ----------------------------------------------
+online run late --in-place -q
+expect_eq "java: --in-place refused (exit 2), naming the step and the steps it takes" \
+    "$rc:$(grep -c -F 'step 1 (copy): --in-place takes set, unset' "$T/err")" "2:1"
+online finalize late --writes-stopped -q
+expect_eq "java: finalized (exit 0)" "$rc:$(cat "$T/err")" "0:"
+py 'c.oair.flights.update_one({}, {"$set": {"app": 1}})'
+online rollback late --carry-writes
+expect_eq "java: rollback --carry-writes refused (exit 2), naming the first step without an inverse and why" \
+    "$rc:$(grep -c -F 'step 2 (move): a move with a filter has no inverse here' "$T/err")" "2:1"
+echo '{"remodel": 1, "steps": [{"delete": {"from": "odel.flights", "filter": {"cancelled": true}}}]}' >"$T/plans/purge.json"
+py 'c.odel.flights.insert_many([{"_id": i, "cancelled": i % 3 == 0} for i in range(30)])'
+online run purge -q && online finalize purge --writes-stopped -q
+expect_eq "java: a delete run and finalized (exit 0)" "$rc:$(cat "$T/err"):$(py 'print(c.odel.flights.count_documents({}))')" "0::20"
+py 'c.odel.flights.insert_one({"_id": 99, "cancelled": False})'
+online rollback purge --carry-writes
+expect_eq "java: its rollback --carry-writes refused (exit 2), naming the delete and why" \
+    "$rc:$(grep -c -F 'step 1 (delete): a delete drops its documents and nothing gives them back' "$T/err")" "2:1"
+# A whole move's inverse is the move back: the application's writes to the
+# moved collection come back with it.
+echo '{"remodel": 1, "steps": [{"move": {"from": "omv.flights", "to": "omv.old_flights"}}]}' >"$T/plans/whole.json"
+py 'c.omv.flights.insert_many([{"_id": i, "n": i} for i in range(25)])'
+online run whole -q && online finalize whole --writes-stopped -q
+expect_eq "java: a whole move run and finalized (exit 0): the source empty, the documents moved" \
+    "$rc:$(cat "$T/err"):$(py 'print(c.omv.flights.count_documents({}), c.omv.old_flights.count_documents({}))')" "0::0 25"
+py 'c.omv.old_flights.insert_one({"_id": 100, "n": 100}); c.omv.old_flights.update_one({"_id": 3}, {"$set": {"n": -3}})'
+online rollback whole --carry-writes
+expect_eq "java: its rollback --carry-writes moves the documents back with the writes made since (exit 0)" \
+    "$rc:$(py 'print(c.omv.flights.count_documents({}), c.omv.flights.find_one({"_id": 3})["n"], c.omv.flights.count_documents({"_id": 100}))')" "0:26 -3 1"
