@@ -7,6 +7,7 @@
 #    delete), every document in order and byte for byte, one pass, store
 #    to store and to an archive; check --against's and run's counts; the
 #    indexes carried; a whole move and its move back giving the input;
+#    dumps/plans/archive-logs.json's counts on the sample;
 #  - the plan's mistakes refused before any data is read, naming the step
 #    and the key;
 #  - compile names why it has no pipeline for them;
@@ -19,8 +20,8 @@
 #    sources as they are (byte for byte);
 #  - --in-place refused, naming the step; after finalize and the
 #    application's writes, rollback --carry-writes refuses a filtered move
-#    and a delete, naming the step and why, and carries the writes back
-#    through a whole move's inverse (the move back).
+#    and a delete, naming the step and why, carries the writes back
+#    through a whole move's inverse (the move back) and drops a copy's.
 #   REMODEL=build/remodel bash tests/cli/test_copy_steps.sh
 . "$(dirname "$0")/lib.sh"
 export REMODEL PYTHONDONTWRITEBYTECODE=1
@@ -56,6 +57,19 @@ bad "delete given a target" '{"delete": {"from": "air.flights", "to": "air.x", "
     'step 1 (delete): "to": unknown key (delete takes from, filter, allowMissing, why)'
 bad "a move into a namespace holding documents" '{"move": {"from": "air.flights", "to": "shop.orders"}}' \
     'step 1 (move): "to": namespace shop.orders already exists and holds 500 document(s)'
+
+# The plan of dumps/plans/ on the sample: its counts, the oracle's (the
+# sample's .bson read here).
+run_rm check "$ROOT/dumps/plans/archive-logs.json" --against "$ROOT/dumps/sample"
+want=$(python3 -c 'import bson, sys, datetime
+docs = bson.decode_all(open(sys.argv[1], "rb").read())
+cut = datetime.datetime(2014, 3, 28)
+old = [d for d in docs if d["time"] < cut]
+debug = [d for d in docs if d["time"] >= cut and d["severity"] == "debug"]
+print("step 1 (move) logging.logmsg: %d of %d document(s) selected, moved to logging.logmsg_archive" % (len(old), len(docs)))
+print("step 2 (delete) logging.logmsg: %d of %d document(s) selected, deleted" % (len(debug), len(docs) - len(old)))' "$ROOT/dumps/sample/logging/logmsg.bson")
+expect_eq "dumps/plans/archive-logs.json on the sample: valid, the counts the oracle's" \
+    "$rc:$(grep '^step ' "$T/err")" "0:$want"
 
 # --- compile ----------------------------------------------------------------
 cat >"$T/plans/archive.json" <<'EOF'
@@ -125,7 +139,7 @@ same "after writes and a sync"
 writes 2
 "$REMODEL" online follow "$T/plans/late.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
 fp=$!
-for ((iend = SECONDS + 120; SECONDS < iend; )); do grep -q 'change log: [1-9]' "$T/follow.err" && break; sleep 0.2; done
+for ((iend = SECONDS + 120; SECONDS < iend; )); do grep -q 'change log: [1-9]' "$T/follow.err" 2>/dev/null && break; sleep 0.2; done
 kill -TERM "$fp"; wait "$fp"; frc=$?
 expect_eq "java: follow: a round from the log (none rescanned), TERM stops it (exit 0)" \
     "$frc:$(grep -c 'change log: [1-9]' "$T/follow.err" | awk '{print ($1 > 0)}'):$(grep -c 'rescanned in full' "$T/follow.err")" "0:1:0"
@@ -160,3 +174,14 @@ py 'c.omv.old_flights.insert_one({"_id": 100, "n": 100}); c.omv.old_flights.upda
 online rollback whole --carry-writes
 expect_eq "java: its rollback --carry-writes moves the documents back with the writes made since (exit 0)" \
     "$rc:$(py 'print(c.omv.flights.count_documents({}), c.omv.flights.find_one({"_id": 3})["n"], c.omv.flights.count_documents({"_id": 100}))')" "0:26 -3 1"
+# A copy's inverse deletes the copies: the source, never switched, keeps
+# the application's writes.
+echo '{"remodel": 1, "steps": [{"copy": {"from": "ocp.flights", "to": "ocp.jfk", "filter": {"o": "JFK"}}}]}' >"$T/plans/cp.json"
+py 'c.ocp.flights.insert_many([{"_id": i, "o": ["JFK", "LAX"][i % 2]} for i in range(20)])'
+online run cp -q && online finalize cp --writes-stopped -q
+expect_eq "java: a copy run and finalized (exit 0): the copies beside the source" \
+    "$rc:$(cat "$T/err"):$(py 'print(c.ocp.flights.count_documents({}), c.ocp.jfk.count_documents({}))')" "0::20 10"
+py 'c.ocp.jfk.insert_one({"_id": 100, "o": "JFK"}); c.ocp.flights.insert_one({"_id": 101, "o": "JFK"})'
+online rollback cp --carry-writes
+expect_eq "java: its rollback --carry-writes (exit 0): the source as the application left it, no copies" \
+    "$rc:$(py 'print(c.ocp.flights.count_documents({}), c.ocp.jfk.count_documents({}))')" "0:21 0"
