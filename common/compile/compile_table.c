@@ -23,10 +23,11 @@ const rm_compile_kind_t rm_compile_kinds[] = {
                                    "metaPositions records, and each bucket is checked against "
                                    "the window and stats: no pipeline stage places fields by "
                                    "position or stops on a bucket that disagrees"},
-    [RM_STEP_COPY] = {NULL, "copy has no pipeline yet: run it with remodel run or remodel-online"},
-    [RM_STEP_MOVE] = {NULL, "move has no pipeline yet: run it with remodel run or remodel-online"},
-    [RM_STEP_DELETE] = {NULL, "delete has no pipeline yet: run it with remodel run or "
-                              "remodel-online"},
+    /* the filter's $match, $addFields, $project; a move's and a delete's
+     * other documents through {$nor: [filter]} */
+    [RM_STEP_COPY] = {rm_compile_copy, NULL, true},
+    [RM_STEP_MOVE] = {rm_compile_copy, NULL, true},
+    [RM_STEP_DELETE] = {rm_compile_copy, NULL, true},
 #ifdef REMODEL_TOY_STEP
     [RM_STEP_TOY] = {NULL, "the test build's toy step has no pipeline"},
 #endif

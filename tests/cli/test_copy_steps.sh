@@ -10,7 +10,9 @@
 #    dumps/plans/archive-logs.json's counts on the sample;
 #  - the plan's mistakes refused before any data is read, naming the step
 #    and the key;
-#  - compile names why it has no pipeline for them;
+#  - compile: the pipelines of the sample's plan give remodel run's
+#    results (mingo, tests/transforms/mingo_same.py), and online run
+#    --server-side runs them on the server: remodel run's results;
 #  - the output restored by the real mongorestore into mongo-java-server:
 #    the documents and the carried indexes are there;
 #  - online, side by side on mongo-java-server with its change log: the
@@ -72,15 +74,16 @@ expect_eq "dumps/plans/archive-logs.json on the sample: valid, the counts the or
     "$rc:$(grep '^step ' "$T/err")" "0:$want"
 
 # --- compile ----------------------------------------------------------------
-cat >"$T/plans/archive.json" <<'EOF'
-{"remodel": 1, "steps": [
-  {"copy": {"from": "shop.orders", "to": "archive.orders",
-            "filter": {"placed": {"$lt": {"$date": "2020-01-01T00:00:00Z"}}}}},
-  {"delete": {"from": "shop.orders", "filter": {"placed": {"$lt": {"$date": "2020-01-01T00:00:00Z"}}}}}]}
-EOF
-run_rm compile "$T/plans/archive.json"
-expect_eq "compile: each step named with why it has no pipeline" \
-    "$(grep -c -F 'copy has no pipeline yet' "$T/out" "$T/err" | awk -F: '{s += $NF} END {print (s > 0)}'):$(grep -c -F 'delete has no pipeline yet' "$T/out" "$T/err" | awk -F: '{s += $NF} END {print (s > 0)}')" "1:1"
+MINGO_DIR=${MINGO_DIR:-${REMODEL_PEERS:-$HOME/.cache/remodel-peers}/mingo}
+if [ -d "$MINGO_DIR/node_modules/mingo" ]; then
+    for v in 4.0 5.2; do
+        PYTHONPATH=$ROOT/tests/transforms python3 "$ROOT/tests/transforms/mingo_same.py" \
+            --remodel "$REMODEL" --mingo "$MINGO_DIR" --plan "$ROOT/dumps/plans/archive-logs.json" \
+            --src "$ROOT/dumps/sample" --name "archive-logs" --server-version "$v" || true
+    done
+else
+    fail "mingo: installed in $MINGO_DIR" "run tests/peers/install.sh"
+fi
 
 # --- restored by mongorestore ------------------------------------------------
 use_peers "copy steps: peers" || exit 0
@@ -144,6 +147,22 @@ kill -TERM "$fp"; wait "$fp"; frc=$?
 expect_eq "java: follow: a round from the log (none rescanned), TERM stops it (exit 0)" \
     "$frc:$(grep -c 'change log: [1-9]' "$T/follow.err" | awk '{print ($1 > 0)}'):$(grep -c 'rescanned in full' "$T/follow.err")" "0:1:0"
 same "after more writes and a round of follow"
+
+# --- server-side: the compiled pipelines on the server ------------------------
+sed 's/"oair\./"osrv./g' "$T/plans/late.json" >"$T/plans/srv.json"
+py 'random.seed(65)
+c.osrv.flights.insert_many([{"_id": i, "origin": random.choice(["JFK", "LAX", "ORD"]),
+                             "dest": random.choice(["ATL", "SFO"]),
+                             "delay": random.choice([random.randrange(-5, 60), 20.5, "late", None]),
+                             "notes": "n%d" % i, "cancelled": i % 11 == 0} for i in range(300)])
+c.osrv.flights.insert_one({"_id": 300, "origin": "JFK"})'
+online run srv --server-side -q
+expect_eq "java: online run --server-side (exit 0, nothing said)" "$rc:$(cat "$T/err")" "0:"
+rm -f "$T/srv.archive"
+offline_run srv osrv || fail "java: server-side: the offline reference"
+online_same "java: server-side: the pipelines' results are remodel run's" \
+    "$T/srv.archive" osrv.jfk=jfk_remodel_$(pid srv)_1 osrv.delayed=delayed_remodel_$(pid srv)_2 \
+    osrv.flights=flights_remodel_$(pid srv)_3
 
 # --- in place, and the inverses ----------------------------------------------
 online run late --in-place -q
