@@ -19,7 +19,8 @@
 #    run, then the application's writes (a flight made late, one made on
 #    time, a late one inserted, one deleted), a sync and a round of
 #    follow: each time the results are remodel run's over a dump of the
-#    sources as they are (byte for byte);
+#    sources as they are (byte for byte); --to-uri to a second server,
+#    synced after writes and finalized there: the same;
 #  - --in-place refused, naming the step; after finalize and the
 #    application's writes, rollback --carry-writes refuses a filtered move
 #    and a delete, naming the step and why, carries the writes back
@@ -88,6 +89,7 @@ fi
 # --- restored by mongorestore ------------------------------------------------
 use_peers "copy steps: peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "copy steps: external deployments are not started here (skipped)"; exit 0; }
+trap 'kill $(jobs -p) 2>/dev/null; for d in "$T"/java*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 online_start java "$T/java" 0 changelog || exit 0
 "$MONGORESTORE" --uri "$uri" --archive="$T/w/out-to-an-archive.archive" --quiet 2>"$T/err" ||
     fail "java: mongorestore takes the output" "$(tail -3 "$T/err")"
@@ -125,14 +127,14 @@ same "after the run"
 # writes SEED: a flight made late, one made on time, a late JFK one
 # inserted, a late one and a cancelled one deleted, one cancelled.
 writes() {
-    py 'n = int(sys.argv[2]); random.seed(n); f = c.oair.flights
+    py 'n = int(sys.argv[2]); random.seed(n); f = c[sys.argv[3]].flights
 def some(q): return random.choice(sorted(x["_id"] for x in f.find(q, {"_id": 1})))
 f.update_one({"_id": some({"delay": {"$lte": 15}, "cancelled": False})}, {"$set": {"delay": 40 + n}})
 f.update_one({"_id": some({"delay": {"$gt": 15}, "cancelled": False})}, {"$set": {"delay": 3}})
 f.update_one({"_id": some({"origin": "JFK", "cancelled": False})}, {"$set": {"origin": "LAX"}})
 f.insert_one({"_id": 1000 + n, "origin": "JFK", "dest": "SFO", "delay": 90, "notes": "new", "cancelled": False})
 f.delete_one({"_id": some({"delay": {"$gt": 15}})})
-f.update_one({"_id": some({"cancelled": False})}, {"$set": {"cancelled": True}})' "$1"
+f.update_one({"_id": some({"cancelled": False})}, {"$set": {"cancelled": True}})' "$1" "${2:-oair}"
 }
 writes 1
 online sync late
@@ -163,6 +165,30 @@ offline_run srv osrv || fail "java: server-side: the offline reference"
 online_same "java: server-side: the pipelines' results are remodel run's" \
     "$T/srv.archive" osrv.jfk=jfk_remodel_$(pid srv)_1 osrv.delayed=delayed_remodel_$(pid srv)_2 \
     osrv.flights=flights_remodel_$(pid srv)_3
+
+# --- --to-uri: to another server, finalized there --------------------------------
+sed 's/"oair\./"oto./g' "$T/plans/late.json" >"$T/plans/to.json"
+py 'random.seed(66)
+c.oto.flights.insert_many([{"_id": i, "origin": random.choice(["JFK", "LAX"]), "dest": "SFO",
+                            "delay": random.randrange(-5, 60), "notes": "n%d" % i,
+                            "cancelled": i % 7 == 0} for i in range(200)])'
+SRC=$uri
+if online_start java "$T/java2" 0; then
+    DST=$uri uri=$SRC
+    tu() { run_rm online "$1" "$T/plans/to.json" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
+    tu run -q
+    expect_eq "java->java: run --to-uri (exit 0, nothing said)" "$rc:$(cat "$T/err")" "0:"
+    writes 3 oto
+    tu sync -q
+    expect_eq "java->java: sync --to-uri after the writes (exit 0)" "$rc" 0
+    tu finalize --writes-stopped -q
+    expect_eq "java->java: finalize --to-uri (exit 0)" "$rc:$(cat "$T/err")" "0:"
+    rm -f "$T/to.archive"
+    offline_run to oto || fail "java->java: the offline reference"
+    uri=$DST online_same "java->java: the destination's collections are remodel run's over the source as it is" \
+        "$T/to.archive" oto.jfk=jfk oto.delayed=delayed oto.flights=flights
+    uri=$SRC
+fi
 
 # --- in place, and the inverses ----------------------------------------------
 online run late --in-place -q

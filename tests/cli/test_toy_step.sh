@@ -50,7 +50,7 @@ expect_message "toy build: check --against finds the namespace its row reads abs
 
 # run --help and check --help list the table's operations.
 expect_eq "toy build: run --help and check --help list toy last" \
-    "$("$REMODEL" run --help | grep -c ' unbucketize, toy$'):$("$REMODEL" check --help | grep -c ' unbucketize, toy$')" "1:1"
+    "$("$REMODEL" run --help | grep -c ' delete, toy$'):$("$REMODEL" check --help | grep -c ' delete, toy$')" "1:1"
 expect_eq "ordinary build: run --help lists no toy" "$("$ROOT/build/remodel" run --help | grep -c 'toy')" 0
 
 # run: every person has kind "toy"; every other namespace is as convert
