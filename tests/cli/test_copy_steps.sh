@@ -14,7 +14,8 @@
 #    results (mingo, tests/transforms/mingo_same.py), and online run
 #    --server-side runs them on the server: remodel run's results;
 #  - the output restored by the real mongorestore into mongo-java-server:
-#    the documents and the carried indexes are there;
+#    the documents and the carried indexes are there; the view compile
+#    --format views writes for a move gives back the source's documents;
 #  - online, side by side on mongo-java-server with its change log: the
 #    run, then the application's writes (a flight made late, one made on
 #    time, a late one inserted, one deleted), a sync and a round of
@@ -100,6 +101,29 @@ expect_eq "java: the server built the indexes carried to the copies" \
     "$(py 'print(" ".join(sorted(i["name"] for i in c.air.delayed.list_indexes())), "/",
       " ".join(sorted(i["name"] for i in c.archive.orders.list_indexes())))')" \
     "_id_ delay_-1 origin_1_dest_1 / _id_ placed_1"
+
+# The views of the old shape (compile --format views) over a move's and a
+# copy's restored output give back the source dump's namespaces.
+cat >"$T/plans/mv.json" <<'EOF2'
+{"remodel": 1, "steps": [
+  {"move": {"from": "air.flights", "to": "air.delayed", "filter": {"delay": {"$gt": 15}}}},
+  {"copy": {"from": "shop.orders", "to": "shop.old", "filter": {"placed": {"$lt": {"$date": "2020-01-01T00:00:00Z"}}}}}]}
+EOF2
+"$REMODEL" compile "$T/plans/mv.json" --format views --canonical >"$T/mv.views" 2>"$T/err"
+expect_eq "views: one for the move's source, a \$unionWith of what went; none for the copy's" \
+    "$(python3 -c 'import sys; from bson import json_util
+v = [json_util.loads(l) for l in open(sys.argv[1])]
+print([(x["db"], x["command"]["create"], x["command"]["pipeline"]) for x in v])' "$T/mv.views")" \
+    "[('air', 'flights_before', [{'\$unionWith': {'coll': 'delayed', 'pipeline': []}}])]"
+rm -rf "$T/mv-out"
+"$REMODEL" run -q "$T/plans/mv.json" --from "$SRC" --to "$T/mv-out" 2>/dev/null &&
+    "$MONGORESTORE" --uri "$uri" --dir "$T/mv-out" --drop >"$T/restore" 2>&1 ||
+    fail "java: the move's output restored" "$(tail -3 "$T/restore")"
+if python3 "$ROOT/tests/transforms/views_same.py" "$uri" "$SRC" "$T/mv.views" >"$T/same-mv" 2>&1; then
+    pass "java: the move's view gives back the source's flights ($(tr '\n' ';' <"$T/same-mv"))"
+else
+    fail "java: the move's view gives back the source's flights" "$(cat "$T/same-mv")"
+fi
 
 # --- online, side by side, with the application's writes ---------------------
 cat >"$T/plans/late.json" <<'EOF2'
