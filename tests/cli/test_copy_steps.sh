@@ -144,6 +144,9 @@ same() {
     offline_run late oair || fail "java: $1: the offline reference"
     online_same "java: $1: the results are remodel run's on the sources as they are" \
         "$T/late.archive" ${PAIRS//@/$(pid late)}
+    online verify late
+    expect_eq "java: $1: verify finds every result as the sources make it" \
+        "$rc:$(grep -c 'every result as the sources make it' "$T/err")" "0:1"
 }
 online run late --batch-size 13 -q
 expect_eq "java: online run (exit 0, nothing said)" "$rc:$(cat "$T/err")" "0:"
@@ -164,6 +167,8 @@ writes 1
 online sync late
 expect_eq "java: sync follows the log (exit 0, no step rescanned)" \
     "$rc:$(grep -c 'rescanned in full' "$T/err"):$(grep -c 'change log: [1-9]' "$T/err")" "0:0:1"
+expect_eq "java: sync reads the flights the writes changed, not the 300" \
+    "$(r=$(figure read); [ -n "$r" ] && [ "$r" -gt 0 ] && [ "$r" -lt 60 ] && echo few || echo "read '$r'")" "few"
 same "after writes and a sync"
 writes 2
 "$REMODEL" online follow "$T/plans/late.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
