@@ -12,7 +12,8 @@
 #    and the key;
 #  - compile: the pipelines of the sample's plan give remodel run's
 #    results (mingo, tests/transforms/mingo_same.py), and online run
-#    --server-side runs them on the server: remodel run's results;
+#    --server-side runs them on the server, as does the mongosh script:
+#    remodel run's results;
 #  - the output restored by the real mongorestore into mongo-java-server:
 #    the documents and the carried indexes are there; the view compile
 #    --format views writes for a move gives back the source's documents;
@@ -194,6 +195,22 @@ offline_run srv osrv || fail "java: server-side: the offline reference"
 online_same "java: server-side: the pipelines' results are remodel run's" \
     "$T/srv.archive" osrv.jfk=jfk_remodel_$(pid srv)_1 osrv.delayed=delayed_remodel_$(pid srv)_2 \
     osrv.flights=flights_remodel_$(pid srv)_3
+
+# --- the mongosh script of the same plan ---------------------------------------
+if [ -n "${MONGOSH1:-}" ] && [ -x "$MONGOSH1" ]; then
+    sed 's/"oair\./"osh./g' "$T/plans/late.json" >"$T/plans/sh.json"
+    py 'c.osh.flights.insert_many(list(c.osrv.flights.find()))'
+    "$REMODEL" compile "$T/plans/sh.json" --format mongosh --server-version 4.0 >"$T/sh.js" 2>"$T/err"
+    "$MONGOSH1" --quiet "$uri" "$T/sh.js" >"$T/sh.out" 2>&1
+    expect_eq "java: the compiled mongosh script runs (exit 0)" "$?" 0
+    rm -f "$T/sh.archive"
+    offline_run sh osh || fail "java: script: the offline reference"
+    online_same "java: the script's results are remodel run's" "$T/sh.archive" \
+        osh.jfk=jfk_remodel_$(pid sh)_1 osh.delayed=delayed_remodel_$(pid sh)_2 \
+        osh.flights=flights_remodel_$(pid sh)_3
+else
+    fail "mongosh 1.10.6 installed" "MONGOSH1 not installed (tests/peers/install.sh)"
+fi
 
 # --- --to-uri: to another server, finalized there --------------------------------
 sed 's/"oair\./"oto./g' "$T/plans/late.json" >"$T/plans/to.json"
