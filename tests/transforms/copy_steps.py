@@ -30,13 +30,11 @@ import rmlib  # noqa: E402
 import bson  # noqa: E402
 from bson.decimal128 import Decimal128  # noqa: E402
 from bson.int64 import Int64  # noqa: E402
-from bson.raw_bson import RawBSONDocument  # noqa: E402
 from bson.son import SON  # noqa: E402
 import datetime  # noqa: E402
 
 UTC = datetime.timezone.utc
 BOUND = datetime.datetime(2020, 1, 1, tzinfo=UTC)
-RAW = bson.codec_options.CodecOptions(document_class=RawBSONDocument)
 SONOPTS = bson.codec_options.CodecOptions(document_class=SON, tz_aware=True)
 
 fails = 0
