@@ -236,6 +236,30 @@ print_counts (FILE *f, const rm_engine_t *e, const rm_plan_t *plan)
     }
 }
 
+/* For each step that copies, moves or deletes by a filter (run and
+ * check --against): how many documents it selected of how many. */
+static void
+print_selected (FILE *f, const rm_engine_t *e, const rm_plan_t *plan)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        const rm_step_t *s = &plan->steps[i];
+        uint64_t sel, passed;
+        if (!rm_engine_step_selected (e, i, &sel, &passed))
+            continue;
+        fprintf (f, "step %zu (%s) ", s->index, s->op);
+        tool_put_cell (f, s->u.copy.from.text, 0);
+        fprintf (f, ": %llu of %llu document(s) selected", (unsigned long long) sel,
+                 (unsigned long long) (sel + passed));
+        if (s->kind != RM_STEP_DELETE) {
+            fprintf (f, ", %s to ", s->kind == RM_STEP_COPY ? "copied" : "moved");
+            tool_put_cell (f, s->u.copy.to.text, 0);
+        } else {
+            fputs (", deleted", f);
+        }
+        fputc ('\n', f);
+    }
+}
+
 /* Under the table too: what the plan did to the output's indexes
  * (remodel/indexes.h), one line each. */
 static void
@@ -369,6 +393,7 @@ cmd_run (int argc, char **argv)
         if (!o.quiet) {
             print_summary (o.dry_run ? stdout : stderr, st, ns);
             print_counts (o.dry_run ? stdout : stderr, e, &plan);
+            print_selected (o.dry_run ? stdout : stderr, e, &plan);
             print_index_changes (o.dry_run ? stdout : stderr, e);
         }
         print_warnings (e);
@@ -476,8 +501,10 @@ check_against (const rm_plan_t *plan, const tool_opts_t *o, bson_error_t *err)
         /* beside the warnings: standard output is the verdict's (or
          * the diagram's), which scripts read; --quiet leaves them out as
          * it leaves out run's summary */
-        if (!o->quiet)
+        if (!o->quiet) {
+            print_selected (stderr, e, plan);
             print_index_changes (stderr, e);
+        }
         print_warnings (e);
     }
     rm_idcheck_destroy (ids);

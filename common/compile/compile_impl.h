@@ -17,6 +17,9 @@ typedef bool (*rm_compile_fn) (const rm_names_t *nm, rm_compile_version_t v,
 typedef struct {
     rm_compile_fn compile;
     const char *refusal;
+    /* compile takes the step's filter into its pipelines itself, and sets
+     * each pass's `out` (copy, move, delete). */
+    bool own_filter;
 } rm_compile_kind_t;
 
 extern const rm_compile_kind_t rm_compile_kinds[];
@@ -28,6 +31,7 @@ bool rm_compile_denormalize (const rm_names_t *nm, rm_compile_version_t v, rm_co
 bool rm_compile_set (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
 bool rm_compile_unset (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
 bool rm_compile_rename (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
+bool rm_compile_copy (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *st);
 
 /* What a compiler records on its step (compile_step.c). Says why st is not
  * a pipeline (printf-style); returns true (not an error). */

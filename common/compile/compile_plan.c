@@ -187,7 +187,7 @@ compile_step (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *s
     if (s->match)
         return rm_compile_refuse (st, "a step with a match runs client-side: its $lookup "
                                       "would need a pipeline the compiler does not write yet");
-    if (s->filter && !filter_compiles (s, passes, np))
+    if (s->filter && !k->own_filter && !filter_compiles (s, passes, np))
         return rm_compile_refuse (st, "a step with a filter runs client-side: its results are "
                                       "not its own documents, so a pipeline cannot keep the "
                                       "documents it leaves out as they are");
@@ -203,10 +203,11 @@ compile_step (const rm_names_t *nm, rm_compile_version_t v, rm_compile_step_t *s
     st->n_passes = np;
     if (!k->compile (nm, v, st))
         return false;
-    if (s->filter && st->n_passes == 1)
+    if (s->filter && st->n_passes == 1 && !k->own_filter)
         filter_passes (st);
     for (size_t i = 0; i < st->n_passes; i++)
-        append_merge (nm, s, passes[i < np ? i : 0].keep[0], &st->passes[i]);
+        append_merge (nm, s, k->own_filter ? st->passes[i].out : passes[i < np ? i : 0].keep[0],
+                      &st->passes[i]);
     return true;
 }
 

@@ -23,6 +23,11 @@ const rm_compile_kind_t rm_compile_kinds[] = {
                                    "metaPositions records, and each bucket is checked against "
                                    "the window and stats: no pipeline stage places fields by "
                                    "position or stops on a bucket that disagrees"},
+    /* the filter's $match, $addFields, $project; a move's and a delete's
+     * other documents through {$nor: [filter]} */
+    [RM_STEP_COPY] = {rm_compile_copy, NULL, true},
+    [RM_STEP_MOVE] = {rm_compile_copy, NULL, true},
+    [RM_STEP_DELETE] = {rm_compile_copy, NULL, true},
 #ifdef REMODEL_TOY_STEP
     [RM_STEP_TOY] = {NULL, "the test build's toy step has no pipeline"},
 #endif

@@ -192,6 +192,12 @@ step_fields (rm_vplan_t *v, const rm_step_t *s)
         for (size_t i = 0; i < s->u.unbucketize.n_meta; i++)
             add (v, s, &s->u.unbucketize.to, s->u.unbucketize.meta[i], NULL, true);
         break;
+    case RM_STEP_COPY:
+    case RM_STEP_MOVE:
+        add (v, s, &s->u.copy.to, "_id", NULL, true);
+        break;
+    case RM_STEP_DELETE:
+        break;
     default:
         fields_step (v, s);
         break;

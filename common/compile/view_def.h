@@ -44,6 +44,7 @@ void rm_view_denormalize (rm_views_t *vs, const rm_step_t *s);
 void rm_view_summarize (rm_views_t *vs, const rm_step_t *s);
 void rm_view_bucketize (rm_views_t *vs, const rm_step_t *s);
 void rm_view_unbucketize (rm_views_t *vs, const rm_step_t *s);
+void rm_view_copy (rm_views_t *vs, const rm_step_t *s);
 
 /* The definition of ns (its own collection, unchanged, the first time). */
 rm_view_def_t *rm_views_get (rm_views_t *vs, const rm_nsref_t *ns);

@@ -16,6 +16,9 @@ const rm_view_kind_t rm_view_kinds[] = {
     [RM_STEP_SUMMARIZE] = {rm_view_summarize, NULL},
     [RM_STEP_BUCKETIZE] = {rm_view_bucketize, NULL},
     [RM_STEP_UNBUCKETIZE] = {rm_view_unbucketize, NULL},
+    [RM_STEP_COPY] = {rm_view_copy, NULL},
+    [RM_STEP_MOVE] = {rm_view_copy, NULL},
+    [RM_STEP_DELETE] = {NULL, "delete dropped the documents: no view gives them back"},
 #ifdef REMODEL_TOY_STEP
     [RM_STEP_TOY] = {NULL, "the test build's toy step has no inverse"},
 #endif

@@ -316,3 +316,15 @@ rm_engine_step_counts (const rm_engine_t *e, size_t i, uint64_t *changed, uint64
     *unchanged = run->unchanged;
     return run->counts;
 }
+
+bool
+rm_engine_step_selected (const rm_engine_t *e, size_t i, uint64_t *selected, uint64_t *passed)
+{
+    const rm_step_run_t *run;
+    if (!e->runs || i >= e->plan->n)
+        return false;
+    run = &e->runs[i];
+    *selected = run->selected;
+    *passed = run->passed;
+    return run->selects;
+}

@@ -35,6 +35,9 @@ typedef struct {
     bool counts;           /* a step rewriting documents in place... */
     uint64_t changed;      /* ...counts those whose bytes it changed... */
     uint64_t unchanged;    /* ...and those it left as they were */
+    bool selects;          /* copy, move, delete count... */
+    uint64_t selected;     /* ...the documents their filter took... */
+    uint64_t passed;       /* ...and those it left */
     uint64_t filter_lacking; /* documents the filter left out that lack... */
     char filter_path[128];   /* ...this field, which it compares (a warning) */
 } rm_step_run_t;

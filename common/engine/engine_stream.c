@@ -1,8 +1,8 @@
 /* The engine's one-pass path: plans made only of per-document steps
  * (those whose row has a stage class that can run within the plan: set,
- * unset, rename, version, extract, unbucketize that keeps its buckets,
- * and denormalize whose `from` no step changes) run while the source is
- * read. Each document goes through its steps in plan order and straight
+ * unset, rename, version, extract, copy, move, delete, unbucketize that
+ * keeps its buckets, and denormalize whose `from` no step changes) run
+ * while the source is read. Each document goes through its steps in plan order and straight
  * to the writer, with no temporary store in between.
  *
  * A stage with a `from` (denormalize) can only apply once that namespace
@@ -128,6 +128,8 @@ feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t l
         child = (feed_t){e, st->to, i + 1};
         if (!stage_class (st->s)->apply (st, doc, len, feed_child, &child, &out, &out_len, err))
             return step_error (st, err);
+        if (!out)
+            return true; /* taken out of ns (move, delete) */
         ids_came &= out == came || st->s->kind == RM_STEP_SET || st->s->kind == RM_STEP_UNSET ||
                     st->s->kind == RM_STEP_RENAME || st->s->kind == RM_STEP_VERSION;
         doc = out;

@@ -162,6 +162,16 @@ void rm_embed_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_in
 void rm_extract_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
 void rm_bucketize_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
 void rm_unbucketize_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
+/* copy, move, delete (step_copy.c, step_copy_plan.c, step_copy_indexes.c). */
+bool rm_plan_parse_copy (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
+void rm_plan_clear_copy (rm_step_t *s);
+void rm_plan_ns_copy (const rm_step_t *s, rm_step_ns_t *ns);
+bool rm_step_copy_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+void rm_copy_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
+size_t rm_copy_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+void rm_copy_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_copy_indexes (const rm_step_t *s, rm_ixplan_t *ix);
+extern const rm_stage_class_t rm_copy_stage;
 #ifdef REMODEL_TOY_STEP
 bool rm_plan_parse_toy (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
 void rm_plan_clear_toy (rm_step_t *s);

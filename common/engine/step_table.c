@@ -8,6 +8,13 @@
      .stage = &rm_fields_stage, .passes = rm_fields_passes, .in_place = true, .inverse = inv,   \
      .filters = true, .indexes = rm_fields_indexes}
 
+/* copy, move, delete: by the filter, from `from` (step_copy.c). */
+#define COPY_STEP(op, ...)                                                                     \
+    {.name = op, .keys = {__VA_ARGS__, NULL}, .parse = rm_plan_parse_copy,                      \
+     .clear = rm_plan_clear_copy, .ns = rm_plan_ns_copy, .run = rm_step_copy_run,               \
+     .created = rm_copy_created, .stage = &rm_copy_stage, .passes = rm_copy_passes,            \
+     .inverse = rm_copy_inverse, .filters = true, .indexes = rm_copy_indexes}
+
 /* Sized by its rows (see the assertion after it). */
 const rm_step_class_t rm_step_classes[] = {
     [RM_STEP_EMBED] = {.name = "embed",
@@ -100,6 +107,9 @@ const rm_step_class_t rm_step_classes[] = {
                              .stage = &rm_unbucketize_stage,
                              .passes = rm_unbucketize_passes,
                              .inverse = rm_unbucketize_inverse},
+    [RM_STEP_COPY] = COPY_STEP ("copy", "*from", "*to", "fields", "project"),
+    [RM_STEP_MOVE] = COPY_STEP ("move", "*from", "*to", "fields", "project"),
+    [RM_STEP_DELETE] = COPY_STEP ("delete", "*from"),
 #ifdef REMODEL_TOY_STEP
     /* The test build's toy (tests/toy/step_toy.c): shows that a row and a
      * file are all a step needs. */

@@ -92,6 +92,9 @@ size_t rm_engine_warnings (const rm_engine_t *e, char *const **out);
  * left as they were (its filter's included), for the steps that rewrite
  * documents in place (the field steps); false for the others. */
 bool rm_engine_step_counts (const rm_engine_t *e, size_t i, uint64_t *changed, uint64_t *unchanged);
+/* Of step i of a run that copies, moves or deletes by a filter: the
+ * documents it selected and those it left; false for the other steps. */
+bool rm_engine_step_selected (const rm_engine_t *e, size_t i, uint64_t *selected, uint64_t *passed);
 /* The index changes rm_engine_prepare made to the metadata with
  * follow_indexes, one line each ("db.coll: index \"x_1\": ..."). */
 size_t rm_engine_index_changes (const rm_engine_t *e, char *const **out);

@@ -26,6 +26,9 @@ typedef enum {
     RM_STEP_SUMMARIZE,
     RM_STEP_BUCKETIZE,
     RM_STEP_UNBUCKETIZE,
+    RM_STEP_COPY,
+    RM_STEP_MOVE,
+    RM_STEP_DELETE,
 #ifdef REMODEL_TOY_STEP
     RM_STEP_TOY, /* the test build's only: tests/toy/ (HACKING.md) */
 #endif
@@ -170,6 +173,21 @@ typedef struct {
  * stay) and onInvalid's namespace, whose set-aside readings come back too. */
 typedef rm_bucketize_t rm_unbucketize_t;
 
+/* copy, move, delete (common/engine/step_copy.c): the documents of `from`
+ * the step's filter selects, in their order, go to `to` (copy, move: a
+ * new or empty namespace), through `fields` (a $set) and then `project`
+ * (top-level fields kept or dropped); move and delete take them out of
+ * `from`. delete has no `to`, `fields` or `project`. */
+typedef struct {
+    rm_nsref_t from, to;
+    rm_expr_set_t *set;     /* NULL: no fields */
+    bson_t *set_doc;        /* "fields" as the plan wrote it (for compile) */
+    bson_t *project;        /* NULL: whole documents; as the plan wrote it */
+    char **proj;            /* project's field names, in its order */
+    size_t n_proj;
+    bool project_inclusive; /* proj lists the fields kept (else dropped) */
+} rm_copy_t;
+
 #ifdef REMODEL_TOY_STEP
 /* tests/toy/step_toy.c: sets `field` of each document of `in` to "toy". */
 typedef struct {
@@ -198,6 +216,7 @@ typedef struct {
         rm_summarize_t summarize;
         rm_bucketize_t bucketize;
         rm_unbucketize_t unbucketize;
+        rm_copy_t copy; /* copy, move, delete */
 #ifdef REMODEL_TOY_STEP
         rm_toy_t toy;
 #endif

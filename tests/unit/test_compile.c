@@ -95,7 +95,10 @@ static const char all_kinds[] =
     "{\"bucketize\": {\"from\": \"iot.readings\", \"to\": \"iot.buckets\", \"timeField\": \"ts\","
     " \"metaField\": \"sensor\", \"granularity\": \"hours\"}},"
     "{\"unbucketize\": {\"from\": \"iot.buckets\", \"to\": \"iot.readings2\", \"timeField\": \"ts\","
-    " \"metaField\": \"sensor\", \"granularity\": \"hours\"}}]}";
+    " \"metaField\": \"sensor\", \"granularity\": \"hours\"}},"
+    "{\"copy\": {\"from\": \"crm.people\", \"to\": \"crm.vip\", \"filter\": {\"vip\": true}}},"
+    "{\"move\": {\"from\": \"blog.posts\", \"to\": \"blog.old\", \"filter\": {\"old\": true}}},"
+    "{\"delete\": {\"from\": \"blog.posts\", \"filter\": {\"spam\": true}}}]}";
 
 /* "drive>partner:keep,keep" for each pass ('-': no partner). */
 static void
@@ -140,6 +143,14 @@ test_passes (void)
     check_passes (&plan.steps[7], false, "0>1:logging.hosts");
     check_passes (&plan.steps[8], false, "0>-:iot.buckets by sensor");
     check_passes (&plan.steps[9], false, "0>-:iot.readings2");
+    /* copy, move, delete: one pass over from, each result by its _id */
+    check_passes (&plan.steps[10], false, "0>-:crm.vip");
+    check_passes (&plan.steps[11], false, "0>-:blog.posts,blog.old");
+    check_passes (&plan.steps[12], false, "0>-:blog.posts");
+    check_passes (&plan.steps[12], true,
+                  "refused: step 13 (delete): --in-place takes set, unset, rename, version, "
+                  "denormalize and summarize (the others make new documents: run them side by "
+                  "side, without --in-place)");
     /* Those that make new documents are not backfills. */
     check_passes (&plan.steps[0], true,
                   "refused: step 1 (embed): --in-place takes set, unset, rename, version, "
@@ -353,7 +364,7 @@ static void
 test_passes_trace (void)
 {
     rm_plan_t plan;
-    const char *want[] = {"ii", "f", "i", "i", "i", "i", "i", "i", "s", "h"};
+    const char *want[] = {"ii", "f", "i", "i", "i", "i", "i", "i", "s", "h", "i", "i", "i"};
     if (!parse (&plan, all_kinds))
         return;
     for (size_t i = 0; i < plan.n; i++)

@@ -2,8 +2,8 @@
  * common/engine/step_inverse.c): each removes what its step wrote, an
  * unset of `in` (`into`), whatever filter, match or onMissing the step
  * has; the condition that makes it exact (the fields absent before) is
- * the online run's to record. Each inverse is checked as a plan the
- * parser takes, run over a batch: the fields gone, the rest as it was. */
+ * the online run's to record. Then those of copy, move and delete. Each
+ * inverse is checked as a plan the parser takes, run over a batch. */
 #include <string.h>
 
 #include "remodel/batchstep.h"
@@ -121,10 +121,73 @@ test_summarize_removes_its_results (void)
     rm_plan_destroy (&inv);
 }
 
+/* The reason step json has no inverse (NULL: it has one). */
+static const char *
+no_inverse (const char *json)
+{
+    rm_plan_t plan;
+    rm_step_inverse_t iv;
+    bson_error_t err;
+    if (!rm_plan_parse (&plan, json, strlen (json), &err))
+        return err.message[0] ? "not a plan" : NULL;
+    rm_step_inverse (&plan.steps[0], &iv);
+    if (iv.plan)
+        bson_destroy (iv.plan);
+    rm_plan_destroy (&plan);
+    return iv.why;
+}
+
+/* copy, move, delete (step_copy_plan.c): a copy's inverse deletes every
+ * document of `to`; a whole move's is the move back, which gives each
+ * document again as it was; a filtered move and a delete have none. */
+static void
+test_copy_move_delete (void)
+{
+    rm_plan_t inv;
+    char out[600];
+    const char *why;
+    char *text = inverse_of ("{\"remodel\": 1, \"steps\": [{\"copy\": {\"from\": \"a.f\", \"to\": "
+                             "\"a.late\", \"filter\": {\"d\": {\"$gt\": 15}}}}]}",
+                             &inv);
+    T_CHECK (text != NULL);
+    if (!text)
+        return;
+    T_CHECK_STR (text, "{ \"remodel\" : { \"$numberInt\" : \"1\" }, \"steps\" : [ { \"delete\" : "
+                       "{ \"from\" : \"a.late\", \"filter\" : {  } } } ] }");
+    run_over (&inv, "{\"_id\": 1, \"d\": 20}", out);
+    T_CHECK_STR (out, "");
+    bson_free (text);
+    rm_plan_destroy (&inv);
+
+    text = inverse_of ("{\"remodel\": 1, \"steps\": [{\"move\": {\"from\": \"a.f\", \"to\": "
+                       "\"b.f\"}}]}",
+                       &inv);
+    T_CHECK (text != NULL);
+    if (!text)
+        return;
+    T_CHECK_STR (text, "{ \"remodel\" : { \"$numberInt\" : \"1\" }, \"steps\" : [ { \"move\" : "
+                       "{ \"from\" : \"b.f\", \"to\" : \"a.f\" } } ] }");
+    run_over (&inv, "{\"_id\": 1, \"d\": 20, \"x\": [1, {\"y\": null}]}", out);
+    T_CHECK_STR (out, "{ \"_id\" : 1, \"d\" : 20, \"x\" : [ 1, { \"y\" : null } ] }");
+    bson_free (text);
+    rm_plan_destroy (&inv);
+
+    why = no_inverse ("{\"remodel\": 1, \"steps\": [{\"move\": {\"from\": \"a.f\", \"to\": "
+                      "\"b.f\", \"filter\": {\"d\": 1}}}]}");
+    T_CHECK (why && strstr (why, "a move with a filter has no inverse"));
+    why = no_inverse ("{\"remodel\": 1, \"steps\": [{\"move\": {\"from\": \"a.f\", \"to\": "
+                      "\"b.f\", \"project\": {\"d\": 1}}}]}");
+    T_CHECK (why && strstr (why, "fields and project change the documents moved"));
+    why = no_inverse ("{\"remodel\": 1, \"steps\": [{\"delete\": {\"from\": \"a.f\", "
+                      "\"filter\": {}}}]}");
+    T_CHECK (why && strstr (why, "a delete drops its documents"));
+}
+
 int
 main (void)
 {
     T_RUN (test_denormalize_removes_its_copies);
     T_RUN (test_summarize_removes_its_results);
+    T_RUN (test_copy_move_delete);
     return t_done ();
 }
