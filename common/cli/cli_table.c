@@ -135,6 +135,9 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_WRITES_STOPPED, "writes-stopped", RM_VAL_NONE, C (ONLINE_FINALIZE))},
     {R (RM_OPT_BLOCK_WRITES, "block-writes", RM_VAL_NONE, C (ONLINE_FINALIZE))},
     {R (RM_OPT_FULL_VERIFY, "full-verify", RM_VAL_NONE, C (ONLINE_FINALIZE))},
+    /* finalize: compile --format validators' commands, after the switch. */
+    {R (RM_OPT_VALIDATORS, "validators", RM_VAL_ENUM, C (ONLINE_FINALIZE)),
+     .words = validation_actions},
     /* finalize: the longest the writes may stay stopped (0: no bound);
      * a bare number is seconds, as gh-ost's cut-over lock timeout. */
     {R (RM_OPT_MAX_WINDOW, "max-window", RM_VAL_DURATION, C (ONLINE_FINALIZE)), .max = INT64_MAX,

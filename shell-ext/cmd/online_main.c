@@ -16,6 +16,7 @@ static const char usage[] =
     "       remodel online verify|sync|follow PLAN --uri URI [--sample N]\n"
     "       remodel online finalize PLAN --uri URI [--block-writes|--writes-stopped]\n"
     "                                 [--max-window D] [--full-verify] [--sample N]\n"
+    "                                 [--validators warn|error]\n"
     "       remodel online rollback PLAN --uri URI\n"
     "\n"
     "Applies a plan to a live MongoDB server in batches, in _id order, with a\n"
@@ -124,6 +125,10 @@ static const char usage[] =
     "  --max-window D     finalize: stop before the switch, nothing switched (exit\n"
     "                     status 3), rather than keep the writes stopped past D\n"
     "                     (default 10s; 0: no bound)\n"
+    "  --validators A     finalize: after the switch, give each collection the plan\n"
+    "                     changed the validator remodel compile --format validators\n"
+    "                     prints (validationAction A: warn or error); again on a\n"
+    "                     finalized plan to change A; rollback removes them\n"
     "  --full-verify      finalize: with a change log too, the full check (checksums,\n"
     "                     a sync and a verify of every result)\n"
     "  --differences FILE verify: write every differing _id to FILE, one Extended\n"
@@ -263,6 +268,7 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->allow_missing = v[RM_OPT_ALLOW_MISSING].given;
     o->writes_stopped = v[RM_OPT_WRITES_STOPPED].given;
     o->full_verify = v[RM_OPT_FULL_VERIFY].given;
+    o->validators = v[RM_OPT_VALIDATORS].given ? (v[RM_OPT_VALIDATORS].n ? "error" : "warn") : NULL;
     if (v[RM_OPT_MAX_WINDOW].given)
         o->max_window_ms = (int64_t) v[RM_OPT_MAX_WINDOW].n;
     if (v[RM_OPT_SAMPLE].given)
