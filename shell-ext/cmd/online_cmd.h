@@ -317,7 +317,8 @@ bool online_rollback (online_t *on, bson_error_t *err);
  * It takes and drops the lease. probe: whether the server keeps a
  * validator (a scratch collection of the state database), RM_ERR_UNSUPPORTED
  * when not, before anything of the plan is done. remove: the kept options
- * given back, before a rollback switches anything (nothing when none). */
+ * given back, under the rollback's lease, once its checks passed and
+ * before it switches anything (nothing when none were given). */
 bool online_finalize_after (online_t *on, bson_error_t *err);
 bool online_validators_probe (online_t *on, bson_error_t *err);
 bool online_validators_remove (online_t *on, bson_error_t *err);

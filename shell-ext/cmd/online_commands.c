@@ -155,10 +155,6 @@ cmd_finalize (online_t *on, const online_cmd_t *c, bson_error_t *err)
 static int
 cmd_rollback (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
-    /* The validators finalize gave go first, the collections still at
-     * their names (online_validators.c). */
-    if (!on->run->o->dry_run && !on->run->o->in_place && !online_validators_remove (on, err))
-        return 1;
     if (on->run->pair)
         return online_dest_rollback (on, err) ? 0 : 1;
     if (on->run->o->dry_run) {
