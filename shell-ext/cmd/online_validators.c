@@ -154,10 +154,16 @@ drop_join_index (online_t *on, const bson_t *rec, const char *db, const char *co
             mongoc_collection_t *c = target (on, db, dot + 1);
             bson_error_t why;
             /* Gone already (a finalize before this one dropped it). */
-            if (online_ops (on)->drop_index (on, c, name, &why))
+            if (online_ops (on)->drop_index (on, c, name, &why)) {
+                /* For status --json: what the run built and finalize dropped. */
+                bson_t *u = BCON_NEW ("$addToSet", "{", "droppedIndexes", "{", "ns", BCON_UTF8 (ns),
+                                      "name", BCON_UTF8 (name), "why",
+                                      BCON_UTF8 ("made by remodel for a join"), "}", "}");
                 online_say_note (on, "finalize: dropped index %s of %s (made by remodel for a "
                                  "join, not the new design's)", name, ns);
-            else if (why.code != 27 && why.code != 26 && !strstr (why.message, "not found"))
+                ok = online_plan_update (on, u, err);
+                bson_destroy (u);
+            } else if (why.code != 27 && why.code != 26 && !strstr (why.message, "not found"))
                 ok = online_fail (on, err, &why, "dropping an index remodel made for a join");
             mongoc_collection_destroy (c);
         }

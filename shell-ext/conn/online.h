@@ -47,6 +47,7 @@ typedef struct {
     bool dry_run, restart, quiet;
     bool in_place;          /* --in-place: backfill the namespaces themselves */
     bool create_indexes;    /* --create-indexes: make the join indexes missing */
+    bool keep_indexes;      /* run --keep-indexes: the sources' indexes as they were */
     bool allow_missing;     /* run --allow-missing: a field in no document passes */
     mongoc_write_concern_t *write_concern; /* --write-concern (NULL: the URI's) */
     int64_t batch_time_ms;  /* --batch-time: batches sized to take about this */

@@ -15,7 +15,10 @@
 #     destination_1 on flights) is on that result before finalize and gone
 #     from the new design's collection after it, on every server;
 #   - FerretDB 1.x and mongo-java-server have no collMod: the probe says so,
-#     exit 2, and nothing is switched.
+#     exit 2, and nothing is switched;
+#   - status --json's indexes: what the run built (the plan's mapping, or the
+#     sources' as they were with run --keep-indexes), the mapping's changes,
+#     the joins' indexes remodel made, and those finalize dropped.
 #   REMODEL=build/remodel bash tests/cli/test_online_validators.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
@@ -56,6 +59,21 @@ for l in sys.stdin:
     d = json_util.loads(l)
     if d["command"]["collMod"] == sys.argv[1]:
         print(json_util.dumps(d["command"]["validator"], json_options=json_util.CANONICAL_JSON_OPTIONS))' "$1"
+}
+# The plan of the indexes' section: name is indexed, then renamed.
+cat >"$T/plans/flk.json" <<'PEOF'
+{"remodel": 1, "steps": [
+ {"set": {"in": "air.flights", "fields": {"v": 2}}},
+ {"summarize": {"into": "air.airports", "from": "air.flights", "localField": "_id", "foreignField": "origin", "fields": {"departures": {"$count": {}}}}},
+ {"rename": {"in": "air.airports", "fields": {"name": "title"}}}
+]}
+PEOF
+# ixjson: status --json's indexes as keepIndexes|results|changes|made.
+ixjson() {
+    python3 -c 'import json, sys
+ix = json.load(sys.stdin)["indexes"]
+res = " ".join("%s %s %s %s" % (r["ns"], r["name"], json.dumps(json.loads(r["key"])), r["action"]) for r in ix["results"])
+print("%s|%s|%d|%s" % (ix["keepIndexes"], res, len(ix["changes"]), " ".join(m["name"] for m in ix["made"])))'
 }
 killat() {
     MONGOC_DISABLE_SHM=1 "$ROOT/tests/peers/killat.sh" --timeout 600 -q --log "$T/klog" "$1" "$2" -- \
@@ -164,4 +182,24 @@ for kind in ferretdb java; do
     expect_eq "$kind: ... the join indexes are not the new design's" "$(indexes flights)" "_id_"
     online rollback fl
     expect_eq "$kind: rollback: exit 0, the originals back" "$rc:$(indexes flights)" "0:_id_"
+    online rollback fl
+
+    # status --json's indexes: the plan's mapping (name_1 renamed title_1)
+    # or, with --keep-indexes, the sources' as they were; finalize's drops.
+    for keep in "" --keep-indexes; do
+        seed; py 'c.air.airports.create_index("name")'
+        online run flk $keep
+        [ $rc == 0 ] || fail "$kind: run flk $keep" "$(cat "$T/err")"
+        online status flk --json
+        expect_eq "$kind: run ${keep:-(mapped)}: status --json's indexes" "$(ixjson <"$T/out")" \
+            "$([ -n "$keep" ] && echo 'True|air.airports name_1 {"name": 1} built|0' ||
+                echo 'False|air.airports title_1 {"title": 1} built|1')|origin_1"
+        online finalize flk --writes-stopped
+        online status flk --json
+        expect_eq "$kind: ... finalized: air.airports' indexes; origin_1 dropped from flights" \
+            "$rc:$(indexes airports):$(python3 -c 'import json, sys
+print(" ".join(d["ns"] + "." + d["name"] for d in json.load(sys.stdin)["indexes"]["dropped"]))' <"$T/out")" \
+            "0:_id_ $([ -n "$keep" ] && echo name_1 || echo title_1):air.flights.origin_1"
+        online rollback flk; online rollback flk
+    done
 done
