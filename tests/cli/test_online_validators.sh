@@ -83,7 +83,7 @@ killat() {
 ran() { online run fl --create-indexes; [ $rc == 0 ] || fail "$1: run" "$(cat "$T/err")"; }
 
 # ---- the in-memory server: validators kept ----
-if online_start mem "$T/srv-mem"; then
+if online_start mem "$T/srv-mem" 0 changelog; then
     seed; ran mem
     r=$(target air flights)
     expect_eq "mem: before finalize the join indexes are on flights' result" "$(indexes "$r")" \
