@@ -401,7 +401,8 @@ typedef struct {
 } tally_t;
 
 /* Adds index name (key) of the result of m to t's list: action "built"
- * now, "kept" (there already), or "not carried" (why). */
+ * (as the plan maps it; now or by an earlier command), "kept" (as it was,
+ * --keep-indexes), or "not carried" (why). */
 static void
 tally_index (tally_t *t, const carry_t *m, const char *name, const bson_t *key,
              const char *action, const char *why)
@@ -452,7 +453,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
         return true;
     if (bson_iter_init_find (&it, have, name)) {
         t->kept++;
-        tally_index (t, m, name, &key, "kept", NULL);
+        tally_index (t, m, name, &key, t->as_they_were ? "kept" : "built", NULL);
         return true;
     }
     unique = bson_iter_init_find (&it, ix, "unique") && bson_iter_as_bool (&it);
@@ -495,7 +496,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
         t->violated++;
     if (ok && made) {
         t->made++;
-        tally_index (t, m, name, &key, "built", NULL);
+        tally_index (t, m, name, &key, t->as_they_were ? "kept" : "built", NULL);
         online_say_note (on, "%s: made index %s of %s.%s on %s.%s", on->run->o->command, name, m->db,
                          m->coll, m->db, there);
     }

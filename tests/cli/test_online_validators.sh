@@ -192,7 +192,7 @@ for kind in ferretdb java; do
         [ $rc == 0 ] || fail "$kind: run flk $keep" "$(cat "$T/err")"
         online status flk --json
         expect_eq "$kind: run ${keep:-(mapped)}: status --json's indexes" "$(ixjson <"$T/out")" \
-            "$([ -n "$keep" ] && echo 'True|air.airports name_1 {"name": 1} built|0' ||
+            "$([ -n "$keep" ] && echo 'True|air.airports name_1 {"name": 1} kept|0' ||
                 echo 'False|air.airports title_1 {"title": 1} built|1')|origin_1"
         online finalize flk --writes-stopped
         online status flk --json
