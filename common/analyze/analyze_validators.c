@@ -225,12 +225,13 @@ schema_of (const fields_t *fs, const char *prefix, bson_t *props, bson_t *requir
     }
 }
 
+/* ns's command line {"db": DB, "command": {"collMod": ...}} into line. */
 static void
-put_line (rm_buf_t *b, const rm_vns_t *x, const fields_t *fs, const char *action, bool canonical)
+build_line (bson_t *line, const rm_vns_t *x, const fields_t *fs, const char *action)
 {
     const char *dot = strchr (x->ns, '.');
     char *db = bson_strndup (x->ns, (size_t) (dot - x->ns));
-    bson_t *line = bson_new (), cmd, v, js, props = BSON_INITIALIZER, req = BSON_INITIALIZER;
+    bson_t cmd, v, js, props = BSON_INITIALIZER, req = BSON_INITIALIZER;
 
     schema_of (fs, NULL, &props, &req);
     BSON_APPEND_UTF8 (line, "db", db);
@@ -247,20 +248,17 @@ put_line (rm_buf_t *b, const rm_vns_t *x, const fields_t *fs, const char *action
     BSON_APPEND_UTF8 (&cmd, "validationLevel", "moderate");
     BSON_APPEND_UTF8 (&cmd, "validationAction", action);
     bson_append_document_end (line, &cmd);
-    rm_compile_put_line (b, line, canonical);
-    bson_destroy (line);
     bson_destroy (&props);
     bson_destroy (&req);
     bson_free (db);
 }
 
-char *
-rm_validators_print (const rm_plan_t *plan, const bson_t *report, const char *action,
-                     bool canonical)
+/* Each namespace's line, to each (the printer's and the online mode's). */
+static void
+each_line (const rm_plan_t *plan, const bson_t *report, const char *action,
+           void (*each) (const bson_t *line, void *arg), void *arg)
 {
     rm_vplan_t vp;
-    rm_buf_t b;
-    rm_buf_init (&b);
     rm_compile_validator_fields (plan, &vp);
     for (size_t i = 0; i < vp.n; i++) {
         fields_t fs = {0};
@@ -275,14 +273,57 @@ rm_validators_print (const rm_plan_t *plan, const bson_t *report, const char *ac
         } else {
             from_steps (&vp.ns[i], &fs);
         }
-        if (fs.n)
-            put_line (&b, &vp.ns[i], &fs, action, canonical);
+        if (fs.n) {
+            bson_t line = BSON_INITIALIZER;
+            build_line (&line, &vp.ns[i], &fs, action);
+            each (&line, arg);
+            bson_destroy (&line);
+        }
         for (size_t k = 0; k < fs.n; k++)
             bson_destroy (&fs.f[k].types);
         bson_free (fs.f);
         bson_destroy (&objects);
     }
     rm_vplan_destroy (&vp);
+}
+
+typedef struct {
+    rm_buf_t *b;
+    bool canonical;
+} printing_t;
+
+static void
+print_line (const bson_t *line, void *arg)
+{
+    printing_t *p = arg;
+    rm_compile_put_line (p->b, line, p->canonical);
+}
+
+static void
+array_line (const bson_t *line, void *arg)
+{
+    bson_t *out = arg;
+    char key[16];
+    const char *kp;
+    bson_uint32_to_string (bson_count_keys (out), &kp, key, sizeof key);
+    BSON_APPEND_DOCUMENT (out, kp, line);
+}
+
+void
+rm_validators_commands (const rm_plan_t *plan, const bson_t *report, const char *action,
+                        bson_t *out)
+{
+    each_line (plan, report, action, array_line, out);
+}
+
+char *
+rm_validators_print (const rm_plan_t *plan, const bson_t *report, const char *action,
+                     bool canonical)
+{
+    rm_buf_t b;
+    printing_t p = {&b, canonical};
+    rm_buf_init (&b);
+    each_line (plan, report, action, print_line, &p);
     rm_buf_append (&b, "", 1);
     return (char *) b.data;
 }

@@ -70,7 +70,7 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_AGAINST, "against", RM_VAL_STRING, C (CHECK) | C (COMPILE))},
     {R (RM_OPT_ALLOW_MISSING, "allow-missing", RM_VAL_NONE, C (RUN) | C (CHECK) | C (ONLINE_RUN))},
     /* run: the output's metadata as the input's (no index follows the plan). */
-    {R (RM_OPT_KEEP_INDEXES, "keep-indexes", RM_VAL_NONE, C (RUN))},
+    {R (RM_OPT_KEEP_INDEXES, "keep-indexes", RM_VAL_NONE, C (RUN) | C (ONLINE_RUN))},
     /* diff: a collection UUID is each server's own, no difference unless asked. */
     {R (RM_OPT_COMPARE_UUIDS, "compare-uuids", RM_VAL_NONE, C (DIFF))},
 
@@ -137,6 +137,9 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_WRITES_STOPPED, "writes-stopped", RM_VAL_NONE, C (ONLINE_FINALIZE))},
     {R (RM_OPT_BLOCK_WRITES, "block-writes", RM_VAL_NONE, C (ONLINE_FINALIZE))},
     {R (RM_OPT_FULL_VERIFY, "full-verify", RM_VAL_NONE, C (ONLINE_FINALIZE))},
+    /* finalize: compile --format validators' commands, after the switch. */
+    {R (RM_OPT_VALIDATORS, "validators", RM_VAL_ENUM, C (ONLINE_FINALIZE)),
+     .words = validation_actions},
     /* finalize: the longest the writes may stay stopped (0: no bound);
      * a bare number is seconds, as gh-ost's cut-over lock timeout. */
     {R (RM_OPT_MAX_WINDOW, "max-window", RM_VAL_DURATION, C (ONLINE_FINALIZE)), .max = INT64_MAX,

@@ -108,5 +108,9 @@ void rm_analysis_destroy (rm_analysis_t *a);
  * types the steps decide). Text to bson_free. */
 char *rm_validators_print (const rm_plan_t *plan, const bson_t *report, const char *action,
                            bool canonical);
+/* The same commands as documents, appended to out (an array, initialized
+ * and empty): what online finalize --validators sends. */
+void rm_validators_commands (const rm_plan_t *plan, const bson_t *report, const char *action,
+                             bson_t *out);
 
 #endif

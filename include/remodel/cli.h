@@ -65,6 +65,7 @@ typedef enum {
     RM_OPT_BLOCK_WRITES, RM_OPT_FULL_VERIFY, RM_OPT_SAMPLE, RM_OPT_FORGET,
     RM_OPT_DIFFERENCES, RM_OPT_PARTITIONS, RM_OPT_WORKERS, RM_OPT_JOIN,
     RM_OPT_MAX_LAG, RM_OPT_MAX_LATENCY, RM_OPT_MAX_WINDOW,
+    RM_OPT_VALIDATORS, /* online finalize: the compiled validators applied */
     RM_OPT_TO_URI, RM_OPT_DROP, /* online, from one deployment to another */
     RM_OPT_CONFIG,              /* online: the connection strings from a file */
     RM_OPT_N

@@ -310,6 +310,18 @@ bool online_finalize (online_t *on, bson_error_t *err);
  * it (asked in the plan's record, waited for up to a minute). */
 bool online_finalize_lease (online_t *on, bson_error_t *err);
 bool online_rollback (online_t *on, bson_error_t *err);
+/* online_validators.c: what finalize does after the switch, and again on
+ * a finalized plan: the joins' indexes remodel made dropped from the new
+ * design's collections; with --validators, the plan's validators given
+ * (collMod), the collections' earlier options kept in the plan's record.
+ * It takes and drops the lease. probe: whether the server keeps a
+ * validator (a scratch collection of the state database), RM_ERR_UNSUPPORTED
+ * when not, before anything of the plan is done. remove: the kept options
+ * given back, under the rollback's lease, once its checks passed and
+ * before it switches anything (nothing when none were given). */
+bool online_finalize_after (online_t *on, bson_error_t *err);
+bool online_validators_probe (online_t *on, bson_error_t *err);
+bool online_validators_remove (online_t *on, bson_error_t *err);
 
 /* online_lag.c: status's lag line for a plan following a log, with
  * events (ch, read after the recorded point) not yet applied: how old the

@@ -123,13 +123,31 @@ cmd_follow (online_t *on, const online_cmd_t *c, bson_error_t *err)
 
 /* finalize and rollback check their flags first, then their transition
  * (online_finalize.c). */
+/* After the switch, outside the window, what finalize completes each
+ * time it runs (online_validators.c): a finalized plan gets only that,
+ * and is refused as before unless --validators asked for something. */
 static int
 cmd_finalize (online_t *on, const online_cmd_t *c, bson_error_t *err)
 {
+    const online_opts_t *o = on->run->o;
+    bool prepare = !o->writes_stopped && !o->block_writes;
+    online_record_t r;
     (void) c;
+    if (o->validators && !prepare && !online_validators_probe (on, err))
+        return 1;
     if (on->run->pair) /* --to-uri (online_dest_finalize.c) */
-        return online_dest_finalize (on, err) ? 0 : 1;
-    return online_finalize (on, err) ? 0 : 1;
+        return online_dest_finalize (on, err) && online_finalize_after (on, err) ? 0 : 1;
+    if (!o->in_place && online_plan_read (on, &r, err) && r.found && r.finalized && !r.switching) {
+        if (!online_finalize_after (on, err))
+            return 1;
+        if (o->validators)
+            return 0;
+        rm_error_set (err, RM_ERR_USAGE, "plan %s is finalized already", on->run->names.name);
+        return 1;
+    }
+    if (!online_finalize (on, err))
+        return 1;
+    return prepare || online_finalize_after (on, err) ? 0 : 1;
 }
 
 /* --to-uri: going back to the source (online_dest_rollback.c), which

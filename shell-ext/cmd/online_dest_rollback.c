@@ -213,7 +213,8 @@ go_back (online_t *on, const char *at, since_t *w, bson_error_t *err)
     if (o->carry_writes && (copies_unknown (on, w, err) || !online_carry_check (on, true, err) ||
                             !online_carry (on, NULL, err) || !copies_back (on, w, false, err)))
         return false;
-    if (!mark (on, how, w, err))
+    /* The validators finalize gave (online_validators.c). */
+    if (!online_validators_remove (on, err) || !mark (on, how, w, err))
         return false;
     online_say_note (on, "rollback: plan %s rolled back (%s): the source is the application's "
                      "again%s; the results are %s", on->run->names.name, how,

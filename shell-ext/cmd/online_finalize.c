@@ -858,8 +858,10 @@ online_rollback (online_t *on, bson_error_t *err)
          * none, undone as before). */
         if (ok && (life == ONLINE_LIFE_FINALIZED || life == ONLINE_LIFE_SWITCHING))
             ok = online_after_check (on, r.finalized, r.switching, err);
+        /* The validators finalize gave go first, the new design's
+         * collections still at their names (online_validators.c). */
         ok = ok && online_after_unsettled (on, &unsettled, err) &&
-             online_switch_back (on, unsettled, &undone, err);
+             online_validators_remove (on, err) && online_switch_back (on, unsettled, &undone, err);
         ok = ok && (!undone || online_after_settle (on, err));
         if (ok && undone) {
             online_say_note (on, "plan %s: the original collections are back; the results "

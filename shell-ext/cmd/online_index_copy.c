@@ -395,13 +395,17 @@ made_by_remodel (const bson_t *rec, const carry_t *m, const char *name)
 /* What the carry-over found, over every index. */
 typedef struct {
     int64_t made, kept, cannot, violated;
-    bson_t list; /* [{ns, name, key}]: the results' indexes, for status */
+    bson_t list; /* [{ns, name, key, action}]: the results' indexes, for status */
     uint32_t n;
+    bool as_they_were; /* --keep-indexes: the sources' own, not the plan's mapping */
 } tally_t;
 
-/* Adds index name (key) of the result of m to t's list. */
+/* Adds index name (key) of the result of m to t's list: action "built"
+ * (as the plan maps it; now or by an earlier command), "kept" (as it was,
+ * --keep-indexes), or "not carried" (why). */
 static void
-tally_index (tally_t *t, const carry_t *m, const char *name, const bson_t *key)
+tally_index (tally_t *t, const carry_t *m, const char *name, const bson_t *key,
+             const char *action, const char *why)
 {
     char k[16], ns[400];
     const char *kp;
@@ -415,6 +419,9 @@ tally_index (tally_t *t, const carry_t *m, const char *name, const bson_t *key)
     BSON_APPEND_UTF8 (&one, "ns", ns);
     BSON_APPEND_UTF8 (&one, "name", name);
     BSON_APPEND_UTF8 (&one, "key", text);
+    BSON_APPEND_UTF8 (&one, "action", action);
+    if (why)
+        BSON_APPEND_UTF8 (&one, "why", why);
     bson_append_document_end (&t->list, &one);
     bson_free (text);
 }
@@ -446,14 +453,17 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
         return true;
     if (bson_iter_init_find (&it, have, name)) {
         t->kept++;
-        tally_index (t, m, name, &key);
+        tally_index (t, m, name, &key, t->as_they_were ? "kept" : "built", NULL);
         return true;
     }
     unique = bson_iter_init_find (&it, ix, "unique") && bson_iter_as_bool (&it);
-    if (!cannot_keep (on, m, &key, unique, why, sizeof why, err))
+    /* --keep-indexes: as they were, as the offline run writes them. */
+    *why = '\0';
+    if (!t->as_they_were && !cannot_keep (on, m, &key, unique, why, sizeof why, err))
         return false;
     if (*why) {
         t->cannot++;
+        tally_index (t, m, name, &key, "not carried", why);
         online_say_warn (on, "%s: index %s of %s.%s is not carried to the new design (%s.%s): "
                          "%s; make the index it needs after the switch", on->run->o->command, name,
                          m->db, m->coll, m->db, m->result, why);
@@ -486,7 +496,7 @@ carry_index (online_t *on, const carry_t *m, const bson_t *ix, const bson_t *hav
         t->violated++;
     if (ok && made) {
         t->made++;
-        tally_index (t, m, name, &key);
+        tally_index (t, m, name, &key, t->as_they_were ? "kept" : "built", NULL);
         online_say_note (on, "%s: made index %s of %s.%s on %s.%s", on->run->o->command, name, m->db,
                          m->coll, m->db, there);
     }
@@ -578,12 +588,17 @@ plan_add (online_t *on, const carry_t *m, const bson_t *rec, rm_ixplan_t *plan,
  * time, as the plan's line. */
 static bool
 index_plan (online_t *on, const carry_t *mv, size_t n, const bson_t *rec, rm_ixplan_t *plan,
-            bson_error_t *err)
+            bool as_they_were, bson_error_t *err)
 {
     const rm_plan_t *pl = &on->run->plan;
     bool ok = true;
     for (size_t i = 0; ok && i < n; i++)
         ok = plan_add (on, &mv[i], rec, plan, err);
+    if (as_they_were) {
+        online_say_note (on, "%s: --keep-indexes: the sources' indexes as they were, not as the "
+                         "plan maps them", on->run->o->command);
+        return ok;
+    }
     for (size_t i = 0; ok && i < pl->n; i++) {
         const rm_step_t *s = &pl->steps[i];
         carry_t child;
@@ -719,7 +734,7 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     static bool followed; /* follow: its first round makes them */
     carry_t *mv;
     size_t n = 0;
-    tally_t t = {0, 0, 0, 0, BSON_INITIALIZER, 0};
+    tally_t t = {0, 0, 0, 0, BSON_INITIALIZER, 0, false};
     bson_t rec = BSON_INITIALIZER;
     rm_ixplan_t plan;
     bool ok;
@@ -731,10 +746,14 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
             return true;
         followed = true;
     }
+    /* Given to this run, or recorded by the run that began the plan. */
+    t.as_they_were = on->run->o->keep_indexes;
+    if (!t.as_they_were && !online_plan_flag (on, "keepIndexes", &t.as_they_were, err))
+        return false;
     mv = bson_malloc0 (CARRY_MAX * sizeof *mv);
     rm_ixplan_init (&plan);
     ok = made_indexes_all (on, &rec, err) && carries_of_plan (on, mv, &n, err) &&
-         index_plan (on, mv, n, &rec, &plan, err);
+         index_plan (on, mv, n, &rec, &plan, t.as_they_were, err);
     for (size_t i = 0; ok && i < n; i++) {
         bson_t src = BSON_INITIALIZER, have = BSON_INITIALIZER;
         bool s_there, r_there;
@@ -756,14 +775,25 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     }
     bson_free (mv);
     bson_destroy (&rec);
-    rm_ixplan_destroy (&plan);
-    /* For status: the results' indexes, by the command that holds the
-     * plan's lease (a joining worker's are its holder's). */
+    /* For status: the results' indexes and the plan's changes to them, by
+     * the command that holds the plan's lease (a joining worker's are
+     * its holder's). */
     if (ok && on->lease && !t.violated) {
-        bson_t *u = BCON_NEW ("$set", "{", "resultIndexes", BCON_ARRAY (&t.list), "}");
+        bson_t changes = BSON_INITIALIZER;
+        bson_t *u;
+        for (size_t i = 0; i < plan.n_changes; i++) {
+            char k[16];
+            const char *kp;
+            bson_uint32_to_string ((uint32_t) i, &kp, k, sizeof k);
+            BSON_APPEND_UTF8 (&changes, kp, plan.changes[i]);
+        }
+        u = BCON_NEW ("$set", "{", "resultIndexes", BCON_ARRAY (&t.list), "indexChanges",
+                      BCON_ARRAY (&changes), "keepIndexes", BCON_BOOL (t.as_they_were), "}");
         ok = online_plan_update (on, u, err);
         bson_destroy (u);
+        bson_destroy (&changes);
     }
+    rm_ixplan_destroy (&plan);
     bson_destroy (&t.list);
     if (ok && finalize && t.violated) {
         rm_error_set (err, RM_ERR_FORMAT, "%s: plan %s: %lld unique index(es) of the sources "
@@ -773,10 +803,10 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
         return false;
     }
     if (ok && (t.made || t.kept || t.cannot))
-        online_say_note (on, "%s: the sources' indexes, as the plan maps them, are on the "
-                         "results (%lld made now, %lld there already, %lld not carried)",
-                         on->run->o->command, (long long) t.made, (long long) t.kept,
-                         (long long) t.cannot);
+        online_say_note (on, "%s: the sources' indexes, %s, are on the results (%lld made "
+                         "now, %lld there already, %lld not carried)", on->run->o->command,
+                         t.as_they_were ? "as they were (--keep-indexes)" : "as the plan maps them",
+                         (long long) t.made, (long long) t.kept, (long long) t.cannot);
     return ok;
 }
 
@@ -796,6 +826,10 @@ online_index_copy_status (online_t *on)
         bson_iter_recurse (&it, &list))
         while (bson_iter_next (&list)) {
             const char *ns = NULL, *name = NULL, *key = NULL;
+            /* One the plan could not keep was named when it was not made. */
+            if (bson_iter_recurse (&list, &e) && bson_iter_find (&e, "action") &&
+                BSON_ITER_HOLDS_UTF8 (&e) && !strcmp (bson_iter_utf8 (&e, NULL), "not carried"))
+                continue;
             if (bson_iter_recurse (&list, &e) && bson_iter_find (&e, "ns") && BSON_ITER_HOLDS_UTF8 (&e))
                 ns = bson_iter_utf8 (&e, NULL);
             if (bson_iter_recurse (&list, &e) && bson_iter_find (&e, "name") &&

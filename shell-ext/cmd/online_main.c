@@ -16,6 +16,7 @@ static const char usage[] =
     "       remodel online verify|sync|follow PLAN --uri URI [--sample N]\n"
     "       remodel online finalize PLAN --uri URI [--block-writes|--writes-stopped]\n"
     "                                 [--max-window D] [--full-verify] [--sample N]\n"
+    "                                 [--validators warn|error]\n"
     "       remodel online rollback PLAN --uri URI\n"
     "\n"
     "Applies a plan to a live MongoDB server in batches, in _id order, with a\n"
@@ -69,6 +70,8 @@ static const char usage[] =
     "                     other commands use the mode the plan's run recorded\n"
     "  --create-indexes   create the index a join fetches its partners by when\n"
     "                     missing (otherwise the run is refused, naming it)\n"
+    "  --keep-indexes     run: the results get the sources' indexes as they were,\n"
+    "                     not as the plan maps them (remembered by the plan)\n"
     "  --allow-missing    run: a field a step names that no document of its\n"
     "                     namespace has passes (as \"allowMissing\": true); without\n"
     "                     it such a field, and a namespace not on the server, are\n"
@@ -124,6 +127,10 @@ static const char usage[] =
     "  --max-window D     finalize: stop before the switch, nothing switched (exit\n"
     "                     status 3), rather than keep the writes stopped past D\n"
     "                     (default 10s; 0: no bound)\n"
+    "  --validators A     finalize: after the switch, give each collection the plan\n"
+    "                     changed the validator remodel compile --format validators\n"
+    "                     prints (validationAction A: warn or error); again on a\n"
+    "                     finalized plan to change A; rollback removes them\n"
     "  --full-verify      finalize: with a change log too, the full check (checksums,\n"
     "                     a sync and a verify of every result)\n"
     "  --differences FILE verify: write every differing _id to FILE, one Extended\n"
@@ -260,9 +267,11 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     }
     o->in_place = v[RM_OPT_IN_PLACE].given;
     o->create_indexes = v[RM_OPT_CREATE_INDEXES].given;
+    o->keep_indexes = v[RM_OPT_KEEP_INDEXES].given;
     o->allow_missing = v[RM_OPT_ALLOW_MISSING].given;
     o->writes_stopped = v[RM_OPT_WRITES_STOPPED].given;
     o->full_verify = v[RM_OPT_FULL_VERIFY].given;
+    o->validators = v[RM_OPT_VALIDATORS].given ? (v[RM_OPT_VALIDATORS].n ? "error" : "warn") : NULL;
     if (v[RM_OPT_MAX_WINDOW].given)
         o->max_window_ms = (int64_t) v[RM_OPT_MAX_WINDOW].n;
     if (v[RM_OPT_SAMPLE].given)

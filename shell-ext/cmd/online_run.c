@@ -1440,6 +1440,9 @@ apply_begin (online_t *on, apply_t *a, bson_error_t *err)
     /* Remembered with the run: a resume without the flag is the same. */
     if (ok && run && !a->joining && on->run->create_indexes)
         ok = online_plan_set (on, "createIndexes", true, err);
+    /* The results get the sources' indexes as they were, at every carry. */
+    if (ok && run && !a->joining && on->run->o->keep_indexes)
+        ok = online_plan_set (on, "keepIndexes", true, err);
     /* A run on the server's side notes no partner's keys: the next sync
      * rescans in full to write them (online_follow_sync). */
     if (ok && run && (a->server || a->fresh))

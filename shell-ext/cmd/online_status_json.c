@@ -230,6 +230,29 @@ plan_doc (online_t *on, bool found, bson_t *out)
 
 /* The status document on standard output: 0, or -1 with err and nothing
  * printed. */
+/* The indexes the plan's commands built, kept, did not carry or dropped
+ * (their records: online_index_copy.c, online_index.c, online_validators.c),
+ * each list empty until one is recorded. */
+static void
+indexes_doc (const bson_t *rec, bson_t *out)
+{
+    static const char *const from[] = {"resultIndexes", "indexChanges", "madeIndexes",
+                                        "droppedIndexes"};
+    static const char *const to[] = {"results", "changes", "made", "dropped"};
+    bson_t sub, empty = BSON_INITIALIZER;
+    bson_iter_t it;
+    BSON_APPEND_DOCUMENT_BEGIN (out, "indexes", &sub);
+    BSON_APPEND_BOOL (&sub, "keepIndexes", bson_iter_init_find (&it, rec, "keepIndexes") &&
+                                               bson_iter_as_bool (&it));
+    for (int i = 0; i < 4; i++) {
+        if (bson_iter_init_find (&it, rec, from[i]) && BSON_ITER_HOLDS_ARRAY (&it))
+            BSON_APPEND_VALUE (&sub, to[i], bson_iter_value (&it));
+        else
+            BSON_APPEND_ARRAY (&sub, to[i], &empty);
+    }
+    bson_append_document_end (out, &sub);
+}
+
 static int
 status_doc (online_t *on, bson_error_t *err)
 {
@@ -304,6 +327,7 @@ status_doc (online_t *on, bson_error_t *err)
     bson_append_document_end (&out, &sub);
     if (bson_iter_init_find (&it, &rec, "settings") && BSON_ITER_HOLDS_DOCUMENT (&it))
         BSON_APPEND_VALUE (&out, "settings", bson_iter_value (&it));
+    indexes_doc (&rec, &out);
     if (*holder) {
         BSON_APPEND_DOCUMENT_BEGIN (&out, "lease", &sub);
         BSON_APPEND_UTF8 (&sub, "holder", holder);

@@ -47,6 +47,7 @@ typedef struct {
     bool dry_run, restart, quiet;
     bool in_place;          /* --in-place: backfill the namespaces themselves */
     bool create_indexes;    /* --create-indexes: make the join indexes missing */
+    bool keep_indexes;      /* run --keep-indexes: the sources' indexes as they were */
     bool allow_missing;     /* run --allow-missing: a field in no document passes */
     mongoc_write_concern_t *write_concern; /* --write-concern (NULL: the URI's) */
     int64_t batch_time_ms;  /* --batch-time: batches sized to take about this */
@@ -57,6 +58,7 @@ typedef struct {
     int64_t max_window_ms;  /* finalize --max-window: the writes stopped at most this
                              * long (default 10 s; 0: no bound) */
     int64_t sample;         /* finalize --sample: drivers verified a pass (default 1000) */
+    const char *validators; /* finalize --validators warn|error (NULL: none applied) */
     bool block_writes;      /* finalize --block-writes */
     bool force;             /* rollback --force: restore originals changed since */
     bool forget;            /* rollback --forget: keep them, forget the plan */
@@ -351,6 +353,9 @@ typedef struct online_ops {
                            bson_t *reply, bson_error_t *why);
     bool (*drop_index) (online_t *on, mongoc_collection_t *c, const char *name,
                         bson_error_t *why);
+    /* collMod of c with the fields of mod (validator, validationLevel,
+     * validationAction...), on the connection c belongs to. */
+    bool (*coll_mod) (online_t *on, mongoc_collection_t *c, const bson_t *mod, bson_error_t *why);
     /* The change log: a change stream's aggregate, getMore or killCursors
      * in db; the oplog's entries matching filter, each to fn, on client
      * (a connection of its own that a signal may cut: online_interrupt.h). */
@@ -380,6 +385,9 @@ typedef struct online_ops {
                           bson_error_t *why);
 } online_ops_t;
 extern const online_ops_t online_ops_mongoc;
+/* online_ops_coll.c: libmongoc's coll_mod row. */
+bool online_ops_mongoc_coll_mod (online_t *on, mongoc_collection_t *c, const bson_t *mod,
+                                 bson_error_t *why);
 /* A command answered by a cursor (listCollections, listIndexes...) through
  * the table's command row, as online_ops_t.command sends it: each document
  * of its batches to each, with a getMore while the cursor lasts. */

@@ -366,6 +366,7 @@ const online_ops_t online_ops_mongoc = {
     .drop = ops_drop,
     .index_command = ops_index_command,
     .drop_index = ops_drop_index,
+    .coll_mod = online_ops_mongoc_coll_mod,
     .stream = ops_stream,
     .oplog = ops_oplog,
     .aggregate = ops_aggregate,

@@ -188,9 +188,27 @@ online_stream_behind (const online_stream_at_t *at, const online_capture_t *to)
 
 /* ---- the oplog ---- */
 
+/* Whether a collMod command o sets only how documents are validated
+ * (finalize --validators' own, or the application's): no document, and
+ * nothing the steps compute, changes. */
+static bool
+validation_only (const bson_iter_t *o)
+{
+    bson_iter_t f = *o;
+    if (!bson_iter_recurse (o, &f))
+        return false;
+    while (bson_iter_next (&f)) {
+        const char *k = bson_iter_key (&f);
+        if (strcmp (k, "collMod") && strcmp (k, "validator") && strcmp (k, "validationLevel") &&
+            strcmp (k, "validationAction"))
+            return false;
+    }
+    return true;
+}
+
 /* A command entry ("db.$cmd"): a drop or rename of a source makes _ids
  * meaningless; a collMod may change what the steps make of them (a
- * collation). */
+ * collation), unless it sets only the validation. */
 static void
 oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char **nss, size_t nns)
 {
@@ -217,6 +235,8 @@ oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char
         }
         if (!strcmp (k, "dropDatabase") || !strcmp (k, "renameCollection")) {
             snprintf (full, sizeof full, "%s", !strcmp (k, "renameCollection") ? v : db);
+        } else if (!strcmp (k, "collMod") && validation_only (&o)) {
+            return;
         } else if (!strcmp (k, "drop") || !strcmp (k, "collMod")) {
             snprintf (full, sizeof full, "%s.%s", db, v);
         } else {

@@ -68,6 +68,20 @@ coll_mod (const mem_call_t *call, bson_t *reply)
         mem_error_reply (reply, MEM_E_NS_NOT_FOUND, "ns does not exist");
         return;
     }
+    /* The validation options it sets, as listCollections then shows them
+     * (kept, not enforced: no insert is checked against them). */
+    {
+        static const char *const keys[] = {"validator", "validationLevel", "validationAction"};
+        bson_t opts = BSON_INITIALIZER;
+        bson_iter_t it;
+        bson_copy_to_excluding_noinit (&c->options, &opts, keys[0], keys[1], keys[2], NULL);
+        for (int k = 0; k < 3; k++)
+            if (bson_iter_init_find (&it, call->body, keys[k]))
+                bson_append_iter (&opts, keys[k], -1, &it);
+        bson_destroy (&c->options);
+        bson_copy_to (&opts, &c->options);
+        bson_destroy (&opts);
+    }
     log_cmd (call->db, "collMod", c->name, NULL);
     ok (reply);
 }
@@ -245,7 +259,11 @@ create_indexes (const mem_call_t *call, bson_t *reply)
             c->idx = bson_realloc (c->idx, (c->nidx + 1) * sizeof *c->idx);
             ix = &c->idx[c->nidx++];
             ix->name = bson_strdup (name);
-            bson_copy_to (&key, &ix->key);
+            /* Inline, not a copy of a static bson_t: a copy is heap-held
+             * through pointers to its own fields, which the realloc above
+             * (a second index) and dropIndexes' memmove would leave behind. */
+            bson_init (&ix->key);
+            bson_concat (&ix->key, &key);
             ix->unique = mem_bool (&spec, "unique", false);
             /* Existing documents must already be unique. */
             for (size_t s = 0; ix->unique && s < c->n; s++)

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Runs the README's shell examples as a user would from a clone.
 
-    readme_examples.py [--root DIR] [--least N] REMODEL README
+    readme_examples.py [--root DIR] [--least N] [--uri URI] REMODEL README
     readme_examples.py --bare REMODEL PAGE.md
 
 README is README.md or one of the topic documents in docs/ (docs/plans.md,
 ...): --root names the repository root the commands run from (default: the
 file's directory), --least the fewest examples that must run for the last
 line to say PASS (default 20). Examples are named "README example: ..."
-for README.md, "docs/NAME.md example: ..." for another file.
+for README.md, "docs/NAME.md example: ..." for another file. --uri: the
+commands against mongodb://127.0.0.1:PORT/ run too, against URI (a test
+server the caller started), 127.0.0.1:PORT in their shown output standing
+for URI's host and port; they run in the file's order, each after the last.
 
 --bare (the man pages' EXAMPLES, docs/*.[0-9].md): each line of a ``` block
 that starts with "remodel " (or "VAR=... remodel ") is a command, with no
@@ -33,13 +36,16 @@ import tempfile
 bare = sys.argv[1] == "--bare"
 if bare:
     del sys.argv[1]
-root, least = None, 1 if bare else 20
-while sys.argv[1] in ("--root", "--least"):
+root, least, uri = None, 1 if bare else 20, None
+while sys.argv[1] in ("--root", "--least", "--uri"):
     if sys.argv[1] == "--root":
         root = os.path.abspath(sys.argv[2])
+    elif sys.argv[1] == "--uri":
+        uri = sys.argv[2]
     else:
         least = int(sys.argv[2])
     del sys.argv[1:3]
+PLACE = "mongodb://127.0.0.1:PORT/"
 remodel, readme = os.path.abspath(sys.argv[1]), sys.argv[2]
 if root is None:
     root = os.path.dirname(os.path.abspath(readme))
@@ -105,11 +111,15 @@ try:
     env = dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"])
     ran = 0
     for cmd, shown in examples(open(readme, encoding="utf-8").read()):
-        if SKIP.search(cmd):
+        if uri and PLACE in cmd:
+            hostport = uri.split("://", 1)[1].split("/", 1)[0]
+            cmd = cmd.replace(PLACE, uri)
+            shown = [l.replace("127.0.0.1:PORT", hostport) for l in shown]
+        if SKIP.search(cmd.replace(uri, "") if uri else cmd):
             continue
         cmd = cmd.replace("/tmp/", work + "/")
         shown = [s.replace("/tmp/", work + "/").rstrip() for s in shown]
-        name = ("%s example: " % label) + cmd.replace(work + "/", "/tmp/")[:90]
+        name = ("%s example: " % label) + cmd.replace(work + "/", "/tmp/").replace(uri or PLACE, PLACE)[:90]
         p = subprocess.run(["bash", "-c", cmd], cwd=root, env=env,
                            capture_output=True, text=True, errors="replace", timeout=300)
         ran += 1

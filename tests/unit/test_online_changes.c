@@ -355,8 +355,13 @@ test_oplog_commands (void)
 {
     check_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"drop\": \"people\"}}",
                    "the change log shows a drop of crm.people");
-    check_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"collMod\": \"tasks\", \"validator\": {}}}",
+    check_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"collMod\": \"tasks\", \"index\": "
+                   "{\"name\": \"a_1\", \"hidden\": true}}}",
                    "the change log shows a collMod of crm.tasks");
+    /* Only the validation set (finalize --validators' own): no document
+     * and nothing a step computes changes. */
+    check_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"collMod\": \"tasks\", \"validator\": {},"
+                   " \"validationLevel\": \"moderate\", \"validationAction\": \"warn\"}}", "");
     check_command ("{\"op\": \"c\", \"ns\": \"crm.$cmd\", \"o\": {\"renameCollection\": \"crm.tasks\","
                    " \"to\": \"crm.old\"}}",
                    "the change log shows a renameCollection of crm.tasks");

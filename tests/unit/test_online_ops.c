@@ -16,6 +16,7 @@ test_rows (void)
     T_CHECK (m->estimate);
     T_CHECK (m->batch && m->add && m->send && m->discard && m->write && m->replace_if);
     T_CHECK (m->rename && m->drop && m->index_command && m->drop_index);
+    T_CHECK (m->coll_mod);
     T_CHECK (m->stream && m->oplog && m->aggregate && m->command);
     T_CHECK (m->state_read && m->state_insert && m->state_update && m->state_delete);
 }
