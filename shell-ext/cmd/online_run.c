@@ -459,7 +459,7 @@ static void *
 worker_open (online_t *won, void *ctx, bson_error_t *err)
 {
     pass_ctx_t *c = ctx;
-    reader_t *r = bson_malloc0 (sizeof *r);
+    reader_t *r = bson_aligned_alloc0 (BSON_ALIGNOF (reader_t), sizeof *r);
     (void) err;
     reader_open (r, won, c->ps, c->mode, &r->own);
     r->j.partners = c->partners;

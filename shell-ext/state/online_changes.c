@@ -319,7 +319,7 @@ static bool
 oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
             const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
 {
-    oplog_call_t *r = bson_malloc0 (sizeof *r);
+    oplog_call_t *r = bson_aligned_alloc0 (BSON_ALIGNOF (oplog_call_t), sizeof *r);
     bson_t ts, in, arr;
     bson_iter_t it;
     bson_error_t why;
