@@ -208,12 +208,64 @@ root_value (rm_expr_ctx_t *cx, bson_value_t *out)
     out->value.v_doc.data_len = cx->root_len;
 }
 
+/* A variable, with its path if it has one. */
+static __attribute__ ((noinline)) void
+eval_var (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out)
+{
+    bson_value_t base;
+
+    switch (e->var) {
+    case RM_XVAR_ROOT:
+        root_value (cx, &base);
+        break;
+    case RM_XVAR_CURRENT:
+        base = cx->current;
+        break;
+    case RM_XVAR_REMOVE:
+        rm_xset_missing (out);
+        return;
+    case RM_XVAR_NOW:
+        rm_xset_date (&base, cx->now_ms);
+        break;
+    default:
+        base = cx->vars[e->var];
+        break;
+    }
+    if (!e->has_path)
+        *out = base;
+    else if (base.value_type == BSON_TYPE_DOCUMENT || base.value_type == BSON_TYPE_ARRAY)
+        path_in_value (cx, &base, &e->path, 0, out);
+    else
+        rm_xset_missing (out);
+}
+
+/* An object or array expression: its members evaluated and built. */
+static __attribute__ ((noinline)) bool
+eval_members (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+{
+    rm_xbuild_t b;
+
+    rm_xbuild_begin (cx, &b, e->kind == RM_X_ARRAY);
+    for (size_t i = 0; i < e->n; i++) {
+        bson_value_t v;
+        if (!rm_xeval (cx, e->args[i], &v, err)) {
+            rm_xbuild_abort (&b);
+            return false;
+        }
+        if (e->kind == RM_X_ARRAY)
+            rm_xbuild_push (&b, &v);
+        else
+            rm_xbuild_field (&b, e->names[i], strlen (e->names[i]), &v);
+    }
+    rm_xbuild_end (&b, out);
+    return rm_xmem_check (cx, NULL, err);
+}
+
+/* The cases every document meets (constants, paths, operators) here, the
+ * rest in the functions above: this one's frame stays small. */
 bool
 rm_xeval (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
-    bson_value_t base;
-    rm_xbuild_t b;
-
     if (!e) {
         rm_xset_missing (out);
         return true;
@@ -226,46 +278,11 @@ rm_xeval (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
         path_in_value (cx, &cx->current, &e->path, 0, out);
         return true;
     case RM_X_VAR:
-        switch (e->var) {
-        case RM_XVAR_ROOT:
-            root_value (cx, &base);
-            break;
-        case RM_XVAR_CURRENT:
-            base = cx->current;
-            break;
-        case RM_XVAR_REMOVE:
-            rm_xset_missing (out);
-            return true;
-        case RM_XVAR_NOW:
-            rm_xset_date (&base, cx->now_ms);
-            break;
-        default:
-            base = cx->vars[e->var];
-            break;
-        }
-        if (!e->has_path)
-            *out = base;
-        else if (base.value_type == BSON_TYPE_DOCUMENT || base.value_type == BSON_TYPE_ARRAY)
-            path_in_value (cx, &base, &e->path, 0, out);
-        else
-            rm_xset_missing (out);
+        eval_var (cx, e, out);
         return true;
     case RM_X_OBJECT:
     case RM_X_ARRAY:
-        rm_xbuild_begin (cx, &b, e->kind == RM_X_ARRAY);
-        for (size_t i = 0; i < e->n; i++) {
-            bson_value_t v;
-            if (!rm_xeval (cx, e->args[i], &v, err)) {
-                rm_xbuild_abort (&b);
-                return false;
-            }
-            if (e->kind == RM_X_ARRAY)
-                rm_xbuild_push (&b, &v);
-            else
-                rm_xbuild_field (&b, e->names[i], strlen (e->names[i]), &v);
-        }
-        rm_xbuild_end (&b, out);
-        return rm_xmem_check (cx, NULL, err);
+        return eval_members (cx, e, out, err);
     case RM_X_OP:
         /* A signal stops a long evaluation ($reduce over a large array)
          * within the operator it is in, not at the next document. */
