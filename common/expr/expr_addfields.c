@@ -16,6 +16,7 @@
 
 #include "bsonwalk.h"
 #include "expr_ctx.h"
+#include "remodel/bsondepth.h"
 
 typedef struct xset_node xset_node_t;
 struct xset_node {
@@ -41,6 +42,7 @@ struct rm_expr_set {
     const xset_node_t **leaves; /* by slot */
     char **paths;               /* by slot: the dotted path */
     size_t seen_size;           /* tree_size of root, + 1: apply's scratch */
+    bool top_only;              /* every field set is a top-level one */
 };
 
 static void
@@ -306,6 +308,9 @@ rm_expr_set_parse (const bson_iter_t *fields, bson_error_t *err)
     s->leaves = bson_malloc0 ((s->n_leaves ? s->n_leaves : 1) * sizeof *s->leaves);
     index_leaves (s, &s->root);
     s->seen_size = tree_size (&s->root) + 1;
+    s->top_only = true;
+    for (size_t i = 0; i < s->root.n_kids; i++)
+        s->top_only &= s->root.kids[i].expr != NULL;
     return s;
 }
 
@@ -451,6 +456,7 @@ rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc
 {
     bson_value_t *vals = rm_xvals (cx, s->n_leaves);
     uint8_t *seen;
+    bool shallow = s->top_only;
 
     /* Held by the caller already (its filter read it), or here. */
     bool mine = cx->held != doc || cx->held_len != len;
@@ -464,8 +470,20 @@ rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc
         }
     if (mine)
         rm_expr_ctx_release (cx);
+    /* A value's own levels, +1 for its field: scalars have none. */
+    for (size_t i = 0; shallow && i < s->n_leaves; i++)
+        if (vals[i].value_type == BSON_TYPE_DOCUMENT || vals[i].value_type == BSON_TYPE_ARRAY)
+            shallow = rm_bson_depth (vals[i].value.v_doc.data, vals[i].value.v_doc.data_len,
+                                     RM_BSON_MAX_NESTING) + 1 <= RM_BSON_MAX_NESTING;
+    cx->set_shallow = shallow;
     seen = rm_xalloc (cx, s->seen_size);
     rm_buf_reset (out);
     apply_doc (out, doc, len, &s->root, vals, seen);
     return true;
+}
+
+bool
+rm_expr_set_shallow (const rm_expr_ctx_t *cx)
+{
+    return cx->set_shallow;
 }

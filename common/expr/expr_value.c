@@ -256,6 +256,7 @@ rm_expr_ctx_reset (rm_expr_ctx_t *cx)
     cx->live = cx->kept = 0;
     cx->over = false;
     cx->held = NULL;
+    cx->set_shallow = false;
     /* Builders left open by an error go back to the pool. */
     cx->n_free = 0;
     for (size_t i = 0; i < cx->n_bufs; i++)
