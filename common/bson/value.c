@@ -390,6 +390,40 @@ compare_numbers (const bson_iter_t *a, bson_type_t ta, const bson_iter_t *b, bso
 
 /* ---- Comparison --------------------------------------------------------- */
 
+static bool
+quick_int (const bson_value_t *v, int64_t *i)
+{
+    if (v->value_type == BSON_TYPE_INT32)
+        *i = v->value.v_int32;
+    else if (v->value_type == BSON_TYPE_INT64)
+        *i = v->value.v_int64;
+    else
+        return false;
+    return true;
+}
+
+bool
+rm_value_compare_quick (const bson_value_t *a, const bson_value_t *b, int *c)
+{
+    int64_t ia = 0, ib = 0;
+    bool a_int = quick_int (a, &ia), b_int = quick_int (b, &ib);
+    bool a_dbl = a->value_type == BSON_TYPE_DOUBLE, b_dbl = b->value_type == BSON_TYPE_DOUBLE;
+
+    if (a_int && b_int)
+        *c = cmp_i64 (ia, ib);
+    else if (a_dbl && b_dbl)
+        *c = cmp_double (a->value.v_double, b->value.v_double);
+    else if (a_int && b_dbl)
+        *c = cmp_int64_double (ia, b->value.v_double);
+    else if (a_dbl && b_int)
+        *c = -cmp_int64_double (ib, a->value.v_double);
+    else if (a->value_type == BSON_TYPE_UTF8 && b->value_type == BSON_TYPE_UTF8)
+        *c = cmp_bytes (a->value.v_utf8.str, a->value.v_utf8.len, b->value.v_utf8.str, b->value.v_utf8.len);
+    else
+        return false;
+    return true;
+}
+
 static int compare_values (const bson_iter_t *a, const bson_iter_t *b, int depth);
 
 /* Two embedded documents or arrays at nesting depth `depth`, as the server

@@ -63,8 +63,9 @@ rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_nam
 {
     if (!fields_rewrite (sc, s, ns_name, doc, len, out, out_len, err))
         return false;
-    /* unset only takes levels away. */
-    if (s->kind != RM_STEP_UNSET &&
+    /* unset only takes levels away; a set of top-level fields to shallow
+     * values adds none past the bound (rm_expr_set_shallow). */
+    if (s->kind != RM_STEP_UNSET && !(s->kind == RM_STEP_SET && rm_expr_set_shallow (sc->cx)) &&
         !rm_engine_depth_ok (ns_name, "document", doc, len, *out, *out_len, err)) {
         if (!rm_engine_doc_error (sc->e, s, err))
             return false;

@@ -16,6 +16,7 @@
 
 #include "bsonwalk.h"
 #include "expr_ctx.h"
+#include "remodel/bsondepth.h"
 
 typedef struct xset_node xset_node_t;
 struct xset_node {
@@ -30,6 +31,9 @@ struct xset_node {
      * time linear in its fields, not quadratic. */
     uint32_t *slots;
     size_t n_slots;
+    /* A bit per kid's name (name_bit): a document's field whose bit is
+     * clear is no kid, found without hashing or comparing its name. */
+    uint64_t bits;
 };
 
 struct rm_expr_set {
@@ -37,6 +41,8 @@ struct rm_expr_set {
     size_t n_leaves, cap_leaves;
     const xset_node_t **leaves; /* by slot */
     char **paths;               /* by slot: the dotted path */
+    size_t seen_size;           /* tree_size of root, + 1: apply's scratch */
+    bool top_only;              /* every field set is a top-level one */
 };
 
 static void
@@ -74,11 +80,20 @@ name_hash (const char *p, size_t n)
     return h;
 }
 
+static uint64_t
+name_bit (const char *name, size_t len)
+{
+    unsigned b = (unsigned) len + (len ? 7u * (uint8_t) name[0] + 3u * (uint8_t) name[len - 1] : 0);
+    return (uint64_t) 1 << (b & 63);
+}
+
 /* The index of n's kid named (name, len), or n->n_kids; *slot where it
  * would go in the hash. */
 static size_t
 node_find (const xset_node_t *n, const char *name, size_t len, size_t *slot)
 {
+    if (!slot && !(n->bits & name_bit (name, len)))
+        return n->n_kids;
     if (!n->slots) {
         size_t i;
         for (i = 0; i < n->n_kids; i++)
@@ -129,6 +144,7 @@ node_kid (xset_node_t *n, const char *name, size_t len)
     memset (k, 0, sizeof *k);
     k->name = bson_strndup (name, len);
     k->name_len = len;
+    n->bits |= name_bit (name, len);
     if (n->slots && 2 * n->n_kids <= n->n_slots)
         n->slots[slot] = (uint32_t) n->n_kids;
     else if (n->n_kids > HASH_FROM)
@@ -262,6 +278,18 @@ index_leaves (rm_expr_set_t *s, const xset_node_t *n)
         index_leaves (s, &n->kids[i]);
 }
 
+static size_t
+tree_size (const xset_node_t *n)
+{
+    size_t t = n->n_kids, deepest = 0;
+    for (size_t i = 0; i < n->n_kids; i++) {
+        size_t d = tree_size (&n->kids[i]);
+        if (d > deepest)
+            deepest = d;
+    }
+    return t + deepest;
+}
+
 rm_expr_set_t *
 rm_expr_set_parse (const bson_iter_t *fields, bson_error_t *err)
 {
@@ -279,6 +307,10 @@ rm_expr_set_parse (const bson_iter_t *fields, bson_error_t *err)
     }
     s->leaves = bson_malloc0 ((s->n_leaves ? s->n_leaves : 1) * sizeof *s->leaves);
     index_leaves (s, &s->root);
+    s->seen_size = tree_size (&s->root) + 1;
+    s->top_only = true;
+    for (size_t i = 0; i < s->root.n_kids; i++)
+        s->top_only &= s->root.kids[i].expr != NULL;
     return s;
 }
 
@@ -417,17 +449,6 @@ apply_doc (rm_buf_t *out, const uint8_t *data, uint32_t len, const xset_node_t *
     end_doc (out, start);
 }
 
-static size_t
-tree_size (const xset_node_t *n)
-{
-    size_t t = n->n_kids, deepest = 0;
-    for (size_t i = 0; i < n->n_kids; i++) {
-        size_t d = tree_size (&n->kids[i]);
-        if (d > deepest)
-            deepest = d;
-    }
-    return t + deepest;
-}
 
 bool
 rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
@@ -435,6 +456,7 @@ rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc
 {
     bson_value_t *vals = rm_xvals (cx, s->n_leaves);
     uint8_t *seen;
+    bool shallow = s->top_only;
 
     /* Held by the caller already (its filter read it), or here. */
     bool mine = cx->held != doc || cx->held_len != len;
@@ -448,8 +470,20 @@ rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc
         }
     if (mine)
         rm_expr_ctx_release (cx);
-    seen = rm_xalloc (cx, tree_size (&s->root) + 1);
+    /* A value's own levels, +1 for its field: scalars have none. */
+    for (size_t i = 0; shallow && i < s->n_leaves; i++)
+        if (vals[i].value_type == BSON_TYPE_DOCUMENT || vals[i].value_type == BSON_TYPE_ARRAY)
+            shallow = rm_bson_depth (vals[i].value.v_doc.data, vals[i].value.v_doc.data_len,
+                                     RM_BSON_MAX_NESTING) + 1 <= RM_BSON_MAX_NESTING;
+    cx->set_shallow = shallow;
+    seen = rm_xalloc (cx, s->seen_size);
     rm_buf_reset (out);
     apply_doc (out, doc, len, &s->root, vals, seen);
     return true;
+}
+
+bool
+rm_expr_set_shallow (const rm_expr_ctx_t *cx)
+{
+    return cx->set_shallow;
 }

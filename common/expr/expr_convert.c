@@ -67,7 +67,13 @@ rm_xdouble_string (double d, char *out, size_t cap)
             memcpy (buf + n, dig + 1, (size_t) nd - 1);
             n += (size_t) nd - 1;
         }
-        n += (size_t) snprintf (buf + n, sizeof buf - n, "e%c%02d", e10 < 0 ? '-' : '+', abs (e10));
+        int x = abs (e10);
+        buf[n++] = 'e';
+        buf[n++] = e10 < 0 ? '-' : '+';
+        if (x >= 100)
+            buf[n++] = (char) ('0' + x / 100);
+        buf[n++] = (char) ('0' + x / 10 % 10);
+        buf[n++] = (char) ('0' + x % 10);
     } else if (e10 < 0) {
         buf[n++] = '0';
         buf[n++] = '.';
@@ -82,8 +88,13 @@ rm_xdouble_string (double d, char *out, size_t cap)
             buf[n++] = i < nd ? dig[i] : '0';
         }
     }
-    buf[n] = '\0';
-    return (size_t) snprintf (out, cap, "%s", buf);
+    /* As snprintf would: the whole length, what fits copied and ended. */
+    if (cap) {
+        size_t k = n < cap ? n : cap - 1;
+        memcpy (out, buf, k);
+        out[k] = '\0';
+    }
+    return n;
 }
 
 /* ---- Decimal128 ---- */

@@ -271,20 +271,18 @@ eval_compare (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_err
         c = rm_xval_missing (&v[0]) && rm_xval_missing (&v[1]) ? 0 : rm_xval_missing (&v[0]) ? -1 : 1;
     else
         c = rm_xval_compare (cx, &v[0], &v[1]);
-    if (!strcmp (n, "$cmp"))
+    /* By the name's letters ($cmp $eq $ne $gt $gte $lt $lte), not strcmp
+     * down the list: this runs for every document. */
+    if (n[1] == 'c')
         rm_xset_int32 (out, c < 0 ? -1 : c > 0 ? 1 : 0);
-    else if (!strcmp (n, "$eq"))
+    else if (n[1] == 'e')
         rm_xset_bool (out, c == 0);
-    else if (!strcmp (n, "$ne"))
+    else if (n[1] == 'n')
         rm_xset_bool (out, c != 0);
-    else if (!strcmp (n, "$gt"))
-        rm_xset_bool (out, c > 0);
-    else if (!strcmp (n, "$gte"))
-        rm_xset_bool (out, c >= 0);
-    else if (!strcmp (n, "$lt"))
-        rm_xset_bool (out, c < 0);
+    else if (n[1] == 'g')
+        rm_xset_bool (out, n[3] == 'e' ? c >= 0 : c > 0);
     else
-        rm_xset_bool (out, c <= 0);
+        rm_xset_bool (out, n[3] == 'e' ? c <= 0 : c < 0);
     return true;
 }
 

@@ -46,6 +46,7 @@ struct rm_expr_ctx {
     uint32_t held_len, held_pos;
     rm_xfield_t *seen;
     size_t n_seen, cap_seen;
+    bool set_shallow; /* rm_expr_set_shallow's answer */
 };
 
 #endif

@@ -651,6 +651,24 @@ check_format (rm_xparse_t *p, rm_expr_t *e, const char *specs, bson_error_t *err
     return check_args (p, e, 2, -1, -1, err);
 }
 
+/* v (0 to 9999) in decimal, zero-padded to width: sprintf's "%0*d" without
+ * its cost, which was most of a $dateToString. */
+static size_t
+put_digits (char *to, int v, int width)
+{
+    char d[4];
+    int n = 0;
+    do {
+        d[n++] = (char) ('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n < width)
+        d[n++] = '0';
+    for (int i = 0; i < n; i++)
+        to[i] = d[n - 1 - i];
+    return (size_t) n;
+}
+
 static bool
 format_date (rm_expr_ctx_t *cx, const rm_expr_t *e, const rm_tz_t *tz, int64_t ms, const char *f,
              size_t flen, bson_value_t *out, bson_error_t *err)
@@ -663,7 +681,10 @@ format_date (rm_expr_ctx_t *cx, const rm_expr_t *e, const rm_tz_t *tz, int64_t m
     bool ok = true;
 
     local_time (tz, ms, &t);
-    rm_cal_iso_week (t.days, &iy, &w);
+    /* The ISO week only for %G and %V: most formats have neither. */
+    iy = w = 0;
+    if (memchr (f, 'G', flen) || memchr (f, 'V', flen))
+        rm_cal_iso_week (t.days, &iy, &w);
     for (size_t i = 0; i < flen && ok; i++) {
         if (f[i] != '%') {
             buf[n++] = f[i];
@@ -710,7 +731,7 @@ format_date (rm_expr_ctx_t *cx, const rm_expr_t *e, const rm_tz_t *tz, int64_t m
             ok = false;
             break;
         }
-        n += (size_t) sprintf (buf + n, "%0*d", width, (int) v);
+        n += put_digits (buf + n, (int) v, width);
     }
     if (!ok)
         return rm_xfail (err, e, "Could not convert date to string: date component was outside the "

@@ -66,22 +66,24 @@ rm_expr_ctx_release (rm_expr_ctx_t *cx)
 /* The first field named (name, nlen) of the held document, as
  * rm_doc_field finds it: among the fields met so far, else walking on
  * from where the last read stopped. */
-static bool
-held_field (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, bson_iter_t *out)
+static const rm_xfield_t *
+held_find (rm_expr_ctx_t *cx, const char *name, uint32_t nlen)
 {
     const uint8_t *d = cx->held;
     const rm_xfield_t *f = NULL;
     rm_walk_t w;
     rm_elem_t e;
 
+    /* The length and first byte before memcmp: most fields differ there. */
     for (size_t i = 0; i < cx->n_seen; i++)
-        if (cx->seen[i].klen == nlen && !memcmp (d + cx->seen[i].start + 1, name, nlen)) {
+        if (cx->seen[i].klen == nlen && (!nlen || d[cx->seen[i].start + 1] == (uint8_t) name[0]) &&
+            !memcmp (d + cx->seen[i].start + 1, name, nlen)) {
             f = &cx->seen[i];
             break;
         }
     if (!f) {
         if (!rm_walk_init (&w, d, cx->held_len))
-            return false;
+            return NULL;
         w.pos = cx->held_pos;
         while (rm_walk_next (&w, &e) > 0) {
             if (cx->n_seen == cx->cap_seen) {
@@ -98,10 +100,68 @@ held_field (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, bson_iter_t *out
                 break;
             }
         }
-        if (!f)
-            return false;
     }
-    return bson_iter_init_from_data_at_offset (out, d, cx->held_len, f->start, f->klen);
+    return f;
+}
+
+static bool
+held_field (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, bson_iter_t *out)
+{
+    const rm_xfield_t *f = held_find (cx, name, nlen);
+    return f && bson_iter_init_from_data_at_offset (out, cx->held, cx->held_len, f->start, f->klen);
+}
+
+/* The value of the held document's field f, read from its bytes: the
+ * common types directly (an iterator's set-up was a fifth of a path's
+ * read), the rest through libbson. The document was checked when read. */
+static void
+held_value (const rm_expr_ctx_t *cx, const rm_xfield_t *f, bson_value_t *out)
+{
+    const uint8_t *v = cx->held + f->start + f->klen + 2;
+    bson_iter_t it;
+    uint64_t u;
+
+    out->value_type = (bson_type_t) cx->held[f->start];
+    switch (out->value_type) {
+    case BSON_TYPE_DOUBLE:
+        memcpy (&u, v, 8);
+        u = BSON_UINT64_FROM_LE (u);
+        memcpy (&out->value.v_double, &u, 8);
+        return;
+    case BSON_TYPE_UTF8:
+        out->value.v_utf8.len = rm_walk_le32 (v) - 1;
+        out->value.v_utf8.str = (char *) v + 4;
+        return;
+    case BSON_TYPE_DOCUMENT:
+    case BSON_TYPE_ARRAY:
+        out->value.v_doc.data_len = rm_walk_le32 (v);
+        out->value.v_doc.data = (uint8_t *) v;
+        return;
+    case BSON_TYPE_BOOL:
+        out->value.v_bool = v[0] != 0;
+        return;
+    case BSON_TYPE_NULL:
+        return;
+    case BSON_TYPE_INT32:
+        out->value.v_int32 = (int32_t) rm_walk_le32 (v);
+        return;
+    case BSON_TYPE_INT64:
+    case BSON_TYPE_DATE_TIME:
+        memcpy (&u, v, 8);
+        u = BSON_UINT64_FROM_LE (u);
+        if (out->value_type == BSON_TYPE_INT64)
+            out->value.v_int64 = (int64_t) u;
+        else
+            out->value.v_datetime = (int64_t) u;
+        return;
+    case BSON_TYPE_OID:
+        memcpy (out->value.v_oid.bytes, v, 12);
+        return;
+    default:
+        bson_iter_init_from_data_at_offset (&it, cx->held, cx->held_len, f->start, f->klen);
+        *out = *bson_iter_value (&it);
+        return;
+    }
 }
 
 bool
@@ -118,16 +178,24 @@ path_in_doc (rm_expr_ctx_t *cx, const uint8_t *data, uint32_t len, const rm_path
              bson_value_t *out)
 {
     bson_iter_t it;
-    if (!rm_expr_ctx_field (cx, data, len, p->parts[k], p->lens[k], &it)) {
+    bson_value_t here;
+    if (cx && data == cx->held && len == cx->held_len) {
+        const rm_xfield_t *f = held_find (cx, p->parts[k], (uint32_t) p->lens[k]);
+        if (!f) {
+            rm_xset_missing (out);
+            return true;
+        }
+        held_value (cx, f, &here);
+    } else if (rm_doc_field (data, len, p->parts[k], p->lens[k], &it)) {
+        here = *bson_iter_value (&it);
+    } else {
         rm_xset_missing (out);
         return true;
     }
-    const bson_value_t *v = bson_iter_value (&it);
     if (k + 1 == p->n) {
-        *out = *v;
+        *out = here;
         return true;
     }
-    bson_value_t here = *v;
     path_in_value (cx, &here, p, k + 1, out);
     return true;
 }
@@ -140,12 +208,64 @@ root_value (rm_expr_ctx_t *cx, bson_value_t *out)
     out->value.v_doc.data_len = cx->root_len;
 }
 
+/* A variable, with its path if it has one. */
+static __attribute__ ((noinline)) void
+eval_var (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out)
+{
+    bson_value_t base;
+
+    switch (e->var) {
+    case RM_XVAR_ROOT:
+        root_value (cx, &base);
+        break;
+    case RM_XVAR_CURRENT:
+        base = cx->current;
+        break;
+    case RM_XVAR_REMOVE:
+        rm_xset_missing (out);
+        return;
+    case RM_XVAR_NOW:
+        rm_xset_date (&base, cx->now_ms);
+        break;
+    default:
+        base = cx->vars[e->var];
+        break;
+    }
+    if (!e->has_path)
+        *out = base;
+    else if (base.value_type == BSON_TYPE_DOCUMENT || base.value_type == BSON_TYPE_ARRAY)
+        path_in_value (cx, &base, &e->path, 0, out);
+    else
+        rm_xset_missing (out);
+}
+
+/* An object or array expression: its members evaluated and built. */
+static __attribute__ ((noinline)) bool
+eval_members (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
+{
+    rm_xbuild_t b;
+
+    rm_xbuild_begin (cx, &b, e->kind == RM_X_ARRAY);
+    for (size_t i = 0; i < e->n; i++) {
+        bson_value_t v;
+        if (!rm_xeval (cx, e->args[i], &v, err)) {
+            rm_xbuild_abort (&b);
+            return false;
+        }
+        if (e->kind == RM_X_ARRAY)
+            rm_xbuild_push (&b, &v);
+        else
+            rm_xbuild_field (&b, e->names[i], strlen (e->names[i]), &v);
+    }
+    rm_xbuild_end (&b, out);
+    return rm_xmem_check (cx, NULL, err);
+}
+
+/* The cases every document meets (constants, paths, operators) here, the
+ * rest in the functions above: this one's frame stays small. */
 bool
 rm_xeval (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
-    bson_value_t base;
-    rm_xbuild_t b;
-
     if (!e) {
         rm_xset_missing (out);
         return true;
@@ -158,46 +278,11 @@ rm_xeval (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
         path_in_value (cx, &cx->current, &e->path, 0, out);
         return true;
     case RM_X_VAR:
-        switch (e->var) {
-        case RM_XVAR_ROOT:
-            root_value (cx, &base);
-            break;
-        case RM_XVAR_CURRENT:
-            base = cx->current;
-            break;
-        case RM_XVAR_REMOVE:
-            rm_xset_missing (out);
-            return true;
-        case RM_XVAR_NOW:
-            rm_xset_date (&base, cx->now_ms);
-            break;
-        default:
-            base = cx->vars[e->var];
-            break;
-        }
-        if (!e->has_path)
-            *out = base;
-        else if (base.value_type == BSON_TYPE_DOCUMENT || base.value_type == BSON_TYPE_ARRAY)
-            path_in_value (cx, &base, &e->path, 0, out);
-        else
-            rm_xset_missing (out);
+        eval_var (cx, e, out);
         return true;
     case RM_X_OBJECT:
     case RM_X_ARRAY:
-        rm_xbuild_begin (cx, &b, e->kind == RM_X_ARRAY);
-        for (size_t i = 0; i < e->n; i++) {
-            bson_value_t v;
-            if (!rm_xeval (cx, e->args[i], &v, err)) {
-                rm_xbuild_abort (&b);
-                return false;
-            }
-            if (e->kind == RM_X_ARRAY)
-                rm_xbuild_push (&b, &v);
-            else
-                rm_xbuild_field (&b, e->names[i], strlen (e->names[i]), &v);
-        }
-        rm_xbuild_end (&b, out);
-        return rm_xmem_check (cx, NULL, err);
+        return eval_members (cx, e, out, err);
     case RM_X_OP:
         /* A signal stops a long evaluation ($reduce over a large array)
          * within the operator it is in, not at the next document. */

@@ -48,6 +48,7 @@ typedef struct {
     pcre2_code *code;           /* konst: compiled at parse time */
     pcre2_match_data *md;       /* for code, under lock */
     pcre2_match_context *mctx;  /* the limits; only read while matching */
+    bool jit;                   /* code was compiled by the JIT */
     pthread_mutex_t lock;
     /* Not konst: the last pattern compiled, under lock. */
     char *last_pat;
@@ -159,6 +160,15 @@ rx_spec (const bson_value_t *re, const bson_value_t *opt, rx_spec_t *sp, char *w
     return true;
 }
 
+/* Whether the pattern sets the limit that rc says was reached. */
+static bool
+own_limit (const pcre2_code *code, int rc)
+{
+    uint32_t v;
+    return pcre2_pattern_info (code, rc == PCRE2_ERROR_MATCHLIMIT ? PCRE2_INFO_MATCHLIMIT : PCRE2_INFO_DEPTHLIMIT,
+                               &v) == 0;
+}
+
 /* Compiles sp (NULL with why on an invalid pattern, naming the offset). */
 static pcre2_code *
 rx_compile (const rx_spec_t *sp, char *why, size_t cap)
@@ -210,6 +220,12 @@ check_regex (rm_xparse_t *p, rm_expr_t *e, bson_error_t *err)
         }
         if (!(rx->code = rx_compile (&sp, why, sizeof why)))
             return rm_xparse_fail (err, e, "%s", why);
+        /* Compiled to machine code once, as it is matched against every
+         * document: where the JIT is not there (or refuses the pattern),
+         * pcre2_match interprets it as before. Not a pattern that sets its
+         * own limits ((*LIMIT_MATCH=n)): the JIT counts them otherwise. */
+        if (!own_limit (rx->code, PCRE2_ERROR_MATCHLIMIT) && !own_limit (rx->code, PCRE2_ERROR_DEPTHLIMIT))
+            rx->jit = pcre2_jit_compile (rx->code, PCRE2_JIT_COMPLETE) == 0;
         rx->md = pcre2_match_data_create_from_pattern (rx->code, NULL);
     }
     return true;
@@ -324,15 +340,6 @@ rx_begin (rm_expr_ctx_t *cx, const rm_expr_t *e, rx_run_t *r, bool *null, bson_e
     return true;
 }
 
-/* Whether the pattern sets the limit that rc says was reached. */
-static bool
-own_limit (const pcre2_code *code, int rc)
-{
-    uint32_t v;
-    return pcre2_pattern_info (code, rc == PCRE2_ERROR_MATCHLIMIT ? PCRE2_INFO_MATCHLIMIT : PCRE2_INFO_DEPTHLIMIT,
-                               &v) == 0;
-}
-
 /* One match from byte start: > 0 matched, 0 none, < 0 an error (set). */
 static int
 rx_exec (rm_expr_ctx_t *cx, const rm_expr_t *e, rx_run_t *r, size_t start, bson_error_t *err)
@@ -340,8 +347,14 @@ rx_exec (rm_expr_ctx_t *cx, const rm_expr_t *e, rx_run_t *r, size_t start, bson_
     rx_t *rx = e->data;
     /* The subject's UTF-8 is checked once, by the first match: the later
      * ones start at code point boundaries of a subject known valid. */
-    int rc = pcre2_match (r->code, (PCRE2_SPTR) r->s, r->len, start, r->utf_checked ? PCRE2_NO_UTF_CHECK : 0,
-                          r->md, rx->mctx);
+    uint32_t opts = r->utf_checked ? PCRE2_NO_UTF_CHECK : 0;
+    int rc = pcre2_match (r->code, (PCRE2_SPTR) r->s, r->len, start, opts, r->md, rx->mctx);
+    /* The JIT's limits are not the interpreter's (its own stack, no depth
+     * limit): a search that reaches one is run again interpreted, so what
+     * is found, and the error a runaway pattern gets, stay the same. */
+    if (rx->jit && r->code == rx->code &&
+        (rc == PCRE2_ERROR_JIT_STACKLIMIT || rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT))
+        rc = pcre2_match (r->code, (PCRE2_SPTR) r->s, r->len, start, opts | PCRE2_NO_JIT, r->md, rx->mctx);
     if (rc == PCRE2_ERROR_NOMATCH)
         return 0;
     /* A limit the pattern sets itself ("(*LIMIT_MATCH=1)fé") only stops

@@ -256,6 +256,7 @@ rm_expr_ctx_reset (rm_expr_ctx_t *cx)
     cx->live = cx->kept = 0;
     cx->over = false;
     cx->held = NULL;
+    cx->set_shallow = false;
     /* Builders left open by an error go back to the pool. */
     cx->n_free = 0;
     for (size_t i = 0; i < cx->n_bufs; i++)
@@ -306,6 +307,77 @@ put_string (rm_buf_t *b, const char *s, uint32_t len)
     rm_buf_append (b, "", 1);
 }
 
+static uint8_t *
+le32_at (uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t) v;
+    p[1] = (uint8_t) (v >> 8);
+    p[2] = (uint8_t) (v >> 16);
+    p[3] = (uint8_t) (v >> 24);
+    return p + 4;
+}
+
+/* The common types written in one reservation, not an append per part
+ * (each with its own room check): a set's results are mostly these.
+ * False for the rest, nothing written. */
+static bool
+encode_common (rm_buf_t *b, const char *key, size_t key_len, const bson_value_t *v)
+{
+    uint32_t slen = v->value_type == BSON_TYPE_UTF8 ? v->value.v_utf8.len : 0;
+    size_t need = key_len + 2 + 8 + (v->value_type == BSON_TYPE_UTF8 ? 5 + (size_t) slen : 0);
+    uint64_t u;
+    uint8_t *p;
+
+    switch (v->value_type) {
+    case BSON_TYPE_DOUBLE:
+    case BSON_TYPE_UTF8:
+    case BSON_TYPE_INT32:
+    case BSON_TYPE_INT64:
+    case BSON_TYPE_DATE_TIME:
+    case BSON_TYPE_BOOL:
+    case BSON_TYPE_NULL:
+        break;
+    default:
+        return false;
+    }
+    if (need > b->cap - b->len)
+        rm_buf_grow (b, need);
+    p = b->data + b->len;
+    *p++ = (uint8_t) v->value_type;
+    if (key_len)
+        memcpy (p, key, key_len);
+    p += key_len;
+    *p++ = 0;
+    switch (v->value_type) {
+    case BSON_TYPE_DOUBLE:
+        memcpy (&u, &v->value.v_double, 8);
+        p = le32_at (le32_at (p, (uint32_t) u), (uint32_t) (u >> 32));
+        break;
+    case BSON_TYPE_UTF8:
+        p = le32_at (p, slen + 1);
+        if (slen)
+            memcpy (p, v->value.v_utf8.str, slen);
+        p += slen;
+        *p++ = 0;
+        break;
+    case BSON_TYPE_INT32:
+        p = le32_at (p, (uint32_t) v->value.v_int32);
+        break;
+    case BSON_TYPE_INT64:
+    case BSON_TYPE_DATE_TIME:
+        u = v->value_type == BSON_TYPE_INT64 ? (uint64_t) v->value.v_int64 : (uint64_t) v->value.v_datetime;
+        p = le32_at (le32_at (p, (uint32_t) u), (uint32_t) (u >> 32));
+        break;
+    case BSON_TYPE_BOOL:
+        *p++ = v->value.v_bool ? 1 : 0;
+        break;
+    default: /* null: no bytes */
+        break;
+    }
+    b->len = (size_t) (p - b->data);
+    return true;
+}
+
 void
 rm_xval_encode (rm_buf_t *b, const char *key, size_t key_len, const bson_value_t *v)
 {
@@ -313,6 +385,8 @@ rm_xval_encode (rm_buf_t *b, const char *key, size_t key_len, const bson_value_t
     const bson_value_t *x = v;
     uint64_t u;
 
+    if (encode_common (b, key, key_len, v))
+        return;
     rm_buf_append (b, &t, 1);
     rm_buf_append (b, key, key_len);
     rm_buf_append (b, "", 1);
@@ -627,6 +701,9 @@ int
 rm_xval_compare (rm_expr_ctx_t *cx, const bson_value_t *a, const bson_value_t *b)
 {
     bson_iter_t ia, ib;
+    int c;
+    if (rm_value_compare_quick (a, b, &c))
+        return c;
     const bson_iter_t *pa = iter_of (&cx->cmp[0], a, &ia);
     const bson_iter_t *pb = iter_of (&cx->cmp[1], b, &ib);
     return rm_value_compare (pa, pb);

@@ -20,6 +20,10 @@
  * then BinData, ObjectId, bool, date (signed), timestamp, regex, MaxKey. A
  * NULL iterator means "missing" and compares as null. */
 int rm_value_compare (const bson_iter_t *a, const bson_iter_t *b);
+/* rm_value_compare's answer into *c without encoding the values, for two
+ * numbers that are not decimals or two strings; false (nothing set) for
+ * any other pair. */
+bool rm_value_compare_quick (const bson_value_t *a, const bson_value_t *b, int *c);
 
 /* The canonical type class of a value in the sort order (MinKey lowest). */
 int rm_value_canonical_type (bson_type_t t);
