@@ -71,7 +71,7 @@ ONLINE_OBJ = $(ONLINE_SRC:%.c=$(BUILD)/%.o)
 FAULT_OBJ  = $(FAULT_SRC:%.c=$(BUILD)/%.o)
 MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
-.PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check check-timings check-unit check-cli check-online demo demo-online install uninstall man \
+.PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check sanitize-build check-timings check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-rollback-inplace online-switch-matrix \
         bench-online bench-server-side bench-analyze bench-floor bench-guard bench-operators
 
@@ -250,12 +250,17 @@ PAR   = $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j$(JOBS))
 # every test_online*); check-unit, check-cli and check-online run a part.
 # The suites that start a server run two at a time (RUN_JOBS=1 make check:
 # one after another; docs/tests.md, "How long").
+# The sanitizer build is made by tests/run.sh (RUN_SANITIZE_BUILD), beside
+# the first server suites, which mostly wait: not before every suite.
 check: deps
 	@$(MAKE) $(PAR) --no-print-directory all unit
+	@RUN_ONLY="$(T)" RUN_SANITIZE_BUILD=sanitize-build tests/run.sh $(BUILD) build/sanitize
+
+# The tree under ASan and UBSan that make check runs the sanitizer suites on.
+sanitize-build:
 	@$(MAKE) $(PAR) --no-print-directory BUILD=build/sanitize \
 	    OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    build/sanitize/remodel unit replays
-	@RUN_ONLY="$(T)" tests/run.sh $(BUILD) build/sanitize
 
 # make check, then each suite's seconds lowered or added in tests/timings.txt
 # (commit it): the server suites start longest first by it, and a suite

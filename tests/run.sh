@@ -16,6 +16,7 @@
 # directory; peers are installed only for tests/cli) are for
 # tests/cli/test_run_timings.sh.
 set -u
+shopt -s extglob
 cd "$(dirname "$0")/.."
 build=${1:-build}
 sanbuild=${2:-}
@@ -31,7 +32,6 @@ case $record in ''|0|1) ;; *) echo "tests/run.sh: RUN_RECORD is 1 or unset, not 
 
 parts=${RUN_PARTS:-all}
 only=${RUN_ONLY:-}
-suites=0
 # wanted PART NAME: whether the suite NAME of PART is to run.
 wanted() {
     case $parts in
@@ -86,7 +86,7 @@ exec_suite() {
 report_suite() {
     local name=$1 dir=$2 rc secs
     rc=$(cat "$dir/rc")
-    suites=$((suites + 1))
+    echo "$name" >>"$log/reported"
     echo "== $name"
     cat "$dir/out"
     # How long, against its recorded figure (docs/tests.md, "How long").
@@ -114,43 +114,65 @@ report_suite() {
     fi
     rm -rf "$dir"
 }
-run_suite() { # NAME COMMAND...
+# run_suite NAME COMMAND...: runs it here and now. In the lane (below),
+# its report goes to the lane's next block, which the main shell prints.
+lane_blocks=
+lane_count=0
+run_suite() {
     local name=$1; shift
     exec_suite "$log/suite" "$@"
-    report_suite "$name" "$log/suite"
+    if [ -n "$lane_blocks" ]; then
+        report_suite "$name" "$log/suite" >"$lane_blocks/$lane_count.new"
+        mv "$lane_blocks/$lane_count.new" "$lane_blocks/$lane_count"
+        lane_count=$((lane_count + 1))
+        # The main shell, in wait, prints it now (its trap below).
+        kill -USR1 "$main_pid" 2>/dev/null
+    else
+        report_suite "$name" "$log/suite"
+    fi
 }
 
 # The suites that start a server spend much of their time waiting on it
-# (and on sleeps and polls of their own): they run after the others,
-# RUN_JOBS of them (default 2) at once, each in its own directory with its
-# own servers on ports the kernel picks, reported in the order they
-# started as each finishes (its "-- NAME: N s" is then the time it took
-# beside another). They start longest first by their recorded seconds,
-# those not recorded before all, so that the pool does not end with one
-# long suite running alone. RUN_JOBS=1: one after another, in their place.
+# (and on sleeps and polls of their own): RUN_JOBS of them (default 2) run
+# at once, each in its own directory with its own servers on ports the
+# kernel picks, reported in the order they started as each finishes (its
+# "-- NAME: N s" is then the time it took beside others). They start
+# longest first by their recorded seconds, those not recorded before all,
+# so that the pool does not end with one long suite running alone. The
+# rest, which keep a core busy, run one after another in a lane of their
+# own beside the pool (below). RUN_JOBS=1: everything one after another,
+# the server suites in their place.
 jobs_max=${RUN_JOBS:-2}
 case $jobs_max in [1-9]) ;; *) echo "tests/run.sh: RUN_JOBS is 1 to 9, not $jobs_max" >&2; exit 2 ;; esac
-pool_names=() pool_next=0
+pool_names=() pool_next=0 lane_pid= lane_next=0
 # pool_flush: reports the started suites that have finished, in order,
-# up to the first still running.
+# up to the first still running, and the lane's finished blocks.
 pool_flush() {
     while [ $pool_next -lt ${#pool_names[@]} ] && [ -f "$log/pool$pool_next/secs" ]; do
         report_suite "${pool_names[$pool_next]}" "$log/pool$pool_next"
         pool_next=$((pool_next + 1))
     done
+    while [ -f "$log/lane/$lane_next" ]; do
+        cat "$log/lane/$lane_next" && rm -f "$log/lane/$lane_next"
+        lane_next=$((lane_next + 1))
+    done
+}
+# pool_running: how many suites of the pool run (the lane is no pool job).
+pool_running() {
+    jobs -rp | grep -cvxF "${lane_pid:-none}"
 }
 # pool_suite NAME COMMAND...: runs it in the pool, once fewer than
 # RUN_JOBS are running.
 pool_suite() {
     local name=$1; shift
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+    while [ "$(pool_running)" -ge "$jobs_max" ]; do
         wait -n 2>/dev/null
         pool_flush
     done
     exec_suite "$log/pool${#pool_names[@]}" "$@" &
     pool_names+=("$name")
 }
-# pool_wait: every suite of the pool finished and reported.
+# pool_wait: every suite of the pool and the lane finished and reported.
 pool_wait() {
     while [ -n "$(jobs -rp)" ]; do
         wait -n 2>/dev/null
@@ -166,52 +188,117 @@ if [ "$parts" != unit ] && [ "$suitedir" == tests/cli ] && [ -x tests/peers/inst
     [ -f tests/peers/env.sh ] && . tests/peers/env.sh
 fi
 
-for t in "$build"/tests/test_*; do
-    [ -x "$t" ] && wanted unit "$(basename "$t")" && run_suite "unit $(basename "$t")" "$t"
-done
-# The layers by calls, on the objects just built (scripts/check_layers.sh).
-wanted unit check_layers && run_suite "layers check_layers" scripts/check_layers.sh "$build"
-# The suites that start a server after the others, RUN_JOBS at a time.
-pooled=()
-for t in "$suitedir"/test_*.sh; do
-    name=$(basename "$t" .sh)
-    [ -f "$t" ] && wanted cli "$name" || continue
-    case $name in
-        test_online* | test_compile* | test_servers | test_mem_server)
-            [ "$jobs_max" -gt 1 ] && { pooled+=("$t"); continue; } ;;
-    esac
-    run_suite "cli $name" env REMODEL="$build/remodel" bash "$t"
-done
-# Longest first: "SECONDS<TAB>PATH", the unrecorded as the longest, ties by name.
-for t in ${pooled[@]+"${pooled[@]}"}; do
-    printf '%s\t%s\n' "${recorded[cli $(basename "$t" .sh)]:-999999999}" "$t"
-done | LC_ALL=C sort -t$'\t' -k1,1nr -k2,2 | cut -f2 >"$log/order"
-mapfile -t pooled <"$log/order"
-for t in ${pooled[@]+"${pooled[@]}"}; do
-    pool_suite "cli $(basename "$t" .sh)" env REMODEL="$build/remodel" bash "$t"
-done
-pool_wait
-if [ -n "$sanbuild" ]; then
+# is_pooled NAME: whether the command-line suite NAME starts a server.
+is_pooled() {
+    case $1 in test_online* | test_compile* | test_servers | test_mem_server) return 0 ;; esac
+    return 1
+}
+# sanitize_build: the sanitizer build, when RUN_SANITIZE_BUILD names the
+# make target that makes it (make check: it builds here, in the lane, while
+# the first server suites run, not before them all). A failed build is a
+# FAIL line and no sanitizer suite.
+sanitize_build() {
+    [ -n "${RUN_SANITIZE_BUILD:-}" ] || return 0
+    # A make of its own: the caller's -j and variables (JOBS=N), not its
+    # jobserver, whose descriptors make hands only to lines that call $(MAKE).
+    local flags=" ${MAKEFLAGS:-}"
+    flags=${flags// --jobserver-auth=+([^ ])/}
+    flags=${flags// --jobserver-fds=+([^ ])/}
+    if MAKEFLAGS=$flags make --no-print-directory "$RUN_SANITIZE_BUILD" >"$log/sanbuild" 2>&1; then
+        return 0
+    fi
+    {
+        echo "== asan+ubsan build"
+        tail -40 "$log/sanbuild" | sed 's/^/    /'
+        echo "FAIL asan+ubsan build (make $RUN_SANITIZE_BUILD)"
+    } >"$log/sanfail"
+    if [ -n "$lane_blocks" ]; then
+        mv "$log/sanfail" "$lane_blocks/$lane_count"
+        lane_count=$((lane_count + 1))
+    else
+        cat "$log/sanfail"
+    fi
+    echo 1 >>"$log/fails"
+    echo "asan+ubsan build: FAIL make $RUN_SANITIZE_BUILD" >>"$log/faillines"
+    return 1
+}
+# The command-line suites run again under the sanitizers, and the fuzz
+# corpora with their harnesses.
+san_cli="fixtures errors transforms names plan_errors outputs diff preview stops memory checks
+         roundtrip analyze analyze_patterns analyze_evidence"
+san_fuzz="archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata
+          online:online config:config"
+# san_wanted: whether any sanitizer suite is to run (the unit programs
+# named after the plain build's, the sanitizer build being yet to make).
+san_wanted() {
+    local t
+    for t in "$build"/tests/test_*; do wanted unit "$(basename "$t")" && return 0; done
+    for t in $san_cli; do [ -f "$suitedir/test_$t.sh" ] && wanted cli "test_$t" && return 0; done
+    for t in $san_fuzz; do wanted unit "fuzz_${t%%:*}" && return 0; done
+    return 1
+}
+# run_lane: the suites that start no server, one after another: the unit
+# tests, the layers, the other command-line suites (and, with RUN_JOBS=1,
+# the server suites in their place), then the sanitizer build, its suites
+# and the fuzz replays.
+run_lane() {
+    local t name pair harness
+    for t in "$build"/tests/test_*; do
+        [ -x "$t" ] && wanted unit "$(basename "$t")" && run_suite "unit $(basename "$t")" "$t"
+    done
+    # The layers by calls, on the objects just built (scripts/check_layers.sh).
+    wanted unit check_layers && run_suite "layers check_layers" scripts/check_layers.sh "$build"
+    for t in "$suitedir"/test_*.sh; do
+        name=$(basename "$t" .sh)
+        [ -f "$t" ] && wanted cli "$name" || continue
+        [ "$jobs_max" -gt 1 ] && is_pooled "$name" && continue
+        run_suite "cli $name" env REMODEL="$build/remodel" bash "$t"
+    done
+    [ -n "$sanbuild" ] || return 0
+    san_wanted || return 0
+    sanitize_build || return 0
     for t in "$sanbuild"/tests/test_*; do
         [ -x "$t" ] && wanted unit "$(basename "$t")" && run_suite "asan+ubsan unit $(basename "$t")" "$t"
     done
-    for t in fixtures errors transforms names plan_errors outputs diff preview stops memory checks \
-             roundtrip analyze analyze_patterns analyze_evidence; do
+    for t in $san_cli; do
         t=$suitedir/test_$t.sh
         [ -f "$t" ] && wanted cli "$(basename "$t" .sh)" && run_suite "asan+ubsan cli $(basename "$t" .sh)" \
             env REMODEL="$sanbuild/remodel" REMODEL_SANITIZE=1 bash "$t"
     done
-fi
-
-# The fuzz corpus and every saved crash input, replayed under ASan and UBSan
-# (corpus NAME runs through the harness after the colon; see the Makefile).
-if [ -n "$sanbuild" ]; then
-    for pair in archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata \
-                online:online config:config; do
+    # The fuzz corpus and every saved crash input, replayed under ASan and
+    # UBSan (corpus NAME runs through the harness after the colon; see the
+    # Makefile).
+    for pair in $san_fuzz; do
         name=${pair%%:*} harness=${pair#*:}
         [ -x "$sanbuild/fuzz-replay/$harness" ] && wanted unit "fuzz_$name" && run_suite "asan+ubsan fuzz replay $name" \
             "$sanbuild/fuzz-replay/$harness" "$name" tests/fuzz/corpus/"$name" tests/fuzz/crashes/"$name"
     done
+    return 0
+}
+
+if [ "$jobs_max" -gt 1 ]; then
+    # The lane's signal that a block is whole ends the main shell's wait.
+    main_pid=$$
+    trap : USR1
+    # The lane in the background, each suite's report a block of its own
+    # in $log/lane (numbered, whole once renamed), printed by pool_flush.
+    mkdir -p "$log/lane"
+    (lane_blocks=$log/lane run_lane) &
+    lane_pid=$!
+    # The server suites, longest first: "SECONDS<TAB>PATH", the unrecorded
+    # as the longest, ties by name.
+    for t in "$suitedir"/test_*.sh; do
+        name=$(basename "$t" .sh)
+        [ -f "$t" ] && wanted cli "$name" && is_pooled "$name" &&
+            printf '%s\t%s\n' "${recorded[cli $name]:-999999999}" "$t"
+    done | LC_ALL=C sort -t$'\t' -k1,1nr -k2,2 | cut -f2 >"$log/order"
+    mapfile -t pooled <"$log/order"
+    for t in ${pooled[@]+"${pooled[@]}"}; do
+        pool_suite "cli $(basename "$t" .sh)" env REMODEL="$build/remodel" bash "$t"
+    done
+    pool_wait
+else
+    run_lane
 fi
 
 # This run's seconds, for inspection (make check writes no tracked file).
@@ -260,7 +347,7 @@ if [ "$record" == 1 ] && [ -s "$log/passed" ]; then
     fi
 fi
 
-[ $suites -gt 0 ] || echo "tests/run.sh: no suite of part $parts matches '$only'" >&2
+[ -s "$log/reported" ] || echo "tests/run.sh: no suite of part $parts matches '$only'" >&2
 passed=$(awk '{ n += $1 } END { print n + 0 }' "$log/passes" 2>/dev/null)
 failed=$(awk '{ n += $1 } END { print n + 0 }' "$log/fails" 2>/dev/null)
 passed=${passed:-0}; failed=${failed:-0}

@@ -170,6 +170,13 @@ pyrun() {
     py_up || { python3 "$@"; return; }
     if [ "$1" == -c ]; then py_ask plain "${@:2}"; else py_ask script "$@"; fi
 }
+# pyin ARGS... <<'EOF' SCRIPT EOF: python3 - ARGS with the script on
+# stdin, through the same server (which gives its scripts no stdin).
+pyin() {
+    local code
+    code=$(cat)
+    pyrun -c "$code" "$@"
+}
 # py_ask KIND TEXT ARGS...: the request (tests/cli/py_server.py says its
 # files), then its status on done, held open first so that the server's
 # answer finds a reader.

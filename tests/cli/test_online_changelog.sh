@@ -393,7 +393,7 @@ print(n > 0 and n == o.count_documents({"cust": "C37", "note": "app", "cust_name
         # replace keeps the stored order); those it wrote keep the
         # application's fields (any whose copied field the application wrote
         # itself, or that it deleted, left and named: exit 1).
-        res=$(PYTHONPATH=$ROOT/tests/transforms python3 - "$T/$kind-ip0.archive" "$T/$kind-ip9.archive" "$T/touched" "$kind" <<'PYEOF'
+        res=$(PYTHONPATH=$ROOT/tests/transforms pyin "$T/$kind-ip0.archive" "$T/$kind-ip9.archive" "$T/touched" "$kind" <<'PYEOF'
 import sys, bson, rmlib
 a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
 touched, exact, ok, said = set(open(sys.argv[3]).read().split()), sys.argv[4] == "ferretdb", True, []

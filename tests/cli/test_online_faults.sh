@@ -62,7 +62,7 @@ export ROOT PYTHONPATH=$ROOT/tests/transforms
 mkdir -p "$T/plans"
 online() { run_rm online "$1" -q "$T/plans/$2.json" --uri "$uri" "${@:3}"; }
 pid() { plan_id "$T/plans/$1.json"; }
-pyq() { python3 -c "import pymongo, sys
+pyq() { pyrun -c "import pymongo, sys
 db = pymongo.MongoClient(sys.argv[1], serverSelectionTimeoutMS=5000)
 $1" "$uri" "${@:2}"; }
 
@@ -85,7 +85,7 @@ for d in sorted(c.list_database_names()):
         idx = sorted((i["name"], str(i["key"])) for i in c[d][n].list_indexes())
         print(d, n, k, h.hexdigest(), idx)
 EOF
-snapshot() { python3 "$T/snapshot.py" "$uri" >"$1"; }
+snapshot() { pyrun "$T/snapshot.py" "$uri" >"$1"; }
 
 # pw_fragments PASSWORD FILE: the pieces of PASSWORD (three characters,
 # case ignored, a letter or digit among them) found in FILE, or "none".

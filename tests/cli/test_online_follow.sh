@@ -112,7 +112,7 @@ kinds() {
 # of write made.
 writer_check() {
     local got
-    got=$(python3 - "$(kinds "$2")" "$3" "$4" <<'PYEOF' 2>&1
+    got=$(pyin "$(kinds "$2")" "$3" "$4" <<'PYEOF' 2>&1
 import json, sys
 want = sys.argv[1].split(",")
 w = [json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[2:]]
@@ -137,7 +137,7 @@ same() { local uri="$uri?directConnection=true"; online_same "$@"; }
 # excludes DB: --excludeCollection for every collection of DB that is not a
 # source (the side-by-side results, their backups).
 excludes() {
-    python3 -c 'import sys, pymongo
+    pyrun -c 'import sys, pymongo
 c = pymongo.MongoClient(sys.argv[1], directConnection=True, serverSelectionTimeoutMS=10000)
 for n in sorted(c[sys.argv[2]].list_collection_names()):
     if "_remodel_" in n:
@@ -293,8 +293,8 @@ config() {
                --nsInclude 'iot.readings' --nsFrom 'crm.$c$' --nsTo 'emb.$c$' --noIndexRestore --quiet &&
            "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.people' \
                --nsFrom 'crm.people' --nsTo 'ext.people' --noIndexRestore --quiet &&
-           python3 "$W" load "$uri" shopd 1 && python3 "$W" load "$uri" shops 1 &&
-           python3 "$W" load "$uri" shopc 1; } 2>"$T/err"; then
+           pyrun "$W" load "$uri" shopd 1 && pyrun "$W" load "$uri" shops 1 &&
+           pyrun "$W" load "$uri" shopc 1; } 2>"$T/err"; then
         fail "$cfg: restore the sources" "$(cat "$T/err")"
         "$SERVER" stop "$T/srv" >/dev/null 2>&1
         return

@@ -45,7 +45,7 @@ $1" "$uri"; }
 # as_before OLD NEW: two archives of logging, by fields and values (any
 # order): "<as many messages> <messages that differ> <hosts the same>".
 as_before() {
-    python3 - "$1" "$2" <<'PYEOF'
+    pyin "$1" "$2" <<'PYEOF'
 import sys, bson, rmlib
 a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
 def by_id(docs): return {repr(bson.decode(bytes(d))["_id"]): bson.decode(bytes(d)) for d in docs}
@@ -151,7 +151,13 @@ db.crm["tasks_remodel_'"$(pid embed)"'_1"].insert_one({"stray": True})'
     REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=15000 "$REMODEL" online finalize -q "$T/plans/embed.json" \
         --uri "$uri" --writes-stopped >/dev/null 2>"$T/fin.err" &
     pid=$!
-    for ((w = 0; w < 1800; w++)); do grep -q "pausing" "$T/fin.err" && break; sleep 0.1; done
+    # Its sync and verify took over 180 s at a load of 30: a deadline of
+    # 600 s, or until finalize has ended without pausing.
+    for ((wend = SECONDS + 600; SECONDS < wend; )); do
+        grep -q "pausing" "$T/fin.err" && break
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.1
+    done
     expect_eq "$kind: finalize reached its pause before the switch" "$(grep -c pausing "$T/fin.err")" 1
     # finalize holds the plan's lease from its sync to its end: a rollback
     # (or a sync) in its window is refused and changes nothing.
@@ -204,7 +210,7 @@ print(m["_id"])' >"$T/edited"
     expect_message "$kind: ... that document listed with what it holds, left as it is" \
         "document { \"_id\" : { \"\$oid\" : \"$(cat "$T/edited")\" } } holds { \"host_ip\" : \"10.7.7.7\" }, written since remodel wrote it: left as it is"
     "$MONGODUMP" --uri "$uri" --db logging --archive="$T/$kind-log2.archive" --quiet
-    expect_eq "$kind: ... every other document back byte for byte, but the next one, whose severity the application wrote: that kept, the copy gone" "$(python3 - "$T/$kind-log0.archive" "$T/$kind-log2.archive" <<'PYEOF'
+    expect_eq "$kind: ... every other document back byte for byte, but the next one, whose severity the application wrote: that kept, the copy gone" "$(pyin "$T/$kind-log0.archive" "$T/$kind-log2.archive" <<'PYEOF'
 import sys, bson, rmlib
 a, b = rmlib.read_archive(sys.argv[1])[0], rmlib.read_archive(sys.argv[2])[0]
 def by_id(docs): return {repr(bson.decode(bytes(d))["_id"]): bytes(d) for d in docs}
@@ -216,7 +222,7 @@ print(hosts, len(x) == len(y), sum(x[k] != y.get(k) for k in x),
 PYEOF
 )" "True True 2 edited False"
     # The second back as it was, for what follows.
-    python3 - "$uri" "$T/$kind-log0.archive" <<'PYEOF'
+    pyin "$uri" "$T/$kind-log0.archive" <<'PYEOF'
 import sys, bson, pymongo, rmlib
 orig = sorted((bson.decode(bytes(d)) for d in rmlib.read_archive(sys.argv[2])[0]["logging.logmsg"]),
               key=lambda d: d["_id"])[1]
@@ -245,7 +251,7 @@ db.logging.logmsg.update_one({"_id": m["_id"]}, {"$set": {"severity": "edited ag
         "$rc:$(grep -c 'logging.logmsg: [0-9]* restored, 0 left; 1 kept as they are: --forget' "$T/err"):$(pyq 'print(db.logging.logmsg.find_one(sort=[("_id", 1)])["severity"], sum(db.remodel[c].count_documents({}) for c in db.remodel.list_collection_names() if c.startswith("backup.")), db.remodel.plans.count_documents({"_id": "'"$(pid backfill)"'"}))')" \
         "0:1:edited again 0 0"
     # That document back as it was, for what follows.
-    python3 - "$uri" "$T/$kind-log0.archive" <<'PYEOF'
+    pyin "$uri" "$T/$kind-log0.archive" <<'PYEOF'
 import sys, bson, pymongo, rmlib
 orig = min((bson.decode(bytes(d)) for d in rmlib.read_archive(sys.argv[2])[0]["logging.logmsg"]),
            key=lambda d: d["_id"])

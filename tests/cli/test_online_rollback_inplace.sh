@@ -55,7 +55,7 @@ fresh() {
         --noIndexRestore --quiet
     py 'ids = [d["_id"] for d in c.crm.tasks.find({}, {"_id": 1}).sort("_id", 1)][120:]
 c.crm.tasks.delete_many({"_id": {"$in": ids}})'
-    python3 "$IU" snap "$uri" "$T/snap"
+    pyrun "$IU" snap "$uri" "$T/snap"
 }
 
 for kind in ${RI_KINDS:-ferretdb java}; do
@@ -91,10 +91,10 @@ for kind in ${RI_KINDS:-ferretdb java}; do
         [ -n "${RI_DEBUG:-}" ] && echo "trial: $(($(date +%s) - t0)) s" >&2
         expect_eq "$name: run killed at a flush, run again; sync killed (or done before its flush), sync again" \
             "$k1:$r1:$([ "$k2" == 137 ] || [ "$k2" == 3 ] && echo ok):$r2" "137:0:ok:0"
-        python3 "$IU" before "$uri" "$T/before"
+        pyrun "$IU" before "$uri" "$T/before"
         online rollback inplace
         [ -n "${RI_DEBUG:-}" ] && cat "$T/err" >&2
-        got=$(python3 "$IU" check "$uri" "$T/snap" "$T/log" "$T/err" "$T/before" "$T/oplog" \
+        got=$(pyrun "$IU" check "$uri" "$T/snap" "$T/log" "$T/err" "$T/before" "$T/oplog" \
             $bytes 2>"$T/judge")
         { [ -n "${RI_DEBUG:-}" ] || [ "$got" != "lost 0 stale 0 unnamed 0 changed 0" ]; } &&
             cat "$T/judge" >&2

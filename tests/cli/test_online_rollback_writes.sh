@@ -56,11 +56,11 @@ cycle() {
     online run embed --create-indexes -q
     expect_eq "$1: embed runs" "$rc:$(cat "$T/err")" "0:"
     before_writes
-    python3 "$RW" snapshot "$uri" "$T/snap"
+    pyrun "$RW" snapshot "$uri" "$T/snap"
     online finalize embed --writes-stopped
     expect_eq "$1: finalize switches, recording what rollback tells later writes by" \
         "$rc:$(grep -c 'checksums recorded' "$T/err")" "0:1"
-    python3 "$RW" write "$uri" "$T/snap" "${2:-}"
+    pyrun "$RW" write "$uri" "$T/snap" "${2:-}"
 }
 
 for mode in "ferretdb changelog" "java changelog" "java"; do
@@ -91,7 +91,7 @@ for mode in "ferretdb changelog" "java changelog" "java"; do
     expect_eq "$name: --discard-writes-after-switch: the originals back (exit 0), the writes said to stay in the results" \
         "$rc:$(grep -c 'left in the results beside the originals' "$T/err")" "0:1"
     expect_eq "$name: ... the originals byte for byte as at the switch" \
-        "$(python3 "$RW" check "$uri" "$T/snap" original)" "ok 98 1001"
+        "$(pyrun "$RW" check "$uri" "$T/snap" original)" "ok 98 1001"
     online sync embed
     expect_eq "$name: ... sync refused meanwhile (exit 2): it would overwrite them" \
         "$rc:$(grep -c 'which a run, sync or finalize would overwrite' "$T/err")" "2:1"
@@ -114,7 +114,7 @@ for mode in "ferretdb changelog" "java changelog" "java"; do
         "$rc:$(grep -o 'carried back into crm.[a-z]*: .*' "$T/err" | sort | tr '\n' '|')" \
         "0:carried back into crm.people: 1 inserted, 1 replaced, 0 deleted|carried back into crm.tasks: 3 inserted, 1 replaced, 1 deleted|"
     expect_eq "$name: ... every written document in the originals, the rest byte for byte" \
-        "$(python3 "$RW" check "$uri" "$T/snap" carried)" "ok 99 1004"
+        "$(pyrun "$RW" check "$uri" "$T/snap" carried)" "ok 99 1004"
     online rollback embed
     expect_eq "$name: ... rollback again drops the results (exit 0)" \
         "$rc:$(exists "people_remodel_${e}_1")" "0:False"
@@ -163,7 +163,7 @@ online rollback embed
 expect_eq "java: rollback --carry-writes killed at its second rename ($krc), then rollback: it completes and carries (exit 0)" \
     "$krc:$rc:$(grep -c 'carried back into' "$T/err")" "137:0:2"
 expect_eq "java: ... every written document in the originals, the rest byte for byte" \
-    "$(python3 "$RW" check "$uri" "$T/snap" carried)" "ok 101 1007"
+    "$(pyrun "$RW" check "$uri" "$T/snap" carried)" "ok 101 1007"
 online rollback embed -q
 # A carry killed part way (at its deletes): rollback, without the
 # flag, carries the rest and then drops the results.
@@ -173,7 +173,7 @@ online rollback embed
 expect_eq "java: a carry killed at its deletes ($krc), then rollback: it carries the rest and drops the results (exit 0)" \
     "$krc:$rc:$(grep -c 'carried back into' "$T/err"):$(exists "people_remodel_${e}_1")" "137:0:2:False"
 expect_eq "java: ... every written document in the originals, the rest byte for byte" \
-    "$(python3 "$RW" check "$uri" "$T/snap" carried | cut -d' ' -f1)" "ok"
+    "$(pyrun "$RW" check "$uri" "$T/snap" carried | cut -d' ' -f1)" "ok"
 # No write by the check, one before the renames (the rollback killed at
 # its first): found in the results once the originals are back (exit 1),
 # never dropped without a flag.

@@ -2,8 +2,10 @@
 # tests/run.sh's recorded seconds (issue 60): the server suites start
 # longest first by tests/timings.txt, a suite over twice its figure and
 # over the floor fails with a FAIL line naming it and both figures, a
-# plain run writes only BUILD/timings.txt, and RUN_RECORD=1 lowers or adds
-# figures, never raises them, and after a whole run drops the suites gone.
+# plain run writes only BUILD/timings.txt, RUN_RECORD=1 lowers or adds
+# figures, never raises them, and after a whole run drops the suites gone;
+# the suites that start no server run beside the server suites, and a
+# sanitizer build that fails is a FAIL line.
 # Runs tests/run.sh on suites of its own (RUN_SUITES) against a timings
 # file of its own (RUN_TIMINGS); nothing of the real suites runs.
 #   REMODEL=build/remodel bash tests/cli/test_run_timings.sh
@@ -88,6 +90,29 @@ runs env RUN_RECORD=1 RUN_PARTS=all "$RUN" "$T/build" "$T/san"
 expect_eq "a whole run drops the line of a suite that is no more" "$(fig 'cli test_gone')" ""
 check "and says so" grep -q 'cli test_gone did not run: its line is dropped' "$T/err"
 expect_eq "and keeps the others" "$(fig 'cli test_online_b')" "$(ran 'cli test_online_b')"
+
+# The lane: a suite that starts no server runs beside the pool, not before
+# it. Its suite waits (up to 120 s) for a file that a server suite makes.
+L=$T/lane
+mkdir -p "$L"
+printf '#!/usr/bin/env bash\nfor i in $(seq 1200); do [ -f "%s/made" ] && break; sleep 0.1; done\n[ -f "%s/made" ] && echo "PASS waited"\n' \
+    "$T" "$T" >"$L/test_plain.sh"
+printf '#!/usr/bin/env bash\ntouch "%s/made"\necho "PASS made"\n' "$T" >"$L/test_online_made.sh"
+# One of the suites run again under the sanitizers, by its name.
+suite test_fixtures
+mv "$S/test_fixtures.sh" "$L/"
+# (RUN_ONLY=test_: not the layers check, whose objects are not built here.)
+runs env RUN_SUITES="$L" RUN_PARTS=all RUN_ONLY=test_ "$RUN" "$T/build"
+check "a suite that starts no server runs beside the server suites" grep -qx 'PASS waited' "$T/out"
+check "both reported, each in its own block" grep -qx '== cli test_plain' "$T/out"
+check "the run counts them all" grep -qx '3 passed, 0 failed' "$T/out"
+# The sanitizer build, made in the lane (RUN_SANITIZE_BUILD): one that
+# fails is a FAIL line, and the run fails.
+runs env RUN_SUITES="$L" RUN_PARTS=all RUN_ONLY=test_ RUN_SANITIZE_BUILD=no-such-target "$RUN" "$T/build" "$T/san"
+expect_eq "a sanitizer build that fails fails the run" "$rc" 1
+check "with a FAIL line naming the make target" grep -qx 'FAIL asan+ubsan build (make no-such-target)' "$T/out"
+check "and make's own message" grep -q 'no-such-target' "$T/out"
+check "the other suites still ran" grep -qx '3 passed, 1 failed' "$T/out"
 
 cp "$T/recorded" "$T/timings"
 runs env RUN_RECORD=2 "$RUN" "$T/build"
