@@ -63,12 +63,22 @@ fi
 # suite) while costing the total nothing; a suite must lose two minutes to
 # matter to make check's length, and a regression that size is what the
 # budget is for. RUN_BUDGET_FLOOR changes the 120 (the budget's own test).
+# Both scale with the machine's load when the suite ends: times the load
+# average per core, when that is over 1 (a suite waits its turn for a core
+# as much longer), so a busy machine stretches a suite without failing it,
+# and a quiet one keeps the budget whole. RUN_LOAD sets the load (the
+# budget's own test).
 floor=${RUN_BUDGET_FLOOR:-120}
 case $floor in [0-9] | [1-9][0-9]*) ;; *) echo "tests/run.sh: RUN_BUDGET_FLOOR is whole seconds, not $floor" >&2; exit 2 ;; esac
 # over_budget NAME SECS RECORDED: a FAIL line, counted, when over.
 over_budget() {
-    if [ "$2" -gt $(($3 * 2)) ] && [ "$2" -gt $(($3 + floor)) ]; then
-        echo "FAIL $1: took $2 s, over twice its recorded $3 s and $floor s over it ($timings)"
+    local load=${RUN_LOAD:-} cores f
+    [ -n "$load" ] || read -r load _ </proc/loadavg 2>/dev/null || load=0
+    cores=$(nproc 2>/dev/null || echo 1)
+    # f: the load per core in hundredths, 100 at least.
+    f=$(awk -v l="$load" -v c="$cores" 'BEGIN { f = int(l * 100 / c); print (f < 100 ? 100 : f) }')
+    if [ "$2" -gt $(($3 * 2 * f / 100)) ] && [ "$2" -gt $((($3 + floor) * f / 100)) ]; then
+        echo "FAIL $1: took $2 s, over twice its recorded $3 s and $floor s over it, at a load of $load on $cores cores ($timings)"
         echo 1 >>"$log/fails"
         echo "$1: FAIL took $2 s, recorded $3 s" >>"$log/faillines"
     fi

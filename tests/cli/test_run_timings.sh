@@ -21,10 +21,11 @@ suite test_online_a
 suite test_online_b
 suite test_online_c
 suite test_online_new
-# The one slow suite: it takes at least two seconds on any machine, as the
-# budget's test needs a suite longer than its figure of 0 (no speed is
-# tested: the other suites may take any time up to 100 s).
-suite test_online_slow 'sleep 2'
+# The one slow suite: it takes at least three seconds on any machine, as
+# the budget's tests need a suite longer than its figure of 0, and over
+# twice a figure of 1 (no speed is tested: the other suites may take any
+# time up to 100 s).
+suite test_online_slow 'sleep 3'
 cat >"$T/recorded" <<'EOF'
 # a comment, and a line of a suite that is no more
 cli test_gone 7
@@ -65,6 +66,15 @@ if grep -q '^FAIL cli test_online_[abc]' "$T/out"; then
 else
     pass "no FAIL for a suite within twice its figure"
 fi
+# The budget stretched by the load: at 100 per core, a suite over twice
+# its figure of 1 s passes; at none, it fails.
+sed -i 's/^cli test_online_slow 0$/cli test_online_slow 1/' "$T/timings"
+runs env RUN_BUDGET_FLOOR=0 RUN_LOAD=$((100 * $(nproc))) "$RUN" "$T/build"
+expect_eq "at a load of 100 a core, a suite over twice its figure passes" "$rc" 0
+check "and the run says every suite passed" grep -qx '5 passed, 0 failed' "$T/out"
+runs env RUN_BUDGET_FLOOR=0 RUN_LOAD=0 "$RUN" "$T/build"
+expect_eq "at no load, the same suite fails its budget" "$rc" 1
+sed -i 's/^cli test_online_slow 1$/cli test_online_slow 0/' "$T/timings"
 
 # RUN_RECORD=1 after a part: lowered, added, kept.
 suite test_online_broken 'echo "FAIL broken"'
