@@ -301,6 +301,10 @@ bool online_after_unsettled (online_t *on, bool *unsettled, bson_error_t *err);
  * their names (back) or under their backups'. carry: the results (under
  * their result names) into the originals (back under their own). */
 bool online_carry_check (online_t *on, bool back, bson_error_t *err);
+/* rollback's refusal, offering --carry-writes only where this plan's
+ * inverse will carry: works (the offer's words) into buf, or, why not
+ * said on a line of its own, "--carry-writes cannot ... (said above)". */
+void online_carry_offer (online_t *on, bool back, const char *works, char *buf, size_t cap);
 /* rec: the record's afterSwitch (its namespaces not switched in are
  * compared, not written: a difference there refused, named). */
 bool online_carry (online_t *on, const online_after_t *rec, bson_error_t *err);
