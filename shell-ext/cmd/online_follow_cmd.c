@@ -87,7 +87,10 @@ step_lease (online_t *on, follow_t *f, bson_error_t *err)
     (void) f;
     if (!online_lease_take (on, err))
         return false;
-    unset = BCON_NEW ("$unset", "{", "handover", BCON_BOOL (true), "}");
+    /* The holder named at once (followPid), so that a finalize started
+     * in the first round, before follow.pid is noted, asks it too. */
+    unset = BCON_NEW ("$unset", "{", "handover", BCON_BOOL (true), "}", "$set", "{", "followPid",
+                      BCON_INT64 ((int64_t) getpid ()), "}");
     ok = online_plan_update (on, unset, err);
     bson_destroy (unset);
     return ok;
