@@ -134,7 +134,8 @@ bool online_switch_probe (online_t *on, int64_t *rename_ms, size_t *renames, bso
 typedef struct {
     int64_t at;             /* ms since the epoch; 0: never measured */
     int64_t drain_ms, rename_ms, renames, point_ms;
-    int64_t verify_ms;      /* every result read (no log, --full-verify); 0: a sample */
+    int64_t verify_ms;      /* the verify in the window (0: none, verified ahead) */
+    bool verify_all;        /* of every result (no log, --full-verify), not a sample */
     bool fresh;
 } online_cutover_t;
 bool online_cutover_read (online_t *on, online_cutover_t *c, bson_error_t *err);

@@ -166,8 +166,14 @@ online_dest_prepare (online_t *on, bson_error_t *err)
                      "running: a sync, the verify, the copied namespaces brought to the source's "
                      "state, the confirmation and the pair's record timed, then the window's "
                      "estimate");
+    /* As finalize's: the run complete, the plan in a state a sync may
+     * write (online_dest_finalize.c). */
     if (!online_finalize_lease (on, err))
         return false;
+    if (!online_life_check (on, ONLINE_DO_SYNC, err)) {
+        online_lease_drop (on);
+        return false;
+    }
     t0 = online_mono_ms ();
     ok = online_apply (on, ONLINE_SYNC, err) >= 0;
     e.drain_ms = online_mono_ms () - t0;

@@ -84,6 +84,7 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     follower=
     stop_writer
 
+    est=$(sed -n "s/.*finalize: the cut-over's window, estimated: about \([^:]*\):.*/\1/p" "$T/err")
     # ---- over the bound: refused, nothing committed ----
     before=$(uri=$DST everything remodel)
     two finalize --writes-stopped --max-window 1ms
@@ -99,6 +100,7 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
     expect_message "$d: ... shop.other from the source's log, the window said" \
         "finalize: the copied namespaces: " "event(s) of the source's change log since the last copy" \
         "0 namespace(s) copied whole" "finalize: the writes were stopped for"
+    echo "# $d: estimated $est; $(grep -o 'the writes were stopped for [^ ]* [a-z]*' "$T/err")"
     uri=$SRC offline_run emb shop
     uri=$DST online_same "$d: the destination equals remodel run offline over the source's dump, byte for byte" \
         "$T/emb.archive" shop.parents=parents shop.kids=kids shop.other=other
