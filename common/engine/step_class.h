@@ -192,6 +192,7 @@ void rm_extract_indexes (const rm_step_t *s, rm_ixplan_t *ix);
 void rm_fields_indexes (const rm_step_t *s, rm_ixplan_t *ix);
 void rm_extract_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_rename_inverse (const rm_step_t *s, rm_step_inverse_t *out);
+void rm_set_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_bucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_unbucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_denorm_inverse (const rm_step_t *s, rm_step_inverse_t *out);

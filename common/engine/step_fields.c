@@ -557,16 +557,38 @@ rm_fields_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
     return 1;
 }
 
-/* set, unset and version have none: what they overwrite or remove is
- * gone from their results. Said per kind (remodel/plan.h). */
+/* unset and version have none: what they remove or overwrite is gone
+ * from their results. Said per kind (remodel/plan.h). */
 void
 rm_fields_no_inverse (const rm_step_t *s, rm_step_inverse_t *out)
 {
-    out->why = s->kind == RM_STEP_SET
-                   ? "its values are expressions (or values) that overwrite fields: what they "
-                     "replaced is not in its results"
-               : s->kind == RM_STEP_UNSET ? "the fields it removes are not in its results"
-                                          : "the version it overwrites is not in its results";
+    out->why = s->kind == RM_STEP_UNSET ? "the fields it removes are not in its results"
+                                        : "the version it overwrites is not in its results";
+}
+
+/* set's inverse (remodel/plan.h): the fields it writes removed, as
+ * denormalize's copies are. Exact only where no document had one of them
+ * before the step (a value it overwrote is not in its results): the
+ * online run records that, and rollback --carry-writes refuses where it
+ * did not hold. Top-level fields only: removing a.b would leave an empty
+ * a where the set made it. */
+void
+rm_set_inverse (const rm_step_t *s, rm_step_inverse_t *out)
+{
+    const rm_fields_t *f = &s->u.fields;
+    char *names[64];
+    if (f->n > sizeof names / sizeof names[0]) {
+        out->why = "it sets more than 64 fields: its inverse removes at most 64";
+        return;
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->paths[i].n != 1) {
+            out->why = "it sets a field inside another: its inverse removes top-level fields only";
+            return;
+        }
+        names[i] = f->paths[i].text;
+    }
+    out->plan = rm_inverse_unset (&f->in, names, f->n);
 }
 
 /* rename's inverse (remodel/plan.h): of top-level fields, the same

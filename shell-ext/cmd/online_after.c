@@ -486,7 +486,7 @@ online_after_check (online_t *on, bool finalized, bool switching, bson_error_t *
     online_after_t a;
     size_t total = 0;
     const char *how = "";
-    char said[1200], lost[300];
+    char said[1200], lost[300], offer[700];
     bool ok = after_read (on, &a, err), none = false;
 
     /* A rollback begun (its choice stands), or a switch of an earlier
@@ -521,29 +521,35 @@ online_after_check (online_t *on, bool finalized, bool switching, bson_error_t *
             online_after_destroy (&a);
             return ok;
         }
+        online_carry_offer (on, false, "--carry-writes carries whatever differs back into the "
+                            "originals", offer, sizeof offer);
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: its switch recorded nothing to tell the "
                       "application's writes since by (finalized by an earlier remodel): a "
-                      "rollback could lose them; nothing "
-                      "renamed: --carry-writes carries whatever differs back into the originals, "
+                      "rollback could lose them; nothing renamed: %s, "
                       "--discard-writes-after-switch rolls back without them", on->run->where,
-                      on->run->names.name);
+                      on->run->names.name, offer);
         return false;
     }
     ok = ok && after_find (on, &a, false, !o->carry_writes, &total, &how, lost, sizeof lost, err);
     after_describe (&a, said, sizeof said);
+    /* Only what will work for this plan is offered. */
+    if (ok && (*lost || total) && !o->carry_writes && !o->discard_writes)
+        online_carry_offer (on, false, *lost ? "--carry-writes carries whatever differs back "
+                            "into the originals" : "--carry-writes carries them back into the "
+                            "originals", offer, sizeof offer);
     if (ok && *lost && !o->carry_writes && !o->discard_writes) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: the change log cannot say what was "
                       "written to the switched-in collections since the switch (%s), and the "
                       "switch recorded only its point there: a rollback could lose those writes; "
                       "nothing renamed: --discard-writes-after-switch rolls back leaving the "
-                      "results as they are beside the originals, --carry-writes carries whatever "
-                      "differs back into the originals", on->run->where, on->run->names.name, lost);
+                      "results as they are beside the originals, %s", on->run->where,
+                      on->run->names.name, lost, offer);
         ok = false;
     } else if (ok && total && !o->carry_writes && !o->discard_writes) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s: written since the switch, by %s: %s; a "
-                      "rollback would lose those writes; nothing renamed: --carry-writes carries "
-                      "them back into the originals, --discard-writes-after-switch drops them",
-                      on->run->where, on->run->names.name, how, said);
+                      "rollback would lose those writes; nothing renamed: %s, "
+                      "--discard-writes-after-switch drops them",
+                      on->run->where, on->run->names.name, how, said, offer);
         ok = false;
     }
     ok = ok && (!o->carry_writes || online_carry_check (on, false, err));

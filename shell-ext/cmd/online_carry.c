@@ -292,6 +292,27 @@ online_carry_check (online_t *on, bool back, bson_error_t *err)
     return ok;
 }
 
+void
+online_carry_offer (online_t *on, bool back, const char *works, char *buf, size_t cap)
+{
+    bson_error_t why;
+    const char *tail = refused_tail (on);
+    char *cut;
+
+    memset (&why, 0, sizeof why);
+    if (online_carry_check (on, back, &why)) {
+        snprintf (buf, cap, "%s", works);
+        return;
+    }
+    /* The refusal's own advice is the caller's sentence already. */
+    cut = strstr (why.message, tail);
+    if (cut && cut - why.message >= 2)
+        cut[-2] = '\0';
+    /* Its own line: within the refusal's it would pass an error's room. */
+    online_say_warn (on, "rollback: --carry-writes cannot carry the writes back: %s", why.message);
+    snprintf (buf, cap, "--carry-writes cannot carry them back for this plan (said above)");
+}
+
 static int
 by_cmp (const void *x, const void *y)
 {

@@ -134,6 +134,8 @@ bool online_switch_probe (online_t *on, int64_t *rename_ms, size_t *renames, bso
 typedef struct {
     int64_t at;             /* ms since the epoch; 0: never measured */
     int64_t drain_ms, rename_ms, renames, point_ms;
+    int64_t verify_ms;      /* the verify in the window (0: none, verified ahead) */
+    bool verify_all;        /* of every result (no log, --full-verify), not a sample */
     bool fresh;
 } online_cutover_t;
 bool online_cutover_read (online_t *on, online_cutover_t *c, bson_error_t *err);
@@ -300,6 +302,10 @@ bool online_after_unsettled (online_t *on, bool *unsettled, bson_error_t *err);
  * their names (back) or under their backups'. carry: the results (under
  * their result names) into the originals (back under their own). */
 bool online_carry_check (online_t *on, bool back, bson_error_t *err);
+/* rollback's refusal, offering --carry-writes only where this plan's
+ * inverse will carry: works (the offer's words) into buf, or, why not
+ * said on a line of its own, "--carry-writes cannot ... (said above)". */
+void online_carry_offer (online_t *on, bool back, const char *works, char *buf, size_t cap);
 /* rec: the record's afterSwitch (its namespaces not switched in are
  * compared, not written: a difference there refused, named). */
 bool online_carry (online_t *on, const online_after_t *rec, bson_error_t *err);
@@ -370,6 +376,43 @@ bool online_dest_copy_all (online_t *on, const bson_t *copies, bool again, int *
 bool online_dest_drop (online_t *on, const char *db, const char *name, const char *what,
                        bson_error_t *err);
 bool online_dest_finalize (online_t *on, bson_error_t *err);
+/* online_dest_copy_step.c: the copied namespaces kept in step by the
+ * source's change log. mark: a point noted before the run's first copy
+ * (a resumed run keeps it). step: the copies not made yet made, then the
+ * documents the log shows written to any copy since the noted point
+ * written again as the source holds them, the point moved on; where the
+ * log cannot tell (st->whole says why), every copy taken again whole.
+ * said: what a step did, in words. */
+typedef struct {
+    int copied;             /* namespaces copied whole */
+    int64_t docs;           /* their documents */
+    int64_t events, rewritten;
+    char whole[300];
+} online_copy_step_t;
+bool online_dest_copy_mark (online_t *on, bson_error_t *err);
+bool online_dest_copy_step (online_t *on, const bson_t *copies, online_copy_step_t *st,
+                            bson_error_t *err);
+void online_dest_copy_said (const online_copy_step_t *st, char *buf, size_t cap);
+/* online_dest_cutover.c: finalize --to-uri's window. prepare: finalize
+ * without --writes-stopped (each phase timed with the writes running, the
+ * figures in the pair's record, the estimate said). est_read: those
+ * figures (fresh: from the last half hour); after_drain, after_copy: what
+ * is still to come then; fits: false (RM_ERR_WINDOW, nothing committed,
+ * said) when the window begun at t0 with left_ms to come passes
+ * --max-window, done naming what the time went on. */
+typedef struct {
+    int64_t at;             /* ms since the epoch; 0: never prepared */
+    int64_t drain_ms, verify_ms, copy_ms, confirm_ms, record_ms;
+    bool fresh;
+} online_dest_est_t;
+bool online_dest_prepare (online_t *on, bson_error_t *err);
+bool online_dest_est_read (online_t *on, online_dest_est_t *e, bson_error_t *err);
+int64_t online_dest_est_total (const online_dest_est_t *e);
+int64_t online_dest_est_after_drain (const online_dest_est_t *e);
+int64_t online_dest_est_after_copy (const online_dest_est_t *e);
+void online_dest_est_describe (const online_dest_est_t *e, bool full, char *buf, size_t cap);
+bool online_dest_fits (online_t *on, int64_t t0, int64_t left_ms, const char *done,
+                       bson_error_t *err);
 /* rollback before the commit, its results dropped, under its lease and
  * before the plan is forgotten (online_rollback): the namespaces the run
  * copied as they are dropped too (the run claimed each: the destination

@@ -7,7 +7,8 @@
  * (online_sample.c), the results' indexes, the probe renames (timed: the
  * switch is as many renames), and one point of the change log taken
  * (timed: the confirmation takes one). The figures go into the plan's
- * record (cutover: {at, drainMs, renameMs, renames, pointMs}) and are
+ * record (cutover: {at, drainMs, renameMs, renames, pointMs, verifyMs:
+ * every result's reading, without a log or with --full-verify}) and are
  * said as the window's estimate. `finalize --writes-stopped` then does
  * only the drain, the switch and the confirmation; the estimate, and at
  * the switch the time the window has lasted, are held against
@@ -54,6 +55,10 @@ online_cutover_read (online_t *on, online_cutover_t *c, bson_error_t *err)
                 c->renames = v;
             else if (!strcmp (k, "pointMs"))
                 c->point_ms = v;
+            else if (!strcmp (k, "verifyMs"))
+                c->verify_ms = v;
+            else if (!strcmp (k, "verifyAll"))
+                c->verify_all = v != 0;
         }
         c->fresh = c->at > 0 && (int64_t) time (NULL) * 1000 - c->at < CUTOVER_FRESH_MS;
     }
@@ -67,7 +72,9 @@ save (online_t *on, const online_cutover_t *c, bson_error_t *err)
     bson_t *set = BCON_NEW ("$set", "{", "cutover", "{", "at", BCON_DATE_TIME (c->at), "drainMs",
                             BCON_INT64 (c->drain_ms), "renameMs", BCON_INT64 (c->rename_ms),
                             "renames", BCON_INT64 (c->renames), "pointMs",
-                            BCON_INT64 (c->point_ms), "}", "}");
+                            BCON_INT64 (c->point_ms), "verifyMs", BCON_INT64 (c->verify_ms),
+                            "verifyAll", BCON_BOOL (c->verify_all), "}",
+                            "}");
     bool ok = online_plan_update (on, set, err);
     bson_destroy (set);
     return ok;
@@ -82,18 +89,24 @@ online_cutover_switch_ms (const online_cutover_t *c)
 int64_t
 online_cutover_total (const online_cutover_t *c)
 {
-    return (c->drain_ms > 0 ? c->drain_ms : 0) + online_cutover_switch_ms (c);
+    return (c->drain_ms > 0 ? c->drain_ms : 0) + c->verify_ms + online_cutover_switch_ms (c);
 }
 
 void
 online_cutover_describe (const online_cutover_t *c, char *buf, size_t cap)
 {
-    char drain[120];
+    char drain[200];
     if (c->drain_ms >= 0)
         snprintf (drain, sizeof drain, "the drain %s (as long as the last sync)",
                   ONLINE_DUR (c->drain_ms));
     else
         snprintf (drain, sizeof drain, "the drain not known (no sync measured)");
+    /* The verify in the window: every result without a change log (or
+     * with --full-verify), else a sample where none was verified ahead. */
+    if (c->verify_ms > 0)
+        snprintf (drain + strlen (drain), sizeof drain - strlen (drain), ", the verify %s "
+                  "(%s)", ONLINE_DUR (c->verify_ms),
+                  c->verify_all ? "every result read" : "a sample");
     snprintf (buf, cap, "about %s: %s, the switch %s (%lld renames at %lld ms, as the "
               "probe's), the confirmation %s (a point of the change log)",
               ONLINE_DUR (online_cutover_total (c)), drain,
@@ -150,9 +163,23 @@ online_cutover_prepare (online_t *on, bool follows, bool ahead, bson_error_t *er
     t0 = online_mono_ms ();
     ok = online_apply (on, ONLINE_SYNC, err) >= 0;
     c.drain_ms = online_mono_ms () - t0;
+    /* Without a log, or with --full-verify, finalize verifies every
+     * result after the drain: that reading is timed too (a difference
+     * here is a write since the sync). */
+    if (ok && !follows) {
+        t0 = online_mono_ms ();
+        ok = online_apply (on, ONLINE_VERIFY, err) >= 0;
+        c.verify_ms = online_mono_ms () - t0;
+        c.verify_all = true;
+    }
     if (ok && follows && !ahead) {
+        t0 = online_mono_ms ();
         ok = online_sample_verify (on, on->run->o->sample > 0 ? on->run->o->sample : ONLINE_FINALIZE_SAMPLE,
                                    &differ, err);
+        /* One that differs is not recorded: finalize verifies its own
+         * sample in the window, as long as this one. */
+        if (ok && differ)
+            c.verify_ms = online_mono_ms () - t0;
         if (ok && differ)
             online_say_note (on, "finalize: %lld results of the sample "
                              "differ, written since the sync (the drain recomputes them); none "

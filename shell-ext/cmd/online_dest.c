@@ -343,7 +343,9 @@ online_dest_run (online_t *on, bson_error_t *err)
                          "by the run it joined", on->run->names.name);
         return 0;
     }
-    ok = online_dest_finals (on, &finals, &copies, &n, err) &&
+    /* The point first: what is written while they are copied, and after,
+     * is what follow and finalize bring over (online_dest_copy_step.c). */
+    ok = online_dest_finals (on, &finals, &copies, &n, err) && online_dest_copy_mark (on, err) &&
          online_dest_copy_all (on, &copies, false, &copied, &docs, err);
     if (ok)
         online_say_note (on, "run: plan %s: %d namespace(s) the plan does not write copied as "

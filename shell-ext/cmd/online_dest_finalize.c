@@ -5,8 +5,12 @@
  * the source's change log from the recorded point, where the run
  * recorded one; else a rescan of every step), then verified (a sample,
  * or every result with --full-verify), the namespaces the plan does not
- * write copied again, the intermediate results dropped, and the plan
- * recorded as committed in the pair's record. The results have had their
+ * write brought to the source's state (what its change log shows written
+ * since the last copy: online_dest_copy_step.c), the intermediate results
+ * dropped, and the plan recorded as committed in the pair's record, all
+ * within --max-window (online_dest_cutover.c: the prepare's estimate
+ * before anything, the time spent after each phase; past it nothing is
+ * committed, exit 3). The results have had their
  * final names on the destination from the start (online_ops_pair.c):
  * nothing is renamed. Run again after an interruption, it takes each of
  * those as the destination shows it; once the drops have begun (noted
@@ -81,10 +85,52 @@ drained (online_t *on, int64_t *rewritten, char *how, size_t cap, bson_error_t *
     return true;
 }
 
+/* Before anything, with the writes stopped: the prepare's estimate said
+ * and held against --max-window; without a fresh one, said so (the bound
+ * still holds after each phase). */
+static bool
+estimate_fits (online_t *on, online_dest_est_t *e, int64_t t0, bson_error_t *err)
+{
+    char est[600];
+    if (!online_dest_est_read (on, e, err))
+        return false;
+    if (!e->fresh) {
+        memset (e, 0, sizeof *e);
+        online_say_note (on, "finalize: no estimate of the window (finalize without "
+                         "--writes-stopped prepares one, with the writes running); --max-window "
+                         "%s still bounds it after each phase", ONLINE_DUR (on->run->o->max_window_ms));
+        return true;
+    }
+    online_dest_est_describe (e, on->run->o->full_verify, est, sizeof est);
+    online_say_note (on, "finalize: the window, estimated by the prepare: %s; --max-window %s",
+                     est, ONLINE_DUR (on->run->o->max_window_ms));
+    return online_dest_fits (on, t0, online_dest_est_total (e), "the checks took", err);
+}
+
+/* The copied namespaces brought to the source's state, said; within the
+ * bound with the confirmation and the record to come. */
+static bool
+copies_in_step (online_t *on, const bson_t *copies, const online_dest_est_t *e, int64_t t0,
+                int *copied, int64_t *docs, bson_error_t *err)
+{
+    online_copy_step_t st;
+    char said[400];
+    bool ok = online_dest_copy_step (on, copies, &st, err);
+    if (!ok)
+        return false;
+    *copied = st.copied;
+    *docs = st.docs + st.rewritten;
+    online_dest_copy_said (&st, said, sizeof said);
+    online_say_note (on, "finalize: the copied namespaces: %s", said);
+    return online_dest_fits (on, t0, online_dest_est_after_copy (e),
+                             "the drain, the verify and the copies took", err);
+}
+
 bool
 online_dest_finalize (online_t *on, bson_error_t *err)
 {
     online_after_t finals;
+    online_dest_est_t est;
     bson_t copies, *set;
     int n = 0, copied = 0;
     int64_t t0 = online_mono_ms (), docs = 0, rewritten = 0, took;
@@ -94,12 +140,7 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     bool ok, has_ts, finishing = false;
     online_capture_t dest_point;
 
-    if (!on->run->o->writes_stopped) {
-        rm_error_set (err, RM_ERR_USAGE, "finalize --to-uri: the cut-over is your switch of "
-                      "connection string: stop the application's writes to the source, then "
-                      "give --writes-stopped");
-        return false;
-    }
+    memset (&est, 0, sizeof est);
     if (!online_dest_committed (on, at, sizeof at, err))
         return false;
     if (*at) {
@@ -107,25 +148,32 @@ online_dest_finalize (online_t *on, bson_error_t *err)
                          on->run->names.name, on->run->where, at);
         return true;
     }
+    /* Without --writes-stopped: the window prepared and estimated
+     * (online_dest_cutover.c), nothing committed. */
+    if (!on->run->o->writes_stopped)
+        return online_dest_prepare (on, err);
     /* A follow keeping DEST current hands its lease over, as within one
      * deployment (online_finalize.c). */
     if (!online_finalize_lease (on, err) || !online_dest_finishing (on, &finishing, err) ||
         !online_life_check (on, ONLINE_DO_SYNC, err) ||
-        (!finishing && !drained (on, &rewritten, how, sizeof how, err)))
+        (!finishing && (!estimate_fits (on, &est, t0, err) ||
+                        !drained (on, &rewritten, how, sizeof how, err) ||
+                        !online_dest_fits (on, t0, online_dest_est_after_drain (&est),
+                                           "the drain and the verify took", err))))
         return false;
     now = time (NULL);
     strftime (at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", gmtime (&now));
+    ok = online_dest_finals (on, &finals, &copies, &n, err) &&
+         (finishing || copies_in_step (on, &copies, &est, t0, &copied, &docs, err));
     /* The source's log point the destination now reflects, where it has
      * an oplog (read, never followed yet): the writes are stopped. Only a
      * replica set member keeps one; asking another could make it a local
      * database (mongo-java-server makes one for any read). */
     has_ts = false;
-    if (*on->run->pair->caps.set_name && !online_pair_oplog_last (on, &ts_t, &ts_i, &has_ts, err))
-        return false;
+    if (ok && *on->run->pair->caps.set_name)
+        ok = online_pair_oplog_last (on, &ts_t, &ts_i, &has_ts, err);
     if (has_ts)
         snprintf (point, sizeof point, "its oplog at Timestamp(%u, %u)", ts_t, ts_i);
-    ok = online_dest_finals (on, &finals, &copies, &n, err) &&
-         (finishing || online_dest_copy_all (on, &copies, true, &copied, &docs, err));
     if (ok && !finishing && finals.n_drops) {
         set = BCON_NEW ("finishing", BCON_BOOL (true));
         ok = online_pair_note (on, set, err);
@@ -155,12 +203,15 @@ online_dest_finalize (online_t *on, bson_error_t *err)
     online_capture_destroy (&dest_point);
     if (ok) {
         on->run->pair->all_dest = true;
-        online_say_note (on, "finalize: plan %s committed on %s in %lld ms: %zu result(s) under "
-                         "their final names, %d namespace(s) copied as they are; %lld result(s) "
-                         "rewritten by the last sync; the source as of %s, %s (%s)",
-                         on->run->names.name, on->run->where, (long long) took, finals.n, copied,
-                         (long long) rewritten, at, point,
+        online_say_note (on, "finalize: plan %s committed on %s: %zu result(s) under "
+                         "their final names, %d namespace(s) copied whole, %lld document(s) "
+                         "written; %lld result(s) rewritten by the last sync; the source as of "
+                         "%s, %s (%s)", on->run->names.name, on->run->where, finals.n, copied,
+                         (long long) docs, (long long) rewritten, at, point,
                          *how ? how : "the drops completed: no sync");
+        online_say_note (on, "finalize: the writes were stopped for %s (from finalize "
+                         "--writes-stopped to the commit; --max-window %s)", ONLINE_DUR (took),
+                         ONLINE_DUR (on->run->o->max_window_ms));
     }
     online_after_destroy (&finals);
     bson_destroy (&copies);

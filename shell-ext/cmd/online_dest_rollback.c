@@ -150,18 +150,21 @@ mark (online_t *on, const char *how, const since_t *w, bson_error_t *err)
 static bool
 refuse_written (online_t *on, const char *at, const since_t *w, bson_error_t *err)
 {
+    char offer[700];
+    /* Only what will work for this plan is offered (online_carry.c). */
+    online_carry_offer (on, true, w->total > 0 ? "--carry-writes carries them back through the "
+                        "plan's inverse" : "--carry-writes carries whatever it wrote back "
+                        "through the plan's inverse", offer, sizeof offer);
     if (w->total > 0)
         rm_error_set (err, RM_ERR_USAGE, "rollback --to-uri: plan %s: the destination's change "
                       "log shows writes since the commit at %s (%s), which the source does not "
-                      "hold: --carry-writes carries them back through the plan's inverse, "
-                      "--discard-writes-after-switch forgets the commit without them; nothing "
-                      "written", on->run->names.name, at, w->said);
+                      "hold: %s, --discard-writes-after-switch forgets the commit without them; "
+                      "nothing written", on->run->names.name, at, w->said, offer);
     else
         rm_error_set (err, RM_ERR_USAGE, "rollback --to-uri: plan %s: whether the application "
-                      "wrote to the destination since the commit at %s is not known (%s): "
-                      "--carry-writes carries whatever it wrote back through the plan's "
-                      "inverse, --discard-writes-after-switch forgets the commit without it; "
-                      "nothing written", on->run->names.name, at, w->said);
+                      "wrote to the destination since the commit at %s is not known (%s): %s, "
+                      "--discard-writes-after-switch forgets the commit without it; nothing "
+                      "written", on->run->names.name, at, w->said, offer);
     return false;
 }
 

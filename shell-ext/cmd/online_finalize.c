@@ -248,7 +248,9 @@ online_finalize_lease (online_t *on, bson_error_t *err)
                                err))
             return false;
         /* The holder is "host:pid:...": the follow's when its pid is. */
-        following = bson_iter_init (&it, &doc) && bson_iter_find_descendant (&it, "follow.pid", &it) &&
+        following = bson_iter_init (&it, &doc) &&
+                    (bson_iter_find (&it, "followPid") ||
+                     (bson_iter_init (&it, &doc) && bson_iter_find_descendant (&it, "follow.pid", &it))) &&
                     online_lease_status (on, holder, sizeof holder, &left, &epoch, &gone, err) &&
                     (snprintf (pid, sizeof pid, ":%lld:", (long long) bson_iter_as_int64 (&it)),
                      strstr (holder, pid) != NULL);

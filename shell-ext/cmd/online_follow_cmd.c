@@ -87,7 +87,10 @@ step_lease (online_t *on, follow_t *f, bson_error_t *err)
     (void) f;
     if (!online_lease_take (on, err))
         return false;
-    unset = BCON_NEW ("$unset", "{", "handover", BCON_BOOL (true), "}");
+    /* The holder named at once (followPid), so that a finalize started
+     * in the first round, before follow.pid is noted, asks it too. */
+    unset = BCON_NEW ("$unset", "{", "handover", BCON_BOOL (true), "}", "$set", "{", "followPid",
+                      BCON_INT64 ((int64_t) getpid ()), "}");
     ok = online_plan_update (on, unset, err);
     bson_destroy (unset);
     return ok;
@@ -121,11 +124,42 @@ step_note (online_t *on, follow_t *f, bson_error_t *err)
     return ok;
 }
 
-/* Whether finalize asked for the lease (the plan's record). */
+/* Whether finalize asked for the lease (the plan's record), or asked
+ * while a long phase ran (the lease's watch stopped it: online_lease.c). */
 static bool
 step_asked (online_t *on, follow_t *f, bson_error_t *err)
 {
-    return online_plan_flag (on, "handover", &f->asked, err);
+    bool ok = online_plan_flag (on, "handover", &f->asked, err);
+    f->asked |= online_stop_handover ();
+    return ok;
+}
+
+/* --to-uri: the copied namespaces brought to the source's state with each
+ * round from the second on (online_dest_copy_step.c), so that finalize
+ * writes only what was written since; a source without a log has no
+ * round. The first round is a sync's, call for call (the fault suites
+ * number them), and brings the results up first. */
+static bool
+step_copies (online_t *on, follow_t *f, bson_error_t *err)
+{
+    online_after_t finals;
+    online_copy_step_t st;
+    bson_t copies;
+    int n = 0;
+    char said[400];
+    bool ok;
+
+    if (!on->run->pair || !on->run->follows || f->round == 0)
+        return true;
+    ok = online_dest_finals (on, &finals, &copies, &n, err) &&
+         online_dest_copy_step (on, &copies, &st, err);
+    online_after_destroy (&finals);
+    bson_destroy (&copies);
+    if (ok && (st.rewritten || st.copied)) {
+        online_dest_copy_said (&st, said, sizeof said);
+        online_say_note (on, "follow: the copied namespaces: %s", said);
+    }
+    return ok;
 }
 
 /* How often follow verifies a sample of the results (online_sample.c),
@@ -181,6 +215,10 @@ online_follow (online_t *on, online_do_t life, bson_error_t *err)
     bool ok;
 
     ok = retried (on, &f, step_begin, &retry, err) && retried (on, &f, step_lease, &retry, err);
+    /* A verify or a rescan lasts minutes: the lease's renewals look for
+     * finalize's request meanwhile, and stop the phase for it. */
+    if (ok)
+        online_lease_watch_handover (on);
     on->own_run->following = true;
     while (ok && !online_stop_requested () && !f.asked) {
         int64_t t0 = online_mono_ms ();
@@ -200,8 +238,10 @@ online_follow (online_t *on, online_do_t life, bson_error_t *err)
             break;
         }
         ONLINE_RETRY_RESET (retry);
+        ok = retried (on, &f, step_copies, &retry, err);
         f.ms = online_mono_ms () - t0;
-        ok = retried (on, &f, step_note, &retry, err) && retried (on, &f, step_asked, &retry, err);
+        ok = ok && retried (on, &f, step_note, &retry, err) &&
+             retried (on, &f, step_asked, &retry, err);
         if (ok && !f.asked && !online_stop_requested () && !sample (on, &sample_at, err)) {
             if (online_retry (on, &retry, err))
                 continue;
@@ -215,6 +255,7 @@ online_follow (online_t *on, online_do_t life, bson_error_t *err)
         memset (err, 0, sizeof *err);
         ok = true;
     }
+    f.asked |= online_stop_handover ();
     if (ok)
         online_say_note (on, "follow: plan %s: stopped after %lld rounds (%s)", on->run->names.name,
                          (long long) f.round,

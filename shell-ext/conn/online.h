@@ -480,6 +480,13 @@ bool online_state_get (online_t *on, const char *coll, const char *id, bson_t *d
  * ignores them (the lease's renewals; old restored with pthread_sigmask). */
 void online_signal_install (void);
 int online_stop_requested (void);
+/* A stop with no signal: finalize asked a follow for its lease while a
+ * long phase ran (set by the lease's renewals, online_lease.c); requested
+ * then returns ONLINE_STOP_HANDOVER and the loops stop as for a signal,
+ * the name saying why. handover: whether it came. */
+#define ONLINE_STOP_HANDOVER 0x100
+void online_stop_for_handover (void);
+bool online_stop_handover (void);
 const char *online_stop_name (void);
 bool online_stop_check (online_t *on, const char *where, bson_error_t *err);
 bool online_stop_check_step (online_t *on, const rm_step_t *s, const char *ns, int64_t seen,

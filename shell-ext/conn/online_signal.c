@@ -62,22 +62,40 @@ online_signal_install (void)
     sigaction (SIGTERM, &sa, NULL);
 }
 
+/* Set from the lease's renewals' thread, read by the command's. */
+static volatile sig_atomic_t handover;
+
+void
+online_stop_for_handover (void)
+{
+    handover = 1;
+}
+
+bool
+online_stop_handover (void)
+{
+    return handover && !stop_signal;
+}
+
 int
 online_stop_requested (void)
 {
-    return stop_signal;
+    return stop_signal ? stop_signal : handover ? ONLINE_STOP_HANDOVER : 0;
 }
 
 const char *
 online_stop_name (void)
 {
-    return stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGTERM ? "SIGTERM" : "a signal";
+    return stop_signal == SIGINT    ? "SIGINT"
+           : stop_signal == SIGTERM ? "SIGTERM"
+           : !stop_signal && handover ? "finalize's request for the lease"
+                                      : "a signal";
 }
 
 bool
 online_stop_check (online_t *on, const char *where, bson_error_t *err)
 {
-    if (!stop_signal)
+    if (!online_stop_requested ())
         return true;
     rm_error_set (err, RM_ERR_INTERRUPTED, "plan %s: stopped by %s %s", on->run->names.name,
                   online_stop_name (), where);
@@ -89,7 +107,7 @@ online_stop_check_step (online_t *on, const rm_step_t *s, const char *ns, int64_
                         const char *kept, bson_error_t *err)
 {
     char where[600];
-    if (!stop_signal)
+    if (!online_stop_requested ())
         return true;
     snprintf (where, sizeof where, "after step %zu (%s) %s: %lld read, %s", s->index, s->op, ns,
               (long long) seen, kept);
@@ -255,7 +273,7 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
         return false;
     }
     pthread_mutex_lock (&c->mu);
-    while (!c->done && !stop_signal && !past_deadline ()) {
+    while (!c->done && !online_stop_requested () && !past_deadline ()) {
         struct timespec until;
         clock_gettime (CLOCK_REALTIME, &until);
         until.tv_nsec += CALL_POLL_MS * 1000000L;
@@ -274,7 +292,7 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
         c->left = true;
         pthread_mutex_unlock (&c->mu);
         *stopped = true;
-        if (stop_signal)
+        if (online_stop_requested ())
             return online_stop_check (on, where, err);
         rm_error_set (err, RM_ERR_WINDOW, "waiting for %s (%s), given up at the window's "
                       "bound", waits, ONLINE_DUR (online_mono_ms () - t0));

@@ -191,6 +191,10 @@ online_incr_verify_sample (online_t *on, int64_t n, int64_t *differ, size_t *fir
             online_changes_t ch;
             online_follow_req_t rq = {s, &passes[p], p, ONLINE_VERIFY, &ch, NULL, NULL, false, &st};
             bool ok;
+            /* A stop (a signal, finalize asking follow for the lease)
+             * between two passes: the sample is no state to keep. */
+            if (!online_stop_check (on, "while verifying a sample", err))
+                return false;
             online_changes_init (&ch);
             ok = f->sample (on, s, &passes[p], n, &ch, no_sample, sizeof no_sample, err) &&
                  f->follow (on, &rq, err);

@@ -83,7 +83,13 @@ struct online_lease {
     int64_t server0, mono0;   /* the server's time at mono0 */
     int64_t renewed;          /* mono time the last good renewal was sent */
     bool lost, stop;
+    bool watch;               /* a follow's: finalize's request looked for */
 };
+
+/* How often a follow's lease looks for finalize's request (the plan's
+ * record's handover), so that a verify or a rescan stops within about
+ * this long of it, rather than at the round's end. */
+#define WATCH_MS 1000
 
 static int64_t
 lease_ms (void)
@@ -227,6 +233,36 @@ renew_once (online_lease_t *l, bool *lost)
     return ok;
 }
 
+/* Whether the plan's record asks for the lease (on the renewals' own
+ * connection); a failed read is tried again next time. */
+static bool
+handover_asked (online_lease_t *l)
+{
+    online_t *own = l->own;
+    bson_t *sel = BCON_NEW ("_id", BCON_UTF8 (l->id)), doc;
+    bson_iter_t it;
+    bson_error_t why;
+    bool found, asked;
+
+    asked = online_ops (own)->state_read (own, "plans", sel, &doc, &found, &why) && found &&
+            bson_iter_init_find (&it, &doc, "handover") && bson_iter_as_bool (&it);
+    bson_destroy (&doc);
+    bson_destroy (sel);
+    return asked;
+}
+
+void
+online_lease_watch_handover (online_t *on)
+{
+    online_lease_t *l = on->lease;
+    if (!l)
+        return;
+    pthread_mutex_lock (&l->mu);
+    l->watch = true;
+    pthread_cond_signal (&l->cv);
+    pthread_mutex_unlock (&l->mu);
+}
+
 static void *
 renewer (void *arg)
 {
@@ -236,14 +272,19 @@ renewer (void *arg)
      * counts them as a kind of their own ("lease.update"), out of the
      * command's numbering, which then stays the same from run to run. */
     online_fault_thread ("lease");
+    int64_t due = online_mono_ms () + l->lease_ms / 6;
     pthread_mutex_lock (&l->mu);
     while (!l->stop && !l->lost) {
         struct timespec until;
-        int64_t every = l->lease_ms / 6;
-        bool lost = false;
+        int64_t wait = due - online_mono_ms ();
+        bool lost = false, watch = l->watch;
+        if (watch && wait > WATCH_MS)
+            wait = WATCH_MS;
+        if (wait < 0)
+            wait = 0;
         clock_gettime (CLOCK_REALTIME, &until);
-        until.tv_sec += every / 1000;
-        until.tv_nsec += (every % 1000) * 1000000L;
+        until.tv_sec += wait / 1000;
+        until.tv_nsec += (wait % 1000) * 1000000L;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
@@ -254,7 +295,14 @@ renewer (void *arg)
         pthread_mutex_unlock (&l->mu);
         /* A failed renewal (the server away) is tried again next time;
          * meanwhile the deadline stands and the writes stop at it. */
-        renew_once (l, &lost);
+        if (online_mono_ms () >= due) {
+            renew_once (l, &lost);
+            due = online_mono_ms () + l->lease_ms / 6;
+        }
+        /* The command's loops stop at their next batch, as for a signal
+         * (online_signal.c); follow then hands the lease over. */
+        if (watch && !lost && handover_asked (l))
+            online_stop_for_handover ();
         pthread_mutex_lock (&l->mu);
         l->lost |= lost;
     }

@@ -24,6 +24,10 @@ bool online_lease_take_key (online_t *on, const char *id, const char *what, bool
  * time, so a run that lost it writes nothing more. */
 bool online_lease_check (online_t *on, bson_error_t *err);
 void online_lease_drop (online_t *on);
+/* follow's: the renewals also look, every second, for finalize's request
+ * for the lease in the plan's record, and stop the command's long phases
+ * for it (online_stop_for_handover). */
+void online_lease_watch_handover (online_t *on);
 /* The server's clock (hello's localTime), which judges expiry. */
 bool online_server_now (online_t *on, int64_t *now, bson_error_t *err);
 /* Who holds the lease now ("" when nobody), for how long, its epoch;

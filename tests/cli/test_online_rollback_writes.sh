@@ -19,8 +19,9 @@
 # and, on the server without a log: a rename carried back; an extract
 # carried back through an embed (a child of no post refused before
 # anything is written, elements without an _id before anything is
-# renamed); a plan with no
-# inverse (set) refused with --carry-writes, naming its step; a rollback
+# renamed); a set of a field no task had carried back (the field
+# removed), one that overwrote a field refused, rollback offering only
+# what works for it (issue 65); a rollback
 # --carry-writes killed at its second rename (tests/peers/killat.sh)
 # completed by rollback without the flag, which carries, and one killed at
 # its deletes completed the same way; a write landing
@@ -137,14 +138,36 @@ print(first["name"], p.find_one({"_id": "p-rename"}), p.count_documents({"fullNa
     "0:Renamed After Switch {'_id': 'p-rename', 'name': 'Inserted After Switch'} 0 100"
 online rollback rename -q
 
+# A set of a field no task had: its inverse removes it (issue 65).
 online run set -q && online finalize set --writes-stopped -q
-py 'c.crm.tasks.insert_one({"_id": "t-set", "design": 2})'
+py 'c.crm.tasks.insert_one({"_id": "t-set", "design": 2, "title": "after the switch"})
+c.crm.tasks.update_one({"_id": c.crm.tasks.find_one(sort=[("_id", 1)])["_id"]}, {"$set": {"note": "after"}})'
+online rollback set
+expect_eq "java: set of a new field: rollback refused (exit 2), offering --carry-writes" \
+    "$rc:$(grep -c 'carries them back into the originals\|carries whatever differs back' "$T/err"):$(grep -c 'cannot carry' "$T/err")" "2:1:0"
 online rollback set --carry-writes
-expect_eq "java: set: --carry-writes refused (exit 2), naming the step with no inverse, nothing renamed" \
-    "$rc:$(grep -c 'step 1 (set): its values are expressions (or values) that overwrite fields' "$T/err"):$(exists "tasks_remodel_$(pid set)_backup")" \
-    "2:1:True"
-online rollback set --discard-writes-after-switch -q && online rollback set --discard-writes-after-switch -q
-expect_eq "java: set: discarded twice, the results gone" "$rc:$(exists "tasks_remodel_$(pid set)_1")" "0:False"
+expect_eq "java: ... --carry-writes (exit 0): the set's field removed, the writes since kept" \
+    "$rc:$(py 't = c.crm.tasks
+print(t.count_documents({"design": {"$exists": True}}), t.find_one({"_id": "t-set"}), t.count_documents({"note": "after"}))')" \
+    "0:0 {'_id': 't-set', 'title': 'after the switch'} 1"
+online rollback set -q
+expect_eq "java: ... rollback again drops the results" "$rc:$(exists "tasks_remodel_$(pid set)_1")" "0:False"
+# The tasks as the cycles below expect them.
+py 'c.crm.tasks.delete_one({"_id": "t-set"}); c.crm.tasks.update_many({}, {"$unset": {"note": ""}})'
+# A set that overwrote a field some task had: no inverse gives it back.
+echo '{"remodel": 1, "steps": [{"set": {"in": "crm.tasks", "fields": {"description": "x"}}}]}' \
+    >"$T/plans/setover.json"
+online run setover -q && online finalize setover --writes-stopped -q
+py 'c.crm.tasks.insert_one({"_id": "t-over", "description": "x"})'
+online rollback setover
+expect_eq "java: set over a field: rollback refused (exit 2), offering only what works, saying why not" \
+    "$rc:$(grep -c 'carries them back into the originals' "$T/err"):$(grep -c 'cannot carry them back for this plan' "$T/err"):$(grep -c 'removes "description" from crm.tasks, which is exact only where no document had it before the run, and some had it when the run began' "$T/err")" \
+    "2:0:1:1"
+online rollback setover --carry-writes
+expect_eq "java: ... --carry-writes refused (exit 2), nothing renamed" \
+    "$rc:$(exists "tasks_remodel_$(pid setover)_backup")" "2:True"
+online rollback setover --discard-writes-after-switch -q && online rollback setover --discard-writes-after-switch -q
+expect_eq "java: ... discarded twice, the results gone" "$rc:$(exists "tasks_remodel_$(pid setover)_1")" "0:False"
 
 # ---- killed, then run again ----
 # killat ARGS...: remodel-online under tests/peers/killat.sh, killed at a

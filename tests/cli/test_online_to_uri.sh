@@ -116,16 +116,21 @@ d = json.load(open(sys.argv[1])); print(d["canCommit"], d["toUri"]["why"])' "$T/
         "plan emb.json was not committed on" "so there is nothing to carry back"
 
     # ---- finalize ----
-    two finalize -q
-    expect_eq "$from->$to: finalize without --writes-stopped: refused (exit 2)" "$rc" "2"
-    expect_message "$from->$to: ... saying why" "give --writes-stopped"
+    two finalize
+    expect_eq "$from->$to: finalize without --writes-stopped prepares: the window estimated, nothing committed (exit 0)" \
+        "$rc $(uri=$DST py 'print(c.remodel.pairs.find_one().get("committed"))')" "0 None"
+    expect_message "$from->$to: ... its phases said" "finalize: the cut-over's window, estimated: about" \
+        "the drain" "the verify" "the copied namespaces brought to the source's state" "the confirmation" \
+        "the switch of the pair's record" "then run remodel online finalize"
     uri=$SRC py 'c.shop.kids.insert_one({"_id": 5000, "owner": 7, "x": -1})
 c.shop.other.delete_one({"_id": 3})'
     two finalize --writes-stopped --max-window 0
     expect_eq "$from->$to: finalize --writes-stopped (exit 0)" "$rc" "0"
-    expect_message "$from->$to: ... committed, how long, the source's point" \
+    expect_message "$from->$to: ... committed, the copy brought over from the source's log, the source's point" \
         "finalize: plan emb.json committed on" "2 result(s) under their final names" \
-        "1 namespace(s) copied as they are" "the source as of"
+        "0 namespace(s) copied whole" "the source as of" "finalize: the window, estimated by the prepare" \
+        "the copied namespaces: 1 event(s) of the source's change log since the last copy" \
+        "finalize: the writes were stopped for"
     [ "$from" = ferretdb ] && point="its oplog at Timestamp(" || point="not a replica set: no oplog read"
     expect_message "$from->$to: ... the source's log point it reached" "$point"
     uri=$SRC offline_run emb shop
@@ -159,8 +164,9 @@ c.shop.other.delete_one({"_id": 3})'
         "rollback: dropped shop.$I on the destination" "rollback: dropped shop.other on the destination (copied as it is)"
     tw run -q
     expect_eq "$from->$to: ... run again, without --drop: nothing held there now (exit 0)" "$rc" "0"
-    # Finalize's drops: shop.other's, taken anew, then the intermediate's.
-    REMODEL_ONLINE_FAULT=drop:2:cut-after tw finalize --writes-stopped --retry-for 0
+    # Finalize's one drop: the intermediate's (shop.other is brought to
+    # the source's state from its change log, not dropped and copied).
+    REMODEL_ONLINE_FAULT=drop:1:cut-after tw finalize --writes-stopped --retry-for 0
     expect_eq "$from->$to: ... finalize, the intermediate's drop sent, its reply lost: exit 1, nothing committed" \
         "$rc $(uri=$DST py 'd = c.remodel.pairs.find_one({"plan": "two.json"}); print(d.get("finishing"), d.get("committed"))')" \
         "1 True None"

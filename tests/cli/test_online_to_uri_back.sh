@@ -23,8 +23,10 @@
 #    the old design (built in Python here), byte for byte, none lost,
 #    none doubled; the pair's record and status --json say the plan was
 #    rolled back, the results kept on DEST; rollback again says so;
-#  - a plan with a `set` step (no inverse): rollback --carry-writes, and
-#    its dry run, refused (exit 2) naming the step, SRC untouched;
+#  - a plan whose `set` overwrote a field (its inverse, the field
+#    removed, would lose the old values): rollback --carry-writes, and
+#    its dry run, refused (exit 2) naming the step and the field, SRC
+#    untouched;
 #    --discard-writes-after-switch forgets the commit, SRC untouched.
 # CI_KINDS: the directions (default "ferretdb:java java:ferretdb").
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_back.sh
@@ -32,7 +34,9 @@
 . "$(dirname "$0")/lib_to_uri.sh"
 use_faulty || exit 1
 to_uri_setup "to-uri back"
-echo '{"remodel": 1, "steps": [{"set": {"in": "misc.items", "fields": {"tag": "new"}}}]}' >"$T/plans/tag.json"
+# A set over a field every item has: its inverse (the field removed)
+# would lose the values it overwrote.
+echo '{"remodel": 1, "steps": [{"set": {"in": "misc.items", "fields": {"v": "new"}}}]}' >"$T/plans/tag.json"
 
 seed() {
     py 'c.shop.parents.insert_many([{"_id": i, "name": "p%d" % i} for i in range(60)])
@@ -225,7 +229,7 @@ d = json.load(open(sys.argv[1]))["toUri"]; print(d["rolledBack"]["how"], d["canC
     expect_eq "$d: rollback again: done already, said (exit 0)" \
         "$rc $(grep -c 'was rolled back on .* already' "$T/err")" "0 1"
 
-    # ---- a plan with no inverse ----
+    # ---- a plan whose inverse would lose what it overwrote ----
     uri=$SRC py 'c.misc.items.insert_many([{"_id": i, "v": i} for i in range(20)])'
     run_rm online run "$T/plans/tag.json" --uri "$SRC" --to-uri "$DST" --nsInclude 'misc.*' -q
     run_rm online finalize "$T/plans/tag.json" --uri "$SRC" --to-uri "$DST" --writes-stopped -q
@@ -235,7 +239,7 @@ d = json.load(open(sys.argv[1]))["toUri"]; print(d["rolledBack"]["how"], d["canC
     for dry in "" --dry-run; do
         run_rm online rollback "$T/plans/tag.json" --uri "$SRC" --to-uri "$DST" --carry-writes $dry
         expect_eq "$d: rollback --carry-writes $dry of it: refused (exit 2)" "$rc" "2"
-        expect_message "$d: ... naming the step that has no inverse" "plan tag.json: step 1 (set):" \
+        expect_message "$d: ... naming the step and the field it overwrote" "plan tag.json: step 1 (set): its inverse removes \"v\" from misc.items" \
             "nothing written to the source: --discard-writes-after-switch forgets the commit"
     done
     run_rm online rollback "$T/plans/tag.json" --uri "$SRC" --to-uri "$DST" --discard-writes-after-switch
