@@ -73,7 +73,7 @@ MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
 .PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check sanitize-build check-timings check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-rollback-inplace online-switch-matrix \
-        bench-online bench-server-side bench-analyze bench-floor bench-guard bench-operators
+        bench-online bench-to-uri-window bench-server-side bench-analyze bench-floor bench-guard bench-operators
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
@@ -385,8 +385,9 @@ bench-server-side: all
 	@scripts/bench_server_side.sh $(BUILD)
 
 # The online mode against the test servers, next to mongorestore (BENCHMARKS.md, "Online mode",
-# "The cut-over window", "Online memory", "Online workers", "Between deployments"). Each script
-# writes its figures to $(BUILD)/bench/NAME.md and replaces its own section of BENCHMARKS.md.
+# "The cut-over window", "Online memory", "Online workers", "Between deployments", "The window
+# between deployments"). Each script writes its figures to $(BUILD)/bench/NAME.md and replaces its
+# own section of BENCHMARKS.md.
 bench-online: all
 	@tests/peers/install.sh >/dev/null
 	@scripts/bench_online.sh $(BUILD)
@@ -394,6 +395,13 @@ bench-online: all
 	@scripts/bench_online_memory.sh $(BUILD)
 	@scripts/bench_online_workers.sh $(BUILD)
 	@scripts/bench_to_uri.sh $(BUILD)
+	@scripts/bench_to_uri_window.sh $(BUILD)
+
+# finalize --to-uri's window alone (BENCHMARKS.md, "The window between deployments"): both
+# directions at scales 3 and 30, an application writing (WINDOW_DIRS, WINDOW_SCALES, WINDOW_WRITES).
+bench-to-uri-window: all
+	@tests/peers/install.sh >/dev/null
+	@scripts/bench_to_uri_window.sh $(BUILD)
 
 # The man pages, from docs/*.md by scripts/md2man.awk (POSIX awk: no pandoc).
 MAN_PAGES = $(BUILD)/man/remodel.1 $(BUILD)/man/remodel-online.1 $(BUILD)/man/remodel-plan.5

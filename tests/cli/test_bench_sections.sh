@@ -33,13 +33,13 @@ expect_eq "BENCH_NOTE is said under the figures" "$(tail -n 1 "$T/build/bench/x.
 # Every script's sections have their markers in BENCHMARKS.md, and no
 # bench script writes the report by itself.
 names="remodel references floor expressions analyze analyze-scale server-side online cutover
-    online-memory online-workers"
+    online-memory online-workers to-uri to-uri-window"
 for n in $names; do
     grep -q "^<!-- $n: begin -->$" "$ROOT/BENCHMARKS.md" && grep -q "^<!-- $n: end -->$" "$ROOT/BENCHMARKS.md" &&
         pass "BENCHMARKS.md has the markers of section $n" || fail "BENCHMARKS.md has the markers of section $n"
 done
 for s in bench bench_floor bench_expr bench_analyze bench_server_side bench_online bench_cutover \
-    bench_online_memory bench_online_workers; do
+    bench_online_memory bench_online_workers bench_to_uri bench_to_uri_window; do
     if grep -q 'section.py' "$ROOT/scripts/$s.sh"; then pass "scripts/$s.sh writes through section.py"
     else fail "scripts/$s.sh writes through section.py"; fi
 done
