@@ -18,7 +18,8 @@
 # against --max-window, the window its closing line says ("the writes
 # were stopped for N"), its wall time, and how the copied namespaces were
 # brought to the source's state (events of the change log, or copied
-# whole). The destination's people are counted against the source's.
+# whole). The destination's people and posts are counted against the
+# source's (a row says where they differ).
 # Writes the rows to BUILD/bench/to-uri-window.md and between the
 # "to-uri-window" markers of BENCHMARKS.md (scripts/bench/section.py).
 #   WINDOW_DIRS      the directions (default "ferretdb:java java:ferretdb")
@@ -130,8 +131,11 @@ for dir in $DIRS; do
             for f in prep finalize; do cp "$T/$f.err" "$BUILD/bench/to-uri-window-${dir/:/-}-$sc-$f.log"; done
         check=ok
         if [ "$rc" == 0 ]; then
-            a=$(pyq "$SRC" 'print(c.crm.people.count_documents({}))') b=$(pyq "$DST" 'print(c.crm.people.count_documents({}))')
-            [ "$a" == "$b" ] || check="the destination holds $b people, the source $a"
+            # What the commit must hold: the embed's people and the copied
+            # blog.posts, as many as on the source (the writes inserted posts).
+            count='print(c.crm.people.count_documents({}), c.blog.posts.count_documents({}))'
+            a=$(pyq "$SRC" "$count") b=$(pyq "$DST" "$count")
+            [ "$a" == "$b" ] || check="the destination holds $b people and posts, the source $a"
         fi
         python3 - "$T/prep.err" "$T/finalize.err" "$rc" "$dir" "$sc" "$docs" "$run_s" "$prep_s" "$wall" "$check" \
             >>"$ROWS" <<'PY' || log "$dir: finalize's lines not found: $(tail -n3 "$T/finalize.err")"
