@@ -316,6 +316,16 @@ want() {
         echo "call $1 $(what "$1" "$T/follow.flog" | cut -d' ' -f1)"
     fi
 }
+# moved N: says so (a note, no check) when the call the layer acted on is
+# not the counted follow's call N: how many reads a change stream's
+# getMore or a round takes varies with the machine's load, so the
+# numbering can move a call; the point still cut or killed follow at a
+# call, which the checks around judge.
+moved() {
+    local h w
+    h=$(held "$1") w=$(want "$1")
+    [ "$h" == "$w" ] || echo "# $from->$to: follow's call $1 was $h here, $w when counted (the numbering moved)" >&2
+}
 # stopped: once the follow ($fp) verified its first round's sample (or
 # ended), SIGINT; its status in $frc.
 stopped() {
@@ -351,17 +361,17 @@ follow_point() {
         wait $fp 2>/dev/null
         frc=$?
         n="$from->$to: follow killed (kill -9) at call $k [$(what "$k" "$T/follow.flog")]"
-        expect_eq "$n: the layer held the call (the counted one's), the follow killed there" \
-            "$(held $k):$frc" "$(want $k):137"
+        expect_eq "$n: the layer held call $k, the follow killed there" \
+            "$(held $k | cut -d' ' -f1-2):$frc" "call $k:137"
+        moved "$k"
     else
         follow_bg "any:$k:$how" 60s --retry-for 1s
         stopped
         n="$from->$to: follow, call $k $how [$(what "$k" "$T/follow.flog")]"
         # Every call of follow is retried (--retry-for), from its
-        # connections' first to the round's sample: it goes on. (Late in
-        # a full matrix the numbering can move a call from the counted
-        # follow's; the first check says so, apart from the second.)
-        expect_eq "$n: the fault came at that call (the counted one's)" "$(held $k)" "$(want $k)"
+        # connections' first to the round's sample: it goes on.
+        expect_eq "$n: the fault came at call $k" "$(held $k | cut -d' ' -f1-2)" "call $k"
+        moved "$k"
         expect_eq "$n: the follow retried, went on to its sample, stopped by SIGINT (exit 0)" \
             "$frc:$(grep -q 'documents verified' "$T/ferr" && echo 1):$(grep -c 'stopped after [0-9]* rounds (interrupted)' "$T/ferr")" \
             "0:1:1"
