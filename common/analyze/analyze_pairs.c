@@ -346,7 +346,12 @@ must_hold (const rm_field_t *f, uint32_t gid, sentry_t **e, size_t *n, size_t *c
 static uint64_t
 shared (const rm_keymap_t *f, const rm_keymap_t *k, const held_t *held, double least)
 {
-    bool from_f = f->n <= k->n;
+    /* f's side also when k's has more keys than f's side reads before a
+     * miss stops it (the share of f's occurrences that may go unfound):
+     * k's side stops late, when what is left at f's most per key cannot
+     * make it up. */
+    bool from_f = f->n <= k->n ||
+                  (held->total && (double) f->n * ((double) held->total - least) < (double) k->n * (double) held->total);
     const rm_keymap_t *fewer = from_f ? f : k, *other = from_f ? k : f;
     uint64_t sum = 0, lacking = 0;
     size_t left = fewer->n;

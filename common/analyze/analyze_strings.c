@@ -119,9 +119,12 @@ month_of (const char *s, int len, char *kind)
 {
     static const char *const names[12] = {"january", "february", "march", "april", "may", "june", "july",
                                           "august", "september", "october", "november", "december"};
+    static const int lens[12] = {7, 8, 5, 5, 3, 4, 4, 6, 9, 7, 8, 8};
     for (int m = 0; m < 12; m++) {
-        int nl = (int) strlen (names[m]);
-        if (len != 3 && len != nl)
+        int nl = lens[m];
+        /* The first letter before the call: most words here are names
+         * that start like a month ("Mark", "Junior"). */
+        if ((len != 3 && len != nl) || ((unsigned char) s[0] | 0x20) != (unsigned char) names[m][0])
             continue;
         if (strncasecmp (s, names[m], (size_t) len) == 0) {
             *kind = len == nl ? (len == 3 ? 'm' : 'B') : 'b';
