@@ -341,7 +341,16 @@ name_is (const char *key, const char *name, size_t n)
 static bool
 pathless_name (const char *key, uint32_t n)
 {
-    return n == 0 || key[0] == '$' || memchr (key, '.', n) != NULL;
+    if (n == 0 || key[0] == '$')
+        return true;
+    /* Names are short (array indexes mostly, a byte or two): a loop,
+     * not a call of memchr per name. */
+    if (n > 32)
+        return memchr (key, '.', n) != NULL;
+    for (uint32_t i = 0; i < n; i++)
+        if (key[i] == '.')
+            return true;
+    return false;
 }
 
 /* The fields of a document under the path of parent (plen bytes), the
@@ -353,7 +362,8 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
       bool in_array, size_t parent)
 {
     uint32_t dhash = plen ? path_hash_more (phash, ".", 1) : phash;
-    uint16_t *shape = c->shape[parent == SIZE_MAX ? RM_ANALYZE_MAX_PATHS : parent];
+    uint16_t *shape = parent == SIZE_MAX ? c->top_shape : c->shape[parent];
+    size_t places = parent == SIZE_MAX ? RM_ANALYZE_MAX_PATHS : RM_ANALYZE_SHAPE;
     size_t at = 0, sep = plen ? 1 : 0;
     char seg[208];
     elems_t s;
@@ -371,7 +381,7 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
          * field, without measuring the name, hashing the path and
          * looking it up. Its name is never a generated key's: those are
          * <key> in a path. */
-        if (at < RM_ANALYZE_SHAPE && shape[at]) {
+        if (at < places && shape[at]) {
             rm_field_t *g = &c->fields[shape[at] - 1];
             size_t n = g->path_len - plen - sep;
             if (name_is (key, g->path + plen + sep, n))
@@ -408,7 +418,7 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
             continue; /* a path past 510 bytes: not analyzed */
         len = plen + sep + klen;
         /* A generated key's field, found by its place as <key>. */
-        if (at < RM_ANALYZE_SHAPE && shape[at]) {
+        if (at < places && shape[at]) {
             rm_field_t *g = &c->fields[shape[at] - 1];
             if (g->path_len == len && !memcmp (g->path + len - klen, key, klen))
                 f = g;
@@ -423,7 +433,7 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
             memcpy (c->path + plen + sep, key, klen);
             c->path[len] = '\0';
             f = collection_field (c, c->path, len, path_hash_more (dhash, key, klen), in_array);
-            if (f && at < RM_ANALYZE_SHAPE)
+            if (f && at < places)
                 shape[at] = (uint16_t) (f - c->fields + 1);
             if (f && (key == seg || (parent != SIZE_MAX && c->fields[parent].not_path)))
                 f->not_path = f->not_key = true;
@@ -488,9 +498,11 @@ rm_collection_add (rm_collection_t *c, uint64_t seq, const uint8_t *doc, uint32_
         rm_dist_add (c->sizes, len);
     }
     /* The walk's memory of the shapes, from the first document to the
-     * end of the pass (8 KB a collection). */
-    if (!c->shape)
-        c->shape = bson_malloc0 ((RM_ANALYZE_MAX_PATHS + 1) * sizeof *c->shape);
+     * end of the pass (8.5 KB a collection). */
+    if (!c->shape) {
+        c->shape = bson_malloc0 (RM_ANALYZE_MAX_PATHS * sizeof *c->shape);
+        c->top_shape = bson_malloc0 (RM_ANALYZE_MAX_PATHS * sizeof *c->top_shape);
+    }
     /* The reader checked it (rm_bson_check): its length is its header's. */
     if (len >= 5 && le32 (doc) == len)
         walk (c, seq, 0, PATH_HASH_START, doc, 0, false, SIZE_MAX);
@@ -586,7 +598,9 @@ rm_analyze (const char *src, const rm_analyze_opts_t *opts, bson_error_t *err)
     bson_free (by_ns);
     for (size_t i = 0; i < a->n_cols; i++) {
         bson_free (a->cols[i].shape);
+        bson_free (a->cols[i].top_shape);
         a->cols[i].shape = NULL;
+        a->cols[i].top_shape = NULL;
     }
     if (rc == 0 && a->spill) {
         if (!rm_analyze_spill_merge (a, err))
@@ -639,6 +653,7 @@ rm_analysis_destroy (rm_analysis_t *a)
         bson_free (c->fields);
         bson_free (c->sizes);
         bson_free (c->shape);
+        bson_free (c->top_shape);
         bson_free (c->ns);
         bson_free (c->db);
         bson_free (c->coll);

@@ -163,10 +163,14 @@ typedef struct {
     size_t n_fields;
     bool fields_capped;
     uint16_t slots[RM_ANALYZE_MAX_PATHS * 2]; /* fields by a hash of their path: index + 1 */
-    /* The field last found at each of the first places of a document or
-     * of each field's document value (by the parent's field number, the
-     * top level last): index + 1, 0 none (analyze.c's walk). */
-    uint16_t (*shape)[RM_ANALYZE_SHAPE]; /* RM_ANALYZE_MAX_PATHS + 1 of them, the first pass only */
+    /* The field last found at each of the first places of each field's
+     * document value (by the parent's field number): index + 1, 0 none
+     * (analyze.c's walk). */
+    uint16_t (*shape)[RM_ANALYZE_SHAPE]; /* RM_ANALYZE_MAX_PATHS of them, the first pass only */
+    /* The top level's, every place of it: a wide document (a table's
+     * row of 60 columns) would look up most of its fields by name past
+     * the first 16 (the first pass only). */
+    uint16_t *top_shape;
     /* The first pass: its fields' key tables, by field number, owned by
      * the adds' worker (analyze_adds.c) until the pass ends; then each
      * moves to its field's keys and this is NULL. */

@@ -255,6 +255,11 @@ typedef struct {
     uint64_t count, key;
 } kc_t;
 
+/* Of a field's keys: their occurrences in all, and the most of one key. */
+typedef struct {
+    uint64_t total, most;
+} held_t;
+
 static inline void
 kc_swap (kc_t *x, kc_t *y)
 {
@@ -273,7 +278,7 @@ kc_swap (kc_t *x, kc_t *y)
  * not cover enough, and goes on among the rest. */
 static void
 must_hold (const rm_field_t *f, uint32_t gid, sentry_t **e, size_t *n, size_t *cap, kc_t **kc,
-           size_t *kc_cap)
+           size_t *kc_cap, held_t *held)
 {
     size_t m = 0, lo = 0, hi;
     uint64_t covered = 0, total = 0;
@@ -288,7 +293,10 @@ must_hold (const rm_field_t *f, uint32_t gid, sentry_t **e, size_t *n, size_t *c
         if (f->keys.slots[i].key) {
             (*kc)[m].key = f->keys.slots[i].key;
             total += (*kc)[m++].count = f->keys.slots[i].count;
+            if (f->keys.slots[i].count > held->most)
+                held->most = f->keys.slots[i].count;
         }
+    held->total = total;
     /* kc[0, lo) taken, kc[lo, hi) to choose from, each of them as
      * frequent as any past hi and no more than any taken. */
     hi = (double) total > enough ? m : 0;
@@ -330,18 +338,35 @@ must_hold (const rm_field_t *f, uint32_t gid, sentry_t **e, size_t *n, size_t *c
     }
 }
 
-/* The occurrences of f's keys that k holds too, from the smaller table. */
+/* The occurrences of f's keys that k holds too, from the smaller table;
+ * 0 as soon as they cannot reach least (most candidates share a few keys
+ * by chance: two columns of unrelated numbers, which need not be read to
+ * the end). From f's side, what k lacks so far bounds them; from k's,
+ * what is found plus k's keys still to read at f's most per key. */
 static uint64_t
-shared (const rm_keymap_t *f, const rm_keymap_t *k)
+shared (const rm_keymap_t *f, const rm_keymap_t *k, const held_t *held, double least)
 {
-    bool from_f = f->n <= k->n;
+    /* f's side also when k's has more keys than f's side reads before a
+     * miss stops it (the share of f's occurrences that may go unfound):
+     * k's side stops late, when what is left at f's most per key cannot
+     * make it up. */
+    bool from_f = f->n <= k->n ||
+                  (held->total && (double) f->n * ((double) held->total - least) < (double) k->n * (double) held->total);
     const rm_keymap_t *fewer = from_f ? f : k, *other = from_f ? k : f;
-    uint64_t sum = 0;
+    uint64_t sum = 0, lacking = 0;
+    size_t left = fewer->n;
     for (size_t i = 0; i < fewer->cap; i++) {
         uint64_t key = fewer->slots[i].key, in_other;
-        if (!key || !(in_other = rm_keymap_get (other, key)))
+        if (!key)
             continue;
-        sum += from_f ? fewer->slots[i].count : in_other;
+        left--;
+        if ((in_other = rm_keymap_get (other, key)))
+            sum += from_f ? fewer->slots[i].count : in_other;
+        else if (from_f)
+            lacking += fewer->slots[i].count;
+        if ((from_f ? (double) (held->total - lacking) : (double) sum + (double) left * (double) held->most) <
+            least)
+            return 0;
     }
     return sum;
 }
@@ -395,12 +420,13 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
     uint32_t *head, *mark, *touched, *uniq;
     uint64_t *ukey;
     size_t n_touched;
+    held_t *held = bson_malloc0 ((p->n_fields ? p->n_fields : 1) * sizeof *held);
 
     for (size_t ci = 0; ci < a->n_cols; ci++)
         for (size_t fi = 0; fi < a->cols[ci].n_fields; fi++) {
             size_t d = p->base[ci] + fi;
             if ((p->role[d] & RM_PICK_REFS) && !p->hinted[d])
-                must_hold (&a->cols[ci].fields[fi], RM_FIELD_GID (ci, fi), &e, &n, &cap, &kc, &kc_cap);
+                must_hold (&a->cols[ci].fields[fi], RM_FIELD_GID (ci, fi), &e, &n, &cap, &kc, &kc_cap, &held[d]);
         }
     bson_free (kc);
     while (hcap < n * 2)
@@ -455,8 +481,10 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
             for (size_t i = 0; i < n_touched; i++) {
                 uint32_t from = touched[i];
                 const rm_field_t *f = &a->cols[from / RM_ANALYZE_MAX_PATHS].fields[from % RM_ANALYZE_MAX_PATHS];
-                uint64_t all = shared (&f->keys, m);
-                if ((double) all >= RM_ANALYZE_MIN_MATCH * (double) f->values * (1 - 1e-9))
+                size_t d = p->base[from / RM_ANALYZE_MAX_PATHS] + from % RM_ANALYZE_MAX_PATHS;
+                double least = RM_ANALYZE_MIN_MATCH * (double) f->values * (1 - 1e-9);
+                uint64_t all = shared (&f->keys, m, &held[d], least);
+                if ((double) all >= least)
                     rm_pairpick_offer (p, from, to, all);
             }
         }
@@ -465,5 +493,6 @@ rm_analyze_pick_in_memory (rm_analysis_t *a, rm_pairpick_t *p)
     bson_free (ukey);
     bson_free (mark);
     bson_free (touched);
+    bson_free (held);
     bson_free (e);
 }

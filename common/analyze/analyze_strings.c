@@ -6,11 +6,16 @@
  * keeps the counts of those), and reading the dump again to count them
  * cost more than counting every field's. */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "analyze_int.h"
+
+/* isdigit without its table's lookup (a call per byte: every string of
+ * every document comes here); the same answer in every locale. */
+#define DIGIT(c) ((unsigned) ((unsigned char) (c) - '0') < 10u)
 
 /* Whether the string is a date as exports write them: YYYY-MM-DD, then
  * optionally a time (T or a space, hh:mm, :ss, .fraction) and a zone. */
@@ -22,21 +27,21 @@ is_date (const char *s, uint32_t n)
     if (n < 10)
         return false;
     for (i = 0; i < 10; i++)
-        if (shape[i] == 'd' ? !isdigit ((unsigned char) s[i]) : s[i] != shape[i])
+        if (shape[i] == 'd' ? !DIGIT (s[i]) : s[i] != shape[i])
             return false;
     if (n == 10)
         return true;
-    if ((s[10] != 'T' && s[10] != ' ') || n < 16 || !isdigit ((unsigned char) s[11]) ||
-        !isdigit ((unsigned char) s[12]) || s[13] != ':' || !isdigit ((unsigned char) s[14]) ||
-        !isdigit ((unsigned char) s[15]))
+    if ((s[10] != 'T' && s[10] != ' ') || n < 16 || !DIGIT (s[11]) ||
+        !DIGIT (s[12]) || s[13] != ':' || !DIGIT (s[14]) ||
+        !DIGIT (s[15]))
         return false;
     i = 16;
     if (i < n && s[i] == ':') {
-        if (i + 3 > n || !isdigit ((unsigned char) s[i + 1]) || !isdigit ((unsigned char) s[i + 2]))
+        if (i + 3 > n || !DIGIT (s[i + 1]) || !DIGIT (s[i + 2]))
             return false;
         i += 3;
         if (i < n && s[i] == '.')
-            for (i++; i < n && isdigit ((unsigned char) s[i]); i++)
+            for (i++; i < n && DIGIT (s[i]); i++)
                 ;
     }
     if (i == n)
@@ -46,7 +51,7 @@ is_date (const char *s, uint32_t n)
     if (s[i] != '+' && s[i] != '-')
         return false;
     for (i++; i < n; i++)
-        if (!isdigit ((unsigned char) s[i]) && s[i] != ':')
+        if (!DIGIT (s[i]) && s[i] != ':')
             return false;
     return true;
 }
@@ -60,7 +65,7 @@ is_int (const char *s, uint32_t n)
     if (n == i || n - i > 18 || (s[i] == '0' && n - i > 1))
         return false;
     for (; i < n; i++)
-        if (!isdigit ((unsigned char) s[i]))
+        if (!DIGIT (s[i]))
             return false;
     return true;
 }
@@ -76,7 +81,7 @@ is_decimal (const char *s, uint32_t n)
     if (!(k == 1 && s[0] == '0') && !is_int (s, k) && !(k == 2 && s[0] == '-' && s[1] == '0'))
         return false;
     for (const char *p = dot + 1; p < s + n; p++)
-        if (!isdigit ((unsigned char) *p))
+        if (!DIGIT (*p))
             return false;
     return true;
 }
@@ -86,6 +91,9 @@ is_flag (const char *s, uint32_t n)
 {
     static const char *const flags[] = {"Y", "N", "y", "n", "yes", "no", "Yes", "No", "YES", "NO",
                                         NULL};
+    /* No flag is longer: most strings stop here. */
+    if (n > 3)
+        return false;
     for (size_t i = 0; flags[i]; i++)
         if (strlen (flags[i]) == n && !memcmp (flags[i], s, n))
             return true;
@@ -111,9 +119,12 @@ month_of (const char *s, int len, char *kind)
 {
     static const char *const names[12] = {"january", "february", "march", "april", "may", "june", "july",
                                           "august", "september", "october", "november", "december"};
+    static const int lens[12] = {7, 8, 5, 5, 3, 4, 4, 6, 9, 7, 8, 8};
     for (int m = 0; m < 12; m++) {
-        int nl = (int) strlen (names[m]);
-        if (len != 3 && len != nl)
+        int nl = lens[m];
+        /* The first letter before the call: most words here are names
+         * that start like a month ("Mark", "Junior"). */
+        if ((len != 3 && len != nl) || ((unsigned char) s[0] | 0x20) != (unsigned char) names[m][0])
             continue;
         if (strncasecmp (s, names[m], (size_t) len) == 0) {
             *kind = len == nl ? (len == 3 ? 'm' : 'B') : 'b';
@@ -121,6 +132,12 @@ month_of (const char *s, int len, char *kind)
         }
     }
     return 0;
+}
+
+static inline bool
+is_sep (char c)
+{
+    return c == ' ' || c == '/' || c == '-' || c == '.' || c == ',' || c == ':';
 }
 
 static bool
@@ -132,9 +149,9 @@ tokenize (const char *s, uint32_t n, tokens_t *t)
         uint32_t at = i, k = 0;
         if (t->n == FMT_TOKENS)
             return false;
-        if (isdigit ((unsigned char) s[i])) {
+        if (DIGIT (s[i])) {
             int v = 0;
-            for (; i < n && isdigit ((unsigned char) s[i]) && i - at < 5; i++)
+            for (; i < n && DIGIT (s[i]) && i - at < 5; i++)
                 v = v * 10 + (s[i] - '0');
             if (i - at > 4)
                 return false;
@@ -147,7 +164,7 @@ tokenize (const char *s, uint32_t n, tokens_t *t)
                 return false;
         }
         t->len[t->n] = (int) (i - at);
-        for (; i < n && k < 2 && strchr (" /-.,:", s[i]); i++)
+        for (; i < n && k < 2 && is_sep (s[i]); i++)
             t->sep[t->n][k++] = s[i];
         t->sep[t->n][k] = '\0';
         if (i < n && !k)
@@ -155,6 +172,23 @@ tokenize (const char *s, uint32_t n, tokens_t *t)
         t->n++;
     }
     return t->n >= 3 && !t->sep[t->n - 1][0];
+}
+
+/* Appends the pieces (to a NULL) to fmt at l, as far as cap allows: the
+ * formats are built per string, where a printf cost more than the rest
+ * of the string's reading. */
+static size_t
+put (char *fmt, size_t cap, size_t l, ...)
+{
+    va_list ap;
+    const char *piece;
+    va_start (ap, l);
+    while ((piece = va_arg (ap, const char *)))
+        for (; *piece && l + 1 < cap; piece++)
+            fmt[l++] = *piece;
+    va_end (ap);
+    fmt[l] = '\0';
+    return l;
 }
 
 static bool
@@ -181,7 +215,7 @@ date_format (const char *s, uint32_t n, char *fmt, size_t cap, int *order)
     s1 = t.sep[1];
     if (num (&t, 0, 1, 9999, 4) && t.len[0] == 4 && num (&t, 1, 1, 12, 2) && num (&t, 2, 1, 31, 2) &&
         !strcmp (s0, s1) && strlen (s0) == 1 && strchr ("/-.", s0[0]))
-        l = (size_t) snprintf (fmt, cap, "%%Y%s%%m%s%%d", s0, s0);
+        l = put (fmt, cap, 0, "%Y", s0, "%m", s0, "%d", NULL);
     else if (num (&t, 0, 1, 31, 2) && num (&t, 1, 1, 31, 2) && num (&t, 2, 1, 9999, 4) &&
              t.len[2] == 4 && !strcmp (s0, s1) && strlen (s0) == 1 && strchr ("/-.", s0[0])) {
         if (t.val[0] > 12 && t.val[1] > 12)
@@ -189,14 +223,14 @@ date_format (const char *s, uint32_t n, char *fmt, size_t cap, int *order)
         *order = t.val[0] > 12 ? 1 : t.val[1] > 12 ? 2 : 0;
         /* As the lenient parser reads them: "/" month first, "." and "-"
          * day first (the field's strings may say otherwise: rm_analyze_date_format). */
-        l = (size_t) snprintf (fmt, cap, s0[0] == '/' ? "%%m%s%%d%s%%Y" : "%%d%s%%m%s%%Y", s0, s0);
+        l = put (fmt, cap, 0, s0[0] == '/' ? "%m" : "%d", s0, s0[0] == '/' ? "%d" : "%m", s0, "%Y", NULL);
     } else if (t.kind[0] != 'n' && num (&t, 1, 1, 31, 2) && num (&t, 2, 1, 9999, 4) &&
                t.len[2] == 4 && (!strcmp (s0, " ") || !strcmp (s0, "-")) &&
                (!strcmp (s1, s0) || !strcmp (s1, ", ")))
-        l = (size_t) snprintf (fmt, cap, "%%b%s%%d%s%%Y", s0, s1);
+        l = put (fmt, cap, 0, "%b", s0, "%d", s1, "%Y", NULL);
     else if (num (&t, 0, 1, 31, 2) && t.kind[1] != 'n' && num (&t, 2, 1, 9999, 4) &&
              t.len[2] == 4 && (!strcmp (s0, " ") || !strcmp (s0, "-")) && !strcmp (s1, s0))
-        l = (size_t) snprintf (fmt, cap, "%%d%s%%b%s%%Y", s0, s0);
+        l = put (fmt, cap, 0, "%d", s0, "%b", s0, "%Y", NULL);
     else
         return;
     /* A time: " H:M", then ":S", then ".L". */
@@ -210,7 +244,7 @@ date_format (const char *s, uint32_t n, char *fmt, size_t cap, int *order)
     for (int k = 0; k < 2; k++)
         *order |= t.kind[k] == 'B' ? 4 : t.kind[k] == 'b' ? 8 : 0;
     if (t.n > 3)
-        snprintf (fmt + l, cap - l, "%s", t.n == 5 ? " %H:%M" : t.n == 6 ? " %H:%M:%S" : " %H:%M:%S.%L");
+        put (fmt, cap, l, t.n == 5 ? " %H:%M" : t.n == 6 ? " %H:%M:%S" : " %H:%M:%S.%L", NULL);
 }
 
 bool
@@ -246,7 +280,12 @@ month_first (const char *s, uint32_t n)
     uint32_t k;
     char kind;
     bool any = false;
-    if (n < 8)
+    /* The months' first letters (a, d, f, j, m, n, o, s): one test sends
+     * most words away. */
+    static const uint32_t initials = 1u << 0 | 1u << 3 | 1u << 5 | 1u << 9 | 1u << 12 | 1u << 13 |
+                                     1u << 14 | 1u << 18;
+    uint32_t c0 = (uint32_t) ((unsigned char) s[0] | 0x20) - 'a';
+    if (n < 8 || c0 >= 26 || !(initials >> c0 & 1))
         return false;
     k = (uint32_t) (s[0] | 0x20) << 16 | (uint32_t) (s[1] | 0x20) << 8 | (uint32_t) (s[2] | 0x20);
     for (int m = 0; m < 12; m++)
@@ -254,16 +293,12 @@ month_first (const char *s, uint32_t n)
     return any && (!isalpha ((unsigned char) s[3]) || month_of (s, (int) strcspn (s, " -,"), &kind));
 }
 
+/* Counts a string of format fmt (not "") and order (date_format's). */
 static void
-count_format (rm_field_t *f, const char *s, uint32_t n)
+count_as (rm_field_t *f, const char *fmt, int order)
 {
-    char fmt[sizeof f->str_format];
-    int order;
-    date_format (s, n, fmt, sizeof fmt, &order);
-    if (!fmt[0])
-        return;
     if (!f->str_format[0])
-        memcpy (f->str_format, fmt, sizeof fmt);
+        memcpy (f->str_format, fmt, strlen (fmt) + 1);
     else if (strcmp (f->str_format, fmt) != 0)
         return;
     f->str_formatted++;
@@ -272,11 +307,34 @@ count_format (rm_field_t *f, const char *s, uint32_t n)
     f->str_month_names |= (uint8_t) (order & 12);
 }
 
+static void
+count_format (rm_field_t *f, const char *s, uint32_t n)
+{
+    char fmt[sizeof f->str_format];
+    int order;
+    date_format (s, n, fmt, sizeof fmt, &order);
+    if (fmt[0])
+        count_as (f, fmt, order);
+}
+
+/* A date alone, YYYY-MM-DD (is_date's shape of 10 bytes), the commonest:
+ * date_format's answer without its tokens, "%Y-%m-%d" when year, month
+ * and day are in range. */
+static void
+count_day (rm_field_t *f, const char *s)
+{
+    int year = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+    int month = (s[5] - '0') * 10 + (s[6] - '0'), day = (s[8] - '0') * 10 + (s[9] - '0');
+    if (year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= 31)
+        count_as (f, "%Y-%m-%d", 0);
+}
+
 void
 rm_analyze_count_string (rm_field_t *f, const uint8_t *v)
 {
     uint32_t n = (uint32_t) v[0] | (uint32_t) v[1] << 8 | (uint32_t) v[2] << 16 | (uint32_t) v[3] << 24;
     const char *s = (const char *) v + 4;
+    bool date;
     /* n counts the final NUL; an empty string is not counted. */
     if (n <= 1)
         return;
@@ -284,16 +342,18 @@ rm_analyze_count_string (rm_field_t *f, const uint8_t *v)
     f->str_seen++;
     /* Dates and numbers begin with a digit or '-', flags are at most 3
      * bytes: most strings (names, words) stop here. */
-    if (n > 3 && !isdigit ((unsigned char) s[0]) && s[0] != '-') {
+    if (n > 3 && !DIGIT (s[0]) && s[0] != '-') {
         if (month_first (s, n))
             count_format (f, s, n);
         return;
     }
     /* A date alone ("2006-11-17") is also %Y-%m-%d: a field may hold
      * "2006-3-7" beside it. */
-    if (is_date (s, n))
-        f->str_dates++;
-    if ((n == 10 || !is_date (s, n)) && n >= 8 && isdigit ((unsigned char) s[0]))
+    date = is_date (s, n);
+    f->str_dates += date;
+    if (date && n == 10)
+        count_day (f, s);
+    else if (!date && n >= 8 && DIGIT (s[0]))
         count_format (f, s, n);
     f->str_ints += is_int (s, n);
     f->str_decimals += is_decimal (s, n);
