@@ -1125,3 +1125,11 @@ rm_resume_token_time (const bson_t *token, uint32_t *t, uint32_t *i)
     *i = (uint32_t) ts;
     return true;
 }
+
+bool
+rm_iter_is_number (const bson_iter_t *it)
+{
+    bson_type_t t = bson_iter_type (it);
+    return t == BSON_TYPE_INT32 || t == BSON_TYPE_INT64 || t == BSON_TYPE_DOUBLE ||
+           t == BSON_TYPE_DECIMAL128;
+}

@@ -33,6 +33,7 @@
 #include "step_class.h"
 #include "remodel/accum.h"
 #include "remodel/sorter.h"
+#include "remodel/value.h"
 #include "sortkey.h"
 
 typedef struct {
@@ -259,14 +260,6 @@ add_measurement (job_t *j, const uint8_t *val, uint32_t vlen)
     j->count++;
 }
 
-static bool
-is_number (const bson_iter_t *it)
-{
-    bson_type_t t = bson_iter_type (it);
-    return t == BSON_TYPE_INT32 || t == BSON_TYPE_INT64 || t == BSON_TYPE_DOUBLE ||
-           t == BSON_TYPE_DECIMAL128;
-}
-
 /* A measurement's failure in stats' expression st: the reading's _id
  * (a measurement keeps it) and the statistics' name. */
 static bool
@@ -377,7 +370,7 @@ build_stats (job_t *j, const uint8_t *arr, uint32_t arr_len, bson_error_t *err)
                 found = rm_elem_key_is (&mw, &e, st->field, flen);
             if (!found ||
                 !bson_iter_init_from_data_at_offset (&v, m, mlen, e.start, (uint32_t) flen) ||
-                !is_number (&v))
+                !rm_iter_is_number (&v))
                 continue;
             if (count == 0 || rm_value_compare (&v, &min) < 0)
                 min = v;

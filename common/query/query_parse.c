@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "query_schema.h"
+#include "remodel/value.h"
 
 /* Nesting deeper than this ($and in $or in $elemMatch ...) is refused, so
  * that hostile input cannot exhaust the stack of the parser or a match. */
@@ -138,20 +139,12 @@ show (const bson_iter_t *it, char *out, size_t cap)
     bson_destroy (&d);
 }
 
-static bool
-is_number (const bson_iter_t *it)
-{
-    bson_type_t t = bson_iter_type (it);
-    return t == BSON_TYPE_INT32 || t == BSON_TYPE_INT64 || t == BSON_TYPE_DOUBLE ||
-           t == BSON_TYPE_DECIMAL128;
-}
-
 /* The server's parseIntegerElementToLong: a whole number, the reason why
  * not otherwise. */
 static bool
 whole_number (const bson_iter_t *it, int64_t *out, const char **why)
 {
-    if (!is_number (it)) {
+    if (!rm_iter_is_number (it)) {
         *why = "Expected a number in";
         return false;
     }
@@ -487,7 +480,7 @@ type_add (pctx_t *p, rm_qnode_t *n, const bson_iter_t *t)
         rm_error_set (p->err, RM_ERR_USAGE, "Unknown type name alias: %s", s);
         return false;
     }
-    if (!is_number (t)) {
+    if (!rm_iter_is_number (t)) {
         rm_error_set (p->err, RM_ERR_USAGE, "type must be represented as a number or a string");
         return false;
     }
@@ -541,7 +534,7 @@ mod_new (pctx_t *p, rm_path_t *path, const bson_iter_t *v)
         return NULL;
     }
     d = e;
-    if (!is_number (&d)) {
+    if (!rm_iter_is_number (&d)) {
         rm_error_set (p->err, RM_ERR_USAGE, "malformed mod, divisor not a number");
         return NULL;
     }
@@ -550,7 +543,7 @@ mod_new (pctx_t *p, rm_path_t *path, const bson_iter_t *v)
         return NULL;
     }
     r = e;
-    if (!is_number (&r)) {
+    if (!rm_iter_is_number (&r)) {
         rm_error_set (p->err, RM_ERR_USAGE, "malformed mod, remainder not a number");
         return NULL;
     }
@@ -612,7 +605,7 @@ bits_new (pctx_t *p, rm_path_t *path, const bson_iter_t *v, const char *op)
             }
             bits_add (n, (uint32_t) x);
         }
-    } else if (is_number (v)) {
+    } else if (rm_iter_is_number (v)) {
         if (!count_number (v, INT64_MAX, &x, &why)) {
             show (v, buf, sizeof buf);
             rm_error_set (p->err, RM_ERR_USAGE, "%s: %s", why, buf);

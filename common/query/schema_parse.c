@@ -28,14 +28,6 @@ fail (sctx_t *c, const char *fmt, const char *a, const char *b)
     return false;
 }
 
-static bool
-is_number (const bson_iter_t *it)
-{
-    bson_type_t t = bson_iter_type (it);
-    return t == BSON_TYPE_INT32 || t == BSON_TYPE_INT64 || t == BSON_TYPE_DOUBLE ||
-           t == BSON_TYPE_DECIMAL128;
-}
-
 /* ---- Types ----------------------------------------------------------------- */
 
 /* bsonType's names: $type's aliases (no numbers), and "number". */
@@ -136,7 +128,7 @@ parse_type (sctx_t *c, rm_qschema_t *s, const bson_iter_t *v, const char *kw)
 static bool
 parse_count (sctx_t *c, const bson_iter_t *v, const char *kw, int64_t *out)
 {
-    if (!is_number (v))
+    if (!rm_iter_is_number (v))
         return fail (c, "$jsonSchema keyword '%s' must be a number%s", kw, "");
     if (!rm_qnum_i64 (v, true, out))
         return fail (c, "$jsonSchema keyword '%s' must be representable as a long integer%s", kw,
@@ -158,7 +150,7 @@ parse_bool (sctx_t *c, const bson_iter_t *v, const char *kw, bool *out)
 static bool
 parse_number (sctx_t *c, const bson_iter_t *v, const char *kw, rm_qiter_t *out)
 {
-    if (!is_number (v))
+    if (!rm_iter_is_number (v))
         return fail (c, "$jsonSchema keyword '%s' must be a number%s", kw, "");
     out->it = *v;
     return true;

@@ -376,6 +376,12 @@ bool online_dest_copy_all (online_t *on, const bson_t *copies, bool again, int *
 bool online_dest_drop (online_t *on, const char *db, const char *name, const char *what,
                        bson_error_t *err);
 bool online_dest_finalize (online_t *on, bson_error_t *err);
+/* online_dest_copy.c: the documents of src that filter selects (opts: the
+ * find's) written into dst, replaced by _id with upsert, in batches of the
+ * destination's size; *docs counts them. */
+bool online_dest_copy_where (online_t *on, mongoc_collection_t *src, mongoc_collection_t *dst,
+                             const bson_t *filter, const bson_t *opts, int64_t *docs,
+                             bson_error_t *err);
 /* online_dest_copy_step.c: the copied namespaces kept in step by the
  * source's change log. mark: a point noted before the run's first copy
  * (a resumed run keeps it). step: the copies not made yet made, then the

@@ -10,15 +10,13 @@
 
 #include "online_cmd.h"
 
-/* The documents of src into dst, in batches; *docs counted. */
-static bool
-copy_docs (online_t *on, mongoc_collection_t *src, mongoc_collection_t *dst, int64_t *docs,
-           bson_error_t *err)
+bool
+online_dest_copy_where (online_t *on, mongoc_collection_t *src, mongoc_collection_t *dst,
+                        const bson_t *filter, const bson_t *opts, int64_t *docs, bson_error_t *err)
 {
     const online_ops_t *ops = online_ops (on);
-    bson_t *opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}");
-    bson_t filter = BSON_INITIALIZER, sel;
-    online_cursor_t *cur = ops->find (on, src, &filter, opts);
+    bson_t sel;
+    online_cursor_t *cur = ops->find (on, src, filter, opts);
     online_wbatch_t *b = NULL;
     int64_t chunk = online_caps_write_chunk (on), in = 0;
     const bson_t *doc;
@@ -54,6 +52,17 @@ copy_docs (online_t *on, mongoc_collection_t *src, mongoc_collection_t *dst, int
     } else if (!ops->end (cur, &why))
         ok = online_fail (on, err, &why, "reading a namespace of the source to copy it");
     bson_destroy (&sel);
+    return ok;
+}
+
+/* The documents of src into dst, in _id order; *docs counted. */
+static bool
+copy_docs (online_t *on, mongoc_collection_t *src, mongoc_collection_t *dst, int64_t *docs,
+           bson_error_t *err)
+{
+    bson_t *opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}");
+    bson_t filter = BSON_INITIALIZER;
+    bool ok = online_dest_copy_where (on, src, dst, &filter, opts, docs, err);
     bson_destroy (&filter);
     bson_destroy (opts);
     return ok;

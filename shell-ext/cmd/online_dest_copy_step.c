@@ -84,40 +84,11 @@ step_chunk (online_t *on, mongoc_collection_t *src, mongoc_collection_t *dst, co
 {
     const online_ops_t *ops = online_ops (on);
     bson_t *filter = BCON_NEW ("_id", "{", "$in", BCON_ARRAY (ids), "}");
-    online_cursor_t *cur;
-    online_wbatch_t *b = NULL;
-    const bson_t *doc;
-    bson_t sel = BSON_INITIALIZER;
     bson_error_t why;
     bool ok = online_lease_check (on, err) &&
               (ops->write (on, dst, ONLINE_W_DELETE, filter, NULL, false, true, NULL, &why) ||
-               online_fail (on, err, &why, "removing a copied namespace's changed documents"));
-    int64_t n = 0;
-
-    cur = ok ? ops->find (on, src, filter, NULL) : NULL;
-    while (ok && ops->next (cur, &doc)) {
-        bson_iter_t id;
-        if (!b)
-            b = ops->batch (on, dst);
-        bson_reinit (&sel);
-        if (bson_iter_init_find (&id, doc, "_id"))
-            online_id_append (&sel, &id);
-        ok = ops->add (b, ONLINE_W_REPLACE, &sel, doc, true, &why);
-        n++;
-    }
-    if (cur && !ops->end (cur, ok ? &why : NULL) && ok)
-        ok = online_fail (on, err, &why, "reading a namespace of the source to copy it");
-    else if (!ok && b)
-        online_fail (on, err, &why, "writing a copied namespace's changed documents");
-    if (ok && b) {
-        ok = ops->send (b, NULL, &why) ||
-             online_fail (on, err, &why, "writing a copied namespace's changed documents");
-        b = NULL;
-    }
-    if (b)
-        ops->discard (b);
-    *docs += ok ? n : 0;
-    bson_destroy (&sel);
+               online_fail (on, err, &why, "removing a copied namespace's changed documents")) &&
+              online_dest_copy_where (on, src, dst, filter, NULL, docs, err);
     bson_destroy (filter);
     return ok;
 }

@@ -618,36 +618,16 @@ index_plan (online_t *on, const carry_t *mv, size_t n, const bson_t *rec, rm_ixp
     return ok;
 }
 
-/* A listed collection's options, into the bson_t arg. */
-static void
-options_in (const bson_t *doc, void *arg)
-{
-    bson_iter_t f;
-    const uint8_t *data;
-    uint32_t len;
-    bson_t o;
-    if (bson_iter_init_find (&f, doc, "options") && BSON_ITER_HOLDS_DOCUMENT (&f)) {
-        bson_iter_document (&f, &len, &data);
-        if (bson_init_static (&o, data, len))
-            bson_concat (arg, &o);
-    }
-}
-
 /* db.coll's options (listCollections, filtered by its name, on the
  * connection db.coll is on), into opts (empty when none). */
 static bool
 options_of (online_t *on, const char *db, const char *coll, bson_t *opts, bson_error_t *err)
 {
     mongoc_collection_t *c = online_collection (on, db, coll);
-    /* The handle's name: with --to-uri a final result has its
-     * namespace's own on the destination (online_ops_pair.c). */
-    bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "filter", "{", "name",
-                            BCON_UTF8 (mongoc_collection_get_name (c)), "}");
     bson_error_t why;
-    bool ok = online_command_each (on, c, db, cmd, options_in, opts, &why);
+    bool ok = online_collection_options (on, c, db, opts, &why);
     if (!ok)
         online_fail (on, err, &why, "listing collections");
-    bson_destroy (cmd);
     mongoc_collection_destroy (c);
     return ok;
 }

@@ -36,32 +36,6 @@ target (online_t *on, const char *db, const char *coll)
                          : online_collection (on, db, coll);
 }
 
-/* A listed collection's options, into the bson_t arg. */
-static void
-options_in (const bson_t *doc, void *arg)
-{
-    bson_iter_t f;
-    const uint8_t *data;
-    uint32_t len;
-    bson_t o;
-    if (bson_iter_init_find (&f, doc, "options") && BSON_ITER_HOLDS_DOCUMENT (&f)) {
-        bson_iter_document (&f, &len, &data);
-        if (bson_init_static (&o, data, len))
-            bson_concat (arg, &o);
-    }
-}
-
-/* c's options as listCollections gives them (empty: none). */
-static bool
-options_of (online_t *on, mongoc_collection_t *c, const char *db, bson_t *opts, bson_error_t *why)
-{
-    bson_t *cmd = BCON_NEW ("listCollections", BCON_INT32 (1), "filter", "{", "name",
-                            BCON_UTF8 (mongoc_collection_get_name (c)), "}");
-    bool ok = online_command_each (on, c, db, cmd, options_in, opts, why);
-    bson_destroy (cmd);
-    return ok;
-}
-
 bool
 online_validators_probe (online_t *on, bson_error_t *err)
 {
@@ -88,7 +62,7 @@ online_validators_probe (online_t *on, bson_error_t *err)
                       "have none); nothing done: finalize without --validators",
                       on->run->where, why.message);
         ok = false;
-    } else if (!(ok = options_of (on, c, db, &opts, &why))) {
+    } else if (!(ok = online_collection_options (on, c, db, &opts, &why))) {
         online_fail (on, err, &why, "listing the probe's collection");
     } else {
         kept = bson_iter_init_find (&it, &opts, "validator") && BSON_ITER_HOLDS_DOCUMENT (&it);
@@ -225,7 +199,7 @@ keep_before (online_t *on, const bson_t *rec, const bson_t *cmds, bson_t *kept, 
         db = bson_iter_utf8 (&d, NULL);
         coll = bson_iter_utf8 (&k, NULL);
         col = target (on, db, coll);
-        ok = options_of (on, col, db, &opts, &why) ||
+        ok = online_collection_options (on, col, db, &opts, &why) ||
              online_fail (on, err, &why, "reading a collection's options");
         mongoc_collection_destroy (col);
         bson_uint32_to_string (n++, &kp, key, sizeof key);

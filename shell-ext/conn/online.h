@@ -393,6 +393,11 @@ bool online_ops_mongoc_coll_mod (online_t *on, mongoc_collection_t *c, const bso
  * of its batches to each, with a getMore while the cursor lasts. */
 bool online_command_each (online_t *on, mongoc_collection_t *c, const char *db, const bson_t *cmd,
                           online_entry_fn each, void *arg, bson_error_t *why);
+/* online_coll_options.c: c's options as listCollections gives them (empty:
+ * none), on c's own connection (--to-uri: a destination's handle has its
+ * namespace's name there); db: c's database. */
+bool online_collection_options (online_t *on, mongoc_collection_t *c, const char *db, bson_t *opts,
+                                bson_error_t *why);
 /* db's collections' names (filter: listCollections', or NULL), through
  * the table's command row on on's connection; NULL with why on an error
  * (bson_strfreev them). */
