@@ -1133,3 +1133,20 @@ rm_iter_is_number (const bson_iter_t *it)
     return t == BSON_TYPE_INT32 || t == BSON_TYPE_INT64 || t == BSON_TYPE_DOUBLE ||
            t == BSON_TYPE_DECIMAL128;
 }
+
+bool
+rm_iter_is_nan (const bson_iter_t *it)
+{
+    if (!it)
+        return false;
+    if (BSON_ITER_HOLDS_DOUBLE (it))
+        return isnan (bson_iter_double (it));
+    if (BSON_ITER_HOLDS_DECIMAL128 (it)) {
+        bson_decimal128_t d;
+        rm_dec_t x;
+        bson_iter_decimal128 (it, &d);
+        rm_dec_unpack (&d, &x);
+        return x.kind == RM_DEC_NAN;
+    }
+    return false;
+}

@@ -23,6 +23,7 @@
 
 #include "dec128.h"
 #include "query_schema.h"
+#include "remodel/value.h"
 
 typedef bool (*leaf_fn) (rm_qstate_t *st, const rm_qnode_t *n, const bson_iter_t *v);
 
@@ -154,23 +155,6 @@ canon (const bson_iter_t *v)
 }
 
 static bool
-is_nan (const bson_iter_t *v)
-{
-    if (!v)
-        return false;
-    if (BSON_ITER_HOLDS_DOUBLE (v))
-        return isnan (bson_iter_double (v));
-    if (BSON_ITER_HOLDS_DECIMAL128 (v)) {
-        bson_decimal128_t d;
-        rm_dec_t x;
-        bson_iter_decimal128 (v, &d);
-        rm_dec_unpack (&d, &x);
-        return x.kind == RM_DEC_NAN;
-    }
-    return false;
-}
-
-static bool
 cmp_single (const rm_qnode_t *n, const bson_iter_t *v)
 {
     const bson_iter_t *r = &n->rhs;
@@ -192,7 +176,7 @@ cmp_single (const rm_qnode_t *n, const bson_iter_t *v)
     }
     if (n->op != QC_EQ) {
         /* NaN equals NaN and is neither above nor below any number */
-        bool nv = is_nan (v), nr = is_nan (r);
+        bool nv = rm_iter_is_nan (v), nr = rm_iter_is_nan (r);
         if (nv || nr)
             return (n->op == QC_LTE || n->op == QC_GTE) && nv && nr;
     }

@@ -274,29 +274,14 @@ string_ok (rm_qstate_t *st, const rm_qschema_t *s, const bson_iter_t *v)
     return !(s->has & SK_PATTERN) || rm_qregex_match (st, &s->pattern, str, len);
 }
 
-static bool
-is_nan (const bson_iter_t *v)
-{
-    if (BSON_ITER_HOLDS_DOUBLE (v))
-        return isnan (bson_iter_double (v));
-    if (BSON_ITER_HOLDS_DECIMAL128 (v)) {
-        bson_decimal128_t d;
-        rm_dec_t x;
-        bson_iter_decimal128 (v, &d);
-        rm_dec_unpack (&d, &x);
-        return x.kind == RM_DEC_NAN;
-    }
-    return false;
-}
-
 /* v against a bound: NaN is within a bound only when the bound is NaN
  * and inclusive, as the server's comparisons have it. */
 static bool
 bound_ok (const bson_iter_t *v, const bson_iter_t *bound, bool lower, bool exclusive)
 {
     int c;
-    if (is_nan (v) || is_nan (bound))
-        return is_nan (v) && is_nan (bound) && !exclusive;
+    if (rm_iter_is_nan (v) || rm_iter_is_nan (bound))
+        return rm_iter_is_nan (v) && rm_iter_is_nan (bound) && !exclusive;
     c = rm_value_compare (v, bound);
     if (lower)
         return exclusive ? c > 0 : c >= 0;

@@ -26,6 +26,9 @@ int rm_value_compare (const bson_iter_t *a, const bson_iter_t *b);
 bool rm_value_compare_quick (const bson_value_t *a, const bson_value_t *b, int *c);
 /* The element it is at is a number: an int32, int64, double or decimal128. */
 bool rm_iter_is_number (const bson_iter_t *it);
+/* The element it is at is a NaN (a double's or a decimal's); false for a
+ * missing one (NULL). */
+bool rm_iter_is_nan (const bson_iter_t *it);
 
 /* The canonical type class of a value in the sort order (MinKey lowest). */
 int rm_value_canonical_type (bson_type_t t);
