@@ -73,7 +73,7 @@ MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
 .PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check sanitize-build check-timings check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-rollback-inplace online-switch-matrix \
-        bench-online bench-to-uri-window bench-server-side bench-analyze bench-floor bench-guard bench-operators
+        bench-online bench-to-uri-window bench-server-side bench-analyze bench-floor bench-guard bench-operators ci-loaded
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
@@ -313,6 +313,13 @@ online-fault-matrix: all
 	@{ REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=$${FAULT_MATRIX:-full-real} bash tests/cli/test_online_fault_matrix.sh; \
 	   for t in fault_carry to_uri_kill; do REMODEL=$(BUILD)/remodel REMODEL_FAULT_MATRIX=full bash tests/cli/test_online_$$t.sh; done; } | tee $(BUILD)/online-fault-matrix.log
 	@! grep -q '^FAIL ' $(BUILD)/online-fault-matrix.log
+
+# .ci/run three times in a row on a clean clone of HEAD beside two busy
+# CPU workers (stress-ng), stopping at the first failure: no check may
+# depend on timing under load (docs/tests.md, "Under load"). RUNS and BUSY
+# change the counts; each run's log is kept in build/ci-loaded/.
+ci-loaded:
+	@scripts/ci_loaded.sh $${RUNS:-3} $${BUSY:-2}
 
 # The online lease's campaign: on each server, 20 runs racing for an
 # expired lease and 10 holders stalled by SIGSTOP past it (make check runs
