@@ -16,6 +16,8 @@
  * remodel wrote it (those are listed and left); side by side, a switch
  * (finished or not) is undone rename by rename, and with none the results
  * are dropped and the plan forgotten. */
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,9 +139,11 @@ on_pause_end (int sig)
 /* A pause before the renames (REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS, for
  * the tests: a write can then be made to slip in). SIGUSR1 ends it early,
  * so that a test long enough for a loaded machine waits no longer than
- * it needs. The handler is in place before the line that says it pauses,
- * which is what a test waits for before it signals, and stays (with
- * SA_RESTART: a signal that comes late interrupts no other call). */
+ * it needs. SIGUSR1 is blocked before the line that says it pauses, which
+ * is what a test waits for before it signals, and taken by sigtimedwait:
+ * a signal sent between that line and the wait stays pending and ends
+ * the wait at once (a handler and a sleep would miss it, and sleep the
+ * whole pause). The handler stays: a late signal kills nothing. */
 static void
 pause_before_switch (void)
 {
@@ -149,14 +153,20 @@ pause_before_switch (void)
         struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
         if (v > 0) {
             struct sigaction sa;
+            sigset_t usr1, old;
             memset (&sa, 0, sizeof sa);
             sa.sa_handler = on_pause_end;
             sa.sa_flags = SA_RESTART;
             sigemptyset (&sa.sa_mask);
             sigaction (SIGUSR1, &sa, NULL);
+            sigemptyset (&usr1);
+            sigaddset (&usr1, SIGUSR1);
+            pthread_sigmask (SIG_BLOCK, &usr1, &old);
             online_say_warn (NULL, "finalize: pausing %ld ms before the switch "
                              "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)", v);
-            nanosleep (&ts, NULL); /* never restarted: SIGUSR1 ends it */
+            while (sigtimedwait (&usr1, NULL, &ts) < 0 && errno == EINTR)
+                ; /* another signal: the pause goes on (its end is not exact) */
+            pthread_sigmask (SIG_SETMASK, &old, NULL);
         }
     }
 }

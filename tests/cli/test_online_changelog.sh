@@ -526,7 +526,7 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
         kstep=$((kstep + 1))
         writes $((10 + kstep))
         "$KILLAT" -q "${point%%:*}" "${point##*:}" -- "$ONLINE" finalize "$T/plans/chain.json" \
-            --uri "$uri" --writes-stopped >/dev/null 2>"$T/kerr"
+            --uri "$uri" --writes-stopped --max-window 0 >/dev/null 2>"$T/kerr"
         krc=$?
         if [ $krc == 137 ]; then
             # Not switched yet: the results must still be made whole by a sync.
@@ -540,7 +540,7 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
     writes 20
     offline "$kind-c" || fail "$kind: offline reference"
     "$KILLAT" -q online_side_rewrite 1 -- "$ONLINE" finalize "$T/plans/embed.json" --uri "$uri" \
-        --writes-stopped >/dev/null 2>"$T/kerr"
+        --writes-stopped --max-window 0 >/dev/null 2>"$T/kerr"
     krc=$?
     online finalize embed --writes-stopped --sample 2000
     expect_eq "$kind: embed: finalize killed in its drain ($krc), then again: it drains and switches" \
@@ -554,7 +554,7 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
     # ---- a write slipping in before the switch ----
     # Paused until the write is made (SIGUSR1 ends it), however long that takes.
     REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=600000 "$REMODEL" online finalize "$T/plans/chain.json" \
-        --uri "$uri" --writes-stopped >/dev/null 2>"$T/fin.err" &
+        --uri "$uri" --writes-stopped --max-window 0 >/dev/null 2>"$T/fin.err" &
     fp=$!
     # The write only once finalize has drained and paused (a loaded
     # machine may take minutes to get there): one made before the drain is

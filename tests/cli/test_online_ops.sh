@@ -145,11 +145,11 @@ db.crm["tasks_remodel_'"$(pid embed)"'_1"].insert_one({"stray": True})'
     # reported after the renames (exit 1), and rollback swaps back. (The
     # rollback above dropped the owner index the first run made.)
     online run embed --create-indexes
-    # The pause is long enough for the three commands below on a loaded
-    # machine; finalize's sync and verify before it may take a while there.
+    # The pause outlasts the three commands below on any machine;
+    # finalize's sync and verify before it may take a while when loaded.
     # SIGUSR1 ends it once they are done.
-    REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=15000 "$REMODEL" online finalize -q "$T/plans/embed.json" \
-        --uri "$uri" --writes-stopped >/dev/null 2>"$T/fin.err" &
+    REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=600000 "$REMODEL" online finalize -q "$T/plans/embed.json" \
+        --uri "$uri" --writes-stopped --max-window 0 >/dev/null 2>"$T/fin.err" &
     pid=$!
     # Its sync and verify took over 180 s at a load of 30: a deadline of
     # 600 s, or until finalize has ended without pausing.

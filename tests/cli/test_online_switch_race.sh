@@ -83,7 +83,7 @@ c.crm.tasks.delete_many({"_id": {"$in": ids}})'
     online run embed --create-indexes -q
     "$KILLAT" -q --exec "python3 '$T/insert.py' '$uri' after" \
         online_switch_note 6 -- "$ONLINE" finalize "$T/plans/embed.json" --uri "$uri" \
-        --writes-stopped >/dev/null 2>"$T/err"
+        --writes-stopped --max-window 0 >/dev/null 2>"$T/err"
     frc=$?
     [ -n "${RACE_DEBUG:-}" ] && cat "$T/err" >&2
     if [ -n "$log" ]; then
@@ -127,7 +127,7 @@ for kind in ferretdb java; do
         raced="crm.${what}_remodel_${e}_raced_1"
         "$KILLAT" -q --exec "python3 '$T/insert.py' '$uri' $what people_remodel_${e}_1" \
             online_switch_rename "$K" -- "$ONLINE" finalize "$T/plans/embed.json" --uri "$uri" \
-            --writes-stopped >/dev/null 2>"$T/err"
+            --writes-stopped --max-window 0 >/dev/null 2>"$T/err"
         rc=$?
         expect_eq "$name: the switch completed, the raced collection aside, finalize fails (exit 1) naming it" \
             "$rc:$(grep -c "1 document(s) the application wrote to crm.$what during the switch are in $raced" "$T/err"):$(grep -c 'remodel online rollback puts the originals back and carries those documents into them; then sync and finalize again, with the writes stopped' "$T/err"):$(colls)" \
