@@ -437,9 +437,10 @@ for kind in ${REMODEL_LEASE_KINDS:-$(online_kinds)}; do
 
     took clocks
 
-    # 4. A local holder whose process is gone is taken over at once.
+    # 4. A local holder whose process is gone is taken over at once: its
+    # lease of 600 s, far beyond a run on a loaded machine.
     reload
-    "$REMODEL" online run --in-place "$T/p/hold.json" --uri "$uri" --batch-size 2 --pause-ms 300 \
+    REMODEL_ONLINE_LEASE_MS=600000 "$REMODEL" online run --in-place "$T/p/hold.json" --uri "$uri" --batch-size 2 --pause-ms 300 \
         >/dev/null 2>"$T/a.err" &
     a=$!
     wait_holder $a "$HOLD_ID" || fail "$kind: hold.json takes the lease" "$(cat "$T/a.err")"
@@ -452,9 +453,9 @@ for kind in ${REMODEL_LEASE_KINDS:-$(online_kinds)}; do
     fi
     s0=$SECONDS
     run_rm online run -q --in-place "$T/p/hold.json" --uri "$uri"
-    expect_eq "$kind: run again at once: it takes the dead holder's 30 s lease over and completes" \
+    expect_eq "$kind: run again at once: it takes the dead holder's 600 s lease over and completes" \
         "$rc:$(cat "$T/err"):$(h count "$uri" crm.people '{"phone": {"$exists": true}}')" "0::0"
-    expect_eq "$kind: ... without waiting for it to expire" "$((SECONDS - s0 < 20))" 1
+    expect_eq "$kind: ... without waiting for it to expire" "$((SECONDS - s0 < 300))" 1
     # Not so a live holder on this host, nor one on another host.
     for owner in "$HOST:$$:1" "otherhost:1:1"; do
         h fake "$uri" "$HOLD_ID" "$owner" 30 >/dev/null
