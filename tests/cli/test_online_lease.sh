@@ -33,7 +33,10 @@ trap 'exec 7>&- 8<&-; for p in $(jobs -p); do [ "$p" == "${HELPER_PID:-}" ] || k
 export LC_ALL=C
 TRIES=${REMODEL_LEASE_TRIES:-5}
 STALLS=${REMODEL_LEASE_STALLS:-4}
-LEASE_MS=3000 # the stall and race tests' short lease (REMODEL_ONLINE_LEASE_MS)
+# The stall and race tests' short lease (REMODEL_ONLINE_LEASE_MS): a run
+# renews it every sixth of it and stops writing at two thirds unrenewed, so a
+# loaded machine needs seconds to spare (3 s failed at a load of 50).
+LEASE_MS=6000
 
 # h COMMAND URI ARGS...: the helpers below, answered by one python3 process
 # (a coprocess: pymongo loads once, not once a check). URI "-": no server.
@@ -370,9 +373,9 @@ for kind in ${REMODEL_LEASE_KINDS:-$(online_kinds)}; do
         >/dev/null 2>"$T/a.err" &
     a=$!
     if wait_holder $a "$RACE_ID"; then
-        sleep 4.5
+        sleep $((LEASE_MS * 3 / 2000))
         read -r owner epoch left <<<"$(h lease "$uri" "$RACE_ID")"
-        expect_eq "$kind: a run paused 4.5 s keeps its ${LEASE_MS} ms lease (renewed by time)" \
+        expect_eq "$kind: a run paused $((LEASE_MS * 3 / 2000)) s keeps its ${LEASE_MS} ms lease (renewed by time)" \
             "$(awk -v o="$owner" -v l="$left" -v a=":$a:" -v m=$LEASE_MS 'BEGIN { print (index(o, a) > 0 && l > 0 && l <= m) }')" 1
         REMODEL_ONLINE_LEASE_MS=$LEASE_MS run_rm online run -q "$T/p/race.json" --uri "$uri"
         expect_eq "$kind: ... another run still refused (exit 2)" "$rc" 2
