@@ -46,6 +46,8 @@ int remodel_online_main (int argc, char **argv);
  * False when it could not run, or a kill's call never came (said in err). */
 bool mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log, bool kill_at,
                 const char *cmd, ...);
+/* Set: the child's standard output goes into err as well (status's lines). */
+extern bool mx_online_stdout;
 /* The fault layer's line about the faulted call ("call N (KIND #K) ..."),
  * or "no fault fired". */
 const char *mx_fired (const mx_run_t *r, char *buf, size_t cap);
@@ -85,6 +87,10 @@ typedef struct {
     size_t ncoll;
     char state_names[1024]; /* the state database's collections, sorted, space-separated */
     bool record, finalized, journal, after_switch;
+    /* The switch's journal, when there is one: its direction, its
+     * renames in all and in place, its moves' collections in order. */
+    char direction[16], moves[256];
+    long long renames, renamed;
 } mx_state_t;
 
 /* What a state holds: crm, the state database's collections and the
@@ -137,6 +143,29 @@ bool mx_wanted (const mx_opts_t *o, const char *cmd, const char *call, const cha
  * round trip's wake-ups, a fork), so lanes overlap it. */
 void mx_lanes (const mx_opts_t *o, const char *name, long npoints, bool (*setup) (int, const char *),
                void (*point) (long), void (*teardown) (void));
+
+/* --- matrix_switch.c: the switch's references, from clean runs of the
+ * plan (dumps/plans/embed-tasks.json: crm.people and crm.tasks, one step
+ * each): after the run, finalize, rollback, a second rollback. --- */
+typedef struct {
+    mx_state_t run, fin, rb, gone;
+    char id[64]; /* the plan's id on the server */
+} mx_switch_refs_t;
+extern mx_switch_refs_t mx_sw;
+
+/* --- matrix_killed.c: the switch killed (test_online_switch.sh's kill
+ * points): the state a kill leaves judged, then completed each way. --- */
+/* The state now, after a kill: every namespace before, half-way through
+ * or after its move, in the journal's order, its count agreeing, every
+ * document the original's or the result's byte for byte; a PASS or FAIL
+ * line. */
+bool mx_killed_judge (const char *label);
+/* finalize killed at call k, then rollback at once; killed at k and again
+ * at its second run's first rename, then finalize; rollback (after a finalize)
+ * killed at k, then finalize forward, then rollback. */
+void mx_kill_undo_point (long k);
+void mx_kill_twice_point (long k);
+void mx_kill_forward_point (long k);
 
 /* --- matrix_switch.c, matrix_carry.c: each matrix, its PASS/FAIL lines;
  * false when its references could not be made. --- */

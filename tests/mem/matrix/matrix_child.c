@@ -47,12 +47,16 @@ now_ms (void)
     return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+bool mx_online_stdout;
+
 static void
 child (const mx_target_t *t, int fd, const char *fault, const char *log, char **argv, int argc)
 {
     int null = open ("/dev/null", O_WRONLY);
     dup2 (fd, 2);
-    if (null >= 0)
+    if (mx_online_stdout)
+        dup2 (fd, 1);
+    else if (null >= 0)
         dup2 (null, 1);
     if (fault)
         setenv ("REMODEL_ONLINE_FAULT", fault, 1);
