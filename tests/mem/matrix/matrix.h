@@ -48,6 +48,9 @@ bool mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char
                 const char *cmd, ...);
 /* Set: the child's standard output goes into err as well (status's lines). */
 extern bool mx_online_stdout;
+/* Set: the child gets SIGINT once its standard error holds this (follow
+ * stopped after a round). */
+extern const char *mx_online_interrupt_at;
 /* The fault layer's line about the faulted call ("call N (KIND #K) ..."),
  * or "no fault fired". */
 const char *mx_fired (const mx_run_t *r, char *buf, size_t cap);
@@ -167,10 +170,30 @@ void mx_kill_undo_point (long k);
 void mx_kill_twice_point (long k);
 void mx_kill_forward_point (long k);
 
+/* --- matrix_to_uri.c: the pair of servers, for matrix_follow.c: the
+ * source (mx_srv, with its oplog) and the destination. --- */
+extern mx_server_t mx_dst;
+extern char mx_dst_uri[160];
+/* The pair's plan (shop.kids embedded into shop.parents) written under
+ * o->tmp, as mx_tgt's. */
+bool mx_pair_plan (const mx_opts_t *o, char *plan, size_t cap);
+/* Both servers started under dir, the source seeded (snapshot "seeded"),
+ * run --to-uri made (snapshot "ran"). */
+bool mx_pair_setup (const char *dir, char *why, size_t cap);
+/* memSnapshot or memRestore snap on both. */
+bool mx_pair_both (const char *cmd, const char *snap, char *why, size_t cap);
+/* run --to-uri (small batches) or finalize --to-uri --writes-stopped, clean. */
+bool mx_pair_two (mx_run_t *r, const char *cmd);
+/* The destination's shop and the source's against the references, one
+ * pair record, committed: a PASS or FAIL line. */
+void mx_pair_judge (const char *label, const char *what, const mx_state_t *want_dst,
+                    const mx_state_t *want_src);
+
 /* --- matrix_switch.c, matrix_carry.c: each matrix, its PASS/FAIL lines;
  * false when its references could not be made. --- */
 bool mx_switch_matrix (const mx_opts_t *o);
 bool mx_carry_matrix (const mx_opts_t *o);
 bool mx_to_uri_matrix (const mx_opts_t *o);
+bool mx_follow_matrix (const mx_opts_t *o);
 
 #endif

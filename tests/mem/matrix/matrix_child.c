@@ -48,6 +48,7 @@ now_ms (void)
 }
 
 bool mx_online_stdout;
+const char *mx_online_interrupt_at;
 
 static void
 child (const mx_target_t *t, int fd, const char *fault, const char *log, char **argv, int argc)
@@ -84,7 +85,7 @@ mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log
     pid_t pid;
     /* Generous: a point takes milliseconds; only a hang reaches it. */
     int64_t deadline = now_ms () + 120000;
-    bool timed_out = false;
+    bool timed_out = false, interrupted = false;
 
     argv[argc++] = (char *) "remodel-online";
     argv[argc++] = (char *) cmd;
@@ -137,6 +138,11 @@ mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log
         if (got + 1 < sizeof r->err)
             got += (size_t) n;
         r->err[got] = '\0';
+        if (mx_online_interrupt_at && !interrupted && strstr (r->err, mx_online_interrupt_at)) {
+            /* follow's rounds end at SIGINT, as at a Ctrl-C. */
+            kill (pid, SIGINT);
+            interrupted = true;
+        }
         if (kill_at && !r->killed && strstr (r->err, "fault layer: call ")) {
             /* Held at the call by the spec's delay: killed before sending it. */
             kill (pid, SIGKILL);

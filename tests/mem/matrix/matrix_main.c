@@ -5,7 +5,7 @@
  * asked, answered by the layer with a failure).
  * Prints PASS/FAIL lines (tests/run.sh counts them); exit 1 on a FAIL.
  *   remodel-fault-matrix --memsrv BIN --remodel BIN --plan FILE --tmp DIR
- *       [--matrix switch|carry|to-uri|all] [--actions 'cut cut-after kill [fail]']
+ *       [--matrix switch|carry|to-uri|follow|all] [--actions 'cut cut-after kill [fail]']
  *       [--only 'CMD CALL:ACTION'] [--lanes N] [--full]
  * --plan is the switch's (dumps/plans/embed-tasks.json); the carry writes
  * its own. --full (the campaign's): the actions with fail, and every
@@ -25,7 +25,7 @@ static void
 usage (void)
 {
     fprintf (stderr, "usage: remodel-fault-matrix --memsrv BIN --remodel BIN --plan FILE --tmp DIR "
-                     "[--matrix switch|carry|to-uri|all] [--actions 'cut cut-after kill [fail]'] "
+                     "[--matrix switch|carry|to-uri|follow|all] [--actions 'cut cut-after kill [fail]'] "
                      "[--only 'CMD CALL:ACTION'] [--lanes N (1-16, default 4)] [--full]\n");
     exit (2);
 }
@@ -69,7 +69,7 @@ main (int argc, char **argv)
     }
     if (!o.memsrv || !o.remodel || !o.plan || !o.tmp || o.lanes < 1 || o.lanes > 16 ||
         (strcmp (matrix, "switch") && strcmp (matrix, "carry") && strcmp (matrix, "to-uri") &&
-         strcmp (matrix, "all")))
+         strcmp (matrix, "follow") && strcmp (matrix, "all")))
         usage ();
     for (const char *p = actions; *p && o.nacts < 4;) {
         int n = 0;
@@ -89,6 +89,8 @@ main (int argc, char **argv)
         ok = mx_carry_matrix (&o) && ok;
     if (!strcmp (matrix, "to-uri") || !strcmp (matrix, "all"))
         ok = mx_to_uri_matrix (&o) && ok;
+    if (!strcmp (matrix, "follow") || !strcmp (matrix, "all"))
+        ok = mx_follow_matrix (&o) && ok;
     clock_gettime (CLOCK_MONOTONIC, &t1);
     fprintf (stderr, "# in-process: %.1f s, %d lanes: %d passed, %d failed\n",
              (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9, o.lanes,
