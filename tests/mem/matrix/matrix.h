@@ -51,6 +51,9 @@ extern bool mx_online_stdout;
 /* Set: the child gets SIGINT once its standard error holds this (follow
  * stopped after a round). */
 extern const char *mx_online_interrupt_at;
+/* Set: called once the fault layer says the faulted call came (the child
+ * held there by a delay), before a kill_at's kill. */
+extern void (*mx_online_at_fault) (pid_t pid);
 /* The fault layer's line about the faulted call ("call N (KIND #K) ..."),
  * or "no fault fired". */
 const char *mx_fired (const mx_run_t *r, char *buf, size_t cap);
@@ -152,7 +155,8 @@ void mx_lanes (const mx_opts_t *o, const char *name, long npoints, bool (*setup)
  * each): after the run, finalize, rollback, a second rollback. --- */
 typedef struct {
     mx_state_t run, fin, rb, gone;
-    char id[64]; /* the plan's id on the server */
+    char id[64];    /* the plan's id on the server */
+    char flog[700]; /* finalize's calls, as the fault layer's log numbers them */
 } mx_switch_refs_t;
 extern mx_switch_refs_t mx_sw;
 
@@ -169,6 +173,18 @@ bool mx_killed_judge (const char *label);
 void mx_kill_undo_point (long k);
 void mx_kill_twice_point (long k);
 void mx_kill_forward_point (long k);
+
+/* --- matrix_lease.c: the lease, at finalize's calls (from mx_sw.flog). --- */
+/* The calls at which a point is: "ask", each call while finalize holds
+ * its lease; "stall", reads spread over that span. Their numbers into ks
+ * (at most cap); how many. */
+long mx_lease_calls (const char *kind, long *ks, long cap);
+/* finalize held at call k, another command asks: refused, nothing
+ * written. */
+void mx_lease_ask_point (long k);
+/* finalize stopped (SIGSTOP) at call k past its lease's expiry, rollback
+ * takes over; then SIGCONT: finalize writes nothing more, says so. */
+void mx_lease_stall_point (long k);
 
 /* --- matrix_to_uri.c: the pair of servers, for matrix_follow.c: the
  * source (mx_srv, with its oplog) and the destination. --- */

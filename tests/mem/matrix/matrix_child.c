@@ -49,6 +49,7 @@ now_ms (void)
 
 bool mx_online_stdout;
 const char *mx_online_interrupt_at;
+void (*mx_online_at_fault) (pid_t pid);
 
 static void
 child (const mx_target_t *t, int fd, const char *fault, const char *log, char **argv, int argc)
@@ -85,7 +86,7 @@ mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log
     pid_t pid;
     /* Generous: a point takes milliseconds; only a hang reaches it. */
     int64_t deadline = now_ms () + 120000;
-    bool timed_out = false, interrupted = false;
+    bool timed_out = false, interrupted = false, at_fault = false;
 
     argv[argc++] = (char *) "remodel-online";
     argv[argc++] = (char *) cmd;
@@ -142,6 +143,10 @@ mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log
             /* follow's rounds end at SIGINT, as at a Ctrl-C. */
             kill (pid, SIGINT);
             interrupted = true;
+        }
+        if (mx_online_at_fault && !at_fault && strstr (r->err, "fault layer: call ")) {
+            at_fault = true;
+            mx_online_at_fault (pid);
         }
         if (kill_at && !r->killed && strstr (r->err, "fault layer: call ")) {
             /* Held at the call by the spec's delay: killed before sending it. */

@@ -292,8 +292,30 @@ point (long i)
         mx_kill_undo_point (points[i].k);
     else if (!strcmp (cmd, "twice"))
         mx_kill_twice_point (points[i].k);
-    else
+    else if (!strcmp (cmd, "forward"))
         mx_kill_forward_point (points[i].k);
+    else if (!strcmp (cmd, "ask"))
+        mx_lease_ask_point (points[i].k);
+    else
+        mx_lease_stall_point (points[i].k);
+}
+
+/* The lease's points (matrix_lease.c) at the calls it picks. */
+static long
+lease_points (const mx_opts_t *o, long npoints, long cap)
+{
+    static const char *const kinds[] = {"ask", "stall"};
+    long ks[512];
+    char call[32];
+    for (int w = 0; w < 2; w++) {
+        long n = mx_lease_calls (kinds[w], ks, 512);
+        for (long i = 0; i < n && npoints < cap; i++) {
+            snprintf (call, sizeof call, "any:%ld", ks[i]);
+            if (mx_wanted (o, kinds[w], call, "lease"))
+                points[npoints++] = (point_t) {kinds[w], ks[i], 0};
+        }
+    }
+    return npoints;
 }
 
 /* The kill's ways out (matrix_killed.c), at each call of the command
@@ -344,8 +366,9 @@ mx_switch_matrix (const mx_opts_t *o)
     }
     ok = ok && mx_server_cmd (&mx_srv, "memSnapshot", "run", why, sizeof why) &&
          mx_state_read (mx_srv.client, MX_SCOPE_CRM, &mx_sw.run, why, sizeof why);
-    snprintf (log, sizeof log, "%s/calls.log", o->tmp);
-    fcalls = ok ? count_calls ("run", "finalize", log, &mx_sw.fin) : 0;
+    snprintf (mx_sw.flog, sizeof mx_sw.flog, "%s/finalize-calls.log", o->tmp);
+    snprintf (log, sizeof log, "%s/rollback-calls.log", o->tmp);
+    fcalls = ok ? count_calls ("run", "finalize", mx_sw.flog, &mx_sw.fin) : 0;
     ok = ok && fcalls > 0 && mx_server_cmd (&mx_srv, "memSnapshot", "fin", why, sizeof why);
     rcalls = ok ? count_calls ("fin", "rollback", log, &mx_sw.rb) : 0;
     ok = ok && rcalls > 0 && clean (&r, "rollback") && r.rc == 0 &&
@@ -357,7 +380,8 @@ mx_switch_matrix (const mx_opts_t *o)
     }
     mx_server_stop (&mx_srv);
 
-    points = calloc ((size_t) (fcalls + rcalls) * 7 + 1, sizeof *points);
+    long cap = (fcalls + rcalls) * 9 + 1;
+    points = calloc ((size_t) cap, sizeof *points);
     for (int a = 0; a < o->nacts; a++)
         for (long k = 1; k <= fcalls; k++) {
             snprintf (call, sizeof call, "any:%ld", k);
@@ -372,10 +396,12 @@ mx_switch_matrix (const mx_opts_t *o)
         }
     long plain = npoints;
     npoints = kill_points (o, fcalls, rcalls, npoints);
+    long killed = npoints;
+    npoints = lease_points (o, npoints, cap);
     mx_lanes (o, "switch", npoints, lane_server, point, NULL);
     fprintf (stderr, "# in-process: finalize and rollback: %ld points (finalize's %ld calls, "
-             "rollback's %ld; actions as asked), %ld of them a kill's ways out\n", npoints,
-             fcalls, rcalls, npoints - plain);
+             "rollback's %ld; actions as asked), %ld of them a kill's ways out, %ld the "
+             "lease's\n", npoints, fcalls, rcalls, killed - plain, npoints - killed);
     free (points);
     mx_state_free (&mx_sw.run), mx_state_free (&mx_sw.fin), mx_state_free (&mx_sw.rb),
         mx_state_free (&mx_sw.gone);
