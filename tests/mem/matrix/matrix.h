@@ -159,6 +159,12 @@ typedef struct {
     char flog[700]; /* finalize's calls, as the fault layer's log numbers them */
 } mx_switch_refs_t;
 extern mx_switch_refs_t mx_sw;
+/* After finalize (from the run) or rollback (from a finalize) was
+ * interrupted, r its end: the same command again where it failed, then
+ * the state judged against the clean one's, and the way back (PASS or
+ * FAIL lines named label). */
+void mx_finalize_then (const char *label, const mx_run_t *r);
+void mx_rollback_then (const char *label, const mx_run_t *r);
 
 /* --- matrix_killed.c: the switch killed (test_online_switch.sh's kill
  * points): the state a kill leaves judged, then completed each way. --- */
@@ -185,6 +191,28 @@ void mx_lease_ask_point (long k);
 /* finalize stopped (SIGSTOP) at call k past its lease's expiry, rollback
  * takes over; then SIGCONT: finalize writes nothing more, says so. */
 void mx_lease_stall_point (long k);
+
+/* --- matrix_proxy.c: a partition, between the program and the server --- */
+typedef struct {
+    volatile long skip, cut, seen; /* messages to let through, then to cut; seen in all */
+    volatile int lose_first;       /* the stretch's first sent, its reply lost */
+} mx_cut_t;
+typedef struct {
+    pid_t pid;
+    char uri[128];
+    mx_cut_t *ctl; /* shared with the proxy's process */
+} mx_proxy_t;
+bool mx_proxy_start (mx_proxy_t *x, const char *upstream_uri, char *why, size_t cap);
+void mx_proxy_stop (mx_proxy_t *x);
+
+/* --- matrix_partition.c: finalize and rollback through a partition --- */
+extern mx_proxy_t mx_px; /* this lane's, to its server */
+/* The messages a clean finalize (from "run") and rollback (from "fin")
+ * send through the proxy; false (said) when they could not run. */
+bool mx_partition_count (long *fin, long *rb);
+/* The server unreachable for a stretch after skip messages: finalize (or
+ * rollback) rides it out or fails, then completes; judged as a cut. */
+void mx_partition_point (bool rollback, long skip, bool lose_first);
 
 /* --- matrix_to_uri.c: the pair of servers, for matrix_follow.c: the
  * source (mx_srv, with its oplog) and the destination. --- */

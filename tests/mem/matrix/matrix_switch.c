@@ -42,8 +42,8 @@ clean (mx_run_t *r, const char *cmd)
 static void
 finalize_point (long k, const char *action)
 {
-    char sp[64], label[400], what[200], call[32];
-    mx_run_t r, again;
+    char sp[64], label[400], call[32];
+    mx_run_t r;
     bool kill = !strcmp (action, "kill");
 
     if (!mx_restore ("run", "in-process: finalize"))
@@ -58,6 +58,14 @@ finalize_point (long k, const char *action)
     mx_label (label, sizeof label, "finalize", call, action, &r);
     if (kill && !mx_killed_judge (label))
         return;
+    mx_finalize_then (label, &r);
+}
+
+void
+mx_finalize_then (const char *label, const mx_run_t *rp)
+{
+    char what[200];
+    mx_run_t r = *rp, again;
     if (r.rc == 0) {
         snprintf (what, sizeof what, "exit 0 (a retry took it)");
     } else {
@@ -89,11 +97,9 @@ finalize_point (long k, const char *action)
 static void
 rollback_point (long k, const char *action)
 {
-    char sp[64], label[400], what[200], why[512], call[32];
-    mx_run_t r, again;
-    mx_state_t now;
-    const mx_state_t *want = &mx_sw.rb;
-    bool kill = !strcmp (action, "kill"), settled;
+    char sp[64], label[400], call[32];
+    mx_run_t r;
+    bool kill = !strcmp (action, "kill");
 
     if (!mx_restore ("fin", "in-process: rollback"))
         return;
@@ -106,6 +112,17 @@ rollback_point (long k, const char *action)
     mx_label (label, sizeof label, "rollback", call, action, &r);
     if (kill && !mx_killed_judge (label))
         return;
+    mx_rollback_then (label, &r);
+}
+
+void
+mx_rollback_then (const char *label, const mx_run_t *rp)
+{
+    char what[200], why[512];
+    mx_run_t r = *rp, again;
+    mx_state_t now;
+    const mx_state_t *want = &mx_sw.rb;
+    bool settled;
     if (r.rc == 0) {
         mx_judge (&mx_sw.rb, MX_SCOPE_CRM, label, "exit 0 (a retry took it): the originals back byte for byte, the "
                              "results beside them");
@@ -268,9 +285,16 @@ lane_server (int lane, const char *dir)
              mx_state_same (&st, &mx_sw.fin, why, sizeof why);
     }
     mx_state_free (&st);
+    ok = ok && mx_proxy_start (&mx_px, mx_srv.uri, why, sizeof why);
     mx_say (ok, "in-process: lane %d: its server filled, run and finalized as the first: %s", lane,
          ok ? "the same states" : why);
     return ok;
+}
+
+static void
+stop_proxy (void)
+{
+    mx_proxy_stop (&mx_px);
 }
 
 typedef struct {
@@ -296,8 +320,27 @@ point (long i)
         mx_kill_forward_point (points[i].k);
     else if (!strcmp (cmd, "ask"))
         mx_lease_ask_point (points[i].k);
+    else if (!strncmp (cmd, "partition", 9))
+        mx_partition_point (!strcmp (cmd, "partition-rollback"), points[i].k, points[i].act);
     else
         mx_lease_stall_point (points[i].k);
+}
+
+/* The partitions' points (matrix_partition.c): a stretch after every
+ * 16th message of finalize, every 12th of rollback's (a point the driver
+ * rides out waits for its rescans: seconds, not milliseconds). */
+static long
+partition_points (const mx_opts_t *o, long fmsgs, long rmsgs, long npoints, long cap)
+{
+    char at[32];
+    for (int w = 0; w < 2; w++)
+        for (long k = 0; k < (w ? rmsgs : fmsgs) && npoints < cap; k += w ? 12 : 16) {
+            snprintf (at, sizeof at, "after:%ld", k);
+            if (mx_wanted (o, w ? "partition-rollback" : "partition", at, "cut"))
+                points[npoints++] = (point_t) {w ? "partition-rollback" : "partition", k,
+                                               (int) (k / (w ? 12 : 16) % 2)};
+        }
+    return npoints;
 }
 
 /* The lease's points (matrix_lease.c) at the calls it picks. */
@@ -378,9 +421,15 @@ mx_switch_matrix (const mx_opts_t *o)
         mx_server_stop (&mx_srv);
         return false;
     }
+    long fmsgs = 0, rmsgs = 0;
+    if (!mx_proxy_start (&mx_px, mx_srv.uri, why, sizeof why))
+        mx_say (false, "in-process: %s", why);
+    else
+        mx_partition_count (&fmsgs, &rmsgs);
+    mx_proxy_stop (&mx_px);
     mx_server_stop (&mx_srv);
 
-    long cap = (fcalls + rcalls) * 9 + 1;
+    long cap = (fcalls + rcalls) * 9 + fmsgs + rmsgs + 1;
     points = calloc ((size_t) cap, sizeof *points);
     for (int a = 0; a < o->nacts; a++)
         for (long k = 1; k <= fcalls; k++) {
@@ -398,10 +447,13 @@ mx_switch_matrix (const mx_opts_t *o)
     npoints = kill_points (o, fcalls, rcalls, npoints);
     long killed = npoints;
     npoints = lease_points (o, npoints, cap);
-    mx_lanes (o, "switch", npoints, lane_server, point, NULL);
+    long leased = npoints;
+    npoints = partition_points (o, fmsgs, rmsgs, npoints, cap);
+    mx_lanes (o, "switch", npoints, lane_server, point, stop_proxy);
     fprintf (stderr, "# in-process: finalize and rollback: %ld points (finalize's %ld calls, "
              "rollback's %ld; actions as asked), %ld of them a kill's ways out, %ld the "
-             "lease's\n", npoints, fcalls, rcalls, killed - plain, npoints - killed);
+             "lease's, %ld partitions\n", npoints, fcalls, rcalls, killed - plain,
+             leased - killed, npoints - leased);
     free (points);
     mx_state_free (&mx_sw.run), mx_state_free (&mx_sw.fin), mx_state_free (&mx_sw.rb),
         mx_state_free (&mx_sw.gone);
