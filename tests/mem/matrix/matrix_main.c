@@ -1,8 +1,11 @@
 /* remodel-fault-matrix (matrix.h): the fault layer's matrices in-process,
- * on the in-memory server: finalize's and rollback's (matrix_switch.c),
- * rollback --carry-writes' (matrix_carry.c). Every call of each command
- * cut before it is sent, cut after it, and the command killed at it (and,
- * asked, answered by the layer with a failure).
+ * on the in-memory server: finalize's and rollback's (matrix_switch.c,
+ * with the kill's ways out, the lease and partitions: matrix_killed.c,
+ * matrix_lease.c, matrix_partition.c), rollback --carry-writes'
+ * (matrix_carry.c), --to-uri's run and finalize (matrix_to_uri.c) and
+ * follow (matrix_follow.c). Every call of each command cut before it is
+ * sent, cut after it, and the command killed at it (and, asked, answered
+ * by the layer with a failure).
  * Prints PASS/FAIL lines (tests/run.sh counts them); exit 1 on a FAIL.
  *   remodel-fault-matrix --memsrv BIN --remodel BIN --plan FILE --tmp DIR
  *       [--matrix switch|carry|to-uri|follow|all] [--actions 'cut cut-after kill [fail]']
@@ -11,7 +14,9 @@
  * its own. --full (the campaign's): the actions with fail, and every
  * action at run --to-uri's calls (make check kills it at each, as
  * test_online_to_uri_kill.sh's campaign does). --only replays one point ('finalize any:12:cut', 'rollback
- * any:3:kill', 'carry update:2:cut-after'). The points are dealt to N
+ * any:3:kill', 'carry update:2:cut-after', 'undo any:40:kill', 'twice
+ * any:120:kill', 'forward any:9:kill', 'ask any:30:lease', 'partition
+ * after:32:cut', 'follow any:7:cut'). The points are dealt to N
  * lanes (default 4), forked processes each with a server of its own, set
  * up as the first and checked to hold the same states. */
 #include <stdio.h>
