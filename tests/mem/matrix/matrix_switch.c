@@ -153,14 +153,14 @@ mx_rollback_then (const char *label, const mx_run_t *rp)
 
 /* The calls of a command counted by the fault layer (its log's numbered
  * lines), from snapshot snap; its state after into st. */
-static long first_rename; /* finalize's first renameCollection, by its number in "any" */
+static long first_rename; /* the switch's first rename in finalize, by its number in "any" */
 
 static long
 count_calls (const char *snap, const char *cmd, const char *log, mx_state_t *st)
 {
     mx_run_t r;
     char line[512], why[512];
-    long n = 0;
+    long n = 0, renames = 0;
     FILE *f;
 
     if (!mx_restore (snap, cmd))
@@ -177,7 +177,9 @@ count_calls (const char *snap, const char *cmd, const char *log, mx_state_t *st)
     if ((f = fopen (log, "r"))) {
         while (fgets (line, sizeof line, f)) {
             n += line[0] >= '0' && line[0] <= '9';
-            if (!first_rename && !strcmp (cmd, "finalize") && strstr (line, " renameCollection "))
+            /* The checks' two probes are renamed first, then the switch's. */
+            if (!strcmp (cmd, "finalize") && strstr (line, " renameCollection ") &&
+                ++renames == 3)
                 first_rename = n;
         }
         fclose (f);
@@ -327,18 +329,18 @@ point (long i)
 }
 
 /* The partitions' points (matrix_partition.c): a stretch after every
- * 16th message of finalize, every 12th of rollback's (a point the driver
+ * 24th message of finalize, every 20th of rollback's (a point the driver
  * rides out waits for its rescans: seconds, not milliseconds). */
 static long
 partition_points (const mx_opts_t *o, long fmsgs, long rmsgs, long npoints, long cap)
 {
     char at[32];
     for (int w = 0; w < 2; w++)
-        for (long k = 0; k < (w ? rmsgs : fmsgs) && npoints < cap; k += w ? 12 : 16) {
+        for (long k = 0; k < (w ? rmsgs : fmsgs) && npoints < cap; k += w ? 20 : 24) {
             snprintf (at, sizeof at, "after:%ld", k);
             if (mx_wanted (o, w ? "partition-rollback" : "partition", at, "cut"))
                 points[npoints++] = (point_t) {w ? "partition-rollback" : "partition", k,
-                                               (int) (k / (w ? 12 : 16) % 2)};
+                                               (int) (k / (w ? 20 : 24) % 2)};
         }
     return npoints;
 }
@@ -371,8 +373,8 @@ kill_points (const mx_opts_t *o, long fcalls, long rcalls, long npoints)
     bool kill = false;
     for (int a = 0; a < o->nacts; a++)
         kill = kill || !strcmp (o->acts[a], "kill");
-    /* Killed twice: from finalize's checks' probe (its first rename), a
-     * call before it, on; before it a kill leaves what a clean run left. */
+    /* Killed twice: from the switch's first rename, two calls before it,
+     * on (before, the second run has the whole switch to make). */
     for (int w = 0; w < 3 && kill; w++)
         for (long k = w == 1 && first_rename > 2 ? first_rename - 2 : 1;
              k <= (w < 2 ? fcalls : rcalls); k++) {
