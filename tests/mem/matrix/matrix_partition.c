@@ -7,7 +7,6 @@
  * out, or fails; then the same command again, and the state judged as a
  * cut point's (matrix_switch.c): the clean command's, byte for byte. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "matrix.h"
@@ -73,8 +72,6 @@ mx_partition_point (bool rollback, long skip, bool lose_first)
         mx_say (true, "%s: ended before it (exit 0)", label);
         return;
     }
-    if (getenv ("MX_DEBUG"))
-        mx_tail (&r);
     if (rollback)
         mx_rollback_then (label, &r);
     else
