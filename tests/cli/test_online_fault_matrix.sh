@@ -11,11 +11,14 @@
 #   rollback, rollback --carry-writes (test_online_fault_carry.sh's plan
 #   and writes) and finalize --to-uri (test_online_to_uri_kill.sh's) in
 #   forked children through the online program's own main, each call
-#   cut, cut after and killed, and run --to-uri killed at each call
-#   (about 1,300 points in under a minute); it judges each state
-#   document by document against clean runs, which it checks against the
-#   data, remodel run's offline output and the application's writes
-#   carried back by hand.
+#   cut, cut after and killed, run --to-uri killed at each call, and
+#   follow --to-uri killed, cut and cut after at each call of its round;
+#   the switch suite's kill points (the state a kill leaves, then each
+#   way out), the lease (asked while held, a holder stalled past it) and
+#   partitions (a stretch of messages cut by a proxy); about 2,400
+#   points. It judges each state document by document against clean
+#   runs, which it checks against the data, remodel run's offline output
+#   and the application's writes carried back by hand.
 # - A short replay on FerretDB and mongo-java-server here, for what only a
 #   real server shows (its renames, its driver's reconnects, its change
 #   log, a lease's timer), judged by the switch suite's checker

@@ -38,10 +38,13 @@
 # its calls (the copy of the results and of shop.other among them, each
 # kind of interruption); finalize at a few of its calls, both cuts
 # (shop.other's drop for its last copy, its reply lost, among them);
-# follow at four calls of its round: kill -9 at its second write of
-# results, the last read of the source's log before it reads the source
-# cut, the round's point saved after its last write of results with its
-# reply lost, kill -9 at its sample's first read of the results.
+# follow at four calls of its round, two a direction: kill -9 at its
+# second write of results and the round's point saved after its last
+# write of results with its reply lost (the first direction); the last
+# read of the source's log before it reads the source cut and kill -9 at
+# its sample's first read of the results (the second). Every call of
+# follow's round is killed, cut and cut after in-process in make check
+# (build/tests/remodel-fault-matrix, tests/mem/matrix/matrix_follow.c).
 # REMODEL_FAULT_MATRIX=full (make online-fault-matrix): every call of the
 # run killed, every call of finalize cut and cut after, every call of
 # follow's round (the first, to its sample recorded) killed, cut and cut
@@ -510,11 +513,16 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
         log1=$(awk -v m="$made" '$1 != "-" && $1 < m && ($2 == "getMore" || $4 == "oplog.rs") {k = $1} END {print k}' "$T/follow.flog")
         saved=$(awk -v l="$(echo "$ws" | tail -n 1)" '$1 != "-" && $1 > l && $2 == "update" && $4 == "plans" {print $1; exit}' "$T/follow.flog")
         sampled=$(awk -v l="$fnoted" -v d="$(port_of "$DST")" '$1 != "-" && $1 > l && ($4 == "parents" || $4 == "kids") && $5 == d {print $1; exit}' "$T/follow.flog")
-        follow_point kill "$(echo "$ws" | sed -n 2p)"
-        follow_point cut "$log1"
-        follow_point cut-after "$saved"
-        follow_point kill "$sampled"
-        total=$((total + 4))
+        # Two a direction, the four across both: every call of the round
+        # is killed, cut and cut after in-process (matrix_follow.c).
+        if [ "$from" == "${first_from:=$from}" ]; then
+            follow_point kill "$(echo "$ws" | sed -n 2p)"
+            follow_point cut-after "$saved"
+        else
+            follow_point cut "$log1"
+            follow_point kill "$sampled"
+        fi
+        total=$((total + 2))
     fi
     lap "$from->$to: follow interrupted"
     for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done

@@ -46,6 +46,14 @@ int remodel_online_main (int argc, char **argv);
  * False when it could not run, or a kill's call never came (said in err). */
 bool mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log, bool kill_at,
                 const char *cmd, ...);
+/* Set: the child's standard output goes into err as well (status's lines). */
+extern bool mx_online_stdout;
+/* Set: the child gets SIGINT once its standard error holds this (follow
+ * stopped after a round). */
+extern const char *mx_online_interrupt_at;
+/* Set: called once the fault layer says the faulted call came (the child
+ * held there by a delay), before a kill_at's kill. */
+extern void (*mx_online_at_fault) (pid_t pid);
 /* The fault layer's line about the faulted call ("call N (KIND #K) ..."),
  * or "no fault fired". */
 const char *mx_fired (const mx_run_t *r, char *buf, size_t cap);
@@ -85,6 +93,10 @@ typedef struct {
     size_t ncoll;
     char state_names[1024]; /* the state database's collections, sorted, space-separated */
     bool record, finalized, journal, after_switch;
+    /* The switch's journal, when there is one: its direction, its
+     * renames in all and in place, its moves' collections in order. */
+    char direction[16], moves[256];
+    long long renames, renamed;
 } mx_state_t;
 
 /* What a state holds: crm, the state database's collections and the
@@ -138,10 +150,94 @@ bool mx_wanted (const mx_opts_t *o, const char *cmd, const char *call, const cha
 void mx_lanes (const mx_opts_t *o, const char *name, long npoints, bool (*setup) (int, const char *),
                void (*point) (long), void (*teardown) (void));
 
+/* --- matrix_switch.c: the switch's references, from clean runs of the
+ * plan (dumps/plans/embed-tasks.json: crm.people and crm.tasks, one step
+ * each): after the run, finalize, rollback, a second rollback. --- */
+typedef struct {
+    mx_state_t run, fin, rb, gone;
+    char id[64];    /* the plan's id on the server */
+    char flog[700]; /* finalize's calls, as the fault layer's log numbers them */
+} mx_switch_refs_t;
+extern mx_switch_refs_t mx_sw;
+/* After finalize (from the run) or rollback (from a finalize) was
+ * interrupted, r its end: the same command again where it failed, then
+ * the state judged against the clean one's, and the way back (PASS or
+ * FAIL lines named label). */
+void mx_finalize_then (const char *label, const mx_run_t *r);
+void mx_rollback_then (const char *label, const mx_run_t *r);
+
+/* --- matrix_killed.c: the switch killed (test_online_switch.sh's kill
+ * points): the state a kill leaves judged, then completed each way. --- */
+/* The state now, after a kill: every namespace before, half-way through
+ * or after its move, in the journal's order, its count agreeing, every
+ * document the original's or the result's byte for byte; a PASS or FAIL
+ * line. */
+bool mx_killed_judge (const char *label);
+/* finalize killed at call k, then rollback at once; killed at k and again
+ * at its second run's first rename, then finalize; rollback (after a finalize)
+ * killed at k, then finalize forward, then rollback. */
+void mx_kill_undo_point (long k);
+void mx_kill_twice_point (long k);
+void mx_kill_forward_point (long k);
+
+/* --- matrix_lease.c: the lease, at finalize's calls (from mx_sw.flog). --- */
+/* The calls at which a point is: "ask", each call while finalize holds
+ * its lease; "stall", reads spread over that span. Their numbers into ks
+ * (at most cap); how many. */
+long mx_lease_calls (const char *kind, long *ks, long cap);
+/* finalize held at call k, another command asks: refused, nothing
+ * written. */
+void mx_lease_ask_point (long k);
+/* finalize stopped (SIGSTOP) at call k past its lease's expiry, rollback
+ * takes over; then SIGCONT: finalize writes nothing more, says so. */
+void mx_lease_stall_point (long k);
+
+/* --- matrix_proxy.c: a partition, between the program and the server --- */
+typedef struct {
+    volatile long skip, cut, seen; /* messages to let through, then to cut; seen in all */
+    volatile int lose_first;       /* the stretch's first sent, its reply lost */
+} mx_cut_t;
+typedef struct {
+    pid_t pid;
+    char uri[128];
+    mx_cut_t *ctl; /* shared with the proxy's process */
+} mx_proxy_t;
+bool mx_proxy_start (mx_proxy_t *x, const char *upstream_uri, char *why, size_t cap);
+void mx_proxy_stop (mx_proxy_t *x);
+
+/* --- matrix_partition.c: finalize and rollback through a partition --- */
+extern mx_proxy_t mx_px; /* this lane's, to its server */
+/* The messages a clean finalize (from "run") and rollback (from "fin")
+ * send through the proxy; false (said) when they could not run. */
+bool mx_partition_count (long *fin, long *rb);
+/* The server unreachable for a stretch after skip messages: finalize (or
+ * rollback) rides it out or fails, then completes; judged as a cut. */
+void mx_partition_point (bool rollback, long skip, bool lose_first);
+
+/* --- matrix_to_uri.c: the pair of servers, for matrix_follow.c: the
+ * source (mx_srv, with its oplog) and the destination. --- */
+extern mx_server_t mx_dst;
+extern char mx_dst_uri[160];
+/* The pair's plan (shop.kids embedded into shop.parents) written under
+ * o->tmp, as mx_tgt's. */
+bool mx_pair_plan (const mx_opts_t *o, char *plan, size_t cap);
+/* Both servers started under dir, the source seeded (snapshot "seeded"),
+ * run --to-uri made (snapshot "ran"). */
+bool mx_pair_setup (const char *dir, char *why, size_t cap);
+/* memSnapshot or memRestore snap on both. */
+bool mx_pair_both (const char *cmd, const char *snap, char *why, size_t cap);
+/* run --to-uri (small batches) or finalize --to-uri --writes-stopped, clean. */
+bool mx_pair_two (mx_run_t *r, const char *cmd);
+/* The destination's shop and the source's against the references, one
+ * pair record, committed: a PASS or FAIL line. */
+void mx_pair_judge (const char *label, const char *what, const mx_state_t *want_dst,
+                    const mx_state_t *want_src);
+
 /* --- matrix_switch.c, matrix_carry.c: each matrix, its PASS/FAIL lines;
  * false when its references could not be made. --- */
 bool mx_switch_matrix (const mx_opts_t *o);
 bool mx_carry_matrix (const mx_opts_t *o);
 bool mx_to_uri_matrix (const mx_opts_t *o);
+bool mx_follow_matrix (const mx_opts_t *o);
 
 #endif

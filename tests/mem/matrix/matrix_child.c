@@ -47,12 +47,18 @@ now_ms (void)
     return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+bool mx_online_stdout;
+const char *mx_online_interrupt_at;
+void (*mx_online_at_fault) (pid_t pid);
+
 static void
 child (const mx_target_t *t, int fd, const char *fault, const char *log, char **argv, int argc)
 {
     int null = open ("/dev/null", O_WRONLY);
     dup2 (fd, 2);
-    if (null >= 0)
+    if (mx_online_stdout)
+        dup2 (fd, 1);
+    else if (null >= 0)
         dup2 (null, 1);
     if (fault)
         setenv ("REMODEL_ONLINE_FAULT", fault, 1);
@@ -80,7 +86,7 @@ mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log
     pid_t pid;
     /* Generous: a point takes milliseconds; only a hang reaches it. */
     int64_t deadline = now_ms () + 120000;
-    bool timed_out = false;
+    bool timed_out = false, interrupted = false, at_fault = false;
 
     argv[argc++] = (char *) "remodel-online";
     argv[argc++] = (char *) cmd;
@@ -133,6 +139,15 @@ mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log
         if (got + 1 < sizeof r->err)
             got += (size_t) n;
         r->err[got] = '\0';
+        if (mx_online_interrupt_at && !interrupted && strstr (r->err, mx_online_interrupt_at)) {
+            /* follow's rounds end at SIGINT, as at a Ctrl-C. */
+            kill (pid, SIGINT);
+            interrupted = true;
+        }
+        if (mx_online_at_fault && !at_fault && strstr (r->err, "fault layer: call ")) {
+            at_fault = true;
+            mx_online_at_fault (pid);
+        }
         if (kill_at && !r->killed && strstr (r->err, "fault layer: call ")) {
             /* Held at the call by the spec's delay: killed before sending it. */
             kill (pid, SIGKILL);

@@ -1,17 +1,22 @@
 /* remodel-fault-matrix (matrix.h): the fault layer's matrices in-process,
- * on the in-memory server: finalize's and rollback's (matrix_switch.c),
- * rollback --carry-writes' (matrix_carry.c). Every call of each command
- * cut before it is sent, cut after it, and the command killed at it (and,
- * asked, answered by the layer with a failure).
+ * on the in-memory server: finalize's and rollback's (matrix_switch.c,
+ * with the kill's ways out, the lease and partitions: matrix_killed.c,
+ * matrix_lease.c, matrix_partition.c), rollback --carry-writes'
+ * (matrix_carry.c), --to-uri's run and finalize (matrix_to_uri.c) and
+ * follow (matrix_follow.c). Every call of each command cut before it is
+ * sent, cut after it, and the command killed at it (and, asked, answered
+ * by the layer with a failure).
  * Prints PASS/FAIL lines (tests/run.sh counts them); exit 1 on a FAIL.
  *   remodel-fault-matrix --memsrv BIN --remodel BIN --plan FILE --tmp DIR
- *       [--matrix switch|carry|to-uri|all] [--actions 'cut cut-after kill [fail]']
+ *       [--matrix switch|carry|to-uri|follow|all] [--actions 'cut cut-after kill [fail]']
  *       [--only 'CMD CALL:ACTION'] [--lanes N] [--full]
  * --plan is the switch's (dumps/plans/embed-tasks.json); the carry writes
  * its own. --full (the campaign's): the actions with fail, and every
  * action at run --to-uri's calls (make check kills it at each, as
  * test_online_to_uri_kill.sh's campaign does). --only replays one point ('finalize any:12:cut', 'rollback
- * any:3:kill', 'carry update:2:cut-after'). The points are dealt to N
+ * any:3:kill', 'carry update:2:cut-after', 'undo any:40:kill', 'twice
+ * any:120:kill', 'forward any:9:kill', 'ask any:30:lease', 'partition
+ * after:32:cut', 'follow any:7:cut'). The points are dealt to N
  * lanes (default 4), forked processes each with a server of its own, set
  * up as the first and checked to hold the same states. */
 #include <stdio.h>
@@ -25,7 +30,7 @@ static void
 usage (void)
 {
     fprintf (stderr, "usage: remodel-fault-matrix --memsrv BIN --remodel BIN --plan FILE --tmp DIR "
-                     "[--matrix switch|carry|to-uri|all] [--actions 'cut cut-after kill [fail]'] "
+                     "[--matrix switch|carry|to-uri|follow|all] [--actions 'cut cut-after kill [fail]'] "
                      "[--only 'CMD CALL:ACTION'] [--lanes N (1-16, default 4)] [--full]\n");
     exit (2);
 }
@@ -69,7 +74,7 @@ main (int argc, char **argv)
     }
     if (!o.memsrv || !o.remodel || !o.plan || !o.tmp || o.lanes < 1 || o.lanes > 16 ||
         (strcmp (matrix, "switch") && strcmp (matrix, "carry") && strcmp (matrix, "to-uri") &&
-         strcmp (matrix, "all")))
+         strcmp (matrix, "follow") && strcmp (matrix, "all")))
         usage ();
     for (const char *p = actions; *p && o.nacts < 4;) {
         int n = 0;
@@ -89,6 +94,8 @@ main (int argc, char **argv)
         ok = mx_carry_matrix (&o) && ok;
     if (!strcmp (matrix, "to-uri") || !strcmp (matrix, "all"))
         ok = mx_to_uri_matrix (&o) && ok;
+    if (!strcmp (matrix, "follow") || !strcmp (matrix, "all"))
+        ok = mx_follow_matrix (&o) && ok;
     clock_gettime (CLOCK_MONOTONIC, &t1);
     fprintf (stderr, "# in-process: %.1f s, %d lanes: %d passed, %d failed\n",
              (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9, o.lanes,

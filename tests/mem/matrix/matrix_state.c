@@ -91,6 +91,29 @@ names (mongoc_client_t *cl, const char *db_name, char *why, size_t cap)
     return n;
 }
 
+/* The journal's direction, counts and its moves' collections (at it). */
+static void
+read_journal (const bson_iter_t *at, mx_state_t *st)
+{
+    bson_iter_t sw, m, f;
+    size_t len = 0;
+    if (bson_iter_recurse (at, &sw) && bson_iter_find (&sw, "direction") &&
+        BSON_ITER_HOLDS_UTF8 (&sw))
+        bson_strncpy (st->direction, bson_iter_utf8 (&sw, NULL), sizeof st->direction);
+    if (bson_iter_recurse (at, &sw) && bson_iter_find (&sw, "renames"))
+        st->renames = bson_iter_as_int64 (&sw);
+    if (bson_iter_recurse (at, &sw) && bson_iter_find (&sw, "renamed"))
+        st->renamed = bson_iter_as_int64 (&sw);
+    if (!bson_iter_recurse (at, &sw) || !bson_iter_find (&sw, "moves") ||
+        !BSON_ITER_HOLDS_ARRAY (&sw) || !bson_iter_recurse (&sw, &m))
+        return;
+    while (bson_iter_next (&m))
+        if (BSON_ITER_HOLDS_DOCUMENT (&m) && bson_iter_recurse (&m, &f) &&
+            bson_iter_find (&f, "coll") && BSON_ITER_HOLDS_UTF8 (&f) && len < sizeof st->moves)
+            len += (size_t) snprintf (st->moves + len, sizeof st->moves - len, "%s%s",
+                                      len ? " " : "", bson_iter_utf8 (&f, NULL));
+}
+
 static bool
 read_record (mongoc_client_t *cl, mx_state_t *st, char *why, size_t cap)
 {
@@ -106,7 +129,9 @@ read_record (mongoc_client_t *cl, mx_state_t *st, char *why, size_t cap)
     while (mongoc_cursor_next (cur, &d)) {
         st->record = true;
         st->finalized = bson_iter_init_find (&it, d, "finalized") && bson_iter_as_bool (&it);
-        st->journal = bson_iter_init_find (&it, d, "switch");
+        st->journal = bson_iter_init_find (&it, d, "switch") && BSON_ITER_HOLDS_DOCUMENT (&it);
+        if (st->journal)
+            read_journal (&it, st);
         st->after_switch = bson_iter_init_find (&it, d, "afterSwitch");
     }
     if (!(ok = !mongoc_cursor_error (cur, &err)))

@@ -29,7 +29,7 @@
 
 #include "matrix.h"
 
-static mx_state_t s_run, s_fin, s_rb, s_gone;
+mx_switch_refs_t mx_sw;
 
 static bool
 clean (mx_run_t *r, const char *cmd)
@@ -42,8 +42,8 @@ clean (mx_run_t *r, const char *cmd)
 static void
 finalize_point (long k, const char *action)
 {
-    char sp[64], label[400], what[200], call[32];
-    mx_run_t r, again;
+    char sp[64], label[400], call[32];
+    mx_run_t r;
     bool kill = !strcmp (action, "kill");
 
     if (!mx_restore ("run", "in-process: finalize"))
@@ -56,6 +56,16 @@ finalize_point (long k, const char *action)
         return;
     }
     mx_label (label, sizeof label, "finalize", call, action, &r);
+    if (kill && !mx_killed_judge (label))
+        return;
+    mx_finalize_then (label, &r);
+}
+
+void
+mx_finalize_then (const char *label, const mx_run_t *rp)
+{
+    char what[200];
+    mx_run_t r = *rp, again;
     if (r.rc == 0) {
         snprintf (what, sizeof what, "exit 0 (a retry took it)");
     } else {
@@ -73,7 +83,7 @@ finalize_point (long k, const char *action)
     }
     strncat (what, ": switched once, the clean finalize's documents, nothing else",
              sizeof what - strlen (what) - 1);
-    if (!mx_judge (&s_fin, MX_SCOPE_CRM, label, what))
+    if (!mx_judge (&mx_sw.fin, MX_SCOPE_CRM, label, what))
         return;
     clean (&again, "rollback");
     if (again.rc != 0) {
@@ -81,17 +91,15 @@ finalize_point (long k, const char *action)
         mx_tail (&again);
         return;
     }
-    mx_judge (&s_rb, MX_SCOPE_CRM, label, "then rollback: exit 0, the originals back byte for byte");
+    mx_judge (&mx_sw.rb, MX_SCOPE_CRM, label, "then rollback: exit 0, the originals back byte for byte");
 }
 
 static void
 rollback_point (long k, const char *action)
 {
-    char sp[64], label[400], what[200], why[512], call[32];
-    mx_run_t r, again;
-    mx_state_t now;
-    const mx_state_t *want = &s_rb;
-    bool kill = !strcmp (action, "kill"), settled;
+    char sp[64], label[400], call[32];
+    mx_run_t r;
+    bool kill = !strcmp (action, "kill");
 
     if (!mx_restore ("fin", "in-process: rollback"))
         return;
@@ -102,8 +110,21 @@ rollback_point (long k, const char *action)
         return;
     }
     mx_label (label, sizeof label, "rollback", call, action, &r);
+    if (kill && !mx_killed_judge (label))
+        return;
+    mx_rollback_then (label, &r);
+}
+
+void
+mx_rollback_then (const char *label, const mx_run_t *rp)
+{
+    char what[200], why[512];
+    mx_run_t r = *rp, again;
+    mx_state_t now;
+    const mx_state_t *want = &mx_sw.rb;
+    bool settled;
     if (r.rc == 0) {
-        mx_judge (&s_rb, MX_SCOPE_CRM, label, "exit 0 (a retry took it): the originals back byte for byte, the "
+        mx_judge (&mx_sw.rb, MX_SCOPE_CRM, label, "exit 0 (a retry took it): the originals back byte for byte, the "
                              "results beside them");
         return;
     }
@@ -117,7 +138,7 @@ rollback_point (long k, const char *action)
     settled = now.record && !now.finalized && !now.journal && !now.after_switch;
     mx_state_free (&now);
     if (settled)
-        want = &s_gone;
+        want = &mx_sw.gone;
     clean (&again, "rollback");
     if (again.rc != 0) {
         mx_say (false, "%s: exit %d; rollback again: exit %d, not 0", label, r.rc, again.rc);
@@ -132,12 +153,14 @@ rollback_point (long k, const char *action)
 
 /* The calls of a command counted by the fault layer (its log's numbered
  * lines), from snapshot snap; its state after into st. */
+static long first_rename; /* the switch's first rename in finalize, by its number in "any" */
+
 static long
 count_calls (const char *snap, const char *cmd, const char *log, mx_state_t *st)
 {
     mx_run_t r;
     char line[512], why[512];
-    long n = 0;
+    long n = 0, renames = 0;
     FILE *f;
 
     if (!mx_restore (snap, cmd))
@@ -152,8 +175,13 @@ count_calls (const char *snap, const char *cmd, const char *log, mx_state_t *st)
         return 0;
     }
     if ((f = fopen (log, "r"))) {
-        while (fgets (line, sizeof line, f))
+        while (fgets (line, sizeof line, f)) {
             n += line[0] >= '0' && line[0] <= '9';
+            /* The checks' two probes are renamed first, then the switch's. */
+            if (!strcmp (cmd, "finalize") && strstr (line, " renameCollection ") &&
+                ++renames == 3)
+                first_rename = n;
+        }
         fclose (f);
     }
     if (!mx_state_read (mx_srv.client, MX_SCOPE_CRM, st, why, sizeof why)) {
@@ -175,15 +203,15 @@ check_refs (const char *tmp)
     bool ok = true;
 
     /* The plan's id, from the result collection's name. */
-    for (size_t i = 0; i < s_run.ncoll && !pid; i++)
-        if (!strncmp (s_run.coll[i].name, "people_remodel_", 15))
-            pid = s_run.coll[i].name + 15;
+    for (size_t i = 0; i < mx_sw.run.ncoll && !pid; i++)
+        if (!strncmp (mx_sw.run.coll[i].name, "people_remodel_", 15))
+            pid = mx_sw.run.coll[i].name + 15;
     if (!pid || strlen (pid) < 3) {
         mx_say (false, "in-process: the run made crm.people's result (people_remodel_ID_1)");
         return false;
     }
-    char id[128];
-    snprintf (id, sizeof id, "%.*s", (int) (strlen (pid) - 2), pid); /* less "_1" */
+    char *id = mx_sw.id;
+    snprintf (id, sizeof mx_sw.id, "%.*s", (int) (strlen (pid) - 2), pid); /* less "_1" */
     for (size_t i = 0; i < 2; i++) {
         mx_coll_t orig, off;
         snprintf (path, sizeof path, "%s/orig/crm/%s.bson", tmp, colls[i]);
@@ -199,13 +227,13 @@ check_refs (const char *tmp)
             const mx_state_t *st;
             const char *suffix, *what;
             const mx_coll_t *want;
-        } at[] = {{&s_run, "", "the run: the original", &orig},
-                  {&s_run, "_1", "the run: remodel run's result", &off},
-                  {&s_fin, "", "finalize: remodel run's result live", &off},
-                  {&s_fin, "_backup", "finalize: the original under its backup name", &orig},
-                  {&s_rb, "", "rollback: the original back", &orig},
-                  {&s_rb, "_1", "rollback: the result beside it", &off},
-                  {&s_gone, "", "rollback again: the original", &orig}};
+        } at[] = {{&mx_sw.run, "", "the run: the original", &orig},
+                  {&mx_sw.run, "_1", "the run: remodel run's result", &off},
+                  {&mx_sw.fin, "", "finalize: remodel run's result live", &off},
+                  {&mx_sw.fin, "_backup", "finalize: the original under its backup name", &orig},
+                  {&mx_sw.rb, "", "rollback: the original back", &orig},
+                  {&mx_sw.rb, "_1", "rollback: the result beside it", &off},
+                  {&mx_sw.gone, "", "rollback again: the original", &orig}};
         for (size_t j = 0; j < sizeof at / sizeof *at; j++) {
             const mx_coll_t *c;
             if (*at[j].suffix)
@@ -221,8 +249,8 @@ check_refs (const char *tmp)
         free (orig.bytes);
         free (off.bytes);
     }
-    mx_say (s_fin.ncoll == 4 && s_rb.ncoll == 4 && s_gone.ncoll == 2 && s_fin.finalized &&
-             !s_fin.journal && !s_rb.finalized && !s_rb.journal && !s_gone.record,
+    mx_say (mx_sw.fin.ncoll == 4 && mx_sw.rb.ncoll == 4 && mx_sw.gone.ncoll == 2 && mx_sw.fin.finalized &&
+             !mx_sw.fin.journal && !mx_sw.rb.finalized && !mx_sw.rb.journal && !mx_sw.gone.record,
          "in-process: clean states: finalize 4 collections, finalized, no journal; rollback 4, "
          "not finalized; rollback again 2, the plan forgotten");
     return ok;
@@ -250,18 +278,25 @@ lane_server (int lane, const char *dir)
     ok = mx_fill (&mx_srv, why, sizeof why) &&
          mx_online (&mx_tgt, &r, NULL, NULL, false, "run", "-q", "--create-indexes", NULL) &&
          r.rc == 0 && mx_server_cmd (&mx_srv, "memSnapshot", "run", why, sizeof why) &&
-         mx_state_read (mx_srv.client, MX_SCOPE_CRM, &st, why, sizeof why) && mx_state_same (&st, &s_run, why, sizeof why);
+         mx_state_read (mx_srv.client, MX_SCOPE_CRM, &st, why, sizeof why) && mx_state_same (&st, &mx_sw.run, why, sizeof why);
     if (ok) {
         mx_state_free (&st);
         ok = clean (&r, "finalize") && r.rc == 0 &&
              mx_server_cmd (&mx_srv, "memSnapshot", "fin", why, sizeof why) &&
              mx_state_read (mx_srv.client, MX_SCOPE_CRM, &st, why, sizeof why) &&
-             mx_state_same (&st, &s_fin, why, sizeof why);
+             mx_state_same (&st, &mx_sw.fin, why, sizeof why);
     }
     mx_state_free (&st);
+    ok = ok && mx_proxy_start (&mx_px, mx_srv.uri, why, sizeof why);
     mx_say (ok, "in-process: lane %d: its server filled, run and finalized as the first: %s", lane,
          ok ? "the same states" : why);
     return ok;
+}
+
+static void
+stop_proxy (void)
+{
+    mx_proxy_stop (&mx_px);
 }
 
 typedef struct {
@@ -274,10 +309,80 @@ static point_t *points;
 static void
 point (long i)
 {
-    if (!strcmp (points[i].cmd, "finalize"))
+    const char *cmd = points[i].cmd;
+    if (!strcmp (cmd, "finalize"))
         finalize_point (points[i].k, O->acts[points[i].act]);
-    else
+    else if (!strcmp (cmd, "rollback"))
         rollback_point (points[i].k, O->acts[points[i].act]);
+    else if (!strcmp (cmd, "undo"))
+        mx_kill_undo_point (points[i].k);
+    else if (!strcmp (cmd, "twice"))
+        mx_kill_twice_point (points[i].k);
+    else if (!strcmp (cmd, "forward"))
+        mx_kill_forward_point (points[i].k);
+    else if (!strcmp (cmd, "ask"))
+        mx_lease_ask_point (points[i].k);
+    else if (!strncmp (cmd, "partition", 9))
+        mx_partition_point (!strcmp (cmd, "partition-rollback"), points[i].k, points[i].act);
+    else
+        mx_lease_stall_point (points[i].k);
+}
+
+/* The partitions' points (matrix_partition.c): a stretch after every
+ * 24th message of finalize, every 20th of rollback's (a point the driver
+ * rides out waits for its rescans: seconds, not milliseconds). */
+static long
+partition_points (const mx_opts_t *o, long fmsgs, long rmsgs, long npoints, long cap)
+{
+    char at[32];
+    for (int w = 0; w < 2; w++)
+        for (long k = 0; k < (w ? rmsgs : fmsgs) && npoints < cap; k += w ? 20 : 24) {
+            snprintf (at, sizeof at, "after:%ld", k);
+            if (mx_wanted (o, w ? "partition-rollback" : "partition", at, "cut"))
+                points[npoints++] = (point_t) {w ? "partition-rollback" : "partition", k,
+                                               (int) (k / (w ? 20 : 24) % 2)};
+        }
+    return npoints;
+}
+
+/* The lease's points (matrix_lease.c) at the calls it picks. */
+static long
+lease_points (const mx_opts_t *o, long npoints, long cap)
+{
+    static const char *const kinds[] = {"ask", "stall"};
+    long ks[512];
+    char call[32];
+    for (int w = 0; w < 2; w++) {
+        long n = mx_lease_calls (kinds[w], ks, 512);
+        for (long i = 0; i < n && npoints < cap; i++) {
+            snprintf (call, sizeof call, "any:%ld", ks[i]);
+            if (mx_wanted (o, kinds[w], call, "lease"))
+                points[npoints++] = (point_t) {kinds[w], ks[i], 0};
+        }
+    }
+    return npoints;
+}
+
+/* The kill's ways out (matrix_killed.c), at each call of the command
+ * they kill: "undo" and "twice" finalize's, "forward" rollback's. */
+static long
+kill_points (const mx_opts_t *o, long fcalls, long rcalls, long npoints)
+{
+    static const char *const ways[] = {"undo", "twice", "forward"};
+    char call[32];
+    bool kill = false;
+    for (int a = 0; a < o->nacts; a++)
+        kill = kill || !strcmp (o->acts[a], "kill");
+    /* Killed twice: from the switch's first rename, two calls before it,
+     * on (before, the second run has the whole switch to make). */
+    for (int w = 0; w < 3 && kill; w++)
+        for (long k = w == 1 && first_rename > 2 ? first_rename - 2 : 1;
+             k <= (w < 2 ? fcalls : rcalls); k++) {
+            snprintf (call, sizeof call, "any:%ld", k);
+            if (mx_wanted (o, ways[w], call, "kill"))
+                points[npoints++] = (point_t) {ways[w], k, 0};
+        }
+    return npoints;
 }
 
 bool
@@ -305,21 +410,29 @@ mx_switch_matrix (const mx_opts_t *o)
         ok = false;
     }
     ok = ok && mx_server_cmd (&mx_srv, "memSnapshot", "run", why, sizeof why) &&
-         mx_state_read (mx_srv.client, MX_SCOPE_CRM, &s_run, why, sizeof why);
-    snprintf (log, sizeof log, "%s/calls.log", o->tmp);
-    fcalls = ok ? count_calls ("run", "finalize", log, &s_fin) : 0;
+         mx_state_read (mx_srv.client, MX_SCOPE_CRM, &mx_sw.run, why, sizeof why);
+    snprintf (mx_sw.flog, sizeof mx_sw.flog, "%s/finalize-calls.log", o->tmp);
+    snprintf (log, sizeof log, "%s/rollback-calls.log", o->tmp);
+    fcalls = ok ? count_calls ("run", "finalize", mx_sw.flog, &mx_sw.fin) : 0;
     ok = ok && fcalls > 0 && mx_server_cmd (&mx_srv, "memSnapshot", "fin", why, sizeof why);
-    rcalls = ok ? count_calls ("fin", "rollback", log, &s_rb) : 0;
+    rcalls = ok ? count_calls ("fin", "rollback", log, &mx_sw.rb) : 0;
     ok = ok && rcalls > 0 && clean (&r, "rollback") && r.rc == 0 &&
-         mx_state_read (mx_srv.client, MX_SCOPE_CRM, &s_gone, why, sizeof why);
+         mx_state_read (mx_srv.client, MX_SCOPE_CRM, &mx_sw.gone, why, sizeof why);
     if (!ok || !check_refs (o->tmp)) {
         mx_say (false, "in-process: the references from clean runs: %s", ok ? "see above" : why);
         mx_server_stop (&mx_srv);
         return false;
     }
+    long fmsgs = 0, rmsgs = 0;
+    if (!mx_proxy_start (&mx_px, mx_srv.uri, why, sizeof why))
+        mx_say (false, "in-process: %s", why);
+    else
+        mx_partition_count (&fmsgs, &rmsgs);
+    mx_proxy_stop (&mx_px);
     mx_server_stop (&mx_srv);
 
-    points = calloc ((size_t) (fcalls + rcalls) * 4 + 1, sizeof *points);
+    long cap = (fcalls + rcalls) * 9 + fmsgs + rmsgs + 1;
+    points = calloc ((size_t) cap, sizeof *points);
     for (int a = 0; a < o->nacts; a++)
         for (long k = 1; k <= fcalls; k++) {
             snprintf (call, sizeof call, "any:%ld", k);
@@ -332,11 +445,19 @@ mx_switch_matrix (const mx_opts_t *o)
             if (mx_wanted (o, "rollback", call, o->acts[a]))
                 points[npoints++] = (point_t) {"rollback", k, a};
         }
-    mx_lanes (o, "switch", npoints, lane_server, point, NULL);
+    long plain = npoints;
+    npoints = kill_points (o, fcalls, rcalls, npoints);
+    long killed = npoints;
+    npoints = lease_points (o, npoints, cap);
+    long leased = npoints;
+    npoints = partition_points (o, fmsgs, rmsgs, npoints, cap);
+    mx_lanes (o, "switch", npoints, lane_server, point, stop_proxy);
     fprintf (stderr, "# in-process: finalize and rollback: %ld points (finalize's %ld calls, "
-             "rollback's %ld; actions as asked)\n", npoints, fcalls, rcalls);
+             "rollback's %ld; actions as asked), %ld of them a kill's ways out, %ld the "
+             "lease's, %ld partitions\n", npoints, fcalls, rcalls, killed - plain,
+             leased - killed, npoints - leased);
     free (points);
-    mx_state_free (&s_run), mx_state_free (&s_fin), mx_state_free (&s_rb),
-        mx_state_free (&s_gone);
+    mx_state_free (&mx_sw.run), mx_state_free (&mx_sw.fin), mx_state_free (&mx_sw.rb),
+        mx_state_free (&mx_sw.gone);
     return true;
 }

@@ -29,8 +29,8 @@ static const char plan_text[] =
 enum { PARENTS = 40, KIDS = 120, OTHER = 30 };
 
 static const mx_opts_t *O;
-static mx_server_t dst;
-static char dst_uri[160];
+mx_server_t mx_dst;
+char mx_dst_uri[160];
 static mx_state_t s_src, s_dst;
 static long run_calls, fin_calls;
 
@@ -133,26 +133,26 @@ offline (const char *plan, char *why, size_t cap)
     return mx_run_offline (O->remodel, plan, from, to, why, cap);
 }
 
-static bool
-both (const char *cmd, const char *snap, char *why, size_t cap)
+bool
+mx_pair_both (const char *cmd, const char *snap, char *why, size_t cap)
 {
-    return mx_server_cmd (&mx_srv, cmd, snap, why, cap) && mx_server_cmd (&dst, cmd, snap, why, cap);
+    return mx_server_cmd (&mx_srv, cmd, snap, why, cap) && mx_server_cmd (&mx_dst, cmd, snap, why, cap);
 }
 
 /* CMD --to-uri, clean: run with small batches, finalize with the writes
  * stopped. */
-static bool
-two (mx_run_t *r, const char *cmd)
+bool
+mx_pair_two (mx_run_t *r, const char *cmd)
 {
-    return mx_online (&mx_tgt, r, NULL, NULL, false, cmd, "--to-uri", dst_uri, "-q",
+    return mx_online (&mx_tgt, r, NULL, NULL, false, cmd, "--to-uri", mx_dst_uri, "-q",
                       strcmp (cmd, "run") ? "--writes-stopped" : "--batch-size",
                       strcmp (cmd, "run") ? NULL : "10", NULL);
 }
 
 /* The pair's servers: the source seeded (snapshot "seeded" on both, the
  * destination empty), the run made (snapshot "ran"). */
-static bool
-pair_setup (const char *dir, char *why, size_t cap)
+bool
+mx_pair_setup (const char *dir, char *why, size_t cap)
 {
     bson_error_t err = {0};
     mx_run_t r;
@@ -161,28 +161,28 @@ pair_setup (const char *dir, char *why, size_t cap)
     mkdir (dir, 0755);
     mkdir (d2, 0755);
     if (!mx_server_start (&mx_srv, O->memsrv, dir, true, why, cap) ||
-        !mx_server_start (&dst, O->memsrv, d2, false, why, cap))
+        !mx_server_start (&mx_dst, O->memsrv, d2, false, why, cap))
         return false;
     mx_tgt.uri = mx_srv.uri;
-    snprintf (dst_uri, sizeof dst_uri, "%s", dst.uri);
+    snprintf (mx_dst_uri, sizeof mx_dst_uri, "%s", mx_dst.uri);
     if (!seed (&mx_srv, &err)) {
         snprintf (why, cap, "seeding: %s", err.message);
         return false;
     }
-    if (!both ("memSnapshot", "seeded", why, cap))
+    if (!mx_pair_both ("memSnapshot", "seeded", why, cap))
         return false;
-    if (!two (&r, "run") || r.rc) {
+    if (!mx_pair_two (&r, "run") || r.rc) {
         snprintf (why, cap, "run --to-uri: exit %d: %.300s", r.rc, r.err);
         return false;
     }
-    return both ("memSnapshot", "ran", why, cap);
+    return mx_pair_both ("memSnapshot", "ran", why, cap);
 }
 
 /* The pairs record on the destination: one, committed, shop.other copied. */
 static bool
 pair_record (char *why, size_t cap)
 {
-    mongoc_collection_t *c = mongoc_client_get_collection (dst.client, "remodel", "pairs");
+    mongoc_collection_t *c = mongoc_client_get_collection (mx_dst.client, "remodel", "pairs");
     bson_t q = BSON_INITIALIZER;
     mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, &q, NULL, NULL);
     const bson_t *d;
@@ -221,14 +221,21 @@ has_db (mx_server_t *s, const char *name)
 static void
 judge (const char *label, const char *what)
 {
+    mx_pair_judge (label, what, &s_dst, &s_src);
+}
+
+void
+mx_pair_judge (const char *label, const char *what, const mx_state_t *want_dst,
+               const mx_state_t *want_src)
+{
     mx_state_t got;
     char why[2048] = "", w2[300];
-    bool ok = mx_state_read (dst.client, MX_SCOPE_SHOP, &got, why, sizeof why) &&
-              mx_state_same (&got, &s_dst, why, sizeof why);
+    bool ok = mx_state_read (mx_dst.client, MX_SCOPE_SHOP, &got, why, sizeof why) &&
+              mx_state_same (&got, want_dst, why, sizeof why);
     mx_state_free (&got);
     if (ok) {
         ok = mx_state_read (mx_srv.client, MX_SCOPE_SHOP, &got, why, sizeof why) &&
-             mx_state_same (&got, &s_src, why, sizeof why);
+             mx_state_same (&got, want_src, why, sizeof why);
         mx_state_free (&got);
         if (!ok)
             snprintf (w2, sizeof w2, "the source: %.280s", why), snprintf (why, sizeof why, "%s", w2);
@@ -251,12 +258,12 @@ count (const char *cmd, const char *snap, char *why, size_t cap)
     FILE *f;
     snprintf (log, sizeof log, "%s/to-uri-%s.log", O->tmp, cmd);
     remove (log);
-    if (!both ("memRestore", snap, why, cap))
+    if (!mx_pair_both ("memRestore", snap, why, cap))
         return 0;
     bool ran = !strcmp (cmd, "run")
-                   ? mx_online (&mx_tgt, &r, "count", log, false, "run", "--to-uri", dst_uri, "-q",
+                   ? mx_online (&mx_tgt, &r, "count", log, false, "run", "--to-uri", mx_dst_uri, "-q",
                                 "--batch-size", "10", NULL)
-                   : mx_online (&mx_tgt, &r, "count", log, false, "finalize", "--to-uri", dst_uri,
+                   : mx_online (&mx_tgt, &r, "count", log, false, "finalize", "--to-uri", mx_dst_uri,
                                 "-q", "--writes-stopped", NULL);
     if (!ran || r.rc) {
         snprintf (why, cap, "%s --to-uri under the fault layer, counting: exit %d: %.300s", cmd,
@@ -282,14 +289,14 @@ point (long i)
 
     snprintf (call, sizeof call, "any:%ld", points[i].k);
     mx_spec (sp, sizeof sp, call, action);
-    if (!both ("memRestore", points[i].finalize ? "ran" : "seeded", why, sizeof why)) {
+    if (!mx_pair_both ("memRestore", points[i].finalize ? "ran" : "seeded", why, sizeof why)) {
         mx_say (false, "in-process: --to-uri: %s", why);
         return;
     }
     bool ran = points[i].finalize
-                   ? mx_online (&mx_tgt, &r, sp, NULL, kill, "finalize", "--to-uri", dst_uri, "-q",
+                   ? mx_online (&mx_tgt, &r, sp, NULL, kill, "finalize", "--to-uri", mx_dst_uri, "-q",
                                 "--writes-stopped", "--max-window", "0", "--retry-for", "1s", NULL)
-                   : mx_online (&mx_tgt, &r, sp, NULL, kill, "run", "--to-uri", dst_uri, "-q",
+                   : mx_online (&mx_tgt, &r, sp, NULL, kill, "run", "--to-uri", mx_dst_uri, "-q",
                                 "--batch-size", "10", "--retry-for", "1s", NULL);
     snprintf (label, sizeof label, "in-process: %s --to-uri, %s:%s", cmd, call, action);
     if (!ran) {
@@ -299,13 +306,13 @@ point (long i)
     mx_label (label, sizeof label, points[i].finalize ? "finalize --to-uri" : "run --to-uri", call,
               action, &r);
     if (!points[i].finalize) {
-        two (&again, "run");
+        mx_pair_two (&again, "run");
         if (again.rc) {
             mx_say (false, "%s: exit %d; the run again: exit %d, not 0", label, r.rc, again.rc);
             mx_tail (&again);
             return;
         }
-        two (&again, "finalize");
+        mx_pair_two (&again, "finalize");
         if (again.rc) {
             mx_say (false, "%s: exit %d; the run again, then finalize: exit %d, not 0", label, r.rc,
                     again.rc);
@@ -316,7 +323,7 @@ point (long i)
     } else if (r.rc == 0) {
         snprintf (what, sizeof what, "exit 0 (a retry took it)");
     } else {
-        two (&again, "finalize");
+        mx_pair_two (&again, "finalize");
         if (again.rc) {
             mx_say (false, "%s: exit %d; finalize again: exit %d, not 0", label, r.rc, again.rc);
             mx_tail (&r), mx_tail (&again);
@@ -331,7 +338,7 @@ point (long i)
 static void
 stop_dst (void)
 {
-    mx_server_stop (&dst);
+    mx_server_stop (&mx_dst);
 }
 
 static bool
@@ -339,10 +346,10 @@ lane_server (int lane, const char *dir)
 {
     char why[1024] = "";
     mx_run_t r;
-    bool ok = pair_setup (dir, why, sizeof why);
+    bool ok = mx_pair_setup (dir, why, sizeof why);
     /* The same end as the first pair's, clean. */
     if (ok) {
-        ok = two (&r, "finalize") && !r.rc;
+        ok = mx_pair_two (&r, "finalize") && !r.rc;
         if (!ok)
             snprintf (why, sizeof why, "finalize: exit %d", r.rc);
     }
@@ -354,29 +361,38 @@ lane_server (int lane, const char *dir)
 }
 
 bool
-mx_to_uri_matrix (const mx_opts_t *o)
+mx_pair_plan (const mx_opts_t *o, char *plan, size_t cap)
 {
-    char why[1024] = "", plan[700], dir[700], path[700], call[32];
-    long npoints = 0;
     FILE *f;
-    bool ok;
-
     O = o;
-    snprintf (plan, sizeof plan, "%s/emb.json", o->tmp);
+    snprintf (plan, cap, "%s/emb.json", o->tmp);
     if (!(f = fopen (plan, "w")) || fputs (plan_text, f) < 0 || fclose (f)) {
         mx_say (false, "in-process: --to-uri: writing %s", plan);
         return false;
     }
     mx_tgt.plan = plan;
+    return true;
+}
+
+bool
+mx_to_uri_matrix (const mx_opts_t *o)
+{
+    static char plan[700];
+    char why[1024] = "", dir[700], path[700], call[32];
+    long npoints = 0;
+    bool ok;
+
+    if (!mx_pair_plan (o, plan, sizeof plan))
+        return false;
     snprintf (dir, sizeof dir, "%s/to-uri", o->tmp);
-    ok = offline (plan, why, sizeof why) && pair_setup (dir, why, sizeof why) &&
+    ok = offline (plan, why, sizeof why) && mx_pair_setup (dir, why, sizeof why) &&
          mx_state_read (mx_srv.client, MX_SCOPE_SHOP, &s_src, why, sizeof why) &&
          (run_calls = count ("run", "seeded", why, sizeof why)) > 0 &&
          (fin_calls = count ("finalize", "ran", why, sizeof why)) > 0 &&
-         mx_state_read (dst.client, MX_SCOPE_SHOP, &s_dst, why, sizeof why);
+         mx_state_read (mx_dst.client, MX_SCOPE_SHOP, &s_dst, why, sizeof why);
     if (!ok) {
         mx_say (false, "in-process: --to-uri: %s", why);
-        mx_server_stop (&mx_srv), mx_server_stop (&dst);
+        mx_server_stop (&mx_srv), mx_server_stop (&mx_dst);
         return false;
     }
     mx_say (true, "in-process: --to-uri, counted: run %ld calls, finalize %ld", run_calls,
@@ -397,7 +413,7 @@ mx_to_uri_matrix (const mx_opts_t *o)
             "in-process: --to-uri, clean: the destination holds only the final names, "
             "shop.other with its index v_1");
     judge ("in-process: --to-uri, clean", "run, finalize");
-    mx_server_stop (&mx_srv), mx_server_stop (&dst);
+    mx_server_stop (&mx_srv), mx_server_stop (&mx_dst);
 
     points = calloc ((size_t) (run_calls + fin_calls) * 4 + 1, sizeof *points);
     /* The run cut and killed at each call (a buildInfo unanswered as it
