@@ -220,8 +220,12 @@ online_index_check (online_t *on, const char *db, const char *coll, const char *
             cmd = BCON_NEW ("createIndexes", BCON_UTF8 (mongoc_collection_get_name (c)), "indexes",
                             "[", "{", "key", "{",
                             key, BCON_INT32 (1), "}", "name", BCON_UTF8 (name), "}", "]");
-            ok = ops->index_command (on, c, cmd, &reply, &why) ||
-                 online_fail (on, err, &why, "creating an index");
+            /* Fenced as every write: a holder resumed past its lease
+             * (another run may have rolled back) makes no index. */
+            bson_init (&reply);
+            ok = online_lease_check (on, err) &&
+                 (ops->index_command (on, c, cmd, &reply, &why) ||
+                  online_fail (on, err, &why, "creating an index"));
             /* Noted only when this command made it: an index another
              * client made in between is not remodel's to drop. */
             if (ok && !(bson_iter_init_find (&a, &reply, "numIndexesBefore") &&

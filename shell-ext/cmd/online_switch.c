@@ -515,8 +515,9 @@ online_switch_probe (online_t *on, int64_t *rename_ms, size_t *renames, bson_err
         if (ok) {
             bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (probe));
             bson_error_t why;
-            ok = online_ops (on)->command (on, NULL, sdb, cmd, NULL, &why) ||
-                 online_fail (on, err, &why, "creating a probe collection");
+            ok = online_lease_check (on, err) &&
+                 (online_ops (on)->command (on, NULL, sdb, cmd, NULL, &why) ||
+                  online_fail (on, err, &why, "creating a probe collection"));
             bson_destroy (cmd);
         }
         /* Timed: the switch is as many renames, each with its note in
