@@ -43,6 +43,8 @@
 #   - a server without a change log: follow refuses, naming why.
 #   REMODEL=build/remodel bash tests/cli/test_online_changelog.sh
 . "$(dirname "$0")/lib.sh"
+# REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS is a hook of the tests' build only.
+use_faulty || exit 1
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "changelog: external deployments are not started here (skipped)"; exit 0; }
 S=$ROOT/dumps/sample

@@ -26,6 +26,8 @@
 # REMODEL_LEASE_TRIES (default 5) races and REMODEL_LEASE_STALLS (default
 # 4) stalls per server; make online-lease-campaign runs 20 and 10.
 . "$(dirname "$0")/lib.sh"
+# REMODEL_ONLINE_LEASE_MS is a hook of the tests' build only.
+use_faulty || exit 1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 trap 'exec 7>&- 8<&-; for p in $(jobs -p); do [ "$p" == "${HELPER_PID:-}" ] || kill -9 $p 2>/dev/null; done
