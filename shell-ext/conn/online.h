@@ -73,6 +73,8 @@ typedef struct {
     int64_t max_lag_ms;     /* --max-lag: a replica set's lag that throttles (default 2 s) */
     int64_t max_latency_ms; /* --max-latency: a batch slower halves the size (0: none) */
     bool json;              /* status --json */
+    bool probe_caps;        /* --capabilities probe (or REMODEL_ONLINE_CAPS=probe):
+                             * the server probed, as one the table does not know */
     /* set: which of --batch-size, --max-rate, --max-lag it was given */
     bool given_batch_size, given_max_rate, given_max_lag;
     /* --to-uri: the destination (NULL: one deployment); run --drop, and
