@@ -205,6 +205,7 @@ static bool
 read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
 {
     const char *wc = v[RM_OPT_WRITE_CONCERN].text;
+    const char *caps;
     uint64_t w;
 
     o->uri = v[RM_OPT_URI].text;
@@ -245,8 +246,8 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->max_latency_ms = (int64_t) v[RM_OPT_MAX_LATENCY].n;
     o->json = v[RM_OPT_JSON].given;
     /* The variable as documented before the option (remodel-online(1)). */
-    o->probe_caps = v[RM_OPT_CAPABILITIES].given ||
-                    (getenv ("REMODEL_ONLINE_CAPS") && !strcmp (getenv ("REMODEL_ONLINE_CAPS"), "probe"));
+    caps = getenv ("REMODEL_ONLINE_CAPS");
+    o->probe_caps = v[RM_OPT_CAPABILITIES].given || (caps && !strcmp (caps, "probe"));
     o->given_batch_size = v[RM_OPT_BATCH_SIZE].given;
     o->given_max_rate = v[RM_OPT_MAX_RATE].given;
     o->given_max_lag = v[RM_OPT_MAX_LAG].given;
