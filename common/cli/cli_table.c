@@ -30,6 +30,8 @@ static const char *const compile_formats[] = {"pipeline", "mongosh", "views", "v
 /* compile --format validators: what the server does with a document that fails. */
 static const char *const validation_actions[] = {"warn", "error", NULL};
 static const char *const log_formats[] = {"text", "json", NULL};
+/* online --capabilities: how the server's capabilities record is filled. */
+static const char *const capability_sources[] = {"probe", NULL};
 /* analyze and check: the relationship diagram as text (remodel/report.h). */
 static const char *const diagram_formats[] = {"dot", "mermaid", NULL};
 
@@ -105,6 +107,9 @@ const rm_opt_t rm_cli_options[] = {
     /* --uri and --to-uri from a file, off the command line (as
      * mongo-tools' --config): shell-ext/cmd/online_config.c. */
     {R (RM_OPT_CONFIG, "config", RM_VAL_STRING, ONLINE)},
+    /* The capabilities found by probing the server, as for one the table
+     * does not know (shell-ext/conn/online_caps.c; REMODEL_ONLINE_CAPS). */
+    {R (RM_OPT_CAPABILITIES, "capabilities", RM_VAL_ENUM, ONLINE), .words = capability_sources},
     /* online set: the values a running run takes at its next batch. */
     {R (RM_OPT_BATCH_SIZE, "batch-size", RM_VAL_COUNT, BATCHES | C (ONLINE_SET)), .min = 1,
      .max = INT64_MAX, .what = "a number of documents"},

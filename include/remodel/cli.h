@@ -68,6 +68,7 @@ typedef enum {
     RM_OPT_VALIDATORS, /* online finalize: the compiled validators applied */
     RM_OPT_TO_URI, RM_OPT_DROP, /* online, from one deployment to another */
     RM_OPT_CONFIG,              /* online: the connection strings from a file */
+    RM_OPT_CAPABILITIES,        /* online: the server's capabilities probed */
     RM_OPT_N
 } rm_opt_id_t;
 

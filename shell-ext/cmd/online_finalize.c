@@ -136,8 +136,9 @@ on_pause_end (int sig)
     (void) sig;
 }
 
-/* A pause before the renames (REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS, for
- * the tests: a write can then be made to slip in). SIGUSR1 ends it early,
+/* A pause before the renames (the tests' build's hook, REMODEL_ONLINE_
+ * PAUSE_BEFORE_SWITCH_MS; never in the product: online_hook_ms answers 0
+ * there): a write can then be made to slip in. SIGUSR1 ends it early,
  * so that a test long enough for a loaded machine waits no longer than
  * it needs. SIGUSR1 is blocked before the line that says it pauses, which
  * is what a test waits for before it signals, and taken by sigtimedwait:
@@ -147,28 +148,26 @@ on_pause_end (int sig)
 static void
 pause_before_switch (void)
 {
-    const char *ms = getenv ("REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS");
-    if (ms && *ms) {
-        long v = strtol (ms, NULL, 10);
-        struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
-        if (v > 0) {
-            struct sigaction sa;
-            sigset_t usr1, old;
-            memset (&sa, 0, sizeof sa);
-            sa.sa_handler = on_pause_end;
-            sa.sa_flags = SA_RESTART;
-            sigemptyset (&sa.sa_mask);
-            sigaction (SIGUSR1, &sa, NULL);
-            sigemptyset (&usr1);
-            sigaddset (&usr1, SIGUSR1);
-            pthread_sigmask (SIG_BLOCK, &usr1, &old);
-            online_say_warn (NULL, "finalize: pausing %ld ms before the switch "
-                             "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)", v);
-            while (sigtimedwait (&usr1, NULL, &ts) < 0 && errno == EINTR)
-                ; /* another signal: the pause goes on (its end is not exact) */
-            pthread_sigmask (SIG_SETMASK, &old, NULL);
-        }
-    }
+    int64_t v = online_hook_ms (ONLINE_HOOK_PAUSE_BEFORE_SWITCH_MS);
+    struct timespec ts = {(time_t) (v / 1000), (long) (v % 1000) * 1000000L};
+    struct sigaction sa;
+    sigset_t usr1, old;
+
+    if (v <= 0)
+        return;
+    memset (&sa, 0, sizeof sa);
+    sa.sa_handler = on_pause_end;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset (&sa.sa_mask);
+    sigaction (SIGUSR1, &sa, NULL);
+    sigemptyset (&usr1);
+    sigaddset (&usr1, SIGUSR1);
+    pthread_sigmask (SIG_BLOCK, &usr1, &old);
+    online_say_warn (NULL, "finalize: pausing %lld ms before the switch "
+                     "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)", (long long) v);
+    while (sigtimedwait (&usr1, NULL, &ts) < 0 && errno == EINTR)
+        ; /* another signal: the pause goes on (its end is not exact) */
+    pthread_sigmask (SIG_SETMASK, &old, NULL);
 }
 
 /* After the renames: what the change log shows written to a source

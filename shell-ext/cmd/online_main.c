@@ -108,6 +108,9 @@ static const char usage[] =
     "  --retry-for D      retry network errors, failovers and restarts with backoff\n"
     "                     for up to D (default 10m), then stop\n"
     "  --log-format F     text (default) or json: one line per batch on stderr\n"
+    "  --capabilities probe\n"
+    "                     probe the server's capabilities (replace's field order,\n"
+    "                     $in by index) as for a server remodel does not know\n"
     "  --state-db DB      where checkpoints, the lease and backups live (default remodel)\n"
     "  --dry-run          read and compute, count, write nothing (no state either)\n"
     "  --restart          start a plan over that changed since its run began\n"
@@ -202,6 +205,7 @@ static bool
 read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
 {
     const char *wc = v[RM_OPT_WRITE_CONCERN].text;
+    const char *caps;
     uint64_t w;
 
     o->uri = v[RM_OPT_URI].text;
@@ -241,6 +245,9 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
         o->max_lag_ms = (int64_t) v[RM_OPT_MAX_LAG].n;
     o->max_latency_ms = (int64_t) v[RM_OPT_MAX_LATENCY].n;
     o->json = v[RM_OPT_JSON].given;
+    /* The variable as documented before the option (remodel-online(1)). */
+    caps = getenv ("REMODEL_ONLINE_CAPS");
+    o->probe_caps = v[RM_OPT_CAPABILITIES].given || (caps && !strcmp (caps, "probe"));
     o->given_batch_size = v[RM_OPT_BATCH_SIZE].given;
     o->given_max_rate = v[RM_OPT_MAX_RATE].given;
     o->given_max_lag = v[RM_OPT_MAX_LAG].given;

@@ -73,6 +73,8 @@ typedef struct {
     int64_t max_lag_ms;     /* --max-lag: a replica set's lag that throttles (default 2 s) */
     int64_t max_latency_ms; /* --max-latency: a batch slower halves the size (0: none) */
     bool json;              /* status --json */
+    bool probe_caps;        /* --capabilities probe (or REMODEL_ONLINE_CAPS=probe):
+                             * the server probed, as one the table does not know */
     /* set: which of --batch-size, --max-rate, --max-lag it was given */
     bool given_batch_size, given_max_rate, given_max_lag;
     /* --to-uri: the destination (NULL: one deployment); run --drop, and
@@ -838,8 +840,9 @@ online_t *online_pair_log (online_t *on, online_t *view, online_run_t *view_run)
 void online_pair_log_end (online_t *on, const online_t *view);
 /* --- end of online_ops_pair.c --- */
 
-/* --- online_fault.c (issue 53): the fault layer, linked into test programs
- * only; online_fault_off.c, the installed program's, does nothing --- */
+/* --- online_fault.c (issue 53): the fault layer and the tests' hooks,
+ * linked into test programs only; online_fault_off.c, the installed
+ * program's, does nothing --- */
 /* Wraps client's connections in the fault layer when REMODEL_ONLINE_FAULT
  * asks (read once): the Nth call of a kind cut before or after sending,
  * failed or delayed; "count" only counts. Unset: nothing is wrapped. False
@@ -848,6 +851,17 @@ bool online_fault_install (mongoc_client_t *client, bson_error_t *err);
 /* The calls this thread makes from now on counted as "KIND.command", out
  * of "any": for a thread a timer drives (the lease's renewals). */
 void online_fault_thread (const char *kind);
+/* The tests' other hooks, each a number of milliseconds: the product's
+ * code asks here, never the environment, so the installed program (0 for
+ * each, from online_fault_off.c) has none and the tests' build reads
+ * REMODEL_ONLINE_<NAME> at each ask (a test sets one for one command). */
+typedef enum {
+    ONLINE_HOOK_LEASE_MS,               /* LEASE_MS: the lease's length (>= 1000) */
+    ONLINE_HOOK_PAUSE_BEFORE_SWITCH_MS, /* finalize's pause before its renames */
+    ONLINE_HOOK_SLOW_CALL_MS,           /* a delay before each interruptible call */
+} online_hook_t;
+/* The hook's value; 0: not set (the product's behaviour). */
+int64_t online_hook_ms (online_hook_t hook);
 /* --- end of online_fault.c --- */
 
 #endif

@@ -255,22 +255,22 @@ probe_recorded (online_t *on, online_caps_t *c)
     return found;
 }
 
-/* A server the table does not know (or any, with REMODEL_ONLINE_CAPS=
- * probe, as the tests ask of theirs): its answers as recorded, or, for a
- * run that starts and writes (not --dry-run), asked now and recorded.
+/* A server the table does not know (or any, with --capabilities probe or
+ * REMODEL_ONLINE_CAPS=probe: a user's choice, the tests' for theirs): its
+ * answers as recorded, or, for a run that starts and writes (not
+ * --dry-run), asked now and recorded.
  * Nothing here fails a command: a refusal keeps the conservative row. */
 void
 online_caps_probe (online_t *on)
 {
-    const char *force = getenv ("REMODEL_ONLINE_CAPS");
     mongoc_collection_t *rec, *scratch;
     char name[64];
     bool keeps, by_index;
     bson_error_t why;
 
-    if (strcmp (on->run->caps.identity, "unknown") && !(force && !strcmp (force, "probe")))
-        return;
     if (!on->run->o || !on->run->o->state_db)
+        return;
+    if (strcmp (on->run->caps.identity, "unknown") && !on->run->o->probe_caps)
         return;
     if (probe_recorded (on, &on->own_run->caps) || !on->run->o->starts || on->run->o->dry_run)
         return;

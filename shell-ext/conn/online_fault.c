@@ -14,6 +14,10 @@
  * to, where a result and its source have one name).
  * With REMODEL_ONLINE_FAULT unset nothing is wrapped.
  *
+ * The tests' other hooks are answered here too (online_hook_ms), from
+ * REMODEL_ONLINE_LEASE_MS, REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS and
+ * REMODEL_ONLINE_SLOW_CALL_MS.
+ *
  * A thread whose calls come when a timer says (the lease's renewals)
  * names its own kind (online_fault_thread): its calls are counted as
  * "KIND.command", never in "any", since how many of them fall between
@@ -536,4 +540,16 @@ online_fault_install (mongoc_client_t *client, bson_error_t *err)
     if (F.wrap)
         mongoc_client_set_stream_initiator (client, fault_initiator, client);
     return true;
+}
+
+int64_t
+online_hook_ms (online_hook_t hook)
+{
+    static const char *const names[] = {
+        [ONLINE_HOOK_LEASE_MS] = "REMODEL_ONLINE_LEASE_MS",
+        [ONLINE_HOOK_PAUSE_BEFORE_SWITCH_MS] = "REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS",
+        [ONLINE_HOOK_SLOW_CALL_MS] = "REMODEL_ONLINE_SLOW_CALL_MS",
+    };
+    const char *v = (size_t) hook < sizeof names / sizeof *names ? getenv (names[hook]) : NULL;
+    return v && *v ? strtoll (v, NULL, 10) : 0;
 }

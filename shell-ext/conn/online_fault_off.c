@@ -1,8 +1,9 @@
 /* The fault layer as the installed program has it: none. The tests' layer
  * (online_fault.c: calls cut, failed or delayed as REMODEL_ONLINE_FAULT
- * asks) is linked into test programs only (build/tests/fault/, the
+ * asks, and the hooks: a short lease, a pause before finalize's switch, a
+ * slow call) is linked into test programs only (build/tests/fault/, the
  * in-process matrix), in this file's place, so no variable a user sets can
- * make remodel-online drop a call on purpose. */
+ * make remodel-online drop a call, or shorten its lease, on purpose. */
 #include "online.h"
 
 bool
@@ -17,4 +18,11 @@ void
 online_fault_thread (const char *kind)
 {
     (void) kind;
+}
+
+int64_t
+online_hook_ms (online_hook_t hook)
+{
+    (void) hook;
+    return 0;
 }

@@ -190,7 +190,7 @@ call_run (void *p)
     bool ok = false, last;
 
     /* A test's stand-in for a server that takes this long to answer
-     * (REMODEL_ONLINE_SLOW_CALL_MS). */
+     * (the tests' build's REMODEL_ONLINE_SLOW_CALL_MS; 0 in the product). */
     if (c->delay_ms > 0) {
         struct timespec ts = {c->delay_ms / 1000, (c->delay_ms % 1000) * 1000000};
         while (nanosleep (&ts, &ts))
@@ -213,13 +213,6 @@ call_run (void *p)
     if (last)
         call_free (c);
     return NULL;
-}
-
-static int64_t
-env_ms (const char *name)
-{
-    const char *v = getenv (name);
-    return v && *v ? strtoll (v, NULL, 10) : 0;
 }
 
 bool
@@ -258,7 +251,7 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
     c->fn = fn;
     c->arg = arg;
     c->arg_free = arg_free;
-    c->delay_ms = env_ms ("REMODEL_ONLINE_SLOW_CALL_MS");
+    c->delay_ms = online_hook_ms (ONLINE_HOOK_SLOW_CALL_MS);
     /* The signal is the waiter's to see: the call's thread blocks it. */
     online_signal_block (&old);
     pthread_attr_init (&attr);

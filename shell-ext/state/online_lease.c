@@ -54,8 +54,9 @@
 #include "online_state.h"
 #include "remodel/tmppath.h"
 
-/* How long a lease lasts without renewal (REMODEL_ONLINE_LEASE_MS, for the
- * tests, shortens it), and how long before that a holder stops writing. */
+/* How long a lease lasts without renewal (the tests' build's hook,
+ * REMODEL_ONLINE_LEASE_MS, shortens it; the product has none); a holder
+ * stops writing a third of it before its end (margin_ms). */
 #define LEASE_MS_DEFAULT 30000
 
 /* The largest epoch a run can have written: 2^53 takes is one a second
@@ -94,8 +95,7 @@ struct online_lease {
 static int64_t
 lease_ms (void)
 {
-    const char *e = getenv ("REMODEL_ONLINE_LEASE_MS");
-    long v = e && *e ? strtol (e, NULL, 10) : 0;
+    int64_t v = online_hook_ms (ONLINE_HOOK_LEASE_MS);
     return v >= 1000 ? v : LEASE_MS_DEFAULT;
 }
 

@@ -7,8 +7,9 @@
 #      statements, rewrites as delete and insert, partners read whole;
 #   2. a run side by side and one in place give remodel run's results, byte
 #      for byte, with batches past 50 statements (the commands split);
-#   3. the probe of a server the table does not know (REMODEL_ONLINE_CAPS=
-#      probe makes both test servers one): recorded once, shown by status,
+#   3. the probe of a server the table does not know (--capabilities probe
+#      makes both test servers one, for run; REMODEL_ONLINE_CAPS=probe, the
+#      same choice, for status and sync): recorded once, shown by status,
 #      and the rewrite form it finds used by sync, the results the same;
 # and issue 50: with ?replicaSet=, a seed whose hello lists a host the
 # driver cannot parse (FerretDB started with --repl-set-name lists
@@ -67,7 +68,7 @@ for kind in $(online_kinds); do
     case $kind in ferretdb) form=replace deletes=0 ;; *) form="delete and insert" deletes=1 ;; esac
     python3 "$ROOT/tests/transforms/mixed_ids.py" "$uri" c3 10 >/dev/null
     kids_plan probed c3
-    REMODEL_ONLINE_CAPS=probe online run probed --batch-size 200 --create-indexes
+    online run probed --batch-size 200 --create-indexes --capabilities probe
     expect_eq "$kind: a probed run: exit 0, its findings recorded once, the scratch collection gone" \
         "$rc:$(py "print(c.remodel.capabilities.count_documents({}), len([n for n in c.remodel.list_collection_names() if n.startswith('capabilitiesProbe')]))")" "0:1 0"
     REMODEL_ONLINE_CAPS=probe online status probed

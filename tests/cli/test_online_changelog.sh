@@ -43,6 +43,8 @@
 #   - a server without a change log: follow refuses, naming why.
 #   REMODEL=build/remodel bash tests/cli/test_online_changelog.sh
 . "$(dirname "$0")/lib.sh"
+# REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS is a hook of the tests' build only.
+use_faulty || exit 1
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "changelog: external deployments are not started here (skipped)"; exit 0; }
 S=$ROOT/dumps/sample
@@ -552,7 +554,8 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
         crm.people=people crm.tasks=tasks
 
     # ---- a write slipping in before the switch ----
-    # Paused until the write is made (SIGUSR1 ends it), however long that takes.
+    # Paused until the write is made (SIGUSR1 ends it), however long that
+    # takes; no --max-window (the drain and the pause took 10 s at load 7).
     REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=600000 "$REMODEL" online finalize "$T/plans/chain.json" \
         --uri "$uri" --writes-stopped --max-window 0 >/dev/null 2>"$T/fin.err" &
     fp=$!

@@ -16,6 +16,8 @@
 # verify ... (every result read)").
 #   REMODEL=build/remodel bash tests/cli/test_online_handover.sh
 . "$(dirname "$0")/lib.sh"
+# REMODEL_ONLINE_SLOW_CALL_MS is a hook of the tests' build only.
+use_faulty || exit 1
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "handover: external deployments are not started here (skipped)"; exit 0; }
 trap '[ -f "$T/stop" ] || touch "$T/stop"; for p in $(jobs -p); do kill $p 2>/dev/null; done; wait

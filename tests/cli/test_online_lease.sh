@@ -30,6 +30,8 @@
 # stalled past it at reads over its switch run in-process in make check
 # (tests/mem/matrix/matrix_lease.c); these are the real servers' smoke.
 . "$(dirname "$0")/lib.sh"
+# REMODEL_ONLINE_LEASE_MS is a hook of the tests' build only.
+use_faulty || exit 1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 trap 'exec 7>&- 8<&-; for p in $(jobs -p); do [ "$p" == "${HELPER_PID:-}" ] || kill -9 $p 2>/dev/null; done

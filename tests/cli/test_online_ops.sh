@@ -22,6 +22,8 @@
 #   restart, so only FerretDB).
 #   REMODEL=build/remodel bash tests/cli/test_online_ops.sh
 . "$(dirname "$0")/lib.sh"
+# REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS is a hook of the tests' build only.
+use_faulty || exit 1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 trap 'for d in ferretdb java restart; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT

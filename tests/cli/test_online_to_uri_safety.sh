@@ -35,6 +35,8 @@
 #   REMODEL=build/remodel bash tests/cli/test_online_to_uri_safety.sh
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_to_uri.sh"
+# REMODEL_ONLINE_LEASE_MS is a hook of the tests' build only.
+use_faulty || exit 1
 to_uri_setup "to-uri safety"
 to_uri_cleanup() { kill $(jobs -p) 2>/dev/null; }
 # A short lease: a follow stopped by a restart frees it soon. Not so

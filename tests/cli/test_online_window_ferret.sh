@@ -31,6 +31,8 @@ SCALE=${WF_SCALE:-1}
 # At scale the server is slow by itself: no stand-in.
 if [ "$SCALE" -ge 10 ]; then SLOW=; else SLOW=30000; fi
 GEN=$(dirname "$REMODEL")/remodel-gen
+# REMODEL_ONLINE_SLOW_CALL_MS is a hook of the tests' build only.
+use_faulty || exit 1
 trap 'for p in $(jobs -p); do kill -9 $p 2>/dev/null; done
 for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 mkdir -p "$T/plans"

@@ -20,6 +20,8 @@
 #      changes) and exits non-zero, saying it lost its lease.
 #   REMODEL=build/remodel bash tests/cli/test_online_workers.sh
 . "$(dirname "$0")/lib.sh"
+# REMODEL_ONLINE_LEASE_MS is a hook of the tests' build only.
+use_faulty || exit 1
 use_peers "peers" || exit 0
 trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 N=40 # parents of each type (60 for the three workers)
