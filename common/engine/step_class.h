@@ -178,6 +178,7 @@ bool rm_plan_parse_rekey (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
 void rm_plan_clear_rekey (rm_step_t *s);
 void rm_plan_ns_rekey (const rm_step_t *s, rm_step_ns_t *ns);
 bool rm_step_rekey_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+void rm_rekey_probes (const rm_step_t *s, rm_step_run_t *run);
 void rm_rekey_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
 size_t rm_rekey_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 void rm_rekey_inverse (const rm_step_t *s, rm_step_inverse_t *out);

@@ -190,6 +190,19 @@ rm_plan_ns_rekey (const rm_step_t *s, rm_step_ns_t *ns)
     }
 }
 
+/* Each reference's field, looked for in its namespace's documents (`to`'s
+ * in those of `from`, which it gets but for _id): one in none is a
+ * misspelling, refused unless allowMissing (probe.h). */
+void
+rm_rekey_probes (const rm_step_t *s, rm_step_run_t *run)
+{
+    const rm_rekey_t *x = &s->u.rekey;
+    for (size_t i = 0; i < x->n_refs; i++)
+        rm_engine_add_probe (run, "references", x->refs[i].path.text,
+                             strcmp (x->refs[i].in.text, x->to.text) ? &x->refs[i].in
+                                                                      : &x->from);
+}
+
 /* Online, a re-keyed document is a new one whose _id no change event of
  * its source carries, and a change of a reference would need the whole
  * old-to-new map: the side-by-side copy cannot follow either. */

@@ -125,7 +125,10 @@ feed_doc (rm_rekey_refs_t *r, uint32_t t, uint64_t seq, const uint8_t *doc, uint
     for (uint32_t i = 0; ok && i < r->x->n_refs; i++) {
         bson_iter_t it, el;
         uint32_t k = 0;
-        if (r->target_of[i] != t || !rm_path_get (doc, len, &r->x->refs[i].path, &it))
+        if (r->target_of[i] != t)
+            continue;
+        rm_probe_doc (rm_engine_probe (r->e, r->s, i), doc, len);
+        if (!rm_path_get (doc, len, &r->x->refs[i].path, &it))
             continue;
         if (!BSON_ITER_HOLDS_ARRAY (&it)) {
             ok = !is_key (&it) || add_key (r, &it, t, seq, i, SCALAR, err);

@@ -118,6 +118,7 @@ const rm_step_class_t rm_step_classes[] = {
                        .clear = rm_plan_clear_rekey,
                        .ns = rm_plan_ns_rekey,
                        .run = rm_step_rekey_run,
+                       .probes = rm_rekey_probes,
                        .created = rm_rekey_created,
                        .passes = rm_rekey_passes,
                        .inverse = rm_rekey_inverse},
