@@ -2,10 +2,11 @@
 # rekey (issue 64, item 3; docs/plans.md, "rekey"):
 #  - offline, against the oracle of tests/transforms/rekey.py (not
 #    remodel): airports re-keyed by their IATA code, the flights' and the
-#    airports' own references rewritten, byte for byte, one pass, store to
-#    store, to an archive and spilling at --memory 64K; a key no airport
-#    has refused naming the flight, or kept and counted; two airports given
-#    one code refused naming both, nothing written; remodel-gen's sample:
+#    airports' own references rewritten, byte for byte, with and without
+#    --batch, to an archive, spilling at --memory 64K, and after a set
+#    keeping the old _id; a key no airport has refused naming the flight,
+#    or kept and counted; two airports given one code refused naming both,
+#    nothing written; remodel-gen's sample:
 #    parts re-keyed by partno and hosts by name, their references with
 #    them;
 #  - the plan's mistakes refused before any data is read, naming the step
