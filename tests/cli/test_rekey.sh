@@ -8,7 +8,7 @@
 #    or kept and counted; two airports given one code refused naming both,
 #    nothing written; remodel-gen's sample:
 #    parts re-keyed by partno and hosts by name, their references with
-#    them;
+#    them; keepSource leaving the airports as they were;
 #  - the plan's mistakes refused before any data is read, naming the step
 #    and the key;
 #  - compile says why no pipeline runs it, and writes no view for it;
@@ -30,8 +30,16 @@ python3 "$ROOT/tests/transforms/rekey.py" airports "$T/w" 7 ||
 python3 "$ROOT/tests/transforms/rekey.py" gen "$T/w" "$T/gen" ||
     fail "rekey.py gen: every check of the oracle" "it exited with status $?"
 
-# --- the plan's mistakes -----------------------------------------------------
+# keepSource: the airports stay as they were; the re-keyed ones are the same.
 SRC=$T/w/src
+sed 's/"id": "[$]iata"/"id": "$iata", "keepSource": true/' "$T/w/plan.json" >"$T/keep.json"
+run_rm run "$T/keep.json" --from "$SRC" --to "$T/keep-out"
+expect_eq "keepSource: air.airports as in the source, byte for byte; the re-keyed airports as without it" \
+    "$rc:$(cmp -s "$SRC/air/airports.bson" "$T/keep-out/air/airports.bson" && echo same):$(cmp -s \
+      "$T/w/out-by-default/air/airports_by_code.bson" "$T/keep-out/air/airports_by_code.bson" && echo same)" \
+    "0:same:same"
+
+# --- the plan's mistakes -----------------------------------------------------
 bad() {
     local name=$1 step=$2 want=$3
     echo "{\"remodel\": 1, \"steps\": [$step]}" >"$T/bad.json"
