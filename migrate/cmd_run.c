@@ -236,8 +236,27 @@ print_counts (FILE *f, const rm_engine_t *e, const rm_plan_t *plan)
     }
 }
 
+/* A rekey's line: the documents re-keyed, the references rewritten and
+ * those kept without a match (onMissing "keep"). */
+static void
+print_rekeyed (FILE *f, const rm_engine_t *e, const rm_step_t *s, size_t i, uint64_t n)
+{
+    uint64_t rewritten, kept;
+    fprintf (f, "step %zu (%s) ", s->index, s->op);
+    tool_put_cell (f, s->u.rekey.from.text, 0);
+    fprintf (f, ": %llu document(s) re-keyed into ", (unsigned long long) n);
+    tool_put_cell (f, s->u.rekey.to.text, 0);
+    if (rm_engine_step_lookups (e, i, &rewritten, &kept) && s->u.rekey.n_refs) {
+        fprintf (f, "; %llu reference(s) rewritten", (unsigned long long) rewritten);
+        if (kept)
+            fprintf (f, ", %llu kept without a match", (unsigned long long) kept);
+    }
+    fputc ('\n', f);
+}
+
 /* For each step that copies, moves or deletes by a filter (run and
- * check --against): how many documents it selected of how many. */
+ * check --against): how many documents it selected of how many; for a
+ * rekey, what it re-keyed and rewrote. */
 static void
 print_selected (FILE *f, const rm_engine_t *e, const rm_plan_t *plan)
 {
@@ -246,6 +265,10 @@ print_selected (FILE *f, const rm_engine_t *e, const rm_plan_t *plan)
         uint64_t sel, passed;
         if (!rm_engine_step_selected (e, i, &sel, &passed))
             continue;
+        if (s->kind == RM_STEP_REKEY) {
+            print_rekeyed (f, e, s, i, sel);
+            continue;
+        }
         fprintf (f, "step %zu (%s) ", s->index, s->op);
         tool_put_cell (f, s->u.copy.from.text, 0);
         fprintf (f, ": %llu of %llu document(s) selected", (unsigned long long) sel,

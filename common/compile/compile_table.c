@@ -28,6 +28,11 @@ const rm_compile_kind_t rm_compile_kinds[] = {
     [RM_STEP_COPY] = {rm_compile_copy, NULL, true},
     [RM_STEP_MOVE] = {rm_compile_copy, NULL, true},
     [RM_STEP_DELETE] = {rm_compile_copy, NULL, true},
+    [RM_STEP_REKEY] = {NULL, "two documents given one _id must stop the migration with both "
+                             "named before anything is written, and references are rewritten "
+                             "through the whole old-to-new map: a $set of _id and $out stop "
+                             "half-way on a duplicate key naming neither source (run it "
+                             "offline: remodel run)"},
 #ifdef REMODEL_TOY_STEP
     [RM_STEP_TOY] = {NULL, "the test build's toy step has no pipeline"},
 #endif

@@ -196,6 +196,9 @@ step_fields (rm_vplan_t *v, const rm_step_t *s)
     case RM_STEP_MOVE:
         add (v, s, &s->u.copy.to, "_id", NULL, true);
         break;
+    case RM_STEP_REKEY:
+        add (v, s, &s->u.rekey.to, "_id", NULL, true);
+        break;
     case RM_STEP_DELETE:
         break;
     default:

@@ -19,6 +19,7 @@ const rm_view_kind_t rm_view_kinds[] = {
     [RM_STEP_COPY] = {rm_view_copy, NULL},
     [RM_STEP_MOVE] = {rm_view_copy, NULL},
     [RM_STEP_DELETE] = {NULL, "delete dropped the documents: no view gives them back"},
+    [RM_STEP_REKEY] = {NULL, "rekey dropped the old _ids: no view gives them back"},
 #ifdef REMODEL_TOY_STEP
     [RM_STEP_TOY] = {NULL, "the test build's toy step has no inverse"},
 #endif

@@ -318,6 +318,16 @@ rm_engine_step_counts (const rm_engine_t *e, size_t i, uint64_t *changed, uint64
 }
 
 bool
+rm_engine_step_lookups (const rm_engine_t *e, size_t i, uint64_t *found, uint64_t *missed)
+{
+    if (!e->runs || i >= e->plan->n)
+        return false;
+    *found = e->runs[i].lookups;
+    *missed = e->runs[i].missed;
+    return true;
+}
+
+bool
 rm_engine_step_selected (const rm_engine_t *e, size_t i, uint64_t *selected, uint64_t *passed)
 {
     const rm_step_run_t *run;

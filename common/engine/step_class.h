@@ -41,9 +41,10 @@ typedef struct {
     const char *key;
 } rm_step_ref_t;
 
-/* Those of one role, in order (a step names at most three). */
+/* Those of one role, in order (a step names at most four: rekey's
+ * writes, its source, its target and two namespaces of references). */
 typedef struct {
-    rm_step_ref_t at[3];
+    rm_step_ref_t at[4];
     size_t n;
 } rm_step_refs_t;
 
@@ -172,6 +173,15 @@ size_t rm_copy_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
 void rm_copy_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 void rm_copy_indexes (const rm_step_t *s, rm_ixplan_t *ix);
 extern const rm_stage_class_t rm_copy_stage;
+/* rekey (step_rekey_plan.c, step_rekey.c, step_rekey_refs.c). */
+bool rm_plan_parse_rekey (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
+void rm_plan_clear_rekey (rm_step_t *s);
+void rm_plan_ns_rekey (const rm_step_t *s, rm_step_ns_t *ns);
+bool rm_step_rekey_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err);
+void rm_rekey_probes (const rm_step_t *s, rm_step_run_t *run);
+void rm_rekey_created (const rm_step_t *s, rm_dump_info_t *out, const rm_dump_info_t *in);
+size_t rm_rekey_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
+void rm_rekey_inverse (const rm_step_t *s, rm_step_inverse_t *out);
 #ifdef REMODEL_TOY_STEP
 bool rm_plan_parse_toy (rm_plan_ctx_t *c, bson_iter_t *it, rm_step_t *s);
 void rm_plan_clear_toy (rm_step_t *s);

@@ -110,6 +110,18 @@ const rm_step_class_t rm_step_classes[] = {
     [RM_STEP_COPY] = COPY_STEP ("copy", "*from", "*to", "fields", "project"),
     [RM_STEP_MOVE] = COPY_STEP ("move", "*from", "*to", "fields", "project"),
     [RM_STEP_DELETE] = COPY_STEP ("delete", "*from"),
+    /* every document of `from`, so no filter (step_rekey*.c) */
+    [RM_STEP_REKEY] = {.name = "rekey",
+                       .keys = {"*from", "*to", "*id", "references", "onMissing", "keepSource",
+                                NULL},
+                       .parse = rm_plan_parse_rekey,
+                       .clear = rm_plan_clear_rekey,
+                       .ns = rm_plan_ns_rekey,
+                       .run = rm_step_rekey_run,
+                       .probes = rm_rekey_probes,
+                       .created = rm_rekey_created,
+                       .passes = rm_rekey_passes,
+                       .inverse = rm_rekey_inverse},
 #ifdef REMODEL_TOY_STEP
     /* The test build's toy (tests/toy/step_toy.c): shows that a row and a
      * file are all a step needs. */

@@ -95,6 +95,10 @@ bool rm_engine_step_counts (const rm_engine_t *e, size_t i, uint64_t *changed, u
 /* Of step i of a run that copies, moves or deletes by a filter: the
  * documents it selected and those it left; false for the other steps. */
 bool rm_engine_step_selected (const rm_engine_t *e, size_t i, uint64_t *selected, uint64_t *passed);
+/* Of step i of a run, what it counted of references: denormalize those
+ * looked up and those of them that found nothing; rekey those rewritten
+ * and those kept without a match (onMissing "keep"). */
+bool rm_engine_step_lookups (const rm_engine_t *e, size_t i, uint64_t *found, uint64_t *missed);
 /* The index changes rm_engine_prepare made to the metadata with
  * follow_indexes, one line each ("db.coll: index \"x_1\": ..."). */
 size_t rm_engine_index_changes (const rm_engine_t *e, char *const **out);

@@ -29,6 +29,7 @@ typedef enum {
     RM_STEP_COPY,
     RM_STEP_MOVE,
     RM_STEP_DELETE,
+    RM_STEP_REKEY,
 #ifdef REMODEL_TOY_STEP
     RM_STEP_TOY, /* the test build's only: tests/toy/ (HACKING.md) */
 #endif
@@ -188,6 +189,28 @@ typedef struct {
     bool project_inclusive; /* proj lists the fields kept (else dropped) */
 } rm_copy_t;
 
+/* rekey (common/engine/step_rekey.c): each document of `from`, in order,
+ * goes to `to` (a new or empty namespace) with its _id replaced by `id`
+ * evaluated over it, `from` left empty unless keepSource; two documents
+ * given one _id stop the run, both named. Each reference (a namespace and
+ * the path of a key or of an array of keys) is rewritten from the old _id
+ * to the new one; onMissing says what becomes of a key no document of
+ * `from` had. */
+typedef struct {
+    rm_nsref_t in;
+    rm_path_t path;
+} rm_rekey_ref_t;
+
+typedef struct {
+    rm_nsref_t from, to;
+    rm_expr_t *id;
+    bson_t *id_doc;         /* {"id": <the expression as written>}, for messages */
+    rm_rekey_ref_t *refs;
+    size_t n_refs;
+    bool keep_source;       /* from stays as it was */
+    bool keep_missing;      /* onMissing "keep": a key with no match stays */
+} rm_rekey_t;
+
 #ifdef REMODEL_TOY_STEP
 /* tests/toy/step_toy.c: sets `field` of each document of `in` to "toy". */
 typedef struct {
@@ -217,6 +240,7 @@ typedef struct {
         rm_bucketize_t bucketize;
         rm_unbucketize_t unbucketize;
         rm_copy_t copy; /* copy, move, delete */
+        rm_rekey_t rekey;
 #ifdef REMODEL_TOY_STEP
         rm_toy_t toy;
 #endif

@@ -144,7 +144,7 @@ print(len(rows), sorted({l.index("collection") if "collection" in l else l.index
 
 # --- --help names what the plan parser takes ---------------------------------------
 ops=$("$REMODEL" run --help | tr ',;.' '   ' | awk '/operations/,/remodel-plan/' | tr ' ' '\n' |
-      grep -E '^(embed|extract|denormalize|summarize|bucketize|unbucketize|set|unset|rename|version|copy|move|delete|[a-z]+ize)$' | sort -u)
+      grep -E '^(embed|extract|denormalize|summarize|bucketize|unbucketize|set|unset|rename|version|copy|move|delete|rekey|[a-z]+ize)$' | sort -u)
 parser=$(echo '{"remodel": 1, "steps": [{"frob": {}}]}' >"$T/frob.json"; "$REMODEL" check "$T/frob.json" 2>&1 |
          sed 's/.*unknown operation (//; s/)$//' | tr ',' '\n' | tr -d ' ' | sort -u)
 expect_eq "run --help lists exactly the operations the parser knows" "$(echo $ops)" "$(echo $parser)"

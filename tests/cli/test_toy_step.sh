@@ -27,7 +27,7 @@ JSON
 run_rm check "$T/toy.json"
 expect_eq "ordinary build: toy is an unknown operation (exit 2)" "$rc" 2
 expect_message "ordinary build: ... listing the table's operations, without toy" \
-    "step 1 (toy): unknown operation (embed, extract, set, unset, rename, version, denormalize, summarize, bucketize, unbucketize, copy, move, delete)"
+    "step 1 (toy): unknown operation (embed, extract, set, unset, rename, version, denormalize, summarize, bucketize, unbucketize, copy, move, delete, rekey)"
 
 # The parser: its keys from its row.
 REMODEL=$TOY
@@ -36,7 +36,7 @@ expect_eq "toy build: check takes the toy step (exit 0)" "$rc:$(cat "$T/err")" "
 echo '{"remodel": 1, "steps": [{"toi": {"in": "crm.people", "field": "kind"}}]}' >"$T/slip.json"
 run_rm check "$T/slip.json"
 expect_message "toy build: the operations listed include toy, and the closest is suggested" \
-    "unknown operation (embed, extract, set, unset, rename, version, denormalize, summarize, bucketize, unbucketize, copy, move, delete, toy): did you mean \"toy\"?"
+    "unknown operation (embed, extract, set, unset, rename, version, denormalize, summarize, bucketize, unbucketize, copy, move, delete, rekey, toy): did you mean \"toy\"?"
 echo '{"remodel": 1, "steps": [{"toy": {"in": "crm.people"}}]}' >"$T/nofield.json"
 run_rm check "$T/nofield.json"
 expect_eq "toy build: a required key missing: exit 2" "$rc" 2
@@ -50,7 +50,7 @@ expect_message "toy build: check --against finds the namespace its row reads abs
 
 # run --help and check --help list the table's operations.
 expect_eq "toy build: run --help and check --help list toy last" \
-    "$("$REMODEL" run --help | grep -c ' delete, toy$'):$("$REMODEL" check --help | grep -c ' delete, toy$')" "1:1"
+    "$("$REMODEL" run --help | grep -c ' rekey, toy$'):$("$REMODEL" check --help | grep -c ' rekey, toy$')" "1:1"
 expect_eq "ordinary build: run --help lists no toy" "$("$ROOT/build/remodel" run --help | grep -c 'toy')" 0
 
 # run: every person has kind "toy"; every other namespace is as convert

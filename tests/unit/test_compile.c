@@ -98,7 +98,8 @@ static const char all_kinds[] =
     " \"metaField\": \"sensor\", \"granularity\": \"hours\"}},"
     "{\"copy\": {\"from\": \"crm.people\", \"to\": \"crm.vip\", \"filter\": {\"vip\": true}}},"
     "{\"move\": {\"from\": \"blog.posts\", \"to\": \"blog.old\", \"filter\": {\"old\": true}}},"
-    "{\"delete\": {\"from\": \"blog.posts\", \"filter\": {\"spam\": true}}}]}";
+    "{\"delete\": {\"from\": \"blog.posts\", \"filter\": {\"spam\": true}}},"
+    "{\"rekey\": {\"from\": \"school.courses\", \"to\": \"school.by_code\", \"id\": \"$code\"}}]}";
 
 /* "drive>partner:keep,keep" for each pass ('-': no partner). */
 static void
@@ -160,6 +161,11 @@ test_passes (void)
                   "refused: step 9 (bucketize): --in-place takes set, unset, rename, version, "
                   "denormalize and summarize (the others make new documents: run them side by "
                   "side, without --in-place)");
+    /* rekey: offline only, side by side too */
+    check_passes (&plan.steps[13], false,
+                  "refused: step 14 (rekey): rekey runs offline only (remodel run over a dump): "
+                  "online, a change to a document of \"from\" or to a reference cannot be "
+                  "followed to the re-keyed documents; dump, run the plan, and restore");
     rm_plan_destroy (&plan);
 }
 
@@ -364,7 +370,7 @@ static void
 test_passes_trace (void)
 {
     rm_plan_t plan;
-    const char *want[] = {"ii", "f", "i", "i", "i", "i", "i", "i", "s", "h", "i", "i", "i"};
+    const char *want[] = {"ii", "f", "i", "i", "i", "i", "i", "i", "s", "h", "i", "i", "i", ""};
     if (!parse (&plan, all_kinds))
         return;
     for (size_t i = 0; i < plan.n; i++)
@@ -472,7 +478,12 @@ test_names (void)
 
     /* Side by side, each step reads where the one before left a namespace. */
     T_CHECK_STR (rm_name_now (&nm, &plan.steps[2].u.fields.in), "people");
+    /* the plan online runs: all but its last step, a rekey (offline only,
+     * which the names refuse, as the passes do) */
+    plan.n--;
+    T_CHECK (!rm_names_of_plan (&nm, &(rm_plan_t){plan.steps, plan.n + 1}, &err));
     T_CHECK (rm_names_of_plan (&nm, &plan, &err));
+    plan.n++;
     snprintf (want, sizeof want, "people_remodel_%s_6", nm.id);
     T_CHECK_STR (rm_name_now (&nm, &plan.steps[2].u.fields.in), want);
     snprintf (want, sizeof want, "readings_remodel_%s_9", nm.id);
@@ -716,7 +727,13 @@ test_refusals (void)
     T_CHECK (c.n == RM_STEP_N_KINDS);
     for (size_t i = 0; i < c.n; i++) {
         const rm_compile_kind_t *k = &rm_compile_kinds[plan.steps[i].kind];
-        if (k->refusal) {
+        rm_pass_t p[RM_MAX_PASSES];
+        bson_error_t why;
+        /* a kind online refuses (rekey) gives that reason first */
+        if (!rm_step_passes (&plan.steps[i], false, p, &why)) {
+            T_CHECK (c.steps[i].n_passes == 0);
+            T_CHECK_STR (c.steps[i].reason, why.message);
+        } else if (k->refusal) {
             T_CHECK (c.steps[i].n_passes == 0);
             T_CHECK_STR (c.steps[i].reason, k->refusal);
         } else {
