@@ -6,8 +6,10 @@
  * A set's: each document of its namespace as it is now, its fields
  * restored (online_carry_restore: the old value where the application
  * did not change what the set made, the application's where it did,
- * removed where the document had none), its entries read a batch at a
- * time by one $in.
+ * removed where the document had none; a document the application
+ * inserted since, which has no original, keeps those some document had
+ * before the run), its entries and originals read a batch at a time by
+ * one $in each.
  *
  * A delete's: the documents it dropped, as they were at the switch (a
  * sync keeps each entry current), given back beside the rest, which pass
@@ -99,19 +101,13 @@ kept_collection (online_t *on)
     return online_collection (on, on->run->o->state_db, name);
 }
 
-bool
-online_carry_kept_set (online_t *on, const rm_step_t *s, const online_docs_t *docs,
-                       online_carry_put_fn put, void *ctx, bson_error_t *err)
+/* {_id: {$in: [...]}} of docs' _ids into filter (as kept entries' keys
+ * of step, step > 0, or as they are). */
+static void
+ids_in (const online_docs_t *docs, size_t step, bson_t *filter)
 {
-    mongoc_collection_t *c;
-    bson_t filter = BSON_INITIALIZER, in, arr, out = BSON_INITIALIZER;
-    online_docs_t got;
-    kept_by_t *by = NULL;
-    bool ok;
-
-    if (!docs->n)
-        return true;
-    BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &in);
+    bson_t in, arr;
+    BSON_APPEND_DOCUMENT_BEGIN (filter, "_id", &in);
     BSON_APPEND_ARRAY_BEGIN (&in, "$in", &arr);
     for (size_t i = 0; i < docs->n; i++) {
         bson_iter_t id;
@@ -120,30 +116,78 @@ online_carry_kept_set (online_t *on, const rm_step_t *s, const online_docs_t *do
         if (!rm_doc_field (online_doc_bytes (docs, i), docs->docs[i].len, "_id", 3, &id))
             continue;
         bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
-        online_kept_key (&arr, kp, s->index, &id);
+        if (step)
+            online_kept_key (&arr, kp, step, &id);
+        else
+            bson_append_iter (&arr, kp, -1, &id);
     }
     bson_append_array_end (&in, &arr);
-    bson_append_document_end (&filter, &in);
+    bson_append_document_end (filter, &in);
+}
+
+/* The _ids of docs found in c, into got and by (read_all's). */
+static bool
+find_ids (online_t *on, mongoc_collection_t *c, const online_docs_t *docs, size_t step,
+          const char *key, online_docs_t *got, kept_by_t **by, const char *what, bson_error_t *err)
+{
+    bson_t filter = BSON_INITIALIZER;
+    bson_t *opts = step ? NULL : BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
+    bool ok;
+    ids_in (docs, step, &filter);
+    ok = read_all (on, online_ops (on)->find (on, c, &filter, opts), key, got, by, what, err);
+    if (opts)
+        bson_destroy (opts);
+    bson_destroy (&filter);
+    return ok;
+}
+
+bool
+online_carry_kept_set (online_t *on, const rm_step_t *s, mongoc_collection_t *originals,
+                       const online_docs_t *docs, online_carry_put_fn put, void *ctx,
+                       bson_error_t *err)
+{
+    const rm_fields_t *f = &s->u.fields;
+    mongoc_collection_t *c;
+    bson_t out = BSON_INITIALIZER, before;
+    online_docs_t got, there;
+    kept_by_t *by = NULL, *oby = NULL;
+    bool ok, found, stay[64];
+
+    if (!docs->n || f->n > sizeof stay / sizeof *stay)
+        return true;
+    /* The fields the old design had: an inserted document keeps them. */
+    ok = online_state_get (on, "before", on->run->names.id, &before, &found,
+                           "reading the fields there before the run", err);
+    online_carry_present (ok && found ? &before : NULL, s->index, f->paths, f->n, stay);
+    bson_destroy (&before);
     c = kept_collection (on);
     online_docs_init (&got);
-    ok = read_all (on, online_ops (on)->find (on, c, &filter, NULL), "_id.i", &got, &by,
-                   "reading what the run kept (--keep-before)", err);
+    online_docs_init (&there);
+    ok = ok && find_ids (on, c, docs, s->index, "_id.i", &got, &by,
+                         "reading what the run kept (--keep-before)", err);
+    ok = ok && (!originals || find_ids (on, originals, docs, 0, "_id", &there, &oby,
+                                        "reading the originals", err));
     for (size_t i = 0; ok && i < docs->n; i++) {
         const uint8_t *d = online_doc_bytes (docs, i), *e = NULL;
-        uint32_t len = docs->docs[i].len, elen = 0;
+        uint32_t len = docs->docs[i].len, elen = 0, olen;
         bson_iter_t id;
         bson_t entry;
-        if (rm_doc_field (d, len, "_id", 3, &id))
+        bool inserted = false;
+        if (rm_doc_field (d, len, "_id", 3, &id)) {
             e = find_by (&got, by, "_id.i", &id, &elen);
+            inserted = originals && !find_by (&there, oby, "_id", &id, &olen);
+        }
         bson_reinit (&out);
-        online_carry_restore (d, len, s->u.fields.paths, s->u.fields.n,
-                              e && bson_init_static (&entry, e, elen) ? &entry : NULL, &out);
-        ok = put (ctx, s->u.fields.in.text, bson_get_data (&out), out.len, err);
+        online_carry_restore (d, len, f->paths, f->n,
+                              e && bson_init_static (&entry, e, elen) ? &entry : NULL,
+                              inserted ? stay : NULL, &out);
+        ok = put (ctx, f->in.text, bson_get_data (&out), out.len, err);
     }
     bson_free (by);
+    bson_free (oby);
     online_docs_destroy (&got);
+    online_docs_destroy (&there);
     bson_destroy (&out);
-    bson_destroy (&filter);
     mongoc_collection_destroy (c);
     return ok;
 }
@@ -155,27 +199,12 @@ dropped_batch (online_t *on, const rm_step_t *s, const online_docs_t *docs,
                mongoc_collection_t *originals, online_carry_seen_fn seen,
                online_carry_put_fn put, void *ctx, bson_error_t *err)
 {
-    bson_t filter = BSON_INITIALIZER, in, arr;
-    bson_t *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1), "}");
     online_docs_t there;
     kept_by_t *by = NULL;
     bool ok;
 
-    BSON_APPEND_DOCUMENT_BEGIN (&filter, "_id", &in);
-    BSON_APPEND_ARRAY_BEGIN (&in, "$in", &arr);
-    for (size_t i = 0; i < docs->n; i++) {
-        bson_iter_t id;
-        char key[16];
-        const char *kp;
-        bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
-        if (rm_doc_field (online_doc_bytes (docs, i), docs->docs[i].len, "_id", 3, &id))
-            bson_append_iter (&arr, kp, -1, &id);
-    }
-    bson_append_array_end (&in, &arr);
-    bson_append_document_end (&filter, &in);
     online_docs_init (&there);
-    ok = read_all (on, online_ops (on)->find (on, originals, &filter, opts), "_id", &there, &by,
-                   "reading the originals", err);
+    ok = find_ids (on, originals, docs, 0, "_id", &there, &by, "reading the originals", err);
     for (size_t i = 0; ok && i < docs->n; i++) {
         const uint8_t *d = online_doc_bytes (docs, i);
         uint32_t len = docs->docs[i].len, olen;
@@ -187,8 +216,6 @@ dropped_batch (online_t *on, const rm_step_t *s, const online_docs_t *docs,
     }
     bson_free (by);
     online_docs_destroy (&there);
-    bson_destroy (opts);
-    bson_destroy (&filter);
     return ok;
 }
 

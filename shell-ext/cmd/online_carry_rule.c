@@ -186,7 +186,7 @@ same_value (const bson_iter_t *a, const bson_iter_t *b)
 
 void
 online_carry_restore (const uint8_t *doc, uint32_t len, const rm_path_t *fields, size_t n,
-                      const bson_t *entry, bson_t *out)
+                      const bson_t *entry, const bool *stay, bson_t *out)
 {
     bson_t d;
     bson_iter_t it, old, made;
@@ -201,10 +201,10 @@ online_carry_restore (const uint8_t *doc, uint32_t len, const rm_path_t *fields,
     while (bson_iter_next (&it)) {
         const char *key = bson_iter_key (&it);
         bson_iter_t o, m;
-        bool set = false;
-        for (size_t i = 0; i < n && !set; i++)
-            set = !strcmp (fields[i].text, key);
-        if (!set) {
+        size_t i = 0;
+        while (i < n && strcmp (fields[i].text, key) != 0)
+            i++;
+        if (i == n || (!entry && stay && stay[i])) {
             bson_append_iter (out, key, -1, &it);
             continue;
         }
@@ -216,5 +216,25 @@ online_carry_restore (const uint8_t *doc, uint32_t len, const rm_path_t *fields,
             bson_append_iter (out, key, -1, &o);
         else
             bson_append_iter (out, key, -1, &it);
+    }
+}
+
+void
+online_carry_present (const bson_t *before, size_t step, const rm_path_t *fields, size_t n,
+                      bool *had)
+{
+    bson_iter_t it, st, e, p;
+    memset (had, 0, n * sizeof *had);
+    if (!before || !bson_iter_init_find (&it, before, "steps") || !bson_iter_recurse (&it, &st))
+        return;
+    while (bson_iter_next (&st)) {
+        if (!BSON_ITER_HOLDS_DOCUMENT (&st) || !bson_iter_recurse (&st, &e) ||
+            !bson_iter_find (&e, "step") || bson_iter_as_int64 (&e) != (int64_t) step ||
+            !bson_iter_recurse (&st, &e) || !bson_iter_find (&e, "present") ||
+            !bson_iter_recurse (&e, &p))
+            continue;
+        while (bson_iter_next (&p))
+            for (size_t i = 0; BSON_ITER_HOLDS_UTF8 (&p) && i < n; i++)
+                had[i] |= !strcmp (fields[i].text, bson_iter_utf8 (&p, NULL));
     }
 }

@@ -23,12 +23,18 @@ bool online_carry_inverse (const rm_plan_t *plan, const bool *kept, bson_t *inv,
  * kept of this document (entry's old: it had f) gets its old value back
  * where it still holds what the set made of it (entry's new, the same
  * type and bytes), and keeps the application's where not (a value, or
- * its removal); every other f the set wrote is removed, as the set's
- * inverse does (the document had none; entry NULL: it had none of them,
- * or the application inserted it since). The other fields stay, in
- * their order. */
+ * its removal). Without an entry (entry NULL), f stays as the document
+ * has it where stay[i] says so (a document the application inserted
+ * since, and a field some document had before the run), and is removed
+ * otherwise, as the set's inverse does. The other fields stay, in their
+ * order. */
 void online_carry_restore (const uint8_t *doc, uint32_t len, const rm_path_t *fields, size_t n,
-                           const bson_t *entry, bson_t *out);
+                           const bson_t *entry, const bool *stay, bson_t *out);
+/* Which of fields (n) the run found in some document of step's namespace
+ * as it began (before's present list for step: online_carry_before's
+ * record), into had; none where it recorded nothing. */
+void online_carry_present (const bson_t *before, size_t step, const rm_path_t *fields, size_t n,
+                           bool *had);
 
 /* Whether a step of on's plan before step i writes ns (its input or its
  * target side by side): an inverse exact only by the data's own _ids is
