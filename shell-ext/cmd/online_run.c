@@ -1442,6 +1442,23 @@ apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
     return ok;
 }
 
+/* A run's flags remembered with it: a resume without one is the same. */
+static bool
+flags_remember (online_t *on, const apply_t *a, bson_error_t *err)
+{
+    bool ok = true;
+    if (on->run->create_indexes)
+        ok = online_plan_set (on, "createIndexes", true, err);
+    /* The results get the sources' indexes as they were, at every carry. */
+    if (ok && on->run->o->keep_indexes)
+        ok = online_plan_set (on, "keepIndexes", true, err);
+    /* A run that begins the plan (or --restart) keeps afresh. */
+    if (ok && on->run->keep_before)
+        ok = (!a->fresh || online_kept_drop (on, err)) &&
+             online_plan_set (on, "keepBefore", true, err);
+    return ok;
+}
+
 /* The lease (finalize holds it already, for its sync and verify; run
  * --join works beside the run that holds it: run_where takes it over
  * from one gone), the plan's record and what it settles, where the change
@@ -1479,16 +1496,8 @@ apply_begin (online_t *on, apply_t *a, bson_error_t *err)
         ok = capture_begin (on, &a->capture, a->fresh, err);
     if (ok && run && !a->server && !a->joining)
         ok = parts_at_start (on, err);
-    /* Remembered with the run: a resume without the flag is the same. */
-    if (ok && run && !a->joining && on->run->create_indexes)
-        ok = online_plan_set (on, "createIndexes", true, err);
-    /* The results get the sources' indexes as they were, at every carry. */
-    if (ok && run && !a->joining && on->run->o->keep_indexes)
-        ok = online_plan_set (on, "keepIndexes", true, err);
-    /* A run that begins the plan (or --restart) keeps afresh. */
-    if (ok && run && !a->joining && on->run->keep_before)
-        ok = (!a->fresh || online_kept_drop (on, err)) &&
-             online_plan_set (on, "keepBefore", true, err);
+    if (ok && run && !a->joining)
+        ok = flags_remember (on, a, err);
     /* A run on the server's side notes no partner's keys: the next sync
      * rescans in full to write them (online_follow_sync). */
     if (ok && run && (a->server || a->fresh))
