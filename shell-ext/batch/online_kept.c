@@ -3,15 +3,16 @@
  * that rollback --carry-writes can give it back (online_carry.c).
  *
  * One collection a plan, <state-db>.kept_<plan id>, written a batch at a
- * time with the batch's results: per document of a set's namespace that
- * had one of the fields the set writes, {_id: {s: step, i: its _id}, s,
- * old: {those fields as they were}, new: {what the set made of them}};
- * per document a delete dropped, {_id: {s, i}, s, doc: the document}. A
- * document without one of them has no entry, so it is bounded by what
- * the run would lose, not by the collection. A sync (follow, finalize's
- * drain) rewrites the entries of the drivers it recomputes and deletes
- * those of drivers gone or no longer losing anything: at the switch they
- * are the sources' as they were then. */
+ * time with the batch's results: per document of a set's namespace,
+ * {_id: {s: step, i: its _id}, s, old: {the fields the set writes that
+ * it had, as they were}, new: {what the set made of those}} (one with
+ * none of them too: the carry tells a document the application inserted
+ * after the switch by its having no entry); per document a delete
+ * dropped, {_id: {s, i}, s, doc: the document}. On the server, never in
+ * memory past a batch. A sync (follow, finalize's drain) rewrites the
+ * entries of the drivers it recomputes and deletes those of drivers gone
+ * or no longer dropped: at the switch they are the sources' as they were
+ * then. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,54 +45,82 @@ online_kept_key (bson_t *b, const char *name, size_t step, const bson_iter_t *id
     bson_append_document_end (b, &k);
 }
 
+/* out's kept results by their _ids' hashes, sorted (a batch's: a
+ * delete's results skip the documents it dropped, so places differ). */
+typedef struct {
+    uint64_t h;
+    size_t i;
+} by_t;
+
+static int
+by_cmp (const void *x, const void *y)
+{
+    const by_t *a = x, *b = y;
+    return a->h < b->h ? -1 : a->h > b->h;
+}
+
+static by_t *
+results_by (const online_docs_t *out, size_t *n)
+{
+    by_t *by = bson_malloc ((out->n + 1) * sizeof *by);
+    *n = 0;
+    for (size_t k = 0; k < out->n; k++)
+        if (out->docs[k].keep >= 0) {
+            by[*n].h = online_id_hash (online_doc_bytes (out, k), out->docs[k].len);
+            by[(*n)++].i = k;
+        }
+    qsort (by, *n, sizeof *by, by_cmp);
+    return by;
+}
+
 /* The result of in's document i among out's (the same place first: a
  * set keeps its batch's order), NULL when there is none. */
 static const uint8_t *
-result_of (const online_docs_t *in, size_t i, const online_docs_t *out, uint32_t *len)
+result_of (const online_docs_t *in, size_t i, const online_docs_t *out, const by_t *by, size_t nb,
+           uint32_t *len)
 {
     const uint8_t *d = online_doc_bytes (in, i);
     uint32_t dl = in->docs[i].len;
+    by_t k = {online_id_hash (d, dl), 0};
+    const by_t *at;
     if (i < out->n && online_same_id (d, dl, online_doc_bytes (out, i), out->docs[i].len)) {
         *len = out->docs[i].len;
         return online_doc_bytes (out, i);
     }
-    for (size_t k = 0; k < out->n; k++)
-        if (out->docs[k].keep >= 0 &&
-            online_same_id (d, dl, online_doc_bytes (out, k), out->docs[k].len)) {
-            *len = out->docs[k].len;
-            return online_doc_bytes (out, k);
+    at = nb ? bsearch (&k, by, nb, sizeof *by, by_cmp) : NULL;
+    while (at && at > by && at[-1].h == k.h)
+        at--;
+    for (; at && at < by + nb && at->h == k.h; at++)
+        if (online_same_id (d, dl, online_doc_bytes (out, at->i), out->docs[at->i].len)) {
+            *len = out->docs[at->i].len;
+            return online_doc_bytes (out, at->i);
         }
     return NULL;
 }
 
-/* The entry of a set's document (doc, its result res) into e: false when
- * doc has none of the set's fields (no entry). */
-static bool
+/* The entry of a set's document (doc, its result res) into e. */
+static void
 set_entry (const rm_step_t *s, const uint8_t *doc, uint32_t len, const uint8_t *res,
            uint32_t rlen, bson_t *e)
 {
     const rm_fields_t *f = &s->u.fields;
     bson_t old, made;
-    bool any = false;
 
     BSON_APPEND_DOCUMENT_BEGIN (e, "old", &old);
     for (size_t i = 0; i < f->n; i++) {
         bson_iter_t v;
-        if (rm_doc_field (doc, len, f->paths[i].text, strlen (f->paths[i].text), &v)) {
+        if (rm_doc_field (doc, len, f->paths[i].text, strlen (f->paths[i].text), &v))
             bson_append_iter (&old, f->paths[i].text, -1, &v);
-            any = true;
-        }
     }
     bson_append_document_end (e, &old);
     BSON_APPEND_DOCUMENT_BEGIN (e, "new", &made);
-    for (size_t i = 0; any && res && i < f->n; i++) {
+    for (size_t i = 0; res && i < f->n; i++) {
         bson_iter_t v, was;
         if (rm_doc_field (doc, len, f->paths[i].text, strlen (f->paths[i].text), &was) &&
             rm_doc_field (res, rlen, f->paths[i].text, strlen (f->paths[i].text), &v))
             bson_append_iter (&made, f->paths[i].text, -1, &v);
     }
     bson_append_document_end (e, &made);
-    return any;
 }
 
 /* One driver's entry written (e not empty) or deleted. */
@@ -156,9 +185,12 @@ online_kept_batch (online_job_t *j, const bson_t *ids, const online_docs_t *in,
     char name[160];
     bson_t e = BSON_INITIALIZER;
     bool ok = true;
+    by_t *by;
+    size_t nb;
 
     if (!online_kept_step (on, s) || on->run->o->dry_run)
         return true;
+    by = results_by (out, &nb);
     online_kept_name (on, name, sizeof name);
     c = online_collection (on, on->run->o->state_db, name);
     online_writes_init (&w, j, c, "keeping what the step overwrites (--keep-before)");
@@ -169,7 +201,7 @@ online_kept_batch (online_job_t *j, const bson_t *ids, const online_docs_t *in,
         bool keep;
         if (!rm_doc_field (d, len, "_id", 3, &id))
             continue;
-        res = result_of (in, i, out, &rlen);
+        res = result_of (in, i, out, by, nb, &rlen);
         bson_reinit (&e);
         if (s->kind == RM_STEP_DELETE) {
             bson_t whole;
@@ -177,7 +209,8 @@ online_kept_batch (online_job_t *j, const bson_t *ids, const online_docs_t *in,
             if (keep && bson_init_static (&whole, d, len))
                 BSON_APPEND_DOCUMENT (&e, "doc", &whole);
         } else {
-            keep = set_entry (s, d, len, res, rlen, &e);
+            set_entry (s, d, len, res, rlen, &e);
+            keep = true;
         }
         /* A run's first write of an entry needs no delete before it. */
         if (keep || sync)
@@ -190,6 +223,7 @@ online_kept_batch (online_job_t *j, const bson_t *ids, const online_docs_t *in,
     if (!ok && w.b)
         online_ops (on)->discard (w.b);
     bson_destroy (&e);
+    bson_free (by);
     mongoc_collection_destroy (c);
     return ok;
 }

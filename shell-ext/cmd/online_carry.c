@@ -617,16 +617,6 @@ delete_gone (carry_t *c, size_t k, bson_error_t *err)
     return ok;
 }
 
-/* The originals a kept set's namespace k is compared with to tell a
- * document the application inserted since: where the set read them
- * (no earlier step rewrote them). */
-static mongoc_collection_t *
-set_originals (const carry_t *c, size_t k)
-{
-    return online_carry_written_before (c->on, c->kept->index - 1, c->a.c[k].ns) ? NULL
-                                                                               : c->originals[k];
-}
-
 /* Every document of move k where it is now (its result, or the last
  * stage's collection): into the inverse step (input number in, or passed
  * through when in < 0), a batch at a time (join: all of them, run by the
@@ -656,7 +646,7 @@ carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_err
         if (in < 0 && restoring) {
             online_docs_add (&c->kb, bson_get_data (doc), doc->len, -1);
             if (c->kb.n >= c->batch) {
-                ok = online_carry_kept_set (on, c->kept, set_originals (c, k), &c->kb, put, c, err);
+                ok = online_carry_kept_set (on, c->kept, &c->kb, put, c, err);
                 online_docs_reset (&c->kb);
             }
             continue;
@@ -680,7 +670,7 @@ carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_err
     if (ok && in >= 0 && !join && n)
         ok = rm_batchstep_run (b, put, c, err);
     if (ok && restoring && c->kb.n)
-        ok = online_carry_kept_set (on, c->kept, set_originals (c, k), &c->kb, put, c, err);
+        ok = online_carry_kept_set (on, c->kept, &c->kb, put, c, err);
     online_docs_reset (&c->kb);
     bson_destroy (opts);
     mongoc_collection_destroy (coll);

@@ -7,9 +7,8 @@
  * restored (online_carry_restore: the old value where the application
  * did not change what the set made, the application's where it did,
  * removed where the document had none; a document the application
- * inserted since, which has no original, keeps those some document had
- * before the run), its entries and originals read a batch at a time by
- * one $in each.
+ * inserted since, which has no entry, keeps those some document had
+ * before the run), its entries read a batch at a time by one $in.
  *
  * A delete's: the documents it dropped, as they were at the switch (a
  * sync keeps each entry current), given back beside the rest, which pass
@@ -142,15 +141,14 @@ find_ids (online_t *on, mongoc_collection_t *c, const online_docs_t *docs, size_
 }
 
 bool
-online_carry_kept_set (online_t *on, const rm_step_t *s, mongoc_collection_t *originals,
-                       const online_docs_t *docs, online_carry_put_fn put, void *ctx,
-                       bson_error_t *err)
+online_carry_kept_set (online_t *on, const rm_step_t *s, const online_docs_t *docs,
+                       online_carry_put_fn put, void *ctx, bson_error_t *err)
 {
     const rm_fields_t *f = &s->u.fields;
     mongoc_collection_t *c;
     bson_t out = BSON_INITIALIZER, before;
-    online_docs_t got, there;
-    kept_by_t *by = NULL, *oby = NULL;
+    online_docs_t got;
+    kept_by_t *by = NULL;
     bool ok, found, stay[64];
 
     if (!docs->n || f->n > sizeof stay / sizeof *stay)
@@ -162,31 +160,23 @@ online_carry_kept_set (online_t *on, const rm_step_t *s, mongoc_collection_t *or
     bson_destroy (&before);
     c = kept_collection (on);
     online_docs_init (&got);
-    online_docs_init (&there);
     ok = ok && find_ids (on, c, docs, s->index, "_id.i", &got, &by,
                          "reading what the run kept (--keep-before)", err);
-    ok = ok && (!originals || find_ids (on, originals, docs, 0, "_id", &there, &oby,
-                                        "reading the originals", err));
     for (size_t i = 0; ok && i < docs->n; i++) {
         const uint8_t *d = online_doc_bytes (docs, i), *e = NULL;
-        uint32_t len = docs->docs[i].len, elen = 0, olen;
+        uint32_t len = docs->docs[i].len, elen = 0;
         bson_iter_t id;
         bson_t entry;
-        bool inserted = false;
-        if (rm_doc_field (d, len, "_id", 3, &id)) {
+        if (rm_doc_field (d, len, "_id", 3, &id))
             e = find_by (&got, by, "_id.i", &id, &elen);
-            inserted = originals && !find_by (&there, oby, "_id", &id, &olen);
-        }
         bson_reinit (&out);
+        /* No entry: the application inserted it after the switch. */
         online_carry_restore (d, len, f->paths, f->n,
-                              e && bson_init_static (&entry, e, elen) ? &entry : NULL,
-                              inserted ? stay : NULL, &out);
+                              e && bson_init_static (&entry, e, elen) ? &entry : NULL, stay, &out);
         ok = put (ctx, f->in.text, bson_get_data (&out), out.len, err);
     }
     bson_free (by);
-    bson_free (oby);
     online_docs_destroy (&got);
-    online_docs_destroy (&there);
     bson_destroy (&out);
     mongoc_collection_destroy (c);
     return ok;

@@ -23,9 +23,10 @@ bool online_carry_inverse (const rm_plan_t *plan, const bool *kept, bson_t *inv,
  * kept of this document (entry's old: it had f) gets its old value back
  * where it still holds what the set made of it (entry's new, the same
  * type and bytes), and keeps the application's where not (a value, or
- * its removal). Without an entry (entry NULL), f stays as the document
- * has it where stay[i] says so (a document the application inserted
- * since, and a field some document had before the run), and is removed
+ * its removal); one the document did not have is removed. Without an
+ * entry (entry NULL: a document the application inserted after the
+ * switch), f stays as the document has it where stay[i] says so (some
+ * document had f before the run; stay NULL: none), and is removed
  * otherwise, as the set's inverse does. The other fields stay, in their
  * order. */
 void online_carry_restore (const uint8_t *doc, uint32_t len, const rm_path_t *fields, size_t n,

@@ -313,8 +313,7 @@ bool online_carry (online_t *on, const online_after_t *rec, bson_error_t *err);
  * --keep-before kept (online_kept_step), each document they make given
  * to put, as the carry gives the engine's. set: docs, a batch of the
  * set's namespace as it is now, each restored (online_carry_restore; one
- * whose _id originals lacks is the application's since; originals NULL:
- * an earlier step rewrote the namespace, and none is).
+ * without an entry is the application's since).
  * dropped: every document delete s kept whose original is still in
  * originals and whose _id seen says the results do not hold, batch at
  * a time. */
@@ -322,9 +321,8 @@ typedef bool (*online_carry_put_fn) (void *ctx, const char *ns, const uint8_t *d
                                      bson_error_t *err);
 typedef bool (*online_carry_seen_fn) (void *ctx, const char *ns, const uint8_t *doc,
                                       uint32_t len);
-bool online_carry_kept_set (online_t *on, const rm_step_t *s, mongoc_collection_t *originals,
-                            const online_docs_t *docs, online_carry_put_fn put, void *ctx,
-                            bson_error_t *err);
+bool online_carry_kept_set (online_t *on, const rm_step_t *s, const online_docs_t *docs,
+                            online_carry_put_fn put, void *ctx, bson_error_t *err);
 bool online_carry_kept_dropped (online_t *on, const rm_step_t *s, mongoc_collection_t *originals,
                                 size_t batch, online_carry_seen_fn seen, online_carry_put_fn put,
                                 void *ctx, bson_error_t *err);

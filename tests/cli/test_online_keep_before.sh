@@ -218,15 +218,19 @@ killed() {
 # kill_at NAME KIND PREFIX CMD...: CMD killed at the first call of KIND
 # (counted by the fault layer) whose collection starts with PREFIX, tried
 # call by call; each try before it killed the command at an earlier call
-# of KIND, which the next try does again.
+# of KIND, which the next try does again. A try that got further (past
+# the renames, say) numbers the calls anew: where its log shows such a
+# call before the one it was killed at, the next try takes that one.
 kill_at() {
-    local name=$1 k=$2 prefix=$3 n target=
+    local name=$1 k=$2 prefix=$3 n m target=
     shift 3
     for ((n = 1; n <= 60; n++)); do
         killed "$k:$n" "$@"
         [ -n "$held" ] || break
         target=$(awk -v k="$k" -v n="$n" '$2 == k && $3 == n {print $4; exit}' "$T/flog")
         [[ "$target" == "$prefix"* ]] && break
+        m=$(awk -v k="$k" -v p="$prefix" '$2 == k && index($4, p) == 1 {print $3; exit}' "$T/flog")
+        [ -n "$m" ] && n=$((m - 1))
     done
     expect_eq "$name: rollback --carry-writes killed (kill -9) at a $k of $prefix*" \
         "${held:+held}:${target:0:${#prefix}}" "held:$prefix"
