@@ -22,9 +22,9 @@
 #   document inserted since keeps a field some document had before the
 #   run); for del, R with every document the delete dropped at the switch
 #   given back, but where R holds its _id. Typed values, any field order;
-# - killed (kill -9) as it reads what the run kept and at its first write
-#   of an original, each after kills at the calls of that kind before, the
-#   carry run again gives the oracle's documents too;
+# - killed (kill -9) at its first write of an original and as it reads
+#   what the run kept, each after kills at the calls of that kind before,
+#   the carry run again gives the oracle's documents too;
 # - without --keep-before, rollback offers no --carry-writes for either
 #   plan and says that --keep-before would keep what it needs; with
 #   --in-place, run --keep-before is refused.
@@ -263,11 +263,12 @@ for kind in ${CI_KINDS:-ferretdb java}; do
         side rollback $plan
         expect_eq "$kind: $plan: rollback offers --carry-writes (exit 2)" \
             "$rc:$(grep -c 'carries them back into the originals' "$T/err")" "2:1"
-        # killed as it reads what the run kept, and at its first write of
-        # an original, then run again (below)
-        kill_at "$kind: $plan" find kept_ "$REMODEL" online rollback "$T/plans/$plan.json" --uri "$SRC" --carry-writes
+        # killed at its first write of an original, then as it reads what
+        # the run kept (each carry starts over: it reads it again), then
+        # run again (below)
         kill_at "$kind: $plan" "$([ $plan = up ] && echo update || echo insert)" orders \
             "$REMODEL" online rollback "$T/plans/$plan.json" --uri "$SRC" --carry-writes
+        kill_at "$kind: $plan" find kept_ "$REMODEL" online rollback "$T/plans/$plan.json" --uri "$SRC" --carry-writes
         side rollback $plan --carry-writes
         expect_eq "$kind: $plan: rollback --carry-writes (exit 0)" \
             "$rc:$(grep -c 'rollback: carried back into shop.orders' "$T/err")" "0:1"
