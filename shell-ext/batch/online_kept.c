@@ -153,7 +153,9 @@ hash_cmp (const void *x, const void *y)
 
 /* A sync's drivers gone (among ids, not read into in): their entries
  * deleted. By their _ids' hashes, sorted once a batch; two _ids of one
- * hash leave an entry, which the carry reads only for a document there. */
+ * hash leave an entry, which the carry passes over: a set's is read for
+ * a document there only, a delete's document given back only where its
+ * original is. */
 static bool
 gone_forget (online_writes_t *w, size_t step, const bson_t *ids, const online_docs_t *in,
              bson_error_t *err)

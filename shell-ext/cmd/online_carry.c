@@ -111,14 +111,17 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
     char *json;
     const char *why;
     size_t refused;
-    bool ok, kept[256] = {false};
+    bool ok, *kept;
 
     memset (inv, 0, sizeof *inv);
     if (!online_plan_flag (on, "keepBefore", &on->own_run->keep_before, err))
         return false;
-    for (size_t i = 0; i < on->run->plan.n && i < sizeof kept / sizeof *kept; i++)
+    kept = bson_malloc0 ((on->run->plan.n + 1) * sizeof *kept);
+    for (size_t i = 0; i < on->run->plan.n; i++)
         kept[i] = online_kept_step (on, &on->run->plan.steps[i]);
-    if (!online_carry_inverse (&on->run->plan, kept, &plan, &refused, &why)) {
+    ok = online_carry_inverse (&on->run->plan, kept, &plan, &refused, &why);
+    bson_free (kept);
+    if (!ok) {
         const rm_step_t *s = &on->run->plan.steps[refused];
         bson_destroy (&plan);
         rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s%s; %s", on->run->names.name,
@@ -772,10 +775,9 @@ stages_drop (carry_t *c, size_t from, size_t to, bson_error_t *err)
 /* The plan's step whose inverse is inv's step j, where run --keep-before
  * kept what it needs (NULL: the engine runs inv's step). */
 static const rm_step_t *
-kept_of (online_t *on, const rm_plan_t *inv, size_t j)
+kept_of (online_t *on, size_t j)
 {
     const rm_step_t *s = &on->run->plan.steps[on->run->plan.n - 1 - j];
-    (void) inv;
     return online_kept_step (on, s) ? s : NULL;
 }
 
@@ -792,7 +794,7 @@ carry_stages (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
             stage_name (c, k, j, name, sizeof name);
             c->sink[k] = online_collection (c->on, c->a.c[k].db, name);
         }
-        c->kept = kept_of (c->on, inv, j);
+        c->kept = kept_of (c->on, j);
         ok = ok && carry_pass (c, &inv->steps[j], err);
         seen_reset (c);
         for (size_t k = 0; k < c->a.n; k++) {
@@ -886,7 +888,7 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
     }
     ok = ok && carry_stages (c, &inv, err);
     c->final = true;
-    c->kept = planned ? kept_of (on, &inv, inv.n - 1) : NULL;
+    c->kept = planned ? kept_of (on, inv.n - 1) : NULL;
     /* Where a namespace has no place in the old design, a dry pass first:
      * nothing is written when something could not be carried. */
     if (ok && !all) {
