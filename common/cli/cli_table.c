@@ -73,6 +73,9 @@ const rm_opt_t rm_cli_options[] = {
     {R (RM_OPT_ALLOW_MISSING, "allow-missing", RM_VAL_NONE, C (RUN) | C (CHECK) | C (ONLINE_RUN))},
     /* run: the output's metadata as the input's (no index follows the plan). */
     {R (RM_OPT_KEEP_INDEXES, "keep-indexes", RM_VAL_NONE, C (RUN) | C (ONLINE_RUN))},
+    /* online run: the old values a set overwrites, the documents a delete
+     * drops, kept for rollback --carry-writes. */
+    {R (RM_OPT_KEEP_BEFORE, "keep-before", RM_VAL_NONE, C (ONLINE_RUN))},
     /* diff: a collection UUID is each server's own, no difference unless asked. */
     {R (RM_OPT_COMPARE_UUIDS, "compare-uuids", RM_VAL_NONE, C (DIFF))},
 

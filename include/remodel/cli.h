@@ -45,6 +45,7 @@ typedef enum {
     /* run, check, diff, analyze */
     RM_OPT_FROM, RM_OPT_TO, RM_OPT_MEMORY, RM_OPT_TMP, RM_OPT_DRY_RUN, RM_OPT_STATS_JSON,
     RM_OPT_BATCH, RM_OPT_PREVIEW, RM_OPT_AGAINST, RM_OPT_ALLOW_MISSING, RM_OPT_KEEP_INDEXES,
+    RM_OPT_KEEP_BEFORE, /* online run: what a set overwrites, a delete drops */
     /* diff */
     RM_OPT_COMPARE_UUIDS,
     /* show */

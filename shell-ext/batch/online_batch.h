@@ -213,6 +213,10 @@ typedef struct {
 void online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
                          const char *what);
 bool online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err);
+/* The document sel finds deleted; replaced by doc, or inserted. */
+bool online_writes_delete_where (online_writes_t *w, const bson_t *sel, bson_error_t *err);
+bool online_writes_upsert (online_writes_t *w, const bson_t *sel, const bson_t *doc,
+                           bson_error_t *err);
 bool online_writes_flush (online_writes_t *w, bson_error_t *err);
 /* Side by side: out's documents into targets[keep]: inserted, or
  * rewritten (online_side_rewrite) where their _id is there already. A
@@ -418,5 +422,17 @@ online_insert_retry_t online_insert_failed (const bson_t *reply, uint32_t code, 
                                             const size_t *idx, size_t from, size_t to,
                                             size_t *dups, size_t *nd);
 /* ---- end of the server-free decisions ---- */
+
+/* online_kept.c: run --keep-before. step: whether s keeps what it
+ * overwrites or drops in this run (a set of top-level fields, a delete;
+ * never in place). key: {name: {s: step, i: id}},
+ * an entry's _id, appended to b. batch: in's drivers and their results
+ * out: each one's entry written, or (sync: a sync's, which also deletes
+ * the entries of ids, the drivers it recomputed, that are gone) deleted
+ * where it loses nothing now (online_kept_name's collection). */
+bool online_kept_step (const online_t *on, const rm_step_t *s);
+void online_kept_key (bson_t *b, const char *name, size_t step, const bson_iter_t *id);
+bool online_kept_batch (online_job_t *j, const bson_t *ids, const online_docs_t *in,
+                        const online_docs_t *out, bool sync, bson_error_t *err);
 
 #endif

@@ -92,6 +92,24 @@ online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *e
     return ok;
 }
 
+bool
+online_writes_delete_where (online_writes_t *w, const bson_t *sel, bson_error_t *err)
+{
+    online_wbatch_t *b = writes_next (w, err);
+    bson_error_t why;
+    return b && (online_ops (w->j->on)->add (b, ONLINE_W_DELETE, sel, NULL, false, &why) ||
+                 online_fail (w->j->on, err, &why, w->what));
+}
+
+bool
+online_writes_upsert (online_writes_t *w, const bson_t *sel, const bson_t *doc, bson_error_t *err)
+{
+    online_wbatch_t *b = writes_next (w, err);
+    bson_error_t why;
+    return b && (online_ops (w->j->on)->add (b, ONLINE_W_REPLACE, sel, doc, true, &why) ||
+                 online_fail (w->j->on, err, &why, w->what));
+}
+
 /* Side-by-side results are inserted (inserting into a new collection is
  * the fast way: on FerretDB 1.x a hundred times faster than upserts, which
  * it answers by scanning, BENCHMARKS.md), in commands of the server's

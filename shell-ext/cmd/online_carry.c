@@ -58,6 +58,11 @@ refused_tail (const online_t *on)
                       "writes made after the switch";
 }
 
+/* Where a step loses what its inverse would need, the next run can keep
+ * it: said after the refusal's reason. */
+static const char keep_advice[] = " (a run with --keep-before keeps it for rollback "
+                                  "--carry-writes: for the next plan, or this one run again)";
+
 typedef struct {
     online_t *on;
     online_after_t a;
@@ -90,6 +95,11 @@ typedef struct {
     bool held[ONLINE_AFTER_MAX];   /* not switched in: compared, not written */
     bool counting;          /* a dry run (--to-uri): counted, not written */
     int64_t differ[ONLINE_AFTER_MAX];
+    /* The plan's step whose inverse this pass runs from what run
+     * --keep-before kept (online_carry_kept.c; NULL: the engine runs
+     * it), and a batch of a kept set's namespace on its way there. */
+    const rm_step_t *kept;
+    online_docs_t kb;
 } carry_t;
 
 /* The inverse of the plan into inv (online_carry_inverse); false with
@@ -101,14 +111,22 @@ inverse (online_t *on, rm_plan_t *inv, bson_error_t *err)
     char *json;
     const char *why;
     size_t refused;
-    bool ok;
+    bool ok, *kept;
 
     memset (inv, 0, sizeof *inv);
-    if (!online_carry_inverse (&on->run->plan, &plan, &refused, &why)) {
+    if (!online_plan_flag (on, "keepBefore", &on->own_run->keep_before, err))
+        return false;
+    kept = bson_malloc0 ((on->run->plan.n + 1) * sizeof *kept);
+    for (size_t i = 0; i < on->run->plan.n; i++)
+        kept[i] = online_kept_step (on, &on->run->plan.steps[i]);
+    ok = online_carry_inverse (&on->run->plan, kept, &plan, &refused, &why);
+    bson_free (kept);
+    if (!ok) {
         const rm_step_t *s = &on->run->plan.steps[refused];
         bson_destroy (&plan);
-        rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s; %s", on->run->names.name,
-                      s->index, s->op, why, refused_tail (on));
+        rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): %s%s; %s", on->run->names.name,
+                      s->index, s->op, why, s->kind == RM_STEP_DELETE ? keep_advice : "",
+                      refused_tail (on));
         return false;
     }
     json = bson_as_relaxed_extended_json (&plan, NULL);
@@ -185,8 +203,8 @@ not_absent (online_t *on, const rm_step_t *s, const char *field, const char *ns,
 {
     rm_error_set (err, RM_ERR_UNSUPPORTED, "%s: plan %s: step %zu (%s): its inverse removes "
                   "\"%s\" from %s, which is exact only where no document had it before the "
-                  "run, and %s; %s", on->run->where, on->run->names.name, s->index, s->op, field, ns, said,
-                  refused_tail (on));
+                  "run, and %s%s; %s", on->run->where, on->run->names.name, s->index, s->op, field, ns, said,
+                  s->kind == RM_STEP_SET ? keep_advice : "", refused_tail (on));
     return false;
 }
 
@@ -258,15 +276,36 @@ fields_absent (online_t *on, const rm_step_t *s, const rm_step_t *u, bool back,
     return ok;
 }
 
+/* A kept delete gives back the documents it dropped where their
+ * originals are still there (online_carry_kept.c): its input must then
+ * be the originals, no earlier step's results. */
+static bool
+kept_check (online_t *on, const rm_step_t *s, bson_error_t *err)
+{
+    size_t i = s->index - 1;
+    if (s->kind != RM_STEP_DELETE || !online_carry_written_before (on, i, s->u.copy.from.text))
+        return true;
+    rm_error_set (err, RM_ERR_UNSUPPORTED, "plan %s: step %zu (%s): what it kept is given back "
+                  "only where it deletes from the originals, and an earlier step rewrote %s; %s",
+                  on->run->names.name, s->index, s->op, s->u.copy.from.text, refused_tail (on));
+    return false;
+}
+
 bool
 online_carry_check (online_t *on, bool back, bson_error_t *err)
 {
     rm_plan_t inv;
     bool planned = inverse (on, &inv, err), ok = planned;
     /* inv runs the plan's inverses the last step's first. */
-    for (size_t j = 0; ok && j < inv.n; j++)
-        if (inv.steps[j].kind == RM_STEP_UNSET)
-            ok = fields_absent (on, &on->run->plan.steps[on->run->plan.n - 1 - j], &inv.steps[j], back, err);
+    for (size_t j = 0; ok && j < inv.n; j++) {
+        const rm_step_t *s = &on->run->plan.steps[on->run->plan.n - 1 - j];
+        /* What a kept step overwrote or dropped comes back from the
+         * record: nothing of it is lost. */
+        if (online_kept_step (on, s))
+            ok = kept_check (on, s, err);
+        else if (inv.steps[j].kind == RM_STEP_UNSET)
+            ok = fields_absent (on, s, &inv.steps[j], back, err);
+    }
     if (planned)
         rm_plan_destroy (&inv);
     /* An inverse whose exactness is the data's (an extract's) is checked
@@ -602,8 +641,19 @@ carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_err
     bson_error_t why;
     size_t n = 0;
     bool ok = true;
+    /* A kept set's namespace: restored from the record, a batch at a time. */
+    bool restoring = c->kept && c->kept->kind == RM_STEP_SET &&
+                     !strcmp (c->kept->u.fields.in.text, c->a.c[k].ns);
 
     while (ok && ops->next (cur, &doc)) {
+        if (in < 0 && restoring) {
+            online_docs_add (&c->kb, bson_get_data (doc), doc->len, -1);
+            if (c->kb.n >= c->batch) {
+                ok = online_carry_kept_set (on, c->kept, &c->kb, put, c, err);
+                online_docs_reset (&c->kb);
+            }
+            continue;
+        }
         if (in < 0) {
             ok = put (c, c->a.c[k].ns, bson_get_data (doc), doc->len, err);
             continue;
@@ -622,8 +672,43 @@ carry_from (carry_t *c, size_t k, rm_batchstep_t *b, int in, bool join, bson_err
         ok = online_fail (on, err, &why, "reading a result");
     if (ok && in >= 0 && !join && n)
         ok = rm_batchstep_run (b, put, c, err);
+    if (ok && restoring && c->kb.n)
+        ok = online_carry_kept_set (on, c->kept, &c->kb, put, c, err);
+    online_docs_reset (&c->kb);
     bson_destroy (opts);
     mongoc_collection_destroy (coll);
+    return ok;
+}
+
+/* Whether the results hold a document with doc's _id in ns (put saw
+ * it this pass). */
+static bool
+seen_in (void *ctx, const char *ns, const uint8_t *doc, uint32_t len)
+{
+    carry_t *c = ctx;
+    for (size_t k = 0; k < c->a.n; k++)
+        if (!strcmp (c->a.c[k].ns, ns))
+            return online_idset_has (&c->seen[k], online_id_hash (doc, len));
+    return false;
+}
+
+/* The pass of a kept step's inverse: every namespace as it is (a set's
+ * restored on the way), then a delete's documents given back. */
+static bool
+kept_pass (carry_t *c, bson_error_t *err)
+{
+    bool ok = true;
+    size_t from = c->a.n;
+    for (size_t k = 0; ok && k < c->a.n; k++) {
+        ok = carry_from (c, k, NULL, -1, false, err);
+        if (c->kept->kind == RM_STEP_DELETE && !strcmp (c->a.c[k].ns, c->kept->u.copy.from.text))
+            from = k;
+    }
+    if (ok && from < c->a.n)
+        ok = online_carry_kept_dropped (c->on, c->kept, c->originals[from], c->batch, seen_in,
+                                        put, c, err);
+    for (size_t k = 0; ok && k < c->a.n; k++)
+        ok = c->final ? flush (c, k, err) : sink_flush (c, k, err);
     return ok;
 }
 
@@ -635,9 +720,12 @@ carry_pass (carry_t *c, const rm_step_t *step, bson_error_t *err)
 {
     const rm_nsref_t *in[4];
     size_t n_in = rm_step_inputs (step, in, 4);
-    rm_batchstep_t *b = rm_batchstep_new (step, c->on->run->o->tmpdir);
+    rm_batchstep_t *b;
     bool ok = true;
 
+    if (c->kept)
+        return kept_pass (c, err);
+    b = rm_batchstep_new (step, c->on->run->o->tmpdir);
     for (size_t k = 0; ok && k < c->a.n; k++) {
         int input = -1;
         for (size_t j = 0; j < n_in; j++)
@@ -684,6 +772,15 @@ stages_drop (carry_t *c, size_t from, size_t to, bson_error_t *err)
     return ok;
 }
 
+/* The plan's step whose inverse is inv's step j, where run --keep-before
+ * kept what it needs (NULL: the engine runs inv's step). */
+static const rm_step_t *
+kept_of (online_t *on, size_t j)
+{
+    const rm_step_t *s = &on->run->plan.steps[on->run->plan.n - 1 - j];
+    return online_kept_step (on, s) ? s : NULL;
+}
+
 /* The inverse's steps but its last, each over what the one before gave
  * back, into the stage collections. */
 static bool
@@ -697,6 +794,7 @@ carry_stages (carry_t *c, const rm_plan_t *inv, bson_error_t *err)
             stage_name (c, k, j, name, sizeof name);
             c->sink[k] = online_collection (c->on, c->a.c[k].db, name);
         }
+        c->kept = kept_of (c->on, j);
         ok = ok && carry_pass (c, &inv->steps[j], err);
         seen_reset (c);
         for (size_t k = 0; k < c->a.n; k++) {
@@ -766,6 +864,7 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
     c->outp = bson_malloc (c->batch * sizeof *c->outp);
     bson_init (&c->sel);
     online_docs_init (&c->there);
+    online_docs_init (&c->kb);
     for (size_t k = 0; k < ONLINE_AFTER_MAX; k++)
         online_docs_init (&c->pend[k]);
     for (size_t k = 0; ok && k < c->a.n; k++) {
@@ -789,6 +888,7 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
     }
     ok = ok && carry_stages (c, &inv, err);
     c->final = true;
+    c->kept = planned ? kept_of (on, inv.n - 1) : NULL;
     /* Where a namespace has no place in the old design, a dry pass first:
      * nothing is written when something could not be carried. */
     if (ok && !all) {
@@ -830,6 +930,7 @@ online_carry (online_t *on, const online_after_t *rec, bson_error_t *err)
     for (size_t k = 0; k < ONLINE_AFTER_MAX; k++)
         online_docs_destroy (&c->pend[k]);
     online_docs_destroy (&c->there);
+    online_docs_destroy (&c->kb);
     bson_free (c->by);
     bson_free (c->out);
     bson_free (c->outp);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "online_carry_rule.h"
+#include "remodel/docpath.h"
 
 /* The inverse of step s as a plan of one step (NULL, with why, when it
  * has none): the step's own row says (remodel/plan.h). */
@@ -21,8 +22,29 @@ step_inverse (const rm_step_t *s, const char **why)
     return iv.plan;
 }
 
+/* A kept delete's place in the composed inverse (online_carry_rule.h):
+ * its namespace named, nothing removed that a document has. */
+static bson_t *
+kept_placeholder (const rm_step_t *s)
+{
+    return BCON_NEW ("remodel", BCON_INT32 (1), "steps", "[", "{", "unset", "{", "in",
+                     BCON_UTF8 (s->u.copy.from.text), "fields", "[", BCON_UTF8 ("_remodel_kept"),
+                     "]", "}", "}", "]");
+}
+
+static bson_t *
+inverse_of (const rm_step_t *s, const bool *kept, size_t i, const char **why)
+{
+    if (kept && kept[i] && s->kind == RM_STEP_DELETE) {
+        *why = NULL;
+        return kept_placeholder (s);
+    }
+    return step_inverse (s, why);
+}
+
 bool
-online_carry_inverse (const rm_plan_t *plan, bson_t *inv, size_t *refused, const char **why)
+online_carry_inverse (const rm_plan_t *plan, const bool *kept, bson_t *inv, size_t *refused,
+                      const char **why)
 {
     bson_t steps;
     size_t stop = 0;
@@ -39,7 +61,7 @@ online_carry_inverse (const rm_plan_t *plan, bson_t *inv, size_t *refused, const
         char key[16];
         const char *kp;
         stop = i;
-        b = step_inverse (&plan->steps[i], why);
+        b = inverse_of (&plan->steps[i], kept, i, why);
         if (b && bson_iter_init (&it, b) && bson_iter_find_descendant (&it, "steps.0", &it) &&
             BSON_ITER_HOLDS_DOCUMENT (&it)) {
             bson_t one;
@@ -58,7 +80,7 @@ online_carry_inverse (const rm_plan_t *plan, bson_t *inv, size_t *refused, const
     *refused = stop;
     for (size_t i = 0; i < plan->n; i++) {
         const char *w;
-        bson_t *b = step_inverse (&plan->steps[i], &w);
+        bson_t *b = inverse_of (&plan->steps[i], kept, i, &w);
         if (b)
             bson_destroy (b);
         if (w) {
@@ -150,4 +172,69 @@ online_carry_held (const online_after_t *a, const int64_t *differ, char *said, s
             at += (size_t) snprintf (said + at, cap - at, "%s%s: %lld document(s)", at ? ", " : "",
                                      a->c[k].ns, (long long) differ[k]);
     return at;
+}
+
+/* Whether two values are the same type and bytes (1 and 1.0 differ: a
+ * type the application changed is its write). */
+static bool
+same_value (const bson_iter_t *a, const bson_iter_t *b)
+{
+    rm_raw_value_t x, y;
+    return rm_raw_value_of (a, &x) && rm_raw_value_of (b, &y) && x.type == y.type &&
+           x.len == y.len && !memcmp (x.data, y.data, x.len);
+}
+
+void
+online_carry_restore (const uint8_t *doc, uint32_t len, const rm_path_t *fields, size_t n,
+                      const bson_t *entry, const bool *stay, bson_t *out)
+{
+    bson_t d;
+    bson_iter_t it, old, made;
+    bool has_old = false, has_new = false;
+
+    if (entry && bson_iter_init_find (&old, entry, "old") && BSON_ITER_HOLDS_DOCUMENT (&old))
+        has_old = true;
+    if (entry && bson_iter_init_find (&made, entry, "new") && BSON_ITER_HOLDS_DOCUMENT (&made))
+        has_new = true;
+    if (!bson_init_static (&d, doc, len) || !bson_iter_init (&it, &d))
+        return;
+    while (bson_iter_next (&it)) {
+        const char *key = bson_iter_key (&it);
+        bson_iter_t o, m;
+        size_t i = 0;
+        while (i < n && strcmp (fields[i].text, key) != 0)
+            i++;
+        if (i == n || (!entry && stay && stay[i])) {
+            bson_append_iter (out, key, -1, &it);
+            continue;
+        }
+        /* Not kept: the document had no such field before the set. */
+        if (!has_old || !bson_iter_recurse (&old, &o) || !bson_iter_find (&o, key))
+            continue;
+        if (has_new && bson_iter_recurse (&made, &m) && bson_iter_find (&m, key) &&
+            same_value (&it, &m))
+            bson_append_iter (out, key, -1, &o);
+        else
+            bson_append_iter (out, key, -1, &it);
+    }
+}
+
+void
+online_carry_present (const bson_t *before, size_t step, const rm_path_t *fields, size_t n,
+                      bool *had)
+{
+    bson_iter_t it, st, e, p;
+    memset (had, 0, n * sizeof *had);
+    if (!before || !bson_iter_init_find (&it, before, "steps") || !bson_iter_recurse (&it, &st))
+        return;
+    while (bson_iter_next (&st)) {
+        if (!BSON_ITER_HOLDS_DOCUMENT (&st) || !bson_iter_recurse (&st, &e) ||
+            !bson_iter_find (&e, "step") || bson_iter_as_int64 (&e) != (int64_t) step ||
+            !bson_iter_recurse (&st, &e) || !bson_iter_find (&e, "present") ||
+            !bson_iter_recurse (&e, &p))
+            continue;
+        while (bson_iter_next (&p))
+            for (size_t i = 0; BSON_ITER_HOLDS_UTF8 (&p) && i < n; i++)
+                had[i] |= !strcmp (fields[i].text, bson_iter_utf8 (&p, NULL));
+    }
 }

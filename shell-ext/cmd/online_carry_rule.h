@@ -7,10 +7,35 @@
 
 /* The plan's inverse into inv (a plan's document, {remodel: 1, steps:
  * [...]}, initialised here): each step's inverse, the last step's first
- * (composed: each runs over what the one before it gave back). false:
- * *refused is the first step of the plan without one, *why its reason
- * (the step table's words), inv left empty. */
-bool online_carry_inverse (const rm_plan_t *plan, bson_t *inv, size_t *refused, const char **why);
+ * (composed: each runs over what the one before it gave back). kept[i]
+ * (kept NULL: none) says that step i kept what it overwrites or drops
+ * (run --keep-before): a kept delete's inverse is the documents it kept,
+ * given back (online_carry_kept.c runs it; its place in inv holds an
+ * unset of a field no document has, never run). false: *refused is the
+ * first step of the plan without one, *why its reason (the step table's
+ * words), inv left empty. */
+bool online_carry_inverse (const rm_plan_t *plan, const bool *kept, bson_t *inv, size_t *refused,
+                           const char **why);
+
+/* A document of a kept set's namespace as it is now (doc), into out, as
+ * the run before the set had it where the application did not change it
+ * since: each field f the set writes (fields, n, top-level) that the run
+ * kept of this document (entry's old: it had f) gets its old value back
+ * where it still holds what the set made of it (entry's new, the same
+ * type and bytes), and keeps the application's where not (a value, or
+ * its removal); one the document did not have is removed. Without an
+ * entry (entry NULL: a document the application inserted after the
+ * switch), f stays as the document has it where stay[i] says so (some
+ * document had f before the run; stay NULL: none), and is removed
+ * otherwise, as the set's inverse does. The other fields stay, in their
+ * order. */
+void online_carry_restore (const uint8_t *doc, uint32_t len, const rm_path_t *fields, size_t n,
+                           const bson_t *entry, const bool *stay, bson_t *out);
+/* Which of fields (n) the run found in some document of step's namespace
+ * as it began (before's present list for step: online_carry_before's
+ * record), into had; none where it recorded nothing. */
+void online_carry_present (const bson_t *before, size_t step, const rm_path_t *fields, size_t n,
+                           bool *had);
 
 /* Whether a step of on's plan before step i writes ns (its input or its
  * target side by side): an inverse exact only by the data's own _ids is

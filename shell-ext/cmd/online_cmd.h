@@ -309,6 +309,23 @@ void online_carry_offer (online_t *on, bool back, const char *works, char *buf, 
 /* rec: the record's afterSwitch (its namespaces not switched in are
  * compared, not written: a difference there refused, named). */
 bool online_carry (online_t *on, const online_after_t *rec, bson_error_t *err);
+/* online_carry_kept.c: the inverses of a set and a delete that run
+ * --keep-before kept (online_kept_step), each document they make given
+ * to put, as the carry gives the engine's. set: docs, a batch of the
+ * set's namespace as it is now, each restored (online_carry_restore; one
+ * without an entry is the application's since).
+ * dropped: every document delete s kept whose original is still in
+ * originals and whose _id seen says the results do not hold, batch at
+ * a time. */
+typedef bool (*online_carry_put_fn) (void *ctx, const char *ns, const uint8_t *doc, uint32_t len,
+                                     bson_error_t *err);
+typedef bool (*online_carry_seen_fn) (void *ctx, const char *ns, const uint8_t *doc,
+                                      uint32_t len);
+bool online_carry_kept_set (online_t *on, const rm_step_t *s, const online_docs_t *docs,
+                            online_carry_put_fn put, void *ctx, bson_error_t *err);
+bool online_carry_kept_dropped (online_t *on, const rm_step_t *s, mongoc_collection_t *originals,
+                                size_t batch, online_carry_seen_fn seen, online_carry_put_fn put,
+                                void *ctx, bson_error_t *err);
 
 /* online_finalize.c: the switch to the new design, and back. */
 bool online_finalize (online_t *on, bson_error_t *err);

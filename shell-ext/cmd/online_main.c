@@ -72,6 +72,9 @@ static const char usage[] =
     "                     missing (otherwise the run is refused, naming it)\n"
     "  --keep-indexes     run: the results get the sources' indexes as they were,\n"
     "                     not as the plan maps them (remembered by the plan)\n"
+    "  --keep-before      run: keep the values a set overwrites and the documents\n"
+    "                     a delete drops, so that rollback --carry-writes can\n"
+    "                     give them back (remembered by the plan)\n"
     "  --allow-missing    run: a field a step names that no document of its\n"
     "                     namespace has passes (as \"allowMissing\": true); without\n"
     "                     it such a field, and a namespace not on the server, are\n"
@@ -275,6 +278,7 @@ read_opts (const rm_cli_value_t *v, online_opts_t *o, bson_error_t *err)
     o->in_place = v[RM_OPT_IN_PLACE].given;
     o->create_indexes = v[RM_OPT_CREATE_INDEXES].given;
     o->keep_indexes = v[RM_OPT_KEEP_INDEXES].given;
+    o->keep_before = v[RM_OPT_KEEP_BEFORE].given;
     o->allow_missing = v[RM_OPT_ALLOW_MISSING].given;
     o->writes_stopped = v[RM_OPT_WRITES_STOPPED].given;
     o->full_verify = v[RM_OPT_FULL_VERIFY].given;

@@ -133,7 +133,8 @@ batch_run (online_job_t *j, online_passrun_t *pr, const online_docs_t *in, const
      * it, never against itself. Results naming their driver in a field
      * keep no set: the target says whose a result with that _id is. */
     ok = online_check_unique (j, pr, out, err) && batch_claims (j, pr, in, out, err) &&
-         online_side_write (pr->targets, out, err);
+         online_side_write (pr->targets, out, err) &&
+         online_kept_batch (j, NULL, in, out, false, err);
     for (size_t i = 0; ok && i < out->n; i++)
         if (pr->sets[out->docs[i].keep])
             ok = online_idset_note (pr->sets[out->docs[i].keep],
@@ -171,6 +172,10 @@ batch_check_side (online_job_t *j, online_passrun_t *pr, const bson_t *before,
     bson_t ids = BSON_INITIALIZER;
     int64_t missing = 0;
     bool ok = online_check_side (j, pr, out, before, err);
+
+    /* A sync's rescan: what --keep-before kept of the range, as now. */
+    if (ok && pr->mode == ONLINE_SYNC)
+        ok = online_kept_batch (j, NULL, in, out, true, err);
 
     if (!ok || !rm_pass_traced (j->p) || pr->sets[0])
         return ok;
@@ -1351,6 +1356,41 @@ typedef struct {
     int64_t differ, t0;
 } apply_t;
 
+/* --keep-before as the run that began the plan was given it (keepBefore
+ * in its record, read by every command that writes results: sync,
+ * follow, finalize's drain). Given to a run in place (its backups keep
+ * every original already) or on the server's side (no batch of it is
+ * remodel's), refused; to a resume of a run begun without it, refused
+ * too: the batches before had kept nothing. */
+static bool
+keep_before_settle (online_t *on, const apply_t *a, bson_error_t *err)
+{
+    const online_opts_t *o = on->run->o;
+    online_record_t r;
+    if (!online_plan_flag (on, "keepBefore", &on->own_run->keep_before, err))
+        return false;
+    if (!o->keep_before || a->mode != ONLINE_RUN || on->run->keep_before)
+        return true;
+    if (o->in_place || a->server) {
+        rm_error_set (err, RM_ERR_USAGE, "--keep-before: %s", o->in_place
+                      ? "an in-place run keeps every document it changes in its backup already; "
+                        "leave it out"
+                      : "--server-side writes its results on the server, where remodel keeps "
+                        "nothing of them; run without --server-side");
+        return false;
+    }
+    if (!online_plan_read (on, &r, err))
+        return false;
+    if (r.found && !o->restart) {
+        rm_error_set (err, RM_ERR_USAGE, "--keep-before: plan %s: its run began without it, "
+                      "and what the batches before kept nothing of; --restart runs it again "
+                      "from the start with it", on->run->names.name);
+        return false;
+    }
+    on->own_run->keep_before = true;
+    return true;
+}
+
 /* Refused whole before anything is written: a step that cannot run
  * online, a misspelt namespace or field, a missing join index, a plan
  * the server cannot run on its side. */
@@ -1382,6 +1422,8 @@ apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
     if (!online_plan_flag (on, "createIndexes", &on->own_run->create_indexes, err))
         return false;
     on->own_run->create_indexes |= o->create_indexes;
+    if (!keep_before_settle (on, a, err))
+        return false;
     if (a->mode == ONLINE_RUN && !o->dry_run && !on->run->create_indexes && !indexes_first (on, err))
         return false;
     if (!a->server)
@@ -1397,6 +1439,23 @@ apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
          rm_compile_plan (&on->run->plan, &on->own_run->names, v, &a->compiled, err) &&
          online_server_check (on, &a->compiled, err);
     rm_names_clear (&on->own_run->names);
+    return ok;
+}
+
+/* A run's flags remembered with it: a resume without one is the same. */
+static bool
+flags_remember (online_t *on, const apply_t *a, bson_error_t *err)
+{
+    bool ok = true;
+    if (on->run->create_indexes)
+        ok = online_plan_set (on, "createIndexes", true, err);
+    /* The results get the sources' indexes as they were, at every carry. */
+    if (ok && on->run->o->keep_indexes)
+        ok = online_plan_set (on, "keepIndexes", true, err);
+    /* A run that begins the plan (or --restart) keeps afresh. */
+    if (ok && on->run->keep_before)
+        ok = (!a->fresh || online_kept_drop (on, err)) &&
+             online_plan_set (on, "keepBefore", true, err);
     return ok;
 }
 
@@ -1437,12 +1496,8 @@ apply_begin (online_t *on, apply_t *a, bson_error_t *err)
         ok = capture_begin (on, &a->capture, a->fresh, err);
     if (ok && run && !a->server && !a->joining)
         ok = parts_at_start (on, err);
-    /* Remembered with the run: a resume without the flag is the same. */
-    if (ok && run && !a->joining && on->run->create_indexes)
-        ok = online_plan_set (on, "createIndexes", true, err);
-    /* The results get the sources' indexes as they were, at every carry. */
-    if (ok && run && !a->joining && on->run->o->keep_indexes)
-        ok = online_plan_set (on, "keepIndexes", true, err);
+    if (ok && run && !a->joining)
+        ok = flags_remember (on, a, err);
     /* A run on the server's side notes no partner's keys: the next sync
      * rescans in full to write them (online_follow_sync). */
     if (ok && run && (a->server || a->fresh))

@@ -48,6 +48,7 @@ typedef struct {
     bool in_place;          /* --in-place: backfill the namespaces themselves */
     bool create_indexes;    /* --create-indexes: make the join indexes missing */
     bool keep_indexes;      /* run --keep-indexes: the sources' indexes as they were */
+    bool keep_before;       /* run --keep-before: what a set overwrites, a delete drops */
     bool allow_missing;     /* run --allow-missing: a field in no document passes */
     mongoc_write_concern_t *write_concern; /* --write-concern (NULL: the URI's) */
     int64_t batch_time_ms;  /* --batch-time: batches sized to take about this */
@@ -195,6 +196,9 @@ typedef struct online_run {
     /* --create-indexes, given now or recorded by the run that began the
      * plan (createIndexes in its record): a resume behaves the same. */
     bool create_indexes;
+    /* --keep-before, given now or recorded (keepBefore): each batch of a
+     * set or a delete keeps what it overwrites or drops (online_kept.c). */
+    bool keep_before;
     int64_t verify_sample;  /* verify: this many drivers a pass (0: all) */
     int lookup_rules;       /* 0 not known yet, 1 MongoDB 5.0-8.x's, 2 9.0's */
     /* The plan follows a change log (a point is recorded): partners'

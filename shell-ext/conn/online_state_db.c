@@ -84,7 +84,7 @@ online_state_db_ours (const char *coll)
     static const char *const fixed[] = {"plans",   "leases",       "fences",  "checkpoints",
                                         "capture", "capabilities", "pairs",   "partitions",
                                         "before",  "probe",        "probe_merge", "markers"};
-    static const char *const prefixes[] = {"keys_", "made_", "backup.", "capabilitiesProbe_",
+    static const char *const prefixes[] = {"keys_", "made_", "kept_", "backup.", "capabilitiesProbe_",
                                            "system."};
     for (size_t k = 0; k < sizeof fixed / sizeof *fixed; k++)
         if (!strcmp (coll, fixed[k]))

@@ -354,6 +354,9 @@ online_follow_drivers (online_t *on, const online_follow_req_t *rq, bson_error_t
             continue;
         }
         ok = ok && side_chunk (&f, &ids.arr, drivers, ahead, st, err);
+        /* What --keep-before kept of these drivers, as they are now. */
+        if (ok && rq->mode == ONLINE_SYNC)
+            ok = online_kept_batch (&f.j, &ids.arr, &f.in, &f.out, true, err);
         for (size_t k = 0; k < p->n_keep; k++)
             online_idset_destroy (&f.scratch[k]);
     }

@@ -116,6 +116,11 @@ bool online_wait_while_paused (online_t *on, bson_error_t *err);
 bool online_plan_note_error (online_t *on, const char *message);
 /* Forgets the plan's record and checkpoints (rollback). */
 bool online_plan_forget (online_t *on, bson_error_t *err);
+/* run --keep-before's collection of the plan in the state database
+ * ("kept_" and the plan's id: online_kept.c writes it, rollback
+ * --carry-writes reads it), into buf; drop: gone, with the plan. */
+void online_kept_name (const online_t *on, char *buf, size_t cap);
+bool online_kept_drop (online_t *on, bson_error_t *err);
 /* Where a checkpoint is kept: pass p of step s, and for a pass read in
  * partitions, partition k of n (online_part_read, _save). */
 typedef struct {

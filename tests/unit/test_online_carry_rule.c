@@ -4,8 +4,10 @@
  * step rewrote a namespace; what the run recorded of the fields an inverse
  * removes (absent, or refused with the exact reason); what each document
  * the inverse makes does to its original; and the namespaces whose
- * originals differ, named. Each row a case. */
+ * originals differ, named; a kept delete's place in the inverse, and a
+ * kept set's document restored. Each row a case. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "online_carry_rule.h"
 #include "test.h"
@@ -64,7 +66,7 @@ test_inverse (void)
         const char *why = "unset";
         bool ok;
         T_CHECK (rm_plan_parse (&plan, text, strlen (text), &err));
-        ok = online_carry_inverse (&plan, &inv, &refused, &why);
+        ok = online_carry_inverse (&plan, NULL, &inv, &refused, &why);
         if (ok != rows[i].ok)
             fprintf (stderr, "  %s: %d\n", rows[i].name, ok);
         T_CHECK (ok == rows[i].ok);
@@ -88,6 +90,99 @@ test_inverse (void)
         rm_plan_destroy (&plan);
         bson_free (text);
     }
+}
+
+/* A delete has no inverse, but where the run kept what it dropped
+ * (--keep-before): its place holds an unset of a field no document has,
+ * which the carry never runs (online_carry_kept.c gives the documents). */
+static void
+test_inverse_kept (void)
+{
+    static const char text[] = "{\"remodel\": 1, \"steps\": [" RENAME_PEOPLE ", {\"delete\": "
+                               "{\"from\": \"crm.tasks\", \"filter\": {\"done\": true}}}]}";
+    rm_plan_t plan;
+    bson_error_t err;
+    bson_t inv;
+    size_t refused = 99;
+    const char *why = "unset";
+    bool none[2] = {false, false}, kept[2] = {false, true};
+    T_CHECK (rm_plan_parse (&plan, text, strlen (text), &err));
+    T_CHECK (!online_carry_inverse (&plan, none, &inv, &refused, &why));
+    T_CHECK (refused == 1);
+    T_CHECK (why && !strncmp (why, "a delete drops its documents", 28));
+    bson_destroy (&inv);
+    T_CHECK (online_carry_inverse (&plan, kept, &inv, &refused, &why));
+    T_CHECK (why == NULL);
+    T_CHECK (is_json (&inv,
+                      "{ \"remodel\" : { \"$numberInt\" : \"1\" }, \"steps\" : [ { \"unset\" : { "
+                      "\"in\" : \"crm.tasks\", \"fields\" : [ \"_remodel_kept\" ] } }, { \"rename\" "
+                      ": { \"in\" : \"crm.people\", \"fields\" : { \"fullName\" : \"name\" } } } ] }",
+                      "kept delete"));
+    bson_destroy (&inv);
+    rm_plan_destroy (&plan);
+}
+
+/* A kept set's document restored (online_carry_restore): each row a
+ * document as the application left it, what the run kept of it, whether
+ * it was inserted since (stay: status, which some document had before
+ * the run; not flag), and what the carry gives back. */
+static void
+test_restore (void)
+{
+    static const struct {
+        const char *name, *doc, *entry;
+        bool inserted;
+        const char *want;
+    } rows[] = {
+        {"unchanged since: the old value back, in its place",
+         "{\"_id\": 1, \"status\": \"S-1\", \"x\": 1, \"flag\": true}",
+         "{\"old\": {\"status\": \"s1\"}, \"new\": {\"status\": \"S-1\"}}", false,
+         "{ \"_id\" : { \"$numberInt\" : \"1\" }, \"status\" : \"s1\", \"x\" : { \"$numberInt\" : \"1\" } }"},
+        {"changed by the application: its value stays",
+         "{\"_id\": 1, \"status\": \"app\", \"flag\": true}",
+         "{\"old\": {\"status\": \"s1\"}, \"new\": {\"status\": \"S-1\"}}", false,
+         "{ \"_id\" : { \"$numberInt\" : \"1\" }, \"status\" : \"app\" }"},
+        {"its type changed (1 for 1.0): the application's",
+         "{\"_id\": 1, \"status\": {\"$numberInt\": \"1\"}}",
+         "{\"old\": {\"status\": \"s1\"}, \"new\": {\"status\": {\"$numberDouble\": "
+         "\"1.0\"}}}", false, "{ \"_id\" : { \"$numberInt\" : \"1\" }, \"status\" : { \"$numberInt\" : \"1\" } }"},
+        {"removed by the application: stays removed", "{\"_id\": 1, \"flag\": true}",
+         "{\"old\": {\"status\": \"s1\"}, \"new\": {\"status\": \"S-1\"}}", false,
+         "{ \"_id\" : { \"$numberInt\" : \"1\" } }"},
+        {"none of them before: the set added them, removed", "{\"_id\": 2, \"status\": \"S-2\", \"flag\": true}",
+         "{\"old\": {}, \"new\": {}}", false, "{ \"_id\" : { \"$numberInt\" : \"2\" } }"},
+        {"inserted since: a field the old design had stays, an added one goes",
+         "{\"_id\": 3, \"status\": \"new\", \"flag\": true}", NULL, true,
+         "{ \"_id\" : { \"$numberInt\" : \"3\" }, \"status\" : \"new\" }"},
+    };
+    rm_plan_t plan;
+    bson_error_t err;
+    static const char text[] = "{\"remodel\": 1, \"steps\": [{\"set\": {\"in\": \"shop.o\", "
+                               "\"fields\": {\"status\": \"x\", \"flag\": true}}}]}";
+    bson_t before;
+    bool had[2];
+    T_CHECK (rm_plan_parse (&plan, text, strlen (text), &err));
+    /* before's present list: status only, for step 1 */
+    T_CHECK (bson_init_from_json (&before, "{\"steps\": [{\"step\": 2, \"present\": [\"flag\"]}, "
+                                  "{\"step\": 1, \"present\": [\"status\"]}]}", -1, &err));
+    online_carry_present (&before, 1, plan.steps[0].u.fields.paths, plan.steps[0].u.fields.n, had);
+    T_CHECK (had[0] && !had[1]);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        bson_t doc, entry, out = BSON_INITIALIZER;
+        T_CHECK (bson_init_from_json (&doc, rows[i].doc, -1, &err));
+        if (rows[i].entry)
+            T_CHECK (bson_init_from_json (&entry, rows[i].entry, -1, &err));
+        online_carry_restore (bson_get_data (&doc), doc.len, plan.steps[0].u.fields.paths,
+                              plan.steps[0].u.fields.n, rows[i].entry ? &entry : NULL,
+                              rows[i].inserted ? had : NULL, &out);
+        T_CHECK (is_json (&out, rows[i].want, rows[i].name));
+        if (rows[i].entry)
+            bson_destroy (&entry);
+        bson_destroy (&doc);
+        bson_destroy (&out);
+    }
+    bson_destroy (&before);
+    rm_plan_destroy (&plan);
 }
 
 static void
@@ -238,6 +333,8 @@ int
 main (void)
 {
     T_RUN (test_inverse);
+    T_RUN (test_inverse_kept);
+    T_RUN (test_restore);
     T_RUN (test_written_before);
     T_RUN (test_before);
     T_RUN (test_write);
