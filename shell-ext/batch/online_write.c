@@ -92,6 +92,16 @@ online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *e
     return ok;
 }
 
+bool
+online_writes_add (online_writes_t *w, online_wkind_t kind, const bson_t *sel, const bson_t *doc,
+                   bool upsert, bson_error_t *err)
+{
+    online_wbatch_t *b = writes_next (w, err);
+    bson_error_t why;
+    return b && (online_ops (w->j->on)->add (b, kind, sel, doc, upsert, &why) ||
+                 online_fail (w->j->on, err, &why, w->what));
+}
+
 /* Side-by-side results are inserted (inserting into a new collection is
  * the fast way: on FerretDB 1.x a hundred times faster than upserts, which
  * it answers by scanning, BENCHMARKS.md), in commands of the server's
