@@ -67,6 +67,7 @@ typedef struct {
     size_t *take;          /* in's documents to take out of from */
     size_t n_take;
     online_values_t drop;  /* _ids to take out of to (a copy's) */
+    online_docs_t took;    /* journal entries of later steps (later_took) */
 } plan_t;
 
 static int
@@ -172,14 +173,69 @@ plan_batch (plan_t *pl, const bson_t *ids, const online_docs_t *in, const online
         if (s->kind != RM_STEP_COPY && selected)
             pl->take[pl->n_take++] = i;
     }
-    /* The _ids asked for and gone: a copy's copies of them go too. */
+    /* The _ids asked for and gone: a copy's copies of them go too, but
+     * for those a later step of the plan took out of the same "from"
+     * (found by later_took). */
     if (s->kind == RM_STEP_COPY && ids && bson_iter_init (&it, ids))
         while (bson_iter_next (&it)) {
             size_t at = 0;
             ssize_t f;
-            if (!id_in (&it, in, &at, &f) && (at = 0, id_in (&it, &pl->ip->have, &at, &f)))
+            if (!id_in (&it, in, &at, &f) && (at = 0, id_in (&it, &pl->ip->have, &at, &f)) &&
+                (at = 0, !id_in (&it, &pl->took, &at, &f)))
                 online_values_add (&pl->drop, &it);
         }
+}
+
+/* A copy's documents whose source is gone, and which a later move or
+ * delete of the plan took out of the same "from" (its journal says so),
+ * into pl->took: their copies stay, as remodel run's copy, made before the
+ * move, keeps them. Without this, a sync would read the plan's own removals
+ * as the application's and take the copies out. */
+static bool
+later_took (plan_t *pl, const bson_t *ids, const online_docs_t *in, bson_error_t *err)
+{
+    online_t *on = pl->j->on;
+    const online_ops_t *ops = online_ops (on);
+    online_values_t gone;
+    bson_iter_t it;
+    bool ok = true;
+
+    online_values_init (&gone);
+    if (bson_iter_init (&it, ids))
+        while (bson_iter_next (&it)) {
+            size_t at = 0;
+            ssize_t f;
+            if (!id_in (&it, in, &at, &f))
+                online_values_add (&gone, &it);
+        }
+    for (size_t i = (size_t) (pl->j->s - on->run->plan.steps) + 1;
+         ok && gone.n && i < on->run->plan.n; i++) {
+        const rm_step_t *l = &on->run->plan.steps[i];
+        char bname[400];
+        mongoc_collection_t *b;
+        online_cursor_t *cur;
+        const bson_t *doc;
+        bson_t q = BSON_INITIALIZER, in_ids;
+        bson_error_t why;
+        if ((l->kind != RM_STEP_MOVE && l->kind != RM_STEP_DELETE) ||
+            strcmp (l->u.copy.from.text, pl->x->from.text) != 0)
+            continue;
+        rm_name_inplace_backup (&on->run->names, l, bname, sizeof bname);
+        b = online_collection (on, on->run->o->state_db, bname);
+        BSON_APPEND_DOCUMENT_BEGIN (&q, "_id", &in_ids);
+        BSON_APPEND_ARRAY (&in_ids, "$in", &gone.arr);
+        bson_append_document_end (&q, &in_ids);
+        BSON_APPEND_BOOL (&q, "gone", true);
+        cur = ops->find (on, b, &q, NULL);
+        while (ops->next (cur, &doc))
+            online_docs_add (&pl->took, bson_get_data (doc), doc->len, 0);
+        if (!ops->end (cur, &why))
+            ok = online_fail (on, err, &why, "reading a later step's journal");
+        mongoc_collection_destroy (b);
+        bson_destroy (&q);
+    }
+    bson_destroy (&gone.arr);
+    return ok;
 }
 
 /* The journal entry of the document doc (as read) before it is taken out
@@ -498,8 +554,11 @@ online_select_write (online_inplace_t *ip, const bson_t *ids, const online_docs_
     pl.put = bson_malloc ((out->n + 1) * sizeof *pl.put);
     pl.take = bson_malloc ((in->n + 1) * sizeof *pl.take);
     online_values_init (&pl.drop);
+    online_docs_init (&pl.took);
     if (ip->to)
         ok = read_have (&pl, ids, in, err);
+    if (ok && ids && j->s->kind == RM_STEP_COPY)
+        ok = later_took (&pl, ids, in, err);
     if (ok)
         plan_batch (&pl, ids, in, out);
     /* A move's document is put and taken: one change. */
@@ -513,5 +572,6 @@ online_select_write (online_inplace_t *ip, const bson_t *ids, const online_docs_
     bson_free (pl.put);
     bson_free (pl.take);
     bson_destroy (&pl.drop.arr);
+    online_docs_destroy (&pl.took);
     return ok;
 }

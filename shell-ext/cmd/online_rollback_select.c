@@ -175,12 +175,24 @@ online_rollback_select_end (online_t *on, const rm_step_t *s, int64_t kept, bson
         return false;
     if (!made)
         return true;
+    {
+        /* Dropped already (a rollback run again). */
+        char **names = online_collection_names (on, to->db, NULL, &why);
+        bool there = false;
+        if (!names)
+            return online_fail (on, err, &why, "listing collections");
+        for (size_t i = 0; names[i]; i++)
+            there |= !strcmp (names[i], to->coll);
+        bson_strfreev (names);
+        if (!there)
+            return true;
+    }
     c = online_collection (on, to->db, to->coll);
     n = online_ops (on)->count (on, c, &all, &why);
     ok = n >= 0 || online_fail (on, err, &why, "counting the documents of \"to\"");
     if (ok && n == 0) {
         ok = online_lease_check (on, err) &&
-             (online_ops (on)->drop (on, c, &why) || why.code == 26 /* NamespaceNotFound */ ||
+             (online_ops (on)->drop (on, c, &why) ||
               online_fail (on, err, &why, "dropping the emptied \"to\""));
         if (ok)
             online_say_note (on, "rollback: step %zu (%s): dropped %s, which the run made",

@@ -1091,52 +1091,67 @@ step_extras (online_t *on, const online_step_t *st, online_idset_t *sets, online
     return ok;
 }
 
-/* In place, a copy or move writes into its "to" itself: made as a
- * target is (its source's collation, the indexes remodel run gives it),
- * and refused where it holds documents no run of this plan wrote (its
+/* In place, a copy or move writes into its "to" itself: refused, before
+ * any step writes, where it holds documents no run of this plan wrote (its
  * journal empty: online_write_select.c), as remodel run refuses a step
  * writing to a namespace that holds some. */
+static bool
+select_targets_first (online_t *on, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
+        const rm_nsref_t *to = &s->u.copy.to;
+        char bname[400];
+        mongoc_collection_t *t, *b;
+        bson_t all = BSON_INITIALIZER;
+        bson_error_t why;
+        int64_t n, mine = 0;
+        if (!online_select_step (s) || s->kind == RM_STEP_DELETE)
+            continue;
+        rm_name_inplace_backup (&on->run->names, s, bname, sizeof bname);
+        t = online_collection (on, to->db, to->coll);
+        b = online_collection (on, on->run->o->state_db, bname);
+        n = online_ops (on)->count (on, t, &all, &why);
+        if (n > 0)
+            mine = online_ops (on)->count (on, b, &all, &why);
+        ok = (n >= 0 && mine >= 0) || online_fail (on, err, &why, "counting the documents of \"to\"");
+        if (ok && n > 0 && mine == 0) {
+            rm_error_set (err, RM_ERR_USAGE, "%s: step %zu (%s): --in-place writes into %s "
+                          "itself, which holds %lld document(s): a step writes only to a new or "
+                          "an empty namespace (empty it, or run side by side: finalize replaces "
+                          "it); checked before any step writes",
+                          on->run->where, s->index, s->op, to->text, (long long) n);
+            ok = false;
+        }
+        mongoc_collection_destroy (t);
+        mongoc_collection_destroy (b);
+        bson_destroy (&all);
+    }
+    return ok;
+}
+
+/* The "to" a copy or move writes into in place, made as a target is (its
+ * source's collation, the indexes remodel run gives it); one this plan
+ * made is noted first, so that rollback, once it has emptied it, drops
+ * it (online_rollback_select.c). */
 static bool
 select_target (online_t *on, const rm_step_t *s, bson_error_t *err)
 {
     const rm_nsref_t *to = &s->u.copy.to;
     const char *coll = to->coll;
-    char bname[400];
-    mongoc_collection_t *t = online_collection (on, to->db, to->coll), *b;
-    bson_t all = BSON_INITIALIZER;
+    char **names, flag[64];
     bson_error_t why;
-    int64_t n, mine = 0;
-    bool ok;
+    bool ok, there = false;
 
-    rm_name_inplace_backup (&on->run->names, s, bname, sizeof bname);
-    b = online_collection (on, on->run->o->state_db, bname);
-    n = online_ops (on)->count (on, t, &all, &why);
-    if (n > 0)
-        mine = online_ops (on)->count (on, b, &all, &why);
-    ok = (n >= 0 && mine >= 0) || online_fail (on, err, &why, "counting the documents of \"to\"");
-    if (ok && n > 0 && mine == 0) {
-        rm_error_set (err, RM_ERR_USAGE, "%s: step %zu (%s): --in-place writes into %s itself, "
-                      "which holds %lld document(s): a step writes only to a new or an empty "
-                      "namespace (empty it, or run side by side: finalize replaces it)",
-                      on->run->where, s->index, s->op, to->text, (long long) n);
-        ok = false;
-    }
-    mongoc_collection_destroy (t);
-    mongoc_collection_destroy (b);
-    bson_destroy (&all);
-    /* Made by this plan: noted before it is made, so that rollback, once
-     * it has emptied it, drops it (online_rollback_select.c). */
-    if (ok && n == 0) {
-        char **names = online_collection_names (on, to->db, NULL, &why), flag[64];
-        bool there = false;
-        ok = names || online_fail (on, err, &why, "listing collections");
-        for (size_t i = 0; names && names[i]; i++)
-            there |= !strcmp (names[i], to->coll);
-        bson_strfreev (names);
-        online_select_made_flag (s, flag, sizeof flag);
-        ok = ok && (there || online_plan_set (on, flag, true, err));
-    }
-    return ok && create_collection (on, to->db, to->coll, s->u.copy.from.coll, err) &&
+    names = online_collection_names (on, to->db, NULL, &why);
+    ok = names || online_fail (on, err, &why, "listing collections");
+    for (size_t i = 0; names && names[i]; i++)
+        there |= !strcmp (names[i], to->coll);
+    bson_strfreev (names);
+    online_select_made_flag (s, flag, sizeof flag);
+    ok = ok && (there || online_plan_set (on, flag, true, err));
+    return ok && (there || create_collection (on, to->db, to->coll, s->u.copy.from.coll, err)) &&
            online_index_created (on, s, &to, &coll, 1, err);
 }
 
@@ -1454,6 +1469,8 @@ apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
         return false;
     on->own_run->create_indexes |= o->create_indexes;
     if (a->mode == ONLINE_RUN && !o->dry_run && !on->run->create_indexes && !indexes_first (on, err))
+        return false;
+    if (a->mode == ONLINE_RUN && !o->dry_run && o->in_place && !select_targets_first (on, err))
         return false;
     if (!a->server)
         return true;
