@@ -135,17 +135,16 @@ read_have (plan_t *pl, const bson_t *ids, const online_docs_t *in, bson_error_t 
     return ok;
 }
 
+/* Whether d holds a document (of any keep) whose _id is id. */
 static bool
-id_in (const bson_iter_t *id, const online_docs_t *d, size_t *at, ssize_t *found)
+id_in (const bson_iter_t *id, const online_docs_t *d)
 {
     bson_t one = BSON_INITIALIZER;
-    bool there;
-    size_t k = *at;
+    bool there = false;
     online_id_append (&one, id);
-    *found = result_by_id (bson_get_data (&one), one.len, d, 0, &k);
-    there = *found >= 0;
-    if (there)
-        *at = k;
+    for (size_t i = 0; !there && i < d->n; i++)
+        there = online_same_id (bson_get_data (&one), one.len, online_doc_bytes (d, i),
+                                d->docs[i].len);
     bson_destroy (&one);
     return there;
 }
@@ -177,13 +176,9 @@ plan_batch (plan_t *pl, const bson_t *ids, const online_docs_t *in, const online
      * for those a later step of the plan took out of the same "from"
      * (found by later_took). */
     if (s->kind == RM_STEP_COPY && ids && bson_iter_init (&it, ids))
-        while (bson_iter_next (&it)) {
-            size_t at = 0;
-            ssize_t f;
-            if (!id_in (&it, in, &at, &f) && (at = 0, id_in (&it, &pl->ip->have, &at, &f)) &&
-                (at = 0, !id_in (&it, &pl->took, &at, &f)))
+        while (bson_iter_next (&it))
+            if (!id_in (&it, in) && id_in (&it, &pl->ip->have) && !id_in (&it, &pl->took))
                 online_values_add (&pl->drop, &it);
-        }
 }
 
 /* A copy's documents whose source is gone, and which a later move or
@@ -202,12 +197,9 @@ later_took (plan_t *pl, const bson_t *ids, const online_docs_t *in, bson_error_t
 
     online_values_init (&gone);
     if (bson_iter_init (&it, ids))
-        while (bson_iter_next (&it)) {
-            size_t at = 0;
-            ssize_t f;
-            if (!id_in (&it, in, &at, &f))
+        while (bson_iter_next (&it))
+            if (!id_in (&it, in))
                 online_values_add (&gone, &it);
-        }
     for (size_t i = (size_t) (pl->j->s - on->run->plan.steps) + 1;
          ok && gone.n && i < on->run->plan.n; i++) {
         const rm_step_t *l = &on->run->plan.steps[i];

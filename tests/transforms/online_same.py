@@ -2,15 +2,15 @@
 archive, namespace by namespace, document by document (matched by _id),
 byte for byte.
 
-  online_same.py URI OFFLINE.archive NS=COLLECTION [NS=COLLECTION ...]
+  online_same.py URI OFFLINE.archive [--db=DB] NS=COLLECTION [NS=COLLECTION ...]
 
 NS is a namespace of the offline result ("db.coll"); COLLECTION the server
 collection of NS's database holding the online result (a side-by-side
 target, or the collection itself after --in-place); --db=DB before the
 pairs: of database DB instead (the offline run was of a copy of the data
-kept under another name, as tests/cli/test_copy_inplace.sh keeps one). Prints one line per
-namespace ("db.coll: N documents, same" or what differs) and exits 1 when
-anything differs."""
+kept under another name, as tests/cli/test_online_copy_inplace.sh keeps
+one). Prints one line per namespace ("db.coll: N documents, same" or what
+differs) and exits 1 when anything differs."""
 import sys
 
 import bson
