@@ -279,6 +279,11 @@ void online_select_close (online_inplace_t *ip);
 bool online_select_write (online_inplace_t *ip, const bson_t *ids, const online_docs_t *in,
                           const online_docs_t *out, bool write, bool ahead,
                           online_changes_t *changed, int64_t *differ, bson_error_t *err);
+/* verify's and sync's rescan of a copy in place, after its pass: the
+ * documents of "to" whose source is gone from "from" (and no later step
+ * of the plan took it), counted into *differ; sync removes them. */
+bool online_select_extras (online_t *on, const rm_step_t *s, online_mode_t mode, int64_t *differ,
+                           bson_error_t *err);
 
 /* The replacement of doc (as read) by want in c, on condition that the
  * document still holds each of doc's fields, a field the application

@@ -165,7 +165,8 @@ plan_batch (plan_t *pl, const bson_t *ids, const online_docs_t *in, const online
         bool selected = s->kind == RM_STEP_COPY ? t >= 0 : !stays;
         if (pl->ip->to)
             h = result_by_id (doc, len, &pl->ip->have, 0, &at_h);
-        if (selected && t >= 0 && (h < 0 || !online_same_doc (out, (size_t) t, &pl->ip->have, (size_t) h)))
+        if (selected && t >= 0 &&
+            (h < 0 || !online_same_doc (out, (size_t) t, &pl->ip->have, (size_t) h)))
             pl->put[pl->n_put++] = (size_t) t;
         if (s->kind == RM_STEP_COPY && !selected && h >= 0)
             add_id (&pl->drop, doc, len);
@@ -335,9 +336,11 @@ static bool
 unmake (online_inplace_t *ip, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     online_t *on = ip->j->on;
-    bson_t sel, *u = BCON_NEW ("$unset", "{", "gone", BCON_BOOL (true), "doc", BCON_BOOL (true), "}");
+    bson_t sel,
+        *u = BCON_NEW ("$unset", "{", "gone", BCON_BOOL (true), "doc", BCON_BOOL (true), "}");
     bson_error_t why;
-    bool ok = online_id_filter (doc, len, &sel);
+    bool ok;
+    online_id_filter (doc, len, &sel);
     ok = online_lease_check (on, err) &&
          (!ip->to || online_ops (on)->write (on, ip->to, ONLINE_W_DELETE, &sel, NULL, false, false,
                                              NULL, &why) ||
@@ -565,5 +568,88 @@ online_select_write (online_inplace_t *ip, const bson_t *ids, const online_docs_
     bson_free (pl.take);
     bson_destroy (&pl.drop.arr);
     online_docs_destroy (&pl.took);
+    return ok;
+}
+
+/* One chunk of "to"'s _ids (ids, n of them): those whose source is in
+ * neither "from" nor a later step's journal, noted, and removed by a sync. */
+static bool
+extras_chunk (plan_t *pl, const bson_t *ids, online_mode_t mode, online_writes_t *del,
+              int64_t *extra, bson_error_t *err)
+{
+    online_job_t *j = pl->j;
+    online_docs_t src;
+    bson_iter_t it;
+    bool ok;
+
+    online_docs_init (&src);
+    ok = online_batch_read_ids (j, ids, &src, err) >= 0 && later_took (pl, ids, &src, err);
+    if (ok && bson_iter_init (&it, ids))
+        while (ok && bson_iter_next (&it)) {
+            if (id_in (&it, &src) || id_in (&it, &pl->took))
+                continue;
+            (*extra)++;
+            online_diff_note (j->on, pl->x->to.text, &it);
+            if (mode == ONLINE_SYNC && !j->on->run->o->dry_run)
+                ok = online_writes_delete (del, &it, err);
+        }
+    online_docs_reset (&pl->took);
+    online_docs_destroy (&src);
+    return ok;
+}
+
+bool
+online_select_extras (online_t *on, const rm_step_t *s, online_mode_t mode, int64_t *differ,
+                      bson_error_t *err)
+{
+    const online_ops_t *ops = online_ops (on);
+    online_job_t j = {.on = on, .s = s, .batch_size = on->run->o->batch_size};
+    plan_t pl = {.j = &j, .x = &s->u.copy};
+    mongoc_collection_t *to = online_collection (on, s->u.copy.to.db, s->u.copy.to.coll);
+    bson_t all = BSON_INITIALIZER, *opts = BCON_NEW ("projection", "{", "_id", BCON_INT32 (1),
+                                                     "}", "sort", "{", "_id", BCON_INT32 (1), "}");
+    online_writes_t del;
+    online_values_t ids;
+    online_cursor_t *cur;
+    const bson_t *doc;
+    bson_error_t why;
+    int64_t extra = 0;
+    bool ok = true;
+
+    j.drive = online_collection (on, s->u.copy.from.db, s->u.copy.from.coll);
+    online_docs_init (&pl.took);
+    online_values_init (&ids);
+    online_writes_init (&del, &j, to, "removing from \"to\"");
+    cur = ops->find (on, to, &all, opts);
+    while (ok && ops->next (cur, &doc)) {
+        bson_iter_t id;
+        if (bson_iter_init_find (&id, doc, "_id"))
+            online_values_add (&ids, &id);
+        if (ids.n >= (uint32_t) (j.batch_size > 0 ? j.batch_size : 1000)) {
+            ok = extras_chunk (&pl, &ids.arr, mode, &del, &extra, err);
+            bson_destroy (&ids.arr);
+            online_values_init (&ids);
+        }
+    }
+    if (!ops->end (cur, &why) && ok)
+        ok = online_fail (on, err, &why, "reading \"to\"");
+    ok = ok && (!ids.n || extras_chunk (&pl, &ids.arr, mode, &del, &extra, err)) &&
+         online_writes_flush (&del, err);
+    if (ok && extra)
+        online_say (on, mode == ONLINE_SYNC ? ONLINE_SAY_NOTE : ONLINE_SAY_WARN,
+                    "%s: step %zu (%s) %s: %lld documents in %s whose sources are gone%s",
+                    mode == ONLINE_SYNC ? "sync" : "verify", s->index, s->op,
+                    s->u.copy.from.text, (long long) extra, s->u.copy.to.text,
+                    mode != ONLINE_SYNC          ? ""
+                    : on->run->o->dry_run ? ": a sync would remove them"
+                                          : ": removed");
+    *differ += extra;
+    bson_destroy (&ids.arr);
+    bson_destroy (opts);
+    bson_destroy (&all);
+    online_docs_destroy (&pl.took);
+    online_batch_close (&j);
+    mongoc_collection_destroy (j.drive);
+    mongoc_collection_destroy (to);
     return ok;
 }

@@ -1201,6 +1201,8 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
             ok = online_check_dups (on, s, st->targets[t], &sets[t], err);
     if (ok && mode != ONLINE_RUN)
         ok = step_extras (on, st, sets, mode, differ, err);
+    if (ok && mode != ONLINE_RUN && on->run->o->in_place && s->kind == RM_STEP_COPY)
+        ok = online_select_extras (on, s, mode, differ, err);
     for (size_t t = 0; t < st->nt; t++)
         online_idset_destroy (&sets[t]);
     /* The next steps read this one's results. */

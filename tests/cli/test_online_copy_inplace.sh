@@ -16,9 +16,15 @@
 #  - rollback: every original back, byte for byte (oair.flights is the
 #    shadow again, the application's writes kept), the collections the run
 #    made dropped;
+#  - verify, before that sync, names a copy whose source the application
+#    deleted; without a change log, sync rescans and takes it out;
 #  - a "to" holding documents refused (exit 2, before anything is written);
 #    a moved document the application changed in "to" left and named by
 #    rollback (exit 1), then restored by rollback --force;
+#  - mongo-java-server: a moved document the application changes between
+#    its read and its removal (the removal held by the fault layer): read
+#    again, moved as changed (rollback gives that version back), or, out
+#    of the filter now, left where it is, its copy in "to" taken out;
 #  - mongo-java-server: run --in-place of a move killed (kill -9) at each of
 #    its calls (the fault layer, shell-ext/conn/online_fault.c, holds the
 #    call; the suite kills it), then the same run again (even calls) or a
@@ -109,6 +115,9 @@ for kind in $(online_kinds); do
     expect_eq "$kind: follow: a round from the log applies the application's writes (none rescanned), TERM stops it (exit 0)" \
         "$frc:$(grep -c 'change log: [1-9]' "$T/follow.err" | awk -v n="$n0" '{print ($1 > n)}'):$(grep -c 'rescanned in full' "$T/follow.err")" "0:1:0"
     writes 2
+    online verify late
+    expect_eq "$kind: verify before the sync: exit 1, a copy whose source the application deleted named" \
+        "$rc:$(grep -c -E 'step 1 \(copy\) oair.flights: [1-9][0-9]* documents in oair.jfk whose sources are gone' "$T/err")" "1:1"
     online sync late
     expect_eq "$kind: sync follows the log (exit 0, no step rescanned)" \
         "$rc:$(grep -c 'rescanned in full' "$T/err")" "0:0"
@@ -142,6 +151,16 @@ done
 # --- a move in place killed at each call (mongo-java-server) ------------------
 use_faulty || exit 0
 if ! online_start java "$T/srv-kill" 0; then exit 0; fi
+# Without a change log first: sync rescans, and takes out a copy whose
+# source the application deleted.
+echo '{"remodel": 1, "steps": [{"copy": {"from": "kcp.flights", "to": "kcp.even", "filter": {"n": {"$mod": [2, 0]}}}}]}' >"$T/plans/kcp.json"
+py 'c.kcp.flights.insert_many([{"_id": i, "n": i} for i in range(20)])'
+online run kcp --in-place -q
+py 'c.kcp.flights.delete_one({"_id": 4}); c.kcp.flights.insert_one({"_id": 30, "n": 30})'
+online sync kcp
+expect_eq "java, no change log: sync rescans, copies the new document and takes out the one whose source went (exit 0)" \
+    "$rc:$(grep -c 'step 1 (copy) kcp.flights: 1 documents in kcp.even whose sources are gone: removed' "$T/err"):$(py 'print(sorted(d["_id"] for d in c.kcp.even.find()))')" \
+    "0:1:[0, 2, 6, 8, 10, 12, 14, 16, 18, 30]"
 echo '{"remodel": 1, "steps": [{"move": {"from": "kmv.flights", "to": "kmv.delayed", "filter": {"delay": {"$gt": 15}}, "fields": {"late_by": {"$subtract": ["$delay", 15]}}}}]}' >"$T/plans/kmv.json"
 kseed() {
     py 'c.drop_database("kmv"); c.drop_database("remodel")
@@ -161,6 +180,33 @@ for n in sorted(c.kmv.list_collection_names()):
 print(sorted(c.kmv.list_collection_names()), h.hexdigest())'
 }
 KORIG=$(kstate)
+# raced SET: run --in-place with its first removal held 3 s (the fault
+# layer), in which the application gives flight 1 (the first selected) SET.
+raced() {
+    kseed
+    REMODEL_ONLINE_FAULT=findAndModify:1:delay=3000 "$REMODEL" online run "$T/plans/kmv.json" \
+        --uri "$uri" --in-place --batch-size 5 -q >/dev/null 2>"$T/ferr" &
+    local p=$!
+    for ((wend = SECONDS + 120; SECONDS < wend; )); do
+        grep -q '^remodel-online: fault layer: call' "$T/ferr" 2>/dev/null && break
+        kill -0 $p 2>/dev/null || break
+        sleep 0.05
+    done
+    py 'c.kmv.flights.update_one({"_id": 1}, {"$set": json.loads(sys.argv[2])})' "$1"
+    wait $p
+    frc=$?
+}
+raced '{"n": "changed"}'
+k1=$(py 'print(c.kmv.flights.count_documents({"_id": 1}), c.kmv.delayed.find_one({"_id": 1}))')
+online rollback kmv -q
+expect_eq "java: a document changed between its read and its removal, still selected: moved as changed; rollback gives that version back" \
+    "$frc:$k1:$rc:$(py 'print(c.kmv.flights.find_one({"_id": 1}), c.kmv.flights.count_documents({}), c.kmv.list_collection_names())')" \
+    "0:0 {'_id': 1, 'delay': 37, 'n': 'changed', 'late_by': 22}:0:{'_id': 1, 'delay': 37, 'n': 'changed'} 14 ['flights']"
+raced '{"delay": 0}'
+k1=$(py 'print(c.kmv.flights.find_one({"_id": 1}), c.kmv.delayed.count_documents({"_id": 1}), c.remodel["backup." + sys.argv[2] + ".1"].count_documents({"_id": 1, "gone": True}))' "$(pid kmv)")
+expect_eq "java: a document changed between its read and its removal out of the filter: stays, its copy in \"to\" taken out, not journaled as removed" \
+    "$frc:$k1" "0:{'_id': 1, 'delay': 0, 'n': 'x'} 0 0"
+kseed
 rm -f "$T/flog"
 REMODEL_ONLINE_FAULT=count REMODEL_ONLINE_FAULT_LOG=$T/flog "$REMODEL" online run "$T/plans/kmv.json" \
     --uri "$uri" --in-place --batch-size 5 -q 2>"$T/err"
