@@ -1131,8 +1131,8 @@ select_targets_first (online_t *on, bson_error_t *err)
     return ok;
 }
 
-/* The "to" a copy or move writes into in place, made as a target is (its
- * source's collation, the indexes remodel run gives it); one this plan
+/* The "to" a copy or move writes into in place, made as its side-by-side
+ * target is (the indexes remodel run gives it); one this plan
  * made is noted first, so that rollback, once it has emptied it, drops
  * it (online_rollback_select.c). */
 static bool
@@ -1151,7 +1151,7 @@ select_target (online_t *on, const rm_step_t *s, bson_error_t *err)
     bson_strfreev (names);
     online_select_made_flag (s, flag, sizeof flag);
     ok = ok && (there || online_plan_set (on, flag, true, err));
-    return ok && (there || create_collection (on, to->db, to->coll, s->u.copy.from.coll, err)) &&
+    return ok && (there || create_collection (on, to->db, to->coll, to->coll, err)) &&
            online_index_created (on, s, &to, &coll, 1, err);
 }
 

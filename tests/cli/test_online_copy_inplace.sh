@@ -16,6 +16,7 @@
 #  - rollback: every original back, byte for byte (oair.flights is the
 #    shadow again, the application's writes kept), the collections the run
 #    made dropped;
+#  - "to" made with the indexes the plan carries to it (as side by side);
 #  - verify, before that sync, names a copy whose source the application
 #    deleted; without a change log, sync rescans and takes it out;
 #  - a "to" holding documents refused (exit 2, before anything is written);
@@ -154,8 +155,10 @@ if ! online_start java "$T/srv-kill" 0; then exit 0; fi
 # Without a change log first: sync rescans, and takes out a copy whose
 # source the application deleted.
 echo '{"remodel": 1, "steps": [{"copy": {"from": "kcp.flights", "to": "kcp.even", "filter": {"n": {"$mod": [2, 0]}}}}]}' >"$T/plans/kcp.json"
-py 'c.kcp.flights.insert_many([{"_id": i, "n": i} for i in range(20)])'
+py 'c.kcp.flights.insert_many([{"_id": i, "n": i} for i in range(20)]); c.kcp.flights.create_index("n")'
 online run kcp --in-place -q
+expect_eq "java: run --in-place of a copy: \"to\" made with the index the plan carries to it (exit 0)" \
+    "$rc:$(py 'print(sorted(i["name"] for i in c.kcp.even.list_indexes()))')" "0:['_id_', 'n_1']"
 py 'c.kcp.flights.delete_one({"_id": 4}); c.kcp.flights.insert_one({"_id": 30, "n": 30})'
 online sync kcp
 expect_eq "java, no change log: sync rescans, copies the new document and takes out the one whose source went (exit 0)" \
