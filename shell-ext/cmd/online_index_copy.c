@@ -614,14 +614,18 @@ index_plan (online_t *on, const carry_t *mv, size_t n, const bson_t *rec, rm_ixp
                          "plan maps them", on->run->o->command);
         return ok;
     }
+    /* An embed's children, and a copy's source (which the copy leaves
+     * in place): each a namespace the steps carry indexes from. */
     for (size_t i = 0; ok && i < pl->n; i++) {
         const rm_step_t *s = &pl->steps[i];
+        const char *src = s->kind == RM_STEP_EMBED  ? s->u.embed.from.text
+                          : s->kind == RM_STEP_COPY ? s->u.copy.from.text
+                                                    : NULL;
         carry_t child;
         const char *dot;
-        if (s->kind != RM_STEP_EMBED || !(dot = strchr (s->u.embed.from.text, '.')))
+        if (!src || !(dot = strchr (src, '.')))
             continue;
-        snprintf (child.db, sizeof child.db, "%.*s", (int) (dot - s->u.embed.from.text),
-                  s->u.embed.from.text);
+        snprintf (child.db, sizeof child.db, "%.*s", (int) (dot - src), src);
         snprintf (child.coll, sizeof child.coll, "%s", dot + 1);
         child.result[0] = '\0';
         ok = plan_add (on, &child, rec, plan, err);
