@@ -90,7 +90,9 @@ typedef struct {
      * online mode follows a change log; 0 after rm_pass_refuse. */
     size_t (*passes) (const rm_step_t *s, rm_pass_t *out, bson_error_t *err);
     /* Whether --in-place takes it (it rewrites documents where they are,
-     * rather than making new ones). */
+     * or, copy, move and delete, writes its selected documents straight
+     * into a new namespace and removes them where they are, rather than
+     * making new ones). */
     bool in_place;
     /* Fills a zeroed out with its exact inverse, or why it has none here
      * (remodel/plan.h's rm_step_inverse); NULL: it has none. */

@@ -13,7 +13,7 @@
     {.name = op, .keys = {__VA_ARGS__, NULL}, .parse = rm_plan_parse_copy,                      \
      .clear = rm_plan_clear_copy, .ns = rm_plan_ns_copy, .run = rm_step_copy_run,               \
      .created = rm_copy_created, .stage = &rm_copy_stage, .passes = rm_copy_passes,            \
-     .inverse = rm_copy_inverse, .filters = true, .indexes = rm_copy_indexes}
+     .in_place = true, .inverse = rm_copy_inverse, .filters = true, .indexes = rm_copy_indexes}
 
 /* Sized by its rows (see the assertion after it). */
 const rm_step_class_t rm_step_classes[] = {

@@ -213,6 +213,10 @@ typedef struct {
 void online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
                          const char *what);
 bool online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err);
+/* One statement of any kind (online_ops_t.add's), sent with the next
+ * command; the two below are its forms the kept entries use. */
+bool online_writes_add (online_writes_t *w, online_wkind_t kind, const bson_t *sel,
+                        const bson_t *doc, bool upsert, bson_error_t *err);
 /* The document sel finds deleted; replaced by doc, or inserted. */
 bool online_writes_delete_where (online_writes_t *w, const bson_t *sel, bson_error_t *err);
 bool online_writes_upsert (online_writes_t *w, const bson_t *sel, const bson_t *doc,
@@ -247,6 +251,10 @@ typedef struct {
     mongoc_collection_t *backup;
     online_docs_t again, again_out; /* a document read again, its result */
     rm_fieldcheck_t *reads;         /* the fields the step reads (a batch's) */
+    /* copy, move: the step's "to", and its documents of a batch's _ids
+     * (online_write_select.c; NULL for the other steps). */
+    mongoc_collection_t *to;
+    online_docs_t have;
 } online_inplace_t;
 /* online_write_rule.c: a digest of doc's top-level fields and values that
  * does not depend on their order (a sum of each field's CRC-64): what a
@@ -255,6 +263,32 @@ typedef struct {
 uint64_t online_fields_digest (const uint8_t *doc, uint32_t len);
 bool online_inplace_write (online_inplace_t *ip, const online_docs_t *in, const online_docs_t *out,
                            bson_error_t *err);
+/* online_write_select.c: in place, copy, move and delete (their
+ * journal, and rollback's use of it: online_rollback_select.c).
+ * online_select_step: whether s is one of them. online_select_open: ip's
+ * "to" for step s (none for a delete or another step); _close frees it.
+ * online_select_write: the batch in, whose results are out, made so on
+ * the server (write) or only counted: into "to" the documents selected
+ * (copy, move) and, a copy's, out of it those its source no longer makes;
+ * out of "from" the selected (move, delete), each journaled in ip's
+ * backups first. ids (may be NULL): the _ids the batch was read for, of
+ * which those not in in are gone (a copy's are taken out of "to").
+ * *differ: the documents that were (or would be) changed; with ahead,
+ * their _ids are noted for the steps after (online_made_note) before any
+ * write, and added to changed (NULL: not) once written, under each
+ * namespace's name. */
+bool online_select_step (const rm_step_t *s);
+void online_select_open (online_inplace_t *ip, online_t *on, const rm_step_t *s);
+void online_select_close (online_inplace_t *ip);
+bool online_select_write (online_inplace_t *ip, const bson_t *ids, const online_docs_t *in,
+                          const online_docs_t *out, bool write, bool ahead,
+                          online_changes_t *changed, int64_t *differ, bson_error_t *err);
+/* verify's and sync's rescan of a copy in place, after its pass: the
+ * documents of "to" whose source is gone from "from" (and no later step
+ * of the plan took it), counted into *differ; sync removes them. */
+bool online_select_extras (online_t *on, const rm_step_t *s, online_mode_t mode, int64_t *differ,
+                           bson_error_t *err);
+
 /* The replacement of doc (as read) by want in c, on condition that the
  * document still holds each of doc's fields, a field the application
  * added since given back at once by a conditional $set (online_write.c):

@@ -93,21 +93,25 @@ online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *e
 }
 
 bool
-online_writes_delete_where (online_writes_t *w, const bson_t *sel, bson_error_t *err)
+online_writes_add (online_writes_t *w, online_wkind_t kind, const bson_t *sel, const bson_t *doc,
+                   bool upsert, bson_error_t *err)
 {
     online_wbatch_t *b = writes_next (w, err);
     bson_error_t why;
-    return b && (online_ops (w->j->on)->add (b, ONLINE_W_DELETE, sel, NULL, false, &why) ||
+    return b && (online_ops (w->j->on)->add (b, kind, sel, doc, upsert, &why) ||
                  online_fail (w->j->on, err, &why, w->what));
+}
+
+bool
+online_writes_delete_where (online_writes_t *w, const bson_t *sel, bson_error_t *err)
+{
+    return online_writes_add (w, ONLINE_W_DELETE, sel, NULL, false, err);
 }
 
 bool
 online_writes_upsert (online_writes_t *w, const bson_t *sel, const bson_t *doc, bson_error_t *err)
 {
-    online_wbatch_t *b = writes_next (w, err);
-    bson_error_t why;
-    return b && (online_ops (w->j->on)->add (b, ONLINE_W_REPLACE, sel, doc, true, &why) ||
-                 online_fail (w->j->on, err, &why, w->what));
+    return online_writes_add (w, ONLINE_W_REPLACE, sel, doc, true, err);
 }
 
 /* Side-by-side results are inserted (inserting into a new collection is

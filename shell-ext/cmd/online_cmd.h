@@ -474,4 +474,23 @@ void online_dest_rolled_back (const bson_t *rec, bson_t *sub, char *why, size_t 
 /* status (text): a committed plan's line, and how it was rolled back. */
 void online_dest_status_line (online_t *on);
 
+/* online_rollback_select.c: in place, rollback of one journal entry bd
+ * of a copy, move or delete (its backups' collection b, named bname, and
+ * its "from"): the original back in from, remodel's document out of "to",
+ * the entry removed; one the application changed since left and named
+ * (t->kept), unless --force or --forget. */
+typedef struct {
+    int64_t restored, kept, forced, forgotten;
+} online_rb_tally_t;
+bool online_rollback_select (online_t *on, const rm_step_t *s, mongoc_collection_t *b,
+                             mongoc_collection_t *from, const char *bname, const bson_t *bd,
+                             online_rb_tally_t *t, bson_error_t *err);
+/* The plan record's flag that step s's "to" was made by the run (run
+ * sets it before making it); online_rollback_select_end: once the step's
+ * entries are undone, with none left (kept), "to" dropped if the run made
+ * it and it is empty. */
+void online_select_made_flag (const rm_step_t *s, char *buf, size_t cap);
+bool online_rollback_select_end (online_t *on, const rm_step_t *s, int64_t kept,
+                                 bson_error_t *err);
+
 #endif

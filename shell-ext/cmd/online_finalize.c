@@ -719,6 +719,15 @@ rollback_doc (online_t *on, rb_step_t *st, const bson_t *bd, bson_error_t *err)
     char held[1000] = "";
     bool ok, same, drop, gone;
 
+    if (online_select_step (st->s)) {
+        online_rb_tally_t t = {st->restored, st->kept, st->forced, st->forgotten};
+        ok = online_rollback_select (on, st->s, st->b, st->c, st->bname, bd, &t, err);
+        st->restored = t.restored;
+        st->kept = t.kept;
+        st->forced = t.forced;
+        st->forgotten = t.forgotten;
+        return ok;
+    }
     if (!bson_iter_init_find (&id, bd, "_id") || !bson_iter_init_find (&it, bd, "doc") ||
         !BSON_ITER_HOLDS_DOCUMENT (&it))
         return true;
@@ -811,6 +820,8 @@ rollback_step (online_t *on, const rm_step_t *s, int64_t *left, bson_error_t *er
         ok = online_fail (on, err, &why, "reading the backups");
     if (ok)
         rollback_said (on, &st);
+    if (ok && online_select_step (s))
+        ok = online_rollback_select_end (on, s, st.kept, err);
     *left += st.kept;
     mongoc_collection_destroy (st.b);
     mongoc_collection_destroy (st.c);

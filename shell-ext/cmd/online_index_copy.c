@@ -565,6 +565,20 @@ source_indexes (online_t *on, const carry_t *m, const bson_t *rec, bson_t *out, 
 /* Adds namespace db.coll to plan with its source's indexes (once; none
  * when it is not there: a namespace the plan makes, which gets what the
  * steps move into it, an extract's children's, as offline). */
+/* In place, whether ns (db.coll) is the "to" of a copy or move of the
+ * plan: made by the run, it starts with no index, as side by side. */
+static bool
+select_to (const online_t *on, const char *ns)
+{
+    for (size_t i = 0; on->run->o->in_place && i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
+        if ((s->kind == RM_STEP_COPY || s->kind == RM_STEP_MOVE) &&
+            !strcmp (s->u.copy.to.text, ns))
+            return true;
+    }
+    return false;
+}
+
 static bool
 plan_add (online_t *on, const carry_t *m, const bson_t *rec, rm_ixplan_t *plan,
           bson_error_t *err)
@@ -573,7 +587,8 @@ plan_add (online_t *on, const carry_t *m, const bson_t *rec, rm_ixplan_t *plan,
     bson_t arr = BSON_INITIALIZER;
     bool there = false, ok = true;
     if (!rm_ixplan_find (plan, name)) {
-        ok = source_indexes (on, m, rec, &arr, &there, err);
+        if (!select_to (on, name))
+            ok = source_indexes (on, m, rec, &arr, &there, err);
         if (ok)
             rm_ixplan_add (plan, name, &arr);
     }
@@ -599,14 +614,18 @@ index_plan (online_t *on, const carry_t *mv, size_t n, const bson_t *rec, rm_ixp
                          "plan maps them", on->run->o->command);
         return ok;
     }
+    /* An embed's children, and a copy's source (which the copy leaves
+     * in place): each a namespace the steps carry indexes from. */
     for (size_t i = 0; ok && i < pl->n; i++) {
         const rm_step_t *s = &pl->steps[i];
+        const char *src = s->kind == RM_STEP_EMBED  ? s->u.embed.from.text
+                          : s->kind == RM_STEP_COPY ? s->u.copy.from.text
+                                                    : NULL;
         carry_t child;
         const char *dot;
-        if (s->kind != RM_STEP_EMBED || !(dot = strchr (s->u.embed.from.text, '.')))
+        if (!src || !(dot = strchr (src, '.')))
             continue;
-        snprintf (child.db, sizeof child.db, "%.*s", (int) (dot - s->u.embed.from.text),
-                  s->u.embed.from.text);
+        snprintf (child.db, sizeof child.db, "%.*s", (int) (dot - src), src);
         snprintf (child.coll, sizeof child.coll, "%s", dot + 1);
         child.result[0] = '\0';
         ok = plan_add (on, &child, rec, plan, err);
@@ -708,6 +727,15 @@ carry_options (online_t *on, const carry_t *m, tally_t *t, bson_error_t *err)
     return ok;
 }
 
+static bool
+any_select_to (const online_t *on)
+{
+    for (size_t i = 0; i < on->run->plan.n; i++)
+        if (select_to (on, on->run->plan.steps[i].u.copy.to.text))
+            return true;
+    return false;
+}
+
 bool
 online_index_copy (online_t *on, bool finalize, bson_error_t *err)
 {
@@ -719,8 +747,10 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     rm_ixplan_t plan;
     bool ok;
 
-    if (on->run->o->in_place || on->run->o->dry_run)
-        return true; /* no result replaces anything */
+    /* No result replaces anything; in place, a copy's or move's "to"
+     * is made by the run and gets the indexes the plan carries to it. */
+    if (on->run->o->dry_run || (on->run->o->in_place && !any_select_to (on)))
+        return true;
     if (on->run->following && !finalize) {
         if (followed)
             return true;
@@ -737,6 +767,14 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
     for (size_t i = 0; ok && i < n; i++) {
         bson_t src = BSON_INITIALIZER, have = BSON_INITIALIZER;
         bool s_there, r_there;
+        char to_ns[400];
+        /* In place, only the "to"s, which are their own results. */
+        snprintf (to_ns, sizeof to_ns, "%s.%s", mv[i].db, mv[i].coll);
+        if (on->run->o->in_place) {
+            if (!select_to (on, to_ns))
+                continue;
+            snprintf (mv[i].result, sizeof mv[i].result, "%s", mv[i].coll);
+        }
         ok = indexes_of (on, mv[i].db, mv[i].coll, &src, &s_there, err) &&
              indexes_of (on, mv[i].db, mv[i].result, &have, &r_there, err);
         /* A result not made yet (a step that failed): nothing to carry
@@ -745,7 +783,7 @@ online_index_copy (online_t *on, bool finalize, bson_error_t *err)
         if (ok && r_there) {
             char *name = bson_strdup_printf ("%s.%s", mv[i].db, mv[i].coll);
             rm_ixns_t *ns = rm_ixplan_find (&plan, name);
-            ok = !s_there || carry_options (on, &mv[i], &t, err);
+            ok = !s_there || on->run->o->in_place || carry_options (on, &mv[i], &t, err);
             for (size_t k = 0; ok && ns && k < ns->n; k++)
                 ok = carry_index (on, &mv[i], ns->specs[k], &have, &rec, &t, err);
             bson_free (name);

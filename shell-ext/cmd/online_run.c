@@ -122,6 +122,12 @@ batch_run (online_job_t *j, online_passrun_t *pr, const online_docs_t *in, const
     const online_opts_t *o = j->on->run->o;
     bool ok;
 
+    if (o->in_place && online_select_step (j->s)) {
+        int64_t changed;
+        ok = online_select_write (&pr->ip, NULL, in, out, !o->dry_run, false, NULL, &changed, err);
+        j->written += changed;
+        return ok;
+    }
     if (o->dry_run) {
         j->written += o->in_place ? online_would_change (in, out) : (int64_t) out->n;
         return true;
@@ -151,7 +157,18 @@ static bool
 batch_check_inplace (online_job_t *j, online_passrun_t *pr, const bson_t *before,
                      const online_docs_t *in, const online_docs_t *out, bson_error_t *err)
 {
-    int64_t differ = online_would_change (in, out);
+    int64_t differ;
+    if (online_select_step (j->s)) {
+        /* copy, move, delete: counted, and written by sync, at once. */
+        bool ok = online_select_write (&pr->ip, NULL, in, out,
+                                       pr->mode == ONLINE_SYNC && !j->on->run->o->dry_run, false,
+                                       NULL, &differ, err);
+        if (ok && differ)
+            online_report_range (j, pr, before, differ, "documents not as the step makes them");
+        pr->differ += differ;
+        return ok;
+    }
+    differ = online_would_change (in, out);
     if (differ) {
         online_diffs_inplace (j->on, j->in[j->p->drive]->text, in, out);
         online_report_range (j, pr, before, differ, "documents not as the step makes them");
@@ -402,6 +419,7 @@ reader_open (reader_t *r, online_t *on, const online_pass_t *ps, online_mode_t m
     pr->ip.j = j;
     if (o->in_place) {
         pr->ip.backup = online_collection (on, o->state_db, ps->backup);
+        online_select_open (&pr->ip, on, ps->s);
         return;
     }
     for (size_t k = 0; k < p->n_keep; k++) {
@@ -422,6 +440,7 @@ reader_close (reader_t *r)
             mongoc_collection_destroy (pr->targets[k].coll);
     if (pr->ip.backup)
         mongoc_collection_destroy (pr->ip.backup);
+    online_select_close (&pr->ip);
     if (j->partner)
         mongoc_collection_destroy (j->partner);
     mongoc_collection_destroy (j->drive);
@@ -1077,6 +1096,70 @@ step_extras (online_t *on, const online_step_t *st, online_idset_t *sets, online
     return ok;
 }
 
+/* In place, a copy or move writes into its "to" itself: refused, before
+ * any step writes, where it holds documents no run of this plan wrote (its
+ * journal empty: online_write_select.c), as remodel run refuses a step
+ * writing to a namespace that holds some. */
+static bool
+select_targets_first (online_t *on, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t i = 0; ok && i < on->run->plan.n; i++) {
+        const rm_step_t *s = &on->run->plan.steps[i];
+        const rm_nsref_t *to = &s->u.copy.to;
+        char bname[400];
+        mongoc_collection_t *t, *b;
+        bson_t all = BSON_INITIALIZER;
+        bson_error_t why;
+        int64_t n, mine = 0;
+        if (!online_select_step (s) || s->kind == RM_STEP_DELETE)
+            continue;
+        rm_name_inplace_backup (&on->run->names, s, bname, sizeof bname);
+        t = online_collection (on, to->db, to->coll);
+        b = online_collection (on, on->run->o->state_db, bname);
+        n = online_ops (on)->count (on, t, &all, &why);
+        if (n > 0)
+            mine = online_ops (on)->count (on, b, &all, &why);
+        ok = (n >= 0 && mine >= 0) || online_fail (on, err, &why, "counting the documents of \"to\"");
+        if (ok && n > 0 && mine == 0) {
+            rm_error_set (err, RM_ERR_USAGE, "%s: step %zu (%s): --in-place writes into %s "
+                          "itself, which holds %lld document(s): a step writes only to a new or "
+                          "an empty namespace (empty it, or run side by side: finalize replaces "
+                          "it); checked before any step writes",
+                          on->run->where, s->index, s->op, to->text, (long long) n);
+            ok = false;
+        }
+        mongoc_collection_destroy (t);
+        mongoc_collection_destroy (b);
+        bson_destroy (&all);
+    }
+    return ok;
+}
+
+/* The "to" a copy or move writes into in place, made as its side-by-side
+ * target is (the indexes remodel run gives it); one this plan
+ * made is noted first, so that rollback, once it has emptied it, drops
+ * it (online_rollback_select.c). */
+static bool
+select_target (online_t *on, const rm_step_t *s, bson_error_t *err)
+{
+    const rm_nsref_t *to = &s->u.copy.to;
+    const char *coll = to->coll;
+    char **names, flag[64];
+    bson_error_t why;
+    bool ok, there = false;
+
+    names = online_collection_names (on, to->db, NULL, &why);
+    ok = names || online_fail (on, err, &why, "listing collections");
+    for (size_t i = 0; names && names[i]; i++)
+        there |= !strcmp (names[i], to->coll);
+    bson_strfreev (names);
+    online_select_made_flag (s, flag, sizeof flag);
+    ok = ok && (there || online_plan_set (on, flag, true, err));
+    return ok && (there || create_collection (on, to->db, to->coll, to->coll, err)) &&
+           online_index_created (on, s, &to, &coll, 1, err);
+}
+
 static bool
 run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_mode_t mode,
           int64_t *differ, bson_error_t *err)
@@ -1097,6 +1180,9 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
     }
     if (ok && mode != ONLINE_VERIFY && !on->run->o->dry_run)
         ok = create_targets (on, s, st->targets, st->nt, err);
+    if (ok && mode == ONLINE_RUN && !on->run->o->dry_run && on->run->o->in_place &&
+        online_select_step (s) && s->kind != RM_STEP_DELETE)
+        ok = select_target (on, s, err);
     np = st->np;
     ok = ok && server_step (on, s, cs, mode, &np, err);
     for (size_t i = 0; ok && i < np; i++) {
@@ -1120,6 +1206,8 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
             ok = online_check_dups (on, s, st->targets[t], &sets[t], err);
     if (ok && mode != ONLINE_RUN)
         ok = step_extras (on, st, sets, mode, differ, err);
+    if (ok && mode != ONLINE_RUN && on->run->o->in_place && s->kind == RM_STEP_COPY)
+        ok = online_select_extras (on, s, mode, differ, err);
     for (size_t t = 0; t < st->nt; t++)
         online_idset_destroy (&sets[t]);
     /* The next steps read this one's results. */
@@ -1425,6 +1513,8 @@ apply_refuse (online_t *on, apply_t *a, bson_error_t *err)
     if (!keep_before_settle (on, a, err))
         return false;
     if (a->mode == ONLINE_RUN && !o->dry_run && !on->run->create_indexes && !indexes_first (on, err))
+        return false;
+    if (a->mode == ONLINE_RUN && !o->dry_run && o->in_place && !select_targets_first (on, err))
         return false;
     if (!a->server)
         return true;

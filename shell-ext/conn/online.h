@@ -344,8 +344,8 @@ typedef struct online_ops {
     bool (*send) (online_wbatch_t *b, bson_t *reply, bson_error_t *why);
     void (*discard) (online_wbatch_t *b);
     /* One write now (a delete: of every match when many); replace_if, a
-     * findAndModify replacing the document sel finds by want, its reply
-     * holding the one it replaced. */
+     * findAndModify replacing the document sel finds by want (want NULL:
+     * removing it), its reply holding the one it replaced or removed. */
     bool (*write) (online_t *on, mongoc_collection_t *c, online_wkind_t kind, const bson_t *sel,
                    const bson_t *doc, bool upsert, bool many, bson_t *reply, bson_error_t *why);
     bool (*replace_if) (online_t *on, mongoc_collection_t *c, const bson_t *sel,

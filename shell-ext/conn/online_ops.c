@@ -194,7 +194,10 @@ ops_replace_if (online_t *on, mongoc_collection_t *c, const bson_t *sel, const b
     mongoc_find_and_modify_opts_t *fam = mongoc_find_and_modify_opts_new ();
     bson_t extra = BSON_INITIALIZER;
     bool ok;
-    mongoc_find_and_modify_opts_set_update (fam, want);
+    if (want)
+        mongoc_find_and_modify_opts_set_update (fam, want);
+    else
+        mongoc_find_and_modify_opts_set_flags (fam, MONGOC_FIND_AND_MODIFY_REMOVE);
     if (on->run->o->write_concern)
         mongoc_write_concern_append (on->run->o->write_concern, &extra);
     mongoc_find_and_modify_opts_append (fam, &extra);

@@ -218,6 +218,7 @@ follow_open (follow_t *f, online_t *on, const online_follow_req_t *rq)
         rm_name_inplace_backup (&on->run->names, s, backup, sizeof backup);
         f->pr.ip.j = j;
         f->pr.ip.backup = online_collection (on, on->run->o->state_db, backup);
+        online_select_open (&f->pr.ip, on, s);
     }
     for (size_t k = 0; !on->run->o->in_place && k < p->n_keep; k++) {
         char target[400];
@@ -236,6 +237,7 @@ follow_close (follow_t *f)
             mongoc_collection_destroy (f->pr.targets[k].coll);
     if (f->pr.ip.backup)
         mongoc_collection_destroy (f->pr.ip.backup);
+    online_select_close (&f->pr.ip);
     online_docs_destroy (&f->pr.ip.again);
     online_docs_destroy (&f->pr.ip.again_out);
     online_keys_destroy (f->j.keys);
@@ -349,6 +351,15 @@ online_follow_drivers (online_t *on, const online_follow_req_t *rq, bson_error_t
             ok = online_batch_compute (&f.j, &f.in, &f.out, err);
         else
             online_docs_reset (&f.out);
+        if (on->run->o->in_place && online_select_step (s)) {
+            /* copy, move, delete: a driver gone takes a copy's copy. */
+            int64_t changed = 0;
+            ok = ok && online_select_write (&f.pr.ip, &ids.arr, &f.in, &f.out,
+                                            f.pr.mode == ONLINE_SYNC, ahead, f.pr.changed,
+                                            &changed, err);
+            st->rewritten += changed;
+            continue;
+        }
         if (on->run->o->in_place) {
             ok = ok && inplace_chunk (&f.j, &f.pr, &f.in, &f.out, ahead, st, err);
             continue;

@@ -23,7 +23,8 @@
 #    follow: each time the results are remodel run's over a dump of the
 #    sources as they are (byte for byte); --to-uri to a second server,
 #    synced after writes and finalized there: the same;
-#  - --in-place refused, naming the step; after finalize and the
+#  - --in-place refused for the plan begun side by side (in place:
+#    test_online_copy_inplace.sh); after finalize and the
 #    application's writes, rollback --carry-writes refuses a filtered move
 #    and a delete, naming the step and why, carries the writes back
 #    through a whole move's inverse (the move back) and drops a copy's.
@@ -237,9 +238,11 @@ if online_start java "$T/java2" 0; then
 fi
 
 # --- in place, and the inverses ----------------------------------------------
+# (In place, on both servers, with writes, rollback and kills:
+# tests/cli/test_online_copy_inplace.sh.)
 online run late --in-place -q
-expect_eq "java: --in-place refused (exit 2), naming the step and the steps it takes" \
-    "$rc:$(grep -c -F 'step 1 (copy): --in-place takes set, unset' "$T/err")" "2:1"
+expect_eq "java: --in-place for the plan begun side by side refused (exit 2), naming both modes" \
+    "$rc:$(grep -c -F 'was started side by side, not in place (--in-place)' "$T/err")" "2:1"
 online finalize late --writes-stopped -q
 expect_eq "java: finalized (exit 0)" "$rc:$(cat "$T/err")" "0:"
 py 'c.oair.flights.update_one({}, {"$set": {"app": 1}})'

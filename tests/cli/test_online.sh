@@ -166,7 +166,7 @@ run_rm online run --in-place "$T/embed.json" --uri "$uri"
 expect_eq "--in-place with a step that makes new documents: refused before anything (exit 2)" \
     "$rc:$(pyrun -c 'import pymongo, sys
 c = pymongo.MongoClient(sys.argv[1]); print(c.crm.people.count_documents({"a": 1}))' "$uri")" "2:0"
-expect_message "... naming the step" "step 2 (embed): --in-place takes set, unset, rename, version, denormalize and summarize"
+expect_message "... naming the step" "step 2 (embed): --in-place takes set, unset, rename, version, denormalize, summarize, copy, move and delete"
 run_rm online run "$T/plan.json" --uri "not a uri"
 expect_eq "a bad --uri: exit 2" "$rc:$(grep -c . "$T/err")" "2:1"
 run_rm online run "$T/plan.json" --uri "mongodb://ann:s3cr3tpw@127.0.0.1:1/"

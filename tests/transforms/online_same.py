@@ -2,13 +2,15 @@
 archive, namespace by namespace, document by document (matched by _id),
 byte for byte.
 
-  online_same.py URI OFFLINE.archive NS=COLLECTION [NS=COLLECTION ...]
+  online_same.py URI OFFLINE.archive [--db=DB] NS=COLLECTION [NS=COLLECTION ...]
 
 NS is a namespace of the offline result ("db.coll"); COLLECTION the server
 collection of NS's database holding the online result (a side-by-side
-target, or the collection itself after --in-place). Prints one line per
-namespace ("db.coll: N documents, same" or what differs) and exits 1 when
-anything differs."""
+target, or the collection itself after --in-place); --db=DB before the
+pairs: of database DB instead (the offline run was of a copy of the data
+kept under another name, as tests/cli/test_online_copy_inplace.sh keeps
+one). Prints one line per namespace ("db.coll: N documents, same" or what
+differs) and exits 1 when anything differs."""
 import sys
 
 import bson
@@ -25,13 +27,16 @@ def key(raw):
 
 def main():
     uri, offline, pairs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    live_db = None
+    if pairs and pairs[0].startswith("--db="):
+        live_db, pairs = pairs[0][5:], pairs[1:]
     docs = rmlib.read_archive(offline)[0]
     client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000, directConnection=True)
     raw = CodecOptions(document_class=RawBSONDocument)
     bad = False
     for pair in pairs:
         ns, coll = pair.split("=", 1)
-        db = ns.split(".", 1)[0]
+        db = live_db or ns.split(".", 1)[0]
         want = {}
         for d in docs.get(ns, []):
             want[key(d)] = bytes(d)

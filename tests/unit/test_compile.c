@@ -148,19 +148,19 @@ test_passes (void)
     check_passes (&plan.steps[10], false, "0>-:crm.vip");
     check_passes (&plan.steps[11], false, "0>-:blog.posts,blog.old");
     check_passes (&plan.steps[12], false, "0>-:blog.posts");
-    check_passes (&plan.steps[12], true,
-                  "refused: step 13 (delete): --in-place takes set, unset, rename, version, "
-                  "denormalize and summarize (the others make new documents: run them side by "
-                  "side, without --in-place)");
+    /* In place too, writing "to" and removing from "from" themselves. */
+    check_passes (&plan.steps[10], true, "0>-:crm.vip");
+    check_passes (&plan.steps[11], true, "0>-:blog.posts,blog.old");
+    check_passes (&plan.steps[12], true, "0>-:blog.posts");
     /* Those that make new documents are not backfills. */
     check_passes (&plan.steps[0], true,
                   "refused: step 1 (embed): --in-place takes set, unset, rename, version, "
-                  "denormalize and summarize (the others make new documents: run them side by "
-                  "side, without --in-place)");
+                  "denormalize, summarize, copy, move and delete (the others make new "
+                  "documents: run them side by side, without --in-place)");
     check_passes (&plan.steps[8], true,
                   "refused: step 9 (bucketize): --in-place takes set, unset, rename, version, "
-                  "denormalize and summarize (the others make new documents: run them side by "
-                  "side, without --in-place)");
+                  "denormalize, summarize, copy, move and delete (the others make new "
+                  "documents: run them side by side, without --in-place)");
     /* rekey: offline only, side by side too */
     check_passes (&plan.steps[13], false,
                   "refused: step 14 (rekey): rekey runs offline only (remodel run over a dump): "
