@@ -570,22 +570,28 @@ rm_query_match (const rm_query_t *q, rm_expr_ctx_t *cx, const uint8_t *doc, uint
     return !st.failed;
 }
 
+/* Whether top-level condition i fails on the empty document: a field's
+ * condition that does fails on any document that lacks the field (a
+ * missing path gives one missing value, wherever it stops). The same for
+ * every document: rm_query_parse asks once. */
+bool
+rm_qtop_needed (const rm_query_t *q, size_t i)
+{
+    static const uint8_t empty[5] = {5, 0, 0, 0, 0};
+    rm_qstate_t st;
+    bson_error_t err;
+    bool r;
+
+    state_init (&st, q, NULL, empty, sizeof empty, &err);
+    r = rm_qmatch_doc (&st, q->tops[i].node, empty, sizeof empty);
+    rm_qstate_done (&st);
+    return !r && !st.failed;
+}
+
 void
 rm_query_needs_fields (const rm_query_t *q, rm_expr_path_fn fn, void *arg)
 {
-    /* A field's condition that fails on the empty document fails on any
-     * document that lacks the field: a missing path gives one missing
-     * value, wherever it stops. */
-    static const uint8_t empty[5] = {5, 0, 0, 0, 0};
-    rm_qstate_t st;
-
-    for (size_t i = 0; i < q->ntops; i++) {
-        bson_error_t err;
-        bool r;
-        state_init (&st, q, NULL, empty, sizeof empty, &err);
-        r = rm_qmatch_doc (&st, q->tops[i].node, empty, sizeof empty);
-        rm_qstate_done (&st);
-        if (!r && !st.failed)
+    for (size_t i = 0; i < q->ntops; i++)
+        if (q->tops[i].needed)
             fn (q->tops[i].path, arg);
-    }
 }
