@@ -80,7 +80,7 @@ name_hash (const char *p, size_t n)
     return h;
 }
 
-static uint64_t
+static inline uint64_t
 name_bit (const char *name, size_t len)
 {
     unsigned b = (unsigned) len + (len ? 7u * (uint8_t) name[0] + 3u * (uint8_t) name[len - 1] : 0);
@@ -89,11 +89,20 @@ name_bit (const char *name, size_t len)
 
 /* The index of n's kid named (name, len), or n->n_kids; *slot where it
  * would go in the hash. */
-static size_t
+static size_t node_find_named (const xset_node_t *n, const char *name, size_t len, size_t *slot);
+
+static inline size_t
 node_find (const xset_node_t *n, const char *name, size_t len, size_t *slot)
 {
+    /* Inline: most of a document's fields are no kid, told by one bit. */
     if (!slot && !(n->bits & name_bit (name, len)))
         return n->n_kids;
+    return node_find_named (n, name, len, slot);
+}
+
+static size_t
+node_find_named (const xset_node_t *n, const char *name, size_t len, size_t *slot)
+{
     if (!n->slots) {
         size_t i;
         for (i = 0; i < n->n_kids; i++)

@@ -129,6 +129,20 @@ held_value (const rm_expr_ctx_t *cx, const rm_xfield_t *f, bson_value_t *out)
     }
 }
 
+int
+rm_expr_ctx_held_value (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len, const char *name,
+                        uint32_t name_len, bson_value_t *out)
+{
+    const rm_xfield_t *f;
+    if (!cx || doc != cx->held || len != cx->held_len)
+        return -1;
+    f = rm_xheld_find (cx, name, name_len);
+    if (!f)
+        return 0;
+    held_value (cx, f, out);
+    return 1;
+}
+
 static bool
 path_in_doc (rm_expr_ctx_t *cx, const uint8_t *data, uint32_t len, const rm_path_t *p, size_t k,
              bson_value_t *out)
@@ -228,6 +242,17 @@ rm_xeval (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
         *out = e->konst;
         return true;
     case RM_X_PATH:
+        /* A top-level field of the held document, the common read: its
+         * value straight from the held walk. */
+        if (e->path.n == 1 && cx->current.value_type == BSON_TYPE_DOCUMENT &&
+            cx->current.value.v_doc.data == cx->held && cx->current.value.v_doc.data_len == cx->held_len) {
+            const rm_xfield_t *f = rm_xheld_find (cx, e->path.parts[0], e->path.lens[0]);
+            if (f)
+                held_value (cx, f, out);
+            else
+                rm_xset_missing (out);
+            return true;
+        }
         path_in_value (cx, &cx->current, &e->path, 0, out);
         return true;
     case RM_X_VAR:
