@@ -258,9 +258,13 @@ note_lacking (const rm_path_t *p, void *arg)
 {
     lacking_t *l = arg;
     bson_iter_t it;
-    /* A top-level field: through the walk the filter held. */
-    bool there = p->n == 1 ? rm_expr_ctx_field (l->cx, l->doc, l->len, p->parts[0], (uint32_t) p->lens[0], &it)
-                           : rm_path_get (l->doc, l->len, p, &it);
+    bson_value_t v;
+    /* A top-level field: through the walk the filter held (no iterator
+     * set up when it is held). */
+    int held = p->n == 1 ? rm_expr_ctx_held_value (l->cx, l->doc, l->len, p->parts[0], p->lens[0], &v) : -1;
+    bool there = held >= 0 ? held == 1
+                 : p->n == 1 ? rm_expr_ctx_field (l->cx, l->doc, l->len, p->parts[0], (uint32_t) p->lens[0], &it)
+                             : rm_path_get (l->doc, l->len, p, &it);
     if (!l->lacking && !there)
         l->lacking = p;
 }

@@ -80,7 +80,7 @@ name_hash (const char *p, size_t n)
     return h;
 }
 
-static uint64_t
+static inline uint64_t
 name_bit (const char *name, size_t len)
 {
     unsigned b = (unsigned) len + (len ? 7u * (uint8_t) name[0] + 3u * (uint8_t) name[len - 1] : 0);
@@ -89,11 +89,20 @@ name_bit (const char *name, size_t len)
 
 /* The index of n's kid named (name, len), or n->n_kids; *slot where it
  * would go in the hash. */
-static size_t
+static size_t node_find_named (const xset_node_t *n, const char *name, size_t len, size_t *slot);
+
+static inline size_t
 node_find (const xset_node_t *n, const char *name, size_t len, size_t *slot)
 {
+    /* Inline: most of a document's fields are no kid, told by one bit. */
     if (!slot && !(n->bits & name_bit (name, len)))
         return n->n_kids;
+    return node_find_named (n, name, len, slot);
+}
+
+static size_t
+node_find_named (const xset_node_t *n, const char *name, size_t len, size_t *slot)
+{
     if (!n->slots) {
         size_t i;
         for (i = 0; i < n->n_kids; i++)
@@ -450,6 +459,52 @@ apply_doc (rm_buf_t *out, const uint8_t *data, uint32_t len, const xset_node_t *
 }
 
 
+/* apply_doc at the top level of the held document, by the fields its
+ * walk met (all of them: rm_xheld_all) instead of a second walk. */
+static void
+apply_held (rm_buf_t *out, const rm_expr_ctx_t *cx, const xset_node_t *n, const bson_value_t *vals,
+            uint8_t *seen)
+{
+    const uint8_t *d = cx->held;
+    size_t start;
+    uint32_t kept = 4; /* untouched fields from here on, copied as one run */
+
+    memset (seen, 0, n->n_kids);
+    begin_doc (out, &start);
+    for (size_t f = 0; f < cx->n_seen; f++) {
+        const rm_xfield_t *el = &cx->seen[f];
+        const char *key = (const char *) d + el->start + 1;
+        size_t i = node_find (n, key, el->klen, NULL);
+        if (i == n->n_kids || seen[i])
+            continue; /* as apply_doc */
+        rm_buf_append (out, d + kept, el->start - kept);
+        kept = el->end;
+        seen[i] = 1;
+        const xset_node_t *k = &n->kids[i];
+        uint8_t type = d[el->start];
+        if (k->expr) {
+            put_leaf (out, k, vals);
+        } else {
+            uint32_t v = el->start + el->klen + 2;
+            put_key (out, type == BSON_TYPE_ARRAY ? BSON_TYPE_ARRAY : BSON_TYPE_DOCUMENT, key, el->klen);
+            apply_value (out, type, d + v, el->end - v, k, vals, seen + n->n_kids);
+        }
+    }
+    rm_buf_append (out, d + kept, cx->held_len - 1 - kept);
+    for (size_t i = 0; i < n->n_kids; i++) {
+        if (seen[i])
+            continue;
+        const xset_node_t *k = &n->kids[i];
+        if (k->expr) {
+            put_leaf (out, k, vals);
+        } else {
+            put_key (out, BSON_TYPE_DOCUMENT, k->name, k->name_len);
+            apply_doc (out, empty_doc, 5, k, vals, seen + n->n_kids);
+        }
+    }
+    end_doc (out, start);
+}
+
 bool
 rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
                    rm_buf_t *out, bson_error_t *err)
@@ -468,8 +523,6 @@ rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc
             rm_error_prefix (err, "field \"%s\"", s->paths[i]);
             return false;
         }
-    if (mine)
-        rm_expr_ctx_release (cx);
     /* A value's own levels, +1 for its field: scalars have none. */
     for (size_t i = 0; shallow && i < s->n_leaves; i++)
         if (vals[i].value_type == BSON_TYPE_DOCUMENT || vals[i].value_type == BSON_TYPE_ARRAY)
@@ -478,7 +531,14 @@ rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc
     cx->set_shallow = shallow;
     seen = rm_xalloc (cx, s->seen_size);
     rm_buf_reset (out);
-    apply_doc (out, doc, len, &s->root, vals, seen);
+    /* The held walk, finished, is the copy's; bad bytes (the document was
+     * checked when read) go the walk's own way. */
+    if (cx->held == doc && cx->held_len == len && rm_xheld_all (cx))
+        apply_held (out, cx, &s->root, vals, seen);
+    else
+        apply_doc (out, doc, len, &s->root, vals, seen);
+    if (mine)
+        rm_expr_ctx_release (cx);
     return true;
 }
 

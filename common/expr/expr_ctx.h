@@ -13,10 +13,12 @@ typedef struct {
     size_t used, cap;
 } rm_xchunk_t;
 
-/* A top-level field of the held document: its key and where it starts. */
+/* A top-level field of the held document: where it starts (its type
+ * byte), its key's length, and where it ends. */
 typedef struct {
-    uint32_t start, klen;
+    uint32_t start, klen, end;
 } rm_xfield_t;
+
 
 struct rm_expr_ctx {
     rm_xchunk_t *chunks;
@@ -39,14 +41,23 @@ struct rm_expr_ctx {
      * operator that crossed it (rm_xmem_check). */
     size_t live, kept, limit;
     bool over;
-    /* The held document's top-level fields met so far (rm_expr_ctx_hold):
-     * each path read looks here first and walks on from where the last
-     * stopped, so N reads of one document cost one walk, not N. */
+    /* The held document's top-level fields met so far (rm_expr_ctx_hold,
+     * expr_held.c): each path read looks among them first and walks
+     * on from where the last stopped, so N reads of one document cost one
+     * walk, not N, and a set's copy goes by them without walking again. */
     const uint8_t *held;
     uint32_t held_len, held_pos;
+    bool held_end, held_bad; /* walked to its end; met bad bytes */
     rm_xfield_t *seen;
     size_t n_seen, cap_seen;
     bool set_shallow; /* rm_expr_set_shallow's answer */
 };
+
+/* expr_held.c */
+/* The held document's first top-level field named (name, nlen), or NULL. */
+const rm_xfield_t *rm_xheld_find (rm_expr_ctx_t *cx, const char *name, uint32_t nlen);
+/* Walks the held document to its end: false if its bytes are bad (then
+ * seen stops where they do). */
+bool rm_xheld_all (rm_expr_ctx_t *cx);
 
 #endif

@@ -20,95 +20,62 @@
 static bool path_in_doc (rm_expr_ctx_t *cx, const uint8_t *data, uint32_t len, const rm_path_t *p,
                          size_t k, bson_value_t *out);
 
+/* An array met with components k.. of the path to go: the values they
+ * give in its document elements. Out of line, as every case that needs
+ * an iterator: libbson's is aligned to 128 bytes, and a frame holding
+ * one costs every path read that never meets it. */
+static void path_in_value (rm_expr_ctx_t *cx, const bson_value_t *v, const rm_path_t *p, size_t k,
+                           bson_value_t *out);
+
+static __attribute__ ((noinline)) void
+path_in_array (rm_expr_ctx_t *cx, const bson_value_t *v, const rm_path_t *p, size_t k, bson_value_t *out)
+{
+    rm_xbuild_t b;
+    bson_iter_t it;
+    rm_xbuild_begin (cx, &b, true);
+    rm_xval_iter (v, &it);
+    while (bson_iter_next (&it)) {
+        const bson_value_t *ev = bson_iter_value (&it);
+        bson_value_t got;
+        bson_value_t elem = *ev;
+        if (elem.value_type != BSON_TYPE_DOCUMENT)
+            continue;
+        path_in_value (cx, &elem, p, k, &got);
+        if (!rm_xval_missing (&got))
+            rm_xbuild_push (&b, &got);
+    }
+    rm_xbuild_end (&b, out);
+}
+
 static void
 path_in_value (rm_expr_ctx_t *cx, const bson_value_t *v, const rm_path_t *p, size_t k, bson_value_t *out)
 {
-    if (v->value_type == BSON_TYPE_DOCUMENT) {
+    if (v->value_type == BSON_TYPE_DOCUMENT)
         path_in_doc (cx, v->value.v_doc.data, v->value.v_doc.data_len, p, k, out);
-    } else if (v->value_type == BSON_TYPE_ARRAY) {
-        rm_xbuild_t b;
-        bson_iter_t it;
-        rm_xbuild_begin (cx, &b, true);
-        rm_xval_iter (v, &it);
-        while (bson_iter_next (&it)) {
-            const bson_value_t *ev = bson_iter_value (&it);
-            bson_value_t got;
-            bson_value_t elem = *ev;
-            if (elem.value_type != BSON_TYPE_DOCUMENT)
-                continue;
-            path_in_value (cx, &elem, p, k, &got);
-            if (!rm_xval_missing (&got))
-                rm_xbuild_push (&b, &got);
-        }
-        rm_xbuild_end (&b, out);
-    } else {
+    else if (v->value_type == BSON_TYPE_ARRAY)
+        path_in_array (cx, v, p, k, out);
+    else
         rm_xset_missing (out);
-    }
 }
 
-void
-rm_expr_ctx_hold (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len)
+/* A field of a document that is not the held one, by libbson. */
+static __attribute__ ((noinline)) bool
+doc_field_value (const uint8_t *data, uint32_t len, const char *name, uint32_t nlen, bson_value_t *out)
 {
-    if (cx->held == doc && cx->held_len == len)
-        return; /* held already: what its reads met stays */
-    cx->held = doc;
-    cx->held_len = len;
-    cx->held_pos = 4;
-    cx->n_seen = 0;
+    bson_iter_t it;
+    if (!rm_doc_field (data, len, name, nlen, &it))
+        return false;
+    *out = *bson_iter_value (&it);
+    return true;
 }
 
-void
-rm_expr_ctx_release (rm_expr_ctx_t *cx)
+/* The held field at f of a type held_value does not decode itself. */
+static __attribute__ ((noinline)) void
+held_value_other (const rm_expr_ctx_t *cx, const rm_xfield_t *f, bson_value_t *out)
 {
-    cx->held = NULL;
-}
-
-/* The first field named (name, nlen) of the held document, as
- * rm_doc_field finds it: among the fields met so far, else walking on
- * from where the last read stopped. */
-static const rm_xfield_t *
-held_find (rm_expr_ctx_t *cx, const char *name, uint32_t nlen)
-{
-    const uint8_t *d = cx->held;
-    const rm_xfield_t *f = NULL;
-    rm_walk_t w;
-    rm_elem_t e;
-
-    /* The length and first byte before memcmp: most fields differ there. */
-    for (size_t i = 0; i < cx->n_seen; i++)
-        if (cx->seen[i].klen == nlen && (!nlen || d[cx->seen[i].start + 1] == (uint8_t) name[0]) &&
-            !memcmp (d + cx->seen[i].start + 1, name, nlen)) {
-            f = &cx->seen[i];
-            break;
-        }
-    if (!f) {
-        if (!rm_walk_init (&w, d, cx->held_len))
-            return NULL;
-        w.pos = cx->held_pos;
-        while (rm_walk_next (&w, &e) > 0) {
-            if (cx->n_seen == cx->cap_seen) {
-                /* Kept from document to document: grows to the widest. */
-                cx->cap_seen = cx->cap_seen ? 2 * cx->cap_seen : 32;
-                cx->seen = bson_realloc (cx->seen, cx->cap_seen * sizeof *cx->seen);
-            }
-            rm_xfield_t *s = &cx->seen[cx->n_seen++];
-            s->start = e.start;
-            s->klen = rm_elem_key_len (&e);
-            cx->held_pos = w.pos;
-            if (s->klen == nlen && !memcmp (rm_elem_key (&w, &e), name, nlen)) {
-                f = s;
-                break;
-            }
-        }
-    }
-    return f;
-}
-
-static bool
-held_field (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, bson_iter_t *out)
-{
-    const rm_xfield_t *f = held_find (cx, name, nlen);
-    return f && bson_iter_init_from_data_at_offset (out, cx->held, cx->held_len, f->start, f->klen);
+    bson_iter_t it;
+    bson_iter_init_from_data_at_offset (&it, cx->held, cx->held_len, f->start, f->klen);
+    *out = *bson_iter_value (&it);
 }
 
 /* The value of the held document's field f, read from its bytes: the
@@ -118,7 +85,6 @@ static void
 held_value (const rm_expr_ctx_t *cx, const rm_xfield_t *f, bson_value_t *out)
 {
     const uint8_t *v = cx->held + f->start + f->klen + 2;
-    bson_iter_t it;
     uint64_t u;
 
     out->value_type = (bson_type_t) cx->held[f->start];
@@ -158,37 +124,38 @@ held_value (const rm_expr_ctx_t *cx, const rm_xfield_t *f, bson_value_t *out)
         memcpy (out->value.v_oid.bytes, v, 12);
         return;
     default:
-        bson_iter_init_from_data_at_offset (&it, cx->held, cx->held_len, f->start, f->klen);
-        *out = *bson_iter_value (&it);
+        held_value_other (cx, f, out);
         return;
     }
 }
 
-bool
-rm_expr_ctx_field (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len, const char *name,
-                   uint32_t name_len, bson_iter_t *out)
+int
+rm_expr_ctx_held_value (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len, const char *name,
+                        uint32_t name_len, bson_value_t *out)
 {
-    if (cx && doc == cx->held && len == cx->held_len)
-        return held_field (cx, name, name_len, out);
-    return rm_doc_field (doc, len, name, name_len, out);
+    const rm_xfield_t *f;
+    if (!cx || doc != cx->held || len != cx->held_len)
+        return -1;
+    f = rm_xheld_find (cx, name, name_len);
+    if (!f)
+        return 0;
+    held_value (cx, f, out);
+    return 1;
 }
 
 static bool
 path_in_doc (rm_expr_ctx_t *cx, const uint8_t *data, uint32_t len, const rm_path_t *p, size_t k,
              bson_value_t *out)
 {
-    bson_iter_t it;
     bson_value_t here;
     if (cx && data == cx->held && len == cx->held_len) {
-        const rm_xfield_t *f = held_find (cx, p->parts[k], (uint32_t) p->lens[k]);
+        const rm_xfield_t *f = rm_xheld_find (cx, p->parts[k], (uint32_t) p->lens[k]);
         if (!f) {
             rm_xset_missing (out);
             return true;
         }
         held_value (cx, f, &here);
-    } else if (rm_doc_field (data, len, p->parts[k], p->lens[k], &it)) {
-        here = *bson_iter_value (&it);
-    } else {
+    } else if (!doc_field_value (data, len, p->parts[k], p->lens[k], &here)) {
         rm_xset_missing (out);
         return true;
     }
@@ -275,6 +242,17 @@ rm_xeval (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t
         *out = e->konst;
         return true;
     case RM_X_PATH:
+        /* A top-level field of the held document, the common read: its
+         * value straight from the held walk. */
+        if (e->path.n == 1 && cx->current.value_type == BSON_TYPE_DOCUMENT &&
+            cx->current.value.v_doc.data == cx->held && cx->current.value.v_doc.data_len == cx->held_len) {
+            const rm_xfield_t *f = rm_xheld_find (cx, e->path.parts[0], e->path.lens[0]);
+            if (f)
+                held_value (cx, f, out);
+            else
+                rm_xset_missing (out);
+            return true;
+        }
         path_in_value (cx, &cx->current, &e->path, 0, out);
         return true;
     case RM_X_VAR:

@@ -94,6 +94,7 @@ struct rm_qnode {
 typedef struct {
     rm_path_t *path;
     rm_qnode_t *node;
+    bool needed; /* it fails on the empty document: found once, at parse */
 } rm_qtop_t;
 
 struct rm_query {
@@ -136,6 +137,7 @@ void rm_qstate_done (rm_qstate_t *st);
 
 /* query_match.c */
 bool rm_qmatch_doc (rm_qstate_t *st, const rm_qnode_t *n, const uint8_t *doc, uint32_t len);
+bool rm_qtop_needed (const rm_query_t *q, size_t i);
 /* A number as an int64: truncated toward zero, or (exact) only if it has
  * no fraction; false for a non-number, NaN, infinities, out of range. */
 bool rm_qnum_i64 (const bson_iter_t *v, bool exact, int64_t *out);

@@ -500,6 +500,37 @@ expr_match (rm_qstate_t *st, const rm_qnode_t *n)
     return truthy (&out);
 }
 
+/* A comparison of one top-level field of the held document with a
+ * number, a string or a bool of the same kind, decided from the value
+ * decoded in place (no iterator, no general compare): 1 or 0, or -1 for
+ * every other case (an array, a document, a missing field, NaN, mixed
+ * kinds), which goes the general way. */
+static int
+cmp_held (rm_qstate_t *st, const rm_qnode_t *n, const uint8_t *doc, uint32_t len)
+{
+    const rm_path_t *p = n->path;
+    const bson_value_t *r;
+    bson_value_t v;
+    int c;
+
+    if (p->n != 1 || rm_expr_ctx_held_value (st->cx, doc, len, p->parts[0], p->lens[0], &v) != 1)
+        return -1;
+    r = bson_iter_value ((bson_iter_t *) &n->rhs);
+    if (v.value_type == BSON_TYPE_BOOL && r->value_type == BSON_TYPE_BOOL)
+        c = (int) v.value.v_bool - (int) r->value.v_bool;
+    else if (!rm_value_compare_quick (&v, r, &c) ||
+             (v.value_type == BSON_TYPE_DOUBLE && v.value.v_double != v.value.v_double) ||
+             (r->value_type == BSON_TYPE_DOUBLE && r->value.v_double != r->value.v_double))
+        return -1;
+    switch (n->op) {
+    case QC_EQ: return c == 0;
+    case QC_LT: return c < 0;
+    case QC_LTE: return c <= 0;
+    case QC_GT: return c > 0;
+    default: return c >= 0;
+    }
+}
+
 bool
 rm_qmatch_doc (rm_qstate_t *st, const rm_qnode_t *n, const uint8_t *doc, uint32_t len)
 {
@@ -535,6 +566,11 @@ rm_qmatch_doc (rm_qstate_t *st, const rm_qnode_t *n, const uint8_t *doc, uint32_
     default:
         if (!n->path) /* cannot happen: a pathless leaf is only met by leaf_single */
             return false;
+        if (n->kind == QN_CMP) {
+            int quick = cmp_held (st, n, doc, len);
+            if (quick >= 0)
+                return quick;
+        }
         return walk_doc (st, n, doc, len, 0);
     }
 }
@@ -570,22 +606,28 @@ rm_query_match (const rm_query_t *q, rm_expr_ctx_t *cx, const uint8_t *doc, uint
     return !st.failed;
 }
 
+/* Whether top-level condition i fails on the empty document: a field's
+ * condition that does fails on any document that lacks the field (a
+ * missing path gives one missing value, wherever it stops). The same for
+ * every document: rm_query_parse asks once. */
+bool
+rm_qtop_needed (const rm_query_t *q, size_t i)
+{
+    static const uint8_t empty[5] = {5, 0, 0, 0, 0};
+    rm_qstate_t st;
+    bson_error_t err;
+    bool r;
+
+    state_init (&st, q, NULL, empty, sizeof empty, &err);
+    r = rm_qmatch_doc (&st, q->tops[i].node, empty, sizeof empty);
+    rm_qstate_done (&st);
+    return !r && !st.failed;
+}
+
 void
 rm_query_needs_fields (const rm_query_t *q, rm_expr_path_fn fn, void *arg)
 {
-    /* A field's condition that fails on the empty document fails on any
-     * document that lacks the field: a missing path gives one missing
-     * value, wherever it stops. */
-    static const uint8_t empty[5] = {5, 0, 0, 0, 0};
-    rm_qstate_t st;
-
-    for (size_t i = 0; i < q->ntops; i++) {
-        bson_error_t err;
-        bool r;
-        state_init (&st, q, NULL, empty, sizeof empty, &err);
-        r = rm_qmatch_doc (&st, q->tops[i].node, empty, sizeof empty);
-        rm_qstate_done (&st);
-        if (!r && !st.failed)
+    for (size_t i = 0; i < q->ntops; i++)
+        if (q->tops[i].needed)
             fn (q->tops[i].path, arg);
-    }
 }

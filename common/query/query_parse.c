@@ -1079,6 +1079,8 @@ rm_query_parse (const bson_iter_t *it, bson_error_t *err)
         goto fail;
     q->paths = p.paths;
     q->npaths = p.npaths;
+    for (size_t i = 0; i < q->ntops; i++)
+        q->tops[i].needed = rm_qtop_needed (q, i);
     return q;
 fail:
     for (size_t i = 0; i < p.npaths; i++) {

@@ -79,6 +79,11 @@ void rm_expr_ctx_release (rm_expr_ctx_t *cx);
  * held walk when doc is the held document (cx may be NULL). */
 bool rm_expr_ctx_field (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len, const char *name,
                         uint32_t name_len, bson_iter_t *out);
+/* The same field's value, decoded from the held walk without an
+ * iterator: 1 found, 0 missing, -1 doc is not the held document (cx may
+ * be NULL). Strings, documents and arrays point into doc. */
+int rm_expr_ctx_held_value (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len, const char *name,
+                            uint32_t name_len, bson_value_t *out);
 
 /* Evaluates e over the document (doc, len: $$ROOT and $$CURRENT) into
  * *out. An error (a conversion that fails, $size of a non-array, a

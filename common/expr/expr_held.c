@@ -1,0 +1,109 @@
+/* The held document (rm_expr_ctx_hold): one walk of its top-level fields,
+ * shared by every read of a step's filter and expressions and by a set's
+ * copy. The fields met are kept in order (seen); a read looks among them
+ * first, and the walk goes on only as far as a read needs. A name's first
+ * field is the one found, as rm_doc_field finds it. */
+#include <string.h>
+
+#include "bsonwalk.h"
+#include "expr_ctx.h"
+
+/* Whether seen field f's key is (name, nlen): the length first, where
+ * most differ, and no call for the bytes (keys are short). */
+static inline bool
+same_key (const rm_expr_ctx_t *cx, const rm_xfield_t *f, const char *name, uint32_t nlen)
+{
+    const uint8_t *k = cx->held + f->start + 1;
+    if (f->klen != nlen)
+        return false;
+    for (uint32_t i = 0; i < nlen; i++)
+        if (k[i] != (uint8_t) name[i])
+            return false;
+    return true;
+}
+
+void
+rm_expr_ctx_hold (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len)
+{
+    if (cx->held == doc && cx->held_len == len)
+        return; /* held already: what its reads met stays */
+    cx->held = doc;
+    cx->held_len = len;
+    cx->held_pos = 4;
+    cx->held_end = cx->held_bad = false;
+    cx->n_seen = 0;
+}
+
+void
+rm_expr_ctx_release (rm_expr_ctx_t *cx)
+{
+    cx->held = NULL;
+}
+
+/* Walks on from where the last read stopped, keeping each field met,
+ * until one named (name, nlen) (NULL: to the end). Its loop is inline:
+ * the walk is most of a read's cost. */
+static const rm_xfield_t *
+walk_on (rm_expr_ctx_t *cx, const char *name, uint32_t nlen)
+{
+    rm_walk_t w;
+    rm_elem_t e;
+    int r;
+
+    if (cx->held_end)
+        return NULL;
+    if (!rm_walk_init (&w, cx->held, cx->held_len)) {
+        cx->held_end = cx->held_bad = true;
+        return NULL;
+    }
+    w.pos = cx->held_pos;
+    while ((r = rm_walk_next (&w, &e)) > 0) {
+        if (cx->n_seen == cx->cap_seen) {
+            /* Kept from document to document: grows to the widest. */
+            cx->cap_seen = cx->cap_seen ? 2 * cx->cap_seen : 32;
+            cx->seen = bson_realloc (cx->seen, cx->cap_seen * sizeof *cx->seen);
+        }
+        rm_xfield_t *s = &cx->seen[cx->n_seen++];
+        s->start = e.start;
+        s->klen = rm_elem_key_len (&e);
+        s->end = e.end;
+        cx->held_pos = w.pos;
+        if (name && same_key (cx, s, name, nlen))
+            return s;
+    }
+    cx->held_end = true;
+    cx->held_bad = r < 0;
+    return NULL;
+}
+
+const rm_xfield_t *
+rm_xheld_find (rm_expr_ctx_t *cx, const char *name, uint32_t nlen)
+{
+    for (size_t i = 0; i < cx->n_seen; i++)
+        if (same_key (cx, &cx->seen[i], name, nlen))
+            return &cx->seen[i];
+    return walk_on (cx, name, nlen);
+}
+
+bool
+rm_xheld_all (rm_expr_ctx_t *cx)
+{
+    walk_on (cx, NULL, 0);
+    return !cx->held_bad;
+}
+
+static bool
+held_field (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, bson_iter_t *out)
+{
+    const rm_xfield_t *f = rm_xheld_find (cx, name, nlen);
+    return f && bson_iter_init_from_data_at_offset (out, cx->held, cx->held_len, f->start, f->klen);
+}
+
+bool
+rm_expr_ctx_field (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len, const char *name,
+                   uint32_t name_len, bson_iter_t *out)
+{
+    if (cx && doc == cx->held && len == cx->held_len)
+        return held_field (cx, name, name_len, out);
+    return rm_doc_field (doc, len, name, name_len, out);
+}
