@@ -343,7 +343,7 @@ after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
     online_capture_t now;
     online_changes_t ch;
     const char *nss[ONLINE_AFTER_MAX];
-    bool lost = false, ok;
+    bool lost = false, read = false, ok;
     size_t n_own = 2 * a->n + a->n_drops, n_nss = 0;
     online_ddl_t *own = bson_malloc0 ((n_own + 1) * sizeof *own);
     online_capture_init (&now);
@@ -356,9 +356,11 @@ after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
             nss[n_nss++] = a->c[i].ns;
     ch.own = own;
     ch.n_own = online_after_own (a, own, n_own);
+    /* In oplog mode one read gives the point now and what came before it
+     * (online_changes_read_next). */
     ok = online_capture_lost (on, &a->point, &lost, err) &&
-         (lost || (online_capture_start (on, &now, err) &&
-                   online_changes_read (on, &a->point, &now, nss, n_nss, &ch, err)));
+         (lost || (online_changes_read_next (on, &a->point, &now, nss, n_nss, &ch, &read, err) &&
+                   (read || online_changes_read (on, &a->point, &now, nss, n_nss, &ch, err))));
     *by_log = ok && !lost && !*ch.rescan;
     for (size_t i = 0; *by_log && i < a->n; i++) {
         online_idlist_t *l = online_changes_list (&ch, a->c[i].ns, false);

@@ -482,6 +482,7 @@ online_status (online_t *on, bson_error_t *err)
     if (on->run->pair) /* --to-uri: committed, rolled back (online_dest_rollback.c) */
         online_dest_status_line (on);
     /* What the server is and the write forms chosen for it (online_caps.c). */
+    online_caps_log_probe (on);
     online_caps_print (&on->run->caps, online_say_out_stream (on));
     return rows;
 }

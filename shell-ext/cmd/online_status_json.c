@@ -343,6 +343,7 @@ status_doc (online_t *on, bson_error_t *err)
     else
         BSON_APPEND_NULL (&out, "error");
     /* What the server is and the write forms chosen for it (online_caps.c). */
+    online_caps_log_probe (on);
     online_caps_append (&on->run->caps, &out, "server");
     if (on->run->pair) /* --to-uri: toUri and canCommit (online_dest_status.c) */
         online_dest_status (on, &out);

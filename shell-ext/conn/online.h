@@ -142,6 +142,9 @@ typedef struct {
     bool replace_keeps_order;   /* a side-by-side rewrite is a replace, not delete+insert */
     bool in_by_index;           /* $in on a secondary index is read from it: partners by key */
     const char *source;         /* where the choices came from (static text) */
+    /* The change log the server offers, probed (online_caps_log.c) by
+     * status, never taken from the identity. */
+    bool log_probed, change_streams, oplog, oplog_tailable;
 } online_caps_t;
 /* caps: end */
 
@@ -445,6 +448,12 @@ bool online_caps_in_by_index (const online_t *on);
  * under key in doc. */
 void online_caps_print (const online_caps_t *c, FILE *out);
 void online_caps_append (const online_caps_t *c, bson_t *doc, const char *key);
+/* online_caps_log.c: the change-log rows, asked of the server once
+ * (status), then shown as a line of print and a document (changeLog) of
+ * append. */
+void online_caps_log_probe (online_t *on);
+void online_caps_log_print (const online_caps_t *c, FILE *out);
+void online_caps_log_append (const online_caps_t *c, bson_t *sub);
 /* Whether s, a host a server's hello lists, is one the driver parses as
  * host[:port] (a name, an IPv4 address, a bracketed IPv6 one, a .sock
  * path): libmongoc 1.23.1 crashes on one it cannot parse (issue 50).

@@ -382,6 +382,7 @@ online_caps_print (const online_caps_t *c, FILE *out)
              c->in_by_index ? "found by key ($in, by their index)"
                             : "read whole, $in matched here");
     fprintf (out, "  from: %s\n", c->source ? c->source : conservative.source);
+    online_caps_log_print (c, out);
 }
 
 void
@@ -405,6 +406,7 @@ online_caps_append (const online_caps_t *c, bson_t *doc, const char *key)
     BSON_APPEND_UTF8 (&sub, "rewrite", c->replace_keeps_order ? "replace" : "delete and insert");
     BSON_APPEND_UTF8 (&sub, "partners", c->in_by_index ? "by key" : "whole");
     BSON_APPEND_UTF8 (&sub, "from", c->source ? c->source : conservative.source);
+    online_caps_log_append (c, &sub);
     bson_append_document_end (doc, &sub);
 }
 

@@ -42,7 +42,8 @@ online_follow_confirm (online_t *on, const online_ddl_t *own, size_t n_own, int6
     online_capture_t from, now;
     online_changes_t ch;
     const char *nss[64];
-    bool follows, ok;
+    size_t nns = online_changes_sources (on, nss, 64);
+    bool follows, read = false, ok;
 
     *written = 0;
     online_capture_init (&from);
@@ -51,8 +52,8 @@ online_follow_confirm (online_t *on, const online_ddl_t *own, size_t n_own, int6
     ch.own = own;
     ch.n_own = n_own;
     ok = online_follow_point (on, &from, &follows, err) && follows &&
-         online_capture_start (on, &now, err) &&
-         online_changes_read (on, &from, &now, nss, online_changes_sources (on, nss, 64), &ch, err);
+         online_changes_read_next (on, &from, &now, nss, nns, &ch, &read, err) &&
+         (read || online_changes_read (on, &from, &now, nss, nns, &ch, err));
     *written = ch.kept;
     /* A read stopped at a rescan has not read every source. */
     snprintf (why, cap, "%s", ch.rescan);
@@ -60,6 +61,17 @@ online_follow_confirm (online_t *on, const online_ddl_t *own, size_t n_own, int6
     online_capture_destroy (&from);
     online_capture_destroy (&now);
     return ok;
+}
+
+/* What a sync's one read of the oplog returned, as its note says it: the
+ * entries of every namespace after the last point, so that a follow's
+ * rounds show they read the log from where the last one stopped. */
+static const char *
+oplog_said (const online_changes_t *ch, char *buf, size_t cap)
+{
+    snprintf (buf, cap, "local.oplog.rs read once from the last point: %lld entries",
+              (long long) ch->log_entries);
+    return buf;
 }
 
 bool
@@ -70,8 +82,8 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     online_changes_t ch, noted;
     online_incr_stats_t *st = &on->incr;
     const char *nss[64];
-    char point[400], later[ONLINE_IDENTITY_NOTE];
-    bool lost = false, nokeys = false, done = false, ok;
+    char point[400], later[ONLINE_IDENTITY_NOTE], entries[120];
+    bool lost = false, nokeys = false, done = false, read = false, ok;
     size_t nns;
 
     *first_full = 0;
@@ -83,12 +95,16 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     ok = online_follow_point (on, &from, &on->own_run->follows, err);
     if (!ok || !on->run->follows)
         goto done;
-    /* The next point first: whatever is written from here on is after it. */
+    /* The next point first: whatever is written from here on is after it.
+     * In oplog mode the read that gives it reads the log up to it too
+     * (online_changes_read_next): one read a sync; the loss check after
+     * it covers what the read found. */
     st->point_at = (int64_t) time (NULL) * 1000;
     nns = online_changes_sources (on, nss, 64);
+    ch.anon_check = true;
     /* The sources' identities at the next point, against the last one's:
      * what a log that is silent on DDL does not say (online_identity.c). */
-    ok = online_capture_start (on, next, err) &&
+    ok = online_changes_read_next (on, &from, next, nss, nns, &ch, &read, err) &&
          online_identity_now (on, nss, nns, &next->sources, err) &&
          online_capture_lost (on, &from, &lost, err);
     if (ok && !online_identity_check (on, &from, &next->sources, ch.rescan, sizeof ch.rescan,
@@ -119,8 +135,7 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
                          "be traced from the change log (this rescan notes them)");
         goto done;
     }
-    ch.anon_check = true;
-    ok = ok && online_changes_read (on, &from, next, nss, nns, &ch, err) &&
+    ok = ok && (read || online_changes_read (on, &from, next, nss, nns, &ch, err)) &&
          online_made_load (on, &noted, err);
     /* Drops naming no collection: the sources are the collections they
      * were at the last point (checked above), which a UUID proves; a
@@ -140,11 +155,12 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
     on->own_run->incr_running = false;
     if (ok && (st->events || !on->run->following))
         online_say_note (on, "sync: %schange log: %lld events since %s: %lld documents "
-                         "recomputed, %lld read, %lld results rewritten, %lld removed%s",
+                         "recomputed, %lld read, %lld results rewritten, %lld removed%s%s%s",
                          on->run->pair ? "the source's " : "", (long long) st->events, point,
                          (long long) st->recomputed,
                          (long long) st->read, (long long) st->rewritten, (long long) st->removed,
-                         done ? "" : "; the rest rescanned");
+                         done ? "" : "; the rest rescanned", read ? "; " : "",
+                         read ? oplog_said (&ch, entries, sizeof entries) : "");
 done:
     online_changes_destroy (&ch);
     online_changes_destroy (&noted);

@@ -263,10 +263,11 @@ oplog_there (online_t *on, bool *yes, bson_error_t *err)
 
 /* What the server (a view of the source's, with --to-uri) offers, and
  * where its log stands: the mode and the point's ts or token. oplog:
- * whether local.oplog.rs may be asked for. */
+ * whether local.oplog.rs may be asked for; edge: whether its last entry
+ * is (false: the caller's read of the oplog gives it). */
 static bool
 detect (online_t *on, online_capture_t *c, const char *db, const char *coll, bool oplog,
-        bson_error_t *err)
+        bool edge, bson_error_t *err)
 {
     bson_t reply, stage = BSON_INITIALIZER;
     bson_error_t why;
@@ -288,7 +289,7 @@ detect (online_t *on, online_capture_t *c, const char *db, const char *coll, boo
     if (oplog && !oplog_there (on, &yes, err))
         return false;
     c->mode = yes ? ONLINE_CAPTURE_OPLOG : ONLINE_CAPTURE_NONE;
-    if (yes) {
+    if (yes && edge) {
         bool found;
         if (!online_oplog_edge (on, -1, &c->ts_t, &c->ts_i, &found, err))
             return false;
@@ -303,8 +304,8 @@ detect (online_t *on, online_capture_t *c, const char *db, const char *coll, boo
  * (online_pair_log), which is only read. Its oplog is asked for only
  * where it is a replica set member: mongo-java-server makes a database
  * (local) of any name a read asks, and only a member keeps an oplog. */
-bool
-online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
+static bool
+capture_detect (online_t *on, online_capture_t *c, bool edge, bson_error_t *err)
 {
     const rm_nsref_t *ns = source_ns (on);
     const char *db = ns ? ns->db : "admin", *coll = ns ? ns->coll : "remodel";
@@ -316,9 +317,21 @@ online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
     c->has_ts = c->sentinel = false;
     snprintf (c->db, sizeof c->db, "%s", db);
     snprintf (c->coll, sizeof c->coll, "%s", coll);
-    ok = detect (src, c, db, coll, !on->run->pair || *on->run->pair->caps.set_name, err);
+    ok = detect (src, c, db, coll, !on->run->pair || *on->run->pair->caps.set_name, edge, err);
     online_pair_log_end (on, src);
     return ok;
+}
+
+bool
+online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err)
+{
+    return capture_detect (on, c, true, err);
+}
+
+bool
+online_capture_detect_mode (online_t *on, online_capture_t *c, bson_error_t *err)
+{
+    return capture_detect (on, c, false, err);
 }
 
 /* The token of the event of the document oid in a getMore's reply, into

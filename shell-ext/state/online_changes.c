@@ -256,6 +256,14 @@ typedef struct {
     bson_t kept; /* the entries, as an array */
     uint32_t n;
     const online_ops_t *ops; /* the run's (the call has its client only) */
+    /* A read to the log's end (online_changes_read_next): every
+     * namespace's entries come, those of want (the filter's $in, as an
+     * array) are kept; the last ts of all of them is the next point. */
+    bool all;
+    bson_t want;
+    int64_t returned;
+    bool last;
+    uint32_t last_t, last_i;
 } oplog_call_t;
 
 static void
@@ -264,7 +272,43 @@ oplog_call_free (void *p)
     oplog_call_t *r = p;
     bson_destroy (&r->filter);
     bson_destroy (&r->kept);
+    bson_destroy (&r->want);
     bson_free (r);
+}
+
+/* Whether the namespace of entry e is one of r->want. */
+static bool
+oplog_wanted (const oplog_call_t *r, const bson_t *e)
+{
+    bson_iter_t it, w;
+    const char *ns;
+    if (!bson_iter_init_find (&it, e, "ns") || !BSON_ITER_HOLDS_UTF8 (&it))
+        return false;
+    ns = bson_iter_utf8 (&it, NULL);
+    if (!bson_iter_init (&w, &r->want))
+        return false;
+    while (bson_iter_next (&w))
+        if (BSON_ITER_HOLDS_UTF8 (&w) && !strcmp (bson_iter_utf8 (&w, NULL), ns))
+            return true;
+    return false;
+}
+
+/* The latest ts of the entries read: the insertion order is the ts order
+ * on every server seen, the greatest kept anyway. */
+static void
+oplog_note_ts (oplog_call_t *r, const bson_t *e)
+{
+    bson_iter_t it;
+    uint32_t t, i;
+    r->returned++;
+    if (!bson_iter_init_find (&it, e, "ts") || !BSON_ITER_HOLDS_TIMESTAMP (&it))
+        return;
+    bson_iter_timestamp (&it, &t, &i);
+    if (!r->last || t > r->last_t || (t == r->last_t && i > r->last_i)) {
+        r->last_t = t;
+        r->last_i = i;
+        r->last = true;
+    }
 }
 
 /* Appends to dst the element of src at path (top level or one below),
@@ -298,6 +342,9 @@ oplog_keep (const bson_t *e, void *arg)
     const char *kp;
     bool cmd = bson_iter_init_find (&it, e, "op") && BSON_ITER_HOLDS_UTF8 (&it) &&
                !strcmp (bson_iter_utf8 (&it, NULL), "c");
+    oplog_note_ts (r, e);
+    if (r->all && !oplog_wanted (r, e))
+        return;
     bson_uint32_to_string (r->n++, &kp, key, sizeof key);
     BSON_APPEND_DOCUMENT_BEGIN (&r->kept, kp, &one);
     keep_field (&one, e, "op", NULL);
@@ -315,40 +362,59 @@ oplog_call (mongoc_client_t *client, void *arg, bson_error_t *why)
     return r->ops->oplog (client, &r->filter, oplog_keep, r, why);
 }
 
+/* The namespaces an oplog read keeps: nss and their databases' commands
+ * ("db.$cmd"), as an array into arr. */
+static void
+oplog_namespaces (bson_t *arr, const char **nss, size_t nns)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < nns; i++) {
+        char key[16], cmd[200];
+        const char *kp, *dot = strchr (nss[i], '.');
+        size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+        bson_append_utf8 (arr, kp, (int) kl, nss[i], -1);
+        if (dot) {
+            snprintf (cmd, sizeof cmd, "%.*s.$cmd", (int) (dot - nss[i]), nss[i]);
+            kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
+            bson_append_utf8 (arr, kp, (int) kl, cmd, -1);
+        }
+    }
+}
+
+/* The entries after from, of nss, into ch: up to to (bounded, filtered on
+ * ns by the server), or (to NULL) up to the log's end, every namespace's
+ * read and those of nss kept here, the last ts read into *last_t, *last_i
+ * (*last false: none after from). */
 static bool
 oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
-            const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
+            const char **nss, size_t nns, online_changes_t *ch, bool *last, uint32_t *last_t,
+            uint32_t *last_i, bson_error_t *err)
 {
     oplog_call_t *r = bson_aligned_alloc0 (BSON_ALIGNOF (oplog_call_t), sizeof *r);
     bson_t ts, in, arr;
     bson_iter_t it;
     bson_error_t why;
-    uint32_t n = 0;
     bool ok, stopped;
 
     r->ops = online_ops (on);
+    r->all = !to;
     bson_init (&r->filter);
     bson_init (&r->kept);
+    bson_init (&r->want);
     BSON_APPEND_DOCUMENT_BEGIN (&r->filter, "ts", &ts);
     BSON_APPEND_TIMESTAMP (&ts, "$gt", from->ts_t, from->ts_i);
-    if (to->has_ts)
+    if (to && to->has_ts)
         BSON_APPEND_TIMESTAMP (&ts, "$lte", to->ts_t, to->ts_i);
     bson_append_document_end (&r->filter, &ts);
-    BSON_APPEND_DOCUMENT_BEGIN (&r->filter, "ns", &in);
-    BSON_APPEND_ARRAY_BEGIN (&in, "$in", &arr);
-    for (size_t i = 0; i < nns; i++) {
-        char key[16], cmd[200];
-        const char *kp, *dot = strchr (nss[i], '.');
-        size_t kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
-        bson_append_utf8 (&arr, kp, (int) kl, nss[i], -1);
-        if (dot) {
-            snprintf (cmd, sizeof cmd, "%.*s.$cmd", (int) (dot - nss[i]), nss[i]);
-            kl = bson_uint32_to_string (n++, &kp, key, sizeof key);
-            bson_append_utf8 (&arr, kp, (int) kl, cmd, -1);
-        }
+    if (r->all) {
+        oplog_namespaces (&r->want, nss, nns);
+    } else {
+        BSON_APPEND_DOCUMENT_BEGIN (&r->filter, "ns", &in);
+        BSON_APPEND_ARRAY_BEGIN (&in, "$in", &arr);
+        oplog_namespaces (&arr, nss, nns);
+        bson_append_array_end (&in, &arr);
+        bson_append_document_end (&r->filter, &in);
     }
-    bson_append_array_end (&in, &arr);
-    bson_append_document_end (&r->filter, &in);
     ok = online_call_interruptible (on, oplog_call, r, oplog_call_free,
                                     "the change log's entries since the last point "
                                     "(local.oplog.rs, read whole by some servers)",
@@ -359,6 +425,12 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
     if (!ok) {
         oplog_call_free (r);
         return online_fail (on, err, &why, "reading local.oplog.rs");
+    }
+    ch->log_entries += r->returned;
+    if (last) {
+        *last = r->last;
+        *last_t = r->last_t;
+        *last_i = r->last_i;
     }
     if (bson_iter_init (&it, &r->kept))
         while (bson_iter_next (&it)) {
@@ -384,9 +456,42 @@ online_changes_read (online_t *on, const online_capture_t *from, const online_ca
     bool ok = true;
 
     if (from->mode == ONLINE_CAPTURE_OPLOG)
-        ok = oplog_read (src, from, to, nss, nns, ch, err);
+        ok = oplog_read (src, from, to, nss, nns, ch, NULL, NULL, NULL, err);
     for (size_t i = 0; ok && from->mode != ONLINE_CAPTURE_OPLOG && i < nns && !*ch->rescan; i++)
         ok = stream_read (src, from, to, nss[i], ch, err);
     online_pair_log_end (on, src);
     return ok;
+}
+
+bool
+online_changes_read_next (online_t *on, const online_capture_t *from, online_capture_t *next,
+                          const char **nss, size_t nns, online_changes_t *ch, bool *read,
+                          bson_error_t *err)
+{
+    online_run_t view_run;
+    online_t view, *src;
+    bool ok, last = false;
+    uint32_t t = 0, i = 0;
+
+    *read = false;
+    if (from->mode != ONLINE_CAPTURE_OPLOG || !from->has_ts)
+        return online_capture_start (on, next, err);
+    if (!online_capture_detect_mode (on, next, err))
+        return false;
+    /* The server no longer offers the oplog: as before, the point its
+     * mode gives, then the read of the recorded mode. */
+    if (next->mode != ONLINE_CAPTURE_OPLOG)
+        return online_capture_start (on, next, err);
+    src = online_pair_log (on, &view, &view_run);
+    ok = oplog_read (src, from, NULL, nss, nns, ch, &last, &t, &i, err);
+    online_pair_log_end (on, src);
+    if (!ok)
+        return false;
+    /* Nothing after the point: the point again (its entry is in the log
+     * while the next sync's loss check finds it there). */
+    next->ts_t = last ? t : from->ts_t;
+    next->ts_i = last ? i : from->ts_i;
+    next->has_ts = true;
+    *read = true;
+    return true;
 }

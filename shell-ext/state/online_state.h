@@ -258,6 +258,10 @@ const char *online_capture_name (online_capture_mode_t m);
  * ts): change streams on the plan's first source collection, else a capped
  * local.oplog.rs, else none. Only network errors fail. */
 bool online_capture_detect (online_t *on, online_capture_t *c, bson_error_t *err);
+/* The same, the oplog's last entry not asked (has_ts false): the read of
+ * the oplog from the last point gives the next (online_changes_read_next),
+ * where the last entry alone costs a whole read on some servers. */
+bool online_capture_detect_mode (online_t *on, online_capture_t *c, bson_error_t *err);
 /* A change stream reply's cursor.postBatchResumeToken, as a read-only view
  * into reply in *tok (false: it has none): online_change_event.c. */
 bool online_stream_token (const bson_t *reply, bson_t *tok);
@@ -374,6 +378,7 @@ typedef struct online_changes_s {
     online_idlist_t *lists;
     size_t n, cap;
     int64_t events;         /* read from the log */
+    int64_t log_entries;    /* entries the oplog reads returned, every namespace's */
     int64_t kept;           /* _ids in all lists */
     char rescan[300];       /* not "": why only a full rescan will do */
     uint32_t oldest;        /* the earliest event's time in the log, seconds since the
@@ -434,6 +439,17 @@ void online_oplog_entry (online_changes_t *ch, const bson_t *e, const char **nss
  * or rename of one of them sets ch->rescan. */
 bool online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
                           const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err);
+/* The next point into next, and, in oplog mode, what the log holds from
+ * `from` up to it, in one read (*read true): every entry after `from`, of
+ * every namespace, its last one's ts the next point (from's where there is
+ * none), those of nss kept into ch. A server that filters ts after
+ * reading every entry (FerretDB) reads the oplog whole for any range, so
+ * one read a sync, not one for the last entry and one for the range.
+ * Other modes: online_capture_start (*read false: online_changes_read
+ * follows). */
+bool online_changes_read_next (online_t *on, const online_capture_t *from, online_capture_t *next,
+                               const char **nss, size_t nns, online_changes_t *ch, bool *read,
+                               bson_error_t *err);
 
 /* The key map (online_keys.c): for each join's partners, every key value
  * remodel read them with, in the state database's collection keys.
