@@ -408,6 +408,24 @@ put_leaf (rm_buf_t *out, const xset_node_t *k, const bson_value_t *vals)
         rm_xval_encode (out, k->name, k->name_len, &vals[k->slot]);
 }
 
+/* The fields of n the document did not have, after its own: each a
+ * leaf's value, or a new document built from nothing. */
+static void
+put_unseen (rm_buf_t *out, const xset_node_t *n, const bson_value_t *vals, uint8_t *seen)
+{
+    for (size_t i = 0; i < n->n_kids; i++) {
+        if (seen[i])
+            continue;
+        const xset_node_t *k = &n->kids[i];
+        if (k->expr) {
+            put_leaf (out, k, vals);
+        } else {
+            put_key (out, BSON_TYPE_DOCUMENT, k->name, k->name_len);
+            apply_doc (out, empty_doc, 5, k, vals, seen + n->n_kids);
+        }
+    }
+}
+
 /* seen: scratch of n->n_kids flags per level, the caller's (one byte per
  * kid at every level of the tree: sized at the tree's total). */
 static void
@@ -444,17 +462,7 @@ apply_doc (rm_buf_t *out, const uint8_t *data, uint32_t len, const xset_node_t *
      * it passed, as element by element did). */
     if (len && w.pos < len && w.pos > kept)
         rm_buf_append (out, w.data + kept, w.pos - kept);
-    for (size_t i = 0; i < n->n_kids; i++) {
-        if (seen[i])
-            continue;
-        const xset_node_t *k = &n->kids[i];
-        if (k->expr) {
-            put_leaf (out, k, vals);
-        } else {
-            put_key (out, BSON_TYPE_DOCUMENT, k->name, k->name_len);
-            apply_doc (out, empty_doc, 5, k, vals, seen + n->n_kids);
-        }
-    }
+    put_unseen (out, n, vals, seen);
     end_doc (out, start);
 }
 
@@ -491,17 +499,7 @@ apply_held (rm_buf_t *out, const rm_expr_ctx_t *cx, const xset_node_t *n, const 
         }
     }
     rm_buf_append (out, d + kept, cx->held_len - 1 - kept);
-    for (size_t i = 0; i < n->n_kids; i++) {
-        if (seen[i])
-            continue;
-        const xset_node_t *k = &n->kids[i];
-        if (k->expr) {
-            put_leaf (out, k, vals);
-        } else {
-            put_key (out, BSON_TYPE_DOCUMENT, k->name, k->name_len);
-            apply_doc (out, empty_doc, 5, k, vals, seen + n->n_kids);
-        }
-    }
+    put_unseen (out, n, vals, seen);
     end_doc (out, start);
 }
 

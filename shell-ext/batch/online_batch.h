@@ -221,6 +221,10 @@ bool online_writes_add (online_writes_t *w, online_wkind_t kind, const bson_t *s
 bool online_writes_delete_where (online_writes_t *w, const bson_t *sel, bson_error_t *err);
 bool online_writes_upsert (online_writes_t *w, const bson_t *sel, const bson_t *doc,
                            bson_error_t *err);
+/* The error for a document of ns that changed at each of attempts
+ * conditional writes, naming its _id; false. */
+bool online_keeps_changing (const online_job_t *j, const char *ns, const uint8_t *orig,
+                            uint32_t olen, int attempts, bson_error_t *err);
 bool online_writes_flush (online_writes_t *w, bson_error_t *err);
 /* Side by side: out's documents into targets[keep]: inserted, or
  * rewritten (online_side_rewrite) where their _id is there already. A

@@ -114,6 +114,22 @@ online_writes_upsert (online_writes_t *w, const bson_t *sel, const bson_t *doc, 
     return online_writes_add (w, ONLINE_W_REPLACE, sel, doc, true, err);
 }
 
+bool
+online_keeps_changing (const online_job_t *j, const char *ns, const uint8_t *orig, uint32_t olen,
+                       int attempts, bson_error_t *err)
+{
+    bson_t sel;
+    char *text;
+    online_id_filter (orig, olen, &sel);
+    text = bson_as_relaxed_extended_json (&sel, NULL);
+    rm_error_set (err, RM_ERR_IO, "%s: %s: document %s keeps changing under the run (%d "
+                  "attempts); stopping (the checkpoint stands)", j->on->run->where, ns, text,
+                  attempts);
+    bson_free (text);
+    bson_destroy (&sel);
+    return false;
+}
+
 /* Side-by-side results are inserted (inserting into a new collection is
  * the fast way: on FerretDB 1.x a hundred times faster than upserts, which
  * it answers by scanning, BENCHMARKS.md), in commands of the server's
@@ -534,18 +550,7 @@ redo (online_inplace_t *ip, const uint8_t *orig, uint32_t olen, bson_error_t *er
         if (done)
             return true;
     }
-    {
-        bson_t sel;
-        char *text;
-        online_id_filter (orig, olen, &sel);
-        text = bson_as_relaxed_extended_json (&sel, NULL);
-        rm_error_set (err, RM_ERR_IO, "%s: %s: document %s keeps changing under the run "
-                      "(%d attempts); stopping (the checkpoint stands)", j->on->run->where,
-                      j->in[j->p->drive]->text, text, RETRIES);
-        bson_free (text);
-        bson_destroy (&sel);
-    }
-    return false;
+    return online_keeps_changing (j, j->in[j->p->drive]->text, orig, olen, RETRIES, err);
 }
 
 bool

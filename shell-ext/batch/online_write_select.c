@@ -400,18 +400,7 @@ redo (plan_t *pl, const uint8_t *orig, uint32_t olen, bson_error_t *err)
         if (removed)
             return true;
     }
-    {
-        bson_t sel;
-        char *text;
-        online_id_filter (orig, olen, &sel);
-        text = bson_as_relaxed_extended_json (&sel, NULL);
-        rm_error_set (err, RM_ERR_IO, "%s: %s: document %s keeps changing under the run "
-                      "(%d attempts); stopping (the checkpoint stands)", j->on->run->where,
-                      pl->x->from.text, text, RETRIES);
-        bson_free (text);
-        bson_destroy (&sel);
-    }
-    return false;
+    return online_keeps_changing (j, pl->x->from.text, orig, olen, RETRIES, err);
 }
 
 /* The _ids of what the batch changes, per namespace: for the steps after

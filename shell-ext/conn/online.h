@@ -454,6 +454,9 @@ void online_caps_append (const online_caps_t *c, bson_t *doc, const char *key);
 void online_caps_log_probe (online_t *on);
 void online_caps_log_print (const online_caps_t *c, FILE *out);
 void online_caps_log_append (const online_caps_t *c, bson_t *sub);
+/* A change stream's or a tailable cursor's id killed, best effort (an
+ * open cursor costs the server until it times out); 0: none. */
+void online_cursor_kill (online_t *on, const char *db, const char *coll, int64_t id);
 /* Whether s, a host a server's hello lists, is one the driver parses as
  * host[:port] (a name, an IPv4 address, a bracketed IPv6 one, a .sock
  * path): libmongoc 1.23.1 crashes on one it cannot parse (issue 50).

@@ -30,8 +30,8 @@ cursor_id (const bson_t *reply)
 }
 
 /* Best effort: an open cursor costs the server until it times out. */
-static void
-close_cursor (online_t *on, const char *db, const char *coll, int64_t id)
+void
+online_cursor_kill (online_t *on, const char *db, const char *coll, int64_t id)
 {
     bson_t *cmd;
     if (!id)
@@ -51,7 +51,7 @@ probe_streams (online_t *on, const char *db)
     bson_error_t why;
     bool ok = online_ops (on)->stream (on, db, cmd, &reply, &why);
     if (ok)
-        close_cursor (on, db, "capabilities", cursor_id (&reply));
+        online_cursor_kill (on, db, "capabilities", cursor_id (&reply));
     bson_destroy (&reply);
     bson_destroy (cmd);
     return ok;
@@ -92,7 +92,7 @@ probe_tailable (online_t *on)
     int64_t id = 0;
     if (online_ops (on)->stream (on, "local", cmd, &reply, &why))
         id = cursor_id (&reply);
-    close_cursor (on, "local", "oplog.rs", id);
+    online_cursor_kill (on, "local", "oplog.rs", id);
     bson_destroy (&reply);
     bson_destroy (cmd);
     return id != 0;

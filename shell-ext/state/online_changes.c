@@ -109,17 +109,6 @@ stream_open (online_t *on, const char *db, const char *coll, const char *ns,
     return true;
 }
 
-static void
-stream_close (online_t *on, const char *db, const char *coll, int64_t id)
-{
-    bson_t *cmd;
-    if (!id)
-        return;
-    cmd = BCON_NEW ("killCursors", BCON_UTF8 (coll), "cursors", "[", BCON_INT64 (id), "]");
-    online_ops (on)->stream (on, db, cmd, NULL, NULL);
-    bson_destroy (cmd);
-}
-
 /* The position of the point to, where it has one: its cluster time, or
  * its token's (MongoDB's KeyString; mongo-java-server's "_data" is 16 hex
  * digits, the seconds and the counter of its one oplog, as its events'
@@ -198,7 +187,7 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         if (ch->reopen && reopened++ < STREAM_REOPEN_MAX && !*ch->rescan) {
             bson_t *tok = ch->reopen;
             ch->reopen = NULL;
-            stream_close (on, db, coll, id);
+            online_cursor_kill (on, db, coll, id);
             ok = stream_open (on, db, coll, ns, from, tok, ch, &id, &at, err);
             bson_destroy (tok);
             if (!ok)
@@ -211,7 +200,7 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         /* SIGINT, SIGTERM: between two getMores (each waits a fraction of
          * a second), not after the whole log. */
         if (online_stop_requested ()) {
-            stream_close (on, db, coll, id);
+            online_cursor_kill (on, db, coll, id);
             return online_stop_check (on, "while reading the change log (nothing applied from "
                                       "it: the next sync reads it again)", err);
         }
@@ -238,7 +227,7 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
     if (ch->reopen && !*ch->rescan)
         snprintf (ch->rescan, sizeof ch->rescan, "the change stream of %s was invalidated more "
                   "than %d times", ns, STREAM_REOPEN_MAX);
-    stream_close (on, db, coll, id);
+    online_cursor_kill (on, db, coll, id);
     return true;
 }
 
