@@ -147,6 +147,19 @@ walk_doc (rm_qstate_t *st, const rm_qnode_t *n, const uint8_t *doc, uint32_t len
 
 /* ---- Leaves -------------------------------------------------------------- */
 
+/* Whether a comparison's answer c (<0, 0, >0) meets op. */
+static bool
+op_holds (rm_qcmp_t op, int c)
+{
+    switch (op) {
+    case QC_EQ: return c == 0;
+    case QC_LT: return c < 0;
+    case QC_LTE: return c <= 0;
+    case QC_GT: return c > 0;
+    default: return c >= 0;
+    }
+}
+
 /* The server's canonical type, with missing apart from null (as its EOO). */
 static int
 canon (const bson_iter_t *v)
@@ -181,13 +194,7 @@ cmp_single (const rm_qnode_t *n, const bson_iter_t *v)
             return (n->op == QC_LTE || n->op == QC_GTE) && nv && nr;
     }
     c = rm_value_compare (v, r);
-    switch (n->op) {
-    case QC_EQ: return c == 0;
-    case QC_LT: return c < 0;
-    case QC_LTE: return c <= 0;
-    case QC_GT: return c > 0;
-    default: return c >= 0;
-    }
+    return op_holds (n->op, c);
 }
 
 static bool
@@ -522,13 +529,7 @@ cmp_held (rm_qstate_t *st, const rm_qnode_t *n, const uint8_t *doc, uint32_t len
              (v.value_type == BSON_TYPE_DOUBLE && v.value.v_double != v.value.v_double) ||
              (r->value_type == BSON_TYPE_DOUBLE && r->value.v_double != r->value.v_double))
         return -1;
-    switch (n->op) {
-    case QC_EQ: return c == 0;
-    case QC_LT: return c < 0;
-    case QC_LTE: return c <= 0;
-    case QC_GT: return c > 0;
-    default: return c >= 0;
-    }
+    return op_holds (n->op, c);
 }
 
 bool
