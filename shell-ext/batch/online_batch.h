@@ -223,6 +223,10 @@ bool online_writes_upsert (online_writes_t *w, const bson_t *sel, const bson_t *
                            bson_error_t *err);
 /* The error for a document of ns that changed at each of attempts
  * conditional writes, naming its _id; false. */
+/* The error for ns's document doc whose what would be size bytes, past
+ * what a document can hold, naming its _id; not one to retry. */
+bool online_too_large (online_job_t *j, const char *ns, const uint8_t *doc, uint32_t len,
+                       const char *what, uint64_t size, bson_error_t *err);
 bool online_keeps_changing (const online_job_t *j, const char *ns, const uint8_t *orig,
                             uint32_t olen, int attempts, bson_error_t *err);
 bool online_writes_flush (online_writes_t *w, bson_error_t *err);

@@ -137,9 +137,9 @@ online_keeps_changing (const online_job_t *j, const char *ns, const uint8_t *ori
 
 /* The error for a document of the step too large to store, naming its
  * namespace and _id; not one to retry. */
-static bool
-too_large (online_job_t *j, const char *ns, const uint8_t *doc, uint32_t len, const char *what,
-           uint64_t size, bson_error_t *err)
+bool
+online_too_large (online_job_t *j, const char *ns, const uint8_t *doc, uint32_t len,
+                  const char *what, uint64_t size, bson_error_t *err)
 {
     bson_t sel;
     char *id;
@@ -161,8 +161,9 @@ results_fit (online_job_t *j, const online_docs_t *out, bson_error_t *err)
 {
     for (size_t i = 0; i < out->n; i++)
         if (out->docs[i].len > ONLINE_DOC_MAX && out->docs[i].keep >= 0)
-            return too_large (j, j->p->keep[out->docs[i].keep]->text, online_doc_bytes (out, i),
-                              out->docs[i].len, "the result", out->docs[i].len, err);
+            return online_too_large (j, j->p->keep[out->docs[i].keep]->text,
+                                     online_doc_bytes (out, i), out->docs[i].len, "the result",
+                                     out->docs[i].len, err);
     return true;
 }
 
@@ -203,9 +204,9 @@ online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t 
     bool ok = true;
     for (size_t i = 0; i < n; i++)
         if (out->docs[idx[i]].len > ONLINE_DOC_MAX) /* refused before any is deleted */
-            return too_large (w->j, w->j->p->keep[out->docs[idx[i]].keep]->text,
-                              online_doc_bytes (out, idx[i]), out->docs[idx[i]].len, "the result",
-                              out->docs[idx[i]].len, err);
+            return online_too_large (w->j, w->j->p->keep[out->docs[idx[i]].keep]->text,
+                                     online_doc_bytes (out, idx[i]), out->docs[idx[i]].len,
+                                     "the result", out->docs[idx[i]].len, err);
     /* Where a replace keeps the given field order (online_caps.c), one
      * replace a result: the result is never missing in between. */
     if (online_caps_replace_keeps_order (w->j->on))
@@ -467,9 +468,9 @@ inplace_fits (online_job_t *j, const uint8_t *doc, uint32_t len, const uint8_t *
     uint64_t size;
     switch (online_write_fits (doc, len, want, wlen, &size)) {
     case ONLINE_WRITE_DOC_TOO_LARGE:
-        return too_large (j, ns, doc, len, "the document as the step makes it", size, err);
+        return online_too_large (j, ns, doc, len, "the document as the step makes it", size, err);
     case ONLINE_WRITE_BACKUP_TOO_LARGE:
-        return too_large (j, ns, doc, len, "its backup (the original and checksums, in the state "
+        return online_too_large (j, ns, doc, len, "its backup (the original and checksums, in the state "
                           "database)", size, err);
     default:
         return true;

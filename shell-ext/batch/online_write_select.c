@@ -276,28 +276,16 @@ journal_one (online_inplace_t *ip, const uint8_t *doc, uint32_t len, bool gone,
 
 /* Both the document and its journal entry fit in a document. */
 static bool
-fits (online_job_t *j, const uint8_t *doc, uint32_t len, const uint8_t *want, uint32_t wlen,
-      bson_error_t *err)
+fits (online_job_t *j, const char *ns, const uint8_t *doc, uint32_t len, const uint8_t *want,
+      uint32_t wlen, bson_error_t *err)
 {
     /* _id twice, and the entry's few fields. */
     uint64_t entry = (uint64_t) len * 2 + 200;
     if (wlen <= ONLINE_DOC_MAX && entry <= ONLINE_DOC_MAX)
         return true;
-    {
-        bson_t sel;
-        char *id;
-        online_id_filter (doc, len, &sel);
-        id = bson_as_relaxed_extended_json (&sel, NULL);
-        rm_error_set (err, RM_ERR_FORMAT, "%s: step %zu (%s): document %s: %s would be %llu "
-                      "bytes, over the %d a document can hold (16 MiB); nothing of its batch was "
-                      "written", j->on->run->where, j->s->index, j->s->op, id ? id : "?",
-                      wlen > ONLINE_DOC_MAX ? "the result" : "its backup (in the state database)",
-                      (unsigned long long) (wlen > ONLINE_DOC_MAX ? wlen : entry), ONLINE_DOC_MAX);
-        bson_free (id);
-        bson_destroy (&sel);
-        j->on->transient = false;
-    }
-    return false;
+    return online_too_large (j, ns, doc, len,
+                             wlen > ONLINE_DOC_MAX ? "the result" : "its backup (in the state database)",
+                             wlen > ONLINE_DOC_MAX ? wlen : entry, err);
 }
 
 /* doc taken out of from on condition that it is still as read: *removed
@@ -385,13 +373,13 @@ redo (plan_t *pl, const uint8_t *orig, uint32_t olen, bson_error_t *err)
             size_t idx = (size_t) t;
             online_writes_t w;
             online_writes_init (&w, j, ip->to, "writing into \"to\"");
-            if (!fits (j, doc, len, online_doc_bytes (&ip->again_out, idx),
+            if (!fits (j, pl->x->from.text, doc, len, online_doc_bytes (&ip->again_out, idx),
                        ip->again_out.docs[idx].len, err) ||
                 !journal_one (ip, doc, len, true, online_doc_bytes (&ip->again_out, idx),
                               ip->again_out.docs[idx].len, err) ||
                 !online_side_rewrite (&w, &ip->again_out, &idx, 1, err))
                 return false;
-        } else if (!fits (j, doc, len, NULL, 0, err) ||
+        } else if (!fits (j, pl->x->from.text, doc, len, NULL, 0, err) ||
                    !journal_one (ip, doc, len, true, NULL, 0, err)) {
             return false;
         }
@@ -499,9 +487,9 @@ write_batch (plan_t *pl, const online_docs_t *in, const online_docs_t *out, bson
     bool ok = true;
 
     for (size_t i = 0; ok && i < pl->n_take; i++)
-        ok = fits (j, online_doc_bytes (in, pl->take[i]), in->docs[pl->take[i]].len, NULL, 0, err);
+        ok = fits (j, pl->x->from.text, online_doc_bytes (in, pl->take[i]), in->docs[pl->take[i]].len, NULL, 0, err);
     for (size_t i = 0; ok && i < pl->n_put; i++)
-        ok = fits (j, online_doc_bytes (out, pl->put[i]), out->docs[pl->put[i]].len,
+        ok = fits (j, pl->x->from.text, online_doc_bytes (out, pl->put[i]), out->docs[pl->put[i]].len,
                    online_doc_bytes (out, pl->put[i]), out->docs[pl->put[i]].len, err);
     ok = ok && journal_batch (pl, in, out, err);
     if (ok && pl->n_put) {
