@@ -173,6 +173,7 @@ expect_eq "java: sync reads the flights the writes changed, not the 300" \
     "$(r=$(figure read); [ -n "$r" ] && [ "$r" -gt 0 ] && [ "$r" -lt 60 ] && echo few || echo "read '$r'")" "few"
 same "after writes and a sync"
 writes 2
+: >"$T/follow.err"
 "$REMODEL" online follow "$T/plans/late.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
 fp=$!
 for ((iend = SECONDS + 120; SECONDS < iend; )); do grep -q 'change log: [1-9]' "$T/follow.err" 2>/dev/null && break; sleep 0.2; done

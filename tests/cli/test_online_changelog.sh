@@ -373,6 +373,7 @@ print(n > 0 and n == o.count_documents({"cust": "C37", "note": "app", "cust_name
         # follow in place under a writer: each round from the log; a round
         # after the writer stops reads the last one's writes and rewrites
         # nothing, and then the log holds nothing after the point (lag: none).
+        : >"$T/follow.err"
         "$REMODEL" online follow "$T/plans/inplace.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
         fp=$!
         for s in 61 62; do ip_writes $s; sleep 0.3; done
@@ -471,6 +472,7 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
     offline "$kind-a2" || fail "$kind: offline reference"
     same_side "$kind: after three moves of one task" "$kind-a2"
     # ---- follow, a writer, status, a signal ----
+    : >"$T/follow.err"
     "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
     fp=$!
     for s in 2 3 4; do writes $s; sleep 0.3; done
@@ -501,6 +503,7 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
     # ---- a sample verified ahead of the cut-over (follow, verify --sample) ----
     # (the follows above may have recorded one: forgotten first)
     py 'c.remodel.plans.update_one({"_id": sys.argv[2]}, {"$unset": {"sampled": 1}})' "$(pid chain)"
+    : >"$T/follow.err"
     "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
     fp=$!
     for ((i = 1, iend = SECONDS + 240; SECONDS < iend; i++)); do
@@ -588,6 +591,7 @@ PEERS_OPLOG_BYTES=1048576 online_start ferretdb "$T/srv-small" 0 changelog && {
         --noIndexRestore --quiet
     make_shop
     online run chain --batch-size 100 -q
+    : >"$T/follow.err"
     "$REMODEL" online follow "$T/plans/chain.json" --uri "$uri" --pause 15s 2>"$T/follow.err" &
     fp=$!
     for ((i = 1, iend = SECONDS + 120; SECONDS < iend; i++)); do

@@ -104,6 +104,7 @@ for kind in $(online_kinds); do
         "$rc:$(grep -c -e '^mode: in place' -e '^step 2 (move) oair.flights: [1-9][0-9]* changed' "$T/out")" "0:2"
 
     # follow while the application writes, then a sync.
+    : >"$T/follow.err"
     "$REMODEL" online follow "$T/plans/late.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
     fp=$!
     # Its first round done (the sample it verifies after it), the writes;

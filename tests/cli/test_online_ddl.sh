@@ -73,6 +73,7 @@ for kind in ferretdb java; do
     expect_eq "$kind: drop: the plan runs" "$rc:$(cat "$T/err")" "0:"
     # (long pauses: the drop and the create, index first, fall between two
     # rounds, not into a rescan that would find no index)
+    : >"$T/follow.err"
     "$REMODEL" online follow "$T/plans/dropa.json" --uri "$uri" --pause 1500ms 2>"$T/follow.err" &
     fp=$!
     rounds dropa 1 || fail "$kind: drop: follow's first round"
@@ -104,6 +105,7 @@ k.insert_many([{"_id": i, "code": "C%d" % i, "name": "new %d" % i} for i in rang
     plan rena; shop rena
     online run rena --batch-size 50 -q
     expect_eq "$kind: rename: the plan runs" "$rc:$(cat "$T/err")" "0:"
+    : >"$T/follow.err"
     "$REMODEL" online follow "$T/plans/rena.json" --uri "$uri" --pause 200ms --retry-for 2s \
         2>"$T/follow.err" &
     fp=$!

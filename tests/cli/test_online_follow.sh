@@ -215,6 +215,7 @@ scenario() {
       echo $? >"$T/w2.done"; } &
     wpid=$!
     if [ -n "$follow" ]; then
+        : >"$T/follow.err"
         "$REMODEL" online follow "$P" --uri "$uri" >"$T/follow.out" 2>"$T/follow.err" &
         local fpid=$! frc
         wait $wpid

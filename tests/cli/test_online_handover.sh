@@ -43,6 +43,7 @@ while not os.path.exists(sys.argv[2]):
     time.sleep(0.02)' "$T/stop" >/dev/null 2>&1 &
 writer=$!
 
+: >"$T/follow.err"
 REMODEL_ONLINE_SLOW_CALL_MS=30000 "$REMODEL" online follow "$T/plans/emb.json" --uri "$uri" \
     --pause 200ms >/dev/null 2>"$T/follow.err" &
 follower=$!

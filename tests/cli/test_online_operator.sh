@@ -118,6 +118,7 @@ for kind in $(online_kind java); do
     if [[ $got =~ $re ]] && [ "${BASH_REMATCH[2]}" -ge 2 ]; then
         pass "$kind: status: the lag in seconds (${BASH_REMATCH[2]}), no catch-up ETA before follow"
     else fail "$kind: status: the lag in seconds, no catch-up ETA before follow" "got [$got]"; fi
+    : >"$T/follow.err"
     "$REMODEL" online follow "$P" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
     follower=$!
     for ((i = 0; i < 40; i++)); do

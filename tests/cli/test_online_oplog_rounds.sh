@@ -63,6 +63,7 @@ for b in range(6):
         c.o.items.insert_one({"_id": 1000 + k, "n": k})
     time.sleep(1)' "$uri" >"$T/w.out" 2>&1; echo $? >"$T/w.done"; } &
 wpid=$!
+: >"$T/follow.err"
 REMODEL_ONLINE_TRACE=1 "$REMODEL" online follow "$T/plans/dbl.json" --uri "$uri" --pause 500ms \
     >"$T/follow.out" 2>"$T/follow.err" &
 fpid=$!

@@ -77,6 +77,7 @@ for kind in ${RI_KINDS:-ferretdb java}; do
         k1=$?
         online run inplace -q
         r1=$rc
+        : >"$T/follow.err"
         "$REMODEL" online follow "$T/plans/inplace.json" --uri "$uri" --pause 100ms \
             >/dev/null 2>"$T/follow.err" &
         fp=$!

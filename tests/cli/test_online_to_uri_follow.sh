@@ -70,6 +70,7 @@ print(n, sorted(ops.items()))' "$T/stop" "$T/writing" >"$T/writer.log" 2>&1 &
 }
 # follow in the background, its messages in $T/follow.err; its pid in $follower.
 follow_bg() {
+    : >"$T/follow.err"
     "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" --pause 200ms --sample 50 \
         >/dev/null 2>"$T/follow.err" &
     follower=$!

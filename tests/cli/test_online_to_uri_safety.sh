@@ -77,6 +77,7 @@ rounds() {
 }
 # follow_bg ARGS...: follow --to-uri in the background, its pid in $fp.
 follow_bg() {
+    : >"$T/follow.err"
     "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" "$@" >"$T/follow.out" 2>"$T/follow.err" &
     fp=$!
 }

@@ -58,6 +58,9 @@ for dir in ${CI_KINDS:-ferretdb:java java:ferretdb}; do
         "$(uri=$DST py 'print("copyPoint" in (c.remodel.pairs.find_one() or {}))')" "True"
 
     # ---- follow brings shop.other over from the log ----
+    # Emptied first: the job's own redirection may come after the loop's
+    # first look, which would then find the last direction's lines.
+    : >"$T/follow.err"
     "$REMODEL" online follow "$P" --uri "$SRC" --to-uri "$DST" --pause 300ms \
         >/dev/null 2>"$T/follow.err" &
     follower=$!
