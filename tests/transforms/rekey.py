@@ -37,15 +37,14 @@ from bson.objectid import ObjectId  # noqa: E402
 from bson.son import SON  # noqa: E402
 
 SONOPTS = bson.codec_options.CodecOptions(document_class=SON, tz_aware=True)
-fails = 0
+REPORT = rmlib.Reporter()
 
 
 def verdict(name, ok, why=""):
-    global fails
-    print(("PASS " if ok else "FAIL ") + name)
-    if not ok:
-        fails += 1
-        sys.stderr.write("  %s\n" % why)
+    if ok:
+        REPORT.ok(name)
+    else:
+        REPORT.bad(name, why)
 
 
 # --- the oracle ---------------------------------------------------------------
@@ -381,7 +380,7 @@ def main():
         airports_case(work, int(sys.argv[3]) if len(sys.argv) > 3 else 7)
     else:
         gen_case(work, sys.argv[3])
-    sys.exit(1 if fails else 0)
+    sys.exit(1 if REPORT.failed else 0)
 
 
 if __name__ == "__main__":
