@@ -23,7 +23,10 @@
 #  - copy, move and delete by a filter (AAPL copied, the prices before
 #    2005 archived, IBM's deleted, the airports west of 150 W copied): the
 #    oracle's selection, in order, byte for byte, and the counts remodel
-#    prints.
+#    prints;
+#  - the importer itself against the real mongoimport (into
+#    mongo-java-server, dumped by mongodump): the same documents but for
+#    their _ids, type for type.
 #   REMODEL=build/remodel bash tests/cli/test_public_csv.sh
 . "$(dirname "$0")/lib.sh"
 export PYTHONDONTWRITEBYTECODE=1
@@ -181,3 +184,35 @@ case $rc:$(head -n 1 "$T/want") in
 esac
 expect_eq "copy, move, delete: the counts remodel prints are the oracle's" \
     "$(grep '^step ' "$T/err")" "$(tail -n +2 "$T/want")"
+
+# --- the importer against the real mongoimport ------------------------------------
+# The same three files through mongoimport --type csv --headerline into
+# mongo-java-server, dumped by mongodump: every document the importer's
+# but for its _id (the driver's ObjectId), field for field, type for type
+# ("0E0" the double 0.0 there too).
+use_peers "public CSVs: peers" || exit 0
+[ -n "${REMODEL_TEST_URI:-}" ] && { pass "public CSVs: external deployments are not started here (skipped)"; exit 0; }
+trap '"$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+online_start java "$T/java" 0 || exit 0
+for f in airports stocks seattle-temps; do
+    "$REMODEL_PEERS/bin/mongoimport" --uri "$uri" --db vega --collection "${f/-/_}" --type csv --headerline --maintainInsertionOrder \
+        --file "$C/$f.csv" --quiet 2>>"$T/mi.err" || fail "mongoimport $f.csv" "$(tail -3 "$T/mi.err")"
+done
+"$MONGODUMP" --uri "$uri" --db vega --out "$T/mi" --quiet 2>"$T/err" || fail "mongodump of the import" "$(cat "$T/err")"
+expect_eq "csv_import.py types every value as mongoimport does (its documents but for _id, in order)" \
+    "$(python3 - "$T/mi" "$T/src" <<'EOF'
+import sys, bson, rmlib
+a, b = rmlib.read_dir(sys.argv[1])[0], rmlib.read_dir(sys.argv[2])[0]
+def strip(d):
+    # RawBSON: the document's bytes without its first field, the _id
+    d = bson.decode(d, bson.codec_options.CodecOptions(document_class=bson.son.SON))
+    assert list(d)[0] == "_id"
+    del d["_id"]
+    return bson.encode(d)
+for ns in ("vega.airports", "vega.stocks", "vega.seattle_temps"):
+    x, y = [strip(d) for d in a.get(ns, [])], [strip(d) for d in b[ns]]
+    print(ns, len(x), x == y)
+EOF
+)" "vega.airports 3376 True
+vega.stocks 560 True
+vega.seattle_temps 8759 True"
