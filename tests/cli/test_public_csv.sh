@@ -39,37 +39,46 @@ if [ ! -f "$WHEEL" ]; then
     exit 0
 fi
 mkdir -p "$T/csv"
-python3 - "$WHEEL" "$T/csv" <<'EOF'
+pyin "$WHEEL" "$T/csv" <<'EOF'
 import sys, zipfile
 z = zipfile.ZipFile(sys.argv[1])
-for name in ("airports", "stocks", "seattle-temps"):
+for name in ("airports", "stocks", "seattle-temps", "seattle-weather"):
     open("%s/%s.csv" % (sys.argv[2], name), "wb").write(z.read("vega_datasets/_data/%s.csv" % name))
 EOF
 C=$T/csv
-python3 "$TX/csv_import.py" "$T/src" vega.airports="$C/airports.csv" vega.stocks="$C/stocks.csv" \
-    vega.seattle_temps="$C/seattle-temps.csv" >/dev/null
-expect_eq "import: every document is its CSV row (airports, stocks, temperatures)" \
-    "$(python3 "$O" import "$C" "$T/src")" "12695 documents, each its row"
+pyrun "$TX/csv_import.py" "$T/src" vega.airports="$C/airports.csv" vega.stocks="$C/stocks.csv" \
+    vega.seattle_temps="$C/seattle-temps.csv" vega.seattle_weather="$C/seattle-weather.csv" >/dev/null
+expect_eq "import: every document is its CSV row (airports, stocks, temperatures, weather)" \
+    "$(pyrun "$O" import "$C" "$T/src")" "14156 documents, each its row"
 
 # --- analyze: dates held as strings --------------------------------------------
 run_rm analyze "$T/src" --json --plan-out "$T/plan.json"
 expect_eq "analyze: the three dates held as strings, with their formats (exit 0)" \
-    "$rc:$(python3 -c 'import json, sys
+    "$rc:$(pyrun -c 'import json, sys
 print(sorted((t["ns"], t["field"], t["format"]) for t in json.load(open(sys.argv[1]))["types"] if "format" in t))' "$T/out")" \
-    "0:[('vega.seattle_temps', 'date', '%Y/%m/%d %H:%M'), ('vega.stocks', 'date', '%b %d %Y')]"
-python3 -c 'import json, sys
+    "0:[('vega.seattle_temps', 'date', '%Y/%m/%d %H:%M'), ('vega.seattle_weather', 'date', '%Y/%m/%d'), ('vega.stocks', 'date', '%b %d %Y')]"
+pyrun -c 'import json, sys
 p = json.load(open(sys.argv[1])); p["steps"] = [s for s in p["steps"] if "set" in s]
 print(sorted((s["set"]["in"], k, v["$dateFromString"]["format"]) for s in p["steps"] for k, v in s["set"]["fields"].items()))
 json.dump(p, open(sys.argv[2], "w"))' "$T/plan.json" "$T/sets.json" >"$T/sets.txt"
 expect_eq "analyze: its plan converts each with \$dateFromString and that format" \
-    "$(cat "$T/sets.txt")" "[('vega.seattle_temps', 'date', '%Y/%m/%d %H:%M'), ('vega.stocks', 'date', '%b %d %Y')]"
+    "$(cat "$T/sets.txt")" "[('vega.seattle_temps', 'date', '%Y/%m/%d %H:%M'), ('vega.seattle_weather', 'date', '%Y/%m/%d'), ('vega.stocks', 'date', '%b %d %Y')]"
 run_rm run -q "$T/sets.json" --from "$T/src" --to "$T/conv"
 expect_eq "analyze: its set steps run (exit 0)" "$rc:$(cat "$T/err")" "0:"
 expect_eq "stocks: every converted date is strptime's (%b %d %Y, UTC)" \
-    "$(python3 "$O" dates "$C" "$T/src" "$T/conv" vega.stocks date '%b %d %Y' UTC)" "560 converted, 0 wrong"
+    "$(pyrun "$O" dates "$C" "$T/src" "$T/conv" vega.stocks date '%b %d %Y' UTC)" "560 converted, 0 wrong"
 expect_eq "temperatures: every converted date is strptime's (%Y/%m/%d %H:%M, UTC)" \
-    "$(python3 "$O" dates "$C" "$T/src" "$T/conv" vega.seattle_temps date '%Y/%m/%d %H:%M' UTC)" \
+    "$(pyrun "$O" dates "$C" "$T/src" "$T/conv" vega.seattle_temps date '%Y/%m/%d %H:%M' UTC)" \
     "8759 converted, 0 wrong"
+expect_eq "weather: every converted date is strptime's (%Y/%m/%d, UTC)" \
+    "$(pyrun "$O" dates "$C" "$T/src" "$T/conv" vega.seattle_weather date '%Y/%m/%d' UTC)" \
+    "1461 converted, 0 wrong"
+# Converted, the monthly prices are no bucket candidate (a handful of
+# readings a series and day at least: they have one a month), nor is
+# anything else.
+run_rm analyze "$T/conv" --plan-out "$T/conv-plan.json"
+expect_eq "analyze of the converted data: nothing to recommend (exit 4, no plan, no bucket)" \
+    "$rc:$([ -e "$T/conv-plan.json" ] && echo written):$(grep -c 'nothing to do, no plan written' "$T/err"):$(grep -ci bucket "$T/out")" "4::1:0"
 
 # --- bucketize by the calendar, and back ------------------------------------------
 # stocks NAME KEYS: bucketize of the converted prices, and with the
@@ -87,11 +96,11 @@ for p in "yearly|year|UTC|51" "quarterly|quarter|America/New_York|191"; do
     IFS='|' read -r name unit tz n <<<"$p"
     run_rm run -q "$T/$name.json" --from "$T/conv" --to "$T/out-$name"
     expect_eq "stocks by symbol, $unit in $tz: each bucket's window, count, min, max and prices the oracle's" \
-        "$rc:$(python3 "$O" buckets "$C" "$T/out-$name" vega.stocks symbol date price "$unit" "$tz" '%b %d %Y' UTC)" \
+        "$rc:$(pyrun "$O" buckets "$C" "$T/out-$name" vega.stocks symbol date price "$unit" "$tz" '%b %d %Y' UTC)" \
         "0:OK $n buckets"
     run_rm run -q "$T/$name-both.json" --from "$T/conv" --to "$T/both-$name"
     expect_eq "stocks by symbol, $unit in $tz: unbucketize gives the 560 prices back byte for byte, no bucket left" \
-        "$rc:$(python3 - "$T/conv" "$T/both-$name" <<'EOF'
+        "$rc:$(pyin "$T/conv" "$T/both-$name" <<'EOF'
 import sys, rmlib
 a = rmlib.read_dir(sys.argv[1])[0]["vega.stocks"]
 b = rmlib.read_dir(sys.argv[2])[0]
@@ -112,14 +121,14 @@ echo "{\"remodel\": 1, \"steps\": [$SET, {\"bucketize\": {\"from\": \"vega.seatt
   \"stats\": {\"temp\": [\"count\", \"min\", \"max\"]}}}]}" >"$T/la.json"
 run_rm run -q "$T/la-set.json" --from "$T/src" --to "$T/la-conv"
 expect_eq "temperatures read in Los Angeles: every date is zoneinfo's (the skipped and the repeated hour as fold 0)" \
-    "$rc:$(python3 "$O" dates "$C" "$T/src" "$T/la-conv" vega.seattle_temps date '%Y/%m/%d %H:%M' America/Los_Angeles)" \
+    "$rc:$(pyrun "$O" dates "$C" "$T/src" "$T/la-conv" vega.seattle_temps date '%Y/%m/%d %H:%M' America/Los_Angeles)" \
     "0:8759 converted, 0 wrong"
 run_rm run -q "$T/la.json" --from "$T/src" --to "$T/out-la"
 expect_eq "temperatures, monthly in Los Angeles: each bucket's window, count, min and max the oracle's" \
-    "$rc:$(python3 "$O" buckets "$C" "$T/out-la" vega.seattle_temps city date temp month America/Los_Angeles \
+    "$rc:$(pyrun "$O" buckets "$C" "$T/out-la" vega.seattle_temps city date temp month America/Los_Angeles \
         '%Y/%m/%d %H:%M' America/Los_Angeles Seattle)" "0:OK 12 buckets"
 expect_eq "temperatures: March and November, the months that change offset, by start, end and count" \
-    "$(python3 - "$T/out-la" <<'EOF'
+    "$(pyin "$T/out-la" <<'EOF'
 import sys, bson, rmlib
 for b in rmlib.read_dir(sys.argv[1])[0]["vega.buckets"]:
     b = bson.decode(b)
@@ -133,36 +142,36 @@ EOF
 # Typed as mongoimport types them, the codes "0E0" and "0E8" are the
 # double 0.0 (a number in exponent form): two airports, one key.
 expect_eq "airports: the IATA codes as imported, not unique: 0E0 and 0E8 are both 0.0 (oracle)" \
-    "$(python3 "$O" unique "$C" iata)" "3376 airports, 3375 distinct iata: rows 47 and 48 (0E0, 0E8) all 0.0"
+    "$(pyrun "$O" unique "$C" iata)" "3376 airports, 3375 distinct iata: rows 47 and 48 (0E0, 0E8) all 0.0"
 cat >"$T/rekey.json" <<'EOF'
 {"remodel": 1, "steps": [{"rekey": {"from": "vega.airports", "to": "vega.airports_by_code", "id": "$iata",
   "references": [{"in": "vega.flights", "field": "origin"}, {"in": "vega.flights", "field": "destination"}]}}]}
 EOF
-python3 "$O" flights "$T/src" "$T/air-auto" >/dev/null
+pyrun "$O" flights "$T/src" "$T/air-auto" >/dev/null
 run_rm run "$T/rekey.json" --from "$T/air-auto" --to "$T/rk-auto"
 expect_eq "rekey by \$iata as imported: refused (exit 1), nothing written" \
     "$rc:$(test -e "$T/rk-auto" && echo written):$(grep -c 'give "id" an expression unique to each document' "$T/err")" "1::1"
 expect_eq "rekey by \$iata as imported: the refusal names both airports and their one key (oracle)" \
-    "$(python3 "$O" samekey "$T/air-auto" iata "$T/err")" "rows 47 and 48, both iata 0.0"
+    "$(pyrun "$O" samekey "$T/air-auto" iata "$T/err")" "rows 47 and 48, both iata 0.0"
 # The codes imported as text (mongoimport's iata.string()): unique.
-python3 "$TX/csv_import.py" "$T/src-text" vega.airports="$C/airports.csv" vega.stocks="$C/stocks.csv" \
-    vega.seattle_temps="$C/seattle-temps.csv" --text iata >/dev/null
+pyrun "$TX/csv_import.py" "$T/src-text" vega.airports="$C/airports.csv" vega.stocks="$C/stocks.csv" \
+    vega.seattle_temps="$C/seattle-temps.csv" vega.seattle_weather="$C/seattle-weather.csv" --text iata >/dev/null
 expect_eq "import --text iata: every document is its CSV row, the codes strings" \
-    "$(python3 "$O" import "$C" "$T/src-text" iata)" "12695 documents, each its row"
+    "$(pyrun "$O" import "$C" "$T/src-text" iata)" "14156 documents, each its row"
 expect_eq "airports: the IATA codes as text are unique (oracle)" \
-    "$(python3 "$O" unique "$C" iata text)" "3376 airports, 3376 distinct iata"
-python3 "$O" flights "$T/src-text" "$T/air" >/dev/null
+    "$(pyrun "$O" unique "$C" iata text)" "3376 airports, 3376 distinct iata"
+pyrun "$O" flights "$T/src-text" "$T/air" >/dev/null
 run_rm run "$T/rekey.json" --from "$T/air" --to "$T/rk"
 expect_eq "rekey by \$iata: its count line (exit 0)" \
     "$rc:$(grep '^step ' "$T/err")" \
     "0:step 1 (rekey) vega.airports: 3376 document(s) re-keyed into vega.airports_by_code; 1194 reference(s) rewritten"
 expect_eq "rekey by \$iata: the airports under their codes and the flights' references the oracle's, byte for byte" \
-    "$(python3 "$O" rekey "$T/air" "$T/rk")" "3376 airports re-keyed, 600 flights' references, byte for byte"
+    "$(pyrun "$O" rekey "$T/air" "$T/rk")" "3376 airports re-keyed, 600 flights' references, byte for byte"
 sed 's/"id": "[$]iata"/"id": "$state"/' "$T/rekey.json" >"$T/by-state.json"
 run_rm run "$T/by-state.json" --from "$T/air" --to "$T/rk-state"
 expect_eq "rekey by \$state: refused (exit 1), nothing written" \
     "$rc:$(test -e "$T/rk-state" && echo written):$(grep -c 'give "id" an expression unique to each document' "$T/err")" "1::1"
-got=$(python3 "$O" samekey "$T/air" state "$T/err")
+got=$(pyrun "$O" samekey "$T/air" state "$T/err")
 case $got in
 "rows "*" and "*", both state '"*"'") pass "rekey by \$state: the two airports it names share the state it names (oracle: $got)" ;;
 *) fail "rekey by \$state: the two airports it names share the state it names (oracle)" "$got" ;;
@@ -177,7 +186,7 @@ cat >"$T/filters.json" <<'EOF'
   {"copy": {"from": "vega.airports", "to": "vega.far_west", "filter": {"longitude": {"$lt": -150}}}}]}
 EOF
 run_rm run "$T/filters.json" --from "$T/conv" --to "$T/flt"
-python3 "$O" filters "$C" "$T/conv" "$T/flt" >"$T/want"
+pyrun "$O" filters "$C" "$T/conv" "$T/flt" >"$T/want"
 case $rc:$(head -n 1 "$T/want") in
 "0:aapl "*"byte for byte") pass "copy, move, delete: each namespace the oracle's selection, in order, byte for byte ($(head -n 1 "$T/want"))" ;;
 *) fail "copy, move, delete: each namespace the oracle's selection, in order, byte for byte" "$rc $(head -n 1 "$T/want")" ;;
@@ -200,7 +209,7 @@ for f in airports stocks seattle-temps; do
 done
 "$MONGODUMP" --uri "$uri" --db vega --out "$T/mi" --quiet 2>"$T/err" || fail "mongodump of the import" "$(cat "$T/err")"
 expect_eq "csv_import.py types every value as mongoimport does (its documents but for _id, in order)" \
-    "$(python3 - "$T/mi" "$T/src" <<'EOF'
+    "$(pyin "$T/mi" "$T/src" <<'EOF'
 import sys, bson, rmlib
 a, b = rmlib.read_dir(sys.argv[1])[0], rmlib.read_dir(sys.argv[2])[0]
 def strip(d):

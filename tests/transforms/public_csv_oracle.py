@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The oracle of tests/cli/test_public_csv.sh: what remodel's steps must give
-on public CSV files (vega_datasets' airports, stocks and Seattle's hourly
-temperatures) imported by csv_import.py, computed here from the CSV text
+on public CSV files (vega_datasets' airports, stocks, Seattle's hourly
+temperatures and daily weather) imported by csv_import.py, computed here from the CSV text
 with plain Python (csv, strptime, zoneinfo) and the bson package, never
 from remodel's output. Each command prints one line the suite compares.
 
@@ -51,7 +51,7 @@ import rmlib  # noqa: E402
 UTC = dt.timezone.utc
 OPTS = CodecOptions(document_class=SON, tz_aware=True)
 FILES = {"vega.airports": "airports.csv", "vega.stocks": "stocks.csv",
-         "vega.seattle_temps": "seattle-temps.csv"}
+         "vega.seattle_temps": "seattle-temps.csv", "vega.seattle_weather": "seattle-weather.csv"}
 
 
 def rows(csvdir, ns):
