@@ -8,6 +8,7 @@ from remodel's output. Each command prints one line the suite compares.
   import CSVDIR SRC [TEXTFIELD]     every document the importer wrote is its
                                     CSV row, typed as autoParse types it
                                     (TEXTFIELD: kept as text)
+  types CSVDIR                      each field's types and their counts
   dates CSVDIR SRC OUT NS FIELD FMT TZ
                                     each converted FIELD is strptime's
                                     datetime in TZ ("UTC" or an Olson name),
@@ -117,6 +118,18 @@ def cmd_import(csvdir, src, text_field=""):
                 if type(v) is not type(w) or v != w:
                     bad.append("%s row %d: %s is %r, the CSV's %r is %r" % (ns, i, k, v, text, w))
     done(bad, "%d documents, each its row" % n)
+
+
+def cmd_types(csvdir):
+    """Each field's BSON types and how many documents hold each, as
+    analyze's "fields" report them: one line a field."""
+    for ns in sorted(FILES):
+        rs = rows(csvdir, ns)
+        print("%s _id objectId:%d" % (ns, len(rs)))
+        for k in rs[0]:
+            n = collections.Counter({int: "int", float: "double", str: "string"}[type(typed(r[k]))]
+                                    for r in rs)
+            print("%s %s %s" % (ns, k, " ".join("%s:%d" % kv for kv in sorted(n.items()))))
 
 
 def cmd_dates(csvdir, src, out, ns, field, fmt, tz):
@@ -289,7 +302,7 @@ def cmd_filters(csvdir, src, out):
 
 
 def main(argv):
-    cmds = {"import": cmd_import, "dates": cmd_dates, "buckets": cmd_buckets, "unique": cmd_unique,
+    cmds = {"import": cmd_import, "types": cmd_types, "dates": cmd_dates, "buckets": cmd_buckets, "unique": cmd_unique,
             "flights": cmd_flights, "rekey": cmd_rekey, "samekey": cmd_samekey, "filters": cmd_filters}
     if not argv or argv[0] not in cmds:
         raise SystemExit(__doc__)
