@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
 # Issue 64's new features on real public data no one here chose: the CSVs
 # of vega_datasets 0.9.0 (airports, monthly stock prices, Seattle's hourly
-# temperatures of 2010; its wheel fetched by tests/peers/install.sh),
-# imported without a server by tests/transforms/csv_import.py (typed as
-# mongoimport --type csv types them), run through the offline remodel and
-# judged by tests/transforms/public_csv_oracle.py, which reads the CSV
-# text itself (csv, strptime, zoneinfo), never remodel's output, as truth:
+# temperatures of 2010 and daily weather; its wheel fetched by
+# tests/peers/install.sh), imported without a server by
+# tests/transforms/csv_import.py (typed as mongoimport --type csv types
+# them), run through the offline remodel and judged by
+# tests/transforms/public_csv_oracle.py, which reads the CSV text itself
+# (csv, strptime, zoneinfo), never remodel's output, as truth:
 #  - the import: every document its CSV row;
-#  - analyze finds the dates held as strings ("Jan 1 2000", "2010/01/01
-#    00:00", "2012/01/01") with their formats; its plan's set steps give
-#    the dates strptime gives, every row;
+#  - analyze: each field's types as the oracle types the CSV; the dates
+#    held as strings ("Jan 1 2000", "2010/01/01 00:00", "2012/01/01") with
+#    their formats, its plan's set steps giving the dates strptime gives,
+#    every row; once converted, nothing to recommend (no bucket);
 #  - bucketize the stock prices by symbol, yearly in UTC and quarterly in
 #    New York (a price of the 1st at midnight UTC is the month before
 #    there): each bucket's window, count, min, max and readings the
 #    oracle's grouping; unbucketize gives the prices back byte for byte;
 #    the temperatures, read as Los Angeles wall time, in monthly buckets
 #    there (March and November change offset): the same;
-#  - rekey the airports by their IATA code (unique: the oracle counts
-#    them first), a made-up flights collection's ObjectId references
-#    rewritten to the codes; by state (not unique) refused naming two
-#    airports of one state, nothing written;
+#  - rekey the airports by their IATA code: as imported, refused naming
+#    the two airports whose codes "0E0" and "0E8" are both the double 0.0
+#    (the oracle finds them), nothing written; the codes imported as text
+#    (unique, the oracle counts them), a made-up flights collection's
+#    ObjectId references rewritten to them, byte for byte; by state
+#    refused naming two airports of one state;
 #  - copy, move and delete by a filter (AAPL copied, the prices before
 #    2005 archived, IBM's deleted, the airports west of 150 W copied): the
 #    oracle's selection, in order, byte for byte, and the counts remodel
