@@ -6,12 +6,15 @@
 #   mongosh, mongosh1                  (optional, from npm; failures only warn)
 #   mongo-java-server                  (the second test server, in memory: its
 #                                       jars from Maven, java/Launcher.java)
+#   data/vega_datasets-*.whl           (optional, pip download: public CSVs
+#                                       for tests/cli/test_public_csv.sh)
 # The Go programs are built from Go modules fetched through the Go module
 # proxy, with the machine's Go toolchain; nothing else is downloaded.
 #
 #   tests/peers/install.sh          # idempotent; near-instant once cached
 #
-# Cache: ${REMODEL_PEERS:-$HOME/.cache/remodel-peers} (bin/ holds the programs).
+# Cache: ${REMODEL_PEERS:-$HOME/.cache/remodel-peers} (bin/ holds the programs, data/
+# the data sets).
 # A build is redone only when its pins (this script, go/*/go.mod, go.sum) or
 # the Go version change. Go's own module and build caches are used as usual.
 set -euo pipefail
@@ -282,6 +285,36 @@ else
         say "lizard: WARNING: pip install failed (skipped):"
         tail -n 10 "$CACHE/lizard/pip.log" 2>/dev/null | sed 's/^/    /'
     fi
+fi
+
+# --- vega_datasets (public CSVs: tests/cli/test_public_csv.sh) ---------------
+# Real public data no one here chose: its wheel carries airports.csv,
+# stocks.csv, seattle-temps.csv and seattle-weather.csv under
+# vega_datasets/_data/. Only the wheel is fetched (pip download, no
+# dependencies, nothing installed), checked against its SHA-256, and kept
+# in $CACHE/data; the suite reads the CSVs out of it. Optional here: a
+# failure only warns (the suite then fails, saying it is not installed).
+VEGA_DATASETS_VERSION=0.9.0
+VEGA_DATASETS_SHA256=3d7c63917be6ca9b154b565f4779a31fedce57b01b5b9d99d8a34a7608062a1d
+vd_wheel=$CACHE/data/vega_datasets-$VEGA_DATASETS_VERSION-py3-none-any.whl
+if [ -f "$vd_wheel" ] && echo "$VEGA_DATASETS_SHA256  $vd_wheel" | sha256sum -c --quiet >/dev/null 2>&1; then
+    say "vega_datasets $VEGA_DATASETS_VERSION: cached"
+else
+    say "vega_datasets $VEGA_DATASETS_VERSION: downloading the wheel with pip"
+    mkdir -p "$CACHE/data"
+    rm -f "$vd_wheel"
+    tmp=$(mktemp -d "$CACHE/build.XXXXXX")
+    if timeout 300 python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+            --only-binary=:all: -d "$tmp" "vega_datasets==$VEGA_DATASETS_VERSION" >"$tmp/pip.log" 2>&1 &&
+        [ -f "$tmp/${vd_wheel##*/}" ] &&
+        echo "$VEGA_DATASETS_SHA256  $tmp/${vd_wheel##*/}" | sha256sum -c --quiet >/dev/null 2>&1; then
+        mv "$tmp/${vd_wheel##*/}" "$vd_wheel"
+        say "vega_datasets: saved $vd_wheel"
+    else
+        say "vega_datasets: WARNING: pip download failed or the wheel's SHA-256 differs (optional, skipped):"
+        tail -n 10 "$tmp/pip.log" 2>/dev/null | sed 's/^/    /'
+    fi
+    rm -rf "$tmp"
 fi
 
 say "peers ready in $CACHE/bin"
