@@ -77,9 +77,17 @@ export GOFLAGS="-mod=readonly -buildvcs=false"
 
 GO_VERSION=$("$GO" env GOVERSION) || die "$GO does not run"
 
-# stamp NAME FILES...: a key for the inputs of one build.
+# stamp_key SECTION FILES...: a key for the inputs of one build: the Go
+# version, the pins, the script's own section for it (from its "# --- SECTION"
+# line to the next such line) and FILES. Only those: an edit elsewhere in
+# this script (another peer, the test data) must not rebuild a Go peer,
+# which takes minutes and replaces binaries other test runs are using.
 stamp_key() {
-    { echo "$GO_VERSION"; cat "$HERE/install.sh" "$@"; } | sha256sum | cut -d' ' -f1
+    local section=$1; shift
+    { echo "$GO_VERSION"
+      sed -n '/^# --- pins/,/^# --- /p' "$HERE/install.sh"
+      awk -v s="# --- $section " 'index($0, s) == 1 { on = 1; print; next } /^# --- / { on = 0 } on' "$HERE/install.sh"
+      cat "$@"; } | sha256sum | cut -d' ' -f1
 }
 # fresh NAME KEY BINARIES...: true when NAME was built from KEY and all exist.
 fresh() {
@@ -89,7 +97,7 @@ fresh() {
 }
 
 # --- mongo-tools --------------------------------------------------------------
-mt_key=$(stamp_key "$HERE/go/mongo-tools/go.mod" "$HERE/go/mongo-tools/go.sum")
+mt_key=$(stamp_key mongo-tools "$HERE/go/mongo-tools/go.mod" "$HERE/go/mongo-tools/go.sum")
 if fresh mongo-tools "$mt_key" bsondump mongorestore mongodump mongoexport mongoimport; then
     say "mongo-tools $MONGO_TOOLS_DESCRIBE: cached"
 else
@@ -111,7 +119,7 @@ else
 fi
 
 # --- FerretDB ---------------------------------------------------------------
-fd_key=$(stamp_key "$HERE/go/ferretdb/go.mod" "$HERE/go/ferretdb/go.sum")
+fd_key=$(stamp_key FerretDB "$HERE/go/ferretdb/go.mod" "$HERE/go/ferretdb/go.sum")
 if fresh ferretdb "$fd_key" ferretdb; then
     say "FerretDB $FERRETDB_VERSION: cached"
 else
