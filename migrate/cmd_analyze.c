@@ -196,6 +196,8 @@ print_types (const bson_t *r)
                 get_s (&e, "what"), (long long) get_i (&e, "matching"), (long long) get_i (&e, "of"));
         if (bson_iter_init_find (&it, &e, "format"))
             printf (", format \"%s\"", shown (bson_iter_utf8 (&it, NULL)));
+        if (bson_iter_init_find (&it, &e, "advice"))
+            printf (": %s", shown (bson_iter_utf8 (&it, NULL)));
         printf ("\n");
     }
 }

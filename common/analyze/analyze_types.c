@@ -5,7 +5,8 @@
  * with their counts (types[]), and converted by one set step a collection
  * with the expressions of docs/plans.md: $convert, which keeps a value it
  * cannot convert as it was (onError) and leaves a missing field missing
- * (onNull of a missing path is missing). */
+ * (onNull of a missing path is missing). And the reverse, which only a
+ * new import mends: a few numbers an import made of a column of text. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +15,10 @@
 /* What most of a field's strings must read as. */
 #define TYPE_SHARE 0.95
 
-typedef enum { T_NONE, T_DATE, T_INT, T_DECIMAL, T_FLAG, T_BOOL01, T_DATE_FORMAT } wrong_t;
+typedef enum { T_NONE, T_DATE, T_INT, T_DECIMAL, T_FLAG, T_BOOL01, T_DATE_FORMAT, T_NUMS_AMID } wrong_t;
+
+/* The fewest values for a few numbers among strings to say anything. */
+#define NUMS_AMID_MIN 20
 
 /* Fields whose digits are codes, never numbers (a version "4.10" is no
  * decimal: as a number it would sort before "4.9"). */
@@ -47,6 +51,28 @@ joins (const rm_analysis_t *a, size_t col, size_t field)
     return false;
 }
 
+/* A few numbers among a field's strings (at most 1 in 20, none of another
+ * type): what an import's typing makes of codes that read as numbers
+ * ("0E0" and "0E8" as the double 0, "007" as 7) in a column of text.
+ * Reported only: the number no longer holds the text it was read from, so
+ * no expression gives it back; the column must be imported again as text.
+ * A join by the field matters more, not less: those values match nothing. */
+static bool
+nums_amid (const rm_field_t *f, uint64_t *n, uint64_t *of)
+{
+    uint64_t strs = f->types[BSON_TYPE_UTF8];
+    uint64_t nums = f->types[BSON_TYPE_INT32] + f->types[BSON_TYPE_INT64] + f->types[BSON_TYPE_DOUBLE] +
+                    f->types[BSON_TYPE_DECIMAL128];
+    uint64_t all = 0;
+    for (int t = 0; t < 256; t++)
+        all += f->types[t];
+    if (f->in_array || !nums || strs + nums != all || strs + nums < NUMS_AMID_MIN || nums * 20 > strs + nums)
+        return false;
+    *n = nums;
+    *of = strs + nums;
+    return true;
+}
+
 static wrong_t
 wrong_of (const rm_analysis_t *a, size_t col, size_t k, uint64_t *n, uint64_t *of)
 {
@@ -58,9 +84,11 @@ wrong_of (const rm_analysis_t *a, size_t col, size_t k, uint64_t *n, uint64_t *o
     /* The server's own collections (system.version) hold what it wrote.
      * A name no path spells (["a.b"], ["$x"], [""]: not_path) has no
      * "$f" for the step's $convert to read, whatever its values. */
-    if (strchr (f->path, '.') || f->not_path || !strcmp (f->path, "_id") || joins (a, col, k) ||
+    if (strchr (f->path, '.') || f->not_path || !strcmp (f->path, "_id") ||
         !strncmp (c->coll, "system.", 7))
         return T_NONE;
+    if (joins (a, col, k))
+        return nums_amid (f, n, of) ? T_NUMS_AMID : T_NONE;
     *of = f->str_seen;
     if (f->str_seen) {
         char fmt[sizeof f->str_format];
@@ -76,6 +104,8 @@ wrong_of (const rm_analysis_t *a, size_t col, size_t k, uint64_t *n, uint64_t *o
             (double) (*n = f->str_ints + f->str_decimals) >= TYPE_SHARE * seen)
             return T_DECIMAL;
     }
+    if (nums_amid (f, n, of))
+        return T_NUMS_AMID;
     /* 0 and 1 only, in every value: a flag a table held as a bit (but an
      * id that is 0 or 1 is a key: stmtId). */
     if (ints && !(pl >= 2 && (!strcmp (f->path + pl - 2, "id") || !strcmp (f->path + pl - 2, "Id") ||
@@ -91,7 +121,7 @@ wrong_of (const rm_analysis_t *a, size_t col, size_t k, uint64_t *n, uint64_t *o
 static const char *const wrong_names[] = {"", "dates held as strings", "integers held as strings",
                                           "decimal numbers held as strings",
                                           "yes/no flags held as strings", "booleans held as 0/1",
-                                          "dates held as strings"};
+                                          "dates held as strings", "numbers among strings"};
 
 void
 rm_analysis_types (const rm_analysis_t *a, bson_t *arr)
@@ -112,6 +142,10 @@ rm_analysis_types (const rm_analysis_t *a, bson_t *arr)
             BSON_APPEND_UTF8 (&e, "what", wrong_names[w]);
             BSON_APPEND_INT64 (&e, "matching", (int64_t) n);
             BSON_APPEND_INT64 (&e, "of", (int64_t) of);
+            if (w == T_NUMS_AMID)
+                BSON_APPEND_UTF8 (&e, "advice", "an import read text that looks like a number as one "
+                                                "(\"0E0\", \"007\"); import the column again as text "
+                                                "(mongoimport --columnsHaveTypes, FIELD.string())");
             if (w == T_DATE_FORMAT) {
                 char fmt[sizeof a->cols[c].fields[k].str_format];
                 rm_analyze_date_format (&a->cols[c].fields[k], fmt, sizeof fmt);
@@ -203,7 +237,7 @@ rm_recommend_types (const rm_analysis_t *a, rm_recout_t *o)
         for (size_t k = 0; k < a->cols[c].n_fields; k++) {
             uint64_t n = 0, of = 0;
             wrong_t w = wrong_of (a, c, k, &n, &of);
-            if (w == T_NONE || l >= sizeof why)
+            if (w == T_NONE || w == T_NUMS_AMID || l >= sizeof why)
                 continue;
             l += (size_t) snprintf (why + l, sizeof why - l, "%s\"%s\": %s (%llu of %llu)",
                                     n_wrong++ ? "; " : "", a->cols[c].fields[k].path, wrong_names[w],

@@ -61,8 +61,14 @@ expect_eq "analyze: the three dates held as strings, with their formats (exit 0)
     "$rc:$(pyrun -c 'import json, sys
 print(sorted((t["ns"], t["field"], t["format"]) for t in json.load(open(sys.argv[1]))["types"] if "format" in t))' "$T/out")" \
     "0:[('vega.seattle_temps', 'date', '%Y/%m/%d %H:%M'), ('vega.seattle_weather', 'date', '%Y/%m/%d'), ('vega.stocks', 'date', '%b %d %Y')]"
-# The codes "0E0" and "0E8" among the IATA strings show as two doubles
-# (and no check says more of them).
+# The codes "0E0" and "0E8" among the IATA strings show as two doubles,
+# and analyze says what an import's typing did there.
+expect_eq "analyze: the few numbers among a field's strings, with what to do (the oracle's fields)" \
+    "$(pyrun -c 'import json, sys
+for t in sorted(json.load(open(sys.argv[1]))["types"], key=lambda t: (t["ns"], t["field"])):
+    if t["what"] == "numbers among strings":
+        print(t["ns"], t["field"], t["matching"], "of", t["of"], "import the column again as text" in t["advice"])' "$T/out")" \
+    "$(pyrun "$O" amid "$C" | sed 's/$/ True/')"
 expect_eq "analyze: each field's types and their counts, the oracle's typing of the CSV" \
     "$(pyrun -c 'import json, sys
 for c in sorted(json.load(open(sys.argv[1]))["collections"], key=lambda c: c["ns"]):

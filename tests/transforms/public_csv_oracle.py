@@ -9,6 +9,7 @@ from remodel's output. Each command prints one line the suite compares.
                                     CSV row, typed as autoParse types it
                                     (TEXTFIELD: kept as text)
   types CSVDIR                      each field's types and their counts
+  amid CSVDIR                       the fields with a few numbers among strings
   dates CSVDIR SRC OUT NS FIELD FMT TZ
                                     each converted FIELD is strptime's
                                     datetime in TZ ("UTC" or an Olson name),
@@ -130,6 +131,17 @@ def cmd_types(csvdir):
             n = collections.Counter({int: "int", float: "double", str: "string"}[type(typed(r[k]))]
                                     for r in rs)
             print("%s %s %s" % (ns, k, " ".join("%s:%d" % kv for kv in sorted(n.items()))))
+
+
+def cmd_amid(csvdir):
+    """The fields where a few values (1 in 20 at most, of 20 or more) type
+    as numbers among strings: "ns field numbers of values", a line each."""
+    for ns in sorted(FILES):
+        rs = rows(csvdir, ns)
+        for k in rs[0]:
+            nums = sum(1 for r in rs if not isinstance(typed(r[k]), str))
+            if 0 < nums and nums * 20 <= len(rs) and len(rs) >= 20:
+                print("%s %s %d of %d" % (ns, k, nums, len(rs)))
 
 
 def cmd_dates(csvdir, src, out, ns, field, fmt, tz):
@@ -302,7 +314,7 @@ def cmd_filters(csvdir, src, out):
 
 
 def main(argv):
-    cmds = {"import": cmd_import, "types": cmd_types, "dates": cmd_dates, "buckets": cmd_buckets, "unique": cmd_unique,
+    cmds = {"import": cmd_import, "types": cmd_types, "amid": cmd_amid, "dates": cmd_dates, "buckets": cmd_buckets, "unique": cmd_unique,
             "flights": cmd_flights, "rekey": cmd_rekey, "samekey": cmd_samekey, "filters": cmd_filters}
     if not argv or argv[0] not in cmds:
         raise SystemExit(__doc__)
