@@ -23,10 +23,13 @@ void
 rm_bucket_scan_init (rm_bucket_scan_t *s, const rm_bucketize_t *b)
 {
     memset (s, 0, sizeof *s);
-    s->meta = bson_aligned_alloc0 (BSON_ALIGNOF (rm_bucket_slot_t), b->n_meta * sizeof (rm_bucket_slot_t));
-    s->has_meta = bson_malloc0 (b->n_meta * sizeof *s->has_meta);
-    s->pos = bson_malloc0 (b->n_meta * sizeof *s->pos);
-    s->meta_len = bson_malloc0 (b->n_meta * sizeof *s->meta_len);
+    /* One more than the meta fields: without a metaField (one series)
+     * they are still real arrays, for memcpy's sake. */
+    s->meta = bson_aligned_alloc0 (BSON_ALIGNOF (rm_bucket_slot_t),
+                                   (b->n_meta + 1) * sizeof (rm_bucket_slot_t));
+    s->has_meta = bson_malloc0 ((b->n_meta + 1) * sizeof *s->has_meta);
+    s->pos = bson_malloc0 ((b->n_meta + 1) * sizeof *s->pos);
+    s->meta_len = bson_malloc0 ((b->n_meta + 1) * sizeof *s->meta_len);
     for (size_t m = 0; m < b->n_meta; m++)
         s->meta_len[m] = (uint32_t) strlen (b->meta[m]);
     s->time_len = (uint32_t) strlen (b->time_field);

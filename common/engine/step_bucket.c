@@ -3,7 +3,8 @@
  * One pass over `from` feeds an external sort (bounded memory) keyed by
  *   [meta key length, big-endian][meta key][window start][time][_id]
  * where the meta key is, per meta field, its canonical key (rm_key_append)
- * then its exact type and value bytes: readings share a bucket only when
+ * then its exact type and value bytes (empty without metaField: one
+ * series): readings share a bucket only when
  * their meta values are the very same BSON values, so unbucketize can
  * restore every reading byte for byte (1 and 1.0 are neighbours, not one
  * bucket). Window start and time are signed milliseconds with the sign bit
@@ -581,7 +582,7 @@ rm_step_bucketize_run (rm_engine_t *e, const rm_step_t *s, bson_error_t *err)
     bson_init (&j.stats);
     rm_bucket_scan_init (&j.sc, b);
     rm_bucket_record_init (&j.rec, b);
-    j.first_pos = bson_malloc0 (b->n_meta * sizeof *j.first_pos);
+    j.first_pos = bson_malloc0 ((b->n_meta + 1) * sizeof *j.first_pos); /* none: one series */
     j.sum = bson_malloc0 ((b->n_stats + 1) * sizeof *j.sum);
     j.avg = bson_malloc0 ((b->n_stats + 1) * sizeof *j.avg);
     j.specs = bson_malloc0 ((2 * b->n_stats + 1) * sizeof *j.specs);
@@ -729,19 +730,27 @@ rm_bucketize_check (rm_engine_t *e, const rm_step_t *s, const rm_step_run_t *run
     rm_engine_find (e, &b->from)->stats->invalid += run->invalid;
     if (run->invalid * 2 > run->readings)
         rm_engine_warn (e, s, "%llu of the %llu readings of %s went to onInvalid (%s): check "
-                        "timeField \"%s\" and metaField", (unsigned long long) run->invalid,
+                        "timeField \"%s\"%s", (unsigned long long) run->invalid,
                         (unsigned long long) run->readings, b->from.text,
-                        b->invalid_to.text ? b->invalid_to.text : "error", b->time_field);
+                        b->invalid_to.text ? b->invalid_to.text : "error", b->time_field,
+                        b->n_meta ? " and metaField" : "");
     return true;
 }
 
 /* Online (remodel/passes.h): a bucket needs every reading of its series
  * in one batch: the readings are read series by series of the
- * metaField. */
+ * metaField. Without one the series is the whole collection: one batch
+ * of it all, and a change would read it all again to recompute its
+ * series (the follower recomputes series, not windows). */
 size_t
 rm_bucketize_passes (const rm_step_t *s, rm_pass_t *out, bson_error_t *err)
 {
     const rm_bucketize_t *b = &s->u.bucketize;
+    if (b->n_meta == 0)
+        return rm_pass_refuse (s, err, "bucketize without metaField runs offline only (the "
+                                       "online mode reads and recomputes the readings series "
+                                       "by series: here one series, the whole collection, "
+                                       "read again for each change)");
     if (b->n_meta != 1)
         return rm_pass_refuse (s, err, "bucketize by several metaFields runs offline only (the "
                                        "online mode reads the readings series by series of one "
@@ -793,14 +802,16 @@ rm_bucketize_inverse (const rm_step_t *s, rm_step_inverse_t *out)
     BSON_APPEND_UTF8 (&u, "from", k->to.text);
     BSON_APPEND_UTF8 (&u, "to", k->from.text);
     BSON_APPEND_UTF8 (&u, "timeField", k->time_field);
-    BSON_APPEND_ARRAY_BEGIN (&u, "metaField", &meta);
-    for (size_t i = 0; i < k->n_meta; i++) {
-        char key[16];
-        const char *kp;
-        bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
-        BSON_APPEND_UTF8 (&meta, kp, k->meta[i]);
+    if (k->n_meta) { /* none: one series, and so is unbucketize's */
+        BSON_APPEND_ARRAY_BEGIN (&u, "metaField", &meta);
+        for (size_t i = 0; i < k->n_meta; i++) {
+            char key[16];
+            const char *kp;
+            bson_uint32_to_string ((uint32_t) i, &kp, key, sizeof key);
+            BSON_APPEND_UTF8 (&meta, kp, k->meta[i]);
+        }
+        bson_append_array_end (&u, &meta);
     }
-    bson_append_array_end (&u, &meta);
     BSON_APPEND_UTF8 (&u, "as", k->as);
     BSON_APPEND_BOOL (&u, "keepSource", false);
     bson_append_document_end (&st, &u);

@@ -6,7 +6,8 @@
 
 #include "plan_parse.h"
 
-/* metaField: a field name or a list of distinct names. */
+/* metaField: a field name or a list of distinct names; left out, every
+ * reading is of one series (an empty list is more likely a slip). */
 static bool
 get_meta (rm_plan_ctx_t *c, const bson_iter_t *it, size_t *n, char ***names)
 {
@@ -34,7 +35,8 @@ get_meta (rm_plan_ctx_t *c, const bson_iter_t *it, size_t *n, char ***names)
                 return rm_plan_fail (c, "metaField", "\"%s\" is named twice", name);
     }
     if (*n == 0)
-        return rm_plan_fail (c, "metaField", "names no field");
+        return rm_plan_fail (c, "metaField", "names no field (leave it out for readings of "
+                             "one series)");
     return true;
 }
 

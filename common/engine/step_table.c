@@ -79,7 +79,7 @@ const rm_step_class_t rm_step_classes[] = {
                            .inverse = rm_summarize_inverse},
     /* unbucketize takes the keys of the bucketize it reverses (plan.h) */
     [RM_STEP_BUCKETIZE] = {.name = "bucketize",
-                           .keys = {"*from", "*to", "*timeField", "*metaField", "granularity",
+                           .keys = {"*from", "*to", "*timeField", "metaField", "granularity",
                                     "spanSeconds", "unit", "binSize", "timezone", "startOfWeek",
                                     "maxCount", "as", "stats", "keepSource",
                                     "onInvalid", NULL},
@@ -94,7 +94,7 @@ const rm_step_class_t rm_step_classes[] = {
                            .passes = rm_bucketize_passes,
                            .inverse = rm_bucketize_inverse},
     [RM_STEP_UNBUCKETIZE] = {.name = "unbucketize",
-                             .keys = {"*from", "*to", "*timeField", "*metaField", "granularity",
+                             .keys = {"*from", "*to", "*timeField", "metaField", "granularity",
                                       "spanSeconds", "unit", "binSize", "timezone", "startOfWeek",
                                       "maxCount", "as", "stats", "keepSource",
                                       "onInvalid", NULL},

@@ -219,6 +219,13 @@ one_bucket (job_t *j, const uint8_t *doc, uint32_t len, bson_error_t *err)
                 j->has_meta[i] = true;
             }
         if (!has_pos && rm_elem_key_is (&w, &e, "metaPositions", 13)) {
+            /* Without metaField the plan has no meta value to put back:
+             * a bucket with meta positions is another bucketize's. */
+            if (u->n_meta == 0 && !read_positions (&w, &e, 0, j->bucket_pos)) {
+                rm_error_set (err, RM_ERR_FORMAT, "it has meta positions (\"metaPositions\" is "
+                              "not []), but the plan gives no metaField to put them back");
+                return false;
+            }
             if (!read_positions (&w, &e, u->n_meta, j->bucket_pos)) {
                 rm_error_set (err, RM_ERR_FORMAT, "\"metaPositions\" is not an array of %zu int32s",
                               u->n_meta);

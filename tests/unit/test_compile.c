@@ -798,6 +798,13 @@ test_refusals (void)
                   "5.0", 0,
                   "step 1 (bucketize): bucketize by several metaFields runs offline only (the "
                   "online mode reads the readings series by series of one field)");
+    /* Without one, the series is the whole collection, read for each change. */
+    check_reason ("{\"remodel\": 1, \"steps\": [{\"bucketize\": {\"from\": \"iot.readings\","
+                  " \"to\": \"iot.buckets\", \"timeField\": \"ts\", \"granularity\": \"hours\"}}]}",
+                  "5.0", 0,
+                  "step 1 (bucketize): bucketize without metaField runs offline only (the online "
+                  "mode reads and recomputes the readings series by series: here one series, the "
+                  "whole collection, read again for each change)");
 }
 
 /* The document remodel compile --format pipeline prints, whole. */

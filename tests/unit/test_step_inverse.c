@@ -3,7 +3,8 @@
  * unset of `in` (`into`), whatever filter, match or onMissing the step
  * has; the condition that makes it exact (the fields absent before) is
  * the online run's to record. Then those of copy, move and delete. Each
- * inverse is checked as a plan the parser takes, run over a batch. */
+ * inverse is checked as a plan the parser takes, run over a batch; last,
+ * bucketize's unbucketize, as a plan the parser takes. */
 #include <string.h>
 
 #include "remodel/batchstep.h"
@@ -183,11 +184,48 @@ test_copy_move_delete (void)
     T_CHECK (why && strstr (why, "a delete drops its documents"));
 }
 
+/* bucketize (step_bucket.c): unbucketize with its timeField, metaField
+ * and as; without a metaField (one series) the inverse gives none, and
+ * the parser takes it. */
+static void
+test_bucketize (void)
+{
+    rm_plan_t inv;
+    char *text = inverse_of ("{\"remodel\": 1, \"steps\": [{\"bucketize\": {\"from\": \"a.r\", "
+                             "\"to\": \"a.b\", \"timeField\": \"t\", \"metaField\": \"s\", "
+                             "\"granularity\": \"hours\"}}]}",
+                             &inv);
+    T_CHECK (text != NULL);
+    if (!text)
+        return;
+    T_CHECK_STR (text, "{ \"remodel\" : { \"$numberInt\" : \"1\" }, \"steps\" : [ { \"unbucketize\" "
+                       ": { \"from\" : \"a.b\", \"to\" : \"a.r\", \"timeField\" : \"t\", "
+                       "\"metaField\" : [ \"s\" ], \"as\" : \"measurements\", \"keepSource\" : "
+                       "false } } ] }");
+    T_CHECK (inv.steps[0].u.unbucketize.n_meta == 1);
+    bson_free (text);
+    rm_plan_destroy (&inv);
+
+    text = inverse_of ("{\"remodel\": 1, \"steps\": [{\"bucketize\": {\"from\": \"a.r\", "
+                       "\"to\": \"a.b\", \"timeField\": \"t\", \"unit\": \"day\"}}]}",
+                       &inv);
+    T_CHECK (text != NULL);
+    if (!text)
+        return;
+    T_CHECK_STR (text, "{ \"remodel\" : { \"$numberInt\" : \"1\" }, \"steps\" : [ { \"unbucketize\" "
+                       ": { \"from\" : \"a.b\", \"to\" : \"a.r\", \"timeField\" : \"t\", "
+                       "\"as\" : \"measurements\", \"keepSource\" : false } } ] }");
+    T_CHECK (inv.steps[0].u.unbucketize.n_meta == 0);
+    bson_free (text);
+    rm_plan_destroy (&inv);
+}
+
 int
 main (void)
 {
     T_RUN (test_denormalize_removes_its_copies);
     T_RUN (test_summarize_removes_its_results);
     T_RUN (test_copy_move_delete);
+    T_RUN (test_bucketize);
     return t_done ();
 }
