@@ -128,14 +128,14 @@ EOF
 done
 
 # The temperatures are wall time in Seattle: read in Los Angeles (2010-03-14
-# 02:00 never was; it reads as 03:00 PDT, as zoneinfo's fold 0 does), their
-# series named, bucketized by the month there.
+# 02:00 never was; it reads as 03:00 PDT, as zoneinfo's fold 0 does), one
+# series (no metaField), bucketized by the month there.
 LA='"format": "%Y/%m/%d %H:%M", "timezone": "America/Los_Angeles"'
-SET="{\"set\": {\"in\": \"vega.seattle_temps\", \"fields\": {\"city\": {\"\$literal\": \"Seattle\"},
+SET="{\"set\": {\"in\": \"vega.seattle_temps\", \"fields\": {
   \"date\": {\"\$dateFromString\": {\"dateString\": \"\$date\", $LA}}}}}"
 echo "{\"remodel\": 1, \"steps\": [$SET]}" >"$T/la-set.json"
 echo "{\"remodel\": 1, \"steps\": [$SET, {\"bucketize\": {\"from\": \"vega.seattle_temps\", \"to\": \"vega.buckets\",
-  \"timeField\": \"date\", \"metaField\": \"city\", \"unit\": \"month\", \"timezone\": \"America/Los_Angeles\",
+  \"timeField\": \"date\", \"unit\": \"month\", \"timezone\": \"America/Los_Angeles\",
   \"stats\": {\"temp\": [\"count\", \"min\", \"max\"]}}}]}" >"$T/la.json"
 run_rm run -q "$T/la-set.json" --from "$T/src" --to "$T/la-conv"
 expect_eq "temperatures read in Los Angeles: every date is zoneinfo's (the skipped and the repeated hour as fold 0)" \
@@ -143,8 +143,8 @@ expect_eq "temperatures read in Los Angeles: every date is zoneinfo's (the skipp
     "0:8759 converted, 0 wrong"
 run_rm run -q "$T/la.json" --from "$T/src" --to "$T/out-la"
 expect_eq "temperatures, monthly in Los Angeles: each bucket's window, count, min and max the oracle's" \
-    "$rc:$(pyrun "$O" buckets "$C" "$T/out-la" vega.seattle_temps city date temp month America/Los_Angeles \
-        '%Y/%m/%d %H:%M' America/Los_Angeles Seattle)" "0:OK 12 buckets"
+    "$rc:$(pyrun "$O" buckets "$C" "$T/out-la" vega.seattle_temps - date temp month America/Los_Angeles \
+        '%Y/%m/%d %H:%M' America/Los_Angeles)" "0:OK 12 buckets"
 expect_eq "temperatures: March and November, the months that change offset, by start, end and count" \
     "$(pyin "$T/out-la" <<'EOF'
 import sys, bson, rmlib

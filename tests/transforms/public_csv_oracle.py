@@ -14,7 +14,7 @@ from remodel's output. Each command prints one line the suite compares.
                                     each converted FIELD is strptime's
                                     datetime in TZ ("UTC" or an Olson name),
                                     every other field as it was
-  buckets CSVDIR OUT NS META TIME VALUE UNIT TZ [FMT TZ_READ]
+  buckets CSVDIR OUT NS META TIME VALUE UNIT TZ [FMT TZ_READ]   (META "-": none)
                                     the buckets are the oracle's grouping:
                                     series, start, end, count, min, max and
                                     the readings' _ids
@@ -173,15 +173,19 @@ def window(t, unit, tz):
     return first(k), first(k + per)
 
 
-def cmd_buckets(csvdir, out, ns, meta, time, value, unit, tz, fmt, tz_read, meta_const=None):
+def cmd_buckets(csvdir, out, ns, meta, time, value, unit, tz, fmt, tz_read):
     want = collections.defaultdict(list)
     for i, r in enumerate(rows(csvdir, ns)):
         t = parse(r[time], fmt, tz_read)
-        series = meta_const if meta_const else r[meta]
+        # META "-": one series, buckets without a meta field
+        series = None if meta == "-" else r[meta]
         want[(series,) + window(t, unit, tz)].append((csv_import.object_id(ns, i), float(r[value])))
     got, bad = {}, []
     for b in docs(out, ns.split(".")[0] + ".buckets"):
-        k = (b[meta], b["start"], b["end"])
+        if meta == "-" and (list(b) != ["_id", "start", "end", "count", "metaPositions", "measurements",
+                                        "stats"] or b["metaPositions"] != []):
+            bad.append("bucket %s: fields %s, metaPositions %s" % (b["_id"], list(b), b["metaPositions"]))
+        k = (None if meta == "-" else b[meta], b["start"], b["end"])
         if k in got:
             bad.append("two buckets %s" % (k,))
         got[k] = b
