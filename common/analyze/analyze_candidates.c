@@ -5,6 +5,27 @@
 
 #include "analyze_patterns.h"
 
+/* Readings of one series: besides _id and the date, at most three
+ * top-level fields, each a number in nearly every document (a city's
+ * hourly temperature). Anything more (a name, a status, a text) may be
+ * what tells series apart, or make them events rather than readings. */
+static bool
+one_series (const rm_collection_t *c, const rm_field_t *time)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_fields; i++) {
+        const rm_field_t *f = &c->fields[i];
+        uint64_t numbers = f->types[BSON_TYPE_INT32] + f->types[BSON_TYPE_INT64] +
+                           f->types[BSON_TYPE_DOUBLE] + f->types[BSON_TYPE_DECIMAL128];
+        if (f == time || !strcmp (f->path, "_id"))
+            continue;
+        if (strchr (f->path, '.') || f->not_path || f->in_array || f->arrays ||
+            numbers * 100 < c->docs * 95 || ++n > 3)
+            return false;
+    }
+    return n > 0;
+}
+
 bool
 rm_bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, rm_bucket_cand_t *out)
 {
@@ -30,7 +51,7 @@ rm_bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, rm_bucket
                    f->distinct < series->distinct)))
             series = f;
     }
-    if (!time || !series)
+    if (!time || (!series && !one_series (c, time)))
         return false;
     out->time = time;
     out->series = series;
@@ -38,11 +59,11 @@ rm_bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, rm_bucket
     out->per_bucket = 0;
     out->interval = 0;
     /* A reading lacking either would be set aside by bucketize. */
-    out->complete = time->types[BSON_TYPE_DATE_TIME] == c->docs && series->docs == c->docs;
+    out->complete = time->types[BSON_TYPE_DATE_TIME] == c->docs && (!series || series->docs == c->docs);
     /* The window: the widest that keeps a bucket within maxCount readings,
      * from a series' average interval. */
     out->interval = (double) (time->date_max - time->date_min) / 1000.0 /
-                    ((double) c->docs / (double) series->distinct);
+                    ((double) c->docs / (double) (series ? series->distinct : 1));
     for (size_t w = 0; w < 4 && out->interval > 0; w++)
         if (windows[w].s / out->interval <= RM_BUCKET_MAX_COUNT) {
             out->granularity = windows[w].name;

@@ -56,6 +56,14 @@ bucket_candidate (const rm_analysis_t *a, const rm_collection_t *c, bson_t *out,
     rm_bucket_cand_t b;
     if (!rm_bucket_candidate (a, c, &b))
         return;
+    if (!b.series) {
+        check (out, n, "bucketCandidate", c->ns, b.time->path, RM_RULE_BUCKET,
+               "%llu documents of %llu bytes on average, dated by \"%s\", one series: bucketize "
+               "without metaField, granularity \"%s\" (about %.0f readings a bucket)",
+               (unsigned long long) c->docs, (unsigned long long) (c->bytes / c->docs), b.time->path,
+               b.granularity, b.per_bucket);
+        return;
+    }
     check (out, n, "bucketCandidate", c->ns, b.time->path, RM_RULE_BUCKET,
            "%llu documents of %llu bytes on average, dated by \"%s\", in %llu series of \"%s\": "
            "bucketize with metaField \"%s\", granularity \"%s\" (about %.0f readings a bucket)",

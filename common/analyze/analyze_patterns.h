@@ -30,7 +30,8 @@
 #define RM_BUCKET_MIN_READINGS 5
 
 /* A bucket candidate: many small documents with a date and a field naming
- * few series. */
+ * few series, or readings of one series (series NULL: a date and a
+ * number or two, nothing else to name a series by). */
 typedef struct {
     const rm_field_t *time, *series;
     const char *granularity; /* the widest window that keeps a bucket within maxCount */

@@ -47,7 +47,7 @@ bucket (const rm_analysis_t *a, const rm_collection_t *c, rm_recout_t *o)
     rm_bucket_cand_t b;
     bool alone = rm_hints_lists (a->hints, "readAlone", c->ns) ||
                  rm_hints_lists (a->hints, "updatedAlone", c->ns);
-    char why[1600], to[300], invalid[300];
+    char why[1600], to[300], invalid[300], series[300];
     bson_t step, body;
     size_t l;
 
@@ -55,13 +55,17 @@ bucket (const rm_analysis_t *a, const rm_collection_t *c, rm_recout_t *o)
         return;
     snprintf (to, sizeof to, "%s.%s_buckets", c->db, c->coll);
     snprintf (invalid, sizeof invalid, "%s.%s_invalid", c->db, c->coll);
+    if (b.series)
+        snprintf (series, sizeof series, "%llu series of \"%s\" (a reading every %.0f seconds a "
+                  "series, on average): one document per series and",
+                  (unsigned long long) b.series->distinct, b.series->path, b.interval);
+    else
+        snprintf (series, sizeof series, "one series, no field naming others (a reading every "
+                  "%.0f seconds, on average): one document per", b.interval);
     snprintf (why, sizeof why, "%s: %llu documents of %llu bytes on average, dated by \"%s\", in "
-              "%llu series of \"%s\" (a reading every %.0f seconds a series, on average): one "
-              "document per series and %s holds about %.0f readings (at most %d), so %s holds "
-              "about %.0f buckets instead", c->ns, (unsigned long long) c->docs,
-              (unsigned long long) (c->bytes / c->docs), b.time->path,
-              (unsigned long long) b.series->distinct, b.series->path,
-              b.interval,
+              "%s %s holds about %.0f readings (at most %d), so %s holds about %.0f buckets "
+              "instead", c->ns, (unsigned long long) c->docs,
+              (unsigned long long) (c->bytes / c->docs), b.time->path, series,
               unit (b.granularity), b.per_bucket,
               RM_BUCKET_MAX_COUNT, to,
               b.per_bucket > 1 ? (double) c->docs / b.per_bucket : (double) c->docs);
@@ -74,9 +78,11 @@ bucket (const rm_analysis_t *a, const rm_collection_t *c, rm_recout_t *o)
                   i + 1 == n_stats ? " (numbers in nearly every reading)" : "");
     }
     l = strlen (why);
-    if (!b.complete)
+    if (!b.complete && b.series)
         snprintf (why + l, sizeof why - l, "; readings without a date or a \"%s\" go to %s as they are",
                   b.series->path, invalid);
+    else if (!b.complete)
+        snprintf (why + l, sizeof why - l, "; readings without a date go to %s as they are", invalid);
     if (alone) {
         l = strlen (why);
         snprintf (why + l, sizeof why - l, "; but the hints say its readings are read or updated "
@@ -96,7 +102,8 @@ bucket (const rm_analysis_t *a, const rm_collection_t *c, rm_recout_t *o)
     BSON_APPEND_UTF8 (&body, "from", c->ns);
     BSON_APPEND_UTF8 (&body, "to", to);
     BSON_APPEND_UTF8 (&body, "timeField", b.time->path);
-    BSON_APPEND_UTF8 (&body, "metaField", b.series->path);
+    if (b.series)
+        BSON_APPEND_UTF8 (&body, "metaField", b.series->path);
     BSON_APPEND_UTF8 (&body, "granularity", b.granularity);
     BSON_APPEND_INT32 (&body, "maxCount", RM_BUCKET_MAX_COUNT);
     if (n_stats) {

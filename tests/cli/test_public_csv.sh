@@ -92,11 +92,24 @@ expect_eq "weather: every converted date is strptime's (%Y/%m/%d, UTC)" \
     "$(pyrun "$O" dates "$C" "$T/src" "$T/conv" vega.seattle_weather date '%Y/%m/%d' UTC)" \
     "1461 converted, 0 wrong"
 # Converted, the monthly prices are no bucket candidate (a handful of
-# readings a series and day at least: they have one a month), nor is
-# anything else.
+# readings a series and day at least: they have one a month), nor is the
+# weather (a day's text besides its numbers); the hourly temperatures,
+# one series with nothing but a date and a number, are: a bucket a day
+# without metaField, which runs and gives the oracle's days.
 run_rm analyze "$T/conv" --plan-out "$T/conv-plan.json"
-expect_eq "analyze of the converted data: nothing to recommend (exit 4, no plan, no bucket)" \
-    "$rc:$([ -e "$T/conv-plan.json" ] && echo written):$(grep -c 'nothing to do, no plan written' "$T/err"):$(grep -ci bucket "$T/out")" "4::1:0"
+expect_eq "analyze of the converted data: one bucketize, the temperatures by day, one series (exit 0)" \
+    "$rc:$(pyrun -c 'import json, sys
+for s in json.load(open(sys.argv[1]))["steps"]:
+    b = s.get("bucketize", {})
+    print(list(s), b.get("from"), b.get("granularity"), "metaField" in b, b.get("stats"))' "$T/conv-plan.json")" \
+    "0:['bucketize'] vega.seattle_temps days False {'temp': ['min', 'max', 'avg']}"
+pyrun -c 'import json, sys
+p = json.load(open(sys.argv[1])); p["steps"][0]["bucketize"]["to"] = "vega.buckets"
+json.dump(p, open(sys.argv[2], "w"))' "$T/conv-plan.json" "$T/days.json"
+run_rm run -q "$T/days.json" --from "$T/conv" --to "$T/out-days"
+expect_eq "temperatures, analyze's plan: a bucket a day, each window, count, min and max the oracle's" \
+    "$rc:$(pyrun "$O" buckets "$C" "$T/out-days" vega.seattle_temps - date temp day UTC \
+        '%Y/%m/%d %H:%M' UTC)" "0:OK 365 buckets"
 
 # --- bucketize by the calendar, and back ------------------------------------------
 # stocks NAME KEYS: bucketize of the converted prices, and with the
