@@ -176,7 +176,16 @@ keep = ("admin", "local", "config")
 for d in c.list_database_names():
     if d not in keep:
         c.drop_database(d)
-names = lambda: {d + "." + n for d in keep for n in c[d].list_collection_names()}
+def names():
+    # The collections of admin, local and config (mongo-java-server lists
+    # none of admin: it keeps none there).
+    out = set()
+    for d in keep:
+        try:
+            out |= {d + "." + n for n in c[d].list_collection_names()}
+        except pymongo.errors.OperationFailure:
+            pass
+    return out
 if not os.path.exists(sys.argv[2]):
     with open(sys.argv[2], "w") as f:
         f.write("\n".join(sorted(names())))
