@@ -198,11 +198,19 @@ shared_env() {
 # suite, killed (the suite has ended: they are its leftovers). The servers
 # are started without it (online_take).
 shared_sweep() {
-    local m=${slot_mark[$1]:-} f p
+    local m=${slot_mark[$1]:-} f p w killed=()
     [ -n "$m" ] || return 0
     for f in $(grep -lzxF "REMODEL_SHARED_SUITE=$m" /proc/[0-9]*/environ 2>/dev/null); do
         p=${f#/proc/}; p=${p%/environ}
-        [ "$p" != $$ ] && [ "$p" != $BASHPID ] && kill -9 "$p" 2>/dev/null
+        [ "$p" != $$ ] && [ "$p" != $BASHPID ] && kill -9 "$p" 2>/dev/null && killed+=("$p")
+    done
+    # Gone (or a zombie, which writes nothing) before the next suite
+    # starts; 30 s at most.
+    for p in ${killed[@]+"${killed[@]}"}; do
+        for ((w = 0; w < 300; w++)); do
+            [ -e "/proc/$p" ] && [ "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)" != Z ] || break
+            sleep 0.1
+        done
     done
     return 0
 }

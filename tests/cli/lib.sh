@@ -203,6 +203,11 @@ left = [d for d in c.list_database_names() if d not in keep] + sorted(names() - 
 if left:
     sys.exit("left on the shared server after dropping: %s" % left)' "$uri" "$s/baseline" >"$T/err" 2>&1 ||
         { fail "$1: the shared server at $uri emptied" "$(cat "$T/err")"; return 1; }
+    # FerretDB's files too: a database is a file in its data directory,
+    # which dropping it removes.
+    local left
+    left=$(cd "$s/data" 2>/dev/null && ls | grep -Ev '^(admin|local|config)\.sqlite')
+    [ -z "$left" ] || { fail "$1: the shared server's data directory emptied" "left: $left"; return 1; }
 }
 
 # online_same NAME OFFLINE NS=COLL...: the server's ($uri) collections are
