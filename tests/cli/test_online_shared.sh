@@ -3,8 +3,9 @@
 # tests/run.sh on suites of its own (RUN_SUITES), one slot (RUN_JOBS=1):
 #  - a suite that set ONLINE_SHARE=1 gets the slot's FerretDB, started
 #    once: the next such suite has the same URI, and finds nothing the
-#    first left (a database, a collection in admin, a user where the
-#    server keeps them), and the writer the first left running is gone;
+#    first left (a database, listed or not, a collection in admin, a
+#    user where the server keeps them, a file in FerretDB's data
+#    directory), and the writer the first left running is gone;
 #  - a suite that did not set it starts its own, as one run alone does;
 #  - the run counts its starts ("N server starts, M of them shared") and
 #    stops the shared server at its end;
@@ -35,8 +36,9 @@ EOF
 }
 # The first leaves what a suite may leave: a database of its own,
 # remodel's state database, a collection in admin, a user (where the
-# server has users), and a writer still writing, its pid in $T/rec.
-suite test_online_s1 1 'py "c.left.docs.insert_one({\"a\": 1}); c.remodel.plans.insert_one({\"p\": 1}); c.admin.left.insert_one({\"a\": 1})
+# server has users), a database FerretDB does not list (its collection's
+# name holds an ESC), and a writer still writing, its pid in $T/rec.
+suite test_online_s1 1 'py "c.left.docs.insert_one({\"a\": 1}); c.remodel.plans.insert_one({\"p\": 1}); c.admin.left.insert_one({\"a\": 1}); c.hid[\"a\x1bb\"].insert_one({})
 try:
     c.admin.command(\"createUser\", \"ann\", pwd=\"pw\", roles=[])
 except pymongo.errors.OperationFailure:
@@ -63,7 +65,10 @@ try:
     users = [u[\"user\"] for u in c.admin.command(\"usersInfo\", {\"forAllDBs\": True})[\"users\"]]
 except pymongo.errors.OperationFailure:
     users = []
-print(names, adm, users)" >"$R/seen"'
+import os
+d = sys.argv[2]
+files = sorted(f for f in (os.listdir(d) if os.path.isdir(d) else []) if not f.startswith((\"admin.\", \"local.\", \"config.\")))
+print(names, adm, users, files)" "${REMODEL_SHARED_DIR:-none}/ferretdb/data" >"$R/seen"'
 # The third does not share: a server of its own.
 suite test_online_s3 0 ''
 
@@ -76,7 +81,7 @@ runs() {
 runs env RUN_JOBS=1 "$RUN" "$T/build"
 expect_eq "one slot: the three suites pass" "$rc:$(tail -n 1 "$T/out")" "0:3 passed, 0 failed"
 expect_eq "the second suite had the first one's server" "$(cat "$T/rec/test_online_s2")" "$(cat "$T/rec/test_online_s1")"
-expect_eq "... and found no database, admin collection or user the first left" "$(cat "$T/rec/seen" 2>/dev/null)" "[] [] []"
+expect_eq "... and found no database, admin collection or user the first left" "$(cat "$T/rec/seen" 2>/dev/null)" "[] [] [] []"
 if [ "$(cat "$T/rec/test_online_s3")" != "$(cat "$T/rec/test_online_s1")" ]; then
     pass "a suite without ONLINE_SHARE=1 had a server of its own"
 else
