@@ -7,7 +7,8 @@
 # RUN_PARTS (default all): unit, cli (every command-line suite) or online
 # (those that start a server: test_online*, test_compile*, test_servers,
 # test_mem_server).
-# RUN_ONLY: only the suites whose name holds it (make check T=NAME).
+# RUN_ONLY: only the suites whose name holds it, or any of its words
+# (make check T=NAME, T='NAME NAME').
 # Each suite's seconds go to BUILD/timings.txt; RUN_RECORD=1 (make
 # check-timings) also lowers or adds them in the recorded figures,
 # tests/timings.txt, by which the server suites start longest first and a
@@ -15,13 +16,20 @@
 # RUN_TIMINGS (the recorded file) and RUN_SUITES (the command-line suites'
 # directory; peers are installed only for tests/cli) are for
 # tests/cli/test_run_timings.sh.
+# RUN_SHARE (default 1; 0: none): the server suites that allow it share
+# their pool slot's servers (below; docs/tests.md, "Shared servers").
 set -u
 shopt -s extglob
 cd "$(dirname "$0")/.."
 build=${1:-build}
 sanbuild=${2:-}
 log=$(mktemp -d)
-trap 'rm -rf "$log"' EXIT
+# The pool's shared servers stopped (below), then the run's files gone: at
+# the end, and on an interrupt, which ends the run (the EXIT trap).
+trap 'shared_stop; rm -rf "$log"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 timings=${RUN_TIMINGS:-tests/timings.txt}
 suitedir=${RUN_SUITES:-tests/cli}
 record=${RUN_RECORD:-}
@@ -42,7 +50,10 @@ wanted() {
                 case $2 in test_online* | test_compile* | test_servers | test_mem_server) ;; *) return 1 ;; esac ;;
         *) echo "tests/run.sh: RUN_PARTS is unit, cli or online, not $parts" >&2; exit 2 ;;
     esac
-    [ -z "$only" ] || [[ $2 == *"$only"* ]]
+    [ -z "$only" ] && return 0
+    local w
+    for w in $only; do [[ $2 == *"$w"* ]] && return 0; done
+    return 1
 }
 # The recorded seconds of each suite, by name ("cli test_online"): the
 # file's lines are the name, then the seconds, whole; # starts a comment.
@@ -155,6 +166,78 @@ run_suite() {
 jobs_max=${RUN_JOBS:-2}
 case $jobs_max in [1-9]) ;; *) echo "tests/run.sh: RUN_JOBS is 1 to 9, not $jobs_max" >&2; exit 2 ;; esac
 pool_names=() pool_next=0 lane_pid= lane_next=0
+
+# Shared servers (issue 60): each slot of the pool (RUN_JOBS of them; with
+# RUN_JOBS=1, the lane's one) has a directory, $log/slotN, where a plain
+# FerretDB and a plain mongo-java-server are started at the first suite
+# that asks for each and reused by the next suites of that slot, one at a
+# time: a suite that set ONLINE_SHARE=1 takes them in online_start, which
+# empties them first (tests/cli/lib.sh, online_take). The runner owns them
+# (their watchdog watches it) and stops them at its end. Each suite of a
+# slot carries a mark of its own, REMODEL_SHARED_SUITE, in its
+# environment: before the next suite of the slot starts, whatever the last
+# one left running (a background remodel, a writer) is killed by it, lest
+# it write into the next suite's databases. Every server start of the run
+# is counted (REMODEL_SERVER_STARTS) and the count printed at the end.
+share=${RUN_SHARE:-1}
+case $share in 0|1) ;; *) echo "tests/run.sh: RUN_SHARE is 0 or 1, not $share" >&2; exit 2 ;; esac
+export REMODEL_SERVER_STARTS=$log/starts
+slot_mark=()
+# shared_env SLOT NAME: senv, the environment the suite NAME of SLOT gets
+# (none when not sharing), after the last one's leftovers are killed; its
+# mark recorded.
+senv=()
+shared_env() {
+    senv=()
+    [ "$share" == 1 ] || return 0
+    shared_sweep "$1"
+    slot_mark[$1]=$log/slot$1/$2
+    senv=("REMODEL_SHARED_DIR=$log/slot$1" "REMODEL_SHARED_OWNER=$$" "REMODEL_SHARED_SUITE=${slot_mark[$1]}")
+}
+# shared_sweep SLOT: the processes that carry the mark of SLOT's last
+# suite, killed (the suite has ended: they are its leftovers). The servers
+# are started without it (online_take).
+shared_sweep() {
+    local m=${slot_mark[$1]:-} f p w killed=()
+    [ -n "$m" ] || return 0
+    for f in $(grep -lzxF "REMODEL_SHARED_SUITE=$m" /proc/[0-9]*/environ 2>/dev/null); do
+        p=${f#/proc/}; p=${p%/environ}
+        [ "$p" != $$ ] && [ "$p" != $BASHPID ] && kill -9 "$p" 2>/dev/null && killed+=("$p")
+    done
+    # Gone (or a zombie, which writes nothing) before the next suite
+    # starts; 30 s at most.
+    for p in ${killed[@]+"${killed[@]}"}; do
+        for ((w = 0; w < 300; w++)); do
+            [ -e "/proc/$p" ] && [ "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)" != Z ] || break
+            sleep 0.1
+        done
+    done
+    return 0
+}
+# shared_stop: every slot's leftovers killed and its servers stopped.
+shared_stop() {
+    local i d
+    for i in "${!slot_mark[@]}"; do shared_sweep "$i"; done
+    for d in "$log"/slot*/*/; do
+        [ -f "$d/kind" ] && tests/peers/server.sh stop "$d" >/dev/null 2>&1
+    done
+    return 0
+}
+slot_of=()
+# pool_slot: a slot whose last suite has finished (one is free when fewer
+# than RUN_JOBS run).
+pool_slot() {
+    local i idx
+    for ((i = 0; i < jobs_max; i++)); do
+        idx=${slot_of[$i]:-}
+        if [ -z "$idx" ] || [ "$idx" -lt "$pool_next" ] || [ -f "$log/pool$idx/secs" ]; then
+            echo "$i"
+            return
+        fi
+    done
+    echo "tests/run.sh: no free slot" >&2
+    echo 0
+}
 # pool_flush: reports the started suites that have finished, in order,
 # up to the first still running, and the lane's finished blocks.
 pool_flush() {
@@ -179,7 +262,11 @@ pool_suite() {
         wait -n 2>/dev/null
         pool_flush
     done
-    exec_suite "$log/pool${#pool_names[@]}" "$@" &
+    local slot idx=${#pool_names[@]}
+    slot=$(pool_slot)
+    slot_of[$slot]=$idx
+    shared_env "$slot" "$idx"
+    exec_suite "$log/pool$idx" env ${senv[@]+"${senv[@]}"} "$@" &
     pool_names+=("$name")
 }
 # pool_wait: every suite of the pool and the lane finished and reported.
@@ -261,7 +348,13 @@ run_lane() {
     for t in "$suitedir"/test_*.sh; do
         name=$(basename "$t" .sh)
         [ -f "$t" ] && wanted cli "$name" || continue
-        [ "$jobs_max" -gt 1 ] && is_pooled "$name" && continue
+        if is_pooled "$name"; then
+            [ "$jobs_max" -gt 1 ] && continue
+            # RUN_JOBS=1: the lane is the one slot.
+            shared_env 0 "$name"
+            run_suite "cli $name" env ${senv[@]+"${senv[@]}"} REMODEL="$build/remodel" bash "$t"
+            continue
+        fi
         run_suite "cli $name" env REMODEL="$build/remodel" bash "$t"
     done
     [ -n "$sanbuild" ] || return 0
@@ -357,6 +450,11 @@ if [ "$record" == 1 ] && [ -s "$log/passed" ]; then
     fi
 fi
 
+# The servers this run started, shared ones among them (a FerretDB start
+# costs seconds under load; docs/tests.md, "Shared servers").
+if [ -s "$log/starts" ]; then
+    echo "tests/run.sh: $(grep -c . "$log/starts") server starts, $(grep -c " $log/slot" "$log/starts") of them shared"
+fi
 [ -s "$log/reported" ] || echo "tests/run.sh: no suite of part $parts matches '$only'" >&2
 passed=$(awk '{ n += $1 } END { print n + 0 }' "$log/passes" 2>/dev/null)
 failed=$(awk '{ n += $1 } END { print n + 0 }' "$log/fails" 2>/dev/null)

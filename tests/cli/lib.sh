@@ -119,7 +119,8 @@ online_kind() {
 # PORT when given, 0 for any; FerretDB keeps the data of an earlier start
 # there), with its change log when "changelog" is given (tests/peers/
 # server.sh), its URI in $uri; for "external", REMODEL_TEST_URI with the
-# suites' databases dropped.
+# suites' databases dropped; under tests/run.sh, in a suite that set
+# ONLINE_SHARE=1, with two arguments: the pool slot's server (online_take).
 online_start() {
     if [ "$1" == external ]; then
         uri=$REMODEL_TEST_URI
@@ -129,9 +130,96 @@ for db in ("crm", "blog", "catalog", "school", "logging", "iot", "iotx", "sample
     c.drop_database(db)' "$uri" 2>"$T/err" || { fail "external: reach $uri" "$(cat "$T/err")"; return 1; }
         return 0
     fi
+    if [ $# -eq 2 ] && [ "${ONLINE_SHARE:-}" == 1 ] && [ -n "${REMODEL_SHARED_DIR:-}" ]; then
+        case $1 in ferretdb | java) online_take "$1" "$2"; return ;; esac
+    fi
     "$SERVER" stop "$2" >/dev/null 2>&1
     uri=$(REMODEL_SERVER_OWNER=$$ PEERS_SERVER_PORT=${3:-0} "$SERVER" start "$2" "$1" ${4:-} 2>"$T/err") ||
         { fail "$1: start" "$(cat "$T/err")"; return 1; }
+}
+# Sharing a server (issue 60): tests/run.sh gives each slot of its pool a
+# directory, REMODEL_SHARED_DIR, where the slot's plain FerretDB and
+# mongo-java-server live (started at the first suite that needs each, by
+# that suite, owned by the runner, REMODEL_SHARED_OWNER, which stops them
+# at its end). A suite takes the slot's server only when it says it may:
+# ONLINE_SHARE=1 after sourcing this file, and then only for an
+# online_start of two arguments (no port, no change log). Opting in, not
+# out: a suite that stops, restarts or kills its server, reads its log or
+# starts it on a port would, sharing, act on another suite's server or
+# find it still up; a suite that forgets to opt in only runs slower. Run
+# alone (no runner), every suite starts its own as before.
+#
+# online_take KIND DIR: the slot's server of KIND, its URI in $uri (and in
+# DIR/uri), emptied of what an earlier suite left: every database but
+# admin, local and config dropped (listed, not named: remodel's state
+# database whatever its name, a suite's own; on FerretDB also those its
+# data directory holds files of, as it does not list a database whose
+# collection has a control character in its name), in those three every
+# collection that was not there when the server started, every user;
+# then it must answer and hold nothing else. When it does not, it is
+# started again on empty data, once, and says so. The runner kills
+# whatever an earlier suite left running (REMODEL_SHARED_SUITE) before
+# the next one starts, so that nothing writes into this suite's
+# databases.
+online_take() {
+    local s=$REMODEL_SHARED_DIR/$1 pid try
+    mkdir -p "$s" "$2"
+    for try in 1 2; do
+        if [ $try == 2 ] || ! { [ -s "$s/uri" ] && pid=$(cat "$s/pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null; }; then
+            # None yet, it died, or it kept something: a new one, on empty data.
+            [ $try == 1 ] || echo "lib.sh: the shared $1 started again: $(cat "$T/err")" >&2
+            "$SERVER" stop "$s" >/dev/null 2>&1
+            rm -rf "$s/data" "$s/baseline"
+            env -u REMODEL_SHARED_SUITE REMODEL_SERVER_OWNER="${REMODEL_SHARED_OWNER:-0}" PEERS_SERVER_PORT=0 \
+                "$SERVER" start "$s" "$1" >/dev/null 2>"$T/err" || { fail "$1: start (shared)" "$(cat "$T/err")"; return 1; }
+        fi
+        uri=$(cat "$s/uri")
+        echo "$uri" >"$2/uri"
+        online_empty "$uri" "$s/baseline" "$([ "$1" == ferretdb ] && echo "$s/data")" >"$T/err" 2>&1 && return 0
+    done
+    fail "$1: the shared server at $uri emptied" "$(cat "$T/err")"
+    return 1
+}
+# online_empty URI BASELINE [DATADIR]: online_take's emptying (BASELINE:
+# the file of admin's, local's and config's first collections, written
+# when missing; DATADIR: FerretDB's files).
+online_empty() {
+    pyrun -c 'import os, sys, pymongo
+c = pymongo.MongoClient(sys.argv[1], directConnection=True, serverSelectionTimeoutMS=10000)
+c.admin.command("ping")
+keep = ("admin", "local", "config")
+def files():
+    if not sys.argv[3]:
+        return set()
+    return {f[:-7] for f in os.listdir(sys.argv[3]) if f.endswith(".sqlite")}
+for d in sorted((set(c.list_database_names()) | files()) - set(keep)):
+    c.drop_database(d)
+def names():
+    # The collections of admin, local and config (mongo-java-server lists
+    # none of admin: it keeps none there).
+    out = set()
+    for d in keep:
+        try:
+            out |= {d + "." + n for n in c[d].list_collection_names()}
+        except pymongo.errors.OperationFailure:
+            pass
+    return out
+if not os.path.exists(sys.argv[2]):
+    with open(sys.argv[2], "w") as f:
+        f.write("\n".join(sorted(names())))
+base = set(open(sys.argv[2]).read().split())
+for dn in sorted(names() - base):
+    d, n = dn.split(".", 1)
+    c[d].drop_collection(n)
+try:
+    users = c.admin.command("usersInfo", {"forAllDBs": True}).get("users", [])
+except pymongo.errors.OperationFailure:
+    users = []
+for u in users:
+    c[u["db"]].command("dropUser", u["user"])
+left = sorted((set(c.list_database_names()) | files()) - set(keep)) + sorted(names() - base)
+if left:
+    sys.exit("left on the shared server after dropping: %s" % left)' "$@"
 }
 
 # online_same NAME OFFLINE NS=COLL...: the server's ($uri) collections are

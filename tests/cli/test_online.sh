@@ -10,6 +10,8 @@
 # clear error (credentials never printed).
 #   REMODEL=build/remodel bash tests/cli/test_online.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT

@@ -17,6 +17,8 @@
 # with one error, exit 2, where libmongoc 1.23.1 crashed.
 #   REMODEL=build/remodel bash tests/cli/test_online_caps.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 trap 'for d in ferretdb java rs; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done
       [ -n "${fake:-}" ] && kill "$fake" 2>/dev/null; rm -rf "$T"' EXIT

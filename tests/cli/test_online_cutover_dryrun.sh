@@ -6,6 +6,8 @@
 # onError dry-runs clean.
 #   REMODEL=build/remodel bash tests/cli/test_online_cutover_dryrun.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "dry run: external deployments are not started here (skipped)"; exit 0; }
 trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT

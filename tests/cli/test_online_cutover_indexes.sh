@@ -7,6 +7,8 @@
 # index that went missing rather than refuse.
 #   REMODEL=build/remodel bash tests/cli/test_online_cutover_indexes.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "cutover indexes: external deployments are not started here (skipped)"; exit 0; }
 S=$ROOT/dumps/sample

@@ -43,6 +43,8 @@
 # in-process program replays one with --only (its --help).
 #   REMODEL=build/remodel bash tests/cli/test_online_fault_matrix.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 # Every point in-process first: it needs no peer.
 MATRIX=$(dirname "$REMODEL")/tests/remodel-fault-matrix
 if [ -z "${REMODEL_FAULT_ONLY:-}" ] && [ -x "$MATRIX" ]; then

@@ -27,6 +27,8 @@
 # a count past 64 bits is refused, not wrapped.
 #   REMODEL=build/remodel bash tests/cli/test_online_faults.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 
 # refused NAME WANT ARGS...: remodel ARGS exits 2 with the one line
 # "remodel: error: WANT" (the option layer's words, as remodel's offline

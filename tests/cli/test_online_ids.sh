@@ -19,6 +19,8 @@
 # then loses the documents of the types after it.
 #   REMODEL=build/remodel bash tests/cli/test_online_ids.sh
 . "$(dirname "$0")/lib.sh"
+# Not ONLINE_SHARE=1 (lib.sh, online_take): it stops its FerretDB mid-run and
+# starts it again on its port.
 use_peers "peers" || exit 0
 trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms

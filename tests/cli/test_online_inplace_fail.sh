@@ -11,6 +11,8 @@
 # namespace and the _id, side by side and in place.
 #   REMODEL=build/remodel bash tests/cli/test_online_inplace_fail.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 mkdir -p "$T/plans"

@@ -30,6 +30,8 @@
 # stalled past it at reads over its switch run in-process in make check
 # (tests/mem/matrix/matrix_lease.c); these are the real servers' smoke.
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 # REMODEL_ONLINE_LEASE_MS is a hook of the tests' build only.
 use_faulty || exit 1
 use_peers "peers" || exit 0

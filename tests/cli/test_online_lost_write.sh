@@ -14,6 +14,8 @@
 #   finishes with remodel run's documents.
 #   REMODEL=build/remodel bash tests/cli/test_online_lost_write.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && exit 0 # a proxy in front of a local server only
 S=$ROOT/dumps/sample

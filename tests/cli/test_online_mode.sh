@@ -29,6 +29,8 @@
 #    email, the second keeps the application's description; verify passes.
 #   REMODEL=build/remodel bash tests/cli/test_online_mode.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT

@@ -11,6 +11,8 @@
 # hold arrays, nested documents, nulls, or nothing.
 #   REMODEL=build/remodel bash tests/cli/test_online_partner_fields.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms

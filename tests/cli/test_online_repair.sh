@@ -18,6 +18,8 @@
 # as by every command taking the plan's lease (test_online_redteam.sh).
 #   REMODEL=build/remodel bash tests/cli/test_online_repair.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 mkdir -p "$T/plans"

@@ -16,6 +16,8 @@
 #    it completes.
 #   REMODEL=build/remodel bash tests/cli/test_online_signals.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 trap 'for p in $(jobs -p); do kill -9 $p 2>/dev/null; done

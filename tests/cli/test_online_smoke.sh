@@ -12,6 +12,8 @@
 #    verify, rollback (every document back byte for byte).
 #   REMODEL=build/remodel bash tests/cli/test_online_smoke.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT

@@ -15,6 +15,8 @@
 # the same result.
 #   REMODEL=build/remodel bash tests/cli/test_online_steps.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 ATLAS=$(atlas_sample)

@@ -44,6 +44,8 @@
 # replay one point.
 #   REMODEL=build/remodel bash tests/cli/test_online_switch.sh
 . "$(dirname "$0")/lib.sh"
+# Not ONLINE_SHARE=1 (lib.sh, online_take): it stops its FerretDB mid-run and
+# starts it again on its port.
 use_peers "peers" || exit 0
 if ! command -v gdb >/dev/null 2>&1; then
     fail "gdb" "not installed (scripts/install-deps.sh installs it)"

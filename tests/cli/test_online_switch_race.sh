@@ -40,6 +40,8 @@
 # RACE_AFTER_ONLY=1: only this part.
 #   REMODEL=build/remodel bash tests/cli/test_online_switch_race.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "switch race: external deployments are not started here (skipped)"; exit 0; }
 S=$ROOT/dumps/sample

@@ -19,6 +19,8 @@
 # - set without a value, and on a plan that never ran: refused (exit 2).
 #   REMODEL=build/remodel bash tests/cli/test_online_throttle.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 trap 'proxy_stop; for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT

@@ -15,6 +15,8 @@
 #  - the plan spelt right runs (exit 0) and equals remodel run's result.
 #   REMODEL=build/remodel bash tests/cli/test_online_typos.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 ATLAS=$(atlas_sample)
 trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT

@@ -21,6 +21,8 @@
 #     the joins' indexes remodel made, and those finalize dropped.
 #   REMODEL=build/remodel bash tests/cli/test_online_validators.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "validators: external deployments are not started here (skipped)"; exit 0; }
 trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT

@@ -21,6 +21,8 @@
 #   4. --workers with --sample is refused, naming why.
 #   REMODEL=build/remodel bash tests/cli/test_online_verify_workers.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 use_peers "peers" || exit 0
 trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 N=20 # parents of each type

@@ -20,6 +20,8 @@
 #      changes) and exits non-zero, saying it lost its lease.
 #   REMODEL=build/remodel bash tests/cli/test_online_workers.sh
 . "$(dirname "$0")/lib.sh"
+# Its plain servers may be the run's shared ones (lib.sh, online_take).
+ONLINE_SHARE=1
 # REMODEL_ONLINE_LEASE_MS is a hook of the tests' build only.
 use_faulty || exit 1
 use_peers "peers" || exit 0

@@ -36,7 +36,8 @@
 # "stop" anyway, e.g. from an EXIT trap.
 #
 # Environment: FERRETDB (the binary; default from the peers cache),
-# PEERS_SERVER_WAIT (seconds to wait for startup, default 30).
+# PEERS_SERVER_WAIT (seconds to wait for startup, default 30),
+# REMODEL_SERVER_STARTS (a file each start adds a line to: KIND DIR).
 set -u
 
 die() { echo "server.sh: $*" >&2; exit 1; }
@@ -157,6 +158,8 @@ start() {
             </dev/null >"$dir/log" 2>&1 &
     fi
     pid=$!
+    # Every start counted, for tests/run.sh's count of a run's starts.
+    [ -z "${REMODEL_SERVER_STARTS:-}" ] || echo "$kind $dir" >>"$REMODEL_SERVER_STARTS"
     echo "$kind" >"$dir/kind"
     echo "$pid" >"$dir/pid"
 
