@@ -26,14 +26,15 @@
 typedef struct {
     mongoc_cursor_t *c;
     online_t *on;
+    bool read;  /* a find or listIndexes; not an aggregate (one may $merge) */
     bool began; /* a document came: an error now is a later batch's */
 } cursor_t;
 
 static online_cursor_t *
-cursor_new (online_t *on, mongoc_cursor_t *c)
+cursor_new (online_t *on, mongoc_cursor_t *c, bool read)
 {
     cursor_t *k = malloc (sizeof *k);
-    *k = (cursor_t) {c, on, false};
+    *k = (cursor_t) {c, on, read, false};
     return (online_cursor_t *) k;
 }
 
@@ -52,7 +53,7 @@ bulk_of (online_wbatch_t *b)
 static online_cursor_t *
 ops_find (online_t *on, mongoc_collection_t *c, const bson_t *filter, const bson_t *opts)
 {
-    return cursor_new (on, mongoc_collection_find_with_opts (c, filter, opts, NULL));
+    return cursor_new (on, mongoc_collection_find_with_opts (c, filter, opts, NULL), true);
 }
 
 /* The sort is the caller's to give in opts ({_id: 1}): a read that ends
@@ -86,12 +87,13 @@ ops_keys (online_t *on, mongoc_collection_t *c, const char *field, const bson_t 
 static online_cursor_t *
 ops_indexes (online_t *on, mongoc_collection_t *c)
 {
-    return cursor_new (on, mongoc_collection_find_indexes_with_opts (c, NULL));
+    return cursor_new (on, mongoc_collection_find_indexes_with_opts (c, NULL), true);
 }
 
-/* A cursor whose first command failed is made again (the driver's
- * clone: the same command, not sent yet) and read from the start; one
- * that gave documents already fails (its place on the server is lost). */
+/* A cursor whose first command failed, as online_retry_call allows, is
+ * made again (the driver's clone: the same command, not sent yet) and
+ * read from the start; one that gave documents already fails (its place
+ * on the server is lost). */
 static bool
 ops_next (online_cursor_t *cur, const bson_t **doc)
 {
@@ -102,7 +104,8 @@ ops_next (online_cursor_t *cur, const bson_t **doc)
         return false;
     while (!mongoc_cursor_next (k->c, doc)) {
         mongoc_cursor_t *fresh;
-        if (k->began || !mongoc_cursor_error (k->c, &why) || !online_retry_call (k->on, &r, true, NULL, &why))
+        if (k->began || !mongoc_cursor_error (k->c, &why) ||
+            !online_retry_call (k->on, &r, k->read, NULL, &why))
             return false;
         fresh = mongoc_cursor_clone (k->c);
         mongoc_cursor_destroy (k->c);
@@ -335,7 +338,8 @@ ops_stream (online_t *on, const char *db, const bson_t *cmd, bson_t *reply, bson
 static online_cursor_t *
 ops_aggregate (online_t *on, mongoc_collection_t *c, const bson_t *pipeline, const bson_t *opts)
 {
-    return cursor_new (on, mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipeline, opts, NULL));
+    return cursor_new (on, mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipeline, opts, NULL),
+                       false);
 }
 
 /* Whether cmd only reads, and is sent again after any transient error:
