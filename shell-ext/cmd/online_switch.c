@@ -497,44 +497,63 @@ preflight (online_t *on, journal_t *j, bson_error_t *err)
     return ok;
 }
 
+/* One move's probe: its names cleared, probe made, renamed to probe2 (the
+ * time in *ms), probe2 dropped. A whole that may run again: a rename
+ * whose reply a cut lost is cleared by the next try's first drops. */
+static bool
+probe_once (online_t *on, const move_t *m, int64_t *ms, bool *there, bson_error_t *err)
+{
+    const char *sdb = on->run->o->state_db;
+    char probe[420], probe2[420];
+    int64_t t0;
+    bool ok;
+    probe_names (on, m, probe, probe2, sizeof probe);
+    on->transient = false;
+    ok = drop_probes (on, m, err) && online_coll_exists (on, m->db, m->coll, there, err);
+    if (ok) {
+        bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (probe));
+        bson_error_t why;
+        ok = online_lease_check (on, err) &&
+             (online_ops (on)->command (on, NULL, sdb, cmd, NULL, &why) ||
+              online_fail (on, err, &why, "creating a probe collection"));
+        bson_destroy (cmd);
+    }
+    /* Timed: the switch is as many renames, each with its note in
+     * the journal (a write of the plan's record, counted with it). */
+    t0 = online_mono_ms ();
+    if (ok && !rename_coll (on, sdb, probe, probe2, false, err)) {
+        if (on->transient) /* a cut, not a refusal: tried again */
+            return false;
+        bson_error_t ignored;
+        rm_error_prefix (err, "%s: plan %s: the server refuses to rename a collection "
+                         "named like %s.%s's (nothing of the plan renamed)", on->run->where,
+                         on->run->names.name, m->db, m->coll);
+        online_coll_drop (on, sdb, probe, &ignored);
+        on->transient = false;
+        return false;
+    }
+    *ms = online_mono_ms () - t0;
+    return ok && online_coll_drop (on, sdb, probe2, err);
+}
+
 bool
 online_switch_probe (online_t *on, int64_t *rename_ms, size_t *renames, bson_error_t *err)
 {
     journal_t *j = bson_malloc0 (sizeof *j);
-    const char *sdb = on->run->o->state_db;
     bool ok = journal_plan (on, j, err);
     *rename_ms = 0;
     *renames = 0;
     for (size_t i = 0; ok && i < j->n; i++) {
-        move_t *m = &j->moves[i];
-        char probe[420], probe2[420];
-        int64_t t0;
+        online_retry_t retry = {0, 0};
+        int64_t ms = 0;
         bool there = false;
-        probe_names (on, m, probe, probe2, sizeof probe);
-        ok = drop_probes (on, m, err) && online_coll_exists (on, m->db, m->coll, &there, err);
-        if (ok) {
-            bson_t *cmd = BCON_NEW ("create", BCON_UTF8 (probe));
-            bson_error_t why;
-            ok = online_lease_check (on, err) &&
-                 (online_ops (on)->command (on, NULL, sdb, cmd, NULL, &why) ||
-                  online_fail (on, err, &why, "creating a probe collection"));
-            bson_destroy (cmd);
-        }
-        /* Timed: the switch is as many renames, each with its note in
-         * the journal (a write of the plan's record, counted with it). */
-        t0 = online_mono_ms ();
-        if (ok && !rename_coll (on, sdb, probe, probe2, false, err)) {
-            bson_error_t ignored;
-            rm_error_prefix (err, "%s: plan %s: the server refuses to rename a collection "
-                             "named like %s.%s's (nothing of the plan renamed)", on->run->where,
-                             on->run->names.name, m->db, m->coll);
-            online_coll_drop (on, sdb, probe, &ignored);
-            ok = false;
-        }
-        if (ok && online_mono_ms () - t0 > *rename_ms)
-            *rename_ms = online_mono_ms () - t0;
+        /* After a transient error the move's probe goes again whole. */
+        while (!(ok = probe_once (on, &j->moves[i], &ms, &there, err)) &&
+               online_retry (on, &retry, err))
+            ;
+        if (ok && ms > *rename_ms)
+            *rename_ms = ms;
         *renames += there ? 2 : 1;
-        ok = ok && online_coll_drop (on, sdb, probe2, err);
     }
     bson_free (j);
     return ok;

@@ -231,6 +231,7 @@ typedef struct {
      * client serves one thread, so no two threads share one. */
     mongoc_client_t *source;
     bool transient;         /* the last driver error may pass: retry */
+    bool answered;          /* the server answered client's first call (online_ops.c) */
     int random_cursor;      /* online_random_cursor: 0 not asked, 1 yes, -1 no, */
     char random_why[160];   /* and why not (asked on this connection, once) */
     /* Its name in the leases (two workers of one process are two
@@ -486,6 +487,8 @@ void online_run_destroy (online_run_t *run);
 /* A driver error as ours, naming what was being done and where; notes in
  * on->transient whether it is one to retry (network, failover, shutdown). */
 bool online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what);
+/* online_retry.c: whether a driver error is one of those (online_fail's on->transient). */
+bool online_transient (const bson_error_t *why);
 
 /* online_conn.c: the state database's document coll {_id: id} into doc
  * (initialized here; empty and *found false when there is none). */
@@ -553,6 +556,13 @@ typedef enum {
 } online_batch_end_t;
 online_batch_end_t online_retry_batch (online_t *on, online_retry_t *r, int64_t n,
                                        const bson_error_t *err);
+/* The table's rows (online_ops.c): whether a call that failed with why
+ * is sent again, after online_retry's wait: any call the driver found no
+ * server for (it never went out), and a read (read true) after any
+ * transient error; reply, filled by the failed call, emptied (NULL:
+ * none). Never on a connection whose server has not answered yet. */
+bool online_retry_call (online_t *on, online_retry_t *r, bool read, bson_t *reply,
+                        const bson_error_t *why);
 
 /* online_range.c: resuming after a checkpoint's _id. Appends to filter
  * the condition "every _id after last in MongoDB's sort order", of any

@@ -10,29 +10,6 @@
 /* The password, so that no driver message can echo it (online_fail). */
 static char secret[256];
 
-/* Errors that pass: the network, a server that is not (yet) primary or
- * is shutting down, a failover. The server's codes (error_codes.yml):
- * HostUnreachable 6, HostNotFound 7, NetworkTimeout 89, ShutdownInProgress
- * 91, PrimarySteppedDown 189, SocketException 9001, NotWritablePrimary
- * 10107, InterruptedAtShutdown 11600, InterruptedDueToReplStateChange
- * 11602, NotPrimaryNoSecondaryOk 13435, NotPrimaryOrSecondary 13436; and
- * MaxTimeMSExpired 50 and ExceededTimeLimit 262, which remodel never asks
- * for (it sets no maxTimeMS): FerretDB answers an operation cut short by
- * its shutdown with 50; CursorNotFound 43, a pass's cursor that timed
- * out while the run was paused (it is opened again). */
-static bool
-is_transient (const bson_error_t *why)
-{
-    static const uint32_t codes[] = {6,    7,     43,    50,    89,    91,    189,
-                                     262, 9001, 10107, 11600, 11602, 13435, 13436};
-    if (why->domain == MONGOC_ERROR_STREAM || why->domain == MONGOC_ERROR_SERVER_SELECTION)
-        return true;
-    for (size_t i = 0; i < sizeof codes / sizeof *codes; i++)
-        if (why->code == codes[i])
-            return true;
-    return false;
-}
-
 /* A driver message with the password, should it quote it, masked. */
 static void
 masked (const char *message, char *buf, size_t cap)
@@ -52,7 +29,7 @@ bool
 online_fail (online_t *on, bson_error_t *err, const bson_error_t *why, const char *what)
 {
     char message[sizeof why->message];
-    on->transient = is_transient (why);
+    on->transient = online_transient (why);
     masked (why->message, message, sizeof message);
     rm_error_set (err, RM_ERR_IO, "%s: %s: %s", on->run->where, what, message);
     return false;
@@ -356,8 +333,12 @@ open_client (online_t *on, const char *text, char *where, size_t cap, bson_error
     if (!on->run->ops)
         on->own_run->ops = &online_ops_mongoc;
     BSON_APPEND_INT32 (&ping, "ping", 1);
+    on->answered = false; /* a view's copy speaks for another client */
     ok = on->run->ops->command (on, NULL, "admin", &ping, NULL, &why);
     bson_destroy (&ping);
+    /* From here a call the driver finds no server for is a cut, sent
+     * again (online_ops.c); before, a wrong address, failed at once. */
+    on->answered = ok;
     return ok || online_fail (on, err, &why, "cannot reach the server");
 }
 

@@ -3,17 +3,45 @@
  *
  * Each sends exactly the command the code it replaced sent, with the same
  * options, so that what a server sees (and the fault layer counts by
- * command name, online_fault.c) is the same call for call. A cursor and a
- * write batch are the driver's own objects behind the table's opaque
- * types: no allocation of ours per read or per batch. */
+ * command name, online_fault.c) is the same call for call. A write batch
+ * is the driver's own object behind the table's opaque type; a cursor,
+ * the driver's in a small record of ours (one a read, none per batch or
+ * document), so that its first command can be sent again.
+ *
+ * After a cut (issue 60) each call is sent again here, within
+ * --retry-for (online_retry), where that is safe whoever the caller: any
+ * call the driver found no server for (the connection cut, the handshake
+ * of the next one cut too), since it never went out, a write as well as
+ * a read; and a read after any transient error, since reading again
+ * changes nothing. A write sent whose reply was lost is not sent again
+ * here: its caller checks whether it applied (the switch observes, a
+ * batch is replayed as upserts). The lease's renewals, and a connection
+ * whose server never answered (a wrong address), fail at once. The
+ * policy is online_retry_call's (online_retry.c). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "online.h"
 
+typedef struct {
+    mongoc_cursor_t *c;
+    online_t *on;
+    bool read;  /* a find or listIndexes; not an aggregate (one may $merge) */
+    bool began; /* a document came: an error now is a later batch's */
+} cursor_t;
+
+static online_cursor_t *
+cursor_new (online_t *on, mongoc_cursor_t *c, bool read)
+{
+    cursor_t *k = malloc (sizeof *k);
+    *k = (cursor_t) {c, on, read, false};
+    return (online_cursor_t *) k;
+}
+
 static mongoc_cursor_t *
 cursor_of (online_cursor_t *c)
 {
-    return (mongoc_cursor_t *) c;
+    return ((cursor_t *) c)->c;
 }
 
 static mongoc_bulk_operation_t *
@@ -25,8 +53,7 @@ bulk_of (online_wbatch_t *b)
 static online_cursor_t *
 ops_find (online_t *on, mongoc_collection_t *c, const bson_t *filter, const bson_t *opts)
 {
-    (void) on;
-    return (online_cursor_t *) mongoc_collection_find_with_opts (c, filter, opts, NULL);
+    return cursor_new (on, mongoc_collection_find_with_opts (c, filter, opts, NULL), true);
 }
 
 /* The sort is the caller's to give in opts ({_id: 1}): a read that ends
@@ -60,14 +87,32 @@ ops_keys (online_t *on, mongoc_collection_t *c, const char *field, const bson_t 
 static online_cursor_t *
 ops_indexes (online_t *on, mongoc_collection_t *c)
 {
-    (void) on;
-    return (online_cursor_t *) mongoc_collection_find_indexes_with_opts (c, NULL);
+    return cursor_new (on, mongoc_collection_find_indexes_with_opts (c, NULL), true);
 }
 
+/* A cursor whose first command failed, as online_retry_call allows, is
+ * made again (the driver's clone: the same command, not sent yet) and
+ * read from the start; one that gave documents already fails (its place
+ * on the server is lost). */
 static bool
 ops_next (online_cursor_t *cur, const bson_t **doc)
 {
-    return cur && mongoc_cursor_next (cursor_of (cur), doc);
+    cursor_t *k = (cursor_t *) cur;
+    online_retry_t r = {0, 0};
+    bson_error_t why;
+    if (!k)
+        return false;
+    while (!mongoc_cursor_next (k->c, doc)) {
+        mongoc_cursor_t *fresh;
+        if (k->began || !mongoc_cursor_error (k->c, &why) ||
+            !online_retry_call (k->on, &r, k->read, NULL, &why))
+            return false;
+        fresh = mongoc_cursor_clone (k->c);
+        mongoc_cursor_destroy (k->c);
+        k->c = fresh;
+    }
+    k->began = true;
+    return true;
 }
 
 static bool
@@ -79,21 +124,30 @@ ops_end (online_cursor_t *cur, bson_error_t *why)
         return true;
     ok = !mongoc_cursor_error (cursor_of (cur), why ? why : &none);
     mongoc_cursor_destroy (cursor_of (cur));
+    free (cur);
     return ok;
 }
 
 static int64_t
 ops_count (online_t *on, mongoc_collection_t *c, const bson_t *filter, bson_error_t *why)
 {
-    (void) on;
-    return mongoc_collection_count_documents (c, filter, NULL, NULL, NULL, why);
+    online_retry_t r = {0, 0};
+    int64_t n;
+    while ((n = mongoc_collection_count_documents (c, filter, NULL, NULL, NULL, why)) < 0 &&
+           online_retry_call (on, &r, true, NULL, why))
+        ;
+    return n;
 }
 
 static int64_t
 ops_estimate (online_t *on, mongoc_collection_t *c, bson_error_t *why)
 {
-    (void) on;
-    return mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, why);
+    online_retry_t r = {0, 0};
+    int64_t n;
+    while ((n = mongoc_collection_estimated_document_count (c, NULL, NULL, NULL, why)) < 0 &&
+           online_retry_call (on, &r, true, NULL, why))
+        ;
+    return n;
 }
 
 static online_wbatch_t *
@@ -161,13 +215,12 @@ ops_discard (online_wbatch_t *b)
 }
 
 static bool
-ops_write (online_t *on, mongoc_collection_t *c, online_wkind_t kind, const bson_t *sel,
-           const bson_t *doc, bool upsert, bool many, bson_t *reply, bson_error_t *why)
+write_once (mongoc_collection_t *c, online_wkind_t kind, const bson_t *sel, const bson_t *doc,
+            bool upsert, bool many, bson_t *reply, bson_error_t *why)
 {
     bson_t opts;
     const bson_t *o = upsert_opts (upsert, &opts);
     bool ok = false;
-    (void) on;
     switch (kind) {
     case ONLINE_W_INSERT:
         ok = mongoc_collection_insert_one (c, doc, NULL, reply, why);
@@ -188,11 +241,24 @@ ops_write (online_t *on, mongoc_collection_t *c, online_wkind_t kind, const bson
 }
 
 static bool
+ops_write (online_t *on, mongoc_collection_t *c, online_wkind_t kind, const bson_t *sel,
+           const bson_t *doc, bool upsert, bool many, bson_t *reply, bson_error_t *why)
+{
+    online_retry_t r = {0, 0};
+    bool ok;
+    while (!(ok = write_once (c, kind, sel, doc, upsert, many, reply, why)) &&
+           online_retry_call (on, &r, false, reply, why))
+        ;
+    return ok;
+}
+
+static bool
 ops_replace_if (online_t *on, mongoc_collection_t *c, const bson_t *sel, const bson_t *want,
                 bson_t *reply, bson_error_t *why)
 {
     mongoc_find_and_modify_opts_t *fam = mongoc_find_and_modify_opts_new ();
     bson_t extra = BSON_INITIALIZER;
+    online_retry_t r = {0, 0};
     bool ok;
     if (want)
         mongoc_find_and_modify_opts_set_update (fam, want);
@@ -201,7 +267,9 @@ ops_replace_if (online_t *on, mongoc_collection_t *c, const bson_t *sel, const b
     if (on->run->o->write_concern)
         mongoc_write_concern_append (on->run->o->write_concern, &extra);
     mongoc_find_and_modify_opts_append (fam, &extra);
-    ok = mongoc_collection_find_and_modify_with_opts (c, sel, fam, reply, why);
+    while (!(ok = mongoc_collection_find_and_modify_with_opts (c, sel, fam, reply, why)) &&
+           online_retry_call (on, &r, false, reply, why))
+        ;
     bson_destroy (&extra);
     mongoc_find_and_modify_opts_destroy (fam);
     return ok;
@@ -212,10 +280,13 @@ static bool
 ops_rename (online_t *on, const char *from, const char *to, bool drop_target, bson_error_t *why)
 {
     bson_t *cmd = BCON_NEW ("renameCollection", BCON_UTF8 (from), "to", BCON_UTF8 (to));
+    online_retry_t r = {0, 0};
     bool ok;
     if (drop_target)
         BSON_APPEND_BOOL (cmd, "dropTarget", true);
-    ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, NULL, why);
+    while (!(ok = mongoc_client_command_simple (on->client, "admin", cmd, NULL, NULL, why)) &&
+           online_retry_call (on, &r, false, NULL, why))
+        ;
     bson_destroy (cmd);
     return ok;
 }
@@ -223,37 +294,72 @@ ops_rename (online_t *on, const char *from, const char *to, bool drop_target, bs
 static bool
 ops_drop (online_t *on, mongoc_collection_t *c, bson_error_t *why)
 {
-    (void) on;
-    return mongoc_collection_drop (c, why);
+    online_retry_t r = {0, 0};
+    bool ok;
+    while (!(ok = mongoc_collection_drop (c, why)) && online_retry_call (on, &r, false, NULL, why))
+        ;
+    return ok;
 }
 
 static bool
 ops_index_command (online_t *on, mongoc_collection_t *c, const bson_t *cmd, bson_t *reply,
                    bson_error_t *why)
 {
-    (void) on;
-    return mongoc_collection_write_command_with_opts (c, cmd, NULL, reply, why);
+    online_retry_t r = {0, 0};
+    bool ok;
+    while (!(ok = mongoc_collection_write_command_with_opts (c, cmd, NULL, reply, why)) &&
+           online_retry_call (on, &r, false, reply, why))
+        ;
+    return ok;
 }
 
 static bool
 ops_drop_index (online_t *on, mongoc_collection_t *c, const char *name, bson_error_t *why)
 {
-    (void) on;
-    return mongoc_collection_drop_index_with_opts (c, name, NULL, why);
+    online_retry_t r = {0, 0};
+    bool ok;
+    while (!(ok = mongoc_collection_drop_index_with_opts (c, name, NULL, why)) &&
+           online_retry_call (on, &r, false, NULL, why))
+        ;
+    return ok;
 }
 
 static bool
 ops_stream (online_t *on, const char *db, const bson_t *cmd, bson_t *reply, bson_error_t *why)
 {
-    return mongoc_client_command_simple (on->client, db, cmd, NULL, reply, why);
+    online_retry_t r = {0, 0};
+    bool ok;
+    while (!(ok = mongoc_client_command_simple (on->client, db, cmd, NULL, reply, why)) &&
+           online_retry_call (on, &r, false, reply, why))
+        ;
+    return ok;
 }
 
 static online_cursor_t *
 ops_aggregate (online_t *on, mongoc_collection_t *c, const bson_t *pipeline, const bson_t *opts)
 {
-    (void) on;
-    return (online_cursor_t *) mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipeline, opts,
-                                                            NULL);
+    return cursor_new (on, mongoc_collection_aggregate (c, MONGOC_QUERY_NONE, pipeline, opts, NULL),
+                       false);
+}
+
+/* Whether cmd only reads, and is sent again after any transient error:
+ * its reply lost leaves at most a cursor the server times out. Not
+ * getMore (a batch whose reply was lost is gone from its cursor), nor
+ * an aggregate (one may $out). */
+static bool
+reads_only (const bson_t *cmd)
+{
+    static const char *const names[] = {"buildInfo", "collStats", "count", "dbStats",
+                                         "distinct", "find", "hello", "isMaster",
+                                         "listCollections", "listDatabases", "listIndexes",
+                                         "ping", "serverStatus"};
+    bson_iter_t it;
+    if (!bson_iter_init (&it, cmd) || !bson_iter_next (&it))
+        return false;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp (bson_iter_key (&it), names[i]))
+            return true;
+    return false;
 }
 
 /* With a collection, through it: the driver has no public way from a
@@ -263,9 +369,13 @@ static bool
 ops_command (online_t *on, mongoc_collection_t *c, const char *db, const bson_t *cmd,
              bson_t *reply, bson_error_t *why)
 {
-    if (c)
-        return mongoc_collection_command_simple (c, cmd, NULL, reply, why);
-    return mongoc_client_command_simple (on->client, db, cmd, NULL, reply, why);
+    online_retry_t r = {0, 0};
+    bool ok;
+    while (!(ok = c ? mongoc_collection_command_simple (c, cmd, NULL, reply, why)
+                    : mongoc_client_command_simple (on->client, db, cmd, NULL, reply, why)) &&
+           online_retry_call (on, &r, reads_only (cmd), reply, why))
+        ;
+    return ok;
 }
 
 /* No sort: a capped collection is read in insertion order, and FerretDB
@@ -291,15 +401,14 @@ ops_state_read (online_t *on, const char *coll, const bson_t *filter, bson_t *do
                 bson_error_t *why)
 {
     mongoc_collection_t *c = online_collection (on, on->run->o->state_db, coll);
-    mongoc_cursor_t *cur = mongoc_collection_find_with_opts (c, filter, NULL, NULL);
+    online_cursor_t *cur = ops_find (on, c, filter, NULL);
     const bson_t *d;
     bool ok;
     bson_init (doc);
-    *found = mongoc_cursor_next (cur, &d);
+    *found = ops_next (cur, &d);
     if (*found)
         bson_concat (doc, d);
-    ok = !mongoc_cursor_error (cur, why);
-    mongoc_cursor_destroy (cur);
+    ok = ops_end (cur, why);
     mongoc_collection_destroy (c);
     return ok;
 }

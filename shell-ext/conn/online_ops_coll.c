@@ -9,11 +9,13 @@ online_ops_mongoc_coll_mod (online_t *on, mongoc_collection_t *c, const bson_t *
                             bson_error_t *why)
 {
     bson_t *cmd = BCON_NEW ("collMod", BCON_UTF8 (mongoc_collection_get_name (c)));
+    online_retry_t r = {0, 0};
     bool ok;
-    (void) on;
     bson_concat (cmd, mod);
     /* The collection's own connection (--to-uri: the destination's). */
-    ok = mongoc_collection_command_simple (c, cmd, NULL, NULL, why);
+    while (!(ok = mongoc_collection_command_simple (c, cmd, NULL, NULL, why)) &&
+           online_retry_call (on, &r, false, NULL, why))
+        ;
     bson_destroy (cmd);
     return ok;
 }

@@ -120,7 +120,7 @@ bool mx_coll_same_docs (const mx_coll_t *a, const mx_coll_t *b);
 /* --- matrix_common.c --- */
 typedef struct {
     const char *memsrv, *remodel, *plan, *tmp;
-    const char *only; /* "CMD CALL:ACTION": that point alone */
+    const char *only; /* "CMD CALL:ACTION": that point alone ("PREFIX*": those so named) */
     char acts[4][16]; /* cut, cut-after, kill, fail (the layer's failure reply) */
     int nacts, lanes;
     bool full; /* the campaign's: every action everywhere */

@@ -89,9 +89,13 @@ bool
 mx_wanted (const mx_opts_t *o, const char *cmd, const char *call, const char *action)
 {
     char me[160];
+    size_t n = o->only ? strlen (o->only) : 0;
     if (!o->only)
         return true;
     snprintf (me, sizeof me, "%s %s:%s", cmd, call, action);
+    /* 'partition*': every point whose name starts so (a class of them). */
+    if (n && o->only[n - 1] == '*')
+        return !strncmp (me, o->only, n - 1);
     return !strcmp (me, o->only);
 }
 

@@ -16,7 +16,8 @@
  * test_online_to_uri_kill.sh's campaign does). --only replays one point ('finalize any:12:cut', 'rollback
  * any:3:kill', 'carry update:2:cut-after', 'undo any:40:kill', 'twice
  * any:120:kill', 'forward any:9:kill', 'ask any:30:lease', 'partition
- * after:32:cut', 'follow any:7:cut'). The points are dealt to N
+ * after:32:cut', 'follow any:7:cut'); with a last '*', every point whose
+ * name starts so ('partition*': the partitions). The points are dealt to N
  * lanes (default 4), forked processes each with a server of its own, set
  * up as the first and checked to hold the same states. */
 #include <stdio.h>
@@ -31,7 +32,7 @@ usage (void)
 {
     fprintf (stderr, "usage: remodel-fault-matrix --memsrv BIN --remodel BIN --plan FILE --tmp DIR "
                      "[--matrix switch|carry|to-uri|follow|all] [--actions 'cut cut-after kill [fail]'] "
-                     "[--only 'CMD CALL:ACTION'] [--lanes N (1-16, default 4)] [--full]\n");
+                     "[--only 'CMD CALL:ACTION' or 'PREFIX*'] [--lanes N (1-16, default 4)] [--full]\n");
     exit (2);
 }
 

@@ -3,9 +3,12 @@
  * of a stretch (STRETCH of them: the calls, and the handshakes of the
  * connections the driver opens again meanwhile), after messages spread
  * over the command (matrix_switch.c picks them), the stretch's first
- * applied with its reply lost at every other point. The command retries (--retry-for 10s) and rides it
- * out, or fails; then the same command again, and the state judged as a
- * cut point's (matrix_switch.c): the clean command's, byte for byte. */
+ * applied with its reply lost at every other point. The command retries
+ * (--retry-for 10s) and rides it out: it must exit 0 (a FAIL otherwise),
+ * save where the stretch starts at its first message (its first contact,
+ * which fails at once); should it fail, the same command again, and the
+ * state judged as a cut point's (matrix_switch.c): the clean command's,
+ * byte for byte. */
 #include <stdio.h>
 #include <string.h>
 
@@ -72,6 +75,21 @@ mx_partition_point (bool rollback, long skip, bool lose_first)
         mx_say (true, "%s: ended before it (exit 0)", label);
         return;
     }
+    /* The stretch is over in moments and --retry-for gives ten seconds:
+     * every call it cut is retried (a write checked first, as after a
+     * cut), so the command completes in this one run (issue 60). Save
+     * where the stretch holds the command's first contact: that fails at
+     * once (a wrong address must not wait ten minutes), naming it. The
+     * state is judged after a second run all the same, so that nothing
+     * lost shows too. */
+    if (r.rc != 0 && skip == 0 && !lose_first)
+        mx_say (r.rc == 1 && strstr (r.err, "cannot reach the server"),
+                "%s: exit %d, \"cannot reach the server\": a first contact is not retried", label,
+                r.rc);
+    else if (r.rc != 0)
+        mx_say (false, "%s: exit %d where --retry-for 10s allows a retry, not 0", label, r.rc);
+    if (r.rc != 0 && (skip != 0 || lose_first))
+        mx_tail (&r);
     if (rollback)
         mx_rollback_then (label, &r);
     else
