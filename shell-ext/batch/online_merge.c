@@ -25,7 +25,6 @@
  * _ids of their own (an extract's children, a bucketize's buckets) keep
  * that query: their target's order is not their drivers'. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "online_batch.h"
@@ -52,7 +51,7 @@ plain (const bson_iter_t *id, bool strings)
     case BSON_TYPE_DATE_TIME:
         return true;
     case BSON_TYPE_INT64: /* within a double's exact integers */
-        return llabs (bson_iter_int64 (id)) < (1LL << 53);
+        return bson_iter_int64 (id) > -(1LL << 53) && bson_iter_int64 (id) < (1LL << 53);
     case BSON_TYPE_DOUBLE:
         return !isnan (bson_iter_double (id));
     case BSON_TYPE_UTF8: {

@@ -84,7 +84,10 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
                                           mongoc_collection_get_name (w->coll))
                    : NULL;
         /* A range's results: the target read beside its drivers
-         * (online_merge.c); else by their _ids. */
+         * (online_merge.c). Else by their _ids: results with _ids of
+         * their own (an extract's children, a bucketize's buckets) are
+         * in no order of their drivers', and a change log's drivers are
+         * no range. */
         if (ok && online_merge_fits (j, k, in)) {
             ok = online_merge_read (j, k, w->coll, before, in, out, &pr->found, fold, err);
         } else if (ok) {
