@@ -242,35 +242,11 @@ online_batch_read (online_job_t *j, bson_t *last, online_docs_t *in, bson_error_
     if (j->ended)
         return 0;
     if (!j->cursor) {
-        bson_t filter = BSON_INITIALIZER, after = BSON_INITIALIZER, range = BSON_INITIALIZER, *opts;
+        bson_t filter, *opts;
         /* After the checkpoint's _id in MongoDB's order, of any type. */
-        if (bson_iter_init_find (&lit, last, "last")) {
-            if (!online_range_after (&lit, &after)) {
-                bson_destroy (&after);
-                bson_destroy (&range);
-                rm_error_set (err, RM_ERR_DATA, "%s: the checkpoint's _id makes too large a "
-                              "query", j->on->run->where);
-                return -1;
-            }
-            skipping = true;
-        }
-        /* Within the partition's range, when it has one. */
-        if (j->part && !online_partition_filter (j->part, &range, err)) {
-            bson_destroy (&after);
-            bson_destroy (&range);
+        skipping = bson_iter_init_find (&lit, last, "last");
+        if (!online_batch_range_filter (j, last, &filter, err))
             return -1;
-        }
-        if (!bson_empty (&after) && !bson_empty (&range)) {
-            bson_t and;
-            BSON_APPEND_ARRAY_BEGIN (&filter, "$and", &and);
-            BSON_APPEND_DOCUMENT (&and, "0", &range);
-            BSON_APPEND_DOCUMENT (&and, "1", &after);
-            bson_append_array_end (&filter, &and);
-        } else {
-            bson_concat (&filter, bson_empty (&after) ? &range : &after);
-        }
-        bson_destroy (&after);
-        bson_destroy (&range);
         opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "batchSize",
                          BCON_INT32 ((int32_t) (j->batch_size < 100000 ? j->batch_size : 100000)));
         /* online_batch.h types the field as the driver's cursor: the
@@ -319,6 +295,7 @@ online_batch_close (online_job_t *j)
     if (j->cursor)
         online_ops (j->on)->end ((online_cursor_t *) j->cursor, NULL);
     j->cursor = NULL;
+    online_merge_close (j);
 }
 
 int

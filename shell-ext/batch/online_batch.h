@@ -124,6 +124,9 @@ typedef struct {
     /* run: the pass's partners read once (online_partners.c; NULL: each
      * batch finds its own), shared read-only by the pass's workers. */
     const struct online_partners *partners;
+    /* verify, sync side by side: per keep[], the target read beside the
+     * drivers' cursor (online_merge.c; NULL: none open). */
+    struct online_merge *merge[4];
 } online_job_t;
 
 void online_job_destroy_series (online_job_t *j);
@@ -159,7 +162,8 @@ bool online_batch_ids_where (online_job_t *j, mongoc_collection_t *c, const char
                              const bson_t *values, online_batch_id_fn fn, void *ctx,
                              bson_error_t *err);
 
-/* Closes the pass's cursor (the next read opens one after "last"). */
+/* Closes the pass's cursor (the next read opens one after "last"), and
+ * the targets' read beside it. */
 void online_batch_close (online_job_t *j);
 
 /* Reads the document with in's _id again into in (emptied first):
@@ -358,9 +362,30 @@ typedef struct {
 void online_report_range (online_job_t *j, online_passrun_t *pr, const bson_t *before, int64_t n,
                           const char *what);
 /* Verify or sync one batch side by side: its results against the targets'
- * documents of the same _ids (sync rewrites those that differ). */
+ * documents of the same _ids (sync rewrites those that differ). in: the
+ * batch's drivers where it is a range read after before's "last" (the
+ * targets are then read beside it, online_merge.c); NULL: drivers picked
+ * by _id (a change log's), whose results are read by their _ids. */
 bool online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,
-                        const bson_t *before, bson_error_t *err);
+                        const bson_t *before, const online_docs_t *in, bson_error_t *err);
+
+/* online_merge.c: a range's targets read beside its drivers. */
+/* Whether keep k's results for the batch of drivers in can be read so:
+ * each result is its driver's own (its _id the driver's), in a pass read
+ * by _id ranges. */
+bool online_merge_fits (const online_job_t *j, size_t k, const online_docs_t *in);
+/* Into found (and fold, when not NULL): c's documents whose _id is that
+ * of a result of keep k in out, as a query of those _ids would give them,
+ * from one cursor over the range in _id order, opened after before's
+ * "last" and kept open from batch to batch. */
+bool online_merge_read (online_job_t *j, size_t k, mongoc_collection_t *c, const bson_t *before,
+                        const online_docs_t *in, const online_docs_t *out, online_docs_t *found,
+                        online_fold_t *fold, bson_error_t *err);
+void online_merge_close (online_job_t *j);
+/* Into filter (initialized here): the driving collection's documents
+ * after last's "last" (all without one), within j's partition. */
+bool online_batch_range_filter (const online_job_t *j, const bson_t *last, bson_t *filter,
+                                bson_error_t *err);
 /* Run side by side: no two results of a target with one _id (an error
  * naming both). */
 bool online_check_unique (online_job_t *j, online_passrun_t *pr, const online_docs_t *out,

@@ -36,10 +36,11 @@ online_report_range (online_job_t *j, online_passrun_t *pr, const bson_t *before
 }
 
 /* Verify or sync one batch side by side: its results against the
- * targets' documents of the same _ids. */
+ * targets' documents of the same _ids, read beside a range's drivers
+ * (online_merge.c) or by those _ids. */
 bool
 online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *out, const bson_t *before,
-            bson_error_t *err)
+                   const online_docs_t *in, bson_error_t *err)
 {
     int64_t differ = 0;
     /* sync: the results that differ, rewritten together after the check */
@@ -75,7 +76,6 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
             bson_destroy (&arr);
             continue;
         }
-        cur = ops->keys (j->on, w->coll, "_id", &arr, NULL);
         /* finalize's verify without a change log: each result read here
          * also goes into its digest, which the switch's mark would
          * otherwise read the results again for (online_blocked.c). */
@@ -83,15 +83,25 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
                    ? online_blocked_fold (j->on, j->p->keep[k]->db,
                                           mongoc_collection_get_name (w->coll))
                    : NULL;
-        while (ops->next (cur, &doc)) {
-            online_docs_add (&pr->found, bson_get_data (doc), doc->len, (int) k);
-            if (fold) {
-                fold->docs++;
-                fold->sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
+        /* A range's results: the target read beside its drivers
+         * (online_merge.c). Else by their _ids: results with _ids of
+         * their own (an extract's children, a bucketize's buckets) are
+         * in no order of their drivers', and a change log's drivers are
+         * no range. */
+        if (ok && online_merge_fits (j, k, in)) {
+            ok = online_merge_read (j, k, w->coll, before, in, out, &pr->found, fold, err);
+        } else if (ok) {
+            cur = ops->keys (j->on, w->coll, "_id", &arr, NULL);
+            while (ops->next (cur, &doc)) {
+                online_docs_add (&pr->found, bson_get_data (doc), doc->len, (int) k);
+                if (fold) {
+                    fold->docs++;
+                    fold->sum += rm_crc64_update (0, bson_get_data (doc), doc->len);
+                }
             }
+            if (!ops->end (cur, &why))
+                ok = online_fail (j->on, err, &why, "reading a target");
         }
-        if (!ops->end (cur, &why))
-            ok = online_fail (j->on, err, &why, "reading a target");
         bson_destroy (&arr);
         for (size_t i = 0; ok && i < out->n; i++) {
             ssize_t r;

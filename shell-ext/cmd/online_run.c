@@ -188,7 +188,7 @@ batch_check_side (online_job_t *j, online_passrun_t *pr, const bson_t *before,
 {
     bson_t ids = BSON_INITIALIZER;
     int64_t missing = 0;
-    bool ok = online_check_side (j, pr, out, before, err);
+    bool ok = online_check_side (j, pr, out, before, in, err);
 
     /* A sync's rescan: what --keep-before kept of the range, as now. */
     if (ok && pr->mode == ONLINE_SYNC)

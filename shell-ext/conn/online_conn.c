@@ -139,10 +139,25 @@ trace_done (int64_t usec, const char *how)
     online_say_trace (usec, trace_last, how);
 }
 
+/* A read's line says how many documents its reply carried (a find's
+ * first batch, a getMore's next), so that a test counts what a command
+ * read of each collection. */
 static void
 trace_succeeded (const mongoc_apm_command_succeeded_t *e)
 {
-    trace_done (mongoc_apm_command_succeeded_get_duration (e), "");
+    const bson_t *reply = mongoc_apm_command_succeeded_get_reply (e);
+    bson_iter_t it, docs;
+    char how[64] = "";
+    if (bson_iter_init (&it, reply) &&
+        (bson_iter_find_descendant (&it, "cursor.firstBatch", &docs) ||
+         (bson_iter_init (&it, reply) && bson_iter_find_descendant (&it, "cursor.nextBatch", &docs))) &&
+        BSON_ITER_HOLDS_ARRAY (&docs) && bson_iter_recurse (&docs, &it)) {
+        uint32_t n = 0;
+        while (bson_iter_next (&it))
+            n++;
+        snprintf (how, sizeof how, " (%u documents)", n);
+    }
+    trace_done (mongoc_apm_command_succeeded_get_duration (e), how);
 }
 
 static void

@@ -276,7 +276,7 @@ side_chunk (follow_t *f, const bson_t *ids, const online_idlist_t *drivers, bool
     ok = ok && online_refs_missing (j, pr, ids, &f->old, &f->out, &st->removed, err);
     if (ok && f->out.n) {
         int64_t before = pr->differ;
-        ok = online_check_side (j, pr, &f->out, &f->none, err);
+        ok = online_check_side (j, pr, &f->out, &f->none, NULL, err);
         st->rewritten += pr->differ - before;
     }
     return ok && online_check_missing (j, pr, ids, &f->out, &st->removed, err);

@@ -233,7 +233,7 @@ series_pass (online_job_t *j, online_passrun_t *pr, const online_follow_req_t *r
         }
         if (ok && out.n) {
             int64_t before = pr->differ;
-            ok = online_check_side (j, pr, &out, &none, err);
+            ok = online_check_side (j, pr, &out, &none, NULL, err);
             st->rewritten += pr->differ - before;
         }
         made_ids (&out, 0, NULL, &made);
@@ -357,7 +357,7 @@ held_pass (online_job_t *j, online_passrun_t *pr, online_keys_t *keys, const rm_
         }
         if (ok && out.n) {
             int64_t before = pr->differ;
-            ok = online_check_side (j, pr, &out, &none, err);
+            ok = online_check_side (j, pr, &out, &none, NULL, err);
             st->rewritten += pr->differ - before;
         }
         made_ids (&out, 0, NULL, &made);

@@ -25,6 +25,10 @@
 # - killed (kill -9) at its first write of an original and as it reads
 #   what the run kept, each after kills at the calls of that kind before,
 #   the carry run again gives the oracle's documents too;
+# - with follow instead of sync (side by side): follow runs while the
+#   application writes the sources, and keeps what the run kept current:
+#   stopped once it has the last write, finalize and rollback
+#   --carry-writes give the oracle's originals as above;
 # - without --keep-before, rollback offers no --carry-writes for either
 #   plan and says that --keep-before would keep what it needs; with
 #   --in-place, run --keep-before is refused.
@@ -193,6 +197,48 @@ flow() {
         "$?:$(cat "$T/oracle.err")" "0:"
 }
 side() { run_rm online "$1" "$T/plans/$2.json" --uri "$SRC" "${@:3}"; }
+
+# flow_follow NAME PLAN PRE POST: as flow side by side, with follow
+# instead of sync: follow runs while the application writes PRE and a
+# last order (_id 999), stopped (SIGINT) once that order's result is in
+# the target, so that what the run kept is follow's to keep current.
+flow_follow() {
+    local name=$1 plan=$2 pre=$3 post=$4 fp frc i
+    uri=$SRC seed
+    snap "$SRC" "$T/$name.s0"
+    side run "$plan" --keep-before -q
+    expect_eq "$name: run --keep-before (exit 0)" "$rc:$(cat "$T/err")" "0:"
+    "$REMODEL" online follow "$T/plans/$plan.json" --uri "$SRC" --pause 200ms -q \
+        >"$T/follow.out" 2>"$T/follow.err" &
+    fp=$!
+    for ((i = 0; i < 600; i++)); do
+        side status "$plan"
+        grep -q '^follow: round' "$T/out" && break
+        kill -0 $fp 2>/dev/null || break
+        sleep 0.2
+    done
+    uri=$SRC py "$pre
+o.insert_one({'_id': 999, 'x': 1, 'status': 'last'})"
+    for ((i = 0; i < 1200; i++)); do
+        [ "$(uri=$SRC py 'print(c.shop[[n for n in c.shop.list_collection_names() if n.startswith("orders_remodel_")][0]].count_documents({"_id": 999}))')" = 1 ] && break
+        kill -0 $fp 2>/dev/null || break
+        sleep 0.2
+    done
+    kill -INT $fp 2>/dev/null
+    wait $fp
+    frc=$?
+    expect_eq "$name: ... follow while the application wrote, stopped once it had the last write (exit 0)" \
+        "$frc:$i" "0:$([ "$i" -lt 1200 ] && echo "$i")"
+    snap "$SRC" "$T/$name.s"
+    side finalize "$plan" --writes-stopped -q
+    expect_eq "$name: ... finalized (exit 0)" "$rc" "0"
+    snap "$DST" "$T/$name.r0"
+    uri=$DST py "$post"
+    snap "$DST" "$T/$name.r"
+    oracle "$plan" "$T/$name.s0" "$T/$name.s" "$T/$name.r" "$T/$name.want" "$T/$name.r0" >"$T/oracle.err"
+    expect_eq "$name: ... the results at the switch are the plan's of the sources then (oracle)" \
+        "$?:$(cat "$T/oracle.err")" "0:"
+}
 two() { run_rm online "$1" "$T/plans/$2.json" --uri "$SRC" --to-uri "$DST" "${@:3}"; }
 
 # killed SPEC CMD...: CMD rollback --carry-writes held at SPEC's call (the
@@ -281,6 +327,19 @@ for kind in ${CI_KINDS:-ferretdb java}; do
         expect_eq "$kind: $plan: then no result, nothing the run kept" \
             "$rc:$(py 'print(sorted(c.shop.list_collection_names()), [n for n in c.remodel.list_collection_names() if n.startswith("kept_")])')" \
             "0:['orders'] []"
+    done
+
+    # ---- follow keeps what the run kept current ----
+    for plan in up del; do
+        [ $plan = up ] && pre=$PRE_UP post=$POST_UP || pre=$PRE_DEL post=$POST_DEL
+        flow_follow "$kind: follow: $plan" $plan "$pre" "$post"
+        side rollback $plan --carry-writes
+        expect_eq "$kind: follow: $plan: rollback --carry-writes (exit 0)" \
+            "$rc:$(grep -c 'rollback: carried back into shop.orders' "$T/err")" "0:1"
+        uri=$SRC typed "$T/got"
+        same "$kind: follow: $plan: the originals are the oracle's: what follow kept current given back" \
+            "$T/$kind: follow: $plan.want" "$T/got"
+        [ "$(py 'print(len(c.shop.list_collection_names()))')" = 1 ] || side rollback $plan -q
     done
 
     # ---- --to-uri, to the other server ----

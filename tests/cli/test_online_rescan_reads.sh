@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# A rescan's reads of the target (issue 65, item 3;
+# shell-ext/batch/online_merge.c): verify and sync read a range's results
+# beside its drivers, one cursor over the target a range in _id order,
+# never a query of each batch's _ids ({_id: {$in: ...}}), which FerretDB
+# answers by reading the whole target, once a batch. On a server run
+# without a change log (sync then rescans every range, as after the log
+# rolled off), 2000 documents, a set plan run --batch-size 100
+# --partitions 4 --workers 2, then three sources changed, one added and
+# one removed; counted by REMODEL_ONLINE_TRACE (its lines give each
+# read's documents):
+#   1. sync, one reader: exit 0, the five differences rewritten or
+#      removed, two finds of the target and none with $in: one beside
+#      the drivers (its 2000 documents), one of the _ids of results no
+#      range makes (2001, the added one written): 4001 documents read,
+#      where a query a batch read the target 20 times on FerretDB;
+#   2. verify --workers 2: exit 0, one find of the target per recorded
+#      partition (4) and that of the _ids, none with $in, 2 x 2000 read;
+#   3. the results the sources make, each the source's n doubled (pymongo);
+#   4. string _ids (ASCII and not, which the merge looks for by _id when
+#      it misses them): sync after changes finds exactly those, verify 0.
+#   REMODEL=build/remodel bash tests/cli/test_online_rescan_reads.sh
+. "$(dirname "$0")/lib.sh"
+use_peers "peers" || exit 0
+trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+mkdir -p "$T/plans"
+echo '{"remodel": 1, "steps": [{"set": {"in": "o.items", "fields": {"m": {"$multiply": ["$n", 2]}}}}]}' >"$T/plans/dbl.json"
+echo '{"remodel": 1, "steps": [{"set": {"in": "o.words", "fields": {"m": {"$multiply": ["$n", 2]}}}}]}' >"$T/plans/words.json"
+
+# reads COLL FILE: "finds:with_in:documents" of the trace lines in FILE
+# that read COLL (a find naming it, a getMore of its cursor).
+reads() {
+    python3 -c 'import re, sys
+coll, finds, ins, docs = sys.argv[1], 0, 0, 0
+for l in open(sys.argv[2]):
+    if not l.startswith("trace: "):
+        continue
+    m = re.search(r"\((\d+) documents\)$", l.rstrip())
+    if ("\"find\" : \"%s\"" % coll) in l:
+        finds += 1
+        ins += "$in" in l
+    elif not ("\"getMore\"" in l and ("\"collection\" : \"%s\"" % coll) in l):
+        continue
+    docs += int(m.group(1)) if m else 0
+print("%d:%d:%d" % (finds, ins, docs))' "$1" "$2"
+}
+# doubled DB COLL: "sources wrong" of DB.COLL's results against its sources.
+doubled() {
+    py 't = c[sys.argv[2]][[n for n in c[sys.argv[2]].list_collection_names() if n.startswith(sys.argv[3] + "_remodel_")][0]]
+src = {d["_id"]: d["n"] for d in c[sys.argv[2]][sys.argv[3]].find()}
+res = {d["_id"]: d.get("m") for d in t.find()}
+print(len(src), sum(1 for k, v in src.items() if res.get(k) != 2 * v) + len(set(res) - set(src)))' "$1" "$2"
+}
+
+for kind in ${KINDS:-$(online_kinds)}; do
+    online_start $kind "$T/$kind" || continue
+    py 'c.o.items.insert_many([{"_id": i, "n": i} for i in range(2000)])'
+    online run dbl --batch-size 100 --partitions 4 --workers 2
+    to=$(target o items)
+    expect_eq "$kind: run --partitions 4 --workers 2: exit 0, 2000 results" \
+        "$rc:$(py "print(c.o['$to'].count_documents({}))")" "0:2000"
+    py 'for i in (5, 1000, 1999): c.o.items.update_one({"_id": i}, {"$set": {"n": -i}})
+c.o.items.insert_one({"_id": 2500, "n": 1})
+c.o.items.delete_one({"_id": 700})'
+
+    # 1. sync, one reader.
+    REMODEL_ONLINE_TRACE=1 run_rm online sync "$T/plans/dbl.json" --uri "$uri" --batch-size 100
+    r=$(reads "$to" "$T/err")
+    expect_eq "$kind: sync (a rescan): exit 0, 5 rewritten or removed; the target read twice (finds:\$in:documents): beside the drivers, then for results no range makes" \
+        "$rc:$(grep -c 'plan dbl.json: 5 result(s) rewritten or removed' "$T/err"):$r" "0:1:2:0:4001"
+    [ "$r" == "2:0:4001" ] || grep "^trace: .*$to" "$T/err" | head -n 5 >&2
+
+    # 2. verify --workers 2: the run's four partitions, each a range.
+    REMODEL_ONLINE_TRACE=1 run_rm online verify "$T/plans/dbl.json" --uri "$uri" --batch-size 100 --workers 2
+    r=$(reads "$to" "$T/err")
+    expect_eq "$kind: verify --workers 2: exit 0, one find of the target per partition (4) and one for results no range makes, no \$in, 2 x 2000 documents" \
+        "$rc:$r" "0:5:0:4000"
+
+    # 3. the results, by pymongo.
+    expect_eq "$kind: ... every result its source's n doubled, none without a source" \
+        "$(doubled o items)" "2000 0"
+
+    # 4. string _ids: ASCII ones merged, the others (é) looked for by _id
+    # when missed; a source changed of each kind, one added of each.
+    py 'c.o.words.insert_many([{"_id": "w%04d" % i, "n": i} for i in range(300)] +
+                  [{"_id": "é%03d" % i, "n": i} for i in range(20)])'
+    online run words --batch-size 40
+    py 'c.o.words.update_one({"_id": "w0007"}, {"$set": {"n": 77}})
+c.o.words.update_one({"_id": "é005"}, {"$set": {"n": 55}})
+c.o.words.insert_many([{"_id": "w0150x", "n": 3}, {"_id": "é100", "n": 4}])'
+    online verify words --batch-size 40
+    expect_eq "$kind: words: verify finds the four (exit 1)" \
+        "$rc:$(sed -n 's/.*: \([0-9]*\) results missing or different.*/\1/p' "$T/err" | paste -sd+ | bc)" "1:4"
+    online sync words --batch-size 40
+    s=$rc
+    online verify words --batch-size 40
+    expect_eq "$kind: ... sync exit 0, then verify exit 0, every result its source's n doubled" \
+        "$s:$rc:$(doubled o words)" "0:0:322 0"
+    "$SERVER" stop "$T/$kind" >/dev/null 2>&1
+done
