@@ -171,6 +171,19 @@ same() {
     if cmp -s "$2" "$3"; then pass "$1"; else fail "$1" "$(diff "$2" "$3" | head -n 6 | cut -c1-300)"; fi
 }
 
+# switched NAME PLAN POST: after finalize, the application's writes POST
+# to the target, and the oracle's verdict on the results at the switch
+# (NAME.r0) and after POST (NAME.r).
+switched() {
+    local name=$1 plan=$2 post=$3
+    snap "$DST" "$T/$name.r0"
+    uri=$DST py "$post"
+    snap "$DST" "$T/$name.r"
+    oracle "$plan" "$T/$name.s0" "$T/$name.s" "$T/$name.r" "$T/$name.want" "$T/$name.r0" >"$T/oracle.err"
+    expect_eq "$name: ... the results at the switch are the plan's of the sources then (oracle)" \
+        "$?:$(cat "$T/oracle.err")" "0:"
+}
+
 # flow NAME PLAN PRE POST CMD...: on the source ($SRC) and where the
 # results are ($DST: the same server side by side), CMD PLAN (run_rm's
 # words: online, or two for --to-uri) through run --keep-before, the
@@ -189,12 +202,7 @@ flow() {
     snap "$SRC" "$T/$name.s"
     "$@" finalize "$plan" --writes-stopped -q
     expect_eq "$name: ... finalized (exit 0)" "$rc" "0"
-    snap "$DST" "$T/$name.r0"
-    uri=$DST py "$post"
-    snap "$DST" "$T/$name.r"
-    oracle "$plan" "$T/$name.s0" "$T/$name.s" "$T/$name.r" "$T/$name.want" "$T/$name.r0" >"$T/oracle.err"
-    expect_eq "$name: ... the results at the switch are the plan's of the sources then (oracle)" \
-        "$?:$(cat "$T/oracle.err")" "0:"
+    switched "$name" "$plan" "$post"
 }
 side() { run_rm online "$1" "$T/plans/$2.json" --uri "$SRC" "${@:3}"; }
 
@@ -232,12 +240,7 @@ o.insert_one({'_id': 999, 'x': 1, 'status': 'last'})"
     snap "$SRC" "$T/$name.s"
     side finalize "$plan" --writes-stopped -q
     expect_eq "$name: ... finalized (exit 0)" "$rc" "0"
-    snap "$DST" "$T/$name.r0"
-    uri=$DST py "$post"
-    snap "$DST" "$T/$name.r"
-    oracle "$plan" "$T/$name.s0" "$T/$name.s" "$T/$name.r" "$T/$name.want" "$T/$name.r0" >"$T/oracle.err"
-    expect_eq "$name: ... the results at the switch are the plan's of the sources then (oracle)" \
-        "$?:$(cat "$T/oracle.err")" "0:"
+    switched "$name" "$plan" "$post"
 }
 two() { run_rm online "$1" "$T/plans/$2.json" --uri "$SRC" --to-uri "$DST" "${@:3}"; }
 

@@ -190,34 +190,34 @@ test_copy_move_delete (void)
 static void
 test_bucketize (void)
 {
-    rm_plan_t inv;
-    char *text = inverse_of ("{\"remodel\": 1, \"steps\": [{\"bucketize\": {\"from\": \"a.r\", "
-                             "\"to\": \"a.b\", \"timeField\": \"t\", \"metaField\": \"s\", "
-                             "\"granularity\": \"hours\"}}]}",
-                             &inv);
-    T_CHECK (text != NULL);
-    if (!text)
-        return;
-    T_CHECK_STR (text, "{ \"remodel\" : { \"$numberInt\" : \"1\" }, \"steps\" : [ { \"unbucketize\" "
-                       ": { \"from\" : \"a.b\", \"to\" : \"a.r\", \"timeField\" : \"t\", "
-                       "\"metaField\" : [ \"s\" ], \"as\" : \"measurements\", \"keepSource\" : "
-                       "false } } ] }");
-    T_CHECK (inv.steps[0].u.unbucketize.n_meta == 1);
-    bson_free (text);
-    rm_plan_destroy (&inv);
-
-    text = inverse_of ("{\"remodel\": 1, \"steps\": [{\"bucketize\": {\"from\": \"a.r\", "
-                       "\"to\": \"a.b\", \"timeField\": \"t\", \"unit\": \"day\"}}]}",
-                       &inv);
-    T_CHECK (text != NULL);
-    if (!text)
-        return;
-    T_CHECK_STR (text, "{ \"remodel\" : { \"$numberInt\" : \"1\" }, \"steps\" : [ { \"unbucketize\" "
-                       ": { \"from\" : \"a.b\", \"to\" : \"a.r\", \"timeField\" : \"t\", "
-                       "\"as\" : \"measurements\", \"keepSource\" : false } } ] }");
-    T_CHECK (inv.steps[0].u.unbucketize.n_meta == 0);
-    bson_free (text);
-    rm_plan_destroy (&inv);
+    static const struct {
+        const char *plan, *inverse;
+        size_t n_meta;
+    } cases[] = {
+        {"{\"remodel\": 1, \"steps\": [{\"bucketize\": {\"from\": \"a.r\", \"to\": \"a.b\", "
+         "\"timeField\": \"t\", \"metaField\": \"s\", \"granularity\": \"hours\"}}]}",
+         "{ \"remodel\" : { \"$numberInt\" : \"1\" }, \"steps\" : [ { \"unbucketize\" : { \"from\" "
+         ": \"a.b\", \"to\" : \"a.r\", \"timeField\" : \"t\", \"metaField\" : [ \"s\" ], \"as\" : "
+         "\"measurements\", \"keepSource\" : false } } ] }",
+         1},
+        {"{\"remodel\": 1, \"steps\": [{\"bucketize\": {\"from\": \"a.r\", \"to\": \"a.b\", "
+         "\"timeField\": \"t\", \"unit\": \"day\"}}]}",
+         "{ \"remodel\" : { \"$numberInt\" : \"1\" }, \"steps\" : [ { \"unbucketize\" : { \"from\" "
+         ": \"a.b\", \"to\" : \"a.r\", \"timeField\" : \"t\", \"as\" : \"measurements\", "
+         "\"keepSource\" : false } } ] }",
+         0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rm_plan_t inv;
+        char *text = inverse_of (cases[i].plan, &inv);
+        T_CHECK (text != NULL);
+        if (!text)
+            continue;
+        T_CHECK_STR (text, cases[i].inverse);
+        T_CHECK (inv.steps[0].u.unbucketize.n_meta == cases[i].n_meta);
+        bson_free (text);
+        rm_plan_destroy (&inv);
+    }
 }
 
 int
