@@ -18,7 +18,6 @@
  * batch is replayed as upserts). The lease's renewals, and a connection
  * whose server never answered (a wrong address), fail at once. The
  * policy is online_retry_call's (online_retry.c). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "online.h"
@@ -33,7 +32,7 @@ typedef struct {
 static online_cursor_t *
 cursor_new (online_t *on, mongoc_cursor_t *c, bool read)
 {
-    cursor_t *k = malloc (sizeof *k);
+    cursor_t *k = bson_malloc (sizeof *k);
     *k = (cursor_t) {c, on, read, false};
     return (online_cursor_t *) k;
 }
@@ -124,7 +123,7 @@ ops_end (online_cursor_t *cur, bson_error_t *why)
         return true;
     ok = !mongoc_cursor_error (cursor_of (cur), why ? why : &none);
     mongoc_cursor_destroy (cursor_of (cur));
-    free (cur);
+    bson_free (cur);
     return ok;
 }
 

@@ -202,6 +202,10 @@ online_plan_check (online_t *on, bson_error_t *err)
     return true;
 }
 
+/* The record's updates set, unset and add to sets: one sent again after
+ * its reply was lost in a cut changes nothing more, so a transient error
+ * is retried here within --retry-for, as a checkpoint is (the ops table
+ * sends a write again only when it never went out). */
 bool
 online_plan_update (online_t *on, const bson_t *update, bson_error_t *err)
 {
@@ -209,10 +213,16 @@ online_plan_update (online_t *on, const bson_t *update, bson_error_t *err)
     bson_t reply = BSON_INITIALIZER;
     bson_iter_t it;
     bson_error_t why;
+    online_retry_t retry = {0, 0};
+    bool ok;
     /* The holder of a lease writes only while it holds it. */
-    bool ok = online_lease_check (on, err) &&
-              (online_ops (on)->state_update (on, "plans", q, update, false, &reply, &why) ||
-               online_fail (on, err, &why, "updating the plan's record"));
+    while (!(ok = online_lease_check (on, err) &&
+                  (online_ops (on)->state_update (on, "plans", q, update, false, &reply, &why) ||
+                   online_fail (on, err, &why, "updating the plan's record"))) &&
+           online_retry (on, &retry, err)) {
+        bson_destroy (&reply); /* the driver initializes it again */
+        bson_init (&reply);
+    }
     if (ok && !(bson_iter_init_find (&it, &reply, "matchedCount") && bson_iter_as_int64 (&it) == 1)) {
         rm_error_set (err, RM_ERR_USAGE, "%s: plan %s has not run here", on->run->where, on->run->names.name);
         ok = false;
