@@ -242,6 +242,15 @@ o.insert_one({'_id': 999, 'x': 1, 'status': 'last'})"
     expect_eq "$name: ... finalized (exit 0)" "$rc" "0"
     switched "$name" "$plan" "$post"
 }
+# carried NAME PLAN WHAT: rollback --carry-writes of PLAN (exit 0, the
+# carry said), then the sources the oracle's ($T/NAME.want).
+carried() {
+    side rollback "$2" --carry-writes
+    expect_eq "$1: rollback --carry-writes (exit 0)" \
+        "$rc:$(grep -c 'rollback: carried back into shop.orders' "$T/err")" "0:1"
+    uri=$SRC typed "$T/got"
+    same "$1: the originals are the oracle's: $3" "$T/$1.want" "$T/got"
+}
 two() { run_rm online "$1" "$T/plans/$2.json" --uri "$SRC" --to-uri "$DST" "${@:3}"; }
 
 # killed SPEC CMD...: CMD rollback --carry-writes held at SPEC's call (the
@@ -318,12 +327,7 @@ for kind in ${CI_KINDS:-ferretdb java}; do
         kill_at "$kind: $plan" "$([ $plan = up ] && echo update || echo insert)" orders \
             "$REMODEL" online rollback "$T/plans/$plan.json" --uri "$SRC" --carry-writes
         kill_at "$kind: $plan" find kept_ "$REMODEL" online rollback "$T/plans/$plan.json" --uri "$SRC" --carry-writes
-        side rollback $plan --carry-writes
-        expect_eq "$kind: $plan: rollback --carry-writes (exit 0)" \
-            "$rc:$(grep -c 'rollback: carried back into shop.orders' "$T/err")" "0:1"
-        uri=$SRC typed "$T/got"
-        same "$kind: $plan: the originals are the oracle's: the application's writes kept, what the plan overwrote or dropped given back" \
-            "$T/$kind: $plan.want" "$T/got"
+        carried "$kind: $plan" $plan "the application's writes kept, what the plan overwrote or dropped given back"
         # (a carry completed after a kill drops the results at once)
         rc=0
         [ "$(py 'print(len(c.shop.list_collection_names()))')" = 1 ] || side rollback $plan -q
@@ -336,12 +340,7 @@ for kind in ${CI_KINDS:-ferretdb java}; do
     for plan in up del; do
         [ $plan = up ] && pre=$PRE_UP post=$POST_UP || pre=$PRE_DEL post=$POST_DEL
         flow_follow "$kind: follow: $plan" $plan "$pre" "$post"
-        side rollback $plan --carry-writes
-        expect_eq "$kind: follow: $plan: rollback --carry-writes (exit 0)" \
-            "$rc:$(grep -c 'rollback: carried back into shop.orders' "$T/err")" "0:1"
-        uri=$SRC typed "$T/got"
-        same "$kind: follow: $plan: the originals are the oracle's: what follow kept current given back" \
-            "$T/$kind: follow: $plan.want" "$T/got"
+        carried "$kind: follow: $plan" $plan "what follow kept current given back"
         [ "$(py 'print(len(c.shop.list_collection_names()))')" = 1 ] || side rollback $plan -q
     done
 
