@@ -25,14 +25,17 @@ stop() {
     rm -rf "$clone"
 }
 trap stop EXIT
-git clone -q --no-local "$PWD" "$clone/remodel"
-git -C "$clone/remodel" checkout -q "$rev"
 stress-ng --cpu "$busy" --timeout 0 --quiet &
 stress=$!
 summary=$out/summary.txt
 echo "# $(date -u +%FT%TZ) $rev: $runs runs of .ci/run beside stress-ng --cpu $busy" >>"$summary"
 for i in $(seq 1 "$runs"); do
     log=$out/run-$rev-$i.log
+    # Each run gets its own clean clone, as CI does: nothing built or cached
+    # in the tree by one run helps the next.
+    rm -rf "$clone/remodel"
+    git clone -q --no-local "$PWD" "$clone/remodel"
+    git -C "$clone/remodel" checkout -q "$rev"
     start=$(date +%s)
     rc=0
     (cd "$clone/remodel" && CI=true bash .ci/run </dev/null) >"$log" 2>&1 || rc=$?
