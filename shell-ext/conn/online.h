@@ -219,6 +219,15 @@ typedef struct online_run {
  * worker's (cmd/online_workers.c). A worker's is made from zero around
  * the run (nothing of the command's is copied, so nothing is cleared by
  * hand), and online_close closes only what it holds. */
+/* online_points.c: what this connection's server said, by explain, of
+ * reading a few _ids (in_served: 0 not asked, 1 an _id $in is served from
+ * an index, 2 not or no answer; asked and served: a bit per BSON type, of
+ * a point read {_id: v}). */
+typedef struct {
+    int in_served;
+    uint64_t asked[2], served[2];
+} online_points_memo_t;
+
 typedef struct {
     const online_run_t *run;    /* the run's, shared: read only */
     online_run_t *own_run;      /* the same run where this is the command's,
@@ -234,6 +243,7 @@ typedef struct {
     bool answered;          /* the server answered client's first call (online_ops.c) */
     int random_cursor;      /* online_random_cursor: 0 not asked, 1 yes, -1 no, */
     char random_why[160];   /* and why not (asked on this connection, once) */
+    online_points_memo_t points; /* online_points.c: asked on this connection */
     /* Its name in the leases (two workers of one process are two
      * holders) and the lease it holds: its own, or the plan's, shared
      * with the command that holds it (a rescan's: checked, never dropped). */
@@ -465,12 +475,27 @@ void online_cursor_kill (online_t *on, const char *db, const char *coll, int64_t
  * first that fails, escaped, into bad. */
 bool online_caps_host_ok (const char *s);
 bool online_caps_hosts_ok (const bson_t *hello, char *bad, size_t cap);
-/* The probe's judges (a server the table does not know): whether stored
- * has given's fields in given's order; whether an explain reply names an
- * index scan. */
+/* The probe's judge (a server the table does not know): whether stored
+ * has given's fields in given's order. */
 bool online_caps_order_kept (const bson_t *given, const bson_t *stored);
-bool online_caps_explain_indexed (const bson_t *explain);
 /* caps: end */
+
+/* online_explain.c: explain's replies judged. indexed: the plan names an
+ * index scan; served: the query is read without the whole collection (an
+ * index scan or an _id lookup on MongoDB, a filter pushed down to storage:
+ * FerretDB's filterPushdown). */
+bool online_explain_indexed (const bson_t *explain);
+bool online_explain_served (const bson_t *explain);
+
+/* online_points.c: whether ops_keys reads keys (of field, with opts) of c
+ * as one find each rather than one $in: a few _ids of types this
+ * connection's server serves a point read of and not their $in, asked by
+ * explain once a connection, through ask (the table's command: the
+ * caller's, so that this file does not call up into the table). */
+typedef bool (*online_points_ask_fn) (online_t *on, mongoc_collection_t *c, const char *db,
+                                      const bson_t *cmd, bson_t *reply, bson_error_t *why);
+bool online_points_fit (online_t *on, mongoc_collection_t *c, const char *field,
+                        const bson_t *keys, const bson_t *opts, online_points_ask_fn ask);
 
 /* online_conn.c: connect and ping (errors redact credentials). connect:
  * the command's, which fills its run's o, where and capabilities;

@@ -142,31 +142,6 @@ ask (online_t *on, const char *name, bson_t *reply)
     return ok;
 }
 
-/* Whether explain's reply names an index scan anywhere in its plans
- * (MongoDB's classic and slot-based plans nest their stages, a mongos's
- * under shards): {stage: "IXSCAN"} or {stage: "EXPRESS_IXSCAN"}. */
-static bool
-names_ixscan (bson_iter_t *it)
-{
-    while (bson_iter_next (it)) {
-        bson_iter_t sub;
-        if (BSON_ITER_HOLDS_UTF8 (it) && !strcmp (bson_iter_key (it), "stage") &&
-            strstr (bson_iter_utf8 (it, NULL), "IXSCAN"))
-            return true;
-        if ((BSON_ITER_HOLDS_DOCUMENT (it) || BSON_ITER_HOLDS_ARRAY (it)) &&
-            bson_iter_recurse (it, &sub) && names_ixscan (&sub))
-            return true;
-    }
-    return false;
-}
-
-bool
-online_caps_explain_indexed (const bson_t *explain)
-{
-    bson_iter_t it;
-    return bson_iter_init (&it, explain) && names_ixscan (&it);
-}
-
 bool
 online_caps_order_kept (const bson_t *given, const bson_t *stored)
 {
@@ -220,7 +195,7 @@ probe_ask (online_t *on, mongoc_collection_t *c, bool *keeps, bool *by_index)
     }
     ok = ok && ops->index_command (on, c, index, NULL, &why);
     if (ok && ops->command (on, c, NULL, explain, &reply, &why))
-        *by_index = online_caps_explain_indexed (&reply);
+        *by_index = online_explain_indexed (&reply);
     if (ok)
         bson_destroy (&reply);
     bson_destroy (first);

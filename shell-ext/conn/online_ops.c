@@ -27,13 +27,20 @@ typedef struct {
     online_t *on;
     bool read;  /* a find or listIndexes; not an aggregate (one may $merge) */
     bool began; /* a document came: an error now is a later batch's */
+    /* keys read one find each (online_points.c): the collection, the
+     * keys' copy and the next of them, the finds' options. */
+    mongoc_collection_t *coll;
+    bson_t *keys, *opts;
+    bson_iter_t at;
 } cursor_t;
 
 static online_cursor_t *
 cursor_new (online_t *on, mongoc_cursor_t *c, bool read)
 {
-    cursor_t *k = bson_malloc (sizeof *k);
-    *k = (cursor_t) {c, on, read, false};
+    cursor_t *k = bson_malloc0 (sizeof *k);
+    k->c = c;
+    k->on = on;
+    k->read = read;
     return (online_cursor_t *) k;
 }
 
@@ -69,12 +76,42 @@ ops_range (online_t *on, mongoc_collection_t *c, const bson_iter_t *after, const
     return cur;
 }
 
+static bool ops_command (online_t *on, mongoc_collection_t *c, const char *db, const bson_t *cmd,
+                         bson_t *reply, bson_error_t *why);
+
+/* The next key's find of a cursor of points: false when none is left. */
+static bool
+point_next (cursor_t *k)
+{
+    bson_t filter = BSON_INITIALIZER;
+    if (!k->keys || !bson_iter_next (&k->at))
+        return false;
+    bson_append_iter (&filter, "_id", 3, &k->at);
+    mongoc_cursor_destroy (k->c);
+    k->c = mongoc_collection_find_with_opts (k->coll, &filter, k->opts, NULL);
+    k->began = false;
+    bson_destroy (&filter);
+    return true;
+}
+
 static online_cursor_t *
 ops_keys (online_t *on, mongoc_collection_t *c, const char *field, const bson_t *keys,
           const bson_t *opts)
 {
     bson_t filter = BSON_INITIALIZER, cond;
     online_cursor_t *cur;
+    if (online_points_fit (on, c, field, keys, opts, ops_command)) {
+        cursor_t *k;
+        cur = cursor_new (on, NULL, true);
+        k = (cursor_t *) cur;
+        k->coll = c;
+        k->keys = bson_copy (keys);
+        k->opts = opts ? bson_copy (opts) : NULL;
+        bson_iter_init (&k->at, k->keys);
+        point_next (k);
+        bson_destroy (&filter);
+        return cur;
+    }
     BSON_APPEND_DOCUMENT_BEGIN (&filter, field, &cond);
     BSON_APPEND_ARRAY (&cond, "$in", keys);
     bson_append_document_end (&filter, &cond);
@@ -103,8 +140,13 @@ ops_next (online_cursor_t *cur, const bson_t **doc)
         return false;
     while (!mongoc_cursor_next (k->c, doc)) {
         mongoc_cursor_t *fresh;
-        if (k->began || !mongoc_cursor_error (k->c, &why) ||
-            !online_retry_call (k->on, &r, k->read, NULL, &why))
+        if (!mongoc_cursor_error (k->c, &why)) {
+            /* A point read to its end: the next key's, if any. */
+            if (point_next (k))
+                continue;
+            return false;
+        }
+        if (k->began || !online_retry_call (k->on, &r, k->read, NULL, &why))
             return false;
         fresh = mongoc_cursor_clone (k->c);
         mongoc_cursor_destroy (k->c);
@@ -123,6 +165,8 @@ ops_end (online_cursor_t *cur, bson_error_t *why)
         return true;
     ok = !mongoc_cursor_error (cursor_of (cur), why ? why : &none);
     mongoc_cursor_destroy (cursor_of (cur));
+    bson_destroy (((cursor_t *) cur)->keys);
+    bson_destroy (((cursor_t *) cur)->opts);
     bson_free (cur);
     return ok;
 }

@@ -315,11 +315,11 @@ test_probe_judges (void)
     bson_t *stored = json ("{\"_id\": 1, \"a\": 1, \"b\": 2, \"c\": 3}");
     bson_t *shorter = json ("{\"_id\": 1, \"c\": 3, \"b\": 2}");
 
-    T_CHECK (online_caps_explain_indexed (classic));
-    T_CHECK (online_caps_explain_indexed (sbe));
-    T_CHECK (online_caps_explain_indexed (sharded));
-    T_CHECK (!online_caps_explain_indexed (collscan));
-    T_CHECK (!online_caps_explain_indexed (ferretdb));
+    T_CHECK (online_explain_indexed (classic));
+    T_CHECK (online_explain_indexed (sbe));
+    T_CHECK (online_explain_indexed (sharded));
+    T_CHECK (!online_explain_indexed (collscan));
+    T_CHECK (!online_explain_indexed (ferretdb));
     T_CHECK (online_caps_order_kept (given, kept));
     T_CHECK (!online_caps_order_kept (given, stored));
     T_CHECK (!online_caps_order_kept (given, shorter));
@@ -332,6 +332,50 @@ test_probe_judges (void)
     bson_destroy (kept);
     bson_destroy (stored);
     bson_destroy (shorter);
+}
+
+/* The points' judge (online_points.c): an _id read served without a
+ * whole read, as MongoDB 6.0 (IDHACK), 8.0 (EXPRESS_IXSCAN) and FerretDB
+ * 1.24 (filterPushdown, true for a string _id's equality, false for its
+ * $in: the replies it gave, captured with pymongo) say it; a collection
+ * scan and FerretDB's refusal to push a filter down are not. */
+static void
+test_served_judge (void)
+{
+    bson_t *idhack = json ("{\"queryPlanner\": {\"winningPlan\": {\"stage\": \"IDHACK\"}}, "
+                           "\"ok\": 1}");
+    bson_t *express = json ("{\"explainVersion\": \"1\", \"queryPlanner\": {\"winningPlan\": "
+                            "{\"isCached\": false, \"stage\": \"EXPRESS_IXSCAN\", "
+                            "\"keyPattern\": \"{ _id: 1 }\"}}, \"ok\": 1}");
+    bson_t *ixscan = json ("{\"queryPlanner\": {\"winningPlan\": {\"stage\": \"FETCH\", "
+                           "\"inputStage\": {\"stage\": \"IXSCAN\", \"indexName\": \"_id_\"}}}, "
+                           "\"ok\": 1}");
+    bson_t *pushed = json ("{\"queryPlanner\": {\"Plan\": [\"id=2 parent=0 notused=0 "
+                           "detail=SCAN s_f60c4582\"]}, \"explainVersion\": \"1\", "
+                           "\"filterPushdown\": true, \"sortPushdown\": false, "
+                           "\"limitPushdown\": false, \"ok\": 1.0}");
+    bson_t *not_pushed = json ("{\"queryPlanner\": {\"Plan\": [\"id=2 parent=0 notused=0 "
+                               "detail=SCAN s_f60c4582\"]}, \"explainVersion\": \"1\", "
+                               "\"filterPushdown\": false, \"sortPushdown\": false, "
+                               "\"limitPushdown\": false, \"ok\": 1.0}");
+    bson_t *collscan = json ("{\"queryPlanner\": {\"winningPlan\": {\"stage\": \"COLLSCAN\"}}, "
+                             "\"ok\": 1}");
+
+    T_CHECK (online_explain_served (idhack));
+    T_CHECK (online_explain_served (express));
+    T_CHECK (online_explain_served (ixscan));
+    T_CHECK (online_explain_served (pushed));
+    T_CHECK (!online_explain_served (not_pushed));
+    T_CHECK (!online_explain_served (collscan));
+    /* The index judge still wants an index scan itself. */
+    T_CHECK (!online_explain_indexed (idhack));
+    T_CHECK (!online_explain_indexed (pushed));
+    bson_destroy (idhack);
+    bson_destroy (express);
+    bson_destroy (ixscan);
+    bson_destroy (pushed);
+    bson_destroy (not_pushed);
+    bson_destroy (collscan);
 }
 
 int
@@ -348,5 +392,6 @@ main (void)
     T_RUN (test_host_parse);
     T_RUN (test_hosts_of_hello);
     T_RUN (test_probe_judges);
+    T_RUN (test_served_judge);
     return t_done ();
 }
