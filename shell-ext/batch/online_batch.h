@@ -335,11 +335,24 @@ bool online_same_doc (const online_docs_t *a, size_t i, const online_docs_t *b, 
 /* How many of in's documents out changes. */
 int64_t online_would_change (const online_docs_t *in, const online_docs_t *out);
 
+/* A sync's rescan, side by side, of a target whose results are their
+ * drivers' own (online_merge.c): the results no driver makes, found by
+ * the merge as it reads the target beside the drivers, and removed there,
+ * so that the step's end need not read the target's and the drivers' _ids
+ * again (online_check_extras) where the merge read every range to its
+ * end. Shared by the pass's workers (atomic). */
+typedef struct {
+    int64_t ranges;  /* the ranges the pass ran */
+    int64_t whole;   /* of them, those the merge read to the end, every _id sure */
+    int64_t removed; /* results removed */
+} online_orphans_t;
+
 /* What a pass does with its batches. */
 typedef struct {
     online_mode_t mode;
     online_writes_t targets[4];   /* side by side: per keep[] */
     online_idset_t *sets[4];      /* per keep[]: the _ids of the step's results */
+    online_orphans_t *orphans[4]; /* per keep[]: a sync's, found by the merge (or NULL) */
     online_inplace_t ip;          /* in place */
     online_docs_t found;          /* verify, sync: the targets' documents */
     int64_t differ;               /* verify, sync: results not as they should be */
@@ -378,9 +391,25 @@ bool online_merge_fits (const online_job_t *j, size_t k, const online_docs_t *in
  * of a result of keep k in out, as a query of those _ids would give them,
  * from one cursor over the range in _id order, opened after before's
  * "last" and kept open from batch to batch. */
+/* gone (NULL: not asked): called with each target document's _id in the
+ * range that no driver of the batch has, where the merge is sure of it
+ * (online_orphans_t). */
+typedef struct {
+    bool (*fn) (void *ctx, const bson_iter_t *id, bson_error_t *err);
+    void *ctx;
+} online_merge_gone_t;
 bool online_merge_read (online_job_t *j, size_t k, mongoc_collection_t *c, const bson_t *before,
                         const online_docs_t *in, const online_docs_t *out, online_docs_t *found,
-                        online_fold_t *fold, bson_error_t *err);
+                        online_fold_t *fold, const online_merge_gone_t *gone, bson_error_t *err);
+/* At the end of a range (its drivers read to their end): the rest of keep
+ * k's merge's target read, each document of it to gone, and the range
+ * counted in orph, whole or not. */
+bool online_merge_rest (online_job_t *j, size_t k, online_orphans_t *orph,
+                        const online_merge_gone_t *gone, bson_error_t *err);
+/* online_verify.c: a sync's rescan at the end of a range: what no driver
+ * makes past its last driver removed (online_merge_rest), the removals
+ * sent. */
+bool online_check_side_end (online_job_t *j, online_passrun_t *pr, bson_error_t *err);
 void online_merge_close (online_job_t *j);
 /* Into filter (initialized here): the driving collection's documents
  * after last's "last" (all without one), within j's partition. */
@@ -400,10 +429,13 @@ bool online_check_dups (online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
  * made (sync removes them); counted into *differ. drivers: for a target
  * whose results name their driver in field (rm_pass_t.driver_field), the
  * driving collection, whose _ids are merged with the target's field (set
- * is then unused); NULL: set holds every result's _id. */
+ * is then unused); NULL: set holds every result's _id. orph: what a
+ * sync's merge removed already (counted here too), and, where it read
+ * every range whole, the drivers are not merged again (NULL: none). */
 bool online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref,
                           online_idset_t *set, mongoc_collection_t *drivers, const char *field,
-                          online_mode_t mode, int64_t *differ, bson_error_t *err);
+                          const online_orphans_t *orph, online_mode_t mode, int64_t *differ,
+                          bson_error_t *err);
 /* Verify, sync, a pass whose results name their driver (rm_pass_t.
  * driver_field): the target's results of the drivers ids (an array) that
  * out does not make again: counted into *missing; sync removes them (and

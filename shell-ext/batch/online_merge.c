@@ -38,6 +38,9 @@ typedef struct online_merge {
     bool done;      /* the cursor ran out */
     bool strings;   /* ASCII strings are plain _ids (no collation) */
     bool doubt;     /* a cut was not sure: what the merge misses is looked for */
+    /* A sync's orphans (online_orphans_t): the cursor began at its range's
+     * start; an _id not plain was met (its driver may sort elsewhere). */
+    bool from_start, unsure;
 } online_merge_t;
 
 /* Whether both servers sort id as rm_value_compare does. */
@@ -137,6 +140,7 @@ merge_open (online_job_t *j, size_t k, mongoc_collection_t *c, const bson_t *bef
     if (!online_batch_range_filter (j, before, &filter, err))
         return NULL;
     m = bson_malloc0 (sizeof *m);
+    m->from_start = !bson_has_field (before, "last");
     m->strings = !collated (j->on, c, j->p->keep[k]->db) &&
                  !collated (j->on, j->drive, j->in[j->p->drive]->db);
     opts = BCON_NEW ("sort", "{", "_id", BCON_INT32 (1), "}", "batchSize",
@@ -173,11 +177,40 @@ take (online_docs_t *found, online_fold_t *fold, const bson_t *doc, size_t k)
     }
 }
 
-/* The target's documents up to hi, those of made's _ids into found (and
- * got); the first past hi held. */
+/* What a batch's merge is told: its results' _ids (made) and its
+ * drivers' (drivers), where the target's documents of made go (found,
+ * fold, got), and, for a sync's orphans, where they are counted and
+ * removed (orph NULL: not asked). */
+typedef struct {
+    const online_idset_t *made, *drivers;
+    online_idset_t *got;
+    online_docs_t *found;
+    online_fold_t *fold;
+    size_t k;
+    const online_merge_gone_t *gone;
+} upto_t;
+
+/* A target document in the range no result of the batch is: where its
+ * _id is plain and the cut sure, and no driver of the batch has it, its
+ * driver is gone (the drivers' cursor gave every driver up to the cut in
+ * this order): removed. Else the range is not sure, and the step's end
+ * looks for the drivers again (online_check_orphans). */
 static bool
-merge_upto (online_job_t *j, online_merge_t *m, const bson_iter_t *hi, const online_idset_t *made,
-            online_idset_t *got, online_docs_t *found, online_fold_t *fold, size_t k,
+orphan (online_merge_t *m, const upto_t *u, const bson_iter_t *id, uint64_t h, bson_error_t *err)
+{
+    if (!u->gone || online_idset_has (u->drivers, h))
+        return true;
+    if (m->doubt || !plain (id, m->strings)) {
+        m->unsure = true;
+        return true;
+    }
+    return u->gone->fn (u->gone->ctx, id, err);
+}
+
+/* The target's documents up to hi (all: NULL), those of made's _ids into
+ * found (and got); the first past hi held. */
+static bool
+merge_upto (online_job_t *j, online_merge_t *m, const bson_iter_t *hi, const upto_t *u,
             bson_error_t *err)
 {
     const online_ops_t *ops = online_ops (j->on);
@@ -185,6 +218,7 @@ merge_upto (online_job_t *j, online_merge_t *m, const bson_iter_t *hi, const onl
     while (!m->done || m->held) {
         const bson_t *doc = m->held;
         bson_iter_t id;
+        bool has_id;
         uint64_t h;
         if (!doc && !ops->next (m->cur, &doc)) {
             bool read = ops->end (m->cur, &why);
@@ -192,15 +226,20 @@ merge_upto (online_job_t *j, online_merge_t *m, const bson_iter_t *hi, const onl
             m->done = true;
             return read || online_fail (j->on, err, &why, "reading a target");
         }
-        if (bson_iter_init_find (&id, doc, "_id") && rm_value_compare (&id, hi) > 0) {
+        has_id = bson_iter_init_find (&id, doc, "_id");
+        if (has_id && hi && rm_value_compare (&id, hi) > 0) {
             m->doubt |= !plain (&id, m->strings);
             if (!m->held)
                 m->held = bson_copy (doc);
             return true;
         }
         h = online_id_hash (bson_get_data (doc), doc->len);
-        if (online_idset_has (made, h) && online_idset_add (got, h))
-            take (found, fold, doc, k);
+        if (online_idset_has (u->made, h)) {
+            if (online_idset_add (u->got, h))
+                take (u->found, u->fold, doc, u->k);
+        } else if (has_id && !orphan (m, u, &id, h, err)) {
+            return false;
+        }
         if (m->held) {
             bson_destroy (m->held);
             m->held = NULL;
@@ -235,10 +274,11 @@ point_read (online_job_t *j, mongoc_collection_t *c, const bson_iter_t *id, onli
 bool
 online_merge_read (online_job_t *j, size_t k, mongoc_collection_t *c, const bson_t *before,
                    const online_docs_t *in, const online_docs_t *out, online_docs_t *found,
-                   online_fold_t *fold, bson_error_t *err)
+                   online_fold_t *fold, const online_merge_gone_t *gone, bson_error_t *err)
 {
     online_merge_t *m = j->merge[k];
-    online_idset_t made, got;
+    online_idset_t made, got, drivers;
+    upto_t u = {&made, &drivers, &got, found, fold, k, gone};
     bson_iter_t hi, id;
     bool ok;
 
@@ -248,10 +288,13 @@ online_merge_read (online_job_t *j, size_t k, mongoc_collection_t *c, const bson
     m->doubt |= !plain (&hi, m->strings);
     memset (&made, 0, sizeof made);
     memset (&got, 0, sizeof got);
+    memset (&drivers, 0, sizeof drivers);
     for (size_t i = 0; i < out->n; i++)
         if (out->docs[i].keep == (int) k)
             online_idset_add (&made, online_id_hash (online_doc_bytes (out, i), out->docs[i].len));
-    ok = merge_upto (j, m, &hi, &made, &got, found, fold, k, err);
+    for (size_t i = 0; gone && i < in->n; i++)
+        online_idset_add (&drivers, online_id_hash (online_doc_bytes (in, i), in->docs[i].len));
+    ok = merge_upto (j, m, &hi, &u, err);
     for (size_t i = 0; ok && i < out->n; i++) {
         const uint8_t *doc = online_doc_bytes (out, i);
         if (out->docs[i].keep != (int) k ||
@@ -263,5 +306,27 @@ online_merge_read (online_job_t *j, size_t k, mongoc_collection_t *c, const bson
     }
     online_idset_destroy (&made);
     online_idset_destroy (&got);
+    online_idset_destroy (&drivers);
+    return ok;
+}
+
+bool
+online_merge_rest (online_job_t *j, size_t k, online_orphans_t *orph,
+                   const online_merge_gone_t *gone, bson_error_t *err)
+{
+    online_merge_t *m = j->merge[k];
+    online_idset_t none;
+    upto_t u = {&none, &none, &none, NULL, NULL, k, gone};
+    bool ok = true, sure;
+
+    memset (&none, 0, sizeof none);
+    __atomic_fetch_add (&orph->ranges, 1, __ATOMIC_RELAXED);
+    sure = m && m->from_start && j->ended;
+    /* The rest of the target past the last driver: no driver makes any
+     * of it. */
+    if (sure && !m->doubt && !m->unsure)
+        ok = merge_upto (j, m, NULL, &u, err);
+    if (ok && sure && m->done && !m->doubt && !m->unsure)
+        __atomic_fetch_add (&orph->whole, 1, __ATOMIC_RELAXED);
     return ok;
 }

@@ -40,6 +40,9 @@ typedef struct {
      * state database. */
     char target[4][400];
     online_idset_t *sets[4];
+    /* A sync's rescan, per keep[]: the step's count of what the merge
+     * removed (online_orphans_t; NULL: not asked), linked by the step. */
+    online_orphans_t *orphans[4];
     bool keeps_set;         /* some keep[] has a set: one reader fills it */
     char backup[400];
 } online_pass_t;

@@ -35,6 +35,36 @@ online_report_range (online_job_t *j, online_passrun_t *pr, const bson_t *before
     bson_free (from);
 }
 
+/* A sync's orphan (online_orphans_t): noted, counted and removed. */
+typedef struct {
+    online_job_t *j;
+    online_passrun_t *pr;
+    size_t k;
+} gone_ctx_t;
+
+static bool
+gone_one (void *ctx, const bson_iter_t *id, bson_error_t *err)
+{
+    gone_ctx_t *g = ctx;
+    online_diff_note (g->j->on, g->j->p->keep[g->k]->text, id);
+    __atomic_fetch_add (&g->pr->orphans[g->k]->removed, 1, __ATOMIC_RELAXED);
+    return online_writes_delete (&g->pr->targets[g->k], id, err);
+}
+
+bool
+online_check_side_end (online_job_t *j, online_passrun_t *pr, bson_error_t *err)
+{
+    bool ok = true;
+    for (size_t k = 0; ok && k < 4; k++) {
+        gone_ctx_t g = {j, pr, k};
+        online_merge_gone_t gone = {gone_one, &g};
+        if (pr->orphans[k])
+            ok = online_merge_rest (j, k, pr->orphans[k], &gone, err) &&
+                 online_writes_flush (&pr->targets[k], err);
+    }
+    return ok;
+}
+
 /* Verify or sync one batch side by side: its results against the
  * targets' documents of the same _ids, read beside a range's drivers
  * (online_merge.c) or by those _ids. */
@@ -89,7 +119,10 @@ online_check_side (online_job_t *j, online_passrun_t *pr, const online_docs_t *o
          * in no order of their drivers', and a change log's drivers are
          * no range. */
         if (ok && online_merge_fits (j, k, in)) {
-            ok = online_merge_read (j, k, w->coll, before, in, out, &pr->found, fold, err);
+            gone_ctx_t g = {j, pr, k};
+            online_merge_gone_t gone = {gone_one, &g};
+            ok = online_merge_read (j, k, w->coll, before, in, out, &pr->found, fold,
+                                    pr->orphans[k] ? &gone : NULL, err);
         } else if (ok) {
             cur = ops->keys (j->on, w->coll, "_id", &arr, NULL);
             while (ops->next (cur, &doc)) {
@@ -324,8 +357,8 @@ extras_on_disk (online_t *on, mongoc_collection_t *c, const char *ns, online_ids
  * (their sources deleted since, or written by someone else). */
 bool
 online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, online_idset_t *set,
-                     mongoc_collection_t *drivers, const char *field, online_mode_t mode,
-                     int64_t *differ, bson_error_t *err)
+                     mongoc_collection_t *drivers, const char *field, const online_orphans_t *orph,
+                     online_mode_t mode, int64_t *differ, bson_error_t *err)
 {
     const online_ops_t *ops = online_ops (on);
     char name[400];
@@ -349,15 +382,22 @@ online_check_extras (online_t *on, const rm_step_t *s, const rm_nsref_t *ref, on
     rm_name_target (&on->run->names, s, ref, name, sizeof name);
     c = online_collection (on, ref->db, name);
     online_writes_init (&del, &j, c, "removing documents no range makes");
+    if (orph) {
+        extra = orph->removed;
+        /* Every range's target read to its end beside its drivers: what
+         * no driver makes is gone already. */
+        if (orph->ranges > 0 && orph->whole == orph->ranges)
+            drivers = NULL, set = NULL;
+    }
     if (drivers)
         ok = online_check_orphans (on, c, ref->text, field, drivers,
                                    mode == ONLINE_SYNC && !on->run->o->dry_run ? &del : NULL,
                                    &extra, err);
-    else if (set->disk)
+    else if (set && set->disk)
         ok = extras_on_disk (on, c, ref->text, set,
                              mode == ONLINE_SYNC && !on->run->o->dry_run ? &del : NULL,
                              &extra, err);
-    cur = drivers || set->disk ? NULL : ops->find (on, c, &filter, opts);
+    cur = !set || drivers || set->disk ? NULL : ops->find (on, c, &filter, opts);
     while (ok && cur && ops->next (cur, &doc)) {
         bson_iter_t id;
         if (online_idset_has (set, online_id_hash (bson_get_data (doc), doc->len)) ||

@@ -427,6 +427,7 @@ reader_open (reader_t *r, online_t *on, const online_pass_t *ps, online_mode_t m
                             online_collection (on, p->keep[k]->db, ps->target[k]),
                             "writing results");
         pr->sets[k] = ps->sets[k];
+        pr->orphans[k] = ps->orphans[k];
     }
 }
 
@@ -537,7 +538,8 @@ rescan_run (void *reader, uint32_t k, const bson_t *part, bson_error_t *err)
     j->ended = false;
     j->on->diffs = online_diffs_child (c->on);
     online_batch_close (j);
-    ok = run_range (j, r->pr, r->mode, &last, &rc, &r->in, &r->out, NULL, r->t0, err);
+    ok = run_range (j, r->pr, r->mode, &last, &rc, &r->in, &r->out, NULL, r->t0, err) &&
+         online_check_side_end (j, r->pr, err);
     online_batch_close (j);
     j->part = NULL;
     bson_destroy (&last);
@@ -881,7 +883,7 @@ pass_rescan (online_t *on, const online_pass_t *ps, online_mode_t mode, online_p
         ok = rescan_parts (on, ps, mode, &parts, &n_parts, err);
     reader_open (&r, on, ps, mode, pr);
     if (ok && n_parts <= 1)
-        ok = read_whole (on, ps, &r, &last, 0, &pg, err);
+        ok = read_whole (on, ps, &r, &last, 0, &pg, err) && online_check_side_end (&r.j, r.pr, err);
     else if (ok)
         ok = rescan_workers (on, ps, &r, &parts, n_parts, err);
     pass_said (on, ps, &r, pg, n_parts, 0, ok);
@@ -1077,8 +1079,8 @@ server_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, onli
  * target one pass keeps, naming their drivers, is merged with the
  * drivers' _ids rather than looked up in a set. */
 static bool
-step_extras (online_t *on, const online_step_t *st, online_idset_t *sets, online_mode_t mode,
-             int64_t *differ, bson_error_t *err)
+step_extras (online_t *on, const online_step_t *st, online_idset_t *sets,
+             const online_orphans_t *orph, online_mode_t mode, int64_t *differ, bson_error_t *err)
 {
     bool ok = true;
     for (size_t t = 0; ok && t < st->nt; t++) {
@@ -1088,8 +1090,8 @@ step_extras (online_t *on, const online_step_t *st, online_idset_t *sets, online
         if (by)
             drivers = online_collection (on, st->in[by->drive]->db,
                                          rm_name_now (&on->run->names, st->in[by->drive]));
-        ok = online_check_extras (on, st->s, st->targets[t], &sets[t], drivers, field, mode,
-                                  differ, err);
+        ok = online_check_extras (on, st->s, st->targets[t], &sets[t], drivers, field,
+                                  by ? &orph[t] : NULL, mode, differ, err);
         if (drivers)
             mongoc_collection_destroy (drivers);
     }
@@ -1160,16 +1162,35 @@ select_target (online_t *on, const rm_step_t *s, bson_error_t *err)
            online_index_created (on, s, &to, &coll, 1, err);
 }
 
+/* A sync's rescan side by side, not dry: each of the pass's results kept
+ * by their drivers' own _id (the one pass keeping that target) has its
+ * orphans found by the merge (online_orphans_t), counted in orph[t]. */
+static void
+orphans_link (const online_t *on, const online_step_t *st, const online_idset_t *sets,
+              online_orphans_t *orph, online_mode_t mode, online_pass_t *ps)
+{
+    const rm_pass_t *p = ps->p;
+    if (mode != ONLINE_SYNC || on->run->o->dry_run || on->run->o->in_place)
+        return;
+    for (size_t k = 0; k < p->n_keep && k < 4; k++)
+        for (size_t t = 0; t < st->nt; t++)
+            if (sets[t].by_drivers && !strcmp (sets[t].ns, p->keep[k]->text) &&
+                p->driver_field[k] && !strcmp (p->driver_field[k], "_id"))
+                ps->orphans[k] = &orph[t];
+}
+
 static bool
 run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_mode_t mode,
           int64_t *differ, bson_error_t *err)
 {
     const online_step_t *st = online_step (on, s, on->run->o->in_place);
     online_idset_t sets[8];
+    online_orphans_t orph[8];
     size_t np;
     bool ok = online_step_runs (st, err) && check_indexes (on, st, err);
 
     memset (sets, 0, sizeof sets);
+    memset (orph, 0, sizeof orph);
     for (size_t t = 0; t < st->nt; t++) {
         const char *field;
         sets[t].ns = st->targets[t]->text;
@@ -1189,6 +1210,7 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
         online_pass_t ps;
         online_passrun_t pr;
         online_pass_resolve (on, st, i, sets, st->nt, &ps);
+        orphans_link (on, st, sets, orph, mode, &ps);
         passrun_init (&pr, mode);
         ok = pass_drivers[mode](on, &ps, &pr, err);
         *differ += pr.differ;
@@ -1205,7 +1227,7 @@ run_step (online_t *on, const rm_step_t *s, const rm_compile_step_t *cs, online_
         if (sets[t].disk)
             ok = online_check_dups (on, s, st->targets[t], &sets[t], err);
     if (ok && mode != ONLINE_RUN)
-        ok = step_extras (on, st, sets, mode, differ, err);
+        ok = step_extras (on, st, sets, orph, mode, differ, err);
     if (ok && mode != ONLINE_RUN && on->run->o->in_place && s->kind == RM_STEP_COPY)
         ok = online_select_extras (on, s, mode, differ, err);
     for (size_t t = 0; t < st->nt; t++)

@@ -69,12 +69,32 @@ online_coll_exists (online_t *on, const char *db, const char *coll, bool *yes, b
     return true;
 }
 
-/* renameCollection without dropTarget: a rename never drops. */
+/* After a rename's reply was lost (the connection cut once it went out):
+ * whether it applied, as the two collections show (a rename leaves no
+ * other trace): 1 applied, 0 not (from still there, to not: sent again),
+ * -1 neither (or they could not be listed): the error stands. */
+static int
+rename_applied (online_t *on, const char *db, const char *from, const char *to)
+{
+    bool from_there, to_there;
+    bson_error_t ignored;
+    if (!online_coll_exists (on, db, from, &from_there, &ignored) ||
+        !online_coll_exists (on, db, to, &to_there, &ignored))
+        return -1;
+    return !from_there && to_there ? 1 : from_there && !to_there ? 0 : -1;
+}
+
+/* renameCollection without dropTarget: a rename never drops. The
+ * switch's (switching) is said, and one whose reply a cut lost is judged
+ * by what it left and, not applied, sent again, within --retry-for
+ * (issue 60); the probe's fails at a cut, its probe going again whole,
+ * timed again (a wait for the server is no rename's time). */
 static bool
-rename_coll (online_t *on, const char *db, const char *from, const char *to, bool say,
+rename_coll (online_t *on, const char *db, const char *from, const char *to, bool switching,
              bson_error_t *err)
 {
     char a[600], b[600];
+    online_retry_t retry = {0, 0};
     bson_error_t why;
     bool ok;
     if (!online_lease_check (on, err))
@@ -82,12 +102,23 @@ rename_coll (online_t *on, const char *db, const char *from, const char *to, boo
     snprintf (a, sizeof a, "%s.%s", db, from);
     snprintf (b, sizeof b, "%s.%s", db, to);
     ok = online_ops (on)->rename (on, a, b, false, &why);
+    while (!ok && switching && online_transient (&why)) {
+        int applied = rename_applied (on, db, from, to);
+        if (applied == 1) {
+            ok = true;
+            break;
+        }
+        on->transient = applied == 0; /* online_retry waits only then */
+        if (!online_retry (on, &retry, &why) || !online_lease_check (on, err))
+            break;
+        ok = online_ops (on)->rename (on, a, b, false, &why);
+    }
     if (!ok) {
         char what[1300];
         snprintf (what, sizeof what, "renaming %s to %s", a, b);
         return online_fail (on, err, &why, what);
     }
-    if (say)
+    if (switching)
         online_say_note (on, "renamed %s to %s", a, b);
     return true;
 }
