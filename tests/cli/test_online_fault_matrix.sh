@@ -16,7 +16,8 @@
 #   the switch suite's kill points (the state a kill leaves, then each
 #   way out), the lease (asked while held, a holder stalled past it) and
 #   partitions (a stretch of messages cut by a proxy, which each command
-#   rides out within --retry-for, in one run, save at its first contact); about 2,400
+#   rides out within --retry-for, in one run, save at its first contact;
+#   one at each of finalize's renames, its reply lost); about 2,400
 #   points. It judges each state document by document against clean
 #   runs, which it checks against the data, remodel run's offline output
 #   and the application's writes carried back by hand.

@@ -196,7 +196,12 @@ void mx_lease_stall_point (long k);
 typedef struct {
     volatile long skip, cut, seen; /* messages to let through, then to cut; seen in all */
     volatile int lose_first;       /* the stretch's first sent, its reply lost */
+    /* While note_renames: the count of messages before each that names
+     * renameCollection (the switch's), the first MX_RENAMES of them. */
+    volatile int note_renames, n_renames;
+    volatile long renames[8];
 } mx_cut_t;
+#define MX_RENAMES 8
 typedef struct {
     pid_t pid;
     char uri[128];
@@ -210,6 +215,9 @@ extern mx_proxy_t mx_px; /* this lane's, to its server */
 /* The messages a clean finalize (from "run") and rollback (from "fin")
  * send through the proxy; false (said) when they could not run. */
 bool mx_partition_count (long *fin, long *rb);
+/* finalize's renames as the count saw them: each the skip that puts a
+ * stretch's first message on it (mx_cut_t.renames); their number. */
+int mx_partition_renames (long *ks, int cap);
 /* The server unreachable for a stretch after skip messages: finalize (or
  * rollback) rides it out or fails, then completes; judged as a cut. */
 void mx_partition_point (bool rollback, long skip, bool lose_first);

@@ -32,11 +32,15 @@ mx_partition_count (long *fin, long *rb)
 {
     mx_run_t r;
     mx_px.ctl->skip = mx_px.ctl->cut = 0;
+    mx_px.ctl->n_renames = 0;
     for (int i = 0; i < 2; i++) {
         if (!mx_restore (i ? "fin" : "run", "in-process: partition"))
             return false;
         mx_px.ctl->seen = 0;
-        if (!through (i == 1, &r) || r.rc) {
+        mx_px.ctl->note_renames = i == 0;
+        bool ran = through (i == 1, &r);
+        mx_px.ctl->note_renames = 0;
+        if (!ran || r.rc) {
             mx_say (false, "in-process: %s through the proxy: exit %d", i ? "rollback" : "finalize",
                     r.rc);
             mx_tail (&r);
@@ -47,6 +51,15 @@ mx_partition_count (long *fin, long *rb)
     mx_say (*fin > 0 && *rb > 0, "in-process: through the partition's proxy, no cut: finalize "
             "sends %ld messages, rollback %ld", *fin, *rb);
     return true;
+}
+
+int
+mx_partition_renames (long *ks, int cap)
+{
+    int n = 0;
+    for (; n < mx_px.ctl->n_renames && n < cap; n++)
+        ks[n] = mx_px.ctl->renames[n];
+    return n;
 }
 
 void

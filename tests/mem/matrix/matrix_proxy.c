@@ -78,6 +78,9 @@ client_messages (pair_t *p, mx_cut_t *ctl)
                      (uint32_t) p->buf[2] << 16 | (uint32_t) p->buf[3] << 24;
         if (n < 16 || p->len < n)
             return n >= 16;
+        if (ctl->note_renames && ctl->n_renames < MX_RENAMES &&
+            memmem (p->buf, n, "renameCollection", 16))
+            ctl->renames[ctl->n_renames++] = ctl->seen;
         ctl->seen++;
         if (ctl->skip > 0) {
             ctl->skip--;

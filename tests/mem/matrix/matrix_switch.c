@@ -330,9 +330,13 @@ point (long i)
 
 /* The partitions' points (matrix_partition.c): a stretch after every
  * 24th message of finalize, every 20th of rollback's (a point the driver
- * rides out waits for its rescans: seconds, not milliseconds). */
+ * rides out waits for its rescans: seconds, not milliseconds); and one at
+ * each of finalize's renames, applied and its reply lost (the switch
+ * judges it by the collections and goes on), wherever the sampling
+ * falls. */
 static long
-partition_points (const mx_opts_t *o, long fmsgs, long rmsgs, long npoints, long cap)
+partition_points (const mx_opts_t *o, long fmsgs, long rmsgs, long npoints, long cap,
+                  const long *renames, int n_renames)
 {
     char at[32];
     for (int w = 0; w < 2; w++)
@@ -342,6 +346,11 @@ partition_points (const mx_opts_t *o, long fmsgs, long rmsgs, long npoints, long
                 points[npoints++] = (point_t) {w ? "partition-rollback" : "partition", k,
                                                (int) (k / (w ? 20 : 24) % 2)};
         }
+    for (int i = 0; i < n_renames && npoints < cap; i++) {
+        snprintf (at, sizeof at, "after:%ld", renames[i]);
+        if (mx_wanted (o, "partition", at, "cut"))
+            points[npoints++] = (point_t) {"partition", renames[i], 1};
+    }
     return npoints;
 }
 
@@ -423,15 +432,16 @@ mx_switch_matrix (const mx_opts_t *o)
         mx_server_stop (&mx_srv);
         return false;
     }
-    long fmsgs = 0, rmsgs = 0;
+    long fmsgs = 0, rmsgs = 0, renames[MX_RENAMES];
+    int n_renames = 0;
     if (!mx_proxy_start (&mx_px, mx_srv.uri, why, sizeof why))
         mx_say (false, "in-process: %s", why);
-    else
-        mx_partition_count (&fmsgs, &rmsgs);
+    else if (mx_partition_count (&fmsgs, &rmsgs))
+        n_renames = mx_partition_renames (renames, MX_RENAMES);
     mx_proxy_stop (&mx_px);
     mx_server_stop (&mx_srv);
 
-    long cap = (fcalls + rcalls) * 9 + fmsgs + rmsgs + 1;
+    long cap = (fcalls + rcalls) * 9 + fmsgs + rmsgs + MX_RENAMES + 1;
     points = calloc ((size_t) cap, sizeof *points);
     for (int a = 0; a < o->nacts; a++)
         for (long k = 1; k <= fcalls; k++) {
@@ -450,7 +460,7 @@ mx_switch_matrix (const mx_opts_t *o)
     long killed = npoints;
     npoints = lease_points (o, npoints, cap);
     long leased = npoints;
-    npoints = partition_points (o, fmsgs, rmsgs, npoints, cap);
+    npoints = partition_points (o, fmsgs, rmsgs, npoints, cap, renames, n_renames);
     mx_lanes (o, "switch", npoints, lane_server, point, stop_proxy);
     fprintf (stderr, "# in-process: finalize and rollback: %ld points (finalize's %ld calls, "
              "rollback's %ld; actions as asked), %ld of them a kill's ways out, %ld the "
