@@ -50,6 +50,12 @@ for l in open(sys.argv[2]):
     docs += int(m.group(1)) if m else 0
 print("%d:%d:%d" % (finds, ins, docs))' "$1" "$2"
 }
+# traced CMD [OPTION]...: online CMD of plan dbl, --batch-size 100, traced;
+# the target's reads ($to's, as reads gives them) in $r.
+traced() {
+    REMODEL_ONLINE_TRACE=1 run_rm online "$1" "$T/plans/dbl.json" --uri "$uri" --batch-size 100 "${@:2}"
+    r=$(reads "$to" "$T/err")
+}
 # gone: the count of results no range makes that the sync in $T/err removed.
 gone() { sed -n 's/.* \([0-9][0-9]*\) documents in .* that no range makes (their sources are gone): removed$/\1/p' "$T/err" | paste -sd+ | bc; }
 # doubled DB COLL: "sources wrong" of DB.COLL's results against its sources.
@@ -72,15 +78,13 @@ c.o.items.insert_one({"_id": 2500, "n": 1})
 c.o.items.delete_one({"_id": 700})'
 
     # 1. sync, one reader.
-    REMODEL_ONLINE_TRACE=1 run_rm online sync "$T/plans/dbl.json" --uri "$uri" --batch-size 100
-    r=$(reads "$to" "$T/err")
+    traced sync
     expect_eq "$kind: sync (a rescan): exit 0, 5 rewritten or removed, the one no range makes among them; the target read once (finds:\$in:documents), beside the drivers" \
         "$rc:$(grep -c 'plan dbl.json: 5 result(s) rewritten or removed' "$T/err"):$(gone):$r" "0:1:1:1:0:2000"
     [ "$r" == "1:0:2000" ] || grep "^trace: .*$to" "$T/err" | head -n 5 >&2
 
     # 2. verify --workers 2: the run's four partitions, each a range.
-    REMODEL_ONLINE_TRACE=1 run_rm online verify "$T/plans/dbl.json" --uri "$uri" --batch-size 100 --workers 2
-    r=$(reads "$to" "$T/err")
+    traced verify --workers 2
     expect_eq "$kind: verify --workers 2: exit 0, one find of the target per partition (4) and one for results no range makes, no \$in, 2 x 2000 documents" \
         "$rc:$r" "0:5:0:4000"
 
@@ -91,8 +95,7 @@ c.o.items.delete_one({"_id": 700})'
     # 3b. sync --workers 2 after two sources removed: each partition's
     # merge removes what no driver makes; no read of the _ids after.
     py 'c.o.items.delete_many({"_id": {"$in": [701, 1500]}})'
-    REMODEL_ONLINE_TRACE=1 run_rm online sync "$T/plans/dbl.json" --uri "$uri" --batch-size 100 --workers 2
-    r=$(reads "$to" "$T/err")
+    traced sync --workers 2
     expect_eq "$kind: sync --workers 2, two sources gone: exit 0, 2 no range makes, removed; one find of the target per partition (4), no \$in, 2000 documents" \
         "$rc:$(gone):$r" "0:2:4:0:2000"
     expect_eq "$kind: ... every result its source's n doubled, none without a source" \
