@@ -212,6 +212,10 @@ typedef struct {
     size_t n;
     const char *what;       /* for errors: "writing results", ... */
     int64_t matched, removed;
+    /* The _ids online_writes_delete was given since the last statement,
+     * sent as one (online_write.c); NULL: none. */
+    bson_t *gone;
+    uint32_t n_gone;
 } online_writes_t;
 
 void online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,

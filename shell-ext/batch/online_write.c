@@ -24,6 +24,17 @@
  * this many times before the run stops naming it. */
 #define RETRIES 5
 
+/* Deletes by _id go as one statement of their _ids ({_id: {$in: [...]}})
+ * of up to this many, or this many bytes of them: FerretDB reads the whole
+ * collection for each statement it cannot push down (a number _id), so a
+ * statement a document cost a whole read each (50 of them 15.7 s against
+ * 0.6 s for one of the 50 _ids, at 20,000 documents); MongoDB finds
+ * either by the _id index. */
+#define GONE_MAX 1000
+#define GONE_BYTES (1 << 20)
+
+static bool gone_send (online_writes_t *w, bson_error_t *err);
+
 void
 online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
                     const char *what)
@@ -41,6 +52,8 @@ online_writes_flush (online_writes_t *w, bson_error_t *err)
     bson_error_t why;
     bson_iter_t it;
     bool ok;
+    if (w->gone && !gone_send (w, err))
+        return false;
     if (!w->b)
         return true;
     /* Fenced: a run that lost its lease sends nothing more. */
@@ -63,9 +76,9 @@ online_writes_flush (online_writes_t *w, bson_error_t *err)
     return ok;
 }
 
-/* The batch the next statement goes into (the last one sent when full). */
+/* The batch a statement goes into (the last one sent when full). */
 static online_wbatch_t *
-writes_next (online_writes_t *w, bson_error_t *err)
+writes_slot (online_writes_t *w, bson_error_t *err)
 {
     /* Statements a command: the server's (online_caps_write_chunk). */
     if ((int64_t) w->n >= online_caps_write_chunk (w->j->on) && !online_writes_flush (w, err))
@@ -76,20 +89,54 @@ writes_next (online_writes_t *w, bson_error_t *err)
     return w->b;
 }
 
+/* The _ids to delete as one statement, in the batch: a command's
+ * statements go in their order (libmongoc sends a run of one kind as one
+ * command, the runs in turn), so the deletes keep their place before
+ * what is added after them. */
+static bool
+gone_send (online_writes_t *w, bson_error_t *err)
+{
+    bson_t sel = BSON_INITIALIZER, cond;
+    online_wbatch_t *b;
+    bson_error_t why;
+    bson_t *gone = w->gone;
+    bool ok;
+    w->gone = NULL;
+    w->n_gone = 0;
+    b = writes_slot (w, err);
+    BSON_APPEND_DOCUMENT_BEGIN (&sel, "_id", &cond);
+    BSON_APPEND_ARRAY (&cond, "$in", gone);
+    bson_append_document_end (&sel, &cond);
+    ok = b && (online_ops (w->j->on)->add (b, ONLINE_W_DELETE_ALL, &sel, NULL, false, &why) ||
+               online_fail (w->j->on, err, &why, w->what));
+    bson_destroy (&sel);
+    bson_destroy (gone);
+    return ok;
+}
+
+/* The batch the next statement other than a delete by _id goes into,
+ * after those deletes. */
+static online_wbatch_t *
+writes_next (online_writes_t *w, bson_error_t *err)
+{
+    if (w->gone && !gone_send (w, err))
+        return NULL;
+    return writes_slot (w, err);
+}
+
 bool
 online_writes_delete (online_writes_t *w, const bson_iter_t *id, bson_error_t *err)
 {
-    online_wbatch_t *b = writes_next (w, err);
-    bson_t sel = BSON_INITIALIZER;
-    bson_error_t why;
-    bool ok;
-    if (!b)
-        return false;
-    online_id_append (&sel, id);
-    ok = online_ops (w->j->on)->add (b, ONLINE_W_DELETE, &sel, NULL, false, &why) ||
-         online_fail (w->j->on, err, &why, w->what);
-    bson_destroy (&sel);
-    return ok;
+    char key[16];
+    const char *kp;
+    size_t kl;
+    if (!w->gone)
+        w->gone = bson_new ();
+    kl = bson_uint32_to_string (w->n_gone++, &kp, key, sizeof key);
+    bson_append_iter (w->gone, kp, (int) kl, id);
+    if (w->n_gone >= GONE_MAX || w->gone->len >= GONE_BYTES)
+        return gone_send (w, err);
+    return true;
 }
 
 bool

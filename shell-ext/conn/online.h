@@ -328,7 +328,8 @@ typedef enum {
     ONLINE_W_INSERT,        /* doc */
     ONLINE_W_UPDATE,        /* the document sel finds, by the update doc */
     ONLINE_W_REPLACE,       /* the document sel finds, by doc whole */
-    ONLINE_W_DELETE         /* the document sel finds */
+    ONLINE_W_DELETE,        /* the document sel finds */
+    ONLINE_W_DELETE_ALL     /* every document sel finds */
 } online_wkind_t;
 /* What the oplog read does with each entry (online_changes.c keeps a few fields). */
 typedef void (*online_entry_fn) (const bson_t *entry, void *arg);

@@ -238,6 +238,9 @@ ops_add (online_wbatch_t *b, online_wkind_t kind, const bson_t *sel, const bson_
     case ONLINE_W_DELETE:
         ok = mongoc_bulk_operation_remove_one_with_opts (bulk, sel, NULL, why);
         break;
+    case ONLINE_W_DELETE_ALL:
+        ok = mongoc_bulk_operation_remove_many_with_opts (bulk, sel, NULL, why);
+        break;
     }
     bson_destroy (&opts);
     return ok;
@@ -275,8 +278,10 @@ write_once (mongoc_collection_t *c, online_wkind_t kind, const bson_t *sel, cons
         ok = mongoc_collection_replace_one (c, sel, doc, o, reply, why);
         break;
     case ONLINE_W_DELETE:
-        ok = many ? mongoc_collection_delete_many (c, sel, NULL, reply, why)
-                  : mongoc_collection_delete_one (c, sel, NULL, reply, why);
+    case ONLINE_W_DELETE_ALL:
+        ok = many || kind == ONLINE_W_DELETE_ALL
+                 ? mongoc_collection_delete_many (c, sel, NULL, reply, why)
+                 : mongoc_collection_delete_one (c, sel, NULL, reply, why);
         break;
     }
     bson_destroy (&opts);

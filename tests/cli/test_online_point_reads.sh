@@ -13,7 +13,9 @@
 #      mongo-java-server (no explain) every read by $in, no point;
 #   2. explain asked once for the $in and once a type on a connection
 #      (FerretDB: 3; the java server refuses it: then $in, still 3 asked);
-#   3. 20 words changed (more than 16): sync reads them by $in;
+#   3. 20 words changed (more than 16): sync reads them by $in, and
+#      deletes them (a rewrite: a delete and an insert on these servers)
+#      by one statement of their _ids, one command (online_write.c);
 #   4. every result its source's n doubled (pymongo), verify exit 0.
 #   REMODEL=build/remodel bash tests/cli/test_online_point_reads.sh
 . "$(dirname "$0")/lib.sh"
@@ -75,6 +77,11 @@ c.o.nums.insert_many([{"_id": i, "n": i} for i in range(600)])'
     w=$(finds words "$T/err")
     expect_eq "$kind: sync of 20 changed words: exit 0, read by \$in, no point" \
         "$rc:${w%:*}:$([ "${w#*:}" -ge 1 ] && echo in)" "0:0:in"
+    # Each rewritten as a delete and an insert on both servers: the 20
+    # deletes one statement of their _ids, in one command.
+    d=$(grep -c '^trace: .* ms [^ ]*: { "delete" : "words_remodel_' "$T/err")
+    q=$(grep '^trace: .* ms [^ ]*: { "delete" : "words_remodel_' "$T/err" | grep -c '"deletes" : \[ { "q" : { "_id" : { "\$in" : \[ "w0100", ')
+    expect_eq "$kind: ... their deletes one command, one statement of their _ids (\$in)" "$d:$q" "1:1"
 
     # 4. the results.
     expect_eq "$kind: every word's result its n doubled" "$(doubled words)" "600 0"
