@@ -216,6 +216,11 @@ typedef struct {
      * sent as one (online_write.c); NULL: none. */
     bson_t *gone;
     uint32_t n_gone;
+    /* A sync's rescan: the results to rewrite, held across the range's
+     * batches and written together (online_writes_release), up to a
+     * bound; held.n 0: none. */
+    bool hold;
+    online_docs_t held;
 } online_writes_t;
 
 void online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *coll,
@@ -238,6 +243,12 @@ bool online_too_large (online_job_t *j, const char *ns, const uint8_t *doc, uint
 bool online_keeps_changing (const online_job_t *j, const char *ns, const uint8_t *orig,
                             uint32_t olen, int attempts, bson_error_t *err);
 bool online_writes_flush (online_writes_t *w, bson_error_t *err);
+/* Writes what a rescan held (online_writes_t.hold), then flushes: at the
+ * end of a range, before anything reads the target again. */
+bool online_writes_release (online_writes_t *w, bson_error_t *err);
+/* Frees what was held and not released (a rescan stopped: the next sync
+ * writes it). */
+void online_writes_destroy (online_writes_t *w);
 /* Side by side: out's documents into targets[keep]: inserted, or
  * rewritten (online_side_rewrite) where their _id is there already. A
  * result over 16 MiB is refused by _id before any is written. */
@@ -256,7 +267,7 @@ void online_written_split (online_t *on, const rm_step_t *s, const rm_pass_t *p,
  * the result would never be the bytes written and sync would rewrite it
  * forever. Only remodel writes these collections; a stop between a delete
  * and its insert leaves the result missing, which the batch's replay or
- * the next sync writes. */
+ * the next sync writes. With w->hold, copied and written later. */
 bool online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
                           bson_error_t *err);
 
@@ -412,7 +423,7 @@ bool online_merge_rest (online_job_t *j, size_t k, online_orphans_t *orph,
                         const online_merge_gone_t *gone, bson_error_t *err);
 /* online_verify.c: a sync's rescan at the end of a range: what no driver
  * makes past its last driver removed (online_merge_rest), the removals
- * sent. */
+ * and the rewrites held sent. */
 bool online_check_side_end (online_job_t *j, online_passrun_t *pr, bson_error_t *err);
 void online_merge_close (online_job_t *j);
 /* Into filter (initialized here): the driving collection's documents

@@ -59,8 +59,11 @@ online_check_side_end (online_job_t *j, online_passrun_t *pr, bson_error_t *err)
         gone_ctx_t g = {j, pr, k};
         online_merge_gone_t gone = {gone_one, &g};
         if (pr->orphans[k])
-            ok = online_merge_rest (j, k, pr->orphans[k], &gone, err) &&
-                 online_writes_flush (&pr->targets[k], err);
+            ok = online_merge_rest (j, k, pr->orphans[k], &gone, err);
+        /* The range's rewrites held (online_writes_t.hold) and its
+         * orphans' deletes: one delete and one insert command. */
+        if (ok && pr->targets[k].coll)
+            ok = online_writes_release (&pr->targets[k], err);
     }
     return ok;
 }
@@ -481,7 +484,8 @@ online_check_missing (online_job_t *j, online_passrun_t *pr, const bson_t *ids,
             }
             (*missing)++;
         }
-        ok = ok && online_writes_flush (&pr->targets[k], err);
+        /* A rescan's removals go with its range's rewrites (hold). */
+        ok = ok && (pr->targets[k].hold || online_writes_flush (&pr->targets[k], err));
         online_changes_destroy (&found);
         online_idset_destroy (&made);
         bson_destroy (&gone);

@@ -33,6 +33,15 @@
 #define GONE_MAX 1000
 #define GONE_BYTES (1 << 20)
 
+/* A sync's rescan holds its rewrites across a range's batches up to this
+ * many results, or bytes of them: a batch's rewrite is a delete (of its
+ * _ids) and an insert, and FerretDB reads the whole collection for each
+ * delete of number _ids, so 7 changes spread over 20 batches cost 20
+ * whole reads (a sync 2 to 3 times the run's time) where a range's cost
+ * one. */
+#define HOLD_MAX GONE_MAX
+#define HOLD_BYTES (8 << 20)
+
 static bool gone_send (online_writes_t *w, bson_error_t *err);
 
 void
@@ -40,6 +49,7 @@ online_writes_init (online_writes_t *w, online_job_t *j, mongoc_collection_t *co
                     const char *what)
 {
     memset (w, 0, sizeof *w);
+    online_docs_init (&w->held);
     w->j = j;
     w->coll = coll;
     w->what = what;
@@ -244,16 +254,14 @@ side_replace (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
     return ok && online_writes_flush (w, err);
 }
 
-bool
-online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
-                     bson_error_t *err)
+/* online_side_rewrite now; rewrite_dups: as insert_chunk's (results
+ * held from several batches may share an _id: the last one written
+ * stays, as when each batch wrote its own). */
+static bool
+rewrite_now (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
+             bool rewrite_dups, bson_error_t *err)
 {
     bool ok = true;
-    for (size_t i = 0; i < n; i++)
-        if (out->docs[idx[i]].len > ONLINE_DOC_MAX) /* refused before any is deleted */
-            return online_too_large (w->j, w->j->p->keep[out->docs[idx[i]].keep]->text,
-                                     online_doc_bytes (out, idx[i]), out->docs[idx[i]].len,
-                                     "the result", out->docs[idx[i]].len, err);
     /* Where a replace keeps the given field order (online_caps.c), one
      * replace a result: the result is never missing in between. */
     if (online_caps_replace_keeps_order (w->j->on))
@@ -266,8 +274,60 @@ online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t 
     ok = ok && online_writes_flush (w, err);
     for (size_t from = 0, step = (size_t) online_caps_insert_chunk (w->j->on); ok && from < n;
          from += step)
-        ok = insert_chunk (w, out, idx, from, from + step < n ? from + step : n, false, err);
+        ok = insert_chunk (w, out, idx, from, from + step < n ? from + step : n, rewrite_dups,
+                           err);
     return ok;
+}
+
+bool
+online_writes_release (online_writes_t *w, bson_error_t *err)
+{
+    size_t *idx;
+    bool ok = true;
+    if (w->held.n) {
+        idx = bson_malloc (w->held.n * sizeof *idx);
+        for (size_t i = 0; i < w->held.n; i++)
+            idx[i] = i;
+        ok = rewrite_now (w, &w->held, idx, w->held.n, true, err);
+        bson_free (idx);
+        /* Kept when the write failed: a batch retried (online_retry.c)
+         * adds its own again, and the next release sends them all. */
+        if (ok)
+            online_docs_reset (&w->held);
+    }
+    return ok && online_writes_flush (w, err);
+}
+
+void
+online_writes_destroy (online_writes_t *w)
+{
+    online_docs_destroy (&w->held);
+    online_docs_init (&w->held);
+    if (w->gone)
+        bson_destroy (w->gone);
+    w->gone = NULL;
+    if (w->b)
+        online_ops (w->j->on)->discard (w->b);
+    w->b = NULL;
+}
+
+bool
+online_side_rewrite (online_writes_t *w, const online_docs_t *out, const size_t *idx, size_t n,
+                     bson_error_t *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (out->docs[idx[i]].len > ONLINE_DOC_MAX) /* refused before any is deleted */
+            return online_too_large (w->j, w->j->p->keep[out->docs[idx[i]].keep]->text,
+                                     online_doc_bytes (out, idx[i]), out->docs[idx[i]].len,
+                                     "the result", out->docs[idx[i]].len, err);
+    if (!w->hold)
+        return rewrite_now (w, out, idx, n, false, err);
+    for (size_t i = 0; i < n; i++)
+        online_docs_add (&w->held, online_doc_bytes (out, idx[i]), out->docs[idx[i]].len,
+                         out->docs[idx[i]].keep);
+    if (w->held.n >= HOLD_MAX || w->held.bytes.len >= HOLD_BYTES)
+        return online_writes_release (w, err);
+    return true;
 }
 
 /* Inserts the documents of out whose keep is k, idx[from..to), into
@@ -307,10 +367,10 @@ insert_chunk (online_writes_t *w, const online_docs_t *out, const size_t *idx, s
         size_t *dups = bson_malloc ((to - from) * sizeof *dups), nd;
         switch (online_insert_failed (&reply, why.code, rewrite_dups, idx, from, to, dups, &nd)) {
         case ONLINE_INSERT_REWRITE_DUPS:
-            ok = online_side_rewrite (w, out, dups, nd, err);
+            ok = rewrite_now (w, out, dups, nd, false, err);
             break;
         case ONLINE_INSERT_REWRITE_ALL:
-            ok = online_side_rewrite (w, out, idx + from, to - from, err);
+            ok = rewrite_now (w, out, idx + from, to - from, false, err);
             break;
         default:
             ok = online_fail (w->j->on, err, &why, w->what);

@@ -426,6 +426,8 @@ reader_open (reader_t *r, online_t *on, const online_pass_t *ps, online_mode_t m
         online_writes_init (&pr->targets[k], j,
                             online_collection (on, p->keep[k]->db, ps->target[k]),
                             "writing results");
+        /* A sync's rescan writes a range's rewrites together (online_write.c). */
+        pr->targets[k].hold = mode == ONLINE_SYNC;
         pr->sets[k] = ps->sets[k];
         pr->orphans[k] = ps->orphans[k];
     }
@@ -437,8 +439,10 @@ reader_close (reader_t *r)
     online_passrun_t *pr = r->pr;
     online_job_t *j = &r->j;
     for (size_t k = 0; k < 4; k++)
-        if (pr->targets[k].coll)
+        if (pr->targets[k].coll) {
+            online_writes_destroy (&pr->targets[k]);
             mongoc_collection_destroy (pr->targets[k].coll);
+        }
     if (pr->ip.backup)
         mongoc_collection_destroy (pr->ip.backup);
     online_select_close (&pr->ip);

@@ -14,12 +14,15 @@
 #      target document between two drivers, neither's), one find of the
 #      target beside the drivers and none with $in: its 2000 documents,
 #      where a query a batch read the target 20 times on FerretDB, and a
-#      second read of its _ids looked for results no range makes;
+#      second read of its _ids looked for results no range makes; the
+#      range's rewrites and removal held and sent as two write commands
+#      (a delete command a batch with changes cost FerretDB a whole read);
 #   2. verify --workers 2: exit 0, one find of the target per recorded
 #      partition (4) and one of its _ids, none with $in, 2 x 2000 read;
 #   3. the results the sources make, each the source's n doubled
 #      (pymongo); then two sources removed and sync --workers 2: each
-#      partition's merge removes its one, no read of the _ids after;
+#      partition's merge removes its one (a delete command each), no read
+#      of the _ids after;
 #   4. string _ids (ASCII and not, which the merge looks for by _id when
 #      it misses them): sync after changes finds exactly those, verify 0;
 #      a source of each kind removed: both results removed, counted once
@@ -50,11 +53,16 @@ for l in open(sys.argv[2]):
     docs += int(m.group(1)) if m else 0
 print("%d:%d:%d" % (finds, ins, docs))' "$1" "$2"
 }
+# writes COLL FILE: the write commands (delete, insert, update) to COLL
+# in FILE's trace lines.
+writes() { grep -cE "^trace: .*\"(delete|insert|update)\" : \"$1\"" "$2"; }
 # traced CMD [OPTION]...: online CMD of plan dbl, --batch-size 100, traced;
-# the target's reads ($to's, as reads gives them) in $r.
+# the target's reads ($to's, as reads gives them) in $r, its write
+# commands in $w.
 traced() {
     REMODEL_ONLINE_TRACE=1 run_rm online "$1" "$T/plans/dbl.json" --uri "$uri" --batch-size 100 "${@:2}"
     r=$(reads "$to" "$T/err")
+    w=$(writes "$to" "$T/err")
 }
 # gone: the count of results no range makes that the sync in $T/err removed.
 gone() { sed -n 's/.* \([0-9][0-9]*\) documents in .* that no range makes (their sources are gone): removed$/\1/p' "$T/err" | paste -sd+ | bc; }
@@ -82,6 +90,11 @@ c.o.items.delete_one({"_id": 700})'
     expect_eq "$kind: sync (a rescan): exit 0, 5 rewritten or removed, the one no range makes among them; the target read once (finds:\$in:documents), beside the drivers" \
         "$rc:$(grep -c 'plan dbl.json: 5 result(s) rewritten or removed' "$T/err"):$(gone):$r" "0:1:1:1:0:2000"
     [ "$r" == "1:0:2000" ] || grep "^trace: .*$to" "$T/err" | head -n 5 >&2
+    # The changes are in 4 of the 20 batches: each batch's rewrite was a
+    # delete command and an insert (FerretDB reads the whole target for
+    # each delete of number _ids); the range's are held and sent together.
+    expect_eq "$kind: ... the range's rewrites and removal in two write commands (a delete and an insert; MongoDB: a delete and an update)" \
+        "$w" "2"
 
     # 2. verify --workers 2: the run's four partitions, each a range.
     traced verify --workers 2
@@ -96,8 +109,8 @@ c.o.items.delete_one({"_id": 700})'
     # merge removes what no driver makes; no read of the _ids after.
     py 'c.o.items.delete_many({"_id": {"$in": [701, 1500]}})'
     traced sync --workers 2
-    expect_eq "$kind: sync --workers 2, two sources gone: exit 0, 2 no range makes, removed; one find of the target per partition (4), no \$in, 2000 documents" \
-        "$rc:$(gone):$r" "0:2:4:0:2000"
+    expect_eq "$kind: sync --workers 2, two sources gone: exit 0, 2 no range makes, removed; one find of the target per partition (4), no \$in, 2000 documents; one delete command in each of the two partitions" \
+        "$rc:$(gone):$r:$w" "0:2:4:0:2000:2"
     expect_eq "$kind: ... every result its source's n doubled, none without a source" \
         "$(doubled o items)" "1998 0"
 
