@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "remodel/engine.h"
 #include "remodel/idcheck.h"
@@ -19,7 +20,9 @@ static const char run_usage_fmt[] =
     "\n"
     "  --from SRC            the input dump (any format remodel reads, - for stdin)\n"
     "  --to DST              the output (format from its name, or --format)\n"
-    "  --format, --compress, --threads, --force, --skip-invalid   as in convert\n"
+    "  --format, --compress, --force, --skip-invalid   as in convert\n"
+    "  --threads N           compression threads, and those the field steps\n"
+    "                        compute on (default: one per core)\n"
     "  --memory SIZE         budget for joins held in memory (default 512M); past\n"
     "                        it, joins go through external sorts on disk; also\n"
     "                        the bound of one document's expression values\n"
@@ -137,8 +140,37 @@ append_strings (bson_t *doc, const char *key, char *const *strings, size_t n)
     bson_append_array_end (doc, &arr);
 }
 
+/* print_counts's lines as "steps": [{step, op, ns, changed, unchanged}]. */
+static void
+append_counts (bson_t *doc, const rm_engine_t *e, const rm_plan_t *plan)
+{
+    bson_t arr;
+    uint32_t n = 0;
+    BSON_APPEND_ARRAY_BEGIN (doc, "steps", &arr);
+    for (size_t i = 0; i < plan->n; i++) {
+        uint64_t changed, unchanged;
+        const rm_nsref_t *in[4];
+        char key[16];
+        const char *k;
+        bson_t d;
+        if (!rm_engine_step_counts (e, i, &changed, &unchanged) ||
+            !rm_step_inputs (&plan->steps[i], in, 4))
+            continue;
+        bson_uint32_to_string (n++, &k, key, sizeof key);
+        bson_append_document_begin (&arr, k, -1, &d);
+        BSON_APPEND_INT64 (&d, "step", (int64_t) plan->steps[i].index);
+        BSON_APPEND_UTF8 (&d, "op", plan->steps[i].op);
+        BSON_APPEND_UTF8 (&d, "ns", in[0]->text);
+        BSON_APPEND_INT64 (&d, "changed", (int64_t) changed);
+        BSON_APPEND_INT64 (&d, "unchanged", (int64_t) unchanged);
+        bson_append_document_end (&arr, &d);
+    }
+    bson_append_array_end (doc, &arr);
+}
+
 static bool
-write_stats_json (const char *path, const rm_engine_t *e, const tool_opts_t *o, bson_error_t *err)
+write_stats_json (const char *path, const rm_engine_t *e, const rm_plan_t *plan,
+                  const tool_opts_t *o, bson_error_t *err)
 {
     const rm_ns_stats_t *st;
     size_t n = rm_engine_stats (e, &st);
@@ -171,6 +203,7 @@ write_stats_json (const char *path, const rm_engine_t *e, const tool_opts_t *o, 
         bson_append_document_end (&arr, &d);
     }
     bson_append_array_end (&doc, &arr);
+    append_counts (&doc, e, plan);
     BSON_APPEND_BOOL (&doc, "spilled", spilled);
     /* The $lookup rules the joins followed, and the version that chose them. */
     BSON_APPEND_UTF8 (&doc, "serverVersion", o->server_version_text);
@@ -388,6 +421,9 @@ cmd_run (int argc, char **argv)
     eo.lookup_since_36681 = rm_compile_lookup_since_36681 (o.server_version);
     eo.progress = on_progress;
     eo.progress_ctx = &pc;
+    /* --threads, one per core by default, as for compression. */
+    eo.threads = o.write.compress.threads > 0 ? o.write.compress.threads
+                                              : (int) sysconf (_SC_NPROCESSORS_ONLN);
     if (ok) {
         e = rm_engine_new (&plan, &eo);
         ok = rm_engine_prepare (e, rm_reader_info (r), &out, &err);
@@ -426,7 +462,7 @@ cmd_run (int argc, char **argv)
             tool_note (false, "%llu invalid document(s) set aside",
                        (unsigned long long) rm_reader_skipped (r));
         if (o.stats_json)
-            ok = write_stats_json (o.stats_json, e, &o, &err);
+            ok = write_stats_json (o.stats_json, e, &plan, &o, &err);
         if (ok && !o.quiet)
             tool_note (false, o.dry_run || o.preview ? "%s: nothing written" : "wrote %s",
                        o.dry_run ? "dry run" : o.preview ? "preview" : o.to);

@@ -197,6 +197,13 @@ typedef struct {
      * call); documents it makes (of st->to) to emit. */
     bool (*apply) (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
                    const uint8_t **out, size_t *out_len, bson_error_t *err);
+    /* Optional: the next n documents of st->in, in order, given before
+     * they are applied, for the step to compute their results on up to
+     * threads threads (engine_stream.c batches them where the step is
+     * the first of that namespace's); n 0: the batch is done. What apply
+     * then finds ready must be what it would have made. */
+    void (*ahead) (rm_stage_t *st, const uint8_t *const *docs, const uint32_t *lens, size_t n,
+                   int threads);
     /* With `from`: takes one of its documents; returns the bytes st->data
      * now needs (past --memory, the step is deferred to the batch path). */
     uint64_t (*fill) (rm_stage_t *st, const uint8_t *doc, uint32_t len);

@@ -25,6 +25,24 @@ typedef struct {
     size_t next; /* the first stage still to apply */
 } feed_t;
 
+/* Documents of one namespace read one after another, held until a batch
+ * is full for the namespace's first stage to compute ahead on threads
+ * (rm_stage_class_t.ahead), then fed on in their order. A batch: this
+ * many documents, or bytes of them, at most. */
+#define BATCH_DOCS 1024
+#define BATCH_BYTES (4u << 20)
+typedef struct {
+    rm_ens_t *ns;       /* NULL: empty */
+    rm_stage_t *st;     /* ns's first stage */
+    rm_buf_t bytes;
+    size_t *off;
+    const uint8_t **docs;
+    uint32_t *lens;
+    size_t n;
+    int threads;
+    uint64_t read;      /* documents read, for the progress */
+} batch_t;
+
 static bool feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t len,
                   bson_error_t *err);
 
@@ -222,15 +240,90 @@ run_deferred (rm_engine_t *e, bool *held, bson_error_t *err)
     return true;
 }
 
+/* The stage a document of ns goes to first when it computes ahead and
+ * applies now (NULL: none, or the engine has one thread). A namespace that
+ * is some stage's `from` is filled document by document (fill_stages). */
+static rm_stage_t *
+ahead_stage (rm_engine_t *e, const batch_t *b, rm_ens_t *ns)
+{
+    if (b->threads < 2 || ns->store || !(ns->stats->touched || ns->read))
+        return NULL;
+    for (size_t i = 0; i < e->plan->n; i++) {
+        rm_stage_t *st = &e->stages[i];
+        if (st->in == ns)
+            return stage_class (st->s)->ahead && st->state == RM_STAGE_READY ? st : NULL;
+    }
+    return NULL;
+}
+
+/* The batch's documents computed ahead, then fed in order. */
+static bool
+batch_flush (rm_engine_t *e, batch_t *b, bson_error_t *err)
+{
+    const rm_stage_class_t *c;
+    bool ok = true;
+
+    if (!b->ns)
+        return true;
+    c = stage_class (b->st->s);
+    for (size_t i = 0; i < b->n; i++)
+        b->docs[i] = b->bytes.data + b->off[i];
+    c->ahead (b->st, b->docs, b->lens, b->n, b->threads);
+    for (size_t i = 0; ok && i < b->n; i++) {
+        b->ns->stats->docs_in++;
+        if (e->opts.progress)
+            e->opts.progress (e->opts.progress_ctx, ++b->read);
+        ok = feed (e, b->ns, 0, b->docs[i], b->lens[i], err);
+    }
+    c->ahead (b->st, NULL, NULL, 0, b->threads);
+    rm_buf_reset (&b->bytes);
+    b->n = 0;
+    b->ns = NULL;
+    return ok;
+}
+
+/* A document into the batch (flushed first when it holds another
+ * namespace's, after when full). */
+static bool
+batch_add (rm_engine_t *e, batch_t *b, rm_ens_t *ns, rm_stage_t *st, const uint8_t *doc,
+           uint32_t len, bson_error_t *err)
+{
+    if (b->ns && b->ns != ns && !batch_flush (e, b, err))
+        return false;
+    if (!b->off) {
+        b->off = bson_malloc (BATCH_DOCS * sizeof *b->off);
+        b->docs = bson_malloc (BATCH_DOCS * sizeof *b->docs);
+        b->lens = bson_malloc (BATCH_DOCS * sizeof *b->lens);
+    }
+    b->ns = ns;
+    b->st = st;
+    b->off[b->n] = b->bytes.len;
+    b->lens[b->n++] = len;
+    rm_buf_append (&b->bytes, doc, len);
+    return b->n < BATCH_DOCS && b->bytes.len < BATCH_BYTES ? true : batch_flush (e, b, err);
+}
+
+static void
+batch_destroy (batch_t *b)
+{
+    rm_buf_destroy (&b->bytes);
+    bson_free (b->off);
+    bson_free (b->docs);
+    bson_free (b->lens);
+}
+
 bool
 rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_t *err)
 {
     bool *held = bson_malloc0 (e->n_ns * sizeof *held);
     rm_item_t item;
-    uint64_t docs = 0;
+    batch_t b;
     bool ok = true;
     int rc;
 
+    memset (&b, 0, sizeof b);
+    rm_buf_init (&b.bytes);
+    b.threads = e->opts.threads;
     stages_new (e);
     for (size_t i = 0; i < e->n_ns; i++)
         e->ns[i].out->crc_given = !e->ns[i].stats->touched;
@@ -243,10 +336,20 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
     }
     while (ok && (rc = rm_reader_next (r, &item, err)) > 0) {
         rm_ens_t *ns = &e->ns[map[item.ns->index]];
+        rm_stage_t *st;
+        if (item.kind == RM_ITEM_DOC && (st = ahead_stage (e, &b, ns))) {
+            ok = batch_add (e, &b, ns, st, item.doc, item.len, err);
+            continue;
+        }
+        /* What the batch holds came first. */
+        if (!batch_flush (e, &b, err)) {
+            ok = false;
+            break;
+        }
         if (item.kind == RM_ITEM_DOC) {
             ns->stats->docs_in++;
             if (e->opts.progress)
-                e->opts.progress (e->opts.progress_ctx, ++docs);
+                e->opts.progress (e->opts.progress_ctx, ++b.read);
             /* Only a stage's `from` has a store during the pass. */
             if (ns->store)
                 ok = fill_stages (e, ns, item.doc, item.len, err);
@@ -268,6 +371,8 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
     }
     if (ok && rc < 0)
         ok = false;
+    ok = ok && batch_flush (e, &b, err);
+    batch_destroy (&b);
     /* Documents a stage held back for the whole source (an extract's
      * children, each _id once) go on through the later stages. */
     for (size_t i = 0; ok && i < e->plan->n; i++) {

@@ -40,6 +40,10 @@ typedef struct {
      * --against, run --dry-run). NULL: the first one stops the run. */
     void (*doc_error) (void *ctx, const bson_error_t *why);
     void *doc_error_ctx;
+    /* Threads the one-pass path computes field steps on, a batch of
+     * documents split between them, the results kept in order (0 or 1:
+     * the reading thread alone). */
+    int threads;
     /* Called for every document read from the source (may be NULL). */
     void (*progress) (void *ctx, uint64_t docs);
     void *progress_ctx;

@@ -8,7 +8,10 @@ Plans made only of field steps, extract and denormalize run while the
 source is read; a denormalize whose `from` has not been read whole yet holds
 the documents reaching it back and lets them through, in order, when `from`
 ends; past --memory it defers to the store-to-store sort-merge. Whatever the
-path, the result must be the batch path's (`--batch`) byte for byte.
+path, the result must be the batch path's (`--batch`) byte for byte, and
+so must the one-pass path's on one thread and on three (field steps
+computed ahead over batches of documents); a document that fails a step
+stops every path with one message.
 
 Then unbucketize (with field steps before and after it) over buckets made
 by bucketize, one pass against --batch.
@@ -78,7 +81,7 @@ def key(rng):
     return rng.choice([k, bson.int64.Int64(k), float(k), "k%d" % k])
 
 
-def gen_data(rng):
+def gen_data(rng, many=False):
     refs = []
     for i in range(rng.randrange(5, 25)):
         d = {"_id": i, "k": key(rng), "name": "ref %d" % i}
@@ -86,7 +89,9 @@ def gen_data(rng):
             d["price"] = rng.choice([i * 1.5, i, "p%d" % i])
         refs.append(d)
     items = []
-    for i in range(rng.randrange(20, 120)):
+    # many: past one of the one-pass path's batches (1,024 documents),
+    # which field steps compute ahead on threads.
+    for i in range(rng.randrange(1100, 2600) if many else rng.randrange(20, 120)):
         d = {"_id": bson.ObjectId(b"%012d" % i), "ref": key(rng), "n": i}
         if rng.random() < 0.2:
             del d["ref"]
@@ -105,13 +110,27 @@ def gen_plan(rng):
     steps = []
     created = False
     for _ in range(rng.randrange(1, 6)):
-        c = rng.randrange(6)
+        c = rng.randrange(8)
         if c == 0:
             steps.append({"set": {"in": "t.items", "fields": {"v": rng.randrange(3), "meta.s": "x"}}})
+        elif c == 6:
+            # Expressions, some under a filter; $add of a string ref fails
+            # on its document, the same one whichever path or thread.
+            f = {"e": {"$multiply": ["$n", 2]},
+                 "s": {"$concat": [{"$toString": "$n"}, "/", {"$toString": {"$ifNull": ["$ref", "-"]}}]}}
+            if rng.random() < 0.3:
+                f["bad"] = {"$add": ["$n", {"$ifNull": ["$ref", 0]}]}
+            step = {"in": "t.items", "fields": f}
+            if rng.random() < 0.5:
+                step["filter"] = {"n": {"$gte": rng.randrange(40)}}
+            steps.append({"set": step})
+        elif c == 7:
+            steps.append({"set": {"in": "t.items", "fields": {"w": {"$size": {"$ifNull": ["$tags", []]}}}}})
         elif c == 1:
             steps.append({"rename": {"in": "t.items", "fields": {"old": "older"}}})
         elif c == 2:
-            steps.append({"unset": {"in": "t.items", "fields": ["n"]}})
+            # "old" is in half the items: the others count unchanged.
+            steps.append({"unset": {"in": "t.items", "fields": [rng.choice(["n", "old"])]}})
         elif c == 3 and not created:
             created = True
             steps.append({"extract": {"from": "t.items", "path": "tags", "to": "t.tags",
@@ -169,7 +188,7 @@ def main():
     rep = rmlib.Reporter()
     for seed in range(1, seeds + 1):
         rng = random.Random(seed)
-        namespaces = gen_data(rng)
+        namespaces = gen_data(rng, many=seed % 5 == 0)
         plan = gen_plan(rng)
         plan_path = os.path.join(work, "plan.json")
         with open(plan_path, "w") as f:
@@ -179,19 +198,28 @@ def main():
             write_archive(src, namespaces, segs)
             problems = []
             results, warned = {}, {}
-            for name, extra in (("one-pass", []), ("memory-1K", ["--memory", "1K"]),
-                                ("batch", ["--batch"])):
+            names = ("one-pass", "threads-1", "threads-3", "memory-1K", "batch")
+            failed = {}
+            for name, extra in (("one-pass", []), ("threads-1", ["--threads", "1"]),
+                                ("threads-3", ["--threads", "3"]),
+                                ("memory-1K", ["--memory", "1K"]), ("batch", ["--batch"])):
                 r, out, st = run(work, plan_path, src, name, extra)
                 if r.rc != 0:
-                    problems.append("%s: exit %d: %s" % (name, r.rc, r.err.strip()))
+                    failed[name] = (r.rc, r.err.strip(), os.path.exists(out))
                 elif any(not l.startswith("remodel: warning: ") for l in r.err.splitlines()):
                     problems.append("%s: --quiet run wrote to stderr: %s" % (name, r.err[:300]))
                 results[name] = (out, st)
                 warned[name] = r.err
-            if not problems:
+            # A document an expression fails on stops every path alike:
+            # one message, exit 1, no output.
+            if failed and (len(failed) < len(names) or len(set(failed.values())) != 1 or
+                           failed["batch"][0] != 1 or failed["batch"][2]):
+                problems += ["%s: exit %d: %s%s" % (n, f[0], f[1], " (output left)" if f[2] else "")
+                             for n, f in sorted(failed.items())]
+            if not problems and not failed:
                 base_out, base_st = results["batch"]
                 base_docs, _ = rmlib.read_dir(base_out)
-                for name in ("one-pass", "memory-1K"):
+                for name in names[:-1]:
                     out, st = results[name]
                     docs, _ = rmlib.read_dir(out)
                     problems += ["%s vs batch: %s" % (name, p)
@@ -208,8 +236,10 @@ def main():
                     problems.append("t.other is not copied byte for byte")
             if problems:
                 problems.insert(0, "plan: " + json.dumps(plan))
-            rep.result("one pass = --memory 1K = --batch, byte for byte (seed %d, %s)"
-                       % (seed, label), problems)
+            rep.result("one pass (1, 3 and the cores' threads) = --memory 1K = --batch, byte for "
+                       "byte%s (seed %d, %s, %d items)"
+                       % (", or one error" if failed else "", seed, label, len(namespaces[0][1])),
+                       problems)
 
     # unbucketize: buckets made by bucketize, then read back in one pass,
     # alone or with field steps before (on the buckets) and after (on the
