@@ -273,9 +273,6 @@ bool
 rm_engine_filter (rm_engine_t *e, const rm_step_t *s, rm_expr_ctx_t *cx, const uint8_t *doc,
                   uint32_t len, bool *take, bson_error_t *err)
 {
-    lacking_t l = {cx, doc, len, NULL};
-    rm_step_run_t *run;
-
     *take = true;
     if (!s->filter)
         return true;
@@ -285,13 +282,27 @@ rm_engine_filter (rm_engine_t *e, const rm_step_t *s, rm_expr_ctx_t *cx, const u
     }
     if (*take || !e)
         return true;
-    rm_query_needs_fields (s->filter, note_lacking, &l);
-    if (l.lacking) {
-        run = rm_engine_step_run (e, s);
-        if (!run->filter_lacking++)
-            snprintf (run->filter_path, sizeof run->filter_path, "%s", l.lacking->text);
-    }
+    rm_engine_filter_left (e, s, rm_engine_filter_lacking (s, cx, doc, len));
     return true;
+}
+
+const rm_path_t *
+rm_engine_filter_lacking (const rm_step_t *s, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len)
+{
+    lacking_t l = {cx, doc, len, NULL};
+    rm_query_needs_fields (s->filter, note_lacking, &l);
+    return l.lacking;
+}
+
+void
+rm_engine_filter_left (rm_engine_t *e, const rm_step_t *s, const rm_path_t *lacking)
+{
+    rm_step_run_t *run;
+    if (!lacking)
+        return;
+    run = rm_engine_step_run (e, s);
+    if (!run->filter_lacking++)
+        snprintf (run->filter_path, sizeof run->filter_path, "%s", lacking->text);
 }
 
 void

@@ -92,6 +92,12 @@ void rm_engine_rewrote (rm_engine_t *e, const rm_step_t *s, const uint8_t *in, s
  * when an expression of it fails. cx: the step's, reset by it. */
 bool rm_engine_filter (rm_engine_t *e, const rm_step_t *s, rm_expr_ctx_t *cx, const uint8_t *doc,
                        uint32_t len, bool *take, bson_error_t *err);
+/* Its two halves for a document the filter left out: the field it
+ * compares that doc lacks (NULL: none), found with the cx that matched
+ * (no engine: a thread may ask), and that count kept for the warning. */
+const rm_path_t *rm_engine_filter_lacking (const rm_step_t *s, rm_expr_ctx_t *cx,
+                                           const uint8_t *doc, uint32_t len);
+void rm_engine_filter_left (rm_engine_t *e, const rm_step_t *s, const rm_path_t *lacking);
 
 /* The steps' runs, with the probes their rows ask for (engine_step.c),
  * and freed (engine_checks.c). */
@@ -197,13 +203,17 @@ typedef struct {
      * call); documents it makes (of st->to) to emit. */
     bool (*apply) (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit, void *ctx,
                    const uint8_t **out, size_t *out_len, bson_error_t *err);
-    /* Optional: the next n documents of st->in, in order, given before
-     * they are applied, for the step to compute their results on up to
-     * threads threads (engine_stream.c batches them where the step is
-     * the first of that namespace's); n 0: the batch is done. What apply
-     * then finds ready must be what it would have made. */
-    void (*ahead) (rm_stage_t *st, const uint8_t *const *docs, const uint32_t *lens, size_t n,
-                   int threads);
+    /* Optional: the next n documents of st->in, in order, given into
+     * slot (0 or 1) before they are applied, for the step to compute
+     * their results on up to threads threads while the other slot's are
+     * applied (engine_stream.c batches them where the step is the first
+     * of that namespace's); docs stay until the slot is used. Then
+     * ahead_use: apply takes that slot's results as its documents come
+     * (-1: no slot's any more). What apply takes must be what it would
+     * have made. */
+    void (*ahead) (rm_stage_t *st, int slot, const uint8_t *const *docs, const uint32_t *lens,
+                   size_t n, int threads);
+    void (*ahead_use) (rm_stage_t *st, int slot);
     /* With `from`: takes one of its documents; returns the bytes st->data
      * now needs (past --memory, the step is deferred to the batch path). */
     uint64_t (*fill) (rm_stage_t *st, const uint8_t *doc, uint32_t len);

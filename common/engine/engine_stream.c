@@ -25,20 +25,26 @@ typedef struct {
     size_t next; /* the first stage still to apply */
 } feed_t;
 
-/* Documents of one namespace read one after another, held until a batch
- * is full for the namespace's first stage to compute ahead on threads
- * (rm_stage_class_t.ahead), then fed on in their order. A batch: this
- * many documents, or bytes of them, at most. */
+/* Documents of one namespace read one after another, held in batches for
+ * the namespace's first stage to compute ahead on threads
+ * (rm_stage_class_t.ahead): a batch is given when full, and the one given
+ * before it is then fed on in order, while the threads compute the new
+ * one. A batch: this many documents, or bytes of them, at most. */
 #define BATCH_DOCS 1024
 #define BATCH_BYTES (4u << 20)
 typedef struct {
-    rm_ens_t *ns;       /* NULL: empty */
-    rm_stage_t *st;     /* ns's first stage */
     rm_buf_t bytes;
     size_t *off;
     const uint8_t **docs;
     uint32_t *lens;
     size_t n;
+} held_t;
+typedef struct {
+    rm_ens_t *ns;       /* the namespace held (NULL: none) */
+    rm_stage_t *st;     /* its first stage */
+    held_t slot[2];
+    int fill;           /* the slot being filled */
+    int given;          /* the slot given and not fed (-1: none) */
     int threads;
     uint64_t read;      /* documents read, for the progress */
 } batch_t;
@@ -256,60 +262,94 @@ ahead_stage (rm_engine_t *e, const batch_t *b, rm_ens_t *ns)
     return NULL;
 }
 
-/* The batch's documents computed ahead, then fed in order. */
+/* The slot's documents fed on in order, their results as computed
+ * ahead; emptied. */
 static bool
-batch_flush (rm_engine_t *e, batch_t *b, bson_error_t *err)
+batch_feed (rm_engine_t *e, batch_t *b, int k, bson_error_t *err)
 {
-    const rm_stage_class_t *c;
+    const rm_stage_class_t *c = stage_class (b->st->s);
+    held_t *h = &b->slot[k];
     bool ok = true;
 
-    if (!b->ns)
-        return true;
-    c = stage_class (b->st->s);
-    for (size_t i = 0; i < b->n; i++)
-        b->docs[i] = b->bytes.data + b->off[i];
-    c->ahead (b->st, b->docs, b->lens, b->n, b->threads);
-    for (size_t i = 0; ok && i < b->n; i++) {
+    c->ahead_use (b->st, k);
+    for (size_t i = 0; ok && i < h->n; i++) {
         b->ns->stats->docs_in++;
         if (e->opts.progress)
             e->opts.progress (e->opts.progress_ctx, ++b->read);
-        ok = feed (e, b->ns, 0, b->docs[i], b->lens[i], err);
+        ok = feed (e, b->ns, 0, h->docs[i], h->lens[i], err);
     }
-    c->ahead (b->st, NULL, NULL, 0, b->threads);
-    rm_buf_reset (&b->bytes);
-    b->n = 0;
+    c->ahead_use (b->st, -1);
+    rm_buf_reset (&h->bytes);
+    h->n = 0;
+    return ok;
+}
+
+/* The slot being filled given to the stage, the one given before fed
+ * while the threads compute it. */
+static bool
+batch_give (rm_engine_t *e, batch_t *b, bson_error_t *err)
+{
+    held_t *h = &b->slot[b->fill];
+    int before = b->given;
+
+    for (size_t i = 0; i < h->n; i++)
+        h->docs[i] = h->bytes.data + h->off[i];
+    stage_class (b->st->s)->ahead (b->st, b->fill, h->docs, h->lens, h->n, b->threads);
+    b->given = b->fill;
+    b->fill = 1 - b->fill;
+    if (before < 0)
+        return true;
+    return batch_feed (e, b, before, err);
+}
+
+/* Everything held fed on, in order. */
+static bool
+batch_flush (rm_engine_t *e, batch_t *b, bson_error_t *err)
+{
+    bool ok = true;
+    if (!b->ns)
+        return true;
+    if (b->slot[b->fill].n)
+        ok = batch_give (e, b, err);
+    if (ok && b->given >= 0)
+        ok = batch_feed (e, b, b->given, err);
+    b->given = -1;
     b->ns = NULL;
     return ok;
 }
 
-/* A document into the batch (flushed first when it holds another
- * namespace's, after when full). */
+/* A document into the batch (what is held of another namespace fed on
+ * first). */
 static bool
 batch_add (rm_engine_t *e, batch_t *b, rm_ens_t *ns, rm_stage_t *st, const uint8_t *doc,
            uint32_t len, bson_error_t *err)
 {
+    held_t *h;
     if (b->ns && b->ns != ns && !batch_flush (e, b, err))
         return false;
-    if (!b->off) {
-        b->off = bson_malloc (BATCH_DOCS * sizeof *b->off);
-        b->docs = bson_malloc (BATCH_DOCS * sizeof *b->docs);
-        b->lens = bson_malloc (BATCH_DOCS * sizeof *b->lens);
+    h = &b->slot[b->fill];
+    if (!h->off) {
+        h->off = bson_malloc (BATCH_DOCS * sizeof *h->off);
+        h->docs = bson_malloc (BATCH_DOCS * sizeof *h->docs);
+        h->lens = bson_malloc (BATCH_DOCS * sizeof *h->lens);
     }
     b->ns = ns;
     b->st = st;
-    b->off[b->n] = b->bytes.len;
-    b->lens[b->n++] = len;
-    rm_buf_append (&b->bytes, doc, len);
-    return b->n < BATCH_DOCS && b->bytes.len < BATCH_BYTES ? true : batch_flush (e, b, err);
+    h->off[h->n] = h->bytes.len;
+    h->lens[h->n++] = len;
+    rm_buf_append (&h->bytes, doc, len);
+    return h->n < BATCH_DOCS && h->bytes.len < BATCH_BYTES ? true : batch_give (e, b, err);
 }
 
 static void
 batch_destroy (batch_t *b)
 {
-    rm_buf_destroy (&b->bytes);
-    bson_free (b->off);
-    bson_free (b->docs);
-    bson_free (b->lens);
+    for (int k = 0; k < 2; k++) {
+        rm_buf_destroy (&b->slot[k].bytes);
+        bson_free (b->slot[k].off);
+        bson_free (b->slot[k].docs);
+        bson_free (b->slot[k].lens);
+    }
 }
 
 bool
@@ -322,7 +362,9 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
     int rc;
 
     memset (&b, 0, sizeof b);
-    rm_buf_init (&b.bytes);
+    rm_buf_init (&b.slot[0].bytes);
+    rm_buf_init (&b.slot[1].bytes);
+    b.given = -1;
     b.threads = e->opts.threads;
     stages_new (e);
     for (size_t i = 0; i < e->n_ns; i++)

@@ -5,110 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_impl.h"
-#include "field_run.h"
+#include "fields_scratch.h"
 #include "plan_parse.h"
-#include "thread.h"
-
-/* The two buffers a document is rewritten through, back and forth, and
- * the context set's and filter's expressions are evaluated in. In the
- * one-pass path, the first step of a run of fusable steps (field_run.h)
- * leads it, and the others follow: they let through what it wrote. */
-typedef struct rm_fields_scratch rm_fields_scratch_t;
-
-/* A document's result computed ahead, on a thread (fields_ahead): what
- * the stage's apply then takes as it comes, in order. */
-typedef struct {
-    const uint8_t *doc;         /* the document it is for */
-    bool ready;                 /* false: apply computes it (an error, a
-                                 * filter that left it out, no change) */
-    bool shallow;               /* rm_expr_set_shallow of its set */
-    size_t off;                 /* its result in its helper's out, then: */
-    const uint8_t *out;
-    size_t out_len;
-    const bool *changed;        /* a run's, per step */
-} ahead_t;
-
-/* The threads a batch is split across, at most. */
-#define AHEAD_THREADS 8
-
-/* A thread's own scratch and results for one slice of the batch. */
-typedef struct {
-    rm_fields_scratch_t *sc;    /* no engine: nothing counted, no error kept */
-    rm_buf_t out;               /* the slice's results, one after another */
-    bool *changed;              /* a run's, per document of the slice */
-    const rm_step_t *s;
-    const char *ns_name;
-    ahead_t *slots;
-    const uint8_t *const *docs;
-    const uint32_t *lens;
-    size_t from, to;
-} helper_t;
-
-struct rm_fields_scratch {
-    rm_buf_t buf[2];
-    rm_expr_ctx_t *cx;
-    rm_engine_t *e;
-    rm_field_run_t *run;        /* a leader's run */
-    bool *changed;              /* per step of it, for one document */
-    rm_buf_t hold[2];           /* its documents step by step (a name twice) */
-    const uint8_t *last_out;    /* what it gave the last document */
-    size_t last_len;
-    size_t first;               /* its first step's index in the plan */
-    rm_fields_scratch_t *lead;  /* a follower's leader */
-    const rm_step_t *run_steps; /* rm_field_run_new's, for the helpers' runs */
-    size_t run_max;
-    /* fields_ahead's: the batch's results, the next one's index, and a
-     * helper a thread (kept from batch to batch). */
-    ahead_t *ahead;
-    size_t n_ahead, at_ahead, cap_ahead;
-    helper_t *helpers;
-    int n_helpers;
-};
-
-/* e NULL: a helper's (fields_ahead), which counts nothing and keeps no
- * error. */
-static void
-rm_fields_scratch_init (rm_fields_scratch_t *sc, rm_engine_t *e, int64_t now_ms)
-{
-    memset (sc, 0, sizeof *sc);
-    rm_buf_init (&sc->buf[0]);
-    rm_buf_init (&sc->buf[1]);
-    rm_buf_init (&sc->hold[0]);
-    rm_buf_init (&sc->hold[1]);
-    sc->cx = rm_expr_ctx_new (now_ms);
-    sc->e = e;
-}
-
-static void
-rm_fields_scratch_destroy (rm_fields_scratch_t *sc)
-{
-    for (int t = 0; t < sc->n_helpers; t++) {
-        helper_t *h = &sc->helpers[t];
-        if (h->sc)
-            rm_fields_scratch_destroy (h->sc);
-        bson_free (h->sc);
-        rm_buf_destroy (&h->out);
-        bson_free (h->changed);
-    }
-    bson_free (sc->helpers);
-    bson_free (sc->ahead);
-    rm_buf_destroy (&sc->buf[0]);
-    rm_buf_destroy (&sc->buf[1]);
-    rm_buf_destroy (&sc->hold[0]);
-    rm_buf_destroy (&sc->hold[1]);
-    rm_expr_ctx_destroy (sc->cx);
-    rm_field_run_destroy (sc->run);
-    bson_free (sc->changed);
-}
-
-static bool fields_rewrite (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
-                            const uint8_t *doc, size_t len, const uint8_t **out, size_t *out_len,
-                            bson_error_t *err);
-
-static bool fields_done (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
-                         const uint8_t *doc, size_t len, bool shallow, const uint8_t **out,
-                         size_t *out_len, bson_error_t *err);
 
 /* One document through the step, counted changed or unchanged. */
 static bool
@@ -116,97 +14,10 @@ rm_fields_apply (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_nam
                  const uint8_t *doc, size_t len, const uint8_t **out, size_t *out_len,
                  bson_error_t *err)
 {
-    return fields_rewrite (sc, s, ns_name, doc, len, out, out_len, err) &&
-           fields_done (sc, s, ns_name, doc, len,
-                        s->kind == RM_STEP_SET && rm_expr_set_shallow (sc->cx), out, out_len, err);
-}
-
-/* doc's result *out checked for depth, and counted. shallow: a set of
- * top-level fields to shallow values (rm_expr_set_shallow), which adds
- * no level past the bound; unset only takes levels away. */
-static bool
-fields_done (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
-             const uint8_t *doc, size_t len, bool shallow, const uint8_t **out, size_t *out_len,
-             bson_error_t *err)
-{
-    if (s->kind != RM_STEP_UNSET && !shallow &&
-        !rm_engine_depth_ok (ns_name, "document", doc, len, *out, *out_len, err)) {
-        if (!rm_engine_doc_error (sc->e, s, err))
-            return false;
-        *out = doc; /* left as it came, as a failing expression leaves it */
-        *out_len = len;
-    }
-    rm_engine_rewrote (sc->e, s, doc, len, *out, *out_len);
-    return true;
-}
-
-static bool
-fields_rewrite (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name,
-                const uint8_t *doc, size_t len, const uint8_t **out, size_t *out_len,
-                bson_error_t *err)
-{
-    const rm_fields_t *f = &s->u.fields;
-    bool take = true;
-
-    rm_expr_ctx_reset (sc->cx);
-    /* The filter's reads and the set's share one walk of the document
-     * (until the next reset). */
-    rm_expr_ctx_hold (sc->cx, doc, (uint32_t) len);
-    *out = doc;
-    *out_len = len;
-    if (!rm_engine_filter (sc->e, s, sc->cx, doc, (uint32_t) len, &take, err)) {
-        rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
-        return rm_engine_doc_error (sc->e, s, err);
-    }
-    if (!take)
-        return true; /* passes byte for byte */
-    if (s->kind == RM_STEP_SET) {
-        if (!rm_expr_set_apply (f->set, sc->cx, doc, (uint32_t) len, &sc->buf[0], err)) {
-            rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
-            return rm_engine_doc_error (sc->e, s, err);
-        }
-        *out = sc->buf[0].data;
-        *out_len = sc->buf[0].len;
-        return true;
-    }
-    if (s->kind == RM_STEP_UNSET) {
-        /* The $unset stage: all its paths in one copy. */
-        bool changed;
-        rm_expr_unset_apply (f->unset, doc, (uint32_t) len, &sc->buf[0], &changed);
-        *out = sc->buf[0].data;
-        *out_len = sc->buf[0].len;
-        return true;
-    }
-    for (size_t i = 0; i < f->n; i++) {
-        rm_buf_t *b = &sc->buf[i & 1];
-        bool changed = false, ok;
-        switch (s->kind) {
-        case RM_STEP_VERSION:
-            ok = rm_doc_set (b, doc, len, &f->paths[i], &f->raw[i], err);
-            break;
-        default:
-            ok = rm_doc_rename (b, doc, len, &f->paths[i], &f->to[i], &changed, err);
-            break;
-        }
-        if (!ok)
-            return rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
-        doc = b->data;
-        len = b->len;
-    }
-    *out = doc;
-    *out_len = len;
-    return true;
-}
-
-static void
-count_step (rm_engine_t *e, const rm_step_t *s, bool changed)
-{
-    rm_step_run_t *run = rm_engine_step_run (e, s);
-    run->counts = true;
-    if (changed)
-        run->changed++;
-    else
-        run->unchanged++;
+    return rm_fields_rewrite (sc, s, ns_name, doc, len, out, out_len, err) &&
+           rm_fields_done (sc, s, ns_name, doc, len,
+                           s->kind == RM_STEP_SET && rm_expr_set_shallow (sc->cx), out, out_len,
+                           err);
 }
 
 /* A leader (sc->run, whose first step is steps[0]): the document through
@@ -224,7 +35,7 @@ run_apply (rm_fields_scratch_t *sc, const rm_step_t *steps, const char *ns_name,
     if (rm_field_run_apply (sc->run, doc, len, out, out_len, sc->changed) &&
         rm_engine_depth_ok (ns_name, "document", doc, len, *out, *out_len, err)) {
         for (size_t k = 0; k < n; k++)
-            count_step (sc->e, &steps[k], sc->changed[k]);
+            rm_fields_count_step (sc->e, &steps[k], sc->changed[k]);
     } else {
         *out = doc;
         *out_len = len;
@@ -258,146 +69,6 @@ run_lead (rm_fields_scratch_t *sc, const rm_step_t *steps, size_t n, size_t at)
         sc->first = at;
         sc->changed = bson_malloc0 (rm_field_run_steps (sc->run) * sizeof *sc->changed);
     }
-}
-
-/* Ahead (fields_ahead), on one thread: documents from..to of the batch
- * through the step (or its run) as apply would take them, by a scratch
- * of the thread's own, with no engine: a document that fails, that a
- * filter leaves out (its count is the engine's) or that the step passes
- * as it came is left to apply, which does it as without a batch. */
-static void *
-helper_main (void *arg)
-{
-    helper_t *h = arg;
-    rm_fields_scratch_t *sc = h->sc;
-    size_t nst = sc->run ? rm_field_run_steps (sc->run) : 0;
-
-    rm_buf_reset (&h->out);
-    for (size_t i = h->from; i < h->to; i++) {
-        ahead_t *a = &h->slots[i];
-        const uint8_t *doc = h->docs[i], *out;
-        size_t out_len;
-        bson_error_t err;
-
-        a->doc = doc;
-        a->ready = sc->run ? rm_field_run_apply (sc->run, doc, h->lens[i], &out, &out_len,
-                                                 h->changed + (i - h->from) * nst)
-                           : fields_rewrite (sc, h->s, h->ns_name, doc, h->lens[i], &out, &out_len,
-                                             &err) &&
-                                 out != doc;
-        if (!a->ready)
-            continue;
-        a->shallow = !sc->run && h->s->kind == RM_STEP_SET && rm_expr_set_shallow (sc->cx);
-        a->out_len = out_len;
-        a->off = SIZE_MAX; /* a run that changed nothing: the document itself */
-        if (out != doc) {
-            a->off = h->out.len;
-            rm_buf_append (&h->out, out, out_len);
-        }
-    }
-    return NULL;
-}
-
-/* The helpers' scratches, made at the first batch: each with its own
- * expression context and run, the expressions themselves shared (they
- * are only read: remodel/expr.h). */
-static void
-helpers_new (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name, int n)
-{
-    sc->helpers = bson_malloc0 ((size_t) n * sizeof *sc->helpers);
-    sc->n_helpers = n;
-    for (int t = 0; t < n; t++) {
-        helper_t *h = &sc->helpers[t];
-        h->sc = bson_malloc (sizeof *h->sc);
-        rm_fields_scratch_init (h->sc, NULL, rm_engine_now (sc->e));
-        if (sc->run)
-            h->sc->run = rm_field_run_new (sc->run_steps, sc->run_max, h->sc->cx);
-        rm_buf_init (&h->out);
-        h->s = s;
-        h->ns_name = ns_name;
-    }
-}
-
-/* rm_stage_class_t.ahead: the batch split into one slice a thread, the
- * first done here; each result is then where apply finds it. A
- * follower's documents are its leader's to compute. */
-static void
-fields_ahead (rm_stage_t *st, const uint8_t *const *docs, const uint32_t *lens, size_t n,
-              int threads)
-{
-    rm_fields_scratch_t *sc = st->data;
-    pthread_t tid[AHEAD_THREADS];
-    bool started[AHEAD_THREADS];
-    size_t nst, per;
-
-    sc->n_ahead = sc->at_ahead = 0;
-    if (!n || sc->lead || threads < 2)
-        return;
-    if (!sc->helpers)
-        helpers_new (sc, st->s, st->in->stats->name, threads < AHEAD_THREADS ? threads : AHEAD_THREADS);
-    if (n > sc->cap_ahead) {
-        sc->cap_ahead = n;
-        sc->ahead = bson_realloc (sc->ahead, n * sizeof *sc->ahead);
-    }
-    nst = sc->run ? rm_field_run_steps (sc->run) : 0;
-    per = (n + (size_t) sc->n_helpers - 1) / (size_t) sc->n_helpers;
-    for (int t = 0; t < sc->n_helpers; t++) {
-        helper_t *h = &sc->helpers[t];
-        h->slots = sc->ahead;
-        h->docs = docs;
-        h->lens = lens;
-        h->from = (size_t) t * per < n ? (size_t) t * per : n;
-        h->to = h->from + per < n ? h->from + per : n;
-        if (nst)
-            h->changed = bson_realloc (h->changed, (per ? per : 1) * nst * sizeof *h->changed);
-        started[t] = t > 0 && h->from < h->to && rm_thread_start (&tid[t], helper_main, h) == 0;
-    }
-    helper_main (&sc->helpers[0]);
-    for (int t = 1; t < sc->n_helpers; t++) {
-        if (started[t])
-            pthread_join (tid[t], NULL);
-        else
-            helper_main (&sc->helpers[t]); /* no thread: done here */
-    }
-    for (int t = 0; t < sc->n_helpers; t++) {
-        helper_t *h = &sc->helpers[t];
-        for (size_t i = h->from; i < h->to; i++) {
-            ahead_t *a = &sc->ahead[i];
-            a->out = a->off == SIZE_MAX ? a->doc : h->out.data + a->off;
-            a->changed = nst ? h->changed + (i - h->from) * nst : NULL;
-        }
-    }
-    sc->n_ahead = n;
-}
-
-/* doc's result computed ahead, taken as apply would have made it: true
- * when taken (or failed: err), false to compute it now (*failed false). */
-static bool
-ahead_take (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_name, const uint8_t *doc,
-            uint32_t len, const uint8_t **out, size_t *out_len, bool *failed, bson_error_t *err)
-{
-    const ahead_t *a;
-
-    *failed = false;
-    if (sc->at_ahead >= sc->n_ahead || sc->ahead[sc->at_ahead].doc != doc)
-        return false;
-    a = &sc->ahead[sc->at_ahead++];
-    if (!a->ready)
-        return false;
-    if (sc->run) {
-        /* Too deep: the steps one at a time name the one that made it so. */
-        if (!rm_engine_depth_ok (ns_name, "document", doc, len, a->out, a->out_len, err))
-            return false;
-        for (size_t k = 0; k < rm_field_run_steps (sc->run); k++)
-            count_step (sc->e, &s[k], a->changed[k]);
-        *out = sc->last_out = a->out;
-        *out_len = sc->last_len = a->out_len;
-        return true;
-    }
-    *out = a->out;
-    *out_len = a->out_len;
-    *failed = !fields_done (sc, s, ns_name, doc, len, a->shallow, out, out_len, err);
-    return true;
 }
 
 /* Store to store. A step that leads a run takes the whole run over the
@@ -498,7 +169,7 @@ fields_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit,
     bool failed;
     (void) emit;
     (void) ctx;
-    if (ahead_take (sc, st->s, st->in->stats->name, doc, len, out, out_len, &failed, err))
+    if (rm_fields_ahead_take (sc, st->s, st->in->stats->name, doc, len, out, out_len, &failed, err))
         return !failed;
     if (sc->run)
         return run_apply (sc, st->s, st->in->stats->name, doc, len, out, out_len, err);
@@ -513,13 +184,36 @@ fields_apply (rm_stage_t *st, const uint8_t *doc, uint32_t len, rm_emit_fn emit,
 static void
 fields_close (rm_stage_t *st)
 {
-    if (st->data)
-        rm_fields_scratch_destroy (st->data);
+    if (st->data) {
+        rm_fields_scratch_t *sc = st->data;
+        rm_fields_ahead_destroy (sc->ahead); /* its threads first */
+        rm_fields_scratch_destroy (sc);
+    }
     bson_free (st->data);
 }
 
-const rm_stage_class_t rm_fields_stage = {
-    .open = fields_open, .apply = fields_apply, .ahead = fields_ahead, .close = fields_close};
+/* A namespace's first field step computes its batches ahead on threads
+ * (fields_ahead.c); a follower's documents are its leader's to compute. */
+static void
+fields_give (rm_stage_t *st, int slot, const uint8_t *const *docs, const uint32_t *lens, size_t n,
+             int threads)
+{
+    rm_fields_scratch_t *sc = st->data;
+    if (!sc->lead)
+        rm_fields_ahead_give (sc, st->s, st->in->stats->name, slot, docs, lens, n, threads);
+}
+
+static void
+fields_use (rm_stage_t *st, int slot)
+{
+    rm_fields_ahead_use (st->data, slot);
+}
+
+const rm_stage_class_t rm_fields_stage = {.open = fields_open,
+                                          .apply = fields_apply,
+                                          .ahead = fields_give,
+                                          .ahead_use = fields_use,
+                                          .close = fields_close};
 
 /* The steps in a plan (step_class.h): their keys read, then freed; their
  * namespaces, for plan.c. */
