@@ -73,7 +73,7 @@ MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
 .PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check sanitize-build check-timings check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-rollback-inplace online-switch-matrix \
-        bench-online bench-to-uri-window bench-server-side bench-analyze bench-floor bench-guard bench-operators ci-loaded
+        bench-online bench-to-uri-window bench-server-side bench-analyze bench-floor bench-guard bench-operators bench-rescan ci-loaded
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
@@ -403,6 +403,12 @@ bench-online: all
 	@scripts/bench_online_workers.sh $(BUILD)
 	@scripts/bench_to_uri.sh $(BUILD)
 	@scripts/bench_to_uri_window.sh $(BUILD)
+
+# A sync's rescan against the run (issue 65; BENCHMARKS.md, "Online
+# mode"): BASE=COMMIT's binary and this tree's in turn.
+bench-rescan: all
+	@tests/peers/install.sh >/dev/null
+	@scripts/bench_rescan.sh $(BUILD)
 
 # finalize --to-uri's window alone (BENCHMARKS.md, "The window between deployments"): both
 # directions at scales 3 and 30, an application writing (WINDOW_DIRS, WINDOW_SCALES, WINDOW_WRITES).
