@@ -46,6 +46,7 @@ typedef struct {
     int fill;           /* the slot being filled */
     int given;          /* the slot given and not fed (-1: none) */
     int threads;
+    size_t max_bytes;   /* BATCH_BYTES, less under a small --memory */
     uint64_t read;      /* documents read, for the progress */
 } batch_t;
 
@@ -338,7 +339,7 @@ batch_add (rm_engine_t *e, batch_t *b, rm_ens_t *ns, rm_stage_t *st, const uint8
     h->off[h->n] = h->bytes.len;
     h->lens[h->n++] = len;
     rm_buf_append (&h->bytes, doc, len);
-    return h->n < BATCH_DOCS && h->bytes.len < BATCH_BYTES ? true : batch_give (e, b, err);
+    return h->n < BATCH_DOCS && h->bytes.len < b->max_bytes ? true : batch_give (e, b, err);
 }
 
 static void
@@ -366,6 +367,9 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
     rm_buf_init (&b.slot[1].bytes);
     b.given = -1;
     b.threads = e->opts.threads;
+    /* Two batches and their results are held: a sixteenth of --memory
+     * each at most. */
+    b.max_bytes = e->opts.memory / 16 < BATCH_BYTES ? e->opts.memory / 16 : BATCH_BYTES;
     stages_new (e);
     for (size_t i = 0; i < e->n_ns; i++)
         e->ns[i].out->crc_given = !e->ns[i].stats->touched;
