@@ -49,6 +49,7 @@ typedef struct {
     rm_buf_t *outs;             /* per job: its results, one after another */
     bool **changed;             /* per job: a run's flags, JOB x steps */
     uint64_t seq;               /* when given; 0: nothing to take */
+    size_t out_bytes, out_max;  /* the results' bytes so far, and their bound */
 } slot_t;
 
 typedef struct rm_fields_ahead rm_fields_ahead_t;
@@ -92,6 +93,12 @@ job_run (rm_fields_ahead_t *a, rm_fields_scratch_t *sc, slot_t *g, size_t j)
         bson_error_t err;
 
         r->doc = doc;
+        r->ready = false;
+        /* Past the slot's bound (a few small documents can make huge
+         * results: a set of 40,000 fields), the rest is apply's to
+         * compute as it comes: what is held stays bounded. */
+        if (__atomic_load_n (&g->out_bytes, __ATOMIC_RELAXED) > g->out_max)
+            continue;
         r->ready = sc->run ? rm_field_run_apply (sc->run, doc, g->lens[i], &out, &out_len,
                                                  g->changed[j] + (i - from) * a->nst)
                            : rm_fields_rewrite (sc, a->s, a->ns_name, doc, g->lens[i], &out,
@@ -107,6 +114,7 @@ job_run (rm_fields_ahead_t *a, rm_fields_scratch_t *sc, slot_t *g, size_t j)
         if (out != doc) {
             r->off = buf->len;
             rm_buf_append (buf, out, out_len);
+            __atomic_add_fetch (&g->out_bytes, out_len, __ATOMIC_RELAXED);
         }
     }
 }
@@ -207,7 +215,13 @@ rm_fields_ahead_give (rm_fields_scratch_t *sc, const rm_step_t *s, const char *n
         }
         g->cap_jobs = jobs;
     }
+    /* The results held: four times the batch's bytes, 1 to 16 MiB. */
+    size_t in = 0;
+    for (size_t i = 0; i < n; i++)
+        in += lens[i];
     pthread_mutex_lock (&a->mu);
+    g->out_bytes = 0;
+    g->out_max = in * 4 < (1u << 20) ? (1u << 20) : in * 4 > (16u << 20) ? (16u << 20) : in * 4;
     g->docs = docs;
     g->lens = lens;
     g->n = n;
