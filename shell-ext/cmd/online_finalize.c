@@ -236,12 +236,19 @@ sampled_ahead (online_t *on, bson_error_t *err)
 }
 
 /* The lease, from a `follow` that holds it when finalize begins: asked
- * for in the plan's record (handover), which follow sees after its round
- * or during its pause; waited for up to a minute. */
+ * for in the plan's record (handover), which follow sees within a second
+ * and acts on at its next batch, after the server call it is in. That
+ * call is a server's: on a loaded machine one took over a minute (a
+ * FerretDB destination), and a fixed minute failed finalize while the
+ * follow was about to let go. So finalize waits as long as the follow
+ * holds the lease: a follow that dies lets it lapse (or is seen gone on
+ * this host) and finalize takes it then. HANDOVER_MAX bounds a follow
+ * that renews and never stops; the wait is said each minute. */
+#define HANDOVER_MAX (10 * 60000)
 bool
 online_finalize_lease (online_t *on, bson_error_t *err)
 {
-    int64_t t0 = online_mono_ms ();
+    int64_t t0 = online_mono_ms (), said = t0;
     bool asked = false;
     while (!online_lease_take (on, err)) {
         char holder[256], pid[32];
@@ -250,7 +257,7 @@ online_finalize_lease (online_t *on, bson_error_t *err)
         bson_t doc;
         bson_iter_t it;
         bool found, following;
-        if (err->code != RM_ERR_USAGE || online_mono_ms () - t0 > 60000)
+        if (err->code != RM_ERR_USAGE || online_mono_ms () - t0 > HANDOVER_MAX)
             return false;
         /* Only a follow is asked: a run or sync is refused as before. */
         if (!online_state_get (on, "plans", on->run->names.id, &doc, &found, "reading the plan's record",
@@ -274,6 +281,12 @@ online_finalize_lease (online_t *on, bson_error_t *err)
             online_say_note (on, "finalize: asking the follow of plan %s (%s) "
                              "for the lease", on->run->names.name, holder);
         asked = true;
+        if (online_mono_ms () - said >= 60000) {
+            said = online_mono_ms ();
+            online_say_note (on, "finalize: still waiting for the follow of plan %s (%s, %lld s "
+                             "so far): it lets go after the server call it is in",
+                             on->run->names.name, holder, (long long) ((said - t0) / 1000));
+        }
         /* The writes are stopped while this waits: asked often. */
         online_sleep_ms (100);
     }
