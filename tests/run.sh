@@ -327,7 +327,7 @@ sanitize_build() {
 # The command-line suites run again under the sanitizers, and the fuzz
 # corpora with their harnesses.
 san_cli="fixtures errors transforms names plan_errors outputs diff preview stops memory checks
-         roundtrip analyze analyze_patterns analyze_evidence"
+         roundtrip analyze analyze_patterns analyze_evidence run_threads"
 san_fuzz="archive:reader bson:reader tar:reader compressed:reader dir:dir plan:plan metadata:metadata
           online:online config:config"
 # san_wanted: whether any sanitizer suite is to run (the unit programs

@@ -312,10 +312,12 @@ batch_flush (rm_engine_t *e, batch_t *b, bson_error_t *err)
         return true;
     if (b->slot[b->fill].n)
         ok = batch_give (e, b, err);
-    if (ok && b->given >= 0)
+    /* Failed, a slot given stays noted: batch_destroy waits for it. */
+    if (ok && b->given >= 0) {
         ok = batch_feed (e, b, b->given, err);
-    b->given = -1;
-    b->ns = NULL;
+        b->given = -1;
+    }
+    b->ns = ok ? NULL : b->ns;
     return ok;
 }
 
@@ -345,6 +347,12 @@ batch_add (rm_engine_t *e, batch_t *b, rm_ens_t *ns, rm_stage_t *st, const uint8
 static void
 batch_destroy (batch_t *b)
 {
+    /* After an error, a slot given may still be computed on threads that
+     * read its documents: waited for before they are freed. */
+    if (b->given >= 0) {
+        stage_class (b->st->s)->ahead_use (b->st, b->given);
+        stage_class (b->st->s)->ahead_use (b->st, -1);
+    }
     for (int k = 0; k < 2; k++) {
         rm_buf_destroy (&b->slot[k].bytes);
         bson_free (b->slot[k].off);
