@@ -261,6 +261,8 @@ rm_fields_ahead_use (rm_fields_scratch_t *sc, int slot)
     for (size_t i = 0; i < g->n; i++) {
         res_t *r = &g->res[i];
         size_t j = i / JOB;
+        if (!r->ready)
+            continue; /* its off was never set */
         r->out = r->off == SIZE_MAX ? r->doc : g->outs[j].data + r->off;
         r->changed = a->nst ? g->changed[j] + (i - j * JOB) * a->nst : NULL;
     }
