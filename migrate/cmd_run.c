@@ -140,6 +140,18 @@ append_strings (bson_t *doc, const char *key, char *const *strings, size_t n)
     bson_append_array_end (doc, &arr);
 }
 
+/* Step i's counts, when it rewrites documents where they are: the
+ * namespace it rewrites (NULL: no counts). */
+static const char *
+step_counted (const rm_engine_t *e, const rm_plan_t *plan, size_t i, uint64_t *changed,
+              uint64_t *unchanged)
+{
+    const rm_nsref_t *in[4];
+    if (!rm_engine_step_counts (e, i, changed, unchanged) || !rm_step_inputs (&plan->steps[i], in, 4))
+        return NULL;
+    return in[0]->text;
+}
+
 /* print_counts's lines as "steps": [{step, op, ns, changed, unchanged}]. */
 static void
 append_counts (bson_t *doc, const rm_engine_t *e, const rm_plan_t *plan)
@@ -149,18 +161,17 @@ append_counts (bson_t *doc, const rm_engine_t *e, const rm_plan_t *plan)
     BSON_APPEND_ARRAY_BEGIN (doc, "steps", &arr);
     for (size_t i = 0; i < plan->n; i++) {
         uint64_t changed, unchanged;
-        const rm_nsref_t *in[4];
+        const char *ns = step_counted (e, plan, i, &changed, &unchanged);
         char key[16];
         const char *k;
         bson_t d;
-        if (!rm_engine_step_counts (e, i, &changed, &unchanged) ||
-            !rm_step_inputs (&plan->steps[i], in, 4))
+        if (!ns)
             continue;
         bson_uint32_to_string (n++, &k, key, sizeof key);
         bson_append_document_begin (&arr, k, -1, &d);
         BSON_APPEND_INT64 (&d, "step", (int64_t) plan->steps[i].index);
         BSON_APPEND_UTF8 (&d, "op", plan->steps[i].op);
-        BSON_APPEND_UTF8 (&d, "ns", in[0]->text);
+        BSON_APPEND_UTF8 (&d, "ns", ns);
         BSON_APPEND_INT64 (&d, "changed", (int64_t) changed);
         BSON_APPEND_INT64 (&d, "unchanged", (int64_t) unchanged);
         bson_append_document_end (&arr, &d);
@@ -258,12 +269,11 @@ print_counts (FILE *f, const rm_engine_t *e, const rm_plan_t *plan)
 {
     for (size_t i = 0; i < plan->n; i++) {
         uint64_t changed, unchanged;
-        const rm_nsref_t *in[4];
-        if (!rm_engine_step_counts (e, i, &changed, &unchanged) ||
-            !rm_step_inputs (&plan->steps[i], in, 4))
+        const char *ns = step_counted (e, plan, i, &changed, &unchanged);
+        if (!ns)
             continue;
         fprintf (f, "step %zu (%s) ", plan->steps[i].index, plan->steps[i].op);
-        tool_put_cell (f, in[0]->text, 0);
+        tool_put_cell (f, ns, 0);
         fprintf (f, ": %llu changed, %llu unchanged\n", (unsigned long long) changed,
                  (unsigned long long) unchanged);
     }
