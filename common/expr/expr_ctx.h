@@ -14,9 +14,11 @@ typedef struct {
 } rm_xchunk_t;
 
 /* A top-level field of the held document: where it starts (its type
- * byte), its key's length, and where it ends. */
+ * byte), its key's length, where it ends, and its key's tag (expr_held.c:
+ * the key's first eight bytes). */
 typedef struct {
     uint32_t start, klen, end;
+    uint64_t tag;
 } rm_xfield_t;
 
 
