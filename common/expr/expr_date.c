@@ -621,6 +621,11 @@ eval_format (rm_expr_ctx_t *cx, const rm_expr_t *e, const char *specs, bson_valu
     char why[200];
     if (!e->args[1])
         return true;
+    if (is_const (e->args[1])) {
+        /* Checked once, when the plan was read (check_format). */
+        *f = e->args[1]->konst;
+        return true;
+    }
     if (!rm_xeval (cx, e->args[1], f, err))
         return false;
     if (rm_xval_nullish (f))

@@ -756,23 +756,27 @@ iso_digits (const char *s, int n)
     return v;
 }
 
-/* The form dates are written in ($dateToString's default, ISO 8601 in
- * UTC: "2013-07-15T00:00:00Z", or with ".000" milliseconds), read
+/* The forms dates are written in ($dateToString's default, ISO 8601 in
+ * UTC: "2013-07-15T00:00:00Z", or with ".000" milliseconds; and the date
+ * alone, "2013-07-15", midnight UTC, as CSV exports hold them), read
  * straight; false sends anything else, or a field out of range (its
  * message is the scan's), through the scan, which reads it the same. */
 static bool
 parse_iso_utc (const char *s, size_t len, int64_t *ms)
 {
-    int y, m, d, h, mi, sec, frac = 0;
-    if ((len != 20 && len != 24) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
-        s[16] != ':' || s[len - 1] != 'Z')
+    int y, m, d, h = 0, mi = 0, sec = 0, frac = 0;
+    if ((len != 10 && len != 20 && len != 24) || s[4] != '-' || s[7] != '-')
+        return false;
+    if (len != 10 && (s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[len - 1] != 'Z'))
         return false;
     y = iso_digits (s, 4);
     m = iso_digits (s + 5, 2);
     d = iso_digits (s + 8, 2);
-    h = iso_digits (s + 11, 2);
-    mi = iso_digits (s + 14, 2);
-    sec = iso_digits (s + 17, 2);
+    if (len != 10) {
+        h = iso_digits (s + 11, 2);
+        mi = iso_digits (s + 14, 2);
+        sec = iso_digits (s + 17, 2);
+    }
     if (len == 24 && (s[19] != '.' || (frac = iso_digits (s + 20, 3)) < 0))
         return false;
     if (y < 1000 || m < 1 || m > 12 || d < 1 || d > rm_cal_month_days (y, m) || h < 0 || h > 23 ||

@@ -540,6 +540,13 @@ static const x_case_t dates[] = {
     {"{}", "{\"$toString\": " D ("0") "}", "\"1970-01-01T00:00:00.000Z\""},
     {"{}", "{\"$convert\": {\"input\": " D ("123") ", \"to\": \"string\"}}", "\"1970-01-01T00:00:00.123Z\""},
     {"{}", "{\"$toDate\": \"2018-03-03\"}", D ("1520035200000")},
+    /* The date alone, read straight (expr_date_parse.c's parse_iso_utc),
+     * and those it leaves to the scan, which says the same as before. */
+    {"{}", "{\"$toDate\": \"2000-02-29\"}", D ("951782400000")},
+    {"{}", "{\"$toDate\": \"0999-01-01\"}", D ("-30641760000000")},
+    {"{}", "{\"$toDate\": \"1900-02-29\"}", "ERROR:$toDate"},
+    {"{}", "{\"$toDate\": \"2023-04-31\"}", "ERROR:$toDate"},
+    {"{}", "{\"$toDate\": \"1996-13-01\"}", "ERROR:$toDate"},
     {"{}", "{\"$toDate\": \"2018-03-20 11:00:06 +0500\"}", D ("1521525606000")},
     {"{}", "{\"$convert\": {\"input\": \"1970-01-01T00:00:00.001Z\", \"to\": \"date\"}}", D ("1")},
     {"{}", "{\"$toDate\": \"Friday\"}", "ERROR:$toDate"},
