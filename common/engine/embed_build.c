@@ -381,7 +381,7 @@ project_child (rm_embed_out_t *o, const rm_child_t *c, rm_buf_t *out, bson_error
                 bool is_id = rm_elem_key_is (&w, &e, "_id", 3);
                 size_t p = 0;
                 while (p < spec->n_proj &&
-                       (o->proj_len[p] != kl || memcmp (spec->proj[p].name, k, kl)))
+                       (o->proj_len[p] != kl || !rm_walk_same (spec->proj[p].name, k, kl)))
                     p++;
                 if (p < spec->n_proj)
                     keep = spec->proj[p].kind == RM_PROJ_INCLUDE;
