@@ -89,14 +89,25 @@ is_decimal (const char *s, uint32_t n)
 static bool
 is_flag (const char *s, uint32_t n)
 {
-    static const char *const flags[] = {"Y", "N", "y", "n", "yes", "no", "Yes", "No", "YES", "NO",
-                                        NULL};
+    /* Each with its length: a column of one-letter codes (a TPC-H
+     * import's status flags) measured the whole list at every value. */
+    static const struct {
+        const char *s;
+        uint32_t n;
+    } flags[] = {{"Y", 1},   {"N", 1},  {"y", 1},   {"n", 1},  {"yes", 3},
+                 {"no", 2},  {"Yes", 3}, {"No", 2}, {"YES", 3}, {"NO", 2}};
     /* No flag is longer: most strings stop here. */
     if (n > 3)
         return false;
-    for (size_t i = 0; flags[i]; i++)
-        if (strlen (flags[i]) == n && !memcmp (flags[i], s, n))
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        uint32_t k = 0;
+        if (flags[i].n != n)
+            continue;
+        while (k < n && flags[i].s[k] == s[k])
+            k++;
+        if (k == n)
             return true;
+    }
     return false;
 }
 

@@ -650,8 +650,17 @@ put_room (rm_buf_t *out, size_t n)
 static inline void
 store_be (uint8_t *w, uint64_t v, int bytes)
 {
-    for (int i = 0; i < bytes; i++)
-        w[i] = (uint8_t) (v >> 8 * (bytes - 1 - i));
+    /* The widths keys use, as one store each (analyze keys every number). */
+    if (bytes == 8) {
+        uint64_t be = BSON_UINT64_TO_BE (v);
+        memcpy (w, &be, 8);
+    } else if (bytes == 4) {
+        uint32_t be = BSON_UINT32_TO_BE ((uint32_t) v);
+        memcpy (w, &be, 4);
+    } else {
+        for (int i = 0; i < bytes; i++)
+            w[i] = (uint8_t) (v >> 8 * (bytes - 1 - i));
+    }
 }
 
 static void
