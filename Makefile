@@ -73,7 +73,7 @@ MONGOC_LIBS = $(shell pkg-config --libs libmongoc-1.0)
 
 .PHONY: FORCE all online-missing graphviz-missing deps unit toy dtoa-campaign check sanitize-build check-timings check-unit check-cli check-online demo demo-online install uninstall man \
         clean bench dumps fuzz replays online-crashes online-lease-campaign online-rollback-inplace online-switch-matrix \
-        bench-online bench-to-uri-window bench-server-side bench-analyze bench-floor bench-guard bench-operators bench-rescan ci-loaded
+        bench-online bench-to-uri-window bench-server-side bench-analyze bench-floor bench-guard bench-operators bench-rescan bench-untuned ci-loaded
 
 # The online companion is the only program that needs libmongoc: without
 # it the rest builds, and make says what is missing.
@@ -358,12 +358,20 @@ bench: all
 	@scripts/bench.sh $(BUILD)
 	@scripts/bench_floor.sh $(BUILD)
 	@scripts/bench_expr.sh $(BUILD)
+	@scripts/bench_untuned.sh $(BUILD)
 
 # Issue 48's row: a set of six expressions and a filter on the 1M-task
 # archive, against identity convert and a Python script (BENCHMARKS.md,
 # "Expressions").
 bench-expr: all
 	@scripts/bench_expr.sh $(BUILD)
+
+# Issue 61's table on TPC-H, a dump no one here wrote or tuned on: analyze,
+# embed and convert against the floor, a set of expressions against convert
+# and a Python script, operators against a constant set (BENCHMARKS.md,
+# "On a dump not tuned on").
+bench-untuned: all
+	@scripts/bench_untuned.sh $(BUILD)
 
 # Issue 61's per-operator table: every catalogue operator's `set` against a
 # constant `set`, in instructions (callgrind); docs/performance.md, "Operators".

@@ -10,7 +10,8 @@
 # "per million" its CPU beyond the constant set's per 10^6 documents. A
 # benchmark, never a test: it reports, it never fails. Prints a Markdown
 # table; BENCH_OUT=FILE also writes it into FILE between the
-# "convert-ops" markers (scripts/bench/section.py).
+# "convert-ops" markers (scripts/bench/section.py; they are in
+# docs/performance.md).
 #   scripts/bench_convert_ops.sh [REMODEL]   (default build/remodel)
 #   FLOOR_SCALE=N (default 1000), RUNS=N (default 5)
 set -u

@@ -26,23 +26,8 @@ json() { "$REMODEL" analyze "$@" --json -q >"$T/r.json"; }
 # q EXPR: a Python expression over the report r, printed.
 q() { python3 -c "import json; r = json.load(open('$T/r.json')); $1"; }
 
-# tpchgen-cli from its package, cached beside the peers (the wheel holds
-# the binary: nothing else is fetched).
-tpchgen() {
-    local cache=${REMODEL_PEERS_CACHE:-$HOME/.cache/remodel-peers}/tpchgen bin
-    bin=$cache/tpchgen-cli
-    if [ ! -x "$bin" ]; then
-        mkdir -p "$cache/whl" &&
-            python3 -m pip download -q --no-deps -d "$cache/whl" "tpchgen-cli==4.0.0" >&2 &&
-            python3 -m zipfile -e "$cache"/whl/tpchgen_cli-*.whl "$cache/x" &&
-            cp "$cache"/x/tpchgen_cli-*.data/scripts/tpchgen-cli "$bin" && chmod +x "$bin" &&
-            rm -rf "$cache/x" || return 1
-    fi
-    echo "$bin"
-}
-
 # --- TPC-H ------------------------------------------------------------------
-if ! GEN=$(tpchgen) || ! "$GEN" csv -s 0.01 --output-dir="$T/tpch-csv" >/dev/null 2>&1; then
+if ! GEN=$("$ROOT/tests/peers/tpchgen.sh") || ! "$GEN" csv -s 0.01 --output-dir="$T/tpch-csv" >/dev/null 2>&1; then
     fail "tpch: tpchgen-cli installed from its package and run" "$(tail -3 "$T/tpch-csv" 2>/dev/null)"
 else
     python3 "$TX/tpch_dump.py" "$T/tpch-csv" "$T/tpch"

@@ -33,7 +33,7 @@ expect_eq "BENCH_NOTE is said under the figures" "$(tail -n 1 "$T/build/bench/x.
 # Every script's sections have their markers in BENCHMARKS.md, and no
 # bench script writes the report by itself.
 names="remodel references floor expressions analyze analyze-scale server-side online cutover
-    online-memory online-workers to-uri to-uri-window"
+    online-memory online-workers to-uri to-uri-window untuned"
 for n in $names; do
     grep -q "^<!-- $n: begin -->$" "$ROOT/BENCHMARKS.md" && grep -q "^<!-- $n: end -->$" "$ROOT/BENCHMARKS.md" &&
         pass "BENCHMARKS.md has the markers of section $n" || fail "BENCHMARKS.md has the markers of section $n"
