@@ -324,11 +324,22 @@ generated_key (const char *k, uint32_t n)
     return digit;
 }
 
-/* Whether a field name (a NUL-terminated key) is name's n bytes: the
- * compare stops at the key's end, whichever is shorter. */
+/* Whether a field name (a NUL-terminated key, its document's bytes
+ * before lim) is name's n bytes: the compare stops at the key's end,
+ * whichever is shorter. A name of 8 to 16 bytes (most column names of a
+ * relational import: the byte loop was a tenth of analyze on TPC-H) is
+ * two eight-byte compares, overlapping, where the document has the bytes. */
 static inline bool
-name_is (const char *key, const char *name, size_t n)
+name_is (const char *key, const char *name, size_t n, const uint8_t *lim)
 {
+    if (n >= 8 && n <= 16 && (const uint8_t *) key + n < lim) {
+        uint64_t a, b, c, d;
+        memcpy (&a, key, 8);
+        memcpy (&b, name, 8);
+        memcpy (&c, key + n - 8, 8);
+        memcpy (&d, name + n - 8, 8);
+        return a == b && c == d && key[n] == '\0';
+    }
     for (size_t i = 0; i < n; i++)
         if (key[i] != name[i])
             return false;
@@ -384,7 +395,7 @@ walk (rm_collection_t *c, uint64_t seq, size_t plen, uint32_t phash, const uint8
         if (at < places && shape[at]) {
             rm_field_t *g = &c->fields[shape[at] - 1];
             size_t n = g->path_len - plen - sep;
-            if (name_is (key, g->path + plen + sep, n))
+            if (name_is (key, g->path + plen + sep, n, s.end))
                 f = g;
         }
         if (f) {
