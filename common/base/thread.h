@@ -8,8 +8,17 @@
 
 #include <pthread.h>
 
+#include "remodel/buf.h"
+
 /* pthread_create with every signal but the faults blocked in the new
  * thread: 0 or an errno value. */
 int rm_thread_start (pthread_t *thread, void *(*fn) (void *), void *arg);
+
+/* b, a buffer of the calling thread's own (__thread) kept from call to
+ * call so that a document's scratch costs no allocation, is destroyed
+ * when that thread ends; register it once per thread. A worker's kept
+ * buffers were lost at its end (1 MiB at most each); the main thread's
+ * stay until the process exits. */
+void rm_thread_keep_buf (rm_buf_t *b);
 
 #endif

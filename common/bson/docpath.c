@@ -56,6 +56,7 @@
 
 #include "bsonwalk.h"
 #include "docbuf.h"
+#include "thread.h"
 
 /* MongoDB's kMaxPaddingAllowed: $set pads an array with at most this many
  * nulls. */
@@ -1056,6 +1057,7 @@ rename_top (edit_t *e, rm_buf_t *out, const box_t *root, const hit_t *src, const
  * a huge one is given back. */
 #define MID_KEEP (1u << 20)
 static __thread rm_buf_t kept_mid;
+static __thread bool kept_mid_freed_at_end; /* rm_thread_keep_buf called */
 
 bool
 rm_doc_rename (rm_buf_t *out, const uint8_t *doc, size_t len, const rm_path_t *from,
@@ -1138,6 +1140,10 @@ rm_doc_rename (rm_buf_t *out, const uint8_t *doc, size_t len, const rm_path_t *f
     e.value.data = src.last.in + src.last.value;
     e.value.len = src.last.end - src.last.value;
     e.p = to;
+    if (!kept_mid_freed_at_end) {
+        rm_thread_keep_buf (&kept_mid);
+        kept_mid_freed_at_end = true;
+    }
     ok = edit_root (&e, &kept_mid, &root, false);
     if (ok) {
         mid.data = kept_mid.data;

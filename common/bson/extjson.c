@@ -15,6 +15,7 @@
 #include "remodel/extjson.h"
 #include "remodel/utf8.h"
 #include "dtoa_shortest.h"
+#include "thread.h"
 
 static void
 put (rm_buf_t *out, const char *s)
@@ -470,10 +471,15 @@ void
 rm_extjson_doc (rm_buf_t *out, const uint8_t *doc, size_t len, rm_extjson_mode_t mode, bool pretty)
 {
     static __thread rm_buf_t compact; /* reused: no allocation per document */
+    static __thread bool compact_freed_at_end;
     bson_t b;
     bson_iter_t it;
     rm_buf_t *dst = pretty ? &compact : out;
 
+    if (pretty && !compact_freed_at_end) {
+        rm_thread_keep_buf (&compact);
+        compact_freed_at_end = true;
+    }
     if (pretty)
         rm_buf_reset (&compact);
     if (!bson_init_static (&b, doc, len) || !bson_iter_init (&it, &b))
