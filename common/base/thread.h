@@ -16,9 +16,9 @@ int rm_thread_start (pthread_t *thread, void *(*fn) (void *), void *arg);
 
 /* b, a buffer of the calling thread's own (__thread) kept from call to
  * call so that a document's scratch costs no allocation, is destroyed
- * when that thread ends; register it once per thread. A worker's kept
- * buffers were lost at its end (1 MiB at most each); the main thread's
- * stay until the process exits. */
+ * when that thread ends; register it once per thread. Unregistered, a
+ * worker's buffer is lost when the worker ends (up to 1 MiB each); the
+ * main thread's stay until the process exits. */
 void rm_thread_keep_buf (rm_buf_t *b);
 
 #endif
