@@ -121,7 +121,7 @@ print("(TPC-H by tpchgen-cli at scale %s, loaded as mongoimport types CSV, one a
          datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), load, rev,
          med("floor", 0), med("floor", 1), same))
 print("| row | wall s | CPU s | ratio (median of the rounds) | goal |\n|---|---:|---:|---:|---|")
-rows = [("analyze", "floor", True, "`analyze` vs the floor", ">= 35%"),
+table = [("analyze", "floor", True, "`analyze` vs the floor", ">= 35%"),
         ("embed", "floor", True, "embed (every order gets its lines) vs the floor", ">= 30%"),
         ("convert", "floor", True, "identity convert vs the floor", ">= 85%"),
         ("set6", "convert", True, "one `set` of six expressions under a filter vs identity convert", ">= 50%"),
@@ -130,7 +130,7 @@ rows = [("analyze", "floor", True, "`analyze` vs the floor", ">= 35%"),
         ("tostring", "const", False, "`$toString` of a double vs a constant `set`", "<= 2.5x"),
         ("todecimal", "const", False, "`$toDecimal` vs a constant `set`", "<= 2.5x"),
         ("round", "const", False, "`$round` vs a constant `set`", "<= 2.5x")]
-for a, b, share, what, goal in rows:
+for a, b, share, what, goal in table:
     if a not in t or b not in t:
         print("| %s | failed | | | %s |" % (what, goal)); continue
     r = ratio(b, a) if share else ratio(a, b)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analyze_int.h"
+#include "bsonwalk.h"
 #include "remodel/nsselect.h"
 
 #define PATH_HASH_START 2166136261u
@@ -340,10 +341,7 @@ name_is (const char *key, const char *name, size_t n, const uint8_t *lim)
         memcpy (&d, name + n - 8, 8);
         return a == b && c == d && key[n] == '\0';
     }
-    for (size_t i = 0; i < n; i++)
-        if (key[i] != name[i])
-            return false;
-    return key[n] == '\0';
+    return rm_walk_same (key, name, n) && key[n] == '\0';
 }
 
 /* Whether a field name can be no part of a path: a step, a $lookup or

@@ -45,12 +45,8 @@ same_key (const rm_expr_ctx_t *cx, rm_xfield_t *f, const char *name, uint32_t nl
         f->tag = key_tag (cx->held + f->start + 1, nlen, cx->held + cx->held_len);
     if (f->tag != tag)
         return false;
-    /* The few bytes left: a loop, not a call (keys are short). */
-    const uint8_t *k = cx->held + f->start + 1;
-    for (uint32_t i = 8; i < nlen; i++)
-        if (k[i] != (uint8_t) name[i])
-            return false;
-    return true;
+    /* The few bytes left. */
+    return nlen <= 8 || rm_walk_same ((const char *) cx->held + f->start + 9, name + 8, nlen - 8);
 }
 
 void
