@@ -493,6 +493,14 @@ online_capture_append (const online_capture_t *c, const char *key, bson_t *doc)
     BSON_APPEND_DATE_TIME (&cap, "taken", (int64_t) time (NULL) * 1000);
     if (!bson_empty (&c->sources))
         BSON_APPEND_ARRAY (&cap, "sources", &c->sources);
+    if (c->has_settle) {
+        bson_t st;
+        BSON_APPEND_DOCUMENT_BEGIN (&cap, "settle", &st);
+        BSON_APPEND_TIMESTAMP (&st, "after", c->settle_t, c->settle_i);
+        BSON_APPEND_INT64 (&st, "n", c->settle_n);
+        BSON_APPEND_INT64 (&st, "sum", c->settle_sum);
+        bson_append_document_end (&cap, &st);
+    }
     bson_append_document_end (doc, &cap);
 }
 
@@ -513,12 +521,12 @@ online_capture_save (online_t *on, const online_capture_t *c, bson_error_t *err)
 bool
 online_capture_load (const bson_t *record, online_capture_t *c)
 {
-    bson_iter_t it, f;
+    bson_iter_t it, f, st;
     const char *mode;
 
     bson_reinit (&c->token);
     bson_reinit (&c->sources);
-    c->has_ts = c->sentinel = false;
+    c->has_ts = c->sentinel = c->has_settle = false;
     c->mode = ONLINE_CAPTURE_NONE;
     *c->db = *c->coll = '\0';
     if (!bson_iter_init_find (&it, record, "capture") || !BSON_ITER_HOLDS_DOCUMENT (&it))
@@ -560,6 +568,15 @@ online_capture_load (const bson_t *record, online_capture_t *c)
         bson_iter_array (&f, &len, &data);
         if (bson_init_static (&arr, data, len))
             bson_concat (&c->sources, &arr);
+    }
+    if (bson_iter_recurse (&it, &f) && bson_iter_find_descendant (&f, "settle.after", &st) &&
+        BSON_ITER_HOLDS_TIMESTAMP (&st)) {
+        bson_iter_timestamp (&st, &c->settle_t, &c->settle_i);
+        c->has_settle = true;
+        if (bson_iter_recurse (&it, &f) && bson_iter_find_descendant (&f, "settle.n", &st))
+            c->settle_n = bson_iter_as_int64 (&st);
+        if (bson_iter_recurse (&it, &f) && bson_iter_find_descendant (&f, "settle.sum", &st))
+            c->settle_sum = bson_iter_as_int64 (&st);
     }
     return true;
 }

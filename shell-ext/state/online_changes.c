@@ -9,6 +9,7 @@
  * costs a document read again. The lists are online_idlist.c's; what
  * each event or entry says, online_change_event.c's. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "online_interrupt.h"
@@ -233,6 +234,39 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
 
 /* ---- the oplog ---- */
 
+/* FerretDB writes a document, then takes its oplog entry's ts, then
+ * inserts the entry: two connections' entries can become visible out of
+ * ts order, so a read that returned ts T may have missed one below T that
+ * shows up later (under load, once in a loaded CI run: a write that never
+ * reached the results). MongoDB hides such holes from oplog readers;
+ * nothing tells the two apart, so a point that a read of the log gave
+ * keeps a settle window below it: the next read starts at the window's
+ * start (SETTLE_S seconds below the point, never below the last window's)
+ * and compares what it finds there with what the read that gave the point
+ * found (a count and a sum of their ts, mixed). The same: nothing came
+ * late, and those entries are not applied twice. Not the same: every entry
+ * in the window is applied again, which is harmless (applying an entry
+ * recomputes its _id's results from the sources as they are). A point
+ * taken before a copy (run) or a rescan has no window: the copy read
+ * every document after every entry up to it was written. */
+#define SETTLE_S 30
+
+static inline uint64_t
+ts64 (uint32_t t, uint32_t i)
+{
+    return (uint64_t) t << 32 | i;
+}
+
+/* An entry's ts as the window's sum adds it: mixed, so that two sets of
+ * one count rarely sum alike. */
+static inline uint64_t
+ts_mix (uint64_t ts)
+{
+    ts ^= ts >> 29;
+    ts *= UINT64_C (0xBF58476D1CE4E5B9);
+    return ts ^ (ts >> 32);
+}
+
 /* One read of the oplog, made on a call a signal cuts short
  * (online_interrupt.h): FerretDB 1.x filters on ts in its own code, after
  * reading every entry, so the first batch of a read of a few entries
@@ -253,6 +287,14 @@ typedef struct {
     int64_t returned;
     bool last;
     uint32_t last_t, last_i;
+    /* The settle window: from, the point (entries at or below it are
+     * read again); of those of nss, their count and sum; the ts of every
+     * entry of nss read, for the next point's window. */
+    uint64_t from;
+    int64_t again_n;
+    uint64_t again_sum;
+    uint64_t *read;
+    size_t n_read, cap_read;
 } oplog_call_t;
 
 static void
@@ -262,6 +304,7 @@ oplog_call_free (void *p)
     bson_destroy (&r->filter);
     bson_destroy (&r->kept);
     bson_destroy (&r->want);
+    bson_free (r->read);
     bson_free (r);
 }
 
@@ -329,11 +372,26 @@ oplog_keep (const bson_t *e, void *arg)
     bson_t one;
     char key[16];
     const char *kp;
+    uint32_t t = 0, i = 0;
     bool cmd = bson_iter_init_find (&it, e, "op") && BSON_ITER_HOLDS_UTF8 (&it) &&
                !strcmp (bson_iter_utf8 (&it, NULL), "c");
-    oplog_note_ts (r, e);
+    if (bson_iter_init_find (&it, e, "ts") && BSON_ITER_HOLDS_TIMESTAMP (&it))
+        bson_iter_timestamp (&it, &t, &i);
+    /* Within the settle window: read again, not counted as the log's. */
+    bool again = ts64 (t, i) <= r->from;
+    if (!again)
+        oplog_note_ts (r, e);
     if (r->all && !oplog_wanted (r, e))
         return;
+    if (r->n_read == r->cap_read) {
+        r->cap_read = r->cap_read ? 2 * r->cap_read : 256;
+        r->read = bson_realloc (r->read, r->cap_read * sizeof *r->read);
+    }
+    r->read[r->n_read++] = ts64 (t, i);
+    if (again) {
+        r->again_n++;
+        r->again_sum += ts_mix (ts64 (t, i));
+    }
     bson_uint32_to_string (r->n++, &kp, key, sizeof key);
     BSON_APPEND_DOCUMENT_BEGIN (&r->kept, kp, &one);
     keep_field (&one, e, "op", NULL);
@@ -376,8 +434,8 @@ oplog_namespaces (bson_t *arr, const char **nss, size_t nns)
  * (*last false: none after from). */
 static bool
 oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
-            const char **nss, size_t nns, online_changes_t *ch, bool *last, uint32_t *last_t,
-            uint32_t *last_i, bson_error_t *err)
+            const char **nss, size_t nns, online_changes_t *ch, online_capture_t *next,
+            bool *last, uint32_t *last_t, uint32_t *last_i, bson_error_t *err)
 {
     oplog_call_t *r = bson_aligned_alloc0 (BSON_ALIGNOF (oplog_call_t), sizeof *r);
     bson_t ts, in, arr;
@@ -387,11 +445,14 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
 
     r->ops = online_ops (on);
     r->all = !to;
+    r->from = ts64 (from->ts_t, from->ts_i);
+    /* From the point's window on, where it has one. */
+    uint64_t after = from->has_settle ? ts64 (from->settle_t, from->settle_i) : r->from;
     bson_init (&r->filter);
     bson_init (&r->kept);
     bson_init (&r->want);
     BSON_APPEND_DOCUMENT_BEGIN (&r->filter, "ts", &ts);
-    BSON_APPEND_TIMESTAMP (&ts, "$gt", from->ts_t, from->ts_i);
+    BSON_APPEND_TIMESTAMP (&ts, "$gt", (uint32_t) (after >> 32), (uint32_t) after);
     if (to && to->has_ts)
         BSON_APPEND_TIMESTAMP (&ts, "$lte", to->ts_t, to->ts_i);
     bson_append_document_end (&r->filter, &ts);
@@ -421,14 +482,50 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
         *last_t = r->last_t;
         *last_i = r->last_i;
     }
+    /* The window read again as the read that gave the point saw it: its
+     * entries are in the results already. */
+    bool same = from->has_settle && r->again_n == from->settle_n &&
+                (int64_t) r->again_sum == from->settle_sum;
+    if (next) {
+        /* The next point's window: SETTLE_S seconds below it, from this
+         * window's start at the lowest, and what this read saw there. */
+        uint64_t upto = r->last ? ts64 (r->last_t, r->last_i) : r->from;
+        uint64_t start = upto >> 32 > SETTLE_S ? ((upto >> 32) - SETTLE_S) << 32 : 0;
+        uint64_t sum = 0;
+        int64_t n = 0;
+        if (start < after)
+            start = after;
+        for (size_t k = 0; k < r->n_read; k++)
+            if (r->read[k] > start && r->read[k] <= upto) {
+                n++;
+                sum += ts_mix (r->read[k]);
+            }
+        next->has_settle = true;
+        next->settle_t = (uint32_t) (start >> 32);
+        next->settle_i = (uint32_t) start;
+        next->settle_n = n;
+        next->settle_sum = (int64_t) sum;
+    }
     if (bson_iter_init (&it, &r->kept))
         while (bson_iter_next (&it)) {
             const uint8_t *data;
-            uint32_t len;
+            uint32_t len, t = 0, i = 0;
             bson_t one;
+            bson_iter_t ts_it;
+            int64_t events = ch->events;
             bson_iter_document (&it, &len, &data);
-            if (bson_init_static (&one, data, len))
-                online_oplog_entry (ch, &one, nss, nns);
+            if (!bson_init_static (&one, data, len))
+                continue;
+            if (bson_iter_init_find (&ts_it, &one, "ts") && BSON_ITER_HOLDS_TIMESTAMP (&ts_it))
+                bson_iter_timestamp (&ts_it, &t, &i);
+            bool again = ts64 (t, i) <= r->from;
+            if (again && same)
+                continue;
+            online_oplog_entry (ch, &one, nss, nns);
+            /* Read again within the settle window: applied, not counted
+             * as an event since the point. */
+            if (again)
+                ch->events = events;
         }
     oplog_call_free (r);
     return true;
@@ -445,7 +542,7 @@ online_changes_read (online_t *on, const online_capture_t *from, const online_ca
     bool ok = true;
 
     if (from->mode == ONLINE_CAPTURE_OPLOG)
-        ok = oplog_read (src, from, to, nss, nns, ch, NULL, NULL, NULL, err);
+        ok = oplog_read (src, from, to, nss, nns, ch, NULL, NULL, NULL, NULL, err);
     for (size_t i = 0; ok && from->mode != ONLINE_CAPTURE_OPLOG && i < nns && !*ch->rescan; i++)
         ok = stream_read (src, from, to, nss[i], ch, err);
     online_pair_log_end (on, src);
@@ -472,7 +569,7 @@ online_changes_read_next (online_t *on, const online_capture_t *from, online_cap
     if (next->mode != ONLINE_CAPTURE_OPLOG)
         return online_capture_start (on, next, err);
     src = online_pair_log (on, &view, &view_run);
-    ok = oplog_read (src, from, NULL, nss, nns, ch, &last, &t, &i, err);
+    ok = oplog_read (src, from, NULL, nss, nns, ch, next, &last, &t, &i, err);
     online_pair_log_end (on, src);
     if (!ok)
         return false;

@@ -248,6 +248,14 @@ typedef struct {
                              * (online_identity.h); empty: not recorded */
     char rescan[300];       /* not "": a source was gone at a round after
                              * the point, so the next sync rescans */
+    /* oplog: the settle window below the point (online_changes.c): the
+     * entries after settle_t/settle_i up to the point that the read which
+     * gave the point saw, their count and a sum of their ts mixed. None
+     * (has_settle false): every entry up to the point is in the results
+     * (a run's copy, a rescan). */
+    bool has_settle;
+    uint32_t settle_t, settle_i;
+    int64_t settle_n, settle_sum;
 } online_capture_t;
 
 void online_capture_init (online_capture_t *c);

@@ -117,6 +117,8 @@ void mem_oplog_log (const char *op, const char *db, const char *coll, const bson
                     const bson_t *o2);
 /* Writes while replaying a restore are not logged. */
 void mem_oplog_pause (bool paused);
+void mem_oplog_hold (int n, const char *ns);
+void mem_oplog_release (void);
 
 /* ---- commands ---- */
 typedef struct {

@@ -6,7 +6,11 @@
  *                          sha1 over the documents' bytes in order
  *   {memSet: {fail: CMD, code: N, times: N, delayCmd: CMD, delayMs: N}}
  *                          a command made to fail or wait ("*": any;
- *                          fail "" clears), as --fail and --delay */
+ *                          fail "" clears), as --fail and --delay;
+ *                          oplogHold: N, oplogHoldNs: "db.coll", the
+ *                          next N oplog entries of that namespace given
+ *                          their ts but kept back, oplogRelease: true,
+ *                          inserted now (a hole: mem_oplog.c) */
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +71,11 @@ set (const mem_call_t *call, bson_t *reply)
         bson_strncpy (st->delay_cmd, v, sizeof st->delay_cmd);
         st->delay_ms = (int) mem_int (&s, "delayMs", 0);
     }
+    if (mem_int (&s, "oplogHold", 0) > 0)
+        mem_oplog_hold ((int) mem_int (&s, "oplogHold", 0),
+                        mem_utf8 (&s, "oplogHoldNs") ? mem_utf8 (&s, "oplogHoldNs") : "");
+    if (mem_bool (&s, "oplogRelease", false))
+        mem_oplog_release ();
     BSON_APPEND_DOUBLE (reply, "ok", 1);
 }
 
