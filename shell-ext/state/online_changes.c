@@ -9,7 +9,6 @@
  * costs a document read again. The lists are online_idlist.c's; what
  * each event or entry says, online_change_event.c's. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "online_interrupt.h"
