@@ -324,17 +324,15 @@ oplog_wanted (const oplog_call_t *r, const bson_t *e)
     return false;
 }
 
-/* The latest ts of the entries read: the insertion order is the ts order
- * on every server seen, the greatest kept anyway. */
+/* The latest ts of the entries read (has: the entry has one): the
+ * insertion order is the ts order on every server seen, the greatest kept
+ * anyway. */
 static void
-oplog_note_ts (oplog_call_t *r, const bson_t *e)
+oplog_note_ts (oplog_call_t *r, bool has, uint32_t t, uint32_t i)
 {
-    bson_iter_t it;
-    uint32_t t, i;
     r->returned++;
-    if (!bson_iter_init_find (&it, e, "ts") || !BSON_ITER_HOLDS_TIMESTAMP (&it))
+    if (!has)
         return;
-    bson_iter_timestamp (&it, &t, &i);
     if (!r->last || t > r->last_t || (t == r->last_t && i > r->last_i)) {
         r->last_t = t;
         r->last_i = i;
@@ -374,12 +372,13 @@ oplog_keep (const bson_t *e, void *arg)
     uint32_t t = 0, i = 0;
     bool cmd = bson_iter_init_find (&it, e, "op") && BSON_ITER_HOLDS_UTF8 (&it) &&
                !strcmp (bson_iter_utf8 (&it, NULL), "c");
-    if (bson_iter_init_find (&it, e, "ts") && BSON_ITER_HOLDS_TIMESTAMP (&it))
+    bool has = bson_iter_init_find (&it, e, "ts") && BSON_ITER_HOLDS_TIMESTAMP (&it);
+    if (has)
         bson_iter_timestamp (&it, &t, &i);
     /* Within the settle window: read again, not counted as the log's. */
     bool again = ts64 (t, i) <= r->from;
     if (!again)
-        oplog_note_ts (r, e);
+        oplog_note_ts (r, has, t, i);
     if (r->all && !oplog_wanted (r, e))
         return;
     if (r->n_read == r->cap_read) {
