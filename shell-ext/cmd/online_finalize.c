@@ -16,7 +16,6 @@
  * remodel wrote it (those are listed and left); side by side, a switch
  * (finished or not) is undone rename by rename, and with none the results
  * are dropped and the plan forgotten. */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -129,32 +128,41 @@ check_backups (online_t *on, const sums_t *before, size_t n, bson_error_t *err)
     return ok;
 }
 
-/* SIGUSR1 during that pause: nothing but the end of the sleep. */
+/* SIGUSR1 during that pause: its end, wherever it is taken. */
+static volatile sig_atomic_t pause_ended;
+
 static void
 on_pause_end (int sig)
 {
     (void) sig;
+    pause_ended = 1;
 }
 
 /* A pause before the renames (the tests' build's hook, REMODEL_ONLINE_
  * PAUSE_BEFORE_SWITCH_MS; never in the product: online_hook_ms answers 0
  * there): a write can then be made to slip in. SIGUSR1 ends it early,
  * so that a test long enough for a loaded machine waits no longer than
- * it needs. SIGUSR1 is blocked before the line that says it pauses, which
- * is what a test waits for before it signals, and taken by sigtimedwait:
- * a signal sent between that line and the wait stays pending and ends
- * the wait at once (a handler and a sleep would miss it, and sleep the
- * whole pause). The handler stays: a late signal kills nothing. */
+ * it needs. SIGUSR1 is blocked in this thread before the line that says
+ * it pauses, which is what a test waits for before it signals; but the
+ * process has other threads (the lease's renewals, a call cut short),
+ * and a signal sent to the process while this one blocks it goes to one
+ * of those, whose handler runs there: the wait then sees only the flag
+ * the handler sets. So it waits in slices, looking at the flag between
+ * them; a signal sent once it waits is taken by sigtimedwait itself.
+ * (Waiting on sigtimedwait alone, a signal taken by the renewals' thread
+ * was lost, and the pause ran its whole length.) */
+#define PAUSE_SLICE_MS 100
+
 static void
 pause_before_switch (void)
 {
-    int64_t v = online_hook_ms (ONLINE_HOOK_PAUSE_BEFORE_SWITCH_MS);
-    struct timespec ts = {(time_t) (v / 1000), (long) (v % 1000) * 1000000L};
+    int64_t v = online_hook_ms (ONLINE_HOOK_PAUSE_BEFORE_SWITCH_MS), end;
     struct sigaction sa;
     sigset_t usr1, old;
 
     if (v <= 0)
         return;
+    pause_ended = 0;
     memset (&sa, 0, sizeof sa);
     sa.sa_handler = on_pause_end;
     sa.sa_flags = SA_RESTART;
@@ -165,8 +173,11 @@ pause_before_switch (void)
     pthread_sigmask (SIG_BLOCK, &usr1, &old);
     online_say_warn (NULL, "finalize: pausing %lld ms before the switch "
                      "(REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS)", (long long) v);
-    while (sigtimedwait (&usr1, NULL, &ts) < 0 && errno == EINTR)
-        ; /* another signal: the pause goes on (its end is not exact) */
+    for (end = online_mono_ms () + v; !pause_ended && online_mono_ms () < end;) {
+        struct timespec ts = {0, PAUSE_SLICE_MS * 1000000L};
+        if (sigtimedwait (&usr1, NULL, &ts) == SIGUSR1)
+            break;
+    }
     pthread_sigmask (SIG_SETMASK, &old, NULL);
 }
 
