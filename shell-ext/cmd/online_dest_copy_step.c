@@ -8,7 +8,9 @@
  * round, finalize's prepare, finalize) takes a new point, reads the log
  * of the copied namespaces from the noted one, and for each _id written
  * since deletes the destination's document and writes the source's as it
- * is now (none: deleted there), then notes the new point. A catch-up cut
+ * is now (none: deleted there), then notes the new point (with the oplog,
+ * its settle window: an entry that shows up late below it is read by the
+ * next catch-up, online_changes.c). A catch-up cut
  * anywhere leaves the old point noted: the next one reads the same events
  * again and writes each document once more, as it is. Where the log
  * cannot tell (no log, its history lost, a namespace dropped or renamed,
@@ -171,7 +173,7 @@ online_dest_copy_step (online_t *on, const bson_t *copies, online_copy_step_t *s
          * it is the next catch-up's (read now too, it is written twice). */
         ok = online_capture_start (on, &to, err) &&
              online_dest_copy_all (on, copies, false, &st->copied, &st->docs, err) &&
-             online_changes_read (on, &from, &to, nss, nns, &ch, err);
+             online_changes_read_to (on, &from, &to, nss, nns, &ch, err);
         st->events = ch.events;
         if (ok && *ch.rescan)
             snprintf (st->whole, sizeof st->whole, "%s", ch.rescan);

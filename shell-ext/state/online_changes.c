@@ -247,7 +247,9 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
  * in the window is applied again, which is harmless (applying an entry
  * recomputes its _id's results from the sources as they are). A point
  * taken before a copy (run) or a rescan has no window: the copy read
- * every document after every entry up to it was written. */
+ * every document after every entry up to it was written. A read bounded
+ * by a point taken before it, that point then saved (a --to-uri copy
+ * step: online_changes_read_to), gives it the same window. */
 #define SETTLE_S 30
 
 static inline uint64_t
@@ -486,8 +488,12 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
                 (int64_t) r->again_sum == from->settle_sum;
     if (next) {
         /* The next point's window: SETTLE_S seconds below it, from this
-         * window's start at the lowest, and what this read saw there. */
-        uint64_t upto = r->last ? ts64 (r->last_t, r->last_i) : r->from;
+         * window's start at the lowest, and what this read saw there. A
+         * bounded read's next point is its bound; an unbounded one's, the
+         * last entry it read. */
+        uint64_t upto = to && to->has_ts ? ts64 (to->ts_t, to->ts_i)
+                        : r->last       ? ts64 (r->last_t, r->last_i)
+                                        : r->from;
         uint64_t start = upto >> 32 > SETTLE_S ? ((upto >> 32) - SETTLE_S) << 32 : 0;
         uint64_t sum = 0;
         int64_t n = 0;
@@ -530,21 +536,39 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
 }
 
 /* --to-uri: the source's log, read through a view of its connection
- * (online_pair_log): the sources are there, the results elsewhere. */
-bool
-online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
-                     const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
+ * (online_pair_log): the sources are there, the results elsewhere.
+ * settle: to, the oplog's point, is given the window of what was read
+ * below it (to is then saved as the next point). */
+static bool
+changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
+              online_capture_t *settle, const char **nss, size_t nns, online_changes_t *ch,
+              bson_error_t *err)
 {
     online_run_t view_run;
     online_t view, *src = online_pair_log (on, &view, &view_run);
     bool ok = true;
 
     if (from->mode == ONLINE_CAPTURE_OPLOG)
-        ok = oplog_read (src, from, to, nss, nns, ch, NULL, NULL, NULL, NULL, err);
+        ok = oplog_read (src, from, to, nss, nns, ch, settle && settle->has_ts ? settle : NULL,
+                         NULL, NULL, NULL, err);
     for (size_t i = 0; ok && from->mode != ONLINE_CAPTURE_OPLOG && i < nns && !*ch->rescan; i++)
         ok = stream_read (src, from, to, nss[i], ch, err);
     online_pair_log_end (on, src);
     return ok;
+}
+
+bool
+online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
+                     const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
+{
+    return changes_read (on, from, to, NULL, nss, nns, ch, err);
+}
+
+bool
+online_changes_read_to (online_t *on, const online_capture_t *from, online_capture_t *to,
+                        const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
+{
+    return changes_read (on, from, to, to, nss, nns, ch, err);
 }
 
 bool

@@ -447,6 +447,12 @@ void online_oplog_entry (online_changes_t *ch, const bson_t *e, const char **nss
  * or rename of one of them sets ch->rescan. */
 bool online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
                           const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err);
+/* online_changes_read, where `to` is then saved as the next point (a
+ * --to-uri copy step): in oplog mode `to` gets the settle window below it
+ * that online_changes_read_next gives its point (online_changes.c). */
+bool online_changes_read_to (online_t *on, const online_capture_t *from, online_capture_t *to,
+                             const char **nss, size_t nns, online_changes_t *ch,
+                             bson_error_t *err);
 /* The next point into next, and, in oplog mode, what the log holds from
  * `from` up to it, in one read (*read true): every entry after `from`, of
  * every namespace, its last one's ts the next point (from's where there is

@@ -14,13 +14,19 @@
 #   3. verify exit 0, every result its source's value doubled;
 #   4. follow, over several rounds: an entry kept back while a round reads
 #      a later one, then let in, is applied by a later round; rounds go on
-#      after it.
+#      after it;
+#   5. --to-uri, a namespace the plan does not write (copied, then kept in
+#      step from the source's log): finalize's prepare catches the copy up
+#      while an update's entry is kept back; the entry let in below the
+#      point it noted, finalize --writes-stopped brings that update over
+#      too (the copy's point keeps a settle window as a sync's does).
 #   REMODEL=build/remodel bash tests/cli/test_online_oplog_holes.sh
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib_mem.sh"
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "oplog holes: external deployments are not started here (skipped)"; exit 0; }
-trap '[ -n "${fpid:-}" ] && kill -9 "$fpid" 2>/dev/null; "$SERVER" stop "$T/mem" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ -n "${fpid:-}" ] && kill -9 "$fpid" 2>/dev/null
+for d in "$T"/mem*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
 mkdir -p "$T/plans"
 echo '{"remodel": 1, "steps": [{"set": {"in": "o.items", "fields": {"m": {"$multiply": ["$n", 2]}}}}]}' >"$T/plans/dbl.json"
 
@@ -103,3 +109,26 @@ expect_eq "follow: exit 0 on SIGINT" "$frc" 0
 online sync dbl
 online verify dbl
 expect_eq "after follow: sync and verify exit 0, each result its value doubled" "$rc:$(wrong)" "0:20 0"
+
+# 5. --to-uri: the copied namespace's catch-ups.
+online_start mem "$T/mem-src" 0 changelog || exit 0
+SRC=$uri
+py 'c.o.items.insert_many([{"_id": i, "n": i} for i in range(10)])
+c.o.other.insert_many([{"_id": i, "n": i} for i in range(10)])'
+online_start mem "$T/mem-dst" 0 || exit 0
+DST=$uri
+two() { run_rm online "$1" "$T/plans/dbl.json" --uri "$SRC" --to-uri "$DST" "${@:2}"; }
+# other ID: o.other's n of ID on the destination.
+other() { uri=$DST py 'd = c.o.other.find_one({"_id": int(sys.argv[2])}); print(d["n"] if d else "-")' "$1"; }
+two run -q
+expect_eq "--to-uri: run: exit 0, o.other copied (_id 3's n 3)" "$rc:$(other 3)" "0:3"
+uri=$SRC mem_cmd '{"memSet": {"oplogHold": 1, "oplogHoldNs": "o.other"}}' >/dev/null
+uri=$SRC py 'c.o.other.update_one({"_id": 3}, {"$set": {"n": 300}})
+c.o.other.update_one({"_id": 4}, {"$set": {"n": 400}})'
+two finalize
+expect_eq "--to-uri: finalize's prepare while _id 3's entry is kept back: exit 0, _id 4 brought over (400), _id 3 not yet (3)" \
+    "$rc:$(other 4):$(other 3)" "0:400:3"
+uri=$SRC mem_cmd '{"memSet": {"oplogRelease": true}}' >/dev/null
+two finalize --writes-stopped --max-window 0
+expect_eq "--to-uri: the entry let in below the prepare's point: finalize --writes-stopped brings _id 3 over (300)" \
+    "$rc:$(other 3):$(other 4)" "0:300:400"
