@@ -10,12 +10,11 @@
  * since deletes the destination's document and writes the source's as it
  * is now (none: deleted there), then notes the new point (with the oplog,
  * its settle window: an entry that shows up late below it is read by the
- * next catch-up, online_changes.c). A catch-up cut
- * anywhere leaves the old point noted: the next one reads the same events
- * again and writes each document once more, as it is. Where the log
- * cannot tell (no log, its history lost, a namespace dropped or renamed,
- * more _ids than a sync keeps), every copy is taken again whole, as
- * finalize did before. */
+ * next catch-up, online_changes.c). A catch-up cut anywhere leaves the
+ * old point noted: the next one reads the same events again and writes
+ * each document once more, as it is. Where the log cannot tell (no log,
+ * its history lost, a namespace dropped or renamed, more _ids than a sync
+ * keeps), every copy is taken again whole, as finalize did before. */
 #include <stdio.h>
 #include <string.h>
 
