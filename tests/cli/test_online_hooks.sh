@@ -56,13 +56,16 @@ ended() {
 }
 # thread_usr1 PID: SIGUSR1 to a thread of PID other than its first (tgkill).
 thread_usr1() {
-    python3 -c 'import ctypes, os, signal, sys
+    python3 -c 'import ctypes, os, platform, signal, sys
+nr = {"x86_64": 234, "aarch64": 131}.get(platform.machine())
+if nr is None:
+    sys.exit("tgkill: no syscall number known for %s" % platform.machine())
 p = int(sys.argv[1])
 ts = sorted(int(t) for t in os.listdir("/proc/%d/task" % p) if int(t) != p)
 if not ts:
     sys.exit("%d has no thread but its first" % p)
 libc = ctypes.CDLL(None, use_errno=True)
-if libc.syscall(234, p, ts[0], signal.SIGUSR1) != 0:
+if libc.syscall(nr, p, ts[0], signal.SIGUSR1) != 0:
     sys.exit("tgkill: %s" % os.strerror(ctypes.get_errno()))' "$1"
 }
 # lease ID: "owner span left": the plan's lease's holder, its expires
