@@ -356,11 +356,13 @@ after_log (online_t *on, online_after_t *a, bool *by_log, char *why, size_t cap,
             nss[n_nss++] = a->c[i].ns;
     ch.own = own;
     ch.n_own = online_after_own (a, own, n_own);
+    ch.nss = nss;
+    ch.nns = n_nss;
     /* In oplog mode one read gives the point now and what came before it
      * (online_changes_read_next). */
     ok = online_capture_lost (on, &a->point, &lost, err) &&
-         (lost || (online_changes_read_next (on, &a->point, &now, nss, n_nss, &ch, &read, err) &&
-                   (read || online_changes_read (on, &a->point, &now, nss, n_nss, &ch, err))));
+         (lost || (online_changes_read_next (on, &a->point, &now, &ch, &read, err) &&
+                   (read || online_changes_read (on, &a->point, &now, &ch, err))));
     *by_log = ok && !lost && !*ch.rescan;
     for (size_t i = 0; *by_log && i < a->n; i++) {
         online_idlist_t *l = online_changes_list (&ch, a->c[i].ns, false);

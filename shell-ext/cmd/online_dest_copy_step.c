@@ -158,21 +158,21 @@ online_dest_copy_step (online_t *on, const bson_t *copies, online_copy_step_t *s
     const char *nss[STEP_MAX_NS];
     online_capture_t from, to;
     online_changes_t ch;
-    size_t nns;
     bool found, ok;
 
     memset (st, 0, sizeof *st);
     online_capture_init (&from);
     online_capture_init (&to);
     online_changes_init (&ch);
-    nns = step_names (copies, names, nss, STEP_MAX_NS);
+    ch.nss = nss;
+    ch.nns = step_names (copies, names, nss, STEP_MAX_NS);
     ok = point_read (on, &from, &found, err);
     if (ok && found && (size_t) bson_count_keys (copies) <= STEP_MAX_NS) {
         /* The new point before anything is read: what is written after
          * it is the next catch-up's (read now too, it is written twice). */
         ok = online_capture_start (on, &to, err) &&
              online_dest_copy_all (on, copies, false, &st->copied, &st->docs, err) &&
-             online_changes_read_to (on, &from, &to, nss, nns, &ch, err);
+             online_changes_read_to (on, &from, &to, &ch, err);
         st->events = ch.events;
         if (ok && *ch.rescan)
             snprintf (st->whole, sizeof st->whole, "%s", ch.rescan);

@@ -81,8 +81,9 @@ online_dest_changes (online_t *on, const online_capture_t *from, const char **ns
     dest_view (on, &d, &d_run);
     online_capture_init (&to);
     /* Where the log stands now bounds the read (writes nothing). */
-    ok = online_capture_detect (&d, &to, err) &&
-         online_changes_read (&d, from, &to, nss, nns, ch, err);
+    ch->nss = nss;
+    ch->nns = nns;
+    ok = online_capture_detect (&d, &to, err) && online_changes_read (&d, from, &to, ch, err);
     on->transient = d.transient;
     online_capture_destroy (&to);
     return ok;

@@ -78,6 +78,8 @@ log_lag (online_t *on, log_lag_t *lag)
     online_capture_init (&from);
     online_capture_init (&to);
     online_changes_init (&ch);
+    ch.nss = nss;
+    ch.nns = online_changes_sources (on, nss, 64);
     if (!online_follow_point (on, &from, &lag->follows, &err))
         snprintf (lag->why, sizeof lag->why, "the plan's point not read: %s", err.message);
     else if (lag->follows && !online_capture_lost (on, &from, &lost, &err))
@@ -85,9 +87,7 @@ log_lag (online_t *on, log_lag_t *lag)
     else if (lost)
         snprintf (lag->why, sizeof lag->why, "the source's change log no longer holds the "
                   "recorded point: the next sync rescans");
-    else if (lag->follows &&
-             !online_changes_read (on, &from, &to, nss, online_changes_sources (on, nss, 64), &ch,
-                                   &err))
+    else if (lag->follows && !online_changes_read (on, &from, &to, &ch, &err))
         snprintf (lag->why, sizeof lag->why, "the source's change log not read: %s", err.message);
     else if (*ch.rescan)
         snprintf (lag->why, sizeof lag->why, "%s: the next sync rescans", ch.rescan);

@@ -37,7 +37,6 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
     bson_error_t why;
     bson_iter_t it;
     int64_t round = 0, at = 0, lag = 0, events = 0, pid = 0, now = time (NULL);
-    size_t nns = online_changes_sources (on, nss, 64);
     online_sample_t s;
     char said[200];
     bool in_place;
@@ -58,7 +57,9 @@ status_follow (online_t *on, const bson_t *rec, const online_capture_t *c)
                         (long long) events, (double) lag / 1000.0);
     online_capture_init (&to);
     online_changes_init (&ch);
-    if (!online_changes_read (on, c, &to, nss, nns, &ch, &why))
+    ch.nss = nss;
+    ch.nns = online_changes_sources (on, nss, 64);
+    if (!online_changes_read (on, c, &to, &ch, &why))
         rm_cli_line (out, "", "\n", "lag: not read: %s", why.message);
     else if (*ch.rescan)
         rm_cli_line (out, "", "\n", "lag: %lld events since the recorded point, and %s: the "

@@ -42,7 +42,6 @@ online_follow_confirm (online_t *on, const online_ddl_t *own, size_t n_own, int6
     online_capture_t from, now;
     online_changes_t ch;
     const char *nss[64];
-    size_t nns = online_changes_sources (on, nss, 64);
     bool follows, read = false, ok;
 
     *written = 0;
@@ -51,9 +50,11 @@ online_follow_confirm (online_t *on, const online_ddl_t *own, size_t n_own, int6
     online_changes_init (&ch);
     ch.own = own;
     ch.n_own = n_own;
+    ch.nss = nss;
+    ch.nns = online_changes_sources (on, nss, 64);
     ok = online_follow_point (on, &from, &follows, err) && follows &&
-         online_changes_read_next (on, &from, &now, nss, nns, &ch, &read, err) &&
-         (read || online_changes_read (on, &from, &now, nss, nns, &ch, err));
+         online_changes_read_next (on, &from, &now, &ch, &read, err) &&
+         (read || online_changes_read (on, &from, &now, &ch, err));
     *written = ch.kept;
     /* A read stopped at a rescan has not read every source. */
     snprintf (why, cap, "%s", ch.rescan);
@@ -100,11 +101,12 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
      * (online_changes_read_next): one read a sync; the loss check after
      * it covers what the read found. */
     st->point_at = (int64_t) time (NULL) * 1000;
-    nns = online_changes_sources (on, nss, 64);
+    ch.nss = nss;
+    ch.nns = nns = online_changes_sources (on, nss, 64);
     ch.anon_check = true;
     /* The sources' identities at the next point, against the last one's:
      * what a log that is silent on DDL does not say (online_identity.c). */
-    ok = online_changes_read_next (on, &from, next, nss, nns, &ch, &read, err) &&
+    ok = online_changes_read_next (on, &from, next, &ch, &read, err) &&
          online_identity_now (on, nss, nns, &next->sources, err) &&
          online_capture_lost (on, &from, &lost, err);
     if (ok && !online_identity_check (on, &from, &next->sources, ch.rescan, sizeof ch.rescan,
@@ -135,7 +137,7 @@ online_follow_sync (online_t *on, size_t *first_full, online_capture_t *next, bo
                          "be traced from the change log (this rescan notes them)");
         goto done;
     }
-    ok = ok && (read || online_changes_read (on, &from, next, nss, nns, &ch, err)) &&
+    ok = ok && (read || online_changes_read (on, &from, next, &ch, err)) &&
          online_made_load (on, &noted, err);
     /* Drops naming no collection: the sources are the collections they
      * were at the last point (checked above), which a UUID proves; a

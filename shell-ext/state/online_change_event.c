@@ -210,7 +210,7 @@ validation_only (const bson_iter_t *o)
  * meaningless; a collMod may change what the steps make of them (a
  * collation), unless it sets only the validation. */
 static void
-oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char **nss, size_t nns)
+oplog_command (online_changes_t *ch, const bson_t *e, const char *db)
 {
     bson_iter_t o, f;
     if (!bson_iter_init_find (&o, e, "o") || !bson_iter_recurse (&o, &f))
@@ -243,9 +243,10 @@ oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char
             continue;
         }
         /* The namespace itself, or (a database dropped) one in it. */
-        for (size_t i = 0; i < nns; i++)
-            if (!strncmp (nss[i], full, strlen (full)) &&
-                (nss[i][strlen (full)] == '\0' || nss[i][strlen (full)] == '.') && !*ch->rescan)
+        for (size_t i = 0; i < ch->nns; i++)
+            if (!strncmp (ch->nss[i], full, strlen (full)) &&
+                (ch->nss[i][strlen (full)] == '\0' || ch->nss[i][strlen (full)] == '.') &&
+                !*ch->rescan)
                 snprintf (ch->rescan, sizeof ch->rescan, "the change log shows a %s of %s", k,
                           full);
     }
@@ -254,7 +255,7 @@ oplog_command (online_changes_t *ch, const bson_t *e, const char *db, const char
 /* One entry of local.oplog.rs (read with a filter on ns, so of the
  * plan's sources or their databases' commands) into ch. */
 void
-online_oplog_entry (online_changes_t *ch, const bson_t *e, const char **nss, size_t nns)
+online_oplog_entry (online_changes_t *ch, const bson_t *e)
 {
     bson_iter_t it, id;
     const char *op, *ns;
@@ -271,7 +272,7 @@ online_oplog_entry (online_changes_t *ch, const bson_t *e, const char **nss, siz
         char db[128];
         const char *dot = strchr (ns, '.');
         snprintf (db, sizeof db, "%.*s", dot ? (int) (dot - ns) : 0, ns);
-        oplog_command (ch, e, db, nss, nns);
+        oplog_command (ch, e, db);
         return;
     }
     /* i and d: o is the document, or {_id}; u: o2 is {_id}. */

@@ -64,12 +64,20 @@ online_changes_sources (online_t *on, const char **out, size_t cap)
  * namespace). */
 #define STREAM_REOPEN_MAX 8
 
-/* ns's stream opened at from (or, after an invalidate, after token), its
+/* One namespace's change stream being read: its cursor and how far its
+ * events have come. */
+typedef struct {
+    char db[128];
+    const char *coll, *ns;
+    int64_t id;             /* the cursor (0: none open) */
+    online_stream_at_t at;
+} stream_t;
+
+/* st's stream opened at from (or, after an invalidate, after token), its
  * first batch into ch; history lost is said in ch->rescan. */
 static bool
-stream_open (online_t *on, const char *db, const char *coll, const char *ns,
-             const online_capture_t *from, const bson_t *token, online_changes_t *ch,
-             int64_t *id, online_stream_at_t *at, bson_error_t *err)
+stream_open (online_t *on, stream_t *st, const online_capture_t *from, const bson_t *token,
+             online_changes_t *ch, bson_error_t *err)
 {
     bson_t *cmd, reply;
     bson_error_t why;
@@ -83,18 +91,18 @@ stream_open (online_t *on, const char *db, const char *coll, const char *ns,
      * drop handled once is not seen again at every round. It is also what
      * opens a stream again after an invalidate. */
     if (!token && from->has_ts)
-        cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream", "{",
-                        "fullDocument", BCON_UTF8 ("updateLookup"), "startAtOperationTime",
+        cmd = BCON_NEW ("aggregate", BCON_UTF8 (st->coll), "pipeline", "[", "{", "$changeStream",
+                        "{", "fullDocument", BCON_UTF8 ("updateLookup"), "startAtOperationTime",
                         BCON_TIMESTAMP (from->ts_t, from->ts_i), "}", "}", "]", "cursor", "{",
                         "}");
     else
-        cmd = BCON_NEW ("aggregate", BCON_UTF8 (coll), "pipeline", "[", "{", "$changeStream", "{",
-                        "fullDocument", BCON_UTF8 ("updateLookup"), "startAfter",
+        cmd = BCON_NEW ("aggregate", BCON_UTF8 (st->coll), "pipeline", "[", "{", "$changeStream",
+                        "{", "fullDocument", BCON_UTF8 ("updateLookup"), "startAfter",
                         BCON_DOCUMENT (token ? token : &from->token), "}", "}", "]", "cursor",
                         "{", "}");
-    ok = online_ops (on)->stream (on, db, cmd, &reply, &why);
+    ok = online_ops (on)->stream (on, st->db, cmd, &reply, &why);
     bson_destroy (cmd);
-    *id = 0;
+    st->id = 0;
     if (!ok) {
         bson_destroy (&reply);
         if (why.code == 286 || why.code == 280) {
@@ -104,7 +112,7 @@ stream_open (online_t *on, const char *db, const char *coll, const char *ns,
         }
         return online_fail (on, err, &why, "reading the change stream");
     }
-    online_stream_batch (ch, ns, &reply, "firstBatch", id, at);
+    online_stream_batch (ch, st->ns, &reply, "firstBatch", &st->id, &st->at);
     bson_destroy (&reply);
     return true;
 }
@@ -157,20 +165,19 @@ static bool
 stream_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
              const char *ns, online_changes_t *ch, bson_error_t *err)
 {
-    char db[128];
-    const char *dot = strchr (ns, '.'), *coll;
+    const char *dot = strchr (ns, '.');
+    stream_t st = {.ns = ns};
     bson_t *cmd, reply;
     bson_error_t why;
-    int64_t id = 0, before, t0 = online_mono_ms ();
-    online_stream_at_t at = {false, 0, 0};
+    int64_t before, t0 = online_mono_ms ();
     uint32_t pt = 0, pi = 0;
     bool ok, bounded;
     int reopened = 0;
 
-    if (!dot || (size_t) (dot - ns) >= sizeof db)
+    if (!dot || (size_t) (dot - ns) >= sizeof st.db)
         return true;
-    snprintf (db, sizeof db, "%.*s", (int) (dot - ns), ns);
-    coll = dot + 1;
+    snprintf (st.db, sizeof st.db, "%.*s", (int) (dot - ns), ns);
+    st.coll = dot + 1;
     ch->own_last = false;
     ch->own_anon = 0;
     ch->last_known = false;
@@ -179,7 +186,7 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
      * wait, there is none (on MongoDB, whose getMore waits for the first
      * event, too). */
     bounded = point_time (to, &pt, &pi);
-    if (!stream_open (on, db, coll, ns, from, NULL, ch, &id, &at, err))
+    if (!stream_open (on, &st, from, NULL, ch, err))
         return false;
     do {
         before = ch->events;
@@ -187,47 +194,48 @@ stream_read (online_t *on, const online_capture_t *from, const online_capture_t 
         if (ch->reopen && reopened++ < STREAM_REOPEN_MAX && !*ch->rescan) {
             bson_t *tok = ch->reopen;
             ch->reopen = NULL;
-            online_cursor_kill (on, db, coll, id);
-            ok = stream_open (on, db, coll, ns, from, tok, ch, &id, &at, err);
+            online_cursor_kill (on, st.db, st.coll, st.id);
+            ok = stream_open (on, &st, from, tok, ch, err);
             bson_destroy (tok);
             if (!ok)
                 return false;
             before = -1;
             continue;
         }
-        if (!id)
+        if (!st.id)
             break;
         /* SIGINT, SIGTERM: between two getMores (each waits a fraction of
          * a second), not after the whole log. */
         if (online_stop_requested ()) {
-            online_cursor_kill (on, db, coll, id);
+            online_cursor_kill (on, st.db, st.coll, st.id);
             return online_stop_check (on, "while reading the change log (nothing applied from "
                                       "it: the next sync reads it again)", err);
         }
-        if (online_stream_behind (&at, to) && online_mono_ms () - t0 > STREAM_BEHIND_MS) {
+        if (online_stream_behind (&st.at, to) && online_mono_ms () - t0 > STREAM_BEHIND_MS) {
             rm_error_set (err, RM_ERR_IO, "%s: the change stream of %s has not reached the next "
                           "point, Timestamp(%u, %u), after %d s (at Timestamp(%u, %u)): its events "
                           "are not majority-committed yet; run it again", on->run->where, ns,
-                          to->ts_t, to->ts_i, STREAM_BEHIND_MS / 1000, at.t, at.i);
+                          to->ts_t, to->ts_i, STREAM_BEHIND_MS / 1000, st.at.t, st.at.i);
             /* A lag that passes: retried like a network error. */
             on->transient = true;
             return false;
         }
-        cmd = BCON_NEW ("getMore", BCON_INT64 (id), "collection", BCON_UTF8 (coll), "maxTimeMS",
+        cmd = BCON_NEW ("getMore", BCON_INT64 (st.id), "collection", BCON_UTF8 (st.coll),
+                        "maxTimeMS",
                         BCON_INT32 (to->sentinel ? STREAM_QUIET_SENTINEL_MS : STREAM_QUIET_MS));
-        ok = online_ops (on)->stream (on, db, cmd, &reply, &why);
+        ok = online_ops (on)->stream (on, st.db, cmd, &reply, &why);
         bson_destroy (cmd);
         if (ok)
-            online_stream_batch (ch, ns, &reply, "nextBatch", &id, &at);
+            online_stream_batch (ch, ns, &reply, "nextBatch", &st.id, &st.at);
         bson_destroy (&reply);
         if (!ok)
             return online_fail (on, err, &why, "reading the change stream");
-    } while ((ch->events > before || online_stream_behind (&at, to)) && !*ch->rescan &&
+    } while ((ch->events > before || online_stream_behind (&st.at, to)) && !*ch->rescan &&
              !past_point (ch, bounded, pt, pi));
     if (ch->reopen && !*ch->rescan)
         snprintf (ch->rescan, sizeof ch->rescan, "the change stream of %s was invalidated more "
                   "than %d times", ns, STREAM_REOPEN_MAX);
-    online_cursor_kill (on, db, coll, id);
+    online_cursor_kill (on, st.db, st.coll, st.id);
     return true;
 }
 
@@ -428,14 +436,14 @@ oplog_namespaces (bson_t *arr, const char **nss, size_t nns)
     }
 }
 
-/* The entries after from, of nss, into ch: up to to (bounded, filtered on
- * ns by the server), or (to NULL) up to the log's end, every namespace's
- * read and those of nss kept here, the last ts read into *last_t, *last_i
- * (*last false: none after from). */
+/* The entries after from, of ch->nss, into ch: up to to (bounded,
+ * filtered on ns by the server), or (to NULL) up to the log's end, every
+ * namespace's read and those of ch->nss kept here. next (NULL: none) is
+ * given the next point: to's ts, or an unbounded read's last entry's
+ * (from's when none came after it), and the settle window below it. */
 static bool
 oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
-            const char **nss, size_t nns, online_changes_t *ch, online_capture_t *next,
-            bool *last, uint32_t *last_t, uint32_t *last_i, bson_error_t *err)
+            online_changes_t *ch, online_capture_t *next, bson_error_t *err)
 {
     oplog_call_t *r = bson_aligned_alloc0 (BSON_ALIGNOF (oplog_call_t), sizeof *r);
     bson_t ts, in, arr;
@@ -457,11 +465,11 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
         BSON_APPEND_TIMESTAMP (&ts, "$lte", to->ts_t, to->ts_i);
     bson_append_document_end (&r->filter, &ts);
     if (r->all) {
-        oplog_namespaces (&r->want, nss, nns);
+        oplog_namespaces (&r->want, ch->nss, ch->nns);
     } else {
         BSON_APPEND_DOCUMENT_BEGIN (&r->filter, "ns", &in);
         BSON_APPEND_ARRAY_BEGIN (&in, "$in", &arr);
-        oplog_namespaces (&arr, nss, nns);
+        oplog_namespaces (&arr, ch->nss, ch->nns);
         bson_append_array_end (&in, &arr);
         bson_append_document_end (&r->filter, &in);
     }
@@ -477,11 +485,6 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
         return online_fail (on, err, &why, "reading local.oplog.rs");
     }
     ch->log_entries += r->returned;
-    if (last) {
-        *last = r->last;
-        *last_t = r->last_t;
-        *last_i = r->last_i;
-    }
     /* The window read again as the read that gave the point saw it: its
      * entries are in the results already. */
     bool same = from->has_settle && r->again_n == from->settle_n &&
@@ -490,7 +493,9 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
         /* The next point's window: SETTLE_S seconds below it, from this
          * window's start at the lowest, and what this read saw there. A
          * bounded read's next point is its bound; an unbounded one's, the
-         * last entry it read. */
+         * last entry it read, or with none after from, from again (its
+         * entry is in the log while the next sync's loss check finds it
+         * there). */
         uint64_t upto = to && to->has_ts ? ts64 (to->ts_t, to->ts_i)
                         : r->last       ? ts64 (r->last_t, r->last_i)
                                         : r->from;
@@ -504,6 +509,9 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
                 n++;
                 sum += ts_mix (r->read[k]);
             }
+        next->ts_t = (uint32_t) (upto >> 32);
+        next->ts_i = (uint32_t) upto;
+        next->has_ts = true;
         next->has_settle = true;
         next->settle_t = (uint32_t) (start >> 32);
         next->settle_i = (uint32_t) start;
@@ -525,7 +533,7 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
             bool again = ts64 (t, i) <= r->from;
             if (again && same)
                 continue;
-            online_oplog_entry (ch, &one, nss, nns);
+            online_oplog_entry (ch, &one);
             /* Read again within the settle window: applied, not counted
              * as an event since the point. */
             if (again)
@@ -541,45 +549,41 @@ oplog_read (online_t *on, const online_capture_t *from, const online_capture_t *
  * below it (to is then saved as the next point). */
 static bool
 changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
-              online_capture_t *settle, const char **nss, size_t nns, online_changes_t *ch,
-              bson_error_t *err)
+              online_capture_t *settle, online_changes_t *ch, bson_error_t *err)
 {
     online_run_t view_run;
     online_t view, *src = online_pair_log (on, &view, &view_run);
     bool ok = true;
 
     if (from->mode == ONLINE_CAPTURE_OPLOG)
-        ok = oplog_read (src, from, to, nss, nns, ch, settle && settle->has_ts ? settle : NULL,
-                         NULL, NULL, NULL, err);
-    for (size_t i = 0; ok && from->mode != ONLINE_CAPTURE_OPLOG && i < nns && !*ch->rescan; i++)
-        ok = stream_read (src, from, to, nss[i], ch, err);
+        ok = oplog_read (src, from, to, ch, settle && settle->has_ts ? settle : NULL, err);
+    for (size_t i = 0; ok && from->mode != ONLINE_CAPTURE_OPLOG && i < ch->nns && !*ch->rescan; i++)
+        ok = stream_read (src, from, to, ch->nss[i], ch, err);
     online_pair_log_end (on, src);
     return ok;
 }
 
 bool
 online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
-                     const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
+                     online_changes_t *ch, bson_error_t *err)
 {
-    return changes_read (on, from, to, NULL, nss, nns, ch, err);
+    return changes_read (on, from, to, NULL, ch, err);
 }
 
 bool
 online_changes_read_to (online_t *on, const online_capture_t *from, online_capture_t *to,
-                        const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err)
+                        online_changes_t *ch, bson_error_t *err)
 {
-    return changes_read (on, from, to, to, nss, nns, ch, err);
+    return changes_read (on, from, to, to, ch, err);
 }
 
 bool
 online_changes_read_next (online_t *on, const online_capture_t *from, online_capture_t *next,
-                          const char **nss, size_t nns, online_changes_t *ch, bool *read,
-                          bson_error_t *err)
+                          online_changes_t *ch, bool *read, bson_error_t *err)
 {
     online_run_t view_run;
     online_t view, *src;
-    bool ok, last = false;
-    uint32_t t = 0, i = 0;
+    bool ok;
 
     *read = false;
     if (from->mode != ONLINE_CAPTURE_OPLOG || !from->has_ts)
@@ -591,15 +595,8 @@ online_changes_read_next (online_t *on, const online_capture_t *from, online_cap
     if (next->mode != ONLINE_CAPTURE_OPLOG)
         return online_capture_start (on, next, err);
     src = online_pair_log (on, &view, &view_run);
-    ok = oplog_read (src, from, NULL, nss, nns, ch, next, &last, &t, &i, err);
+    ok = oplog_read (src, from, NULL, ch, next, err);
     online_pair_log_end (on, src);
-    if (!ok)
-        return false;
-    /* Nothing after the point: the point again (its entry is in the log
-     * while the next sync's loss check finds it there). */
-    next->ts_t = last ? t : from->ts_t;
-    next->ts_i = last ? i : from->ts_i;
-    next->has_ts = true;
-    *read = true;
-    return true;
+    *read = ok;
+    return ok;
 }

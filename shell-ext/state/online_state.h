@@ -393,6 +393,9 @@ typedef struct online_changes_s {
                                epoch by the server's clock (0: none known), for status */
     const online_ddl_t *own; /* the caller's (NULL: none), n_own of them */
     size_t n_own;
+    const char **nss;       /* the caller's: the namespaces whose changes are
+                             * kept, nns of them (their databases' commands too) */
+    size_t nns;
     bool own_last;          /* the stream's last event was one of them */
     size_t own_anon;        /* drops naming no collection taken for own's
                              * in this stream (mongo-java-server's drop
@@ -439,31 +442,29 @@ typedef struct {
 void online_stream_batch (online_changes_t *ch, const char *ns, const bson_t *reply,
                           const char *batch, int64_t *id, online_stream_at_t *at);
 bool online_stream_behind (const online_stream_at_t *at, const online_capture_t *to);
-void online_oplog_entry (online_changes_t *ch, const bson_t *e, const char **nss, size_t nns);
+void online_oplog_entry (online_changes_t *ch, const bson_t *e);
 
 /* Reads the log from point `from` on (up to `to`, where the mode can bound
  * it; a stream is read until it is quiet: events after `to` are only read
- * twice) into ch: every insert, update, replace and delete of nss. A drop
- * or rename of one of them sets ch->rescan. */
+ * twice) into ch: every insert, update, replace and delete of ch->nss. A
+ * drop or rename of one of them sets ch->rescan. */
 bool online_changes_read (online_t *on, const online_capture_t *from, const online_capture_t *to,
-                          const char **nss, size_t nns, online_changes_t *ch, bson_error_t *err);
+                          online_changes_t *ch, bson_error_t *err);
 /* online_changes_read, where `to` is then saved as the next point (a
  * --to-uri copy step): in oplog mode `to` gets the settle window below it
  * that online_changes_read_next gives its point (online_changes.c). */
 bool online_changes_read_to (online_t *on, const online_capture_t *from, online_capture_t *to,
-                             const char **nss, size_t nns, online_changes_t *ch,
-                             bson_error_t *err);
+                             online_changes_t *ch, bson_error_t *err);
 /* The next point into next, and, in oplog mode, what the log holds from
  * `from` up to it, in one read (*read true): every entry after `from`, of
  * every namespace, its last one's ts the next point (from's where there is
- * none), those of nss kept into ch. A server that filters ts after
+ * none), those of ch->nss kept into ch. A server that filters ts after
  * reading every entry (FerretDB) reads the oplog whole for any range, so
  * one read a sync, not one for the last entry and one for the range.
  * Other modes: online_capture_start (*read false: online_changes_read
  * follows). */
 bool online_changes_read_next (online_t *on, const online_capture_t *from, online_capture_t *next,
-                               const char **nss, size_t nns, online_changes_t *ch, bool *read,
-                               bson_error_t *err);
+                               online_changes_t *ch, bool *read, bson_error_t *err);
 
 /* The key map (online_keys.c): for each join's partners, every key value
  * remodel read them with, in the state database's collection keys.

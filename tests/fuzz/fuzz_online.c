@@ -51,8 +51,10 @@ oplog (const bson_t *e)
     static const char *nss[] = {"db.coll", "db.other", "crm.people"};
     online_changes_t ch;
     online_changes_init (&ch);
-    online_oplog_entry (&ch, e, nss, 3);
-    online_oplog_entry (&ch, e, nss, 3); /* twice: noted once */
+    ch.nss = nss;
+    ch.nns = 3;
+    online_oplog_entry (&ch, e);
+    online_oplog_entry (&ch, e); /* twice: noted once */
     online_changes_destroy (&ch);
 }
 

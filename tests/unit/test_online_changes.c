@@ -302,7 +302,9 @@ oplog (online_changes_t *ch, const char *json, const char **nss, size_t n)
         fprintf (stderr, "  %s: %s\n", json, e.message);
         return;
     }
-    online_oplog_entry (ch, entry, nss, n);
+    ch->nss = nss;
+    ch->nns = n;
+    online_oplog_entry (ch, entry);
     bson_destroy (entry);
 }
 
