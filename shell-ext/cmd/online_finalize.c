@@ -663,19 +663,28 @@ typedef struct {
     int64_t restored, kept, forced, forgotten;
 } rb_step_t;
 
-/* The document with _id q now, against its backup bd (its original, data
- * and len): *same once it is the original (already, or restored here),
- * *drop when its backup goes with it not restored (--force over a
- * deletion); *gone when the document is no more; held: what the
- * application wrote where remodel did (online_undo.c). */
+/* One backup's document being rolled back: the backup (bd), the
+ * document's _id as a query (q), its original (data, len), and what
+ * restore_doc found. */
+typedef struct {
+    const bson_t *bd;
+    bson_t q;
+    const uint8_t *data;
+    uint32_t len;
+    bool same;       /* it is the original (already, or restored) */
+    bool drop;       /* its backup goes with it not restored (--force over a deletion) */
+    bool gone;       /* the document is no more */
+    char held[1000]; /* what the application wrote where remodel did (online_undo.c) */
+} rb_doc_t;
+
+/* The document d->q now, against its backup: restored where that is
+ * safe, d's flags set. */
 static bool
-restore_doc (online_t *on, rb_step_t *st, const bson_t *bd, const bson_t *q, const uint8_t *data,
-             uint32_t len, bool *same, bool *drop, bool *gone, char *held, size_t cap,
-             bson_error_t *err)
+restore_doc (online_t *on, rb_step_t *st, rb_doc_t *d, bson_error_t *err)
 {
     const online_opts_t *o = on->run->o;
     const online_ops_t *ops = online_ops (on);
-    online_cursor_t *cc = ops->find (on, st->c, q, NULL);
+    online_cursor_t *cc = ops->find (on, st->c, &d->q, NULL);
     const bson_t *now = NULL;
     online_undo_t undo = ONLINE_UNDO_UNKNOWN;
     bson_t usel = BSON_INITIALIZER, upd = BSON_INITIALIZER, reply = BSON_INITIALIZER;
@@ -683,26 +692,28 @@ restore_doc (online_t *on, rb_step_t *st, const bson_t *bd, const bson_t *q, con
     bson_error_t why;
     bool ok = true, ours = false;
 
-    *same = *drop = false;
+    d->same = d->drop = false;
     if (ops->next (cc, &now))
-        undo = online_undo_plan (bd, data, len, now, &usel, &upd, held, cap);
+        undo = online_undo_plan (d->bd, d->data, d->len, now, &usel, &upd, d->held, sizeof d->held);
     if (now && (undo == ONLINE_UNDO_DONE ||
-                (now->len == len && same_fields (bson_get_data (now), now->len, data, len)))) {
+                (now->len == d->len &&
+                 same_fields (bson_get_data (now), now->len, d->data, d->len)))) {
         /* The original already: restored by a rollback killed before it
          * removed the backup (or written so by the application: either
          * way nothing to restore). */
-        *same = true;
+        d->same = true;
     } else if (undo == ONLINE_UNDO_FIELDS) {
         /* The application's fields kept, remodel's given back, on
          * condition that they are still as just read. */
         ok = online_lease_check (on, err) &&
              (ops->write (on, st->c, ONLINE_W_UPDATE, &usel, &upd, false, false, &reply, &why) ||
               online_fail (on, err, &why, "restoring a document's fields"));
-        *same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
-                bson_iter_as_int64 (&it) == 1;
+        d->same = ok && bson_iter_init_find (&it, &reply, "matchedCount") &&
+                  bson_iter_as_int64 (&it) == 1;
     } else if (now && ((ours = undo == ONLINE_UNDO_UNKNOWN
-                                   ? as_written (bd, now) &&
-                                         only_ours (bd, (int64_t) rm_crc64_update (0, data, len))
+                                   ? as_written (d->bd, now) &&
+                                         only_ours (d->bd, (int64_t) rm_crc64_update (0, d->data,
+                                                                                       d->len))
                                    : undo == ONLINE_UNDO_WHOLE) ||
                        o->force)) {
         /* Still what remodel wrote (or --force): back, on that condition,
@@ -711,16 +722,16 @@ restore_doc (online_t *on, rb_step_t *st, const bson_t *bd, const bson_t *q, con
          * cannot see) is given back at once (online_write.c), the rest
          * restored all the same. */
         bool undid;
-        ok = online_replace_checked (on, st->c, bson_get_data (now), now->len, data, len, same,
-                                     &undid, err);
-        *same = ok && *same;
-        st->forced += *same && !ours;
+        ok = online_replace_checked (on, st->c, bson_get_data (now), now->len, d->data, d->len,
+                                     &d->same, &undid, err);
+        d->same = ok && d->same;
+        st->forced += d->same && !ours;
     } else if (!now && o->force) {
         /* Deleted by the application since: not brought back. */
-        *drop = true;
+        d->drop = true;
         st->forgotten++;
     }
-    *gone = now == NULL;
+    d->gone = now == NULL;
     if (!ops->end (cc, ok ? &why : NULL) && ok)
         ok = online_fail (on, err, &why, "reading a document");
     bson_destroy (&reply);
@@ -736,12 +747,9 @@ rollback_doc (online_t *on, rb_step_t *st, const bson_t *bd, bson_error_t *err)
 {
     const online_opts_t *o = on->run->o;
     bson_iter_t it, id;
-    const uint8_t *data;
-    uint32_t len;
-    bson_t q = BSON_INITIALIZER;
+    rb_doc_t d = {.bd = bd, .q = BSON_INITIALIZER};
     bson_error_t why;
-    char held[1000] = "";
-    bool ok, same, drop, gone;
+    bool ok;
 
     if (online_select_step (st->s)) {
         online_rb_tally_t t = {st->restored, st->kept, st->forced, st->forgotten};
@@ -755,39 +763,39 @@ rollback_doc (online_t *on, rb_step_t *st, const bson_t *bd, bson_error_t *err)
     if (!bson_iter_init_find (&id, bd, "_id") || !bson_iter_init_find (&it, bd, "doc") ||
         !BSON_ITER_HOLDS_DOCUMENT (&it))
         return true;
-    bson_iter_document (&it, &len, &data);
-    online_id_append (&q, &id);
-    ok = restore_doc (on, st, bd, &q, data, len, &same, &drop, &gone, held, sizeof held, err);
-    if (ok && !same && !drop && o->forget) {
-        drop = true;
+    bson_iter_document (&it, &d.len, &d.data);
+    online_id_append (&d.q, &id);
+    ok = restore_doc (on, st, &d, err);
+    if (ok && !d.same && !d.drop && o->forget) {
+        d.drop = true;
         st->forgotten++;
     }
-    if (ok && (same || drop)) {
-        st->restored += same;
+    if (ok && (d.same || d.drop)) {
+        st->restored += d.same;
         ok = online_lease_check (on, err) &&
-             (online_ops (on)->write (on, st->b, ONLINE_W_DELETE, &q, NULL, false, false, NULL,
+             (online_ops (on)->write (on, st->b, ONLINE_W_DELETE, &d.q, NULL, false, false, NULL,
                                       &why) ||
               online_fail (on, err, &why, "removing a restored backup"));
     } else if (ok) {
-        char *text = bson_as_relaxed_extended_json (&q, NULL);
+        char *text = bson_as_relaxed_extended_json (&d.q, NULL);
         /* Each one the application wrote where remodel did named with
          * what it holds there (online_undo.c). */
-        if (*held)
+        if (*d.held)
             online_say_warn (on, "rollback: step %zu (%s) %s: document %s holds %s, "
                              "written since remodel wrote it: left as it is; its earlier "
                              "version stays in %s.%s (rollback --force restores it, --forget "
                              "keeps the document as it is)", st->s->index, st->s->op, st->in->text,
-                             text, held, o->state_db, st->bname);
+                             text, d.held, o->state_db, st->bname);
         else if (st->kept < 10)
             online_say_warn (on, "rollback: step %zu (%s) %s: document %s %s since "
                              "remodel wrote it: left as it is; its earlier version stays in "
                              "%s.%s (rollback --force restores it, --forget keeps the "
                              "document as it is)", st->s->index, st->s->op, st->in->text, text,
-                             gone ? "deleted" : "changed", o->state_db, st->bname);
+                             d.gone ? "deleted" : "changed", o->state_db, st->bname);
         st->kept++;
         bson_free (text);
     }
-    bson_destroy (&q);
+    bson_destroy (&d.q);
     return ok;
 }
 

@@ -65,9 +65,10 @@ log_batch (online_job_t *j, online_progress_t *pg, int64_t n, int64_t ms, int64_
 {
     const online_opts_t *o = j->on->run->o;
     int64_t all = online_mono_ms () - t0;
+    online_batch_line_t line = {j->s, j->index, j->in[j->p->drive]->text, false, n, ms, j->seen,
+                                j->written, all > 0 ? j->seen * 1000 / all : 0};
     if (o->log_json)
-        online_json_batch (j->on, j->s, j->index, j->in[j->p->drive]->text, false, n, ms,
-                           j->seen, j->written, all > 0 ? j->seen * 1000 / all : 0);
+        online_json_batch (j->on, &line);
     else
         online_progress_draw (pg, j->s->index, j->s->op, j->in[j->p->drive]->text, j->seen,
                               j->written);

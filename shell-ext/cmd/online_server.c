@@ -385,9 +385,10 @@ online_server_pass (online_t *on, const rm_compile_step_t *st, const rm_compile_
         bson_concat (&last, &hi);
         {
             int64_t now = online_mono_ms (), all = now - t0;
+            online_batch_line_t line = {s, cp->pass, cp->drive->text, true, n, now - b0, t.seen,
+                                        t.changed, all > 0 ? t.seen * 1000 / all : 0};
             if (online_say_how (on).json)
-                online_json_batch (on, s, cp->pass, cp->drive->text, true, n, now - b0, t.seen,
-                                   t.changed, all > 0 ? t.seen * 1000 / all : 0);
+                online_json_batch (on, &line);
             else
                 drawn |= online_say_progress (on, "step %zu (%s) %s: %lld read, %lld written, "
                                               "%lld/s (server-side) ", s->index, s->op,

@@ -38,14 +38,24 @@ run_fields (const rm_step_t *s, size_t n, bson_t *part)
     bson_append_array_end (part, &ops);
 }
 
-/* Pass p of step s's recorded partitions, when it was split in two or
- * more (online_partition_state.c): each appended to arr from *n on with
- * its bounds as recorded, its state, worker and counts. Returns how many
- * (0: the pass is one partition, its own checkpoint), -1 on an error. */
+/* A pass as status --json lists it: pass p of step s, whose run fuses
+ * run steps (run_fields), driven by ns. */
+typedef struct {
+    const rm_step_t *s;
+    size_t run, p;
+    const char *ns;
+} pass_at_t;
+
+/* Pass a's recorded partitions, when it was split in two or more
+ * (online_partition_state.c): each appended to arr from *n on with its
+ * bounds as recorded, its state, worker and counts. Returns how many (0:
+ * the pass is one partition, its own checkpoint), -1 on an error. */
 static int
-split_pass (online_t *on, const rm_step_t *s, size_t run, size_t p, const char *ns, bool alive,
-            bson_t *arr, uint32_t *n, bool *all_done, bson_error_t *err)
+split_pass (online_t *on, const pass_at_t *a, bool alive, bson_t *arr, uint32_t *n,
+            bool *all_done, bson_error_t *err)
 {
+    const rm_step_t *s = a->s;
+    size_t p = a->p;
     bson_t parts = BSON_INITIALIZER;
     bson_iter_t it;
     uint32_t k = 0, count;
@@ -85,10 +95,10 @@ split_pass (online_t *on, const rm_step_t *s, size_t run, size_t p, const char *
         *all_done = *all_done && t.done;
         bson_uint32_to_string ((*n)++, &kp, key, sizeof key);
         bson_append_document_begin (arr, kp, -1, &part);
-        BSON_APPEND_UTF8 (&part, "ns", ns);
+        BSON_APPEND_UTF8 (&part, "ns", a->ns);
         BSON_APPEND_INT64 (&part, "step", (int64_t) s->index);
         BSON_APPEND_UTF8 (&part, "op", s->op);
-        run_fields (s, run, &part);
+        run_fields (s, a->run, &part);
         BSON_APPEND_INT64 (&part, "pass", (int64_t) p + 1);
         BSON_APPEND_INT64 (&part, "partition", (int64_t) k + 1);
         BSON_APPEND_INT64 (&part, "of", (int64_t) count);
@@ -142,8 +152,8 @@ online_status_partitions (online_t *on, const online_record_t *r, const char *ho
             online_cp_tally_t t = {false, 0, 0};
             int64_t pr;
             bool split_done;
-            int split = split_pass (on, s, run, p, in[passes[p].drive]->text, alive, arr, &n,
-                                    &split_done, err);
+            pass_at_t at = {s, run, p, in[passes[p].drive]->text};
+            int split = split_pass (on, &at, alive, arr, &n, &split_done, err);
             if (split < 0)
                 return false;
             if (split > 0) {

@@ -702,10 +702,17 @@ void online_hash_key (uint64_t h, uint8_t key[8]);
 /* online_json.c: appends s as a JSON string (quotes, backslashes and
  * control bytes escaped, UTF-8 kept), for --log-format json lines. */
 void online_json_string (rm_buf_t *out, const char *s);
-/* A --log-format json line for a batch of step s's pass (from 0) over ns. */
-void online_json_batch (const online_t *on, const rm_step_t *s, size_t pass, const char *ns,
-                        bool server_side, int64_t n, int64_t ms, int64_t seen, int64_t written,
-                        int64_t rate);
+/* A batch of step s's pass (from 0) over ns, as --log-format json says
+ * it: its documents (n) and milliseconds, the pass's documents read and
+ * written so far and their rate a second. */
+typedef struct {
+    const rm_step_t *s;
+    size_t pass;
+    const char *ns;
+    bool server_side;
+    int64_t n, ms, seen, written, rate;
+} online_batch_line_t;
+void online_json_batch (const online_t *on, const online_batch_line_t *b);
 
 /* say: begin (online_say.c, issue 53) */
 /* The one voice: every line the program says below its commands' own

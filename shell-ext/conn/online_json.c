@@ -23,9 +23,7 @@ online_json_string (rm_buf_t *out, const char *s)
 }
 
 void
-online_json_batch (const online_t *on, const rm_step_t *s, size_t pass, const char *ns,
-                   bool server_side, int64_t n, int64_t ms, int64_t seen, int64_t written,
-                   int64_t rate)
+online_json_batch (const online_t *on, const online_batch_line_t *b)
 {
     rm_buf_t line;
     char nums[200];
@@ -33,16 +31,16 @@ online_json_batch (const online_t *on, const rm_step_t *s, size_t pass, const ch
     rm_buf_init (&line);
     rm_buf_append (&line, "{\"plan\":", 8);
     online_json_string (&line, on->run->names.name);
-    snprintf (nums, sizeof nums, ",\"step\":%zu,\"op\":", s->index);
+    snprintf (nums, sizeof nums, ",\"step\":%zu,\"op\":", b->s->index);
     rm_buf_append (&line, nums, strlen (nums));
-    online_json_string (&line, s->op);
-    snprintf (nums, sizeof nums, ",\"pass\":%zu,\"ns\":", pass + 1);
+    online_json_string (&line, b->s->op);
+    snprintf (nums, sizeof nums, ",\"pass\":%zu,\"ns\":", b->pass + 1);
     rm_buf_append (&line, nums, strlen (nums));
-    online_json_string (&line, ns);
+    online_json_string (&line, b->ns);
     snprintf (nums, sizeof nums,
               "%s,\"batch\":%lld,\"ms\":%lld,\"read\":%lld,\"written\":%lld,\"rate\":%lld}\n",
-              server_side ? ",\"serverSide\":true" : "", (long long) n, (long long) ms,
-              (long long) seen, (long long) written, (long long) rate);
+              b->server_side ? ",\"serverSide\":true" : "", (long long) b->n, (long long) b->ms,
+              (long long) b->seen, (long long) b->written, (long long) b->rate);
     rm_buf_append (&line, nums, strlen (nums));
     online_say_json (on, &line);
     rm_buf_destroy (&line);

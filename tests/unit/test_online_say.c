@@ -183,7 +183,7 @@ test_json_lines (void)
     /* A batch's line: JSON-escaped names, and said with --quiet too. */
     begin (true, true, 1);
     snprintf (on.own_run->names.name, sizeof on.run->names.name, "a\"b.json");
-    online_json_batch (&on, &s, 0, "db.c", false, 10, 5, 10, 9, 2000);
+    online_json_batch (&on, &(online_batch_line_t){&s, 0, "db.c", false, 10, 5, 10, 9, 2000});
     end ("", "{\"plan\":\"a\\\"b.json\",\"step\":2,\"op\":\"embed\",\"pass\":1,\"ns\":\"db.c\","
              "\"batch\":10,\"ms\":5,\"read\":10,\"written\":9,\"rate\":2000}\n");
     begin (false, true, 0);
