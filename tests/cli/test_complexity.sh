@@ -2,9 +2,9 @@
 # Each function's complexity (issue 53): scripts/check_complexity.sh over
 # shell-ext/ (a PASS or FAIL line per function over the limits or listed
 # in scripts/complexity-allow.txt), then the check itself on a small tree
-# of its own: a function over the limits fails unless listed, a listed one
-# within them fails (the list only shrinks), and so does one listed that
-# is no more.
+# of its own: a function over the limits (complexity, lines, parameters)
+# fails unless listed, a listed one within them fails (the list only
+# shrinks), and so does one listed that is no more.
 #   REMODEL=build/remodel bash tests/cli/test_complexity.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -38,11 +38,11 @@ mini() { printf '%s\n' "$@" >"$T/allow"; "$check" "$T/tree" "$T/allow" >"$T/out"
 
 mini "# nothing listed"
 expect_eq "a function over 40, not listed: fails, naming it and its figures" \
-    "$rc:$(grep -c '^FAIL complexity: shell-ext/cmd/f.c:big: complexity 42, 45 lines (at most 40, 120)$' "$T/out")" "1:1"
+    "$rc:$(grep -c '^FAIL complexity: shell-ext/cmd/f.c:big: complexity 42, 45 lines, 1 parameter (at most 40, 120, 7)$' "$T/out")" "1:1"
 
 mini "shell-ext/cmd/f.c:big"
 expect_eq "listed: passes, said allowed for now" \
-    "$rc:$(grep -c '^PASS complexity: shell-ext/cmd/f.c:big: complexity 42, 45 lines, allowed for now' "$T/out"):$(grep -c '^FAIL' "$T/out")" "0:1:0"
+    "$rc:$(grep -c '^PASS complexity: shell-ext/cmd/f.c:big: complexity 42, 45 lines, 1 parameter, allowed for now' "$T/out"):$(grep -c '^FAIL' "$T/out")" "0:1:0"
 
 mini "shell-ext/cmd/f.c:big" "shell-ext/cmd/f.c:small  # done already"
 expect_eq "listed but within the limits: fails (the list only shrinks)" \
@@ -63,3 +63,20 @@ expect_eq "listed but no more: fails, naming it" \
 mini "# none"
 expect_eq "a function over 120 lines: fails" \
     "$rc:$(grep -c '^FAIL complexity: shell-ext/cmd/f.c:long_one: complexity 1, 129 lines' "$T/out")" "1:1"
+
+# Eight parameters, and seven.
+{
+    echo "int eight (int a, int b, int c, int d, int e, int f, int g, int h)"
+    echo "{"
+    echo "    return a + b + c + d + e + f + g + h;"
+    echo "}"
+    echo "int seven (int a, int b, int c, int d, int e, int f, int g)"
+    echo "{"
+    echo "    return a + b + c + d + e + f + g;"
+    echo "}"
+} >"$T/tree/shell-ext/cmd/f.c"
+mini "# none"
+expect_eq "a function of 8 parameters fails, naming them; one of 7 passes" \
+    "$rc:$(grep -c '^FAIL complexity: shell-ext/cmd/f.c:eight: complexity 1, 4 lines, 8 parameters (at most 40, 120, 7)$' "$T/out"):$(grep -c 'f.c:seven' "$T/out")" "1:1:0"
+mini "shell-ext/cmd/f.c:eight"
+expect_eq "listed: passes" "$rc:$(grep -c '^FAIL' "$T/out")" "0:0"
