@@ -78,7 +78,7 @@ refused() {
     while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
     shift
     want=("$@")
-    timeout 120 "$REMODEL" online "$cmd" "$T/plans/$plan.json" --uri "$uri" "${args[@]}" \
+    timeout 600 "$REMODEL" online "$cmd" "$T/plans/$plan.json" --uri "$uri" "${args[@]}" \
         >"$T/out" 2>"$T/err"
     rc=$?
     expect_eq "$name: $cmd refused (exit 2, one line)" "$rc:$(grep -c . "$T/err")" "2:1"
