@@ -14,8 +14,8 @@ typedef struct {
 } rm_xchunk_t;
 
 /* A top-level field of the held document: where it starts (its type
- * byte), its key's length, where it ends, and its key's tag (expr_held.c:
- * the key's first eight bytes). */
+ * byte), its key's length, where it ends, and its key's tag (the key's
+ * first eight bytes: rm_walk_key_tag). */
 typedef struct {
     uint32_t start, klen, end;
     uint64_t tag;
@@ -52,6 +52,7 @@ struct rm_expr_ctx {
     bool held_end, held_bad; /* walked to its end; met bad bytes */
     rm_xfield_t *seen;
     size_t n_seen, cap_seen;
+    size_t n_tagged;      /* seen's first fields whose tag is taken */
     bool set_shallow; /* rm_expr_set_shallow's answer */
 };
 

@@ -8,45 +8,14 @@
 #include "bsonwalk.h"
 #include "expr_ctx.h"
 
-/* A key's tag: its first eight bytes as a number (fewer, zero-padded,
- * for a shorter key). With the length it tells apart in one comparison
- * nearly all keys of a document, where keys of one length sharing a
- * prefix ("l_shipdate", "l_shipmode": a TPC-H import's) took a byte loop
- * each. One eight-byte read where lim leaves room (a field's key within
- * its document), else byte by byte. */
-static inline uint64_t
-key_tag (const uint8_t *k, uint32_t klen, const uint8_t *lim)
-{
-    uint64_t t = 0;
-    if (klen >= 8 || (size_t) (lim - k) >= 8) {
-        memcpy (&t, k, 8);
-        t = BSON_UINT64_FROM_LE (t);
-        return klen >= 8 ? t : t & ((UINT64_C (1) << (8 * klen)) - 1);
-    }
-    for (uint32_t i = 0; i < klen; i++)
-        t |= (uint64_t) k[i] << (8 * i);
-    return t;
-}
-
-/* A field's tag not taken yet: taken the first time a name of its length
- * is compared with it, so that a walk compares nothing (a set's copy) and
- * most fields never need one. No checked key has it (0xFF is no UTF-8),
- * and one that had would only be taken again. */
-#define UNTAGGED UINT64_MAX
-
-/* Whether seen field f's key is (name, nlen) of tag: the length and the
- * tag first, the bytes past the eighth only when both agree. */
+/* Whether seen field f's key is (name, nlen) of tag: the tag and the
+ * length first, the bytes past the eighth only when both agree. */
 static inline bool
-same_key (const rm_expr_ctx_t *cx, rm_xfield_t *f, const char *name, uint32_t nlen, uint64_t tag)
+same_key (const rm_expr_ctx_t *cx, const rm_xfield_t *f, const char *name, uint32_t nlen,
+          uint64_t tag)
 {
-    if (f->klen != nlen)
-        return false;
-    if (f->tag == UNTAGGED)
-        f->tag = key_tag (cx->held + f->start + 1, nlen, cx->held + cx->held_len);
-    if (f->tag != tag)
-        return false;
-    /* The few bytes left. */
-    return nlen <= 8 || rm_walk_same ((const char *) cx->held + f->start + 9, name + 8, nlen - 8);
+    return f->tag == tag && f->klen == nlen &&
+           (nlen <= 8 || rm_walk_same ((const char *) cx->held + f->start + 9, name + 8, nlen - 8));
 }
 
 void
@@ -58,7 +27,7 @@ rm_expr_ctx_hold (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len)
     cx->held_len = len;
     cx->held_pos = 4;
     cx->held_end = cx->held_bad = false;
-    cx->n_seen = 0;
+    cx->n_seen = cx->n_tagged = 0;
 }
 
 void
@@ -69,12 +38,20 @@ rm_expr_ctx_release (rm_expr_ctx_t *cx)
 
 /* Walks on from where the last read stopped, keeping each field met,
  * until one named (name, nlen) (NULL: to the end). Its loop is inline:
- * the walk is most of a read's cost. */
-static const rm_xfield_t *
-walk_on (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag)
+ * the walk is most of a read's cost. Each key's tag is taken as the walk
+ * passes, from the bytes its scan loaded, so that the finds' scan is one
+ * comparison a field; a walk to the end for no name (a set's copy) takes
+ * none, and leaves them to a find after it (fill_tags). The rest stays in
+ * locals until the walk stops, not stored through cx at each field. */
+static inline __attribute__ ((always_inline)) const rm_xfield_t *
+walk_fields (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag)
 {
+    const rm_xfield_t *hit = NULL;
+    rm_xfield_t *seen = cx->seen;
+    size_t n = cx->n_seen;
     rm_walk_t w;
     rm_elem_t e;
+    uint64_t t = 0;
     int r;
 
     if (cx->held_end)
@@ -84,41 +61,69 @@ walk_on (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag)
         return NULL;
     }
     w.pos = cx->held_pos;
-    while ((r = rm_walk_next (&w, &e)) > 0) {
-        if (cx->n_seen == cx->cap_seen) {
+    while ((r = name ? rm_walk_next_tag (&w, &e, &t) : rm_walk_next (&w, &e)) > 0) {
+        if (n == cx->cap_seen) {
             /* Kept from document to document: grows to the widest. */
             cx->cap_seen = cx->cap_seen ? 2 * cx->cap_seen : 32;
-            cx->seen = bson_realloc (cx->seen, cx->cap_seen * sizeof *cx->seen);
+            cx->seen = seen = bson_realloc (seen, cx->cap_seen * sizeof *seen);
         }
-        rm_xfield_t *s = &cx->seen[cx->n_seen++];
+        rm_xfield_t *s = &seen[n++];
         s->start = e.start;
         s->klen = rm_elem_key_len (&e);
         s->end = e.end;
-        s->tag = UNTAGGED;
-        cx->held_pos = w.pos;
-        if (name && same_key (cx, s, name, nlen, tag))
-            return s;
+        s->tag = t;
+        if (name && t == tag && same_key (cx, s, name, nlen, tag)) {
+            hit = s;
+            break;
+        }
     }
-    cx->held_end = true;
-    cx->held_bad = r < 0;
-    return NULL;
+    cx->n_seen = n;
+    if (name)
+        cx->n_tagged = n;
+    cx->held_pos = w.pos;
+    if (!hit) {
+        cx->held_end = true;
+        cx->held_bad = r < 0;
+    }
+    return hit;
+}
+
+static const rm_xfield_t *
+walk_on (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag)
+{
+    return walk_fields (cx, name, nlen, tag);
+}
+
+/* The tags a walk to the end did not take: only ever the last fields
+ * (nothing is walked after such a walk). */
+static __attribute__ ((noinline)) void
+fill_tags (rm_expr_ctx_t *cx)
+{
+    for (size_t i = cx->n_tagged; i < cx->n_seen; i++) {
+        rm_xfield_t *f = &cx->seen[i];
+        f->tag = rm_walk_key_tag (cx->held + f->start + 1, f->klen, cx->held + cx->held_len);
+    }
+    cx->n_tagged = cx->n_seen;
 }
 
 const rm_xfield_t *
 rm_xheld_find (rm_expr_ctx_t *cx, const char *name, uint32_t nlen)
 {
     /* A name's eight bytes may not all be there: by the byte when short. */
-    uint64_t tag = key_tag ((const uint8_t *) name, nlen, (const uint8_t *) name + nlen);
-    for (size_t i = 0; i < cx->n_seen; i++)
-        if (same_key (cx, &cx->seen[i], name, nlen, tag))
-            return &cx->seen[i];
+    uint64_t tag = rm_walk_key_tag ((const uint8_t *) name, nlen, (const uint8_t *) name + nlen);
+    if (cx->n_tagged < cx->n_seen)
+        fill_tags (cx);
+    const rm_xfield_t *f = cx->seen, *end = f + cx->n_seen;
+    for (; f < end; f++)
+        if (f->tag == tag && same_key (cx, f, name, nlen, tag))
+            return f;
     return walk_on (cx, name, nlen, tag);
 }
 
 bool
 rm_xheld_all (rm_expr_ctx_t *cx)
 {
-    walk_on (cx, NULL, 0, 0);
+    walk_fields (cx, NULL, 0, 0);
     return !cx->held_bad;
 }
 
