@@ -88,12 +88,6 @@ walk_fields (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag)
     return hit;
 }
 
-static const rm_xfield_t *
-walk_on (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag)
-{
-    return walk_fields (cx, name, nlen, tag);
-}
-
 /* The tags a walk to the end did not take: only ever the last fields
  * (nothing is walked after such a walk). */
 static __attribute__ ((noinline)) void
@@ -117,7 +111,7 @@ rm_xheld_find (rm_expr_ctx_t *cx, const char *name, uint32_t nlen)
     for (; f < end; f++)
         if (f->tag == tag && same_key (cx, f, name, nlen, tag))
             return f;
-    return walk_on (cx, name, nlen, tag);
+    return walk_fields (cx, name, nlen, tag);
 }
 
 bool
