@@ -115,6 +115,11 @@ online_kind() {
     elif [ "${REMODEL_TEST_BOTH:-}" == 1 ]; then echo ferretdb java
     else echo "$1"; fi
 }
+# shell_uri URI: URI for mongosh, which gives up finding the server after
+# 2 s unless the URI says otherwise: too short on a loaded machine.
+shell_uri() {
+    case $1 in *\?*) echo "$1&serverSelectionTimeoutMS=600000" ;; *) echo "$1?serverSelectionTimeoutMS=600000" ;; esac
+}
 # online_start KIND DIR [PORT] [changelog]: a server of that kind in DIR (on
 # PORT when given, 0 for any; FerretDB keeps the data of an earlier start
 # there), with its change log when "changelog" is given (tests/peers/

@@ -98,7 +98,7 @@ for (const s of c.steps) for (const p of (s.passes || [])) {
 print("ran");
 JS
         } >"$T/paste-run.js"
-        "$MONGOSH1" "$uri" --quiet --norc "$T/paste-run.js" >"$T/paste.out" 2>"$T/err" ||
+        "$MONGOSH1" "$(shell_uri "$uri")" --quiet --norc "$T/paste-run.js" >"$T/paste.out" 2>"$T/err" ||
             fail "java $p: mongosh 1.10.6 runs the pasted pipelines" "$(head -c 400 "$T/err")"
         got=$(pyrun -c 'import sys, pymongo
 from bson import json_util
@@ -309,7 +309,7 @@ if [ -n "$MONGOSH1" ] && [ -x "$MONGOSH1" ]; then
     expect_eq "script: compiled" "$?" 0
     "$REMODEL" online rollback "$plan" --uri "$uri" -q >/dev/null 2>&1 # the results dropped
     pyrun -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); c.remodel.plans.delete_many({}); c.remodel.checkpoints.delete_many({}); c.remodel.leases.delete_many({})' "$uri"
-    "$MONGOSH1" --quiet "$uri" --eval 'var batchSize = 25, pauseMs = 150, owner = "script-test"' \
+    "$MONGOSH1" --quiet "$(shell_uri "$uri")" --eval 'var batchSize = 25, pauseMs = 150, owner = "script-test"' \
         "$T/script.js" >"$T/s1" 2>&1 &
     pid=$!
     # Killed once its checkpoint is part way (mongosh may take seconds to
@@ -325,7 +325,7 @@ for _ in range(1200):
     wait $pid 2>/dev/null
     done_before=$(pyrun -c 'import pymongo, sys; c = pymongo.MongoClient(sys.argv[1]); d = c.remodel.checkpoints.find_one({"_id": "'"$(pid backfill-logging)"':1"}) or {}; print(d.get("done"), d.get("seen", 0) > 0)' "$uri")
     expect_eq "script: killed mid-run, with a checkpoint part way" "$done_before" "False True"
-    "$MONGOSH1" --quiet "$uri" --eval 'var batchSize = 100, owner = "script-test"' "$T/script.js" >"$T/s2" 2>&1
+    "$MONGOSH1" --quiet "$(shell_uri "$uri")" --eval 'var batchSize = 100, owner = "script-test"' "$T/script.js" >"$T/s2" 2>&1
     expect_eq "script: run again, it finishes" "$?" 0
     if grep -q "step 1 (denormalize) logging.logmsg: 1200 read, 1200 written (done)" "$T/s2" &&
         ! grep -q "logging.logmsg: 25 read" "$T/s2"; then
@@ -349,7 +349,7 @@ c.remodel.plans.delete_many({}); c.remodel.checkpoints.delete_many({}); c.remode
 for name, spec in c.crm.tasks.index_information().items():
     if spec["key"][0][0] == "owner": c.crm.tasks.drop_index(name)' "$uri"
     "$REMODEL" compile "$eplan" --format mongosh >"$T/script3.js" 2>/dev/null
-    "$MONGOSH1" --quiet "$uri" "$T/script3.js" >"$T/s4" 2>&1
+    "$MONGOSH1" --quiet "$(shell_uri "$uri")" "$T/script3.js" >"$T/s4" 2>&1
     expect_eq "script: embed-tasks without the owner index: the script runs it (exit 0)" "$?" 0
     run_rm online verify "$eplan" --uri "$uri"
     expect_eq "script: ... then verify without the index: refused (exit 2)" "$rc" 2
@@ -362,7 +362,7 @@ for name, spec in c.crm.tasks.index_information().items():
     run_rm online rollback "$eplan" --uri "$uri"
     run_rm online rollback "$eplan" --uri "$uri"
     "$REMODEL" compile "$T/plans/evolve-people.json" --format mongosh >"$T/script2.js" 2>/dev/null
-    "$MONGOSH1" --quiet "$uri" "$T/script2.js" >"$T/s3" 2>&1
+    "$MONGOSH1" --quiet "$(shell_uri "$uri")" "$T/script2.js" >"$T/s3" 2>&1
     expect_eq "script: a plan with a client-side step is refused (exit 2)" "$?" 2
     if grep -q "step 1 (extract) runs client-side" "$T/s3" && grep -q "remodel online run --server-side" "$T/s3"; then
         pass "script: the refusal names the step and what runs it"
@@ -373,7 +373,7 @@ for name, spec in c.crm.tasks.index_information().items():
         cp "$T/plans/mingo-atlas-ties.json" "$T/plans/ties-script.json"
         "$REMODEL" compile "$T/plans/ties-script.json" --format mongosh --server-version 4.0 \
             >"$T/script4.js" 2>/dev/null
-        "$MONGOSH1" --quiet "$uri" "$T/script4.js" >"$T/s5" 2>&1
+        "$MONGOSH1" --quiet "$(shell_uri "$uri")" "$T/script4.js" >"$T/s5" 2>&1
         expect_eq "script: the ties plan runs (exit 0)" "$?" 0
         # shellcheck disable=SC2046
         online_same "script: children tied on sort in remodel run's order, byte for byte" \

@@ -224,7 +224,7 @@ script_views() {
     "$MONGORESTORE" --uri "$uri" --dir "$T/out-$n" "${inc[@]}" --drop >"$T/restore" 2>&1 ||
         fail "$n: restore" "$(tail -3 "$T/restore")"
     "$REMODEL" compile "$plan" --format mongosh --views >"$T/$n.js" 2>"$T/err"
-    "$MONGOSH1" "$uri" --quiet --norc --eval "$(cat "$T/shim.js")" "$T/$n.js" >"$T/$n.sout" 2>&1
+    "$MONGOSH1" "$(shell_uri "$uri")" --quiet --norc --eval "$(cat "$T/shim.js")" "$T/$n.js" >"$T/$n.sout" 2>&1
     rc=$?
     grep '^{"db"' "$T/$n.sout" >"$T/$n.sviews"
 }

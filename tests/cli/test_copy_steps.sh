@@ -203,7 +203,7 @@ if [ -n "${MONGOSH1:-}" ] && [ -x "$MONGOSH1" ]; then
     sed 's/"oair\./"osh./g' "$T/plans/late.json" >"$T/plans/sh.json"
     py 'c.osh.flights.insert_many(list(c.osrv.flights.find()))'
     "$REMODEL" compile "$T/plans/sh.json" --format mongosh --server-version 4.0 >"$T/sh.js" 2>"$T/err"
-    "$MONGOSH1" --quiet "$uri" "$T/sh.js" >"$T/sh.out" 2>&1
+    "$MONGOSH1" --quiet "$(shell_uri "$uri")" "$T/sh.js" >"$T/sh.out" 2>&1
     expect_eq "java: the compiled mongosh script runs (exit 0)" "$?" 0
     rm -f "$T/sh.archive"
     offline_run sh osh || fail "java: script: the offline reference"

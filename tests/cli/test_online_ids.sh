@@ -132,9 +132,9 @@ for kind in $(online_kinds); do
             offline_run script ids4
             "$REMODEL" compile "$T/plans/script.json" --format mongosh --server-version 4.0 \
                 >"$T/script.js" 2>"$T/err"
-            killed_at "$kind: the mongosh script" "$MONGOSH1" --quiet "$uri" \
+            killed_at "$kind: the mongosh script" "$MONGOSH1" --quiet "$(shell_uri "$uri")" \
                 --eval 'var batchSize = 5, pauseMs = 40, owner = "ids-test"' "$T/script.js"
-            "$MONGOSH1" --quiet "$uri" --eval 'var batchSize = 5, owner = "ids-test"' \
+            "$MONGOSH1" --quiet "$(shell_uri "$uri")" --eval 'var batchSize = 5, owner = "ids-test"' \
                 "$T/script.js" >"$T/s2" 2>&1
             expect_eq "$kind: the mongosh script run again: exit 0" "$?" 0
             to=$(target ids4 things)

@@ -43,7 +43,7 @@ expect_eq "ferretdb: has no decimal128 (a fact the online mode must handle)" \
 
 if [ -n "${MONGOSH:-}" ] && [ -x "$MONGOSH" ]; then
     expect_eq "ferretdb: mongosh 2.x counts the readings" \
-        "$("$MONGOSH" "$(cat "$T/ferretdb/uri")" --quiet --eval 'db.getSiblingDB("iot").readings.countDocuments({})' 2>&1)" 1600
+        "$("$MONGOSH" "$(shell_uri "$(cat "$T/ferretdb/uri")")" --quiet --eval 'db.getSiblingDB("iot").readings.countDocuments({})' 2>&1)" 1600
     "$MONGOSH" "$(cat "$T/java/uri")" --quiet --eval 1 >"$T/out" 2>&1
     expect_eq "java: mongosh 2.x refuses wire version 7 (why mongosh 1.10.6 is pinned too)" \
         "$?:$(grep -c 'reports maximum wire version 7' "$T/out")" "1:1"
@@ -51,7 +51,7 @@ else
     fail "mongosh 2.x" "not installed (tests/peers/install.sh warns when npm fails)"
 fi
 if [ -n "${MONGOSH1:-}" ] && [ -x "$MONGOSH1" ]; then
-    juri=$(cat "$T/java/uri")
+    juri=$(shell_uri "$(cat "$T/java/uri")")
     expect_eq "java: mongosh 1.10.6 counts the readings" \
         "$("$MONGOSH1" "$juri" --quiet --eval 'db.getSiblingDB("iot").readings.countDocuments({})' 2>&1)" 1600
     # The server's $lookup against remodel's embed: per person, the tasks.
