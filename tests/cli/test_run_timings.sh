@@ -36,8 +36,11 @@ cli test_online_slow 0
 EOF
 cp "$T/recorded" "$T/timings"
 # runs ARGS...: tests/run.sh on those suites, output in $T/out, status in rc.
+# RUN_SANITIZE_BUILD emptied: make check sets it for its whole run, and a
+# run given a sanitizer directory would make the real sanitizer build here.
 runs() {
-    RUN_SUITES=$S RUN_TIMINGS=$T/timings RUN_PARTS=online RUN_ONLY= RUN_JOBS=2 RUN_RECORD= RUN_BUDGET_FLOOR=120 "$@" \
+    RUN_SUITES=$S RUN_TIMINGS=$T/timings RUN_PARTS=online RUN_ONLY= RUN_JOBS=2 RUN_RECORD= RUN_BUDGET_FLOOR=120 \
+        RUN_SANITIZE_BUILD= "$@" \
         >"$T/out" 2>"$T/err"
     rc=$?
 }
