@@ -200,7 +200,15 @@ fi
 # bin/mongo-java-server [PORT] [--oplog] runs it (tests/peers/server.sh).
 command -v mvn >/dev/null && command -v javac >/dev/null ||
     die "mongo-java-server needs mvn and javac (Debian: maven, default-jdk-headless)"
-mj_key=$({ javac -version 2>&1; cat "$HERE/java/pom.xml" "$HERE/java/Launcher.java"; } |
+# The launcher. The serial collector and the first JIT tier only: a test
+# server lives seconds to minutes, and C2's compiles and the parallel
+# collector's threads were half its CPU (a collection of 5,000 read 150
+# times: 3.2 CPU s, 1.65 with these), on two cores shared by every suite.
+mj_launch='#!/bin/sh
+# mongo-java-server on 127.0.0.1 (tests/peers/java/Launcher.java).
+here=$(cd "$(dirname "$0")/../mongo-java-server" && pwd)
+exec java -Xss4m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$here/lib/*:$here/classes" Launcher "$@"'
+mj_key=$({ javac -version 2>&1; cat "$HERE/java/pom.xml" "$HERE/java/Launcher.java"; echo "$mj_launch"; } |
     sha256sum | cut -d' ' -f1)
 if fresh mongo-java-server "$mj_key" mongo-java-server; then
     say "mongo-java-server: cached"
@@ -218,12 +226,7 @@ else
     rm -rf "$CACHE/mongo-java-server"
     mkdir "$CACHE/mongo-java-server"
     mv "$tmp/lib" "$tmp/classes" "$CACHE/mongo-java-server/"
-    cat >"$CACHE/bin/mongo-java-server" <<'LAUNCH'
-#!/bin/sh
-# mongo-java-server on 127.0.0.1 (tests/peers/java/Launcher.java).
-here=$(cd "$(dirname "$0")/../mongo-java-server" && pwd)
-exec java -Xss4m -cp "$here/lib/*:$here/classes" Launcher "$@"
-LAUNCH
+    printf '%s\n' "$mj_launch" >"$CACHE/bin/mongo-java-server"
     chmod +x "$CACHE/bin/mongo-java-server"
     rm -rf "$tmp"; trap - EXIT
     echo "$mj_key" >"$CACHE/stamps/mongo-java-server"
