@@ -484,3 +484,22 @@ expect_eq bad-amid-runs-skip-status "$rc" 0
 check bad-amid-runs-quarantine cmp -s "$T/bad.q" "$T/bad.want"
 total=$("$REMODEL" convert "$T/big.archive" "$T/all-out.archive" 2>&1 | sed -n 's/.*, \([0-9]*\) document(s).*/\1/p')
 expect_message bad-amid-runs-count "$((total - 1)) document(s)"
+
+# A metadata file is read in growing steps up to 64 MiB: one of 300 KiB
+# (past the first steps) is read whole, byte for byte into the output;
+# one past 64 MiB is refused, naming it, and nothing is written.
+mkdir -p "$T/meta/crm"
+cp "$ROOT/dumps/sample/crm/people.bson" "$T/meta/crm/"
+python3 - "$ROOT/dumps/sample/crm/people.metadata.json" "$T/meta/crm/people.metadata.json" <<'PYEOF'
+import sys
+text = open(sys.argv[1]).read().rstrip()
+open(sys.argv[2], "w").write(text[:-1] + " " * (300 << 10) + "}\n")
+PYEOF
+run_rm convert "$T/meta" "$W/meta-out" -q
+expect_eq meta-300k-status "$rc" 0
+check meta-300k-same-bytes cmp -s "$T/meta/crm/people.metadata.json" "$W/meta-out/crm/people.metadata.json"
+head -c $(((64 << 20) + 1)) /dev/zero | tr '\0' ' ' >"$T/meta/crm/people.metadata.json"
+run_rm convert "$T/meta" "$W/meta-big" -q
+expect_eq meta-64m-status "$rc" 1
+expect_one_error meta-64m "$T/meta/crm/people.metadata.json" "larger than 64 MiB: not a metadata file"
+check meta-64m-nothing-written test ! -e "$W/meta-big"
