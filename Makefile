@@ -189,7 +189,7 @@ unit: $(UNIT_BIN)
 # REMODEL_TOY_STEP) in build/toy: tests/cli/test_toy_step.sh. Unoptimized:
 # the define reaches nearly every file, so this is a whole second build,
 # and its suite tests what the tables pick up, never speed (-O0 compiles
-# in about half the CPU time of -O2).
+# in two thirds of the CPU time of -O2).
 toy:
 	@$(MAKE) --no-print-directory BUILD=build/toy TOY=1 OPT="-O0 -g" EXTRA_CFLAGS=-DREMODEL_TOY_STEP \
 	    build/toy/remodel $(if $(HAVE_MONGOC),build/toy/remodel-online)

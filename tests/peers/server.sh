@@ -37,6 +37,8 @@
 #
 # Environment: FERRETDB (the binary; default from the peers cache),
 # PEERS_SERVER_WAIT (seconds to wait for startup, default 30),
+# PEERS_FERRETDB_GOGC and PEERS_FERRETDB_GOMEMLIMIT (FerretDB's GOGC and
+# GOMEMLIMIT, default 1000 and 2GiB),
 # REMODEL_SERVER_STARTS (a file each start adds a line to: KIND DIR).
 set -u
 
@@ -154,7 +156,8 @@ start() {
         # Go's collector at its default (GOGC=100) was a third of FerretDB's
         # CPU on a find that decodes every document (a collection of 5,000
         # read 150 times: 74 CPU s, 47 s at 1000, its heap 117 MB), and
-        # FerretDB was most of make check's CPU. 1000, capped at 2 GiB.
+        # FerretDB was the largest share of make check's CPU (35%). 1000,
+        # capped at 2 GiB.
         GOGC=${PEERS_FERRETDB_GOGC:-1000} GOMEMLIMIT=${PEERS_FERRETDB_GOMEMLIMIT:-2GiB} \
         "$FERRETDB" --handler=sqlite --sqlite-url="file:$dir/data/" \
             --state-dir="$dir" --listen-addr="127.0.0.1:$PORT" --debug-addr=- \
