@@ -45,6 +45,7 @@ if ! "$REMODEL" run "$T/probe.json" --from "$T/probe" --to "$T/probe.archive" -q
 fi
 
 online_start java "$T/java" || exit 0
-python3 "$E/expr_diff.py" --peer java --mongosh "$MONGOSH1" --uri "$uri" --remodel "$REMODEL" \
+# The URI as every mongosh call has it (lib.sh, shell_uri).
+python3 "$E/expr_diff.py" --peer java --mongosh "$MONGOSH1" --uri "$(shell_uri "$uri")" --remodel "$REMODEL" \
     --docs "$E/docs.json" --cases "$E/java_cases.json" --work "$T/work" "${filters[@]}" ||
     fail "java expressions: the harness" "tests/transforms/expr/expr_diff.py failed (its message above)"

@@ -168,10 +168,7 @@ def run_peer(args, docs, cases, work):
         js = os.path.join(work, "peer.js")
         with open(js, "w") as f:
             f.write(JAVA_JS)
-        # mongosh gives up finding the server after 2 s unless told: on a
-        # loaded machine the java server took longer to answer.
-        uri = args.uri + ("&" if "?" in args.uri else "?") + "serverSelectionTimeoutMS=600000"
-        cmd = [args.mongosh, uri, "--quiet", "--norc", js]
+        cmd = [args.mongosh, args.uri, "--quiet", "--norc", js]
     else:
         js = os.path.join(work, "peer.js")
         with open(js, "w") as f:
