@@ -107,9 +107,15 @@ for kind in $(online_kinds); do
     : >"$T/follow.err"
     "$REMODEL" online follow "$T/plans/late.json" --uri "$uri" --pause 200ms 2>"$T/follow.err" &
     fp=$!
-    # Its first round done (the sample it verifies after it), the writes;
-    # then a round that applies them.
-    for ((iend = SECONDS + 120; SECONDS < iend; )); do grep -q 'verified (a random sample)' "$T/follow.err" 2>/dev/null && break; sleep 0.2; done
+    # Its first round done (the sample it verifies after it, one line a
+    # step: a random one, or on FerretDB, which has no $sample, the first
+    # in _id order), the writes; then a round that applies them.
+    for ((iend = SECONDS + 120; SECONDS < iend; )); do
+        [ "$(grep -c 'documents verified (' "$T/follow.err")" -ge 3 ] && break; sleep 0.2
+    done
+    expect_eq "$kind: follow verifies a sample after its first round, each step's" \
+        "$(grep -o 'step [0-9] ([a-z]*): [0-9]* documents verified (' "$T/follow.err" | cut -d: -f1 | sort -u)" \
+        "$(printf 'step %s\n' '1 (copy)' '2 (move)' '3 (delete)')"
     n0=$(grep -c 'change log: [1-9]' "$T/follow.err")
     writes 1
     for ((iend = SECONDS + 120; SECONDS < iend; )); do [ "$(grep -c 'change log: [1-9]' "$T/follow.err")" -gt "$n0" ] && break; sleep 0.2; done
