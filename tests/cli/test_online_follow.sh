@@ -300,6 +300,9 @@ config() {
         "$SERVER" stop "$T/srv" >/dev/null 2>&1
         return
     fi
+    # FerretDB's oplog begun again after the load: each of its reads
+    # decodes every entry, and the follows read it round after round.
+    "$SERVER" oplog "$T/srv" 2>"$T/err" || fail "$cfg: the oplog begun again" "$(cat "$T/err")"
     # The plans in NGROUPS groups at once (each plan on its own database), the
     # writer's seed by the plan's place in the list.
     local g k

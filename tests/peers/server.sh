@@ -29,6 +29,14 @@
 #                                     (local.oplog.rs of PEERS_OPLOG_BYTES,
 #                                     oldest entries dropped at once)
 #   tests/peers/server.sh stop DIR    stop it and wait until it is gone
+#   tests/peers/server.sh oplog DIR   FerretDB started with its change log:
+#                                     its oplog made again, empty (the
+#                                     history so far gone, as a deployment's
+#                                     whose oplog has rolled past the load of
+#                                     its data): a suite that loads its data
+#                                     first spares every read of the oplog,
+#                                     which decodes each entry there, the
+#                                     load's entries; other kinds: nothing
 #
 # Files in DIR: pid, uri, log (the server's log), watchdog.pid, data/.
 # Safety net: a watchdog stops the server when the process that started it
@@ -45,7 +53,7 @@ set -u
 
 die() { echo "server.sh: $*" >&2; exit 1; }
 
-usage() { die "usage: server.sh start DIR [ferretdb|java|mem] [changelog] | stop DIR"; }
+usage() { die "usage: server.sh start DIR [ferretdb|java|mem] [changelog] | stop DIR | oplog DIR"; }
 [ $# -eq 2 ] || { [ $# -ge 3 ] && [ $# -le 4 ] && [ "$1" == start ]; } || usage
 cmd=$1
 kind=${3:-ferretdb}
@@ -55,6 +63,7 @@ case $changelog in "" | changelog) ;; *) usage ;; esac
 case $cmd in
     start) mkdir -p "$2" || die "cannot create $2" ;;
     stop) [ -d "$2" ] || exit 0 ;;  # nothing was started there
+    oplog) [ -f "$2/uri" ] || die "no server running for $2" ;;
     *) usage ;;
 esac
 dir=$(cd "$2" && pwd)
@@ -123,11 +132,15 @@ stop() {
 # oplog PORT: FerretDB tails local.oplog.rs only when it exists and is
 # capped; it does not make one itself. Kept when there (a restart on the
 # same data).
+# oplog PORT [fresh]: fresh, dropped first (FerretDB writes its entries to
+# whichever local.oplog.rs there is at each write).
 oplog() {
-    python3 - "$1" "${PEERS_OPLOG_BYTES:-67108864}" <<'PY' 2>>"$dir/log" ||
+    python3 - "$1" "${PEERS_OPLOG_BYTES:-67108864}" "${2:-}" <<'PY' 2>>"$dir/log" ||
 import sys, pymongo
 c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1]), directConnection=True,
                         serverSelectionTimeoutMS=10000)
+if sys.argv[3] == "fresh":
+    c.local.drop_collection("oplog.rs")
 if "oplog.rs" not in c.local.list_collection_names():
     c.local.create_collection("oplog.rs", capped=True, size=int(sys.argv[2]))
 PY
@@ -221,4 +234,12 @@ start() {
 case $cmd in
     start) start ;;
     stop) stop ;;
+    oplog)
+        # The kind and whether it has its change log, from how it started.
+        [ "$(cat "$dir/kind" 2>/dev/null)" == ferretdb ] || exit 0
+        pid=$(cat "$dir/pid" 2>/dev/null)
+        tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '^--repl-set-name=' || exit 0
+        port=$(sed 's|^mongodb://127\.0\.0\.1:\([0-9]*\)/$|\1|' "$dir/uri")
+        oplog "$port" fresh || exit 1
+        ;;
 esac
