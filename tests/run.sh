@@ -18,6 +18,7 @@
 # tests/cli/test_run_timings.sh.
 # RUN_SHARE (default 1; 0: none): the server suites that allow it share
 # their pool slot's servers (below; docs/tests.md, "Shared servers").
+# RUN_CPU=1: each suite's CPU seconds too, its servers' included (below).
 set -u
 shopt -s extglob
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ sanbuild=${2:-}
 log=$(mktemp -d)
 # The pool's shared servers stopped (below), then the run's files gone: at
 # the end, and on an interrupt, which ends the run (the EXIT trap).
-trap 'shared_stop; rm -rf "$log"' EXIT
+trap 'shared_stop; cpu_stop; rm -rf "$log"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
@@ -99,13 +100,52 @@ over_budget() {
         echo "$1: FAIL took $2 s, recorded $3 s" >>"$log/faillines"
     fi
 }
+# RUN_CPU=1: each suite runs in a control group of its own (cgroup v1's
+# cpuacct, where this user may make one), which every process it starts
+# stays in, servers and daemons too, so that its CPU seconds are all
+# counted: on two cores a run's length is its CPU. A pool slot's shared
+# servers count to the suite that started them.
+cpu_root=
+if [ "${RUN_CPU:-}" == 1 ]; then
+    cpu_root=/sys/fs/cgroup/cpuacct/remodel-run.$$
+    mkdir -p "$cpu_root" 2>/dev/null || {
+        echo "tests/run.sh: RUN_CPU=1 needs a cpuacct control group it may make ($cpu_root)" >&2
+        exit 2
+    }
+fi
+# cpu_stop: the run's control groups removed, once their last processes
+# (the shared servers, just stopped) are gone; 10 s at most each.
+cpu_stop() {
+    local d i
+    [ -n "${cpu_root:-}" ] || return 0
+    for d in "$cpu_root"/suite.*; do
+        [ -d "$d" ] || continue
+        for ((i = 0; i < 100; i++)); do
+            [ -z "$(cat "$d/cgroup.procs" 2>/dev/null)" ] && break
+            sleep 0.1
+        done
+        rmdir "$d" 2>/dev/null
+    done
+    rmdir "$cpu_root" 2>/dev/null
+    return 0
+}
 # exec_suite DIR COMMAND...: runs a suite, its output, status and seconds
-# in DIR (out, err, rc, secs; secs last, whole, once the rest is written).
+# in DIR (out, err, rc, secs; secs last, whole, once the rest is written;
+# with RUN_CPU=1, cpu before them).
 exec_suite() {
-    local dir=$1 t0=$SECONDS; shift
+    local dir=$1 t0=$SECONDS cg; shift
     mkdir -p "$dir"
-    "$@" >"$dir/out" 2>"$dir/err"
-    echo $? >"$dir/rc"
+    if [ -n "$cpu_root" ]; then
+        cg=$(mktemp -d "$cpu_root/suite.XXXXXX")
+        bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@" >"$dir/out" 2>"$dir/err"
+        echo $? >"$dir/rc"
+        awk '{printf "%.1f\n", $1 / 1e9}' "$cg/cpuacct.usage" >"$dir/cpu"
+        # Left when a process of the suite outlives it (a shared server).
+        rmdir "$cg" 2>/dev/null
+    else
+        "$@" >"$dir/out" 2>"$dir/err"
+        echo $? >"$dir/rc"
+    fi
     echo $((SECONDS - t0)) >"$dir/secs.new" && mv "$dir/secs.new" "$dir/secs"
 }
 # report_suite NAME DIR: prints what exec_suite kept and counts it.
@@ -118,11 +158,16 @@ report_suite() {
     # How long, against its recorded figure (docs/tests.md, "How long").
     secs=$(cat "$dir/secs")
     printf '%s %s\n' "$name" "$secs" >>"$log/measured"
+    local cpu=
+    if [ -f "$dir/cpu" ]; then
+        cpu=", $(cat "$dir/cpu") CPU s"
+        printf '%s %s\n' "$(cat "$dir/cpu")" "$name" >>"$log/cpu"
+    fi
     if [ -n "${recorded[$name]:-}" ]; then
-        echo "-- $name: $secs s (recorded ${recorded[$name]} s)"
+        echo "-- $name: $secs s$cpu (recorded ${recorded[$name]} s)"
         over_budget "$name" "$secs" "${recorded[$name]}"
     else
-        echo "-- $name: $secs s (not recorded)"
+        echo "-- $name: $secs s$cpu (not recorded)"
     fi
     if grep -q '^FAIL ' "$dir/out" || [ "$rc" -ne 0 ]; then
         sed 's/^/    /' "$dir/err" | tail -40
@@ -412,6 +457,10 @@ fi
 # This run's seconds, for inspection (make check writes no tracked file).
 if [ -s "$log/measured" ]; then
     mkdir -p "$build" && LC_ALL=C sort "$log/measured" >"$build/timings.txt"
+fi
+# RUN_CPU=1: the suites by CPU seconds, the most first.
+if [ -s "$log/cpu" ]; then
+    mkdir -p "$build" && sort -k1,1nr "$log/cpu" >"$build/cpu.txt"
 fi
 # RUN_RECORD=1: each suite's figure lowered to this run's or added, never
 # raised (as scripts/complexity-allow.txt only shrinks: a suite that must

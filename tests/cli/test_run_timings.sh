@@ -4,8 +4,9 @@
 # over the floor fails with a FAIL line naming it and both figures, a
 # plain run writes only BUILD/timings.txt, RUN_RECORD=1 lowers or adds
 # figures, never raises them, and after a whole run drops the suites gone;
-# the suites that start no server run beside the server suites, and a
-# sanitizer build that fails is a FAIL line.
+# the suites that start no server run beside the server suites, a
+# sanitizer build that fails is a FAIL line, and RUN_CPU=1 counts each
+# suite's CPU seconds, a process it left running included.
 # Runs tests/run.sh on suites of its own (RUN_SUITES) against a timings
 # file of its own (RUN_TIMINGS); nothing of the real suites runs.
 #   REMODEL=build/remodel bash tests/cli/test_run_timings.sh
@@ -126,6 +127,40 @@ expect_eq "a sanitizer build that fails fails the run" "$rc" 1
 check "with a FAIL line naming the make target" grep -qx 'FAIL asan+ubsan build (make no-such-target)' "$T/out"
 check "and make's own message" grep -q 'no-such-target' "$T/out"
 check "the other suites still ran" grep -qx '3 passed, 1 failed' "$T/out"
+
+# RUN_CPU=1: each suite's CPU seconds, a process it left running counted
+# too. test_online_burn starts one in a session of its own (as a server
+# is: no longer its child) that spins about a CPU second, and waits for
+# its end; test_online_idle only sleeps.
+C=$T/cpu
+mkdir -p "$C"
+cat >"$C/test_online_burn.sh" <<EOF
+#!/usr/bin/env bash
+setsid bash -c 'for ((i = 0; i < 400000; i++)); do :; done; touch "$T/spun"' </dev/null >/dev/null 2>&1 &
+for i in \$(seq 1200); do [ -f "$T/spun" ] && break; sleep 0.1; done
+[ -f "$T/spun" ] && echo "PASS spun"
+EOF
+printf '#!/usr/bin/env bash\nsleep 1\necho "PASS idle"\n' >"$C/test_online_idle.sh"
+if mkdir "/sys/fs/cgroup/cpuacct/remodel-probe.$$" 2>/dev/null; then
+    rmdir "/sys/fs/cgroup/cpuacct/remodel-probe.$$"
+    rm -f "$T/build/cpu.txt"
+    runs env RUN_SUITES="$C" RUN_CPU=1 "$RUN" "$T/build"
+    expect_eq "RUN_CPU=1: the run passes" "$rc:$(grep -x '2 passed, 0 failed' "$T/out")" "0:2 passed, 0 failed"
+    burn=$(sed -n 's/^-- cli test_online_burn: [0-9]* s, \([0-9.]*\) CPU s .*/\1/p' "$T/out")
+    idle=$(sed -n 's/^-- cli test_online_idle: [0-9]* s, \([0-9.]*\) CPU s .*/\1/p' "$T/out")
+    expect_eq "RUN_CPU=1: a suite's CPU seconds count what it started in a session of its own" \
+        "$(awk -v b="${burn:-0}" 'BEGIN {print (b >= 0.3) ? "yes" : "no: " b}')" yes
+    expect_eq "... and a suite that sleeps spends next to none" \
+        "$(awk -v i="${idle:-9}" -v b="${burn:-0}" 'BEGIN {print (i < b / 3) ? "yes" : "no: " i " against " b}')" yes
+    expect_eq "BUILD/cpu.txt lists the suites by CPU, the most first" \
+        "$(cut -d' ' -f2- "$T/build/cpu.txt" | tr '\n' ,)" "cli test_online_burn,cli test_online_idle,"
+    expect_eq "the run's control groups are gone after it" \
+        "$(ls -d /sys/fs/cgroup/cpuacct/remodel-run.* 2>/dev/null | wc -l)" 0
+else
+    runs env RUN_SUITES="$C" RUN_CPU=1 "$RUN" "$T/build"
+    expect_eq "RUN_CPU=1 where no control group can be made: refused (exit 2)" "$rc" 2
+    expect_message "naming what it needs" "RUN_CPU=1 needs a cpuacct control group"
+fi
 
 cp "$T/recorded" "$T/timings"
 runs env RUN_RECORD=2 "$RUN" "$T/build"
