@@ -129,11 +129,10 @@ stop() {
     rm -f "$dir/pid" "$dir/watchdog.pid" "$dir/uri"
 }
 
-# oplog PORT: FerretDB tails local.oplog.rs only when it exists and is
-# capped; it does not make one itself. Kept when there (a restart on the
-# same data).
-# oplog PORT [fresh]: fresh, dropped first (FerretDB writes its entries to
-# whichever local.oplog.rs there is at each write).
+# oplog PORT [fresh]: FerretDB tails local.oplog.rs only when it exists
+# and is capped; it does not make one itself. Kept when there (a restart
+# on the same data); fresh: dropped first (FerretDB writes each entry to
+# whichever local.oplog.rs there is then).
 oplog() {
     python3 - "$1" "${PEERS_OPLOG_BYTES:-67108864}" "${2:-}" <<'PY' 2>>"$dir/log" ||
 import sys, pymongo
