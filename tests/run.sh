@@ -133,18 +133,18 @@ cpu_stop() {
 # in DIR (out, err, rc, secs; secs last, whole, once the rest is written;
 # with RUN_CPU=1, cpu before them).
 exec_suite() {
-    local dir=$1 t0=$SECONDS cg; shift
+    local dir=$1 t0=$SECONDS cg=; shift
     mkdir -p "$dir"
     if [ -n "$cpu_root" ]; then
         cg=$(mktemp -d "$cpu_root/suite.XXXXXX")
-        bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@" >"$dir/out" 2>"$dir/err"
-        echo $? >"$dir/rc"
+        set -- bash -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$cg" "$@"
+    fi
+    "$@" >"$dir/out" 2>"$dir/err"
+    echo $? >"$dir/rc"
+    if [ -n "$cg" ]; then
         awk '{printf "%.1f\n", $1 / 1e9}' "$cg/cpuacct.usage" >"$dir/cpu"
         # Left when a process of the suite outlives it (a shared server).
         rmdir "$cg" 2>/dev/null
-    else
-        "$@" >"$dir/out" 2>"$dir/err"
-        echo $? >"$dir/rc"
     fi
     echo $((SECONDS - t0)) >"$dir/secs.new" && mv "$dir/secs.new" "$dir/secs"
 }

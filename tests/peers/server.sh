@@ -38,7 +38,8 @@
 #                                     which decodes each entry there, the
 #                                     load's entries; other kinds: nothing
 #
-# Files in DIR: pid, uri, log (the server's log), watchdog.pid, data/.
+# Files in DIR: pid, uri, log (the server's log), watchdog.pid, kind,
+# changelog (there when started with it), data/.
 # Safety net: a watchdog stops the server when the process that started it
 # ends (by default the caller of "start", i.e. its parent process; set
 # REMODEL_SERVER_OWNER=PID to choose another, or 0 for none). Always call
@@ -79,6 +80,7 @@ if [ -z "${MEMSRV:-}" ]; then
     fi
 fi
 WAIT=${PEERS_SERVER_WAIT:-30}
+OPLOG_BYTES=${PEERS_OPLOG_BYTES:-67108864}
 # A fixed port (0: any free one), to start a stopped server again where its
 # clients look for it (FerretDB keeps its data in DIR/data across restarts).
 PORT=${PEERS_SERVER_PORT:-0}
@@ -134,7 +136,7 @@ stop() {
 # on the same data); fresh: dropped first (FerretDB writes each entry to
 # whichever local.oplog.rs there is then).
 oplog() {
-    python3 - "$1" "${PEERS_OPLOG_BYTES:-67108864}" "${2:-}" <<'PY' 2>>"$dir/log" ||
+    python3 - "$1" "$OPLOG_BYTES" "${2:-}" <<'PY' 2>>"$dir/log" ||
 import sys, pymongo
 c = pymongo.MongoClient("127.0.0.1", int(sys.argv[1]), directConnection=True,
                         serverSelectionTimeoutMS=10000)
@@ -163,7 +165,7 @@ start() {
     if [ "$kind" == java ]; then
         "$MONGO_JAVA_SERVER" "$PORT" ${changelog:+--oplog} </dev/null >"$dir/log" 2>&1 &
     elif [ "$kind" == mem ]; then
-        "$MEMSRV" --port "$PORT" ${changelog:+--repl-set rs0 --oplog --oplog-bytes "${PEERS_OPLOG_BYTES:-67108864}"} \
+        "$MEMSRV" --port "$PORT" ${changelog:+--repl-set rs0 --oplog --oplog-bytes "$OPLOG_BYTES"} \
             </dev/null >"$dir/log" 2>&1 &
     else
         # Go's collector at its default (GOGC=100) was a third of FerretDB's
@@ -177,7 +179,7 @@ start() {
         # over the whole oplog, 9% of a core at 20,000 entries for as long
         # as the server runs: the second only below the default size.
         trim=
-        [ -n "$changelog" ] && [ "${PEERS_OPLOG_BYTES:-67108864}" -lt 67108864 ] &&
+        [ -n "$changelog" ] && [ "$OPLOG_BYTES" -lt 67108864 ] &&
             trim=--test-capped-cleanup-interval=1s
         GOGC=${PEERS_FERRETDB_GOGC:-1000} GOMEMLIMIT=${PEERS_FERRETDB_GOMEMLIMIT:-2GiB} \
         "$FERRETDB" --handler=sqlite --sqlite-url="file:$dir/data/" \
@@ -189,6 +191,8 @@ start() {
     # Every start counted, for tests/run.sh's count of a run's starts.
     [ -z "${REMODEL_SERVER_STARTS:-}" ] || echo "$kind $dir" >>"$REMODEL_SERVER_STARTS"
     echo "$kind" >"$dir/kind"
+    rm -f "$dir/changelog"
+    [ -z "$changelog" ] || : >"$dir/changelog"
     echo "$pid" >"$dir/pid"
 
     owner=${REMODEL_SERVER_OWNER:-$PPID}
@@ -234,10 +238,8 @@ case $cmd in
     start) start ;;
     stop) stop ;;
     oplog)
-        # The kind and whether it has its change log, from how it started.
-        [ "$(cat "$dir/kind" 2>/dev/null)" == ferretdb ] || exit 0
-        pid=$(cat "$dir/pid" 2>/dev/null)
-        tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '^--repl-set-name=' || exit 0
+        # The kind and whether it has its change log, as start noted them.
+        [ "$(cat "$dir/kind" 2>/dev/null)" == ferretdb ] && [ -e "$dir/changelog" ] || exit 0
         port=$(sed 's|^mongodb://127\.0\.0\.1:\([0-9]*\)/$|\1|' "$dir/uri")
         oplog "$port" fresh || exit 1
         ;;
