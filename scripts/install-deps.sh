@@ -11,6 +11,9 @@ packages="gcc make pkg-config libbson-dev libmongoc-dev libarchive-dev libzstd-d
 # gdb stops a process at a chosen call for the online switch's kill matrix
 # (tests/peers/killat.sh, tests/cli/test_online_switch.sh).
 packages="$packages gdb"
+# valgrind's memcheck watches remodel-online's end with a call still
+# running (tests/cli/test_online_hooks.sh).
+packages="$packages valgrind"
 # Graphviz's libraries lay out and draw --report's diagrams (the build links
 # them where pkg-config finds them); graphviz's dot and chromium (headless)
 # judge the pictures in tests/cli/test_report.sh.

@@ -7,6 +7,7 @@
 #include "remodel/cli.h"
 #include "remodel/expr.h"
 #include "online_cmd.h"
+#include "online_interrupt.h"
 
 static const char usage[] =
     "usage: remodel online run PLAN --uri URI [options]\n"
@@ -520,6 +521,13 @@ main (int argc, char **argv)
     bson_free (o.config_to_uri);
     if (o.write_concern)
         mongoc_write_concern_destroy (o.write_concern);
-    mongoc_cleanup ();
+    /* A call left running by a stop or at finalize's bound is still in
+     * the driver (online_interrupt.h): the cleanup would free what it
+     * reads, so it waits a second for the call, then is skipped and the
+     * process's end stops the call. */
+    if (online_calls_settle (1000))
+        mongoc_cleanup ();
+    if (online_hook_ms (ONLINE_HOOK_EXIT_WAIT_MS) > 0)
+        online_calls_settle (online_hook_ms (ONLINE_HOOK_EXIT_WAIT_MS));
     return rc;
 }

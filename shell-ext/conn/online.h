@@ -918,6 +918,8 @@ typedef enum {
     ONLINE_HOOK_LEASE_MS,               /* LEASE_MS: the lease's length (>= 1000) */
     ONLINE_HOOK_PAUSE_BEFORE_SWITCH_MS, /* finalize's pause before its renames */
     ONLINE_HOOK_SLOW_CALL_MS,           /* a delay before each interruptible call */
+    ONLINE_HOOK_EXIT_WAIT_MS,           /* at the end, after the driver's cleanup, a
+                                         * wait for the calls left running */
 } online_hook_t;
 /* The hook's value; 0: not set (the product's behaviour). */
 int64_t online_hook_ms (online_hook_t hook);

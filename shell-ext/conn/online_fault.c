@@ -549,6 +549,7 @@ online_hook_ms (online_hook_t hook)
         [ONLINE_HOOK_LEASE_MS] = "REMODEL_ONLINE_LEASE_MS",
         [ONLINE_HOOK_PAUSE_BEFORE_SWITCH_MS] = "REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS",
         [ONLINE_HOOK_SLOW_CALL_MS] = "REMODEL_ONLINE_SLOW_CALL_MS",
+        [ONLINE_HOOK_EXIT_WAIT_MS] = "REMODEL_ONLINE_EXIT_WAIT_MS",
     };
     const char *v = (size_t) hook < sizeof names / sizeof *names ? getenv (names[hook]) : NULL;
     return v && *v ? strtoll (v, NULL, 10) : 0;

@@ -36,6 +36,11 @@ bool online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
                                 void (*arg_free) (void *), const char *waits, const char *where,
                                 bool *stopped, bson_error_t *why, bson_error_t *err);
 void online_call_deadline (int64_t at_ms);
+/* Waits up to ms for every call's thread to end, the ones left on a
+ * signal or at the window's bound too; true once none runs. The program's
+ * end asks before the driver's cleanup, which frees the global state
+ * (the handshake's strings) that a call still running reads. */
+bool online_calls_settle (int64_t ms);
 bool online_call_deadline_check (const char *where, bson_error_t *err);
 
 #endif

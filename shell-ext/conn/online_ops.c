@@ -37,7 +37,8 @@ typedef struct {
 static online_cursor_t *
 cursor_new (online_t *on, mongoc_cursor_t *c, bool read)
 {
-    cursor_t *k = bson_malloc0 (sizeof *k);
+    /* bson_iter_t's alignment is 128, past malloc's */
+    cursor_t *k = bson_aligned_alloc0 (BSON_ALIGNOF (cursor_t), sizeof *k);
     k->c = c;
     k->on = on;
     k->read = read;

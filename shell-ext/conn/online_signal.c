@@ -131,6 +131,13 @@ online_signal_block (sigset_t *old)
 #define CALL_POLL_MS 100
 #define CALL_SAY_MS 2000
 
+/* The calls' threads still running, left ones too: until it is 0 the
+ * driver's global state is in use (online_calls_settle). */
+static int calls_running;
+/* Set at the program's end: a test's slow call (ONLINE_HOOK_SLOW_CALL_MS)
+ * waits no longer, so that it runs while the program ends. */
+static int calls_released;
+
 /* finalize's deadline (online_mono_ms; 0: none). Set and cleared by the
  * command's thread only, around phases in which no worker runs a call. */
 static int64_t call_deadline;
@@ -191,11 +198,9 @@ call_run (void *p)
 
     /* A test's stand-in for a server that takes this long to answer
      * (the tests' build's REMODEL_ONLINE_SLOW_CALL_MS; 0 in the product). */
-    if (c->delay_ms > 0) {
-        struct timespec ts = {c->delay_ms / 1000, (c->delay_ms % 1000) * 1000000};
-        while (nanosleep (&ts, &ts))
-            ;
-    }
+    for (int64_t end = online_mono_ms () + c->delay_ms;
+         online_mono_ms () < end && !__atomic_load_n (&calls_released, __ATOMIC_ACQUIRE);)
+        online_sleep_ms (10);
     /* Under the tests' fault layer as the command's own connection is: its
      * calls are the command's, made while the command waits for them, so
      * they are numbered with the command's. */
@@ -212,6 +217,7 @@ call_run (void *p)
     pthread_mutex_unlock (&c->mu);
     if (last)
         call_free (c);
+    __atomic_sub_fetch (&calls_running, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -256,7 +262,10 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
     online_signal_block (&old);
     pthread_attr_init (&attr);
     pthread_attr_setdetachstate (&attr, PTHREAD_CREATE_DETACHED);
+    __atomic_add_fetch (&calls_running, 1, __ATOMIC_ACQ_REL);
     started = pthread_create (&th, &attr, call_run, c) == 0;
+    if (!started)
+        __atomic_sub_fetch (&calls_running, 1, __ATOMIC_RELEASE);
     pthread_attr_destroy (&attr);
     pthread_sigmask (SIG_SETMASK, &old, NULL);
     if (!started) {
@@ -301,4 +310,17 @@ online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
     c->arg_free = NULL;
     call_free (c);
     return ok;
+}
+
+bool
+online_calls_settle (int64_t ms)
+{
+    int64_t end = online_mono_ms () + ms;
+    __atomic_store_n (&calls_released, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n (&calls_running, __ATOMIC_ACQUIRE) > 0) {
+        if (online_mono_ms () >= end)
+            return false;
+        online_sleep_ms (10);
+    }
+    return true;
 }

@@ -11,7 +11,10 @@
 #  - REMODEL_ONLINE_SLOW_CALL_MS=600000 (each read of the oplog ten minutes
 #    late): the installed program's sync ends (exit 0) well before one such
 #    read would; the tests' build's says it waits for its read, and SIGINT
-#    stops it (exit 130);
+#    stops it (exit 130); with REMODEL_ONLINE_EXIT_WAIT_MS too, the read
+#    left running at the stop goes on while the program ends, under
+#    valgrind's memcheck: no read of the driver's freed memory (exit 130,
+#    nothing said after the stop);
 #  - REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=600000: the installed program's
 #    finalize switches without a word of a pause (exit 0); the tests'
 #    build's says it pauses, and SIGUSR1 ends the pause (exit 0), even
@@ -136,6 +139,27 @@ db.kids.create_index("owner")' $db
         else
             kill -9 $b 2>/dev/null
             fail "tests: REMODEL_ONLINE_SLOW_CALL_MS=600000: sync waits for its read" "$(head -c 300 "$T/berr")"
+        fi
+        # The call left running at the stop goes on while the program
+        # ends (REMODEL_ONLINE_EXIT_WAIT_MS: the program waits for it
+        # after the driver's cleanup, and its slow call's delay ends
+        # there): the driver must still be whole under it. Under memcheck
+        # (the driver's memory freed under the call is read, not always
+        # a crash), with the driver's counters in memory as remodel sets.
+        py 'c[sys.argv[2]].kids.update_one({"_id": 1001}, {"$set": {"owner": 2}})' $db
+        : >"$T/berr"
+        MONGOC_DISABLE_SHM=1 REMODEL_ONLINE_SLOW_CALL_MS=600000 REMODEL_ONLINE_EXIT_WAIT_MS=120000 \
+            valgrind -q --error-exitcode=99 "$(dirname "$B")/remodel-online" sync \
+            "$T/plans/$build.json" --uri "$uri" >/dev/null 2>"$T/berr" &
+        b=$!
+        if until_said $b 120 "waiting for .*(Ctrl-C stops it)"; then
+            kill -INT $b 2>/dev/null
+            ended $b 180
+            expect_eq "tests: ... a call left running at SIGINT ends while the program does, the driver whole under it (memcheck: exit 130, the stop said, nothing after it)" \
+                "$brc:$(grep -c 'stopped by SIGINT' "$T/berr"):$(sed -n '/stopped by SIGINT/,$p' "$T/berr" | sed 1d | head -c 300)" "130:1:"
+        else
+            kill -9 $b 2>/dev/null
+            fail "tests: a call left running at SIGINT: sync waits for its read" "$(head -c 300 "$T/berr")"
         fi
         REMODEL=$B online sync $build -q
         expect_eq "tests: ... a sync without it ends (exit 0)" "$rc:$(head -c 300 "$T/err")" "0:"
