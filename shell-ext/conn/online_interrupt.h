@@ -10,7 +10,8 @@
  * arg, allocated by the caller. When fn ends first, arg is the caller's
  * again (to read and free), *why fn's error where it returned false.
  * When a signal comes first, the call is left to finish on its own (its
- * thread frees arg with arg_free and closes its connection) and
+ * thread frees arg with arg_free and closes its connection; the
+ * program's end waits a second for it, online_calls_settle) and
  * RM_ERR_INTERRUPTED is set in err, "plan P: stopped by SIGINT WHERE".
  * A wait of two seconds or more says on the terminal what it waits for
  * (waits), unless --quiet. Returns false on the stop (err) or when fn
@@ -36,11 +37,11 @@ bool online_call_interruptible (online_t *on, online_call_fn fn, void *arg,
                                 void (*arg_free) (void *), const char *waits, const char *where,
                                 bool *stopped, bson_error_t *why, bson_error_t *err);
 void online_call_deadline (int64_t at_ms);
+bool online_call_deadline_check (const char *where, bson_error_t *err);
 /* Waits up to ms for every call's thread to end, the ones left on a
  * signal or at the window's bound too; true once none runs. The program's
  * end asks before the driver's cleanup, which frees the global state
  * (the handshake's strings) that a call still running reads. */
 bool online_calls_settle (int64_t ms);
-bool online_call_deadline_check (const char *where, bson_error_t *err);
 
 #endif
