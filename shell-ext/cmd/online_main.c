@@ -527,7 +527,8 @@ main (int argc, char **argv)
      * process's end stops the call. */
     if (online_calls_settle (1000))
         mongoc_cleanup ();
-    if (online_hook_ms (ONLINE_HOOK_EXIT_WAIT_MS) > 0)
-        online_calls_settle (online_hook_ms (ONLINE_HOOK_EXIT_WAIT_MS));
+    int64_t exit_wait = online_hook_ms (ONLINE_HOOK_EXIT_WAIT_MS);
+    if (exit_wait > 0)
+        online_calls_settle (exit_wait);
     return rc;
 }
