@@ -961,9 +961,13 @@ to_binary (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, const c
         size_t n = v->value.v_utf8.len, bn = 0;
         uint8_t *b;
         bool ok;
-        if (c->format == FMT_NONE || c->format == FMT_AUTO)
+        if (c->format == FMT_NONE)
             return hard (err, e, "'format' (base64, base64url, hex, utf8 or uuid) is needed to "
                                  "convert a string to binData");
+        /* 'auto' is a format, only not one a string can be read in: the
+         * server counts that a failed conversion, not a bad argument */
+        if (c->format == FMT_AUTO)
+            return fail (cx, e, err, v, BSON_TYPE_BINARY, "'auto' does not read a string");
         if ((c->format == FMT_UUID) != (c->subtype == BSON_SUBTYPE_UUID))
             return fail (cx, e, err, v, BSON_TYPE_BINARY,
                          "only the 'uuid' format goes with the UUID subtype 4");
@@ -1118,6 +1122,24 @@ resolve_subtype (rm_expr_ctx_t *cx, const rm_expr_t *e, const bson_value_t *v, c
     return true;
 }
 
+/* The type and subtype of 'to' as a document, computed (a field of the
+ * document, as 8.0's {type, subtype}); a missing type is a null one. */
+static void
+to_doc_fields (const bson_value_t *doc, bson_value_t *type, bson_value_t *sub)
+{
+    bson_iter_t it;
+
+    rm_xset_missing (type);
+    if (!rm_xval_iter (doc, &it))
+        return;
+    while (bson_iter_next (&it)) {
+        if (!strcmp (bson_iter_key (&it), "type"))
+            *type = *bson_iter_value (&it);
+        else if (!strcmp (bson_iter_key (&it), "subtype"))
+            *sub = *bson_iter_value (&it);
+    }
+}
+
 /* $convert's 'to' into c; *none when it is null (the result is null). */
 static bool
 eval_to (rm_expr_ctx_t *cx, const rm_expr_t *e, conv_t *c, bool *none, bson_error_t *err)
@@ -1126,6 +1148,7 @@ eval_to (rm_expr_ctx_t *cx, const rm_expr_t *e, conv_t *c, bool *none, bson_erro
     bson_value_t v, sub;
 
     *none = false;
+    rm_xset_missing (&v);
     rm_xset_missing (&sub);
     if (to->kind == RM_X_OBJECT) {
         /* the 8.0 form {type, subtype} (checked when parsed) */
@@ -1136,6 +1159,9 @@ eval_to (rm_expr_ctx_t *cx, const rm_expr_t *e, conv_t *c, bool *none, bson_erro
         }
     } else if (!rm_xeval (cx, to, &v, err)) {
         return false;
+    } else if (v.value_type == BSON_TYPE_DOCUMENT) {
+        bson_value_t doc = v;
+        to_doc_fields (&doc, &v, &sub);
     }
     if (rm_xval_nullish (&v)) {
         *none = true;
@@ -1159,6 +1185,9 @@ eval_format (rm_expr_ctx_t *cx, const rm_expr_t *e, conv_t *c, bson_error_t *err
         return true;
     if (!rm_xeval (cx, e->args[A_FORMAT], &v, err))
         return false;
+    /* a format computed per document may be missing there: none given */
+    if (rm_xval_nullish (&v))
+        return true;
     if (v.value_type == BSON_TYPE_UTF8)
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             if (!strcmp (v.value.v_utf8.str, names[i].name)) {
@@ -1201,12 +1230,11 @@ eval_convert (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_err
     cv_t r;
 
     /* The server reads 'to' first, and a bad one is an error even when
-     * the input is null. */
+     * the input is null; 'format' only once there is something to
+     * convert. */
     if (!eval_to (cx, e, &c, &none, err))
         return false;
     if (!rm_xeval (cx, e->args[A_INPUT], &in, err))
-        return false;
-    if (!eval_format (cx, e, &c, err))
         return false;
     if (rm_xval_nullish (&in)) {
         if (e->args[A_ONNULL])
@@ -1218,6 +1246,8 @@ eval_convert (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_err
         rm_xset_null (out);
         return true;
     }
+    if (!eval_format (cx, e, &c, err))
+        return false;
     if (!e->args[A_ONERROR])
         return convert (cx, e, &in, &c, out, err) == CV_OK;
     r = convert (cx, e, &in, &c, out, NULL);

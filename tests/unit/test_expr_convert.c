@@ -534,6 +534,72 @@ static const x_case_t computed_to[] = {
     {NULL, NULL, NULL},
 };
 
+/* 8.0's 'to' computed as a document {type, subtype} and 'format' computed
+ * per document (convert_bindata.js's form: format "$f" is missing where a
+ * document has none, which is no format, not a bad one). */
+#define CDOC(doc) "{\"$convert\": {\"input\": \"$i\", \"to\": \"$t\", \"format\": \"$f\"" doc "}}"
+#define U16 "{\"$binary\": {\"base64\": \"ESIzRFVmd4iZqrvM3e7/AA==\", \"subType\": \"04\"}}"
+#define B16 "{\"$binary\": {\"base64\": \"ESIzRFVmd4iZqrvM3e7/AA==\", \"subType\": \"00\"}}"
+#define USTR "\"11223344-5566-7788-99aa-bbccddeeff00\""
+static const x_case_t computed_doc_to[] = {
+    /* the type as a document, no format: an ordinary conversion */
+    {"{\"i\": 2.5, \"t\": {\"type\": \"int\"}}", CDOC (""), "2"},
+    {"{\"i\": 2.5, \"t\": {\"type\": \"string\"}}", CDOC (""), "\"2.5\""},
+    {"{\"i\": 2.5, \"t\": {\"type\": 18}}", CDOC (""), L ("2")},
+    {"{\"i\": 2.5, \"t\": {\"type\": \"decimal\"}}", CDOC (""), DEC ("2.50000000000000")},
+    {"{\"i\": 2.5, \"t\": {\"type\": \"date\"}}", CDOC (""), D ("2")},
+    {"{\"i\": 0, \"t\": {\"type\": \"bool\"}}", CDOC (""), "false"},
+    /* strings to binData by format, subtype from the document */
+    {"{\"i\": " USTR ", \"t\": {\"type\": \"binData\", \"subtype\": 4}, \"f\": \"uuid\"}", CDOC (""), U16},
+    {"{\"i\": \"ESIzRFVmd4iZqrvM3e7/AA==\", \"t\": {\"type\": \"binData\", \"subtype\": 0}, \"f\": \"base64\"}",
+     CDOC (""), B16},
+    {"{\"i\": \"ESIzRFVmd4iZqrvM3e7_AA\", \"t\": {\"type\": \"binData\", \"subtype\": 0}, \"f\": \"base64url\"}",
+     CDOC (""), B16},
+    {"{\"i\": \"112233445566778899AABBCCDDEEFF00\", \"t\": {\"type\": \"binData\"}, \"f\": \"hex\"}", CDOC (""), B16},
+    /* binData to strings */
+    {"{\"i\": " B16 ", \"t\": \"string\", \"f\": \"hex\"}", CDOC (""), "\"112233445566778899AABBCCDDEEFF00\""},
+    {"{\"i\": " B16 ", \"t\": \"string\", \"f\": \"base64url\"}", CDOC (""), "\"ESIzRFVmd4iZqrvM3e7_AA\""},
+    {"{\"i\": " B16 ", \"t\": \"string\", \"f\": \"auto\"}", CDOC (""), "\"ESIzRFVmd4iZqrvM3e7/AA==\""},
+    {"{\"i\": " U16 ", \"t\": \"string\", \"f\": \"auto\"}", CDOC (""), USTR},
+    /* binData to binData: the same subtype (0 when not said) */
+    {"{\"i\": " U16 ", \"t\": {\"type\": \"binData\", \"subtype\": 4}}", CDOC (""), U16},
+    {"{\"i\": " B16 ", \"t\": \"binData\"}", CDOC (""), B16},
+    /* what fails, caught by onError: another subtype, a UUID string to a
+     * generic subtype, base64 to the UUID subtype, 'auto' from a string,
+     * a string not in its format, an objectId */
+    {"{\"i\": " U16 ", \"t\": {\"type\": \"binData\", \"subtype\": 0}}", CDOC (", \"onError\": \"E\""), "\"E\""},
+    {"{\"i\": " B16 ", \"t\": {\"type\": \"binData\", \"subtype\": 200}}", CDOC (", \"onError\": \"E\""), "\"E\""},
+    {"{\"i\": " USTR ", \"t\": {\"type\": \"binData\", \"subtype\": 0}, \"f\": \"uuid\"}", CDOC (", \"onError\": \"E\""),
+     "\"E\""},
+    {"{\"i\": \"ESIzRFVmd4iZqrvM3e7/AA==\", \"t\": {\"type\": \"binData\", \"subtype\": 4}, \"f\": \"base64\"}",
+     CDOC (", \"onError\": \"E\""), "\"E\""},
+    {"{\"i\": \"ESIzRFVmd4iZqrvM3e7/AA==\", \"t\": {\"type\": \"binData\", \"subtype\": 4}, \"f\": \"auto\"}",
+     CDOC (", \"onError\": \"E\""), "\"E\""},
+    {"{\"i\": " USTR ", \"t\": {\"type\": \"binData\"}, \"f\": \"auto\"}", CDOC (", \"onError\": \"$$REMOVE\""), "MISSING"},
+    {"{\"i\": \"11-22\", \"t\": {\"type\": \"binData\", \"subtype\": 4}, \"f\": \"uuid\"}", CDOC (", \"onError\": \"E\""),
+     "\"E\""},
+    {"{\"i\": \"1122zz\", \"t\": {\"type\": \"binData\"}, \"f\": \"hex\"}", CDOC (", \"onError\": \"E\""), "\"E\""},
+    {"{\"i\": " OID ", \"t\": {\"type\": \"binData\", \"subtype\": 4}}", CDOC (", \"onError\": \"E\""), "\"E\""},
+    {"{\"i\": " B16 ", \"t\": {\"type\": \"binData\", \"subtype\": 4}}", CDOC (""), "ERROR:a different binData subtype"},
+    /* a subtype that is none, or a type that is none: errors onError does
+     * not catch */
+    {"{\"i\": \"AA==\", \"t\": {\"type\": \"binData\", \"subtype\": 127}, \"f\": \"base64\"}",
+     CDOC (", \"onError\": \"E\""), "ERROR:not a binData subtype"},
+    {"{\"i\": \"AA==\", \"t\": {\"type\": \"binData\", \"subtype\": 256}, \"f\": \"base64\"}",
+     CDOC (", \"onError\": \"E\""), "ERROR:not a binData subtype"},
+    {"{\"i\": \"AA==\", \"t\": {\"type\": \"binData\", \"subtype\": -1}, \"f\": \"base64\"}",
+     CDOC (", \"onError\": \"E\""), "ERROR:not a binData subtype"},
+    {"{\"i\": 5, \"t\": {\"type\": -2}}", CDOC (", \"onError\": \"E\""), "ERROR:does not correspond to a BSON type"},
+    {"{\"i\": 5, \"t\": -2}", CDOC (", \"onError\": \"E\""), "ERROR:does not correspond to a BSON type"},
+    /* a null type in the document: null, as a null 'to' */
+    {"{\"i\": 5, \"t\": {\"type\": null}}", CDOC (""), "null"},
+    /* a null input gives onNull before the format is looked at */
+    {"{\"t\": \"binData\", \"f\": \"rot13\"}", CDOC (", \"onNull\": \"N\""), "\"N\""},
+    {"{\"i\": \"x\", \"t\": \"binData\", \"f\": \"rot13\"}", CDOC (", \"onError\": \"E\""), "ERROR:'format'"},
+    {"{\"i\": \"x\", \"t\": \"binData\", \"f\": null}", CDOC (", \"onError\": \"E\""), "ERROR:'format'"},
+    {NULL, NULL, NULL},
+};
+
 /* Dates to and from strings (expr_date_parse.c's helpers). */
 static const x_case_t dates[] = {
     {"{}", "{\"$toString\": " D ("1522169931538") "}", "\"2018-03-27T16:58:51.538Z\""},
@@ -565,6 +631,7 @@ X_TABLE_TEST (test_expr_to_date, to_date)
 X_TABLE_TEST (test_expr_to_objectid, to_oid)
 X_TABLE_TEST (test_expr_convert, converts)
 X_TABLE_TEST (test_expr_convert_computed_to, computed_to)
+X_TABLE_TEST (test_expr_convert_computed_doc_to, computed_doc_to)
 
 /* Whether the date helpers answer: a date written and a string read. */
 static bool
@@ -621,6 +688,7 @@ main (void)
     T_RUN (test_expr_to_objectid);
     T_RUN (test_expr_convert);
     T_RUN (test_expr_convert_computed_to);
+    T_RUN (test_expr_convert_computed_doc_to);
     T_RUN (test_expr_date_strings);
     T_RUN (test_expr_convert_no_alloc_when_warm);
     return t_done ();
