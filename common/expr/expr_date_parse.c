@@ -7,9 +7,10 @@
  * the forms data holds: ISO dates ("2017-07-04", "2017-07-04T12:00:00Z",
  * "20170704"), "2017/07/04", American "07/04/2017", day-first
  * "04.07.2017" and "04-07-2017", month names ("July 4th, 2017",
- * "4 Jul 2017", "Tue, 04 Jul 2017 12:00:00 GMT"), ISO week dates
- * ("2017-W27-2", "2017W272", "2017-W27"), times with seconds,
- * fractions and am/pm ("12pm", "12:30:15.123"), and zones as offsets
+ * "4 Jul 2017", "Tue, 04 Jul 2017 12:00:00 GMT", "2017-Jul-04"), ISO
+ * week dates ("2017-W27-2", "2017W272", "2017-W27"), times with seconds,
+ * fractions and am/pm ("12pm", "12:30:15.123", "12:30.15"), the words
+ * that set the time alone ("noon", "midnight", "today"), and zones as offsets
  * ("+02:00", "-0500", "+03"), "Z", "UTC", "GMT", the US abbreviations
  * (EST, EDT, CST, CDT, MST, MDT, PST, PDT), Europe's (WET, WEST, BST, CET,
  * CEST, EET, EEST) and the military letters. Anything else is refused
@@ -225,7 +226,10 @@ read_time (dscan_t *p, int64_t hour)
     p->mi = (int) v;
     p->sec = 0;
     p->us = 0;
-    if (peek (p, 0) == ':' && is_digit (peek (p, 1))) {
+    /* timelib takes '.' between the minute and the second too
+     * ("11:56.02"); a lone digit after it is no second */
+    if ((peek (p, 0) == ':' && is_digit (peek (p, 1))) ||
+        (peek (p, 0) == '.' && is_digit (peek (p, 1)) && is_digit (peek (p, 2)))) {
         p->i++;
         if (digits (p, 2, &v) != 2)
             return fail_at (p, "Unexpected character");
@@ -372,6 +376,21 @@ after_month_name (dscan_t *p, int m)
     return set_date (p, year2 (b, k), m, (int) a);
 }
 
+/* After a year, "-Jul-04" (timelib's pgtextreverse): the month by its
+ * name, then the day. */
+static bool
+year_month_name (dscan_t *p, int64_t y)
+{
+    int64_t d;
+    int m;
+    p->i++;
+    if (!(m = month_name (p)) || peek (p, 0) != '-' || !is_digit (peek (p, 1)))
+        return fail_at (p, "Unexpected character");
+    p->i++;
+    digits (p, 2, &d);
+    return set_date (p, y, m, (int) d);
+}
+
 /* A token starting with a digit. */
 /* After a year, an ISO week date as timelib reads one: "-W27-2",
  * "W272", "-W27" (its Monday); the week 01 to 53, the day 0 to 7 (0 the
@@ -405,6 +424,8 @@ read_number (dscan_t *p)
 
     if (k == 4 && (n0 == 'W' || (n0 == '-' && peek (p, 1) == 'W')))
         return iso_week_date (p, a);
+    if (k == 4 && n0 == '-' && is_alpha (peek (p, 1)))
+        return year_month_name (p, a);
     if (k == 4 && (n0 == '-' || n0 == '/') && is_digit (peek (p, 1))) {
         /* 2017-07-04, 2017-07, 2017/07/04 */
         p->i++;
@@ -482,6 +503,40 @@ read_number (dscan_t *p)
     return fail_at (p, "Unexpected character");
 }
 
+/* Whether the word at the cursor is w (lower case), whole; read if so. */
+static bool
+word_is (dscan_t *p, const char *w)
+{
+    size_t k = word_len (p);
+    if (k != strlen (w))
+        return false;
+    for (size_t j = 0; j < k; j++)
+        if (lower (p->s[p->i + j]) != w[j])
+            return false;
+    p->i += k;
+    return true;
+}
+
+/* The words that set the time of day without moving the date, as
+ * timelib reads them: "noon" is 12:00, "midnight" and "today" drop the
+ * time read (midnight). True if one was read. */
+static bool
+time_word (dscan_t *p)
+{
+    if (word_is (p, "noon")) {
+        p->h = 12;
+        p->mi = p->sec = 0;
+        p->us = 0;
+        return true;
+    }
+    if (word_is (p, "midnight") || word_is (p, "today")) {
+        p->h = p->mi = p->sec = UNSET;
+        p->us = UNSET;
+        return true;
+    }
+    return false;
+}
+
 static bool
 read_word (dscan_t *p)
 {
@@ -498,6 +553,8 @@ read_word (dscan_t *p)
     }
     if ((m = month_name (p)))
         return after_month_name (p, m);
+    if (time_word (p))
+        return true;
     if ((wd = day_name (p)) != UNSET) {
         /* timelib resets the time read before a day's name: not taken */
         if (p->h != UNSET)

@@ -497,6 +497,27 @@ static const x_case_t from_string_formats[] = {
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W54-1\"}}", "ERROR:Error parsing date string"},
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W27-8\"}}", "ERROR:Error parsing date string"},
     {"{}", "{\"$dateFromString\": {\"dateString\": \"2017-W27-2\", \"onError\": 0}}", D ("2017-07-04T00:00:00Z")},
+    /* timelib's times take '.' between the minute and the second too
+     * (hour24[:.]minute[:.]second), with or without a format, in a zone */
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-03-09T08:15.45\"}}", D ("2021-03-09T08:15:45Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-03-09T08:15.45.5\"}}", D ("2021-03-09T08:15:45.500Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-03-09T08:15.45.06\"}}", D ("2021-03-09T08:15:45.060Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-03-09 08:15.45.123\"}}", D ("2021-03-09T08:15:45.123Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-03-09T08:15.45\", \"timezone\": \"Europe/Paris\"}}",
+     D ("2021-03-09T07:15:45Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-03-09T08:15.45.25\", \"timezone\": \"-02:00\"}}",
+     D ("2021-03-09T10:15:45.250Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-03-09T08:15.45\", \"timezone\": \"-02:00\", "
+           "\"format\": \"%Y-%m-%dT%H:%M.%S\"}}", D ("2021-03-09T10:15:45Z")},
+    /* a year, a month's abbreviation and a day (timelib's pgtextreverse),
+     * and the words that set the time: noon, midnight, today */
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-Mar-09\"}}", D ("2021-03-09T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-mar-9 noon\"}}", D ("2021-03-09T12:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"9 March 2021 midnight\"}}", D ("2021-03-09T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-03-09 Noon\", \"timezone\": \"+01:00\"}}", D ("2021-03-09T11:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-03-09 today\"}}", D ("2021-03-09T00:00:00Z")},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"noon\"}}", "ERROR:an incomplete date/time string"},
+    {"{}", "{\"$dateFromString\": {\"dateString\": \"2021-Mar\"}}", "ERROR:$dateFromString"},
     {NULL, NULL, NULL},
 };
 
