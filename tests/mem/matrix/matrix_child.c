@@ -112,6 +112,7 @@ mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log
         return false;
     }
     if (pid == 0) {
+        mx_die_with_parent ();
         close (fds[0]);
         child (t, fds[1], fault, log, argv, argc);
     }

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -100,6 +102,16 @@ mx_wanted (const mx_opts_t *o, const char *cmd, const char *call, const char *ac
 }
 
 void
+mx_die_with_parent (void)
+{
+    pid_t parent = getppid ();
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    /* The parent gone before the request: nobody would send the signal. */
+    if (getppid () != parent)
+        _exit (127);
+}
+
+void
 mx_lanes (const mx_opts_t *o, const char *name, long npoints, bool (*setup) (int, const char *),
           void (*point) (long), void (*teardown) (void))
 {
@@ -112,6 +124,7 @@ mx_lanes (const mx_opts_t *o, const char *name, long npoints, bool (*setup) (int
     for (int l = 0; l < lanes; l++) {
         if ((pids[l] = fork ()) != 0)
             continue;
+        mx_die_with_parent ();
         snprintf (path, sizeof path, "%s/%s-lane%d.out", o->tmp, name, l);
         if (!freopen (path, "w", stdout))
             _exit (3);

@@ -176,6 +176,7 @@ mx_proxy_start (mx_proxy_t *x, const char *upstream_uri, char *why, size_t cap)
     }
     memset (x->ctl, 0, sizeof *x->ctl);
     if ((x->pid = fork ()) == 0) {
+        mx_die_with_parent ();
         signal (SIGPIPE, SIG_IGN);
         serve (lfd, upstream, x->ctl);
     }

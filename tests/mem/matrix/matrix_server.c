@@ -30,6 +30,7 @@ mx_server_start (mx_server_t *s, const char *memsrv, const char *dir, bool chang
         return false;
     }
     if (s->pid == 0) {
+        mx_die_with_parent ();
         int null = open ("/dev/null", O_WRONLY);
         if (null >= 0)
             dup2 (null, 1);
