@@ -101,10 +101,15 @@ rm "$S/test_online_broken.sh"
 
 # After a whole run (every part, no RUN_ONLY, a sanitizer build), the
 # suites that did not run are dropped.
+b=$(fig 'cli test_online_b')
 runs env RUN_RECORD=1 RUN_PARTS=all "$RUN" "$T/build" "$T/san"
 expect_eq "a whole run drops the line of a suite that is no more" "$(fig 'cli test_gone')" ""
 check "and says so" grep -q 'cli test_gone did not run: its line is dropped' "$T/err"
-expect_eq "and keeps the others" "$(fig 'cli test_online_b')" "$(ran 'cli test_online_b')"
+# Kept, lowered to this run's seconds if fewer, never raised: on a loaded
+# machine the suite may take a second more than its figure.
+r=$(ran 'cli test_online_b')
+[ -n "$r" ] && [ -n "$b" ] && [ "$r" -lt "$b" ] && b=$r
+expect_eq "and keeps the others" "$(fig 'cli test_online_b')" "$b"
 
 # The lane: a suite that starts no server runs beside the pool, not before
 # it. Its suite waits (up to 120 s) for a file that a server suite makes.
