@@ -253,6 +253,14 @@ verified() {
     expect_eq "$1" "$rc:$(grep -c 'every result as the sources make it' "$T/err")" "0:1"
 }
 
+# fresh_log DIR: the server's oplog begun again once a part's data is
+# loaded (tests/peers/server.sh oplog; FerretDB only): FerretDB decodes
+# every entry at each read of it, sync after sync, and the load's entries
+# are before any point remodel reads from.
+fresh_log() {
+    "$SERVER" oplog "$1" 2>"$T/err" || fail "the oplog begun again ($1)" "$(cat "$T/err")"
+}
+
 for kind in ferretdb java; do
     # Each part below has a server of its own (its plans and databases are
     # apart): FerretDB reads its oplog by scanning all of it, for each sync
@@ -262,6 +270,7 @@ for kind in ferretdb java; do
     # the lost-history case below floods a small one.
     PEERS_OPLOG_BYTES=67108864 online_start "$kind" "$T/srv-$kind-kinds" 0 changelog && {
         make_blog
+        fresh_log "$T/srv-$kind-kinds"
         online run kinds --create-indexes --batch-size 20 -q
         expect_eq "$kind: extract, outlier embed and summary run" "$rc:$(cat "$T/err")" "0:"
 
@@ -309,6 +318,7 @@ p.update_one({"_id": 1001}, {"$set": {"comments": [x for x in p.find_one({"_id":
         # conditional update an in-place step sends (its cost the square
         # of the orders).
         make_shop shopx 150
+        fresh_log "$T/srv-$kind-inplace"
         "$MONGODUMP" --uri "$uri" --db shopx --archive="$T/$kind-ip0.archive" --quiet
         : >"$T/touched"
         online run inplace --in-place --batch-size 50 -q
@@ -422,6 +432,7 @@ PYEOF
     "$MONGORESTORE" --uri "$uri" --archive="$S.archive.gz" --gzip --nsInclude 'crm.*' \
         --noIndexRestore --quiet
     make_shop
+    fresh_log "$T/srv-$kind"
     online run embed --create-indexes --batch-size 50 -q
     expect_eq "$kind: embed runs" "$rc:$(cat "$T/err")" "0:"
     online run chain --batch-size 50 -q
