@@ -228,10 +228,12 @@ pool_names=() pool_next=0 lane_pid= lane_next=0
 # environment: before the next suite of the slot starts, whatever the last
 # one left running (a background remodel, a writer) is killed by it, lest
 # it write into the next suite's databases. Every server start of the run
-# is counted (REMODEL_SERVER_STARTS) and the count printed at the end.
+# is counted (REMODEL_SERVER_STARTS) and the count printed at the end,
+# with the CPU seconds the servers of each kind spent (REMODEL_SERVER_CPU,
+# noted by tests/peers/server.sh at each stop).
 share=${RUN_SHARE:-1}
 case $share in 0|1) ;; *) echo "tests/run.sh: RUN_SHARE is 0 or 1, not $share" >&2; exit 2 ;; esac
-export REMODEL_SERVER_STARTS=$log/starts
+export REMODEL_SERVER_STARTS=$log/starts REMODEL_SERVER_CPU=$log/server_cpu
 slot_mark=()
 # shared_env SLOT NAME: senv, the environment the suite NAME of SLOT gets
 # (none when not sharing), after the last one's leftovers are killed; its
@@ -508,6 +510,11 @@ fi
 # costs seconds under load; docs/tests.md, "Shared servers").
 if [ -s "$log/starts" ]; then
     echo "tests/run.sh: $(grep -c . "$log/starts") server starts, $(grep -c " $log/slot" "$log/starts") of them shared"
+    # The shared ones stopped now (not at the exit), so that theirs count.
+    shared_stop
+    [ ! -s "$log/server_cpu" ] || echo "tests/run.sh: the servers' CPU: $(awk '{ s[$1] += $2; n[$1]++ }
+        END { for (k in s) { printf "%s%s %.0f s (%d stopped)", sep, k, s[k], n[k]; sep = ", " } }' \
+        "$log/server_cpu")"
 fi
 [ -s "$log/reported" ] || echo "tests/run.sh: no suite of part $parts matches '$only'" >&2
 passed=$(awk '{ n += $1 } END { print n + 0 }' "$log/passes" 2>/dev/null)

@@ -78,3 +78,12 @@ EOF
 else
     fail "mongosh 1.10.6" "not installed (tests/peers/install.sh warns when npm fails)"
 fi
+
+# Each stop notes the server's CPU seconds where REMODEL_SERVER_CPU says
+# (tests/run.sh sums them by kind): the kind, the seconds (both restored
+# the sample, so more than none), the directory.
+for kind in ferretdb java; do
+    REMODEL_SERVER_CPU=$T/cpu "$SERVER" stop "$T/$kind"
+done
+expect_eq "a stop notes the server's kind, CPU seconds and directory (REMODEL_SERVER_CPU)" \
+    "$(awk '{print $1, ($2 > 0), $3}' "$T/cpu" 2>&1)" "$(printf 'ferretdb 1 %s\njava 1 %s' "$T/ferretdb" "$T/java")"

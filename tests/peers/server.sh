@@ -49,7 +49,9 @@
 # PEERS_SERVER_WAIT (seconds to wait for startup, default 30),
 # PEERS_FERRETDB_GOGC and PEERS_FERRETDB_GOMEMLIMIT (FerretDB's GOGC and
 # GOMEMLIMIT, default 1000 and 2GiB),
-# REMODEL_SERVER_STARTS (a file each start adds a line to: KIND DIR).
+# REMODEL_SERVER_STARTS (a file each start adds a line to: KIND DIR),
+# REMODEL_SERVER_CPU (a file each stop adds a line to: KIND CPU-SECONDS
+# DIR, the server's user and system time; tests/run.sh sums them).
 set -u
 
 die() { echo "server.sh: $*" >&2; exit 1; }
@@ -113,10 +115,21 @@ terminate() {
     gone "$1" 5
 }
 
+# cpu_note PID: its CPU seconds so far (user and system, fields 14 and 15
+# of its stat, after the name, which may hold spaces) added to
+# REMODEL_SERVER_CPU.
+cpu_note() {
+    local st
+    [ -n "${REMODEL_SERVER_CPU:-}" ] && alive "$1" && st=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+    echo "${st##*) }" | awk -v k="$(cat "$dir/kind" 2>/dev/null)" -v d="$dir" -v hz="$(getconf CLK_TCK)" \
+        '{printf "%s %.2f %s\n", k, ($12 + $13) / hz, d}' >>"$REMODEL_SERVER_CPU"
+}
+
 stop() {
     local pid wd
     pid=$(cat "$dir/pid" 2>/dev/null)
     wd=$(cat "$dir/watchdog.pid" 2>/dev/null)
+    cpu_note "$pid"
     if [ -n "$pid" ]; then
         terminate "$pid" || die "could not stop server pid $pid"
     fi
