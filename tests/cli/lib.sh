@@ -115,6 +115,14 @@ online_kind() {
     elif [ "${REMODEL_TEST_BOTH:-}" == 1 ]; then echo ferretdb java
     else echo "$1"; fi
 }
+# fresh_log DIR: the oplog of the server in DIR begun again, empty, once a
+# suite's data is loaded (tests/peers/server.sh oplog; FerretDB started
+# with its change log only, else nothing): FerretDB decodes every entry at
+# each read of its oplog, sync after sync, and the load's entries lie
+# before any point remodel reads from. False, said, where it fails.
+fresh_log() {
+    "$SERVER" oplog "$1" 2>"$T/err" || { fail "the oplog begun again ($1)" "$(cat "$T/err")"; return 1; }
+}
 # shell_uri URI: URI for mongosh, which gives up finding the server after
 # 2 s unless the URI says otherwise: too short on a loaded machine.
 shell_uri() {

@@ -253,14 +253,6 @@ verified() {
     expect_eq "$1" "$rc:$(grep -c 'every result as the sources make it' "$T/err")" "0:1"
 }
 
-# fresh_log DIR: the server's oplog begun again once a part's data is
-# loaded (tests/peers/server.sh oplog; FerretDB only): FerretDB decodes
-# every entry at each read of it, sync after sync, and the load's entries
-# are before any point remodel reads from.
-fresh_log() {
-    "$SERVER" oplog "$1" 2>"$T/err" || fail "the oplog begun again ($1)" "$(cat "$T/err")"
-}
-
 for kind in ferretdb java; do
     # Each part below has a server of its own (its plans and databases are
     # apart): FerretDB reads its oplog by scanning all of it, for each sync

@@ -265,11 +265,10 @@ for n in range(m):
 # follow_setup: the destination fresh, the source's shop as seeded (in
 # one client's script: a python is slow to start), run --to-uri, then the
 # application's first writes, which a follow's first round applies. A
-# FerretDB source's oplog begun again first (tests/peers/server.sh
-# oplog): its reads decode every entry, the points before left theirs.
+# FerretDB source's oplog begun again first (fresh_log): the points
+# before left theirs.
 follow_setup() {
-    "$SERVER" oplog "$T/srv-src-$from" 2>"$T/err" ||
-        fail "$from->$to: the source's oplog begun again" "$(cat "$T/err")"
+    fresh_log "$T/srv-src-$from"
     uri=$SRC py 'd = pymongo.MongoClient(sys.argv[2], directConnection=True, serverSelectionTimeoutMS=10000)
 d.drop_database("shop"); d.drop_database("remodel")
 c.drop_database("shop")
