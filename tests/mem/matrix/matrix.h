@@ -142,9 +142,10 @@ void mx_spec (char *out, size_t cap, const char *call, const char *action);
 void mx_label (char *out, size_t cap, const char *cmd, const char *call, const char *action,
                const mx_run_t *r);
 bool mx_wanted (const mx_opts_t *o, const char *cmd, const char *call, const char *action);
-/* In a child just forked: it ends (SIGKILL) when its parent does, so that
- * no lane, server or proxy outlives a matrix killed at its deadline. */
-void mx_die_with_parent (void);
+/* fork (), the child set to end (SIGKILL) when its parent does, so that
+ * no lane, server, proxy or command outlives a matrix killed at its
+ * deadline. */
+pid_t mx_fork (void);
 /* Points 0..npoints-1 dealt to o->lanes forked processes, each with a
  * server of its own made by setup (lane, its directory); their lines
  * printed lane by lane and counted; teardown (or NULL) at a lane's end

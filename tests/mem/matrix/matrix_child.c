@@ -106,13 +106,12 @@ mx_online (const mx_target_t *t, mx_run_t *r, const char *fault, const char *log
     }
     fflush (stdout);
     fflush (stderr);
-    if ((pid = fork ()) < 0) {
+    if ((pid = mx_fork ()) < 0) {
         snprintf (r->err, sizeof r->err, "fork: %s", strerror (errno));
         close (fds[0]), close (fds[1]);
         return false;
     }
     if (pid == 0) {
-        mx_die_with_parent ();
         close (fds[0]);
         child (t, fds[1], fault, log, argv, argc);
     }

@@ -1,11 +1,11 @@
 /* What the matrices share (matrix.h): the PASS/FAIL lines, the server
  * under test, a reset, a judgement, a fault's spec and label, and the
  * lanes the points are dealt to. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,14 +101,18 @@ mx_wanted (const mx_opts_t *o, const char *cmd, const char *call, const char *ac
     return !strcmp (me, o->only);
 }
 
-void
-mx_die_with_parent (void)
+pid_t
+mx_fork (void)
 {
-    pid_t parent = getppid ();
-    prctl (PR_SET_PDEATHSIG, SIGKILL);
-    /* The parent gone before the request: nobody would send the signal. */
-    if (getppid () != parent)
-        _exit (127);
+    pid_t parent = getpid ();
+    pid_t pid = fork ();
+    if (pid == 0) {
+        prctl (PR_SET_PDEATHSIG, SIGKILL);
+        /* The parent gone before the request: nobody would send it. */
+        if (getppid () != parent)
+            _exit (127);
+    }
+    return pid;
 }
 
 void
@@ -122,9 +126,8 @@ mx_lanes (const mx_opts_t *o, const char *name, long npoints, bool (*setup) (int
     fflush (stdout);
     fflush (stderr);
     for (int l = 0; l < lanes; l++) {
-        if ((pids[l] = fork ()) != 0)
+        if ((pids[l] = mx_fork ()) != 0)
             continue;
-        mx_die_with_parent ();
         snprintf (path, sizeof path, "%s/%s-lane%d.out", o->tmp, name, l);
         if (!freopen (path, "w", stdout))
             _exit (3);

@@ -175,8 +175,7 @@ mx_proxy_start (mx_proxy_t *x, const char *upstream_uri, char *why, size_t cap)
         return false;
     }
     memset (x->ctl, 0, sizeof *x->ctl);
-    if ((x->pid = fork ()) == 0) {
-        mx_die_with_parent ();
+    if ((x->pid = mx_fork ()) == 0) {
         signal (SIGPIPE, SIG_IGN);
         serve (lfd, upstream, x->ctl);
     }

@@ -25,12 +25,11 @@ mx_server_start (mx_server_t *s, const char *memsrv, const char *dir, bool chang
     memset (s, 0, sizeof *s);
     snprintf (port_file, sizeof port_file, "%s/memsrv.port", dir);
     unlink (port_file);
-    if ((s->pid = fork ()) < 0) {
+    if ((s->pid = mx_fork ()) < 0) {
         snprintf (why, cap, "fork: %s", strerror (errno));
         return false;
     }
     if (s->pid == 0) {
-        mx_die_with_parent ();
         int null = open ("/dev/null", O_WRONLY);
         if (null >= 0)
             dup2 (null, 1);
@@ -221,7 +220,7 @@ mx_run_offline (const char *remodel, const char *plan, const char *from, const c
     int status;
     pid_t pid;
     fflush (stdout);
-    if ((pid = fork ()) == 0) {
+    if ((pid = mx_fork ()) == 0) {
         int null = open ("/dev/null", O_WRONLY);
         if (null >= 0)
             dup2 (null, 1);
