@@ -438,6 +438,9 @@ for kind in ${REMODEL_LEASE_KINDS:-$(online_kinds)}; do
             sleep 0.1
         done
         read -r owner epoch left <<<"$(h lease "$uri" "$HOLD_ID")"
+        # No holder seen: what the run an hour behind said (or that it runs).
+        [ -n "$holder" ] || echo "  the run an hour behind (pid $a, $(kill -0 $a 2>/dev/null && echo running ||
+            echo ended)) said: $(tail -n 5 "$T/a.err")" >&2
         # The owner's last field is the holder's start by its own clock: an hour behind.
         expect_eq "$kind: faketime -1h: the holder's clock is an hour behind" \
             "$(awk -v o="${owner##*:}" -v now="$EPOCHREALTIME" 'BEGIN { d = now * 1000 - o - 3600000; print (d > -60000 && d < 60000) }')" 1
