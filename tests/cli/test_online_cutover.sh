@@ -43,8 +43,9 @@ for kind in $(online_kinds); do
         rm -rf "$T/dump"
         "$GEN" --out "$T/dump" --scale $scale >/dev/null 2>&1 || { fail "$k: remodel-gen"; continue; }
         online_start "$kind" "$T/srv-$kind-$scale" 0 changelog || continue
-        "$MONGORESTORE" --uri "$uri" --dir "$T/dump" --nsInclude 'crm.*' --noIndexRestore --quiet 2>/dev/null &&
-            fresh_log "$T/srv-$kind-$scale" || { fail "$k: restore"; continue; }
+        "$MONGORESTORE" --uri "$uri" --dir "$T/dump" --nsInclude 'crm.*' --noIndexRestore --quiet 2>/dev/null ||
+            { fail "$k: restore"; continue; }
+        fresh_log "$T/srv-$kind-$scale" || continue
         online run embed --create-indexes
         [ $rc == 0 ] || { fail "$k: run" "$(cat "$T/err")"; continue; }
         writes 100
@@ -83,8 +84,9 @@ for kind in $(online_kinds); do
     rm -rf "$T/dump"
     "$GEN" --out "$T/dump" --scale 1 >/dev/null 2>&1 || { fail "$k: remodel-gen"; continue; }
     online_start "$kind" "$T/srv-$kind-budget" 0 changelog || continue
-    "$MONGORESTORE" --uri "$uri" --dir "$T/dump" --nsInclude 'crm.*' --noIndexRestore --quiet 2>/dev/null &&
-        fresh_log "$T/srv-$kind-budget" || { fail "$k: restore"; continue; }
+    "$MONGORESTORE" --uri "$uri" --dir "$T/dump" --nsInclude 'crm.*' --noIndexRestore --quiet 2>/dev/null ||
+        { fail "$k: restore"; continue; }
+    fresh_log "$T/srv-$kind-budget" || continue
     online run embed --create-indexes
     [ $rc == 0 ] || { fail "$k: run" "$(cat "$T/err")"; continue; }
     writes 50
@@ -124,8 +126,9 @@ for kind in $(online_kinds); do
     rm -rf "$T/dump"
     "$GEN" --out "$T/dump" --scale 1 >/dev/null 2>&1 || { fail "$k: remodel-gen"; continue; }
     online_start "$kind" "$T/srv-$kind-writer" 0 changelog || continue
-    "$MONGORESTORE" --uri "$uri" --dir "$T/dump" --nsInclude 'crm.*' --noIndexRestore --quiet 2>/dev/null &&
-        fresh_log "$T/srv-$kind-writer" || { fail "$k: restore"; continue; }
+    "$MONGORESTORE" --uri "$uri" --dir "$T/dump" --nsInclude 'crm.*' --noIndexRestore --quiet 2>/dev/null ||
+        { fail "$k: restore"; continue; }
+    fresh_log "$T/srv-$kind-writer" || continue
     online run embed --create-indexes
     [ $rc == 0 ] || { fail "$k: run" "$(cat "$T/err")"; continue; }
     rm -f "$T/writer.stop" "$T/writer.done"
