@@ -32,6 +32,10 @@ log() { printf 'bench-untuned: %s\n' "$*" >&2; }
 [ -x "$R" ] || { log "build $R first (make all)"; exit 0; }
 [ -x /usr/bin/time ] || { log "/usr/bin/time (GNU time) is needed"; exit 0; }
 mkdir -p "$CACHE"
+# pymongo's bson both loads the CSV (tests/transforms/tpch_dump.py) and runs
+# the by-hand row, so it is installed before the archive is generated.
+python3 -c 'import bson, fastcrc, sys; sys.exit(0 if bson.has_c() else 1)' 2>/dev/null ||
+    python3 -m pip install -q pymongo==4.10.1 fastcrc==0.5.0 >&2 || log "pymongo or fastcrc unavailable: no by-hand row"
 IN=$CACHE/tpch.archive
 if [ ! -f "$IN" ]; then
     log "generating TPC-H at scale $SCALE"
@@ -41,8 +45,6 @@ if [ ! -f "$IN" ]; then
         "$R" convert -q "$CACHE/dump" "$IN" || { log "generation failed"; rm -f "$IN"; exit 0; }
     rm -rf "$CACHE/csv" "$CACHE/dump"
 fi
-python3 -c 'import bson, fastcrc, sys; sys.exit(0 if bson.has_c() else 1)' 2>/dev/null ||
-    python3 -m pip install -q pymongo==4.10.1 fastcrc==0.5.0 >&2 || log "pymongo or fastcrc unavailable: no by-hand row"
 # Outputs beside the input, on the disk, as the floor's copy.
 WORK=$(mktemp -d "$CACHE/work.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
