@@ -21,6 +21,26 @@ typedef struct {
     uint64_t tag;
 } rm_xfield_t;
 
+/* A name asked for (rm_xheld_find): its tag and length, its last eight
+ * bytes as a number (tail) when longer than eight, its bytes (owned), and
+ * where the held document has it: seen[at] when gen is the document's. */
+#define RM_XNEEDS 32
+/* A key the held documents had at one place: its tag, the mask that
+ * takes it from eight bytes, its last eight bytes (tail) when longer,
+ * its length (UINT32_MAX: too long to tell this way), and the need it is
+ * (1 + its index; 0: none). */
+typedef struct {
+    uint64_t tag, mask, tail;
+    uint32_t klen;
+    uint8_t need;
+} rm_xshape_t;
+#define RM_XNEED_HASH 128
+typedef struct {
+    uint64_t tag, tail;
+    uint32_t klen, at, gen;
+    char *name;
+} rm_xneed_t;
+
 
 struct rm_expr_ctx {
     rm_xchunk_t *chunks;
@@ -52,7 +72,21 @@ struct rm_expr_ctx {
     bool held_end, held_bad; /* walked to its end; met bad bytes */
     rm_xfield_t *seen;
     size_t n_seen, cap_seen;
-    size_t n_tagged;      /* seen's first fields whose tag is taken */
+    /* The top-level names this context's reads asked for (a step's: its
+     * filter's and its expressions'), kept from document to document:
+     * the walk matches each field it meets against them by a hash of its
+     * tag, so that a read of a name met already is one load, however far
+     * into the document it lies (expr_held.c). */
+    rm_xneed_t needs[RM_XNEEDS];
+    uint8_t need_hash[RM_XNEED_HASH]; /* 1 + a need's index; 0: free */
+    size_t n_needs;
+    uint32_t gen;         /* the held document's number: a need's `at`
+                           * is this document's when its gen is */
+    /* The keys of the documents held before, by place (expr_held.c):
+     * a field whose key is the one its place had is known without
+     * scanning for its end nor hashing it. */
+    rm_xshape_t *shape;
+    size_t n_shape, cap_shape;
     bool set_shallow; /* rm_expr_set_shallow's answer */
 };
 

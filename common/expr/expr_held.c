@@ -1,21 +1,95 @@
 /* The held document (rm_expr_ctx_hold): one walk of its top-level fields,
  * shared by every read of a step's filter and expressions and by a set's
- * copy. The fields met are kept in order (seen); a read looks among them
- * first, and the walk goes on only as far as a read needs. A name's first
- * field is the one found, as rm_doc_field finds it. */
+ * copy. The fields met are kept in order (seen), and the walk goes on
+ * only as far as a read needs.
+ *
+ * The names reads ask for are kept too (the needs, from document to
+ * document: a step asks for the same few every time). The walk matches
+ * each field it meets against them, by a hash of its key's tag, and notes
+ * where each need is; a read of a need met already is then one load,
+ * where a scan of the fields met cost a comparison per field at every
+ * read (a filter and six expressions over TPC-H's lineitems made ten
+ * scans of up to seventeen fields per document). A name's first field is
+ * the one found, as rm_doc_field finds it: a need keeps its first. */
 #include <string.h>
 
 #include "bsonwalk.h"
 #include "expr_ctx.h"
 
-/* Whether seen field f's key is (name, nlen) of tag: the tag and the
- * length first, the bytes past the eighth only when both agree. */
-static inline bool
-same_key (const rm_expr_ctx_t *cx, const rm_xfield_t *f, const char *name, uint32_t nlen,
-          uint64_t tag)
+/* A need's place in the hash, by its tag and length. */
+static inline unsigned
+need_slot (uint64_t tag, uint32_t klen)
 {
-    return f->tag == tag && f->klen == nlen &&
-           (nlen <= 8 || rm_walk_same ((const char *) cx->held + f->start + 9, name + 8, nlen - 8));
+    return (unsigned) (((tag ^ klen) * UINT64_C (0x9E3779B97F4A7C15)) >> 57);
+}
+
+/* Eight bytes at p as a number. */
+static inline uint64_t
+load8 (const char *p)
+{
+    uint64_t v;
+    memcpy (&v, p, 8);
+    return v;
+}
+
+/* Whether need n is the key of klen bytes at k whose tag is tag: the tag
+ * and the length first, then the last eight bytes as one number (within
+ * the key, over the tag's when shorter than sixteen), a byte loop only
+ * for the middle of a key longer than that. */
+static inline bool
+need_is_key (const rm_xneed_t *n, const char *k, uint32_t klen, uint64_t tag)
+{
+    return n->tag == tag && n->klen == klen &&
+           (klen <= 8 || (load8 (k + klen - 8) == n->tail &&
+                          (klen <= 16 || rm_walk_same (k + 8, n->name + 8, klen - 16))));
+}
+
+/* Whether need n is field f's key. */
+static inline bool
+need_is (const rm_expr_ctx_t *cx, const rm_xneed_t *n, const rm_xfield_t *f)
+{
+    return need_is_key (n, (const char *) cx->held + f->start + 1, f->klen, f->tag);
+}
+
+/* The need whose name is the key of klen bytes at k of tag tag (1 + its
+ * index; 0: none). */
+static inline uint8_t
+need_at (const rm_expr_ctx_t *cx, const char *k, uint32_t klen, uint64_t tag)
+{
+    for (unsigned h = need_slot (tag, klen); cx->need_hash[h]; h = (h + 1) % RM_XNEED_HASH)
+        if (need_is_key (&cx->needs[cx->need_hash[h] - 1], k, klen, tag))
+            return cx->need_hash[h];
+    return 0;
+}
+
+/* Whether the key at k, with room bytes before the document's
+ * terminator, is sh's: its first eight bytes by the mask, its NUL, and
+ * its last eight. A key longer than sixteen never is (klen UINT32_MAX). */
+static inline bool
+shape_is (const rm_xshape_t *sh, const uint8_t *k, uint32_t room)
+{
+    return sh->klen < room && room >= 8 && (load8 ((const char *) k) & sh->mask) == sh->tag &&
+           k[sh->klen] == 0 && (sh->klen <= 8 || load8 ((const char *) k + sh->klen - 8) == sh->tail);
+}
+
+/* Place i's key, from a field walked the long way. */
+static __attribute__ ((noinline)) void
+shape_set (rm_expr_ctx_t *cx, size_t i, const uint8_t *k, uint32_t klen, uint64_t tag, uint8_t need)
+{
+    if (i >= cx->cap_shape) {
+        cx->cap_shape = i < 16 ? 32 : 2 * i;
+        cx->shape = bson_realloc (cx->shape, cx->cap_shape * sizeof *cx->shape);
+    }
+    for (; cx->n_shape < i; cx->n_shape++)
+        cx->shape[cx->n_shape].klen = UINT32_MAX; /* never met: no key */
+    rm_xshape_t *sh = &cx->shape[i];
+    sh->tag = tag;
+    sh->mask = klen >= 8 ? UINT64_MAX : (UINT64_C (1) << (8 * klen)) - 1;
+    sh->tail = klen > 8 ? load8 ((const char *) k + klen - 8) : 0;
+    sh->klen = klen > 16 ? UINT32_MAX : klen;
+    sh->need = need;
+    if (cx->n_shape <= i)
+        cx->n_shape = i + 1;
 }
 
 void
@@ -27,7 +101,14 @@ rm_expr_ctx_hold (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len)
     cx->held_len = len;
     cx->held_pos = 4;
     cx->held_end = cx->held_bad = false;
-    cx->n_seen = cx->n_tagged = 0;
+    cx->n_seen = 0;
+    /* A new number, so that every need's place is stale; at the wrap
+     * the needs forget theirs, rather than take one 2^32 documents old. */
+    if (++cx->gen == 0) {
+        for (size_t i = 0; i < cx->n_needs; i++)
+            cx->needs[i].gen = 0;
+        cx->gen = 1;
+    }
 }
 
 void
@@ -36,51 +117,105 @@ rm_expr_ctx_release (rm_expr_ctx_t *cx)
     cx->held = NULL;
 }
 
-/* Walks on from where the last read stopped, keeping each field met,
- * until one named (name, nlen) (NULL: to the end). Its loop is inline:
- * the walk is most of a read's cost. Each key's tag is taken as the walk
- * passes, from the bytes its scan loaded, so that the finds' scan is one
- * comparison a field; a walk to the end for no name (a set's copy) takes
- * none, and leaves them to a find after it (fill_tags). The rest stays in
- * locals until the walk stops, not stored through cx at each field. */
-static inline __attribute__ ((always_inline)) const rm_xfield_t *
-walk_fields (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag)
+/* Need k's place noted at field i of the held document, unless an
+ * earlier field of its name came first: whether it is want, met now. */
+static inline bool
+note_need (rm_expr_ctx_t *cx, uint8_t k, size_t i, const rm_xneed_t *want)
 {
-    const rm_xfield_t *hit = NULL;
-    rm_xfield_t *seen = cx->seen;
-    size_t n = cx->n_seen;
+    rm_xneed_t *nd = &cx->needs[k - 1];
+    if (nd->gen == cx->gen)
+        return false;
+    nd->gen = cx->gen;
+    nd->at = (uint32_t) i;
+    return nd == want;
+}
+
+/* One field the long way, at pos of the held document, as seen[i]: its
+ * key scanned for its end, hashed against the needs (*need), and made
+ * its place's shape. 1, 0 at the end, -1 on bad bytes, as rm_walk_next. */
+static __attribute__ ((noinline)) int
+field_slow (rm_expr_ctx_t *cx, uint32_t pos, size_t i, uint8_t *need)
+{
     rm_walk_t w;
     rm_elem_t e;
     uint64_t t = 0;
     int r;
 
-    if (cx->held_end)
-        return NULL;
-    if (!rm_walk_init (&w, cx->held, cx->held_len)) {
-        cx->held_end = cx->held_bad = true;
-        return NULL;
+    if (i == cx->cap_seen) {
+        /* Kept from document to document: grows to the widest. */
+        cx->cap_seen = cx->cap_seen ? 2 * cx->cap_seen : 32;
+        cx->seen = bson_realloc (cx->seen, cx->cap_seen * sizeof *cx->seen);
     }
-    w.pos = cx->held_pos;
-    while ((r = name ? rm_walk_next_tag (&w, &e, &t) : rm_walk_next (&w, &e)) > 0) {
-        if (n == cx->cap_seen) {
-            /* Kept from document to document: grows to the widest. */
-            cx->cap_seen = cx->cap_seen ? 2 * cx->cap_seen : 32;
-            cx->seen = seen = bson_realloc (seen, cx->cap_seen * sizeof *seen);
+    rm_walk_init (&w, cx->held, cx->held_len);
+    w.pos = pos;
+    if ((r = rm_walk_next_tag (&w, &e, &t)) <= 0)
+        return r;
+    rm_xfield_t *s = &cx->seen[i];
+    s->start = e.start;
+    s->klen = rm_elem_key_len (&e);
+    s->end = e.end;
+    s->tag = t;
+    *need = need_at (cx, (const char *) cx->held + pos + 1, s->klen, t);
+    shape_set (cx, i, cx->held + pos + 1, s->klen, t, *need);
+    return 1;
+}
+
+/* Walks on from where the last walk stopped, keeping each field met,
+ * until need want is met (NULL: to the end). A field whose key is its
+ * place's in the documents before (shape) is taken at the key's known
+ * length, its need known with it, in the inner loop, which keeps few
+ * values live (a first version spilled a dozen to the stack at each
+ * field); any other goes the long way (field_slow). */
+static __attribute__ ((noinline)) bool
+walk_fields (rm_expr_ctx_t *cx, const rm_xneed_t *want)
+{
+    const uint8_t *d = cx->held;
+    uint32_t last = cx->held_len - 1, pos = cx->held_pos;
+    size_t n = cx->n_seen;
+    bool hit = false;
+    int r = 0;
+
+    if (cx->held_end)
+        return false;
+    if (cx->held_len < 5 || rm_walk_le32 (d) != cx->held_len || d[last] != 0) {
+        cx->held_end = cx->held_bad = true;
+        return false;
+    }
+    while (pos < last) {
+        /* The places the shape knows and seen has room for. */
+        size_t lim = cx->n_shape < cx->cap_seen ? cx->n_shape : cx->cap_seen;
+        rm_xfield_t *seen = cx->seen;
+        const rm_xshape_t *shape = cx->shape;
+        uint8_t need;
+        while (pos < last && n < lim && shape_is (&shape[n], d + pos + 1, last - pos - 1)) {
+            const rm_xshape_t *sh = &shape[n];
+            uint32_t v = pos + sh->klen + 2, size;
+            if (!rm_walk_value_size (d[pos], d + v, last - v, &size)) {
+                r = -1;
+                goto out;
+            }
+            seen[n] = (rm_xfield_t){pos, sh->klen, v + size, sh->tag};
+            pos = v + size;
+            n++;
+            if (sh->need && note_need (cx, sh->need, n - 1, want)) {
+                hit = true;
+                goto out;
+            }
         }
-        rm_xfield_t *s = &seen[n++];
-        s->start = e.start;
-        s->klen = rm_elem_key_len (&e);
-        s->end = e.end;
-        s->tag = t;
-        if (name && t == tag && same_key (cx, s, name, nlen, tag)) {
-            hit = s;
+        if (pos >= last)
+            break;
+        if ((r = field_slow (cx, pos, n, &need)) <= 0)
+            break;
+        pos = cx->seen[n].end;
+        n++;
+        if (need && note_need (cx, need, n - 1, want)) {
+            hit = true;
             break;
         }
     }
+out:
     cx->n_seen = n;
-    if (name)
-        cx->n_tagged = n;
-    cx->held_pos = w.pos;
+    cx->held_pos = pos;
     if (!hit) {
         cx->held_end = true;
         cx->held_bad = r < 0;
@@ -88,16 +223,56 @@ walk_fields (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag)
     return hit;
 }
 
-/* The tags a walk to the end did not take: only ever the last fields
- * (nothing is walked after such a walk). */
-static __attribute__ ((noinline)) void
-fill_tags (rm_expr_ctx_t *cx)
+/* A name asked for the first time: a need from now on (NULL when the
+ * needs are full), placed at its first field among those met already. */
+static __attribute__ ((noinline)) rm_xneed_t *
+need_add (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag, unsigned h)
 {
-    for (size_t i = cx->n_tagged; i < cx->n_seen; i++) {
-        rm_xfield_t *f = &cx->seen[i];
-        f->tag = rm_walk_key_tag (cx->held + f->start + 1, f->klen, cx->held + cx->held_len);
+    rm_xneed_t *n;
+    if (cx->n_needs == RM_XNEEDS)
+        return NULL;
+    n = &cx->needs[cx->n_needs];
+    n->tag = tag;
+    n->klen = nlen;
+    n->gen = 0;
+    n->name = bson_strndup (name, nlen);
+    n->tail = nlen > 8 ? load8 (name + nlen - 8) : 0;
+    cx->need_hash[h] = (uint8_t) ++cx->n_needs;
+    cx->n_shape = 0; /* its places knew no such need */
+    for (size_t i = 0; i < cx->n_seen; i++)
+        if (need_is (cx, n, &cx->seen[i])) {
+            n->gen = cx->gen;
+            n->at = (uint32_t) i;
+            break;
+        }
+    return n;
+}
+
+/* The need named (name, nlen), made one if new (NULL: no room). */
+static inline rm_xneed_t *
+need_of (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag)
+{
+    unsigned h = need_slot (tag, nlen);
+    for (; cx->need_hash[h]; h = (h + 1) % RM_XNEED_HASH) {
+        rm_xneed_t *n = &cx->needs[cx->need_hash[h] - 1];
+        if (need_is_key (n, name, nlen, tag))
+            return n;
     }
-    cx->n_tagged = cx->n_seen;
+    return need_add (cx, name, nlen, tag, h);
+}
+
+/* Past RM_XNEEDS names (a plan reading more top-level fields than that
+ * in one step): the fields met scanned, then the rest walked. */
+static __attribute__ ((noinline)) const rm_xfield_t *
+find_unneeded (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag)
+{
+    rm_xneed_t key = {.tag = tag, .klen = nlen, .name = (char *) name,
+                      .tail = nlen > 8 ? load8 (name + nlen - 8) : 0};
+    walk_fields (cx, NULL);
+    for (size_t i = 0; i < cx->n_seen; i++)
+        if (need_is (cx, &key, &cx->seen[i]))
+            return &cx->seen[i];
+    return NULL;
 }
 
 const rm_xfield_t *
@@ -105,19 +280,18 @@ rm_xheld_find (rm_expr_ctx_t *cx, const char *name, uint32_t nlen)
 {
     /* A name's eight bytes may not all be there: by the byte when short. */
     uint64_t tag = rm_walk_key_tag ((const uint8_t *) name, nlen, (const uint8_t *) name + nlen);
-    if (cx->n_tagged < cx->n_seen)
-        fill_tags (cx);
-    const rm_xfield_t *f = cx->seen, *end = f + cx->n_seen;
-    for (; f < end; f++)
-        if (f->tag == tag && same_key (cx, f, name, nlen, tag))
-            return f;
-    return walk_fields (cx, name, nlen, tag);
+    rm_xneed_t *n = need_of (cx, name, nlen, tag);
+    if (!n)
+        return find_unneeded (cx, name, nlen, tag);
+    if (n->gen == cx->gen || walk_fields (cx, n))
+        return &cx->seen[n->at];
+    return NULL;
 }
 
 bool
 rm_xheld_all (rm_expr_ctx_t *cx)
 {
-    walk_fields (cx, NULL, 0, 0);
+    walk_fields (cx, NULL);
     return !cx->held_bad;
 }
 

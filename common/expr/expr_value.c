@@ -272,6 +272,9 @@ rm_expr_ctx_destroy (rm_expr_ctx_t *cx)
         bson_free (cx->chunks[i].data);
     bson_free (cx->chunks);
     bson_free (cx->seen);
+    bson_free (cx->shape);
+    for (size_t i = 0; i < cx->n_needs; i++)
+        bson_free (cx->needs[i].name);
     for (size_t i = 0; i < cx->n_bufs; i++) {
         rm_buf_destroy (cx->bufs[i]);
         bson_free (cx->bufs[i]);

@@ -238,11 +238,73 @@ test_expr_set_many_fields (void)
     rm_expr_ctx_destroy (cx);
 }
 
+/* One context over documents one after another, as a step's: the held
+ * walk keeps the names read and the keys each place had (expr_held.c),
+ * so each document here changes what the one before it taught. Every
+ * result must be what a fresh context makes of the document alone. */
+static void
+test_expr_set_layouts (void)
+{
+    static const char *docs[] = {
+        "{\"_id\": 1, \"l_shipdate\": \"a\", \"l_shipmode\": \"b\", \"a_very_long_key_name_x\": 1, \"k\": 2}",
+        "{\"_id\": 2, \"l_shipdate\": \"c\", \"l_shipmode\": \"d\", \"a_very_long_key_name_x\": 3, \"k\": 4}",
+        /* same lengths and first eight bytes, swapped */
+        "{\"_id\": 3, \"l_shipmode\": \"e\", \"l_shipdate\": \"f\", \"a_very_long_key_name_y\": 5, \"k\": 6}",
+        /* a name twice: the first is read */
+        "{\"_id\": 4, \"k\": 7, \"l_shipdate\": \"g\", \"k\": 8, \"l_shipmode\": \"h\"}",
+        "{\"_id\": 5, \"l_shipdate\": \"i\", \"k\": 9, \"l_shipdate\": \"j\"}",
+        /* missing ones, a key where a shorter one was, the last ones short */
+        "{\"_id\": 6, \"l_shipdatex\": 1, \"kk\": 2}",
+        "{\"k\": 10}",
+        "{}",
+        "{\"_id\": 7, \"l_shipdate\": \"k\", \"l_shipmode\": \"l\", \"a_very_long_key_name_x\": 11, \"k\": 12}",
+        /* a field of the set's own, replaced in place */
+        "{\"_id\": 8, \"r1\": 0, \"l_shipdate\": \"m\", \"k\": 13}",
+        NULL,
+    };
+    const char *fields = "{\"f\": {\"r1\": \"$l_shipdate\", \"r2\": \"$l_shipmode\", "
+                         "\"r3\": \"$a_very_long_key_name_x\", \"r4\": \"$k\", "
+                         "\"r5\": {\"$concat\": [\"$l_shipmode\", \"$l_shipdate\"]}}}";
+    bson_error_t err;
+    bson_t *spec = bson_new_from_json ((const uint8_t *) fields, -1, &err);
+    bson_iter_t it;
+    rm_expr_set_t *s;
+    rm_expr_ctx_t *cx = rm_expr_ctx_new (X_NOW);
+    rm_buf_t out, fresh_out;
+
+    T_CHECK (spec && bson_iter_init_find (&it, spec, "f"));
+    s = rm_expr_set_parse (&it, &err);
+    T_CHECK (s != NULL);
+    rm_buf_init (&out);
+    rm_buf_init (&fresh_out);
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; docs[i]; i++) {
+            bson_t *d = bson_new_from_json ((const uint8_t *) docs[i], -1, &err);
+            rm_expr_ctx_t *fresh = rm_expr_ctx_new (X_NOW);
+            T_CHECK (d != NULL);
+            rm_expr_ctx_reset (cx);
+            T_CHECK (rm_expr_set_apply (s, cx, bson_get_data (d), d->len, &out, &err));
+            T_CHECK (rm_expr_set_apply (s, fresh, bson_get_data (d), d->len, &fresh_out, &err));
+            if (out.len != fresh_out.len || memcmp (out.data, fresh_out.data, out.len)) {
+                fprintf (stderr, "  round %d, document %d differs from a fresh context's\n", round, i);
+                t_fail_checks++;
+            }
+            rm_expr_ctx_destroy (fresh);
+            bson_destroy (d);
+        }
+    rm_buf_destroy (&out);
+    rm_buf_destroy (&fresh_out);
+    rm_expr_set_destroy (s);
+    rm_expr_ctx_destroy (cx);
+    bson_destroy (spec);
+}
+
 int
 main (void)
 {
     T_RUN (test_expr_set_stage);
     T_RUN (test_expr_set_keeps_bytes);
     T_RUN (test_expr_set_many_fields);
+    T_RUN (test_expr_set_layouts);
     return t_done ();
 }
