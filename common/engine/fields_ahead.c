@@ -99,10 +99,13 @@ job_run (rm_fields_ahead_t *a, rm_fields_scratch_t *sc, slot_t *g, size_t j)
          * compute as it comes: what is held stays bounded. */
         if (__atomic_load_n (&g->out_bytes, __ATOMIC_RELAXED) > g->out_max)
             continue;
+        size_t at = buf->len;
+        sc->into = buf; /* a set's result goes straight into the job's */
         r->ready = sc->run ? rm_field_run_apply (sc->run, doc, g->lens[i], &out, &out_len,
                                                  g->changed[j] + (i - from) * a->nst)
                            : rm_fields_rewrite (sc, a->s, a->ns_name, doc, g->lens[i], &out,
                                                 &out_len, &err);
+        sc->into = NULL;
         if (!r->ready)
             continue;
         /* Only a filter gives a step's document back as it came. */
@@ -112,8 +115,11 @@ job_run (rm_fields_ahead_t *a, rm_fields_scratch_t *sc, slot_t *g, size_t j)
         r->out_len = out_len;
         r->off = SIZE_MAX;
         if (out != doc) {
-            r->off = buf->len;
-            rm_buf_append (buf, out, out_len);
+            /* Written into buf already, or copied there. */
+            if (buf->len == at) {
+                rm_buf_append (buf, out, out_len);
+            }
+            r->off = at;
             __atomic_add_fetch (&g->out_bytes, out_len, __ATOMIC_RELAXED);
         }
     }

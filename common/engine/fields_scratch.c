@@ -66,12 +66,14 @@ rm_fields_rewrite (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_n
     if (!take)
         return true; /* passes byte for byte */
     if (s->kind == RM_STEP_SET) {
-        if (!rm_expr_set_apply (f->set, sc->cx, doc, (uint32_t) len, &sc->buf[0], err)) {
+        rm_buf_t *b = sc->into ? sc->into : &sc->buf[0];
+        size_t at = sc->into ? b->len : 0;
+        if (!(sc->into ? rm_expr_set_append : rm_expr_set_apply) (f->set, sc->cx, doc, (uint32_t) len, b, err)) {
             rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
             return rm_engine_doc_error (sc->e, s, err);
         }
-        *out = sc->buf[0].data;
-        *out_len = sc->buf[0].len;
+        *out = b->data + at;
+        *out_len = b->len - at;
         return true;
     }
     if (s->kind == RM_STEP_UNSET) {

@@ -29,6 +29,9 @@ struct rm_fields_scratch {
     const rm_step_t *run_steps; /* rm_field_run_new's, for the threads' runs */
     size_t run_max;
     rm_fields_ahead_t *ahead;   /* its threads, from the first batch */
+    /* A thread's job's results (fields_ahead.c): a set's document is
+     * appended there by rm_fields_rewrite, not made in buf and copied. */
+    rm_buf_t *into;
 };
 
 /* e NULL: a thread's, which counts nothing and keeps no error. */

@@ -507,6 +507,14 @@ bool
 rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
                    rm_buf_t *out, bson_error_t *err)
 {
+    rm_buf_reset (out);
+    return rm_expr_set_append (s, cx, doc, len, out, err);
+}
+
+bool
+rm_expr_set_append (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
+                    rm_buf_t *out, bson_error_t *err)
+{
     bson_value_t *vals = rm_xvals (cx, s->n_leaves);
     uint8_t *seen;
     bool shallow = s->top_only;
@@ -528,7 +536,6 @@ rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc
                                      RM_BSON_MAX_NESTING) + 1 <= RM_BSON_MAX_NESTING;
     cx->set_shallow = shallow;
     seen = rm_xalloc (cx, s->seen_size);
-    rm_buf_reset (out);
     /* The held walk, finished, is the copy's; bad bytes (the document was
      * checked when read) go the walk's own way. */
     if (cx->held == doc && cx->held_len == len && rm_xheld_all (cx))

@@ -128,6 +128,11 @@ const rm_expr_t *rm_expr_set_expr (const rm_expr_set_t *s, size_t i);
  * error names the field: "field \"d\": $toDate: ...". */
 bool rm_expr_set_apply (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
                         rm_buf_t *out, bson_error_t *err);
+/* rm_expr_set_apply, the document appended to out's bytes instead (out
+ * left as it was on an error): a caller gathering many results writes
+ * each where it keeps it, not through a buffer of its own and a copy. */
+bool rm_expr_set_append (const rm_expr_set_t *s, rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len,
+                         rm_buf_t *out, bson_error_t *err);
 /* Whether the last rm_expr_set_apply on cx (since its reset) set only
  * top-level fields, each to a value at most RM_BSON_MAX_NESTING - 1
  * levels deep: its result then nests past RM_BSON_MAX_NESTING only where
