@@ -142,6 +142,11 @@ bool rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t 
                      bson_error_t *err);
 bool rm_engine_emit_as (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bool as_read,
                        bson_error_t *err);
+/* As rm_engine_emit_as of a document as read, that the reader holds
+ * until it is closed, after the writer (rm_item_t.held): a plain archive
+ * writes it from the reader's mapping, without a copy. */
+bool rm_engine_emit_held (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len,
+                          bson_error_t *err);
 /* Writes and ends the touched namespaces whose documents are in stores
  * (only those with only[i] set, when only is not NULL). */
 bool rm_engine_write_stores (rm_engine_t *e, const bool *only, bson_error_t *err);

@@ -203,9 +203,26 @@ rm_engine_emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, 
 /* as_read: the document's bytes are those read, no step's: the guard
  * against a written _id has nothing to judge, and a walk of every
  * document passed through would cost a third of a constant set. */
+static bool emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bool as_read,
+                  bool held, bson_error_t *err);
+
 bool
 rm_engine_emit_as (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bool as_read,
                    bson_error_t *err)
+{
+    return emit (e, ns, doc, len, as_read, false, err);
+}
+
+bool
+rm_engine_emit_held (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len,
+                     bson_error_t *err)
+{
+    return emit (e, ns, doc, len, true, true, err);
+}
+
+static bool
+emit (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bool as_read, bool held,
+      bson_error_t *err)
 {
     if (len > RM_BSON_MAX_SIZE && !ns->out->is_oplog) {
         char *id = rm_doc_id_json (doc, len);
@@ -224,7 +241,7 @@ rm_engine_emit_as (rm_engine_t *e, rm_ens_t *ns, const uint8_t *doc, uint32_t le
     ns->stats->docs_out++;
     if (e->opts.output && !e->opts.output (e->opts.output_ctx, ns->out->index, doc, len, err))
         return false;
-    return !e->w || rm_writer_doc (e->w, ns->out, doc, len, err);
+    return !e->w || (held ? rm_writer_doc_held : rm_writer_doc) (e->w, ns->out, doc, len, err);
 }
 
 /* The transformed namespaces, in the output's order. */

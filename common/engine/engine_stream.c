@@ -34,10 +34,11 @@ typedef struct {
 #define BATCH_BYTES (4u << 20)
 typedef struct {
     rm_buf_t bytes;
-    size_t *off;
+    size_t *off;                /* in bytes; SIZE_MAX: the reader holds it */
     const uint8_t **docs;
     uint32_t *lens;
     size_t n;
+    size_t held_bytes;          /* of the documents the reader holds */
 } held_t;
 typedef struct {
     rm_ens_t *ns;       /* the namespace held (NULL: none) */
@@ -51,7 +52,7 @@ typedef struct {
 } batch_t;
 
 static bool feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t len,
-                  bson_error_t *err);
+                  bool held, bson_error_t *err);
 
 static const rm_stage_class_t *
 stage_class (const rm_step_t *s)
@@ -124,13 +125,15 @@ static bool
 feed_child (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     feed_t *f = ctx;
-    return feed (f->e, f->ns, f->next, doc, len, err);
+    return feed (f->e, f->ns, f->next, doc, len, false, err);
 }
 
 /* Takes one document of ns through the stages from `first` on and writes
- * it, or parks it before a stage that cannot apply yet. */
+ * it, or parks it before a stage that cannot apply yet. held: doc is the
+ * reader's, held until it closes (rm_item_t.held): written as it came,
+ * it is written from there. */
 static bool
-feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t len,
+feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t len, bool held,
       bson_error_t *err)
 {
     const uint8_t *came = doc;
@@ -160,6 +163,8 @@ feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t l
         doc = out;
         len = (uint32_t) out_len;
     }
+    if (held && doc == came && ids_came)
+        return rm_engine_emit_held (e, ns, doc, len, err);
     return rm_engine_emit_as (e, ns, doc, len, ids_came, err);
 }
 
@@ -179,7 +184,7 @@ release (rm_engine_t *e, size_t i, bson_error_t *err)
     if (!rm_store_seal (st->waiting, err) || !(in = rm_store_open (st->waiting, err)))
         return false;
     while ((rc = rm_store_next (in, &f, err)) > 0)
-        if (!feed (e, st->in, i, f.data, f.len, err)) {
+        if (!feed (e, st->in, i, f.data, f.len, false, err)) {
             rc = -1;
             break;
         }
@@ -277,11 +282,12 @@ batch_feed (rm_engine_t *e, batch_t *b, int k, bson_error_t *err)
         b->ns->stats->docs_in++;
         if (e->opts.progress)
             e->opts.progress (e->opts.progress_ctx, ++b->read);
-        ok = feed (e, b->ns, 0, h->docs[i], h->lens[i], err);
+        ok = feed (e, b->ns, 0, h->docs[i], h->lens[i], h->off[i] == SIZE_MAX, err);
     }
     c->ahead_use (b->st, -1);
     rm_buf_reset (&h->bytes);
     h->n = 0;
+    h->held_bytes = 0;
     return ok;
 }
 
@@ -294,7 +300,8 @@ batch_give (rm_engine_t *e, batch_t *b, bson_error_t *err)
     int before = b->given;
 
     for (size_t i = 0; i < h->n; i++)
-        h->docs[i] = h->bytes.data + h->off[i];
+        if (h->off[i] != SIZE_MAX)
+            h->docs[i] = h->bytes.data + h->off[i];
     stage_class (b->st->s)->ahead (b->st, b->fill, h->docs, h->lens, h->n, b->threads);
     b->given = b->fill;
     b->fill = 1 - b->fill;
@@ -322,10 +329,12 @@ batch_flush (rm_engine_t *e, batch_t *b, bson_error_t *err)
 }
 
 /* A document into the batch (what is held of another namespace fed on
- * first). */
+ * first): copied, unless the reader holds it until it closes (held: a
+ * mapped archive), which spares a copy of each, and lets one a filter
+ * leaves out be written from the mapping. */
 static bool
 batch_add (rm_engine_t *e, batch_t *b, rm_ens_t *ns, rm_stage_t *st, const uint8_t *doc,
-           uint32_t len, bson_error_t *err)
+           uint32_t len, bool held, bson_error_t *err)
 {
     held_t *h;
     if (b->ns && b->ns != ns && !batch_flush (e, b, err))
@@ -338,10 +347,17 @@ batch_add (rm_engine_t *e, batch_t *b, rm_ens_t *ns, rm_stage_t *st, const uint8
     }
     b->ns = ns;
     b->st = st;
-    h->off[h->n] = h->bytes.len;
+    if (held) {
+        h->off[h->n] = SIZE_MAX;
+        h->docs[h->n] = doc;
+        h->held_bytes += len;
+    } else {
+        h->off[h->n] = h->bytes.len;
+        rm_buf_append (&h->bytes, doc, len);
+    }
     h->lens[h->n++] = len;
-    rm_buf_append (&h->bytes, doc, len);
-    return h->n < BATCH_DOCS && h->bytes.len < b->max_bytes ? true : batch_give (e, b, err);
+    return h->n < BATCH_DOCS && h->bytes.len + h->held_bytes < b->max_bytes ? true
+                                                                           : batch_give (e, b, err);
 }
 
 static void
@@ -392,7 +408,7 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
         rm_ens_t *ns = &e->ns[map[item.ns->index]];
         rm_stage_t *st;
         if (item.kind == RM_ITEM_DOC && (st = ahead_stage (e, &b, ns))) {
-            ok = batch_add (e, &b, ns, st, item.doc, item.len, err);
+            ok = batch_add (e, &b, ns, st, item.doc, item.len, item.held, err);
             continue;
         }
         /* What the batch holds came first. */
@@ -409,8 +425,9 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
                 ok = fill_stages (e, ns, item.doc, item.len, err);
             if (ok)
                 ok = ns->stats->touched || ns->read
-                         ? feed (e, ns, 0, item.doc, item.len, err)
-                         : rm_engine_emit_as (e, ns, item.doc, item.len, true, err);
+                         ? feed (e, ns, 0, item.doc, item.len, item.held, err)
+                         : item.held ? rm_engine_emit_held (e, ns, item.doc, item.len, err)
+                                     : rm_engine_emit_as (e, ns, item.doc, item.len, true, err);
             continue;
         }
         if (!ns->stats->touched && e->w) {
