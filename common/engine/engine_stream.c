@@ -52,7 +52,7 @@ typedef struct {
 } batch_t;
 
 static bool feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t len,
-                  bool held, bson_error_t *err);
+                  bson_error_t *err);
 
 static const rm_stage_class_t *
 stage_class (const rm_step_t *s)
@@ -125,15 +125,18 @@ static bool
 feed_child (void *ctx, const uint8_t *doc, uint32_t len, bson_error_t *err)
 {
     feed_t *f = ctx;
-    return feed (f->e, f->ns, f->next, doc, len, false, err);
+    return feed (f->e, f->ns, f->next, doc, len, err);
 }
 
 /* Takes one document of ns through the stages from `first` on and writes
- * it, or parks it before a stage that cannot apply yet. held: doc is the
- * reader's, held until it closes (rm_item_t.held): written as it came,
- * it is written from there. */
+ * it, or parks it before a stage that cannot apply yet. A document the
+ * reader holds (rm_item_t.held) is copied into the writer's buffer even
+ * written as it came: a step's namespace alternates between those and
+ * computed ones (a filter's), and the write thread's pieces (64 a
+ * buffer) then made a writev every thirty documents, which cost more
+ * than the copies. */
 static bool
-feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t len, bool held,
+feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t len,
       bson_error_t *err)
 {
     const uint8_t *came = doc;
@@ -163,8 +166,6 @@ feed (rm_engine_t *e, rm_ens_t *ns, size_t first, const uint8_t *doc, uint32_t l
         doc = out;
         len = (uint32_t) out_len;
     }
-    if (held && doc == came && ids_came)
-        return rm_engine_emit_held (e, ns, doc, len, err);
     return rm_engine_emit_as (e, ns, doc, len, ids_came, err);
 }
 
@@ -184,7 +185,7 @@ release (rm_engine_t *e, size_t i, bson_error_t *err)
     if (!rm_store_seal (st->waiting, err) || !(in = rm_store_open (st->waiting, err)))
         return false;
     while ((rc = rm_store_next (in, &f, err)) > 0)
-        if (!feed (e, st->in, i, f.data, f.len, false, err)) {
+        if (!feed (e, st->in, i, f.data, f.len, err)) {
             rc = -1;
             break;
         }
@@ -282,7 +283,7 @@ batch_feed (rm_engine_t *e, batch_t *b, int k, bson_error_t *err)
         b->ns->stats->docs_in++;
         if (e->opts.progress)
             e->opts.progress (e->opts.progress_ctx, ++b->read);
-        ok = feed (e, b->ns, 0, h->docs[i], h->lens[i], h->off[i] == SIZE_MAX, err);
+        ok = feed (e, b->ns, 0, h->docs[i], h->lens[i], err);
     }
     c->ahead_use (b->st, -1);
     rm_buf_reset (&h->bytes);
@@ -330,8 +331,7 @@ batch_flush (rm_engine_t *e, batch_t *b, bson_error_t *err)
 
 /* A document into the batch (what is held of another namespace fed on
  * first): copied, unless the reader holds it until it closes (held: a
- * mapped archive), which spares a copy of each, and lets one a filter
- * leaves out be written from the mapping. */
+ * mapped archive), which spares a copy of each. */
 static bool
 batch_add (rm_engine_t *e, batch_t *b, rm_ens_t *ns, rm_stage_t *st, const uint8_t *doc,
            uint32_t len, bool held, bson_error_t *err)
@@ -425,7 +425,7 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
                 ok = fill_stages (e, ns, item.doc, item.len, err);
             if (ok)
                 ok = ns->stats->touched || ns->read
-                         ? feed (e, ns, 0, item.doc, item.len, item.held, err)
+                         ? feed (e, ns, 0, item.doc, item.len, err)
                          : item.held ? rm_engine_emit_held (e, ns, item.doc, item.len, err)
                                      : rm_engine_emit_as (e, ns, item.doc, item.len, true, err);
             continue;
