@@ -14,23 +14,20 @@ typedef struct {
 } rm_xchunk_t;
 
 /* A top-level field of the held document: where it starts (its type
- * byte), its key's length, where it ends, and its key's tag (the key's
- * first eight bytes: rm_walk_key_tag). */
+ * byte), its key's length, and where it ends. */
 typedef struct {
     uint32_t start, klen, end;
-    uint64_t tag;
 } rm_xfield_t;
 
 /* A name asked for (rm_xheld_find): its tag and length, its last eight
  * bytes as a number (tail) when longer than eight, its bytes (owned), and
  * where the held document has it: seen[at] when gen is the document's. */
 #define RM_XNEEDS 32
-/* A key the held documents had at one place: its tag, the mask that
- * takes it from eight bytes, its last eight bytes (tail) when longer,
- * its length (UINT32_MAX: too long to tell this way), and the need it is
- * (1 + its index; 0: none). */
+/* A key the held documents had at one place: its bytes and NUL, zeros
+ * after (key), its length (UINT32_MAX: sixteen or more, too long to tell
+ * this way), and the need it is (1 + its index; 0: none). */
 typedef struct {
-    uint64_t tag, mask, tail;
+    _Alignas (16) uint8_t key[16];
     uint32_t klen;
     uint8_t need;
 } rm_xshape_t;

@@ -48,7 +48,8 @@ need_is_key (const rm_xneed_t *n, const char *k, uint32_t klen, uint64_t tag)
 static inline bool
 need_is (const rm_expr_ctx_t *cx, const rm_xneed_t *n, const rm_xfield_t *f)
 {
-    return need_is_key (n, (const char *) cx->held + f->start + 1, f->klen, f->tag);
+    const uint8_t *k = cx->held + f->start + 1;
+    return need_is_key (n, (const char *) k, f->klen, rm_walk_key_tag (k, f->klen, cx->held + cx->held_len));
 }
 
 /* The need whose name is the key of klen bytes at k of tag tag (1 + its
@@ -62,19 +63,35 @@ need_at (const rm_expr_ctx_t *cx, const char *k, uint32_t klen, uint64_t tag)
     return 0;
 }
 
+#if defined(__x86_64__) && defined(__SSE2__)
+/* From byte 15 - n on: n + 1 bytes of ones, then zeros. */
+static const uint8_t key_ones[32] = {
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+};
+#endif
+
 /* Whether the key at k, with room bytes before the document's
- * terminator, is sh's: its first eight bytes by the mask, its NUL, and
- * its last eight. A key longer than sixteen never is (klen UINT32_MAX). */
+ * terminator, is sh's: its bytes and its NUL, in one sixteen-byte
+ * comparison where sixteen bytes are there. */
 static inline bool
 shape_is (const rm_xshape_t *sh, const uint8_t *k, uint32_t room)
 {
-    return sh->klen < room && room >= 8 && (load8 ((const char *) k) & sh->mask) == sh->tag &&
-           k[sh->klen] == 0 && (sh->klen <= 8 || load8 ((const char *) k + sh->klen - 8) == sh->tail);
+    if (sh->klen >= room)
+        return false; /* UINT32_MAX too */
+#if defined(__x86_64__) && defined(__SSE2__)
+    if (room >= 15) {
+        __m128i x = _mm_loadu_si128 ((const __m128i *) (const void *) k);
+        __m128i m = _mm_loadu_si128 ((const __m128i *) (const void *) (key_ones + 15 - sh->klen));
+        __m128i want = _mm_load_si128 ((const __m128i *) (const void *) sh->key);
+        return _mm_movemask_epi8 (_mm_cmpeq_epi8 (_mm_and_si128 (x, m), want)) == 0xFFFF;
+    }
+#endif
+    return memcmp (k, sh->key, sh->klen + 1) == 0;
 }
 
 /* Place i's key, from a field walked the long way. */
 static __attribute__ ((noinline)) void
-shape_set (rm_expr_ctx_t *cx, size_t i, const uint8_t *k, uint32_t klen, uint64_t tag, uint8_t need)
+shape_set (rm_expr_ctx_t *cx, size_t i, const uint8_t *k, uint32_t klen, uint8_t need)
 {
     if (i >= cx->cap_shape) {
         cx->cap_shape = i < 16 ? 32 : 2 * i;
@@ -83,10 +100,10 @@ shape_set (rm_expr_ctx_t *cx, size_t i, const uint8_t *k, uint32_t klen, uint64_
     for (; cx->n_shape < i; cx->n_shape++)
         cx->shape[cx->n_shape].klen = UINT32_MAX; /* never met: no key */
     rm_xshape_t *sh = &cx->shape[i];
-    sh->tag = tag;
-    sh->mask = klen >= 8 ? UINT64_MAX : (UINT64_C (1) << (8 * klen)) - 1;
-    sh->tail = klen > 8 ? load8 ((const char *) k + klen - 8) : 0;
-    sh->klen = klen > 16 ? UINT32_MAX : klen;
+    memset (sh->key, 0, sizeof sh->key);
+    if (klen < sizeof sh->key)
+        memcpy (sh->key, k, klen);
+    sh->klen = klen < sizeof sh->key ? klen : UINT32_MAX;
     sh->need = need;
     if (cx->n_shape <= i)
         cx->n_shape = i + 1;
@@ -154,9 +171,8 @@ field_slow (rm_expr_ctx_t *cx, uint32_t pos, size_t i, uint8_t *need)
     s->start = e.start;
     s->klen = rm_elem_key_len (&e);
     s->end = e.end;
-    s->tag = t;
     *need = need_at (cx, (const char *) cx->held + pos + 1, s->klen, t);
-    shape_set (cx, i, cx->held + pos + 1, s->klen, t, *need);
+    shape_set (cx, i, cx->held + pos + 1, s->klen, *need);
     return 1;
 }
 
@@ -194,7 +210,7 @@ walk_fields (rm_expr_ctx_t *cx, const rm_xneed_t *want)
                 r = -1;
                 goto out;
             }
-            seen[n] = (rm_xfield_t){pos, sh->klen, v + size, sh->tag};
+            seen[n] = (rm_xfield_t){pos, sh->klen, v + size};
             pos = v + size;
             n++;
             if (sh->need && note_need (cx, sh->need, n - 1, want)) {
