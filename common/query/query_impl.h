@@ -75,6 +75,7 @@ struct rm_qnode {
     rm_qnode_t **kids; /* logic's operands; $in's regexes; $elemMatch's conditions */
     size_t n;
     bson_iter_t rhs;      /* QN_CMP: into the query's copy */
+    bson_value_t rhs_value; /* QN_CMP: rhs's value, decoded once at parse */
     rm_qiter_t *set;      /* QN_IN: its values, sorted, distinct */
     size_t nset;
     bool has_null;        /* QN_IN: null is listed (missing matches) */

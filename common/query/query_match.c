@@ -522,7 +522,7 @@ cmp_held (rm_qstate_t *st, const rm_qnode_t *n, const uint8_t *doc, uint32_t len
 
     if (p->n != 1 || rm_expr_ctx_held_value (st->cx, doc, len, p->parts[0], p->lens[0], &v) != 1)
         return -1;
-    r = bson_iter_value ((bson_iter_t *) &n->rhs);
+    r = &n->rhs_value;
     if (v.value_type == BSON_TYPE_BOOL && r->value_type == BSON_TYPE_BOOL)
         c = (int) v.value.v_bool - (int) r->value.v_bool;
     else if (!rm_value_compare_quick (&v, r, &c) ||

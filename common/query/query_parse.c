@@ -313,6 +313,7 @@ cmp_new (pctx_t *p, rm_path_t *path, rm_qcmp_t op, const bson_iter_t *v, const c
     n = node_new (QN_CMP, path);
     n->op = op;
     n->rhs = *v;
+    n->rhs_value = *bson_iter_value (&n->rhs);
     return n;
 }
 
