@@ -377,6 +377,59 @@ batch_destroy (batch_t *b)
     }
 }
 
+/* The length of a document of a reader's run (checked already). */
+static inline uint32_t
+run_doc_len (const uint8_t *doc)
+{
+    uint32_t len;
+    memcpy (&len, doc, 4);
+    return BSON_UINT32_FROM_LE (len);
+}
+
+/* Whether ns's documents pass straight to the writer, as they came: no
+ * step reads them, nor the output hook. */
+static bool
+passes (const rm_engine_t *e, const rm_ens_t *ns)
+{
+    return !ns->store && !ns->stats->touched && !ns->read && !e->opts.output;
+}
+
+/* A run of such documents (a reader's, rm_item_t.n_docs), counted and
+ * written in one piece: one call per document was half again a constant
+ * set's cost over convert's. */
+static bool
+pass_run (rm_engine_t *e, batch_t *b, rm_ens_t *ns, const rm_item_t *item, bson_error_t *err)
+{
+    ns->stats->docs_in += item->n_docs;
+    ns->stats->docs_out += item->n_docs;
+    for (uint32_t k = 0; e->opts.progress && k < item->n_docs; k++)
+        e->opts.progress (e->opts.progress_ctx, ++b->read);
+    return !e->w || rm_writer_docs (e->w, ns->out, item->doc, item->len, item->n_docs, item->held, err);
+}
+
+/* One document of ns read: into the batch of its first stage's threads,
+ * or through its stages (what the batch holds fed on first). */
+static bool
+stream_doc (rm_engine_t *e, batch_t *b, rm_ens_t *ns, const uint8_t *doc, uint32_t len, bool held,
+            bson_error_t *err)
+{
+    rm_stage_t *st = ahead_stage (e, b, ns);
+    if (st)
+        return batch_add (e, b, ns, st, doc, len, held, err);
+    /* What the batch holds came first. */
+    if (!batch_flush (e, b, err))
+        return false;
+    ns->stats->docs_in++;
+    if (e->opts.progress)
+        e->opts.progress (e->opts.progress_ctx, ++b->read);
+    /* Only a stage's `from` has a store during the pass. */
+    if (ns->store && !fill_stages (e, ns, doc, len, err))
+        return false;
+    if (ns->stats->touched || ns->read)
+        return feed (e, ns, 0, doc, len, err);
+    return held ? rm_engine_emit_held (e, ns, doc, len, err) : rm_engine_emit_as (e, ns, doc, len, true, err);
+}
+
 bool
 rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_t *err)
 {
@@ -404,31 +457,27 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
         if (from && !from->store && !(from->store = rm_engine_store_new (e, from, err)))
             ok = false;
     }
-    while (ok && (rc = rm_reader_next (r, &item, err)) > 0) {
+    /* Runs of documents (rm_reader_next_run): a namespace no step reads
+     * goes to the writer a run at a time, the others' one by one. */
+    while (ok && (rc = rm_reader_next_run (r, &item, err)) > 0) {
         rm_ens_t *ns = &e->ns[map[item.ns->index]];
-        rm_stage_t *st;
-        if (item.kind == RM_ITEM_DOC && (st = ahead_stage (e, &b, ns))) {
-            ok = batch_add (e, &b, ns, st, item.doc, item.len, item.held, err);
+        if (item.kind == RM_ITEM_DOC && passes (e, ns)) {
+            ok = batch_flush (e, &b, err) && pass_run (e, &b, ns, &item, err);
+            continue;
+        }
+        if (item.kind == RM_ITEM_DOC) {
+            for (uint32_t at = 0, k = 0; ok && k < item.n_docs; k++) {
+                const uint8_t *doc = item.doc + at;
+                uint32_t len = item.n_docs == 1 ? item.len : run_doc_len (doc);
+                at += len;
+                ok = stream_doc (e, &b, ns, doc, len, item.held, err);
+            }
             continue;
         }
         /* What the batch holds came first. */
         if (!batch_flush (e, &b, err)) {
             ok = false;
             break;
-        }
-        if (item.kind == RM_ITEM_DOC) {
-            ns->stats->docs_in++;
-            if (e->opts.progress)
-                e->opts.progress (e->opts.progress_ctx, ++b.read);
-            /* Only a stage's `from` has a store during the pass. */
-            if (ns->store)
-                ok = fill_stages (e, ns, item.doc, item.len, err);
-            if (ok)
-                ok = ns->stats->touched || ns->read
-                         ? feed (e, ns, 0, item.doc, item.len, err)
-                         : item.held ? rm_engine_emit_held (e, ns, item.doc, item.len, err)
-                                     : rm_engine_emit_as (e, ns, item.doc, item.len, true, err);
-            continue;
         }
         if (!ns->stats->touched && e->w) {
             ns->out->crc = item.ns->crc;
