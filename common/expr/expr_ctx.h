@@ -84,6 +84,14 @@ struct rm_expr_ctx {
      * scanning for its end nor hashing it. */
     rm_xshape_t *shape;
     size_t n_shape, cap_shape;
+    bool held_slow;       /* a field of the held document was not its
+                           * place's (field_slow) */
+    /* A set's copy found none of its names (the set's number,
+     * expr_addfields.c; 0: none) in the first none_upto places of the
+     * shape: a document whose fields are all their places' has none
+     * either. Cleared when the shape changes. */
+    uint64_t none_set;
+    size_t none_upto;
     bool set_shallow; /* rm_expr_set_shallow's answer */
 };
 

@@ -100,6 +100,7 @@ shape_set (rm_expr_ctx_t *cx, size_t i, const uint8_t *k, uint32_t klen, uint8_t
     for (; cx->n_shape < i; cx->n_shape++)
         cx->shape[cx->n_shape].klen = UINT32_MAX; /* never met: no key */
     rm_xshape_t *sh = &cx->shape[i];
+    cx->none_set = 0; /* the places change */
     memset (sh->key, 0, sizeof sh->key);
     if (klen < sizeof sh->key)
         memcpy (sh->key, k, klen);
@@ -119,6 +120,7 @@ rm_expr_ctx_hold (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len)
     cx->held_pos = 4;
     cx->held_end = cx->held_bad = false;
     cx->n_seen = 0;
+    cx->held_slow = false;
     /* A new number, so that every need's place is stale; at the wrap
      * the needs forget theirs, rather than take one 2^32 documents old. */
     if (++cx->gen == 0) {
@@ -220,6 +222,7 @@ walk_fields (rm_expr_ctx_t *cx, const rm_xneed_t *want)
         }
         if (pos >= last)
             break;
+        cx->held_slow = true;
         if ((r = field_slow (cx, pos, n, &need)) <= 0)
             break;
         pos = cx->seen[n].end;
@@ -255,6 +258,7 @@ need_add (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag, unsi
     n->tail = nlen > 8 ? load8 (name + nlen - 8) : 0;
     cx->need_hash[h] = (uint8_t) ++cx->n_needs;
     cx->n_shape = 0; /* its places knew no such need */
+    cx->none_set = 0;
     for (size_t i = 0; i < cx->n_seen; i++)
         if (need_is (cx, n, &cx->seen[i])) {
             n->gen = cx->gen;

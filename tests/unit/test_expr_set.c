@@ -258,8 +258,13 @@ test_expr_set_layouts (void)
         "{\"k\": 10}",
         "{}",
         "{\"_id\": 7, \"l_shipdate\": \"k\", \"l_shipmode\": \"l\", \"a_very_long_key_name_x\": 11, \"k\": 12}",
-        /* a field of the set's own, replaced in place */
+        /* a field of the set's own, replaced in place; then the same
+         * places again, and with none of the set's fields */
         "{\"_id\": 8, \"r1\": 0, \"l_shipdate\": \"m\", \"k\": 13}",
+        "{\"_id\": 9, \"r1\": 1, \"l_shipdate\": \"n\", \"k\": 14}",
+        "{\"_id\": 10, \"r0\": 1, \"l_shipdate\": \"o\", \"k\": 15}",
+        "{\"_id\": 11, \"r0\": 1, \"l_shipdate\": \"p\", \"k\": 16}",
+        "{\"_id\": 12, \"r1\": 1, \"l_shipdate\": \"q\", \"k\": 17}",
         NULL,
     };
     const char *fields = "{\"f\": {\"r1\": \"$l_shipdate\", \"r2\": \"$l_shipmode\", "
