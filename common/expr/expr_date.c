@@ -741,7 +741,11 @@ format_date (rm_expr_ctx_t *cx, const rm_expr_t *e, const rm_tz_t *tz, int64_t m
     if (!ok)
         return rm_xfail (err, e, "Could not convert date to string: date component was outside the "
                          "supported range of 0-9999: %lld", (long long) bad);
-    rm_xset_string (cx, out, buf, n);
+    /* The value is buf itself (it has room for the NUL): no second copy. */
+    buf[n] = '\0';
+    out->value_type = BSON_TYPE_UTF8;
+    out->value.v_utf8.str = buf;
+    out->value.v_utf8.len = (uint32_t) n;
     return true;
 }
 
