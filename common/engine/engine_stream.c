@@ -16,6 +16,7 @@
  * after the pass. */
 #include <string.h>
 
+#include "bsonwalk.h"
 #include "engine_impl.h"
 #include "step_class.h"
 
@@ -377,15 +378,6 @@ batch_destroy (batch_t *b)
     }
 }
 
-/* The length of a document of a reader's run (checked already). */
-static inline uint32_t
-run_doc_len (const uint8_t *doc)
-{
-    uint32_t len;
-    memcpy (&len, doc, 4);
-    return BSON_UINT32_FROM_LE (len);
-}
-
 /* Whether ns's documents pass straight to the writer, as they came: no
  * step reads them, nor the output hook. */
 static bool
@@ -468,7 +460,8 @@ rm_engine_stream (rm_engine_t *e, rm_reader_t *r, const size_t *map, bson_error_
         if (item.kind == RM_ITEM_DOC) {
             for (uint32_t at = 0, k = 0; ok && k < item.n_docs; k++) {
                 const uint8_t *doc = item.doc + at;
-                uint32_t len = item.n_docs == 1 ? item.len : run_doc_len (doc);
+                /* A run's lengths were checked by the reader. */
+                uint32_t len = item.n_docs == 1 ? item.len : rm_walk_le32 (doc);
                 at += len;
                 ok = stream_doc (e, &b, ns, doc, len, item.held, err);
             }
