@@ -66,9 +66,12 @@ rm_fields_rewrite (rm_fields_scratch_t *sc, const rm_step_t *s, const char *ns_n
     if (!take)
         return true; /* passes byte for byte */
     if (s->kind == RM_STEP_SET) {
+        /* Appended to a thread's job (into), else made in buf[0]. */
         rm_buf_t *b = sc->into ? sc->into : &sc->buf[0];
-        size_t at = sc->into ? b->len : 0;
-        if (!(sc->into ? rm_expr_set_append : rm_expr_set_apply) (f->set, sc->cx, doc, (uint32_t) len, b, err)) {
+        if (!sc->into)
+            rm_buf_reset (b);
+        size_t at = b->len;
+        if (!rm_expr_set_append (f->set, sc->cx, doc, (uint32_t) len, b, err)) {
             rm_doc_error (err, ns_name, "document", doc, (uint32_t) len);
             return rm_engine_doc_error (sc->e, s, err);
         }

@@ -742,10 +742,7 @@ format_date (rm_expr_ctx_t *cx, const rm_expr_t *e, const rm_tz_t *tz, int64_t m
         return rm_xfail (err, e, "Could not convert date to string: date component was outside the "
                          "supported range of 0-9999: %lld", (long long) bad);
     /* The value is buf itself (it has room for the NUL): no second copy. */
-    buf[n] = '\0';
-    out->value_type = BSON_TYPE_UTF8;
-    out->value.v_utf8.str = buf;
-    out->value.v_utf8.len = (uint32_t) n;
+    rm_xset_string_in (out, buf, n);
     return true;
 }
 

@@ -260,6 +260,16 @@ bool rm_xval_in_buf (const rm_buf_t *buf, const bson_value_t *v);
 void rm_xval_from_buf (rm_expr_ctx_t *cx, rm_buf_t *buf, bson_value_t *out);
 /* A string value of len bytes copied into memory of cx (NUL added). */
 void rm_xset_string (rm_expr_ctx_t *cx, bson_value_t *v, const char *s, size_t len);
+/* A string value that is p itself: len bytes in memory of cx, room for
+ * the NUL after them (added here). */
+static inline void
+rm_xset_string_in (bson_value_t *v, char *p, size_t len)
+{
+    p[len] = '\0';
+    v->value_type = BSON_TYPE_UTF8;
+    v->value.v_utf8.str = p;
+    v->value.v_utf8.len = (uint32_t) len;
+}
 
 /* Building a document or an array (a value of cx once ended). Builders
  * nest (an operator may build while evaluating arguments that build):

@@ -203,10 +203,7 @@ rm_xset_string (rm_expr_ctx_t *cx, bson_value_t *v, const char *s, size_t len)
     char *p = rm_xalloc (cx, len + 1);
     if (len)
         memcpy (p, s, len);
-    p[len] = '\0';
-    v->value_type = BSON_TYPE_UTF8;
-    v->value.v_utf8.str = p;
-    v->value.v_utf8.len = (uint32_t) len;
+    rm_xset_string_in (v, p, len);
 }
 
 /* The run's $$NOW: set by whoever starts the run (the engine from its
