@@ -25,9 +25,14 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 sanbuild=${2:-}
 log=$(mktemp -d)
-# The pool's shared servers stopped (below), then the run's files gone: at
-# the end, and on an interrupt, which ends the run (the EXIT trap).
-trap 'shared_stop; cpu_stop; rm -rf "$log"' EXIT
+# Every process the run starts carries its mark in its environment
+# (REMODEL_RUN_MARK, this run's own directory), the shared servers
+# excepted: at the end, whatever is still running with it (on an
+# interrupt, the suites of the pool and the lane and all they started)
+# is stopped, then the pool's shared servers (below), then the run's
+# files are gone (the EXIT trap; an interrupt ends the run).
+export REMODEL_RUN_MARK=$log
+trap 'run_sweep; shared_stop; cpu_stop; rm -rf "$log"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
@@ -250,11 +255,10 @@ shared_env() {
 # suite, killed (the suite has ended: they are its leftovers). The servers
 # are started without it (online_take).
 shared_sweep() {
-    local m=${slot_mark[$1]:-} f p w killed=()
+    local m=${slot_mark[$1]:-} p w killed=()
     [ -n "$m" ] || return 0
-    for f in $(grep -lzxF "REMODEL_SHARED_SUITE=$m" /proc/[0-9]*/environ 2>/dev/null); do
-        p=${f#/proc/}; p=${p%/environ}
-        [ "$p" != $$ ] && [ "$p" != $BASHPID ] && kill -9 "$p" 2>/dev/null && killed+=("$p")
+    for p in $(marked "REMODEL_SHARED_SUITE=$m"); do
+        kill -9 "$p" 2>/dev/null && killed+=("$p")
     done
     # Gone (or a zombie, which writes nothing) before the next suite
     # starts; 30 s at most.
@@ -264,6 +268,30 @@ shared_sweep() {
             sleep 0.1
         done
     done
+    return 0
+}
+# marked MARK: the processes, this shell and its own subshell aside,
+# that carry MARK in their environment.
+marked() {
+    local f p
+    for f in $(grep -lzxF "$1" /proc/[0-9]*/environ 2>/dev/null); do
+        p=${f#/proc/}; p=${p%/environ}
+        [ "$p" != $$ ] && [ "$p" != $BASHPID ] && echo "$p"
+    done
+    return 0
+}
+# run_sweep: the processes that carry the run's mark asked to end (a
+# suite's EXIT trap then stops its own servers), and killed when any is
+# still there 10 s later.
+run_sweep() {
+    local m="REMODEL_RUN_MARK=$log" p w left
+    for p in $(marked "$m"); do kill -TERM "$p" 2>/dev/null; done
+    for ((w = 0; w < 100; w++)); do
+        left=$(marked "$m")
+        [ -n "$left" ] || return 0
+        sleep 0.1
+    done
+    for p in $left; do kill -9 "$p" 2>/dev/null; done
     return 0
 }
 # shared_stop: every slot's leftovers killed and its servers stopped.

@@ -183,7 +183,7 @@ online_take() {
             [ $try == 1 ] || echo "lib.sh: the shared $1 started again: $(cat "$T/err")" >&2
             "$SERVER" stop "$s" >/dev/null 2>&1
             rm -rf "$s/data" "$s/baseline"
-            env -u REMODEL_SHARED_SUITE REMODEL_SERVER_OWNER="${REMODEL_SHARED_OWNER:-0}" PEERS_SERVER_PORT=0 \
+            env -u REMODEL_SHARED_SUITE -u REMODEL_RUN_MARK REMODEL_SERVER_OWNER="${REMODEL_SHARED_OWNER:-0}" PEERS_SERVER_PORT=0 \
                 "$SERVER" start "$s" "$1" >/dev/null 2>"$T/err" || { fail "$1: start (shared)" "$(cat "$T/err")"; return 1; }
         fi
         uri=$(cat "$s/uri")
