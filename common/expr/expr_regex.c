@@ -19,8 +19,8 @@
  *
  * Every match runs with limits (match_limit, depth_limit): a pattern that
  * backtracks without end fails with an error naming the operator instead
- * of holding the run. A limit the pattern sets itself ((*LIMIT_MATCH=n))
- * is the user's: reaching it finds nothing. */
+ * of holding the run. Reaching a limit the pattern sets itself
+ * ((*LIMIT_MATCH=n)) is an error as well, as on the server. */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <pthread.h>
@@ -36,8 +36,9 @@
  * caps a match at some hundreds of MB, where PCRE2's default (the match
  * limit) would let one take gigabytes. */
 #define RX_DEPTH_LIMIT 1000000u
-/* The server's limit on a pattern's length. */
-#define RX_MAX_PATTERN 32764u
+/* The server's limit on the length of these operators' patterns (2^14
+ * bytes; its query $regex allows more). */
+#define RX_MAX_PATTERN 16384u
 /* $regexFindAll's output, as the server bounds it. */
 #define RX_MAX_OUTPUT (64u * 1024 * 1024)
 
@@ -131,10 +132,8 @@ rx_spec (const bson_value_t *re, const bson_value_t *opt, rx_spec_t *sp, char *w
         snprintf (why, cap, "regular expression options cannot contain an embedded null byte");
         return false;
     }
-    /* The letters are only read for a pattern to compile (the server's
-     * flagsToOptions runs in its compile step). */
-    if (!sp->has)
-        return true;
+    /* The letters are checked with no pattern too: the server refuses
+     * {options: "I"} alone, before it looks for a regex to compile. */
     sp->opts = PCRE2_UTF;
     for (size_t i = 0; i < flen; i++) {
         switch (flags[i]) {
@@ -357,11 +356,9 @@ rx_exec (rm_expr_ctx_t *cx, const rm_expr_t *e, rx_run_t *r, size_t start, bson_
         rc = pcre2_match (r->code, (PCRE2_SPTR) r->s, r->len, start, opts | PCRE2_NO_JIT, r->md, rx->mctx);
     if (rc == PCRE2_ERROR_NOMATCH)
         return 0;
-    /* A limit the pattern sets itself ("(*LIMIT_MATCH=1)fé") only stops
-     * that search, as the server's regex_find.js expects; the default
-     * limits stay an error, so a catastrophic pattern is named. */
-    if ((rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT) && own_limit (r->code, rc))
-        return 0;
+    /* Any other failure is an error, a limit the pattern sets itself
+     * ("(*LIMIT_MATCH=1)fé") too: the server (4.2 on) fails the
+     * operator rather than report no match. */
     if (rc < 0) {
         PCRE2_UCHAR msg[160];
         bson_value_t in;

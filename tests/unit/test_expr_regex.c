@@ -70,8 +70,9 @@ static const x_case_t matches[] = {
     {"{}", "{\"$regexMatch\": {\"input\": \"$nope\", \"regex\": \"a\"}}", "false"},
     {"{}", "{\"$regexMatch\": {\"input\": \"a\", \"regex\": null}}", "false"},
     {"{}", "{\"$regexMatch\": {\"input\": \"a\", \"regex\": \"$nope\"}}", "false"},
-    /* the letters are only read for a pattern to compile */
-    {"{}", "{\"$regexMatch\": {\"input\": \"a\", \"regex\": null, \"options\": \"z\"}}", "false"},
+    /* the letters are checked before the server looks for a pattern */
+    {"{}", "{\"$regexMatch\": {\"input\": \"a\", \"regex\": null, \"options\": \"z\"}}",
+     "PARSE:invalid flag in regex options: z"},
     {"{}", "{\"$regexMatch\": {\"input\": \"\", \"regex\": \"\"}}", "true"},
     {"{}", "{\"$regexMatch\": {\"input\": \"\", \"regex\": \"a\"}}", "false"},
     {NULL, NULL, NULL},
@@ -198,6 +199,10 @@ static const x_case_t refusals[] = {
     {"{}", "{\"$regexMatch\": {\"input\": \"a\"}}", "false"},
     {"{}", "{\"$regexMatch\": {\"regex\": \"a\"}}", "false"},
     {"{}", "{\"$regexMatch\": {}}", "false"},
+    /* the option letters are checked with no regex to compile too */
+    {"{}", "{\"$regexMatch\": {\"input\": \"a\", \"options\": \"M\"}}", "PARSE:invalid flag in regex options: M"},
+    {"{}", "{\"$regexFindAll\": {\"options\": \"sk\"}}", "PARSE:invalid flag in regex options: k"},
+    {"{}", "{\"$regexFind\": {\"input\": \"a\", \"regex\": null, \"options\": \"ms\"}}", "null"},
     {"{}", "{\"$regexFind\": {\"input\": \"a\", \"regex\": \"a\", \"flags\": \"i\"}}", "PARSE:unknown argument 'flags'"},
     {"{}", "{\"$regexFindAll\": [\"a\", \"a\"]}", "PARSE:expects a document"},
     {NULL, NULL, NULL},
@@ -227,6 +232,8 @@ static const x_case_t dynamic[] = {
      "{\"$regexMatch\": {\"input\": \"$s\", \"regex\": \"$r\", \"options\": \"m\"}}", "ERROR:specified in both"},
     {"{\"s\": 5, \"r\": \"(\"}", "{\"$regexMatch\": {\"input\": \"$s\", \"regex\": \"$r\"}}", "ERROR:missing closing parenthesis"},
     {"{\"r\": \"a\"}", "{\"$regexFindAll\": {\"input\": \"$s\", \"regex\": \"$r\"}}", "[]"},
+    {"{\"s\": \"abc\", \"o\": \"X\"}", "{\"$regexMatch\": {\"input\": \"$s\", \"options\": \"$o\"}}",
+     "ERROR:invalid flag in regex options: X"},
     {NULL, NULL, NULL},
 };
 
@@ -237,6 +244,13 @@ static const x_case_t limits[] = {
      "{\"$regexMatch\": {\"input\": \"$s\", \"regex\": \"^(a+)+$\"}}", "ERROR:$regexMatch: error while matching"},
     {"{\"s\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\"}",
      "{\"$regexFindAll\": {\"input\": \"$s\", \"regex\": \"(a|aa)+$\"}}", "ERROR:limit"},
+    /* a limit the pattern sets itself is an error when reached, and only
+     * then: two steps find "ïv", one does not */
+    {"{\"s\": \"naïveté\"}", "{\"$regexFind\": {\"input\": \"$s\", \"regex\": \"(*LIMIT_MATCH=1)ïv\"}}",
+     "ERROR:$regexFind: error while matching"},
+    {"{\"s\": \"naïveté\", \"r\": \"(*LIMIT_MATCH=1)ïv\"}", "{\"$regexMatch\": {\"input\": \"$s\", \"regex\": \"$r\"}}",
+     "ERROR:match limit"},
+    {"{\"s\": \"naïveté\"}", "{\"$regexMatch\": {\"input\": \"$s\", \"regex\": \"(*LIMIT_MATCH=4)ïv\"}}", "true"},
     {NULL, NULL, NULL},
 };
 
@@ -374,10 +388,10 @@ static const x_case_t server_finds[] = {
      "null"},
     {"{\"text\": \"cafétéria\"}",
      "{\"$regexFindAll\": {\"input\": \"$text\", \"regex\": \"(*LIMIT_MATCH=1)fé\"}}",
-     "[]"},
+     "ERROR:match limit"},
     {"{\"text\": \"cafétéria\"}",
      "{\"$regexFind\": {\"input\": \"$text\", \"regex\": \"(*LIMIT_MATCH=1)fé\"}}",
-     "null"},
+     "ERROR:match limit"},
     {"{\"text\": \"cafétéria\"}",
      "{\"$regexFindAll\": {\"input\": \"$text\", \"regex\": \"(*LIMIT_MATCH=3)(fé)\"}}",
      "[{\"match\": \"fé\", \"idx\": 2, \"captures\": [\"fé\"]}]"},
@@ -404,10 +418,10 @@ static const x_case_t server_finds[] = {
      "{\"match\": \"cafétéria\", \"idx\": 0, \"captures\": [\"cafétéria\"]}"},
     {"{\"text\": \"cafétéria\"}",
      "{\"$regexFindAll\": {\"input\": \"$text\", \"regex\": \"(*LIMIT_MATCH=1)(*UCP)^(\\\\w+)\"}}",
-     "[]"},
+     "ERROR:match limit"},
     {"{\"text\": \"cafétéria\"}",
      "{\"$regexFind\": {\"input\": \"$text\", \"regex\": \"(*LIMIT_MATCH=1)(*UCP)^(\\\\w+)\"}}",
-     "null"},
+     "ERROR:match limit"},
     {"{\"text\": \"cafétéria\"}",
      "{\"$regexFindAll\": {\"input\": \"$text\", \"regex\": \"té\"}}",
      "[{\"match\": \"té\", \"idx\": 4, \"captures\": []}]"},
@@ -573,6 +587,26 @@ parse_json (const char *json)
     return e;
 }
 
+/* The server takes a pattern of up to 2^14 bytes in these operators, and
+ * refuses one byte more: both sides of the line, a pattern of one
+ * repeated letter. */
+static void
+test_expr_regex_pattern_length (void)
+{
+    enum { MAX = 16384 };
+    char *json = malloc (MAX + 64);
+    rm_expr_t *e;
+    for (int extra = 0; extra <= 1; extra++) {
+        int n = snprintf (json, 64, "{\"e\": {\"$regexMatch\": {\"input\": \"q\", \"regex\": \"");
+        memset (json + n, 'q', MAX + extra);
+        strcpy (json + n + MAX + extra, "\"}}}");
+        e = parse_json (json);
+        T_CHECK ((e != NULL) == (extra == 0));
+        rm_expr_destroy (e);
+    }
+    free (json);
+}
+
 /* A pattern from the document changes from one document to the next: the
  * one kept is replaced, never used for another. */
 static void
@@ -684,6 +718,7 @@ main (void)
     T_RUN (test_expr_regex_dynamic);
     T_RUN (test_expr_regex_limits);
     T_RUN (test_expr_regex_server_finds);
+    T_RUN (test_expr_regex_pattern_length);
     T_RUN (test_expr_regex_dynamic_changes);
     T_RUN (test_expr_regex_threads);
     T_RUN (test_expr_regex_no_alloc_when_warm);
