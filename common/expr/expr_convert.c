@@ -1299,8 +1299,10 @@ eval_to_fixed (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_er
     return convert (cx, e, &in, &c, out, err) == CV_OK;
 }
 
-/* $toUUID: a string in the uuid format to binData subtype 4; anything
- * else but null is an error. */
+/* $toUUID: a string in the uuid format to binData subtype 4. It is the
+ * server's $convert to that subtype, so a UUID already (binData subtype 4)
+ * comes back as it is and another binData subtype fails as $convert's does;
+ * anything else but null is an error. */
 static bool
 eval_to_uuid (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_error_t *err)
 {
@@ -1313,7 +1315,7 @@ eval_to_uuid (rm_expr_ctx_t *cx, const rm_expr_t *e, bson_value_t *out, bson_err
         rm_xset_null (out);
         return true;
     }
-    if (in.value_type != BSON_TYPE_UTF8)
+    if (in.value_type != BSON_TYPE_UTF8 && in.value_type != BSON_TYPE_BINARY)
         return unsupported (cx, e, err, &in, BSON_TYPE_BINARY) == CV_OK;
     return convert (cx, e, &in, &c, out, err) == CV_OK;
 }

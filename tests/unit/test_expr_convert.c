@@ -379,6 +379,11 @@ static const x_case_t to_oid[] = {
     {"{}", "{\"$toUUID\": \"0e3b90638abd4eb39f9ff4c59fd30a60\"}", "ERROR:$toUUID"},
     {"{}", "{\"$toUUID\": \"not a uuid\"}", "ERROR:not in the given format"},
     {"{}", "{\"$toUUID\": 5}", "ERROR:unsupported conversion"},
+    /* a UUID already is $convert's identity; another subtype is not one */
+    {"{\"u\": {\"$binary\": {\"base64\": \"Ej5FZ+ibEtOkVkJmFBdAAA==\", \"subType\": \"04\"}}}", "{\"$toUUID\": \"$u\"}",
+     "{\"$binary\": {\"base64\": \"Ej5FZ+ibEtOkVkJmFBdAAA==\", \"subType\": \"04\"}}"},
+    {"{\"u\": {\"$binary\": {\"base64\": \"Ej5FZ+ibEtOkVkJmFBdAAA==\", \"subType\": \"00\"}}}", "{\"$toUUID\": \"$u\"}",
+     "ERROR:a different binData subtype"},
     {"{}", "{\"$toUUID\": null}", "null"},
     {NULL, NULL, NULL},
 };
