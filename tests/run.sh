@@ -280,11 +280,14 @@ marked() {
     done
     return 0
 }
-# run_sweep: the processes that carry the run's mark asked to end (a
-# suite's EXIT trap then stops its own servers), and killed when any is
-# still there 10 s later.
+# run_sweep: the runner's own background shells ended (the lane and the
+# pool's: forked, not started anew, they lack the mark, and the lane
+# would start its next suite), then the processes that carry the run's
+# mark asked to end (a suite's EXIT trap then stops its own servers),
+# and killed when any is still there 10 s later.
 run_sweep() {
     local m="REMODEL_RUN_MARK=$log" p w left
+    for p in $(jobs -p); do kill -TERM "$p" 2>/dev/null; done
     for p in $(marked "$m"); do kill -TERM "$p" 2>/dev/null; done
     for ((w = 0; w < 100; w++)); do
         left=$(marked "$m")
