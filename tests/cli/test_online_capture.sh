@@ -95,6 +95,8 @@ for kind in ferretdb java; do
     fi
     insert before-run
     # Paused after its first batches, a write, then killed.
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/err1"
     "$REMODEL" online run "$P" --uri "$uri" --create-indexes --batch-size 10 --pause 100ms \
         >"$T/out" 2>"$T/err1" &
     pid=$!

@@ -562,6 +562,8 @@ print(sorted(str(d["_id"]) for d in c.crm["people_remodel_%s_1" % e].find({"task
     # ---- a write slipping in before the switch ----
     # Paused until the write is made (SIGUSR1 ends it), however long that
     # takes; no --max-window (the drain and the pause took 10 s at load 7).
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/fin.err"
     REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=600000 "$REMODEL" online finalize "$T/plans/chain.json" \
         --uri "$uri" --writes-stopped --max-window 0 >/dev/null 2>"$T/fin.err" &
     fp=$!

@@ -194,6 +194,8 @@ KORIG=$(kstate)
 # layer), in which the application gives flight 1 (the first selected) SET.
 raced() {
     kseed
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/ferr"
     REMODEL_ONLINE_FAULT=findAndModify:1:delay=3000 "$REMODEL" online run "$T/plans/kmv.json" \
         --uri "$uri" --in-place --batch-size 5 -q >/dev/null 2>"$T/ferr" &
     local p=$!
@@ -228,6 +230,8 @@ bad=0 points=0
 for ((n = 1; n <= calls; n++)); do
     kseed
     rm -f "$T/flog"
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/ferr"
     REMODEL_ONLINE_FAULT=any:$n:delay=60000 REMODEL_ONLINE_FAULT_LOG=$T/flog "$REMODEL" online run \
         "$T/plans/kmv.json" --uri "$uri" --in-place --batch-size 5 -q >/dev/null 2>"$T/ferr" &
     p=$!

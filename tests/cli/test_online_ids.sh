@@ -156,6 +156,8 @@ for kind in $(online_kinds); do
     pyrun "$T/mk.py" "$uri" $kind ids2 $N >/dev/null
     plan restart ids2
     offline_run restart ids2
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/run.err"
     "$REMODEL" online run "$T/plans/restart.json" --uri "$uri" --in-place --batch-size 5 \
         --pause-ms 40 --retry-for 60 >/dev/null 2>"$T/run.err" &
     pid=$!
@@ -177,6 +179,8 @@ for kind in $(online_kinds); do
     offline_run sync ids5
     run_rm online run -q "$T/plans/sync.json" --uri "$uri"
     to=$(target ids5 things)
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/sync.err"
     "$REMODEL" online sync "$T/plans/sync.json" --uri "$uri" --batch-size 5 --pause-ms 40 \
         --retry-for 60 --log-format json >/dev/null 2>"$T/sync.err" &
     pid=$!

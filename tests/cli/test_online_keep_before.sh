@@ -259,6 +259,8 @@ killed() {
     local spec=$1 p w
     shift
     rm -f "$T/flog"
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/ferr"
     REMODEL_ONLINE_FAULT=$spec:delay=60000 REMODEL_ONLINE_FAULT_LOG=$T/flog "$@" \
         >"$T/fout" 2>"$T/ferr" &
     p=$!

@@ -194,6 +194,8 @@ if PEERS_OPLOG_BYTES=1048576 online_start ferretdb "$T/srv-small" 0 changelog; t
     # Follow first rescans what rolled off and verifies a sample, which a
     # loaded machine stretches past 40 s (CI saw it): the line is waited
     # for as long as follow runs, up to 3 minutes (no timing is checked).
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/err"
     timeout --foreground -s INT 180 "$REMODEL" online follow "$T/plans/atlas.json" --uri "$uri" 2>"$T/err" &
     follower=$!
     for ((i = 0; i < 720; i++)); do

@@ -150,6 +150,8 @@ db.crm["tasks_remodel_'"$(pid embed)"'_1"].insert_one({"stray": True})'
     # The pause outlasts the three commands below on any machine;
     # finalize's sync and verify before it may take a while when loaded.
     # SIGUSR1 ends it once they are done.
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/fin.err"
     REMODEL_ONLINE_PAUSE_BEFORE_SWITCH_MS=600000 "$REMODEL" online finalize -q "$T/plans/embed.json" \
         --uri "$uri" --writes-stopped --max-window 0 >/dev/null 2>"$T/fin.err" &
     pid=$!
@@ -315,6 +317,8 @@ done
     port=${uri##*:}; port=${port%/}
     "$MONGORESTORE" --uri "$uri" --dir "$S" --nsInclude 'crm.*' --noIndexRestore --quiet
     "$REMODEL" run -q "$T/plans/embed.json" --from "$S" --to "$T/embed0.archive"
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/run.err"
     "$REMODEL" online run "$T/plans/embed.json" --uri "$uri" --create-indexes --batch-size 3 \
         --pause-ms 10 --retry-for 60 >"$T/run.out" 2>"$T/run.err" &
     pid=$!

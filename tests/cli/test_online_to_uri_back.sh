@@ -130,6 +130,8 @@ EOF
 killed() {
     local w p
     rm -f "$T/flog"
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/ferr"
     REMODEL_ONLINE_FAULT=$1:delay=60000 REMODEL_ONLINE_FAULT_LOG=$T/flog \
         "$REMODEL" online rollback "$P" --uri "$SRC" --to-uri "$DST" --carry-writes \
         >"$T/fout" 2>"$T/ferr" &

@@ -116,6 +116,8 @@ killed() {
     local n=$1 w
     shift
     rm -f "$T/flog"
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/ferr"
     REMODEL_ONLINE_FAULT=any:$n:delay=60000 REMODEL_ONLINE_FAULT_LOG=$T/flog \
         "$REMODEL" online run "$P" --uri "$SRC" --to-uri "$DST" "$@" >"$T/fout" 2>"$T/ferr" &
     local p=$!

@@ -129,6 +129,8 @@ fi
 # exit 130, stopped WHERE.
 interrupted() {
     local k=$1 p got
+    # Emptied first: the job truncates it itself, perhaps after the first look.
+    : >"$T/sig.err"
     REMODEL_ONLINE_SLOW_CALL_MS=${SLOW:+$2} "$REMODEL" online sync "$T/plans/embed.json" --uri "$uri" \
         >/dev/null 2>"$T/sig.err" &
     p=$!
