@@ -10,10 +10,16 @@
 # $DEMO_PROGRESS prints when set (a command saying how far: "300 of 854
 # tasks have owner_email"). Returns CMD's status.
 demo_run() {
-    local tick status errexit=${-//[^e]/} strip=${DEMO_STRIP:-/nonexistent/}
+    local tick status saved errexit=${-//[^e]/} strip=${DEMO_STRIP:-/nonexistent/}
     printf '$ %s\n' "$*" | sed "s|$strip||g; s|${DEMO_BIN:-/nonexistent}|remodel|"
+    # The ticker is forked without the caller's EXIT trap: a subshell
+    # killed before it sets a trap of its own runs the one it inherited
+    # (bash), which would clean up the caller's files mid-run.
+    saved=$(trap -p EXIT)
+    trap - EXIT
     demo_ticker &
     tick=$!
+    eval "${saved:-trap - EXIT}"
     set +e
     "$@" 2>&1 | sed -u "s|$strip||g"
     status=${PIPESTATUS[0]}

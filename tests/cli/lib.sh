@@ -27,7 +27,10 @@ FIX=${FIXTURES:-$ROOT/tests/fixtures}
 MT=$FIX/mongo-tools
 . "$ROOT/tests/python.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/remodel-test.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+# The suite's own shell only: a subshell (a function run with &) killed
+# before it sets a trap of its own runs the EXIT trap it inherited, and
+# would remove $T (or stop the server) under the suite.
+trap '[ "$BASHPID" != "$$" ] || rm -rf "$T"' EXIT
 # Each suite's own temporary directory: remodel sweeps the spill files of
 # killed remodel processes from it and says so, which in a shared /tmp
 # would add a line to another suite's output whenever a suite (or anyone
@@ -89,7 +92,7 @@ use_peers() {
     [ -n "${BSONDUMP:-}" ] || . "$PEERS/env.sh"
     SERVER=${PEERS_SERVER:-$PEERS/server.sh}
     SRV=$T/server
-    trap '"$SERVER" stop "$SRV" >/dev/null 2>&1; rm -rf "$T"' EXIT
+    trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$SRV" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
     for b in "$BSONDUMP" "$MONGORESTORE" "$MONGODUMP" "$FERRETDB"; do
         [ -x "$b" ] || missing="$missing $b"
     done

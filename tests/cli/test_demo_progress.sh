@@ -29,4 +29,12 @@ demo_run sh -c 'echo oops >&2; exit 3' >"$T/out"
 expect_eq "a failing one: its status, and its standard error shown" "$?:$(tail -n 1 "$T/out")" "3:oops"
 sleep 0.5
 expect_eq "no ticker outlives its command" "$(jobs -r | wc -l)" 0
+# A ticker killed at once (a quick command) must not run the caller's
+# EXIT trap: bash runs an inherited one in a subshell killed before it
+# sets its own. Two hundred quick commands, each a chance for that race
+# (one in fifteen lost it at a load of 16, before the fix).
+mkdir "$T/exits"
+bash -c '. "$1/scripts/demo_lib.sh"; trap "touch \"$2/\$BASHPID\"" EXIT
+    for i in $(seq 200); do demo_run true >/dev/null; done' - "$ROOT" "$T/exits"
+expect_eq "no ticker runs the caller's EXIT trap: only the caller's own exit does" "$(ls "$T/exits" | wc -l)" 1
 exit 0
