@@ -226,7 +226,7 @@ use_peers "online: the peer tools" || exit 0
 if [ ! -x "$(dirname "$REMODEL")/remodel-online" ]; then
     echo "SKIP online: no remodel-online beside $REMODEL (libmongoc missing when it was built)"
 else
-trap 'for k in ferretdb java; do "$SERVER" stop "$T/srv-$k" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for k in ferretdb java; do "$SERVER" stop "$T/srv-$k" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 "$REMODEL" run -q "$T/monthly.json" --from "$T/src" --to "$T/monthly.archive"
 P=$(plan_id "$T/monthly.json")
 sed 's/"stats"/"keepSource": true, "stats"/' "$T/monthly.json" >"$T/follow.json"

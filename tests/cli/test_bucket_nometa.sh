@@ -229,7 +229,7 @@ if [ ! -x "$(dirname "$REMODEL")/remodel-online" ]; then
     echo "SKIP online: no remodel-online beside $REMODEL (libmongoc missing when it was built)"
     exit 0
 fi
-trap 'for k in ferretdb java; do "$SERVER" stop "$T/srv-$k" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for k in ferretdb java; do "$SERVER" stop "$T/srv-$k" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 run_rm run -q "$T/hourly.json" --from "$T/src-plain" --to "$T/out-plain"
 run_rm run -q "$T/un-keep.json" --from "$T/out-plain" --to "$T/back-plain.archive"
 P=$(plan_id "$T/un-keep.json")

@@ -18,7 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 export PYTHONPATH=$ROOT/tests/transforms
 MONGOSH1=${MONGOSH1:-}
 

@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-trap '"$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 
 # judge_plan VALIDATORS PLAN: a plan whose steps mark (with _invalid) the
 # documents of each validator's namespace that fail its $jsonSchema.

@@ -27,7 +27,7 @@
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 C=$ROOT/tests/transforms/cases/views
-trap '"$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 export PYTHONPATH=$ROOT/tests/transforms
 
 # views NAME PLAN ARGS...: the views in $T/NAME.views, stderr in $T/err.

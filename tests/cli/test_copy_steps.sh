@@ -92,7 +92,7 @@ fi
 # --- restored by mongorestore ------------------------------------------------
 use_peers "copy steps: peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "copy steps: external deployments are not started here (skipped)"; exit 0; }
-trap 'kill $(jobs -p) 2>/dev/null; for d in "$T"/java*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { kill $(jobs -p) 2>/dev/null; for d in "$T"/java*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 online_start java "$T/java" 0 changelog || exit 0
 "$MONGORESTORE" --uri "$uri" --archive="$T/w/out-to-an-archive.archive" --quiet 2>"$T/err" ||
     fail "java: mongorestore takes the output" "$(tail -3 "$T/err")"

@@ -18,7 +18,7 @@ cleanup() {
     for p in $BG; do kill -KILL "$p" 2>/dev/null; done
     rm -rf "$T"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != "$$" ] || cleanup' EXIT
 
 # fresh_w: an empty destination directory.
 fresh_w() { rm -rf "$W"; mkdir "$W"; }

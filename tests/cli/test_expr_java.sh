@@ -27,7 +27,7 @@
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
 E=$ROOT/tests/transforms/expr
-trap '"$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 MONGOSH1=${MONGOSH1:-}
 if [ -z "$MONGOSH1" ] || [ ! -x "$MONGOSH1" ]; then
     fail "java expressions: mongosh 1.10.6" "MONGOSH1 not installed (tests/peers/install.sh)"

@@ -21,7 +21,7 @@
 use_peers "peers" || exit 0
 export ROOT
 . "$ROOT/tests/cli/lib_mem.sh"
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 S=$ROOT/dumps/sample
 mkdir -p "$T/plans"
 

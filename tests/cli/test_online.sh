@@ -14,7 +14,7 @@
 ONLINE_SHARE=1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 CRASHES=${REMODEL_ONLINE_CRASHES:-4}
 
 cat >"$T/plan.json" <<'EOF'

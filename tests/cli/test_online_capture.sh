@@ -23,7 +23,7 @@ S=$ROOT/dumps/sample
 # A 1 MiB oplog (tests/peers/server.sh gives 64 MiB by default): rolled
 # over below.
 export PEERS_OPLOG_BYTES=1048576
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plan.json"
 P=$T/plan.json
 cat >"$T/backfill.json" <<'EOF'

@@ -50,7 +50,7 @@ use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 ONLINE=$(dirname "$REMODEL")/remodel-online
 KILLAT=$ROOT/tests/peers/killat.sh
-trap 'kill $(jobs -p) 2>/dev/null; for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { kill $(jobs -p) 2>/dev/null; for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/embed.json"
 # Orders get their customer's name by the customer's code (not its _id, so

@@ -26,7 +26,7 @@ use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "childrefs: external deployments are not started here (skipped)"; exit 0; }
 ONLINE=$(dirname "$REMODEL")/remodel-online
 KILLAT=$ROOT/tests/peers/killat.sh
-trap 'kill $(jobs -p) 2>/dev/null; for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { kill $(jobs -p) 2>/dev/null; for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 cat >"$T/plans/refs.json" <<'EOF'
 {"remodel": 1, "steps": [

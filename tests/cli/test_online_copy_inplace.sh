@@ -37,7 +37,7 @@
 export REMODEL PYTHONDONTWRITEBYTECODE=1
 use_peers "copy in place: peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "copy in place: external deployments are not started here (skipped)"; exit 0; }
-trap 'kill $(jobs -p) 2>/dev/null; for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { kill $(jobs -p) 2>/dev/null; for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 
 cat >"$T/plans/late.json" <<'EOF2'

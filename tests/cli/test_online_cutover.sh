@@ -24,7 +24,7 @@
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "cutover: external deployments are not started here (skipped)"; exit 0; }
 GEN=$(dirname "$REMODEL")/remodel-gen
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/embed.json"
 

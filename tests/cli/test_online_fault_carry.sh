@@ -31,7 +31,7 @@ use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "fault carry: external deployments are not started here (skipped)"; exit 0; }
 FULL=0
 [ "${REMODEL_FAULT_MATRIX:-}" == full ] && FULL=1
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 t_lap=$SECONDS
 lap() { echo "# $1: $((SECONDS - t_lap)) s" >&2; t_lap=$SECONDS; }
 mkdir -p "$T/plans"

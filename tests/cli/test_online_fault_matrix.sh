@@ -69,7 +69,7 @@ case ${REMODEL_FAULT_MATRIX:-} in
     full-real) FULL=1 KINDS=${REMODEL_FAULT_KINDS:-$(online_kinds)} ;;
     *) KINDS=${REMODEL_FAULT_KINDS:-$(online_kinds)} ;;
 esac
-trap 'for d in ferretdb java mem ferretdb-cl java-cl mem-cl; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in ferretdb java mem ferretdb-cl java-cl mem-cl; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 t_lap=$SECONDS
 lap() { echo "# $1: $((SECONDS - t_lap)) s" >&2; t_lap=$SECONDS; }

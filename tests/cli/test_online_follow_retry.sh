@@ -38,7 +38,7 @@ else
 fi
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "follow retry: external deployments are not started here (skipped)"; exit 0; }
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 kids_plan emb shop
 P=$T/plans/emb.json

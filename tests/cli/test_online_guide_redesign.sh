@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "guide-redesign: external deployments are not started here (skipped)"; exit 0; }
-trap '"$SERVER" stop "$T/srv" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/srv" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 online_start mem "$T/srv" 0 changelog || exit 0
 if "$MONGORESTORE" --uri "$uri" --dir "$ROOT/dumps/sample" --nsInclude 'crm.*' --quiet 2>"$T/err"; then
     pass "guide-redesign: the sample's crm restored"

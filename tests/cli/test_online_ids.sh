@@ -22,7 +22,7 @@
 # Not ONLINE_SHARE=1 (lib.sh, online_take): it stops its FerretDB mid-run and
 # starts it again on its port.
 use_peers "peers" || exit 0
-trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 MONGOSH1=${MONGOSH1:-}
 N=12 # _ids of each type

@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "index follow: external deployments are not started here (skipped)"; exit 0; }
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 cat >"$T/plans/f.json" <<'PEOF'
 {"remodel": 1, "steps": [

@@ -14,7 +14,7 @@
 # Its plain servers may be the run's shared ones (lib.sh, online_take).
 ONLINE_SHARE=1
 use_peers "peers" || exit 0
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 echo '{"remodel": 1, "steps": [{"set": {"in": "t.c", "fields": {"at": {"$toDate": "$d"}}}}]}' \
     >"$T/plans/todate.json"

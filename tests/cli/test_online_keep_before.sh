@@ -38,7 +38,7 @@
 use_faulty || exit 1
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "keep before: external deployments are not started here (skipped)"; exit 0; }
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 cat >"$T/plans/up.json" <<'EOF'
 {"remodel": 1, "steps": [{"set": {"in": "shop.orders", "fields": {

@@ -33,7 +33,7 @@
 ONLINE_SHARE=1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 export LC_ALL=C
 
 cat >"$T/backfill.json" <<'EOF'

@@ -30,7 +30,7 @@ use_peers "peers" || exit 0
 command -v script >/dev/null || { fail "script(1) is needed (bsdutils)"; exit 0; }
 S=$ROOT/dumps/sample
 ATLAS=$(atlas_sample)
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/embed.json"
 cat >"$T/plans/atlas.json" <<'EOF'

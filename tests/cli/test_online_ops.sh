@@ -26,7 +26,7 @@
 use_faulty || exit 1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-trap 'for d in ferretdb java restart; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in ferretdb java restart; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 
 mkdir -p "$T/plans"

@@ -15,7 +15,7 @@
 # Its plain servers may be the run's shared ones (lib.sh, online_take).
 ONLINE_SHARE=1
 use_peers "peers" || exit 0
-trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 bin=$(dirname "$REMODEL")/tests/test_online_partition
 [ -x "$bin" ] || { fail "partition: $bin" "not built (make unit)"; exit 0; }
 

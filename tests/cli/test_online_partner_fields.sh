@@ -14,7 +14,7 @@
 # Its plain servers may be the run's shared ones (lib.sh, online_take).
 ONLINE_SHARE=1
 use_peers "peers" || exit 0
-trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 
 mkdir -p "$T/plans"

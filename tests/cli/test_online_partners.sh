@@ -20,7 +20,7 @@
 # Its plain servers may be the run's shared ones (lib.sh, online_take).
 ONLINE_SHARE=1
 use_peers "peers" || exit 0
-trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 
 # data DB: the parents and children, and the children of odd keys.

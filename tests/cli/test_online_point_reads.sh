@@ -21,7 +21,7 @@
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "point reads: external deployments are not started here (skipped)"; exit 0; }
-trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 echo '{"remodel": 1, "steps": [{"set": {"in": "o.words", "fields": {"m": {"$multiply": ["$n", 2]}}}},
  {"set": {"in": "o.nums", "fields": {"m": {"$multiply": ["$n", 2]}}}}]}' >"$T/plans/dbl.json"

@@ -26,7 +26,7 @@
 # Its plain servers may be the run's shared ones (lib.sh, online_take).
 ONLINE_SHARE=1
 use_peers "peers" || exit 0
-trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 N=20 # parents of each type
 

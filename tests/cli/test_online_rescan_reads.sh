@@ -31,7 +31,7 @@
 #   REMODEL=build/remodel bash tests/cli/test_online_rescan_reads.sh
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
-trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 echo '{"remodel": 1, "steps": [{"set": {"in": "o.items", "fields": {"m": {"$multiply": ["$n", 2]}}}}]}' >"$T/plans/dbl.json"
 echo '{"remodel": 1, "steps": [{"set": {"in": "o.words", "fields": {"m": {"$multiply": ["$n", 2]}}}}]}' >"$T/plans/words.json"

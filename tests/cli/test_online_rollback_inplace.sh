@@ -43,7 +43,7 @@ S=$ROOT/dumps/sample
 IU=$ROOT/tests/transforms/inplace_undo.py
 ONLINE=$(dirname "$REMODEL")/remodel-online
 KILLAT=$ROOT/tests/peers/killat.sh
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 echo '{"remodel": 1, "steps": [{"denormalize": {"in": "crm.tasks", "from": "crm.people", "localField": "owner", "fields": {"owner_email": "email"}}}]}' \
     >"$T/plans/inplace.json"

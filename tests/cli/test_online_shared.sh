@@ -25,7 +25,7 @@ suite() {
 #!/usr/bin/env bash
 . "$ROOT/tests/cli/lib.sh"
 use_peers peers || exit 0
-trap '"\$SERVER" stop "\$T/ferretdb" >/dev/null 2>&1; rm -rf "\$T"' EXIT
+trap '[ "\$BASHPID" != "\$\$" ] || { "\$SERVER" stop "\$T/ferretdb" >/dev/null 2>&1; rm -rf "\$T"; }' EXIT
 ONLINE_SHARE=$2
 R=$T/rec
 online_start ferretdb "\$T/ferretdb" || exit 1

@@ -60,7 +60,7 @@ ONLINE=$(dirname "$REMODEL")/remodel-online
 export MONGOC_DISABLE_SHM=1
 FULL=0
 [ "${REMODEL_SWITCH_MATRIX:-}" == full ] && FULL=1
-trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 export ROOT PYTHONPATH=$ROOT/tests/transforms
 t_start=$SECONDS t_lap=$SECONDS
 # lap WHAT: the seconds since the last lap, on standard error.

@@ -37,7 +37,7 @@ use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
 ONLINE=$(dirname "$REMODEL")/remodel-online
 KILLAT=$ROOT/tests/peers/killat.sh
-trap 'for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in "$T"/srv-*; do "$SERVER" stop "$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 mkdir -p "$T/plans"
 cp "$ROOT/dumps/plans/embed-tasks.json" "$T/plans/embed.json"
 

@@ -23,7 +23,7 @@
 ONLINE_SHARE=1
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-trap 'proxy_stop; for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { proxy_stop; for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 
 mkdir -p "$T/plans"
 "$REMODEL" run -q "$ROOT/dumps/plans/embed-tasks.json" --from "$S" --nsInclude 'crm.*' --to "$T/embed.archive"

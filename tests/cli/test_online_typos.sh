@@ -19,7 +19,7 @@
 ONLINE_SHARE=1
 use_peers "peers" || exit 0
 ATLAS=$(atlas_sample)
-trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 
 # plan NAME FROM INTO FOREIGN [EXTRA]: an embed of accounts into customers.
 plan() {

@@ -25,7 +25,7 @@ ONLINE_SHARE=1
 # REMODEL_ONLINE_LEASE_MS is a hook of the tests' build only.
 use_faulty || exit 1
 use_peers "peers" || exit 0
-trap 'for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { for d in ferretdb java; do "$SERVER" stop "$T/$d" >/dev/null 2>&1; done; rm -rf "$T"; }' EXIT
 N=40 # parents of each type (60 for the three workers)
 mkdir -p "$T/plans"
 

@@ -107,7 +107,7 @@ expect_message "compile --format views: no view gives the old _ids back" \
 # --- restored by mongorestore; online refused --------------------------------
 use_peers "rekey: peers" || exit 0
 [ -n "${REMODEL_TEST_URI:-}" ] && { pass "rekey: external deployments are not started here (skipped)"; exit 0; }
-trap 'kill $(jobs -p) 2>/dev/null; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { kill $(jobs -p) 2>/dev/null; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 online_start java "$T/java" 0 || exit 0
 run_rm run "$T/w/gen.json" --from "$T/gen" --to "$T/gen.archive"
 expect_eq "remodel-gen's sample re-keyed to an archive (exit 0)" "$rc" 0

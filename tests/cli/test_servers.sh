@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 use_peers "peers" || exit 0
 S=$ROOT/dumps/sample
-trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 
 # FerretDB 1.x has no decimal128 (the sample's catalog holds some): it gets
 # the rest, and the online mode must say so where it meets one

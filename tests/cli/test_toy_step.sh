@@ -93,7 +93,7 @@ print(s["op"], s["serverSide"])' "$T/out")" "toy False"
 # it reads a handful of documents, not the collection.
 use_peers "toy build: online" || exit 0
 export PYTHONPATH=$ROOT/tests/transforms
-trap '"$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ "$BASHPID" != "$$" ] || { "$SERVER" stop "$T/ferretdb" >/dev/null 2>&1; "$SERVER" stop "$T/java" >/dev/null 2>&1; rm -rf "$T"; }' EXIT
 cp "$T/toy.json" "$T/toyin.json"
 echo '{"remodel": 1, "steps": [{"toy": {"in": "crm.tasks", "field": "seen"}}]}' >"$T/toyf.json"
 for kind in $(online_kinds); do

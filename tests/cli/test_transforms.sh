@@ -20,7 +20,7 @@ cleanup() {
     for p in $BG; do kill -KILL "$p" 2>/dev/null; done
     rm -rf "$T"
 }
-trap cleanup EXIT
+trap '[ "$BASHPID" != "$$" ] || cleanup' EXIT
 
 if ! python3 -c 'import bson, bson.json_util' 2>"$T/err"; then
     fail "python3 with pymongo's bson package" "$(cat "$T/err"); run tests/peers/install.sh"
