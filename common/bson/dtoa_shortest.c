@@ -175,12 +175,16 @@ to_decimal (uint64_t c, int q, uint64_t *f, int *e)
     *f = cmp < 0 || (cmp == 0 && !(s & 1)) ? s : t;
 }
 
+/* "00" to "99". */
+static const char two_digits[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                    "8081828384858687888990919293949596979899";
+
 int
 rm_dtoa_shortest (double d, char *dig, int *e10)
 {
     uint64_t bits, c, f;
     int bq, q, e, n = 0;
-    char rev[20];
 
     memcpy (&bits, &d, sizeof bits);
     bq = (int) (bits >> 52) & 0x7ff;
@@ -205,17 +209,33 @@ rm_dtoa_shortest (double d, char *dig, int *e10)
         pthread_once (&g_once, g_init);
         to_decimal (c, q, &f, &e);
     }
-    while (f % 10 == 0) {
+    /* The trailing zeros by eights, then fours, twos and ones (to_decimal
+     * leaves up to sixteen: a zero at a time was a fifth of the call). */
+    while (f % 100000000 == 0) {
+        f /= 100000000;
+        e += 8;
+    }
+    if (f % 10000 == 0) {
+        f /= 10000;
+        e += 4;
+    }
+    if (f % 100 == 0) {
+        f /= 100;
+        e += 2;
+    }
+    if (f % 10 == 0) {
         f /= 10;
         e++;
     }
-    do {
-        rev[n++] = (char) ('0' + f % 10);
-        f /= 10;
-    } while (f);
-    for (int i = 0; i < n; i++)
-        dig[i] = rev[n - 1 - i];
+    /* Written from the last digit back, two at a time. */
+    for (uint64_t p10 = 10; n < 19 && f >= p10; p10 *= 10)
+        n++;
+    n++;
     dig[n] = '\0';
+    for (int i = n; i > 1; i -= 2, f /= 100)
+        memcpy (dig + i - 2, two_digits + 2 * (f % 100), 2);
+    if (n & 1)
+        dig[0] = (char) ('0' + f);
     *e10 = e + n - 1;
     return n;
 }

@@ -35,8 +35,27 @@ typedef struct {
 typedef struct {
     uint64_t tag, tail;
     uint32_t klen, at, gen;
+    uint32_t lay_at; /* its first field in the layout (UINT32_MAX: none) */
     char *name;
 } rm_xneed_t;
+
+/* The layout of a document held before (expr_held.c): the bytes of its
+ * first RM_XLAYOUT_MAX that place its fields (each type byte, key and
+ * NUL, and the length of a value that has one), as bytes & mask; its
+ * fields there, and each one's need (1 + its index; 0: none). A document
+ * whose bytes agree under the mask up to a field's end has that field,
+ * and every one before it, where this one had them. Its memory grows
+ * with seen's (a warm context allocates nothing). */
+#define RM_XLAYOUT_MAX 1024
+typedef struct {
+    uint8_t *bytes, *mask; /* RM_XLAYOUT_MAX each */
+    uint32_t len;          /* the bytes it covers, from offset 0 */
+    rm_xfield_t *fields;   /* cap_seen each, as need */
+    uint8_t *need;
+    size_t n;
+    uint32_t wait;    /* documents to let go by before it is made again */
+    uint32_t backoff; /* the next wait, should that one serve no better */
+} rm_xlayout_t;
 
 
 struct rm_expr_ctx {
@@ -86,6 +105,12 @@ struct rm_expr_ctx {
     size_t n_shape, cap_shape;
     bool held_slow;       /* a field of the held document was not its
                            * place's (field_slow) */
+    rm_xlayout_t layout;  /* n 0: none (made again after a full walk) */
+    /* The held document's first lay_k fields are the layout's (when
+     * lay_gen is its gen): a need whose lay_at is below is there, noted
+     * or not (expr_held.c). */
+    uint32_t lay_gen;
+    size_t lay_k;
     /* A set's copy found none of its names (the set's number,
      * expr_addfields.c; 0: none) in the first none_upto places of the
      * shape: a document whose fields are all their places' has none

@@ -101,6 +101,7 @@ shape_set (rm_expr_ctx_t *cx, size_t i, const uint8_t *k, uint32_t klen, uint8_t
         cx->shape[cx->n_shape].klen = UINT32_MAX; /* never met: no key */
     rm_xshape_t *sh = &cx->shape[i];
     cx->none_set = 0; /* the places change */
+    cx->layout.n = 0; /* its keys were the places' */
     memset (sh->key, 0, sizeof sh->key);
     if (klen < sizeof sh->key)
         memcpy (sh->key, k, klen);
@@ -126,6 +127,7 @@ rm_expr_ctx_hold (rm_expr_ctx_t *cx, const uint8_t *doc, uint32_t len)
     if (++cx->gen == 0) {
         for (size_t i = 0; i < cx->n_needs; i++)
             cx->needs[i].gen = 0;
+        cx->lay_gen = 0;
         cx->gen = 1;
     }
 }
@@ -142,7 +144,7 @@ static inline bool
 note_need (rm_expr_ctx_t *cx, uint8_t k, size_t i, const rm_xneed_t *want)
 {
     rm_xneed_t *nd = &cx->needs[k - 1];
-    if (nd->gen == cx->gen)
+    if (nd->gen == cx->gen || (cx->lay_gen == cx->gen && nd->lay_at < cx->lay_k))
         return false;
     nd->gen = cx->gen;
     nd->at = (uint32_t) i;
@@ -162,8 +164,15 @@ field_slow (rm_expr_ctx_t *cx, uint32_t pos, size_t i, uint8_t *need)
 
     if (i == cx->cap_seen) {
         /* Kept from document to document: grows to the widest. */
+        rm_xlayout_t *l = &cx->layout;
         cx->cap_seen = cx->cap_seen ? 2 * cx->cap_seen : 32;
         cx->seen = bson_realloc (cx->seen, cx->cap_seen * sizeof *cx->seen);
+        l->fields = bson_realloc (l->fields, cx->cap_seen * sizeof *l->fields);
+        l->need = bson_realloc (l->need, cx->cap_seen);
+        if (!l->bytes) {
+            l->bytes = bson_malloc (RM_XLAYOUT_MAX);
+            l->mask = bson_malloc (RM_XLAYOUT_MAX);
+        }
     }
     rm_walk_init (&w, cx->held, cx->held_len);
     w.pos = pos;
@@ -176,6 +185,138 @@ field_slow (rm_expr_ctx_t *cx, uint32_t pos, size_t i, uint8_t *need)
     *need = need_at (cx, (const char *) cx->held + pos + 1, s->klen, t);
     shape_set (cx, i, cx->held + pos + 1, s->klen, *need);
     return 1;
+}
+
+/* ---- The layout of the documents before ----
+ *
+ * Documents of one collection often place their first fields alike: the
+ * same keys, and values of fixed sizes (numbers, dates, ObjectIds) or of
+ * the same lengths (TPC-H's lineitems: fourteen of seventeen fields). A
+ * document whose bytes agree with the layout's under its mask has its
+ * fields where the layout's were, up to where they first differ: those
+ * are taken at once, a comparison of sixteen bytes at a time, where the
+ * walk paid a key comparison and a size per field (two fifths of a set's
+ * walk over lineitems). */
+
+/* The first offset below lim where d and the layout's bytes differ under
+ * its mask (lim: none). */
+static uint32_t
+layout_agree (const uint8_t *d, const uint8_t *bytes, const uint8_t *mask, uint32_t lim)
+{
+    uint32_t i = 0;
+#if defined(__x86_64__) && defined(__SSE2__)
+    for (; i + 16 <= lim; i += 16) {
+        __m128i x = _mm_and_si128 (_mm_loadu_si128 ((const __m128i *) (const void *) (d + i)),
+                                   _mm_loadu_si128 ((const __m128i *) (const void *) (mask + i)));
+        __m128i b = _mm_loadu_si128 ((const __m128i *) (const void *) (bytes + i));
+        unsigned m = (unsigned) _mm_movemask_epi8 (_mm_cmpeq_epi8 (x, b));
+        if (m != 0xFFFF)
+            return i + (uint32_t) __builtin_ctz (~m);
+    }
+#else
+    for (; i + 8 <= lim; i += 8)
+        if ((load8 ((const char *) d + i) & load8 ((const char *) mask + i)) !=
+            load8 ((const char *) bytes + i))
+            break; /* the byte, below */
+#endif
+    for (; i < lim; i++)
+        if ((d[i] & mask[i]) != bytes[i])
+            return i;
+    return lim;
+}
+
+/* The layout of the held document, walked whole with every field its
+ * place's (the shape's: a document that held_slow marks is not taken,
+ * so that apply_held may trust the places of those it places), over
+ * its fields that end within RM_XLAYOUT_MAX bytes. */
+static __attribute__ ((noinline)) void
+layout_make (rm_expr_ctx_t *cx)
+{
+    rm_xlayout_t *l = &cx->layout;
+    const uint8_t *d = cx->held;
+    size_t n = 0;
+
+    if (!l->bytes)
+        return; /* no field met yet: its memory comes with seen's */
+    memset (l->mask, 0, 4); /* the length */
+    for (; n < cx->n_seen && cx->seen[n].end <= RM_XLAYOUT_MAX; n++) {
+        const rm_xfield_t *f = &cx->seen[n];
+        uint32_t v = f->start + f->klen + 2, size = f->end - v;
+        uint8_t t = d[f->start];
+        memset (l->mask + f->start, 0xFF, v - f->start); /* type, key, NUL */
+        if (rm_walk_fixed[t]) {
+            memset (l->mask + v, 0, size);
+        } else if (t == BSON_TYPE_UTF8 || t == BSON_TYPE_CODE || t == BSON_TYPE_SYMBOL ||
+                   t == BSON_TYPE_BINARY || t == BSON_TYPE_DBPOINTER || t == BSON_TYPE_DOCUMENT ||
+                   t == BSON_TYPE_ARRAY || t == BSON_TYPE_CODEWSCOPE) {
+            /* The size is 4 plus the length (and the subtype, or 12 bytes
+             * of a DBPointer): the length alone places the next field. */
+            memset (l->mask + v, 0xFF, 4);
+            memset (l->mask + v + 4, 0, size - 4);
+        } else {
+            memset (l->mask + v, 0xFF, size); /* a regex: its bytes are its size */
+        }
+        l->fields[n] = *f;
+        l->need[n] = need_at (cx, (const char *) d + f->start + 1, f->klen,
+                              rm_walk_key_tag (d + f->start + 1, f->klen, d + cx->held_len));
+    }
+    l->len = n ? cx->seen[n - 1].end : 0;
+    for (uint32_t i = 0; i < l->len; i++)
+        l->bytes[i] = d[i] & l->mask[i];
+    l->n = n;
+    /* The needs this document has in the old layout's places noted now,
+     * before their places change to the new one's. */
+    for (size_t j = 0; j < cx->n_needs; j++) {
+        rm_xneed_t *nd = &cx->needs[j];
+        if (nd->gen != cx->gen && cx->lay_gen == cx->gen && nd->lay_at < cx->lay_k) {
+            nd->gen = cx->gen;
+            nd->at = nd->lay_at;
+        }
+        nd->lay_at = UINT32_MAX;
+    }
+    cx->lay_k = 0;
+    for (size_t i = n; i-- > 0;)
+        if (l->need[i])
+            cx->needs[l->need[i] - 1].lay_at = (uint32_t) i; /* the first wins */
+}
+
+/* The fields the held document (none walked yet) has where the layout
+ * has them, taken as met, their needs noted. A layout that places fewer
+ * than half of its fields is made again from a later document, after
+ * waits that double while the new ones serve no better. */
+static void
+layout_take (rm_expr_ctx_t *cx)
+{
+    rm_xlayout_t *l = &cx->layout;
+    uint32_t lim = l->len < cx->held_len - 1 ? l->len : cx->held_len - 1;
+    uint32_t agree = layout_agree (cx->held, l->bytes, l->mask, lim);
+    size_t k = l->n;
+
+    if (agree < l->len) { /* the fields that end where they agree */
+        size_t lo = 0;
+        while (lo < k) {
+            size_t mid = (lo + k) / 2;
+            if (l->fields[mid].end <= agree)
+                lo = mid + 1;
+            else
+                k = mid;
+        }
+    }
+    if (k && k <= cx->cap_seen) {
+        /* Their needs are found by lay_at, not noted one by one. */
+        memcpy (cx->seen, l->fields, k * sizeof *l->fields);
+        cx->n_seen = k;
+        cx->held_pos = l->fields[k - 1].end;
+        cx->lay_gen = cx->gen;
+        cx->lay_k = k;
+    }
+    if (2 * k >= l->n) {
+        l->backoff = 0;
+    } else {
+        l->n = 0;
+        l->wait = l->backoff;
+        l->backoff = l->backoff ? (l->backoff < 4096 ? 2 * l->backoff : 4096) : 16;
+    }
 }
 
 /* Walks on from where the last walk stopped, keeping each field met,
@@ -198,6 +339,13 @@ walk_fields (rm_expr_ctx_t *cx, const rm_xneed_t *want)
     if (cx->held_len < 5 || rm_walk_le32 (d) != cx->held_len || d[last] != 0) {
         cx->held_end = cx->held_bad = true;
         return false;
+    }
+    if (n == 0 && cx->layout.n) {
+        layout_take (cx);
+        n = cx->n_seen;
+        pos = cx->held_pos;
+        if (want && cx->lay_gen == cx->gen && want->lay_at < cx->lay_k)
+            return true;
     }
     while (pos < last) {
         /* The places the shape knows and seen has room for. */
@@ -238,6 +386,8 @@ out:
     if (!hit) {
         cx->held_end = true;
         cx->held_bad = r < 0;
+        if (r >= 0 && !cx->held_slow && !cx->layout.n && (!cx->layout.wait || !--cx->layout.wait))
+            layout_make (cx);
     }
     return hit;
 }
@@ -254,11 +404,13 @@ need_add (rm_expr_ctx_t *cx, const char *name, uint32_t nlen, uint64_t tag, unsi
     n->tag = tag;
     n->klen = nlen;
     n->gen = 0;
+    n->lay_at = UINT32_MAX;
     n->name = bson_strndup (name, nlen);
     n->tail = nlen > 8 ? load8 (name + nlen - 8) : 0;
     cx->need_hash[h] = (uint8_t) ++cx->n_needs;
     cx->n_shape = 0; /* its places knew no such need */
     cx->none_set = 0;
+    cx->layout.n = 0;
     for (size_t i = 0; i < cx->n_seen; i++)
         if (need_is (cx, n, &cx->seen[i])) {
             n->gen = cx->gen;
@@ -303,8 +455,12 @@ rm_xheld_find (rm_expr_ctx_t *cx, const char *name, uint32_t nlen)
     rm_xneed_t *n = need_of (cx, name, nlen, tag);
     if (!n)
         return find_unneeded (cx, name, nlen, tag);
-    if (n->gen == cx->gen || walk_fields (cx, n))
+    if (n->gen == cx->gen)
         return &cx->seen[n->at];
+    if (cx->lay_gen == cx->gen && n->lay_at < cx->lay_k)
+        return &cx->seen[n->lay_at];
+    if (walk_fields (cx, n))
+        return &cx->seen[cx->lay_gen == cx->gen && n->lay_at < cx->lay_k ? n->lay_at : n->at];
     return NULL;
 }
 

@@ -5,6 +5,7 @@
  * ($addFields / $set documentation and the stage's rules). */
 #include "expr_case.h"
 #include "remodel/buf.h"
+#include "remodel/docpath.h"
 
 typedef struct {
     const char *doc, *fields, *want; /* want: a document, or "PARSE:text" / "ERROR:text" */
@@ -304,6 +305,146 @@ test_expr_set_layouts (void)
     bson_destroy (spec);
 }
 
+/* Documents drawn from a few layouts with random changes (a type, a
+ * string's or a document's length, a field dropped, doubled or moved, a
+ * collection switched), each collection changing its documents more or
+ * less often, one context over all of them: every read must
+ * find what libbson finds, whatever order the names are asked in and
+ * whatever the documents before taught the walk (the shape, the layout,
+ * expr_held.c), and a set's result must be a fresh context's. */
+static uint64_t rnd_state;
+
+static unsigned
+rnd (unsigned n)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return (unsigned) (rnd_state % n);
+}
+
+static const char *const rnd_names[] = {"_id", "l_orderkey", "l_quantity", "l_extendedprice",
+                                        "l_returnflag", "l_shipdate", "a_very_long_key_name_x",
+                                        "k", "v", "l_comment", "nested", "tags"};
+#define N_RND_NAMES (sizeof rnd_names / sizeof rnd_names[0])
+
+static void
+rnd_value (bson_t *b, const char *key, unsigned kind)
+{
+    static const char text[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    char str[40];
+    bson_t sub;
+    switch (kind % 9) {
+    case 0: BSON_APPEND_INT32 (b, key, (int32_t) rnd (1000)); break;
+    case 1: BSON_APPEND_INT64 (b, key, (int64_t) rnd (1000000)); break;
+    case 2: BSON_APPEND_DOUBLE (b, key, rnd (100000) / 100.0); break;
+    case 3: /* a string of one length, or of any */
+    case 4: {
+        size_t n = kind % 9 == 3 ? 10 : 1 + rnd (30);
+        for (size_t i = 0; i < n; i++)
+            str[i] = text[rnd (sizeof text - 1)];
+        bson_append_utf8 (b, key, -1, str, (int) n);
+        break;
+    }
+    case 5: BSON_APPEND_DATE_TIME (b, key, (int64_t) rnd (1000000000)); break;
+    case 6: BSON_APPEND_BOOL (b, key, rnd (2)); break;
+    case 7:
+        BSON_APPEND_DOCUMENT_BEGIN (b, key, &sub);
+        for (unsigned i = rnd (3); i > 0; i--)
+            BSON_APPEND_INT32 (&sub, "x", (int32_t) i);
+        bson_append_document_end (b, &sub);
+        break;
+    default: BSON_APPEND_REGEX (b, key, rnd (2) ? "^a" : "^ab+", "i"); break;
+    }
+}
+
+static bson_t *
+rnd_doc (const unsigned *order, const unsigned *kinds, unsigned n, unsigned noise)
+{
+    bson_t *b = bson_new ();
+    for (unsigned i = 0; i < n; i++) {
+        unsigned at = i, kind = kinds[i];
+        switch (rnd (noise)) {
+        case 0: continue;                              /* dropped */
+        case 1: kind = rnd (9); break;                 /* another type */
+        case 2: rnd_value (b, rnd_names[order[at]], kinds[i]); break; /* doubled */
+        case 3: at = rnd (n); break;                   /* another name here */
+        default: break;
+        }
+        rnd_value (b, rnd_names[order[at]], kind);
+    }
+    return b;
+}
+
+static void
+test_expr_held_random_layouts (void)
+{
+    const char *fields = "{\"f\": {\"r1\": \"$l_shipdate\", \"r2\": {\"$concat\": [\"$l_returnflag\", \"x\"]}, "
+                         "\"k\": \"$a_very_long_key_name_x\", \"l_quantity\": {\"$add\": [\"$l_quantity\", 1]}}}";
+    bson_error_t err;
+    bson_t *spec = bson_new_from_json ((const uint8_t *) fields, -1, &err);
+    bson_iter_t it;
+    rm_expr_set_t *s;
+    rm_buf_t out, fresh_out;
+    long reads = 0, diffs = 0;
+
+    T_CHECK (spec && bson_iter_init_find (&it, spec, "f"));
+    s = rm_expr_set_parse (&it, &err);
+    T_CHECK (s != NULL);
+    rm_buf_init (&out);
+    rm_buf_init (&fresh_out);
+    for (unsigned seed = 1; seed <= 6; seed++) {
+        rm_expr_ctx_t *cx = rm_expr_ctx_new (X_NOW);
+        unsigned order[N_RND_NAMES], kinds[N_RND_NAMES], n = 0, noise = 4;
+        rnd_state = 0x9E3779B97F4A7C15u * seed;
+        for (unsigned d = 0; d < 4000; d++) {
+            if (d % 500 == 0) { /* another collection: another layout */
+                static const unsigned noises[] = {4, 8, 40, 400, 100000};
+                noise = noises[rnd (5)];
+                n = 3 + rnd (N_RND_NAMES - 3);
+                for (unsigned i = 0; i < n; i++) {
+                    order[i] = (i + rnd (N_RND_NAMES)) % N_RND_NAMES;
+                    kinds[i] = rnd (9);
+                }
+            }
+            bson_t *b = rnd_doc (order, kinds, n, noise);
+            const uint8_t *data = bson_get_data (b);
+            rm_expr_ctx_reset (cx);
+            if (d % 3 == 0) {
+                rm_expr_ctx_t *fresh = rm_expr_ctx_new (X_NOW);
+                bool ok = rm_expr_set_apply (s, cx, data, b->len, &out, &err);
+                bool fresh_ok = rm_expr_set_apply (s, fresh, data, b->len, &fresh_out, &err);
+                if (ok != fresh_ok || (ok && (out.len != fresh_out.len || memcmp (out.data, fresh_out.data, out.len))))
+                    diffs++;
+                rm_expr_ctx_destroy (fresh);
+            } else {
+                /* Names asked in a random order, some twice, some absent. */
+                rm_expr_ctx_hold (cx, data, b->len);
+                for (unsigned q = 0; q < 6; q++) {
+                    const char *name = rnd_names[rnd (N_RND_NAMES)];
+                    bson_iter_t got, want;
+                    bool g = rm_expr_ctx_field (cx, data, b->len, name, (uint32_t) strlen (name), &got);
+                    bool w = rm_doc_field (data, b->len, name, strlen (name), &want);
+                    reads++;
+                    if (g != w || (g && bson_iter_offset (&got) != bson_iter_offset (&want)))
+                        diffs++;
+                }
+                rm_expr_ctx_release (cx);
+            }
+            bson_destroy (b);
+        }
+        rm_expr_ctx_destroy (cx);
+    }
+    if (diffs)
+        fprintf (stderr, "  %ld of the reads and sets differed from libbson's or a fresh context's\n", diffs);
+    T_CHECK (diffs == 0);
+    T_CHECK (reads > 50000);
+    rm_buf_destroy (&out);
+    rm_buf_destroy (&fresh_out);
+    rm_expr_set_destroy (s);
+    bson_destroy (spec);
+}
+
 int
 main (void)
 {
@@ -311,5 +452,6 @@ main (void)
     T_RUN (test_expr_set_keeps_bytes);
     T_RUN (test_expr_set_many_fields);
     T_RUN (test_expr_set_layouts);
+    T_RUN (test_expr_held_random_layouts);
     return t_done ();
 }
