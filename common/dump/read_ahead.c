@@ -90,6 +90,7 @@ struct rm_readahead {
     uint64_t chk_base;   /* stream offset of the next chunk's first byte */
     uint64_t chk_end;    /* the documents before this offset are good */
     rm_buf_t chk_carry;  /* a document begun in an earlier chunk */
+    rm_bson_like_t chk_like; /* the layout of the documents before */
 
     /* A mapped file (map != NULL): stream offset x is at zero + x. */
     uint8_t *map;
@@ -156,10 +157,10 @@ carry_need (const rm_buf_t *carry)
 
 /* One whole frame (a terminator or a document): false if it is not good. */
 static bool
-frame_good (const uint8_t *p, size_t len)
+frame_good (rm_readahead_t *ra, const uint8_t *p, size_t len)
 {
     rm_bson_fault_t fault;
-    return len == 4 || rm_bson_check (p, len, &fault);
+    return len == 4 || rm_bson_check_like (&ra->chk_like, p, len, &fault);
 }
 
 /* Checks the frames in p[0..n), the stream's next bytes, continuing the
@@ -183,7 +184,7 @@ check_bytes (rm_readahead_t *ra, const uint8_t *p, size_t n)
         i += take;
         if (ra->chk_carry.len < need || carry_need (&ra->chk_carry) != need)
             continue; /* more to come, or only the length is known now */
-        if (!frame_good (ra->chk_carry.data, need)) {
+        if (!frame_good (ra, ra->chk_carry.data, need)) {
             ra->chk_on = false;
             break;
         }
@@ -207,7 +208,7 @@ check_bytes (rm_readahead_t *ra, const uint8_t *p, size_t n)
         } else if (len > n - i) {
             rm_buf_append (&ra->chk_carry, p + i, n - i);
             break;
-        } else if (!frame_good (p + i, len)) {
+        } else if (!frame_good (ra, p + i, len)) {
             ra->chk_on = false;
             break;
         }
@@ -392,6 +393,7 @@ rm_readahead_start (rm_instream_t *s)
     rm_readahead_t *ra = bson_malloc0 (sizeof *ra);
     bool mapped;
 
+    rm_bson_like_init (&ra->chk_like);
     pthread_mutex_init (&ra->mu, NULL);
     pthread_cond_init (&ra->cond, NULL);
     mapped = map_file (s, ra);

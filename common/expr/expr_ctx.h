@@ -50,7 +50,8 @@ typedef struct {
 typedef struct {
     uint8_t *bytes, *mask; /* RM_XLAYOUT_MAX each */
     uint32_t len;          /* the bytes it covers, from offset 0 */
-    rm_xfield_t *fields;   /* cap_seen each, as need */
+    rm_xfield_t *fields;   /* cap_seen each, as ends and need */
+    uint32_t *ends;        /* each field's end */
     uint8_t *need;
     size_t n;
     uint32_t wait;    /* documents to let go by before it is made again */

@@ -13,6 +13,7 @@
  * the one found, as rm_doc_field finds it: a need keeps its first. */
 #include <string.h>
 
+#include "bsonlayout.h"
 #include "bsonwalk.h"
 #include "expr_ctx.h"
 
@@ -168,6 +169,7 @@ field_slow (rm_expr_ctx_t *cx, uint32_t pos, size_t i, uint8_t *need)
         cx->cap_seen = cx->cap_seen ? 2 * cx->cap_seen : 32;
         cx->seen = bson_realloc (cx->seen, cx->cap_seen * sizeof *cx->seen);
         l->fields = bson_realloc (l->fields, cx->cap_seen * sizeof *l->fields);
+        l->ends = bson_realloc (l->ends, cx->cap_seen * sizeof *l->ends);
         l->need = bson_realloc (l->need, cx->cap_seen);
         if (!l->bytes) {
             l->bytes = bson_malloc (RM_XLAYOUT_MAX);
@@ -187,43 +189,12 @@ field_slow (rm_expr_ctx_t *cx, uint32_t pos, size_t i, uint8_t *need)
     return 1;
 }
 
-/* ---- The layout of the documents before ----
+/* ---- The layout of the documents before (bsonlayout.h) ----
  *
- * Documents of one collection often place their first fields alike: the
- * same keys, and values of fixed sizes (numbers, dates, ObjectIds) or of
- * the same lengths (TPC-H's lineitems: fourteen of seventeen fields). A
- * document whose bytes agree with the layout's under its mask has its
- * fields where the layout's were, up to where they first differ: those
- * are taken at once, a comparison of sixteen bytes at a time, where the
- * walk paid a key comparison and a size per field (two fifths of a set's
- * walk over lineitems). */
-
-/* The first offset below lim where d and the layout's bytes differ under
- * its mask (lim: none). */
-static uint32_t
-layout_agree (const uint8_t *d, const uint8_t *bytes, const uint8_t *mask, uint32_t lim)
-{
-    uint32_t i = 0;
-#if defined(__x86_64__) && defined(__SSE2__)
-    for (; i + 16 <= lim; i += 16) {
-        __m128i x = _mm_and_si128 (_mm_loadu_si128 ((const __m128i *) (const void *) (d + i)),
-                                   _mm_loadu_si128 ((const __m128i *) (const void *) (mask + i)));
-        __m128i b = _mm_loadu_si128 ((const __m128i *) (const void *) (bytes + i));
-        unsigned m = (unsigned) _mm_movemask_epi8 (_mm_cmpeq_epi8 (x, b));
-        if (m != 0xFFFF)
-            return i + (uint32_t) __builtin_ctz (~m);
-    }
-#else
-    for (; i + 8 <= lim; i += 8)
-        if ((load8 ((const char *) d + i) & load8 ((const char *) mask + i)) !=
-            load8 ((const char *) bytes + i))
-            break; /* the byte, below */
-#endif
-    for (; i < lim; i++)
-        if ((d[i] & mask[i]) != bytes[i])
-            return i;
-    return lim;
-}
+ * The fields a document has where the one the layout was made from had
+ * them (TPC-H's lineitems: fourteen of seventeen) are taken at once, where
+ * the walk paid a key comparison and a size per field (two fifths of a
+ * set's walk over lineitems). */
 
 /* The layout of the held document, walked whole with every field its
  * place's (the shape's: a document that held_slow marks is not taken,
@@ -241,22 +212,9 @@ layout_make (rm_expr_ctx_t *cx)
     memset (l->mask, 0, 4); /* the length */
     for (; n < cx->n_seen && cx->seen[n].end <= RM_XLAYOUT_MAX; n++) {
         const rm_xfield_t *f = &cx->seen[n];
-        uint32_t v = f->start + f->klen + 2, size = f->end - v;
-        uint8_t t = d[f->start];
-        memset (l->mask + f->start, 0xFF, v - f->start); /* type, key, NUL */
-        if (rm_walk_fixed[t]) {
-            memset (l->mask + v, 0, size);
-        } else if (t == BSON_TYPE_UTF8 || t == BSON_TYPE_CODE || t == BSON_TYPE_SYMBOL ||
-                   t == BSON_TYPE_BINARY || t == BSON_TYPE_DBPOINTER || t == BSON_TYPE_DOCUMENT ||
-                   t == BSON_TYPE_ARRAY || t == BSON_TYPE_CODEWSCOPE) {
-            /* The size is 4 plus the length (and the subtype, or 12 bytes
-             * of a DBPointer): the length alone places the next field. */
-            memset (l->mask + v, 0xFF, 4);
-            memset (l->mask + v + 4, 0, size - 4);
-        } else {
-            memset (l->mask + v, 0xFF, size); /* a regex: its bytes are its size */
-        }
+        rm_layout_mask (l->mask, d[f->start], f->start, f->start + f->klen + 2, f->end);
         l->fields[n] = *f;
+        l->ends[n] = f->end;
         l->need[n] = need_at (cx, (const char *) d + f->start + 1, f->klen,
                               rm_walk_key_tag (d + f->start + 1, f->klen, d + cx->held_len));
     }
@@ -289,19 +247,9 @@ layout_take (rm_expr_ctx_t *cx)
 {
     rm_xlayout_t *l = &cx->layout;
     uint32_t lim = l->len < cx->held_len - 1 ? l->len : cx->held_len - 1;
-    uint32_t agree = layout_agree (cx->held, l->bytes, l->mask, lim);
-    size_t k = l->n;
+    uint32_t agree = rm_layout_agree_best (cx->held, l->bytes, l->mask, lim);
+    size_t k = agree < l->len ? rm_layout_count (l->ends, (uint32_t) l->n, agree) : l->n;
 
-    if (agree < l->len) { /* the fields that end where they agree */
-        size_t lo = 0;
-        while (lo < k) {
-            size_t mid = (lo + k) / 2;
-            if (l->fields[mid].end <= agree)
-                lo = mid + 1;
-            else
-                k = mid;
-        }
-    }
     if (k && k <= cx->cap_seen) {
         /* Their needs are found by lay_at, not noted one by one. */
         memcpy (cx->seen, l->fields, k * sizeof *l->fields);

@@ -273,6 +273,7 @@ rm_expr_ctx_destroy (rm_expr_ctx_t *cx)
     bson_free (cx->layout.bytes);
     bson_free (cx->layout.mask);
     bson_free (cx->layout.fields);
+    bson_free (cx->layout.ends);
     bson_free (cx->layout.need);
     for (size_t i = 0; i < cx->n_needs; i++)
         bson_free (cx->needs[i].name);

@@ -32,4 +32,30 @@ typedef enum {
 bool rm_bson_check_isa (const uint8_t *doc, size_t len, rm_bson_fault_t *fault,
                         rm_bson_isa_t isa);
 
+/* rm_bson_check over documents one after another, keeping the layout of
+ * one it found good (the type bytes, keys and value lengths of its first
+ * fields of the types whose check is their bytes: numbers, dates,
+ * ObjectIds, booleans, strings): a later document whose bytes agree with
+ * it there has only its booleans' and strings' values checked in those
+ * fields, and the rest walked. The same verdict, reason and offset as
+ * rm_bson_check, whatever came before. The fields are its own. */
+#define RM_BSON_LIKE_MAX 1024
+#define RM_BSON_LIKE_FIELDS 64
+typedef struct {
+    uint8_t bytes[RM_BSON_LIKE_MAX], mask[RM_BSON_LIKE_MAX];
+    uint32_t len;                        /* the bytes it covers, from 0 */
+    uint32_t end[RM_BSON_LIKE_FIELDS]; /* each field's end */
+    /* The values to check in them, in order: where each starts, and
+     * whether it is a bool (else a string). */
+    uint32_t check_at[RM_BSON_LIKE_FIELDS];
+    uint8_t check_bool[RM_BSON_LIKE_FIELDS];
+    uint32_t n, n_check; /* its fields (0: none yet), and values to check */
+    uint32_t wait;    /* good documents to let go by before another */
+    uint32_t backoff; /* the next wait, should that one serve no better */
+} rm_bson_like_t;
+
+void rm_bson_like_init (rm_bson_like_t *like);
+bool rm_bson_check_like (rm_bson_like_t *like, const uint8_t *doc, size_t len,
+                         rm_bson_fault_t *fault);
+
 #endif

@@ -838,12 +838,29 @@ typedef struct {
     size_t cases, valid, differ, by_gap[N_GAPS], bad;
 } tally_t;
 
+/* The layout rm_bson_check_like keeps, from every document checked
+ * before (test_differential_mutations makes it the seed's before each
+ * mutation of it). */
+static rm_bson_like_t like;
+static size_t like_placed; /* documents it placed fields of */
+
 /* The scans of every instruction set the machine has (the scalar ones
- * everywhere) must give rm_bson_check's verdict, reason and offset. */
+ * everywhere), and the check by the layout of the documents before, must
+ * give rm_bson_check's verdict, reason and offset. */
 static bool
 same_on_every_isa (const uint8_t *d, size_t len, bool ok, const rm_bson_fault_t *f)
 {
     bool same = true;
+    rm_bson_fault_t h;
+    uint32_t had = like.n;
+    bool lo = rm_bson_check_like (&like, d, len, &h);
+    if (had && len >= 5 && get32 (d) == len && (like.n == had || like.n == 0))
+        like_placed++;
+    if (lo != ok || (!ok && (h.offset != f->offset || strcmp (h.reason, f->reason) != 0))) {
+        fprintf (stderr, "  by the layout: %s at %zu, default: %s at %zu\n", lo ? "valid" : h.reason,
+                 lo ? 0 : h.offset, ok ? "valid" : f->reason, ok ? 0 : f->offset);
+        same = false;
+    }
     for (int isa = RM_BSON_ISA_SCALAR; isa <= RM_BSON_ISA_BEST; isa++) {
         rm_bson_fault_t g;
         bool o = rm_bson_check_isa (d, len, &g, (rm_bson_isa_t) isa);
@@ -1116,6 +1133,10 @@ test_differential_mutations (void)
     for (size_t i = 0; i < CASES; i++) {
         const buf_t *s = &seeds[i % n_seeds];
         size_t len = s->n, n_lens = length_fields (s->p, s->n, 0, lens, 0, 256);
+        /* The layout of the seed, for its mutation: the first fields
+         * placed, the values changed under them. */
+        rm_bson_like_init (&like);
+        T_CHECK (rm_bson_check_like (&like, s->p, s->n, NULL));
         memcpy (d, s->p, len);
         mutate (d, &len, CAP, lens, n_lens);
         /* as bson_validate needs: after bson_init_static succeeds */
@@ -1125,8 +1146,10 @@ test_differential_mutations (void)
             T_CHECK (!rm_bson_check (d, len, NULL));
     }
     report ("mutations", &t);
+    printf ("  %zu checked with a layout in place\n", like_placed);
     T_CHECK (t.bad == 0);
     T_CHECK (t.cases > 200000);
+    T_CHECK (like_placed > 100000);
 }
 
 /* ---------------------------------------------------------------------
