@@ -28,14 +28,21 @@ rm_layout_agree (const uint8_t *d, const uint8_t *bytes, const uint8_t *mask, ui
 {
     uint32_t i = 0;
 #if defined(__x86_64__) && defined(__SSE2__)
-    for (; i + 16 <= lim; i += 16) {
-        __m128i x = _mm_and_si128 (_mm_loadu_si128 ((const __m128i *) (const void *) (d + i)),
-                                   _mm_loadu_si128 ((const __m128i *) (const void *) (mask + i)));
-        __m128i b = _mm_loadu_si128 ((const __m128i *) (const void *) (bytes + i));
-        unsigned m = (unsigned) _mm_movemask_epi8 (_mm_cmpeq_epi8 (x, b));
-        if (m != 0xFFFF)
-            return i + (uint32_t) __builtin_ctz (~m);
+#define RM_LAYOUT_DIFF16(at)                                                                         \
+    ((unsigned) _mm_movemask_epi8 (_mm_cmpeq_epi8 (                                                   \
+         _mm_and_si128 (_mm_loadu_si128 ((const __m128i *) (const void *) (d + (at))),                \
+                        _mm_loadu_si128 ((const __m128i *) (const void *) (mask + (at)))),            \
+         _mm_loadu_si128 ((const __m128i *) (const void *) (bytes + (at))))) ^ 0xFFFFu)
+    unsigned m;
+    for (; i + 16 <= lim; i += 16)
+        if ((m = RM_LAYOUT_DIFF16 (i)))
+            return i + (uint32_t) __builtin_ctz (m);
+    /* The rest in the window that ends at lim (what it repeats agreed). */
+    if (i < lim && lim >= 16) {
+        m = RM_LAYOUT_DIFF16 (lim - 16);
+        return m ? lim - 16 + (uint32_t) __builtin_ctz (m) : lim;
     }
+#undef RM_LAYOUT_DIFF16
 #else
     for (; i + 8 <= lim; i += 8) {
         uint64_t x, m, b;
@@ -67,7 +74,17 @@ rm_layout_agree_avx2 (const uint8_t *d, const uint8_t *bytes, const uint8_t *mas
         if (m != 0xFFFFFFFFu)
             return i + (uint32_t) __builtin_ctz (~m);
     }
-    return i + rm_layout_agree (d + i, bytes + i, mask + i, lim - i);
+    if (i == lim)
+        return lim;
+    if (lim >= 32) { /* the window that ends at lim (what it repeats agreed) */
+        uint32_t j = lim - 32;
+        __m256i x = _mm256_and_si256 (_mm256_loadu_si256 ((const __m256i *) (const void *) (d + j)),
+                                      _mm256_loadu_si256 ((const __m256i *) (const void *) (mask + j)));
+        __m256i b = _mm256_loadu_si256 ((const __m256i *) (const void *) (bytes + j));
+        uint32_t m = (uint32_t) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (x, b));
+        return m != 0xFFFFFFFFu ? j + (uint32_t) __builtin_ctz (~m) : lim;
+    }
+    return rm_layout_agree (d, bytes, mask, lim);
 }
 #else
 #define rm_layout_agree_avx2 rm_layout_agree
